@@ -1,0 +1,1 @@
+//! (being built: see the issue that owns this module)

@@ -1,0 +1,423 @@
+//! The plugin manifest, `agent-env-plugin.toml`: what a plugin is, how to start it, what it provides.
+//!
+//! Parsing never runs plugin code. Every error names the file, the line and the key at fault.
+
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+
+use serde::Deserialize;
+
+use crate::names::{canonical_name, CORE_PACKAGE, PROTOCOL_PACKAGE};
+use crate::version::ProtocolRange;
+
+/// The file name of a manifest in a plugin's folder.
+pub const MANIFEST_FILE: &str = "agent-env-plugin.toml";
+
+/// A parsed, checked manifest.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Manifest {
+    /// Where it was read from.
+    pub path: PathBuf,
+    pub name: String,
+    pub version: String,
+    /// argv as written; see [`Manifest::resolved_exec`].
+    pub exec: Vec<String>,
+    pub protocol: ProtocolRange,
+    /// Requirements on core packages, as written (package name as written → requirement text).
+    pub requires: Vec<Requirement>,
+    pub description: Option<String>,
+    /// group → name → entry, for the ten contribution groups.
+    pub provides: BTreeMap<String, BTreeMap<String, ProvidedEntry>>,
+    /// class → store kind, from `[provides.stores]`.
+    pub stores: BTreeMap<String, String>,
+}
+
+/// One `requires` entry.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Requirement {
+    /// The package as the manifest spells it.
+    pub package: String,
+    /// The requirement text as written, e.g. `>=0.1.0`.
+    pub text: String,
+    pub req: semver::VersionReq,
+}
+
+/// One `[provides.<group>]` entry: a class label, optionally with a description.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ProvidedEntry {
+    pub class: String,
+    pub description: Option<String>,
+}
+
+/// Why a manifest could not be read.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("{}{}: {message}", path.display(), location(*line, *column))]
+pub struct ManifestError {
+    pub path: PathBuf,
+    /// 1-based; `None` when the error is about the whole file.
+    pub line: Option<usize>,
+    pub column: Option<usize>,
+    /// The dotted key at fault, when there is one.
+    pub key: Option<String>,
+    pub message: String,
+}
+
+fn location(line: Option<usize>, column: Option<usize>) -> String {
+    match (line, column) {
+        (Some(l), Some(c)) => format!(":{l}:{c}"),
+        (Some(l), None) => format!(":{l}"),
+        _ => String::new(),
+    }
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct RawManifest {
+    plugin: RawPlugin,
+    #[serde(default)]
+    provides: Option<RawProvides>,
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct RawPlugin {
+    name: toml::Spanned<String>,
+    version: toml::Spanned<String>,
+    exec: toml::Spanned<Vec<String>>,
+    protocol: toml::Spanned<Vec<u32>>,
+    #[serde(default)]
+    requires: BTreeMap<String, toml::Spanned<String>>,
+    #[serde(default)]
+    description: Option<String>,
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct RawProvides {
+    #[serde(default)]
+    envs: BTreeMap<String, RawEntry>,
+    #[serde(default)]
+    artifacts: BTreeMap<String, RawEntry>,
+    #[serde(default)]
+    task_steps: BTreeMap<String, RawEntry>,
+    #[serde(default)]
+    sandbox_providers: BTreeMap<String, RawEntry>,
+    #[serde(default)]
+    state_providers: BTreeMap<String, RawEntry>,
+    #[serde(default)]
+    env_providers: BTreeMap<String, RawEntry>,
+    #[serde(default)]
+    explorer_plugins: BTreeMap<String, RawEntry>,
+    #[serde(default)]
+    cli_plugins: BTreeMap<String, RawEntry>,
+    #[serde(default)]
+    cli_root_options: BTreeMap<String, RawEntry>,
+    #[serde(default)]
+    bundles: BTreeMap<String, RawEntry>,
+    #[serde(default)]
+    stores: BTreeMap<String, toml::Spanned<String>>,
+}
+
+#[derive(Deserialize)]
+#[serde(untagged)]
+enum RawEntry {
+    Class(String),
+    Table {
+        class: String,
+        #[serde(default)]
+        description: Option<String>,
+    },
+}
+
+impl From<RawEntry> for ProvidedEntry {
+    fn from(raw: RawEntry) -> Self {
+        match raw {
+            RawEntry::Class(class) => ProvidedEntry {
+                class,
+                description: None,
+            },
+            RawEntry::Table { class, description } => ProvidedEntry { class, description },
+        }
+    }
+}
+
+struct LineIndex<'a>(&'a str);
+
+impl LineIndex<'_> {
+    fn line_col(&self, offset: usize) -> (usize, usize) {
+        let before = &self.0[..offset.min(self.0.len())];
+        let line = before.matches('\n').count() + 1;
+        let col = before.len() - before.rfind('\n').map(|i| i + 1).unwrap_or(0) + 1;
+        (line, col)
+    }
+}
+
+impl Manifest {
+    /// Reads and checks the manifest at `path`.
+    pub fn load(path: &Path) -> Result<Manifest, ManifestError> {
+        let text = std::fs::read_to_string(path).map_err(|e| ManifestError {
+            path: path.to_path_buf(),
+            line: None,
+            column: None,
+            key: None,
+            message: format!("cannot read the manifest: {e}"),
+        })?;
+        Manifest::parse(path, &text)
+    }
+
+    /// Parses manifest text; `path` is used for messages and to resolve `exec` and bundle folders.
+    pub fn parse(path: &Path, text: &str) -> Result<Manifest, ManifestError> {
+        let index = LineIndex(text);
+        let err_at = |span: Option<std::ops::Range<usize>>, key: Option<&str>, message: String| {
+            let (line, column) = match span {
+                Some(s) => {
+                    let (l, c) = index.line_col(s.start);
+                    (Some(l), Some(c))
+                }
+                None => (None, None),
+            };
+            ManifestError {
+                path: path.to_path_buf(),
+                line,
+                column,
+                key: key.map(str::to_string),
+                message,
+            }
+        };
+        let raw: RawManifest = toml::from_str(text).map_err(|e| {
+            let message = e.message().trim().replace('`', "'");
+            let key = guess_key(&message);
+            err_at(e.span(), key.as_deref(), message)
+        })?;
+        let plugin = raw.plugin;
+        let name = plugin.name.get_ref().trim().to_string();
+        if name.is_empty() {
+            return Err(err_at(
+                Some(plugin.name.span()),
+                Some("plugin.name"),
+                "plugin.name is empty; name the plugin package".into(),
+            ));
+        }
+        let version = plugin.version.get_ref().trim().to_string();
+        if version.is_empty() {
+            return Err(err_at(
+                Some(plugin.version.span()),
+                Some("plugin.version"),
+                "plugin.version is empty".into(),
+            ));
+        }
+        if plugin.exec.get_ref().is_empty() || plugin.exec.get_ref()[0].trim().is_empty() {
+            return Err(err_at(
+                Some(plugin.exec.span()),
+                Some("plugin.exec"),
+                "plugin.exec is empty; give the argv that starts the plugin, e.g. [\"./bin/my-plugin\"]"
+                    .into(),
+            ));
+        }
+        let protocol = match plugin.protocol.get_ref().as_slice() {
+            [min, max] if min <= max => ProtocolRange {
+                min: *min,
+                max: *max,
+            },
+            _ => {
+                return Err(err_at(
+                    Some(plugin.protocol.span()),
+                    Some("plugin.protocol"),
+                    "plugin.protocol must be [min, max] with min <= max, e.g. [1, 1]".into(),
+                ))
+            }
+        };
+        let mut requires = Vec::new();
+        for (package, text) in plugin.requires {
+            let req = parse_requirement(text.get_ref()).map_err(|e| {
+                err_at(
+                    Some(text.span()),
+                    Some(&format!("plugin.requires.{package}")),
+                    format!(
+                        "the requirement {package}{} does not parse: {e}",
+                        text.get_ref()
+                    ),
+                )
+            })?;
+            requires.push(Requirement {
+                package,
+                text: text.get_ref().trim().to_string(),
+                req,
+            });
+        }
+        let mut provides = BTreeMap::new();
+        let mut stores = BTreeMap::new();
+        if let Some(p) = raw.provides {
+            let groups: [(&str, BTreeMap<String, RawEntry>); 10] = [
+                ("envs", p.envs),
+                ("artifacts", p.artifacts),
+                ("task_steps", p.task_steps),
+                ("sandbox_providers", p.sandbox_providers),
+                ("state_providers", p.state_providers),
+                ("env_providers", p.env_providers),
+                ("explorer_plugins", p.explorer_plugins),
+                ("cli_plugins", p.cli_plugins),
+                ("cli_root_options", p.cli_root_options),
+                ("bundles", p.bundles),
+            ];
+            for (group, entries) in groups {
+                if !entries.is_empty() {
+                    provides.insert(
+                        group.to_string(),
+                        entries.into_iter().map(|(k, v)| (k, v.into())).collect(),
+                    );
+                }
+            }
+            for (class, kind) in p.stores {
+                if !crate::names::STORE_KINDS.contains(&kind.get_ref().as_str()) {
+                    return Err(err_at(
+                        Some(kind.span()),
+                        Some(&format!("provides.stores.{class}")),
+                        format!(
+                            "provides.stores.{class} is '{}'; a store kind is one of document, object, image, secret",
+                            kind.get_ref()
+                        ),
+                    ));
+                }
+                stores.insert(class, kind.into_inner());
+            }
+        }
+        Ok(Manifest {
+            path: path.to_path_buf(),
+            name,
+            version,
+            exec: plugin.exec.into_inner(),
+            protocol,
+            requires,
+            description: plugin.description,
+            provides,
+            stores,
+        })
+    }
+
+    /// The package's canonical name.
+    pub fn canonical_name(&self) -> String {
+        canonical_name(&self.name)
+    }
+
+    /// The folder holding the manifest.
+    pub fn folder(&self) -> &Path {
+        self.path.parent().unwrap_or(Path::new("."))
+    }
+
+    /// `exec` with a relative first element (one containing a `/`, or naming a file beside the manifest)
+    /// made absolute against the manifest's folder. A bare name with no such file is left for `PATH`.
+    pub fn resolved_exec(&self) -> Vec<String> {
+        let mut argv = self.exec.clone();
+        if let Some(first) = argv.first_mut() {
+            let p = Path::new(first.as_str());
+            if p.is_relative() {
+                let beside = self.folder().join(p);
+                if first.contains('/') || beside.exists() {
+                    *first = beside.to_string_lossy().into_owned();
+                }
+            }
+        }
+        argv
+    }
+
+    /// Requirements that name a core package (`agentenv-framework`, `agentenv-framework-protocol`).
+    pub fn core_requirements(&self) -> impl Iterator<Item = &Requirement> {
+        self.requires.iter().filter(|r| {
+            let c = canonical_name(&r.package);
+            c == CORE_PACKAGE || c == PROTOCOL_PACKAGE
+        })
+    }
+
+    /// Every (group, name, entry), in group order then name order.
+    pub fn contributions(&self) -> impl Iterator<Item = (&str, &str, &ProvidedEntry)> {
+        crate::names::GROUPS.iter().flat_map(move |g| {
+            self.provides
+                .get(*g)
+                .into_iter()
+                .flat_map(move |m| m.iter().map(move |(n, e)| (*g, n.as_str(), e)))
+        })
+    }
+}
+
+/// Parses a version requirement such as `>=0.1.0` or `>=0.9, <1`.
+pub fn parse_requirement(text: &str) -> Result<semver::VersionReq, semver::Error> {
+    semver::VersionReq::parse(text.trim())
+}
+
+fn guess_key(message: &str) -> Option<String> {
+    // serde messages look like "missing field 'exec'" or "unknown field 'taskz', expected ...".
+    let start = message.find('\'')? + 1;
+    let end = start + message[start..].find('\'')?;
+    Some(message[start..end].to_string())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const GOOD: &str = r#"
+[plugin]
+name = "agentenv-openciv3"
+version = "0.1.0"
+exec = ["./bin/agentenv-openciv3"]
+protocol = [1, 1]
+requires = { agentenv-framework = ">=0.1.0" }
+
+[provides.task_steps]
+openciv3_match = "MatchStep"
+[provides.cli_plugins]
+openciv3 = { class = "openciv3", description = "Set up and watch OpenCiv3 games" }
+[provides.bundles]
+openciv3 = "bundles/openciv3"
+[provides.stores]
+ContentAddressedObjectStore = "object"
+"#;
+
+    #[test]
+    fn a_good_manifest_parses() {
+        let m = Manifest::parse(Path::new("/p/agent-env-plugin.toml"), GOOD).unwrap();
+        assert_eq!(m.name, "agentenv-openciv3");
+        assert_eq!(m.protocol, ProtocolRange { min: 1, max: 1 });
+        assert_eq!(m.requires[0].text, ">=0.1.0");
+        assert_eq!(
+            m.provides["task_steps"]["openciv3_match"].class,
+            "MatchStep"
+        );
+        assert_eq!(
+            m.provides["cli_plugins"]["openciv3"].description.as_deref(),
+            Some("Set up and watch OpenCiv3 games")
+        );
+        assert_eq!(m.stores["ContentAddressedObjectStore"], "object");
+        assert_eq!(m.resolved_exec()[0], "/p/./bin/agentenv-openciv3");
+        assert_eq!(m.contributions().count(), 3);
+    }
+
+    #[test]
+    fn a_missing_key_names_file_line_and_key() {
+        let text = "[plugin]\nname = \"x\"\nversion = \"1\"\nprotocol = [1, 1]\n";
+        let e = Manifest::parse(Path::new("/p/m.toml"), text).unwrap_err();
+        assert_eq!(e.key.as_deref(), Some("exec"));
+        assert!(e.line.is_some());
+        assert!(e.to_string().starts_with("/p/m.toml:1"), "{e}");
+        assert!(e.message.contains("missing field 'exec'"), "{e}");
+    }
+
+    #[test]
+    fn an_unknown_group_is_refused_with_its_line() {
+        let text = GOOD.replace("[provides.bundles]", "[provides.bundlez]");
+        let e = Manifest::parse(Path::new("/p/m.toml"), &text).unwrap_err();
+        assert_eq!(e.key.as_deref(), Some("bundlez"));
+        assert_eq!(e.line, Some(13), "{e}");
+    }
+
+    #[test]
+    fn bad_toml_and_bad_requirements_are_errors() {
+        let e = Manifest::parse(Path::new("m.toml"), "[plugin\n").unwrap_err();
+        assert_eq!(e.line, Some(1));
+        let text = GOOD.replace(">=0.1.0", "latest please");
+        let e = Manifest::parse(Path::new("m.toml"), &text).unwrap_err();
+        assert_eq!(e.key.as_deref(), Some("plugin.requires.agentenv-framework"));
+        assert_eq!(e.line, Some(7));
+    }
+}

@@ -1,0 +1,93 @@
+//! Package names and contribution groups.
+
+/// The canonical form of a package name: lowercase, each run of `-`, `_` and `.` becomes one `-`.
+pub fn canonical_name(name: &str) -> String {
+    let mut out = String::with_capacity(name.len());
+    let mut in_run = false;
+    for ch in name.chars() {
+        if matches!(ch, '-' | '_' | '.') {
+            if !in_run {
+                out.push('-');
+            }
+            in_run = true;
+        } else {
+            out.extend(ch.to_lowercase());
+            in_run = false;
+        }
+    }
+    out
+}
+
+/// The core's own package name, as plugins' `requires` tables spell it.
+pub const CORE_PACKAGE: &str = "agentenv-framework";
+/// The protocol's package name, as plugins' `requires` tables spell it.
+pub const PROTOCOL_PACKAGE: &str = "agentenv-framework-protocol";
+
+/// The contribution groups, in report order.
+pub const GROUPS: [&str; 10] = [
+    "envs",
+    "artifacts",
+    "task_steps",
+    "sandbox_providers",
+    "state_providers",
+    "env_providers",
+    "explorer_plugins",
+    "cli_plugins",
+    "cli_root_options",
+    "bundles",
+];
+
+/// The groups whose names are types in a registry (everything but CLI groups and bundles).
+pub const TYPE_GROUPS: [&str; 7] = [
+    "envs",
+    "artifacts",
+    "task_steps",
+    "sandbox_providers",
+    "state_providers",
+    "env_providers",
+    "explorer_plugins",
+];
+
+pub fn is_group(name: &str) -> bool {
+    GROUPS.contains(&name)
+}
+
+/// The report spelling of a group: `agent_env.<group>`.
+pub fn report_group(group: &str) -> String {
+    format!("agent_env.{group}")
+}
+
+/// Methods a contribution of the group must implement. `Any` means at least one of them.
+pub enum Required {
+    All(&'static [&'static str]),
+    Any(&'static [&'static str]),
+}
+
+pub fn required_methods(group: &str) -> Required {
+    match group {
+        "envs" => Required::All(&["from_dict"]),
+        "task_steps" => Required::All(&["execute", "from_dict"]),
+        "sandbox_providers" => Required::Any(&["create_sandbox", "create_vm"]),
+        "state_providers" => Required::All(&["acquire", "teardown"]),
+        "env_providers" => Required::All(&["deploy", "close"]),
+        "explorer_plugins" => Required::All(&["router"]),
+        "cli_plugins" => Required::All(&["run"]),
+        "cli_root_options" => Required::All(&["apply"]),
+        _ => Required::All(&[]),
+    }
+}
+
+/// The store kinds.
+pub const STORE_KINDS: [&str; 4] = ["document", "object", "image", "secret"];
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn canonical_names_fold_case_and_separator_runs() {
+        assert_eq!(canonical_name("AgentEnv_Old"), "agentenv-old");
+        assert_eq!(canonical_name("acme.browser"), "acme-browser");
+        assert_eq!(canonical_name("a-_.b"), "a-b");
+    }
+}
