@@ -24,6 +24,9 @@ const (
 // shutdownGrace is how long in-flight handlers get to return after the input ends or shutdown is answered.
 const shutdownGrace = 2 * time.Second
 
+// cancelGrace is how long handlers get to return once cancelled at exit.
+const cancelGrace = 500 * time.Millisecond
+
 // Plugin is what one plugin executable registers. Build it with NewPlugin, add contributions, then call
 // Main from func main.
 type Plugin struct {
@@ -199,8 +202,11 @@ func (p *Plugin) Serve(in io.Reader, out io.Writer, commandMode bool) {
 	conn.Start()
 	select {
 	case <-conn.Done():
-		// The host is gone (or closed our input): stop the work and leave.
-		conn.Shutdown(shutdownGrace)
+		// The host is gone, or closed our input after its last request: calls to it now fail at once.
+		// Let the work in flight finish (its answers are still written), then cancel what is left.
+		if !conn.WaitHandlers(shutdownGrace) {
+			conn.Shutdown(cancelGrace)
+		}
 	case <-s.shutdown:
 		// The shutdown answer is written by its handler; wait for it, and let other calls finish.
 		conn.WaitHandlers(shutdownGrace)
