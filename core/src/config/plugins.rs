@@ -119,6 +119,127 @@ pub fn value_to_json(value: &Value) -> serde_json::Value {
     }
 }
 
+/// An installed package, as discovery knows it: `config show` labels each plugin table with its owner.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct InstalledPackage {
+    pub name: String,
+    pub version: String,
+    /// Whether it declares any contribution (an installed package that declares none is not a plugin).
+    pub is_plugin: bool,
+}
+
+/// Who owns a `[plugins.<package>]` table.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Owner {
+    /// An installed plugin.
+    Plugin {
+        name: String,
+        version: String,
+    },
+    /// Installed, but declaring no contribution.
+    NotAPlugin {
+        name: String,
+        version: String,
+    },
+    /// agent-env itself (`agentenv-framework`).
+    Core {
+        version: String,
+    },
+    NotInstalled {
+        name: String,
+    },
+}
+
+impl Owner {
+    /// Finds the owner of a canonical package name among the installed packages.
+    pub fn of(package: &str, installed: &[InstalledPackage]) -> Owner {
+        if package == canonical_name(agent_env_protocol::names::CORE_PACKAGE) {
+            return Owner::Core {
+                version: crate::VERSION.to_string(),
+            };
+        }
+        match installed
+            .iter()
+            .find(|p| canonical_name(&p.name) == package)
+        {
+            Some(p) if p.is_plugin => Owner::Plugin {
+                name: p.name.clone(),
+                version: p.version.clone(),
+            },
+            Some(p) => Owner::NotAPlugin {
+                name: p.name.clone(),
+                version: p.version.clone(),
+            },
+            None => Owner::NotInstalled {
+                name: package.to_string(),
+            },
+        }
+    }
+
+    /// `agentenv-browser 2.1.0`, `… (declares no agent_env entry point)`, `agentenv-framework 0.1.0 (agent-env
+    /// itself)`, `agentenv-browser (not installed)`.
+    pub fn label(&self) -> String {
+        match self {
+            Owner::Plugin { name, version } => format!("{name} {version}"),
+            Owner::NotAPlugin { name, version } => {
+                format!("{name} {version} (declares no agent_env entry point)")
+            }
+            Owner::Core { version } => {
+                format!(
+                    "{} {version} (agent-env itself)",
+                    agent_env_protocol::names::CORE_PACKAGE
+                )
+            }
+            Owner::NotInstalled { name } => format!("{name} (not installed)"),
+        }
+    }
+
+    /// The ownership note `config explain` ends with.
+    pub fn explain_note(&self) -> String {
+        match self {
+            Owner::Plugin { name, version } => {
+                format!("in the table of the plugin {name} {version}; agent-env does not read or check it")
+            }
+            Owner::NotAPlugin { name, version } => format!(
+                "in the table of {name} {version}, which is installed but declares no agent_env entry point; agent-env does not read it"
+            ),
+            Owner::Core { version } => format!(
+                "in the table of {} {version}, which is agent-env itself, not a plugin; agent-env does not read it",
+                agent_env_protocol::names::CORE_PACKAGE
+            ),
+            Owner::NotInstalled { name } => {
+                format!("in the table of {name}, which is not installed; agent-env does not read it")
+            }
+        }
+    }
+
+    pub fn name(&self) -> &str {
+        match self {
+            Owner::Plugin { name, .. }
+            | Owner::NotAPlugin { name, .. }
+            | Owner::NotInstalled { name } => name,
+            Owner::Core { .. } => agent_env_protocol::names::CORE_PACKAGE,
+        }
+    }
+
+    pub fn version(&self) -> Option<&str> {
+        match self {
+            Owner::Plugin { version, .. }
+            | Owner::NotAPlugin { version, .. }
+            | Owner::Core { version } => Some(version),
+            Owner::NotInstalled { .. } => None,
+        }
+    }
+
+    pub fn is_installed(&self) -> bool {
+        !matches!(self, Owner::NotInstalled { .. })
+    }
+
+    pub fn is_plugin(&self) -> bool {
+        matches!(self, Owner::Plugin { .. })
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
