@@ -16,9 +16,16 @@ func (h *Host) Call(ctx context.Context, method string, params, result any) erro
 	return h.conn.Call(ctx, method, params, result)
 }
 
-// Progress sends $/progress about the host request with the given id.
+// Progress sends $/progress about the host request with the given id; total 0 means unknown.
 func (h *Host) Progress(id ID, progress, total float64, message string) error {
-	return h.conn.Notify(ProgressMethod, map[string]any{"id": id, "progress": progress, "total": total, "message": message})
+	params := map[string]any{"id": id, "progress": progress}
+	if total > 0 {
+		params["total"] = total
+	}
+	if message != "" {
+		params["message"] = message
+	}
+	return h.conn.Notify(ProgressMethod, params)
 }
 
 // Log sends a $/log line ("info", "warning" or "error").

@@ -68,7 +68,9 @@ type TaskStep struct {
 
 // StepCall is one execute request.
 type StepCall struct {
-	Type string
+	// RequestID is the host's id for this execute request ($/progress names it).
+	RequestID ID
+	Type      string
 	// Step is the step as the task document wrote it.
 	Step map[string]any
 	// Context is the run's context.
@@ -77,6 +79,11 @@ type StepCall struct {
 	Host *Host
 	// Settings is the plugin's settings table from initialize.
 	Settings map[string]any
+}
+
+// Progress tells the host how far the step is ($/progress); total is 0 when unknown.
+func (c *StepCall) Progress(progress, total float64, message string) error {
+	return c.Host.Progress(c.RequestID, progress, total, message)
 }
 
 // RunContext is the part of the run context (TaskStepContext) a step usually needs; Raw has all of it.
@@ -278,6 +285,9 @@ func (s *session) initialize(req *Request) (any, error) {
 			p.Name, p.Version, p.Protocol, *params.Protocol, p.Name, *params.Protocol).
 			With("supported", p.Protocol).With("requested", *params.Protocol)
 	}
+	if params.Package != "" && CanonicalName(params.Package) != CanonicalName(p.Name) {
+		fmt.Fprintf(os.Stderr, "%s: the host started this plugin as package '%s'; it is '%s'\n", p.Name, params.Package, p.Name)
+	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if s.initialized {
@@ -320,7 +330,7 @@ func (s *session) execute(ctx context.Context, req *Request, settings map[string
 	if err != nil {
 		return nil, err
 	}
-	call := &StepCall{Type: params.Type, Step: params.Step, Host: s.host, Settings: settings}
+	call := &StepCall{RequestID: req.ID, Type: params.Type, Step: params.Step, Host: s.host, Settings: settings}
 	if call.Step == nil {
 		call.Step = map[string]any{}
 	}
@@ -388,4 +398,22 @@ func (s *session) cliRun(ctx context.Context, req *Request, settings map[string]
 		inv.Stdin, inv.Stdout = strings.NewReader(""), os.Stderr
 	}
 	return map[string]int{"exit_code": cmd.Run(ctx, inv)}, nil
+}
+
+// CanonicalName is the form package names are compared in: lowercase, each run of '-', '_' and '.' one '-'.
+func CanonicalName(name string) string {
+	var b strings.Builder
+	inRun := false
+	for _, ch := range strings.ToLower(name) {
+		if ch == '-' || ch == '_' || ch == '.' {
+			if !inRun {
+				b.WriteByte('-')
+			}
+			inRun = true
+			continue
+		}
+		b.WriteRune(ch)
+		inRun = false
+	}
+	return b.String()
 }

@@ -6,6 +6,7 @@ import (
 	"bufio"
 	"bytes"
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"os"
@@ -184,5 +185,83 @@ func TestInitializeListsTheContributions(t *testing.T) {
 	}
 	if fmt.Sprint(result.Contributions) != fmt.Sprint(want) || result.Protocol != 1 || result.Stores == nil {
 		t.Fatalf("initialize answered %+v", result)
+	}
+}
+
+func TestCanonicalNamesCompareAsTheHostDoes(t *testing.T) {
+	cases := map[string]string{
+		"agentenv-go-words":  "agentenv-go-words",
+		"Agentenv_Go..Words": "agentenv-go-words",
+		"a-_.b":              "a-b",
+	}
+	for in, want := range cases {
+		if got := CanonicalName(in); got != want {
+			t.Errorf("CanonicalName(%q) = %q, want %q", in, got, want)
+		}
+	}
+}
+
+func TestAStepCanReportProgressAndReadSettings(t *testing.T) {
+	p := NewPlugin("agentenv-progress", "0.0.1", "")
+	p.AddTaskStep(TaskStep{Type: "slow", Class: "Slow", Execute: func(ctx context.Context, call *StepCall) (map[string]any, error) {
+		if err := call.Progress(1, 2, "half way"); err != nil {
+			return nil, err
+		}
+		settings, err := call.Host.Settings(ctx)
+		if err != nil {
+			return nil, err
+		}
+		return map[string]any{"from_host": settings["tenant"], "from_initialize": call.Settings["tenant"]}, nil
+	}})
+	progress := make(chan map[string]any, 1)
+	hostSide := &hostHandler{progress: progress}
+	host, _ := servePluginWith(t, p, hostSide)
+	ctx := withTimeout(t)
+	params := initializeParamsFor(Range{1, 1})
+	params["settings"] = map[string]any{"tenant": "acme"}
+	if err := host.conn.Call(ctx, "initialize", params, nil); err != nil {
+		t.Fatal(err)
+	}
+	var result struct {
+		Metadata map[string]any `json:"metadata"`
+	}
+	if err := host.conn.Call(ctx, "execute", map[string]any{"type": "slow", "step": map[string]any{}, "context": map[string]any{}}, &result); err != nil {
+		t.Fatal(err)
+	}
+	if result.Metadata["from_host"] != "acme-now" || result.Metadata["from_initialize"] != "acme" {
+		t.Fatalf("metadata %v", result.Metadata)
+	}
+	select {
+	case got := <-progress:
+		if got["progress"] != 1.0 || got["total"] != 2.0 || got["message"] != "half way" || got["id"] == nil {
+			t.Fatalf("progress %v", got)
+		}
+	case <-time.After(callTimeout):
+		t.Fatal("no $/progress")
+	}
+}
+
+// hostHandler answers host.settings and records $/progress, as agent-env would.
+type hostHandler struct {
+	progress chan map[string]any
+}
+
+func (h *hostHandler) HandleRequest(_ context.Context, req *Request) (any, error) {
+	if req.Method == "host.settings" {
+		return map[string]any{"tenant": "acme-now"}, nil
+	}
+	return nil, NewError(KindMethodNotFound, "no method '%s'", req.Method)
+}
+
+func (h *hostHandler) HandleNotification(method string, params json.RawMessage) {
+	if method != ProgressMethod {
+		return
+	}
+	var p map[string]any
+	if json.Unmarshal(params, &p) == nil {
+		select {
+		case h.progress <- p:
+		default:
+		}
 	}
 }
