@@ -3,6 +3,7 @@ package agentenv
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -366,7 +367,8 @@ func (s *session) validate(req *Request) (any, error) {
 		return nil, nil
 	}
 	if err := step.Validate(params.Type, params.Step); err != nil {
-		if rpcErr, ok := err.(*Error); ok {
+		var rpcErr *Error
+		if errors.As(err, &rpcErr) {
 			return nil, rpcErr
 		}
 		return nil, NewError(KindInvalidValue, "%s", err.Error())
