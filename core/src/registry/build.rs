@@ -7,6 +7,7 @@ use agent_env_protocol::names::{report_group, GROUPS, TYPE_GROUPS};
 
 use super::config_merge;
 use super::load::Prober;
+use super::Loading;
 use super::{
     builtins, claim_label, compat, launch_of, validate, ClaimRecord, ConfigState, Entry, Outcome,
     Registry,
@@ -27,16 +28,12 @@ const CONFIG_GROUPS: [&str; 6] = [
     "explorer_plugins",
 ];
 
-pub(super) fn build(
-    discovery: Discovery,
-    config: ConfigState,
-    prober: Option<&dyn Prober>,
-) -> Registry {
+pub(super) fn build(discovery: Discovery, config: ConfigState, loading: Loading<'_>) -> Registry {
     let mut reg = Registry {
         claims: collect_claims(&discovery),
         discovery,
         config,
-        loaded: prober.is_some(),
+        loaded: matches!(loading, Loading::All(_)),
         group_errors: BTreeMap::new(),
         probes: HashMap::new(),
         warnings: Vec::new(),
@@ -68,17 +65,22 @@ pub(super) fn build(
     }
     group_errors_from_config(&mut reg);
 
-    match prober {
-        None => {
+    match loading {
+        Loading::None => {
             for &i in &candidates {
                 reg.claims[i].outcome =
                     Outcome::with(Status::Unloaded, codes::NOT_LOADED, NOT_LOADED_REASON);
             }
         }
-        Some(prober) => {
-            start_plugins(&mut reg, prober, &candidates);
+        Loading::All(prober) | Loading::ConfigNamed(prober) => {
+            let all = matches!(loading, Loading::All(_));
+            start_plugins(&mut reg, prober, if all { &candidates } else { &[] });
             for &i in &candidates {
-                load_and_validate(&mut reg, i);
+                if all || reg.probes.contains_key(&reg.claims[i].plugin) {
+                    load_and_validate(&mut reg, i);
+                } else {
+                    register_unverified(&mut reg, i);
+                }
             }
             settle_cli_commands(&mut reg, &candidates);
             config_merge::merge(&mut reg);
@@ -317,6 +319,22 @@ fn start_plugins(reg: &mut Registry, prober: &dyn Prober, candidates: &[usize]) 
     let probes = prober.probe_all(&launches);
     for (p, probe) in plugins.into_iter().zip(probes) {
         reg.probes.insert(p, probe);
+    }
+}
+
+/// Lazy loading: the name is the plugin's until its process says otherwise.
+fn register_unverified(reg: &mut Registry, i: usize) {
+    let claim = &reg.claims[i];
+    if claim.group != "cli_root_options" {
+        reg.entries.insert(
+            (claim.group, claim.name.clone()),
+            Entry::Plugin {
+                plugin: claim.plugin,
+                class: claim.class.clone(),
+                config: None,
+                from_config: None,
+            },
+        );
     }
 }
 

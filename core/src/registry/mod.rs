@@ -22,8 +22,23 @@ pub mod host_prober;
 pub mod load;
 pub mod validate;
 
+#[cfg(test)]
+mod tests;
+
 pub use config_input::ConfigState;
 pub use load::{Launch, LoadFailure, Probe, Prober, ProcessDiagnosis};
+
+/// Which plugins a build starts.
+#[derive(Clone, Copy)]
+pub enum Loading<'a> {
+    /// None: claims that need a process are `unloaded` (`--no-load`).
+    None,
+    /// Every plugin with a claim left to load, and every plugin config names (the report).
+    All(&'a dyn Prober),
+    /// Only the plugins config names, to learn their classes' types; other plugins' names are taken on
+    /// trust from their manifests and checked when first used (a run).
+    ConfigNamed(&'a dyn Prober),
+}
 
 /// What became of one claim.
 #[derive(Debug, Clone, PartialEq)]
@@ -166,26 +181,31 @@ pub struct Registry {
 }
 
 impl Registry {
-    /// Discovers plugins from the environment, reads the config, and (when `load`) starts the plugins
-    /// through the host to check their handshakes.
+    /// For the report: discovers plugins from the environment, reads the config, and (when `load`)
+    /// starts every plugin through the host, in parallel, to check its handshake.
     pub fn from_env(load: bool) -> Registry {
         let discovery = crate::discovery::discover(&SearchPath::from_env());
         let config = ConfigState::from_env();
         if load {
             let prober = host_prober::HostProber::new();
-            Registry::build(discovery, config, Some(&prober))
+            Registry::build(discovery, config, Loading::All(&prober))
         } else {
-            Registry::build(discovery, config, None)
+            Registry::build(discovery, config, Loading::None)
         }
     }
 
-    /// Builds every registry. With no prober nothing is started and claims that need a start are `unloaded`.
-    pub fn build(
-        discovery: Discovery,
-        config: ConfigState,
-        prober: Option<&dyn Prober>,
-    ) -> Registry {
-        build::build(discovery, config, prober)
+    /// For a run: like [`Registry::from_env`], but starts only the plugins that config names in an
+    /// impl; every other plugin name resolves from its manifest and its process starts on first use.
+    pub fn for_run() -> Registry {
+        let discovery = crate::discovery::discover(&SearchPath::from_env());
+        let config = ConfigState::from_env();
+        let prober = host_prober::HostProber::new();
+        Registry::build(discovery, config, Loading::ConfigNamed(&prober))
+    }
+
+    /// Builds every registry.
+    pub fn build(discovery: Discovery, config: ConfigState, loading: Loading<'_>) -> Registry {
+        build::build(discovery, config, loading)
     }
 
     /// What `name` in `group` (the manifest spelling, e.g. `task_steps`) resolves to.
