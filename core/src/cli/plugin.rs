@@ -158,15 +158,15 @@ fn requires_line(registry: &Registry, source: RowSource) -> Option<String> {
             _ => Some("(the manifest could not be read)".into()),
         };
     };
-    let parts: Vec<String> = registry.discovery.plugins[i]
-        .manifest
-        .core_requirements()
-        .map(|r| {
-            let installed = compat::installed_version(&canonical_name(&r.package))
-                .unwrap_or_else(|| "unknown".into());
-            format!("{}{} (installed {installed})", r.package, r.text)
-        })
-        .collect();
+    let parts: Vec<String> =
+        compat::sorted_core_requirements(&registry.discovery.plugins[i].manifest)
+            .into_iter()
+            .map(|r| {
+                let installed = compat::installed_version(&canonical_name(&r.package))
+                    .unwrap_or_else(|| "unknown".into());
+                format!("{}{} (installed {installed})", r.package, r.text)
+            })
+            .collect();
     Some(if parts.is_empty() {
         "no agent-env requirement declared".into()
     } else {

@@ -5,7 +5,7 @@
 //! as a semantic version, `"<PROTOCOL_VERSION>.0.0"` (protocol 1 is `1.0.0`), so `>=1` and `<2` mean what a
 //! plugin author expects.
 
-use agent_env_protocol::manifest::Manifest;
+use agent_env_protocol::manifest::{Manifest, Requirement};
 use agent_env_protocol::names::{canonical_name, CORE_PACKAGE, PROTOCOL_PACKAGE};
 use agent_env_protocol::version::{ProtocolRange, PROTOCOL_VERSION};
 
@@ -26,11 +26,18 @@ pub fn incompatibility(manifest: &Manifest) -> Option<String> {
     (!unmet.is_empty()).then(|| format!("needs {}", unmet.join("; ")))
 }
 
+/// The requirements on core packages, by canonical package name (`agentenv-framework` first).
+pub fn sorted_core_requirements(manifest: &Manifest) -> Vec<&Requirement> {
+    let mut reqs: Vec<&Requirement> = manifest.core_requirements().collect();
+    reqs.sort_by_key(|r| canonical_name(&r.package));
+    reqs
+}
+
 /// Every unmet requirement of the manifest, as `<package><requirement> (installed: <version>)`,
 /// in the manifest's order, then the protocol range when it does not meet ours.
 pub fn unmet(manifest: &Manifest) -> Vec<String> {
     let mut out = Vec::new();
-    for req in manifest.core_requirements() {
+    for req in sorted_core_requirements(manifest) {
         let package = canonical_name(&req.package);
         let Some(installed) = installed_version(&package) else {
             continue;
