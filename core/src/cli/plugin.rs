@@ -67,9 +67,9 @@ fn collect(args: &ReportArgs) -> (Registry, BuiltReport) {
 fn list(args: &ReportArgs) -> i32 {
     let (_, built) = collect(args);
     if args.json {
-        print!("{}", documents::to_json(&built.report));
+        emit(&documents::to_json(&built.report));
     } else {
-        print!("{}", human::list(&built.report));
+        emit(&human::list(&built.report));
     }
     0
 }
@@ -83,10 +83,10 @@ fn check(args: &ReportArgs) -> i32 {
             problems: result.problems.clone(),
             report: built.report,
         };
-        print!("{}", documents::to_json(&doc));
+        emit(&documents::to_json(&doc));
         return if result.ok() { 0 } else { 1 };
     }
-    print!("{}", human::check(&built.report, &result));
+    emit(&human::check(&built.report, &result));
     if result.ok() {
         0
     } else {
@@ -136,7 +136,7 @@ fn show(args: &ShowArgs) -> i32 {
             manifest,
             process,
         };
-        print!("{}", documents::to_json(&doc));
+        emit(&documents::to_json(&doc));
         return 0;
     }
     let details = human::ShowDetails {
@@ -146,8 +146,16 @@ fn show(args: &ShowArgs) -> i32 {
         manifest: &manifest,
         process: process.as_ref(),
     };
-    print!("{}", human::show(&built.report, &dist, &details));
+    emit(&human::show(&built.report, &dist, &details));
     0
+}
+
+/// Writes to stdout; a closed pipe (`| head`) is not an error worth a panic.
+fn emit(text: &str) {
+    use std::io::Write;
+    let mut out = std::io::stdout().lock();
+    let _ = out.write_all(text.as_bytes());
+    let _ = out.flush();
 }
 
 /// `agentenv-framework>=0.1 (installed 0.1.0), …`, or that none is declared; `None` for agent-env itself.

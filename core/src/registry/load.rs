@@ -47,8 +47,21 @@ pub struct ProcessDiagnosis {
     pub noise_lines: Vec<String>,
     /// The last of what it wrote to stderr.
     pub stderr_tail: String,
-    /// How it ended, e.g. `exited with code 0` or `killed by signal 9 (SIGKILL)`; `None` while running.
+    /// `running`, `exited`, `signaled` or `not-started`.
+    pub state: String,
+    pub exit_code: Option<i32>,
+    pub signal: Option<i32>,
+    /// How it ended, e.g. `exited with code 0 after agent-env shut it down`; `None` while running.
     pub ended: Option<String>,
+    /// What went wrong with it, if anything.
+    pub failure: Option<FailureInfo>,
+}
+
+/// A failure as a diagnosis records it.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct FailureInfo {
+    pub code: String,
+    pub message: String,
 }
 
 /// The result of starting one plugin.

@@ -283,7 +283,10 @@ fn ms(v: Option<f64>) -> String {
 
 fn process_lines(p: &ProcessDiagnosis) -> String {
     let mut out = String::new();
-    let pid = p.pid.map(|p| p.to_string()).unwrap_or_else(|| "-".into());
+    let Some(pid) = p.pid else {
+        let _ = writeln!(out, "  process:  not started");
+        return out;
+    };
     let protocol = p
         .protocol
         .map(|v| v.to_string())
