@@ -1,7 +1,7 @@
 //! The config library API other areas call: the document, plugin settings (what `initialize` carries), store
 //! selection, registration-table parsing and `check_all`.
 
-use agent_env::config::check::NoStoreBuilder;
+use agent_env::config::build::StoresBuilder;
 use agent_env::config::stores::selection_with;
 use agent_env::config::{
     check_all, impls, plugin_settings, ConfigDocument, ConfigSource, LayerKind, SecretLookup,
@@ -125,7 +125,6 @@ fn selection_precedence_and_layers() {
         "config stays unresolved"
     );
     assert_eq!(s.origin.kind, LayerKind::File);
-    assert!(!s.is_builtin());
     let s = selection_with(&d, "object", Some("local"), state).unwrap();
     assert_eq!(s.origin.kind, LayerKind::Env);
     assert_eq!(s.shadowed[0].kind, LayerKind::File);
@@ -138,7 +137,7 @@ fn selection_precedence_and_layers() {
 #[test]
 fn check_all_returns_every_error() {
     let d = doc("[stores.image]\nconfig = {}\n[envs]\nimpls = 3\n");
-    let errors: Vec<String> = check_all(&d, &NoStoreBuilder)
+    let errors: Vec<String> = check_all(&d, &StoresBuilder::new(&d, None))
         .iter()
         .map(ToString::to_string)
         .collect();
@@ -149,5 +148,5 @@ fn check_all_returns_every_error() {
             "[envs] impls must be a list of 'module:Class' strings, got int",
         ]
     );
-    assert!(check_all(&doc(""), &NoStoreBuilder).is_empty());
+    assert!(check_all(&doc(""), &StoresBuilder::new(&doc(""), None)).is_empty());
 }

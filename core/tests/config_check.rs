@@ -134,7 +134,7 @@ x = "env:NOPE"
         [
             "Store section is missing an 'impl' dotted path: {'config': {'bogus': 1}}",
             "[stores.object.config] root: Unresolved env:NOPE reference (no value and no default)",
-            "[stores.image]: impl must be 'module.path:ClassName', got 'fakestore.Store'",
+            "impl must be 'module.path:ClassName', got 'fakestore.Store'",
             "config.toml sets acme-browser's settings more than once, as [plugins.acme_browser], [plugins.\"acme.browser\"]; keep one",
             "[plugins.bar]: Unresolved env:NOPE reference (no value and no default)",
             "[envs] impl must be a 'module:Class' string, got int: 5",
@@ -180,24 +180,40 @@ fn store_variables_are_checked_and_beat_the_file() {
 }
 
 #[test]
-fn plugin_stores_and_secret_references_are_noted_not_guessed() {
+fn plugin_stores_are_noted_and_secret_references_go_through_the_secret_store() {
     let p = Project::new(
         "[stores.object]\nimpl = \"agentenv-openciv3:ContentAddressedObjectStore\"\nconfig = { root = \"/x\" }\n[model]\napi_key = \"secret:proxy_key\"\n",
     );
-    let (code, json) = p.check(&[]);
+    // The local secret store reads the environment first.
+    let (code, json) = p.check(&[("proxy_key", "sk-1")]);
     assert_eq!(code, 0, "{json}");
-    let notes: Vec<&str> = json["notes"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|n| n.as_str().unwrap())
-        .collect();
     assert_eq!(
-        notes,
-        [
-            "[stores.object] 'agentenv-openciv3:ContentAddressedObjectStore' is a plugin's store; its class and keys are checked when it is first built",
-            "secret:proxy_key was not looked up: no secret store is built by this check",
-        ]
+        json["notes"],
+        serde_json::json!([
+            "[stores.object] 'agentenv-openciv3:ContentAddressedObjectStore' is a plugin's store; its class and keys are checked when it is first built"
+        ])
+    );
+    let (code, json) = p.check(&[]);
+    assert_eq!(code, 1);
+    assert_eq!(
+        messages(&json),
+        ["[model] api_key: Unresolved secret:proxy_key reference (no value and no default)"]
+    );
+    // The secret store's own values are used too.
+    let p = Project::new(
+        "[stores.secret]\nimpl = \"agent_env.store.secret_store:LocalSecretStore\"\nconfig = { values = { proxy_key = \"v\" } }\n[model]\napi_key = \"secret:proxy_key\"\n",
+    );
+    assert_eq!(p.check(&[]).0, 0);
+}
+
+#[test]
+fn checking_builds_nothing_on_disk() {
+    let p = Project::new("");
+    let (code, _) = p.check(&[]);
+    assert_eq!(code, 0);
+    assert!(
+        !p.home.join(".local").exists(),
+        "config check created state"
     );
 }
 
