@@ -4,9 +4,11 @@
 //! - [`ObjectStore`], [`DocumentStore`], [`ImageStore`], [`SecretStore`]: object-safe, `Send + Sync` traits.
 //! - [`StoreError`]: one error type whose kind survives the JSON-RPC pipe.
 
+pub mod config_table;
 pub mod document;
 pub mod error;
 pub mod image;
+pub mod local;
 pub mod object;
 pub mod secret;
 
@@ -14,6 +16,9 @@ pub use document::versioned::{compare_and_swap, VersionedEntityStore};
 pub use document::{Document, DocumentStore, Filter, Predicate, Sort, SortKey, UpdateSpec};
 pub use error::{StoreError, StoreResult};
 pub use image::{ImageStore, RegistryAuth};
+pub use local::{
+    LocalFilesystemObjectStore, LocalRegistryImageStore, LocalSecretStore, LocalSqliteDocumentStore,
+};
 pub use object::{ObjectMetadata, ObjectReader, ObjectStore, DEFAULT_CONTENT_TYPE};
 pub use secret::SecretStore;
 

@@ -168,17 +168,6 @@ pub fn synthesize_upsert(filter: &Filter, update: &UpdateSpec) -> StoreResult<Do
     Ok(doc)
 }
 
-/// The document a replace-upsert inserts: the replacement, with the filter's `Eq` paths it lacks.
-pub fn synthesize_replace(filter: &Filter, replacement: &Document) -> StoreResult<Document> {
-    let mut doc = replacement.clone();
-    for (path, value) in filter.equalities() {
-        if resolve(&doc, path).is_empty() {
-            *slot(&mut doc, path)? = value.clone();
-        }
-    }
-    Ok(doc)
-}
-
 /// The value at `path`, created (as `null`, through new maps) when missing.
 fn slot<'a>(doc: &'a mut Document, path: &str) -> StoreResult<&'a mut Value> {
     let mut segments = path.split('.');

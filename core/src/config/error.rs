@@ -1,0 +1,262 @@
+//! `ConfigError`: every way `.agentenv/config.toml`, a reference in it or a store selection can be wrong.
+//! The messages are the user-facing sentences the reference prints, word for word where it has one.
+
+/// A problem with the config document, a value in it, or a store selection.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum ConfigError {
+    #[error("AGENT_ENV_CONFIG='{value}' does not point to an existing file")]
+    EnvPathMissing { value: String },
+
+    #[error("Malformed config.toml at {path}: {message}")]
+    Malformed { path: String, message: String },
+
+    #[error("config.toml at {path} is not valid UTF-8: {message}")]
+    NotUtf8 { path: String, message: String },
+
+    #[error("config.toml at {path} vanished between discovery and read")]
+    Vanished { path: String },
+
+    #[error("config.toml at {path} could not be read: {message}")]
+    Unreadable { path: String, message: String },
+
+    /// A present node that is not a table: `config.toml [a.b] must be a table, got int`.
+    #[error("config.toml [{path}] must be a table, got {got}")]
+    NotATable { path: String, got: &'static str },
+
+    #[error("Unresolved {scheme}:{name} reference (no value and no default)")]
+    Unresolved { scheme: &'static str, name: String },
+
+    #[error(
+        "Cannot resolve 'secret:{name}': no secret store is available for secret: references here"
+    )]
+    NoSecretStore { name: String },
+
+    #[error("Cannot resolve 'secret:{name}': the secret store failed: {message}")]
+    SecretStoreFailed { name: String, message: String },
+
+    /// An error inside a table, prefixed by where it happened: `[plugins.bar]: …` or
+    /// `[stores.object.config] root: …`.
+    #[error("{place}: {source}")]
+    At {
+        place: String,
+        #[source]
+        source: Box<ConfigError>,
+    },
+
+    #[error("config.toml sets {package}'s settings more than once, as {spellings}; keep one")]
+    DuplicatePluginTable { package: String, spellings: String },
+
+    #[error("[{table}] impls must be a list of 'module:Class' strings, got {got}")]
+    ImplsNotList { table: String, got: &'static str },
+
+    #[error("[{table}] impl must be a 'module:Class' string, got {got}: {value}")]
+    ImplNotString {
+        table: String,
+        got: &'static str,
+        value: String,
+    },
+
+    #[error("impl must be 'module.path:ClassName', got '{value}'")]
+    BadImplForm { value: String },
+
+    #[error("Store section is missing an 'impl' dotted path: {section}")]
+    StoreMissingImpl { section: String },
+
+    #[error("Unknown {var}='{value}': expected 'local', or a [stores.{kind}] table for a hosted backend (and unset {var}, which overrides it)")]
+    UnknownStoreAlias {
+        var: String,
+        value: String,
+        kind: &'static str,
+    },
+
+    #[error("Unknown AGENT_ENV_DOCUMENT_STORE='{value}' (expected 'local', or a [stores.document] table for mongo)")]
+    UnknownDocumentAlias { value: String },
+
+    #[error("The 'mongo' document backend has no built-in coordinates: configure a [stores.document] table (and unset AGENT_ENV_DOCUMENT_STORE, which overrides it).")]
+    MongoHasNoCoordinates,
+
+    #[error("Unknown AGENT_ENV_RUNNER='{value}' (expected 'local', or a [runner] table)")]
+    UnknownRunnerAlias { value: String },
+
+    /// The key check of a store's `config` table against the keys its class takes.
+    #[error(
+        "The config table for '{impl_name}' has {}; it takes {}",
+        key_problems(unknown, missing),
+        takes_list(takes)
+    )]
+    StoreConfigKeys {
+        impl_name: String,
+        unknown: Vec<String>,
+        missing: Vec<String>,
+        takes: Vec<String>,
+    },
+
+    #[error(
+        "[{table}] has unknown keys [{}]; allowed: ['default_a2a_agent_id']",
+        quoted_list(keys)
+    )]
+    AgentsUnknownKeys { table: String, keys: Vec<String> },
+
+    /// A provider table that names no impl where one is needed.
+    #[error("[{table}] is missing an 'impl' dotted path")]
+    ProviderMissingImpl { table: String },
+
+    #[error("[{table}] must be a 'module:Class' string or a table with 'impl' and/or 'config', got {got}")]
+    ProviderNotStringOrTable { table: String, got: &'static str },
+
+    #[error("config.toml {kind} provider '{name}' collides with a built-in backend: a built-in's impl cannot be replaced; supply a config-only table instead")]
+    ProviderReplacesBuiltin { kind: &'static str, name: String },
+
+    #[error(
+        "[{table}] configures {owner} and accepts only a 'config' table; got [{}]",
+        quoted_list(keys)
+    )]
+    ProviderConfigOnly {
+        table: String,
+        owner: String,
+        keys: Vec<String>,
+    },
+
+    #[error(
+        "no store class '{class}' in {package}: its manifest's [provides.stores] lists {}",
+        listed(available)
+    )]
+    UnknownPluginStore {
+        package: String,
+        class: String,
+        available: Vec<String>,
+    },
+
+    #[error("no installed plugin package named '{package}' provides the store impl '{impl_name}'")]
+    StorePackageMissing { package: String, impl_name: String },
+
+    #[error("store class '{impl_name}' is a {actual} store; [stores.{kind}] needs a {kind} store")]
+    StoreKindMismatch {
+        impl_name: String,
+        actual: String,
+        kind: &'static str,
+    },
+
+    #[error("no built-in store class '{impl_name}'; the built-in {kind} store is '{builtin}'")]
+    UnknownBuiltinStore {
+        impl_name: String,
+        kind: &'static str,
+        builtin: String,
+    },
+}
+
+impl ConfigError {
+    /// Wraps this error with the place it happened, as `<place>: <message>`.
+    pub fn at(self, place: impl Into<String>) -> ConfigError {
+        ConfigError::At {
+            place: place.into(),
+            source: Box::new(self),
+        }
+    }
+
+    /// The report code for a problem with the document itself: `config-not-found` when
+    /// `$AGENT_ENV_CONFIG` names no file, `config-unreadable` when the file cannot be read or parsed,
+    /// `config-invalid` for anything wrong inside a readable file.
+    pub fn code(&self) -> &'static str {
+        match self {
+            ConfigError::EnvPathMissing { .. } => "config-not-found",
+            ConfigError::Malformed { .. }
+            | ConfigError::NotUtf8 { .. }
+            | ConfigError::Vanished { .. }
+            | ConfigError::Unreadable { .. } => "config-unreadable",
+            ConfigError::At { source, .. } => source.code(),
+            _ => "config-invalid",
+        }
+    }
+}
+
+fn quoted(items: &[String]) -> String {
+    items
+        .iter()
+        .map(|k| format!("'{k}'"))
+        .collect::<Vec<_>>()
+        .join(", ")
+}
+
+fn quoted_list(items: &[String]) -> String {
+    quoted(items)
+}
+
+fn key_problems(unknown: &[String], missing: &[String]) -> String {
+    let mut parts = Vec::new();
+    if !unknown.is_empty() {
+        parts.push(format!("unknown key {}", quoted(unknown)));
+    }
+    if !missing.is_empty() {
+        parts.push(format!("no value for {}", quoted(missing)));
+    }
+    parts.join(" and ")
+}
+
+fn takes_list(takes: &[String]) -> String {
+    if takes.is_empty() {
+        "no keys".to_string()
+    } else {
+        takes.join(", ")
+    }
+}
+
+fn listed(items: &[String]) -> String {
+    if items.is_empty() {
+        "none".to_string()
+    } else {
+        items.join(", ")
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn store_key_messages_follow_the_reference() {
+        let e = ConfigError::StoreConfigKeys {
+            impl_name: "fakestore:Store".into(),
+            unknown: vec!["bogus".into(), "zzz".into()],
+            missing: vec![],
+            takes: vec!["root".into(), "mode".into()],
+        };
+        assert_eq!(
+            e.to_string(),
+            "The config table for 'fakestore:Store' has unknown key 'bogus', 'zzz'; it takes root, mode"
+        );
+        let e = ConfigError::StoreConfigKeys {
+            impl_name: "fakestore:Store".into(),
+            unknown: vec!["bogus".into()],
+            missing: vec!["root".into()],
+            takes: vec!["root".into(), "mode".into()],
+        };
+        assert_eq!(
+            e.to_string(),
+            "The config table for 'fakestore:Store' has unknown key 'bogus' and no value for 'root'; it takes root, mode"
+        );
+        let e = ConfigError::StoreConfigKeys {
+            impl_name: "fakestore:Store".into(),
+            unknown: vec!["a".into()],
+            missing: vec![],
+            takes: vec![],
+        };
+        assert!(e
+            .to_string()
+            .ends_with("has unknown key 'a'; it takes no keys"));
+    }
+
+    #[test]
+    fn located_errors_keep_the_inner_code() {
+        let e = ConfigError::Unresolved {
+            scheme: "env",
+            name: "NOPE".into(),
+        }
+        .at("[plugins.bar]");
+        assert_eq!(
+            e.to_string(),
+            "[plugins.bar]: Unresolved env:NOPE reference (no value and no default)"
+        );
+        assert_eq!(e.code(), "config-invalid");
+    }
+}
