@@ -1,5 +1,6 @@
 //! `agent-env config show | explain | check`: read-only views of `.agentenv/config.toml`.
 
+use crate::config::build::StoresBuilder;
 use crate::config::plugins::InstalledPackage;
 use crate::config::{check, explain, sections::process_env, show, ConfigDocument};
 use clap::{Args, Subcommand};
@@ -69,7 +70,8 @@ pub fn run(args: ConfigArgs, _verbose: bool) -> i32 {
             0
         }
         ConfigCommand::Check { json } => {
-            let outcome = check::check(&doc, &check::NoStoreBuilder);
+            let builder = StoresBuilder::new(&doc, None);
+            let outcome = check::check(&doc, &builder);
             if json {
                 println!("{}", check::render_json(&outcome));
             } else {
