@@ -169,7 +169,7 @@ class Plugin:
                 if description is not None:
                     command.description = description
             elif callable(target):
-                command = FunctionCommand(name, target, cls or name, description or _first_doc_line(target))  # type: ignore[arg-type]
+                command = FunctionCommand(name, target, cls or name, description or _first_doc_line(target))
             else:
                 raise TypeError(f"@cli_command({name!r}) decorates a function or a CliCommand subclass")
             self.add_cli_command(command)

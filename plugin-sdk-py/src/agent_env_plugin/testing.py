@@ -192,8 +192,12 @@ class PluginProcess:
     # ---- reading ----
 
     def _read_stderr(self) -> None:
-        assert self.process.stderr is not None
-        for chunk in iter(lambda: self.process.stderr.read1(65536), b""):  # type: ignore[union-attr]
+        stream = self.process.stderr
+        assert stream is not None
+        while True:
+            chunk = os.read(stream.fileno(), 65536)
+            if not chunk:
+                return
             with self._lock:
                 self._stderr_chunks.append(chunk)
 

@@ -39,7 +39,7 @@ def _check(condition: bool, message: str) -> None:
         raise ConformanceFailure(message)
 
 
-def _raises(expected: type, action: Callable[[], Any], what: str) -> BaseException:
+def _raises(expected: type[BaseException], action: Callable[[], Any], what: str) -> BaseException:
     try:
         action()
     except expected as exc:
