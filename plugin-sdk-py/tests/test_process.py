@@ -14,7 +14,7 @@ import pytest
 from agent_env_plugin import ConfigError, PluginError, wire
 from agent_env_plugin.errors import MessageTooLargeError
 from agent_env_plugin.testing import memory_host_object_store
-from conftest import FIXTURE
+from sdk_helpers import FIXTURE
 
 CONTEXT = {"instance_id": "@local/~/demo/t-1", "metadata": {"task_id": "@local/~/demo/t"}, "deployed_sandboxes": []}
 

@@ -7,7 +7,7 @@ import json
 import pytest
 
 from agent_env_plugin import Plugin, PluginError, wire
-from conftest import vectors_dir
+from sdk_helpers import vectors_dir
 
 
 def _load(name: str) -> list[dict]:
