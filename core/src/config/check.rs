@@ -15,8 +15,8 @@ use serde::Serialize;
 use std::cell::RefCell;
 use toml::Table;
 
-/// What builds stores for the check. The stores module implements it with the real constructors (which
-/// check a plugin store by opening it in the plugin); [`NoStoreBuilder`] checks only what the config knows.
+/// What builds stores for the check: [`super::build::StoresBuilder`] uses the real constructors (and opens
+/// a plugin's store in the plugin when it has a factory).
 pub trait StoreBuilder {
     /// Builds (then drops) the store a selection names, given its config with references resolved.
     /// `Ok(Some(note))` says what could not be checked.
@@ -29,128 +29,6 @@ pub trait StoreBuilder {
     /// The configured secret store, for `secret:` references outside `[stores.secret]`. `None` means
     /// secret references are not resolved (each is noted instead).
     fn secrets(&self) -> Option<&dyn SecretLookup>;
-}
-
-/// The keys each built-in store class takes, as the reference lists them (`required` ⊆ `takes`).
-pub struct BuiltinKeys {
-    pub impl_name: &'static str,
-    pub kind: &'static str,
-    pub takes: &'static [&'static str],
-    pub required: &'static [&'static str],
-}
-
-/// The built-in local classes and their keys.
-pub const BUILTIN_KEYS: [BuiltinKeys; 4] = [
-    BuiltinKeys {
-        impl_name: "agent_env.store.document_store:LocalSqliteDocumentStore",
-        kind: "document",
-        takes: &["path"],
-        required: &[],
-    },
-    BuiltinKeys {
-        impl_name: "agent_env.store.object_store:LocalFilesystemObjectStore",
-        kind: "object",
-        takes: &[
-            "root",
-            "grants",
-            "grant_bind_host",
-            "grant_advertise_host",
-            "grant_lifetime_seconds",
-        ],
-        required: &[],
-    },
-    BuiltinKeys {
-        impl_name: "agent_env.store.image_store:LocalRegistryImageStore",
-        kind: "image",
-        takes: &["registry_host"],
-        required: &[],
-    },
-    BuiltinKeys {
-        impl_name: "agent_env.store.secret_store:LocalSecretStore",
-        kind: "secret",
-        takes: &["values", "file_path", "use_env"],
-        required: &[],
-    },
-];
-
-/// Checks a config table's keys against what a class takes:
-/// `The config table for '<impl>' has unknown key 'a' and no value for 'b'; it takes …`.
-pub fn check_keys(
-    impl_name: &str,
-    config: &Table,
-    takes: &[&str],
-    required: &[&str],
-) -> Result<(), ConfigError> {
-    let unknown: Vec<String> = config
-        .keys()
-        .filter(|k| !takes.contains(&k.as_str()))
-        .cloned()
-        .collect();
-    let missing: Vec<String> = required
-        .iter()
-        .filter(|k| !config.contains_key(**k))
-        .map(|k| k.to_string())
-        .collect();
-    if unknown.is_empty() && missing.is_empty() {
-        return Ok(());
-    }
-    Err(ConfigError::StoreConfigKeys {
-        impl_name: impl_name.to_string(),
-        unknown,
-        missing,
-        takes: takes.iter().map(|k| k.to_string()).collect(),
-    })
-}
-
-/// Checks built-in stores by their key lists and leaves plugin stores to the plugin.
-pub struct NoStoreBuilder;
-
-impl StoreBuilder for NoStoreBuilder {
-    fn build(
-        &self,
-        selection: &StoreSelection,
-        config: &Table,
-    ) -> Result<Option<String>, ConfigError> {
-        if let Some(builtin) = BUILTIN_KEYS
-            .iter()
-            .find(|b| b.impl_name == selection.impl_name)
-        {
-            if builtin.kind != selection.kind {
-                return Err(ConfigError::StoreKindMismatch {
-                    impl_name: selection.impl_name.clone(),
-                    actual: builtin.kind.to_string(),
-                    kind: selection.kind,
-                });
-            }
-            check_keys(
-                &selection.impl_name,
-                config,
-                builtin.takes,
-                builtin.required,
-            )?;
-            return Ok(None);
-        }
-        if selection.impl_name.starts_with("agent_env.") {
-            let builtin = STORE_SECTIONS
-                .iter()
-                .find(|s| s.name == selection.kind)
-                .map(|s| s.local_impl)
-                .unwrap_or_default();
-            return Err(ConfigError::UnknownBuiltinStore {
-                impl_name: selection.impl_name.clone(),
-                kind: selection.kind,
-                builtin: builtin.to_string(),
-            });
-        }
-        Ok(Some(format!(
-            "[stores.{}] '{}' is a plugin's store; its class and keys are checked when it is first built",
-            selection.kind, selection.impl_name
-        )))
-    }
-
-    fn secrets(&self) -> Option<&dyn SecretLookup> {
-        None
-    }
 }
 
 /// A lookup that answers every name and remembers it, so references are checked for form while secrets the
@@ -346,10 +224,6 @@ fn check_store(
     notes: &mut Vec<String>,
 ) -> Result<(), ConfigError> {
     let table = format!("stores.{}.config", selection.kind);
-    if !selection.is_builtin() {
-        split_impl(&selection.impl_name)
-            .map_err(|e| e.at(format!("[stores.{}]", selection.kind)))?;
-    }
     // The secret store is built before any secret store exists, so it cannot use secret: references.
     let lookup = (selection.kind != "secret").then_some(secrets);
     let config = resolve_table_at(&selection.config, &table, lookup)?;

@@ -78,18 +78,9 @@ pub enum ConfigError {
     #[error("Unknown AGENT_ENV_RUNNER='{value}' (expected 'local', or a [runner] table)")]
     UnknownRunnerAlias { value: String },
 
-    /// The key check of a store's `config` table against the keys its class takes.
-    #[error(
-        "The config table for '{impl_name}' has {}; it takes {}",
-        key_problems(unknown, missing),
-        takes_list(takes)
-    )]
-    StoreConfigKeys {
-        impl_name: String,
-        unknown: Vec<String>,
-        missing: Vec<String>,
-        takes: Vec<String>,
-    },
+    /// A store failed to build (unknown class, unknown key, bad value): the store's own sentence.
+    #[error("{0}")]
+    Store(String),
 
     #[error(
         "[{table}] has unknown keys [{}]; allowed: ['default_a2a_agent_id']",
@@ -115,33 +106,6 @@ pub enum ConfigError {
         table: String,
         owner: String,
         keys: Vec<String>,
-    },
-
-    #[error(
-        "no store class '{class}' in {package}: its manifest's [provides.stores] lists {}",
-        listed(available)
-    )]
-    UnknownPluginStore {
-        package: String,
-        class: String,
-        available: Vec<String>,
-    },
-
-    #[error("no installed plugin package named '{package}' provides the store impl '{impl_name}'")]
-    StorePackageMissing { package: String, impl_name: String },
-
-    #[error("store class '{impl_name}' is a {actual} store; [stores.{kind}] needs a {kind} store")]
-    StoreKindMismatch {
-        impl_name: String,
-        actual: String,
-        kind: &'static str,
-    },
-
-    #[error("no built-in store class '{impl_name}'; the built-in {kind} store is '{builtin}'")]
-    UnknownBuiltinStore {
-        impl_name: String,
-        kind: &'static str,
-        builtin: String,
     },
 }
 
@@ -182,69 +146,9 @@ fn quoted_list(items: &[String]) -> String {
     quoted(items)
 }
 
-fn key_problems(unknown: &[String], missing: &[String]) -> String {
-    let mut parts = Vec::new();
-    if !unknown.is_empty() {
-        parts.push(format!("unknown key {}", quoted(unknown)));
-    }
-    if !missing.is_empty() {
-        parts.push(format!("no value for {}", quoted(missing)));
-    }
-    parts.join(" and ")
-}
-
-fn takes_list(takes: &[String]) -> String {
-    if takes.is_empty() {
-        "no keys".to_string()
-    } else {
-        takes.join(", ")
-    }
-}
-
-fn listed(items: &[String]) -> String {
-    if items.is_empty() {
-        "none".to_string()
-    } else {
-        items.join(", ")
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn store_key_messages_follow_the_reference() {
-        let e = ConfigError::StoreConfigKeys {
-            impl_name: "fakestore:Store".into(),
-            unknown: vec!["bogus".into(), "zzz".into()],
-            missing: vec![],
-            takes: vec!["root".into(), "mode".into()],
-        };
-        assert_eq!(
-            e.to_string(),
-            "The config table for 'fakestore:Store' has unknown key 'bogus', 'zzz'; it takes root, mode"
-        );
-        let e = ConfigError::StoreConfigKeys {
-            impl_name: "fakestore:Store".into(),
-            unknown: vec!["bogus".into()],
-            missing: vec!["root".into()],
-            takes: vec!["root".into(), "mode".into()],
-        };
-        assert_eq!(
-            e.to_string(),
-            "The config table for 'fakestore:Store' has unknown key 'bogus' and no value for 'root'; it takes root, mode"
-        );
-        let e = ConfigError::StoreConfigKeys {
-            impl_name: "fakestore:Store".into(),
-            unknown: vec!["a".into()],
-            missing: vec![],
-            takes: vec![],
-        };
-        assert!(e
-            .to_string()
-            .ends_with("has unknown key 'a'; it takes no keys"));
-    }
 
     #[test]
     fn located_errors_keep_the_inner_code() {

@@ -2,6 +2,7 @@
 //! `[plugins.<package>]` settings, which store each kind uses, the shapes of the registration tables, and
 //! the read-only views `config show`, `config explain` and `config check` print.
 
+pub mod build;
 pub mod check;
 pub mod document;
 pub mod error;

@@ -60,25 +60,25 @@ pub const DOCUMENT: AliasedSection = AliasedSection {
     name: "document",
     env_var: "AGENT_ENV_DOCUMENT_STORE",
     toml_path: &["stores", "document"],
-    local_impl: "agent_env.store.document_store:LocalSqliteDocumentStore",
+    local_impl: crate::stores::local::sqlite_docs::IMPL,
 };
 pub const OBJECT: AliasedSection = AliasedSection {
     name: "object",
     env_var: "AGENT_ENV_OBJECT_STORE",
     toml_path: &["stores", "object"],
-    local_impl: "agent_env.store.object_store:LocalFilesystemObjectStore",
+    local_impl: crate::stores::local::fs_object::IMPL,
 };
 pub const IMAGE: AliasedSection = AliasedSection {
     name: "image",
     env_var: "AGENT_ENV_IMAGE_STORE",
     toml_path: &["stores", "image"],
-    local_impl: "agent_env.store.image_store:LocalRegistryImageStore",
+    local_impl: crate::stores::local::registry_images::IMPL,
 };
 pub const SECRET: AliasedSection = AliasedSection {
     name: "secret",
     env_var: "AGENT_ENV_SECRET_STORE",
     toml_path: &["stores", "secret"],
-    local_impl: "agent_env.store.secret_store:LocalSecretStore",
+    local_impl: crate::stores::local::secrets::IMPL,
 };
 pub const RUNNER: AliasedSection = AliasedSection {
     name: "runner",
@@ -161,13 +161,6 @@ impl StoreSelection {
     /// The class name alone (`LocalFilesystemObjectStore`).
     pub fn class_name(&self) -> &str {
         class_of(&self.impl_name)
-    }
-
-    /// Whether the impl is one of agent-env's own local classes.
-    pub fn is_builtin(&self) -> bool {
-        ALIASED_SECTIONS
-            .iter()
-            .any(|s| s.local_impl == self.impl_name)
     }
 }
 
@@ -378,7 +371,6 @@ mod tests {
         assert_eq!(s.class_name(), "LocalFilesystemObjectStore");
         assert_eq!(s.config["root"].as_str(), Some("/state/object_store"));
         assert_eq!(s.origin.kind, LayerKind::Default);
-        assert!(s.is_builtin());
     }
 
     #[test]

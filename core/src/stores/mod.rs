@@ -4,14 +4,22 @@
 //! - [`ObjectStore`], [`DocumentStore`], [`ImageStore`], [`SecretStore`]: object-safe, `Send + Sync` traits.
 //! - [`StoreError`]: one error type whose kind survives the JSON-RPC pipe.
 
+pub mod build;
 pub mod config_table;
+pub mod dispatch;
 pub mod document;
 pub mod error;
 pub mod image;
+pub mod kits;
 pub mod local;
 pub mod object;
+pub mod remote;
 pub mod secret;
+pub mod serve;
+pub mod wire;
 
+pub use build::{build_store, AnyStore, PluginStoreFactory, StoreSet, StoreSpec};
+pub use dispatch::HostStoreDispatcher;
 pub use document::versioned::{compare_and_swap, VersionedEntityStore};
 pub use document::{Document, DocumentStore, Filter, Predicate, Sort, SortKey, UpdateSpec};
 pub use error::{StoreError, StoreResult};
@@ -20,6 +28,9 @@ pub use local::{
     LocalFilesystemObjectStore, LocalRegistryImageStore, LocalSecretStore, LocalSqliteDocumentStore,
 };
 pub use object::{ObjectMetadata, ObjectReader, ObjectStore, DEFAULT_CONTENT_TYPE};
+pub use remote::{
+    PluginDocumentStore, PluginImageStore, PluginObjectStore, PluginSecretStore, StoreTransport,
+};
 pub use secret::SecretStore;
 
 /// The four store kinds, as `[stores.<kind>]` and `agent-env store check KIND` spell them.
