@@ -554,3 +554,60 @@ fn explain_plugin_paths_end_with_the_ownership_note() {
         "{out}"
     );
 }
+
+fn manifest(home: &Path, folder: &str, text: &str) {
+    let dir = home.join("plugins").join(folder);
+    std::fs::create_dir_all(&dir).unwrap();
+    std::fs::write(dir.join("agent-env-plugin.toml"), text).unwrap();
+}
+
+#[test]
+fn plugin_tables_are_labelled_with_their_installed_owner() {
+    let p = Project::new(
+        "[plugins.agentenv_browser]\ntimeout = 30\n[plugins.acme-stores]\nx = 1\n[plugins.agentenv-framework]\ny = 2\n[plugins.gone]\nz = 3\n",
+    );
+    manifest(
+        &p.home,
+        "browser",
+        "[plugin]\nname = \"agentenv-browser\"\nversion = \"2.1.0\"\nexec = [\"./bin/none\"]\nprotocol = [1, 1]\n[provides.envs]\nbrowser = \"Browser\"\n",
+    );
+    manifest(
+        &p.home,
+        "stores",
+        "[plugin]\nname = \"acme-stores\"\nversion = \"0.2.0\"\nexec = [\"./bin/none\"]\nprotocol = [1, 1]\n[provides.stores]\nCas = \"object\"\n",
+    );
+    let (_, out, _) = p.run(&["config", "show"]);
+    let version = env!("CARGO_PKG_VERSION");
+    assert!(
+        out.contains(&format!(
+            "plugins:        agentenv-browser 2.1.0
+                  timeout=30
+                  from [plugins.agentenv_browser]
+                acme-stores 0.2.0 (declares no agent_env entry point)
+                  x=1
+                  from [plugins.acme-stores]
+                agentenv-framework {version} (agent-env itself)
+                  y=2
+                  from [plugins.agentenv-framework]
+                gone (not installed)
+                  z=3
+                  from [plugins.gone]
+"
+        )),
+        "{out}"
+    );
+    let (_, out, _) = p.run(&["config", "explain", "plugins.agentenv-browser.timeout"]);
+    assert_eq!(
+        out,
+        "plugins.agentenv-browser.timeout = 30; in the table of the plugin agentenv-browser 2.1.0; agent-env does not read or check it\n  from [plugins.agentenv_browser]\n"
+    );
+    let (_, out, _) = p.run(&["config", "explain", "plugins.acme-stores.x"]);
+    assert!(out.contains("; in the table of acme-stores 0.2.0, which is installed but declares no agent_env entry point; agent-env does not read it\n"), "{out}");
+    let json = p.json(&[], &["config", "show", "--json"]);
+    let browser = &json["plugins"]["tables"][0];
+    assert_eq!(browser["name"], "agentenv-browser");
+    assert_eq!(browser["installed"], true);
+    assert_eq!(browser["version"], "2.1.0");
+    assert_eq!(browser["plugin"], true);
+    assert_eq!(json["plugins"]["tables"][1]["plugin"], false);
+}

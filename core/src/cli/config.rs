@@ -35,10 +35,18 @@ pub enum ConfigCommand {
     },
 }
 
-/// The installed packages that own `[plugins.<package>]` tables. Discovery supplies them; until it is wired
-/// in, none are known and every table is labelled `(not installed)`.
+/// The installed packages that own `[plugins.<package>]` tables, from their manifests (nothing is run). A
+/// manifest that provides no contribution is installed but not a plugin.
 fn installed_packages() -> Vec<InstalledPackage> {
-    Vec::new()
+    crate::discovery::discover(&crate::discovery::SearchPath::from_env())
+        .plugins
+        .into_iter()
+        .map(|p| InstalledPackage {
+            is_plugin: p.manifest.provides.values().any(|group| !group.is_empty()),
+            name: p.manifest.name,
+            version: p.manifest.version,
+        })
+        .collect()
 }
 
 pub fn run(args: ConfigArgs, _verbose: bool) -> i32 {
