@@ -5,6 +5,7 @@
 
 mod host;
 mod stats;
+mod stores;
 
 /// A bench section: its name (the CLI argument), what it measures, and the function that prints it.
 struct Section {
@@ -19,6 +20,7 @@ const SECTIONS: &[Section] = &[
         about: "plugin spawn + handshake, warm call round trip, 16 MiB payloads",
         run: host::run,
     },
+    Section { name: "stores", about: "built-in object store: 134 MB put_file/download_to_file, 10,000 small puts; SQLite inserts", run: stores::run },
     // Other areas: one line each, e.g.
     // Section { name: "stores", about: "...", run: stores::run },
 ];
