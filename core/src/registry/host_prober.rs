@@ -116,25 +116,19 @@ fn ms(us: Option<u64>) -> Option<f64> {
 
 /// The host's diagnosis as the report shows it.
 pub fn convert(d: &Diagnosis) -> ProcessDiagnosis {
+    let who = match (&d.failure, d.stopped_by_host) {
+        (Some(f), _) if f.code == "exited-at-start" || f.code == "crashed" => " by itself",
+        (None, true) => " after agent-env shut it down",
+        (Some(_), true) => " after agent-env stopped it",
+        _ => "",
+    };
     let ended = match (d.state.as_str(), d.exit_code, d.signal) {
         ("running", _, _) => None,
         ("not-started", _, _) => Some("it never started".to_string()),
-        (_, Some(code), _) => Some(format!(
-            "exited with code {code}{}",
-            if d.stopped_by_host {
-                " after agent-env shut it down"
-            } else {
-                " by itself"
-            }
-        )),
+        (_, Some(code), _) => Some(format!("exited with code {code}{who}")),
         (_, _, Some(sig)) => Some(format!(
-            "killed by signal {sig} ({}){}",
-            signal_name(sig),
-            if d.stopped_by_host {
-                " after agent-env shut it down"
-            } else {
-                ""
-            }
+            "killed by signal {sig} ({}){who}",
+            signal_name(sig)
         )),
         (state, _, _) => Some(state.to_string()),
     };

@@ -10,6 +10,7 @@ pub mod dispatch;
 pub mod document;
 pub mod error;
 pub mod image;
+pub mod kits;
 pub mod local;
 pub mod object;
 pub mod remote;

@@ -76,13 +76,15 @@ impl Sandbox {
         path
     }
 
-    /// A shell-script plugin that answers `initialize` with `result` (JSON text) and every later
+    /// A shell-script plugin (shell built-ins only: the sandbox's PATH has no tools) that answers `initialize` with `result` (JSON text) and every later
     /// request with `null`, and exits on end of input.
     pub fn answering_plugin(&self, name: &str, result: &str) -> PathBuf {
         let body = format!(
             r#"answered=0
 while IFS= read -r line; do
-  id=$(printf '%s' "$line" | sed -n 's/.*"id":\([0-9][0-9]*\).*/\1/p')
+  case "$line" in *'"id":'*) ;; *) continue ;; esac
+  rest=${{line#*\"id\":}}
+  id=${{rest%%[!0-9]*}}
   [ -z "$id" ] && continue
   if [ "$answered" = 0 ]; then
     printf '{{"jsonrpc":"2.0","id":%s,"result":%s}}\n' "$id" '{result}'
@@ -168,4 +170,46 @@ pub fn outcome(report: &Value, package: &str, name: &str) -> (String, String, St
     let c = contribution(report, package, name);
     let s = |v: &Value| v.as_str().unwrap_or("").to_string();
     (s(&c["status"]), s(&c["code"]), s(&c["reason"]))
+}
+
+/// The target directory this test binary was built into (`target/debug`).
+fn profile_dir() -> PathBuf {
+    let exe = std::env::current_exe().expect("current exe");
+    exe.parent()
+        .and_then(Path::parent)
+        .expect("target profile dir")
+        .to_path_buf()
+}
+
+/// The path of a fixture plugin binary (`tests/fixture-plugins`), building them once per test process.
+pub fn fixture(name: &str) -> PathBuf {
+    static BUILT: std::sync::OnceLock<()> = std::sync::OnceLock::new();
+    BUILT.get_or_init(|| {
+        let cargo = std::env::var("CARGO").unwrap_or_else(|_| "cargo".into());
+        let mut cmd = Command::new(cargo);
+        cmd.args([
+            "build",
+            "--quiet",
+            "-p",
+            "agent-env-fixture-plugins",
+            "--bins",
+        ]);
+        if profile_dir().ends_with("release") {
+            cmd.arg("--release");
+        }
+        let status = cmd.status().expect("run cargo build for the fixtures");
+        assert!(status.success(), "building the fixture plugins failed");
+    });
+    let path = profile_dir().join(name);
+    assert!(path.exists(), "no fixture binary at {}", path.display());
+    path
+}
+
+/// A manifest starting fixture `fixture` as `package`, with `provides` appended.
+pub fn fixture_manifest(package: &str, fixture_name: &str, provides: &str) -> String {
+    let exe = fixture(fixture_name);
+    format!(
+        "{}{provides}",
+        plugin_table(package, "0.1.0", &format!("[\"{}\"]", exe.display()))
+    )
 }

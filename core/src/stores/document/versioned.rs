@@ -19,27 +19,58 @@ pub const ENTITY_COLLECTIONS: [&str; 6] = [
     "tasks",
 ];
 
+/// The document store under a [`VersionedEntityStore`]: shared, or borrowed for a while.
+enum Docs<'a> {
+    Shared(Arc<dyn DocumentStore>),
+    Borrowed(&'a dyn DocumentStore),
+}
+
 /// Versioned entities of one collection: documents with an `id` and an integer `version`.
-pub struct VersionedEntityStore {
-    docs: Arc<dyn DocumentStore>,
+pub struct VersionedEntityStore<'a> {
+    docs: Docs<'a>,
     collection: String,
 }
 
-impl VersionedEntityStore {
+impl VersionedEntityStore<'static> {
     /// Opens the collection, making sure of the unique `[id, version]` index and any secondary ones.
     pub fn new(
         docs: Arc<dyn DocumentStore>,
         collection: &str,
         secondary_indexes: &[&[&str]],
     ) -> StoreResult<Self> {
-        docs.ensure_index(collection, &["id", "version"], true)?;
-        for fields in secondary_indexes {
-            docs.ensure_index(collection, fields, false)?;
-        }
-        Ok(VersionedEntityStore {
+        Self::open(Docs::Shared(docs), collection, secondary_indexes)
+    }
+}
+
+impl<'a> VersionedEntityStore<'a> {
+    /// Like [`VersionedEntityStore::new`], over a borrowed store.
+    pub fn borrowed(
+        docs: &'a dyn DocumentStore,
+        collection: &str,
+        secondary_indexes: &[&[&str]],
+    ) -> StoreResult<Self> {
+        Self::open(Docs::Borrowed(docs), collection, secondary_indexes)
+    }
+
+    fn open(docs: Docs<'a>, collection: &str, secondary_indexes: &[&[&str]]) -> StoreResult<Self> {
+        let store = VersionedEntityStore {
             docs,
             collection: collection.to_string(),
-        })
+        };
+        store
+            .docs()
+            .ensure_index(collection, &["id", "version"], true)?;
+        for fields in secondary_indexes {
+            store.docs().ensure_index(collection, fields, false)?;
+        }
+        Ok(store)
+    }
+
+    fn docs(&self) -> &dyn DocumentStore {
+        match &self.docs {
+            Docs::Shared(d) => d.as_ref(),
+            Docs::Borrowed(d) => *d,
+        }
     }
 
     pub fn collection(&self) -> &str {
@@ -49,8 +80,8 @@ impl VersionedEntityStore {
     /// The entity at `version`, or its latest version when `None`.
     pub fn get(&self, id: &str, version: Option<i64>) -> StoreResult<Option<Document>> {
         match version {
-            None => self.docs.latest_version(&self.collection, id),
-            Some(v) => self.docs.find_one(
+            None => self.docs().latest_version(&self.collection, id),
+            Some(v) => self.docs().find_one(
                 &self.collection,
                 &Filter::eq("id", id).and("version", Predicate::Eq(Value::from(v))),
                 None,
@@ -60,7 +91,7 @@ impl VersionedEntityStore {
 
     fn current_version(&self, id: &str) -> StoreResult<i64> {
         Ok(self
-            .docs
+            .docs()
             .latest_version(&self.collection, id)?
             .and_then(|d| d.get("version").and_then(Value::as_i64))
             .unwrap_or(0))
@@ -68,7 +99,7 @@ impl VersionedEntityStore {
 
     /// The version the next write of `id` gets: latest + 1, or 1.
     pub fn next_version(&self, id: &str) -> StoreResult<i64> {
-        self.docs.check_id(id)?;
+        self.docs().check_id(id)?;
         Ok(self.current_version(id)? + 1)
     }
 
@@ -85,7 +116,7 @@ impl VersionedEntityStore {
                 )))
             }
         };
-        self.docs.check_id(&id)?;
+        self.docs().check_id(&id)?;
         if let Some(v) = entity.get("version").and_then(Value::as_i64) {
             self.insert_next(entity, v)?;
             return Ok(v);
@@ -94,7 +125,7 @@ impl VersionedEntityStore {
             let version = self.current_version(&id)? + 1;
             let mut doc = entity.clone();
             doc.insert("version".into(), Value::from(version));
-            match self.docs.insert(&self.collection, &doc) {
+            match self.docs().insert(&self.collection, &doc) {
                 Ok(()) => return Ok(version),
                 Err(StoreError::DuplicateKey(_)) => continue,
                 Err(e) => return Err(e),
@@ -112,7 +143,7 @@ impl VersionedEntityStore {
             .and_then(Value::as_str)
             .unwrap_or_default()
             .to_string();
-        self.docs.check_id(&id)?;
+        self.docs().check_id(&id)?;
         let current = self.current_version(&id)?;
         if version != current + 1 {
             return Err(StoreError::ConcurrentModification(format!(
@@ -123,7 +154,7 @@ impl VersionedEntityStore {
         }
         let mut doc = doc.clone();
         doc.insert("version".into(), Value::from(version));
-        match self.docs.insert(&self.collection, &doc) {
+        match self.docs().insert(&self.collection, &doc) {
             Err(StoreError::DuplicateKey(_)) => Err(StoreError::ConcurrentModification(format!(
                 "another write took version {version} of '{id}' in '{}' first",
                 self.collection
@@ -140,7 +171,7 @@ impl VersionedEntityStore {
         limit: Option<usize>,
         offset: usize,
     ) -> StoreResult<Vec<Document>> {
-        self.docs.latest_per_id(
+        self.docs().latest_per_id(
             &self.collection,
             filter,
             "id",
@@ -151,9 +182,14 @@ impl VersionedEntityStore {
         )
     }
 
-    /// How many distinct entities match `filter`.
+    /// How many stored versions match `filter`.
     pub fn count(&self, filter: &Filter) -> StoreResult<u64> {
-        self.docs.count_distinct(&self.collection, filter, "id")
+        self.docs().count(&self.collection, filter)
+    }
+
+    /// How many distinct entities match `filter`.
+    pub fn count_entities(&self, filter: &Filter) -> StoreResult<u64> {
+        self.docs().count_distinct(&self.collection, filter, "id")
     }
 }
 
