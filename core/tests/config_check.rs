@@ -134,7 +134,7 @@ impls = "x"
 [envs]
 impls = [5]
 
-[sandbox.providers.vercel]
+[sandbox.providers.fly]
 impl = "nocolon"
 
 [plugins.acme_browser]
@@ -158,7 +158,7 @@ x = "env:NOPE"
             "[plugins.bar]: Unresolved env:NOPE reference (no value and no default)",
             "[envs] impl must be a 'module:Class' string, got int: 5",
             "[task_steps] impls must be a list of 'module:Class' strings, got str",
-            "[sandbox.providers.vercel]: impl must be 'module.path:ClassName', got 'nocolon'",
+            "[sandbox.providers.fly]: impl must be 'module.path:ClassName', got 'nocolon'",
         ]
     );
     let (code, text) = p.run_with(&[], &["config", "check"]);
@@ -293,5 +293,22 @@ Fix them, then check with `agent-env config check`.
     assert!(
         !p.home.join(".local").exists(),
         "the refused run wrote state"
+    );
+}
+
+#[test]
+fn provider_tables_on_built_in_backends() {
+    let p = Project::new(
+        "[sandbox.providers.local]\nimpl = \"agentenv-alt:Box2\"\n[sandbox.providers.modal]\nconfig = { region = \"x\" }\nextra = 2\n[sandbox.providers.docker.config]\nimage = \"ok\"\n[state.providers.local_postgres]\nconfig = {}\n",
+    );
+    let (code, json) = p.check(&[]);
+    assert_eq!(code, 1);
+    assert_eq!(
+        messages(&json),
+        [
+            "config.toml sandbox provider 'local' collides with a built-in backend: a built-in's impl cannot be replaced; supply a config-only table instead",
+            "[sandbox.providers.modal] configures a built-in backend and accepts only a 'config' table; got ['extra', 'config']",
+            "config.toml state provider 'local_postgres' collides with a built-in backend",
+        ]
     );
 }

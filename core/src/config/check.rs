@@ -172,6 +172,9 @@ fn run_checks(
                 for entry in entries {
                     checked.registrations += 1;
                     let table = entry.table_name();
+                    if let Some(e) = builtin_provider_problem(&entry) {
+                        errors.push(e);
+                    }
                     if let Some(impl_name) = &entry.impl_name {
                         if let Err(e) = split_impl(impl_name) {
                             errors.push(e.at(format!("[{table}]")));
@@ -214,6 +217,25 @@ fn run_checks(
         notes.push(format!(
             "secret:{name} was not looked up: no secret store is built by this check"
         ));
+    }
+}
+
+/// A provider table on a built-in backend's name: a sandbox one may only configure it, a state one may not
+/// name it at all.
+fn builtin_provider_problem(entry: &super::registrations::ProviderEntry) -> Option<ConfigError> {
+    if !crate::registry::builtins::is_builtin(entry.kind.group(), &entry.name) {
+        return None;
+    }
+    match entry.kind {
+        ProviderKind::State => Some(ConfigError::StateProviderIsBuiltin {
+            name: entry.name.clone(),
+        }),
+        ProviderKind::Sandbox if entry.impl_name.is_some() => {
+            Some(ConfigError::SandboxProviderIsBuiltin {
+                name: entry.name.clone(),
+            })
+        }
+        ProviderKind::Sandbox => entry.config_only_violation("a built-in backend"),
     }
 }
 
