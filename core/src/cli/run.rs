@@ -112,7 +112,9 @@ pub fn run(args: RunArgs, _verbose: bool) -> i32 {
         Ok(p) => p,
         Err(e) => return super::fail(e),
     };
-    if let Err(e) = crate::config::check::preflight(&crate::config::ConfigDocument::load(), None) {
+    if let Err(e) =
+        crate::config::check::preflight(&crate::config::ConfigDocument::load(), None, &manifests)
+    {
         return super::fail(e);
     }
     let stores = local_stores::open();

@@ -315,12 +315,14 @@ pub struct PreflightError {
 }
 
 /// The check `agent-env run` makes before any step runs: the process's config, every store built (a plugin
-/// store is opened by `plugins` when given), every reference resolved.
+/// store is opened by `plugins` when given, else checked against the installed `manifests`), every
+/// reference resolved.
 pub fn preflight(
     doc: &ConfigDocument,
     plugins: Option<&dyn crate::stores::PluginStoreFactory>,
+    manifests: &[agent_env_protocol::manifest::Manifest],
 ) -> Result<(), PreflightError> {
-    let builder = super::build::StoresBuilder::new(doc, plugins);
+    let builder = super::build::StoresBuilder::new(doc, plugins).with_manifests(manifests);
     let problems = check_all(doc, &builder);
     if problems.is_empty() {
         Ok(())
