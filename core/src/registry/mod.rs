@@ -279,6 +279,7 @@ pub fn launch_of(manifest: &agent_env_protocol::manifest::Manifest) -> Launch {
         version: manifest.version.clone(),
         argv: manifest.resolved_exec(),
         manifest_path: manifest.path.clone(),
+        settings: serde_json::Map::new(),
     }
 }
 
