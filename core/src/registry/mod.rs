@@ -94,7 +94,7 @@ pub enum Resolved {
         package: String,
         version: String,
         class: String,
-        launch: Launch,
+        launch: Box<Launch>,
         /// A provider table's `config`.
         config: Option<toml::Table>,
         /// `Some(file-and-table)` when config, not a manifest, put it there.
@@ -232,7 +232,7 @@ impl Registry {
                     package: manifest.name.clone(),
                     version: manifest.version.clone(),
                     class: class.clone(),
-                    launch: launch_of(manifest),
+                    launch: Box::new(launch_of(manifest)),
                     config: config.clone(),
                     from_config: from_config.clone(),
                 })
