@@ -4,6 +4,7 @@
 //! figures, add `mod <area>;` below and one line to `SECTIONS`.
 
 mod host;
+mod report;
 mod stats;
 
 /// A bench section: its name (the CLI argument), what it measures, and the function that prints it.
@@ -18,6 +19,11 @@ const SECTIONS: &[Section] = &[
         name: "host",
         about: "plugin spawn + handshake, warm call round trip, 16 MiB payloads",
         run: host::run,
+    },
+    Section {
+        name: "report",
+        about: "agent-env --version, plugin list --no-load (200 manifests), plugin list --json (20 plugins)",
+        run: report::run,
     },
     // Other areas: one line each, e.g.
     // Section { name: "stores", about: "...", run: stores::run },
