@@ -85,6 +85,9 @@ pub(super) fn build(discovery: Discovery, config: ConfigState, loading: Loading<
             settle_cli_commands(&mut reg, &candidates);
             config_merge::merge(&mut reg);
             check_artifact_extra_names(&mut reg);
+            if all {
+                check_bundle_types(&mut reg);
+            }
         }
     }
     block_groups_with_errors(&mut reg);
@@ -467,8 +470,13 @@ fn classify_bundles(reg: &mut Registry, incompatible: &[Option<String>]) {
                 format!("{} {needs}", manifest.name),
             ))
         } else {
-            crate::report::bundle_check::problem(manifest.folder(), &claim.name, &claim.class)
-                .map(|p| Outcome::with(Status::Failed, codes::INVALID_PLUGIN, p))
+            crate::report::bundle_check::problem(
+                manifest.folder(),
+                &manifest.canonical_name(),
+                &claim.name,
+                &claim.class,
+            )
+            .map(|p| Outcome::with(Status::Failed, codes::INVALID_PLUGIN, p))
         };
         match outcome {
             Some(outcome) => {
@@ -637,6 +645,33 @@ fn check_artifact_extra_names(reg: &mut Registry) {
             reg.entries.remove(&("artifacts", claim.name.clone()));
             reg.failures.insert(
                 ("artifacts", claim.name.clone()),
+                format!("registered by {label} but {problem}"),
+            );
+            reg.claims[i].outcome = Outcome::with(Status::Failed, codes::INVALID_PLUGIN, problem);
+        }
+    }
+}
+
+/// With plugins loaded, a bundle whose steps or artifacts name a type that does not resolve is invalid.
+fn check_bundle_types(reg: &mut Registry) {
+    for i in 0..reg.claims.len() {
+        let claim = &reg.claims[i];
+        if claim.group != "bundles" || claim.outcome.status != Status::Active {
+            continue;
+        }
+        let manifest = &reg.discovery.plugins[claim.plugin].manifest;
+        let Ok(bundle) = crate::report::bundle_check::parse(
+            manifest.folder(),
+            &manifest.canonical_name(),
+            &claim.name,
+            &claim.class,
+        ) else {
+            continue;
+        };
+        if let Some(problem) = crate::report::bundle_check::type_problem(&bundle, reg) {
+            let label = reg.label(&reg.claims[i]);
+            reg.failures.insert(
+                ("bundles", reg.claims[i].name.clone()),
                 format!("registered by {label} but {problem}"),
             );
             reg.claims[i].outcome = Outcome::with(Status::Failed, codes::INVALID_PLUGIN, problem);
