@@ -4,6 +4,7 @@
 //! figures, add `mod <area>;` below and one line to `SECTIONS`.
 
 mod host;
+mod report;
 mod stats;
 mod stores;
 
@@ -21,6 +22,11 @@ const SECTIONS: &[Section] = &[
         run: host::run,
     },
     Section { name: "stores", about: "built-in object store: 134 MB put_file/download_to_file, 10,000 small puts; SQLite inserts", run: stores::run },
+    Section {
+        name: "report",
+        about: "agent-env --version, plugin list --no-load (200 manifests), plugin list --json (20 plugins)",
+        run: report::run,
+    },
     // Other areas: one line each, e.g.
     // Section { name: "stores", about: "...", run: stores::run },
 ];
