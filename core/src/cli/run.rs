@@ -12,8 +12,7 @@ use crate::bundle::installed::{InstalledBundle, Target};
 use crate::bundle::plan::{self, PlanContext, StepKind};
 use crate::bundle::tree::Tree;
 use crate::bundle::{self, BundleError};
-use crate::config::build::StoresBuilder;
-use crate::config::{check_all, ConfigDocument};
+use crate::config::ConfigDocument;
 use crate::discovery::{Discovery, SearchPath};
 use crate::registry::{Loading, Registry, RegistryError, Resolved};
 use crate::run::executor::NoPlugins;
@@ -130,20 +129,20 @@ pub fn run(args: RunArgs, _verbose: bool) -> i32 {
         Ok(p) => p,
         Err(e) => return super::fail(e),
     };
+    // A bad config (a store table that doesn't build, an unresolved reference) stops the run here,
+    // before anything is written or run.
     let config = ConfigDocument::load();
-    let mut problems = config_problems(&config);
+    if let Err(e) = crate::config::check::preflight(&config, None) {
+        return super::fail(e);
+    }
     let stores = local_stores::open();
     let ctx = RunPlanContext {
         stores: &stores,
         discovered: &discovered,
     };
     let plan = match plan::plan(&parsed, &args.tasks, &args.evals, &ctx) {
-        Ok(p) if problems.is_empty() => p,
-        Ok(_) => return super::fail(BundleError::new(problems)),
-        Err(e) => {
-            problems.extend(e.problems);
-            return super::fail(BundleError::new(problems));
-        }
+        Ok(p) => p,
+        Err(e) => return super::fail(e),
     };
     let plugins = match start_plugin_steps(&parsed, &plan, &stores, &config, &discovered) {
         Ok(p) => p,
@@ -163,23 +162,6 @@ pub fn run(args: RunArgs, _verbose: bool) -> i32 {
         p.shutdown();
     }
     code
-}
-
-/// What is wrong with the config, as problems a run reports before it writes anything.
-fn config_problems(config: &ConfigDocument) -> Vec<String> {
-    let mut problems = Vec::new();
-    if let Some(problem) = &config.error {
-        problems.push(problem.reason.clone());
-        return problems;
-    }
-    if config.path.is_none() {
-        return problems;
-    }
-    let builder = StoresBuilder::new(config, None);
-    for error in check_all(config, &builder) {
-        problems.push(error.to_string());
-    }
-    problems
 }
 
 /// Starts the plugins the plan's plugin steps need and preflights each step; `None` when no step

@@ -391,6 +391,16 @@ impl PluginProcess {
     }
 }
 
+impl std::fmt::Debug for PluginProcess {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("PluginProcess")
+            .field("package", &self.spec.package)
+            .field("executable", &self.executable)
+            .field("pid", &self.pid())
+            .finish_non_exhaustive()
+    }
+}
+
 impl Drop for PluginProcess {
     fn drop(&mut self) {
         self.stop();

@@ -162,20 +162,3 @@ pub fn assert_gone(pid: u32) {
         std::thread::sleep(Duration::from_millis(10));
     }
 }
-
-/// No child of this test process is a zombie.
-pub fn assert_no_zombie_children() {
-    let me = std::process::id() as i32;
-    for entry in std::fs::read_dir("/proc").into_iter().flatten().flatten() {
-        let Some(pid) = entry
-            .file_name()
-            .to_str()
-            .and_then(|s| s.parse::<i32>().ok())
-        else {
-            continue;
-        };
-        if let Some((state, ppid, _)) = proc_stat(pid) {
-            assert!(!(ppid == me && state == 'Z'), "zombie child {pid}");
-        }
-    }
-}

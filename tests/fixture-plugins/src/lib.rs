@@ -4,6 +4,7 @@
 //! start: one that works, and one for each way a plugin can misbehave.
 
 use std::collections::HashMap;
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Mutex;
 use std::time::Duration;
 
@@ -13,11 +14,14 @@ use agent_env_plugin_sdk::{
 
 /// Adds the methods every working fixture answers: `echo`, `sleep` (honours cancel), `pid`,
 /// `stderr` (writes a line to stderr), `big` (answers a string of `bytes` bytes) and `size`
-/// (measures the string `data` it was sent).
+/// (measures the string `data` it was sent), `cancelled` (how many `sleep`s saw a cancel).
 pub fn with_basics(plugin: Plugin) -> Plugin {
     plugin
         .method("echo", |_ctx, params| Ok(params))
         .method("sleep", sleep)
+        .method("cancelled", |_ctx, _| {
+            Ok(json!({ "count": CANCELLED.load(Ordering::SeqCst) }))
+        })
         .method("pid", |_ctx, _| Ok(json!({ "pid": std::process::id() })))
         .method("stderr", |_ctx, params| {
             eprintln!("{}", params["line"].as_str().unwrap_or("(no line)"));
@@ -32,10 +36,13 @@ pub fn with_basics(plugin: Plugin) -> Plugin {
         })
 }
 
+static CANCELLED: AtomicU64 = AtomicU64::new(0);
+
 fn sleep(ctx: &StepContext<'_>, params: Value) -> Result<Value, RpcError> {
     let ms = params["ms"].as_u64().unwrap_or(1000);
     for _ in 0..ms {
         if ctx.is_cancelled() {
+            CANCELLED.fetch_add(1, Ordering::SeqCst);
             return Err(RpcError::new(ErrorKind::Cancelled, "cancelled by the host"));
         }
         std::thread::sleep(Duration::from_millis(1));
