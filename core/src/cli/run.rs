@@ -144,9 +144,14 @@ pub fn run(args: RunArgs, _verbose: bool) -> i32 {
         Ok(p) => p,
         Err(e) => return super::fail(e),
     };
-    let plugins = match start_plugin_steps(&parsed, &plan, &stores, &config, &discovered) {
-        Ok(p) => p,
-        Err(e) => return super::fail(e),
+    // A dry run runs nothing, plugins included.
+    let plugins = if args.dry_run {
+        None
+    } else {
+        match start_plugin_steps(&parsed, &plan, &stores, &config, &discovered) {
+            Ok(p) => p,
+            Err(e) => return super::fail(e),
+        }
     };
     let options = RunOptions {
         dry_run: args.dry_run,
