@@ -416,21 +416,26 @@ fn scenario_12_an_invalid_table_blocks_its_group() {
     let report = sb.json(&["plugin", "list", "--json"], 0);
     assert_eq!(
         report["group_errors"]["agent_env.task_steps"],
-        serde_json::json!({"code": "config-invalid", "reason": "ConfigError: [task_steps] impls must be a list of '<package>:<Class>' strings, got str"})
+        serde_json::json!({"code": "config-invalid", "reason": "ConfigError: [task_steps] impls must be a list of 'module:Class' strings, got str"})
     );
     assert_eq!(
         outcome(&report, "agentenv-demo", "grade_essay"),
-        ("blocked".into(), "config-invalid".into(), "ConfigError: [task_steps] impls must be a list of '<package>:<Class>' strings, got str".into())
+        (
+            "blocked".into(),
+            "config-invalid".into(),
+            "ConfigError: [task_steps] impls must be a list of 'module:Class' strings, got str"
+                .into()
+        )
     );
     assert_eq!(outcome(&report, "agentenv-demo", "half").0, "failed");
     let text = sb.stdout(&["plugin", "list"], 0);
-    assert!(text.ends_with("\n(error) nothing in agent_env.task_steps loads: ConfigError: [task_steps] impls must be a list of '<package>:<Class>' strings, got str [config-invalid]\n"), "{text}");
+    assert!(text.ends_with("\n(error) nothing in agent_env.task_steps loads: ConfigError: [task_steps] impls must be a list of 'module:Class' strings, got str [config-invalid]\n"), "{text}");
     let show = sb.stdout(&["plugin", "show", "agentenv-demo"], 0);
     assert!(
         show.contains("  task step  grade_essay  GradeEssay  blocked: ConfigError: "),
         "{show}"
     );
-    assert!(show.ends_with("\n  (error) nothing in agent_env.task_steps loads: ConfigError: [task_steps] impls must be a list of '<package>:<Class>' strings, got str [config-invalid]\n"), "{show}");
+    assert!(show.ends_with("\n  (error) nothing in agent_env.task_steps loads: ConfigError: [task_steps] impls must be a list of 'module:Class' strings, got str [config-invalid]\n"), "{show}");
     assert_eq!(sb.run(&["plugin", "check"]).status.code(), Some(1));
 
     // A malformed file is a config error; loading, each group with claims that reads config is blocked.

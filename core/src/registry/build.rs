@@ -5,13 +5,13 @@ use std::collections::{BTreeMap, BTreeSet, HashMap};
 
 use agent_env_protocol::names::{report_group, GROUPS, TYPE_GROUPS};
 
-use super::config_merge;
 use super::load::Prober;
 use super::Loading;
 use super::{
     builtins, claim_label, compat, launch_of, validate, ClaimRecord, ConfigState, Entry, Outcome,
     Registry,
 };
+use super::{config_input, config_merge};
 use crate::discovery::Discovery;
 use crate::report::model::{codes, Claimant, Diagnostic, Status};
 
@@ -312,10 +312,18 @@ fn start_plugins(reg: &mut Registry, prober: &dyn Prober, candidates: &[usize]) 
     let mut plugins: BTreeSet<usize> = candidates.iter().map(|&i| reg.claims[i].plugin).collect();
     plugins.extend(config_merge::plugins_named_by_config(reg));
     let plugins: Vec<usize> = plugins.into_iter().collect();
-    let launches: Vec<_> = plugins
-        .iter()
-        .map(|&p| launch_of(&reg.discovery.plugins[p].manifest))
-        .collect();
+    let mut launches = Vec::with_capacity(plugins.len());
+    for &p in &plugins {
+        let mut launch = launch_of(&reg.discovery.plugins[p].manifest);
+        match config_input::settings(reg.config.document.as_ref(), &launch.package) {
+            Ok(settings) => launch.settings = settings,
+            Err(e) => reg.warnings.push(format!(
+                "{e}; plugin {} was started with no settings",
+                launch.package
+            )),
+        }
+        launches.push(launch);
+    }
     let probes = prober.probe_all(&launches);
     for (p, probe) in plugins.into_iter().zip(probes) {
         reg.probes.insert(p, probe);
