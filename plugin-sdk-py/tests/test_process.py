@@ -221,6 +221,29 @@ def test_the_plugin_exits_0_when_stdin_ends(start):
     assert plugin.process.wait(10) == 0
 
 
+def test_requests_written_just_before_stdin_ends_are_still_answered(start):
+    plugin = start()
+    init = plugin.start_request("initialize", {"protocol": {"min": 1, "max": 1}})
+    echo = plugin.start_request("execute", {"type": "echo", "step": {"id": "e"}, "context": {}})
+    plugin.close_stdin()
+    assert plugin.wait(init)["protocol"] == 1
+    assert plugin.wait(echo)["metadata"]["echo"]["step"] == {"id": "e"}
+    assert plugin.process.wait(10) == 0
+
+
+def test_a_step_still_running_when_stdin_ends_is_cancelled_and_the_plugin_exits_0(start):
+    plugin = start()
+    plugin.initialize()
+    slow = plugin.start_request("execute", {"type": "slow", "step": {}, "context": {}})
+    while not plugin.notifications:
+        time.sleep(0.02)
+    plugin.close_stdin()
+    assert plugin.process.wait(20) == 0
+    answer = plugin.wait_message(slow)
+    # Its answer, if it made it out before the exit, says it was cancelled; it never claims success.
+    assert answer is None or (isinstance(answer, wire.ErrorResponse) and answer.kind == "cancelled")
+
+
 def test_the_plugin_exits_0_after_shutdown_even_with_stdin_open(start):
     plugin = start()
     plugin.initialize()

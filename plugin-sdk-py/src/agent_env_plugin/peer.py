@@ -12,6 +12,7 @@ from __future__ import annotations
 import os
 import sys
 import threading
+import time
 
 from . import wire
 from .errors import ConnectionClosedError, MessageTooLargeError, error_for_kind, to_wire
@@ -24,6 +25,10 @@ if TYPE_CHECKING:
     Inline = Callable[["CallContext"], Any]
 
 READ_BUFFER_BYTES = 256 * 1024
+#: After stdin ends, how long requests still running may take to answer before the plugin exits
+#: (the host waits 2 s before it sends SIGTERM).
+DRAIN_SECONDS = 1.5
+CANCEL_GRACE_SECONDS = 0.5
 NOISE_SAMPLE_BYTES = 200
 
 
@@ -64,6 +69,7 @@ class Connection:
         inline: Optional[Dict[str, Inline]] = None,
         max_message_bytes: int = wire.MAX_MESSAGE_BYTES,
         name: str = "plugin",
+        drain_seconds: float = DRAIN_SECONDS,
     ) -> None:
         self._read_fd = read_fd
         self._write_fd = write_fd
@@ -73,6 +79,8 @@ class Connection:
         self._name = name
         self._write_lock = threading.Lock()
         self._state_lock = threading.Lock()
+        self._idle = threading.Condition(self._state_lock)
+        self._drain_seconds = drain_seconds
         self._pending: Dict[wire.Id, _Pending] = {}
         self._incoming: Dict[wire.Id, CallContext] = {}
         self._next_id = 0
@@ -165,7 +173,26 @@ class Connection:
                 reason = "shutdown"
         finally:
             self._close(reason)
+        self._drain(self._drain_seconds)
         return reason
+
+    def _drain(self, seconds: float) -> None:
+        """Lets the requests still running finish and answer (a host that closed its end early still
+        reads them), for at most `seconds`; then flags the stragglers as cancelled."""
+        deadline = time.monotonic() + seconds
+        with self._idle:
+            while self._incoming:
+                left = deadline - time.monotonic()
+                if left <= 0:
+                    break
+                self._idle.wait(left)
+            stragglers = list(self._incoming.values())
+        for ctx in stragglers:
+            ctx.cancel_event.set()
+        if stragglers:
+            # A step that watches `host.cancelled` gets a moment to stop and answer `cancelled`.
+            with self._idle:
+                self._idle.wait_for(lambda: not self._incoming, CANCEL_GRACE_SECONDS)
 
     def _skip_rest(self, reader: BinaryIO) -> None:
         while True:
@@ -217,8 +244,9 @@ class Connection:
             except MessageTooLargeError as too_large:
                 self.send_line(wire.encode_error(ctx.id, "message-too-large", f"the answer to {ctx.method}: {too_large}"))
         finally:
-            with self._state_lock:
+            with self._idle:
                 self._incoming.pop(ctx.id, None)
+                self._idle.notify_all()
 
     def _outcome(self, ctx: CallContext, handler: Handler) -> bytes:
         """The answer line: the handler's result, or the error it raised."""
@@ -268,12 +296,9 @@ class Connection:
         with self._state_lock:
             self._closed = True
             pending = list(self._pending.values())
-            incoming = list(self._incoming.values())
         for p in pending:
             p.error = ConnectionClosedError(f"the connection to the host closed ({reason})")
             p.done.set()
-        for ctx in incoming:
-            ctx.cancel_event.set()
 
     @property
     def in_flight(self) -> Set[wire.Id]:
