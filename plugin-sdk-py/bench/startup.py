@@ -16,7 +16,7 @@ import sys
 import tempfile
 import time
 
-PLUGIN = '''
+PLUGIN = """
 from agent_env_plugin import Plugin
 
 plugin = Plugin("agentenv-bench", "0.1.0")
@@ -26,7 +26,7 @@ def noop(step, context, host):
     return {}
 
 plugin.serve()
-'''
+"""
 
 INITIALIZE = (
     b'{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"host":{"name":"agent-env","version":"0.1.0"},'

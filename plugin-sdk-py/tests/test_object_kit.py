@@ -10,11 +10,10 @@ import sys
 from pathlib import Path
 
 import pytest
+from sdk_helpers import FIXTURE
 
-from agent_env_plugin import ObjectStore
 from agent_env_plugin.conformance import object_cases
 from agent_env_plugin.conformance.memory import MemoryObjectStore
-from sdk_helpers import FIXTURE
 
 
 def test_the_kit_has_the_17_cases():
@@ -85,7 +84,11 @@ def test_agent_env_store_check_object_passes_the_python_store(tmp_path, plugin_e
     plugin_dir = tmp_path / "plugins" / "agentenv-fixture"
     plugin_dir.mkdir(parents=True)
     manifest = subprocess.run(
-        [sys.executable, str(FIXTURE), "--agent-env-manifest"], env=plugin_env, capture_output=True, text=True, check=True
+        [sys.executable, str(FIXTURE), "--agent-env-manifest"],
+        env=plugin_env,
+        capture_output=True,
+        text=True,
+        check=True,
     ).stdout
     (plugin_dir / "agent-env-plugin.toml").write_text(manifest)
     project = tmp_path / "project"

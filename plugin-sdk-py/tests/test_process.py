@@ -7,14 +7,14 @@ import os
 import subprocess
 import sys
 import time
-import tomllib
 
 import pytest
+import tomllib
+from sdk_helpers import FIXTURE
 
 from agent_env_plugin import ConfigError, PluginError, wire
 from agent_env_plugin.errors import MessageTooLargeError
 from agent_env_plugin.testing import memory_host_object_store
-from sdk_helpers import FIXTURE
 
 CONTEXT = {"instance_id": "@local/~/demo/t-1", "metadata": {"task_id": "@local/~/demo/t"}, "deployed_sandboxes": []}
 
@@ -183,10 +183,12 @@ def test_unknown_methods_notifications_and_garbage_input(start):
     with pytest.raises(PluginError) as caught:
         plugin.request("no.such.method")
     assert caught.value.kind == "method-not-found"
-    plugin.send_raw(b"this is not json\n[1,2,3]\n\n{\"jsonrpc\":\"2.0\",\"method\":\"$/whatever\"}\n")
+    plugin.send_raw(b'this is not json\n[1,2,3]\n\n{"jsonrpc":"2.0","method":"$/whatever"}\n')
+    plugin.send_raw(b"[" * 200_000 + b"\n")  # too deep for the parser: noise, not a crash
+    plugin.send_raw(b"\xff\xfe not utf-8\n")
     assert execute(plugin, "echo")["metadata"]["echo"]["step"]["id"] == "echo"
     plugin.shutdown()
-    assert plugin.stderr.count("not a JSON-RPC message") == 2
+    assert plugin.stderr.count("not a JSON-RPC message") == 4
 
 
 def test_a_16_mib_payload_crosses_both_ways(start):
@@ -196,6 +198,16 @@ def test_a_16_mib_payload_crosses_both_ways(start):
     result = execute(plugin, "big", blob="y" * size, answer_size=size)
     assert result["metadata"]["received"] == size
     assert len(result["metadata"]["blob"]) == size
+
+
+def test_an_answer_over_64_mib_is_replaced_by_message_too_large(start):
+    plugin = start()
+    plugin.initialize()
+    id = plugin.start_request("execute", {"type": "big", "step": {"answer_size": 64 * 1024 * 1024 + 1}, "context": {}})
+    answer = plugin.wait_message(id, timeout=120)
+    assert isinstance(answer, wire.ErrorResponse) and answer.code == -32009
+    assert "pass large data by file path" in answer.message
+    assert execute(plugin, "echo")["metadata"]["echo"]["step"]["id"] == "echo"
 
 
 def test_a_line_over_64_mib_is_refused_with_message_too_large(start):
@@ -252,9 +264,7 @@ def test_the_plugin_exits_0_after_shutdown_even_with_stdin_open(start):
 
 
 def test_run_by_hand_it_says_what_it_is_and_exits_2(plugin_env):
-    done = subprocess.run(
-        [sys.executable, str(FIXTURE)], env=plugin_env, input=b"", capture_output=True, timeout=30
-    )
+    done = subprocess.run([sys.executable, str(FIXTURE)], env=plugin_env, input=b"", capture_output=True, timeout=30)
     assert done.returncode == 2
     assert done.stdout == b""
     lines = done.stderr.decode().splitlines()
@@ -314,7 +324,9 @@ def test_store_errors_keep_their_kind_across_the_pipe(start):
         "handle"
     ]
     assert handle == "s1"
-    url = plugin.request("store.object.put", {"handle": handle, "key": "k", "data": "aGk=", "content_type": None})["url"]
+    url = plugin.request("store.object.put", {"handle": handle, "key": "k", "data": "aGk=", "content_type": None})[
+        "url"
+    ]
     assert url == "mem://b/k"
     cases = [
         ("store.object.get", {"url": "mem://b/absent"}, -32000, "not-found"),
@@ -378,7 +390,9 @@ def test_command_mode_runs_a_cli_command_over_fds_3_and_4(plugin_env, tmp_path):
     requests = [
         wire.encode_request(1, "initialize", {"protocol": {"min": 1, "max": 1}, "package": "agentenv-fixture"}),
         wire.encode_request(
-            2, "cli.run", {"command": "fixture-hello", "argv": ["a", "b", "c"], "cwd": str(tmp_path), "interactive": False}
+            2,
+            "cli.run",
+            {"command": "fixture-hello", "argv": ["a", "b", "c"], "cwd": str(tmp_path), "interactive": False},
         ),
     ]
     os.write(to_plugin_w, b"".join(requests))

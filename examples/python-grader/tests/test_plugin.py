@@ -5,16 +5,16 @@ from __future__ import annotations
 import json
 import os
 import subprocess
-import tomllib
 from pathlib import Path
 
 import pytest
-
+import tomllib
 from agent_env_plugin import ConfigError, PluginError, wire
 from agent_env_plugin.conformance import object_cases
 from agent_env_plugin.testing import memory_host_object_store
-from agentenv_grader.store import FolderObjectStore
 from grader_helpers import INSTALLED_MANIFEST, PREFIX, agent_env_binary
+
+from agentenv_grader.store import FolderObjectStore
 
 
 def run_step(plugin, sandbox, **step):
@@ -52,7 +52,9 @@ def test_initialize_answer_matches_the_manifest(grader):
     answer = plugin.initialize()
     shipped = tomllib.loads(INSTALLED_MANIFEST.read_text())
     assert answer["plugin"] == {"name": shipped["plugin"]["name"], "version": shipped["plugin"]["version"]}
-    declared = {(group, name) for group, entries in shipped["provides"].items() if group != "stores" for name in entries}
+    declared = {
+        (group, name) for group, entries in shipped["provides"].items() if group != "stores" for name in entries
+    }
     answered = {(c["group"], c["name"]) for c in answer["contributions"]}
     assert answered == declared
     step = next(c for c in answer["contributions"] if c["name"] == "grade_keywords")
@@ -68,7 +70,11 @@ def test_grade_keywords_scores_a_file_in_the_sandbox_work_folder(grader, sandbox
     plugin = grader()
     plugin.initialize()
     result = run_step(
-        plugin, sandbox, sandbox_name="box", path="/app/answer.txt", keywords=["photosynthesis", "chlorophyll", "xylem"],
+        plugin,
+        sandbox,
+        sandbox_name="box",
+        path="/app/answer.txt",
+        keywords=["photosynthesis", "chlorophyll", "xylem"],
         verifier_id="keywords",
     )
     verification = result["metadata"]["verifications"]["keywords"]
@@ -111,8 +117,11 @@ def test_a_bad_step_is_refused_at_validate_and_fails_at_execute(grader, sandbox)
     assert caught.value.message == "step 'g': 'keywords' must be a non-empty list of strings"
     id = plugin.start_request(
         "execute",
-        {"type": "grade_keywords", "step": {"id": "g", "path": "a.txt", "keywords": ["k"], "sandbox_name": "nope"},
-         "context": {"deployed_sandboxes": [sandbox]}},
+        {
+            "type": "grade_keywords",
+            "step": {"id": "g", "path": "a.txt", "keywords": ["k"], "sandbox_name": "nope"},
+            "context": {"deployed_sandboxes": [sandbox]},
+        },
     )
     answer = plugin.wait_message(id)
     assert isinstance(answer, wire.ErrorResponse) and answer.code == -32020
@@ -214,10 +223,14 @@ def test_agent_env_discovers_the_plugin_from_path(installed, plugin_env, tmp_pat
     binary = agent_env_binary()
     if binary is None:
         pytest.skip("no agent-env binary (cargo build -p agent-env, or set AGENT_ENV_BIN)")
-    env = dict(plugin_env, PATH=f"{PREFIX / 'bin'}{os.pathsep}/usr/bin:/bin", AGENT_ENV_PLUGIN_DIR=str(tmp_path / "none"))
+    env = dict(
+        plugin_env, PATH=f"{PREFIX / 'bin'}{os.pathsep}/usr/bin:/bin", AGENT_ENV_PLUGIN_DIR=str(tmp_path / "none")
+    )
     done = subprocess.run([binary, "plugin", "list", "--json"], env=env, capture_output=True, text=True, timeout=120)
     said = done.stdout + done.stderr
-    if done.returncode != 0 and any(s in said for s in ("not built yet", "unexpected argument", "unrecognized subcommand")):
+    if done.returncode != 0 and any(
+        s in said for s in ("not built yet", "unexpected argument", "unrecognized subcommand")
+    ):
         pytest.skip(f"{binary} cannot list plugins yet: {said.strip()[:200]}")
     assert done.returncode == 0, said
     listed = json.loads(done.stdout)

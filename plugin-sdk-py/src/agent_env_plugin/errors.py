@@ -9,7 +9,7 @@ from __future__ import annotations
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
-    from typing import Any, Dict, Optional, Type
+    from typing import Any, Dict, Type
 
 
 class PluginError(Exception):
@@ -17,7 +17,7 @@ class PluginError(Exception):
 
     kind = "internal-error"
 
-    def __init__(self, message: str, data: Optional[Dict[str, Any]] = None) -> None:
+    def __init__(self, message: str, data: Dict[str, Any] | None = None) -> None:
         super().__init__(message)
         self.message = message
         self.data: Dict[str, Any] = dict(data or {})
@@ -141,7 +141,7 @@ _BY_KIND: Dict[str, Type[PluginError]] = {
 }
 
 
-def error_for_kind(kind: Optional[str], message: str, data: Optional[Dict[str, Any]] = None) -> PluginError:
+def error_for_kind(kind: str | None, message: str, data: Dict[str, Any] | None = None) -> PluginError:
     """The exception a failed call of that kind raises on this side."""
     cls = _BY_KIND.get(kind or "", PluginError)
     error = cls(message, data)

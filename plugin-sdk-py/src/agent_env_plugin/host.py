@@ -31,14 +31,14 @@ from .stores import (
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
-    from typing import Any, Callable, Dict, List, Optional
+    from typing import Any, Callable, Dict, List
 
     from .peer import CallContext
 
 _current = threading.local()
 
 
-def current_host() -> Optional[HostHandle]:
+def current_host() -> HostHandle | None:
     """The handle of the host call being answered on this thread, or None outside one."""
     return getattr(_current, "host", None)
 
@@ -88,7 +88,7 @@ class HostHandle:
         if self.cancelled:
             raise CancelledError(f"{self._ctx.method} was cancelled by the host")
 
-    def call(self, method: str, params: Optional[Dict[str, Any]] = None, timeout: Optional[float] = None) -> Any:
+    def call(self, method: str, params: Dict[str, Any] | None = None, timeout: float | None = None) -> Any:
         """Calls a `host.*` method and returns its result; a failed call raises the class of its kind."""
         return self._ctx.connection.call(method, params or {}, timeout)
 
@@ -97,7 +97,7 @@ class HostHandle:
         result = self.call("host.settings")
         return result if isinstance(result, dict) else {}
 
-    def progress(self, progress: float, total: Optional[float] = None, message: Optional[str] = None) -> None:
+    def progress(self, progress: float, total: float | None = None, message: str | None = None) -> None:
         """Sends `$/progress` about this call."""
         params: Dict[str, Any] = {"id": self._ctx.id, "progress": progress}
         if total is not None:
@@ -133,7 +133,12 @@ class WireObjectStore(ObjectStore):
     def put(
         self, key: str, data: bytes, content_type: str = DEFAULT_CONTENT_TYPE, allow_overwrite: bool = False
     ) -> str:
-        params = {"key": key, "data": _b64encode(data), "content_type": content_type, "allow_overwrite": allow_overwrite}
+        params = {
+            "key": key,
+            "data": _b64encode(data),
+            "content_type": content_type,
+            "allow_overwrite": allow_overwrite,
+        }
         return str(self._op("put", params)["url"])
 
     def put_file(self, key: str, file_path: str, content_type: str = DEFAULT_CONTENT_TYPE) -> str:
@@ -153,11 +158,11 @@ class WireObjectStore(ObjectStore):
     def download_to_file(self, object_url: str, dest_path: str) -> None:
         self._op("download_to_file", {"url": object_url, "path": os.path.abspath(dest_path)})
 
-    def get_object_metadata(self, key: str) -> Optional[ObjectMetadata]:
+    def get_object_metadata(self, key: str) -> ObjectMetadata | None:
         value = self._op("get_object_metadata", {"key": key}).get("metadata")
         return ObjectMetadata.from_wire(value) if isinstance(value, dict) else None
 
-    def get_object_metadata_at(self, object_url: str) -> Optional[ObjectMetadata]:
+    def get_object_metadata_at(self, object_url: str) -> ObjectMetadata | None:
         value = self._op("get_object_metadata_at", {"url": object_url}).get("metadata")
         return ObjectMetadata.from_wire(value) if isinstance(value, dict) else None
 
@@ -193,7 +198,7 @@ class HostSecretStore(SecretStore):
     def __init__(self, host: HostHandle) -> None:
         self._host = host
 
-    def get(self, name: str) -> Optional[str]:
+    def get(self, name: str) -> str | None:
         value = self._host.call("host.store.secret.get", {"name": name}).get("value")
         return value if isinstance(value, str) else None
 
@@ -213,7 +218,7 @@ class HostImageStore(ImageStore):
     def owns(self, ref: str) -> bool:
         return bool(self._host.call("host.store.image.owns", {"ref": ref})["owns"])
 
-    def auth(self, ref: str) -> Optional[Dict[str, str]]:
+    def auth(self, ref: str) -> Dict[str, str] | None:
         value = self._host.call("host.store.image.auth", {"ref": ref}).get("auth")
         return value if isinstance(value, dict) else None
 

@@ -19,7 +19,7 @@ from .errors import ConnectionClosedError, MessageTooLargeError, error_for_kind,
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
-    from typing import Any, BinaryIO, Callable, Dict, Optional, Set
+    from typing import Any, BinaryIO, Callable, Dict, Set
 
     Handler = Callable[["CallContext"], Any]
     Inline = Callable[["CallContext"], Any]
@@ -55,7 +55,7 @@ class _Pending:
     def __init__(self) -> None:
         self.done = threading.Event()
         self.result: Any = None
-        self.error: Optional[BaseException] = None
+        self.error: BaseException | None = None
 
 
 class Connection:
@@ -66,7 +66,7 @@ class Connection:
         read_fd: int,
         write_fd: int,
         handler: Handler,
-        inline: Optional[Dict[str, Inline]] = None,
+        inline: Dict[str, Inline] | None = None,
         max_message_bytes: int = wire.MAX_MESSAGE_BYTES,
         name: str = "plugin",
         drain_seconds: float = DRAIN_SECONDS,
@@ -111,10 +111,10 @@ class Connection:
                 return False
         return True
 
-    def notify(self, method: str, params: Optional[Dict[str, Any]] = None) -> None:
+    def notify(self, method: str, params: Dict[str, Any] | None = None) -> None:
         self.send_line(wire.encode_notification(method, params))
 
-    def call(self, method: str, params: Optional[Dict[str, Any]] = None, timeout: Optional[float] = None) -> Any:
+    def call(self, method: str, params: Dict[str, Any] | None = None, timeout: float | None = None) -> Any:
         """Calls the host and waits for its answer. A failed call raises the error class of its kind."""
         pending = _Pending()
         with self._state_lock:
@@ -242,7 +242,9 @@ class Connection:
             try:
                 self.send_line(line)
             except MessageTooLargeError as too_large:
-                self.send_line(wire.encode_error(ctx.id, "message-too-large", f"the answer to {ctx.method}: {too_large}"))
+                self.send_line(
+                    wire.encode_error(ctx.id, "message-too-large", f"the answer to {ctx.method}: {too_large}")
+                )
         finally:
             with self._idle:
                 self._incoming.pop(ctx.id, None)
@@ -254,7 +256,9 @@ class Connection:
             result = handler(ctx)
         except BaseException as exc:  # noqa: BLE001 - every failure becomes an error answer
             if isinstance(exc, (KeyboardInterrupt, SystemExit)):
-                return wire.encode_error(ctx.id, "internal-error", f"the handler of {ctx.method} tried to exit the plugin")
+                return wire.encode_error(
+                    ctx.id, "internal-error", f"the handler of {ctx.method} tried to exit the plugin"
+                )
             kind, message, data = to_wire(exc)
             return wire.encode_error(ctx.id, kind, message, data)
         try:
@@ -306,7 +310,7 @@ class Connection:
             return set(self._incoming)
 
 
-def _sniff_id(text: str) -> Optional[wire.Id]:
+def _sniff_id(text: str) -> wire.Id | None:
     """Finds `"id":<number or string>` near the start of a (possibly cut) message."""
     at = text.find('"id"')
     if at < 0:

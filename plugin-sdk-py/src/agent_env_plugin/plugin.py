@@ -30,9 +30,9 @@ from .stores import STORE_BASES, Store, call_store_op, check_config
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
-    from typing import Any, Callable, Dict, List, NoReturn, Optional, Sequence, Tuple, TypeVar, Union
+    from typing import Any, Callable, Dict, List, NoReturn, Sequence, Tuple, TypeVar, Union
 
-    from .contributions import CommandFunction, GenericMethod, RootOptionFunction, StepFunction, ValidateFunction
+    from .contributions import GenericMethod, RootOptionFunction, ValidateFunction
 
     T = TypeVar("T")
     S = TypeVar("S", bound=type)
@@ -74,9 +74,9 @@ class Plugin:
         name: str,
         version: str,
         protocol: Tuple[int, int] = (wire.MIN_PROTOCOL_VERSION, wire.PROTOCOL_VERSION),
-        description: Optional[str] = None,
-        requires: Optional[Dict[str, str]] = None,
-        exec: Optional[Sequence[str]] = None,
+        description: str | None = None,
+        requires: Dict[str, str] | None = None,
+        exec: Sequence[str] | None = None,
     ) -> None:
         if protocol[0] > protocol[1]:
             raise ValueError(f"protocol range {protocol} has its minimum above its maximum")
@@ -88,7 +88,7 @@ class Plugin:
         self.exec = list(exec) if exec is not None else None
         self.package = name
         self.settings: Dict[str, Any] = {}
-        self.chosen_protocol: Optional[int] = None
+        self.chosen_protocol: int | None = None
         self._steps: Dict[str, TaskStep] = {}
         self._commands: Dict[str, CliCommand] = {}
         self._root_options: Dict[str, RootOption] = {}
@@ -104,9 +104,9 @@ class Plugin:
     def task_step(
         self,
         name: str,
-        cls: Optional[str] = None,
-        validate: Optional[ValidateFunction] = None,
-        description: Optional[str] = None,
+        cls: str | None = None,
+        validate: ValidateFunction | None = None,
+        description: str | None = None,
     ) -> Callable[[T], T]:
         """Registers a task step type: decorate a function `(step, context, host) -> dict`, or a
         `TaskStep` subclass. `cls` is the class label the manifest names (default: the function or
@@ -134,19 +134,21 @@ class Plugin:
     def add_task_step(self, step: TaskStep) -> TaskStep:
         """Registers a `TaskStep` instance under its `type`."""
         if not step.type:
-            raise ValueError(f"{type(step).__name__} has no type; set `type = \"my_step\"` on the class")
+            raise ValueError(f'{type(step).__name__} has no type; set `type = "my_step"` on the class')
         if step.type in self._steps:
             raise ValueError(f"task step type '{step.type}' is registered twice in {self.name}")
         self._steps[step.type] = step
         return step
 
-    def store(self, target: Optional[S] = None, *, cls: Optional[str] = None) -> Any:
+    def store(self, target: S | None = None, *, cls: str | None = None) -> Any:
         """Registers a store class (a subclass of `ObjectStore`, `DocumentStore`, `ImageStore` or
         `SecretStore`). Use as `@plugin.store` or `plugin.store(MyStore, cls="Label")`."""
 
         def register(store_cls: S) -> S:
             if not (isinstance(store_cls, type) and issubclass(store_cls, Store)) or store_cls.kind not in STORE_BASES:
-                raise TypeError(f"{store_cls!r} is not a subclass of ObjectStore, DocumentStore, ImageStore or SecretStore")
+                raise TypeError(
+                    f"{store_cls!r} is not a subclass of ObjectStore, DocumentStore, ImageStore or SecretStore"
+                )
             label = cls or store_cls.__name__
             if label in self._store_classes:
                 raise ValueError(f"store class '{label}' is registered twice in {self.name}")
@@ -155,9 +157,7 @@ class Plugin:
 
         return register(target) if target is not None else register
 
-    def cli_command(
-        self, name: str, cls: Optional[str] = None, description: Optional[str] = None
-    ) -> Callable[[T], T]:
+    def cli_command(self, name: str, cls: str | None = None, description: str | None = None) -> Callable[[T], T]:
         """Registers `agent-env <name>`: decorate a function `(argv, host) -> int` or a `CliCommand`
         subclass."""
 
@@ -179,14 +179,14 @@ class Plugin:
 
     def add_cli_command(self, command: CliCommand) -> CliCommand:
         if not command.name:
-            raise ValueError(f"{type(command).__name__} has no name; set `name = \"my-command\"` on the class")
+            raise ValueError(f'{type(command).__name__} has no name; set `name = "my-command"` on the class')
         if command.name in self._commands:
             raise ValueError(f"CLI command '{command.name}' is registered twice in {self.name}")
         self._commands[command.name] = command
         return command
 
     def root_option(
-        self, name: str, flag: Optional[str] = None, cls: Optional[str] = None, description: Optional[str] = None
+        self, name: str, flag: str | None = None, cls: str | None = None, description: str | None = None
     ) -> Callable[[RootOptionFunction], RootOptionFunction]:
         """Registers a root option: a function `(value, host) -> config path or None`. `flag` defaults to
         `--<name>`."""
@@ -207,10 +207,10 @@ class Plugin:
         group: str,
         name: str,
         handlers: Dict[str, GenericMethod],
-        cls: Optional[str] = None,
-        type: Optional[str] = None,
-        methods: Optional[Sequence[str]] = None,
-        description: Optional[str] = None,
+        cls: str | None = None,
+        type: str | None = None,
+        methods: Sequence[str] | None = None,
+        description: str | None = None,
     ) -> Contribution:
         """Registers a contribution to any other group (`envs`, `sandbox_providers`, ...). `handlers` maps
         each method it implements to a function `(params, host) -> JSON value`; the host calls them as
@@ -236,7 +236,16 @@ class Plugin:
         """The `contributions` of the `initialize` answer."""
         out: List[Dict[str, Any]] = []
         for step in self._steps.values():
-            out.append(_info("task_steps", step.type, step.type, step.label or type(step).__name__, step.methods(), step.description))
+            out.append(
+                _info(
+                    "task_steps",
+                    step.type,
+                    step.type,
+                    step.label or type(step).__name__,
+                    step.methods(),
+                    step.description,
+                )
+            )
         for command in self._commands.values():
             label = command.label or command.name
             out.append(_info("cli_plugins", command.name, command.name, label, ["run"], command.description))
@@ -256,9 +265,9 @@ class Plugin:
             out.append(entry)
         return out
 
-    def manifest(self, exec_argv: Optional[Sequence[str]] = None) -> str:
+    def manifest(self, exec_argv: Sequence[str] | None = None) -> str:
         """The manifest (TOML) for what is registered; `exec` is this program unless given."""
-        provides: Dict[str, List[Tuple[str, str, Optional[str]]]] = {}
+        provides: Dict[str, List[Tuple[str, str, str | None]]] = {}
         for info in self.contributions():
             provides.setdefault(info["group"], []).append((info["name"], info["class"], info.get("description")))
         stores = [(label, cls.kind) for label, cls in self._store_classes.items()]
@@ -368,7 +377,9 @@ class Plugin:
 
             sys.stderr.write(f"task step '{step.type}' failed:\n{traceback.format_exc()}")
             sys.stderr.flush()
-            error = PluginError(f"{error_type}: {text}" if text else error_type, {"error_type": error_type, "message": text})
+            error = PluginError(
+                f"{error_type}: {text}" if text else error_type, {"error_type": error_type, "message": text}
+            )
             error.kind = "step-failed"
             raise error from exc
         if result is None:
@@ -376,7 +387,10 @@ class Plugin:
         if not isinstance(result, dict):
             error = PluginError(
                 f"TypeError: task step '{step.type}' returned {type(result).__name__}, not a dict",
-                {"error_type": "TypeError", "message": f"task step '{step.type}' returned {type(result).__name__}, not a dict"},
+                {
+                    "error_type": "TypeError",
+                    "message": f"task step '{step.type}' returned {type(result).__name__}, not a dict",
+                },
             )
             error.kind = "step-failed"
             raise error
@@ -453,9 +467,7 @@ class Plugin:
 
     def _root_option(self, params: Dict[str, Any], host: HostHandle) -> Dict[str, Any]:
         flag = _need_str(params, "cli.root_option", "flag")
-        option = next(
-            (o for o in self._root_options.values() if flag in (o.flag, o.name, f"--{o.name}")), None
-        )
+        option = next((o for o in self._root_options.values() if flag in (o.flag, o.name, f"--{o.name}")), None)
         if option is None:
             raise InvalidValueError(f"{self.name} has no root option '{flag}'")
         value = params.get("value")
@@ -480,11 +492,11 @@ class Plugin:
 
     # ---------------------------------------------------------------- serving
 
-    def serve(self, argv: Optional[Sequence[str]] = None) -> NoReturn:
+    def serve(self, argv: Sequence[str] | None = None) -> NoReturn:
         """Runs the plugin until the host is done, then exits the process (see `run_server`)."""
         sys.exit(self.run_server(argv))
 
-    def run_server(self, argv: Optional[Sequence[str]] = None) -> int:
+    def run_server(self, argv: Sequence[str] | None = None) -> int:
         """Checks how it was started, takes the protocol streams and answers the host until stdin ends
         or `shutdown` comes. Returns the exit status: 0, or 2 when run by hand."""
         args = list(sys.argv[1:] if argv is None else argv)
@@ -523,7 +535,7 @@ class Plugin:
         ctx.connection.stop()
 
 
-def _protocol_fds() -> Optional[Tuple[int, int]]:
+def _protocol_fds() -> Tuple[int, int] | None:
     """The fds the protocol runs over. In command mode (`AGENT_ENV_RPC_FDS=3,4`) they are given and the
     terminal keeps stdin/stdout; otherwise stdout is moved aside at the fd level so nothing but the
     protocol reaches it, and stdin is replaced by /dev/null so no child process can eat protocol input."""
@@ -535,7 +547,9 @@ def _protocol_fds() -> Optional[Tuple[int, int]]:
             os.fstat(read_fd)
             os.fstat(write_fd)
         except (ValueError, OSError) as exc:
-            sys.stderr.write(f"{wire.RPC_FDS_VAR}={spec!r} does not name two open file descriptors 'read,write': {exc}\n")
+            sys.stderr.write(
+                f"{wire.RPC_FDS_VAR}={spec!r} does not name two open file descriptors 'read,write': {exc}\n"
+            )
             return None
         os.set_inheritable(read_fd, False)
         os.set_inheritable(write_fd, False)
@@ -544,13 +558,17 @@ def _protocol_fds() -> Optional[Tuple[int, int]]:
         sys.stdout.flush()
     except (OSError, ValueError):
         pass
-    write_fd = os.dup(1)  # non-inheritable: children never see the protocol stream
-    os.dup2(2, 1)
+    try:
+        write_fd = os.dup(1)  # non-inheritable: children never see the protocol stream
+        read_fd = os.dup(0)
+        os.dup2(2, 1)
+        null_fd = os.open(os.devnull, os.O_RDONLY)
+        os.dup2(null_fd, 0)
+        os.close(null_fd)
+    except OSError as exc:
+        sys.stderr.write(f"cannot take stdin and stdout for the agent-env protocol: {exc}\n")
+        return None
     sys.stdout = sys.stderr
-    read_fd = os.dup(0)
-    null_fd = os.open(os.devnull, os.O_RDONLY)
-    os.dup2(null_fd, 0)
-    os.close(null_fd)
     return read_fd, write_fd
 
 
@@ -564,7 +582,7 @@ def _own_argv() -> List[str]:
 
 
 def _info(
-    group: str, name: str, type_name: str, label: str, methods: List[str], description: Optional[str]
+    group: str, name: str, type_name: str, label: str, methods: List[str], description: str | None
 ) -> Dict[str, Any]:
     info: Dict[str, Any] = {"group": group, "name": name, "type": type_name, "class": label, "methods": methods}
     if description:
@@ -572,7 +590,7 @@ def _info(
     return info
 
 
-def _first_doc_line(target: Any) -> Optional[str]:
+def _first_doc_line(target: Any) -> str | None:
     doc = getattr(target, "__doc__", None)
     if not doc:
         return None

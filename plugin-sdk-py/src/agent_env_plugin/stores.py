@@ -16,12 +16,12 @@ from .errors import ConfigError, NotSupportedError, ObjectNotFoundError
 TYPE_CHECKING = False
 if TYPE_CHECKING:
     import datetime
-    from typing import IO, Any, ClassVar, Dict, List, Optional, Sequence, Union
+    from typing import IO, Any, ClassVar, Dict, List, Sequence, Union
 
 DEFAULT_CONTENT_TYPE = "application/octet-stream"
 
 
-class Store(ABC):
+class Store(ABC):  # noqa: B024 - the kinds below add the abstract methods
     """What every store kind shares: its kind, its config keys and how it is built."""
 
     kind: ClassVar[str] = ""
@@ -66,11 +66,11 @@ class ObjectMetadata:
 
     def __init__(
         self,
-        content_type: Optional[str] = None,
-        size: Optional[int] = None,
-        last_modified: Optional[datetime.datetime] = None,
-        content_encoding: Optional[str] = None,
-        etag: Optional[str] = None,
+        content_type: str | None = None,
+        size: int | None = None,
+        last_modified: datetime.datetime | None = None,
+        content_encoding: str | None = None,
+        etag: str | None = None,
     ) -> None:
         self.content_type = content_type
         self.size = size
@@ -132,7 +132,7 @@ class ObjectStore(Store):
     def get(self, object_url: str) -> bytes: ...
 
     @abstractmethod
-    def get_object_metadata(self, key: str) -> Optional[ObjectMetadata]: ...
+    def get_object_metadata(self, key: str) -> ObjectMetadata | None: ...
 
     @abstractmethod
     def list(self, prefix: str) -> List[str]: ...
@@ -157,7 +157,7 @@ class ObjectStore(Store):
         with open(dest_path, "wb") as handle:
             handle.write(data)
 
-    def get_object_metadata_at(self, object_url: str) -> Optional[ObjectMetadata]:
+    def get_object_metadata_at(self, object_url: str) -> ObjectMetadata | None:
         return self.get_object_metadata(self.get_object_key(object_url))
 
     def list_at(self, url_prefix: str) -> List[str]:
@@ -241,7 +241,7 @@ class ImageStore(Store):
     @abstractmethod
     def owns(self, ref: str) -> bool: ...
 
-    def auth(self, ref: str) -> Optional[Dict[str, str]]:
+    def auth(self, ref: str) -> Dict[str, str] | None:
         """`{registry, username, password}` to push or pull `ref`, or None when none is needed."""
         return None
 
@@ -252,7 +252,7 @@ class SecretStore(Store):
     kind = "secret"
 
     @abstractmethod
-    def get(self, name: str) -> Optional[str]: ...
+    def get(self, name: str) -> str | None: ...
 
 
 STORE_BASES: Dict[str, type[Store]] = {
@@ -281,7 +281,7 @@ def _b64decode(text: str) -> bytes:
         raise InvalidParamsError(f"'data' is not standard base64: {exc}") from exc
 
 
-def _metadata(value: Any) -> Optional[Dict[str, Any]]:
+def _metadata(value: Any) -> Dict[str, Any] | None:
     if value is None:
         return None
     if isinstance(value, ObjectMetadata):

@@ -21,7 +21,7 @@ from .store import FolderObjectStore
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
-    from typing import Any, Dict, List, Optional
+    from typing import Any, Dict, List
 
 __version__ = "0.1.0"
 
@@ -97,7 +97,7 @@ def grader_command(argv: List[str], host: HostHandle) -> int:
     return 0 if verification["score"] == 1.0 else 1
 
 
-def main(argv: Optional[List[str]] = None) -> None:
+def main(argv: List[str] | None = None) -> None:
     """The console script agent-env starts (`agentenv-grader`)."""
     plugin.serve(argv)
 

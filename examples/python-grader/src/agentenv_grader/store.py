@@ -29,7 +29,7 @@ from agent_env_plugin import (
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
-    from typing import Iterator, List, Optional
+    from typing import Iterator, List
 
 RESERVED = (".agentenv-tmp", ".agentenv-meta")
 SCHEME = "folder://"
@@ -159,7 +159,7 @@ class FolderObjectStore(ObjectStore):
         os.makedirs(os.path.dirname(os.path.abspath(dest_path)), exist_ok=True)
         shutil.copyfile(source, dest_path)
 
-    def get_object_metadata(self, key: str) -> Optional[ObjectMetadata]:
+    def get_object_metadata(self, key: str) -> ObjectMetadata | None:
         path = self._path(key)
         try:
             info = os.stat(path)
