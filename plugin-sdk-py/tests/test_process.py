@@ -291,6 +291,7 @@ def test_agent_env_manifest_prints_a_manifest_discovery_can_read(plugin_env):
         "MemoryObjectStore": "object",
         "ContentAddressedObjectStore": "object",
         "FixtureSecrets": "secret",
+        "TinyDocuments": "document",
     }
 
 
@@ -433,3 +434,41 @@ def test_manifest_of_a_plugin_is_valid_toml_with_quoted_keys():
     assert parsed["plugin"]["requires"] == {"agentenv-framework": ">=0.1.0"}
     assert parsed["provides"]["envs"] == {"weird.name": 'Class "Q"'}
     assert json.loads(json.dumps(parsed))  # plain data
+
+
+def test_a_document_store_answers_in_the_wire_shapes(start):
+    plugin = start()
+    plugin.initialize()
+    handle = plugin.request("store.open", {"kind": "document", "class": "TinyDocuments", "config": {}})["handle"]
+
+    def call(op, **params):
+        return plugin.request(f"store.document.{op}", {"handle": handle, "collection": "tasks", **params})
+
+    assert call("insert", doc={"id": "t1", "v": 1}) is None
+    assert call("find_one", filter={"id": [{"op": "eq", "value": "t1"}]}, sort=None) == {"doc": {"id": "t1", "v": 1}}
+    assert call("find_one", filter={"id": [{"op": "eq", "value": "zz"}]}) == {"doc": None}
+    assert call("count", filter={}, some_future_param=True) == {"count": 1}  # unknown params are ignored
+    for op, params, kind in (
+        ("insert", {"doc": {"id": "t1"}}, "duplicate-key"),
+        ("delete", {"filter": {}}, "not-supported"),
+        ("count", {}, "invalid-params"),
+    ):
+        with pytest.raises(PluginError) as caught:
+            call(op, **params)
+        assert caught.value.kind == kind, op
+    assert "TinyDocuments does not implement delete" in str(pytest.raises(PluginError, call, "delete", filter={}).value)
+
+
+def test_host_documents_unwrap_the_wire_shapes(start):
+    methods = {
+        "host.store.document.find_one": lambda p: {"doc": {"id": "t1", "filter_was": p["filter"]}},
+        "host.store.document.count": lambda p: {"count": 7},
+    }
+    plugin = start(host_methods=methods)
+    plugin.initialize()
+    meta = execute(plugin, "documents")["metadata"]
+    assert meta == {"found": {"id": "t1", "filter_was": {"id": [{"op": "eq", "value": "t1"}]}}, "count": 7}
+    assert plugin.host_calls[0] == (
+        "host.store.document.find_one",
+        {"collection": "tasks", "filter": {"id": [{"op": "eq", "value": "t1"}]}, "sort": None},
+    )

@@ -20,6 +20,7 @@ from .errors import (
 )
 from .stores import (
     DEFAULT_CONTENT_TYPE,
+    DOCUMENT_RESULT_KEYS,
     DocumentStore,
     ImageStore,
     ObjectMetadata,
@@ -224,37 +225,55 @@ class HostImageStore(ImageStore):
 
 
 class HostDocumentStore(DocumentStore):
-    """The host's configured document store; each operation passes its keyword arguments through."""
+    """The host's configured document store (`host.store.document.*`); answers come back as plain values."""
 
     def __init__(self, host: HostHandle) -> None:
         self._host = host
 
     def _op(self, op: str, collection: str, args: Dict[str, Any]) -> Any:
-        return self._host.call(f"host.store.document.{op}", {"collection": collection, **args})
+        answer = self._host.call(f"host.store.document.{op}", {"collection": collection, **args})
+        key = DOCUMENT_RESULT_KEYS[op]
+        return answer.get(key) if key is not None and isinstance(answer, dict) else None
 
-    def find_one(self, collection: str, **args: Any) -> Any:
-        return self._op("find_one", collection, args)
+    def find_one(self, collection: str, filter: Dict[str, Any], sort: List[Dict[str, Any]] | None = None) -> Any:
+        return self._op("find_one", collection, {"filter": filter, "sort": sort})
 
-    def query(self, collection: str, **args: Any) -> Any:
-        return self._op("query", collection, args)
+    def query(
+        self,
+        collection: str,
+        filter: Dict[str, Any],
+        sort: List[Dict[str, Any]] | None = None,
+        limit: int | None = None,
+        offset: int = 0,
+    ) -> List[Any]:
+        docs = self._op("query", collection, {"filter": filter, "sort": sort, "limit": limit, "offset": offset})
+        return list(docs or [])
 
-    def count(self, collection: str, **args: Any) -> Any:
-        return self._op("count", collection, args)
+    def count(self, collection: str, filter: Dict[str, Any]) -> int:
+        return int(self._op("count", collection, {"filter": filter}) or 0)
 
-    def insert(self, collection: str, **args: Any) -> Any:
-        return self._op("insert", collection, args)
+    def insert(self, collection: str, doc: Dict[str, Any]) -> None:
+        self._op("insert", collection, {"doc": doc})
 
-    def update(self, collection: str, **args: Any) -> Any:
-        return self._op("update", collection, args)
+    def update(self, collection: str, filter: Dict[str, Any], update: Dict[str, Any], upsert: bool = False) -> int:
+        return int(self._op("update", collection, {"filter": filter, "update": update, "upsert": upsert}) or 0)
 
-    def update_one_and_get(self, collection: str, **args: Any) -> Any:
-        return self._op("update_one_and_get", collection, args)
+    def update_one_and_get(
+        self,
+        collection: str,
+        filter: Dict[str, Any],
+        update: Dict[str, Any],
+        return_after: bool = True,
+        upsert: bool = False,
+    ) -> Any:
+        params = {"filter": filter, "update": update, "return_after": return_after, "upsert": upsert}
+        return self._op("update_one_and_get", collection, params)
 
-    def replace(self, collection: str, **args: Any) -> Any:
-        return self._op("replace", collection, args)
+    def replace(self, collection: str, filter: Dict[str, Any], doc: Dict[str, Any], upsert: bool = False) -> int:
+        return int(self._op("replace", collection, {"filter": filter, "doc": doc, "upsert": upsert}) or 0)
 
-    def delete(self, collection: str, **args: Any) -> Any:
-        return self._op("delete", collection, args)
+    def delete(self, collection: str, filter: Dict[str, Any]) -> int:
+        return int(self._op("delete", collection, {"filter": filter}) or 0)
 
-    def ensure_index(self, collection: str, **args: Any) -> Any:
-        return self._op("ensure_index", collection, args)
+    def ensure_index(self, collection: str, fields: List[str], unique: bool = False) -> None:
+        self._op("ensure_index", collection, {"fields": fields, "unique": unique})
