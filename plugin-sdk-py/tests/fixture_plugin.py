@@ -180,5 +180,11 @@ plugin.contribute(
     cls="FixtureBox",
 )
 
+
+@plugin.method("fixture.ping")
+def ping(params, host):
+    return {"pong": params.get("n", 0) + 1}
+
+
 if __name__ == "__main__":
     plugin.serve()

@@ -361,6 +361,7 @@ def test_generic_contributions_and_root_options(start):
         "config_path": "/tenants/acme.toml"
     }
     assert plugin.request("cli.root_option", {"flag": "--tenant", "value": None}) == {}
+    assert plugin.request("fixture.ping", {"n": 41}) == {"pong": 42}
 
 
 def test_command_mode_runs_a_cli_command_over_fds_3_and_4(plugin_env, tmp_path):

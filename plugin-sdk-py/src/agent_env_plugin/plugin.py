@@ -98,6 +98,7 @@ class Plugin:
         self._store_lock = threading.Lock()
         self._next_handle = 0
         self._shutdown_hooks: List[Callable[[], None]] = []
+        self._methods: Dict[str, GenericMethod] = {}
 
     # ---------------------------------------------------------------- registration
 
@@ -225,6 +226,19 @@ class Plugin:
         self._generic[(group, name)] = contribution
         return contribution
 
+    def method(self, name: str) -> Callable[[GenericMethod], GenericMethod]:
+        """Answers the request method `name` with a function `(params, host) -> JSON value`: the escape
+        hatch for anything the protocol adds that has no registration of its own (the Rust SDK's
+        `Plugin::method`)."""
+
+        def register(function: GenericMethod) -> GenericMethod:
+            if name in self._methods:
+                raise ValueError(f"method '{name}' is registered twice in {self.name}")
+            self._methods[name] = function
+            return function
+
+        return register
+
     def on_shutdown(self, hook: Callable[[], None]) -> Callable[[], None]:
         """Runs `hook()` when the host sends `shutdown` (after the open stores are closed)."""
         self._shutdown_hooks.append(hook)
@@ -328,6 +342,9 @@ class Plugin:
             _current.host = None
 
     def _dispatch(self, method: str, params: Dict[str, Any], host: HostHandle) -> Any:
+        custom = self._methods.get(method)
+        if custom is not None:
+            return custom(params, host)
         if method == "execute":
             return self._execute(params, host)
         if method == "task_step.validate":
