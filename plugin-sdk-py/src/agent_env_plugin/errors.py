@@ -118,6 +118,18 @@ class StepFailedError(PluginError):
         return value if isinstance(value, str) else "Exception"
 
 
+class MethodNotFoundError(PluginError):
+    """No such method."""
+
+    kind = "method-not-found"
+
+
+class ProtocolMismatchError(PluginError):
+    """No protocol version in common; `data` holds `supported` and `requested`."""
+
+    kind = "protocol-mismatch"
+
+
 class ConnectionClosedError(PluginError):
     """The connection ended before an answer came."""
 
@@ -138,6 +150,8 @@ _BY_KIND: Dict[str, Type[PluginError]] = {
     "cancelled": CancelledError,
     "message-too-large": MessageTooLargeError,
     "step-failed": StepFailedError,
+    "method-not-found": MethodNotFoundError,
+    "protocol-mismatch": ProtocolMismatchError,
 }
 
 

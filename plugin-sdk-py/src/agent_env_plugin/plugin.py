@@ -22,7 +22,10 @@ from .errors import (
     ConfigError,
     InvalidParamsError,
     InvalidValueError,
+    MethodNotFoundError,
     PluginError,
+    ProtocolMismatchError,
+    StepFailedError,
 )
 from .host import HostHandle, _current
 from .peer import CallContext, Connection
@@ -39,9 +42,13 @@ if TYPE_CHECKING:
 
 
 def _method_not_found(method: str, where: str) -> PluginError:
-    error = PluginError(f"no method '{method}' in {where}")
-    error.kind = "method-not-found"
-    return error
+    return MethodNotFoundError(f"no method '{method}' in {where}")
+
+
+def _step_failed(error_type: str, message: str) -> StepFailedError:
+    """`step-failed`, as the run prints it: `<error_type>: <message>`."""
+    text = f"{error_type}: {message}" if message else error_type
+    return StepFailedError(text, {"error_type": error_type, "message": message})
 
 
 def _need_str(params: Dict[str, Any], method: str, name: str) -> str:
@@ -301,7 +308,7 @@ class Plugin:
             raise InvalidParamsError('initialize needs \'protocol\': {"min": N, "max": M}')
         chosen = wire.negotiate(requested, self.protocol)
         if chosen is None:
-            error = PluginError(
+            raise ProtocolMismatchError(
                 f"{self.name} {self.version} speaks protocol {wire.range_text(self.protocol)}, "
                 f"the host speaks {wire.range_text(requested)}; install a version of one that speaks the other's",
                 {
@@ -309,8 +316,6 @@ class Plugin:
                     "requested": {"min": requested[0], "max": requested[1]},
                 },
             )
-            error.kind = "protocol-mismatch"
-            raise error
         self.chosen_protocol = chosen
         self.settings = _need_dict(params, "initialize", "settings")
         package = params.get("package")
@@ -394,23 +399,11 @@ class Plugin:
 
             sys.stderr.write(f"task step '{step.type}' failed:\n{traceback.format_exc()}")
             sys.stderr.flush()
-            error = PluginError(
-                f"{error_type}: {text}" if text else error_type, {"error_type": error_type, "message": text}
-            )
-            error.kind = "step-failed"
-            raise error from exc
+            raise _step_failed(error_type, text) from exc
         if result is None:
             return {"metadata": {}}
         if not isinstance(result, dict):
-            error = PluginError(
-                f"TypeError: task step '{step.type}' returned {type(result).__name__}, not a dict",
-                {
-                    "error_type": "TypeError",
-                    "message": f"task step '{step.type}' returned {type(result).__name__}, not a dict",
-                },
-            )
-            error.kind = "step-failed"
-            raise error
+            raise _step_failed("TypeError", f"task step '{step.type}' returned {type(result).__name__}, not a dict")
         return result
 
     def _validate(self, params: Dict[str, Any]) -> None:

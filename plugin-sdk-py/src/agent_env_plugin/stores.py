@@ -455,11 +455,9 @@ def call_store_op(store: Store, op: str, params: Dict[str, Any]) -> Any:
 
 
 def _unknown_op(kind: str, op: str) -> Any:
-    from .errors import PluginError
+    from .errors import MethodNotFoundError
 
-    error = PluginError(f"no method 'store.{kind}.{op}': {kind} stores have no operation '{op}'")
-    error.kind = "method-not-found"
-    raise error
+    raise MethodNotFoundError(f"no method 'store.{kind}.{op}': {kind} stores have no operation '{op}'")
 
 
 __all__ = [
