@@ -219,19 +219,93 @@ def test_the_grader_command_in_command_mode(installed, plugin_env, tmp_path):
     assert "unrecognized arguments: --nope" in stderr.decode() or "required" in stderr.decode()
 
 
-def test_agent_env_discovers_the_plugin_from_path(installed, plugin_env, tmp_path):
+def _agent_env(tmp_path, plugin_env):
+    """The agent-env binary and an environment where PATH holds only this venv's bin and the system's."""
     binary = agent_env_binary()
     if binary is None:
         pytest.skip("no agent-env binary (cargo build -p agent-env, or set AGENT_ENV_BIN)")
     env = dict(
-        plugin_env, PATH=f"{PREFIX / 'bin'}{os.pathsep}/usr/bin:/bin", AGENT_ENV_PLUGIN_DIR=str(tmp_path / "none")
+        plugin_env,
+        PATH=f"{PREFIX / 'bin'}{os.pathsep}/usr/bin:/bin",
+        AGENT_ENV_PLUGIN_DIR=str(tmp_path / "no-plugins-dir"),
+        AGENT_ENV_LOCAL_SANDBOX_DIR=str(tmp_path / "sandboxes"),
     )
-    done = subprocess.run([binary, "plugin", "list", "--json"], env=env, capture_output=True, text=True, timeout=120)
+    return binary, env
+
+
+def _skip_if_not_built(done, *markers):
     said = done.stdout + done.stderr
-    if done.returncode != 0 and any(
-        s in said for s in ("not built yet", "unexpected argument", "unrecognized subcommand")
-    ):
-        pytest.skip(f"{binary} cannot list plugins yet: {said.strip()[:200]}")
-    assert done.returncode == 0, said
-    listed = json.loads(done.stdout)
-    assert "agentenv-grader" in json.dumps(listed), done.stdout
+    if done.returncode != 0 and any(marker in said for marker in markers):
+        pytest.skip(f"agent-env cannot do this yet: {said.strip()[:300]}")
+
+
+def test_agent_env_discovers_the_plugin_from_path_and_it_takes_effect(installed, plugin_env, tmp_path):
+    binary, env = _agent_env(tmp_path, plugin_env)
+    done = subprocess.run([binary, "plugin", "list", "--json"], env=env, capture_output=True, text=True, timeout=120)
+    _skip_if_not_built(done, "not built yet", "unexpected argument", "unrecognized subcommand")
+    assert done.returncode == 0, done.stdout + done.stderr
+    packages = {p["name"]: p for p in json.loads(done.stdout)["plugins"]}
+    grader = packages["agentenv-grader"]
+    assert grader["version"] == "0.1.0"
+    statuses = {(c["group"], c["name"]): c["status"] for c in grader["contributions"]}
+    assert statuses == {
+        ("agent_env.task_steps", "grade_keywords"): "active",
+        ("agent_env.cli_plugins", "grader"): "active",
+    }
+    check = subprocess.run([binary, "plugin", "check"], env=env, capture_output=True, text=True, timeout=120)
+    assert check.returncode == 0, check.stdout + check.stderr
+    show = subprocess.run(
+        [binary, "plugin", "show", "agentenv-grader"], env=env, capture_output=True, text=True, timeout=120
+    )
+    assert show.returncode == 0, show.stderr
+    assert str(INSTALLED_MANIFEST) in show.stdout
+    assert "answered initialize" in show.stdout
+
+
+def test_agent_env_runs_the_grader_command(installed, plugin_env, tmp_path):
+    binary, env = _agent_env(tmp_path, plugin_env)
+    answer = tmp_path / "answer.txt"
+    answer.write_text("alpha beta")
+    done = subprocess.run(
+        [binary, "grader", str(answer), "-k", "alpha", "-k", "beta"],
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    _skip_if_not_built(done, "unrecognized subcommand 'grader'")
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert "score 1" in done.stdout
+
+
+def test_agent_env_runs_a_bundle_graded_by_the_plugin(installed, plugin_env, tmp_path):
+    binary, env = _agent_env(tmp_path, plugin_env)
+    bundle = tmp_path / "essay-bundle"
+    (bundle / "tasks").mkdir(parents=True)
+    (bundle / "artifacts" / "essay").mkdir(parents=True)
+    (bundle / "artifacts" / "essay" / "answer.txt").write_text("Photosynthesis uses chlorophyll.\n")
+    steps = [
+        {"id": "box", "type": "deploy_sandbox", "sandbox_name": "box", "sandbox_mode": "vm", "sandbox_type": "local"},
+        {
+            "id": "load",
+            "type": "load_artifact",
+            "sandbox_name": "box",
+            "artifact_id": "essay",
+            "destination_path": "/app/essay",
+        },
+        {
+            "id": "grade",
+            "type": "grade_keywords",
+            "sandbox_name": "box",
+            "path": "/app/essay/answer.txt",
+            "keywords": ["photosynthesis", "chlorophyll"],
+            "verifier_id": "keywords",
+        },
+    ]
+    (bundle / "tasks" / "grade.json").write_text(json.dumps(steps))
+    done = subprocess.run(
+        [binary, "run", str(bundle)], cwd=tmp_path, env=env, capture_output=True, text=True, timeout=300
+    )
+    _skip_if_not_built(done, "unknown step type 'grade_keywords'")
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert "passed (keywords: 1)" in done.stdout, done.stdout
