@@ -3,14 +3,11 @@ agent-env binary ships it) through `agent-env store check object`."""
 
 from __future__ import annotations
 
-import os
-import shutil
 import subprocess
 import sys
-from pathlib import Path
 
 import pytest
-from sdk_helpers import FIXTURE
+from sdk_helpers import FIXTURE, agent_env_binary
 
 from agent_env_plugin.conformance import object_cases
 from agent_env_plugin.conformance.memory import MemoryObjectStore
@@ -62,20 +59,8 @@ def test_the_kit_fails_a_store_that_breaks_the_rules():
     assert failures["put_get_roundtrip"] is None
 
 
-def _agent_env_binary() -> str | None:
-    given = os.environ.get("AGENT_ENV_BIN")
-    if given:
-        return given
-    repo = Path(__file__).resolve().parents[2]
-    for profile in ("debug", "release"):
-        candidate = repo / "target" / profile / "agent-env"
-        if candidate.is_file():
-            return str(candidate)
-    return shutil.which("agent-env")
-
-
 def test_agent_env_store_check_object_passes_the_python_store(tmp_path, plugin_env):
-    binary = _agent_env_binary()
+    binary = agent_env_binary()
     if binary is None:
         pytest.skip("no agent-env binary (build it with cargo build -p agent-env, or set AGENT_ENV_BIN)")
     probe = subprocess.run([binary, "store", "check", "--help"], capture_output=True, text=True, timeout=60)
