@@ -473,3 +473,18 @@ def test_host_documents_unwrap_the_wire_shapes(start):
         "host.store.document.find_one",
         {"collection": "tasks", "filter": {"id": [{"op": "eq", "value": "t1"}]}, "sort": None},
     )
+
+
+def test_a_host_that_names_another_package_gets_answered_and_warned_about(start):
+    plugin = start(package="agentenv-other")
+    assert plugin.initialize()["plugin"]["name"] == "agentenv-fixture"
+    plugin.shutdown()
+    assert "started this plugin as package 'agentenv-other', but it is 'agentenv-fixture'" in plugin.stderr
+
+
+def test_canonical_names_fold_case_and_separator_runs():
+    from agent_env_plugin.plugin import canonical_name
+
+    assert canonical_name("AgentEnv_Old") == "agentenv-old"
+    assert canonical_name("acme.browser") == "acme-browser"
+    assert canonical_name("a-_.b") == "a-b"

@@ -45,6 +45,18 @@ def _method_not_found(method: str, where: str) -> PluginError:
     return MethodNotFoundError(f"no method '{method}' in {where}")
 
 
+def canonical_name(name: str) -> str:
+    """A package name's canonical form: lowercase, each run of `-`, `_` and `.` one `-`."""
+    out: List[str] = []
+    for ch in name.lower():
+        if ch in "-_.":
+            if not out or out[-1] != "-":
+                out.append("-")
+        else:
+            out.append(ch)
+    return "".join(out)
+
+
 def _step_failed(error_type: str, message: str) -> StepFailedError:
     """`step-failed`, as the run prints it: `<error_type>: <message>`."""
     text = f"{error_type}: {message}" if message else error_type
@@ -320,6 +332,11 @@ class Plugin:
         self.settings = _need_dict(params, "initialize", "settings")
         package = params.get("package")
         self.package = package if isinstance(package, str) and package else os.environ.get(wire.PACKAGE_VAR, self.name)
+        if canonical_name(self.package) != canonical_name(self.name):
+            sys.stderr.write(
+                f"warning: agent-env started this plugin as package '{self.package}', but it is '{self.name}'; "
+                f"make the manifest's [plugin] name '{self.name}'\n"
+            )
         return {
             "protocol": chosen,
             "plugin": {"name": self.name, "version": self.version},
