@@ -3,6 +3,7 @@ agent-env binary ships it) through `agent-env store check object`."""
 
 from __future__ import annotations
 
+import json
 import subprocess
 import sys
 
@@ -83,7 +84,20 @@ def test_agent_env_store_check_object_passes_the_python_store(tmp_path, plugin_e
     )
     env = dict(plugin_env, AGENT_ENV_PLUGIN_DIR=str(tmp_path / "plugins"))
     done = subprocess.run(
-        [binary, "store", "check", "object"], cwd=project, env=env, capture_output=True, text=True, timeout=300
+        [binary, "store", "check", "object", "--json"],
+        cwd=project,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=300,
     )
+    if done.returncode != 0 and "plugin stores are not available here" in done.stderr:
+        pytest.skip(f"{binary} cannot reach plugin stores yet: {done.stderr.strip()[:200]}")
     assert done.returncode == 0, done.stdout + done.stderr
-    assert "17" in done.stdout, done.stdout
+    report = json.loads(done.stdout)
+    assert report["impl"] == "agentenv-fixture:MemoryObjectStore"
+    assert report["passed"] is True
+    outcomes = {case["name"]: case["outcome"] for case in report["cases"]}
+    passed = sorted(name for name, outcome in outcomes.items() if outcome == "passed")
+    assert passed == sorted(case.__name__ for case in object_cases.CASES), outcomes
+    assert "failed" not in outcomes.values()

@@ -309,3 +309,55 @@ def test_agent_env_runs_a_bundle_graded_by_the_plugin(installed, plugin_env, tmp
     _skip_if_not_built(done, "unknown step type 'grade_keywords'", "this run has no plugin host")
     assert done.returncode == 0, done.stdout + done.stderr
     assert "passed (keywords: 1)" in done.stdout, done.stdout
+
+
+def _store_check(binary, env, project, config_toml):
+    (project / ".agentenv").mkdir(parents=True, exist_ok=True)
+    (project / ".agentenv" / "config.toml").write_text(config_toml)
+    probe = subprocess.run([binary, "store", "check", "--help"], env=env, capture_output=True, text=True, timeout=60)
+    if probe.returncode != 0 or "object" not in probe.stdout:
+        pytest.skip(f"{binary} has no `store check` yet: {(probe.stdout + probe.stderr).strip()[:200]}")
+    done = subprocess.run(
+        [binary, "store", "check", "object", "--json"],
+        cwd=project,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
+    if done.returncode != 0 and "plugin stores are not available here" in done.stderr:
+        pytest.skip(f"{binary} cannot reach plugin stores yet: {done.stderr.strip()[:200]}")
+    return done
+
+
+def test_agent_env_store_check_passes_the_folder_store_found_on_path(installed, plugin_env, tmp_path):
+    binary, env = _agent_env(tmp_path, plugin_env)
+    root = tmp_path / "objects"
+    done = _store_check(
+        binary,
+        env,
+        tmp_path / "project",
+        '[stores.object]\nimpl = "agentenv-grader:FolderObjectStore"\n'
+        f'config = {{ root = "{root}", bucket = "kit" }}\n',
+    )
+    assert done.returncode == 0, done.stdout + done.stderr
+    report = json.loads(done.stdout)
+    assert report["passed"] is True
+    passed = sorted(c["name"] for c in report["cases"] if c["outcome"] == "passed")
+    assert passed == sorted(case.__name__ for case in object_cases.CASES)
+    assert any(root.rglob("*.bin")), "the kit's objects are files under the configured root"
+
+
+def test_agent_env_store_check_reports_an_unknown_config_key_in_the_plugin_s_words(installed, plugin_env, tmp_path):
+    binary, env = _agent_env(tmp_path, plugin_env)
+    done = _store_check(
+        binary,
+        env,
+        tmp_path / "project",
+        '[stores.object]\nimpl = "agentenv-grader:FolderObjectStore"\nconfig = { root = "/tmp/x", compress = true }\n',
+    )
+    assert done.returncode != 0
+    assert (
+        "The config table for 'agentenv-grader:FolderObjectStore' has unknown key 'compress'; it takes root, bucket"
+        in done.stdout + done.stderr
+    )
