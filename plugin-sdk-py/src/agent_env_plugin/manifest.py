@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-import json
-
 TYPE_CHECKING = False
 if TYPE_CHECKING:
     from typing import Dict, List, Sequence, Tuple
@@ -13,7 +11,9 @@ _BARE = frozenset("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz012345678
 
 def toml_string(text: str) -> str:
     # A JSON string with only the escapes json.dumps emits (\" \\ \n \t \uXXXX ...) is a TOML basic string.
-    return json.dumps(text)
+    from ._codec import dumps
+
+    return dumps(text)
 
 
 def toml_key(key: str) -> str:

@@ -263,7 +263,7 @@ class Connection:
             return wire.encode_error(ctx.id, kind, message, data)
         try:
             return wire.encode_result(ctx.id, result)
-        except (TypeError, ValueError) as exc:
+        except (TypeError, ValueError, RecursionError) as exc:
             return wire.encode_error(ctx.id, "internal-error", f"the answer to {ctx.method} is not JSON: {exc}")
 
     def _cancel(self, id: Any) -> None:

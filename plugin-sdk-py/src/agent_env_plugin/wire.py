@@ -6,7 +6,7 @@ noise (a line that is not a JSON-RPC message: counted, never fatal). `encode_*` 
 
 from __future__ import annotations
 
-import json
+from . import _codec
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -128,8 +128,9 @@ def _valid_id(value: Any) -> bool:
 def decode(line: Union[bytes, str]) -> Message | None:
     """Decodes one line (without its newline). Returns None when the line is noise."""
     try:
-        obj = json.loads(line)
-    except (ValueError, RecursionError):  # not JSON, not UTF-8, or nested too deep to parse
+        text = line.decode("utf-8") if isinstance(line, (bytes, bytearray)) else line
+        obj = _codec.loads(text)
+    except (ValueError, RecursionError):  # not UTF-8, not JSON, or nested too deep to parse
         return None
     return from_value(obj)
 
@@ -175,7 +176,7 @@ def from_value(obj: Any) -> Message | None:
 def _line(obj: Dict[str, Any]) -> bytes:
     # ensure_ascii keeps every line pure ASCII; separators make it compact. A JSON string never holds a
     # raw newline, so this is always exactly one line.
-    return json.dumps(obj, separators=(",", ":")).encode("ascii") + b"\n"
+    return _codec.dumps(obj).encode("ascii") + b"\n"
 
 
 def encode_request(id: Id, method: str, params: Dict[str, Any] | None = None) -> bytes:

@@ -14,7 +14,6 @@ whole or not at all, even with several processes writing. Content types live in
 
 from __future__ import annotations
 
-import json
 import os
 
 from agent_env_plugin import (
@@ -109,6 +108,8 @@ class FolderObjectStore(ObjectStore):
                 os.unlink(meta)
             return
         os.makedirs(os.path.dirname(meta), exist_ok=True)
+        import json
+
         fd, staged = self._stage()
         with os.fdopen(fd, "w") as handle:
             json.dump({"content_type": content_type}, handle)
@@ -167,6 +168,7 @@ class FolderObjectStore(ObjectStore):
             return None
         if not os.path.isfile(path):
             return None
+        import json
         from datetime import datetime, timezone
 
         content_type = None
