@@ -488,3 +488,42 @@ def test_canonical_names_fold_case_and_separator_runs():
     assert canonical_name("AgentEnv_Old") == "agentenv-old"
     assert canonical_name("acme.browser") == "acme-browser"
     assert canonical_name("a-_.b") == "a-b"
+
+
+def _gone(pid: int) -> bool:
+    """True once the process has exited (a zombie that nobody reaps counts as exited)."""
+    try:
+        with open(f"/proc/{pid}/stat") as handle:
+            return handle.read().rsplit(")", 1)[1].split()[0] == "Z"
+    except FileNotFoundError:
+        return True
+
+
+def test_the_plugin_exits_when_agent_env_dies_even_if_stdin_stays_open(plugin_env, tmp_path):
+    # A stand-in for agent-env starts the plugin and dies; the test keeps the plugin's stdin open.
+    read_end, write_end = os.pipe()
+    stderr_path = tmp_path / "stderr.txt"
+    starter = (
+        "import subprocess, sys\n"
+        f"child = subprocess.Popen([sys.executable, {str(FIXTURE)!r}], stdin=0, stdout=subprocess.PIPE,"
+        f" stderr=open({str(stderr_path)!r}, 'w'))\n"
+        "child.stdout.readline()\n"  # the answer to initialize: the plugin runs, with this as its parent
+        "print(child.pid)\n"
+    )
+    env = dict(plugin_env, AGENT_ENV_PLUGIN="1")
+    os.write(write_end, wire.encode_request(1, "initialize", {"protocol": {"min": 1, "max": 1}}))
+    done = subprocess.run(
+        [sys.executable, "-c", starter], stdin=read_end, capture_output=True, text=True, env=env, timeout=60
+    )
+    os.close(read_end)
+    try:
+        assert done.returncode == 0, done.stderr
+        pid = int(done.stdout)
+        for _ in range(300):
+            if _gone(pid):
+                break
+            time.sleep(0.05)
+        assert _gone(pid), "the plugin is still running after its parent died"
+        assert "is gone; exiting" in stderr_path.read_text()
+    finally:
+        os.close(write_end)

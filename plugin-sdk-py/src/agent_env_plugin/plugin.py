@@ -5,6 +5,7 @@ from __future__ import annotations
 import os
 import sys
 import threading
+import time
 
 from . import manifest as manifest_text
 from . import wire
@@ -542,6 +543,7 @@ class Plugin:
         if fds is None:
             return 2
         read_fd, write_fd = fds
+        _watch_parent(self.name)
         connection = Connection(
             read_fd,
             write_fd,
@@ -597,6 +599,27 @@ def _protocol_fds() -> Tuple[int, int] | None:
         return None
     sys.stdout = sys.stderr
     return read_fd, write_fd
+
+
+#: How often the plugin checks that agent-env is still its parent.
+PARENT_CHECK_SECONDS = 1.0
+
+
+def _watch_parent(name: str) -> None:
+    """Exits the plugin when agent-env dies even though stdin has not ended (something else may hold the
+    pipe open): once a second, a daemon thread checks that the parent process is still the one that
+    started the plugin."""
+    parent = os.getppid()
+
+    def watch() -> None:
+        while True:
+            time.sleep(PARENT_CHECK_SECONDS)
+            if os.getppid() != parent:
+                sys.stderr.write(f"{name}: agent-env (pid {parent}) is gone; exiting\n")
+                _flush_std()
+                os._exit(0)
+
+    threading.Thread(target=watch, name=f"{name}-parent-watch", daemon=True).start()
 
 
 def _own_argv() -> List[str]:
