@@ -112,6 +112,11 @@ pub fn run(args: RunArgs, _verbose: bool) -> i32 {
         Ok(p) => p,
         Err(e) => return super::fail(e),
     };
+    if let Err(e) =
+        crate::config::check::preflight(&crate::config::ConfigDocument::load(), None, &manifests)
+    {
+        return super::fail(e);
+    }
     let stores = local_stores::open();
     let ctx = RunPlanContext {
         stores: &stores,
