@@ -4,6 +4,7 @@
 //! figures, add `mod <area>;` below and one line to `SECTIONS`.
 
 mod host;
+mod python;
 mod report;
 mod stats;
 mod stores;
@@ -27,6 +28,7 @@ const SECTIONS: &[Section] = &[
         about: "agent-env --version, plugin list --no-load (200 manifests), plugin list --json (20 plugins)",
         run: report::run,
     },
+    Section { name: "python", about: "Python SDK plugin: spawn to initialize answered, against the bare interpreter", run: python::run },
     // Other areas: one line each, e.g.
     // Section { name: "stores", about: "...", run: stores::run },
 ];
