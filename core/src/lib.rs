@@ -10,6 +10,8 @@ pub mod paths;
 pub mod registry;
 pub mod report;
 pub mod run;
+pub mod sandbox;
+pub mod steps;
 pub mod stores;
 
 /// agent-env's own version, as `agent-env --version` prints it and as plugins' `requires` compare it.

@@ -1,1 +1,58 @@
+//! Write an agent-env plugin in Rust.
+//!
+//! Implement a trait for each thing the plugin provides ([`TaskStep`], a store trait such as
+//! [`ObjectStore`], [`CliCommand`]), register them on a [`Plugin`], and call [`Plugin::serve`]:
+//!
+//! ```no_run
+//! use agent_env_plugin_sdk::{ExecuteResult, Plugin, StepContext, StepError, TaskStep};
+//! use serde_json::{json, Map, Value};
+//!
+//! struct Greet;
+//!
+//! impl TaskStep for Greet {
+//!     fn type_name(&self) -> &str { "greet" }
+//!     fn class(&self) -> &str { "Greet" }
+//!     fn execute(&self, _ctx: &StepContext<'_>, step: &Map<String, Value>, _context: &Value)
+//!         -> Result<ExecuteResult, StepError> {
+//!         let who = step.get("who").and_then(Value::as_str).unwrap_or("world");
+//!         let mut metadata = Map::new();
+//!         metadata.insert("greeting".into(), json!(format!("hello, {who}")));
+//!         Ok(ExecuteResult { metadata })
+//!     }
+//! }
+//!
+//! fn main() {
+//!     Plugin::new("agentenv-greet", "0.1.0").task_step(Greet).serve()
+//! }
+//! ```
+//!
+//! The SDK answers `initialize` from what was registered, keeps stdout for the protocol (a stray
+//! `println!` goes to stderr), exits on stdin EOF or after `shutdown`, and exits 2 with a one-line
+//! explanation when run by hand. See `README.md` and `docs/protocol.md`.
 
+mod cli;
+mod context;
+mod contribution;
+mod error;
+mod host;
+mod plugin;
+mod serve;
+mod step;
+mod store;
+mod store_ops;
+
+pub use cli::CliCommand;
+pub use context::{CallContext, StepContext};
+pub use contribution::Contribution;
+pub use error::{HostCallError, StepError, StoreError};
+pub use host::HostHandle;
+pub use plugin::Plugin;
+pub use serve::EXIT_NOT_STARTED_BY_AGENT_ENV;
+pub use step::TaskStep;
+pub use store::{DocumentStore, ImageStore, ObjectStore, OpenedStore, SecretStore, StoreClass};
+
+pub use agent_env_protocol::codes::ErrorKind;
+pub use agent_env_protocol::message::RpcError;
+pub use agent_env_protocol::methods::{ExecuteResult, WireObjectMetadata};
+pub use agent_env_protocol::{self as protocol};
+pub use serde_json::{json, Map, Value};

@@ -149,6 +149,10 @@ pub enum CloseReason {
     WriteFailed(String),
     #[error("closed by this side")]
     Local,
+    /// Closed on purpose by this side's owner, e.g. the host saw the child exit while a grandchild
+    /// still holds the stream open.
+    #[error("{0}")]
+    Aborted(String),
 }
 
 /// Counts of what arrived that was not a message.
@@ -290,6 +294,13 @@ impl Peer {
         if let Some(mut w) = lock(&self.inner.writer).take() {
             let _ = w.flush();
         }
+    }
+
+    /// Treats the connection as ended now, whether or not the incoming stream has: every call in flight
+    /// fails with `CallError::Closed(reason)` and new calls are refused. The reader thread ends when the
+    /// stream does.
+    pub fn abort(&self, reason: CloseReason) {
+        self.mark_closed(reason);
     }
 
     /// Why the incoming stream ended, once it has.
@@ -525,9 +536,10 @@ impl Peer {
     fn mark_closed(&self, reason: CloseReason) {
         let pending = {
             let mut state = lock(&self.inner.state);
-            if state.closed.is_none() {
-                state.closed = Some(reason.clone());
+            if state.closed.is_some() {
+                return;
             }
+            state.closed = Some(reason.clone());
             std::mem::take(&mut state.pending)
         };
         for (_, tx) in pending {

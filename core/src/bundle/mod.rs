@@ -1,1 +1,25 @@
-//! (being built: see the issue that owns this module)
+//! Bundles: folders of tasks, evals, artifacts, skills, envs and agents (§10 of the reference).
+//!
+//! - [`parse`] reads a folder and reports every problem at once ([`BundleError`]);
+//! - [`installed`] lists the bundles packages install, [`resolve`] turns `agent-env run TEXT` into one;
+//! - [`plan`] picks what a run does; [`ledger`] decides what must be written anew.
+
+pub mod error;
+pub mod ids;
+pub mod installed;
+pub mod layout;
+pub mod ledger;
+pub mod plan;
+pub mod steps;
+pub mod tree;
+
+use std::path::Path;
+
+pub use error::BundleError;
+pub use installed::{core_bundles, installed, resolve, InstalledBundle, Location, Target};
+pub use layout::{Artifact, Bundle, Eval, Task};
+
+/// Parses the bundle folder at `folder`, with ids rooted at its canonical path.
+pub fn parse(folder: &Path) -> Result<Bundle, BundleError> {
+    installed::parse_folder(folder)
+}

@@ -1,8 +1,95 @@
-//! `agent-env config` (being built: see the issue that owns this command).
+//! `agent-env config show | explain | check`: read-only views of `.agentenv/config.toml`.
 
-#[derive(clap::Args)]
-pub struct ConfigArgs {}
+use crate::config::build::StoresBuilder;
+use crate::config::plugins::InstalledPackage;
+use crate::config::{check, explain, sections::process_env, show, ConfigDocument};
+use clap::{Args, Subcommand};
 
-pub fn run(_args: ConfigArgs, _verbose: bool) -> i32 {
-    super::fail("agent-env config is not built yet")
+#[derive(Args)]
+pub struct ConfigArgs {
+    #[command(subcommand)]
+    pub command: ConfigCommand,
+}
+
+#[derive(Subcommand)]
+pub enum ConfigCommand {
+    /// Show every section, where its value comes from and what it shadows.
+    Show {
+        /// Print JSON instead of text.
+        #[arg(long)]
+        json: bool,
+    },
+    /// Explain one section or TOML path (`document`, `stores.document.config.path`, `plugins.<package>`).
+    Explain {
+        /// A section name or a dotted TOML path.
+        path: String,
+        /// Print JSON instead of text.
+        #[arg(long)]
+        json: bool,
+    },
+    /// Check every configured store and registration table, reporting every problem at once.
+    Check {
+        /// Print JSON instead of text.
+        #[arg(long)]
+        json: bool,
+    },
+}
+
+/// The installed packages that own `[plugins.<package>]` tables, from their manifests (nothing is run). A
+/// manifest that provides no contribution is installed but not a plugin.
+fn installed_packages() -> Vec<InstalledPackage> {
+    crate::discovery::discover(&crate::discovery::SearchPath::from_env())
+        .plugins
+        .into_iter()
+        .map(|p| InstalledPackage {
+            is_plugin: p.manifest.provides.values().any(|group| !group.is_empty()),
+            name: p.manifest.name,
+            version: p.manifest.version,
+        })
+        .collect()
+}
+
+pub fn run(args: ConfigArgs, _verbose: bool) -> i32 {
+    let doc = ConfigDocument::load();
+    let state_root = crate::paths::state_root();
+    match args.command {
+        ConfigCommand::Show { json } => {
+            let report = show::show(&doc, &installed_packages(), &process_env, &state_root);
+            if json {
+                println!("{}", show::render_json(&report));
+            } else {
+                print!("{}", show::render_text(&report));
+            }
+            0
+        }
+        ConfigCommand::Explain { path, json } => {
+            let answer = explain::explain(
+                &doc,
+                &path,
+                &installed_packages(),
+                &process_env,
+                &state_root,
+            );
+            if json {
+                println!("{}", explain::render_json(&answer));
+            } else {
+                print!("{}", explain::render_text(&answer));
+            }
+            0
+        }
+        ConfigCommand::Check { json } => {
+            let builder = StoresBuilder::new(&doc, None);
+            let outcome = check::check(&doc, &builder);
+            if json {
+                println!("{}", check::render_json(&outcome));
+            } else {
+                print!("{}", check::render_text(&outcome));
+            }
+            if outcome.problems.is_empty() {
+                0
+            } else {
+                1
+            }
+        }
+    }
 }

@@ -1,8 +1,262 @@
-//! `agent-env plugin` (being built: see the issue that owns this command).
+//! `agent-env plugin list | show | check`: what every plugin package contributes and whether each piece
+//! took effect. (`add` and `remove` join these subcommands later.)
+//!
+//! Exit codes: 0 (check: every contribution in effect), 1 (check: a problem; show: no such package),
+//! 2 (usage).
 
-#[derive(clap::Args)]
-pub struct PluginArgs {}
+use std::path::Path;
 
-pub fn run(_args: PluginArgs, _verbose: bool) -> i32 {
-    super::fail("agent-env plugin is not built yet")
+use agent_env_protocol::names::canonical_name;
+use clap::{Args, Subcommand};
+
+use crate::discovery::Source;
+use crate::registry::{compat, Registry};
+use crate::report::documents::{
+    self, CheckDocument, ManifestInfo, ShadowedInfo, ShowDocument, CONFIG_EFFECT,
+};
+use crate::report::{build_report, human, BuiltReport, RowSource};
+
+#[derive(Args)]
+pub struct PluginArgs {
+    #[command(subcommand)]
+    pub command: PluginCommand,
+}
+
+#[derive(Subcommand)]
+pub enum PluginCommand {
+    /// Every plugin package, what it provides, and its status.
+    List(ReportArgs),
+    /// Each contribution of one package, why it is in that state, and how its process went.
+    Show(ShowArgs),
+    /// Exit 1 if any contribution did not take effect.
+    Check(ReportArgs),
+}
+
+#[derive(Args)]
+pub struct ReportArgs {
+    /// Print the JSON report (format_version 1) instead of the table.
+    #[arg(long)]
+    pub json: bool,
+    /// Read manifests only: start no plugin.
+    #[arg(long)]
+    pub no_load: bool,
+}
+
+#[derive(Args)]
+pub struct ShowArgs {
+    /// The package, by any spelling of its name (compared in canonical form).
+    pub package: String,
+    #[command(flatten)]
+    pub report: ReportArgs,
+}
+
+pub fn run(args: PluginArgs, _verbose: bool) -> i32 {
+    match args.command {
+        PluginCommand::List(a) => list(&a),
+        PluginCommand::Show(a) => show(&a),
+        PluginCommand::Check(a) => check(&a),
+    }
+}
+
+fn collect(args: &ReportArgs) -> (Registry, BuiltReport) {
+    let registry = Registry::from_env(!args.no_load);
+    let built = build_report(&registry, &crate::paths::plugins_dir());
+    (registry, built)
+}
+
+fn list(args: &ReportArgs) -> i32 {
+    let (_, built) = collect(args);
+    if args.json {
+        emit(&documents::to_json(&built.report));
+    } else {
+        emit(&human::list(&built.report));
+    }
+    0
+}
+
+fn check(args: &ReportArgs) -> i32 {
+    let (_, built) = collect(args);
+    let result = documents::check(&built.report);
+    if args.json {
+        let doc = CheckDocument {
+            ok: result.ok(),
+            problems: result.problems.clone(),
+            report: built.report,
+        };
+        emit(&documents::to_json(&doc));
+        return if result.ok() { 0 } else { 1 };
+    }
+    emit(&human::check(&built.report, &result));
+    if result.ok() {
+        0
+    } else {
+        super::fail(result.reasons.join("; "))
+    }
+}
+
+fn show(args: &ShowArgs) -> i32 {
+    let (registry, built) = collect(&args.report);
+    let wanted = canonical_name(&args.package);
+    let Some(index) = built
+        .report
+        .plugins
+        .iter()
+        .position(|d| canonical_name(&d.name) == wanted)
+    else {
+        let names: Vec<&str> = built
+            .report
+            .plugins
+            .iter()
+            .map(|d| d.name.as_str())
+            .collect();
+        let installed = if names.is_empty() {
+            "none".to_string()
+        } else {
+            names.join(", ")
+        };
+        return super::fail(format!(
+            "no installed plugin package named '{}' (installed: {installed})",
+            args.package
+        ));
+    };
+    let source = built.sources[index];
+    let dist = built.report.plugins[index].clone();
+    let manifest = manifest_info(&registry, source);
+    let process = match source {
+        RowSource::Plugin(i) => registry.probes.get(&i).map(|p| p.diagnosis.clone()),
+        _ => None,
+    };
+    let config_effect = registry.loaded.then(|| CONFIG_EFFECT.to_string());
+    if args.report.json {
+        let mut report = built.report;
+        report.plugins = vec![dist];
+        let doc = ShowDocument {
+            report,
+            config_effect,
+            manifest,
+            process,
+        };
+        emit(&documents::to_json(&doc));
+        return 0;
+    }
+    let details = human::ShowDetails {
+        requires: requires_line(&registry, source),
+        location: location(&registry, source),
+        config_effect: config_effect.as_deref(),
+        manifest: &manifest,
+        process: process.as_ref(),
+    };
+    emit(&human::show(&built.report, &dist, &details));
+    0
+}
+
+/// Writes to stdout; a closed pipe (`| head`) is not an error worth a panic.
+fn emit(text: &str) {
+    use std::io::Write;
+    let mut out = std::io::stdout().lock();
+    let _ = out.write_all(text.as_bytes());
+    let _ = out.flush();
+}
+
+/// `agentenv-framework>=0.1 (installed 0.1.0), …`, or that none is declared; `None` for agent-env itself.
+fn requires_line(registry: &Registry, source: RowSource) -> Option<String> {
+    let RowSource::Plugin(i) = source else {
+        return match source {
+            RowSource::Core => None,
+            _ => Some("(the manifest could not be read)".into()),
+        };
+    };
+    let parts: Vec<String> =
+        compat::sorted_core_requirements(&registry.discovery.plugins[i].manifest)
+            .into_iter()
+            .map(|r| {
+                let installed = compat::installed_version(&canonical_name(&r.package))
+                    .unwrap_or_else(|| "unknown".into());
+                format!("{}{} (installed {installed})", r.package, r.text)
+            })
+            .collect();
+    Some(if parts.is_empty() {
+        "no agent-env requirement declared".into()
+    } else {
+        parts.join(", ")
+    })
+}
+
+fn location(registry: &Registry, source: RowSource) -> String {
+    match source {
+        RowSource::Core => std::env::current_exe()
+            .ok()
+            .and_then(|p| p.parent().map(|d| d.display().to_string()))
+            .unwrap_or_else(|| "(unknown)".into()),
+        RowSource::Plugin(i) => registry.discovery.plugins[i]
+            .manifest
+            .folder()
+            .display()
+            .to_string(),
+        RowSource::Broken(i) => registry.discovery.broken[i]
+            .path
+            .parent()
+            .map(|p| p.display().to_string())
+            .unwrap_or_default(),
+    }
+}
+
+fn source_name(source: Source) -> &'static str {
+    match source {
+        Source::PluginsDir => "plugins dir",
+        Source::PathDir => "PATH",
+        Source::ShareDir => "share",
+    }
+}
+
+fn manifest_info(registry: &Registry, source: RowSource) -> ManifestInfo {
+    match source {
+        RowSource::Core => ManifestInfo {
+            path: None,
+            source: None,
+            exec: Vec::new(),
+            executable: None,
+            protocol: None,
+            shadowed: Vec::new(),
+        },
+        RowSource::Broken(i) => ManifestInfo {
+            path: Some(registry.discovery.broken[i].path.display().to_string()),
+            source: None,
+            exec: Vec::new(),
+            executable: None,
+            protocol: None,
+            shadowed: Vec::new(),
+        },
+        RowSource::Plugin(i) => {
+            let plugin = &registry.discovery.plugins[i];
+            let m = &plugin.manifest;
+            ManifestInfo {
+                path: Some(m.path.display().to_string()),
+                source: Some(source_name(plugin.source).to_string()),
+                exec: m.exec.clone(),
+                executable: resolve_executable(m.resolved_exec().first().map(String::as_str)),
+                protocol: Some(m.protocol.to_env()),
+                shadowed: plugin
+                    .shadowed
+                    .iter()
+                    .map(|s| ShadowedInfo {
+                        path: s.path.display().to_string(),
+                        version: s.version.clone(),
+                    })
+                    .collect(),
+            }
+        }
+    }
+}
+
+/// The file a program name resolves to: a path as given, a bare name through `PATH`.
+fn resolve_executable(program: Option<&str>) -> Option<String> {
+    let program = program?;
+    let path = if program.contains('/') {
+        let p = Path::new(program);
+        p.is_file().then(|| p.to_path_buf())?
+    } else {
+        which::which(program).ok()?
+    };
+    Some(path.canonicalize().unwrap_or(path).display().to_string())
 }

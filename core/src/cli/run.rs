@@ -1,8 +1,324 @@
-//! `agent-env run` (being built: see the issue that owns this command).
+//! `agent-env run [BUNDLE] [--task NAME]... [--eval NAME]... [--keep] [--dry-run] ...`: run a bundle's
+//! tasks and evals; with no BUNDLE, list the installed bundles.
+
+use agent_env_protocol::manifest::{Manifest, MANIFEST_FILE};
+use serde_json::{json, Map, Value};
+
+use crate::bundle::installed::{InstalledBundle, Target};
+use crate::bundle::plan::{self, PlanContext, StepKind};
+use crate::bundle::tree::Tree;
+use crate::bundle::{self, BundleError};
+use crate::run::local_stores::{self, LocalStores};
+use crate::run::{self as runner, RunOptions};
+use crate::stores::{Filter, Sort};
 
 #[derive(clap::Args)]
-pub struct RunArgs {}
+pub struct RunArgs {
+    /// A bundle folder (starting with `.`, `/` or `~`), or an installed bundle's `<name>` or
+    /// `<package>/<name>`. Without it, lists the installed bundles.
+    pub bundle: Option<String>,
+    /// Run this task (name or id); repeatable.
+    #[arg(long = "task", value_name = "NAME")]
+    pub tasks: Vec<String>,
+    /// Run this eval's tasks (name or id); repeatable.
+    #[arg(long = "eval", value_name = "NAME")]
+    pub evals: Vec<String>,
+    /// The model the agent under test uses.
+    #[arg(long)]
+    pub model: Option<String>,
+    /// The model a simulated user uses.
+    #[arg(long = "user-model")]
+    pub user_model: Option<String>,
+    /// The model a judge uses.
+    #[arg(long = "judge-model")]
+    pub judge_model: Option<String>,
+    /// The agent to run the tasks with.
+    #[arg(long)]
+    pub agent: Option<String>,
+    /// The sandbox provider (a comma-separated fallback chain); the built-in one is `local`.
+    #[arg(long)]
+    pub sandbox: Option<String>,
+    /// Keep the sandboxes up after the run, until Ctrl-C.
+    #[arg(long)]
+    pub keep: bool,
+    /// Show what would be written and run, and write and run nothing.
+    #[arg(long = "dry-run")]
+    pub dry_run: bool,
+}
 
-pub fn run(_args: RunArgs, _verbose: bool) -> i32 {
-    super::fail("agent-env run is not built yet")
+impl RunArgs {
+    fn has_options(&self) -> bool {
+        !self.tasks.is_empty()
+            || !self.evals.is_empty()
+            || self.model.is_some()
+            || self.user_model.is_some()
+            || self.judge_model.is_some()
+            || self.agent.is_some()
+            || self.sandbox.is_some()
+            || self.keep
+            || self.dry_run
+    }
+
+    fn user_overrides(&self) -> Map<String, Value> {
+        let mut o = Map::new();
+        if let Some(m) = &self.model {
+            o.insert("agent_model".into(), json!(m));
+        }
+        if let Some(m) = &self.user_model {
+            o.insert("user_model".into(), json!(m));
+        }
+        if let Some(m) = &self.judge_model {
+            o.insert("judge_model".into(), json!(m));
+        }
+        if let Some(a) = &self.agent {
+            o.insert("agent".into(), json!(a));
+        }
+        if let Some(s) = &self.sandbox {
+            o.insert("sandbox".into(), json!(s));
+        }
+        o
+    }
+}
+
+pub fn run(args: RunArgs, _verbose: bool) -> i32 {
+    let manifests = installed_manifests();
+    let installed = bundle::installed(&manifests);
+    let Some(text) = args.bundle.clone() else {
+        if args.has_options() {
+            eprintln!("Error: these options need a BUNDLE: agent-env run BUNDLE [OPTIONS] (agent-env run with no BUNDLE lists the installed bundles)");
+            return 2;
+        }
+        list(&installed);
+        return 0;
+    };
+    let target = match bundle::resolve(&text, &installed) {
+        Ok(t) => t,
+        Err(e) => return super::fail(e),
+    };
+    let (parsed, folder) = match &target {
+        Target::Folder(path) => (bundle::parse(path), Some(path.clone())),
+        Target::Installed(b) => (b.parse(), None),
+    };
+    let parsed = match parsed {
+        Ok(b) => b,
+        Err(e) => return super::fail(e),
+    };
+    let tree = match (&target, &folder) {
+        (_, Some(path)) => Tree::Disk(path),
+        (Target::Installed(b), None) => b.tree(),
+        (Target::Folder(_), None) => return super::fail("internal: a folder bundle has no folder"),
+    };
+    let sandbox_provider = match pick_sandbox_provider(args.sandbox.as_deref()) {
+        Ok(p) => p,
+        Err(e) => return super::fail(e),
+    };
+    let stores = local_stores::open();
+    let ctx = RunPlanContext {
+        stores: &stores,
+        manifests: &manifests,
+    };
+    let plan = match plan::plan(&parsed, &args.tasks, &args.evals, &ctx) {
+        Ok(p) => p,
+        Err(e) => return super::fail(e),
+    };
+    let options = RunOptions {
+        dry_run: args.dry_run,
+        keep: args.keep,
+        user_overrides: args.user_overrides(),
+        sandbox_provider,
+    };
+    runner::execute(
+        &parsed,
+        tree,
+        &plan,
+        &stores,
+        &crate::run::executor::NoPlugins,
+        &options,
+    )
+}
+
+/// The first provider of a `--sandbox` chain this build has.
+fn pick_sandbox_provider(chain: Option<&str>) -> Result<String, BundleError> {
+    let Some(chain) = chain else {
+        return Ok(crate::sandbox::LOCAL.to_string());
+    };
+    let names: Vec<&str> = chain
+        .split(',')
+        .map(str::trim)
+        .filter(|s| !s.is_empty())
+        .collect();
+    names
+        .iter()
+        .find(|n| crate::sandbox::provider(n).is_some())
+        .map(|n| n.to_string())
+        .ok_or_else(|| {
+            BundleError::one(format!(
+                "--sandbox '{chain}': no sandbox provider of that name is available; the built-in one is 'local'"
+            ))
+        })
+}
+
+/// Step types and store references, as planning asks for them.
+struct RunPlanContext<'a> {
+    stores: &'a LocalStores,
+    manifests: &'a [Manifest],
+}
+
+impl PlanContext for RunPlanContext<'_> {
+    fn step_kind(&self, type_name: &str) -> Result<StepKind, String> {
+        if let Some(b) = crate::steps::builtin(type_name) {
+            return Ok(StepKind::Builtin(b));
+        }
+        let providers: Vec<&Manifest> = self
+            .manifests
+            .iter()
+            .filter(|m| {
+                m.provides
+                    .get("task_steps")
+                    .is_some_and(|g| g.contains_key(type_name))
+            })
+            .collect();
+        match providers.as_slice() {
+            [one] => Ok(StepKind::Plugin {
+                package: one.canonical_name(),
+            }),
+            [] if crate::steps::NOT_YET_BUILT_IN.contains(&type_name) => Err(format!(
+                "the step type '{type_name}' is built into the Python agent-env, and this agent-env does not have it yet"
+            )),
+            [] => Err(format!(
+                "unknown step type '{type_name}': no built-in step or installed plugin provides it (agent-env plugin list shows what plugins provide)"
+            )),
+            several => {
+                let names: Vec<String> = several.iter().map(|m| m.canonical_name()).collect();
+                Err(format!(
+                    "the step type '{type_name}' is provided by several plugins ({}), so none of them is used; remove all but one",
+                    names.join(", ")
+                ))
+            }
+        }
+    }
+
+    fn store_artifact_exists(&self, id: &str) -> Result<bool, String> {
+        if !id.starts_with(crate::bundle::ids::LOCAL_PREFIX) {
+            return Err(format!(
+                "'{id}' is not an artifact of this bundle, and a bundle run reads only @local ids from the store"
+            ));
+        }
+        self.stores
+            .documents
+            .find_one(
+                "artifacts",
+                &Filter::eq("id", id),
+                Some(&Sort::by("version", true)),
+            )
+            .map(|d| d.is_some())
+            .map_err(|e| e.to_string())
+    }
+}
+
+/// Manifests in the plugins directory (one folder per plugin), read without running anything.
+fn installed_manifests() -> Vec<Manifest> {
+    let dir = crate::paths::plugins_dir();
+    let Ok(entries) = std::fs::read_dir(&dir) else {
+        return Vec::new();
+    };
+    let mut paths: Vec<_> = entries
+        .filter_map(Result::ok)
+        .map(|e| e.path().join(MANIFEST_FILE))
+        .filter(|p| p.is_file())
+        .collect();
+    paths.sort();
+    let mut seen = std::collections::BTreeSet::new();
+    paths
+        .iter()
+        .filter_map(|p| Manifest::load(p).ok())
+        .filter(|m| seen.insert(m.canonical_name()))
+        .collect()
+}
+
+/// `agent-env run` with no BUNDLE.
+fn list(installed: &[InstalledBundle]) {
+    if installed.is_empty() {
+        crate::say!("No bundles are installed. agent-env run PATH runs a folder.");
+        return;
+    }
+    let rows: Vec<[String; 4]> = installed
+        .iter()
+        .map(|b| {
+            let (contents, description) = match b.parse() {
+                Ok(p) => (contents(&p), p.description.unwrap_or_default()),
+                Err(e) => ("invalid".to_string(), e.summary()),
+            };
+            [
+                b.run_name(),
+                format!("{} {}", b.package, b.package_version),
+                contents,
+                description,
+            ]
+        })
+        .collect();
+    let header = ["NAME", "PACKAGE", "CONTENTS", "DESCRIPTION"];
+    let width = |i: usize| {
+        rows.iter()
+            .map(|r| r[i].chars().count())
+            .chain([header[i].len()])
+            .max()
+            .unwrap_or(0)
+    };
+    let widths = [width(0), width(1), width(2)];
+    let line = |cells: [&str; 4]| {
+        format!(
+            "{:w0$}  {:w1$}  {:w2$}  {}",
+            cells[0],
+            cells[1],
+            cells[2],
+            cells[3],
+            w0 = widths[0],
+            w1 = widths[1],
+            w2 = widths[2]
+        )
+        .trim_end()
+        .to_string()
+    };
+    crate::say!("{}", line(header));
+    for (b, row) in installed.iter().zip(&rows) {
+        crate::say!("{}", line([&row[0], &row[1], &row[2], &row[3]]));
+        let mut folder = format!("  {}", b.folder_display());
+        if let Ok(parsed) = b.parse() {
+            let aliases: Vec<String> = parsed
+                .aliases
+                .values()
+                .flat_map(|m| m.values().flatten().cloned())
+                .collect();
+            if !aliases.is_empty() {
+                folder.push_str(&format!("  aliases: {}", aliases.join(", ")));
+            }
+        }
+        crate::say!("{folder}");
+    }
+    crate::say!();
+    crate::say!(
+        "Run one with agent-env run NAME. To change one, copy its folder and run the copy."
+    );
+}
+
+/// `1 task`, `2 tasks, 1 eval`.
+fn contents(b: &crate::bundle::Bundle) -> String {
+    let count = |n: usize, one: &str, many: &str| match n {
+        0 => None,
+        1 => Some(format!("1 {one}")),
+        n => Some(format!("{n} {many}")),
+    };
+    let parts: Vec<String> = [
+        count(b.tasks.len(), "task", "tasks"),
+        count(b.evals.len(), "eval", "evals"),
+    ]
+    .into_iter()
+    .flatten()
+    .collect();
+    if parts.is_empty() {
+        "nothing to run".to_string()
+    } else {
+        parts.join(", ")
+    }
 }

@@ -1,1 +1,30 @@
-//! (being built: see the issue that owns this module)
+//! `.agentenv/config.toml`: finding and parsing it, `env:`/`secret:` references, each plugin's
+//! `[plugins.<package>]` settings, which store each kind uses, the shapes of the registration tables, and
+//! the read-only views `config show`, `config explain` and `config check` print.
+
+pub mod build;
+pub mod check;
+pub mod document;
+pub mod error;
+pub mod explain;
+pub mod locate;
+pub mod mask;
+pub mod plugins;
+pub mod references;
+pub mod registrations;
+pub mod schema;
+pub mod sections;
+pub mod show;
+pub mod similar;
+pub mod stores;
+pub mod tables;
+pub mod warnings;
+
+pub use check::{check_all, StoreBuilder};
+pub use document::{ConfigDocument, ConfigProblem};
+pub use error::ConfigError;
+pub use locate::ConfigSource;
+pub use plugins::{plugin_settings, InstalledPackage};
+pub use references::SecretLookup;
+pub use registrations::{impls, provider_entries, split_impl, ProviderEntry, ProviderKind};
+pub use stores::{selection, Layer, LayerKind, StoreSelection};

@@ -1,1 +1,270 @@
-//! (being built: see the issue that owns this module)
+//! Finding plugins from their manifests. Nothing here runs plugin code.
+//!
+//! Manifests are found in this order, and the first copy of a package (by canonical name) wins; later copies
+//! are kept as [`ShadowedCopy`] so `plugin show` can name them:
+//!
+//! 1. the plugins directory ([`crate::paths::plugins_dir`]): one folder per plugin holding
+//!    `agent-env-plugin.toml`;
+//! 2. each directory on `PATH`, canonicalised and read once (so `/bin` and `/usr/bin` count once):
+//!    `agent-env-plugin-<name>.toml` files in the directory itself, then `<dir>/../share/agent-env/plugins/<name>.toml`.
+//!
+//! Empty and relative `PATH` entries are skipped. A manifest that does not parse is kept as a
+//! [`BrokenManifest`] and hides nothing else.
+
+use std::collections::{HashMap, HashSet};
+use std::ffi::OsString;
+use std::path::{Path, PathBuf};
+
+use agent_env_protocol::manifest::{Manifest, ManifestError, MANIFEST_FILE};
+
+/// File-name prefix of a manifest installed beside an executable on `PATH`.
+pub const PATH_MANIFEST_PREFIX: &str = "agent-env-plugin-";
+/// Where installers put data files, relative to a `PATH` directory's parent.
+pub const SHARE_SUBDIR: &str = "share/agent-env/plugins";
+
+/// Where a manifest was found.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Source {
+    /// A folder in the plugins directory.
+    PluginsDir,
+    /// `agent-env-plugin-<name>.toml` in a `PATH` directory.
+    PathDir,
+    /// `<dir>/../share/agent-env/plugins/<name>.toml` for a `PATH` directory.
+    ShareDir,
+}
+
+impl Source {
+    pub fn describe(self) -> &'static str {
+        match self {
+            Source::PluginsDir => "the plugins directory",
+            Source::PathDir => "a PATH directory",
+            Source::ShareDir => "a share/agent-env/plugins directory beside PATH",
+        }
+    }
+}
+
+/// A plugin package: the first manifest found for its canonical name.
+#[derive(Debug, Clone)]
+pub struct DiscoveredPlugin {
+    pub manifest: Manifest,
+    pub source: Source,
+    /// Later manifests of the same package, which are not used.
+    pub shadowed: Vec<ShadowedCopy>,
+}
+
+/// A later copy of a package that an earlier one hides.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ShadowedCopy {
+    pub path: PathBuf,
+    pub version: String,
+}
+
+/// A manifest that could not be read or parsed.
+#[derive(Debug, Clone)]
+pub struct BrokenManifest {
+    /// The package name the file's name suggests (a folder name, or `<name>` of `agent-env-plugin-<name>.toml`).
+    pub label: String,
+    pub path: PathBuf,
+    pub error: ManifestError,
+}
+
+/// Everything discovery found.
+#[derive(Debug, Clone, Default)]
+pub struct Discovery {
+    /// In discovery order.
+    pub plugins: Vec<DiscoveredPlugin>,
+    pub broken: Vec<BrokenManifest>,
+}
+
+impl Discovery {
+    /// The plugin whose canonical name is `canonical`.
+    pub fn find(&self, canonical: &str) -> Option<&DiscoveredPlugin> {
+        self.plugins
+            .iter()
+            .find(|p| p.manifest.canonical_name() == canonical)
+    }
+}
+
+/// Where to look: the plugins directory and the `PATH` directories, as given.
+#[derive(Debug, Clone)]
+pub struct SearchPath {
+    pub plugins_dir: PathBuf,
+    pub path_dirs: Vec<PathBuf>,
+}
+
+impl SearchPath {
+    /// From the environment: [`crate::paths::plugins_dir`] and `$PATH`.
+    pub fn from_env() -> SearchPath {
+        let path = std::env::var_os("PATH").unwrap_or_default();
+        SearchPath::new(crate::paths::plugins_dir(), &path)
+    }
+
+    /// From a plugins directory and a `PATH`-style value.
+    pub fn new(plugins_dir: PathBuf, path_var: &OsString) -> SearchPath {
+        SearchPath {
+            plugins_dir,
+            path_dirs: std::env::split_paths(path_var).collect(),
+        }
+    }
+}
+
+/// Reads every manifest the search path holds.
+pub fn discover(search: &SearchPath) -> Discovery {
+    let mut found = Found::default();
+    scan_plugins_dir(&search.plugins_dir, &mut found);
+    let mut seen_dirs: HashSet<PathBuf> = HashSet::new();
+    for dir in &search.path_dirs {
+        if dir.as_os_str().is_empty() || dir.is_relative() {
+            continue;
+        }
+        let Ok(canonical) = dir.canonicalize() else {
+            continue;
+        };
+        if !seen_dirs.insert(canonical.clone()) {
+            continue;
+        }
+        scan_path_dir(&canonical, &mut found);
+        if let Some(parent) = canonical.parent() {
+            let share = parent.join(SHARE_SUBDIR);
+            if seen_dirs.insert(share.clone()) {
+                scan_share_dir(&share, &mut found);
+            }
+        }
+    }
+    found.discovery
+}
+
+#[derive(Default)]
+struct Found {
+    discovery: Discovery,
+    /// Manifest files already read (by path), so a file reached twice is read once.
+    read: HashSet<PathBuf>,
+    /// canonical package name → index in `discovery.plugins`.
+    index: HashMap<String, usize>,
+}
+
+impl Found {
+    fn take(&mut self, path: PathBuf, label: String, source: Source) {
+        if !self.read.insert(path.clone()) {
+            return;
+        }
+        match Manifest::load(&path) {
+            Ok(manifest) => {
+                let plugins = &mut self.discovery.plugins;
+                match self.index.get(&manifest.canonical_name()) {
+                    Some(&winner) => plugins[winner].shadowed.push(ShadowedCopy {
+                        path,
+                        version: manifest.version,
+                    }),
+                    None => {
+                        self.index.insert(manifest.canonical_name(), plugins.len());
+                        plugins.push(DiscoveredPlugin {
+                            manifest,
+                            source,
+                            shadowed: Vec::new(),
+                        });
+                    }
+                }
+            }
+            Err(error) => self
+                .discovery
+                .broken
+                .push(BrokenManifest { label, path, error }),
+        }
+    }
+}
+
+/// Sorted entries of a directory (name, path, is_dir); an unreadable or missing directory has none.
+fn sorted_entries(dir: &Path) -> Vec<(String, PathBuf, bool)> {
+    let Ok(read) = std::fs::read_dir(dir) else {
+        return Vec::new();
+    };
+    let mut entries: Vec<(String, PathBuf, bool)> = read
+        .filter_map(Result::ok)
+        .filter_map(|e| {
+            let name = e.file_name().into_string().ok()?;
+            let is_dir = e.file_type().ok().map(|t| t.is_dir() || t.is_symlink())?;
+            Some((name, e.path(), is_dir))
+        })
+        .collect();
+    entries.sort();
+    entries
+}
+
+fn scan_plugins_dir(dir: &Path, found: &mut Found) {
+    for (name, path, is_dir) in sorted_entries(dir) {
+        if name.starts_with('.') || !is_dir {
+            continue;
+        }
+        let manifest = path.join(MANIFEST_FILE);
+        if path.is_dir() {
+            found.take(manifest, name, Source::PluginsDir);
+        }
+    }
+}
+
+fn scan_path_dir(dir: &Path, found: &mut Found) {
+    for (name, path, _) in sorted_entries(dir) {
+        let Some(label) = name
+            .strip_prefix(PATH_MANIFEST_PREFIX)
+            .and_then(|rest| rest.strip_suffix(".toml"))
+        else {
+            continue;
+        };
+        if label.is_empty() {
+            continue;
+        }
+        found.take(path, label.to_string(), Source::PathDir);
+    }
+}
+
+fn scan_share_dir(dir: &Path, found: &mut Found) {
+    for (name, path, _) in sorted_entries(dir) {
+        let Some(label) = name.strip_suffix(".toml") else {
+            continue;
+        };
+        if label.is_empty() || name.starts_with('.') {
+            continue;
+        }
+        found.take(path, label.to_string(), Source::ShareDir);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn manifest(name: &str, version: &str) -> String {
+        format!(
+            "[plugin]\nname = \"{name}\"\nversion = \"{version}\"\nexec = [\"x\"]\nprotocol = [1, 1]\n"
+        )
+    }
+
+    #[test]
+    fn first_copy_wins_and_later_ones_are_shadowed() {
+        let tmp = tempfile::tempdir().unwrap();
+        let plugins = tmp.path().join("plugins");
+        std::fs::create_dir_all(plugins.join("a")).unwrap();
+        std::fs::write(
+            plugins.join("a").join(MANIFEST_FILE),
+            manifest("pkg-a", "1"),
+        )
+        .unwrap();
+        let bin = tmp.path().join("bin");
+        std::fs::create_dir_all(&bin).unwrap();
+        std::fs::write(bin.join("agent-env-plugin-a.toml"), manifest("Pkg_A", "2")).unwrap();
+        std::fs::write(bin.join("agent-env-plugin-bad.toml"), "[plugin\n").unwrap();
+        let share = tmp.path().join(SHARE_SUBDIR);
+        std::fs::create_dir_all(&share).unwrap();
+        std::fs::write(share.join("b.toml"), manifest("pkg-b", "3")).unwrap();
+        let path = std::env::join_paths([bin.clone(), bin.clone(), PathBuf::from("rel")]).unwrap();
+        let d = discover(&SearchPath::new(plugins, &path));
+        assert_eq!(d.plugins.len(), 2);
+        assert_eq!(d.plugins[0].manifest.name, "pkg-a");
+        assert_eq!(d.plugins[0].shadowed.len(), 1);
+        assert_eq!(d.plugins[0].shadowed[0].version, "2");
+        assert_eq!(d.plugins[1].source, Source::ShareDir);
+        assert_eq!(d.broken.len(), 1);
+        assert_eq!(d.broken[0].label, "bad");
+    }
+}

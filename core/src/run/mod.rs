@@ -1,1 +1,243 @@
-//! (being built: see the issue that owns this module)
+//! Running a planned bundle (§10.6 steps 3–5): write its entities, run each selected task once (at
+//! most four at a time, all in one run group), print the summary and the teardown report, and turn the
+//! outcomes into an exit code.
+
+pub mod cancel;
+pub mod clock;
+pub mod context;
+pub mod executor;
+pub mod local_stores;
+pub mod materialize;
+pub mod out;
+pub mod outcome;
+pub mod task_run;
+
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::{Arc, Mutex};
+
+use serde_json::{Map, Value};
+
+use crate::bundle::plan::Plan;
+use crate::bundle::tree::Tree;
+use crate::bundle::Bundle;
+use cancel::Cancel;
+use executor::StepExecutor;
+use local_stores::LocalStores;
+use outcome::{seconds, Outcome};
+use task_run::{run_task, RunShared, TaskRunResult};
+
+/// At most this many tasks run at once.
+pub const MAX_CONCURRENT_TASKS: usize = 4;
+
+/// How to run.
+pub struct RunOptions {
+    pub dry_run: bool,
+    pub keep: bool,
+    /// `user_overrides` for every context (models, sandbox).
+    pub user_overrides: Map<String, Value>,
+    /// The sandbox provider deploy steps use.
+    pub sandbox_provider: String,
+}
+
+const DRY_RUN_LINE: &str = "Dry run: nothing is written or run.";
+
+/// Writes, runs and reports; returns the exit code.
+pub fn execute(
+    bundle: &Bundle,
+    tree: Tree<'_>,
+    plan: &Plan<'_>,
+    stores: &LocalStores,
+    executor: &dyn StepExecutor,
+    options: &RunOptions,
+) -> i32 {
+    if options.dry_run {
+        crate::say!("{DRY_RUN_LINE}");
+    }
+    let versions = match materialize::materialize(bundle, tree, plan, stores, options.dry_run) {
+        Ok(v) => v,
+        Err(e) => return crate::cli::fail(e),
+    };
+    let version_of = |id: &str| versions.get(id).copied().unwrap_or(0);
+    if options.dry_run {
+        crate::say!("Would run:");
+        for t in &plan.tasks {
+            crate::say!("  {} v{}", t.task.path, version_of(&t.task.id));
+        }
+        crate::say!("{DRY_RUN_LINE}");
+        return 0;
+    }
+    let cancel = Cancel::new();
+    if let Err(e) = cancel::watch_signals(cancel.clone()) {
+        return crate::cli::fail(format!("can't watch for Ctrl-C: {e}"));
+    }
+    let run_group_id = format!("run-{}", crate::sandbox::random_suffix(12));
+    let provider_name = options.sandbox_provider.clone();
+    let provider = move || -> Box<dyn crate::sandbox::SandboxProvider> {
+        crate::sandbox::provider(&provider_name)
+            .unwrap_or_else(|| Box::new(crate::sandbox::LocalProvider::new()))
+    };
+    let shared = RunShared {
+        stores,
+        cancel: &cancel,
+        executor,
+        run_group_id: &run_group_id,
+        user_overrides: &options.user_overrides,
+        provider: &provider,
+        keep: options.keep,
+    };
+    let results = run_all(plan, &version_of, &shared);
+    print_summary(plan, &results, &version_of);
+    let mut torn: usize = results.iter().map(|r| r.torn_down).sum();
+    let mut still_up: Vec<(crate::sandbox::Sandbox, String)> =
+        results.iter().flat_map(|r| r.still_up.clone()).collect();
+    let kept: Vec<&crate::sandbox::Deployed> =
+        results.iter().filter_map(|r| r.kept.as_ref()).collect();
+    let kept_count: usize = kept.iter().map(|d| d.all().len()).sum();
+    if kept_count > 0 {
+        crate::say!();
+        crate::say!("Kept up:");
+        for d in &kept {
+            for s in d.all() {
+                crate::say!(
+                    "  {}  {} sandbox  {}",
+                    s.id,
+                    d.provider().name(),
+                    d.provider().describe(&s)
+                );
+            }
+        }
+        crate::say!(
+            "Holding {kept_count} {} up; Ctrl-C tears {} down.",
+            plural(kept_count, "sandbox", "sandboxes"),
+            if kept_count == 1 { "it" } else { "them" }
+        );
+        while !cancel.is_cancelled() {
+            std::thread::sleep(std::time::Duration::from_millis(50));
+        }
+        for d in &kept {
+            let report = d.teardown_all();
+            torn += report.torn_down.len();
+            still_up.extend(report.still_up);
+        }
+    }
+    if torn > 0 {
+        crate::say!();
+        crate::say!("Tore down {torn} {}.", plural(torn, "sandbox", "sandboxes"));
+    }
+    if !still_up.is_empty() {
+        crate::say!();
+        crate::say!(
+            "Still up, {} {}:",
+            still_up.len(),
+            plural(still_up.len(), "sandbox", "sandboxes")
+        );
+        for (s, why) in &still_up {
+            crate::say!("  {}  {}: {why}", s.id, s.work_dir.display());
+        }
+    }
+    let cancelled_run = results.iter().any(|r| r.outcome.is_cancelled());
+    if let (Some(signal), true) = (cancel.signal(), cancelled_run) {
+        return 128 + signal;
+    }
+    if results.iter().any(|r| r.outcome.is_failure()) {
+        1
+    } else {
+        0
+    }
+}
+
+fn plural<'s>(n: usize, one: &'s str, many: &'s str) -> &'s str {
+    if n == 1 {
+        one
+    } else {
+        many
+    }
+}
+
+/// Runs every planned task, at most [`MAX_CONCURRENT_TASKS`] at once; results in plan order.
+fn run_all(
+    plan: &Plan<'_>,
+    version_of: &(dyn Fn(&str) -> i64 + Sync),
+    shared: &RunShared<'_>,
+) -> Vec<TaskRunResult> {
+    let next = AtomicUsize::new(0);
+    let slots: Vec<Mutex<Option<TaskRunResult>>> =
+        plan.tasks.iter().map(|_| Mutex::new(None)).collect();
+    let workers = plan.tasks.len().clamp(1, MAX_CONCURRENT_TASKS);
+    let slots = Arc::new(slots);
+    std::thread::scope(|scope| {
+        for _ in 0..workers {
+            scope.spawn(|| loop {
+                let i = next.fetch_add(1, Ordering::SeqCst);
+                let Some(planned) = plan.tasks.get(i) else {
+                    break;
+                };
+                let result = run_task(planned, version_of(&planned.task.id), shared);
+                if let Ok(mut slot) = slots[i].lock() {
+                    *slot = Some(result);
+                }
+            });
+        }
+    });
+    slots
+        .iter()
+        .filter_map(|s| s.lock().ok().and_then(|mut s| s.take()))
+        .collect()
+}
+
+fn print_summary(plan: &Plan<'_>, results: &[TaskRunResult], version_of: &dyn Fn(&str) -> i64) {
+    crate::say!();
+    crate::say!("Tasks:");
+    for r in results {
+        let instance = match (&r.instance_id, &r.outcome) {
+            (_, Outcome::DidntStart) => String::new(),
+            (Some(id), _) => format!(", {}, instance {id}", seconds(r.duration)),
+            (None, _) => format!(", {}, no instance recorded", seconds(r.duration)),
+        };
+        crate::say!(
+            "  {} v{}: {}{instance}",
+            r.path,
+            r.version,
+            r.outcome.text()
+        );
+    }
+    if !plan.evals.is_empty() {
+        crate::say!("Evals:");
+        for pe in &plan.evals {
+            let runs: Vec<&TaskRunResult> = pe
+                .task_ids
+                .iter()
+                .filter_map(|id| {
+                    let t = plan.tasks.iter().position(|t| &t.task.id == id)?;
+                    results.get(t)
+                })
+                .collect();
+            let passed = runs
+                .iter()
+                .filter(|r| matches!(r.outcome, Outcome::Passed(_)))
+                .count();
+            let failed = runs.iter().filter(|r| r.outcome.is_failure()).count();
+            let cancelled = runs.iter().filter(|r| r.outcome.is_cancelled()).count();
+            let mut line = format!(
+                "  {} v{}: {passed} of {} passed",
+                pe.eval.path,
+                version_of(&pe.eval.id),
+                runs.len()
+            );
+            if failed > 0 {
+                line.push_str(&format!(", {failed} failed"));
+            }
+            if cancelled > 0 {
+                line.push_str(&format!(", {cancelled} cancelled"));
+            }
+            crate::say!("{line}");
+        }
+        for t in &plan.skipped {
+            crate::say!(
+                "{} isn't named by any eval, so it didn't run; run it with --task {}",
+                t.path,
+                t.name
+            );
+        }
+    }
+}

@@ -1,0 +1,392 @@
+//! Planning a bundle run (§10.6 step 1): what to run (`--task`, `--eval`, else every eval, else every
+//! task), each step's type resolved and fields checked, bundle names rewritten to ids, and the step
+//! graph. Every problem is found here, before anything is written.
+
+use serde_json::{json, Map, Value};
+
+use super::error::BundleError;
+use super::layout::{Artifact, Bundle, Eval, Task};
+use super::steps::{declares_dependencies, dependency_ids, step_id, step_type};
+use crate::steps::BuiltinStep;
+
+/// What runs a step type.
+#[derive(Clone)]
+pub enum StepKind {
+    Builtin(&'static dyn BuiltinStep),
+    /// A step type a plugin provides; it runs in that plugin's process.
+    Plugin {
+        package: String,
+    },
+}
+
+impl std::fmt::Debug for StepKind {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            StepKind::Builtin(b) => write!(f, "Builtin({})", b.type_name()),
+            StepKind::Plugin { package } => write!(f, "Plugin({package})"),
+        }
+    }
+}
+
+/// Resolves step types and checks references to the store while planning.
+pub trait PlanContext {
+    /// The kind that runs `type_name`, or the problem (unknown type, failed plugin) to report.
+    fn step_kind(&self, type_name: &str) -> Result<StepKind, String>;
+    /// Whether an artifact id that is not in the bundle exists in the store; `Err` says why it can't
+    /// be used.
+    fn store_artifact_exists(&self, id: &str) -> Result<bool, String>;
+}
+
+/// One step, ready to run.
+#[derive(Debug, Clone)]
+pub struct PlannedStep {
+    /// The step as stored: names rewritten to ids, defaults filled in.
+    pub spec: Map<String, Value>,
+    pub kind: StepKind,
+    /// Indexes of the steps it waits for.
+    pub deps: Vec<usize>,
+    pub fail_task_on_error: bool,
+}
+
+impl PlannedStep {
+    pub fn id(&self) -> &str {
+        step_id(&self.spec)
+    }
+
+    pub fn type_name(&self) -> &str {
+        step_type(&self.spec)
+    }
+}
+
+/// A task to run.
+#[derive(Debug, Clone)]
+pub struct PlannedTask<'b> {
+    pub task: &'b Task,
+    pub steps: Vec<PlannedStep>,
+}
+
+impl PlannedTask<'_> {
+    /// The stored step dicts.
+    pub fn step_docs(&self) -> Vec<Value> {
+        self.steps
+            .iter()
+            .map(|s| Value::Object(s.spec.clone()))
+            .collect()
+    }
+}
+
+/// An eval to record, with the ids of its tasks.
+#[derive(Debug, Clone)]
+pub struct PlannedEval<'b> {
+    pub eval: &'b Eval,
+    pub task_ids: Vec<String>,
+}
+
+/// What a run does.
+#[derive(Debug, Clone)]
+pub struct Plan<'b> {
+    pub artifacts: Vec<&'b Artifact>,
+    pub tasks: Vec<PlannedTask<'b>>,
+    pub evals: Vec<PlannedEval<'b>>,
+    /// Tasks no selected eval names, when evals were picked by default.
+    pub skipped: Vec<&'b Task>,
+}
+
+/// Artifact types a bundle run can write.
+pub const WRITABLE_ARTIFACT_TYPES: [&str; 3] = ["file", "file_artifact_universe", "skill"];
+
+/// Plans a run of `bundle` with the given `--task` and `--eval` selections.
+pub fn plan<'b>(
+    bundle: &'b Bundle,
+    task_args: &[String],
+    eval_args: &[String],
+    ctx: &dyn PlanContext,
+) -> Result<Plan<'b>, BundleError> {
+    let mut problems = Vec::new();
+    let (tasks, evals, skipped) = select(bundle, task_args, eval_args, &mut problems);
+    let mut planned = Vec::new();
+    for task in &tasks {
+        planned.push(plan_task(bundle, task, ctx, &mut problems));
+    }
+    let mut planned_evals = Vec::new();
+    for eval in evals {
+        let task_ids = eval
+            .tasks
+            .iter()
+            .filter_map(|t| bundle.task(t).map(|t| t.id.clone()))
+            .collect();
+        planned_evals.push(PlannedEval { eval, task_ids });
+    }
+    let mut artifacts = Vec::new();
+    for a in &bundle.artifacts {
+        if WRITABLE_ARTIFACT_TYPES.contains(&a.artifact_type.as_str()) {
+            artifacts.push(a);
+        } else if is_referenced(&planned, &a.id) {
+            problems.push(format!(
+                "{}/{}: a {} artifact can't be written by this agent-env yet (it writes {})",
+                bundle.display_root,
+                a.path,
+                a.artifact_type,
+                WRITABLE_ARTIFACT_TYPES.join(", ")
+            ));
+        }
+    }
+    if !problems.is_empty() {
+        return Err(BundleError::new(problems));
+    }
+    Ok(Plan {
+        artifacts,
+        tasks: planned,
+        evals: planned_evals,
+        skipped,
+    })
+}
+
+fn is_referenced(tasks: &[PlannedTask<'_>], id: &str) -> bool {
+    tasks.iter().any(|t| {
+        t.steps
+            .iter()
+            .any(|s| s.spec.values().any(|v| v.as_str() == Some(id)))
+    })
+}
+
+type Selection<'b> = (Vec<&'b Task>, Vec<&'b Eval>, Vec<&'b Task>);
+
+fn select<'b>(
+    bundle: &'b Bundle,
+    task_args: &[String],
+    eval_args: &[String],
+    problems: &mut Vec<String>,
+) -> Selection<'b> {
+    let mut tasks: Vec<&Task> = Vec::new();
+    let mut evals: Vec<&Eval> = Vec::new();
+    let mut skipped = Vec::new();
+    for arg in task_args {
+        match bundle.task(arg) {
+            Some(t) => push_unique(&mut tasks, t),
+            None => problems.push(unknown_selection(
+                "--task",
+                "task",
+                arg,
+                bundle.tasks.iter().map(|t| t.name.as_str()),
+            )),
+        }
+    }
+    for arg in eval_args {
+        match bundle.evals.iter().find(|e| e.name == *arg || e.id == *arg) {
+            Some(e) => evals.push(e),
+            None => problems.push(unknown_selection(
+                "--eval",
+                "eval",
+                arg,
+                bundle.evals.iter().map(|e| e.name.as_str()),
+            )),
+        }
+    }
+    if task_args.is_empty() && eval_args.is_empty() {
+        if !bundle.evals.is_empty() {
+            evals = bundle.evals.iter().collect();
+        } else if !bundle.tasks.is_empty() {
+            tasks = bundle.tasks.iter().collect();
+        } else {
+            problems.push(format!(
+                "{}: this bundle has no tasks or evals to run",
+                bundle.display_root
+            ));
+        }
+    }
+    for eval in &evals {
+        for name in &eval.tasks {
+            match bundle.task(name) {
+                Some(t) => push_unique(&mut tasks, t),
+                None => problems.push(format!(
+                    "{}/{}: '{name}' is not a task of this bundle; an eval in a bundle runs the bundle's own tasks",
+                    bundle.display_root, eval.path
+                )),
+            }
+        }
+    }
+    if task_args.is_empty() && eval_args.is_empty() && !bundle.evals.is_empty() {
+        skipped = bundle
+            .tasks
+            .iter()
+            .filter(|t| !tasks.iter().any(|s| s.id == t.id))
+            .collect();
+    }
+    // Run in bundle order.
+    tasks.sort_by_key(|t| bundle.tasks.iter().position(|b| b.id == t.id));
+    (tasks, evals, skipped)
+}
+
+fn push_unique<'b>(list: &mut Vec<&'b Task>, task: &'b Task) {
+    if !list.iter().any(|t| t.id == task.id) {
+        list.push(task);
+    }
+}
+
+/// The message for a `--task`/`--eval` the bundle does not have.
+fn unknown_selection<'n>(
+    option: &str,
+    noun: &str,
+    arg: &str,
+    names: impl Iterator<Item = &'n str>,
+) -> String {
+    let names: Vec<&str> = names.collect();
+    if let Some(near) = names
+        .iter()
+        .find(|n| n.to_lowercase() == arg.to_lowercase())
+    {
+        return format!(
+            "{option} '{arg}' isn't in this bundle, but '{near}' is; names are case-sensitive"
+        );
+    }
+    let listing = if names.is_empty() {
+        format!("it has no {noun}s")
+    } else {
+        let quoted: Vec<String> = names.iter().map(|n| format!("'{n}'")).collect();
+        format!("its {noun}s are {}", quoted.join(", "))
+    };
+    format!("{option} '{arg}': this bundle has no {noun} with that name or id; {listing}")
+}
+
+fn plan_task<'b>(
+    bundle: &'b Bundle,
+    task: &'b Task,
+    ctx: &dyn PlanContext,
+    problems: &mut Vec<String>,
+) -> PlannedTask<'b> {
+    let where_ = format!("{}/{}", bundle.display_root, task.path);
+    let any_declares = task.steps.iter().any(declares_dependencies);
+    let ids: Vec<&str> = task.steps.iter().map(step_id).collect();
+    let mut steps = Vec::new();
+    for (index, raw) in task.steps.iter().enumerate() {
+        let id = step_id(raw);
+        let type_name = step_type(raw);
+        let kind = match ctx.step_kind(type_name) {
+            Ok(k) => Some(k),
+            Err(problem) => {
+                problems.push(format!("{where_}: step '{id}': {problem}"));
+                None
+            }
+        };
+        let mut spec = raw.clone();
+        if let Some(StepKind::Builtin(b)) = &kind {
+            for p in b.check(raw) {
+                problems.push(format!("{where_}: step '{id}' ({type_name}) {p}"));
+            }
+            for field in b.artifact_fields() {
+                if let Some(name) = raw.get(*field).and_then(Value::as_str) {
+                    match bundle.artifact(name) {
+                        Some(a) => {
+                            spec.insert(field.to_string(), Value::String(a.id.clone()));
+                        }
+                        None => match ctx.store_artifact_exists(name) {
+                            Ok(true) => {}
+                            Ok(false) => problems.push(format!(
+                                "{where_}: step '{id}': {field} '{name}' is neither an artifact of this bundle nor in the store"
+                            )),
+                            Err(why) => problems.push(format!("{where_}: step '{id}': {why}")),
+                        },
+                    }
+                }
+            }
+        }
+        let fail_default = match &kind {
+            Some(StepKind::Builtin(b)) => b.fails_task_by_default(),
+            _ => true,
+        };
+        let fail_task_on_error = raw
+            .get("fail_task_on_error")
+            .and_then(Value::as_bool)
+            .unwrap_or(fail_default);
+        spec.insert("fail_task_on_error".into(), Value::Bool(fail_task_on_error));
+        spec.entry("version").or_insert(json!(1));
+        let deps: Vec<usize> = if !any_declares {
+            if index == 0 {
+                Vec::new()
+            } else {
+                vec![index - 1]
+            }
+        } else if let Some(d) = raw.get("depends_on") {
+            let named = dependency_ids(d).unwrap_or_default();
+            spec.insert(
+                "depends_on".into(),
+                Value::Array(named.iter().map(|n| json!({"task_step_id": n})).collect()),
+            );
+            named
+                .iter()
+                .filter_map(|n| ids[..index].iter().position(|i| i == n))
+                .collect()
+        } else {
+            (0..index).collect()
+        };
+        if let Some(kind) = kind {
+            steps.push(PlannedStep {
+                spec,
+                kind,
+                deps,
+                fail_task_on_error,
+            });
+        }
+    }
+    PlannedTask { task, steps }
+}
+
+/// Replaces `<key>` tokens in every string of a step with `seed[key]`.
+pub fn substitute_seed(step: &mut Map<String, Value>, seed: &Map<String, Value>) {
+    fn walk(v: &mut Value, seed: &Map<String, Value>) {
+        match v {
+            Value::String(s) if s.contains('<') => {
+                for (key, value) in seed {
+                    let token = format!("<{key}>");
+                    if s.contains(&token) {
+                        let text = match value {
+                            Value::String(t) => t.clone(),
+                            other => other.to_string(),
+                        };
+                        *s = s.replace(&token, &text);
+                    }
+                }
+            }
+            Value::Array(items) => items.iter_mut().for_each(|i| walk(i, seed)),
+            Value::Object(map) => map.values_mut().for_each(|i| walk(i, seed)),
+            _ => {}
+        }
+    }
+    for (key, value) in step.iter_mut() {
+        if key != "id" && key != "type" {
+            walk(value, seed);
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn unknown_and_near_miss_selections() {
+        let names = ["hello"];
+        assert_eq!(
+            unknown_selection("--task", "task", "nope", names.into_iter()),
+            "--task 'nope': this bundle has no task with that name or id; its tasks are 'hello'"
+        );
+        assert_eq!(
+            unknown_selection("--task", "task", "Hello", names.into_iter()),
+            "--task 'Hello' isn't in this bundle, but 'hello' is; names are case-sensitive"
+        );
+    }
+
+    #[test]
+    fn seeds_fill_tokens() {
+        let mut step = json!({"id": "<x>", "cmd": "echo <x> <n>", "list": ["<x>"]})
+            .as_object()
+            .cloned()
+            .unwrap();
+        let seed = json!({"x": "hi", "n": 3}).as_object().cloned().unwrap();
+        substitute_seed(&mut step, &seed);
+        assert_eq!(step["cmd"], "echo hi 3");
+        assert_eq!(step["list"][0], "hi");
+        assert_eq!(step["id"], "<x>");
+    }
+}

@@ -1,0 +1,154 @@
+//! The files of a bundle: a folder on disk, or a bundle built into the binary. Parsing and hashing read
+//! through this, so the shipped `hello` needs nothing on disk.
+
+use std::io;
+use std::path::{Path, PathBuf};
+
+/// One file of a bundle built into the binary: its path relative to the bundle root, and its bytes.
+pub struct EmbeddedFile {
+    pub path: &'static str,
+    pub bytes: &'static [u8],
+}
+
+/// Where a bundle's files come from.
+#[derive(Clone, Copy)]
+pub enum Tree<'a> {
+    Disk(&'a Path),
+    Embedded(&'static [EmbeddedFile]),
+}
+
+/// One entry of a directory listing.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Entry {
+    pub name: String,
+    pub is_dir: bool,
+}
+
+impl Tree<'_> {
+    /// The entries of the folder at `rel` (`""` is the root), sorted by name; a missing folder is empty.
+    pub fn list(&self, rel: &str) -> io::Result<Vec<Entry>> {
+        let mut entries = match self {
+            Tree::Disk(root) => {
+                let dir = join(root, rel);
+                let read = match std::fs::read_dir(&dir) {
+                    Ok(r) => r,
+                    Err(e) if e.kind() == io::ErrorKind::NotFound => return Ok(Vec::new()),
+                    Err(e) => return Err(e),
+                };
+                let mut out = Vec::new();
+                for item in read {
+                    let item = item?;
+                    let is_dir = std::fs::metadata(item.path())
+                        .map(|m| m.is_dir())
+                        .unwrap_or(false);
+                    out.push(Entry {
+                        name: item.file_name().to_string_lossy().into_owned(),
+                        is_dir,
+                    });
+                }
+                out
+            }
+            Tree::Embedded(files) => {
+                let prefix = if rel.is_empty() {
+                    String::new()
+                } else {
+                    format!("{rel}/")
+                };
+                let mut out: Vec<Entry> = Vec::new();
+                for f in files.iter() {
+                    let Some(rest) = f.path.strip_prefix(prefix.as_str()) else {
+                        continue;
+                    };
+                    let (name, is_dir) = match rest.split_once('/') {
+                        Some((dir, _)) => (dir, true),
+                        None => (rest, false),
+                    };
+                    if !out.iter().any(|e| e.name == name) {
+                        out.push(Entry {
+                            name: name.to_string(),
+                            is_dir,
+                        });
+                    }
+                }
+                out
+            }
+        };
+        entries.sort_by(|a, b| a.name.cmp(&b.name));
+        Ok(entries)
+    }
+
+    /// The bytes of the file at `rel`.
+    pub fn read(&self, rel: &str) -> io::Result<Vec<u8>> {
+        match self {
+            Tree::Disk(root) => std::fs::read(join(root, rel)),
+            Tree::Embedded(files) => files
+                .iter()
+                .find(|f| f.path == rel)
+                .map(|f| f.bytes.to_vec())
+                .ok_or_else(|| io::Error::new(io::ErrorKind::NotFound, format!("no file {rel}"))),
+        }
+    }
+
+    /// Whether a file (not a folder) exists at `rel`.
+    pub fn is_file(&self, rel: &str) -> bool {
+        match self {
+            Tree::Disk(root) => join(root, rel).is_file(),
+            Tree::Embedded(files) => files.iter().any(|f| f.path == rel),
+        }
+    }
+
+    /// Every file below the folder `rel`, as paths relative to that folder, sorted; dot entries and
+    /// `__pycache__` are left out.
+    pub fn files_below(&self, rel: &str) -> io::Result<Vec<String>> {
+        let mut out = Vec::new();
+        self.walk(rel, "", &mut out)?;
+        out.sort();
+        Ok(out)
+    }
+
+    fn walk(&self, base: &str, sub: &str, out: &mut Vec<String>) -> io::Result<()> {
+        let here = join_rel(base, sub);
+        for entry in self.list(&here)? {
+            if is_ignored_name(&entry.name) {
+                continue;
+            }
+            let child = join_rel(sub, &entry.name);
+            if entry.is_dir {
+                self.walk(base, &child, out)?;
+            } else {
+                out.push(child);
+            }
+        }
+        Ok(())
+    }
+
+    /// The file's path on disk, when it has one.
+    pub fn disk_path(&self, rel: &str) -> Option<PathBuf> {
+        match self {
+            Tree::Disk(root) => Some(join(root, rel)),
+            Tree::Embedded(_) => None,
+        }
+    }
+}
+
+/// Dot entries and `__pycache__` are not part of a bundle.
+pub fn is_ignored_name(name: &str) -> bool {
+    name.starts_with('.') || name == "__pycache__"
+}
+
+/// `a/b` from `a` and `b`, where either may be empty.
+pub fn join_rel(a: &str, b: &str) -> String {
+    match (a.is_empty(), b.is_empty()) {
+        (true, _) => b.to_string(),
+        (_, true) => a.to_string(),
+        _ => format!("{a}/{b}"),
+    }
+}
+
+fn join(root: &Path, rel: &str) -> PathBuf {
+    if rel.is_empty() {
+        root.to_path_buf()
+    } else {
+        root.join(rel)
+    }
+}

@@ -1,0 +1,130 @@
+//! From a selection to a built store: the `config` table's references are resolved (`secret:` through the
+//! configured secret store, never inside `[stores.secret]` itself), then `stores::build_store` builds it.
+//! An impl that names a missing class or package fails here, never falling back to the default.
+
+use super::check::StoreBuilder;
+use super::document::ConfigDocument;
+use super::error::ConfigError;
+use super::plugins::table_to_json;
+use super::references::{resolve_table_at, SecretLookup};
+use super::stores::{selection, StoreSelection};
+use crate::stores::build::{classify, Target};
+use crate::stores::{build_store, AnyStore, PluginStoreFactory, SecretStore, StoreKind, StoreSpec};
+use std::sync::Arc;
+use toml::Table;
+
+/// A built secret store answering `secret:` references.
+pub struct StoreSecrets(pub Arc<dyn SecretStore>);
+
+impl SecretLookup for StoreSecrets {
+    fn get(&self, name: &str) -> Result<Option<String>, String> {
+        self.0.get(name).map_err(|e| e.to_string())
+    }
+}
+
+fn store_kind(selection: &StoreSelection) -> Result<StoreKind, ConfigError> {
+    StoreKind::parse(selection.kind).ok_or_else(|| {
+        ConfigError::Store(format!(
+            "[{}] is not a store section; it cannot be built as a store",
+            selection.kind
+        ))
+    })
+}
+
+/// The spec `build_store` takes: the selection with its config's references resolved.
+pub fn store_spec(
+    selection: &StoreSelection,
+    secrets: Option<&dyn SecretLookup>,
+) -> Result<StoreSpec, ConfigError> {
+    let kind = store_kind(selection)?;
+    // The secret store is built before any secret store exists.
+    let lookup = if kind == StoreKind::Secret {
+        None
+    } else {
+        secrets
+    };
+    let table = format!("stores.{}.config", selection.kind);
+    let config = resolve_table_at(&selection.config, &table, lookup)?;
+    Ok(spec_from(kind, selection, &config))
+}
+
+fn spec_from(kind: StoreKind, selection: &StoreSelection, config: &Table) -> StoreSpec {
+    StoreSpec {
+        kind,
+        impl_name: selection.impl_name.clone(),
+        config: table_to_json(config),
+    }
+}
+
+fn store_error(e: crate::stores::StoreError) -> ConfigError {
+    ConfigError::Store(e.to_string())
+}
+
+/// Builds the configured secret store and wraps it for `secret:` references.
+pub fn configured_secrets(
+    doc: &ConfigDocument,
+    plugins: Option<&dyn PluginStoreFactory>,
+) -> Result<StoreSecrets, ConfigError> {
+    let spec = store_spec(&selection(doc, "secret")?, None)?;
+    match build_store(&spec, plugins).map_err(store_error)? {
+        AnyStore::Secret(store) => Ok(StoreSecrets(store)),
+        other => Err(ConfigError::Store(format!(
+            "[stores.secret] built a {} store",
+            other.kind()
+        ))),
+    }
+}
+
+/// Builds the store configured for `kind`, resolving `secret:` references through `secrets`.
+pub fn build_configured(
+    doc: &ConfigDocument,
+    kind: StoreKind,
+    secrets: Option<&dyn SecretLookup>,
+    plugins: Option<&dyn PluginStoreFactory>,
+) -> Result<AnyStore, ConfigError> {
+    let spec = store_spec(&selection(doc, kind.as_str())?, secrets)?;
+    build_store(&spec, plugins).map_err(store_error)
+}
+
+/// Builds each configured store with the real constructors. A plugin's store is opened in the plugin when a
+/// factory is given; without one it is noted as unchecked.
+pub struct StoresBuilder<'a> {
+    secrets: Option<StoreSecrets>,
+    plugins: Option<&'a dyn PluginStoreFactory>,
+}
+
+impl<'a> StoresBuilder<'a> {
+    /// Builds the secret store first (a failure there is reported by the check itself).
+    pub fn new(
+        doc: &ConfigDocument,
+        plugins: Option<&'a dyn PluginStoreFactory>,
+    ) -> StoresBuilder<'a> {
+        StoresBuilder {
+            secrets: configured_secrets(doc, plugins).ok(),
+            plugins,
+        }
+    }
+}
+
+impl StoreBuilder for StoresBuilder<'_> {
+    fn build(
+        &self,
+        selection: &StoreSelection,
+        config: &Table,
+    ) -> Result<Option<String>, ConfigError> {
+        let kind = store_kind(selection)?;
+        let target = classify(kind, &selection.impl_name).map_err(store_error)?;
+        if let (Target::Plugin { .. }, None) = (&target, self.plugins) {
+            return Ok(Some(format!(
+                "[stores.{}] '{}' is a plugin's store; its class and keys are checked when it is first built",
+                selection.kind, selection.impl_name
+            )));
+        }
+        build_store(&spec_from(kind, selection, config), self.plugins).map_err(store_error)?;
+        Ok(None)
+    }
+
+    fn secrets(&self) -> Option<&dyn SecretLookup> {
+        self.secrets.as_ref().map(|s| s as &dyn SecretLookup)
+    }
+}

@@ -1,0 +1,280 @@
+//! `agent-env config check [--json]`, and `check_all` for `agent-env run`: every configured store and every
+//! registration table is checked before anything runs, and every problem is reported at once.
+
+use super::document::ConfigDocument;
+use super::error::ConfigError;
+use super::plugins::{plugin_settings, plugin_tables};
+use super::references::{resolve_table_at, SecretLookup};
+use super::registrations::{
+    check_agents, impls, provider_entries, split_impl, ProviderKind, IMPL_TABLES,
+};
+use super::stores::{selection, StoreSelection, ALIASED_SECTIONS, STORE_SECTIONS};
+use super::tables::table_at;
+use super::warnings::warnings;
+use serde::Serialize;
+use std::cell::RefCell;
+use toml::Table;
+
+/// What builds stores for the check: [`super::build::StoresBuilder`] uses the real constructors (and opens
+/// a plugin's store in the plugin when it has a factory).
+pub trait StoreBuilder {
+    /// Builds (then drops) the store a selection names, given its config with references resolved.
+    /// `Ok(Some(note))` says what could not be checked.
+    fn build(
+        &self,
+        selection: &StoreSelection,
+        config: &Table,
+    ) -> Result<Option<String>, ConfigError>;
+
+    /// The configured secret store, for `secret:` references outside `[stores.secret]`. `None` means
+    /// secret references are not resolved (each is noted instead).
+    fn secrets(&self) -> Option<&dyn SecretLookup>;
+}
+
+/// A lookup that answers every name and remembers it, so references are checked for form while secrets the
+/// check cannot read are noted rather than reported as missing.
+#[derive(Default)]
+struct NotedSecrets {
+    names: RefCell<Vec<String>>,
+}
+
+impl SecretLookup for NotedSecrets {
+    fn get(&self, name: &str) -> Result<Option<String>, String> {
+        self.names.borrow_mut().push(name.to_string());
+        Ok(Some(String::new()))
+    }
+}
+
+/// What the check found.
+#[derive(Debug, Clone, Serialize)]
+pub struct CheckOutcome {
+    pub config_path: Option<String>,
+    pub problems: Vec<Problem>,
+    pub warnings: Vec<String>,
+    /// What could not be checked here (plugin stores, secrets no store was built for).
+    pub notes: Vec<String>,
+    /// How many stores, plugin tables and registration tables were checked.
+    pub checked: Checked,
+}
+
+#[derive(Debug, Clone, Default, Serialize)]
+pub struct Checked {
+    pub stores: usize,
+    pub plugin_tables: usize,
+    pub registrations: usize,
+}
+
+#[derive(Debug, Clone, Serialize)]
+pub struct Problem {
+    pub code: &'static str,
+    pub message: String,
+}
+
+/// Every problem in the config, for a caller that only needs them (`agent-env run` before any step).
+pub fn check_all(doc: &ConfigDocument, builder: &dyn StoreBuilder) -> Vec<ConfigError> {
+    let mut errors = Vec::new();
+    let mut notes = Vec::new();
+    let mut checked = Checked::default();
+    run_checks(doc, builder, &mut errors, &mut notes, &mut checked);
+    errors
+}
+
+/// The full outcome, for `config check`.
+pub fn check(doc: &ConfigDocument, builder: &dyn StoreBuilder) -> CheckOutcome {
+    let mut errors = Vec::new();
+    let mut notes = Vec::new();
+    let mut checked = Checked::default();
+    run_checks(doc, builder, &mut errors, &mut notes, &mut checked);
+    CheckOutcome {
+        config_path: doc.path_display(),
+        problems: errors
+            .iter()
+            .map(|e| Problem {
+                code: e.code(),
+                message: e.to_string(),
+            })
+            .collect(),
+        warnings: if doc.error.is_none() {
+            warnings(&doc.table)
+        } else {
+            Vec::new()
+        },
+        notes,
+        checked,
+    }
+}
+
+fn run_checks(
+    doc: &ConfigDocument,
+    builder: &dyn StoreBuilder,
+    errors: &mut Vec<ConfigError>,
+    notes: &mut Vec<String>,
+    checked: &mut Checked,
+) {
+    if let Some(problem) = &doc.error {
+        errors.push(problem.error.clone());
+        return;
+    }
+    let noted = NotedSecrets::default();
+    let secrets: &dyn SecretLookup = builder.secrets().unwrap_or(&noted);
+
+    for section in STORE_SECTIONS {
+        checked.stores += 1;
+        let selection = match selection(doc, section.name) {
+            Ok(s) => s,
+            Err(e) => {
+                errors.push(e);
+                continue;
+            }
+        };
+        if let Err(e) = check_store(&selection, builder, secrets, notes) {
+            errors.push(e);
+        }
+    }
+    if let Some(runner) = ALIASED_SECTIONS.iter().find(|s| s.name == "runner") {
+        if let Err(e) = selection(doc, runner.name) {
+            errors.push(e);
+        }
+    }
+
+    match plugin_tables(doc) {
+        Err(e) => errors.push(e),
+        Ok(tables) => {
+            for table in tables {
+                checked.plugin_tables += 1;
+                if let Err(e) = plugin_settings(doc, &table.package, Some(secrets)) {
+                    errors.push(e);
+                }
+            }
+        }
+    }
+
+    for (group, path) in IMPL_TABLES {
+        match impls(doc, group) {
+            Err(e) => errors.push(e),
+            Ok(items) => {
+                if !items.is_empty() {
+                    checked.registrations += 1;
+                }
+                let table = path.join(".");
+                for item in items {
+                    if let Err(e) = split_impl(&item) {
+                        errors.push(e.at(format!("[{table}] impls")));
+                    }
+                }
+            }
+        }
+    }
+    for kind in [ProviderKind::Sandbox, ProviderKind::State] {
+        match provider_entries(doc, kind) {
+            Err(e) => errors.push(e),
+            Ok(entries) => {
+                for entry in entries {
+                    checked.registrations += 1;
+                    let table = entry.table_name();
+                    if let Some(impl_name) = &entry.impl_name {
+                        if let Err(e) = split_impl(impl_name) {
+                            errors.push(e.at(format!("[{table}]")));
+                        }
+                    }
+                    notes.extend(entry.extra_key_warnings());
+                    if let Some(config) = &entry.config {
+                        if let Err(e) =
+                            resolve_table_at(config, &format!("{table}.config"), Some(secrets))
+                        {
+                            errors.push(e);
+                        }
+                    }
+                }
+            }
+        }
+    }
+    if let Err(e) = check_agents(doc) {
+        errors.push(e);
+    }
+    // References in the plain sections are resolved where they are read; resolve them now.
+    for name in ["model", "conversations", "agents", "sandbox", "explorer"] {
+        match table_at(&doc.table, &[name]) {
+            Err(e) => errors.push(e),
+            Ok(None) => {}
+            Ok(Some(table)) => {
+                let mut plain = table.clone();
+                if name == "sandbox" {
+                    plain.remove("providers");
+                }
+                if let Err(e) = resolve_table_at(&plain, name, Some(secrets)) {
+                    errors.push(e);
+                }
+            }
+        }
+    }
+    let mut unread: Vec<String> = noted.names.borrow().clone();
+    unread.dedup();
+    for name in unread {
+        notes.push(format!(
+            "secret:{name} was not looked up: no secret store is built by this check"
+        ));
+    }
+}
+
+fn check_store(
+    selection: &StoreSelection,
+    builder: &dyn StoreBuilder,
+    secrets: &dyn SecretLookup,
+    notes: &mut Vec<String>,
+) -> Result<(), ConfigError> {
+    let table = format!("stores.{}.config", selection.kind);
+    // The secret store is built before any secret store exists, so it cannot use secret: references.
+    let lookup = (selection.kind != "secret").then_some(secrets);
+    let config = resolve_table_at(&selection.config, &table, lookup)?;
+    if let Some(note) = builder.build(selection, &config)? {
+        notes.push(note);
+    }
+    Ok(())
+}
+
+/// The text answer: each problem, then `ok: …` or the count.
+pub fn render_text(outcome: &CheckOutcome) -> String {
+    let mut out = String::new();
+    let place = outcome.config_path.as_deref().unwrap_or("(no config file)");
+    for warning in &outcome.warnings {
+        out.push_str(&format!("warning: {warning}\n"));
+    }
+    for note in &outcome.notes {
+        out.push_str(&format!("note: {note}\n"));
+    }
+    if outcome.problems.is_empty() {
+        let c = &outcome.checked;
+        out.push_str(&format!(
+            "ok: {place}: {} store(s), {} plugin table(s), {} registration table(s) checked\n",
+            c.stores, c.plugin_tables, c.registrations
+        ));
+    } else {
+        for problem in &outcome.problems {
+            out.push_str(&format!(
+                "problem: {} [{}]\n",
+                problem.message, problem.code
+            ));
+        }
+        out.push_str(&format!(
+            "{} problem(s) in {place}\n",
+            outcome.problems.len()
+        ));
+    }
+    out
+}
+
+/// The JSON answer, two-space indented.
+pub fn render_json(outcome: &CheckOutcome) -> String {
+    #[derive(Serialize)]
+    struct Out<'a> {
+        ok: bool,
+        #[serde(flatten)]
+        outcome: &'a CheckOutcome,
+    }
+    serde_json::to_string_pretty(&Out {
+        ok: outcome.problems.is_empty(),
+        outcome,
+    })
+    .unwrap_or_else(|e| format!("{{\"error\": \"{e}\"}}"))
+}

@@ -1,0 +1,207 @@
+//! The config document: the one file found, read once and parsed once, with the problem kept beside it so
+//! that reports can still name the file.
+
+use super::error::ConfigError;
+use super::locate::{locate, ConfigSource, CONFIG_VAR};
+use std::path::{Path, PathBuf};
+use toml::Table;
+
+/// A problem reading the document, as the plugin report shows it: a report code and the sentence.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ConfigProblem {
+    /// `config-not-found` or `config-unreadable`.
+    pub code: &'static str,
+    pub reason: String,
+    /// The same problem as an error, for commands that cannot go on without the config.
+    pub error: ConfigError,
+}
+
+impl From<ConfigError> for ConfigProblem {
+    fn from(error: ConfigError) -> Self {
+        ConfigProblem {
+            code: error.code(),
+            reason: error.to_string(),
+            error,
+        }
+    }
+}
+
+/// `.agentenv/config.toml` as found and parsed. An absent or broken file has an empty table, so every section
+/// reads its default; `error` says what went wrong.
+#[derive(Debug, Clone)]
+pub struct ConfigDocument {
+    pub path: Option<PathBuf>,
+    pub source: ConfigSource,
+    /// The directory discovery walked up from.
+    pub search_root: PathBuf,
+    pub table: Table,
+    pub error: Option<ConfigProblem>,
+}
+
+impl ConfigDocument {
+    /// Finds and parses the config for this process: `$AGENT_ENV_CONFIG`, else the nearest
+    /// `.agentenv/config.toml` above the working directory.
+    pub fn load() -> ConfigDocument {
+        let cwd = std::env::current_dir().unwrap_or_else(|_| PathBuf::from("."));
+        Self::load_from(std::env::var_os(CONFIG_VAR), &cwd)
+    }
+
+    /// As [`load`](Self::load), with the variable's value and the working directory given.
+    pub fn load_from(env_value: Option<std::ffi::OsString>, cwd: &Path) -> ConfigDocument {
+        let found = locate(env_value, cwd);
+        let mut doc = ConfigDocument {
+            path: found.path,
+            source: found.source,
+            search_root: found.search_root,
+            table: Table::new(),
+            error: found.error.map(ConfigProblem::from),
+        };
+        if let Some(path) = doc.path.clone() {
+            match read_and_parse(&path) {
+                Ok(table) => doc.table = table,
+                Err(e) => doc.error = Some(e.into()),
+            }
+        }
+        doc
+    }
+
+    /// Reads a file a root option chose (`cli.root_option` answered `config_path`).
+    pub fn load_path(path: &Path, source: ConfigSource) -> ConfigDocument {
+        let search_root = std::env::current_dir().unwrap_or_else(|_| PathBuf::from("."));
+        let (table, error) = match read_and_parse(path) {
+            Ok(table) => (table, None),
+            Err(e) => (Table::new(), Some(e.into())),
+        };
+        ConfigDocument {
+            path: Some(path.to_path_buf()),
+            source,
+            search_root,
+            table,
+            error,
+        }
+    }
+
+    /// A document parsed from text, for tests and tools; `path` is only used in messages.
+    pub fn from_text(text: &str, path: &Path) -> ConfigDocument {
+        let (table, error) = match parse(text, path) {
+            Ok(table) => (table, None),
+            Err(e) => (Table::new(), Some(e.into())),
+        };
+        ConfigDocument {
+            path: Some(path.to_path_buf()),
+            source: ConfigSource::Env,
+            search_root: path.parent().map(Path::to_path_buf).unwrap_or_default(),
+            table,
+            error,
+        }
+    }
+
+    /// The table, or the problem that kept it from being read.
+    pub fn require(&self) -> Result<&Table, ConfigError> {
+        match &self.error {
+            Some(problem) => Err(problem.error.clone()),
+            None => Ok(&self.table),
+        }
+    }
+
+    /// The path for messages (`None` when there is no file).
+    pub fn path_display(&self) -> Option<String> {
+        self.path.as_ref().map(|p| p.display().to_string())
+    }
+}
+
+fn read_and_parse(path: &Path) -> Result<Table, ConfigError> {
+    let shown = path.display().to_string();
+    let bytes = std::fs::read(path).map_err(|e| match e.kind() {
+        std::io::ErrorKind::NotFound => ConfigError::Vanished {
+            path: shown.clone(),
+        },
+        _ => ConfigError::Unreadable {
+            path: shown.clone(),
+            message: e.to_string(),
+        },
+    })?;
+    let text = String::from_utf8(bytes).map_err(|e| {
+        let at = e.utf8_error().valid_up_to();
+        ConfigError::NotUtf8 {
+            path: shown.clone(),
+            message: format!(
+                "can't decode byte 0x{:02x} in position {at}",
+                e.as_bytes().get(at).copied().unwrap_or(0)
+            ),
+        }
+    })?;
+    parse(&text, path)
+}
+
+fn parse(text: &str, path: &Path) -> Result<Table, ConfigError> {
+    let text = text.strip_prefix('\u{feff}').unwrap_or(text);
+    toml::from_str::<Table>(text).map_err(|e| ConfigError::Malformed {
+        path: path.display().to_string(),
+        message: describe_parse_error(&e, text),
+    })
+}
+
+/// The parser's message with where it happened: `expected `=` (at line 3, column 5)`.
+fn describe_parse_error(e: &toml::de::Error, text: &str) -> String {
+    let message = e.message().trim().replace('\n', "; ");
+    match e.span() {
+        Some(span) => {
+            let before = &text[..span.start.min(text.len())];
+            let line = before.matches('\n').count() + 1;
+            let column = before
+                .rsplit('\n')
+                .next()
+                .map(|l| l.chars().count())
+                .unwrap_or(0)
+                + 1;
+            format!("{message} (at line {line}, column {column})")
+        }
+        None => message,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn malformed_toml_names_line_and_column() {
+        let doc = ConfigDocument::from_text("[a]\nx = 1\ny =\n", Path::new("/p/config.toml"));
+        let problem = doc.error.unwrap();
+        assert_eq!(problem.code, "config-unreadable");
+        assert!(
+            problem
+                .reason
+                .starts_with("Malformed config.toml at /p/config.toml: "),
+            "{}",
+            problem.reason
+        );
+        assert!(
+            problem.reason.contains("(at line 3, column"),
+            "{}",
+            problem.reason
+        );
+    }
+
+    #[test]
+    fn a_bom_is_stripped_and_an_empty_file_is_fine() {
+        let doc = ConfigDocument::from_text("\u{feff}[x]\na = 1\n", Path::new("/c.toml"));
+        assert!(doc.error.is_none());
+        assert_eq!(doc.table["x"]["a"].as_integer(), Some(1));
+        let doc = ConfigDocument::from_text("", Path::new("/c.toml"));
+        assert!(doc.error.is_none() && doc.table.is_empty());
+    }
+
+    #[test]
+    fn invalid_utf8_is_unreadable() {
+        let dir = tempfile::tempdir().unwrap();
+        let p = dir.path().join("c.toml");
+        std::fs::write(&p, b"a = \"\xff\"").unwrap();
+        let doc = ConfigDocument::load_from(Some(p.clone().into_os_string()), dir.path());
+        let problem = doc.error.unwrap();
+        assert_eq!(problem.code, "config-unreadable");
+        assert!(problem.reason.contains("is not valid UTF-8"));
+        assert_eq!(doc.path.unwrap(), p);
+    }
+}

@@ -1,0 +1,166 @@
+//! `ConfigError`: every way `.agentenv/config.toml`, a reference in it or a store selection can be wrong.
+//! The messages are the user-facing sentences the reference prints, word for word where it has one.
+
+/// A problem with the config document, a value in it, or a store selection.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum ConfigError {
+    #[error("AGENT_ENV_CONFIG='{value}' does not point to an existing file")]
+    EnvPathMissing { value: String },
+
+    #[error("Malformed config.toml at {path}: {message}")]
+    Malformed { path: String, message: String },
+
+    #[error("config.toml at {path} is not valid UTF-8: {message}")]
+    NotUtf8 { path: String, message: String },
+
+    #[error("config.toml at {path} vanished between discovery and read")]
+    Vanished { path: String },
+
+    #[error("config.toml at {path} could not be read: {message}")]
+    Unreadable { path: String, message: String },
+
+    /// A present node that is not a table: `config.toml [a.b] must be a table, got int`.
+    #[error("config.toml [{path}] must be a table, got {got}")]
+    NotATable { path: String, got: &'static str },
+
+    #[error("Unresolved {scheme}:{name} reference (no value and no default)")]
+    Unresolved { scheme: &'static str, name: String },
+
+    #[error(
+        "Cannot resolve 'secret:{name}': no secret store is available for secret: references here"
+    )]
+    NoSecretStore { name: String },
+
+    #[error("Cannot resolve 'secret:{name}': the secret store failed: {message}")]
+    SecretStoreFailed { name: String, message: String },
+
+    /// An error inside a table, prefixed by where it happened: `[plugins.bar]: …` or
+    /// `[stores.object.config] root: …`.
+    #[error("{place}: {source}")]
+    At {
+        place: String,
+        #[source]
+        source: Box<ConfigError>,
+    },
+
+    #[error("config.toml sets {package}'s settings more than once, as {spellings}; keep one")]
+    DuplicatePluginTable { package: String, spellings: String },
+
+    #[error("[{table}] impls must be a list of 'module:Class' strings, got {got}")]
+    ImplsNotList { table: String, got: &'static str },
+
+    #[error("[{table}] impl must be a 'module:Class' string, got {got}: {value}")]
+    ImplNotString {
+        table: String,
+        got: &'static str,
+        value: String,
+    },
+
+    #[error("impl must be 'module.path:ClassName', got '{value}'")]
+    BadImplForm { value: String },
+
+    #[error("Store section is missing an 'impl' dotted path: {section}")]
+    StoreMissingImpl { section: String },
+
+    #[error("Unknown {var}='{value}': expected 'local', or a [stores.{kind}] table for a hosted backend (and unset {var}, which overrides it)")]
+    UnknownStoreAlias {
+        var: String,
+        value: String,
+        kind: &'static str,
+    },
+
+    #[error("Unknown AGENT_ENV_DOCUMENT_STORE='{value}' (expected 'local', or a [stores.document] table for mongo)")]
+    UnknownDocumentAlias { value: String },
+
+    #[error("The 'mongo' document backend has no built-in coordinates: configure a [stores.document] table (and unset AGENT_ENV_DOCUMENT_STORE, which overrides it).")]
+    MongoHasNoCoordinates,
+
+    #[error("Unknown AGENT_ENV_RUNNER='{value}' (expected 'local', or a [runner] table)")]
+    UnknownRunnerAlias { value: String },
+
+    /// A store failed to build (unknown class, unknown key, bad value): the store's own sentence.
+    #[error("{0}")]
+    Store(String),
+
+    #[error(
+        "[{table}] has unknown keys [{}]; allowed: ['default_a2a_agent_id']",
+        quoted_list(keys)
+    )]
+    AgentsUnknownKeys { table: String, keys: Vec<String> },
+
+    /// A provider table that names no impl where one is needed.
+    #[error("[{table}] is missing an 'impl' dotted path")]
+    ProviderMissingImpl { table: String },
+
+    #[error("[{table}] must be a 'module:Class' string or a table with 'impl' and/or 'config', got {got}")]
+    ProviderNotStringOrTable { table: String, got: &'static str },
+
+    #[error("config.toml {kind} provider '{name}' collides with a built-in backend: a built-in's impl cannot be replaced; supply a config-only table instead")]
+    ProviderReplacesBuiltin { kind: &'static str, name: String },
+
+    #[error(
+        "[{table}] configures {owner} and accepts only a 'config' table; got [{}]",
+        quoted_list(keys)
+    )]
+    ProviderConfigOnly {
+        table: String,
+        owner: String,
+        keys: Vec<String>,
+    },
+}
+
+impl ConfigError {
+    /// Wraps this error with the place it happened, as `<place>: <message>`.
+    pub fn at(self, place: impl Into<String>) -> ConfigError {
+        ConfigError::At {
+            place: place.into(),
+            source: Box::new(self),
+        }
+    }
+
+    /// The report code for a problem with the document itself: `config-not-found` when
+    /// `$AGENT_ENV_CONFIG` names no file, `config-unreadable` when the file cannot be read or parsed,
+    /// `config-invalid` for anything wrong inside a readable file.
+    pub fn code(&self) -> &'static str {
+        match self {
+            ConfigError::EnvPathMissing { .. } => "config-not-found",
+            ConfigError::Malformed { .. }
+            | ConfigError::NotUtf8 { .. }
+            | ConfigError::Vanished { .. }
+            | ConfigError::Unreadable { .. } => "config-unreadable",
+            ConfigError::At { source, .. } => source.code(),
+            _ => "config-invalid",
+        }
+    }
+}
+
+fn quoted(items: &[String]) -> String {
+    items
+        .iter()
+        .map(|k| format!("'{k}'"))
+        .collect::<Vec<_>>()
+        .join(", ")
+}
+
+fn quoted_list(items: &[String]) -> String {
+    quoted(items)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn located_errors_keep_the_inner_code() {
+        let e = ConfigError::Unresolved {
+            scheme: "env",
+            name: "NOPE".into(),
+        }
+        .at("[plugins.bar]");
+        assert_eq!(
+            e.to_string(),
+            "[plugins.bar]: Unresolved env:NOPE reference (no value and no default)"
+        );
+        assert_eq!(e.code(), "config-invalid");
+    }
+}

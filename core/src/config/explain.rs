@@ -1,0 +1,411 @@
+//! `agent-env config explain PATH [--json]`: where one section or TOML path gets its value. A path below a
+//! section is read from the layer that won the section; `plugins.<package>…` is read from the file and ends
+//! with whose table it is; any other path is read from the file only.
+
+use super::document::ConfigDocument;
+use super::mask::mask_value;
+use super::plugins::{plugin_tables, InstalledPackage, Owner};
+use super::sections::{sections, SectionView, ShadowedView, WinnerView};
+use super::show::{render_value_lines, ValueLines};
+use super::stores::ALIASED_SECTIONS;
+use super::tables::toml_key;
+use agent_env_protocol::names::canonical_name;
+use serde::Serialize;
+use std::path::Path;
+use toml::{Table, Value};
+
+/// The owner of a plugin path.
+#[derive(Debug, Clone, Serialize)]
+pub struct PluginOwner {
+    pub package: String,
+    pub installed: bool,
+    pub version: Option<String>,
+    pub note: String,
+}
+
+/// One child of an ancestor path (`stores` covers four sections; `plugins` lists every table).
+#[derive(Debug, Clone, Serialize)]
+pub struct Child {
+    pub path: String,
+    pub section: Option<String>,
+    pub value: Option<Value>,
+    #[serde(rename = "where")]
+    pub location: Option<String>,
+    pub error: Option<String>,
+    /// The owner label of a plugin table (`agentenv-browser (not installed)`).
+    #[serde(skip)]
+    pub label: Option<String>,
+}
+
+/// What `config explain --json` prints.
+#[derive(Debug, Clone, Serialize)]
+pub struct Explanation {
+    pub path: String,
+    pub section: Option<String>,
+    pub value: Option<Value>,
+    pub winner: Option<WinnerView>,
+    pub shadowed: Vec<ShadowedView>,
+    pub error: Option<String>,
+    pub file_only: bool,
+    pub plugin: Option<PluginOwner>,
+    pub children: Vec<Child>,
+    /// A store section's line as `config show` prints it (`LocalSqliteDocumentStore  path=…`).
+    #[serde(skip)]
+    pub store_line: Option<String>,
+}
+
+impl Explanation {
+    fn empty(path: &str) -> Explanation {
+        Explanation {
+            path: path.to_string(),
+            section: None,
+            value: None,
+            winner: None,
+            shadowed: Vec::new(),
+            error: None,
+            file_only: false,
+            plugin: None,
+            children: Vec::new(),
+            store_line: None,
+        }
+    }
+}
+
+/// Splits a TOML path into segments; a quoted segment (`"acme.browser"`) is one key.
+pub fn split_path(path: &str) -> Vec<String> {
+    let mut segments = Vec::new();
+    let mut current = String::new();
+    let mut quote: Option<char> = None;
+    for c in path.chars() {
+        match (quote, c) {
+            (Some(q), c) if c == q => quote = None,
+            (Some(_), c) => current.push(c),
+            (None, '"' | '\'') => quote = Some(c),
+            (None, '.') => segments.push(std::mem::take(&mut current)),
+            (None, c) if c.is_whitespace() => {}
+            (None, c) => current.push(c),
+        }
+    }
+    segments.push(current);
+    segments.retain(|s| !s.is_empty());
+    segments
+}
+
+/// The section a path's head names, and how many segments that took (`document` = 1, `stores.document` = 2).
+fn section_of(segments: &[String]) -> Option<(&'static str, usize)> {
+    let head = segments.first()?.as_str();
+    if head == "stores" {
+        let kind = segments.get(1)?;
+        return ALIASED_SECTIONS
+            .iter()
+            .find(|s| s.toml_path == ["stores", kind.as_str()])
+            .map(|s| (s.name, 2));
+    }
+    super::sections::SECTION_ORDER
+        .iter()
+        .find(|s| **s == head)
+        .map(|s| (*s, 1))
+}
+
+/// The effective table of a section, as the winning layer supplies it (masked).
+fn effective(section: &SectionView) -> Option<Value> {
+    if let Some(impl_name) = &section.impl_name {
+        let mut t = Table::new();
+        t.insert("impl".into(), Value::String(impl_name.clone()));
+        t.insert(
+            "config".into(),
+            Value::Table(section.config.clone().unwrap_or_default()),
+        );
+        return Some(Value::Table(t));
+    }
+    section.value.clone()
+}
+
+fn lookup<'a>(value: &'a Value, keys: &[String]) -> Option<&'a Value> {
+    keys.iter().try_fold(value, |v, k| v.as_table()?.get(k))
+}
+
+/// Answers `config explain PATH`.
+pub fn explain(
+    doc: &ConfigDocument,
+    path: &str,
+    installed: &[InstalledPackage],
+    env: &dyn Fn(&str) -> Option<String>,
+    state_root: &Path,
+) -> Explanation {
+    let segments = split_path(path);
+    let mut answer = Explanation::empty(path);
+    if let Some(problem) = &doc.error {
+        answer.error = Some(problem.reason.clone());
+        return answer;
+    }
+    if segments.first().map(String::as_str) == Some("plugins") {
+        return explain_plugins(doc, &segments, installed, answer);
+    }
+    let all = sections(doc, env, state_root);
+    if segments.len() == 1 && segments[0] == "stores" {
+        answer.children = all
+            .iter()
+            .filter(|s| {
+                ALIASED_SECTIONS
+                    .iter()
+                    .any(|a| a.name == s.name && a.toml_path[0] == "stores")
+            })
+            .map(|s| Child {
+                path: format!("stores.{}", s.name),
+                section: Some(s.name.to_string()),
+                value: s.value.clone(),
+                location: s.winner.as_ref().map(|w| w.location.clone()),
+                error: s.error.clone(),
+                label: None,
+            })
+            .collect();
+        return answer;
+    }
+    if let Some((name, used)) = section_of(&segments) {
+        let Some(section) = all.into_iter().find(|s| s.name == name) else {
+            return answer;
+        };
+        answer.section = Some(name.to_string());
+        answer.winner = section.winner.clone();
+        answer.shadowed = section.shadowed.clone();
+        answer.error = section.error.clone();
+        let rest = &segments[used..];
+        if rest.is_empty() {
+            answer.value = effective(&section);
+            answer.store_line = store_line(&section);
+            return answer;
+        }
+        if let Some(table) = effective(&section) {
+            answer.value = lookup(&table, rest).cloned().or_else(|| {
+                // A store's config keys are shown hoisted, so `document.path` finds `config.path`.
+                let mut hoisted = vec!["config".to_string()];
+                hoisted.extend(rest.iter().cloned());
+                (section.impl_name.is_some() && rest[0] != "impl" && rest[0] != "config")
+                    .then(|| lookup(&table, &hoisted).cloned())
+                    .flatten()
+            });
+        }
+        return answer;
+    }
+    answer.file_only = true;
+    let root = Value::Table(doc.table.clone());
+    answer.value = lookup(&root, &segments).map(|v| mask_value(v, false));
+    answer
+}
+
+fn explain_plugins(
+    doc: &ConfigDocument,
+    segments: &[String],
+    installed: &[InstalledPackage],
+    mut answer: Explanation,
+) -> Explanation {
+    answer.file_only = true;
+    let tables = match plugin_tables(doc) {
+        Ok(t) => t,
+        Err(e) => {
+            answer.error = Some(e.to_string());
+            return answer;
+        }
+    };
+    let rest = &segments[1..];
+    if rest.is_empty() {
+        answer.children = tables
+            .iter()
+            .map(|t| {
+                let owner = Owner::of(&t.package, installed);
+                Child {
+                    path: format!("plugins.{}", toml_key(t.spellings[0])),
+                    section: None,
+                    value: t
+                        .table()
+                        .ok()
+                        .map(|v| mask_value(&Value::Table(v.clone()), false)),
+                    location: Some(t.spelled_tables()),
+                    error: t.table().err().map(|e| e.to_string()),
+                    label: Some(owner.label()),
+                }
+            })
+            .collect();
+        return answer;
+    }
+    // The first segment names the table; failing that, try dotted package names, longest first.
+    let found = (1..=rest.len()).rev().find_map(|take| {
+        let name = canonical_name(&rest[..take].join("."));
+        tables
+            .iter()
+            .find(|t| t.package == name)
+            .map(|t| (t, &rest[take..]))
+    });
+    let Some((entry, keys)) = found else {
+        let package = canonical_name(&rest[0]);
+        answer.plugin = Some(owner_view(&Owner::of(&package, installed)));
+        return answer;
+    };
+    let owner = Owner::of(&entry.package, installed);
+    answer.plugin = Some(owner_view(&owner));
+    let location = entry.spelled_tables();
+    answer.winner = Some(WinnerView {
+        kind: "file",
+        location,
+        value: None,
+    });
+    match entry.table() {
+        Ok(table) => {
+            let masked = mask_value(&Value::Table(table.clone()), false);
+            answer.value = if keys.is_empty() {
+                Some(masked)
+            } else {
+                // Mask below a secret-like key found on the way down.
+                let sensitive = keys.iter().any(|k| super::mask::is_secret_key(k));
+                lookup(&Value::Table(table.clone()), keys).map(|v| mask_value(v, sensitive))
+            };
+        }
+        Err(e) => answer.error = Some(e.to_string()),
+    }
+    answer
+}
+
+/// `LocalSqliteDocumentStore  path=…` for a store section.
+fn store_line(section: &SectionView) -> Option<String> {
+    section.impl_name.as_ref()?;
+    let mut parts = vec![section.value.as_ref()?.as_str()?.to_string()];
+    if let Some(config) = &section.config {
+        if let ValueLines::Block(pairs, _) = render_value_lines(&Value::Table(config.clone())) {
+            if !config.is_empty() {
+                parts.push(pairs);
+            }
+        }
+    }
+    Some(parts.join("  "))
+}
+
+fn owner_view(owner: &Owner) -> PluginOwner {
+    PluginOwner {
+        package: owner.name().to_string(),
+        installed: owner.is_installed(),
+        version: owner.version().map(str::to_string),
+        note: owner.explain_note(),
+    }
+}
+
+fn from_text(answer: &Explanation) -> Option<String> {
+    let winner = answer.winner.as_ref()?;
+    let mut line = format!("from {}", winner.location);
+    for layer in &answer.shadowed {
+        match (&layer.error, &layer.headline) {
+            (Some(err), _) => line.push_str(&format!("; {} unreadable: {err}", layer.location)),
+            (None, Some(h)) => line.push_str(&format!("; {h} in {}, shadowed", layer.location)),
+            (None, None) => line.push_str(&format!("; {}, shadowed", layer.location)),
+        }
+    }
+    Some(line)
+}
+
+/// The text answer.
+pub fn render_text(answer: &Explanation) -> String {
+    let mut out = String::new();
+    let path = &answer.path;
+    if !answer.children.is_empty() {
+        if path == "plugins" {
+            out.push_str(&format!(
+                "plugins has {} table(s):\n",
+                answer.children.len()
+            ));
+        } else {
+            out.push_str(&format!(
+                "{path} covers {} sections, each resolving on its own:\n",
+                answer.children.len()
+            ));
+        }
+        for child in &answer.children {
+            let shown = match (&child.error, &child.value) {
+                (Some(e), _) => format!("(unresolved) {e}"),
+                (None, Some(v)) => one_line(v),
+                (None, None) => "(unset)".to_string(),
+            };
+            let label = child
+                .label
+                .as_deref()
+                .or(child.section.as_deref())
+                .unwrap_or(&child.path);
+            let from = child
+                .location
+                .as_deref()
+                .map(|l| format!("  (from {l})"))
+                .unwrap_or_default();
+            out.push_str(&format!("  {label}: {shown}{from}\n"));
+        }
+        return out;
+    }
+    if answer.path == "plugins" {
+        out.push_str("plugins has no tables\n");
+        return out;
+    }
+    if let Some(error) = &answer.error {
+        out.push_str(&format!("{path}: (unresolved) {error}\n"));
+        return out;
+    }
+    let note = answer
+        .plugin
+        .as_ref()
+        .map(|p| format!("; {}", p.note))
+        .unwrap_or_default();
+    let file_only = if answer.file_only && answer.plugin.is_none() {
+        "; read from the file only — no resolver owns this path"
+    } else {
+        ""
+    };
+    if let Some(line) = &answer.store_line {
+        out.push_str(&format!("{path} = {line}\n"));
+        if let Some(from) = from_text(answer) {
+            out.push_str(&format!("  {from}\n"));
+        }
+        return out;
+    }
+    match &answer.value {
+        None => out.push_str(&format!(
+            "{path}: (unset) — no layer supplies this path{note}\n"
+        )),
+        Some(value) => {
+            let lines = render_value_lines(value);
+            match lines {
+                ValueLines::Inline(text) => {
+                    out.push_str(&format!("{path} = {text}{file_only}{note}\n"));
+                }
+                ValueLines::Block(first, rest) => {
+                    if first.is_empty() {
+                        out.push_str(&format!("{path}:{file_only}{note}\n"));
+                    } else {
+                        out.push_str(&format!("{path} = {first}{file_only}{note}\n"));
+                    }
+                    for line in rest {
+                        out.push_str(&format!("  {line}\n"));
+                    }
+                }
+            }
+            if let Some(from) = from_text(answer) {
+                out.push_str(&format!("  {from}\n"));
+            }
+        }
+    }
+    out
+}
+
+fn one_line(value: &Value) -> String {
+    match render_value_lines(value) {
+        ValueLines::Inline(text) => text,
+        ValueLines::Block(first, rest) if rest.is_empty() => first,
+        ValueLines::Block(first, rest) => {
+            let mut all = vec![first];
+            all.extend(rest.into_iter().map(|l| l.trim().to_string()));
+            all.retain(|l| !l.is_empty());
+            all.join("  ")
+        }
+    }
+}
+
+/// The JSON answer, two-space indented.
+pub fn render_json(answer: &Explanation) -> String {
+    serde_json::to_string_pretty(answer).unwrap_or_else(|e| format!("{{\"error\": \"{e}\"}}"))
+}

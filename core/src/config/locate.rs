@@ -1,0 +1,125 @@
+//! Finding `.agentenv/config.toml`: `$AGENT_ENV_CONFIG`, else the nearest one walking up from the working
+//! directory. Only file-existence checks; nothing is read here.
+
+use super::error::ConfigError;
+use std::ffi::OsString;
+use std::path::{Path, PathBuf};
+
+/// The environment variable that names the config file.
+pub const CONFIG_VAR: &str = "AGENT_ENV_CONFIG";
+/// The file looked for in each directory while walking up.
+pub const CONFIG_RELATIVE: &str = ".agentenv/config.toml";
+
+/// How the config file was found.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ConfigSource {
+    /// `$AGENT_ENV_CONFIG` named it.
+    Env,
+    /// The nearest `.agentenv/config.toml` walking up from the working directory.
+    WalkUp,
+    /// No file: every section has its default.
+    None,
+    /// Discovery itself failed (`$AGENT_ENV_CONFIG` names no file).
+    Error,
+}
+
+impl ConfigSource {
+    /// The spelling in `config show --json` (`config_source`).
+    pub fn as_str(self) -> &'static str {
+        match self {
+            ConfigSource::Env => "env",
+            ConfigSource::WalkUp => "walk-up",
+            ConfigSource::None => "none",
+            ConfigSource::Error => "error",
+        }
+    }
+}
+
+/// Where discovery ended up.
+#[derive(Debug, Clone)]
+pub struct Located {
+    pub path: Option<PathBuf>,
+    pub source: ConfigSource,
+    /// The directory the walk started from (the resolved working directory).
+    pub search_root: PathBuf,
+    pub error: Option<ConfigError>,
+}
+
+/// Finds the config file from the value of `$AGENT_ENV_CONFIG` (`None` or empty: unset) and the working
+/// directory.
+pub fn locate(env_value: Option<OsString>, cwd: &Path) -> Located {
+    let search_root = std::fs::canonicalize(cwd).unwrap_or_else(|_| cwd.to_path_buf());
+    if let Some(value) = env_value.filter(|v| !v.is_empty()) {
+        let path = PathBuf::from(&value);
+        let path = if path.is_relative() {
+            search_root.join(path)
+        } else {
+            path
+        };
+        if path.is_file() {
+            return Located {
+                path: Some(path),
+                source: ConfigSource::Env,
+                search_root,
+                error: None,
+            };
+        }
+        return Located {
+            path: None,
+            source: ConfigSource::Error,
+            search_root,
+            error: Some(ConfigError::EnvPathMissing {
+                value: value.to_string_lossy().into_owned(),
+            }),
+        };
+    }
+    let found = search_root
+        .ancestors()
+        .map(|dir| dir.join(CONFIG_RELATIVE))
+        .find(|candidate| candidate.is_file());
+    Located {
+        source: if found.is_some() {
+            ConfigSource::WalkUp
+        } else {
+            ConfigSource::None
+        },
+        path: found,
+        search_root,
+        error: None,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn walks_up_to_the_nearest_file() {
+        let dir = tempfile::tempdir().unwrap();
+        let root = std::fs::canonicalize(dir.path()).unwrap();
+        std::fs::create_dir_all(root.join(".agentenv")).unwrap();
+        std::fs::write(root.join(".agentenv/config.toml"), "").unwrap();
+        std::fs::create_dir_all(root.join("a/b")).unwrap();
+        let found = locate(None, &root.join("a/b"));
+        assert_eq!(found.source, ConfigSource::WalkUp);
+        assert_eq!(found.path.unwrap(), root.join(".agentenv/config.toml"));
+    }
+
+    #[test]
+    fn a_missing_env_file_is_an_error() {
+        let dir = tempfile::tempdir().unwrap();
+        let found = locate(Some("/nope.toml".into()), dir.path());
+        assert_eq!(found.source, ConfigSource::Error);
+        assert_eq!(
+            found.error.unwrap().to_string(),
+            "AGENT_ENV_CONFIG='/nope.toml' does not point to an existing file"
+        );
+    }
+
+    #[test]
+    fn an_empty_env_value_is_unset() {
+        let dir = tempfile::tempdir().unwrap();
+        let found = locate(Some("".into()), dir.path());
+        assert_ne!(found.source, ConfigSource::Error);
+    }
+}

@@ -1,0 +1,235 @@
+//! `env:NAME[?default]` and `secret:NAME[?default]` references in string values, resolved recursively over
+//! tables and lists. Other values pass through unchanged.
+
+use super::error::ConfigError;
+use toml::{Table, Value};
+
+/// Where `secret:` references are looked up: the configured secret store implements this.
+pub trait SecretLookup {
+    /// The secret's value, `Ok(None)` when the store has no such secret, `Err` when the store failed.
+    fn get(&self, name: &str) -> Result<Option<String>, String>;
+}
+
+/// A reference found in a string value.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Reference<'a> {
+    pub scheme: &'static str,
+    pub name: &'a str,
+    /// The text after the first `?`, when there is one (it may be empty, and may contain `?`).
+    pub default: Option<&'a str>,
+}
+
+/// Parses `env:NAME?default` or `secret:NAME?default`; `None` for any other string.
+pub fn parse_reference(text: &str) -> Option<Reference<'_>> {
+    let (scheme, rest) = if let Some(rest) = text.strip_prefix("env:") {
+        ("env", rest)
+    } else if let Some(rest) = text.strip_prefix("secret:") {
+        ("secret", rest)
+    } else {
+        return None;
+    };
+    let (name, default) = match rest.split_once('?') {
+        Some((name, default)) => (name, Some(default)),
+        None => (rest, None),
+    };
+    Some(Reference {
+        scheme,
+        name,
+        default,
+    })
+}
+
+/// Resolves one string: a reference becomes its value, anything else is returned as is.
+pub fn resolve_str(text: &str, secrets: Option<&dyn SecretLookup>) -> Result<String, ConfigError> {
+    let Some(reference) = parse_reference(text) else {
+        return Ok(text.to_string());
+    };
+    let found = match reference.scheme {
+        "env" => std::env::var_os(reference.name).map(|v| v.to_string_lossy().into_owned()),
+        _ => {
+            let Some(lookup) = secrets else {
+                return Err(ConfigError::NoSecretStore {
+                    name: reference.name.to_string(),
+                });
+            };
+            lookup
+                .get(reference.name)
+                .map_err(|message| ConfigError::SecretStoreFailed {
+                    name: reference.name.to_string(),
+                    message,
+                })?
+        }
+    };
+    match (found, reference.default) {
+        (Some(value), _) => Ok(value),
+        (None, Some(default)) => Ok(default.to_string()),
+        (None, None) => Err(ConfigError::Unresolved {
+            scheme: reference.scheme,
+            name: reference.name.to_string(),
+        }),
+    }
+}
+
+/// An unresolvable reference and the key path (`root`, `a.b`, `list[2]`) where it sits.
+#[derive(Debug, Clone)]
+pub struct ReferenceFailure {
+    pub key: String,
+    pub error: ConfigError,
+}
+
+/// Resolves every reference in a table, recursing into tables and lists.
+pub fn resolve_table(
+    table: &Table,
+    secrets: Option<&dyn SecretLookup>,
+) -> Result<Table, ReferenceFailure> {
+    let mut out = Table::new();
+    for (key, value) in table {
+        let resolved = resolve_value(value, secrets).map_err(|f| ReferenceFailure {
+            key: join_key(key, &f.key),
+            error: f.error,
+        })?;
+        out.insert(key.clone(), resolved);
+    }
+    Ok(out)
+}
+
+/// Resolves every reference in a value.
+pub fn resolve_value(
+    value: &Value,
+    secrets: Option<&dyn SecretLookup>,
+) -> Result<Value, ReferenceFailure> {
+    match value {
+        Value::String(s) => {
+            resolve_str(s, secrets)
+                .map(Value::String)
+                .map_err(|error| ReferenceFailure {
+                    key: String::new(),
+                    error,
+                })
+        }
+        Value::Table(t) => resolve_table(t, secrets).map(Value::Table),
+        Value::Array(items) => items
+            .iter()
+            .enumerate()
+            .map(|(i, item)| {
+                resolve_value(item, secrets).map_err(|f| ReferenceFailure {
+                    key: format!("[{i}]{}", prefixed(&f.key)),
+                    error: f.error,
+                })
+            })
+            .collect::<Result<Vec<_>, _>>()
+            .map(Value::Array),
+        other => Ok(other.clone()),
+    }
+}
+
+fn join_key(key: &str, rest: &str) -> String {
+    let key = super::tables::toml_key(key);
+    if rest.is_empty() {
+        key
+    } else if rest.starts_with('[') {
+        format!("{key}{rest}")
+    } else {
+        format!("{key}.{rest}")
+    }
+}
+
+fn prefixed(rest: &str) -> String {
+    if rest.is_empty() || rest.starts_with('[') {
+        rest.to_string()
+    } else {
+        format!(".{rest}")
+    }
+}
+
+/// Resolves a table and names the table and key in the error: `[stores.object.config] root: …`.
+pub fn resolve_table_at(
+    table: &Table,
+    table_name: &str,
+    secrets: Option<&dyn SecretLookup>,
+) -> Result<Table, ConfigError> {
+    resolve_table(table, secrets).map_err(|f| f.error.at(format!("[{table_name}] {}", f.key)))
+}
+
+/// Every reference written in a value, with the key path where it sits (for `config sources`/`check`).
+pub fn references_in(value: &Value, key: &str, out: &mut Vec<(String, String)>) {
+    match value {
+        Value::String(s) if parse_reference(s).is_some() => out.push((key.to_string(), s.clone())),
+        Value::Table(t) => {
+            for (k, v) in t {
+                let path = if key.is_empty() {
+                    super::tables::toml_key(k)
+                } else {
+                    format!("{key}.{}", super::tables::toml_key(k))
+                };
+                references_in(v, &path, out);
+            }
+        }
+        Value::Array(items) => {
+            for (i, v) in items.iter().enumerate() {
+                references_in(v, &format!("{key}[{i}]"), out);
+            }
+        }
+        _ => {}
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::collections::HashMap;
+
+    struct Map(HashMap<&'static str, &'static str>);
+    impl SecretLookup for Map {
+        fn get(&self, name: &str) -> Result<Option<String>, String> {
+            Ok(self.0.get(name).map(|v| v.to_string()))
+        }
+    }
+
+    #[test]
+    fn defaults_take_the_text_after_the_first_question_mark() {
+        let r = parse_reference("env:NOPE?x?y").unwrap();
+        assert_eq!((r.name, r.default), ("NOPE", Some("x?y")));
+        assert_eq!(parse_reference("env:NOPE?").unwrap().default, Some(""));
+        assert_eq!(parse_reference("env:NOPE").unwrap().default, None);
+        assert!(parse_reference("http://x").is_none());
+    }
+
+    #[test]
+    fn unresolved_and_missing_store_messages() {
+        let e = resolve_str("env:AGENT_ENV_TEST_SURELY_UNSET_VAR", None).unwrap_err();
+        assert_eq!(
+            e.to_string(),
+            "Unresolved env:AGENT_ENV_TEST_SURELY_UNSET_VAR reference (no value and no default)"
+        );
+        let e = resolve_str("secret:k", None).unwrap_err();
+        assert_eq!(
+            e.to_string(),
+            "Cannot resolve 'secret:k': no secret store is available for secret: references here"
+        );
+    }
+
+    #[test]
+    fn secrets_resolve_through_the_lookup_recursively() {
+        let store = Map(HashMap::from([("tok", "s3cr3t")]));
+        let t: Table =
+            toml::from_str("a = 'secret:tok'\nb = ['secret:none?d', 1]\n[c]\nd = 'secret:none?'")
+                .unwrap();
+        let out = resolve_table(&t, Some(&store)).unwrap();
+        assert_eq!(out["a"].as_str(), Some("s3cr3t"));
+        assert_eq!(out["b"][0].as_str(), Some("d"));
+        assert_eq!(out["b"][1].as_integer(), Some(1));
+        assert_eq!(out["c"]["d"].as_str(), Some(""));
+    }
+
+    #[test]
+    fn failures_name_the_table_and_key() {
+        let t: Table =
+            toml::from_str("[x]\nroot = ['ok', 'env:AGENT_ENV_TEST_SURELY_UNSET_VAR']").unwrap();
+        let e = resolve_table_at(&t, "stores.object.config", None).unwrap_err();
+        assert_eq!(
+            e.to_string(),
+            "[stores.object.config] x.root[1]: Unresolved env:AGENT_ENV_TEST_SURELY_UNSET_VAR reference (no value and no default)"
+        );
+    }
+}

@@ -1,0 +1,61 @@
+//! The host's side of the connection: answers the `host.*` requests a plugin sends during a call.
+
+use std::sync::Arc;
+
+use agent_env_protocol::codes::ErrorKind;
+use agent_env_protocol::message::RpcError;
+use agent_env_protocol::methods::{ProgressParams, HOST_SETTINGS, LOG, PROGRESS};
+use agent_env_protocol::peer::{Handler, RequestContext};
+use serde_json::{Map, Value};
+
+use super::services::HostServices;
+use super::stderr::StderrTail;
+
+pub(crate) struct HostHandler {
+    pub package: String,
+    pub settings: Map<String, Value>,
+    pub services: Arc<dyn HostServices>,
+    /// `$/log` lines are kept with the stderr tail, so diagnoses show them in order.
+    pub log: Option<StderrTail>,
+}
+
+impl Handler for HostHandler {
+    fn request(
+        &self,
+        _ctx: &RequestContext,
+        method: &str,
+        params: Value,
+    ) -> Result<Value, RpcError> {
+        if method == HOST_SETTINGS {
+            return Ok(Value::Object(self.settings.clone()));
+        }
+        if !method.starts_with("host.") {
+            return Err(RpcError::new(
+                ErrorKind::MethodNotFound,
+                format!("agent-env answers only host.* methods; '{method}' is not one"),
+            ));
+        }
+        self.services.handle(&self.package, method, params)
+    }
+
+    fn notification(&self, method: &str, params: Value) {
+        match method {
+            PROGRESS => {
+                if let Ok(p) = serde_json::from_value::<ProgressParams>(params) {
+                    self.services.progress(&self.package, &p);
+                }
+            }
+            LOG => {
+                if let Some(tail) = &self.log {
+                    let level = params
+                        .get("level")
+                        .and_then(Value::as_str)
+                        .unwrap_or("info");
+                    let message = params.get("message").and_then(Value::as_str).unwrap_or("");
+                    tail.push(format!("[{level}] {message}\n").as_bytes());
+                }
+            }
+            _ => {}
+        }
+    }
+}

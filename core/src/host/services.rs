@@ -1,0 +1,28 @@
+//! What the host answers when a plugin calls it (`host.*`) during one of the host's calls.
+
+use agent_env_protocol::codes::ErrorKind;
+use agent_env_protocol::message::RpcError;
+use agent_env_protocol::methods::ProgressParams;
+use serde_json::Value;
+
+/// Answers the `host.*` requests a plugin sends while a call to it is in flight.
+pub trait HostServices: Send + Sync {
+    /// Answers one request of `package`, e.g. `host.store.object.put`.
+    fn handle(&self, package: &str, method: &str, params: Value) -> Result<Value, RpcError>;
+
+    /// A `$/progress` notification from `package`.
+    fn progress(&self, _package: &str, _p: &ProgressParams) {}
+}
+
+/// Services that answer every request with `method-not-found`.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct NoServices;
+
+impl HostServices for NoServices {
+    fn handle(&self, package: &str, method: &str, _params: Value) -> Result<Value, RpcError> {
+        Err(RpcError::new(
+            ErrorKind::MethodNotFound,
+            format!("agent-env offers no method '{method}' to plugin {package}"),
+        ))
+    }
+}

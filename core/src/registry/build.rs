@@ -1,0 +1,644 @@
+//! The registry build: classify every claim in precedence order, start what needs starting, validate the
+//! answers, then let config release or refuse names.
+
+use std::collections::{BTreeMap, BTreeSet, HashMap};
+
+use agent_env_protocol::names::{report_group, GROUPS, TYPE_GROUPS};
+
+use super::config_merge;
+use super::load::Prober;
+use super::Loading;
+use super::{
+    builtins, claim_label, compat, launch_of, validate, ClaimRecord, ConfigState, Entry, Outcome,
+    Registry,
+};
+use crate::discovery::Discovery;
+use crate::report::model::{codes, Claimant, Diagnostic, Status};
+
+/// The reason an unloaded claim carries.
+pub const NOT_LOADED_REASON: &str = "not imported (installed metadata only)";
+
+/// Groups that read a table of the config file (so an unreadable file fails their build).
+const CONFIG_GROUPS: [&str; 6] = [
+    "envs",
+    "artifacts",
+    "task_steps",
+    "sandbox_providers",
+    "state_providers",
+    "explorer_plugins",
+];
+
+pub(super) fn build(discovery: Discovery, config: ConfigState, loading: Loading<'_>) -> Registry {
+    let mut reg = Registry {
+        claims: collect_claims(&discovery),
+        discovery,
+        config,
+        loaded: matches!(loading, Loading::All(_)),
+        group_errors: BTreeMap::new(),
+        probes: HashMap::new(),
+        warnings: Vec::new(),
+        entries: HashMap::new(),
+        failures: HashMap::new(),
+    };
+    for group in GROUPS {
+        for name in builtins::names(group) {
+            if group != "cli_root_options" {
+                reg.entries
+                    .insert((group, name.to_string()), Entry::BuiltIn { config: None });
+            }
+        }
+    }
+    let incompatible: Vec<Option<String>> = reg
+        .discovery
+        .plugins
+        .iter()
+        .map(|p| compat::incompatibility(&p.manifest))
+        .collect();
+
+    // Built-in clash, incompatible core and conflict need no process; what is left are the candidates.
+    let mut candidates: Vec<usize> = Vec::new();
+    for group in GROUPS {
+        match group {
+            "bundles" => classify_bundles(&mut reg, &incompatible),
+            _ => candidates.extend(classify_before_load(&mut reg, group, &incompatible)),
+        }
+    }
+    group_errors_from_config(&mut reg);
+
+    match loading {
+        Loading::None => {
+            for &i in &candidates {
+                reg.claims[i].outcome =
+                    Outcome::with(Status::Unloaded, codes::NOT_LOADED, NOT_LOADED_REASON);
+            }
+        }
+        Loading::All(prober) | Loading::ConfigNamed(prober) => {
+            let all = matches!(loading, Loading::All(_));
+            start_plugins(&mut reg, prober, if all { &candidates } else { &[] });
+            for &i in &candidates {
+                if all || reg.probes.contains_key(&reg.claims[i].plugin) {
+                    load_and_validate(&mut reg, i);
+                } else {
+                    register_unverified(&mut reg, i);
+                }
+            }
+            settle_cli_commands(&mut reg, &candidates);
+            config_merge::merge(&mut reg);
+            check_artifact_extra_names(&mut reg);
+        }
+    }
+    block_groups_with_errors(&mut reg);
+    reg
+}
+
+fn collect_claims(discovery: &Discovery) -> Vec<ClaimRecord> {
+    let mut claims = Vec::new();
+    for (plugin, p) in discovery.plugins.iter().enumerate() {
+        for (group, name, entry) in p.manifest.contributions() {
+            let Some(group) = GROUPS.iter().find(|g| **g == group).copied() else {
+                continue;
+            };
+            claims.push(ClaimRecord {
+                plugin,
+                group,
+                name: name.to_string(),
+                class: entry.class.clone(),
+                outcome: Outcome::active(),
+            });
+        }
+    }
+    claims
+}
+
+impl Registry {
+    pub(crate) fn label(&self, claim: &ClaimRecord) -> String {
+        let m = &self.discovery.plugins[claim.plugin].manifest;
+        claim_label(&claim.name, &m.name, &m.version, &claim.class)
+    }
+
+    pub(crate) fn claimant(&self, claim: &ClaimRecord) -> Claimant {
+        let m = &self.discovery.plugins[claim.plugin].manifest;
+        Claimant {
+            package: m.name.clone(),
+            version: m.version.clone(),
+            value: claim.class.clone(),
+        }
+    }
+
+    fn package_of(&self, claim: &ClaimRecord) -> (String, String) {
+        let m = &self.discovery.plugins[claim.plugin].manifest;
+        (m.canonical_name(), m.version.clone())
+    }
+}
+
+/// The flag a root option's manifest name stands for: `tenant` is `--tenant`, `t` is `-t`, `--x` is itself.
+pub fn root_flag(name: &str) -> String {
+    if name.starts_with('-') {
+        name.to_string()
+    } else if name.chars().count() == 1 {
+        format!("-{name}")
+    } else {
+        format!("--{name}")
+    }
+}
+
+/// Indices of a group's claims, grouped by the key they compete for, in sorted claim order
+/// (name, package as spelled, value).
+fn claims_by_key(reg: &Registry, group: &str) -> BTreeMap<String, Vec<usize>> {
+    let mut indices: Vec<usize> = (0..reg.claims.len())
+        .filter(|&i| reg.claims[i].group == group)
+        .collect();
+    indices.sort_by(|&a, &b| {
+        let (ca, cb) = (&reg.claims[a], &reg.claims[b]);
+        let pa = &reg.discovery.plugins[ca.plugin].manifest.name;
+        let pb = &reg.discovery.plugins[cb.plugin].manifest.name;
+        (&ca.name, pa, &ca.class).cmp(&(&cb.name, pb, &cb.class))
+    });
+    let mut by_key: BTreeMap<String, Vec<usize>> = BTreeMap::new();
+    for i in indices {
+        let name = &reg.claims[i].name;
+        let key = if group == "cli_root_options" {
+            root_flag(name)
+        } else {
+            name.clone()
+        };
+        by_key.entry(key).or_default().push(i);
+    }
+    by_key
+}
+
+/// Built-in clash, incompatible core and conflict for one group; returns the claims left to load.
+fn classify_before_load(
+    reg: &mut Registry,
+    group: &'static str,
+    incompatible: &[Option<String>],
+) -> Vec<usize> {
+    let rg = report_group(group);
+    let mut candidates = Vec::new();
+    for (key, claims) in claims_by_key(reg, group) {
+        let labels: Vec<String> = claims.iter().map(|&i| reg.label(&reg.claims[i])).collect();
+        if builtins::is_builtin(group, &key) {
+            let reason = match group {
+                "cli_plugins" => format!("clashes with existing command '{key}'"),
+                "cli_root_options" => format!("clashes with core root option '{key}'"),
+                _ => "clashes with a built-in".to_string(),
+            };
+            for &i in &claims {
+                reg.claims[i].outcome =
+                    Outcome::with(Status::Skipped, codes::BUILTIN_NAME, &reason);
+            }
+            if group == "cli_plugins" {
+                for &i in &claims {
+                    let dist = &reg.discovery.plugins[reg.claims[i].plugin].manifest.name;
+                    reg.warnings.push(format!(
+                        "CLI plugin '{key}' from '{dist}' clashes with existing command '{key}' and was skipped"
+                    ));
+                }
+            } else {
+                reg.warnings.push(format!(
+                    "Plugin {} in {rg} clashes with a built-in and was skipped",
+                    labels.join("; ")
+                ));
+                reg.failures.insert(
+                    (group, key.clone()),
+                    format!(
+                        "registered by {} but clashes with a built-in",
+                        labels.join("; ")
+                    ),
+                );
+            }
+            continue;
+        }
+        let mut usable = Vec::new();
+        let mut first_unmet: Option<(usize, String)> = None;
+        for (&i, label) in claims.iter().zip(&labels) {
+            match &incompatible[reg.claims[i].plugin] {
+                Some(needs) => {
+                    reg.claims[i].outcome =
+                        Outcome::with(Status::Failed, codes::INCOMPATIBLE_CORE, needs.clone());
+                    reg.warnings
+                        .push(format!("Plugin {label} in {rg} was skipped: it {needs}"));
+                    first_unmet.get_or_insert((i, needs.clone()));
+                }
+                None => usable.push(i),
+            }
+        }
+        if usable.is_empty() {
+            if let Some((i, needs)) = first_unmet {
+                let label = reg.label(&reg.claims[i]);
+                reg.failures.insert(
+                    (group, key.clone()),
+                    format!("registered by {label} but {needs}"),
+                );
+            }
+            continue;
+        }
+        // CLI commands: the first that loads wins (settled after loading).
+        if usable.len() > 1 && group != "cli_plugins" {
+            mark_conflict(reg, group, &key, &usable);
+            continue;
+        }
+        candidates.extend(usable);
+    }
+    candidates
+}
+
+fn mark_conflict(reg: &mut Registry, group: &'static str, key: &str, usable: &[usize]) {
+    let rg = report_group(group);
+    let labels: Vec<String> = usable.iter().map(|&i| reg.label(&reg.claims[i])).collect();
+    let packages: BTreeSet<(String, String)> = usable
+        .iter()
+        .map(|&i| reg.package_of(&reg.claims[i]))
+        .collect();
+    let same_package = packages.len() == 1;
+    for &i in usable {
+        let others: Vec<usize> = usable.iter().copied().filter(|&j| j != i).collect();
+        let other_labels: Vec<String> = others.iter().map(|&j| reg.label(&reg.claims[j])).collect();
+        let reason = if group == "cli_root_options" {
+            let rivals: Vec<String> = others
+                .iter()
+                .map(|&j| {
+                    let c = &reg.claims[j];
+                    let dist = &reg.discovery.plugins[c.plugin].manifest.name;
+                    format!("'{}' from '{dist}'", c.name)
+                })
+                .collect();
+            format!(
+                "root option '{key}' is also registered by {}",
+                rivals.join(" and ")
+            )
+        } else if same_package {
+            format!(
+                "this package declares the name more than once: {}; report it to its author",
+                other_labels.join(", ")
+            )
+        } else {
+            format!(
+                "also registered by {}; remove all but one with `agent-env plugin remove <package>`",
+                other_labels.join(", ")
+            )
+        };
+        let conflicts_with = others
+            .iter()
+            .map(|&j| reg.claimant(&reg.claims[j]))
+            .collect();
+        let mut outcome = Outcome::with(Status::Conflict, codes::NAME_CONFLICT, reason);
+        outcome.conflicts_with = conflicts_with;
+        reg.claims[i].outcome = outcome;
+    }
+    let message = if same_package {
+        let c = &reg.claims[usable[0]];
+        let m = &reg.discovery.plugins[c.plugin].manifest;
+        format!(
+            "{} {} registers '{key}' in {rg} {} times: {}. Report it to the package's author.",
+            m.name,
+            m.version,
+            usable.len(),
+            labels.join("; ")
+        )
+    } else {
+        format!(
+            "{} installed plugins register '{key}' in {rg}: {}. Remove all but one with `agent-env plugin remove <package>`.",
+            usable.len(),
+            labels.join("; ")
+        )
+    };
+    reg.warnings.push(message.clone());
+    reg.failures.insert((group, key.to_string()), message);
+}
+
+/// Starts (in parallel) every plugin that has a claim left to load or that config names.
+fn start_plugins(reg: &mut Registry, prober: &dyn Prober, candidates: &[usize]) {
+    let mut plugins: BTreeSet<usize> = candidates.iter().map(|&i| reg.claims[i].plugin).collect();
+    plugins.extend(config_merge::plugins_named_by_config(reg));
+    let plugins: Vec<usize> = plugins.into_iter().collect();
+    let launches: Vec<_> = plugins
+        .iter()
+        .map(|&p| launch_of(&reg.discovery.plugins[p].manifest))
+        .collect();
+    let probes = prober.probe_all(&launches);
+    for (p, probe) in plugins.into_iter().zip(probes) {
+        reg.probes.insert(p, probe);
+    }
+}
+
+/// Lazy loading: the name is the plugin's until its process says otherwise.
+fn register_unverified(reg: &mut Registry, i: usize) {
+    let claim = &reg.claims[i];
+    if claim.group != "cli_root_options" {
+        reg.entries.insert(
+            (claim.group, claim.name.clone()),
+            Entry::Plugin {
+                plugin: claim.plugin,
+                class: claim.class.clone(),
+                config: None,
+                from_config: None,
+            },
+        );
+    }
+}
+
+fn load_and_validate(reg: &mut Registry, i: usize) {
+    let claim = reg.claims[i].clone();
+    let label = reg.label(&claim);
+    let rg = report_group(claim.group);
+    let Some(probe) = reg.probes.get(&claim.plugin) else {
+        reg.claims[i].outcome = Outcome::with(
+            Status::Unloaded,
+            codes::STATUS_UNKNOWN,
+            "its status could not be determined",
+        );
+        return;
+    };
+    let manifest_name = &reg.discovery.plugins[claim.plugin].manifest.name;
+    let checked = match &probe.handshake {
+        Err(failure) => Err((failure.code.clone(), failure.message.clone())),
+        Ok(answer) => validate::check_package(manifest_name, answer)
+            .and_then(|()| {
+                validate::check_contribution(claim.group, &claim.name, &claim.class, answer)
+            })
+            .map(|_| ())
+            .map_err(|m| (codes::INVALID_PLUGIN.to_string(), m)),
+    };
+    match checked {
+        Ok(()) => {
+            if claim.group != "cli_root_options" {
+                reg.entries.insert(
+                    (claim.group, claim.name.clone()),
+                    Entry::Plugin {
+                        plugin: claim.plugin,
+                        class: claim.class.clone(),
+                        config: None,
+                        from_config: None,
+                    },
+                );
+            }
+        }
+        Err((code, message)) => {
+            let reason = format!("failed to load: {message}");
+            reg.claims[i].outcome = Outcome::with(Status::Failed, &code, &reason);
+            if claim.group == "cli_plugins" {
+                reg.warnings.push(format!(
+                    "CLI plugin '{}' from '{manifest_name}' failed to load and was skipped: {message}",
+                    claim.name
+                ));
+            } else {
+                reg.warnings.push(format!(
+                    "Plugin {label} in {rg} failed to load and was skipped: {message}"
+                ));
+            }
+            // A CLI command another claimant may still take is settled after every claim is loaded.
+            reg.failures
+                .entry((claim.group, claim.name.clone()))
+                .or_insert(format!("registered by {label} but {reason}"));
+        }
+    }
+}
+
+/// CLI commands: the first claimant (in sorted order) that loaded keeps the name; later ones are skipped.
+fn settle_cli_commands(reg: &mut Registry, candidates: &[usize]) {
+    let mut winners: HashMap<String, usize> = HashMap::new();
+    let mut ordered: Vec<usize> = candidates
+        .iter()
+        .copied()
+        .filter(|&i| reg.claims[i].group == "cli_plugins")
+        .collect();
+    ordered.sort_by(|&a, &b| {
+        let (ca, cb) = (&reg.claims[a], &reg.claims[b]);
+        let pa = &reg.discovery.plugins[ca.plugin].manifest.name;
+        let pb = &reg.discovery.plugins[cb.plugin].manifest.name;
+        (&ca.name, pa, &ca.class).cmp(&(&cb.name, pb, &cb.class))
+    });
+    for i in ordered {
+        if reg.claims[i].outcome.status != Status::Active {
+            continue;
+        }
+        let name = reg.claims[i].name.clone();
+        match winners.get(&name) {
+            None => {
+                winners.insert(name.clone(), i);
+                reg.failures.remove(&("cli_plugins", name));
+            }
+            Some(&w) => {
+                let winner = reg.claims[w].clone();
+                let dist = reg.discovery.plugins[winner.plugin].manifest.name.clone();
+                let mut outcome = Outcome::with(
+                    Status::Skipped,
+                    codes::NAME_CONFLICT,
+                    format!(
+                        "clashes with existing command '{name}' from plugin '{name}' from '{dist}'"
+                    ),
+                );
+                outcome.conflicts_with = vec![reg.claimant(&winner)];
+                reg.claims[i].outcome = outcome;
+                let mine = reg.discovery.plugins[reg.claims[i].plugin]
+                    .manifest
+                    .name
+                    .clone();
+                reg.warnings.push(format!(
+                    "CLI plugin '{name}' from '{mine}' clashes with existing command '{name}' from plugin '{name}' from '{dist}' and was skipped"
+                ));
+            }
+        }
+    }
+}
+
+/// Bundles are folders: never started. Incompatible core, then the name and folder, then sharing a name.
+fn classify_bundles(reg: &mut Registry, incompatible: &[Option<String>]) {
+    let mut by_name: BTreeMap<String, Vec<usize>> = BTreeMap::new();
+    for i in 0..reg.claims.len() {
+        let claim = &reg.claims[i];
+        if claim.group != "bundles" {
+            continue;
+        }
+        let manifest = &reg.discovery.plugins[claim.plugin].manifest;
+        let outcome = if let Some(needs) = &incompatible[claim.plugin] {
+            Some(Outcome::with(
+                Status::Failed,
+                codes::INCOMPATIBLE_CORE,
+                format!("{} {needs}", manifest.name),
+            ))
+        } else {
+            crate::report::bundle_check::problem(manifest.folder(), &claim.name, &claim.class)
+                .map(|p| Outcome::with(Status::Failed, codes::INVALID_PLUGIN, p))
+        };
+        match outcome {
+            Some(outcome) => {
+                let label = reg.label(claim);
+                let reason = outcome.reason.clone().unwrap_or_default();
+                reg.failures.insert(
+                    ("bundles", claim.name.clone()),
+                    format!("registered by {label} but {reason}"),
+                );
+                reg.claims[i].outcome = outcome;
+            }
+            None => by_name.entry(claim.name.clone()).or_default().push(i),
+        }
+    }
+    for (name, claims) in by_name {
+        let core_has_it = builtins::CORE_BUNDLES.iter().any(|(n, _)| *n == name);
+        if claims.len() == 1 && !core_has_it {
+            let c = &reg.claims[claims[0]];
+            reg.entries.insert(
+                ("bundles", name.clone()),
+                Entry::Plugin {
+                    plugin: c.plugin,
+                    class: c.class.clone(),
+                    config: None,
+                    from_config: None,
+                },
+            );
+            continue;
+        }
+        for &i in &claims {
+            let canonical = reg.discovery.plugins[reg.claims[i].plugin]
+                .manifest
+                .canonical_name();
+            reg.claims[i].outcome = Outcome::with(
+                Status::Active,
+                codes::QUALIFIED_ONLY,
+                format!("another package also installs '{name}', so run this one as '{canonical}/{name}'"),
+            );
+            let c = &reg.claims[i];
+            reg.entries.insert(
+                ("bundles", format!("{canonical}/{name}")),
+                Entry::Plugin {
+                    plugin: c.plugin,
+                    class: c.class.clone(),
+                    config: None,
+                    from_config: None,
+                },
+            );
+        }
+    }
+    for (name, _) in builtins::CORE_BUNDLES {
+        reg.entries.insert(
+            ("bundles", name.to_string()),
+            Entry::BuiltIn { config: None },
+        );
+        reg.entries.insert(
+            (
+                "bundles",
+                format!("{}/{name}", agent_env_protocol::names::CORE_PACKAGE),
+            ),
+            Entry::BuiltIn { config: None },
+        );
+    }
+}
+
+/// A missing `AGENT_ENV_CONFIG` file fails every type group that has claims, loaded or not; an unreadable
+/// file fails, when loading, every such group that reads a table of it.
+fn group_errors_from_config(reg: &mut Registry) {
+    let Some(error) = reg.config.error.clone() else {
+        return;
+    };
+    let applies: &[&'static str] = match error.code.as_str() {
+        codes::CONFIG_NOT_FOUND => &TYPE_GROUPS,
+        codes::CONFIG_UNREADABLE => &CONFIG_GROUPS,
+        _ => &[],
+    };
+    for &group in applies {
+        if !reg.claims.iter().any(|c| c.group == group) {
+            continue;
+        }
+        reg.group_errors.insert(
+            group,
+            Diagnostic {
+                code: error.code.clone(),
+                reason: format!("ConfigError: {}", error.reason),
+            },
+        );
+    }
+    if error.code == codes::CONFIG_UNREADABLE && !reg.loaded {
+        // Reading the file is part of a group's build, which --no-load never does.
+        reg.group_errors
+            .retain(|_, d| d.code != codes::CONFIG_UNREADABLE);
+    }
+}
+
+/// A group whose build fails blocks every claim in it that had not already failed, been skipped or conflicted.
+fn block_groups_with_errors(reg: &mut Registry) {
+    for claim in &mut reg.claims {
+        let Some(error) = reg.group_errors.get(claim.group) else {
+            continue;
+        };
+        if matches!(
+            claim.outcome.status,
+            Status::Failed | Status::Skipped | Status::Conflict
+        ) {
+            continue;
+        }
+        claim.outcome = Outcome::with(Status::Blocked, &error.code, &error.reason);
+    }
+}
+
+/// Artifacts may register extra names (a legacy spelling); the class's own type must resolve to it.
+fn check_artifact_extra_names(reg: &mut Registry) {
+    for i in 0..reg.claims.len() {
+        let claim = reg.claims[i].clone();
+        if claim.group != "artifacts" || claim.outcome.status != Status::Active {
+            continue;
+        }
+        let Some(Ok(answer)) = reg.probes.get(&claim.plugin).map(|p| &p.handshake) else {
+            continue;
+        };
+        let Some(info) = answer
+            .contributions
+            .iter()
+            .find(|c| c.group == "artifacts" && c.name == claim.name)
+        else {
+            continue;
+        };
+        let own = info.type_name.clone();
+        if own == claim.name {
+            continue;
+        }
+        let problem = if builtins::is_builtin("artifacts", &own) {
+            Some(format!(
+                "its class inherits the built-in type '{own}'; give it its own 'type' field default"
+            ))
+        } else if let Some(conflict) = reg
+            .failures
+            .get(&("artifacts", own.clone()))
+            .filter(|_| conflicted(reg, "artifacts", &own))
+        {
+            Some(format!(
+                "its class writes type '{own}', which is left out: {conflict}"
+            ))
+        } else {
+            match reg.entries.get(&("artifacts", own.clone())) {
+                None => Some(format!("its class writes type '{own}', but nothing registers it")),
+                Some(Entry::Plugin { plugin, class, .. })
+                    if *plugin == claim.plugin && *class == claim.class =>
+                {
+                    None
+                }
+                Some(Entry::Plugin { plugin, class, .. }) => {
+                    let package = &reg.discovery.plugins[*plugin].manifest.name;
+                    Some(format!(
+                        "its class writes type '{own}', but it resolves to {package}:{class}; register that name to the class too"
+                    ))
+                }
+                Some(Entry::BuiltIn { .. }) => Some(format!(
+                    "its class inherits the built-in type '{own}'; give it its own 'type' field default"
+                )),
+            }
+        };
+        if let Some(problem) = problem {
+            let label = reg.label(&claim);
+            reg.entries.remove(&("artifacts", claim.name.clone()));
+            reg.failures.insert(
+                ("artifacts", claim.name.clone()),
+                format!("registered by {label} but {problem}"),
+            );
+            reg.claims[i].outcome = Outcome::with(Status::Failed, codes::INVALID_PLUGIN, problem);
+        }
+    }
+}
+
+/// Whether the name is left out because several claims compete for it.
+pub(crate) fn conflicted(reg: &Registry, group: &str, name: &str) -> bool {
+    reg.claims
+        .iter()
+        .any(|c| c.group == group && c.name == name && c.outcome.status == Status::Conflict)
+}

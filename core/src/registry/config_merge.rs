@@ -1,0 +1,368 @@
+//! Config-side registrations: `[envs]` / `[task_steps]` / `[artifacts]` `impls`, and the
+//! `[sandbox.providers.<name>]` / `[state.providers.<name>]` tables. Config may release a plugin's name
+//! (the claim becomes `replaced`), is refused on a conflicted name (a warning), and a config problem fails
+//! the group's build (`config-invalid`).
+//!
+//! An impl is `"<package>:<Class>"`: a class of an installed plugin package. Its type is the one the
+//! package's `initialize` answer gives for that class in the group; the answer may list classes its
+//! manifest does not claim a name for, exactly so that config can name them (docs/protocol.md §4.1).
+
+use agent_env_protocol::methods::ContributionInfo;
+use agent_env_protocol::names::canonical_name;
+
+use super::build::conflicted;
+use super::config_input::{impls, provider_tables, ProviderTable};
+use super::{validate, Entry, Registry};
+use crate::report::model::{codes, Diagnostic, Replacement, Status};
+
+/// The impl tables: (group, table, what "another custom …" says).
+const IMPL_TABLES: [(&str, &str, &str); 3] = [
+    ("envs", "envs", "custom env"),
+    ("task_steps", "task_steps", "custom step"),
+    ("artifacts", "artifacts", "custom artifact"),
+];
+
+/// The provider sections: (group, section).
+const PROVIDER_SECTIONS: [(&str, &str); 2] = [
+    ("sandbox_providers", "sandbox"),
+    ("state_providers", "state"),
+];
+
+/// Plugins that config names in an impl, so they are started with the others.
+pub(super) fn plugins_named_by_config(reg: &Registry) -> Vec<usize> {
+    let Some(doc) = reg.config.document.as_ref() else {
+        return Vec::new();
+    };
+    let mut named: Vec<String> = Vec::new();
+    for (_, table, _) in IMPL_TABLES {
+        named.extend(impls(doc, table).unwrap_or_default());
+    }
+    for (_, section) in PROVIDER_SECTIONS {
+        for t in provider_tables(doc, section).unwrap_or_default() {
+            named.extend(t.impl_);
+        }
+    }
+    named
+        .iter()
+        .filter_map(|s| s.split_once(':'))
+        .filter_map(|(package, _)| {
+            let canonical = canonical_name(package.trim());
+            reg.discovery
+                .plugins
+                .iter()
+                .position(|p| p.manifest.canonical_name() == canonical)
+        })
+        .collect()
+}
+
+pub(super) fn merge(reg: &mut Registry) {
+    let Some(doc) = reg.config.document.clone() else {
+        return;
+    };
+    for (group, table, custom) in IMPL_TABLES {
+        if reg.group_errors.contains_key(group) {
+            continue;
+        }
+        let result = impls(&doc, table).and_then(|list| {
+            list.iter()
+                .try_for_each(|s| merge_impl(reg, group, table, custom, s))
+        });
+        fail_group(reg, group, result);
+    }
+    for (group, section) in PROVIDER_SECTIONS {
+        if reg.group_errors.contains_key(group) {
+            continue;
+        }
+        let result = provider_tables(&doc, section).and_then(|tables| {
+            tables
+                .iter()
+                .try_for_each(|t| merge_provider(reg, group, section, t))
+        });
+        fail_group(reg, group, result);
+    }
+}
+
+fn fail_group(reg: &mut Registry, group: &'static str, result: Result<(), String>) {
+    if let Err(message) = result {
+        reg.group_errors.insert(
+            group,
+            Diagnostic {
+                code: codes::CONFIG_INVALID.into(),
+                reason: format!("ConfigError: {message}"),
+            },
+        );
+    }
+}
+
+/// The plugin and class an impl names, and its entry in that plugin's answer.
+fn load_impl(
+    reg: &Registry,
+    group: &str,
+    spec: &str,
+) -> Result<(usize, String, ContributionInfo), String> {
+    let Some((package, class)) = spec
+        .split_once(':')
+        .map(|(p, c)| (p.trim(), c.trim()))
+        .filter(|(p, c)| !p.is_empty() && !c.is_empty())
+    else {
+        return Err(format!("impl must be '<package>:<Class>', got '{spec}'"));
+    };
+    let canonical = canonical_name(package);
+    let Some(plugin) = reg
+        .discovery
+        .plugins
+        .iter()
+        .position(|p| p.manifest.canonical_name() == canonical)
+    else {
+        return Err(format!(
+            "Cannot import impl '{spec}': no installed plugin package named '{package}'"
+        ));
+    };
+    let answer = match reg.probes.get(&plugin).map(|p| &p.handshake) {
+        Some(Ok(answer)) => answer,
+        Some(Err(failure)) => {
+            return Err(format!("Cannot import impl '{spec}': {}", failure.message))
+        }
+        None => {
+            return Err(format!(
+                "Cannot import impl '{spec}': the plugin was not started"
+            ))
+        }
+    };
+    let Some(info) = answer
+        .contributions
+        .iter()
+        .find(|c| c.group == group && c.class == class)
+    else {
+        return Err(format!(
+            "Cannot import impl '{spec}': the plugin {} provides no class '{class}' in {group}",
+            reg.discovery.plugins[plugin].manifest.name
+        ));
+    };
+    Ok((plugin, class.to_string(), info.clone()))
+}
+
+fn replacement_reason(reg: &Registry, table: &str, spec: &str) -> (String, Replacement) {
+    let file = reg.config.path_text();
+    let reason = match &file {
+        Some(f) => format!("config names '{spec}' in [{table}] of {f}"),
+        None => format!("config names '{spec}' in [{table}]"),
+    };
+    (
+        reason,
+        Replacement {
+            file,
+            table: table.to_string(),
+            impl_: spec.to_string(),
+        },
+    )
+}
+
+/// Marks the active claim on (group, name) replaced by config.
+fn release(reg: &mut Registry, group: &str, name: &str, table: &str, spec: &str) -> Option<String> {
+    let (reason, replaced_by) = replacement_reason(reg, table, spec);
+    let i = reg
+        .claims
+        .iter()
+        .position(|c| c.group == group && c.name == name && c.outcome.status == Status::Active)?;
+    let label = reg.label(&reg.claims[i].clone());
+    let outcome = &mut reg.claims[i].outcome;
+    outcome.status = Status::Replaced;
+    outcome.code = Some(codes::REPLACED_BY_CONFIG.into());
+    outcome.reason = Some(reason);
+    outcome.replaced_by = Some(replaced_by);
+    Some(label)
+}
+
+fn conflict_reason(reg: &Registry, group: &'static str, name: &str) -> String {
+    reg.failures
+        .get(&(group, name.to_string()))
+        .cloned()
+        .unwrap_or_default()
+}
+
+fn merge_impl(
+    reg: &mut Registry,
+    group: &'static str,
+    table: &str,
+    custom: &str,
+    spec: &str,
+) -> Result<(), String> {
+    let (plugin, class, info) =
+        load_impl(reg, group, spec).map_err(|m| format!("[{table}] {m}"))?;
+    validate::check_methods(group, &class, &info.methods)
+        .map_err(|p| format!("[{table}] impl '{spec}': {p}"))?;
+    let name = info.type_name.clone();
+    if conflicted(reg, group, &name) {
+        let reason = conflict_reason(reg, group, &name);
+        reg.warnings.push(format!(
+            "[{table}] impl '{spec}' names '{name}' and was skipped: {reason}"
+        ));
+        return Ok(());
+    }
+    let key = (group, name.clone());
+    match reg.entries.get(&key).cloned() {
+        Some(Entry::Plugin {
+            plugin: owner,
+            class: owner_class,
+            from_config: None,
+            ..
+        }) => {
+            if owner == plugin && owner_class == class {
+                return Ok(());
+            }
+            if let Some(label) = release(reg, group, &name, table, spec) {
+                reg.warnings.push(format!(
+                    "[{table}] impl '{spec}' replaces the class registered by plugin {label}"
+                ));
+            }
+        }
+        Some(_) => {
+            return Err(format!(
+                "[{table}] impl '{spec}' type '{name}' is already registered (conflicts with a built-in or another {custom})"
+            ))
+        }
+        None => {}
+    }
+    reg.entries.insert(
+        key,
+        Entry::Plugin {
+            plugin,
+            class,
+            config: None,
+            from_config: Some(format!("[{table}]")),
+        },
+    );
+    Ok(())
+}
+
+fn merge_provider(
+    reg: &mut Registry,
+    group: &'static str,
+    section: &str,
+    t: &ProviderTable,
+) -> Result<(), String> {
+    let name = t.name.clone();
+    let table = format!("{section}.providers.{name}");
+    let where_ = format!("[{table}]");
+    let key = (group, name.clone());
+    let entry = reg.entries.get(&key).cloned();
+    let builtin = matches!(entry, Some(Entry::BuiltIn { .. }));
+    let kind = if section == "sandbox" {
+        "sandbox"
+    } else {
+        "state"
+    };
+    let Some(spec) = t.impl_.clone() else {
+        // A config-only table configures a built-in's or a plugin's provider.
+        if conflicted(reg, group, &name) {
+            let reason = conflict_reason(reg, group, &name);
+            reg.warnings.push(format!(
+                "{where_} configures '{name}' and was skipped: {reason}"
+            ));
+            return Ok(());
+        }
+        let Some(entry) = entry else {
+            if reg.failures.contains_key(&key) {
+                reg.warnings.push(format!(
+                    "{where_} configures a plugin that failed to load; skipped"
+                ));
+                return Ok(());
+            }
+            return Err(format!(
+                "{where_} is missing an 'impl' (a '<package>:<Class>' string)"
+            ));
+        };
+        if !t.other_keys.is_empty() {
+            let what = match &entry {
+                Entry::BuiltIn { .. } => "a built-in backend".to_string(),
+                Entry::Plugin { plugin, class, .. } => {
+                    let m = &reg.discovery.plugins[*plugin].manifest;
+                    format!(
+                        "plugin {}",
+                        super::claim_label(&name, &m.name, &m.version, class)
+                    )
+                }
+            };
+            let keys: Vec<String> = t.other_keys.iter().map(|k| format!("'{k}'")).collect();
+            return Err(format!(
+                "{where_} configures {what} and accepts only a 'config' table; got [{}]",
+                keys.join(", ")
+            ));
+        }
+        let merged = match entry {
+            Entry::BuiltIn { .. } => Entry::BuiltIn {
+                config: t.config.clone(),
+            },
+            Entry::Plugin {
+                plugin,
+                class,
+                from_config,
+                ..
+            } => Entry::Plugin {
+                plugin,
+                class,
+                config: t.config.clone(),
+                from_config,
+            },
+        };
+        reg.entries.insert(key, merged);
+        return Ok(());
+    };
+    if builtin {
+        return Err(if kind == "sandbox" {
+            format!("config.toml sandbox provider '{name}' collides with a built-in backend: a built-in's impl cannot be replaced; supply a config-only table instead")
+        } else {
+            format!("config.toml state provider '{name}' collides with a built-in backend")
+        });
+    }
+    let (plugin, class, info) =
+        load_impl(reg, group, &spec).map_err(|m| format!("{where_} {m}"))?;
+    validate::check_methods(group, &class, &info.methods)
+        .map_err(|p| format!("{where_} impl '{spec}': {p}"))?;
+    if kind == "state" {
+        if info.type_name != name {
+            return Err(format!(
+                "{where_} declares impl '{spec}' with type '{}'; they must match — the name is the identity a store is reattached and torn down by",
+                info.type_name
+            ));
+        }
+        for k in &t.other_keys {
+            reg.warnings.push(format!(
+                "{where_} has unknown key '{k}' (expected 'impl'/'config'); ignored"
+            ));
+        }
+    }
+    if conflicted(reg, group, &name) {
+        let reason = conflict_reason(reg, group, &name);
+        reg.warnings.push(format!(
+            "{where_} impl '{spec}' names '{name}' and was skipped: {reason}"
+        ));
+        return Ok(());
+    }
+    if let Some(Entry::Plugin {
+        plugin: owner,
+        class: owner_class,
+        from_config: None,
+        ..
+    }) = &entry
+    {
+        if !(*owner == plugin && *owner_class == class) {
+            if let Some(label) = release(reg, group, &name, &table, &spec) {
+                reg.warnings.push(format!(
+                    "{where_} impl '{spec}' replaces the class registered by plugin {label}"
+                ));
+            }
+        }
+    }
+    reg.entries.insert(
+        key,
+        Entry::Plugin {
+            plugin,
+            class,
+            config: t.config.clone(),
+            from_config: Some(where_),
+        },
+    );
+    Ok(())
+}

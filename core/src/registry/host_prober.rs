@@ -1,0 +1,154 @@
+//! The real [`Prober`]: starts plugins through the child-process host ([`crate::host`]), all at once,
+//! holds each `initialize` answer, then shuts every process down and keeps its final diagnosis.
+
+use std::sync::Arc;
+use std::thread;
+
+use serde_json::Map;
+
+use super::load::{FailureInfo, Launch, LoadFailure, Probe, Prober, ProcessDiagnosis};
+use crate::host::{signal_name, Diagnosis, HostConfig, NoServices, PluginHost, SpawnSpec};
+
+/// The code of every probe when the host's own settings (its timeout variables) are wrong.
+pub const HOST_CONFIG_INVALID: &str = "host-config-invalid";
+
+/// Starts plugins through [`crate::host::PluginHost`].
+#[derive(Debug, Default)]
+pub struct HostProber;
+
+impl HostProber {
+    pub fn new() -> HostProber {
+        HostProber
+    }
+}
+
+fn spec_of(launch: &Launch) -> SpawnSpec {
+    SpawnSpec {
+        package: launch.package.clone(),
+        version: launch.version.clone(),
+        manifest_path: launch.manifest_path.clone(),
+        argv: launch.argv.clone(),
+        // The plugin's [plugins.<package>] table comes with the config module.
+        settings: Map::new(),
+        command_mode: false,
+    }
+}
+
+impl Prober for HostProber {
+    fn probe_all(&self, launches: &[Launch]) -> Vec<Probe> {
+        let config = match HostConfig::from_env() {
+            Ok(config) => config,
+            Err(e) => {
+                return launches
+                    .iter()
+                    .map(|l| Probe {
+                        handshake: Err(LoadFailure {
+                            code: HOST_CONFIG_INVALID.into(),
+                            message: e.to_string(),
+                        }),
+                        diagnosis: ProcessDiagnosis {
+                            argv: l.argv.clone(),
+                            state: "not-started".into(),
+                            ..ProcessDiagnosis::default()
+                        },
+                    })
+                    .collect()
+            }
+        };
+        let host = PluginHost::new(config, Arc::new(NoServices));
+        let specs: Vec<SpawnSpec> = launches.iter().map(spec_of).collect();
+        let started = host.start_all_parallel(&specs);
+        let host = &host;
+        thread::scope(|scope| {
+            let handles: Vec<_> = started
+                .into_iter()
+                .zip(&specs)
+                .map(|((package, result), spec)| {
+                    scope.spawn(move || match result {
+                        Ok(process) => {
+                            let answer = process.handshake().clone();
+                            let diagnosis = process.stop();
+                            Probe {
+                                handshake: Ok(answer),
+                                diagnosis: convert(&diagnosis),
+                            }
+                        }
+                        Err(error) => Probe {
+                            handshake: Err(LoadFailure {
+                                code: error.code().to_string(),
+                                message: error.to_string(),
+                            }),
+                            diagnosis: host
+                                .diagnosis(&package)
+                                .map(|d| convert(&d))
+                                .unwrap_or_else(|| ProcessDiagnosis {
+                                    argv: spec.argv.clone(),
+                                    state: "not-started".into(),
+                                    ..ProcessDiagnosis::default()
+                                }),
+                        },
+                    })
+                })
+                .collect();
+            handles
+                .into_iter()
+                .zip(launches)
+                .map(|(h, launch)| {
+                    h.join().unwrap_or_else(|_| Probe {
+                        handshake: Err(LoadFailure {
+                            code: "spawn-failed".into(),
+                            message: format!(
+                                "plugin {} could not be checked: the thread stopping it panicked",
+                                launch.package
+                            ),
+                        }),
+                        diagnosis: ProcessDiagnosis::default(),
+                    })
+                })
+                .collect()
+        })
+    }
+}
+
+fn ms(us: Option<u64>) -> Option<f64> {
+    us.map(|us| (us as f64) / 1000.0)
+}
+
+/// The host's diagnosis as the report shows it.
+pub fn convert(d: &Diagnosis) -> ProcessDiagnosis {
+    let who = match (&d.failure, d.stopped_by_host) {
+        (Some(f), _) if f.code == "exited-at-start" || f.code == "crashed" => " by itself",
+        (None, true) => " after agent-env shut it down",
+        (Some(_), true) => " after agent-env stopped it",
+        _ => "",
+    };
+    let ended = match (d.state.as_str(), d.exit_code, d.signal) {
+        ("running", _, _) => None,
+        ("not-started", _, _) => Some("it never started".to_string()),
+        (_, Some(code), _) => Some(format!("exited with code {code}{who}")),
+        (_, _, Some(sig)) => Some(format!(
+            "killed by signal {sig} ({}){who}",
+            signal_name(sig)
+        )),
+        (state, _, _) => Some(state.to_string()),
+    };
+    ProcessDiagnosis {
+        argv: d.argv.clone(),
+        executable: d.executable.clone(),
+        pid: d.pid,
+        protocol: d.protocol,
+        spawn_ms: ms(d.spawn_us),
+        initialize_ms: ms(d.initialize_us),
+        noise_count: d.noise_lines,
+        noise_lines: d.noise_samples.clone(),
+        stderr_tail: d.stderr_tail.clone(),
+        state: d.state.clone(),
+        exit_code: d.exit_code,
+        signal: d.signal,
+        ended,
+        failure: d.failure.as_ref().map(|f| FailureInfo {
+            code: f.code.clone(),
+            message: f.message.clone(),
+        }),
+    }
+}

@@ -1,0 +1,362 @@
+//! The human layouts of `plugin list`, `plugin show` and `plugin check` (the reference's §9, observed).
+//! Scripts should read the JSON: this text is for people and may change.
+
+use std::fmt::Write as _;
+
+use super::documents::{CheckResult, ManifestInfo};
+use super::model::{Contribution, Distribution, Report, Status};
+use super::MANIFEST_GROUP;
+use crate::registry::ProcessDiagnosis;
+
+/// The trailing line of `--no-load` output.
+pub const NO_LOAD_LINE: &str = "--no-load: no plugin was started (manifests only).";
+
+/// (singular, plural) kind words of a report group.
+pub fn kind_words(group: &str) -> (&'static str, &'static str) {
+    match group.strip_prefix("agent_env.").unwrap_or(group) {
+        "envs" => ("env", "envs"),
+        "artifacts" => ("artifact", "artifacts"),
+        "task_steps" => ("task step", "task steps"),
+        "sandbox_providers" => ("sandbox provider", "sandbox providers"),
+        "state_providers" => ("state provider", "state providers"),
+        "env_providers" => ("environment provider", "environment providers"),
+        "explorer_plugins" => ("explorer plugin", "explorer plugins"),
+        "cli_plugins" => ("CLI command", "CLI commands"),
+        "cli_root_options" => ("root option", "root options"),
+        "bundles" => ("bundle", "bundles"),
+        _ if group == MANIFEST_GROUP => ("manifest", "manifests"),
+        _ => ("contribution", "contributions"),
+    }
+}
+
+/// Lines 1-2 of every layout, then the config and discovery errors, then a blank line.
+pub fn header(report: &Report) -> String {
+    let mut out = format!(
+        "agent-env {} \u{b7} {} at {}\n",
+        report.agent_env.version, report.agent_env.environment, report.agent_env.location
+    );
+    let _ = writeln!(
+        out,
+        "config: {}",
+        report.config.path.as_deref().unwrap_or("(none)")
+    );
+    if let Some(e) = &report.config.error {
+        let _ = writeln!(out, "(error) {} [{}]", e.reason, e.code);
+    }
+    let mut seen: Vec<(&str, &str)> = Vec::new();
+    for d in report.discovery_errors.values() {
+        if seen.contains(&(d.reason.as_str(), d.code.as_str())) {
+            continue;
+        }
+        seen.push((d.reason.as_str(), d.code.as_str()));
+        let groups: Vec<&str> = report
+            .discovery_errors
+            .iter()
+            .filter(|(_, x)| x.reason == d.reason)
+            .map(|(g, _)| g.as_str())
+            .collect();
+        let _ = writeln!(
+            out,
+            "(error) installed entry points could not be read for {}: {} [{}]",
+            groups.join(", "),
+            d.reason,
+            d.code
+        );
+    }
+    out.push('\n');
+    out
+}
+
+/// The PROVIDES cell.
+pub fn provides(dist: &Distribution) -> String {
+    if dist.contributions.len() <= 3 {
+        return dist
+            .contributions
+            .iter()
+            .map(|c| format!("{} {}", kind_words(&c.group).0, c.name))
+            .collect::<Vec<_>>()
+            .join(", ");
+    }
+    let mut counts: Vec<(&str, usize)> = Vec::new();
+    for c in &dist.contributions {
+        match counts.iter_mut().find(|(g, _)| *g == c.group) {
+            Some((_, n)) => *n += 1,
+            None => counts.push((&c.group, 1)),
+        }
+    }
+    counts
+        .iter()
+        .map(|(g, n)| {
+            let (one, many) = kind_words(g);
+            format!("{n} {}", if *n == 1 { one } else { many })
+        })
+        .collect::<Vec<_>>()
+        .join(", ")
+}
+
+/// The STATUS cell.
+pub fn status_cell(dist: &Distribution) -> String {
+    let non_active: Vec<&Contribution> = dist
+        .contributions
+        .iter()
+        .filter(|c| c.status != Status::Active)
+        .collect();
+    if non_active.is_empty() {
+        return "ok".into();
+    }
+    if non_active.iter().all(|c| c.status == Status::Unloaded) {
+        return "not loaded".into();
+    }
+    Status::SUMMARY_ORDER
+        .iter()
+        .filter_map(|s| {
+            let n = non_active.iter().filter(|c| c.status == *s).count();
+            (n > 0).then(|| format!("{n} {}", s.as_str()))
+        })
+        .collect::<Vec<_>>()
+        .join(", ")
+}
+
+/// Left-aligned columns two spaces apart; the last column is not padded.
+fn table(rows: &[Vec<String>], indent: &str) -> String {
+    let columns = rows.iter().map(Vec::len).max().unwrap_or(0);
+    let mut widths = vec![0; columns];
+    for row in rows {
+        for (i, cell) in row.iter().enumerate() {
+            widths[i] = widths[i].max(cell.chars().count());
+        }
+    }
+    let mut out = String::new();
+    for row in rows {
+        let mut line = indent.to_string();
+        for (i, cell) in row.iter().enumerate() {
+            if i + 1 == row.len() {
+                line.push_str(cell);
+            } else {
+                let pad = widths[i] - cell.chars().count();
+                line.push_str(cell);
+                line.push_str(&" ".repeat(pad + 2));
+            }
+        }
+        out.push_str(line.trim_end());
+        out.push('\n');
+    }
+    out
+}
+
+/// The group errors, each after a blank line.
+fn group_error_lines(report: &Report, indent: &str, only: Option<&[String]>) -> String {
+    let mut out = String::new();
+    for (group, d) in &report.group_errors {
+        if only.is_some_and(|groups| !groups.contains(group)) {
+            continue;
+        }
+        let _ = write!(
+            out,
+            "\n{indent}(error) nothing in {group} loads: {} [{}]\n",
+            d.reason, d.code
+        );
+    }
+    out
+}
+
+/// `plugin list`.
+pub fn list(report: &Report) -> String {
+    let mut out = header(report);
+    if report.plugins.is_empty() {
+        out.push_str("No plugins installed.\n");
+    } else {
+        let mut rows = vec![vec![
+            "PACKAGE".to_string(),
+            "VERSION".to_string(),
+            "PROVIDES".to_string(),
+            "STATUS".to_string(),
+        ]];
+        for d in &report.plugins {
+            rows.push(vec![
+                d.name.clone(),
+                d.version.clone(),
+                provides(d),
+                status_cell(d),
+            ]);
+        }
+        out.push_str(&table(&rows, ""));
+    }
+    out.push_str(&group_error_lines(report, "", None));
+    if !report.loaded {
+        let _ = write!(out, "\n{NO_LOAD_LINE}\n");
+    }
+    out
+}
+
+/// `<status>: <reason> [<code>]`, or just the status.
+pub fn outcome(c: &Contribution) -> String {
+    match (&c.reason, &c.code) {
+        (Some(reason), Some(code)) => format!("{}: {reason} [{code}]", c.status.as_str()),
+        (Some(reason), None) => format!("{}: {reason}", c.status.as_str()),
+        _ => c.status.as_str().to_string(),
+    }
+}
+
+/// What `plugin show` prints about one package beyond its rows.
+pub struct ShowDetails<'a> {
+    /// `requires:` text, or `None` for agent-env itself.
+    pub requires: Option<String>,
+    pub location: String,
+    pub config_effect: Option<&'a str>,
+    pub manifest: &'a ManifestInfo,
+    pub process: Option<&'a ProcessDiagnosis>,
+}
+
+/// `plugin show PACKAGE`.
+pub fn show(report: &Report, dist: &Distribution, details: &ShowDetails<'_>) -> String {
+    let mut out = String::new();
+    let _ = writeln!(out, "{} {}", dist.name, dist.version);
+    match &details.requires {
+        Some(r) => {
+            let _ = writeln!(out, "  requires: {r}");
+        }
+        None => out.push_str("  agent-env itself\n"),
+    }
+    let _ = writeln!(out, "  location: {}", details.location);
+    if let Some(effect) = details.config_effect {
+        let _ = writeln!(out, "  config:   {effect}");
+    }
+    out.push_str(&manifest_lines(details.manifest));
+    if let Some(p) = details.process {
+        out.push_str(&process_lines(p));
+    }
+    out.push('\n');
+    let rows: Vec<Vec<String>> = dist
+        .contributions
+        .iter()
+        .map(|c| {
+            vec![
+                kind_words(&c.group).0.to_string(),
+                c.name.clone(),
+                c.value.clone(),
+                outcome(c),
+            ]
+        })
+        .collect();
+    out.push_str(&table(&rows, "  "));
+    let groups: Vec<String> = dist.contributions.iter().map(|c| c.group.clone()).collect();
+    out.push_str(&group_error_lines(report, "  ", Some(&groups)));
+    if !report.loaded {
+        let _ = write!(out, "\n{NO_LOAD_LINE}\n");
+    }
+    out
+}
+
+fn manifest_lines(m: &ManifestInfo) -> String {
+    let mut out = String::new();
+    if let Some(path) = &m.path {
+        match &m.source {
+            Some(source) => {
+                let _ = writeln!(out, "  manifest: {path} (from {source})");
+            }
+            None => {
+                let _ = writeln!(out, "  manifest: {path}");
+            }
+        }
+    }
+    for s in &m.shadowed {
+        let _ = writeln!(out, "  shadowed: {} {} (not used)", s.path, s.version);
+    }
+    if !m.exec.is_empty() {
+        let executable = m
+            .executable
+            .clone()
+            .unwrap_or_else(|| "(not found)".to_string());
+        let _ = writeln!(out, "  exec:     {} -> {executable}", m.exec.join(" "));
+    }
+    if let Some(protocol) = &m.protocol {
+        let _ = writeln!(out, "  protocol: speaks {protocol}");
+    }
+    out
+}
+
+fn ms(v: Option<f64>) -> String {
+    v.map(|v| format!("{v:.1} ms"))
+        .unwrap_or_else(|| "-".into())
+}
+
+fn process_lines(p: &ProcessDiagnosis) -> String {
+    let mut out = String::new();
+    let Some(pid) = p.pid else {
+        let _ = writeln!(out, "  process:  not started");
+        return out;
+    };
+    let protocol = p
+        .protocol
+        .map(|v| v.to_string())
+        .unwrap_or_else(|| "none agreed".into());
+    let _ = writeln!(
+        out,
+        "  process:  pid {pid}, protocol {protocol}, started in {}, answered initialize in {}",
+        ms(p.spawn_ms),
+        ms(p.initialize_ms)
+    );
+    if let Some(ended) = &p.ended {
+        let _ = writeln!(out, "  ended:    {ended}");
+    }
+    if p.noise_count > 0 {
+        let _ = writeln!(
+            out,
+            "  stdout:   {} line(s) that are not protocol messages:",
+            p.noise_count
+        );
+        for line in &p.noise_lines {
+            let _ = writeln!(out, "            | {line}");
+        }
+    }
+    let tail: Vec<&str> = p.stderr_tail.lines().collect();
+    if tail.is_empty() {
+        out.push_str("  stderr:   (nothing)\n");
+    } else {
+        out.push_str("  stderr:   last lines:\n");
+        for line in &tail[tail.len().saturating_sub(20)..] {
+            let _ = writeln!(out, "            | {line}");
+        }
+    }
+    out
+}
+
+/// `plugin check` (its stdout; the `Error:` line goes to stderr).
+pub fn check(report: &Report, result: &CheckResult) -> String {
+    let mut out = String::new();
+    for p in &result.problems {
+        let c = &p.contribution;
+        let _ = writeln!(
+            out,
+            "{} {}: {} {}: {}",
+            p.package,
+            p.version,
+            kind_words(&c.group).0,
+            c.name,
+            outcome(c)
+        );
+    }
+    if let Some(e) = &report.config.error {
+        let _ = writeln!(out, "config: {} [{}]", e.reason, e.code);
+    }
+    for (group, d) in &report.discovery_errors {
+        let _ = writeln!(
+            out,
+            "installed entry points could not be read for {group}: {} [{}]",
+            d.reason, d.code
+        );
+    }
+    if result.ok() {
+        let _ = write!(
+            out,
+            "ok: {} plugin package(s), {} contribution(s), all in effect",
+            result.packages, result.contributions
+        );
+        if result.replaced > 0 {
+            let _ = write!(out, "; {} replaced by config", result.replaced);
+        }
+        out.push('\n');
+    }
+    out
+}

@@ -1,0 +1,146 @@
+//! The records of the plugin report (JSON `format_version` 1). Field order is the JSON key order.
+
+use std::collections::BTreeMap;
+
+use serde::Serialize;
+
+/// The report's format version. A new key or code keeps it; a new status or a changed meaning bumps it.
+pub const FORMAT_VERSION: u32 = 1;
+
+/// What happened to a contribution (a closed set).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Status {
+    Active,
+    Replaced,
+    Failed,
+    Skipped,
+    Conflict,
+    Blocked,
+    Unloaded,
+}
+
+impl Status {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Status::Active => "active",
+            Status::Replaced => "replaced",
+            Status::Failed => "failed",
+            Status::Skipped => "skipped",
+            Status::Conflict => "conflict",
+            Status::Blocked => "blocked",
+            Status::Unloaded => "unloaded",
+        }
+    }
+
+    /// The order `plugin list` counts non-active statuses in.
+    pub const SUMMARY_ORDER: [Status; 6] = [
+        Status::Conflict,
+        Status::Blocked,
+        Status::Failed,
+        Status::Skipped,
+        Status::Replaced,
+        Status::Unloaded,
+    ];
+
+    /// Whether `plugin check` counts it as a problem.
+    pub fn is_problem(self) -> bool {
+        !matches!(self, Status::Active | Status::Replaced)
+    }
+}
+
+/// The stable codes. The original's, then the ones only a manifest or a child process can give.
+pub mod codes {
+    pub const LOAD_FAILED: &str = "load-failed";
+    pub const INVALID_PLUGIN: &str = "invalid-plugin";
+    pub const INCOMPATIBLE_CORE: &str = "incompatible-core";
+    pub const BUILTIN_NAME: &str = "builtin-name";
+    pub const NAME_CONFLICT: &str = "name-conflict";
+    pub const REPLACED_BY_CONFIG: &str = "replaced-by-config";
+    pub const ALREADY_ATTACHED: &str = "already-attached";
+    pub const QUALIFIED_ONLY: &str = "qualified-only";
+    pub const ALIAS_REFUSED: &str = "alias-refused";
+    pub const NOT_LOADED: &str = "not-loaded";
+    pub const STATUS_UNKNOWN: &str = "status-unknown";
+    pub const CONFIG_NOT_FOUND: &str = "config-not-found";
+    pub const CONFIG_UNREADABLE: &str = "config-unreadable";
+    pub const CONFIG_INVALID: &str = "config-invalid";
+    pub const GROUP_BUILD_FAILED: &str = "group-build-failed";
+    pub const ENTRY_POINTS_UNREADABLE: &str = "entry-points-unreadable";
+    /// New (status `failed`): the manifest file does not parse or misses a key; the row is named by its file.
+    pub const MANIFEST_INVALID: &str = "manifest-invalid";
+}
+
+/// Another claimant of the same name.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct Claimant {
+    pub package: String,
+    pub version: String,
+    pub value: String,
+}
+
+/// Where config registers another class under a plugin's name.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct Replacement {
+    pub file: Option<String>,
+    pub table: String,
+    #[serde(rename = "impl")]
+    pub impl_: String,
+}
+
+/// A group, config or discovery error.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct Diagnostic {
+    pub code: String,
+    pub reason: String,
+}
+
+/// One contribution: a (group, name, value) a package declares, and what became of it.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Contribution {
+    /// `agent_env.<group>`.
+    pub group: String,
+    pub name: String,
+    pub value: String,
+    pub status: Status,
+    pub code: Option<String>,
+    pub reason: Option<String>,
+    pub replaced_by: Option<Replacement>,
+    pub conflicts_with: Vec<Claimant>,
+}
+
+/// One plugin package and its contributions.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Distribution {
+    pub name: String,
+    pub version: String,
+    pub contributions: Vec<Contribution>,
+}
+
+/// Who is reporting: agent-env's version and where its plugins come from.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct AgentEnvInfo {
+    pub version: String,
+    /// For agent-env this is `plugins dir`: plugins come from the plugins directory and `PATH`.
+    pub environment: String,
+    /// The plugins directory.
+    pub location: String,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct ConfigInfo {
+    pub path: Option<String>,
+    pub error: Option<Diagnostic>,
+}
+
+/// The `plugin list --json` document.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Report {
+    pub format_version: u32,
+    pub agent_env: AgentEnvInfo,
+    pub config: ConfigInfo,
+    pub loaded: bool,
+    pub group_errors: BTreeMap<String, Diagnostic>,
+    pub discovery_errors: BTreeMap<String, Diagnostic>,
+    pub plugins: Vec<Distribution>,
+}

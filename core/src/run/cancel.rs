@@ -1,0 +1,94 @@
+//! Cancellation of a run: SIGINT/SIGTERM set a flag that every step checks, and kill the process groups
+//! of the commands steps are running, so nothing a step started outlives the run.
+
+use std::collections::BTreeSet;
+use std::sync::atomic::{AtomicBool, AtomicI32, Ordering};
+use std::sync::{Arc, Mutex};
+
+/// Shared by every task and step of one run.
+#[derive(Default)]
+pub struct Cancel {
+    cancelled: AtomicBool,
+    /// The signal that cancelled the run (0 when none).
+    signal: AtomicI32,
+    /// Process groups of running step commands.
+    groups: Mutex<BTreeSet<i32>>,
+}
+
+impl Cancel {
+    pub fn new() -> Arc<Self> {
+        Arc::new(Cancel::default())
+    }
+
+    pub fn is_cancelled(&self) -> bool {
+        self.cancelled.load(Ordering::SeqCst)
+    }
+
+    /// The signal number that cancelled the run, if one did.
+    pub fn signal(&self) -> Option<i32> {
+        match self.signal.load(Ordering::SeqCst) {
+            0 => None,
+            s => Some(s),
+        }
+    }
+
+    /// Cancels the run: marks it and kills every registered process group.
+    pub fn cancel(&self, signal: i32) {
+        let _ = self
+            .signal
+            .compare_exchange(0, signal, Ordering::SeqCst, Ordering::SeqCst);
+        self.cancelled.store(true, Ordering::SeqCst);
+        if let Ok(groups) = self.groups.lock() {
+            for pgid in groups.iter() {
+                kill_group(*pgid);
+            }
+        }
+    }
+
+    /// Registers a running command's process group; returns false (and kills it) when the run is
+    /// already cancelled.
+    pub fn register_group(&self, pgid: i32) -> bool {
+        if let Ok(mut groups) = self.groups.lock() {
+            groups.insert(pgid);
+        }
+        if self.is_cancelled() {
+            kill_group(pgid);
+            return false;
+        }
+        true
+    }
+
+    pub fn unregister_group(&self, pgid: i32) {
+        if let Ok(mut groups) = self.groups.lock() {
+            groups.remove(&pgid);
+        }
+    }
+}
+
+/// SIGKILLs a whole process group.
+pub fn kill_group(pgid: i32) {
+    if pgid > 1 {
+        // SAFETY: kill(2) with a negative pid signals a process group; it has no memory effects.
+        unsafe {
+            libc::kill(-pgid, libc::SIGKILL);
+        }
+    }
+}
+
+/// Watches SIGINT and SIGTERM on a thread of its own: the first cancels the run, a second exits at
+/// once with the signal's exit code (it stops the teardown).
+pub fn watch_signals(cancel: Arc<Cancel>) -> std::io::Result<()> {
+    use signal_hook::consts::{SIGINT, SIGTERM};
+    let mut signals = signal_hook::iterator::Signals::new([SIGINT, SIGTERM])?;
+    std::thread::Builder::new()
+        .name("agent-env-signals".into())
+        .spawn(move || {
+            for signal in signals.forever() {
+                if cancel.is_cancelled() {
+                    std::process::exit(128 + signal);
+                }
+                cancel.cancel(signal);
+            }
+        })?;
+    Ok(())
+}

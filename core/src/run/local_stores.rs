@@ -1,0 +1,37 @@
+//! The @local namespace's stores a bundle run writes to: `<state root>/document_store/local.db` (which
+//! holds only @local ids) and the per-user local object store `<state root>/object_store`. This module is
+//! the one place that picks them.
+//!
+//! Nothing touches disk until the first write; reads of a store that was never written find nothing, so
+//! `--dry-run` leaves no trace. The database is opened once, on first use, and shared by every task.
+
+use std::path::PathBuf;
+
+use crate::stores::local::{LocalFilesystemObjectStore, LocalSqliteDocumentStore};
+use crate::stores::{DocumentStore, ObjectStore};
+
+/// The two @local stores a run needs.
+pub struct LocalStores {
+    pub documents: Box<dyn DocumentStore>,
+    pub objects: Box<dyn ObjectStore>,
+}
+
+/// `<state root>/document_store/local.db`.
+pub fn local_db_path() -> PathBuf {
+    crate::paths::state_root()
+        .join("document_store")
+        .join("local.db")
+}
+
+/// `<state root>/object_store`.
+pub fn local_object_root() -> PathBuf {
+    crate::paths::state_root().join("object_store")
+}
+
+/// Opens (lazily) the @local document and object stores.
+pub fn open() -> LocalStores {
+    LocalStores {
+        documents: Box::new(LocalSqliteDocumentStore::local_namespace(local_db_path())),
+        objects: Box::new(LocalFilesystemObjectStore::new(local_object_root())),
+    }
+}

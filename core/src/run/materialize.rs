@@ -1,0 +1,374 @@
+//! Writing a bundle's entities to the @local store (§10.6 step 3): artifacts, then tasks, then evals,
+//! each through the bundle ledger under a per-id file lock, so unchanged entities are not written again.
+//! A dry run makes the same decisions and writes nothing.
+
+use std::collections::BTreeMap;
+use std::fs::File;
+use std::path::PathBuf;
+
+use serde_json::{json, Map, Value};
+use sha2::{Digest, Sha256};
+
+use crate::bundle::ids::{object_key_segment, sha256_hex_prefix, universe_file_id};
+use crate::bundle::ledger::{self, Decision, Inputs};
+use crate::bundle::plan::Plan;
+use crate::bundle::tree::{join_rel, Tree};
+use crate::bundle::{Artifact, Bundle};
+use crate::run::clock;
+use crate::run::local_stores::LocalStores;
+use crate::stores::{Document, StoreError};
+
+/// Why writing a bundle's entities failed.
+#[derive(Debug, thiserror::Error)]
+pub enum MaterializeError {
+    #[error("{0}")]
+    Store(#[from] StoreError),
+    #[error("can't read {path} of the bundle: {source}")]
+    Read {
+        path: String,
+        source: std::io::Error,
+    },
+    #[error("can't take the lock {path}: {source}")]
+    Lock {
+        path: PathBuf,
+        source: std::io::Error,
+    },
+}
+
+/// The versions the run uses, by entity id.
+pub type Versions = BTreeMap<String, i64>;
+
+/// Writes (or, for a dry run, decides) every entity of the plan, printing one line per entity.
+pub fn materialize(
+    bundle: &Bundle,
+    tree: Tree<'_>,
+    plan: &Plan<'_>,
+    stores: &LocalStores,
+    dry_run: bool,
+) -> Result<Versions, MaterializeError> {
+    let mut versions = Versions::new();
+    let mut locks = Locks::default();
+    for artifact in &plan.artifacts {
+        let files = hash_files(tree, artifact)?;
+        let inputs = Inputs {
+            entity_type: artifact.artifact_type.clone(),
+            config_sha256: ledger::sha256_json(&Value::Object(artifact.config.clone())),
+            files: files
+                .iter()
+                .map(|(k, (h, _))| (k.clone(), h.clone()))
+                .collect(),
+        };
+        let decision = decide(
+            bundle,
+            stores,
+            "artifacts",
+            &artifact.id,
+            &inputs,
+            dry_run,
+            &mut locks,
+        )?;
+        if let (false, Decision::Write { version, .. }) = (dry_run, &decision) {
+            let docs = artifact_documents(bundle, tree, artifact, *version, &files, stores)?;
+            write(
+                bundle,
+                stores,
+                "artifacts",
+                &artifact.id,
+                *version,
+                &inputs,
+                docs,
+            )?;
+        } else if let (false, Decision::Adopt { version }) = (dry_run, &decision) {
+            ledger::mark(
+                stores.documents.as_ref(),
+                &bundle.id_root,
+                &artifact.id,
+                *version,
+                &inputs,
+                "done",
+            )?;
+        }
+        crate::say!("{}: {}", artifact.path, decision.describe());
+        versions.insert(artifact.id.clone(), decision.version());
+    }
+    for planned in &plan.tasks {
+        let task = planned.task;
+        let steps = Value::Array(planned.step_docs());
+        let inputs = Inputs {
+            entity_type: "task".to_string(),
+            config_sha256: ledger::sha256_json(&steps),
+            files: BTreeMap::new(),
+        };
+        let decision = decide(
+            bundle, stores, "tasks", &task.id, &inputs, dry_run, &mut locks,
+        )?;
+        if let (false, Decision::Write { version, .. }) = (dry_run, &decision) {
+            let mut doc = entity_base(bundle, &task.id, "task", *version, &task.name);
+            doc.insert("steps".into(), steps);
+            write(
+                bundle,
+                stores,
+                "tasks",
+                &task.id,
+                *version,
+                &inputs,
+                vec![("tasks", doc)],
+            )?;
+        } else if let (false, Decision::Adopt { version }) = (dry_run, &decision) {
+            ledger::mark(
+                stores.documents.as_ref(),
+                &bundle.id_root,
+                &task.id,
+                *version,
+                &inputs,
+                "done",
+            )?;
+        }
+        crate::say!("{}: {}", task.path, decision.describe());
+        versions.insert(task.id.clone(), decision.version());
+    }
+    for planned in &plan.evals {
+        let eval = planned.eval;
+        let tasks = json!(planned.task_ids);
+        let inputs = Inputs {
+            entity_type: eval.eval_type.clone(),
+            config_sha256: ledger::sha256_json(&json!({"tasks": tasks})),
+            files: BTreeMap::new(),
+        };
+        let decision = decide(
+            bundle, stores, "evals", &eval.id, &inputs, dry_run, &mut locks,
+        )?;
+        if let (false, Decision::Write { version, .. }) = (dry_run, &decision) {
+            let mut doc = entity_base(bundle, &eval.id, &eval.eval_type, *version, &eval.name);
+            doc.insert("tasks".into(), tasks);
+            write(
+                bundle,
+                stores,
+                "evals",
+                &eval.id,
+                *version,
+                &inputs,
+                vec![("evals", doc)],
+            )?;
+        } else if let (false, Decision::Adopt { version }) = (dry_run, &decision) {
+            ledger::mark(
+                stores.documents.as_ref(),
+                &bundle.id_root,
+                &eval.id,
+                *version,
+                &inputs,
+                "done",
+            )?;
+        }
+        crate::say!("{}: {}", eval.path, decision.describe());
+        versions.insert(eval.id.clone(), decision.version());
+    }
+    Ok(versions)
+}
+
+fn decide(
+    bundle: &Bundle,
+    stores: &LocalStores,
+    collection: &str,
+    id: &str,
+    inputs: &Inputs,
+    dry_run: bool,
+    locks: &mut Locks,
+) -> Result<Decision, MaterializeError> {
+    if !dry_run {
+        locks.take(id)?;
+    }
+    Ok(ledger::decide(
+        stores.documents.as_ref(),
+        collection,
+        &bundle.id_root,
+        id,
+        inputs,
+    )?)
+}
+
+/// Records the write as pending, writes the documents, then marks it done.
+fn write(
+    bundle: &Bundle,
+    stores: &LocalStores,
+    collection: &str,
+    id: &str,
+    version: i64,
+    inputs: &Inputs,
+    docs: Vec<(&str, Document)>,
+) -> Result<(), MaterializeError> {
+    let store = stores.documents.as_ref();
+    ledger::mark(store, &bundle.id_root, id, version, inputs, "pending")?;
+    store.ensure_index(collection, &["id", "version"], true)?;
+    for (coll, doc) in docs {
+        store.ensure_index(coll, &["id", "version"], true)?;
+        store.insert(coll, &doc)?;
+    }
+    ledger::mark(store, &bundle.id_root, id, version, inputs, "done")?;
+    Ok(())
+}
+
+fn entity_base(bundle: &Bundle, id: &str, entity_type: &str, version: i64, name: &str) -> Document {
+    let mut doc = Map::new();
+    doc.insert("id".into(), json!(id));
+    doc.insert("type".into(), json!(entity_type));
+    doc.insert("version".into(), json!(version));
+    doc.insert("name".into(), json!(name));
+    doc.insert("bundle".into(), json!(bundle.id_root));
+    doc.insert("created_at_utc".into(), json!(clock::iso_now()));
+    doc
+}
+
+/// Relative path → (sha256, size) for each file of an artifact.
+type FileHashes = BTreeMap<String, (String, u64)>;
+
+fn hash_files(tree: Tree<'_>, artifact: &Artifact) -> Result<FileHashes, MaterializeError> {
+    let mut out = BTreeMap::new();
+    for rel in &artifact.files {
+        let path = join_rel(&artifact.path, rel);
+        let bytes = tree.read(&path).map_err(|source| MaterializeError::Read {
+            path: path.clone(),
+            source,
+        })?;
+        out.insert(
+            rel.clone(),
+            (hex::encode(Sha256::digest(&bytes)), bytes.len() as u64),
+        );
+    }
+    Ok(out)
+}
+
+/// Uploads an artifact's files under a fresh attempt prefix and builds its documents: the artifact, and
+/// for a universe one `file` artifact per file.
+fn artifact_documents(
+    bundle: &Bundle,
+    tree: Tree<'_>,
+    artifact: &Artifact,
+    version: i64,
+    files: &FileHashes,
+    stores: &LocalStores,
+) -> Result<Vec<(&'static str, Document)>, MaterializeError> {
+    let prefix = format!(
+        "{}artifacts/{}/{}/{version}-{}",
+        fixture_prefix(),
+        artifact.artifact_type,
+        object_key_segment(&artifact.id),
+        crate::sandbox::random_hex(8)
+    );
+    let mut listed = Vec::new();
+    let mut docs = Vec::new();
+    for (rel, (sha, size)) in files {
+        let source = join_rel(&artifact.path, rel);
+        let key = format!("{prefix}/{rel}");
+        let url = match tree.disk_path(&source) {
+            Some(path) => {
+                stores
+                    .objects
+                    .put_file(&key, &path, crate::stores::DEFAULT_CONTENT_TYPE)?
+            }
+            None => {
+                let bytes = tree.read(&source).map_err(|e| MaterializeError::Read {
+                    path: source.clone(),
+                    source: e,
+                })?;
+                stores
+                    .objects
+                    .put(&key, &bytes, crate::stores::DEFAULT_CONTENT_TYPE, false)?
+            }
+        };
+        let mut entry = json!({"path": rel, "object_url": url, "sha256": sha, "size": size});
+        if artifact.artifact_type == "file_artifact_universe" {
+            let file_id = universe_file_id(&artifact.id, rel);
+            let file_version =
+                ledger::latest_version(stores.documents.as_ref(), "artifacts", &file_id)?
+                    .unwrap_or(0)
+                    + 1;
+            let mut doc = entity_base(bundle, &file_id, "file", file_version, rel);
+            doc.insert("universe_id".into(), json!(artifact.id));
+            doc.insert("universe_version".into(), json!(version));
+            let name = rel.rsplit('/').next().unwrap_or(rel);
+            doc.insert(
+                "files".into(),
+                json!([{"path": name, "object_url": url, "sha256": sha, "size": size}]),
+            );
+            docs.push(("artifacts", doc));
+            entry["artifact_id"] = json!(file_id);
+        }
+        listed.push(entry);
+    }
+    let mut doc = entity_base(
+        bundle,
+        &artifact.id,
+        &artifact.artifact_type,
+        version,
+        &artifact.name,
+    );
+    doc.insert("files".into(), Value::Array(listed));
+    doc.insert("object_prefix".into(), json!(prefix));
+    if !artifact.config.is_empty() {
+        doc.insert("config".into(), Value::Object(artifact.config.clone()));
+    }
+    docs.insert(0, ("artifacts", doc));
+    Ok(docs)
+}
+
+/// `$AGENT_ENV_FIXTURE_PREFIX/` (empty by default).
+fn fixture_prefix() -> String {
+    match std::env::var("AGENT_ENV_FIXTURE_PREFIX") {
+        Ok(p) if !p.trim_matches('/').is_empty() => format!("{}/", p.trim_matches('/')),
+        _ => String::new(),
+    }
+}
+
+/// Per-id file locks, `<state root>/locks/entity-<sha256(id)[:16]>.lock`, held until dropped.
+#[derive(Default)]
+struct Locks {
+    held: BTreeMap<String, File>,
+    announced: bool,
+}
+
+impl Locks {
+    fn take(&mut self, id: &str) -> Result<(), MaterializeError> {
+        if self.held.contains_key(id) {
+            return Ok(());
+        }
+        let dir = crate::paths::locks_dir();
+        std::fs::create_dir_all(&dir).map_err(|source| MaterializeError::Lock {
+            path: dir.clone(),
+            source,
+        })?;
+        let path = dir.join(format!(
+            "entity-{}.lock",
+            sha256_hex_prefix(id.as_bytes(), 16)
+        ));
+        let file = File::options()
+            .create(true)
+            .truncate(false)
+            .write(true)
+            .open(&path)
+            .map_err(|source| MaterializeError::Lock {
+                path: path.clone(),
+                source,
+            })?;
+        if !flock(&file, libc::LOCK_EX | libc::LOCK_NB) {
+            if !self.announced {
+                eprintln!("waiting for another agent-env run to finish writing this bundle's ids");
+                self.announced = true;
+            }
+            if !flock(&file, libc::LOCK_EX) {
+                return Err(MaterializeError::Lock {
+                    path,
+                    source: std::io::Error::last_os_error(),
+                });
+            }
+        }
+        self.held.insert(id.to_string(), file);
+        Ok(())
+    }
+}
+
+fn flock(file: &File, op: libc::c_int) -> bool {
+    use std::os::unix::io::AsRawFd;
+    // SAFETY: flock(2) on a descriptor we own; no memory is shared with the kernel.
+    unsafe { libc::flock(file.as_raw_fd(), op) == 0 }
+}

@@ -1,0 +1,132 @@
+//! The outcome of one task run and how the summary words it (§10.7).
+
+use serde_json::Value;
+
+use crate::bundle::plan::PlannedStep;
+
+/// How a task run ended.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Outcome {
+    /// Every score ≥ 1.
+    Passed(Vec<(String, f64)>),
+    ScoredBelowOne(Vec<(String, f64)>),
+    Unscored,
+    /// Steps that failed the task: (step id, error type, message).
+    FailedAtSteps(Vec<(String, String, String)>),
+    /// The run failed outside any step.
+    Failed(String, String),
+    Cancelled,
+    /// Cancelled before it started.
+    DidntStart,
+}
+
+impl Outcome {
+    /// From the scores a finished run recorded.
+    pub fn from_scores(scores: Vec<(String, f64)>) -> Outcome {
+        if scores.is_empty() {
+            Outcome::Unscored
+        } else if scores.iter().all(|(_, s)| *s >= 1.0) {
+            Outcome::Passed(scores)
+        } else {
+            Outcome::ScoredBelowOne(scores)
+        }
+    }
+
+    pub fn is_failure(&self) -> bool {
+        matches!(self, Outcome::FailedAtSteps(_) | Outcome::Failed(..))
+    }
+
+    pub fn is_cancelled(&self) -> bool {
+        matches!(self, Outcome::Cancelled | Outcome::DidntStart)
+    }
+
+    /// The word the run-end line uses: `[tasks/x.json] passed in 0.3s`.
+    pub fn word(&self) -> &'static str {
+        match self {
+            Outcome::Passed(_) => "passed",
+            Outcome::ScoredBelowOne(_) => "scored below 1",
+            Outcome::Unscored => "unscored",
+            Outcome::FailedAtSteps(_) | Outcome::Failed(..) => "failed",
+            Outcome::Cancelled | Outcome::DidntStart => "cancelled",
+        }
+    }
+
+    /// The summary's outcome text.
+    pub fn text(&self) -> String {
+        let scores = |s: &[(String, f64)]| {
+            s.iter()
+                .map(|(id, v)| format!("{id}: {}", format_g(*v)))
+                .collect::<Vec<_>>()
+                .join(", ")
+        };
+        match self {
+            Outcome::Passed(s) => format!("passed ({})", scores(s)),
+            Outcome::ScoredBelowOne(s) => format!("scored below 1 ({})", scores(s)),
+            Outcome::Unscored => "unscored".to_string(),
+            Outcome::FailedAtSteps(f) => f
+                .iter()
+                .map(|(id, t, m)| format!("failed at step '{id}': {t}: {m}"))
+                .collect::<Vec<_>>()
+                .join("; "),
+            Outcome::Failed(t, m) => format!("failed: {t}: {m}"),
+            Outcome::Cancelled => "cancelled".to_string(),
+            Outcome::DidntStart => "didn't start".to_string(),
+        }
+    }
+}
+
+/// The scores of a run: for each step with a `verifier_id`, `metadata.verifications[<id>].score`, keyed
+/// by the step id, in step order.
+pub fn scores(
+    steps: &[PlannedStep],
+    metadata: &serde_json::Map<String, Value>,
+) -> Vec<(String, f64)> {
+    let verifications = metadata.get("verifications").and_then(Value::as_object);
+    steps
+        .iter()
+        .filter_map(|s| {
+            let verifier = s.spec.get("verifier_id")?.as_str()?;
+            let score = verifications?.get(verifier)?.get("score")?.as_f64()?;
+            Some((s.id().to_string(), score))
+        })
+        .collect()
+}
+
+/// A number as Python's `:g` prints it: `1`, `0.5`, `0.333333`.
+pub fn format_g(v: f64) -> String {
+    if v.is_finite() && v.fract() == 0.0 && v.abs() < 1e16 {
+        return format!("{}", v as i64);
+    }
+    let s = format!("{v:.6}");
+    let s = s.trim_end_matches('0').trim_end_matches('.');
+    s.to_string()
+}
+
+/// Seconds with one decimal: `0.3s`.
+pub fn seconds(d: std::time::Duration) -> String {
+    format!("{:.1}s", d.as_secs_f64())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn outcome_texts() {
+        assert_eq!(
+            Outcome::from_scores(vec![("hello".into(), 1.0)]).text(),
+            "passed (hello: 1)"
+        );
+        assert_eq!(
+            Outcome::from_scores(vec![("hello".into(), 0.0)]).text(),
+            "scored below 1 (hello: 0)"
+        );
+        assert_eq!(Outcome::from_scores(vec![]).text(), "unscored");
+        assert_eq!(
+            Outcome::FailedAtSteps(vec![("b".into(), "ValueError".into(), "x".into())]).text(),
+            "failed at step 'b': ValueError: x"
+        );
+        assert_eq!(format_g(0.25), "0.25");
+        assert_eq!(format_g(1.0 / 3.0), "0.333333");
+    }
+}

@@ -1,0 +1,425 @@
+//! One run of one task: a fresh context, its steps scheduled by their dependencies (independent ready
+//! steps run at once), the instance recorded in `task_instances`, its sandboxes torn down at the end.
+
+use std::sync::mpsc;
+use std::sync::Mutex;
+use std::time::{Duration, Instant};
+
+use serde_json::{json, Map, Value};
+
+use crate::bundle::plan::{substitute_seed, PlannedStep, PlannedTask, StepKind};
+use crate::run::cancel::Cancel;
+use crate::run::clock;
+use crate::run::context::TaskStepContext;
+use crate::run::executor::StepExecutor;
+use crate::run::local_stores::LocalStores;
+use crate::run::outcome::{scores, seconds, Outcome};
+use crate::sandbox::{Deployed, SandboxProvider};
+use crate::steps::{StepEnv, StepError};
+use crate::stores::Filter;
+
+/// The collection of run instances.
+pub const INSTANCES: &str = "task_instances";
+
+/// What one task run needs from the whole run.
+pub struct RunShared<'a> {
+    pub stores: &'a LocalStores,
+    pub cancel: &'a Cancel,
+    pub executor: &'a dyn StepExecutor,
+    pub run_group_id: &'a str,
+    pub user_overrides: &'a Map<String, Value>,
+    pub provider: &'a (dyn Fn() -> Box<dyn SandboxProvider> + Sync),
+    pub keep: bool,
+}
+
+/// What one task run did.
+pub struct TaskRunResult {
+    pub path: String,
+    pub version: i64,
+    pub outcome: Outcome,
+    pub duration: Duration,
+    pub instance_id: Option<String>,
+    /// Its sandboxes, when `--keep` left them up (else empty: they were torn down).
+    pub kept: Option<Deployed>,
+    pub torn_down: usize,
+    pub still_up: Vec<(crate::sandbox::Sandbox, String)>,
+}
+
+#[derive(Clone, Debug)]
+enum StepState {
+    Pending,
+    Running,
+    Succeeded,
+    /// Failed; `true` when it fails the task.
+    Failed(bool),
+    Cancelled,
+}
+
+/// Runs `planned` once.
+pub fn run_task(planned: &PlannedTask<'_>, version: i64, shared: &RunShared<'_>) -> TaskRunResult {
+    let task = planned.task;
+    let started = Instant::now();
+    let mut result = TaskRunResult {
+        path: task.path.clone(),
+        version,
+        outcome: Outcome::DidntStart,
+        duration: Duration::ZERO,
+        instance_id: None,
+        kept: None,
+        torn_down: 0,
+        still_up: Vec::new(),
+    };
+    if shared.cancel.is_cancelled() {
+        return result;
+    }
+    let instance_id = format!("{}-{}", task.id, crate::sandbox::random_suffix(8));
+    result.instance_id = Some(instance_id.clone());
+    let mut context = TaskStepContext {
+        instance_id: Some(instance_id.clone()),
+        ..TaskStepContext::default()
+    };
+    context
+        .metadata
+        .insert("run_group_id".into(), json!(shared.run_group_id));
+    context.metadata.insert("task_id".into(), json!(task.id));
+    if !shared.user_overrides.is_empty() {
+        context.metadata.insert(
+            "user_overrides".into(),
+            Value::Object(shared.user_overrides.clone()),
+        );
+    }
+    let recorder = Recorder::new(shared.stores, &instance_id);
+    let record_error = recorder
+        .start(&task.id, version, planned.steps.len(), &context)
+        .err();
+    let context = Mutex::new(context);
+    let deployed = Deployed::new((shared.provider)());
+    let env = StepEnv {
+        context: &context,
+        stores: shared.stores,
+        sandboxes: &deployed,
+        cancel: shared.cancel,
+        instance_id: &instance_id,
+    };
+    let states = run_steps(planned, &env, shared, &recorder);
+    let failures = failures(planned, &states, &context);
+    let cancelled =
+        shared.cancel.is_cancelled() || states.iter().any(|s| matches!(s, StepState::Cancelled));
+    let final_context = context.lock().map(|c| c.clone()).unwrap_or_default();
+    result.outcome = if cancelled {
+        Outcome::Cancelled
+    } else if let Some(e) = record_error {
+        Outcome::Failed("StoreError".into(), e.to_string())
+    } else if !failures.is_empty() {
+        Outcome::FailedAtSteps(failures)
+    } else {
+        Outcome::from_scores(scores(&planned.steps, &final_context.metadata))
+    };
+    let mut final_context = final_context;
+    if shared.keep && !cancelled {
+        result.kept = Some(deployed);
+    } else {
+        let report = deployed.teardown_all();
+        let ids: Vec<Value> = report.torn_down.iter().map(|s| json!(s.id)).collect();
+        final_context
+            .metadata
+            .insert("torn_down_sandbox_ids".into(), Value::Array(ids));
+        result.torn_down = report.torn_down.len();
+        result.still_up = report.still_up;
+    }
+    result.duration = started.elapsed();
+    if let Err(e) = recorder.finish(&result.outcome, &final_context) {
+        if !result.outcome.is_failure() && !result.outcome.is_cancelled() {
+            result.outcome = Outcome::Failed("StoreError".into(), e.to_string());
+        }
+    }
+    crate::say!(
+        "[{}] {} in {}",
+        task.path,
+        result.outcome.word(),
+        seconds(result.duration)
+    );
+    result
+}
+
+/// The failures that fail the task, in step order.
+fn failures(
+    planned: &PlannedTask<'_>,
+    states: &[StepState],
+    context: &Mutex<TaskStepContext>,
+) -> Vec<(String, String, String)> {
+    let failed = context
+        .lock()
+        .ok()
+        .and_then(|c| c.metadata.get("failed_steps").cloned())
+        .and_then(|v| v.as_array().cloned())
+        .unwrap_or_default();
+    planned
+        .steps
+        .iter()
+        .zip(states)
+        .filter(|(_, s)| matches!(s, StepState::Failed(true)))
+        .filter_map(|(step, _)| {
+            let row = failed
+                .iter()
+                .rev()
+                .find(|f| f.get("step_id").and_then(Value::as_str) == Some(step.id()))?;
+            Some((
+                step.id().to_string(),
+                row.get("error_type")?.as_str()?.to_string(),
+                row.get("error")?.as_str()?.to_string(),
+            ))
+        })
+        .collect()
+}
+
+/// Runs the steps: every step whose dependencies succeeded (or failed without failing the task) starts
+/// as soon as it is ready; after a failure that fails the task, or a cancel, nothing new starts.
+fn run_steps(
+    planned: &PlannedTask<'_>,
+    env: &StepEnv<'_>,
+    shared: &RunShared<'_>,
+    recorder: &Recorder<'_>,
+) -> Vec<StepState> {
+    let total = planned.steps.len();
+    let mut states = vec![StepState::Pending; total];
+    let (tx, rx) = mpsc::channel::<(usize, Result<(), StepError>, Duration, String)>();
+    std::thread::scope(|scope| {
+        let mut running = 0usize;
+        loop {
+            let stop = shared.cancel.is_cancelled()
+                || states
+                    .iter()
+                    .any(|s| matches!(s, StepState::Failed(true) | StepState::Cancelled));
+            if !stop {
+                for i in 0..total {
+                    if !matches!(states[i], StepState::Pending) {
+                        continue;
+                    }
+                    let ready = planned.steps[i].deps.iter().all(|d| {
+                        matches!(states[*d], StepState::Succeeded | StepState::Failed(false))
+                    });
+                    if !ready {
+                        continue;
+                    }
+                    states[i] = StepState::Running;
+                    running += 1;
+                    let step = &planned.steps[i];
+                    crate::say!(
+                        "[{}] step {}/{total} {} ({})",
+                        planned.task.path,
+                        i + 1,
+                        step.id(),
+                        step.type_name()
+                    );
+                    let tx = tx.clone();
+                    scope.spawn(move || {
+                        let started_at = clock::iso_now();
+                        let t0 = Instant::now();
+                        let outcome = run_step(step, env, shared);
+                        let _ = tx.send((i, outcome, t0.elapsed(), started_at));
+                    });
+                }
+            }
+            if running == 0 {
+                break;
+            }
+            let Ok((i, outcome, took, started_at)) = rx.recv() else {
+                break;
+            };
+            running -= 1;
+            let step = &planned.steps[i];
+            let n = i + 1;
+            states[i] = match outcome {
+                Ok(()) if shared.cancel.is_cancelled() => StepState::Cancelled,
+                Ok(()) => {
+                    crate::say!(
+                        "[{}] step {n}/{total} {} done in {}",
+                        planned.task.path,
+                        step.id(),
+                        seconds(took)
+                    );
+                    StepState::Succeeded
+                }
+                Err(_) if shared.cancel.is_cancelled() => {
+                    crate::say!(
+                        "[{}] step {n}/{total} {} cancelled",
+                        planned.task.path,
+                        step.id()
+                    );
+                    StepState::Cancelled
+                }
+                Err(e) => {
+                    crate::say!(
+                        "[{}] step {n}/{total} {} failed in {}: {e}",
+                        planned.task.path,
+                        step.id(),
+                        seconds(took)
+                    );
+                    let row = json!({
+                        "step_id": step.id(),
+                        "step_type": step.type_name(),
+                        "error": e.message,
+                        "error_type": e.error_type,
+                        "started_at_utc": started_at,
+                        "duration_seconds": took.as_secs_f64(),
+                        "is_fatal": step.fail_task_on_error,
+                    });
+                    let _ = env.with_context(|c| {
+                        let list = c
+                            .metadata
+                            .entry("failed_steps")
+                            .or_insert_with(|| Value::Array(Vec::new()));
+                        if let Value::Array(items) = list {
+                            items.push(row);
+                        }
+                    });
+                    StepState::Failed(step.fail_task_on_error)
+                }
+            };
+            let success = matches!(states[i], StepState::Succeeded | StepState::Failed(false));
+            let snapshot = env.with_context(|c| c.clone()).unwrap_or_default();
+            let _ = recorder.step_done(step.id(), success, &snapshot);
+        }
+    });
+    states
+}
+
+/// Runs one step by its kind.
+fn run_step(
+    step: &PlannedStep,
+    env: &StepEnv<'_>,
+    shared: &RunShared<'_>,
+) -> Result<(), StepError> {
+    if shared.cancel.is_cancelled() {
+        return Err(StepError::cancelled());
+    }
+    let seed = env
+        .with_context(|c| c.metadata.get("seed").and_then(Value::as_object).cloned())?
+        .filter(|s| !s.is_empty());
+    let mut spec = step.spec.clone();
+    if let Some(seed) = &seed {
+        substitute_seed(&mut spec, seed);
+    }
+    match &step.kind {
+        StepKind::Builtin(b) => b.run(&spec, env),
+        StepKind::Plugin { package } => {
+            let context = env.with_context(|c| c.to_dict())?;
+            let metadata = shared.executor.execute(
+                package,
+                step.type_name(),
+                &spec,
+                &context,
+                shared.cancel,
+            )?;
+            env.with_context(|c| c.merge_metadata(metadata))
+        }
+    }
+}
+
+/// Writes the instance document as the run goes.
+struct Recorder<'a> {
+    stores: &'a LocalStores,
+    instance_id: String,
+    completed: Mutex<Vec<Value>>,
+}
+
+impl<'a> Recorder<'a> {
+    fn new(stores: &'a LocalStores, instance_id: &str) -> Self {
+        Recorder {
+            stores,
+            instance_id: instance_id.to_string(),
+            completed: Mutex::new(Vec::new()),
+        }
+    }
+
+    fn filter(&self) -> Filter {
+        Filter::eq("instance_id", self.instance_id.as_str())
+    }
+
+    fn start(
+        &self,
+        task_id: &str,
+        version: i64,
+        total: usize,
+        context: &TaskStepContext,
+    ) -> Result<(), crate::stores::StoreError> {
+        let docs = self.stores.documents.as_ref();
+        docs.ensure_index(INSTANCES, &["instance_id"], true)?;
+        let doc = json!({
+            "instance_id": self.instance_id,
+            "task_id": task_id,
+            "task_version": version,
+            "total_steps": total,
+            "created_at_utc": clock::minute_now(),
+            "rev": 0,
+            "run_generation": 0,
+            "rerecorded_steps": [],
+            "status": "running",
+            "error": null,
+            "completed_at_utc": null,
+            "current_step": 0,
+            "completed_steps": [],
+            "context": context.to_safe_dict(),
+            "attempt_epoch": 0,
+            "step_attempt_failures": {},
+        });
+        match doc {
+            Value::Object(d) => docs.insert(INSTANCES, &d),
+            _ => Ok(()),
+        }
+    }
+
+    fn step_done(
+        &self,
+        step_id: &str,
+        success: bool,
+        context: &TaskStepContext,
+    ) -> Result<(), crate::stores::StoreError> {
+        let completed = {
+            let mut list = self.completed.lock().map_err(|_| {
+                crate::stores::StoreError::Internal("recorder lock poisoned".into())
+            })?;
+            list.push(
+                json!({"step_id": step_id, "status": if success { "success" } else { "failure" }}),
+            );
+            list.clone()
+        };
+        let update = crate::stores::UpdateSpec::new()
+            .set("completed_steps", Value::Array(completed.clone()))
+            .set("current_step", json!(completed.len()))
+            .set("context", context.to_safe_dict())
+            .inc("rev", 1);
+        self.stores
+            .documents
+            .update(INSTANCES, &self.filter(), &update, false)
+            .map(|_| ())
+    }
+
+    fn finish(
+        &self,
+        outcome: &Outcome,
+        context: &TaskStepContext,
+    ) -> Result<(), crate::stores::StoreError> {
+        let status = match outcome {
+            Outcome::Cancelled | Outcome::DidntStart => "cancelled",
+            Outcome::FailedAtSteps(_) | Outcome::Failed(..) => "failed",
+            _ => "completed",
+        };
+        let error = if outcome.is_failure() {
+            json!(outcome.text())
+        } else {
+            Value::Null
+        };
+        let update = crate::stores::UpdateSpec::new()
+            .set("status", json!(status))
+            .set("error", error)
+            .set("completed_at_utc", json!(clock::minute_now()))
+            .set("context", context.to_safe_dict())
+            .inc("rev", 1);
+        self.stores
+            .documents
+            .update(INSTANCES, &self.filter(), &update, false)
+            .map(|_| ())
+    }
+}

@@ -1,0 +1,282 @@
+//! Sandbox providers. The built-in `local` provider needs nothing installed: a sandbox is a work folder
+//! `<$AGENT_ENV_LOCAL_SANDBOX_DIR>/agent-env-local-<8 hex>-<random>`, and the sandbox path `/app` maps to it.
+
+use std::path::{Path, PathBuf};
+
+/// The built-in provider's name.
+pub const LOCAL: &str = "local";
+
+/// A sandbox that is up.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Sandbox {
+    /// `local-<8 hex>`.
+    pub id: String,
+    pub name: String,
+    /// `vm` or `container`.
+    pub mode: String,
+    /// The provider (`local`).
+    pub provider: String,
+    /// The folder that is its filesystem.
+    pub work_dir: PathBuf,
+}
+
+/// Why a sandbox could not be deployed, reached or torn down.
+#[derive(Debug, thiserror::Error)]
+pub enum SandboxError {
+    #[error("can't create the local sandbox folder {path}: {source}")]
+    Create {
+        path: PathBuf,
+        source: std::io::Error,
+    },
+    #[error("can't remove the local sandbox folder {path}: {source}")]
+    Remove {
+        path: PathBuf,
+        source: std::io::Error,
+    },
+    #[error("the local sandbox maps only /app (to its work folder), so '{0}' is outside it")]
+    OutsideApp(String),
+    #[error("sandbox_mode must be 'vm' or 'container', got '{0}'")]
+    Mode(String),
+}
+
+/// What a sandbox provider does.
+pub trait SandboxProvider: Send + Sync {
+    fn name(&self) -> &str;
+    /// Brings a sandbox up.
+    fn deploy(&self, name: &str, mode: &str) -> Result<Sandbox, SandboxError>;
+    /// Takes it down; a sandbox already gone is not an error.
+    fn teardown(&self, sandbox: &Sandbox) -> Result<(), SandboxError>;
+    /// The host path behind a path inside the sandbox.
+    fn host_path(&self, sandbox: &Sandbox, path: &str) -> Result<PathBuf, SandboxError>;
+    /// How `--keep` describes where it is, e.g. `folder  /tmp/x`.
+    fn describe(&self, sandbox: &Sandbox) -> String;
+}
+
+/// The `local` provider: work folders under a root.
+pub struct LocalProvider {
+    root: PathBuf,
+}
+
+impl LocalProvider {
+    /// Work folders under `agent_env::paths::local_sandbox_dir()`.
+    pub fn new() -> Self {
+        LocalProvider {
+            root: crate::paths::local_sandbox_dir(),
+        }
+    }
+
+    pub fn with_root(root: PathBuf) -> Self {
+        LocalProvider { root }
+    }
+}
+
+impl Default for LocalProvider {
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
+/// `n` random characters of `[a-z0-9]`.
+pub fn random_suffix(n: usize) -> String {
+    const ALPHABET: &[u8] = b"abcdefghijklmnopqrstuvwxyz0123456789";
+    let mut bytes = vec![0u8; n];
+    if getrandom::getrandom(&mut bytes).is_err() {
+        let seed = std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .map(|d| d.as_nanos())
+            .unwrap_or(0)
+            ^ u128::from(std::process::id());
+        for (i, b) in bytes.iter_mut().enumerate() {
+            *b = (seed >> ((i * 5) % 120)) as u8;
+        }
+    }
+    bytes
+        .iter()
+        .map(|b| ALPHABET[usize::from(*b) % ALPHABET.len()] as char)
+        .collect()
+}
+
+/// `n` random hex digits.
+pub fn random_hex(n: usize) -> String {
+    let mut bytes = vec![0u8; n.div_ceil(2)];
+    let _ = getrandom::getrandom(&mut bytes);
+    let mut s = hex::encode(bytes);
+    s.truncate(n);
+    s
+}
+
+impl SandboxProvider for LocalProvider {
+    fn name(&self) -> &str {
+        LOCAL
+    }
+
+    fn deploy(&self, name: &str, mode: &str) -> Result<Sandbox, SandboxError> {
+        if mode != "vm" && mode != "container" {
+            return Err(SandboxError::Mode(mode.to_string()));
+        }
+        let short = random_hex(8);
+        let work_dir = self
+            .root
+            .join(format!("agent-env-local-{short}-{}", random_suffix(8)));
+        std::fs::create_dir_all(&work_dir).map_err(|source| SandboxError::Create {
+            path: work_dir.clone(),
+            source,
+        })?;
+        Ok(Sandbox {
+            id: format!("local-{short}"),
+            name: name.to_string(),
+            mode: mode.to_string(),
+            provider: LOCAL.to_string(),
+            work_dir,
+        })
+    }
+
+    fn teardown(&self, sandbox: &Sandbox) -> Result<(), SandboxError> {
+        match std::fs::remove_dir_all(&sandbox.work_dir) {
+            Ok(()) => Ok(()),
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(()),
+            Err(source) => Err(SandboxError::Remove {
+                path: sandbox.work_dir.clone(),
+                source,
+            }),
+        }
+    }
+
+    fn host_path(&self, sandbox: &Sandbox, path: &str) -> Result<PathBuf, SandboxError> {
+        map_app_path(&sandbox.work_dir, path)
+    }
+
+    fn describe(&self, sandbox: &Sandbox) -> String {
+        format!("folder  {}", sandbox.work_dir.display())
+    }
+}
+
+/// `/app/x` → `<work>/x`; a relative path is relative to the work folder; `..` may not climb out.
+pub fn map_app_path(work_dir: &Path, path: &str) -> Result<PathBuf, SandboxError> {
+    let rest = if path == "/app" {
+        ""
+    } else if let Some(rest) = path.strip_prefix("/app/") {
+        rest
+    } else if path.starts_with('/') {
+        return Err(SandboxError::OutsideApp(path.to_string()));
+    } else {
+        path
+    };
+    if rest.split('/').any(|s| s == "..") {
+        return Err(SandboxError::OutsideApp(path.to_string()));
+    }
+    Ok(if rest.is_empty() {
+        work_dir.to_path_buf()
+    } else {
+        work_dir.join(rest.trim_end_matches('/'))
+    })
+}
+
+/// The provider named `name`, when this build has it.
+pub fn provider(name: &str) -> Option<Box<dyn SandboxProvider>> {
+    (name == LOCAL).then(|| Box::new(LocalProvider::new()) as Box<dyn SandboxProvider>)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn app_maps_to_the_work_folder() {
+        let w = Path::new("/w");
+        assert_eq!(map_app_path(w, "/app").unwrap(), PathBuf::from("/w"));
+        assert_eq!(
+            map_app_path(w, "/app/greeting").unwrap(),
+            PathBuf::from("/w/greeting")
+        );
+        assert_eq!(map_app_path(w, "x/y").unwrap(), PathBuf::from("/w/x/y"));
+        assert!(map_app_path(w, "/etc/passwd").is_err());
+        assert!(map_app_path(w, "/app/../x").is_err());
+    }
+
+    #[test]
+    fn a_local_sandbox_is_a_work_folder_removed_at_teardown() {
+        let root = tempfile::tempdir().unwrap();
+        let p = LocalProvider::with_root(root.path().to_path_buf());
+        let s = p.deploy("box", "vm").unwrap();
+        assert!(s.work_dir.is_dir());
+        let name = s
+            .work_dir
+            .file_name()
+            .unwrap()
+            .to_string_lossy()
+            .into_owned();
+        assert!(name.starts_with(&format!("agent-env-{}-", s.id)));
+        p.teardown(&s).unwrap();
+        assert!(!s.work_dir.exists());
+        assert_eq!(std::fs::read_dir(root.path()).unwrap().count(), 0);
+    }
+}
+
+/// The sandboxes one task run deployed, with the provider that deployed them.
+pub struct Deployed {
+    provider: Box<dyn SandboxProvider>,
+    sandboxes: std::sync::Mutex<Vec<Sandbox>>,
+}
+
+/// What tearing a run's sandboxes down did.
+#[derive(Debug, Default)]
+pub struct Teardown {
+    pub torn_down: Vec<Sandbox>,
+    /// Sandboxes still up, with why.
+    pub still_up: Vec<(Sandbox, String)>,
+}
+
+impl Deployed {
+    pub fn new(provider: Box<dyn SandboxProvider>) -> Self {
+        Deployed {
+            provider,
+            sandboxes: std::sync::Mutex::new(Vec::new()),
+        }
+    }
+
+    pub fn provider(&self) -> &dyn SandboxProvider {
+        self.provider.as_ref()
+    }
+
+    /// Deploys a sandbox and remembers it for teardown.
+    pub fn deploy(&self, name: &str, mode: &str) -> Result<Sandbox, SandboxError> {
+        let sandbox = self.provider.deploy(name, mode)?;
+        if let Ok(mut list) = self.sandboxes.lock() {
+            list.push(sandbox.clone());
+        }
+        Ok(sandbox)
+    }
+
+    /// The sandbox of this name.
+    pub fn get(&self, name: &str) -> Option<Sandbox> {
+        self.sandboxes
+            .lock()
+            .ok()?
+            .iter()
+            .rev()
+            .find(|s| s.name == name)
+            .cloned()
+    }
+
+    /// Every sandbox that is up.
+    pub fn all(&self) -> Vec<Sandbox> {
+        self.sandboxes.lock().map(|l| l.clone()).unwrap_or_default()
+    }
+
+    /// Tears every sandbox down.
+    pub fn teardown_all(&self) -> Teardown {
+        let list = match self.sandboxes.lock() {
+            Ok(mut l) => std::mem::take(&mut *l),
+            Err(_) => Vec::new(),
+        };
+        let mut report = Teardown::default();
+        for s in list {
+            match self.provider.teardown(&s) {
+                Ok(()) => report.torn_down.push(s),
+                Err(e) => report.still_up.push((s, e.to_string())),
+            }
+        }
+        report
+    }
+}

@@ -1,0 +1,55 @@
+//! `deploy_sandbox`: brings up a bare sandbox by name and records it in `context.deployed_sandboxes`.
+
+use serde_json::{json, Map, Value};
+
+use super::{require_str, str_field, BuiltinStep, StepEnv, StepError};
+
+pub struct DeploySandbox;
+
+impl BuiltinStep for DeploySandbox {
+    fn type_name(&self) -> &'static str {
+        "deploy_sandbox"
+    }
+
+    fn check(&self, step: &Map<String, Value>) -> Vec<String> {
+        let mut problems = Vec::new();
+        require_str(step, "sandbox_name", &mut problems);
+        if let Some(mode) = step.get("sandbox_mode") {
+            if !matches!(mode.as_str(), Some("vm" | "container")) {
+                problems.push(format!(
+                    "sandbox_mode must be 'vm' or 'container', got {mode}"
+                ));
+            }
+        }
+        if let Some(t) = step.get("sandbox_type") {
+            if !t.is_string() {
+                problems
+                    .push("sandbox_type must be a string naming a sandbox provider".to_string());
+            }
+        }
+        problems
+    }
+
+    fn run(&self, step: &Map<String, Value>, env: &StepEnv<'_>) -> Result<(), StepError> {
+        let name = str_field(step, "sandbox_name").unwrap_or("box");
+        let mode = str_field(step, "sandbox_mode").unwrap_or("vm");
+        let sandbox = env
+            .sandboxes
+            .deploy(name, mode)
+            .map_err(|e| StepError::runtime(e.to_string()))?;
+        let record = json!({
+            "sandbox_name": sandbox.name,
+            "sandbox_id": sandbox.id,
+            "sandbox_mode": sandbox.mode,
+            "sandbox_type": sandbox.provider,
+            "tunnel_urls": {},
+            "vnc_url": null,
+            "instance_id": env.instance_id,
+            "created_at_utc": crate::run::clock::iso_now(),
+            "expires_at_utc": null,
+            "network_policy": null,
+            "work_dir": sandbox.work_dir.display().to_string(),
+        });
+        env.with_context(|c| c.deployed_sandboxes.push(record))
+    }
+}

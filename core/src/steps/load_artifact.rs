@@ -1,0 +1,106 @@
+//! `load_artifact`: copies an artifact's files into a sandbox path.
+
+use std::path::Path;
+
+use serde_json::{Map, Value};
+
+use super::{require_str, str_field, BuiltinStep, StepEnv, StepError};
+use crate::stores::{Filter, Sort};
+
+pub struct LoadArtifact;
+
+impl BuiltinStep for LoadArtifact {
+    fn type_name(&self) -> &'static str {
+        "load_artifact"
+    }
+
+    fn check(&self, step: &Map<String, Value>) -> Vec<String> {
+        let mut problems = Vec::new();
+        require_str(step, "sandbox_name", &mut problems);
+        require_str(step, "artifact_id", &mut problems);
+        require_str(step, "destination_path", &mut problems);
+        problems
+    }
+
+    fn artifact_fields(&self) -> &'static [&'static str] {
+        &["artifact_id"]
+    }
+
+    fn run(&self, step: &Map<String, Value>, env: &StepEnv<'_>) -> Result<(), StepError> {
+        let sandbox = env.sandbox(step)?;
+        let id = str_field(step, "artifact_id").unwrap_or("");
+        let destination = str_field(step, "destination_path").unwrap_or("/app");
+        let artifact = latest_artifact(env, id)?;
+        let dest = env
+            .sandboxes
+            .provider()
+            .host_path(&sandbox, destination)
+            .map_err(|e| StepError::value(e.to_string()))?;
+        let copy = |url: &str, to: &Path| -> Result<(), StepError> {
+            if env.cancel.is_cancelled() {
+                return Err(StepError::cancelled());
+            }
+            env.stores
+                .objects
+                .download_to_file(url, to)
+                .map_err(|e| StepError::runtime(format!("can't copy {url} into the sandbox: {e}")))
+        };
+        let kind = artifact.get("type").and_then(Value::as_str).unwrap_or("");
+        match kind {
+            "file_artifact_universe" | "skill" => {
+                for file in files_of(&artifact) {
+                    copy(&file.1, &dest.join(&file.0))?;
+                }
+            }
+            "file" => {
+                let (name, url) = files_of(&artifact)
+                    .into_iter()
+                    .next()
+                    .ok_or_else(|| StepError::value(format!("artifact '{id}' has no file")))?;
+                let target = if destination.ends_with('/') || dest.is_dir() {
+                    dest.join(name)
+                } else {
+                    dest
+                };
+                copy(&url, &target)?;
+            }
+            other => {
+                return Err(StepError::value(format!(
+                    "load_artifact copies file and file_artifact_universe artifacts, and '{id}' is a {other}"
+                )))
+            }
+        }
+        Ok(())
+    }
+}
+
+/// The latest version of an artifact document.
+pub fn latest_artifact(env: &StepEnv<'_>, id: &str) -> Result<Map<String, Value>, StepError> {
+    env.stores
+        .documents
+        .find_one(
+            "artifacts",
+            &Filter::eq("id", id),
+            Some(&Sort::by("version", true)),
+        )
+        .map_err(|e| StepError::runtime(e.to_string()))?
+        .ok_or_else(|| StepError::not_found(format!("Artifact {id} not found")))
+}
+
+/// `(relative path, object url)` for each file an artifact document lists.
+fn files_of(doc: &Map<String, Value>) -> Vec<(String, String)> {
+    doc.get("files")
+        .and_then(Value::as_array)
+        .map(|files| {
+            files
+                .iter()
+                .filter_map(|f| {
+                    Some((
+                        f.get("path")?.as_str()?.to_string(),
+                        f.get("object_url")?.as_str()?.to_string(),
+                    ))
+                })
+                .collect()
+        })
+        .unwrap_or_default()
+}

@@ -1,0 +1,380 @@
+//! `verify_sandbox`: checks criteria against a sandbox's files and writes
+//! `metadata.verifications[<verifier_id>] = {results: [...], score}`.
+//!
+//! Criteria: `probe_file_exists`, `probe_dir_exists`, `probe_file_contains` (a regular expression
+//! searched in each file) and `bash_cmd_succeeds` (run in its own process group, killed on cancel or
+//! timeout). Other criterion types are recorded as skipped. Aggregators: `all_pass` (default),
+//! `any_pass`, `weighted_average`.
+
+use std::io::Read;
+use std::path::{Path, PathBuf};
+use std::process::{Command, Stdio};
+use std::time::Duration;
+
+use serde_json::{json, Map, Value};
+
+use super::{require_str, str_field, BuiltinStep, StepEnv, StepError};
+
+pub struct VerifySandbox;
+
+const CRITERIA: [&str; 4] = [
+    "probe_file_exists",
+    "probe_dir_exists",
+    "probe_file_contains",
+    "bash_cmd_succeeds",
+];
+const AGGREGATORS: [&str; 3] = ["all_pass", "any_pass", "weighted_average"];
+/// How long a `bash_cmd_succeeds` command may run when the criterion does not say.
+const DEFAULT_COMMAND_TIMEOUT_SECONDS: f64 = 300.0;
+
+impl BuiltinStep for VerifySandbox {
+    fn type_name(&self) -> &'static str {
+        "verify_sandbox"
+    }
+
+    fn check(&self, step: &Map<String, Value>) -> Vec<String> {
+        let mut problems = Vec::new();
+        require_str(step, "sandbox_name", &mut problems);
+        require_str(step, "verifier_id", &mut problems);
+        if let Some(a) = step.get("aggregator") {
+            if !a.as_str().is_some_and(|a| AGGREGATORS.contains(&a)) {
+                problems.push(format!(
+                    "aggregator must be one of {}, got {a}",
+                    AGGREGATORS.join(", ")
+                ));
+            }
+        }
+        let Some(criteria) = step.get("criteria").and_then(Value::as_array) else {
+            problems.push("needs 'criteria' (a list of criterion objects)".to_string());
+            return problems;
+        };
+        for (i, c) in criteria.iter().enumerate() {
+            let kind = c.get("type").and_then(Value::as_str).unwrap_or("");
+            match kind {
+                "probe_file_contains" => {
+                    if paths_of(c).is_empty() {
+                        problems.push(format!("criterion {i} ({kind}) needs 'paths'"));
+                    }
+                    match c.get("expected").and_then(Value::as_str) {
+                        Some(re) => {
+                            if let Err(e) = regex::Regex::new(re) {
+                                problems.push(format!(
+                                    "criterion {i} ({kind}): 'expected' is not a valid regular expression: {e}"
+                                ));
+                            }
+                        }
+                        None => problems.push(format!("criterion {i} ({kind}) needs 'expected'")),
+                    }
+                }
+                "probe_file_exists" | "probe_dir_exists" if paths_of(c).is_empty() => {
+                    problems.push(format!("criterion {i} ({kind}) needs 'paths'"));
+                }
+                "bash_cmd_succeeds" if !c.get("command").is_some_and(Value::is_string) => {
+                    problems.push(format!("criterion {i} ({kind}) needs 'command'"));
+                }
+                "" => problems.push(format!("criterion {i} needs a 'type'")),
+                _ => {}
+            }
+        }
+        problems
+    }
+
+    fn run(&self, step: &Map<String, Value>, env: &StepEnv<'_>) -> Result<(), StepError> {
+        let sandbox = env.sandbox(step)?;
+        let verifier_id = str_field(step, "verifier_id").unwrap_or("");
+        let base_dir = env
+            .sandboxes
+            .provider()
+            .host_path(&sandbox, str_field(step, "base_dir").unwrap_or("/app"))
+            .map_err(|e| StepError::value(e.to_string()))?;
+        let criteria = step
+            .get("criteria")
+            .and_then(Value::as_array)
+            .cloned()
+            .unwrap_or_default();
+        let mut rows = Vec::new();
+        let mut weighed = Vec::new();
+        for (index, criterion) in criteria.iter().enumerate() {
+            if env.cancel.is_cancelled() {
+                return Err(StepError::cancelled());
+            }
+            let kind = criterion.get("type").and_then(Value::as_str).unwrap_or("");
+            let outcome = if CRITERIA.contains(&kind) {
+                Some(evaluate(kind, criterion, &base_dir, env)?)
+            } else {
+                None
+            };
+            let (result, justification, skipped) = match outcome {
+                Some((ok, why)) => (ok, why, false),
+                None => (
+                    false,
+                    format!("{kind} is not a criterion verify_sandbox checks, so it was skipped"),
+                    true,
+                ),
+            };
+            let score = if result { 1.0 } else { 0.0 };
+            if !skipped {
+                let weight = criterion
+                    .get("weight")
+                    .and_then(Value::as_f64)
+                    .unwrap_or(1.0);
+                weighed.push((score, weight));
+            }
+            rows.push(json!({
+                "criterion_index": index,
+                "score": score,
+                "result": result,
+                "justification": justification,
+                "skipped": skipped,
+            }));
+        }
+        let aggregator = str_field(step, "aggregator").unwrap_or("all_pass");
+        let score = aggregate(aggregator, &weighed);
+        let mut verification = Map::new();
+        verification.insert("results".into(), Value::Array(rows));
+        verification.insert("score".into(), json!(score));
+        let mut by_id = Map::new();
+        by_id.insert(verifier_id.to_string(), Value::Object(verification));
+        let mut update = Map::new();
+        update.insert("verifications".into(), Value::Object(by_id));
+        env.with_context(|c| c.merge_metadata(update))
+    }
+}
+
+/// Combines row scores (score, weight) into one.
+fn aggregate(aggregator: &str, rows: &[(f64, f64)]) -> f64 {
+    match aggregator {
+        "any_pass" => {
+            if rows.iter().any(|(s, _)| *s >= 1.0) {
+                1.0
+            } else {
+                0.0
+            }
+        }
+        "weighted_average" => {
+            let total: f64 = rows.iter().map(|(_, w)| w).sum();
+            if total <= 0.0 {
+                0.0
+            } else {
+                rows.iter().map(|(s, w)| s * w).sum::<f64>() / total
+            }
+        }
+        _ => {
+            if rows.iter().all(|(s, _)| *s >= 1.0) {
+                1.0
+            } else {
+                0.0
+            }
+        }
+    }
+}
+
+/// `paths` (a list) or `path` (one).
+fn paths_of(criterion: &Value) -> Vec<String> {
+    if let Some(list) = criterion.get("paths").and_then(Value::as_array) {
+        return list
+            .iter()
+            .filter_map(Value::as_str)
+            .map(str::to_string)
+            .collect();
+    }
+    criterion
+        .get("path")
+        .and_then(Value::as_str)
+        .map(|p| vec![p.to_string()])
+        .unwrap_or_default()
+}
+
+fn resolve(base: &Path, path: &str, env: &StepEnv<'_>) -> Result<PathBuf, StepError> {
+    if path.starts_with('/') {
+        // An absolute path is a sandbox path: map it the way the provider maps /app.
+        let work = env
+            .sandboxes
+            .all()
+            .into_iter()
+            .find(|s| base.starts_with(&s.work_dir))
+            .map(|s| s.work_dir)
+            .unwrap_or_else(|| base.to_path_buf());
+        return crate::sandbox::map_app_path(&work, path)
+            .map_err(|e| StepError::value(e.to_string()));
+    }
+    if path.split('/').any(|s| s == "..") {
+        return Err(StepError::value(format!("'{path}' climbs out of base_dir")));
+    }
+    Ok(base.join(path))
+}
+
+/// Whether a criterion holds, and why.
+fn evaluate(
+    kind: &str,
+    criterion: &Value,
+    base: &Path,
+    env: &StepEnv<'_>,
+) -> Result<(bool, String), StepError> {
+    match kind {
+        "probe_file_exists" | "probe_dir_exists" => {
+            let want_dir = kind == "probe_dir_exists";
+            let noun = if want_dir { "folder" } else { "file" };
+            for p in paths_of(criterion) {
+                let full = resolve(base, &p, env)?;
+                let ok = if want_dir {
+                    full.is_dir()
+                } else {
+                    full.is_file()
+                };
+                if !ok {
+                    return Ok((false, format!("{p}: no such {noun}")));
+                }
+            }
+            Ok((true, format!("every {noun} exists")))
+        }
+        "probe_file_contains" => {
+            let pattern = criterion
+                .get("expected")
+                .and_then(Value::as_str)
+                .unwrap_or("");
+            let re = regex::Regex::new(pattern).map_err(|e| {
+                StepError::value(format!(
+                    "'{pattern}' is not a valid regular expression: {e}"
+                ))
+            })?;
+            for p in paths_of(criterion) {
+                let full = resolve(base, &p, env)?;
+                match std::fs::read(&full) {
+                    Ok(bytes) => {
+                        if !re.is_match(&String::from_utf8_lossy(&bytes)) {
+                            return Ok((false, format!("{p} does not match '{pattern}'")));
+                        }
+                    }
+                    Err(_) => return Ok((false, format!("{p}: no such file"))),
+                }
+            }
+            Ok((true, format!("every file matches '{pattern}'")))
+        }
+        _ => {
+            let command = criterion
+                .get("command")
+                .and_then(Value::as_str)
+                .unwrap_or("");
+            let timeout = criterion
+                .get("timeout_seconds")
+                .and_then(Value::as_f64)
+                .unwrap_or(DEFAULT_COMMAND_TIMEOUT_SECONDS);
+            run_command(command, base, timeout, env)
+        }
+    }
+}
+
+/// Runs `bash -c command` in `cwd`, in a process group of its own, and reports whether it exited 0.
+fn run_command(
+    command: &str,
+    cwd: &Path,
+    timeout_seconds: f64,
+    env: &StepEnv<'_>,
+) -> Result<(bool, String), StepError> {
+    use std::os::unix::process::CommandExt;
+    if env.cancel.is_cancelled() {
+        return Err(StepError::cancelled());
+    }
+    let mut child = Command::new("bash")
+        .arg("-c")
+        .arg(command)
+        .current_dir(cwd)
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .process_group(0)
+        .spawn()
+        .map_err(|e| StepError::runtime(format!("can't run bash: {e}")))?;
+    let pgid = child.id() as i32;
+    if !env.cancel.register_group(pgid) {
+        let _ = child.wait();
+        return Err(StepError::cancelled());
+    }
+    let (done_tx, done_rx) = std::sync::mpsc::channel::<()>();
+    let timed_out = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
+    let watchdog = {
+        let timed_out = timed_out.clone();
+        std::thread::spawn(move || {
+            let limit = Duration::from_secs_f64(timeout_seconds.max(0.0));
+            if done_rx.recv_timeout(limit).is_err() {
+                timed_out.store(true, std::sync::atomic::Ordering::SeqCst);
+                crate::run::cancel::kill_group(pgid);
+            }
+        })
+    };
+    let mut output = String::new();
+    let stderr_reader = child.stderr.take().map(|mut e| {
+        std::thread::spawn(move || {
+            let mut s = String::new();
+            let _ = e.read_to_string(&mut s);
+            s
+        })
+    });
+    if let Some(mut out) = child.stdout.take() {
+        let _ = out.read_to_string(&mut output);
+    }
+    if let Some(reader) = stderr_reader {
+        output.push_str(&reader.join().unwrap_or_default());
+    }
+    let status = child.wait();
+    let _ = done_tx.send(());
+    let _ = watchdog.join();
+    // The group may hold children the command left behind; none outlive the criterion.
+    crate::run::cancel::kill_group(pgid);
+    env.cancel.unregister_group(pgid);
+    if env.cancel.is_cancelled() {
+        return Err(StepError::cancelled());
+    }
+    let status = status.map_err(|e| StepError::runtime(format!("can't wait for bash: {e}")))?;
+    let tail = tail(&output, 400);
+    if timed_out.load(std::sync::atomic::Ordering::SeqCst) {
+        return Ok((
+            false,
+            format!("`{command}` ran past {timeout_seconds}s and was stopped"),
+        ));
+    }
+    Ok(match status.code() {
+        Some(0) => (true, format!("`{command}` exited 0")),
+        Some(code) if tail.is_empty() => (false, format!("`{command}` exited {code}")),
+        Some(code) => (false, format!("`{command}` exited {code}: {tail}")),
+        None => (false, format!("`{command}` was killed by a signal")),
+    })
+}
+
+fn tail(text: &str, max: usize) -> String {
+    let t = text.trim();
+    if t.len() <= max {
+        return t.to_string();
+    }
+    let mut start = t.len() - max;
+    while !t.is_char_boundary(start) {
+        start += 1;
+    }
+    format!("…{}", &t[start..])
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn aggregators_combine_rows() {
+        let rows = [(1.0, 1.0), (0.0, 3.0)];
+        assert_eq!(aggregate("all_pass", &rows), 0.0);
+        assert_eq!(aggregate("any_pass", &rows), 1.0);
+        assert_eq!(aggregate("weighted_average", &rows), 0.25);
+        assert_eq!(aggregate("all_pass", &[]), 1.0);
+    }
+
+    #[test]
+    fn check_names_bad_criteria() {
+        let step = json!({"sandbox_name": "b", "verifier_id": "v", "criteria": [
+            {"type": "probe_file_contains", "paths": ["x"], "expected": "("},
+            {"type": "bash_cmd_succeeds"}
+        ]});
+        let problems = VerifySandbox.check(step.as_object().unwrap());
+        assert_eq!(problems.len(), 2, "{problems:?}");
+        assert!(problems[0].contains("not a valid regular expression"));
+    }
+}

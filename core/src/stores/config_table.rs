@@ -1,0 +1,134 @@
+//! Checking a store's `[stores.<kind>] config` table against the keys its class takes, with the original's
+//! wording, and reading typed values out of it.
+
+use serde_json::{Map, Value};
+
+use super::error::{StoreError, StoreResult};
+
+/// A store's config table, after `env:` / `secret:` references are resolved.
+pub type ConfigTable = Map<String, Value>;
+
+/// Refuses unknown keys and missing required ones:
+/// `The config table for '<impl>' has unknown key 'a', 'b' and no value for 'c'; it takes p1, p2`.
+pub fn check_keys(
+    impl_name: &str,
+    table: &ConfigTable,
+    takes: &[&str],
+    required: &[&str],
+) -> StoreResult<()> {
+    let unknown: Vec<&str> = table
+        .keys()
+        .map(String::as_str)
+        .filter(|k| !takes.contains(k))
+        .collect();
+    let missing: Vec<&str> = required
+        .iter()
+        .copied()
+        .filter(|k| !table.contains_key(*k))
+        .collect();
+    if unknown.is_empty() && missing.is_empty() {
+        return Ok(());
+    }
+    let mut parts = Vec::new();
+    if !unknown.is_empty() {
+        parts.push(format!("unknown key {}", quoted_list(&unknown)));
+    }
+    if !missing.is_empty() {
+        parts.push(format!("no value for {}", quoted_list(&missing)));
+    }
+    let takes_text = if takes.is_empty() {
+        "it takes no keys".to_string()
+    } else {
+        format!("it takes {}", takes.join(", "))
+    };
+    Err(StoreError::Config(format!(
+        "The config table for '{impl_name}' has {}; {takes_text}",
+        parts.join(" and ")
+    )))
+}
+
+fn quoted_list(items: &[&str]) -> String {
+    items
+        .iter()
+        .map(|k| format!("'{k}'"))
+        .collect::<Vec<_>>()
+        .join(", ")
+}
+
+/// An optional string value.
+pub fn opt_string(impl_name: &str, table: &ConfigTable, key: &str) -> StoreResult<Option<String>> {
+    match table.get(key) {
+        None | Some(Value::Null) => Ok(None),
+        Some(Value::String(s)) => Ok(Some(s.clone())),
+        Some(other) => Err(wrong_type(impl_name, key, "a string", other)),
+    }
+}
+
+/// An optional boolean value.
+pub fn opt_bool(impl_name: &str, table: &ConfigTable, key: &str) -> StoreResult<Option<bool>> {
+    match table.get(key) {
+        None | Some(Value::Null) => Ok(None),
+        Some(Value::Bool(b)) => Ok(Some(*b)),
+        Some(other) => Err(wrong_type(impl_name, key, "true or false", other)),
+    }
+}
+
+/// An optional table value.
+pub fn opt_table<'a>(
+    impl_name: &str,
+    table: &'a ConfigTable,
+    key: &str,
+) -> StoreResult<Option<&'a ConfigTable>> {
+    match table.get(key) {
+        None | Some(Value::Null) => Ok(None),
+        Some(Value::Object(m)) => Ok(Some(m)),
+        Some(other) => Err(wrong_type(impl_name, key, "a table", other)),
+    }
+}
+
+fn wrong_type(impl_name: &str, key: &str, wanted: &str, got: &Value) -> StoreError {
+    StoreError::Config(format!(
+        "The config table for '{impl_name}' sets {key} to {got}; it must be {wanted}"
+    ))
+}
+
+/// Expands a leading `~/` to the home directory, as the original's config paths do.
+pub fn expand_home(path: &str) -> std::path::PathBuf {
+    match (path.strip_prefix("~/"), crate::paths::home_dir()) {
+        (Some(rest), Some(home)) => home.join(rest),
+        _ if path == "~" => crate::paths::home_dir().unwrap_or_else(|| path.into()),
+        _ => path.into(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    fn table(v: Value) -> ConfigTable {
+        v.as_object().cloned().unwrap_or_default()
+    }
+
+    #[test]
+    fn messages_match_the_original() {
+        let takes = ["root", "grants"];
+        let err = check_keys("X:Y", &table(json!({"bucket":"x"})), &takes, &[]).unwrap_err();
+        assert_eq!(
+            err.to_string(),
+            "The config table for 'X:Y' has unknown key 'bucket'; it takes root, grants"
+        );
+        let err = check_keys("X:Y", &table(json!({"a":1,"b":2})), &takes, &["root"]).unwrap_err();
+        assert_eq!(
+            err.to_string(),
+            "The config table for 'X:Y' has unknown key 'a', 'b' and no value for 'root'; it takes root, grants"
+        );
+        let err = check_keys("S", &table(json!({"a":1})), &[], &[]).unwrap_err();
+        assert_eq!(
+            err.to_string(),
+            "The config table for 'S' has unknown key 'a'; it takes no keys"
+        );
+        assert!(check_keys("S", &table(json!({"root":"/x"})), &takes, &["root"]).is_ok());
+        assert!(matches!(err, StoreError::Config(_)));
+    }
+}

@@ -1,0 +1,54 @@
+//! `HostStoreDispatcher`: answers a plugin's `host.store.<kind>.<op>` requests (docs/protocol.md §5)
+//! against the host's configured stores, each built on first use.
+
+use std::sync::Arc;
+
+use agent_env_protocol::codes::ErrorKind;
+use agent_env_protocol::message::RpcError;
+use agent_env_protocol::methods::{split_store_method, HOST_STORE_PREFIX};
+use serde_json::Value;
+
+use super::build::{AnyStore, StoreSet};
+use super::serve;
+use super::StoreKind;
+
+/// Routes store requests to the configured stores.
+pub struct HostStoreDispatcher {
+    stores: Arc<StoreSet>,
+}
+
+impl HostStoreDispatcher {
+    pub fn new(stores: Arc<StoreSet>) -> Self {
+        HostStoreDispatcher { stores }
+    }
+
+    /// Whether `method` is one this dispatcher answers (`host.store.*`).
+    pub fn handles(method: &str) -> bool {
+        method.starts_with(HOST_STORE_PREFIX)
+    }
+
+    /// Answers `host.store.<kind>.<op>` (also accepted without the `host.` prefix).
+    pub fn dispatch(&self, method: &str, params: &Value) -> Result<Value, RpcError> {
+        let unprefixed = method.strip_prefix("host.").unwrap_or(method);
+        let Some((kind_name, op)) = split_store_method(unprefixed) else {
+            return Err(RpcError::new(
+                ErrorKind::MethodNotFound,
+                format!("{method} is not a host store method (host.store.<kind>.<op>)"),
+            ));
+        };
+        let Some(kind) = StoreKind::parse(kind_name) else {
+            return Err(RpcError::new(
+                ErrorKind::MethodNotFound,
+                format!(
+                    "{method}: '{kind_name}' is not a store kind (object, document, image, secret)"
+                ),
+            ));
+        };
+        match self.stores.get(kind)? {
+            AnyStore::Object(s) => serve::object(s.as_ref(), method, op, params),
+            AnyStore::Document(s) => serve::document(s.as_ref(), method, op, params),
+            AnyStore::Image(s) => serve::image(s.as_ref(), method, op, params),
+            AnyStore::Secret(s) => serve::secret(s.as_ref(), method, op, params),
+        }
+    }
+}

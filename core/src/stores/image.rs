@@ -1,0 +1,32 @@
+//! The image store: where container images are pushed, and the login material to reach them.
+
+use serde::{Deserialize, Serialize};
+
+use super::error::StoreResult;
+
+/// Login material for one registry.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct RegistryAuth {
+    pub registry: String,
+    pub username: String,
+    pub password: String,
+}
+
+/// A registry of container images.
+pub trait ImageStore: Send + Sync {
+    /// The fully qualified, pullable reference of `repository:tag` in this store.
+    fn image_ref(&self, repository: &str, tag: &str) -> StoreResult<String>;
+
+    /// Makes sure `repository` can be pushed to. Idempotent.
+    fn ensure_repository(&self, _repository: &str) -> StoreResult<()> {
+        Ok(())
+    }
+
+    /// Whether `image_ref` lives in this store (so [`ImageStore::auth`] would authorize it).
+    fn owns(&self, _image_ref: &str) -> StoreResult<bool> {
+        Ok(false)
+    }
+
+    /// Freshly minted login material for `image_ref`; `None` for anonymous registries and foreign refs.
+    fn auth(&self, image_ref: &str) -> StoreResult<Option<RegistryAuth>>;
+}

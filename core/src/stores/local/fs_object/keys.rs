@@ -1,0 +1,188 @@
+//! How keys and `file://` URLs map to paths under the store root, and which keys are refused.
+
+use std::path::{Component, Path, PathBuf};
+
+use crate::stores::error::{StoreError, StoreResult};
+
+/// Root-level names the store keeps for itself.
+pub const RESERVED: [&str; 3] = [".gitignore", META_DIR, TMP_DIR];
+/// Content-type sidecars: `.agentenv-meta/<key>`.
+pub const META_DIR: &str = ".agentenv-meta";
+/// Staging files and lock stripes.
+pub const TMP_DIR: &str = ".agentenv-tmp";
+
+const SCHEME: &str = "file://";
+
+/// A key resolved against the root: its normalized form (`.` for the root itself) and its path.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Resolved {
+    pub key: String,
+    pub path: PathBuf,
+}
+
+/// Lexically normalizes an absolute path: drops `.`, folds `..`.
+pub fn normalize(path: &Path) -> PathBuf {
+    let mut out = PathBuf::new();
+    for comp in path.components() {
+        match comp {
+            Component::ParentDir => {
+                out.pop();
+            }
+            Component::CurDir => {}
+            other => out.push(other.as_os_str()),
+        }
+    }
+    out
+}
+
+/// The root made absolute and resolved as far as it exists (symlinks of existing parts followed), so
+/// URLs stay stable before and after the root is created.
+pub fn resolve_root(root: &Path) -> PathBuf {
+    let absolute = if root.is_absolute() {
+        root.to_path_buf()
+    } else {
+        std::env::current_dir()
+            .unwrap_or_else(|_| PathBuf::from("/"))
+            .join(root)
+    };
+    let absolute = normalize(&absolute);
+    let mut existing = absolute.clone();
+    let mut rest = Vec::new();
+    loop {
+        if let Ok(real) = existing.canonicalize() {
+            let mut out = real;
+            for part in rest.iter().rev() {
+                out.push(part);
+            }
+            return out;
+        }
+        match (
+            existing.file_name().map(|n| n.to_os_string()),
+            existing.parent(),
+        ) {
+            (Some(name), Some(parent)) => {
+                rest.push(name);
+                existing = parent.to_path_buf();
+            }
+            _ => return absolute,
+        }
+    }
+}
+
+/// Resolves `key` under `root`, refusing one that escapes the root or names a reserved root entry.
+pub fn resolve_key(root: &Path, key: &str) -> StoreResult<Resolved> {
+    let escapes = || StoreError::InvalidValue(format!("Key '{key}' escapes the store root."));
+    if key.starts_with('/') || key.contains('\0') {
+        return Err(escapes());
+    }
+    let mut parts: Vec<&str> = Vec::new();
+    for part in key.split('/') {
+        match part {
+            "" | "." => {}
+            ".." => {
+                if parts.pop().is_none() {
+                    return Err(escapes());
+                }
+            }
+            other => parts.push(other),
+        }
+    }
+    if let Some(first) = parts.first() {
+        if let Some(name) = RESERVED.iter().find(|r| *r == first) {
+            return Err(StoreError::InvalidValue(format!(
+                "Key '{key}' is reserved: the store keeps its own {name} there."
+            )));
+        }
+    }
+    let mut path = root.to_path_buf();
+    for part in &parts {
+        path.push(part);
+    }
+    let key = if parts.is_empty() {
+        ".".to_string()
+    } else {
+        parts.join("/")
+    };
+    Ok(Resolved { key, path })
+}
+
+/// The URL of a path: `file://` + the absolute path.
+pub fn url_of(path: &Path) -> String {
+    format!("{SCHEME}{}", path.display())
+}
+
+/// The path a `file://` URL names; [`StoreError::ForeignUrl`] for another scheme or a bare path.
+pub fn path_of_url(url: &str) -> StoreResult<PathBuf> {
+    match url.strip_prefix(SCHEME) {
+        Some(rest) if rest.starts_with('/') => Ok(normalize(Path::new(rest))),
+        _ => Err(StoreError::ForeignUrl(format!(
+            "'{url}' is not a file:// url of this store."
+        ))),
+    }
+}
+
+/// The path a read names: a `file://` URL or, for reads only, a bare absolute path.
+pub fn path_of_readable(url: &str) -> StoreResult<PathBuf> {
+    if url.starts_with('/') {
+        return Ok(normalize(Path::new(url)));
+    }
+    path_of_url(url)
+}
+
+/// The key of a path under `root`, checked like any key; `.` for the root itself.
+pub fn key_of_path(root: &Path, path: &Path, url: &str) -> StoreResult<Resolved> {
+    let rel = path.strip_prefix(root).map_err(|_| {
+        StoreError::ForeignUrl(format!("'{url}' is not an object in {}.", root.display()))
+    })?;
+    let key: Vec<String> = rel
+        .components()
+        .map(|c| c.as_os_str().to_string_lossy().into_owned())
+        .collect();
+    resolve_key(root, &key.join("/"))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn keys_resolve_and_refuse() {
+        let root = Path::new("/r");
+        assert_eq!(resolve_key(root, "a/b/").unwrap().path, Path::new("/r/a/b"));
+        assert_eq!(resolve_key(root, "a/../b").unwrap().key, "b");
+        assert_eq!(resolve_key(root, "").unwrap().key, ".");
+        assert_eq!(
+            resolve_key(root, "../escapes.bin").unwrap_err().to_string(),
+            "Key '../escapes.bin' escapes the store root."
+        );
+        assert_eq!(
+            resolve_key(root, "a/../.agentenv-meta")
+                .unwrap_err()
+                .to_string(),
+            "Key 'a/../.agentenv-meta' is reserved: the store keeps its own .agentenv-meta there."
+        );
+        assert!(resolve_key(root, "a/.gitignore").is_ok());
+        assert!(resolve_key(root, "/etc/passwd").is_err());
+    }
+
+    #[test]
+    fn urls_convert_both_ways() {
+        let root = Path::new("/r");
+        let url = url_of(&resolve_key(root, "a/b.txt").unwrap().path);
+        assert_eq!(url, "file:///r/a/b.txt");
+        let path = path_of_url(&url).unwrap();
+        assert_eq!(key_of_path(root, &path, &url).unwrap().key, "a/b.txt");
+        assert_eq!(
+            path_of_url("s3://b/k").unwrap_err().to_string(),
+            "'s3://b/k' is not a file:// url of this store."
+        );
+        assert_eq!(
+            key_of_path(root, Path::new("/elsewhere/x"), "file:///elsewhere/x")
+                .unwrap_err()
+                .to_string(),
+            "'file:///elsewhere/x' is not an object in /r."
+        );
+        assert!(path_of_url("/r/a").is_err());
+        assert_eq!(path_of_readable("/r/a").unwrap(), Path::new("/r/a"));
+    }
+}

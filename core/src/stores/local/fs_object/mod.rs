@@ -1,0 +1,401 @@
+//! `LocalFilesystemObjectStore`: objects as files under a root (default `<state root>/object_store`),
+//! `file://` URLs, atomic write-once commits, content-type sidecars.
+//!
+//! Layout under the root: objects at `<root>/<key>`; `.gitignore` (`*`) written when the store creates the
+//! root (mode 0700); `.agentenv-meta/<key>` sidecars; `.agentenv-tmp/` staging files and 256 lock stripes.
+//! Nothing is created until the first write. This build issues no transfer grants, so
+//! `supports_transfer_grants` is false and the kit's grant cases do not apply; the grant keys of the
+//! config table are still accepted and checked.
+
+mod keys;
+mod locks;
+mod settings;
+mod sidecar;
+mod staging;
+
+use std::fs::{self, File};
+use std::io::ErrorKind;
+use std::path::{Path, PathBuf};
+use std::sync::OnceLock;
+
+use self::keys::{Resolved, META_DIR, RESERVED, TMP_DIR};
+use self::staging::Staged;
+use super::private_dir::ensure_private_dir;
+use super::time::rfc3339_utc;
+use crate::stores::config_table::{self, ConfigTable};
+use crate::stores::error::{StoreError, StoreResult};
+use crate::stores::object::{ObjectMetadata, ObjectReader, ObjectStore, DEFAULT_CONTENT_TYPE};
+
+/// The class name, as `[stores.object] impl` names it.
+pub const CLASS: &str = "LocalFilesystemObjectStore";
+/// The original's full impl path, which the `local` alias expands to.
+pub const IMPL: &str = "agent_env.store.object_store:LocalFilesystemObjectStore";
+/// The keys its config table takes.
+pub const CONFIG_KEYS: [&str; 5] = [
+    "root",
+    "grants",
+    "grant_bind_host",
+    "grant_advertise_host",
+    "grant_lifetime_seconds",
+];
+
+/// Objects as files under one root directory.
+pub struct LocalFilesystemObjectStore {
+    root: PathBuf,
+    ready: OnceLock<()>,
+}
+
+impl LocalFilesystemObjectStore {
+    /// A store rooted at `root` (made absolute; nothing is created yet).
+    pub fn new(root: impl AsRef<Path>) -> Self {
+        LocalFilesystemObjectStore {
+            root: keys::resolve_root(root.as_ref()),
+            ready: OnceLock::new(),
+        }
+    }
+
+    /// The default root: `<state root>/object_store`.
+    pub fn default_root() -> PathBuf {
+        crate::paths::state_root().join("object_store")
+    }
+
+    /// Builds the store from its config table, refusing unknown keys and bad grant settings.
+    pub fn from_config(impl_name: &str, table: &ConfigTable) -> StoreResult<Self> {
+        config_table::check_keys(impl_name, table, &CONFIG_KEYS, &[])?;
+        if let Some(grants) = config_table::opt_string(impl_name, table, "grants")? {
+            settings::check_grants(&grants)?;
+        }
+        if let Some(host) = config_table::opt_string(impl_name, table, "grant_bind_host")? {
+            settings::check_bind_host(&host)?;
+        }
+        if let Some(host) = config_table::opt_string(impl_name, table, "grant_advertise_host")? {
+            settings::check_advertise_host(&host)?;
+        }
+        if let Some(lifetime) = table.get("grant_lifetime_seconds") {
+            settings::check_lifetime(lifetime)?;
+        }
+        let root = match config_table::opt_string(impl_name, table, "root")? {
+            Some(root) => config_table::expand_home(&root),
+            None => Self::default_root(),
+        };
+        Ok(Self::new(root))
+    }
+
+    /// The resolved root directory.
+    pub fn root(&self) -> &Path {
+        &self.root
+    }
+
+    fn tmp_dir(&self) -> PathBuf {
+        self.root.join(TMP_DIR)
+    }
+
+    fn meta_dir(&self) -> PathBuf {
+        self.root.join(META_DIR)
+    }
+
+    /// Creates the root (private-state rule) and the staging folder, and sweeps abandoned staging files,
+    /// once per store.
+    fn prepare_for_writes(&self) -> StoreResult<()> {
+        if self.ready.get().is_some() {
+            return Ok(());
+        }
+        ensure_private_dir(&self.root)?;
+        let tmp = self.tmp_dir();
+        fs::create_dir_all(&tmp)
+            .map_err(|e| StoreError::io(format!("creating {}", tmp.display()), &e))?;
+        staging::sweep_abandoned(&tmp);
+        let _ = self.ready.set(());
+        Ok(())
+    }
+
+    fn resolve_object_key(&self, key: &str) -> StoreResult<Resolved> {
+        let resolved = keys::resolve_key(&self.root, key)?;
+        if resolved.key == "." {
+            return Err(StoreError::InvalidValue(format!(
+                "Key '{key}' names the store root, not an object."
+            )));
+        }
+        Ok(resolved)
+    }
+
+    /// Stages the bytes `fill` writes, then commits them at `target` under the key's lock.
+    fn write(
+        &self,
+        target: &Resolved,
+        content_type: &str,
+        allow_overwrite: bool,
+        fill: impl FnOnce(&mut Staged) -> StoreResult<()>,
+    ) -> StoreResult<String> {
+        self.prepare_for_writes()?;
+        let exists_error = || StoreError::object_exists(&target.path.display().to_string());
+        if !allow_overwrite && target.path.is_file() {
+            return Err(exists_error());
+        }
+        let tmp = self.tmp_dir();
+        let mut staged = Staged::create(&tmp)?;
+        fill(&mut staged)?;
+        let size = staged
+            .file
+            .metadata()
+            .map_err(|e| StoreError::io(format!("reading {}", staged.path.display()), &e))?
+            .len();
+        let mtime_ns = staged.stamp_unique_mtime()?;
+        if let Some(parent) = target.path.parent() {
+            fs::create_dir_all(parent)
+                .map_err(|e| StoreError::io(format!("creating {}", parent.display()), &e))?;
+        }
+        let meta = self.meta_dir();
+        let _lock = locks::lock_stripe(&tmp, &target.path, true)?;
+        if allow_overwrite {
+            sidecar::remove(&meta, &target.key)?;
+            rename_into_place(&mut staged, &target.path)?;
+        } else {
+            match fs::hard_link(&staged.path, &target.path) {
+                Ok(()) => {}
+                Err(e) if e.kind() == ErrorKind::AlreadyExists => return Err(exists_error()),
+                Err(e) if lacks_hard_links(&e) => {
+                    if target.path.exists() {
+                        return Err(exists_error());
+                    }
+                    rename_into_place(&mut staged, &target.path)?;
+                }
+                Err(e) => {
+                    return Err(StoreError::io(
+                        format!("writing {}", target.path.display()),
+                        &e,
+                    ))
+                }
+            }
+            sidecar::remove(&meta, &target.key)?;
+        }
+        if content_type != DEFAULT_CONTENT_TYPE {
+            sidecar::write(&meta, &tmp, &target.key, content_type, size, mtime_ns)?;
+        }
+        Ok(keys::url_of(&target.path))
+    }
+
+    /// The object a read URL names (a `file://` URL or a bare absolute path under the root).
+    fn readable(&self, url: &str) -> StoreResult<Resolved> {
+        let path = keys::path_of_readable(url)?;
+        keys::key_of_path(&self.root, &path, url)
+    }
+
+    /// Opens the object file, mapping every "no object here" to not-found.
+    fn open_object(&self, target: &Resolved) -> StoreResult<File> {
+        let missing = || StoreError::object_not_found(&keys::url_of(&target.path));
+        let file = File::open(&target.path).map_err(|e| match e.kind() {
+            ErrorKind::NotFound | ErrorKind::NotADirectory => missing(),
+            _ => StoreError::io(format!("reading {}", target.path.display()), &e),
+        })?;
+        let is_file = file
+            .metadata()
+            .map_err(|e| StoreError::io(format!("reading {}", target.path.display()), &e))?
+            .is_file();
+        if is_file && target.key != "." {
+            Ok(file)
+        } else {
+            Err(missing())
+        }
+    }
+
+    fn metadata_of(&self, target: &Resolved) -> StoreResult<Option<ObjectMetadata>> {
+        if target.key == "." {
+            return Ok(None);
+        }
+        let tmp = self.tmp_dir();
+        let _lock = if tmp.is_dir() {
+            Some(locks::lock_stripe(&tmp, &target.path, false)?)
+        } else {
+            None
+        };
+        let meta = match fs::metadata(&target.path) {
+            Ok(m) if m.is_file() => m,
+            _ => return Ok(None),
+        };
+        Ok(Some(ObjectMetadata {
+            content_type: sidecar::read(&self.meta_dir(), &target.key, &meta),
+            size: Some(meta.len()),
+            last_modified: meta.modified().ok().map(rfc3339_utc),
+            content_encoding: None,
+            etag: None,
+        }))
+    }
+
+    /// Every object file under `dir`, as paths relative to `dir`, skipping the store's own root entries.
+    fn files_under(&self, dir: &Path) -> StoreResult<Vec<String>> {
+        let mut out = Vec::new();
+        let skip_reserved = dir == self.root;
+        walk(dir, "", skip_reserved, &mut out)?;
+        Ok(out)
+    }
+}
+
+fn rename_into_place(staged: &mut Staged, target: &Path) -> StoreResult<()> {
+    fs::rename(&staged.path, target)
+        .map_err(|e| StoreError::io(format!("writing {}", target.display()), &e))?;
+    staged.committed();
+    Ok(())
+}
+
+/// Filesystems without hard links answer one of these.
+fn lacks_hard_links(err: &std::io::Error) -> bool {
+    matches!(
+        err.raw_os_error(),
+        Some(libc::EPERM) | Some(libc::EOPNOTSUPP) | Some(libc::EXDEV) | Some(libc::EMLINK)
+    )
+}
+
+fn walk(dir: &Path, rel: &str, skip_reserved: bool, out: &mut Vec<String>) -> StoreResult<()> {
+    let entries = match fs::read_dir(dir) {
+        Ok(entries) => entries,
+        Err(e) if matches!(e.kind(), ErrorKind::NotFound | ErrorKind::NotADirectory) => {
+            return Ok(())
+        }
+        Err(e) => return Err(StoreError::io(format!("listing {}", dir.display()), &e)),
+    };
+    for entry in entries {
+        let entry = entry.map_err(|e| StoreError::io(format!("listing {}", dir.display()), &e))?;
+        let name = entry.file_name().to_string_lossy().into_owned();
+        if skip_reserved && RESERVED.contains(&name.as_str()) {
+            continue;
+        }
+        let child_rel = if rel.is_empty() {
+            name
+        } else {
+            format!("{rel}/{name}")
+        };
+        let file_type = entry
+            .file_type()
+            .map_err(|e| StoreError::io(format!("listing {}", dir.display()), &e))?;
+        if file_type.is_dir() {
+            walk(&entry.path(), &child_rel, false, out)?;
+        } else if entry.path().is_file() {
+            out.push(child_rel);
+        }
+    }
+    Ok(())
+}
+
+impl ObjectStore for LocalFilesystemObjectStore {
+    fn put(
+        &self,
+        key: &str,
+        data: &[u8],
+        content_type: &str,
+        allow_overwrite: bool,
+    ) -> StoreResult<String> {
+        let target = self.resolve_object_key(key)?;
+        self.write(&target, content_type, allow_overwrite, |staged| {
+            staged.write_all(data)
+        })
+    }
+
+    fn put_file(&self, key: &str, file_path: &Path, content_type: &str) -> StoreResult<String> {
+        let target = self.resolve_object_key(key)?;
+        self.write(&target, content_type, false, |staged| {
+            staged.copy_from(file_path).map(|_| ())
+        })
+    }
+
+    fn put_file_at(
+        &self,
+        object_url: &str,
+        file_path: &Path,
+        content_type: &str,
+    ) -> StoreResult<String> {
+        let key = self.get_object_key(object_url)?;
+        self.put_file(&key, file_path, content_type)
+    }
+
+    fn get(&self, object_url: &str) -> StoreResult<Vec<u8>> {
+        use std::io::Read;
+        let target = self.readable(object_url)?;
+        let mut file = self.open_object(&target)?;
+        let mut data = Vec::new();
+        file.read_to_end(&mut data)
+            .map_err(|e| match e.raw_os_error() {
+                Some(libc::EISDIR) => StoreError::object_not_found(&keys::url_of(&target.path)),
+                _ => StoreError::io(format!("reading {}", target.path.display()), &e),
+            })?;
+        Ok(data)
+    }
+
+    fn get_object_metadata(&self, key: &str) -> StoreResult<Option<ObjectMetadata>> {
+        let target = keys::resolve_key(&self.root, key)?;
+        self.metadata_of(&target)
+    }
+
+    fn get_object_metadata_at(&self, object_url: &str) -> StoreResult<Option<ObjectMetadata>> {
+        let path = keys::path_of_url(object_url)?;
+        let target = keys::key_of_path(&self.root, &path, object_url)?;
+        self.metadata_of(&target)
+    }
+
+    fn list(&self, prefix: &str) -> StoreResult<Vec<String>> {
+        if !self.root.is_dir() {
+            return Ok(Vec::new());
+        }
+        let (start, rel) = match prefix.rsplit_once('/') {
+            Some((dir, _)) if !dir.is_empty() => {
+                let resolved = keys::resolve_key(&self.root, dir)?;
+                (resolved.path, resolved.key)
+            }
+            _ => (self.root.clone(), ".".to_string()),
+        };
+        let found = self.files_under(&start)?;
+        Ok(found
+            .into_iter()
+            .map(|k| if rel == "." { k } else { format!("{rel}/{k}") })
+            .filter(|k| k.starts_with(prefix))
+            .collect())
+    }
+
+    fn list_at(&self, url_prefix: &str) -> StoreResult<Vec<String>> {
+        let path = keys::path_of_url(url_prefix)?;
+        let target = keys::key_of_path(&self.root, &path, url_prefix)?;
+        if !target.path.is_dir() {
+            return Ok(Vec::new());
+        }
+        let base = url_prefix.trim_end_matches('/');
+        let mut urls: Vec<String> = self
+            .files_under(&target.path)?
+            .into_iter()
+            .map(|rel| format!("{base}/{rel}"))
+            .collect();
+        urls.sort();
+        Ok(urls)
+    }
+
+    fn object_url(&self, key: &str) -> StoreResult<String> {
+        Ok(keys::url_of(&keys::resolve_key(&self.root, key)?.path))
+    }
+
+    fn get_object_key(&self, object_url: &str) -> StoreResult<String> {
+        let path = keys::path_of_url(object_url)?;
+        Ok(keys::key_of_path(&self.root, &path, object_url)?.key)
+    }
+
+    fn download_to_file(&self, object_url: &str, dest: &Path) -> StoreResult<()> {
+        let target = self.readable(object_url)?;
+        let mut source = self.open_object(&target)?;
+        if let Some(parent) = dest.parent().filter(|p| !p.as_os_str().is_empty()) {
+            fs::create_dir_all(parent)
+                .map_err(|e| StoreError::io(format!("creating {}", parent.display()), &e))?;
+        }
+        let mut out = File::create(dest)
+            .map_err(|e| StoreError::io(format!("writing {}", dest.display()), &e))?;
+        std::io::copy(&mut source, &mut out)
+            .map_err(|e| StoreError::io(format!("writing {}", dest.display()), &e))?;
+        Ok(())
+    }
+
+    fn open(&self, object_url: &str) -> StoreResult<ObjectReader> {
+        let target = self.readable(object_url)?;
+        Ok(Box::new(self.open_object(&target)?))
+    }
+
+    fn owns(&self, object_url: &str) -> StoreResult<bool> {
+        Ok(self.get_object_key(object_url).is_ok())
+    }
+}

@@ -1,0 +1,116 @@
+//! The local object store's grant settings. This build issues no transfer grants (so
+//! `supports_transfer_grants` is false), but the keys are accepted and checked with the original's
+//! messages, so a config written for the original keeps working and a wrong value is still caught.
+
+use std::net::IpAddr;
+
+use crate::stores::error::{StoreError, StoreResult};
+
+/// Least lifetime a grant may have: 15 minutes.
+pub const MIN_GRANT_LIFETIME_SECONDS: i64 = 900;
+/// Most lifetime a local grant may have: 7 days.
+pub const MAX_LOCAL_GRANT_LIFETIME_SECONDS: i64 = 7 * 24 * 3600;
+
+/// `grants` must be `auto` or `off`.
+pub fn check_grants(value: &str) -> StoreResult<()> {
+    match value {
+        "auto" | "off" => Ok(()),
+        other => Err(StoreError::Config(format!(
+            "grants must be one of ('auto', 'off'), got '{other}'"
+        ))),
+    }
+}
+
+/// `grant_bind_host` must be an IP literal.
+pub fn check_bind_host(value: &str) -> StoreResult<()> {
+    value.parse::<IpAddr>().map(|_| ()).map_err(|_| {
+        StoreError::Config(format!(
+            "grant_bind_host must be an IP address, got '{value}'"
+        ))
+    })
+}
+
+/// `grant_advertise_host` must be a local name or a loopback/private address.
+pub fn check_advertise_host(value: &str) -> StoreResult<()> {
+    let host = value.trim_start_matches('[').trim_end_matches(']');
+    if let Ok(ip) = host.parse::<IpAddr>() {
+        return if is_loopback_or_private(ip) {
+            Ok(())
+        } else {
+            Err(StoreError::Config(format!(
+                "'{value}' is not a loopback or private address, which the local transfer CA vouches for"
+            )))
+        };
+    }
+    let lower = host.to_ascii_lowercase();
+    let local = ["localhost", "host.docker.internal"]
+        .iter()
+        .any(|name| lower == *name || lower.ends_with(&format!(".{name}")));
+    if local {
+        Ok(())
+    } else {
+        Err(StoreError::Config(format!(
+            "'{value}' is not a local name; the local transfer CA vouches only for localhost, host.docker.internal and loopback or private addresses"
+        )))
+    }
+}
+
+fn is_loopback_or_private(ip: IpAddr) -> bool {
+    match ip {
+        IpAddr::V4(v4) => v4.is_loopback() || v4.is_private(),
+        IpAddr::V6(v6) => v6.is_loopback() || (v6.segments()[0] & 0xfe00) == 0xfc00,
+    }
+}
+
+/// `grant_lifetime_seconds` must be a whole number between 900 and 604 800.
+pub fn check_lifetime(value: &serde_json::Value) -> StoreResult<()> {
+    let Some(n) = value.as_i64().filter(|_| !value.is_boolean()) else {
+        return Err(StoreError::Config(format!(
+            "grant_lifetime_seconds must be a whole number of seconds, got {value}"
+        )));
+    };
+    if n < MIN_GRANT_LIFETIME_SECONDS {
+        return Err(StoreError::Config(format!(
+            "grant_lifetime_seconds must be at least {MIN_GRANT_LIFETIME_SECONDS}, to outlast a transfer; got {n}"
+        )));
+    }
+    if n > MAX_LOCAL_GRANT_LIFETIME_SECONDS {
+        return Err(StoreError::Config(format!(
+            "grant_lifetime_seconds can be at most {MAX_LOCAL_GRANT_LIFETIME_SECONDS} for this store, got {n}"
+        )));
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    #[test]
+    fn grant_settings_are_checked() {
+        assert!(check_grants("auto").is_ok());
+        assert_eq!(
+            check_grants("x").unwrap_err().to_string(),
+            "grants must be one of ('auto', 'off'), got 'x'"
+        );
+        assert!(check_bind_host("127.0.0.1").is_ok() && check_bind_host("localhost").is_err());
+        assert!(check_advertise_host("host.docker.internal").is_ok());
+        assert!(check_advertise_host("10.1.2.3").is_ok());
+        assert!(check_advertise_host("8.8.8.8")
+            .unwrap_err()
+            .to_string()
+            .contains("not a loopback"));
+        assert!(check_advertise_host("example.com")
+            .unwrap_err()
+            .to_string()
+            .contains("not a local name"));
+        assert!(check_lifetime(&json!(900)).is_ok());
+        assert!(check_lifetime(&json!(true)).is_err());
+        assert!(check_lifetime(&json!(899))
+            .unwrap_err()
+            .to_string()
+            .contains("at least 900"));
+        assert!(check_lifetime(&json!(604_801)).is_err());
+    }
+}

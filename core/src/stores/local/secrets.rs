@@ -1,0 +1,125 @@
+//! `LocalSecretStore`: environment variables first (when `use_env`), then a flat JSON file merged with
+//! the `values` table (values win). An empty string is a present value.
+
+use std::collections::HashMap;
+use std::path::{Path, PathBuf};
+
+use serde_json::Value;
+
+use crate::stores::config_table::{self, ConfigTable};
+use crate::stores::error::{StoreError, StoreResult};
+use crate::stores::secret::SecretStore;
+
+/// The class name, as `[stores.secret] impl` names it.
+pub const CLASS: &str = "LocalSecretStore";
+/// The original's full impl path, which the `local` alias expands to.
+pub const IMPL: &str = "agent_env.store.secret_store:LocalSecretStore";
+/// The keys its config table takes.
+pub const CONFIG_KEYS: [&str; 3] = ["values", "file_path", "use_env"];
+
+/// Secrets from the environment, a file and the config table.
+#[derive(Debug, Clone)]
+pub struct LocalSecretStore {
+    values: HashMap<String, String>,
+    use_env: bool,
+}
+
+impl LocalSecretStore {
+    /// A store over `values` and, when given, a flat JSON file (read now; the file wins over nothing,
+    /// `values` win over the file).
+    pub fn new(
+        values: HashMap<String, String>,
+        file_path: Option<&Path>,
+        use_env: bool,
+    ) -> StoreResult<Self> {
+        let mut merged = match file_path {
+            Some(path) => read_secret_file(path)?,
+            None => HashMap::new(),
+        };
+        merged.extend(values);
+        Ok(LocalSecretStore {
+            values: merged,
+            use_env,
+        })
+    }
+
+    /// Builds the store from its config table (`values`, `file_path`, `use_env`).
+    pub fn from_config(impl_name: &str, table: &ConfigTable) -> StoreResult<Self> {
+        config_table::check_keys(impl_name, table, &CONFIG_KEYS, &[])?;
+        let values = match config_table::opt_table(impl_name, table, "values")? {
+            Some(map) => flat_strings(map).ok_or_else(|| {
+                StoreError::Config(format!(
+                    "The config table for '{impl_name}' sets values to a table that is not a flat mapping of name -> value"
+                ))
+            })?,
+            None => HashMap::new(),
+        };
+        let file_path = config_table::opt_string(impl_name, table, "file_path")?
+            .map(|p| config_table::expand_home(&p));
+        let use_env = config_table::opt_bool(impl_name, table, "use_env")?.unwrap_or(true);
+        Self::new(values, file_path.as_deref(), use_env)
+    }
+}
+
+impl SecretStore for LocalSecretStore {
+    fn get(&self, name: &str) -> StoreResult<Option<String>> {
+        if self.use_env {
+            if let Some(value) = std::env::var_os(name) {
+                return Ok(Some(value.to_string_lossy().into_owned()));
+            }
+        }
+        Ok(self.values.get(name).cloned())
+    }
+}
+
+/// Reads a flat JSON object of name -> value.
+fn read_secret_file(path: &Path) -> StoreResult<HashMap<String, String>> {
+    let shown = path.display();
+    let text = match std::fs::read_to_string(path) {
+        Ok(text) => text,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
+            return Err(StoreError::Config(format!(
+                "Secret file '{shown}' does not exist."
+            )))
+        }
+        Err(e) => return Err(StoreError::Config(format!("Secret file '{shown}': {e}"))),
+    };
+    let not_flat = || {
+        StoreError::Config(format!(
+            "Secret file '{shown}' must be a flat mapping of name -> value."
+        ))
+    };
+    let value: Value = serde_json::from_str(&text).map_err(|e| {
+        let yaml = matches!(
+            PathBuf::from(path).extension().and_then(|e| e.to_str()),
+            Some("yaml") | Some("yml")
+        );
+        StoreError::Config(if yaml {
+            format!("Secret file '{shown}': this build reads secret files written as a flat JSON object, not YAML ({e})")
+        } else {
+            format!("Secret file '{shown}' is not valid JSON: {e}")
+        })
+    })?;
+    value
+        .as_object()
+        .and_then(flat_strings)
+        .ok_or_else(not_flat)
+}
+
+/// A flat map with every scalar stringified as the original does (`True`, `1`, `None`); `None` when a
+/// value is a table or a list.
+fn flat_strings(map: &serde_json::Map<String, Value>) -> Option<HashMap<String, String>> {
+    map.iter()
+        .map(|(k, v)| {
+            let text = match v {
+                Value::String(s) => s.clone(),
+                Value::Bool(true) => "True".to_string(),
+                Value::Bool(false) => "False".to_string(),
+                Value::Null => "None".to_string(),
+                Value::Number(n) => n.to_string(),
+                Value::Array(_) | Value::Object(_) => return None,
+            };
+            Some((k.clone(), text))
+        })
+        .collect()
+}

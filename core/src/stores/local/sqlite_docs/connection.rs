@@ -1,0 +1,268 @@
+//! The SQLite side of the local document store: opening lazily (WAL, 5 s busy timeout), naming tables and
+//! indexes, reading candidate rows, and mapping SQLite errors to store errors.
+
+use std::collections::{HashMap, HashSet};
+use std::path::Path;
+use std::time::{Duration, Instant};
+
+use rusqlite::{params_from_iter, Connection, ErrorCode, OptionalExtension};
+use serde_json::Value;
+
+use crate::stores::document::eval;
+use crate::stores::document::query::{Document, Filter, Predicate};
+use crate::stores::error::{StoreError, StoreResult};
+
+/// How long a write waits for another process's write lock.
+pub const BUSY_TIMEOUT: Duration = Duration::from_secs(5);
+
+/// One open database and what this connection has learnt about it.
+pub struct Db {
+    pub conn: Connection,
+    /// Tables known to exist (collections are never dropped, so a positive answer is kept).
+    tables: HashSet<String>,
+    /// Per table, the leading top-level fields of the indexes this process ensured: an equality on one
+    /// narrows the scan in SQL.
+    leading_fields: HashMap<String, HashSet<String>>,
+}
+
+impl Db {
+    /// Opens (creating) the database file, switches it to WAL (retrying while another process holds
+    /// it, up to 5 s) and sets the busy timeout.
+    pub fn open(path: &Path) -> StoreResult<Db> {
+        let conn = Connection::open(path).map_err(|e| sqlite_error(path, &e))?;
+        conn.busy_timeout(BUSY_TIMEOUT)
+            .map_err(|e| sqlite_error(path, &e))?;
+        let started = Instant::now();
+        loop {
+            let mode: Result<String, _> =
+                conn.query_row("PRAGMA journal_mode=WAL", [], |row| row.get(0));
+            match mode {
+                Ok(_) => break,
+                Err(e) if is_busy(&e) && started.elapsed() < BUSY_TIMEOUT => {
+                    std::thread::sleep(Duration::from_millis(20));
+                }
+                Err(e) => return Err(sqlite_error(path, &e)),
+            }
+        }
+        Ok(Db {
+            conn,
+            tables: HashSet::new(),
+            leading_fields: HashMap::new(),
+        })
+    }
+
+    /// Whether the collection's table exists (asking SQLite until it does).
+    pub fn has_table(&mut self, path: &Path, table: &str) -> StoreResult<bool> {
+        if self.tables.contains(table) {
+            return Ok(true);
+        }
+        let found: Option<i64> = self
+            .conn
+            .query_row(
+                "SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = ?1",
+                [table],
+                |row| row.get(0),
+            )
+            .optional()
+            .map_err(|e| sqlite_error(path, &e))?;
+        if found.is_some() {
+            self.tables.insert(table.to_string());
+        }
+        Ok(found.is_some())
+    }
+
+    /// Creates the collection's table if needed.
+    pub fn ensure_table(&mut self, path: &Path, table: &str) -> StoreResult<()> {
+        if self.tables.contains(table) {
+            return Ok(());
+        }
+        self.conn
+            .execute_batch(&format!(
+                "CREATE TABLE IF NOT EXISTS \"{table}\" (doc TEXT NOT NULL)"
+            ))
+            .map_err(|e| sqlite_error(path, &e))?;
+        self.tables.insert(table.to_string());
+        Ok(())
+    }
+
+    /// Creates an expression index on `fields` (unique or not), idempotently.
+    pub fn ensure_index(
+        &mut self,
+        path: &Path,
+        collection: &str,
+        fields: &[&str],
+        unique: bool,
+    ) -> StoreResult<()> {
+        let table = table_name(collection);
+        self.ensure_table(path, &table)?;
+        let exprs = fields
+            .iter()
+            .map(|f| json_extract(f))
+            .collect::<StoreResult<Vec<_>>>()?;
+        let name = format!(
+            "{table}_{}_{}",
+            sanitize(&fields.join("_")),
+            if unique { "unique" } else { "index" }
+        );
+        let sql = format!(
+            "CREATE {}INDEX IF NOT EXISTS \"{name}\" ON \"{table}\" ({})",
+            if unique { "UNIQUE " } else { "" },
+            exprs.join(", ")
+        );
+        self.conn
+            .execute_batch(&sql)
+            .map_err(|e| index_error(path, collection, fields, &e))?;
+        if let Some(first) = fields.first().filter(|f| !f.contains('.')) {
+            self.leading_fields
+                .entry(table)
+                .or_default()
+                .insert(first.to_string());
+        }
+        Ok(())
+    }
+
+    /// The rows of a collection that match `filter`, in insertion order, as (rowid, document).
+    pub fn matching(
+        &mut self,
+        path: &Path,
+        collection: &str,
+        filter: &Filter,
+    ) -> StoreResult<Vec<(i64, Document)>> {
+        let table = table_name(collection);
+        if !self.has_table(path, &table)? {
+            return Ok(Vec::new());
+        }
+        let mut clauses = Vec::new();
+        let mut args: Vec<rusqlite::types::Value> = Vec::new();
+        if let Some(leading) = self.leading_fields.get(&table) {
+            for (field, predicates) in &filter.conditions {
+                if !leading.contains(field) {
+                    continue;
+                }
+                let scalar = predicates.iter().find_map(|p| match p {
+                    Predicate::Eq(Value::String(s)) => {
+                        Some(rusqlite::types::Value::Text(s.clone()))
+                    }
+                    Predicate::Eq(Value::Number(n)) => Some(match n.as_i64() {
+                        Some(i) => rusqlite::types::Value::Integer(i),
+                        None => rusqlite::types::Value::Real(n.as_f64().unwrap_or(f64::NAN)),
+                    }),
+                    _ => None,
+                });
+                if let Some(value) = scalar {
+                    clauses.push(format!("{} = ?{}", json_extract(field)?, args.len() + 1));
+                    args.push(value);
+                }
+            }
+        }
+        let where_sql = if clauses.is_empty() {
+            String::new()
+        } else {
+            format!(" WHERE {}", clauses.join(" AND "))
+        };
+        let sql = format!("SELECT rowid, doc FROM \"{table}\"{where_sql} ORDER BY rowid");
+        let mut stmt = self
+            .conn
+            .prepare_cached(&sql)
+            .map_err(|e| sqlite_error(path, &e))?;
+        let rows = stmt
+            .query_map(params_from_iter(args), |row| {
+                Ok((row.get::<_, i64>(0)?, row.get::<_, String>(1)?))
+            })
+            .map_err(|e| sqlite_error(path, &e))?;
+        let mut out = Vec::new();
+        for row in rows {
+            let (rowid, text) = row.map_err(|e| sqlite_error(path, &e))?;
+            let doc: Document = serde_json::from_str(&text).map_err(|e| {
+                StoreError::Internal(format!(
+                    "{}: a document in '{collection}' is not a JSON object: {e}",
+                    path.display()
+                ))
+            })?;
+            if eval::matches(&doc, filter) {
+                out.push((rowid, doc));
+            }
+        }
+        Ok(out)
+    }
+}
+
+/// `docs_<collection>` with every non-word character as `_`.
+pub fn table_name(collection: &str) -> String {
+    format!("docs_{}", sanitize(collection))
+}
+
+fn sanitize(text: &str) -> String {
+    text.chars()
+        .map(|c| {
+            if c.is_alphanumeric() || c == '_' {
+                c
+            } else {
+                '_'
+            }
+        })
+        .collect()
+}
+
+/// `json_extract(doc, '$."a"."b"')` for the dotted path `a.b`.
+pub fn json_extract(field: &str) -> StoreResult<String> {
+    if field.contains(['"', '\'']) || field.is_empty() {
+        return Err(StoreError::InvalidValue(format!(
+            "'{field}' cannot be an indexed field: it is empty or contains a quote"
+        )));
+    }
+    let path: Vec<String> = field.split('.').map(|s| format!("\"{s}\"")).collect();
+    Ok(format!("json_extract(doc, '$.{}')", path.join(".")))
+}
+
+/// The document's JSON text.
+pub fn encode(doc: &Document) -> StoreResult<String> {
+    serde_json::to_string(doc)
+        .map_err(|e| StoreError::InvalidValue(format!("a document could not be encoded: {e}")))
+}
+
+fn is_busy(err: &rusqlite::Error) -> bool {
+    matches!(
+        err.sqlite_error_code(),
+        Some(ErrorCode::DatabaseBusy) | Some(ErrorCode::DatabaseLocked)
+    )
+}
+
+/// A store error for a SQLite failure: a unique violation is a duplicate key, a lock held past the busy
+/// timeout says so, anything else is an I/O error naming the file.
+pub fn sqlite_error(path: &Path, err: &rusqlite::Error) -> StoreError {
+    if is_busy(err) {
+        return StoreError::Io {
+            message: format!(
+                "{} is locked: another process has held its write lock for over {}s",
+                path.display(),
+                BUSY_TIMEOUT.as_secs()
+            ),
+            raw_os_error: None,
+        };
+    }
+    if err.sqlite_error_code() == Some(ErrorCode::ConstraintViolation) {
+        return StoreError::DuplicateKey(format!("duplicate key: {err}"));
+    }
+    StoreError::Io {
+        message: format!("{}: {err}", path.display()),
+        raw_os_error: None,
+    }
+}
+
+/// Like [`sqlite_error`], naming the collection and fields of a unique index the documents violate.
+pub fn index_error(
+    path: &Path,
+    collection: &str,
+    fields: &[&str],
+    err: &rusqlite::Error,
+) -> StoreError {
+    match sqlite_error(path, err) {
+        StoreError::DuplicateKey(_) => StoreError::DuplicateKey(format!(
+            "a document in '{collection}' has the same {} as another, which the unique index on [{}] refuses",
+            fields.join(", "),
+            fields.join(", ")
+        )),
+        other => other,
+    }
+}

@@ -1,0 +1,118 @@
+//! The object store: write-once blobs addressed by a `/`-separated key, read back by an opaque URL.
+
+use std::io::Read;
+use std::path::Path;
+
+use serde::{Deserialize, Serialize};
+
+use super::error::{StoreError, StoreResult};
+
+/// The content type a write gets when the caller names none. A store may read it back as unknown (`None`).
+pub const DEFAULT_CONTENT_TYPE: &str = "application/octet-stream";
+
+/// What a store knows about one object. Fields a backend does not keep are `None`.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ObjectMetadata {
+    /// The stored content type; `None` when unknown (the local store keeps only non-default types).
+    #[serde(default)]
+    pub content_type: Option<String>,
+    /// Bytes as stored.
+    #[serde(default)]
+    pub size: Option<u64>,
+    /// RFC 3339 UTC timestamp, e.g. `2026-01-02T03:04:05.123456Z`.
+    #[serde(default)]
+    pub last_modified: Option<String>,
+    #[serde(default)]
+    pub content_encoding: Option<String>,
+    #[serde(default)]
+    pub etag: Option<String>,
+}
+
+/// A readable stream of one object's bytes.
+pub type ObjectReader = Box<dyn Read + Send>;
+
+/// A write-once blob store. Every write returns the object's URL, which every read accepts back.
+///
+/// Reads of an address that holds no object (an absent key, a prefix, a path below an object) fail with
+/// [`StoreError::NotFound`]; a write to a taken key without `allow_overwrite` fails with
+/// [`StoreError::AlreadyExists`]; a URL of another store is [`StoreError::ForeignUrl`].
+pub trait ObjectStore: Send + Sync {
+    /// Writes `data` at `key`; refuses to replace an existing object unless `allow_overwrite`.
+    fn put(
+        &self,
+        key: &str,
+        data: &[u8],
+        content_type: &str,
+        allow_overwrite: bool,
+    ) -> StoreResult<String>;
+
+    /// Write-once upload of a local file, streamed (never held in memory whole).
+    fn put_file(&self, key: &str, file_path: &Path, content_type: &str) -> StoreResult<String>;
+
+    /// Write-once upload of a local file to an explicit URL of this store.
+    fn put_file_at(
+        &self,
+        object_url: &str,
+        file_path: &Path,
+        content_type: &str,
+    ) -> StoreResult<String>;
+
+    /// The whole object.
+    fn get(&self, object_url: &str) -> StoreResult<Vec<u8>>;
+
+    /// Metadata of the object at `key`; `None` when there is none (a prefix counts as none).
+    fn get_object_metadata(&self, key: &str) -> StoreResult<Option<ObjectMetadata>>;
+
+    /// Metadata of the object at an explicit URL; `None` when there is none.
+    fn get_object_metadata_at(&self, object_url: &str) -> StoreResult<Option<ObjectMetadata>>;
+
+    /// Keys whose text starts with `prefix` (a string prefix, not a directory), in no set order.
+    fn list(&self, prefix: &str) -> StoreResult<Vec<String>>;
+
+    /// Object URLs under an explicit URL prefix.
+    fn list_at(&self, url_prefix: &str) -> StoreResult<Vec<String>>;
+
+    /// The URL `put(key)` returns, without writing.
+    fn object_url(&self, key: &str) -> StoreResult<String>;
+
+    /// The key of one of this store's URLs; [`StoreError::ForeignUrl`] for any other.
+    fn get_object_key(&self, object_url: &str) -> StoreResult<String>;
+
+    /// Streams the object to `dest`, creating parent directories. A missing source is
+    /// [`StoreError::NotFound`]; a bad destination is the filesystem's own error ([`StoreError::Io`]).
+    fn download_to_file(&self, object_url: &str, dest: &Path) -> StoreResult<()>;
+
+    /// A readable stream of the object. The default wraps [`ObjectStore::get`]; streaming stores override it.
+    fn open(&self, object_url: &str) -> StoreResult<ObjectReader> {
+        Ok(Box::new(std::io::Cursor::new(self.get(object_url)?)))
+    }
+
+    /// Whether an object exists at `key`.
+    fn exists(&self, key: &str) -> StoreResult<bool> {
+        Ok(self.get_object_metadata(key)?.is_some())
+    }
+
+    /// Whether `object_url` is one of this store's URLs (an object or a prefix).
+    fn owns(&self, object_url: &str) -> StoreResult<bool> {
+        match self.get_object_key(object_url) {
+            Ok(_) => Ok(true),
+            Err(err) if err.is_value_error() => Ok(false),
+            Err(err) => Err(err),
+        }
+    }
+
+    /// The object at `key`.
+    fn read(&self, key: &str) -> StoreResult<Vec<u8>> {
+        self.get(&self.object_url(key)?)
+    }
+
+    /// Whether the store issues remote transfer grants. None of the built-in stores of this build do.
+    fn supports_transfer_grants(&self) -> bool {
+        false
+    }
+}
+
+/// Refuses an operation a store does not implement, with a sentence naming the store.
+pub fn not_supported(store: &str, op: &str) -> StoreError {
+    StoreError::NotSupported(format!("{store} does not support {op}"))
+}

@@ -1,0 +1,61 @@
+//! `PluginImageStore`: an image store in another process.
+
+use std::sync::Arc;
+
+use serde::de::DeserializeOwned;
+use serde_json::{json, Value};
+
+use super::transport::{Direction, StoreTransport};
+use crate::stores::error::StoreResult;
+use crate::stores::image::{ImageStore, RegistryAuth};
+use crate::stores::wire::answer_field;
+
+/// An image store reached through a [`StoreTransport`].
+pub struct PluginImageStore {
+    transport: Arc<dyn StoreTransport>,
+    direction: Direction,
+}
+
+impl PluginImageStore {
+    pub fn new(transport: Arc<dyn StoreTransport>) -> Self {
+        Self::with_direction(transport, Direction::ToPlugin)
+    }
+
+    pub fn with_direction(transport: Arc<dyn StoreTransport>, direction: Direction) -> Self {
+        PluginImageStore {
+            transport,
+            direction,
+        }
+    }
+
+    fn field<T: DeserializeOwned>(&self, op: &str, params: Value, field: &str) -> StoreResult<T> {
+        let method = self.direction.method("image", op);
+        let answer = self.transport.call(&method, params)?;
+        answer_field(&method, &answer, field)
+    }
+}
+
+impl ImageStore for PluginImageStore {
+    fn image_ref(&self, repository: &str, tag: &str) -> StoreResult<String> {
+        self.field(
+            "image_ref",
+            json!({"repository": repository, "tag": tag}),
+            "ref",
+        )
+    }
+
+    fn ensure_repository(&self, repository: &str) -> StoreResult<()> {
+        let method = self.direction.method("image", "ensure_repository");
+        self.transport
+            .call(&method, json!({ "repository": repository }))?;
+        Ok(())
+    }
+
+    fn owns(&self, image_ref: &str) -> StoreResult<bool> {
+        self.field("owns", json!({ "ref": image_ref }), "owns")
+    }
+
+    fn auth(&self, image_ref: &str) -> StoreResult<Option<RegistryAuth>> {
+        self.field("auth", json!({ "ref": image_ref }), "auth")
+    }
+}

@@ -1,0 +1,37 @@
+//! `PluginSecretStore`: a secret store in another process.
+
+use std::sync::Arc;
+
+use serde_json::json;
+
+use super::transport::{Direction, StoreTransport};
+use crate::stores::error::StoreResult;
+use crate::stores::secret::SecretStore;
+use crate::stores::wire::answer_field;
+
+/// A secret store reached through a [`StoreTransport`].
+pub struct PluginSecretStore {
+    transport: Arc<dyn StoreTransport>,
+    direction: Direction,
+}
+
+impl PluginSecretStore {
+    pub fn new(transport: Arc<dyn StoreTransport>) -> Self {
+        Self::with_direction(transport, Direction::ToPlugin)
+    }
+
+    pub fn with_direction(transport: Arc<dyn StoreTransport>, direction: Direction) -> Self {
+        PluginSecretStore {
+            transport,
+            direction,
+        }
+    }
+}
+
+impl SecretStore for PluginSecretStore {
+    fn get(&self, name: &str) -> StoreResult<Option<String>> {
+        let method = self.direction.method("secret", "get");
+        let answer = self.transport.call(&method, json!({ "name": name }))?;
+        answer_field(&method, &answer, "value")
+    }
+}

@@ -1,0 +1,177 @@
+//! Helpers for the black-box tests of `agent-env run`: a temp HOME, state root and sandbox root, the
+//! built binary, and reads of the @local document store.
+
+#![allow(dead_code)]
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output, Stdio};
+
+use serde_json::Value;
+
+pub struct Sandboxed {
+    pub dir: tempfile::TempDir,
+}
+
+pub struct Ran {
+    pub code: i32,
+    pub stdout: String,
+    pub stderr: String,
+}
+
+impl Sandboxed {
+    pub fn new() -> Self {
+        let dir = tempfile::tempdir().expect("temp dir");
+        std::fs::create_dir_all(dir.path().join("home")).unwrap();
+        Sandboxed { dir }
+    }
+
+    pub fn home(&self) -> PathBuf {
+        self.dir.path().join("home")
+    }
+
+    pub fn state(&self) -> PathBuf {
+        self.dir.path().join("state").join("agent-env")
+    }
+
+    pub fn sandboxes(&self) -> PathBuf {
+        self.dir.path().join("sandboxes")
+    }
+
+    pub fn plugins(&self) -> PathBuf {
+        self.dir.path().join("plugins")
+    }
+
+    pub fn local_db(&self) -> PathBuf {
+        self.state().join("document_store").join("local.db")
+    }
+
+    /// The binary with HOME, XDG_* and AGENT_ENV_* pointed into the temp dir, run in `cwd`.
+    pub fn command(&self, args: &[&str]) -> Command {
+        let mut cmd = Command::new(env!("CARGO_BIN_EXE_agent-env"));
+        for (key, _) in std::env::vars_os() {
+            let key = key.to_string_lossy().into_owned();
+            if key.starts_with("AGENT_ENV_") || key.starts_with("XDG_") {
+                cmd.env_remove(&key);
+            }
+        }
+        cmd.args(args)
+            .current_dir(self.home())
+            .env("HOME", self.home())
+            .env("XDG_STATE_HOME", self.dir.path().join("state"))
+            .env("XDG_DATA_HOME", self.dir.path().join("data"))
+            .env("XDG_CONFIG_HOME", self.dir.path().join("config"))
+            .env("AGENT_ENV_LOCAL_SANDBOX_DIR", self.sandboxes())
+            .env("AGENT_ENV_PLUGIN_DIR", self.plugins())
+            .env("RUST_BACKTRACE", "0")
+            .stdin(Stdio::null());
+        cmd
+    }
+
+    pub fn run(&self, args: &[&str]) -> Ran {
+        let Output {
+            status,
+            stdout,
+            stderr,
+        } = self.command(args).output().expect("run agent-env");
+        Ran {
+            code: status.code().unwrap_or(-1),
+            stdout: String::from_utf8_lossy(&stdout).into_owned(),
+            stderr: String::from_utf8_lossy(&stderr).into_owned(),
+        }
+    }
+
+    /// Every document of a collection in local.db.
+    pub fn docs(&self, collection: &str) -> Vec<Value> {
+        let conn = rusqlite::Connection::open(self.local_db()).expect("open local.db");
+        let mut stmt = match conn.prepare(&format!("SELECT doc FROM docs_{collection}")) {
+            Ok(s) => s,
+            Err(_) => return Vec::new(),
+        };
+        let rows = stmt
+            .query_map([], |r| r.get::<_, String>(0))
+            .unwrap()
+            .map(|r| serde_json::from_str(&r.unwrap()).unwrap())
+            .collect();
+        rows
+    }
+
+    /// Copies the repository's `hello` bundle to `<home>/<name>`.
+    pub fn copy_hello(&self, name: &str) -> PathBuf {
+        let src = Path::new(env!("CARGO_MANIFEST_DIR")).join("bundles/hello");
+        let dest = self.home().join(name);
+        copy_dir(&src, &dest);
+        dest
+    }
+
+    /// Writes a file below home, making folders.
+    pub fn write(&self, rel: &str, text: &str) -> PathBuf {
+        let path = self.home().join(rel);
+        std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+        std::fs::write(&path, text).unwrap();
+        path
+    }
+
+    /// Entries left in the sandbox root (none once every sandbox is torn down).
+    pub fn sandboxes_left(&self) -> Vec<String> {
+        match std::fs::read_dir(self.sandboxes()) {
+            Ok(r) => r
+                .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+                .collect(),
+            Err(_) => Vec::new(),
+        }
+    }
+}
+
+pub fn copy_dir(src: &Path, dest: &Path) {
+    std::fs::create_dir_all(dest).unwrap();
+    for entry in std::fs::read_dir(src).unwrap() {
+        let entry = entry.unwrap();
+        let to = dest.join(entry.file_name());
+        if entry.file_type().unwrap().is_dir() {
+            copy_dir(&entry.path(), &to);
+        } else {
+            std::fs::copy(entry.path(), to).unwrap();
+        }
+    }
+}
+
+/// Whether `line` is `<prefix><8 chars of [a-z0-9]><rest>`.
+pub fn has_suffix_id(text: &str, prefix: &str) -> Option<String> {
+    let start = text.find(prefix)? + prefix.len();
+    let id: String = text[start..].chars().take(8).collect();
+    (id.len() == 8
+        && id
+            .chars()
+            .all(|c| c.is_ascii_lowercase() || c.is_ascii_digit()))
+    .then(|| format!("{prefix}{id}"))
+}
+
+/// Replaces every `<digits>.<digit>s` with `N.Ns`, so durations can be compared.
+pub fn mask_durations(text: &str) -> String {
+    let mut out = String::new();
+    let chars: Vec<char> = text.chars().collect();
+    let mut i = 0;
+    while i < chars.len() {
+        if chars[i].is_ascii_digit() {
+            let mut j = i;
+            while j < chars.len() && chars[j].is_ascii_digit() {
+                j += 1;
+            }
+            if j + 2 < chars.len()
+                && chars[j] == '.'
+                && chars[j + 1].is_ascii_digit()
+                && chars[j + 2] == 's'
+            {
+                out.push_str("N.Ns");
+                i = j + 3;
+                continue;
+            }
+            out.extend(&chars[i..j]);
+            i = j;
+            continue;
+        }
+        out.push(chars[i]);
+        i += 1;
+    }
+    out
+}

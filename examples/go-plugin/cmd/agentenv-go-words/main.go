@@ -1,0 +1,42 @@
+// Command agentenv-go-words is an agent-env plugin written in Go with the standard library only.
+//
+// It contributes the task step go_word_count (count the words of a file in a sandbox's work folder, of
+// inline text, or of an object in the host's object store; score the count against a minimum; store the
+// count in the host's object store) and the CLI command `agent-env go-words count FILE...`.
+package main
+
+import (
+	_ "embed"
+
+	"example.com/agentenv-go-plugin/agentenv"
+)
+
+// The package name and version; they must match agent-env-plugin.toml (a test checks).
+const (
+	pluginName    = "agentenv-go-words"
+	pluginVersion = "0.1.0"
+)
+
+//go:embed agent-env-plugin.toml
+var manifest string
+
+func newPlugin() *agentenv.Plugin {
+	p := agentenv.NewPlugin(pluginName, pluginVersion, manifest)
+	p.AddTaskStep(agentenv.TaskStep{
+		Type:     wordCountType,
+		Class:    "GoWordCount",
+		Execute:  executeWordCount,
+		Validate: validateWordCount,
+	})
+	p.AddCommand(agentenv.Command{
+		Name:        commandName,
+		Class:       commandName,
+		Description: "Count the words of files",
+		Run:         runCommand,
+	})
+	return p
+}
+
+func main() {
+	newPlugin().Main()
+}

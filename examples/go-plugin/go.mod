@@ -1,0 +1,3 @@
+module example.com/agentenv-go-plugin
+
+go 1.22

@@ -1,0 +1,106 @@
+"""The agentenv-grader plugin: the `grade_keywords` task step, the `grader` command, a folder object store.
+
+A task step that uses it:
+
+    {"id": "grade", "type": "grade_keywords", "sandbox_name": "box", "path": "/app/answer.txt",
+     "keywords": ["photosynthesis", "chlorophyll"], "verifier_id": "keywords", "upload_report": true}
+
+writes `metadata.verifications.keywords = {"score": 0.5, "results": [...]}`, one row per keyword, and with
+`upload_report` also puts the report in the host's object store and records its URL.
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+
+from agent_env_plugin import HostHandle, Plugin, TaskStep
+
+from . import grading
+from .store import FolderObjectStore
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import Any, Dict, List, Optional
+
+__version__ = "0.1.0"
+
+plugin = Plugin(
+    "agentenv-grader",
+    __version__,
+    description="Grades a file in a sandbox by the keywords it contains",
+    requires={"agentenv-framework": ">=0.1.0"},
+)
+
+
+class GradeKeywords(TaskStep):
+    """Scores keyword hits in a sandbox file into metadata.verifications."""
+
+    type = "grade_keywords"
+    description = "Scores keyword hits in a sandbox file into metadata.verifications"
+
+    def validate(self, step: Dict[str, Any]) -> None:
+        grading.check_step(step)
+
+    def execute(self, step: Dict[str, Any], context: Dict[str, Any], host: HostHandle) -> Dict[str, Any]:
+        grading.check_step(step)
+        sandbox_name = step.get("sandbox_name")
+        sandbox = grading.find_sandbox(context, sandbox_name if isinstance(sandbox_name, str) else None)
+        path = grading.resolve_path(sandbox, step["path"])
+        shown = f"{step['path']} in sandbox {sandbox.get('sandbox_name')!r}"
+        verification = grading.grade_text(
+            grading.read_text(path),
+            step["keywords"],
+            shown,
+            case_sensitive=bool(step.get("case_sensitive", False)),
+            whole_word=bool(step.get("whole_word", False)),
+        )
+        verifier_id = step.get("verifier_id") or step.get("id") or self.type
+        if step.get("upload_report"):
+            instance = str(context.get("instance_id") or "run").replace("/", "_").replace("@", "")
+            report = {"verifier_id": verifier_id, "path": step["path"], **verification}
+            url = host.objects.put(
+                f"grader/{instance}/{verifier_id}.json",
+                json.dumps(report, indent=2).encode(),
+                "application/json",
+            )
+            verification["report_url"] = url
+        return {"metadata": {"verifications": {verifier_id: verification}}}
+
+
+plugin.add_task_step(GradeKeywords())
+plugin.store(FolderObjectStore)
+
+
+@plugin.cli_command("grader", description="Score a file by keywords from the command line")
+def grader_command(argv: List[str], host: HostHandle) -> int:
+    import argparse
+
+    parser = argparse.ArgumentParser(prog="agent-env grader", description="Score a file by the keywords it contains.")
+    parser.add_argument("file", help="the file to grade")
+    parser.add_argument("-k", "--keyword", action="append", required=True, help="a keyword (repeat for more)")
+    parser.add_argument("--case-sensitive", action="store_true")
+    parser.add_argument("--whole-word", action="store_true")
+    parser.add_argument("--json", action="store_true", help="print the verification as JSON")
+    args = parser.parse_args(argv)
+    text = grading.read_text(args.file)
+    if text is None:
+        print(f"Error: {args.file} does not exist", file=sys.stderr)
+        return 1
+    verification = grading.grade_text(text, args.keyword, args.file, args.case_sensitive, args.whole_word)
+    if args.json:
+        print(json.dumps(verification, indent=2))
+    else:
+        for row in verification["results"]:
+            print(f"{row['result']:4}  {row['justification']}")
+        print(f"score {verification['score']:g}")
+    return 0 if verification["score"] == 1.0 else 1
+
+
+def main(argv: Optional[List[str]] = None) -> None:
+    """The console script agent-env starts (`agentenv-grader`)."""
+    plugin.serve(argv)
+
+
+if __name__ == "__main__":
+    main()

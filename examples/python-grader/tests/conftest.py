@@ -1,0 +1,57 @@
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import pytest
+
+from agent_env_plugin.testing import PluginProcess
+
+from grader_helpers import PREFIX, SCRIPT
+
+
+@pytest.fixture
+def installed() -> Path:
+    """The console script pip installed; the tests of the installed plugin need it."""
+    if not SCRIPT.is_file():
+        pytest.skip(f"agentenv-grader is not installed in {PREFIX}; scripts/test-python.sh installs it with pip")
+    return SCRIPT
+
+
+@pytest.fixture
+def plugin_env(tmp_path: Path) -> dict:
+    env = {k: v for k, v in os.environ.items() if not k.startswith("AGENT_ENV_")}
+    env["HOME"] = str(tmp_path / "home")
+    for var in ("XDG_DATA_HOME", "XDG_STATE_HOME", "XDG_CONFIG_HOME", "XDG_CACHE_HOME"):
+        env[var] = str(tmp_path / var.lower())
+    return env
+
+
+@pytest.fixture
+def grader(installed: Path, plugin_env: dict):
+    """Starts the installed plugin as agent-env would; `grader(host_methods=...)`."""
+    started: list[PluginProcess] = []
+
+    def _start(**kwargs) -> PluginProcess:
+        kwargs.setdefault("env", plugin_env)
+        process = PluginProcess([str(installed)], package="agentenv-grader", **kwargs)
+        started.append(process)
+        return process
+
+    yield _start
+    for process in started:
+        process.__exit__(None, None, None)
+
+
+@pytest.fixture
+def sandbox(tmp_path: Path) -> dict:
+    """A local sandbox's record in a run context, its work folder in a temp dir."""
+    work_dir = tmp_path / "sandboxes" / "agent-env-local-1a2b3c4d"
+    work_dir.mkdir(parents=True)
+    return {
+        "sandbox_name": "box",
+        "sandbox_id": "local-1a2b3c4d",
+        "sandbox_type": "local",
+        "sandbox_mode": "vm",
+        "work_dir": str(work_dir),
+    }

@@ -1,0 +1,86 @@
+"""Measures a Python plugin's cold start: spawn to `initialize` answered, and its import cost.
+
+    python bench/startup.py [--python PATH] [--runs N]
+
+PATH is the interpreter that runs the plugin (default: this one); it must have agent_env_plugin
+installed. Prints the median and the fastest run, and the interpreter's own start (`-c pass`) to compare.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+
+PLUGIN = '''
+from agent_env_plugin import Plugin
+
+plugin = Plugin("agentenv-bench", "0.1.0")
+
+@plugin.task_step("noop", cls="Noop")
+def noop(step, context, host):
+    return {}
+
+plugin.serve()
+'''
+
+INITIALIZE = (
+    b'{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"host":{"name":"agent-env","version":"0.1.0"},'
+    b'"protocol":{"min":1,"max":1},"package":"agentenv-bench","settings":{}}}\n'
+)
+
+
+def spawn_to_initialized(python: str, script: str, env: dict[str, str]) -> float:
+    started = time.perf_counter()
+    child = subprocess.Popen([python, script], stdin=subprocess.PIPE, stdout=subprocess.PIPE, env=env)
+    assert child.stdin is not None and child.stdout is not None
+    child.stdin.write(INITIALIZE)
+    child.stdin.flush()
+    line = child.stdout.readline()
+    elapsed = time.perf_counter() - started
+    if b'"result"' not in line:
+        raise SystemExit(f"the plugin did not answer initialize: {line!r}")
+    child.stdin.close()
+    child.wait()
+    return elapsed
+
+
+def bare_start(python: str) -> float:
+    started = time.perf_counter()
+    subprocess.run([python, "-c", "pass"], check=True)
+    return time.perf_counter() - started
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--python", default=sys.executable)
+    parser.add_argument("--runs", type=int, default=30)
+    args = parser.parse_args()
+    env = dict(os.environ, AGENT_ENV_PLUGIN="1", AGENT_ENV_PROTOCOL_VERSIONS="1-1")
+    with tempfile.TemporaryDirectory() as tmp:
+        script = os.path.join(tmp, "bench_plugin.py")
+        with open(script, "w") as handle:
+            handle.write(PLUGIN)
+        spawn_to_initialized(args.python, script, env)  # warm the page cache and .pyc files
+        plugin_runs = [spawn_to_initialized(args.python, script, env) for _ in range(args.runs)]
+        bare_runs = [bare_start(args.python) for _ in range(args.runs)]
+        imports = subprocess.run(
+            [args.python, "-X", "importtime", "-c", "import agent_env_plugin"], capture_output=True, text=True
+        ).stderr.splitlines()
+    own = [line for line in imports if line.rstrip().endswith("agent_env_plugin")]
+    ms = lambda runs: f"median {statistics.median(runs) * 1000:.1f} ms, fastest {min(runs) * 1000:.1f} ms"  # noqa: E731
+    print(f"interpreter: {args.python}")
+    print(f"spawn to initialize answered ({args.runs} runs): {ms(plugin_runs)}")
+    print(f"bare interpreter start (-c pass):               {ms(bare_runs)}")
+    if own:
+        cumulative_us = int(own[-1].split("|")[1])
+        print(f"import agent_env_plugin (cumulative):           {cumulative_us / 1000:.1f} ms")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,269 @@
+"""The object store conformance kit: 17 cases every object store passes, built-in or plugin.
+
+Each case is a function `case(store, ns)`: `store` is an `ObjectStore` (a Python store in-process, or a
+`WireObjectStore` whose operations cross a pipe), `ns` a key prefix for the case's objects (`""` for a
+fresh store, a unique prefix ending in "/" for a shared bucket). A failing case raises
+`ConformanceFailure` (an `AssertionError`) that says what the store did wrong. Run them from pytest::
+
+    import pytest
+    from agent_env_plugin.conformance import object_cases
+
+    @pytest.mark.parametrize("case", object_cases.CASES, ids=object_cases.case_id)
+    def test_object_store_conformance(case, tmp_path):
+        case(MyStore(root=str(tmp_path)), "")
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import tempfile
+
+from ..errors import AlreadyExistsError, NotFoundError, ObjectNotFoundError
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import Any, Callable, Iterator, List
+
+    from ..stores import ObjectStore
+
+    Case = Callable[[ObjectStore, str], None]
+
+
+class ConformanceFailure(AssertionError):
+    """The store under test broke a rule of the object store contract."""
+
+
+def _check(condition: bool, message: str) -> None:
+    if not condition:
+        raise ConformanceFailure(message)
+
+
+def _raises(expected: type[BaseException], action: Callable[[], Any], what: str) -> BaseException:
+    try:
+        action()
+    except expected as exc:
+        return exc
+    except Exception as exc:  # noqa: BLE001 - report what came instead
+        raise ConformanceFailure(f"{what} raised {type(exc).__name__}: {exc}, not {expected.__name__}") from exc
+    raise ConformanceFailure(f"{what} raised nothing; it must raise {expected.__name__}")
+
+
+class _TempDir:
+    def __init__(self) -> None:
+        self.path = tempfile.mkdtemp(prefix="agent-env-object-kit-")
+
+    def file(self, name: str, data: bytes) -> str:
+        path = os.path.join(self.path, name)
+        with open(path, "wb") as handle:
+            handle.write(data)
+        return path
+
+    def __enter__(self) -> _TempDir:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        shutil.rmtree(self.path, ignore_errors=True)
+
+
+def put_get_roundtrip(store: ObjectStore, ns: str) -> None:
+    url = store.put(ns + "a/b.json", b"hello", "application/json")
+    _check(isinstance(url, str) and bool(url), f"put returned {url!r}, not a URL")
+    data = store.get(url)
+    _check(data == b"hello", f"get(put url) returned {data!r}, not b'hello'")
+
+
+def put_is_write_once(store: ObjectStore, ns: str) -> None:
+    store.put(ns + "dup", b"one")
+    _raises(AlreadyExistsError, lambda: store.put(ns + "dup", b"two"), "a second put to the same key")
+
+
+def put_allow_overwrite_replaces(store: ObjectStore, ns: str) -> None:
+    store.put(ns + "over", b"old")
+    url = store.put(ns + "over", b"new", allow_overwrite=True)
+    data = store.get(url)
+    _check(data == b"new", f"after put with allow_overwrite, get returned {data!r}, not b'new'")
+
+
+def put_file_roundtrip(store: ObjectStore, ns: str) -> None:
+    with _TempDir() as tmp:
+        path = tmp.file("in.bin", b"file-bytes\x00\xff")
+        url = store.put_file(ns + "files/in.bin", path)
+        data = store.get(url)
+        _check(data == b"file-bytes\x00\xff", f"get(put_file url) returned {data!r}, not the file's bytes")
+
+
+def put_file_is_write_once(store: ObjectStore, ns: str) -> None:
+    with _TempDir() as tmp:
+        path = tmp.file("in.bin", b"x")
+        store.put_file(ns + "files/once.bin", path)
+        _raises(AlreadyExistsError, lambda: store.put_file(ns + "files/once.bin", path), "a second put_file to the same key")
+
+
+def exists_reflects_writes(store: ObjectStore, ns: str) -> None:
+    before = store.exists(ns + "exists/x")
+    _check(before is False, f"exists before any put returned {before!r}, not False")
+    store.put(ns + "exists/x", b"1")
+    after = store.exists(ns + "exists/x")
+    _check(after is True, f"exists after a put returned {after!r}, not True")
+
+
+def list_and_read_by_key(store: ObjectStore, ns: str) -> None:
+    objects = {ns + "p/a.txt": b"a", ns + "p/sub/b.txt": b"b", ns + "other/c.txt": b"c"}
+    for key, data in objects.items():
+        store.put(key, data)
+    listed = set(store.list(ns + "p/"))
+    expected = {ns + "p/a.txt", ns + "p/sub/b.txt"}
+    _check(listed == expected, f"list({ns + 'p/'!r}) returned {sorted(listed)}, not {sorted(expected)}")
+    for key in expected:
+        data = store.read(key)
+        _check(data == objects[key], f"read({key!r}) returned {data!r}, not {objects[key]!r}")
+
+
+def object_url_matches_put(store: ObjectStore, ns: str) -> None:
+    key = ns + "url/x.bin"
+    url = store.put(key, b"u")
+    predicted = store.object_url(key)
+    _check(predicted == url, f"object_url({key!r}) is {predicted!r}, but put returned {url!r}")
+    _check(store.get(predicted) == b"u", "get(object_url(key)) did not return the object")
+
+
+def get_object_key_inverts_object_url(store: ObjectStore, ns: str) -> None:
+    key = ns + "inv/k.txt"
+    url = store.put(key, b"k")
+    back = store.get_object_key(url)
+    _check(back == key, f"get_object_key({url!r}) is {back!r}, not {key!r}")
+    again = store.object_url(back)
+    _check(again == url, f"object_url(get_object_key(url)) is {again!r}, not {url!r}")
+
+
+def download_to_file_streams_to_dest(store: ObjectStore, ns: str) -> None:
+    url = store.put(ns + "dl/obj.bin", b"download me")
+    with _TempDir() as tmp:
+        dest = os.path.join(tmp.path, "nested", "out.bin")
+        store.download_to_file(url, dest)
+        _check(os.path.isfile(dest), f"download_to_file did not create {dest} (its parent folder did not exist)")
+        with open(dest, "rb") as handle:
+            data = handle.read()
+        _check(data == b"download me", f"download_to_file wrote {data!r}, not b'download me'")
+
+
+def open_streams_the_object(store: ObjectStore, ns: str) -> None:
+    payload = b"0123456789abcdef"
+    url = store.put(ns + "open/obj.bin", payload)
+    stream = store.open(url)
+    try:
+        head = stream.read(8)
+        rest = stream.read()
+    finally:
+        stream.close()
+    _check(head + rest == payload, f"open(url) read {head + rest!r}, not {payload!r}")
+
+
+def get_object_metadata_reflects_object(store: ObjectStore, ns: str) -> None:
+    key = ns + "meta/m.bin"
+    absent = store.get_object_metadata(key)
+    _check(absent is None, f"get_object_metadata of an absent key returned {absent!r}, not None")
+    store.put(key, b"12345")
+    meta = store.get_object_metadata(key)
+    _check(meta is not None, "get_object_metadata after a put returned None")
+    assert meta is not None
+    _check(meta.size == 5, f"metadata size is {meta.size!r} after a 5-byte put")
+    _check(meta.last_modified is not None, "metadata last_modified is not set after a put")
+
+
+def put_file_at_roundtrips(store: ObjectStore, ns: str) -> None:
+    with _TempDir() as tmp:
+        path = tmp.file("at.bin", b"at-bytes")
+        url = store.put_file_at(store.object_url(ns + "at/obj.bin"), path)
+        data = store.get(url)
+        _check(data == b"at-bytes", f"get(put_file_at url) returned {data!r}, not the file's bytes")
+
+
+def get_object_metadata_at_matches_key_variant(store: ObjectStore, ns: str) -> None:
+    key = ns + "meta_at/m.bin"
+    url = store.object_url(key)
+    absent = store.get_object_metadata_at(url)
+    _check(absent is None, f"get_object_metadata_at of an absent object returned {absent!r}, not None")
+    store.put(key, b"12345")
+    by_url = store.get_object_metadata_at(url)
+    by_key = store.get_object_metadata(key)
+    _check(by_url is not None and by_key is not None, "metadata after a put is None")
+    assert by_url is not None and by_key is not None
+    _check(by_url.size == by_key.size == 5, f"sizes by url ({by_url.size!r}) and by key ({by_key.size!r}) are not both 5")
+
+
+def list_at_matches_list(store: ObjectStore, ns: str) -> None:
+    for key in (ns + "lp/a.txt", ns + "lp/sub/b.txt", ns + "lpother/c.txt"):
+        store.put(key, b"x")
+    by_url = set(store.list_at(store.object_url(ns + "lp/")))
+    by_key = {store.object_url(key) for key in store.list(ns + "lp/")}
+    _check(by_url == by_key, f"list_at(object_url('lp/')) is {sorted(by_url)}, list('lp/') gives {sorted(by_key)}")
+    _check(len(by_key) == 2, f"list('lp/') must hold exactly the two lp/ objects, got {sorted(by_key)}")
+
+
+def owns_its_objects_and_prefixes(store: ObjectStore, ns: str) -> None:
+    url = store.put(ns + "own/x.bin", b"o")
+    _check(store.owns(url) is True, f"owns({url!r}) of its own object is not True")
+    prefix = store.object_url(ns + "own/")
+    _check(store.owns(prefix) is True, f"owns({prefix!r}) of its own prefix is not True")
+    foreign = "https://example.test/not-this-store/x.bin"
+    _check(store.owns(foreign) is False, f"owns({foreign!r}) is not False")
+
+
+def missing_object_reads_raise_object_not_found(store: ObjectStore, ns: str) -> None:
+    store.put(ns + "nf/dir/obj.bin", b"present")
+    meta = store.get_object_metadata(ns + "nf/dir")
+    _check(meta is None, f"get_object_metadata of a prefix returned {meta!r}, not None")
+    _check(store.exists(ns + "nf/dir") is False, "exists of a prefix is not False")
+    with _TempDir() as tmp:
+        for key in (ns + "nf/absent.bin", ns + "nf/dir", ns + "nf/dir/obj.bin/below"):
+            url = store.object_url(key)
+            dest = os.path.join(tmp.path, "out.bin")
+            for name, action in (
+                ("get", lambda: store.get(url)),
+                ("open", lambda: store.open(url).read()),
+                ("download_to_file", lambda: store.download_to_file(url, dest)),
+            ):
+                exc = _raises(ObjectNotFoundError, action, f"{name}({url!r})")
+                _check(isinstance(exc, NotFoundError), f"{name}({url!r}) raised an error that is not a NotFoundError")
+                _check(
+                    isinstance(exc, FileNotFoundError), f"{name}({url!r}) raised an error that is not a FileNotFoundError"
+                )
+
+
+CASES: List[Case] = [
+    put_get_roundtrip,
+    put_is_write_once,
+    put_allow_overwrite_replaces,
+    put_file_roundtrip,
+    put_file_is_write_once,
+    exists_reflects_writes,
+    list_and_read_by_key,
+    object_url_matches_put,
+    get_object_key_inverts_object_url,
+    download_to_file_streams_to_dest,
+    open_streams_the_object,
+    get_object_metadata_reflects_object,
+    put_file_at_roundtrips,
+    get_object_metadata_at_matches_key_variant,
+    list_at_matches_list,
+    owns_its_objects_and_prefixes,
+    missing_object_reads_raise_object_not_found,
+]
+
+
+def case_id(case: Case) -> str:
+    """A pytest id for a case: its name."""
+    return case.__name__
+
+
+def run_all(store_factory: Callable[[], ObjectStore], ns: str = "") -> Iterator[tuple[str, Exception | None]]:
+    """Runs every case on a fresh store from `store_factory`; yields (case name, failure or None)."""
+    for case in CASES:
+        try:
+            case(store_factory(), ns)
+        except Exception as exc:  # noqa: BLE001 - reported per case
+            yield case.__name__, exc
+        else:
+            yield case.__name__, None

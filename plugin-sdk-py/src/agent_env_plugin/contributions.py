@@ -1,0 +1,153 @@
+"""What a plugin contributes: task steps, CLI commands, root options and the other groups.
+
+Each contribution knows the manifest name it answers for (`name`), the type it writes documents under
+(`type`, equal to the name for a well-formed plugin), its class label (the manifest's value) and the
+methods it implements, which is what `initialize` reports (docs/protocol.md §4.1).
+"""
+
+from __future__ import annotations
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import Any, Callable, Dict, List, Optional, Sequence
+
+    from .host import HostHandle
+
+    StepFunction = Callable[[Dict[str, Any], Dict[str, Any], HostHandle], Optional[Dict[str, Any]]]
+    ValidateFunction = Callable[[Dict[str, Any]], None]
+    CommandFunction = Callable[[List[str], HostHandle], Optional[int]]
+    RootOptionFunction = Callable[[Optional[str], HostHandle], Optional[str]]
+    GenericMethod = Callable[[Dict[str, Any], HostHandle], Any]
+
+GROUPS = (
+    "envs",
+    "artifacts",
+    "task_steps",
+    "sandbox_providers",
+    "state_providers",
+    "env_providers",
+    "explorer_plugins",
+    "cli_plugins",
+    "cli_root_options",
+    "bundles",
+)
+
+
+class TaskStep:
+    """A task step type. Subclass it, set `type`, implement `execute`, optionally `validate`.
+
+    `execute(step, context, host)` gets the step as the task document wrote it and the run's context, and
+    returns what the step adds to the context: ``{"metadata": {...}}`` is merged into `context.metadata`.
+    Raising fails the step (`step-failed`, with the exception's type and message).
+    """
+
+    type: str = ""
+    #: The class label the manifest names; the class's own name when unset.
+    label: Optional[str] = None
+    description: Optional[str] = None
+
+    def execute(self, step: Dict[str, Any], context: Dict[str, Any], host: HostHandle) -> Optional[Dict[str, Any]]:
+        raise NotImplementedError(f"{type(self).__name__} does not implement execute")
+
+    def validate(self, step: Dict[str, Any]) -> None:
+        """Checks a step while the host plans the run; raise `ValueError` to refuse it."""
+
+    def implements_validate(self) -> bool:
+        return type(self).validate is not TaskStep.validate
+
+    def methods(self) -> List[str]:
+        methods = ["execute", "from_dict"]
+        if self.implements_validate():
+            methods.append("validate")
+        return methods
+
+    def class_label(self) -> str:
+        return self.label or type(self).__name__
+
+
+class FunctionStep(TaskStep):
+    """A task step made from a plain function (what `@plugin.task_step(...)` registers)."""
+
+    def __init__(
+        self, type_name: str, function: StepFunction, label: str, validate: Optional[ValidateFunction] = None
+    ) -> None:
+        self.type = type_name
+        self.label = label
+        self._function = function
+        self._validate = validate
+
+    def execute(self, step: Dict[str, Any], context: Dict[str, Any], host: HostHandle) -> Optional[Dict[str, Any]]:
+        return self._function(step, context, host)
+
+    def validate(self, step: Dict[str, Any]) -> None:
+        if self._validate is not None:
+            self._validate(step)
+
+    def implements_validate(self) -> bool:
+        return self._validate is not None
+
+
+class CliCommand:
+    """A CLI command: `agent-env <name> ARGS...` runs `run(argv, host)` in command mode (§4.5).
+
+    stdin, stdout and stderr are the terminal's; return the exit code (None means 0). `SystemExit`
+    (argparse's way out) becomes the exit code it carries.
+    """
+
+    name: str = ""
+    label: Optional[str] = None
+    description: Optional[str] = None
+
+    def run(self, argv: List[str], host: HostHandle) -> Optional[int]:
+        raise NotImplementedError(f"{type(self).__name__} does not implement run")
+
+    def class_label(self) -> str:
+        return self.label or self.name
+
+
+class FunctionCommand(CliCommand):
+    def __init__(self, name: str, function: CommandFunction, label: str, description: Optional[str]) -> None:
+        self.name = name
+        self.label = label
+        self.description = description
+        self._function = function
+
+    def run(self, argv: List[str], host: HostHandle) -> Optional[int]:
+        return self._function(argv, host)
+
+
+class RootOption:
+    """A flag on the root command (`agent-env --tenant acme ...`). `apply(value, host)` gets the flag's
+    value (None when it is absent) and may return a config file path the host then reads."""
+
+    def __init__(
+        self, name: str, flag: str, function: RootOptionFunction, label: str, description: Optional[str]
+    ) -> None:
+        self.name = name
+        self.flag = flag
+        self.function = function
+        self.label = label
+        self.description = description
+
+
+class Contribution:
+    """A contribution to any other group. The host calls its methods as `<group>.<method>` with the
+    contribution's `type` in the params; each handler gets `(params, host)` and returns a JSON value."""
+
+    def __init__(
+        self,
+        group: str,
+        name: str,
+        label: str,
+        handlers: Dict[str, GenericMethod],
+        type_name: Optional[str] = None,
+        methods: Optional[Sequence[str]] = None,
+        description: Optional[str] = None,
+    ) -> None:
+        self.group = group
+        self.name = name
+        self.label = label
+        self.handlers = dict(handlers)
+        self.type_name = type_name or name
+        self.methods = list(methods) if methods is not None else sorted(self.handlers)
+        self.description = description

@@ -1,0 +1,255 @@
+"""The host, as seen from inside one call it made to the plugin (docs/protocol.md §5, §6).
+
+A `HostHandle` is valid while the call it came with is being answered: it reaches the stores the user
+configured (`host.objects`, `host.secrets`, `host.documents`, `host.images`), reports progress, and
+tells whether the host cancelled the call.
+"""
+
+from __future__ import annotations
+
+import os
+import threading
+
+from . import wire
+from .errors import (
+    AlreadyExistsError,
+    CancelledError,
+    NotFoundError,
+    ObjectAlreadyExistsError,
+    ObjectNotFoundError,
+)
+from .stores import (
+    DEFAULT_CONTENT_TYPE,
+    DocumentStore,
+    ImageStore,
+    ObjectMetadata,
+    ObjectStore,
+    SecretStore,
+    _b64decode,
+    _b64encode,
+)
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import Any, Callable, Dict, List, Optional
+
+    from .peer import CallContext
+
+_current = threading.local()
+
+
+def current_host() -> Optional[HostHandle]:
+    """The handle of the host call being answered on this thread, or None outside one."""
+    return getattr(_current, "host", None)
+
+
+class HostHandle:
+    """What a contribution can ask of the host while one host call is in flight."""
+
+    def __init__(self, ctx: CallContext, settings: Dict[str, Any]) -> None:
+        self._ctx = ctx
+        self._settings = settings
+        self.objects = HostObjectStore(self)
+        self.secrets = HostSecretStore(self)
+        self.documents = HostDocumentStore(self)
+        self.images = HostImageStore(self)
+
+    @property
+    def request_id(self) -> wire.Id:
+        """The id of the host's request this handle belongs to."""
+        return self._ctx.id
+
+    @property
+    def method(self) -> str:
+        return self._ctx.method
+
+    @property
+    def params(self) -> Dict[str, Any]:
+        """The request's params, as they arrived."""
+        return self._ctx.params
+
+    @property
+    def settings(self) -> Dict[str, Any]:
+        """The plugin's `[plugins.<package>]` table, as `initialize` carried it."""
+        return self._settings
+
+    @property
+    def cancelled(self) -> bool:
+        """True once the host sent `$/cancelRequest` for this call (or went away)."""
+        return self._ctx.cancel_event.is_set()
+
+    @property
+    def cancel_event(self) -> threading.Event:
+        """Set when the call is cancelled; `host.cancel_event.wait(5)` sleeps until then."""
+        return self._ctx.cancel_event
+
+    def check_cancelled(self) -> None:
+        """Raises `CancelledError` if the host cancelled this call."""
+        if self.cancelled:
+            raise CancelledError(f"{self._ctx.method} was cancelled by the host")
+
+    def call(self, method: str, params: Optional[Dict[str, Any]] = None, timeout: Optional[float] = None) -> Any:
+        """Calls a `host.*` method and returns its result; a failed call raises the class of its kind."""
+        return self._ctx.connection.call(method, params or {}, timeout)
+
+    def fetch_settings(self) -> Dict[str, Any]:
+        """Asks the host for the settings table again (`host.settings`)."""
+        result = self.call("host.settings")
+        return result if isinstance(result, dict) else {}
+
+    def progress(self, progress: float, total: Optional[float] = None, message: Optional[str] = None) -> None:
+        """Sends `$/progress` about this call."""
+        params: Dict[str, Any] = {"id": self._ctx.id, "progress": progress}
+        if total is not None:
+            params["total"] = total
+        if message is not None:
+            params["message"] = message
+        self._ctx.connection.notify(wire.PROGRESS, params)
+
+    def log(self, level: str, message: str) -> None:
+        """Sends `$/log` (`info`, `warning` or `error`)."""
+        self._ctx.connection.notify(wire.LOG, {"level": level, "message": message})
+
+
+class WireObjectStore(ObjectStore):
+    """An object store on the other side of a pipe: each operation is one call, `call(op, params)`.
+    Paths are made absolute before they travel; a `not-found` answer raises `ObjectNotFoundError`."""
+
+    def __init__(self, call: Callable[[str, Dict[str, Any]], Any]) -> None:
+        self._call = call
+
+    def _op(self, op: str, params: Dict[str, Any]) -> Any:
+        try:
+            return self._call(op, params)
+        except NotFoundError as exc:
+            if isinstance(exc, ObjectNotFoundError):
+                raise
+            raise ObjectNotFoundError(exc.message, exc.data) from None
+        except AlreadyExistsError as exc:
+            if isinstance(exc, ObjectAlreadyExistsError):
+                raise
+            raise ObjectAlreadyExistsError(exc.message, exc.data) from None
+
+    def put(
+        self, key: str, data: bytes, content_type: str = DEFAULT_CONTENT_TYPE, allow_overwrite: bool = False
+    ) -> str:
+        params = {"key": key, "data": _b64encode(data), "content_type": content_type, "allow_overwrite": allow_overwrite}
+        return str(self._op("put", params)["url"])
+
+    def put_file(self, key: str, file_path: str, content_type: str = DEFAULT_CONTENT_TYPE) -> str:
+        params = {"key": key, "path": os.path.abspath(file_path), "content_type": content_type}
+        return str(self._op("put_file", params)["url"])
+
+    def put_file_at(self, object_url: str, file_path: str, content_type: str = DEFAULT_CONTENT_TYPE) -> str:
+        params = {"url": object_url, "path": os.path.abspath(file_path), "content_type": content_type}
+        return str(self._op("put_file_at", params)["url"])
+
+    def get(self, object_url: str) -> bytes:
+        return _b64decode(self._op("get", {"url": object_url})["data"])
+
+    def read(self, key: str) -> bytes:
+        return _b64decode(self._op("read", {"key": key})["data"])
+
+    def download_to_file(self, object_url: str, dest_path: str) -> None:
+        self._op("download_to_file", {"url": object_url, "path": os.path.abspath(dest_path)})
+
+    def get_object_metadata(self, key: str) -> Optional[ObjectMetadata]:
+        value = self._op("get_object_metadata", {"key": key}).get("metadata")
+        return ObjectMetadata.from_wire(value) if isinstance(value, dict) else None
+
+    def get_object_metadata_at(self, object_url: str) -> Optional[ObjectMetadata]:
+        value = self._op("get_object_metadata_at", {"url": object_url}).get("metadata")
+        return ObjectMetadata.from_wire(value) if isinstance(value, dict) else None
+
+    def list(self, prefix: str) -> List[str]:
+        return [str(key) for key in self._op("list", {"prefix": prefix})["keys"]]
+
+    def list_at(self, url_prefix: str) -> List[str]:
+        return [str(url) for url in self._op("list_at", {"url_prefix": url_prefix})["urls"]]
+
+    def object_url(self, key: str) -> str:
+        return str(self._op("object_url", {"key": key})["url"])
+
+    def get_object_key(self, object_url: str) -> str:
+        return str(self._op("get_object_key", {"url": object_url})["key"])
+
+    def exists(self, key: str) -> bool:
+        return bool(self._op("exists", {"key": key})["exists"])
+
+    def owns(self, object_url: str) -> bool:
+        return bool(self._op("owns", {"url": object_url})["owns"])
+
+
+class HostObjectStore(WireObjectStore):
+    """The host's configured object store (`host.store.object.*`)."""
+
+    def __init__(self, host: HostHandle) -> None:
+        super().__init__(lambda op, params: host.call(f"host.store.object.{op}", params))
+
+
+class HostSecretStore(SecretStore):
+    """The host's configured secret store."""
+
+    def __init__(self, host: HostHandle) -> None:
+        self._host = host
+
+    def get(self, name: str) -> Optional[str]:
+        value = self._host.call("host.store.secret.get", {"name": name}).get("value")
+        return value if isinstance(value, str) else None
+
+
+class HostImageStore(ImageStore):
+    """The host's configured image store."""
+
+    def __init__(self, host: HostHandle) -> None:
+        self._host = host
+
+    def image_ref(self, repository: str, tag: str) -> str:
+        return str(self._host.call("host.store.image.image_ref", {"repository": repository, "tag": tag})["ref"])
+
+    def ensure_repository(self, repository: str) -> None:
+        self._host.call("host.store.image.ensure_repository", {"repository": repository})
+
+    def owns(self, ref: str) -> bool:
+        return bool(self._host.call("host.store.image.owns", {"ref": ref})["owns"])
+
+    def auth(self, ref: str) -> Optional[Dict[str, str]]:
+        value = self._host.call("host.store.image.auth", {"ref": ref}).get("auth")
+        return value if isinstance(value, dict) else None
+
+
+class HostDocumentStore(DocumentStore):
+    """The host's configured document store; each operation passes its keyword arguments through."""
+
+    def __init__(self, host: HostHandle) -> None:
+        self._host = host
+
+    def _op(self, op: str, collection: str, args: Dict[str, Any]) -> Any:
+        return self._host.call(f"host.store.document.{op}", {"collection": collection, **args})
+
+    def find_one(self, collection: str, **args: Any) -> Any:
+        return self._op("find_one", collection, args)
+
+    def query(self, collection: str, **args: Any) -> Any:
+        return self._op("query", collection, args)
+
+    def count(self, collection: str, **args: Any) -> Any:
+        return self._op("count", collection, args)
+
+    def insert(self, collection: str, **args: Any) -> Any:
+        return self._op("insert", collection, args)
+
+    def update(self, collection: str, **args: Any) -> Any:
+        return self._op("update", collection, args)
+
+    def update_one_and_get(self, collection: str, **args: Any) -> Any:
+        return self._op("update_one_and_get", collection, args)
+
+    def replace(self, collection: str, **args: Any) -> Any:
+        return self._op("replace", collection, args)
+
+    def delete(self, collection: str, **args: Any) -> Any:
+        return self._op("delete", collection, args)
+
+    def ensure_index(self, collection: str, **args: Any) -> Any:
+        return self._op("ensure_index", collection, args)

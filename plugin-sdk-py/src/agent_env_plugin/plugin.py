@@ -1,0 +1,607 @@
+"""`Plugin`: register contributions and stores, then `serve()` (docs/protocol.md §2-§6, §9)."""
+
+from __future__ import annotations
+
+import os
+import sys
+import threading
+
+from . import manifest as manifest_text
+from . import wire
+from .contributions import (
+    GROUPS,
+    CliCommand,
+    Contribution,
+    FunctionCommand,
+    FunctionStep,
+    RootOption,
+    TaskStep,
+)
+from .errors import (
+    CancelledError,
+    ConfigError,
+    InvalidParamsError,
+    InvalidValueError,
+    PluginError,
+)
+from .host import HostHandle, _current
+from .peer import CallContext, Connection
+from .stores import STORE_BASES, Store, call_store_op, check_config
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import Any, Callable, Dict, List, NoReturn, Optional, Sequence, Tuple, TypeVar, Union
+
+    from .contributions import CommandFunction, GenericMethod, RootOptionFunction, StepFunction, ValidateFunction
+
+    T = TypeVar("T")
+    S = TypeVar("S", bound=type)
+
+
+def _method_not_found(method: str, where: str) -> PluginError:
+    error = PluginError(f"no method '{method}' in {where}")
+    error.kind = "method-not-found"
+    return error
+
+
+def _need_str(params: Dict[str, Any], method: str, name: str) -> str:
+    value = params.get(name)
+    if not isinstance(value, str):
+        raise InvalidParamsError(f"{method} needs '{name}' (a string)")
+    return value
+
+
+def _need_dict(params: Dict[str, Any], method: str, name: str) -> Dict[str, Any]:
+    value = params.get(name)
+    if value is None:
+        return {}
+    if not isinstance(value, dict):
+        raise InvalidParamsError(f"{method}: '{name}' must be an object, got {type(value).__name__}")
+    return value
+
+
+class Plugin:
+    """One plugin package: what it contributes, and the server that answers the host.
+
+    >>> plugin = Plugin("agentenv-grader", "0.1.0")
+    >>> @plugin.task_step("grade_essay", cls="GradeEssay")
+    ... def grade(step, context, host):
+    ...     return {"metadata": {"verifications": {step["id"]: {"score": 1.0, "results": []}}}}
+    """
+
+    def __init__(
+        self,
+        name: str,
+        version: str,
+        protocol: Tuple[int, int] = (wire.MIN_PROTOCOL_VERSION, wire.PROTOCOL_VERSION),
+        description: Optional[str] = None,
+        requires: Optional[Dict[str, str]] = None,
+        exec: Optional[Sequence[str]] = None,
+    ) -> None:
+        if protocol[0] > protocol[1]:
+            raise ValueError(f"protocol range {protocol} has its minimum above its maximum")
+        self.name = name
+        self.version = version
+        self.protocol = (int(protocol[0]), int(protocol[1]))
+        self.description = description
+        self.requires = dict(requires or {})
+        self.exec = list(exec) if exec is not None else None
+        self.package = name
+        self.settings: Dict[str, Any] = {}
+        self.chosen_protocol: Optional[int] = None
+        self._steps: Dict[str, TaskStep] = {}
+        self._commands: Dict[str, CliCommand] = {}
+        self._root_options: Dict[str, RootOption] = {}
+        self._generic: Dict[Tuple[str, str], Contribution] = {}
+        self._store_classes: Dict[str, type[Store]] = {}
+        self._open_stores: Dict[str, Store] = {}
+        self._store_lock = threading.Lock()
+        self._next_handle = 0
+        self._shutdown_hooks: List[Callable[[], None]] = []
+
+    # ---------------------------------------------------------------- registration
+
+    def task_step(
+        self,
+        name: str,
+        cls: Optional[str] = None,
+        validate: Optional[ValidateFunction] = None,
+        description: Optional[str] = None,
+    ) -> Callable[[T], T]:
+        """Registers a task step type: decorate a function `(step, context, host) -> dict`, or a
+        `TaskStep` subclass. `cls` is the class label the manifest names (default: the function or
+        class name)."""
+
+        def register(target: T) -> T:
+            if isinstance(target, type) and issubclass(target, TaskStep):
+                step = target()
+                step.type = name
+                if cls is not None:
+                    step.label = cls
+                if description is not None:
+                    step.description = description
+            elif callable(target):
+                label = cls or getattr(target, "__name__", name)
+                step = FunctionStep(name, target, label, validate)  # type: ignore[arg-type]
+                step.description = description or _first_doc_line(target)
+            else:
+                raise TypeError(f"@task_step({name!r}) decorates a function or a TaskStep subclass")
+            self.add_task_step(step)
+            return target
+
+        return register
+
+    def add_task_step(self, step: TaskStep) -> TaskStep:
+        """Registers a `TaskStep` instance under its `type`."""
+        if not step.type:
+            raise ValueError(f"{type(step).__name__} has no type; set `type = \"my_step\"` on the class")
+        if step.type in self._steps:
+            raise ValueError(f"task step type '{step.type}' is registered twice in {self.name}")
+        self._steps[step.type] = step
+        return step
+
+    def store(self, target: Optional[S] = None, *, cls: Optional[str] = None) -> Any:
+        """Registers a store class (a subclass of `ObjectStore`, `DocumentStore`, `ImageStore` or
+        `SecretStore`). Use as `@plugin.store` or `plugin.store(MyStore, cls="Label")`."""
+
+        def register(store_cls: S) -> S:
+            if not (isinstance(store_cls, type) and issubclass(store_cls, Store)) or store_cls.kind not in STORE_BASES:
+                raise TypeError(f"{store_cls!r} is not a subclass of ObjectStore, DocumentStore, ImageStore or SecretStore")
+            label = cls or store_cls.__name__
+            if label in self._store_classes:
+                raise ValueError(f"store class '{label}' is registered twice in {self.name}")
+            self._store_classes[label] = store_cls
+            return store_cls
+
+        return register(target) if target is not None else register
+
+    def cli_command(
+        self, name: str, cls: Optional[str] = None, description: Optional[str] = None
+    ) -> Callable[[T], T]:
+        """Registers `agent-env <name>`: decorate a function `(argv, host) -> int` or a `CliCommand`
+        subclass."""
+
+        def register(target: T) -> T:
+            if isinstance(target, type) and issubclass(target, CliCommand):
+                command = target()
+                command.name = name
+                command.label = cls or command.label or name
+                if description is not None:
+                    command.description = description
+            elif callable(target):
+                command = FunctionCommand(name, target, cls or name, description or _first_doc_line(target))
+            else:
+                raise TypeError(f"@cli_command({name!r}) decorates a function or a CliCommand subclass")
+            self.add_cli_command(command)
+            return target
+
+        return register
+
+    def add_cli_command(self, command: CliCommand) -> CliCommand:
+        if not command.name:
+            raise ValueError(f"{type(command).__name__} has no name; set `name = \"my-command\"` on the class")
+        if command.name in self._commands:
+            raise ValueError(f"CLI command '{command.name}' is registered twice in {self.name}")
+        self._commands[command.name] = command
+        return command
+
+    def root_option(
+        self, name: str, flag: Optional[str] = None, cls: Optional[str] = None, description: Optional[str] = None
+    ) -> Callable[[RootOptionFunction], RootOptionFunction]:
+        """Registers a root option: a function `(value, host) -> config path or None`. `flag` defaults to
+        `--<name>`."""
+
+        def register(function: RootOptionFunction) -> RootOptionFunction:
+            if name in self._root_options:
+                raise ValueError(f"root option '{name}' is registered twice in {self.name}")
+            label = cls or name
+            self._root_options[name] = RootOption(
+                name, flag or f"--{name}", function, label, description or _first_doc_line(function)
+            )
+            return function
+
+        return register
+
+    def contribute(
+        self,
+        group: str,
+        name: str,
+        handlers: Dict[str, GenericMethod],
+        cls: Optional[str] = None,
+        type: Optional[str] = None,
+        methods: Optional[Sequence[str]] = None,
+        description: Optional[str] = None,
+    ) -> Contribution:
+        """Registers a contribution to any other group (`envs`, `sandbox_providers`, ...). `handlers` maps
+        each method it implements to a function `(params, host) -> JSON value`; the host calls them as
+        `<group>.<method>` with `type` in the params."""
+        if group not in GROUPS:
+            raise ValueError(f"'{group}' is not a contribution group; the groups are {', '.join(GROUPS)}")
+        if group in ("task_steps", "cli_plugins", "cli_root_options"):
+            raise ValueError(f"register {group} with task_step, cli_command or root_option")
+        if (group, name) in self._generic:
+            raise ValueError(f"{group} '{name}' is registered twice in {self.name}")
+        contribution = Contribution(group, name, cls or name, handlers, type, methods, description)
+        self._generic[(group, name)] = contribution
+        return contribution
+
+    def on_shutdown(self, hook: Callable[[], None]) -> Callable[[], None]:
+        """Runs `hook()` when the host sends `shutdown` (after the open stores are closed)."""
+        self._shutdown_hooks.append(hook)
+        return hook
+
+    # ---------------------------------------------------------------- what the host sees
+
+    def contributions(self) -> List[Dict[str, Any]]:
+        """The `contributions` of the `initialize` answer."""
+        out: List[Dict[str, Any]] = []
+        for step in self._steps.values():
+            out.append(_info("task_steps", step.type, step.type, step.label or type(step).__name__, step.methods(), step.description))
+        for command in self._commands.values():
+            label = command.label or command.name
+            out.append(_info("cli_plugins", command.name, command.name, label, ["run"], command.description))
+        for option in self._root_options.values():
+            out.append(_info("cli_root_options", option.name, option.name, option.label, ["apply"], option.description))
+        for c in self._generic.values():
+            out.append(_info(c.group, c.name, c.type_name, c.label, c.methods, c.description))
+        return out
+
+    def stores(self) -> List[Dict[str, Any]]:
+        """The `stores` of the `initialize` answer."""
+        out = []
+        for label, cls in self._store_classes.items():
+            entry: Dict[str, Any] = {"class": label, "kind": cls.kind, "config_keys": list(cls.config_keys)}
+            if cls.required_keys:
+                entry["required_keys"] = list(cls.required_keys)
+            out.append(entry)
+        return out
+
+    def manifest(self, exec_argv: Optional[Sequence[str]] = None) -> str:
+        """The manifest (TOML) for what is registered; `exec` is this program unless given."""
+        provides: Dict[str, List[Tuple[str, str, Optional[str]]]] = {}
+        for info in self.contributions():
+            provides.setdefault(info["group"], []).append((info["name"], info["class"], info.get("description")))
+        stores = [(label, cls.kind) for label, cls in self._store_classes.items()]
+        argv = list(exec_argv) if exec_argv is not None else (self.exec or _own_argv())
+        return manifest_text.render(
+            self.name, self.version, argv, self.protocol, provides, stores, self.description, self.requires
+        )
+
+    # ---------------------------------------------------------------- answering
+
+    def initialize(self, params: Dict[str, Any]) -> Dict[str, Any]:
+        """Answers `initialize`: negotiates the protocol and reports what is registered."""
+        requested = wire.parse_range(params.get("protocol"))
+        if requested is None:
+            requested = wire.parse_range(os.environ.get(wire.PROTOCOL_VERSIONS_VAR, ""))
+        if requested is None:
+            raise InvalidParamsError('initialize needs \'protocol\': {"min": N, "max": M}')
+        chosen = wire.negotiate(requested, self.protocol)
+        if chosen is None:
+            error = PluginError(
+                f"{self.name} {self.version} speaks protocol {wire.range_text(self.protocol)}, "
+                f"the host speaks {wire.range_text(requested)}; install a version of one that speaks the other's",
+                {
+                    "supported": {"min": self.protocol[0], "max": self.protocol[1]},
+                    "requested": {"min": requested[0], "max": requested[1]},
+                },
+            )
+            error.kind = "protocol-mismatch"
+            raise error
+        self.chosen_protocol = chosen
+        self.settings = _need_dict(params, "initialize", "settings")
+        package = params.get("package")
+        self.package = package if isinstance(package, str) and package else os.environ.get(wire.PACKAGE_VAR, self.name)
+        return {
+            "protocol": chosen,
+            "plugin": {"name": self.name, "version": self.version},
+            "contributions": self.contributions(),
+            "stores": self.stores(),
+        }
+
+    def shutdown(self) -> None:
+        """Closes the open stores and runs the shutdown hooks; failures are logged, never raised."""
+        with self._store_lock:
+            stores = list(self._open_stores.values())
+            self._open_stores.clear()
+        for store in stores:
+            _quietly(store.close, f"closing {type(store).__name__}")
+        for hook in self._shutdown_hooks:
+            _quietly(hook, f"the shutdown hook {getattr(hook, '__name__', hook)!r}")
+
+    def handle(self, ctx: CallContext) -> Any:
+        """Answers one request from the host (on a worker thread)."""
+        host = HostHandle(ctx, self.settings)
+        _current.host = host
+        try:
+            return self._dispatch(ctx.method, ctx.params, host)
+        finally:
+            _current.host = None
+
+    def _dispatch(self, method: str, params: Dict[str, Any], host: HostHandle) -> Any:
+        if method == "execute":
+            return self._execute(params, host)
+        if method == "task_step.validate":
+            return self._validate(params)
+        if method == "store.open":
+            return self._store_open(params)
+        if method.startswith("store."):
+            return self._store_op(method, params)
+        if method == "cli.run":
+            return self._cli_run(params, host)
+        if method == "cli.root_option":
+            return self._root_option(params, host)
+        if method == "initialize":
+            return self.initialize(params)
+        group, _, op = method.rpartition(".")
+        if group in GROUPS:
+            return self._generic_call(group, op, method, params, host)
+        raise _method_not_found(method, self.name)
+
+    def _step_for(self, method: str, params: Dict[str, Any]) -> TaskStep:
+        type_name = params.get("type")
+        if not isinstance(type_name, str):
+            step = params.get("step")
+            type_name = step.get("type") if isinstance(step, dict) else None
+        if not isinstance(type_name, str):
+            raise InvalidParamsError(f"{method} needs 'type' (the task step type)")
+        found = self._steps.get(type_name)
+        if found is None:
+            known = ", ".join(sorted(self._steps)) or "none"
+            raise InvalidValueError(f"{self.name} has no task step type '{type_name}'; its types are {known}")
+        return found
+
+    def _execute(self, params: Dict[str, Any], host: HostHandle) -> Any:
+        step = self._step_for("execute", params)
+        step_doc = _need_dict(params, "execute", "step")
+        context = _need_dict(params, "execute", "context")
+        try:
+            result = step.execute(step_doc, context, host)
+        except CancelledError:
+            raise
+        except BaseException as exc:  # noqa: BLE001 - a step's failure is reported, never fatal
+            if host.cancelled:
+                raise CancelledError(f"execute of '{step.type}' was cancelled") from exc
+            error_type = type(exc).__name__
+            text = str(exc)
+            import traceback
+
+            sys.stderr.write(f"task step '{step.type}' failed:\n{traceback.format_exc()}")
+            sys.stderr.flush()
+            error = PluginError(f"{error_type}: {text}" if text else error_type, {"error_type": error_type, "message": text})
+            error.kind = "step-failed"
+            raise error from exc
+        if result is None:
+            return {"metadata": {}}
+        if not isinstance(result, dict):
+            error = PluginError(
+                f"TypeError: task step '{step.type}' returned {type(result).__name__}, not a dict",
+                {"error_type": "TypeError", "message": f"task step '{step.type}' returned {type(result).__name__}, not a dict"},
+            )
+            error.kind = "step-failed"
+            raise error
+        return result
+
+    def _validate(self, params: Dict[str, Any]) -> None:
+        step = self._step_for("task_step.validate", params)
+        try:
+            step.validate(_need_dict(params, "task_step.validate", "step"))
+        except PluginError:
+            raise
+        except Exception as exc:  # noqa: BLE001
+            raise InvalidValueError(str(exc) or type(exc).__name__, {"error_type": type(exc).__name__}) from exc
+
+    def _store_open(self, params: Dict[str, Any]) -> Dict[str, Any]:
+        kind = _need_str(params, "store.open", "kind")
+        label = _need_str(params, "store.open", "class")
+        config = _need_dict(params, "store.open", "config")
+        impl = f"{self.package}:{label}"
+        cls = self._store_classes.get(label)
+        if cls is None:
+            known = ", ".join(sorted(self._store_classes)) or "none"
+            raise ConfigError(f"impl '{impl}' names no store class of {self.name}; its store classes are {known}")
+        if cls.kind != kind:
+            raise ConfigError(f"impl '{impl}' is a {cls.kind} store, not a {kind} store")
+        check_config(impl, cls, config)
+        try:
+            store = cls.from_config(**config)
+        except PluginError:
+            raise
+        except Exception as exc:  # noqa: BLE001 - a store that cannot be built is a config problem
+            raise ConfigError(f"Cannot build '{impl}' from its config table: {type(exc).__name__}: {exc}") from exc
+        with self._store_lock:
+            self._next_handle += 1
+            handle = f"s{self._next_handle}"
+            self._open_stores[handle] = store
+        return {"handle": handle}
+
+    def _store_op(self, method: str, params: Dict[str, Any]) -> Any:
+        kind, _, op = method[len("store.") :].partition(".")
+        if kind not in STORE_BASES or not op:
+            raise _method_not_found(method, self.name)
+        handle = _need_str(params, method, "handle")
+        with self._store_lock:
+            store = self._open_stores.get(handle)
+        if store is None:
+            raise InvalidParamsError(f"{method}: no open store has handle '{handle}'; call store.open first")
+        if store.kind != kind:
+            raise InvalidParamsError(f"{method}: handle '{handle}' is a {store.kind} store, not a {kind} store")
+        args = {k: v for k, v in params.items() if k != "handle"}
+        return call_store_op(store, op, args)
+
+    def _cli_run(self, params: Dict[str, Any], host: HostHandle) -> Dict[str, Any]:
+        name = _need_str(params, "cli.run", "command")
+        command = self._commands.get(name)
+        if command is None:
+            raise InvalidValueError(f"{self.name} has no CLI command '{name}'")
+        argv = params.get("argv") or []
+        if not isinstance(argv, list) or not all(isinstance(a, str) for a in argv):
+            raise InvalidParamsError("cli.run: 'argv' must be a list of strings")
+        cwd = params.get("cwd")
+        if isinstance(cwd, str) and cwd:
+            os.chdir(cwd)
+        try:
+            code = command.run(list(argv), host)
+        except SystemExit as exit:
+            code = _exit_code(exit.code)
+        except Exception as exc:  # noqa: BLE001 - the user sees one line, the exit code says it failed
+            sys.stderr.write(f"Error: agent-env {name} failed: {type(exc).__name__}: {exc}\n")
+            code = 1
+        finally:
+            _flush_std()
+        return {"exit_code": _exit_code(code)}
+
+    def _root_option(self, params: Dict[str, Any], host: HostHandle) -> Dict[str, Any]:
+        flag = _need_str(params, "cli.root_option", "flag")
+        option = next(
+            (o for o in self._root_options.values() if flag in (o.flag, o.name, f"--{o.name}")), None
+        )
+        if option is None:
+            raise InvalidValueError(f"{self.name} has no root option '{flag}'")
+        value = params.get("value")
+        if value is not None and not isinstance(value, str):
+            raise InvalidParamsError("cli.root_option: 'value' must be a string or null")
+        path = option.function(value, host)
+        return {"config_path": os.path.abspath(path)} if path else {}
+
+    def _generic_call(self, group: str, op: str, method: str, params: Dict[str, Any], host: HostHandle) -> Any:
+        type_name = params.get("type")
+        candidates = [c for (g, _), c in self._generic.items() if g == group]
+        if isinstance(type_name, str):
+            candidates = [c for c in candidates if type_name in (c.type_name, c.name)]
+        elif len(candidates) > 1:
+            raise InvalidParamsError(f"{method} needs 'type': {self.name} has several {group}")
+        if not candidates:
+            raise _method_not_found(method, self.name)
+        handler = candidates[0].handlers.get(op)
+        if handler is None:
+            raise _method_not_found(method, f"{self.name} ({group} '{candidates[0].name}')")
+        return handler(params, host)
+
+    # ---------------------------------------------------------------- serving
+
+    def serve(self, argv: Optional[Sequence[str]] = None) -> NoReturn:
+        """Runs the plugin until the host is done, then exits the process (see `run_server`)."""
+        sys.exit(self.run_server(argv))
+
+    def run_server(self, argv: Optional[Sequence[str]] = None) -> int:
+        """Checks how it was started, takes the protocol streams and answers the host until stdin ends
+        or `shutdown` comes. Returns the exit status: 0, or 2 when run by hand."""
+        args = list(sys.argv[1:] if argv is None else argv)
+        if args == [wire.PRINT_MANIFEST_ARG]:
+            sys.stdout.write(self.manifest())
+            sys.stdout.flush()
+            return 0
+        if os.environ.get(wire.COOKIE_VAR) != "1":
+            sys.stderr.write(
+                f"{self.name} {self.version} is an agent-env plugin; agent-env starts it "
+                f"(try agent-env plugin show {self.name})\n"
+            )
+            sys.stderr.flush()
+            return 2
+        fds = _protocol_fds()
+        if fds is None:
+            return 2
+        read_fd, write_fd = fds
+        connection = Connection(
+            read_fd,
+            write_fd,
+            self.handle,
+            inline={"initialize": self._inline_initialize, "shutdown": self._inline_shutdown},
+            name=self.name,
+        )
+        self._connection = connection
+        connection.run()
+        _flush_std()
+        return 0
+
+    def _inline_initialize(self, ctx: CallContext) -> Any:
+        return self.initialize(ctx.params)
+
+    def _inline_shutdown(self, ctx: CallContext) -> None:
+        self.shutdown()
+        ctx.connection.stop()
+
+
+def _protocol_fds() -> Optional[Tuple[int, int]]:
+    """The fds the protocol runs over. In command mode (`AGENT_ENV_RPC_FDS=3,4`) they are given and the
+    terminal keeps stdin/stdout; otherwise stdout is moved aside at the fd level so nothing but the
+    protocol reaches it, and stdin is replaced by /dev/null so no child process can eat protocol input."""
+    spec = os.environ.get(wire.RPC_FDS_VAR)
+    if spec:
+        try:
+            read_text, write_text = spec.split(",")
+            read_fd, write_fd = int(read_text), int(write_text)
+            os.fstat(read_fd)
+            os.fstat(write_fd)
+        except (ValueError, OSError) as exc:
+            sys.stderr.write(f"{wire.RPC_FDS_VAR}={spec!r} does not name two open file descriptors 'read,write': {exc}\n")
+            return None
+        os.set_inheritable(read_fd, False)
+        os.set_inheritable(write_fd, False)
+        return read_fd, write_fd
+    try:
+        sys.stdout.flush()
+    except (OSError, ValueError):
+        pass
+    write_fd = os.dup(1)  # non-inheritable: children never see the protocol stream
+    os.dup2(2, 1)
+    sys.stdout = sys.stderr
+    read_fd = os.dup(0)
+    null_fd = os.open(os.devnull, os.O_RDONLY)
+    os.dup2(null_fd, 0)
+    os.close(null_fd)
+    return read_fd, write_fd
+
+
+def _own_argv() -> List[str]:
+    program = os.path.abspath(sys.argv[0]) if sys.argv and sys.argv[0] else ""
+    if not program or not os.path.isfile(program):
+        return [sys.executable]
+    if program.endswith(".py") or not os.access(program, os.X_OK):
+        return [sys.executable, program]
+    return [program]
+
+
+def _info(
+    group: str, name: str, type_name: str, label: str, methods: List[str], description: Optional[str]
+) -> Dict[str, Any]:
+    info: Dict[str, Any] = {"group": group, "name": name, "type": type_name, "class": label, "methods": methods}
+    if description:
+        info["description"] = description
+    return info
+
+
+def _first_doc_line(target: Any) -> Optional[str]:
+    doc = getattr(target, "__doc__", None)
+    if not doc:
+        return None
+    line = doc.strip().splitlines()[0].strip()
+    return line or None
+
+
+def _exit_code(code: Union[int, str, None, object]) -> int:
+    if code is None:
+        return 0
+    if isinstance(code, bool):
+        return int(code)
+    if isinstance(code, int):
+        return code
+    if isinstance(code, str):
+        sys.stderr.write(code + "\n")
+    return 1
+
+
+def _flush_std() -> None:
+    for stream in (sys.stdout, sys.stderr):
+        try:
+            stream.flush()
+        except (OSError, ValueError):
+            pass
+
+
+def _quietly(action: Callable[[], None], what: str) -> None:
+    try:
+        action()
+    except Exception as exc:  # noqa: BLE001 - shutdown goes on
+        sys.stderr.write(f"{what} failed during shutdown: {type(exc).__name__}: {exc}\n")

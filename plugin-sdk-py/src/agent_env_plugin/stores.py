@@ -1,0 +1,412 @@
+"""Base classes for the four store kinds a plugin can provide (docs/protocol.md §4.4).
+
+A store class names the config keys it takes (`config_keys`, and optionally `required_keys`); the SDK
+checks a `[stores.<kind>] config` table against them before building the store, and answers anything else
+with the same `config-error` the built-in stores give. `from_config(**config)` builds the store; the
+default passes the table to the constructor as keyword arguments.
+"""
+
+from __future__ import annotations
+
+import os
+from abc import ABC, abstractmethod
+
+from .errors import ConfigError, NotSupportedError, ObjectNotFoundError
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    import datetime
+    from typing import IO, Any, ClassVar, Dict, List, Optional, Sequence, Union
+
+DEFAULT_CONTENT_TYPE = "application/octet-stream"
+
+
+class Store(ABC):
+    """What every store kind shares: its kind, its config keys and how it is built."""
+
+    kind: ClassVar[str] = ""
+    #: The keys its config table may hold, in the order the error message lists them.
+    config_keys: ClassVar[Sequence[str]] = ()
+    #: The keys its config table must hold.
+    required_keys: ClassVar[Sequence[str]] = ()
+
+    @classmethod
+    def from_config(cls, **config: Any) -> Store:
+        """Builds the store from its (already checked) config table."""
+        return cls(**config)
+
+    def close(self) -> None:  # noqa: B027 - optional hook
+        """Called at `shutdown`: flush and release what the store holds."""
+
+
+def check_config(label: str, cls: type[Store], config: Dict[str, Any]) -> None:
+    """Raises `ConfigError` when `config` has a key `cls` does not take or lacks one it requires.
+
+    The message is the built-in stores' own: ``The config table for '<label>' has unknown key 'compress';
+    it takes root, bucket``.
+    """
+    takes = list(cls.config_keys)
+    unknown = sorted(key for key in config if key not in takes)
+    missing = [key for key in cls.required_keys if key not in config]
+    if not unknown and not missing:
+        return
+    parts = []
+    if unknown:
+        parts.append("unknown key " + ", ".join(f"'{key}'" for key in unknown))
+    if missing:
+        parts.append("no value for " + ", ".join(f"'{key}'" for key in missing))
+    takes_text = ", ".join(takes) if takes else "no keys"
+    raise ConfigError(f"The config table for '{label}' has {' and '.join(parts)}; it takes {takes_text}")
+
+
+class ObjectMetadata:
+    """What a store knows about one object; every field may be None."""
+
+    __slots__ = ("content_type", "size", "last_modified", "content_encoding", "etag")
+
+    def __init__(
+        self,
+        content_type: Optional[str] = None,
+        size: Optional[int] = None,
+        last_modified: Optional[datetime.datetime] = None,
+        content_encoding: Optional[str] = None,
+        etag: Optional[str] = None,
+    ) -> None:
+        self.content_type = content_type
+        self.size = size
+        self.last_modified = last_modified
+        self.content_encoding = content_encoding
+        self.etag = etag
+
+    def to_wire(self) -> Dict[str, Any]:
+        stamp = None
+        if self.last_modified is not None:
+            from datetime import timezone
+
+            utc = self.last_modified.astimezone(timezone.utc)
+            stamp = utc.strftime("%Y-%m-%dT%H:%M:%S.%fZ")
+        return {
+            "content_type": self.content_type,
+            "size": self.size,
+            "last_modified": stamp,
+            "content_encoding": self.content_encoding,
+            "etag": self.etag,
+        }
+
+    @classmethod
+    def from_wire(cls, value: Dict[str, Any]) -> ObjectMetadata:
+        stamp = value.get("last_modified")
+        when = None
+        if isinstance(stamp, str):
+            from datetime import datetime
+
+            when = datetime.fromisoformat(stamp.replace("Z", "+00:00"))
+        return cls(value.get("content_type"), value.get("size"), when, value.get("content_encoding"), value.get("etag"))
+
+    def __repr__(self) -> str:
+        return (
+            f"ObjectMetadata(content_type={self.content_type!r}, size={self.size!r}, "
+            f"last_modified={self.last_modified!r}, content_encoding={self.content_encoding!r}, etag={self.etag!r})"
+        )
+
+
+class ObjectStore(Store):
+    """Write-once blobs addressed by key; every write returns an opaque URL that reads accept back.
+
+    Implement the abstract methods. The provided ones (`put_file`, `put_file_at`, `download_to_file`,
+    `get_object_metadata_at`, `list_at`, `exists`, `owns`, `read`, `open`) are built on them; override the
+    file ones to stream when objects can be large.
+
+    A read of an address that holds no object raises `ObjectNotFoundError`; a second write to a key raises
+    `ObjectAlreadyExistsError`; `get_object_key` of a URL that is not this store's raises `ForeignUrlError`.
+    """
+
+    kind = "object"
+
+    @abstractmethod
+    def put(
+        self, key: str, data: bytes, content_type: str = DEFAULT_CONTENT_TYPE, allow_overwrite: bool = False
+    ) -> str: ...
+
+    @abstractmethod
+    def get(self, object_url: str) -> bytes: ...
+
+    @abstractmethod
+    def get_object_metadata(self, key: str) -> Optional[ObjectMetadata]: ...
+
+    @abstractmethod
+    def list(self, prefix: str) -> List[str]: ...
+
+    @abstractmethod
+    def object_url(self, key: str) -> str: ...
+
+    @abstractmethod
+    def get_object_key(self, object_url: str) -> str: ...
+
+    def put_file(self, key: str, file_path: str, content_type: str = DEFAULT_CONTENT_TYPE) -> str:
+        with open(file_path, "rb") as handle:
+            return self.put(key, handle.read(), content_type, allow_overwrite=False)
+
+    def put_file_at(self, object_url: str, file_path: str, content_type: str = DEFAULT_CONTENT_TYPE) -> str:
+        return self.put_file(self.get_object_key(object_url), file_path, content_type)
+
+    def download_to_file(self, object_url: str, dest_path: str) -> None:
+        data = self.get(object_url)
+        parent = os.path.dirname(os.path.abspath(dest_path))
+        os.makedirs(parent, exist_ok=True)
+        with open(dest_path, "wb") as handle:
+            handle.write(data)
+
+    def get_object_metadata_at(self, object_url: str) -> Optional[ObjectMetadata]:
+        return self.get_object_metadata(self.get_object_key(object_url))
+
+    def list_at(self, url_prefix: str) -> List[str]:
+        return [self.object_url(key) for key in self.list(self.get_object_key(url_prefix))]
+
+    def exists(self, key: str) -> bool:
+        return self.get_object_metadata(key) is not None
+
+    def owns(self, object_url: str) -> bool:
+        try:
+            self.get_object_key(object_url)
+        except ValueError:
+            return False
+        return True
+
+    def read(self, key: str) -> bytes:
+        return self.get(self.object_url(key))
+
+    def open(self, object_url: str) -> IO[bytes]:
+        import io
+
+        return io.BytesIO(self.get(object_url))
+
+
+class DocumentStore(Store):
+    """Collections of JSON documents. Each operation gets `collection` and the operation's arguments as
+    keyword arguments, exactly as they arrive on the wire, and returns a JSON value."""
+
+    kind = "document"
+    operations: ClassVar[Sequence[str]] = (
+        "find_one",
+        "query",
+        "count",
+        "insert",
+        "update",
+        "update_one_and_get",
+        "replace",
+        "delete",
+        "ensure_index",
+    )
+
+    def find_one(self, collection: str, **args: Any) -> Any:
+        raise NotSupportedError(f"{type(self).__name__} does not implement find_one")
+
+    def query(self, collection: str, **args: Any) -> Any:
+        raise NotSupportedError(f"{type(self).__name__} does not implement query")
+
+    def count(self, collection: str, **args: Any) -> Any:
+        raise NotSupportedError(f"{type(self).__name__} does not implement count")
+
+    def insert(self, collection: str, **args: Any) -> Any:
+        raise NotSupportedError(f"{type(self).__name__} does not implement insert")
+
+    def update(self, collection: str, **args: Any) -> Any:
+        raise NotSupportedError(f"{type(self).__name__} does not implement update")
+
+    def update_one_and_get(self, collection: str, **args: Any) -> Any:
+        raise NotSupportedError(f"{type(self).__name__} does not implement update_one_and_get")
+
+    def replace(self, collection: str, **args: Any) -> Any:
+        raise NotSupportedError(f"{type(self).__name__} does not implement replace")
+
+    def delete(self, collection: str, **args: Any) -> Any:
+        raise NotSupportedError(f"{type(self).__name__} does not implement delete")
+
+    def ensure_index(self, collection: str, **args: Any) -> Any:
+        raise NotSupportedError(f"{type(self).__name__} does not implement ensure_index")
+
+
+class ImageStore(Store):
+    """Where container images are pushed and pulled."""
+
+    kind = "image"
+
+    @abstractmethod
+    def image_ref(self, repository: str, tag: str) -> str: ...
+
+    def ensure_repository(self, repository: str) -> None:
+        """Creates the repository if the registry needs that; the default does nothing."""
+
+    @abstractmethod
+    def owns(self, ref: str) -> bool: ...
+
+    def auth(self, ref: str) -> Optional[Dict[str, str]]:
+        """`{registry, username, password}` to push or pull `ref`, or None when none is needed."""
+        return None
+
+
+class SecretStore(Store):
+    """Named secret values. `get` returns None when the name is absent; an empty string is a value."""
+
+    kind = "secret"
+
+    @abstractmethod
+    def get(self, name: str) -> Optional[str]: ...
+
+
+STORE_BASES: Dict[str, type[Store]] = {
+    "object": ObjectStore,
+    "document": DocumentStore,
+    "image": ImageStore,
+    "secret": SecretStore,
+}
+
+
+def _b64encode(data: Union[bytes, bytearray, memoryview]) -> str:
+    import base64
+
+    return base64.b64encode(bytes(data)).decode("ascii")
+
+
+def _b64decode(text: str) -> bytes:
+    import base64
+    import binascii
+
+    try:
+        return base64.b64decode(text.encode("ascii"), validate=True)
+    except (binascii.Error, UnicodeEncodeError) as exc:
+        from .errors import InvalidParamsError
+
+        raise InvalidParamsError(f"'data' is not standard base64: {exc}") from exc
+
+
+def _metadata(value: Any) -> Optional[Dict[str, Any]]:
+    if value is None:
+        return None
+    if isinstance(value, ObjectMetadata):
+        return value.to_wire()
+    if isinstance(value, dict):
+        fields = {name: value.get(name) for name in ObjectMetadata.__slots__}
+        if fields["last_modified"] is not None and not isinstance(fields["last_modified"], str):
+            fields["last_modified"] = ObjectMetadata(last_modified=fields["last_modified"]).to_wire()["last_modified"]
+        return fields
+    raise TypeError(f"get_object_metadata returned {type(value).__name__}, not ObjectMetadata or None")
+
+
+def _need(params: Dict[str, Any], method: str, name: str, kind: type = str) -> Any:
+    from .errors import InvalidParamsError
+
+    if name not in params:
+        raise InvalidParamsError(f"{method} needs '{name}'")
+    value = params[name]
+    if not isinstance(value, kind) or isinstance(value, bool) and kind is not bool:
+        raise InvalidParamsError(f"{method}: '{name}' must be a {kind.__name__}, got {type(value).__name__}")
+    return value
+
+
+def _content_type(params: Dict[str, Any]) -> str:
+    value = params.get("content_type")
+    return value if isinstance(value, str) and value else DEFAULT_CONTENT_TYPE
+
+
+def call_object_op(store: ObjectStore, op: str, params: Dict[str, Any]) -> Any:
+    """Runs `store.object.<op>` on a store and shapes its answer for the wire."""
+    m = f"store.object.{op}"
+    if op == "put":
+        data = _b64decode(_need(params, m, "data"))
+        url = store.put(
+            _need(params, m, "key"), data, _content_type(params), allow_overwrite=bool(params.get("allow_overwrite"))
+        )
+        return {"url": url}
+    if op == "put_file":
+        return {"url": store.put_file(_need(params, m, "key"), _need(params, m, "path"), _content_type(params))}
+    if op == "put_file_at":
+        return {"url": store.put_file_at(_need(params, m, "url"), _need(params, m, "path"), _content_type(params))}
+    if op == "get":
+        return {"data": _b64encode(store.get(_need(params, m, "url")))}
+    if op == "read":
+        return {"data": _b64encode(store.read(_need(params, m, "key")))}
+    if op == "download_to_file":
+        store.download_to_file(_need(params, m, "url"), _need(params, m, "path"))
+        return None
+    if op == "get_object_metadata":
+        return {"metadata": _metadata(store.get_object_metadata(_need(params, m, "key")))}
+    if op == "get_object_metadata_at":
+        return {"metadata": _metadata(store.get_object_metadata_at(_need(params, m, "url")))}
+    if op == "list":
+        return {"keys": list(store.list(_need(params, m, "prefix")))}
+    if op == "list_at":
+        return {"urls": list(store.list_at(_need(params, m, "url_prefix")))}
+    if op == "object_url":
+        return {"url": store.object_url(_need(params, m, "key"))}
+    if op == "get_object_key":
+        return {"key": store.get_object_key(_need(params, m, "url"))}
+    if op == "exists":
+        return {"exists": bool(store.exists(_need(params, m, "key")))}
+    if op == "owns":
+        return {"owns": bool(store.owns(_need(params, m, "url")))}
+    return _unknown_op("object", op)
+
+
+def call_image_op(store: ImageStore, op: str, params: Dict[str, Any]) -> Any:
+    m = f"store.image.{op}"
+    if op == "image_ref":
+        return {"ref": store.image_ref(_need(params, m, "repository"), _need(params, m, "tag"))}
+    if op == "ensure_repository":
+        store.ensure_repository(_need(params, m, "repository"))
+        return None
+    if op == "owns":
+        return {"owns": bool(store.owns(_need(params, m, "ref")))}
+    if op == "auth":
+        return {"auth": store.auth(_need(params, m, "ref"))}
+    return _unknown_op("image", op)
+
+
+def call_secret_op(store: SecretStore, op: str, params: Dict[str, Any]) -> Any:
+    if op == "get":
+        return {"value": store.get(_need(params, "store.secret.get", "name"))}
+    return _unknown_op("secret", op)
+
+
+def call_document_op(store: DocumentStore, op: str, params: Dict[str, Any]) -> Any:
+    if op not in DocumentStore.operations:
+        return _unknown_op("document", op)
+    args = dict(params)
+    collection = _need(args, f"store.document.{op}", "collection")
+    del args["collection"]
+    return getattr(store, op)(collection, **args)
+
+
+def call_store_op(store: Store, op: str, params: Dict[str, Any]) -> Any:
+    """Dispatches one `store.<kind>.<op>` request (without its `handle`) to an open store."""
+    if isinstance(store, ObjectStore):
+        return call_object_op(store, op, params)
+    if isinstance(store, DocumentStore):
+        return call_document_op(store, op, params)
+    if isinstance(store, ImageStore):
+        return call_image_op(store, op, params)
+    if isinstance(store, SecretStore):
+        return call_secret_op(store, op, params)
+    raise NotSupportedError(f"{type(store).__name__} is not an object, document, image or secret store")
+
+
+def _unknown_op(kind: str, op: str) -> Any:
+    from .errors import PluginError
+
+    error = PluginError(f"no method 'store.{kind}.{op}': {kind} stores have no operation '{op}'")
+    error.kind = "method-not-found"
+    raise error
+
+
+__all__ = [
+    "DEFAULT_CONTENT_TYPE",
+    "DocumentStore",
+    "ImageStore",
+    "ObjectMetadata",
+    "ObjectNotFoundError",
+    "ObjectStore",
+    "SecretStore",
+    "Store",
+    "check_config",
+]

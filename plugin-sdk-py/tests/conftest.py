@@ -1,0 +1,38 @@
+from __future__ import annotations
+
+import os
+import sys
+from pathlib import Path
+
+import pytest
+
+from agent_env_plugin.testing import PluginProcess
+
+from sdk_helpers import FIXTURE
+
+
+@pytest.fixture
+def plugin_env(tmp_path: Path) -> dict:
+    """An environment for a plugin child: the test's own, with HOME and XDG folders in a temp dir."""
+    env = {k: v for k, v in os.environ.items() if not k.startswith("AGENT_ENV_")}
+    env["HOME"] = str(tmp_path / "home")
+    for var in ("XDG_DATA_HOME", "XDG_STATE_HOME", "XDG_CONFIG_HOME", "XDG_CACHE_HOME"):
+        env[var] = str(tmp_path / var.lower())
+    return env
+
+
+@pytest.fixture
+def start(plugin_env: dict):
+    """Starts the fixture plugin (or another argv) as agent-env would; stops it at the end."""
+    started: list[PluginProcess] = []
+
+    def _start(argv: list[str] | None = None, **kwargs) -> PluginProcess:
+        kwargs.setdefault("env", plugin_env)
+        kwargs.setdefault("package", "agentenv-fixture")
+        process = PluginProcess(argv or [sys.executable, str(FIXTURE)], **kwargs)
+        started.append(process)
+        return process
+
+    yield _start
+    for process in started:
+        process.__exit__(None, None, None)

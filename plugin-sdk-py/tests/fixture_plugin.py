@@ -1,0 +1,143 @@
+"""A plugin the SDK's tests start as a child process, the way agent-env does."""
+
+from __future__ import annotations
+
+import os
+import sys
+import time
+
+from agent_env_plugin import CancelledError, CliCommand, NotFoundError, Plugin, SecretStore, TaskStep
+from agent_env_plugin.conformance.memory import MemoryObjectStore
+
+plugin = Plugin("agentenv-fixture", "0.3.0", description="The SDK's test plugin")
+
+
+@plugin.task_step("echo", cls="Echo")
+def echo(step, context, host):
+    """Returns what it was given."""
+    return {"metadata": {"echo": {"step": step, "context": context, "settings": host.settings}}}
+
+
+@plugin.task_step("noisy", cls="Noisy")
+def noisy(step, context, host):
+    print("hi from print")
+    sys.stdout.write("hi from sys.stdout\n")
+    sys.stdout.flush()
+    os.write(1, b"hi from fd 1\n")
+    os.system("echo hi from a child process")
+    return {"metadata": {"noisy": True}}
+
+
+@plugin.task_step("nested", cls="Nested")
+def nested(step, context, host):
+    url = host.objects.put("nested/a.txt", b"from the plugin", "text/plain")
+    back = host.objects.get(url)
+    try:
+        host.objects.get("mem://host/nested/absent")
+        missing = "no error"
+    except NotFoundError as exc:
+        missing = f"{type(exc).__name__}: {exc}"
+    return {
+        "metadata": {
+            "url": url,
+            "back": back.decode(),
+            "missing": missing,
+            "secret": host.secrets.get("token"),
+            "settings": host.fetch_settings(),
+        }
+    }
+
+
+@plugin.task_step("slow", cls="Slow")
+def slow(step, context, host):
+    for i in range(300):
+        host.progress(i, 300, "waiting")
+        if host.cancel_event.wait(0.1):
+            raise CancelledError("slow was cancelled")
+    return {"metadata": {"slow": "finished"}}
+
+
+@plugin.task_step("fails", cls="Fails")
+def fails(step, context, host):
+    raise ValueError("essay is empty")
+
+
+@plugin.task_step("big", cls="Big")
+def big(step, context, host):
+    blob = step.get("blob", "")
+    return {"metadata": {"received": len(blob), "blob": "x" * int(step.get("answer_size", 0))}}
+
+
+def _check_threshold(step):
+    if not 0 <= step.get("threshold", 0) <= 1:
+        raise ValueError(f"threshold must be between 0 and 1, got {step['threshold']}")
+
+
+@plugin.task_step("checked", cls="Checked", validate=_check_threshold)
+def checked(step, context, host):
+    return {}
+
+
+class Sleepy(TaskStep):
+    """A class-based step that sleeps a little."""
+
+    type = "sleepy"
+
+    def execute(self, step, context, host):
+        time.sleep(float(step.get("seconds", 0.01)))
+        return {"metadata": {"slept": True}}
+
+
+plugin.add_task_step(Sleepy())
+
+
+class ContentAddressedObjectStore(MemoryObjectStore):
+    config_keys = ("root", "bucket")
+    required_keys = ("root",)
+
+    def __init__(self, root: str, bucket: str = "memory") -> None:
+        super().__init__(bucket)
+        self.root = root
+
+
+class FixtureSecrets(SecretStore):
+    config_keys = ("values",)
+
+    def __init__(self, values=None) -> None:
+        self.values = dict(values or {})
+
+    def get(self, name):
+        return self.values.get(name)
+
+
+plugin.store(MemoryObjectStore)
+plugin.store(ContentAddressedObjectStore)
+plugin.store(FixtureSecrets)
+
+
+class Hello(CliCommand):
+    """Says hello on the terminal."""
+
+    def run(self, argv, host):
+        print("hello", " ".join(argv))
+        return len(argv)
+
+
+plugin.cli_command("fixture-hello", cls="hello")(Hello)
+
+
+@plugin.root_option("tenant")
+def tenant(value, host):
+    """Reads the tenant's config."""
+    return f"/tenants/{value}.toml" if value else None
+
+
+plugin.contribute(
+    "sandbox_providers",
+    "fixture_box",
+    {"create_sandbox": lambda params, host: {"sandbox_id": f"box-{params.get('name', 'x')}"}},
+    cls="FixtureBox",
+)
+
+if __name__ == "__main__":
+    plugin.serve()

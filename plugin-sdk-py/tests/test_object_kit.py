@@ -1,0 +1,101 @@
+"""The object store conformance kit: on the reference store in-process, through the pipe, and (when the
+agent-env binary ships it) through `agent-env store check object`."""
+
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from agent_env_plugin import ObjectStore
+from agent_env_plugin.conformance import object_cases
+from agent_env_plugin.conformance.memory import MemoryObjectStore
+from sdk_helpers import FIXTURE
+
+
+def test_the_kit_has_the_17_cases():
+    assert len(object_cases.CASES) == 17
+    assert len({case.__name__ for case in object_cases.CASES}) == 17
+
+
+@pytest.mark.parametrize("case", object_cases.CASES, ids=object_cases.case_id)
+def test_reference_store_in_process(case):
+    case(MemoryObjectStore(bucket="kit"), "")
+
+
+@pytest.mark.parametrize("case", object_cases.CASES, ids=object_cases.case_id)
+def test_reference_store_with_a_namespace(case):
+    case(MemoryObjectStore(bucket="kit"), "ns-1/")
+
+
+@pytest.mark.parametrize("case", object_cases.CASES, ids=object_cases.case_id)
+def test_reference_store_through_the_pipe(case, start):
+    plugin = start()
+    plugin.initialize()
+    store = plugin.open_object_store("MemoryObjectStore", {"bucket": "piped"})
+    case(store, "")
+
+
+class ForgetfulStore(MemoryObjectStore):
+    """Breaks the write-once rule: the kit must notice."""
+
+    def put(self, key, data, content_type="application/octet-stream", allow_overwrite=False):
+        return super().put(key, data, content_type, allow_overwrite=True)
+
+
+class PrefixBlindStore(MemoryObjectStore):
+    """Lists every key: the kit must notice."""
+
+    def list(self, prefix):
+        return super().list("")
+
+
+def test_the_kit_fails_a_store_that_breaks_the_rules():
+    failures = dict(object_cases.run_all(lambda: ForgetfulStore()))
+    assert isinstance(failures["put_is_write_once"], object_cases.ConformanceFailure)
+    assert "raised nothing" in str(failures["put_is_write_once"])
+    failures = dict(object_cases.run_all(lambda: PrefixBlindStore()))
+    assert isinstance(failures["list_and_read_by_key"], object_cases.ConformanceFailure)
+    assert failures["put_get_roundtrip"] is None
+
+
+def _agent_env_binary() -> str | None:
+    given = os.environ.get("AGENT_ENV_BIN")
+    if given:
+        return given
+    repo = Path(__file__).resolve().parents[2]
+    for profile in ("debug", "release"):
+        candidate = repo / "target" / profile / "agent-env"
+        if candidate.is_file():
+            return str(candidate)
+    return shutil.which("agent-env")
+
+
+def test_agent_env_store_check_object_passes_the_python_store(tmp_path, plugin_env):
+    binary = _agent_env_binary()
+    if binary is None:
+        pytest.skip("no agent-env binary (build it with cargo build -p agent-env, or set AGENT_ENV_BIN)")
+    probe = subprocess.run([binary, "store", "check", "--help"], capture_output=True, text=True, timeout=60)
+    if probe.returncode != 0 or "object" not in probe.stdout + probe.stderr or "not built yet" in probe.stderr:
+        pytest.skip(f"{binary} has no `store check object` yet: {(probe.stdout + probe.stderr).strip()[:200]}")
+    plugin_dir = tmp_path / "plugins" / "agentenv-fixture"
+    plugin_dir.mkdir(parents=True)
+    manifest = subprocess.run(
+        [sys.executable, str(FIXTURE), "--agent-env-manifest"], env=plugin_env, capture_output=True, text=True, check=True
+    ).stdout
+    (plugin_dir / "agent-env-plugin.toml").write_text(manifest)
+    project = tmp_path / "project"
+    (project / ".agentenv").mkdir(parents=True)
+    (project / ".agentenv" / "config.toml").write_text(
+        '[stores.object]\nimpl = "agentenv-fixture:MemoryObjectStore"\nconfig = { bucket = "checked" }\n'
+    )
+    env = dict(plugin_env, AGENT_ENV_PLUGIN_DIR=str(tmp_path / "plugins"))
+    done = subprocess.run(
+        [binary, "store", "check", "object"], cwd=project, env=env, capture_output=True, text=True, timeout=300
+    )
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert "17" in done.stdout, done.stdout

@@ -1,0 +1,398 @@
+"""The SDK in a real child process, driven over pipes the way agent-env drives it."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+import time
+import tomllib
+
+import pytest
+
+from agent_env_plugin import ConfigError, PluginError, wire
+from agent_env_plugin.errors import MessageTooLargeError
+from agent_env_plugin.testing import memory_host_object_store
+from sdk_helpers import FIXTURE
+
+CONTEXT = {"instance_id": "@local/~/demo/t-1", "metadata": {"task_id": "@local/~/demo/t"}, "deployed_sandboxes": []}
+
+
+def execute(plugin, type_name, **step):
+    step.setdefault("id", type_name)
+    step["type"] = type_name
+    return plugin.request("execute", {"type": type_name, "step": step, "context": CONTEXT})
+
+
+def test_initialize_reports_every_registered_contribution_and_store(start):
+    plugin = start()
+    answer = plugin.initialize(settings={"timeout": 30})
+    assert answer["protocol"] == 1
+    assert answer["plugin"] == {"name": "agentenv-fixture", "version": "0.3.0"}
+    by_name = {(c["group"], c["name"]): c for c in answer["contributions"]}
+    assert by_name[("task_steps", "echo")] == {
+        "group": "task_steps",
+        "name": "echo",
+        "type": "echo",
+        "class": "Echo",
+        "methods": ["execute", "from_dict"],
+        "description": "Returns what it was given.",
+    }
+    assert by_name[("task_steps", "checked")]["methods"] == ["execute", "from_dict", "validate"]
+    assert by_name[("task_steps", "sleepy")]["class"] == "Sleepy"
+    assert by_name[("cli_plugins", "fixture-hello")]["methods"] == ["run"]
+    assert by_name[("cli_plugins", "fixture-hello")]["class"] == "hello"
+    assert by_name[("cli_root_options", "tenant")]["methods"] == ["apply"]
+    assert by_name[("sandbox_providers", "fixture_box")]["methods"] == ["create_sandbox"]
+    stores = {s["class"]: s for s in answer["stores"]}
+    assert stores["ContentAddressedObjectStore"] == {
+        "class": "ContentAddressedObjectStore",
+        "kind": "object",
+        "config_keys": ["root", "bucket"],
+        "required_keys": ["root"],
+    }
+    assert stores["FixtureSecrets"]["kind"] == "secret"
+    assert plugin.shutdown() == 0
+
+
+def test_protocol_mismatch_is_error_32010_with_both_ranges(start):
+    plugin = start()
+    id = plugin.start_request("initialize", {"protocol": {"min": 2, "max": 3}, "package": "agentenv-fixture"})
+    answer = plugin.wait_message(id)
+    assert isinstance(answer, wire.ErrorResponse)
+    assert answer.code == -32010
+    assert answer.data == {
+        "kind": "protocol-mismatch",
+        "supported": {"min": 1, "max": 1},
+        "requested": {"min": 2, "max": 3},
+    }
+    assert "speaks protocol 1" in answer.message and "2-3" in answer.message
+
+
+def test_execute_gets_step_context_and_settings(start):
+    plugin = start()
+    plugin.initialize(settings={"timeout": 30})
+    result = execute(plugin, "echo", essay_path="/tmp/x")
+    echoed = result["metadata"]["echo"]
+    assert echoed["step"] == {"id": "echo", "type": "echo", "essay_path": "/tmp/x"}
+    assert echoed["context"] == CONTEXT
+    assert echoed["settings"] == {"timeout": 30}
+
+
+def test_a_step_that_raises_is_step_failed_with_its_type_and_message(start):
+    plugin = start()
+    plugin.initialize()
+    id = plugin.start_request("execute", {"type": "fails", "step": {"id": "grade", "type": "fails"}, "context": {}})
+    answer = plugin.wait_message(id)
+    assert isinstance(answer, wire.ErrorResponse)
+    assert answer.code == -32020
+    assert answer.data == {"kind": "step-failed", "error_type": "ValueError", "message": "essay is empty"}
+    assert answer.message == "ValueError: essay is empty"
+    # The traceback is on stderr, for `agent-env plugin show`.
+    plugin.shutdown()
+    assert "Traceback" in plugin.stderr and "essay is empty" in plugin.stderr
+
+
+def test_class_based_steps_and_an_unknown_type(start):
+    plugin = start()
+    plugin.initialize()
+    assert execute(plugin, "sleepy", seconds=0.01) == {"metadata": {"slept": True}}
+    with pytest.raises(PluginError) as caught:
+        execute(plugin, "nope")
+    assert caught.value.kind == "invalid-value"
+    assert "no task step type 'nope'" in caught.value.message
+
+
+def test_validate_refuses_a_bad_step_with_invalid_value(start):
+    plugin = start()
+    plugin.initialize()
+    assert plugin.request("task_step.validate", {"type": "checked", "step": {"threshold": 0.5}}) is None
+    with pytest.raises(PluginError) as caught:
+        plugin.request("task_step.validate", {"type": "checked", "step": {"threshold": 3}})
+    assert caught.value.kind == "invalid-value"
+    assert caught.value.message == "threshold must be between 0 and 1, got 3"
+
+
+def test_nested_host_calls_during_execute_get_their_answers(start):
+    methods = memory_host_object_store()
+    methods["host.store.secret.get"] = lambda params: {"value": "s3cret" if params["name"] == "token" else None}
+    methods["host.settings"] = lambda params: {"from": "host.settings"}
+    plugin = start(host_methods=methods)
+    plugin.initialize()
+    meta = execute(plugin, "nested")["metadata"]
+    assert meta["url"] == "mem://host/nested/a.txt"
+    assert meta["back"] == "from the plugin"
+    assert meta["missing"] == "ObjectNotFoundError: No object at mem://host/nested/absent."
+    assert meta["secret"] == "s3cret"
+    assert meta["settings"] == {"from": "host.settings"}
+    called = [method for method, _ in plugin.host_calls]
+    assert called == [
+        "host.store.object.put",
+        "host.store.object.get",
+        "host.store.object.get",
+        "host.store.secret.get",
+        "host.settings",
+    ]
+    put_params = plugin.host_calls[0][1]
+    assert put_params["content_type"] == "text/plain" and put_params["allow_overwrite"] is False
+
+
+def test_many_requests_in_flight_at_once_are_answered_by_id(start):
+    plugin = start()
+    plugin.initialize()
+    slow = plugin.start_request("execute", {"type": "sleepy", "step": {"seconds": 0.5}, "context": {}})
+    fast = [plugin.start_request("execute", {"type": "echo", "step": {"n": i}, "context": {}}) for i in range(20)]
+    for i, id in enumerate(fast):
+        assert plugin.wait(id)["metadata"]["echo"]["step"] == {"n": i}
+    assert plugin.wait(slow) == {"metadata": {"slept": True}}
+
+
+def test_cancel_request_stops_a_running_step_and_answers_cancelled(start):
+    plugin = start()
+    plugin.initialize()
+    id = plugin.start_request("execute", {"type": "slow", "step": {}, "context": {}})
+    # Wait for the first progress notification, so the step is surely running.
+    for _ in range(200):
+        if plugin.notifications:
+            break
+        time.sleep(0.05)
+    progress = plugin.notifications[0]
+    assert progress.method == "$/progress"
+    assert progress.params["id"] == id and progress.params["total"] == 300 and progress.params["message"] == "waiting"
+    plugin.notify("$/cancelRequest", {"id": id})
+    answer = plugin.wait_message(id)
+    assert isinstance(answer, wire.ErrorResponse) and answer.code == -32800
+    # The plugin carries on after a cancel.
+    assert execute(plugin, "echo")["metadata"]["echo"]["step"]["id"] == "echo"
+
+
+def test_print_and_child_processes_inside_a_step_land_on_stderr(start):
+    plugin = start()
+    plugin.initialize()
+    assert execute(plugin, "noisy") == {"metadata": {"noisy": True}}
+    assert plugin.shutdown() == 0
+    assert plugin.noise == []  # nothing but protocol lines on stdout
+    for text in ("hi from print", "hi from sys.stdout", "hi from fd 1", "hi from a child process"):
+        assert text in plugin.stderr
+
+
+def test_unknown_methods_notifications_and_garbage_input(start):
+    plugin = start()
+    plugin.initialize()
+    with pytest.raises(PluginError) as caught:
+        plugin.request("no.such.method")
+    assert caught.value.kind == "method-not-found"
+    plugin.send_raw(b"this is not json\n[1,2,3]\n\n{\"jsonrpc\":\"2.0\",\"method\":\"$/whatever\"}\n")
+    assert execute(plugin, "echo")["metadata"]["echo"]["step"]["id"] == "echo"
+    plugin.shutdown()
+    assert plugin.stderr.count("not a JSON-RPC message") == 2
+
+
+def test_a_16_mib_payload_crosses_both_ways(start):
+    plugin = start()
+    plugin.initialize()
+    size = 16 * 1024 * 1024
+    result = execute(plugin, "big", blob="y" * size, answer_size=size)
+    assert result["metadata"]["received"] == size
+    assert len(result["metadata"]["blob"]) == size
+
+
+def test_a_line_over_64_mib_is_refused_with_message_too_large(start):
+    plugin = start()
+    plugin.initialize()
+    head = b'{"jsonrpc":"2.0","id":77,"method":"execute","params":{"blob":"'
+    plugin.expect(77)
+    chunk = b"z" * (1024 * 1024)
+    plugin.send_raw(head)
+    for _ in range(65):
+        plugin.send_raw(chunk)
+    plugin.send_raw(b'"}}\n')
+    with pytest.raises(MessageTooLargeError):
+        plugin.wait(77, timeout=60)
+    # The connection goes on.
+    assert execute(plugin, "echo")["metadata"]["echo"]["step"]["id"] == "echo"
+
+
+def test_the_plugin_exits_0_when_stdin_ends(start):
+    plugin = start()
+    plugin.initialize()
+    plugin.close_stdin()
+    assert plugin.process.wait(10) == 0
+
+
+def test_the_plugin_exits_0_after_shutdown_even_with_stdin_open(start):
+    plugin = start()
+    plugin.initialize()
+    assert plugin.request("shutdown") is None
+    assert plugin.process.wait(10) == 0
+
+
+def test_run_by_hand_it_says_what_it_is_and_exits_2(plugin_env):
+    done = subprocess.run(
+        [sys.executable, str(FIXTURE)], env=plugin_env, input=b"", capture_output=True, timeout=30
+    )
+    assert done.returncode == 2
+    assert done.stdout == b""
+    lines = done.stderr.decode().splitlines()
+    assert lines == [
+        "agentenv-fixture 0.3.0 is an agent-env plugin; agent-env starts it "
+        "(try agent-env plugin show agentenv-fixture)"
+    ]
+
+
+def test_agent_env_manifest_prints_a_manifest_discovery_can_read(plugin_env):
+    done = subprocess.run(
+        [sys.executable, str(FIXTURE), "--agent-env-manifest"], env=plugin_env, capture_output=True, timeout=30
+    )
+    assert done.returncode == 0, done.stderr
+    manifest = tomllib.loads(done.stdout.decode())
+    assert manifest["plugin"]["name"] == "agentenv-fixture"
+    assert manifest["plugin"]["version"] == "0.3.0"
+    assert manifest["plugin"]["protocol"] == [1, 1]
+    assert manifest["plugin"]["exec"] == [sys.executable, str(FIXTURE)]
+    assert manifest["provides"]["task_steps"]["echo"] == {"class": "Echo", "description": "Returns what it was given."}
+    assert manifest["provides"]["task_steps"]["fails"] == "Fails"
+    assert manifest["provides"]["cli_plugins"]["fixture-hello"] == "hello"
+    assert manifest["provides"]["stores"] == {
+        "MemoryObjectStore": "object",
+        "ContentAddressedObjectStore": "object",
+        "FixtureSecrets": "secret",
+    }
+
+
+def test_store_open_checks_config_keys_with_the_built_in_message(start):
+    plugin = start()
+    plugin.initialize()
+    with pytest.raises(ConfigError) as caught:
+        plugin.request(
+            "store.open",
+            {"kind": "object", "class": "ContentAddressedObjectStore", "config": {"root": "/r", "compress": True}},
+        )
+    assert caught.value.message == (
+        "The config table for 'agentenv-fixture:ContentAddressedObjectStore' has unknown key 'compress'; "
+        "it takes root, bucket"
+    )
+    with pytest.raises(ConfigError) as caught:
+        plugin.request("store.open", {"kind": "object", "class": "ContentAddressedObjectStore", "config": {}})
+    assert caught.value.message == (
+        "The config table for 'agentenv-fixture:ContentAddressedObjectStore' has no value for 'root'; "
+        "it takes root, bucket"
+    )
+    with pytest.raises(ConfigError) as caught:
+        plugin.request("store.open", {"kind": "object", "class": "Nope", "config": {}})
+    assert "names no store class" in caught.value.message
+
+
+def test_store_errors_keep_their_kind_across_the_pipe(start):
+    plugin = start()
+    plugin.initialize()
+    handle = plugin.request("store.open", {"kind": "object", "class": "MemoryObjectStore", "config": {"bucket": "b"}})[
+        "handle"
+    ]
+    assert handle == "s1"
+    url = plugin.request("store.object.put", {"handle": handle, "key": "k", "data": "aGk=", "content_type": None})["url"]
+    assert url == "mem://b/k"
+    cases = [
+        ("store.object.get", {"url": "mem://b/absent"}, -32000, "not-found"),
+        ("store.object.put", {"key": "k", "data": "aGk="}, -32001, "already-exists"),
+        ("store.object.get_object_key", {"url": "s3://other/k"}, -32002, "foreign-url"),
+        ("store.object.get", {}, -32602, "invalid-params"),
+        ("store.object.frobnicate", {}, -32601, "method-not-found"),
+        ("store.document.find_one", {}, -32602, "invalid-params"),
+    ]
+    for method, params, code, kind in cases:
+        answer = plugin.wait_message(plugin.start_request(method, {"handle": handle, **params}))
+        assert isinstance(answer, wire.ErrorResponse), method
+        assert (answer.code, answer.kind) == (code, kind), (method, answer)
+    secrets = plugin.request(
+        "store.open", {"kind": "secret", "class": "FixtureSecrets", "config": {"values": {"a": "", "b": "2"}}}
+    )["handle"]
+    assert plugin.request("store.secret.get", {"handle": secrets, "name": "a"}) == {"value": ""}
+    assert plugin.request("store.secret.get", {"handle": secrets, "name": "zz"}) == {"value": None}
+    meta = plugin.request("store.object.get_object_metadata", {"handle": handle, "key": "k"})["metadata"]
+    assert meta["size"] == 2 and meta["content_type"] == "application/octet-stream"
+    assert meta["last_modified"].endswith("Z")
+
+
+def test_generic_contributions_and_root_options(start):
+    plugin = start()
+    plugin.initialize()
+    assert plugin.request("sandbox_providers.create_sandbox", {"type": "fixture_box", "name": "b1"}) == {
+        "sandbox_id": "box-b1"
+    }
+    assert plugin.request("cli.root_option", {"flag": "--tenant", "value": "acme"}) == {
+        "config_path": "/tenants/acme.toml"
+    }
+    assert plugin.request("cli.root_option", {"flag": "--tenant", "value": None}) == {}
+
+
+def test_command_mode_runs_a_cli_command_over_fds_3_and_4(plugin_env, tmp_path):
+    # The host side of command mode: the protocol on two extra pipes, the terminal on stdin/stdout.
+    to_plugin_r, to_plugin_w = os.pipe()
+    from_plugin_r, from_plugin_w = os.pipe()
+    env = dict(plugin_env, AGENT_ENV_PLUGIN="1", AGENT_ENV_RPC_FDS="3,4")
+
+    def setup() -> None:
+        # Move both ends above 4 first: a pipe end may itself be fd 3 or 4.
+        read_end, write_end = os.dup(to_plugin_r), os.dup(from_plugin_w)
+        while min(read_end, write_end) <= 4:
+            read_end, write_end = os.dup(read_end), os.dup(write_end)
+        os.dup2(read_end, 3)
+        os.dup2(write_end, 4)
+
+    child = subprocess.Popen(
+        [sys.executable, str(FIXTURE)],
+        env=env,
+        stdin=subprocess.DEVNULL,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        preexec_fn=setup,
+        close_fds=False,  # subprocess would close fds 3 and 4 after setup; every other fd is non-inheritable
+    )
+    os.close(to_plugin_r)
+    os.close(from_plugin_w)
+    requests = [
+        wire.encode_request(1, "initialize", {"protocol": {"min": 1, "max": 1}, "package": "agentenv-fixture"}),
+        wire.encode_request(
+            2, "cli.run", {"command": "fixture-hello", "argv": ["a", "b", "c"], "cwd": str(tmp_path), "interactive": False}
+        ),
+    ]
+    os.write(to_plugin_w, b"".join(requests))
+    answers = {}
+    with os.fdopen(from_plugin_r, "rb") as replies:
+        for _ in range(2):
+            message = wire.decode(replies.readline().rstrip(b"\n"))
+            assert message is not None, child.communicate(timeout=30)
+            answers[message.id] = message
+        os.close(to_plugin_w)
+        stdout, stderr = child.communicate(timeout=30)
+    assert child.returncode == 0, stderr
+    assert answers[1].result["plugin"]["name"] == "agentenv-fixture"
+    assert answers[2].result == {"exit_code": 3}
+    assert stdout == b"hello a b c\n"  # the terminal's stdout is the command's own
+
+
+def test_the_sdk_imports_nothing_heavy_at_start_up(plugin_env):
+    code = (
+        "import sys; before = set(sys.modules); import agent_env_plugin;"
+        "heavy = [m for m in ('asyncio', 'typing', 'inspect', 'dataclasses', 'subprocess', 'tempfile', 'datetime')"
+        " if m in sys.modules and m not in before];"
+        "print(','.join(heavy))"
+    )
+    done = subprocess.run([sys.executable, "-c", code], env=plugin_env, capture_output=True, timeout=30)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.decode().strip() == ""
+
+
+def test_manifest_of_a_plugin_is_valid_toml_with_quoted_keys():
+    from agent_env_plugin import Plugin
+
+    plugin = Plugin("agentenv-odd", "1.0.0", exec=["/opt/odd bin/run"], requires={"agentenv-framework": ">=0.1.0"})
+    plugin.contribute("envs", "weird.name", {"from_dict": lambda p, h: {}}, cls='Class "Q"')
+    text = plugin.manifest()
+    parsed = tomllib.loads(text)
+    assert parsed["plugin"]["exec"] == ["/opt/odd bin/run"]
+    assert parsed["plugin"]["requires"] == {"agentenv-framework": ">=0.1.0"}
+    assert parsed["provides"]["envs"] == {"weird.name": 'Class "Q"'}
+    assert json.loads(json.dumps(parsed))  # plain data

@@ -1,0 +1,374 @@
+//! The plugin builder: register what the plugin provides, then [`Plugin::serve`].
+
+use std::collections::HashMap;
+use std::sync::{Arc, Condvar, Mutex, MutexGuard, RwLock};
+
+use agent_env_protocol::codes::ErrorKind;
+use agent_env_protocol::message::RpcError;
+use agent_env_protocol::methods::{split_store_method, StoreOpenResult};
+use agent_env_protocol::methods::{
+    CliRunParams, CliRunResult, ContributionInfo, ExecuteParams, InitializeParams,
+    InitializeResult, PluginInfo, StoreOpenParams, ValidateParams, CLI_RUN, EXECUTE, INITIALIZE,
+    SHUTDOWN, STORE_OPEN, TASK_STEP_VALIDATE,
+};
+use agent_env_protocol::peer::{CloseReason, Handler, RequestContext};
+use agent_env_protocol::version::ProtocolRange;
+use serde::de::DeserializeOwned;
+use serde_json::{json, Map, Value};
+
+use crate::cli::CliCommand;
+use crate::context::StepContext;
+use crate::contribution::Contribution;
+use crate::step::TaskStep;
+use crate::store::{OpenedStore, StoreClass};
+
+type RawMethod =
+    Box<dyn Fn(&StepContext<'_>, Value) -> Result<Value, RpcError> + Send + Sync + 'static>;
+
+/// A plugin: what it is and what it provides. Build it, then call [`Plugin::serve`].
+pub struct Plugin {
+    pub(crate) name: String,
+    pub(crate) version: String,
+    pub(crate) protocols: ProtocolRange,
+    pub(crate) manifest: Option<String>,
+    steps: Vec<Box<dyn TaskStep>>,
+    stores: Vec<StoreClass>,
+    commands: Vec<Box<dyn CliCommand>>,
+    contributions: Vec<Contribution>,
+    methods: HashMap<String, RawMethod>,
+}
+
+impl Plugin {
+    /// A plugin package `name` (as its manifest names it) at `version`.
+    pub fn new(name: &str, version: &str) -> Plugin {
+        Plugin {
+            name: name.into(),
+            version: version.into(),
+            protocols: ProtocolRange::ours(),
+            manifest: None,
+            steps: Vec::new(),
+            stores: Vec::new(),
+            commands: Vec::new(),
+            contributions: Vec::new(),
+            methods: HashMap::new(),
+        }
+    }
+
+    /// The manifest (TOML) printed for `--agent-env-manifest`, e.g. `include_str!("../agent-env-plugin.toml")`.
+    pub fn manifest(mut self, toml: &str) -> Plugin {
+        self.manifest = Some(toml.into());
+        self
+    }
+
+    /// The protocol versions spoken (default: the SDK's own range).
+    pub fn protocols(mut self, min: u32, max: u32) -> Plugin {
+        self.protocols = ProtocolRange { min, max };
+        self
+    }
+
+    pub fn task_step(mut self, step: impl TaskStep) -> Plugin {
+        self.steps.push(Box::new(step));
+        self
+    }
+
+    pub fn store(mut self, class: StoreClass) -> Plugin {
+        self.stores.push(class);
+        self
+    }
+
+    pub fn cli_command(mut self, command: impl CliCommand) -> Plugin {
+        self.commands.push(Box::new(command));
+        self
+    }
+
+    pub fn contribution(mut self, contribution: Contribution) -> Plugin {
+        self.contributions.push(contribution);
+        self
+    }
+
+    /// Answers requests for `method` (any name the SDK does not handle itself) with `handler`.
+    pub fn method(
+        mut self,
+        method: &str,
+        handler: impl Fn(&StepContext<'_>, Value) -> Result<Value, RpcError> + Send + Sync + 'static,
+    ) -> Plugin {
+        self.methods.insert(method.into(), Box::new(handler));
+        self
+    }
+
+    /// The `initialize` answer for the given negotiated protocol.
+    pub fn initialize_result(&self, protocol: u32) -> InitializeResult {
+        let mut contributions: Vec<ContributionInfo> = Vec::new();
+        for step in &self.steps {
+            let mut methods = vec!["execute".to_string(), "from_dict".to_string()];
+            if step.validates() {
+                methods.push("validate".into());
+            }
+            contributions.push(ContributionInfo {
+                group: "task_steps".into(),
+                name: step.type_name().into(),
+                type_name: step.type_name().into(),
+                class: step.class().into(),
+                methods,
+                description: step.description().map(str::to_string),
+            });
+        }
+        for command in &self.commands {
+            contributions.push(ContributionInfo {
+                group: "cli_plugins".into(),
+                name: command.name().into(),
+                type_name: command.name().into(),
+                class: command.name().into(),
+                methods: vec!["run".into()],
+                description: command.description().map(str::to_string),
+            });
+        }
+        contributions.extend(self.contributions.iter().map(|c| c.info.clone()));
+        InitializeResult {
+            protocol,
+            plugin: PluginInfo {
+                name: self.name.clone(),
+                version: self.version.clone(),
+            },
+            contributions,
+            stores: self.stores.iter().map(|s| s.info.clone()).collect(),
+        }
+    }
+
+    pub(crate) fn into_dispatcher(self) -> Arc<Dispatcher> {
+        Arc::new(Dispatcher {
+            plugin: self,
+            settings: RwLock::new(Arc::new(Map::new())),
+            handles: Mutex::new(Handles::default()),
+            done: Mutex::new(Done::default()),
+            done_cv: Condvar::new(),
+        })
+    }
+}
+
+#[derive(Default)]
+struct Handles {
+    next: u64,
+    open: HashMap<String, Arc<OpenedStore>>,
+}
+
+/// Why the serve loop ends.
+#[derive(Default, Clone, Copy, PartialEq, Eq, Debug)]
+pub(crate) struct Done {
+    pub shutdown: bool,
+    pub closed: bool,
+}
+
+/// Routes the host's requests to what was registered.
+pub(crate) struct Dispatcher {
+    plugin: Plugin,
+    settings: RwLock<Arc<Map<String, Value>>>,
+    handles: Mutex<Handles>,
+    done: Mutex<Done>,
+    done_cv: Condvar,
+}
+
+fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
+    m.lock().unwrap_or_else(|p| p.into_inner())
+}
+
+fn parse<T: DeserializeOwned>(method: &str, params: Value) -> Result<T, RpcError> {
+    serde_json::from_value(params).map_err(|e| {
+        RpcError::new(
+            ErrorKind::InvalidParams,
+            format!("bad params for {method}: {e}"),
+        )
+    })
+}
+
+impl Dispatcher {
+    /// Blocks until `shutdown` was answered or the host's stream ended.
+    pub(crate) fn wait_done(&self) -> Done {
+        let done = lock(&self.done);
+        let done = self
+            .done_cv
+            .wait_while(done, |d| !d.shutdown && !d.closed)
+            .unwrap_or_else(|p| p.into_inner());
+        *done
+    }
+
+    fn settings(&self) -> Arc<Map<String, Value>> {
+        self.settings
+            .read()
+            .unwrap_or_else(|p| p.into_inner())
+            .clone()
+    }
+
+    fn initialize(&self, params: Value) -> Result<Value, RpcError> {
+        let params: InitializeParams = parse(INITIALIZE, params)?;
+        let ours = self.plugin.protocols;
+        let Some(protocol) = ours.negotiate(&params.protocol) else {
+            return Err(RpcError::new(
+                ErrorKind::ProtocolMismatch,
+                format!(
+                    "{} speaks protocol {ours}, the host speaks {}",
+                    self.plugin.name, params.protocol
+                ),
+            )
+            .with_data("supported", json!(ours))
+            .with_data("requested", json!(params.protocol)));
+        };
+        *self.settings.write().unwrap_or_else(|p| p.into_inner()) = Arc::new(params.settings);
+        serde_json::to_value(self.plugin.initialize_result(protocol))
+            .map_err(|e| RpcError::new(ErrorKind::InternalError, e.to_string()))
+    }
+
+    fn execute(&self, ctx: &StepContext<'_>, params: Value) -> Result<Value, RpcError> {
+        let params: ExecuteParams = parse(EXECUTE, params)?;
+        let step = self.step(&params.type_name)?;
+        let result = step.execute(ctx, &params.step, &params.context)?;
+        serde_json::to_value(result)
+            .map_err(|e| RpcError::new(ErrorKind::InternalError, e.to_string()))
+    }
+
+    fn validate(&self, params: Value) -> Result<Value, RpcError> {
+        let params: ValidateParams = parse(TASK_STEP_VALIDATE, params)?;
+        let step = self.step(&params.type_name)?;
+        step.validate(&params.step).map_err(|e| {
+            RpcError::new(ErrorKind::InvalidValue, e.to_string())
+                .with_data("error_type", Value::String(e.error_type))
+        })?;
+        Ok(Value::Null)
+    }
+
+    fn step(&self, type_name: &str) -> Result<&dyn TaskStep, RpcError> {
+        self.plugin
+            .steps
+            .iter()
+            .find(|s| s.type_name() == type_name)
+            .map(|s| s.as_ref())
+            .ok_or_else(|| {
+                RpcError::new(
+                    ErrorKind::MethodNotFound,
+                    format!(
+                        "{} has no task step of type '{type_name}'",
+                        self.plugin.name
+                    ),
+                )
+            })
+    }
+
+    fn store_open(&self, params: Value) -> Result<Value, RpcError> {
+        let params: StoreOpenParams = parse(STORE_OPEN, params)?;
+        let class = self
+            .plugin
+            .stores
+            .iter()
+            .find(|s| s.info.class == params.class && s.info.kind == params.kind)
+            .ok_or_else(|| {
+                RpcError::new(
+                    ErrorKind::ConfigError,
+                    format!(
+                        "{} has no {} store class '{}'",
+                        self.plugin.name, params.kind, params.class
+                    ),
+                )
+            })?;
+        let store = class.open_checked(&self.plugin.name, &params.config)?;
+        let mut handles = lock(&self.handles);
+        handles.next += 1;
+        let handle = format!("s{}", handles.next);
+        handles.open.insert(handle.clone(), Arc::new(store));
+        serde_json::to_value(StoreOpenResult { handle })
+            .map_err(|e| RpcError::new(ErrorKind::InternalError, e.to_string()))
+    }
+
+    fn store_op(&self, kind: &str, op: &str, params: Value) -> Result<Value, RpcError> {
+        let Value::Object(params) = params else {
+            return Err(RpcError::new(
+                ErrorKind::InvalidParams,
+                "params must be an object",
+            ));
+        };
+        let handle = params.get("handle").and_then(Value::as_str).unwrap_or("");
+        let store = lock(&self.handles)
+            .open
+            .get(handle)
+            .cloned()
+            .ok_or_else(|| {
+                RpcError::new(
+                    ErrorKind::InvalidParams,
+                    format!("no open store with handle '{handle}'; call store.open first"),
+                )
+            })?;
+        let store_kind = match store.as_ref() {
+            OpenedStore::Object(_) => "object",
+            OpenedStore::Document(_) => "document",
+            OpenedStore::Image(_) => "image",
+            OpenedStore::Secret(_) => "secret",
+        };
+        if store_kind != kind {
+            return Err(RpcError::new(
+                ErrorKind::InvalidParams,
+                format!("handle '{handle}' is a {store_kind} store, not a {kind} store"),
+            ));
+        }
+        crate::store_ops::call(&store, op, &params)
+    }
+
+    fn cli_run(&self, ctx: &StepContext<'_>, params: Value) -> Result<Value, RpcError> {
+        let params: CliRunParams = parse(CLI_RUN, params)?;
+        let command = self
+            .plugin
+            .commands
+            .iter()
+            .find(|c| c.name() == params.command)
+            .ok_or_else(|| {
+                RpcError::new(
+                    ErrorKind::MethodNotFound,
+                    format!("{} has no command '{}'", self.plugin.name, params.command),
+                )
+            })?;
+        let exit_code = command.run(&params.argv, ctx.host());
+        serde_json::to_value(CliRunResult { exit_code })
+            .map_err(|e| RpcError::new(ErrorKind::InternalError, e.to_string()))
+    }
+
+    fn set_done(&self, f: impl FnOnce(&mut Done)) {
+        f(&mut lock(&self.done));
+        self.done_cv.notify_all();
+    }
+}
+
+impl Handler for Dispatcher {
+    fn request(
+        &self,
+        request: &RequestContext,
+        method: &str,
+        params: Value,
+    ) -> Result<Value, RpcError> {
+        let ctx = StepContext::new(request, &self.plugin.name, self.settings());
+        match method {
+            INITIALIZE => self.initialize(params),
+            SHUTDOWN => {
+                self.set_done(|d| d.shutdown = true);
+                Ok(Value::Null)
+            }
+            EXECUTE => self.execute(&ctx, params),
+            TASK_STEP_VALIDATE => self.validate(params),
+            STORE_OPEN => self.store_open(params),
+            CLI_RUN => self.cli_run(&ctx, params),
+            _ => {
+                if let Some(handler) = self.plugin.methods.get(method) {
+                    return handler(&ctx, params);
+                }
+                if let Some((kind, op)) = split_store_method(method) {
+                    return self.store_op(kind, op, params);
+                }
+                Err(RpcError::new(
+                    ErrorKind::MethodNotFound,
+                    format!("{} has no method '{method}'", self.plugin.name),
+                ))
+            }
+        }
+    }
+
+    fn closed(&self, _reason: &CloseReason) {
+        self.set_done(|d| d.closed = true);
+    }
+}

@@ -1,0 +1,117 @@
+//! A plugin that works: echo and friends, task steps (one calls back into the host), an in-memory
+//! object store, and a CLI command.
+
+use agent_env_fixture_plugins::{with_basics, MemoryObjectStore};
+use agent_env_plugin_sdk::{
+    json, CliCommand, Contribution, ExecuteResult, HostHandle, Map, Plugin, StepContext, StepError,
+    TaskStep, Value,
+};
+
+struct EchoStep;
+
+impl TaskStep for EchoStep {
+    fn type_name(&self) -> &str {
+        "echo_step"
+    }
+    fn class(&self) -> &str {
+        "EchoStep"
+    }
+    fn execute(
+        &self,
+        _ctx: &StepContext<'_>,
+        step: &Map<String, Value>,
+        context: &Value,
+    ) -> Result<ExecuteResult, StepError> {
+        if step.get("fail").and_then(Value::as_bool) == Some(true) {
+            return Err(StepError::value("asked to fail"));
+        }
+        let mut metadata = Map::new();
+        metadata.insert(
+            "echo".into(),
+            json!({"step": step, "instance": context["instance_id"]}),
+        );
+        Ok(ExecuteResult { metadata })
+    }
+    fn validates(&self) -> bool {
+        true
+    }
+    fn validate(&self, step: &Map<String, Value>) -> Result<(), StepError> {
+        match step.get("id") {
+            Some(Value::String(_)) => Ok(()),
+            _ => Err(StepError::value("echo_step needs a string 'id'")),
+        }
+    }
+}
+
+/// Stores what the step is given in the host's object store and reads it back: a nested call.
+struct StoreRoundTrip;
+
+impl TaskStep for StoreRoundTrip {
+    fn type_name(&self) -> &str {
+        "store_roundtrip"
+    }
+    fn class(&self) -> &str {
+        "StoreRoundTrip"
+    }
+    fn execute(
+        &self,
+        ctx: &StepContext<'_>,
+        step: &Map<String, Value>,
+        _context: &Value,
+    ) -> Result<ExecuteResult, StepError> {
+        let text = step.get("text").and_then(Value::as_str).unwrap_or("");
+        let url =
+            ctx.host()
+                .object_put("roundtrip.txt", text.as_bytes(), Some("text/plain"), true)?;
+        let back = ctx.host().object_get(&url)?;
+        let secret = ctx.host().secret_get("token")?;
+        let mut metadata = Map::new();
+        metadata.insert(
+            "roundtrip".into(),
+            json!({"url": url, "back": String::from_utf8_lossy(&back), "secret": secret}),
+        );
+        Ok(ExecuteResult { metadata })
+    }
+}
+
+struct WorksCli;
+
+impl CliCommand for WorksCli {
+    fn name(&self) -> &str {
+        "works"
+    }
+    fn run(&self, argv: &[String], host: &HostHandle) -> i32 {
+        println!("works-cli argv={argv:?}");
+        if argv.first().map(String::as_str) == Some("settings") {
+            match host.settings() {
+                Ok(s) => println!("settings={}", Value::Object(s)),
+                Err(e) => eprintln!("{e}"),
+            }
+        }
+        argv.first().and_then(|a| a.parse().ok()).unwrap_or(0)
+    }
+}
+
+fn main() {
+    let plugin = Plugin::new("agentenv-fixture-works", "0.3.0")
+        .manifest(include_str!("../../manifests/works.toml"))
+        .task_step(EchoStep)
+        .task_step(StoreRoundTrip)
+        .store(MemoryObjectStore::class())
+        .cli_command(WorksCli)
+        .contribution(
+            Contribution::new("envs", "fixture_env", "FixtureEnv").methods(&["from_dict"]),
+        )
+        .method("call_host", |ctx, params| {
+            let method = params["method"].as_str().unwrap_or("host.nothing");
+            Ok(ctx.host().call(method, params["params"].clone())?)
+        })
+        .method("stray_print", |_ctx, _| {
+            println!("this stray line must land on stderr, not on the protocol stream");
+            Ok(json!("printed"))
+        })
+        .method("settings", |ctx, _| {
+            Ok(Value::Object(ctx.settings().clone()))
+        });
+    with_basics(plugin).serve()
+}
