@@ -1,5 +1,6 @@
-//! The OpenCiv3 agent-env plugin as a library: the content-addressed object store that the plugin binary
-//! serves over the pipe, shared with the tests and the `gc` command.
+//! The OpenCiv3 agent-env plugin as a library: the content-addressed object store, the plugin (store
+//! class, task steps, `openciv3` command) that the binary serves, and the `gc` command.
 
 pub mod cas;
 pub mod gc_command;
+pub mod plugin;
