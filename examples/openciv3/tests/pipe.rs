@@ -3,87 +3,19 @@
 //! and `execute`. The core's object kit (`agent_env::stores::kits::object`) runs against the plugin store
 //! as the host sees it (`PluginObjectStore`), exactly as it would for a configured plugin store.
 
-use std::path::{Path, PathBuf};
-use std::process::Command;
-use std::sync::Arc;
+mod common;
 
-use agent_env::host::{HostConfig, NoServices, PluginProcess, SpawnSpec};
+use std::path::PathBuf;
+use std::process::Command;
+
+use agent_env::host::PluginProcess;
 use agent_env::stores::kits::{self, object};
-use agent_env::stores::{ObjectStore, PluginObjectStore, StoreError, StoreResult, StoreTransport};
+use agent_env::stores::ObjectStore;
 use agent_env_protocol::codes::ErrorKind;
 use agent_env_protocol::manifest::Manifest;
 use agentenv_openciv3::cas::{CasConfig, ContentAddressedObjectStore};
-use serde_json::{json, Map, Value};
-
-const BINARY: &str = env!("CARGO_BIN_EXE_agentenv-openciv3");
-
-/// Installs the plugin with its own `install` command; returns its manifest.
-fn install(plugins: &Path) -> Manifest {
-    let output = Command::new(BINARY)
-        .args(["install", "--plugins-dir"])
-        .arg(plugins)
-        .output()
-        .unwrap();
-    assert!(
-        output.status.success(),
-        "{}",
-        String::from_utf8_lossy(&output.stderr)
-    );
-    Manifest::load(
-        &plugins
-            .join("agentenv-openciv3")
-            .join("agent-env-plugin.toml"),
-    )
-    .expect("installed manifest")
-}
-
-fn start(plugins: &Path) -> Arc<PluginProcess> {
-    let manifest = install(plugins);
-    let spec = SpawnSpec::from_manifest(&manifest, Map::new());
-    Arc::new(
-        PluginProcess::start(spec, &HostConfig::default(), Arc::new(NoServices))
-            .expect("plugin starts"),
-    )
-}
-
-/// The transport a plugin store uses: every request carries the opened store's handle.
-struct Handle {
-    process: Arc<PluginProcess>,
-    handle: String,
-}
-
-impl StoreTransport for Handle {
-    fn call(&self, method: &str, mut params: Value) -> StoreResult<Value> {
-        if let Value::Object(map) = &mut params {
-            map.insert("handle".into(), json!(self.handle));
-        }
-        self.process
-            .call(method, params)
-            .map_err(|err| match err.rpc_error() {
-                Some(rpc) => StoreError::from(rpc.clone()),
-                None => StoreError::Internal(err.to_string()),
-            })
-    }
-}
-
-fn open_store(
-    process: &Arc<PluginProcess>,
-    config: Value,
-) -> Result<PluginObjectStore, agent_env::host::HostError> {
-    let opened = process.call(
-        "store.open",
-        json!({"kind": "object", "class": "ContentAddressedObjectStore", "config": config}),
-    )?;
-    let handle = opened["handle"].as_str().unwrap().to_string();
-    Ok(PluginObjectStore::new(Arc::new(Handle {
-        process: process.clone(),
-        handle,
-    })))
-}
-
-fn root_config(root: &Path) -> Value {
-    json!({"root": root, "bucket": "openciv3"})
-}
+use common::pipe::{open_store, root_config, start, BINARY};
+use serde_json::{json, Value};
 
 #[test]
 fn the_core_object_kit_passes_through_the_pipe() {
