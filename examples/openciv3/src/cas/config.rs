@@ -98,13 +98,22 @@ fn string_value(
 }
 
 fn expand_tilde(root: &str) -> CasResult<PathBuf> {
+    expand_tilde_with(
+        root,
+        std::env::var_os("HOME")
+            .filter(|home| !home.is_empty())
+            .map(PathBuf::from),
+    )
+}
+
+fn expand_tilde_with(root: &str, home: Option<PathBuf>) -> CasResult<PathBuf> {
     let rest = match root.strip_prefix('~') {
         Some("") => "",
         Some(rest) if rest.starts_with('/') => &rest[1..],
         _ => return Ok(PathBuf::from(root)),
     };
-    match std::env::var_os("HOME").filter(|home| !home.is_empty()) {
-        Some(home) => Ok(PathBuf::from(home).join(rest)),
+    match home {
+        Some(home) => Ok(home.join(rest)),
         None => Err(CasError::Config(format!(
             "root '{root}' starts with '~' but HOME is not set; give an absolute root"
         ))),
@@ -142,6 +151,31 @@ mod tests {
             err.to_string(),
             format!("The config table for '{IMPL}' has unknown key 'a', 'b' and no value for 'root'; it takes root, bucket")
         );
+    }
+
+    #[test]
+    fn a_leading_tilde_is_the_home_directory() {
+        let home = Some(PathBuf::from("/home/me"));
+        assert_eq!(
+            expand_tilde_with("~", home.clone()).unwrap(),
+            PathBuf::from("/home/me")
+        );
+        assert_eq!(
+            expand_tilde_with("~/cas/x", home.clone()).unwrap(),
+            PathBuf::from("/home/me/cas/x")
+        );
+        assert_eq!(
+            expand_tilde_with("~other/x", home.clone()).unwrap(),
+            PathBuf::from("~other/x")
+        );
+        assert_eq!(
+            expand_tilde_with("/abs/~", home).unwrap(),
+            PathBuf::from("/abs/~")
+        );
+        assert!(expand_tilde_with("~/x", None)
+            .unwrap_err()
+            .to_string()
+            .contains("HOME is not set"));
     }
 
     #[test]

@@ -18,6 +18,8 @@ use crate::gc_command::human_bytes;
 pub const BAR_THRESHOLD: u64 = 8 * 1024 * 1024;
 const TICK: Duration = Duration::from_millis(200);
 const WIDTH: usize = 30;
+/// An offset this much below the last one means the reader started over.
+const CHUNK_SLACK: u64 = 4 * 1024 * 1024;
 
 /// A bar drawn on stderr until dropped.
 pub struct Progress {
@@ -53,9 +55,22 @@ impl Drop for Progress {
 fn draw_until(stop: &AtomicBool, path: &Path, size: u64, label: &str) {
     let started = Instant::now();
     let mut stderr = std::io::stderr();
+    // A store may read the file more than once (the CAS store hashes it, then copies it).
+    let (mut pass, mut last) = (1u32, 0u64);
     while !stop.load(Ordering::SeqCst) {
         let line = match reader_offset(path) {
-            Some(offset) => bar(offset.min(size), size, label),
+            Some(offset) => {
+                if offset + CHUNK_SLACK < last {
+                    pass += 1;
+                }
+                last = offset;
+                let label = if pass > 1 {
+                    format!("{label} (pass {pass})")
+                } else {
+                    label.to_string()
+                };
+                bar(offset.min(size), size, &label)
+            }
             None => format!(
                 "{label}: {} … {}s",
                 human_bytes(size),

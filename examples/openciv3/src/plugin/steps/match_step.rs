@@ -222,3 +222,80 @@ impl TaskStep for MatchStep {
         ))
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    fn spec(step: Value) -> Result<MatchSpec, StepError> {
+        MatchSpec::parse(step.as_object().unwrap())
+    }
+
+    #[test]
+    fn defaults_follow_the_original() {
+        let s = spec(json!({"id": "m", "env_id": "openciv3", "turns": 30})).unwrap();
+        assert_eq!(
+            (
+                s.seed,
+                s.size.as_str(),
+                s.difficulty.as_str(),
+                s.barbarians.as_str()
+            ),
+            (1, "Small", "Regent", "Roaming")
+        );
+        assert_eq!(
+            (
+                s.ai_opponents,
+                s.timeout_seconds,
+                s.human_turn_seconds,
+                s.min_turn_seconds
+            ),
+            (0, 120.0, 900.0, 0)
+        );
+    }
+
+    #[test]
+    fn seats_take_given_civs_then_free_ones_in_order_agents_before_humans() {
+        let s = spec(json!({"id": "m", "env_id": "e", "turns": 3, "civs": {"codex": "Romans"}, "humans": {"ana": "Zulus"}})).unwrap();
+        let seats = s
+            .seats(&["claude".to_string(), "codex".to_string()])
+            .unwrap();
+        let got: Vec<(&str, &str, bool)> = seats
+            .iter()
+            .map(|s| (s.player.as_str(), s.civ.as_str(), s.human))
+            .collect();
+        assert_eq!(
+            got,
+            [
+                ("claude", "Greeks", false),
+                ("codex", "Romans", false),
+                ("ana", "Zulus", true)
+            ]
+        );
+    }
+
+    #[test]
+    fn a_match_without_seats_or_with_bad_fields_is_refused() {
+        let s = spec(json!({"id": "m", "env_id": "e", "turns": 3})).unwrap();
+        assert_eq!(
+            s.seats(&[]).unwrap_err().message,
+            "openciv3_match: the match has no seats: deploy an agent or name a human"
+        );
+        assert_eq!(
+            spec(json!({"id": "m", "env_id": "e"})).unwrap_err().message,
+            "openciv3_match step 'm': turns is required"
+        );
+        assert_eq!(
+            spec(json!({"id": "m", "env_id": "e", "turns": 0}))
+                .unwrap_err()
+                .message,
+            "openciv3_match step 'm': turns must be at least 1, got 0"
+        );
+        assert!(spec(json!({"id": "m", "env_id": "e", "turns": 2, "humans": 3})).is_err());
+        assert!(spec(
+            json!({"id": "m", "env_id": "e", "turns": 2, "agents": ["a"], "humans": ["a"]})
+        )
+        .is_err());
+    }
+}

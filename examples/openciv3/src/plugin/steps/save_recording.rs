@@ -147,3 +147,43 @@ impl TaskStep for SaveRecordingStep {
         }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_step_round_trips_through_to_dict_and_defaults_to_not_failing_the_task() {
+        let step = json!({"id": "recording", "type": TYPE, "env_id": "openciv3"});
+        let spec = RecordingSpec::parse(step.as_object().unwrap()).unwrap();
+        assert!(!spec.fail_task_on_error);
+        assert_eq!(
+            (
+                spec.extension_uri.as_str(),
+                spec.view.as_str(),
+                spec.timeout_seconds
+            ),
+            (RECORDING_URI, "spectator", 300.0)
+        );
+        let again = RecordingSpec::parse(&spec.to_dict()).unwrap();
+        assert_eq!(again, spec);
+    }
+
+    #[test]
+    fn artifact_ids_name_the_task_the_instance_and_the_extension() {
+        let context = json!({"instance_id": "i1", "metadata": {"task_id": "smoke"}});
+        assert_eq!(
+            recording_artifact_id(&context, "openciv3", "game.mp4", "ab12"),
+            "smoke-recording-i1.mp4"
+        );
+        assert_eq!(
+            recording_artifact_id(&context, "openciv3", "game.replay.html", "ab12"),
+            "smoke-recording-i1.replay.html"
+        );
+        let bare = json!({});
+        assert_eq!(
+            recording_artifact_id(&bare, "openciv3", "game.mp4", "ab12"),
+            "openciv3-recording-ab12.mp4"
+        );
+    }
+}
