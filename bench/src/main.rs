@@ -4,6 +4,7 @@
 //! figures, add `mod <area>;` below and one line to `SECTIONS`.
 
 mod host;
+mod openciv3;
 mod stats;
 
 /// A bench section: its name (the CLI argument), what it measures, and the function that prints it.
@@ -18,6 +19,11 @@ const SECTIONS: &[Section] = &[
         name: "host",
         about: "plugin spawn + handshake, warm call round trip, 16 MiB payloads",
         run: host::run,
+    },
+    Section {
+        name: "openciv3",
+        about: "the OpenCiv3 plugin's CAS store: 134 MB put_file, small puts/reads, gc, put_file through the pipe",
+        run: openciv3::run,
     },
     // Other areas: one line each, e.g.
     // Section { name: "stores", about: "...", run: stores::run },
