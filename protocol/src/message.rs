@@ -203,10 +203,92 @@ impl Message {
 
     /// Encodes as one compact line, newline included.
     pub fn encode(&self) -> Vec<u8> {
-        let mut out = serde_json::to_vec(&self.to_value()).unwrap_or_default();
-        out.push(b'\n');
+        let mut out = Vec::new();
+        self.encode_into(&mut out);
         out
     }
+
+    /// Appends the compact line (newline included) to `out`, serializing straight from the message
+    /// (no intermediate `Value`, so a 16 MiB payload is not copied first).
+    pub fn encode_into(&self, out: &mut Vec<u8>) {
+        const V: &str = "2.0";
+        let written = match self {
+            Message::Request { id, method, params } => serde_json::to_writer(
+                &mut *out,
+                &RequestOut {
+                    jsonrpc: V,
+                    id,
+                    method,
+                    params,
+                },
+            ),
+            Message::Notification { method, params } => serde_json::to_writer(
+                &mut *out,
+                &NotificationOut {
+                    jsonrpc: V,
+                    method,
+                    params,
+                },
+            ),
+            Message::Response {
+                id,
+                result: Ok(result),
+            } => serde_json::to_writer(
+                &mut *out,
+                &ResultOut {
+                    jsonrpc: V,
+                    id,
+                    result,
+                },
+            ),
+            Message::Response {
+                id,
+                result: Err(error),
+            } => serde_json::to_writer(
+                &mut *out,
+                &ErrorOut {
+                    jsonrpc: V,
+                    id,
+                    error,
+                },
+            ),
+        };
+        // Serializing a Value into a Vec cannot fail; if it ever did, send what the peer counts as noise
+        // rather than a half message.
+        if written.is_err() {
+            out.clear();
+        }
+        out.push(b'\n');
+    }
+}
+
+#[derive(Serialize)]
+struct RequestOut<'a> {
+    jsonrpc: &'static str,
+    id: &'a Id,
+    method: &'a str,
+    params: &'a Value,
+}
+
+#[derive(Serialize)]
+struct NotificationOut<'a> {
+    jsonrpc: &'static str,
+    method: &'a str,
+    params: &'a Value,
+}
+
+#[derive(Serialize)]
+struct ResultOut<'a> {
+    jsonrpc: &'static str,
+    id: &'a Id,
+    result: &'a Value,
+}
+
+#[derive(Serialize)]
+struct ErrorOut<'a> {
+    jsonrpc: &'static str,
+    id: &'a Id,
+    error: &'a RpcError,
 }
 
 fn id_value(id: &Id) -> Value {
