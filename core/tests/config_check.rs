@@ -43,6 +43,25 @@ impl Project {
         )
     }
 
+    fn run_stderr(&self, vars: &[(&str, &str)], args: &[&str]) -> (i32, String, String) {
+        let mut cmd = Command::new(env!("CARGO_BIN_EXE_agent-env"));
+        cmd.env_clear()
+            .env("HOME", &self.home)
+            .env("XDG_DATA_HOME", self.home.join("data"))
+            .env("AGENT_ENV_PLUGIN_DIR", self.home.join("plugins"))
+            .current_dir(&self.root)
+            .args(args);
+        for (k, v) in vars {
+            cmd.env(k, v);
+        }
+        let out = cmd.output().unwrap();
+        (
+            out.status.code().unwrap_or(-1),
+            String::from_utf8(out.stdout).unwrap(),
+            String::from_utf8(out.stderr).unwrap(),
+        )
+    }
+
     fn check(&self, vars: &[(&str, &str)]) -> (i32, serde_json::Value) {
         let (code, out) = self.run_with(vars, &["config", "check", "--json"]);
         (code, serde_json::from_str(&out).unwrap())
@@ -249,4 +268,30 @@ fn malformed_toml_fails_the_check_as_unreadable() {
     assert_eq!(code, 1);
     assert_eq!(json["problems"][0]["code"], "config-unreadable");
     assert!(messages(&json)[0].starts_with("Malformed config.toml at "));
+}
+
+#[test]
+fn run_checks_the_config_before_any_step() {
+    let p = Project::new(
+        "[stores.object]\nimpl = \"agent_env.store.object_store:LocalFilesystemObjectStore\"\nconfig = { root = \"env:NOPE\" }\n[envs]\nimpls = 3\n",
+    );
+    let (code, out, err) = p.run_stderr(&[], &["run", "hello", "--dry-run"]);
+    assert_eq!(code, 1, "{out}{err}");
+    assert_eq!(out, "", "nothing may run");
+    let path = p.root.join(".agentenv/config.toml");
+    assert_eq!(
+        err,
+        format!(
+            "Error: the config at {} has 2 problem(s), so nothing was run:
+  [stores.object.config] root: Unresolved env:NOPE reference (no value and no default)
+  [envs] impls must be a list of 'module:Class' strings, got int
+Fix them, then check with `agent-env config check`.
+",
+            path.display()
+        )
+    );
+    assert!(
+        !p.home.join(".local").exists(),
+        "the refused run wrote state"
+    );
 }

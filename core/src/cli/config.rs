@@ -1,8 +1,9 @@
 //! `agent-env config show | explain | check`: read-only views of `.agentenv/config.toml`.
 
 use crate::config::build::StoresBuilder;
+use crate::config::locate::CONFIG_VAR;
 use crate::config::plugins::InstalledPackage;
-use crate::config::{check, explain, sections::process_env, show, ConfigDocument};
+use crate::config::{check, explain, sections::process_env, show, sources, ConfigDocument};
 use clap::{Args, Subcommand};
 
 #[derive(Args)]
@@ -23,6 +24,18 @@ pub enum ConfigCommand {
     Explain {
         /// A section name or a dotted TOML path.
         path: String,
+        /// Print JSON instead of text.
+        #[arg(long)]
+        json: bool,
+    },
+    /// List every path discovery considers, with an arrow on the one it uses.
+    Debug {
+        /// Print JSON instead of text.
+        #[arg(long)]
+        json: bool,
+    },
+    /// List every layer a setting can come from, lowest precedence first.
+    Sources {
         /// Print JSON instead of text.
         #[arg(long)]
         json: bool,
@@ -77,6 +90,25 @@ pub fn run(args: ConfigArgs, _verbose: bool) -> i32 {
             }
             0
         }
+        ConfigCommand::Debug { json } => {
+            let cwd = std::env::current_dir().unwrap_or_else(|_| std::path::PathBuf::from("."));
+            let candidates = crate::config::locate::candidates(std::env::var_os(CONFIG_VAR), &cwd);
+            if json {
+                print_json(&candidates);
+            } else {
+                print!("{}", sources::render_candidates(&candidates));
+            }
+            0
+        }
+        ConfigCommand::Sources { json } => {
+            let layers = sources::sources(&doc, &process_env);
+            if json {
+                print_json(&layers);
+            } else {
+                print!("{}", sources::render_sources(&layers));
+            }
+            0
+        }
         ConfigCommand::Check { json } => {
             let builder = StoresBuilder::new(&doc, None);
             let outcome = check::check(&doc, &builder);
@@ -91,5 +123,12 @@ pub fn run(args: ConfigArgs, _verbose: bool) -> i32 {
                 1
             }
         }
+    }
+}
+
+fn print_json(value: &impl serde::Serialize) {
+    match serde_json::to_string_pretty(value) {
+        Ok(text) => println!("{text}"),
+        Err(e) => eprintln!("Error: cannot write JSON: {e}"),
     }
 }

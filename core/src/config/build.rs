@@ -10,7 +10,7 @@ use super::references::{resolve_table_at, SecretLookup};
 use super::stores::{selection, StoreSelection};
 use crate::stores::build::{classify, Target};
 use crate::stores::{build_store, AnyStore, PluginStoreFactory, SecretStore, StoreKind, StoreSpec};
-use std::sync::Arc;
+use std::sync::{Arc, OnceLock};
 use toml::Table;
 
 /// A built secret store answering `secret:` references.
@@ -19,6 +19,36 @@ pub struct StoreSecrets(pub Arc<dyn SecretStore>);
 impl SecretLookup for StoreSecrets {
     fn get(&self, name: &str) -> Result<Option<String>, String> {
         self.0.get(name).map_err(|e| e.to_string())
+    }
+}
+
+/// The configured secret store, built on the first `secret:` lookup only (most configs have none), and
+/// reused after that. A store that fails to build makes each lookup fail with its reason.
+pub struct LazySecrets<'a> {
+    doc: &'a ConfigDocument,
+    plugins: Option<&'a dyn PluginStoreFactory>,
+    built: OnceLock<Result<StoreSecrets, ConfigError>>,
+}
+
+impl<'a> LazySecrets<'a> {
+    pub fn new(doc: &'a ConfigDocument, plugins: Option<&'a dyn PluginStoreFactory>) -> Self {
+        LazySecrets {
+            doc,
+            plugins,
+            built: OnceLock::new(),
+        }
+    }
+}
+
+impl SecretLookup for LazySecrets<'_> {
+    fn get(&self, name: &str) -> Result<Option<String>, String> {
+        match self
+            .built
+            .get_or_init(|| configured_secrets(self.doc, self.plugins))
+        {
+            Ok(store) => store.get(name),
+            Err(e) => Err(format!("[stores.secret] could not be built: {e}")),
+        }
     }
 }
 

@@ -278,3 +278,34 @@ pub fn render_json(outcome: &CheckOutcome) -> String {
     })
     .unwrap_or_else(|e| format!("{{\"error\": \"{e}\"}}"))
 }
+
+/// Why `agent-env run` refused to start: the config has problems.
+#[derive(Debug, Clone, thiserror::Error)]
+#[error(
+    "the config {} has {} problem(s), so nothing was run:\n{}\nFix them, then check with `agent-env config check`.",
+    place.as_deref().map(|p| format!("at {p}")).unwrap_or_else(|| "(no config file)".into()),
+    problems.len(),
+    problems.iter().map(|p| format!("  {p}")).collect::<Vec<_>>().join("\n")
+)]
+pub struct PreflightError {
+    pub place: Option<String>,
+    pub problems: Vec<ConfigError>,
+}
+
+/// The check `agent-env run` makes before any step runs: the process's config, every store built (a plugin
+/// store is opened by `plugins` when given), every reference resolved.
+pub fn preflight(
+    doc: &ConfigDocument,
+    plugins: Option<&dyn crate::stores::PluginStoreFactory>,
+) -> Result<(), PreflightError> {
+    let builder = super::build::StoresBuilder::new(doc, plugins);
+    let problems = check_all(doc, &builder);
+    if problems.is_empty() {
+        Ok(())
+    } else {
+        Err(PreflightError {
+            place: doc.path_display(),
+            problems,
+        })
+    }
+}
