@@ -6,7 +6,7 @@
 //!
 //! Commands: `ask` (reads a line, greets it), `interleave` (alternates stdout and stderr), `exit N`,
 //! `whoami` (prints the package), `put TEXT` (stores TEXT through the host's configured object store and
-//! reads it back), `config` (prints `AGENT_ENV_CONFIG`), `sleep MS`.
+//! reads it back), `which-config` (prints `AGENT_ENV_CONFIG`), `sleep MS`.
 //! Root options: `tenant` (value: selects `tenants/<value>.toml`), `offline` (switch: selects
 //! `offline.toml`), `boom` (its callback always fails), `abort` (its callback kills the plugin).
 
@@ -80,7 +80,7 @@ impl CliCommand for Tool {
                     }
                 }
             }
-            "config" => {
+            "which-config" => {
                 println!(
                     "config={}",
                     std::env::var("AGENT_ENV_CONFIG").unwrap_or_default()
@@ -129,7 +129,7 @@ fn main() {
         "exit",
         "whoami",
         "put",
-        "config",
+        "which-config",
         "sleep",
         "tool",
     ] {
