@@ -6,7 +6,7 @@
 //!
 //! Commands: `ask` (reads a line, greets it), `interleave` (alternates stdout and stderr), `exit N`,
 //! `whoami` (prints the package), `put TEXT` (stores TEXT through the host's configured object store and
-//! reads it back), `which-config` (prints `AGENT_ENV_CONFIG`), `sleep MS`.
+//! reads it back), `which-config` (prints `AGENT_ENV_CONFIG`), `sleep MS`, `die` (aborts mid-command).
 //! Root options: `tenant` (value: selects `tenants/<value>.toml`), `offline` (switch: selects
 //! `offline.toml`), `boom` (its callback always fails), `abort` (its callback kills the plugin).
 
@@ -87,6 +87,10 @@ impl CliCommand for Tool {
                 );
                 0
             }
+            "die" => {
+                eprintln!("cli_tools: dying in the middle of 'die'");
+                std::process::abort()
+            }
             "sleep" => {
                 let ms = argv.first().and_then(|a| a.parse().ok()).unwrap_or(1000);
                 std::thread::sleep(std::time::Duration::from_millis(ms));
@@ -131,6 +135,7 @@ fn main() {
         "put",
         "which-config",
         "sleep",
+        "die",
         "tool",
     ] {
         plugin = plugin.cli_command(Tool(name));
