@@ -3,6 +3,7 @@
 //! To add an area: write `src/<area>.rs` with `pub fn run() -> Result<(), String>` that prints its
 //! figures, add `mod <area>;` below and one line to `SECTIONS`.
 
+mod cli;
 mod host;
 mod stats;
 mod stores;
@@ -21,6 +22,7 @@ const SECTIONS: &[Section] = &[
         run: host::run,
     },
     Section { name: "stores", about: "built-in object store: 134 MB put_file/download_to_file, 10,000 small puts; SQLite inserts", run: stores::run },
+    Section { name: "cli", about: "a plugin command against its executable run directly; agent-env --version and --help", run: cli::run },
     // Other areas: one line each, e.g.
     // Section { name: "stores", about: "...", run: stores::run },
 ];
