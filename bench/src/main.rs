@@ -3,6 +3,7 @@
 //! To add an area: write `src/<area>.rs` with `pub fn run() -> Result<(), String>` that prints its
 //! figures, add `mod <area>;` below and one line to `SECTIONS`.
 
+mod cli;
 mod host;
 mod openciv3;
 mod report;
@@ -33,6 +34,7 @@ const SECTIONS: &[Section] = &[
         about: "the OpenCiv3 plugin's CAS store: 134 MB put_file, small puts/reads, gc, put_file through the pipe",
         run: openciv3::run,
     },
+    Section { name: "cli", about: "a plugin command against its executable run directly; agent-env --version and --help", run: cli::run },
     // Other areas: one entry each.
 ];
 
