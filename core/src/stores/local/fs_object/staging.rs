@@ -224,3 +224,27 @@ pub fn sweep_abandoned(tmp_dir: &Path) {
         }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn anonymous_staging_is_probed_and_links_when_it_works() {
+        let dir = tempfile::tempdir().unwrap();
+        let works = Staged::anonymous_works(dir.path());
+        println!("anonymous staging works here: {works}");
+        if works {
+            let mut staged = Staged::create_anonymous(dir.path()).unwrap();
+            staged.write_all(b"abc").unwrap();
+            let target = dir.path().join("linked");
+            staged.link_to(&target).unwrap();
+            assert_eq!(fs::read(&target).unwrap(), b"abc");
+            assert_eq!(
+                staged.link_to(&target).unwrap_err().kind(),
+                std::io::ErrorKind::AlreadyExists
+            );
+        }
+        drop(dir);
+    }
+}
