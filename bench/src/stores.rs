@@ -91,7 +91,11 @@ pub fn run() -> Result<(), String> {
 
     let started = Instant::now();
     let url = store
-        .put_file("artifacts/docker_image/bench/1/image.tar", &big, "application/x-tar")
+        .put_file(
+            "artifacts/docker_image/bench/1/image.tar",
+            &big,
+            "application/x-tar",
+        )
         .map_err(|e| e.to_string())?;
     let put_s = started.elapsed().as_secs_f64();
 
@@ -103,31 +107,38 @@ pub fn run() -> Result<(), String> {
     let download_s = started.elapsed().as_secs_f64();
     let copied = std::fs::metadata(&dest).map_err(|e| e.to_string())?.len();
     if copied != BIG_FILE_BYTES {
-        return Err(format!("download_to_file wrote {copied} bytes, not {BIG_FILE_BYTES}"));
+        return Err(format!(
+            "download_to_file wrote {copied} bytes, not {BIG_FILE_BYTES}"
+        ));
     }
     let rss_after = peak_rss_mib();
     println!(
-        "stores: put_file 134 MB, built-in object store: {put_s:.3} s ({:.0} MB/s)",
+        "put_file 134 MB, built-in object store: {put_s:.3} s ({:.0} MB/s)",
         mb_per_s(BIG_FILE_BYTES, put_s)
     );
     println!(
-        "stores: download_to_file 134 MB, built-in object store: {download_s:.3} s ({:.0} MB/s)",
+        "download_to_file 134 MB, built-in object store: {download_s:.3} s ({:.0} MB/s)",
         mb_per_s(BIG_FILE_BYTES, download_s)
     );
     println!(
-        "stores: peak RSS around the 134 MB transfers: {rss_after:.1} MiB (before: {rss_before:.1} MiB)"
+        "peak RSS around the 134 MB transfers: {rss_after:.1} MiB (before: {rss_before:.1} MiB)"
     );
 
     let payload = [b'x'; 100];
     let started = Instant::now();
     for i in 0..SMALL_PUTS {
         store
-            .put(&format!("small/{i:05}.bin"), &payload, DEFAULT_CONTENT_TYPE, false)
+            .put(
+                &format!("small/{i:05}.bin"),
+                &payload,
+                DEFAULT_CONTENT_TYPE,
+                false,
+            )
             .map_err(|e| e.to_string())?;
     }
     let puts_s = started.elapsed().as_secs_f64();
     println!(
-        "stores: {SMALL_PUTS} small puts (100 B), built-in object store: {puts_s:.3} s ({:.0} puts/s)",
+        "{SMALL_PUTS} small puts (100 B), built-in object store: {puts_s:.3} s ({:.0} puts/s)",
         SMALL_PUTS as f64 / puts_s
     );
 
@@ -149,7 +160,7 @@ pub fn run() -> Result<(), String> {
     }
     let find_s = started.elapsed().as_secs_f64();
     println!(
-        "stores: {DOCUMENTS} document inserts, built-in SQLite store: {insert_s:.3} s ({:.0}/s); {DOCUMENTS} find_one by id: {find_s:.3} s ({:.0}/s)",
+        "{DOCUMENTS} document inserts, built-in SQLite store: {insert_s:.3} s ({:.0}/s); {DOCUMENTS} find_one by id: {find_s:.3} s ({:.0}/s)",
         DOCUMENTS as f64 / insert_s,
         DOCUMENTS as f64 / find_s
     );

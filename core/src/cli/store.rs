@@ -13,9 +13,15 @@ use crate::config::build::{configured_secrets, store_spec};
 use crate::config::references::SecretLookup;
 use crate::config::stores::selection;
 use crate::config::ConfigDocument;
+use std::sync::Arc;
+
+use crate::config::plugins::plugin_settings;
+use crate::discovery::{discover, SearchPath};
+use crate::host::{HostConfig, NoServices, PluginHost};
 use crate::stores::build::{classify, Target};
 use crate::stores::kits::{self, KitReport};
-use crate::stores::{build_store, AnyStore, StoreKind, StoreSpec};
+use crate::stores::plugin_stores::{HostPluginStores, PluginPackage};
+use crate::stores::{build_store, AnyStore, PluginStoreFactory, StoreKind, StoreSpec};
 
 #[derive(Args)]
 pub struct StoreArgs {
@@ -87,16 +93,60 @@ fn check(kind: StoreKind, json_output: bool, seed: bool) -> Result<i32, String> 
     if seed {
         seed_fixture(&mut spec)?;
     }
-    let store = build_store(&spec, None).map_err(|e| e.to_string())?;
-    let checked = Checked {
-        kind,
+    let plugins = match classify(spec.kind, &spec.impl_name) {
+        Ok(Target::Plugin { .. }) => Some(plugin_stores(&doc, secrets.as_ref())?),
+        _ => None,
+    };
+    let factory = plugins.as_ref().map(|(f, _)| f as &dyn PluginStoreFactory);
+    let result = build_store(&spec, factory)
+        .map_err(|e| e.to_string())
+        .and_then(|store| {
+            run_check(
+                &checked_for(&spec, &selected.origin.location),
+                &store,
+                json_output,
+            )
+        });
+    if let Some((_, host)) = plugins {
+        host.shutdown_all();
+    }
+    result
+}
+
+/// The plugin host and the installed packages, for a plugin's store. Nothing starts until the store is
+/// built; the store's own calls back to the host are not served (a store check needs none).
+fn plugin_stores(
+    doc: &ConfigDocument,
+    secrets: Option<&crate::config::build::StoreSecrets>,
+) -> Result<(HostPluginStores, Arc<PluginHost>), String> {
+    let config = HostConfig::from_env().map_err(|e| e.to_string())?;
+    let host = Arc::new(PluginHost::new(config, Arc::new(NoServices)));
+    let lookup = secrets.map(|s| s as &dyn SecretLookup);
+    let mut packages = Vec::new();
+    for plugin in discover(&SearchPath::from_env()).plugins {
+        let settings =
+            plugin_settings(doc, &plugin.manifest.name, lookup).map_err(|e| e.to_string())?;
+        packages.push(PluginPackage {
+            manifest: plugin.manifest,
+            settings,
+        });
+    }
+    Ok((HostPluginStores::new(host.clone(), packages), host))
+}
+
+fn checked_for(spec: &StoreSpec, origin: &str) -> Checked {
+    Checked {
+        kind: spec.kind,
         impl_name: spec.impl_name.clone(),
-        origin: selected.origin.location.clone(),
-        namespace: match kind {
+        origin: origin.to_string(),
+        namespace: match spec.kind {
             StoreKind::Secret => String::new(),
             other => kits::unique_namespace(other),
         },
-    };
+    }
+}
+
+fn run_check(checked: &Checked, store: &AnyStore, json_output: bool) -> Result<i32, String> {
     if !json_output {
         println!(
             "Checking the {} store {} (from {}){}",
@@ -110,9 +160,9 @@ fn check(kind: StoreKind, json_output: bool, seed: bool) -> Result<i32, String> 
             }
         );
     }
-    let report = run_kit(&store, &checked.namespace);
+    let report = run_kit(store, &checked.namespace);
     if json_output {
-        println!("{}", render_json(&checked, &report));
+        println!("{}", render_json(checked, &report));
     } else {
         report.print();
     }
