@@ -4,6 +4,7 @@ use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
 
 use crate::codes::ErrorKind;
+use crate::json_out;
 
 /// A request id: an integer or a string.
 #[derive(Debug, Clone, PartialEq, Eq, Hash, Serialize, Deserialize)]
@@ -203,9 +204,59 @@ impl Message {
 
     /// Encodes as one compact line, newline included.
     pub fn encode(&self) -> Vec<u8> {
-        let mut out = serde_json::to_vec(&self.to_value()).unwrap_or_default();
-        out.push(b'\n');
+        let mut out = Vec::new();
+        self.encode_into(&mut out);
         out
+    }
+
+    /// Appends the compact line (newline included) to `out`, writing straight from the message (no
+    /// intermediate `Value`, so a 16 MiB payload is not copied first).
+    pub fn encode_into(&self, out: &mut Vec<u8>) {
+        out.extend_from_slice(b"{\"jsonrpc\":\"2.0\"");
+        match self {
+            Message::Request { id, method, params } => {
+                write_id(out, id);
+                out.extend_from_slice(b",\"method\":");
+                json_out::write_str(out, method);
+                out.extend_from_slice(b",\"params\":");
+                json_out::write_value(out, params);
+            }
+            Message::Notification { method, params } => {
+                out.extend_from_slice(b",\"method\":");
+                json_out::write_str(out, method);
+                out.extend_from_slice(b",\"params\":");
+                json_out::write_value(out, params);
+            }
+            Message::Response { id, result } => {
+                write_id(out, id);
+                match result {
+                    Ok(value) => {
+                        out.extend_from_slice(b",\"result\":");
+                        json_out::write_value(out, value);
+                    }
+                    Err(error) => {
+                        out.extend_from_slice(b",\"error\":{\"code\":");
+                        out.extend_from_slice(error.code.to_string().as_bytes());
+                        out.extend_from_slice(b",\"message\":");
+                        json_out::write_str(out, &error.message);
+                        if let Some(data) = &error.data {
+                            out.extend_from_slice(b",\"data\":");
+                            json_out::write_value(out, data);
+                        }
+                        out.push(b'}');
+                    }
+                }
+            }
+        }
+        out.extend_from_slice(b"}\n");
+    }
+}
+
+fn write_id(out: &mut Vec<u8>, id: &Id) {
+    out.extend_from_slice(b",\"id\":");
+    match id {
+        Id::Number(n) => out.extend_from_slice(n.to_string().as_bytes()),
+        Id::Text(s) => json_out::write_str(out, s),
     }
 }
 

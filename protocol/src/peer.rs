@@ -1,21 +1,30 @@
 //! A small bidirectional JSON-RPC 2.0 peer over a pair of byte streams, one message per line.
 //!
 //! Both the host (talking to a child's stdin/stdout) and the plugin SDKs (talking to their own) use it.
-//! Either side may call the other at any time, including while one of its own calls is in flight, so
-//! incoming requests run on worker threads and the reader thread only routes lines.
+//! Either side may call the other at any time, including while one of its own calls is in flight.
+//!
+//! **Who reads.** Whoever needs the next message reads it, one thread at a time (the *reading role*):
+//! - [`ReaderMode::Dedicated`] (a server, the SDKs): pool threads always want messages. A pool thread
+//!   that reads a request gives up the reading role (another pool thread takes it, so answers to nested
+//!   calls and `$/cancelRequest` still arrive) and runs the request itself: no hand-off to a worker.
+//! - [`ReaderMode::Callers`] (the host): a caller waiting for its answer reads the stream itself, so the
+//!   answer wakes the caller directly; requests the other side sends during the call run on the caller's
+//!   thread. Nothing reads while no call is in flight (messages wait in the pipe).
+//!
+//! So a round trip costs two thread wake-ups (one per side), the minimum over pipes.
 //!
 //! Why not jsonrpsee or tokio: jsonrpsee's client cannot answer a request the child sends back and dies
 //! on the first non-JSON stdout line, and an async runtime costs start-up time and ~50 µs per call on a
-//! blocking pipe (see docs/performance.md). Blocking reads on a dedicated thread plus one channel per
-//! call measured a few microseconds per round trip.
+//! blocking pipe (measured, see the anchors notes). Blocking reads plus `poll` for deadlines measured a
+//! few tens of microseconds per round trip on a 2-core VM (`agent-env-bench host`).
 
 use std::collections::HashMap;
-use std::io::{BufRead, BufReader, Read, Write};
-use std::sync::atomic::{AtomicBool, AtomicI64, AtomicUsize, Ordering};
-use std::sync::mpsc::{self, Receiver, RecvTimeoutError, Sender, SyncSender};
+use std::io::{self, Read, Write};
+use std::os::fd::{AsRawFd, RawFd};
+use std::sync::atomic::{AtomicBool, AtomicI64, Ordering};
 use std::sync::{Arc, Condvar, Mutex, MutexGuard};
 use std::thread;
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 use serde_json::{json, Value};
 
@@ -28,6 +37,20 @@ use crate::version::MAX_MESSAGE_BYTES;
 pub const NOISE_SAMPLE_BYTES: usize = 200;
 /// How many noise lines are kept as samples (all are counted).
 pub const NOISE_SAMPLES_KEPT: usize = 5;
+/// Buffers up to this size are kept between messages (larger ones are freed after use).
+const KEEP_BUFFER_BYTES: usize = 32 * 1024 * 1024;
+/// Size of each read from the stream.
+const READ_CHUNK: usize = 256 * 1024;
+
+/// Which threads read the incoming stream (see the module docs).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum ReaderMode {
+    /// A pool thread always reads; requests run on the thread that read them.
+    #[default]
+    Dedicated,
+    /// Only callers read, while they wait for their answers.
+    Callers,
+}
 
 /// Settings of one peer.
 #[derive(Debug, Clone)]
@@ -35,6 +58,7 @@ pub struct PeerConfig {
     /// Used to name threads, e.g. the plugin's package.
     pub name: String,
     pub max_message_bytes: usize,
+    pub mode: ReaderMode,
 }
 
 impl Default for PeerConfig {
@@ -42,20 +66,21 @@ impl Default for PeerConfig {
         PeerConfig {
             name: "peer".into(),
             max_message_bytes: MAX_MESSAGE_BYTES,
+            mode: ReaderMode::Dedicated,
         }
     }
 }
 
 /// What the other side can ask of this one.
 pub trait Handler: Send + Sync + 'static {
-    /// Answers one request. Runs on a worker thread; it may call back through `ctx.peer()`.
+    /// Answers one request. It may call back through `ctx.peer()`.
     fn request(&self, ctx: &RequestContext, method: &str, params: Value)
         -> Result<Value, RpcError>;
 
     /// Receives a notification other than `$/cancelRequest` (which the peer handles itself).
     fn notification(&self, _method: &str, _params: Value) {}
 
-    /// Called once, on the reader thread, when the incoming stream ends.
+    /// Called once when the connection ends (end of the incoming stream, or [`Peer::abort`]).
     fn closed(&self, _reason: &CloseReason) {}
 
     /// Called for each line that is not a JSON-RPC message.
@@ -169,29 +194,58 @@ pub struct NoiseStats {
 type Reply = Result<Value, CallError>;
 
 struct State {
-    pending: HashMap<Id, SyncSender<Reply>>,
+    /// Calls of this side waiting for answers; the slot fills when the answer arrives.
+    pending: HashMap<Id, Option<Reply>>,
     incoming: HashMap<Id, Arc<AtomicBool>>,
     closed: Option<CloseReason>,
     noise: NoiseStats,
+    /// Some thread holds the reading role.
+    reading: bool,
+    /// Pool threads waiting for the reading role (dedicated mode).
+    idle_pool: usize,
+}
+
+struct Writer {
+    out: Box<dyn Write + Send>,
+    scratch: Vec<u8>,
 }
 
 struct Inner {
     config: PeerConfig,
-    writer: Mutex<Option<Box<dyn Write + Send>>>,
+    writer: Mutex<Option<Writer>>,
+    reader: Mutex<LineReader>,
     state: Mutex<State>,
-    closed_cv: Condvar,
+    changed: Condvar,
     next_id: AtomicI64,
     handler: Arc<dyn Handler>,
-    jobs: Mutex<Option<Sender<Job>>>,
-    job_rx: Arc<Mutex<Receiver<Job>>>,
-    idle_workers: AtomicUsize,
+    /// Written once on close, to wake a reader blocked in `poll`.
+    wake: (RawFd, RawFd),
 }
 
+impl Drop for Inner {
+    fn drop(&mut self) {
+        // SAFETY: the wake pipe's fds belong to this peer alone.
+        unsafe {
+            libc::close(self.wake.0);
+            libc::close(self.wake.1);
+        }
+    }
+}
+
+/// A request read from the stream, to run.
 struct Job {
     id: Id,
     method: String,
     params: Value,
     cancelled: Arc<AtomicBool>,
+}
+
+/// What one read step produced.
+enum Step {
+    Request(Job),
+    Routed,
+    TimedOut,
+    Closed,
 }
 
 /// One end of a JSON-RPC connection. Cheap to clone; all clones share the connection.
@@ -204,44 +258,54 @@ fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
     m.lock().unwrap_or_else(|poisoned| poisoned.into_inner())
 }
 
+fn wake_pipe() -> (RawFd, RawFd) {
+    let mut fds = [-1; 2];
+    // SAFETY: pipe2 fills the two-element array.
+    let r = unsafe { libc::pipe2(fds.as_mut_ptr(), libc::O_CLOEXEC | libc::O_NONBLOCK) };
+    if r == 0 {
+        (fds[0], fds[1])
+    } else {
+        (-1, -1)
+    }
+}
+
 impl Peer {
-    /// Starts a peer reading `reader` on its own thread and writing `writer`.
+    /// Starts a peer reading `reader` and writing `writer`.
     pub fn start<R, W>(reader: R, writer: W, handler: Arc<dyn Handler>, config: PeerConfig) -> Peer
     where
-        R: Read + Send + 'static,
+        R: Read + AsRawFd + Send + 'static,
         W: Write + Send + 'static,
     {
-        let (tx, rx) = mpsc::channel();
+        let fd = reader.as_raw_fd();
+        let mode = config.mode;
         let peer = Peer {
             inner: Arc::new(Inner {
+                reader: Mutex::new(LineReader::new(
+                    Box::new(reader),
+                    fd,
+                    config.max_message_bytes,
+                )),
                 config,
-                writer: Mutex::new(Some(Box::new(std::io::BufWriter::with_capacity(
-                    64 * 1024,
-                    writer,
-                )))),
+                writer: Mutex::new(Some(Writer {
+                    out: Box::new(writer),
+                    scratch: Vec::with_capacity(4096),
+                })),
                 state: Mutex::new(State {
                     pending: HashMap::new(),
                     incoming: HashMap::new(),
                     closed: None,
                     noise: NoiseStats::default(),
+                    reading: false,
+                    idle_pool: 0,
                 }),
-                closed_cv: Condvar::new(),
+                changed: Condvar::new(),
                 next_id: AtomicI64::new(1),
                 handler,
-                jobs: Mutex::new(Some(tx)),
-                job_rx: Arc::new(Mutex::new(rx)),
-                idle_workers: AtomicUsize::new(0),
+                wake: wake_pipe(),
             }),
         };
-        let reader_peer = peer.clone();
-        let name = format!("{}-reader", peer.inner.config.name);
-        let spawned = thread::Builder::new()
-            .name(name)
-            .spawn(move || reader_peer.read_loop(reader));
-        if let Err(e) = spawned {
-            peer.mark_closed(CloseReason::ReadFailed(format!(
-                "cannot start the reader thread: {e}"
-            )));
+        if mode == ReaderMode::Dedicated {
+            peer.spawn_pool_thread();
         }
         peer
     }
@@ -254,33 +318,66 @@ impl Peer {
         timeout: Option<Duration>,
     ) -> Result<Value, CallError> {
         let id = Id::Number(self.inner.next_id.fetch_add(1, Ordering::Relaxed));
-        let (tx, rx) = mpsc::sync_channel(1);
         {
             let mut state = lock(&self.inner.state);
             if let Some(reason) = &state.closed {
                 return Err(CallError::Closed(reason.clone()));
             }
-            state.pending.insert(id.clone(), tx);
+            state.pending.insert(id.clone(), None);
         }
         let msg = Message::request(id.clone(), method, params);
         if let Err(e) = self.send(&msg) {
             lock(&self.inner.state).pending.remove(&id);
             return Err(e);
         }
-        let answer = match timeout {
-            Some(t) => rx.recv_timeout(t),
-            None => rx.recv().map_err(|_| RecvTimeoutError::Disconnected),
-        };
-        match answer {
-            Ok(reply) => reply,
-            Err(RecvTimeoutError::Timeout) => {
-                lock(&self.inner.state).pending.remove(&id);
-                let _ = self.notify(CANCEL_REQUEST, json!({ "id": id }));
-                Err(CallError::Timeout(timeout.unwrap_or_default()))
+        drop(msg);
+        let deadline = timeout.map(|t| Instant::now() + t);
+        let may_read = self.inner.config.mode == ReaderMode::Callers;
+        let mut state = lock(&self.inner.state);
+        loop {
+            if let Some(Some(_)) = state.pending.get(&id) {
+                if let Some(Some(reply)) = state.pending.remove(&id) {
+                    return reply;
+                }
             }
-            Err(RecvTimeoutError::Disconnected) => Err(CallError::Closed(
-                self.close_reason().unwrap_or(CloseReason::Eof),
-            )),
+            if let Some(reason) = state.closed.clone() {
+                state.pending.remove(&id);
+                return Err(CallError::Closed(reason));
+            }
+            let now = Instant::now();
+            if let Some(deadline) = deadline {
+                if now >= deadline {
+                    state.pending.remove(&id);
+                    drop(state);
+                    let _ = self.notify(CANCEL_REQUEST, json!({ "id": id }));
+                    return Err(CallError::Timeout(timeout.unwrap_or_default()));
+                }
+            }
+            if may_read && !state.reading {
+                state.reading = true;
+                drop(state);
+                let step = self.read_step(deadline);
+                self.release_reading();
+                if let Step::Request(job) = step {
+                    self.run_job(job);
+                }
+                state = lock(&self.inner.state);
+                continue;
+            }
+            state = match deadline {
+                Some(deadline) => {
+                    self.inner
+                        .changed
+                        .wait_timeout(state, deadline.saturating_duration_since(now))
+                        .unwrap_or_else(|p| p.into_inner())
+                        .0
+                }
+                None => self
+                    .inner
+                    .changed
+                    .wait(state)
+                    .unwrap_or_else(|p| p.into_inner()),
+            };
         }
     }
 
@@ -292,18 +389,17 @@ impl Peer {
     /// Stops writing: the other side sees end of file on its input. Calls in flight still get answers.
     pub fn close_output(&self) {
         if let Some(mut w) = lock(&self.inner.writer).take() {
-            let _ = w.flush();
+            let _ = w.out.flush();
         }
     }
 
     /// Treats the connection as ended now, whether or not the incoming stream has: every call in flight
-    /// fails with `CallError::Closed(reason)` and new calls are refused. The reader thread ends when the
-    /// stream does.
+    /// fails with `CallError::Closed(reason)` and new calls are refused.
     pub fn abort(&self, reason: CloseReason) {
         self.mark_closed(reason);
     }
 
-    /// Why the incoming stream ended, once it has.
+    /// Why the connection ended, once it has.
     pub fn close_reason(&self) -> Option<CloseReason> {
         lock(&self.inner.state).closed.clone()
     }
@@ -312,14 +408,15 @@ impl Peer {
         self.close_reason().is_some()
     }
 
-    /// Blocks until the incoming stream ends, or `timeout` passes. Returns whether it ended.
+    /// Blocks until the connection ends, or `timeout` passes. Returns whether it ended. (In
+    /// [`ReaderMode::Callers`] only a call reads, so this waits for a close seen by a call or an abort.)
     pub fn wait_closed(&self, timeout: Option<Duration>) -> bool {
         let state = lock(&self.inner.state);
         match timeout {
             None => {
                 let _state = self
                     .inner
-                    .closed_cv
+                    .changed
                     .wait_while(state, |s| s.closed.is_none())
                     .unwrap_or_else(|p| p.into_inner());
                 true
@@ -327,7 +424,7 @@ impl Peer {
             Some(t) => {
                 let (state, _) = self
                     .inner
-                    .closed_cv
+                    .changed
                     .wait_timeout_while(state, t, |s| s.closed.is_none())
                     .unwrap_or_else(|p| p.into_inner());
                 state.closed.is_some()
@@ -340,88 +437,152 @@ impl Peer {
         lock(&self.inner.state).noise.clone()
     }
 
-    /// The methods of requests sent by this side that have no answer yet (their ids).
+    /// How many requests sent by this side have no answer yet.
     pub fn pending_calls(&self) -> usize {
         lock(&self.inner.state).pending.len()
     }
 
     fn send(&self, msg: &Message) -> Result<(), CallError> {
-        let line = msg.encode();
         let max = self.inner.config.max_message_bytes;
-        if line.len() - 1 > max {
-            return Err(CallError::TooLarge {
-                size: line.len() - 1,
-                max,
-            });
-        }
-        let mut writer = lock(&self.inner.writer);
-        let Some(w) = writer.as_mut() else {
+        let mut guard = lock(&self.inner.writer);
+        let Some(w) = guard.as_mut() else {
             return Err(CallError::Closed(CloseReason::Local));
         };
-        let result = w.write_all(&line).and_then(|_| w.flush());
-        if let Err(e) = result {
-            *writer = None;
-            drop(writer);
-            return Err(CallError::Closed(CloseReason::WriteFailed(e.to_string())));
-        }
-        Ok(())
-    }
-
-    fn read_loop<R: Read>(&self, reader: R) {
-        let max = self.inner.config.max_message_bytes;
-        let mut reader = BufReader::with_capacity(256 * 1024, reader);
-        let mut line = Vec::with_capacity(4096);
-        let reason = loop {
-            line.clear();
-            let limit = (max + 1) as u64;
-            let n = match (&mut reader).take(limit).read_until(b'\n', &mut line) {
-                Ok(n) => n,
-                Err(e) => break CloseReason::ReadFailed(e.to_string()),
-            };
-            if n == 0 {
-                break CloseReason::Eof;
-            }
-            let ended = line.last() == Some(&b'\n');
-            if ended {
-                line.pop();
-                if line.last() == Some(&b'\r') {
-                    line.pop();
-                }
-            }
-            if line.len() > max {
-                // Over the limit: drop the rest of the line, then say so.
-                if !ended {
-                    if let Err(e) = reader.skip_until(b'\n') {
-                        break CloseReason::ReadFailed(e.to_string());
-                    }
-                }
-                self.too_large(&line);
-                continue;
-            }
-            if line.iter().all(u8::is_ascii_whitespace) {
-                continue;
-            }
-            match Message::decode(&line) {
-                Ok(msg) => self.route(msg),
-                Err(DecodeError::NotJson(_)) | Err(DecodeError::NotJsonRpc(_)) => {
-                    self.record_noise(&line, false)
-                }
-            }
-            if line.capacity() > 1024 * 1024 {
-                line = Vec::with_capacity(4096);
-            }
+        w.scratch.clear();
+        msg.encode_into(&mut w.scratch);
+        let size = w.scratch.len() - 1;
+        let result = if size > max {
+            Err(CallError::TooLarge { size, max })
+        } else {
+            w.out
+                .write_all(&w.scratch)
+                .and_then(|_| w.out.flush())
+                .map_err(|e| CallError::Closed(CloseReason::WriteFailed(e.to_string())))
         };
-        self.mark_closed(reason);
+        if w.scratch.capacity() > KEEP_BUFFER_BYTES {
+            w.scratch = Vec::with_capacity(4096);
+        }
+        if matches!(result, Err(CallError::Closed(_))) {
+            *guard = None;
+        }
+        result
     }
 
-    fn route(&self, msg: Message) {
+    fn spawn_pool_thread(&self) {
+        let peer = self.clone();
+        let name = format!("{}-rpc", self.inner.config.name);
+        let spawned = thread::Builder::new()
+            .name(name)
+            .spawn(move || peer.pool_loop());
+        if let Err(e) = spawned {
+            self.mark_closed(CloseReason::ReadFailed(format!(
+                "cannot start a reader thread: {e}"
+            )));
+        }
+    }
+
+    /// A pool thread: take the reading role, read, run what was read; until the connection ends.
+    fn pool_loop(&self) {
+        loop {
+            {
+                let mut state = lock(&self.inner.state);
+                loop {
+                    if state.closed.is_some() {
+                        return;
+                    }
+                    if !state.reading {
+                        state.reading = true;
+                        break;
+                    }
+                    state.idle_pool += 1;
+                    state = self
+                        .inner
+                        .changed
+                        .wait(state)
+                        .unwrap_or_else(|p| p.into_inner());
+                    state.idle_pool -= 1;
+                }
+            }
+            let step = self.read_step(None);
+            let spare_needed = self.release_reading();
+            match step {
+                Step::Request(job) => {
+                    if spare_needed {
+                        // Someone must keep reading while this thread runs the request.
+                        self.spawn_pool_thread();
+                    }
+                    self.run_job(job);
+                }
+                Step::Closed => return,
+                Step::Routed | Step::TimedOut => {}
+            }
+        }
+    }
+
+    /// Gives up the reading role; returns whether no pool thread is waiting to take it.
+    fn release_reading(&self) -> bool {
+        let mut state = lock(&self.inner.state);
+        state.reading = false;
+        let none_waiting = state.idle_pool == 0 && state.closed.is_none();
+        drop(state);
+        self.inner.changed.notify_all();
+        none_waiting
+    }
+
+    /// Reads one message (the caller holds the reading role) and routes it; a request is returned to
+    /// run.
+    fn read_step(&self, deadline: Option<Instant>) -> Step {
+        let mut reader = lock(&self.inner.reader);
+        loop {
+            match reader.next_line(self.inner.wake.0, deadline) {
+                LineRead::Line => {
+                    let line = reader.line();
+                    if line.iter().all(u8::is_ascii_whitespace) {
+                        reader.finish_line();
+                        continue;
+                    }
+                    let step = match Message::decode(line) {
+                        Ok(msg) => self.route(msg),
+                        Err(DecodeError::NotJson(_)) | Err(DecodeError::NotJsonRpc(_)) => {
+                            self.record_noise(line, false);
+                            Step::Routed
+                        }
+                    };
+                    reader.finish_line();
+                    return step;
+                }
+                LineRead::TooLarge(head) => {
+                    drop(reader);
+                    self.too_large(&head);
+                    return Step::Routed;
+                }
+                LineRead::TimedOut => return Step::TimedOut,
+                LineRead::Woken => return Step::Closed,
+                LineRead::Eof => {
+                    drop(reader);
+                    self.mark_closed(CloseReason::Eof);
+                    return Step::Closed;
+                }
+                LineRead::Failed(e) => {
+                    drop(reader);
+                    self.mark_closed(CloseReason::ReadFailed(e));
+                    return Step::Closed;
+                }
+            }
+        }
+    }
+
+    fn route(&self, msg: Message) -> Step {
         match msg {
             Message::Response { id, result } => {
-                let waiter = lock(&self.inner.state).pending.remove(&id);
-                if let Some(tx) = waiter {
-                    let _ = tx.send(result.map_err(CallError::Rpc));
+                let mut state = lock(&self.inner.state);
+                if let Some(slot) = state.pending.get_mut(&id) {
+                    *slot = Some(result.map_err(CallError::Rpc));
+                    drop(state);
+                    self.inner.changed.notify_all();
                 }
                 // A late answer to a call that timed out is dropped.
+                Step::Routed
             }
             Message::Notification { method, params } => {
                 if method == CANCEL_REQUEST {
@@ -437,43 +598,21 @@ impl Peer {
                 } else {
                     self.inner.handler.notification(&method, params);
                 }
+                Step::Routed
             }
             Message::Request { id, method, params } => {
                 let cancelled = Arc::new(AtomicBool::new(false));
                 lock(&self.inner.state)
                     .incoming
                     .insert(id.clone(), cancelled.clone());
-                self.dispatch(Job {
+                Step::Request(Job {
                     id,
                     method,
                     params,
                     cancelled,
-                });
+                })
             }
         }
-    }
-
-    fn dispatch(&self, job: Job) {
-        if self.inner.idle_workers.load(Ordering::Acquire) == 0 {
-            self.spawn_worker();
-        }
-        let jobs = lock(&self.inner.jobs);
-        if let Some(tx) = jobs.as_ref() {
-            let _ = tx.send(job);
-        }
-    }
-
-    fn spawn_worker(&self) {
-        let peer = self.clone();
-        let rx = self.inner.job_rx.clone();
-        let name = format!("{}-worker", self.inner.config.name);
-        let _ = thread::Builder::new().name(name).spawn(move || loop {
-            peer.inner.idle_workers.fetch_add(1, Ordering::AcqRel);
-            let job = lock(&rx).recv();
-            peer.inner.idle_workers.fetch_sub(1, Ordering::AcqRel);
-            let Ok(job) = job else { break };
-            peer.run_job(job);
-        });
     }
 
     fn run_job(&self, job: Job) {
@@ -503,18 +642,22 @@ impl Peer {
         self.record_noise(head, true);
         let max = self.inner.config.max_message_bytes;
         let Some(id) = sniff_id(head) else { return };
-        let is_request = sniff_has_method(head);
         let message = format!("a message over the {max}-byte maximum message size was discarded; pass large data by file path");
-        if is_request {
+        if sniff_has_method(head) {
             let _ = self.send(&Message::Response {
                 id,
                 result: Err(RpcError::new(ErrorKind::MessageTooLarge, message)),
             });
-        } else if let Some(tx) = lock(&self.inner.state).pending.remove(&id) {
-            let _ = tx.send(Err(CallError::Rpc(RpcError::new(
+            return;
+        }
+        let mut state = lock(&self.inner.state);
+        if let Some(slot) = state.pending.get_mut(&id) {
+            *slot = Some(Err(CallError::Rpc(RpcError::new(
                 ErrorKind::MessageTooLarge,
                 message,
             ))));
+            drop(state);
+            self.inner.changed.notify_all();
         }
     }
 
@@ -534,21 +677,205 @@ impl Peer {
     }
 
     fn mark_closed(&self, reason: CloseReason) {
-        let pending = {
+        {
             let mut state = lock(&self.inner.state);
             if state.closed.is_some() {
                 return;
             }
             state.closed = Some(reason.clone());
-            std::mem::take(&mut state.pending)
-        };
-        for (_, tx) in pending {
-            let _ = tx.send(Err(CallError::Closed(reason.clone())));
         }
-        // Let idle workers end once queued requests are done.
-        lock(&self.inner.jobs).take();
-        self.inner.closed_cv.notify_all();
+        // Wake a reader blocked in poll; callers and idle pool threads see `closed`.
+        // SAFETY: writing one byte to our own non-blocking wake pipe.
+        unsafe {
+            libc::write(self.inner.wake.1, [1u8].as_ptr().cast(), 1);
+        }
+        self.inner.changed.notify_all();
         self.inner.handler.closed(&reason);
+    }
+}
+
+/// What [`LineReader::next_line`] produced.
+enum LineRead {
+    /// A complete line is in [`LineReader::line`].
+    Line,
+    /// A line over the maximum was discarded; its first bytes.
+    TooLarge(Vec<u8>),
+    TimedOut,
+    /// The wake pipe fired: the connection was closed on this side.
+    Woken,
+    Eof,
+    Failed(String),
+}
+
+/// Splits the incoming stream into lines, with a size limit and deadlines. Partial lines survive
+/// a timed-out read for the next reader.
+struct LineReader {
+    source: Box<dyn Read + Send>,
+    fd: RawFd,
+    max: usize,
+    buf: Box<[u8]>,
+    start: usize,
+    end: usize,
+    line: Vec<u8>,
+    /// The first bytes of a line being discarded for its size.
+    discarding: Option<Vec<u8>>,
+    /// `line` holds a complete line not yet taken.
+    complete: bool,
+}
+
+impl LineReader {
+    fn new(source: Box<dyn Read + Send>, fd: RawFd, max: usize) -> Self {
+        LineReader {
+            source,
+            fd,
+            max,
+            buf: vec![0u8; READ_CHUNK].into_boxed_slice(),
+            start: 0,
+            end: 0,
+            line: Vec::with_capacity(4096),
+            discarding: None,
+            complete: false,
+        }
+    }
+
+    fn next_line(&mut self, wake: RawFd, deadline: Option<Instant>) -> LineRead {
+        if self.complete {
+            self.finish_line();
+        }
+        loop {
+            if self.start < self.end {
+                if let Some(done) = self.take_buffered() {
+                    return done;
+                }
+            }
+            match wait_readable(self.fd, wake, deadline) {
+                Readiness::Readable => {}
+                Readiness::TimedOut => return LineRead::TimedOut,
+                Readiness::Woken => return LineRead::Woken,
+                Readiness::Failed(e) => return LineRead::Failed(e),
+            }
+            match self.source.read(&mut self.buf) {
+                Ok(0) => {
+                    if let Some(head) = self.discarding.take() {
+                        return LineRead::TooLarge(head);
+                    }
+                    if !self.line.is_empty() {
+                        self.complete = true;
+                        return LineRead::Line;
+                    }
+                    return LineRead::Eof;
+                }
+                Ok(n) => {
+                    self.start = 0;
+                    self.end = n;
+                }
+                Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
+                Err(e) if e.kind() == io::ErrorKind::WouldBlock => {}
+                Err(e) => return LineRead::Failed(e.to_string()),
+            }
+        }
+    }
+
+    /// Consumes buffered bytes; returns a finished line, if the buffer held its end.
+    fn take_buffered(&mut self) -> Option<LineRead> {
+        let chunk = &self.buf[self.start..self.end];
+        let (part, complete) = match memchr::memchr(b'\n', chunk) {
+            Some(i) => (&chunk[..i], true),
+            None => (chunk, false),
+        };
+        let used = part.len() + usize::from(complete);
+        match &mut self.discarding {
+            Some(_) => {}
+            None if self.line.len() + part.len() > self.max => {
+                let mut head = std::mem::take(&mut self.line);
+                head.extend_from_slice(&part[..part.len().min(4096)]);
+                head.truncate(4096);
+                self.discarding = Some(head);
+                self.line = Vec::with_capacity(4096);
+            }
+            None => self.line.extend_from_slice(part),
+        }
+        self.start += used;
+        if !complete {
+            return None;
+        }
+        if let Some(head) = self.discarding.take() {
+            return Some(LineRead::TooLarge(head));
+        }
+        self.complete = true;
+        Some(LineRead::Line)
+    }
+
+    /// The complete line, without its newline (and `\r`).
+    fn line(&self) -> &[u8] {
+        match self.line.last() {
+            Some(b'\r') => &self.line[..self.line.len() - 1],
+            _ => &self.line,
+        }
+    }
+
+    /// Forgets the complete line, keeping the buffer unless it grew huge.
+    fn finish_line(&mut self) {
+        self.complete = false;
+        if self.line.capacity() > KEEP_BUFFER_BYTES {
+            self.line = Vec::with_capacity(4096);
+        } else {
+            self.line.clear();
+        }
+    }
+}
+
+enum Readiness {
+    Readable,
+    TimedOut,
+    Woken,
+    Failed(String),
+}
+
+/// Waits until `fd` is readable, `wake` fires, or `deadline` passes.
+fn wait_readable(fd: RawFd, wake: RawFd, deadline: Option<Instant>) -> Readiness {
+    loop {
+        let timeout_ms = match deadline {
+            None => -1,
+            Some(d) => {
+                let left = d.saturating_duration_since(Instant::now());
+                if left.is_zero() {
+                    return Readiness::TimedOut;
+                }
+                left.as_micros().div_ceil(1000).min(i32::MAX as u128) as i32
+            }
+        };
+        let mut fds = [
+            libc::pollfd {
+                fd,
+                events: libc::POLLIN,
+                revents: 0,
+            },
+            libc::pollfd {
+                fd: wake,
+                events: libc::POLLIN,
+                revents: 0,
+            },
+        ];
+        // SAFETY: poll on a live two-element array.
+        let n = unsafe { libc::poll(fds.as_mut_ptr(), 2, timeout_ms) };
+        if n < 0 {
+            let e = io::Error::last_os_error();
+            if e.kind() == io::ErrorKind::Interrupted {
+                continue;
+            }
+            return Readiness::Failed(e.to_string());
+        }
+        if fds[1].revents != 0 {
+            return Readiness::Woken;
+        }
+        if fds[0].revents != 0 {
+            // Readable, or hung up / in error: the read says which.
+            return Readiness::Readable;
+        }
+        if n == 0 && deadline.is_some_and(|d| Instant::now() >= d) {
+            return Readiness::TimedOut;
+        }
     }
 }
 
@@ -642,6 +969,48 @@ mod tests {
     }
 
     #[test]
+    fn a_caller_reads_its_own_answer_and_runs_requests_sent_during_its_call() {
+        let (a_read, b_write): (PipeReader, PipeWriter) = std::io::pipe().unwrap();
+        let (b_read, a_write) = std::io::pipe().unwrap();
+        let callers = PeerConfig {
+            mode: ReaderMode::Callers,
+            ..PeerConfig::default()
+        };
+        let a = Peer::start(a_read, a_write, Arc::new(Echo), callers);
+        let _b = Peer::start(b_read, b_write, Arc::new(Echo), PeerConfig::default());
+        let t = Some(Duration::from_secs(5));
+        // `ask_back` makes b call a's `echo` while a's call is in flight: a's caller thread runs it.
+        assert_eq!(
+            a.call("ask_back", json!({}), t).unwrap(),
+            json!({"from": "inside"})
+        );
+        // Concurrent callers take turns reading and each gets its own answer.
+        let handles: Vec<_> = (0..8)
+            .map(|i| {
+                let a = a.clone();
+                thread::spawn(move || a.call("echo", json!({ "i": i }), t).unwrap())
+            })
+            .collect();
+        for (i, h) in handles.into_iter().enumerate() {
+            assert_eq!(h.join().unwrap(), json!({ "i": i }));
+        }
+        let err = a
+            .call("sleep", json!({}), Some(Duration::from_millis(50)))
+            .unwrap_err();
+        assert!(matches!(err, CallError::Timeout(_)));
+        assert_eq!(a.call("echo", json!({"k": 2}), t).unwrap(), json!({"k": 2}));
+        // An abort ends a call blocked in its read at once.
+        let blocked = a.clone();
+        let waiter = thread::spawn(move || blocked.call("sleep", json!({}), None));
+        thread::sleep(Duration::from_millis(20));
+        a.abort(CloseReason::Aborted("gone".into()));
+        assert_eq!(
+            waiter.join().unwrap().unwrap_err(),
+            CallError::Closed(CloseReason::Aborted("gone".into()))
+        );
+    }
+
+    #[test]
     fn a_timed_out_call_is_cancelled_on_the_other_side() {
         let (a, _b) = pair(PeerConfig::default());
         let err = a
@@ -682,6 +1051,7 @@ mod tests {
         let config = PeerConfig {
             name: "small".into(),
             max_message_bytes: 1024,
+            mode: ReaderMode::Dedicated,
         };
         let (a, _b) = pair(config);
         let big = "x".repeat(2048);

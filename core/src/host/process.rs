@@ -10,7 +10,7 @@ use agent_env_protocol::methods::{
     HostInfo, InitializeParams, InitializeResult, INITIALIZE, SHUTDOWN,
 };
 use agent_env_protocol::names::canonical_name;
-use agent_env_protocol::peer::{CallError, CloseReason, Peer, PeerConfig};
+use agent_env_protocol::peer::{CallError, CloseReason, Peer, PeerConfig, ReaderMode};
 use agent_env_protocol::version::ProtocolRange;
 use serde_json::{json, Value};
 
@@ -416,6 +416,9 @@ impl Child {
         let name = spec.package.clone();
         let peer_config = PeerConfig {
             name: name.clone(),
+            // The caller reads its own answer: one thread hop fewer per call. Nothing the plugin
+            // sends outside a call needs an answer, and its exit is seen by the reaper.
+            mode: ReaderMode::Callers,
             ..PeerConfig::default()
         };
         let (peer, stderr) = match launched.io {

@@ -110,6 +110,8 @@ pub fn launch(
         remap = Some((child_reads.as_raw_fd(), child_writes.as_raw_fd()));
         keep_until_spawned.push(child_reads.into());
         keep_until_spawned.push(child_writes.into());
+        widen_pipe(to_child.as_raw_fd());
+        widen_pipe(from_child.as_raw_fd());
         our_ends = Some((to_child, from_child));
         cmd.env(
             RPC_FDS_VAR,
@@ -128,6 +130,10 @@ pub fn launch(
     install_pre_exec(&mut cmd, remap);
     let mut child = spawn_on_spawner_thread(cmd, keep_until_spawned, timeout)?;
     let pid = child.id();
+    if let (Some(stdin), Some(stdout)) = (&child.stdin, &child.stdout) {
+        widen_pipe(stdin.as_raw_fd());
+        widen_pipe(stdout.as_raw_fd());
+    }
     let io = match our_ends {
         Some((to_child, from_child)) => ChildIo::Fds {
             to_child,
@@ -151,6 +157,18 @@ pub fn launch(
         io,
         own_group: !spec.command_mode,
     })
+}
+
+/// Raises a pipe's capacity to 1 MiB (Linux), so a large message crosses in far fewer wake-ups.
+/// Best effort: the system limit (`/proc/sys/fs/pipe-max-size`) may be lower.
+fn widen_pipe(fd: i32) {
+    #[cfg(target_os = "linux")]
+    // SAFETY: fcntl on a pipe fd we own.
+    unsafe {
+        libc::fcntl(fd, libc::F_SETPIPE_SZ, 1024 * 1024);
+    }
+    #[cfg(not(target_os = "linux"))]
+    let _ = fd;
 }
 
 fn install_pre_exec(cmd: &mut Command, remap: Option<(i32, i32)>) {

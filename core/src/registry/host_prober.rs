@@ -4,8 +4,6 @@
 use std::sync::Arc;
 use std::thread;
 
-use serde_json::Map;
-
 use super::load::{FailureInfo, Launch, LoadFailure, Probe, Prober, ProcessDiagnosis};
 use crate::host::{signal_name, Diagnosis, HostConfig, NoServices, PluginHost, SpawnSpec};
 
@@ -28,8 +26,7 @@ fn spec_of(launch: &Launch) -> SpawnSpec {
         version: launch.version.clone(),
         manifest_path: launch.manifest_path.clone(),
         argv: launch.argv.clone(),
-        // The plugin's [plugins.<package>] table comes with the config module.
-        settings: Map::new(),
+        settings: launch.settings.clone(),
         command_mode: false,
     }
 }

@@ -1,0 +1,74 @@
+//! `cargo run --release -p agent-env-bench [-- SECTION]`: prints the figures of each section.
+//!
+//! To add an area: write `src/<area>.rs` with `pub fn run() -> Result<(), String>` that prints its
+//! figures, add `mod <area>;` below and one line to `SECTIONS`.
+
+mod host;
+mod report;
+mod stats;
+mod stores;
+
+/// A bench section: its name (the CLI argument), what it measures, and the function that prints it.
+struct Section {
+    name: &'static str,
+    about: &'static str,
+    run: fn() -> Result<(), String>,
+}
+
+const SECTIONS: &[Section] = &[
+    Section {
+        name: "host",
+        about: "plugin spawn + handshake, warm call round trip, 16 MiB payloads",
+        run: host::run,
+    },
+    Section { name: "stores", about: "built-in object store: 134 MB put_file/download_to_file, 10,000 small puts; SQLite inserts", run: stores::run },
+    Section {
+        name: "report",
+        about: "agent-env --version, plugin list --no-load (200 manifests), plugin list --json (20 plugins)",
+        run: report::run,
+    },
+    // Other areas: one line each, e.g.
+    // Section { name: "stores", about: "...", run: stores::run },
+];
+
+fn main() {
+    let wanted: Vec<String> = std::env::args().skip(1).collect();
+    if wanted.iter().any(|a| a == "-h" || a == "--help") {
+        print_sections();
+        return;
+    }
+    let unknown: Vec<&String> = wanted
+        .iter()
+        .filter(|w| !SECTIONS.iter().any(|s| s.name == w.as_str()))
+        .collect();
+    if !unknown.is_empty() {
+        eprintln!("agent-env-bench: no section named {unknown:?}");
+        print_sections();
+        std::process::exit(2);
+    }
+    if cfg!(debug_assertions) {
+        eprintln!("agent-env-bench: this is a debug build; run with --release for real figures");
+    }
+    let mut failed = false;
+    for section in SECTIONS {
+        if !wanted.is_empty() && !wanted.iter().any(|w| w == section.name) {
+            continue;
+        }
+        println!("== {} ({})", section.name, section.about);
+        if let Err(e) = (section.run)() {
+            eprintln!("agent-env-bench: section {} failed: {e}", section.name);
+            failed = true;
+        }
+        println!();
+    }
+    if failed {
+        std::process::exit(1);
+    }
+}
+
+fn print_sections() {
+    eprintln!("usage: agent-env-bench [SECTION...]; sections:");
+    for s in SECTIONS {
+        eprintln!("  {:<10} {}", s.name, s.about);
+    }
+}
