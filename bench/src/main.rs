@@ -3,6 +3,7 @@
 //! To add an area: write `src/<area>.rs` with `pub fn run() -> Result<(), String>` that prints its
 //! figures, add `mod <area>;` below and one line to `SECTIONS`.
 
+mod config;
 mod host;
 mod report;
 mod stats;
@@ -27,6 +28,7 @@ const SECTIONS: &[Section] = &[
         about: "agent-env --version, plugin list --no-load (200 manifests), plugin list --json (20 plugins)",
         run: report::run,
     },
+    Section { name: "config", about: "config load + parse, plugin settings, store selection; config show/check as processes", run: config::run },
     // Other areas: one line each, e.g.
     // Section { name: "stores", about: "...", run: stores::run },
 ];

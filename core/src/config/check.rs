@@ -227,11 +227,13 @@ fn builtin_provider_problem(entry: &super::registrations::ProviderEntry) -> Opti
         return None;
     }
     match entry.kind {
-        ProviderKind::State => Some(ConfigError::StateProviderIsBuiltin {
+        ProviderKind::State => Some(ConfigError::ProviderReplacesBuiltin {
+            kind: "state",
             name: entry.name.clone(),
         }),
         ProviderKind::Sandbox if entry.impl_name.is_some() => {
-            Some(ConfigError::SandboxProviderIsBuiltin {
+            Some(ConfigError::ProviderReplacesBuiltin {
+                kind: "sandbox",
                 name: entry.name.clone(),
             })
         }
