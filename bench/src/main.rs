@@ -3,8 +3,10 @@
 //! To add an area: write `src/<area>.rs` with `pub fn run() -> Result<(), String>` that prints its
 //! figures, add `mod <area>;` below and one line to `SECTIONS`.
 
+mod cli;
 mod config;
 mod host;
+mod openciv3;
 mod report;
 mod stats;
 mod stores;
@@ -29,8 +31,13 @@ const SECTIONS: &[Section] = &[
         run: report::run,
     },
     Section { name: "config", about: "config load + parse, plugin settings, store selection; config show/check as processes", run: config::run },
-    // Other areas: one line each, e.g.
-    // Section { name: "stores", about: "...", run: stores::run },
+    Section {
+        name: "openciv3",
+        about: "the OpenCiv3 plugin's CAS store: 134 MB put_file, small puts/reads, gc, put_file through the pipe",
+        run: openciv3::run,
+    },
+    Section { name: "cli", about: "a plugin command against its executable run directly; agent-env --version and --help", run: cli::run },
+    // Other areas: one entry each.
 ];
 
 fn main() {

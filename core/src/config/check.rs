@@ -227,13 +227,11 @@ fn builtin_provider_problem(entry: &super::registrations::ProviderEntry) -> Opti
         return None;
     }
     match entry.kind {
-        ProviderKind::State => Some(ConfigError::ProviderReplacesBuiltin {
-            kind: "state",
+        ProviderKind::State => Some(ConfigError::StateProviderIsBuiltin {
             name: entry.name.clone(),
         }),
         ProviderKind::Sandbox if entry.impl_name.is_some() => {
-            Some(ConfigError::ProviderReplacesBuiltin {
-                kind: "sandbox",
+            Some(ConfigError::SandboxProviderIsBuiltin {
                 name: entry.name.clone(),
             })
         }

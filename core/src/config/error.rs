@@ -95,9 +95,11 @@ pub enum ConfigError {
     #[error("[{table}] must be a 'module:Class' string or a table with 'impl' and/or 'config', got {got}")]
     ProviderNotStringOrTable { table: String, got: &'static str },
 
-    /// A provider table that would replace a built-in backend (`kind` is `sandbox` or `state`).
-    #[error("{}", collides_with_builtin(kind, name))]
-    ProviderReplacesBuiltin { kind: &'static str, name: String },
+    #[error("config.toml sandbox provider '{name}' collides with a built-in backend: a built-in's impl cannot be replaced; supply a config-only table instead")]
+    SandboxProviderIsBuiltin { name: String },
+
+    #[error("config.toml state provider '{name}' collides with a built-in backend")]
+    StateProviderIsBuiltin { name: String },
 
     #[error(
         "[{table}] configures {owner} and accepts only a 'config' table; got [{}]",
@@ -132,15 +134,6 @@ impl ConfigError {
             ConfigError::At { source, .. } => source.code(),
             _ => "config-invalid",
         }
-    }
-}
-
-fn collides_with_builtin(kind: &str, name: &str) -> String {
-    let head = format!("config.toml {kind} provider '{name}' collides with a built-in backend");
-    if kind == "sandbox" {
-        format!("{head}: a built-in's impl cannot be replaced; supply a config-only table instead")
-    } else {
-        head
     }
 }
 
