@@ -5,6 +5,7 @@
 
 mod host;
 mod report;
+mod run;
 mod stats;
 
 /// A bench section: its name (the CLI argument), what it measures, and the function that prints it.
@@ -24,6 +25,11 @@ const SECTIONS: &[Section] = &[
         name: "report",
         about: "agent-env --version, plugin list --no-load (200 manifests), plugin list --json (20 plugins)",
         run: report::run,
+    },
+    Section {
+        name: "run",
+        about: "agent-env run hello: clean state, unchanged reruns, dry run, peak memory",
+        run: run::run,
     },
     // Other areas: one line each, e.g.
     // Section { name: "stores", about: "...", run: stores::run },
