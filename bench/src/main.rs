@@ -7,6 +7,7 @@ mod host;
 mod report;
 mod run;
 mod stats;
+mod stores;
 
 /// A bench section: its name (the CLI argument), what it measures, and the function that prints it.
 struct Section {
@@ -31,6 +32,7 @@ const SECTIONS: &[Section] = &[
         about: "agent-env run hello: clean state, unchanged reruns, dry run, peak memory",
         run: run::run,
     },
+    Section { name: "stores", about: "built-in object store: 134 MB put_file/download_to_file, 10,000 small puts; SQLite inserts", run: stores::run },
     // Other areas: one line each, e.g.
     // Section { name: "stores", about: "...", run: stores::run },
 ];
