@@ -4,6 +4,7 @@ use crate::config::build::StoresBuilder;
 use crate::config::locate::CONFIG_VAR;
 use crate::config::plugins::InstalledPackage;
 use crate::config::{check, explain, sections::process_env, show, sources, ConfigDocument};
+use agent_env_protocol::manifest::Manifest;
 use clap::{Args, Subcommand};
 
 #[derive(Args)]
@@ -50,15 +51,23 @@ pub enum ConfigCommand {
 
 /// The installed packages that own `[plugins.<package>]` tables, from their manifests (nothing is run). A
 /// manifest that provides no contribution is installed but not a plugin.
-fn installed_packages() -> Vec<InstalledPackage> {
+fn installed_packages(manifests: &[Manifest]) -> Vec<InstalledPackage> {
+    manifests
+        .iter()
+        .map(|m| InstalledPackage {
+            is_plugin: m.provides.values().any(|group| !group.is_empty()),
+            name: m.name.clone(),
+            version: m.version.clone(),
+        })
+        .collect()
+}
+
+/// The manifests of the installed plugins (read only; nothing is started).
+fn installed_manifests() -> Vec<Manifest> {
     crate::discovery::discover(&crate::discovery::SearchPath::from_env())
         .plugins
         .into_iter()
-        .map(|p| InstalledPackage {
-            is_plugin: p.manifest.provides.values().any(|group| !group.is_empty()),
-            name: p.manifest.name,
-            version: p.manifest.version,
-        })
+        .map(|p| p.manifest)
         .collect()
 }
 
@@ -67,7 +76,12 @@ pub fn run(args: ConfigArgs, _verbose: bool) -> i32 {
     let state_root = crate::paths::state_root();
     match args.command {
         ConfigCommand::Show { json } => {
-            let report = show::show(&doc, &installed_packages(), &process_env, &state_root);
+            let report = show::show(
+                &doc,
+                &installed_packages(&installed_manifests()),
+                &process_env,
+                &state_root,
+            );
             if json {
                 println!("{}", show::render_json(&report));
             } else {
@@ -79,7 +93,7 @@ pub fn run(args: ConfigArgs, _verbose: bool) -> i32 {
             let answer = explain::explain(
                 &doc,
                 &path,
-                &installed_packages(),
+                &installed_packages(&installed_manifests()),
                 &process_env,
                 &state_root,
             );
@@ -110,7 +124,8 @@ pub fn run(args: ConfigArgs, _verbose: bool) -> i32 {
             0
         }
         ConfigCommand::Check { json } => {
-            let builder = StoresBuilder::new(&doc, None);
+            let manifests = installed_manifests();
+            let builder = StoresBuilder::new(&doc, None).with_manifests(&manifests);
             let outcome = check::check(&doc, &builder);
             if json {
                 println!("{}", check::render_json(&outcome));

@@ -132,7 +132,12 @@ pub fn run(args: RunArgs, _verbose: bool) -> i32 {
     // A bad config (a store table that doesn't build, an unresolved reference) stops the run here,
     // before anything is written or run.
     let config = ConfigDocument::load();
-    if let Err(e) = crate::config::check::preflight(&config, None) {
+    // Only a config file can name a plugin's store, so with none there are no manifests to check against.
+    let manifests = match config.path {
+        Some(_) => installed_manifests(&discovered),
+        None => Vec::new(),
+    };
+    if let Err(e) = crate::config::check::preflight(&config, None, &manifests) {
         return super::fail(e);
     }
     let stores = local_stores::open();

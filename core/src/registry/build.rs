@@ -85,6 +85,9 @@ pub(super) fn build(discovery: Discovery, config: ConfigState, loading: Loading<
             settle_cli_commands(&mut reg, &candidates);
             config_merge::merge(&mut reg);
             check_artifact_extra_names(&mut reg);
+            if all {
+                check_bundle_types(&mut reg);
+            }
         }
     }
     block_groups_with_errors(&mut reg);
@@ -192,6 +195,13 @@ fn classify_before_load(
                     let dist = &reg.discovery.plugins[reg.claims[i].plugin].manifest.name;
                     reg.warnings.push(format!(
                         "CLI plugin '{key}' from '{dist}' clashes with existing command '{key}' and was skipped"
+                    ));
+                }
+            } else if group == "cli_root_options" {
+                for &i in &claims {
+                    let dist = &reg.discovery.plugins[reg.claims[i].plugin].manifest.name;
+                    reg.warnings.push(format!(
+                        "CLI root option '{key}' from '{dist}' clashes with core root option '{key}' and was skipped"
                     ));
                 }
             } else {
@@ -368,6 +378,29 @@ fn load_and_validate(reg: &mut Registry, i: usize) {
             .map(|_| ())
             .map_err(|m| (codes::INVALID_PLUGIN.to_string(), m)),
     };
+    if claim.group == "cli_root_options" {
+        // The plugin did not start, or its callback failed when called with the flag absent.
+        let failed = match &checked {
+            Err((code, message)) if code != codes::INVALID_PLUGIN => Some(message.clone()),
+            Ok(()) => probe.root_option_failures.get(&claim.name).cloned(),
+            Err(_) => None,
+        };
+        if let Some(message) = failed {
+            let flag = root_flag(&claim.name);
+            reg.claims[i].outcome = Outcome::with(
+                Status::Failed,
+                codes::LOAD_FAILED,
+                format!("its callback failed with the flag absent: {message}"),
+            );
+            reg.warnings.push(format!(
+                "CLI root option '{flag}' from '{manifest_name}' failed with its flag absent and was skipped: {message}"
+            ));
+            reg.failures.entry((claim.group, flag)).or_insert(format!(
+                "registered by {label} but its callback failed with the flag absent: {message}"
+            ));
+            return;
+        }
+    }
     match checked {
         Ok(()) => {
             if claim.group != "cli_root_options" {
@@ -467,8 +500,13 @@ fn classify_bundles(reg: &mut Registry, incompatible: &[Option<String>]) {
                 format!("{} {needs}", manifest.name),
             ))
         } else {
-            crate::report::bundle_check::problem(manifest.folder(), &claim.name, &claim.class)
-                .map(|p| Outcome::with(Status::Failed, codes::INVALID_PLUGIN, p))
+            crate::report::bundle_check::problem(
+                manifest.folder(),
+                &manifest.canonical_name(),
+                &claim.name,
+                &claim.class,
+            )
+            .map(|p| Outcome::with(Status::Failed, codes::INVALID_PLUGIN, p))
         };
         match outcome {
             Some(outcome) => {
@@ -637,6 +675,33 @@ fn check_artifact_extra_names(reg: &mut Registry) {
             reg.entries.remove(&("artifacts", claim.name.clone()));
             reg.failures.insert(
                 ("artifacts", claim.name.clone()),
+                format!("registered by {label} but {problem}"),
+            );
+            reg.claims[i].outcome = Outcome::with(Status::Failed, codes::INVALID_PLUGIN, problem);
+        }
+    }
+}
+
+/// With plugins loaded, a bundle whose steps or artifacts name a type that does not resolve is invalid.
+fn check_bundle_types(reg: &mut Registry) {
+    for i in 0..reg.claims.len() {
+        let claim = &reg.claims[i];
+        if claim.group != "bundles" || claim.outcome.status != Status::Active {
+            continue;
+        }
+        let manifest = &reg.discovery.plugins[claim.plugin].manifest;
+        let Ok(bundle) = crate::report::bundle_check::parse(
+            manifest.folder(),
+            &manifest.canonical_name(),
+            &claim.name,
+            &claim.class,
+        ) else {
+            continue;
+        };
+        if let Some(problem) = crate::report::bundle_check::type_problem(&bundle, reg) {
+            let label = reg.label(&reg.claims[i]);
+            reg.failures.insert(
+                ("bundles", reg.claims[i].name.clone()),
                 format!("registered by {label} but {problem}"),
             );
             reg.claims[i].outcome = Outcome::with(Status::Failed, codes::INVALID_PLUGIN, problem);
