@@ -9,6 +9,7 @@ mod host;
 mod openciv3;
 mod python;
 mod report;
+mod run;
 mod stats;
 mod stores;
 
@@ -32,6 +33,11 @@ const SECTIONS: &[Section] = &[
         run: report::run,
     },
     Section { name: "config", about: "config load + parse, plugin settings, store selection; config show/check as processes", run: config::run },
+    Section {
+        name: "run",
+        about: "agent-env run hello: clean state, unchanged reruns, dry run, peak memory",
+        run: run::run,
+    },
     Section {
         name: "openciv3",
         about: "the OpenCiv3 plugin's CAS store: 134 MB put_file, small puts/reads, gc, put_file through the pipe",
