@@ -493,3 +493,48 @@ fn with_plugins_loaded_a_bundle_must_name_types_that_resolve() {
     );
     assert_eq!(sb.run(&["plugin", "check"]).status.code(), Some(1));
 }
+
+#[test]
+fn the_first_cli_command_in_sort_order_wins() {
+    let sb = Sandbox::new();
+    let command = r#"{"group":"cli_plugins","name":"tools","type":"tools","class":"tools","methods":["run"]}"#;
+    sh_plugin(
+        &sb,
+        "a",
+        "agentenv-a",
+        "[provides.cli_plugins]\ntools = \"tools\"\n",
+        command,
+    );
+    sh_plugin(
+        &sb,
+        "b",
+        "agentenv-b",
+        "[provides.cli_plugins]\ntools = \"tools\"\n",
+        command,
+    );
+    sh_plugin(
+        &sb,
+        "c",
+        "agentenv-c",
+        "[provides.cli_plugins]\nbroken = \"broken\"\n",
+        r#"{"group":"cli_plugins","name":"broken","type":"broken","class":"broken","methods":[]}"#,
+    );
+    let report = sb.json(&["plugin", "list", "--json"], 0);
+    assert_eq!(outcome(&report, "agentenv-a", "tools").0, "active");
+    let c = plugin_support::contribution(&report, "agentenv-b", "tools");
+    assert_eq!(c["status"], "skipped");
+    assert_eq!(c["code"], "name-conflict");
+    assert_eq!(
+        c["reason"],
+        "clashes with existing command 'tools' from plugin 'tools' from 'agentenv-a'"
+    );
+    assert_eq!(c["conflicts_with"][0]["package"], "agentenv-a");
+    assert_eq!(
+        outcome(&report, "agentenv-c", "broken"),
+        (
+            "failed".into(),
+            "invalid-plugin".into(),
+            "failed to load: broken must implement run".into()
+        )
+    );
+}
