@@ -29,10 +29,19 @@ pub fn run() -> Result<(), String> {
     };
     let config = HostConfig::default();
     println!("fixture: {}", exe.display());
-    spawn_and_handshake(&spec, &config)?;
+    // AGENT_ENV_BENCH_HOST=spawn,calls,payload picks parts (for profiling one of them).
+    let parts = std::env::var("AGENT_ENV_BENCH_HOST").unwrap_or_default();
+    let wanted = |part: &str| parts.is_empty() || parts.split(',').any(|p| p.trim() == part);
+    if wanted("spawn") {
+        spawn_and_handshake(&spec, &config)?;
+    }
     let p = PluginProcess::start(spec, &config, Arc::new(NoServices)).map_err(|e| e.to_string())?;
-    round_trips(&p)?;
-    payloads(&p)?;
+    if wanted("calls") {
+        round_trips(&p)?;
+    }
+    if wanted("payload") {
+        payloads(&p)?;
+    }
     p.shutdown();
     Ok(())
 }

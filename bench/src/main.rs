@@ -6,6 +6,7 @@
 mod host;
 mod report;
 mod stats;
+mod stores;
 
 /// A bench section: its name (the CLI argument), what it measures, and the function that prints it.
 struct Section {
@@ -20,6 +21,7 @@ const SECTIONS: &[Section] = &[
         about: "plugin spawn + handshake, warm call round trip, 16 MiB payloads",
         run: host::run,
     },
+    Section { name: "stores", about: "built-in object store: 134 MB put_file/download_to_file, 10,000 small puts; SQLite inserts", run: stores::run },
     Section {
         name: "report",
         about: "agent-env --version, plugin list --no-load (200 manifests), plugin list --json (20 plugins)",

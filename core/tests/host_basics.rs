@@ -141,6 +141,33 @@ fn the_plugin_calls_the_host_during_a_call() {
 }
 
 #[test]
+fn progress_reaches_the_services_and_logs_reach_the_diagnosis() {
+    let services = Arc::new(TestServices::default());
+    let p = PluginProcess::start(
+        spec("fixture-works", WORKS),
+        &quick_config(),
+        services.clone(),
+    )
+    .unwrap();
+    p.call("progress", json!({})).unwrap();
+    let seen = services.progress.lock().unwrap().clone();
+    assert_eq!(
+        seen,
+        vec![
+            (WORKS.to_string(), 1.0),
+            (WORKS.to_string(), 2.0),
+            (WORKS.to_string(), 3.0)
+        ]
+    );
+    let d = p.shutdown();
+    assert!(
+        d.stderr_tail.contains("[warning] progress done"),
+        "{}",
+        d.stderr_tail
+    );
+}
+
+#[test]
 fn a_plugin_store_opens_with_checked_config_and_keeps_error_kinds() {
     let p = PluginProcess::start(
         spec("fixture-works", WORKS),

@@ -149,7 +149,7 @@ fn unknown_step_types_and_bad_fields_are_reported_before_any_step_runs() {
     assert_eq!(r.stdout, "");
     let err = r.stderr;
     assert!(
-        err.contains("~/typo/tasks/t.json: step 'x': unknown step type 'no_such_step'"),
+        err.contains("~/typo/tasks/t.json: step 'x': Unknown task step type: no_such_step; no built-in step or installed plugin provides it"),
         "{err}"
     );
     assert!(

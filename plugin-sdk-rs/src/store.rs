@@ -301,3 +301,49 @@ impl StoreClass {
         (self.open)(config)
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    struct Nothing;
+    impl SecretStore for Nothing {
+        fn get(&self, _name: &str) -> Result<Option<String>, StoreError> {
+            Ok(None)
+        }
+    }
+
+    fn class() -> StoreClass {
+        StoreClass::secret("Vault", &["root", "bucket"], |_| Ok(Nothing)).required(&["root"])
+    }
+
+    fn config(v: serde_json::Value) -> Map<String, Value> {
+        v.as_object().cloned().unwrap_or_default()
+    }
+
+    #[test]
+    fn unknown_and_missing_keys_are_config_errors_in_the_original_wording() {
+        let Err(e) =
+            class().open_checked("agentenv-x", &config(json!({"root": "/r", "compress": 1})))
+        else {
+            panic!("an unknown key was accepted")
+        };
+        assert_eq!(e.kind, agent_env_protocol::ErrorKind::ConfigError);
+        assert_eq!(
+            e.message,
+            "The config table for 'agentenv-x:Vault' has unknown key 'compress'; it takes root, bucket"
+        );
+        let Err(e) = class().open_checked("agentenv-x", &config(json!({"bucket": "b"}))) else {
+            panic!("a missing required key was accepted")
+        };
+        assert!(
+            e.message.contains("lacks the required key 'root'"),
+            "{}",
+            e.message
+        );
+        assert!(class()
+            .open_checked("agentenv-x", &config(json!({"root": "/r"})))
+            .is_ok());
+    }
+}

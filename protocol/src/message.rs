@@ -4,6 +4,7 @@ use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
 
 use crate::codes::ErrorKind;
+use crate::json_out;
 
 /// A request id: an integer or a string.
 #[derive(Debug, Clone, PartialEq, Eq, Hash, Serialize, Deserialize)]
@@ -208,87 +209,55 @@ impl Message {
         out
     }
 
-    /// Appends the compact line (newline included) to `out`, serializing straight from the message
-    /// (no intermediate `Value`, so a 16 MiB payload is not copied first).
+    /// Appends the compact line (newline included) to `out`, writing straight from the message (no
+    /// intermediate `Value`, so a 16 MiB payload is not copied first).
     pub fn encode_into(&self, out: &mut Vec<u8>) {
-        const V: &str = "2.0";
-        let written = match self {
-            Message::Request { id, method, params } => serde_json::to_writer(
-                &mut *out,
-                &RequestOut {
-                    jsonrpc: V,
-                    id,
-                    method,
-                    params,
-                },
-            ),
-            Message::Notification { method, params } => serde_json::to_writer(
-                &mut *out,
-                &NotificationOut {
-                    jsonrpc: V,
-                    method,
-                    params,
-                },
-            ),
-            Message::Response {
-                id,
-                result: Ok(result),
-            } => serde_json::to_writer(
-                &mut *out,
-                &ResultOut {
-                    jsonrpc: V,
-                    id,
-                    result,
-                },
-            ),
-            Message::Response {
-                id,
-                result: Err(error),
-            } => serde_json::to_writer(
-                &mut *out,
-                &ErrorOut {
-                    jsonrpc: V,
-                    id,
-                    error,
-                },
-            ),
-        };
-        // Serializing a Value into a Vec cannot fail; if it ever did, send what the peer counts as noise
-        // rather than a half message.
-        if written.is_err() {
-            out.clear();
+        out.extend_from_slice(b"{\"jsonrpc\":\"2.0\"");
+        match self {
+            Message::Request { id, method, params } => {
+                write_id(out, id);
+                out.extend_from_slice(b",\"method\":");
+                json_out::write_str(out, method);
+                out.extend_from_slice(b",\"params\":");
+                json_out::write_value(out, params);
+            }
+            Message::Notification { method, params } => {
+                out.extend_from_slice(b",\"method\":");
+                json_out::write_str(out, method);
+                out.extend_from_slice(b",\"params\":");
+                json_out::write_value(out, params);
+            }
+            Message::Response { id, result } => {
+                write_id(out, id);
+                match result {
+                    Ok(value) => {
+                        out.extend_from_slice(b",\"result\":");
+                        json_out::write_value(out, value);
+                    }
+                    Err(error) => {
+                        out.extend_from_slice(b",\"error\":{\"code\":");
+                        out.extend_from_slice(error.code.to_string().as_bytes());
+                        out.extend_from_slice(b",\"message\":");
+                        json_out::write_str(out, &error.message);
+                        if let Some(data) = &error.data {
+                            out.extend_from_slice(b",\"data\":");
+                            json_out::write_value(out, data);
+                        }
+                        out.push(b'}');
+                    }
+                }
+            }
         }
-        out.push(b'\n');
+        out.extend_from_slice(b"}\n");
     }
 }
 
-#[derive(Serialize)]
-struct RequestOut<'a> {
-    jsonrpc: &'static str,
-    id: &'a Id,
-    method: &'a str,
-    params: &'a Value,
-}
-
-#[derive(Serialize)]
-struct NotificationOut<'a> {
-    jsonrpc: &'static str,
-    method: &'a str,
-    params: &'a Value,
-}
-
-#[derive(Serialize)]
-struct ResultOut<'a> {
-    jsonrpc: &'static str,
-    id: &'a Id,
-    result: &'a Value,
-}
-
-#[derive(Serialize)]
-struct ErrorOut<'a> {
-    jsonrpc: &'static str,
-    id: &'a Id,
-    error: &'a RpcError,
+fn write_id(out: &mut Vec<u8>, id: &Id) {
+    out.extend_from_slice(b",\"id\":");
+    match id {
+        Id::Number(n) => out.extend_from_slice(n.to_string().as_bytes()),
+        Id::Text(s) => json_out::write_str(out, s),
+    }
 }
 
 fn id_value(id: &Id) -> Value {

@@ -377,6 +377,79 @@ mod tests {
         );
     }
 
+    struct OnlyBuiltins;
+
+    impl PlanContext for OnlyBuiltins {
+        fn step_kind(&self, type_name: &str) -> Result<StepKind, String> {
+            crate::steps::builtin(type_name)
+                .map(StepKind::Builtin)
+                .ok_or_else(|| format!("unknown step type '{type_name}'"))
+        }
+        fn store_artifact_exists(&self, _id: &str) -> Result<bool, String> {
+            Ok(false)
+        }
+    }
+
+    fn bundle_with(steps: serde_json::Value) -> Bundle {
+        let text = serde_json::to_vec(&steps).unwrap();
+        let files: &'static [crate::bundle::tree::EmbeddedFile] =
+            Box::leak(Box::new([crate::bundle::tree::EmbeddedFile {
+                path: "tasks/t.json",
+                bytes: Box::leak(text.into_boxed_slice()),
+            }]));
+        crate::bundle::layout::parse_tree(
+            crate::bundle::tree::Tree::Embedded(files),
+            "b",
+            "@local/b",
+        )
+        .unwrap()
+    }
+
+    fn deploy(id: &str) -> serde_json::Value {
+        json!({"id": id, "type": "deploy_sandbox", "sandbox_name": id})
+    }
+
+    #[test]
+    fn steps_without_depends_on_form_a_chain() {
+        let b = bundle_with(json!([deploy("a"), deploy("b"), deploy("c")]));
+        let p = plan(&b, &[], &[], &OnlyBuiltins).unwrap();
+        let deps: Vec<Vec<usize>> = p.tasks[0].steps.iter().map(|s| s.deps.clone()).collect();
+        assert_eq!(deps, vec![vec![], vec![0], vec![1]]);
+    }
+
+    #[test]
+    fn undeclared_steps_wait_for_every_earlier_step_once_others_declare() {
+        let mut b2 = deploy("b");
+        b2["depends_on"] = json!(["a"]);
+        let mut c2 = deploy("c");
+        c2["depends_on"] = json!([{"task_step_id": "a"}]);
+        let b = bundle_with(json!([deploy("a"), b2, c2, deploy("d")]));
+        let p = plan(&b, &[], &[], &OnlyBuiltins).unwrap();
+        let deps: Vec<Vec<usize>> = p.tasks[0].steps.iter().map(|s| s.deps.clone()).collect();
+        assert_eq!(deps, vec![vec![], vec![0], vec![0], vec![0, 1, 2]]);
+        assert_eq!(
+            p.tasks[0].steps[1].spec["depends_on"],
+            json!([{"task_step_id": "a"}])
+        );
+    }
+
+    #[test]
+    fn a_task_with_no_tasks_or_evals_is_refused() {
+        let files: &'static [crate::bundle::tree::EmbeddedFile] =
+            &[crate::bundle::tree::EmbeddedFile {
+                path: "artifacts/x/f.txt",
+                bytes: b"x",
+            }];
+        let b = crate::bundle::layout::parse_tree(
+            crate::bundle::tree::Tree::Embedded(files),
+            "b",
+            "@local/b",
+        )
+        .unwrap();
+        let e = plan(&b, &[], &[], &OnlyBuiltins).unwrap_err();
+        assert_eq!(e.to_string(), "b: this bundle has no tasks or evals to run");
+    }
+
     #[test]
     fn seeds_fill_tokens() {
         let mut step = json!({"id": "<x>", "cmd": "echo <x> <n>", "list": ["<x>"]})

@@ -16,6 +16,7 @@ pub mod schema;
 pub mod sections;
 pub mod show;
 pub mod similar;
+pub mod sources;
 pub mod stores;
 pub mod tables;
 pub mod warnings;

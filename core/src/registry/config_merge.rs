@@ -298,11 +298,11 @@ fn merge_provider(
         return Ok(());
     };
     if matches!(entry, Some(Entry::BuiltIn { .. })) {
-        return Err(ConfigError::ProviderReplacesBuiltin {
-            kind: t.kind.as_str(),
-            name,
-        }
-        .to_string());
+        let error = match t.kind.as_str() {
+            "state" => ConfigError::StateProviderIsBuiltin { name },
+            _ => ConfigError::SandboxProviderIsBuiltin { name },
+        };
+        return Err(error.to_string());
     }
     let (plugin, class, info) =
         load_impl(reg, group, &spec).map_err(|m| format!("{where_} {m}"))?;

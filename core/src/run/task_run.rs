@@ -256,6 +256,9 @@ fn run_steps(
                         step.id(),
                         seconds(took)
                     );
+                    if let Some(detail) = &e.detail {
+                        eprintln!("{detail}");
+                    }
                     let row = json!({
                         "step_id": step.id(),
                         "step_type": step.type_name(),

@@ -13,6 +13,7 @@ pub mod image;
 pub mod kits;
 pub mod local;
 pub mod object;
+pub mod plugin_stores;
 pub mod remote;
 pub mod secret;
 pub mod serve;

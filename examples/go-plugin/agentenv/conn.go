@@ -174,17 +174,7 @@ func (c *Conn) Noise() NoiseStats {
 // return (their answers are written if the output is still open). It reports whether all returned.
 func (c *Conn) Shutdown(grace time.Duration) bool {
 	c.stopAll()
-	finished := make(chan struct{})
-	go func() {
-		c.handlers.Wait()
-		close(finished)
-	}()
-	select {
-	case <-finished:
-		return true
-	case <-time.After(grace):
-		return false
-	}
+	return c.WaitHandlers(grace)
 }
 
 // WaitHandlers waits up to grace for the handlers in flight to return, without cancelling them.

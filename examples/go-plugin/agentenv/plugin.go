@@ -3,6 +3,7 @@ package agentenv
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -195,8 +196,26 @@ func (p *Plugin) Run(args []string) int {
 		fmt.Fprintf(os.Stderr, "%s: %s\n", p.Name, err)
 		return 1
 	}
+	go watchParent(p.Name, os.Getppid())
 	p.Serve(transport.in, transport.out, transport.commandMode)
 	return 0
+}
+
+// parentPollInterval is how often watchParent looks at the parent process id.
+const parentPollInterval = time.Second
+
+// watchParent exits the plugin when agent-env dies even though its stdin has not reached end of file
+// (another process still holds the pipe): the plugin is then re-parented and its parent id changes.
+func watchParent(name string, parent int) {
+	if parent <= 1 {
+		return
+	}
+	for range time.Tick(parentPollInterval) {
+		if os.Getppid() != parent {
+			fmt.Fprintf(os.Stderr, "%s: agent-env (pid %d) is gone; exiting\n", name, parent)
+			os.Exit(0)
+		}
+	}
 }
 
 // Serve answers the host on in/out until in ends or shutdown is answered. commandMode says the
@@ -366,7 +385,8 @@ func (s *session) validate(req *Request) (any, error) {
 		return nil, nil
 	}
 	if err := step.Validate(params.Type, params.Step); err != nil {
-		if rpcErr, ok := err.(*Error); ok {
+		var rpcErr *Error
+		if errors.As(err, &rpcErr) {
 			return nil, rpcErr
 		}
 		return nil, NewError(KindInvalidValue, "%s", err.Error())

@@ -265,3 +265,61 @@ func (h *hostHandler) HandleNotification(method string, params json.RawMessage) 
 		}
 	}
 }
+
+// The plugin exits when its parent dies even though its stdin stays open (held here by the test).
+func TestThePluginExitsWhenItsParentDies(t *testing.T) {
+	pipe := func() (*os.File, *os.File) {
+		r, w, err := os.Pipe()
+		if err != nil {
+			t.Fatal(err)
+		}
+		return r, w
+	}
+	stdinR, stdinW := pipe()
+	defer stdinW.Close()
+	stdoutR, stdoutW := pipe()
+	defer stdoutR.Close()
+	holdR, holdW := pipe()
+	// sh starts the plugin in the background, then lives until the test closes holdW.
+	cmd := exec.Command("/bin/sh", "-c", `"$0" <&3 >&4 3<&- 4>&- 5<&- & read -r line <&5 || true`, os.Args[0])
+	cmd.Env = append(os.Environ(), helperVar+"=1", CookieVar+"=1")
+	cmd.ExtraFiles = []*os.File{stdinR, stdoutW, holdR}
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	stdinR.Close()
+	stdoutW.Close()
+	holdR.Close()
+	if _, err := stdinW.WriteString(`{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"host":{"name":"t","version":"0"},"protocol":{"min":1,"max":1},"package":"agentenv-helper"}}` + "\n"); err != nil {
+		t.Fatal(err)
+	}
+	lines := make(chan string)
+	go func() {
+		defer close(lines)
+		scanner := bufio.NewScanner(stdoutR)
+		for scanner.Scan() {
+			lines <- scanner.Text()
+		}
+	}()
+	select {
+	case line := <-lines:
+		if msg, err := Decode([]byte(line)); err != nil || msg.Error != nil {
+			t.Fatalf("initialize answered %q", line)
+		}
+	case <-time.After(callTimeout):
+		t.Fatal("the plugin never answered initialize")
+	}
+	// Now its parent goes away.
+	holdW.Close()
+	if err := cmd.Wait(); err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case _, open := <-lines:
+		if open {
+			t.Fatal("the plugin wrote more than the initialize answer")
+		}
+	case <-time.After(callTimeout):
+		t.Fatal("the plugin did not exit after its parent died")
+	}
+}

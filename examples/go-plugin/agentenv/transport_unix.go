@@ -29,6 +29,12 @@ func openTransport() (*transport, error) {
 		if err != nil {
 			return nil, err
 		}
+		for _, fd := range []int{readFd, writeFd} {
+			var stat syscall.Stat_t
+			if err := syscall.Fstat(fd, &stat); err != nil {
+				return nil, fmt.Errorf("%s=%s names fd %d, which is not open (%v); agent-env opens fds 3 and 4 in command mode", RPCFdsVar, spec, fd, err)
+			}
+		}
 		// Commands the plugin runs must not hold the protocol's pipes open.
 		syscall.CloseOnExec(readFd)
 		syscall.CloseOnExec(writeFd)

@@ -12,18 +12,23 @@ from __future__ import annotations
 import os
 import sys
 import threading
+import time
 
 from . import wire
 from .errors import ConnectionClosedError, MessageTooLargeError, error_for_kind, to_wire
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
-    from typing import Any, BinaryIO, Callable, Dict, Optional, Set
+    from typing import Any, BinaryIO, Callable, Dict, Set
 
     Handler = Callable[["CallContext"], Any]
     Inline = Callable[["CallContext"], Any]
 
 READ_BUFFER_BYTES = 256 * 1024
+#: After stdin ends, how long requests still running may take to answer before the plugin exits
+#: (the host waits 2 s before it sends SIGTERM).
+DRAIN_SECONDS = 1.5
+CANCEL_GRACE_SECONDS = 0.5
 NOISE_SAMPLE_BYTES = 200
 
 
@@ -50,7 +55,7 @@ class _Pending:
     def __init__(self) -> None:
         self.done = threading.Event()
         self.result: Any = None
-        self.error: Optional[BaseException] = None
+        self.error: BaseException | None = None
 
 
 class Connection:
@@ -61,9 +66,10 @@ class Connection:
         read_fd: int,
         write_fd: int,
         handler: Handler,
-        inline: Optional[Dict[str, Inline]] = None,
+        inline: Dict[str, Inline] | None = None,
         max_message_bytes: int = wire.MAX_MESSAGE_BYTES,
         name: str = "plugin",
+        drain_seconds: float = DRAIN_SECONDS,
     ) -> None:
         self._read_fd = read_fd
         self._write_fd = write_fd
@@ -73,6 +79,8 @@ class Connection:
         self._name = name
         self._write_lock = threading.Lock()
         self._state_lock = threading.Lock()
+        self._idle = threading.Condition(self._state_lock)
+        self._drain_seconds = drain_seconds
         self._pending: Dict[wire.Id, _Pending] = {}
         self._incoming: Dict[wire.Id, CallContext] = {}
         self._next_id = 0
@@ -103,10 +111,10 @@ class Connection:
                 return False
         return True
 
-    def notify(self, method: str, params: Optional[Dict[str, Any]] = None) -> None:
+    def notify(self, method: str, params: Dict[str, Any] | None = None) -> None:
         self.send_line(wire.encode_notification(method, params))
 
-    def call(self, method: str, params: Optional[Dict[str, Any]] = None, timeout: Optional[float] = None) -> Any:
+    def call(self, method: str, params: Dict[str, Any] | None = None, timeout: float | None = None) -> Any:
         """Calls the host and waits for its answer. A failed call raises the error class of its kind."""
         pending = _Pending()
         with self._state_lock:
@@ -165,7 +173,26 @@ class Connection:
                 reason = "shutdown"
         finally:
             self._close(reason)
+        self._drain(self._drain_seconds)
         return reason
+
+    def _drain(self, seconds: float) -> None:
+        """Lets the requests still running finish and answer (a host that closed its end early still
+        reads them), for at most `seconds`; then flags the stragglers as cancelled."""
+        deadline = time.monotonic() + seconds
+        with self._idle:
+            while self._incoming:
+                left = deadline - time.monotonic()
+                if left <= 0:
+                    break
+                self._idle.wait(left)
+            stragglers = list(self._incoming.values())
+        for ctx in stragglers:
+            ctx.cancel_event.set()
+        if stragglers:
+            # A step that watches `host.cancelled` gets a moment to stop and answer `cancelled`.
+            with self._idle:
+                self._idle.wait_for(lambda: not self._incoming, CANCEL_GRACE_SECONDS)
 
     def _skip_rest(self, reader: BinaryIO) -> None:
         while True:
@@ -215,10 +242,13 @@ class Connection:
             try:
                 self.send_line(line)
             except MessageTooLargeError as too_large:
-                self.send_line(wire.encode_error(ctx.id, "message-too-large", f"the answer to {ctx.method}: {too_large}"))
+                self.send_line(
+                    wire.encode_error(ctx.id, "message-too-large", f"the answer to {ctx.method}: {too_large}")
+                )
         finally:
-            with self._state_lock:
+            with self._idle:
                 self._incoming.pop(ctx.id, None)
+                self._idle.notify_all()
 
     def _outcome(self, ctx: CallContext, handler: Handler) -> bytes:
         """The answer line: the handler's result, or the error it raised."""
@@ -226,12 +256,14 @@ class Connection:
             result = handler(ctx)
         except BaseException as exc:  # noqa: BLE001 - every failure becomes an error answer
             if isinstance(exc, (KeyboardInterrupt, SystemExit)):
-                return wire.encode_error(ctx.id, "internal-error", f"the handler of {ctx.method} tried to exit the plugin")
+                return wire.encode_error(
+                    ctx.id, "internal-error", f"the handler of {ctx.method} tried to exit the plugin"
+                )
             kind, message, data = to_wire(exc)
             return wire.encode_error(ctx.id, kind, message, data)
         try:
             return wire.encode_result(ctx.id, result)
-        except (TypeError, ValueError) as exc:
+        except (TypeError, ValueError, RecursionError) as exc:
             return wire.encode_error(ctx.id, "internal-error", f"the answer to {ctx.method} is not JSON: {exc}")
 
     def _cancel(self, id: Any) -> None:
@@ -268,12 +300,9 @@ class Connection:
         with self._state_lock:
             self._closed = True
             pending = list(self._pending.values())
-            incoming = list(self._incoming.values())
         for p in pending:
             p.error = ConnectionClosedError(f"the connection to the host closed ({reason})")
             p.done.set()
-        for ctx in incoming:
-            ctx.cancel_event.set()
 
     @property
     def in_flight(self) -> Set[wire.Id]:
@@ -281,7 +310,7 @@ class Connection:
             return set(self._incoming)
 
 
-def _sniff_id(text: str) -> Optional[wire.Id]:
+def _sniff_id(text: str) -> wire.Id | None:
     """Finds `"id":<number or string>` near the start of a (possibly cut) message."""
     at = text.find('"id"')
     if at < 0:

@@ -112,6 +112,13 @@ fn main() {
         })
         .method("settings", |ctx, _| {
             Ok(Value::Object(ctx.settings().clone()))
+        })
+        .method("progress", |ctx, _| {
+            for i in 1..=3 {
+                ctx.progress(f64::from(i), Some(3.0), Some("counting"));
+            }
+            ctx.host().log("warning", "progress done");
+            Ok(Value::Null)
         });
     with_basics(plugin).serve()
 }
