@@ -3,7 +3,9 @@
 //! To add an area: write `src/<area>.rs` with `pub fn run() -> Result<(), String>` that prints its
 //! figures, add `mod <area>;` below and one line to `SECTIONS`.
 
+mod cli;
 mod host;
+mod openciv3;
 mod report;
 mod stats;
 mod stores;
@@ -27,8 +29,13 @@ const SECTIONS: &[Section] = &[
         about: "agent-env --version, plugin list --no-load (200 manifests), plugin list --json (20 plugins)",
         run: report::run,
     },
-    // Other areas: one line each, e.g.
-    // Section { name: "stores", about: "...", run: stores::run },
+    Section {
+        name: "openciv3",
+        about: "the OpenCiv3 plugin's CAS store: 134 MB put_file, small puts/reads, gc, put_file through the pipe",
+        run: openciv3::run,
+    },
+    Section { name: "cli", about: "a plugin command against its executable run directly; agent-env --version and --help", run: cli::run },
+    // Other areas: one entry each.
 ];
 
 fn main() {

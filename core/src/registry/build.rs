@@ -197,6 +197,13 @@ fn classify_before_load(
                         "CLI plugin '{key}' from '{dist}' clashes with existing command '{key}' and was skipped"
                     ));
                 }
+            } else if group == "cli_root_options" {
+                for &i in &claims {
+                    let dist = &reg.discovery.plugins[reg.claims[i].plugin].manifest.name;
+                    reg.warnings.push(format!(
+                        "CLI root option '{key}' from '{dist}' clashes with core root option '{key}' and was skipped"
+                    ));
+                }
             } else {
                 reg.warnings.push(format!(
                     "Plugin {} in {rg} clashes with a built-in and was skipped",
@@ -371,6 +378,29 @@ fn load_and_validate(reg: &mut Registry, i: usize) {
             .map(|_| ())
             .map_err(|m| (codes::INVALID_PLUGIN.to_string(), m)),
     };
+    if claim.group == "cli_root_options" {
+        // The plugin did not start, or its callback failed when called with the flag absent.
+        let failed = match &checked {
+            Err((code, message)) if code != codes::INVALID_PLUGIN => Some(message.clone()),
+            Ok(()) => probe.root_option_failures.get(&claim.name).cloned(),
+            Err(_) => None,
+        };
+        if let Some(message) = failed {
+            let flag = root_flag(&claim.name);
+            reg.claims[i].outcome = Outcome::with(
+                Status::Failed,
+                codes::LOAD_FAILED,
+                format!("its callback failed with the flag absent: {message}"),
+            );
+            reg.warnings.push(format!(
+                "CLI root option '{flag}' from '{manifest_name}' failed with its flag absent and was skipped: {message}"
+            ));
+            reg.failures.entry((claim.group, flag)).or_insert(format!(
+                "registered by {label} but its callback failed with the flag absent: {message}"
+            ));
+            return;
+        }
+    }
     match checked {
         Ok(()) => {
             if claim.group != "cli_root_options" {

@@ -71,6 +71,9 @@ pub struct FailureInfo {
 pub struct Probe {
     pub handshake: Result<InitializeResult, LoadFailure>,
     pub diagnosis: ProcessDiagnosis,
+    /// Root options (by manifest name) whose `cli.root_option` callback failed with the flag absent,
+    /// with why.
+    pub root_option_failures: std::collections::BTreeMap<String, String>,
 }
 
 /// Starts plugins, holds their handshakes and shuts them down again.

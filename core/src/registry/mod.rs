@@ -25,6 +25,7 @@ pub mod validate;
 #[cfg(test)]
 mod tests;
 
+pub use build::root_flag;
 pub use config_input::ConfigState;
 pub use load::{Launch, LoadFailure, Probe, Prober, ProcessDiagnosis};
 

@@ -23,6 +23,7 @@ impl Prober for FakeProber {
                     message: "no such fake".into(),
                 })),
                 diagnosis: ProcessDiagnosis::default(),
+                root_option_failures: Default::default(),
             })
             .collect()
     }
