@@ -203,6 +203,8 @@ struct State {
     reading: bool,
     /// Pool threads waiting for the reading role (dedicated mode).
     idle_pool: usize,
+    /// Threads waiting on `changed` (so a notify without waiters is skipped: it is a syscall).
+    waiters: usize,
 }
 
 struct Writer {
@@ -297,6 +299,7 @@ impl Peer {
                     noise: NoiseStats::default(),
                     reading: false,
                     idle_pool: 0,
+                    waiters: 0,
                 }),
                 changed: Condvar::new(),
                 next_id: AtomicI64::new(1),
@@ -384,6 +387,7 @@ impl Peer {
                 state = lock(&self.inner.state);
                 continue;
             }
+            state.waiters += 1;
             state = match deadline {
                 Some(deadline) => {
                     self.inner
@@ -398,6 +402,7 @@ impl Peer {
                     .wait(state)
                     .unwrap_or_else(|p| p.into_inner()),
             };
+            state.waiters -= 1;
         }
     }
 
@@ -431,25 +436,24 @@ impl Peer {
     /// Blocks until the connection ends, or `timeout` passes. Returns whether it ended. (In
     /// [`ReaderMode::Callers`] only a call reads, so this waits for a close seen by a call or an abort.)
     pub fn wait_closed(&self, timeout: Option<Duration>) -> bool {
-        let state = lock(&self.inner.state);
-        match timeout {
-            None => {
-                let _state = self
-                    .inner
-                    .changed
-                    .wait_while(state, |s| s.closed.is_none())
-                    .unwrap_or_else(|p| p.into_inner());
-                true
-            }
+        let mut state = lock(&self.inner.state);
+        state.waiters += 1;
+        let mut state = match timeout {
+            None => self
+                .inner
+                .changed
+                .wait_while(state, |s| s.closed.is_none())
+                .unwrap_or_else(|p| p.into_inner()),
             Some(t) => {
-                let (state, _) = self
-                    .inner
+                self.inner
                     .changed
                     .wait_timeout_while(state, t, |s| s.closed.is_none())
-                    .unwrap_or_else(|p| p.into_inner());
-                state.closed.is_some()
+                    .unwrap_or_else(|p| p.into_inner())
+                    .0
             }
-        }
+        };
+        state.waiters -= 1;
+        state.closed.is_some()
     }
 
     /// What arrived so far that was not a message.
@@ -515,11 +519,13 @@ impl Peer {
                         break;
                     }
                     state.idle_pool += 1;
+                    state.waiters += 1;
                     state = self
                         .inner
                         .changed
                         .wait(state)
                         .unwrap_or_else(|p| p.into_inner());
+                    state.waiters -= 1;
                     state.idle_pool -= 1;
                 }
             }
@@ -570,8 +576,11 @@ impl Peer {
         let mut state = lock(&self.inner.state);
         state.reading = false;
         let none_waiting = state.idle_pool == 0 && state.closed.is_none();
+        let wake = state.waiters > 0;
         drop(state);
-        self.inner.changed.notify_all();
+        if wake {
+            self.inner.changed.notify_all();
+        }
         none_waiting
     }
 
@@ -580,7 +589,9 @@ impl Peer {
     fn read_step(&self, deadline: Option<Instant>) -> Step {
         let mut reader = lock(&self.inner.reader);
         loop {
-            match reader.next_line(self.inner.wake.0, deadline) {
+            // Pool threads (dedicated mode) wait for data only; callers need deadlines and aborts.
+            let pool = self.inner.config.mode == ReaderMode::Dedicated;
+            match reader.next_line(self.inner.wake.0, deadline, pool) {
                 LineRead::Line => {
                     let line = reader.line();
                     if line.iter().all(u8::is_ascii_whitespace) {
@@ -624,8 +635,11 @@ impl Peer {
                 let mut state = lock(&self.inner.state);
                 if let Some(slot) = state.pending.get_mut(&id) {
                     *slot = Some(result.map_err(CallError::Rpc));
+                    let wake = state.waiters > 0;
                     drop(state);
-                    self.inner.changed.notify_all();
+                    if wake {
+                        self.inner.changed.notify_all();
+                    }
                 }
                 // A late answer to a call that timed out is dropped.
                 Step::Routed
@@ -784,7 +798,14 @@ impl LineReader {
         }
     }
 
-    fn next_line(&mut self, wake: RawFd, deadline: Option<Instant>) -> LineRead {
+    /// The next line. With no deadline and `block_without_poll`, it blocks in `read` directly (a
+    /// syscall less per message) and only end of file ends the wait.
+    fn next_line(
+        &mut self,
+        wake: RawFd,
+        deadline: Option<Instant>,
+        block_without_poll: bool,
+    ) -> LineRead {
         if self.complete {
             self.finish_line();
         }
@@ -794,11 +815,13 @@ impl LineReader {
                     return done;
                 }
             }
-            match wait_readable(self.fd, wake, deadline) {
-                Readiness::Readable => {}
-                Readiness::TimedOut => return LineRead::TimedOut,
-                Readiness::Woken => return LineRead::Woken,
-                Readiness::Failed(e) => return LineRead::Failed(e),
+            if deadline.is_some() || !block_without_poll {
+                match wait_readable(self.fd, wake, deadline) {
+                    Readiness::Readable => {}
+                    Readiness::TimedOut => return LineRead::TimedOut,
+                    Readiness::Woken => return LineRead::Woken,
+                    Readiness::Failed(e) => return LineRead::Failed(e),
+                }
             }
             match self.source.read(&mut self.buf) {
                 Ok(0) => {
