@@ -150,3 +150,19 @@ fn check_all_returns_every_error() {
     );
     assert!(check_all(&doc(""), &StoresBuilder::new(&doc(""), None)).is_empty());
 }
+
+#[test]
+fn lazy_secrets_build_the_configured_secret_store_on_first_use() {
+    use agent_env::config::build::LazySecrets;
+    let d = doc("[stores.secret]\nimpl = 'agent_env.store.secret_store:LocalSecretStore'\nconfig = { use_env = false, values = { k = 'v' } }\n[plugins.x]\na = 'secret:k'\nb = 'secret:none?d'\n");
+    let secrets = LazySecrets::new(&d, None);
+    let s = plugin_settings(&d, "x", Some(&secrets)).unwrap();
+    assert_eq!(s["a"], "v");
+    assert_eq!(s["b"], "d");
+    let d = doc("[stores.secret]\nimpl = 'agent_env.store.secret_store:LocalSecretStore'\nconfig = { bogus = 1 }\n[plugins.x]\na = 'secret:k'\n");
+    let secrets = LazySecrets::new(&d, None);
+    assert_eq!(
+        plugin_settings(&d, "x", Some(&secrets)).unwrap_err().to_string(),
+        "[plugins.x]: Cannot resolve 'secret:k': the secret store failed: [stores.secret] could not be built: The config table for 'agent_env.store.secret_store:LocalSecretStore' has unknown key 'bogus'; it takes values, file_path, use_env"
+    );
+}

@@ -43,6 +43,32 @@ impl Project {
         )
     }
 
+    /// Installs a manifest in the plugins directory.
+    fn manifest(&self, folder: &str, text: &str) {
+        let dir = self.home.join("plugins").join(folder);
+        std::fs::create_dir_all(&dir).unwrap();
+        std::fs::write(dir.join("agent-env-plugin.toml"), text).unwrap();
+    }
+
+    fn run_stderr(&self, vars: &[(&str, &str)], args: &[&str]) -> (i32, String, String) {
+        let mut cmd = Command::new(env!("CARGO_BIN_EXE_agent-env"));
+        cmd.env_clear()
+            .env("HOME", &self.home)
+            .env("XDG_DATA_HOME", self.home.join("data"))
+            .env("AGENT_ENV_PLUGIN_DIR", self.home.join("plugins"))
+            .current_dir(&self.root)
+            .args(args);
+        for (k, v) in vars {
+            cmd.env(k, v);
+        }
+        let out = cmd.output().unwrap();
+        (
+            out.status.code().unwrap_or(-1),
+            String::from_utf8(out.stdout).unwrap(),
+            String::from_utf8(out.stderr).unwrap(),
+        )
+    }
+
     fn check(&self, vars: &[(&str, &str)]) -> (i32, serde_json::Value) {
         let (code, out) = self.run_with(vars, &["config", "check", "--json"]);
         (code, serde_json::from_str(&out).unwrap())
@@ -115,7 +141,7 @@ impls = "x"
 [envs]
 impls = [5]
 
-[sandbox.providers.vercel]
+[sandbox.providers.fly]
 impl = "nocolon"
 
 [plugins.acme_browser]
@@ -139,7 +165,7 @@ x = "env:NOPE"
             "[plugins.bar]: Unresolved env:NOPE reference (no value and no default)",
             "[envs] impl must be a 'module:Class' string, got int: 5",
             "[task_steps] impls must be a list of 'module:Class' strings, got str",
-            "[sandbox.providers.vercel]: impl must be 'module.path:ClassName', got 'nocolon'",
+            "[sandbox.providers.fly]: impl must be 'module.path:ClassName', got 'nocolon'",
         ]
     );
     let (code, text) = p.run_with(&[], &["config", "check"]);
@@ -179,11 +205,35 @@ fn store_variables_are_checked_and_beat_the_file() {
     assert_eq!(code, 0);
 }
 
+const OPENCIV3: &str = "[plugin]\nname = \"agentenv-openciv3\"\nversion = \"0.1.0\"\nexec = [\"./bin/none\"]\nprotocol = [1, 1]\n[provides.stores]\nContentAddressedObjectStore = \"object\"\n";
+
+#[test]
+fn plugin_stores_are_checked_against_the_installed_manifests() {
+    let config = |kind: &str, imp: &str| format!("[stores.{kind}]\nimpl = \"{imp}\"\n");
+    let p = Project::new(&config(
+        "object",
+        "agentenv_openciv3:ContentAddressedObjectStore",
+    ));
+    p.manifest("openciv3", OPENCIV3);
+    assert_eq!(p.check(&[]).0, 0);
+    for (kind, imp, message) in [
+        ("object", "agentenv-openciv3:Nope", "Cannot import impl 'agentenv-openciv3:Nope': agentenv-openciv3 0.1.0 lists no store class 'Nope' under [provides.stores] (it lists ContentAddressedObjectStore)"),
+        ("object", "nobody:Cas", "Cannot import impl 'nobody:Cas': no installed plugin package named 'nobody'; a plugin's store is named '<package>:<Class>', with the package as `agent-env plugin list` prints it"),
+        ("document", "agentenv-openciv3:ContentAddressedObjectStore", "impl 'agentenv-openciv3:ContentAddressedObjectStore' is an object store (agentenv-openciv3 lists it so under [provides.stores]); [stores.document] needs a document store"),
+    ] {
+        std::fs::write(p.root.join(".agentenv/config.toml"), config(kind, imp)).unwrap();
+        let (code, json) = p.check(&[]);
+        assert_eq!(code, 1);
+        assert_eq!(messages(&json), [message]);
+    }
+}
+
 #[test]
 fn plugin_stores_are_noted_and_secret_references_go_through_the_secret_store() {
     let p = Project::new(
         "[stores.object]\nimpl = \"agentenv-openciv3:ContentAddressedObjectStore\"\nconfig = { root = \"/x\" }\n[model]\napi_key = \"secret:proxy_key\"\n",
     );
+    p.manifest("openciv3", OPENCIV3);
     // The local secret store reads the environment first.
     let (code, json) = p.check(&[("proxy_key", "sk-1")]);
     assert_eq!(code, 0, "{json}");
@@ -249,4 +299,47 @@ fn malformed_toml_fails_the_check_as_unreadable() {
     assert_eq!(code, 1);
     assert_eq!(json["problems"][0]["code"], "config-unreadable");
     assert!(messages(&json)[0].starts_with("Malformed config.toml at "));
+}
+
+#[test]
+fn run_checks_the_config_before_any_step() {
+    let p = Project::new(
+        "[stores.object]\nimpl = \"agent_env.store.object_store:LocalFilesystemObjectStore\"\nconfig = { root = \"env:NOPE\" }\n[envs]\nimpls = 3\n",
+    );
+    let (code, out, err) = p.run_stderr(&[], &["run", "hello", "--dry-run"]);
+    assert_eq!(code, 1, "{out}{err}");
+    assert_eq!(out, "", "nothing may run");
+    let path = p.root.join(".agentenv/config.toml");
+    assert_eq!(
+        err,
+        format!(
+            "Error: the config at {} has 2 problem(s), so nothing was run:
+  [stores.object.config] root: Unresolved env:NOPE reference (no value and no default)
+  [envs] impls must be a list of 'module:Class' strings, got int
+Fix them, then check with `agent-env config check`.
+",
+            path.display()
+        )
+    );
+    assert!(
+        !p.home.join(".local").exists(),
+        "the refused run wrote state"
+    );
+}
+
+#[test]
+fn provider_tables_on_built_in_backends() {
+    let p = Project::new(
+        "[sandbox.providers.local]\nimpl = \"agentenv-alt:Box2\"\n[sandbox.providers.modal]\nconfig = { region = \"x\" }\nextra = 2\n[sandbox.providers.docker.config]\nimage = \"ok\"\n[state.providers.local_postgres]\nconfig = {}\n",
+    );
+    let (code, json) = p.check(&[]);
+    assert_eq!(code, 1);
+    assert_eq!(
+        messages(&json),
+        [
+            "config.toml sandbox provider 'local' collides with a built-in backend: a built-in's impl cannot be replaced; supply a config-only table instead",
+            "[sandbox.providers.modal] configures a built-in backend and accepts only a 'config' table; got ['extra', 'config']",
+            "config.toml state provider 'local_postgres' collides with a built-in backend",
+        ]
+    );
 }

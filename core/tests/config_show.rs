@@ -611,3 +611,81 @@ fn plugin_tables_are_labelled_with_their_installed_owner() {
     assert_eq!(browser["plugin"], true);
     assert_eq!(json["plugins"]["tables"][1]["plugin"], false);
 }
+
+#[test]
+fn debug_marks_the_file_discovery_uses() {
+    let p = Project::new("");
+    let (code, out, _) = p.run(&["config", "debug"]);
+    assert_eq!(code, 0);
+    let lines: Vec<&str> = out.lines().collect();
+    assert_eq!(
+        lines[0],
+        format!(
+            "   {} (walk-up, exists: no)",
+            p.root.join("sub/dir/.agentenv/config.toml").display()
+        )
+    );
+    assert_eq!(
+        lines[2],
+        format!("-> {} (walk-up, exists: yes)", p.config_path().display())
+    );
+    assert_eq!(
+        lines
+            .last()
+            .map(|l| l.contains(" /.agentenv/config.toml (walk-up, exists: ")),
+        Some(true),
+        "the walk ends at /"
+    );
+    let (_, out, _) = p.run_with(&[("AGENT_ENV_CONFIG", "/nope.toml")], &["config", "debug"]);
+    assert!(
+        out.starts_with("   /nope.toml (env, exists: no)\n"),
+        "{out}"
+    );
+}
+
+#[test]
+fn sources_lists_layers_lowest_first_with_referenced_variables() {
+    let p = Project::new(
+        "[model]\napi_key = \"env:MY_PROXY_KEY\"\n[stores.object]\nimpl = \"agent_env.store.object_store:LocalFilesystemObjectStore\"\nconfig = { root = \"env:NOPE?/tmp/x\" }\n",
+    );
+    let (code, out, _) = p.run_with(
+        &[
+            ("AGENT_ENV_OBJECT_STORE", "local"),
+            ("MY_PROXY_KEY", "sk-secret"),
+        ],
+        &["config", "sources"],
+    );
+    assert_eq!(code, 0);
+    assert_eq!(
+        out,
+        format!(
+            "-> default  built-in defaults
+-> file {}  (discovered by walking up)
+   $AGENT_ENV_DOCUMENT_STORE (unset)  would shadow [stores.document]
+-> $AGENT_ENV_OBJECT_STORE=local  shadows [stores.object]
+   $AGENT_ENV_IMAGE_STORE (unset)  would shadow [stores.image]
+   $AGENT_ENV_SECRET_STORE (unset)  would shadow [stores.secret]
+   $AGENT_ENV_RUNNER (unset)  would shadow [runner]
+-> $MY_PROXY_KEY  referenced by [model.api_key]
+   $NOPE  referenced by [stores.object.config.root], unset
+",
+            p.config_path().display()
+        )
+    );
+    assert!(!out.contains("sk-secret"));
+}
+
+#[test]
+fn explain_tries_the_first_segment_then_dotted_names_longest_first() {
+    let p = Project::new("[plugins.acme]\nbrowser = 1\n[plugins.acme-browser-x]\ntimeout = 2\n");
+    let (_, out, _) = p.run(&["config", "explain", "plugins.acme.browser"]);
+    assert!(
+        out.starts_with("plugins.acme.browser = 1; in the table of acme,"),
+        "{out}"
+    );
+    let (_, out, _) = p.run(&["config", "explain", "plugins.acme.browser.x.timeout"]);
+    assert!(
+        out.starts_with("plugins.acme.browser.x.timeout = 2; in the table of acme-browser-x,"),
+        "{out}"
+    );
+}

@@ -5,10 +5,9 @@ import sys
 from pathlib import Path
 
 import pytest
+from sdk_helpers import FIXTURE
 
 from agent_env_plugin.testing import PluginProcess
-
-from sdk_helpers import FIXTURE
 
 
 @pytest.fixture

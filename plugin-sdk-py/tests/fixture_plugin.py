@@ -6,7 +6,16 @@ import os
 import sys
 import time
 
-from agent_env_plugin import CancelledError, CliCommand, NotFoundError, Plugin, SecretStore, TaskStep
+from agent_env_plugin import (
+    CancelledError,
+    CliCommand,
+    DocumentStore,
+    DuplicateKeyError,
+    NotFoundError,
+    Plugin,
+    SecretStore,
+    TaskStep,
+)
 from agent_env_plugin.conformance.memory import MemoryObjectStore
 
 plugin = Plugin("agentenv-fixture", "0.3.0", description="The SDK's test plugin")
@@ -110,6 +119,38 @@ class FixtureSecrets(SecretStore):
         return self.values.get(name)
 
 
+class TinyDocuments(DocumentStore):
+    """Documents in a dict; filters of `eq` predicates only; a unique index on `id`."""
+
+    def __init__(self) -> None:
+        self.collections: dict = {}
+
+    def _matches(self, doc, filter):
+        return all(
+            all(p["op"] == "eq" and doc.get(path) == p["value"] for p in predicates)
+            for path, predicates in filter.items()
+        )
+
+    def find_one(self, collection, filter, sort=None):
+        return next((d for d in self.collections.get(collection, []) if self._matches(d, filter)), None)
+
+    def count(self, collection, filter):
+        return sum(1 for d in self.collections.get(collection, []) if self._matches(d, filter))
+
+    def insert(self, collection, doc):
+        docs = self.collections.setdefault(collection, [])
+        if any(d.get("id") == doc.get("id") for d in docs):
+            raise DuplicateKeyError(f"a document with id {doc.get('id')!r} exists in {collection}")
+        docs.append(doc)
+
+
+@plugin.task_step("documents", cls="Documents")
+def documents(step, context, host):
+    found = host.documents.find_one("tasks", {"id": [{"op": "eq", "value": "t1"}]})
+    return {"metadata": {"found": found, "count": host.documents.count("tasks", {})}}
+
+
+plugin.store(TinyDocuments)
 plugin.store(MemoryObjectStore)
 plugin.store(ContentAddressedObjectStore)
 plugin.store(FixtureSecrets)
@@ -138,6 +179,12 @@ plugin.contribute(
     {"create_sandbox": lambda params, host: {"sandbox_id": f"box-{params.get('name', 'x')}"}},
     cls="FixtureBox",
 )
+
+
+@plugin.method("fixture.ping")
+def ping(params, host):
+    return {"pong": params.get("n", 0) + 1}
+
 
 if __name__ == "__main__":
     plugin.serve()

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import shutil
 from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
@@ -13,3 +14,15 @@ def vectors_dir() -> Path:
     """protocol/vectors of the repository (or $AGENT_ENV_VECTORS_DIR)."""
     given = os.environ.get("AGENT_ENV_VECTORS_DIR")
     return Path(given) if given else HERE.parents[1] / "protocol" / "vectors"
+
+
+def agent_env_binary() -> str | None:
+    """The agent-env binary: $AGENT_ENV_BIN, else target/{debug,release}/agent-env, else PATH."""
+    given = os.environ.get("AGENT_ENV_BIN")
+    if given:
+        return given
+    for profile in ("debug", "release"):
+        candidate = HERE.parents[1] / "target" / profile / "agent-env"
+        if candidate.is_file():
+            return str(candidate)
+    return shutil.which("agent-env")

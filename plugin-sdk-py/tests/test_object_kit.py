@@ -3,18 +3,15 @@ agent-env binary ships it) through `agent-env store check object`."""
 
 from __future__ import annotations
 
-import os
-import shutil
+import json
 import subprocess
 import sys
-from pathlib import Path
 
 import pytest
+from sdk_helpers import FIXTURE, agent_env_binary
 
-from agent_env_plugin import ObjectStore
 from agent_env_plugin.conformance import object_cases
 from agent_env_plugin.conformance.memory import MemoryObjectStore
-from sdk_helpers import FIXTURE
 
 
 def test_the_kit_has_the_17_cases():
@@ -63,20 +60,8 @@ def test_the_kit_fails_a_store_that_breaks_the_rules():
     assert failures["put_get_roundtrip"] is None
 
 
-def _agent_env_binary() -> str | None:
-    given = os.environ.get("AGENT_ENV_BIN")
-    if given:
-        return given
-    repo = Path(__file__).resolve().parents[2]
-    for profile in ("debug", "release"):
-        candidate = repo / "target" / profile / "agent-env"
-        if candidate.is_file():
-            return str(candidate)
-    return shutil.which("agent-env")
-
-
 def test_agent_env_store_check_object_passes_the_python_store(tmp_path, plugin_env):
-    binary = _agent_env_binary()
+    binary = agent_env_binary()
     if binary is None:
         pytest.skip("no agent-env binary (build it with cargo build -p agent-env, or set AGENT_ENV_BIN)")
     probe = subprocess.run([binary, "store", "check", "--help"], capture_output=True, text=True, timeout=60)
@@ -85,7 +70,11 @@ def test_agent_env_store_check_object_passes_the_python_store(tmp_path, plugin_e
     plugin_dir = tmp_path / "plugins" / "agentenv-fixture"
     plugin_dir.mkdir(parents=True)
     manifest = subprocess.run(
-        [sys.executable, str(FIXTURE), "--agent-env-manifest"], env=plugin_env, capture_output=True, text=True, check=True
+        [sys.executable, str(FIXTURE), "--agent-env-manifest"],
+        env=plugin_env,
+        capture_output=True,
+        text=True,
+        check=True,
     ).stdout
     (plugin_dir / "agent-env-plugin.toml").write_text(manifest)
     project = tmp_path / "project"
@@ -95,7 +84,20 @@ def test_agent_env_store_check_object_passes_the_python_store(tmp_path, plugin_e
     )
     env = dict(plugin_env, AGENT_ENV_PLUGIN_DIR=str(tmp_path / "plugins"))
     done = subprocess.run(
-        [binary, "store", "check", "object"], cwd=project, env=env, capture_output=True, text=True, timeout=300
+        [binary, "store", "check", "object", "--json"],
+        cwd=project,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=300,
     )
+    if done.returncode != 0 and "plugin stores are not available here" in done.stderr:
+        pytest.skip(f"{binary} cannot reach plugin stores yet: {done.stderr.strip()[:200]}")
     assert done.returncode == 0, done.stdout + done.stderr
-    assert "17" in done.stdout, done.stdout
+    report = json.loads(done.stdout)
+    assert report["impl"] == "agentenv-fixture:MemoryObjectStore"
+    assert report["passed"] is True
+    outcomes = {case["name"]: case["outcome"] for case in report["cases"]}
+    passed = sorted(name for name, outcome in outcomes.items() if outcome == "passed")
+    assert passed == sorted(case.__name__ for case in object_cases.CASES), outcomes
+    assert "failed" not in outcomes.values()

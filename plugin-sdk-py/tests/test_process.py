@@ -7,14 +7,14 @@ import os
 import subprocess
 import sys
 import time
-import tomllib
 
 import pytest
+import tomllib
+from sdk_helpers import FIXTURE
 
 from agent_env_plugin import ConfigError, PluginError, wire
 from agent_env_plugin.errors import MessageTooLargeError
 from agent_env_plugin.testing import memory_host_object_store
-from sdk_helpers import FIXTURE
 
 CONTEXT = {"instance_id": "@local/~/demo/t-1", "metadata": {"task_id": "@local/~/demo/t"}, "deployed_sandboxes": []}
 
@@ -183,10 +183,12 @@ def test_unknown_methods_notifications_and_garbage_input(start):
     with pytest.raises(PluginError) as caught:
         plugin.request("no.such.method")
     assert caught.value.kind == "method-not-found"
-    plugin.send_raw(b"this is not json\n[1,2,3]\n\n{\"jsonrpc\":\"2.0\",\"method\":\"$/whatever\"}\n")
+    plugin.send_raw(b'this is not json\n[1,2,3]\n\n{"jsonrpc":"2.0","method":"$/whatever"}\n')
+    plugin.send_raw(b"[" * 200_000 + b"\n")  # too deep for the parser: noise, not a crash
+    plugin.send_raw(b"\xff\xfe not utf-8\n")
     assert execute(plugin, "echo")["metadata"]["echo"]["step"]["id"] == "echo"
     plugin.shutdown()
-    assert plugin.stderr.count("not a JSON-RPC message") == 2
+    assert plugin.stderr.count("not a JSON-RPC message") == 4
 
 
 def test_a_16_mib_payload_crosses_both_ways(start):
@@ -196,6 +198,16 @@ def test_a_16_mib_payload_crosses_both_ways(start):
     result = execute(plugin, "big", blob="y" * size, answer_size=size)
     assert result["metadata"]["received"] == size
     assert len(result["metadata"]["blob"]) == size
+
+
+def test_an_answer_over_64_mib_is_replaced_by_message_too_large(start):
+    plugin = start()
+    plugin.initialize()
+    id = plugin.start_request("execute", {"type": "big", "step": {"answer_size": 64 * 1024 * 1024 + 1}, "context": {}})
+    answer = plugin.wait_message(id, timeout=120)
+    assert isinstance(answer, wire.ErrorResponse) and answer.code == -32009
+    assert "pass large data by file path" in answer.message
+    assert execute(plugin, "echo")["metadata"]["echo"]["step"]["id"] == "echo"
 
 
 def test_a_line_over_64_mib_is_refused_with_message_too_large(start):
@@ -221,6 +233,29 @@ def test_the_plugin_exits_0_when_stdin_ends(start):
     assert plugin.process.wait(10) == 0
 
 
+def test_requests_written_just_before_stdin_ends_are_still_answered(start):
+    plugin = start()
+    init = plugin.start_request("initialize", {"protocol": {"min": 1, "max": 1}})
+    echo = plugin.start_request("execute", {"type": "echo", "step": {"id": "e"}, "context": {}})
+    plugin.close_stdin()
+    assert plugin.wait(init)["protocol"] == 1
+    assert plugin.wait(echo)["metadata"]["echo"]["step"] == {"id": "e"}
+    assert plugin.process.wait(10) == 0
+
+
+def test_a_step_still_running_when_stdin_ends_is_cancelled_and_the_plugin_exits_0(start):
+    plugin = start()
+    plugin.initialize()
+    slow = plugin.start_request("execute", {"type": "slow", "step": {}, "context": {}})
+    while not plugin.notifications:
+        time.sleep(0.02)
+    plugin.close_stdin()
+    assert plugin.process.wait(20) == 0
+    answer = plugin.wait_message(slow)
+    # Its answer, if it made it out before the exit, says it was cancelled; it never claims success.
+    assert answer is None or (isinstance(answer, wire.ErrorResponse) and answer.kind == "cancelled")
+
+
 def test_the_plugin_exits_0_after_shutdown_even_with_stdin_open(start):
     plugin = start()
     plugin.initialize()
@@ -229,9 +264,7 @@ def test_the_plugin_exits_0_after_shutdown_even_with_stdin_open(start):
 
 
 def test_run_by_hand_it_says_what_it_is_and_exits_2(plugin_env):
-    done = subprocess.run(
-        [sys.executable, str(FIXTURE)], env=plugin_env, input=b"", capture_output=True, timeout=30
-    )
+    done = subprocess.run([sys.executable, str(FIXTURE)], env=plugin_env, input=b"", capture_output=True, timeout=30)
     assert done.returncode == 2
     assert done.stdout == b""
     lines = done.stderr.decode().splitlines()
@@ -258,6 +291,7 @@ def test_agent_env_manifest_prints_a_manifest_discovery_can_read(plugin_env):
         "MemoryObjectStore": "object",
         "ContentAddressedObjectStore": "object",
         "FixtureSecrets": "secret",
+        "TinyDocuments": "document",
     }
 
 
@@ -291,7 +325,9 @@ def test_store_errors_keep_their_kind_across_the_pipe(start):
         "handle"
     ]
     assert handle == "s1"
-    url = plugin.request("store.object.put", {"handle": handle, "key": "k", "data": "aGk=", "content_type": None})["url"]
+    url = plugin.request("store.object.put", {"handle": handle, "key": "k", "data": "aGk=", "content_type": None})[
+        "url"
+    ]
     assert url == "mem://b/k"
     cases = [
         ("store.object.get", {"url": "mem://b/absent"}, -32000, "not-found"),
@@ -325,6 +361,7 @@ def test_generic_contributions_and_root_options(start):
         "config_path": "/tenants/acme.toml"
     }
     assert plugin.request("cli.root_option", {"flag": "--tenant", "value": None}) == {}
+    assert plugin.request("fixture.ping", {"n": 41}) == {"pong": 42}
 
 
 def test_command_mode_runs_a_cli_command_over_fds_3_and_4(plugin_env, tmp_path):
@@ -355,7 +392,9 @@ def test_command_mode_runs_a_cli_command_over_fds_3_and_4(plugin_env, tmp_path):
     requests = [
         wire.encode_request(1, "initialize", {"protocol": {"min": 1, "max": 1}, "package": "agentenv-fixture"}),
         wire.encode_request(
-            2, "cli.run", {"command": "fixture-hello", "argv": ["a", "b", "c"], "cwd": str(tmp_path), "interactive": False}
+            2,
+            "cli.run",
+            {"command": "fixture-hello", "argv": ["a", "b", "c"], "cwd": str(tmp_path), "interactive": False},
         ),
     ]
     os.write(to_plugin_w, b"".join(requests))
@@ -376,11 +415,16 @@ def test_command_mode_runs_a_cli_command_over_fds_3_and_4(plugin_env, tmp_path):
 def test_the_sdk_imports_nothing_heavy_at_start_up(plugin_env):
     code = (
         "import sys; before = set(sys.modules); import agent_env_plugin;"
-        "heavy = [m for m in ('asyncio', 'typing', 'inspect', 'dataclasses', 'subprocess', 'tempfile', 'datetime')"
+        "heavy = [m for m in ('asyncio', 'typing', 'inspect', 'dataclasses', 'subprocess', 'tempfile', 'datetime',"
+        " 'json', 're', 'threading', 'functools', 'collections')"
         " if m in sys.modules and m not in before];"
         "print(','.join(heavy))"
     )
-    done = subprocess.run([sys.executable, "-c", code], env=plugin_env, capture_output=True, timeout=30)
+    # -S: without site and its .pth files, which on some machines import half the standard library.
+    import agent_env_plugin
+
+    env = dict(plugin_env, PYTHONPATH=os.path.dirname(os.path.dirname(agent_env_plugin.__file__)))
+    done = subprocess.run([sys.executable, "-S", "-c", code], env=env, capture_output=True, timeout=30)
     assert done.returncode == 0, done.stderr
     assert done.stdout.decode().strip() == ""
 
@@ -396,3 +440,95 @@ def test_manifest_of_a_plugin_is_valid_toml_with_quoted_keys():
     assert parsed["plugin"]["requires"] == {"agentenv-framework": ">=0.1.0"}
     assert parsed["provides"]["envs"] == {"weird.name": 'Class "Q"'}
     assert json.loads(json.dumps(parsed))  # plain data
+
+
+def test_a_document_store_answers_in_the_wire_shapes(start):
+    plugin = start()
+    plugin.initialize()
+    handle = plugin.request("store.open", {"kind": "document", "class": "TinyDocuments", "config": {}})["handle"]
+
+    def call(op, **params):
+        return plugin.request(f"store.document.{op}", {"handle": handle, "collection": "tasks", **params})
+
+    assert call("insert", doc={"id": "t1", "v": 1}) is None
+    assert call("find_one", filter={"id": [{"op": "eq", "value": "t1"}]}, sort=None) == {"doc": {"id": "t1", "v": 1}}
+    assert call("find_one", filter={"id": [{"op": "eq", "value": "zz"}]}) == {"doc": None}
+    assert call("count", filter={}, some_future_param=True) == {"count": 1}  # unknown params are ignored
+    for op, params, kind in (
+        ("insert", {"doc": {"id": "t1"}}, "duplicate-key"),
+        ("delete", {"filter": {}}, "not-supported"),
+        ("count", {}, "invalid-params"),
+    ):
+        with pytest.raises(PluginError) as caught:
+            call(op, **params)
+        assert caught.value.kind == kind, op
+    assert "TinyDocuments does not implement delete" in str(pytest.raises(PluginError, call, "delete", filter={}).value)
+
+
+def test_host_documents_unwrap_the_wire_shapes(start):
+    methods = {
+        "host.store.document.find_one": lambda p: {"doc": {"id": "t1", "filter_was": p["filter"]}},
+        "host.store.document.count": lambda p: {"count": 7},
+    }
+    plugin = start(host_methods=methods)
+    plugin.initialize()
+    meta = execute(plugin, "documents")["metadata"]
+    assert meta == {"found": {"id": "t1", "filter_was": {"id": [{"op": "eq", "value": "t1"}]}}, "count": 7}
+    assert plugin.host_calls[0] == (
+        "host.store.document.find_one",
+        {"collection": "tasks", "filter": {"id": [{"op": "eq", "value": "t1"}]}, "sort": None},
+    )
+
+
+def test_a_host_that_names_another_package_gets_answered_and_warned_about(start):
+    plugin = start(package="agentenv-other")
+    assert plugin.initialize()["plugin"]["name"] == "agentenv-fixture"
+    plugin.shutdown()
+    assert "started this plugin as package 'agentenv-other', but it is 'agentenv-fixture'" in plugin.stderr
+
+
+def test_canonical_names_fold_case_and_separator_runs():
+    from agent_env_plugin.plugin import canonical_name
+
+    assert canonical_name("AgentEnv_Old") == "agentenv-old"
+    assert canonical_name("acme.browser") == "acme-browser"
+    assert canonical_name("a-_.b") == "a-b"
+
+
+def _gone(pid: int) -> bool:
+    """True once the process has exited (a zombie that nobody reaps counts as exited)."""
+    try:
+        with open(f"/proc/{pid}/stat") as handle:
+            return handle.read().rsplit(")", 1)[1].split()[0] == "Z"
+    except FileNotFoundError:
+        return True
+
+
+def test_the_plugin_exits_when_agent_env_dies_even_if_stdin_stays_open(plugin_env, tmp_path):
+    # A stand-in for agent-env starts the plugin and dies; the test keeps the plugin's stdin open.
+    read_end, write_end = os.pipe()
+    stderr_path = tmp_path / "stderr.txt"
+    starter = (
+        "import subprocess, sys\n"
+        f"child = subprocess.Popen([sys.executable, {str(FIXTURE)!r}], stdin=0, stdout=subprocess.PIPE,"
+        f" stderr=open({str(stderr_path)!r}, 'w'))\n"
+        "child.stdout.readline()\n"  # the answer to initialize: the plugin runs, with this as its parent
+        "print(child.pid)\n"
+    )
+    env = dict(plugin_env, AGENT_ENV_PLUGIN="1")
+    os.write(write_end, wire.encode_request(1, "initialize", {"protocol": {"min": 1, "max": 1}}))
+    done = subprocess.run(
+        [sys.executable, "-c", starter], stdin=read_end, capture_output=True, text=True, env=env, timeout=60
+    )
+    os.close(read_end)
+    try:
+        assert done.returncode == 0, done.stderr
+        pid = int(done.stdout)
+        for _ in range(300):
+            if _gone(pid):
+                break
+            time.sleep(0.05)
+        assert _gone(pid), "the plugin is still running after its parent died"
+        assert "is gone; exiting" in stderr_path.read_text()
+    finally:
+        os.close(write_end)

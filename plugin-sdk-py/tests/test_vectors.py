@@ -5,9 +5,9 @@ from __future__ import annotations
 import json
 
 import pytest
+from sdk_helpers import vectors_dir
 
 from agent_env_plugin import Plugin, PluginError, wire
-from sdk_helpers import vectors_dir
 
 
 def _load(name: str) -> list[dict]:
@@ -73,7 +73,11 @@ def test_handshake_vector(vector):
     host = (vector["host"]["min"], vector["host"]["max"])
     mine = (vector["plugin"]["min"], vector["plugin"]["max"])
     plugin = Plugin("agentenv-vectors", "1.0.0", protocol=mine)
-    params = {"host": {"name": "agent-env", "version": "0.1.0"}, "protocol": vector["host"], "package": "agentenv-vectors"}
+    params = {
+        "host": {"name": "agent-env", "version": "0.1.0"},
+        "protocol": vector["host"],
+        "package": "agentenv-vectors",
+    }
     expect = vector["expect"]
     if "chosen" in expect:
         assert wire.negotiate(host, mine) == expect["chosen"]

@@ -8,8 +8,9 @@ use agent_env_protocol::message::RpcError;
 use agent_env_protocol::methods::{split_store_method, StoreOpenResult};
 use agent_env_protocol::methods::{
     CliRunParams, CliRunResult, ContributionInfo, ExecuteParams, InitializeParams,
-    InitializeResult, PluginInfo, StoreOpenParams, ValidateParams, CLI_RUN, EXECUTE, INITIALIZE,
-    SHUTDOWN, STORE_OPEN, TASK_STEP_VALIDATE,
+    InitializeResult, PluginInfo, RootOptionParams, RootOptionResult, StoreOpenParams,
+    ValidateParams, CLI_ROOT_OPTION, CLI_RUN, EXECUTE, INITIALIZE, SHUTDOWN, STORE_OPEN,
+    TASK_STEP_VALIDATE,
 };
 use agent_env_protocol::peer::{CloseReason, Handler, RequestContext};
 use agent_env_protocol::version::ProtocolRange;
@@ -19,6 +20,7 @@ use serde_json::{json, Map, Value};
 use crate::cli::CliCommand;
 use crate::context::StepContext;
 use crate::contribution::Contribution;
+use crate::root_option::RootOption;
 use crate::step::TaskStep;
 use crate::store::{OpenedStore, StoreClass};
 
@@ -34,6 +36,7 @@ pub struct Plugin {
     steps: Vec<Box<dyn TaskStep>>,
     stores: Vec<StoreClass>,
     commands: Vec<Box<dyn CliCommand>>,
+    root_options: Vec<Box<dyn RootOption>>,
     contributions: Vec<Contribution>,
     methods: HashMap<String, RawMethod>,
 }
@@ -49,6 +52,7 @@ impl Plugin {
             steps: Vec::new(),
             stores: Vec::new(),
             commands: Vec::new(),
+            root_options: Vec::new(),
             contributions: Vec::new(),
             methods: HashMap::new(),
         }
@@ -78,6 +82,11 @@ impl Plugin {
 
     pub fn cli_command(mut self, command: impl CliCommand) -> Plugin {
         self.commands.push(Box::new(command));
+        self
+    }
+
+    pub fn root_option(mut self, option: impl RootOption) -> Plugin {
+        self.root_options.push(Box::new(option));
         self
     }
 
@@ -121,6 +130,16 @@ impl Plugin {
                 class: command.name().into(),
                 methods: vec!["run".into()],
                 description: command.description().map(str::to_string),
+            });
+        }
+        for option in &self.root_options {
+            contributions.push(ContributionInfo {
+                group: "cli_root_options".into(),
+                name: option.name().into(),
+                type_name: option.name().into(),
+                class: option.class().into(),
+                methods: vec!["apply".into()],
+                description: None,
             });
         }
         contributions.extend(self.contributions.iter().map(|c| c.info.clone()));
@@ -329,6 +348,28 @@ impl Dispatcher {
             .map_err(|e| RpcError::new(ErrorKind::InternalError, e.to_string()))
     }
 
+    fn root_option(&self, params: Value) -> Result<Value, RpcError> {
+        let params: RootOptionParams = parse(CLI_ROOT_OPTION, params)?;
+        let bare = params.flag.trim_start_matches('-');
+        let option = self
+            .plugin
+            .root_options
+            .iter()
+            .find(|o| o.name().trim_start_matches('-') == bare)
+            .ok_or_else(|| {
+                RpcError::new(
+                    ErrorKind::MethodNotFound,
+                    format!("{} has no root option '{}'", self.plugin.name, params.flag),
+                )
+            })?;
+        let config_path = option
+            .apply(&params.flag, params.value.as_deref())
+            .map_err(|message| RpcError::new(ErrorKind::ConfigError, message))?
+            .map(|p| p.display().to_string());
+        serde_json::to_value(RootOptionResult { config_path })
+            .map_err(|e| RpcError::new(ErrorKind::InternalError, e.to_string()))
+    }
+
     fn set_done(&self, f: impl FnOnce(&mut Done)) {
         f(&mut lock(&self.done));
         self.done_cv.notify_all();
@@ -353,6 +394,7 @@ impl Handler for Dispatcher {
             TASK_STEP_VALIDATE => self.validate(params),
             STORE_OPEN => self.store_open(params),
             CLI_RUN => self.cli_run(&ctx, params),
+            CLI_ROOT_OPTION => self.root_option(params),
             _ => {
                 if let Some(handler) = self.plugin.methods.get(method) {
                     return handler(&ctx, params);

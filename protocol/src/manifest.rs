@@ -47,6 +47,11 @@ pub struct Requirement {
 pub struct ProvidedEntry {
     pub class: String,
     pub description: Option<String>,
+    /// Root options only: the flag takes a value, shown under this name in `--help` (`NAME`); absent
+    /// for a boolean flag.
+    pub value: Option<String>,
+    /// Root options only: call the plugin on every invocation, even when the flag is absent.
+    pub always: bool,
 }
 
 /// Why a manifest could not be read.
@@ -126,6 +131,10 @@ enum RawEntry {
         class: String,
         #[serde(default)]
         description: Option<String>,
+        #[serde(default)]
+        value: Option<String>,
+        #[serde(default)]
+        always: bool,
     },
 }
 
@@ -135,8 +144,20 @@ impl From<RawEntry> for ProvidedEntry {
             RawEntry::Class(class) => ProvidedEntry {
                 class,
                 description: None,
+                value: None,
+                always: false,
             },
-            RawEntry::Table { class, description } => ProvidedEntry { class, description },
+            RawEntry::Table {
+                class,
+                description,
+                value,
+                always,
+            } => ProvidedEntry {
+                class,
+                description,
+                value,
+                always,
+            },
         }
     }
 }

@@ -23,3 +23,13 @@ pub use layout::{Artifact, Bundle, Eval, Task};
 pub fn parse(folder: &Path) -> Result<Bundle, BundleError> {
     installed::parse_folder(folder)
 }
+
+/// Parses the folder of a bundle that `package` installs as `name`, with ids rooted at
+/// `@local/<package>/<name>` (what `plugin check` checks; `BundleError::summary` words the reason).
+pub fn parse_installed(folder: &Path, package: &str, name: &str) -> Result<Bundle, BundleError> {
+    layout::parse_tree(
+        tree::Tree::Disk(folder),
+        &crate::paths::tilde(folder),
+        &ids::installed_id_root(package, name),
+    )
+}

@@ -46,6 +46,16 @@ pub struct PlannedStep {
     /// Indexes of the steps it waits for.
     pub deps: Vec<usize>,
     pub fail_task_on_error: bool,
+    /// What to do when it fails: run again from a step (itself or one it depends on).
+    pub retry: Option<Retry>,
+}
+
+/// A step's `retry_config`, resolved.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Retry {
+    /// The index of the step to resume from.
+    pub from: usize,
+    pub max_retries: u32,
 }
 
 impl PlannedStep {
@@ -259,6 +269,7 @@ fn plan_task<'b>(
     let any_declares = task.steps.iter().any(declares_dependencies);
     let ids: Vec<&str> = task.steps.iter().map(step_id).collect();
     let mut steps = Vec::new();
+    let mut ancestors: Vec<std::collections::BTreeSet<usize>> = Vec::new();
     for (index, raw) in task.steps.iter().enumerate() {
         let id = step_id(raw);
         let type_name = step_type(raw);
@@ -320,16 +331,68 @@ fn plan_task<'b>(
         } else {
             (0..index).collect()
         };
+        let mine: std::collections::BTreeSet<usize> = deps
+            .iter()
+            .flat_map(|d| std::iter::once(*d).chain(ancestors[*d].iter().copied()))
+            .collect();
+        let retry = match raw.get("retry_config") {
+            None | Some(Value::Null) => None,
+            Some(config) => match retry_of(config, index, &ids, &mine) {
+                Ok(r) => Some(r),
+                Err(problem) => {
+                    problems.push(format!("{where_}: step '{id}': {problem}"));
+                    None
+                }
+            },
+        };
+        ancestors.push(mine);
         if let Some(kind) = kind {
             steps.push(PlannedStep {
                 spec,
                 kind,
                 deps,
                 fail_task_on_error,
+                retry,
             });
         }
     }
     PlannedTask { task, steps }
+}
+
+/// Reads a `retry_config`: `{retry_from_step_id | go_to_step_id, max_retries = 1}`; the resume point
+/// must be the step itself or a step it depends on.
+fn retry_of(
+    config: &Value,
+    index: usize,
+    ids: &[&str],
+    ancestors: &std::collections::BTreeSet<usize>,
+) -> Result<Retry, String> {
+    let Value::Object(map) = config else {
+        return Err("retry_config must be a table such as {\"max_retries\": 1}".to_string());
+    };
+    let max_retries = match map.get("max_retries") {
+        None => 1,
+        Some(v) => v
+            .as_u64()
+            .and_then(|n| u32::try_from(n).ok())
+            .ok_or("retry_config.max_retries must be a whole number of 0 or more")?,
+    };
+    let target = map
+        .get("retry_from_step_id")
+        .or_else(|| map.get("go_to_step_id"))
+        .and_then(Value::as_str);
+    let from = match target {
+        None => index,
+        Some(t) => match ids.iter().position(|i| *i == t) {
+            Some(p) if p == index || ancestors.contains(&p) => p,
+            _ => {
+                return Err(format!(
+                "retry_config resumes from '{t}', which must be this step or a step it depends on"
+            ))
+            }
+        },
+    };
+    Ok(Retry { from, max_retries })
 }
 
 /// Replaces `<key>` tokens in every string of a step with `seed[key]`.
@@ -375,6 +438,79 @@ mod tests {
             unknown_selection("--task", "task", "Hello", names.into_iter()),
             "--task 'Hello' isn't in this bundle, but 'hello' is; names are case-sensitive"
         );
+    }
+
+    struct OnlyBuiltins;
+
+    impl PlanContext for OnlyBuiltins {
+        fn step_kind(&self, type_name: &str) -> Result<StepKind, String> {
+            crate::steps::builtin(type_name)
+                .map(StepKind::Builtin)
+                .ok_or_else(|| format!("unknown step type '{type_name}'"))
+        }
+        fn store_artifact_exists(&self, _id: &str) -> Result<bool, String> {
+            Ok(false)
+        }
+    }
+
+    fn bundle_with(steps: serde_json::Value) -> Bundle {
+        let text = serde_json::to_vec(&steps).unwrap();
+        let files: &'static [crate::bundle::tree::EmbeddedFile] =
+            Box::leak(Box::new([crate::bundle::tree::EmbeddedFile {
+                path: "tasks/t.json",
+                bytes: Box::leak(text.into_boxed_slice()),
+            }]));
+        crate::bundle::layout::parse_tree(
+            crate::bundle::tree::Tree::Embedded(files),
+            "b",
+            "@local/b",
+        )
+        .unwrap()
+    }
+
+    fn deploy(id: &str) -> serde_json::Value {
+        json!({"id": id, "type": "deploy_sandbox", "sandbox_name": id})
+    }
+
+    #[test]
+    fn steps_without_depends_on_form_a_chain() {
+        let b = bundle_with(json!([deploy("a"), deploy("b"), deploy("c")]));
+        let p = plan(&b, &[], &[], &OnlyBuiltins).unwrap();
+        let deps: Vec<Vec<usize>> = p.tasks[0].steps.iter().map(|s| s.deps.clone()).collect();
+        assert_eq!(deps, vec![vec![], vec![0], vec![1]]);
+    }
+
+    #[test]
+    fn undeclared_steps_wait_for_every_earlier_step_once_others_declare() {
+        let mut b2 = deploy("b");
+        b2["depends_on"] = json!(["a"]);
+        let mut c2 = deploy("c");
+        c2["depends_on"] = json!([{"task_step_id": "a"}]);
+        let b = bundle_with(json!([deploy("a"), b2, c2, deploy("d")]));
+        let p = plan(&b, &[], &[], &OnlyBuiltins).unwrap();
+        let deps: Vec<Vec<usize>> = p.tasks[0].steps.iter().map(|s| s.deps.clone()).collect();
+        assert_eq!(deps, vec![vec![], vec![0], vec![0], vec![0, 1, 2]]);
+        assert_eq!(
+            p.tasks[0].steps[1].spec["depends_on"],
+            json!([{"task_step_id": "a"}])
+        );
+    }
+
+    #[test]
+    fn a_task_with_no_tasks_or_evals_is_refused() {
+        let files: &'static [crate::bundle::tree::EmbeddedFile] =
+            &[crate::bundle::tree::EmbeddedFile {
+                path: "artifacts/x/f.txt",
+                bytes: b"x",
+            }];
+        let b = crate::bundle::layout::parse_tree(
+            crate::bundle::tree::Tree::Embedded(files),
+            "b",
+            "@local/b",
+        )
+        .unwrap();
+        let e = plan(&b, &[], &[], &OnlyBuiltins).unwrap_err();
+        assert_eq!(e.to_string(), "b: this bundle has no tasks or evals to run");
     }
 
     #[test]

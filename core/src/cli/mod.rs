@@ -3,6 +3,7 @@
 use clap::{Parser, Subcommand};
 
 pub mod config;
+pub mod dynamic;
 pub mod plugin;
 pub mod run;
 pub mod store;
@@ -37,9 +38,14 @@ pub enum Command {
     Run(run::RunArgs),
 }
 
-/// Runs the CLI and returns the process exit code.
+/// Runs the CLI and returns the process exit code. Plugin manifests are read only when the command line
+/// needs them (see [`dynamic`]).
 pub fn main() -> i32 {
-    let cli = match Cli::try_parse() {
+    let args: Vec<std::ffi::OsString> = std::env::args_os().collect();
+    if !dynamic::args::is_core_only(&args) {
+        return dynamic::main(args);
+    }
+    let cli = match Cli::try_parse_from(args) {
         Ok(cli) => cli,
         Err(e) => {
             let _ = e.print();
@@ -55,11 +61,31 @@ pub fn main() -> i32 {
         let _ = Cli::command().print_help();
         return 2;
     };
+    dispatch_command(command, cli.verbose)
+}
+
+/// Runs a parsed core command line.
+pub fn dispatch(cli: Cli) -> i32 {
+    if cli.version {
+        println!("agent-env {}", crate::VERSION);
+        return 0;
+    }
+    match cli.command {
+        Some(command) => dispatch_command(command, cli.verbose),
+        None => {
+            use clap::CommandFactory;
+            let _ = Cli::command().print_help();
+            2
+        }
+    }
+}
+
+fn dispatch_command(command: Command, verbose: bool) -> i32 {
     match command {
-        Command::Plugin(args) => plugin::run(args, cli.verbose),
-        Command::Config(args) => config::run(args, cli.verbose),
-        Command::Store(args) => store::run(args, cli.verbose),
-        Command::Run(args) => run::run(args, cli.verbose),
+        Command::Plugin(args) => plugin::run(args, verbose),
+        Command::Config(args) => config::run(args, verbose),
+        Command::Store(args) => store::run(args, verbose),
+        Command::Run(args) => run::run(args, verbose),
     }
 }
 

@@ -1,14 +1,23 @@
 //! `agent-env run [BUNDLE] [--task NAME]... [--eval NAME]... [--keep] [--dry-run] ...`: run a bundle's
 //! tasks and evals; with no BUNDLE, list the installed bundles.
 
-use agent_env_protocol::manifest::{Manifest, MANIFEST_FILE};
+use std::cell::OnceCell;
+use std::sync::Arc;
+
+use agent_env_protocol::manifest::Manifest;
+use agent_env_protocol::names::canonical_name;
 use serde_json::{json, Map, Value};
 
 use crate::bundle::installed::{InstalledBundle, Target};
 use crate::bundle::plan::{self, PlanContext, StepKind};
 use crate::bundle::tree::Tree;
 use crate::bundle::{self, BundleError};
+use crate::config::ConfigDocument;
+use crate::discovery::{Discovery, SearchPath};
+use crate::registry::{Loading, Registry, RegistryError, Resolved};
+use crate::run::executor::NoPlugins;
 use crate::run::local_stores::{self, LocalStores};
+use crate::run::plugin_steps::PluginSteps;
 use crate::run::{self as runner, RunOptions};
 use crate::stores::{Filter, Sort};
 
@@ -81,15 +90,23 @@ impl RunArgs {
 }
 
 pub fn run(args: RunArgs, _verbose: bool) -> i32 {
-    let manifests = installed_manifests();
-    let installed = bundle::installed(&manifests);
     let Some(text) = args.bundle.clone() else {
         if args.has_options() {
             eprintln!("Error: these options need a BUNDLE: agent-env run BUNDLE [OPTIONS] (agent-env run with no BUNDLE lists the installed bundles)");
             return 2;
         }
-        list(&installed);
+        list(&bundle::installed(&installed_manifests(
+            &Discovered::default(),
+        )));
         return 0;
+    };
+    let discovered = Discovered::default();
+    // agent-env's own bundles keep their bare names, so `run hello` needs no look at installed plugins.
+    let core = bundle::core_bundles();
+    let installed = if core.iter().any(|b| b.name == text) {
+        core
+    } else {
+        bundle::installed(&installed_manifests(&discovered))
     };
     let target = match bundle::resolve(&text, &installed) {
         Ok(t) => t,
@@ -112,14 +129,34 @@ pub fn run(args: RunArgs, _verbose: bool) -> i32 {
         Ok(p) => p,
         Err(e) => return super::fail(e),
     };
+    // A bad config (a store table that doesn't build, an unresolved reference) stops the run here,
+    // before anything is written or run.
+    let config = ConfigDocument::load();
+    // Only a config file can name a plugin's store, so with none there are no manifests to check against.
+    let manifests = match config.path {
+        Some(_) => installed_manifests(&discovered),
+        None => Vec::new(),
+    };
+    if let Err(e) = crate::config::check::preflight(&config, None, &manifests) {
+        return super::fail(e);
+    }
     let stores = local_stores::open();
     let ctx = RunPlanContext {
         stores: &stores,
-        manifests: &manifests,
+        discovered: &discovered,
     };
     let plan = match plan::plan(&parsed, &args.tasks, &args.evals, &ctx) {
         Ok(p) => p,
         Err(e) => return super::fail(e),
+    };
+    // A dry run runs nothing, plugins included.
+    let plugins = if args.dry_run {
+        None
+    } else {
+        match start_plugin_steps(&parsed, &plan, &stores, &config, &discovered) {
+            Ok(p) => p,
+            Err(e) => return super::fail(e),
+        }
     };
     let options = RunOptions {
         dry_run: args.dry_run,
@@ -127,14 +164,65 @@ pub fn run(args: RunArgs, _verbose: bool) -> i32 {
         user_overrides: args.user_overrides(),
         sandbox_provider,
     };
-    runner::execute(
-        &parsed,
-        tree,
-        &plan,
-        &stores,
-        &crate::run::executor::NoPlugins,
-        &options,
-    )
+    let code = match &plugins {
+        Some(p) => runner::execute(&parsed, tree, &plan, &stores, p.as_ref(), &options),
+        None => runner::execute(&parsed, tree, &plan, &stores, &NoPlugins, &options),
+    };
+    if let Some(p) = plugins {
+        p.shutdown();
+    }
+    code
+}
+
+/// Starts the plugins the plan's plugin steps need and preflights each step; `None` when no step
+/// comes from a plugin (nothing is started).
+fn start_plugin_steps(
+    bundle: &crate::bundle::Bundle,
+    plan: &plan::Plan<'_>,
+    stores: &LocalStores,
+    config: &ConfigDocument,
+    discovered: &Discovered,
+) -> Result<Option<Arc<PluginSteps>>, BundleError> {
+    let plugin_steps: Vec<(&str, &plan::PlannedStep, &str)> = plan
+        .tasks
+        .iter()
+        .flat_map(|t| {
+            t.steps.iter().filter_map(move |s| match &s.kind {
+                StepKind::Plugin { package } => Some((t.task.path.as_str(), s, package.as_str())),
+                StepKind::Builtin(_) => None,
+            })
+        })
+        .collect();
+    if plugin_steps.is_empty() {
+        return Ok(None);
+    }
+    let steps = PluginSteps::new(stores, config).map_err(BundleError::one)?;
+    let mut problems = Vec::new();
+    for (_, _, package) in &plugin_steps {
+        let Some(found) = discovered.get().find(&canonical_name(package)) else {
+            continue;
+        };
+        match crate::config::plugins::plugin_settings(config, package, None) {
+            Ok(settings) => steps.add(&found.manifest, settings),
+            Err(e) => problems.push(e.to_string()),
+        }
+    }
+    for (path, step, package) in &plugin_steps {
+        if let Err(why) = steps.preflight(package, step.type_name(), &step.spec) {
+            problems.push(format!(
+                "{}/{path}: step '{}' ({}) from the plugin {package}: {why}",
+                bundle.display_root,
+                step.id(),
+                step.type_name()
+            ));
+        }
+    }
+    if problems.is_empty() {
+        Ok(Some(steps))
+    } else {
+        steps.shutdown();
+        Err(BundleError::new(problems))
+    }
 }
 
 /// The first provider of a `--sandbox` chain this build has.
@@ -158,10 +246,32 @@ fn pick_sandbox_provider(chain: Option<&str>) -> Result<String, BundleError> {
         })
 }
 
+/// Discovery and the registry, each built at most once and only when something needs it.
+#[derive(Default)]
+struct Discovered {
+    discovery: OnceCell<Discovery>,
+    registry: OnceCell<Registry>,
+}
+
+impl Discovered {
+    fn get(&self) -> &Discovery {
+        self.discovery
+            .get_or_init(|| crate::discovery::discover(&SearchPath::from_env()))
+    }
+
+    fn registry(&self) -> &Registry {
+        self.registry.get_or_init(|| {
+            let config = crate::registry::ConfigState::from_env();
+            let prober = crate::registry::host_prober::HostProber::new();
+            Registry::build(self.get().clone(), config, Loading::ConfigNamed(&prober))
+        })
+    }
+}
+
 /// Step types and store references, as planning asks for them.
 struct RunPlanContext<'a> {
     stores: &'a LocalStores,
-    manifests: &'a [Manifest],
+    discovered: &'a Discovered,
 }
 
 impl PlanContext for RunPlanContext<'_> {
@@ -169,32 +279,24 @@ impl PlanContext for RunPlanContext<'_> {
         if let Some(b) = crate::steps::builtin(type_name) {
             return Ok(StepKind::Builtin(b));
         }
-        let providers: Vec<&Manifest> = self
-            .manifests
-            .iter()
-            .filter(|m| {
-                m.provides
-                    .get("task_steps")
-                    .is_some_and(|g| g.contains_key(type_name))
-            })
-            .collect();
-        match providers.as_slice() {
-            [one] => Ok(StepKind::Plugin {
-                package: one.canonical_name(),
+        match self.discovered.registry().resolve("task_steps", type_name) {
+            Ok(Resolved::Plugin { package, .. }) => Ok(StepKind::Plugin {
+                package: canonical_name(&package),
             }),
-            [] if crate::steps::NOT_YET_BUILT_IN.contains(&type_name) => Err(format!(
+            Ok(Resolved::BuiltIn { .. }) => Err(format!(
                 "the step type '{type_name}' is built into the Python agent-env, and this agent-env does not have it yet"
             )),
-            [] => Err(format!(
-                "unknown step type '{type_name}': no built-in step or installed plugin provides it (agent-env plugin list shows what plugins provide)"
-            )),
-            several => {
-                let names: Vec<String> = several.iter().map(|m| m.canonical_name()).collect();
+            Err(RegistryError::Unknown { detail: None, .. })
+                if crate::steps::NOT_YET_BUILT_IN.contains(&type_name) =>
+            {
                 Err(format!(
-                    "the step type '{type_name}' is provided by several plugins ({}), so none of them is used; remove all but one",
-                    names.join(", ")
+                    "the step type '{type_name}' is built into the Python agent-env, and this agent-env does not have it yet"
                 ))
             }
+            Err(RegistryError::Unknown { detail: None, .. }) => Err(format!(
+                "Unknown task step type: {type_name}; no built-in step or installed plugin provides it (agent-env plugin list shows what plugins provide)"
+            )),
+            Err(e) => Err(e.to_string()),
         }
     }
 
@@ -216,23 +318,13 @@ impl PlanContext for RunPlanContext<'_> {
     }
 }
 
-/// Manifests in the plugins directory (one folder per plugin), read without running anything.
-fn installed_manifests() -> Vec<Manifest> {
-    let dir = crate::paths::plugins_dir();
-    let Ok(entries) = std::fs::read_dir(&dir) else {
-        return Vec::new();
-    };
-    let mut paths: Vec<_> = entries
-        .filter_map(Result::ok)
-        .map(|e| e.path().join(MANIFEST_FILE))
-        .filter(|p| p.is_file())
-        .collect();
-    paths.sort();
-    let mut seen = std::collections::BTreeSet::new();
-    paths
+/// The manifests discovery found (plugins directory, then PATH), read without running anything.
+fn installed_manifests(discovered: &Discovered) -> Vec<Manifest> {
+    discovered
+        .get()
+        .plugins
         .iter()
-        .filter_map(|p| Manifest::load(p).ok())
-        .filter(|m| seen.insert(m.canonical_name()))
+        .map(|p| p.manifest.clone())
         .collect()
 }
 
@@ -242,11 +334,14 @@ fn list(installed: &[InstalledBundle]) {
         crate::say!("No bundles are installed. agent-env run PATH runs a folder.");
         return;
     }
+    let parsed: Vec<Result<crate::bundle::Bundle, BundleError>> =
+        installed.iter().map(InstalledBundle::parse).collect();
     let rows: Vec<[String; 4]> = installed
         .iter()
-        .map(|b| {
-            let (contents, description) = match b.parse() {
-                Ok(p) => (contents(&p), p.description.unwrap_or_default()),
+        .zip(&parsed)
+        .map(|(b, p)| {
+            let (contents, description) = match p {
+                Ok(p) => (contents(p), p.description.clone().unwrap_or_default()),
                 Err(e) => ("invalid".to_string(), e.summary()),
             };
             [
@@ -281,10 +376,10 @@ fn list(installed: &[InstalledBundle]) {
         .to_string()
     };
     crate::say!("{}", line(header));
-    for (b, row) in installed.iter().zip(&rows) {
+    for ((b, row), parsed) in installed.iter().zip(&rows).zip(&parsed) {
         crate::say!("{}", line([&row[0], &row[1], &row[2], &row[3]]));
         let mut folder = format!("  {}", b.folder_display());
-        if let Ok(parsed) = b.parse() {
+        if let Ok(parsed) = parsed {
             let aliases: Vec<String> = parsed
                 .aliases
                 .values()

@@ -10,7 +10,9 @@ use super::references::{resolve_table_at, SecretLookup};
 use super::stores::{selection, StoreSelection};
 use crate::stores::build::{classify, Target};
 use crate::stores::{build_store, AnyStore, PluginStoreFactory, SecretStore, StoreKind, StoreSpec};
-use std::sync::Arc;
+use agent_env_protocol::manifest::Manifest;
+use agent_env_protocol::names::canonical_name;
+use std::sync::{Arc, OnceLock};
 use toml::Table;
 
 /// A built secret store answering `secret:` references.
@@ -19,6 +21,36 @@ pub struct StoreSecrets(pub Arc<dyn SecretStore>);
 impl SecretLookup for StoreSecrets {
     fn get(&self, name: &str) -> Result<Option<String>, String> {
         self.0.get(name).map_err(|e| e.to_string())
+    }
+}
+
+/// The configured secret store, built on the first `secret:` lookup only (most configs have none), and
+/// reused after that. A store that fails to build makes each lookup fail with its reason.
+pub struct LazySecrets<'a> {
+    doc: &'a ConfigDocument,
+    plugins: Option<&'a dyn PluginStoreFactory>,
+    built: OnceLock<Result<StoreSecrets, ConfigError>>,
+}
+
+impl<'a> LazySecrets<'a> {
+    pub fn new(doc: &'a ConfigDocument, plugins: Option<&'a dyn PluginStoreFactory>) -> Self {
+        LazySecrets {
+            doc,
+            plugins,
+            built: OnceLock::new(),
+        }
+    }
+}
+
+impl SecretLookup for LazySecrets<'_> {
+    fn get(&self, name: &str) -> Result<Option<String>, String> {
+        match self
+            .built
+            .get_or_init(|| configured_secrets(self.doc, self.plugins))
+        {
+            Ok(store) => store.get(name),
+            Err(e) => Err(format!("[stores.secret] could not be built: {e}")),
+        }
     }
 }
 
@@ -91,6 +123,7 @@ pub fn build_configured(
 pub struct StoresBuilder<'a> {
     secrets: Option<StoreSecrets>,
     plugins: Option<&'a dyn PluginStoreFactory>,
+    manifests: Option<&'a [Manifest]>,
 }
 
 impl<'a> StoresBuilder<'a> {
@@ -102,7 +135,62 @@ impl<'a> StoresBuilder<'a> {
         StoresBuilder {
             secrets: configured_secrets(doc, plugins).ok(),
             plugins,
+            manifests: None,
         }
+    }
+
+    /// Checks a plugin store's package and class against the installed manifests (when no factory opens
+    /// it), so a misspelled package or class is found without starting anything.
+    pub fn with_manifests(mut self, manifests: &'a [Manifest]) -> Self {
+        self.manifests = Some(manifests);
+        self
+    }
+}
+
+/// `an object`, `a document`.
+fn with_article(word: &str) -> String {
+    let article = if word.starts_with(['a', 'e', 'i', 'o', 'u']) {
+        "an"
+    } else {
+        "a"
+    };
+    format!("{article} {word}")
+}
+
+/// Whether an installed manifest lists the class under `[provides.stores]` for this kind.
+fn check_plugin_store(
+    manifests: &[Manifest],
+    kind: StoreKind,
+    impl_name: &str,
+    package: &str,
+    class: &str,
+) -> Result<(), ConfigError> {
+    let wanted = canonical_name(package);
+    let Some(manifest) = manifests.iter().find(|m| canonical_name(&m.name) == wanted) else {
+        return Err(ConfigError::Store(format!(
+            "Cannot import impl '{impl_name}': no installed plugin package named '{package}'; a plugin's store is named '<package>:<Class>', with the package as `agent-env plugin list` prints it"
+        )));
+    };
+    match manifest.stores.get(class) {
+        None => {
+            let listed: Vec<&str> = manifest.stores.keys().map(String::as_str).collect();
+            let listed = if listed.is_empty() {
+                "none".to_string()
+            } else {
+                listed.join(", ")
+            };
+            Err(ConfigError::Store(format!(
+                "Cannot import impl '{impl_name}': {} {} lists no store class '{class}' under [provides.stores] (it lists {listed})",
+                manifest.name, manifest.version
+            )))
+        }
+        Some(declared) if declared != kind.as_str() => Err(ConfigError::Store(format!(
+            "impl '{impl_name}' is {} store ({} lists it so under [provides.stores]); [stores.{kind}] needs {} store",
+            with_article(declared),
+            manifest.name,
+            with_article(kind.as_str())
+        ))),
+        Some(_) => Ok(()),
     }
 }
 
@@ -114,7 +202,10 @@ impl StoreBuilder for StoresBuilder<'_> {
     ) -> Result<Option<String>, ConfigError> {
         let kind = store_kind(selection)?;
         let target = classify(kind, &selection.impl_name).map_err(store_error)?;
-        if let (Target::Plugin { .. }, None) = (&target, self.plugins) {
+        if let (Target::Plugin { package, class }, None) = (&target, self.plugins) {
+            if let Some(manifests) = self.manifests {
+                check_plugin_store(manifests, kind, &selection.impl_name, package, class)?;
+            }
             return Ok(Some(format!(
                 "[stores.{}] '{}' is a plugin's store; its class and keys are checked when it is first built",
                 selection.kind, selection.impl_name

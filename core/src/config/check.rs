@@ -172,6 +172,9 @@ fn run_checks(
                 for entry in entries {
                     checked.registrations += 1;
                     let table = entry.table_name();
+                    if let Some(e) = builtin_provider_problem(&entry) {
+                        errors.push(e);
+                    }
                     if let Some(impl_name) = &entry.impl_name {
                         if let Err(e) = split_impl(impl_name) {
                             errors.push(e.at(format!("[{table}]")));
@@ -214,6 +217,25 @@ fn run_checks(
         notes.push(format!(
             "secret:{name} was not looked up: no secret store is built by this check"
         ));
+    }
+}
+
+/// A provider table on a built-in backend's name: a sandbox one may only configure it, a state one may not
+/// name it at all.
+fn builtin_provider_problem(entry: &super::registrations::ProviderEntry) -> Option<ConfigError> {
+    if !crate::registry::builtins::is_builtin(entry.kind.group(), &entry.name) {
+        return None;
+    }
+    match entry.kind {
+        ProviderKind::State => Some(ConfigError::StateProviderIsBuiltin {
+            name: entry.name.clone(),
+        }),
+        ProviderKind::Sandbox if entry.impl_name.is_some() => {
+            Some(ConfigError::SandboxProviderIsBuiltin {
+                name: entry.name.clone(),
+            })
+        }
+        ProviderKind::Sandbox => entry.config_only_violation("a built-in backend"),
     }
 }
 
@@ -277,4 +299,37 @@ pub fn render_json(outcome: &CheckOutcome) -> String {
         outcome,
     })
     .unwrap_or_else(|e| format!("{{\"error\": \"{e}\"}}"))
+}
+
+/// Why `agent-env run` refused to start: the config has problems.
+#[derive(Debug, Clone, thiserror::Error)]
+#[error(
+    "the config {} has {} problem(s), so nothing was run:\n{}\nFix them, then check with `agent-env config check`.",
+    place.as_deref().map(|p| format!("at {p}")).unwrap_or_else(|| "(no config file)".into()),
+    problems.len(),
+    problems.iter().map(|p| format!("  {p}")).collect::<Vec<_>>().join("\n")
+)]
+pub struct PreflightError {
+    pub place: Option<String>,
+    pub problems: Vec<ConfigError>,
+}
+
+/// The check `agent-env run` makes before any step runs: the process's config, every store built (a plugin
+/// store is opened by `plugins` when given, else checked against the installed `manifests`), every
+/// reference resolved.
+pub fn preflight(
+    doc: &ConfigDocument,
+    plugins: Option<&dyn crate::stores::PluginStoreFactory>,
+    manifests: &[agent_env_protocol::manifest::Manifest],
+) -> Result<(), PreflightError> {
+    let builder = super::build::StoresBuilder::new(doc, plugins).with_manifests(manifests);
+    let problems = check_all(doc, &builder);
+    if problems.is_empty() {
+        Ok(())
+    } else {
+        Err(PreflightError {
+            place: doc.path_display(),
+            problems,
+        })
+    }
 }

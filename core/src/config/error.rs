@@ -95,8 +95,11 @@ pub enum ConfigError {
     #[error("[{table}] must be a 'module:Class' string or a table with 'impl' and/or 'config', got {got}")]
     ProviderNotStringOrTable { table: String, got: &'static str },
 
-    #[error("config.toml {kind} provider '{name}' collides with a built-in backend: a built-in's impl cannot be replaced; supply a config-only table instead")]
-    ProviderReplacesBuiltin { kind: &'static str, name: String },
+    #[error("config.toml sandbox provider '{name}' collides with a built-in backend: a built-in's impl cannot be replaced; supply a config-only table instead")]
+    SandboxProviderIsBuiltin { name: String },
+
+    #[error("config.toml state provider '{name}' collides with a built-in backend")]
+    StateProviderIsBuiltin { name: String },
 
     #[error(
         "[{table}] configures {owner} and accepts only a 'config' table; got [{}]",

@@ -89,6 +89,43 @@ pub fn locate(env_value: Option<OsString>, cwd: &Path) -> Located {
     }
 }
 
+/// One place discovery looks, for `config debug`.
+#[derive(Debug, Clone, serde::Serialize)]
+pub struct Candidate {
+    pub path: String,
+    /// `env` or `walk-up`.
+    pub via: &'static str,
+    pub exists: bool,
+    /// Whether discovery uses this one.
+    pub chosen: bool,
+}
+
+/// Every candidate, in the order discovery considers them: `$AGENT_ENV_CONFIG` when set, then
+/// `.agentenv/config.toml` in each directory from the working directory up to `/`.
+pub fn candidates(env_value: Option<OsString>, cwd: &Path) -> Vec<Candidate> {
+    let found = locate(env_value.clone(), cwd);
+    let mut out = Vec::new();
+    if let Some(value) = env_value.filter(|v| !v.is_empty()) {
+        let path = found.search_root.join(PathBuf::from(&value));
+        out.push(Candidate {
+            exists: path.is_file(),
+            chosen: found.source == ConfigSource::Env,
+            path: path.display().to_string(),
+            via: "env",
+        });
+    }
+    for dir in found.search_root.ancestors() {
+        let path = dir.join(CONFIG_RELATIVE);
+        out.push(Candidate {
+            exists: path.is_file(),
+            chosen: found.source == ConfigSource::WalkUp && found.path.as_deref() == Some(&path),
+            path: path.display().to_string(),
+            via: "walk-up",
+        });
+    }
+    out
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

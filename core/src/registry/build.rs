@@ -5,13 +5,13 @@ use std::collections::{BTreeMap, BTreeSet, HashMap};
 
 use agent_env_protocol::names::{report_group, GROUPS, TYPE_GROUPS};
 
-use super::config_merge;
 use super::load::Prober;
 use super::Loading;
 use super::{
     builtins, claim_label, compat, launch_of, validate, ClaimRecord, ConfigState, Entry, Outcome,
     Registry,
 };
+use super::{config_input, config_merge};
 use crate::discovery::Discovery;
 use crate::report::model::{codes, Claimant, Diagnostic, Status};
 
@@ -85,6 +85,9 @@ pub(super) fn build(discovery: Discovery, config: ConfigState, loading: Loading<
             settle_cli_commands(&mut reg, &candidates);
             config_merge::merge(&mut reg);
             check_artifact_extra_names(&mut reg);
+            if all {
+                check_bundle_types(&mut reg);
+            }
         }
     }
     block_groups_with_errors(&mut reg);
@@ -192,6 +195,13 @@ fn classify_before_load(
                     let dist = &reg.discovery.plugins[reg.claims[i].plugin].manifest.name;
                     reg.warnings.push(format!(
                         "CLI plugin '{key}' from '{dist}' clashes with existing command '{key}' and was skipped"
+                    ));
+                }
+            } else if group == "cli_root_options" {
+                for &i in &claims {
+                    let dist = &reg.discovery.plugins[reg.claims[i].plugin].manifest.name;
+                    reg.warnings.push(format!(
+                        "CLI root option '{key}' from '{dist}' clashes with core root option '{key}' and was skipped"
                     ));
                 }
             } else {
@@ -312,10 +322,18 @@ fn start_plugins(reg: &mut Registry, prober: &dyn Prober, candidates: &[usize]) 
     let mut plugins: BTreeSet<usize> = candidates.iter().map(|&i| reg.claims[i].plugin).collect();
     plugins.extend(config_merge::plugins_named_by_config(reg));
     let plugins: Vec<usize> = plugins.into_iter().collect();
-    let launches: Vec<_> = plugins
-        .iter()
-        .map(|&p| launch_of(&reg.discovery.plugins[p].manifest))
-        .collect();
+    let mut launches = Vec::with_capacity(plugins.len());
+    for &p in &plugins {
+        let mut launch = launch_of(&reg.discovery.plugins[p].manifest);
+        match config_input::settings(reg.config.document.as_ref(), &launch.package) {
+            Ok(settings) => launch.settings = settings,
+            Err(e) => reg.warnings.push(format!(
+                "{e}; plugin {} was started with no settings",
+                launch.package
+            )),
+        }
+        launches.push(launch);
+    }
     let probes = prober.probe_all(&launches);
     for (p, probe) in plugins.into_iter().zip(probes) {
         reg.probes.insert(p, probe);
@@ -360,6 +378,29 @@ fn load_and_validate(reg: &mut Registry, i: usize) {
             .map(|_| ())
             .map_err(|m| (codes::INVALID_PLUGIN.to_string(), m)),
     };
+    if claim.group == "cli_root_options" {
+        // The plugin did not start, or its callback failed when called with the flag absent.
+        let failed = match &checked {
+            Err((code, message)) if code != codes::INVALID_PLUGIN => Some(message.clone()),
+            Ok(()) => probe.root_option_failures.get(&claim.name).cloned(),
+            Err(_) => None,
+        };
+        if let Some(message) = failed {
+            let flag = root_flag(&claim.name);
+            reg.claims[i].outcome = Outcome::with(
+                Status::Failed,
+                codes::LOAD_FAILED,
+                format!("its callback failed with the flag absent: {message}"),
+            );
+            reg.warnings.push(format!(
+                "CLI root option '{flag}' from '{manifest_name}' failed with its flag absent and was skipped: {message}"
+            ));
+            reg.failures.entry((claim.group, flag)).or_insert(format!(
+                "registered by {label} but its callback failed with the flag absent: {message}"
+            ));
+            return;
+        }
+    }
     match checked {
         Ok(()) => {
             if claim.group != "cli_root_options" {
@@ -459,8 +500,13 @@ fn classify_bundles(reg: &mut Registry, incompatible: &[Option<String>]) {
                 format!("{} {needs}", manifest.name),
             ))
         } else {
-            crate::report::bundle_check::problem(manifest.folder(), &claim.name, &claim.class)
-                .map(|p| Outcome::with(Status::Failed, codes::INVALID_PLUGIN, p))
+            crate::report::bundle_check::problem(
+                manifest.folder(),
+                &manifest.canonical_name(),
+                &claim.name,
+                &claim.class,
+            )
+            .map(|p| Outcome::with(Status::Failed, codes::INVALID_PLUGIN, p))
         };
         match outcome {
             Some(outcome) => {
@@ -629,6 +675,33 @@ fn check_artifact_extra_names(reg: &mut Registry) {
             reg.entries.remove(&("artifacts", claim.name.clone()));
             reg.failures.insert(
                 ("artifacts", claim.name.clone()),
+                format!("registered by {label} but {problem}"),
+            );
+            reg.claims[i].outcome = Outcome::with(Status::Failed, codes::INVALID_PLUGIN, problem);
+        }
+    }
+}
+
+/// With plugins loaded, a bundle whose steps or artifacts name a type that does not resolve is invalid.
+fn check_bundle_types(reg: &mut Registry) {
+    for i in 0..reg.claims.len() {
+        let claim = &reg.claims[i];
+        if claim.group != "bundles" || claim.outcome.status != Status::Active {
+            continue;
+        }
+        let manifest = &reg.discovery.plugins[claim.plugin].manifest;
+        let Ok(bundle) = crate::report::bundle_check::parse(
+            manifest.folder(),
+            &manifest.canonical_name(),
+            &claim.name,
+            &claim.class,
+        ) else {
+            continue;
+        };
+        if let Some(problem) = crate::report::bundle_check::type_problem(&bundle, reg) {
+            let label = reg.label(&reg.claims[i]);
+            reg.failures.insert(
+                ("bundles", reg.claims[i].name.clone()),
                 format!("registered by {label} but {problem}"),
             );
             reg.claims[i].outcome = Outcome::with(Status::Failed, codes::INVALID_PLUGIN, problem);

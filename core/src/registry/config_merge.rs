@@ -11,21 +11,27 @@ use agent_env_protocol::methods::ContributionInfo;
 use agent_env_protocol::names::canonical_name;
 
 use super::build::conflicted;
-use super::config_input::{impls, provider_tables, ProviderTable};
+use super::config_input::{impls, provider_tables};
 use super::{validate, Entry, Registry};
+use crate::config::{split_impl, ConfigError, ProviderEntry, ProviderKind};
 use crate::report::model::{codes, Diagnostic, Replacement, Status};
 
 /// The impl tables: (group, table, what "another custom …" says).
-const IMPL_TABLES: [(&str, &str, &str); 3] = [
+const IMPL_TABLES: [(&str, &str, &str); 4] = [
     ("envs", "envs", "custom env"),
     ("task_steps", "task_steps", "custom step"),
     ("artifacts", "artifacts", "custom artifact"),
+    (
+        "explorer_plugins",
+        "explorer.plugins",
+        "custom explorer plugin",
+    ),
 ];
 
 /// The provider sections: (group, section).
-const PROVIDER_SECTIONS: [(&str, &str); 2] = [
-    ("sandbox_providers", "sandbox"),
-    ("state_providers", "state"),
+const PROVIDER_SECTIONS: [(&str, ProviderKind); 2] = [
+    ("sandbox_providers", ProviderKind::Sandbox),
+    ("state_providers", ProviderKind::State),
 ];
 
 /// Plugins that config names in an impl, so they are started with the others.
@@ -34,12 +40,12 @@ pub(super) fn plugins_named_by_config(reg: &Registry) -> Vec<usize> {
         return Vec::new();
     };
     let mut named: Vec<String> = Vec::new();
-    for (_, table, _) in IMPL_TABLES {
-        named.extend(impls(doc, table).unwrap_or_default());
+    for (group, _, _) in IMPL_TABLES {
+        named.extend(impls(doc, group).unwrap_or_default());
     }
-    for (_, section) in PROVIDER_SECTIONS {
-        for t in provider_tables(doc, section).unwrap_or_default() {
-            named.extend(t.impl_);
+    for (_, kind) in PROVIDER_SECTIONS {
+        for t in provider_tables(doc, kind).unwrap_or_default() {
+            named.extend(t.impl_name);
         }
     }
     named
@@ -63,20 +69,20 @@ pub(super) fn merge(reg: &mut Registry) {
         if reg.group_errors.contains_key(group) {
             continue;
         }
-        let result = impls(&doc, table).and_then(|list| {
+        let result = impls(&doc, group).and_then(|list| {
             list.iter()
                 .try_for_each(|s| merge_impl(reg, group, table, custom, s))
         });
         fail_group(reg, group, result);
     }
-    for (group, section) in PROVIDER_SECTIONS {
+    for (group, kind) in PROVIDER_SECTIONS {
         if reg.group_errors.contains_key(group) {
             continue;
         }
-        let result = provider_tables(&doc, section).and_then(|tables| {
+        let result = provider_tables(&doc, kind).and_then(|tables| {
             tables
                 .iter()
-                .try_for_each(|t| merge_provider(reg, group, section, t))
+                .try_for_each(|t| merge_provider(reg, group, t))
         });
         fail_group(reg, group, result);
     }
@@ -100,13 +106,8 @@ fn load_impl(
     group: &str,
     spec: &str,
 ) -> Result<(usize, String, ContributionInfo), String> {
-    let Some((package, class)) = spec
-        .split_once(':')
-        .map(|(p, c)| (p.trim(), c.trim()))
-        .filter(|(p, c)| !p.is_empty() && !c.is_empty())
-    else {
-        return Err(format!("impl must be '<package>:<Class>', got '{spec}'"));
-    };
+    let (package, class) = split_impl(spec).map_err(|e| e.to_string())?;
+    let (package, class) = (package.trim(), class.trim());
     let canonical = canonical_name(package);
     let Some(plugin) = reg
         .discovery
@@ -239,21 +240,14 @@ fn merge_impl(
 fn merge_provider(
     reg: &mut Registry,
     group: &'static str,
-    section: &str,
-    t: &ProviderTable,
+    t: &ProviderEntry,
 ) -> Result<(), String> {
     let name = t.name.clone();
-    let table = format!("{section}.providers.{name}");
+    let table = t.table_name();
     let where_ = format!("[{table}]");
     let key = (group, name.clone());
     let entry = reg.entries.get(&key).cloned();
-    let builtin = matches!(entry, Some(Entry::BuiltIn { .. }));
-    let kind = if section == "sandbox" {
-        "sandbox"
-    } else {
-        "state"
-    };
-    let Some(spec) = t.impl_.clone() else {
+    let Some(spec) = t.impl_name.clone() else {
         // A config-only table configures a built-in's or a plugin's provider.
         if conflicted(reg, group, &name) {
             let reason = conflict_reason(reg, group, &name);
@@ -269,26 +263,20 @@ fn merge_provider(
                 ));
                 return Ok(());
             }
-            return Err(format!(
-                "{where_} is missing an 'impl' (a '<package>:<Class>' string)"
-            ));
+            return Err(ConfigError::ProviderMissingImpl { table }.to_string());
         };
-        if !t.other_keys.is_empty() {
-            let what = match &entry {
-                Entry::BuiltIn { .. } => "a built-in backend".to_string(),
-                Entry::Plugin { plugin, class, .. } => {
-                    let m = &reg.discovery.plugins[*plugin].manifest;
-                    format!(
-                        "plugin {}",
-                        super::claim_label(&name, &m.name, &m.version, class)
-                    )
-                }
-            };
-            let keys: Vec<String> = t.other_keys.iter().map(|k| format!("'{k}'")).collect();
-            return Err(format!(
-                "{where_} configures {what} and accepts only a 'config' table; got [{}]",
-                keys.join(", ")
-            ));
+        let owner = match &entry {
+            Entry::BuiltIn { .. } => "a built-in backend".to_string(),
+            Entry::Plugin { plugin, class, .. } => {
+                let m = &reg.discovery.plugins[*plugin].manifest;
+                format!(
+                    "plugin {}",
+                    super::claim_label(&name, &m.name, &m.version, class)
+                )
+            }
+        };
+        if let Some(violation) = t.config_only_violation(&owner) {
+            return Err(violation.to_string());
         }
         let merged = match entry {
             Entry::BuiltIn { .. } => Entry::BuiltIn {
@@ -309,29 +297,25 @@ fn merge_provider(
         reg.entries.insert(key, merged);
         return Ok(());
     };
-    if builtin {
-        return Err(if kind == "sandbox" {
-            format!("config.toml sandbox provider '{name}' collides with a built-in backend: a built-in's impl cannot be replaced; supply a config-only table instead")
-        } else {
-            format!("config.toml state provider '{name}' collides with a built-in backend")
-        });
+    if matches!(entry, Some(Entry::BuiltIn { .. })) {
+        let error = match t.kind.as_str() {
+            "state" => ConfigError::StateProviderIsBuiltin { name },
+            _ => ConfigError::SandboxProviderIsBuiltin { name },
+        };
+        return Err(error.to_string());
     }
     let (plugin, class, info) =
         load_impl(reg, group, &spec).map_err(|m| format!("{where_} {m}"))?;
     validate::check_methods(group, &class, &info.methods)
         .map_err(|p| format!("{where_} impl '{spec}': {p}"))?;
-    if kind == "state" {
+    if t.kind == ProviderKind::State {
         if info.type_name != name {
             return Err(format!(
                 "{where_} declares impl '{spec}' with type '{}'; they must match — the name is the identity a store is reattached and torn down by",
                 info.type_name
             ));
         }
-        for k in &t.other_keys {
-            reg.warnings.push(format!(
-                "{where_} has unknown key '{k}' (expected 'impl'/'config'); ignored"
-            ));
-        }
+        reg.warnings.extend(t.extra_key_warnings());
     }
     if conflicted(reg, group, &name) {
         let reason = conflict_reason(reg, group, &name);

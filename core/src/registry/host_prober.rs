@@ -1,13 +1,16 @@
 //! The real [`Prober`]: starts plugins through the child-process host ([`crate::host`]), all at once,
 //! holds each `initialize` answer, then shuts every process down and keeps its final diagnosis.
 
+use std::collections::BTreeMap;
 use std::sync::Arc;
+
+use agent_env_protocol::methods::CLI_ROOT_OPTION;
 use std::thread;
 
-use serde_json::Map;
-
 use super::load::{FailureInfo, Launch, LoadFailure, Probe, Prober, ProcessDiagnosis};
-use crate::host::{signal_name, Diagnosis, HostConfig, NoServices, PluginHost, SpawnSpec};
+use crate::host::{
+    signal_name, Diagnosis, HostConfig, NoServices, PluginHost, PluginProcess, SpawnSpec,
+};
 
 /// The code of every probe when the host's own settings (its timeout variables) are wrong.
 pub const HOST_CONFIG_INVALID: &str = "host-config-invalid";
@@ -28,8 +31,7 @@ fn spec_of(launch: &Launch) -> SpawnSpec {
         version: launch.version.clone(),
         manifest_path: launch.manifest_path.clone(),
         argv: launch.argv.clone(),
-        // The plugin's [plugins.<package>] table comes with the config module.
-        settings: Map::new(),
+        settings: launch.settings.clone(),
         command_mode: false,
     }
 }
@@ -51,6 +53,7 @@ impl Prober for HostProber {
                             state: "not-started".into(),
                             ..ProcessDiagnosis::default()
                         },
+                        root_option_failures: Default::default(),
                     })
                     .collect()
             }
@@ -67,10 +70,12 @@ impl Prober for HostProber {
                     scope.spawn(move || match result {
                         Ok(process) => {
                             let answer = process.handshake().clone();
+                            let root_option_failures = call_root_options(&process, &answer);
                             let diagnosis = process.stop();
                             Probe {
                                 handshake: Ok(answer),
                                 diagnosis: convert(&diagnosis),
+                                root_option_failures,
                             }
                         }
                         Err(error) => Probe {
@@ -86,6 +91,7 @@ impl Prober for HostProber {
                                     state: "not-started".into(),
                                     ..ProcessDiagnosis::default()
                                 }),
+                            root_option_failures: Default::default(),
                         },
                     })
                 })
@@ -103,11 +109,35 @@ impl Prober for HostProber {
                             ),
                         }),
                         diagnosis: ProcessDiagnosis::default(),
+                        root_option_failures: Default::default(),
                     })
                 })
                 .collect()
         })
     }
+}
+
+/// Calls every root option the plugin provides with its flag absent, as an invocation without the
+/// flag would (docs/protocol.md §4.5); returns the ones that failed, by name, with why.
+fn call_root_options(
+    process: &PluginProcess,
+    answer: &agent_env_protocol::methods::InitializeResult,
+) -> BTreeMap<String, String> {
+    let mut failures = BTreeMap::new();
+    for c in &answer.contributions {
+        if c.group != "cli_root_options" || !process.is_alive() {
+            continue;
+        }
+        let params = serde_json::json!({"flag": super::root_flag(&c.name), "value": null});
+        if let Err(e) = process.call(CLI_ROOT_OPTION, params) {
+            let why = match e.rpc_error() {
+                Some(rpc) => rpc.message.clone(),
+                None => e.to_string(),
+            };
+            failures.insert(c.name.clone(), why);
+        }
+    }
+    failures
 }
 
 fn ms(us: Option<u64>) -> Option<f64> {

@@ -9,7 +9,7 @@ use agent_env_protocol::methods::InitializeResult;
 use serde::Serialize;
 
 /// How to start one plugin package.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq)]
 pub struct Launch {
     /// The package as its manifest spells it.
     pub package: String,
@@ -17,6 +17,8 @@ pub struct Launch {
     /// The argv, with a relative executable made absolute against the manifest's folder.
     pub argv: Vec<String>,
     pub manifest_path: PathBuf,
+    /// The plugin's `[plugins.<package>]` table, references resolved, sent in `initialize`.
+    pub settings: serde_json::Map<String, serde_json::Value>,
 }
 
 /// Why a plugin did not load: a stable code (the host's, e.g. `spawn-failed`, `handshake-timeout`,
@@ -69,6 +71,9 @@ pub struct FailureInfo {
 pub struct Probe {
     pub handshake: Result<InitializeResult, LoadFailure>,
     pub diagnosis: ProcessDiagnosis,
+    /// Root options (by manifest name) whose `cli.root_option` callback failed with the flag absent,
+    /// with why.
+    pub root_option_failures: std::collections::BTreeMap<String, String>,
 }
 
 /// Starts plugins, holds their handshakes and shuts them down again.

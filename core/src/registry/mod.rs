@@ -25,6 +25,7 @@ pub mod validate;
 #[cfg(test)]
 mod tests;
 
+pub use build::root_flag;
 pub use config_input::ConfigState;
 pub use load::{Launch, LoadFailure, Probe, Prober, ProcessDiagnosis};
 
@@ -94,7 +95,7 @@ pub enum Resolved {
         package: String,
         version: String,
         class: String,
-        launch: Launch,
+        launch: Box<Launch>,
         /// A provider table's `config`.
         config: Option<toml::Table>,
         /// `Some(file-and-table)` when config, not a manifest, put it there.
@@ -232,7 +233,7 @@ impl Registry {
                     package: manifest.name.clone(),
                     version: manifest.version.clone(),
                     class: class.clone(),
-                    launch: launch_of(manifest),
+                    launch: Box::new(launch_of(manifest)),
                     config: config.clone(),
                     from_config: from_config.clone(),
                 })
@@ -279,6 +280,7 @@ pub fn launch_of(manifest: &agent_env_protocol::manifest::Manifest) -> Launch {
         version: manifest.version.clone(),
         argv: manifest.resolved_exec(),
         manifest_path: manifest.path.clone(),
+        settings: serde_json::Map::new(),
     }
 }
 

@@ -23,6 +23,7 @@ impl Prober for FakeProber {
                     message: "no such fake".into(),
                 })),
                 diagnosis: ProcessDiagnosis::default(),
+                root_option_failures: Default::default(),
             })
             .collect()
     }
@@ -64,11 +65,7 @@ fn answer(name: &str, contributions: &[(&str, &str, &str, &str, &[&str])]) -> In
 const STEP: &[&str] = &["execute", "from_dict"];
 
 fn config(text: &str) -> ConfigState {
-    ConfigState {
-        path: Some(PathBuf::from("/c/.agentenv/config.toml")),
-        error: None,
-        document: Some(text.parse().unwrap()),
-    }
+    ConfigState::from_text(text, "/c/.agentenv/config.toml")
 }
 
 fn outcome<'a>(reg: &'a Registry, group: &str, name: &str, package: &str) -> &'a Outcome {
@@ -252,7 +249,7 @@ fn a_bad_impls_table_blocks_the_group() {
     assert_eq!(e.code, codes::CONFIG_INVALID);
     assert_eq!(
         e.reason,
-        "ConfigError: [task_steps] impls must be a list of '<package>:<Class>' strings, got str"
+        "ConfigError: [task_steps] impls must be a list of 'module:Class' strings, got str"
     );
     let o = outcome(&reg, "task_steps", "grade_essay", "agentenv-demo");
     assert_eq!(o.status, Status::Blocked);
@@ -302,7 +299,7 @@ fn provider_tables_replace_configure_and_refuse() {
     );
     assert_eq!(
         reg.group_errors["sandbox_providers"].reason,
-        "ConfigError: [sandbox.providers.box] configures plugin 'box' from agentenv-demo 1.0 (BoxProvider) and accepts only a 'config' table; got ['extra']"
+        "ConfigError: [sandbox.providers.box] configures plugin 'box' from agentenv-demo 1.0 (BoxProvider) and accepts only a 'config' table; got ['extra', 'config']"
     );
 }
 

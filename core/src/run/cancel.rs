@@ -5,9 +5,13 @@ use std::collections::BTreeSet;
 use std::sync::atomic::{AtomicBool, AtomicI32, Ordering};
 use std::sync::{Arc, Mutex};
 
+/// Something to do when the run is cancelled (stop plugin processes, say).
+type Hook = Box<dyn Fn() + Send + Sync>;
+
 /// Shared by every task and step of one run.
 #[derive(Default)]
 pub struct Cancel {
+    hooks: Mutex<Vec<Hook>>,
     cancelled: AtomicBool,
     /// The signal that cancelled the run (0 when none).
     signal: AtomicI32,
@@ -42,6 +46,22 @@ impl Cancel {
             for pgid in groups.iter() {
                 kill_group(*pgid);
             }
+        }
+        if let Ok(hooks) = self.hooks.lock() {
+            for hook in hooks.iter() {
+                hook();
+            }
+        }
+    }
+
+    /// Runs `hook` when the run is cancelled (at once, when it already is).
+    pub fn on_cancel(&self, hook: impl Fn() + Send + Sync + 'static) {
+        if self.is_cancelled() {
+            hook();
+            return;
+        }
+        if let Ok(mut hooks) = self.hooks.lock() {
+            hooks.push(Box::new(hook));
         }
     }
 

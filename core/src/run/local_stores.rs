@@ -6,14 +6,15 @@
 //! `--dry-run` leaves no trace. The database is opened once, on first use, and shared by every task.
 
 use std::path::PathBuf;
+use std::sync::Arc;
 
 use crate::stores::local::{LocalFilesystemObjectStore, LocalSqliteDocumentStore};
 use crate::stores::{DocumentStore, ObjectStore};
 
 /// The two @local stores a run needs.
 pub struct LocalStores {
-    pub documents: Box<dyn DocumentStore>,
-    pub objects: Box<dyn ObjectStore>,
+    pub documents: Arc<dyn DocumentStore>,
+    pub objects: Arc<dyn ObjectStore>,
 }
 
 /// `<state root>/document_store/local.db`.
@@ -31,7 +32,7 @@ pub fn local_object_root() -> PathBuf {
 /// Opens (lazily) the @local document and object stores.
 pub fn open() -> LocalStores {
     LocalStores {
-        documents: Box::new(LocalSqliteDocumentStore::local_namespace(local_db_path())),
-        objects: Box::new(LocalFilesystemObjectStore::new(local_object_root())),
+        documents: Arc::new(LocalSqliteDocumentStore::local_namespace(local_db_path())),
+        objects: Arc::new(LocalFilesystemObjectStore::new(local_object_root())),
     }
 }

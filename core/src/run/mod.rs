@@ -10,6 +10,7 @@ pub mod local_stores;
 pub mod materialize;
 pub mod out;
 pub mod outcome;
+pub mod plugin_steps;
 pub mod task_run;
 
 use std::sync::atomic::{AtomicUsize, Ordering};

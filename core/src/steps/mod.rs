@@ -20,6 +20,8 @@ pub mod verify_sandbox;
 pub struct StepError {
     pub error_type: String,
     pub message: String,
+    /// More to show the user than the one-line message (a plugin's stderr tail, say).
+    pub detail: Option<String>,
 }
 
 impl StepError {
@@ -27,6 +29,7 @@ impl StepError {
         StepError {
             error_type: error_type.to_string(),
             message: message.into(),
+            detail: None,
         }
     }
 

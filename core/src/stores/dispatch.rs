@@ -52,3 +52,16 @@ impl HostStoreDispatcher {
         }
     }
 }
+
+impl crate::host::HostServices for HostStoreDispatcher {
+    /// Answers `host.store.*`; any other `host.*` method is not this dispatcher's.
+    fn handle(&self, package: &str, method: &str, params: Value) -> Result<Value, RpcError> {
+        if !Self::handles(method) {
+            return Err(RpcError::new(
+                ErrorKind::MethodNotFound,
+                format!("agent-env offers no method '{method}' to plugin {package}"),
+            ));
+        }
+        self.dispatch(method, &params)
+    }
+}

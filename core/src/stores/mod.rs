@@ -6,6 +6,7 @@
 
 pub mod build;
 pub mod config_table;
+pub mod configured;
 pub mod dispatch;
 pub mod document;
 pub mod error;
@@ -13,12 +14,14 @@ pub mod image;
 pub mod kits;
 pub mod local;
 pub mod object;
+pub mod plugin_stores;
 pub mod remote;
 pub mod secret;
 pub mod serve;
 pub mod wire;
 
 pub use build::{build_store, AnyStore, PluginStoreFactory, StoreSet, StoreSpec};
+pub use configured::configured_stores;
 pub use dispatch::HostStoreDispatcher;
 pub use document::versioned::{compare_and_swap, VersionedEntityStore};
 pub use document::{Document, DocumentStore, Filter, Predicate, Sort, SortKey, UpdateSpec};

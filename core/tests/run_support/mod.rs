@@ -175,3 +175,57 @@ pub fn mask_durations(text: &str) -> String {
     }
     out
 }
+
+/// The target directory this test binary was built into (`target/debug`).
+fn profile_dir() -> PathBuf {
+    let exe = std::env::current_exe().expect("current exe");
+    exe.parent()
+        .and_then(Path::parent)
+        .expect("target profile dir")
+        .to_path_buf()
+}
+
+/// The path of a fixture plugin binary (`tests/fixture-plugins`), building them once per test process.
+pub fn fixture(name: &str) -> PathBuf {
+    static BUILT: std::sync::OnceLock<()> = std::sync::OnceLock::new();
+    BUILT.get_or_init(|| {
+        let cargo = std::env::var("CARGO").unwrap_or_else(|_| "cargo".into());
+        let mut cmd = Command::new(cargo);
+        cmd.args([
+            "build",
+            "--quiet",
+            "-p",
+            "agent-env-fixture-plugins",
+            "--bins",
+        ]);
+        if profile_dir().ends_with("release") {
+            cmd.arg("--release");
+        }
+        let status = cmd.status().expect("run cargo build for the fixtures");
+        assert!(status.success(), "building the fixture plugins failed");
+    });
+    let path = profile_dir().join(name);
+    assert!(path.exists(), "no fixture binary at {}", path.display());
+    path
+}
+
+impl Sandboxed {
+    /// Installs a plugin manifest as `<plugins dir>/<folder>/agent-env-plugin.toml`.
+    pub fn install_manifest(&self, folder: &str, text: &str) -> PathBuf {
+        let dir = self.plugins().join(folder);
+        std::fs::create_dir_all(&dir).unwrap();
+        let path = dir.join("agent-env-plugin.toml");
+        std::fs::write(&path, text).unwrap();
+        path
+    }
+
+    /// Writes an executable script below the temp dir.
+    pub fn script(&self, name: &str, body: &str) -> PathBuf {
+        use std::os::unix::fs::PermissionsExt;
+        let path = self.dir.path().join("scripts").join(name);
+        std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+        std::fs::write(&path, body).unwrap();
+        std::fs::set_permissions(&path, std::fs::Permissions::from_mode(0o755)).unwrap();
+        path
+    }
+}

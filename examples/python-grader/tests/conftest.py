@@ -4,9 +4,7 @@ import os
 from pathlib import Path
 
 import pytest
-
 from agent_env_plugin.testing import PluginProcess
-
 from grader_helpers import PREFIX, SCRIPT
 
 

@@ -5,7 +5,6 @@ from __future__ import annotations
 import json
 
 import pytest
-
 from agent_env_plugin import Plugin, PluginError, wire
 from grader_helpers import vectors_dir
 
@@ -29,7 +28,13 @@ def describe(message: object) -> dict:
     if isinstance(message, wire.Response):
         return {"kind": "response", "id": message.id, "result": message.result}
     assert isinstance(message, wire.ErrorResponse)
-    return {"kind": "error", "id": message.id, "code": message.code, "error_kind": message.kind, "message": message.message}
+    return {
+        "kind": "error",
+        "id": message.id,
+        "code": message.code,
+        "error_kind": message.kind,
+        "message": message.message,
+    }
 
 
 @pytest.mark.parametrize("vector", MESSAGES, ids=[v["name"] for v in MESSAGES])

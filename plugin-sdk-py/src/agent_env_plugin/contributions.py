@@ -43,10 +43,10 @@ class TaskStep:
 
     type: str = ""
     #: The class label the manifest names; the class's own name when unset.
-    label: Optional[str] = None
-    description: Optional[str] = None
+    label: str | None = None
+    description: str | None = None
 
-    def execute(self, step: Dict[str, Any], context: Dict[str, Any], host: HostHandle) -> Optional[Dict[str, Any]]:
+    def execute(self, step: Dict[str, Any], context: Dict[str, Any], host: HostHandle) -> Dict[str, Any] | None:
         raise NotImplementedError(f"{type(self).__name__} does not implement execute")
 
     def validate(self, step: Dict[str, Any]) -> None:
@@ -69,14 +69,14 @@ class FunctionStep(TaskStep):
     """A task step made from a plain function (what `@plugin.task_step(...)` registers)."""
 
     def __init__(
-        self, type_name: str, function: StepFunction, label: str, validate: Optional[ValidateFunction] = None
+        self, type_name: str, function: StepFunction, label: str, validate: ValidateFunction | None = None
     ) -> None:
         self.type = type_name
         self.label = label
         self._function = function
         self._validate = validate
 
-    def execute(self, step: Dict[str, Any], context: Dict[str, Any], host: HostHandle) -> Optional[Dict[str, Any]]:
+    def execute(self, step: Dict[str, Any], context: Dict[str, Any], host: HostHandle) -> Dict[str, Any] | None:
         return self._function(step, context, host)
 
     def validate(self, step: Dict[str, Any]) -> None:
@@ -95,10 +95,10 @@ class CliCommand:
     """
 
     name: str = ""
-    label: Optional[str] = None
-    description: Optional[str] = None
+    label: str | None = None
+    description: str | None = None
 
-    def run(self, argv: List[str], host: HostHandle) -> Optional[int]:
+    def run(self, argv: List[str], host: HostHandle) -> int | None:
         raise NotImplementedError(f"{type(self).__name__} does not implement run")
 
     def class_label(self) -> str:
@@ -106,13 +106,13 @@ class CliCommand:
 
 
 class FunctionCommand(CliCommand):
-    def __init__(self, name: str, function: CommandFunction, label: str, description: Optional[str]) -> None:
+    def __init__(self, name: str, function: CommandFunction, label: str, description: str | None) -> None:
         self.name = name
         self.label = label
         self.description = description
         self._function = function
 
-    def run(self, argv: List[str], host: HostHandle) -> Optional[int]:
+    def run(self, argv: List[str], host: HostHandle) -> int | None:
         return self._function(argv, host)
 
 
@@ -120,9 +120,7 @@ class RootOption:
     """A flag on the root command (`agent-env --tenant acme ...`). `apply(value, host)` gets the flag's
     value (None when it is absent) and may return a config file path the host then reads."""
 
-    def __init__(
-        self, name: str, flag: str, function: RootOptionFunction, label: str, description: Optional[str]
-    ) -> None:
+    def __init__(self, name: str, flag: str, function: RootOptionFunction, label: str, description: str | None) -> None:
         self.name = name
         self.flag = flag
         self.function = function
@@ -140,9 +138,9 @@ class Contribution:
         name: str,
         label: str,
         handlers: Dict[str, GenericMethod],
-        type_name: Optional[str] = None,
-        methods: Optional[Sequence[str]] = None,
-        description: Optional[str] = None,
+        type_name: str | None = None,
+        methods: Sequence[str] | None = None,
+        description: str | None = None,
     ) -> None:
         self.group = group
         self.name = name

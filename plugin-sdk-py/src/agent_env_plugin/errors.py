@@ -9,7 +9,7 @@ from __future__ import annotations
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
-    from typing import Any, Dict, Optional, Type
+    from typing import Any, Dict, Type
 
 
 class PluginError(Exception):
@@ -17,7 +17,7 @@ class PluginError(Exception):
 
     kind = "internal-error"
 
-    def __init__(self, message: str, data: Optional[Dict[str, Any]] = None) -> None:
+    def __init__(self, message: str, data: Dict[str, Any] | None = None) -> None:
         super().__init__(message)
         self.message = message
         self.data: Dict[str, Any] = dict(data or {})
@@ -118,6 +118,18 @@ class StepFailedError(PluginError):
         return value if isinstance(value, str) else "Exception"
 
 
+class MethodNotFoundError(PluginError):
+    """No such method."""
+
+    kind = "method-not-found"
+
+
+class ProtocolMismatchError(PluginError):
+    """No protocol version in common; `data` holds `supported` and `requested`."""
+
+    kind = "protocol-mismatch"
+
+
 class ConnectionClosedError(PluginError):
     """The connection ended before an answer came."""
 
@@ -138,10 +150,12 @@ _BY_KIND: Dict[str, Type[PluginError]] = {
     "cancelled": CancelledError,
     "message-too-large": MessageTooLargeError,
     "step-failed": StepFailedError,
+    "method-not-found": MethodNotFoundError,
+    "protocol-mismatch": ProtocolMismatchError,
 }
 
 
-def error_for_kind(kind: Optional[str], message: str, data: Optional[Dict[str, Any]] = None) -> PluginError:
+def error_for_kind(kind: str | None, message: str, data: Dict[str, Any] | None = None) -> PluginError:
     """The exception a failed call of that kind raises on this side."""
     cls = _BY_KIND.get(kind or "", PluginError)
     error = cls(message, data)

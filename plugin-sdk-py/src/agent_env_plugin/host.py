@@ -8,9 +8,8 @@ tells whether the host cancelled the call.
 from __future__ import annotations
 
 import os
-import threading
 
-from . import wire
+from . import _sync, wire
 from .errors import (
     AlreadyExistsError,
     CancelledError,
@@ -20,6 +19,7 @@ from .errors import (
 )
 from .stores import (
     DEFAULT_CONTENT_TYPE,
+    DOCUMENT_RESULT_KEYS,
     DocumentStore,
     ImageStore,
     ObjectMetadata,
@@ -31,14 +31,14 @@ from .stores import (
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
-    from typing import Any, Callable, Dict, List, Optional
+    from typing import Any, Callable, Dict, List
 
     from .peer import CallContext
 
-_current = threading.local()
+_current = _sync.local()
 
 
-def current_host() -> Optional[HostHandle]:
+def current_host() -> HostHandle | None:
     """The handle of the host call being answered on this thread, or None outside one."""
     return getattr(_current, "host", None)
 
@@ -79,7 +79,7 @@ class HostHandle:
         return self._ctx.cancel_event.is_set()
 
     @property
-    def cancel_event(self) -> threading.Event:
+    def cancel_event(self) -> _sync.Event:
         """Set when the call is cancelled; `host.cancel_event.wait(5)` sleeps until then."""
         return self._ctx.cancel_event
 
@@ -88,7 +88,7 @@ class HostHandle:
         if self.cancelled:
             raise CancelledError(f"{self._ctx.method} was cancelled by the host")
 
-    def call(self, method: str, params: Optional[Dict[str, Any]] = None, timeout: Optional[float] = None) -> Any:
+    def call(self, method: str, params: Dict[str, Any] | None = None, timeout: float | None = None) -> Any:
         """Calls a `host.*` method and returns its result; a failed call raises the class of its kind."""
         return self._ctx.connection.call(method, params or {}, timeout)
 
@@ -97,7 +97,7 @@ class HostHandle:
         result = self.call("host.settings")
         return result if isinstance(result, dict) else {}
 
-    def progress(self, progress: float, total: Optional[float] = None, message: Optional[str] = None) -> None:
+    def progress(self, progress: float, total: float | None = None, message: str | None = None) -> None:
         """Sends `$/progress` about this call."""
         params: Dict[str, Any] = {"id": self._ctx.id, "progress": progress}
         if total is not None:
@@ -133,7 +133,12 @@ class WireObjectStore(ObjectStore):
     def put(
         self, key: str, data: bytes, content_type: str = DEFAULT_CONTENT_TYPE, allow_overwrite: bool = False
     ) -> str:
-        params = {"key": key, "data": _b64encode(data), "content_type": content_type, "allow_overwrite": allow_overwrite}
+        params = {
+            "key": key,
+            "data": _b64encode(data),
+            "content_type": content_type,
+            "allow_overwrite": allow_overwrite,
+        }
         return str(self._op("put", params)["url"])
 
     def put_file(self, key: str, file_path: str, content_type: str = DEFAULT_CONTENT_TYPE) -> str:
@@ -153,11 +158,11 @@ class WireObjectStore(ObjectStore):
     def download_to_file(self, object_url: str, dest_path: str) -> None:
         self._op("download_to_file", {"url": object_url, "path": os.path.abspath(dest_path)})
 
-    def get_object_metadata(self, key: str) -> Optional[ObjectMetadata]:
+    def get_object_metadata(self, key: str) -> ObjectMetadata | None:
         value = self._op("get_object_metadata", {"key": key}).get("metadata")
         return ObjectMetadata.from_wire(value) if isinstance(value, dict) else None
 
-    def get_object_metadata_at(self, object_url: str) -> Optional[ObjectMetadata]:
+    def get_object_metadata_at(self, object_url: str) -> ObjectMetadata | None:
         value = self._op("get_object_metadata_at", {"url": object_url}).get("metadata")
         return ObjectMetadata.from_wire(value) if isinstance(value, dict) else None
 
@@ -193,7 +198,7 @@ class HostSecretStore(SecretStore):
     def __init__(self, host: HostHandle) -> None:
         self._host = host
 
-    def get(self, name: str) -> Optional[str]:
+    def get(self, name: str) -> str | None:
         value = self._host.call("host.store.secret.get", {"name": name}).get("value")
         return value if isinstance(value, str) else None
 
@@ -213,43 +218,61 @@ class HostImageStore(ImageStore):
     def owns(self, ref: str) -> bool:
         return bool(self._host.call("host.store.image.owns", {"ref": ref})["owns"])
 
-    def auth(self, ref: str) -> Optional[Dict[str, str]]:
+    def auth(self, ref: str) -> Dict[str, str] | None:
         value = self._host.call("host.store.image.auth", {"ref": ref}).get("auth")
         return value if isinstance(value, dict) else None
 
 
 class HostDocumentStore(DocumentStore):
-    """The host's configured document store; each operation passes its keyword arguments through."""
+    """The host's configured document store (`host.store.document.*`); answers come back as plain values."""
 
     def __init__(self, host: HostHandle) -> None:
         self._host = host
 
     def _op(self, op: str, collection: str, args: Dict[str, Any]) -> Any:
-        return self._host.call(f"host.store.document.{op}", {"collection": collection, **args})
+        answer = self._host.call(f"host.store.document.{op}", {"collection": collection, **args})
+        key = DOCUMENT_RESULT_KEYS[op]
+        return answer.get(key) if key is not None and isinstance(answer, dict) else None
 
-    def find_one(self, collection: str, **args: Any) -> Any:
-        return self._op("find_one", collection, args)
+    def find_one(self, collection: str, filter: Dict[str, Any], sort: List[Dict[str, Any]] | None = None) -> Any:
+        return self._op("find_one", collection, {"filter": filter, "sort": sort})
 
-    def query(self, collection: str, **args: Any) -> Any:
-        return self._op("query", collection, args)
+    def query(
+        self,
+        collection: str,
+        filter: Dict[str, Any],
+        sort: List[Dict[str, Any]] | None = None,
+        limit: int | None = None,
+        offset: int = 0,
+    ) -> List[Any]:
+        docs = self._op("query", collection, {"filter": filter, "sort": sort, "limit": limit, "offset": offset})
+        return list(docs or [])
 
-    def count(self, collection: str, **args: Any) -> Any:
-        return self._op("count", collection, args)
+    def count(self, collection: str, filter: Dict[str, Any]) -> int:
+        return int(self._op("count", collection, {"filter": filter}) or 0)
 
-    def insert(self, collection: str, **args: Any) -> Any:
-        return self._op("insert", collection, args)
+    def insert(self, collection: str, doc: Dict[str, Any]) -> None:
+        self._op("insert", collection, {"doc": doc})
 
-    def update(self, collection: str, **args: Any) -> Any:
-        return self._op("update", collection, args)
+    def update(self, collection: str, filter: Dict[str, Any], update: Dict[str, Any], upsert: bool = False) -> int:
+        return int(self._op("update", collection, {"filter": filter, "update": update, "upsert": upsert}) or 0)
 
-    def update_one_and_get(self, collection: str, **args: Any) -> Any:
-        return self._op("update_one_and_get", collection, args)
+    def update_one_and_get(
+        self,
+        collection: str,
+        filter: Dict[str, Any],
+        update: Dict[str, Any],
+        return_after: bool = True,
+        upsert: bool = False,
+    ) -> Any:
+        params = {"filter": filter, "update": update, "return_after": return_after, "upsert": upsert}
+        return self._op("update_one_and_get", collection, params)
 
-    def replace(self, collection: str, **args: Any) -> Any:
-        return self._op("replace", collection, args)
+    def replace(self, collection: str, filter: Dict[str, Any], doc: Dict[str, Any], upsert: bool = False) -> int:
+        return int(self._op("replace", collection, {"filter": filter, "doc": doc, "upsert": upsert}) or 0)
 
-    def delete(self, collection: str, **args: Any) -> Any:
-        return self._op("delete", collection, args)
+    def delete(self, collection: str, filter: Dict[str, Any]) -> int:
+        return int(self._op("delete", collection, {"filter": filter}) or 0)
 
-    def ensure_index(self, collection: str, **args: Any) -> Any:
-        return self._op("ensure_index", collection, args)
+    def ensure_index(self, collection: str, fields: List[str], unique: bool = False) -> None:
+        self._op("ensure_index", collection, {"fields": fields, "unique": unique})

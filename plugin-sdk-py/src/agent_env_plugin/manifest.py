@@ -2,18 +2,18 @@
 
 from __future__ import annotations
 
-import json
-
 TYPE_CHECKING = False
 if TYPE_CHECKING:
-    from typing import Dict, List, Optional, Sequence, Tuple
+    from typing import Dict, List, Sequence, Tuple
 
 _BARE = frozenset("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789_-")
 
 
 def toml_string(text: str) -> str:
     # A JSON string with only the escapes json.dumps emits (\" \\ \n \t \uXXXX ...) is a TOML basic string.
-    return json.dumps(text)
+    from ._codec import dumps
+
+    return dumps(text)
 
 
 def toml_key(key: str) -> str:
@@ -25,10 +25,10 @@ def render(
     version: str,
     exec_argv: Sequence[str],
     protocol: Tuple[int, int],
-    provides: Dict[str, List[Tuple[str, str, Optional[str]]]],
+    provides: Dict[str, List[Tuple[str, str, str | None]]],
     stores: List[Tuple[str, str]],
-    description: Optional[str] = None,
-    requires: Optional[Dict[str, str]] = None,
+    description: str | None = None,
+    requires: Dict[str, str] | None = None,
 ) -> str:
     """The manifest text. `provides` maps a group to (name, class label, description) entries."""
     lines = [

@@ -11,33 +11,38 @@ from __future__ import annotations
 
 import os
 import sys
-import threading
+import time
 
-from . import wire
+from . import _sync, wire
 from .errors import ConnectionClosedError, MessageTooLargeError, error_for_kind, to_wire
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
-    from typing import Any, BinaryIO, Callable, Dict, Optional, Set
+    from typing import Any, BinaryIO, Callable, Dict, List, Set
 
     Handler = Callable[["CallContext"], Any]
     Inline = Callable[["CallContext"], Any]
 
 READ_BUFFER_BYTES = 256 * 1024
+#: After stdin ends, how long requests still running may take to answer before the plugin exits
+#: (the host waits 2 s before it sends SIGTERM).
+DRAIN_SECONDS = 1.5
+CANCEL_GRACE_SECONDS = 0.5
 NOISE_SAMPLE_BYTES = 200
 
 
 class CallContext:
     """One request from the host while it is being answered."""
 
-    __slots__ = ("connection", "id", "method", "params", "cancel_event")
+    __slots__ = ("connection", "id", "method", "params", "cancel_event", "finished")
 
     def __init__(self, connection: Connection, request: wire.Request) -> None:
         self.connection = connection
         self.id = request.id
         self.method = request.method
         self.params = request.params
-        self.cancel_event = threading.Event()
+        self.cancel_event = _sync.Event()
+        self.finished = _sync.Event()  # set once the answer is sent
 
     @property
     def cancelled(self) -> bool:
@@ -48,9 +53,9 @@ class _Pending:
     __slots__ = ("done", "result", "error")
 
     def __init__(self) -> None:
-        self.done = threading.Event()
+        self.done = _sync.Event()
         self.result: Any = None
-        self.error: Optional[BaseException] = None
+        self.error: BaseException | None = None
 
 
 class Connection:
@@ -61,9 +66,10 @@ class Connection:
         read_fd: int,
         write_fd: int,
         handler: Handler,
-        inline: Optional[Dict[str, Inline]] = None,
+        inline: Dict[str, Inline] | None = None,
         max_message_bytes: int = wire.MAX_MESSAGE_BYTES,
         name: str = "plugin",
+        drain_seconds: float = DRAIN_SECONDS,
     ) -> None:
         self._read_fd = read_fd
         self._write_fd = write_fd
@@ -71,8 +77,9 @@ class Connection:
         self._inline = inline or {}
         self._max = max_message_bytes
         self._name = name
-        self._write_lock = threading.Lock()
-        self._state_lock = threading.Lock()
+        self._write_lock = _sync.Lock()
+        self._state_lock = _sync.Lock()
+        self._drain_seconds = drain_seconds
         self._pending: Dict[wire.Id, _Pending] = {}
         self._incoming: Dict[wire.Id, CallContext] = {}
         self._next_id = 0
@@ -103,10 +110,10 @@ class Connection:
                 return False
         return True
 
-    def notify(self, method: str, params: Optional[Dict[str, Any]] = None) -> None:
+    def notify(self, method: str, params: Dict[str, Any] | None = None) -> None:
         self.send_line(wire.encode_notification(method, params))
 
-    def call(self, method: str, params: Optional[Dict[str, Any]] = None, timeout: Optional[float] = None) -> Any:
+    def call(self, method: str, params: Dict[str, Any] | None = None, timeout: float | None = None) -> Any:
         """Calls the host and waits for its answer. A failed call raises the error class of its kind."""
         pending = _Pending()
         with self._state_lock:
@@ -165,7 +172,29 @@ class Connection:
                 reason = "shutdown"
         finally:
             self._close(reason)
+        self._drain(self._drain_seconds)
         return reason
+
+    def _drain(self, seconds: float) -> None:
+        """Lets the requests still running finish and answer (a host that closed its end early still
+        reads them), for at most `seconds`; then flags the stragglers as cancelled."""
+        stragglers = self._wait_finished(self._running(), seconds)
+        for ctx in stragglers:
+            ctx.cancel_event.set()
+        # A step that watches `host.cancelled` gets a moment to stop and answer `cancelled`.
+        self._wait_finished(stragglers, CANCEL_GRACE_SECONDS)
+
+    def _running(self) -> List[CallContext]:
+        with self._state_lock:
+            return list(self._incoming.values())
+
+    @staticmethod
+    def _wait_finished(calls: List[CallContext], seconds: float) -> List[CallContext]:
+        """Waits up to `seconds` in all for `calls` to finish; returns those that did not."""
+        deadline = time.monotonic() + seconds
+        for ctx in calls:
+            ctx.finished.wait(max(0.0, deadline - time.monotonic()))
+        return [ctx for ctx in calls if not ctx.finished.is_set()]
 
     def _skip_rest(self, reader: BinaryIO) -> None:
         while True:
@@ -202,10 +231,7 @@ class Connection:
             return
         with self._state_lock:
             self._incoming[ctx.id] = ctx
-        worker = threading.Thread(
-            target=self._answer, args=(ctx, self._handler), name=f"{self._name}-{request.method}", daemon=True
-        )
-        worker.start()
+        _sync.start(self._answer, ctx, self._handler)
 
     def _answer(self, ctx: CallContext, handler: Handler) -> None:
         try:
@@ -215,10 +241,13 @@ class Connection:
             try:
                 self.send_line(line)
             except MessageTooLargeError as too_large:
-                self.send_line(wire.encode_error(ctx.id, "message-too-large", f"the answer to {ctx.method}: {too_large}"))
+                self.send_line(
+                    wire.encode_error(ctx.id, "message-too-large", f"the answer to {ctx.method}: {too_large}")
+                )
         finally:
             with self._state_lock:
                 self._incoming.pop(ctx.id, None)
+            ctx.finished.set()
 
     def _outcome(self, ctx: CallContext, handler: Handler) -> bytes:
         """The answer line: the handler's result, or the error it raised."""
@@ -226,12 +255,14 @@ class Connection:
             result = handler(ctx)
         except BaseException as exc:  # noqa: BLE001 - every failure becomes an error answer
             if isinstance(exc, (KeyboardInterrupt, SystemExit)):
-                return wire.encode_error(ctx.id, "internal-error", f"the handler of {ctx.method} tried to exit the plugin")
+                return wire.encode_error(
+                    ctx.id, "internal-error", f"the handler of {ctx.method} tried to exit the plugin"
+                )
             kind, message, data = to_wire(exc)
             return wire.encode_error(ctx.id, kind, message, data)
         try:
             return wire.encode_result(ctx.id, result)
-        except (TypeError, ValueError) as exc:
+        except (TypeError, ValueError, RecursionError) as exc:
             return wire.encode_error(ctx.id, "internal-error", f"the answer to {ctx.method} is not JSON: {exc}")
 
     def _cancel(self, id: Any) -> None:
@@ -268,12 +299,9 @@ class Connection:
         with self._state_lock:
             self._closed = True
             pending = list(self._pending.values())
-            incoming = list(self._incoming.values())
         for p in pending:
             p.error = ConnectionClosedError(f"the connection to the host closed ({reason})")
             p.done.set()
-        for ctx in incoming:
-            ctx.cancel_event.set()
 
     @property
     def in_flight(self) -> Set[wire.Id]:
@@ -281,7 +309,7 @@ class Connection:
             return set(self._incoming)
 
 
-def _sniff_id(text: str) -> Optional[wire.Id]:
+def _sniff_id(text: str) -> wire.Id | None:
     """Finds `"id":<number or string>` near the start of a (possibly cut) message."""
     at = text.find('"id"')
     if at < 0:

@@ -4,10 +4,10 @@ from __future__ import annotations
 
 import os
 import sys
-import threading
+import time
 
+from . import _sync, wire
 from . import manifest as manifest_text
-from . import wire
 from .contributions import (
     GROUPS,
     CliCommand,
@@ -22,7 +22,10 @@ from .errors import (
     ConfigError,
     InvalidParamsError,
     InvalidValueError,
+    MethodNotFoundError,
     PluginError,
+    ProtocolMismatchError,
+    StepFailedError,
 )
 from .host import HostHandle, _current
 from .peer import CallContext, Connection
@@ -30,18 +33,34 @@ from .stores import STORE_BASES, Store, call_store_op, check_config
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
-    from typing import Any, Callable, Dict, List, NoReturn, Optional, Sequence, Tuple, TypeVar, Union
+    from typing import Any, Callable, Dict, List, NoReturn, Sequence, Tuple, TypeVar, Union
 
-    from .contributions import CommandFunction, GenericMethod, RootOptionFunction, StepFunction, ValidateFunction
+    from .contributions import GenericMethod, RootOptionFunction, ValidateFunction
 
     T = TypeVar("T")
     S = TypeVar("S", bound=type)
 
 
 def _method_not_found(method: str, where: str) -> PluginError:
-    error = PluginError(f"no method '{method}' in {where}")
-    error.kind = "method-not-found"
-    return error
+    return MethodNotFoundError(f"no method '{method}' in {where}")
+
+
+def canonical_name(name: str) -> str:
+    """A package name's canonical form: lowercase, each run of `-`, `_` and `.` one `-`."""
+    out: List[str] = []
+    for ch in name.lower():
+        if ch in "-_.":
+            if not out or out[-1] != "-":
+                out.append("-")
+        else:
+            out.append(ch)
+    return "".join(out)
+
+
+def _step_failed(error_type: str, message: str) -> StepFailedError:
+    """`step-failed`, as the run prints it: `<error_type>: <message>`."""
+    text = f"{error_type}: {message}" if message else error_type
+    return StepFailedError(text, {"error_type": error_type, "message": message})
 
 
 def _need_str(params: Dict[str, Any], method: str, name: str) -> str:
@@ -74,9 +93,9 @@ class Plugin:
         name: str,
         version: str,
         protocol: Tuple[int, int] = (wire.MIN_PROTOCOL_VERSION, wire.PROTOCOL_VERSION),
-        description: Optional[str] = None,
-        requires: Optional[Dict[str, str]] = None,
-        exec: Optional[Sequence[str]] = None,
+        description: str | None = None,
+        requires: Dict[str, str] | None = None,
+        exec: Sequence[str] | None = None,
     ) -> None:
         if protocol[0] > protocol[1]:
             raise ValueError(f"protocol range {protocol} has its minimum above its maximum")
@@ -88,25 +107,26 @@ class Plugin:
         self.exec = list(exec) if exec is not None else None
         self.package = name
         self.settings: Dict[str, Any] = {}
-        self.chosen_protocol: Optional[int] = None
+        self.chosen_protocol: int | None = None
         self._steps: Dict[str, TaskStep] = {}
         self._commands: Dict[str, CliCommand] = {}
         self._root_options: Dict[str, RootOption] = {}
         self._generic: Dict[Tuple[str, str], Contribution] = {}
         self._store_classes: Dict[str, type[Store]] = {}
         self._open_stores: Dict[str, Store] = {}
-        self._store_lock = threading.Lock()
+        self._store_lock = _sync.Lock()
         self._next_handle = 0
         self._shutdown_hooks: List[Callable[[], None]] = []
+        self._methods: Dict[str, GenericMethod] = {}
 
     # ---------------------------------------------------------------- registration
 
     def task_step(
         self,
         name: str,
-        cls: Optional[str] = None,
-        validate: Optional[ValidateFunction] = None,
-        description: Optional[str] = None,
+        cls: str | None = None,
+        validate: ValidateFunction | None = None,
+        description: str | None = None,
     ) -> Callable[[T], T]:
         """Registers a task step type: decorate a function `(step, context, host) -> dict`, or a
         `TaskStep` subclass. `cls` is the class label the manifest names (default: the function or
@@ -134,19 +154,21 @@ class Plugin:
     def add_task_step(self, step: TaskStep) -> TaskStep:
         """Registers a `TaskStep` instance under its `type`."""
         if not step.type:
-            raise ValueError(f"{type(step).__name__} has no type; set `type = \"my_step\"` on the class")
+            raise ValueError(f'{type(step).__name__} has no type; set `type = "my_step"` on the class')
         if step.type in self._steps:
             raise ValueError(f"task step type '{step.type}' is registered twice in {self.name}")
         self._steps[step.type] = step
         return step
 
-    def store(self, target: Optional[S] = None, *, cls: Optional[str] = None) -> Any:
+    def store(self, target: S | None = None, *, cls: str | None = None) -> Any:
         """Registers a store class (a subclass of `ObjectStore`, `DocumentStore`, `ImageStore` or
         `SecretStore`). Use as `@plugin.store` or `plugin.store(MyStore, cls="Label")`."""
 
         def register(store_cls: S) -> S:
             if not (isinstance(store_cls, type) and issubclass(store_cls, Store)) or store_cls.kind not in STORE_BASES:
-                raise TypeError(f"{store_cls!r} is not a subclass of ObjectStore, DocumentStore, ImageStore or SecretStore")
+                raise TypeError(
+                    f"{store_cls!r} is not a subclass of ObjectStore, DocumentStore, ImageStore or SecretStore"
+                )
             label = cls or store_cls.__name__
             if label in self._store_classes:
                 raise ValueError(f"store class '{label}' is registered twice in {self.name}")
@@ -155,9 +177,7 @@ class Plugin:
 
         return register(target) if target is not None else register
 
-    def cli_command(
-        self, name: str, cls: Optional[str] = None, description: Optional[str] = None
-    ) -> Callable[[T], T]:
+    def cli_command(self, name: str, cls: str | None = None, description: str | None = None) -> Callable[[T], T]:
         """Registers `agent-env <name>`: decorate a function `(argv, host) -> int` or a `CliCommand`
         subclass."""
 
@@ -179,14 +199,14 @@ class Plugin:
 
     def add_cli_command(self, command: CliCommand) -> CliCommand:
         if not command.name:
-            raise ValueError(f"{type(command).__name__} has no name; set `name = \"my-command\"` on the class")
+            raise ValueError(f'{type(command).__name__} has no name; set `name = "my-command"` on the class')
         if command.name in self._commands:
             raise ValueError(f"CLI command '{command.name}' is registered twice in {self.name}")
         self._commands[command.name] = command
         return command
 
     def root_option(
-        self, name: str, flag: Optional[str] = None, cls: Optional[str] = None, description: Optional[str] = None
+        self, name: str, flag: str | None = None, cls: str | None = None, description: str | None = None
     ) -> Callable[[RootOptionFunction], RootOptionFunction]:
         """Registers a root option: a function `(value, host) -> config path or None`. `flag` defaults to
         `--<name>`."""
@@ -207,10 +227,10 @@ class Plugin:
         group: str,
         name: str,
         handlers: Dict[str, GenericMethod],
-        cls: Optional[str] = None,
-        type: Optional[str] = None,
-        methods: Optional[Sequence[str]] = None,
-        description: Optional[str] = None,
+        cls: str | None = None,
+        type: str | None = None,
+        methods: Sequence[str] | None = None,
+        description: str | None = None,
     ) -> Contribution:
         """Registers a contribution to any other group (`envs`, `sandbox_providers`, ...). `handlers` maps
         each method it implements to a function `(params, host) -> JSON value`; the host calls them as
@@ -225,6 +245,19 @@ class Plugin:
         self._generic[(group, name)] = contribution
         return contribution
 
+    def method(self, name: str) -> Callable[[GenericMethod], GenericMethod]:
+        """Answers the request method `name` with a function `(params, host) -> JSON value`: the escape
+        hatch for anything the protocol adds that has no registration of its own (the Rust SDK's
+        `Plugin::method`)."""
+
+        def register(function: GenericMethod) -> GenericMethod:
+            if name in self._methods:
+                raise ValueError(f"method '{name}' is registered twice in {self.name}")
+            self._methods[name] = function
+            return function
+
+        return register
+
     def on_shutdown(self, hook: Callable[[], None]) -> Callable[[], None]:
         """Runs `hook()` when the host sends `shutdown` (after the open stores are closed)."""
         self._shutdown_hooks.append(hook)
@@ -236,7 +269,16 @@ class Plugin:
         """The `contributions` of the `initialize` answer."""
         out: List[Dict[str, Any]] = []
         for step in self._steps.values():
-            out.append(_info("task_steps", step.type, step.type, step.label or type(step).__name__, step.methods(), step.description))
+            out.append(
+                _info(
+                    "task_steps",
+                    step.type,
+                    step.type,
+                    step.label or type(step).__name__,
+                    step.methods(),
+                    step.description,
+                )
+            )
         for command in self._commands.values():
             label = command.label or command.name
             out.append(_info("cli_plugins", command.name, command.name, label, ["run"], command.description))
@@ -256,9 +298,9 @@ class Plugin:
             out.append(entry)
         return out
 
-    def manifest(self, exec_argv: Optional[Sequence[str]] = None) -> str:
+    def manifest(self, exec_argv: Sequence[str] | None = None) -> str:
         """The manifest (TOML) for what is registered; `exec` is this program unless given."""
-        provides: Dict[str, List[Tuple[str, str, Optional[str]]]] = {}
+        provides: Dict[str, List[Tuple[str, str, str | None]]] = {}
         for info in self.contributions():
             provides.setdefault(info["group"], []).append((info["name"], info["class"], info.get("description")))
         stores = [(label, cls.kind) for label, cls in self._store_classes.items()]
@@ -278,7 +320,7 @@ class Plugin:
             raise InvalidParamsError('initialize needs \'protocol\': {"min": N, "max": M}')
         chosen = wire.negotiate(requested, self.protocol)
         if chosen is None:
-            error = PluginError(
+            raise ProtocolMismatchError(
                 f"{self.name} {self.version} speaks protocol {wire.range_text(self.protocol)}, "
                 f"the host speaks {wire.range_text(requested)}; install a version of one that speaks the other's",
                 {
@@ -286,12 +328,15 @@ class Plugin:
                     "requested": {"min": requested[0], "max": requested[1]},
                 },
             )
-            error.kind = "protocol-mismatch"
-            raise error
         self.chosen_protocol = chosen
         self.settings = _need_dict(params, "initialize", "settings")
         package = params.get("package")
         self.package = package if isinstance(package, str) and package else os.environ.get(wire.PACKAGE_VAR, self.name)
+        if canonical_name(self.package) != canonical_name(self.name):
+            sys.stderr.write(
+                f"warning: agent-env started this plugin as package '{self.package}', but it is '{self.name}'; "
+                f"make the manifest's [plugin] name '{self.name}'\n"
+            )
         return {
             "protocol": chosen,
             "plugin": {"name": self.name, "version": self.version},
@@ -319,6 +364,9 @@ class Plugin:
             _current.host = None
 
     def _dispatch(self, method: str, params: Dict[str, Any], host: HostHandle) -> Any:
+        custom = self._methods.get(method)
+        if custom is not None:
+            return custom(params, host)
         if method == "execute":
             return self._execute(params, host)
         if method == "task_step.validate":
@@ -368,18 +416,11 @@ class Plugin:
 
             sys.stderr.write(f"task step '{step.type}' failed:\n{traceback.format_exc()}")
             sys.stderr.flush()
-            error = PluginError(f"{error_type}: {text}" if text else error_type, {"error_type": error_type, "message": text})
-            error.kind = "step-failed"
-            raise error from exc
+            raise _step_failed(error_type, text) from exc
         if result is None:
             return {"metadata": {}}
         if not isinstance(result, dict):
-            error = PluginError(
-                f"TypeError: task step '{step.type}' returned {type(result).__name__}, not a dict",
-                {"error_type": "TypeError", "message": f"task step '{step.type}' returned {type(result).__name__}, not a dict"},
-            )
-            error.kind = "step-failed"
-            raise error
+            raise _step_failed("TypeError", f"task step '{step.type}' returned {type(result).__name__}, not a dict")
         return result
 
     def _validate(self, params: Dict[str, Any]) -> None:
@@ -453,9 +494,7 @@ class Plugin:
 
     def _root_option(self, params: Dict[str, Any], host: HostHandle) -> Dict[str, Any]:
         flag = _need_str(params, "cli.root_option", "flag")
-        option = next(
-            (o for o in self._root_options.values() if flag in (o.flag, o.name, f"--{o.name}")), None
-        )
+        option = next((o for o in self._root_options.values() if flag in (o.flag, o.name, f"--{o.name}")), None)
         if option is None:
             raise InvalidValueError(f"{self.name} has no root option '{flag}'")
         value = params.get("value")
@@ -480,11 +519,11 @@ class Plugin:
 
     # ---------------------------------------------------------------- serving
 
-    def serve(self, argv: Optional[Sequence[str]] = None) -> NoReturn:
+    def serve(self, argv: Sequence[str] | None = None) -> NoReturn:
         """Runs the plugin until the host is done, then exits the process (see `run_server`)."""
         sys.exit(self.run_server(argv))
 
-    def run_server(self, argv: Optional[Sequence[str]] = None) -> int:
+    def run_server(self, argv: Sequence[str] | None = None) -> int:
         """Checks how it was started, takes the protocol streams and answers the host until stdin ends
         or `shutdown` comes. Returns the exit status: 0, or 2 when run by hand."""
         args = list(sys.argv[1:] if argv is None else argv)
@@ -503,6 +542,7 @@ class Plugin:
         if fds is None:
             return 2
         read_fd, write_fd = fds
+        _watch_parent(self.name)
         connection = Connection(
             read_fd,
             write_fd,
@@ -523,7 +563,7 @@ class Plugin:
         ctx.connection.stop()
 
 
-def _protocol_fds() -> Optional[Tuple[int, int]]:
+def _protocol_fds() -> Tuple[int, int] | None:
     """The fds the protocol runs over. In command mode (`AGENT_ENV_RPC_FDS=3,4`) they are given and the
     terminal keeps stdin/stdout; otherwise stdout is moved aside at the fd level so nothing but the
     protocol reaches it, and stdin is replaced by /dev/null so no child process can eat protocol input."""
@@ -535,7 +575,9 @@ def _protocol_fds() -> Optional[Tuple[int, int]]:
             os.fstat(read_fd)
             os.fstat(write_fd)
         except (ValueError, OSError) as exc:
-            sys.stderr.write(f"{wire.RPC_FDS_VAR}={spec!r} does not name two open file descriptors 'read,write': {exc}\n")
+            sys.stderr.write(
+                f"{wire.RPC_FDS_VAR}={spec!r} does not name two open file descriptors 'read,write': {exc}\n"
+            )
             return None
         os.set_inheritable(read_fd, False)
         os.set_inheritable(write_fd, False)
@@ -544,14 +586,39 @@ def _protocol_fds() -> Optional[Tuple[int, int]]:
         sys.stdout.flush()
     except (OSError, ValueError):
         pass
-    write_fd = os.dup(1)  # non-inheritable: children never see the protocol stream
-    os.dup2(2, 1)
+    try:
+        write_fd = os.dup(1)  # non-inheritable: children never see the protocol stream
+        read_fd = os.dup(0)
+        os.dup2(2, 1)
+        null_fd = os.open(os.devnull, os.O_RDONLY)
+        os.dup2(null_fd, 0)
+        os.close(null_fd)
+    except OSError as exc:
+        sys.stderr.write(f"cannot take stdin and stdout for the agent-env protocol: {exc}\n")
+        return None
     sys.stdout = sys.stderr
-    read_fd = os.dup(0)
-    null_fd = os.open(os.devnull, os.O_RDONLY)
-    os.dup2(null_fd, 0)
-    os.close(null_fd)
     return read_fd, write_fd
+
+
+#: How often the plugin checks that agent-env is still its parent.
+PARENT_CHECK_SECONDS = 1.0
+
+
+def _watch_parent(name: str) -> None:
+    """Exits the plugin when agent-env dies even though stdin has not ended (something else may hold the
+    pipe open): once a second, a daemon thread checks that the parent process is still the one that
+    started the plugin."""
+    parent = os.getppid()
+
+    def watch() -> None:
+        while True:
+            time.sleep(PARENT_CHECK_SECONDS)
+            if os.getppid() != parent:
+                sys.stderr.write(f"{name}: agent-env (pid {parent}) is gone; exiting\n")
+                _flush_std()
+                os._exit(0)
+
+    _sync.start(watch)
 
 
 def _own_argv() -> List[str]:
@@ -564,7 +631,7 @@ def _own_argv() -> List[str]:
 
 
 def _info(
-    group: str, name: str, type_name: str, label: str, methods: List[str], description: Optional[str]
+    group: str, name: str, type_name: str, label: str, methods: List[str], description: str | None
 ) -> Dict[str, Any]:
     info: Dict[str, Any] = {"group": group, "name": name, "type": type_name, "class": label, "methods": methods}
     if description:
@@ -572,7 +639,7 @@ def _info(
     return info
 
 
-def _first_doc_line(target: Any) -> Optional[str]:
+def _first_doc_line(target: Any) -> str | None:
     doc = getattr(target, "__doc__", None)
     if not doc:
         return None

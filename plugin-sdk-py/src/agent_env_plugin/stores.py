@@ -16,12 +16,12 @@ from .errors import ConfigError, NotSupportedError, ObjectNotFoundError
 TYPE_CHECKING = False
 if TYPE_CHECKING:
     import datetime
-    from typing import IO, Any, ClassVar, Dict, List, Optional, Sequence, Union
+    from typing import IO, Any, ClassVar, Dict, List, Sequence, Tuple, Union
 
 DEFAULT_CONTENT_TYPE = "application/octet-stream"
 
 
-class Store(ABC):
+class Store(ABC):  # noqa: B024 - the kinds below add the abstract methods
     """What every store kind shares: its kind, its config keys and how it is built."""
 
     kind: ClassVar[str] = ""
@@ -66,11 +66,11 @@ class ObjectMetadata:
 
     def __init__(
         self,
-        content_type: Optional[str] = None,
-        size: Optional[int] = None,
-        last_modified: Optional[datetime.datetime] = None,
-        content_encoding: Optional[str] = None,
-        etag: Optional[str] = None,
+        content_type: str | None = None,
+        size: int | None = None,
+        last_modified: datetime.datetime | None = None,
+        content_encoding: str | None = None,
+        etag: str | None = None,
     ) -> None:
         self.content_type = content_type
         self.size = size
@@ -132,7 +132,7 @@ class ObjectStore(Store):
     def get(self, object_url: str) -> bytes: ...
 
     @abstractmethod
-    def get_object_metadata(self, key: str) -> Optional[ObjectMetadata]: ...
+    def get_object_metadata(self, key: str) -> ObjectMetadata | None: ...
 
     @abstractmethod
     def list(self, prefix: str) -> List[str]: ...
@@ -157,7 +157,7 @@ class ObjectStore(Store):
         with open(dest_path, "wb") as handle:
             handle.write(data)
 
-    def get_object_metadata_at(self, object_url: str) -> Optional[ObjectMetadata]:
+    def get_object_metadata_at(self, object_url: str) -> ObjectMetadata | None:
         return self.get_object_metadata(self.get_object_key(object_url))
 
     def list_at(self, url_prefix: str) -> List[str]:
@@ -183,8 +183,14 @@ class ObjectStore(Store):
 
 
 class DocumentStore(Store):
-    """Collections of JSON documents. Each operation gets `collection` and the operation's arguments as
-    keyword arguments, exactly as they arrive on the wire, and returns a JSON value."""
+    """Collections of JSON documents (docs/protocol.md, "Documents").
+
+    A `filter` maps a dotted path to a list of predicates (`{"op": "eq", "value": ...}`; ops `eq`, `ne`,
+    `gte`, `lte`, `in`, `exists`, `lte_or_absent`, `absent_or_null`), ANDed; `{}` matches every document.
+    A `sort` is a list of `{"field", "descending"}`. An `update` is `{"set", "unset", "inc", "add_to_set",
+    "push"}`. Implement the operations the store supports; the others answer `not-supported`. Return plain
+    values: the SDK shapes them for the wire (`find_one` -> `{"doc"}`, `query` -> `{"docs"}`, ...).
+    """
 
     kind = "document"
     operations: ClassVar[Sequence[str]] = (
@@ -199,32 +205,55 @@ class DocumentStore(Store):
         "ensure_index",
     )
 
-    def find_one(self, collection: str, **args: Any) -> Any:
-        raise NotSupportedError(f"{type(self).__name__} does not implement find_one")
+    def _unsupported(self, op: str) -> NotSupportedError:
+        return NotSupportedError(f"{type(self).__name__} does not implement {op}")
 
-    def query(self, collection: str, **args: Any) -> Any:
-        raise NotSupportedError(f"{type(self).__name__} does not implement query")
+    def find_one(self, collection: str, filter: Dict[str, Any], sort: List[Dict[str, Any]] | None = None) -> Any:
+        """The first matching document, or None."""
+        raise self._unsupported("find_one")
 
-    def count(self, collection: str, **args: Any) -> Any:
-        raise NotSupportedError(f"{type(self).__name__} does not implement count")
+    def query(
+        self,
+        collection: str,
+        filter: Dict[str, Any],
+        sort: List[Dict[str, Any]] | None = None,
+        limit: int | None = None,
+        offset: int = 0,
+    ) -> List[Any]:
+        """The matching documents; `limit` None or 0 means all."""
+        raise self._unsupported("query")
 
-    def insert(self, collection: str, **args: Any) -> Any:
-        raise NotSupportedError(f"{type(self).__name__} does not implement insert")
+    def count(self, collection: str, filter: Dict[str, Any]) -> int:
+        raise self._unsupported("count")
 
-    def update(self, collection: str, **args: Any) -> Any:
-        raise NotSupportedError(f"{type(self).__name__} does not implement update")
+    def insert(self, collection: str, doc: Dict[str, Any]) -> None:
+        """Raises `DuplicateKeyError` on a unique index violation."""
+        raise self._unsupported("insert")
 
-    def update_one_and_get(self, collection: str, **args: Any) -> Any:
-        raise NotSupportedError(f"{type(self).__name__} does not implement update_one_and_get")
+    def update(self, collection: str, filter: Dict[str, Any], update: Dict[str, Any], upsert: bool = False) -> int:
+        """Updates the first match; returns how many matched (0 or 1)."""
+        raise self._unsupported("update")
 
-    def replace(self, collection: str, **args: Any) -> Any:
-        raise NotSupportedError(f"{type(self).__name__} does not implement replace")
+    def update_one_and_get(
+        self,
+        collection: str,
+        filter: Dict[str, Any],
+        update: Dict[str, Any],
+        return_after: bool = True,
+        upsert: bool = False,
+    ) -> Any:
+        """The document before or after the update, or None when nothing matched."""
+        raise self._unsupported("update_one_and_get")
 
-    def delete(self, collection: str, **args: Any) -> Any:
-        raise NotSupportedError(f"{type(self).__name__} does not implement delete")
+    def replace(self, collection: str, filter: Dict[str, Any], doc: Dict[str, Any], upsert: bool = False) -> int:
+        raise self._unsupported("replace")
 
-    def ensure_index(self, collection: str, **args: Any) -> Any:
-        raise NotSupportedError(f"{type(self).__name__} does not implement ensure_index")
+    def delete(self, collection: str, filter: Dict[str, Any]) -> int:
+        """Deletes the first match; returns how many were deleted (0 or 1)."""
+        raise self._unsupported("delete")
+
+    def ensure_index(self, collection: str, fields: List[str], unique: bool = False) -> None:
+        raise self._unsupported("ensure_index")
 
 
 class ImageStore(Store):
@@ -241,7 +270,7 @@ class ImageStore(Store):
     @abstractmethod
     def owns(self, ref: str) -> bool: ...
 
-    def auth(self, ref: str) -> Optional[Dict[str, str]]:
+    def auth(self, ref: str) -> Dict[str, str] | None:
         """`{registry, username, password}` to push or pull `ref`, or None when none is needed."""
         return None
 
@@ -252,7 +281,7 @@ class SecretStore(Store):
     kind = "secret"
 
     @abstractmethod
-    def get(self, name: str) -> Optional[str]: ...
+    def get(self, name: str) -> str | None: ...
 
 
 STORE_BASES: Dict[str, type[Store]] = {
@@ -281,7 +310,7 @@ def _b64decode(text: str) -> bytes:
         raise InvalidParamsError(f"'data' is not standard base64: {exc}") from exc
 
 
-def _metadata(value: Any) -> Optional[Dict[str, Any]]:
+def _metadata(value: Any) -> Dict[str, Any] | None:
     if value is None:
         return None
     if isinstance(value, ObjectMetadata):
@@ -369,13 +398,47 @@ def call_secret_op(store: SecretStore, op: str, params: Dict[str, Any]) -> Any:
     return _unknown_op("secret", op)
 
 
+#: Each document operation: its params (required ones first, then optional ones), and the key its plain
+#: return value travels under (None: the answer is `null`).
+DOCUMENT_OPS: Dict[str, Tuple[Tuple[str, ...], Tuple[str, ...], str | None]] = {
+    "find_one": (("filter",), ("sort",), "doc"),
+    "query": (("filter",), ("sort", "limit", "offset"), "docs"),
+    "count": (("filter",), (), "count"),
+    "insert": (("doc",), (), None),
+    "update": (("filter", "update"), ("upsert",), "matched"),
+    "update_one_and_get": (("filter", "update"), ("return_after", "upsert"), "doc"),
+    "replace": (("filter", "doc"), ("upsert",), "matched"),
+    "delete": (("filter",), (), "deleted"),
+    "ensure_index": (("fields",), ("unique",), None),
+}
+DOCUMENT_RESULT_KEYS: Dict[str, str | None] = {op: spec[2] for op, spec in DOCUMENT_OPS.items()}
+
+
 def call_document_op(store: DocumentStore, op: str, params: Dict[str, Any]) -> Any:
-    if op not in DocumentStore.operations:
+    """Runs `store.document.<op>`. Params the operation does not know are ignored (a newer host may send
+    more); a missing required one is `invalid-params`."""
+    spec = DOCUMENT_OPS.get(op)
+    if spec is None:
         return _unknown_op("document", op)
-    args = dict(params)
-    collection = _need(args, f"store.document.{op}", "collection")
-    del args["collection"]
-    return getattr(store, op)(collection, **args)
+    required, optional, key = spec
+    method = f"store.document.{op}"
+    collection = _need(params, method, "collection")
+    args: Dict[str, Any] = {}
+    for name in required:
+        if params.get(name) is None:
+            from .errors import InvalidParamsError
+
+            raise InvalidParamsError(f"{method} needs '{name}'")
+        args[name] = params[name]
+    for name in optional:
+        if params.get(name) is not None:
+            args[name] = params[name]
+    value = getattr(store, op)(collection, **args)
+    if key is None:
+        return None
+    if key == "docs":
+        value = list(value)
+    return {key: value}
 
 
 def call_store_op(store: Store, op: str, params: Dict[str, Any]) -> Any:
@@ -392,11 +455,9 @@ def call_store_op(store: Store, op: str, params: Dict[str, Any]) -> Any:
 
 
 def _unknown_op(kind: str, op: str) -> Any:
-    from .errors import PluginError
+    from .errors import MethodNotFoundError
 
-    error = PluginError(f"no method 'store.{kind}.{op}': {kind} stores have no operation '{op}'")
-    error.kind = "method-not-found"
-    raise error
+    raise MethodNotFoundError(f"no method 'store.{kind}.{op}': {kind} stores have no operation '{op}'")
 
 
 __all__ = [

@@ -20,7 +20,7 @@ from .host import WireObjectStore
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
-    from typing import Any, Callable, Dict, List, Mapping, Optional, Sequence, Tuple
+    from typing import Any, Callable, Dict, List, Mapping, Sequence, Tuple
 
     HostMethod = Callable[[Dict[str, Any]], Any]
 
@@ -37,11 +37,11 @@ class PluginProcess:
     def __init__(
         self,
         argv: Sequence[str],
-        env: Optional[Mapping[str, str]] = None,
-        host_methods: Optional[Dict[str, HostMethod]] = None,
-        cwd: Optional[str] = None,
+        env: Mapping[str, str] | None = None,
+        host_methods: Dict[str, HostMethod] | None = None,
+        cwd: str | None = None,
         cookie: bool = True,
-        package: Optional[str] = None,
+        package: str | None = None,
     ) -> None:
         full_env = dict(os.environ if env is None else env)
         full_env.pop(wire.RPC_FDS_VAR, None)
@@ -83,7 +83,7 @@ class PluginProcess:
             self.process.stdin.write(data)
             self.process.stdin.flush()
 
-    def notify(self, method: str, params: Optional[Dict[str, Any]] = None) -> None:
+    def notify(self, method: str, params: Dict[str, Any] | None = None) -> None:
         self.send_raw(wire.encode_notification(method, params))
 
     def expect(self, id: int) -> None:
@@ -91,7 +91,7 @@ class PluginProcess:
         with self._lock:
             self._waiters[id] = _Waiter()
 
-    def start_request(self, method: str, params: Optional[Dict[str, Any]] = None) -> int:
+    def start_request(self, method: str, params: Dict[str, Any] | None = None) -> int:
         """Sends a request and returns its id without waiting; see `wait`."""
         with self._lock:
             self._next_id += 1
@@ -110,7 +110,9 @@ class PluginProcess:
             self._waiters.pop(id, None)
         message = waiter.message
         if message is None:
-            raise error_for_kind(None, f"the plugin closed its stdout before answering request {id}; stderr: {self.stderr[-2000:]}")
+            raise error_for_kind(
+                None, f"the plugin closed its stdout before answering request {id}; stderr: {self.stderr[-2000:]}"
+            )
         if isinstance(message, wire.ErrorResponse):
             raise error_for_kind(message.kind, message.message, message.data)
         return message.result
@@ -123,12 +125,10 @@ class PluginProcess:
             raise TimeoutError(f"no answer to request {id} within {timeout} s")
         return waiter.message
 
-    def request(self, method: str, params: Optional[Dict[str, Any]] = None, timeout: float = 30.0) -> Any:
+    def request(self, method: str, params: Dict[str, Any] | None = None, timeout: float = 30.0) -> Any:
         return self.wait(self.start_request(method, params), timeout)
 
-    def initialize(
-        self, protocol: Tuple[int, int] = (1, 1), settings: Optional[Dict[str, Any]] = None
-    ) -> Dict[str, Any]:
+    def initialize(self, protocol: Tuple[int, int] = (1, 1), settings: Dict[str, Any] | None = None) -> Dict[str, Any]:
         params = {
             "host": {"name": "agent-env", "version": "0.1.0"},
             "protocol": {"min": protocol[0], "max": protocol[1]},

@@ -6,11 +6,11 @@ noise (a line that is not a JSON-RPC message: counted, never fatal). `encode_*` 
 
 from __future__ import annotations
 
-import json
+from . import _codec
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
-    from typing import Any, Dict, Optional, Tuple, Union
+    from typing import Any, Dict, Tuple, Union
 
     Id = Union[int, str]
 
@@ -98,14 +98,14 @@ class ErrorResponse:
 
     __slots__ = ("id", "code", "message", "data")
 
-    def __init__(self, id: Id, code: int, message: str, data: Optional[Dict[str, Any]]) -> None:
+    def __init__(self, id: Id, code: int, message: str, data: Dict[str, Any] | None) -> None:
         self.id = id
         self.code = code
         self.message = message
         self.data = data
 
     @property
-    def kind(self) -> Optional[str]:
+    def kind(self) -> str | None:
         if self.data is not None:
             kind = self.data.get("kind")
             if isinstance(kind, str) and kind in ERROR_CODES:
@@ -125,16 +125,17 @@ def _valid_id(value: Any) -> bool:
     return (isinstance(value, int) and not isinstance(value, bool)) or isinstance(value, str)
 
 
-def decode(line: Union[bytes, str]) -> Optional[Message]:
+def decode(line: Union[bytes, str]) -> Message | None:
     """Decodes one line (without its newline). Returns None when the line is noise."""
     try:
-        obj = json.loads(line)
-    except (ValueError, UnicodeDecodeError):
+        text = line.decode("utf-8") if isinstance(line, (bytes, bytearray)) else line
+        obj = _codec.loads(text)
+    except (ValueError, RecursionError):  # not UTF-8, not JSON, or nested too deep to parse
         return None
     return from_value(obj)
 
 
-def from_value(obj: Any) -> Optional[Message]:
+def from_value(obj: Any) -> Message | None:
     """Turns a parsed JSON value into a message, or None when it is not a JSON-RPC 2.0 message."""
     if not isinstance(obj, dict) or obj.get("jsonrpc") != "2.0":
         return None
@@ -175,14 +176,14 @@ def from_value(obj: Any) -> Optional[Message]:
 def _line(obj: Dict[str, Any]) -> bytes:
     # ensure_ascii keeps every line pure ASCII; separators make it compact. A JSON string never holds a
     # raw newline, so this is always exactly one line.
-    return json.dumps(obj, separators=(",", ":")).encode("ascii") + b"\n"
+    return _codec.dumps(obj).encode("ascii") + b"\n"
 
 
-def encode_request(id: Id, method: str, params: Optional[Dict[str, Any]] = None) -> bytes:
+def encode_request(id: Id, method: str, params: Dict[str, Any] | None = None) -> bytes:
     return _line({"jsonrpc": "2.0", "id": id, "method": method, "params": params or {}})
 
 
-def encode_notification(method: str, params: Optional[Dict[str, Any]] = None) -> bytes:
+def encode_notification(method: str, params: Dict[str, Any] | None = None) -> bytes:
     return _line({"jsonrpc": "2.0", "method": method, "params": params or {}})
 
 
@@ -190,7 +191,7 @@ def encode_result(id: Id, result: Any) -> bytes:
     return _line({"jsonrpc": "2.0", "id": id, "result": result})
 
 
-def encode_error(id: Optional[Id], kind: str, message: str, data: Optional[Dict[str, Any]] = None) -> bytes:
+def encode_error(id: Id | None, kind: str, message: str, data: Dict[str, Any] | None = None) -> bytes:
     payload: Dict[str, Any] = {"kind": kind}
     if data:
         payload.update(data)
@@ -199,14 +200,14 @@ def encode_error(id: Optional[Id], kind: str, message: str, data: Optional[Dict[
     return _line({"jsonrpc": "2.0", "id": id, "error": error})
 
 
-def negotiate(host: Tuple[int, int], plugin: Tuple[int, int]) -> Optional[int]:
+def negotiate(host: Tuple[int, int], plugin: Tuple[int, int]) -> int | None:
     """The highest protocol version both inclusive ranges contain, or None when they do not meet."""
     low = max(host[0], plugin[0])
     high = min(host[1], plugin[1])
     return high if low <= high else None
 
 
-def parse_range(value: Any) -> Optional[Tuple[int, int]]:
+def parse_range(value: Any) -> Tuple[int, int] | None:
     """Reads `{"min": a, "max": b}` or the environment form `a-b` (a single `n` means `n-n`)."""
     if isinstance(value, dict):
         low, high = value.get("min"), value.get("max")

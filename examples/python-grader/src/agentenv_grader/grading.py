@@ -8,11 +8,10 @@ of keywords found (1.0 when every keyword is there).
 from __future__ import annotations
 
 import os
-import re
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
-    from typing import Any, Dict, List, Optional, Sequence
+    from typing import Any, Dict, List, Sequence
 
 #: In a local sandbox, paths under /app live in the sandbox's work folder.
 SANDBOX_APP_ROOT = "/app"
@@ -35,7 +34,7 @@ def check_step(step: Dict[str, Any]) -> None:
             raise ValueError(f"step '{step_id}': '{flag}' must be true or false, got {step[flag]!r}")
 
 
-def find_sandbox(context: Dict[str, Any], name: Optional[str]) -> Dict[str, Any]:
+def find_sandbox(context: Dict[str, Any], name: str | None) -> Dict[str, Any]:
     """The deployed sandbox named `name`, or the only one when no name is given."""
     sandboxes = [s for s in context.get("deployed_sandboxes") or [] if isinstance(s, dict)]
     if name is not None:
@@ -64,6 +63,8 @@ def resolve_path(sandbox: Dict[str, Any], path: str) -> str:
 
 
 def count_hits(text: str, keyword: str, case_sensitive: bool, whole_word: bool) -> int:
+    import re  # here, not at the top: the plugin starts faster without it
+
     pattern = re.escape(keyword)
     if whole_word:
         pattern = rf"(?<!\w){pattern}(?!\w)"
@@ -71,7 +72,7 @@ def count_hits(text: str, keyword: str, case_sensitive: bool, whole_word: bool) 
 
 
 def grade_text(
-    text: Optional[str],
+    text: str | None,
     keywords: Sequence[str],
     shown_path: str,
     case_sensitive: bool = False,
@@ -86,7 +87,9 @@ def grade_text(
         else:
             hits = count_hits(text, keyword, case_sensitive, whole_word)
             times = "once" if hits == 1 else f"{hits} times"
-            justification = f"{keyword!r} appears {times} in {shown_path}" if hits else f"{keyword!r} is not in {shown_path}"
+            justification = (
+                f"{keyword!r} appears {times} in {shown_path}" if hits else f"{keyword!r} is not in {shown_path}"
+            )
         rows.append(
             {
                 "criterion_index": index,
@@ -102,7 +105,7 @@ def grade_text(
     return {"score": score, "results": rows}
 
 
-def read_text(path: str) -> Optional[str]:
+def read_text(path: str) -> str | None:
     """The file's text (undecodable bytes replaced), or None when there is no such file."""
     try:
         with open(path, "rb") as handle:

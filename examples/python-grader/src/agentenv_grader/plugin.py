@@ -11,7 +11,6 @@ writes `metadata.verifications.keywords = {"score": 0.5, "results": [...]}`, one
 
 from __future__ import annotations
 
-import json
 import sys
 
 from agent_env_plugin import HostHandle, Plugin, TaskStep
@@ -21,7 +20,7 @@ from .store import FolderObjectStore
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
-    from typing import Any, Dict, List, Optional
+    from typing import Any, Dict, List
 
 __version__ = "0.1.0"
 
@@ -57,6 +56,8 @@ class GradeKeywords(TaskStep):
         )
         verifier_id = step.get("verifier_id") or step.get("id") or self.type
         if step.get("upload_report"):
+            import json
+
             instance = str(context.get("instance_id") or "run").replace("/", "_").replace("@", "")
             report = {"verifier_id": verifier_id, "path": step["path"], **verification}
             url = host.objects.put(
@@ -75,6 +76,7 @@ plugin.store(FolderObjectStore)
 @plugin.cli_command("grader", description="Score a file by keywords from the command line")
 def grader_command(argv: List[str], host: HostHandle) -> int:
     import argparse
+    import json
 
     parser = argparse.ArgumentParser(prog="agent-env grader", description="Score a file by the keywords it contains.")
     parser.add_argument("file", help="the file to grade")
@@ -97,7 +99,7 @@ def grader_command(argv: List[str], host: HostHandle) -> int:
     return 0 if verification["score"] == 1.0 else 1
 
 
-def main(argv: Optional[List[str]] = None) -> None:
+def main(argv: List[str] | None = None) -> None:
     """The console script agent-env starts (`agentenv-grader`)."""
     plugin.serve(argv)
 

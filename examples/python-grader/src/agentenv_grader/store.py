@@ -14,7 +14,6 @@ whole or not at all, even with several processes writing. Content types live in
 
 from __future__ import annotations
 
-import json
 import os
 
 from agent_env_plugin import (
@@ -29,7 +28,7 @@ from agent_env_plugin import (
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
-    from typing import Iterator, List, Optional
+    from typing import Iterator, List
 
 RESERVED = (".agentenv-tmp", ".agentenv-meta")
 SCHEME = "folder://"
@@ -109,6 +108,8 @@ class FolderObjectStore(ObjectStore):
                 os.unlink(meta)
             return
         os.makedirs(os.path.dirname(meta), exist_ok=True)
+        import json
+
         fd, staged = self._stage()
         with os.fdopen(fd, "w") as handle:
             json.dump({"content_type": content_type}, handle)
@@ -159,7 +160,7 @@ class FolderObjectStore(ObjectStore):
         os.makedirs(os.path.dirname(os.path.abspath(dest_path)), exist_ok=True)
         shutil.copyfile(source, dest_path)
 
-    def get_object_metadata(self, key: str) -> Optional[ObjectMetadata]:
+    def get_object_metadata(self, key: str) -> ObjectMetadata | None:
         path = self._path(key)
         try:
             info = os.stat(path)
@@ -167,6 +168,7 @@ class FolderObjectStore(ObjectStore):
             return None
         if not os.path.isfile(path):
             return None
+        import json
         from datetime import datetime, timezone
 
         content_type = None

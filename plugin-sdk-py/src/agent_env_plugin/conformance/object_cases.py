@@ -97,7 +97,9 @@ def put_file_is_write_once(store: ObjectStore, ns: str) -> None:
     with _TempDir() as tmp:
         path = tmp.file("in.bin", b"x")
         store.put_file(ns + "files/once.bin", path)
-        _raises(AlreadyExistsError, lambda: store.put_file(ns + "files/once.bin", path), "a second put_file to the same key")
+        _raises(
+            AlreadyExistsError, lambda: store.put_file(ns + "files/once.bin", path), "a second put_file to the same key"
+        )
 
 
 def exists_reflects_writes(store: ObjectStore, ns: str) -> None:
@@ -190,7 +192,9 @@ def get_object_metadata_at_matches_key_variant(store: ObjectStore, ns: str) -> N
     by_key = store.get_object_metadata(key)
     _check(by_url is not None and by_key is not None, "metadata after a put is None")
     assert by_url is not None and by_key is not None
-    _check(by_url.size == by_key.size == 5, f"sizes by url ({by_url.size!r}) and by key ({by_key.size!r}) are not both 5")
+    _check(
+        by_url.size == by_key.size == 5, f"sizes by url ({by_url.size!r}) and by key ({by_key.size!r}) are not both 5"
+    )
 
 
 def list_at_matches_list(store: ObjectStore, ns: str) -> None:
@@ -221,14 +225,15 @@ def missing_object_reads_raise_object_not_found(store: ObjectStore, ns: str) -> 
             url = store.object_url(key)
             dest = os.path.join(tmp.path, "out.bin")
             for name, action in (
-                ("get", lambda: store.get(url)),
-                ("open", lambda: store.open(url).read()),
-                ("download_to_file", lambda: store.download_to_file(url, dest)),
+                ("get", lambda url=url: store.get(url)),
+                ("open", lambda url=url: store.open(url).read()),
+                ("download_to_file", lambda url=url, dest=dest: store.download_to_file(url, dest)),
             ):
                 exc = _raises(ObjectNotFoundError, action, f"{name}({url!r})")
                 _check(isinstance(exc, NotFoundError), f"{name}({url!r}) raised an error that is not a NotFoundError")
                 _check(
-                    isinstance(exc, FileNotFoundError), f"{name}({url!r}) raised an error that is not a FileNotFoundError"
+                    isinstance(exc, FileNotFoundError),
+                    f"{name}({url!r}) raised an error that is not a FileNotFoundError",
                 )
 
 

@@ -44,6 +44,10 @@ impl Db {
                 Err(e) => return Err(sqlite_error(path, &e)),
             }
         }
+        // In WAL mode NORMAL never corrupts the database; a power cut may lose the last commits, which is
+        // the usual trade for not syncing on every commit (FULL made each insert wait for the disk).
+        conn.execute_batch("PRAGMA synchronous=NORMAL")
+            .map_err(|e| sqlite_error(path, &e))?;
         Ok(Db {
             conn,
             tables: HashSet::new(),

@@ -2,7 +2,7 @@
 //! a table `docs_<collection>` per collection with one JSON `doc` column, expression indexes on
 //! `json_extract`, and the §3.1 query semantics evaluated in Rust.
 //!
-//! One connection per store, behind a mutex; WAL and a 5 s busy timeout; every read-modify-write runs in a
+//! One connection per store, behind a mutex; WAL (synchronous=NORMAL) and a 5 s busy timeout; every read-modify-write runs in a
 //! `BEGIN IMMEDIATE` transaction, so writers in several threads and several processes never lose an
 //! update. Nothing touches disk until the first write: a read of a database that does not exist yet is
 //! empty.

@@ -1,0 +1,168 @@
+//! Store figures: `put_file` and `download_to_file` of a 134 MB file through the built-in object store,
+//! 10,000 small `put`s, and 1,000 document inserts and lookups through the built-in SQLite store.
+//! (The plugin-store figures come from the host's bench, which starts a plugin store.)
+
+use std::fs::File;
+use std::io::{BufWriter, Write};
+use std::path::{Path, PathBuf};
+use std::time::Instant;
+
+use agent_env::stores::{
+    DocumentStore, Filter, LocalFilesystemObjectStore, LocalSqliteDocumentStore, ObjectStore,
+    DEFAULT_CONTENT_TYPE,
+};
+use serde_json::json;
+
+/// The size of the OpenCiv3 env image tarball.
+const BIG_FILE_BYTES: u64 = 134_000_000;
+const SMALL_PUTS: usize = 10_000;
+const DOCUMENTS: usize = 1_000;
+
+/// A folder under the system temp dir, removed on drop.
+struct Scratch(PathBuf);
+
+impl Scratch {
+    fn new() -> Result<Scratch, String> {
+        let nanos = std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .map(|d| d.as_nanos())
+            .unwrap_or(0);
+        let path = std::env::temp_dir().join(format!(
+            "agent-env-bench-stores-{}-{nanos}",
+            std::process::id()
+        ));
+        std::fs::create_dir_all(&path).map_err(|e| format!("{}: {e}", path.display()))?;
+        Ok(Scratch(path))
+    }
+}
+
+impl Drop for Scratch {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_dir_all(&self.0);
+    }
+}
+
+/// Writes `bytes` of pseudo-random data in 1 MiB chunks (never the whole file in memory).
+fn write_big_file(path: &Path, bytes: u64) -> Result<(), String> {
+    let file = File::create(path).map_err(|e| format!("{}: {e}", path.display()))?;
+    let mut out = BufWriter::new(file);
+    let mut chunk = vec![0u8; 1 << 20];
+    let mut state: u64 = 0x9e37_79b9_7f4a_7c15;
+    let mut left = bytes;
+    while left > 0 {
+        for b in chunk.iter_mut() {
+            state ^= state << 13;
+            state ^= state >> 7;
+            state ^= state << 17;
+            *b = state as u8;
+        }
+        let n = left.min(chunk.len() as u64) as usize;
+        out.write_all(&chunk[..n])
+            .map_err(|e| format!("{}: {e}", path.display()))?;
+        left -= n as u64;
+    }
+    out.flush().map_err(|e| format!("{}: {e}", path.display()))
+}
+
+/// Peak resident memory of this process so far, in MiB.
+fn peak_rss_mib() -> f64 {
+    let mut usage = std::mem::MaybeUninit::<libc::rusage>::zeroed();
+    // SAFETY: getrusage fills the struct it is given; a zeroed rusage is a valid value.
+    let rc = unsafe { libc::getrusage(libc::RUSAGE_SELF, usage.as_mut_ptr()) };
+    if rc != 0 {
+        return f64::NAN;
+    }
+    // SAFETY: getrusage succeeded, so the struct is initialized.
+    let usage = unsafe { usage.assume_init() };
+    usage.ru_maxrss as f64 / 1024.0
+}
+
+fn mb_per_s(bytes: u64, seconds: f64) -> f64 {
+    bytes as f64 / 1e6 / seconds
+}
+
+/// Runs the store benchmarks and prints one line per figure.
+pub fn run() -> Result<(), String> {
+    let scratch = Scratch::new()?;
+    let big = scratch.0.join("image.tar");
+    write_big_file(&big, BIG_FILE_BYTES)?;
+    let rss_before = peak_rss_mib();
+    let store = LocalFilesystemObjectStore::new(scratch.0.join("object_store"));
+
+    let started = Instant::now();
+    let url = store
+        .put_file(
+            "artifacts/docker_image/bench/1/image.tar",
+            &big,
+            "application/x-tar",
+        )
+        .map_err(|e| e.to_string())?;
+    let put_s = started.elapsed().as_secs_f64();
+
+    let dest = scratch.0.join("out").join("image.tar");
+    let started = Instant::now();
+    store
+        .download_to_file(&url, &dest)
+        .map_err(|e| e.to_string())?;
+    let download_s = started.elapsed().as_secs_f64();
+    let copied = std::fs::metadata(&dest).map_err(|e| e.to_string())?.len();
+    if copied != BIG_FILE_BYTES {
+        return Err(format!(
+            "download_to_file wrote {copied} bytes, not {BIG_FILE_BYTES}"
+        ));
+    }
+    let rss_after = peak_rss_mib();
+    println!(
+        "put_file 134 MB, built-in object store: {put_s:.3} s ({:.0} MB/s)",
+        mb_per_s(BIG_FILE_BYTES, put_s)
+    );
+    println!(
+        "download_to_file 134 MB, built-in object store: {download_s:.3} s ({:.0} MB/s)",
+        mb_per_s(BIG_FILE_BYTES, download_s)
+    );
+    println!(
+        "peak RSS around the 134 MB transfers: {rss_after:.1} MiB (before: {rss_before:.1} MiB)"
+    );
+
+    let payload = [b'x'; 100];
+    let started = Instant::now();
+    for i in 0..SMALL_PUTS {
+        store
+            .put(
+                &format!("small/{i:05}.bin"),
+                &payload,
+                DEFAULT_CONTENT_TYPE,
+                false,
+            )
+            .map_err(|e| e.to_string())?;
+    }
+    let puts_s = started.elapsed().as_secs_f64();
+    println!(
+        "{SMALL_PUTS} small puts (100 B), built-in object store: {puts_s:.3} s ({:.0} puts/s)",
+        SMALL_PUTS as f64 / puts_s
+    );
+
+    let docs = LocalSqliteDocumentStore::new(scratch.0.join("documents.db"));
+    docs.ensure_index("bench", &["id", "version"], true)
+        .map_err(|e| e.to_string())?;
+    let started = Instant::now();
+    for i in 0..DOCUMENTS {
+        let doc = json!({"id": format!("doc-{i}"), "version": 1, "payload": {"n": i}});
+        docs.insert("bench", doc.as_object().ok_or("not an object")?)
+            .map_err(|e| e.to_string())?;
+    }
+    let insert_s = started.elapsed().as_secs_f64();
+    let started = Instant::now();
+    for i in 0..DOCUMENTS {
+        docs.find_one("bench", &Filter::eq("id", format!("doc-{i}")), None)
+            .map_err(|e| e.to_string())?
+            .ok_or("an inserted document is missing")?;
+    }
+    let find_s = started.elapsed().as_secs_f64();
+    println!(
+        "{DOCUMENTS} document inserts, built-in SQLite store: {insert_s:.3} s ({:.0}/s); {DOCUMENTS} find_one by id: {find_s:.3} s ({:.0}/s)",
+        DOCUMENTS as f64 / insert_s,
+        DOCUMENTS as f64 / find_s
+    );
+    Ok(())
+}

@@ -1,0 +1,121 @@
+//! The command line with what plugins add: `[provides.cli_plugins]` commands and
+//! `[provides.cli_root_options]` flags, read from manifests only when the invocation needs them
+//! (`agent-env --version` and the core commands never look).
+//!
+//! - [`args`]: where the command word is, and whether manifests are needed at all.
+//! - [`tree`]: which plugin commands and flags survive the clash rules.
+//! - [`root_options`]: calling the flags' plugins (`cli.root_option`), which may select the config file.
+//! - [`command`]: running a plugin command in command mode (`cli.run`).
+//! - [`services`]: the configured stores a plugin command reaches.
+
+pub mod args;
+pub mod command;
+pub mod root_options;
+pub mod services;
+pub mod tree;
+
+use std::ffi::OsString;
+
+use clap::{Arg, ArgAction, ArgMatches, Command, CommandFactory, FromArgMatches};
+
+use super::Cli;
+use tree::PluginCli;
+
+/// Parses and runs a command line that may name plugin commands or root options.
+pub fn main(args: Vec<OsString>) -> i32 {
+    let plugins = PluginCli::from_env();
+    for warning in &plugins.warnings {
+        eprintln!("Warning: {warning}");
+    }
+    // A plugin command's own arguments are the plugin's, so clap only sees up to its name.
+    let index = args::command_index(&args, &plugins);
+    let plugin_command = index.filter(|&i| {
+        args[i]
+            .to_str()
+            .is_some_and(|name| plugins.command(name).is_some())
+    });
+    let (head, tail) = match plugin_command {
+        Some(i) => (args[..=i].to_vec(), args[i + 1..].to_vec()),
+        None => (args, Vec::new()),
+    };
+    let mut command = with_plugins(Cli::command(), &plugins);
+    let matches = match command.try_get_matches_from_mut(head) {
+        Ok(m) => m,
+        Err(e) => {
+            let _ = e.print();
+            return e.exit_code();
+        }
+    };
+    if matches.get_flag("version") {
+        println!("agent-env {}", crate::VERSION);
+        return 0;
+    }
+    match root_options::apply(&plugins, &matches) {
+        Ok(warnings) => warnings.iter().for_each(|w| eprintln!("Warning: {w}")),
+        Err(e) => return super::fail(e),
+    }
+    let verbose = matches.get_flag("verbose");
+    match matches.subcommand_name() {
+        None => {
+            let _ = command.print_help();
+            2
+        }
+        Some(name) if plugins.command(name).is_some() => {
+            let argv = tail
+                .iter()
+                .map(|a| a.to_string_lossy().into_owned())
+                .collect();
+            command::run(&plugins, name, argv, verbose)
+        }
+        Some(_) => core(&matches),
+    }
+}
+
+fn core(matches: &ArgMatches) -> i32 {
+    match Cli::from_arg_matches(matches) {
+        Ok(cli) => super::dispatch(cli),
+        Err(e) => {
+            let _ = e.print();
+            e.exit_code()
+        }
+    }
+}
+
+/// The core command tree with the plugin commands (listed in `--help` with their manifests'
+/// descriptions) and root options added.
+pub fn with_plugins(mut command: Command, plugins: &PluginCli) -> Command {
+    for c in &plugins.commands {
+        let package = &plugins.manifest(c.claimants[0]).name;
+        let about = c
+            .description
+            .clone()
+            .unwrap_or_else(|| format!("A command of the plugin {package}"));
+        command = command.subcommand(
+            Command::new(c.name.clone())
+                .about(about)
+                .disable_help_flag(true)
+                .disable_version_flag(true),
+        );
+    }
+    for o in &plugins.root_options {
+        let package = &plugins.manifest(o.plugin).name;
+        let help = o
+            .description
+            .clone()
+            .unwrap_or_else(|| format!("A root option of the plugin {package}"));
+        let mut arg = Arg::new(o.flag.clone()).help(help);
+        arg = match o.flag.strip_prefix("--") {
+            Some(long) => arg.long(long.to_string()),
+            None => match o.flag.trim_start_matches('-').chars().next() {
+                Some(short) => arg.short(short),
+                None => continue,
+            },
+        };
+        arg = match &o.value {
+            Some(metavar) => arg.num_args(1).value_name(metavar.clone()),
+            None => arg.action(ArgAction::SetTrue),
+        };
+        command = command.arg(arg);
+    }
+    command
+}

@@ -1,0 +1,169 @@
+//! `agent-env config debug` (every candidate path discovery considers) and `agent-env config sources` (every
+//! layer, lowest precedence first: the defaults, the file, the store variables, and each variable an `env:`
+//! reference in the file names).
+
+use super::document::ConfigDocument;
+use super::locate::{Candidate, ConfigSource};
+use super::references::{parse_reference, references_in};
+use super::stores::ALIASED_SECTIONS;
+use serde::Serialize;
+use toml::Value;
+
+/// One layer of `config sources`.
+#[derive(Debug, Clone, Serialize)]
+pub struct Source {
+    /// `default`, `file`, `env` (a store variable) or `reference` (a variable an `env:` reference names).
+    pub kind: &'static str,
+    /// The variable's name, or the file's path.
+    pub name: Option<String>,
+    /// Whether the layer supplies anything now (the file exists, the variable is set).
+    pub active: bool,
+    /// A store variable's value (an alias such as `local`; never a referenced variable's value).
+    pub value: Option<String>,
+    /// The TOML path a store variable shadows.
+    pub shadows: Option<String>,
+    /// The keys whose `env:` references name the variable.
+    pub referenced_by: Vec<String>,
+    /// How the file was found.
+    pub how: Option<String>,
+}
+
+fn how_found(doc: &ConfigDocument) -> String {
+    match doc.source {
+        ConfigSource::Env => "via $AGENT_ENV_CONFIG".to_string(),
+        ConfigSource::WalkUp => "discovered by walking up".to_string(),
+        ConfigSource::None => format!(
+            "none found — walked up from {} to /",
+            doc.search_root.display()
+        ),
+        ConfigSource::Error => format!(
+            "discovery failed: {}",
+            doc.error.as_ref().map(|p| p.reason.as_str()).unwrap_or("")
+        ),
+    }
+}
+
+/// Every layer, lowest precedence first.
+pub fn sources(doc: &ConfigDocument, env: &dyn Fn(&str) -> Option<String>) -> Vec<Source> {
+    let mut out = vec![
+        Source {
+            kind: "default",
+            name: None,
+            active: true,
+            value: None,
+            shadows: None,
+            referenced_by: Vec::new(),
+            how: Some("built-in defaults".into()),
+        },
+        Source {
+            kind: "file",
+            name: doc.path_display(),
+            active: doc.path.is_some() && doc.error.is_none(),
+            value: None,
+            shadows: None,
+            referenced_by: Vec::new(),
+            how: Some(how_found(doc)),
+        },
+    ];
+    for section in ALIASED_SECTIONS {
+        let value = env(section.env_var).filter(|v| !v.is_empty());
+        out.push(Source {
+            kind: "env",
+            name: Some(section.env_var.to_string()),
+            active: value.is_some(),
+            value,
+            shadows: Some(section.table_name()),
+            referenced_by: Vec::new(),
+            how: None,
+        });
+    }
+    let mut found = Vec::new();
+    references_in(&Value::Table(doc.table.clone()), "", &mut found);
+    let mut referenced: Vec<(String, Vec<String>)> = Vec::new();
+    for (key, text) in found {
+        let Some(reference) = parse_reference(&text) else {
+            continue;
+        };
+        if reference.scheme != "env" {
+            continue;
+        }
+        let place = format!("[{key}]");
+        match referenced.iter_mut().find(|(n, _)| n == reference.name) {
+            Some((_, places)) => places.push(place),
+            None => referenced.push((reference.name.to_string(), vec![place])),
+        }
+    }
+    for (name, places) in referenced {
+        out.push(Source {
+            kind: "reference",
+            active: env(&name).is_some(),
+            name: Some(name),
+            value: None,
+            shadows: None,
+            referenced_by: places,
+            how: None,
+        });
+    }
+    out
+}
+
+fn arrow(active: bool) -> &'static str {
+    if active {
+        "-> "
+    } else {
+        "   "
+    }
+}
+
+/// The text of `config sources`.
+pub fn render_sources(sources: &[Source]) -> String {
+    let mut out = String::new();
+    for s in sources {
+        let line = match s.kind {
+            "default" => "default  built-in defaults".to_string(),
+            "file" => format!(
+                "file {}  ({})",
+                s.name.as_deref().unwrap_or("(none)"),
+                s.how.as_deref().unwrap_or("")
+            ),
+            "env" => match &s.value {
+                Some(v) => format!(
+                    "${}={v}  shadows {}",
+                    s.name.as_deref().unwrap_or(""),
+                    s.shadows.as_deref().unwrap_or("")
+                ),
+                None => format!(
+                    "${} (unset)  would shadow {}",
+                    s.name.as_deref().unwrap_or(""),
+                    s.shadows.as_deref().unwrap_or("")
+                ),
+            },
+            _ => format!(
+                "${}  referenced by {}{}",
+                s.name.as_deref().unwrap_or(""),
+                s.referenced_by.join(", "),
+                if s.active { "" } else { ", unset" }
+            ),
+        };
+        out.push_str(arrow(s.active));
+        out.push_str(&line);
+        out.push('\n');
+    }
+    out
+}
+
+/// The text of `config debug`.
+pub fn render_candidates(candidates: &[Candidate]) -> String {
+    candidates
+        .iter()
+        .map(|c| {
+            format!(
+                "{}{} ({}, exists: {})\n",
+                arrow(c.chosen),
+                c.path,
+                c.via,
+                if c.exists { "yes" } else { "no" }
+            )
+        })
+        .collect()
+}

@@ -1,0 +1,57 @@
+"""The SDK against the real agent-env binary: its handshake passes the host's checks."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+from sdk_helpers import FIXTURE, agent_env_binary
+
+
+@pytest.fixture
+def installed_fixture(tmp_path: Path, plugin_env: dict) -> tuple[str, dict]:
+    binary = agent_env_binary()
+    if binary is None:
+        pytest.skip("no agent-env binary (cargo build -p agent-env, or set AGENT_ENV_BIN)")
+    folder = tmp_path / "plugins" / "agentenv-fixture"
+    folder.mkdir(parents=True)
+    manifest = subprocess.run(
+        [sys.executable, str(FIXTURE), "--agent-env-manifest"],
+        env=plugin_env,
+        capture_output=True,
+        text=True,
+        check=True,
+    ).stdout
+    (folder / "agent-env-plugin.toml").write_text(manifest)
+    env = dict(plugin_env, AGENT_ENV_PLUGIN_DIR=str(tmp_path / "plugins"), PATH="/usr/bin:/bin")
+    return binary, env
+
+
+def test_every_contribution_the_sdk_reports_takes_effect(installed_fixture):
+    binary, env = installed_fixture
+    done = subprocess.run([binary, "plugin", "list", "--json"], env=env, capture_output=True, text=True, timeout=120)
+    if done.returncode != 0 and "not built yet" in done.stderr:
+        pytest.skip(f"{binary}: {done.stderr.strip()}")
+    assert done.returncode == 0, done.stdout + done.stderr
+    fixture = next(p for p in json.loads(done.stdout)["plugins"] if p["name"] == "agentenv-fixture")
+    statuses = {(c["group"], c["name"]): (c["status"], c["reason"]) for c in fixture["contributions"]}
+    assert len(statuses) == 12, statuses
+    assert {status for status, _ in statuses.values()} == {"active"}, statuses
+    check = subprocess.run([binary, "plugin", "check"], env=env, capture_output=True, text=True, timeout=120)
+    assert check.returncode == 0, check.stdout + check.stderr
+
+
+def test_plugin_show_reports_a_clean_start_and_shutdown(installed_fixture):
+    binary, env = installed_fixture
+    done = subprocess.run(
+        [binary, "plugin", "show", "agentenv-fixture"], env=env, capture_output=True, text=True, timeout=120
+    )
+    if done.returncode != 0 and "not built yet" in done.stderr:
+        pytest.skip(f"{binary}: {done.stderr.strip()}")
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert "protocol 1" in done.stdout
+    assert "exited with code 0" in done.stdout
+    assert "stderr:   (nothing)" in done.stdout
