@@ -39,8 +39,9 @@ pub const NOISE_SAMPLE_BYTES: usize = 200;
 pub const NOISE_SAMPLES_KEPT: usize = 5;
 /// Buffers up to this size are kept between messages (larger ones are freed after use).
 const KEEP_BUFFER_BYTES: usize = 32 * 1024 * 1024;
-/// Size of each read from the stream.
-const READ_CHUNK: usize = 256 * 1024;
+/// Size of each read from the stream: the whole of a widened (1 MiB) pipe, so a large message takes
+/// few reads (the buffer's pages are only touched when used).
+const READ_CHUNK: usize = 1024 * 1024;
 
 /// Which threads read the incoming stream (see the module docs).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
@@ -203,6 +204,8 @@ struct State {
     reading: bool,
     /// Pool threads waiting for the reading role (dedicated mode).
     idle_pool: usize,
+    /// Threads waiting on `changed` (so a notify without waiters is skipped: it is a syscall).
+    waiters: usize,
 }
 
 struct Writer {
@@ -297,6 +300,7 @@ impl Peer {
                     noise: NoiseStats::default(),
                     reading: false,
                     idle_pool: 0,
+                    waiters: 0,
                 }),
                 changed: Condvar::new(),
                 next_id: AtomicI64::new(1),
@@ -384,6 +388,7 @@ impl Peer {
                 state = lock(&self.inner.state);
                 continue;
             }
+            state.waiters += 1;
             state = match deadline {
                 Some(deadline) => {
                     self.inner
@@ -398,6 +403,7 @@ impl Peer {
                     .wait(state)
                     .unwrap_or_else(|p| p.into_inner()),
             };
+            state.waiters -= 1;
         }
     }
 
@@ -431,25 +437,24 @@ impl Peer {
     /// Blocks until the connection ends, or `timeout` passes. Returns whether it ended. (In
     /// [`ReaderMode::Callers`] only a call reads, so this waits for a close seen by a call or an abort.)
     pub fn wait_closed(&self, timeout: Option<Duration>) -> bool {
-        let state = lock(&self.inner.state);
-        match timeout {
-            None => {
-                let _state = self
-                    .inner
-                    .changed
-                    .wait_while(state, |s| s.closed.is_none())
-                    .unwrap_or_else(|p| p.into_inner());
-                true
-            }
+        let mut state = lock(&self.inner.state);
+        state.waiters += 1;
+        let mut state = match timeout {
+            None => self
+                .inner
+                .changed
+                .wait_while(state, |s| s.closed.is_none())
+                .unwrap_or_else(|p| p.into_inner()),
             Some(t) => {
-                let (state, _) = self
-                    .inner
+                self.inner
                     .changed
                     .wait_timeout_while(state, t, |s| s.closed.is_none())
-                    .unwrap_or_else(|p| p.into_inner());
-                state.closed.is_some()
+                    .unwrap_or_else(|p| p.into_inner())
+                    .0
             }
-        }
+        };
+        state.waiters -= 1;
+        state.closed.is_some()
     }
 
     /// What arrived so far that was not a message.
@@ -515,11 +520,13 @@ impl Peer {
                         break;
                     }
                     state.idle_pool += 1;
+                    state.waiters += 1;
                     state = self
                         .inner
                         .changed
                         .wait(state)
                         .unwrap_or_else(|p| p.into_inner());
+                    state.waiters -= 1;
                     state.idle_pool -= 1;
                 }
             }
@@ -570,8 +577,11 @@ impl Peer {
         let mut state = lock(&self.inner.state);
         state.reading = false;
         let none_waiting = state.idle_pool == 0 && state.closed.is_none();
+        let wake = state.waiters > 0;
         drop(state);
-        self.inner.changed.notify_all();
+        if wake {
+            self.inner.changed.notify_all();
+        }
         none_waiting
     }
 
@@ -580,7 +590,9 @@ impl Peer {
     fn read_step(&self, deadline: Option<Instant>) -> Step {
         let mut reader = lock(&self.inner.reader);
         loop {
-            match reader.next_line(self.inner.wake.0, deadline) {
+            // Pool threads (dedicated mode) wait for data only; callers need deadlines and aborts.
+            let pool = self.inner.config.mode == ReaderMode::Dedicated;
+            match reader.next_line(self.inner.wake.0, deadline, pool) {
                 LineRead::Line => {
                     let line = reader.line();
                     if line.iter().all(u8::is_ascii_whitespace) {
@@ -624,8 +636,11 @@ impl Peer {
                 let mut state = lock(&self.inner.state);
                 if let Some(slot) = state.pending.get_mut(&id) {
                     *slot = Some(result.map_err(CallError::Rpc));
+                    let wake = state.waiters > 0;
                     drop(state);
-                    self.inner.changed.notify_all();
+                    if wake {
+                        self.inner.changed.notify_all();
+                    }
                 }
                 // A late answer to a call that timed out is dropped.
                 Step::Routed
@@ -784,7 +799,14 @@ impl LineReader {
         }
     }
 
-    fn next_line(&mut self, wake: RawFd, deadline: Option<Instant>) -> LineRead {
+    /// The next line. With no deadline and `block_without_poll`, it blocks in `read` directly (a
+    /// syscall less per message) and only end of file ends the wait.
+    fn next_line(
+        &mut self,
+        wake: RawFd,
+        deadline: Option<Instant>,
+        block_without_poll: bool,
+    ) -> LineRead {
         if self.complete {
             self.finish_line();
         }
@@ -794,11 +816,31 @@ impl LineReader {
                     return done;
                 }
             }
-            match wait_readable(self.fd, wake, deadline) {
-                Readiness::Readable => {}
-                Readiness::TimedOut => return LineRead::TimedOut,
-                Readiness::Woken => return LineRead::Woken,
-                Readiness::Failed(e) => return LineRead::Failed(e),
+            if deadline.is_some() || !block_without_poll {
+                match wait_readable(self.fd, wake, deadline) {
+                    Readiness::Readable => {}
+                    Readiness::TimedOut => return LineRead::TimedOut,
+                    Readiness::Woken => return LineRead::Woken,
+                    Readiness::Failed(e) => return LineRead::Failed(e),
+                }
+            }
+            if !self.line.is_empty() && self.discarding.is_none() {
+                // In the middle of a (long) line: read straight into it, a copy less per byte.
+                match self.read_into_line() {
+                    Ok(0) => {
+                        self.complete = true;
+                        return LineRead::Line;
+                    }
+                    Ok(n) => {
+                        if let Some(done) = self.split_after_direct_read(n) {
+                            return done;
+                        }
+                    }
+                    Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
+                    Err(e) if e.kind() == io::ErrorKind::WouldBlock => {}
+                    Err(e) => return LineRead::Failed(e.to_string()),
+                }
+                continue;
             }
             match self.source.read(&mut self.buf) {
                 Ok(0) => {
@@ -820,6 +862,51 @@ impl LineReader {
                 Err(e) => return LineRead::Failed(e.to_string()),
             }
         }
+    }
+
+    /// Reads up to one chunk from the fd into the spare capacity of `line`.
+    fn read_into_line(&mut self) -> io::Result<usize> {
+        self.line.reserve(READ_CHUNK);
+        let spare = self.line.spare_capacity_mut();
+        let want = spare.len().min(READ_CHUNK);
+        // SAFETY: read(2) writes at most `want` bytes into the spare capacity; exactly the `n` bytes it
+        // reports are initialised before `set_len` exposes them.
+        let n = unsafe { libc::read(self.fd, spare.as_mut_ptr().cast(), want) };
+        if n < 0 {
+            return Err(io::Error::last_os_error());
+        }
+        let n = n as usize;
+        // SAFETY: see above; `n <= want <= spare capacity`.
+        unsafe { self.line.set_len(self.line.len() + n) };
+        Ok(n)
+    }
+
+    /// After `n` bytes were read straight into `line`: ends the line at a newline among them (the
+    /// bytes after it go back to the buffer), or starts discarding a line that grew too large.
+    fn split_after_direct_read(&mut self, n: usize) -> Option<LineRead> {
+        let fresh = self.line.len() - n;
+        let newline = memchr::memchr(b'\n', &self.line[fresh..]).map(|i| fresh + i);
+        if let Some(at) = newline {
+            let tail = self.line.len() - at - 1;
+            self.buf[..tail].copy_from_slice(&self.line[at + 1..]);
+            self.start = 0;
+            self.end = tail;
+            self.line.truncate(at);
+        }
+        if self.line.len() > self.max {
+            let mut head = std::mem::replace(&mut self.line, Vec::with_capacity(4096));
+            head.truncate(4096);
+            if newline.is_some() {
+                return Some(LineRead::TooLarge(head));
+            }
+            self.discarding = Some(head);
+            return None;
+        }
+        if newline.is_some() {
+            self.complete = true;
+            return Some(LineRead::Line);
+        }
+        None
     }
 
     /// Consumes buffered bytes; returns a finished line, if the buffer held its end.
@@ -1107,6 +1194,68 @@ mod tests {
         assert!(a
             .call("echo", json!({"small": 1}), Some(Duration::from_secs(5)))
             .is_ok());
+    }
+
+    #[derive(Default)]
+    struct Notes(Mutex<Vec<(String, usize)>>);
+
+    impl Handler for Notes {
+        fn request(&self, _: &RequestContext, m: &str, _: Value) -> Result<Value, RpcError> {
+            Err(RpcError::new(ErrorKind::MethodNotFound, m))
+        }
+        fn notification(&self, method: &str, params: Value) {
+            let size = params["data"].as_str().map(str::len).unwrap_or(0);
+            lock(&self.0).push((method.to_string(), size));
+        }
+    }
+
+    #[test]
+    fn long_lines_split_across_reads_and_oversized_ones_are_skipped() {
+        for mode in [ReaderMode::Dedicated, ReaderMode::Callers] {
+            let (host_read, mut child_write) = std::io::pipe().unwrap();
+            let (_child_read, host_write) = std::io::pipe().unwrap();
+            let notes = Arc::new(Notes::default());
+            let config = PeerConfig {
+                name: "long".into(),
+                max_message_bytes: 2 * 1024 * 1024,
+                mode,
+            };
+            let host = Peer::start(host_read, host_write, notes.clone(), config);
+            let writer = thread::spawn(move || {
+                let note = |n: usize| {
+                    let data = "d".repeat(n);
+                    format!("{{\"jsonrpc\":\"2.0\",\"method\":\"n\",\"params\":{{\"data\":\"{data}\"}}}}\n")
+                };
+                // Over the limit, then within it, then small ones: all in few writes.
+                let mut all = note(3 * 1024 * 1024);
+                all.push_str(&note(1_500_000));
+                all.push_str(&note(10));
+                all.push_str("not json\n");
+                all.push_str(&note(20));
+                child_write.write_all(all.as_bytes()).unwrap();
+            });
+            if mode == ReaderMode::Callers {
+                // Only a caller reads: one that finds the stream ended.
+                let _ = host.call("x", json!({}), Some(Duration::from_secs(5)));
+            } else {
+                assert!(host.wait_closed(Some(Duration::from_secs(5))));
+            }
+            writer.join().unwrap();
+            let seen = lock(&notes.0).clone();
+            assert_eq!(
+                seen,
+                vec![
+                    ("n".to_string(), 1_500_000),
+                    ("n".into(), 10),
+                    ("n".into(), 20)
+                ],
+                "{mode:?}"
+            );
+            let noise = host.noise();
+            assert_eq!((noise.lines, noise.too_large), (2, 1), "{mode:?}");
+            assert!(noise.samples[0].starts_with("{\"jsonrpc\""), "{mode:?}");
+            assert_eq!(noise.samples[1], "not json");
+        }
     }
 
     #[test]
