@@ -4,6 +4,7 @@
 //! figures, add `mod <area>;` below and one line to `SECTIONS`.
 
 mod cli;
+mod config;
 mod host;
 mod openciv3;
 mod report;
@@ -29,6 +30,7 @@ const SECTIONS: &[Section] = &[
         about: "agent-env --version, plugin list --no-load (200 manifests), plugin list --json (20 plugins)",
         run: report::run,
     },
+    Section { name: "config", about: "config load + parse, plugin settings, store selection; config show/check as processes", run: config::run },
     Section {
         name: "openciv3",
         about: "the OpenCiv3 plugin's CAS store: 134 MB put_file, small puts/reads, gc, put_file through the pipe",

@@ -371,3 +371,22 @@ fn the_kit_catches_a_broken_store() {
         .iter()
         .any(|l| l.starts_with("FAILED put_is_write_once: a second put")));
 }
+
+#[test]
+fn a_key_naming_a_folder_of_objects_cannot_hold_one() {
+    let dir = tempfile::tempdir().unwrap();
+    let store = store_in(dir.path());
+    store
+        .put("p/a.txt", b"a", DEFAULT_CONTENT_TYPE, false)
+        .unwrap();
+    for overwrite in [false, true] {
+        let err = store
+            .put("p", b"x", DEFAULT_CONTENT_TYPE, overwrite)
+            .unwrap_err();
+        assert_eq!(
+            err.to_string(),
+            "Key 'p' names a folder of other objects in the store, so it cannot hold an object."
+        );
+    }
+    assert_eq!(store.read("p/a.txt").unwrap(), b"a");
+}

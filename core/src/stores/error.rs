@@ -102,14 +102,19 @@ impl StoreError {
         }
     }
 
-    /// The JSON-RPC error that carries this one across the pipe (`data.kind`, and `data.os_error` for I/O).
+    /// The JSON-RPC error that carries this one across the pipe: `data.kind`, and for I/O `data.os_error`
+    /// (the OS error's name) and `data.errno` (its number, from which the receiver rebuilds the kind).
     pub fn to_rpc_error(&self) -> RpcError {
         let err = RpcError::new(self.kind(), self.to_string());
         match self {
             StoreError::Io {
                 raw_os_error: Some(code),
                 ..
-            } => err.with_data("os_error", Value::from(*code)),
+            } => {
+                let name = std::io::Error::from_raw_os_error(*code).kind().to_string();
+                err.with_data("os_error", Value::from(name))
+                    .with_data("errno", Value::from(*code))
+            }
             _ => err,
         }
     }
@@ -133,7 +138,7 @@ impl From<RpcError> for StoreError {
                 raw_os_error: err
                     .data
                     .as_ref()
-                    .and_then(|d| d.get("os_error"))
+                    .and_then(|d| d.get("errno"))
                     .and_then(Value::as_i64)
                     .and_then(|c| i32::try_from(c).ok()),
             },

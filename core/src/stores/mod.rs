@@ -6,6 +6,7 @@
 
 pub mod build;
 pub mod config_table;
+pub mod configured;
 pub mod dispatch;
 pub mod document;
 pub mod error;
@@ -20,6 +21,7 @@ pub mod serve;
 pub mod wire;
 
 pub use build::{build_store, AnyStore, PluginStoreFactory, StoreSet, StoreSpec};
+pub use configured::configured_stores;
 pub use dispatch::HostStoreDispatcher;
 pub use document::versioned::{compare_and_swap, VersionedEntityStore};
 pub use document::{Document, DocumentStore, Filter, Predicate, Sort, SortKey, UpdateSpec};

@@ -25,8 +25,8 @@ pub struct LocalSecretStore {
 }
 
 impl LocalSecretStore {
-    /// A store over `values` and, when given, a flat JSON file (read now; the file wins over nothing,
-    /// `values` win over the file).
+    /// A store over `values` and, when given, a flat JSON file (read now). A name in both takes its
+    /// value from `values`; with `use_env`, an environment variable of that name wins over both.
     pub fn new(
         values: HashMap<String, String>,
         file_path: Option<&Path>,

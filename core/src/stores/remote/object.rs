@@ -151,7 +151,15 @@ impl ObjectStore for PluginObjectStore {
     /// Downloads to a temporary file, opens it and unlinks it at once, so the bytes stream from disk
     /// and nothing is left behind.
     fn open(&self, object_url: &str) -> StoreResult<ObjectReader> {
+        use std::os::unix::fs::OpenOptionsExt;
         let path = scratch_path()?;
+        // Made here first, private to this user, so the bytes are never readable by others.
+        std::fs::OpenOptions::new()
+            .write(true)
+            .create_new(true)
+            .mode(0o600)
+            .open(&path)
+            .map_err(|e| StoreError::io(format!("creating {}", path.display()), &e))?;
         let result = self.download_to_file(object_url, &path).and_then(|()| {
             std::fs::File::open(&path)
                 .map_err(|e| StoreError::io(format!("opening {}", path.display()), &e))

@@ -42,7 +42,8 @@ pub const CONFIG_KEYS: [&str; 5] = [
 /// Objects as files under one root directory.
 pub struct LocalFilesystemObjectStore {
     root: PathBuf,
-    ready: OnceLock<()>,
+    /// Set once the root and staging folder exist: whether anonymous staging files work there.
+    ready: OnceLock<bool>,
 }
 
 impl LocalFilesystemObjectStore {
@@ -96,17 +97,18 @@ impl LocalFilesystemObjectStore {
 
     /// Creates the root (private-state rule) and the staging folder, and sweeps abandoned staging files,
     /// once per store.
-    fn prepare_for_writes(&self) -> StoreResult<()> {
-        if self.ready.get().is_some() {
-            return Ok(());
+    /// Returns whether anonymous staging files work under the root.
+    fn prepare_for_writes(&self) -> StoreResult<bool> {
+        if let Some(anonymous) = self.ready.get() {
+            return Ok(*anonymous);
         }
         ensure_private_dir(&self.root)?;
         let tmp = self.tmp_dir();
         fs::create_dir_all(&tmp)
             .map_err(|e| StoreError::io(format!("creating {}", tmp.display()), &e))?;
         staging::sweep_abandoned(&tmp);
-        let _ = self.ready.set(());
-        Ok(())
+        let anonymous = Staged::anonymous_works(&tmp);
+        Ok(*self.ready.get_or_init(|| anonymous))
     }
 
     fn resolve_object_key(&self, key: &str) -> StoreResult<Resolved> {
@@ -127,13 +129,25 @@ impl LocalFilesystemObjectStore {
         allow_overwrite: bool,
         fill: impl FnOnce(&mut Staged) -> StoreResult<()>,
     ) -> StoreResult<String> {
-        self.prepare_for_writes()?;
+        let anonymous_staging = self.prepare_for_writes()?;
         let exists_error = || StoreError::object_exists(&target.path.display().to_string());
+        if target.path.is_dir() {
+            return Err(StoreError::InvalidValue(format!(
+                "Key '{}' names a folder of other objects in the store, so it cannot hold an object.",
+                target.key
+            )));
+        }
         if !allow_overwrite && target.path.is_file() {
             return Err(exists_error());
         }
         let tmp = self.tmp_dir();
-        let mut staged = Staged::create(&tmp)?;
+        let anonymous = (!allow_overwrite && anonymous_staging)
+            .then(|| Staged::create_anonymous(&tmp))
+            .flatten();
+        let mut staged = match anonymous {
+            Some(staged) => staged,
+            None => Staged::create(&tmp)?,
+        };
         fill(&mut staged)?;
         let size = staged
             .file
@@ -151,10 +165,10 @@ impl LocalFilesystemObjectStore {
             sidecar::remove(&meta, &target.key)?;
             rename_into_place(&mut staged, &target.path)?;
         } else {
-            match fs::hard_link(&staged.path, &target.path) {
+            match staged.link_to(&target.path) {
                 Ok(()) => {}
                 Err(e) if e.kind() == ErrorKind::AlreadyExists => return Err(exists_error()),
-                Err(e) if lacks_hard_links(&e) => {
+                Err(e) if lacks_hard_links(&e) && !staged.is_anonymous() => {
                     if target.path.exists() {
                         return Err(exists_error());
                     }

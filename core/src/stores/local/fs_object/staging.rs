@@ -1,5 +1,6 @@
-//! Staging files: every write goes to `.agentenv-tmp/staged-*` first, then is linked or renamed into
-//! place, so a reader sees a whole object or none. A staged file is `flock`ed by its writer for its whole
+//! Staging files: every write goes to `.agentenv-tmp/staged-*` first (or, for a write-once put where the
+//! filesystem allows it, to an anonymous `O_TMPFILE` there), then is linked or renamed into place, so a
+//! reader sees a whole object or none. A staged file is `flock`ed by its writer for its whole
 //! life; the first write of a process sweeps staged files older than 60 s that no live writer holds.
 
 use std::fs::{self, File, OpenOptions};
@@ -15,14 +16,77 @@ use crate::stores::error::{StoreError, StoreResult};
 const STAGED_PREFIX: &str = "staged-";
 const ABANDONED_AFTER: Duration = Duration::from_secs(60);
 
-/// A file being written; removed on drop unless committed.
+/// A file being written; removed on drop unless committed. An anonymous one (`O_TMPFILE`) has no name
+/// until it is linked into place, so it can never be left behind.
 pub struct Staged {
+    /// Its name, or for an anonymous file the folder it lives in.
     pub path: PathBuf,
     pub file: File,
+    anonymous: bool,
     committed: bool,
 }
 
 impl Staged {
+    /// An anonymous staging file in `tmp_dir`, or `None` where the filesystem has no `O_TMPFILE`.
+    pub fn create_anonymous(tmp_dir: &Path) -> Option<Staged> {
+        use std::os::unix::fs::OpenOptionsExt;
+        let file = OpenOptions::new()
+            .write(true)
+            .custom_flags(libc::O_TMPFILE)
+            .mode(0o644)
+            .open(tmp_dir)
+            .ok()?;
+        Some(Staged {
+            path: tmp_dir.to_path_buf(),
+            file,
+            anonymous: true,
+            committed: false,
+        })
+    }
+
+    /// Whether anonymous staging files can be made in `tmp_dir` and linked into place there.
+    pub fn anonymous_works(tmp_dir: &Path) -> bool {
+        let Some(staged) = Self::create_anonymous(tmp_dir) else {
+            return false;
+        };
+        let probe = tmp_dir.join(format!("{STAGED_PREFIX}probe-{}", std::process::id()));
+        let _ = fs::remove_file(&probe);
+        let linked = staged.link_to(&probe).is_ok();
+        let _ = fs::remove_file(&probe);
+        linked
+    }
+
+    /// Gives the staged bytes a second name at `target`, failing with `AlreadyExists` if it is taken.
+    pub fn link_to(&self, target: &Path) -> std::io::Result<()> {
+        if !self.anonymous {
+            return fs::hard_link(&self.path, target);
+        }
+        use std::os::unix::ffi::OsStrExt;
+        let source = std::ffi::CString::new(format!("/proc/self/fd/{}", self.file.as_raw_fd()))
+            .map_err(|e| std::io::Error::new(std::io::ErrorKind::InvalidInput, e))?;
+        let dest = std::ffi::CString::new(target.as_os_str().as_bytes())
+            .map_err(|e| std::io::Error::new(std::io::ErrorKind::InvalidInput, e))?;
+        // SAFETY: both paths are NUL-terminated strings that outlive the call.
+        let rc = unsafe {
+            libc::linkat(
+                libc::AT_FDCWD,
+                source.as_ptr(),
+                libc::AT_FDCWD,
+                dest.as_ptr(),
+                libc::AT_SYMLINK_FOLLOW,
+            )
+        };
+        if rc == 0 {
+            Ok(())
+        } else {
+            Err(std::io::Error::last_os_error())
+        }
+    }
+
+    pub fn is_anonymous(&self) -> bool {
+        self.anonymous
+    }
+
     /// Creates a fresh staging file in `tmp_dir`, locked by this writer.
     pub fn create(tmp_dir: &Path) -> StoreResult<Staged> {
         static COUNTER: AtomicU64 = AtomicU64::new(0);
@@ -45,6 +109,7 @@ impl Staged {
                     return Ok(Staged {
                         path,
                         file,
+                        anonymous: false,
                         committed: false,
                     });
                 }
@@ -106,7 +171,7 @@ impl Staged {
 
 impl Drop for Staged {
     fn drop(&mut self) {
-        if !self.committed {
+        if !self.committed && !self.anonymous {
             let _ = fs::remove_file(&self.path);
         }
     }
@@ -157,5 +222,29 @@ pub fn sweep_abandoned(tmp_dir: &Path) {
                 let _ = fs::remove_file(entry.path());
             }
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn anonymous_staging_is_probed_and_links_when_it_works() {
+        let dir = tempfile::tempdir().unwrap();
+        let works = Staged::anonymous_works(dir.path());
+        println!("anonymous staging works here: {works}");
+        if works {
+            let mut staged = Staged::create_anonymous(dir.path()).unwrap();
+            staged.write_all(b"abc").unwrap();
+            let target = dir.path().join("linked");
+            staged.link_to(&target).unwrap();
+            assert_eq!(fs::read(&target).unwrap(), b"abc");
+            assert_eq!(
+                staged.link_to(&target).unwrap_err().kind(),
+                std::io::ErrorKind::AlreadyExists
+            );
+        }
+        drop(dir);
     }
 }
