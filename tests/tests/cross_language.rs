@@ -216,3 +216,78 @@ fn the_object_kit_passes_against_the_python_folder_store_selected_in_config() {
     ));
     kit_passes(&sandbox, "agentenv-grader:FolderObjectStore", &root, 17);
 }
+
+/// A Python plugin that kills itself in the middle of its step.
+const CRASHING_PLUGIN: &str = r#"import os
+from agent_env_plugin import Plugin
+
+plugin = Plugin("agentenv-py-crash", "0.1.0")
+
+@plugin.task_step("py_crash", cls="PyCrash")
+def py_crash(step, context, host):
+    """Dies mid-step."""
+    print("py-crash: dying in the middle of execute", flush=True)
+    os.kill(os.getpid(), 9)
+
+if __name__ == "__main__":
+    plugin.serve()
+"#;
+
+#[test]
+fn a_python_plugin_that_crashes_mid_bundle_fails_its_task_and_the_rust_and_go_steps_keep_working() {
+    let sandbox = Sandbox::new();
+    let script = sandbox.write("crash/py_crash.py", CRASHING_PLUGIN);
+    sandbox.write(
+        "plugins/agentenv-py-crash/agent-env-plugin.toml",
+        &format!(
+            "[plugin]\nname = \"agentenv-py-crash\"\nversion = \"0.1.0\"\nexec = [\"{}\", \"{}\"]\nprotocol = [1, 1]\n\n[provides.task_steps]\npy_crash = \"PyCrash\"\n",
+            sandbox.built.venv.join("bin/python").display(),
+            script.display()
+        ),
+    );
+    sandbox.write(
+        "project/mixed/tasks/a_crash.json",
+        r#"[{"id": "bang", "type": "py_crash"},
+            {"id": "after", "type": "go_word_count", "text": "never counted"}]"#,
+    );
+    sandbox.write(
+        "project/mixed/tasks/b_fine.json",
+        r#"[{"id": "write", "type": "store_roundtrip", "text": "still working after the crash"},
+            {"id": "count", "type": "go_word_count", "source_key": "roundtrip.txt", "min_words": 4,
+             "verifier_id": "words"}]"#,
+    );
+    let ran = sandbox.run(&["run", "./mixed"]);
+    assert_eq!(ran.code, 1, "{}", ran.both());
+    assert!(
+        ran.stdout
+            .contains("  tasks/a_crash.json v1: failed at step 'bang': PluginError: "),
+        "{}",
+        ran.both()
+    );
+    assert!(
+        !ran.stdout.contains("step 2/2 after ("),
+        "a step ran after the crash: {}",
+        ran.both()
+    );
+    assert!(
+        ran.stdout.contains("  tasks/b_fine.json v1: passed ("),
+        "{}",
+        ran.both()
+    );
+    assert!(
+        ran.stderr
+            .contains("py-crash: dying in the middle of execute"),
+        "{}",
+        ran.both()
+    );
+    let instances = sandbox.docs("task_instances");
+    let status = |task: &str| {
+        instances
+            .iter()
+            .find(|i| i["instance_id"].as_str().unwrap_or("").contains(task))
+            .map(|i| i["status"].clone())
+            .unwrap_or_else(|| panic!("no instance of {task}: {instances:#?}"))
+    };
+    assert_eq!(status("a_crash"), "failed");
+    assert_eq!(status("b_fine"), "completed");
+}
