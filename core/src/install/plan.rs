@@ -73,12 +73,25 @@ pub fn build(specs: &[Spec], plugins: &Path) -> Vec<Step> {
     if !python.is_empty() {
         let venv = plugins.join(PYTHON_ENV);
         if !venv.join("bin/python").exists() {
+            // venv, then ensurepip as a step of its own: venv's own pip set-up hides why it failed.
             steps.push(Step::Run {
                 argv: vec![
                     "python3".into(),
                     "-m".into(),
                     "venv".into(),
+                    "--without-pip".into(),
                     venv.display().to_string(),
+                ],
+                cwd: None,
+                env: Vec::new(),
+            });
+            steps.push(Step::Run {
+                argv: vec![
+                    venv.join("bin/python").display().to_string(),
+                    "-m".into(),
+                    "ensurepip".into(),
+                    "--upgrade".into(),
+                    "--default-pip".into(),
                 ],
                 cwd: None,
                 env: Vec::new(),

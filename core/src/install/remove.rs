@@ -9,7 +9,7 @@ use agent_env_protocol::names::canonical_name;
 use super::add::plugin_folder;
 use super::interrupt::{run_to_end, Interrupts};
 use super::snapshot::Snapshot;
-use super::{blockers, confirm, lock, quote, InstallError, PYTHON_ENV};
+use super::{blockers, confirm, lock, quote, InstallError, CARGO_ROOT, PYTHON_ENV};
 use crate::discovery::{discover, SearchPath};
 
 pub struct RemoveOptions {
@@ -20,8 +20,12 @@ pub struct RemoveOptions {
 }
 
 enum Removal {
-    Folder(PathBuf),
-    Pip { python: PathBuf, name: String },
+    /// The plugin's folder, and the executable `cargo install` put in `.cargo/bin` for it, if any.
+    Folder(PathBuf, Option<PathBuf>),
+    Pip {
+        python: PathBuf,
+        name: String,
+    },
 }
 
 /// Runs `remove`; returns the exit code.
@@ -49,7 +53,17 @@ pub fn remove(opts: &RemoveOptions) -> Result<i32, InstallError> {
                 name: m.name.clone(),
             });
         } else if let Some(folder) = plugin_folder(&plugins, &m.path) {
-            removals.push(Removal::Folder(folder));
+            let cargo_bin = plugins.join(CARGO_ROOT).join("bin");
+            let built = m
+                .resolved_exec()
+                .first()
+                .map(PathBuf::from)
+                .and_then(|p| p.canonicalize().ok())
+                .filter(|p| {
+                    p.parent()
+                        .is_some_and(|d| Some(d) == cargo_bin.canonicalize().ok().as_deref())
+                });
+            removals.push(Removal::Folder(folder, built));
         } else {
             return Err(InstallError::NotOurs {
                 name: m.name.clone(),
@@ -74,7 +88,12 @@ pub fn remove(opts: &RemoveOptions) -> Result<i32, InstallError> {
     }
     for r in &removals {
         match r {
-            Removal::Folder(f) => println!("Will remove: {}", f.display()),
+            Removal::Folder(f, built) => {
+                println!("Will remove: {}", f.display());
+                if let Some(b) = built {
+                    println!("Will remove: {}", b.display());
+                }
+            }
             Removal::Pip { python, name } => println!(
                 "Will run: {}",
                 quote::line(&[
@@ -100,7 +119,8 @@ pub fn remove(opts: &RemoveOptions) -> Result<i32, InstallError> {
     let mut problem = None;
     for r in &removals {
         let result = match r {
-            Removal::Folder(f) => std::fs::remove_dir_all(f)
+            Removal::Folder(f, built) => std::fs::remove_dir_all(f)
+                .and_then(|()| built.as_ref().map_or(Ok(()), std::fs::remove_file))
                 .map_err(|e| format!("cannot remove {}: {e}", f.display())),
             Removal::Pip { python, name } => {
                 let mut cmd = Command::new(python);
