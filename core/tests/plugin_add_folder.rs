@@ -291,3 +291,32 @@ fn nothing_installs_a_plugin_implicitly() {
         "no command but `plugin add` installs anything"
     );
 }
+
+#[test]
+fn plugin_list_warns_about_a_manifest_others_can_write() {
+    let sb = Sandbox::new();
+    let manifest = sb.plugin_dir_manifest(
+        "loose",
+        "[plugin]\nname = \"loose\"\nversion = \"1\"\nexec = [\"./x\"]\nprotocol = [1, 1]\n",
+    );
+    let out = sb.run(&["plugin", "list", "--json", "--no-load"]);
+    assert!(String::from_utf8_lossy(&out.stderr).is_empty());
+    let doc: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert!(doc.get("warnings").is_none(), "no key when all is well");
+    std::fs::set_permissions(&manifest, std::fs::Permissions::from_mode(0o666)).unwrap();
+    let out = sb.run(&["plugin", "list", "--json", "--no-load"]);
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        err.starts_with(&format!(
+            "Warning: {} can be written by other users (mode 0666)",
+            manifest.display()
+        )),
+        "{err}"
+    );
+    let doc: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(doc["format_version"], 1);
+    assert!(
+        doc["warnings"][0].as_str().unwrap().contains("chmod go-w"),
+        "{doc:#}"
+    );
+}

@@ -127,9 +127,24 @@ fn collect(args: &ReportArgs) -> (Registry, BuiltReport) {
 }
 
 fn list(args: &ReportArgs) -> i32 {
-    let (_, built) = collect(args);
+    let (registry, built) = collect(args);
+    let warnings = crate::install::permissions::unsafe_paths(
+        &crate::paths::plugins_dir(),
+        &registry.discovery,
+    );
+    for w in &warnings {
+        eprintln!("Warning: {w}");
+    }
     if args.json {
-        emit(&documents::to_json(&built.report));
+        // The warnings ride in an extra top-level `warnings` key, present only when there are some, so a
+        // format 1 reader sees the same document.
+        match serde_json::to_value(&built.report) {
+            Ok(serde_json::Value::Object(mut doc)) if !warnings.is_empty() => {
+                doc.insert("warnings".into(), warnings.into());
+                emit(&documents::to_json(&doc));
+            }
+            _ => emit(&documents::to_json(&built.report)),
+        }
     } else {
         emit(&human::list(&built.report));
     }

@@ -10,6 +10,7 @@ pub mod check;
 pub mod error;
 pub mod interrupt;
 pub mod lock;
+pub mod permissions;
 pub mod plan;
 pub mod quote;
 pub mod remove;
