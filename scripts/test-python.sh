@@ -2,7 +2,18 @@
 # The Python SDK's and the Python example plugin's tests, from a fresh machine: makes a venv under
 # target/py-venv, installs both packages from their folders with pip, and runs pytest on each.
 # Needs python3 (3.9+, with venv and pip). pytest comes from the system Python when it has it.
+#
+#   scripts/test-python.sh                 install, then test
+#   scripts/test-python.sh --install-only  install only: target/py-venv/bin then holds agentenv-grader, and
+#                                          target/py-venv/share/agent-env/plugins its manifest (for the
+#                                          cross-language suite: put target/py-venv/bin on PATH)
 set -euo pipefail
+install_only=false
+case "${1:-}" in
+  --install-only) install_only=true ;;
+  "") ;;
+  *) echo "usage: $0 [--install-only]" >&2; exit 2 ;;
+esac
 cd "$(dirname "$0")/.."
 repo=$(pwd)
 venv="$repo/target/py-venv"
@@ -56,6 +67,11 @@ step "pip install ./plugin-sdk-py ./examples/python-grader"
 "${pip[@]}" "${install_args[@]}" ./plugin-sdk-py
 if [ -d examples/python-grader ]; then
   "${pip[@]}" "${install_args[@]}" ./examples/python-grader
+fi
+
+if $install_only; then
+  step "installed into $venv (agentenv-grader is $venv/bin/agentenv-grader)"
+  exit 0
 fi
 
 # The tests import the installed packages (pytest puts only the tests folder on sys.path).

@@ -4,9 +4,12 @@
 //! figures, add `mod <area>;` below and one line to `SECTIONS`.
 
 mod cli;
+mod config;
 mod host;
 mod openciv3;
+mod python;
 mod report;
+mod run;
 mod stats;
 mod stores;
 
@@ -29,12 +32,19 @@ const SECTIONS: &[Section] = &[
         about: "agent-env --version, plugin list --no-load (200 manifests), plugin list --json (20 plugins)",
         run: report::run,
     },
+    Section { name: "config", about: "config load + parse, plugin settings, store selection; config show/check as processes", run: config::run },
+    Section {
+        name: "run",
+        about: "agent-env run hello: clean state, unchanged reruns, dry run, peak memory",
+        run: run::run,
+    },
     Section {
         name: "openciv3",
         about: "the OpenCiv3 plugin's CAS store: 134 MB put_file, small puts/reads, gc, put_file through the pipe",
         run: openciv3::run,
     },
     Section { name: "cli", about: "a plugin command against its executable run directly; agent-env --version and --help", run: cli::run },
+    Section { name: "python", about: "Python SDK plugin: spawn to initialize answered, against the bare interpreter", run: python::run },
     // Other areas: one entry each.
 ];
 

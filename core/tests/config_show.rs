@@ -674,3 +674,18 @@ fn sources_lists_layers_lowest_first_with_referenced_variables() {
     );
     assert!(!out.contains("sk-secret"));
 }
+
+#[test]
+fn explain_tries_the_first_segment_then_dotted_names_longest_first() {
+    let p = Project::new("[plugins.acme]\nbrowser = 1\n[plugins.acme-browser-x]\ntimeout = 2\n");
+    let (_, out, _) = p.run(&["config", "explain", "plugins.acme.browser"]);
+    assert!(
+        out.starts_with("plugins.acme.browser = 1; in the table of acme,"),
+        "{out}"
+    );
+    let (_, out, _) = p.run(&["config", "explain", "plugins.acme.browser.x.timeout"]);
+    assert!(
+        out.starts_with("plugins.acme.browser.x.timeout = 2; in the table of acme-browser-x,"),
+        "{out}"
+    );
+}

@@ -229,3 +229,27 @@ fn a_plugin_that_exits_at_start_behind_a_grandchild_is_seen_by_wait_status() {
     );
     assert_gone(f.diagnosis.pid.unwrap());
 }
+
+#[test]
+fn a_program_that_prints_garbage_and_exits_names_what_it_printed() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("not-a-plugin");
+    std::fs::write(
+        &path,
+        "echo 'this is not json'\necho '{\"neither\": \"is this\"}'\nexit 0\n",
+    )
+    .unwrap();
+    let mut s = spec("fixture-works", "agentenv-not-a-plugin");
+    s.argv = vec!["/bin/sh".into(), path.display().to_string()];
+    let f = start_failure(s);
+    assert_eq!(f.error.code(), "exited-at-start");
+    assert_eq!(f.diagnosis.noise_lines, 2, "{:?}", f.diagnosis);
+    assert_names(
+        &f.error.to_string(),
+        &[
+            "exited with code 0",
+            "non-protocol output to stdout (first: 'this is not json')",
+        ],
+    );
+    assert_gone(f.diagnosis.pid.unwrap());
+}

@@ -324,3 +324,63 @@ hello = "bundles/hello"
         "listing or running a bundle started the plugin"
     );
 }
+
+#[test]
+fn a_failed_step_with_retry_config_runs_again_from_the_step_it_names() {
+    let s = Sandboxed::new();
+    let task = |max_retries: u32| {
+        format!(
+            r#"[{DEPLOY},
+               {{"id": "mk", "type": "verify_sandbox", "sandbox_name": "box", "base_dir": "/app", "verifier_id": "mk",
+                 "criteria": [{{"type": "bash_cmd_succeeds", "command": "[ -e once ] && mkdir made; touch once"}}]}},
+               {{"id": "check", "type": "verify_sandbox", "sandbox_name": "box", "base_dir": "/app/made", "verifier_id": "check",
+                 "retry_config": {{"retry_from_step_id": "mk", "max_retries": {max_retries}}},
+                 "criteria": [{{"type": "bash_cmd_succeeds", "command": "true"}}]}}]"#
+        )
+    };
+    s.write("retry/tasks/r.json", &task(1));
+    let r = s.run(&["run", "./retry"]);
+    assert_eq!(r.code, 0, "{}{}", r.stdout, r.stderr);
+    assert!(
+        r.stdout.contains("; retrying from step 'mk'\n"),
+        "{}",
+        r.stdout
+    );
+    assert_eq!(
+        r.stdout.matches("step 2/3 mk done in").count(),
+        2,
+        "{}",
+        r.stdout
+    );
+    assert!(
+        r.stdout.contains("passed (mk: 1, check: 1)"),
+        "{}",
+        r.stdout
+    );
+    let failed = &s.docs("task_instances")[0]["context"]["metadata"]["failed_steps"][0];
+    assert_eq!(failed["step_id"], "check");
+    assert_eq!(failed["retried"], true);
+    assert_eq!(failed["is_fatal"], false);
+
+    s.write("noretry/tasks/r.json", &task(0));
+    let r = s.run(&["run", "./noretry"]);
+    assert_eq!(r.code, 1, "{}{}", r.stdout, r.stderr);
+    assert!(
+        r.stdout.contains("failed at step 'check': "),
+        "{}",
+        r.stdout
+    );
+
+    s.write(
+        "badretry/tasks/r.json",
+        &format!(
+            r#"[{DEPLOY}, {{"id": "a", "type": "deploy_sandbox", "sandbox_name": "a", "depends_on": [],
+                "retry_config": {{"retry_from_step_id": "box"}}}}]"#
+        ),
+    );
+    let r = s.run(&["run", "./badretry"]);
+    assert_eq!(r.code, 1);
+    assert!(r.stderr.contains(
+        "step 'a': retry_config resumes from 'box', which must be this step or a step it depends on"
+    ), "{}", r.stderr);
+}

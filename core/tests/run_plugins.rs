@@ -163,6 +163,11 @@ vanishing = "Vanishing"
 /// A plugin speaking the protocol from a shell script: it answers `initialize` with one task step,
 /// writes its pid, and kills itself in the middle of `execute`.
 fn crashing_plugin(s: &Sandboxed) -> std::path::PathBuf {
+    shell_plugin(s, "kill -9 $$")
+}
+
+/// The same plugin, doing `on_execute` when asked to execute.
+fn shell_plugin(s: &Sandboxed, on_execute: &str) -> std::path::PathBuf {
     let pid_file = s.dir.path().join("plugin.pid");
     let result = r#"{"protocol":1,"plugin":{"name":"agentenv-crashy","version":"1.0"},"contributions":[{"group":"task_steps","name":"boom","type":"boom","class":"Boom","methods":["execute","from_dict"]}],"stores":[]}"#;
     let script = s.script(
@@ -177,12 +182,13 @@ while IFS= read -r line; do
   id=${{rest%%[!0-9]*}}
   case "$line" in
     *'"method":"initialize"'*) printf '{{"jsonrpc":"2.0","id":%s,"result":%s}}\n' "$id" '{result}' ;;
-    *'"method":"execute"'*) echo "crashy: dying in the middle of execute" >&2; kill -9 $$ ;;
+    *'"method":"execute"'*) echo "crashy: dying in the middle of execute" >&2; {on_execute} ;;
     *) printf '{{"jsonrpc":"2.0","id":%s,"result":null}}\n' "$id" ;;
   esac
 done
 "#,
-            pid = pid_file.display()
+            pid = pid_file.display(),
+            on_execute = on_execute
         ),
     );
     s.install_manifest(
@@ -282,4 +288,48 @@ fn a_plugin_that_crashes_mid_step_fails_the_run_cleanly() {
         leftovers, 0,
         "processes of the plugin's group are still running"
     );
+}
+
+#[test]
+fn ctrl_c_during_a_plugin_step_stops_the_plugin_and_exits_130() {
+    use std::io::{BufRead, BufReader};
+    let s = Sandboxed::new();
+    let pid_file = shell_plugin(&s, "sleep 300");
+    s.write(
+        "hang/tasks/h.json",
+        &format!(r#"[{DEPLOY}, {{"id": "wait", "type": "boom"}}]"#),
+    );
+    let mut child = s
+        .command(&["run", "./hang"])
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .unwrap();
+    let mut lines = BufReader::new(child.stdout.take().unwrap()).lines();
+    let mut seen = Vec::new();
+    for line in lines.by_ref() {
+        let line = line.unwrap();
+        let started = line.contains("step 2/2 wait (boom)");
+        seen.push(line);
+        if started {
+            break;
+        }
+    }
+    // SAFETY: sends a signal to the child we started.
+    unsafe {
+        libc::kill(child.id() as i32, libc::SIGINT);
+    }
+    let status = child.wait().unwrap();
+    seen.extend(lines.map_while(Result::ok));
+    let out = seen.join("\n");
+    assert_eq!(status.code(), Some(130), "{out}");
+    assert!(out.contains("  tasks/h.json v1: cancelled, "), "{out}");
+    assert!(out.ends_with("Tore down 1 sandbox."), "{out}");
+    assert_eq!(s.docs("task_instances")[0]["status"], "cancelled");
+    let pid: i32 = std::fs::read_to_string(&pid_file)
+        .unwrap()
+        .trim()
+        .parse()
+        .unwrap();
+    assert!(!running(pid), "the plugin process is still running");
 }

@@ -415,11 +415,16 @@ def test_command_mode_runs_a_cli_command_over_fds_3_and_4(plugin_env, tmp_path):
 def test_the_sdk_imports_nothing_heavy_at_start_up(plugin_env):
     code = (
         "import sys; before = set(sys.modules); import agent_env_plugin;"
-        "heavy = [m for m in ('asyncio', 'typing', 'inspect', 'dataclasses', 'subprocess', 'tempfile', 'datetime')"
+        "heavy = [m for m in ('asyncio', 'typing', 'inspect', 'dataclasses', 'subprocess', 'tempfile', 'datetime',"
+        " 'json', 're', 'threading', 'functools', 'collections')"
         " if m in sys.modules and m not in before];"
         "print(','.join(heavy))"
     )
-    done = subprocess.run([sys.executable, "-c", code], env=plugin_env, capture_output=True, timeout=30)
+    # -S: without site and its .pth files, which on some machines import half the standard library.
+    import agent_env_plugin
+
+    env = dict(plugin_env, PYTHONPATH=os.path.dirname(os.path.dirname(agent_env_plugin.__file__)))
+    done = subprocess.run([sys.executable, "-S", "-c", code], env=env, capture_output=True, timeout=30)
     assert done.returncode == 0, done.stderr
     assert done.stdout.decode().strip() == ""
 

@@ -318,21 +318,30 @@ impl Peer {
         timeout: Option<Duration>,
     ) -> Result<Value, CallError> {
         let id = Id::Number(self.inner.next_id.fetch_add(1, Ordering::Relaxed));
+        let may_read = self.inner.config.mode == ReaderMode::Callers;
         {
             let mut state = lock(&self.inner.state);
-            if let Some(reason) = &state.closed {
-                return Err(CallError::Closed(reason.clone()));
+            if let Some(reason) = state.closed.clone() {
+                drop(state);
+                if may_read {
+                    self.drain_if_free();
+                }
+                return Err(CallError::Closed(reason));
             }
             state.pending.insert(id.clone(), None);
         }
         let msg = Message::request(id.clone(), method, params);
         if let Err(e) = self.send(&msg) {
             lock(&self.inner.state).pending.remove(&id);
+            if may_read && matches!(e, CallError::Closed(_)) {
+                // The other side is gone; keep what it wrote before it went (noise, a last word).
+                self.drain_if_free();
+            }
             return Err(e);
         }
         drop(msg);
         let deadline = timeout.map(|t| Instant::now() + t);
-        let may_read = self.inner.config.mode == ReaderMode::Callers;
+        let mut drained = false;
         let mut state = lock(&self.inner.state);
         loop {
             if let Some(Some(_)) = state.pending.get(&id) {
@@ -341,6 +350,17 @@ impl Peer {
                 }
             }
             if let Some(reason) = state.closed.clone() {
+                if may_read && !drained && !state.reading {
+                    // Closed by an abort (the child exited): what it wrote before it ended may still
+                    // sit in the pipe, perhaps our answer. Take it in, then look again.
+                    drained = true;
+                    state.reading = true;
+                    drop(state);
+                    self.drain_available();
+                    self.release_reading();
+                    state = lock(&self.inner.state);
+                    continue;
+                }
                 state.pending.remove(&id);
                 return Err(CallError::Closed(reason));
             }
@@ -515,6 +535,32 @@ impl Peer {
                 }
                 Step::Closed => return,
                 Step::Routed | Step::TimedOut => {}
+            }
+        }
+    }
+
+    /// Takes the reading role if nobody holds it and reads what is already in the stream.
+    fn drain_if_free(&self) {
+        {
+            let mut state = lock(&self.inner.state);
+            if state.reading {
+                return;
+            }
+            state.reading = true;
+        }
+        self.drain_available();
+        self.release_reading();
+    }
+
+    /// Reads what is already in the stream without waiting (the caller holds the reading role).
+    fn drain_available(&self) {
+        const MAX_LINES: usize = 10_000;
+        for _ in 0..MAX_LINES {
+            match self.read_step(Some(Instant::now())) {
+                Step::Routed => {}
+                // Nobody is left to answer it.
+                Step::Request(_) => {}
+                Step::TimedOut | Step::Closed => return,
             }
         }
     }
@@ -832,18 +878,17 @@ enum Readiness {
     Failed(String),
 }
 
-/// Waits until `fd` is readable, `wake` fires, or `deadline` passes.
+/// Waits until `fd` is readable, `wake` fires, or `deadline` passes. Data already waiting wins over
+/// the wake pipe, so what was written before a close is still read; a passed deadline still looks once.
 fn wait_readable(fd: RawFd, wake: RawFd, deadline: Option<Instant>) -> Readiness {
     loop {
         let timeout_ms = match deadline {
             None => -1,
-            Some(d) => {
-                let left = d.saturating_duration_since(Instant::now());
-                if left.is_zero() {
-                    return Readiness::TimedOut;
-                }
-                left.as_micros().div_ceil(1000).min(i32::MAX as u128) as i32
-            }
+            Some(d) => d
+                .saturating_duration_since(Instant::now())
+                .as_micros()
+                .div_ceil(1000)
+                .min(i32::MAX as u128) as i32,
         };
         let mut fds = [
             libc::pollfd {
@@ -866,14 +911,14 @@ fn wait_readable(fd: RawFd, wake: RawFd, deadline: Option<Instant>) -> Readiness
             }
             return Readiness::Failed(e.to_string());
         }
-        if fds[1].revents != 0 {
-            return Readiness::Woken;
-        }
         if fds[0].revents != 0 {
             // Readable, or hung up / in error: the read says which.
             return Readiness::Readable;
         }
-        if n == 0 && deadline.is_some_and(|d| Instant::now() >= d) {
+        if fds[1].revents != 0 {
+            return Readiness::Woken;
+        }
+        if deadline.is_some_and(|d| Instant::now() >= d) {
             return Readiness::TimedOut;
         }
     }

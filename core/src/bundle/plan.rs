@@ -46,6 +46,16 @@ pub struct PlannedStep {
     /// Indexes of the steps it waits for.
     pub deps: Vec<usize>,
     pub fail_task_on_error: bool,
+    /// What to do when it fails: run again from a step (itself or one it depends on).
+    pub retry: Option<Retry>,
+}
+
+/// A step's `retry_config`, resolved.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Retry {
+    /// The index of the step to resume from.
+    pub from: usize,
+    pub max_retries: u32,
 }
 
 impl PlannedStep {
@@ -259,6 +269,7 @@ fn plan_task<'b>(
     let any_declares = task.steps.iter().any(declares_dependencies);
     let ids: Vec<&str> = task.steps.iter().map(step_id).collect();
     let mut steps = Vec::new();
+    let mut ancestors: Vec<std::collections::BTreeSet<usize>> = Vec::new();
     for (index, raw) in task.steps.iter().enumerate() {
         let id = step_id(raw);
         let type_name = step_type(raw);
@@ -320,16 +331,68 @@ fn plan_task<'b>(
         } else {
             (0..index).collect()
         };
+        let mine: std::collections::BTreeSet<usize> = deps
+            .iter()
+            .flat_map(|d| std::iter::once(*d).chain(ancestors[*d].iter().copied()))
+            .collect();
+        let retry = match raw.get("retry_config") {
+            None | Some(Value::Null) => None,
+            Some(config) => match retry_of(config, index, &ids, &mine) {
+                Ok(r) => Some(r),
+                Err(problem) => {
+                    problems.push(format!("{where_}: step '{id}': {problem}"));
+                    None
+                }
+            },
+        };
+        ancestors.push(mine);
         if let Some(kind) = kind {
             steps.push(PlannedStep {
                 spec,
                 kind,
                 deps,
                 fail_task_on_error,
+                retry,
             });
         }
     }
     PlannedTask { task, steps }
+}
+
+/// Reads a `retry_config`: `{retry_from_step_id | go_to_step_id, max_retries = 1}`; the resume point
+/// must be the step itself or a step it depends on.
+fn retry_of(
+    config: &Value,
+    index: usize,
+    ids: &[&str],
+    ancestors: &std::collections::BTreeSet<usize>,
+) -> Result<Retry, String> {
+    let Value::Object(map) = config else {
+        return Err("retry_config must be a table such as {\"max_retries\": 1}".to_string());
+    };
+    let max_retries = match map.get("max_retries") {
+        None => 1,
+        Some(v) => v
+            .as_u64()
+            .and_then(|n| u32::try_from(n).ok())
+            .ok_or("retry_config.max_retries must be a whole number of 0 or more")?,
+    };
+    let target = map
+        .get("retry_from_step_id")
+        .or_else(|| map.get("go_to_step_id"))
+        .and_then(Value::as_str);
+    let from = match target {
+        None => index,
+        Some(t) => match ids.iter().position(|i| *i == t) {
+            Some(p) if p == index || ancestors.contains(&p) => p,
+            _ => {
+                return Err(format!(
+                "retry_config resumes from '{t}', which must be this step or a step it depends on"
+            ))
+            }
+        },
+    };
+    Ok(Retry { from, max_retries })
 }
 
 /// Replaces `<key>` tokens in every string of a step with `seed[key]`.

@@ -72,12 +72,12 @@ fn installed_manifests() -> Vec<Manifest> {
 }
 
 pub fn run(args: ConfigArgs, _verbose: bool) -> i32 {
-    let doc = ConfigDocument::load();
+    let doc = ConfigDocument::shared();
     let state_root = crate::paths::state_root();
     match args.command {
         ConfigCommand::Show { json } => {
             let report = show::show(
-                &doc,
+                doc,
                 &installed_packages(&installed_manifests()),
                 &process_env,
                 &state_root,
@@ -91,7 +91,7 @@ pub fn run(args: ConfigArgs, _verbose: bool) -> i32 {
         }
         ConfigCommand::Explain { path, json } => {
             let answer = explain::explain(
-                &doc,
+                doc,
                 &path,
                 &installed_packages(&installed_manifests()),
                 &process_env,
@@ -115,7 +115,7 @@ pub fn run(args: ConfigArgs, _verbose: bool) -> i32 {
             0
         }
         ConfigCommand::Sources { json } => {
-            let layers = sources::sources(&doc, &process_env);
+            let layers = sources::sources(doc, &process_env);
             if json {
                 print_json(&layers);
             } else {
@@ -125,8 +125,8 @@ pub fn run(args: ConfigArgs, _verbose: bool) -> i32 {
         }
         ConfigCommand::Check { json } => {
             let manifests = installed_manifests();
-            let builder = StoresBuilder::new(&doc, None).with_manifests(&manifests);
-            let outcome = check::check(&doc, &builder);
+            let builder = StoresBuilder::new(doc, None).with_manifests(&manifests);
+            let outcome = check::check(doc, &builder);
             if json {
                 println!("{}", check::render_json(&outcome));
             } else {

@@ -88,11 +88,11 @@ pub struct ShowArgs {
     pub report: ReportArgs,
 }
 
-pub fn run(args: PluginArgs, _verbose: bool) -> i32 {
+pub fn run(args: PluginArgs, verbose: bool) -> i32 {
     match args.command {
-        PluginCommand::List(a) => list(&a),
-        PluginCommand::Show(a) => show(&a),
-        PluginCommand::Check(a) => check(&a),
+        PluginCommand::List(a) => list(&a, verbose),
+        PluginCommand::Show(a) => show(&a, verbose),
+        PluginCommand::Check(a) => check(&a, verbose),
         PluginCommand::Add(a) => {
             installed(crate::install::add::add(&crate::install::add::AddOptions {
                 specs: a.specs,
@@ -120,14 +120,21 @@ fn installed(result: Result<i32, crate::install::InstallError>) -> i32 {
     }
 }
 
-fn collect(args: &ReportArgs) -> (Registry, BuiltReport) {
+/// Builds the registries and the report. The registries' warnings (what the original logs while
+/// building them) go to stderr with `--verbose` only, as the report already says it all.
+fn collect(args: &ReportArgs, verbose: bool) -> (Registry, BuiltReport) {
     let registry = Registry::from_env(!args.no_load);
+    if verbose {
+        for w in &registry.warnings {
+            eprintln!("Warning: {w}");
+        }
+    }
     let built = build_report(&registry, &crate::paths::plugins_dir());
     (registry, built)
 }
 
-fn list(args: &ReportArgs) -> i32 {
-    let (registry, built) = collect(args);
+fn list(args: &ReportArgs, verbose: bool) -> i32 {
+    let (registry, built) = collect(args, verbose);
     let warnings = crate::install::permissions::unsafe_paths(
         &crate::paths::plugins_dir(),
         &registry.discovery,
@@ -151,8 +158,8 @@ fn list(args: &ReportArgs) -> i32 {
     0
 }
 
-fn check(args: &ReportArgs) -> i32 {
-    let (_, built) = collect(args);
+fn check(args: &ReportArgs, verbose: bool) -> i32 {
+    let (_, built) = collect(args, verbose);
     let result = documents::check(&built.report);
     if args.json {
         let doc = CheckDocument {
@@ -171,8 +178,8 @@ fn check(args: &ReportArgs) -> i32 {
     }
 }
 
-fn show(args: &ShowArgs) -> i32 {
-    let (registry, built) = collect(&args.report);
+fn show(args: &ShowArgs, verbose: bool) -> i32 {
+    let (registry, built) = collect(&args.report, verbose);
     let wanted = canonical_name(&args.package);
     let Some(index) = built
         .report

@@ -334,11 +334,14 @@ fn list(installed: &[InstalledBundle]) {
         crate::say!("No bundles are installed. agent-env run PATH runs a folder.");
         return;
     }
+    let parsed: Vec<Result<crate::bundle::Bundle, BundleError>> =
+        installed.iter().map(InstalledBundle::parse).collect();
     let rows: Vec<[String; 4]> = installed
         .iter()
-        .map(|b| {
-            let (contents, description) = match b.parse() {
-                Ok(p) => (contents(&p), p.description.unwrap_or_default()),
+        .zip(&parsed)
+        .map(|(b, p)| {
+            let (contents, description) = match p {
+                Ok(p) => (contents(p), p.description.clone().unwrap_or_default()),
                 Err(e) => ("invalid".to_string(), e.summary()),
             };
             [
@@ -373,10 +376,10 @@ fn list(installed: &[InstalledBundle]) {
         .to_string()
     };
     crate::say!("{}", line(header));
-    for (b, row) in installed.iter().zip(&rows) {
+    for ((b, row), parsed) in installed.iter().zip(&rows).zip(&parsed) {
         crate::say!("{}", line([&row[0], &row[1], &row[2], &row[3]]));
         let mut folder = format!("  {}", b.folder_display());
-        if let Ok(parsed) = b.parse() {
+        if let Ok(parsed) = parsed {
             let aliases: Vec<String> = parsed
                 .aliases
                 .values()

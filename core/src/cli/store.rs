@@ -115,7 +115,7 @@ fn check(kind: StoreKind, json_output: bool, seed: bool) -> Result<i32, String> 
 
 /// The plugin host and the installed packages, for a plugin's store. Nothing starts until the store is
 /// built; the store's own calls back to the host are not served (a store check needs none).
-fn plugin_stores(
+pub(crate) fn plugin_stores(
     doc: &ConfigDocument,
     secrets: Option<&crate::config::build::StoreSecrets>,
 ) -> Result<(HostPluginStores, Arc<PluginHost>), String> {

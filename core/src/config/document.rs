@@ -4,6 +4,7 @@
 use super::error::ConfigError;
 use super::locate::{locate, ConfigSource, CONFIG_VAR};
 use std::path::{Path, PathBuf};
+use std::sync::OnceLock;
 use toml::Table;
 
 /// A problem reading the document, as the plugin report shows it: a report code and the sentence.
@@ -38,7 +39,27 @@ pub struct ConfigDocument {
     pub error: Option<ConfigProblem>,
 }
 
+/// [`ConfigDocument::install`] came too late.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, thiserror::Error)]
+#[error("the config was already read in this invocation; a root option must choose the config file before anything reads it")]
+pub struct AlreadyRead;
+
+/// The process's document, read once by whoever asks first.
+static SHARED: OnceLock<ConfigDocument> = OnceLock::new();
+
 impl ConfigDocument {
+    /// The process's config, found and parsed on first use and shared by every later caller, so one
+    /// invocation reads the file once however many areas need it.
+    pub fn shared() -> &'static ConfigDocument {
+        SHARED.get_or_init(ConfigDocument::load)
+    }
+
+    /// Makes `doc` the process's config (a root option chose another file). Refused when something has
+    /// already read the config: the whole invocation must see one file.
+    pub fn install(doc: ConfigDocument) -> Result<(), AlreadyRead> {
+        SHARED.set(doc).map_err(|_| AlreadyRead)
+    }
+
     /// Finds and parses the config for this process: `$AGENT_ENV_CONFIG`, else the nearest
     /// `.agentenv/config.toml` above the working directory.
     pub fn load() -> ConfigDocument {
@@ -191,6 +212,20 @@ mod tests {
         assert_eq!(doc.table["x"]["a"].as_integer(), Some(1));
         let doc = ConfigDocument::from_text("", Path::new("/c.toml"));
         assert!(doc.error.is_none() && doc.table.is_empty());
+    }
+
+    #[test]
+    fn an_installed_document_is_the_shared_one_and_cannot_be_replaced() {
+        let chosen = ConfigDocument::from_text("[x]\na = 1\n", Path::new("/tenants/acme.toml"));
+        assert_eq!(ConfigDocument::install(chosen), Ok(()));
+        let again = ConfigDocument::from_text("", Path::new("/other.toml"));
+        assert_eq!(ConfigDocument::install(again), Err(AlreadyRead));
+        let shared = ConfigDocument::shared();
+        assert_eq!(
+            shared.path.as_deref(),
+            Some(Path::new("/tenants/acme.toml"))
+        );
+        assert!(std::ptr::eq(shared, ConfigDocument::shared()));
     }
 
     #[test]

@@ -4,7 +4,7 @@
 
 use super::document::ConfigDocument;
 use super::mask::mask_value;
-use super::plugins::{plugin_tables, InstalledPackage, Owner};
+use super::plugins::{plugin_tables, InstalledPackage, Owner, PluginTable};
 use super::sections::{sections, SectionView, ShadowedView, WinnerView};
 use super::show::{render_value_lines, ValueLines};
 use super::stores::ALIASED_SECTIONS;
@@ -230,13 +230,28 @@ fn explain_plugins(
         return answer;
     }
     // The first segment names the table; failing that, try dotted package names, longest first.
-    let found = (1..=rest.len()).rev().find_map(|take| {
-        let name = canonical_name(&rest[..take].join("."));
-        tables
-            .iter()
-            .find(|t| t.package == name)
-            .map(|t| (t, &rest[take..]))
-    });
+    // Prefer a reading whose keys exist in the table; else the first table that matched.
+    let candidates: Vec<_> = std::iter::once(1)
+        .chain((2..=rest.len()).rev())
+        .filter_map(|take| {
+            let name = canonical_name(&rest[..take].join("."));
+            tables
+                .iter()
+                .find(|t| t.package == name)
+                .map(|t| (t, &rest[take..]))
+        })
+        .collect();
+    let resolves = |(entry, keys): &(&PluginTable<'_>, &[String])| {
+        entry
+            .table()
+            .ok()
+            .is_some_and(|t| lookup(&Value::Table(t.clone()), keys).is_some())
+    };
+    let found = candidates
+        .iter()
+        .find(|c| resolves(c))
+        .or(candidates.first())
+        .copied();
     let Some((entry, keys)) = found else {
         let package = canonical_name(&rest[0]);
         answer.plugin = Some(owner_view(&Owner::of(&package, installed)));

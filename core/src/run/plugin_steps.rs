@@ -160,6 +160,14 @@ impl StepExecutor for PluginSteps {
             context: context.clone(),
         };
         let params = serde_json::to_value(params).map_err(|e| StepError::runtime(e.to_string()))?;
+        // Ctrl-C stops the plugin (its whole process group), which ends the call at once.
+        let running = process.clone();
+        cancel.on_cancel(move || {
+            let running = running.clone();
+            std::thread::spawn(move || {
+                running.stop();
+            });
+        });
         match process.call_with_timeout(EXECUTE, params, timeout) {
             Ok(answer) => {
                 let result: ExecuteResult = serde_json::from_value(answer).map_err(|e| {

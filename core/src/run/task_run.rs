@@ -183,6 +183,7 @@ fn run_steps(
 ) -> Vec<StepState> {
     let total = planned.steps.len();
     let mut states = vec![StepState::Pending; total];
+    let mut retries_used = vec![0u32; total];
     let (tx, rx) = mpsc::channel::<(usize, Result<(), StepError>, Duration, String)>();
     std::thread::scope(|scope| {
         let mut running = 0usize;
@@ -250,8 +251,13 @@ fn run_steps(
                     StepState::Cancelled
                 }
                 Err(e) => {
+                    let retry = step.retry.filter(|r| retries_used[i] < r.max_retries);
+                    let retry_note = match retry {
+                        Some(r) => format!("; retrying from step '{}'", planned.steps[r.from].id()),
+                        None => String::new(),
+                    };
                     crate::say!(
-                        "[{}] step {n}/{total} {} failed in {}: {e}",
+                        "[{}] step {n}/{total} {} failed in {}: {e}{retry_note}",
                         planned.task.path,
                         step.id(),
                         seconds(took)
@@ -259,15 +265,18 @@ fn run_steps(
                     if let Some(detail) = &e.detail {
                         eprintln!("{detail}");
                     }
-                    let row = json!({
+                    let mut row = json!({
                         "step_id": step.id(),
                         "step_type": step.type_name(),
                         "error": e.message,
                         "error_type": e.error_type,
                         "started_at_utc": started_at,
                         "duration_seconds": took.as_secs_f64(),
-                        "is_fatal": step.fail_task_on_error,
+                        "is_fatal": step.fail_task_on_error && retry.is_none(),
                     });
+                    if retry.is_some() {
+                        row["retried"] = json!(true);
+                    }
                     let _ = env.with_context(|c| {
                         let list = c
                             .metadata
@@ -277,15 +286,40 @@ fn run_steps(
                             items.push(row);
                         }
                     });
-                    StepState::Failed(step.fail_task_on_error)
+                    match retry {
+                        Some(r) => {
+                            retries_used[i] += 1;
+                            for j in rerun_set(planned, r.from) {
+                                if !matches!(states[j], StepState::Running) {
+                                    states[j] = StepState::Pending;
+                                }
+                            }
+                            StepState::Pending
+                        }
+                        None => StepState::Failed(step.fail_task_on_error),
+                    }
                 }
             };
+            if matches!(states[i], StepState::Pending) {
+                continue;
+            }
             let success = matches!(states[i], StepState::Succeeded | StepState::Failed(false));
             let snapshot = env.with_context(|c| c.clone()).unwrap_or_default();
             let _ = recorder.step_done(step.id(), success, &snapshot);
         }
     });
     states
+}
+
+/// `from` and every step that depends on it, directly or not: what a retry runs again.
+fn rerun_set(planned: &PlannedTask<'_>, from: usize) -> Vec<usize> {
+    let mut set = vec![from];
+    for j in from + 1..planned.steps.len() {
+        if planned.steps[j].deps.iter().any(|d| set.contains(d)) {
+            set.push(j);
+        }
+    }
+    set
 }
 
 /// Runs one step by its kind.

@@ -91,6 +91,9 @@ fn gc_removes_unreferenced_blobs_and_abandoned_staged_files_only() {
     let abandoned = shard.join(".staged-abandoned");
     std::fs::write(&abandoned, b"half a blob").unwrap();
     age(&abandoned, Duration::from_secs(7200));
+    // Trash a gc that died left behind goes too, whatever its age.
+    let trash = shard.join(format!(".trash-{}", "0".repeat(64)));
+    std::fs::write(&trash, b"collected blob").unwrap();
     let fresh = shard.join(".staged-fresh");
     std::fs::write(&fresh, b"being written").unwrap();
     let held = shard.join(".staged-held");
@@ -103,12 +106,12 @@ fn gc_removes_unreferenced_blobs_and_abandoned_staged_files_only() {
     assert_eq!(report.blobs_removed, 1, "{report:?}");
     assert_eq!(report.bytes_removed, "old version".len() as u64);
     assert_eq!(report.blobs_kept_young, 1);
-    assert_eq!(report.staged_removed, 1);
+    assert_eq!(report.staged_removed, 2);
     assert_eq!(report.staged_kept, 2);
     assert!(report.dangling_digests.is_empty());
     assert!(!blob_path(&root, b"old version").exists());
     assert!(young.exists());
-    assert!(!abandoned.exists() && fresh.exists() && held.exists());
+    assert!(!abandoned.exists() && !trash.exists() && fresh.exists() && held.exists());
     for (key, payload) in [
         ("kept", b"kept bytes".as_slice()),
         ("shared-a", b"moved"),
@@ -239,7 +242,8 @@ fn gc_running_against_concurrent_writers_loses_no_indexed_blob() {
         })
         .collect();
     std::fs::write(&go, b"go").unwrap();
-    let gc_runs: Vec<_> = (0..12)
+    // Some runs as separate `agentenv-openciv3 gc` processes, then many quick ones from this process.
+    let gc_runs: Vec<_> = (0..4)
         .map(|_| {
             Command::new(env!("CARGO_BIN_EXE_agentenv-openciv3"))
                 .args(["gc", "--root", root.to_str().unwrap(), "--json"])
@@ -247,6 +251,7 @@ fn gc_running_against_concurrent_writers_loses_no_indexed_blob() {
                 .unwrap()
         })
         .collect();
+    let in_process: Vec<_> = (0..300).map(|_| store.gc(&GcOptions::default())).collect();
     std::fs::write(&stop, b"stop").unwrap();
     common::wait_all(children);
     let mut removed_while_writing = 0;
@@ -263,6 +268,14 @@ fn gc_running_against_concurrent_writers_loses_no_indexed_blob() {
             "gc saw an indexed blob missing: {report}"
         );
         removed_while_writing += report["blobs_removed"].as_u64().unwrap();
+    }
+    for report in in_process {
+        let report = report.expect("gc while writers run");
+        assert!(
+            report.dangling_digests.is_empty(),
+            "gc saw an indexed blob missing: {report:?}"
+        );
+        removed_while_writing += report.blobs_removed as u64;
     }
     assert!(
         removed_while_writing > 0,

@@ -291,7 +291,7 @@ def test_agent_env_runs_a_bundle_graded_by_the_plugin(installed, plugin_env, tmp
             "type": "load_artifact",
             "sandbox_name": "box",
             "artifact_id": "essay",
-            "destination_path": "/app/essay",
+            "destination_path": "/app/essay/",  # a folder: the artifact is a single file
         },
         {
             "id": "grade",
@@ -300,6 +300,7 @@ def test_agent_env_runs_a_bundle_graded_by_the_plugin(installed, plugin_env, tmp
             "path": "/app/essay/answer.txt",
             "keywords": ["photosynthesis", "chlorophyll"],
             "verifier_id": "keywords",
+            "upload_report": True,
         },
     ]
     (bundle / "tasks" / "grade.json").write_text(json.dumps(steps))
@@ -308,7 +309,14 @@ def test_agent_env_runs_a_bundle_graded_by_the_plugin(installed, plugin_env, tmp
     )
     _skip_if_not_built(done, "unknown step type 'grade_keywords'", "this run has no plugin host")
     assert done.returncode == 0, done.stdout + done.stderr
-    assert "passed (keywords: 1)" in done.stdout, done.stdout
+    # The summary names a verification by the id of the step that wrote it.
+    assert "tasks/grade.json v1: passed (grade: 1)" in done.stdout, done.stdout
+    # The report went through host.store.object.put into the host's (built-in, local) object store.
+    found = (Path(env["XDG_STATE_HOME"]) / "agent-env").rglob("keywords.json")
+    reports = [p for p in found if ".agentenv-meta" not in p.parts]  # not the content-type sidecar
+    assert len(reports) == 1, done.stdout
+    report = json.loads(reports[0].read_text())
+    assert report["score"] == 1.0 and report["path"] == "/app/essay/answer.txt"
 
 
 def _store_check(binary, env, project, config_toml):

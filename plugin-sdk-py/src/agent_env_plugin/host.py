@@ -8,9 +8,8 @@ tells whether the host cancelled the call.
 from __future__ import annotations
 
 import os
-import threading
 
-from . import wire
+from . import _sync, wire
 from .errors import (
     AlreadyExistsError,
     CancelledError,
@@ -36,7 +35,7 @@ if TYPE_CHECKING:
 
     from .peer import CallContext
 
-_current = threading.local()
+_current = _sync.local()
 
 
 def current_host() -> HostHandle | None:
@@ -80,7 +79,7 @@ class HostHandle:
         return self._ctx.cancel_event.is_set()
 
     @property
-    def cancel_event(self) -> threading.Event:
+    def cancel_event(self) -> _sync.Event:
         """Set when the call is cancelled; `host.cancel_event.wait(5)` sleeps until then."""
         return self._ctx.cancel_event
 

@@ -11,15 +11,14 @@ from __future__ import annotations
 
 import os
 import sys
-import threading
 import time
 
-from . import wire
+from . import _sync, wire
 from .errors import ConnectionClosedError, MessageTooLargeError, error_for_kind, to_wire
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
-    from typing import Any, BinaryIO, Callable, Dict, Set
+    from typing import Any, BinaryIO, Callable, Dict, List, Set
 
     Handler = Callable[["CallContext"], Any]
     Inline = Callable[["CallContext"], Any]
@@ -35,14 +34,15 @@ NOISE_SAMPLE_BYTES = 200
 class CallContext:
     """One request from the host while it is being answered."""
 
-    __slots__ = ("connection", "id", "method", "params", "cancel_event")
+    __slots__ = ("connection", "id", "method", "params", "cancel_event", "finished")
 
     def __init__(self, connection: Connection, request: wire.Request) -> None:
         self.connection = connection
         self.id = request.id
         self.method = request.method
         self.params = request.params
-        self.cancel_event = threading.Event()
+        self.cancel_event = _sync.Event()
+        self.finished = _sync.Event()  # set once the answer is sent
 
     @property
     def cancelled(self) -> bool:
@@ -53,7 +53,7 @@ class _Pending:
     __slots__ = ("done", "result", "error")
 
     def __init__(self) -> None:
-        self.done = threading.Event()
+        self.done = _sync.Event()
         self.result: Any = None
         self.error: BaseException | None = None
 
@@ -77,9 +77,8 @@ class Connection:
         self._inline = inline or {}
         self._max = max_message_bytes
         self._name = name
-        self._write_lock = threading.Lock()
-        self._state_lock = threading.Lock()
-        self._idle = threading.Condition(self._state_lock)
+        self._write_lock = _sync.Lock()
+        self._state_lock = _sync.Lock()
         self._drain_seconds = drain_seconds
         self._pending: Dict[wire.Id, _Pending] = {}
         self._incoming: Dict[wire.Id, CallContext] = {}
@@ -179,20 +178,23 @@ class Connection:
     def _drain(self, seconds: float) -> None:
         """Lets the requests still running finish and answer (a host that closed its end early still
         reads them), for at most `seconds`; then flags the stragglers as cancelled."""
-        deadline = time.monotonic() + seconds
-        with self._idle:
-            while self._incoming:
-                left = deadline - time.monotonic()
-                if left <= 0:
-                    break
-                self._idle.wait(left)
-            stragglers = list(self._incoming.values())
+        stragglers = self._wait_finished(self._running(), seconds)
         for ctx in stragglers:
             ctx.cancel_event.set()
-        if stragglers:
-            # A step that watches `host.cancelled` gets a moment to stop and answer `cancelled`.
-            with self._idle:
-                self._idle.wait_for(lambda: not self._incoming, CANCEL_GRACE_SECONDS)
+        # A step that watches `host.cancelled` gets a moment to stop and answer `cancelled`.
+        self._wait_finished(stragglers, CANCEL_GRACE_SECONDS)
+
+    def _running(self) -> List[CallContext]:
+        with self._state_lock:
+            return list(self._incoming.values())
+
+    @staticmethod
+    def _wait_finished(calls: List[CallContext], seconds: float) -> List[CallContext]:
+        """Waits up to `seconds` in all for `calls` to finish; returns those that did not."""
+        deadline = time.monotonic() + seconds
+        for ctx in calls:
+            ctx.finished.wait(max(0.0, deadline - time.monotonic()))
+        return [ctx for ctx in calls if not ctx.finished.is_set()]
 
     def _skip_rest(self, reader: BinaryIO) -> None:
         while True:
@@ -229,10 +231,7 @@ class Connection:
             return
         with self._state_lock:
             self._incoming[ctx.id] = ctx
-        worker = threading.Thread(
-            target=self._answer, args=(ctx, self._handler), name=f"{self._name}-{request.method}", daemon=True
-        )
-        worker.start()
+        _sync.start(self._answer, ctx, self._handler)
 
     def _answer(self, ctx: CallContext, handler: Handler) -> None:
         try:
@@ -246,9 +245,9 @@ class Connection:
                     wire.encode_error(ctx.id, "message-too-large", f"the answer to {ctx.method}: {too_large}")
                 )
         finally:
-            with self._idle:
+            with self._state_lock:
                 self._incoming.pop(ctx.id, None)
-                self._idle.notify_all()
+            ctx.finished.set()
 
     def _outcome(self, ctx: CallContext, handler: Handler) -> bytes:
         """The answer line: the handler's result, or the error it raised."""

@@ -4,11 +4,10 @@ from __future__ import annotations
 
 import os
 import sys
-import threading
 import time
 
+from . import _sync, wire
 from . import manifest as manifest_text
-from . import wire
 from .contributions import (
     GROUPS,
     CliCommand,
@@ -115,7 +114,7 @@ class Plugin:
         self._generic: Dict[Tuple[str, str], Contribution] = {}
         self._store_classes: Dict[str, type[Store]] = {}
         self._open_stores: Dict[str, Store] = {}
-        self._store_lock = threading.Lock()
+        self._store_lock = _sync.Lock()
         self._next_handle = 0
         self._shutdown_hooks: List[Callable[[], None]] = []
         self._methods: Dict[str, GenericMethod] = {}
@@ -619,7 +618,7 @@ def _watch_parent(name: str) -> None:
                 _flush_std()
                 os._exit(0)
 
-    threading.Thread(target=watch, name=f"{name}-parent-watch", daemon=True).start()
+    _sync.start(watch)
 
 
 def _own_argv() -> List[str]:

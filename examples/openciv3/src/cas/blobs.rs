@@ -12,6 +12,8 @@ use super::lock::lock_exclusive;
 
 /// Staged files start with this; `gc` removes abandoned ones.
 pub const STAGED_PREFIX: &str = ".staged-";
+/// gc renames a blob it removes to this prefix + digest inside its transaction, then unlinks it.
+pub const TRASH_PREFIX: &str = ".trash-";
 /// Files are hashed and copied in chunks of this size, so a large file never sits in memory.
 const CHUNK: usize = 1 << 20;
 

@@ -16,7 +16,9 @@
 //!    (a blob written after gc started is left for the next run: that spares a writer a second copy, and
 //!    is not what makes gc safe);
 //! 4. removes candidates in batches, each batch inside one `BEGIN IMMEDIATE` transaction that re-checks
-//!    that no row references the digest before unlinking it.
+//!    that no row references the digest before taking the blob away: it renames it to `.trash-<digest>`
+//!    (a rename is quick, so writers wait for the index briefly), and unlinks the trash after the commit.
+//!    A trash file left by a gc that died is removed by the next one; nothing else uses those names.
 //!
 //! Why no live blob is lost: a writer's check-and-insert (writer step 2) and gc's check-and-unlink (gc step
 //! 4) each run inside an IMMEDIATE transaction, and SQLite lets only one such transaction run at a time. If
@@ -35,7 +37,7 @@ use std::time::{Duration, SystemTime};
 
 use serde::Serialize;
 
-use super::blobs::{is_digest, STAGED_PREFIX};
+use super::blobs::{is_digest, STAGED_PREFIX, TRASH_PREFIX};
 use super::error::{CasError, CasResult};
 use super::lock::try_lock_exclusive;
 use super::store::ContentAddressedObjectStore;
@@ -69,7 +71,7 @@ pub struct GcReport {
     pub bytes_removed: u64,
     /// Unreferenced blobs kept because they were written after gc started.
     pub blobs_kept_young: usize,
-    /// Abandoned staged files removed.
+    /// Abandoned staged files removed (and trash left by a gc that died).
     pub staged_removed: usize,
     /// Staged files kept (younger than the grace period, or held by a live writer).
     pub staged_kept: usize,
@@ -93,6 +95,12 @@ impl ContentAddressedObjectStore {
             let name = entry.file_name();
             let Some(name) = name.to_str() else { continue };
             let path = entry.path();
+            if name.starts_with(TRASH_PREFIX) {
+                if remove_if_present(&path)? {
+                    report.staged_removed += 1;
+                }
+                continue;
+            }
             if name.starts_with(STAGED_PREFIX) {
                 if remove_abandoned_staged(&path, started, options.staged_grace)? {
                     report.staged_removed += 1;
@@ -120,21 +128,25 @@ impl ContentAddressedObjectStore {
         report.dangling_digests = dangling;
 
         for batch in candidates.chunks(BATCH) {
-            let mut sizes = 0u64;
-            let removed = self.index().remove_unreferenced(batch, |digest| {
+            let mut trash = Vec::new();
+            let moved = self.index().remove_unreferenced(batch, |digest| {
                 let path = self.blobs().path(digest);
                 let size = fs::metadata(&path).map(|m| m.len()).unwrap_or(0);
-                match fs::remove_file(&path) {
+                let trashed = path.with_file_name(format!("{TRASH_PREFIX}{digest}"));
+                match fs::rename(&path, &trashed) {
                     Ok(()) => {
-                        sizes += size;
+                        trash.push((trashed, size));
                         Ok(true)
                     }
                     Err(err) if err.kind() == io::ErrorKind::NotFound => Ok(false),
-                    Err(err) => Err(CasError::io("remove", path)(err)),
+                    Err(err) => Err(CasError::io("move to the trash", path)(err)),
                 }
             })?;
-            report.blobs_removed += removed.len();
-            report.bytes_removed += sizes;
+            report.blobs_removed += moved.len();
+            for (trashed, size) in trash {
+                remove_if_present(&trashed)?;
+                report.bytes_removed += size;
+            }
         }
         Ok(report)
     }
@@ -159,6 +171,15 @@ fn remove_abandoned_staged(path: &Path, started: SystemTime, grace: Duration) ->
     if !try_lock_exclusive(&file).map_err(CasError::io("lock", path))? {
         return Ok(false);
     }
+    match fs::remove_file(path) {
+        Ok(()) => Ok(true),
+        Err(err) if err.kind() == io::ErrorKind::NotFound => Ok(false),
+        Err(err) => Err(CasError::io("remove", path)(err)),
+    }
+}
+
+/// Unlinks `path`; `false` when it was already gone.
+fn remove_if_present(path: &Path) -> CasResult<bool> {
     match fs::remove_file(path) {
         Ok(()) => Ok(true),
         Err(err) if err.kind() == io::ErrorKind::NotFound => Ok(false),

@@ -324,3 +324,82 @@ fn check_key(key: &str) -> CasResult<()> {
         reason,
     })
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::cas::gc::GcOptions;
+    use std::cell::Cell;
+    use std::time::Duration;
+
+    fn store() -> (tempfile::TempDir, ContentAddressedObjectStore) {
+        let dir = tempfile::tempdir().unwrap();
+        let config = CasConfig::new(dir.path().to_str().unwrap(), "openciv3").unwrap();
+        (dir, ContentAddressedObjectStore::new(config))
+    }
+
+    fn age(path: &Path) {
+        let file = File::options().write(true).open(path).unwrap();
+        file.set_modified(SystemTime::now() - Duration::from_secs(60))
+            .unwrap();
+    }
+
+    /// The interleaving the gc protocol exists for, made to happen: a writer finds the blob it needs
+    /// already on disk (unreferenced), then gc collects that blob before the writer records its row.
+    /// The writer must notice inside its transaction and store the blob again.
+    #[test]
+    fn a_writer_whose_blob_gc_collected_stores_it_again() {
+        let (_dir, store) = store();
+        store
+            .put("old", b"revived", DEFAULT_CONTENT_TYPE, false)
+            .unwrap();
+        store
+            .put("old", b"other", DEFAULT_CONTENT_TYPE, true)
+            .unwrap();
+        let digest = hash_bytes(b"revived");
+        let blob = store.blobs.path(&digest);
+        age(&blob);
+
+        let attempts = Cell::new(0);
+        let url = store
+            .write("new", &digest, 7, DEFAULT_CONTENT_TYPE, false, || {
+                attempts.set(attempts.get() + 1);
+                store.blobs.store_bytes(&digest, b"revived")?;
+                if attempts.get() == 1 {
+                    // The blob was there, so nothing was written; now gc runs before the row is.
+                    let report = store.gc(&GcOptions::default())?;
+                    assert_eq!(report.blobs_removed, 1);
+                    assert!(!blob.exists());
+                }
+                Ok(())
+            })
+            .unwrap();
+        assert_eq!(attempts.get(), 2, "the writer stored its blob again");
+        assert_eq!(store.get(&url).unwrap(), b"revived");
+        assert!(store
+            .gc(&GcOptions::default())
+            .unwrap()
+            .dangling_digests
+            .is_empty());
+    }
+
+    #[test]
+    fn recording_a_row_for_a_missing_blob_is_refused() {
+        let (_dir, store) = store();
+        store.put("k", b"v", DEFAULT_CONTENT_TYPE, false).unwrap();
+        let row = NewRow {
+            key: "x",
+            digest: "ab",
+            size: 1,
+            content_type: DEFAULT_CONTENT_TYPE,
+            last_modified: "2026-01-01T00:00:00.000000Z",
+            allow_overwrite: false,
+        };
+        let missing = store.root().join("nope");
+        assert_eq!(
+            store.index.record(&row, &missing).unwrap(),
+            Recorded::BlobVanished
+        );
+        assert!(!store.exists("x").unwrap());
+    }
+}

@@ -5,9 +5,9 @@ URLs are `mem://<bucket>/<key>`. It is per process, so it suits tests and exampl
 
 from __future__ import annotations
 
-import threading
 from datetime import datetime, timezone
 
+from .. import _sync
 from ..errors import ForeignUrlError, InvalidValueError, ObjectAlreadyExistsError, ObjectNotFoundError
 from ..stores import DEFAULT_CONTENT_TYPE, ObjectMetadata, ObjectStore
 
@@ -26,7 +26,7 @@ class MemoryObjectStore(ObjectStore):
             raise InvalidValueError(f"bucket must be a non-empty name without '/', got {bucket!r}")
         self.bucket = bucket
         self._objects: Dict[str, Tuple[bytes, str, datetime]] = {}
-        self._lock = threading.Lock()
+        self._lock = _sync.Lock()
 
     def _key(self, key: str) -> str:
         if not isinstance(key, str) or key.startswith("/") or "\x00" in key:

@@ -1,0 +1,68 @@
+//! The Python SDK's cold start: spawn to `initialize` answered for a plugin written with
+//! `agent_env_plugin`, next to the bare interpreter's own start.
+//!
+//! It runs `plugin-sdk-py/bench/startup.py` with the interpreter of a plain venv
+//! (`target/py-bench-venv`, made with `python3 -m venv --without-pip`, no site-packages of the system
+//! Python), so what the system Python's own `.pth` files import at start-up does not count. The SDK is
+//! imported from its source folder through `PYTHONPATH` after `compileall`, which costs what an installed
+//! copy costs.
+
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+const RUNS: &str = "30";
+
+pub fn run() -> Result<(), String> {
+    let repo = repo_root()?;
+    let venv = repo.join("target").join("py-bench-venv");
+    let python = venv.join("bin").join("python");
+    if !python.exists() {
+        let system = std::env::var("PYTHON").unwrap_or_else(|_| "python3".into());
+        let status = Command::new(&system)
+            .args(["-m", "venv", "--without-pip"])
+            .arg(&venv)
+            .status()
+            .map_err(|e| format!("cannot run {system} to make a venv: {e}"))?;
+        if !status.success() || !python.exists() {
+            return Err(format!(
+                "`{system} -m venv --without-pip {}` failed",
+                venv.display()
+            ));
+        }
+    }
+    // Compile the sources once, as pip does when it installs: PYTHONDONTWRITEBYTECODE would otherwise
+    // make every start compile them again.
+    let src = repo.join("plugin-sdk-py").join("src");
+    let compiled = Command::new(&python)
+        .args(["-m", "compileall", "-q"])
+        .arg(&src)
+        .status()
+        .map_err(|e| format!("cannot run {}: {e}", python.display()))?;
+    if !compiled.success() {
+        return Err(format!("python -m compileall {} failed", src.display()));
+    }
+    let output = Command::new(&python)
+        .arg(repo.join("plugin-sdk-py").join("bench").join("startup.py"))
+        .arg("--python")
+        .arg(&python)
+        .args(["--runs", RUNS])
+        .env("PYTHONPATH", &src)
+        .output()
+        .map_err(|e| format!("cannot run {}: {e}", python.display()))?;
+    if !output.status.success() {
+        return Err(format!(
+            "plugin-sdk-py/bench/startup.py failed: {}",
+            String::from_utf8_lossy(&output.stderr).trim()
+        ));
+    }
+    print!("{}", String::from_utf8_lossy(&output.stdout));
+    Ok(())
+}
+
+/// The workspace root: the folder above this crate's.
+fn repo_root() -> Result<PathBuf, String> {
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+        .parent()
+        .map(Path::to_path_buf)
+        .ok_or_else(|| "the bench crate has no parent folder".to_string())
+}
