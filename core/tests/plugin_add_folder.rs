@@ -208,6 +208,27 @@ fn a_second_change_is_refused_while_the_lock_is_held() {
 }
 
 #[test]
+fn the_lock_file_is_private() {
+    let sb = Sandbox::new();
+    let (code, _, err) = output(&sb, &["plugin", "remove", "nothing-here", "--yes"]);
+    assert_eq!(code, 1, "{err}");
+    let locks = sb.dir().join("home/.local/state/agent-env/locks");
+    let mode = |p: &Path| std::fs::metadata(p).unwrap().permissions().mode() & 0o777;
+    assert_eq!(mode(&locks), 0o700);
+    let files: Vec<PathBuf> = std::fs::read_dir(&locks)
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .collect();
+    assert_eq!(files.len(), 1);
+    let name = files[0].file_name().unwrap().to_string_lossy().into_owned();
+    assert!(
+        name.starts_with("plugin-") && name.ends_with(".lock") && name.len() == 28,
+        "{name}"
+    );
+    assert_eq!(mode(&files[0]), 0o600);
+}
+
+#[test]
 fn an_interrupted_install_lets_the_installer_finish_then_restores() {
     let mut sb = Sandbox::new();
     existing_plugin(&sb);
