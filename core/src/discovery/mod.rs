@@ -5,6 +5,7 @@
 //!
 //! 1. the plugins directory ([`crate::paths::plugins_dir`]): one folder per plugin holding
 //!    `agent-env-plugin.toml`;
+//!    then `<plugins dir>/.python/share/agent-env/plugins/<name>.toml` (the venv `plugin add` manages);
 //! 2. each directory on `PATH`, canonicalised and read once (so `/bin` and `/usr/bin` count once):
 //!    `agent-env-plugin-<name>.toml` files in the directory itself, then `<dir>/../share/agent-env/plugins/<name>.toml`.
 //!
@@ -112,6 +113,11 @@ impl SearchPath {
 pub fn discover(search: &SearchPath) -> Discovery {
     let mut found = Found::default();
     scan_plugins_dir(&search.plugins_dir, &mut found);
+    // The Python venv `plugin add` manages puts its packages' manifests here, as pip does for any prefix.
+    scan_share_dir(
+        &search.plugins_dir.join(".python").join(SHARE_SUBDIR),
+        &mut found,
+    );
     let mut seen_dirs: HashSet<PathBuf> = HashSet::new();
     for dir in &search.path_dirs {
         if dir.as_os_str().is_empty() || dir.is_relative() {
