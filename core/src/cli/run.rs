@@ -287,7 +287,7 @@ impl PlanContext for RunPlanContext<'_> {
                 "the step type '{type_name}' is built into the Python agent-env, and this agent-env does not have it yet"
             )),
             Err(RegistryError::Unknown { detail: None, .. })
-                if crate::steps::NOT_YET_BUILT_IN.contains(&type_name) =>
+                if crate::steps::not_yet_built_in(type_name) =>
             {
                 Err(format!(
                     "the step type '{type_name}' is built into the Python agent-env, and this agent-env does not have it yet"

@@ -113,56 +113,12 @@ pub fn builtin(type_name: &str) -> Option<&'static dyn BuiltinStep> {
         .find(|s| s.type_name() == type_name)
 }
 
-/// The built-in step types of the Python original that this build does not have yet, so a bundle
-/// written for it gets a precise message.
-pub const NOT_YET_BUILT_IN: &[&str] = &[
-    "deploy_env",
-    "deploy_agent",
-    "deploy_human_agent",
-    "install_agent",
-    "add_skills",
-    "apply_server_config",
-    "modify_env_tool_access",
-    "peer_agents",
-    "register_env_triggers",
-    "register_agent_triggers",
-    "sync_env_clock",
-    "reset_env",
-    "build_mcp_cli",
-    "run_docker_container",
-    "run_code",
-    "review",
-    "teardown_sandboxes",
-    "prompt_agent",
-    "collect_artifacts",
-    "snapshot_agent_state",
-    "snapshot_env",
-    "rubrics_verifier",
-    "env_outcome_verifier",
-    "agent_prompt_response_verifier",
-    "run_container_unit_tests_verifier",
-    "aggregate_verifiers",
-    "verify_mcp_tool_schema",
-    "verify_spec_conformance",
-    "verify_mcp_env_assessment",
-    "validation_gate_aggregator",
-    "verify_universe_load_export_roundtrip",
-    "combine_universe_verdicts",
-    "verify_env_card",
-    "verify_env_core_protocol",
-    "verify_a2a_agent_card",
-    "verify_a2a_agent_config_identity",
-    "verify_a2a_agent_mcp",
-    "verify_a2a_core_protocol",
-    "verify_a2a_install",
-    "verify_a2a_modalities",
-    "verify_a2a_peer_agents",
-    "verify_a2a_role",
-    "verify_a2a_skill_config",
-    "verify_a2a_snapshot",
-    "verify_a2a_system_prompt",
-    "verify_a2a_trajectory",
-];
+/// Whether `type_name` is a built-in step type of the Python original that this build does not have
+/// yet, so a bundle written for it gets a precise message. Derived from the one list of built-in step
+/// names (`registry::builtins::TASK_STEPS`) minus the steps implemented here.
+pub fn not_yet_built_in(type_name: &str) -> bool {
+    crate::registry::builtins::TASK_STEPS.contains(&type_name) && builtin(type_name).is_none()
+}
 
 /// A string field of a step.
 pub fn str_field<'a>(step: &'a Map<String, Value>, key: &str) -> Option<&'a str> {
@@ -173,5 +129,24 @@ pub fn str_field<'a>(step: &'a Map<String, Value>, key: &str) -> Option<&'a str>
 pub fn require_str(step: &Map<String, Value>, key: &str, problems: &mut Vec<String>) {
     if !matches!(step.get(key), Some(Value::String(s)) if !s.is_empty()) {
         problems.push(format!("needs '{key}' (a non-empty string)"));
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn every_implemented_step_is_a_listed_builtin_and_not_reported_missing() {
+        for step in BUILTINS {
+            let name = step.type_name();
+            assert!(
+                crate::registry::builtins::TASK_STEPS.contains(&name),
+                "{name} is implemented but not in registry::builtins::TASK_STEPS"
+            );
+            assert!(!not_yet_built_in(name), "{name} is implemented");
+        }
+        assert!(not_yet_built_in("prompt_agent"));
+        assert!(!not_yet_built_in("no_such_step"));
     }
 }
