@@ -3,6 +3,7 @@
 
 pub mod bundle;
 pub mod cli;
+pub mod clock;
 pub mod config;
 pub mod discovery;
 pub mod host;

@@ -280,7 +280,7 @@ pub fn mark(
     row.insert("digest".into(), json!(digest(id, inputs)));
     row.insert("inputs".into(), inputs.to_value());
     row.insert("status".into(), json!(status));
-    row.insert("updated_at_utc".into(), json!(crate::run::clock::iso_now()));
+    row.insert("updated_at_utc".into(), json!(crate::clock::iso_now()));
     docs.replace(COLLECTION, &row_filter(id), &row, true)?;
     Ok(())
 }

@@ -14,7 +14,7 @@ use crate::bundle::ledger::{self, Decision, Inputs};
 use crate::bundle::plan::Plan;
 use crate::bundle::tree::{join_rel, Tree};
 use crate::bundle::{Artifact, Bundle};
-use crate::run::clock;
+use crate::clock;
 use crate::run::local_stores::LocalStores;
 use crate::stores::{Document, StoreError};
 

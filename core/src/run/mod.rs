@@ -3,7 +3,6 @@
 //! outcomes into an exit code.
 
 pub mod cancel;
-pub mod clock;
 pub mod context;
 pub mod executor;
 pub mod local_stores;

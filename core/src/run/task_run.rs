@@ -8,8 +8,8 @@ use std::time::{Duration, Instant};
 use serde_json::{json, Map, Value};
 
 use crate::bundle::plan::{substitute_seed, PlannedStep, PlannedTask, StepKind};
+use crate::clock;
 use crate::run::cancel::Cancel;
-use crate::run::clock;
 use crate::run::context::TaskStepContext;
 use crate::run::executor::StepExecutor;
 use crate::run::local_stores::LocalStores;

@@ -45,7 +45,7 @@ impl BuiltinStep for DeploySandbox {
             "tunnel_urls": {},
             "vnc_url": null,
             "instance_id": env.instance_id,
-            "created_at_utc": crate::run::clock::iso_now(),
+            "created_at_utc": crate::clock::iso_now(),
             "expires_at_utc": null,
             "network_policy": null,
             "work_dir": sandbox.work_dir.display().to_string(),

@@ -5,7 +5,6 @@ pub mod private_dir;
 pub mod registry_images;
 pub mod secrets;
 pub mod sqlite_docs;
-pub mod time;
 
 pub use fs_object::LocalFilesystemObjectStore;
 pub use registry_images::LocalRegistryImageStore;

@@ -21,7 +21,7 @@ use std::sync::OnceLock;
 use self::keys::{Resolved, META_DIR, RESERVED, TMP_DIR};
 use self::staging::Staged;
 use super::private_dir::ensure_private_dir;
-use super::time::rfc3339_utc;
+use crate::clock::rfc3339_utc;
 use crate::stores::config_table::{self, ConfigTable};
 use crate::stores::error::{StoreError, StoreResult};
 use crate::stores::object::{ObjectMetadata, ObjectReader, ObjectStore, DEFAULT_CONTENT_TYPE};
