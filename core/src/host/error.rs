@@ -108,6 +108,28 @@ pub enum HostError {
     },
 }
 
+/// The `ctx` field of any [`HostError`] (every variant has one), by reference or by mutable
+/// reference as `$error` is.
+macro_rules! failure_context {
+    ($error:expr) => {
+        match $error {
+            HostError::NotFound { ctx }
+            | HostError::NotExecutable { ctx, .. }
+            | HostError::SpawnFailed { ctx, .. }
+            | HostError::ExitedAtStart { ctx, .. }
+            | HostError::HandshakeTimeout { ctx, .. }
+            | HostError::HandshakeFailed { ctx, .. }
+            | HostError::ProtocolMismatch { ctx, .. }
+            | HostError::Crashed { ctx, .. }
+            | HostError::CallTimeout { ctx, .. }
+            | HostError::CrashLoop { ctx, .. }
+            | HostError::PluginError { ctx, .. }
+            | HostError::MessageTooLarge { ctx, .. }
+            | HostError::ShutDown { ctx, .. } => ctx,
+        }
+    };
+}
+
 impl HostError {
     /// The stable code (see `docs/protocol.md`, "Failure codes").
     pub fn code(&self) -> &'static str {
@@ -130,21 +152,12 @@ impl HostError {
 
     /// Who failed.
     pub fn context(&self) -> &FailureContext {
-        match self {
-            HostError::NotFound { ctx }
-            | HostError::NotExecutable { ctx, .. }
-            | HostError::SpawnFailed { ctx, .. }
-            | HostError::ExitedAtStart { ctx, .. }
-            | HostError::HandshakeTimeout { ctx, .. }
-            | HostError::HandshakeFailed { ctx, .. }
-            | HostError::ProtocolMismatch { ctx, .. }
-            | HostError::Crashed { ctx, .. }
-            | HostError::CallTimeout { ctx, .. }
-            | HostError::CrashLoop { ctx, .. }
-            | HostError::PluginError { ctx, .. }
-            | HostError::MessageTooLarge { ctx, .. }
-            | HostError::ShutDown { ctx, .. } => ctx.as_ref(),
-        }
+        failure_context!(self).as_ref()
+    }
+
+    /// Replaces who failed (with a fresher stderr tail, say).
+    pub(crate) fn set_context(&mut self, fresh: Box<FailureContext>) {
+        *failure_context!(self) = fresh;
     }
 
     /// The plugin's own error, for `plugin-error`.

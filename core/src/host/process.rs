@@ -666,24 +666,8 @@ fn failure_context(
 }
 
 /// Puts a fresh context (stderr tail, noise) into an error.
-fn refresh_context(error: HostError, fresh: Box<FailureContext>) -> HostError {
-    let mut error = error;
-    let slot = match &mut error {
-        HostError::NotFound { ctx }
-        | HostError::NotExecutable { ctx, .. }
-        | HostError::SpawnFailed { ctx, .. }
-        | HostError::ExitedAtStart { ctx, .. }
-        | HostError::HandshakeTimeout { ctx, .. }
-        | HostError::HandshakeFailed { ctx, .. }
-        | HostError::ProtocolMismatch { ctx, .. }
-        | HostError::Crashed { ctx, .. }
-        | HostError::CallTimeout { ctx, .. }
-        | HostError::CrashLoop { ctx, .. }
-        | HostError::PluginError { ctx, .. }
-        | HostError::MessageTooLarge { ctx, .. }
-        | HostError::ShutDown { ctx, .. } => ctx,
-    };
-    *slot = fresh;
+fn refresh_context(mut error: HostError, fresh: Box<FailureContext>) -> HostError {
+    error.set_context(fresh);
     error
 }
 
