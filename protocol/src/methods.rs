@@ -174,13 +174,17 @@ pub struct ProgressParams {
     pub message: Option<String>,
 }
 
-/// Object metadata as it crosses the wire (`last_modified` in RFC 3339 UTC).
+/// Object metadata as it crosses the wire, and as the host's object stores report it. Fields a
+/// backend does not keep are `None`.
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
 pub struct WireObjectMetadata {
+    /// The stored content type; `None` when unknown (the local store keeps only non-default types).
     #[serde(default)]
     pub content_type: Option<String>,
+    /// Bytes as stored.
     #[serde(default)]
     pub size: Option<u64>,
+    /// RFC 3339 UTC timestamp, e.g. `2026-01-02T03:04:05.123456Z`.
     #[serde(default)]
     pub last_modified: Option<String>,
     #[serde(default)]

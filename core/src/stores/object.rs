@@ -3,30 +3,14 @@
 use std::io::Read;
 use std::path::Path;
 
-use serde::{Deserialize, Serialize};
-
 use super::error::{StoreError, StoreResult};
 
 /// The content type a write gets when the caller names none. A store may read it back as unknown (`None`).
 pub const DEFAULT_CONTENT_TYPE: &str = "application/octet-stream";
 
-/// What a store knows about one object. Fields a backend does not keep are `None`.
-#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
-pub struct ObjectMetadata {
-    /// The stored content type; `None` when unknown (the local store keeps only non-default types).
-    #[serde(default)]
-    pub content_type: Option<String>,
-    /// Bytes as stored.
-    #[serde(default)]
-    pub size: Option<u64>,
-    /// RFC 3339 UTC timestamp, e.g. `2026-01-02T03:04:05.123456Z`.
-    #[serde(default)]
-    pub last_modified: Option<String>,
-    #[serde(default)]
-    pub content_encoding: Option<String>,
-    #[serde(default)]
-    pub etag: Option<String>,
-}
+/// What a store knows about one object. Fields a backend does not keep are `None`. The same shape
+/// crosses the wire to and from plugin stores, so it is the protocol's struct.
+pub type ObjectMetadata = agent_env_protocol::methods::WireObjectMetadata;
 
 /// A readable stream of one object's bytes.
 pub type ObjectReader = Box<dyn Read + Send>;
