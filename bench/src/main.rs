@@ -7,6 +7,7 @@ mod cli;
 mod config;
 mod host;
 mod openciv3;
+mod proc;
 mod python;
 mod report;
 mod run;

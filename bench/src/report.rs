@@ -1,11 +1,12 @@
 //! The plugin report: `agent-env --version`, `plugin list --no-load` with 200 manifests on PATH, and
 //! `plugin list --json` with 20 Rust fixture plugins (each a real process, started in parallel).
 
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::process::{Command, Stdio};
 use std::time::Instant;
 
-use crate::stats::{show, Samples};
+use crate::proc::{build, Scratch};
+use crate::stats::{print_line as report, Samples};
 
 const VERSION_RUNS: usize = 200;
 const NO_LOAD_RUNS: usize = 100;
@@ -16,7 +17,7 @@ const PLUGINS: usize = 20;
 pub fn run() -> Result<(), String> {
     let agent_env = build("agent-env", "agent-env")?;
     let fixture = build("agent-env-fixture-plugins", "fixture-named")?;
-    let root = Scratch::new()?;
+    let root = Scratch::new("report")?;
 
     let home = root.path().join("home");
     let empty_plugins = root.path().join("plugins-none");
@@ -105,16 +106,6 @@ pub fn run() -> Result<(), String> {
     Ok(())
 }
 
-fn report(what: &str, s: &Samples, target: &str) {
-    println!(
-        "{what} ({} runs): p50 {}  p90 {}  min {}   (target p50 {target})",
-        s.len(),
-        show(s.median()),
-        show(s.percentile(90.0)),
-        show(s.min())
-    );
-}
-
 fn time(
     exe: &Path,
     args: &[&str],
@@ -146,59 +137,6 @@ fn time(
     Ok(Samples::new(samples))
 }
 
-/// Builds `bin` of `package` in this profile and returns its path.
-fn build(package: &str, bin: &str) -> Result<PathBuf, String> {
-    let dir = std::env::current_exe()
-        .map_err(io)?
-        .parent()
-        .map(Path::to_path_buf)
-        .ok_or("no directory for the bench binary")?;
-    let cargo = std::env::var("CARGO").unwrap_or_else(|_| "cargo".into());
-    let mut cmd = Command::new(cargo);
-    cmd.args(["build", "--quiet", "-p", package, "--bin", bin]);
-    if !cfg!(debug_assertions) {
-        cmd.arg("--release");
-    }
-    let status = cmd
-        .status()
-        .map_err(|e| format!("cannot run cargo to build {bin}: {e}"))?;
-    let path = dir.join(bin);
-    if !status.success() || !path.exists() {
-        return Err(format!(
-            "could not build {bin} (cargo build -p {package} --bin {bin})"
-        ));
-    }
-    Ok(path)
-}
-
 fn io(e: impl std::fmt::Display) -> String {
     e.to_string()
-}
-
-/// A scratch folder under the system temp dir, removed when dropped.
-struct Scratch(PathBuf);
-
-impl Scratch {
-    fn new() -> Result<Scratch, String> {
-        let path = std::env::temp_dir().join(format!(
-            "agent-env-bench-report-{}-{}",
-            std::process::id(),
-            std::time::SystemTime::now()
-                .duration_since(std::time::UNIX_EPOCH)
-                .map(|d| d.subsec_nanos())
-                .unwrap_or(0)
-        ));
-        std::fs::create_dir_all(&path).map_err(io)?;
-        Ok(Scratch(path))
-    }
-
-    fn path(&self) -> &Path {
-        &self.0
-    }
-}
-
-impl Drop for Scratch {
-    fn drop(&mut self) {
-        let _ = std::fs::remove_dir_all(&self.0);
-    }
 }

@@ -5,14 +5,15 @@ use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 use std::time::Instant;
 
-use crate::stats::{show, Samples};
+use crate::proc::{build, Scratch};
+use crate::stats::{print_line as report, Samples};
 
 const RUNS: usize = 30;
 const FIRST_RUNS: usize = 10;
 
 pub fn run() -> Result<(), String> {
-    let agent_env = build()?;
-    let root = Scratch::new()?;
+    let agent_env = build("agent-env", "agent-env")?;
+    let root = Scratch::new("run")?;
     let mut peak = 0;
 
     let mut first = Vec::new();
@@ -143,70 +144,6 @@ fn time(
     Ok((Samples::new(samples), peak))
 }
 
-fn report(what: &str, s: &Samples, target: &str) {
-    let target = if target.is_empty() {
-        String::new()
-    } else {
-        format!("   (target p50 {target})")
-    };
-    println!(
-        "{what} ({} runs): p50 {}  p90 {}  min {}{target}",
-        s.len(),
-        show(s.median()),
-        show(s.percentile(90.0)),
-        show(s.min())
-    );
-}
-
-/// Builds `agent-env` in this profile and returns its path.
-fn build() -> Result<PathBuf, String> {
-    let dir = std::env::current_exe()
-        .map_err(io)?
-        .parent()
-        .map(Path::to_path_buf)
-        .ok_or("no directory for the bench binary")?;
-    let cargo = std::env::var("CARGO").unwrap_or_else(|_| "cargo".into());
-    let mut cmd = Command::new(cargo);
-    cmd.args(["build", "--quiet", "-p", "agent-env", "--bin", "agent-env"]);
-    if !cfg!(debug_assertions) {
-        cmd.arg("--release");
-    }
-    let status = cmd.status().map_err(|e| format!("cannot run cargo: {e}"))?;
-    let path = dir.join("agent-env");
-    if !status.success() || !path.exists() {
-        return Err("could not build agent-env (cargo build -p agent-env)".into());
-    }
-    Ok(path)
-}
-
 fn io(e: impl std::fmt::Display) -> String {
     e.to_string()
-}
-
-/// A scratch folder under the system temp dir, removed when dropped.
-struct Scratch(PathBuf);
-
-impl Scratch {
-    fn new() -> Result<Scratch, String> {
-        let path = std::env::temp_dir().join(format!(
-            "agent-env-bench-run-{}-{}",
-            std::process::id(),
-            std::time::SystemTime::now()
-                .duration_since(std::time::UNIX_EPOCH)
-                .map(|d| d.subsec_nanos())
-                .unwrap_or(0)
-        ));
-        std::fs::create_dir_all(&path).map_err(io)?;
-        Ok(Scratch(path))
-    }
-
-    fn path(&self) -> &Path {
-        &self.0
-    }
-}
-
-impl Drop for Scratch {
-    fn drop(&mut self) {
-        let _ = std::fs::remove_dir_all(&self.0);
-    }
 }

@@ -44,3 +44,20 @@ pub fn show(d: Duration) -> String {
         format!("{:.2} s", us / 1e6)
     }
 }
+
+/// One figure line: `<what> (<n> runs): p50 … p90 … min …`, then `(target p50 <target>)` unless the
+/// target is empty.
+pub fn print_line(what: &str, s: &Samples, target: &str) {
+    let target = if target.is_empty() {
+        String::new()
+    } else {
+        format!("   (target p50 {target})")
+    };
+    println!(
+        "{what} ({} runs): p50 {}  p90 {}  min {}{target}",
+        s.len(),
+        show(s.median()),
+        show(s.percentile(90.0)),
+        show(s.min())
+    );
+}

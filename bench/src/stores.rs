@@ -4,7 +4,7 @@
 
 use std::fs::File;
 use std::io::{BufWriter, Write};
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::time::Instant;
 
 use agent_env::stores::{
@@ -13,34 +13,12 @@ use agent_env::stores::{
 };
 use serde_json::json;
 
+use crate::proc::Scratch;
+
 /// The size of the OpenCiv3 env image tarball.
 const BIG_FILE_BYTES: u64 = 134_000_000;
 const SMALL_PUTS: usize = 10_000;
 const DOCUMENTS: usize = 1_000;
-
-/// A folder under the system temp dir, removed on drop.
-struct Scratch(PathBuf);
-
-impl Scratch {
-    fn new() -> Result<Scratch, String> {
-        let nanos = std::time::SystemTime::now()
-            .duration_since(std::time::UNIX_EPOCH)
-            .map(|d| d.as_nanos())
-            .unwrap_or(0);
-        let path = std::env::temp_dir().join(format!(
-            "agent-env-bench-stores-{}-{nanos}",
-            std::process::id()
-        ));
-        std::fs::create_dir_all(&path).map_err(|e| format!("{}: {e}", path.display()))?;
-        Ok(Scratch(path))
-    }
-}
-
-impl Drop for Scratch {
-    fn drop(&mut self) {
-        let _ = std::fs::remove_dir_all(&self.0);
-    }
-}
 
 /// Writes `bytes` of pseudo-random data in 1 MiB chunks (never the whole file in memory).
 fn write_big_file(path: &Path, bytes: u64) -> Result<(), String> {
@@ -83,11 +61,11 @@ fn mb_per_s(bytes: u64, seconds: f64) -> f64 {
 
 /// Runs the store benchmarks and prints one line per figure.
 pub fn run() -> Result<(), String> {
-    let scratch = Scratch::new()?;
-    let big = scratch.0.join("image.tar");
+    let scratch = Scratch::new("stores")?;
+    let big = scratch.path().join("image.tar");
     write_big_file(&big, BIG_FILE_BYTES)?;
     let rss_before = peak_rss_mib();
-    let store = LocalFilesystemObjectStore::new(scratch.0.join("object_store"));
+    let store = LocalFilesystemObjectStore::new(scratch.path().join("object_store"));
 
     let started = Instant::now();
     let url = store
@@ -99,7 +77,7 @@ pub fn run() -> Result<(), String> {
         .map_err(|e| e.to_string())?;
     let put_s = started.elapsed().as_secs_f64();
 
-    let dest = scratch.0.join("out").join("image.tar");
+    let dest = scratch.path().join("out").join("image.tar");
     let started = Instant::now();
     store
         .download_to_file(&url, &dest)
@@ -142,7 +120,7 @@ pub fn run() -> Result<(), String> {
         SMALL_PUTS as f64 / puts_s
     );
 
-    let docs = LocalSqliteDocumentStore::new(scratch.0.join("documents.db"));
+    let docs = LocalSqliteDocumentStore::new(scratch.path().join("documents.db"));
     docs.ensure_index("bench", &["id", "version"], true)
         .map_err(|e| e.to_string())?;
     let started = Instant::now();
