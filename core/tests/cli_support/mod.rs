@@ -5,42 +5,14 @@
 use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output, Stdio};
-use std::sync::OnceLock;
 
 use serde_json::Value;
 
-pub const AGENT_ENV: &str = env!("CARGO_BIN_EXE_agent-env");
-
-fn profile_dir() -> PathBuf {
-    let exe = PathBuf::from(AGENT_ENV);
-    exe.parent().expect("target profile dir").to_path_buf()
-}
-
-/// A fixture plugin binary, building the fixtures once per test process.
-pub fn fixture(name: &str) -> PathBuf {
-    static BUILT: OnceLock<()> = OnceLock::new();
-    BUILT.get_or_init(|| {
-        let cargo = std::env::var("CARGO").unwrap_or_else(|_| "cargo".into());
-        let mut cmd = Command::new(cargo);
-        cmd.args([
-            "build",
-            "--quiet",
-            "-p",
-            "agent-env-fixture-plugins",
-            "--bins",
-        ]);
-        if profile_dir().ends_with("release") {
-            cmd.arg("--release");
-        }
-        assert!(
-            cmd.status().expect("cargo build").success(),
-            "fixtures build"
-        );
-    });
-    let path = profile_dir().join(name);
-    assert!(path.exists(), "no fixture binary at {}", path.display());
-    path
-}
+#[path = "../common/mod.rs"]
+mod common;
+// Re-exported for the test files; not every test binary uses both.
+#[allow(unused_imports)]
+pub use common::{fixture, AGENT_ENV};
 
 pub struct Sandbox {
     pub root: tempfile::TempDir,
@@ -105,14 +77,17 @@ impl Sandbox {
         let mut cmd = Command::new(AGENT_ENV);
         cmd.args(args)
             .current_dir(self.dir().join("work"))
-            .env_clear()
-            .env("HOME", self.dir().join("home"))
-            .env("XDG_DATA_HOME", self.dir().join("xdg-data"))
-            .env("XDG_STATE_HOME", self.dir().join("state"))
-            .env("XDG_CONFIG_HOME", self.dir().join("xdg-config"))
-            .env("AGENT_ENV_PLUGIN_DIR", self.dir().join("plugins"))
-            .env("PATH", self.dir().join("bin"))
-            .stdin(Stdio::null());
+            .env_clear();
+        common::IsolatedDirs {
+            home: self.dir().join("home"),
+            xdg_data: self.dir().join("xdg-data"),
+            xdg_state: self.dir().join("state"),
+            xdg_config: self.dir().join("xdg-config"),
+            plugins: self.dir().join("plugins"),
+        }
+        .apply(&mut cmd)
+        .env("PATH", self.dir().join("bin"))
+        .stdin(Stdio::null());
         for (k, v) in &self.env {
             cmd.env(k, v);
         }

@@ -2,9 +2,8 @@
 #![allow(dead_code)]
 
 use std::collections::HashMap;
-use std::path::{Path, PathBuf};
-use std::process::Command;
-use std::sync::{Mutex, OnceLock};
+use std::path::PathBuf;
+use std::sync::Mutex;
 use std::time::{Duration, Instant};
 
 use agent_env::host::{HostConfig, HostServices, ProgressParams, SpawnSpec};
@@ -13,39 +12,11 @@ use agent_env_protocol::message::RpcError;
 use agent_env_protocol::methods::bytes;
 use serde_json::{json, Map, Value};
 
-/// The target directory this test binary was built into (`target/debug`).
-fn profile_dir() -> PathBuf {
-    let exe = std::env::current_exe().expect("current exe");
-    // target/debug/deps/host_x-hash
-    exe.parent()
-        .and_then(Path::parent)
-        .expect("target profile dir")
-        .to_path_buf()
-}
-
-/// The path of a fixture plugin binary, building the fixtures once per test process.
-pub fn fixture(name: &str) -> PathBuf {
-    static BUILT: OnceLock<()> = OnceLock::new();
-    BUILT.get_or_init(|| {
-        let cargo = std::env::var("CARGO").unwrap_or_else(|_| "cargo".into());
-        let mut cmd = Command::new(cargo);
-        cmd.args([
-            "build",
-            "--quiet",
-            "-p",
-            "agent-env-fixture-plugins",
-            "--bins",
-        ]);
-        if profile_dir().ends_with("release") {
-            cmd.arg("--release");
-        }
-        let status = cmd.status().expect("run cargo build for the fixtures");
-        assert!(status.success(), "building the fixture plugins failed");
-    });
-    let path = profile_dir().join(name);
-    assert!(path.exists(), "no fixture binary at {}", path.display());
-    path
-}
+#[path = "../common/mod.rs"]
+mod common;
+// Re-exported for the test files; not every test binary uses both.
+#[allow(unused_imports)]
+pub use common::{fixture, AGENT_ENV};
 
 /// A spec that starts fixture `name` as package `package`.
 pub fn spec(name: &str, package: &str) -> SpawnSpec {

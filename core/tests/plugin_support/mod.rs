@@ -7,6 +7,12 @@ use std::process::{Command, Output};
 
 use serde_json::Value;
 
+#[path = "../common/mod.rs"]
+mod common;
+// Re-exported for the test files; not every test binary uses both.
+#[allow(unused_imports)]
+pub use common::{fixture, AGENT_ENV};
+
 pub struct Sandbox {
     pub root: tempfile::TempDir,
     /// `PATH` entries, in order.
@@ -104,16 +110,19 @@ done
     }
 
     pub fn command(&self, args: &[&str]) -> Command {
-        let mut cmd = Command::new(env!("CARGO_BIN_EXE_agent-env"));
+        let mut cmd = Command::new(AGENT_ENV);
         cmd.args(args)
             .current_dir(self.dir().join("work"))
-            .env_clear()
-            .env("HOME", self.dir().join("home"))
-            .env("XDG_DATA_HOME", self.dir().join("home/.local/share"))
-            .env("XDG_STATE_HOME", self.dir().join("home/.local/state"))
-            .env("XDG_CONFIG_HOME", self.dir().join("home/.config"))
-            .env("AGENT_ENV_PLUGIN_DIR", self.plugins_dir())
-            .env("PATH", std::env::join_paths(&self.path).expect("join PATH"));
+            .env_clear();
+        common::IsolatedDirs {
+            home: self.dir().join("home"),
+            xdg_data: self.dir().join("home/.local/share"),
+            xdg_state: self.dir().join("home/.local/state"),
+            xdg_config: self.dir().join("home/.config"),
+            plugins: self.plugins_dir(),
+        }
+        .apply(&mut cmd)
+        .env("PATH", std::env::join_paths(&self.path).expect("join PATH"));
         for (k, v) in &self.env {
             cmd.env(k, v);
         }
@@ -170,39 +179,6 @@ pub fn outcome(report: &Value, package: &str, name: &str) -> (String, String, St
     let c = contribution(report, package, name);
     let s = |v: &Value| v.as_str().unwrap_or("").to_string();
     (s(&c["status"]), s(&c["code"]), s(&c["reason"]))
-}
-
-/// The target directory this test binary was built into (`target/debug`).
-fn profile_dir() -> PathBuf {
-    let exe = std::env::current_exe().expect("current exe");
-    exe.parent()
-        .and_then(Path::parent)
-        .expect("target profile dir")
-        .to_path_buf()
-}
-
-/// The path of a fixture plugin binary (`tests/fixture-plugins`), building them once per test process.
-pub fn fixture(name: &str) -> PathBuf {
-    static BUILT: std::sync::OnceLock<()> = std::sync::OnceLock::new();
-    BUILT.get_or_init(|| {
-        let cargo = std::env::var("CARGO").unwrap_or_else(|_| "cargo".into());
-        let mut cmd = Command::new(cargo);
-        cmd.args([
-            "build",
-            "--quiet",
-            "-p",
-            "agent-env-fixture-plugins",
-            "--bins",
-        ]);
-        if profile_dir().ends_with("release") {
-            cmd.arg("--release");
-        }
-        let status = cmd.status().expect("run cargo build for the fixtures");
-        assert!(status.success(), "building the fixture plugins failed");
-    });
-    let path = profile_dir().join(name);
-    assert!(path.exists(), "no fixture binary at {}", path.display());
-    path
 }
 
 /// A manifest starting fixture `fixture` as `package`, with `provides` appended.

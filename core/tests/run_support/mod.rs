@@ -8,6 +8,12 @@ use std::process::{Command, Output, Stdio};
 
 use serde_json::Value;
 
+#[path = "../common/mod.rs"]
+mod common;
+// Re-exported for the test files; not every test binary uses both.
+#[allow(unused_imports)]
+pub use common::{fixture, AGENT_ENV};
+
 pub struct Sandboxed {
     pub dir: tempfile::TempDir,
 }
@@ -47,23 +53,25 @@ impl Sandboxed {
 
     /// The binary with HOME, XDG_* and AGENT_ENV_* pointed into the temp dir, run in `cwd`.
     pub fn command(&self, args: &[&str]) -> Command {
-        let mut cmd = Command::new(env!("CARGO_BIN_EXE_agent-env"));
+        let mut cmd = Command::new(AGENT_ENV);
         for (key, _) in std::env::vars_os() {
             let key = key.to_string_lossy().into_owned();
             if key.starts_with("AGENT_ENV_") || key.starts_with("XDG_") {
                 cmd.env_remove(&key);
             }
         }
-        cmd.args(args)
-            .current_dir(self.home())
-            .env("HOME", self.home())
-            .env("XDG_STATE_HOME", self.dir.path().join("state"))
-            .env("XDG_DATA_HOME", self.dir.path().join("data"))
-            .env("XDG_CONFIG_HOME", self.dir.path().join("config"))
-            .env("AGENT_ENV_LOCAL_SANDBOX_DIR", self.sandboxes())
-            .env("AGENT_ENV_PLUGIN_DIR", self.plugins())
-            .env("RUST_BACKTRACE", "0")
-            .stdin(Stdio::null());
+        cmd.args(args).current_dir(self.home());
+        common::IsolatedDirs {
+            home: self.home(),
+            xdg_data: self.dir.path().join("data"),
+            xdg_state: self.dir.path().join("state"),
+            xdg_config: self.dir.path().join("config"),
+            plugins: self.plugins(),
+        }
+        .apply(&mut cmd)
+        .env("AGENT_ENV_LOCAL_SANDBOX_DIR", self.sandboxes())
+        .env("RUST_BACKTRACE", "0")
+        .stdin(Stdio::null());
         cmd
     }
 
@@ -174,39 +182,6 @@ pub fn mask_durations(text: &str) -> String {
         i += 1;
     }
     out
-}
-
-/// The target directory this test binary was built into (`target/debug`).
-fn profile_dir() -> PathBuf {
-    let exe = std::env::current_exe().expect("current exe");
-    exe.parent()
-        .and_then(Path::parent)
-        .expect("target profile dir")
-        .to_path_buf()
-}
-
-/// The path of a fixture plugin binary (`tests/fixture-plugins`), building them once per test process.
-pub fn fixture(name: &str) -> PathBuf {
-    static BUILT: std::sync::OnceLock<()> = std::sync::OnceLock::new();
-    BUILT.get_or_init(|| {
-        let cargo = std::env::var("CARGO").unwrap_or_else(|_| "cargo".into());
-        let mut cmd = Command::new(cargo);
-        cmd.args([
-            "build",
-            "--quiet",
-            "-p",
-            "agent-env-fixture-plugins",
-            "--bins",
-        ]);
-        if profile_dir().ends_with("release") {
-            cmd.arg("--release");
-        }
-        let status = cmd.status().expect("run cargo build for the fixtures");
-        assert!(status.success(), "building the fixture plugins failed");
-    });
-    let path = profile_dir().join(name);
-    assert!(path.exists(), "no fixture binary at {}", path.display());
-    path
 }
 
 impl Sandboxed {
