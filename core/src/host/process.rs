@@ -335,17 +335,7 @@ impl PluginProcess {
         if let Some(stopped) = &status.stopped {
             return stopped.clone();
         }
-        let mut d = describe(
-            &self.spec,
-            Some(&self.executable),
-            Some(self.pid()),
-            Some(&self.child),
-            Some(&self.handshake),
-            Some(self.spawned_at),
-            Some(self.spawn_time),
-            Some(self.initialize_time),
-            status.calls,
-        );
+        let mut d = self.describe_with(status.calls);
         d.failure = status.failure.clone();
         d
     }
@@ -377,6 +367,11 @@ impl PluginProcess {
 
     fn diagnosis_while_stopping(&self) -> Diagnosis {
         let calls = lock(&self.status).calls;
+        self.describe_with(calls)
+    }
+
+    /// This process's diagnosis, having answered `calls` calls (failure and stop flags left unset).
+    fn describe_with(&self, calls: u64) -> Diagnosis {
         describe(
             &self.spec,
             Some(&self.executable),
