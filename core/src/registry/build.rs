@@ -79,7 +79,7 @@ pub(super) fn build(discovery: Discovery, config: ConfigState, loading: Loading<
                 if all || reg.probes.contains_key(&reg.claims[i].plugin) {
                     load_and_validate(&mut reg, i);
                 } else {
-                    register_unverified(&mut reg, i);
+                    register_claim(&mut reg, i);
                 }
             }
             settle_cli_commands(&mut reg, &candidates);
@@ -340,8 +340,9 @@ fn start_plugins(reg: &mut Registry, prober: &dyn Prober, candidates: &[usize]) 
     }
 }
 
-/// Lazy loading: the name is the plugin's until its process says otherwise.
-fn register_unverified(reg: &mut Registry, i: usize) {
+/// Gives claim `i`'s name to its plugin (root options are not names; they are left out). Lazy loading
+/// calls it before the plugin's process says otherwise, loading once the handshake checks out.
+fn register_claim(reg: &mut Registry, i: usize) {
     let claim = &reg.claims[i];
     if claim.group != "cli_root_options" {
         reg.entries.insert(
@@ -402,19 +403,7 @@ fn load_and_validate(reg: &mut Registry, i: usize) {
         }
     }
     match checked {
-        Ok(()) => {
-            if claim.group != "cli_root_options" {
-                reg.entries.insert(
-                    (claim.group, claim.name.clone()),
-                    Entry::Plugin {
-                        plugin: claim.plugin,
-                        class: claim.class.clone(),
-                        config: None,
-                        from_config: None,
-                    },
-                );
-            }
-        }
+        Ok(()) => register_claim(reg, i),
         Err((code, message)) => {
             let reason = format!("failed to load: {message}");
             reg.claims[i].outcome = Outcome::with(Status::Failed, &code, &reason);
