@@ -1,8 +1,7 @@
 //! The child-process host: spawn + handshake of the Rust fixture plugin, warm call round trips, and
 //! 16 MiB payloads each way.
 
-use std::path::{Path, PathBuf};
-use std::process::Command;
+use std::path::PathBuf;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
@@ -156,32 +155,5 @@ fn payloads(p: &PluginProcess) -> Result<(), String> {
 
 /// The fixture binary built with the same profile as this bench, building it if needed.
 fn fixture(name: &str) -> Result<PathBuf, String> {
-    let dir = std::env::current_exe()
-        .map_err(|e| e.to_string())?
-        .parent()
-        .map(Path::to_path_buf)
-        .ok_or("no directory for the bench binary")?;
-    let path = dir.join(name);
-    let cargo = std::env::var("CARGO").unwrap_or_else(|_| "cargo".into());
-    let mut cmd = Command::new(cargo);
-    cmd.args([
-        "build",
-        "--quiet",
-        "-p",
-        "agent-env-fixture-plugins",
-        "--bin",
-        name,
-    ]);
-    if !cfg!(debug_assertions) {
-        cmd.arg("--release");
-    }
-    let status = cmd
-        .status()
-        .map_err(|e| format!("cannot run cargo to build {name}: {e}"))?;
-    if !status.success() || !path.exists() {
-        return Err(format!(
-            "could not build the fixture {name}; run cargo build --release -p agent-env-fixture-plugins"
-        ));
-    }
-    Ok(path)
+    crate::proc::build("agent-env-fixture-plugins", name)
 }

@@ -4,7 +4,6 @@
 
 use std::io::Write;
 use std::path::{Path, PathBuf};
-use std::process::Command;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
@@ -168,33 +167,5 @@ fn write_noise(path: &Path, size: u64) -> std::io::Result<()> {
 
 /// The plugin binary next to this bench's, built in the same profile if it is not there yet.
 fn plugin_binary() -> Result<PathBuf, String> {
-    let dir = std::env::current_exe()
-        .map_err(|e| e.to_string())?
-        .parent()
-        .map(Path::to_path_buf)
-        .ok_or("no directory for the bench binary")?;
-    let path = dir.join("agentenv-openciv3");
-    let cargo = std::env::var("CARGO").unwrap_or_else(|_| "cargo".into());
-    let mut cmd = Command::new(cargo);
-    cmd.args([
-        "build",
-        "--quiet",
-        "-p",
-        "agentenv-openciv3",
-        "--bin",
-        "agentenv-openciv3",
-    ]);
-    if !cfg!(debug_assertions) {
-        cmd.arg("--release");
-    }
-    let status = cmd
-        .status()
-        .map_err(|e| format!("cannot run cargo to build agentenv-openciv3: {e}"))?;
-    if !status.success() || !path.exists() {
-        return Err(
-            "could not build agentenv-openciv3; run cargo build --release -p agentenv-openciv3"
-                .into(),
-        );
-    }
-    Ok(path)
+    crate::proc::build("agentenv-openciv3", "agentenv-openciv3")
 }
