@@ -6,6 +6,7 @@ pub mod cli;
 pub mod config;
 pub mod discovery;
 pub mod host;
+pub mod install;
 pub mod paths;
 pub mod registry;
 pub mod report;

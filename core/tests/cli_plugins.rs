@@ -239,3 +239,26 @@ fn when_the_first_claimant_cannot_start_the_next_one_runs_the_command() {
         "failed"
     );
 }
+
+#[test]
+fn a_broken_manifest_does_not_break_help_or_the_other_commands() {
+    let s = Sandbox::new();
+    s.write("plugins/broken/agent-env-plugin.toml", "[plugin\nname = ");
+    s.tools("agentenv-tools", TOOLS);
+    let out = s.run(&["--help"]);
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out));
+    assert!(
+        stdout(&out).contains("Ask for a name and greet it"),
+        "{}",
+        text(&out)
+    );
+    let out = s.run(&["help", "ask"]);
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out));
+    assert!(
+        stdout(&out).contains("Ask for a name and greet it"),
+        "{}",
+        text(&out)
+    );
+    let out = s.run(&["exit", "3"]);
+    assert_eq!(out.status.code(), Some(3), "{}", text(&out));
+}

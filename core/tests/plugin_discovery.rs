@@ -557,3 +557,22 @@ fn scenario_15_show_of_an_unknown_package_and_usage_errors() {
     );
     assert!(core.contains("  bundle  hello  "), "{core}");
 }
+
+#[test]
+fn verbose_prints_the_registry_warnings() {
+    let sb = Sandbox::new();
+    sb.plugin_dir_manifest(
+        "a",
+        &format!(
+            "{}[provides.envs]\nmcp_server = \"X\"\n",
+            plugin_table("agentenv-a", "1.0", "[\"x\"]")
+        ),
+    );
+    let quiet = sb.run(&["plugin", "list", "--no-load"]);
+    assert!(quiet.stderr.is_empty());
+    let loud = sb.run(&["--verbose", "plugin", "list", "--no-load"]);
+    assert_eq!(
+        String::from_utf8_lossy(&loud.stderr),
+        "Warning: Plugin 'mcp_server' from agentenv-a 1.0 (X) in agent_env.envs clashes with a built-in and was skipped\n"
+    );
+}

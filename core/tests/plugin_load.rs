@@ -456,3 +456,85 @@ fn scenario_12_an_invalid_table_blocks_its_group() {
         "config-unreadable"
     );
 }
+
+#[test]
+fn with_plugins_loaded_a_bundle_must_name_types_that_resolve() {
+    let sb = Sandbox::new();
+    sh_plugin(
+        &sb,
+        "demo",
+        "agentenv-demo",
+        "[provides.task_steps]\ngrade_essay = \"GradeEssay\"\n[provides.bundles]\ngood = \"bundles/good\"\nbad = \"bundles/bad\"\n",
+        &step("grade_essay", "grade_essay", "GradeEssay", STEP_METHODS),
+    );
+    let root = sb.plugins_dir().join("demo/bundles");
+    for (name, ty) in [("good", "grade_essay"), ("bad", "nope_step")] {
+        std::fs::create_dir_all(root.join(name).join("tasks")).unwrap();
+        std::fs::write(
+            root.join(name).join("tasks/t.json"),
+            format!(r#"[{{"id": "grade", "type": "{ty}"}}]"#),
+        )
+        .unwrap();
+    }
+    // Manifests only: both parse.
+    let report = sb.json(&["plugin", "list", "--json", "--no-load"], 0);
+    assert_eq!(outcome(&report, "agentenv-demo", "bad").0, "active");
+    let report = sb.json(&["plugin", "list", "--json"], 0);
+    assert_eq!(outcome(&report, "agentenv-demo", "good").0, "active");
+    let (status, code, reason) = outcome(&report, "agentenv-demo", "bad");
+    assert_eq!(
+        (status.as_str(), code.as_str()),
+        ("failed", "invalid-plugin")
+    );
+    assert!(reason.starts_with("it isn't a valid bundle: "), "{reason}");
+    assert!(
+        reason.contains("Unknown task step type: nope_step"),
+        "{reason}"
+    );
+    assert_eq!(sb.run(&["plugin", "check"]).status.code(), Some(1));
+}
+
+#[test]
+fn the_first_cli_command_in_sort_order_wins() {
+    let sb = Sandbox::new();
+    let command = r#"{"group":"cli_plugins","name":"tools","type":"tools","class":"tools","methods":["run"]}"#;
+    sh_plugin(
+        &sb,
+        "a",
+        "agentenv-a",
+        "[provides.cli_plugins]\ntools = \"tools\"\n",
+        command,
+    );
+    sh_plugin(
+        &sb,
+        "b",
+        "agentenv-b",
+        "[provides.cli_plugins]\ntools = \"tools\"\n",
+        command,
+    );
+    sh_plugin(
+        &sb,
+        "c",
+        "agentenv-c",
+        "[provides.cli_plugins]\nbroken = \"broken\"\n",
+        r#"{"group":"cli_plugins","name":"broken","type":"broken","class":"broken","methods":[]}"#,
+    );
+    let report = sb.json(&["plugin", "list", "--json"], 0);
+    assert_eq!(outcome(&report, "agentenv-a", "tools").0, "active");
+    let c = plugin_support::contribution(&report, "agentenv-b", "tools");
+    assert_eq!(c["status"], "skipped");
+    assert_eq!(c["code"], "name-conflict");
+    assert_eq!(
+        c["reason"],
+        "clashes with existing command 'tools' from plugin 'tools' from 'agentenv-a'"
+    );
+    assert_eq!(c["conflicts_with"][0]["package"], "agentenv-a");
+    assert_eq!(
+        outcome(&report, "agentenv-c", "broken"),
+        (
+            "failed".into(),
+            "invalid-plugin".into(),
+            "failed to load: broken must implement run".into()
+        )
+    );
+}

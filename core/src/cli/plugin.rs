@@ -1,5 +1,5 @@
 //! `agent-env plugin list | show | check`: what every plugin package contributes and whether each piece
-//! took effect. (`add` and `remove` join these subcommands later.)
+//! took effect. `add` and `remove` live in [`crate::install`].
 //!
 //! Exit codes: 0 (check: every contribution in effect), 1 (check: a problem; show: no such package),
 //! 2 (usage).
@@ -30,6 +30,44 @@ pub enum PluginCommand {
     Show(ShowArgs),
     /// Exit 1 if any contribution did not take effect.
     Check(ReportArgs),
+    /// Install plugins (a folder, a Python package, a Rust crate, a Go module), check them, roll back on failure.
+    Add(AddArgs),
+    /// Remove plugin packages that nothing still uses.
+    Remove(RemoveArgs),
+}
+
+#[derive(Args)]
+pub struct AddArgs {
+    /// A folder holding agent-env-plugin.toml, a crate or Go module folder, a Python name, wheel or `NAME @ URL`.
+    #[arg(required = true)]
+    pub specs: Vec<String>,
+    /// Use this installer instead of the one the spec suggests.
+    #[arg(long, value_enum)]
+    pub installer: Option<crate::install::source::Installer>,
+    /// Show what would run; change nothing.
+    #[arg(long)]
+    pub dry_run: bool,
+    /// Do not ask before changing anything.
+    #[arg(long, short = 'y')]
+    pub yes: bool,
+    /// Keep a change that fails the check instead of rolling it back.
+    #[arg(long)]
+    pub keep: bool,
+}
+
+#[derive(Args)]
+pub struct RemoveArgs {
+    #[arg(required = true)]
+    pub packages: Vec<String>,
+    /// Remove even while something still uses the package.
+    #[arg(long)]
+    pub force: bool,
+    /// Show what would be removed; change nothing.
+    #[arg(long)]
+    pub dry_run: bool,
+    /// Do not ask before changing anything.
+    #[arg(long, short = 'y')]
+    pub yes: bool,
 }
 
 #[derive(Args)]
@@ -50,32 +88,78 @@ pub struct ShowArgs {
     pub report: ReportArgs,
 }
 
-pub fn run(args: PluginArgs, _verbose: bool) -> i32 {
+pub fn run(args: PluginArgs, verbose: bool) -> i32 {
     match args.command {
-        PluginCommand::List(a) => list(&a),
-        PluginCommand::Show(a) => show(&a),
-        PluginCommand::Check(a) => check(&a),
+        PluginCommand::List(a) => list(&a, verbose),
+        PluginCommand::Show(a) => show(&a, verbose),
+        PluginCommand::Check(a) => check(&a, verbose),
+        PluginCommand::Add(a) => {
+            installed(crate::install::add::add(&crate::install::add::AddOptions {
+                specs: a.specs,
+                installer: a.installer,
+                dry_run: a.dry_run,
+                yes: a.yes,
+                keep: a.keep,
+            }))
+        }
+        PluginCommand::Remove(a) => installed(crate::install::remove::remove(
+            &crate::install::remove::RemoveOptions {
+                packages: a.packages,
+                force: a.force,
+                dry_run: a.dry_run,
+                yes: a.yes,
+            },
+        )),
     }
 }
 
-fn collect(args: &ReportArgs) -> (Registry, BuiltReport) {
+fn installed(result: Result<i32, crate::install::InstallError>) -> i32 {
+    match result {
+        Ok(code) => code,
+        Err(e) => super::fail(e.to_string()),
+    }
+}
+
+/// Builds the registries and the report. The registries' warnings (what the original logs while
+/// building them) go to stderr with `--verbose` only, as the report already says it all.
+fn collect(args: &ReportArgs, verbose: bool) -> (Registry, BuiltReport) {
     let registry = Registry::from_env(!args.no_load);
+    if verbose {
+        for w in &registry.warnings {
+            eprintln!("Warning: {w}");
+        }
+    }
     let built = build_report(&registry, &crate::paths::plugins_dir());
     (registry, built)
 }
 
-fn list(args: &ReportArgs) -> i32 {
-    let (_, built) = collect(args);
+fn list(args: &ReportArgs, verbose: bool) -> i32 {
+    let (registry, built) = collect(args, verbose);
+    let warnings = crate::install::permissions::unsafe_paths(
+        &crate::paths::plugins_dir(),
+        &registry.discovery,
+    );
+    for w in &warnings {
+        eprintln!("Warning: {w}");
+    }
     if args.json {
-        emit(&documents::to_json(&built.report));
+        // The warnings ride in an extra top-level `warnings` key, present only when there are some, so a
+        // format 1 reader sees the same document.
+        match serde_json::to_value(&built.report) {
+            Ok(serde_json::Value::Object(mut doc)) if !warnings.is_empty() => {
+                doc.insert("warnings".into(), warnings.into());
+                emit(&documents::to_json(&doc));
+            }
+            _ => emit(&documents::to_json(&built.report)),
+        }
     } else {
         emit(&human::list(&built.report));
     }
     0
 }
 
-fn check(args: &ReportArgs) -> i32 {
-    let (_, built) = collect(args);
+fn check(args: &ReportArgs, verbose: bool) -> i32 {
+    let (_, built) = collect(args, verbose);
     let result = documents::check(&built.report);
     if args.json {
         let doc = CheckDocument {
@@ -94,8 +178,8 @@ fn check(args: &ReportArgs) -> i32 {
     }
 }
 
-fn show(args: &ShowArgs) -> i32 {
-    let (registry, built) = collect(&args.report);
+fn show(args: &ShowArgs, verbose: bool) -> i32 {
+    let (registry, built) = collect(&args.report, verbose);
     let wanted = canonical_name(&args.package);
     let Some(index) = built
         .report

@@ -5,6 +5,7 @@
 //!
 //! 1. the plugins directory ([`crate::paths::plugins_dir`]): one folder per plugin holding
 //!    `agent-env-plugin.toml`;
+//!    then `<plugins dir>/.python/share/agent-env/plugins/<name>.toml` (the venv `plugin add` manages);
 //! 2. each directory on `PATH`, canonicalised and read once (so `/bin` and `/usr/bin` count once):
 //!    `agent-env-plugin-<name>.toml` files in the directory itself, then `<dir>/../share/agent-env/plugins/<name>.toml`.
 //!
@@ -112,6 +113,11 @@ impl SearchPath {
 pub fn discover(search: &SearchPath) -> Discovery {
     let mut found = Found::default();
     scan_plugins_dir(&search.plugins_dir, &mut found);
+    // The Python venv `plugin add` manages puts its packages' manifests here, as pip does for any prefix.
+    scan_share_dir(
+        &search.plugins_dir.join(".python").join(SHARE_SUBDIR),
+        &mut found,
+    );
     let mut seen_dirs: HashSet<PathBuf> = HashSet::new();
     for dir in &search.path_dirs {
         if dir.as_os_str().is_empty() || dir.is_relative() {
@@ -131,47 +137,91 @@ pub fn discover(search: &SearchPath) -> Discovery {
             }
         }
     }
-    found.discovery
+    found.into_discovery()
 }
 
+/// Manifest files to read, in discovery order.
 #[derive(Default)]
 struct Found {
-    discovery: Discovery,
-    /// Manifest files already read (by path), so a file reached twice is read once.
-    read: HashSet<PathBuf>,
-    /// canonical package name → index in `discovery.plugins`.
-    index: HashMap<String, usize>,
+    candidates: Vec<(PathBuf, String, Source)>,
+    /// Paths already listed, so a file reached twice is read once.
+    seen: HashSet<PathBuf>,
 }
+
+/// Below this many manifests, reading them on one thread is faster than starting more.
+const PARALLEL_FROM: usize = 32;
 
 impl Found {
     fn take(&mut self, path: PathBuf, label: String, source: Source) {
-        if !self.read.insert(path.clone()) {
-            return;
-        }
-        match Manifest::load(&path) {
-            Ok(manifest) => {
-                let plugins = &mut self.discovery.plugins;
-                match self.index.get(&manifest.canonical_name()) {
-                    Some(&winner) => plugins[winner].shadowed.push(ShadowedCopy {
-                        path,
-                        version: manifest.version,
-                    }),
-                    None => {
-                        self.index.insert(manifest.canonical_name(), plugins.len());
-                        plugins.push(DiscoveredPlugin {
-                            manifest,
-                            source,
-                            shadowed: Vec::new(),
-                        });
-                    }
-                }
-            }
-            Err(error) => self
-                .discovery
-                .broken
-                .push(BrokenManifest { label, path, error }),
+        if self.seen.insert(path.clone()) {
+            self.candidates.push((path, label, source));
         }
     }
+
+    /// Reads and parses every candidate (on several threads when there are many), then keeps the first
+    /// copy of each package.
+    fn into_discovery(self) -> Discovery {
+        let parsed = load_all(&self.candidates);
+        let mut discovery = Discovery::default();
+        let mut index: HashMap<String, usize> = HashMap::new();
+        for ((path, label, source), result) in self.candidates.into_iter().zip(parsed) {
+            match result {
+                Ok(manifest) => {
+                    let canonical = manifest.canonical_name();
+                    match index.get(&canonical) {
+                        Some(&winner) => discovery.plugins[winner].shadowed.push(ShadowedCopy {
+                            path,
+                            version: manifest.version,
+                        }),
+                        None => {
+                            index.insert(canonical, discovery.plugins.len());
+                            discovery.plugins.push(DiscoveredPlugin {
+                                manifest,
+                                source,
+                                shadowed: Vec::new(),
+                            });
+                        }
+                    }
+                }
+                Err(error) => discovery.broken.push(BrokenManifest { label, path, error }),
+            }
+        }
+        discovery
+    }
+}
+
+fn load_all(candidates: &[(PathBuf, String, Source)]) -> Vec<Result<Manifest, ManifestError>> {
+    let threads = std::thread::available_parallelism()
+        .map(|n| n.get())
+        .unwrap_or(1)
+        .min(4);
+    if candidates.len() < PARALLEL_FROM || threads < 2 {
+        return candidates
+            .iter()
+            .map(|(p, _, _)| Manifest::load(p))
+            .collect();
+    }
+    let chunk = candidates.len().div_ceil(threads);
+    std::thread::scope(|scope| {
+        let handles: Vec<_> = candidates
+            .chunks(chunk)
+            .map(|part| {
+                scope.spawn(move || {
+                    part.iter()
+                        .map(|(p, _, _)| Manifest::load(p))
+                        .collect::<Vec<_>>()
+                })
+            })
+            .collect();
+        handles
+            .into_iter()
+            .zip(candidates.chunks(chunk))
+            .flat_map(|(h, part)| {
+                h.join()
+                    .unwrap_or_else(|_| part.iter().map(|(p, _, _)| Manifest::load(p)).collect())
+            })
+            .collect()
+    })
 }
 
 /// Sorted entries of a directory (name, path, is_dir); an unreadable or missing directory has none.
@@ -266,5 +316,33 @@ mod tests {
         assert_eq!(d.plugins[1].source, Source::ShareDir);
         assert_eq!(d.broken.len(), 1);
         assert_eq!(d.broken[0].label, "bad");
+    }
+
+    #[test]
+    fn many_manifests_keep_their_order_when_read_in_parallel() {
+        let tmp = tempfile::tempdir().unwrap();
+        let bin = tmp.path().join("bin");
+        std::fs::create_dir_all(&bin).unwrap();
+        for i in 0..60 {
+            // Every tenth is a second copy of the package before it; file names sort by number.
+            let package = if i % 10 == 9 { i - 1 } else { i };
+            std::fs::write(
+                bin.join(format!("agent-env-plugin-{i:03}.toml")),
+                manifest(&format!("pkg-{package}"), &i.to_string()),
+            )
+            .unwrap();
+        }
+        let path = std::env::join_paths([bin]).unwrap();
+        let d = discover(&SearchPath::new(tmp.path().join("none"), &path));
+        assert_eq!(d.plugins.len(), 54);
+        let names: Vec<&str> = d.plugins.iter().map(|p| p.manifest.name.as_str()).collect();
+        assert_eq!(&names[..3], ["pkg-0", "pkg-1", "pkg-2"]);
+        let eight = d
+            .plugins
+            .iter()
+            .find(|p| p.manifest.name == "pkg-8")
+            .unwrap();
+        assert_eq!(eight.manifest.version, "8");
+        assert_eq!(eight.shadowed[0].version, "9");
     }
 }

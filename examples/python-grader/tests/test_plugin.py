@@ -108,6 +108,26 @@ def test_upload_report_puts_the_report_in_the_hosts_object_store(grader, sandbox
     assert report["score"] == 1.0 and report["verifier_id"] == "grade"
 
 
+def test_grade_keywords_grades_an_object_of_the_hosts_object_store(grader, sandbox):
+    plugin = grader(host_methods=memory_host_object_store())
+    plugin.initialize()
+    put = plugin.host_methods["host.store.object.put"]
+    import base64
+
+    put({"key": "counts/essay.json", "data": base64.b64encode(b'{"words":9}').decode(), "allow_overwrite": False})
+    result = run_step(plugin, sandbox, source_key="counts/essay.json", keywords=['"words":9', "absent"])
+    verification = result["metadata"]["verifications"]["grade"]
+    assert verification["score"] == 0.5
+    assert verification["results"][0]["justification"] == "'\"words\":9' appears once in object 'counts/essay.json'"
+    assert plugin.host_calls[0] == ("host.store.object.read", {"key": "counts/essay.json"})
+    with pytest.raises(PluginError) as caught:
+        plugin.request(
+            "task_step.validate",
+            {"type": "grade_keywords", "step": {"id": "g", "path": "a", "source_key": "k", "keywords": ["k"]}},
+        )
+    assert caught.value.message == "step 'g': give only one of path and source_key"
+
+
 def test_a_bad_step_is_refused_at_validate_and_fails_at_execute(grader, sandbox):
     plugin = grader()
     plugin.initialize()

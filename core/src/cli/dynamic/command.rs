@@ -21,7 +21,7 @@ pub fn run(cli: &PluginCli, name: &str, argv: Vec<String>, verbose: bool) -> i32
     let Some(command) = cli.command(name) else {
         return crate::cli::fail(format!("no plugin provides the command '{name}'"));
     };
-    let doc = ConfigDocument::load();
+    let doc = ConfigDocument::shared().clone();
     if let Err(e) = doc.require() {
         return crate::cli::fail(format!("ConfigError: {e}"));
     }

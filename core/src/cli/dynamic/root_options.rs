@@ -15,6 +15,7 @@ use serde_json::Map;
 
 use super::tree::{PluginCli, RootOption};
 use crate::config::locate::CONFIG_VAR;
+use crate::config::ConfigDocument;
 use crate::host::{HostConfig, HostError, NoServices, PluginHost, SpawnSpec};
 
 /// The value a boolean root option is sent when it is given.
@@ -91,7 +92,7 @@ pub fn apply(cli: &PluginCli, matches: &ArgMatches) -> Result<Vec<String>, RootO
         match call(&host, cli, option, value) {
             Ok(answer) => {
                 if let Some(path) = answer.config_path {
-                    config_path = Some(path);
+                    config_path = Some((path, option.flag.clone(), package));
                 }
             }
             Err(reason) if given => {
@@ -108,9 +109,18 @@ pub fn apply(cli: &PluginCli, matches: &ArgMatches) -> Result<Vec<String>, RootO
         }
     }
     host.shutdown_all();
-    if let Some(path) = config_path {
-        // Every plugin thread has stopped; the config is read after this, by this thread.
-        std::env::set_var(CONFIG_VAR, path);
+    if let Some((path, flag, package)) = config_path {
+        // Every plugin thread has stopped; the config is read after this, by this thread. The variable
+        // also reaches the plugins started later; installing the document makes sure nothing read
+        // another file first.
+        std::env::set_var(CONFIG_VAR, &path);
+        if ConfigDocument::install(ConfigDocument::load()).is_err() {
+            return Err(RootOptionFailed {
+                flag,
+                package,
+                reason: crate::config::document::AlreadyRead.to_string(),
+            });
+        }
     }
     Ok(warnings)
 }

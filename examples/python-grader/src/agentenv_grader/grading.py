@@ -16,13 +16,27 @@ if TYPE_CHECKING:
 #: In a local sandbox, paths under /app live in the sandbox's work folder.
 SANDBOX_APP_ROOT = "/app"
 
+#: Where a step's text comes from: a file in a sandbox, or an object in the host's object store (by key or URL).
+SOURCES = ("path", "source_key", "source_url")
+
 
 def check_step(step: Dict[str, Any]) -> None:
     """Refuses a `grade_keywords` step that cannot run (raised while the host plans the run)."""
     step_id = step.get("id", "?")
-    path = step.get("path")
-    if not isinstance(path, str) or not path:
-        raise ValueError(f"step '{step_id}': 'path' must name the file to grade, e.g. \"answer.txt\"")
+    sources = [name for name in SOURCES if name in step]
+    if len(sources) > 1:
+        raise ValueError(f"step '{step_id}': give only one of {' and '.join(sources)}")
+    source = sources[0] if sources else "path"
+    value = step.get(source)
+    if not isinstance(value, str) or not value:
+        if source == "path":
+            raise ValueError(
+                f"step '{step_id}': 'path' must name the file to grade, e.g. \"answer.txt\" "
+                "(or give 'source_key' or 'source_url': an object in the host's object store)"
+            )
+        raise ValueError(f"step '{step_id}': '{source}' must name an object in the host's object store")
+    if "sandbox_name" in step and source != "path":
+        raise ValueError(f"step '{step_id}': 'sandbox_name' picks where a 'path' is read; this step has {source}")
     keywords = step.get("keywords")
     if not isinstance(keywords, list) or not keywords:
         raise ValueError(f"step '{step_id}': 'keywords' must be a non-empty list of strings")

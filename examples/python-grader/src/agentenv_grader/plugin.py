@@ -6,7 +6,8 @@ A task step that uses it:
      "keywords": ["photosynthesis", "chlorophyll"], "verifier_id": "keywords", "upload_report": true}
 
 writes `metadata.verifications.keywords = {"score": 0.5, "results": [...]}`, one row per keyword, and with
-`upload_report` also puts the report in the host's object store and records its URL.
+`upload_report` also puts the report in the host's object store and records its URL. Instead of `path`, a
+step may grade an object of the host's object store: `"source_key": "counts/essay.json"` (or `source_url`).
 """
 
 from __future__ import annotations
@@ -20,7 +21,7 @@ from .store import FolderObjectStore
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
-    from typing import Any, Dict, List
+    from typing import Any, Dict, List, Tuple
 
 __version__ = "0.1.0"
 
@@ -43,12 +44,9 @@ class GradeKeywords(TaskStep):
 
     def execute(self, step: Dict[str, Any], context: Dict[str, Any], host: HostHandle) -> Dict[str, Any]:
         grading.check_step(step)
-        sandbox_name = step.get("sandbox_name")
-        sandbox = grading.find_sandbox(context, sandbox_name if isinstance(sandbox_name, str) else None)
-        path = grading.resolve_path(sandbox, step["path"])
-        shown = f"{step['path']} in sandbox {sandbox.get('sandbox_name')!r}"
+        text, shown = self._read_source(step, context, host)
         verification = grading.grade_text(
-            grading.read_text(path),
+            text,
             step["keywords"],
             shown,
             case_sensitive=bool(step.get("case_sensitive", False)),
@@ -59,7 +57,8 @@ class GradeKeywords(TaskStep):
             import json
 
             instance = str(context.get("instance_id") or "run").replace("/", "_").replace("@", "")
-            report = {"verifier_id": verifier_id, "path": step["path"], **verification}
+            source = next(name for name in grading.SOURCES if name in step)
+            report = {"verifier_id": verifier_id, source: step[source], **verification}
             url = host.objects.put(
                 f"grader/{instance}/{verifier_id}.json",
                 json.dumps(report, indent=2).encode(),
@@ -67,6 +66,19 @@ class GradeKeywords(TaskStep):
             )
             verification["report_url"] = url
         return {"metadata": {"verifications": {verifier_id: verification}}}
+
+
+    def _read_source(self, step: Dict[str, Any], context: Dict[str, Any], host: HostHandle) -> Tuple[str | None, str]:
+        """The text to grade (None when the sandbox file is missing) and how messages name it."""
+        if "source_key" in step:
+            data = host.objects.read(step["source_key"])
+            return data.decode("utf-8", "replace"), f"object {step['source_key']!r}"
+        if "source_url" in step:
+            return host.objects.get(step["source_url"]).decode("utf-8", "replace"), step["source_url"]
+        sandbox_name = step.get("sandbox_name")
+        sandbox = grading.find_sandbox(context, sandbox_name if isinstance(sandbox_name, str) else None)
+        path = grading.resolve_path(sandbox, step["path"])
+        return grading.read_text(path), f"{step['path']} in sandbox {sandbox.get('sandbox_name')!r}"
 
 
 plugin.add_task_step(GradeKeywords())

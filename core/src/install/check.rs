@@ -1,0 +1,64 @@
+//! The check after an install, in a fresh process: `agent-env plugin show NAME --json` must list at least
+//! one contribution, each `active` or `replaced`.
+
+use std::process::Command;
+
+use serde_json::Value;
+
+/// Checks `name`; prints `  NAME: <group> <name> <status>[ (reason)]` lines and returns the problems.
+pub fn check_package(name: &str) -> Vec<String> {
+    let exe = match std::env::current_exe() {
+        Ok(e) => e,
+        Err(e) => {
+            return vec![format!(
+                "could not check {name}: cannot find agent-env itself: {e}"
+            )]
+        }
+    };
+    let out = match Command::new(&exe)
+        .args(["plugin", "show", name, "--json"])
+        .stdin(std::process::Stdio::null())
+        .output()
+    {
+        Ok(o) => o,
+        Err(e) => return vec![format!("could not check {name}: {e}")],
+    };
+    let doc: Value = match serde_json::from_slice(&out.stdout) {
+        Ok(d) => d,
+        Err(_) => {
+            let err = String::from_utf8_lossy(&out.stderr);
+            return vec![format!("could not check {name}: {}", err.trim())];
+        }
+    };
+    if doc["format_version"] != 1 {
+        return vec![format!(
+            "{name}: the check answered format_version {}, not 1; upgrade agent-env first",
+            doc["format_version"]
+        )];
+    }
+    let contributions = doc["plugins"][0]["contributions"]
+        .as_array()
+        .cloned()
+        .unwrap_or_default();
+    if contributions.is_empty() {
+        return vec![format!(
+            "{name} declares no contributions, so it is not an agent-env plugin"
+        )];
+    }
+    let mut problems = Vec::new();
+    for c in &contributions {
+        let group = c["group"].as_str().unwrap_or("");
+        let group = group.strip_prefix("agent_env.").unwrap_or(group);
+        let cname = c["name"].as_str().unwrap_or("");
+        let status = c["status"].as_str().unwrap_or("");
+        let reason = c["reason"]
+            .as_str()
+            .map(|r| format!(" ({r})"))
+            .unwrap_or_default();
+        println!("  {name}: {group} {cname} {status}{reason}");
+        if status != "active" && status != "replaced" {
+            problems.push(format!("{name}: {cname} is {status}{reason}"));
+        }
+    }
+    problems
+}

@@ -1,0 +1,45 @@
+//! What can stop an `add` or `remove`, each with a message saying what to do.
+
+use std::path::PathBuf;
+
+#[derive(Debug, thiserror::Error)]
+pub enum InstallError {
+    #[error("{0} is agent-env itself; upgrade it with the installer that owns the environment")]
+    CoreAdd(String),
+    #[error("{0} is agent-env itself; uninstall it with the installer that owns it")]
+    CoreRemove(String),
+    #[error("another `agent-env plugin add` or `remove` is changing this environment; run this after it finishes")]
+    Busy,
+    #[error("cannot take the lock {path}: {source}")]
+    Lock {
+        path: PathBuf,
+        source: std::io::Error,
+    },
+    #[error("nothing to confirm on: there is no terminal; pass --yes to go ahead")]
+    NoTerminal,
+    #[error("{spec}: {reason}")]
+    BadSpec { spec: String, reason: String },
+    #[error("not removed; fix the above, or pass --force to remove anyway")]
+    Blocked,
+    #[error("{0} is not installed in this environment")]
+    NotInstalled(String),
+    #[error("{name} was not installed by agent-env (its manifest is {path}); remove it with the tool that installed it")]
+    NotOurs { name: String, path: PathBuf },
+    #[error("cannot read {path}: {source}")]
+    Read {
+        path: PathBuf,
+        source: std::io::Error,
+    },
+    #[error("cannot write {path}: {source}")]
+    Write {
+        path: PathBuf,
+        source: std::io::Error,
+    },
+    #[error("cannot start {program}: {source}")]
+    Spawn {
+        program: String,
+        source: std::io::Error,
+    },
+    #[error("could not restore the plugins directory exactly: {0}")]
+    Restore(String),
+}

@@ -1,0 +1,60 @@
+//! One change at a time: `<state root>/locks/plugin-<first 16 hex of sha256(plugins dir)>.lock`, held with a
+//! non-blocking exclusive `flock` for as long as the [`ChangeLock`] lives.
+
+use std::fs::{DirBuilder, File, OpenOptions};
+use std::os::fd::AsRawFd;
+use std::os::unix::fs::{DirBuilderExt, OpenOptionsExt};
+use std::path::{Path, PathBuf};
+
+use sha2::{Digest, Sha256};
+
+use super::InstallError;
+
+/// The held lock; dropping it (or the process ending) releases it.
+#[derive(Debug)]
+pub struct ChangeLock {
+    _file: File,
+    pub path: PathBuf,
+}
+
+/// The lock file for changes to `plugins_dir`.
+pub fn lock_path(plugins_dir: &Path) -> PathBuf {
+    let digest = Sha256::digest(plugins_dir.as_os_str().as_encoded_bytes());
+    let hex = hex::encode(digest);
+    crate::paths::locks_dir().join(format!("plugin-{}.lock", &hex[..16]))
+}
+
+/// Takes the lock, or says another change holds it.
+pub fn acquire(plugins_dir: &Path) -> Result<ChangeLock, InstallError> {
+    let path = lock_path(plugins_dir);
+    let fail = |source: std::io::Error| InstallError::Lock {
+        path: path.clone(),
+        source,
+    };
+    if let Some(dir) = path.parent() {
+        DirBuilder::new()
+            .recursive(true)
+            .mode(0o700)
+            .create(dir)
+            .map_err(fail)?;
+    }
+    let file = OpenOptions::new()
+        .read(true)
+        .write(true)
+        .create(true)
+        .truncate(false)
+        .mode(0o600)
+        .custom_flags(libc::O_NOFOLLOW | libc::O_CLOEXEC)
+        .open(&path)
+        .map_err(fail)?;
+    // SAFETY: flock on a descriptor this function owns; no memory is shared.
+    let rc = unsafe { libc::flock(file.as_raw_fd(), libc::LOCK_EX | libc::LOCK_NB) };
+    if rc != 0 {
+        let err = std::io::Error::last_os_error();
+        if err.raw_os_error() == Some(libc::EWOULDBLOCK) {
+            return Err(InstallError::Busy);
+        }
+        return Err(fail(err));
+    }
+    Ok(ChangeLock { _file: file, path })
+}

@@ -1,0 +1,60 @@
+//! `agent-env plugin add | remove`: install a plugin through the installer its source needs (a copy of a
+//! folder, pip into a venv agent-env manages, `cargo install`, `go install`), check it in a fresh process,
+//! and put the plugins directory back exactly as it was when anything goes wrong.
+//!
+//! Nothing here runs implicitly: only the two subcommands call it.
+
+pub mod add;
+pub mod blockers;
+pub mod check;
+pub mod error;
+pub mod interrupt;
+pub mod lock;
+pub mod permissions;
+pub mod plan;
+pub mod quote;
+pub mod remove;
+pub mod snapshot;
+pub mod source;
+
+pub use error::InstallError;
+
+/// The folder under the plugins directory holding the Python venv agent-env manages.
+pub const PYTHON_ENV: &str = ".python";
+/// The `cargo install --root` under the plugins directory.
+pub const CARGO_ROOT: &str = ".cargo";
+
+/// Package names that are agent-env itself; `add` refuses them before anything runs.
+pub const CORE_NAMES: [&str; 4] = [
+    "agentenv-framework",
+    "agentenv-framework-protocol",
+    "agentenv-protocol",
+    "agent-env",
+];
+
+/// Whether `name` (any spelling) is agent-env itself.
+pub fn is_core(name: &str) -> bool {
+    let c = agent_env_protocol::names::canonical_name(name);
+    CORE_NAMES.contains(&c.as_str())
+}
+
+/// Asks `Proceed?` on the terminal (default No). With no terminal, refuses: there is no one to ask.
+pub fn confirm(yes: bool) -> Result<bool, InstallError> {
+    use std::io::{BufRead, IsTerminal, Write};
+    if yes {
+        return Ok(true);
+    }
+    if !std::io::stdin().is_terminal() {
+        return Err(InstallError::NoTerminal);
+    }
+    print!("Proceed? [y/N] ");
+    let _ = std::io::stdout().flush();
+    let mut line = String::new();
+    if std::io::stdin().lock().read_line(&mut line).is_err() {
+        return Ok(false);
+    }
+    Ok(matches!(
+        line.trim().to_ascii_lowercase().as_str(),
+        "y" | "yes"
+    ))
+}

@@ -1,0 +1,45 @@
+//! Warnings about a plugins directory, plugin folder or manifest that other users can write to: anyone who
+//! can change a manifest chooses what agent-env runs as you.
+
+use std::os::unix::fs::MetadataExt;
+use std::path::{Path, PathBuf};
+
+use crate::discovery::Discovery;
+
+/// One sentence per unsafe path: group- or world-writable, or owned by another user (root aside).
+pub fn unsafe_paths(plugins_dir: &Path, discovery: &Discovery) -> Vec<String> {
+    let mut paths: Vec<PathBuf> = vec![plugins_dir.to_path_buf()];
+    for p in discovery
+        .plugins
+        .iter()
+        .filter(|p| p.manifest.path.starts_with(plugins_dir))
+    {
+        paths.push(p.manifest.folder().to_path_buf());
+        paths.push(p.manifest.path.clone());
+    }
+    paths.dedup();
+    // SAFETY: geteuid has no preconditions and cannot fail.
+    let me = unsafe { libc::geteuid() };
+    let mut out = Vec::new();
+    for path in paths {
+        let Ok(meta) = std::fs::metadata(&path) else {
+            continue;
+        };
+        let mode = meta.mode() & 0o7777;
+        if mode & 0o022 != 0 {
+            out.push(format!(
+                "{} can be written by other users (mode {mode:04o}), who could then choose what agent-env runs; run `chmod go-w {}`",
+                path.display(),
+                super::quote::word(&path.display().to_string())
+            ));
+        }
+        if meta.uid() != me && meta.uid() != 0 {
+            out.push(format!(
+                "{} is owned by another user (uid {}), who could then choose what agent-env runs",
+                path.display(),
+                meta.uid()
+            ));
+        }
+    }
+    out
+}

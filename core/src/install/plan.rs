@@ -1,0 +1,354 @@
+//! The steps an `add` runs, printed before they run (`Will run: …`), and running them.
+
+use std::collections::BTreeMap;
+use std::fs;
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+use agent_env_protocol::manifest::{Manifest, MANIFEST_FILE};
+use agent_env_protocol::version::PRINT_MANIFEST_ARG;
+use sha2::{Digest, Sha256};
+
+use super::interrupt::{run_to_end, Interrupts};
+use super::source::{Installer, Spec};
+use super::{quote, InstallError, CARGO_ROOT, PYTHON_ENV};
+
+/// One step of a plan.
+#[derive(Debug, Clone)]
+pub enum Step {
+    /// An installer command.
+    Run {
+        argv: Vec<String>,
+        cwd: Option<PathBuf>,
+        env: Vec<(String, String)>,
+    },
+    /// Replace `to` with a copy of the folder `from`.
+    Copy { from: PathBuf, to: PathBuf },
+    /// Ask each executable that `cargo install` wrote for its manifest; write it to `<plugins>/<name>/`.
+    CargoManifests { bin: PathBuf },
+    /// Move each executable `go install` built into `<plugins>/<name>/`, beside the manifest it prints.
+    GoManifests { staging: PathBuf },
+}
+
+impl Step {
+    pub fn describe(&self, plugins: &Path) -> String {
+        match self {
+            Step::Run { argv, cwd, env } => {
+                let mut words: Vec<String> = env.iter().map(|(k, v)| format!("{k}={v}")).collect();
+                words.extend(argv.iter().cloned());
+                let cd = cwd
+                    .as_ref()
+                    .map(|d| format!("cd {} && ", quote::word(&d.display().to_string())))
+                    .unwrap_or_default();
+                format!("Will run: {cd}{}", quote::line(&words))
+            }
+            Step::Copy { from, to } => format!(
+                "Will copy: {} -> {}",
+                from.display(),
+                to.display()
+            ),
+            Step::CargoManifests { .. } | Step::GoManifests { .. } => format!(
+                "Will run: <each new executable> {PRINT_MANIFEST_ARG}, and write its manifest to {}/<package>/{MANIFEST_FILE}",
+                plugins.display()
+            ),
+        }
+    }
+}
+
+/// The steps for `specs`, in order: folders, then Python (one pip call), then crates, then Go modules.
+pub fn build(specs: &[Spec], plugins: &Path) -> Vec<Step> {
+    let mut steps = Vec::new();
+    for s in specs.iter().filter(|s| s.installer == Installer::Folder) {
+        if let (Some(from), Some(name)) = (&s.path, &s.name) {
+            steps.push(Step::Copy {
+                from: from.clone(),
+                to: plugins.join(name),
+            });
+        }
+    }
+    let python: Vec<&Spec> = specs
+        .iter()
+        .filter(|s| s.installer == Installer::Pip)
+        .collect();
+    if !python.is_empty() {
+        let venv = plugins.join(PYTHON_ENV);
+        if !venv.join("bin/python").exists() {
+            // venv, then ensurepip as a step of its own: venv's own pip set-up hides why it failed.
+            steps.push(Step::Run {
+                argv: vec![
+                    "python3".into(),
+                    "-m".into(),
+                    "venv".into(),
+                    "--without-pip".into(),
+                    venv.display().to_string(),
+                ],
+                cwd: None,
+                env: Vec::new(),
+            });
+            steps.push(Step::Run {
+                argv: vec![
+                    venv.join("bin/python").display().to_string(),
+                    "-m".into(),
+                    "ensurepip".into(),
+                    "--upgrade".into(),
+                    "--default-pip".into(),
+                ],
+                cwd: None,
+                env: Vec::new(),
+            });
+        }
+        let mut argv = vec![
+            venv.join("bin/python").display().to_string(),
+            "-m".into(),
+            "pip".into(),
+            "install".into(),
+        ];
+        argv.extend(python.iter().map(|s| {
+            s.path
+                .as_ref()
+                .map(|p| p.display().to_string())
+                .unwrap_or_else(|| s.text.clone())
+        }));
+        steps.push(Step::Run {
+            argv,
+            cwd: None,
+            env: Vec::new(),
+        });
+    }
+    let root = plugins.join(CARGO_ROOT);
+    let crates: Vec<&Spec> = specs
+        .iter()
+        .filter(|s| s.installer == Installer::Cargo)
+        .collect();
+    for s in &crates {
+        let mut argv: Vec<String> = vec!["cargo".into(), "install".into(), "--force".into()];
+        match &s.path {
+            Some(p) => argv.extend(["--path".into(), p.display().to_string()]),
+            None => argv.push(s.text.clone()),
+        }
+        argv.extend(["--root".into(), root.display().to_string()]);
+        steps.push(Step::Run {
+            argv,
+            cwd: None,
+            env: Vec::new(),
+        });
+    }
+    if !crates.is_empty() {
+        steps.push(Step::CargoManifests {
+            bin: root.join("bin"),
+        });
+    }
+    let staging = plugins.join(format!(".staging-{}", std::process::id()));
+    let modules: Vec<&Spec> = specs
+        .iter()
+        .filter(|s| s.installer == Installer::Go)
+        .collect();
+    for s in &modules {
+        let (target, cwd) = match &s.path {
+            Some(p) => ("./...".to_string(), Some(p.clone())),
+            None => (s.text.clone(), None),
+        };
+        steps.push(Step::Run {
+            argv: vec!["go".into(), "install".into(), target],
+            cwd,
+            env: vec![("GOBIN".into(), staging.display().to_string())],
+        });
+    }
+    if !modules.is_empty() {
+        steps.push(Step::GoManifests { staging });
+    }
+    steps
+}
+
+/// How running a step went.
+pub enum StepOutcome {
+    Done,
+    /// A problem to report (then roll back).
+    Failed(String),
+}
+
+/// Runs one step. Installer output goes straight to the terminal.
+pub fn run(
+    step: &Step,
+    plugins: &Path,
+    interrupts: &Interrupts,
+    cargo_before: &BTreeMap<String, [u8; 32]>,
+) -> Result<StepOutcome, InstallError> {
+    match step {
+        Step::Run { argv, cwd, env } => {
+            let mut cmd = Command::new(&argv[0]);
+            cmd.args(&argv[1..]);
+            if let Some(d) = cwd {
+                cmd.current_dir(d);
+            }
+            for (k, v) in env {
+                cmd.env(k, v);
+            }
+            let status = run_to_end(cmd, interrupts)?;
+            if status.success() {
+                Ok(StepOutcome::Done)
+            } else {
+                Ok(StepOutcome::Failed(format!(
+                    "the installer failed ({} ended with {status})",
+                    argv[0]
+                )))
+            }
+        }
+        Step::Copy { from, to } => {
+            fs::create_dir_all(plugins).map_err(|e| write_err(plugins, e))?;
+            if fs::symlink_metadata(to).is_ok() {
+                fs::remove_dir_all(to).map_err(|e| write_err(to, e))?;
+            }
+            copy_tree(from, to)?;
+            Ok(StepOutcome::Done)
+        }
+        Step::CargoManifests { bin } => {
+            let after = digests(bin);
+            let built: Vec<PathBuf> = after
+                .iter()
+                .filter(|(n, d)| cargo_before.get(*n) != Some(d))
+                .map(|(n, _)| bin.join(n))
+                .collect();
+            for exe in built {
+                if let Some(problem) = place_manifest(&exe, plugins, false)? {
+                    return Ok(StepOutcome::Failed(problem));
+                }
+            }
+            Ok(StepOutcome::Done)
+        }
+        Step::GoManifests { staging } => {
+            let built: Vec<PathBuf> = digests(staging).keys().map(|n| staging.join(n)).collect();
+            for exe in built {
+                if let Some(problem) = place_manifest(&exe, plugins, true)? {
+                    let _ = fs::remove_dir_all(staging);
+                    return Ok(StepOutcome::Failed(problem));
+                }
+            }
+            let _ = fs::remove_dir_all(staging);
+            Ok(StepOutcome::Done)
+        }
+    }
+}
+
+fn write_err(path: &Path, source: std::io::Error) -> InstallError {
+    InstallError::Write {
+        path: path.to_path_buf(),
+        source,
+    }
+}
+
+/// sha256 of each regular file in `dir` (by name); a missing folder has none.
+pub fn digests(dir: &Path) -> BTreeMap<String, [u8; 32]> {
+    let mut out = BTreeMap::new();
+    let Ok(read) = fs::read_dir(dir) else {
+        return out;
+    };
+    for e in read.flatten() {
+        let path = e.path();
+        if !path.is_file() {
+            continue;
+        }
+        if let (Ok(name), Ok(bytes)) = (e.file_name().into_string(), fs::read(&path)) {
+            out.insert(name, Sha256::digest(&bytes).into());
+        }
+    }
+    out
+}
+
+/// Asks `exe` for its manifest and writes it to `<plugins>/<name>/`, with `exec` pointing at the executable
+/// (moved into that folder when `move_in`). A problem is returned as text.
+fn place_manifest(
+    exe: &Path,
+    plugins: &Path,
+    move_in: bool,
+) -> Result<Option<String>, InstallError> {
+    let out = Command::new(exe)
+        .arg(PRINT_MANIFEST_ARG)
+        .stdin(std::process::Stdio::null())
+        .output()
+        .map_err(|source| InstallError::Spawn {
+            program: exe.display().to_string(),
+            source,
+        })?;
+    let text = String::from_utf8_lossy(&out.stdout).into_owned();
+    if !out.status.success() || text.trim().is_empty() {
+        return Ok(Some(format!(
+            "{} printed no manifest for {PRINT_MANIFEST_ARG}, so it is not an agent-env plugin",
+            exe.display()
+        )));
+    }
+    let manifest = match Manifest::parse(exe, &text) {
+        Ok(m) => m,
+        Err(e) => {
+            return Ok(Some(format!(
+                "the manifest {} printed does not parse: {}",
+                exe.display(),
+                e.message
+            )))
+        }
+    };
+    let file_name = exe
+        .file_name()
+        .map(|f| f.to_string_lossy().into_owned())
+        .unwrap_or_default();
+    let folder = plugins.join(&manifest.name);
+    fs::create_dir_all(&folder).map_err(|e| write_err(&folder, e))?;
+    let exec = if move_in {
+        let dest = folder.join(&file_name);
+        fs::rename(exe, &dest).map_err(|e| write_err(&dest, e))?;
+        format!("./{file_name}")
+    } else {
+        format!("../{CARGO_ROOT}/bin/{file_name}")
+    };
+    let mut doc: toml::Table = match text.parse() {
+        Ok(d) => d,
+        Err(e) => {
+            return Ok(Some(format!(
+                "the manifest {} printed does not parse: {e}",
+                exe.display()
+            )))
+        }
+    };
+    if let Some(plugin) = doc.get_mut("plugin").and_then(|p| p.as_table_mut()) {
+        plugin.insert(
+            "exec".into(),
+            toml::Value::Array(vec![toml::Value::String(exec)]),
+        );
+    }
+    let path = folder.join(MANIFEST_FILE);
+    let body = format!(
+        "# Written by `agent-env plugin add` from `{} {PRINT_MANIFEST_ARG}`.\n{}",
+        exe.display(),
+        toml::to_string(&doc).unwrap_or(text)
+    );
+    fs::write(&path, body).map_err(|e| write_err(&path, e))?;
+    Ok(None)
+}
+
+/// Copies a folder: files with their modes, symlinks as symlinks.
+pub fn copy_tree(from: &Path, to: &Path) -> Result<(), InstallError> {
+    use std::os::unix::fs::PermissionsExt;
+    let read_err = |p: &Path, source| InstallError::Read {
+        path: p.to_path_buf(),
+        source,
+    };
+    fs::create_dir_all(to).map_err(|e| write_err(to, e))?;
+    let meta = fs::metadata(from).map_err(|e| read_err(from, e))?;
+    for entry in fs::read_dir(from).map_err(|e| read_err(from, e))? {
+        let entry = entry.map_err(|e| read_err(from, e))?;
+        let src = entry.path();
+        let dst = to.join(entry.file_name());
+        let kind = fs::symlink_metadata(&src).map_err(|e| read_err(&src, e))?;
+        if kind.file_type().is_symlink() {
+            let target = fs::read_link(&src).map_err(|e| read_err(&src, e))?;
+            std::os::unix::fs::symlink(target, &dst).map_err(|e| write_err(&dst, e))?;
+        } else if kind.is_dir() {
+            copy_tree(&src, &dst)?;
+        } else {
+            fs::copy(&src, &dst).map_err(|e| write_err(&dst, e))?;
+        }
+    }
+    fs::set_permissions(to, fs::Permissions::from_mode(meta.permissions().mode()))
+        .map_err(|e| write_err(to, e))?;
+    Ok(())
+}

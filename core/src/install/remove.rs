@@ -1,0 +1,170 @@
+//! `agent-env plugin remove PACKAGE…`: refuse while something still uses the package (unless `--force`),
+//! then remove its folder (and uninstall a Python package from the managed venv), rolling back on failure.
+
+use std::path::PathBuf;
+use std::process::Command;
+
+use agent_env_protocol::names::canonical_name;
+
+use super::add::plugin_folder;
+use super::interrupt::{run_to_end, Interrupts};
+use super::snapshot::Snapshot;
+use super::{blockers, confirm, lock, quote, InstallError, CARGO_ROOT, PYTHON_ENV};
+use crate::discovery::{discover, SearchPath};
+
+pub struct RemoveOptions {
+    pub packages: Vec<String>,
+    pub force: bool,
+    pub dry_run: bool,
+    pub yes: bool,
+}
+
+enum Removal {
+    /// The plugin's folder, and the executable `cargo install` put in `.cargo/bin` for it, if any.
+    Folder(PathBuf, Option<PathBuf>),
+    Pip {
+        python: PathBuf,
+        name: String,
+    },
+}
+
+/// Runs `remove`; returns the exit code.
+pub fn remove(opts: &RemoveOptions) -> Result<i32, InstallError> {
+    for p in &opts.packages {
+        if super::is_core(p) {
+            return Err(InstallError::CoreRemove(p.clone()));
+        }
+    }
+    let plugins = crate::paths::plugins_dir();
+    let _lock = lock::acquire(&plugins)?;
+    let discovery = discover(&SearchPath::from_env());
+    let venv = plugins.join(PYTHON_ENV);
+    let removing: Vec<String> = opts.packages.iter().map(|p| canonical_name(p)).collect();
+    let mut removals = Vec::new();
+    let mut blocked = false;
+    for p in &opts.packages {
+        let Some(found) = discovery.find(&canonical_name(p)) else {
+            return Err(InstallError::NotInstalled(p.clone()));
+        };
+        let m = &found.manifest;
+        if m.path.starts_with(&venv) {
+            removals.push(Removal::Pip {
+                python: venv.join("bin/python"),
+                name: m.name.clone(),
+            });
+        } else if let Some(folder) = plugin_folder(&plugins, &m.path) {
+            let cargo_bin = plugins.join(CARGO_ROOT).join("bin");
+            let built = m
+                .resolved_exec()
+                .first()
+                .map(PathBuf::from)
+                .and_then(|p| p.canonicalize().ok())
+                .filter(|p| {
+                    p.parent()
+                        .is_some_and(|d| Some(d) == cargo_bin.canonicalize().ok().as_deref())
+                });
+            removals.push(Removal::Folder(folder, built));
+        } else {
+            return Err(InstallError::NotOurs {
+                name: m.name.clone(),
+                path: m.path.clone(),
+            });
+        }
+        for b in blockers::blockers(m, &discovery, &removing) {
+            if opts.force {
+                eprintln!("warning: {b}");
+            } else {
+                eprintln!("blocked: {b}");
+                blocked = true;
+            }
+        }
+        println!(
+            "note: the config's [plugins.{}] table, if any, stays in the file; delete it yourself if you no longer need it",
+            m.name
+        );
+    }
+    if blocked {
+        return Err(InstallError::Blocked);
+    }
+    for r in &removals {
+        match r {
+            Removal::Folder(f, built) => {
+                println!("Will remove: {}", f.display());
+                if let Some(b) = built {
+                    println!("Will remove: {}", b.display());
+                }
+            }
+            Removal::Pip { python, name } => println!(
+                "Will run: {}",
+                quote::line(&[
+                    &python.display().to_string(),
+                    "-m",
+                    "pip",
+                    "uninstall",
+                    "-y",
+                    name
+                ])
+            ),
+        }
+    }
+    if opts.dry_run {
+        return Ok(0);
+    }
+    if !confirm(opts.yes)? {
+        println!("Nothing changed.");
+        return Ok(1);
+    }
+    let interrupts = Interrupts::install();
+    let before = Snapshot::take(&plugins)?;
+    let mut problem = None;
+    for r in &removals {
+        let result = match r {
+            Removal::Folder(f, built) => std::fs::remove_dir_all(f)
+                .and_then(|()| built.as_ref().map_or(Ok(()), std::fs::remove_file))
+                .map_err(|e| format!("cannot remove {}: {e}", f.display())),
+            Removal::Pip { python, name } => {
+                let mut cmd = Command::new(python);
+                cmd.args(["-m", "pip", "uninstall", "-y", name]);
+                match run_to_end(cmd, &interrupts) {
+                    Ok(s) if s.success() => Ok(()),
+                    Ok(s) => Err(format!("the installer failed (pip ended with {s})")),
+                    Err(e) => Err(e.to_string()),
+                }
+            }
+        };
+        if let Err(p) = result {
+            problem = Some(p);
+            break;
+        }
+    }
+    if interrupts.interrupted() {
+        println!("Interrupted; restoring the environment as it was.");
+        before.restore()?;
+        println!("Restored.");
+        return Ok(130);
+    }
+    if problem.is_none() {
+        let still: Vec<String> = discover(&SearchPath::from_env())
+            .plugins
+            .iter()
+            .filter(|p| removing.contains(&p.manifest.canonical_name()))
+            .filter(|p| p.manifest.path.starts_with(&plugins))
+            .map(|p| p.manifest.name.clone())
+            .collect();
+        if !still.is_empty() {
+            problem = Some(format!(
+                "still installed after the installer ran: {}",
+                still.join(", ")
+            ));
+        }
+    }
+    if let Some(p) = problem {
+        eprintln!("problem: {p}");
+        println!("Restoring the environment as it was.");
+        before.restore()?;
+        println!("Restored.");
+        return Ok(1);
+    }
+    println!("Removed.");
+    Ok(0)
+}

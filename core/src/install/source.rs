@@ -1,0 +1,195 @@
+//! What a spec names and which installer it needs: a folder holding a manifest, a Python package (a name,
+//! a wheel, a folder, `NAME @ URL`), a Rust crate, or a Go module.
+
+use std::path::{Path, PathBuf};
+
+use agent_env_protocol::manifest::MANIFEST_FILE;
+
+use super::InstallError;
+
+/// The installer a spec goes through (`--installer` forces one).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum Installer {
+    /// Copy a folder holding agent-env-plugin.toml.
+    Folder,
+    /// `python -m pip install` into the venv agent-env manages.
+    Pip,
+    /// `cargo install`.
+    Cargo,
+    /// `go install`.
+    Go,
+}
+
+impl Installer {
+    pub fn name(self) -> &'static str {
+        match self {
+            Installer::Folder => "folder",
+            Installer::Pip => "pip",
+            Installer::Cargo => "cargo",
+            Installer::Go => "go",
+        }
+    }
+}
+
+/// A spec, understood.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Spec {
+    /// As the user wrote it.
+    pub text: String,
+    pub installer: Installer,
+    /// The local folder or file it names, absolute.
+    pub path: Option<PathBuf>,
+    /// The package name, when the spec tells it.
+    pub name: Option<String>,
+}
+
+fn bad(spec: &str, reason: impl Into<String>) -> InstallError {
+    InstallError::BadSpec {
+        spec: spec.to_string(),
+        reason: reason.into(),
+    }
+}
+
+/// A name read from a TOML file's `[table] name`.
+fn toml_name(file: &Path, table: &str) -> Option<String> {
+    let text = std::fs::read_to_string(file).ok()?;
+    let doc: toml::Table = text.parse().ok()?;
+    doc.get(table)?.get("name")?.as_str().map(str::to_string)
+}
+
+/// The name part of a requirement (`pkg[extra]>=1; marker` → `pkg`).
+fn requirement_name(text: &str) -> &str {
+    let end = text
+        .find(|c: char| !(c.is_ascii_alphanumeric() || "-_.".contains(c)))
+        .unwrap_or(text.len());
+    &text[..end]
+}
+
+fn looks_like_path(text: &str) -> bool {
+    text.starts_with('.') || text.starts_with('/') || text.starts_with('~')
+}
+
+/// Reads a spec. `forced` is `--installer`.
+pub fn classify(text: &str, forced: Option<Installer>) -> Result<Spec, InstallError> {
+    let expanded = match text.strip_prefix("~/") {
+        Some(rest) => crate::paths::home_dir()
+            .map(|h| h.join(rest))
+            .unwrap_or_else(|| PathBuf::from(text)),
+        None => PathBuf::from(text),
+    };
+    let local = expanded.exists();
+    if !local && looks_like_path(text) {
+        return Err(bad(text, "no such file or folder"));
+    }
+    let spec = |installer, path: Option<PathBuf>, name: Option<String>| Spec {
+        text: text.to_string(),
+        installer,
+        path,
+        name,
+    };
+    if local {
+        let path = std::path::absolute(&expanded).unwrap_or(expanded.clone());
+        if path.is_dir() {
+            let has = |f: &str| path.join(f).is_file();
+            let detected = if has(MANIFEST_FILE) {
+                Installer::Folder
+            } else if has("Cargo.toml") {
+                Installer::Cargo
+            } else if has("go.mod") {
+                Installer::Go
+            } else if has("pyproject.toml") || has("setup.py") {
+                Installer::Pip
+            } else {
+                return Err(bad(
+                    text,
+                    format!("the folder holds none of {MANIFEST_FILE}, Cargo.toml, go.mod, pyproject.toml or setup.py, so it is no plugin source"),
+                ));
+            };
+            let installer = forced.unwrap_or(detected);
+            let name = match installer {
+                Installer::Folder => toml_name(&path.join(MANIFEST_FILE), "plugin"),
+                Installer::Cargo => toml_name(&path.join("Cargo.toml"), "package"),
+                Installer::Pip => toml_name(&path.join("pyproject.toml"), "project"),
+                Installer::Go => None,
+            };
+            return Ok(spec(installer, Some(path), name));
+        }
+        if text.ends_with(".whl") {
+            let file = path.file_name().and_then(|f| f.to_str()).unwrap_or("");
+            let name = file.split('-').next().map(str::to_string);
+            return Ok(spec(forced.unwrap_or(Installer::Pip), Some(path), name));
+        }
+        return Err(bad(
+            text,
+            "a file is a plugin source only as a Python wheel (.whl)",
+        ));
+    }
+    if let Some((name, url)) = text.split_once('@') {
+        let name = name.trim();
+        if forced.is_none() || forced == Some(Installer::Pip) {
+            if name.is_empty() || url.trim().is_empty() {
+                return Err(bad(text, "write a URL as `NAME @ URL`"));
+            }
+            return Ok(spec(
+                Installer::Pip,
+                None,
+                Some(requirement_name(name).to_string()),
+            ));
+        }
+    }
+    if text.ends_with(".whl") {
+        let file = text.rsplit('/').next().unwrap_or(text);
+        let name = file.split('-').next().map(str::to_string);
+        return Ok(spec(forced.unwrap_or(Installer::Pip), None, name));
+    }
+    let installer = forced.unwrap_or(Installer::Pip);
+    if installer == Installer::Folder {
+        return Err(bad(
+            text,
+            "--installer folder needs a folder holding agent-env-plugin.toml",
+        ));
+    }
+    let name = match installer {
+        Installer::Go => text.split('@').next().and_then(|p| p.rsplit('/').next()),
+        _ => Some(requirement_name(text)),
+    };
+    Ok(spec(installer, None, name.map(str::to_string)))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn names_and_kinds() {
+        let s = classify("agentenv-framework>=0.2", None).unwrap();
+        assert_eq!(
+            (s.installer, s.name.as_deref()),
+            (Installer::Pip, Some("agentenv-framework"))
+        );
+        let s = classify("agent_env @ git+https://x/y", None).unwrap();
+        assert_eq!(s.name.as_deref(), Some("agent_env"));
+        let s = classify("https://h/agentenv_framework-0.1.0-py3-none-any.whl", None).unwrap();
+        assert_eq!(s.name.as_deref(), Some("agentenv_framework"));
+        let s = classify("example.com/m/cmd/tool@v1", Some(Installer::Go)).unwrap();
+        assert_eq!(
+            (s.installer, s.name.as_deref()),
+            (Installer::Go, Some("tool"))
+        );
+        assert!(classify("./nope-such-dir", None).is_err());
+    }
+
+    #[test]
+    fn folders_by_what_they_hold() {
+        let tmp = tempfile::tempdir().unwrap();
+        std::fs::write(tmp.path().join("go.mod"), "module x\n").unwrap();
+        let s = classify(tmp.path().to_str().unwrap(), None).unwrap();
+        assert_eq!(s.installer, Installer::Go);
+        std::fs::write(tmp.path().join("Cargo.toml"), "[package]\nname = \"c\"\n").unwrap();
+        let s = classify(tmp.path().to_str().unwrap(), None).unwrap();
+        assert_eq!(
+            (s.installer, s.name.as_deref()),
+            (Installer::Cargo, Some("c"))
+        );
+    }
+}

@@ -1,0 +1,214 @@
+//! One-time setup of what the suite starts, shared by every test of a process through a `OnceLock`:
+//!
+//! - the workspace binaries `agent-env`, `agentenv-openciv3` and the Rust fixture plugins, built with
+//!   `cargo build` into this test binary's own `target/<profile>/` (a no-op when they are fresh);
+//! - the Go plugin, built with `go build` (standard library only, `GOPROXY=off`) into
+//!   `target/<profile>/cross-language/go/`;
+//! - the Python SDK and the grader, installed with pip from their folders into the venv
+//!   `target/<profile>/cross-language/venv` (made once, `--system-site-packages`).
+//!
+//! Nothing is skipped: a missing tool fails the suite with a message saying which and how to get it.
+
+use std::path::{Path, PathBuf};
+use std::process::Command;
+use std::sync::OnceLock;
+
+/// Everything built and installed once, by absolute path.
+#[derive(Debug)]
+pub struct Built {
+    pub repo: PathBuf,
+    pub agent_env: PathBuf,
+    pub openciv3: PathBuf,
+    pub fixture_works: PathBuf,
+    /// A folder holding `agentenv-go-words` and its `agent-env-plugin.toml`.
+    pub go_plugin: PathBuf,
+    /// The venv holding `agent_env_plugin` and `agentenv_grader`; its `bin` goes on `PATH`.
+    pub venv: PathBuf,
+}
+
+/// Builds and installs everything on the first call; later calls (from any thread) get the same.
+/// Panics with the setup error: a test cannot run without it.
+pub fn built() -> &'static Built {
+    static BUILT: OnceLock<Result<Built, String>> = OnceLock::new();
+    match BUILT.get_or_init(build_all) {
+        Ok(built) => built,
+        Err(message) => panic!("cross-language setup failed: {message}"),
+    }
+}
+
+fn build_all() -> Result<Built, String> {
+    let repo = repo_root();
+    let profile = profile_dir()?;
+    let work = profile.join("cross-language");
+    std::fs::create_dir_all(&work).map_err(|e| format!("cannot create {}: {e}", work.display()))?;
+    build_workspace_binaries(&repo, &profile)?;
+    let go_plugin = build_go_plugin(&repo, &work.join("go"))?;
+    let venv = install_python(&repo, &work.join("venv"))?;
+    let binary = |name: &str| -> Result<PathBuf, String> {
+        let path = profile.join(name);
+        if path.is_file() {
+            Ok(path)
+        } else {
+            Err(format!("cargo build did not leave {}", path.display()))
+        }
+    };
+    Ok(Built {
+        agent_env: binary("agent-env")?,
+        openciv3: binary("agentenv-openciv3")?,
+        fixture_works: binary("fixture-works")?,
+        go_plugin,
+        venv,
+        repo,
+    })
+}
+
+/// The repository root (this crate is `<repo>/tests`).
+pub fn repo_root() -> PathBuf {
+    let manifest_dir = Path::new(env!("CARGO_MANIFEST_DIR"));
+    manifest_dir.parent().unwrap_or(manifest_dir).to_path_buf()
+}
+
+/// `target/<profile>`: the test executable lives in its `deps/`.
+fn profile_dir() -> Result<PathBuf, String> {
+    let exe =
+        std::env::current_exe().map_err(|e| format!("cannot find the test executable: {e}"))?;
+    exe.parent()
+        .and_then(Path::parent)
+        .map(Path::to_path_buf)
+        .ok_or_else(|| format!("{} is not inside target/<profile>/deps", exe.display()))
+}
+
+fn build_workspace_binaries(repo: &Path, profile: &Path) -> Result<(), String> {
+    let cargo = std::env::var_os("CARGO").unwrap_or_else(|| "cargo".into());
+    let mut command = Command::new(cargo);
+    command.current_dir(repo).args([
+        "build",
+        "--quiet",
+        "--offline",
+        "-p",
+        "agent-env",
+        "-p",
+        "agentenv-openciv3",
+        "-p",
+        "agent-env-fixture-plugins",
+        "--bins",
+    ]);
+    if profile.ends_with("release") {
+        command.arg("--release");
+    }
+    run_checked(
+        &mut command,
+        "cargo build of agent-env and the Rust plugins",
+    )
+}
+
+fn build_go_plugin(repo: &Path, out: &Path) -> Result<PathBuf, String> {
+    if !on_path("go") {
+        return Err("go is not on PATH: the suite builds the Go example plugin with it. Install Go 1.22 \
+                    or later (https://go.dev/dl/, or `apt-get install golang`) and put its bin on PATH"
+            .into());
+    }
+    std::fs::create_dir_all(out).map_err(|e| format!("cannot create {}: {e}", out.display()))?;
+    let module = repo.join("examples/go-plugin");
+    let mut command = Command::new("go");
+    command
+        .current_dir(&module)
+        .env("GOTOOLCHAIN", "local")
+        .env("GOPROXY", "off")
+        .env("GOFLAGS", "-mod=readonly")
+        .args(["build", "-buildvcs=false", "-o"])
+        .arg(out.join("agentenv-go-words"))
+        .arg("./cmd/agentenv-go-words");
+    run_checked(&mut command, "go build of examples/go-plugin")?;
+    let manifest = module.join("cmd/agentenv-go-words/agent-env-plugin.toml");
+    std::fs::copy(&manifest, out.join("agent-env-plugin.toml"))
+        .map_err(|e| format!("cannot copy {}: {e}", manifest.display()))?;
+    Ok(out.to_path_buf())
+}
+
+/// Makes the venv once and (re)installs both packages from their folders, offline when the venv can
+/// build without downloading (setuptools 70.1+, or the `wheel` package), as `scripts/test-python.sh`.
+fn install_python(repo: &Path, venv: &Path) -> Result<PathBuf, String> {
+    let python = std::env::var_os("PYTHON").unwrap_or_else(|| "python3".into());
+    let venv_python = venv.join("bin/python");
+    if !venv_python.is_file() {
+        let _ = std::fs::remove_dir_all(venv);
+        let mut make = Command::new(&python);
+        make.args(["-m", "venv", "--system-site-packages"])
+            .arg(venv);
+        run_checked(&mut make, "python3 -m venv").map_err(|e| {
+            format!(
+                "{e}\nThe suite installs the Python SDK and grader into a venv: install python3 with \
+                 venv and pip (Debian/Ubuntu: `apt-get install python3 python3-venv python3-pip`)"
+            )
+        })?;
+    }
+    let pip = |args: &[&str]| {
+        let mut command = Command::new(&venv_python);
+        command
+            .current_dir(repo)
+            .args(["-m", "pip", "--disable-pip-version-check", "--no-input"])
+            .args(args);
+        command
+    };
+    if !can_build_offline(&venv_python) {
+        eprintln!(
+            "cross-language setup: the venv's setuptools needs the `wheel` package to build; \
+             installing it into {} once",
+            venv.display()
+        );
+        run_checked(&mut pip(&["install", "--quiet", "wheel"]), "pip install wheel").map_err(|e| {
+            format!(
+                "{e}\nThe venv's setuptools (older than 70.1) cannot build a package without `wheel`, \
+                 and it could not be downloaded. Install it once by hand: {} -m pip install wheel",
+                venv_python.display()
+            )
+        })?;
+    }
+    run_checked(
+        &mut pip(&[
+            "install",
+            "--quiet",
+            "--no-index",
+            "--no-build-isolation",
+            "--no-deps",
+            "--force-reinstall",
+            "./plugin-sdk-py",
+            "./examples/python-grader",
+        ]),
+        "pip install ./plugin-sdk-py ./examples/python-grader",
+    )?;
+    Ok(venv.to_path_buf())
+}
+
+fn can_build_offline(venv_python: &Path) -> bool {
+    let probe = "import setuptools, sys\n\
+                 v = tuple(int(p) for p in setuptools.__version__.split('.')[:2])\n\
+                 if v < (70, 1):\n    import wheel\n";
+    Command::new(venv_python)
+        .args(["-c", probe])
+        .output()
+        .map(|o| o.status.success())
+        .unwrap_or(false)
+}
+
+fn on_path(tool: &str) -> bool {
+    std::env::var_os("PATH")
+        .map(|path| std::env::split_paths(&path).any(|dir| dir.join(tool).is_file()))
+        .unwrap_or(false)
+}
+
+fn run_checked(command: &mut Command, what: &str) -> Result<(), String> {
+    let output = command
+        .output()
+        .map_err(|e| format!("{what} could not start: {e}"))?;
+    if output.status.success() {
+        return Ok(());
+    }
+    Err(format!(
+        "{what} failed ({}):\n{}{}",
+        output.status,
+        String::from_utf8_lossy(&output.stdout),
+        String::from_utf8_lossy(&output.stderr)
+    ))
+}

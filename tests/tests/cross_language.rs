@@ -1,0 +1,293 @@
+//! The cross-language suite: the built `agent-env` binary against the three example plugins, each in its
+//! own language and process: OpenCiv3 (Rust, `plugin-sdk-rs`), the grader (Python, `plugin-sdk-py`,
+//! installed with pip) and go-words (Go, standard library only), plus a Rust fixture plugin. The suite
+//! builds and installs them itself (see `agent_env_crosstests::setup`), so `cargo test --workspace`
+//! runs it from a fresh clone with cargo, python3 (venv, pip) and go installed.
+
+use agent_env_crosstests::sandbox::Sandbox;
+use serde_json::Value;
+
+/// package -> the contributions it must report `active`, as `(agent_env.<group>, name)`.
+const EXPECTED: &[(&str, &[(&str, &str)])] = &[
+    (
+        "agentenv-openciv3",
+        &[
+            ("agent_env.task_steps", "openciv3_match"),
+            ("agent_env.task_steps", "openciv3_await_game"),
+            ("agent_env.task_steps", "save_env_recording"),
+            ("agent_env.cli_plugins", "openciv3"),
+            ("agent_env.bundles", "openciv3"),
+        ],
+    ),
+    (
+        "agentenv-grader",
+        &[
+            ("agent_env.task_steps", "grade_keywords"),
+            ("agent_env.cli_plugins", "grader"),
+        ],
+    ),
+    (
+        "agentenv-go-words",
+        &[
+            ("agent_env.task_steps", "go_word_count"),
+            ("agent_env.cli_plugins", "go-words"),
+        ],
+    ),
+];
+
+fn package<'a>(report: &'a Value, name: &str) -> &'a Value {
+    report["plugins"]
+        .as_array()
+        .and_then(|plugins| plugins.iter().find(|p| p["name"] == name))
+        .unwrap_or_else(|| panic!("{name} is not in the report: {report:#}"))
+}
+
+#[test]
+fn plugin_list_and_check_show_the_rust_python_and_go_plugins_active() {
+    let sandbox = Sandbox::new();
+    let (ran, report) = sandbox.run_json(&["plugin", "list", "--json"]);
+    assert_eq!(ran.code, 0, "{}", ran.both());
+    assert_eq!(report["format_version"], 1);
+    assert_eq!(report["loaded"], true, "plugin list started the plugins");
+    for (name, contributions) in EXPECTED {
+        let found = package(&report, name);
+        assert_eq!(found["version"], "0.1.0", "{found:#}");
+        let listed = found["contributions"].as_array().expect("contributions");
+        for (group, contribution) in *contributions {
+            let row = listed
+                .iter()
+                .find(|c| c["group"] == *group && c["name"] == *contribution)
+                .unwrap_or_else(|| panic!("{name} lacks {group} {contribution}: {found:#}"));
+            assert_eq!(
+                row["status"], "active",
+                "{name} {group} {contribution}: {row:#}"
+            );
+        }
+        for row in listed {
+            assert_eq!(row["status"], "active", "{name}: {row:#}");
+        }
+    }
+    let check = sandbox.run(&["plugin", "check"]);
+    assert_eq!(check.code, 0, "{}", check.both());
+    let (check_json, checked) = sandbox.run_json(&["plugin", "check", "--json"]);
+    assert_eq!(check_json.code, 0, "{}", check_json.both());
+    for (name, _) in EXPECTED {
+        package(&checked, name);
+    }
+}
+
+/// Rust writes an object, Go reads it and stores its word count, Python reads the count and grades it:
+/// every hand-over goes through the host's object store, by `host.store.object.*` calls.
+#[test]
+fn a_bundle_passes_data_from_a_rust_step_to_a_go_step_to_a_python_step_through_the_object_store() {
+    let sandbox = Sandbox::new();
+    sandbox.write(
+        "project/chain/tasks/chain.json",
+        r#"[
+  {"id": "box", "type": "deploy_sandbox", "sandbox_name": "box"},
+  {"id": "write", "type": "store_roundtrip", "text": "one two three four five six seven eight nine"},
+  {"id": "count", "type": "go_word_count", "source_key": "roundtrip.txt", "min_words": 5,
+   "store_key": "counts/chain.json"},
+  {"id": "grade", "type": "grade_keywords", "source_key": "counts/chain.json",
+   "keywords": ["\"words\":9", "object 'roundtrip.txt'"], "verifier_id": "chain"}
+]"#,
+    );
+    let ran = sandbox.run(&["run", "./chain"]);
+    assert_eq!(ran.code, 0, "{}", ran.both());
+    for (n, id, kind) in [
+        (2, "write", "store_roundtrip"),
+        (3, "count", "go_word_count"),
+        (4, "grade", "grade_keywords"),
+    ] {
+        let line = format!("[tasks/chain.json] step {n}/4 {id} ({kind})\n");
+        assert!(ran.stdout.contains(&line), "no {line:?} in {}", ran.both());
+    }
+    let summary = ran
+        .stdout
+        .lines()
+        .find(|l| l.starts_with("  tasks/chain.json v1: "))
+        .unwrap_or_else(|| panic!("no summary line: {}", ran.both()));
+    // The summary names a verification by the step that wrote it: the Python grader's.
+    assert!(
+        summary.starts_with("  tasks/chain.json v1: passed ("),
+        "{summary}"
+    );
+    assert!(summary.contains("grade: 1"), "{summary}");
+    assert!(
+        ran.stdout.ends_with("\nTore down 1 sandbox.\n"),
+        "{}",
+        ran.both()
+    );
+    assert!(sandbox.sandboxes_left().is_empty());
+
+    // The objects each language left in the local object store.
+    let objects = sandbox.state_root().join("object_store");
+    let written =
+        std::fs::read_to_string(objects.join("roundtrip.txt")).expect("the Rust step's object");
+    assert_eq!(written, "one two three four five six seven eight nine");
+    let counted: Value = serde_json::from_str(
+        &std::fs::read_to_string(objects.join("counts/chain.json")).expect("the Go step's object"),
+    )
+    .expect("the Go step stored JSON");
+    assert_eq!(counted["words"], 9, "{counted}");
+    assert_eq!(counted["source"], "object 'roundtrip.txt'", "{counted}");
+
+    // The run's records.
+    let instances = sandbox.docs("task_instances");
+    assert_eq!(instances.len(), 1, "{instances:#?}");
+    let instance = &instances[0];
+    assert_eq!(instance["status"], "completed", "{instance:#}");
+    let metadata = &instance["context"]["metadata"];
+    assert_eq!(
+        metadata["roundtrip"]["back"],
+        "one two three four five six seven eight nine"
+    );
+    assert_eq!(metadata["word_counts"]["count"]["words"], 9, "{metadata:#}");
+    let go = &metadata["verifications"]["count"];
+    assert_eq!(go["score"], 1.0, "{go:#}");
+    assert_eq!(
+        go["results"][0]["justification"],
+        "object 'roundtrip.txt' has 9 words; at least 5 expected"
+    );
+    let python = &metadata["verifications"]["chain"];
+    assert_eq!(python["score"], 1.0, "{python:#}");
+    let rows = python["results"].as_array().expect("rows");
+    assert_eq!(rows.len(), 2, "{python:#}");
+    assert_eq!(
+        rows[0]["justification"],
+        "'\"words\":9' appears once in object 'counts/chain.json'"
+    );
+    assert!(rows.iter().all(|r| r["result"] == "pass"), "{python:#}");
+}
+
+fn kit_passes(sandbox: &Sandbox, impl_name: &str, root: &std::path::Path, expect_passed: usize) {
+    let (ran, report) = sandbox.run_json(&["store", "check", "object", "--json"]);
+    assert_eq!(ran.code, 0, "{}", ran.both());
+    assert_eq!(report["impl"], impl_name, "{report:#}");
+    assert_eq!(report["passed"], true, "{report:#}");
+    let cases = report["cases"].as_array().expect("the kit's cases");
+    let passed = cases.iter().filter(|c| c["outcome"] == "passed").count();
+    assert_eq!(passed, expect_passed, "{report:#}");
+    for case in cases {
+        assert!(
+            case["outcome"] == "passed" || case["outcome"] == "skipped",
+            "{case:#}"
+        );
+    }
+    assert!(
+        std::fs::read_dir(root)
+            .map(|mut d| d.next().is_some())
+            .unwrap_or(false),
+        "the kit wrote nothing under {}",
+        root.display()
+    );
+    let human = sandbox.run(&["store", "check", "object"]);
+    assert_eq!(human.code, 0, "{}", human.both());
+}
+
+#[test]
+fn the_object_kit_passes_against_the_openciv3_cas_store_selected_in_config() {
+    let sandbox = Sandbox::new();
+    let root = sandbox.path("cas");
+    sandbox.config(&format!(
+        "[stores.object]\nimpl = \"agentenv-openciv3:ContentAddressedObjectStore\"\nconfig = {{ root = \"{}\", bucket = \"openciv3\" }}\n",
+        root.display()
+    ));
+    kit_passes(
+        &sandbox,
+        "agentenv-openciv3:ContentAddressedObjectStore",
+        &root,
+        17,
+    );
+    assert!(
+        root.join("index.sqlite").is_file(),
+        "no CAS index under {}",
+        root.display()
+    );
+}
+
+#[test]
+fn the_object_kit_passes_against_the_python_folder_store_selected_in_config() {
+    let sandbox = Sandbox::new();
+    let root = sandbox.path("folder-store");
+    sandbox.config(&format!(
+        "[stores.object]\nimpl = \"agentenv-grader:FolderObjectStore\"\nconfig = {{ root = \"{}\", bucket = \"grades\" }}\n",
+        root.display()
+    ));
+    kit_passes(&sandbox, "agentenv-grader:FolderObjectStore", &root, 17);
+}
+
+/// A Python plugin that kills itself in the middle of its step.
+const CRASHING_PLUGIN: &str = r#"import os
+from agent_env_plugin import Plugin
+
+plugin = Plugin("agentenv-py-crash", "0.1.0")
+
+@plugin.task_step("py_crash", cls="PyCrash")
+def py_crash(step, context, host):
+    """Dies mid-step."""
+    print("py-crash: dying in the middle of execute", flush=True)
+    os.kill(os.getpid(), 9)
+
+if __name__ == "__main__":
+    plugin.serve()
+"#;
+
+#[test]
+fn a_python_plugin_that_crashes_mid_bundle_fails_its_task_and_the_rust_and_go_steps_keep_working() {
+    let sandbox = Sandbox::new();
+    let script = sandbox.write("crash/py_crash.py", CRASHING_PLUGIN);
+    sandbox.write(
+        "plugins/agentenv-py-crash/agent-env-plugin.toml",
+        &format!(
+            "[plugin]\nname = \"agentenv-py-crash\"\nversion = \"0.1.0\"\nexec = [\"{}\", \"{}\"]\nprotocol = [1, 1]\n\n[provides.task_steps]\npy_crash = \"PyCrash\"\n",
+            sandbox.built.venv.join("bin/python").display(),
+            script.display()
+        ),
+    );
+    sandbox.write(
+        "project/mixed/tasks/a_crash.json",
+        r#"[{"id": "bang", "type": "py_crash"},
+            {"id": "after", "type": "go_word_count", "text": "never counted"}]"#,
+    );
+    sandbox.write(
+        "project/mixed/tasks/b_fine.json",
+        r#"[{"id": "write", "type": "store_roundtrip", "text": "still working after the crash"},
+            {"id": "count", "type": "go_word_count", "source_key": "roundtrip.txt", "min_words": 4,
+             "verifier_id": "words"}]"#,
+    );
+    let ran = sandbox.run(&["run", "./mixed"]);
+    assert_eq!(ran.code, 1, "{}", ran.both());
+    assert!(
+        ran.stdout
+            .contains("  tasks/a_crash.json v1: failed at step 'bang': PluginError: "),
+        "{}",
+        ran.both()
+    );
+    assert!(
+        !ran.stdout.contains("step 2/2 after ("),
+        "a step ran after the crash: {}",
+        ran.both()
+    );
+    assert!(
+        ran.stdout.contains("  tasks/b_fine.json v1: passed ("),
+        "{}",
+        ran.both()
+    );
+    assert!(
+        ran.stderr
+            .contains("py-crash: dying in the middle of execute"),
+        "{}",
+        ran.both()
+    );
+    let instances = sandbox.docs("task_instances");
+    let status = |task: &str| {
+        instances
+            .iter()
+            .find(|i| i["instance_id"].as_str().unwrap_or("").contains(task))
+            .map(|i| i["status"].clone())
+            .unwrap_or_else(|| panic!("no instance of {task}: {instances:#?}"))
+    };
+    assert_eq!(status("a_crash"), "failed");
+    assert_eq!(status("b_fine"), "completed");
+}
