@@ -319,6 +319,26 @@ mod tests {
         }
     }
 
+    struct PutGetOnly;
+    impl ObjectStore for PutGetOnly {
+        fn put(&self, _: &str, _: &[u8], _: Option<&str>, _: bool) -> Result<String, StoreError> {
+            Ok("x://k".into())
+        }
+        fn get(&self, _url: &str) -> Result<Vec<u8>, StoreError> {
+            Ok(Vec::new())
+        }
+    }
+
+    #[test]
+    fn an_operation_a_store_does_not_implement_answers_not_supported() {
+        let store = OpenedStore::Object(Box::new(PutGetOnly));
+        let params = config(json!({"url_prefix": "x://"}));
+        let Err(e) = crate::store_ops::call(&store, "list_at", &params) else {
+            panic!("a default list_at answered")
+        };
+        assert_eq!(e.kind(), Some(agent_env_protocol::ErrorKind::NotSupported));
+    }
+
     fn class() -> StoreClass {
         StoreClass::secret("Vault", &["root", "bucket"], |_| Ok(Nothing)).required(&["root"])
     }
