@@ -7,6 +7,7 @@ mod cli;
 mod config;
 mod host;
 mod openciv3;
+mod plugin_stores;
 mod proc;
 mod python;
 mod report;
@@ -46,6 +47,7 @@ const SECTIONS: &[Section] = &[
     },
     Section { name: "cli", about: "a plugin command against its executable run directly; agent-env --version and --help", run: cli::run },
     Section { name: "python", about: "Python SDK plugin: spawn to initialize answered, against the bare interpreter", run: python::run },
+    Section { name: "plugin_stores", about: "the built-in object store vs the same store in a plugin: 134 MB put_file/download_to_file, peak memory, 10,000 small puts", run: plugin_stores::run },
     // Other areas: one entry each.
 ];
 

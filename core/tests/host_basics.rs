@@ -241,13 +241,13 @@ fn a_plugin_store_opens_with_checked_config_and_keeps_error_kinds() {
         .unwrap(),
         json!({"exists": false})
     );
-    let unsupported = p
+    let listed = p
         .call(
             "store.object.list_at",
             json!({"handle": handle, "url_prefix": "mem://b/"}),
         )
-        .unwrap_err();
-    assert_eq!(unsupported.error_kind(), Some(ErrorKind::NotSupported));
+        .unwrap();
+    assert_eq!(listed, json!({"urls": ["mem://b/k"]}));
 }
 
 #[test]

@@ -97,6 +97,59 @@ fn a_plugin_step_that_fails_reports_the_plugins_error_type_and_message() {
 }
 
 #[test]
+fn a_manifest_can_make_a_plugin_steps_failure_spare_its_task() {
+    let s = Sandboxed::new();
+    let exe = fixture("fixture-works");
+    s.install_manifest(
+        "works",
+        &format!(
+            r#"[plugin]
+name = "agentenv-fixture-works"
+version = "0.3.0"
+exec = ["{}"]
+protocol = [1, 1]
+
+[provides.task_steps]
+echo_step = {{ class = "EchoStep", fail_task_on_error = false }}
+store_roundtrip = "StoreRoundTrip"
+"#,
+            exe.display()
+        ),
+    );
+    s.write(
+        "spared/tasks/f.json",
+        &format!(
+            r#"[{DEPLOY},
+               {{"id": "say", "type": "echo_step", "fail": true}},
+               {{"id": "store", "type": "store_roundtrip", "text": "still runs"}}]"#
+        ),
+    );
+    let r = s.run(&["run", "./spared"]);
+    assert_eq!(r.code, 0, "{}{}", r.stdout, r.stderr);
+    assert!(
+        r.stdout.contains("[tasks/f.json] step 3/3 store done in "),
+        "{}",
+        r.stdout
+    );
+    let instance = &s.docs("task_instances")[0];
+    assert_eq!(instance["status"], "completed");
+    assert_eq!(
+        instance["context"]["metadata"]["roundtrip"]["back"],
+        "still runs"
+    );
+
+    // The task document still has the last word.
+    s.write(
+        "strict/tasks/f.json",
+        &format!(
+            r#"[{DEPLOY}, {{"id": "say", "type": "echo_step", "fail": true, "fail_task_on_error": true}}]"#
+        ),
+    );
+    let r = s.run(&["run", "./strict"]);
+    assert_eq!(r.code, 1, "{}{}", r.stdout, r.stderr);
+}
+
+#[test]
 fn a_step_type_the_manifest_lists_but_the_process_lacks_is_reported_before_any_step_runs() {
     let s = Sandboxed::new();
     s.install_manifest(

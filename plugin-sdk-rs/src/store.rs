@@ -23,7 +23,8 @@ pub trait ObjectStore: Send + Sync + 'static {
     /// The bytes at `url`; `not-found` if none, `foreign-url` if the URL is not this store's.
     fn get(&self, url: &str) -> Result<Vec<u8>, StoreError>;
 
-    /// Stores the file at `path` under `key` (read it by path; it may be large).
+    /// Stores the file at `path` under `key` (read it by path; it may be large). Write-once like
+    /// `put`: `already-exists` if `key` exists. The default reads the file and calls `put`.
     fn put_file(
         &self,
         key: &str,
@@ -32,7 +33,7 @@ pub trait ObjectStore: Send + Sync + 'static {
     ) -> Result<String, StoreError> {
         let data =
             std::fs::read(path).map_err(|e| StoreError::io(&e, &path.display().to_string()))?;
-        self.put(key, &data, content_type, true)
+        self.put(key, &data, content_type, false)
     }
 
     fn put_file_at(
@@ -49,10 +50,14 @@ pub trait ObjectStore: Send + Sync + 'static {
         self.get(&self.object_url(key)?)
     }
 
-    /// Writes the object at `url` to the file at `path`.
+    /// Writes the object at `url` to the file at `path`, creating its parent folders.
     fn download_to_file(&self, url: &str, path: &Path) -> Result<(), StoreError> {
         let data = self.get(url)?;
-        std::fs::write(path, data).map_err(|e| StoreError::io(&e, &path.display().to_string()))
+        let io = |e: std::io::Error, at: &Path| StoreError::io(&e, &at.display().to_string());
+        if let Some(parent) = path.parent().filter(|p| !p.as_os_str().is_empty()) {
+            std::fs::create_dir_all(parent).map_err(|e| io(e, parent))?;
+        }
+        std::fs::write(path, data).map_err(|e| io(e, path))
     }
 
     fn get_object_metadata(&self, _key: &str) -> Result<Option<WireObjectMetadata>, StoreError> {
@@ -312,6 +317,26 @@ mod tests {
         fn get(&self, _name: &str) -> Result<Option<String>, StoreError> {
             Ok(None)
         }
+    }
+
+    struct PutGetOnly;
+    impl ObjectStore for PutGetOnly {
+        fn put(&self, _: &str, _: &[u8], _: Option<&str>, _: bool) -> Result<String, StoreError> {
+            Ok("x://k".into())
+        }
+        fn get(&self, _url: &str) -> Result<Vec<u8>, StoreError> {
+            Ok(Vec::new())
+        }
+    }
+
+    #[test]
+    fn an_operation_a_store_does_not_implement_answers_not_supported() {
+        let store = OpenedStore::Object(Box::new(PutGetOnly));
+        let params = config(json!({"url_prefix": "x://"}));
+        let Err(e) = crate::store_ops::call(&store, "list_at", &params) else {
+            panic!("a default list_at answered")
+        };
+        assert_eq!(e.kind(), Some(agent_env_protocol::ErrorKind::NotSupported));
     }
 
     fn class() -> StoreClass {

@@ -52,6 +52,9 @@ pub struct ProvidedEntry {
     pub value: Option<String>,
     /// Root options only: call the plugin on every invocation, even when the flag is absent.
     pub always: bool,
+    /// Task steps only: whether a failure of this step fails its task when the task document does not
+    /// say (`None` means the usual default, true).
+    pub fail_task_on_error: Option<bool>,
 }
 
 /// Why a manifest could not be read.
@@ -135,6 +138,8 @@ enum RawEntry {
         value: Option<String>,
         #[serde(default)]
         always: bool,
+        #[serde(default)]
+        fail_task_on_error: Option<bool>,
     },
 }
 
@@ -146,17 +151,20 @@ impl From<RawEntry> for ProvidedEntry {
                 description: None,
                 value: None,
                 always: false,
+                fail_task_on_error: None,
             },
             RawEntry::Table {
                 class,
                 description,
                 value,
                 always,
+                fail_task_on_error,
             } => ProvidedEntry {
                 class,
                 description,
                 value,
                 always,
+                fail_task_on_error,
             },
         }
     }
@@ -387,6 +395,7 @@ requires = { agentenv-framework = ">=0.1.0" }
 
 [provides.task_steps]
 openciv3_match = "MatchStep"
+save_env_recording = { class = "SaveEnvRecordingStep", fail_task_on_error = false }
 [provides.cli_plugins]
 openciv3 = { class = "openciv3", description = "Set up and watch OpenCiv3 games" }
 [provides.bundles]
@@ -411,7 +420,7 @@ ContentAddressedObjectStore = "object"
         );
         assert_eq!(m.stores["ContentAddressedObjectStore"], "object");
         assert_eq!(m.resolved_exec()[0], "/p/./bin/agentenv-openciv3");
-        assert_eq!(m.contributions().count(), 3);
+        assert_eq!(m.contributions().count(), 4);
     }
 
     #[test]
@@ -429,7 +438,7 @@ ContentAddressedObjectStore = "object"
         let text = GOOD.replace("[provides.bundles]", "[provides.bundlez]");
         let e = Manifest::parse(Path::new("/p/m.toml"), &text).unwrap_err();
         assert_eq!(e.key.as_deref(), Some("bundlez"));
-        assert_eq!(e.line, Some(13), "{e}");
+        assert_eq!(e.line, Some(14), "{e}");
     }
 
     #[test]

@@ -16,6 +16,9 @@ pub enum StepKind {
     /// A step type a plugin provides; it runs in that plugin's process.
     Plugin {
         package: String,
+        /// Whether its failure fails the task when the task document does not say; its manifest
+        /// can turn this off (`fail_task_on_error = false` on the step's entry).
+        fails_task_by_default: bool,
     },
 }
 
@@ -23,7 +26,7 @@ impl std::fmt::Debug for StepKind {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         match self {
             StepKind::Builtin(b) => write!(f, "Builtin({})", b.type_name()),
-            StepKind::Plugin { package } => write!(f, "Plugin({package})"),
+            StepKind::Plugin { package, .. } => write!(f, "Plugin({package})"),
         }
     }
 }
@@ -304,7 +307,11 @@ fn plan_task<'b>(
         }
         let fail_default = match &kind {
             Some(StepKind::Builtin(b)) => b.fails_task_by_default(),
-            _ => true,
+            Some(StepKind::Plugin {
+                fails_task_by_default,
+                ..
+            }) => *fails_task_by_default,
+            None => true,
         };
         let fail_task_on_error = raw
             .get("fail_task_on_error")

@@ -188,7 +188,9 @@ fn start_plugin_steps(
         .iter()
         .flat_map(|t| {
             t.steps.iter().filter_map(move |s| match &s.kind {
-                StepKind::Plugin { package } => Some((t.task.path.as_str(), s, package.as_str())),
+                StepKind::Plugin { package, .. } => {
+                    Some((t.task.path.as_str(), s, package.as_str()))
+                }
                 StepKind::Builtin(_) => None,
             })
         })
@@ -274,15 +276,35 @@ struct RunPlanContext<'a> {
     discovered: &'a Discovered,
 }
 
+impl RunPlanContext<'_> {
+    /// The manifest's `fail_task_on_error` for the plugin's step, when the entry naming that class
+    /// sets one; otherwise a failure fails the task.
+    fn fails_task_by_default(&self, package: &str, type_name: &str, class: &str) -> bool {
+        let Some(plugin) = self.discovered.get().find(package) else {
+            return true;
+        };
+        let steps = plugin.manifest.provides.get("task_steps");
+        let entry = steps
+            .and_then(|s| s.get(type_name))
+            .filter(|e| e.class == class)
+            .or_else(|| steps.and_then(|s| s.values().find(|e| e.class == class)));
+        entry.and_then(|e| e.fail_task_on_error).unwrap_or(true)
+    }
+}
+
 impl PlanContext for RunPlanContext<'_> {
     fn step_kind(&self, type_name: &str) -> Result<StepKind, String> {
         if let Some(b) = crate::steps::builtin(type_name) {
             return Ok(StepKind::Builtin(b));
         }
         match self.discovered.registry().resolve("task_steps", type_name) {
-            Ok(Resolved::Plugin { package, .. }) => Ok(StepKind::Plugin {
-                package: canonical_name(&package),
-            }),
+            Ok(Resolved::Plugin { package, class, .. }) => {
+                let canonical = canonical_name(&package);
+                Ok(StepKind::Plugin {
+                    fails_task_by_default: self.fails_task_by_default(&canonical, type_name, &class),
+                    package: canonical,
+                })
+            }
             Ok(Resolved::BuiltIn { .. }) => Err(format!(
                 "the step type '{type_name}' is built into the Python agent-env, and this agent-env does not have it yet"
             )),

@@ -340,7 +340,7 @@ fn run_step(
     }
     match &step.kind {
         StepKind::Builtin(b) => b.run(&spec, env),
-        StepKind::Plugin { package } => {
+        StepKind::Plugin { package, .. } => {
             let context = env.with_context(|c| c.to_dict())?;
             let metadata = shared.executor.execute(
                 package,

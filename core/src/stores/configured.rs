@@ -3,8 +3,8 @@
 
 use std::sync::{Arc, OnceLock};
 
-use super::build::{PluginStoreFactory, StoreSet};
-use super::error::StoreError;
+use super::build::{AnyStore, PluginStoreFactory, StoreSet};
+use super::error::{StoreError, StoreResult};
 use super::StoreKind;
 use crate::config::build::{build_configured, configured_secrets, StoreSecrets};
 use crate::config::references::SecretLookup;
@@ -19,35 +19,58 @@ pub type OpenPluginStores = Box<
 >;
 
 /// Each kind's configured store (`[stores.<kind>]`, the `AGENT_ENV_<KIND>_STORE` overrides, else the
-/// built-in local stores), built on first use; `secret:` references in a store's config resolve
-/// through the configured secret store. With `open_plugins`, the plugin-store factory is made once,
-/// when the first store is built, and a plugin's store opens in its plugin; without it a plugin store
-/// is refused.
-pub fn configured_stores(doc: ConfigDocument, open_plugins: Option<OpenPluginStores>) -> StoreSet {
-    let plugins: OnceLock<Result<Arc<dyn PluginStoreFactory>, String>> = OnceLock::new();
+/// built-in local stores), built on first use; `secret:` references resolve through the configured
+/// secret store, and plugin stores open through `plugins` (or are refused without it).
+pub fn configured_stores(
+    doc: ConfigDocument,
+    plugins: Option<Arc<dyn PluginStoreFactory>>,
+) -> StoreSet {
     StoreSet::new(move |kind| {
-        let secrets = match kind {
-            StoreKind::Secret => None,
-            _ => configured_secrets(&doc, None).ok(),
-        };
-        let factory = match &open_plugins {
-            Some(open) => Some(
-                plugins
-                    .get_or_init(|| open(&doc, secrets.as_ref()))
-                    .as_ref()
-                    .map_err(|e| StoreError::Config(e.clone()))?
-                    .as_ref(),
-            ),
-            None => None,
-        };
-        build_configured(
-            &doc,
-            kind,
-            secrets.as_ref().map(|s| s as &dyn SecretLookup),
-            factory,
-        )
-        .map_err(|e| StoreError::Config(e.to_string()))
+        let factory = plugins.as_deref();
+        let secrets = secrets_for(&doc, kind, factory);
+        build_kind(&doc, kind, secrets.as_ref(), factory)
     })
+}
+
+/// [`configured_stores`] whose plugin-store factory is made by `open_plugins` once, when the first
+/// store is built (so a command that never touches a store starts no plugin host). The secret store
+/// that `secret:` references resolve through is built without plugins.
+pub fn configured_stores_opening_plugins(
+    doc: ConfigDocument,
+    open_plugins: OpenPluginStores,
+) -> StoreSet {
+    let opened: OnceLock<Result<Arc<dyn PluginStoreFactory>, String>> = OnceLock::new();
+    StoreSet::new(move |kind| {
+        let secrets = secrets_for(&doc, kind, None);
+        let factory = opened
+            .get_or_init(|| open_plugins(&doc, secrets.as_ref()))
+            .as_ref()
+            .map_err(|e| StoreError::Config(e.clone()))?;
+        build_kind(&doc, kind, secrets.as_ref(), Some(factory.as_ref()))
+    })
+}
+
+/// The configured secret store that `kind`'s `secret:` references resolve through (none for the
+/// secret store itself, or when it cannot be built).
+fn secrets_for(
+    doc: &ConfigDocument,
+    kind: StoreKind,
+    plugins: Option<&dyn PluginStoreFactory>,
+) -> Option<StoreSecrets> {
+    match kind {
+        StoreKind::Secret => None,
+        _ => configured_secrets(doc, plugins).ok(),
+    }
+}
+
+fn build_kind(
+    doc: &ConfigDocument,
+    kind: StoreKind,
+    secrets: Option<&StoreSecrets>,
+    plugins: Option<&dyn PluginStoreFactory>,
+) -> StoreResult<AnyStore> {
+    build_configured(doc, kind, secrets.map(|s| s as &dyn SecretLookup), plugins)
+        .map_err(|e| StoreError::Config(e.to_string()))
 }
 
 #[cfg(test)]

@@ -21,7 +21,7 @@ pub mod serve;
 pub mod wire;
 
 pub use build::{build_store, AnyStore, PluginStoreFactory, StoreSet, StoreSpec};
-pub use configured::configured_stores;
+pub use configured::{configured_stores, configured_stores_opening_plugins, OpenPluginStores};
 pub use dispatch::HostStoreDispatcher;
 pub use document::versioned::{compare_and_swap, VersionedEntityStore};
 pub use document::{Document, DocumentStore, Filter, Predicate, Sort, SortKey, UpdateSpec};

@@ -4,12 +4,14 @@
 //! start: one that works, and one for each way a plugin can misbehave.
 
 use std::collections::HashMap;
+use std::path::Path;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Mutex;
 use std::time::Duration;
 
 use agent_env_plugin_sdk::{
     json, ErrorKind, ObjectStore, Plugin, RpcError, StepContext, StoreClass, StoreError, Value,
+    WireObjectMetadata,
 };
 
 /// Adds the methods every working fixture answers: `echo`, `sleep` (honours cancel), `pid`,
@@ -69,10 +71,18 @@ pub fn dup_stdout() -> i32 {
     unsafe { libc::dup(1) }
 }
 
-/// An object store kept in memory: `mem://<bucket>/<key>`.
+/// One object of a [`MemoryObjectStore`]: its bytes, content type and when it was written.
+struct MemoryObject {
+    data: Vec<u8>,
+    content_type: Option<String>,
+    written: String,
+}
+
+/// An object store kept in memory: `mem://<bucket>/<key>`. It implements every object operation
+/// itself, so it passes the object kit through the pipe.
 pub struct MemoryObjectStore {
     bucket: String,
-    objects: Mutex<HashMap<String, Vec<u8>>>,
+    objects: Mutex<HashMap<String, MemoryObject>>,
 }
 
 impl MemoryObjectStore {
@@ -100,9 +110,33 @@ impl MemoryObjectStore {
             })
     }
 
-    fn objects(&self) -> std::sync::MutexGuard<'_, HashMap<String, Vec<u8>>> {
+    fn objects(&self) -> std::sync::MutexGuard<'_, HashMap<String, MemoryObject>> {
         self.objects.lock().unwrap_or_else(|p| p.into_inner())
     }
+}
+
+/// `YYYY-MM-DDTHH:MM:SSZ` (UTC) for now.
+fn now_rfc3339() -> String {
+    let secs = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .unwrap_or_default()
+        .as_secs() as i64;
+    let (days, rem) = (secs.div_euclid(86_400), secs.rem_euclid(86_400));
+    // Days since 1970-01-01 to a civil date (Howard Hinnant's algorithm).
+    let z = days + 719_468;
+    let (era, doe) = (z.div_euclid(146_097), z.rem_euclid(146_097));
+    let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365;
+    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
+    let mp = (5 * doy + 2) / 153;
+    let d = doy - (153 * mp + 2) / 5 + 1;
+    let m = if mp < 10 { mp + 3 } else { mp - 9 };
+    let y = yoe + era * 400 + i64::from(m <= 2);
+    format!(
+        "{y:04}-{m:02}-{d:02}T{:02}:{:02}:{:02}Z",
+        rem / 3600,
+        (rem / 60) % 60,
+        rem % 60
+    )
 }
 
 impl ObjectStore for MemoryObjectStore {
@@ -110,14 +144,19 @@ impl ObjectStore for MemoryObjectStore {
         &self,
         key: &str,
         data: &[u8],
-        _content_type: Option<&str>,
+        content_type: Option<&str>,
         allow_overwrite: bool,
     ) -> Result<String, StoreError> {
         let mut objects = self.objects();
         if !allow_overwrite && objects.contains_key(key) {
             return Err(StoreError::already_exists(format!("{key} exists already")));
         }
-        objects.insert(key.to_string(), data.to_vec());
+        let object = MemoryObject {
+            data: data.to_vec(),
+            content_type: content_type.map(str::to_string),
+            written: now_rfc3339(),
+        };
+        objects.insert(key.to_string(), object);
         self.object_url(key)
     }
 
@@ -125,8 +164,31 @@ impl ObjectStore for MemoryObjectStore {
         let key = self.key_of(url)?;
         self.objects()
             .get(&key)
-            .cloned()
+            .map(|o| o.data.clone())
             .ok_or_else(|| StoreError::not_found(format!("No object at {url}.")))
+    }
+
+    fn put_file_at(
+        &self,
+        url: &str,
+        path: &Path,
+        content_type: Option<&str>,
+    ) -> Result<String, StoreError> {
+        self.put_file(&self.key_of(url)?, path, content_type)
+    }
+
+    fn get_object_metadata(&self, key: &str) -> Result<Option<WireObjectMetadata>, StoreError> {
+        Ok(self.objects().get(key).map(|o| WireObjectMetadata {
+            content_type: o.content_type.clone(),
+            size: Some(o.data.len() as u64),
+            last_modified: Some(o.written.clone()),
+            content_encoding: None,
+            etag: None,
+        }))
+    }
+
+    fn get_object_metadata_at(&self, url: &str) -> Result<Option<WireObjectMetadata>, StoreError> {
+        self.get_object_metadata(&self.key_of(url)?)
     }
 
     fn object_url(&self, key: &str) -> Result<String, StoreError> {
@@ -146,6 +208,13 @@ impl ObjectStore for MemoryObjectStore {
             .collect();
         keys.sort();
         Ok(keys)
+    }
+
+    fn list_at(&self, url_prefix: &str) -> Result<Vec<String>, StoreError> {
+        self.list(&self.key_of(url_prefix)?)?
+            .iter()
+            .map(|k| self.object_url(k))
+            .collect()
     }
 
     fn owns(&self, url: &str) -> Result<bool, StoreError> {

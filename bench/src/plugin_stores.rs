@@ -1,0 +1,295 @@
+//! Plugin-store figures: the core's own `LocalFilesystemObjectStore` used directly and the same store
+//! class served by a plugin written with `plugin-sdk-rs` (`bench-fs-store-plugin`), so the difference
+//! is the pipe. Both are selected the way a user selects them: a config's `[stores.object]`, built by
+//! `configured_stores`, the plugin found in a plugins dir by its manifest and opened through
+//! `HostPluginStores`. Measured: `put_file` and `download_to_file` of a 134 MB file (median of a few
+//! runs), peak memory of the host and the plugin, and 10,000 small `put`s (on the bench's disk, where a put
+//! is bound by the store's fsyncs, and on tmpfs, which leaves the pipe's own cost per call).
+
+use std::ffi::OsString;
+use std::fs::File;
+use std::io::{BufWriter, Write};
+use std::path::{Path, PathBuf};
+use std::process::Command;
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use agent_env::config::ConfigDocument;
+use agent_env::discovery::{discover, SearchPath};
+use agent_env::host::{HostConfig, NoServices, PluginHost};
+use agent_env::stores::plugin_stores::{HostPluginStores, PluginPackage};
+use agent_env::stores::{configured_stores, ObjectStore, DEFAULT_CONTENT_TYPE};
+use serde_json::Map;
+
+use crate::stats::{show, Samples};
+
+const BIG_FILE_BYTES: u64 = 134_000_000;
+const BIG_RUNS: usize = 3;
+const SMALL_PUTS: usize = 10_000;
+const SMALL_ROUNDS: usize = 5;
+const PACKAGE: &str = "agentenv-bench-fs-store";
+const PLUGIN_BIN: &str = "bench-fs-store-plugin";
+
+pub fn run() -> Result<(), String> {
+    let scratch = tempfile::tempdir().map_err(|e| format!("cannot make a temp dir: {e}"))?;
+    let dir = scratch.path();
+    let big = dir.join("big.bin");
+    write_big_file(&big, BIG_FILE_BYTES)?;
+
+    let plugins_dir = dir.join("plugins");
+    write_manifest(&plugins_dir, &plugin_binary()?)?;
+    let host = Arc::new(PluginHost::new(HostConfig::default(), Arc::new(NoServices)));
+    let packages = discover(&SearchPath::new(plugins_dir, &OsString::new()))
+        .plugins
+        .into_iter()
+        .map(|p| PluginPackage {
+            manifest: p.manifest,
+            settings: Map::new(),
+        })
+        .collect();
+    let factory = Arc::new(HostPluginStores::new(host.clone(), packages));
+
+    let builtin_root = dir.join("builtin");
+    let plugin_root = dir.join("plugin");
+    let builtin = object_store(dir, "LocalFilesystemObjectStore", &builtin_root, None)?;
+    let plugin = object_store(
+        dir,
+        &format!("{PACKAGE}:FsObjectStore"),
+        &plugin_root,
+        Some(factory.clone()),
+    )?;
+
+    let b = big_file_runs(
+        builtin.as_ref(),
+        &big,
+        &dir.join("out-builtin"),
+        &builtin_root,
+    )?;
+    reset_peak_memory();
+    let p = big_file_runs(plugin.as_ref(), &big, &dir.join("out-plugin"), &plugin_root)?;
+    let host_peak = peak_memory_kib("self");
+    let plugin_pid = host.get(PACKAGE).map(|p| p.pid());
+    let plugin_peak = plugin_pid.and_then(|pid| peak_memory_kib(&pid.to_string()));
+    compare("put_file 134 MB", b.put, p.put);
+    compare("download_to_file 134 MB", b.download, p.download);
+    println!(
+        "peak memory during the plugin runs (VmHWM): host {}, plugin {}   (target: each < 64 MiB)",
+        mib(host_peak),
+        mib(plugin_peak)
+    );
+
+    let (builtin_rate, plugin_rate) = small_put_rates(builtin.as_ref(), plugin.as_ref())?;
+    println!(
+        "{SMALL_PUTS} small puts: plugin {plugin_rate:.0}/s, built-in {builtin_rate:.0}/s   (target: plugin >= 5,000/s)"
+    );
+    // The same on tmpfs, where a put's fsyncs cost nothing: what is left is the pipe's own cost.
+    if let Ok(shm) = tempfile::tempdir_in("/dev/shm") {
+        let builtin = object_store(dir, "LocalFilesystemObjectStore", shm.path(), None)?;
+        let plugin = object_store(
+            dir,
+            &format!("{PACKAGE}:FsObjectStore"),
+            &shm.path().join("plugin"),
+            Some(factory.clone()),
+        )?;
+        let (b, p) = small_put_rates(builtin.as_ref(), plugin.as_ref())?;
+        println!(
+            "{SMALL_PUTS} small puts on tmpfs (no flush cost): plugin {p:.0}/s, built-in {b:.0}/s; the pipe adds {:.0} us a call",
+            (1.0 / p - 1.0 / b) * 1e6
+        );
+    }
+    host.shutdown_all();
+    Ok(())
+}
+
+/// The object store a config selecting `impl_name` with `root` builds.
+fn object_store(
+    dir: &Path,
+    impl_name: &str,
+    root: &Path,
+    plugins: Option<Arc<HostPluginStores>>,
+) -> Result<Arc<dyn ObjectStore>, String> {
+    let text = format!(
+        "[stores.object]\nimpl = \"{impl_name}\"\nconfig = {{ root = \"{}\" }}\n",
+        root.display()
+    );
+    let doc = ConfigDocument::from_text(&text, &dir.join("config.toml"));
+    let plugins = plugins.map(|p| p as Arc<dyn agent_env::stores::PluginStoreFactory>);
+    configured_stores(doc, plugins)
+        .object()
+        .map_err(|e| format!("building {impl_name}: {e}"))
+}
+
+struct BigFileTimes {
+    put: Samples,
+    download: Samples,
+}
+
+/// `BIG_RUNS` of put_file then download_to_file, each to a new key and a new destination (removed after,
+/// so the disk holds at most a few copies).
+fn big_file_runs(
+    store: &dyn ObjectStore,
+    big: &Path,
+    out_dir: &Path,
+    root: &Path,
+) -> Result<BigFileTimes, String> {
+    let (mut puts, mut downloads) = (Vec::new(), Vec::new());
+    for run in 0..BIG_RUNS {
+        let key = format!("big/{run}.bin");
+        let start = Instant::now();
+        let url = store
+            .put_file(&key, big, DEFAULT_CONTENT_TYPE)
+            .map_err(|e| format!("put_file: {e}"))?;
+        puts.push(start.elapsed());
+        let dest = out_dir.join(format!("{run}/big.bin"));
+        let start = Instant::now();
+        store
+            .download_to_file(&url, &dest)
+            .map_err(|e| format!("download_to_file: {e}"))?;
+        downloads.push(start.elapsed());
+        let size = std::fs::metadata(&dest).map(|m| m.len()).unwrap_or(0);
+        if size != BIG_FILE_BYTES {
+            return Err(format!(
+                "download_to_file wrote {size} bytes, not {BIG_FILE_BYTES}"
+            ));
+        }
+        let _ = std::fs::remove_file(&dest);
+        let _ = std::fs::remove_file(root.join(&key));
+    }
+    Ok(BigFileTimes {
+        put: Samples::new(puts),
+        download: Samples::new(downloads),
+    })
+}
+
+fn compare(what: &str, builtin: Samples, plugin: Samples) {
+    let (b, p) = (builtin.median(), plugin.median());
+    println!(
+        "{what}: plugin {} vs built-in {} (median of {BIG_RUNS}; {:.0} vs {:.0} MB/s) = {:.2}x   (target <= 1.3x)",
+        show(p),
+        show(b),
+        mb_per_s(p),
+        mb_per_s(b),
+        p.as_secs_f64() / b.as_secs_f64().max(1e-9)
+    );
+}
+
+fn mb_per_s(d: Duration) -> f64 {
+    BIG_FILE_BYTES as f64 / 1e6 / d.as_secs_f64().max(1e-9)
+}
+
+/// Puts per second of the built-in and the plugin store, in rounds that alternate between the two so
+/// disk noise from other work falls on both alike.
+fn small_put_rates(
+    builtin: &dyn ObjectStore,
+    plugin: &dyn ObjectStore,
+) -> Result<(f64, f64), String> {
+    let (mut builtin_took, mut plugin_took) = (Duration::ZERO, Duration::ZERO);
+    for round in 0..SMALL_ROUNDS {
+        builtin_took += small_puts(builtin, &format!("builtin/{round}"))?;
+        plugin_took += small_puts(plugin, &format!("plugin/{round}"))?;
+    }
+    let rate = |took: Duration| SMALL_PUTS as f64 / took.as_secs_f64().max(1e-9);
+    Ok((rate(builtin_took), rate(plugin_took)))
+}
+
+/// One round's share of the `SMALL_PUTS` 64-byte puts, to new keys; how long they took.
+fn small_puts(store: &dyn ObjectStore, ns: &str) -> Result<Duration, String> {
+    let data = [7u8; 64];
+    let start = Instant::now();
+    for i in 0..SMALL_PUTS / SMALL_ROUNDS {
+        store
+            .put(
+                &format!("small/{ns}/{i}.bin"),
+                &data,
+                DEFAULT_CONTENT_TYPE,
+                false,
+            )
+            .map_err(|e| format!("put #{i}: {e}"))?;
+    }
+    Ok(start.elapsed())
+}
+
+/// A plugins dir holding the bench plugin's manifest, as `agent-env plugin install` leaves it.
+fn write_manifest(plugins_dir: &Path, exe: &Path) -> Result<(), String> {
+    let dir = plugins_dir.join("bench-fs-store");
+    std::fs::create_dir_all(&dir).map_err(|e| format!("{}: {e}", dir.display()))?;
+    let manifest = format!(
+        "[plugin]\nname = \"{PACKAGE}\"\nversion = \"{}\"\nexec = [\"{}\"]\nprotocol = [1, 1]\n\n\
+         [provides.stores]\nFsObjectStore = \"object\"\n",
+        env!("CARGO_PKG_VERSION"),
+        exe.display()
+    );
+    let path = dir.join(agent_env_protocol::manifest::MANIFEST_FILE);
+    std::fs::write(&path, manifest).map_err(|e| format!("{}: {e}", path.display()))
+}
+
+/// Pseudo-random bytes written 1 MiB at a time.
+fn write_big_file(path: &Path, bytes: u64) -> Result<(), String> {
+    let fail = |e: std::io::Error| format!("writing {}: {e}", path.display());
+    let mut out = BufWriter::new(File::create(path).map_err(fail)?);
+    let mut chunk = vec![0u8; 1 << 20];
+    let mut state: u64 = 0x9e37_79b9_7f4a_7c15;
+    let mut left = bytes;
+    while left > 0 {
+        for b in chunk.iter_mut() {
+            state ^= state << 13;
+            state ^= state >> 7;
+            state ^= state << 17;
+            *b = state as u8;
+        }
+        let n = left.min(chunk.len() as u64) as usize;
+        out.write_all(&chunk[..n]).map_err(fail)?;
+        left -= n as u64;
+    }
+    out.flush().map_err(fail)
+}
+
+/// Resets this process's VmHWM to its current RSS (Linux `clear_refs` 5), so the peak is the plugin runs'.
+fn reset_peak_memory() {
+    let _ = std::fs::write("/proc/self/clear_refs", "5");
+}
+
+/// VmHWM of `/proc/<pid>/status` in KiB.
+fn peak_memory_kib(pid: &str) -> Option<u64> {
+    let status = std::fs::read_to_string(format!("/proc/{pid}/status")).ok()?;
+    let line = status.lines().find(|l| l.starts_with("VmHWM:"))?;
+    line.split_whitespace().nth(1)?.parse().ok()
+}
+
+fn mib(kib: Option<u64>) -> String {
+    kib.map_or("unknown".into(), |k| {
+        format!("{:.1} MiB", k as f64 / 1024.0)
+    })
+}
+
+/// The plugin binary next to this bench's, built in the same profile if it is not there yet.
+fn plugin_binary() -> Result<PathBuf, String> {
+    let dir = std::env::current_exe()
+        .map_err(|e| e.to_string())?
+        .parent()
+        .map(Path::to_path_buf)
+        .ok_or("no directory for the bench binary")?;
+    let path = dir.join(PLUGIN_BIN);
+    let cargo = std::env::var("CARGO").unwrap_or_else(|_| "cargo".into());
+    let mut cmd = Command::new(cargo);
+    cmd.args([
+        "build",
+        "--quiet",
+        "-p",
+        "agent-env-bench",
+        "--bin",
+        PLUGIN_BIN,
+    ]);
+    if !cfg!(debug_assertions) {
+        cmd.arg("--release");
+    }
+    let status = cmd
+        .status()
+        .map_err(|e| format!("cannot run cargo to build {PLUGIN_BIN}: {e}"))?;
+    if !status.success() || !path.exists() {
+        return Err(format!(
+            "could not build {PLUGIN_BIN}; run cargo build --release -p agent-env-bench"
+        ));
+    }
+    Ok(path)
+}
