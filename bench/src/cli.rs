@@ -11,7 +11,7 @@ use crate::stats::{show, Samples};
 const RUNS: usize = 100;
 
 pub fn run() -> Result<(), String> {
-    let dir = profile_dir()?;
+    let dir = crate::proc::profile_dir()?;
     build(&["-p", "agent-env", "--bin", "agent-env"])?;
     build(&["-p", "agent-env-fixture-plugins", "--bin", "cli_tools"])?;
     let agent_env = dir.join("agent-env");
@@ -120,14 +120,6 @@ impl Drop for Sandbox {
     fn drop(&mut self) {
         let _ = std::fs::remove_dir_all(&self.root);
     }
-}
-
-fn profile_dir() -> Result<PathBuf, String> {
-    std::env::current_exe()
-        .map_err(|e| e.to_string())?
-        .parent()
-        .map(Path::to_path_buf)
-        .ok_or_else(|| "no directory for the bench binary".to_string())
 }
 
 fn build(what: &[&str]) -> Result<(), String> {

@@ -7,11 +7,7 @@ use std::process::Command;
 /// Builds `bin` of `package` in this profile (release unless the bench is a debug build) and returns
 /// its path.
 pub fn build(package: &str, bin: &str) -> Result<PathBuf, String> {
-    let dir = std::env::current_exe()
-        .map_err(|e| e.to_string())?
-        .parent()
-        .map(Path::to_path_buf)
-        .ok_or("no directory for the bench binary")?;
+    let dir = profile_dir()?;
     let cargo = std::env::var("CARGO").unwrap_or_else(|_| "cargo".into());
     let mut cmd = Command::new(cargo);
     cmd.args(["build", "--quiet", "-p", package, "--bin", bin]);
@@ -28,6 +24,15 @@ pub fn build(package: &str, bin: &str) -> Result<PathBuf, String> {
         ));
     }
     Ok(path)
+}
+
+/// The folder of this bench's binary (`target/<profile>`), where the binaries it builds land.
+pub fn profile_dir() -> Result<PathBuf, String> {
+    std::env::current_exe()
+        .map_err(|e| e.to_string())?
+        .parent()
+        .map(Path::to_path_buf)
+        .ok_or_else(|| "no directory for the bench binary".to_string())
 }
 
 /// A scratch folder under the system temp dir, removed when dropped.
