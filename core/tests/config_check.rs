@@ -26,21 +26,8 @@ impl Project {
     }
 
     fn run_with(&self, vars: &[(&str, &str)], args: &[&str]) -> (i32, String) {
-        let mut cmd = Command::new(env!("CARGO_BIN_EXE_agent-env"));
-        cmd.env_clear()
-            .env("HOME", &self.home)
-            .env("XDG_DATA_HOME", self.home.join("data"))
-            .env("AGENT_ENV_PLUGIN_DIR", self.home.join("plugins"))
-            .current_dir(&self.root)
-            .args(args);
-        for (k, v) in vars {
-            cmd.env(k, v);
-        }
-        let out = cmd.output().unwrap();
-        (
-            out.status.code().unwrap_or(-1),
-            String::from_utf8(out.stdout).unwrap(),
-        )
+        let (code, stdout, _) = self.run_stderr(vars, args);
+        (code, stdout)
     }
 
     /// Installs a manifest in the plugins directory.
