@@ -53,6 +53,9 @@ const SECTIONS: &[Section] = &[
 
 fn main() {
     let wanted: Vec<String> = std::env::args().skip(1).collect();
+    if wanted.first().map(String::as_str) == Some(run::PEAK_RSS_PROBE) {
+        std::process::exit(run::peak_rss_probe(&wanted[1..]));
+    }
     if wanted.iter().any(|a| a == "-h" || a == "--help") {
         print_sections();
         return;

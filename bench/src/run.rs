@@ -85,6 +85,10 @@ fn env(root: &Path, state: &Path) -> Vec<(String, String)> {
 }
 
 /// Runs agent-env once; returns the process's peak resident set in KiB (its own, from `wait4`).
+///
+/// Linux carries a parent's peak RSS into a child it forks (the child's count starts from the shared
+/// pages, and exec keeps the larger figure), so a child of this long-running bench would report the
+/// bench's own peak. A fresh probe process (this binary, re-executed small) starts agent-env instead.
 fn run_once(exe: &Path, args: &[&str], env: &[(String, String)]) -> Result<i64, String> {
     let home = env
         .iter()
@@ -92,20 +96,65 @@ fn run_once(exe: &Path, args: &[&str], env: &[(String, String)]) -> Result<i64, 
         .map(|(_, v)| PathBuf::from(v))
         .ok_or("no HOME")?;
     std::fs::create_dir_all(&home).map_err(io)?;
-    let child = Command::new(exe)
+    let probe = std::env::current_exe().map_err(io)?;
+    let out = Command::new(probe)
+        .arg(PEAK_RSS_PROBE)
+        .arg(exe)
         .args(args)
         .env_clear()
         .envs(env.iter().map(|(k, v)| (k, v)))
         .current_dir(&home)
-        .stdout(Stdio::null())
         .stderr(Stdio::null())
-        .spawn()
-        .map_err(|e| format!("cannot run {}: {e}", exe.display()))?;
-    let (code, rss_kib) = wait_with_rusage(child.id() as i32)?;
+        .output()
+        .map_err(|e| format!("cannot run the peak-RSS probe: {e}"))?;
+    let text = String::from_utf8_lossy(&out.stdout);
+    let mut words = text.split_whitespace();
+    let code: i32 = words
+        .next()
+        .and_then(|w| w.parse().ok())
+        .ok_or("the probe said nothing")?;
+    let rss_kib: i64 = words
+        .next()
+        .and_then(|w| w.parse().ok())
+        .ok_or("the probe gave no RSS")?;
     if code == 0 {
         Ok(rss_kib)
     } else {
         Err(format!("agent-env {args:?} exited with {code}"))
+    }
+}
+
+/// The argument that makes this binary the peak-RSS probe: `--peak-rss-probe EXE ARGS…` runs EXE with
+/// its output discarded and prints `<exit code> <peak RSS KiB>`.
+pub const PEAK_RSS_PROBE: &str = "--peak-rss-probe";
+
+/// The probe's body (see [`PEAK_RSS_PROBE`]).
+pub fn peak_rss_probe(argv: &[String]) -> i32 {
+    let Some((exe, args)) = argv.split_first() else {
+        eprintln!("usage: agent-env-bench {PEAK_RSS_PROBE} EXE [ARGS…]");
+        return 2;
+    };
+    let child = Command::new(exe)
+        .args(args)
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn();
+    let child = match child {
+        Ok(c) => c,
+        Err(e) => {
+            eprintln!("cannot run {exe}: {e}");
+            return 1;
+        }
+    };
+    match wait_with_rusage(child.id() as i32) {
+        Ok((code, rss)) => {
+            println!("{code} {rss}");
+            0
+        }
+        Err(e) => {
+            eprintln!("{e}");
+            1
+        }
     }
 }
 
