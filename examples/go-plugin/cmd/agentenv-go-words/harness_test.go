@@ -11,6 +11,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"runtime"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -336,5 +337,20 @@ func (h *host) drained() {
 		if _, err := agentenv.Decode(line); err != nil {
 			h.t.Fatalf("the plugin wrote a line that is not JSON-RPC: %.200q", line)
 		}
+	}
+}
+
+// stderrContains waits until the plugin's stderr holds want, since stderr is copied by its own goroutine
+// and may lag the protocol answers; it gives up after 10 s (a deadline, not a timing assertion).
+func (h *host) stderrContains(want string) bool {
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		if strings.Contains(h.stderr.String(), want) {
+			return true
+		}
+		if time.Now().After(deadline) {
+			return false
+		}
+		time.Sleep(10 * time.Millisecond)
 	}
 }

@@ -148,7 +148,7 @@ func TestAStrayPrintGoesToStderrNotStdout(t *testing.T) {
 	}
 	// Every stdout line was JSON-RPC (recv checks), and the step's fmt.Printf went to stderr.
 	h.drained()
-	if !strings.Contains(h.stderr.String(), "go_word_count: the text has 2 words") {
+	if !h.stderrContains("go_word_count: the text has 2 words") {
 		t.Fatalf("stderr:\n%s", h.stderr)
 	}
 }
@@ -327,7 +327,7 @@ func TestNoiseOnTheInputIsSkipped(t *testing.T) {
 	h.sendLine([]byte("this is not JSON"))
 	h.sendLine([]byte(`{"jsonrpc":"1.0","id":1,"method":"x"}`))
 	h.initialize()
-	if !strings.Contains(h.stderr.String(), "ignored a line that is not a JSON-RPC message") {
+	if !h.stderrContains("ignored a line that is not a JSON-RPC message") {
 		t.Fatalf("stderr:\n%s", h.stderr)
 	}
 }
