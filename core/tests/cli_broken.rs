@@ -22,7 +22,7 @@ fn broken_execs() -> Vec<(&'static str, String, &'static str)> {
 
 fn sandbox(exec: &str) -> Sandbox {
     let mut s = Sandbox::new();
-    s.set("AGENT_ENV_PLUGIN_HANDSHAKE_TIMEOUT", "0.5");
+    s.set("AGENT_ENV_PLUGIN_HANDSHAKE_TIMEOUT", "2");
     s.tools("agentenv-good", "[provides.cli_plugins]\ntool = \"Tool\"\n");
     s.plugin(
         "agentenv-broken",
@@ -94,7 +94,7 @@ fn help_list_and_check_work_and_report_a_broken_command_and_root_option() {
 #[test]
 fn a_root_option_whose_callback_crashes_is_reported_and_never_blocks_other_commands() {
     let mut s = Sandbox::new();
-    s.set("AGENT_ENV_PLUGIN_HANDSHAKE_TIMEOUT", "0.5");
+    s.set("AGENT_ENV_PLUGIN_HANDSHAKE_TIMEOUT", "2");
     s.tools(
         "agentenv-tools",
         "[provides.cli_plugins]\ntool = \"Tool\"\n[provides.cli_root_options]\nabort = \"Abort\"\n",

@@ -141,7 +141,7 @@ fn a_plugin_that_hangs_in_the_handshake_times_out_and_is_killed() {
         &[
             "agentenv-fixture-hang",
             "fixture-hang-handshake",
-            "did not answer initialize within 1.5 s",
+            "did not answer initialize within 3 s",
             "AGENT_ENV_PLUGIN_HANDSHAKE_TIMEOUT",
             "thinking very hard before the handshake",
         ],

@@ -218,7 +218,7 @@ fn scenarios_8_and_10_the_answer_is_held_against_the_manifest() {
 #[test]
 fn a_misbehaving_child_fails_with_a_code_and_the_others_still_load() {
     let mut sb = Sandbox::new();
-    sb.set("AGENT_ENV_PLUGIN_HANDSHAKE_TIMEOUT", "1");
+    sb.set("AGENT_ENV_PLUGIN_HANDSHAKE_TIMEOUT", "3");
     works(&sb);
     let env = |n: &str| format!("[provides.envs]\n{n} = \"E\"\n");
     sb.plugin_dir_manifest(

@@ -35,7 +35,7 @@ pub fn spec(name: &str, package: &str) -> SpawnSpec {
 pub fn quick_config() -> HostConfig {
     HostConfig {
         start_timeout: Duration::from_secs(5),
-        handshake_timeout: Duration::from_millis(1500),
+        handshake_timeout: Duration::from_secs(3),
         call_timeout: Duration::from_secs(20),
         grace: Duration::from_millis(500),
     }
