@@ -9,6 +9,11 @@ use run_support::{fixture, Sandboxed};
 const DEPLOY: &str = r#"{"id": "box", "type": "deploy_sandbox", "sandbox_name": "box"}"#;
 
 fn install_works(s: &Sandboxed) {
+    install_works_with(s, "echo_step = \"EchoStep\"");
+}
+
+/// Installs the working fixture plugin with `echo_step` declared as given (its manifest entry).
+fn install_works_with(s: &Sandboxed, echo_step_entry: &str) {
     let exe = fixture("fixture-works");
     s.install_manifest(
         "works",
@@ -20,7 +25,7 @@ exec = ["{}"]
 protocol = [1, 1]
 
 [provides.task_steps]
-echo_step = "EchoStep"
+{echo_step_entry}
 store_roundtrip = "StoreRoundTrip"
 "#,
             exe.display()
@@ -99,22 +104,9 @@ fn a_plugin_step_that_fails_reports_the_plugins_error_type_and_message() {
 #[test]
 fn a_manifest_can_make_a_plugin_steps_failure_spare_its_task() {
     let s = Sandboxed::new();
-    let exe = fixture("fixture-works");
-    s.install_manifest(
-        "works",
-        &format!(
-            r#"[plugin]
-name = "agentenv-fixture-works"
-version = "0.3.0"
-exec = ["{}"]
-protocol = [1, 1]
-
-[provides.task_steps]
-echo_step = {{ class = "EchoStep", fail_task_on_error = false }}
-store_roundtrip = "StoreRoundTrip"
-"#,
-            exe.display()
-        ),
+    install_works_with(
+        &s,
+        "echo_step = { class = \"EchoStep\", fail_task_on_error = false }",
     );
     s.write(
         "spared/tasks/f.json",
