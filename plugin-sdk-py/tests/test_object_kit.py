@@ -64,9 +64,6 @@ def test_agent_env_store_check_object_passes_the_python_store(tmp_path, plugin_e
     binary = agent_env_binary()
     if binary is None:
         pytest.skip("no agent-env binary (build it with cargo build -p agent-env, or set AGENT_ENV_BIN)")
-    probe = subprocess.run([binary, "store", "check", "--help"], capture_output=True, text=True, timeout=60)
-    if probe.returncode != 0 or "object" not in probe.stdout + probe.stderr or "not built yet" in probe.stderr:
-        pytest.skip(f"{binary} has no `store check object` yet: {(probe.stdout + probe.stderr).strip()[:200]}")
     plugin_dir = tmp_path / "plugins" / "agentenv-fixture"
     plugin_dir.mkdir(parents=True)
     manifest = subprocess.run(
@@ -91,8 +88,6 @@ def test_agent_env_store_check_object_passes_the_python_store(tmp_path, plugin_e
         text=True,
         timeout=300,
     )
-    if done.returncode != 0 and "plugin stores are not available here" in done.stderr:
-        pytest.skip(f"{binary} cannot reach plugin stores yet: {done.stderr.strip()[:200]}")
     assert done.returncode == 0, done.stdout + done.stderr
     report = json.loads(done.stdout)
     assert report["impl"] == "agentenv-fixture:MemoryObjectStore"
