@@ -2,7 +2,6 @@
 //! then the same bytes under a second key), small puts and reads, gc over many blobs; directly on the
 //! library, and the tarball again through the pipe (the plugin process serving `store.object.put_file`).
 
-use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
@@ -31,7 +30,7 @@ fn timed<T>(work: impl FnOnce() -> Result<T, String>) -> Result<(T, Duration), S
 pub fn run() -> Result<(), String> {
     let dir = tempfile::tempdir().map_err(|e| e.to_string())?;
     let tarball = dir.path().join("image.tar");
-    write_noise(&tarball, TARBALL_BYTES).map_err(|e| e.to_string())?;
+    crate::proc::write_big_file(&tarball, TARBALL_BYTES)?;
     let root = dir.path().join("cas");
     let store = ContentAddressedObjectStore::new(
         CasConfig::new(&root.display().to_string(), "openciv3").map_err(|e| e.to_string())?,
@@ -109,7 +108,7 @@ pub fn run() -> Result<(), String> {
 
 /// The same tarball stored by the plugin process, as a configured plugin store does it.
 fn through_the_pipe(dir: &Path, tarball: &Path) -> Result<(), String> {
-    let exe = plugin_binary()?;
+    let exe = crate::proc::build("agentenv-openciv3", "agentenv-openciv3")?;
     let spec = SpawnSpec {
         package: "agentenv-openciv3".into(),
         version: env!("CARGO_PKG_VERSION").into(),
@@ -144,28 +143,4 @@ fn through_the_pipe(dir: &Path, tarball: &Path) -> Result<(), String> {
     );
     plugin.shutdown();
     Ok(())
-}
-
-fn write_noise(path: &Path, size: u64) -> std::io::Result<()> {
-    let mut file = std::io::BufWriter::new(std::fs::File::create(path)?);
-    let mut state = 0x9e37_79b9_7f4a_7c15u64;
-    let mut block = vec![0u8; 1 << 20];
-    let mut written = 0;
-    while written < size {
-        for byte in block.iter_mut() {
-            state ^= state << 13;
-            state ^= state >> 7;
-            state ^= state << 17;
-            *byte = state as u8;
-        }
-        let n = block.len().min((size - written) as usize);
-        file.write_all(&block[..n])?;
-        written += n as u64;
-    }
-    file.flush()
-}
-
-/// The plugin binary next to this bench's, built in the same profile if it is not there yet.
-fn plugin_binary() -> Result<PathBuf, String> {
-    crate::proc::build("agentenv-openciv3", "agentenv-openciv3")
 }

@@ -7,10 +7,7 @@
 //! is bound by the store's fsyncs, and on tmpfs, which leaves the pipe's own cost per call).
 
 use std::ffi::OsString;
-use std::fs::File;
-use std::io::{BufWriter, Write};
-use std::path::{Path, PathBuf};
-use std::process::Command;
+use std::path::Path;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
@@ -34,10 +31,13 @@ pub fn run() -> Result<(), String> {
     let scratch = tempfile::tempdir().map_err(|e| format!("cannot make a temp dir: {e}"))?;
     let dir = scratch.path();
     let big = dir.join("big.bin");
-    write_big_file(&big, BIG_FILE_BYTES)?;
+    crate::proc::write_big_file(&big, BIG_FILE_BYTES)?;
 
     let plugins_dir = dir.join("plugins");
-    write_manifest(&plugins_dir, &plugin_binary()?)?;
+    write_manifest(
+        &plugins_dir,
+        &crate::proc::build("agent-env-bench", PLUGIN_BIN)?,
+    )?;
     let host = Arc::new(PluginHost::new(HostConfig::default(), Arc::new(NoServices)));
     let packages = discover(&SearchPath::new(plugins_dir, &OsString::new()))
         .plugins
@@ -223,27 +223,6 @@ fn write_manifest(plugins_dir: &Path, exe: &Path) -> Result<(), String> {
     std::fs::write(&path, manifest).map_err(|e| format!("{}: {e}", path.display()))
 }
 
-/// Pseudo-random bytes written 1 MiB at a time.
-fn write_big_file(path: &Path, bytes: u64) -> Result<(), String> {
-    let fail = |e: std::io::Error| format!("writing {}: {e}", path.display());
-    let mut out = BufWriter::new(File::create(path).map_err(fail)?);
-    let mut chunk = vec![0u8; 1 << 20];
-    let mut state: u64 = 0x9e37_79b9_7f4a_7c15;
-    let mut left = bytes;
-    while left > 0 {
-        for b in chunk.iter_mut() {
-            state ^= state << 13;
-            state ^= state >> 7;
-            state ^= state << 17;
-            *b = state as u8;
-        }
-        let n = left.min(chunk.len() as u64) as usize;
-        out.write_all(&chunk[..n]).map_err(fail)?;
-        left -= n as u64;
-    }
-    out.flush().map_err(fail)
-}
-
 /// Resets this process's VmHWM to its current RSS (Linux `clear_refs` 5), so the peak is the plugin runs'.
 fn reset_peak_memory() {
     let _ = std::fs::write("/proc/self/clear_refs", "5");
@@ -260,36 +239,4 @@ fn mib(kib: Option<u64>) -> String {
     kib.map_or("unknown".into(), |k| {
         format!("{:.1} MiB", k as f64 / 1024.0)
     })
-}
-
-/// The plugin binary next to this bench's, built in the same profile if it is not there yet.
-fn plugin_binary() -> Result<PathBuf, String> {
-    let dir = std::env::current_exe()
-        .map_err(|e| e.to_string())?
-        .parent()
-        .map(Path::to_path_buf)
-        .ok_or("no directory for the bench binary")?;
-    let path = dir.join(PLUGIN_BIN);
-    let cargo = std::env::var("CARGO").unwrap_or_else(|_| "cargo".into());
-    let mut cmd = Command::new(cargo);
-    cmd.args([
-        "build",
-        "--quiet",
-        "-p",
-        "agent-env-bench",
-        "--bin",
-        PLUGIN_BIN,
-    ]);
-    if !cfg!(debug_assertions) {
-        cmd.arg("--release");
-    }
-    let status = cmd
-        .status()
-        .map_err(|e| format!("cannot run cargo to build {PLUGIN_BIN}: {e}"))?;
-    if !status.success() || !path.exists() {
-        return Err(format!(
-            "could not build {PLUGIN_BIN}; run cargo build --release -p agent-env-bench"
-        ));
-    }
-    Ok(path)
 }

@@ -1,6 +1,7 @@
-//! What the process-timing sections share: building a binary of this workspace in the bench's own
-//! profile, and a scratch folder that is removed when dropped.
+//! What the sections share: building a binary of this workspace in the bench's own profile, a scratch
+//! folder that is removed when dropped, and a large file of pseudo-random bytes.
 
+use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
@@ -62,4 +63,26 @@ impl Drop for Scratch {
     fn drop(&mut self) {
         let _ = std::fs::remove_dir_all(&self.0);
     }
+}
+
+/// Writes `bytes` of pseudo-random data (xorshift) in 1 MiB chunks, so the file never sits in memory and
+/// no filesystem can compress or deduplicate it away.
+pub fn write_big_file(path: &Path, bytes: u64) -> Result<(), String> {
+    let fail = |e: std::io::Error| format!("writing {}: {e}", path.display());
+    let mut out = std::io::BufWriter::new(std::fs::File::create(path).map_err(fail)?);
+    let mut chunk = vec![0u8; 1 << 20];
+    let mut state: u64 = 0x9e37_79b9_7f4a_7c15;
+    let mut left = bytes;
+    while left > 0 {
+        for b in chunk.iter_mut() {
+            state ^= state << 13;
+            state ^= state >> 7;
+            state ^= state << 17;
+            *b = state as u8;
+        }
+        let n = left.min(chunk.len() as u64) as usize;
+        out.write_all(&chunk[..n]).map_err(fail)?;
+        left -= n as u64;
+    }
+    out.flush().map_err(fail)
 }

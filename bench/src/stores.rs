@@ -2,9 +2,6 @@
 //! 10,000 small `put`s, and 1,000 document inserts and lookups through the built-in SQLite store.
 //! (The plugin-store figures come from the host's bench, which starts a plugin store.)
 
-use std::fs::File;
-use std::io::{BufWriter, Write};
-use std::path::Path;
 use std::time::Instant;
 
 use agent_env::stores::{
@@ -13,34 +10,12 @@ use agent_env::stores::{
 };
 use serde_json::json;
 
-use crate::proc::Scratch;
+use crate::proc::{write_big_file, Scratch};
 
 /// The size of the OpenCiv3 env image tarball.
 const BIG_FILE_BYTES: u64 = 134_000_000;
 const SMALL_PUTS: usize = 10_000;
 const DOCUMENTS: usize = 1_000;
-
-/// Writes `bytes` of pseudo-random data in 1 MiB chunks (never the whole file in memory).
-fn write_big_file(path: &Path, bytes: u64) -> Result<(), String> {
-    let file = File::create(path).map_err(|e| format!("{}: {e}", path.display()))?;
-    let mut out = BufWriter::new(file);
-    let mut chunk = vec![0u8; 1 << 20];
-    let mut state: u64 = 0x9e37_79b9_7f4a_7c15;
-    let mut left = bytes;
-    while left > 0 {
-        for b in chunk.iter_mut() {
-            state ^= state << 13;
-            state ^= state >> 7;
-            state ^= state << 17;
-            *b = state as u8;
-        }
-        let n = left.min(chunk.len() as u64) as usize;
-        out.write_all(&chunk[..n])
-            .map_err(|e| format!("{}: {e}", path.display()))?;
-        left -= n as u64;
-    }
-    out.flush().map_err(|e| format!("{}: {e}", path.display()))
-}
 
 /// Peak resident memory of this process so far, in MiB.
 fn peak_rss_mib() -> f64 {
