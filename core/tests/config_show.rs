@@ -689,3 +689,42 @@ fn explain_tries_the_first_segment_then_dotted_names_longest_first() {
         "{out}"
     );
 }
+
+/// `config show` and `config explain` read the configuration and the manifests only: the plugin that
+/// provides the configured store is not started (it would leave a marker), and nothing appears under HOME.
+/// `store check`, which does build the store, starts it: the marker is a working witness.
+#[test]
+fn show_and_explain_start_no_plugin_and_build_no_store() {
+    let p =
+        Project::new("[stores.object]\nimpl = \"acme-stores:Cas\"\nconfig = { bucket = \"b\" }\n");
+    let marker = p.home.join("started");
+    manifest(
+        &p.home,
+        "stores",
+        &format!(
+            "[plugin]\nname = \"acme-stores\"\nversion = \"0.2.0\"\nexec = [\"/usr/bin/touch\", \"{}\"]\nprotocol = [1, 1]\n[provides.stores]\nCas = \"object\"\n",
+            marker.display()
+        ),
+    );
+    let listing = |dir: &Path| {
+        let mut names: Vec<String> = std::fs::read_dir(dir)
+            .unwrap()
+            .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+            .collect();
+        names.sort();
+        names
+    };
+    let before = listing(&p.home);
+    for args in [
+        &["config", "show"][..],
+        &["config", "show", "--json"],
+        &["config", "explain", "stores.object"],
+    ] {
+        let (code, out, err) = p.run(args);
+        assert_eq!(code, 0, "{args:?}: {out}{err}");
+        assert!(!marker.exists(), "{args:?} started the store's plugin");
+        assert_eq!(listing(&p.home), before, "{args:?} wrote under HOME");
+    }
+    p.run(&["store", "check", "object"]);
+    assert!(marker.exists(), "store check should start the plugin");
+}

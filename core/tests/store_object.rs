@@ -283,56 +283,220 @@ fn config_tables_are_checked() {
     assert!(!store.supports_transfer_grants());
 }
 
-/// A store that gets two rules wrong: a second put overwrites instead of refusing, and a missing object
-/// reads as empty bytes instead of not-found.
-struct BrokenStore(LocalFilesystemObjectStore);
+/// One rule of the object contract a [`BrokenStore`] gets wrong; each is caught by the kit case it is
+/// named after (see `each_kit_case_catches_the_rule_it_checks`).
+#[derive(Clone, Copy, Debug, PartialEq)]
+enum Fault {
+    /// `get` drops the last byte.
+    GetTruncates,
+    /// A second `put` overwrites instead of refusing.
+    PutOverwrites,
+    /// `put` with `allow_overwrite` keeps the old object and reports success.
+    OverwriteKeepsOld,
+    /// `put_file` stores no bytes.
+    PutFileStoresNothing,
+    /// A second `put_file` overwrites instead of refusing.
+    PutFileOverwrites,
+    /// `exists` is always false.
+    NeverExists,
+    /// `list` finds nothing.
+    ListEmpty,
+    /// `object_url` differs from the URL `put` returns.
+    ObjectUrlDiffers,
+    /// `get_object_key` does not invert `object_url`.
+    KeyNotInverse,
+    /// `download_to_file` leaves an empty file.
+    DownloadEmpty,
+    /// `open` stops after 8 bytes.
+    OpenStopsEarly,
+    /// Metadata has no size.
+    MetadataNoSize,
+    /// `put_file_at` stores no bytes.
+    PutFileAtStoresNothing,
+    /// `get_object_metadata_at` always finds nothing.
+    MetadataAtNone,
+    /// `list_at` finds nothing.
+    ListAtEmpty,
+    /// `owns` claims every URL.
+    OwnsEverything,
+    /// A missing object reads as empty bytes instead of not-found.
+    MissingReadsEmpty,
+}
+
+/// A local store that gets the rules in `faults` wrong.
+struct BrokenStore {
+    inner: LocalFilesystemObjectStore,
+    faults: Vec<Fault>,
+}
+
+impl BrokenStore {
+    fn new(inner: LocalFilesystemObjectStore, faults: &[Fault]) -> Self {
+        BrokenStore {
+            inner,
+            faults: faults.to_vec(),
+        }
+    }
+    fn has(&self, fault: Fault) -> bool {
+        self.faults.contains(&fault)
+    }
+}
 
 impl ObjectStore for BrokenStore {
-    fn put(&self, key: &str, data: &[u8], ct: &str, _allow_overwrite: bool) -> StoreResult<String> {
-        self.0.put(key, data, ct, true)
+    fn put(&self, key: &str, data: &[u8], ct: &str, allow_overwrite: bool) -> StoreResult<String> {
+        if allow_overwrite && self.has(Fault::OverwriteKeepsOld) {
+            return match self.inner.put(key, data, ct, false) {
+                Err(StoreError::AlreadyExists(_)) => self.object_url(key),
+                other => other,
+            };
+        }
+        let overwrite = allow_overwrite || self.has(Fault::PutOverwrites);
+        self.inner.put(key, data, ct, overwrite)
     }
     fn put_file(&self, key: &str, path: &Path, ct: &str) -> StoreResult<String> {
-        self.0.put_file(key, path, ct)
+        if self.has(Fault::PutFileStoresNothing) {
+            return self.inner.put(key, b"", ct, false);
+        }
+        if self.has(Fault::PutFileOverwrites) {
+            let data = std::fs::read(path).map_err(|e| StoreError::io("read", &e))?;
+            return self.inner.put(key, &data, ct, true);
+        }
+        self.inner.put_file(key, path, ct)
     }
     fn put_file_at(&self, url: &str, path: &Path, ct: &str) -> StoreResult<String> {
-        self.0.put_file_at(url, path, ct)
+        if self.has(Fault::PutFileAtStoresNothing) {
+            return self
+                .inner
+                .put(&self.inner.get_object_key(url)?, b"", ct, false);
+        }
+        self.inner.put_file_at(url, path, ct)
     }
     fn get(&self, url: &str) -> StoreResult<Vec<u8>> {
-        match self.0.get(url) {
-            Err(StoreError::NotFound(_)) => Ok(Vec::new()),
+        match self.inner.get(url) {
+            Err(StoreError::NotFound(_)) if self.has(Fault::MissingReadsEmpty) => Ok(Vec::new()),
+            Ok(mut data) if self.has(Fault::GetTruncates) => {
+                data.pop();
+                Ok(data)
+            }
             other => other,
         }
     }
     fn get_object_metadata(&self, key: &str) -> StoreResult<Option<ObjectMetadata>> {
-        self.0.get_object_metadata(key)
+        let meta = self.inner.get_object_metadata(key)?;
+        if self.has(Fault::MetadataNoSize) {
+            return Ok(meta.map(|m| ObjectMetadata { size: None, ..m }));
+        }
+        Ok(meta)
     }
     fn get_object_metadata_at(&self, url: &str) -> StoreResult<Option<ObjectMetadata>> {
-        self.0.get_object_metadata_at(url)
+        if self.has(Fault::MetadataAtNone) {
+            return Ok(None);
+        }
+        self.inner.get_object_metadata_at(url)
     }
     fn list(&self, prefix: &str) -> StoreResult<Vec<String>> {
-        self.0.list(prefix)
+        if self.has(Fault::ListEmpty) {
+            return Ok(Vec::new());
+        }
+        self.inner.list(prefix)
     }
     fn list_at(&self, url: &str) -> StoreResult<Vec<String>> {
-        self.0.list_at(url)
+        if self.has(Fault::ListAtEmpty) {
+            return Ok(Vec::new());
+        }
+        self.inner.list_at(url)
     }
     fn object_url(&self, key: &str) -> StoreResult<String> {
-        self.0.object_url(key)
+        let url = self.inner.object_url(key)?;
+        Ok(if self.has(Fault::ObjectUrlDiffers) {
+            url + ".other"
+        } else {
+            url
+        })
     }
     fn get_object_key(&self, url: &str) -> StoreResult<String> {
-        self.0.get_object_key(url)
+        let key = self.inner.get_object_key(url)?;
+        Ok(if self.has(Fault::KeyNotInverse) {
+            format!("other/{key}")
+        } else {
+            key
+        })
     }
     fn download_to_file(&self, url: &str, dest: &Path) -> StoreResult<()> {
-        self.0.download_to_file(url, dest)
+        self.inner.download_to_file(url, dest)?;
+        if self.has(Fault::DownloadEmpty) {
+            std::fs::write(dest, b"").map_err(|e| StoreError::io("write", &e))?;
+        }
+        Ok(())
     }
     fn open(&self, url: &str) -> StoreResult<ObjectReader> {
-        self.0.open(url)
+        let reader = self.inner.open(url)?;
+        Ok(if self.has(Fault::OpenStopsEarly) {
+            Box::new(std::io::Read::take(reader, 8))
+        } else {
+            reader
+        })
+    }
+    fn exists(&self, key: &str) -> StoreResult<bool> {
+        Ok(!self.has(Fault::NeverExists) && self.inner.exists(key)?)
+    }
+    fn owns(&self, url: &str) -> StoreResult<bool> {
+        Ok(self.has(Fault::OwnsEverything) || self.inner.owns(url)?)
+    }
+}
+
+/// Each of the 17 cases, with the fault it must catch: a kit that lost a case, or a case that stopped
+/// checking its rule, fails here.
+#[test]
+fn each_kit_case_catches_the_rule_it_checks() {
+    let pairs = [
+        ("put_get_roundtrip", Fault::GetTruncates),
+        ("put_is_write_once", Fault::PutOverwrites),
+        ("put_allow_overwrite_replaces", Fault::OverwriteKeepsOld),
+        ("put_file_roundtrip", Fault::PutFileStoresNothing),
+        ("put_file_is_write_once", Fault::PutFileOverwrites),
+        ("exists_reflects_writes", Fault::NeverExists),
+        ("list_and_read_by_key", Fault::ListEmpty),
+        ("object_url_matches_put", Fault::ObjectUrlDiffers),
+        ("get_object_key_inverts_object_url", Fault::KeyNotInverse),
+        ("download_to_file_streams_to_dest", Fault::DownloadEmpty),
+        ("open_streams_the_object", Fault::OpenStopsEarly),
+        ("get_object_metadata_reflects_object", Fault::MetadataNoSize),
+        ("put_file_at_roundtrips", Fault::PutFileAtStoresNothing),
+        (
+            "get_object_metadata_at_matches_key_variant",
+            Fault::MetadataAtNone,
+        ),
+        ("list_at_matches_list", Fault::ListAtEmpty),
+        ("owns_its_objects_and_prefixes", Fault::OwnsEverything),
+        (
+            "missing_object_reads_raise_object_not_found",
+            Fault::MissingReadsEmpty,
+        ),
+    ];
+    let kit = kits::object::cases();
+    let names: Vec<&str> = kit.cases.iter().map(|c| c.name).collect();
+    let paired: Vec<&str> = pairs.iter().map(|(n, _)| *n).collect();
+    assert_eq!(names, paired, "every kit case has a fault here");
+    for (case, fault) in pairs {
+        let dir = tempfile::tempdir().unwrap();
+        let store = BrokenStore::new(store_in(dir.path()), &[fault]);
+        let report = kits::run(&kit, &store, "");
+        let outcome = report.results.iter().find(|(n, _)| *n == case);
+        assert!(
+            matches!(outcome, Some((_, Outcome::Failed(_)))),
+            "{case} should catch {fault:?}: {:?}",
+            report.lines()
+        );
     }
 }
 
 #[test]
 fn the_kit_catches_a_broken_store() {
     let dir = tempfile::tempdir().unwrap();
-    let store = BrokenStore(store_in(dir.path()));
+    let store = BrokenStore::new(
+        store_in(dir.path()),
+        &[Fault::PutOverwrites, Fault::MissingReadsEmpty],
+    );
     let report = kits::run(&kits::object::cases(), &store, "");
     assert!(!report.all_passed());
     let failed: Vec<(&str, String)> = report

@@ -123,18 +123,16 @@ pub trait DocumentStore: Send + Sync {
         limit: Option<usize>,
         offset: usize,
     ) -> StoreResult<Vec<Document>> {
-        let latest = reduce_to_latest(
-            self.query(collection, filter, None, None, 0)?,
+        let (window, _total) = self.latest_per_id_page(
+            collection,
+            filter,
             id_field,
             version_field,
-        );
-        Ok(eval::window(
-            latest,
             sort,
-            eval::latest_order,
             limit,
             offset,
-        ))
+        )?;
+        Ok(window)
     }
 
     /// One window of [`DocumentStore::latest_per_id`] and the number of distinct ids in all.

@@ -293,13 +293,7 @@ impl DocumentStore for LocalSqliteDocumentStore {
         update: &UpdateSpec,
         upsert: bool,
     ) -> StoreResult<u64> {
-        let make = || eval::synthesize_upsert(filter, update);
-        let (_, after) = self.change_first(
-            collection,
-            filter,
-            Change::Update(update),
-            upsert.then_some(&make as &dyn Fn() -> StoreResult<Document>),
-        )?;
+        let after = self.update_one_and_get(collection, filter, update, true, upsert)?;
         Ok(u64::from(after.is_some()))
     }
 
