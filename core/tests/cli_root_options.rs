@@ -222,3 +222,22 @@ fn an_always_option_is_called_with_its_flag_absent_and_skipped_with_a_warning_wh
     let out = s.run(&["--boom", "config", "show"]);
     assert_eq!(out.status.code(), Some(1), "{}", text(&out));
 }
+
+#[test]
+fn a_core_command_after_a_root_option_sees_every_group_of_every_manifest() {
+    // The command tree reads the manifests for the CLI groups only; the core command it hands them to
+    // must still report the rest.
+    let s = Sandbox::new();
+    s.tools(
+        "agentenv-tenant",
+        &format!("{TENANT}[provides.task_steps]\nstamp = \"Stamp\"\n"),
+    );
+    s.write("data/offline.toml", "");
+    let out = s.run(&["--offline", "plugin", "list", "--json", "--no-load"]);
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out));
+    let report: serde_json::Value = serde_json::from_slice(&out.stdout).expect("json");
+    let (status, _, _) = outcome(&report, "agentenv-tenant", "task_steps", "stamp");
+    assert_eq!(status, "unloaded", "{report}");
+    let (status, _, _) = outcome(&report, "agentenv-tenant", "cli_plugins", "tool");
+    assert_eq!(status, "unloaded", "{report}");
+}

@@ -4,6 +4,7 @@ use crate::config::build::StoresBuilder;
 use crate::config::locate::CONFIG_VAR;
 use crate::config::plugins::InstalledPackage;
 use crate::config::{check, explain, sections::process_env, show, sources, ConfigDocument};
+use crate::discovery::Discovery;
 use agent_env_protocol::manifest::Manifest;
 use clap::{Args, Subcommand};
 
@@ -62,23 +63,25 @@ fn installed_packages(manifests: &[Manifest]) -> Vec<InstalledPackage> {
         .collect()
 }
 
-/// The manifests of the installed plugins (read only; nothing is started).
-fn installed_manifests() -> Vec<Manifest> {
-    crate::discovery::discover(&crate::discovery::SearchPath::from_env())
+/// The manifests of the installed plugins (read only; nothing is started), from `found` when this
+/// invocation has discovered them already.
+fn installed_manifests(found: Option<Discovery>) -> Vec<Manifest> {
+    found
+        .unwrap_or_else(|| crate::discovery::discover(&crate::discovery::SearchPath::from_env()))
         .plugins
         .into_iter()
         .map(|p| p.manifest)
         .collect()
 }
 
-pub fn run(args: ConfigArgs, _verbose: bool) -> i32 {
+pub fn run(args: ConfigArgs, _verbose: bool, found: Option<Discovery>) -> i32 {
     let doc = ConfigDocument::shared();
     let state_root = crate::paths::state_root();
     match args.command {
         ConfigCommand::Show { json } => {
             let report = show::show(
                 doc,
-                &installed_packages(&installed_manifests()),
+                &installed_packages(&installed_manifests(found)),
                 &process_env,
                 &state_root,
             );
@@ -93,7 +96,7 @@ pub fn run(args: ConfigArgs, _verbose: bool) -> i32 {
             let answer = explain::explain(
                 doc,
                 &path,
-                &installed_packages(&installed_manifests()),
+                &installed_packages(&installed_manifests(found)),
                 &process_env,
                 &state_root,
             );
@@ -124,7 +127,7 @@ pub fn run(args: ConfigArgs, _verbose: bool) -> i32 {
             0
         }
         ConfigCommand::Check { json } => {
-            let manifests = installed_manifests();
+            let manifests = installed_manifests(found);
             let builder = StoresBuilder::new(doc, None).with_manifests(&manifests);
             let outcome = check::check(doc, &builder);
             if json {

@@ -2,6 +2,8 @@
 
 use clap::{Parser, Subcommand};
 
+use crate::discovery::Discovery;
+
 pub mod config;
 pub mod dynamic;
 pub mod plugin;
@@ -61,17 +63,17 @@ pub fn main() -> i32 {
         let _ = Cli::command().print_help();
         return 2;
     };
-    dispatch_command(command, cli.verbose)
+    dispatch_command(command, cli.verbose, None)
 }
 
-/// Runs a parsed core command line.
-pub fn dispatch(cli: Cli) -> i32 {
+/// Runs a parsed core command line; `found` is what discovery already read for this invocation.
+pub fn dispatch(cli: Cli, found: Discovery) -> i32 {
     if cli.version {
         println!("agent-env {}", crate::VERSION);
         return 0;
     }
     match cli.command {
-        Some(command) => dispatch_command(command, cli.verbose),
+        Some(command) => dispatch_command(command, cli.verbose, Some(found)),
         None => {
             use clap::CommandFactory;
             let _ = Cli::command().print_help();
@@ -80,10 +82,11 @@ pub fn dispatch(cli: Cli) -> i32 {
     }
 }
 
-fn dispatch_command(command: Command, verbose: bool) -> i32 {
+/// `found`: the manifests, when this invocation has read them already (`None`: the command reads them).
+fn dispatch_command(command: Command, verbose: bool, found: Option<Discovery>) -> i32 {
     match command {
-        Command::Plugin(args) => plugin::run(args, verbose),
-        Command::Config(args) => config::run(args, verbose),
+        Command::Plugin(args) => plugin::run(args, verbose, found),
+        Command::Config(args) => config::run(args, verbose, found),
         Command::Store(args) => store::run(args, verbose),
         Command::Run(args) => run::run(args, verbose),
     }

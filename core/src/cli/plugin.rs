@@ -9,7 +9,7 @@ use std::path::Path;
 use agent_env_protocol::names::canonical_name;
 use clap::{Args, Subcommand};
 
-use crate::discovery::Source;
+use crate::discovery::{Discovery, Source};
 use crate::registry::{compat, Registry};
 use crate::report::documents::{
     self, CheckDocument, ManifestInfo, ShadowedInfo, ShowDocument, CONFIG_EFFECT,
@@ -88,11 +88,12 @@ pub struct ShowArgs {
     pub report: ReportArgs,
 }
 
-pub fn run(args: PluginArgs, verbose: bool) -> i32 {
+/// `found`: the manifests, when this invocation has read them already.
+pub fn run(args: PluginArgs, verbose: bool, found: Option<Discovery>) -> i32 {
     match args.command {
-        PluginCommand::List(a) => list(&a, verbose),
-        PluginCommand::Show(a) => show(&a, verbose),
-        PluginCommand::Check(a) => check(&a, verbose),
+        PluginCommand::List(a) => list(&a, verbose, found),
+        PluginCommand::Show(a) => show(&a, verbose, found),
+        PluginCommand::Check(a) => check(&a, verbose, found),
         PluginCommand::Add(a) => {
             installed(crate::install::add::add(&crate::install::add::AddOptions {
                 specs: a.specs,
@@ -122,8 +123,11 @@ fn installed(result: Result<i32, crate::install::InstallError>) -> i32 {
 
 /// Builds the registries and the report. The registries' warnings (what the original logs while
 /// building them) go to stderr with `--verbose` only, as the report already says it all.
-fn collect(args: &ReportArgs, verbose: bool) -> (Registry, BuiltReport) {
-    let registry = Registry::from_env(!args.no_load);
+fn collect(args: &ReportArgs, verbose: bool, found: Option<Discovery>) -> (Registry, BuiltReport) {
+    let registry = match found {
+        Some(discovery) => Registry::from_discovery(discovery, !args.no_load),
+        None => Registry::from_env(!args.no_load),
+    };
     if verbose {
         for w in &registry.warnings {
             eprintln!("Warning: {w}");
@@ -133,8 +137,8 @@ fn collect(args: &ReportArgs, verbose: bool) -> (Registry, BuiltReport) {
     (registry, built)
 }
 
-fn list(args: &ReportArgs, verbose: bool) -> i32 {
-    let (registry, built) = collect(args, verbose);
+fn list(args: &ReportArgs, verbose: bool, found: Option<Discovery>) -> i32 {
+    let (registry, built) = collect(args, verbose, found);
     let warnings = crate::install::permissions::unsafe_paths(
         &crate::paths::plugins_dir(),
         &registry.discovery,
@@ -158,8 +162,8 @@ fn list(args: &ReportArgs, verbose: bool) -> i32 {
     0
 }
 
-fn check(args: &ReportArgs, verbose: bool) -> i32 {
-    let (_, built) = collect(args, verbose);
+fn check(args: &ReportArgs, verbose: bool, found: Option<Discovery>) -> i32 {
+    let (_, built) = collect(args, verbose, found);
     let result = documents::check(&built.report);
     if args.json {
         let doc = CheckDocument {
@@ -178,8 +182,8 @@ fn check(args: &ReportArgs, verbose: bool) -> i32 {
     }
 }
 
-fn show(args: &ShowArgs, verbose: bool) -> i32 {
-    let (registry, built) = collect(&args.report, verbose);
+fn show(args: &ShowArgs, verbose: bool, found: Option<Discovery>) -> i32 {
+    let (registry, built) = collect(&args.report, verbose, found);
     let wanted = canonical_name(&args.package);
     let Some(index) = built
         .report

@@ -1,15 +1,13 @@
 //! `agent-env plugin add SPEC…`: plan, confirm, lock, snapshot, install, check, and roll back on a problem.
 
 use std::collections::BTreeMap;
-use std::path::{Path, PathBuf};
-
-use agent_env_protocol::names::canonical_name;
+use std::path::Path;
 
 use super::interrupt::Interrupts;
 use super::plan::{self, StepOutcome};
 use super::snapshot::Snapshot;
 use super::source::{classify, Installer, Spec};
-use super::{check, confirm, lock, InstallError, CARGO_ROOT};
+use super::{check, confirm, lock, restore, InstallError, CARGO_ROOT, INTERRUPTED, ROLLING_BACK};
 use crate::discovery::{discover, SearchPath};
 
 /// What `add` was asked.
@@ -92,8 +90,7 @@ pub fn add(opts: &AddOptions) -> Result<i32, InstallError> {
         }
     }
     if interrupts.interrupted() {
-        println!("Interrupted; restoring the environment as it was.");
-        return restore(&before, 130);
+        return restore(&before, INTERRUPTED, 130);
     }
     if problems.is_empty() {
         let after = Snapshot::take(&plugins)?;
@@ -124,8 +121,7 @@ pub fn add(opts: &AddOptions) -> Result<i32, InstallError> {
             problems.extend(check::check_package(name));
         }
         if interrupts.interrupted() {
-            println!("Interrupted; restoring the environment as it was.");
-            return restore(&before, 130);
+            return restore(&before, INTERRUPTED, 130);
         }
     }
     if problems.is_empty() {
@@ -139,23 +135,5 @@ pub fn add(opts: &AddOptions) -> Result<i32, InstallError> {
         println!("Kept as installed (--keep).");
         return Ok(1);
     }
-    println!("Restoring the environment as it was.");
-    restore(&before, 1)
-}
-
-fn restore(before: &Snapshot, code: i32) -> Result<i32, InstallError> {
-    before.restore()?;
-    println!("Restored.");
-    Ok(code)
-}
-
-/// The folder a removal deletes, when the package lives in the plugins directory.
-pub fn plugin_folder(plugins: &Path, manifest: &Path) -> Option<PathBuf> {
-    let folder = manifest.parent()?;
-    (folder.parent() == Some(plugins)).then(|| folder.to_path_buf())
-}
-
-/// Whether two names are the same package.
-pub fn same_package(a: &str, b: &str) -> bool {
-    canonical_name(a) == canonical_name(b)
+    restore(&before, ROLLING_BACK, 1)
 }

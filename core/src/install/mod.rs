@@ -19,6 +19,21 @@ pub mod source;
 
 pub use error::InstallError;
 
+use snapshot::Snapshot;
+
+/// What `add` and `remove` print before putting the plugins directory back after an interrupt (exit 130).
+const INTERRUPTED: &str = "Interrupted; restoring the environment as it was.";
+/// What they print before putting it back after a problem.
+const ROLLING_BACK: &str = "Restoring the environment as it was.";
+
+/// Prints `why`, puts the plugins directory back as `before` found it, and returns `code`.
+fn restore(before: &Snapshot, why: &str, code: i32) -> Result<i32, InstallError> {
+    println!("{why}");
+    before.restore()?;
+    println!("Restored.");
+    Ok(code)
+}
+
 /// The folder under the plugins directory holding the Python venv agent-env manages.
 pub const PYTHON_ENV: &str = ".python";
 /// The `cargo install --root` under the plugins directory.

@@ -1,15 +1,17 @@
 //! `agent-env plugin remove PACKAGE…`: refuse while something still uses the package (unless `--force`),
 //! then remove its folder (and uninstall a Python package from the managed venv), rolling back on failure.
 
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::process::Command;
 
 use agent_env_protocol::names::canonical_name;
 
-use super::add::plugin_folder;
 use super::interrupt::{run_to_end, Interrupts};
 use super::snapshot::Snapshot;
-use super::{blockers, confirm, lock, quote, InstallError, CARGO_ROOT, PYTHON_ENV};
+use super::{
+    blockers, confirm, lock, quote, restore, InstallError, CARGO_ROOT, INTERRUPTED, PYTHON_ENV,
+    ROLLING_BACK,
+};
 use crate::discovery::{discover, SearchPath};
 
 pub struct RemoveOptions {
@@ -138,10 +140,7 @@ pub fn remove(opts: &RemoveOptions) -> Result<i32, InstallError> {
         }
     }
     if interrupts.interrupted() {
-        println!("Interrupted; restoring the environment as it was.");
-        before.restore()?;
-        println!("Restored.");
-        return Ok(130);
+        return restore(&before, INTERRUPTED, 130);
     }
     if problem.is_none() {
         let still: Vec<String> = discover(&SearchPath::from_env())
@@ -160,11 +159,14 @@ pub fn remove(opts: &RemoveOptions) -> Result<i32, InstallError> {
     }
     if let Some(p) = problem {
         eprintln!("problem: {p}");
-        println!("Restoring the environment as it was.");
-        before.restore()?;
-        println!("Restored.");
-        return Ok(1);
+        return restore(&before, ROLLING_BACK, 1);
     }
     println!("Removed.");
     Ok(0)
+}
+
+/// The folder a removal deletes, when the package lives in the plugins directory.
+fn plugin_folder(plugins: &Path, manifest: &Path) -> Option<PathBuf> {
+    let folder = manifest.parent()?;
+    (folder.parent() == Some(plugins)).then(|| folder.to_path_buf())
 }

@@ -185,7 +185,11 @@ impl Registry {
     /// For the report: discovers plugins from the environment, reads the config, and (when `load`)
     /// starts every plugin through the host, in parallel, to check its handshake.
     pub fn from_env(load: bool) -> Registry {
-        let discovery = crate::discovery::discover(&SearchPath::from_env());
+        Registry::from_discovery(crate::discovery::discover(&SearchPath::from_env()), load)
+    }
+
+    /// Like [`Registry::from_env`], from manifests this invocation has already discovered.
+    pub fn from_discovery(discovery: Discovery, load: bool) -> Registry {
         let config = ConfigState::from_env();
         if load {
             let prober = host_prober::HostProber::new();

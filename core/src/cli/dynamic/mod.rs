@@ -19,6 +19,7 @@ use std::ffi::OsString;
 use clap::{Arg, ArgAction, ArgMatches, Command, CommandFactory, FromArgMatches};
 
 use super::Cli;
+use crate::discovery::Discovery;
 use tree::PluginCli;
 
 /// Parses and runs a command line that may name plugin commands or root options.
@@ -67,13 +68,14 @@ pub fn main(args: Vec<OsString>) -> i32 {
                 .collect();
             command::run(&plugins, name, argv, verbose)
         }
-        Some(_) => core(&matches),
+        Some(_) => core(&matches, plugins.discovery),
     }
 }
 
-fn core(matches: &ArgMatches) -> i32 {
+/// Runs a core command, handing it the manifests already read for the command tree.
+fn core(matches: &ArgMatches, found: Discovery) -> i32 {
     match Cli::from_arg_matches(matches) {
-        Ok(cli) => super::dispatch(cli),
+        Ok(cli) => super::dispatch(cli, found),
         Err(e) => {
             let _ = e.print();
             e.exit_code()

@@ -45,6 +45,8 @@ pub struct RootOption {
 /// The commands and root options plugins add, and the warnings building them gave.
 #[derive(Debug, Clone, Default)]
 pub struct PluginCli {
+    /// What discovery found, every group kept: a core command run from here reuses it instead of
+    /// scanning the manifests again.
     pub discovery: Discovery,
     pub commands: Vec<PluginCommand>,
     pub root_options: Vec<RootOption>,
@@ -61,7 +63,7 @@ impl PluginCli {
     /// Builds from what discovery found.
     pub fn from_discovery(discovery: Discovery) -> PluginCli {
         let registry = Registry::build(
-            only_cli_groups(discovery),
+            only_cli_groups(discovery.clone()),
             ConfigState::default(),
             Loading::None,
         );
@@ -71,7 +73,7 @@ impl PluginCli {
         };
         cli.commands = commands(&registry, &mut cli.warnings);
         cli.root_options = root_options(&registry);
-        cli.discovery = registry.discovery;
+        cli.discovery = discovery;
         cli
     }
 
