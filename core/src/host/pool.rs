@@ -10,7 +10,7 @@ use agent_env_protocol::names::canonical_name;
 use super::config::HostConfig;
 use super::diagnosis::Diagnosis;
 use super::error::HostError;
-use super::process::PluginProcess;
+use super::process::{spec_context, PluginProcess};
 use super::services::HostServices;
 use super::spec::SpawnSpec;
 
@@ -121,13 +121,7 @@ impl PluginHost {
             .unwrap_or_else(|| "unknown".into());
         let ctx = match &entry.last_failure {
             Some(e) => Box::new(e.context().clone()),
-            None => Box::new(super::error::FailureContext {
-                package: spec.package.clone(),
-                executable: spec.program().into(),
-                manifest_path: spec.manifest_path.display().to_string(),
-                stderr_tail: Vec::new(),
-                noise_sample: None,
-            }),
+            None => spec_context(spec),
         };
         let error = HostError::CrashLoop {
             ctx,
@@ -161,13 +155,7 @@ impl PluginHost {
                 .map(|(spec, handle)| {
                     let result = handle.join().unwrap_or_else(|_| {
                         Err(HostError::SpawnFailed {
-                            ctx: Box::new(super::error::FailureContext {
-                                package: spec.package.clone(),
-                                executable: spec.program().into(),
-                                manifest_path: spec.manifest_path.display().to_string(),
-                                stderr_tail: Vec::new(),
-                                noise_sample: None,
-                            }),
+                            ctx: spec_context(spec),
                             reason: "the thread starting it panicked".into(),
                         })
                     });
