@@ -25,9 +25,8 @@ struct Entry {
     /// A failure that starting again cannot fix in this invocation.
     permanent: Option<HostError>,
     last_failure: Option<HostError>,
+    /// The diagnosis of the last process that ended or failed to start.
     last_diagnosis: Option<Diagnosis>,
-    /// Diagnoses of processes that ended, oldest first.
-    history: Vec<Diagnosis>,
 }
 
 /// The plugin processes of one invocation, keyed by canonical package name.
@@ -77,7 +76,7 @@ impl PluginHost {
             entry.process = None;
             let diagnosis = process.stop();
             entry.failures += 1;
-            entry.history.push(diagnosis);
+            entry.last_diagnosis = Some(diagnosis);
         }
         if entry.failures >= CRASH_LOOP_LIMIT {
             return Err(self.crash_loop(&mut entry, spec));
@@ -90,8 +89,7 @@ impl PluginHost {
             }
             Err(failure) => {
                 let error = failure.error;
-                entry.last_diagnosis = Some((*failure.diagnosis).clone());
-                entry.history.push(*failure.diagnosis);
+                entry.last_diagnosis = Some(*failure.diagnosis);
                 entry.last_failure = Some(error.clone());
                 if error.is_permanent() {
                     entry.permanent = Some(error.clone());
@@ -114,8 +112,8 @@ impl PluginHost {
             .map(|e| format!("{}: {}", e.code(), first_line(&e.to_string())))
             .or_else(|| {
                 entry
-                    .history
-                    .last()
+                    .last_diagnosis
+                    .as_ref()
                     .map(|d| format!("it {}", describe_end(d)))
             })
             .unwrap_or_else(|| "unknown".into());
@@ -179,10 +177,7 @@ impl PluginHost {
         if let Some(process) = &entry.process {
             return Some(process.diagnosis());
         }
-        entry
-            .last_diagnosis
-            .clone()
-            .or_else(|| entry.history.last().cloned())
+        entry.last_diagnosis.clone()
     }
 
     /// How many process failures `package` had in this invocation.
