@@ -183,6 +183,9 @@ fn the_pool_restarts_a_crashed_plugin_then_breaks_a_crash_loop() {
     assert!(message.contains("fixture-crash"), "{message}");
     // For the rest of the invocation.
     assert_eq!(host.connect(&s).unwrap_err().code(), "crash-loop");
+    // The diagnosis is the last process's: the one that crashed third.
+    let d = host.diagnosis(CRASH).unwrap();
+    assert_eq!((d.pid, d.signal), (Some(pids[2]), Some(6)));
     // Other plugins are unaffected.
     let works = host
         .connect(&spec("fixture-works", "agentenv-fixture-works"))

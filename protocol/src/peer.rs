@@ -83,9 +83,6 @@ pub trait Handler: Send + Sync + 'static {
 
     /// Called once when the connection ends (end of the incoming stream, or [`Peer::abort`]).
     fn closed(&self, _reason: &CloseReason) {}
-
-    /// Called for each line that is not a JSON-RPC message.
-    fn noise(&self, _sample: &str) {}
 }
 
 /// A handler that answers every request with `method-not-found`.
@@ -462,11 +459,6 @@ impl Peer {
         lock(&self.inner.state).noise.clone()
     }
 
-    /// How many requests sent by this side have no answer yet.
-    pub fn pending_calls(&self) -> usize {
-        lock(&self.inner.state).pending.len()
-    }
-
     fn send(&self, msg: &Message) -> Result<(), CallError> {
         let max = self.inner.config.max_message_bytes;
         let mut guard = lock(&self.inner.writer);
@@ -723,18 +715,14 @@ impl Peer {
     }
 
     fn record_noise(&self, line: &[u8], too_large: bool) {
-        let sample = sample_of(line);
-        {
-            let mut state = lock(&self.inner.state);
-            state.noise.lines += 1;
-            if too_large {
-                state.noise.too_large += 1;
-            }
-            if state.noise.samples.len() < NOISE_SAMPLES_KEPT {
-                state.noise.samples.push(sample.clone());
-            }
+        let mut state = lock(&self.inner.state);
+        state.noise.lines += 1;
+        if too_large {
+            state.noise.too_large += 1;
         }
-        self.inner.handler.noise(&sample);
+        if state.noise.samples.len() < NOISE_SAMPLES_KEPT {
+            state.noise.samples.push(sample_of(line));
+        }
     }
 
     fn mark_closed(&self, reason: CloseReason) {

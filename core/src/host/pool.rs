@@ -10,7 +10,7 @@ use agent_env_protocol::names::canonical_name;
 use super::config::HostConfig;
 use super::diagnosis::Diagnosis;
 use super::error::HostError;
-use super::process::PluginProcess;
+use super::process::{spec_context, PluginProcess};
 use super::services::HostServices;
 use super::spec::SpawnSpec;
 
@@ -25,9 +25,8 @@ struct Entry {
     /// A failure that starting again cannot fix in this invocation.
     permanent: Option<HostError>,
     last_failure: Option<HostError>,
+    /// The diagnosis of the last process that ended or failed to start.
     last_diagnosis: Option<Diagnosis>,
-    /// Diagnoses of processes that ended, oldest first.
-    history: Vec<Diagnosis>,
 }
 
 /// The plugin processes of one invocation, keyed by canonical package name.
@@ -77,7 +76,7 @@ impl PluginHost {
             entry.process = None;
             let diagnosis = process.stop();
             entry.failures += 1;
-            entry.history.push(diagnosis);
+            entry.last_diagnosis = Some(diagnosis);
         }
         if entry.failures >= CRASH_LOOP_LIMIT {
             return Err(self.crash_loop(&mut entry, spec));
@@ -90,8 +89,7 @@ impl PluginHost {
             }
             Err(failure) => {
                 let error = failure.error;
-                entry.last_diagnosis = Some((*failure.diagnosis).clone());
-                entry.history.push(*failure.diagnosis);
+                entry.last_diagnosis = Some(*failure.diagnosis);
                 entry.last_failure = Some(error.clone());
                 if error.is_permanent() {
                     entry.permanent = Some(error.clone());
@@ -114,20 +112,14 @@ impl PluginHost {
             .map(|e| format!("{}: {}", e.code(), first_line(&e.to_string())))
             .or_else(|| {
                 entry
-                    .history
-                    .last()
+                    .last_diagnosis
+                    .as_ref()
                     .map(|d| format!("it {}", describe_end(d)))
             })
             .unwrap_or_else(|| "unknown".into());
         let ctx = match &entry.last_failure {
             Some(e) => Box::new(e.context().clone()),
-            None => Box::new(super::error::FailureContext {
-                package: spec.package.clone(),
-                executable: spec.program().into(),
-                manifest_path: spec.manifest_path.display().to_string(),
-                stderr_tail: Vec::new(),
-                noise_sample: None,
-            }),
+            None => spec_context(spec),
         };
         let error = HostError::CrashLoop {
             ctx,
@@ -161,13 +153,7 @@ impl PluginHost {
                 .map(|(spec, handle)| {
                     let result = handle.join().unwrap_or_else(|_| {
                         Err(HostError::SpawnFailed {
-                            ctx: Box::new(super::error::FailureContext {
-                                package: spec.package.clone(),
-                                executable: spec.program().into(),
-                                manifest_path: spec.manifest_path.display().to_string(),
-                                stderr_tail: Vec::new(),
-                                noise_sample: None,
-                            }),
+                            ctx: spec_context(spec),
                             reason: "the thread starting it panicked".into(),
                         })
                     });
@@ -191,10 +177,7 @@ impl PluginHost {
         if let Some(process) = &entry.process {
             return Some(process.diagnosis());
         }
-        entry
-            .last_diagnosis
-            .clone()
-            .or_else(|| entry.history.last().cloned())
+        entry.last_diagnosis.clone()
     }
 
     /// How many process failures `package` had in this invocation.

@@ -641,6 +641,11 @@ fn launch_error(
     }
 }
 
+/// The context of a failure of `spec`'s plugin when no process of it is at hand.
+pub(super) fn spec_context(spec: &SpawnSpec) -> Box<FailureContext> {
+    failure_context(spec, spec.program().to_string(), None)
+}
+
 fn failure_context(
     spec: &SpawnSpec,
     executable: String,
