@@ -24,6 +24,19 @@ pub struct Ran {
     pub stderr: String,
 }
 
+impl Ran {
+    /// Asserts stdout contains `needle`, showing stdout and stderr when it doesn't.
+    #[track_caller]
+    pub fn assert_stdout_has(&self, needle: &str) {
+        assert!(
+            self.stdout.contains(needle),
+            "stdout lacks {needle:?}\n--- stdout\n{}--- stderr\n{}",
+            self.stdout,
+            self.stderr
+        );
+    }
+}
+
 impl Sandboxed {
     pub fn new() -> Self {
         let dir = tempfile::tempdir().expect("temp dir");
