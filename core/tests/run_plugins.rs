@@ -4,7 +4,7 @@
 
 mod run_support;
 
-use run_support::{fixture, Sandboxed};
+use run_support::{fixture, running, Sandboxed};
 
 const DEPLOY: &str = r#"{"id": "box", "type": "deploy_sandbox", "sandbox_name": "box"}"#;
 
@@ -230,17 +230,6 @@ boom = "Boom"
         ),
     );
     pid_file
-}
-
-fn running(pid: i32) -> bool {
-    match std::fs::read_to_string(format!("/proc/{pid}/stat")) {
-        Ok(stat) => stat
-            .rsplit(')')
-            .next()
-            .and_then(|rest| rest.split_whitespace().next())
-            .is_some_and(|state| state != "Z" && state != "X"),
-        Err(_) => false,
-    }
 }
 
 #[test]
