@@ -156,7 +156,7 @@ pub fn copy_dir(src: &Path, dest: &Path) {
     }
 }
 
-/// Whether `line` is `<prefix><8 chars of [a-z0-9]><rest>`.
+/// `<prefix><8 chars of [a-z0-9]>` from the first `prefix` in `text`, when 8 such chars follow it.
 pub fn has_suffix_id(text: &str, prefix: &str) -> Option<String> {
     let start = text.find(prefix)? + prefix.len();
     let id: String = text[start..].chars().take(8).collect();
