@@ -31,12 +31,7 @@ fn an_edited_copy_writes_a_new_artifact_version_and_scores_below_one() {
         "{}",
         r.stdout
     );
-    assert!(
-        r.stdout
-            .contains("  tasks/hello.json v1: scored below 1 (hello: 0), "),
-        "{}",
-        r.stdout
-    );
+    r.assert_stdout_has("  tasks/hello.json v1: scored below 1 (hello: 0), ");
     let id = has_suffix_id(&r.stdout, "instance @local/~/my-hello/hello-").unwrap();
     let id = id.trim_start_matches("instance ");
     let instance = s
@@ -53,11 +48,7 @@ fn an_edited_copy_writes_a_new_artifact_version_and_scores_below_one() {
     }
     // The same run through the absolute path reuses everything.
     let abs = s.run(&["run", folder.to_str().unwrap(), "--dry-run"]);
-    assert!(
-        abs.stdout.contains("artifacts/greeting: v2, unchanged"),
-        "{}",
-        abs.stdout
-    );
+    abs.assert_stdout_has("artifacts/greeting: v2, unchanged");
 }
 
 #[test]
@@ -69,30 +60,17 @@ fn evals_run_the_tasks_they_name_and_say_which_tasks_did_not_run() {
     std::fs::write(folder.join("tasks/other.json"), format!("[{DEPLOY}]")).unwrap();
     let r = s.run(&["run", "./evals-demo"]);
     assert_eq!(r.code, 0, "{}{}", r.stdout, r.stderr);
-    assert!(
-        r.stdout.contains("evals/smoke.toml: v1 (new)\n"),
-        "{}",
-        r.stdout
+    r.assert_stdout_has("evals/smoke.toml: v1 (new)\n");
+    r.assert_stdout_has("\nEvals:\n  evals/smoke.toml v1: 1 of 1 passed\n");
+    r.assert_stdout_has(
+        "tasks/other.json isn't named by any eval, so it didn't run; run it with --task other",
     );
-    assert!(
-        r.stdout
-            .contains("\nEvals:\n  evals/smoke.toml v1: 1 of 1 passed\n"),
-        "{}",
-        r.stdout
-    );
-    assert!(r.stdout.contains(
-        "tasks/other.json isn't named by any eval, so it didn't run; run it with --task other"
-    ));
     assert!(!r.stdout.contains("[tasks/other.json]"));
     let evals = s.docs("evals");
     assert_eq!(evals[0]["tasks"][0], "@local/~/evals-demo/hello");
     let r = s.run(&["run", "./evals-demo", "--task", "other"]);
     assert_eq!(r.code, 0, "{}", r.stderr);
-    assert!(
-        r.stdout.contains("  tasks/other.json v1: unscored, "),
-        "{}",
-        r.stdout
-    );
+    r.assert_stdout_has("  tasks/other.json v1: unscored, ");
 }
 
 #[test]
@@ -187,13 +165,9 @@ fn a_fatal_step_failure_fails_the_run_and_still_tears_down() {
     let r = s.run(&["run", "./failing"]);
     assert_eq!(r.code, 1, "{}{}", r.stdout, r.stderr);
     let message = "ValueError: sandbox 'elsewhere' is not deployed in this run; deploy it with a deploy_sandbox step first";
-    assert!(
-        r.stdout.contains(&format!(
-            "  tasks/broken.json v1: failed at step 'check': {message}, "
-        )),
-        "{}",
-        r.stdout
-    );
+    r.assert_stdout_has(&format!(
+        "  tasks/broken.json v1: failed at step 'check': {message}, "
+    ));
     assert!(!r.stdout.contains("step 3/3"), "{}", r.stdout);
     assert!(r.stdout.ends_with("\nTore down 1 sandbox.\n"));
     assert!(s.sandboxes_left().is_empty());
@@ -221,11 +195,7 @@ fn a_step_that_does_not_fail_the_task_lets_the_run_go_on() {
     );
     let r = s.run(&["run", "./lenient"]);
     assert_eq!(r.code, 0, "{}{}", r.stdout, r.stderr);
-    assert!(
-        r.stdout.contains("  tasks/t.json v1: passed (real: 1), "),
-        "{}",
-        r.stdout
-    );
+    r.assert_stdout_has("  tasks/t.json v1: passed (real: 1), ");
     let instance = &s.docs("task_instances")[0];
     assert_eq!(instance["status"], "completed");
     assert_eq!(
@@ -259,11 +229,7 @@ fn independent_ready_steps_run_at_the_same_time() {
     );
     let r = s.run(&["run", "./parallel"]);
     assert_eq!(r.code, 0, "{}{}", r.stdout, r.stderr);
-    assert!(
-        r.stdout.contains("passed (left: 1, right: 1, after: 1)"),
-        "{}",
-        r.stdout
-    );
+    r.assert_stdout_has("passed (left: 1, right: 1, after: 1)");
     // `after` declares no depends_on in a task where others do, so it waits for every earlier step.
     let after_start = r.stdout.find("step 4/4 after (verify_sandbox)").unwrap();
     assert!(r.stdout.find("step 2/4 left done").unwrap() < after_start);
@@ -299,12 +265,7 @@ hello = "bundles/hello"
     .unwrap();
     let list = s.run(&["run"]);
     assert_eq!(list.code, 0, "{}", list.stderr);
-    assert!(
-        list.stdout
-            .contains("\ndemo-installed-bundles/hello  demo-installed-bundles 1.2.3  "),
-        "{}",
-        list.stdout
-    );
+    list.assert_stdout_has("\ndemo-installed-bundles/hello  demo-installed-bundles 1.2.3  ");
     let r = s.run(&["run", "demo-installed-bundles/hello"]);
     assert_eq!(r.code, 0, "{}{}", r.stdout, r.stderr);
     assert!(
@@ -352,11 +313,7 @@ fn a_failed_step_with_retry_config_runs_again_from_the_step_it_names() {
         "{}",
         r.stdout
     );
-    assert!(
-        r.stdout.contains("passed (mk: 1, check: 1)"),
-        "{}",
-        r.stdout
-    );
+    r.assert_stdout_has("passed (mk: 1, check: 1)");
     let failed = &s.docs("task_instances")[0]["context"]["metadata"]["failed_steps"][0];
     assert_eq!(failed["step_id"], "check");
     assert_eq!(failed["retried"], true);
@@ -365,11 +322,7 @@ fn a_failed_step_with_retry_config_runs_again_from_the_step_it_names() {
     s.write("noretry/tasks/r.json", &task(0));
     let r = s.run(&["run", "./noretry"]);
     assert_eq!(r.code, 1, "{}{}", r.stdout, r.stderr);
-    assert!(
-        r.stdout.contains("failed at step 'check': "),
-        "{}",
-        r.stdout
-    );
+    r.assert_stdout_has("failed at step 'check': ");
 
     s.write(
         "badretry/tasks/r.json",

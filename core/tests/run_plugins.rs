@@ -4,7 +4,7 @@
 
 mod run_support;
 
-use run_support::{fixture, Sandboxed};
+use run_support::{fixture, running, Sandboxed};
 
 const DEPLOY: &str = r#"{"id": "box", "type": "deploy_sandbox", "sandbox_name": "box"}"#;
 
@@ -47,22 +47,9 @@ fn plugin_steps_run_in_the_plugin_and_reach_the_hosts_stores() {
     );
     let r = s.run(&["run", "./plugged"]);
     assert_eq!(r.code, 0, "{}{}", r.stdout, r.stderr);
-    assert!(
-        r.stdout
-            .contains("[tasks/p.json] step 2/3 say (echo_step)\n"),
-        "{}",
-        r.stdout
-    );
-    assert!(
-        r.stdout.contains("[tasks/p.json] step 3/3 store done in "),
-        "{}",
-        r.stdout
-    );
-    assert!(
-        r.stdout.contains("  tasks/p.json v1: unscored, "),
-        "{}",
-        r.stdout
-    );
+    r.assert_stdout_has("[tasks/p.json] step 2/3 say (echo_step)\n");
+    r.assert_stdout_has("[tasks/p.json] step 3/3 store done in ");
+    r.assert_stdout_has("  tasks/p.json v1: unscored, ");
     let instance = &s.docs("task_instances")[0];
     assert_eq!(instance["status"], "completed");
     let metadata = &instance["context"]["metadata"];
@@ -91,12 +78,7 @@ fn a_plugin_step_that_fails_reports_the_plugins_error_type_and_message() {
     );
     let r = s.run(&["run", "./failing"]);
     assert_eq!(r.code, 1, "{}{}", r.stdout, r.stderr);
-    assert!(
-        r.stdout
-            .contains("  tasks/f.json v1: failed at step 'say': ValueError: asked to fail, "),
-        "{}",
-        r.stdout
-    );
+    r.assert_stdout_has("  tasks/f.json v1: failed at step 'say': ValueError: asked to fail, ");
     assert!(r.stdout.ends_with("\nTore down 1 sandbox.\n"));
     assert_eq!(s.docs("task_instances")[0]["status"], "failed");
 }
@@ -118,11 +100,7 @@ fn a_manifest_can_make_a_plugin_steps_failure_spare_its_task() {
     );
     let r = s.run(&["run", "./spared"]);
     assert_eq!(r.code, 0, "{}{}", r.stdout, r.stderr);
-    assert!(
-        r.stdout.contains("[tasks/f.json] step 3/3 store done in "),
-        "{}",
-        r.stdout
-    );
+    r.assert_stdout_has("[tasks/f.json] step 3/3 store done in ");
     let instance = &s.docs("task_instances")[0];
     assert_eq!(instance["status"], "completed");
     assert_eq!(
@@ -254,17 +232,6 @@ boom = "Boom"
     pid_file
 }
 
-fn running(pid: i32) -> bool {
-    match std::fs::read_to_string(format!("/proc/{pid}/stat")) {
-        Ok(stat) => stat
-            .rsplit(')')
-            .next()
-            .and_then(|rest| rest.split_whitespace().next())
-            .is_some_and(|state| state != "Z" && state != "X"),
-        Err(_) => false,
-    }
-}
-
 #[test]
 fn a_plugin_that_crashes_mid_step_fails_the_run_cleanly() {
     let s = Sandboxed::new();
@@ -278,12 +245,7 @@ fn a_plugin_that_crashes_mid_step_fails_the_run_cleanly() {
     );
     let r = s.run(&["run", "./crash"]);
     assert_eq!(r.code, 1, "{}{}", r.stdout, r.stderr);
-    assert!(
-        r.stdout
-            .contains("  tasks/c.json v1: failed at step 'bang': PluginError: "),
-        "{}",
-        r.stdout
-    );
+    r.assert_stdout_has("  tasks/c.json v1: failed at step 'bang': PluginError: ");
     assert!(!r.stdout.contains("step 3/3 after ("), "{}", r.stdout);
     assert!(
         r.stdout.ends_with("\nTore down 1 sandbox.\n"),

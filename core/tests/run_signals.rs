@@ -9,7 +9,7 @@ use std::process::{Child, Stdio};
 use std::sync::mpsc;
 use std::time::Duration;
 
-use run_support::Sandboxed;
+use run_support::{running, Sandboxed};
 
 /// A task whose second step runs a command that starts a grandchild and records both pids.
 fn write_slow_bundle(s: &Sandboxed) {
@@ -78,18 +78,6 @@ fn pids(sandbox_root: &Path) -> Vec<i32> {
         std::thread::sleep(Duration::from_millis(25));
     }
     panic!("the step's command never wrote its pids");
-}
-
-/// Whether a process is running (a zombie waiting for its reaper is not).
-fn running(pid: i32) -> bool {
-    match std::fs::read_to_string(format!("/proc/{pid}/stat")) {
-        Ok(stat) => stat
-            .rsplit(')')
-            .next()
-            .and_then(|rest| rest.split_whitespace().next())
-            .is_some_and(|state| state != "Z" && state != "X"),
-        Err(_) => false,
-    }
 }
 
 /// Whether a process is still running once its group has had a moment to die.

@@ -8,7 +8,7 @@ use unicode_normalization::UnicodeNormalization;
 
 use super::error::BundleError;
 use super::ids::{self, DERIVED_SEPARATOR};
-use super::tree::{is_ignored_name, Tree};
+use super::tree::{is_ignored_name, Entry, Tree};
 
 /// The kind directories, in the order messages list them.
 pub const KIND_DIRS: [&str; 6] = ["envs", "agents", "artifacts", "skills", "tasks", "evals"];
@@ -242,6 +242,25 @@ impl Parser<'_> {
         self.problems.dedup();
     }
 
+    /// The entries of the folder `kind` that aren't ignored names, each with its path in the bundle; a
+    /// folder that can't be read is a problem and has none.
+    fn entries_of(&mut self, kind: &str) -> Vec<(Entry, String)> {
+        match self.tree.list(kind) {
+            Ok(entries) => entries
+                .into_iter()
+                .filter(|e| !is_ignored_name(&e.name))
+                .map(|e| {
+                    let rel = format!("{kind}/{}", e.name);
+                    (e, rel)
+                })
+                .collect(),
+            Err(e) => {
+                self.problem(kind, format!("can't be read: {e}"));
+                Vec::new()
+            }
+        }
+    }
+
     fn read_readme(&mut self) {
         match self.tree.read("README.md") {
             Ok(bytes) => {
@@ -303,16 +322,8 @@ impl Parser<'_> {
     }
 
     fn read_artifact_folders(&mut self, kind: &str) {
-        let entries = match self.tree.list(kind) {
-            Ok(e) => e,
-            Err(e) => return self.problem(kind, format!("can't be read: {e}")),
-        };
         let mut seen: BTreeMap<String, String> = BTreeMap::new();
-        for entry in entries {
-            if is_ignored_name(&entry.name) {
-                continue;
-            }
-            let rel = format!("{kind}/{}", entry.name);
+        for (entry, rel) in self.entries_of(kind) {
             if !entry.is_dir {
                 self.bundle.ignored.push(rel);
                 continue;
@@ -440,16 +451,8 @@ impl Parser<'_> {
     }
 
     fn read_tasks(&mut self) {
-        let entries = match self.tree.list("tasks") {
-            Ok(e) => e,
-            Err(e) => return self.problem("tasks", format!("can't be read: {e}")),
-        };
         let mut seen: BTreeMap<String, String> = BTreeMap::new();
-        for entry in entries {
-            if is_ignored_name(&entry.name) {
-                continue;
-            }
-            let rel = format!("tasks/{}", entry.name);
+        for (entry, rel) in self.entries_of("tasks") {
             if entry.is_dir {
                 let name = entry.name.clone();
                 self.problem(
@@ -566,15 +569,7 @@ impl Parser<'_> {
     }
 
     fn read_evals(&mut self) {
-        let entries = match self.tree.list("evals") {
-            Ok(e) => e,
-            Err(e) => return self.problem("evals", format!("can't be read: {e}")),
-        };
-        for entry in entries {
-            if is_ignored_name(&entry.name) {
-                continue;
-            }
-            let rel = format!("evals/{}", entry.name);
+        for (entry, rel) in self.entries_of("evals") {
             let Some(stem) = entry.name.strip_suffix(".toml").filter(|_| !entry.is_dir) else {
                 self.bundle.ignored.push(rel);
                 continue;
@@ -643,20 +638,12 @@ impl Parser<'_> {
     }
 
     fn read_builds(&mut self, kind: &str) {
-        let entries = match self.tree.list(kind) {
-            Ok(e) => e,
-            Err(e) => return self.problem(kind, format!("can't be read: {e}")),
-        };
         let (toml_name, default_type) = if kind == "envs" {
             ("env.toml", "mcp_server")
         } else {
             ("agent.toml", "a2a_agent")
         };
-        for entry in entries {
-            if is_ignored_name(&entry.name) {
-                continue;
-            }
-            let rel = format!("{kind}/{}", entry.name);
+        for (entry, rel) in self.entries_of(kind) {
             if !entry.is_dir {
                 self.bundle.ignored.push(rel);
                 continue;

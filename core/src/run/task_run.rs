@@ -370,8 +370,18 @@ impl<'a> Recorder<'a> {
         }
     }
 
-    fn filter(&self) -> Filter {
-        Filter::eq("instance_id", self.instance_id.as_str())
+    /// Applies `update` to this instance's document, with the context (secrets stripped) and a new `rev`.
+    fn write(
+        &self,
+        update: crate::stores::UpdateSpec,
+        context: &TaskStepContext,
+    ) -> Result<(), crate::stores::StoreError> {
+        let update = update.set("context", context.to_safe_dict()).inc("rev", 1);
+        let filter = Filter::eq("instance_id", self.instance_id.as_str());
+        self.stores
+            .documents
+            .update(INSTANCES, &filter, &update, false)
+            .map(|_| ())
     }
 
     fn start(
@@ -424,13 +434,8 @@ impl<'a> Recorder<'a> {
         };
         let update = crate::stores::UpdateSpec::new()
             .set("completed_steps", Value::Array(completed.clone()))
-            .set("current_step", json!(completed.len()))
-            .set("context", context.to_safe_dict())
-            .inc("rev", 1);
-        self.stores
-            .documents
-            .update(INSTANCES, &self.filter(), &update, false)
-            .map(|_| ())
+            .set("current_step", json!(completed.len()));
+        self.write(update, context)
     }
 
     fn finish(
@@ -451,12 +456,7 @@ impl<'a> Recorder<'a> {
         let update = crate::stores::UpdateSpec::new()
             .set("status", json!(status))
             .set("error", error)
-            .set("completed_at_utc", json!(clock::minute_now()))
-            .set("context", context.to_safe_dict())
-            .inc("rev", 1);
-        self.stores
-            .documents
-            .update(INSTANCES, &self.filter(), &update, false)
-            .map(|_| ())
+            .set("completed_at_utc", json!(clock::minute_now()));
+        self.write(update, context)
     }
 }

@@ -24,6 +24,19 @@ pub struct Ran {
     pub stderr: String,
 }
 
+impl Ran {
+    /// Asserts stdout contains `needle`, showing stdout and stderr when it doesn't.
+    #[track_caller]
+    pub fn assert_stdout_has(&self, needle: &str) {
+        assert!(
+            self.stdout.contains(needle),
+            "stdout lacks {needle:?}\n--- stdout\n{}--- stderr\n{}",
+            self.stdout,
+            self.stderr
+        );
+    }
+}
+
 impl Sandboxed {
     pub fn new() -> Self {
         let dir = tempfile::tempdir().expect("temp dir");
@@ -143,7 +156,7 @@ pub fn copy_dir(src: &Path, dest: &Path) {
     }
 }
 
-/// Whether `line` is `<prefix><8 chars of [a-z0-9]><rest>`.
+/// `<prefix><8 chars of [a-z0-9]>` from the first `prefix` in `text`, when 8 such chars follow it.
 pub fn has_suffix_id(text: &str, prefix: &str) -> Option<String> {
     let start = text.find(prefix)? + prefix.len();
     let id: String = text[start..].chars().take(8).collect();
@@ -202,5 +215,17 @@ impl Sandboxed {
         std::fs::write(&path, body).unwrap();
         std::fs::set_permissions(&path, std::fs::Permissions::from_mode(0o755)).unwrap();
         path
+    }
+}
+
+/// Whether a process is running (a zombie waiting for its reaper is not).
+pub fn running(pid: i32) -> bool {
+    match std::fs::read_to_string(format!("/proc/{pid}/stat")) {
+        Ok(stat) => stat
+            .rsplit(')')
+            .next()
+            .and_then(|rest| rest.split_whitespace().next())
+            .is_some_and(|state| state != "Z" && state != "X"),
+        Err(_) => false,
     }
 }
