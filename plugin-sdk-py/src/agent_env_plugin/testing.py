@@ -300,3 +300,32 @@ def memory_host_object_store() -> Dict[str, HostMethod]:
         "host.store.object.object_url": lambda p: {"url": url(p["key"])},
         "host.store.object.list": lambda p: {"keys": sorted(k for k in objects if k.startswith(p["prefix"]))},
     }
+
+
+def read_vectors(directory: str | os.PathLike[str], name: str) -> List[Dict[str, Any]]:
+    """One file of the protocol test vectors (`protocol/vectors/<name>`, JSON lines) as a list of dicts."""
+    import json
+
+    with open(os.path.join(directory, name), encoding="utf-8") as handle:
+        return [json.loads(line) for line in handle if line.strip()]
+
+
+def describe(message: object) -> Dict[str, Any]:
+    """What a message `wire.decode` returned is, in the test vectors' `expect` vocabulary."""
+    if message is None:
+        return {"kind": "noise"}
+    if isinstance(message, wire.Request):
+        return {"kind": "request", "id": message.id, "method": message.method, "params": message.params}
+    if isinstance(message, wire.Notification):
+        return {"kind": "notification", "method": message.method, "params": message.params}
+    if isinstance(message, wire.Response):
+        return {"kind": "response", "id": message.id, "result": message.result}
+    if isinstance(message, wire.ErrorResponse):
+        return {
+            "kind": "error",
+            "id": message.id,
+            "code": message.code,
+            "error_kind": message.kind,
+            "message": message.message,
+        }
+    raise TypeError(f"not a decoded message: {message!r}")
