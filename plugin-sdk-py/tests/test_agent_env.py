@@ -8,14 +8,12 @@ import sys
 from pathlib import Path
 
 import pytest
-from sdk_helpers import FIXTURE, agent_env_binary
+from sdk_helpers import FIXTURE, require_agent_env_binary
 
 
 @pytest.fixture
 def installed_fixture(tmp_path: Path, plugin_env: dict) -> tuple[str, dict]:
-    binary = agent_env_binary()
-    if binary is None:
-        pytest.skip("no agent-env binary (cargo build -p agent-env, or set AGENT_ENV_BIN)")
+    binary = require_agent_env_binary()
     folder = tmp_path / "plugins" / "agentenv-fixture"
     folder.mkdir(parents=True)
     manifest = subprocess.run(

@@ -8,7 +8,7 @@ import subprocess
 import sys
 
 import pytest
-from sdk_helpers import FIXTURE, agent_env_binary
+from sdk_helpers import FIXTURE, require_agent_env_binary
 
 from agent_env_plugin.conformance import object_cases
 from agent_env_plugin.conformance.memory import MemoryObjectStore
@@ -61,9 +61,7 @@ def test_the_kit_fails_a_store_that_breaks_the_rules():
 
 
 def test_agent_env_store_check_object_passes_the_python_store(tmp_path, plugin_env):
-    binary = agent_env_binary()
-    if binary is None:
-        pytest.skip("no agent-env binary (build it with cargo build -p agent-env, or set AGENT_ENV_BIN)")
+    binary = require_agent_env_binary()
     plugin_dir = tmp_path / "plugins" / "agentenv-fixture"
     plugin_dir.mkdir(parents=True)
     manifest = subprocess.run(

@@ -6,6 +6,9 @@ import os
 import shutil
 import sys
 from pathlib import Path
+from typing import NoReturn
+
+import pytest
 
 HERE = Path(__file__).resolve().parent
 PREFIX = Path(sys.prefix)
@@ -28,3 +31,18 @@ def agent_env_binary() -> str | None:
         if candidate.is_file():
             return str(candidate)
     return shutil.which("agent-env")
+
+
+def require_agent_env_binary() -> str:
+    """The agent-env binary, or a skip where there is none; in CI (CI set) a missing binary fails instead."""
+    binary = agent_env_binary()
+    if binary is None:
+        missing_in_ci("no agent-env binary (cargo build -p agent-env, or set AGENT_ENV_BIN)")
+    return binary
+
+
+def missing_in_ci(reason: str) -> NoReturn:
+    """Skip a test whose prerequisite is missing, except in CI, where a skip would hide a regression."""
+    if os.environ.get("CI"):
+        pytest.fail(f"{reason}; CI runs every test, so this is a failure, not a skip")
+    pytest.skip(reason)
