@@ -4,8 +4,8 @@ import os
 from pathlib import Path
 
 import pytest
-from agent_env_plugin.testing import PluginProcess
-from grader_helpers import PREFIX, SCRIPT, missing_in_ci
+from agent_env_plugin.testing import PluginProcess, missing_in_ci
+from grader_helpers import PREFIX, SCRIPT
 
 
 @pytest.fixture

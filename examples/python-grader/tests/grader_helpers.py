@@ -3,14 +3,13 @@
 from __future__ import annotations
 
 import os
-import shutil
 import sys
 from pathlib import Path
-from typing import NoReturn
 
-import pytest
+from agent_env_plugin import testing
 
 HERE = Path(__file__).resolve().parent
+REPO = HERE.parents[2]
 PREFIX = Path(sys.prefix)
 SCRIPT = PREFIX / "bin" / "agentenv-grader"
 INSTALLED_MANIFEST = PREFIX / "share" / "agent-env" / "plugins" / "agentenv-grader.toml"
@@ -18,31 +17,9 @@ INSTALLED_MANIFEST = PREFIX / "share" / "agent-env" / "plugins" / "agentenv-grad
 
 def vectors_dir() -> Path:
     given = os.environ.get("AGENT_ENV_VECTORS_DIR")
-    return Path(given) if given else HERE.parents[2] / "protocol" / "vectors"
-
-
-def agent_env_binary() -> str | None:
-    given = os.environ.get("AGENT_ENV_BIN")
-    if given:
-        return given
-    repo = HERE.parents[2]
-    for profile in ("debug", "release"):
-        candidate = repo / "target" / profile / "agent-env"
-        if candidate.is_file():
-            return str(candidate)
-    return shutil.which("agent-env")
+    return Path(given) if given else REPO / "protocol" / "vectors"
 
 
 def require_agent_env_binary() -> str:
-    """The agent-env binary, or a skip where there is none; in CI (CI set) a missing binary fails instead."""
-    binary = agent_env_binary()
-    if binary is None:
-        missing_in_ci("no agent-env binary (cargo build -p agent-env, or set AGENT_ENV_BIN)")
-    return binary
-
-
-def missing_in_ci(reason: str) -> NoReturn:
-    """Skip a test whose prerequisite is missing, except in CI, where a skip would hide a regression."""
-    if os.environ.get("CI"):
-        pytest.fail(f"{reason}; CI runs every test, so this is a failure, not a skip")
-    pytest.skip(reason)
+    """The agent-env binary of this repository (see `testing.agent_env_binary`); skips without one, fails in CI."""
+    return testing.require_agent_env_binary(REPO)

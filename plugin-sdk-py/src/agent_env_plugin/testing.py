@@ -20,7 +20,7 @@ from .host import WireObjectStore
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
-    from typing import Any, Callable, Dict, List, Mapping, Sequence, Tuple
+    from typing import Any, Callable, Dict, List, Mapping, NoReturn, Sequence, Tuple
 
     HostMethod = Callable[[Dict[str, Any]], Any]
 
@@ -329,3 +329,36 @@ def describe(message: object) -> Dict[str, Any]:
             "message": message.message,
         }
     raise TypeError(f"not a decoded message: {message!r}")
+
+
+def agent_env_binary(repo: str | os.PathLike[str]) -> str | None:
+    """The agent-env binary to test against: $AGENT_ENV_BIN, else `repo`/target/{debug,release}/agent-env,
+    else the one on PATH; None when there is none."""
+    import shutil
+
+    given = os.environ.get("AGENT_ENV_BIN")
+    if given:
+        return given
+    for profile in ("debug", "release"):
+        candidate = os.path.join(repo, "target", profile, "agent-env")
+        if os.path.isfile(candidate):
+            return candidate
+    return shutil.which("agent-env")
+
+
+def missing_in_ci(reason: str) -> NoReturn:
+    """Skip the pytest test whose prerequisite is missing, except in CI ($CI set), where a skip would hide
+    a regression: there it fails."""
+    import pytest
+
+    if os.environ.get("CI"):
+        pytest.fail(f"{reason}; CI runs every test, so this is a failure, not a skip")
+    pytest.skip(reason)
+
+
+def require_agent_env_binary(repo: str | os.PathLike[str]) -> str:
+    """`agent_env_binary(repo)`, or `missing_in_ci` when there is none."""
+    binary = agent_env_binary(repo)
+    if binary is None:
+        missing_in_ci("no agent-env binary (cargo build -p agent-env, or set AGENT_ENV_BIN)")
+    return binary

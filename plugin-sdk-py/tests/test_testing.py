@@ -1,0 +1,29 @@
+"""The helpers of agent_env_plugin.testing that the test suites lean on."""
+
+from __future__ import annotations
+
+import pytest
+
+from agent_env_plugin import testing
+
+
+def test_a_missing_prerequisite_skips_outside_ci(monkeypatch):
+    monkeypatch.delenv("CI", raising=False)
+    with pytest.raises(pytest.skip.Exception, match="no widget"):
+        testing.missing_in_ci("no widget")
+
+
+def test_a_missing_prerequisite_fails_in_ci(monkeypatch):
+    monkeypatch.setenv("CI", "true")
+    with pytest.raises(pytest.fail.Exception, match="no widget.*failure, not a skip"):
+        testing.missing_in_ci("no widget")
+
+
+def test_agent_env_binary_prefers_the_env_then_the_repo_target(tmp_path, monkeypatch):
+    monkeypatch.setenv("AGENT_ENV_BIN", "/given/agent-env")
+    assert testing.agent_env_binary(tmp_path) == "/given/agent-env"
+    monkeypatch.delenv("AGENT_ENV_BIN")
+    built = tmp_path / "target" / "release" / "agent-env"
+    built.parent.mkdir(parents=True)
+    built.write_text("")
+    assert testing.agent_env_binary(tmp_path) == str(built)
