@@ -1,11 +1,12 @@
 from __future__ import annotations
 
 import os
+import subprocess
 import sys
 from pathlib import Path
 
 import pytest
-from sdk_helpers import FIXTURE
+from sdk_helpers import FIXTURE, require_agent_env_binary
 
 from agent_env_plugin.testing import PluginProcess
 
@@ -35,3 +36,21 @@ def start(plugin_env: dict):
     yield _start
     for process in started:
         process.__exit__(None, None, None)
+
+
+@pytest.fixture
+def installed_fixture(tmp_path: Path, plugin_env: dict) -> tuple[str, dict]:
+    """agent-env and an environment whose plugins directory holds only the fixture plugin's manifest."""
+    binary = require_agent_env_binary()
+    folder = tmp_path / "plugins" / "agentenv-fixture"
+    folder.mkdir(parents=True)
+    manifest = subprocess.run(
+        [sys.executable, str(FIXTURE), "--agent-env-manifest"],
+        env=plugin_env,
+        capture_output=True,
+        text=True,
+        check=True,
+    ).stdout
+    (folder / "agent-env-plugin.toml").write_text(manifest)
+    env = dict(plugin_env, AGENT_ENV_PLUGIN_DIR=str(tmp_path / "plugins"), PATH="/usr/bin:/bin")
+    return binary, env
