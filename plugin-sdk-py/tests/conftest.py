@@ -1,6 +1,5 @@
 from __future__ import annotations
 
-import os
 import subprocess
 import sys
 from pathlib import Path
@@ -8,17 +7,13 @@ from pathlib import Path
 import pytest
 from sdk_helpers import FIXTURE, require_agent_env_binary
 
-from agent_env_plugin.testing import PluginProcess
+from agent_env_plugin.testing import PluginProcess, isolated_env
 
 
 @pytest.fixture
 def plugin_env(tmp_path: Path) -> dict:
     """An environment for a plugin child: the test's own, with HOME and XDG folders in a temp dir."""
-    env = {k: v for k, v in os.environ.items() if not k.startswith("AGENT_ENV_")}
-    env["HOME"] = str(tmp_path / "home")
-    for var in ("XDG_DATA_HOME", "XDG_STATE_HOME", "XDG_CONFIG_HOME", "XDG_CACHE_HOME"):
-        env[var] = str(tmp_path / var.lower())
-    return env
+    return isolated_env(tmp_path)
 
 
 @pytest.fixture

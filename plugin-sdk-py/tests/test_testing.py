@@ -27,3 +27,13 @@ def test_agent_env_binary_prefers_the_env_then_the_repo_target(tmp_path, monkeyp
     built.parent.mkdir(parents=True)
     built.write_text("")
     assert testing.agent_env_binary(tmp_path) == str(built)
+
+
+def test_isolated_env_moves_home_and_drops_agent_env_variables(tmp_path, monkeypatch):
+    monkeypatch.setenv("AGENT_ENV_CONFIG", "/real/config.toml")
+    monkeypatch.setenv("HOME", "/real/home")
+    env = testing.isolated_env(tmp_path)
+    assert env["HOME"] == str(tmp_path / "home")
+    assert env["XDG_STATE_HOME"] == str(tmp_path / "xdg_state_home")
+    assert not [k for k in env if k.startswith("AGENT_ENV_")]
+    assert "/real/home" not in env.values()

@@ -1,10 +1,9 @@
 from __future__ import annotations
 
-import os
 from pathlib import Path
 
 import pytest
-from agent_env_plugin.testing import PluginProcess, missing_in_ci
+from agent_env_plugin.testing import PluginProcess, isolated_env, missing_in_ci
 from grader_helpers import PREFIX, SCRIPT
 
 
@@ -18,11 +17,7 @@ def installed() -> Path:
 
 @pytest.fixture
 def plugin_env(tmp_path: Path) -> dict:
-    env = {k: v for k, v in os.environ.items() if not k.startswith("AGENT_ENV_")}
-    env["HOME"] = str(tmp_path / "home")
-    for var in ("XDG_DATA_HOME", "XDG_STATE_HOME", "XDG_CONFIG_HOME", "XDG_CACHE_HOME"):
-        env[var] = str(tmp_path / var.lower())
-    return env
+    return isolated_env(tmp_path)
 
 
 @pytest.fixture

@@ -362,3 +362,13 @@ def require_agent_env_binary(repo: str | os.PathLike[str]) -> str:
     if binary is None:
         missing_in_ci("no agent-env binary (cargo build -p agent-env, or set AGENT_ENV_BIN)")
     return binary
+
+
+def isolated_env(root: str | os.PathLike[str]) -> Dict[str, str]:
+    """This process's environment for a plugin child, less any AGENT_ENV_* variable, with HOME and the XDG
+    folders under `root`, so that a test touches neither the real home nor the caller's agent-env setup."""
+    env = {k: v for k, v in os.environ.items() if not k.startswith("AGENT_ENV_")}
+    env["HOME"] = os.path.join(root, "home")
+    for var in ("XDG_DATA_HOME", "XDG_STATE_HOME", "XDG_CONFIG_HOME", "XDG_CACHE_HOME"):
+        env[var] = os.path.join(root, var.lower())
+    return env
