@@ -78,8 +78,8 @@ fi
 export AGENT_ENV_VECTORS_DIR="$repo/protocol/vectors"
 export AGENT_ENV_PY_VENV="$venv"
 step "pytest plugin-sdk-py/tests"
-"$venv/bin/python" -m pytest -q -p no:cacheprovider "$repo/plugin-sdk-py/tests"
+"$venv/bin/python" -m pytest -q -rs -p no:cacheprovider "$repo/plugin-sdk-py/tests"
 if [ -d examples/python-grader/tests ]; then
   step "pytest examples/python-grader/tests"
-  "$venv/bin/python" -m pytest -q -p no:cacheprovider "$repo/examples/python-grader/tests"
+  "$venv/bin/python" -m pytest -q -rs -p no:cacheprovider "$repo/examples/python-grader/tests"
 fi

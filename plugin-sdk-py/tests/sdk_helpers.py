@@ -3,26 +3,21 @@
 from __future__ import annotations
 
 import os
-import shutil
 from pathlib import Path
 
+from agent_env_plugin import testing
+
 HERE = Path(__file__).resolve().parent
+REPO = HERE.parents[1]
 FIXTURE = HERE / "fixture_plugin.py"
 
 
 def vectors_dir() -> Path:
     """protocol/vectors of the repository (or $AGENT_ENV_VECTORS_DIR)."""
     given = os.environ.get("AGENT_ENV_VECTORS_DIR")
-    return Path(given) if given else HERE.parents[1] / "protocol" / "vectors"
+    return Path(given) if given else REPO / "protocol" / "vectors"
 
 
-def agent_env_binary() -> str | None:
-    """The agent-env binary: $AGENT_ENV_BIN, else target/{debug,release}/agent-env, else PATH."""
-    given = os.environ.get("AGENT_ENV_BIN")
-    if given:
-        return given
-    for profile in ("debug", "release"):
-        candidate = HERE.parents[1] / "target" / profile / "agent-env"
-        if candidate.is_file():
-            return str(candidate)
-    return shutil.which("agent-env")
+def require_agent_env_binary() -> str:
+    """The agent-env binary of this repository (see `testing.agent_env_binary`); skips without one, fails in CI."""
+    return testing.require_agent_env_binary(REPO)

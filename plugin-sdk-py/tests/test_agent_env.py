@@ -4,30 +4,6 @@ from __future__ import annotations
 
 import json
 import subprocess
-import sys
-from pathlib import Path
-
-import pytest
-from sdk_helpers import FIXTURE, agent_env_binary
-
-
-@pytest.fixture
-def installed_fixture(tmp_path: Path, plugin_env: dict) -> tuple[str, dict]:
-    binary = agent_env_binary()
-    if binary is None:
-        pytest.skip("no agent-env binary (cargo build -p agent-env, or set AGENT_ENV_BIN)")
-    folder = tmp_path / "plugins" / "agentenv-fixture"
-    folder.mkdir(parents=True)
-    manifest = subprocess.run(
-        [sys.executable, str(FIXTURE), "--agent-env-manifest"],
-        env=plugin_env,
-        capture_output=True,
-        text=True,
-        check=True,
-    ).stdout
-    (folder / "agent-env-plugin.toml").write_text(manifest)
-    env = dict(plugin_env, AGENT_ENV_PLUGIN_DIR=str(tmp_path / "plugins"), PATH="/usr/bin:/bin")
-    return binary, env
 
 
 def test_every_contribution_the_sdk_reports_takes_effect(installed_fixture):

@@ -11,6 +11,7 @@ import pytest
 from sdk_helpers import vectors_dir
 
 from agent_env_plugin import _codec
+from agent_env_plugin.testing import read_vectors
 
 VALUES = [
     None,
@@ -91,8 +92,7 @@ def test_loads_accepts_and_refuses_what_json_loads_does(codec, text):
 
 
 def test_every_vector_line_parses_as_json_does(codec):
-    with open(vectors_dir() / "messages.jsonl", encoding="utf-8") as handle:
-        lines = [json.loads(line)["line"] for line in handle if line.strip()]
+    lines = [vector["line"] for vector in read_vectors(vectors_dir(), "messages.jsonl")]
     for line in lines:
         try:
             expected = json.loads(line)

@@ -1,14 +1,12 @@
-"""The object store conformance kit: on the reference store in-process, through the pipe, and (when the
-agent-env binary ships it) through `agent-env store check object`."""
+"""The object store conformance kit: on the reference store in-process, through the pipe, and through
+`agent-env store check object`."""
 
 from __future__ import annotations
 
 import json
 import subprocess
-import sys
 
 import pytest
-from sdk_helpers import FIXTURE, agent_env_binary
 
 from agent_env_plugin.conformance import object_cases
 from agent_env_plugin.conformance.memory import MemoryObjectStore
@@ -60,26 +58,13 @@ def test_the_kit_fails_a_store_that_breaks_the_rules():
     assert failures["put_get_roundtrip"] is None
 
 
-def test_agent_env_store_check_object_passes_the_python_store(tmp_path, plugin_env):
-    binary = agent_env_binary()
-    if binary is None:
-        pytest.skip("no agent-env binary (build it with cargo build -p agent-env, or set AGENT_ENV_BIN)")
-    plugin_dir = tmp_path / "plugins" / "agentenv-fixture"
-    plugin_dir.mkdir(parents=True)
-    manifest = subprocess.run(
-        [sys.executable, str(FIXTURE), "--agent-env-manifest"],
-        env=plugin_env,
-        capture_output=True,
-        text=True,
-        check=True,
-    ).stdout
-    (plugin_dir / "agent-env-plugin.toml").write_text(manifest)
+def test_agent_env_store_check_object_passes_the_python_store(tmp_path, installed_fixture):
+    binary, env = installed_fixture
     project = tmp_path / "project"
     (project / ".agentenv").mkdir(parents=True)
     (project / ".agentenv" / "config.toml").write_text(
         '[stores.object]\nimpl = "agentenv-fixture:MemoryObjectStore"\nconfig = { bucket = "checked" }\n'
     )
-    env = dict(plugin_env, AGENT_ENV_PLUGIN_DIR=str(tmp_path / "plugins"))
     done = subprocess.run(
         [binary, "store", "check", "object", "--json"],
         cwd=project,

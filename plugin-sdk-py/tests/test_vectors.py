@@ -2,48 +2,21 @@
 
 from __future__ import annotations
 
-import json
-
 import pytest
 from sdk_helpers import vectors_dir
 
 from agent_env_plugin import Plugin, PluginError, wire
+from agent_env_plugin.testing import describe, read_vectors
 
 
-def _load(name: str) -> list[dict]:
-    path = vectors_dir() / name
-    with open(path, encoding="utf-8") as handle:
-        return [json.loads(line) for line in handle if line.strip()]
-
-
-MESSAGES = _load("messages.jsonl")
-HANDSHAKES = _load("handshake.jsonl")
+MESSAGES = read_vectors(vectors_dir(), "messages.jsonl")
+HANDSHAKES = read_vectors(vectors_dir(), "handshake.jsonl")
 
 
 def test_the_vector_files_are_not_empty():
     assert len(MESSAGES) >= 20
     assert len(HANDSHAKES) >= 5
     assert {v["expect"]["kind"] for v in MESSAGES} == {"request", "notification", "response", "error", "noise"}
-
-
-def describe(message: object) -> dict:
-    """What a decoded message is, in the vectors' `expect` vocabulary."""
-    if message is None:
-        return {"kind": "noise"}
-    if isinstance(message, wire.Request):
-        return {"kind": "request", "id": message.id, "method": message.method, "params": message.params}
-    if isinstance(message, wire.Notification):
-        return {"kind": "notification", "method": message.method, "params": message.params}
-    if isinstance(message, wire.Response):
-        return {"kind": "response", "id": message.id, "result": message.result}
-    assert isinstance(message, wire.ErrorResponse)
-    return {
-        "kind": "error",
-        "id": message.id,
-        "code": message.code,
-        "error_kind": message.kind,
-        "message": message.message,
-    }
 
 
 @pytest.mark.parametrize("vector", MESSAGES, ids=[v["name"] for v in MESSAGES])

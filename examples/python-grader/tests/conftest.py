@@ -1,10 +1,9 @@
 from __future__ import annotations
 
-import os
 from pathlib import Path
 
 import pytest
-from agent_env_plugin.testing import PluginProcess
+from agent_env_plugin.testing import PluginProcess, isolated_env, missing_in_ci
 from grader_helpers import PREFIX, SCRIPT
 
 
@@ -12,17 +11,13 @@ from grader_helpers import PREFIX, SCRIPT
 def installed() -> Path:
     """The console script pip installed; the tests of the installed plugin need it."""
     if not SCRIPT.is_file():
-        pytest.skip(f"agentenv-grader is not installed in {PREFIX}; scripts/test-python.sh installs it with pip")
+        missing_in_ci(f"agentenv-grader is not installed in {PREFIX}; scripts/test-python.sh installs it with pip")
     return SCRIPT
 
 
 @pytest.fixture
 def plugin_env(tmp_path: Path) -> dict:
-    env = {k: v for k, v in os.environ.items() if not k.startswith("AGENT_ENV_")}
-    env["HOME"] = str(tmp_path / "home")
-    for var in ("XDG_DATA_HOME", "XDG_STATE_HOME", "XDG_CONFIG_HOME", "XDG_CACHE_HOME"):
-        env[var] = str(tmp_path / var.lower())
-    return env
+    return isolated_env(tmp_path)
 
 
 @pytest.fixture

@@ -3,11 +3,13 @@
 from __future__ import annotations
 
 import os
-import shutil
 import sys
 from pathlib import Path
 
+from agent_env_plugin import testing
+
 HERE = Path(__file__).resolve().parent
+REPO = HERE.parents[2]
 PREFIX = Path(sys.prefix)
 SCRIPT = PREFIX / "bin" / "agentenv-grader"
 INSTALLED_MANIFEST = PREFIX / "share" / "agent-env" / "plugins" / "agentenv-grader.toml"
@@ -15,16 +17,9 @@ INSTALLED_MANIFEST = PREFIX / "share" / "agent-env" / "plugins" / "agentenv-grad
 
 def vectors_dir() -> Path:
     given = os.environ.get("AGENT_ENV_VECTORS_DIR")
-    return Path(given) if given else HERE.parents[2] / "protocol" / "vectors"
+    return Path(given) if given else REPO / "protocol" / "vectors"
 
 
-def agent_env_binary() -> str | None:
-    given = os.environ.get("AGENT_ENV_BIN")
-    if given:
-        return given
-    repo = HERE.parents[2]
-    for profile in ("debug", "release"):
-        candidate = repo / "target" / profile / "agent-env"
-        if candidate.is_file():
-            return str(candidate)
-    return shutil.which("agent-env")
+def require_agent_env_binary() -> str:
+    """The agent-env binary of this repository (see `testing.agent_env_binary`); skips without one, fails in CI."""
+    return testing.require_agent_env_binary(REPO)

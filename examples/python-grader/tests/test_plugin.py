@@ -12,7 +12,7 @@ import tomllib
 from agent_env_plugin import ConfigError, PluginError, wire
 from agent_env_plugin.conformance import object_cases
 from agent_env_plugin.testing import memory_host_object_store
-from grader_helpers import INSTALLED_MANIFEST, PREFIX, agent_env_binary
+from grader_helpers import INSTALLED_MANIFEST, PREFIX, require_agent_env_binary
 
 from agentenv_grader.store import FolderObjectStore
 
@@ -241,9 +241,7 @@ def test_the_grader_command_in_command_mode(installed, plugin_env, tmp_path):
 
 def _agent_env(tmp_path, plugin_env):
     """The agent-env binary and an environment where PATH holds only this venv's bin and the system's."""
-    binary = agent_env_binary()
-    if binary is None:
-        pytest.skip("no agent-env binary (cargo build -p agent-env, or set AGENT_ENV_BIN)")
+    binary = require_agent_env_binary()
     env = dict(
         plugin_env,
         PATH=f"{PREFIX / 'bin'}{os.pathsep}/usr/bin:/bin",

@@ -2,39 +2,14 @@
 
 from __future__ import annotations
 
-import json
-
 import pytest
 from agent_env_plugin import Plugin, PluginError, wire
+from agent_env_plugin.testing import describe, read_vectors
 from grader_helpers import vectors_dir
 
 
-def _load(name: str) -> list[dict]:
-    with open(vectors_dir() / name, encoding="utf-8") as handle:
-        return [json.loads(line) for line in handle if line.strip()]
-
-
-MESSAGES = _load("messages.jsonl")
-HANDSHAKES = _load("handshake.jsonl")
-
-
-def describe(message: object) -> dict:
-    if message is None:
-        return {"kind": "noise"}
-    if isinstance(message, wire.Request):
-        return {"kind": "request", "id": message.id, "method": message.method, "params": message.params}
-    if isinstance(message, wire.Notification):
-        return {"kind": "notification", "method": message.method, "params": message.params}
-    if isinstance(message, wire.Response):
-        return {"kind": "response", "id": message.id, "result": message.result}
-    assert isinstance(message, wire.ErrorResponse)
-    return {
-        "kind": "error",
-        "id": message.id,
-        "code": message.code,
-        "error_kind": message.kind,
-        "message": message.message,
-    }
+MESSAGES = read_vectors(vectors_dir(), "messages.jsonl")
+HANDSHAKES = read_vectors(vectors_dir(), "handshake.jsonl")
 
 
 @pytest.mark.parametrize("vector", MESSAGES, ids=[v["name"] for v in MESSAGES])

@@ -20,7 +20,7 @@ from .host import WireObjectStore
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
-    from typing import Any, Callable, Dict, List, Mapping, Sequence, Tuple
+    from typing import Any, Callable, Dict, List, Mapping, NoReturn, Sequence, Tuple
 
     HostMethod = Callable[[Dict[str, Any]], Any]
 
@@ -300,3 +300,75 @@ def memory_host_object_store() -> Dict[str, HostMethod]:
         "host.store.object.object_url": lambda p: {"url": url(p["key"])},
         "host.store.object.list": lambda p: {"keys": sorted(k for k in objects if k.startswith(p["prefix"]))},
     }
+
+
+def read_vectors(directory: str | os.PathLike[str], name: str) -> List[Dict[str, Any]]:
+    """One file of the protocol test vectors (`protocol/vectors/<name>`, JSON lines) as a list of dicts."""
+    import json
+
+    with open(os.path.join(directory, name), encoding="utf-8") as handle:
+        return [json.loads(line) for line in handle if line.strip()]
+
+
+def describe(message: object) -> Dict[str, Any]:
+    """What a message `wire.decode` returned is, in the test vectors' `expect` vocabulary."""
+    if message is None:
+        return {"kind": "noise"}
+    if isinstance(message, wire.Request):
+        return {"kind": "request", "id": message.id, "method": message.method, "params": message.params}
+    if isinstance(message, wire.Notification):
+        return {"kind": "notification", "method": message.method, "params": message.params}
+    if isinstance(message, wire.Response):
+        return {"kind": "response", "id": message.id, "result": message.result}
+    if isinstance(message, wire.ErrorResponse):
+        return {
+            "kind": "error",
+            "id": message.id,
+            "code": message.code,
+            "error_kind": message.kind,
+            "message": message.message,
+        }
+    raise TypeError(f"not a decoded message: {message!r}")
+
+
+def agent_env_binary(repo: str | os.PathLike[str]) -> str | None:
+    """The agent-env binary to test against: $AGENT_ENV_BIN, else `repo`/target/{debug,release}/agent-env,
+    else the one on PATH; None when there is none."""
+    import shutil
+
+    given = os.environ.get("AGENT_ENV_BIN")
+    if given:
+        return given
+    for profile in ("debug", "release"):
+        candidate = os.path.join(repo, "target", profile, "agent-env")
+        if os.path.isfile(candidate):
+            return candidate
+    return shutil.which("agent-env")
+
+
+def missing_in_ci(reason: str) -> NoReturn:
+    """Skip the pytest test whose prerequisite is missing, except in CI ($CI set), where a skip would hide
+    a regression: there it fails."""
+    import pytest
+
+    if os.environ.get("CI"):
+        pytest.fail(f"{reason}; CI runs every test, so this is a failure, not a skip")
+    pytest.skip(reason)
+
+
+def require_agent_env_binary(repo: str | os.PathLike[str]) -> str:
+    """`agent_env_binary(repo)`, or `missing_in_ci` when there is none."""
+    binary = agent_env_binary(repo)
+    if binary is None:
+        missing_in_ci("no agent-env binary (cargo build -p agent-env, or set AGENT_ENV_BIN)")
+    return binary
+
+
+def isolated_env(root: str | os.PathLike[str]) -> Dict[str, str]:
+    """This process's environment for a plugin child, less any AGENT_ENV_* variable, with HOME and the XDG
+    folders under `root`, so that a test touches neither the real home nor the caller's agent-env setup."""
+    env = {k: v for k, v in os.environ.items() if not k.startswith("AGENT_ENV_")}
+    env["HOME"] = os.path.join(root, "home")
+    for var in ("XDG_DATA_HOME", "XDG_STATE_HOME", "XDG_CONFIG_HOME", "XDG_CACHE_HOME"):
+        env[var] = os.path.join(root, var.lower())
+    return env
