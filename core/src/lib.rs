@@ -6,13 +6,16 @@ pub mod cli;
 pub mod clock;
 pub mod config;
 pub mod discovery;
+pub mod environment;
 pub mod host;
 pub mod install;
+pub mod output;
 pub mod paths;
 pub mod registry;
 pub mod report;
 pub mod run;
 pub mod sandbox;
+pub mod session;
 pub mod steps;
 pub mod stores;
 

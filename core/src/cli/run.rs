@@ -1,10 +1,8 @@
 //! `agent-env run [BUNDLE] [--task NAME]... [--eval NAME]... [--keep] [--dry-run] ...`: run a bundle's
 //! tasks and evals; with no BUNDLE, list the installed bundles.
 
-use std::cell::OnceCell;
 use std::sync::Arc;
 
-use agent_env_protocol::manifest::Manifest;
 use agent_env_protocol::names::canonical_name;
 use serde_json::{json, Map, Value};
 
@@ -12,13 +10,15 @@ use crate::bundle::installed::{InstalledBundle, Target};
 use crate::bundle::plan::{self, PlanContext, StepKind};
 use crate::bundle::tree::Tree;
 use crate::bundle::{self, BundleError};
-use crate::config::ConfigDocument;
-use crate::discovery::{Discovery, SearchPath};
-use crate::registry::{Loading, Registry, RegistryError, Resolved};
+use crate::cli::{Exit, Failure, Terminal};
+use crate::output::Output;
+use crate::registry::{RegistryError, Resolved};
 use crate::run::executor::NoPlugins;
 use crate::run::local_stores::{self, LocalStores};
+use crate::run::materialize::Places;
 use crate::run::plugin_steps::PluginSteps;
-use crate::run::{self as runner, RunOptions};
+use crate::run::{self as runner, RunOptions, RunStatus};
+use crate::session::{RegistryLoad, Session};
 use crate::stores::{Filter, Sort};
 
 #[derive(clap::Args)]
@@ -89,90 +89,83 @@ impl RunArgs {
     }
 }
 
-pub fn run(args: RunArgs, _verbose: bool) -> i32 {
+/// Runs `agent-env run`: lists the installed bundles, or plans and runs one.
+pub fn run(args: RunArgs, _verbose: bool, session: &Session, term: &Terminal) -> Exit {
     let Some(text) = args.bundle.clone() else {
         if args.has_options() {
-            eprintln!("Error: these options need a BUNDLE: agent-env run BUNDLE [OPTIONS] (agent-env run with no BUNDLE lists the installed bundles)");
-            return 2;
+            return Err(Failure::new("these options need a BUNDLE: agent-env run BUNDLE [OPTIONS] (agent-env run with no BUNDLE lists the installed bundles)").with_code(2));
         }
-        list(&bundle::installed(&installed_manifests(
-            &Discovered::default(),
-        )));
-        return 0;
+        list(&bundle::installed(&session.manifests()), term);
+        return Ok(0);
     };
-    let discovered = Discovered::default();
     // agent-env's own bundles keep their bare names, so `run hello` needs no look at installed plugins.
     let core = bundle::core_bundles();
     let installed = if core.iter().any(|b| b.name == text) {
         core
     } else {
-        bundle::installed(&installed_manifests(&discovered))
+        bundle::installed(&session.manifests())
     };
-    let target = match bundle::resolve(&text, &installed) {
-        Ok(t) => t,
-        Err(e) => return super::fail(e),
-    };
+    let target = bundle::resolve(&text, &installed).map_err(Failure::new)?;
     let (parsed, folder) = match &target {
         Target::Folder(path) => (bundle::parse(path), Some(path.clone())),
         Target::Installed(b) => (b.parse(), None),
     };
-    let parsed = match parsed {
-        Ok(b) => b,
-        Err(e) => return super::fail(e),
-    };
+    let parsed = parsed.map_err(Failure::new)?;
     let tree = match (&target, &folder) {
         (_, Some(path)) => Tree::Disk(path),
         (Target::Installed(b), None) => b.tree(),
-        (Target::Folder(_), None) => return super::fail("internal: a folder bundle has no folder"),
+        (Target::Folder(_), None) => {
+            return Err(Failure::new("internal: a folder bundle has no folder"))
+        }
     };
-    let sandbox_provider = match pick_sandbox_provider(args.sandbox.as_deref()) {
-        Ok(p) => p,
-        Err(e) => return super::fail(e),
-    };
+    let sandbox_provider = pick_sandbox_provider(args.sandbox.as_deref()).map_err(Failure::new)?;
     // A bad config (a store table that doesn't build, an unresolved reference) stops the run here,
     // before anything is written or run.
-    let config = ConfigDocument::load();
+    let config = session.config();
     // Only a config file can name a plugin's store, so with none there are no manifests to check against.
     let manifests = match config.path {
-        Some(_) => installed_manifests(&discovered),
+        Some(_) => session.manifests(),
         None => Vec::new(),
     };
-    if let Err(e) = crate::config::check::preflight(&config, None, &manifests) {
-        return super::fail(e);
-    }
+    crate::config::check::preflight(config, None, &manifests).map_err(Failure::new)?;
     let stores = local_stores::open();
     let ctx = RunPlanContext {
         stores: &stores,
-        discovered: &discovered,
+        session,
     };
-    let plan = match plan::plan(&parsed, &args.tasks, &args.evals, &ctx) {
-        Ok(p) => p,
-        Err(e) => return super::fail(e),
-    };
+    let plan = plan::plan(&parsed, &args.tasks, &args.evals, &ctx).map_err(Failure::new)?;
     // A dry run runs nothing, plugins included.
     let plugins = if args.dry_run {
         None
     } else {
-        match start_plugin_steps(&parsed, &plan, &stores, &config, &discovered) {
-            Ok(p) => p,
-            Err(e) => return super::fail(e),
-        }
+        start_plugin_steps(&parsed, &plan, &stores, session).map_err(Failure::new)?
     };
     let options = RunOptions {
         dry_run: args.dry_run,
         keep: args.keep,
         user_overrides: args.user_overrides(),
         sandbox_provider,
+        places: Places {
+            locks_dir: session.paths().locks_dir(),
+            fixture_prefix: session.env().var(FIXTURE_PREFIX_VAR),
+        },
     };
-    let code = match &plugins {
-        Some(p) => runner::execute(&parsed, tree, &plan, &stores, p.as_ref(), &options),
-        None => runner::execute(&parsed, tree, &plan, &stores, &NoPlugins, &options),
+    let status = match &plugins {
+        Some(p) => runner::execute(&parsed, tree, &plan, &stores, p.as_ref(), &options, term),
+        None => runner::execute(&parsed, tree, &plan, &stores, &NoPlugins, &options, term),
     };
     if let Some(p) = plugins {
         p.shutdown();
     }
-    code
+    match status.map_err(Failure::new)? {
+        RunStatus::DryRun | RunStatus::Finished { failed: false } => Ok(0),
+        RunStatus::Finished { failed: true } => Ok(1),
+        RunStatus::Cancelled { signal } => Ok(128 + signal),
+    }
 }
+
+/// Puts a prefix before the object keys of a run's artifacts (tests and shared fixtures).
+const FIXTURE_PREFIX_VAR: &str = "AGENT_ENV_FIXTURE_PREFIX";
 
 /// Starts the plugins the plan's plugin steps need and preflights each step; `None` when no step
 /// comes from a plugin (nothing is started).
@@ -180,8 +173,7 @@ fn start_plugin_steps(
     bundle: &crate::bundle::Bundle,
     plan: &plan::Plan<'_>,
     stores: &LocalStores,
-    config: &ConfigDocument,
-    discovered: &Discovered,
+    session: &Session,
 ) -> Result<Option<Arc<PluginSteps>>, BundleError> {
     let plugin_steps: Vec<(&str, &plan::PlannedStep, &str)> = plan
         .tasks
@@ -198,13 +190,13 @@ fn start_plugin_steps(
     if plugin_steps.is_empty() {
         return Ok(None);
     }
-    let steps = PluginSteps::new(stores, config).map_err(BundleError::one)?;
+    let steps = PluginSteps::new(stores, session).map_err(BundleError::one)?;
     let mut problems = Vec::new();
     for (_, _, package) in &plugin_steps {
-        let Some(found) = discovered.get().find(&canonical_name(package)) else {
+        let Some(found) = session.discovery().find(&canonical_name(package)) else {
             continue;
         };
-        match crate::config::plugins::plugin_settings(config, package, None) {
+        match steps.settings(session.config(), package) {
             Ok(settings) => steps.add(&found.manifest, settings),
             Err(e) => problems.push(e.to_string()),
         }
@@ -248,39 +240,17 @@ fn pick_sandbox_provider(chain: Option<&str>) -> Result<String, BundleError> {
         })
 }
 
-/// Discovery and the registry, each built at most once and only when something needs it.
-#[derive(Default)]
-struct Discovered {
-    discovery: OnceCell<Discovery>,
-    registry: OnceCell<Registry>,
-}
-
-impl Discovered {
-    fn get(&self) -> &Discovery {
-        self.discovery
-            .get_or_init(|| crate::discovery::discover(&SearchPath::from_env()))
-    }
-
-    fn registry(&self) -> &Registry {
-        self.registry.get_or_init(|| {
-            let config = crate::registry::ConfigState::from_env();
-            let prober = crate::registry::host_prober::HostProber::new();
-            Registry::build(self.get().clone(), config, Loading::ConfigNamed(&prober))
-        })
-    }
-}
-
 /// Step types and store references, as planning asks for them.
 struct RunPlanContext<'a> {
     stores: &'a LocalStores,
-    discovered: &'a Discovered,
+    session: &'a Session,
 }
 
 impl RunPlanContext<'_> {
     /// The manifest's `fail_task_on_error` for the plugin's step, when the entry naming that class
     /// sets one; otherwise a failure fails the task.
     fn fails_task_by_default(&self, package: &str, type_name: &str, class: &str) -> bool {
-        let Some(plugin) = self.discovered.get().find(package) else {
+        let Some(plugin) = self.session.discovery().find(package) else {
             return true;
         };
         let steps = plugin.manifest.provides.get("task_steps");
@@ -297,7 +267,11 @@ impl PlanContext for RunPlanContext<'_> {
         if let Some(b) = crate::steps::builtin(type_name) {
             return Ok(StepKind::Builtin(b));
         }
-        match self.discovered.registry().resolve("task_steps", type_name) {
+        match self
+            .session
+            .registry(RegistryLoad::ConfigNamed)
+            .resolve("task_steps", type_name)
+        {
             Ok(Resolved::Plugin { package, class, .. }) => {
                 let canonical = canonical_name(&package);
                 Ok(StepKind::Plugin {
@@ -340,20 +314,10 @@ impl PlanContext for RunPlanContext<'_> {
     }
 }
 
-/// The manifests discovery found (plugins directory, then PATH), read without running anything.
-fn installed_manifests(discovered: &Discovered) -> Vec<Manifest> {
-    discovered
-        .get()
-        .plugins
-        .iter()
-        .map(|p| p.manifest.clone())
-        .collect()
-}
-
 /// `agent-env run` with no BUNDLE.
-fn list(installed: &[InstalledBundle]) {
+fn list(installed: &[InstalledBundle], out: &dyn Output) {
     if installed.is_empty() {
-        crate::say!("No bundles are installed. agent-env run PATH runs a folder.");
+        out.line("No bundles are installed. agent-env run PATH runs a folder.");
         return;
     }
     let parsed: Vec<Result<crate::bundle::Bundle, BundleError>> =
@@ -397,9 +361,9 @@ fn list(installed: &[InstalledBundle]) {
         .trim_end()
         .to_string()
     };
-    crate::say!("{}", line(header));
+    out.line(&line(header));
     for ((b, row), parsed) in installed.iter().zip(&rows).zip(&parsed) {
-        crate::say!("{}", line([&row[0], &row[1], &row[2], &row[3]]));
+        out.line(&line([&row[0], &row[1], &row[2], &row[3]]));
         let mut folder = format!("  {}", b.folder_display());
         if let Ok(parsed) = parsed {
             let aliases: Vec<String> = parsed
@@ -411,12 +375,10 @@ fn list(installed: &[InstalledBundle]) {
                 folder.push_str(&format!("  aliases: {}", aliases.join(", ")));
             }
         }
-        crate::say!("{folder}");
+        out.line(&folder);
     }
-    crate::say!();
-    crate::say!(
-        "Run one with agent-env run NAME. To change one, copy its folder and run the copy."
-    );
+    out.line("");
+    out.line("Run one with agent-env run NAME. To change one, copy its folder and run the copy.");
 }
 
 /// `1 task`, `2 tasks, 1 eval`.

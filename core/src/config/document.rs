@@ -2,9 +2,8 @@
 //! that reports can still name the file.
 
 use super::error::ConfigError;
-use super::locate::{locate, ConfigSource, CONFIG_VAR};
+use super::locate::{locate, ConfigSource};
 use std::path::{Path, PathBuf};
-use std::sync::OnceLock;
 use toml::Table;
 
 /// A problem reading the document, as the plugin report shows it: a report code and the sentence.
@@ -39,35 +38,14 @@ pub struct ConfigDocument {
     pub error: Option<ConfigProblem>,
 }
 
-/// [`ConfigDocument::install`] came too late.
+/// A root option chose the config file after something had read it.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, thiserror::Error)]
 #[error("the config was already read in this invocation; a root option must choose the config file before anything reads it")]
 pub struct AlreadyRead;
 
-/// The process's document, read once by whoever asks first.
-static SHARED: OnceLock<ConfigDocument> = OnceLock::new();
-
 impl ConfigDocument {
-    /// The process's config, found and parsed on first use and shared by every later caller, so one
-    /// invocation reads the file once however many areas need it.
-    pub fn shared() -> &'static ConfigDocument {
-        SHARED.get_or_init(ConfigDocument::load)
-    }
-
-    /// Makes `doc` the process's config (a root option chose another file). Refused when something has
-    /// already read the config: the whole invocation must see one file.
-    pub fn install(doc: ConfigDocument) -> Result<(), AlreadyRead> {
-        SHARED.set(doc).map_err(|_| AlreadyRead)
-    }
-
-    /// Finds and parses the config for this process: `$AGENT_ENV_CONFIG`, else the nearest
-    /// `.agentenv/config.toml` above the working directory.
-    pub fn load() -> ConfigDocument {
-        let cwd = std::env::current_dir().unwrap_or_else(|_| PathBuf::from("."));
-        Self::load_from(std::env::var_os(CONFIG_VAR), &cwd)
-    }
-
-    /// As [`load`](Self::load), with the variable's value and the working directory given.
+    /// Finds and parses the config: `env_value` (`$AGENT_ENV_CONFIG`), else the nearest
+    /// `.agentenv/config.toml` above `cwd`. The session reads it once per invocation.
     pub fn load_from(env_value: Option<std::ffi::OsString>, cwd: &Path) -> ConfigDocument {
         let found = locate(env_value, cwd);
         let mut doc = ConfigDocument {
@@ -84,22 +62,6 @@ impl ConfigDocument {
             }
         }
         doc
-    }
-
-    /// Reads a file a root option chose (`cli.root_option` answered `config_path`).
-    pub fn load_path(path: &Path, source: ConfigSource) -> ConfigDocument {
-        let search_root = std::env::current_dir().unwrap_or_else(|_| PathBuf::from("."));
-        let (table, error) = match read_and_parse(path) {
-            Ok(table) => (table, None),
-            Err(e) => (Table::new(), Some(e.into())),
-        };
-        ConfigDocument {
-            path: Some(path.to_path_buf()),
-            source,
-            search_root,
-            table,
-            error,
-        }
     }
 
     /// A document parsed from text, for tests and tools; `path` is only used in messages.
@@ -212,20 +174,6 @@ mod tests {
         assert_eq!(doc.table["x"]["a"].as_integer(), Some(1));
         let doc = ConfigDocument::from_text("", Path::new("/c.toml"));
         assert!(doc.error.is_none() && doc.table.is_empty());
-    }
-
-    #[test]
-    fn an_installed_document_is_the_shared_one_and_cannot_be_replaced() {
-        let chosen = ConfigDocument::from_text("[x]\na = 1\n", Path::new("/tenants/acme.toml"));
-        assert_eq!(ConfigDocument::install(chosen), Ok(()));
-        let again = ConfigDocument::from_text("", Path::new("/other.toml"));
-        assert_eq!(ConfigDocument::install(again), Err(AlreadyRead));
-        let shared = ConfigDocument::shared();
-        assert_eq!(
-            shared.path.as_deref(),
-            Some(Path::new("/tenants/acme.toml"))
-        );
-        assert!(std::ptr::eq(shared, ConfigDocument::shared()));
     }
 
     #[test]

@@ -106,11 +106,6 @@ pub fn sections(
         .collect()
 }
 
-/// The process's own variables.
-pub fn process_env(name: &str) -> Option<String> {
-    std::env::var(name).ok()
-}
-
 fn failed(name: &'static str, error: String) -> SectionView {
     SectionView {
         name,

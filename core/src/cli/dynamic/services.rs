@@ -3,19 +3,14 @@
 
 use std::sync::Arc;
 
-use crate::config::ConfigDocument;
 use crate::host::HostServices;
-use crate::stores::{configured_stores_opening_plugins, HostStoreDispatcher, PluginStoreFactory};
+use crate::session::Session;
+use crate::stores::{configured_stores_opening_plugins, HostStoreDispatcher};
 
 /// The host services of a plugin command: its `host.store.*` calls reach the configured stores. A
 /// plugin's store is opened in its plugin, started on first use and shut down when the store set goes.
-pub fn for_command(doc: ConfigDocument) -> Arc<dyn HostServices> {
-    let stores = configured_stores_opening_plugins(
-        doc,
-        Box::new(|doc, secrets| {
-            let (factory, _host) = crate::cli::store::plugin_stores(doc, secrets)?;
-            Ok(Arc::new(factory) as Arc<dyn PluginStoreFactory>)
-        }),
-    );
+pub fn for_command(session: &Session) -> Arc<dyn HostServices> {
+    let stores =
+        configured_stores_opening_plugins(session.config().clone(), session.plugin_store_opener());
     Arc::new(HostStoreDispatcher::new(Arc::new(stores)))
 }

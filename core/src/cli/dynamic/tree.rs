@@ -11,7 +11,7 @@ use std::collections::BTreeMap;
 
 use agent_env_protocol::manifest::Manifest;
 
-use crate::discovery::{discover, Discovery, SearchPath};
+use crate::discovery::Discovery;
 use crate::registry::{ConfigState, Loading, Registry};
 use crate::report::model::Status;
 
@@ -55,11 +55,6 @@ pub struct PluginCli {
 }
 
 impl PluginCli {
-    /// Discovers manifests from the environment and builds the plugin commands and root options.
-    pub fn from_env() -> PluginCli {
-        PluginCli::from_discovery(discover(&SearchPath::from_env()))
-    }
-
     /// Builds from what discovery found.
     pub fn from_discovery(discovery: Discovery) -> PluginCli {
         let registry = Registry::build(

@@ -1,0 +1,168 @@
+//! One invocation's state, built once at the top of the CLI and handed to every command and to the run
+//! engine: the environment snapshot, the config document, what discovery found, the registry, and
+//! the plugin stores' host. Each part is built on first use and kept, so a command that needs no
+//! manifests reads none (`agent-env --version` reads neither manifests nor config), and nothing is
+//! read twice.
+
+use std::sync::{Arc, OnceLock};
+
+use agent_env_protocol::manifest::Manifest;
+
+use crate::config::build::StoreSecrets;
+use crate::config::document::AlreadyRead;
+use crate::config::locate::CONFIG_VAR;
+use crate::config::plugins::plugin_settings;
+use crate::config::references::SecretLookup;
+use crate::config::{ConfigDocument, ConfigError};
+use crate::discovery::{discover, Discovery, SearchPath};
+use crate::environment::Environment;
+use crate::host::{HostConfig, HostConfigError, HostServices, NoServices, PluginHost};
+use crate::paths::Paths;
+use crate::registry::host_prober::HostProber;
+use crate::registry::{ConfigState, Loading, Registry};
+use crate::stores::plugin_stores::{HostPluginStores, PluginPackage};
+use crate::stores::{OpenPluginStores, PluginStoreFactory};
+
+/// How much of the plugins the registry starts to check them.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum RegistryLoad {
+    /// None: claims that need a process are `unloaded` (`plugin list --no-load`).
+    None,
+    /// Every plugin with a claim left to load (the plugin report).
+    All,
+    /// Only the plugins config names (a run); the rest start on first use.
+    ConfigNamed,
+}
+
+/// The state of one invocation.
+#[derive(Debug)]
+pub struct Session {
+    env: Environment,
+    config: OnceLock<ConfigDocument>,
+    discovery: OnceLock<Discovery>,
+    registry: OnceLock<Registry>,
+}
+
+impl Session {
+    /// A session over `env`; nothing is read yet.
+    pub fn new(env: Environment) -> Session {
+        Session {
+            env,
+            config: OnceLock::new(),
+            discovery: OnceLock::new(),
+            registry: OnceLock::new(),
+        }
+    }
+
+    /// The environment the invocation started with.
+    pub fn env(&self) -> &Environment {
+        &self.env
+    }
+
+    /// agent-env's folders in this environment.
+    pub fn paths(&self) -> Paths<'_> {
+        Paths::new(&self.env)
+    }
+
+    /// The config document: `$AGENT_ENV_CONFIG`, else the nearest `.agentenv/config.toml` above the
+    /// working directory; read on first use.
+    pub fn config(&self) -> &ConfigDocument {
+        self.config.get_or_init(|| {
+            ConfigDocument::load_from(self.env.var_os(CONFIG_VAR).map(Into::into), self.env.cwd())
+        })
+    }
+
+    /// Makes `path` the invocation's config file (a root option chose it). Refused when something has
+    /// read the config already: the whole invocation must see one file.
+    pub fn choose_config(&self, path: &std::path::Path) -> Result<(), AlreadyRead> {
+        let doc = ConfigDocument::load_from(Some(path.as_os_str().into()), self.env.cwd());
+        self.config.set(doc).map_err(|_| AlreadyRead)
+    }
+
+    /// Where discovery looks: the plugins directory and `$PATH`.
+    pub fn search_path(&self) -> SearchPath {
+        let path = self.env.var_os("PATH").map(Into::into).unwrap_or_default();
+        SearchPath::new(self.paths().plugins_dir(), &path)
+    }
+
+    /// Every manifest found (nothing is run); read on first use.
+    pub fn discovery(&self) -> &Discovery {
+        self.discovery.get_or_init(|| discover(&self.search_path()))
+    }
+
+    /// Keeps what discovery already found for this invocation (the command tree read it).
+    pub fn adopt_discovery(&self, discovery: Discovery) {
+        let _ = self.discovery.set(discovery);
+    }
+
+    /// The manifests discovery found.
+    pub fn manifests(&self) -> Vec<Manifest> {
+        self.discovery()
+            .plugins
+            .iter()
+            .map(|p| p.manifest.clone())
+            .collect()
+    }
+
+    /// The host's timeouts, from the `AGENT_ENV_PLUGIN_*_TIMEOUT` variables.
+    pub fn host_config(&self) -> Result<HostConfig, HostConfigError> {
+        HostConfig::from_lookup(|var| self.env.var(var))
+    }
+
+    /// A plugin host serving `services` to its children, with this environment's timeouts.
+    pub fn plugin_host(
+        &self,
+        services: Arc<dyn HostServices>,
+    ) -> Result<PluginHost, HostConfigError> {
+        Ok(PluginHost::new(self.host_config()?, services))
+    }
+
+    /// The registries, built on first use with `load`; later calls get the same registry.
+    pub fn registry(&self, load: RegistryLoad) -> &Registry {
+        self.registry.get_or_init(|| {
+            let discovery = self.discovery().clone();
+            let config = ConfigState::from_document(self.config().clone());
+            let prober = HostProber::new(self.host_config());
+            let loading = match load {
+                RegistryLoad::None => Loading::None,
+                RegistryLoad::All => Loading::All(&prober),
+                RegistryLoad::ConfigNamed => Loading::ConfigNamed(&prober),
+            };
+            Registry::build(discovery, config, loading)
+        })
+    }
+
+    /// What opens plugin stores (`impl = "<package>:<Class>"`) for a store set: on the set's first
+    /// store, a plugin host of its own (children get no host services) over every installed package,
+    /// each with its `[plugins.<package>]` settings resolved through the configured secret store.
+    /// Nothing starts until a plugin store is opened.
+    pub fn plugin_store_opener(&self) -> OpenPluginStores {
+        let manifests = self.manifests();
+        let host_config = self.host_config();
+        Box::new(move |doc, secrets| {
+            let config = host_config.clone().map_err(|e| e.to_string())?;
+            let host = Arc::new(PluginHost::new(config, Arc::new(NoServices)));
+            let packages = plugin_packages(doc, &manifests, secrets).map_err(|e| e.to_string())?;
+            Ok(Arc::new(HostPluginStores::new(host, packages)) as Arc<dyn PluginStoreFactory>)
+        })
+    }
+}
+
+/// Every installed package as a possible store provider, with its `[plugins.<package>]` settings
+/// (`secret:` references resolved through `secrets`).
+pub fn plugin_packages(
+    doc: &ConfigDocument,
+    manifests: &[Manifest],
+    secrets: Option<&StoreSecrets>,
+) -> Result<Vec<PluginPackage>, ConfigError> {
+    let lookup = secrets.map(|s| s as &dyn SecretLookup);
+    manifests
+        .iter()
+        .map(|manifest| {
+            Ok(PluginPackage {
+                settings: plugin_settings(doc, &manifest.name, lookup)?,
+                manifest: manifest.clone(),
+            })
+        })
+        .collect()
+}
