@@ -12,6 +12,12 @@ pub trait Output: Send + Sync {
 
     /// One line of diagnostics (stderr in the CLI), without its newline.
     fn note(&self, text: &str);
+
+    /// A question on the command's output with no newline after it, shown at once (the answer is
+    /// read after it).
+    fn prompt(&self, text: &str) {
+        self.line(text);
+    }
 }
 
 /// An [`Output`] that keeps every line, for tests and for callers that show the lines later.

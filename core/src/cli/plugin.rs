@@ -96,23 +96,47 @@ pub fn run(args: PluginArgs, verbose: bool, session: &Session, term: &Terminal) 
         PluginCommand::List(a) => list(&a, verbose, session, term),
         PluginCommand::Show(a) => show(&a, verbose, session, term),
         PluginCommand::Check(a) => check(&a, verbose, session, term),
-        PluginCommand::Add(a) => crate::install::add::add(&crate::install::add::AddOptions {
-            specs: a.specs,
-            installer: a.installer,
-            dry_run: a.dry_run,
-            yes: a.yes,
-            keep: a.keep,
-        })
+        PluginCommand::Add(a) => crate::install::add::add(
+            &crate::install::add::AddOptions {
+                specs: a.specs,
+                installer: a.installer,
+                dry_run: a.dry_run,
+                yes: a.yes,
+                keep: a.keep,
+            },
+            &install_context(session, term),
+        )
         .map_err(Failure::new),
-        PluginCommand::Remove(a) => {
-            crate::install::remove::remove(&crate::install::remove::RemoveOptions {
+        PluginCommand::Remove(a) => crate::install::remove::remove(
+            &crate::install::remove::RemoveOptions {
                 packages: a.packages,
                 force: a.force,
                 dry_run: a.dry_run,
                 yes: a.yes,
-            })
-            .map_err(Failure::new)
-        }
+            },
+            &install_context(session, term),
+        )
+        .map_err(Failure::new),
+    }
+}
+
+/// What `plugin add` and `plugin remove` take from the session.
+fn install_context<'a>(session: &Session, term: &'a Terminal) -> crate::install::Context<'a> {
+    let env = session.env();
+    let paths = session.paths();
+    crate::install::Context {
+        plugins_dir: paths.plugins_dir(),
+        locks_dir: paths.locks_dir(),
+        state_root: paths.state_root(),
+        home: paths.home_dir(),
+        search: session.search_path(),
+        config_path: crate::config::locate::locate(
+            env.var_os(crate::config::locate::CONFIG_VAR)
+                .map(Into::into),
+            env.cwd(),
+        )
+        .path,
+        out: term,
     }
 }
 

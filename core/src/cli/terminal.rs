@@ -59,6 +59,10 @@ impl Output for Terminal {
     fn note(&self, text: &str) {
         self.eprintln(text);
     }
+
+    fn prompt(&self, text: &str) {
+        self.print(text);
+    }
 }
 
 /// Writes and flushes `text` unless the stream is known to be closed; any write error marks it closed

@@ -5,8 +5,10 @@ use std::process::Command;
 
 use serde_json::Value;
 
-/// Checks `name`; prints `  NAME: <group> <name> <status>[ (reason)]` lines and returns the problems.
-pub fn check_package(name: &str) -> Vec<String> {
+use crate::output::Output;
+
+/// Checks `name`; writes `  NAME: <group> <name> <status>[ (reason)]` lines and returns the problems.
+pub fn check_package(name: &str, out: &dyn Output) -> Vec<String> {
     let exe = match std::env::current_exe() {
         Ok(e) => e,
         Err(e) => {
@@ -15,7 +17,7 @@ pub fn check_package(name: &str) -> Vec<String> {
             )]
         }
     };
-    let out = match Command::new(&exe)
+    let shown = match Command::new(&exe)
         .args(["plugin", "show", name, "--json"])
         .stdin(std::process::Stdio::null())
         .output()
@@ -23,10 +25,10 @@ pub fn check_package(name: &str) -> Vec<String> {
         Ok(o) => o,
         Err(e) => return vec![format!("could not check {name}: {e}")],
     };
-    let doc: Value = match serde_json::from_slice(&out.stdout) {
+    let doc: Value = match serde_json::from_slice(&shown.stdout) {
         Ok(d) => d,
         Err(_) => {
-            let err = String::from_utf8_lossy(&out.stderr);
+            let err = String::from_utf8_lossy(&shown.stderr);
             return vec![format!("could not check {name}: {}", err.trim())];
         }
     };
@@ -55,7 +57,7 @@ pub fn check_package(name: &str) -> Vec<String> {
             .as_str()
             .map(|r| format!(" ({r})"))
             .unwrap_or_default();
-        println!("  {name}: {group} {cname} {status}{reason}");
+        out.line(&format!("  {name}: {group} {cname} {status}{reason}"));
         if status != "active" && status != "replaced" {
             problems.push(format!("{name}: {cname} is {status}{reason}"));
         }
