@@ -1,7 +1,7 @@
 //! A plugin that works: echo and friends, task steps (one calls back into the host), an in-memory
 //! object store, and a CLI command.
 
-use agent_env_fixture_plugins::{with_basics, MemoryObjectStore};
+use agent_env_fixture_plugins::{with_basics, MemoryObjectStore, TableSecretStore};
 use agent_env_plugin_sdk::{
     json, CliCommand, Contribution, ExecuteResult, HostHandle, Map, Plugin, StepContext, StepError,
     TaskStep, Value,
@@ -74,6 +74,33 @@ impl TaskStep for StoreRoundTrip {
     }
 }
 
+/// Asks the host's image store for the reference of `repository:tag`.
+struct ImageRef;
+
+impl TaskStep for ImageRef {
+    fn type_name(&self) -> &str {
+        "image_ref"
+    }
+    fn class(&self) -> &str {
+        "ImageRef"
+    }
+    fn execute(
+        &self,
+        ctx: &StepContext<'_>,
+        step: &Map<String, Value>,
+        _context: &Value,
+    ) -> Result<ExecuteResult, StepError> {
+        let answer = ctx.host().store(
+            "image",
+            "image_ref",
+            json!({"repository": step.get("repository"), "tag": step.get("tag")}),
+        )?;
+        let mut metadata = Map::new();
+        metadata.insert("image".into(), answer["ref"].clone());
+        Ok(ExecuteResult { metadata })
+    }
+}
+
 struct WorksCli;
 
 impl CliCommand for WorksCli {
@@ -97,7 +124,9 @@ fn main() {
         .manifest(include_str!("../../manifests/works.toml"))
         .task_step(EchoStep)
         .task_step(StoreRoundTrip)
+        .task_step(ImageRef)
         .store(MemoryObjectStore::class())
+        .store(TableSecretStore::class())
         .cli_command(WorksCli)
         .contribution(
             Contribution::new("envs", "fixture_env", "FixtureEnv").methods(&["from_dict"]),
