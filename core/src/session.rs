@@ -10,7 +10,6 @@ use agent_env_protocol::manifest::Manifest;
 
 use crate::config::build::StoreSecrets;
 use crate::config::document::AlreadyRead;
-use crate::config::locate::CONFIG_VAR;
 use crate::config::plugins::plugin_settings;
 use crate::config::references::SecretLookup;
 use crate::config::{ConfigDocument, ConfigError};
@@ -37,7 +36,7 @@ pub enum RegistryLoad {
 /// The state of one invocation.
 #[derive(Debug)]
 pub struct Session {
-    env: Environment,
+    env: Arc<Environment>,
     config: OnceLock<ConfigDocument>,
     discovery: OnceLock<Discovery>,
     registry: OnceLock<Registry>,
@@ -47,7 +46,7 @@ impl Session {
     /// A session over `env`; nothing is read yet.
     pub fn new(env: Environment) -> Session {
         Session {
-            env,
+            env: Arc::new(env),
             config: OnceLock::new(),
             discovery: OnceLock::new(),
             registry: OnceLock::new(),
@@ -67,15 +66,14 @@ impl Session {
     /// The config document: `$AGENT_ENV_CONFIG`, else the nearest `.agentenv/config.toml` above the
     /// working directory; read on first use.
     pub fn config(&self) -> &ConfigDocument {
-        self.config.get_or_init(|| {
-            ConfigDocument::load_from(self.env.var_os(CONFIG_VAR).map(Into::into), self.env.cwd())
-        })
+        self.config
+            .get_or_init(|| ConfigDocument::load(self.env.clone()))
     }
 
     /// Makes `path` the invocation's config file (a root option chose it). Refused when something has
     /// read the config already: the whole invocation must see one file.
     pub fn choose_config(&self, path: &std::path::Path) -> Result<(), AlreadyRead> {
-        let doc = ConfigDocument::load_from(Some(path.as_os_str().into()), self.env.cwd());
+        let doc = ConfigDocument::load_from(Some(path.as_os_str().into()), self.env.clone());
         self.config.set(doc).map_err(|_| AlreadyRead)
     }
 

@@ -118,7 +118,9 @@ pub fn run(args: RunArgs, _verbose: bool, session: &Session, term: &Terminal) ->
             return Err(Failure::new("internal: a folder bundle has no folder"))
         }
     };
-    let sandbox_provider = pick_sandbox_provider(args.sandbox.as_deref()).map_err(Failure::new)?;
+    let sandbox_dir = session.paths().local_sandbox_dir();
+    let sandbox_provider =
+        pick_sandbox_provider(args.sandbox.as_deref(), &sandbox_dir).map_err(Failure::new)?;
     // A bad config (a store table that doesn't build, an unresolved reference) stops the run here,
     // before anything is written or run.
     let config = session.config();
@@ -128,7 +130,7 @@ pub fn run(args: RunArgs, _verbose: bool, session: &Session, term: &Terminal) ->
         None => Vec::new(),
     };
     crate::config::check::preflight(config, None, &manifests).map_err(Failure::new)?;
-    let stores = local_stores::open();
+    let stores = local_stores::open(&session.paths().state_root());
     let ctx = RunPlanContext {
         stores: &stores,
         session,
@@ -148,6 +150,7 @@ pub fn run(args: RunArgs, _verbose: bool, session: &Session, term: &Terminal) ->
         places: Places {
             locks_dir: session.paths().locks_dir(),
             fixture_prefix: session.env().var(FIXTURE_PREFIX_VAR),
+            sandbox_dir,
         },
     };
     let status = match &plugins {
@@ -220,7 +223,10 @@ fn start_plugin_steps(
 }
 
 /// The first provider of a `--sandbox` chain this build has.
-fn pick_sandbox_provider(chain: Option<&str>) -> Result<String, BundleError> {
+fn pick_sandbox_provider(
+    chain: Option<&str>,
+    sandbox_dir: &std::path::Path,
+) -> Result<String, BundleError> {
     let Some(chain) = chain else {
         return Ok(crate::sandbox::LOCAL.to_string());
     };
@@ -231,7 +237,7 @@ fn pick_sandbox_provider(chain: Option<&str>) -> Result<String, BundleError> {
         .collect();
     names
         .iter()
-        .find(|n| crate::sandbox::provider(n).is_some())
+        .find(|n| crate::sandbox::provider(n, sandbox_dir).is_some())
         .map(|n| n.to_string())
         .ok_or_else(|| {
             BundleError::one(format!(

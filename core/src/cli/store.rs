@@ -90,8 +90,12 @@ fn check(
     } else {
         configured_secrets(doc, None).ok()
     };
-    let mut spec = store_spec(&selected, secrets.as_ref().map(|s| s as &dyn SecretLookup))
-        .map_err(|e| e.to_string())?;
+    let mut spec = store_spec(
+        &selected,
+        &doc.env,
+        secrets.as_ref().map(|s| s as &dyn SecretLookup),
+    )
+    .map_err(|e| e.to_string())?;
     if seed {
         seed_fixture(&mut spec)?;
     }

@@ -8,6 +8,7 @@ use super::error::ConfigError;
 use super::plugins::table_to_json;
 use super::references::{resolve_table_at, SecretLookup};
 use super::stores::{selection, StoreSelection};
+use crate::environment::Environment;
 use crate::stores::build::{classify, Target};
 use crate::stores::{build_store, AnyStore, PluginStoreFactory, SecretStore, StoreKind, StoreSpec};
 use agent_env_protocol::manifest::Manifest;
@@ -66,6 +67,7 @@ fn store_kind(selection: &StoreSelection) -> Result<StoreKind, ConfigError> {
 /// The spec `build_store` takes: the selection with its config's references resolved.
 pub fn store_spec(
     selection: &StoreSelection,
+    env: &Environment,
     secrets: Option<&dyn SecretLookup>,
 ) -> Result<StoreSpec, ConfigError> {
     let kind = store_kind(selection)?;
@@ -76,7 +78,7 @@ pub fn store_spec(
         secrets
     };
     let table = format!("stores.{}.config", selection.kind);
-    let config = resolve_table_at(&selection.config, &table, lookup)?;
+    let config = resolve_table_at(&selection.config, &table, env, lookup)?;
     Ok(spec_from(kind, selection, &config))
 }
 
@@ -97,7 +99,7 @@ pub fn configured_secrets(
     doc: &ConfigDocument,
     plugins: Option<&dyn PluginStoreFactory>,
 ) -> Result<StoreSecrets, ConfigError> {
-    let spec = store_spec(&selection(doc, "secret")?, None)?;
+    let spec = store_spec(&selection(doc, "secret")?, &doc.env, None)?;
     match build_store(&spec, plugins).map_err(store_error)? {
         AnyStore::Secret(store) => Ok(StoreSecrets(store)),
         other => Err(ConfigError::Store(format!(
@@ -114,7 +116,7 @@ pub fn build_configured(
     secrets: Option<&dyn SecretLookup>,
     plugins: Option<&dyn PluginStoreFactory>,
 ) -> Result<AnyStore, ConfigError> {
-    let spec = store_spec(&selection(doc, kind.as_str())?, secrets)?;
+    let spec = store_spec(&selection(doc, kind.as_str())?, &doc.env, secrets)?;
     build_store(&spec, plugins).map_err(store_error)
 }
 

@@ -2,8 +2,10 @@
 //! that reports can still name the file.
 
 use super::error::ConfigError;
-use super::locate::{locate, ConfigSource};
+use super::locate::{locate, ConfigSource, CONFIG_VAR};
+use crate::environment::Environment;
 use std::path::{Path, PathBuf};
+use std::sync::Arc;
 use toml::Table;
 
 /// A problem reading the document, as the plugin report shows it: a report code and the sentence.
@@ -36,6 +38,9 @@ pub struct ConfigDocument {
     pub search_root: PathBuf,
     pub table: Table,
     pub error: Option<ConfigProblem>,
+    /// The environment the document was read in: its `env:` references and the
+    /// `AGENT_ENV_<KIND>_STORE` variables are read from it.
+    pub env: Arc<Environment>,
 }
 
 /// A root option chose the config file after something had read it.
@@ -44,16 +49,26 @@ pub struct ConfigDocument {
 pub struct AlreadyRead;
 
 impl ConfigDocument {
-    /// Finds and parses the config: `env_value` (`$AGENT_ENV_CONFIG`), else the nearest
-    /// `.agentenv/config.toml` above `cwd`. The session reads it once per invocation.
-    pub fn load_from(env_value: Option<std::ffi::OsString>, cwd: &Path) -> ConfigDocument {
-        let found = locate(env_value, cwd);
+    /// Finds and parses the config `env` selects: `$AGENT_ENV_CONFIG`, else the nearest
+    /// `.agentenv/config.toml` above its working directory. The session reads it once per invocation.
+    pub fn load(env: Arc<Environment>) -> ConfigDocument {
+        let chosen = env.var_os(CONFIG_VAR).map(Into::into);
+        Self::load_from(chosen, env)
+    }
+
+    /// As [`load`](Self::load), with the `$AGENT_ENV_CONFIG` value given (a root option chose the file).
+    pub fn load_from(
+        env_value: Option<std::ffi::OsString>,
+        env: Arc<Environment>,
+    ) -> ConfigDocument {
+        let found = locate(env_value, env.cwd());
         let mut doc = ConfigDocument {
             path: found.path,
             source: found.source,
             search_root: found.search_root,
             table: Table::new(),
             error: found.error.map(ConfigProblem::from),
+            env,
         };
         if let Some(path) = doc.path.clone() {
             match read_and_parse(&path) {
@@ -64,7 +79,8 @@ impl ConfigDocument {
         doc
     }
 
-    /// A document parsed from text, for tests and tools; `path` is only used in messages.
+    /// A document parsed from text, for tests and tools; `path` is only used in messages. Its `env:`
+    /// references read an empty environment (see [`with_env`](Self::with_env)).
     pub fn from_text(text: &str, path: &Path) -> ConfigDocument {
         let (table, error) = match parse(text, path) {
             Ok(table) => (table, None),
@@ -76,7 +92,14 @@ impl ConfigDocument {
             search_root: path.parent().map(Path::to_path_buf).unwrap_or_default(),
             table,
             error,
+            env: Arc::new(Environment::default()),
         }
+    }
+
+    /// The same document, its references and store variables read from `env`.
+    pub fn with_env(mut self, env: Arc<Environment>) -> ConfigDocument {
+        self.env = env;
+        self
     }
 
     /// The table, or the problem that kept it from being read.
@@ -181,7 +204,8 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         let p = dir.path().join("c.toml");
         std::fs::write(&p, b"a = \"\xff\"").unwrap();
-        let doc = ConfigDocument::load_from(Some(p.clone().into_os_string()), dir.path());
+        let env = Environment::from_vars([(CONFIG_VAR, p.as_os_str())], dir.path());
+        let doc = ConfigDocument::load(Arc::new(env));
         let problem = doc.error.unwrap();
         assert_eq!(problem.code, "config-unreadable");
         assert!(problem.reason.contains("is not valid UTF-8"));

@@ -324,6 +324,8 @@ pub struct Places {
     pub locks_dir: PathBuf,
     /// `$AGENT_ENV_FIXTURE_PREFIX`, when set: artifacts' object keys start with it.
     pub fixture_prefix: Option<String>,
+    /// The `local` sandbox provider's root (`$AGENT_ENV_LOCAL_SANDBOX_DIR`).
+    pub sandbox_dir: PathBuf,
 }
 
 impl Places {

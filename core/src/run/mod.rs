@@ -92,8 +92,11 @@ pub fn execute(
     let run_group_id = format!("run-{}", crate::sandbox::random_suffix(12));
     let provider_name = options.sandbox_provider.clone();
     let provider = move || -> Box<dyn crate::sandbox::SandboxProvider> {
-        crate::sandbox::provider(&provider_name)
-            .unwrap_or_else(|| Box::new(crate::sandbox::LocalProvider::new()))
+        crate::sandbox::provider(&provider_name, &options.places.sandbox_dir).unwrap_or_else(|| {
+            Box::new(crate::sandbox::LocalProvider::with_root(
+                options.places.sandbox_dir.clone(),
+            ))
+        })
     };
     let shared = RunShared {
         stores,
