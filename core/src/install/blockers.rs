@@ -71,7 +71,7 @@ fn config_blockers(
     let Some(path) = config_path else {
         return Vec::new();
     };
-    let doc: toml::Table = match std::fs::read_to_string(&path).map(|t| t.parse::<toml::Table>()) {
+    let doc: toml::Table = match std::fs::read_to_string(path).map(|t| t.parse::<toml::Table>()) {
         Ok(Ok(d)) => d,
         Ok(Err(e)) => {
             return vec![format!(
