@@ -2,6 +2,7 @@
 //! most four at a time, all in one run group), send the summary and the teardown report to the caller's
 //! [`Output`], and say how the run ended ([`RunStatus`]); the CLI turns that into an exit code.
 
+pub mod bundle_run;
 pub mod cancel;
 pub mod context;
 pub mod error;
@@ -21,6 +22,7 @@ use crate::bundle::plan::Plan;
 use crate::bundle::tree::Tree;
 use crate::bundle::Bundle;
 use crate::output::Output;
+pub use bundle_run::{run_bundle, RunRequest};
 use cancel::Cancel;
 pub use error::RunError;
 use executor::StepExecutor;
