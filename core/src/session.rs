@@ -38,7 +38,7 @@ pub enum RegistryLoad {
 pub struct Session {
     env: Arc<Environment>,
     config: OnceLock<ConfigDocument>,
-    discovery: OnceLock<Discovery>,
+    discovery: OnceLock<Arc<Discovery>>,
     registry: OnceLock<Registry>,
 }
 
@@ -85,12 +85,13 @@ impl Session {
 
     /// Every manifest found (nothing is run); read on first use.
     pub fn discovery(&self) -> &Discovery {
-        self.discovery.get_or_init(|| discover(&self.search_path()))
+        self.shared_discovery()
     }
 
-    /// Keeps what discovery already found for this invocation (the command tree read it).
-    pub fn adopt_discovery(&self, discovery: Discovery) {
-        let _ = self.discovery.set(discovery);
+    /// [`discovery`](Self::discovery), for a holder that outlives a borrow of the session.
+    pub fn shared_discovery(&self) -> &Arc<Discovery> {
+        self.discovery
+            .get_or_init(|| Arc::new(discover(&self.search_path())))
     }
 
     /// The manifests discovery found.

@@ -24,7 +24,7 @@ use tree::PluginCli;
 
 /// Parses and runs a command line that may name plugin commands or root options.
 pub fn main(args: Vec<OsString>, session: &Session, term: &Terminal) -> Exit {
-    let plugins = PluginCli::from_discovery(session.discovery().clone());
+    let plugins = PluginCli::from_discovery(session.shared_discovery().clone());
     for warning in &plugins.warnings {
         term.warn(warning);
     }
