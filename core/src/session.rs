@@ -1,8 +1,8 @@
 //! One invocation's state, built once at the top of the CLI and handed to every command and to the run
 //! engine: the environment snapshot, the config document, what discovery found, the registry, and
-//! the plugin stores' host. Each part is built on first use and kept, so a command that needs no
+//! the configured store set. Each part is built on first use and kept, so a command that needs no
 //! manifests reads none (`agent-env --version` reads neither manifests nor config), and nothing is
-//! read twice.
+//! read twice. Every plugin host is made here, with the timeouts of this environment.
 
 use std::sync::{Arc, OnceLock};
 
@@ -20,7 +20,9 @@ use crate::paths::Paths;
 use crate::registry::host_prober::HostProber;
 use crate::registry::{ConfigState, Loading, Registry};
 use crate::stores::plugin_stores::{HostPluginStores, PluginPackage};
-use crate::stores::{OpenPluginStores, PluginStoreFactory};
+use crate::stores::{
+    configured_stores_opening_plugins, OpenPluginStores, PluginStoreFactory, StoreSet,
+};
 
 /// How much of the plugins the registry starts to check them.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -34,12 +36,12 @@ pub enum RegistryLoad {
 }
 
 /// The state of one invocation.
-#[derive(Debug)]
 pub struct Session {
     env: Arc<Environment>,
     config: OnceLock<ConfigDocument>,
     discovery: OnceLock<Arc<Discovery>>,
     registry: OnceLock<Registry>,
+    stores: OnceLock<Arc<StoreSet>>,
 }
 
 impl Session {
@@ -50,6 +52,7 @@ impl Session {
             config: OnceLock::new(),
             discovery: OnceLock::new(),
             registry: OnceLock::new(),
+            stores: OnceLock::new(),
         }
     }
 
@@ -116,7 +119,8 @@ impl Session {
         Ok(PluginHost::new(self.host_config()?, services))
     }
 
-    /// The registries, built on first use with `load`; later calls get the same registry.
+    /// The registries, built on first use with `load`. One command builds one registry: later calls
+    /// get that same registry, whatever `load` they pass.
     pub fn registry(&self, load: RegistryLoad) -> &Registry {
         self.registry.get_or_init(|| {
             let discovery = self.discovery().clone();
@@ -128,6 +132,19 @@ impl Session {
                 RegistryLoad::ConfigNamed => Loading::ConfigNamed(&prober),
             };
             Registry::build(discovery, config, loading)
+        })
+    }
+
+    /// The stores the configuration selects (`[stores.<kind>]`, the `AGENT_ENV_<KIND>_STORE`
+    /// variables, else the built-in local stores), each built on first use: `secret:` references
+    /// resolve through the configured secret store, and a plugin's store opens in its plugin (see
+    /// [`plugin_store_opener`](Self::plugin_store_opener)). What a plugin's `host.store.*` calls reach.
+    pub fn stores(&self) -> &Arc<StoreSet> {
+        self.stores.get_or_init(|| {
+            Arc::new(configured_stores_opening_plugins(
+                self.config().clone(),
+                self.plugin_store_opener(),
+            ))
         })
     }
 

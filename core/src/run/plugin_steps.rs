@@ -25,9 +25,7 @@ use crate::run::executor::StepExecutor;
 use crate::run::local_stores::LocalStores;
 use crate::session::Session;
 use crate::steps::StepError;
-use crate::stores::{
-    configured_stores_opening_plugins, AnyStore, HostStoreDispatcher, StoreKind, StoreSet,
-};
+use crate::stores::{AnyStore, HostStoreDispatcher, StoreKind, StoreSet};
 
 /// How long one `execute` may take when the step names no `timeout_seconds`.
 pub const DEFAULT_STEP_TIMEOUT: Duration = Duration::from_secs(6 * 3600);
@@ -61,10 +59,7 @@ impl PluginSteps {
     pub fn new(stores: &LocalStores, session: &Session) -> Result<Arc<PluginSteps>, String> {
         let objects = stores.objects.clone();
         let documents = stores.documents.clone();
-        let configured = configured_stores_opening_plugins(
-            session.config().clone(),
-            session.plugin_store_opener(),
-        );
+        let configured = session.stores().clone();
         let set = StoreSet::new(move |kind| match kind {
             StoreKind::Object => Ok(AnyStore::Object(objects.clone())),
             StoreKind::Document => Ok(AnyStore::Document(documents.clone())),
