@@ -34,34 +34,22 @@ if ! "$venv/bin/python" -c 'import pytest' 2>/dev/null; then
   "${pip[@]}" install --quiet pytest
 fi
 
-# Offline first: build with the venv's own setuptools. setuptools older than 70.1 needs the `wheel`
-# package for that; fetch it once when it is missing (the venv keeps it for the next run).
-can_build_offline() {
-  "$venv/bin/python" - <<'PY'
+# Build with the venv's own setuptools (no build isolation, so no download on each run). The packages
+# declare their licence the PEP 639 way (`license = "Apache-2.0"`, `license-files`), which needs
+# setuptools 77; fetch it into the venv once when it is older (the venv keeps it for the next run).
+if ! "$venv/bin/python" - <<'PY'
 import sys
 try:
     import setuptools
 except ImportError:
     sys.exit(1)
-major, minor = (int(p) for p in setuptools.__version__.split(".")[:2])
-if (major, minor) >= (70, 1):
-    sys.exit(0)
-try:
-    import wheel  # noqa: F401
-except ImportError:
-    sys.exit(1)
+sys.exit(0 if tuple(int(p) for p in setuptools.__version__.split(".")[:2]) >= (77, 0) else 1)
 PY
-}
-if ! can_build_offline; then
-  step "installing wheel into the venv (its setuptools needs it to build)"
-  "${pip[@]}" install --quiet wheel || true
+then
+  step "installing setuptools>=77 into the venv (to build the packages)"
+  "${pip[@]}" install --quiet "setuptools>=77"
 fi
-install_args=(install --quiet --force-reinstall --no-deps)
-if can_build_offline; then
-  install_args+=(--no-build-isolation)
-else
-  step "cannot build offline; pip will fetch a build backend"
-fi
+install_args=(install --quiet --force-reinstall --no-deps --no-build-isolation)
 
 step "pip install ./plugin-sdk-py ./examples/python-grader"
 "${pip[@]}" "${install_args[@]}" ./plugin-sdk-py
