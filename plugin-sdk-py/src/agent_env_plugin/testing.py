@@ -61,7 +61,7 @@ class PluginProcess:
         self._write_lock = threading.Lock()
         self._waiters: Dict[wire.Id, _Waiter] = {}
         self._next_id = 0
-        self.process = subprocess.Popen(
+        self.process: subprocess.Popen[bytes] = subprocess.Popen(
             list(argv),
             stdin=subprocess.PIPE,
             stdout=subprocess.PIPE,
