@@ -1,7 +1,16 @@
 #!/usr/bin/env bash
-# The Python SDK's and the Python example plugin's tests, from a fresh machine: makes a venv under
-# target/py-venv, installs both packages from their folders with pip, and runs pytest on each.
-# Needs python3 (3.9+, with venv and pip). pytest comes from the system Python when it has it.
+# The Python SDK's and the Python example plugin's tests, from a fresh machine:
+#  1. a venv under target/py-venv with both packages installed from their folders with pip, the tests'
+#     requirements (plugin-sdk-py/tests/requirements*.txt: pytest, and the pinned type checkers mypy and
+#     pyright), then pytest on each package's tests;
+#  2. the SDK's own tests again under every other Python version the SDK claims (the "Programming Language ::
+#     Python :: 3.x" classifiers of plugin-sdk-py/pyproject.toml), one venv each under target/py-matrix/,
+#     so that its shortcuts into CPython-private modules (_json, _thread) are held to each of them. The oldest
+#     and the newest claimed versions must be found (python3.X on PATH, pyenv, or uv); a version between
+#     them that is missing is reported and skipped.
+# Needs python3 (3.9+, with venv and pip). pytest comes from the system Python when it has it. Each venv
+# and what is installed in it is kept, and reinstalled only when a requirements file changes.
+# With $CI set, a test tool that cannot be installed is a failure, never a skip.
 #
 #   scripts/test-python.sh                 install, then test
 #   scripts/test-python.sh --install-only  install only: target/py-venv/bin then holds agentenv-grader, and
@@ -18,56 +27,158 @@ cd "$(dirname "$0")/.."
 repo=$(pwd)
 venv="$repo/target/py-venv"
 python=${PYTHON:-python3}
+sdk_tests="$repo/plugin-sdk-py/tests"
 
 step() { printf -- '-- %s\n' "$*"; }
+fail() { printf 'scripts/test-python.sh: %s\n' "$*" >&2; exit 1; }
 
-if [ ! -x "$venv/bin/python" ] || ! "$venv/bin/python" -c 'import sys' 2>/dev/null; then
-  step "creating $venv"
-  rm -rf "$venv"
-  # --system-site-packages: pytest from the system Python, so no download is needed for it.
-  "$python" -m venv --system-site-packages "$venv"
-fi
-pip=("$venv/bin/python" -m pip --disable-pip-version-check --no-input)
+# make_venv DIR PYTHON [venv options]: makes the venv DIR once (again when its interpreter is gone).
+make_venv() {
+  local dir=$1 interpreter=$2
+  shift 2
+  if [ ! -x "$dir/bin/python" ] || ! "$dir/bin/python" -c 'import sys' 2>/dev/null; then
+    step "creating $dir ($("$interpreter" -V 2>&1))"
+    rm -rf "$dir"
+    "$interpreter" -m venv "$@" "$dir"
+  fi
+}
 
-if ! "$venv/bin/python" -c 'import pytest' 2>/dev/null; then
-  step "installing pytest into the venv (the system Python has none)"
-  "${pip[@]}" install --quiet pytest
-fi
+pip_in() {
+  local dir=$1
+  shift
+  "$dir/bin/python" -m pip --disable-pip-version-check --no-input "$@"
+}
 
-# Build with the venv's own setuptools (no build isolation, so no download on each run). The packages
-# declare their licence the PEP 639 way (`license = "Apache-2.0"`, `license-files`), which needs
-# setuptools 77; fetch it into the venv once when it is older (the venv keeps it for the next run).
-if ! "$venv/bin/python" - <<'PY'
+# requirements DIR FILE...: pip install -r each FILE into the venv DIR, skipped when the files are the same
+# as at the last install there (a stamp in the venv holds their checksum).
+requirements() {
+  local dir=$1
+  shift
+  local stamp sum args=()
+  stamp="$dir/.requirements-$(basename "$1" .txt)"
+  sum=$(cat "$@" | cksum)
+  [ "$(cat "$stamp" 2>/dev/null)" = "$sum" ] && return 0
+  for file in "$@"; do args+=(-r "$file"); done
+  step "pip install ${args[*]#"$repo/"} (into ${dir#"$repo/"})"
+  pip_in "$dir" install --quiet "${args[@]}" || return 1
+  echo "$sum" >"$stamp"
+}
+
+# install_packages DIR FOLDER...: (re)installs the packages from their folders into the venv DIR, built
+# offline by the venv's own setuptools. setuptools older than 70.1 needs the `wheel` package for that, and
+# Python 3.12+ venvs have no setuptools: fetch what is missing once (the venv keeps it for the next run).
+install_packages() {
+  local dir=$1
+  shift
+  if ! "$dir/bin/python" - <<'PY'; then
 import sys
 try:
     import setuptools
 except ImportError:
     sys.exit(1)
-sys.exit(0 if tuple(int(p) for p in setuptools.__version__.split(".")[:2]) >= (77, 0) else 1)
+if tuple(int(p) for p in setuptools.__version__.split(".")[:2]) < (70, 1):
+    try:
+        import wheel  # noqa: F401
+    except ImportError:
+        sys.exit(1)
 PY
-then
-  step "installing setuptools>=77 into the venv (to build the packages)"
-  "${pip[@]}" install --quiet "setuptools>=77"
-fi
-install_args=(install --quiet --force-reinstall --no-deps --no-build-isolation)
+    step "installing setuptools into ${dir#"$repo/"} (to build the packages offline)"
+    pip_in "$dir" install --quiet "setuptools>=70.1"
+  fi
+  step "pip install ${*} (into ${dir#"$repo/"})"
+  for folder in "$@"; do
+    pip_in "$dir" install --quiet --force-reinstall --no-deps --no-build-isolation "$folder"
+  done
+}
 
-step "pip install ./plugin-sdk-py ./examples/python-grader"
-"${pip[@]}" "${install_args[@]}" ./plugin-sdk-py
-if [ -d examples/python-grader ]; then
-  "${pip[@]}" "${install_args[@]}" ./examples/python-grader
-fi
+# The tests import the installed packages (pytest puts only the tests folder on sys.path).
+export AGENT_ENV_VECTORS_DIR="$repo/protocol/vectors"
+
+# ---------------------------------------------------------------- the main venv
+
+# --system-site-packages: pytest from the system Python, so no download is needed for it.
+make_venv "$venv" "$python" --system-site-packages
+requirements "$venv" "$sdk_tests/requirements.txt"
+packages=(./plugin-sdk-py)
+if [ -d examples/python-grader ]; then packages+=(./examples/python-grader); fi
+install_packages "$venv" "${packages[@]}"
 
 if $install_only; then
   step "installed into $venv (agentenv-grader is $venv/bin/agentenv-grader)"
   exit 0
 fi
 
-# The tests import the installed packages (pytest puts only the tests folder on sys.path).
-export AGENT_ENV_VECTORS_DIR="$repo/protocol/vectors"
+if ! requirements "$venv" "$sdk_tests/requirements-typing.txt"; then
+  [ -n "${CI:-}" ] && fail "cannot install the type checkers (plugin-sdk-py/tests/requirements-typing.txt)"
+  step "warning: no type checkers; test_typing.py will skip (in CI it fails)"
+fi
+
 export AGENT_ENV_PY_VENV="$venv"
-step "pytest plugin-sdk-py/tests"
-"$venv/bin/python" -m pytest -q -rs -p no:cacheprovider "$repo/plugin-sdk-py/tests"
+step "pytest plugin-sdk-py/tests ($("$venv/bin/python" -V))"
+"$venv/bin/python" -m pytest -q -rs -p no:cacheprovider "$sdk_tests"
 if [ -d examples/python-grader/tests ]; then
   step "pytest examples/python-grader/tests"
   "$venv/bin/python" -m pytest -q -rs -p no:cacheprovider "$repo/examples/python-grader/tests"
 fi
+
+# ---------------------------------------------------------------- every other Python the SDK claims
+
+# version X.Y -> an interpreter of that version: python3.X on PATH, else pyenv's newest X.Y.*, else uv's.
+find_python() {
+  local want=$1 candidate
+  local candidates=("$(command -v "python$want" || true)")
+  local pyenv_root=${PYENV_ROOT:-${HOME:-/nonexistent}/.pyenv}
+  while IFS= read -r candidate; do candidates+=("$candidate"); done < <(
+    ls -d "$pyenv_root/versions/$want".*/bin/python"$want" 2>/dev/null | sort -t. -k3 -n -r
+  )
+  if command -v uv >/dev/null; then candidates+=("$(UV_PYTHON_DOWNLOADS=never uv python find "$want" 2>/dev/null || true)"); fi
+  for candidate in "${candidates[@]}"; do
+    [ -n "$candidate" ] && [ -x "$candidate" ] || continue
+    if [ "$("$candidate" -c 'import sys; print("%d.%d" % sys.version_info[:2])' 2>/dev/null)" = "$want" ]; then
+      echo "$candidate"
+      return 0
+    fi
+  done
+  return 1
+}
+
+mapfile -t claimed < <(
+  sed -n 's/^ *"Programming Language :: Python :: \(3\.[0-9][0-9]*\)",*$/\1/p' plugin-sdk-py/pyproject.toml | sort -t. -k2 -n
+)
+[ "${#claimed[@]}" -ge 2 ] || fail "plugin-sdk-py/pyproject.toml names fewer than two 'Programming Language :: Python :: 3.x' classifiers"
+oldest=${claimed[0]}
+newest=${claimed[${#claimed[@]} - 1]}
+main_version=$("$venv/bin/python" -c 'import sys; print("%d.%d" % sys.version_info[:2])')
+
+declare -A interpreter=()
+missing=()
+for version in "${claimed[@]}"; do
+  [ "$version" = "$main_version" ] && continue
+  if found=$(find_python "$version"); then
+    interpreter[$version]=$found
+  else
+    missing+=("$version")
+  fi
+done
+for version in "$oldest" "$newest"; do
+  if [ "$version" != "$main_version" ] && [ -z "${interpreter[$version]:-}" ]; then
+    fail "the SDK claims Python $oldest to $newest and its tests run on each, but no Python $version was found \
+(python$version on PATH, ${PYENV_ROOT:-~/.pyenv}/versions/$version.*, uv python find $version). Install it \
+(pyenv install $version, or uv python install $version) and run this again."
+  fi
+done
+if [ "${#missing[@]}" -gt 0 ]; then
+  step "warning: no Python ${missing[*]} found; the SDK's tests skip those versions"
+fi
+
+for version in "${claimed[@]}"; do
+  candidate=${interpreter[$version]:-}
+  [ -n "$candidate" ] || continue
+  matrix_venv="$repo/target/py-matrix/$version"
+  make_venv "$matrix_venv" "$candidate"
+  requirements "$matrix_venv" "$sdk_tests/requirements.txt"
+  install_packages "$matrix_venv" ./plugin-sdk-py
+  step "pytest plugin-sdk-py/tests ($("$matrix_venv/bin/python" -V); the type checkers ran above)"
+  AGENT_ENV_PY_VENV="$matrix_venv" "$matrix_venv/bin/python" -m pytest -q -rs -p no:cacheprovider \
+    --ignore "$sdk_tests/test_typing.py" "$sdk_tests"
+done

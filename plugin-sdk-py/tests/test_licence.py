@@ -26,13 +26,15 @@ def test_each_python_package_ships_the_root_licence_and_says_apache_2():
     for folder in PYTHON_PACKAGES:
         assert (REPO / folder / "LICENSE").read_bytes() == root, f"{folder}/LICENSE differs from LICENSE"
         pyproject = (REPO / folder / "pyproject.toml").read_text()
-        assert re.search(r'^license = "Apache-2.0"$', pyproject, re.M), f"{folder}/pyproject.toml: license"
+        assert re.search(r'^license = \{ text = "Apache-2.0" \}$', pyproject, re.M), f"{folder}/pyproject.toml"
+        assert '"License :: OSI Approved :: Apache Software License"' in pyproject, f"{folder}/pyproject.toml"
         assert re.search(r'^license-files = \["LICENSE"\]$', pyproject, re.M), f"{folder}/pyproject.toml"
 
 
 def test_the_installed_sdk_carries_the_licence():
     dist = metadata.distribution("agent-env-plugin-sdk")
-    assert dist.metadata["License-Expression"] == "Apache-2.0"
+    assert dist.metadata["License"] == "Apache-2.0"
+    assert "License :: OSI Approved :: Apache Software License" in dist.metadata.get_all("Classifier")
     licences = [f for f in dist.files or [] if f.name == "LICENSE"]
     assert licences, "the installed distribution has no LICENSE file"
     assert licences[0].read_text() == (REPO / "LICENSE").read_text()
