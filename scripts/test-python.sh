@@ -6,8 +6,8 @@
 #  2. the SDK's own tests again under every other Python version the SDK claims (the "Programming Language ::
 #     Python :: 3.x" classifiers of plugin-sdk-py/pyproject.toml), one venv each under target/py-matrix/,
 #     so that its shortcuts into CPython-private modules (_json, _thread) are held to each of them. The oldest
-#     and the newest claimed versions must be found (python3.X on PATH, pyenv, or uv); a version between
-#     them that is missing is reported and skipped.
+#     and the newest claimed versions must be found (scripts/find-pythons.sh: python3.X on PATH, pyenv, or
+#     uv); a version between them that is missing is reported and skipped.
 # Needs python3 (3.9+, with venv and pip). pytest comes from the system Python when it has it. Each venv
 # and what is installed in it is kept, and reinstalled only when a requirements file changes.
 # With $CI set, a test tool that cannot be installed is a failure, never a skip.
@@ -113,6 +113,11 @@ if ! requirements "$venv" "$sdk_tests/requirements-typing.txt"; then
   step "warning: no type checkers; test_typing.py will skip (in CI it fails)"
 fi
 
+# Every other Python version the SDK claims, found before anything runs (it fails when the oldest or the
+# newest is missing).
+main_version=$("$venv/bin/python" -c 'import sys; print("%d.%d" % sys.version_info[:2])')
+matrix=$(scripts/find-pythons.sh plugin-sdk-py/pyproject.toml "$main_version")
+
 export AGENT_ENV_PY_VENV="$venv"
 step "pytest plugin-sdk-py/tests ($("$venv/bin/python" -V))"
 "$venv/bin/python" -m pytest -q -rs -p no:cacheprovider "$sdk_tests"
@@ -123,57 +128,8 @@ fi
 
 # ---------------------------------------------------------------- every other Python the SDK claims
 
-# version X.Y -> an interpreter of that version: python3.X on PATH, else pyenv's newest X.Y.*, else uv's.
-find_python() {
-  local want=$1 candidate
-  local candidates=("$(command -v "python$want" || true)")
-  local pyenv_root=${PYENV_ROOT:-${HOME:-/nonexistent}/.pyenv}
-  while IFS= read -r candidate; do candidates+=("$candidate"); done < <(
-    ls -d "$pyenv_root/versions/$want".*/bin/python"$want" 2>/dev/null | sort -t. -k3 -n -r
-  )
-  if command -v uv >/dev/null; then candidates+=("$(UV_PYTHON_DOWNLOADS=never uv python find "$want" 2>/dev/null || true)"); fi
-  for candidate in "${candidates[@]}"; do
-    [ -n "$candidate" ] && [ -x "$candidate" ] || continue
-    if [ "$("$candidate" -c 'import sys; print("%d.%d" % sys.version_info[:2])' 2>/dev/null)" = "$want" ]; then
-      echo "$candidate"
-      return 0
-    fi
-  done
-  return 1
-}
-
-mapfile -t claimed < <(
-  sed -n 's/^ *"Programming Language :: Python :: \(3\.[0-9][0-9]*\)",*$/\1/p' plugin-sdk-py/pyproject.toml | sort -t. -k2 -n
-)
-[ "${#claimed[@]}" -ge 2 ] || fail "plugin-sdk-py/pyproject.toml names fewer than two 'Programming Language :: Python :: 3.x' classifiers"
-oldest=${claimed[0]}
-newest=${claimed[${#claimed[@]} - 1]}
-main_version=$("$venv/bin/python" -c 'import sys; print("%d.%d" % sys.version_info[:2])')
-
-declare -A interpreter=()
-missing=()
-for version in "${claimed[@]}"; do
-  [ "$version" = "$main_version" ] && continue
-  if found=$(find_python "$version"); then
-    interpreter[$version]=$found
-  else
-    missing+=("$version")
-  fi
-done
-for version in "$oldest" "$newest"; do
-  if [ "$version" != "$main_version" ] && [ -z "${interpreter[$version]:-}" ]; then
-    fail "the SDK claims Python $oldest to $newest and its tests run on each, but no Python $version was found \
-(python$version on PATH, ${PYENV_ROOT:-~/.pyenv}/versions/$version.*, uv python find $version). Install it \
-(pyenv install $version, or uv python install $version) and run this again."
-  fi
-done
-if [ "${#missing[@]}" -gt 0 ]; then
-  step "warning: no Python ${missing[*]} found; the SDK's tests skip those versions"
-fi
-
-for version in "${claimed[@]}"; do
-  candidate=${interpreter[$version]:-}
-  [ -n "$candidate" ] || continue
+while read -r version candidate <&3; do
+  [ -n "$version" ] || continue
   matrix_venv="$repo/target/py-matrix/$version"
   make_venv "$matrix_venv" "$candidate"
   requirements "$matrix_venv" "$sdk_tests/requirements.txt"
@@ -181,4 +137,4 @@ for version in "${claimed[@]}"; do
   step "pytest plugin-sdk-py/tests ($("$matrix_venv/bin/python" -V); the type checkers ran above)"
   AGENT_ENV_PY_VENV="$matrix_venv" "$matrix_venv/bin/python" -m pytest -q -rs -p no:cacheprovider \
     --ignore "$sdk_tests/test_typing.py" "$sdk_tests"
-done
+done 3<<<"$matrix"
