@@ -3,7 +3,6 @@ test matrix of scripts/test-python.sh runs the SDK's tests under every one)."""
 
 from __future__ import annotations
 
-import os
 import re
 import shutil
 import subprocess

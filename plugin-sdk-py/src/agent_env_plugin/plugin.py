@@ -179,9 +179,11 @@ class Plugin:
     @overload
     def store(self, target: StoreClassT, *, cls: str | None = None) -> StoreClassT: ...
     @overload
-    def store(self, target: None = None, *, cls: str | None = None) -> Callable[[StoreClassT], StoreClassT]: ...
+    def store(  # noqa: F811 - overloads, for type checkers only (see `overload` above)
+        self, target: None = None, *, cls: str | None = None
+    ) -> Callable[[StoreClassT], StoreClassT]: ...
 
-    def store(
+    def store(  # noqa: F811
         self, target: StoreClassT | None = None, *, cls: str | None = None
     ) -> StoreClassT | Callable[[StoreClassT], StoreClassT]:
         """Registers a store class (a subclass of `ObjectStore`, `DocumentStore`, `ImageStore` or

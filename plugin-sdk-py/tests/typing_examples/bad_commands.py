@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import Any, Dict, List, Optional
+from typing import Any, Dict, List
 
 from agent_env_plugin import HostHandle, Plugin
 
@@ -20,7 +20,7 @@ async def later(argv: List[str], host: HostHandle) -> int:
 
 
 @plugin.root_option("tenant")  # expect: mypy[type-var] pyright[reportArgumentType]
-def tenant(value: str, host: HostHandle) -> Optional[str]:
+def tenant(value: str, host: HostHandle) -> str | None:
     return value
 
 

@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-from typing import Optional
-
 from agent_env_plugin import Plugin, SecretStore
 
 plugin = Plugin("agentenv-typing", "0.1.0")
@@ -11,11 +9,11 @@ plugin = Plugin("agentenv-typing", "0.1.0")
 
 @plugin.store
 class EnvSecrets(SecretStore):
-    def get(self, name: str) -> Optional[str]:
+    def get(self, name: str) -> str | None:
         return None
 
 
-EnvSecrets.no_such_attribute  # expect: mypy[attr-defined] pyright[reportAttributeAccessIssue]
+print(EnvSecrets.no_such_attribute)  # expect: mypy[attr-defined] pyright[reportAttributeAccessIssue]
 EnvSecrets().get(42)  # expect: mypy[arg-type] pyright[reportArgumentType]
 
 

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import Any, Dict, List, Optional
+from typing import Any, Dict, List
 
 from agent_env_plugin import CliCommand, HostHandle, Plugin
 
@@ -22,12 +22,12 @@ def quiet(argv: List[str], host: HostHandle) -> None:
 
 @plugin.cli_command("goodbye", cls="Goodbye")
 class Goodbye(CliCommand):
-    def run(self, argv: List[str], host: HostHandle) -> Optional[int]:
+    def run(self, argv: List[str], host: HostHandle) -> int | None:
         return 3 if argv else None
 
 
 @plugin.root_option("tenant", description="Read the tenant's config")
-def tenant(value: Optional[str], host: HostHandle) -> Optional[str]:
+def tenant(value: str | None, host: HostHandle) -> str | None:
     return f"/etc/agent-env/{value}.toml" if value else None
 
 
@@ -45,6 +45,6 @@ def ping(params: Dict[str, Any], host: HostHandle) -> List[str]:
 
 def the_decorators_hand_back_what_they_were_given(host: HostHandle) -> None:
     code: int = hello(["a"], host)
-    path: Optional[str] = tenant("acme", host)
+    path: str | None = tenant("acme", host)
     answer: List[str] = ping({}, host)
     print(code, path, answer, Goodbye().run([], host))

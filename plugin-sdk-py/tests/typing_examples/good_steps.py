@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import Any, Dict, Mapping, Optional
+from typing import Any, Dict, Mapping
 
 from agent_env_plugin import HostHandle, Plugin, TaskStep
 
@@ -25,7 +25,7 @@ def quiet(step: Mapping[str, Any], context: Mapping[str, Any], host: HostHandle)
 
 
 @plugin.task_step("maybe")
-def maybe(step: Dict[str, Any], context: Dict[str, Any], host: HostHandle) -> Optional[Dict[str, Any]]:
+def maybe(step: Dict[str, Any], context: Dict[str, Any], host: HostHandle) -> Dict[str, Any] | None:
     return None if step.get("skip") else {"metadata": {"ran": True}}
 
 
@@ -53,7 +53,7 @@ def the_decorators_hand_back_what_they_were_given(host: HostHandle) -> None:
     # The decorated names keep their own types: a function stays callable as itself, a class stays a class.
     result: Dict[str, Any] = grade({"id": "s1"}, {}, host)
     step: Classy = Classy()
-    label: Optional[str] = step.label
+    label: str | None = step.label
     print(result, label)
 
 

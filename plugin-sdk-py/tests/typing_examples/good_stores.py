@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import Any, Dict, Optional
+from typing import Any, Dict
 
 from agent_env_plugin import Plugin, SecretStore
 
@@ -16,7 +16,7 @@ class EnvSecrets(SecretStore):
     def __init__(self, prefix: str = "") -> None:
         self.prefix = prefix
 
-    def get(self, name: str) -> Optional[str]:
+    def get(self, name: str) -> str | None:
         return None
 
     def describe(self) -> str:
@@ -25,15 +25,15 @@ class EnvSecrets(SecretStore):
 
 @plugin.store(cls="FixedSecrets")
 class Fixed(SecretStore):
-    def __init__(self, values: Optional[Dict[str, str]] = None) -> None:
+    def __init__(self, values: Dict[str, str] | None = None) -> None:
         self.values = dict(values or {})
 
-    def get(self, name: str) -> Optional[str]:
+    def get(self, name: str) -> str | None:
         return self.values.get(name)
 
 
 class Plain(SecretStore):
-    def get(self, name: str) -> Optional[str]:
+    def get(self, name: str) -> str | None:
         return "plain"
 
 
