@@ -4,7 +4,7 @@ mod host_support;
 
 use std::sync::Arc;
 
-use agent_env::host::{NoServices, PluginHost, PluginProcess};
+use agent_env_host::{NoServices, PluginHost, PluginProcess};
 use agent_env_protocol::codes::ErrorKind;
 use host_support::*;
 use serde_json::{json, Value};

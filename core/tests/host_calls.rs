@@ -5,7 +5,7 @@ mod host_support;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use agent_env::host::{NoServices, PluginHost, PluginProcess, CRASH_LOOP_LIMIT};
+use agent_env_host::{NoServices, PluginHost, PluginProcess, CRASH_LOOP_LIMIT};
 use agent_env_protocol::codes::ErrorKind;
 use host_support::*;
 use serde_json::json;

@@ -6,7 +6,7 @@ mod host_support;
 use std::os::unix::fs::PermissionsExt;
 use std::sync::Arc;
 
-use agent_env::host::{NoServices, PluginProcess, SpawnSpec, StartFailure};
+use agent_env_host::{NoServices, PluginProcess, SpawnSpec, StartFailure};
 use host_support::*;
 use serde_json::json;
 

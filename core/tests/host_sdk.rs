@@ -8,7 +8,7 @@ use std::process::{Command, Stdio};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use agent_env::host::{NoServices, PluginProcess};
+use agent_env_host::{NoServices, PluginProcess};
 use host_support::*;
 use serde_json::{json, Value};
 

@@ -4,13 +4,13 @@
 use std::path::PathBuf;
 use std::sync::Arc;
 
-use agent_env::host::HostServices;
 use agent_env::stores::kits;
 use agent_env::stores::remote::{Direction, StoreTransport};
 use agent_env::stores::{
     AnyStore, HostStoreDispatcher, LocalFilesystemObjectStore, LocalSqliteDocumentStore,
     PluginDocumentStore, PluginObjectStore, StoreError, StoreKind, StoreResult, StoreSet,
 };
+use agent_env_host::HostServices;
 use agent_env_protocol::codes::ErrorKind;
 use serde_json::{json, Value};
 

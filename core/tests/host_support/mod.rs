@@ -6,7 +6,7 @@ use std::path::PathBuf;
 use std::sync::Mutex;
 use std::time::{Duration, Instant};
 
-use agent_env::host::{HostConfig, HostServices, ProgressParams, SpawnSpec};
+use agent_env_host::{HostConfig, HostServices, ProgressParams, SpawnSpec};
 use agent_env_protocol::codes::ErrorKind;
 use agent_env_protocol::message::RpcError;
 use agent_env_protocol::methods::bytes;
@@ -34,6 +34,7 @@ pub fn spec(name: &str, package: &str) -> SpawnSpec {
 /// Short timeouts, so failing fixtures fail fast.
 pub fn quick_config() -> HostConfig {
     HostConfig {
+        host_version: env!("CARGO_PKG_VERSION").into(),
         start_timeout: Duration::from_secs(5),
         handshake_timeout: Duration::from_secs(3),
         call_timeout: Duration::from_secs(20),

@@ -8,9 +8,9 @@ mod common;
 use std::path::PathBuf;
 use std::process::Command;
 
-use agent_env::host::PluginProcess;
 use agent_env::stores::kits::{self, object};
 use agent_env::stores::ObjectStore;
+use agent_env_host::PluginProcess;
 use agent_env_protocol::codes::ErrorKind;
 use agent_env_protocol::manifest::Manifest;
 use agentenv_openciv3::cas::{CasConfig, ContentAddressedObjectStore};

@@ -4,8 +4,8 @@ use std::path::Path;
 use std::process::Command;
 use std::sync::Arc;
 
-use agent_env::host::{HostConfig, HostServices, NoServices, PluginProcess, SpawnSpec};
 use agent_env::stores::{PluginObjectStore, StoreError, StoreResult, StoreTransport};
+use agent_env_host::{HostConfig, HostServices, NoServices, PluginProcess, SpawnSpec};
 use agent_env_protocol::manifest::Manifest;
 use serde_json::{json, Map, Value};
 
@@ -35,8 +35,12 @@ pub fn start(plugins: &Path) -> Arc<PluginProcess> {
     let manifest = install(plugins);
     let spec = SpawnSpec::from_manifest(&manifest, Map::new());
     Arc::new(
-        PluginProcess::start(spec, &HostConfig::default(), Arc::new(NoServices))
-            .expect("plugin starts"),
+        PluginProcess::start(
+            spec,
+            &HostConfig::new(agent_env::VERSION),
+            Arc::new(NoServices),
+        )
+        .expect("plugin starts"),
     )
 }
 
@@ -63,7 +67,7 @@ impl StoreTransport for Handle {
 pub fn open_store(
     process: &Arc<PluginProcess>,
     config: Value,
-) -> Result<PluginObjectStore, agent_env::host::HostError> {
+) -> Result<PluginObjectStore, agent_env_host::HostError> {
     let opened = process.call(
         "store.open",
         json!({"kind": "object", "class": "ContentAddressedObjectStore", "config": config}),
@@ -83,6 +87,6 @@ pub fn root_config(root: &Path) -> Value {
 /// answering its `host.*` calls.
 pub fn start_command_mode(manifest: &Manifest, services: Arc<dyn HostServices>) -> PluginProcess {
     let spec = SpawnSpec::from_manifest(manifest, Map::new()).in_command_mode();
-    PluginProcess::start(spec, &HostConfig::default(), services)
+    PluginProcess::start(spec, &HostConfig::new(agent_env::VERSION), services)
         .expect("plugin starts in command mode")
 }

@@ -89,17 +89,19 @@ pub enum LaunchError {
     Timeout(Duration),
 }
 
-/// Starts the child for `spec`, running `executable` with `spec.argv[1..]`.
+/// Starts the child for `spec`, running `executable` with `spec.argv[1..]` and telling it that its
+/// host is at `host_version`.
 pub fn launch(
     spec: &SpawnSpec,
     executable: &Path,
+    host_version: &str,
     timeout: Duration,
 ) -> Result<Launched, LaunchError> {
     let mut cmd = Command::new(executable);
     cmd.args(spec.argv.iter().skip(1))
         .env(COOKIE_VAR, COOKIE_VALUE)
         .env(PROTOCOL_VERSIONS_VAR, ProtocolRange::ours().to_env())
-        .env(HOST_VERSION_VAR, crate::VERSION)
+        .env(HOST_VERSION_VAR, host_version)
         .env(PACKAGE_VAR, &spec.package);
     let mut keep_until_spawned: Vec<OwnedFd> = Vec::new();
     let mut our_ends = None;

@@ -158,7 +158,12 @@ impl PluginProcess {
         attempt.executable = Some(executable.clone());
         let spawned_at = SystemTime::now();
         let clock = Instant::now();
-        let launched = match spawn::launch(&spec, &executable, config.start_timeout) {
+        let launched = match spawn::launch(
+            &spec,
+            &executable,
+            &config.host_version,
+            config.start_timeout,
+        ) {
             Ok(l) => l,
             Err(e) => {
                 let error = launch_error(attempt.ctx(None), &executable, e);
@@ -175,7 +180,7 @@ impl PluginProcess {
         let params = InitializeParams {
             host: HostInfo {
                 name: "agent-env".into(),
-                version: crate::VERSION.into(),
+                version: config.host_version.clone(),
             },
             protocol: ProtocolRange::ours(),
             package: spec.package.clone(),
@@ -199,7 +204,7 @@ impl PluginProcess {
             spawn_time,
             initialize_time,
             status: Mutex::new(Status::default()),
-            config: *config,
+            config: config.clone(),
             spec,
         })
     }
