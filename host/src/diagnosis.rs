@@ -6,19 +6,26 @@ use serde::Serialize;
 /// A failure, as a diagnosis records it.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct FailureSummary {
+    /// The stable code, as [`crate::HostError::code`] gives it.
     pub code: String,
+    /// The full message.
     pub message: String,
 }
 
 /// The state of one plugin process.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct Diagnosis {
+    /// The package name from the manifest.
     pub package: String,
+    /// The manifest it was started from.
     pub manifest_path: String,
+    /// The argv it was (or would have been) started with.
     pub argv: Vec<String>,
     /// The file that was (or would have been) executed.
     pub executable: Option<String>,
+    /// Whether it ran in command mode (protocol on fds 3 and 4).
     pub command_mode: bool,
+    /// Its process id, once started.
     pub pid: Option<u32>,
     /// The negotiated protocol version.
     pub protocol: Option<u32>,
@@ -30,22 +37,29 @@ pub struct Diagnosis {
     pub spawn_us: Option<u64>,
     /// From sending `initialize` until its answer.
     pub initialize_us: Option<u64>,
+    /// Calls made to it, `initialize` not counted.
     pub calls: u64,
-    /// Non-protocol lines on stdout, and the first bytes of the first few.
+    /// Non-protocol lines on stdout.
     pub noise_lines: u64,
+    /// The first bytes of the first few non-protocol lines.
     pub noise_samples: Vec<String>,
     /// False in command mode, where stderr is the terminal's.
     pub stderr_captured: bool,
+    /// Lines it wrote to stderr.
     pub stderr_lines: u64,
+    /// Bytes it wrote to stderr.
     pub stderr_bytes: u64,
     /// The last 64 KiB of stderr.
     pub stderr_tail: String,
     /// `running`, `exited`, `signaled`, or `not-started`.
     pub state: String,
+    /// Its exit code, if it exited.
     pub exit_code: Option<i32>,
+    /// The signal that ended it, if one did.
     pub signal: Option<i32>,
     /// Whether agent-env ended it (shutdown) rather than it ending by itself.
     pub stopped_by_host: bool,
+    /// The failure that ended it or its start, if any.
     pub failure: Option<FailureSummary>,
 }
 

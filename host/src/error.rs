@@ -12,9 +12,11 @@ use serde::Serialize;
 /// Who failed: enough to name the plugin in a message and to show what it last said.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct FailureContext {
+    /// The package name from the manifest.
     pub package: String,
     /// The executable as resolved (or as written, when it could not be resolved).
     pub executable: String,
+    /// The manifest the plugin was started from.
     pub manifest_path: String,
     /// The last lines of its stderr (empty when it wrote none or stderr was not captured).
     pub stderr_tail: Vec<String>,
@@ -25,85 +27,132 @@ pub struct FailureContext {
 /// Why a plugin could not be started or a call to it failed.
 #[derive(Debug, Clone, PartialEq, thiserror::Error)]
 pub enum HostError {
+    /// `not-found`: the executable does not exist.
     #[error("plugin {} cannot start: its executable {} does not exist; fix 'exec' in {} or reinstall the plugin{}", .ctx.package, .ctx.executable, .ctx.manifest_path, suffix(.ctx))]
-    NotFound { ctx: Box<FailureContext> },
+    NotFound {
+        /// Who failed.
+        ctx: Box<FailureContext>,
+    },
 
+    /// `not-executable`: the file exists but cannot be executed.
     #[error("plugin {} cannot start: its executable {} is not executable ({reason}); run chmod +x on it or reinstall the plugin{}", .ctx.package, .ctx.executable, suffix(.ctx))]
     NotExecutable {
+        /// Who failed.
         ctx: Box<FailureContext>,
+        /// Why, in words.
         reason: String,
     },
 
+    /// `spawn-failed`: the system refused to start it.
     #[error("plugin {} could not be started from {}: {reason}{}", .ctx.package, .ctx.executable, suffix(.ctx))]
     SpawnFailed {
+        /// Who failed.
         ctx: Box<FailureContext>,
+        /// Why, in words.
         reason: String,
     },
 
+    /// `exited-at-start`: it ended before answering `initialize`.
     #[error("plugin {} ({}) {ended} before answering initialize{}", .ctx.package, .ctx.executable, suffix(.ctx))]
     ExitedAtStart {
+        /// Who failed.
         ctx: Box<FailureContext>,
+        /// How it ended, e.g. "exited with code 1".
         ended: String,
     },
 
+    /// `handshake-timeout`: no answer to `initialize` in time.
     #[error("plugin {} ({}) did not answer initialize within {}; it is not an agent-env plugin, or it is stuck (raise AGENT_ENV_PLUGIN_HANDSHAKE_TIMEOUT if it is just slow){}", .ctx.package, .ctx.executable, secs(*.timeout), suffix(.ctx))]
     HandshakeTimeout {
+        /// Who failed.
         ctx: Box<FailureContext>,
+        /// The timeout that ran out.
         timeout: Duration,
     },
 
+    /// `handshake-failed`: its answer to `initialize` is not a valid one.
     #[error("plugin {} ({}) gave a bad answer to initialize: {reason}{}", .ctx.package, .ctx.executable, suffix(.ctx))]
     HandshakeFailed {
+        /// Who failed.
         ctx: Box<FailureContext>,
+        /// Why, in words.
         reason: String,
     },
 
+    /// `protocol-mismatch`: no protocol version both sides speak.
     #[error("plugin {} speaks protocol {plugin_speaks}, agent-env speaks {host_speaks}: {advice} (executable {}){}", .ctx.package, .ctx.executable, suffix(.ctx))]
     ProtocolMismatch {
+        /// Who failed.
         ctx: Box<FailureContext>,
+        /// The protocol range the plugin speaks.
         plugin_speaks: String,
+        /// The protocol range agent-env speaks.
         host_speaks: String,
+        /// Which side to upgrade.
         advice: String,
     },
 
+    /// `crashed`: it ended while a call was in flight.
     #[error("plugin {} ({}) crashed ({ended}) while answering {method}; this is a bug in the plugin{}", .ctx.package, .ctx.executable, suffix(.ctx))]
     Crashed {
+        /// Who failed.
         ctx: Box<FailureContext>,
+        /// How it ended, e.g. "exited with code 1".
         ended: String,
+        /// The method of the call.
         method: String,
     },
 
+    /// `call-timeout`: a call got no answer in time and was cancelled.
     #[error("plugin {} ({}) did not answer {method} within {}; the call was cancelled (raise AGENT_ENV_PLUGIN_CALL_TIMEOUT if it is just slow){}", .ctx.package, .ctx.executable, secs(*.timeout), suffix(.ctx))]
     CallTimeout {
+        /// Who failed.
         ctx: Box<FailureContext>,
+        /// The method of the call.
         method: String,
+        /// The timeout that ran out.
         timeout: Duration,
     },
 
+    /// `crash-loop`: it failed too often in this invocation to be started again.
     #[error("plugin {} ({}) failed {crashes} times in this invocation, so agent-env will not start it again until the next run; last failure: {last}", .ctx.package, .ctx.executable)]
     CrashLoop {
+        /// Who failed.
         ctx: Box<FailureContext>,
+        /// Failures in this invocation.
         crashes: u32,
+        /// The last failure, in one line.
         last: String,
     },
 
+    /// The plugin answered a call with an error of its own.
     #[error("plugin {} ({}) refused {method}: {}", .ctx.package, .ctx.executable, .error.message)]
     PluginError {
+        /// Who failed.
         ctx: Box<FailureContext>,
+        /// The method of the call.
         method: String,
+        /// The error the plugin answered with.
         error: RpcError,
     },
 
+    /// A message over the size limit, in either direction.
     #[error("{method} to plugin {} ({}) was not sent: {detail}", .ctx.package, .ctx.executable)]
     MessageTooLarge {
+        /// Who failed.
         ctx: Box<FailureContext>,
+        /// The method of the call.
         method: String,
+        /// What was too large, and the limit.
         detail: String,
     },
 
+    /// A call to a process that was already shut down.
     #[error("plugin {} ({}) was already shut down, so {method} cannot be sent", .ctx.package, .ctx.executable)]
     ShutDown {
+        /// Who failed.
         ctx: Box<FailureContext>,
+        /// The method of the call.
         method: String,
     },
 }

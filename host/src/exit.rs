@@ -15,11 +15,14 @@ use serde::Serialize;
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "snake_case")]
 pub enum Ended {
+    /// It exited with this code.
     Exited(i32),
+    /// This signal ended it.
     Signaled(i32),
 }
 
 impl Ended {
+    /// How it ended, as the end of a sentence: "exited with code 3".
     pub fn describe(&self) -> String {
         match self {
             Ended::Exited(code) => format!("exited with code {code}"),
@@ -27,6 +30,7 @@ impl Ended {
         }
     }
 
+    /// The exit code, if it exited.
     pub fn exit_code(&self) -> Option<i32> {
         match self {
             Ended::Exited(code) => Some(*code),
@@ -34,6 +38,7 @@ impl Ended {
         }
     }
 
+    /// The signal, if one ended it.
     pub fn signal(&self) -> Option<i32> {
         match self {
             Ended::Signaled(sig) => Some(*sig),

@@ -41,6 +41,7 @@ fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
 }
 
 impl PluginHost {
+    /// An empty pool: nothing starts until [`PluginHost::connect`].
     pub fn new(config: HostConfig, services: Arc<dyn HostServices>) -> PluginHost {
         PluginHost {
             config,
@@ -49,6 +50,7 @@ impl PluginHost {
         }
     }
 
+    /// The configuration every process of the pool starts with.
     pub fn config(&self) -> &HostConfig {
         &self.config
     }

@@ -62,7 +62,9 @@ fn lock(m: &Mutex<Status>) -> MutexGuard<'_, Status> {
 /// A start that failed, with the diagnosis of the attempt.
 #[derive(Debug, Clone)]
 pub struct StartFailure {
+    /// Why it did not start.
     pub error: HostError,
+    /// What is known of the attempt.
     pub diagnosis: Box<Diagnosis>,
 }
 
@@ -214,14 +216,17 @@ impl PluginProcess {
         &self.handshake
     }
 
+    /// What it was started from.
     pub fn spec(&self) -> &SpawnSpec {
         &self.spec
     }
 
+    /// Its package name.
     pub fn package(&self) -> &str {
         &self.spec.package
     }
 
+    /// Its process id.
     pub fn pid(&self) -> u32 {
         self.child.exit.pid() as u32
     }

@@ -31,8 +31,15 @@ pub const COMMAND_MODE_FDS: (i32, i32) = (3, 4);
 /// Why the executable cannot be used.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum ResolveError {
+    /// Nothing at the path, or the name is not on `PATH`.
     NotFound(String),
-    NotExecutable { path: PathBuf, reason: String },
+    /// The file exists but cannot be run, for `reason`.
+    NotExecutable {
+        /// The file.
+        path: PathBuf,
+        /// Why not, e.g. "it is a directory".
+        reason: String,
+    },
 }
 
 /// Finds the file `program` names: a path (anything with a `/`) as is, a bare name on `PATH`.

@@ -10,7 +10,9 @@ use serde_json::{Map, Value};
 pub struct SpawnSpec {
     /// The package name from the manifest.
     pub package: String,
+    /// The package version from the manifest.
     pub version: String,
+    /// The manifest it comes from (named in every message about it).
     pub manifest_path: PathBuf,
     /// The resolved `exec` argv (a relative first element made absolute against the manifest's folder).
     pub argv: Vec<String>,
