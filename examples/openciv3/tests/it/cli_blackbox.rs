@@ -2,25 +2,15 @@
 //! selected in a temp `.agentenv/config.toml`, and `agent-env openciv3 …`. HOME, XDG_* and
 //! AGENT_ENV_PLUGIN_DIR point into a temp folder.
 //!
-//! The `agent-env` binary is the workspace's (`cargo build` puts it next to this package's binary, as
-//! `scripts/test-all` does before testing).
+//! The `agent-env` binary is the workspace's, built on first use into this test's `target/<profile>`.
 
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 
+use agent_env_test_support::{forget_inherited, workspace_binary, IsolatedDirs};
 use serde_json::Value;
 
-const PLUGIN: &str = env!("CARGO_BIN_EXE_agentenv-openciv3");
-
-fn agent_env_binary() -> PathBuf {
-    let path = Path::new(PLUGIN).with_file_name("agent-env");
-    assert!(
-        path.is_file(),
-        "{} is missing: build it first with `cargo build -p agent-env` (scripts/test-all does)",
-        path.display()
-    );
-    path
-}
+use crate::support::pipe::BINARY as PLUGIN;
 
 /// A temp home with the plugin installed and the CAS store selected for `[stores.object]`.
 struct Sandbox {
@@ -62,23 +52,24 @@ impl Sandbox {
     /// As `agent_env`, with `PATH` replaced when given (e.g. one without docker).
     fn agent_env_with(&self, args: &[&str], path: Option<&Path>) -> Output {
         let root = self.dir.path();
-        let mut command = Command::new(agent_env_binary());
+        let mut command = Command::new(workspace_binary("agent-env", "agent-env"));
         if let Some(path) = path {
             command.env("PATH", path);
         }
-        command
-            .args(args)
-            .current_dir(root.join("project"))
-            .env("HOME", root.join("home"))
-            .env("XDG_STATE_HOME", root.join("state"))
-            .env("XDG_DATA_HOME", root.join("data"))
-            .env("XDG_CONFIG_HOME", root.join("config"))
-            .env("AGENT_ENV_PLUGIN_DIR", root.join("plugins"))
-            .env("AGENT_ENV_LOCAL_SANDBOX_DIR", root.join("sandboxes"))
-            .env_remove("AGENT_ENV_CONFIG")
-            .env_remove("AGENT_ENV_OBJECT_STORE")
-            .output()
-            .unwrap()
+        forget_inherited(&mut command);
+        IsolatedDirs {
+            home: root.join("home"),
+            xdg_data: root.join("data"),
+            xdg_state: root.join("state"),
+            xdg_config: root.join("config"),
+            plugins: root.join("plugins"),
+        }
+        .apply(&mut command)
+        .args(args)
+        .current_dir(root.join("project"))
+        .env("AGENT_ENV_LOCAL_SANDBOX_DIR", root.join("sandboxes"))
+        .output()
+        .unwrap()
     }
 }
 

@@ -2,15 +2,13 @@
 //! others refused) and of different keys (no lost index row, shared payloads deduplicated), and no blob
 //! ever partial: every blob's name matches its content's digest, and no staged file is left behind.
 
-mod common;
-
 use std::collections::{BTreeMap, HashSet};
 use std::path::PathBuf;
 
-use agentenv_openciv3::cas::{CasError, DEFAULT_CONTENT_TYPE};
-use common::{
+use crate::support::{
     assert_blobs_intact, results_path, spawn_child, store_at, wait_all, wait_for_start, CHILD_JOB,
 };
+use agentenv_openciv3::cas::{CasError, DEFAULT_CONTENT_TYPE};
 use serde_json::{json, Value};
 
 const WRITERS: usize = 4;
@@ -18,7 +16,7 @@ const CONTESTED_KEYS: usize = 40;
 const OWN_KEYS: usize = 60;
 
 /// The entry point of a child writer process. In an ordinary test run the job variable is unset and this
-/// returns at once; the tests below re-run this binary with `--exact child_writer` and a job.
+/// returns at once; the tests below re-run this binary with `--exact concurrency::child_writer` and a job.
 #[test]
 fn child_writer() {
     let Ok(job) = std::env::var(CHILD_JOB) else {
@@ -83,7 +81,7 @@ fn run_writers(mode: &str) -> (tempfile::TempDir, Vec<BTreeMap<String, Value>>) 
                 "root": root, "go": go, "writer": writer, "mode": mode,
                 "out": results_path(dir.path(), writer),
             });
-            spawn_child("child_writer", &job.to_string())
+            spawn_child("concurrency::child_writer", &job.to_string())
         })
         .collect();
     std::fs::write(&go, b"go").unwrap();

@@ -1,8 +1,6 @@
 //! Garbage collection: unreferenced blobs and abandoned staged files go, everything referenced stays, and a
 //! writer running at the same time (in other processes) never loses a blob it indexed.
 
-mod common;
-
 use std::collections::HashSet;
 use std::fs::{File, FileTimes};
 use std::os::fd::AsRawFd;
@@ -10,8 +8,10 @@ use std::path::{Path, PathBuf};
 use std::process::Command;
 use std::time::{Duration, SystemTime};
 
+use crate::support::{
+    assert_blobs_intact, results_path, spawn_child, store_at, wait_for_start, CHILD_JOB,
+};
 use agentenv_openciv3::cas::{hash_bytes, CasError, GcOptions, DEFAULT_CONTENT_TYPE};
-use common::{assert_blobs_intact, results_path, spawn_child, store_at, wait_for_start, CHILD_JOB};
 use serde_json::{json, Value};
 
 const CHURN_KEYS: usize = 100;
@@ -238,7 +238,7 @@ fn gc_running_against_concurrent_writers_loses_no_indexed_blob() {
     let children: Vec<_> = (0..WRITERS)
         .map(|writer| {
             let job = json!({"root": root, "go": go, "stop": stop, "writer": writer, "out": results_path(dir.path(), writer)});
-            spawn_child("churning_writer", &job.to_string())
+            spawn_child("gc::churning_writer", &job.to_string())
         })
         .collect();
     std::fs::write(&go, b"go").unwrap();
@@ -253,7 +253,7 @@ fn gc_running_against_concurrent_writers_loses_no_indexed_blob() {
         .collect();
     let in_process: Vec<_> = (0..300).map(|_| store.gc(&GcOptions::default())).collect();
     std::fs::write(&stop, b"stop").unwrap();
-    common::wait_all(children);
+    crate::support::wait_all(children);
     let mut removed_while_writing = 0;
     for output in gc_runs {
         assert!(

@@ -3,18 +3,16 @@
 //! and `execute`. The core's object kit (`agent_env::stores::kits::object`) runs against the plugin store
 //! as the host sees it (`PluginObjectStore`), exactly as it would for a configured plugin store.
 
-mod common;
-
 use std::path::PathBuf;
 use std::process::Command;
 
+use crate::support::pipe::{open_store, root_config, start, BINARY};
 use agent_env::stores::kits::{self, object};
 use agent_env::stores::ObjectStore;
 use agent_env_host::PluginProcess;
 use agent_env_protocol::codes::ErrorKind;
 use agent_env_protocol::manifest::Manifest;
 use agentenv_openciv3::cas::{CasConfig, ContentAddressedObjectStore};
-use common::pipe::{open_store, root_config, start, BINARY};
 use serde_json::{json, Value};
 
 #[test]

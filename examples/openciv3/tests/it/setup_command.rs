@@ -3,16 +3,14 @@
 //! store is the CAS store served by a second plugin process. The scenario runs in a child process (this
 //! test binary again) so that the command's terminal output can be read.
 
-mod common;
-
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 use std::sync::Arc;
 
+use crate::support::pipe::{install, open_store, root_config, start, start_command_mode};
+use crate::support::CHILD_JOB;
 use agent_env::stores::{AnyStore, HostStoreDispatcher, StoreSet};
 use agentenv_openciv3::cas::{CasConfig, ContentAddressedObjectStore};
-use common::pipe::{install, open_store, root_config, start, start_command_mode};
-use common::CHILD_JOB;
 use serde_json::{json, Value};
 
 /// The child: runs `openciv3 <argv>` through `cli.run` and prints `exit_code=<n>` last.
@@ -43,7 +41,7 @@ fn run_setup(dir: &Path, argv: &[&str], path: Option<&str>) -> (i64, String, Str
     child
         .args([
             "--exact",
-            "setup_host",
+            "setup_command::setup_host",
             "--nocapture",
             "--test-threads=1",
             "-q",

@@ -1,7 +1,7 @@
-//! Helpers shared by the multi-process tests: a store on a root, a check that every blob is whole, and
-//! child processes that are this very test binary re-run with a job in the environment.
-
-#![allow(dead_code)]
+//! What the OpenCiv3 tests share: [`pipe`] starts the installed plugin with the core's host code;
+//! for the multi-process tests, a store on a root, a check that every blob is whole, and child
+//! processes that are this very test binary re-run with a job in the environment (an entry is named
+//! by its module path, e.g. `gc::churning_writer`).
 
 pub mod pipe;
 
