@@ -3,6 +3,8 @@
 use std::path::PathBuf;
 use std::process::Command;
 
+use crate::support::IsolatedDirs;
+
 struct Project {
     _dir: tempfile::TempDir,
     root: PathBuf,
@@ -39,12 +41,17 @@ impl Project {
 
     fn run_stderr(&self, vars: &[(&str, &str)], args: &[&str]) -> (i32, String, String) {
         let mut cmd = Command::new(env!("CARGO_BIN_EXE_agent-env"));
-        cmd.env_clear()
-            .env("HOME", &self.home)
-            .env("XDG_DATA_HOME", self.home.join("data"))
-            .env("AGENT_ENV_PLUGIN_DIR", self.home.join("plugins"))
-            .current_dir(&self.root)
-            .args(args);
+        cmd.env_clear();
+        IsolatedDirs {
+            home: self.home.clone(),
+            xdg_data: self.home.join("data"),
+            xdg_state: self.home.join(".local/state"),
+            xdg_config: self.home.join(".config"),
+            plugins: self.home.join("plugins"),
+        }
+        .apply(&mut cmd)
+        .current_dir(&self.root)
+        .args(args);
         for (k, v) in vars {
             cmd.env(k, v);
         }

@@ -4,6 +4,8 @@
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
+use crate::support::IsolatedDirs;
+
 struct Project {
     _dir: tempfile::TempDir,
     root: PathBuf,
@@ -34,13 +36,17 @@ impl Project {
 
     fn command(&self, cwd: &Path, args: &[&str]) -> Command {
         let mut cmd = Command::new(env!("CARGO_BIN_EXE_agent-env"));
-        cmd.env_clear()
-            .env("HOME", &self.home)
-            .env("XDG_DATA_HOME", self.home.join("data"))
-            .env("XDG_CONFIG_HOME", self.home.join("config"))
-            .env("AGENT_ENV_PLUGIN_DIR", self.home.join("plugins"))
-            .current_dir(cwd)
-            .args(args);
+        cmd.env_clear();
+        IsolatedDirs {
+            home: self.home.clone(),
+            xdg_data: self.home.join("data"),
+            xdg_state: self.home.join(".local/state"),
+            xdg_config: self.home.join("config"),
+            plugins: self.home.join("plugins"),
+        }
+        .apply(&mut cmd)
+        .current_dir(cwd)
+        .args(args);
         cmd
     }
 

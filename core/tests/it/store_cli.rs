@@ -6,6 +6,8 @@ use std::process::{Command, Output};
 
 use serde_json::Value;
 
+use crate::support::IsolatedDirs;
+
 struct Env {
     dir: tempfile::TempDir,
 }
@@ -36,11 +38,15 @@ impl Env {
         std::fs::create_dir_all(&work).unwrap();
         let mut cmd = Command::new(env!("CARGO_BIN_EXE_agent-env"));
         cmd.args(args).current_dir(&work).env_clear();
-        cmd.env("PATH", std::env::var_os("PATH").unwrap_or_default())
-            .env("HOME", self.path().join("home"))
-            .env("XDG_STATE_HOME", self.path().join("state"))
-            .env("XDG_DATA_HOME", self.path().join("data"))
-            .env("XDG_CONFIG_HOME", self.path().join("config"));
+        IsolatedDirs {
+            home: self.path().join("home"),
+            xdg_data: self.path().join("data"),
+            xdg_state: self.path().join("state"),
+            xdg_config: self.path().join("config"),
+            plugins: self.path().join("data/agent-env/plugins"),
+        }
+        .apply(&mut cmd)
+        .env("PATH", std::env::var_os("PATH").unwrap_or_default());
         for (k, v) in vars {
             cmd.env(k, v);
         }

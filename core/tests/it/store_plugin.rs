@@ -4,6 +4,8 @@
 
 use std::process::Command;
 
+use crate::support::{IsolatedDirs, AGENT_ENV};
+
 fn write_setup(dir: &std::path::Path, impl_name: &str, config: &str) -> std::path::PathBuf {
     let exe = crate::support::fixture("fixture-works");
     let plugin = dir.join("data/agent-env/plugins/works");
@@ -27,16 +29,21 @@ fn write_setup(dir: &std::path::Path, impl_name: &str, config: &str) -> std::pat
 }
 
 fn check(dir: &std::path::Path, work: &std::path::Path) -> (Option<i32>, String, String) {
-    let out = Command::new(env!("CARGO_BIN_EXE_agent-env"))
-        .args(["store", "check", "object"])
-        .current_dir(work)
-        .env_clear()
-        .env("PATH", "/usr/bin:/bin")
-        .env("HOME", dir.join("home"))
-        .env("XDG_STATE_HOME", dir.join("state"))
-        .env("XDG_DATA_HOME", dir.join("data"))
-        .output()
-        .unwrap();
+    let mut cmd = Command::new(AGENT_ENV);
+    cmd.env_clear();
+    let out = IsolatedDirs {
+        home: dir.join("home"),
+        xdg_data: dir.join("data"),
+        xdg_state: dir.join("state"),
+        xdg_config: dir.join("home/.config"),
+        plugins: dir.join("data/agent-env/plugins"),
+    }
+    .apply(&mut cmd)
+    .args(["store", "check", "object"])
+    .current_dir(work)
+    .env("PATH", "/usr/bin:/bin")
+    .output()
+    .unwrap();
     (
         out.status.code(),
         String::from_utf8_lossy(&out.stdout).into_owned(),
