@@ -7,7 +7,6 @@ pub mod clock;
 pub mod config;
 pub mod discovery;
 pub mod environment;
-pub mod host;
 pub mod install;
 pub mod output;
 pub mod paths;

@@ -15,7 +15,6 @@ use crate::config::references::SecretLookup;
 use crate::config::{ConfigDocument, ConfigError};
 use crate::discovery::{discover, Discovery, SearchPath};
 use crate::environment::Environment;
-use crate::host::{HostConfig, HostConfigError, HostServices, NoServices, PluginHost};
 use crate::paths::Paths;
 use crate::registry::host_prober::HostProber;
 use crate::registry::{ConfigState, Loading, Registry};
@@ -23,6 +22,7 @@ use crate::stores::plugin_stores::{HostPluginStores, PluginPackage};
 use crate::stores::{
     configured_stores_opening_plugins, OpenPluginStores, PluginStoreFactory, StoreSet,
 };
+use agent_env_host::{HostConfig, HostConfigError, HostServices, NoServices, PluginHost};
 
 /// How much of the plugins the registry starts to check them.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -106,9 +106,10 @@ impl Session {
             .collect()
     }
 
-    /// The host's timeouts, from the `AGENT_ENV_PLUGIN_*_TIMEOUT` variables.
+    /// The child-process host's settings: agent-env's version, and the timeouts the
+    /// `AGENT_ENV_PLUGIN_*_TIMEOUT` variables set.
     pub fn host_config(&self) -> Result<HostConfig, HostConfigError> {
-        HostConfig::from_lookup(|var| self.env.var(var))
+        HostConfig::from_lookup(crate::VERSION, |var| self.env.var(var))
     }
 
     /// A plugin host serving `services` to its children, with this environment's timeouts.

@@ -1,4 +1,4 @@
-//! The real [`Prober`]: starts plugins through the child-process host ([`crate::host`]), all at once,
+//! The real [`Prober`]: starts plugins through the child-process host ([`agent_env_host`]), all at once,
 //! holds each `initialize` answer, then shuts every process down and keeps its final diagnosis.
 
 use std::collections::BTreeMap;
@@ -8,7 +8,7 @@ use agent_env_protocol::methods::CLI_ROOT_OPTION;
 use std::thread;
 
 use super::load::{FailureInfo, Launch, LoadFailure, Probe, Prober, ProcessDiagnosis};
-use crate::host::{
+use agent_env_host::{
     signal_name, Diagnosis, HostConfig, HostConfigError, NoServices, PluginHost, PluginProcess,
     SpawnSpec,
 };
@@ -16,7 +16,7 @@ use crate::host::{
 /// The code of every probe when the host's own settings (its timeout variables) are wrong.
 pub const HOST_CONFIG_INVALID: &str = "host-config-invalid";
 
-/// Starts plugins through [`crate::host::PluginHost`], with the host settings the session read (or
+/// Starts plugins through [`agent_env_host::PluginHost`], with the host settings the session read (or
 /// the reason they are wrong, which every probe then reports).
 #[derive(Debug)]
 pub struct HostProber {
@@ -43,7 +43,7 @@ fn spec_of(launch: &Launch) -> SpawnSpec {
 impl Prober for HostProber {
     fn probe_all(&self, launches: &[Launch]) -> Vec<Probe> {
         let config = match &self.config {
-            Ok(config) => *config,
+            Ok(config) => config.clone(),
             Err(e) => {
                 return launches
                     .iter()

@@ -19,13 +19,13 @@ use serde_json::{Map, Value};
 
 use crate::config::build::LazySecrets;
 use crate::config::{ConfigDocument, ConfigError};
-use crate::host::{HostError, HostServices, PluginHost, SpawnSpec};
 use crate::run::cancel::Cancel;
 use crate::run::executor::StepExecutor;
 use crate::run::local_stores::LocalStores;
 use crate::session::Session;
 use crate::steps::StepError;
 use crate::stores::{AnyStore, HostStoreDispatcher, StoreKind, StoreSet};
+use agent_env_host::{HostError, HostServices, PluginHost, SpawnSpec};
 
 /// How long one `execute` may take when the step names no `timeout_seconds`.
 pub const DEFAULT_STEP_TIMEOUT: Duration = Duration::from_secs(6 * 3600);

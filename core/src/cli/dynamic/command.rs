@@ -11,8 +11,8 @@ use super::services;
 use super::tree::PluginCli;
 use crate::cli::{Exit, Failure, Terminal};
 use crate::config::plugins::plugin_settings;
-use crate::host::{Ended, HostError, SpawnSpec};
 use crate::session::Session;
+use agent_env_host::{Ended, HostError, SpawnSpec};
 
 /// A command runs as long as the user lets it (Ctrl-C reaches the plugin, which shares the terminal).
 const COMMAND_TIMEOUT: Duration = Duration::from_secs(30 * 24 * 3600);

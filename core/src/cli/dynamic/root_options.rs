@@ -15,8 +15,8 @@ use serde_json::Map;
 
 use super::tree::{PluginCli, RootOption};
 use crate::config::locate::CONFIG_VAR;
-use crate::host::{HostError, NoServices, PluginHost, SpawnSpec};
 use crate::session::Session;
+use agent_env_host::{HostError, NoServices, PluginHost, SpawnSpec};
 
 /// The value a boolean root option is sent when it is given.
 pub const SWITCH_VALUE: &str = "true";

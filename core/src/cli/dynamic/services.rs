@@ -3,9 +3,9 @@
 
 use std::sync::Arc;
 
-use crate::host::HostServices;
 use crate::session::Session;
 use crate::stores::HostStoreDispatcher;
+use agent_env_host::HostServices;
 
 /// The host services of a plugin command: its `host.store.*` calls reach the configured stores. A
 /// plugin's store is opened in its plugin, started on first use and shut down when the session goes.
