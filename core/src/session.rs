@@ -183,3 +183,61 @@ pub fn plugin_packages(
         })
         .collect()
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::path::Path;
+
+    fn session_in(dir: &Path) -> Session {
+        Session::new(Environment::from_vars(
+            [("HOME", dir.join("home")), ("PATH", dir.join("bin"))],
+            dir,
+        ))
+    }
+
+    #[test]
+    fn a_chosen_config_is_the_sessions_and_cannot_be_replaced() {
+        let dir = tempfile::tempdir().unwrap();
+        let chosen = dir.path().join("acme.toml");
+        std::fs::write(&chosen, "[x]\na = 1\n").unwrap();
+        let session = session_in(dir.path());
+        assert_eq!(session.choose_config(&chosen), Ok(()));
+        assert_eq!(
+            session.choose_config(&dir.path().join("other.toml")),
+            Err(AlreadyRead)
+        );
+        let doc = session.config();
+        assert_eq!(doc.path.as_deref(), Some(chosen.as_path()));
+        assert_eq!(doc.table["x"]["a"].as_integer(), Some(1));
+        assert!(std::ptr::eq(doc, session.config()), "read once");
+    }
+
+    #[test]
+    fn a_config_read_before_a_choice_refuses_it() {
+        let dir = tempfile::tempdir().unwrap();
+        let session = session_in(dir.path());
+        assert!(session.config().path.is_none());
+        assert_eq!(
+            session.choose_config(&dir.path().join("late.toml")),
+            Err(AlreadyRead)
+        );
+    }
+
+    #[test]
+    fn folders_and_search_path_come_from_the_sessions_environment() {
+        let dir = tempfile::tempdir().unwrap();
+        let session = session_in(dir.path());
+        let search = session.search_path();
+        assert_eq!(
+            search.plugins_dir,
+            dir.path().join("home/.local/share/agent-env/plugins")
+        );
+        assert_eq!(search.path_dirs, vec![dir.path().join("bin")]);
+        assert_eq!(
+            session.paths().state_root(),
+            dir.path().join("home/.local/state/agent-env")
+        );
+        assert!(session.discovery().plugins.is_empty());
+    }
+}
