@@ -164,7 +164,7 @@ fn run_check(checked: &Checked, store: &AnyStore, json_output: bool) -> Result<i
     if json_output {
         println!("{}", render_json(checked, &report));
     } else {
-        report.print();
+        print!("{}", report.render());
     }
     Ok(if report.all_passed() { 0 } else { 1 })
 }

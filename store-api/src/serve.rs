@@ -8,12 +8,12 @@ use agent_env_protocol::message::RpcError;
 use agent_env_protocol::methods::bytes;
 use serde_json::{json, Value};
 
-use super::document::query::{Document, Filter, Sort, UpdateSpec};
-use super::document::DocumentStore;
-use super::image::ImageStore;
-use super::object::{ObjectStore, DEFAULT_CONTENT_TYPE};
-use super::secret::SecretStore;
-use super::wire::{unknown_op, Params};
+use crate::document::query::{Document, Filter, Sort, UpdateSpec};
+use crate::document::DocumentStore;
+use crate::image::ImageStore;
+use crate::object::{ObjectStore, DEFAULT_CONTENT_TYPE};
+use crate::secret::SecretStore;
+use crate::wire::{unknown_op, Params};
 
 /// Answers `<prefix>object.<op>`; `method` is the full name, for messages.
 pub fn object(

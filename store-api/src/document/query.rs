@@ -10,7 +10,7 @@ use std::collections::BTreeMap;
 use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
 
-use crate::stores::error::{StoreError, StoreResult};
+use crate::error::{StoreError, StoreResult};
 
 /// A stored document: a JSON object.
 pub type Document = Map<String, Value>;

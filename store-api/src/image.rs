@@ -2,7 +2,7 @@
 
 use serde::{Deserialize, Serialize};
 
-use super::error::StoreResult;
+use crate::error::StoreResult;
 
 /// Login material for one registry.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]

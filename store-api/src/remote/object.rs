@@ -10,9 +10,9 @@ use serde::de::DeserializeOwned;
 use serde_json::{json, Value};
 
 use super::transport::{Direction, StoreTransport};
-use crate::stores::error::{StoreError, StoreResult};
-use crate::stores::object::{ObjectMetadata, ObjectReader, ObjectStore};
-use crate::stores::wire::answer_field;
+use crate::error::{StoreError, StoreResult};
+use crate::object::{ObjectMetadata, ObjectReader, ObjectStore};
+use crate::wire::answer_field;
 
 /// An object store reached through a [`StoreTransport`].
 pub struct PluginObjectStore {

@@ -7,7 +7,7 @@ use serde_json::Value;
 
 use super::query::{Document, Filter, Predicate, Sort, UpdateSpec};
 use super::DocumentStore;
-use crate::stores::error::{StoreError, StoreResult};
+use crate::error::{StoreError, StoreResult};
 
 /// The collections the core keeps versioned entities in.
 pub const ENTITY_COLLECTIONS: [&str; 6] = [

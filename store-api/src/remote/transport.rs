@@ -2,7 +2,7 @@
 
 use serde_json::Value;
 
-use crate::stores::error::StoreResult;
+use crate::error::StoreResult;
 
 /// Sends one store request and returns its result. A transport to a plugin store adds the opened
 /// store's `handle` to `params`; one to the host's stores sends them as they are. Errors keep their kind

@@ -7,7 +7,7 @@ use std::cmp::Ordering;
 use serde_json::{Map, Number, Value};
 
 use super::query::{Document, Filter, Predicate, Sort, UpdateSpec};
-use crate::stores::error::{StoreError, StoreResult};
+use crate::error::{StoreError, StoreResult};
 
 /// The values a dotted path resolves to; empty when the path is absent. A numeric segment indexes an
 /// array; any other segment applied to an array traverses its elements.

@@ -5,9 +5,9 @@ use std::sync::Arc;
 use serde_json::json;
 
 use super::transport::{Direction, StoreTransport};
-use crate::stores::error::StoreResult;
-use crate::stores::secret::SecretStore;
-use crate::stores::wire::answer_field;
+use crate::error::StoreResult;
+use crate::secret::SecretStore;
+use crate::wire::answer_field;
 
 /// A secret store reached through a [`StoreTransport`].
 pub struct PluginSecretStore {

@@ -1,6 +1,6 @@
 //! The id rules document stores hold entity ids to.
 
-use crate::stores::error::{StoreError, StoreResult};
+use crate::error::{StoreError, StoreResult};
 
 /// Refuses ids with the reserved `@` prefix: `@local/…` ids live only in the @local namespace's store,
 /// and any other `@…` names a registry-qualified id.

@@ -1,6 +1,6 @@
 //! The secret store: named secret strings.
 
-use super::error::StoreResult;
+use crate::error::StoreResult;
 
 /// Named secrets. An empty string is a present value and comes back verbatim, never as `None`.
 pub trait SecretStore: Send + Sync {

@@ -7,7 +7,7 @@ use std::process::{Command, Stdio};
 
 use super::support::{ensure, ensure_eq, Ctx, TempDir};
 use super::{Case, Kit};
-use crate::stores::image::ImageStore;
+use crate::image::ImageStore;
 
 type ImageCase = Case<dyn ImageStore>;
 

@@ -2,7 +2,7 @@
 
 use std::path::{Path, PathBuf};
 
-use crate::stores::error::StoreError;
+use crate::error::StoreError;
 
 /// `Err(message)` unless `cond`.
 pub fn ensure(cond: bool, message: impl FnOnce() -> String) -> Result<(), String> {

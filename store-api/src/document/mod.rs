@@ -11,7 +11,7 @@ use serde_json::Value;
 
 pub use query::{Document, Filter, Predicate, Sort, SortKey, UpdateSpec};
 
-use super::error::StoreResult;
+use crate::error::StoreResult;
 
 /// Collections of JSON documents. Backend ids (Mongo's `_id`) never appear in returned documents.
 pub trait DocumentStore: Send + Sync {
@@ -36,7 +36,7 @@ pub trait DocumentStore: Send + Sync {
     /// How many documents match.
     fn count(&self, collection: &str, filter: &Filter) -> StoreResult<u64>;
 
-    /// Inserts one document; [`StoreError::DuplicateKey`](super::StoreError::DuplicateKey) on a unique
+    /// Inserts one document; [`StoreError::DuplicateKey`](crate::StoreError::DuplicateKey) on a unique
     /// index violation.
     fn insert(&self, collection: &str, doc: &Document) -> StoreResult<()>;
 

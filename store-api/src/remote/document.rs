@@ -7,10 +7,10 @@ use serde::de::DeserializeOwned;
 use serde_json::{json, Value};
 
 use super::transport::{Direction, StoreTransport};
-use crate::stores::document::query::{Document, Filter, Sort, UpdateSpec};
-use crate::stores::document::DocumentStore;
-use crate::stores::error::StoreResult;
-use crate::stores::wire::answer_field;
+use crate::document::query::{Document, Filter, Sort, UpdateSpec};
+use crate::document::DocumentStore;
+use crate::error::StoreResult;
+use crate::wire::answer_field;
 
 /// A document store reached through a [`StoreTransport`].
 pub struct PluginDocumentStore {

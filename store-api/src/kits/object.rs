@@ -7,8 +7,8 @@ use std::io::Read;
 
 use super::support::{describe, ensure, ensure_eq, Ctx, TempDir};
 use super::{Case, Kit};
-use crate::stores::error::StoreError;
-use crate::stores::object::{ObjectStore, DEFAULT_CONTENT_TYPE};
+use crate::error::StoreError;
+use crate::object::{ObjectStore, DEFAULT_CONTENT_TYPE};
 
 type ObjectCase = Case<dyn ObjectStore>;
 

@@ -6,9 +6,9 @@ use serde::de::DeserializeOwned;
 use serde_json::{json, Value};
 
 use super::transport::{Direction, StoreTransport};
-use crate::stores::error::StoreResult;
-use crate::stores::image::{ImageStore, RegistryAuth};
-use crate::stores::wire::answer_field;
+use crate::error::StoreResult;
+use crate::image::{ImageStore, RegistryAuth};
+use crate::wire::answer_field;
 
 /// An image store reached through a [`StoreTransport`].
 pub struct PluginImageStore {

@@ -3,7 +3,7 @@
 use std::io::Read;
 use std::path::Path;
 
-use super::error::{StoreError, StoreResult};
+use crate::error::{StoreError, StoreResult};
 
 /// The content type a write gets when the caller names none. A store may read it back as unknown (`None`).
 pub const DEFAULT_CONTENT_TYPE: &str = "application/octet-stream";

@@ -1,12 +1,18 @@
 //! The conformance kits: named cases any store must pass, shipped in the binary (`agent-env store check
 //! KIND`) and usable from `cargo test`:
 //!
-//! ```no_run
-//! use agent_env::stores::{kits, LocalFilesystemObjectStore};
-//! let store = LocalFilesystemObjectStore::new("/tmp/my-store");
-//! let report = kits::run(&kits::object::cases(), &store, "");
-//! report.print();
-//! assert!(report.all_passed());
+//! ```
+//! use agent_env_store::kits;
+//! # use agent_env_store::{StoreResult, SecretStore};
+//! # struct MySecrets;
+//! # impl SecretStore for MySecrets {
+//! #     fn get(&self, name: &str) -> StoreResult<Option<String>> {
+//! #         Ok(kits::secret::FIXTURE.iter().find(|(n, _)| *n == name).map(|(_, v)| v.to_string()))
+//! #     }
+//! # }
+//! let report = kits::run(&kits::secret::cases(), &MySecrets, "");
+//! print!("{}", report.render());
+//! assert!(report.all_passed(), "{:?}", report.failures());
 //! ```
 //!
 //! A case is `fn(&S, ns) -> Result<(), String>` where `ns` namespaces what it writes (a key prefix for
@@ -95,12 +101,27 @@ impl KitReport {
         )
     }
 
-    /// Prints the lines and the summary on stdout.
-    pub fn print(&self) {
+    /// The report as `agent-env store check` shows it: one line per case, then `<kit> kit: <summary>`, each
+    /// line ending in a newline. The kits never print; the caller writes this where it wants.
+    pub fn render(&self) -> String {
+        let mut text = String::new();
         for line in self.lines() {
-            println!("{line}");
+            text.push_str(&line);
+            text.push('\n');
         }
-        println!("{} kit: {}", self.kit, self.summary());
+        text.push_str(&format!("{} kit: {}\n", self.kit, self.summary()));
+        text
+    }
+
+    /// The failed cases, one `FAILED <case>: <why>` line each; empty when the kit passed.
+    pub fn failures(&self) -> Vec<String> {
+        self.results
+            .iter()
+            .filter_map(|(name, outcome)| match outcome {
+                Outcome::Failed(why) => Some(format!("FAILED {name}: {why}")),
+                _ => None,
+            })
+            .collect()
     }
 
     /// `{"kit", "passed": bool, "cases": [{"name", "outcome", "reason"?}]}`.
@@ -141,11 +162,11 @@ pub fn run<S: ?Sized>(kit: &Kit<S>, store: &S, ns: &str) -> KitReport {
 
 /// A namespace no other run uses: `agent-env-kit/<12 hex>/` for objects (a key prefix), `kit_<12 hex>` for
 /// documents (a collection prefix) and images (a repository).
-pub fn unique_namespace(kind: crate::stores::StoreKind) -> String {
+pub fn unique_namespace(kind: crate::StoreKind) -> String {
     let suffix = support::unique_suffix();
     match kind {
-        crate::stores::StoreKind::Object => format!("agent-env-kit/{suffix}/"),
-        crate::stores::StoreKind::Image => format!("agent-env-kit-{suffix}"),
+        crate::StoreKind::Object => format!("agent-env-kit/{suffix}/"),
+        crate::StoreKind::Image => format!("agent-env-kit-{suffix}"),
         _ => format!("kit_{suffix}"),
     }
 }

@@ -6,7 +6,7 @@ use agent_env_protocol::message::RpcError;
 use serde::de::DeserializeOwned;
 use serde_json::Value;
 
-use super::error::StoreError;
+use crate::error::StoreError;
 
 /// A request's params, read with messages that name the method and the missing field.
 pub struct Params<'a> {

@@ -9,7 +9,7 @@
 use super::support::ensure_eq;
 use super::support::Ctx;
 use super::{Case, Kit};
-use crate::stores::secret::SecretStore;
+use crate::secret::SecretStore;
 
 /// The secrets the store is seeded with.
 pub const FIXTURE: [(&str, &str); 2] = [

@@ -7,10 +7,10 @@ use serde_json::{json, Value};
 
 use super::support::{describe, ensure, ensure_eq, Ctx};
 use super::{Case, Kit};
-use crate::stores::document::query::{Document, Filter, Predicate, Sort, UpdateSpec};
-use crate::stores::document::versioned::{compare_and_swap, VersionedEntityStore};
-use crate::stores::document::DocumentStore;
-use crate::stores::error::StoreError;
+use crate::document::query::{Document, Filter, Predicate, Sort, UpdateSpec};
+use crate::document::versioned::{compare_and_swap, VersionedEntityStore};
+use crate::document::DocumentStore;
+use crate::error::StoreError;
 
 type DocCase = Case<dyn DocumentStore>;
 
