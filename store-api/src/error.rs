@@ -59,6 +59,34 @@ impl StoreError {
         StoreError::AlreadyExists(format!("Object already exists at {location}."))
     }
 
+    /// The error of a wire kind, with its message: how a store built on a library with its own error type
+    /// (one that knows its [`ErrorKind`]) reports through this one. Kinds a store does not return (a
+    /// protocol error, say) are [`StoreError::Internal`]; an I/O error made this way carries no errno (use
+    /// [`StoreError::io`] when there is an `std::io::Error`).
+    pub fn from_kind(kind: ErrorKind, message: impl Into<String>) -> Self {
+        let message = message.into();
+        match kind {
+            ErrorKind::NotFound => StoreError::NotFound(message),
+            ErrorKind::AlreadyExists => StoreError::AlreadyExists(message),
+            ErrorKind::ForeignUrl => StoreError::ForeignUrl(message),
+            ErrorKind::InvalidValue | ErrorKind::InvalidParams => StoreError::InvalidValue(message),
+            ErrorKind::DuplicateKey => StoreError::DuplicateKey(message),
+            ErrorKind::ConcurrentModification => StoreError::ConcurrentModification(message),
+            ErrorKind::ConfigError => StoreError::Config(message),
+            ErrorKind::IoError => StoreError::Io {
+                message,
+                raw_os_error: None,
+            },
+            ErrorKind::NotSupported | ErrorKind::MethodNotFound => StoreError::NotSupported(message),
+            _ => StoreError::Internal(message),
+        }
+    }
+
+    /// What a trait method a store leaves at its default answers: `this store does not implement <op>`.
+    pub fn unimplemented(op: &str) -> Self {
+        StoreError::NotSupported(format!("this store does not implement {op}"))
+    }
+
     /// An I/O failure, with what was being done: `<context>: <os error>`.
     pub fn io(context: impl std::fmt::Display, err: &std::io::Error) -> Self {
         StoreError::Io {
@@ -122,18 +150,11 @@ impl StoreError {
 
 impl From<RpcError> for StoreError {
     fn from(err: RpcError) -> Self {
-        let message = err.message.clone();
-        match err.kind() {
-            Some(ErrorKind::NotFound) => StoreError::NotFound(message),
-            Some(ErrorKind::AlreadyExists) => StoreError::AlreadyExists(message),
-            Some(ErrorKind::ForeignUrl) => StoreError::ForeignUrl(message),
-            Some(ErrorKind::InvalidValue) | Some(ErrorKind::InvalidParams) => {
-                StoreError::InvalidValue(message)
-            }
-            Some(ErrorKind::DuplicateKey) => StoreError::DuplicateKey(message),
-            Some(ErrorKind::ConcurrentModification) => StoreError::ConcurrentModification(message),
-            Some(ErrorKind::ConfigError) => StoreError::Config(message),
-            Some(ErrorKind::IoError) => StoreError::Io {
+        let Some(kind) = err.kind() else {
+            return StoreError::Internal(err.message);
+        };
+        match StoreError::from_kind(kind, err.message.clone()) {
+            StoreError::Io { message, .. } => StoreError::Io {
                 message,
                 raw_os_error: err
                     .data
@@ -142,10 +163,7 @@ impl From<RpcError> for StoreError {
                     .and_then(Value::as_i64)
                     .and_then(|c| i32::try_from(c).ok()),
             },
-            Some(ErrorKind::NotSupported) | Some(ErrorKind::MethodNotFound) => {
-                StoreError::NotSupported(message)
-            }
-            _ => StoreError::Internal(message),
+            other => other,
         }
     }
 }

@@ -7,12 +7,15 @@ use crate::error::StoreResult;
 /// Login material for one registry.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct RegistryAuth {
+    /// The registry these credentials are for (`host[:port]`).
     pub registry: String,
+    /// The user name to log in with.
     pub username: String,
+    /// The password or token to log in with.
     pub password: String,
 }
 
-/// A registry of container images.
+/// A registry of container images. Only [`ImageStore::image_ref`] must be written.
 pub trait ImageStore: Send + Sync {
     /// The fully qualified, pullable reference of `repository:tag` in this store.
     fn image_ref(&self, repository: &str, tag: &str) -> StoreResult<String>;
@@ -28,5 +31,8 @@ pub trait ImageStore: Send + Sync {
     }
 
     /// Freshly minted login material for `image_ref`; `None` for anonymous registries and foreign refs.
-    fn auth(&self, image_ref: &str) -> StoreResult<Option<RegistryAuth>>;
+    /// The default is an anonymous registry's: always `None`.
+    fn auth(&self, _image_ref: &str) -> StoreResult<Option<RegistryAuth>> {
+        Ok(None)
+    }
 }

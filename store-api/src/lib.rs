@@ -10,6 +10,7 @@
 //!
 //! It depends on the protocol crate only: the local SQLite and filesystem stores live in the core.
 
+pub mod any;
 pub mod document;
 pub mod error;
 pub mod image;
@@ -21,6 +22,7 @@ pub mod secret;
 pub mod serve;
 pub mod wire;
 
+pub use any::AnyStore;
 pub use document::versioned::{compare_and_swap, VersionedEntityStore};
 pub use document::{Document, DocumentStore, Filter, Predicate, Sort, SortKey, UpdateSpec};
 pub use error::{StoreError, StoreResult};

@@ -1,6 +1,8 @@
 //! Answering store operations against a store of this process: the server half of docs/protocol.md §4.4.
-//! The host uses it for `host.store.*` requests; a Rust plugin serving its own store uses it for
-//! `store.*` requests (after looking up the handle).
+//! The host uses it for `host.store.*` requests; the Rust plugin SDK uses it for `store.*` requests to a
+//! plugin's own store (after looking up the handle). Fields a request leaves out take the defaults the
+//! protocol names (`content_type` is [`DEFAULT_CONTENT_TYPE`], `allow_overwrite` and `upsert` are false,
+//! `return_after` is true); extra fields (such as `handle`) are ignored.
 
 use std::path::Path;
 
@@ -8,12 +10,24 @@ use agent_env_protocol::message::RpcError;
 use agent_env_protocol::methods::bytes;
 use serde_json::{json, Value};
 
+use crate::any::AnyStore;
 use crate::document::query::{Document, Filter, Sort, UpdateSpec};
 use crate::document::DocumentStore;
 use crate::image::ImageStore;
 use crate::object::{ObjectStore, DEFAULT_CONTENT_TYPE};
 use crate::secret::SecretStore;
 use crate::wire::{unknown_op, Params};
+
+/// Answers `<prefix><kind>.<op>` against a store of any kind; `method` is the full name, for messages.
+/// The caller has checked that the method's kind is the store's.
+pub fn any(store: &AnyStore, method: &str, op: &str, params: &Value) -> Result<Value, RpcError> {
+    match store {
+        AnyStore::Object(s) => object(s.as_ref(), method, op, params),
+        AnyStore::Document(s) => document(s.as_ref(), method, op, params),
+        AnyStore::Image(s) => image(s.as_ref(), method, op, params),
+        AnyStore::Secret(s) => secret(s.as_ref(), method, op, params),
+    }
+}
 
 /// Answers `<prefix>object.<op>`; `method` is the full name, for messages.
 pub fn object(

@@ -7,6 +7,8 @@ use std::sync::{Arc, Mutex};
 
 use serde_json::Value;
 
+pub use agent_env_store::AnyStore;
+
 use super::config_table::ConfigTable;
 use super::document::DocumentStore;
 use super::error::{StoreError, StoreResult};
@@ -167,26 +169,6 @@ pub trait PluginStoreFactory: Send + Sync {
         class: &str,
         config: &ConfigTable,
     ) -> StoreResult<Arc<dyn StoreTransport>>;
-}
-
-/// A built store of any kind.
-#[derive(Clone)]
-pub enum AnyStore {
-    Object(Arc<dyn ObjectStore>),
-    Document(Arc<dyn DocumentStore>),
-    Image(Arc<dyn ImageStore>),
-    Secret(Arc<dyn SecretStore>),
-}
-
-impl AnyStore {
-    pub fn kind(&self) -> StoreKind {
-        match self {
-            AnyStore::Object(_) => StoreKind::Object,
-            AnyStore::Document(_) => StoreKind::Document,
-            AnyStore::Image(_) => StoreKind::Image,
-            AnyStore::Secret(_) => StoreKind::Secret,
-        }
-    }
 }
 
 /// Builds the store a spec selects. A plugin impl needs `plugins`; without it, it is a config error.

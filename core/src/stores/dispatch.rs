@@ -8,7 +8,7 @@ use agent_env_protocol::message::RpcError;
 use agent_env_protocol::methods::{split_store_method, HOST_STORE_PREFIX};
 use serde_json::Value;
 
-use super::build::{AnyStore, StoreSet};
+use super::build::StoreSet;
 use super::serve;
 use super::StoreKind;
 
@@ -44,12 +44,7 @@ impl HostStoreDispatcher {
                 ),
             ));
         };
-        match self.stores.get(kind)? {
-            AnyStore::Object(s) => serve::object(s.as_ref(), method, op, params),
-            AnyStore::Document(s) => serve::document(s.as_ref(), method, op, params),
-            AnyStore::Image(s) => serve::image(s.as_ref(), method, op, params),
-            AnyStore::Secret(s) => serve::secret(s.as_ref(), method, op, params),
-        }
+        serve::any(&self.stores.get(kind)?, method, op, params)
     }
 }
 
