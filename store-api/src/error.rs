@@ -77,7 +77,9 @@ impl StoreError {
                 message,
                 raw_os_error: None,
             },
-            ErrorKind::NotSupported | ErrorKind::MethodNotFound => StoreError::NotSupported(message),
+            ErrorKind::NotSupported | ErrorKind::MethodNotFound => {
+                StoreError::NotSupported(message)
+            }
             _ => StoreError::Internal(message),
         }
     }

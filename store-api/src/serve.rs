@@ -163,3 +163,50 @@ pub fn secret(
         _ => Err(unknown_op(method)),
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::error::StoreResult;
+    use agent_env_protocol::codes::ErrorKind;
+
+    /// A store that writes only the two required operations.
+    struct PutGetOnly;
+
+    impl ObjectStore for PutGetOnly {
+        fn put(&self, _: &str, _: &[u8], _: &str, _: bool) -> StoreResult<String> {
+            Ok("x://k".into())
+        }
+        fn get(&self, _url: &str) -> StoreResult<Vec<u8>> {
+            Ok(Vec::new())
+        }
+    }
+
+    #[test]
+    fn an_operation_a_store_leaves_at_its_default_answers_not_supported() {
+        let params = json!({"handle": "s1", "url_prefix": "x://"});
+        let Err(e) = object(&PutGetOnly, "store.object.list_at", "list_at", &params) else {
+            panic!("a default list_at answered")
+        };
+        assert_eq!(e.kind(), Some(ErrorKind::NotSupported));
+        assert_eq!(e.message, "this store does not implement list_at");
+    }
+
+    #[test]
+    fn a_write_that_names_no_content_type_gets_the_default() {
+        struct Recorder(std::sync::Mutex<String>);
+        impl ObjectStore for Recorder {
+            fn put(&self, _: &str, _: &[u8], content_type: &str, _: bool) -> StoreResult<String> {
+                *self.0.lock().unwrap() = content_type.to_string();
+                Ok("x://k".into())
+            }
+            fn get(&self, _url: &str) -> StoreResult<Vec<u8>> {
+                Ok(Vec::new())
+            }
+        }
+        let store = Recorder(std::sync::Mutex::new(String::new()));
+        let params = json!({"key": "k", "data": ""});
+        object(&store, "store.object.put", "put", &params).unwrap();
+        assert_eq!(*store.0.lock().unwrap(), DEFAULT_CONTENT_TYPE);
+    }
+}
