@@ -32,4 +32,12 @@ impl AnyStore {
             AnyStore::Secret(_) => StoreKind::Secret,
         }
     }
+
+    /// The store's warnings for the user since it was last asked (see [`ImageStore::take_warnings`]).
+    pub fn take_warnings(&self) -> Vec<String> {
+        match self {
+            AnyStore::Image(store) => store.take_warnings(),
+            _ => Vec::new(),
+        }
+    }
 }

@@ -35,4 +35,11 @@ pub trait ImageStore: Send + Sync {
     fn auth(&self, _image_ref: &str) -> StoreResult<Option<RegistryAuth>> {
         Ok(None)
     }
+
+    /// What the store has to warn the user about since it was last asked (say, that no registry answers
+    /// where it pushes), oldest first. A store never prints; whoever holds it shows these. The default has
+    /// none.
+    fn take_warnings(&self) -> Vec<String> {
+        Vec::new()
+    }
 }

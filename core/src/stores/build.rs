@@ -257,6 +257,15 @@ impl StoreSet {
         Ok(store)
     }
 
+    /// The warnings of every store built so far, since they were last taken (see
+    /// [`AnyStore::take_warnings`]), for the caller to show.
+    pub fn take_warnings(&self) -> Vec<String> {
+        match self.built.lock() {
+            Ok(built) => built.values().flat_map(AnyStore::take_warnings).collect(),
+            Err(_) => Vec::new(),
+        }
+    }
+
     pub fn object(&self) -> StoreResult<Arc<dyn ObjectStore>> {
         match self.get(StoreKind::Object)? {
             AnyStore::Object(s) => Ok(s),

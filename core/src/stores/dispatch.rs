@@ -27,6 +27,12 @@ impl HostStoreDispatcher {
         method.starts_with(HOST_STORE_PREFIX)
     }
 
+    /// What the stores have to warn the user about since last asked (a local registry that does not
+    /// answer, say): the dispatcher never prints, so whoever runs the plugin shows these.
+    pub fn take_warnings(&self) -> Vec<String> {
+        self.stores.take_warnings()
+    }
+
     /// Answers `host.store.<kind>.<op>` (also accepted without the `host.` prefix).
     pub fn dispatch(&self, method: &str, params: &Value) -> Result<Value, RpcError> {
         let unprefixed = method.strip_prefix("host.").unwrap_or(method);
