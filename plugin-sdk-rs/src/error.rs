@@ -73,10 +73,20 @@ pub enum HostCallError {
     Host(RpcError),
     /// The host did not answer (the connection closed, the call timed out, the message was too large).
     #[error("agent-env did not answer {method}: {reason}")]
-    Connection { method: String, reason: String },
+    Connection {
+        /// The host method called.
+        method: String,
+        /// Why no answer came.
+        reason: String,
+    },
     /// The host answered with something of the wrong shape.
     #[error("agent-env answered {method} with something unexpected: {detail}")]
-    BadAnswer { method: String, detail: String },
+    BadAnswer {
+        /// The host method called.
+        method: String,
+        /// What was wrong with the answer.
+        detail: String,
+    },
 }
 
 impl HostCallError {

@@ -35,6 +35,8 @@
 //! implement. A plugin's store class is a [`StoreClass`]; the host's configured stores are
 //! [`HostHandle::objects`] and friends; [`testing`] runs the conformance kits against a store in-process.
 
+#![warn(missing_docs)]
+
 mod cli;
 mod context;
 mod contribution;

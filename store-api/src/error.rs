@@ -34,7 +34,9 @@ pub enum StoreError {
     /// The filesystem or database failed. `raw_os_error` keeps the errno so the kind survives the pipe.
     #[error("{message}")]
     Io {
+        /// What was being done, and the OS's words for what failed.
         message: String,
+        /// The OS error number, when there was one.
         raw_os_error: Option<i32>,
     },
     /// The store does not implement this operation.

@@ -10,6 +10,8 @@
 //!
 //! It depends on the protocol crate only: the local SQLite and filesystem stores live in the core.
 
+#![warn(missing_docs)]
+
 pub mod any;
 pub mod document;
 pub mod error;

@@ -15,6 +15,7 @@ pub struct Params<'a> {
 }
 
 impl<'a> Params<'a> {
+    /// The params `value` of a request for `method` (named in messages).
     pub fn new(method: &'a str, value: &'a Value) -> Self {
         Params { method, value }
     }

@@ -41,6 +41,7 @@ pub enum Predicate {
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 #[serde(transparent)]
 pub struct Filter {
+    /// Each field path and the predicates its value must meet (all of them).
     pub conditions: BTreeMap<String, Vec<Predicate>>,
 }
 
@@ -85,7 +86,9 @@ impl Filter {
 /// One sort key; descending unless said otherwise.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct SortKey {
+    /// The field path to order by.
     pub field: String,
+    /// Highest first when true.
     #[serde(default = "default_descending")]
     pub descending: bool,
 }
@@ -98,6 +101,7 @@ fn default_descending() -> bool {
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(transparent)]
 pub struct Sort {
+    /// The keys, most significant first.
     pub keys: Vec<SortKey>,
 }
 
@@ -125,8 +129,10 @@ impl Sort {
 /// An update on dotted paths, applied in the order set, unset, inc, add_to_set, push.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 pub struct UpdateSpec {
+    /// Values to set, by field path.
     #[serde(default, skip_serializing_if = "Map::is_empty")]
     pub set: Map<String, Value>,
+    /// Field paths to remove.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub unset: Vec<String>,
     /// Numbers to add; a missing field counts as 0.
@@ -141,30 +147,36 @@ pub struct UpdateSpec {
 }
 
 impl UpdateSpec {
+    /// An update that changes nothing yet.
     pub fn new() -> Self {
         UpdateSpec::default()
     }
 
+    /// Also sets `path` to `value`.
     pub fn set(mut self, path: &str, value: impl Into<Value>) -> Self {
         self.set.insert(path.to_string(), value.into());
         self
     }
 
+    /// Also removes `path`.
     pub fn unset(mut self, path: &str) -> Self {
         self.unset.push(path.to_string());
         self
     }
 
+    /// Also adds `by` to the number at `path` (a missing field counts as 0).
     pub fn inc(mut self, path: &str, by: impl Into<Value>) -> Self {
         self.inc.insert(path.to_string(), by.into());
         self
     }
 
+    /// Also appends `value` to the array at `path` unless it holds it already.
     pub fn add_to_set(mut self, path: &str, value: impl Into<Value>) -> Self {
         self.add_to_set.insert(path.to_string(), value.into());
         self
     }
 
+    /// Also appends `value` to the array at `path`.
     pub fn push(mut self, path: &str, value: impl Into<Value>) -> Self {
         self.push.insert(path.to_string(), value.into());
         self

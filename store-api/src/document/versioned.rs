@@ -73,6 +73,7 @@ impl<'a> VersionedEntityStore<'a> {
         }
     }
 
+    /// The collection the entities live in.
     pub fn collection(&self) -> &str {
         &self.collection
     }

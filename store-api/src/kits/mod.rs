@@ -32,7 +32,9 @@ use serde_json::{json, Value};
 
 /// One named case of a kit.
 pub struct Case<S: ?Sized> {
+    /// The case's name, as reports list it.
     pub name: &'static str,
+    /// Runs the case against a store in a namespace; `Err` says what the store got wrong.
     pub run: fn(&S, &str) -> Result<(), String>,
 }
 
@@ -46,23 +48,31 @@ impl<S: ?Sized> Copy for Case<S> {}
 
 /// A kit's cases for a store, and the ones left out with why.
 pub struct Kit<S: ?Sized> {
+    /// The kit's name: the store kind it checks.
     pub name: &'static str,
+    /// The cases that run, in order.
     pub cases: Vec<Case<S>>,
+    /// The cases left out for this store, each with why.
     pub skipped: Vec<(&'static str, String)>,
 }
 
 /// How one case ended.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Outcome {
+    /// The store did what the case checks.
     Passed,
+    /// The store got the case's rule wrong, and how.
     Failed(String),
+    /// The case did not run, and why.
     Skipped(String),
 }
 
 /// The outcome of every case of a kit, in order.
 #[derive(Debug, Clone)]
 pub struct KitReport {
+    /// The kit's name.
     pub kit: &'static str,
+    /// Each case's name and outcome, the ones that ran first, then the skipped ones.
     pub results: Vec<(&'static str, Outcome)>,
 }
 
@@ -75,6 +85,7 @@ impl KitReport {
             .any(|(_, o)| matches!(o, Outcome::Failed(_)))
     }
 
+    /// How many cases ended as `wanted` says.
     pub fn count(&self, wanted: fn(&Outcome) -> bool) -> usize {
         self.results.iter().filter(|(_, o)| wanted(o)).count()
     }

@@ -19,10 +19,12 @@ pub struct PluginDocumentStore {
 }
 
 impl PluginDocumentStore {
+    /// A plugin's store, called as `store.document.<op>`.
     pub fn new(transport: Arc<dyn StoreTransport>) -> Self {
         Self::with_direction(transport, Direction::ToPlugin)
     }
 
+    /// A store on either side.
     pub fn with_direction(transport: Arc<dyn StoreTransport>, direction: Direction) -> Self {
         PluginDocumentStore {
             transport,

@@ -17,10 +17,12 @@ pub struct PluginImageStore {
 }
 
 impl PluginImageStore {
+    /// A plugin's store, called as `store.image.<op>`.
     pub fn new(transport: Arc<dyn StoreTransport>) -> Self {
         Self::with_direction(transport, Direction::ToPlugin)
     }
 
+    /// A store on either side.
     pub fn with_direction(transport: Arc<dyn StoreTransport>, direction: Direction) -> Self {
         PluginImageStore {
             transport,

@@ -16,10 +16,12 @@ pub struct PluginSecretStore {
 }
 
 impl PluginSecretStore {
+    /// A plugin's store, called as `store.secret.<op>`.
     pub fn new(transport: Arc<dyn StoreTransport>) -> Self {
         Self::with_direction(transport, Direction::ToPlugin)
     }
 
+    /// A store on either side.
     pub fn with_direction(transport: Arc<dyn StoreTransport>, direction: Direction) -> Self {
         PluginSecretStore {
             transport,

@@ -8,6 +8,7 @@ use crate::error::StoreResult;
 /// store's `handle` to `params`; one to the host's stores sends them as they are. Errors keep their kind
 /// (`StoreError::from(RpcError)`).
 pub trait StoreTransport: Send + Sync {
+    /// Sends `method` with `params` and returns the answer's result.
     fn call(&self, method: &str, params: Value) -> StoreResult<Value>;
 }
 
@@ -21,6 +22,7 @@ pub enum Direction {
 }
 
 impl Direction {
+    /// The method name of `<kind>.<op>` in this direction.
     pub fn method(self, kind: &str, op: &str) -> String {
         match self {
             Direction::ToPlugin => agent_env_protocol::methods::store_method(kind, op),
