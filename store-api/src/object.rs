@@ -128,8 +128,3 @@ pub trait ObjectStore: Send + Sync {
         false
     }
 }
-
-/// Refuses an operation a store does not implement, with a sentence naming the store.
-pub fn not_supported(store: &str, op: &str) -> StoreError {
-    StoreError::NotSupported(format!("{store} does not support {op}"))
-}
