@@ -214,3 +214,28 @@ impl ObjectStore for MemoryObjectStore {
         Ok(self.key_of(url).is_ok())
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn memory_store() -> MemoryObjectStore {
+        MemoryObjectStore {
+            bucket: "kit".into(),
+            objects: Mutex::new(HashMap::new()),
+        }
+    }
+
+    /// The store the host's tests check through the pipe passes the same kit in-process, through the
+    /// SDK's testing module: a fresh store, then twice more on one store (a namespace each time).
+    #[test]
+    fn the_memory_store_passes_the_object_kit_in_process() {
+        agent_env_plugin_sdk::testing::assert_passed(&agent_env_plugin_sdk::testing::object_kit(
+            &memory_store(),
+            "",
+        ));
+        let shared = memory_store();
+        agent_env_plugin_sdk::testing::assert_object_store_conforms(&shared);
+        agent_env_plugin_sdk::testing::assert_object_store_conforms(&shared);
+    }
+}
