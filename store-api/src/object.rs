@@ -104,9 +104,18 @@ pub trait ObjectStore: Send + Sync {
         Ok(Box::new(std::io::Cursor::new(self.get(object_url)?)))
     }
 
-    /// Whether an object exists at `key`.
+    /// Whether an object exists at `key`. The default asks [`ObjectStore::get_object_metadata`]; a store
+    /// that leaves that unimplemented is asked to [`ObjectStore::read`] the key instead.
     fn exists(&self, key: &str) -> StoreResult<bool> {
-        Ok(self.get_object_metadata(key)?.is_some())
+        match self.get_object_metadata(key) {
+            Ok(metadata) => Ok(metadata.is_some()),
+            Err(StoreError::NotSupported(_)) => match self.read(key) {
+                Ok(_) => Ok(true),
+                Err(StoreError::NotFound(_)) => Ok(false),
+                Err(err) => Err(err),
+            },
+            Err(err) => Err(err),
+        }
     }
 
     /// Whether `object_url` is one of this store's URLs (an object or a prefix).

@@ -192,6 +192,38 @@ mod tests {
         assert_eq!(e.message, "this store does not implement list_at");
     }
 
+    /// Keys `k` only, with `object_url` and nothing else beyond put and get.
+    struct OneKey;
+
+    impl ObjectStore for OneKey {
+        fn put(&self, _: &str, _: &[u8], _: &str, _: bool) -> StoreResult<String> {
+            Ok("x://k".into())
+        }
+        fn get(&self, url: &str) -> StoreResult<Vec<u8>> {
+            match url {
+                "x://k" => Ok(b"v".to_vec()),
+                other => Err(crate::StoreError::object_not_found(other)),
+            }
+        }
+        fn object_url(&self, key: &str) -> StoreResult<String> {
+            Ok(format!("x://{key}"))
+        }
+    }
+
+    #[test]
+    fn exists_falls_back_to_reading_when_metadata_is_not_offered() {
+        for (key, want) in [("k", true), ("absent", false)] {
+            let answer = object(
+                &OneKey,
+                "store.object.exists",
+                "exists",
+                &json!({ "key": key }),
+            )
+            .unwrap();
+            assert_eq!(answer, json!({ "exists": want }), "{key}");
+        }
+    }
+
     #[test]
     fn a_write_that_names_no_content_type_gets_the_default() {
         struct Recorder(std::sync::Mutex<String>);
