@@ -16,7 +16,7 @@ import (
 	"testing"
 	"time"
 
-	"example.com/agentenv-go-plugin/agentenv"
+	"github.com/agent-env/agent-env/plugin-sdk-go/agentenv"
 )
 
 // pluginBin is the plugin binary under test: $GO_WORDS_BIN (scripts/test-go.sh builds it), else built

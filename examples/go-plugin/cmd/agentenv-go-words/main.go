@@ -8,7 +8,7 @@ package main
 import (
 	_ "embed"
 
-	"example.com/agentenv-go-plugin/agentenv"
+	"github.com/agent-env/agent-env/plugin-sdk-go/agentenv"
 )
 
 // The package name and version; they must match agent-env-plugin.toml (a test checks).

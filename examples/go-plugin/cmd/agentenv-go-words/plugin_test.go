@@ -13,7 +13,7 @@ import (
 	"strings"
 	"testing"
 
-	"example.com/agentenv-go-plugin/agentenv"
+	"github.com/agent-env/agent-env/plugin-sdk-go/agentenv"
 )
 
 // The results of execute, as the host reads them.

@@ -12,7 +12,7 @@ import (
 	"sort"
 	"strings"
 
-	"example.com/agentenv-go-plugin/agentenv"
+	"github.com/agent-env/agent-env/plugin-sdk-go/agentenv"
 )
 
 const wordCountType = "go_word_count"

@@ -13,8 +13,9 @@ import (
 	"time"
 )
 
-// vectorsDir is protocol/vectors in the agent-env repository, three levels above this package.
-const vectorsDir = "../../../protocol/vectors"
+// vectorsDir holds this module's copy of the shared vectors (protocol/vectors in the agent-env repository;
+// scripts/test-go.sh fails when the two differ).
+const vectorsDir = "../testdata/vectors"
 
 func readVectors[T any](t *testing.T, name string) []T {
 	t.Helper()

@@ -210,7 +210,9 @@ func watchParent(name string, parent int) {
 	if parent <= 1 {
 		return
 	}
-	for range time.Tick(parentPollInterval) {
+	ticker := time.NewTicker(parentPollInterval)
+	defer ticker.Stop()
+	for range ticker.C {
 		if os.Getppid() != parent {
 			fmt.Fprintf(os.Stderr, "%s: agent-env (pid %d) is gone; exiting\n", name, parent)
 			os.Exit(0)
