@@ -162,7 +162,7 @@ type handshakeVector struct {
 func TestHandshakeVectors(t *testing.T) {
 	for _, v := range readVectors[handshakeVector](t, "handshake.jsonl") {
 		t.Run(v.Name, func(t *testing.T) {
-			plugin := NewPlugin("agentenv-vector-test", "0.0.1", "")
+			plugin := NewPlugin("agentenv-vector-test", "0.0.1")
 			plugin.Protocol = v.Plugin
 			host, finished := servePlugin(t, plugin)
 			var result struct {

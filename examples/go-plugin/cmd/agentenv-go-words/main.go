@@ -6,22 +6,20 @@
 package main
 
 import (
-	_ "embed"
-
 	"github.com/agent-env/agent-env/plugin-sdk-go/agentenv"
 )
 
-// The package name and version; they must match agent-env-plugin.toml (a test checks).
+// The package name and version. agent-env-plugin.toml beside this file is what the binary prints with
+// --agent-env-manifest; a test keeps the two equal (regenerate it with go run . --agent-env-manifest).
 const (
 	pluginName    = "agentenv-go-words"
 	pluginVersion = "0.1.0"
 )
 
-//go:embed agent-env-plugin.toml
-var manifest string
-
 func newPlugin() *agentenv.Plugin {
-	p := agentenv.NewPlugin(pluginName, pluginVersion, manifest)
+	p := agentenv.NewPlugin(pluginName, pluginVersion)
+	p.Description = "Counts words: a task step that scores a text against a minimum, and the go-words command"
+	p.Requires = map[string]string{"agentenv-framework": ">=0.1.0"}
 	p.AddTaskStep(agentenv.TaskStep{
 		Type:     wordCountType,
 		Class:    "GoWordCount",

@@ -196,7 +196,7 @@ func TestValidateRefusesABadStepWithInvalidValue(t *testing.T) {
 	if e.Code != -32602 || !strings.Contains(e.Message, "no task step of type 'no_such_step'; it has go_word_count") {
 		t.Fatalf("got %d %s", e.Code, e.Message)
 	}
-	if e := h.callError("store.open", map[string]any{}); e.Code != -32601 {
+	if e := h.callError("envs.from_dict", map[string]any{}); e.Code != -32601 {
 		t.Fatalf("an unknown method: %d %s", e.Code, e.Message)
 	}
 }
@@ -389,6 +389,18 @@ func TestTheManifestFlagPrintsTheManifest(t *testing.T) {
 	}
 	if string(out) != string(want) {
 		t.Fatalf("printed:\n%s\nwant:\n%s", out, want)
+	}
+}
+
+// The committed manifest is what the code registers, so the two cannot drift apart.
+func TestTheCommittedManifestIsTheGeneratedOne(t *testing.T) {
+	want, err := os.ReadFile("agent-env-plugin.toml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := newPlugin().Manifest(); got != string(want) {
+		t.Fatalf("agent-env-plugin.toml is not what the code registers; regenerate it with\n"+
+			"  go run . --agent-env-manifest > agent-env-plugin.toml\ngenerated:\n%s\ncommitted:\n%s", got, want)
 	}
 }
 
