@@ -220,7 +220,6 @@ func (s *session) cliRun(ctx context.Context, req *Request, settings map[string]
 	return map[string]int{"exit_code": cmd.Run(ctx, inv)}, nil
 }
 
-
 func (s *session) rootOption(ctx context.Context, req *Request, settings map[string]any) (any, error) {
 	var params struct {
 		Flag  string  `json:"flag"`

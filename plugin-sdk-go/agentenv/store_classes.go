@@ -87,7 +87,9 @@ func addStoreClass[S any](p *Plugin, kind StoreKind, c StoreClass[S],
 }
 
 // AddObjectStore registers an object store class.
-func (p *Plugin) AddObjectStore(c StoreClass[ObjectStore]) { addStoreClass(p, ObjectKind, c, serveObject) }
+func (p *Plugin) AddObjectStore(c StoreClass[ObjectStore]) {
+	addStoreClass(p, ObjectKind, c, serveObject)
+}
 
 // AddDocumentStore registers a document store class.
 func (p *Plugin) AddDocumentStore(c StoreClass[DocumentStore]) {
@@ -98,7 +100,9 @@ func (p *Plugin) AddDocumentStore(c StoreClass[DocumentStore]) {
 func (p *Plugin) AddImageStore(c StoreClass[ImageStore]) { addStoreClass(p, ImageKind, c, serveImage) }
 
 // AddSecretStore registers a secret store class.
-func (p *Plugin) AddSecretStore(c StoreClass[SecretStore]) { addStoreClass(p, SecretKind, c, serveSecret) }
+func (p *Plugin) AddSecretStore(c StoreClass[SecretStore]) {
+	addStoreClass(p, SecretKind, c, serveSecret)
+}
 
 // StoreInfo is one entry of the initialize answer's stores.
 type StoreInfo struct {
