@@ -184,7 +184,7 @@ func (s *session) openStoreFor(ctx context.Context, req *Request) (any, error) {
 		return nil, NewError(KindConfigError, "impl '%s' names no store class of %s; its store classes are %s", impl, s.plugin.Name, known)
 	}
 	if class.kind != params.Kind {
-		return nil, NewError(KindConfigError, "impl '%s' is a %s store, not a %s store", impl, class.kind, params.Kind)
+		return nil, NewError(KindConfigError, "impl '%s' is %s store, not %s store", impl, withArticle(class.kind), withArticle(params.Kind))
 	}
 	if err := checkStoreConfig(impl, class, params.Config); err != nil {
 		return nil, err
@@ -223,7 +223,7 @@ func (s *session) storeOp(ctx context.Context, req *Request) (any, error) {
 		return nil, NewError(KindInvalidParams, "%s: no open store has handle '%s'; call store.open first", req.Method, handle)
 	}
 	if string(store.kind) != kind {
-		return nil, NewError(KindInvalidParams, "%s: handle '%s' is a %s store, not a %s store", req.Method, handle, store.kind, kind)
+		return nil, NewError(KindInvalidParams, "%s: handle '%s' is %s store, not %s store", req.Method, handle, withArticle(store.kind), withArticle(StoreKind(kind)))
 	}
 	result, err := store.serve(ctx, op, p)
 	if err != nil {
@@ -255,4 +255,12 @@ func (s *session) closeStores(log io.Writer) {
 			}
 		}
 	}
+}
+
+// withArticle is "an object", "a document", ...
+func withArticle(kind StoreKind) string {
+	if strings.ContainsRune("aeiou", rune(string(kind+"x")[0])) {
+		return "an " + string(kind)
+	}
+	return "a " + string(kind)
 }
