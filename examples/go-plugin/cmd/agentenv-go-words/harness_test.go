@@ -293,7 +293,7 @@ type initResult struct {
 		Version string `json:"version"`
 	} `json:"plugin"`
 	Contributions []agentenv.Contribution `json:"contributions"`
-	Stores        []any                   `json:"stores"`
+	Stores        []agentenv.StoreInfo    `json:"stores"`
 }
 
 func initializeParams(min, max int) map[string]any {

@@ -2,7 +2,8 @@
 //
 // It contributes the task step go_word_count (count the words of a file in a sandbox's work folder, of
 // inline text, or of an object in the host's object store; score the count against a minimum; store the
-// count in the host's object store) and the CLI command `agent-env go-words count FILE...`.
+// count in the host's object store), the CLI command `agent-env go-words count FILE...`, and an object
+// store, GoFileObjectStore, that keeps objects as files under a folder.
 package main
 
 import (
@@ -31,6 +32,12 @@ func newPlugin() *agentenv.Plugin {
 		Class:       commandName,
 		Description: "Count the words of files",
 		Run:         runCommand,
+	})
+	p.AddObjectStore(agentenv.StoreClass[agentenv.ObjectStore]{
+		Class:        fileStoreClass,
+		ConfigKeys:   []string{"root", "bucket"},
+		RequiredKeys: []string{"root"},
+		Open:         openFileStore,
 	})
 	return p
 }

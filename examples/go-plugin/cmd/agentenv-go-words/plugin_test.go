@@ -93,6 +93,9 @@ func TestInitializeAnswersWithTheManifestsContributions(t *testing.T) {
 	for _, c := range result.Contributions {
 		declared[c.Group+"."+c.Name] = c.Class
 	}
+	for _, s := range result.Stores {
+		declared["stores."+s.Class] = string(s.Kind)
+	}
 	if !reflect.DeepEqual(m.provides, declared) {
 		t.Fatalf("the manifest provides %v; initialize answers %v", m.provides, declared)
 	}
