@@ -1,12 +1,10 @@
 package agentenv
 
-import (
-	"context"
-	"encoding/base64"
-)
+import "context"
 
 // Host reaches the host while one of its calls is in flight: the stores the user configured
-// (host.store.<kind>.<op>) and the plugin's settings (docs/protocol.md §5).
+// (host.store.<kind>.<op>; ObjectStore wraps the object kind's) and the plugin's settings
+// (docs/protocol.md §5).
 type Host struct {
 	conn *Conn
 }
@@ -38,43 +36,4 @@ func (h *Host) Settings(ctx context.Context) (map[string]any, error) {
 	var settings map[string]any
 	err := h.conn.Call(ctx, "host.settings", nil, &settings)
 	return settings, err
-}
-
-// ObjectPut stores data under key in the host's object store and returns its URL.
-func (h *Host) ObjectPut(ctx context.Context, key string, data []byte, contentType string, allowOverwrite bool) (string, error) {
-	var answer struct {
-		URL string `json:"url"`
-	}
-	err := h.conn.Call(ctx, "host.store.object.put", map[string]any{
-		"key": key, "data": base64.StdEncoding.EncodeToString(data),
-		"content_type": contentType, "allow_overwrite": allowOverwrite,
-	}, &answer)
-	return answer.URL, err
-}
-
-// ObjectRead reads the object under key in the host's object store.
-func (h *Host) ObjectRead(ctx context.Context, key string) ([]byte, error) {
-	return h.fetch(ctx, "host.store.object.read", map[string]any{"key": key})
-}
-
-// ObjectGet reads the object at url in the host's object store.
-func (h *Host) ObjectGet(ctx context.Context, url string) ([]byte, error) {
-	return h.fetch(ctx, "host.store.object.get", map[string]any{"url": url})
-}
-
-func (h *Host) fetch(ctx context.Context, method string, params map[string]any) ([]byte, error) {
-	var answer struct {
-		Data *string `json:"data"`
-	}
-	if err := h.conn.Call(ctx, method, params, &answer); err != nil {
-		return nil, err
-	}
-	if answer.Data == nil {
-		return nil, NewError(KindInvalidValue, "the host's answer to %s has no 'data'", method)
-	}
-	data, err := base64.StdEncoding.DecodeString(*answer.Data)
-	if err != nil {
-		return nil, NewError(KindInvalidValue, "the host's answer to %s is not base64: %s", method, err)
-	}
-	return data, nil
 }
