@@ -441,3 +441,101 @@ func TestObjectMetadataTravelsWithNullsAndAnRFC3339Time(t *testing.T) {
 		t.Errorf("metadata of an absent key: %s", got)
 	}
 }
+
+// The Remote* clients speak the same wire as the servers: a plugin's stores, reached through them,
+// answer as they do in process.
+func TestRemoteClientsReachAPluginsStoresOfEveryKind(t *testing.T) {
+	host, ctx := started(t)
+	open := func(kind agentenv.StoreKind, class string) string {
+		h, err := host.OpenStore(ctx, kind, class, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return h
+	}
+	docs := agentenv.NewRemoteDocumentStore(host.Conn, "store.document.", open(agentenv.DocumentKind, "Notes"))
+	if err := docs.Insert(ctx, "notes", agentenv.Document{"id": "a", "at": 1.0}); err != nil {
+		t.Fatal(err)
+	}
+	found, err := docs.Query(ctx, "notes", agentenv.Filter{"id": {{Op: "eq", Value: "a"}}}, []agentenv.SortKey{{Field: "at", Descending: true}}, 5, 1)
+	if err != nil || len(found) != 1 || found[0]["id"] != "a" {
+		t.Fatalf("query: %v %v", found, err)
+	}
+	if _, err := docs.Count(ctx, "notes", nil); !agentenv.IsKind(err, agentenv.KindNotSupported) {
+		t.Fatalf("count on a store without it: %v", err)
+	}
+	images := agentenv.NewRemoteImageStore(host.Conn, "store.image.", open(agentenv.ImageKind, "Registry"))
+	ref, err := images.ImageRef(ctx, "civ", "v1")
+	if err != nil || ref != "registry.test/civ:v1" {
+		t.Fatalf("image_ref: %q %v", ref, err)
+	}
+	if auth, err := images.Auth(ctx, "public"); err != nil || auth != nil {
+		t.Fatalf("auth of a public ref: %+v %v", auth, err)
+	}
+	if auth, err := images.Auth(ctx, ref); err != nil || auth == nil || auth.Username != "u" {
+		t.Fatalf("auth: %+v %v", auth, err)
+	}
+	secrets := agentenv.NewRemoteSecretStore(host.Conn, "store.secret.", open(agentenv.SecretKind, "Vault"))
+	for name, want := range map[string]struct {
+		value string
+		found bool
+	}{"token": {"s3cret", true}, "empty": {"", true}, "absent": {"", false}} {
+		value, found, err := secrets.Get(ctx, name)
+		if err != nil || value != want.value || found != want.found {
+			t.Errorf("secret %s: %q %v %v, want %q %v", name, value, found, err, want.value, want.found)
+		}
+	}
+}
+
+// A step reaches the host's stores of every kind through Host while its execute is in flight.
+func TestAStepReachesTheHostsStores(t *testing.T) {
+	p := agentenv.NewPlugin("agentenv-host-stores", "0.0.1")
+	p.AddTaskStep(agentenv.TaskStep{Type: "use_host", Class: "UseHost",
+		Execute: func(ctx context.Context, call *agentenv.StepCall) (map[string]any, error) {
+			token, found, err := call.Host.SecretStore().Get(ctx, "token")
+			if err != nil || !found {
+				return nil, agentenv.StepFailed("LookupError", "no token (%v)", err)
+			}
+			doc, err := call.Host.DocumentStore().FindOne(ctx, "runs", nil, nil)
+			if err != nil {
+				return nil, err
+			}
+			ref, err := call.Host.ImageStore().ImageRef(ctx, "civ", "v1")
+			if err != nil {
+				return nil, err
+			}
+			url, err := call.Host.ObjectStore().Put(ctx, "k", []byte("v"), "text/plain", false)
+			return map[string]any{"token": token, "doc": doc, "ref": ref, "url": url}, err
+		}})
+	var calls []string
+	answers := map[string]any{
+		"host.store.secret.get":        map[string]any{"value": "t0k"},
+		"host.store.document.find_one": map[string]any{"doc": map[string]any{"id": "r1"}},
+		"host.store.image.image_ref":   map[string]any{"ref": "reg/civ:v1"},
+		"host.store.object.put":        map[string]any{"url": "mem://host/k"},
+	}
+	handler := agentenv.HandlerFunc(func(_ context.Context, req *agentenv.Request) (any, error) {
+		calls = append(calls, req.Method+" "+string(req.Params))
+		return answers[req.Method], nil
+	})
+	host := agentenvtest.ServeInProcess(t, p, agentenvtest.HostOptions{HostHandler: handler})
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	if _, err := host.Initialize(ctx, "agentenv-host-stores", nil); err != nil {
+		t.Fatal(err)
+	}
+	got := call(t, host, ctx, "execute", map[string]any{"type": "use_host", "step": map[string]any{}, "context": map[string]any{}})
+	want := `{"metadata":{"doc":{"id":"r1"},"ref":"reg/civ:v1","token":"t0k","url":"mem://host/k"}}`
+	if asJSON(t, got) != want {
+		t.Fatalf("execute answered %s, want %s", asJSON(t, got), want)
+	}
+	wantCalls := []string{
+		`host.store.secret.get {"name":"token"}`,
+		`host.store.document.find_one {"collection":"runs","filter":{},"sort":null}`,
+		`host.store.image.image_ref {"repository":"civ","tag":"v1"}`,
+		`host.store.object.put {"allow_overwrite":false,"content_type":"text/plain","data":"dg==","key":"k"}`,
+	}
+	if !reflect.DeepEqual(calls, wantCalls) {
+		t.Fatalf("host calls\n%q\nwant\n%q", calls, wantCalls)
+	}
+}

@@ -10,27 +10,32 @@ import (
 // a test, a plugin's store opened with store.open (methods store.object.<op> with its handle). Errors
 // come back as *Error with the kind the other side gave.
 type RemoteObjectStore struct {
+	remote
+}
+
+// remote calls "<prefix><op>" on conn, with the handle (when not "") in every call's params.
+type remote struct {
 	conn   *Conn
 	prefix string
 	handle string
 }
 
+func (r remote) call(ctx context.Context, op string, params map[string]any, result any) error {
+	if r.handle != "" {
+		params["handle"] = r.handle
+	}
+	return r.conn.Call(ctx, r.prefix+op, params, result)
+}
+
 // NewRemoteObjectStore calls "<prefix><op>" on conn; handle, when not "", is sent with every call.
 func NewRemoteObjectStore(conn *Conn, prefix, handle string) *RemoteObjectStore {
-	return &RemoteObjectStore{conn: conn, prefix: prefix, handle: handle}
+	return &RemoteObjectStore{remote{conn: conn, prefix: prefix, handle: handle}}
 }
 
 // ObjectStore is the host's configured object store (host.store.object.*), usable while a host call is
 // in flight.
 func (h *Host) ObjectStore() ObjectStore {
 	return NewRemoteObjectStore(h.conn, "host.store.object.", "")
-}
-
-func (r *RemoteObjectStore) call(ctx context.Context, op string, params map[string]any, result any) error {
-	if r.handle != "" {
-		params["handle"] = r.handle
-	}
-	return r.conn.Call(ctx, r.prefix+op, params, result)
 }
 
 func (r *RemoteObjectStore) url(ctx context.Context, op string, params map[string]any) (string, error) {
