@@ -44,6 +44,14 @@ if ! diff -r protocol/vectors plugin-sdk-go/testdata/vectors --exclude=README.md
   exit 1
 fi
 
+# The SDK is standard library only: its module graph is itself.
+deps="$(cd plugin-sdk-go && go list -m all | tail -n +2)"
+if [ -n "$deps" ]; then
+  echo "scripts/test-go.sh: plugin-sdk-go must use the standard library only, but it requires:" >&2
+  echo "$deps" >&2
+  exit 1
+fi
+
 gobin="$(go env GOBIN)"
 gobin="${gobin:-$(go env GOPATH)/bin}"
 staticcheck="$gobin/staticcheck"
