@@ -44,6 +44,12 @@ if ! diff -r protocol/vectors plugin-sdk-go/testdata/vectors --exclude=README.md
   exit 1
 fi
 
+# The module ships the repository's licence text, since `go get` fetches it without the root folder.
+if ! cmp -s LICENSE plugin-sdk-go/LICENSE; then
+  echo "scripts/test-go.sh: plugin-sdk-go/LICENSE differs from LICENSE; copy it: cp LICENSE plugin-sdk-go/LICENSE" >&2
+  exit 1
+fi
+
 # The SDK is standard library only: its module graph is itself.
 deps="$(cd plugin-sdk-go && go list -m all | tail -n +2)"
 if [ -n "$deps" ]; then
