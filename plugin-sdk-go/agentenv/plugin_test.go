@@ -29,7 +29,7 @@ func TestMain(m *testing.M) {
 }
 
 func helperPlugin() *Plugin {
-	p := NewPlugin("agentenv-helper", "0.0.1", "[plugin]\nname = \"agentenv-helper\"\n")
+	p := NewPlugin("agentenv-helper", "0.0.1")
 	p.AddTaskStep(TaskStep{Type: "stray_print", Class: "StrayPrint", Execute: func(ctx context.Context, call *StepCall) (map[string]any, error) {
 		fmt.Println("stray fmt.Println")
 		if _, err := syscall.Write(1, []byte("stray write to fd 1\n")); err != nil {
@@ -118,7 +118,7 @@ func TestTheManifestFlagPrintsTheManifest(t *testing.T) {
 	if err := cmd.Run(); err != nil {
 		t.Fatal(err)
 	}
-	if stdout.String() != helperPlugin().Manifest {
+	if stdout.String() != helperPlugin().Manifest() {
 		t.Fatalf("printed %q", stdout)
 	}
 }
@@ -156,7 +156,7 @@ func TestCallsBeforeInitializeAreRefused(t *testing.T) {
 	if err := host.conn.Call(ctx, "initialize", initializeParamsFor(Range{1, 1}), nil); err == nil {
 		t.Fatal("a second initialize was accepted")
 	}
-	err = host.conn.Call(ctx, "store.open", nil, nil)
+	err = host.conn.Call(ctx, "sandbox_providers.create_sandbox", nil, nil)
 	if !errors.As(err, &rpcErr) || rpcErr.Code != -32601 {
 		t.Fatalf("want -32601 for an unknown method, got %v", err)
 	}
@@ -202,7 +202,7 @@ func TestCanonicalNamesCompareAsTheHostDoes(t *testing.T) {
 }
 
 func TestAStepCanReportProgressAndReadSettings(t *testing.T) {
-	p := NewPlugin("agentenv-progress", "0.0.1", "")
+	p := NewPlugin("agentenv-progress", "0.0.1")
 	p.AddTaskStep(TaskStep{Type: "slow", Class: "Slow", Execute: func(ctx context.Context, call *StepCall) (map[string]any, error) {
 		if err := call.Progress(1, 2, "half way"); err != nil {
 			return nil, err

@@ -35,6 +35,7 @@ func Negotiate(a, b Range) (version int, ok bool) {
 	return high, true
 }
 
+// String writes the range as agent-env prints it: "1", or "1-3".
 func (r Range) String() string {
 	if r.Min == r.Max {
 		return fmt.Sprint(r.Min)

@@ -13,8 +13,9 @@ import (
 	"time"
 )
 
-// vectorsDir is protocol/vectors in the agent-env repository, three levels above this package.
-const vectorsDir = "../../../protocol/vectors"
+// vectorsDir holds this module's copy of the shared vectors (protocol/vectors in the agent-env repository;
+// scripts/test-go.sh fails when the two differ).
+const vectorsDir = "../testdata/vectors"
 
 func readVectors[T any](t *testing.T, name string) []T {
 	t.Helper()
@@ -161,7 +162,7 @@ type handshakeVector struct {
 func TestHandshakeVectors(t *testing.T) {
 	for _, v := range readVectors[handshakeVector](t, "handshake.jsonl") {
 		t.Run(v.Name, func(t *testing.T) {
-			plugin := NewPlugin("agentenv-vector-test", "0.0.1", "")
+			plugin := NewPlugin("agentenv-vector-test", "0.0.1")
 			plugin.Protocol = v.Plugin
 			host, finished := servePlugin(t, plugin)
 			var result struct {

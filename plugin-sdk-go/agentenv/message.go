@@ -77,6 +77,7 @@ const (
 	KindResponse
 )
 
+// String names the kind: "request", "notification" or "response".
 func (k MessageKind) String() string {
 	switch k {
 	case KindRequest:
@@ -109,6 +110,7 @@ type NoiseError struct {
 	Reason string
 }
 
+// Error returns the reason.
 func (e *NoiseError) Error() string { return e.Reason }
 
 var emptyObject = json.RawMessage(`{}`)

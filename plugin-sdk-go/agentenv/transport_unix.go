@@ -17,9 +17,6 @@ type transport struct {
 	commandMode bool
 }
 
-// displacedStdout keeps the *os.File that was os.Stdout reachable: its finalizer would close fd 1.
-var displacedStdout *os.File
-
 // openTransport picks the protocol's streams: fds 3/4 in command mode (AGENT_ENV_RPC_FDS=3,4), else
 // stdin and a private copy of stdout, with fd 1 itself pointed at stderr so that a stray print, a C
 // library or a child process writing to fd 1 never corrupts the protocol.
@@ -61,7 +58,8 @@ func parseRPCFds(spec string) (readFd, writeFd int, err error) {
 	return readFd, writeFd, nil
 }
 
-// protectStdout duplicates fd 1 for the protocol, points fd 1 at stderr and makes os.Stdout stderr.
+// protectStdout duplicates fd 1 for the protocol and points fd 1 at stderr. os.Stdout stays fd 1, so Go
+// code printing to it now writes to stderr, as C code and child processes do.
 func protectStdout() (*os.File, error) {
 	// Hold the fork lock so no child started meanwhile inherits the copy before it is close-on-exec.
 	syscall.ForkLock.Lock()
@@ -76,7 +74,5 @@ func protectStdout() (*os.File, error) {
 	if err := redirectFd(2, 1); err != nil {
 		return nil, fmt.Errorf("cannot point stdout at stderr: %w", err)
 	}
-	displacedStdout = os.Stdout
-	os.Stdout = os.Stderr
 	return os.NewFile(uintptr(fd), "agent-env-protocol-out"), nil
 }
