@@ -146,13 +146,13 @@ fn run_check(checked: &Checked, store: &AnyStore, json_output: bool, term: &Term
         ));
     }
     let report = run_kit(store, &checked.namespace);
+    for warning in store.take_warnings() {
+        term.eprintln(&format!("warning: {warning}"));
+    }
     if json_output {
         term.line(&render_json(checked, &report));
     } else {
-        for line in report.lines() {
-            term.line(&line);
-        }
-        term.line(&format!("{} kit: {}", report.kit, report.summary()));
+        term.print(&report.render());
     }
     if report.all_passed() {
         0

@@ -1,10 +1,10 @@
-//! A plugin that works: echo and friends, task steps (one calls back into the host), an in-memory
-//! object store, and a CLI command.
+//! A plugin that works: echo and friends, task steps (two call back into the host's stores), an
+//! in-memory object store, a secret store of its config's values, and a CLI command.
 
 use agent_env_fixture_plugins::{with_basics, MemoryObjectStore, TableSecretStore};
 use agent_env_plugin_sdk::{
-    json, CliCommand, Contribution, ExecuteResult, HostHandle, Map, Plugin, StepContext, StepError,
-    TaskStep, Value,
+    json, CliCommand, Contribution, ExecuteResult, HostHandle, ImageStore, Map, ObjectStore,
+    Plugin, SecretStore, StepContext, StepError, TaskStep, Value,
 };
 
 struct EchoStep;
@@ -60,11 +60,10 @@ impl TaskStep for StoreRoundTrip {
         _context: &Value,
     ) -> Result<ExecuteResult, StepError> {
         let text = step.get("text").and_then(Value::as_str).unwrap_or("");
-        let url =
-            ctx.host()
-                .object_put("roundtrip.txt", text.as_bytes(), Some("text/plain"), true)?;
-        let back = ctx.host().object_get(&url)?;
-        let secret = ctx.host().secret_get("token")?;
+        let objects = ctx.host().objects();
+        let url = objects.put("roundtrip.txt", text.as_bytes(), "text/plain", true)?;
+        let back = objects.get(&url)?;
+        let secret = ctx.host().secrets().get("token")?;
         let mut metadata = Map::new();
         metadata.insert(
             "roundtrip".into(),
@@ -90,13 +89,13 @@ impl TaskStep for ImageRef {
         step: &Map<String, Value>,
         _context: &Value,
     ) -> Result<ExecuteResult, StepError> {
-        let answer = ctx.host().store(
-            "image",
-            "image_ref",
-            json!({"repository": step.get("repository"), "tag": step.get("tag")}),
-        )?;
+        let field = |key: &str| step.get(key).and_then(Value::as_str).unwrap_or("");
+        let image = ctx
+            .host()
+            .images()
+            .image_ref(field("repository"), field("tag"))?;
         let mut metadata = Map::new();
-        metadata.insert("image".into(), answer["ref"].clone());
+        metadata.insert("image".into(), json!(image));
         Ok(ExecuteResult { metadata })
     }
 }
