@@ -1,9 +1,9 @@
 //! Where agent-env keeps things: the state root, the plugins directory, the local sandbox folder.
 //! Computing a path creates nothing.
 //!
-//! [`Paths`] computes them from an invocation's [`Environment`]. The free functions read the process
-//! environment for the layers that are not yet handed one (the local stores' default roots, the
-//! sandbox folder, `~` in messages); new code takes a [`Paths`].
+//! [`Paths`] computes them from an invocation's [`Environment`]. The two free functions read `HOME`
+//! from the process environment for the bundle layer, which is not handed one yet (`~` in a bundle
+//! argument, bundle folders shown as `~/…`, folder bundles' id roots); new code takes a [`Paths`].
 
 use std::path::{Path, PathBuf};
 
@@ -107,31 +107,6 @@ fn with_process<T>(f: impl FnOnce(Paths<'_>) -> T) -> T {
 /// [`Paths::home_dir`] of the process environment.
 pub fn home_dir() -> Option<PathBuf> {
     with_process(|p| p.home_dir())
-}
-
-/// [`Paths::state_root`] of the process environment.
-pub fn state_root() -> PathBuf {
-    with_process(|p| p.state_root())
-}
-
-/// [`Paths::data_root`] of the process environment.
-pub fn data_root() -> PathBuf {
-    with_process(|p| p.data_root())
-}
-
-/// [`Paths::plugins_dir`] of the process environment.
-pub fn plugins_dir() -> PathBuf {
-    with_process(|p| p.plugins_dir())
-}
-
-/// [`Paths::locks_dir`] of the process environment.
-pub fn locks_dir() -> PathBuf {
-    with_process(|p| p.locks_dir())
-}
-
-/// [`Paths::local_sandbox_dir`] of the process environment.
-pub fn local_sandbox_dir() -> PathBuf {
-    with_process(|p| p.local_sandbox_dir())
 }
 
 /// [`Paths::tilde`] in the process environment.

@@ -67,7 +67,7 @@ fn store_kind(selection: &StoreSelection) -> Result<StoreKind, ConfigError> {
 /// The spec `build_store` takes: the selection with its config's references resolved.
 pub fn store_spec(
     selection: &StoreSelection,
-    env: &Environment,
+    env: &Arc<Environment>,
     secrets: Option<&dyn SecretLookup>,
 ) -> Result<StoreSpec, ConfigError> {
     let kind = store_kind(selection)?;
@@ -79,11 +79,17 @@ pub fn store_spec(
     };
     let table = format!("stores.{}.config", selection.kind);
     let config = resolve_table_at(&selection.config, &table, env, lookup)?;
-    Ok(spec_from(kind, selection, &config))
+    Ok(spec_from(kind, selection, &config, env))
 }
 
-fn spec_from(kind: StoreKind, selection: &StoreSelection, config: &Table) -> StoreSpec {
+fn spec_from(
+    kind: StoreKind,
+    selection: &StoreSelection,
+    config: &Table,
+    env: &Arc<Environment>,
+) -> StoreSpec {
     StoreSpec {
+        env: env.clone(),
         kind,
         impl_name: selection.impl_name.clone(),
         config: table_to_json(config),
@@ -123,6 +129,7 @@ pub fn build_configured(
 /// Builds each configured store with the real constructors. A plugin's store is opened in the plugin when a
 /// factory is given; without one it is noted as unchecked.
 pub struct StoresBuilder<'a> {
+    env: Arc<Environment>,
     secrets: Option<StoreSecrets>,
     plugins: Option<&'a dyn PluginStoreFactory>,
     manifests: Option<&'a [Manifest]>,
@@ -135,6 +142,7 @@ impl<'a> StoresBuilder<'a> {
         plugins: Option<&'a dyn PluginStoreFactory>,
     ) -> StoresBuilder<'a> {
         StoresBuilder {
+            env: doc.env.clone(),
             secrets: configured_secrets(doc, plugins).ok(),
             plugins,
             manifests: None,
@@ -213,7 +221,8 @@ impl StoreBuilder for StoresBuilder<'_> {
                 selection.kind, selection.impl_name
             )));
         }
-        build_store(&spec_from(kind, selection, config), self.plugins).map_err(store_error)?;
+        build_store(&spec_from(kind, selection, config, &self.env), self.plugins)
+            .map_err(store_error)?;
         Ok(None)
     }
 
