@@ -60,7 +60,7 @@ impl PluginSteps {
         let set = StoreSet::new(move |kind| match kind {
             StoreKind::Object => Ok(AnyStore::Object(objects.clone())),
             StoreKind::Document => Ok(AnyStore::Document(documents.clone())),
-            other => crate::config::build::build_configured(&doc, other, None, None)
+            other => crate::config::configured_store::build_configured(&doc, other, None, None)
                 .map_err(|e| crate::stores::StoreError::Config(e.to_string())),
         });
         let services = Arc::new(RunServices {

@@ -8,8 +8,9 @@ use agent_env_protocol::message::RpcError;
 use agent_env_protocol::methods::{split_store_method, HOST_STORE_PREFIX};
 use serde_json::Value;
 
-use super::build::{AnyStore, StoreSet};
+use super::from_spec::AnyStore;
 use super::serve;
+use super::store_set::StoreSet;
 use super::StoreKind;
 
 /// Routes store requests to the configured stores.

@@ -4,12 +4,11 @@
 //! - [`ObjectStore`], [`DocumentStore`], [`ImageStore`], [`SecretStore`]: object-safe, `Send + Sync` traits.
 //! - [`StoreError`]: one error type whose kind survives the JSON-RPC pipe.
 
-pub mod build;
 pub mod config_table;
-pub mod configured;
 pub mod dispatch;
 pub mod document;
 pub mod error;
+pub mod from_spec;
 pub mod image;
 pub mod kits;
 pub mod local;
@@ -18,14 +17,14 @@ pub mod plugin_stores;
 pub mod remote;
 pub mod secret;
 pub mod serve;
+pub mod store_set;
 pub mod wire;
 
-pub use build::{build_store, AnyStore, PluginStoreFactory, StoreSet, StoreSpec};
-pub use configured::{configured_stores, configured_stores_opening_plugins, OpenPluginStores};
 pub use dispatch::HostStoreDispatcher;
 pub use document::versioned::{compare_and_swap, VersionedEntityStore};
 pub use document::{Document, DocumentStore, Filter, Predicate, Sort, SortKey, UpdateSpec};
 pub use error::{StoreError, StoreResult};
+pub use from_spec::{build_store, AnyStore, PluginStoreFactory, StoreSpec};
 pub use image::{ImageStore, RegistryAuth};
 pub use local::{
     LocalFilesystemObjectStore, LocalRegistryImageStore, LocalSecretStore, LocalSqliteDocumentStore,
@@ -35,6 +34,7 @@ pub use remote::{
     PluginDocumentStore, PluginImageStore, PluginObjectStore, PluginSecretStore, StoreTransport,
 };
 pub use secret::SecretStore;
+pub use store_set::StoreSet;
 
 /// The four store kinds, as `[stores.<kind>]` and `agent-env store check KIND` spell them.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]

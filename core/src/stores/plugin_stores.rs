@@ -10,9 +10,9 @@ use agent_env_protocol::methods::{StoreOpenParams, StoreOpenResult, STORE_OPEN};
 use agent_env_protocol::names::canonical_name;
 use serde_json::{Map, Value};
 
-use super::build::PluginStoreFactory;
 use super::config_table::ConfigTable;
 use super::error::{StoreError, StoreResult};
+use super::from_spec::PluginStoreFactory;
 use super::remote::StoreTransport;
 use super::StoreKind;
 use crate::host::{HostError, PluginHost, PluginProcess, SpawnSpec};
