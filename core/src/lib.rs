@@ -1,6 +1,7 @@
 //! agent-env: the CLI and library that discovers plugins from manifests, runs them as child processes
 //! speaking JSON-RPC over stdio, and runs bundles of tasks against configured stores.
 
+pub mod builtin_names;
 pub mod bundle;
 pub mod cli;
 pub mod clock;

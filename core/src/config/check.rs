@@ -207,7 +207,7 @@ fn run_checks(
 /// A provider table on a built-in backend's name: a sandbox one may only configure it, a state one may not
 /// name it at all.
 fn builtin_provider_problem(entry: &super::registrations::ProviderEntry) -> Option<ConfigError> {
-    if !crate::registry::builtins::is_builtin(entry.kind.group(), &entry.name) {
+    if !crate::builtin_names::is_builtin(entry.kind.group(), &entry.name) {
         return None;
     }
     match entry.kind {

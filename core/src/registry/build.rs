@@ -8,10 +8,10 @@ use agent_env_protocol::names::{report_group, GROUPS, TYPE_GROUPS};
 use super::load::Prober;
 use super::Loading;
 use super::{
-    builtins, claim_label, compat, launch_of, validate, ClaimRecord, ConfigState, Entry, Outcome,
-    Registry,
+    claim_label, compat, launch_of, validate, ClaimRecord, ConfigState, Entry, Outcome, Registry,
 };
 use super::{config_input, config_merge};
+use crate::builtin_names;
 use crate::discovery::Discovery;
 use crate::report::model::{codes, Claimant, Diagnostic, Status};
 
@@ -41,7 +41,7 @@ pub(super) fn build(discovery: Discovery, config: ConfigState, loading: Loading<
         failures: HashMap::new(),
     };
     for group in GROUPS {
-        for name in builtins::names(group) {
+        for name in builtin_names::names(group) {
             if group != "cli_root_options" {
                 reg.entries
                     .insert((group, name.to_string()), Entry::BuiltIn { config: None });
@@ -180,7 +180,7 @@ fn classify_before_load(
     let mut candidates = Vec::new();
     for (key, claims) in claims_by_key(reg, group) {
         let labels: Vec<String> = claims.iter().map(|&i| reg.label(&reg.claims[i])).collect();
-        if builtins::is_builtin(group, &key) {
+        if builtin_names::is_builtin(group, &key) {
             let reason = match group {
                 "cli_plugins" => format!("clashes with existing command '{key}'"),
                 "cli_root_options" => format!("clashes with core root option '{key}'"),
@@ -511,7 +511,7 @@ fn classify_bundles(reg: &mut Registry, incompatible: &[Option<String>]) {
         }
     }
     for (name, claims) in by_name {
-        let core_has_it = builtins::CORE_BUNDLES.iter().any(|(n, _)| *n == name);
+        let core_has_it = builtin_names::CORE_BUNDLES.iter().any(|(n, _)| *n == name);
         if claims.len() == 1 && !core_has_it {
             let c = &reg.claims[claims[0]];
             reg.entries.insert(
@@ -546,7 +546,7 @@ fn classify_bundles(reg: &mut Registry, incompatible: &[Option<String>]) {
             );
         }
     }
-    for (name, _) in builtins::CORE_BUNDLES {
+    for (name, _) in builtin_names::CORE_BUNDLES {
         reg.entries.insert(
             ("bundles", name.to_string()),
             Entry::BuiltIn { config: None },
@@ -628,7 +628,7 @@ fn check_artifact_extra_names(reg: &mut Registry) {
         if own == claim.name {
             continue;
         }
-        let problem = if builtins::is_builtin("artifacts", &own) {
+        let problem = if builtin_names::is_builtin("artifacts", &own) {
             Some(format!(
                 "its class inherits the built-in type '{own}'; give it its own 'type' field default"
             ))

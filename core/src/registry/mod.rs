@@ -14,7 +14,6 @@ use crate::discovery::{Discovery, SearchPath};
 use crate::report::model::{Claimant, Diagnostic, Replacement, Status};
 
 mod build;
-pub mod builtins;
 pub mod compat;
 pub mod config_input;
 mod config_merge;

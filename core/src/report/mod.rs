@@ -12,7 +12,8 @@ use std::collections::BTreeMap;
 
 use agent_env_protocol::names::{report_group, CORE_PACKAGE, GROUPS};
 
-use crate::registry::{builtins, Registry};
+use crate::builtin_names;
+use crate::registry::Registry;
 
 pub mod bundle_check;
 pub mod documents;
@@ -120,7 +121,7 @@ fn core_row() -> Distribution {
     Distribution {
         name: CORE_PACKAGE.to_string(),
         version: crate::VERSION.to_string(),
-        contributions: builtins::CORE_BUNDLES
+        contributions: builtin_names::CORE_BUNDLES
             .iter()
             .map(|(name, value)| Contribution {
                 group: report_group("bundles"),
