@@ -9,6 +9,7 @@ pub mod ids;
 pub mod installed;
 pub mod layout;
 pub mod ledger;
+pub mod manifest_entry;
 pub mod plan;
 pub mod steps;
 pub mod tree;

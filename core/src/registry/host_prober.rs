@@ -128,7 +128,8 @@ fn call_root_options(
         if c.group != "cli_root_options" || !process.is_alive() {
             continue;
         }
-        let params = serde_json::json!({"flag": super::root_flag(&c.name), "value": null});
+        let params =
+            serde_json::json!({"flag": super::precedence::root_flag(&c.name), "value": null});
         if let Err(e) = process.call(CLI_ROOT_OPTION, params) {
             let why = match e.rpc_error() {
                 Some(rpc) => rpc.message.clone(),
