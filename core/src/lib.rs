@@ -14,7 +14,6 @@ pub mod registry;
 pub mod report;
 pub mod run;
 pub mod sandbox;
-pub mod steps;
 pub mod stores;
 
 /// agent-env's own version, as `agent-env --version` prints it and as plugins' `requires` compare it.

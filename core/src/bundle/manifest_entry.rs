@@ -3,7 +3,8 @@
 
 use std::path::Path;
 
-use super::layout::{parse_tree, Bundle};
+use super::model::Bundle;
+use super::parser::parse_tree;
 use super::tree::Tree;
 
 /// Parses a manifest's `[provides.bundles] <name> = "<folder>"` (`folder` relative to the manifest's

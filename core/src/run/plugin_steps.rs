@@ -18,10 +18,10 @@ use serde_json::{Map, Value};
 
 use crate::config::ConfigDocument;
 use crate::host::{HostConfig, HostError, HostServices, PluginHost, SpawnSpec};
+use crate::run::builtin_steps::StepError;
 use crate::run::cancel::Cancel;
 use crate::run::executor::StepExecutor;
 use crate::run::local_stores::LocalStores;
-use crate::steps::StepError;
 use crate::stores::{AnyStore, HostStoreDispatcher, StoreKind, StoreSet};
 
 /// How long one `execute` may take when the step names no `timeout_seconds`.
