@@ -2,7 +2,7 @@
 //! selection, registration-table parsing and `check_all`.
 
 use agent_env::config::store_builder::StoresBuilder;
-use agent_env::config::stores::selection_with;
+use agent_env::config::store_selection::selection_with;
 use agent_env::config::{
     check_all, impls, plugin_settings, ConfigDocument, ConfigSource, LayerKind, SecretLookup,
 };

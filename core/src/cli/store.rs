@@ -11,7 +11,7 @@ use serde_json::{json, Value};
 
 use crate::config::configured_store::{configured_secrets, store_spec};
 use crate::config::references::SecretLookup;
-use crate::config::stores::selection;
+use crate::config::store_selection::selection;
 use crate::config::ConfigDocument;
 use std::sync::Arc;
 

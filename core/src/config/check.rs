@@ -9,7 +9,7 @@ use super::registrations::{
     check_agents, impls, provider_entries, split_impl, ProviderKind, IMPL_TABLES,
 };
 use super::store_builder::{StoreBuilder, StoresBuilder};
-use super::stores::{selection, StoreSelection, ALIASED_SECTIONS, STORE_SECTIONS};
+use super::store_selection::{selection, StoreSelection, ALIASED_SECTIONS, STORE_SECTIONS};
 use super::tables::table_at;
 use super::warnings::warnings;
 use serde::Serialize;

@@ -6,7 +6,7 @@ use super::document::ConfigDocument;
 use super::error::ConfigError;
 use super::plugins::table_to_json;
 use super::references::{resolve_table_at, SecretLookup};
-use super::stores::{selection, StoreSelection};
+use super::store_selection::{selection, StoreSelection};
 use crate::stores::{build_store, AnyStore, PluginStoreFactory, SecretStore, StoreKind, StoreSpec};
 use std::sync::{Arc, OnceLock};
 use toml::Table;

@@ -31,7 +31,7 @@ pub mod show;
 pub mod similar;
 pub mod sources;
 pub mod store_builder;
-pub mod stores;
+pub mod store_selection;
 pub mod tables;
 pub mod warnings;
 
@@ -46,4 +46,4 @@ pub use plugins::{plugin_settings, InstalledPackage};
 pub use references::SecretLookup;
 pub use registrations::{impls, provider_entries, split_impl, ProviderEntry, ProviderKind};
 pub use store_builder::StoreBuilder;
-pub use stores::{selection, Layer, LayerKind, StoreSelection};
+pub use store_selection::{selection, Layer, LayerKind, StoreSelection};

@@ -4,7 +4,9 @@
 use super::document::ConfigDocument;
 use super::mask::{mask_table, mask_value};
 use super::registrations::{check_agents, impls, provider_entries, ProviderKind};
-use super::stores::{class_of, selection_with, Layer, LayerKind, StoreSelection, ALIASED_SECTIONS};
+use super::store_selection::{
+    class_of, selection_with, Layer, LayerKind, StoreSelection, ALIASED_SECTIONS,
+};
 use super::tables::table_at;
 use serde::Serialize;
 use std::path::Path;

@@ -7,7 +7,7 @@ use super::configured_store::{
 use super::document::ConfigDocument;
 use super::error::ConfigError;
 use super::references::SecretLookup;
-use super::stores::StoreSelection;
+use super::store_selection::StoreSelection;
 use crate::stores::from_spec::{classify, Target};
 use crate::stores::{build_store, PluginStoreFactory, StoreKind};
 use agent_env_protocol::manifest::Manifest;
