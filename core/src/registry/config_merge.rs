@@ -271,7 +271,7 @@ fn merge_provider(
                 let m = &reg.discovery.plugins[*plugin].manifest;
                 format!(
                     "plugin {}",
-                    super::claim_label(&name, &m.name, &m.version, class)
+                    super::resolve::claim_label(&name, &m.name, &m.version, class)
                 )
             }
         };
