@@ -2,7 +2,7 @@
 //!
 //! - [`parse`] reads a folder with the [`parser`] into a [`Bundle`] ([`model`]) and reports every problem
 //!   at once ([`BundleError`]); [`tree`] reads a folder on disk or a bundle built into the binary.
-//! - [`installed`] lists the bundles packages install, [`resolve`] turns `agent-env run TEXT` into one;
+//! - [`installed()`] lists the bundles packages install, [`resolve`] turns `agent-env run TEXT` into one;
 //!   [`manifest_entry`] checks one manifest's `[provides.bundles]` entry.
 //! - [`ids`] and [`step_fields`]: the ids a bundle's entities get and the common fields of a step.
 //!

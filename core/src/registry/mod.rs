@@ -5,8 +5,8 @@
 //! [`Registry::build`] records an [`Outcome`] for every claim (what `plugin list` reports) and keeps the
 //! names that took effect, which [`Registry::resolve`] answers for.
 //!
-//! - [`outcome`]: what became of each claim; [`resolve`]: the built registries and their answers.
-//! - [`precedence`]: the build itself, claim by claim in precedence order; `bundle_claims` checks the
+//! - [`outcome`]: what became of each claim; `resolve`: the built registries and their answers.
+//! - `precedence`: the build itself, claim by claim in precedence order; `bundle_claims` checks the
 //!   bundles plugins install, `config_merge` lets config release or refuse names.
 //! - [`load`] and [`host_prober`]: starting plugins to read their handshakes; [`validate`] and
 //!   [`compat`]: what a handshake and a manifest's requirements must satisfy.
@@ -20,8 +20,8 @@ mod config_merge;
 pub mod host_prober;
 pub mod load;
 pub mod outcome;
-pub mod precedence;
-pub mod resolve;
+mod precedence;
+mod resolve;
 pub mod validate;
 
 #[cfg(test)]
