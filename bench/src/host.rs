@@ -5,7 +5,7 @@ use std::path::PathBuf;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use agent_env::host::{HostConfig, NoServices, PluginProcess, SpawnSpec};
+use agent_env_host::{HostConfig, NoServices, PluginProcess, SpawnSpec};
 use serde_json::{json, Map};
 
 use crate::stats::{show, Samples};
@@ -26,7 +26,7 @@ pub fn run() -> Result<(), String> {
         settings: Map::new(),
         command_mode: false,
     };
-    let config = HostConfig::default();
+    let config = HostConfig::new(agent_env::VERSION);
     println!("fixture: {}", exe.display());
     // AGENT_ENV_BENCH_HOST=spawn,calls,payload picks parts (for profiling one of them).
     let parts = std::env::var("AGENT_ENV_BENCH_HOST").unwrap_or_default();

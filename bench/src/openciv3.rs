@@ -6,7 +6,7 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use agent_env::host::{HostConfig, NoServices, PluginProcess, SpawnSpec};
+use agent_env_host::{HostConfig, NoServices, PluginProcess, SpawnSpec};
 use agentenv_openciv3::cas::{
     CasConfig, ContentAddressedObjectStore, GcOptions, DEFAULT_CONTENT_TYPE,
 };
@@ -117,8 +117,12 @@ fn through_the_pipe(dir: &Path, tarball: &Path) -> Result<(), String> {
         settings: Map::new(),
         command_mode: false,
     };
-    let plugin = PluginProcess::start(spec, &HostConfig::default(), Arc::new(NoServices))
-        .map_err(|e| e.to_string())?;
+    let plugin = PluginProcess::start(
+        spec,
+        &HostConfig::new(agent_env::VERSION),
+        Arc::new(NoServices),
+    )
+    .map_err(|e| e.to_string())?;
     let opened = plugin
         .call(
             "store.open",

@@ -14,9 +14,9 @@ use std::time::{Duration, Instant};
 use agent_env::config::configured_stores;
 use agent_env::config::ConfigDocument;
 use agent_env::discovery::{discover, SearchPath};
-use agent_env::host::{HostConfig, NoServices, PluginHost};
 use agent_env::stores::plugin_stores::{HostPluginStores, PluginPackage};
 use agent_env::stores::{ObjectStore, DEFAULT_CONTENT_TYPE};
+use agent_env_host::{HostConfig, NoServices, PluginHost};
 use serde_json::Map;
 
 use crate::stats::{show, Samples};
@@ -39,7 +39,10 @@ pub fn run() -> Result<(), String> {
         &plugins_dir,
         &crate::proc::build("agent-env-bench", PLUGIN_BIN)?,
     )?;
-    let host = Arc::new(PluginHost::new(HostConfig::default(), Arc::new(NoServices)));
+    let host = Arc::new(PluginHost::new(
+        HostConfig::new(agent_env::VERSION),
+        Arc::new(NoServices),
+    ));
     let packages = discover(&SearchPath::new(plugins_dir, &OsString::new()))
         .plugins
         .into_iter()

@@ -7,7 +7,7 @@ pub mod cli;
 pub mod clock;
 pub mod config;
 pub mod discovery;
-pub mod host;
+pub mod host_config;
 pub mod install;
 pub mod paths;
 pub mod registry;

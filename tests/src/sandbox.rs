@@ -5,27 +5,12 @@
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 
+use agent_env_test_support::{documents, forget_inherited, IsolatedDirs};
 use serde_json::Value;
 
 use crate::setup::{built, Built};
 
-/// The outcome of one `agent-env` invocation.
-#[derive(Debug)]
-pub struct Ran {
-    pub code: i32,
-    pub stdout: String,
-    pub stderr: String,
-}
-
-impl Ran {
-    /// stdout and stderr, for assertion messages.
-    pub fn both(&self) -> String {
-        format!(
-            "exit {}\n--- stdout\n{}--- stderr\n{}",
-            self.code, self.stdout, self.stderr
-        )
-    }
-}
+pub use agent_env_test_support::Ran;
 
 pub struct Sandbox {
     pub dir: tempfile::TempDir,
@@ -140,35 +125,27 @@ impl Sandbox {
     /// `agent-env ARGS` in the project folder, with everything pointed into the temp folder.
     pub fn command(&self, args: &[&str]) -> Command {
         let mut command = Command::new(&self.built.agent_env);
-        for (key, _) in std::env::vars_os() {
-            let key = key.to_string_lossy().into_owned();
-            if key.starts_with("AGENT_ENV_") || key.starts_with("XDG_") {
-                command.env_remove(&key);
-            }
+        forget_inherited(&mut command);
+        IsolatedDirs {
+            home: self.path("home"),
+            xdg_data: self.path("data"),
+            xdg_state: self.path("state"),
+            xdg_config: self.path("config"),
+            plugins: self.plugins_dir(),
         }
-        command
-            .args(args)
-            .current_dir(self.project())
-            .env("HOME", self.path("home"))
-            .env("PATH", self.search_path())
-            .env("XDG_STATE_HOME", self.path("state"))
-            .env("XDG_DATA_HOME", self.path("data"))
-            .env("XDG_CONFIG_HOME", self.path("config"))
-            .env("XDG_CACHE_HOME", self.path("cache"))
-            .env("AGENT_ENV_PLUGIN_DIR", self.plugins_dir())
-            .env("AGENT_ENV_LOCAL_SANDBOX_DIR", self.path("sandboxes"))
-            .env("RUST_BACKTRACE", "0")
-            .stdin(Stdio::null());
+        .apply(&mut command)
+        .args(args)
+        .current_dir(self.project())
+        .env("PATH", self.search_path())
+        .env("XDG_CACHE_HOME", self.path("cache"))
+        .env("AGENT_ENV_LOCAL_SANDBOX_DIR", self.path("sandboxes"))
+        .env("RUST_BACKTRACE", "0")
+        .stdin(Stdio::null());
         command
     }
 
     pub fn run(&self, args: &[&str]) -> Ran {
-        let out = self.command(args).output().expect("run agent-env");
-        Ran {
-            code: out.status.code().unwrap_or(-1),
-            stdout: String::from_utf8_lossy(&out.stdout).into_owned(),
-            stderr: String::from_utf8_lossy(&out.stderr).into_owned(),
-        }
+        Ran::from(self.command(args).output().expect("run agent-env"))
     }
 
     /// `agent-env ARGS --json`-style output parsed, with the run for messages.
@@ -186,17 +163,7 @@ impl Sandbox {
 
     /// Every document of a collection of the local document store.
     pub fn docs(&self, collection: &str) -> Vec<Value> {
-        let conn = rusqlite::Connection::open(self.local_db()).expect("open local.db");
-        let mut stmt = match conn.prepare(&format!("SELECT doc FROM docs_{collection}")) {
-            Ok(stmt) => stmt,
-            Err(_) => return Vec::new(),
-        };
-        let rows = stmt
-            .query_map([], |row| row.get::<_, String>(0))
-            .expect("query")
-            .map(|doc| serde_json::from_str(&doc.expect("row")).expect("a JSON document"))
-            .collect();
-        rows
+        documents(&self.local_db(), collection)
     }
 
     /// Entries left in the local sandbox root (none once every sandbox is torn down).

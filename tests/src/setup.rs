@@ -13,6 +13,8 @@ use std::path::{Path, PathBuf};
 use std::process::Command;
 use std::sync::OnceLock;
 
+use agent_env_test_support::binaries::{cargo_build, profile_dir, workspace_root, FIXTURE_PACKAGE};
+
 /// Everything built and installed once, by absolute path.
 #[derive(Debug)]
 pub struct Built {
@@ -37,11 +39,11 @@ pub fn built() -> &'static Built {
 }
 
 fn build_all() -> Result<Built, String> {
-    let repo = repo_root();
-    let profile = profile_dir()?;
+    let repo = workspace_root();
+    let profile = profile_dir();
     let work = profile.join("cross-language");
     std::fs::create_dir_all(&work).map_err(|e| format!("cannot create {}: {e}", work.display()))?;
-    build_workspace_binaries(&repo, &profile)?;
+    cargo_build(&["agent-env", "agentenv-openciv3", FIXTURE_PACKAGE])?;
     let go_plugin = build_go_plugin(&repo, &work.join("go"))?;
     let venv = install_python(&repo, &work.join("venv"))?;
     let binary = |name: &str| -> Result<PathBuf, String> {
@@ -60,46 +62,6 @@ fn build_all() -> Result<Built, String> {
         venv,
         repo,
     })
-}
-
-/// The repository root (this crate is `<repo>/tests`).
-pub fn repo_root() -> PathBuf {
-    let manifest_dir = Path::new(env!("CARGO_MANIFEST_DIR"));
-    manifest_dir.parent().unwrap_or(manifest_dir).to_path_buf()
-}
-
-/// `target/<profile>`: the test executable lives in its `deps/`.
-fn profile_dir() -> Result<PathBuf, String> {
-    let exe =
-        std::env::current_exe().map_err(|e| format!("cannot find the test executable: {e}"))?;
-    exe.parent()
-        .and_then(Path::parent)
-        .map(Path::to_path_buf)
-        .ok_or_else(|| format!("{} is not inside target/<profile>/deps", exe.display()))
-}
-
-fn build_workspace_binaries(repo: &Path, profile: &Path) -> Result<(), String> {
-    let cargo = std::env::var_os("CARGO").unwrap_or_else(|| "cargo".into());
-    let mut command = Command::new(cargo);
-    command.current_dir(repo).args([
-        "build",
-        "--quiet",
-        "--offline",
-        "-p",
-        "agent-env",
-        "-p",
-        "agentenv-openciv3",
-        "-p",
-        "agent-env-fixture-plugins",
-        "--bins",
-    ]);
-    if profile.ends_with("release") {
-        command.arg("--release");
-    }
-    run_checked(
-        &mut command,
-        "cargo build of agent-env and the Rust plugins",
-    )
 }
 
 fn build_go_plugin(repo: &Path, out: &Path) -> Result<PathBuf, String> {

@@ -17,11 +17,11 @@ use std::sync::Arc;
 
 use crate::config::plugins::plugin_settings;
 use crate::discovery::{discover, SearchPath};
-use crate::host::{HostConfig, NoServices, PluginHost};
 use crate::stores::from_spec::{classify, Target};
 use crate::stores::kits::{self, KitReport};
 use crate::stores::plugin_stores::{HostPluginStores, PluginPackage};
 use crate::stores::{build_store, AnyStore, PluginStoreFactory, StoreKind, StoreSpec};
+use agent_env_host::{NoServices, PluginHost};
 
 #[derive(Args)]
 pub struct StoreArgs {
@@ -119,7 +119,7 @@ pub(crate) fn plugin_stores(
     doc: &ConfigDocument,
     secrets: Option<&crate::config::configured_store::StoreSecrets>,
 ) -> Result<(HostPluginStores, Arc<PluginHost>), String> {
-    let config = HostConfig::from_env().map_err(|e| e.to_string())?;
+    let config = crate::host_config::from_env().map_err(|e| e.to_string())?;
     let host = Arc::new(PluginHost::new(config, Arc::new(NoServices)));
     let lookup = secrets.map(|s| s as &dyn SecretLookup);
     let mut packages = Vec::new();

@@ -1,4 +1,4 @@
-//! The real [`Prober`]: starts plugins through the child-process host ([`crate::host`]), all at once,
+//! The real [`Prober`]: starts plugins through the child-process host ([`agent_env_host`]), all at once,
 //! holds each `initialize` answer, then shuts every process down and keeps its final diagnosis.
 
 use std::collections::BTreeMap;
@@ -8,14 +8,12 @@ use agent_env_protocol::methods::CLI_ROOT_OPTION;
 use std::thread;
 
 use super::load::{FailureInfo, Launch, LoadFailure, Probe, Prober, ProcessDiagnosis};
-use crate::host::{
-    signal_name, Diagnosis, HostConfig, NoServices, PluginHost, PluginProcess, SpawnSpec,
-};
+use agent_env_host::{signal_name, Diagnosis, NoServices, PluginHost, PluginProcess, SpawnSpec};
 
 /// The code of every probe when the host's own settings (its timeout variables) are wrong.
 pub const HOST_CONFIG_INVALID: &str = "host-config-invalid";
 
-/// Starts plugins through [`crate::host::PluginHost`].
+/// Starts plugins through [`agent_env_host::PluginHost`].
 #[derive(Debug, Default)]
 pub struct HostProber;
 
@@ -38,7 +36,7 @@ fn spec_of(launch: &Launch) -> SpawnSpec {
 
 impl Prober for HostProber {
     fn probe_all(&self, launches: &[Launch]) -> Vec<Probe> {
-        let config = match HostConfig::from_env() {
+        let config = match crate::host_config::from_env() {
             Ok(config) => config,
             Err(e) => {
                 return launches

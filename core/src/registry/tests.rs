@@ -1,5 +1,5 @@
 //! The registry's precedence and config merge, with a prober that answers from a table instead of
-//! starting processes (the black-box tests in `core/tests/plugin_*.rs` start real ones).
+//! starting processes (the black-box tests in `core/tests/it/plugin_*.rs` start real ones).
 
 use std::collections::HashMap;
 use std::path::PathBuf;

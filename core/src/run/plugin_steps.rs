@@ -17,12 +17,12 @@ use agent_env_protocol::names::canonical_name;
 use serde_json::{Map, Value};
 
 use crate::config::ConfigDocument;
-use crate::host::{HostConfig, HostError, HostServices, PluginHost, SpawnSpec};
 use crate::run::builtin_steps::StepError;
 use crate::run::cancel::Cancel;
 use crate::run::executor::StepExecutor;
 use crate::run::local_stores::LocalStores;
 use crate::stores::{AnyStore, HostStoreDispatcher, StoreKind, StoreSet};
+use agent_env_host::{HostError, HostServices, PluginHost, SpawnSpec};
 
 /// How long one `execute` may take when the step names no `timeout_seconds`.
 pub const DEFAULT_STEP_TIMEOUT: Duration = Duration::from_secs(6 * 3600);
@@ -53,7 +53,7 @@ pub struct PluginSteps {
 impl PluginSteps {
     /// A host whose plugins reach the run's stores.
     pub fn new(stores: &LocalStores, config: &ConfigDocument) -> Result<Arc<PluginSteps>, String> {
-        let host_config = HostConfig::from_env().map_err(|e| e.to_string())?;
+        let host_config = crate::host_config::from_env().map_err(|e| e.to_string())?;
         let objects = stores.objects.clone();
         let documents = stores.documents.clone();
         let doc = config.clone();

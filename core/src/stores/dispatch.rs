@@ -54,7 +54,7 @@ impl HostStoreDispatcher {
     }
 }
 
-impl crate::host::HostServices for HostStoreDispatcher {
+impl agent_env_host::HostServices for HostStoreDispatcher {
     /// Answers `host.store.*`; any other `host.*` method is not this dispatcher's.
     fn handle(&self, package: &str, method: &str, params: Value) -> Result<Value, RpcError> {
         if !Self::handles(method) {

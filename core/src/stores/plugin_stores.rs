@@ -15,7 +15,7 @@ use super::error::{StoreError, StoreResult};
 use super::from_spec::PluginStoreFactory;
 use super::remote::StoreTransport;
 use super::StoreKind;
-use crate::host::{HostError, PluginHost, PluginProcess, SpawnSpec};
+use agent_env_host::{HostError, PluginHost, PluginProcess, SpawnSpec};
 
 /// One installed plugin package that may provide stores.
 #[derive(Debug, Clone)]

@@ -1,6 +1,6 @@
 //! Shared pieces of the fixture plugins (one binary per fixture under `src/bin/`).
 //!
-//! Each fixture is a real plugin process that the host's tests (`core/tests/host_*.rs`) and the bench
+//! Each fixture is a real plugin process that the host's tests (`host/tests/it/host_*.rs`) and the bench
 //! start: one that works, and one for each way a plugin can misbehave.
 
 use std::collections::HashMap;

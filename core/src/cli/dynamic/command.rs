@@ -11,7 +11,7 @@ use super::services;
 use super::tree::PluginCli;
 use crate::config::plugins::plugin_settings;
 use crate::config::ConfigDocument;
-use crate::host::{Ended, HostConfig, HostError, PluginHost, SpawnSpec};
+use agent_env_host::{Ended, HostError, PluginHost, SpawnSpec};
 
 /// A command runs as long as the user lets it (Ctrl-C reaches the plugin, which shares the terminal).
 const COMMAND_TIMEOUT: Duration = Duration::from_secs(30 * 24 * 3600);
@@ -25,7 +25,7 @@ pub fn run(cli: &PluginCli, name: &str, argv: Vec<String>, verbose: bool) -> i32
     if let Err(e) = doc.require() {
         return crate::cli::fail(format!("ConfigError: {e}"));
     }
-    let config = match HostConfig::from_env() {
+    let config = match crate::host_config::from_env() {
         Ok(c) => c,
         Err(e) => return crate::cli::fail(e),
     };

@@ -16,7 +16,7 @@ use serde_json::Map;
 use super::tree::{PluginCli, RootOption};
 use crate::config::locate::CONFIG_VAR;
 use crate::config::ConfigDocument;
-use crate::host::{HostConfig, HostError, NoServices, PluginHost, SpawnSpec};
+use agent_env_host::{HostError, NoServices, PluginHost, SpawnSpec};
 
 /// The value a boolean root option is sent when it is given.
 pub const SWITCH_VALUE: &str = "true";
@@ -78,7 +78,7 @@ pub fn apply(cli: &PluginCli, matches: &ArgMatches) -> Result<Vec<String>, RootO
     if wanted.is_empty() {
         return Ok(Vec::new());
     }
-    let config = HostConfig::from_env().map_err(|e| RootOptionFailed {
+    let config = crate::host_config::from_env().map_err(|e| RootOptionFailed {
         flag: wanted[0].0.flag.clone(),
         package: cli.manifest(wanted[0].0.plugin).name.clone(),
         reason: e.to_string(),

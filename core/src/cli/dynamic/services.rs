@@ -5,8 +5,8 @@ use std::sync::Arc;
 
 use crate::config::configured_stores_opening_plugins;
 use crate::config::ConfigDocument;
-use crate::host::HostServices;
 use crate::stores::{HostStoreDispatcher, PluginStoreFactory};
+use agent_env_host::HostServices;
 
 /// The host services of a plugin command: its `host.store.*` calls reach the configured stores. A
 /// plugin's store is opened in its plugin, started on first use and shut down when the store set goes.

@@ -39,7 +39,7 @@ use serde::Serialize;
 
 use super::blobs::{is_digest, STAGED_PREFIX, TRASH_PREFIX};
 use super::error::{CasError, CasResult};
-use super::lock::try_lock_exclusive;
+use super::lock::{try_lock_exclusive, unlock};
 use super::store::ContentAddressedObjectStore;
 
 /// Candidates removed per index transaction, so writers wait for the index briefly.
@@ -198,7 +198,15 @@ fn modified(path: &Path) -> CasResult<Option<SystemTime>> {
 
 /// `<root>/gc.lock`, held exclusively for one gc run (released when dropped).
 struct GcLock {
-    _file: File,
+    file: File,
+}
+
+impl Drop for GcLock {
+    fn drop(&mut self) {
+        // Unlock before the close: a process spawned by another thread may hold a copy of the fd
+        // until it execs, and the next gc would find the lock taken.
+        let _ = unlock(&self.file);
+    }
 }
 
 impl GcLock {
@@ -215,6 +223,6 @@ impl GcLock {
                 root: root.to_path_buf(),
             });
         }
-        Ok(GcLock { _file: file })
+        Ok(GcLock { file })
     }
 }

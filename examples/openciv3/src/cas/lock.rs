@@ -18,6 +18,12 @@ pub fn try_lock_exclusive(file: &File) -> io::Result<bool> {
     }
 }
 
+/// Releases this process's lock on `file` now, even where a child forked meanwhile still holds a
+/// copy of the descriptor (closing ours alone would leave the lock held until that child execs).
+pub fn unlock(file: &File) -> io::Result<()> {
+    flock(file, libc::LOCK_UN)
+}
+
 fn flock(file: &File, operation: libc::c_int) -> io::Result<()> {
     loop {
         // SAFETY: flock only reads the descriptor, which `file` keeps open for the call.

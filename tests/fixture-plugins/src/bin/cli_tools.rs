@@ -1,4 +1,4 @@
-//! A CLI fixture: commands and root options for the CLI tests (`core/tests/cli_*.rs`).
+//! A CLI fixture: commands and root options for the CLI tests (`core/tests/it/cli_*.rs`).
 //!
 //! Its package name is the one agent-env starts it as (`AGENT_ENV_PACKAGE`), so one binary can stand
 //! for several packages. Its first argument (from the manifest's `exec`) is a data folder holding

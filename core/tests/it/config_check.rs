@@ -1,0 +1,339 @@
+//! Black-box tests of `agent-env config check`: every problem at once, exit 1; `ok: …`, exit 0.
+
+use std::path::PathBuf;
+use std::process::Command;
+
+use crate::support::IsolatedDirs;
+
+struct Project {
+    _dir: tempfile::TempDir,
+    root: PathBuf,
+    home: PathBuf,
+}
+
+impl Project {
+    fn new(config: &str) -> Project {
+        let dir = tempfile::tempdir().unwrap();
+        let base = std::fs::canonicalize(dir.path()).unwrap();
+        let root = base.join("proj");
+        let home = base.join("home");
+        std::fs::create_dir_all(root.join(".agentenv")).unwrap();
+        std::fs::create_dir_all(&home).unwrap();
+        std::fs::write(root.join(".agentenv/config.toml"), config).unwrap();
+        Project {
+            _dir: dir,
+            root,
+            home,
+        }
+    }
+
+    fn run_with(&self, vars: &[(&str, &str)], args: &[&str]) -> (i32, String) {
+        let (code, stdout, _) = self.run_stderr(vars, args);
+        (code, stdout)
+    }
+
+    /// Installs a manifest in the plugins directory.
+    fn manifest(&self, folder: &str, text: &str) {
+        let dir = self.home.join("plugins").join(folder);
+        std::fs::create_dir_all(&dir).unwrap();
+        std::fs::write(dir.join("agent-env-plugin.toml"), text).unwrap();
+    }
+
+    fn run_stderr(&self, vars: &[(&str, &str)], args: &[&str]) -> (i32, String, String) {
+        let mut cmd = Command::new(env!("CARGO_BIN_EXE_agent-env"));
+        cmd.env_clear();
+        IsolatedDirs {
+            home: self.home.clone(),
+            xdg_data: self.home.join("data"),
+            xdg_state: self.home.join(".local/state"),
+            xdg_config: self.home.join(".config"),
+            plugins: self.home.join("plugins"),
+        }
+        .apply(&mut cmd)
+        .current_dir(&self.root)
+        .args(args);
+        for (k, v) in vars {
+            cmd.env(k, v);
+        }
+        let out = cmd.output().unwrap();
+        (
+            out.status.code().unwrap_or(-1),
+            String::from_utf8(out.stdout).unwrap(),
+            String::from_utf8(out.stderr).unwrap(),
+        )
+    }
+
+    fn check(&self, vars: &[(&str, &str)]) -> (i32, serde_json::Value) {
+        let (code, out) = self.run_with(vars, &["config", "check", "--json"]);
+        (code, serde_json::from_str(&out).unwrap())
+    }
+}
+
+fn messages(json: &serde_json::Value) -> Vec<String> {
+    json["problems"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|p| p["message"].as_str().unwrap().to_string())
+        .collect()
+}
+
+#[test]
+fn a_clean_config_is_ok() {
+    let p = Project::new(
+        "[stores.object]\nimpl = \"agent_env.store.object_store:LocalFilesystemObjectStore\"\nconfig = { root = \"env:NOPE?/tmp/x\" }\n[task_steps]\nimpls = [\"pkg.mod:Other\"]\n[plugins.acme]\nurl = \"env:ACME_URL?http://h\"\n",
+    );
+    let (code, out) = p.run_with(&[], &["config", "check"]);
+    assert_eq!(code, 0, "{out}");
+    assert!(
+        out.ends_with(": 4 store(s), 1 plugin table(s), 1 registration table(s) checked\n"),
+        "{out}"
+    );
+    assert!(out.contains("ok: "));
+}
+
+#[test]
+fn an_empty_file_keeps_every_default_and_is_ok() {
+    let p = Project::new("");
+    let (code, json) = p.check(&[]);
+    assert_eq!(code, 0);
+    assert_eq!(json["ok"], true);
+    assert!(messages(&json).is_empty());
+}
+
+#[test]
+fn scenario_23_an_unknown_store_key_names_what_the_class_takes() {
+    let p = Project::new(
+        "[stores.document]\nimpl = \"agent_env.store.document_store:LocalSqliteDocumentStore\"\n[stores.document.config]\nbogus = 1\n",
+    );
+    let (code, json) = p.check(&[]);
+    assert_eq!(code, 1);
+    assert_eq!(
+        messages(&json),
+        ["The config table for 'agent_env.store.document_store:LocalSqliteDocumentStore' has unknown key 'bogus'; it takes path"]
+    );
+    assert_eq!(json["problems"][0]["code"], "config-invalid");
+}
+
+#[test]
+fn every_problem_is_reported_at_once() {
+    let p = Project::new(
+        r#"
+[stores.document.config]
+bogus = 1
+
+[stores.object]
+impl = "agent_env.store.object_store:LocalFilesystemObjectStore"
+config = { root = "env:NOPE", bucket = "b" }
+
+[stores.image]
+impl = "fakestore.Store"
+
+[task_steps]
+impls = "x"
+
+[envs]
+impls = [5]
+
+[sandbox.providers.fly]
+impl = "nocolon"
+
+[plugins.acme_browser]
+a = 1
+[plugins."acme.browser"]
+b = 2
+
+[plugins.bar]
+x = "env:NOPE"
+"#,
+    );
+    let (code, json) = p.check(&[]);
+    assert_eq!(code, 1);
+    assert_eq!(
+        messages(&json),
+        [
+            "Store section is missing an 'impl' dotted path: {'config': {'bogus': 1}}",
+            "[stores.object.config] root: Unresolved env:NOPE reference (no value and no default)",
+            "impl must be 'module.path:ClassName', got 'fakestore.Store'",
+            "config.toml sets acme-browser's settings more than once, as [plugins.acme_browser], [plugins.\"acme.browser\"]; keep one",
+            "[plugins.bar]: Unresolved env:NOPE reference (no value and no default)",
+            "[envs] impl must be a 'module:Class' string, got int: 5",
+            "[task_steps] impls must be a list of 'module:Class' strings, got str",
+            "[sandbox.providers.fly]: impl must be 'module.path:ClassName', got 'nocolon'",
+        ]
+    );
+    let (code, text) = p.run_with(&[], &["config", "check"]);
+    assert_eq!(code, 1);
+    assert!(text.contains("problem: [stores.object.config] root: Unresolved env:NOPE reference (no value and no default) [config-invalid]\n"), "{text}");
+    let path = p.root.join(".agentenv/config.toml");
+    assert!(
+        text.ends_with(&format!("\n8 problem(s) in {}\n", path.display())),
+        "{text}"
+    );
+}
+
+#[test]
+fn unknown_keys_are_checked_once_the_reference_resolves() {
+    let p = Project::new(
+        "[stores.object]\nimpl = \"agent_env.store.object_store:LocalFilesystemObjectStore\"\nconfig = { root = \"env:ROOT\", bucket = \"b\" }\n",
+    );
+    let (code, json) = p.check(&[("ROOT", "/srv/o")]);
+    assert_eq!(code, 1);
+    assert_eq!(
+        messages(&json),
+        ["The config table for 'agent_env.store.object_store:LocalFilesystemObjectStore' has unknown key 'bucket'; it takes root, grants, grant_bind_host, grant_advertise_host, grant_lifetime_seconds"]
+    );
+}
+
+#[test]
+fn store_variables_are_checked_and_beat_the_file() {
+    let p = Project::new("[stores.object]\nimpl = \"fakestore.Store\"\n");
+    let (code, json) = p.check(&[("AGENT_ENV_OBJECT_STORE", "bogus")]);
+    assert_eq!(code, 1);
+    assert_eq!(
+        messages(&json),
+        ["Unknown AGENT_ENV_OBJECT_STORE='bogus': expected 'local', or a [stores.object] table for a hosted backend (and unset AGENT_ENV_OBJECT_STORE, which overrides it)"]
+    );
+    // `local` from the variable wins over the broken file table.
+    let (code, _) = p.check(&[("AGENT_ENV_OBJECT_STORE", "local")]);
+    assert_eq!(code, 0);
+}
+
+const OPENCIV3: &str = "[plugin]\nname = \"agentenv-openciv3\"\nversion = \"0.1.0\"\nexec = [\"./bin/none\"]\nprotocol = [1, 1]\n[provides.stores]\nContentAddressedObjectStore = \"object\"\n";
+
+#[test]
+fn plugin_stores_are_checked_against_the_installed_manifests() {
+    let config = |kind: &str, imp: &str| format!("[stores.{kind}]\nimpl = \"{imp}\"\n");
+    let p = Project::new(&config(
+        "object",
+        "agentenv_openciv3:ContentAddressedObjectStore",
+    ));
+    p.manifest("openciv3", OPENCIV3);
+    assert_eq!(p.check(&[]).0, 0);
+    for (kind, imp, message) in [
+        ("object", "agentenv-openciv3:Nope", "Cannot import impl 'agentenv-openciv3:Nope': agentenv-openciv3 0.1.0 lists no store class 'Nope' under [provides.stores] (it lists ContentAddressedObjectStore)"),
+        ("object", "nobody:Cas", "Cannot import impl 'nobody:Cas': no installed plugin package named 'nobody'; a plugin's store is named '<package>:<Class>', with the package as `agent-env plugin list` prints it"),
+        ("document", "agentenv-openciv3:ContentAddressedObjectStore", "impl 'agentenv-openciv3:ContentAddressedObjectStore' is an object store (agentenv-openciv3 lists it so under [provides.stores]); [stores.document] needs a document store"),
+    ] {
+        std::fs::write(p.root.join(".agentenv/config.toml"), config(kind, imp)).unwrap();
+        let (code, json) = p.check(&[]);
+        assert_eq!(code, 1);
+        assert_eq!(messages(&json), [message]);
+    }
+}
+
+#[test]
+fn plugin_stores_are_noted_and_secret_references_go_through_the_secret_store() {
+    let p = Project::new(
+        "[stores.object]\nimpl = \"agentenv-openciv3:ContentAddressedObjectStore\"\nconfig = { root = \"/x\" }\n[model]\napi_key = \"secret:proxy_key\"\n",
+    );
+    p.manifest("openciv3", OPENCIV3);
+    // The local secret store reads the environment first.
+    let (code, json) = p.check(&[("proxy_key", "sk-1")]);
+    assert_eq!(code, 0, "{json}");
+    assert_eq!(
+        json["notes"],
+        serde_json::json!([
+            "[stores.object] 'agentenv-openciv3:ContentAddressedObjectStore' is a plugin's store; its class and keys are checked when it is first built"
+        ])
+    );
+    let (code, json) = p.check(&[]);
+    assert_eq!(code, 1);
+    assert_eq!(
+        messages(&json),
+        ["[model] api_key: Unresolved secret:proxy_key reference (no value and no default)"]
+    );
+    // The secret store's own values are used too.
+    let p = Project::new(
+        "[stores.secret]\nimpl = \"agent_env.store.secret_store:LocalSecretStore\"\nconfig = { values = { proxy_key = \"v\" } }\n[model]\napi_key = \"secret:proxy_key\"\n",
+    );
+    assert_eq!(p.check(&[]).0, 0);
+}
+
+#[test]
+fn checking_builds_nothing_on_disk() {
+    let p = Project::new("");
+    let (code, _) = p.check(&[]);
+    assert_eq!(code, 0);
+    assert!(
+        !p.home.join(".local").exists(),
+        "config check created state"
+    );
+}
+
+#[test]
+fn secret_references_in_the_secret_store_itself_cannot_resolve() {
+    let p = Project::new(
+        "[stores.secret]\nimpl = \"agent_env.store.secret_store:LocalSecretStore\"\nconfig = { file_path = \"secret:path\" }\n",
+    );
+    let (code, json) = p.check(&[]);
+    assert_eq!(code, 1);
+    assert_eq!(
+        messages(&json),
+        ["[stores.secret.config] file_path: Cannot resolve 'secret:path': no secret store is available for secret: references here"]
+    );
+}
+
+#[test]
+fn scenario_13_a_missing_agent_env_config_fails_the_check() {
+    let p = Project::new("");
+    let (code, json) = p.check(&[("AGENT_ENV_CONFIG", "/nope.toml")]);
+    assert_eq!(code, 1);
+    assert_eq!(
+        messages(&json),
+        ["AGENT_ENV_CONFIG='/nope.toml' does not point to an existing file"]
+    );
+    assert_eq!(json["problems"][0]["code"], "config-not-found");
+}
+
+#[test]
+fn malformed_toml_fails_the_check_as_unreadable() {
+    let p = Project::new("[stores\n");
+    let (code, json) = p.check(&[]);
+    assert_eq!(code, 1);
+    assert_eq!(json["problems"][0]["code"], "config-unreadable");
+    assert!(messages(&json)[0].starts_with("Malformed config.toml at "));
+}
+
+#[test]
+fn run_checks_the_config_before_any_step() {
+    let p = Project::new(
+        "[stores.object]\nimpl = \"agent_env.store.object_store:LocalFilesystemObjectStore\"\nconfig = { root = \"env:NOPE\" }\n[envs]\nimpls = 3\n",
+    );
+    let (code, out, err) = p.run_stderr(&[], &["run", "hello", "--dry-run"]);
+    assert_eq!(code, 1, "{out}{err}");
+    assert_eq!(out, "", "nothing may run");
+    let path = p.root.join(".agentenv/config.toml");
+    assert_eq!(
+        err,
+        format!(
+            "Error: the config at {} has 2 problem(s), so nothing was run:
+  [stores.object.config] root: Unresolved env:NOPE reference (no value and no default)
+  [envs] impls must be a list of 'module:Class' strings, got int
+Fix them, then check with `agent-env config check`.
+",
+            path.display()
+        )
+    );
+    assert!(
+        !p.home.join(".local").exists(),
+        "the refused run wrote state"
+    );
+}
+
+#[test]
+fn provider_tables_on_built_in_backends() {
+    let p = Project::new(
+        "[sandbox.providers.local]\nimpl = \"agentenv-alt:Box2\"\n[sandbox.providers.modal]\nconfig = { region = \"x\" }\nextra = 2\n[sandbox.providers.docker.config]\nimage = \"ok\"\n[state.providers.local_postgres]\nconfig = {}\n",
+    );
+    let (code, json) = p.check(&[]);
+    assert_eq!(code, 1);
+    assert_eq!(
+        messages(&json),
+        [
+            "config.toml sandbox provider 'local' collides with a built-in backend: a built-in's impl cannot be replaced; supply a config-only table instead",
+            "[sandbox.providers.modal] configures a built-in backend and accepts only a 'config' table; got ['extra', 'config']",
+            "config.toml state provider 'local_postgres' collides with a built-in backend",
+        ]
+    );
+}

@@ -1,0 +1,736 @@
+//! Black-box tests of `agent-env config show` and `config explain`: the built binary, a temporary project,
+//! a temporary home, and nothing of the real environment.
+
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+use crate::support::IsolatedDirs;
+
+struct Project {
+    _dir: tempfile::TempDir,
+    root: PathBuf,
+    home: PathBuf,
+}
+
+impl Project {
+    /// A project whose `.agentenv/config.toml` holds `config`, with a `sub/dir` to run from.
+    fn new(config: &str) -> Project {
+        let dir = tempfile::tempdir().unwrap();
+        let base = std::fs::canonicalize(dir.path()).unwrap();
+        let root = base.join("proj");
+        let home = base.join("home");
+        std::fs::create_dir_all(root.join(".agentenv")).unwrap();
+        std::fs::create_dir_all(root.join("sub/dir")).unwrap();
+        std::fs::create_dir_all(&home).unwrap();
+        std::fs::write(root.join(".agentenv/config.toml"), config).unwrap();
+        Project {
+            _dir: dir,
+            root,
+            home,
+        }
+    }
+
+    fn config_path(&self) -> PathBuf {
+        self.root.join(".agentenv/config.toml")
+    }
+
+    fn command(&self, cwd: &Path, args: &[&str]) -> Command {
+        let mut cmd = Command::new(env!("CARGO_BIN_EXE_agent-env"));
+        cmd.env_clear();
+        IsolatedDirs {
+            home: self.home.clone(),
+            xdg_data: self.home.join("data"),
+            xdg_state: self.home.join(".local/state"),
+            xdg_config: self.home.join("config"),
+            plugins: self.home.join("plugins"),
+        }
+        .apply(&mut cmd)
+        .current_dir(cwd)
+        .args(args);
+        cmd
+    }
+
+    /// Runs from `sub/dir` with extra variables; returns (exit code, stdout, stderr).
+    fn run_with(&self, vars: &[(&str, &str)], args: &[&str]) -> (i32, String, String) {
+        let mut cmd = self.command(&self.root.join("sub/dir"), args);
+        for (k, v) in vars {
+            cmd.env(k, v);
+        }
+        let out = cmd.output().unwrap();
+        (
+            out.status.code().unwrap_or(-1),
+            String::from_utf8(out.stdout).unwrap(),
+            String::from_utf8(out.stderr).unwrap(),
+        )
+    }
+
+    fn run(&self, args: &[&str]) -> (i32, String, String) {
+        self.run_with(&[], args)
+    }
+
+    fn json(&self, vars: &[(&str, &str)], args: &[&str]) -> serde_json::Value {
+        let (code, out, err) = self.run_with(vars, args);
+        assert_eq!(code, 0, "{err}");
+        serde_json::from_str(&out).unwrap()
+    }
+}
+
+/// The text after the padded label on the line that starts with `label:`.
+fn section_line<'a>(out: &'a str, label: &str) -> &'a str {
+    out.lines()
+        .find(|l| l.starts_with(&format!("{label}:")))
+        .unwrap_or_else(|| panic!("no {label}: line in\n{out}"))
+}
+
+#[test]
+fn scenario_24_from_a_subdirectory_walks_up_in_fixed_order_with_width_15() {
+    let p = Project::new("[model]\nbase_url = \"http://localhost:4000\"\n");
+    let (code, out, _) = p.run(&["config", "show"]);
+    assert_eq!(code, 0);
+    let lines: Vec<&str> = out.lines().collect();
+    assert_eq!(
+        lines[0],
+        format!("config:         {}", p.config_path().display())
+    );
+    assert_eq!(
+        lines[1],
+        "                discovered by walking up from the working directory"
+    );
+    assert_eq!(lines[2], "");
+    let order = [
+        "document",
+        "object",
+        "image",
+        "secret",
+        "runner",
+        "model",
+        "conversations",
+        "agents",
+        "sandbox",
+        "state",
+        "envs",
+        "artifacts",
+        "task_steps",
+        "explorer",
+        "plugins",
+    ];
+    let labels: Vec<&str> = lines
+        .iter()
+        .filter(|l| !l.starts_with(' ') && !l.is_empty())
+        .map(|l| l.split(':').next().unwrap())
+        .collect();
+    assert_eq!(labels[0], "config");
+    assert_eq!(&labels[1..], order);
+    // Values start in column 16: the label padded to 15, then one space.
+    for line in lines
+        .iter()
+        .filter(|l| !l.starts_with(' ') && !l.is_empty())
+    {
+        assert_eq!(line.chars().nth(15), Some(' '), "{line}");
+        assert_ne!(line.chars().nth(16), Some(' '), "{line}");
+    }
+    assert!(out.contains("conversations:  (unset)\n"));
+    for store in ["document", "object", "image", "secret"] {
+        let at = lines
+            .iter()
+            .position(|l| l.starts_with(&format!("{store}:")))
+            .unwrap();
+        assert_eq!(lines[at + 1], "                from built-in default");
+    }
+    assert_eq!(
+        section_line(&out, "object"),
+        "object:         LocalFilesystemObjectStore  root=~/.local/state/agent-env/object_store"
+    );
+    assert_eq!(
+        section_line(&out, "image"),
+        "image:          LocalRegistryImageStore  registry_host=localhost:5000"
+    );
+    assert!(out.contains(
+        "model:          base_url=http://localhost:4000\n                from [model]\n"
+    ));
+}
+
+#[test]
+fn the_reference_layout_with_warnings_masking_and_plugin_tables() {
+    let p = Project::new(
+        r#"
+[stores.secret]
+impl = "agent_env.store.secret_store:LocalSecretStore"
+
+[runner]
+impl = "agent_env.runner:LocalRunner"
+config = { workers = 2 }
+
+[sandbox]
+default = "local"
+agent_default = "local"
+[sandbox.providers.vercel.config]
+region = "iad1"
+token = "secret:vercel_token"
+
+[envs]
+implz = []
+
+[plugin]
+x = 1
+
+[plugins.agentenv_browser]
+timeout = 30
+api_token = "x"
+endpoint = "env:BROWSER_URL?http://u:p@localhost:9222"
+
+[plugins.agentenv-browser2]
+x = 1
+"#,
+    );
+    let (code, out, _) = p.run(&["config", "show"]);
+    assert_eq!(code, 0);
+    assert!(out.contains(
+        "                (warning) agent-env does not read [plugin]: a plugin's settings go under [plugins.<package>]. Did you mean [plugins]?\n                (warning) [envs] has a key named 'implz', which agent-env does not read. Did you mean 'impls'?\n\ndocument:"
+    ), "{out}");
+    assert!(
+        out.contains("secret:         LocalSecretStore\n                from [stores.secret]\n")
+    );
+    assert!(out.contains("runner:         LocalRunner  workers=2\n                from [runner]\n"));
+    assert!(
+        out.contains(
+            "sandbox:        default=local  agent_default=local
+                providers:
+                  vercel:
+                    config:
+                      region=iad1
+                      token=secret:vercel_token
+                from [sandbox]
+"
+        ),
+        "{out}"
+    );
+    assert!(out.contains(
+        "envs:\n                implz:\n                  (empty)\n                from [envs]\n"
+    ));
+    assert!(
+        out.ends_with(
+            "plugins:        agentenv-browser (not installed)
+                  timeout=30  api_token=***  endpoint=env:BROWSER_URL?http://***@localhost:9222
+                  from [plugins.agentenv_browser]
+                agentenv-browser2 (not installed)
+                  x=1
+                  from [plugins.agentenv-browser2]
+"
+        ),
+        "{out}"
+    );
+}
+
+#[test]
+fn scenario_21_two_spellings_show_as_unresolved_under_the_package() {
+    let p = Project::new("[plugins.acme_browser]\na = 1\n\n[plugins.\"acme.browser\"]\nb = 2\n");
+    let (code, out, _) = p.run(&["config", "show"]);
+    assert_eq!(code, 0);
+    assert!(out.contains(
+        "plugins:        acme-browser (not installed)
+                  (unresolved) config.toml sets acme-browser's settings more than once, as [plugins.acme_browser], [plugins.\"acme.browser\"]; keep one
+                  from [plugins.acme_browser], [plugins.\"acme.browser\"]
+"
+    ), "{out}");
+}
+
+#[test]
+fn scenario_22_secret_keys_userinfo_and_header_values_are_masked() {
+    let p = Project::new(
+        "[plugins.acme]\napi_token = \"x\"\nendpoint = \"env:U?http://u:p@h\"\nheaders = { X-Api-Key = \"k\" }\n",
+    );
+    let (_, out, _) = p.run(&["config", "show"]);
+    assert!(
+        out.contains("api_token=***  endpoint=env:U?http://***@h\n"),
+        "{out}"
+    );
+    assert!(
+        out.contains("headers:\n                    X-Api-Key=***\n"),
+        "{out}"
+    );
+    assert!(!out.contains("u:p@") && !out.contains("=k\n") && !out.contains("=x "));
+    let json = p.json(&[], &["config", "show", "--json"]);
+    let value = &json["plugins"]["tables"][0]["value"];
+    assert_eq!(value["api_token"], "***");
+    assert_eq!(value["endpoint"], "env:U?http://***@h");
+    assert_eq!(value["headers"]["X-Api-Key"], "***");
+}
+
+#[test]
+fn the_environment_variable_beats_the_file_and_the_file_is_shadowed() {
+    let p = Project::new(
+        "[stores.document]\nimpl = \"agent_env.store.document_store:LocalSqliteDocumentStore\"\nconfig = { path = \"/srv/docs.db\" }\n",
+    );
+    let (_, out, _) = p.run(&["config", "show"]);
+    assert!(out.contains(
+        "document:       LocalSqliteDocumentStore  path=/srv/docs.db\n                from [stores.document]\n"
+    ), "{out}");
+    let (_, out, _) = p.run_with(
+        &[("AGENT_ENV_DOCUMENT_STORE", "local")],
+        &["config", "show"],
+    );
+    assert!(out.contains(
+        "document:       LocalSqliteDocumentStore  path=~/.local/state/agent-env/document_store/documents.db
+                from $AGENT_ENV_DOCUMENT_STORE; LocalSqliteDocumentStore in [stores.document], shadowed
+"
+    ), "{out}");
+    let json = p.json(
+        &[("AGENT_ENV_DOCUMENT_STORE", "local")],
+        &["config", "show", "--json"],
+    );
+    let document = &json["sections"][0];
+    assert_eq!(document["name"], "document");
+    assert_eq!(document["winner"]["kind"], "env");
+    assert_eq!(document["winner"]["where"], "$AGENT_ENV_DOCUMENT_STORE");
+    assert_eq!(document["shadowed"][0]["where"], "[stores.document]");
+    assert_eq!(
+        document["shadowed"][0]["value"]["config"]["path"],
+        "/srv/docs.db"
+    );
+}
+
+#[test]
+fn an_unknown_object_store_alias_is_unresolved_with_the_reference_message() {
+    let p = Project::new("");
+    let (code, out, _) = p.run_with(&[("AGENT_ENV_OBJECT_STORE", "bogus")], &["config", "show"]);
+    assert_eq!(code, 0);
+    assert_eq!(
+        section_line(&out, "object"),
+        "object:         (unresolved) Unknown AGENT_ENV_OBJECT_STORE='bogus': expected 'local', or a [stores.object] table for a hosted backend (and unset AGENT_ENV_OBJECT_STORE, which overrides it)"
+    );
+    let (_, out, _) = p.run_with(
+        &[("AGENT_ENV_DOCUMENT_STORE", "mongo")],
+        &["config", "show"],
+    );
+    assert!(section_line(&out, "document").ends_with(
+        "(unresolved) The 'mongo' document backend has no built-in coordinates: configure a [stores.document] table (and unset AGENT_ENV_DOCUMENT_STORE, which overrides it)."
+    ));
+}
+
+#[test]
+fn scenario_13_a_missing_agent_env_config_prints_only_the_config_block() {
+    let p = Project::new("");
+    let (code, out, _) = p.run_with(&[("AGENT_ENV_CONFIG", "/nope.toml")], &["config", "show"]);
+    assert_eq!(code, 0);
+    assert_eq!(
+        out,
+        "config:         (none)
+                discovery failed
+                (error) AGENT_ENV_CONFIG='/nope.toml' does not point to an existing file
+"
+    );
+    let json = p.json(
+        &[("AGENT_ENV_CONFIG", "/nope.toml")],
+        &["config", "show", "--json"],
+    );
+    assert_eq!(json["config_source"], "error");
+    assert_eq!(json["config_path"], serde_json::Value::Null);
+    assert_eq!(json["sections"], serde_json::json!([]));
+}
+
+#[test]
+fn agent_env_config_names_the_file_and_says_so() {
+    let p = Project::new("");
+    let other = p.root.join("other.toml");
+    std::fs::write(&other, "[explorer]\nport = 9\n").unwrap();
+    let (_, out, _) = p.run_with(
+        &[("AGENT_ENV_CONFIG", other.to_str().unwrap())],
+        &["config", "show"],
+    );
+    assert!(out.starts_with(&format!(
+        "config:         {}\n                via $AGENT_ENV_CONFIG\n",
+        other.display()
+    )));
+    assert!(out.contains("explorer:       port=9\n"));
+}
+
+#[test]
+fn no_file_anywhere_walks_to_the_root() {
+    let p = Project::new("");
+    std::fs::remove_file(p.config_path()).unwrap();
+    let (_, out, _) = p.run(&["config", "show"]);
+    if std::path::Path::new("/.agentenv/config.toml").exists() {
+        return; // a machine-wide file above every temp dir; nothing to assert
+    }
+    let start = p.root.join("sub/dir");
+    assert!(
+        out.starts_with(&format!(
+            "config:         (none)\n                none found — walked up from {} to /\n",
+            start.display()
+        )),
+        "{out}"
+    );
+    assert_eq!(
+        section_line(&out, "document"),
+        "document:       LocalSqliteDocumentStore  path=~/.local/state/agent-env/document_store/documents.db"
+    );
+}
+
+#[test]
+fn malformed_toml_fails_every_section_with_line_and_column() {
+    let p = Project::new("[model]\nbase_url = \"x\"\nbroken = \n");
+    let (code, out, _) = p.run(&["config", "show"]);
+    assert_eq!(code, 0);
+    let prefix = format!("Malformed config.toml at {}: ", p.config_path().display());
+    assert!(
+        out.contains(&format!("                (error) {prefix}")),
+        "{out}"
+    );
+    assert!(out.contains("(at line 3, column"), "{out}");
+    for label in ["document", "model", "explorer"] {
+        assert!(
+            section_line(&out, label).contains(&format!("(unresolved) {prefix}")),
+            "{out}"
+        );
+    }
+}
+
+#[test]
+fn scenario_12_a_non_list_impls_is_unresolved() {
+    let p = Project::new("[task_steps]\nimpls = \"x\"\n[envs]\nimpls = [5]\n");
+    let (_, out, _) = p.run(&["config", "show"]);
+    assert_eq!(
+        section_line(&out, "task_steps"),
+        "task_steps:     (unresolved) [task_steps] impls must be a list of 'module:Class' strings, got str"
+    );
+    assert_eq!(
+        section_line(&out, "envs"),
+        "envs:           (unresolved) [envs] impl must be a 'module:Class' string, got int: 5"
+    );
+}
+
+#[test]
+fn unread_tables_and_keys_get_hints() {
+    let p = Project::new(
+        "stray = 1\nport = 3\n[bogus]\na = 1\n[sandbox]\nenvs = 1\n[stores.document]\nimpl = \"m:C\"\npath = \"a\"\nconfig = { path = \"b\" }\n",
+    );
+    let json = p.json(&[], &["config", "show", "--json"]);
+    let warnings: Vec<&str> = json["warnings"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|w| w.as_str().unwrap())
+        .collect();
+    assert_eq!(
+        warnings,
+        [
+            "[sandbox] has a key named 'envs', which is also a top-level section — a bare key binds to the table above it. Did you mean [envs]?",
+            "[stores.document] sets 'path' both beside its config table and inside it; only [stores.document.config] path is read.",
+            "The top-level key 'stray' is outside every table, and agent-env does not read it.",
+            "The top-level key 'port' is outside every table, and agent-env does not read it; [explorer] takes a key of that name.",
+            "agent-env does not read [bogus]: it has no such table, and a plugin's own settings go under [plugins.<package>].",
+        ]
+    );
+}
+
+#[test]
+fn json_has_the_reference_keys() {
+    let p = Project::new("[plugins.x]\na = 1\n");
+    let json = p.json(&[], &["config", "show", "--json"]);
+    let keys: Vec<&String> = json.as_object().unwrap().keys().collect();
+    for key in [
+        "config_path",
+        "config_source",
+        "search_root",
+        "error",
+        "warnings",
+        "sections",
+        "plugins",
+    ] {
+        assert!(json.get(key).is_some(), "{key} missing from {keys:?}");
+    }
+    assert_eq!(json["config_source"], "walk-up");
+    let section = &json["sections"][0];
+    for key in [
+        "name", "winner", "shadowed", "impl", "config", "value", "error",
+    ] {
+        assert!(section.get(key).is_some(), "section key {key}");
+    }
+    for key in ["kind", "where", "value"] {
+        assert!(section["winner"].get(key).is_some(), "winner key {key}");
+    }
+    let table = &json["plugins"]["tables"][0];
+    for key in [
+        "name",
+        "installed",
+        "version",
+        "plugin",
+        "keys",
+        "value",
+        "error",
+    ] {
+        assert!(table.get(key).is_some(), "plugin table key {key}");
+    }
+    assert_eq!(table["name"], "x");
+    assert_eq!(table["installed"], false);
+    assert_eq!(table["keys"], serde_json::json!(["x"]));
+}
+
+#[test]
+fn references_print_as_written_and_nothing_is_created() {
+    let p = Project::new("[stores.object]\nimpl = \"agent_env.store.object_store:LocalFilesystemObjectStore\"\nconfig = { root = \"env:NOPE?/tmp/x\" }\n");
+    let (code, out, _) = p.run(&["config", "show"]);
+    assert_eq!(code, 0);
+    assert_eq!(
+        section_line(&out, "object"),
+        "object:         LocalFilesystemObjectStore  root=env:NOPE?/tmp/x"
+    );
+    assert!(!p.home.join(".local").exists(), "config show created state");
+}
+
+#[test]
+fn explain_sections_paths_and_ancestors() {
+    let p = Project::new(
+        "[stores.object]\nimpl = \"agent_env.store.object_store:LocalFilesystemObjectStore\"\nconfig = { root = \"/srv/o\" }\n[model]\napi_key = \"sk-live\"\n[bogus]\nx = 2\n",
+    );
+    let (code, out, _) = p.run(&["config", "explain", "stores.object"]);
+    assert_eq!(code, 0);
+    assert_eq!(
+        out,
+        "stores.object = LocalFilesystemObjectStore  root=/srv/o\n  from [stores.object]\n"
+    );
+    let (_, same, _) = p.run(&["config", "explain", "object"]);
+    assert_eq!(same.replacen("object", "stores.object", 1), out);
+    let (_, out, _) = p.run(&["config", "explain", "stores.object.config.root"]);
+    assert_eq!(
+        out,
+        "stores.object.config.root = /srv/o\n  from [stores.object]\n"
+    );
+    let (_, out, _) = p.run(&["config", "explain", "model.api_key"]);
+    assert_eq!(out, "model.api_key = ***\n  from [model]\n");
+    let (_, out, _) = p.run(&["config", "explain", "stores"]);
+    assert!(
+        out.starts_with("stores covers 4 sections, each resolving on its own:\n"),
+        "{out}"
+    );
+    assert!(out.contains("  image: LocalRegistryImageStore  (from built-in default)\n"));
+    let (_, out, _) = p.run(&["config", "explain", "bogus.x"]);
+    assert_eq!(
+        out,
+        "bogus.x = 2; read from the file only — no resolver owns this path\n"
+    );
+    let (_, out, _) = p.run(&["config", "explain", "bogus.y"]);
+    assert_eq!(out, "bogus.y: (unset) — no layer supplies this path\n");
+    let json = p.json(&[], &["config", "explain", "document", "--json"]);
+    for key in [
+        "path",
+        "section",
+        "value",
+        "winner",
+        "shadowed",
+        "error",
+        "file_only",
+        "plugin",
+        "children",
+    ] {
+        assert!(json.get(key).is_some(), "explain key {key}");
+    }
+    assert_eq!(json["winner"]["where"], "built-in default");
+}
+
+#[test]
+fn explain_plugin_paths_end_with_the_ownership_note() {
+    let p = Project::new(
+        "[plugins.acme_browser]\ntimeout = 30\napi_token = \"t\"\n[plugins.agentenv-framework]\nx = 1\n",
+    );
+    let (_, out, _) = p.run(&["config", "explain", "plugins.acme-browser.timeout"]);
+    assert_eq!(
+        out,
+        "plugins.acme-browser.timeout = 30; in the table of acme-browser, which is not installed; agent-env does not read it\n  from [plugins.acme_browser]\n"
+    );
+    let (_, out, _) = p.run(&["config", "explain", "plugins.\"acme.browser\".api_token"]);
+    assert!(
+        out.starts_with("plugins.\"acme.browser\".api_token = ***; in the table of acme-browser"),
+        "{out}"
+    );
+    let (_, out, _) = p.run(&["config", "explain", "plugins.agentenv_framework.x"]);
+    assert!(
+        out.contains(", which is agent-env itself, not a plugin; agent-env does not read it"),
+        "{out}"
+    );
+    let (_, out, _) = p.run(&["config", "explain", "plugins"]);
+    assert!(out.starts_with("plugins has 2 table(s):\n"), "{out}");
+    assert!(out.contains("  acme-browser (not installed): timeout=30  api_token=***  (from [plugins.acme_browser])\n"), "{out}");
+    assert!(
+        out.contains(&format!(
+            "agentenv-framework {} (agent-env itself)",
+            env!("CARGO_PKG_VERSION")
+        )),
+        "{out}"
+    );
+}
+
+fn manifest(home: &Path, folder: &str, text: &str) {
+    let dir = home.join("plugins").join(folder);
+    std::fs::create_dir_all(&dir).unwrap();
+    std::fs::write(dir.join("agent-env-plugin.toml"), text).unwrap();
+}
+
+#[test]
+fn plugin_tables_are_labelled_with_their_installed_owner() {
+    let p = Project::new(
+        "[plugins.agentenv_browser]\ntimeout = 30\n[plugins.acme-stores]\nx = 1\n[plugins.agentenv-framework]\ny = 2\n[plugins.gone]\nz = 3\n",
+    );
+    manifest(
+        &p.home,
+        "browser",
+        "[plugin]\nname = \"agentenv-browser\"\nversion = \"2.1.0\"\nexec = [\"./bin/none\"]\nprotocol = [1, 1]\n[provides.envs]\nbrowser = \"Browser\"\n",
+    );
+    manifest(
+        &p.home,
+        "stores",
+        "[plugin]\nname = \"acme-stores\"\nversion = \"0.2.0\"\nexec = [\"./bin/none\"]\nprotocol = [1, 1]\n[provides.stores]\nCas = \"object\"\n",
+    );
+    let (_, out, _) = p.run(&["config", "show"]);
+    let version = env!("CARGO_PKG_VERSION");
+    assert!(
+        out.contains(&format!(
+            "plugins:        agentenv-browser 2.1.0
+                  timeout=30
+                  from [plugins.agentenv_browser]
+                acme-stores 0.2.0 (declares no agent_env entry point)
+                  x=1
+                  from [plugins.acme-stores]
+                agentenv-framework {version} (agent-env itself)
+                  y=2
+                  from [plugins.agentenv-framework]
+                gone (not installed)
+                  z=3
+                  from [plugins.gone]
+"
+        )),
+        "{out}"
+    );
+    let (_, out, _) = p.run(&["config", "explain", "plugins.agentenv-browser.timeout"]);
+    assert_eq!(
+        out,
+        "plugins.agentenv-browser.timeout = 30; in the table of the plugin agentenv-browser 2.1.0; agent-env does not read or check it\n  from [plugins.agentenv_browser]\n"
+    );
+    let (_, out, _) = p.run(&["config", "explain", "plugins.acme-stores.x"]);
+    assert!(out.contains("; in the table of acme-stores 0.2.0, which is installed but declares no agent_env entry point; agent-env does not read it\n"), "{out}");
+    let json = p.json(&[], &["config", "show", "--json"]);
+    let browser = &json["plugins"]["tables"][0];
+    assert_eq!(browser["name"], "agentenv-browser");
+    assert_eq!(browser["installed"], true);
+    assert_eq!(browser["version"], "2.1.0");
+    assert_eq!(browser["plugin"], true);
+    assert_eq!(json["plugins"]["tables"][1]["plugin"], false);
+}
+
+#[test]
+fn debug_marks_the_file_discovery_uses() {
+    let p = Project::new("");
+    let (code, out, _) = p.run(&["config", "debug"]);
+    assert_eq!(code, 0);
+    let lines: Vec<&str> = out.lines().collect();
+    assert_eq!(
+        lines[0],
+        format!(
+            "   {} (walk-up, exists: no)",
+            p.root.join("sub/dir/.agentenv/config.toml").display()
+        )
+    );
+    assert_eq!(
+        lines[2],
+        format!("-> {} (walk-up, exists: yes)", p.config_path().display())
+    );
+    assert_eq!(
+        lines
+            .last()
+            .map(|l| l.contains(" /.agentenv/config.toml (walk-up, exists: ")),
+        Some(true),
+        "the walk ends at /"
+    );
+    let (_, out, _) = p.run_with(&[("AGENT_ENV_CONFIG", "/nope.toml")], &["config", "debug"]);
+    assert!(
+        out.starts_with("   /nope.toml (env, exists: no)\n"),
+        "{out}"
+    );
+}
+
+#[test]
+fn sources_lists_layers_lowest_first_with_referenced_variables() {
+    let p = Project::new(
+        "[model]\napi_key = \"env:MY_PROXY_KEY\"\n[stores.object]\nimpl = \"agent_env.store.object_store:LocalFilesystemObjectStore\"\nconfig = { root = \"env:NOPE?/tmp/x\" }\n",
+    );
+    let (code, out, _) = p.run_with(
+        &[
+            ("AGENT_ENV_OBJECT_STORE", "local"),
+            ("MY_PROXY_KEY", "sk-secret"),
+        ],
+        &["config", "sources"],
+    );
+    assert_eq!(code, 0);
+    assert_eq!(
+        out,
+        format!(
+            "-> default  built-in defaults
+-> file {}  (discovered by walking up)
+   $AGENT_ENV_DOCUMENT_STORE (unset)  would shadow [stores.document]
+-> $AGENT_ENV_OBJECT_STORE=local  shadows [stores.object]
+   $AGENT_ENV_IMAGE_STORE (unset)  would shadow [stores.image]
+   $AGENT_ENV_SECRET_STORE (unset)  would shadow [stores.secret]
+   $AGENT_ENV_RUNNER (unset)  would shadow [runner]
+-> $MY_PROXY_KEY  referenced by [model.api_key]
+   $NOPE  referenced by [stores.object.config.root], unset
+",
+            p.config_path().display()
+        )
+    );
+    assert!(!out.contains("sk-secret"));
+}
+
+#[test]
+fn explain_tries_the_first_segment_then_dotted_names_longest_first() {
+    let p = Project::new("[plugins.acme]\nbrowser = 1\n[plugins.acme-browser-x]\ntimeout = 2\n");
+    let (_, out, _) = p.run(&["config", "explain", "plugins.acme.browser"]);
+    assert!(
+        out.starts_with("plugins.acme.browser = 1; in the table of acme,"),
+        "{out}"
+    );
+    let (_, out, _) = p.run(&["config", "explain", "plugins.acme.browser.x.timeout"]);
+    assert!(
+        out.starts_with("plugins.acme.browser.x.timeout = 2; in the table of acme-browser-x,"),
+        "{out}"
+    );
+}
+
+/// `config show` and `config explain` read the configuration and the manifests only: the plugin that
+/// provides the configured store is not started (it would leave a marker), and nothing appears under HOME.
+/// `store check`, which does build the store, starts it: the marker is a working witness.
+#[test]
+fn show_and_explain_start_no_plugin_and_build_no_store() {
+    let p =
+        Project::new("[stores.object]\nimpl = \"acme-stores:Cas\"\nconfig = { bucket = \"b\" }\n");
+    let marker = p.home.join("started");
+    manifest(
+        &p.home,
+        "stores",
+        &format!(
+            "[plugin]\nname = \"acme-stores\"\nversion = \"0.2.0\"\nexec = [\"/usr/bin/touch\", \"{}\"]\nprotocol = [1, 1]\n[provides.stores]\nCas = \"object\"\n",
+            marker.display()
+        ),
+    );
+    let listing = |dir: &Path| {
+        let mut names: Vec<String> = std::fs::read_dir(dir)
+            .unwrap()
+            .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+            .collect();
+        names.sort();
+        names
+    };
+    let before = listing(&p.home);
+    for args in [
+        &["config", "show"][..],
+        &["config", "show", "--json"],
+        &["config", "explain", "stores.object"],
+    ] {
+        let (code, out, err) = p.run(args);
+        assert_eq!(code, 0, "{args:?}: {out}{err}");
+        assert!(!marker.exists(), "{args:?} started the store's plugin");
+        assert_eq!(listing(&p.home), before, "{args:?} wrote under HOME");
+    }
+    p.run(&["store", "check", "object"]);
+    assert!(marker.exists(), "store check should start the plugin");
+}

@@ -1,0 +1,28 @@
+//! The integration tests of `agent-env`, one test binary (modules named by area: `cli_*`, `config_*`,
+//! `plugin_*`, `run_*`, `store_*`). Most run the built binary black-box in a temp world (see
+//! [`support`]); some drive the library directly. The child-process host's own tests live in the
+//! `agent-env-host` crate.
+
+mod support;
+
+mod cli_broken;
+mod cli_plugins;
+mod cli_root_options;
+mod config_api;
+mod config_check;
+mod config_show;
+mod plugin_add_folder;
+mod plugin_add_sources;
+mod plugin_discovery;
+mod plugin_load;
+mod plugin_remove_blockers;
+mod run_folders;
+mod run_hello;
+mod run_plugins;
+mod run_signals;
+mod store_cli;
+mod store_dispatch;
+mod store_documents;
+mod store_kits;
+mod store_object;
+mod store_plugin;

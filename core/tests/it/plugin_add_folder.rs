@@ -1,0 +1,341 @@
+//! Black-box: `plugin add` of a plugin folder: the plan, the check in a fresh process, the roll-back byte for
+//! byte, adding what is there already, refusing agent-env itself, the lock, and an interrupted change.
+
+use std::os::unix::fs::PermissionsExt;
+use std::path::{Path, PathBuf};
+
+use crate::support::plugins::Sandbox;
+
+fn fixture_dir(name: &str) -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("tests/fixtures/install")
+        .join(name)
+}
+
+/// Every file and folder under `root` with its mode and bytes, for byte-for-byte comparisons.
+fn tree(root: &Path) -> Vec<(PathBuf, u32, Vec<u8>)> {
+    let mut out = Vec::new();
+    if !root.exists() {
+        return out;
+    }
+    let mut stack = vec![root.to_path_buf()];
+    while let Some(dir) = stack.pop() {
+        for e in std::fs::read_dir(&dir).unwrap() {
+            let p = e.unwrap().path();
+            let meta = std::fs::symlink_metadata(&p).unwrap();
+            let bytes = if meta.is_file() {
+                std::fs::read(&p).unwrap()
+            } else {
+                Vec::new()
+            };
+            if meta.is_dir() {
+                stack.push(p.clone());
+            }
+            out.push((p, meta.permissions().mode(), bytes));
+        }
+    }
+    out.sort();
+    out
+}
+
+fn output(sb: &Sandbox, args: &[&str]) -> (i32, String, String) {
+    let out = sb.run(args);
+    (
+        out.status.code().unwrap_or(-1),
+        String::from_utf8_lossy(&out.stdout).into_owned(),
+        String::from_utf8_lossy(&out.stderr).into_owned(),
+    )
+}
+
+/// An existing plugin that must survive a failed change untouched.
+fn existing_plugin(sb: &Sandbox) {
+    let path = sb.plugin_dir_manifest(
+        "keep-me",
+        "[plugin]\nname = \"keep-me\"\nversion = \"1.0\"\nexec = [\"./x\"]\nprotocol = [1, 1]\n",
+    );
+    std::fs::set_permissions(&path, std::fs::Permissions::from_mode(0o640)).unwrap();
+}
+
+#[test]
+fn a_plugin_folder_is_copied_checked_and_added_once() {
+    let sb = Sandbox::new();
+    let src = fixture_dir("folder-plugin");
+    let spec = src.to_str().unwrap();
+    let (code, out, _) = output(&sb, &["plugin", "add", spec, "--dry-run"]);
+    assert_eq!(code, 0);
+    assert!(out.contains("Will copy: "), "{out}");
+    assert!(
+        tree(&sb.plugins_dir()).is_empty(),
+        "a dry run changes nothing"
+    );
+
+    let (code, out, err) = output(&sb, &["plugin", "add", spec, "--yes"]);
+    assert_eq!(code, 0, "{out}{err}");
+    assert!(
+        out.contains("  agentenv-folder-demo: task_steps demo_step active\n"),
+        "{out}"
+    );
+    assert!(
+        out.ends_with("Added. `agent-env plugin list` shows every installed plugin.\n"),
+        "{out}"
+    );
+    let installed = sb.plugins_dir().join("agentenv-folder-demo");
+    assert_eq!(
+        std::fs::read(installed.join("plugin.sh")).unwrap(),
+        std::fs::read(src.join("plugin.sh")).unwrap()
+    );
+    let report = sb.json(&["plugin", "show", "agentenv-folder-demo", "--json"], 0);
+    assert_eq!(report["plugins"][0]["contributions"][0]["status"], "active");
+
+    let before = tree(&sb.plugins_dir());
+    let (code, out, _) = output(&sb, &["plugin", "add", spec, "-y"]);
+    assert_eq!(code, 0);
+    assert!(out.contains("Nothing changed: "), "{out}");
+    assert_eq!(before, tree(&sb.plugins_dir()));
+}
+
+#[test]
+fn a_failing_check_is_rolled_back_byte_for_byte_unless_kept() {
+    let sb = Sandbox::new();
+    existing_plugin(&sb);
+    let src = sb.dir().join("broken-src");
+    std::fs::create_dir_all(&src).unwrap();
+    std::fs::write(
+        src.join("agent-env-plugin.toml"),
+        "[plugin]\nname = \"agentenv-broken\"\nversion = \"0.1.0\"\nexec = [\"./missing\"]\nprotocol = [1, 1]\n[provides.task_steps]\nbroken_step = \"B\"\n",
+    )
+    .unwrap();
+    let before = tree(&sb.plugins_dir());
+    let (code, out, err) = output(&sb, &["plugin", "add", src.to_str().unwrap(), "--yes"]);
+    assert_eq!(code, 1, "{out}{err}");
+    assert!(
+        out.contains("  agentenv-broken: task_steps broken_step failed ("),
+        "{out}"
+    );
+    assert!(
+        err.contains("problem: agentenv-broken: broken_step is failed"),
+        "{err}"
+    );
+    assert!(
+        out.contains("Restoring the environment as it was.\n"),
+        "{out}"
+    );
+    assert_eq!(
+        before,
+        tree(&sb.plugins_dir()),
+        "restored byte for byte, modes included"
+    );
+
+    let (code, out, _) = output(
+        &sb,
+        &["plugin", "add", src.to_str().unwrap(), "--yes", "--keep"],
+    );
+    assert_eq!(code, 1);
+    assert!(out.contains("Kept as installed (--keep).\n"), "{out}");
+    assert!(sb
+        .plugins_dir()
+        .join("agentenv-broken/agent-env-plugin.toml")
+        .is_file());
+}
+
+#[test]
+fn agent_env_itself_is_refused_before_anything_runs() {
+    let sb = Sandbox::new();
+    for spec in [
+        "agentenv-framework",
+        "agentenv_framework>=0.2",
+        "agent-env @ git+https://example.invalid/x",
+        "agentenv-protocol",
+    ] {
+        let (code, out, err) = output(&sb, &["plugin", "add", spec, "--yes"]);
+        assert_eq!(code, 1);
+        assert!(out.is_empty(), "{out}");
+        assert_eq!(
+            err,
+            format!("Error: {spec} is agent-env itself; upgrade it with the installer that owns the environment\n")
+        );
+    }
+    assert!(!sb.plugins_dir().join(".python").exists());
+}
+
+#[test]
+fn without_a_terminal_or_yes_it_refuses_and_changes_nothing() {
+    let sb = Sandbox::new();
+    let src = fixture_dir("folder-plugin");
+    let (code, _, err) = output(&sb, &["plugin", "add", src.to_str().unwrap()]);
+    assert_eq!(code, 1);
+    assert!(err.contains("there is no terminal; pass --yes"), "{err}");
+    assert!(tree(&sb.plugins_dir()).is_empty());
+}
+
+#[test]
+fn a_second_change_is_refused_while_the_lock_is_held() {
+    use std::os::fd::AsRawFd;
+    use std::os::unix::fs::OpenOptionsExt;
+    let sb = Sandbox::new();
+    let state = sb.dir().join("home/.local/state/agent-env/locks");
+    std::fs::create_dir_all(&state).unwrap();
+    // The lock's name: the first 16 hex digits of sha256(plugins dir path).
+    let digest = {
+        use sha2::Digest;
+        hex::encode(sha2::Sha256::digest(
+            sb.plugins_dir().as_os_str().as_encoded_bytes(),
+        ))
+    };
+    let path = state.join(format!("plugin-{}.lock", &digest[..16]));
+    let file = std::fs::OpenOptions::new()
+        .create(true)
+        .truncate(false)
+        .write(true)
+        .mode(0o600)
+        .open(&path)
+        .unwrap();
+    assert_eq!(
+        unsafe { libc::flock(file.as_raw_fd(), libc::LOCK_EX | libc::LOCK_NB) },
+        0
+    );
+    let src = fixture_dir("folder-plugin");
+    let busy = "Error: another `agent-env plugin add` or `remove` is changing this environment; run this after it finishes\n";
+    let (code, _, err) = output(&sb, &["plugin", "add", src.to_str().unwrap(), "--yes"]);
+    assert_eq!((code, err.as_str()), (1, busy));
+    let (code, _, err) = output(&sb, &["plugin", "remove", "whatever", "--yes"]);
+    assert_eq!((code, err.as_str()), (1, busy));
+    drop(file);
+    let (code, _, err) = output(&sb, &["plugin", "add", src.to_str().unwrap(), "--yes"]);
+    assert_eq!(code, 0, "{err}");
+}
+
+#[test]
+fn the_lock_file_is_private() {
+    let sb = Sandbox::new();
+    let (code, _, err) = output(&sb, &["plugin", "remove", "nothing-here", "--yes"]);
+    assert_eq!(code, 1, "{err}");
+    let locks = sb.dir().join("home/.local/state/agent-env/locks");
+    let mode = |p: &Path| std::fs::metadata(p).unwrap().permissions().mode() & 0o777;
+    assert_eq!(mode(&locks), 0o700);
+    let files: Vec<PathBuf> = std::fs::read_dir(&locks)
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .collect();
+    assert_eq!(files.len(), 1);
+    let name = files[0].file_name().unwrap().to_string_lossy().into_owned();
+    assert!(
+        name.starts_with("plugin-") && name.ends_with(".lock") && name.len() == 28,
+        "{name}"
+    );
+    assert_eq!(mode(&files[0]), 0o600);
+}
+
+#[test]
+fn an_interrupted_install_lets_the_installer_finish_then_restores() {
+    let mut sb = Sandbox::new();
+    existing_plugin(&sb);
+    let before = tree(&sb.plugins_dir());
+    // A crate folder, and a fake `cargo` that writes into the plugins directory, says it started, then waits.
+    let krate = sb.dir().join("crate");
+    std::fs::create_dir_all(&krate).unwrap();
+    std::fs::write(
+        krate.join("Cargo.toml"),
+        "[package]\nname = \"agentenv-slow\"\n",
+    )
+    .unwrap();
+    let started = sb.dir().join("started");
+    let release = sb.dir().join("release");
+    let fake_bin = sb.dir().join("fake-bin");
+    std::fs::create_dir_all(&fake_bin).unwrap();
+    let body = format!(
+        "#!/bin/sh\n/bin/mkdir -p '{plugins}/.cargo/bin'\necho half > '{plugins}/.cargo/bin/agentenv-slow'\n: > '{started}'\nwhile [ ! -e '{release}' ]; do /bin/sleep 0.05; done\n",
+        plugins = sb.plugins_dir().display(),
+        started = started.display(),
+        release = release.display()
+    );
+    std::fs::write(fake_bin.join("cargo"), body).unwrap();
+    std::fs::set_permissions(
+        fake_bin.join("cargo"),
+        std::fs::Permissions::from_mode(0o755),
+    )
+    .unwrap();
+    sb.path.insert(0, fake_bin);
+    let child = sb
+        .command(&["plugin", "add", krate.to_str().unwrap(), "--yes"])
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    while !started.exists() {
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    }
+    unsafe { libc::kill(child.id() as i32, libc::SIGINT) };
+    // The installer is still running: it was let finish.
+    std::thread::sleep(std::time::Duration::from_millis(200));
+    assert!(sb.plugins_dir().join(".cargo/bin/agentenv-slow").exists());
+    std::fs::write(&release, "").unwrap();
+    let out = child.wait_with_output().unwrap();
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(130), "{stdout}{stderr}");
+    assert!(
+        stderr.contains("Interrupted; letting the installer finish"),
+        "{stderr}"
+    );
+    assert!(
+        stdout.contains("Interrupted; restoring the environment as it was.\n"),
+        "{stdout}"
+    );
+    assert_eq!(before, tree(&sb.plugins_dir()));
+}
+
+#[test]
+fn nothing_installs_a_plugin_implicitly() {
+    let sb = Sandbox::new();
+    let cfg = sb.dir().join("work/.agentenv");
+    std::fs::create_dir_all(&cfg).unwrap();
+    std::fs::write(
+        cfg.join("config.toml"),
+        "[stores.document]\nimpl = \"agentenv-not-installed:Store\"\n[envs]\nimpls = [\"agentenv-not-installed:Env\"]\n",
+    )
+    .unwrap();
+    let task = sb.dir().join("work/task.json");
+    std::fs::write(&task, r#"{"id":"t","steps":[{"type":"grade_essay"}]}"#).unwrap();
+    for args in [
+        vec!["plugin", "list"],
+        vec!["plugin", "check"],
+        vec!["config", "show"],
+        vec!["run", task.to_str().unwrap()],
+    ] {
+        let _ = sb.run(&args);
+    }
+    assert!(
+        tree(&sb.plugins_dir()).is_empty(),
+        "no command but `plugin add` installs anything"
+    );
+}
+
+#[test]
+fn plugin_list_warns_about_a_manifest_others_can_write() {
+    let sb = Sandbox::new();
+    let manifest = sb.plugin_dir_manifest(
+        "loose",
+        "[plugin]\nname = \"loose\"\nversion = \"1\"\nexec = [\"./x\"]\nprotocol = [1, 1]\n",
+    );
+    let out = sb.run(&["plugin", "list", "--json", "--no-load"]);
+    assert!(String::from_utf8_lossy(&out.stderr).is_empty());
+    let doc: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert!(doc.get("warnings").is_none(), "no key when all is well");
+    std::fs::set_permissions(&manifest, std::fs::Permissions::from_mode(0o666)).unwrap();
+    let out = sb.run(&["plugin", "list", "--json", "--no-load"]);
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        err.starts_with(&format!(
+            "Warning: {} can be written by other users (mode 0666)",
+            manifest.display()
+        )),
+        "{err}"
+    );
+    let doc: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(doc["format_version"], 1);
+    assert!(
+        doc["warnings"][0].as_str().unwrap().contains("chmod go-w"),
+        "{doc:#}"
+    );
+}

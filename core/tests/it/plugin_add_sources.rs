@@ -1,0 +1,161 @@
+//! Black-box: `plugin add` from a local Python wheel (pip into the managed venv), a local crate
+//! (`cargo install --offline`), a local Go module (`go install`, no proxy), then `plugin remove` of each.
+//! One test per installer, since each builds something.
+
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+use crate::support::plugins::Sandbox;
+
+fn fixture_dir(name: &str) -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("tests/fixtures/install")
+        .join(name)
+}
+
+/// The real PATH, when it has `tool`: installers need their own tools too (a linker, a shell, pyenv shims).
+fn dir_of(tool: &str) -> Option<Vec<PathBuf>> {
+    which::which(tool).ok()?;
+    Some(std::env::split_paths(&std::env::var_os("PATH")?).collect())
+}
+
+fn add_ok(sb: &Sandbox, spec: &str, package: &str, line: &str) {
+    let out = sb.run(&["plugin", "add", spec, "--yes"]);
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(0), "{stdout}\n{stderr}");
+    assert!(stdout.contains(line), "{stdout}");
+    assert!(stdout.ends_with("Added. `agent-env plugin list` shows every installed plugin.\n"));
+    let report = sb.json(&["plugin", "show", package, "--json"], 0);
+    assert_eq!(
+        report["plugins"][0]["contributions"][0]["status"], "active",
+        "{report:#}"
+    );
+}
+
+fn remove_ok(sb: &Sandbox, package: &str) {
+    let out = sb.run(&["plugin", "remove", package, "--yes"]);
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "{stdout}{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert!(stdout.ends_with("Removed.\n"), "{stdout}");
+    let out = sb.run(&["plugin", "show", package, "--json"]);
+    assert_eq!(out.status.code(), Some(1), "gone after remove");
+}
+
+#[test]
+fn a_local_python_wheel_goes_into_the_managed_venv() {
+    let Some(python) = dir_of("python3") else {
+        eprintln!("skipped: no python3");
+        return;
+    };
+    let mut sb = Sandbox::new();
+    sb.path.extend(python);
+    sb.set("PIP_NO_INDEX", "1")
+        .set("PIP_DISABLE_PIP_VERSION_CHECK", "1");
+    let out = Command::new("python3")
+        .arg(fixture_dir("make_wheel.py"))
+        .arg(fixture_dir("py-plugin"))
+        .arg(sb.dir().join("dist"))
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let wheel = String::from_utf8(out.stdout).unwrap().trim().to_string();
+    let dry = sb.stdout(&["plugin", "add", &wheel, "--dry-run"], 0);
+    assert!(dry.contains(" -m pip install "), "{dry}");
+    assert!(!sb.plugins_dir().join(".python").exists());
+    add_ok(
+        &sb,
+        &wheel,
+        "agentenv-pydemo",
+        "  agentenv-pydemo: task_steps py_step active\n",
+    );
+    assert!(sb
+        .plugins_dir()
+        .join(".python/share/agent-env/plugins/agentenv-pydemo.toml")
+        .is_file());
+    let again = sb.stdout(&["plugin", "add", &wheel, "--yes"], 0);
+    assert!(again.contains("Nothing changed: "), "{again}");
+    remove_ok(&sb, "agentenv-pydemo");
+}
+
+#[test]
+fn a_local_crate_is_cargo_installed_and_its_manifest_written() {
+    let Some(cargo) = dir_of("cargo") else {
+        eprintln!("skipped: no cargo");
+        return;
+    };
+    let mut sb = Sandbox::new();
+    sb.path.extend(cargo);
+    let rustup = std::env::var("RUSTUP_HOME")
+        .unwrap_or_else(|_| format!("{}/.rustup", std::env::var("HOME").unwrap_or_default()));
+    let home = sb.dir().join("cargo-home").display().to_string();
+    let target = sb.dir().join("cargo-target").display().to_string();
+    sb.set("RUSTUP_HOME", &rustup)
+        .set("CARGO_NET_OFFLINE", "true")
+        .set("CARGO_HOME", &home)
+        .set("CARGO_TARGET_DIR", &target);
+    if let Ok(toolchain) = std::env::var("RUSTUP_TOOLCHAIN") {
+        sb.set("RUSTUP_TOOLCHAIN", &toolchain);
+    }
+    let src = fixture_dir("rust-plugin");
+    add_ok(
+        &sb,
+        src.to_str().unwrap(),
+        "agentenv-rsdemo",
+        "  agentenv-rsdemo: task_steps rs_step active\n",
+    );
+    let manifest = std::fs::read_to_string(
+        sb.plugins_dir()
+            .join("agentenv-rsdemo/agent-env-plugin.toml"),
+    )
+    .unwrap();
+    assert!(
+        manifest.contains("exec = [\"../.cargo/bin/agentenv-rsdemo\"]"),
+        "{manifest}"
+    );
+    remove_ok(&sb, "agentenv-rsdemo");
+    assert!(!sb.plugins_dir().join(".cargo/bin/agentenv-rsdemo").exists());
+}
+
+#[test]
+fn a_local_go_module_is_go_installed_into_its_plugin_folder() {
+    let Some(go) = dir_of("go") else {
+        eprintln!("skipped: no go");
+        return;
+    };
+    let mut sb = Sandbox::new();
+    sb.path.extend(go);
+    // A build cache kept between runs under target/, so only the first run compiles the standard library.
+    let cache = Path::new(env!("CARGO_TARGET_TMPDIR")).join("install-go-cache");
+    let gopath = sb.dir().join("gopath").display().to_string();
+    sb.set("GOFLAGS", "-mod=mod")
+        .set("GOPROXY", "off")
+        .set("GOTOOLCHAIN", "local")
+        .set("GOCACHE", cache.to_str().unwrap())
+        .set("GOPATH", &gopath);
+    let src = fixture_dir("go-plugin");
+    add_ok(
+        &sb,
+        src.to_str().unwrap(),
+        "agentenv-godemo",
+        "  agentenv-godemo: task_steps go_step active\n",
+    );
+    let folder = sb.plugins_dir().join("agentenv-godemo");
+    assert!(folder.join("agentenv-godemo").is_file());
+    let leftovers: Vec<_> = std::fs::read_dir(sb.plugins_dir())
+        .unwrap()
+        .filter_map(|e| e.ok())
+        .filter(|e| e.file_name().to_string_lossy().starts_with(".staging"))
+        .collect();
+    assert!(leftovers.is_empty(), "the staging folder is removed");
+    remove_ok(&sb, "agentenv-godemo");
+}

@@ -1,0 +1,538 @@
+//! Black-box: `plugin list | show | check` starting real plugin processes: the Rust fixture plugins
+//! and small shell-script plugins, working and misbehaving.
+
+use crate::support::plugins::{fixture, fixture_manifest, outcome, plugin_table, Sandbox};
+use serde_json::Value;
+
+/// The fixture that works, under its own manifest (absolute exec).
+fn works(sb: &Sandbox) {
+    let text = std::fs::read_to_string(
+        std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+            .join("../tests/fixture-plugins/manifests/works.toml"),
+    )
+    .unwrap()
+    .replace(
+        "exec = [\"fixture-works\"]",
+        &format!("exec = [\"{}\"]", fixture("fixture-works").display()),
+    );
+    sb.plugin_dir_manifest("works", &text);
+}
+
+/// A shell plugin answering `initialize` for `package` with these contributions (JSON objects).
+fn sh_plugin(sb: &Sandbox, folder: &str, package: &str, provides: &str, contributions: &str) {
+    let result = format!(
+        r#"{{"protocol":1,"plugin":{{"name":"{package}","version":"1.0"}},"contributions":[{contributions}],"stores":[]}}"#
+    );
+    let script = sb.answering_plugin(folder, &result);
+    let text = format!(
+        "{}{provides}",
+        plugin_table(
+            package,
+            "1.0",
+            &format!("[\"/bin/sh\", \"{}\"]", script.display())
+        )
+    );
+    sb.plugin_dir_manifest(folder, &text);
+}
+
+fn step(name: &str, ty: &str, class: &str, methods: &str) -> String {
+    format!(
+        r#"{{"group":"task_steps","name":"{name}","type":"{ty}","class":"{class}","methods":[{methods}]}}"#
+    )
+}
+
+const STEP_METHODS: &str = r#""execute","from_dict""#;
+
+#[test]
+fn scenario_1_a_working_plugin_is_in_effect() {
+    let sb = Sandbox::new();
+    works(&sb);
+    let text = sb.stdout(&["plugin", "check"], 0);
+    assert_eq!(
+        text,
+        "ok: 2 plugin package(s), 5 contribution(s), all in effect\n"
+    );
+    let list = sb.stdout(&["plugin", "list"], 0);
+    assert!(
+        list.contains("agentenv-fixture-works  0.3.0    1 env, 2 task steps, 1 CLI command  ok\n"),
+        "{list}"
+    );
+    assert!(!list.contains("--no-load"), "{list}");
+    let report = sb.json(&["plugin", "list", "--json"], 0);
+    assert_eq!(report["loaded"], true);
+    assert_eq!(
+        outcome(&report, "agentenv-fixture-works", "echo_step").0,
+        "active"
+    );
+    let doc = sb.json(&["plugin", "check", "--json"], 0);
+    assert_eq!(doc["ok"], true);
+}
+
+#[test]
+fn show_diagnoses_the_child_process() {
+    let sb = Sandbox::new();
+    works(&sb);
+    let doc = sb.json(&["plugin", "show", "agentenv_fixture_works", "--json"], 0);
+    let p = &doc["process"];
+    assert!(p["pid"].as_u64().unwrap() > 0, "{p:#}");
+    assert_eq!(p["protocol"], 1);
+    assert!(
+        p["spawn_ms"].as_f64().is_some() && p["initialize_ms"].as_f64().is_some(),
+        "{p:#}"
+    );
+    assert_eq!(p["state"], "exited");
+    assert_eq!(p["exit_code"], 0);
+    assert_eq!(
+        p["ended"],
+        "exited with code 0 after agent-env shut it down"
+    );
+    assert_eq!(
+        doc["manifest"]["executable"],
+        fixture("fixture-works")
+            .canonicalize()
+            .unwrap()
+            .display()
+            .to_string()
+    );
+    assert_eq!(
+        doc["config_effect"],
+        "starting it cannot change AGENT_ENV_CONFIG: it runs in its own process"
+    );
+    assert_eq!(doc["plugins"].as_array().unwrap().len(), 1);
+    let human = sb.stdout(&["plugin", "show", "agentenv-fixture-works"], 0);
+    assert!(human.contains("\n  process:  pid "), "{human}");
+    assert!(human.contains(", protocol 1, started in "), "{human}");
+    assert!(
+        human.contains("\n  ended:    exited with code 0 after agent-env shut it down\n"),
+        "{human}"
+    );
+    assert!(
+        human.contains("\n  task step    echo_step        EchoStep        active\n"),
+        "{human}"
+    );
+
+    // Noise on stdout and the stderr tail.
+    let script = sb.script(
+        "noisy",
+        r#"echo "warming up" >&2
+echo "hello from a stray print"
+IFS= read -r line
+printf '%s\n' '{"jsonrpc":"2.0","id":1,"result":{"protocol":1,"plugin":{"name":"agentenv-noisy","version":"1"},"contributions":[{"group":"envs","name":"noisy_env","type":"noisy_env","class":"NoisyEnv","methods":["from_dict"]}]}}'
+echo "ready" >&2
+while IFS= read -r line; do
+  rest=${line#*\"id\":}
+  id=${rest%%[!0-9]*}
+  [ -n "$id" ] && printf '{"jsonrpc":"2.0","id":%s,"result":null}\n' "$id"
+done
+"#,
+    );
+    sb.plugin_dir_manifest(
+        "noisy",
+        &format!(
+            "{}[provides.envs]\nnoisy_env = \"NoisyEnv\"\n",
+            plugin_table(
+                "agentenv-noisy",
+                "1",
+                &format!("[\"/bin/sh\", \"{}\"]", script.display())
+            )
+        ),
+    );
+    let doc = sb.json(&["plugin", "show", "agentenv-noisy", "--json"], 0);
+    let p = &doc["process"];
+    assert_eq!(p["noise_count"], 1, "{p:#}");
+    assert_eq!(p["noise_lines"][0], "hello from a stray print");
+    assert!(
+        p["stderr_tail"].as_str().unwrap().contains("warming up"),
+        "{p:#}"
+    );
+    assert_eq!(outcome(&doc, "agentenv-noisy", "noisy_env").0, "active");
+    let human = sb.stdout(&["plugin", "show", "agentenv-noisy"], 0);
+    assert!(human.contains("  stdout:   1 line(s) that are not protocol messages:\n            | hello from a stray print\n"), "{human}");
+    assert!(human.contains("            | warming up\n"), "{human}");
+}
+
+#[test]
+fn scenarios_8_and_10_the_answer_is_held_against_the_manifest() {
+    let sb = Sandbox::new();
+    let contributions = [
+        step("half_step", "half_step", "Half", ""),
+        step("wrong", "something_else", "WrongName", STEP_METHODS),
+        step("good_step", "good_step", "Good", STEP_METHODS),
+        r#"{"group":"sandbox_providers","name":"box","type":"box","class":"BoxProvider","methods":["terminate"]}"#.to_string(),
+    ]
+    .join(",");
+    sh_plugin(
+        &sb,
+        "demo",
+        "agentenv-demo",
+        "[provides.task_steps]\nhalf_step = \"Half\"\nwrong = \"WrongName\"\ngood_step = \"Good\"\nmissing_step = \"Missing\"\n[provides.sandbox_providers]\nbox = \"BoxProvider\"\n",
+        &contributions,
+    );
+    let report = sb.json(&["plugin", "list", "--json"], 0);
+    let expect = |name: &str, reason: &str| {
+        assert_eq!(
+            outcome(&report, "agentenv-demo", name),
+            ("failed".into(), "invalid-plugin".into(), reason.to_string()),
+        )
+    };
+    expect(
+        "half_step",
+        "failed to load: Half must implement execute and from_dict",
+    );
+    expect(
+        "wrong",
+        "failed to load: WrongName has type 'something_else'; its entry point must be named 'something_else'",
+    );
+    expect(
+        "missing_step",
+        "failed to load: Missing is not provided by the plugin",
+    );
+    expect(
+        "box",
+        "failed to load: BoxProvider must implement create_sandbox or create_vm",
+    );
+    assert_eq!(outcome(&report, "agentenv-demo", "good_step").0, "active");
+
+    // An answer for another package fails every contribution.
+    sh_plugin(
+        &sb,
+        "liar",
+        "agentenv-liar",
+        "[provides.envs]\nliar_env = \"L\"\n",
+        "",
+    );
+    let script = sb.dir().join("scripts/liar");
+    let text = std::fs::read_to_string(&script)
+        .unwrap()
+        .replace("\"name\":\"agentenv-liar\"", "\"name\":\"someone-else\"");
+    std::fs::write(&script, text).unwrap();
+    let report = sb.json(&["plugin", "list", "--json"], 0);
+    let (_, code, reason) = outcome(&report, "agentenv-liar", "liar_env");
+    // The host refuses an answer for another package before the registry sees it.
+    assert_eq!(code, "handshake-failed");
+    assert!(reason.contains("someone-else"), "{reason}");
+}
+
+#[test]
+fn a_misbehaving_child_fails_with_a_code_and_the_others_still_load() {
+    let mut sb = Sandbox::new();
+    sb.set("AGENT_ENV_PLUGIN_HANDSHAKE_TIMEOUT", "3");
+    works(&sb);
+    let env = |n: &str| format!("[provides.envs]\n{n} = \"E\"\n");
+    sb.plugin_dir_manifest(
+        "gone",
+        &format!(
+            "{}{}",
+            plugin_table("agentenv-gone", "1", "[\"./bin/nope\"]"),
+            env("gone_env")
+        ),
+    );
+    sb.plugin_dir_manifest(
+        "exit",
+        &fixture_manifest("agentenv-exit", "fixture-exit-at-start", &env("exit_env")),
+    );
+    sb.plugin_dir_manifest(
+        "hang",
+        &fixture_manifest("agentenv-hang", "fixture-hang-handshake", &env("hang_env")),
+    );
+    sb.plugin_dir_manifest(
+        "p99",
+        &fixture_manifest(
+            "agentenv-fixture-protocol99",
+            "fixture-protocol99",
+            &env("p99_env"),
+        ),
+    );
+    // Garbage before and after reading initialize, and never an answer.
+    let garbage = sb.script(
+        "garbage",
+        "echo 'this is not json'\nIFS= read -r line\necho '{\"neither\": \"is this\"}'\nwhile IFS= read -r line; do :; done\n",
+    );
+    sb.plugin_dir_manifest(
+        "garbage",
+        &format!(
+            "{}{}",
+            plugin_table(
+                "agentenv-garbage",
+                "1",
+                &format!("[\"/bin/sh\", \"{}\"]", garbage.display())
+            ),
+            env("garbage_env")
+        ),
+    );
+    let report = sb.json(&["plugin", "list", "--json"], 0);
+    let code = |pkg: &str, name: &str| {
+        let (status, code, reason) = outcome(&report, pkg, name);
+        assert_eq!(status, "failed", "{pkg}: {reason}");
+        assert!(reason.starts_with("failed to load: plugin "), "{reason}");
+        code
+    };
+    assert_eq!(code("agentenv-gone", "gone_env"), "not-found");
+    assert_eq!(code("agentenv-exit", "exit_env"), "exited-at-start");
+    assert_eq!(code("agentenv-hang", "hang_env"), "handshake-timeout");
+    assert_eq!(
+        code("agentenv-fixture-protocol99", "p99_env"),
+        "protocol-mismatch"
+    );
+    let garbage_code = code("agentenv-garbage", "garbage_env");
+    assert!(
+        garbage_code == "handshake-timeout" || garbage_code == "handshake-failed",
+        "{garbage_code}"
+    );
+    assert_eq!(
+        outcome(&report, "agentenv-fixture-works", "echo_step").0,
+        "active"
+    );
+
+    let (_, _, reason) = outcome(&report, "agentenv-exit", "exit_env");
+    assert!(
+        reason.contains("the settings file is missing"),
+        "the stderr tail is named: {reason}"
+    );
+    let doc = sb.json(&["plugin", "show", "agentenv-exit", "--json"], 0);
+    assert_eq!(doc["process"]["exit_code"], 3);
+    assert_eq!(doc["process"]["ended"], "exited with code 3 by itself");
+    let doc = sb.json(&["plugin", "show", "agentenv-garbage", "--json"], 0);
+    assert_eq!(doc["process"]["noise_count"], 2, "{:#}", doc["process"]);
+
+    let out = sb.run(&["plugin", "check"]);
+    assert_eq!(out.status.code(), Some(1));
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        stdout.contains(
+            "agentenv-hang 0.1.0: env hang_env: failed: failed to load: plugin agentenv-hang"
+        ),
+        "{stdout}"
+    );
+    assert_eq!(
+        String::from_utf8_lossy(&out.stderr).trim(),
+        "Error: 5 plugin contribution(s) did not take effect"
+    );
+}
+
+#[test]
+fn no_load_starts_nothing() {
+    let sb = Sandbox::new();
+    let marker = sb.dir().join("started");
+    let script = sb.script("marker", &format!(": > '{}'\nexit 1\n", marker.display()));
+    sb.plugin_dir_manifest(
+        "m",
+        &format!(
+            "{}[provides.envs]\nm_env = \"M\"\n",
+            plugin_table(
+                "agentenv-m",
+                "1",
+                &format!("[\"/bin/sh\", \"{}\"]", script.display())
+            )
+        ),
+    );
+    sb.stdout(&["plugin", "list", "--no-load"], 0);
+    sb.stdout(&["plugin", "show", "agentenv-m", "--no-load"], 0);
+    sb.stdout(&["plugin", "check", "--no-load"], 0);
+    assert!(!marker.exists(), "--no-load started a plugin");
+    sb.run(&["plugin", "list"]);
+    assert!(marker.exists(), "loading did not start the plugin");
+}
+
+fn config(sb: &mut Sandbox, text: &str) -> std::path::PathBuf {
+    let path = sb.dir().join("work/.agentenv/config.toml");
+    std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+    std::fs::write(&path, text).unwrap();
+    path
+}
+
+/// agentenv-demo claims grade_essay; agentenv-alt claims nothing but offers the class Grade2.
+fn replaceable(sb: &Sandbox) {
+    sh_plugin(
+        sb,
+        "demo",
+        "agentenv-demo",
+        "[provides.task_steps]\ngrade_essay = \"GradeEssay\"\nhalf = \"Half\"\n",
+        &[
+            step("grade_essay", "grade_essay", "GradeEssay", STEP_METHODS),
+            step("half", "half", "Half", ""),
+        ]
+        .join(","),
+    );
+    sh_plugin(
+        sb,
+        "alt",
+        "agentenv-alt",
+        "",
+        &step("grade_essay", "grade_essay", "Grade2", STEP_METHODS),
+    );
+}
+
+#[test]
+fn scenario_11_config_replaces_a_plugins_class() {
+    let mut sb = Sandbox::new();
+    replaceable(&sb);
+    let path = config(&mut sb, "[task_steps]\nimpls = [\"agentenv-alt:Grade2\"]\n");
+    let report = sb.json(&["plugin", "list", "--json"], 0);
+    assert_eq!(report["config"]["path"], path.display().to_string());
+    let c = crate::support::plugins::contribution(&report, "agentenv-demo", "grade_essay");
+    assert_eq!(c["status"], "replaced");
+    assert_eq!(c["code"], "replaced-by-config");
+    assert_eq!(
+        c["reason"],
+        format!(
+            "config names 'agentenv-alt:Grade2' in [task_steps] of {}",
+            path.display()
+        )
+    );
+    assert_eq!(
+        c["replaced_by"],
+        serde_json::json!({"file": path.display().to_string(), "table": "task_steps", "impl": "agentenv-alt:Grade2"})
+    );
+    // `half` fails, so check fails; without it check passes, naming the replacement.
+    std::fs::write(
+        sb.dir().join("plugins/demo/agent-env-plugin.toml"),
+        std::fs::read_to_string(sb.dir().join("plugins/demo/agent-env-plugin.toml"))
+            .unwrap()
+            .replace("half = \"Half\"\n", ""),
+    )
+    .unwrap();
+    let text = sb.stdout(&["plugin", "check"], 0);
+    assert_eq!(
+        text,
+        "ok: 3 plugin package(s), 2 contribution(s), all in effect; 1 replaced by config\n"
+    );
+
+    // The plugin's own class stays active.
+    config(
+        &mut sb,
+        "[task_steps]\nimpls = [\"agentenv_demo:GradeEssay\"]\n",
+    );
+    let report = sb.json(&["plugin", "list", "--json"], 0);
+    let c = crate::support::plugins::contribution(&report, "agentenv-demo", "grade_essay");
+    assert_eq!(
+        (c["status"].as_str(), &c["code"]),
+        (Some("active"), &Value::Null)
+    );
+}
+
+#[test]
+fn scenario_12_an_invalid_table_blocks_its_group() {
+    let mut sb = Sandbox::new();
+    replaceable(&sb);
+    config(&mut sb, "[task_steps]\nimpls = \"x\"\n");
+    let report = sb.json(&["plugin", "list", "--json"], 0);
+    assert_eq!(
+        report["group_errors"]["agent_env.task_steps"],
+        serde_json::json!({"code": "config-invalid", "reason": "ConfigError: [task_steps] impls must be a list of 'module:Class' strings, got str"})
+    );
+    assert_eq!(
+        outcome(&report, "agentenv-demo", "grade_essay"),
+        (
+            "blocked".into(),
+            "config-invalid".into(),
+            "ConfigError: [task_steps] impls must be a list of 'module:Class' strings, got str"
+                .into()
+        )
+    );
+    assert_eq!(outcome(&report, "agentenv-demo", "half").0, "failed");
+    let text = sb.stdout(&["plugin", "list"], 0);
+    assert!(text.ends_with("\n(error) nothing in agent_env.task_steps loads: ConfigError: [task_steps] impls must be a list of 'module:Class' strings, got str [config-invalid]\n"), "{text}");
+    let show = sb.stdout(&["plugin", "show", "agentenv-demo"], 0);
+    assert!(
+        show.contains("  task step  grade_essay  GradeEssay  blocked: ConfigError: "),
+        "{show}"
+    );
+    assert!(show.ends_with("\n  (error) nothing in agent_env.task_steps loads: ConfigError: [task_steps] impls must be a list of 'module:Class' strings, got str [config-invalid]\n"), "{show}");
+    assert_eq!(sb.run(&["plugin", "check"]).status.code(), Some(1));
+
+    // A malformed file is a config error; loading, each group with claims that reads config is blocked.
+    config(&mut sb, "[task_steps\n");
+    let report = sb.json(&["plugin", "list", "--json"], 0);
+    assert_eq!(report["config"]["error"]["code"], "config-unreadable");
+    assert!(report["config"]["error"]["reason"]
+        .as_str()
+        .unwrap()
+        .starts_with("Malformed config.toml at "));
+    assert_eq!(
+        outcome(&report, "agentenv-demo", "grade_essay").1,
+        "config-unreadable"
+    );
+}
+
+#[test]
+fn with_plugins_loaded_a_bundle_must_name_types_that_resolve() {
+    let sb = Sandbox::new();
+    sh_plugin(
+        &sb,
+        "demo",
+        "agentenv-demo",
+        "[provides.task_steps]\ngrade_essay = \"GradeEssay\"\n[provides.bundles]\ngood = \"bundles/good\"\nbad = \"bundles/bad\"\n",
+        &step("grade_essay", "grade_essay", "GradeEssay", STEP_METHODS),
+    );
+    let root = sb.plugins_dir().join("demo/bundles");
+    for (name, ty) in [("good", "grade_essay"), ("bad", "nope_step")] {
+        std::fs::create_dir_all(root.join(name).join("tasks")).unwrap();
+        std::fs::write(
+            root.join(name).join("tasks/t.json"),
+            format!(r#"[{{"id": "grade", "type": "{ty}"}}]"#),
+        )
+        .unwrap();
+    }
+    // Manifests only: both parse.
+    let report = sb.json(&["plugin", "list", "--json", "--no-load"], 0);
+    assert_eq!(outcome(&report, "agentenv-demo", "bad").0, "active");
+    let report = sb.json(&["plugin", "list", "--json"], 0);
+    assert_eq!(outcome(&report, "agentenv-demo", "good").0, "active");
+    let (status, code, reason) = outcome(&report, "agentenv-demo", "bad");
+    assert_eq!(
+        (status.as_str(), code.as_str()),
+        ("failed", "invalid-plugin")
+    );
+    assert!(reason.starts_with("it isn't a valid bundle: "), "{reason}");
+    assert!(
+        reason.contains("Unknown task step type: nope_step"),
+        "{reason}"
+    );
+    assert_eq!(sb.run(&["plugin", "check"]).status.code(), Some(1));
+}
+
+#[test]
+fn the_first_cli_command_in_sort_order_wins() {
+    let sb = Sandbox::new();
+    let command = r#"{"group":"cli_plugins","name":"tools","type":"tools","class":"tools","methods":["run"]}"#;
+    sh_plugin(
+        &sb,
+        "a",
+        "agentenv-a",
+        "[provides.cli_plugins]\ntools = \"tools\"\n",
+        command,
+    );
+    sh_plugin(
+        &sb,
+        "b",
+        "agentenv-b",
+        "[provides.cli_plugins]\ntools = \"tools\"\n",
+        command,
+    );
+    sh_plugin(
+        &sb,
+        "c",
+        "agentenv-c",
+        "[provides.cli_plugins]\nbroken = \"broken\"\n",
+        r#"{"group":"cli_plugins","name":"broken","type":"broken","class":"broken","methods":[]}"#,
+    );
+    let report = sb.json(&["plugin", "list", "--json"], 0);
+    assert_eq!(outcome(&report, "agentenv-a", "tools").0, "active");
+    let c = crate::support::plugins::contribution(&report, "agentenv-b", "tools");
+    assert_eq!(c["status"], "skipped");
+    assert_eq!(c["code"], "name-conflict");
+    assert_eq!(
+        c["reason"],
+        "clashes with existing command 'tools' from plugin 'tools' from 'agentenv-a'"
+    );
+    assert_eq!(c["conflicts_with"][0]["package"], "agentenv-a");
+    assert_eq!(
+        outcome(&report, "agentenv-c", "broken"),
+        (
+            "failed".into(),
+            "invalid-plugin".into(),
+            "failed to load: broken must implement run".into()
+        )
+    );
+}

@@ -1,0 +1,163 @@
+//! Black-box: `plugin remove` refuses while something still uses the package (another plugin requires it,
+//! the config names what only it provides, stored documents use its types), and `--force` removes anyway.
+
+use crate::support::plugins::Sandbox;
+
+const REFUSED: &str = "Error: not removed; fix the above, or pass --force to remove anyway\n";
+
+fn grader(sb: &Sandbox) {
+    sb.plugin_dir_manifest(
+        "agentenv-grader",
+        "[plugin]\nname = \"agentenv-grader\"\nversion = \"1.0\"\nexec = [\"./x\"]\nprotocol = [1, 1]\n\
+         [provides.task_steps]\ngrade_essay = \"GradeEssay\"\n\
+         [provides.sandbox_providers]\nfirecracker = \"Firecracker\"\n\
+         [provides.stores]\nEssayStore = \"document\"\n",
+    );
+}
+
+fn run(sb: &Sandbox, args: &[&str]) -> (i32, String, String) {
+    let out = sb.run(args);
+    (
+        out.status.code().unwrap_or(-1),
+        String::from_utf8_lossy(&out.stdout).into_owned(),
+        String::from_utf8_lossy(&out.stderr).into_owned(),
+    )
+}
+
+fn config(sb: &Sandbox, text: &str) {
+    let dir = sb.dir().join("work/.agentenv");
+    std::fs::create_dir_all(&dir).unwrap();
+    std::fs::write(dir.join("config.toml"), text).unwrap();
+}
+
+#[test]
+fn another_plugin_requiring_it_blocks_until_forced() {
+    let sb = Sandbox::new();
+    grader(&sb);
+    sb.plugin_dir_manifest(
+        "agentenv-essays",
+        "[plugin]\nname = \"agentenv-essays\"\nversion = \"1.0\"\nexec = [\"./x\"]\nprotocol = [1, 1]\n\
+         requires = { agentenv_grader = \">=1.0\" }\n",
+    );
+    let (code, out, err) = run(&sb, &["plugin", "remove", "agentenv-grader", "--yes"]);
+    assert_eq!(code, 1, "{out}");
+    assert_eq!(
+        err,
+        format!("blocked: agentenv-grader is required by agentenv-essays\n{REFUSED}")
+    );
+    assert!(sb.plugins_dir().join("agentenv-grader").is_dir());
+    // Removing both together is not blocked by each other.
+    let (code, out, err) = run(
+        &sb,
+        &[
+            "plugin",
+            "remove",
+            "agentenv-grader",
+            "agentenv-essays",
+            "--dry-run",
+        ],
+    );
+    assert_eq!(code, 0, "{out}{err}");
+    let (code, out, err) = run(
+        &sb,
+        &["plugin", "remove", "agentenv-grader", "--force", "--yes"],
+    );
+    assert_eq!(code, 0, "{out}{err}");
+    assert!(
+        err.contains("warning: agentenv-grader is required by agentenv-essays\n"),
+        "{err}"
+    );
+    assert!(out.ends_with("Removed.\n"), "{out}");
+    assert!(!sb.plugins_dir().join("agentenv-grader").exists());
+}
+
+#[test]
+fn config_naming_what_only_it_provides_blocks_and_its_table_stays() {
+    let sb = Sandbox::new();
+    grader(&sb);
+    let text = "[sandbox]\ndefault = \"local,firecracker\"\n\
+                [sandbox.providers.firecracker]\nimpl = \"agentenv_grader:Firecracker\"\n\
+                [stores.document]\nimpl = \"agentenv-grader:EssayStore\"\n\
+                [envs]\nimpls = [\"agentenv-grader:EssayEnv\"]\n\
+                [plugins.agentenv-grader]\nrubric = \"strict\"\n";
+    config(&sb, text);
+    let (code, _, err) = run(&sb, &["plugin", "remove", "agentenv-grader", "--yes"]);
+    assert_eq!(code, 1);
+    for line in [
+        "blocked: [sandbox] default = 'local,firecracker' names its sandbox provider\n",
+        "blocked: [sandbox.providers.firecracker] configures its provider\n",
+        "blocked: [sandbox.providers.firecracker] impl 'agentenv_grader:Firecracker' is from it\n",
+        "blocked: [stores.document] impl 'agentenv-grader:EssayStore' is from it\n",
+        "blocked: [envs] impls names 'agentenv-grader:EssayEnv' from it\n",
+    ] {
+        assert!(err.contains(line), "missing {line:?} in\n{err}");
+    }
+    assert!(err.ends_with(REFUSED), "{err}");
+    let (code, out, _) = run(
+        &sb,
+        &["plugin", "remove", "agentenv-grader", "--force", "--yes"],
+    );
+    assert_eq!(code, 0);
+    assert!(
+        out.contains("[plugins.agentenv-grader] table, if any, stays in the file"),
+        "{out}"
+    );
+    let after = std::fs::read_to_string(sb.dir().join("work/.agentenv/config.toml")).unwrap();
+    assert_eq!(after, text, "remove never edits the config");
+}
+
+#[test]
+fn stored_tasks_using_its_step_types_block() {
+    let sb = Sandbox::new();
+    grader(&sb);
+    let dir = sb.dir().join("home/.local/state/agent-env/document_store");
+    std::fs::create_dir_all(&dir).unwrap();
+    let db = rusqlite::Connection::open(dir.join("local.db")).unwrap();
+    db.execute_batch("CREATE TABLE docs_tasks (id TEXT PRIMARY KEY, doc TEXT NOT NULL);")
+        .unwrap();
+    for (id, ty) in [
+        ("a", "grade_essay"),
+        ("b", "grade_essay"),
+        ("c", "other"),
+        ("d", "grade_essay"),
+    ] {
+        let doc = format!(r#"{{"id":"{id}","steps":[{{"type":"{ty}"}}]}}"#);
+        db.execute(
+            "INSERT INTO docs_tasks (id, doc) VALUES (?1, ?2)",
+            [id, doc.as_str()],
+        )
+        .unwrap();
+    }
+    drop(db);
+    let (code, _, err) = run(&sb, &["plugin", "remove", "agentenv-grader", "--yes"]);
+    assert_eq!(code, 1);
+    assert_eq!(
+        err,
+        format!("blocked: 3 stored tasks use its task step types (grade_essay)\n{REFUSED}")
+    );
+}
+
+#[test]
+fn what_is_not_a_plugin_here_is_refused() {
+    let sb = Sandbox::new();
+    let (code, _, err) = run(&sb, &["plugin", "remove", "agentenv-nothing", "--yes"]);
+    assert_eq!(
+        (code, err.as_str()),
+        (
+            1,
+            "Error: agentenv-nothing is not installed in this environment\n"
+        )
+    );
+    let (code, _, err) = run(&sb, &["plugin", "remove", "agentenv_framework", "--yes"]);
+    assert_eq!(
+        (code, err.as_str()),
+        (1, "Error: agentenv_framework is agent-env itself; uninstall it with the installer that owns it\n")
+    );
+    sb.path_manifest(
+        "elsewhere",
+        "[plugin]\nname = \"elsewhere\"\nversion = \"1\"\nexec = [\"x\"]\nprotocol = [1, 1]\n",
+    );
+    let (code, _, err) = run(&sb, &["plugin", "remove", "elsewhere", "--yes"]);
+    assert_eq!(code, 1);
+    assert!(err.contains("was not installed by agent-env"), "{err}");
+}

@@ -1,0 +1,337 @@
+//! Black-box runs of folder bundles and installed bundles (reference scenarios 17, 18, 19, 22, 24, 27),
+//! step scheduling, and problems reported before any step runs.
+
+use crate::support::run::{has_suffix_id, Sandboxed};
+
+const DEPLOY: &str = r#"{"id": "box", "type": "deploy_sandbox", "sandbox_name": "box", "sandbox_mode": "vm", "sandbox_type": "local"}"#;
+
+#[test]
+fn an_edited_copy_writes_a_new_artifact_version_and_scores_below_one() {
+    let s = Sandboxed::new();
+    let folder = s.copy_hello("my-hello");
+    let first = s.run(&["run", "./my-hello"]);
+    assert_eq!(first.code, 0, "{}{}", first.stdout, first.stderr);
+    assert!(first
+        .stdout
+        .starts_with("artifacts/greeting: v1 (new)\ntasks/hello.json: v1 (new)\n"));
+    assert!(
+        has_suffix_id(&first.stdout, "instance @local/~/my-hello/hello-").is_some(),
+        "{}",
+        first.stdout
+    );
+    std::fs::write(folder.join("artifacts/greeting/hello.txt"), "goodbye\n").unwrap();
+    let r = s.run(&["run", "./my-hello"]);
+    assert_eq!(r.code, 0, "{}{}", r.stdout, r.stderr);
+    assert!(
+        r.stdout.starts_with(
+            "artifacts/greeting: v2 (files changed: hello.txt)\ntasks/hello.json: v1, unchanged\n"
+        ),
+        "{}",
+        r.stdout
+    );
+    r.assert_stdout_has("  tasks/hello.json v1: scored below 1 (hello: 0), ");
+    let id = has_suffix_id(&r.stdout, "instance @local/~/my-hello/hello-").unwrap();
+    let id = id.trim_start_matches("instance ");
+    let instance = s
+        .docs("task_instances")
+        .into_iter()
+        .find(|i| i["instance_id"] == id)
+        .unwrap();
+    assert_eq!(instance["status"], "completed");
+    let v = &instance["context"]["metadata"]["verifications"]["hello"];
+    assert_eq!(v["score"], 0.0);
+    for row in v["results"].as_array().unwrap() {
+        assert_eq!(row["result"], false, "{row}");
+        assert_eq!(row["score"], 0.0);
+    }
+    // The same run through the absolute path reuses everything.
+    let abs = s.run(&["run", folder.to_str().unwrap(), "--dry-run"]);
+    abs.assert_stdout_has("artifacts/greeting: v2, unchanged");
+}
+
+#[test]
+fn evals_run_the_tasks_they_name_and_say_which_tasks_did_not_run() {
+    let s = Sandboxed::new();
+    let folder = s.copy_hello("evals-demo");
+    std::fs::create_dir_all(folder.join("evals")).unwrap();
+    std::fs::write(folder.join("evals/smoke.toml"), "tasks = [\"hello\"]\n").unwrap();
+    std::fs::write(folder.join("tasks/other.json"), format!("[{DEPLOY}]")).unwrap();
+    let r = s.run(&["run", "./evals-demo"]);
+    assert_eq!(r.code, 0, "{}{}", r.stdout, r.stderr);
+    r.assert_stdout_has("evals/smoke.toml: v1 (new)\n");
+    r.assert_stdout_has("\nEvals:\n  evals/smoke.toml v1: 1 of 1 passed\n");
+    r.assert_stdout_has(
+        "tasks/other.json isn't named by any eval, so it didn't run; run it with --task other",
+    );
+    assert!(!r.stdout.contains("[tasks/other.json]"));
+    let evals = s.docs("evals");
+    assert_eq!(evals[0]["tasks"][0], "@local/~/evals-demo/hello");
+    let r = s.run(&["run", "./evals-demo", "--task", "other"]);
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    r.assert_stdout_has("  tasks/other.json v1: unscored, ");
+}
+
+#[test]
+fn every_problem_of_a_bundle_is_reported_together_sorted() {
+    let s = Sandboxed::new();
+    s.write("empty/README.md", "nothing here\n");
+    let r = s.run(&["run", "./empty"]);
+    assert_eq!(r.code, 1);
+    assert_eq!(
+        r.stderr.trim(),
+        "Error: ~/empty: not a bundle: it has none of envs/, agents/, artifacts/, skills/, tasks/, evals/"
+    );
+    s.write("bad/bundle.toml", "name = 'x'\n");
+    s.write("bad/tasks/x.json", "{\"id\": \"a\"}");
+    s.write("bad/tasks/folder/inner.json", "[]");
+    s.write("bad/artifacts/a__b/f.txt", "x");
+    s.write("bad/artifacts/skilly/SKILL.md", "x");
+    let r = s.run(&["run", "./bad"]);
+    assert_eq!(r.code, 1, "{}", r.stdout);
+    let lines: Vec<&str> = r
+        .stderr
+        .trim()
+        .trim_start_matches("Error: ")
+        .lines()
+        .collect();
+    assert_eq!(
+        lines,
+        [
+            "~/bad/artifacts/a__b: 'a__b': '__' is reserved in artifact and skill names, since derived ids use it",
+            "~/bad/artifacts/skilly: this looks like a skill: skills live in skills/<name>/, not artifacts/",
+            "~/bad/bundle.toml: reserved: a bundle takes its name from the folder and its description from README.md",
+            "~/bad/tasks/folder: task folders are not supported yet; write tasks/folder.json",
+            "~/bad/tasks/x.json: a task file must be a JSON array of step objects",
+        ]
+    );
+    assert!(!s.state().exists());
+}
+
+#[test]
+fn unknown_step_types_and_bad_fields_are_reported_before_any_step_runs() {
+    let s = Sandboxed::new();
+    s.write(
+        "typo/tasks/t.json",
+        &format!(
+            r#"[{DEPLOY},
+               {{"id": "x", "type": "no_such_step"}},
+               {{"id": "e", "type": "deploy_env"}},
+               {{"id": "v", "type": "verify_sandbox", "sandbox_name": "box"}},
+               {{"id": "l", "type": "load_artifact", "sandbox_name": "box", "artifact_id": "missing", "destination_path": "/app"}}]"#
+        ),
+    );
+    let r = s.run(&["run", "./typo"]);
+    assert_eq!(r.code, 1);
+    assert_eq!(r.stdout, "");
+    let err = r.stderr;
+    assert!(
+        err.contains("~/typo/tasks/t.json: step 'x': Unknown task step type: no_such_step; no built-in step or installed plugin provides it"),
+        "{err}"
+    );
+    assert!(
+        err.contains("step 'e': the step type 'deploy_env' is built into the Python agent-env"),
+        "{err}"
+    );
+    assert!(
+        err.contains("step 'v' (verify_sandbox) needs 'verifier_id'"),
+        "{err}"
+    );
+    assert!(
+        err.contains("step 'v' (verify_sandbox) needs 'criteria'"),
+        "{err}"
+    );
+    assert!(
+        err.contains("'missing' is not an artifact of this bundle"),
+        "{err}"
+    );
+    assert!(!s.state().exists(), "a refused run wrote state");
+}
+
+#[test]
+fn a_fatal_step_failure_fails_the_run_and_still_tears_down() {
+    let s = Sandboxed::new();
+    s.write(
+        "failing/tasks/broken.json",
+        &format!(
+            r#"[{DEPLOY},
+               {{"id": "check", "type": "verify_sandbox", "sandbox_name": "elsewhere", "verifier_id": "v",
+                 "criteria": [{{"type": "probe_file_exists", "paths": ["x"]}}]}},
+               {{"id": "never", "type": "verify_sandbox", "sandbox_name": "box", "verifier_id": "n",
+                 "criteria": [{{"type": "probe_dir_exists", "paths": ["."]}}]}}]"#
+        ),
+    );
+    let r = s.run(&["run", "./failing"]);
+    assert_eq!(r.code, 1, "{}{}", r.stdout, r.stderr);
+    let message = "ValueError: sandbox 'elsewhere' is not deployed in this run; deploy it with a deploy_sandbox step first";
+    r.assert_stdout_has(&format!(
+        "  tasks/broken.json v1: failed at step 'check': {message}, "
+    ));
+    assert!(!r.stdout.contains("step 3/3"), "{}", r.stdout);
+    assert!(r.stdout.ends_with("\nTore down 1 sandbox.\n"));
+    assert!(s.sandboxes_left().is_empty());
+    let instance = &s.docs("task_instances")[0];
+    assert_eq!(instance["status"], "failed");
+    let failed = &instance["context"]["metadata"]["failed_steps"][0];
+    assert_eq!(failed["step_id"], "check");
+    assert_eq!(failed["error_type"], "ValueError");
+    assert_eq!(failed["is_fatal"], true);
+}
+
+#[test]
+fn a_step_that_does_not_fail_the_task_lets_the_run_go_on() {
+    let s = Sandboxed::new();
+    s.write(
+        "lenient/tasks/t.json",
+        &format!(
+            r#"[{DEPLOY},
+               {{"id": "soft", "type": "verify_sandbox", "sandbox_name": "gone", "verifier_id": "s",
+                 "fail_task_on_error": false, "criteria": []}},
+               {{"id": "real", "type": "verify_sandbox", "sandbox_name": "box", "verifier_id": "r",
+                 "criteria": [{{"type": "probe_dir_exists", "paths": ["."]}},
+                              {{"type": "not_a_criterion"}}]}}]"#
+        ),
+    );
+    let r = s.run(&["run", "./lenient"]);
+    assert_eq!(r.code, 0, "{}{}", r.stdout, r.stderr);
+    r.assert_stdout_has("  tasks/t.json v1: passed (real: 1), ");
+    let instance = &s.docs("task_instances")[0];
+    assert_eq!(instance["status"], "completed");
+    assert_eq!(
+        instance["context"]["metadata"]["failed_steps"][0]["is_fatal"],
+        false
+    );
+    let rows = &instance["context"]["metadata"]["verifications"]["r"]["results"];
+    assert_eq!(rows[1]["skipped"], true);
+}
+
+#[test]
+fn independent_ready_steps_run_at_the_same_time() {
+    // Each of `left` and `right` waits for the other's marker, so the task passes only when both run at
+    // once; a sequential scheduler would fail them when their wait runs out.
+    let s = Sandboxed::new();
+    let wait = |me: &str, other: &str| {
+        format!(
+            r#"{{"id": "{me}", "type": "verify_sandbox", "sandbox_name": "box", "verifier_id": "{me}", "depends_on": ["box"],
+                "criteria": [{{"type": "bash_cmd_succeeds", "command": "touch {me}; for i in $(seq 1 600); do [ -e {other} ] && exit 0; sleep 0.05; done; exit 1"}}]}}"#
+        )
+    };
+    s.write(
+        "parallel/tasks/p.json",
+        &format!(
+            "[{DEPLOY}, {}, {}, {}]",
+            wait("left", "right"),
+            wait("right", "left"),
+            r#"{"id": "after", "type": "verify_sandbox", "sandbox_name": "box", "verifier_id": "after",
+                "criteria": [{"type": "probe_file_exists", "paths": ["left", "right"]}]}"#
+        ),
+    );
+    let r = s.run(&["run", "./parallel"]);
+    assert_eq!(r.code, 0, "{}{}", r.stdout, r.stderr);
+    r.assert_stdout_has("passed (left: 1, right: 1, after: 1)");
+    // `after` declares no depends_on in a task where others do, so it waits for every earlier step.
+    let after_start = r.stdout.find("step 4/4 after (verify_sandbox)").unwrap();
+    assert!(r.stdout.find("step 2/4 left done").unwrap() < after_start);
+    assert!(r.stdout.find("step 3/4 right done").unwrap() < after_start);
+}
+
+#[test]
+fn an_installed_bundle_from_a_manifest_runs_by_its_qualified_name_without_starting_the_plugin() {
+    let s = Sandboxed::new();
+    let plugin = s.plugins().join("demo");
+    crate::support::run::copy_dir(
+        &std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("bundles/hello"),
+        &plugin.join("bundles/hello"),
+    );
+    let marker = s.dir.path().join("plugin-was-started");
+    std::fs::write(
+        plugin.join("start.sh"),
+        format!("#!/bin/sh\ntouch {}\n", marker.display()),
+    )
+    .unwrap();
+    std::fs::write(
+        plugin.join("agent-env-plugin.toml"),
+        r#"[plugin]
+name = "Demo_Installed.Bundles"
+version = "1.2.3"
+exec = ["./start.sh"]
+protocol = [1, 1]
+
+[provides.bundles]
+hello = "bundles/hello"
+"#,
+    )
+    .unwrap();
+    let list = s.run(&["run"]);
+    assert_eq!(list.code, 0, "{}", list.stderr);
+    list.assert_stdout_has("\ndemo-installed-bundles/hello  demo-installed-bundles 1.2.3  ");
+    let r = s.run(&["run", "demo-installed-bundles/hello"]);
+    assert_eq!(r.code, 0, "{}{}", r.stdout, r.stderr);
+    assert!(
+        has_suffix_id(
+            &r.stdout,
+            "instance @local/demo-installed-bundles/hello/hello-"
+        )
+        .is_some(),
+        "{}",
+        r.stdout
+    );
+    // The bare name still runs agent-env's own hello.
+    let r = s.run(&["run", "hello"]);
+    assert!(has_suffix_id(&r.stdout, "instance @local/agentenv-framework/hello/hello-").is_some());
+    assert!(
+        !marker.exists(),
+        "listing or running a bundle started the plugin"
+    );
+}
+
+#[test]
+fn a_failed_step_with_retry_config_runs_again_from_the_step_it_names() {
+    let s = Sandboxed::new();
+    let task = |max_retries: u32| {
+        format!(
+            r#"[{DEPLOY},
+               {{"id": "mk", "type": "verify_sandbox", "sandbox_name": "box", "base_dir": "/app", "verifier_id": "mk",
+                 "criteria": [{{"type": "bash_cmd_succeeds", "command": "[ -e once ] && mkdir made; touch once"}}]}},
+               {{"id": "check", "type": "verify_sandbox", "sandbox_name": "box", "base_dir": "/app/made", "verifier_id": "check",
+                 "retry_config": {{"retry_from_step_id": "mk", "max_retries": {max_retries}}},
+                 "criteria": [{{"type": "bash_cmd_succeeds", "command": "true"}}]}}]"#
+        )
+    };
+    s.write("retry/tasks/r.json", &task(1));
+    let r = s.run(&["run", "./retry"]);
+    assert_eq!(r.code, 0, "{}{}", r.stdout, r.stderr);
+    assert!(
+        r.stdout.contains("; retrying from step 'mk'\n"),
+        "{}",
+        r.stdout
+    );
+    assert_eq!(
+        r.stdout.matches("step 2/3 mk done in").count(),
+        2,
+        "{}",
+        r.stdout
+    );
+    r.assert_stdout_has("passed (mk: 1, check: 1)");
+    let failed = &s.docs("task_instances")[0]["context"]["metadata"]["failed_steps"][0];
+    assert_eq!(failed["step_id"], "check");
+    assert_eq!(failed["retried"], true);
+    assert_eq!(failed["is_fatal"], false);
+
+    s.write("noretry/tasks/r.json", &task(0));
+    let r = s.run(&["run", "./noretry"]);
+    assert_eq!(r.code, 1, "{}{}", r.stdout, r.stderr);
+    r.assert_stdout_has("failed at step 'check': ");
+
+    s.write(
+        "badretry/tasks/r.json",
+        &format!(
+            r#"[{DEPLOY}, {{"id": "a", "type": "deploy_sandbox", "sandbox_name": "a", "depends_on": [],
+                "retry_config": {{"retry_from_step_id": "box"}}}}]"#
+        ),
+    );
+    let r = s.run(&["run", "./badretry"]);
+    assert_eq!(r.code, 1);
+    assert!(r.stderr.contains(
+        "step 'a': retry_config resumes from 'box', which must be this step or a step it depends on"
+    ), "{}", r.stderr);
+}

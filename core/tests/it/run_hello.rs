@@ -1,0 +1,236 @@
+//! Black-box runs of the shipped `hello` bundle (reference scenarios 15, 16, 20, 21, 23).
+
+use crate::support::run::{has_suffix_id, mask_durations, Sandboxed};
+
+const INSTANCE_PREFIX: &str = "@local/agentenv-framework/hello/hello-";
+
+#[test]
+fn a_first_run_of_hello_prints_the_reference_output_and_tears_down() {
+    let s = Sandboxed::new();
+    let r = s.run(&["run", "hello"]);
+    assert_eq!(r.code, 0, "{}{}", r.stdout, r.stderr);
+    let instance = has_suffix_id(&r.stdout, INSTANCE_PREFIX).expect("an instance id");
+    let expected = format!(
+        "artifacts/greeting: v1 (new)
+tasks/hello.json: v1 (new)
+[tasks/hello.json] step 1/3 box (deploy_sandbox)
+[tasks/hello.json] step 1/3 box done in N.Ns
+[tasks/hello.json] step 2/3 load (load_artifact)
+[tasks/hello.json] step 2/3 load done in N.Ns
+[tasks/hello.json] step 3/3 hello (verify_sandbox)
+[tasks/hello.json] step 3/3 hello done in N.Ns
+[tasks/hello.json] passed in N.Ns
+
+Tasks:
+  tasks/hello.json v1: passed (hello: 1), N.Ns, instance {instance}
+
+Tore down 1 sandbox.
+"
+    );
+    assert_eq!(mask_durations(&r.stdout), expected);
+    assert!(s.sandboxes_left().is_empty(), "{:?}", s.sandboxes_left());
+}
+
+#[test]
+fn a_second_run_reuses_both_versions_and_records_two_completed_instances() {
+    let s = Sandboxed::new();
+    let first = s.run(&["run", "hello"]);
+    assert_eq!(first.code, 0, "{}", first.stderr);
+    let second = s.run(&["run", "hello"]);
+    assert_eq!(second.code, 0, "{}", second.stderr);
+    assert!(second
+        .stdout
+        .starts_with("artifacts/greeting: v1, unchanged\ntasks/hello.json: v1, unchanged\n"));
+    let a = has_suffix_id(&first.stdout, INSTANCE_PREFIX).unwrap();
+    let b = has_suffix_id(&second.stdout, INSTANCE_PREFIX).unwrap();
+    assert_ne!(a, b);
+    let instances = s.docs("task_instances");
+    assert_eq!(instances.len(), 2);
+    for i in &instances {
+        assert_eq!(i["status"], "completed");
+        assert_eq!(i["task_version"], 1);
+        assert_eq!(
+            i["context"]["metadata"]["verifications"]["hello"]["score"],
+            1.0
+        );
+        let rows = i["context"]["metadata"]["verifications"]["hello"]["results"]
+            .as_array()
+            .unwrap();
+        assert_eq!(rows.len(), 2);
+        for (index, row) in rows.iter().enumerate() {
+            assert_eq!(row["criterion_index"], index);
+            assert_eq!(row["result"], true);
+            assert_eq!(row["skipped"], false);
+            assert!(row["justification"].is_string());
+        }
+        let steps: Vec<&str> = i["completed_steps"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|s| s["step_id"].as_str().unwrap())
+            .collect();
+        assert_eq!(steps, ["box", "load", "hello"]);
+    }
+    // Nothing was written twice.
+    assert_eq!(s.docs("tasks").len(), 1);
+    let universes: Vec<_> = s
+        .docs("artifacts")
+        .into_iter()
+        .filter(|d| d["type"] == "file_artifact_universe")
+        .collect();
+    assert_eq!(universes.len(), 1);
+}
+
+#[test]
+fn records_go_to_local_db_and_objects_under_the_ids_key_segment() {
+    let s = Sandboxed::new();
+    assert_eq!(s.run(&["run", "hello"]).code, 0);
+    assert!(!s.state().join("document_store/documents.db").exists());
+    for collection in ["tasks", "artifacts", "task_instances", "bundle_ledger"] {
+        assert!(!s.docs(collection).is_empty(), "no {collection}");
+    }
+    let task = &s.docs("tasks")[0];
+    assert_eq!(task["id"], "@local/agentenv-framework/hello/hello");
+    assert_eq!(task["type"], "task");
+    let steps = task["steps"].as_array().unwrap();
+    assert_eq!(
+        steps[1]["artifact_id"],
+        "@local/agentenv-framework/hello/greeting"
+    );
+    for step in steps {
+        assert_eq!(step["fail_task_on_error"], true);
+        assert!(step["version"].is_number());
+    }
+    let segment = s.state().join(
+        "object_store/artifacts/file_artifact_universe/local/agentenv-framework-hello-greeting-cdbe393f04fc",
+    );
+    let attempts: Vec<String> = std::fs::read_dir(&segment)
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .collect();
+    assert_eq!(attempts.len(), 1);
+    let attempt = &attempts[0];
+    assert!(
+        attempt.starts_with("1-") && attempt.len() == 10,
+        "{attempt}"
+    );
+    assert_eq!(
+        std::fs::read_to_string(segment.join(attempt).join("hello.txt")).unwrap(),
+        "hello\n"
+    );
+    let ledger = s.docs("bundle_ledger");
+    assert_eq!(ledger.len(), 2);
+    assert!(ledger
+        .iter()
+        .all(|r| r["status"] == "done" && r["bundle"] == "@local/agentenv-framework/hello"));
+    // Each file of the universe is a `file` artifact with a derived id.
+    let files: Vec<_> = s
+        .docs("artifacts")
+        .into_iter()
+        .filter(|d| d["type"] == "file")
+        .collect();
+    assert_eq!(files.len(), 2);
+    assert!(files.iter().all(|f| f["id"]
+        .as_str()
+        .unwrap()
+        .starts_with("@local/agentenv-framework/hello/greeting__")));
+}
+
+#[test]
+fn a_dry_run_on_a_clean_state_writes_nothing() {
+    let s = Sandboxed::new();
+    let r = s.run(&["run", "--dry-run", "hello"]);
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    assert_eq!(
+        r.stdout,
+        "Dry run: nothing is written or run.
+artifacts/greeting: v1 (new)
+tasks/hello.json: v1 (new)
+Would run:
+  tasks/hello.json v1
+Dry run: nothing is written or run.
+"
+    );
+    assert!(!s.state().exists(), "the state root was created");
+    assert!(s.sandboxes_left().is_empty());
+}
+
+#[test]
+fn unknown_and_miscased_tasks_are_refused_before_anything_is_written() {
+    let s = Sandboxed::new();
+    let r = s.run(&["run", "hello", "--task", "nope"]);
+    assert_eq!(r.code, 1);
+    assert_eq!(
+        r.stderr.trim(),
+        "Error: --task 'nope': this bundle has no task with that name or id; its tasks are 'hello'"
+    );
+    let r = s.run(&["run", "hello", "--task", "Hello"]);
+    assert_eq!(r.code, 1);
+    assert_eq!(
+        r.stderr.trim(),
+        "Error: --task 'Hello' isn't in this bundle, but 'hello' is; names are case-sensitive"
+    );
+    assert!(!s.state().exists());
+    let r = s.run(&[
+        "run",
+        "hello",
+        "--task",
+        "@local/agentenv-framework/hello/hello",
+    ]);
+    assert_eq!(r.code, 0, "{}", r.stderr);
+}
+
+#[test]
+fn run_without_a_bundle_lists_the_installed_bundles() {
+    let s = Sandboxed::new();
+    let r = s.run(&["run"]);
+    assert_eq!(r.code, 0);
+    let lines: Vec<&str> = r.stdout.lines().collect();
+    assert!(lines[0].starts_with("NAME  "), "{}", r.stdout);
+    assert!(
+        lines[0].contains("PACKAGE")
+            && lines[0].contains("CONTENTS")
+            && lines[0].contains("DESCRIPTION")
+    );
+    assert!(lines[1].starts_with("hello  agentenv-framework "));
+    let cells: Vec<&str> = lines[1]
+        .split("  ")
+        .map(str::trim)
+        .filter(|c| !c.is_empty())
+        .collect();
+    assert_eq!(cells[0], "hello");
+    assert!(cells[1].starts_with("agentenv-framework "));
+    assert_eq!(cells[2], "1 task");
+    assert_eq!(
+        cells[3],
+        "The smallest bundle: load a greeting into a local sandbox and check it."
+    );
+    let description_column = lines[0].find("DESCRIPTION").unwrap();
+    assert_eq!(lines[1].find("The smallest").unwrap(), description_column);
+    assert!(lines[2].starts_with("  "));
+    assert_eq!(
+        lines.last().unwrap(),
+        &"Run one with agent-env run NAME. To change one, copy its folder and run the copy."
+    );
+    let r = s.run(&["run", "--keep"]);
+    assert_eq!(r.code, 2);
+    assert!(r.stderr.contains("need a BUNDLE"));
+}
+
+#[test]
+fn unknown_bundles_get_a_suggestion() {
+    let s = Sandboxed::new();
+    let r = s.run(&["run", "helo"]);
+    assert_eq!(r.code, 1);
+    assert_eq!(
+        r.stderr.trim(),
+        "Error: 'helo' is neither a folder nor an installed bundle; did you mean 'hello'? (agent-env run lists the installed bundles)"
+    );
+    let r = s.run(&["run", "./missing"]);
+    assert_eq!(r.code, 1);
+    assert!(
+        r.stderr.contains("./missing: no such folder"),
+        "{}",
+        r.stderr
+    );
+}

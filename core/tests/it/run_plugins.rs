@@ -1,0 +1,340 @@
+//! Bundles whose steps come from plugins: a real Rust fixture plugin executes them over JSON-RPC and
+//! calls the host's stores while it does; a plugin that fails, crashes mid-step or can't start fails
+//! the run cleanly, with its sandbox torn down and nothing left running.
+
+use crate::support::run::{fixture, running, Sandboxed};
+
+const DEPLOY: &str = r#"{"id": "box", "type": "deploy_sandbox", "sandbox_name": "box"}"#;
+
+fn install_works(s: &Sandboxed) {
+    install_works_with(s, "echo_step = \"EchoStep\"");
+}
+
+/// Installs the working fixture plugin with `echo_step` declared as given (its manifest entry).
+fn install_works_with(s: &Sandboxed, echo_step_entry: &str) {
+    let exe = fixture("fixture-works");
+    s.install_manifest(
+        "works",
+        &format!(
+            r#"[plugin]
+name = "agentenv-fixture-works"
+version = "0.3.0"
+exec = ["{}"]
+protocol = [1, 1]
+
+[provides.task_steps]
+{echo_step_entry}
+store_roundtrip = "StoreRoundTrip"
+"#,
+            exe.display()
+        ),
+    );
+}
+
+#[test]
+fn plugin_steps_run_in_the_plugin_and_reach_the_hosts_stores() {
+    let s = Sandboxed::new();
+    install_works(&s);
+    s.write(
+        "plugged/tasks/p.json",
+        &format!(
+            r#"[{DEPLOY},
+               {{"id": "say", "type": "echo_step", "words": "hi"}},
+               {{"id": "store", "type": "store_roundtrip", "text": "kept by the host"}}]"#
+        ),
+    );
+    let r = s.run(&["run", "./plugged"]);
+    assert_eq!(r.code, 0, "{}{}", r.stdout, r.stderr);
+    r.assert_stdout_has("[tasks/p.json] step 2/3 say (echo_step)\n");
+    r.assert_stdout_has("[tasks/p.json] step 3/3 store done in ");
+    r.assert_stdout_has("  tasks/p.json v1: unscored, ");
+    let instance = &s.docs("task_instances")[0];
+    assert_eq!(instance["status"], "completed");
+    let metadata = &instance["context"]["metadata"];
+    // The plugin saw the step as stored and the run's context.
+    assert_eq!(metadata["echo"]["step"]["words"], "hi");
+    assert_eq!(metadata["echo"]["step"]["fail_task_on_error"], true);
+    assert_eq!(metadata["echo"]["instance"], instance["instance_id"]);
+    // Its host.store calls reached the local object store.
+    assert_eq!(metadata["roundtrip"]["back"], "kept by the host");
+    let url = metadata["roundtrip"]["url"].as_str().unwrap();
+    assert!(url.starts_with("file://"), "{url}");
+    assert_eq!(
+        std::fs::read_to_string(s.state().join("object_store/roundtrip.txt")).unwrap(),
+        "kept by the host"
+    );
+    assert!(s.sandboxes_left().is_empty());
+}
+
+#[test]
+fn a_plugin_step_that_fails_reports_the_plugins_error_type_and_message() {
+    let s = Sandboxed::new();
+    install_works(&s);
+    s.write(
+        "failing/tasks/f.json",
+        &format!(r#"[{DEPLOY}, {{"id": "say", "type": "echo_step", "fail": true}}]"#),
+    );
+    let r = s.run(&["run", "./failing"]);
+    assert_eq!(r.code, 1, "{}{}", r.stdout, r.stderr);
+    r.assert_stdout_has("  tasks/f.json v1: failed at step 'say': ValueError: asked to fail, ");
+    assert!(r.stdout.ends_with("\nTore down 1 sandbox.\n"));
+    assert_eq!(s.docs("task_instances")[0]["status"], "failed");
+}
+
+#[test]
+fn a_manifest_can_make_a_plugin_steps_failure_spare_its_task() {
+    let s = Sandboxed::new();
+    install_works_with(
+        &s,
+        "echo_step = { class = \"EchoStep\", fail_task_on_error = false }",
+    );
+    s.write(
+        "spared/tasks/f.json",
+        &format!(
+            r#"[{DEPLOY},
+               {{"id": "say", "type": "echo_step", "fail": true}},
+               {{"id": "store", "type": "store_roundtrip", "text": "still runs"}}]"#
+        ),
+    );
+    let r = s.run(&["run", "./spared"]);
+    assert_eq!(r.code, 0, "{}{}", r.stdout, r.stderr);
+    r.assert_stdout_has("[tasks/f.json] step 3/3 store done in ");
+    let instance = &s.docs("task_instances")[0];
+    assert_eq!(instance["status"], "completed");
+    assert_eq!(
+        instance["context"]["metadata"]["roundtrip"]["back"],
+        "still runs"
+    );
+
+    // The task document still has the last word.
+    s.write(
+        "strict/tasks/f.json",
+        &format!(
+            r#"[{DEPLOY}, {{"id": "say", "type": "echo_step", "fail": true, "fail_task_on_error": true}}]"#
+        ),
+    );
+    let r = s.run(&["run", "./strict"]);
+    assert_eq!(r.code, 1, "{}{}", r.stdout, r.stderr);
+}
+
+#[test]
+fn a_step_type_the_manifest_lists_but_the_process_lacks_is_reported_before_any_step_runs() {
+    let s = Sandboxed::new();
+    s.install_manifest(
+        "liar",
+        &format!(
+            r#"[plugin]
+name = "agentenv-fixture-works-liar"
+version = "0.1.0"
+exec = ["{}"]
+protocol = [1, 1]
+
+[provides.task_steps]
+not_really = "NotReally"
+"#,
+            fixture("fixture-works").display()
+        ),
+    );
+    s.write(
+        "liar/tasks/l.json",
+        &format!(r#"[{DEPLOY}, {{"id": "x", "type": "not_really"}}]"#),
+    );
+    let r = s.run(&["run", "./liar"]);
+    assert_eq!(r.code, 1, "{}{}", r.stdout, r.stderr);
+    assert_eq!(r.stdout, "", "a step ran");
+    assert!(
+        r.stderr
+            .contains("step 'x' (not_really) from the plugin agentenv-fixture-works-liar:"),
+        "{}",
+        r.stderr
+    );
+    assert!(s.sandboxes_left().is_empty());
+}
+
+#[test]
+fn a_plugin_that_cannot_start_is_reported_before_any_step_runs() {
+    let s = Sandboxed::new();
+    s.install_manifest(
+        "gone",
+        r#"[plugin]
+name = "agentenv-gone"
+version = "0.1.0"
+exec = ["./no-such-binary"]
+protocol = [1, 1]
+
+[provides.task_steps]
+vanishing = "Vanishing"
+"#,
+    );
+    s.write(
+        "gone/tasks/g.json",
+        &format!(r#"[{DEPLOY}, {{"id": "v", "type": "vanishing"}}]"#),
+    );
+    let r = s.run(&["run", "./gone"]);
+    assert_eq!(r.code, 1);
+    assert_eq!(r.stdout, "");
+    assert!(
+        r.stderr.contains("step 'v' (vanishing) from the plugin agentenv-gone: plugin agentenv-gone cannot start: its executable"),
+        "{}",
+        r.stderr
+    );
+    assert!(!s.local_db().exists(), "a refused run wrote documents");
+}
+
+/// A plugin speaking the protocol from a shell script: it answers `initialize` with one task step,
+/// writes its pid, and kills itself in the middle of `execute`.
+fn crashing_plugin(s: &Sandboxed) -> std::path::PathBuf {
+    shell_plugin(s, "kill -9 $$")
+}
+
+/// The same plugin, doing `on_execute` when asked to execute.
+fn shell_plugin(s: &Sandboxed, on_execute: &str) -> std::path::PathBuf {
+    let pid_file = s.dir.path().join("plugin.pid");
+    let result = r#"{"protocol":1,"plugin":{"name":"agentenv-crashy","version":"1.0"},"contributions":[{"group":"task_steps","name":"boom","type":"boom","class":"Boom","methods":["execute","from_dict"]}],"stores":[]}"#;
+    let script = s.script(
+        "crashy.sh",
+        &format!(
+            r#"#!/bin/sh
+echo $$ > {pid}
+sleep 300 &
+while IFS= read -r line; do
+  case "$line" in *'"id":'*) ;; *) continue ;; esac
+  rest=${{line#*\"id\":}}
+  id=${{rest%%[!0-9]*}}
+  case "$line" in
+    *'"method":"initialize"'*) printf '{{"jsonrpc":"2.0","id":%s,"result":%s}}\n' "$id" '{result}' ;;
+    *'"method":"execute"'*) echo "crashy: dying in the middle of execute" >&2; {on_execute} ;;
+    *) printf '{{"jsonrpc":"2.0","id":%s,"result":null}}\n' "$id" ;;
+  esac
+done
+"#,
+            pid = pid_file.display(),
+            on_execute = on_execute
+        ),
+    );
+    s.install_manifest(
+        "crashy",
+        &format!(
+            r#"[plugin]
+name = "agentenv-crashy"
+version = "1.0"
+exec = ["/bin/sh", "{}"]
+protocol = [1, 1]
+
+[provides.task_steps]
+boom = "Boom"
+"#,
+            script.display()
+        ),
+    );
+    pid_file
+}
+
+#[test]
+fn a_plugin_that_crashes_mid_step_fails_the_run_cleanly() {
+    let s = Sandboxed::new();
+    let pid_file = crashing_plugin(&s);
+    s.write(
+        "crash/tasks/c.json",
+        &format!(
+            r#"[{DEPLOY}, {{"id": "bang", "type": "boom"}},
+               {{"id": "after", "type": "verify_sandbox", "sandbox_name": "box", "verifier_id": "a", "criteria": []}}]"#
+        ),
+    );
+    let r = s.run(&["run", "./crash"]);
+    assert_eq!(r.code, 1, "{}{}", r.stdout, r.stderr);
+    r.assert_stdout_has("  tasks/c.json v1: failed at step 'bang': PluginError: ");
+    assert!(!r.stdout.contains("step 3/3 after ("), "{}", r.stdout);
+    assert!(
+        r.stdout.ends_with("\nTore down 1 sandbox.\n"),
+        "{}",
+        r.stdout
+    );
+    assert!(
+        r.stderr.contains("crashy: dying in the middle of execute"),
+        "{}",
+        r.stderr
+    );
+    assert!(s.sandboxes_left().is_empty());
+    let instance = &s.docs("task_instances")[0];
+    assert_eq!(instance["status"], "failed");
+    assert_eq!(
+        instance["context"]["metadata"]["failed_steps"][0]["error_type"],
+        "PluginError"
+    );
+    let pid: i32 = std::fs::read_to_string(&pid_file)
+        .unwrap()
+        .trim()
+        .parse()
+        .unwrap();
+    assert!(!running(pid), "the plugin process is still running");
+    // Its `sleep 300` child was in its process group, which the host kills.
+    let leftovers = std::fs::read_dir("/proc")
+        .unwrap()
+        .flatten()
+        .filter_map(|e| e.file_name().to_string_lossy().parse::<i32>().ok())
+        .filter(|p| {
+            std::fs::read_to_string(format!("/proc/{p}/stat"))
+                .ok()
+                .and_then(|stat| {
+                    let fields: Vec<String> = stat
+                        .rsplit(')')
+                        .next()?
+                        .split_whitespace()
+                        .map(String::from)
+                        .collect();
+                    // field 3 of the rest is the process group id.
+                    Some(fields.get(2)? == &pid.to_string() && fields.first()? != "Z")
+                })
+                .unwrap_or(false)
+        })
+        .count();
+    assert_eq!(
+        leftovers, 0,
+        "processes of the plugin's group are still running"
+    );
+}
+
+#[test]
+fn ctrl_c_during_a_plugin_step_stops_the_plugin_and_exits_130() {
+    use std::io::{BufRead, BufReader};
+    let s = Sandboxed::new();
+    let pid_file = shell_plugin(&s, "sleep 300");
+    s.write(
+        "hang/tasks/h.json",
+        &format!(r#"[{DEPLOY}, {{"id": "wait", "type": "boom"}}]"#),
+    );
+    let mut child = s
+        .command(&["run", "./hang"])
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .unwrap();
+    let mut lines = BufReader::new(child.stdout.take().unwrap()).lines();
+    let mut seen = Vec::new();
+    for line in lines.by_ref() {
+        let line = line.unwrap();
+        let started = line.contains("step 2/2 wait (boom)");
+        seen.push(line);
+        if started {
+            break;
+        }
+    }
+    // SAFETY: sends a signal to the child we started.
+    unsafe {
+        libc::kill(child.id() as i32, libc::SIGINT);
+    }
+    let status = child.wait().unwrap();
+    seen.extend(lines.map_while(Result::ok));
+    let out = seen.join("\n");
+    assert_eq!(status.code(), Some(130), "{out}");
+    assert!(out.contains("  tasks/h.json v1: cancelled, "), "{out}");
+    assert!(out.ends_with("Tore down 1 sandbox."), "{out}");
+    assert_eq!(s.docs("task_instances")[0]["status"], "cancelled");
+    let pid: i32 = std::fs::read_to_string(&pid_file)
+        .unwrap()
+        .trim()
+        .parse()
+        .unwrap();
+    assert!(!running(pid), "the plugin process is still running");
+}

@@ -1,0 +1,167 @@
+//! Ctrl-C and SIGTERM during a run, and `--keep` (reference scenarios 25 and 26): the run is cancelled,
+//! its sandboxes are torn down, the step's child processes are gone, and the exit code tells the signal.
+
+use std::io::{BufRead, BufReader};
+use std::path::Path;
+use std::process::{Child, Stdio};
+use std::sync::mpsc;
+use std::time::Duration;
+
+use crate::support::run::{running, Sandboxed};
+
+/// A task whose second step runs a command that starts a grandchild and records both pids.
+fn write_slow_bundle(s: &Sandboxed) {
+    s.write(
+        "slow/tasks/slow.json",
+        r#"[{"id": "box", "type": "deploy_sandbox", "sandbox_name": "box"},
+            {"id": "wait", "type": "verify_sandbox", "sandbox_name": "box", "verifier_id": "w",
+             "criteria": [{"type": "bash_cmd_succeeds",
+                           "command": "sleep 120 & echo $! > grandchild.pid; echo $$ > child.pid; wait"}]}]"#,
+    );
+}
+
+/// Starts the run and returns the child and a channel of its stdout lines.
+fn start(s: &Sandboxed, args: &[&str]) -> (Child, mpsc::Receiver<String>) {
+    let mut child = s
+        .command(args)
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let out = child.stdout.take().unwrap();
+    let (tx, rx) = mpsc::channel();
+    std::thread::spawn(move || {
+        for line in BufReader::new(out).lines() {
+            let Ok(line) = line else { break };
+            if tx.send(line).is_err() {
+                break;
+            }
+        }
+    });
+    (child, rx)
+}
+
+/// Collects lines until one contains `needle`.
+fn read_until(rx: &mpsc::Receiver<String>, needle: &str, seen: &mut Vec<String>) {
+    loop {
+        let line = rx
+            .recv_timeout(Duration::from_secs(60))
+            .unwrap_or_else(|_| panic!("no line with {needle:?}; got {seen:?}"));
+        let hit = line.contains(needle);
+        seen.push(line);
+        if hit {
+            return;
+        }
+    }
+}
+
+/// Waits until the pid files the command writes exist, and returns the pids.
+fn pids(sandbox_root: &Path) -> Vec<i32> {
+    for _ in 0..1200 {
+        let found: Vec<i32> = std::fs::read_dir(sandbox_root)
+            .into_iter()
+            .flatten()
+            .flatten()
+            .flat_map(|e| {
+                ["child.pid", "grandchild.pid"]
+                    .iter()
+                    .filter_map(|f| std::fs::read_to_string(e.path().join(f)).ok())
+                    .filter_map(|t| t.trim().parse().ok())
+                    .collect::<Vec<i32>>()
+            })
+            .collect();
+        if found.len() == 2 {
+            return found;
+        }
+        std::thread::sleep(Duration::from_millis(25));
+    }
+    panic!("the step's command never wrote its pids");
+}
+
+/// Whether a process is still running once its group has had a moment to die.
+fn alive(pid: i32) -> bool {
+    for _ in 0..100 {
+        if !running(pid) {
+            return false;
+        }
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    true
+}
+
+fn cancel_mid_step(signal: i32, expected_code: i32) {
+    let s = Sandboxed::new();
+    write_slow_bundle(&s);
+    let (mut child, rx) = start(&s, &["run", "./slow"]);
+    let mut seen = Vec::new();
+    read_until(&rx, "step 2/2 wait (verify_sandbox)", &mut seen);
+    let step_pids = pids(&s.sandboxes());
+    // SAFETY: sends a signal to the child we started.
+    unsafe {
+        libc::kill(child.id() as i32, signal);
+    }
+    let status = child.wait().unwrap();
+    seen.extend(rx.iter());
+    let out = seen.join("\n");
+    assert_eq!(status.code(), Some(expected_code), "{out}");
+    assert!(out.contains("  tasks/slow.json v1: cancelled, "), "{out}");
+    assert!(out.contains(", instance @local/~/slow/slow-"), "{out}");
+    assert!(out.ends_with("Tore down 1 sandbox."), "{out}");
+    assert!(s.sandboxes_left().is_empty());
+    for pid in step_pids {
+        assert!(
+            !alive(pid),
+            "process {pid} the step started is still running"
+        );
+    }
+    let instance = &s.docs("task_instances")[0];
+    assert_eq!(instance["status"], "cancelled");
+}
+
+#[test]
+fn sigint_mid_step_cancels_tears_down_and_exits_130() {
+    cancel_mid_step(libc::SIGINT, 130);
+}
+
+#[test]
+fn sigterm_mid_step_exits_143() {
+    cancel_mid_step(libc::SIGTERM, 143);
+}
+
+#[test]
+fn keep_holds_the_sandbox_until_ctrl_c_then_tears_it_down() {
+    let s = Sandboxed::new();
+    let (mut child, rx) = start(&s, &["run", "hello", "--keep"]);
+    let mut seen = Vec::new();
+    read_until(
+        &rx,
+        "Holding 1 sandbox up; Ctrl-C tears it down.",
+        &mut seen,
+    );
+    let out = seen.join("\n");
+    assert!(out.contains("passed (hello: 1)"), "{out}");
+    assert!(out.contains("\nKept up:\n  local-"), "{out}");
+    let kept = s.sandboxes_left();
+    assert_eq!(kept.len(), 1, "{kept:?}");
+    let work_dir = s.sandboxes().join(&kept[0]);
+    assert!(
+        out.contains(&format!("local sandbox  folder  {}", work_dir.display())),
+        "{out}"
+    );
+    assert_eq!(
+        std::fs::read_to_string(work_dir.join("greeting/hello.txt")).unwrap(),
+        "hello\n"
+    );
+    // SAFETY: sends a signal to the child we started.
+    unsafe {
+        libc::kill(child.id() as i32, libc::SIGINT);
+    }
+    let status = child.wait().unwrap();
+    seen.extend(rx.iter());
+    assert_eq!(status.code(), Some(0), "{}", seen.join("\n"));
+    assert_eq!(
+        seen.last().map(String::as_str),
+        Some("Tore down 1 sandbox.")
+    );
+    assert!(s.sandboxes_left().is_empty());
+}

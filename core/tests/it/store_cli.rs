@@ -1,0 +1,258 @@
+//! `agent-env store check KIND` as a user runs it: the built binary against a temp state root, with the
+//! store selected by the environment or `.agentenv/config.toml` (scenarios 12 and 14 of §12).
+
+use std::path::Path;
+use std::process::{Command, Output};
+
+use serde_json::Value;
+
+use crate::support::IsolatedDirs;
+
+struct Env {
+    dir: tempfile::TempDir,
+}
+
+impl Env {
+    fn new() -> Env {
+        Env {
+            dir: tempfile::tempdir().unwrap(),
+        }
+    }
+
+    fn path(&self) -> &Path {
+        self.dir.path()
+    }
+
+    fn state(&self) -> std::path::PathBuf {
+        self.path().join("state").join("agent-env")
+    }
+
+    fn config(&self, text: &str) {
+        let folder = self.path().join("work").join(".agentenv");
+        std::fs::create_dir_all(&folder).unwrap();
+        std::fs::write(folder.join("config.toml"), text).unwrap();
+    }
+
+    fn run(&self, args: &[&str], vars: &[(&str, &str)]) -> Output {
+        let work = self.path().join("work");
+        std::fs::create_dir_all(&work).unwrap();
+        let mut cmd = Command::new(env!("CARGO_BIN_EXE_agent-env"));
+        cmd.args(args).current_dir(&work).env_clear();
+        IsolatedDirs {
+            home: self.path().join("home"),
+            xdg_data: self.path().join("data"),
+            xdg_state: self.path().join("state"),
+            xdg_config: self.path().join("config"),
+            plugins: self.path().join("data/agent-env/plugins"),
+        }
+        .apply(&mut cmd)
+        .env("PATH", std::env::var_os("PATH").unwrap_or_default());
+        for (k, v) in vars {
+            cmd.env(k, v);
+        }
+        cmd.output().unwrap()
+    }
+}
+
+fn stdout(out: &Output) -> String {
+    String::from_utf8_lossy(&out.stdout).into_owned()
+}
+
+fn stderr(out: &Output) -> String {
+    String::from_utf8_lossy(&out.stderr).into_owned()
+}
+
+#[test]
+fn object_check_passes_against_the_default_store_in_its_own_namespace() {
+    let env = Env::new();
+    let out = env.run(&["store", "check", "object"], &[]);
+    let text = stdout(&out);
+    assert_eq!(out.status.code(), Some(0), "{text}\n{}", stderr(&out));
+    assert!(text.contains("Checking the object store agent_env.store.object_store:LocalFilesystemObjectStore (from built-in default)"), "{text}");
+    assert_eq!(
+        text.lines().filter(|l| l.starts_with("PASSED ")).count(),
+        17,
+        "{text}"
+    );
+    assert!(text.contains(
+        "SKIPPED read_grant_fetches_the_object: the store does not issue transfer grants"
+    ));
+    assert!(
+        text.contains("object kit: 17 passed, 0 failed, 3 skipped"),
+        "{text}"
+    );
+    let root = env.state().join("object_store");
+    let top: Vec<String> = std::fs::read_dir(&root)
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .filter(|n| !n.starts_with('.'))
+        .collect();
+    assert_eq!(
+        top,
+        ["agent-env-kit"],
+        "the kit wrote outside its namespace"
+    );
+    let again = env.run(&["store", "check", "object"], &[]);
+    assert_eq!(
+        again.status.code(),
+        Some(0),
+        "a second check against the same store: {}",
+        stdout(&again)
+    );
+}
+
+#[test]
+fn json_output_lists_every_case() {
+    let env = Env::new();
+    let out = env.run(&["store", "check", "document", "--json"], &[]);
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    let report: Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(report["kind"], "document");
+    assert_eq!(report["passed"], true);
+    assert_eq!(report["from"], "built-in default");
+    assert_eq!(report["cases"].as_array().unwrap().len(), 37);
+    assert!(env.state().join("document_store/documents.db").exists());
+}
+
+#[test]
+fn secret_check_fails_unseeded_and_passes_seeded() {
+    let env = Env::new();
+    let out = env.run(&["store", "check", "secret"], &[]);
+    assert_eq!(out.status.code(), Some(1));
+    assert!(stdout(&out).contains(
+        "FAILED get_returns_value: get(\"conformance_present\") is None: the store is not seeded"
+    ));
+    let seeded = env.run(
+        &["store", "check", "secret"],
+        &[
+            ("conformance_present", "value-1"),
+            ("conformance_present_empty", ""),
+        ],
+    );
+    assert_eq!(seeded.status.code(), Some(0), "{}", stdout(&seeded));
+    let flag = env.run(&["store", "check", "secret", "--seed"], &[]);
+    assert_eq!(flag.status.code(), Some(0), "{}", stdout(&flag));
+}
+
+#[test]
+fn an_env_var_shadows_the_secret_file() {
+    let env = Env::new();
+    let file = env.path().join("secrets.json");
+    std::fs::write(
+        &file,
+        r#"{"conformance_present": "from-file", "conformance_present_empty": ""}"#,
+    )
+    .unwrap();
+    env.config(&format!(
+        "[stores.secret]\nimpl = \"LocalSecretStore\"\nconfig = {{ file_path = \"{}\" }}\n",
+        file.display()
+    ));
+    let out = env.run(&["store", "check", "secret"], &[]);
+    assert_eq!(out.status.code(), Some(1));
+    assert!(stdout(&out).contains("FAILED get_returns_value: get(\"conformance_present\"): expected Some(\"value-1\"), got Some(\"from-file\")"), "{}", stdout(&out));
+    let shadowed = env.run(
+        &["store", "check", "secret"],
+        &[("conformance_present", "value-1")],
+    );
+    assert_eq!(shadowed.status.code(), Some(0), "{}", stdout(&shadowed));
+}
+
+#[test]
+fn image_check_needs_no_docker() {
+    let env = Env::new();
+    let out = env.run(&["store", "check", "image"], &[("PATH", "/nonexistent")]);
+    let text = stdout(&out);
+    assert_eq!(out.status.code(), Some(0), "{text}\n{}", stderr(&out));
+    assert!(
+        text.contains("SKIPPED push_pull_roundtrip: docker is not on PATH"),
+        "{text}"
+    );
+    assert!(
+        text.contains("image kit: 3 passed, 0 failed, 1 skipped"),
+        "{text}"
+    );
+}
+
+#[test]
+fn a_bogus_store_alias_names_the_variable_and_the_table() {
+    let env = Env::new();
+    let out = env.run(
+        &["store", "check", "object"],
+        &[("AGENT_ENV_OBJECT_STORE", "bogus")],
+    );
+    assert_eq!(out.status.code(), Some(1));
+    let err = stderr(&out);
+    assert!(
+        err.contains("AGENT_ENV_OBJECT_STORE") && err.contains("[stores.object]"),
+        "{err}"
+    );
+}
+
+#[test]
+fn an_unknown_config_key_is_refused_with_the_keys_it_takes() {
+    let env = Env::new();
+    env.config(
+        "[stores.object]\nimpl = \"agent_env.store.object_store:LocalFilesystemObjectStore\"\nconfig = { bucket = \"x\" }\n",
+    );
+    let out = env.run(&["store", "check", "object"], &[]);
+    assert_eq!(out.status.code(), Some(1));
+    assert!(stderr(&out).contains(
+        "The config table for 'agent_env.store.object_store:LocalFilesystemObjectStore' has unknown key 'bucket'; it takes root, grants, grant_bind_host, grant_advertise_host, grant_lifetime_seconds"
+    ), "{}", stderr(&out));
+    let beaten = env.run(
+        &["store", "check", "object"],
+        &[("AGENT_ENV_OBJECT_STORE", "local")],
+    );
+    assert_eq!(
+        beaten.status.code(),
+        Some(0),
+        "the variable should beat the file: {}",
+        stderr(&beaten)
+    );
+    assert!(
+        stdout(&beaten).contains("(from $AGENT_ENV_OBJECT_STORE)"),
+        "{}",
+        stdout(&beaten)
+    );
+}
+
+#[test]
+fn env_references_resolve_or_say_why_not() {
+    let env = Env::new();
+    env.config("[stores.object]\nimpl = \"LocalFilesystemObjectStore\"\nconfig = { root = \"env:NOPE\" }\n");
+    let out = env.run(&["store", "check", "object"], &[]);
+    assert_eq!(out.status.code(), Some(1));
+    assert!(
+        stderr(&out).contains("Unresolved env:NOPE reference"),
+        "{}",
+        stderr(&out)
+    );
+    let fallback = env.path().join("fallback-objects");
+    env.config(&format!(
+        "[stores.object]\nimpl = \"LocalFilesystemObjectStore\"\nconfig = {{ root = \"env:NOPE?{}\" }}\n",
+        fallback.display()
+    ));
+    let out = env.run(&["store", "check", "object"], &[]);
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    assert!(fallback.join("agent-env-kit").is_dir());
+    let set = env.path().join("from-var");
+    let out = env.run(
+        &["store", "check", "object"],
+        &[("NOPE", set.to_str().unwrap())],
+    );
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    assert!(set.join("agent-env-kit").is_dir());
+}
+
+#[test]
+fn a_plugin_store_without_a_host_says_so() {
+    let env = Env::new();
+    env.config("[stores.object]\nimpl = \"agentenv-openciv3:ContentAddressedObjectStore\"\n");
+    let out = env.run(&["store", "check", "object"], &[]);
+    assert_eq!(out.status.code(), Some(1));
+    assert!(
+        stderr(&out).contains("agentenv-openciv3"),
+        "{}",
+        stderr(&out)
+    );
+}

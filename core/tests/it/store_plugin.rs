@@ -1,0 +1,119 @@
+//! A plugin's store through the pipe: `agent-env store check object` with `[stores.object] impl =
+//! "<package>:<Class>"` starts the fixture plugin (written with plugin-sdk-rs), opens its
+//! MemoryObjectStore and runs every case as requests to the child.
+
+use std::process::Command;
+
+use crate::support::{IsolatedDirs, AGENT_ENV};
+
+fn write_setup(dir: &std::path::Path, impl_name: &str, config: &str) -> std::path::PathBuf {
+    let exe = crate::support::fixture("fixture-works");
+    let plugin = dir.join("data/agent-env/plugins/works");
+    std::fs::create_dir_all(&plugin).unwrap();
+    std::fs::write(
+        plugin.join("agent-env-plugin.toml"),
+        format!(
+            "[plugin]\nname = \"agentenv-fixture-works\"\nversion = \"0.3.0\"\nexec = [\"{}\"]\nprotocol = [1, 1]\n\n[provides.stores]\nMemoryObjectStore = \"object\"\n",
+            exe.display()
+        ),
+    )
+    .unwrap();
+    let work = dir.join("work");
+    std::fs::create_dir_all(work.join(".agentenv")).unwrap();
+    std::fs::write(
+        work.join(".agentenv/config.toml"),
+        format!("[stores.object]\nimpl = \"{impl_name}\"\nconfig = {config}\n"),
+    )
+    .unwrap();
+    work
+}
+
+fn check(dir: &std::path::Path, work: &std::path::Path) -> (Option<i32>, String, String) {
+    let mut cmd = Command::new(AGENT_ENV);
+    cmd.env_clear();
+    let out = IsolatedDirs {
+        home: dir.join("home"),
+        xdg_data: dir.join("data"),
+        xdg_state: dir.join("state"),
+        xdg_config: dir.join("home/.config"),
+        plugins: dir.join("data/agent-env/plugins"),
+    }
+    .apply(&mut cmd)
+    .args(["store", "check", "object"])
+    .current_dir(work)
+    .env("PATH", "/usr/bin:/bin")
+    .output()
+    .unwrap();
+    (
+        out.status.code(),
+        String::from_utf8_lossy(&out.stdout).into_owned(),
+        String::from_utf8_lossy(&out.stderr).into_owned(),
+    )
+}
+
+#[test]
+fn a_plugin_store_written_with_the_rust_sdk_passes_the_object_kit_through_the_pipe() {
+    let dir = tempfile::tempdir().unwrap();
+    let work = write_setup(
+        dir.path(),
+        "agentenv-fixture-works:MemoryObjectStore",
+        "{ root = \"/unused\", bucket = \"kit\" }",
+    );
+    let (code, out, err) = check(dir.path(), &work);
+    println!("{out}\n{err}");
+    assert!(out.contains("Checking the object store agentenv-fixture-works:MemoryObjectStore (from [stores.object])"), "{out}\n{err}");
+    let cases = out
+        .lines()
+        .filter(|l| l.starts_with("PASSED ") || l.starts_with("FAILED "))
+        .count();
+    assert_eq!(cases, 17, "{out}");
+    let failed: Vec<&str> = out.lines().filter(|l| l.starts_with("FAILED ")).collect();
+    assert!(
+        failed.is_empty(),
+        "cases failed through the pipe: {failed:?}\n{out}\n{err}"
+    );
+    for passed in [
+        "put_get_roundtrip",
+        "put_is_write_once",
+        "put_file_is_write_once",
+        "download_to_file_streams_to_dest",
+        "get_object_metadata_reflects_object",
+        "put_file_at_roundtrips",
+        "list_at_matches_list",
+        "missing_object_reads_raise_object_not_found",
+    ] {
+        assert!(
+            out.lines().any(|l| l == format!("PASSED {passed}")),
+            "{passed}:\n{out}"
+        );
+    }
+    assert_eq!(code, Some(0), "{out}\n{err}");
+}
+
+#[test]
+fn a_config_key_the_plugin_class_does_not_take_is_a_config_error() {
+    let dir = tempfile::tempdir().unwrap();
+    let work = write_setup(
+        dir.path(),
+        "agentenv-fixture-works:MemoryObjectStore",
+        "{ root = \"/x\", compress = true }",
+    );
+    let (code, _, err) = check(dir.path(), &work);
+    assert_eq!(code, Some(1));
+    assert!(err.contains("The config table for 'agentenv-fixture-works:MemoryObjectStore' has unknown key 'compress'; it takes root, bucket"), "{err}");
+}
+
+#[test]
+fn a_class_the_manifest_does_not_list_is_refused_before_starting_anything() {
+    let dir = tempfile::tempdir().unwrap();
+    let work = write_setup(dir.path(), "agentenv-fixture-works:Nope", "{}");
+    let (code, _, err) = check(dir.path(), &work);
+    assert_eq!(code, Some(1));
+    assert!(err.contains("Cannot import impl 'agentenv-fixture-works:Nope': agentenv-fixture-works's manifest lists no store class 'Nope' under [provides.stores] (it lists MemoryObjectStore)"), "{err}");
+    let work = write_setup(dir.path(), "agentenv-missing:Cas", "{}");
+    let (_, _, err) = check(dir.path(), &work);
+    assert!(
+        err.contains("no plugin package 'agentenv-missing' is installed"),
+        "{err}"
+    );
+}

@@ -1,0 +1,15 @@
+//! What the core tests share: the built `agent-env` (this crate's binary, which only its own tests
+//! can name), the fixture plugins, and one sandbox per area, each on `agent-env-test-support`:
+//!
+//! - [`cli`]: plugin commands and root options, with the `cli_tools` fixture;
+//! - [`plugins`]: discovery, loading and the plugin report, manifests in temp folders;
+//! - [`run`]: `agent-env run`, its state root, sandbox root and local document store.
+
+pub mod cli;
+pub mod plugins;
+pub mod run;
+
+pub use agent_env_test_support::{fixture, IsolatedDirs};
+
+/// The `agent-env` binary under test.
+pub const AGENT_ENV: &str = env!("CARGO_BIN_EXE_agent-env");

@@ -1,0 +1,122 @@
+//! What the child-process host is told by its caller: its own version (sent to every plugin) and the
+//! timeouts of each stage, with their defaults and the `AGENT_ENV_PLUGIN_*_TIMEOUT` overrides.
+//!
+//! The host never reads the environment itself: [`HostConfig::from_lookup`] takes the variables
+//! through a function the caller supplies.
+
+use std::time::Duration;
+
+/// Environment variable overriding [`HostConfig::start_timeout`], in seconds.
+pub const START_TIMEOUT_VAR: &str = "AGENT_ENV_PLUGIN_START_TIMEOUT";
+/// Environment variable overriding [`HostConfig::handshake_timeout`], in seconds.
+pub const HANDSHAKE_TIMEOUT_VAR: &str = "AGENT_ENV_PLUGIN_HANDSHAKE_TIMEOUT";
+/// Environment variable overriding [`HostConfig::call_timeout`], in seconds.
+pub const CALL_TIMEOUT_VAR: &str = "AGENT_ENV_PLUGIN_CALL_TIMEOUT";
+
+/// Who the host is and how long it waits for each stage of a plugin's life.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct HostConfig {
+    /// The version of the program hosting the plugins, sent in `initialize` and in
+    /// `AGENT_ENV_HOST_VERSION` (plugins compare their `requires` against it).
+    pub host_version: String,
+    /// Until the process runs (the spawn itself).
+    pub start_timeout: Duration,
+    /// Until the plugin answers `initialize`.
+    pub handshake_timeout: Duration,
+    /// For each call, unless the caller gives its own.
+    pub call_timeout: Duration,
+    /// Each wait of the shutdown sequence: after `shutdown` and closing stdin, then after SIGTERM.
+    pub grace: Duration,
+}
+
+impl HostConfig {
+    /// The default timeouts, for a host at `host_version`.
+    pub fn new(host_version: impl Into<String>) -> HostConfig {
+        HostConfig {
+            host_version: host_version.into(),
+            start_timeout: Duration::from_secs(5),
+            handshake_timeout: Duration::from_secs(10),
+            call_timeout: Duration::from_secs(60),
+            grace: Duration::from_secs(2),
+        }
+    }
+
+    /// The defaults for a host at `host_version`, with each `AGENT_ENV_PLUGIN_*_TIMEOUT` variable
+    /// that `lookup` finds applied. The caller decides where variables come from (the process
+    /// environment, or a map in tests).
+    pub fn from_lookup(
+        host_version: impl Into<String>,
+        lookup: impl Fn(&str) -> Option<String>,
+    ) -> Result<HostConfig, HostConfigError> {
+        let mut config = HostConfig::new(host_version);
+        let fields: [(&'static str, &mut Duration); 3] = [
+            (START_TIMEOUT_VAR, &mut config.start_timeout),
+            (HANDSHAKE_TIMEOUT_VAR, &mut config.handshake_timeout),
+            (CALL_TIMEOUT_VAR, &mut config.call_timeout),
+        ];
+        for (var, field) in fields {
+            if let Some(value) = lookup(var) {
+                *field = parse_seconds(&value).ok_or(HostConfigError { var, value })?;
+            }
+        }
+        Ok(config)
+    }
+}
+
+/// A timeout variable that does not hold a number of seconds.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("{var} is '{value}', which is not a number of seconds (e.g. 10 or 0.5); fix or unset it")]
+pub struct HostConfigError {
+    /// The variable's name.
+    pub var: &'static str,
+    /// Its value, as set.
+    pub value: String,
+}
+
+/// Parses a positive, finite number of seconds such as `10` or `0.25`.
+fn parse_seconds(text: &str) -> Option<Duration> {
+    let seconds: f64 = text.trim().parse().ok()?;
+    if !seconds.is_finite() || seconds <= 0.0 || seconds > 1e9 {
+        return None;
+    }
+    Some(Duration::from_secs_f64(seconds))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn defaults_match_the_protocol_document() {
+        let c = HostConfig::new("1.2.3");
+        assert_eq!(c.host_version, "1.2.3");
+        assert_eq!(c.start_timeout, Duration::from_secs(5));
+        assert_eq!(c.handshake_timeout, Duration::from_secs(10));
+        assert_eq!(c.call_timeout, Duration::from_secs(60));
+        assert_eq!(c.grace, Duration::from_secs(2));
+    }
+
+    #[test]
+    fn variables_override_with_fractional_seconds() {
+        let c = HostConfig::from_lookup("1.2.3", |v| match v {
+            HANDSHAKE_TIMEOUT_VAR => Some("0.5".into()),
+            CALL_TIMEOUT_VAR => Some(" 3 ".into()),
+            _ => None,
+        })
+        .unwrap();
+        assert_eq!(c.handshake_timeout, Duration::from_millis(500));
+        assert_eq!(c.call_timeout, Duration::from_secs(3));
+        assert_eq!(c.start_timeout, Duration::from_secs(5));
+    }
+
+    #[test]
+    fn a_bad_value_names_the_variable() {
+        for bad in ["ten", "-1", "0", "inf", ""] {
+            let err =
+                HostConfig::from_lookup("1.2.3", |v| (v == START_TIMEOUT_VAR).then(|| bad.into()))
+                    .unwrap_err();
+            assert_eq!(err.var, START_TIMEOUT_VAR);
+            assert!(err.to_string().contains(START_TIMEOUT_VAR), "{err}");
+        }
+    }
+}

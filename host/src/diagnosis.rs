@@ -1,0 +1,139 @@
+//! What `agent-env plugin show` prints about a plugin process: how it was started, what it answered,
+//! how long that took, what it wrote, how it ended.
+
+use serde::Serialize;
+
+/// A failure, as a diagnosis records it.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct FailureSummary {
+    /// The stable code, as [`crate::HostError::code`] gives it.
+    pub code: String,
+    /// The full message.
+    pub message: String,
+}
+
+/// The state of one plugin process.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Diagnosis {
+    /// The package name from the manifest.
+    pub package: String,
+    /// The manifest it was started from.
+    pub manifest_path: String,
+    /// The argv it was (or would have been) started with.
+    pub argv: Vec<String>,
+    /// The file that was (or would have been) executed.
+    pub executable: Option<String>,
+    /// Whether it ran in command mode (protocol on fds 3 and 4).
+    pub command_mode: bool,
+    /// Its process id, once started.
+    pub pid: Option<u32>,
+    /// The negotiated protocol version.
+    pub protocol: Option<u32>,
+    /// The version the plugin reported in `initialize`.
+    pub plugin_version: Option<String>,
+    /// Wall-clock time of the spawn, in milliseconds since the Unix epoch.
+    pub spawned_at_ms: Option<u64>,
+    /// From asking for the process until it ran.
+    pub spawn_us: Option<u64>,
+    /// From sending `initialize` until its answer.
+    pub initialize_us: Option<u64>,
+    /// Calls made to it, `initialize` not counted.
+    pub calls: u64,
+    /// Non-protocol lines on stdout.
+    pub noise_lines: u64,
+    /// The first bytes of the first few non-protocol lines.
+    pub noise_samples: Vec<String>,
+    /// False in command mode, where stderr is the terminal's.
+    pub stderr_captured: bool,
+    /// Lines it wrote to stderr.
+    pub stderr_lines: u64,
+    /// Bytes it wrote to stderr.
+    pub stderr_bytes: u64,
+    /// The last 64 KiB of stderr.
+    pub stderr_tail: String,
+    /// `running`, `exited`, `signaled`, or `not-started`.
+    pub state: String,
+    /// Its exit code, if it exited.
+    pub exit_code: Option<i32>,
+    /// The signal that ended it, if one did.
+    pub signal: Option<i32>,
+    /// Whether agent-env ended it (shutdown) rather than it ending by itself.
+    pub stopped_by_host: bool,
+    /// The failure that ended it or its start, if any.
+    pub failure: Option<FailureSummary>,
+}
+
+impl Diagnosis {
+    /// Lines for humans, as `plugin show` prints them.
+    pub fn render(&self) -> String {
+        let mut out = String::new();
+        let mut line = |k: &str, v: String| out.push_str(&format!("  {k:<18}{v}\n"));
+        line("package", self.package.clone());
+        line("manifest", self.manifest_path.clone());
+        line("argv", self.argv.join(" "));
+        line(
+            "executable",
+            self.executable
+                .clone()
+                .unwrap_or_else(|| "(not found)".into()),
+        );
+        if self.command_mode {
+            line("mode", "command (protocol on fds 3 and 4)".into());
+        }
+        if let Some(pid) = self.pid {
+            line("pid", pid.to_string());
+        }
+        if let Some(p) = self.protocol {
+            line("protocol", p.to_string());
+        }
+        if let Some(v) = &self.plugin_version {
+            line("plugin version", v.clone());
+        }
+        if let Some(us) = self.spawn_us {
+            line("spawn", format!("{:.2} ms", us as f64 / 1000.0));
+        }
+        if let Some(us) = self.initialize_us {
+            line("initialize", format!("{:.2} ms", us as f64 / 1000.0));
+        }
+        line("calls", self.calls.to_string());
+        let ended = match (self.exit_code, self.signal) {
+            (Some(code), _) => format!("{} (exit code {code})", self.state),
+            (_, Some(sig)) => format!(
+                "{} (signal {sig}, {})",
+                self.state,
+                super::exit::signal_name(sig)
+            ),
+            _ => self.state.clone(),
+        };
+        line("state", ended);
+        if self.noise_lines > 0 {
+            line(
+                "stdout noise",
+                format!(
+                    "{} non-protocol line(s); first: '{}'",
+                    self.noise_lines,
+                    self.noise_samples.first().cloned().unwrap_or_default()
+                ),
+            );
+        }
+        if self.stderr_captured {
+            line(
+                "stderr",
+                format!("{} line(s), {} bytes", self.stderr_lines, self.stderr_bytes),
+            );
+        } else {
+            line("stderr", "not captured (command mode)".into());
+        }
+        if let Some(f) = &self.failure {
+            line("failure", format!("{}: {}", f.code, f.message));
+        }
+        let tail: Vec<&str> = self.stderr_tail.lines().collect();
+        if !tail.is_empty() {
+            out.push_str("  stderr tail:\n");
+            for l in &tail[tail.len().saturating_sub(20)..] {
+                out.push_str(&format!("    | {l}\n"));
+            }
+        }
+        out
+    }
+}

@@ -1,0 +1,324 @@
+//! Everything that can go wrong with a plugin process, each with a stable code.
+//!
+//! The codes are documented in `docs/protocol.md` ("Failure codes") and appear in `--json` output.
+//! Every message names the plugin, its executable and the tail of its stderr.
+
+use std::time::Duration;
+
+use agent_env_protocol::codes::ErrorKind;
+use agent_env_protocol::message::RpcError;
+use serde::Serialize;
+
+/// Who failed: enough to name the plugin in a message and to show what it last said.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct FailureContext {
+    /// The package name from the manifest.
+    pub package: String,
+    /// The executable as resolved (or as written, when it could not be resolved).
+    pub executable: String,
+    /// The manifest the plugin was started from.
+    pub manifest_path: String,
+    /// The last lines of its stderr (empty when it wrote none or stderr was not captured).
+    pub stderr_tail: Vec<String>,
+    /// The first bytes of the first non-protocol line it wrote to stdout, if any.
+    pub noise_sample: Option<String>,
+}
+
+/// Why a plugin could not be started or a call to it failed.
+#[derive(Debug, Clone, PartialEq, thiserror::Error)]
+pub enum HostError {
+    /// `not-found`: the executable does not exist.
+    #[error("plugin {} cannot start: its executable {} does not exist; fix 'exec' in {} or reinstall the plugin{}", .ctx.package, .ctx.executable, .ctx.manifest_path, suffix(.ctx))]
+    NotFound {
+        /// Who failed.
+        ctx: Box<FailureContext>,
+    },
+
+    /// `not-executable`: the file exists but cannot be executed.
+    #[error("plugin {} cannot start: its executable {} is not executable ({reason}); run chmod +x on it or reinstall the plugin{}", .ctx.package, .ctx.executable, suffix(.ctx))]
+    NotExecutable {
+        /// Who failed.
+        ctx: Box<FailureContext>,
+        /// Why, in words.
+        reason: String,
+    },
+
+    /// `spawn-failed`: the system refused to start it.
+    #[error("plugin {} could not be started from {}: {reason}{}", .ctx.package, .ctx.executable, suffix(.ctx))]
+    SpawnFailed {
+        /// Who failed.
+        ctx: Box<FailureContext>,
+        /// Why, in words.
+        reason: String,
+    },
+
+    /// `exited-at-start`: it ended before answering `initialize`.
+    #[error("plugin {} ({}) {ended} before answering initialize{}", .ctx.package, .ctx.executable, suffix(.ctx))]
+    ExitedAtStart {
+        /// Who failed.
+        ctx: Box<FailureContext>,
+        /// How it ended, e.g. "exited with code 1".
+        ended: String,
+    },
+
+    /// `handshake-timeout`: no answer to `initialize` in time.
+    #[error("plugin {} ({}) did not answer initialize within {}; it is not an agent-env plugin, or it is stuck (raise AGENT_ENV_PLUGIN_HANDSHAKE_TIMEOUT if it is just slow){}", .ctx.package, .ctx.executable, secs(*.timeout), suffix(.ctx))]
+    HandshakeTimeout {
+        /// Who failed.
+        ctx: Box<FailureContext>,
+        /// The timeout that ran out.
+        timeout: Duration,
+    },
+
+    /// `handshake-failed`: its answer to `initialize` is not a valid one.
+    #[error("plugin {} ({}) gave a bad answer to initialize: {reason}{}", .ctx.package, .ctx.executable, suffix(.ctx))]
+    HandshakeFailed {
+        /// Who failed.
+        ctx: Box<FailureContext>,
+        /// Why, in words.
+        reason: String,
+    },
+
+    /// `protocol-mismatch`: no protocol version both sides speak.
+    #[error("plugin {} speaks protocol {plugin_speaks}, agent-env speaks {host_speaks}: {advice} (executable {}){}", .ctx.package, .ctx.executable, suffix(.ctx))]
+    ProtocolMismatch {
+        /// Who failed.
+        ctx: Box<FailureContext>,
+        /// The protocol range the plugin speaks.
+        plugin_speaks: String,
+        /// The protocol range agent-env speaks.
+        host_speaks: String,
+        /// Which side to upgrade.
+        advice: String,
+    },
+
+    /// `crashed`: it ended while a call was in flight.
+    #[error("plugin {} ({}) crashed ({ended}) while answering {method}; this is a bug in the plugin{}", .ctx.package, .ctx.executable, suffix(.ctx))]
+    Crashed {
+        /// Who failed.
+        ctx: Box<FailureContext>,
+        /// How it ended, e.g. "exited with code 1".
+        ended: String,
+        /// The method of the call.
+        method: String,
+    },
+
+    /// `call-timeout`: a call got no answer in time and was cancelled.
+    #[error("plugin {} ({}) did not answer {method} within {}; the call was cancelled (raise AGENT_ENV_PLUGIN_CALL_TIMEOUT if it is just slow){}", .ctx.package, .ctx.executable, secs(*.timeout), suffix(.ctx))]
+    CallTimeout {
+        /// Who failed.
+        ctx: Box<FailureContext>,
+        /// The method of the call.
+        method: String,
+        /// The timeout that ran out.
+        timeout: Duration,
+    },
+
+    /// `crash-loop`: it failed too often in this invocation to be started again.
+    #[error("plugin {} ({}) failed {crashes} times in this invocation, so agent-env will not start it again until the next run; last failure: {last}", .ctx.package, .ctx.executable)]
+    CrashLoop {
+        /// Who failed.
+        ctx: Box<FailureContext>,
+        /// Failures in this invocation.
+        crashes: u32,
+        /// The last failure, in one line.
+        last: String,
+    },
+
+    /// The plugin answered a call with an error of its own.
+    #[error("plugin {} ({}) refused {method}: {}", .ctx.package, .ctx.executable, .error.message)]
+    PluginError {
+        /// Who failed.
+        ctx: Box<FailureContext>,
+        /// The method of the call.
+        method: String,
+        /// The error the plugin answered with.
+        error: RpcError,
+    },
+
+    /// A message over the size limit, in either direction.
+    #[error("{method} to plugin {} ({}) was not sent: {detail}", .ctx.package, .ctx.executable)]
+    MessageTooLarge {
+        /// Who failed.
+        ctx: Box<FailureContext>,
+        /// The method of the call.
+        method: String,
+        /// What was too large, and the limit.
+        detail: String,
+    },
+
+    /// A call to a process that was already shut down.
+    #[error("plugin {} ({}) was already shut down, so {method} cannot be sent", .ctx.package, .ctx.executable)]
+    ShutDown {
+        /// Who failed.
+        ctx: Box<FailureContext>,
+        /// The method of the call.
+        method: String,
+    },
+}
+
+/// The `ctx` field of any [`HostError`] (every variant has one), by reference or by mutable
+/// reference as `$error` is.
+macro_rules! failure_context {
+    ($error:expr) => {
+        match $error {
+            HostError::NotFound { ctx }
+            | HostError::NotExecutable { ctx, .. }
+            | HostError::SpawnFailed { ctx, .. }
+            | HostError::ExitedAtStart { ctx, .. }
+            | HostError::HandshakeTimeout { ctx, .. }
+            | HostError::HandshakeFailed { ctx, .. }
+            | HostError::ProtocolMismatch { ctx, .. }
+            | HostError::Crashed { ctx, .. }
+            | HostError::CallTimeout { ctx, .. }
+            | HostError::CrashLoop { ctx, .. }
+            | HostError::PluginError { ctx, .. }
+            | HostError::MessageTooLarge { ctx, .. }
+            | HostError::ShutDown { ctx, .. } => ctx,
+        }
+    };
+}
+
+impl HostError {
+    /// The stable code (see `docs/protocol.md`, "Failure codes").
+    pub fn code(&self) -> &'static str {
+        match self {
+            HostError::NotFound { .. } => "not-found",
+            HostError::NotExecutable { .. } => "not-executable",
+            HostError::SpawnFailed { .. } => "spawn-failed",
+            HostError::ExitedAtStart { .. } => "exited-at-start",
+            HostError::HandshakeTimeout { .. } => "handshake-timeout",
+            HostError::HandshakeFailed { .. } => "handshake-failed",
+            HostError::ProtocolMismatch { .. } => "protocol-mismatch",
+            HostError::Crashed { .. } => "crashed",
+            HostError::CallTimeout { .. } => "call-timeout",
+            HostError::CrashLoop { .. } => "crash-loop",
+            HostError::PluginError { .. } => "plugin-error",
+            HostError::MessageTooLarge { .. } => "message-too-large",
+            HostError::ShutDown { .. } => "shut-down",
+        }
+    }
+
+    /// Who failed.
+    pub fn context(&self) -> &FailureContext {
+        failure_context!(self).as_ref()
+    }
+
+    /// Replaces who failed (with a fresher stderr tail, say).
+    pub(crate) fn set_context(&mut self, fresh: Box<FailureContext>) {
+        *failure_context!(self) = fresh;
+    }
+
+    /// The plugin's own error, for `plugin-error`.
+    pub fn rpc_error(&self) -> Option<&RpcError> {
+        match self {
+            HostError::PluginError { error, .. } => Some(error),
+            _ => None,
+        }
+    }
+
+    /// The wire kind of the plugin's own error (`not-found` stays `not-found`), for `plugin-error`;
+    /// `message-too-large` and `cancelled` (a timed-out call) for those failures.
+    pub fn error_kind(&self) -> Option<ErrorKind> {
+        match self {
+            HostError::PluginError { error, .. } => error.kind(),
+            HostError::MessageTooLarge { .. } => Some(ErrorKind::MessageTooLarge),
+            HostError::CallTimeout { .. } => Some(ErrorKind::Cancelled),
+            HostError::ProtocolMismatch { .. } => Some(ErrorKind::ProtocolMismatch),
+            _ => None,
+        }
+    }
+
+    /// Whether the failure says something about the process (counted by the crash-loop breaker), as
+    /// opposed to the installation (missing or unusable executable, wrong protocol) or one call.
+    pub fn is_process_failure(&self) -> bool {
+        matches!(
+            self,
+            HostError::SpawnFailed { .. }
+                | HostError::ExitedAtStart { .. }
+                | HostError::HandshakeTimeout { .. }
+                | HostError::HandshakeFailed { .. }
+                | HostError::Crashed { .. }
+        )
+    }
+
+    /// Whether starting again cannot help within this invocation.
+    pub fn is_permanent(&self) -> bool {
+        matches!(
+            self,
+            HostError::NotFound { .. }
+                | HostError::NotExecutable { .. }
+                | HostError::ProtocolMismatch { .. }
+                | HostError::CrashLoop { .. }
+        )
+    }
+}
+
+fn secs(d: Duration) -> String {
+    let s = d.as_secs_f64();
+    if s.fract() == 0.0 {
+        format!("{s:.0} s")
+    } else {
+        format!("{s} s")
+    }
+}
+
+/// What the plugin said: the noise it wrote to stdout and the tail of its stderr.
+fn suffix(ctx: &FailureContext) -> String {
+    let mut out = String::new();
+    if let Some(noise) = &ctx.noise_sample {
+        out.push_str(&format!(
+            "; it wrote non-protocol output to stdout (first: '{noise}')"
+        ));
+    }
+    if ctx.stderr_tail.is_empty() {
+        out.push_str("; its stderr was empty");
+    } else {
+        out.push_str("; its stderr ends with:");
+        for line in &ctx.stderr_tail {
+            out.push_str("\n    ");
+            out.push_str(line);
+        }
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn ctx(tail: &[&str]) -> Box<FailureContext> {
+        Box::new(FailureContext {
+            package: "agentenv-x".into(),
+            executable: "/opt/x/bin/x".into(),
+            manifest_path: "/opt/x/agent-env-plugin.toml".into(),
+            stderr_tail: tail.iter().map(|s| s.to_string()).collect(),
+            noise_sample: None,
+        })
+    }
+
+    #[test]
+    fn messages_name_the_plugin_the_executable_and_the_stderr_tail() {
+        let e = HostError::Crashed {
+            ctx: ctx(&["thread 'main' panicked at src/main.rs:3:5", "boom"]),
+            ended: "killed by signal 6 (SIGABRT)".into(),
+            method: "execute".into(),
+        };
+        let text = e.to_string();
+        assert_eq!(e.code(), "crashed");
+        for part in ["agentenv-x", "/opt/x/bin/x", "execute", "SIGABRT", "boom"] {
+            assert!(text.contains(part), "{text}");
+        }
+    }
+
+    #[test]
+    fn the_protocol_mismatch_sentence_reads_as_advice() {
+        let e = HostError::ProtocolMismatch {
+            ctx: ctx(&[]),
+            plugin_speaks: "99".into(),
+            host_speaks: "1".into(),
+            advice: "upgrade agent-env or install a version of the plugin for protocol 1".into(),
+        };
+        assert!(e.to_string().starts_with("plugin agentenv-x speaks protocol 99, agent-env speaks 1: upgrade agent-env or install a version of the plugin for protocol 1"), "{e}");
+    }
+}

@@ -1,0 +1,231 @@
+//! Watching the child's exit by wait status, and signalling it without racing the reaper.
+//!
+//! The wait status, not end of file on stdout, says a plugin has ended: a grandchild that inherited
+//! stdout can keep the pipe open long after the plugin died. One thread per child blocks in
+//! `waitid(WNOWAIT)`, then reaps under a lock; signals are sent under the same lock and only while
+//! the child is unreaped, so a recycled pid is never signalled.
+
+use std::sync::{Arc, Condvar, Mutex, MutexGuard};
+use std::thread;
+use std::time::{Duration, Instant};
+
+use serde::Serialize;
+
+/// How a child ended.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Ended {
+    /// It exited with this code.
+    Exited(i32),
+    /// This signal ended it.
+    Signaled(i32),
+}
+
+impl Ended {
+    /// How it ended, as the end of a sentence: "exited with code 3".
+    pub fn describe(&self) -> String {
+        match self {
+            Ended::Exited(code) => format!("exited with code {code}"),
+            Ended::Signaled(sig) => format!("was killed by signal {sig} ({})", signal_name(*sig)),
+        }
+    }
+
+    /// The exit code, if it exited.
+    pub fn exit_code(&self) -> Option<i32> {
+        match self {
+            Ended::Exited(code) => Some(*code),
+            Ended::Signaled(_) => None,
+        }
+    }
+
+    /// The signal, if one ended it.
+    pub fn signal(&self) -> Option<i32> {
+        match self {
+            Ended::Signaled(sig) => Some(*sig),
+            Ended::Exited(_) => None,
+        }
+    }
+}
+
+/// The usual name of a signal number.
+pub fn signal_name(sig: i32) -> &'static str {
+    match sig {
+        libc::SIGHUP => "SIGHUP",
+        libc::SIGINT => "SIGINT",
+        libc::SIGQUIT => "SIGQUIT",
+        libc::SIGILL => "SIGILL",
+        libc::SIGTRAP => "SIGTRAP",
+        libc::SIGABRT => "SIGABRT",
+        libc::SIGBUS => "SIGBUS",
+        libc::SIGFPE => "SIGFPE",
+        libc::SIGKILL => "SIGKILL",
+        libc::SIGUSR1 => "SIGUSR1",
+        libc::SIGSEGV => "SIGSEGV",
+        libc::SIGUSR2 => "SIGUSR2",
+        libc::SIGPIPE => "SIGPIPE",
+        libc::SIGALRM => "SIGALRM",
+        libc::SIGTERM => "SIGTERM",
+        _ => "unknown signal",
+    }
+}
+
+struct State {
+    ended: Option<Ended>,
+}
+
+/// The exit of one child.
+pub struct ExitWatch {
+    pid: i32,
+    own_group: bool,
+    state: Mutex<State>,
+    cv: Condvar,
+}
+
+fn lock(m: &Mutex<State>) -> MutexGuard<'_, State> {
+    m.lock().unwrap_or_else(|p| p.into_inner())
+}
+
+impl ExitWatch {
+    /// Starts watching `pid` (our unreaped child); `on_exit` runs once, on the watcher thread.
+    pub fn start(
+        pid: u32,
+        own_group: bool,
+        name: &str,
+        on_exit: impl FnOnce(Ended) + Send + 'static,
+    ) -> Arc<ExitWatch> {
+        let watch = Arc::new(ExitWatch {
+            pid: pid as i32,
+            own_group,
+            state: Mutex::new(State { ended: None }),
+            cv: Condvar::new(),
+        });
+        let watcher = watch.clone();
+        let run = move || {
+            let ended = watcher.wait_and_reap();
+            on_exit(ended);
+        };
+        if let Err(e) = thread::Builder::new()
+            .name(format!("{name}-reaper"))
+            .spawn(run)
+        {
+            // Without a reaper thread the exit is only seen at shutdown, which SIGKILLs and reaps.
+            eprintln!("agent-env: cannot start a reaper thread for {name}: {e}");
+        }
+        watch
+    }
+
+    fn wait_and_reap(&self) -> Ended {
+        loop {
+            // SAFETY: waitid on our own child with a zeroed siginfo buffer.
+            let mut info: libc::siginfo_t = unsafe { std::mem::zeroed() };
+            let r = unsafe {
+                libc::waitid(
+                    libc::P_PID,
+                    self.pid as libc::id_t,
+                    &mut info,
+                    libc::WEXITED | libc::WNOWAIT,
+                )
+            };
+            if r == 0 {
+                break;
+            }
+            if std::io::Error::last_os_error().raw_os_error() != Some(libc::EINTR) {
+                break;
+            }
+        }
+        let mut state = lock(&self.state);
+        let ended = reap(self.pid).unwrap_or(Ended::Exited(-1));
+        state.ended = Some(ended);
+        self.cv.notify_all();
+        ended
+    }
+
+    pub fn pid(&self) -> i32 {
+        self.pid
+    }
+
+    /// How it ended, if it has.
+    pub fn ended(&self) -> Option<Ended> {
+        lock(&self.state).ended
+    }
+
+    /// Waits up to `timeout` for the child to end.
+    pub fn wait_timeout(&self, timeout: Duration) -> Option<Ended> {
+        let deadline = Instant::now() + timeout;
+        let mut state = lock(&self.state);
+        loop {
+            if let Some(ended) = state.ended {
+                return Some(ended);
+            }
+            let now = Instant::now();
+            if now >= deadline {
+                return None;
+            }
+            state = self
+                .cv
+                .wait_timeout(state, deadline - now)
+                .unwrap_or_else(|p| p.into_inner())
+                .0;
+        }
+    }
+
+    /// Sends `sig` to the child's process group (or to the child alone in command mode), only while
+    /// the child is unreaped. Returns whether it was sent.
+    pub fn signal(&self, sig: i32) -> bool {
+        let state = lock(&self.state);
+        if state.ended.is_some() {
+            return false;
+        }
+        let target = if self.own_group { -self.pid } else { self.pid };
+        // SAFETY: the pid is our unreaped child (the lock keeps the reaper out), so it is not recycled.
+        unsafe { libc::kill(target, sig) == 0 }
+    }
+
+    /// After the child itself is reaped: kills what is left of its process group (grandchildren)
+    /// and reaps those that were handed to us, waiting at most `timeout`.
+    pub fn kill_leftovers(&self, timeout: Duration) {
+        if !self.own_group || self.ended().is_none() {
+            return;
+        }
+        let group = self.pid;
+        let deadline = Instant::now() + timeout;
+        // SAFETY: kill/waitpid on a process group we created; the group id cannot be reused while
+        // any member (even a zombie) exists, and we stop as soon as none does.
+        unsafe {
+            if libc::kill(-group, 0) != 0 {
+                return;
+            }
+            libc::kill(-group, libc::SIGKILL);
+            loop {
+                let mut status = 0;
+                while libc::waitpid(-group, &mut status, libc::WNOHANG) > 0 {}
+                if libc::kill(-group, 0) != 0 || Instant::now() >= deadline {
+                    return;
+                }
+                thread::sleep(Duration::from_millis(2));
+            }
+        }
+    }
+}
+
+fn reap(pid: i32) -> Option<Ended> {
+    let mut status = 0;
+    loop {
+        // SAFETY: waitpid on our own child.
+        let r = unsafe { libc::waitpid(pid, &mut status, 0) };
+        if r == pid {
+            break;
+        }
+        if r < 0 && std::io::Error::last_os_error().raw_os_error() == Some(libc::EINTR) {
+            continue;
+        }
+        return None;
+    }
+    if libc::WIFEXITED(status) {
+        Some(Ended::Exited(libc::WEXITSTATUS(status)))
+    } else if libc::WIFSIGNALED(status) {
+        Some(Ended::Signaled(libc::WTERMSIG(status)))
+    } else {
+        None
+    }
+}

@@ -1,0 +1,51 @@
+//! The child-process host: starts plugins from their manifests, speaks the protocol with them, and
+//! reports everything they do wrong with a stable code.
+//!
+//! This crate sits just above `agent-env-protocol` and below everything else: it knows manifests
+//! and the wire protocol, never config files, discovery, stores or the CLI. It never reads the
+//! environment and never prints; its caller passes in a [`HostConfig`] (the host's version and the
+//! timeouts) and the [`HostServices`] that answer a plugin's calls back.
+//!
+//! Where things live:
+//!
+//! - `config.rs`: [`HostConfig`], the host's version and timeouts, overridable through a lookup.
+//! - `spec.rs`: [`SpawnSpec`], what to start (package, argv, settings, command mode).
+//! - `spawn.rs`: starting the child (executable resolution, environment, process group,
+//!   parent-death signal, command-mode fds) on one long-lived spawner thread.
+//! - `process.rs`: [`PluginProcess`], one child: handshake, calls, diagnosis, graceful shutdown.
+//! - `pool.rs`: [`PluginHost`], the children of one invocation: lazy start, reuse, restart,
+//!   crash-loop breaker, shutdown of all.
+//! - `handler.rs`: the host's side of the connection, routing `host.*` requests to the services.
+//! - `services.rs`: [`HostServices`], what the host answers when a plugin calls it.
+//! - `exit.rs`: watching the child's wait status and signalling it without racing the reaper.
+//! - `stderr.rs`: [`StderrTail`], the bounded tail of a child's stderr.
+//! - `error.rs`: [`HostError`], the failure codes of `docs/protocol.md` ("Failure codes").
+//! - `diagnosis.rs`: [`Diagnosis`], what `agent-env plugin show` says about a process.
+
+mod config;
+mod diagnosis;
+mod error;
+mod exit;
+mod handler;
+mod pool;
+mod process;
+mod services;
+mod spawn;
+mod spec;
+mod stderr;
+
+pub use config::{
+    HostConfig, HostConfigError, CALL_TIMEOUT_VAR, HANDSHAKE_TIMEOUT_VAR, START_TIMEOUT_VAR,
+};
+pub use diagnosis::{Diagnosis, FailureSummary};
+pub use error::{FailureContext, HostError};
+pub use exit::{signal_name, Ended};
+pub use pool::{PluginHost, CRASH_LOOP_LIMIT};
+pub use process::{PluginProcess, StartFailure};
+pub use services::{HostServices, NoServices};
+pub use spawn::{resolve_executable, ResolveError, COMMAND_MODE_FDS};
+pub use spec::SpawnSpec;
+pub use stderr::{StderrTail, STDERR_TAIL_BYTES};
+
+pub use agent_env_protocol::message::RpcError;
+pub use agent_env_protocol::methods::ProgressParams;

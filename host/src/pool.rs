@@ -1,0 +1,228 @@
+//! All plugin processes of one invocation: started lazily, reused per package, restarted after a
+//! crash, given up on after repeated failures, shut down at the end.
+
+use std::collections::HashMap;
+use std::sync::{Arc, Mutex, MutexGuard};
+use std::thread;
+
+use agent_env_protocol::names::canonical_name;
+
+use super::config::HostConfig;
+use super::diagnosis::Diagnosis;
+use super::error::HostError;
+use super::process::{spec_context, PluginProcess};
+use super::services::HostServices;
+use super::spec::SpawnSpec;
+
+/// After this many process failures in one invocation a plugin is not started again.
+pub const CRASH_LOOP_LIMIT: u32 = 3;
+
+#[derive(Default)]
+struct Entry {
+    process: Option<Arc<PluginProcess>>,
+    /// Process failures so far: crashes, and starts that failed in the process.
+    failures: u32,
+    /// A failure that starting again cannot fix in this invocation.
+    permanent: Option<HostError>,
+    last_failure: Option<HostError>,
+    /// The diagnosis of the last process that ended or failed to start.
+    last_diagnosis: Option<Diagnosis>,
+}
+
+/// The plugin processes of one invocation, keyed by canonical package name.
+pub struct PluginHost {
+    config: HostConfig,
+    services: Arc<dyn HostServices>,
+    entries: Mutex<HashMap<String, Arc<Mutex<Entry>>>>,
+}
+
+fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
+    m.lock().unwrap_or_else(|p| p.into_inner())
+}
+
+impl PluginHost {
+    /// An empty pool: nothing starts until [`PluginHost::connect`].
+    pub fn new(config: HostConfig, services: Arc<dyn HostServices>) -> PluginHost {
+        PluginHost {
+            config,
+            services,
+            entries: Mutex::new(HashMap::new()),
+        }
+    }
+
+    /// The configuration every process of the pool starts with.
+    pub fn config(&self) -> &HostConfig {
+        &self.config
+    }
+
+    fn entry(&self, package: &str) -> Arc<Mutex<Entry>> {
+        lock(&self.entries)
+            .entry(canonical_name(package))
+            .or_default()
+            .clone()
+    }
+
+    /// The running process for `spec.package`, started (or restarted after a crash) if needed.
+    pub fn connect(&self, spec: &SpawnSpec) -> Result<Arc<PluginProcess>, HostError> {
+        let entry = self.entry(&spec.package);
+        // One start at a time per package; other packages start in parallel.
+        let mut entry = lock(&entry);
+        if let Some(error) = &entry.permanent {
+            return Err(error.clone());
+        }
+        if let Some(process) = entry.process.clone() {
+            if process.is_alive() {
+                return Ok(process);
+            }
+            // It ended on its own since the last call: that is a crash.
+            entry.process = None;
+            let diagnosis = process.stop();
+            entry.failures += 1;
+            entry.last_diagnosis = Some(diagnosis);
+        }
+        if entry.failures >= CRASH_LOOP_LIMIT {
+            return Err(self.crash_loop(&mut entry, spec));
+        }
+        match PluginProcess::start_diagnosed(spec.clone(), &self.config, self.services.clone()) {
+            Ok(process) => {
+                let process = Arc::new(process);
+                entry.process = Some(process.clone());
+                Ok(process)
+            }
+            Err(failure) => {
+                let error = failure.error;
+                entry.last_diagnosis = Some(*failure.diagnosis);
+                entry.last_failure = Some(error.clone());
+                if error.is_permanent() {
+                    entry.permanent = Some(error.clone());
+                } else if error.is_process_failure() {
+                    entry.failures += 1;
+                    if entry.failures >= CRASH_LOOP_LIMIT {
+                        // Say now that there will be no more attempts.
+                        self.crash_loop(&mut entry, spec);
+                    }
+                }
+                Err(error)
+            }
+        }
+    }
+
+    fn crash_loop(&self, entry: &mut Entry, spec: &SpawnSpec) -> HostError {
+        let last = entry
+            .last_failure
+            .as_ref()
+            .map(|e| format!("{}: {}", e.code(), first_line(&e.to_string())))
+            .or_else(|| {
+                entry
+                    .last_diagnosis
+                    .as_ref()
+                    .map(|d| format!("it {}", describe_end(d)))
+            })
+            .unwrap_or_else(|| "unknown".into());
+        let ctx = match &entry.last_failure {
+            Some(e) => Box::new(e.context().clone()),
+            None => spec_context(spec),
+        };
+        let error = HostError::CrashLoop {
+            ctx,
+            crashes: entry.failures,
+            last,
+        };
+        entry.permanent = Some(error.clone());
+        error
+    }
+
+    /// Records that a call failed with `error` (so a crash seen by a call counts once, right away).
+    pub fn note_failure(&self, package: &str, error: &HostError) {
+        if matches!(error, HostError::Crashed { .. }) {
+            let entry = self.entry(package);
+            lock(&entry).last_failure = Some(error.clone());
+        }
+    }
+
+    /// Starts every plugin at once (each handshake runs on its own thread).
+    pub fn start_all_parallel(
+        &self,
+        specs: &[SpawnSpec],
+    ) -> Vec<(String, Result<Arc<PluginProcess>, HostError>)> {
+        thread::scope(|scope| {
+            let handles: Vec<_> = specs
+                .iter()
+                .map(|spec| (spec, scope.spawn(move || self.connect(spec))))
+                .collect();
+            handles
+                .into_iter()
+                .map(|(spec, handle)| {
+                    let result = handle.join().unwrap_or_else(|_| {
+                        Err(HostError::SpawnFailed {
+                            ctx: spec_context(spec),
+                            reason: "the thread starting it panicked".into(),
+                        })
+                    });
+                    (spec.package.clone(), result)
+                })
+                .collect()
+        })
+    }
+
+    /// The process of `package`, if one is running.
+    pub fn get(&self, package: &str) -> Option<Arc<PluginProcess>> {
+        let entry = lock(&self.entries).get(&canonical_name(package)).cloned()?;
+        let process = lock(&entry).process.clone()?;
+        process.is_alive().then_some(process)
+    }
+
+    /// The diagnosis of `package`: its running process, or its last attempt.
+    pub fn diagnosis(&self, package: &str) -> Option<Diagnosis> {
+        let entry = lock(&self.entries).get(&canonical_name(package)).cloned()?;
+        let entry = lock(&entry);
+        if let Some(process) = &entry.process {
+            return Some(process.diagnosis());
+        }
+        entry.last_diagnosis.clone()
+    }
+
+    /// How many process failures `package` had in this invocation.
+    pub fn failures(&self, package: &str) -> u32 {
+        lock(&self.entries)
+            .get(&canonical_name(package))
+            .map(|e| lock(e).failures)
+            .unwrap_or(0)
+    }
+
+    /// Shuts every process down (in parallel) and returns their final diagnoses.
+    pub fn shutdown_all(&self) -> Vec<Diagnosis> {
+        let processes: Vec<Arc<PluginProcess>> = {
+            let entries = lock(&self.entries);
+            entries
+                .values()
+                .filter_map(|e| lock(e).process.clone())
+                .collect()
+        };
+        thread::scope(|scope| {
+            let handles: Vec<_> = processes
+                .iter()
+                .map(|p| scope.spawn(move || p.stop()))
+                .collect();
+            handles.into_iter().filter_map(|h| h.join().ok()).collect()
+        })
+    }
+}
+
+impl Drop for PluginHost {
+    fn drop(&mut self) {
+        self.shutdown_all();
+    }
+}
+
+fn first_line(text: &str) -> &str {
+    text.lines().next().unwrap_or("")
+}
+
+fn describe_end(d: &Diagnosis) -> String {
+    match (d.exit_code, d.signal) {
+        (Some(code), _) => format!("exited with code {code}"),
+        (_, Some(sig)) => format!("was killed by signal {sig}"),
+        _ => "ended".into(),
+    }
+}

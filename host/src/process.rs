@@ -1,0 +1,732 @@
+//! One running plugin: spawn, `initialize` handshake, calls, diagnosis and graceful shutdown.
+
+use std::path::PathBuf;
+use std::sync::{Arc, Mutex, MutexGuard};
+use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
+
+use agent_env_protocol::codes::ErrorKind;
+use agent_env_protocol::message::RpcError;
+use agent_env_protocol::methods::{
+    HostInfo, InitializeParams, InitializeResult, INITIALIZE, SHUTDOWN,
+};
+use agent_env_protocol::names::canonical_name;
+use agent_env_protocol::peer::{CallError, CloseReason, Peer, PeerConfig, ReaderMode};
+use agent_env_protocol::version::ProtocolRange;
+use serde_json::{json, Value};
+
+use super::config::HostConfig;
+use super::diagnosis::{Diagnosis, FailureSummary};
+use super::error::{FailureContext, HostError};
+use super::exit::{Ended, ExitWatch};
+use super::handler::HostHandler;
+use super::services::HostServices;
+use super::spawn::{self, ChildIo, LaunchError, ResolveError};
+use super::spec::SpawnSpec;
+use super::stderr::{StderrTail, MESSAGE_TAIL_LINES};
+
+/// How long to wait for the last stderr bytes of a child that ended.
+const STDERR_SETTLE: Duration = Duration::from_millis(250);
+
+/// The live parts of a started child.
+struct Child {
+    peer: Peer,
+    exit: Arc<ExitWatch>,
+    stderr: Option<StderrTail>,
+}
+
+#[derive(Default)]
+struct Status {
+    failure: Option<FailureSummary>,
+    stopped: Option<Diagnosis>,
+    stopping: bool,
+    calls: u64,
+}
+
+/// A plugin child process that answered `initialize`.
+pub struct PluginProcess {
+    spec: SpawnSpec,
+    config: HostConfig,
+    executable: PathBuf,
+    child: Child,
+    handshake: InitializeResult,
+    spawned_at: SystemTime,
+    spawn_time: Duration,
+    initialize_time: Duration,
+    status: Mutex<Status>,
+}
+
+fn lock(m: &Mutex<Status>) -> MutexGuard<'_, Status> {
+    m.lock().unwrap_or_else(|p| p.into_inner())
+}
+
+/// A start that failed, with the diagnosis of the attempt.
+#[derive(Debug, Clone)]
+pub struct StartFailure {
+    /// Why it did not start.
+    pub error: HostError,
+    /// What is known of the attempt.
+    pub diagnosis: Box<Diagnosis>,
+}
+
+/// What is known about a start attempt, for errors and diagnoses.
+struct Attempt<'a> {
+    spec: &'a SpawnSpec,
+    executable: Option<PathBuf>,
+    pid: Option<u32>,
+    spawned_at: Option<SystemTime>,
+    spawn_time: Option<Duration>,
+    initialize_time: Option<Duration>,
+}
+
+impl Attempt<'_> {
+    fn ctx(&self, child: Option<&Child>) -> Box<FailureContext> {
+        failure_context(
+            self.spec,
+            self.executable
+                .as_ref()
+                .map(|p| p.display().to_string())
+                .unwrap_or_else(|| self.spec.program().to_string()),
+            child,
+        )
+    }
+
+    /// Ends the child (if any) and describes the attempt with its failure.
+    fn fail(self, config: &HostConfig, child: Option<Child>, error: HostError) -> StartFailure {
+        if let Some(child) = &child {
+            child.stop(config.grace, false);
+        }
+        // Ending the child may have brought more stderr: rebuild the message with it.
+        let error = refresh_context(error, self.ctx(child.as_ref()));
+        let mut diagnosis = describe(
+            self.spec,
+            self.executable.as_ref(),
+            self.pid,
+            child.as_ref(),
+            None,
+            self.spawned_at,
+            self.spawn_time,
+            self.initialize_time,
+            0,
+        );
+        diagnosis.stopped_by_host = child.is_some();
+        diagnosis.failure = Some(FailureSummary {
+            code: error.code().into(),
+            message: error.to_string(),
+        });
+        StartFailure {
+            error,
+            diagnosis: Box::new(diagnosis),
+        }
+    }
+}
+
+impl PluginProcess {
+    /// Spawns the plugin and completes the `initialize` handshake.
+    pub fn start(
+        spec: SpawnSpec,
+        config: &HostConfig,
+        services: Arc<dyn HostServices>,
+    ) -> Result<PluginProcess, HostError> {
+        Self::start_diagnosed(spec, config, services).map_err(|f| f.error)
+    }
+
+    /// As [`PluginProcess::start`]; a failure comes with the diagnosis of the attempt.
+    pub fn start_diagnosed(
+        spec: SpawnSpec,
+        config: &HostConfig,
+        services: Arc<dyn HostServices>,
+    ) -> Result<PluginProcess, StartFailure> {
+        let mut attempt = Attempt {
+            spec: &spec,
+            executable: None,
+            pid: None,
+            spawned_at: None,
+            spawn_time: None,
+            initialize_time: None,
+        };
+        let executable = match spawn::resolve_executable(spec.program()) {
+            Ok(path) => path,
+            Err(ResolveError::NotFound(_)) => {
+                let ctx = attempt.ctx(None);
+                return Err(attempt.fail(config, None, HostError::NotFound { ctx }));
+            }
+            Err(ResolveError::NotExecutable { path, reason }) => {
+                attempt.executable = Some(path);
+                let ctx = attempt.ctx(None);
+                let error = HostError::NotExecutable { ctx, reason };
+                return Err(attempt.fail(config, None, error));
+            }
+        };
+        attempt.executable = Some(executable.clone());
+        let spawned_at = SystemTime::now();
+        let clock = Instant::now();
+        let launched = match spawn::launch(
+            &spec,
+            &executable,
+            &config.host_version,
+            config.start_timeout,
+        ) {
+            Ok(l) => l,
+            Err(e) => {
+                let error = launch_error(attempt.ctx(None), &executable, e);
+                return Err(attempt.fail(config, None, error));
+            }
+        };
+        let spawn_time = clock.elapsed();
+        attempt.spawn_time = Some(spawn_time);
+        attempt.spawned_at = Some(spawned_at);
+        attempt.pid = Some(launched.pid);
+        let child = Child::connect(&spec, launched, services);
+
+        let clock = Instant::now();
+        let params = InitializeParams {
+            host: HostInfo {
+                name: "agent-env".into(),
+                version: config.host_version.clone(),
+            },
+            protocol: ProtocolRange::ours(),
+            package: spec.package.clone(),
+            settings: spec.settings.clone(),
+        };
+        let params = serde_json::to_value(&params).unwrap_or_else(|_| json!({}));
+        let answer = child
+            .peer
+            .call(INITIALIZE, params, Some(config.handshake_timeout));
+        let initialize_time = clock.elapsed();
+        attempt.initialize_time = Some(initialize_time);
+        let handshake = match check_handshake(&attempt, &child, config, answer) {
+            Ok(h) => h,
+            Err(error) => return Err(attempt.fail(config, Some(child), error)),
+        };
+        Ok(PluginProcess {
+            executable,
+            child,
+            handshake,
+            spawned_at,
+            spawn_time,
+            initialize_time,
+            status: Mutex::new(Status::default()),
+            config: config.clone(),
+            spec,
+        })
+    }
+
+    /// The plugin's answer to `initialize`.
+    pub fn handshake(&self) -> &InitializeResult {
+        &self.handshake
+    }
+
+    /// What it was started from.
+    pub fn spec(&self) -> &SpawnSpec {
+        &self.spec
+    }
+
+    /// Its package name.
+    pub fn package(&self) -> &str {
+        &self.spec.package
+    }
+
+    /// Its process id.
+    pub fn pid(&self) -> u32 {
+        self.child.exit.pid() as u32
+    }
+
+    /// Whether the process runs and the connection is open.
+    pub fn is_alive(&self) -> bool {
+        self.child.exit.ended().is_none()
+            && !self.child.peer.is_closed()
+            && lock(&self.status).stopped.is_none()
+    }
+
+    /// How the process ended, if it has.
+    pub fn ended(&self) -> Option<Ended> {
+        self.child.exit.ended()
+    }
+
+    /// Calls `method` with the configured call timeout.
+    pub fn call(&self, method: &str, params: Value) -> Result<Value, HostError> {
+        self.call_with_timeout(method, params, self.config.call_timeout)
+    }
+
+    /// Calls `method`, waiting at most `timeout`; on expiry the call is cancelled (`$/cancelRequest`).
+    pub fn call_with_timeout(
+        &self,
+        method: &str,
+        params: Value,
+        timeout: Duration,
+    ) -> Result<Value, HostError> {
+        {
+            let mut status = lock(&self.status);
+            if status.stopped.is_some() || status.stopping {
+                return Err(HostError::ShutDown {
+                    ctx: self.ctx(),
+                    method: method.into(),
+                });
+            }
+            status.calls += 1;
+        }
+        let result = self.child.peer.call(method, params, Some(timeout));
+        result.map_err(|e| {
+            let error = self.call_error(method, e);
+            if error.is_process_failure() || matches!(error, HostError::CallTimeout { .. }) {
+                lock(&self.status).failure = Some(FailureSummary {
+                    code: error.code().into(),
+                    message: error.to_string(),
+                });
+            }
+            error
+        })
+    }
+
+    fn call_error(&self, method: &str, error: CallError) -> HostError {
+        let method = method.to_string();
+        match error {
+            CallError::Rpc(error) if error.kind() == Some(ErrorKind::MessageTooLarge) => {
+                HostError::MessageTooLarge {
+                    ctx: self.ctx(),
+                    method,
+                    detail: error.message,
+                }
+            }
+            CallError::Rpc(error) => HostError::PluginError {
+                ctx: self.ctx(),
+                method,
+                error,
+            },
+            CallError::Timeout(timeout) => HostError::CallTimeout {
+                ctx: self.ctx(),
+                method,
+                timeout,
+            },
+            CallError::TooLarge { size, max } => HostError::MessageTooLarge {
+                ctx: self.ctx(),
+                method,
+                detail: format!(
+                    "the request is {size} bytes, over the {max}-byte maximum message size; pass large data by file path"
+                ),
+            },
+            CallError::Closed(reason) => {
+                if lock(&self.status).stopping {
+                    return HostError::ShutDown {
+                        ctx: self.ctx(),
+                        method,
+                    };
+                }
+                let ended = match self.child.exit.wait_timeout(self.config.grace) {
+                    Some(ended) => {
+                        self.child.settle_stderr();
+                        ended.describe()
+                    }
+                    None => format!(
+                        "it closed its stdout ({reason}) but is still running as pid {}",
+                        self.pid()
+                    ),
+                };
+                HostError::Crashed {
+                    ctx: self.ctx(),
+                    ended,
+                    method,
+                }
+            }
+        }
+    }
+
+    fn ctx(&self) -> Box<FailureContext> {
+        failure_context(
+            &self.spec,
+            self.executable.display().to_string(),
+            Some(&self.child),
+        )
+    }
+
+    /// The state of the process now.
+    pub fn diagnosis(&self) -> Diagnosis {
+        let status = lock(&self.status);
+        if let Some(stopped) = &status.stopped {
+            return stopped.clone();
+        }
+        let mut d = self.describe_with(status.calls);
+        d.failure = status.failure.clone();
+        d
+    }
+
+    /// Ends the process gracefully (see [`PluginProcess::stop`]) and returns its final diagnosis.
+    pub fn shutdown(self) -> Diagnosis {
+        self.stop()
+    }
+
+    /// Ends the process: `shutdown` request, close stdin, grace, SIGTERM to the group, grace, SIGKILL
+    /// to the group; always reaped, leftover group members killed. Idempotent.
+    pub fn stop(&self) -> Diagnosis {
+        {
+            let mut status = lock(&self.status);
+            if let Some(stopped) = &status.stopped {
+                return stopped.clone();
+            }
+            status.stopping = true;
+        }
+        let ended_by_itself = self.child.exit.ended().is_some();
+        self.child.stop(self.config.grace, true);
+        let mut d = self.diagnosis_while_stopping();
+        d.stopped_by_host = !ended_by_itself;
+        let mut status = lock(&self.status);
+        d.failure = status.failure.clone();
+        status.stopped = Some(d.clone());
+        d
+    }
+
+    fn diagnosis_while_stopping(&self) -> Diagnosis {
+        let calls = lock(&self.status).calls;
+        self.describe_with(calls)
+    }
+
+    /// This process's diagnosis, having answered `calls` calls (failure and stop flags left unset).
+    fn describe_with(&self, calls: u64) -> Diagnosis {
+        describe(
+            &self.spec,
+            Some(&self.executable),
+            Some(self.pid()),
+            Some(&self.child),
+            Some(&self.handshake),
+            Some(self.spawned_at),
+            Some(self.spawn_time),
+            Some(self.initialize_time),
+            calls,
+        )
+    }
+}
+
+impl std::fmt::Debug for PluginProcess {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("PluginProcess")
+            .field("package", &self.spec.package)
+            .field("executable", &self.executable)
+            .field("pid", &self.pid())
+            .finish_non_exhaustive()
+    }
+}
+
+impl Drop for PluginProcess {
+    fn drop(&mut self) {
+        self.stop();
+    }
+}
+
+impl Child {
+    fn connect(
+        spec: &SpawnSpec,
+        launched: spawn::Launched,
+        services: Arc<dyn HostServices>,
+    ) -> Child {
+        let name = spec.package.clone();
+        let peer_config = PeerConfig {
+            name: name.clone(),
+            // The caller reads its own answer: one thread hop fewer per call. Nothing the plugin
+            // sends outside a call needs an answer, and its exit is seen by the reaper.
+            mode: ReaderMode::Callers,
+            ..PeerConfig::default()
+        };
+        let (peer, stderr) = match launched.io {
+            ChildIo::Stdio {
+                stdin,
+                stdout,
+                stderr,
+            } => {
+                let tail = StderrTail::capture(stderr, &name);
+                let handler = HostHandler {
+                    package: spec.package.clone(),
+                    settings: spec.settings.clone(),
+                    services,
+                    log: Some(tail.clone()),
+                };
+                let peer = Peer::start(stdout, stdin, Arc::new(handler), peer_config);
+                (peer, Some(tail))
+            }
+            ChildIo::Fds {
+                to_child,
+                from_child,
+            } => {
+                let handler = HostHandler {
+                    package: spec.package.clone(),
+                    settings: spec.settings.clone(),
+                    services,
+                    log: None,
+                };
+                let peer = Peer::start(from_child, to_child, Arc::new(handler), peer_config);
+                (peer, None)
+            }
+        };
+        let exit_peer = peer.clone();
+        let exit = ExitWatch::start(launched.pid, launched.own_group, &name, move |ended| {
+            // Calls in flight fail now, even if a grandchild still holds the plugin's stdout open.
+            exit_peer.abort(CloseReason::Aborted(format!(
+                "the plugin {}",
+                ended.describe()
+            )));
+        });
+        Child { peer, exit, stderr }
+    }
+
+    fn stop(&self, grace: Duration, polite: bool) {
+        if self.exit.ended().is_none() {
+            if polite && !self.peer.is_closed() {
+                let _ = self.peer.call(SHUTDOWN, json!({}), Some(grace));
+            }
+            self.peer.close_output();
+            let first_wait = if polite {
+                grace
+            } else {
+                grace.min(Duration::from_millis(100))
+            };
+            if self.exit.wait_timeout(first_wait).is_none() {
+                self.exit.signal(libc::SIGTERM);
+                if self.exit.wait_timeout(grace).is_none() {
+                    self.exit.signal(libc::SIGKILL);
+                    self.exit.wait_timeout(Duration::from_secs(30));
+                }
+            }
+        } else {
+            self.peer.close_output();
+        }
+        self.exit.kill_leftovers(Duration::from_millis(500));
+        self.peer.abort(CloseReason::Aborted(
+            "agent-env shut the plugin down".into(),
+        ));
+        self.settle_stderr();
+    }
+
+    /// Gives the stderr reader a moment to take in the last bytes of a child that ended.
+    fn settle_stderr(&self) {
+        let Some(tail) = &self.stderr else { return };
+        let deadline = Instant::now() + STDERR_SETTLE;
+        while !tail.ended() && Instant::now() < deadline {
+            std::thread::sleep(Duration::from_millis(1));
+        }
+    }
+}
+
+fn check_handshake(
+    attempt: &Attempt<'_>,
+    child: &Child,
+    config: &HostConfig,
+    answer: Result<Value, CallError>,
+) -> Result<InitializeResult, HostError> {
+    let spec = attempt.spec;
+    let ours = ProtocolRange::ours();
+    let value = match answer {
+        Ok(value) => value,
+        Err(CallError::Rpc(e)) if e.kind() == Some(ErrorKind::ProtocolMismatch) => {
+            return Err(mismatch(attempt.ctx(Some(child)), plugin_range_of(&e)));
+        }
+        Err(CallError::Rpc(e)) => {
+            return Err(HostError::HandshakeFailed {
+                ctx: attempt.ctx(Some(child)),
+                reason: format!("it answered with error {}: {}", e.code, e.message),
+            })
+        }
+        Err(CallError::Timeout(timeout)) => {
+            if child.peer.noise().lines > 0 {
+                return Err(HostError::HandshakeFailed {
+                    ctx: attempt.ctx(Some(child)),
+                    reason: format!(
+                        "it wrote non-protocol output to stdout and no answer within {} s",
+                        timeout.as_secs_f64()
+                    ),
+                });
+            }
+            return Err(HostError::HandshakeTimeout {
+                ctx: attempt.ctx(Some(child)),
+                timeout,
+            });
+        }
+        Err(CallError::Closed(reason)) => {
+            return Err(match child.exit.wait_timeout(config.grace) {
+                Some(ended) => {
+                    child.settle_stderr();
+                    HostError::ExitedAtStart {
+                        ctx: attempt.ctx(Some(child)),
+                        ended: ended.describe(),
+                    }
+                }
+                None => HostError::HandshakeFailed {
+                    ctx: attempt.ctx(Some(child)),
+                    reason: format!("it closed its stdout ({reason}) without answering"),
+                },
+            });
+        }
+        Err(e @ CallError::TooLarge { .. }) => {
+            return Err(HostError::HandshakeFailed {
+                ctx: attempt.ctx(Some(child)),
+                reason: e.to_string(),
+            })
+        }
+    };
+    let result: InitializeResult =
+        serde_json::from_value(value).map_err(|e| HostError::HandshakeFailed {
+            ctx: attempt.ctx(Some(child)),
+            reason: format!("the result is not an initialize result ({e})"),
+        })?;
+    if !ours.contains(result.protocol) {
+        return Err(mismatch(
+            attempt.ctx(Some(child)),
+            result.protocol.to_string(),
+        ));
+    }
+    if canonical_name(&result.plugin.name) != canonical_name(&spec.package) {
+        return Err(HostError::HandshakeFailed {
+            ctx: attempt.ctx(Some(child)),
+            reason: format!(
+                "it says it is '{}', but its manifest {} names '{}'",
+                result.plugin.name,
+                spec.manifest_path.display(),
+                spec.package
+            ),
+        });
+    }
+    Ok(result)
+}
+
+/// The range a `protocol-mismatch` error says the plugin speaks.
+fn plugin_range_of(e: &RpcError) -> String {
+    e.data
+        .as_ref()
+        .and_then(|d| d.get("supported"))
+        .and_then(|s| serde_json::from_value::<ProtocolRange>(s.clone()).ok())
+        .map(|r| r.to_string())
+        .unwrap_or_else(|| "(unknown)".into())
+}
+
+fn mismatch(ctx: Box<FailureContext>, plugin_speaks: String) -> HostError {
+    let ours = ProtocolRange::ours();
+    let newer = plugin_speaks
+        .split('-')
+        .next()
+        .and_then(|v| v.parse::<u32>().ok())
+        .is_some_and(|v| v > ours.max);
+    let advice = if newer {
+        format!("upgrade agent-env or install a version of the plugin for protocol {ours}")
+    } else {
+        format!("upgrade the plugin to a version for protocol {ours}")
+    };
+    HostError::ProtocolMismatch {
+        ctx,
+        plugin_speaks,
+        host_speaks: ours.to_string(),
+        advice,
+    }
+}
+
+fn launch_error(
+    ctx: Box<FailureContext>,
+    executable: &std::path::Path,
+    e: LaunchError,
+) -> HostError {
+    match e {
+        LaunchError::Timeout(t) => HostError::SpawnFailed {
+            ctx,
+            reason: format!(
+                "the process did not start within {} s (raise AGENT_ENV_PLUGIN_START_TIMEOUT)",
+                t.as_secs_f64()
+            ),
+        },
+        LaunchError::Io(e) => match e.kind() {
+            std::io::ErrorKind::PermissionDenied => HostError::NotExecutable {
+                ctx,
+                reason: format!("the system refused to run it: {e}"),
+            },
+            std::io::ErrorKind::NotFound if executable.exists() => HostError::SpawnFailed {
+                ctx,
+                reason: "the file exists but cannot be run: the interpreter on its #! line or its dynamic loader is missing".into(),
+            },
+            std::io::ErrorKind::NotFound => HostError::NotFound { ctx },
+            _ if e.raw_os_error() == Some(libc::ENOEXEC) => HostError::SpawnFailed {
+                ctx,
+                reason: "the file is not a program this system can run (wrong architecture, or a script without a #! line)".into(),
+            },
+            _ => HostError::SpawnFailed {
+                ctx,
+                reason: e.to_string(),
+            },
+        },
+    }
+}
+
+/// The context of a failure of `spec`'s plugin when no process of it is at hand.
+pub(super) fn spec_context(spec: &SpawnSpec) -> Box<FailureContext> {
+    failure_context(spec, spec.program().to_string(), None)
+}
+
+fn failure_context(
+    spec: &SpawnSpec,
+    executable: String,
+    child: Option<&Child>,
+) -> Box<FailureContext> {
+    let stderr_tail = child
+        .and_then(|c| c.stderr.as_ref())
+        .map(|t| t.last_lines(MESSAGE_TAIL_LINES))
+        .unwrap_or_default();
+    let noise_sample = child.and_then(|c| c.peer.noise().samples.into_iter().next());
+    Box::new(FailureContext {
+        package: spec.package.clone(),
+        executable,
+        manifest_path: spec.manifest_path.display().to_string(),
+        stderr_tail,
+        noise_sample,
+    })
+}
+
+/// Puts a fresh context (stderr tail, noise) into an error.
+fn refresh_context(mut error: HostError, fresh: Box<FailureContext>) -> HostError {
+    error.set_context(fresh);
+    error
+}
+
+#[allow(clippy::too_many_arguments)]
+fn describe(
+    spec: &SpawnSpec,
+    executable: Option<&PathBuf>,
+    pid: Option<u32>,
+    child: Option<&Child>,
+    handshake: Option<&InitializeResult>,
+    spawned_at: Option<SystemTime>,
+    spawn_time: Option<Duration>,
+    initialize_time: Option<Duration>,
+    calls: u64,
+) -> Diagnosis {
+    let noise = child.map(|c| c.peer.noise()).unwrap_or_default();
+    let stderr = child.and_then(|c| c.stderr.as_ref());
+    let ended = child.and_then(|c| c.exit.ended());
+    let state = match (child, ended) {
+        (None, _) => "not-started",
+        (Some(_), None) => "running",
+        (Some(_), Some(Ended::Exited(_))) => "exited",
+        (Some(_), Some(Ended::Signaled(_))) => "signaled",
+    };
+    Diagnosis {
+        package: spec.package.clone(),
+        manifest_path: spec.manifest_path.display().to_string(),
+        argv: spec.argv.clone(),
+        executable: executable.map(|p| p.display().to_string()),
+        command_mode: spec.command_mode,
+        pid,
+        protocol: handshake.map(|h| h.protocol),
+        plugin_version: handshake.map(|h| h.plugin.version.clone()),
+        spawned_at_ms: spawned_at
+            .and_then(|t| t.duration_since(UNIX_EPOCH).ok())
+            .map(|d| d.as_millis() as u64),
+        spawn_us: spawn_time.map(|d| d.as_micros() as u64),
+        initialize_us: initialize_time.map(|d| d.as_micros() as u64),
+        calls,
+        noise_lines: noise.lines,
+        noise_samples: noise.samples,
+        stderr_captured: stderr.is_some(),
+        stderr_lines: stderr.map(|t| t.lines()).unwrap_or(0),
+        stderr_bytes: stderr.map(|t| t.total_bytes()).unwrap_or(0),
+        stderr_tail: stderr.map(|t| t.text()).unwrap_or_default(),
+        state: state.into(),
+        exit_code: ended.and_then(|e| e.exit_code()),
+        signal: ended.and_then(|e| e.signal()),
+        stopped_by_host: false,
+        failure: None,
+    }
+}

@@ -1,0 +1,22 @@
+//! Helpers shared by the integration tests of the workspace's crates (core, host, the
+//! cross-language suite, the OpenCiv3 example), written once:
+//!
+//! - [`binaries`]: the `target/<profile>` folder of the running test, and the workspace binaries
+//!   (the fixture plugins, `agent-env`) built into it once per test process;
+//! - [`isolation`]: pointing a command's HOME, XDG folders and plugins directory into a temp folder,
+//!   so a test touches nothing of the real machine;
+//! - [`ran`]: the outcome of one run of a binary, for assertions;
+//! - [`local_db`]: reading what a run wrote to the local document store.
+//!
+//! Test-only (`publish = false`): it panics with a message instead of returning errors where a test
+//! cannot go on without what it asked for.
+
+pub mod binaries;
+pub mod isolation;
+pub mod local_db;
+pub mod ran;
+
+pub use binaries::{cargo_build, fixture, profile_dir, workspace_binary};
+pub use isolation::{forget_inherited, IsolatedDirs};
+pub use local_db::documents;
+pub use ran::Ran;
