@@ -6,20 +6,18 @@ use std::sync::Arc;
 
 use serde_json::Value;
 
+pub use agent_env_store::AnyStore;
+
 use super::config_table::ConfigTable;
-use super::document::DocumentStore;
-use super::error::{StoreError, StoreResult};
-use super::image::ImageStore;
 use super::local::{fs_object, registry_images, secrets, sqlite_docs};
 use super::local::{
     LocalFilesystemObjectStore, LocalRegistryImageStore, LocalSecretStore, LocalSqliteDocumentStore,
 };
-use super::object::ObjectStore;
-use super::remote::{
+use agent_env_store::error::{StoreError, StoreResult};
+use agent_env_store::remote::{
     PluginDocumentStore, PluginImageStore, PluginObjectStore, PluginSecretStore, StoreTransport,
 };
-use super::secret::SecretStore;
-use super::StoreKind;
+use agent_env_store::StoreKind;
 
 /// What a `[stores.<kind>]` section selects, with its config resolved.
 #[derive(Debug, Clone, PartialEq)]
@@ -166,26 +164,6 @@ pub trait PluginStoreFactory: Send + Sync {
         class: &str,
         config: &ConfigTable,
     ) -> StoreResult<Arc<dyn StoreTransport>>;
-}
-
-/// A built store of any kind.
-#[derive(Clone)]
-pub enum AnyStore {
-    Object(Arc<dyn ObjectStore>),
-    Document(Arc<dyn DocumentStore>),
-    Image(Arc<dyn ImageStore>),
-    Secret(Arc<dyn SecretStore>),
-}
-
-impl AnyStore {
-    pub fn kind(&self) -> StoreKind {
-        match self {
-            AnyStore::Object(_) => StoreKind::Object,
-            AnyStore::Document(_) => StoreKind::Document,
-            AnyStore::Image(_) => StoreKind::Image,
-            AnyStore::Secret(_) => StoreKind::Secret,
-        }
-    }
 }
 
 /// Builds the store a spec selects. A plugin impl needs `plugins`; without it, it is a config error.

@@ -11,11 +11,11 @@ use agent_env_protocol::names::canonical_name;
 use serde_json::{Map, Value};
 
 use super::config_table::ConfigTable;
-use super::error::{StoreError, StoreResult};
 use super::from_spec::PluginStoreFactory;
-use super::remote::StoreTransport;
-use super::StoreKind;
 use agent_env_host::{HostError, PluginHost, PluginProcess, SpawnSpec};
+use agent_env_store::error::{StoreError, StoreResult};
+use agent_env_store::remote::StoreTransport;
+use agent_env_store::StoreKind;
 
 /// One installed plugin package that may provide stores.
 #[derive(Debug, Clone)]

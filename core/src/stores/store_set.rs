@@ -4,13 +4,13 @@
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
 
-use super::document::DocumentStore;
-use super::error::{StoreError, StoreResult};
-use super::from_spec::AnyStore;
-use super::image::ImageStore;
-use super::object::ObjectStore;
-use super::secret::SecretStore;
-use super::StoreKind;
+use agent_env_store::document::DocumentStore;
+use agent_env_store::error::{StoreError, StoreResult};
+use agent_env_store::image::ImageStore;
+use agent_env_store::object::ObjectStore;
+use agent_env_store::secret::SecretStore;
+use agent_env_store::AnyStore;
+use agent_env_store::StoreKind;
 
 type Builder = dyn Fn(StoreKind) -> StoreResult<AnyStore> + Send + Sync;
 
@@ -46,6 +46,15 @@ impl StoreSet {
         }
         built.insert(kind, store.clone());
         Ok(store)
+    }
+
+    /// The warnings of every store built so far, since they were last taken (see
+    /// [`AnyStore::take_warnings`]), for the caller to show.
+    pub fn take_warnings(&self) -> Vec<String> {
+        match self.built.lock() {
+            Ok(built) => built.values().flat_map(AnyStore::take_warnings).collect(),
+            Err(_) => Vec::new(),
+        }
     }
 
     pub fn object(&self) -> StoreResult<Arc<dyn ObjectStore>> {

@@ -2,7 +2,7 @@
 
 use std::path::{Component, Path, PathBuf};
 
-use crate::stores::error::{StoreError, StoreResult};
+use agent_env_store::error::{StoreError, StoreResult};
 
 /// Root-level names the store keeps for itself.
 pub const RESERVED: [&str; 3] = [".gitignore", META_DIR, TMP_DIR];

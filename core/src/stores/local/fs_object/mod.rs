@@ -23,8 +23,8 @@ use self::staging::Staged;
 use super::private_dir::ensure_private_dir;
 use crate::clock::rfc3339_utc;
 use crate::stores::config_table::{self, ConfigTable};
-use crate::stores::error::{StoreError, StoreResult};
-use crate::stores::object::{ObjectMetadata, ObjectReader, ObjectStore, DEFAULT_CONTENT_TYPE};
+use agent_env_store::error::{StoreError, StoreResult};
+use agent_env_store::object::{ObjectMetadata, ObjectReader, ObjectStore, DEFAULT_CONTENT_TYPE};
 
 /// The class name, as `[stores.object] impl` names it.
 pub const CLASS: &str = "LocalFilesystemObjectStore";

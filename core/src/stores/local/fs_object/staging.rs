@@ -11,7 +11,7 @@ use std::sync::atomic::{AtomicI64, AtomicU64, Ordering};
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
 use super::locks::flock;
-use crate::stores::error::{StoreError, StoreResult};
+use agent_env_store::error::{StoreError, StoreResult};
 
 const STAGED_PREFIX: &str = "staged-";
 const ABANDONED_AFTER: Duration = Duration::from_secs(60);
