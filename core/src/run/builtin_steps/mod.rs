@@ -1,5 +1,6 @@
 //! The built-in task step types `agent-env run` executes in-process: `deploy_sandbox`, `load_artifact`
-//! and `verify_sandbox`. Step types from plugins run in their plugin's process (see `run::executor`).
+//! and `verify_sandbox`. Step types from plugins run in their plugin's process (see `run::executor`
+//! and `run::plugin_steps`).
 
 use std::sync::Mutex;
 
