@@ -161,10 +161,13 @@ fn run_check(checked: &Checked, store: &AnyStore, json_output: bool) -> Result<i
         );
     }
     let report = run_kit(store, &checked.namespace);
+    for warning in store.take_warnings() {
+        eprintln!("warning: {warning}");
+    }
     if json_output {
         println!("{}", render_json(checked, &report));
     } else {
-        report.print();
+        print!("{}", report.render());
     }
     Ok(if report.all_passed() { 0 } else { 1 })
 }

@@ -7,6 +7,8 @@ use std::sync::{Arc, Mutex};
 
 use serde_json::Value;
 
+pub use agent_env_store::AnyStore;
+
 use super::config_table::ConfigTable;
 use super::document::DocumentStore;
 use super::error::{StoreError, StoreResult};
@@ -169,26 +171,6 @@ pub trait PluginStoreFactory: Send + Sync {
     ) -> StoreResult<Arc<dyn StoreTransport>>;
 }
 
-/// A built store of any kind.
-#[derive(Clone)]
-pub enum AnyStore {
-    Object(Arc<dyn ObjectStore>),
-    Document(Arc<dyn DocumentStore>),
-    Image(Arc<dyn ImageStore>),
-    Secret(Arc<dyn SecretStore>),
-}
-
-impl AnyStore {
-    pub fn kind(&self) -> StoreKind {
-        match self {
-            AnyStore::Object(_) => StoreKind::Object,
-            AnyStore::Document(_) => StoreKind::Document,
-            AnyStore::Image(_) => StoreKind::Image,
-            AnyStore::Secret(_) => StoreKind::Secret,
-        }
-    }
-}
-
 /// Builds the store a spec selects. A plugin impl needs `plugins`; without it, it is a config error.
 pub fn build_store(
     spec: &StoreSpec,
@@ -273,6 +255,15 @@ impl StoreSet {
         }
         built.insert(kind, store.clone());
         Ok(store)
+    }
+
+    /// The warnings of every store built so far, since they were last taken (see
+    /// [`AnyStore::take_warnings`]), for the caller to show.
+    pub fn take_warnings(&self) -> Vec<String> {
+        match self.built.lock() {
+            Ok(built) => built.values().flat_map(AnyStore::take_warnings).collect(),
+            Err(_) => Vec::new(),
+        }
     }
 
     pub fn object(&self) -> StoreResult<Arc<dyn ObjectStore>> {
