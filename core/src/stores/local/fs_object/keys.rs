@@ -106,6 +106,14 @@ pub fn resolve_key(root: &Path, key: &str) -> StoreResult<Resolved> {
     Ok(Resolved { key, path })
 }
 
+/// A normalized key's folders and its last name: `a/b/c` → (`[a, b]`, `c`); `.` → (`[]`, `.`).
+pub fn split_key(key: &str) -> (Vec<&str>, &str) {
+    match key.rsplit_once('/') {
+        Some((folders, name)) => (folders.split('/').collect(), name),
+        None => (Vec::new(), key),
+    }
+}
+
 /// The URL of a path: `file://` + the absolute path.
 pub fn url_of(path: &Path) -> String {
     format!("{SCHEME}{}", path.display())
