@@ -9,8 +9,9 @@ use super::mask::{is_secret_key, MASK};
 /// as config keys.
 const SECRET_PARAMETERS: [&str; 5] = ["key", "pass", "pw", "sig", "signature"];
 
-/// Prefixes of well-known token formats; a value starting with one (and with no space) is masked whole.
-const TOKEN_PREFIXES: [&str; 14] = [
+/// Prefixes of well-known token formats; a value of 16 or more letters, digits, `-` and `_` starting with
+/// one is masked whole.
+const TOKEN_PREFIXES: [&str; 13] = [
     "sk-",
     "sk_live_",
     "rk_live_",
@@ -24,7 +25,6 @@ const TOKEN_PREFIXES: [&str; 14] = [
     "xoxp-",
     "AKIA",
     "AIza",
-    "npm_",
 ];
 
 /// Whether the name of a `name=value` pair inside a string names a secret.
@@ -39,11 +39,13 @@ pub fn looks_like_secret(text: &str) -> bool {
     if t.contains("-----BEGIN") && t.contains("PRIVATE KEY") {
         return true;
     }
-    if t.len() < 12 || t.contains(char::is_whitespace) {
-        return false;
-    }
-    let jwt = t.starts_with("eyJ") && t.matches('.').count() == 2;
-    jwt || TOKEN_PREFIXES.iter().any(|p| t.starts_with(p))
+    let word = |extra: &[char]| {
+        t.chars()
+            .all(|c| c.is_ascii_alphanumeric() || c == '-' || c == '_' || extra.contains(&c))
+    };
+    let jwt = t.starts_with("eyJ") && t.matches('.').count() == 2 && word(&['.', '=']);
+    let token = t.len() >= 16 && word(&[]) && TOKEN_PREFIXES.iter().any(|p| t.starts_with(p));
+    jwt || token
 }
 
 /// `text` with every secret found inside it replaced by `***`.
@@ -157,13 +159,21 @@ fn mask_scheme_credentials(text: &str) -> String {
     mask_word_after(&mask_word_after(text, "bearer "), "basic ")
 }
 
-/// Masks the word after each `scheme` (ASCII, lower case) found in `text` in any case.
+/// Masks the word after each `scheme` (ASCII, lower case) found in `text` in any case, where it stands
+/// as a credential does: at the start, or after `:` or `=` (`Authorization: Bearer …`), not in prose.
 fn mask_word_after(text: &str, scheme: &str) -> String {
     let lower = text.to_ascii_lowercase();
     let mut out = String::with_capacity(text.len());
     let mut copied = 0;
-    while let Some(i) = lower[copied..].find(scheme) {
-        let start = copied + i + scheme.len();
+    let mut from = 0;
+    while let Some(i) = lower[from..].find(scheme) {
+        let at = from + i;
+        let start = at + scheme.len();
+        from = start;
+        let before = text[..at].trim_end();
+        if !(before.is_empty() || before.ends_with(':') || before.ends_with('=')) {
+            continue;
+        }
         let len = text[start..]
             .find(|c: char| c.is_whitespace() || matches!(c, '"' | '\'' | ',' | ';'))
             .unwrap_or(text.len() - start);
@@ -172,6 +182,7 @@ fn mask_word_after(text: &str, scheme: &str) -> String {
             out.push_str(MASK);
         }
         copied = start + len;
+        from = copied;
     }
     out.push_str(&text[copied..]);
     out
@@ -216,6 +227,11 @@ mod tests {
             ("--verbose=2", "--verbose=2"),
             ("TOKEN=abc", "TOKEN=***"),
             ("Bearer abc.def", "Bearer ***"),
+            ("-H=Bearer abc", "-H=Bearer ***"),
+            (
+                "a basic setup, bearer of news",
+                "a basic setup, bearer of news",
+            ),
             ("Authorization: basic dXNlcjpw", "Authorization: basic ***"),
             ("sk-abcdefghijklmnop", "***"),
             ("ghp_abcdefghijklmnop", "***"),
@@ -223,6 +239,7 @@ mod tests {
             ("eyJhbGciOi.eyJzdWIiOi.sig", "***"),
             ("-----BEGIN RSA PRIVATE KEY-----\nabc\n", "***"),
             ("sk-short", "sk-short"),
+            ("AKIA is a prefix", "AKIA is a prefix"),
             ("dGVzdA==", "dGVzdA=="),
             ("a == b", "a == b"),
             ("", ""),
