@@ -796,6 +796,7 @@ fn a_secret_store_table_without_impl_is_reported_without_its_values() {
     for config in [
         "[stores.secret]\nconfig = { values = { db = \"LEAK-1\" } }\n",
         "[stores.secret]\nvalues = { db = \"LEAK-2\" }\n",
+        "[stores.secret]\nimpl = { api_key = \"LEAK-3\" }\n",
     ] {
         let p = Project::new(config);
         for args in [
@@ -812,5 +813,12 @@ fn a_secret_store_table_without_impl_is_reported_without_its_values() {
             );
             assert_no_leak(&args.join(" "), code, &out, &err);
         }
+    }
+    // The same for an `impls` entry that is a table rather than a `module:Class` string.
+    let p = Project::new("[envs]\nimpls = [{ api_key = \"LEAK-4\" }]\n");
+    for args in [&["config", "show"][..], &["config", "check"]] {
+        let (code, out, err) = p.run(args);
+        assert!(format!("{out}{err}").contains("impl must be"), "{out}{err}");
+        assert_no_leak(&args.join(" "), code, &out, &err);
     }
 }
