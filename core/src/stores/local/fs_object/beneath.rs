@@ -94,15 +94,16 @@ impl Dir {
         }
     }
 
-    /// The sub-folder `name`, created when missing and `create` is set; `None` when it is missing (or is
-    /// not a folder) and `create` is not set. A symlink is refused.
+    /// The sub-folder `name`, created (mode 0777 less the umask, as `create_dir_all`) when missing and
+    /// `create` is set; `None` when it is missing (or is not a folder) and `create` is not set. A symlink
+    /// is refused.
     pub fn child(&self, name: &str, create: bool) -> StoreResult<Option<Dir>> {
         let path = self.path.join(name);
         loop {
             match rustix::fs::openat(&self.fd, name, DIR_FLAGS, Mode::empty()) {
                 Ok(fd) => return Ok(Some(Dir { fd, path })),
                 Err(Errno::NOENT) if create => {
-                    match rustix::fs::mkdirat(&self.fd, name, Mode::from_raw_mode(0o755)) {
+                    match rustix::fs::mkdirat(&self.fd, name, Mode::from_raw_mode(0o777)) {
                         Ok(()) | Err(Errno::EXIST) => continue,
                         Err(e) => return Err(io_error("creating", &path, e)),
                     }
