@@ -80,9 +80,23 @@ impl Dir {
         })
     }
 
-    /// `/proc/self/fd/N`, a path naming exactly this open folder, for the calls that only take paths.
-    pub fn proc_path(&self) -> PathBuf {
-        PathBuf::from(format!("/proc/self/fd/{}", self.fd.as_raw_fd()))
+    /// The entries of this folder (not `.` and `..`), each with its own type: a symlink is a symlink.
+    pub fn entries(&self) -> StoreResult<Vec<(String, FileType)>> {
+        let listing = |e: Errno| io_error("listing", &self.path, e);
+        let mut out = Vec::new();
+        for entry in rustix::fs::Dir::read_from(&self.fd).map_err(listing)? {
+            let entry = entry.map_err(listing)?;
+            let name = entry.file_name().to_string_lossy().into_owned();
+            if name == "." || name == ".." {
+                continue;
+            }
+            let kind = match entry.file_type() {
+                FileType::Unknown => self.kind_of(&name)?.unwrap_or(FileType::Unknown),
+                known => known,
+            };
+            out.push((name, kind));
+        }
+        Ok(out)
     }
 
     /// The kind of the entry `name`, not following it; `None` when there is none.

@@ -296,18 +296,7 @@ fn lacks_hard_links(err: &std::io::Error) -> bool {
 }
 
 fn walk(dir: &Dir, rel: &str, skip_reserved: bool, out: &mut Vec<String>) -> StoreResult<()> {
-    let listing =
-        |e: std::io::Error| StoreError::io(format!("listing {}", dir.path().display()), &e);
-    let entries = match fs::read_dir(dir.proc_path()) {
-        Ok(entries) => entries,
-        Err(e) if matches!(e.kind(), ErrorKind::NotFound | ErrorKind::NotADirectory) => {
-            return Ok(())
-        }
-        Err(e) => return Err(listing(e)),
-    };
-    for entry in entries {
-        let entry = entry.map_err(listing)?;
-        let name = entry.file_name().to_string_lossy().into_owned();
+    for (name, kind) in dir.entries()? {
         if skip_reserved && RESERVED.contains(&name.as_str()) {
             continue;
         }
@@ -317,13 +306,14 @@ fn walk(dir: &Dir, rel: &str, skip_reserved: bool, out: &mut Vec<String>) -> Sto
             format!("{rel}/{name}")
         };
         // The entry's own type: a symlink is neither a folder nor a file here.
-        let file_type = entry.file_type().map_err(listing)?;
-        if file_type.is_dir() {
-            if let Some(child) = dir.child(&name, false)? {
-                walk(&child, &child_rel, false, out)?;
+        match kind {
+            FileType::Directory => {
+                if let Some(child) = dir.child(&name, false)? {
+                    walk(&child, &child_rel, false, out)?;
+                }
             }
-        } else if file_type.is_file() {
-            out.push(child_rel);
+            FileType::RegularFile => out.push(child_rel),
+            _ => {}
         }
     }
     Ok(())

@@ -3,7 +3,7 @@
 //! reader sees a whole object or none. A staged file is `flock`ed by its writer for its whole
 //! life; the first write of a process sweeps staged files older than 60 s that no live writer holds.
 
-use std::fs::{self, File};
+use std::fs::File;
 use std::io::Write;
 use std::os::unix::io::AsRawFd;
 use std::path::{Path, PathBuf};
@@ -188,30 +188,25 @@ fn unique_now_ns() -> i64 {
 
 /// Removes staged files older than 60 s that no live writer holds. Errors are ignored: a sweep is tidying.
 pub fn sweep_abandoned(tmp: &Dir) {
-    let Ok(entries) = fs::read_dir(tmp.proc_path()) else {
+    let Ok(entries) = tmp.entries() else {
         return;
     };
     let now = SystemTime::now();
-    for entry in entries.flatten() {
-        let Ok(name) = entry.file_name().into_string() else {
-            continue;
-        };
+    for (name, _) in entries {
         if !name.starts_with(STAGED_PREFIX) {
             continue;
         }
-        let old = entry
+        let Ok(Some(file)) = tmp.open_read(&name) else {
+            continue;
+        };
+        let old = file
             .metadata()
             .and_then(|m| m.modified())
             .ok()
             .and_then(|m| now.duration_since(m).ok())
             .is_some_and(|age| age > ABANDONED_AFTER);
-        if !old {
-            continue;
-        }
-        if let Ok(Some(file)) = tmp.open_read(&name) {
-            if flock(&file, libc::LOCK_EX | libc::LOCK_NB).is_ok() {
-                let _ = tmp.remove_file(&name);
-            }
+        if old && flock(&file, libc::LOCK_EX | libc::LOCK_NB).is_ok() {
+            let _ = tmp.remove_file(&name);
         }
     }
 }
@@ -219,6 +214,7 @@ pub fn sweep_abandoned(tmp: &Dir) {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use std::fs;
 
     #[test]
     fn anonymous_staging_is_probed_and_links_when_it_works() {
@@ -237,5 +233,37 @@ mod tests {
             );
         }
         drop(dir);
+    }
+
+    #[test]
+    fn the_sweep_removes_only_old_unheld_staged_files_and_follows_no_symlink() {
+        let dir = tempfile::tempdir().unwrap();
+        let root = dir.path().join("tmp");
+        fs::create_dir(&root).unwrap();
+        let outside = dir.path().join("outside");
+        fs::write(&outside, "keep").unwrap();
+        let tmp = Dir::open_root(&root).unwrap().unwrap();
+        let age = |name: &str| {
+            let file = File::options().write(true).open(root.join(name)).unwrap();
+            file.set_modified(SystemTime::now() - Duration::from_secs(120))
+                .unwrap();
+        };
+        fs::write(root.join("staged-old"), "x").unwrap();
+        age("staged-old");
+        fs::write(root.join("staged-new"), "x").unwrap();
+        let held = Staged::create(&tmp).unwrap();
+        age(held.path.file_name().unwrap().to_str().unwrap());
+        std::os::unix::fs::symlink(&outside, root.join("staged-link")).unwrap();
+        sweep_abandoned(&tmp);
+        let mut left: Vec<String> = fs::read_dir(&root)
+            .unwrap()
+            .map(|e| e.unwrap().file_name().into_string().unwrap())
+            .collect();
+        left.sort();
+        let held_name = held.path.file_name().unwrap().to_str().unwrap().to_string();
+        let mut expected = vec!["staged-link".to_string(), "staged-new".into(), held_name];
+        expected.sort();
+        assert_eq!(left, expected);
+        assert_eq!(fs::read_to_string(&outside).unwrap(), "keep");
     }
 }
