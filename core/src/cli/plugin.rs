@@ -321,7 +321,7 @@ fn manifest_info(registry: &Registry, source: RowSource) -> ManifestInfo {
             ManifestInfo {
                 path: Some(m.path.display().to_string()),
                 source: Some(source_name(plugin.source).to_string()),
-                exec: m.exec.clone(),
+                exec: crate::config::mask::mask_args(&m.exec),
                 executable: resolve_executable(m.resolved_exec().first().map(String::as_str)),
                 protocol: Some(m.protocol.to_env()),
                 shadowed: plugin

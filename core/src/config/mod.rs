@@ -22,6 +22,7 @@ pub mod error;
 pub mod explain;
 pub mod locate;
 pub mod mask;
+pub mod mask_text;
 pub mod plugins;
 pub mod references;
 pub mod registrations;

@@ -339,3 +339,46 @@ fn plugin_list_warns_about_a_manifest_others_can_write() {
         "{doc:#}"
     );
 }
+
+/// A plugin source whose manifest declares `name`, written as TOML's literal string.
+fn source_named(sb: &Sandbox, name: &str) -> PathBuf {
+    let src = sb.dir().join("src");
+    std::fs::create_dir_all(&src).unwrap();
+    std::fs::write(
+        src.join("agent-env-plugin.toml"),
+        format!("[plugin]\nname = '{name}'\nversion = \"0.1.0\"\nexec = [\"/bin/true\"]\nprotocol = [1, 1]\n[provides.task_steps]\nx_step = \"X\"\n"),
+    )
+    .unwrap();
+    src
+}
+
+#[test]
+fn a_manifest_name_that_leaves_the_plugins_directory_is_refused_and_nothing_is_touched() {
+    let sb = Sandbox::new();
+    let victim = sb.dir().join("victim");
+    std::fs::create_dir_all(&victim).unwrap();
+    std::fs::write(victim.join("other.txt"), "KEEP\n").unwrap();
+    let victim_abs = victim.display().to_string();
+    for name in ["../victim", "../../victim", victim_abs.as_str(), ".cargo"] {
+        let src = source_named(&sb, name);
+        let (code, out, err) = output(&sb, &["plugin", "add", src.to_str().unwrap(), "--yes"]);
+        assert_ne!(code, 0, "{name}: {out}{err}");
+        assert!(
+            err.contains(&src.join("agent-env-plugin.toml").display().to_string())
+                && err.contains(&format!("{name:?}"))
+                && err.contains("cannot name a folder in the plugins directory"),
+            "{name}: {err}"
+        );
+        assert_eq!(
+            std::fs::read_to_string(victim.join("other.txt")).unwrap(),
+            "KEEP\n",
+            "{name}"
+        );
+        assert_eq!(
+            std::fs::read_dir(&victim).unwrap().count(),
+            1,
+            "{name}: nothing is written beside it"
+        );
+        assert!(tree(&sb.plugins_dir()).is_empty(), "{name}: {out}");
+    }
+}

@@ -554,3 +554,121 @@ fn a_key_naming_a_folder_of_objects_cannot_hold_one() {
     }
     assert_eq!(store.read("p/a.txt").unwrap(), b"a");
 }
+
+/// A store whose root exists, beside a folder `outside` holding `secret.txt`.
+fn store_beside_outside(dir: &Path) -> (LocalFilesystemObjectStore, std::path::PathBuf) {
+    let outside = dir.join("outside");
+    std::fs::create_dir_all(&outside).unwrap();
+    std::fs::write(outside.join("secret.txt"), "OUTSIDE\n").unwrap();
+    std::fs::create_dir_all(dir.join("root")).unwrap();
+    (store_in(dir), outside)
+}
+
+fn assert_symlink_refused(err: &StoreError, at: &Path) {
+    let text = err.to_string();
+    assert!(
+        text.contains("Found a symlink at") && text.contains(&at.display().to_string()),
+        "{text}"
+    );
+}
+
+/// Every file under `dir`, by name.
+fn names_in(dir: &Path) -> Vec<String> {
+    let mut names: Vec<String> = std::fs::read_dir(dir)
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .collect();
+    names.sort();
+    names
+}
+
+#[test]
+fn a_write_through_a_symlinked_folder_never_lands_outside_the_root() {
+    let dir = tempfile::tempdir().unwrap();
+    let (store, outside) = store_beside_outside(dir.path());
+    let link = dir.path().join("root/a");
+    std::os::unix::fs::symlink(&outside, &link).unwrap();
+    for allow_overwrite in [false, true] {
+        let err = store
+            .put(
+                "a/secret.txt",
+                b"replaced",
+                DEFAULT_CONTENT_TYPE,
+                allow_overwrite,
+            )
+            .unwrap_err();
+        assert_symlink_refused(&err, &link);
+        let err = store
+            .put("a/new/deeper.txt", b"x", "text/plain", allow_overwrite)
+            .unwrap_err();
+        assert_symlink_refused(&err, &link);
+    }
+    let src = dir.path().join("src.txt");
+    std::fs::write(&src, "x").unwrap();
+    assert_symlink_refused(
+        &store
+            .put_file("a/file.txt", &src, DEFAULT_CONTENT_TYPE)
+            .unwrap_err(),
+        &link,
+    );
+    assert_eq!(names_in(&outside), ["secret.txt"]);
+    assert_eq!(
+        std::fs::read_to_string(outside.join("secret.txt")).unwrap(),
+        "OUTSIDE\n"
+    );
+    assert!(store.list("").unwrap().is_empty(), "a symlink is no object");
+}
+
+#[test]
+fn a_key_that_is_a_symlink_never_reads_the_file_it_points_at() {
+    let dir = tempfile::tempdir().unwrap();
+    let (store, outside) = store_beside_outside(dir.path());
+    let link = dir.path().join("root/link.txt");
+    std::os::unix::fs::symlink(outside.join("secret.txt"), &link).unwrap();
+    std::os::unix::fs::symlink(&outside, dir.path().join("root/dir")).unwrap();
+    let url = store.object_url("link.txt").unwrap();
+    assert_symlink_refused(&store.get(&url).unwrap_err(), &link);
+    assert_symlink_refused(&store.open(&url).err().unwrap(), &link);
+    assert_symlink_refused(&store.get_object_metadata("link.txt").unwrap_err(), &link);
+    let dest = dir.path().join("copy.txt");
+    assert_symlink_refused(&store.download_to_file(&url, &dest).unwrap_err(), &link);
+    assert!(!dest.exists());
+    let through_dir = store.object_url("dir/secret.txt").unwrap();
+    assert_symlink_refused(
+        &store.get(&through_dir).unwrap_err(),
+        &dir.path().join("root/dir"),
+    );
+    assert!(store.list("").unwrap().is_empty());
+    assert!(store
+        .list("dir/")
+        .unwrap_err()
+        .to_string()
+        .contains("symlink"));
+    assert_eq!(
+        store
+            .put("link.txt", b"x", DEFAULT_CONTENT_TYPE, false)
+            .unwrap_err()
+            .to_string(),
+        store.get(&url).unwrap_err().to_string(),
+        "a write refuses the symlink as a read does"
+    );
+    assert_eq!(
+        std::fs::read_to_string(outside.join("secret.txt")).unwrap(),
+        "OUTSIDE\n"
+    );
+}
+
+#[test]
+fn a_symlinked_staging_or_sidecar_folder_sends_nothing_outside() {
+    for reserved in [".agentenv-tmp", ".agentenv-meta"] {
+        let dir = tempfile::tempdir().unwrap();
+        let (store, outside) = store_beside_outside(dir.path());
+        let link = dir.path().join("root").join(reserved);
+        std::os::unix::fs::symlink(&outside, &link).unwrap();
+        let err = store.put("x.txt", b"x", "text/plain", false).unwrap_err();
+        assert_symlink_refused(&err, &link);
+        let err = store.put("y.txt", b"y", "text/plain", true).unwrap_err();
+        assert_symlink_refused(&err, &link);
+        assert_eq!(names_in(&outside), ["secret.txt"], "{reserved}");
+    }
+}
