@@ -71,14 +71,14 @@ fn object_check_passes_against_the_default_store_in_its_own_namespace() {
     assert!(text.contains("Checking the object store agent_env.store.object_store:LocalFilesystemObjectStore (from built-in default)"), "{text}");
     assert_eq!(
         text.lines().filter(|l| l.starts_with("PASSED ")).count(),
-        17,
+        27,
         "{text}"
     );
     assert!(text.contains(
         "SKIPPED read_grant_fetches_the_object: the store does not issue transfer grants"
     ));
     assert!(
-        text.contains("object kit: 17 passed, 0 failed, 3 skipped"),
+        text.contains("object kit: 27 passed, 0 failed, 3 skipped"),
         "{text}"
     );
     let root = env.state().join("object_store");

@@ -22,8 +22,10 @@
 pub mod document;
 pub mod image;
 pub mod object;
+pub mod object_rules;
 pub mod secret;
 
+mod rfc3339;
 mod support;
 
 use std::panic::{catch_unwind, AssertUnwindSafe};

@@ -316,6 +316,10 @@ fn check_key(key: &str) -> CasResult<()> {
         "it is empty"
     } else if key.contains('\0') {
         "it contains a NUL byte"
+    } else if key.starts_with('/') {
+        "it starts with '/' (a key is relative to the store)"
+    } else if key.split('/').any(|part| part == "..") {
+        "it has a '..' part (a key stays inside the store)"
     } else {
         return Ok(());
     };

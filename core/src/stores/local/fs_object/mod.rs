@@ -357,12 +357,14 @@ impl ObjectStore for LocalFilesystemObjectStore {
             }
             _ => (self.root.clone(), ".".to_string()),
         };
-        let found = self.files_under(&start)?;
-        Ok(found
+        let mut keys: Vec<String> = self
+            .files_under(&start)?
             .into_iter()
             .map(|k| if rel == "." { k } else { format!("{rel}/{k}") })
             .filter(|k| k.starts_with(prefix))
-            .collect())
+            .collect();
+        keys.sort();
+        Ok(keys)
     }
 
     fn list_at(&self, url_prefix: &str) -> StoreResult<Vec<String>> {
