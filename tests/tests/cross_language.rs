@@ -217,6 +217,17 @@ fn the_object_kit_passes_against_the_python_folder_store_selected_in_config() {
     kit_passes(&sandbox, "agentenv-grader:FolderObjectStore", &root, 27);
 }
 
+#[test]
+fn the_object_kit_passes_against_the_go_file_store_selected_in_config() {
+    let sandbox = Sandbox::new();
+    let root = sandbox.path("go-store");
+    sandbox.config(&format!(
+        "[stores.object]\nimpl = \"agentenv-go-words:GoFileObjectStore\"\nconfig = {{ root = \"{}\", bucket = \"words\" }}\n",
+        root.display()
+    ));
+    kit_passes(&sandbox, "agentenv-go-words:GoFileObjectStore", &root, 27);
+}
+
 /// A Python plugin that kills itself in the middle of its step.
 const CRASHING_PLUGIN: &str = r#"import os
 from agent_env_plugin import Plugin
