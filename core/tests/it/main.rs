@@ -22,6 +22,7 @@ mod run_plugins;
 mod run_signals;
 mod store_cli;
 mod store_dispatch;
+mod store_document_faults;
 mod store_documents;
 mod store_kits;
 mod store_object;

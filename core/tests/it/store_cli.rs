@@ -110,7 +110,7 @@ fn json_output_lists_every_case() {
     assert_eq!(report["kind"], "document");
     assert_eq!(report["passed"], true);
     assert_eq!(report["from"], "built-in default");
-    assert_eq!(report["cases"].as_array().unwrap().len(), 37);
+    assert_eq!(report["cases"].as_array().unwrap().len(), 45);
     assert!(env.state().join("document_store/documents.db").exists());
 }
 

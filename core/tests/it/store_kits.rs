@@ -54,7 +54,7 @@ fn local_object_store_passes_the_object_kit_in_a_namespace() {
 fn sqlite_document_store_passes_the_document_kit() {
     let dir = tempfile::tempdir().unwrap();
     let store = LocalSqliteDocumentStore::new(dir.path().join("docs.db"));
-    assert_passed(&kits::run(&kits::document::cases(), &store, "coll"), 37);
+    assert_passed(&kits::run(&kits::document::cases(), &store, "coll"), 45);
 }
 
 #[test]
@@ -140,7 +140,7 @@ fn document_kit_passes_through_the_plugin_proxy() {
         },
     });
     let proxy = PluginDocumentStore::with_direction(transport, Direction::ToHost);
-    assert_passed(&kits::run(&kits::document::cases(), &proxy, "coll"), 37);
+    assert_passed(&kits::run(&kits::document::cases(), &proxy, "coll"), 45);
 }
 
 #[test]

@@ -20,6 +20,7 @@
 //! not apply to a store is listed as skipped with its reason.
 
 pub mod document;
+pub mod document_rules;
 pub mod image;
 pub mod object;
 pub mod object_rules;

@@ -1,0 +1,199 @@
+//! A deliberately broken document store, one fault per rule the document kit's added cases hold a store
+//! to: each case must fail on the store that breaks its rule.
+
+use std::collections::HashSet;
+use std::sync::Mutex;
+
+use agent_env::stores::document::eval::apply_update;
+use agent_env::stores::kits::{self, Outcome};
+use agent_env::stores::{
+    Document, DocumentStore, Filter, LocalSqliteDocumentStore, Predicate, Sort, StoreError,
+    StoreResult, UpdateSpec,
+};
+use serde_json::Value;
+
+/// One rule a [`BrokenDocs`] gets wrong.
+#[derive(Clone, Copy, Debug, PartialEq)]
+enum Fault {
+    /// `gte` leaves out its bound.
+    GteExclusive,
+    /// `exists(true)` treats a `null` field as absent.
+    ExistsSkipsNull,
+    /// `eq(null)` does not match an absent field.
+    EqNullNeedsField,
+    /// `query` sorts absent and `null` values last ascending.
+    SortsAbsentLast,
+    /// `update` changes every match.
+    UpdatesAll,
+    /// `set` of a dotted path under a missing parent is refused.
+    SetNeedsParents,
+    /// A second `ensure_index` of the same fields is refused.
+    IndexOnce,
+    /// Every collection is one table.
+    OneCollection,
+}
+
+struct BrokenDocs {
+    inner: LocalSqliteDocumentStore,
+    fault: Fault,
+    indexes: Mutex<HashSet<(String, Vec<String>)>>,
+}
+
+impl BrokenDocs {
+    fn has(&self, fault: Fault) -> bool {
+        self.fault == fault
+    }
+
+    fn coll<'a>(&self, name: &'a str) -> &'a str {
+        if self.has(Fault::OneCollection) {
+            "shared"
+        } else {
+            name
+        }
+    }
+
+    fn filter(&self, filter: &Filter) -> Filter {
+        let mut out = filter.clone();
+        for (path, predicates) in &filter.conditions {
+            for p in predicates {
+                out = match p {
+                    Predicate::Gte(v) if self.has(Fault::GteExclusive) => {
+                        out.and(path, Predicate::Ne(v.clone()))
+                    }
+                    Predicate::Exists(true) if self.has(Fault::ExistsSkipsNull) => {
+                        out.and(path, Predicate::Ne(Value::Null))
+                    }
+                    Predicate::Eq(Value::Null) if self.has(Fault::EqNullNeedsField) => {
+                        out.and(path, Predicate::Exists(true))
+                    }
+                    _ => out,
+                };
+            }
+        }
+        out
+    }
+}
+
+impl DocumentStore for BrokenDocs {
+    fn find_one(&self, c: &str, f: &Filter, s: Option<&Sort>) -> StoreResult<Option<Document>> {
+        self.inner.find_one(self.coll(c), &self.filter(f), s)
+    }
+    fn query(
+        &self,
+        c: &str,
+        f: &Filter,
+        s: Option<&Sort>,
+        limit: Option<usize>,
+        offset: usize,
+    ) -> StoreResult<Vec<Document>> {
+        let mut docs = self
+            .inner
+            .query(self.coll(c), &self.filter(f), s, limit, offset)?;
+        if let (true, Some(sort)) = (self.has(Fault::SortsAbsentLast), s) {
+            let field = &sort.keys[0].field;
+            docs.sort_by_key(|d| d.get(field).is_none_or(Value::is_null));
+        }
+        Ok(docs)
+    }
+    fn count(&self, c: &str, f: &Filter) -> StoreResult<u64> {
+        self.inner.count(self.coll(c), &self.filter(f))
+    }
+    fn insert(&self, c: &str, doc: &Document) -> StoreResult<()> {
+        self.inner.insert(self.coll(c), doc)
+    }
+    fn update(&self, c: &str, f: &Filter, u: &UpdateSpec, upsert: bool) -> StoreResult<u64> {
+        if self.has(Fault::SetNeedsParents) && u.set.keys().any(|k| k.contains('.')) {
+            return Err(StoreError::InvalidValue("no parent to set into".into()));
+        }
+        if self.has(Fault::UpdatesAll) {
+            let matches = self.inner.query(c, f, None, None, 0)?;
+            for old in &matches {
+                let mut new = old.clone();
+                apply_update(&mut new, u)?;
+                let exact = Filter::of(old.iter().map(|(k, v)| (k.as_str(), v.clone())));
+                self.inner.replace(c, &exact, &new, false)?;
+            }
+            return Ok(matches.len() as u64);
+        }
+        self.inner.update(self.coll(c), &self.filter(f), u, upsert)
+    }
+    fn update_one_and_get(
+        &self,
+        c: &str,
+        f: &Filter,
+        u: &UpdateSpec,
+        after: bool,
+        upsert: bool,
+    ) -> StoreResult<Option<Document>> {
+        self.inner
+            .update_one_and_get(self.coll(c), &self.filter(f), u, after, upsert)
+    }
+    fn replace(&self, c: &str, f: &Filter, doc: &Document, upsert: bool) -> StoreResult<u64> {
+        self.inner
+            .replace(self.coll(c), &self.filter(f), doc, upsert)
+    }
+    fn delete(&self, c: &str, f: &Filter) -> StoreResult<u64> {
+        self.inner.delete(self.coll(c), &self.filter(f))
+    }
+    fn ensure_index(&self, c: &str, fields: &[&str], unique: bool) -> StoreResult<()> {
+        let key = (
+            c.to_string(),
+            fields.iter().map(|f| f.to_string()).collect(),
+        );
+        let fresh = self.indexes.lock().unwrap().insert(key);
+        if !fresh && self.has(Fault::IndexOnce) {
+            return Err(StoreError::InvalidValue("that index exists already".into()));
+        }
+        self.inner.ensure_index(self.coll(c), fields, unique)
+    }
+}
+
+#[test]
+fn each_added_document_case_catches_the_rule_it_checks() {
+    let pairs = [
+        ("gte_and_lte_are_inclusive_and_typed", Fault::GteExclusive),
+        (
+            "exists_matches_presence_even_of_null",
+            Fault::ExistsSkipsNull,
+        ),
+        ("eq_null_matches_null_and_absent", Fault::EqNullNeedsField),
+        ("query_sorts_absent_and_null_lowest", Fault::SortsAbsentLast),
+        ("update_and_replace_touch_one_match", Fault::UpdatesAll),
+        (
+            "set_creates_parents_and_inc_starts_at_zero",
+            Fault::SetNeedsParents,
+        ),
+        ("ensure_index_twice_is_harmless", Fault::IndexOnce),
+        ("collections_are_separate", Fault::OneCollection),
+    ];
+    let kit = kits::document::cases();
+    let names: Vec<&str> = kit.cases.iter().map(|c| c.name).collect();
+    let added: Vec<&str> = pairs.iter().map(|(n, _)| *n).collect();
+    assert_eq!(names[37..], added[..], "every added case has a fault here");
+    for (case, fault) in pairs {
+        let dir = tempfile::tempdir().unwrap();
+        let only = kits::Kit {
+            name: "document",
+            cases: kit
+                .cases
+                .iter()
+                .copied()
+                .filter(|c| c.name == case)
+                .collect(),
+            skipped: Vec::new(),
+        };
+        let clean = LocalSqliteDocumentStore::new(dir.path().join("clean.db"));
+        assert!(kits::run(&only, &clean, "coll").all_passed(), "{case}");
+        let store = BrokenDocs {
+            inner: LocalSqliteDocumentStore::new(dir.path().join("broken.db")),
+            fault,
+            indexes: Mutex::new(HashSet::new()),
+        };
+        let report = kits::run(&only, &store, "coll");
+        assert!(
+            matches!(report.results[0], (_, Outcome::Failed(_))),
+            "{case} should catch {fault:?}: {:?}",
+            report.lines()
+        );
+    }
+}
