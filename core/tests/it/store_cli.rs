@@ -168,7 +168,7 @@ fn image_check_needs_no_docker() {
         "{text}"
     );
     assert!(
-        text.contains("image kit: 3 passed, 0 failed, 1 skipped"),
+        text.contains("image kit: 6 passed, 0 failed, 1 skipped"),
         "{text}"
     );
 }

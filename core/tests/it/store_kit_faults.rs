@@ -1,5 +1,6 @@
-//! A deliberately broken document store, one fault per rule the document kit's added cases hold a store
-//! to: each case must fail on the store that breaks its rule.
+//! Deliberately broken document and image stores, one fault per rule the document and image kits' added
+//! cases hold a store to: each case must fail on the store that breaks its rule (and pass on the clean
+//! built-in store). The object kit's faults are in `store_object`.
 
 use std::collections::HashSet;
 use std::sync::Mutex;
@@ -7,8 +8,8 @@ use std::sync::Mutex;
 use agent_env::stores::document::eval::apply_update;
 use agent_env::stores::kits::{self, Outcome};
 use agent_env::stores::{
-    Document, DocumentStore, Filter, LocalSqliteDocumentStore, Predicate, Sort, StoreError,
-    StoreResult, UpdateSpec,
+    Document, DocumentStore, Filter, ImageStore, LocalRegistryImageStore, LocalSqliteDocumentStore,
+    Predicate, RegistryAuth, Sort, StoreError, StoreResult, UpdateSpec,
 };
 use serde_json::Value;
 
@@ -190,6 +191,93 @@ fn each_added_document_case_catches_the_rule_it_checks() {
             indexes: Mutex::new(HashSet::new()),
         };
         let report = kits::run(&only, &store, "coll");
+        assert!(
+            matches!(report.results[0], (_, Outcome::Failed(_))),
+            "{case} should catch {fault:?}: {:?}",
+            report.lines()
+        );
+    }
+}
+
+/// One rule a [`BrokenImages`] gets wrong.
+#[derive(Clone, Copy, Debug, PartialEq)]
+enum ImageFault {
+    /// Every ref gets tag `v1`.
+    OneTag,
+    /// `owns` claims every ref.
+    OwnsEverything,
+    /// `auth` hands out login material for refs it says it does not own.
+    AuthWithoutOwning,
+}
+
+struct BrokenImages {
+    inner: LocalRegistryImageStore,
+    fault: ImageFault,
+}
+
+impl ImageStore for BrokenImages {
+    fn image_ref(&self, repository: &str, tag: &str) -> StoreResult<String> {
+        let tag = if self.fault == ImageFault::OneTag {
+            "v1"
+        } else {
+            tag
+        };
+        self.inner.image_ref(repository, tag)
+    }
+    fn owns(&self, image_ref: &str) -> StoreResult<bool> {
+        match self.fault {
+            ImageFault::OwnsEverything => Ok(true),
+            ImageFault::AuthWithoutOwning => Ok(false),
+            ImageFault::OneTag => self.inner.owns(image_ref),
+        }
+    }
+    fn auth(&self, image_ref: &str) -> StoreResult<Option<RegistryAuth>> {
+        if self.fault == ImageFault::AuthWithoutOwning && self.inner.owns(image_ref)? {
+            return Ok(Some(RegistryAuth {
+                registry: "localhost:5000".into(),
+                username: "kit".into(),
+                password: "secret".into(),
+            }));
+        }
+        self.inner.auth(image_ref)
+    }
+}
+
+#[test]
+fn each_added_image_case_catches_the_rule_it_checks() {
+    let pairs = [
+        (
+            "image_refs_differ_by_repository_and_tag",
+            ImageFault::OneTag,
+        ),
+        (
+            "owns_is_false_for_a_foreign_ref",
+            ImageFault::OwnsEverything,
+        ),
+        ("auth_only_for_a_ref_it_owns", ImageFault::AuthWithoutOwning),
+    ];
+    let kit = kits::image::cases();
+    let names: Vec<&str> = kit.cases.iter().map(|c| c.name).collect();
+    let added: Vec<&str> = pairs.iter().map(|(n, _)| *n).collect();
+    assert_eq!(names[3..6], added[..], "every added case has a fault here");
+    for (case, fault) in pairs {
+        let only = kits::Kit {
+            name: "image",
+            cases: kit
+                .cases
+                .iter()
+                .copied()
+                .filter(|c| c.name == case)
+                .collect(),
+            skipped: Vec::new(),
+        };
+        let clean = LocalRegistryImageStore::new("localhost:5000").unwrap();
+        assert!(kits::run(&only, &clean, "kit-repo").all_passed(), "{case}");
+        let store = BrokenImages {
+            inner: LocalRegistryImageStore::new("localhost:5000").unwrap(),
+            fault,
+        };
+        let report = kits::run(&only, &store, "kit-repo");
         assert!(
             matches!(report.results[0], (_, Outcome::Failed(_))),
             "{case} should catch {fault:?}: {:?}",
