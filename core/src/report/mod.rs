@@ -18,6 +18,7 @@ pub mod bundle_check;
 pub mod documents;
 pub mod human;
 pub mod model;
+pub mod noise;
 
 use model::{
     codes, AgentEnvInfo, ConfigInfo, Contribution, Distribution, Report, Status, FORMAT_VERSION,
