@@ -54,7 +54,7 @@ pub fn check(text: &str) -> Result<(), String> {
 }
 
 fn days_in_month(year: u32, month: u32) -> Option<u32> {
-    let leap = (year % 4 == 0 && year % 100 != 0) || year % 400 == 0;
+    let leap = (year.is_multiple_of(4) && !year.is_multiple_of(100)) || year.is_multiple_of(400);
     Some(match month {
         1 | 3 | 5 | 7 | 8 | 10 | 12 => 31,
         4 | 6 | 9 | 11 => 30,
