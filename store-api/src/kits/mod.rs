@@ -105,7 +105,7 @@ impl KitReport {
             .collect()
     }
 
-    /// `17 passed, 0 failed, 3 skipped`.
+    /// `27 passed, 0 failed, 3 skipped`.
     pub fn summary(&self) -> String {
         format!(
             "{} passed, {} failed, {} skipped",
