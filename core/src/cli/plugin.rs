@@ -139,10 +139,11 @@ fn collect(args: &ReportArgs, verbose: bool, found: Option<Discovery>) -> (Regis
 
 fn list(args: &ReportArgs, verbose: bool, found: Option<Discovery>) -> i32 {
     let (registry, built) = collect(args, verbose, found);
-    let warnings = crate::install::permissions::unsafe_paths(
+    let mut warnings = crate::install::permissions::unsafe_paths(
         &crate::paths::plugins_dir(),
         &registry.discovery,
     );
+    warnings.extend(crate::report::noise::warnings(&registry));
     for w in &warnings {
         eprintln!("Warning: {w}");
     }
@@ -163,7 +164,10 @@ fn list(args: &ReportArgs, verbose: bool, found: Option<Discovery>) -> i32 {
 }
 
 fn check(args: &ReportArgs, verbose: bool, found: Option<Discovery>) -> i32 {
-    let (_, built) = collect(args, verbose, found);
+    let (registry, built) = collect(args, verbose, found);
+    for w in crate::report::noise::warnings(&registry) {
+        eprintln!("Warning: {w}");
+    }
     let result = documents::check(&built.report);
     if args.json {
         let doc = CheckDocument {

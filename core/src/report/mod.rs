@@ -18,6 +18,7 @@ use crate::registry::Registry;
 pub mod documents;
 pub mod human;
 pub mod model;
+pub mod noise;
 
 use crate::registry::outcome::{codes, Diagnostic, Status};
 use model::{AgentEnvInfo, ConfigInfo, Contribution, Distribution, Report, FORMAT_VERSION};

@@ -382,3 +382,51 @@ fn a_manifest_name_that_leaves_the_plugins_directory_is_refused_and_nothing_is_t
         assert!(tree(&sb.plugins_dir()).is_empty(), "{name}: {out}");
     }
 }
+
+#[test]
+fn a_store_only_plugin_is_added() {
+    let sb = Sandbox::new();
+    let src = fixture_dir("store-only-plugin");
+    let (code, out, err) = output(&sb, &["plugin", "add", src.to_str().unwrap(), "--yes"]);
+    assert_eq!(code, 0, "{out}{err}");
+    assert!(
+        out.contains("  agentenv-store-only: stores ShelfObjectStore (object store)\n"),
+        "{out}"
+    );
+    assert!(
+        out.ends_with("Added. `agent-env plugin list` shows every installed plugin.\n"),
+        "{out}"
+    );
+    assert!(sb
+        .plugins_dir()
+        .join("agentenv-store-only/agent-env-plugin.toml")
+        .is_file());
+}
+
+#[test]
+fn a_plugin_with_no_contributions_and_no_stores_is_rolled_back() {
+    let sb = Sandbox::new();
+    existing_plugin(&sb);
+    let before = tree(&sb.plugins_dir());
+    let src = tempfile::tempdir().unwrap();
+    std::fs::write(
+        src.path().join("agent-env-plugin.toml"),
+        "[plugin]\nname = \"agentenv-empty\"\nversion = \"0.1.0\"\nexec = [\"./plugin.sh\"]\nprotocol = [1, 1]\n",
+    )
+    .unwrap();
+    let script = src.path().join("plugin.sh");
+    std::fs::write(&script, "#!/bin/sh\nexit 0\n").unwrap();
+    std::fs::set_permissions(&script, std::fs::Permissions::from_mode(0o755)).unwrap();
+    let (code, out, err) = output(
+        &sb,
+        &["plugin", "add", src.path().to_str().unwrap(), "--yes"],
+    );
+    assert_ne!(code, 0, "{out}{err}");
+    assert!(
+        err.contains(
+            "problem: agentenv-empty declares no contributions and no stores, so it is not an agent-env plugin"
+        ),
+        "{err}"
+    );
+    assert_eq!(before, tree(&sb.plugins_dir()), "rolled back");
+}

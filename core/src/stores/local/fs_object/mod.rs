@@ -387,11 +387,13 @@ impl ObjectStore for LocalFilesystemObjectStore {
             return Ok(Vec::new());
         };
         let found = self.files_under(&folder, rel == ".")?;
-        Ok(found
+        let mut keys: Vec<String> = found
             .into_iter()
             .map(|k| if rel == "." { k } else { format!("{rel}/{k}") })
             .filter(|k| k.starts_with(prefix))
-            .collect())
+            .collect();
+        keys.sort();
+        Ok(keys)
     }
 
     fn list_at(&self, url_prefix: &str) -> StoreResult<Vec<String>> {
