@@ -8,10 +8,11 @@ use std::sync::{Arc, OnceLock};
 
 use agent_env_protocol::manifest::Manifest;
 
-use crate::config::build::StoreSecrets;
+use crate::config::configured_store::StoreSecrets;
 use crate::config::document::AlreadyRead;
 use crate::config::plugins::plugin_settings;
 use crate::config::references::SecretLookup;
+use crate::config::{configured_stores_opening_plugins, OpenPluginStores};
 use crate::config::{ConfigDocument, ConfigError};
 use crate::discovery::{discover, Discovery, SearchPath};
 use crate::environment::Environment;
@@ -19,9 +20,7 @@ use crate::paths::Paths;
 use crate::registry::host_prober::HostProber;
 use crate::registry::{ConfigState, Loading, Registry};
 use crate::stores::plugin_stores::{HostPluginStores, PluginPackage};
-use crate::stores::{
-    configured_stores_opening_plugins, OpenPluginStores, PluginStoreFactory, StoreSet,
-};
+use crate::stores::{PluginStoreFactory, StoreSet};
 use agent_env_host::{HostConfig, HostConfigError, HostServices, NoServices, PluginHost};
 
 /// How much of the plugins the registry starts to check them.

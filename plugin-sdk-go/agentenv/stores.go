@@ -43,7 +43,7 @@ type ObjectStore interface {
 	DownloadToFile(ctx context.Context, url, path string) error
 	// GetObjectMetadataAt is GetObjectMetadata by URL.
 	GetObjectMetadataAt(ctx context.Context, url string) (*ObjectMetadata, error)
-	// ListAt lists the URLs of the objects whose URL starts with urlPrefix.
+	// ListAt lists the URLs of the objects whose URL starts with urlPrefix, sorted by byte order.
 	ListAt(ctx context.Context, urlPrefix string) ([]string, error)
 	// Exists reports whether an object is stored under key (a prefix of keys is not an object).
 	Exists(ctx context.Context, key string) (bool, error)
@@ -60,7 +60,7 @@ type BasicObjectStore interface {
 	Get(ctx context.Context, url string) ([]byte, error)
 	// GetObjectMetadata describes the object under key; nil (and no error) when there is none.
 	GetObjectMetadata(ctx context.Context, key string) (*ObjectMetadata, error)
-	// List lists the keys that start with prefix.
+	// List lists the keys that start with prefix (a string prefix, not a folder), sorted by byte order.
 	List(ctx context.Context, prefix string) ([]string, error)
 	// ObjectURL is the URL an object under key has (or would have).
 	ObjectURL(ctx context.Context, key string) (string, error)

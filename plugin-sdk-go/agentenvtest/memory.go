@@ -3,6 +3,7 @@ package agentenvtest
 import (
 	"bytes"
 	"context"
+	"slices"
 	"sort"
 	"strings"
 	"sync"
@@ -31,8 +32,8 @@ type memoryObjectStore struct {
 }
 
 func (m *memoryObjectStore) checkKey(key string) error {
-	if strings.HasPrefix(key, "/") || strings.ContainsRune(key, 0) {
-		return agentenv.NewError(agentenv.KindInvalidValue, "Key %q is not a relative object key.", key)
+	if strings.HasPrefix(key, "/") || strings.ContainsRune(key, 0) || slices.Contains(strings.Split(key, "/"), "..") {
+		return agentenv.NewError(agentenv.KindInvalidValue, "Key %q is not a relative object key inside the store.", key)
 	}
 	return nil
 }

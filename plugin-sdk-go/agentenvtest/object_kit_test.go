@@ -4,6 +4,8 @@ import (
 	"bytes"
 	"context"
 	"os"
+	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -47,6 +49,8 @@ func (f faulty) Put(ctx context.Context, key string, data []byte, contentType st
 		if len(data) == 0 {
 			return "", agentenv.NewError(agentenv.KindInvalidValue, "empty")
 		}
+	case "keys leave the store quietly":
+		key = strings.TrimPrefix(strings.TrimPrefix(key, "/"), "../")
 	}
 	url, err := f.ObjectStore.Put(ctx, key, data, contentType, overwrite)
 	if f.fault == "put returns another url" && err == nil {
@@ -66,6 +70,8 @@ func (f faulty) Get(ctx context.Context, url string) ([]byte, error) {
 		return nil, agentenv.NewError(agentenv.KindIOError, "disk on fire")
 	case f.fault == "foreign urls are not-found" && agentenv.IsKind(err, agentenv.KindForeignURL):
 		return nil, agentenv.NewError(agentenv.KindNotFound, "no such object")
+	case f.fault == "get cuts at 64 KiB" && len(data) > 64*1024:
+		data = data[:64*1024]
 	}
 	return data, err
 }
@@ -81,6 +87,10 @@ func (f faulty) PutFile(ctx context.Context, key, path, contentType string) (str
 	switch f.fault {
 	case "put_file truncates":
 		return f.Put(ctx, key, []byte("file"), contentType, false)
+	case "keys leave the store quietly":
+		key = strings.TrimPrefix(strings.TrimPrefix(key, "/"), "../")
+	case "put_file drops the content type":
+		contentType = ""
 	case "put_file overwrites":
 		data, err := os.ReadFile(path)
 		if err != nil {
@@ -92,8 +102,13 @@ func (f faulty) PutFile(ctx context.Context, key, path, contentType string) (str
 }
 
 func (f faulty) PutFileAt(ctx context.Context, url, path, contentType string) (string, error) {
-	if f.fault == "put_file_at writes another key" {
+	switch {
+	case f.fault == "put_file_at writes another key":
 		return f.PutFile(ctx, "elsewhere", path, contentType)
+	case f.fault == "put_file_at writes under the file's name":
+		return f.PutFile(ctx, "misplaced/"+filepath.Base(path), path, contentType)
+	case f.fault == "the at methods take any url" && strings.HasPrefix(url, "https://"):
+		return f.PutFile(ctx, "foreign/"+filepath.Base(path), path, contentType)
 	}
 	return f.ObjectStore.PutFileAt(ctx, url, path, contentType)
 }
@@ -123,20 +138,32 @@ func (f faulty) GetObjectMetadata(ctx context.Context, key string) (*agentenv.Ob
 }
 
 func (f faulty) GetObjectMetadataAt(ctx context.Context, url string) (*agentenv.ObjectMetadata, error) {
-	if f.fault == "metadata by url is always nil" {
+	if f.fault == "metadata by url is always nil" || (f.fault == "the at methods take any url" && strings.HasPrefix(url, "https://")) {
 		return nil, nil
 	}
 	return f.ObjectStore.GetObjectMetadataAt(ctx, url)
 }
 
 func (f faulty) List(ctx context.Context, prefix string) ([]string, error) {
-	if f.fault == "list ignores the prefix" {
+	switch f.fault {
+	case "list ignores the prefix":
 		prefix = ""
+	case "list takes a folder":
+		if prefix != "" && !strings.HasSuffix(prefix, "/") {
+			prefix += "/"
+		}
 	}
-	return f.ObjectStore.List(ctx, prefix)
+	keys, err := f.ObjectStore.List(ctx, prefix)
+	if f.fault == "list is unsorted" {
+		slices.Reverse(keys)
+	}
+	return keys, err
 }
 
 func (f faulty) ListAt(ctx context.Context, urlPrefix string) ([]string, error) {
+	if f.fault == "the at methods take any url" && strings.HasPrefix(urlPrefix, "https://") {
+		return []string{}, nil
+	}
 	if f.fault == "list_at answers keys" {
 		key, err := f.GetObjectKey(ctx, urlPrefix)
 		if err != nil {
@@ -202,6 +229,13 @@ func TestEveryCaseCatchesAStoreThatBreaksItsRule(t *testing.T) {
 		"empty_object_roundtrips":                    "put refuses empty objects",
 		"binary_bytes_roundtrip":                     "put mangles bytes that are not UTF-8",
 		"foreign_url_is_refused":                     "foreign urls are accepted",
+		"list_is_a_string_prefix":                    "list takes a folder",
+		"list_is_sorted":                             "list is unsorted",
+		"at_methods_refuse_foreign_urls":             "the at methods take any url",
+		"metadata_keeps_the_content_type":            "put_file drops the content type",
+		"keys_outside_the_store_are_refused":         "keys leave the store quietly",
+		"large_objects_roundtrip":                    "get cuts at 64 KiB",
+		"put_file_at_writes_at_its_url":              "put_file_at writes under the file's name",
 	}
 	// Faults a case catches besides the one above, to show it checks each part of its rule.
 	more := map[string][]string{

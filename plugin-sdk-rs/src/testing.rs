@@ -75,7 +75,7 @@ pub fn assert_secret_store_conforms(store: &(dyn SecretStore + 'static)) {
     assert_passed(&secret_kit(store));
 }
 
-/// Panics unless no case of `report` failed: `the object kit failed 2 of 17 cases:` and one
+/// Panics unless no case of `report` failed: `the object kit failed 2 of 27 cases:` and one
 /// `FAILED <case>: <why>` line per failure. Skipped cases do not fail a kit.
 pub fn assert_passed(report: &KitReport) {
     let failures = report.failures();

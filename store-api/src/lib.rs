@@ -19,6 +19,7 @@ pub mod image;
 pub mod kind;
 pub mod kits;
 pub mod object;
+pub mod object_key;
 pub mod remote;
 pub mod secret;
 pub mod serve;

@@ -66,12 +66,14 @@ pub trait ObjectStore: Send + Sync {
         Err(StoreError::unimplemented("get_object_metadata_at"))
     }
 
-    /// Keys whose text starts with `prefix` (a string prefix, not a directory), in no set order.
+    /// Keys whose text starts with `prefix` (a string prefix, not a directory: `p` matches `pother/x`),
+    /// sorted by byte order.
     fn list(&self, _prefix: &str) -> StoreResult<Vec<String>> {
         Err(StoreError::unimplemented("list"))
     }
 
-    /// Object URLs under an explicit URL prefix.
+    /// Object URLs under an explicit URL prefix of this store, sorted by byte order; a URL of another
+    /// store is [`StoreError::ForeignUrl`].
     fn list_at(&self, _url_prefix: &str) -> StoreResult<Vec<String>> {
         Err(StoreError::unimplemented("list_at"))
     }

@@ -1,9 +1,9 @@
 //! `agent-env config show | explain | check`: read-only views of `.agentenv/config.toml`.
 
 use crate::cli::{Exit, Failure, Terminal};
-use crate::config::build::StoresBuilder;
 use crate::config::locate::CONFIG_VAR;
 use crate::config::plugins::InstalledPackage;
+use crate::config::store_builder::StoresBuilder;
 use crate::config::{check, explain, show, sources};
 use crate::output::Output;
 use crate::session::Session;

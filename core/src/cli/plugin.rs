@@ -165,10 +165,11 @@ fn collect<'s>(
 
 fn list(args: &ReportArgs, verbose: bool, session: &Session, term: &Terminal) -> Exit {
     let (registry, built) = collect(args, verbose, session, term);
-    let warnings = crate::install::permissions::unsafe_paths(
+    let mut warnings = crate::install::permissions::unsafe_paths(
         &session.paths().plugins_dir(),
         &registry.discovery,
     );
+    warnings.extend(crate::report::noise::warnings(registry));
     for w in &warnings {
         term.warn(w);
     }
@@ -189,7 +190,10 @@ fn list(args: &ReportArgs, verbose: bool, session: &Session, term: &Terminal) ->
 }
 
 fn check(args: &ReportArgs, verbose: bool, session: &Session, term: &Terminal) -> Exit {
-    let (_, built) = collect(args, verbose, session, term);
+    let (registry, built) = collect(args, verbose, session, term);
+    for w in crate::report::noise::warnings(registry) {
+        term.warn(w);
+    }
     let result = documents::check(&built.report);
     if args.json {
         let doc = CheckDocument {
@@ -339,7 +343,7 @@ fn manifest_info(registry: &Registry, source: RowSource) -> ManifestInfo {
             ManifestInfo {
                 path: Some(m.path.display().to_string()),
                 source: Some(source_name(plugin.source).to_string()),
-                exec: m.exec.clone(),
+                exec: crate::config::mask::mask_args(&m.exec),
                 executable: resolve_executable(m.resolved_exec().first().map(String::as_str)),
                 protocol: Some(m.protocol.to_env()),
                 shadowed: plugin

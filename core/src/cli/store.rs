@@ -10,12 +10,12 @@ use clap::{Args, Subcommand, ValueEnum};
 use serde_json::{json, Value};
 
 use crate::cli::{Exit, Failure, Terminal};
-use crate::config::build::{configured_secrets, store_spec};
+use crate::config::configured_store::{configured_secrets, store_spec};
 use crate::config::references::SecretLookup;
-use crate::config::stores::selection;
+use crate::config::store_selection::selection;
 use crate::output::Output;
 use crate::session::Session;
-use crate::stores::build::{classify, Target};
+use crate::stores::from_spec::{classify, Target};
 use crate::stores::kits::{self, KitReport};
 use crate::stores::{build_store, AnyStore, StoreKind, StoreSpec};
 

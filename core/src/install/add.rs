@@ -58,7 +58,7 @@ pub fn add(opts: &AddOptions, ctx: &Context<'_>) -> Result<i32, InstallError> {
     }
     let plugins = ctx.plugins_dir.clone();
     let _lock = lock::acquire(&plugins, &ctx.locks_dir)?;
-    let steps = plan::build(&specs, &plugins);
+    let steps = plan::build(&specs, &plugins)?;
     out.line(&format!(
         "agent-env: plugins directory at {}",
         plugins.display()

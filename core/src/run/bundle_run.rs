@@ -14,11 +14,11 @@ use super::materialize::Places;
 use super::plugin_steps::PluginSteps;
 use super::{execute, RunError, RunOptions, RunStatus};
 use crate::bundle::installed::Target;
-use crate::bundle::plan::{self, PlanContext, StepKind};
 use crate::bundle::tree::Tree;
 use crate::bundle::{self, BundleError};
 use crate::output::Output;
 use crate::registry::{RegistryError, Resolved};
+use crate::run::plan::{self, PlanContext, StepKind};
 use crate::session::{RegistryLoad, Session};
 use crate::stores::{Filter, Sort};
 
@@ -215,7 +215,7 @@ impl RunPlanContext<'_> {
 
 impl PlanContext for RunPlanContext<'_> {
     fn step_kind(&self, type_name: &str) -> Result<StepKind, String> {
-        if let Some(b) = crate::steps::builtin(type_name) {
+        if let Some(b) = crate::run::builtin_steps::builtin(type_name) {
             return Ok(StepKind::Builtin(b));
         }
         match self
@@ -234,7 +234,7 @@ impl PlanContext for RunPlanContext<'_> {
                 "the step type '{type_name}' is built into the Python agent-env, and this agent-env does not have it yet"
             )),
             Err(RegistryError::Unknown { detail: None, .. })
-                if crate::steps::not_yet_built_in(type_name) =>
+                if crate::run::builtin_steps::not_yet_built_in(type_name) =>
             {
                 Err(format!(
                     "the step type '{type_name}' is built into the Python agent-env, and this agent-env does not have it yet"

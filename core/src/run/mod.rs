@@ -2,14 +2,17 @@
 //! most four at a time, all in one run group), send the summary and the teardown report to the caller's
 //! [`Output`], and say how the run ended ([`RunStatus`]); the CLI turns that into an exit code.
 
+pub mod builtin_steps;
 pub mod bundle_run;
 pub mod cancel;
 pub mod context;
 pub mod error;
 pub mod executor;
+pub mod ledger;
 pub mod local_stores;
 pub mod materialize;
 pub mod outcome;
+pub mod plan;
 pub mod plugin_steps;
 pub mod task_run;
 
@@ -18,10 +21,10 @@ use std::sync::{Arc, Mutex};
 
 use serde_json::{Map, Value};
 
-use crate::bundle::plan::Plan;
 use crate::bundle::tree::Tree;
 use crate::bundle::Bundle;
 use crate::output::Output;
+use crate::run::plan::Plan;
 pub use bundle_run::{run_bundle, RunRequest};
 use cancel::Cancel;
 pub use error::RunError;

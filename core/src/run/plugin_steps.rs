@@ -17,13 +17,13 @@ use agent_env_protocol::methods::{
 use agent_env_protocol::names::canonical_name;
 use serde_json::{Map, Value};
 
-use crate::config::build::LazySecrets;
+use crate::config::configured_store::LazySecrets;
 use crate::config::{ConfigDocument, ConfigError};
+use crate::run::builtin_steps::StepError;
 use crate::run::cancel::Cancel;
 use crate::run::executor::StepExecutor;
 use crate::run::local_stores::LocalStores;
 use crate::session::Session;
-use crate::steps::StepError;
 use crate::stores::{AnyStore, HostStoreDispatcher, StoreKind, StoreSet};
 use agent_env_host::{HostError, HostServices, PluginHost, SpawnSpec};
 

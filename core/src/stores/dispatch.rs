@@ -8,9 +8,9 @@ use agent_env_protocol::message::RpcError;
 use agent_env_protocol::methods::{split_store_method, HOST_STORE_PREFIX};
 use serde_json::Value;
 
-use super::build::StoreSet;
-use super::serve;
-use super::StoreKind;
+use super::store_set::StoreSet;
+use agent_env_store::serve;
+use agent_env_store::StoreKind;
 
 /// Routes store requests to the configured stores.
 pub struct HostStoreDispatcher {

@@ -6,12 +6,12 @@
 //! serving, remote stores and the conformance kits) lives in the `agent_env_store` crate, shared with the
 //! Rust plugin SDK; it is re-exported here so `crate::stores::…` names every store item.
 
-pub mod build;
 pub mod config_table;
-pub mod configured;
 pub mod dispatch;
+pub mod from_spec;
 pub mod local;
 pub mod plugin_stores;
+pub mod store_set;
 
 pub use agent_env_store::{document, error, image, kits, object, remote, secret, serve, wire};
 
@@ -21,9 +21,9 @@ pub use agent_env_store::{
     Predicate, RegistryAuth, SecretStore, Sort, SortKey, StoreError, StoreKind, StoreResult,
     StoreTransport, UpdateSpec, VersionedEntityStore, DEFAULT_CONTENT_TYPE,
 };
-pub use build::{build_store, AnyStore, PluginStoreFactory, StoreSet, StoreSpec};
-pub use configured::{configured_stores, configured_stores_opening_plugins, OpenPluginStores};
 pub use dispatch::HostStoreDispatcher;
+pub use from_spec::{build_store, AnyStore, PluginStoreFactory, StoreSpec};
 pub use local::{
     LocalFilesystemObjectStore, LocalRegistryImageStore, LocalSecretStore, LocalSqliteDocumentStore,
 };
+pub use store_set::StoreSet;

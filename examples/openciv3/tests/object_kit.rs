@@ -295,3 +295,53 @@ fn put_file_streams_a_large_file_and_dedups_it() {
     let meta = store.get_object_metadata_at(&url).unwrap().unwrap();
     assert_eq!(meta.size, Some(24 * ((1 << 20) + 1)));
 }
+
+#[test]
+fn keys_follow_the_rule_of_the_built_in_store() {
+    use agent_env::stores::{LocalFilesystemObjectStore, ObjectStore};
+    let root = tempfile::tempdir().unwrap();
+    let cas = store_at(&root.path().join("cas"));
+    let local = LocalFilesystemObjectStore::new(root.path().join("local"));
+    for key in ["../x", "a/../../x", "/etc/passwd", "/", ".."] {
+        let err = cas.put(key, b"v", DEFAULT_CONTENT_TYPE, false).unwrap_err();
+        assert_eq!(err.kind(), ErrorKind::InvalidValue, "{key}");
+        assert!(
+            err.to_string().contains("escapes the store"),
+            "{key}: {err}"
+        );
+        assert!(
+            local.put(key, b"v", DEFAULT_CONTENT_TYPE, false).is_err(),
+            "the built-in store refuses {key} too"
+        );
+        assert!(cas.exists(key).is_err(), "{key}");
+        let url = format!("cas://openciv3/{key}");
+        assert_eq!(
+            cas.get(&url).unwrap_err().kind(),
+            ErrorKind::InvalidValue,
+            "{key}"
+        );
+    }
+    // Both stores normalize a key the same way: `a/../b` and `./b` are the object at `b`.
+    cas.put("b", b"v", DEFAULT_CONTENT_TYPE, false).unwrap();
+    local.put("b", b"v", DEFAULT_CONTENT_TYPE, false).unwrap();
+    for key in ["a/../b", "./b", "b/"] {
+        assert_eq!(
+            cas.put(key, b"w", DEFAULT_CONTENT_TYPE, false)
+                .unwrap_err()
+                .kind(),
+            ErrorKind::AlreadyExists,
+            "{key}"
+        );
+        assert!(
+            local.put(key, b"w", DEFAULT_CONTENT_TYPE, false).is_err(),
+            "{key}"
+        );
+        assert_eq!(cas.read(key).unwrap(), b"v", "{key}");
+    }
+    assert_eq!(cas.list("").unwrap(), ["b"]);
+    assert_eq!(
+        std::fs::read_dir(root.path()).unwrap().count(),
+        2,
+        "nothing beside the two roots"
+    );
+}

@@ -135,7 +135,8 @@ class ObjectStore(Store):
     def get_object_metadata(self, key: str) -> ObjectMetadata | None: ...
 
     @abstractmethod
-    def list(self, prefix: str) -> List[str]: ...
+    def list(self, prefix: str) -> List[str]:
+        """The keys that start with `prefix` (a string prefix, not a folder), sorted."""
 
     @abstractmethod
     def object_url(self, key: str) -> str: ...

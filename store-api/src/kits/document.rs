@@ -1,10 +1,17 @@
-//! The document kit: the original's 37 cases (§9.2), including the 8-thread races. Each case works in
-//! its own collection, `<ns>__<case>`, so the kit can run against a store that already holds data.
+//! The document kit: the original's 37 cases, including the 8-thread races, then 8 for the rules they
+//! leave open ([`super::document_rules`]). Each case works in its own collection, `<ns>__<case>`, so the
+//! kit can run against a store that already holds data.
 
 use std::sync::Barrier;
 
 use serde_json::{json, Value};
 
+use super::document_rules::{
+    collections_are_separate, ensure_index_twice_is_harmless, eq_null_matches_null_and_absent,
+    exists_matches_presence_even_of_null, gte_and_lte_are_inclusive_and_typed,
+    query_sorts_absent_and_null_lowest, set_creates_parents_and_inc_starts_at_zero,
+    update_and_replace_touch_one_match,
+};
 use super::support::{describe, ensure, ensure_eq, Ctx};
 use super::{Case, Kit};
 use crate::document::query::{Document, Filter, Predicate, Sort, UpdateSpec};
@@ -25,7 +32,7 @@ macro_rules! cases {
     };
 }
 
-/// The 37 cases, in the original's order.
+/// The 45 cases: the original's 37 in its order, then the rules they leave open.
 pub fn cases() -> Kit<dyn DocumentStore> {
     let cases: Vec<DocCase> = cases![
         insert_find_one_strips_id,
@@ -65,6 +72,14 @@ pub fn cases() -> Kit<dyn DocumentStore> {
         racing_update_one_and_get_returns_only_its_own_write,
         racing_pre_image_updates_have_exactly_one_winner,
         concurrent_compare_and_swap_loses_no_update,
+        gte_and_lte_are_inclusive_and_typed,
+        exists_matches_presence_even_of_null,
+        eq_null_matches_null_and_absent,
+        query_sorts_absent_and_null_lowest,
+        update_and_replace_touch_one_match,
+        set_creates_parents_and_inc_starts_at_zero,
+        ensure_index_twice_is_harmless,
+        collections_are_separate,
     ];
     Kit {
         name: "document",
@@ -73,14 +88,18 @@ pub fn cases() -> Kit<dyn DocumentStore> {
     }
 }
 
-fn doc(value: Value) -> Document {
+pub(super) fn doc(value: Value) -> Document {
     match value {
         Value::Object(map) => map,
         _ => Document::new(),
     }
 }
 
-fn insert_all(store: &dyn DocumentStore, coll: &str, docs: &[Value]) -> Result<(), String> {
+pub(super) fn insert_all(
+    store: &dyn DocumentStore,
+    coll: &str,
+    docs: &[Value],
+) -> Result<(), String> {
     for d in docs {
         store.insert(coll, &doc(d.clone())).ctx("insert")?;
     }

@@ -1,6 +1,8 @@
-//! The image kit (§9.3): 3 cases that need no docker, and `push_pull_roundtrip`, which builds, pushes,
-//! removes and pulls a tiny image with the docker CLI. That one runs only where docker is usable and the
-//! store's registry accepts pushes; otherwise it is listed as skipped with the reason.
+//! The image kit: the original's 3 cases that need no docker, 3 more for the rules they leave open (refs
+//! apart per repository and tag, `owns` refusing a foreign ref, `auth` only for a ref the store owns), and
+//! `push_pull_roundtrip`, which builds, pushes, removes and pulls a tiny image with the docker CLI. That
+//! one runs only where docker is usable and the store's registry accepts pushes; otherwise it is listed
+//! as skipped with the reason.
 
 use std::path::Path;
 use std::process::{Command, Stdio};
@@ -14,7 +16,7 @@ type ImageCase = Case<dyn ImageStore>;
 /// The foreign reference `auth` must not authorize.
 pub const FOREIGN_REF: &str = "foreign-registry.example/library/alpine:latest";
 
-/// The three cases that need no docker.
+/// The six cases that need no docker, then `push_pull_roundtrip` where docker is usable.
 pub fn cases() -> Kit<dyn ImageStore> {
     let mut kit = Kit {
         name: "image",
@@ -30,6 +32,18 @@ pub fn cases() -> Kit<dyn ImageStore> {
             ImageCase {
                 name: "auth_is_none_for_a_foreign_ref",
                 run: auth_is_none_for_a_foreign_ref,
+            },
+            ImageCase {
+                name: "image_refs_differ_by_repository_and_tag",
+                run: image_refs_differ_by_repository_and_tag,
+            },
+            ImageCase {
+                name: "owns_is_false_for_a_foreign_ref",
+                run: owns_is_false_for_a_foreign_ref,
+            },
+            ImageCase {
+                name: "auth_only_for_a_ref_it_owns",
+                run: auth_only_for_a_ref_it_owns,
             },
         ],
         skipped: Vec::new(),
@@ -81,6 +95,43 @@ fn auth_is_none_for_a_foreign_ref(store: &dyn ImageStore, _repo: &str) -> Result
         None,
         &format!("auth({FOREIGN_REF:?})"),
     )
+}
+
+fn image_refs_differ_by_repository_and_tag(
+    store: &dyn ImageStore,
+    repo: &str,
+) -> Result<(), String> {
+    let other_repo = format!("{repo}-other");
+    let refs = [
+        store.image_ref(repo, "v1").ctx("image_ref")?,
+        store.image_ref(repo, "v2").ctx("image_ref")?,
+        store.image_ref(&other_repo, "v1").ctx("image_ref")?,
+    ];
+    ensure(
+        refs[0] != refs[1] && refs[0] != refs[2] && refs[1] != refs[2],
+        || {
+            format!(
+                "image_ref of ({repo:?}, v1), ({repo:?}, v2) and ({other_repo:?}, v1) should be three refs, got {refs:?}"
+            )
+        },
+    )
+}
+
+fn owns_is_false_for_a_foreign_ref(store: &dyn ImageStore, _repo: &str) -> Result<(), String> {
+    ensure_eq(
+        store.owns(FOREIGN_REF).ctx("owns")?,
+        false,
+        &format!("owns({FOREIGN_REF:?})"),
+    )
+}
+
+fn auth_only_for_a_ref_it_owns(store: &dyn ImageStore, repo: &str) -> Result<(), String> {
+    let own = store.image_ref(repo, "v1").ctx("image_ref")?;
+    let auth = store.auth(&own).ctx("auth")?;
+    let owns = store.owns(&own).ctx("owns")?;
+    ensure(auth.is_none() || owns, || {
+        format!("auth({own:?}) gives login material, but owns({own:?}) is false: a store authorizes only refs it owns")
+    })
 }
 
 fn docker(args: &[&str], dir: &Path, stdin: Option<&str>) -> Result<(), String> {

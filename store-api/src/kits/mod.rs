@@ -20,10 +20,13 @@
 //! not apply to a store is listed as skipped with its reason.
 
 pub mod document;
+pub mod document_rules;
 pub mod image;
 pub mod object;
+pub mod object_rules;
 pub mod secret;
 
+mod rfc3339;
 mod support;
 
 use std::panic::{catch_unwind, AssertUnwindSafe};
@@ -102,7 +105,7 @@ impl KitReport {
             .collect()
     }
 
-    /// `17 passed, 0 failed, 3 skipped`.
+    /// `27 passed, 0 failed, 3 skipped`.
     pub fn summary(&self) -> String {
         format!(
             "{} passed, {} failed, {} skipped",

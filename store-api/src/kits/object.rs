@@ -1,10 +1,17 @@
-//! The object kit: the original's 17 cases (§9.1). `ns` prefixes every key a case writes: `""` for a
-//! fresh store, a unique prefix ending in `/` for a shared one. The 3 grant cases apply only to stores
-//! that issue transfer grants; no store of this build does, so they are listed as skipped.
+//! The object kit: the original's 17 cases, then 10 for the rules they leave open
+//! ([`super::object_rules`]). `ns` prefixes every key a case writes: `""` for a fresh store, a unique
+//! prefix ending in `/` for a shared one. The 3 grant cases apply only to stores that issue transfer
+//! grants; no store of this build does, so they are listed as skipped.
 
 use std::collections::BTreeSet;
 use std::io::Read;
 
+use super::object_rules::{
+    at_methods_refuse_foreign_urls, binary_bytes_roundtrip, empty_object_roundtrips,
+    keys_outside_the_store_are_refused, large_objects_roundtrip, last_modified_is_rfc3339,
+    list_is_a_string_prefix, list_is_sorted, metadata_keeps_the_content_type,
+    put_file_at_writes_at_its_url,
+};
 use super::support::{describe, ensure, ensure_eq, Ctx, TempDir};
 use super::{Case, Kit};
 use crate::error::StoreError;
@@ -19,7 +26,7 @@ pub const GRANT_CASES: [&str; 3] = [
     "namespace_grant_confines_uploads_to_its_root",
 ];
 
-/// The 17 cases.
+/// The 27 cases.
 pub fn cases() -> Kit<dyn ObjectStore> {
     cases_for(false)
 }
@@ -47,8 +54,8 @@ macro_rules! case {
     };
 }
 
-/// The 17 cases, in the original's order.
-pub const CASES: [ObjectCase; 17] = [
+/// The 27 cases: the original's 17 in its order, then the rules they leave open.
+pub const CASES: [ObjectCase; 27] = [
     case!(put_get_roundtrip),
     case!(put_is_write_once),
     case!(put_allow_overwrite_replaces),
@@ -66,9 +73,19 @@ pub const CASES: [ObjectCase; 17] = [
     case!(list_at_matches_list),
     case!(owns_its_objects_and_prefixes),
     case!(missing_object_reads_raise_object_not_found),
+    case!(list_is_a_string_prefix),
+    case!(list_is_sorted),
+    case!(at_methods_refuse_foreign_urls),
+    case!(metadata_keeps_the_content_type),
+    case!(last_modified_is_rfc3339),
+    case!(keys_outside_the_store_are_refused),
+    case!(binary_bytes_roundtrip),
+    case!(large_objects_roundtrip),
+    case!(empty_object_roundtrips),
+    case!(put_file_at_writes_at_its_url),
 ];
 
-fn put(store: &dyn ObjectStore, key: &str, data: &[u8]) -> Result<String, String> {
+pub(super) fn put(store: &dyn ObjectStore, key: &str, data: &[u8]) -> Result<String, String> {
     store
         .put(key, data, DEFAULT_CONTENT_TYPE, false)
         .ctx(&format!("put({key:?})"))

@@ -175,6 +175,11 @@ impl ObjectStore for MemoryObjectStore {
         content_type: &str,
         allow_overwrite: bool,
     ) -> StoreResult<String> {
+        if key.starts_with('/') || key.split('/').any(|part| part == "..") {
+            return Err(StoreError::InvalidValue(format!(
+                "Key '{key}' leaves the store: a key is a relative path without '..' parts."
+            )));
+        }
         let mut objects = self.objects();
         if !allow_overwrite && objects.contains_key(key) {
             return Err(StoreError::AlreadyExists(format!("{key} exists already")));

@@ -14,8 +14,8 @@ use agent_env_protocol::manifest::Manifest;
 use std::sync::Arc;
 
 use crate::discovery::Discovery;
+use crate::registry::outcome::Status;
 use crate::registry::{ConfigState, Loading, Registry};
-use crate::report::model::Status;
 
 const COMMANDS: &str = "cli_plugins";
 const ROOT_OPTIONS: &str = "cli_root_options";

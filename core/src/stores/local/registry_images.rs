@@ -12,8 +12,8 @@ use std::sync::Mutex;
 use std::time::Duration;
 
 use crate::stores::config_table::{self, ConfigTable};
-use crate::stores::error::{StoreError, StoreResult};
-use crate::stores::image::{ImageStore, RegistryAuth};
+use agent_env_store::error::{StoreError, StoreResult};
+use agent_env_store::image::{ImageStore, RegistryAuth};
 
 /// The class name, as `[stores.image] impl` names it.
 pub const CLASS: &str = "LocalRegistryImageStore";

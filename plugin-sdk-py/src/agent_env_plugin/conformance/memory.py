@@ -29,8 +29,8 @@ class MemoryObjectStore(ObjectStore):
         self._lock = _sync.Lock()
 
     def _key(self, key: str) -> str:
-        if not isinstance(key, str) or key.startswith("/") or "\x00" in key:
-            raise InvalidValueError(f"Key {key!r} is not a relative object key.")
+        if not isinstance(key, str) or key.startswith("/") or "\x00" in key or ".." in key.split("/"):
+            raise InvalidValueError(f"Key {key!r} is not a relative object key inside the store.")
         return key
 
     def put(

@@ -4,10 +4,9 @@
 
 use serde_json::{json, Map, Value};
 
-use super::error::BundleError;
-use super::layout::{Artifact, Bundle, Eval, Task};
-use super::steps::{declares_dependencies, dependency_ids, step_id, step_type};
-use crate::steps::BuiltinStep;
+use super::builtin_steps::BuiltinStep;
+use crate::bundle::step_fields::{declares_dependencies, dependency_ids, step_id, step_type};
+use crate::bundle::{Artifact, Bundle, BundleError, Eval, Task};
 
 /// What runs a step type.
 #[derive(Clone)]
@@ -451,7 +450,7 @@ mod tests {
 
     impl PlanContext for OnlyBuiltins {
         fn step_kind(&self, type_name: &str) -> Result<StepKind, String> {
-            crate::steps::builtin(type_name)
+            crate::run::builtin_steps::builtin(type_name)
                 .map(StepKind::Builtin)
                 .ok_or_else(|| format!("unknown step type '{type_name}'"))
         }
@@ -467,7 +466,7 @@ mod tests {
                 path: "tasks/t.json",
                 bytes: Box::leak(text.into_boxed_slice()),
             }]));
-        crate::bundle::layout::parse_tree(
+        crate::bundle::parser::parse_tree(
             crate::bundle::tree::Tree::Embedded(files),
             "b",
             "@local/b",
@@ -510,7 +509,7 @@ mod tests {
                 path: "artifacts/x/f.txt",
                 bytes: b"x",
             }];
-        let b = crate::bundle::layout::parse_tree(
+        let b = crate::bundle::parser::parse_tree(
             crate::bundle::tree::Tree::Embedded(files),
             "b",
             "@local/b",

@@ -1,11 +1,11 @@
-//! The check a bundle contribution gets: its name, its folder, and the folder parsed as a bundle
-//! ([`crate::bundle`]); with plugins loaded, also whether the step and artifact types it names resolve.
+//! A plugin manifest's `[provides.bundles] <name> = "<folder>"` entry checked as a bundle: its name, its
+//! folder, and the folder parsed (what `plugin list` and `plugin check` report for a bundle claim).
 
 use std::path::Path;
 
-use crate::bundle::layout::{parse_tree, Bundle};
-use crate::bundle::tree::Tree;
-use crate::registry::Registry;
+use super::model::Bundle;
+use super::parser::parse_tree;
+use super::tree::Tree;
 
 /// Parses a manifest's `[provides.bundles] <name> = "<folder>"` (`folder` relative to the manifest's
 /// folder `base`), or says why it is not a bundle.
@@ -26,7 +26,7 @@ pub fn parse(base: &Path, package: &str, name: &str, folder: &str) -> Result<Bun
         Ok(m) if !m.is_dir() => return Err(format!("{} is not a folder", root.display())),
         Ok(_) => {}
     }
-    let id_root = crate::bundle::ids::installed_id_root(package, name);
+    let id_root = super::ids::installed_id_root(package, name);
     parse_tree(Tree::Disk(&root), &crate::paths::tilde(&root), &id_root)
         .map_err(|e| format!("it isn't a valid bundle: {}", e.summary()))
 }
@@ -34,34 +34,6 @@ pub fn parse(base: &Path, package: &str, name: &str, folder: &str) -> Result<Bun
 /// Why the bundle does not resolve, if it does not.
 pub fn problem(base: &Path, package: &str, name: &str, folder: &str) -> Option<String> {
     parse(base, package, name, folder).err()
-}
-
-/// With plugins loaded: the first step or artifact type the bundle names that does not resolve.
-pub fn type_problem(bundle: &Bundle, registry: &Registry) -> Option<String> {
-    for task in &bundle.tasks {
-        for (i, step) in task.steps.iter().enumerate() {
-            let Some(ty) = step.get("type").and_then(|t| t.as_str()) else {
-                continue;
-            };
-            if let Err(e) = registry.resolve("task_steps", ty) {
-                let id = step
-                    .get("id")
-                    .and_then(|v| v.as_str())
-                    .map(|s| format!("'{s}'"))
-                    .unwrap_or_else(|| format!("{}", i + 1));
-                return Some(format!(
-                    "it isn't a valid bundle: {}: step {id}: {e}",
-                    task.path
-                ));
-            }
-        }
-    }
-    for artifact in &bundle.artifacts {
-        if let Err(e) = registry.resolve("artifacts", &artifact.artifact_type) {
-            return Some(format!("it isn't a valid bundle: {}: {e}", artifact.path));
-        }
-    }
-    None
 }
 
 #[cfg(test)]

@@ -5,15 +5,25 @@ use std::collections::{BTreeMap, BTreeSet, HashMap};
 
 use agent_env_protocol::names::{report_group, GROUPS, TYPE_GROUPS};
 
+use super::config_input::ConfigState;
 use super::load::Prober;
-use super::Loading;
-use super::{
-    builtins, claim_label, compat, launch_of, validate, ClaimRecord, ConfigState, Entry, Outcome,
-    Registry,
-};
-use super::{config_input, config_merge};
+use super::outcome::{codes, ClaimRecord, Diagnostic, Outcome, Status};
+use super::resolve::{conflicted, launch_of, Entry, Registry};
+use super::{bundle_claims, compat, config_input, config_merge, validate};
+use crate::builtin_names;
 use crate::discovery::Discovery;
-use crate::report::model::{codes, Claimant, Diagnostic, Status};
+
+/// Which plugins a build starts.
+#[derive(Clone, Copy)]
+pub enum Loading<'a> {
+    /// None: claims that need a process are `unloaded` (`--no-load`).
+    None,
+    /// Every plugin with a claim left to load, and every plugin config names (the report).
+    All(&'a dyn Prober),
+    /// Only the plugins config names, to learn their classes' types; other plugins' names are taken on
+    /// trust from their manifests and checked when first used (a run).
+    ConfigNamed(&'a dyn Prober),
+}
 
 /// The reason an unloaded claim carries.
 pub const NOT_LOADED_REASON: &str = "not imported (installed metadata only)";
@@ -41,7 +51,7 @@ pub(super) fn build(discovery: Discovery, config: ConfigState, loading: Loading<
         failures: HashMap::new(),
     };
     for group in GROUPS {
-        for name in builtins::names(group) {
+        for name in builtin_names::names(group) {
             if group != "cli_root_options" {
                 reg.entries
                     .insert((group, name.to_string()), Entry::BuiltIn { config: None });
@@ -59,7 +69,7 @@ pub(super) fn build(discovery: Discovery, config: ConfigState, loading: Loading<
     let mut candidates: Vec<usize> = Vec::new();
     for group in GROUPS {
         match group {
-            "bundles" => classify_bundles(&mut reg, &incompatible),
+            "bundles" => bundle_claims::classify(&mut reg, &incompatible),
             _ => candidates.extend(classify_before_load(&mut reg, group, &incompatible)),
         }
     }
@@ -86,7 +96,7 @@ pub(super) fn build(discovery: Discovery, config: ConfigState, loading: Loading<
             config_merge::merge(&mut reg);
             check_artifact_extra_names(&mut reg);
             if all {
-                check_bundle_types(&mut reg);
+                bundle_claims::check_types(&mut reg);
             }
         }
     }
@@ -111,27 +121,6 @@ fn collect_claims(discovery: &Discovery) -> Vec<ClaimRecord> {
         }
     }
     claims
-}
-
-impl Registry {
-    pub(crate) fn label(&self, claim: &ClaimRecord) -> String {
-        let m = &self.discovery.plugins[claim.plugin].manifest;
-        claim_label(&claim.name, &m.name, &m.version, &claim.class)
-    }
-
-    pub(crate) fn claimant(&self, claim: &ClaimRecord) -> Claimant {
-        let m = &self.discovery.plugins[claim.plugin].manifest;
-        Claimant {
-            package: m.name.clone(),
-            version: m.version.clone(),
-            value: claim.class.clone(),
-        }
-    }
-
-    fn package_of(&self, claim: &ClaimRecord) -> (String, String) {
-        let m = &self.discovery.plugins[claim.plugin].manifest;
-        (m.canonical_name(), m.version.clone())
-    }
 }
 
 /// The flag a root option's manifest name stands for: `tenant` is `--tenant`, `t` is `-t`, `--x` is itself.
@@ -180,7 +169,7 @@ fn classify_before_load(
     let mut candidates = Vec::new();
     for (key, claims) in claims_by_key(reg, group) {
         let labels: Vec<String> = claims.iter().map(|&i| reg.label(&reg.claims[i])).collect();
-        if builtins::is_builtin(group, &key) {
+        if builtin_names::is_builtin(group, &key) {
             let reason = match group {
                 "cli_plugins" => format!("clashes with existing command '{key}'"),
                 "cli_root_options" => format!("clashes with core root option '{key}'"),
@@ -473,94 +462,6 @@ fn settle_cli_commands(reg: &mut Registry, candidates: &[usize]) {
     }
 }
 
-/// Bundles are folders: never started. Incompatible core, then the name and folder, then sharing a name.
-fn classify_bundles(reg: &mut Registry, incompatible: &[Option<String>]) {
-    let mut by_name: BTreeMap<String, Vec<usize>> = BTreeMap::new();
-    for i in 0..reg.claims.len() {
-        let claim = &reg.claims[i];
-        if claim.group != "bundles" {
-            continue;
-        }
-        let manifest = &reg.discovery.plugins[claim.plugin].manifest;
-        let outcome = if let Some(needs) = &incompatible[claim.plugin] {
-            Some(Outcome::with(
-                Status::Failed,
-                codes::INCOMPATIBLE_CORE,
-                format!("{} {needs}", manifest.name),
-            ))
-        } else {
-            crate::report::bundle_check::problem(
-                manifest.folder(),
-                &manifest.canonical_name(),
-                &claim.name,
-                &claim.class,
-            )
-            .map(|p| Outcome::with(Status::Failed, codes::INVALID_PLUGIN, p))
-        };
-        match outcome {
-            Some(outcome) => {
-                let label = reg.label(claim);
-                let reason = outcome.reason.clone().unwrap_or_default();
-                reg.failures.insert(
-                    ("bundles", claim.name.clone()),
-                    format!("registered by {label} but {reason}"),
-                );
-                reg.claims[i].outcome = outcome;
-            }
-            None => by_name.entry(claim.name.clone()).or_default().push(i),
-        }
-    }
-    for (name, claims) in by_name {
-        let core_has_it = builtins::CORE_BUNDLES.iter().any(|(n, _)| *n == name);
-        if claims.len() == 1 && !core_has_it {
-            let c = &reg.claims[claims[0]];
-            reg.entries.insert(
-                ("bundles", name.clone()),
-                Entry::Plugin {
-                    plugin: c.plugin,
-                    class: c.class.clone(),
-                    config: None,
-                    from_config: None,
-                },
-            );
-            continue;
-        }
-        for &i in &claims {
-            let canonical = reg.discovery.plugins[reg.claims[i].plugin]
-                .manifest
-                .canonical_name();
-            reg.claims[i].outcome = Outcome::with(
-                Status::Active,
-                codes::QUALIFIED_ONLY,
-                format!("another package also installs '{name}', so run this one as '{canonical}/{name}'"),
-            );
-            let c = &reg.claims[i];
-            reg.entries.insert(
-                ("bundles", format!("{canonical}/{name}")),
-                Entry::Plugin {
-                    plugin: c.plugin,
-                    class: c.class.clone(),
-                    config: None,
-                    from_config: None,
-                },
-            );
-        }
-    }
-    for (name, _) in builtins::CORE_BUNDLES {
-        reg.entries.insert(
-            ("bundles", name.to_string()),
-            Entry::BuiltIn { config: None },
-        );
-        reg.entries.insert(
-            (
-                "bundles",
-                format!("{}/{name}", agent_env_protocol::names::CORE_PACKAGE),
-            ),
-            Entry::BuiltIn { config: None },
-        );
-    }
-}
-
 /// A missing `AGENT_ENV_CONFIG` file fails every type group that has claims, loaded or not; an unreadable
 /// file fails, when loading, every such group that reads a table of it.
 fn group_errors_from_config(reg: &mut Registry) {
@@ -628,7 +529,7 @@ fn check_artifact_extra_names(reg: &mut Registry) {
         if own == claim.name {
             continue;
         }
-        let problem = if builtins::is_builtin("artifacts", &own) {
+        let problem = if builtin_names::is_builtin("artifacts", &own) {
             Some(format!(
                 "its class inherits the built-in type '{own}'; give it its own 'type' field default"
             ))
@@ -669,38 +570,4 @@ fn check_artifact_extra_names(reg: &mut Registry) {
             reg.claims[i].outcome = Outcome::with(Status::Failed, codes::INVALID_PLUGIN, problem);
         }
     }
-}
-
-/// With plugins loaded, a bundle whose steps or artifacts name a type that does not resolve is invalid.
-fn check_bundle_types(reg: &mut Registry) {
-    for i in 0..reg.claims.len() {
-        let claim = &reg.claims[i];
-        if claim.group != "bundles" || claim.outcome.status != Status::Active {
-            continue;
-        }
-        let manifest = &reg.discovery.plugins[claim.plugin].manifest;
-        let Ok(bundle) = crate::report::bundle_check::parse(
-            manifest.folder(),
-            &manifest.canonical_name(),
-            &claim.name,
-            &claim.class,
-        ) else {
-            continue;
-        };
-        if let Some(problem) = crate::report::bundle_check::type_problem(&bundle, reg) {
-            let label = reg.label(&reg.claims[i]);
-            reg.failures.insert(
-                ("bundles", reg.claims[i].name.clone()),
-                format!("registered by {label} but {problem}"),
-            );
-            reg.claims[i].outcome = Outcome::with(Status::Failed, codes::INVALID_PLUGIN, problem);
-        }
-    }
-}
-
-/// Whether the name is left out because several claims compete for it.
-pub(crate) fn conflicted(reg: &Registry, group: &str, name: &str) -> bool {
-    reg.claims
-        .iter()
-        .any(|c| c.group == group && c.name == name && c.outcome.status == Status::Conflict)
 }

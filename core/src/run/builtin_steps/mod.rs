@@ -1,5 +1,6 @@
 //! The built-in task step types `agent-env run` executes in-process: `deploy_sandbox`, `load_artifact`
-//! and `verify_sandbox`. Step types from plugins run in their plugin's process (see `run::executor`).
+//! and `verify_sandbox`. Step types from plugins run in their plugin's process (see `run::executor`
+//! and `run::plugin_steps`).
 
 use std::sync::Mutex;
 
@@ -115,9 +116,9 @@ pub fn builtin(type_name: &str) -> Option<&'static dyn BuiltinStep> {
 
 /// Whether `type_name` is a built-in step type of the Python original that this build does not have
 /// yet, so a bundle written for it gets a precise message. Derived from the one list of built-in step
-/// names (`registry::builtins::TASK_STEPS`) minus the steps implemented here.
+/// names (`builtin_names::TASK_STEPS`) minus the steps implemented here.
 pub fn not_yet_built_in(type_name: &str) -> bool {
-    crate::registry::builtins::TASK_STEPS.contains(&type_name) && builtin(type_name).is_none()
+    crate::builtin_names::TASK_STEPS.contains(&type_name) && builtin(type_name).is_none()
 }
 
 /// A string field of a step.
@@ -141,8 +142,8 @@ mod tests {
         for step in BUILTINS {
             let name = step.type_name();
             assert!(
-                crate::registry::builtins::TASK_STEPS.contains(&name),
-                "{name} is implemented but not in registry::builtins::TASK_STEPS"
+                crate::builtin_names::TASK_STEPS.contains(&name),
+                "{name} is implemented but not in builtin_names::TASK_STEPS"
             );
             assert!(!not_yet_built_in(name), "{name} is implemented");
         }

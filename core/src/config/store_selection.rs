@@ -214,7 +214,7 @@ fn from_table(section: &AliasedSection, table: &Table) -> Result<Resolved, Confi
         Some(Value::String(s)) if !s.trim().is_empty() => s.trim().to_string(),
         _ => {
             return Err(ConfigError::StoreMissingImpl {
-                section: py_repr_table(&super::mask::mask_table(table, &[])),
+                section: py_repr_table(&super::mask::mask_store_table(section.name, table)),
             })
         }
     };

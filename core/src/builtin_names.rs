@@ -1,4 +1,5 @@
-//! The names agent-env owns in each group. A plugin may never take one of these.
+//! The names agent-env owns in each group. A plugin may never take one of these; config, the registry,
+//! the run and the report read them from here.
 
 /// Built-in env types.
 pub const ENVS: &[&str] = &[

@@ -3,12 +3,10 @@
 
 use std::sync::{Arc, OnceLock};
 
-use super::build::{AnyStore, PluginStoreFactory, StoreSet};
-use super::error::{StoreError, StoreResult};
-use super::StoreKind;
-use crate::config::build::{build_configured, configured_secrets, StoreSecrets};
-use crate::config::references::SecretLookup;
-use crate::config::ConfigDocument;
+use super::configured_store::{build_configured, configured_secrets, StoreSecrets};
+use super::document::ConfigDocument;
+use super::references::SecretLookup;
+use crate::stores::{AnyStore, PluginStoreFactory, StoreError, StoreKind, StoreResult, StoreSet};
 
 /// Makes the factory that opens plugin stores (`impl = "<package>:<Class>"`), given the document and
 /// the configured secret store its `[plugins.<package>]` settings may reference.
