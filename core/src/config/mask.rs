@@ -12,44 +12,12 @@ use super::references::parse_reference;
 use toml::{Table, Value};
 
 pub use super::mask_text::{mask_args, mask_userinfo};
-
-/// Words that make a key secret-like, compared in lower case with `-`, `_`, `.` and spaces left out (so
-/// `api_key`, `api-key`, `apiKey` and `X-Api-Key` all hold `apikey`).
-pub const SECRET_WORDS: [&str; 15] = [
-    "password",
-    "passwd",
-    "passphrase",
-    "pwd",
-    "secret",
-    "token",
-    "credential",
-    "apikey",
-    "privatekey",
-    "accesskey",
-    "accountkey",
-    "auth",
-    "bearer",
-    "cookie",
-    "headers",
-];
-
-/// The mask itself.
-pub const MASK: &str = "***";
+pub use super::secret_names::{is_secret_key, MASK, SECRET_WORDS};
 
 /// The store kind whose `values` table holds literal secrets.
 pub const SECRET_STORE: &str = "secret";
 /// The key of the secret store's literal secrets.
 pub const SECRET_STORE_VALUES: &str = "values";
-
-/// Whether a key names something secret.
-pub fn is_secret_key(key: &str) -> bool {
-    let folded: String = key
-        .chars()
-        .filter(|c| !matches!(c, '-' | '_' | '.' | ' '))
-        .flat_map(char::to_lowercase)
-        .collect();
-    SECRET_WORDS.iter().any(|w| folded.contains(w))
-}
 
 /// A copy of a table with every value masked. `ancestors` are the keys above it (any secret-like one masks
 /// everything below).

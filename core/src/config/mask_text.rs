@@ -3,7 +3,7 @@
 //! credential after `Bearer`/`Basic`, and a whole value shaped like a well-known token or a private key.
 //! [`mask_args`] applies the same to a command line, where a secret flag's value may be the next word.
 
-use super::mask::{is_secret_key, MASK};
+use super::secret_names::{is_secret_key, MASK};
 
 /// Names that are secret as a parameter inside a string (`?key=…`, `Pwd=…`) though too common to mask
 /// as config keys.

@@ -27,6 +27,7 @@ pub mod plugins;
 pub mod references;
 pub mod registrations;
 pub mod schema;
+pub mod secret_names;
 pub mod sections;
 pub mod show;
 pub mod similar;

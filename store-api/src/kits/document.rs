@@ -12,7 +12,7 @@ use super::document_rules::{
     query_sorts_absent_and_null_lowest, set_creates_parents_and_inc_starts_at_zero,
     update_and_replace_touch_one_match,
 };
-use super::support::{describe, ensure, ensure_eq, Ctx};
+use super::support::{describe, doc, ensure, ensure_eq, insert_all, Ctx};
 use super::{Case, Kit};
 use crate::document::query::{Document, Filter, Predicate, Sort, UpdateSpec};
 use crate::document::versioned::{compare_and_swap, VersionedEntityStore};
@@ -86,24 +86,6 @@ pub fn cases() -> Kit<dyn DocumentStore> {
         cases,
         skipped: Vec::new(),
     }
-}
-
-pub(super) fn doc(value: Value) -> Document {
-    match value {
-        Value::Object(map) => map,
-        _ => Document::new(),
-    }
-}
-
-pub(super) fn insert_all(
-    store: &dyn DocumentStore,
-    coll: &str,
-    docs: &[Value],
-) -> Result<(), String> {
-    for d in docs {
-        store.insert(coll, &doc(d.clone())).ctx("insert")?;
-    }
-    Ok(())
 }
 
 fn field_values(docs: &[Document], field: &str) -> Vec<Value> {

@@ -5,7 +5,7 @@
 
 use serde_json::{json, Value};
 
-use super::document::{doc, insert_all};
+use super::support::{doc, insert_all};
 use super::support::{ensure_eq, Ctx};
 use crate::document::query::{Filter, Predicate, Sort, UpdateSpec};
 use crate::document::DocumentStore;

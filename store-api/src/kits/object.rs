@@ -12,7 +12,7 @@ use super::object_rules::{
     list_is_a_string_prefix, list_is_sorted, metadata_keeps_the_content_type,
     put_file_at_writes_at_its_url,
 };
-use super::support::{describe, ensure, ensure_eq, Ctx, TempDir};
+use super::support::{describe, ensure, ensure_eq, put, Ctx, TempDir};
 use super::{Case, Kit};
 use crate::error::StoreError;
 use crate::object::{ObjectStore, DEFAULT_CONTENT_TYPE};
@@ -84,12 +84,6 @@ pub const CASES: [ObjectCase; 27] = [
     case!(empty_object_roundtrips),
     case!(put_file_at_writes_at_its_url),
 ];
-
-pub(super) fn put(store: &dyn ObjectStore, key: &str, data: &[u8]) -> Result<String, String> {
-    store
-        .put(key, data, DEFAULT_CONTENT_TYPE, false)
-        .ctx(&format!("put({key:?})"))
-}
 
 fn expect_already_exists<T: std::fmt::Debug>(
     result: Result<T, StoreError>,

@@ -6,8 +6,9 @@
 
 use std::io::Read;
 
+use super::rfc3339;
+use super::support::put;
 use super::support::{describe, ensure, ensure_eq, Ctx, TempDir};
-use super::{object::put, rfc3339};
 use crate::error::StoreError;
 use crate::object::{ObjectStore, DEFAULT_CONTENT_TYPE};
 

@@ -1,8 +1,14 @@
-//! Small helpers the kits share: failing with a message, naming unexpected errors, temporary folders.
+//! Small helpers the kits share: failing with a message, naming unexpected errors, temporary folders,
+//! writing an object or a set of documents.
 
 use std::path::{Path, PathBuf};
 
+use serde_json::Value;
+
+use crate::document::query::Document;
+use crate::document::DocumentStore;
 use crate::error::StoreError;
+use crate::object::{ObjectStore, DEFAULT_CONTENT_TYPE};
 
 /// `Err(message)` unless `cond`.
 pub fn ensure(cond: bool, message: impl FnOnce() -> String) -> Result<(), String> {
@@ -81,4 +87,31 @@ pub fn unique_suffix() -> String {
     let mut random = [0u8; 6];
     let _ = getrandom::getrandom(&mut random);
     hex::encode(random)
+}
+
+/// Writes `data` under `key` (write-once, the default content type); the error names the call.
+pub(super) fn put(store: &dyn ObjectStore, key: &str, data: &[u8]) -> Result<String, String> {
+    store
+        .put(key, data, DEFAULT_CONTENT_TYPE, false)
+        .ctx(&format!("put({key:?})"))
+}
+
+/// A JSON object as a document (anything else: an empty one).
+pub(super) fn doc(value: Value) -> Document {
+    match value {
+        Value::Object(map) => map,
+        _ => Document::new(),
+    }
+}
+
+/// Inserts each of `docs` into `coll`.
+pub(super) fn insert_all(
+    store: &dyn DocumentStore,
+    coll: &str,
+    docs: &[Value],
+) -> Result<(), String> {
+    for d in docs {
+        store.insert(coll, &doc(d.clone())).ctx("insert")?;
+    }
+    Ok(())
 }
