@@ -11,10 +11,11 @@ use std::path::Path;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
+use agent_env::config::configured_stores;
 use agent_env::config::ConfigDocument;
 use agent_env::discovery::{discover, SearchPath};
 use agent_env::stores::plugin_stores::{HostPluginStores, PluginPackage};
-use agent_env::stores::{configured_stores, ObjectStore, DEFAULT_CONTENT_TYPE};
+use agent_env::stores::{ObjectStore, DEFAULT_CONTENT_TYPE};
 use agent_env_host::{HostConfig, NoServices, PluginHost};
 use serde_json::Map;
 

@@ -1,6 +1,7 @@
 //! agent-env: the CLI and library that discovers plugins from manifests, runs them as child processes
 //! speaking JSON-RPC over stdio, and runs bundles of tasks against configured stores.
 
+pub mod builtin_names;
 pub mod bundle;
 pub mod cli;
 pub mod clock;
@@ -13,7 +14,6 @@ pub mod registry;
 pub mod report;
 pub mod run;
 pub mod sandbox;
-pub mod steps;
 pub mod stores;
 
 /// agent-env's own version, as `agent-env --version` prints it and as plugins' `requires` compare it.

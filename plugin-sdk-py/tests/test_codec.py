@@ -8,7 +8,7 @@ import subprocess
 import sys
 
 import pytest
-from sdk_helpers import vectors_dir
+from sdk_helpers import copy_without, vectors_dir
 
 from agent_env_plugin import _codec
 from agent_env_plugin.testing import read_vectors
@@ -53,13 +53,44 @@ TEXTS = [
 ]
 
 
-@pytest.fixture(params=["accelerated", "fallback"])
-def codec(request, monkeypatch):
-    if request.param == "fallback":
-        monkeypatch.setattr(_codec, "ACCELERATED", False)
-    elif not _codec.ACCELERATED:
+#: The codec as the SDK imports it, and a copy imported where `_json` cannot be (its fallback on `json`).
+FALLBACK = copy_without("_codec", "_json")
+
+
+@pytest.fixture(params=["accelerated", "without _json"])
+def codec(request):
+    if request.param == "without _json":
+        return FALLBACK
+    if not _codec.ACCELERATED:
         pytest.skip("this Python has no _json accelerator")
     return _codec
+
+
+def test_without_json_accelerator_the_fallback_is_taken():
+    assert FALLBACK.ACCELERATED is False
+
+
+def outcome(function, argument):
+    """What `function(argument)` gives: ("value", result), or ("error", the documented exception class it
+    raised: json's JSONDecodeError is the ValueError that `loads` documents)."""
+    try:
+        return ("value", function(argument))
+    except RecursionError:
+        return ("error", RecursionError)
+    except ValueError:
+        return ("error", ValueError)
+    except TypeError:
+        return ("error", TypeError)
+
+
+@pytest.mark.parametrize("value", VALUES, ids=repr)
+def test_the_fallback_writes_the_same_text(value):
+    assert FALLBACK.dumps(value) == _codec.dumps(value)
+
+
+@pytest.mark.parametrize("text", [t for t in TEXTS if t.strip() != "NaN"], ids=repr)
+def test_the_fallback_reads_the_same_values_and_refuses_the_same_lines(text):
+    assert outcome(FALLBACK.loads, text) == outcome(_codec.loads, text)
 
 
 def test_the_accelerator_is_used_on_cpython():

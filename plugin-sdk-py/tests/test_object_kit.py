@@ -12,9 +12,9 @@ from agent_env_plugin.conformance import object_cases
 from agent_env_plugin.conformance.memory import MemoryObjectStore
 
 
-def test_the_kit_has_the_17_cases():
-    assert len(object_cases.CASES) == 17
-    assert len({case.__name__ for case in object_cases.CASES}) == 17
+def test_the_kit_has_the_27_cases():
+    assert len(object_cases.CASES) == 27
+    assert len({case.__name__ for case in object_cases.CASES}) == 27
 
 
 @pytest.mark.parametrize("case", object_cases.CASES, ids=object_cases.case_id)
@@ -47,6 +47,99 @@ class PrefixBlindStore(MemoryObjectStore):
 
     def list(self, prefix):
         return super().list("")
+
+
+class FolderListStore(MemoryObjectStore):
+    """Treats a list prefix as a folder: `sp` lists only `sp/...`."""
+
+    def list(self, prefix):
+        return super().list(prefix if not prefix or prefix.endswith("/") else prefix + "/")
+
+
+class UnsortedListStore(MemoryObjectStore):
+    def list(self, prefix):
+        return list(reversed(super().list(prefix)))
+
+
+class ForeignTakingStore(MemoryObjectStore):
+    """Answers the `*_at` methods for any URL."""
+
+    def get_object_key(self, object_url):
+        if object_url.startswith("https://"):
+            return "foreign/" + object_url.rsplit("/", 1)[-1]
+        return super().get_object_key(object_url)
+
+
+class TypeDroppingStore(MemoryObjectStore):
+    def get_object_metadata(self, key):
+        meta = super().get_object_metadata(key)
+        if meta is not None:
+            meta.content_type = None
+        return meta
+
+
+class NaiveStampStore(MemoryObjectStore):
+    def get_object_metadata(self, key):
+        meta = super().get_object_metadata(key)
+        if meta is not None and meta.last_modified is not None:
+            meta.last_modified = meta.last_modified.replace(tzinfo=None)
+        return meta
+
+
+class EscapingKeyStore(MemoryObjectStore):
+    """Writes `../x` and `/x` as `x`."""
+
+    def _key(self, key):
+        return key.lstrip("/").replace("../", "")
+
+
+class TextDecodingStore(MemoryObjectStore):
+    def get(self, object_url):
+        return super().get(object_url).decode("utf-8", "replace").encode("utf-8")
+
+
+class CuttingStore(MemoryObjectStore):
+    def get(self, object_url):
+        return super().get(object_url)[: 64 * 1024]
+
+
+class NoEmptyStore(MemoryObjectStore):
+    def put(self, key, data, content_type="application/octet-stream", allow_overwrite=False):
+        if not data:
+            raise ValueError("no bytes to store")
+        return super().put(key, data, content_type, allow_overwrite)
+
+
+class MisplacingStore(MemoryObjectStore):
+    """`put_file_at` writes under the file's own name, not at the URL."""
+
+    def put_file_at(self, object_url, file_path, content_type="application/octet-stream"):
+        import os
+
+        return self.put_file("misplaced/" + os.path.basename(file_path), file_path, content_type)
+
+
+BROKEN = {
+    "list_is_a_string_prefix": FolderListStore,
+    "list_is_sorted": UnsortedListStore,
+    "at_methods_refuse_foreign_urls": ForeignTakingStore,
+    "metadata_keeps_the_content_type": TypeDroppingStore,
+    "last_modified_is_rfc3339": NaiveStampStore,
+    "keys_outside_the_store_are_refused": EscapingKeyStore,
+    "binary_bytes_roundtrip": TextDecodingStore,
+    "large_objects_roundtrip": CuttingStore,
+    "empty_object_roundtrips": NoEmptyStore,
+    "put_file_at_writes_at_its_url": MisplacingStore,
+}
+
+
+@pytest.mark.parametrize("name", sorted(BROKEN))
+def test_each_added_case_catches_the_store_that_breaks_its_rule(name):
+    case = next(case for case in object_cases.CASES if case.__name__ == name)
+    case(MemoryObjectStore(bucket="kit"), "")
+    # A case fails either with ConformanceFailure or with the store's own error, as NoEmptyStore's put.
+    with pytest.raises((object_cases.ConformanceFailure, ValueError)):
+        case(BROKEN[name](bucket="kit"), "")
 
 
 def test_the_kit_fails_a_store_that_breaks_the_rules():

@@ -9,8 +9,12 @@ import sys
 import time
 
 import pytest
-import tomllib
 from sdk_helpers import FIXTURE
+
+try:
+    import tomllib
+except ModuleNotFoundError:  # Python < 3.11: the same parser, as a package (tests/requirements.txt)
+    import tomli as tomllib
 
 from agent_env_plugin import ConfigError, PluginError, wire
 from agent_env_plugin.errors import MessageTooLargeError

@@ -5,7 +5,7 @@
 //! install it with the manifest in `plugin-sdk-rs/README.md`.
 
 use agent_env_plugin_sdk::{
-    json, ExecuteResult, Map, Plugin, StepContext, StepError, TaskStep, Value,
+    json, ExecuteResult, Map, ObjectStore, Plugin, StepContext, StepError, TaskStep, Value,
 };
 
 struct Greet;
@@ -33,10 +33,10 @@ impl TaskStep for Greet {
         println!("this goes to stderr: stdout belongs to the protocol");
         let mut metadata = Map::new();
         if step.get("store").and_then(Value::as_bool) == Some(true) {
-            let url = ctx.host().object_put(
+            let url = ctx.host().objects().put(
                 "greeting.txt",
                 greeting.as_bytes(),
-                Some("text/plain"),
+                "text/plain",
                 true,
             )?;
             metadata.insert("greeting_url".into(), json!(url));

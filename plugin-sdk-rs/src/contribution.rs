@@ -5,6 +5,7 @@ use agent_env_protocol::methods::ContributionInfo;
 /// A contribution reported in `initialize` as is; answer its methods with [`crate::Plugin::method`].
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Contribution {
+    /// What `initialize` reports for it.
     pub info: ContributionInfo,
 }
 
@@ -35,6 +36,7 @@ impl Contribution {
         self
     }
 
+    /// A one-line description, shown by `agent-env plugin show`.
     pub fn description(mut self, text: &str) -> Self {
         self.info.description = Some(text.into());
         self

@@ -1,8 +1,10 @@
-//! Errors a plugin's handlers return; each becomes a JSON-RPC error with a stable kind.
+//! Errors a plugin's handlers return; each becomes a JSON-RPC error with a stable kind. Store operations
+//! return the store API's [`StoreError`].
 
 use agent_env_protocol::codes::ErrorKind;
 use agent_env_protocol::message::RpcError;
 use agent_env_protocol::peer::CallError;
+use agent_env_store::StoreError;
 use serde_json::Value;
 
 /// A task step that failed: the run prints `failed at step '<id>': <error_type>: <message>`.
@@ -11,10 +13,12 @@ use serde_json::Value;
 pub struct StepError {
     /// The error's type name, e.g. `ValueError` or `FileNotFoundError`.
     pub error_type: String,
+    /// What went wrong, for the user.
     pub message: String,
 }
 
 impl StepError {
+    /// A failure of type `error_type` saying `message`.
     pub fn new(error_type: impl Into<String>, message: impl Into<String>) -> Self {
         StepError {
             error_type: error_type.into(),
@@ -42,59 +46,22 @@ impl From<HostCallError> for StepError {
     }
 }
 
-/// A store operation that failed, with its kind (`not-found`, `already-exists`, ...).
-#[derive(Debug, Clone, PartialEq, thiserror::Error)]
-#[error("{message}")]
-pub struct StoreError {
-    pub kind: ErrorKind,
-    pub message: String,
-}
-
-impl StoreError {
-    pub fn new(kind: ErrorKind, message: impl Into<String>) -> Self {
-        StoreError {
-            kind,
-            message: message.into(),
-        }
-    }
-
-    pub fn not_found(message: impl Into<String>) -> Self {
-        StoreError::new(ErrorKind::NotFound, message)
-    }
-
-    pub fn already_exists(message: impl Into<String>) -> Self {
-        StoreError::new(ErrorKind::AlreadyExists, message)
-    }
-
-    pub fn invalid_value(message: impl Into<String>) -> Self {
-        StoreError::new(ErrorKind::InvalidValue, message)
-    }
-
-    pub fn config(message: impl Into<String>) -> Self {
-        StoreError::new(ErrorKind::ConfigError, message)
-    }
-
-    pub fn io(e: &std::io::Error, what: &str) -> Self {
-        StoreError::new(ErrorKind::IoError, format!("{what}: {e}"))
-    }
-
-    pub fn not_supported(op: &str) -> Self {
-        StoreError::new(
-            ErrorKind::NotSupported,
-            format!("this store does not implement {op}"),
-        )
+/// A store error in a task step. The stores a step reaches through the SDK are the host's
+/// ([`crate::HostHandle::objects`] and friends), so it keeps the type name a failed host call has:
+/// the run prints `failed at step '<id>': HostCallError: <message>`.
+impl From<StoreError> for StepError {
+    fn from(e: StoreError) -> StepError {
+        StepError::new("HostCallError", e.to_string())
     }
 }
 
-impl From<StoreError> for RpcError {
-    fn from(e: StoreError) -> RpcError {
-        RpcError::new(e.kind, e.message)
-    }
-}
-
+/// A failed host call inside a store operation keeps the host's error kind.
 impl From<HostCallError> for StoreError {
     fn from(e: HostCallError) -> StoreError {
-        StoreError::new(e.kind().unwrap_or(ErrorKind::InternalError), e.to_string())
+        match e {
+            HostCallError::Host(e) => StoreError::from(e),
+            other => StoreError::Internal(other.to_string()),
+        }
     }
 }
 
@@ -104,10 +71,22 @@ pub enum HostCallError {
     /// The host answered with an error (a missing object stays `not-found`).
     #[error("{0}")]
     Host(RpcError),
+    /// The host did not answer (the connection closed, the call timed out, the message was too large).
     #[error("agent-env did not answer {method}: {reason}")]
-    Connection { method: String, reason: String },
+    Connection {
+        /// The host method called.
+        method: String,
+        /// Why no answer came.
+        reason: String,
+    },
+    /// The host answered with something of the wrong shape.
     #[error("agent-env answered {method} with something unexpected: {detail}")]
-    BadAnswer { method: String, detail: String },
+    BadAnswer {
+        /// The host method called.
+        method: String,
+        /// What was wrong with the answer.
+        detail: String,
+    },
 }
 
 impl HostCallError {

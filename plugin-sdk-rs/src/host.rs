@@ -1,10 +1,15 @@
-//! Calling the host (`host.*`) while one of its calls to the plugin is in flight.
+//! Calling the host (`host.*`) while one of its calls to the plugin is in flight. The host's configured
+//! stores are the store API's remote stores ([`agent_env_store::remote`]) over this plugin's connection.
 
-use std::path::Path;
+use std::sync::Arc;
 
-use agent_env_protocol::methods::{bytes, host_store_method, HOST_SETTINGS, LOG};
+use agent_env_protocol::methods::{HOST_SETTINGS, LOG};
 use agent_env_protocol::peer::Peer;
-use serde::de::DeserializeOwned;
+use agent_env_store::remote::Direction;
+use agent_env_store::{
+    PluginDocumentStore, PluginImageStore, PluginObjectStore, PluginSecretStore, StoreError,
+    StoreResult, StoreTransport,
+};
 use serde_json::{json, Map, Value};
 
 use crate::error::HostCallError;
@@ -27,85 +32,33 @@ impl HostHandle {
             .map_err(|e| HostCallError::from_call(method, e))
     }
 
-    fn call_field<T: DeserializeOwned>(
-        &self,
-        method: &str,
-        params: Value,
-        field: &str,
-    ) -> Result<T, HostCallError> {
-        let mut result = self.call(method, params)?;
-        let value = result
-            .get_mut(field)
-            .map(Value::take)
-            .unwrap_or(Value::Null);
-        serde_json::from_value(value).map_err(|e| HostCallError::BadAnswer {
-            method: method.into(),
-            detail: format!("field '{field}': {e}"),
+    /// The object store the user configured, as this plugin reaches it: every operation is one
+    /// `host.store.object.<op>` call, and files cross by path (`put_file`, `download_to_file`), so a large
+    /// object never travels in JSON. Errors keep the host's kind (a missing object is
+    /// [`StoreError::NotFound`](agent_env_store::StoreError::NotFound)).
+    pub fn objects(&self) -> PluginObjectStore {
+        PluginObjectStore::with_direction(self.transport(), Direction::ToHost)
+    }
+
+    /// The document store the user configured (`host.store.document.<op>`).
+    pub fn documents(&self) -> PluginDocumentStore {
+        PluginDocumentStore::with_direction(self.transport(), Direction::ToHost)
+    }
+
+    /// The image store the user configured (`host.store.image.<op>`).
+    pub fn images(&self) -> PluginImageStore {
+        PluginImageStore::with_direction(self.transport(), Direction::ToHost)
+    }
+
+    /// The secret store the user configured (`host.store.secret.<op>`).
+    pub fn secrets(&self) -> PluginSecretStore {
+        PluginSecretStore::with_direction(self.transport(), Direction::ToHost)
+    }
+
+    fn transport(&self) -> Arc<dyn StoreTransport> {
+        Arc::new(HostStoreTransport {
+            peer: self.peer.clone(),
         })
-    }
-
-    /// Calls `host.store.<kind>.<op>` on the store the user configured for `kind`.
-    pub fn store(&self, kind: &str, op: &str, params: Value) -> Result<Value, HostCallError> {
-        self.call(&host_store_method(kind, op), params)
-    }
-
-    /// Puts bytes in the host's object store under `key`; returns the object's URL.
-    pub fn object_put(
-        &self,
-        key: &str,
-        data: &[u8],
-        content_type: Option<&str>,
-        allow_overwrite: bool,
-    ) -> Result<String, HostCallError> {
-        let params = json!({"key": key, "data": bytes::encode(data),
-            "content_type": content_type, "allow_overwrite": allow_overwrite});
-        self.call_field(&host_store_method("object", "put"), params, "url")
-    }
-
-    /// Gets the bytes of the object at `url` from the host's object store.
-    pub fn object_get(&self, url: &str) -> Result<Vec<u8>, HostCallError> {
-        let method = host_store_method("object", "get");
-        let data: String = self.call_field(&method, json!({ "url": url }), "data")?;
-        bytes::decode(&data).map_err(|e| HostCallError::BadAnswer {
-            method,
-            detail: format!("'data' is not base64: {e}"),
-        })
-    }
-
-    /// Puts a file in the host's object store by path (the host reads it); returns the URL.
-    pub fn object_put_file(
-        &self,
-        key: &str,
-        path: &Path,
-        content_type: Option<&str>,
-    ) -> Result<String, HostCallError> {
-        let params =
-            json!({"key": key, "path": path.to_string_lossy(), "content_type": content_type});
-        self.call_field(&host_store_method("object", "put_file"), params, "url")
-    }
-
-    /// Has the host write the object at `url` to the file at `path`.
-    pub fn object_download_to_file(&self, url: &str, path: &Path) -> Result<(), HostCallError> {
-        let params = json!({"url": url, "path": path.to_string_lossy()});
-        self.store("object", "download_to_file", params).map(|_| ())
-    }
-
-    /// Whether an object exists under `key` in the host's object store.
-    pub fn object_exists(&self, key: &str) -> Result<bool, HostCallError> {
-        self.call_field(
-            &host_store_method("object", "exists"),
-            json!({ "key": key }),
-            "exists",
-        )
-    }
-
-    /// A secret from the host's secret store; `None` when it has none of that name.
-    pub fn secret_get(&self, name: &str) -> Result<Option<String>, HostCallError> {
-        self.call_field(
-            &host_store_method("secret", "get"),
-            json!({ "name": name }),
-            "value",
-        )
     }
 
     /// The plugin's `[plugins.<package>]` settings, as the host has them now.
@@ -124,5 +77,19 @@ impl HostHandle {
         let _ = self
             .peer
             .notify(LOG, json!({"level": level, "message": message}));
+    }
+}
+
+/// Sends a store request to the host over the plugin's connection. An error the host answers keeps its
+/// kind; a call the host never answers is an internal error that says so.
+struct HostStoreTransport {
+    peer: Peer,
+}
+
+impl StoreTransport for HostStoreTransport {
+    fn call(&self, method: &str, params: Value) -> StoreResult<Value> {
+        self.peer
+            .call(method, params, None)
+            .map_err(|e| StoreError::from(HostCallError::from_call(method, e)))
     }
 }

@@ -29,6 +29,13 @@
 //! The SDK answers `initialize` from what was registered, keeps stdout for the protocol (a stray
 //! `println!` goes to stderr), exits on stdin EOF or after `shutdown`, and exits 2 with a one-line
 //! explanation when run by hand. See `README.md` and `docs/protocol.md`.
+//!
+//! Stores are the store API's: the traits, [`StoreError`] and the document query algebra come from the
+//! `agent_env_store` crate (re-exported whole as [`stores`]), the same ones agent-env's own stores
+//! implement. A plugin's store class is a [`StoreClass`]; the host's configured stores are
+//! [`HostHandle::objects`] and friends; [`testing`] runs the conformance kits against a store in-process.
+
+#![warn(missing_docs)]
 
 mod cli;
 mod context;
@@ -39,19 +46,25 @@ mod plugin;
 mod root_option;
 mod serve;
 mod step;
-mod store;
-mod store_ops;
+mod store_class;
+pub mod testing;
 
 pub use cli::CliCommand;
 pub use context::{CallContext, StepContext};
 pub use contribution::Contribution;
-pub use error::{HostCallError, StepError, StoreError};
+pub use error::{HostCallError, StepError};
 pub use host::HostHandle;
 pub use plugin::Plugin;
 pub use root_option::RootOption;
 pub use serve::EXIT_NOT_STARTED_BY_AGENT_ENV;
 pub use step::TaskStep;
-pub use store::{DocumentStore, ImageStore, ObjectStore, OpenedStore, SecretStore, StoreClass};
+pub use store_class::StoreClass;
+
+pub use agent_env_store::{self as stores};
+pub use agent_env_store::{
+    Document, DocumentStore, Filter, ImageStore, ObjectMetadata, ObjectStore, RegistryAuth,
+    SecretStore, Sort, StoreError, StoreResult, UpdateSpec, DEFAULT_CONTENT_TYPE,
+};
 
 pub use agent_env_protocol::codes::ErrorKind;
 pub use agent_env_protocol::message::RpcError;

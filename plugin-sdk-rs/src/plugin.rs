@@ -14,6 +14,7 @@ use agent_env_protocol::methods::{
 };
 use agent_env_protocol::peer::{CloseReason, Handler, RequestContext};
 use agent_env_protocol::version::ProtocolRange;
+use agent_env_store::{serve, AnyStore};
 use serde::de::DeserializeOwned;
 use serde_json::{json, Map, Value};
 
@@ -22,7 +23,7 @@ use crate::context::StepContext;
 use crate::contribution::Contribution;
 use crate::root_option::RootOption;
 use crate::step::TaskStep;
-use crate::store::{OpenedStore, StoreClass};
+use crate::store_class::StoreClass;
 
 type RawMethod =
     Box<dyn Fn(&StepContext<'_>, Value) -> Result<Value, RpcError> + Send + Sync + 'static>;
@@ -70,26 +71,31 @@ impl Plugin {
         self
     }
 
+    /// Provides a task step (`task_steps`).
     pub fn task_step(mut self, step: impl TaskStep) -> Plugin {
         self.steps.push(Box::new(step));
         self
     }
 
+    /// Provides a store class (`[provides.stores]`), opened by `store.open`.
     pub fn store(mut self, class: StoreClass) -> Plugin {
         self.stores.push(class);
         self
     }
 
+    /// Provides a CLI command (`cli_plugins`), run in command mode.
     pub fn cli_command(mut self, command: impl CliCommand) -> Plugin {
         self.commands.push(Box::new(command));
         self
     }
 
+    /// Provides a root CLI option (`cli_root_options`).
     pub fn root_option(mut self, option: impl RootOption) -> Plugin {
         self.root_options.push(Box::new(option));
         self
     }
 
+    /// Reports a contribution of a group the SDK has no trait for; answer its methods with [`Plugin::method`].
     pub fn contribution(mut self, contribution: Contribution) -> Plugin {
         self.contributions.push(contribution);
         self
@@ -168,7 +174,7 @@ impl Plugin {
 #[derive(Default)]
 struct Handles {
     next: u64,
-    open: HashMap<String, Arc<OpenedStore>>,
+    open: HashMap<String, AnyStore>,
 }
 
 /// Why the serve loop ends.
@@ -292,18 +298,24 @@ impl Dispatcher {
         let mut handles = lock(&self.handles);
         handles.next += 1;
         let handle = format!("s{}", handles.next);
-        handles.open.insert(handle.clone(), Arc::new(store));
+        handles.open.insert(handle.clone(), store);
         serde_json::to_value(StoreOpenResult { handle })
             .map_err(|e| RpcError::new(ErrorKind::InternalError, e.to_string()))
     }
 
-    fn store_op(&self, kind: &str, op: &str, params: Value) -> Result<Value, RpcError> {
-        let Value::Object(params) = params else {
+    fn store_op(
+        &self,
+        method: &str,
+        kind: &str,
+        op: &str,
+        params: Value,
+    ) -> Result<Value, RpcError> {
+        if !params.is_object() {
             return Err(RpcError::new(
                 ErrorKind::InvalidParams,
                 "params must be an object",
             ));
-        };
+        }
         let handle = params.get("handle").and_then(Value::as_str).unwrap_or("");
         let store = lock(&self.handles)
             .open
@@ -315,19 +327,14 @@ impl Dispatcher {
                     format!("no open store with handle '{handle}'; call store.open first"),
                 )
             })?;
-        let store_kind = match store.as_ref() {
-            OpenedStore::Object(_) => "object",
-            OpenedStore::Document(_) => "document",
-            OpenedStore::Image(_) => "image",
-            OpenedStore::Secret(_) => "secret",
-        };
-        if store_kind != kind {
+        let store_kind = store.kind();
+        if store_kind.as_str() != kind {
             return Err(RpcError::new(
                 ErrorKind::InvalidParams,
                 format!("handle '{handle}' is a {store_kind} store, not a {kind} store"),
             ));
         }
-        crate::store_ops::call(&store, op, &params)
+        serve::any(&store, method, op, &params)
     }
 
     fn cli_run(&self, ctx: &StepContext<'_>, params: Value) -> Result<Value, RpcError> {
@@ -400,7 +407,7 @@ impl Handler for Dispatcher {
                     return handler(&ctx, params);
                 }
                 if let Some((kind, op)) = split_store_method(method) {
-                    return self.store_op(kind, op, params);
+                    return self.store_op(method, kind, op, params);
                 }
                 Err(RpcError::new(
                     ErrorKind::MethodNotFound,

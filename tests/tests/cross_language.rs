@@ -197,7 +197,7 @@ fn the_object_kit_passes_against_the_openciv3_cas_store_selected_in_config() {
         &sandbox,
         "agentenv-openciv3:ContentAddressedObjectStore",
         &root,
-        17,
+        27,
     );
     assert!(
         root.join("index.sqlite").is_file(),
@@ -214,7 +214,18 @@ fn the_object_kit_passes_against_the_python_folder_store_selected_in_config() {
         "[stores.object]\nimpl = \"agentenv-grader:FolderObjectStore\"\nconfig = {{ root = \"{}\", bucket = \"grades\" }}\n",
         root.display()
     ));
-    kit_passes(&sandbox, "agentenv-grader:FolderObjectStore", &root, 17);
+    kit_passes(&sandbox, "agentenv-grader:FolderObjectStore", &root, 27);
+}
+
+#[test]
+fn the_object_kit_passes_against_the_go_file_store_selected_in_config() {
+    let sandbox = Sandbox::new();
+    let root = sandbox.path("go-store");
+    sandbox.config(&format!(
+        "[stores.object]\nimpl = \"agentenv-go-words:GoFileObjectStore\"\nconfig = {{ root = \"{}\", bucket = \"words\" }}\n",
+        root.display()
+    ));
+    kit_passes(&sandbox, "agentenv-go-words:GoFileObjectStore", &root, 27);
 }
 
 /// A Python plugin that kills itself in the middle of its step.

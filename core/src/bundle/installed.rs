@@ -9,7 +9,8 @@ use agent_env_protocol::names::{canonical_name, CORE_PACKAGE};
 
 use super::error::BundleError;
 use super::ids;
-use super::layout::{parse_tree, Bundle};
+use super::model::Bundle;
+use super::parser::parse_tree;
 use super::tree::{EmbeddedFile, Tree};
 
 /// The files of the shipped `hello` bundle.

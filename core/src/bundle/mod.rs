@@ -1,35 +1,29 @@
-//! Bundles: folders of tasks, evals, artifacts, skills, envs and agents (§10 of the reference).
+//! Bundles as data: folders of tasks, evals, artifacts, skills, envs and agents (§10 of the reference).
 //!
-//! - [`parse`] reads a folder and reports every problem at once ([`BundleError`]);
-//! - [`installed`] lists the bundles packages install, [`resolve`] turns `agent-env run TEXT` into one;
-//! - [`plan`] picks what a run does; [`ledger`] decides what must be written anew.
+//! - [`parse`] reads a folder with the [`parser`] into a [`Bundle`] ([`model`]) and reports every problem
+//!   at once ([`BundleError`]); [`tree`] reads a folder on disk or a bundle built into the binary.
+//! - [`installed()`] lists the bundles packages install, [`resolve`] turns `agent-env run TEXT` into one;
+//!   [`manifest_entry`] checks one manifest's `[provides.bundles]` entry.
+//! - [`ids`] and [`step_fields`]: the ids a bundle's entities get and the common fields of a step.
+//!
+//! Planning a run and the ledger of what was written belong to the run (`crate::run`).
 
 pub mod error;
 pub mod ids;
 pub mod installed;
-pub mod layout;
-pub mod ledger;
-pub mod plan;
-pub mod steps;
+pub mod manifest_entry;
+pub mod model;
+pub mod parser;
+pub mod step_fields;
 pub mod tree;
 
 use std::path::Path;
 
 pub use error::BundleError;
 pub use installed::{core_bundles, installed, resolve, InstalledBundle, Location, Target};
-pub use layout::{Artifact, Bundle, Eval, Task};
+pub use model::{Artifact, Bundle, Eval, Task};
 
 /// Parses the bundle folder at `folder`, with ids rooted at its canonical path.
 pub fn parse(folder: &Path) -> Result<Bundle, BundleError> {
     installed::parse_folder(folder)
-}
-
-/// Parses the folder of a bundle that `package` installs as `name`, with ids rooted at
-/// `@local/<package>/<name>` (what `plugin check` checks; `BundleError::summary` words the reason).
-pub fn parse_installed(folder: &Path, package: &str, name: &str) -> Result<Bundle, BundleError> {
-    layout::parse_tree(
-        tree::Tree::Disk(folder),
-        &crate::paths::tilde(folder),
-        &ids::installed_id_root(package, name),
-    )
 }

@@ -1,8 +1,8 @@
 //! `agent-env config show | explain | check`: read-only views of `.agentenv/config.toml`.
 
-use crate::config::build::StoresBuilder;
 use crate::config::locate::CONFIG_VAR;
 use crate::config::plugins::InstalledPackage;
+use crate::config::store_builder::StoresBuilder;
 use crate::config::{check, explain, sections::process_env, show, sources, ConfigDocument};
 use crate::discovery::Discovery;
 use agent_env_protocol::manifest::Manifest;

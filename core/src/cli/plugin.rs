@@ -139,10 +139,11 @@ fn collect(args: &ReportArgs, verbose: bool, found: Option<Discovery>) -> (Regis
 
 fn list(args: &ReportArgs, verbose: bool, found: Option<Discovery>) -> i32 {
     let (registry, built) = collect(args, verbose, found);
-    let warnings = crate::install::permissions::unsafe_paths(
+    let mut warnings = crate::install::permissions::unsafe_paths(
         &crate::paths::plugins_dir(),
         &registry.discovery,
     );
+    warnings.extend(crate::report::noise::warnings(&registry));
     for w in &warnings {
         eprintln!("Warning: {w}");
     }
@@ -163,7 +164,10 @@ fn list(args: &ReportArgs, verbose: bool, found: Option<Discovery>) -> i32 {
 }
 
 fn check(args: &ReportArgs, verbose: bool, found: Option<Discovery>) -> i32 {
-    let (_, built) = collect(args, verbose, found);
+    let (registry, built) = collect(args, verbose, found);
+    for w in crate::report::noise::warnings(&registry) {
+        eprintln!("Warning: {w}");
+    }
     let result = documents::check(&built.report);
     if args.json {
         let doc = CheckDocument {
@@ -321,7 +325,7 @@ fn manifest_info(registry: &Registry, source: RowSource) -> ManifestInfo {
             ManifestInfo {
                 path: Some(m.path.display().to_string()),
                 source: Some(source_name(plugin.source).to_string()),
-                exec: m.exec.clone(),
+                exec: crate::config::mask::mask_args(&m.exec),
                 executable: resolve_executable(m.resolved_exec().first().map(String::as_str)),
                 protocol: Some(m.protocol.to_env()),
                 shadowed: plugin

@@ -9,7 +9,6 @@ use agent_env_protocol::names::canonical_name;
 use serde_json::{json, Map, Value};
 
 use crate::bundle::installed::{InstalledBundle, Target};
-use crate::bundle::plan::{self, PlanContext, StepKind};
 use crate::bundle::tree::Tree;
 use crate::bundle::{self, BundleError};
 use crate::config::ConfigDocument;
@@ -17,6 +16,7 @@ use crate::discovery::{Discovery, SearchPath};
 use crate::registry::{Loading, Registry, RegistryError, Resolved};
 use crate::run::executor::NoPlugins;
 use crate::run::local_stores::{self, LocalStores};
+use crate::run::plan::{self, PlanContext, StepKind};
 use crate::run::plugin_steps::PluginSteps;
 use crate::run::{self as runner, RunOptions};
 use crate::stores::{Filter, Sort};
@@ -294,7 +294,7 @@ impl RunPlanContext<'_> {
 
 impl PlanContext for RunPlanContext<'_> {
     fn step_kind(&self, type_name: &str) -> Result<StepKind, String> {
-        if let Some(b) = crate::steps::builtin(type_name) {
+        if let Some(b) = crate::run::builtin_steps::builtin(type_name) {
             return Ok(StepKind::Builtin(b));
         }
         match self.discovered.registry().resolve("task_steps", type_name) {
@@ -309,7 +309,7 @@ impl PlanContext for RunPlanContext<'_> {
                 "the step type '{type_name}' is built into the Python agent-env, and this agent-env does not have it yet"
             )),
             Err(RegistryError::Unknown { detail: None, .. })
-                if crate::steps::not_yet_built_in(type_name) =>
+                if crate::run::builtin_steps::not_yet_built_in(type_name) =>
             {
                 Err(format!(
                     "the step type '{type_name}' is built into the Python agent-env, and this agent-env does not have it yet"

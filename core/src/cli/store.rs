@@ -9,15 +9,15 @@
 use clap::{Args, Subcommand, ValueEnum};
 use serde_json::{json, Value};
 
-use crate::config::build::{configured_secrets, store_spec};
+use crate::config::configured_store::{configured_secrets, store_spec};
 use crate::config::references::SecretLookup;
-use crate::config::stores::selection;
+use crate::config::store_selection::selection;
 use crate::config::ConfigDocument;
 use std::sync::Arc;
 
 use crate::config::plugins::plugin_settings;
 use crate::discovery::{discover, SearchPath};
-use crate::stores::build::{classify, Target};
+use crate::stores::from_spec::{classify, Target};
 use crate::stores::kits::{self, KitReport};
 use crate::stores::plugin_stores::{HostPluginStores, PluginPackage};
 use crate::stores::{build_store, AnyStore, PluginStoreFactory, StoreKind, StoreSpec};
@@ -117,7 +117,7 @@ fn check(kind: StoreKind, json_output: bool, seed: bool) -> Result<i32, String> 
 /// built; the store's own calls back to the host are not served (a store check needs none).
 pub(crate) fn plugin_stores(
     doc: &ConfigDocument,
-    secrets: Option<&crate::config::build::StoreSecrets>,
+    secrets: Option<&crate::config::configured_store::StoreSecrets>,
 ) -> Result<(HostPluginStores, Arc<PluginHost>), String> {
     let config = crate::host_config::from_env().map_err(|e| e.to_string())?;
     let host = Arc::new(PluginHost::new(config, Arc::new(NoServices)));
@@ -161,10 +161,13 @@ fn run_check(checked: &Checked, store: &AnyStore, json_output: bool) -> Result<i
         );
     }
     let report = run_kit(store, &checked.namespace);
+    for warning in store.take_warnings() {
+        eprintln!("warning: {warning}");
+    }
     if json_output {
         println!("{}", render_json(checked, &report));
     } else {
-        report.print();
+        print!("{}", report.render());
     }
     Ok(if report.all_passed() { 0 } else { 1 })
 }

@@ -8,28 +8,12 @@ use super::references::{resolve_table_at, SecretLookup};
 use super::registrations::{
     check_agents, impls, provider_entries, split_impl, ProviderKind, IMPL_TABLES,
 };
-use super::stores::{selection, StoreSelection, ALIASED_SECTIONS, STORE_SECTIONS};
+use super::store_builder::{StoreBuilder, StoresBuilder};
+use super::store_selection::{selection, StoreSelection, ALIASED_SECTIONS, STORE_SECTIONS};
 use super::tables::table_at;
 use super::warnings::warnings;
 use serde::Serialize;
 use std::cell::RefCell;
-use toml::Table;
-
-/// What builds stores for the check: [`super::build::StoresBuilder`] uses the real constructors (and opens
-/// a plugin's store in the plugin when it has a factory).
-pub trait StoreBuilder {
-    /// Builds (then drops) the store a selection names, given its config with references resolved.
-    /// `Ok(Some(note))` says what could not be checked.
-    fn build(
-        &self,
-        selection: &StoreSelection,
-        config: &Table,
-    ) -> Result<Option<String>, ConfigError>;
-
-    /// The configured secret store, for `secret:` references outside `[stores.secret]`. `None` means
-    /// secret references are not resolved (each is noted instead).
-    fn secrets(&self) -> Option<&dyn SecretLookup>;
-}
 
 /// A lookup that answers every name and remembers it, so references are checked for form while secrets the
 /// check cannot read are noted rather than reported as missing.
@@ -223,7 +207,7 @@ fn run_checks(
 /// A provider table on a built-in backend's name: a sandbox one may only configure it, a state one may not
 /// name it at all.
 fn builtin_provider_problem(entry: &super::registrations::ProviderEntry) -> Option<ConfigError> {
-    if !crate::registry::builtins::is_builtin(entry.kind.group(), &entry.name) {
+    if !crate::builtin_names::is_builtin(entry.kind.group(), &entry.name) {
         return None;
     }
     match entry.kind {
@@ -322,7 +306,7 @@ pub fn preflight(
     plugins: Option<&dyn crate::stores::PluginStoreFactory>,
     manifests: &[agent_env_protocol::manifest::Manifest],
 ) -> Result<(), PreflightError> {
-    let builder = super::build::StoresBuilder::new(doc, plugins).with_manifests(manifests);
+    let builder = StoresBuilder::new(doc, plugins).with_manifests(manifests);
     let problems = check_all(doc, &builder);
     if problems.is_empty() {
         Ok(())

@@ -7,7 +7,7 @@ use super::mask::mask_value;
 use super::plugins::{plugin_tables, InstalledPackage, Owner, PluginTable};
 use super::sections::{sections, SectionView, ShadowedView, WinnerView};
 use super::show::{render_value_lines, ValueLines};
-use super::stores::ALIASED_SECTIONS;
+use super::store_selection::ALIASED_SECTIONS;
 use super::tables::toml_key;
 use agent_env_protocol::names::canonical_name;
 use serde::Serialize;

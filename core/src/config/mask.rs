@@ -1,31 +1,54 @@
-//! Masking for anything agent-env prints from the config: a literal under a secret-like key becomes `***`, a
-//! URI's userinfo becomes `***`, and a reference prints as written with its `?default` masked like a literal.
+//! Masking for anything agent-env prints from the config or a manifest. The rule, in one place:
+//!
+//! - a value under a secret-like key ([`is_secret_key`]), or under any key above it, prints as `***`;
+//! - the secret store's literal `values` print as `***` whatever their names ([`mask_store_table`]);
+//! - any other string has the secrets inside it masked ([`mask_text`]: URI userinfo, secret-like query and
+//!   connection-string parameters, `--token=…`, `Bearer …`, values shaped like tokens or private keys);
+//! - a reference prints as written, its `?default` masked like a literal, and masked whole when the variable
+//!   it names is itself secret-like (`env:API_TOKEN?…`).
 
+use super::mask_text::mask_text;
 use super::references::parse_reference;
 use toml::{Table, Value};
 
-/// Words that make a key secret-like, in any case.
-pub const SECRET_WORDS: [&str; 11] = [
+pub use super::mask_text::{mask_args, mask_userinfo};
+
+/// Words that make a key secret-like, compared in lower case with `-`, `_`, `.` and spaces left out (so
+/// `api_key`, `api-key`, `apiKey` and `X-Api-Key` all hold `apikey`).
+pub const SECRET_WORDS: [&str; 15] = [
     "password",
     "passwd",
     "passphrase",
+    "pwd",
     "secret",
     "token",
     "credential",
-    "api_key",
-    "private_key",
+    "apikey",
+    "privatekey",
+    "accesskey",
+    "accountkey",
     "auth",
     "bearer",
+    "cookie",
     "headers",
 ];
 
 /// The mask itself.
 pub const MASK: &str = "***";
 
+/// The store kind whose `values` table holds literal secrets.
+pub const SECRET_STORE: &str = "secret";
+/// The key of the secret store's literal secrets.
+pub const SECRET_STORE_VALUES: &str = "values";
+
 /// Whether a key names something secret.
 pub fn is_secret_key(key: &str) -> bool {
-    let lower = key.to_lowercase();
-    SECRET_WORDS.iter().any(|w| lower.contains(w))
+    let folded: String = key
+        .chars()
+        .filter(|c| !matches!(c, '-' | '_' | '.' | ' '))
+        .flat_map(char::to_lowercase)
+        .collect();
+    SECRET_WORDS.iter().any(|w| folded.contains(w))
 }
 
 /// A copy of a table with every value masked. `ancestors` are the keys above it (any secret-like one masks
@@ -33,6 +56,43 @@ pub fn is_secret_key(key: &str) -> bool {
 pub fn mask_table(table: &Table, ancestors: &[&str]) -> Table {
     let sensitive = ancestors.iter().any(|k| is_secret_key(k));
     mask_entries(table, sensitive)
+}
+
+/// A masked copy of the store table `[stores.<kind>]` (its `impl`, `config` and any stray key): as
+/// [`mask_table`], and for the secret store its `values` (at the top or under `config`) masked whole.
+pub fn mask_store_table(kind: &str, table: &Table) -> Table {
+    let mut masked = mask_table(table, &[]);
+    if kind == SECRET_STORE {
+        hide_values(&mut masked);
+        if let Some(Value::Table(config)) = masked.get_mut("config") {
+            hide_values(config);
+        }
+    }
+    masked
+}
+
+/// A masked copy of the `config` table of the store `kind` (see [`mask_store_table`]).
+pub fn mask_store_config(kind: &str, config: &Table) -> Table {
+    let mut masked = mask_table(config, &[]);
+    if kind == SECRET_STORE {
+        hide_values(&mut masked);
+    }
+    masked
+}
+
+/// A masked copy of a value written for the store `kind`: a table as [`mask_store_table`], else as
+/// [`mask_value`].
+pub fn mask_store_value(kind: &str, value: &Value) -> Value {
+    match value {
+        Value::Table(t) => Value::Table(mask_store_table(kind, t)),
+        other => mask_value(other, false),
+    }
+}
+
+fn hide_values(table: &mut Table) {
+    if let Some(values) = table.get_mut(SECRET_STORE_VALUES) {
+        *values = mask_value(values, true);
+    }
 }
 
 fn mask_entries(table: &Table, sensitive: bool) -> Table {
@@ -56,14 +116,17 @@ pub fn mask_value(value: &Value, sensitive: bool) -> Value {
     }
 }
 
-/// Masks one string: a reference keeps its name and masks its default; a literal is `***` when sensitive,
-/// else has its URI userinfo masked.
+/// Masks one string: a reference keeps its name and masks its default (whole when the key or the name it
+/// refers to is secret-like); a literal is `***` when sensitive, else has the secrets inside it masked.
 pub fn mask_str(text: &str, sensitive: bool) -> String {
     if let Some(reference) = parse_reference(text) {
         let head = format!("{}:{}", reference.scheme, reference.name);
         return match reference.default {
             None => head,
-            Some(default) => format!("{head}?{}", mask_literal(default, sensitive)),
+            Some(default) => format!(
+                "{head}?{}",
+                mask_literal(default, sensitive || is_secret_key(reference.name))
+            ),
         };
     }
     mask_literal(text, sensitive)
@@ -73,34 +136,7 @@ fn mask_literal(text: &str, sensitive: bool) -> String {
     if sensitive {
         MASK.to_string()
     } else {
-        mask_userinfo(text)
-    }
-}
-
-/// `scheme://user:pass@host/…` becomes `scheme://***@host/…`; anything else is returned as is.
-pub fn mask_userinfo(text: &str) -> String {
-    let Some(scheme_end) = text.find("://") else {
-        return text.to_string();
-    };
-    let scheme = &text[..scheme_end];
-    let scheme_ok = !scheme.is_empty()
-        && scheme
-            .chars()
-            .all(|c| c.is_ascii_alphanumeric() || matches!(c, '+' | '-' | '.'));
-    if !scheme_ok {
-        return text.to_string();
-    }
-    let authority_start = scheme_end + 3;
-    let rest = &text[authority_start..];
-    let authority_len = rest.find(['/', '?', '#']).unwrap_or(rest.len());
-    let authority = &rest[..authority_len];
-    match authority.rfind('@') {
-        Some(at) => format!(
-            "{}***{}",
-            &text[..authority_start],
-            &text[authority_start + at..]
-        ),
-        None => text.to_string(),
+        mask_text(text)
     }
 }
 
@@ -132,5 +168,80 @@ mod tests {
         assert_eq!(m["Auth"].as_str(), Some("env:X?***"));
         let m = mask_table(&toml::from_str("x = 'y'").unwrap(), &["credentials"]);
         assert_eq!(m["x"].as_str(), Some("***"));
+    }
+
+    #[test]
+    fn secret_like_keys_in_any_spelling() {
+        for key in [
+            "password",
+            "PASSWD",
+            "db_pwd",
+            "pwd",
+            "apikey",
+            "api-key",
+            "API_KEY",
+            "apiKey",
+            "X-Api-Key",
+            "private-key",
+            "private_key",
+            "PrivateKey",
+            "cookie",
+            "Set-Cookie",
+            "client_secret",
+            "GITHUB_TOKEN",
+            "aws_access_key",
+            "AccountKey",
+            "Authorization",
+            "bearer",
+            "headers",
+            "credentials",
+            "passphrase",
+        ] {
+            assert!(is_secret_key(key), "{key}");
+        }
+        for key in [
+            "path", "endpoint", "url", "name", "keys_dir", "impl", "values", "use_env", "key",
+        ] {
+            assert!(!is_secret_key(key), "{key}");
+        }
+    }
+
+    #[test]
+    fn values_under_plain_keys_are_masked_by_what_they_hold() {
+        let t: Table = toml::from_str(concat!(
+            "dsn = 'Server=h;Password=hunter2;Db=x'\n",
+            "url = 'https://h/x?token=abc&a=1'\n",
+            "endpoint = 'env:API_TOKEN?hunter2'\n",
+            "fallback = 'env:X?sk-abcdefghijklmnop'\n",
+            "plain = 'env:HOST?example.org'\n",
+            "args = ['--token=abc', 'x']\n",
+        ))
+        .unwrap();
+        let m = mask_table(&t, &[]);
+        assert_eq!(m["dsn"].as_str(), Some("Server=h;Password=***;Db=x"));
+        assert_eq!(m["url"].as_str(), Some("https://h/x?token=***&a=1"));
+        assert_eq!(m["endpoint"].as_str(), Some("env:API_TOKEN?***"));
+        assert_eq!(m["fallback"].as_str(), Some("env:X?***"));
+        assert_eq!(m["plain"].as_str(), Some("env:HOST?example.org"));
+        assert_eq!(m["args"][0].as_str(), Some("--token=***"));
+    }
+
+    #[test]
+    fn the_secret_stores_values_are_masked_whatever_their_names() {
+        let t: Table = toml::from_str(
+            "impl = 'local'\nvalues = { db = 'a' }\nconfig = { values = { db = 'b', n = 1 }, use_env = true, file_path = '/f' }\n",
+        )
+        .unwrap();
+        let m = mask_store_table("secret", &t);
+        assert_eq!(m["impl"].as_str(), Some("local"));
+        assert_eq!(m["values"]["db"].as_str(), Some("***"));
+        assert_eq!(m["config"]["values"]["db"].as_str(), Some("***"));
+        assert_eq!(m["config"]["values"]["n"].as_str(), Some("***"));
+        assert_eq!(m["config"]["use_env"].as_bool(), Some(true));
+        assert_eq!(m["config"]["file_path"].as_str(), Some("/f"));
+        let c = mask_store_config("secret", t["config"].as_table().unwrap());
+        assert_eq!(c["values"]["db"].as_str(), Some("***"));
+        let other = mask_store_table("object", &t);
+        assert_eq!(other["config"]["values"]["db"].as_str(), Some("b"));
     }
 }

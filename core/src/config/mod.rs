@@ -6,19 +6,23 @@
 //! - [`ConfigDocument::load`] once per command (one file read, one parse); `doc.error` is the
 //!   [`ConfigProblem`] (`config-not-found` / `config-unreadable`) a report shows, `doc.require()` the
 //!   [`ConfigError`] a command that needs the config fails with.
-//! - [`plugin_settings`] for `initialize` and `host.settings`, with [`build::LazySecrets`] for `secret:`.
-//! - [`selection`] (which store a kind uses, config unresolved), [`build::store_spec`] (resolved, for
-//!   `stores::build_store`), [`build::build_configured`] and [`build::configured_secrets`].
+//! - [`plugin_settings`] for `initialize` and `host.settings`, with [`configured_store::LazySecrets`]
+//!   for `secret:`.
+//! - [`selection`] (which store a kind uses, config unresolved), [`configured_store::store_spec`]
+//!   (resolved, for `stores::build_store`), [`configured_store::build_configured`] and
+//!   [`configured_store::configured_secrets`].
 //! - [`impls`] and [`provider_entries`] for the registration tables' shapes.
 //! - [`check_all`] / [`check::preflight`] before a run starts any step.
 
-pub mod build;
 pub mod check;
+pub mod configured_store;
+pub mod configured_store_set;
 pub mod document;
 pub mod error;
 pub mod explain;
 pub mod locate;
 pub mod mask;
+pub mod mask_text;
 pub mod plugins;
 pub mod references;
 pub mod registrations;
@@ -27,15 +31,20 @@ pub mod sections;
 pub mod show;
 pub mod similar;
 pub mod sources;
-pub mod stores;
+pub mod store_builder;
+pub mod store_selection;
 pub mod tables;
 pub mod warnings;
 
-pub use check::{check_all, StoreBuilder};
+pub use check::check_all;
+pub use configured_store_set::{
+    configured_stores, configured_stores_opening_plugins, OpenPluginStores,
+};
 pub use document::{ConfigDocument, ConfigProblem};
 pub use error::ConfigError;
 pub use locate::ConfigSource;
 pub use plugins::{plugin_settings, InstalledPackage};
 pub use references::SecretLookup;
 pub use registrations::{impls, provider_entries, split_impl, ProviderEntry, ProviderKind};
-pub use stores::{selection, Layer, LayerKind, StoreSelection};
+pub use store_builder::StoreBuilder;
+pub use store_selection::{selection, Layer, LayerKind, StoreSelection};

@@ -46,7 +46,7 @@ pub fn impls(doc: &ConfigDocument, group: &str) -> Result<Vec<String>, ConfigErr
             other => Err(ConfigError::ImplNotString {
                 table: table_name.clone(),
                 got: type_name(other),
-                value: py_repr(other),
+                value: py_repr(&super::mask::mask_value(other, false)),
             }),
         })
         .collect()
@@ -189,7 +189,7 @@ fn provider_entry(
                         return Err(ConfigError::ImplNotString {
                             table: table_name,
                             got: type_name(other),
-                            value: py_repr(other),
+                            value: py_repr(&super::mask::mask_value(other, false)),
                         })
                     }
                     ("config", Value::Table(c)) => entry.config = Some(c.clone()),

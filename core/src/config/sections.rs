@@ -2,9 +2,11 @@
 //! shadowed, and the value with masking applied. Read-only: nothing is built, nothing is resolved.
 
 use super::document::ConfigDocument;
-use super::mask::{mask_table, mask_value};
+use super::mask::{mask_store_config, mask_store_value, mask_table};
 use super::registrations::{check_agents, impls, provider_entries, ProviderKind};
-use super::stores::{class_of, selection_with, Layer, LayerKind, StoreSelection, ALIASED_SECTIONS};
+use super::store_selection::{
+    class_of, selection_with, Layer, LayerKind, StoreSelection, ALIASED_SECTIONS,
+};
 use super::tables::table_at;
 use serde::Serialize;
 use std::path::Path;
@@ -135,13 +137,13 @@ fn aliased_view(
     }
 }
 
-fn layer_value(layer: &Layer) -> Option<Value> {
-    layer.value.as_ref().map(|v| mask_value(v, false))
+fn layer_value(name: &str, layer: &Layer) -> Option<Value> {
+    layer.value.as_ref().map(|v| mask_store_value(name, v))
 }
 
 fn selection_view(name: &'static str, selection: &StoreSelection) -> SectionView {
     // Paths under the home directory print as `~/…`, as everywhere else agent-env prints a path.
-    let mut config = mask_table(&selection.config, &[]);
+    let mut config = mask_store_config(name, &selection.config);
     for (_, value) in config.iter_mut() {
         if let Value::String(text) = value {
             if text.starts_with('/') {
@@ -154,7 +156,7 @@ fn selection_view(name: &'static str, selection: &StoreSelection) -> SectionView
         winner: Some(WinnerView {
             kind: selection.origin.kind.as_str(),
             location: selection.origin.location.clone(),
-            value: layer_value(&selection.origin),
+            value: layer_value(name, &selection.origin),
         }),
         shadowed: selection
             .shadowed
@@ -162,7 +164,7 @@ fn selection_view(name: &'static str, selection: &StoreSelection) -> SectionView
             .map(|layer| ShadowedView {
                 kind: layer.kind.as_str(),
                 location: layer.location.clone(),
-                value: layer_value(layer),
+                value: layer_value(name, layer),
                 error: layer.error.as_ref().map(ToString::to_string),
                 headline: layer.impl_name.as_deref().map(|i| class_of(i).to_string()),
             })

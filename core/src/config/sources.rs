@@ -5,7 +5,7 @@
 use super::document::ConfigDocument;
 use super::locate::{Candidate, ConfigSource};
 use super::references::{parse_reference, references_in};
-use super::stores::ALIASED_SECTIONS;
+use super::store_selection::ALIASED_SECTIONS;
 use serde::Serialize;
 use toml::Value;
 

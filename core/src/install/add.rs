@@ -56,7 +56,7 @@ pub fn add(opts: &AddOptions) -> Result<i32, InstallError> {
     }
     let plugins = crate::paths::plugins_dir();
     let _lock = lock::acquire(&plugins)?;
-    let steps = plan::build(&specs, &plugins);
+    let steps = plan::build(&specs, &plugins)?;
     println!("agent-env: plugins directory at {}", plugins.display());
     for step in &steps {
         println!("{}", step.describe(&plugins));

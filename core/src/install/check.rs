@@ -1,8 +1,11 @@
 //! The check after an install, in a fresh process: `agent-env plugin show NAME --json` must list at least
-//! one contribution, each `active` or `replaced`.
+//! one contribution, each `active` or `replaced`, or the package's manifest must declare a store under
+//! `[provides.stores]` (a store plugin is started only when `[stores.<kind>]` selects one of its stores,
+//! and `agent-env store check KIND` is what holds it to the store contract).
 
 use std::process::Command;
 
+use agent_env_protocol::manifest::Manifest;
 use serde_json::Value;
 
 /// Checks `name`; prints `  NAME: <group> <name> <status>[ (reason)]` lines and returns the problems.
@@ -40,10 +43,17 @@ pub fn check_package(name: &str) -> Vec<String> {
         .as_array()
         .cloned()
         .unwrap_or_default();
-    if contributions.is_empty() {
+    let stores = match declared_stores(&doc) {
+        Ok(stores) => stores,
+        Err(problem) => return vec![format!("could not check {name}: {problem}")],
+    };
+    if contributions.is_empty() && stores.is_empty() {
         return vec![format!(
-            "{name} declares no contributions, so it is not an agent-env plugin"
+            "{name} declares no contributions and no stores, so it is not an agent-env plugin"
         )];
+    }
+    for (class, kind) in &stores {
+        println!("  {name}: stores {class} ({kind} store)");
     }
     let mut problems = Vec::new();
     for c in &contributions {
@@ -61,4 +71,13 @@ pub fn check_package(name: &str) -> Vec<String> {
         }
     }
     problems
+}
+
+/// The `[provides.stores]` of the manifest the report names, as (class, kind).
+fn declared_stores(doc: &Value) -> Result<Vec<(String, String)>, String> {
+    let Some(path) = doc["manifest"]["path"].as_str() else {
+        return Ok(Vec::new());
+    };
+    let manifest = Manifest::load(std::path::Path::new(path)).map_err(|e| e.to_string())?;
+    Ok(manifest.stores.into_iter().collect())
 }

@@ -40,6 +40,12 @@ pub enum InstallError {
         program: String,
         source: std::io::Error,
     },
+    #[error("{manifest}: plugin.name {name:?} cannot name a folder in the plugins directory: {reason}; write a package name of letters, digits, `-`, `_` and `.` that starts with a letter or digit (for example `agentenv-my-plugin`)")]
+    UnsafeName {
+        manifest: PathBuf,
+        name: String,
+        reason: &'static str,
+    },
     #[error("could not restore the plugins directory exactly: {0}")]
     Restore(String),
 }

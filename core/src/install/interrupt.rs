@@ -6,7 +6,7 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Arc;
 use std::time::Duration;
 
-use super::InstallError;
+use super::error::InstallError;
 
 /// Counts SIGINT and SIGTERM from the moment it is installed.
 #[derive(Clone)]

@@ -8,7 +8,7 @@ use std::path::{Path, PathBuf};
 
 use sha2::{Digest, Sha256};
 
-use super::InstallError;
+use super::error::InstallError;
 
 /// The held lock; dropping it (or the process ending) releases it.
 #[derive(Debug)]

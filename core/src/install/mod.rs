@@ -8,6 +8,7 @@ pub mod add;
 pub mod blockers;
 pub mod check;
 pub mod error;
+pub mod folder_name;
 pub mod interrupt;
 pub mod lock;
 pub mod permissions;

@@ -9,6 +9,7 @@ use agent_env_protocol::manifest::{Manifest, MANIFEST_FILE};
 use agent_env_protocol::version::PRINT_MANIFEST_ARG;
 use sha2::{Digest, Sha256};
 
+use super::folder_name::folder_name;
 use super::interrupt::{run_to_end, Interrupts};
 use super::source::{Installer, Spec};
 use super::{quote, InstallError, CARGO_ROOT, PYTHON_ENV};
@@ -56,13 +57,15 @@ impl Step {
 }
 
 /// The steps for `specs`, in order: folders, then Python (one pip call), then crates, then Go modules.
-pub fn build(specs: &[Spec], plugins: &Path) -> Vec<Step> {
+/// Fails, before anything runs, when a folder's manifest names a package that cannot be a folder name.
+pub fn build(specs: &[Spec], plugins: &Path) -> Result<Vec<Step>, InstallError> {
     let mut steps = Vec::new();
     for s in specs.iter().filter(|s| s.installer == Installer::Folder) {
         if let (Some(from), Some(name)) = (&s.path, &s.name) {
+            let folder = folder_name(name, &from.join(MANIFEST_FILE))?;
             steps.push(Step::Copy {
                 from: from.clone(),
-                to: plugins.join(name),
+                to: plugins.join(folder),
             });
         }
     }
@@ -157,7 +160,7 @@ pub fn build(specs: &[Spec], plugins: &Path) -> Vec<Step> {
     if !modules.is_empty() {
         steps.push(Step::GoManifests { staging });
     }
-    steps
+    Ok(steps)
 }
 
 /// How running a step went.
@@ -291,7 +294,10 @@ fn place_manifest(
         .file_name()
         .map(|f| f.to_string_lossy().into_owned())
         .unwrap_or_default();
-    let folder = plugins.join(&manifest.name);
+    let folder = match folder_name(&manifest.name, exe) {
+        Ok(f) => plugins.join(f),
+        Err(e) => return Ok(Some(e.to_string())),
+    };
     fs::create_dir_all(&folder).map_err(|e| write_err(&folder, e))?;
     let exec = if move_in {
         let dest = folder.join(&file_name);

@@ -6,7 +6,7 @@ use std::fs;
 use std::os::unix::fs::PermissionsExt;
 use std::path::{Path, PathBuf};
 
-use super::InstallError;
+use super::error::InstallError;
 
 #[derive(Debug, Clone, PartialEq, Eq)]
 enum Kind {

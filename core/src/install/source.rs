@@ -5,7 +5,7 @@ use std::path::{Path, PathBuf};
 
 use agent_env_protocol::manifest::MANIFEST_FILE;
 
-use super::InstallError;
+use super::error::InstallError;
 
 /// The installer a spec goes through (`--installer` forces one).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]

@@ -5,8 +5,8 @@
 
 use std::path::PathBuf;
 
+use super::outcome::Diagnostic;
 use crate::config::{ConfigDocument, ProviderEntry, ProviderKind};
-use crate::report::model::Diagnostic;
 
 /// The config document as the registries see it.
 #[derive(Debug, Clone, Default)]

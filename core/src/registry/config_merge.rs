@@ -10,11 +10,11 @@
 use agent_env_protocol::methods::ContributionInfo;
 use agent_env_protocol::names::canonical_name;
 
-use super::build::conflicted;
 use super::config_input::{impls, provider_tables};
-use super::{validate, Entry, Registry};
+use super::outcome::{codes, Diagnostic, Replacement, Status};
+use super::resolve::{conflicted, Entry, Registry};
+use super::validate;
 use crate::config::{split_impl, ConfigError, ProviderEntry, ProviderKind};
-use crate::report::model::{codes, Diagnostic, Replacement, Status};
 
 /// The impl tables: (group, table, what "another custom …" says).
 const IMPL_TABLES: [(&str, &str, &str); 4] = [
@@ -271,7 +271,7 @@ fn merge_provider(
                 let m = &reg.discovery.plugins[*plugin].manifest;
                 format!(
                     "plugin {}",
-                    super::claim_label(&name, &m.name, &m.version, class)
+                    super::resolve::claim_label(&name, &m.name, &m.version, class)
                 )
             }
         };

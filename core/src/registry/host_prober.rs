@@ -8,6 +8,7 @@ use agent_env_protocol::methods::CLI_ROOT_OPTION;
 use std::thread;
 
 use super::load::{FailureInfo, Launch, LoadFailure, Probe, Prober, ProcessDiagnosis};
+use crate::config::mask::mask_args;
 use agent_env_host::{signal_name, Diagnosis, NoServices, PluginHost, PluginProcess, SpawnSpec};
 
 /// The code of every probe when the host's own settings (its timeout variables) are wrong.
@@ -47,7 +48,7 @@ impl Prober for HostProber {
                             message: e.to_string(),
                         }),
                         diagnosis: ProcessDiagnosis {
-                            argv: l.argv.clone(),
+                            argv: mask_args(&l.argv),
                             state: "not-started".into(),
                             ..ProcessDiagnosis::default()
                         },
@@ -85,7 +86,7 @@ impl Prober for HostProber {
                                 .diagnosis(&package)
                                 .map(|d| convert(&d))
                                 .unwrap_or_else(|| ProcessDiagnosis {
-                                    argv: spec.argv.clone(),
+                                    argv: mask_args(&spec.argv),
                                     state: "not-started".into(),
                                     ..ProcessDiagnosis::default()
                                 }),
@@ -126,7 +127,8 @@ fn call_root_options(
         if c.group != "cli_root_options" || !process.is_alive() {
             continue;
         }
-        let params = serde_json::json!({"flag": super::root_flag(&c.name), "value": null});
+        let params =
+            serde_json::json!({"flag": super::precedence::root_flag(&c.name), "value": null});
         if let Err(e) = process.call(CLI_ROOT_OPTION, params) {
             let why = match e.rpc_error() {
                 Some(rpc) => rpc.message.clone(),
@@ -161,7 +163,7 @@ pub fn convert(d: &Diagnosis) -> ProcessDiagnosis {
         (state, _, _) => Some(state.to_string()),
     };
     ProcessDiagnosis {
-        argv: d.argv.clone(),
+        argv: mask_args(&d.argv),
         executable: d.executable.clone(),
         pid: d.pid,
         protocol: d.protocol,

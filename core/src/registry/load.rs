@@ -32,7 +32,7 @@ pub struct LoadFailure {
 /// What `plugin show` says about the child process. Every key is always present.
 #[derive(Debug, Clone, Default, PartialEq, Serialize)]
 pub struct ProcessDiagnosis {
-    /// The argv as started.
+    /// The argv as started, secrets masked (it is only printed).
     pub argv: Vec<String>,
     /// The executable `argv[0]` resolved to, when it was found.
     pub executable: Option<String>,

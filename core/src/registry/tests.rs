@@ -7,9 +7,9 @@ use std::path::PathBuf;
 use agent_env_protocol::manifest::Manifest;
 use agent_env_protocol::methods::{ContributionInfo, InitializeResult, PluginInfo};
 
+use super::outcome::{codes, Status};
 use super::*;
 use crate::discovery::{DiscoveredPlugin, Source};
-use crate::report::model::codes;
 
 struct FakeProber(HashMap<String, Result<InitializeResult, LoadFailure>>);
 

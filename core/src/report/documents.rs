@@ -2,7 +2,8 @@
 
 use serde::Serialize;
 
-use super::model::{Contribution, Report, Status};
+use super::model::{Contribution, Report};
+use crate::registry::outcome::Status;
 use crate::registry::ProcessDiagnosis;
 
 /// The sentence `show` gives for `config_effect`: a plugin is its own process, so it cannot change
@@ -94,7 +95,7 @@ pub fn check(report: &Report) -> CheckResult {
             }
             let not_loaded_on_purpose = !report.loaded
                 && c.status == Status::Unloaded
-                && c.code.as_deref() == Some(super::model::codes::NOT_LOADED);
+                && c.code.as_deref() == Some(crate::registry::outcome::codes::NOT_LOADED);
             if c.status.is_problem() && !not_loaded_on_purpose {
                 problems.push(Problem {
                     package: dist.name.clone(),

@@ -4,8 +4,9 @@
 use std::fmt::Write as _;
 
 use super::documents::{CheckResult, ManifestInfo};
-use super::model::{Contribution, Distribution, Report, Status};
+use super::model::{Contribution, Distribution, Report};
 use super::MANIFEST_GROUP;
+use crate::registry::outcome::Status;
 use crate::registry::ProcessDiagnosis;
 
 /// The trailing line of `--no-load` output.

@@ -12,16 +12,16 @@ use std::collections::BTreeMap;
 
 use agent_env_protocol::names::{report_group, CORE_PACKAGE, GROUPS};
 
-use crate::registry::{builtins, Registry};
+use crate::builtin_names;
+use crate::registry::Registry;
 
-pub mod bundle_check;
 pub mod documents;
 pub mod human;
 pub mod model;
+pub mod noise;
 
-use model::{
-    codes, AgentEnvInfo, ConfigInfo, Contribution, Distribution, Report, Status, FORMAT_VERSION,
-};
+use crate::registry::outcome::{codes, Diagnostic, Status};
+use model::{AgentEnvInfo, ConfigInfo, Contribution, Distribution, Report, FORMAT_VERSION};
 
 /// The `agent_env.environment` value.
 pub const ENVIRONMENT: &str = "plugins dir";
@@ -88,7 +88,7 @@ pub fn build_report(reg: &Registry, plugins_dir: &std::path::Path) -> BuiltRepor
     rows.sort_by(|(a, _), (b, _)| {
         (a.name.to_lowercase(), &a.version).cmp(&(b.name.to_lowercase(), &b.version))
     });
-    let group_errors: BTreeMap<String, model::Diagnostic> = reg
+    let group_errors: BTreeMap<String, Diagnostic> = reg
         .group_errors
         .iter()
         .map(|(g, d)| (report_group(g), d.clone()))
@@ -120,7 +120,7 @@ fn core_row() -> Distribution {
     Distribution {
         name: CORE_PACKAGE.to_string(),
         version: crate::VERSION.to_string(),
-        contributions: builtins::CORE_BUNDLES
+        contributions: builtin_names::CORE_BUNDLES
             .iter()
             .map(|(name, value)| Contribution {
                 group: report_group("bundles"),

@@ -4,96 +4,10 @@ use std::collections::BTreeMap;
 
 use serde::Serialize;
 
+use crate::registry::outcome::{Claimant, Diagnostic, Replacement, Status};
+
 /// The report's format version. A new key or code keeps it; a new status or a changed meaning bumps it.
 pub const FORMAT_VERSION: u32 = 1;
-
-/// What happened to a contribution (a closed set).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize)]
-#[serde(rename_all = "lowercase")]
-pub enum Status {
-    Active,
-    Replaced,
-    Failed,
-    Skipped,
-    Conflict,
-    Blocked,
-    Unloaded,
-}
-
-impl Status {
-    pub fn as_str(self) -> &'static str {
-        match self {
-            Status::Active => "active",
-            Status::Replaced => "replaced",
-            Status::Failed => "failed",
-            Status::Skipped => "skipped",
-            Status::Conflict => "conflict",
-            Status::Blocked => "blocked",
-            Status::Unloaded => "unloaded",
-        }
-    }
-
-    /// The order `plugin list` counts non-active statuses in.
-    pub const SUMMARY_ORDER: [Status; 6] = [
-        Status::Conflict,
-        Status::Blocked,
-        Status::Failed,
-        Status::Skipped,
-        Status::Replaced,
-        Status::Unloaded,
-    ];
-
-    /// Whether `plugin check` counts it as a problem.
-    pub fn is_problem(self) -> bool {
-        !matches!(self, Status::Active | Status::Replaced)
-    }
-}
-
-/// The stable codes. The original's, then the ones only a manifest or a child process can give.
-pub mod codes {
-    pub const LOAD_FAILED: &str = "load-failed";
-    pub const INVALID_PLUGIN: &str = "invalid-plugin";
-    pub const INCOMPATIBLE_CORE: &str = "incompatible-core";
-    pub const BUILTIN_NAME: &str = "builtin-name";
-    pub const NAME_CONFLICT: &str = "name-conflict";
-    pub const REPLACED_BY_CONFIG: &str = "replaced-by-config";
-    pub const ALREADY_ATTACHED: &str = "already-attached";
-    pub const QUALIFIED_ONLY: &str = "qualified-only";
-    pub const ALIAS_REFUSED: &str = "alias-refused";
-    pub const NOT_LOADED: &str = "not-loaded";
-    pub const STATUS_UNKNOWN: &str = "status-unknown";
-    pub const CONFIG_NOT_FOUND: &str = "config-not-found";
-    pub const CONFIG_UNREADABLE: &str = "config-unreadable";
-    pub const CONFIG_INVALID: &str = "config-invalid";
-    pub const GROUP_BUILD_FAILED: &str = "group-build-failed";
-    pub const ENTRY_POINTS_UNREADABLE: &str = "entry-points-unreadable";
-    /// New (status `failed`): the manifest file does not parse or misses a key; the row is named by its file.
-    pub const MANIFEST_INVALID: &str = "manifest-invalid";
-}
-
-/// Another claimant of the same name.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
-pub struct Claimant {
-    pub package: String,
-    pub version: String,
-    pub value: String,
-}
-
-/// Where config registers another class under a plugin's name.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
-pub struct Replacement {
-    pub file: Option<String>,
-    pub table: String,
-    #[serde(rename = "impl")]
-    pub impl_: String,
-}
-
-/// A group, config or discovery error.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
-pub struct Diagnostic {
-    pub code: String,
-    pub reason: String,
-}
 
 /// One contribution: a (group, name, value) a package declares, and what became of it.
 #[derive(Debug, Clone, PartialEq, Serialize)]

@@ -4,8 +4,8 @@
 
 use serde_json::{Map, Value};
 
+use crate::run::builtin_steps::StepError;
 use crate::run::cancel::Cancel;
-use crate::steps::StepError;
 
 /// Runs plugin steps.
 pub trait StepExecutor: Send + Sync {

@@ -10,12 +10,12 @@ use serde_json::{json, Map, Value};
 use sha2::{Digest, Sha256};
 
 use crate::bundle::ids::{object_key_segment, sha256_hex_prefix, universe_file_id};
-use crate::bundle::ledger::{self, Decision, Inputs};
-use crate::bundle::plan::Plan;
 use crate::bundle::tree::{join_rel, Tree};
 use crate::bundle::{Artifact, Bundle};
 use crate::clock;
+use crate::run::ledger::{self, Decision, Inputs};
 use crate::run::local_stores::LocalStores;
+use crate::run::plan::Plan;
 use crate::stores::{Document, StoreError};
 
 /// Why writing a bundle's entities failed.

@@ -2,13 +2,16 @@
 //! most four at a time, all in one run group), print the summary and the teardown report, and turn the
 //! outcomes into an exit code.
 
+pub mod builtin_steps;
 pub mod cancel;
 pub mod context;
 pub mod executor;
+pub mod ledger;
 pub mod local_stores;
 pub mod materialize;
 pub mod out;
 pub mod outcome;
+pub mod plan;
 pub mod plugin_steps;
 pub mod task_run;
 
@@ -17,9 +20,9 @@ use std::sync::{Arc, Mutex};
 
 use serde_json::{Map, Value};
 
-use crate::bundle::plan::Plan;
 use crate::bundle::tree::Tree;
 use crate::bundle::Bundle;
+use crate::run::plan::Plan;
 use cancel::Cancel;
 use executor::StepExecutor;
 use local_stores::LocalStores;

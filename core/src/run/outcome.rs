@@ -2,7 +2,7 @@
 
 use serde_json::Value;
 
-use crate::bundle::plan::PlannedStep;
+use crate::run::plan::PlannedStep;
 
 /// How a task run ended.
 #[derive(Debug, Clone, PartialEq)]

@@ -17,10 +17,10 @@ use agent_env_protocol::names::canonical_name;
 use serde_json::{Map, Value};
 
 use crate::config::ConfigDocument;
+use crate::run::builtin_steps::StepError;
 use crate::run::cancel::Cancel;
 use crate::run::executor::StepExecutor;
 use crate::run::local_stores::LocalStores;
-use crate::steps::StepError;
 use crate::stores::{AnyStore, HostStoreDispatcher, StoreKind, StoreSet};
 use agent_env_host::{HostError, HostServices, PluginHost, SpawnSpec};
 
@@ -60,7 +60,7 @@ impl PluginSteps {
         let set = StoreSet::new(move |kind| match kind {
             StoreKind::Object => Ok(AnyStore::Object(objects.clone())),
             StoreKind::Document => Ok(AnyStore::Document(documents.clone())),
-            other => crate::config::build::build_configured(&doc, other, None, None)
+            other => crate::config::configured_store::build_configured(&doc, other, None, None)
                 .map_err(|e| crate::stores::StoreError::Config(e.to_string())),
         });
         let services = Arc::new(RunServices {

@@ -7,15 +7,15 @@ use std::time::{Duration, Instant};
 
 use serde_json::{json, Map, Value};
 
-use crate::bundle::plan::{substitute_seed, PlannedStep, PlannedTask, StepKind};
 use crate::clock;
+use crate::run::builtin_steps::{StepEnv, StepError};
 use crate::run::cancel::Cancel;
 use crate::run::context::TaskStepContext;
 use crate::run::executor::StepExecutor;
 use crate::run::local_stores::LocalStores;
 use crate::run::outcome::{scores, seconds, Outcome};
+use crate::run::plan::{substitute_seed, PlannedStep, PlannedTask, StepKind};
 use crate::sandbox::{Deployed, SandboxProvider};
-use crate::steps::{StepEnv, StepError};
 use crate::stores::Filter;
 
 /// The collection of run instances.

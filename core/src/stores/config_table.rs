@@ -3,7 +3,7 @@
 
 use serde_json::{Map, Value};
 
-use super::error::{StoreError, StoreResult};
+use agent_env_store::error::{StoreError, StoreResult};
 
 /// A store's config table, after `env:` / `secret:` references are resolved.
 pub type ConfigTable = Map<String, Value>;

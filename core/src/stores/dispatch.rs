@@ -8,9 +8,9 @@ use agent_env_protocol::message::RpcError;
 use agent_env_protocol::methods::{split_store_method, HOST_STORE_PREFIX};
 use serde_json::Value;
 
-use super::build::{AnyStore, StoreSet};
-use super::serve;
-use super::StoreKind;
+use super::store_set::StoreSet;
+use agent_env_store::serve;
+use agent_env_store::StoreKind;
 
 /// Routes store requests to the configured stores.
 pub struct HostStoreDispatcher {
@@ -25,6 +25,12 @@ impl HostStoreDispatcher {
     /// Whether `method` is one this dispatcher answers (`host.store.*`).
     pub fn handles(method: &str) -> bool {
         method.starts_with(HOST_STORE_PREFIX)
+    }
+
+    /// What the stores have to warn the user about since last asked (a local registry that does not
+    /// answer, say): the dispatcher never prints, so whoever runs the plugin shows these.
+    pub fn take_warnings(&self) -> Vec<String> {
+        self.stores.take_warnings()
     }
 
     /// Answers `host.store.<kind>.<op>` (also accepted without the `host.` prefix).
@@ -44,12 +50,7 @@ impl HostStoreDispatcher {
                 ),
             ));
         };
-        match self.stores.get(kind)? {
-            AnyStore::Object(s) => serve::object(s.as_ref(), method, op, params),
-            AnyStore::Document(s) => serve::document(s.as_ref(), method, op, params),
-            AnyStore::Image(s) => serve::image(s.as_ref(), method, op, params),
-            AnyStore::Secret(s) => serve::secret(s.as_ref(), method, op, params),
-        }
+        serve::any(&self.stores.get(kind)?, method, op, params)
     }
 }
 

@@ -10,12 +10,12 @@ use agent_env_protocol::methods::{StoreOpenParams, StoreOpenResult, STORE_OPEN};
 use agent_env_protocol::names::canonical_name;
 use serde_json::{Map, Value};
 
-use super::build::PluginStoreFactory;
 use super::config_table::ConfigTable;
-use super::error::{StoreError, StoreResult};
-use super::remote::StoreTransport;
-use super::StoreKind;
+use super::from_spec::PluginStoreFactory;
 use agent_env_host::{HostError, PluginHost, PluginProcess, SpawnSpec};
+use agent_env_store::error::{StoreError, StoreResult};
+use agent_env_store::remote::StoreTransport;
+use agent_env_store::StoreKind;
 
 /// One installed plugin package that may provide stores.
 #[derive(Debug, Clone)]

@@ -260,3 +260,26 @@ fn a_broken_manifest_does_not_break_help_or_the_other_commands() {
     let out = s.run(&["exit", "3"]);
     assert_eq!(out.status.code(), Some(3), "{}", text(&out));
 }
+
+#[test]
+fn plugin_show_masks_secrets_in_exec_arguments() {
+    let s = Sandbox::new();
+    s.plugin(
+        "agentenv-args",
+        r#"["/bin/true", "--token=LEAK-1", "--password", "LEAK-2", "--dsn=Server=h;Pwd=LEAK-3", "--name", "visible"]"#,
+        "[provides.task_steps]\nx_step = \"X\"\n",
+    );
+    for args in [
+        &["plugin", "show", "agentenv-args"][..],
+        &["plugin", "show", "agentenv-args", "--json"],
+    ] {
+        let out = s.run(args);
+        let all = text(&out);
+        assert!(
+            all.contains("visible"),
+            "{args:?} shows the arguments: {all}"
+        );
+        assert!(all.contains("--token=***"), "{all}");
+        assert!(!all.contains("LEAK"), "{args:?} printed a secret:\n{all}");
+    }
+}

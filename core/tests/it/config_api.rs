@@ -1,8 +1,8 @@
 //! The config library API other areas call: the document, plugin settings (what `initialize` carries), store
 //! selection, registration-table parsing and `check_all`.
 
-use agent_env::config::build::StoresBuilder;
-use agent_env::config::stores::selection_with;
+use agent_env::config::store_builder::StoresBuilder;
+use agent_env::config::store_selection::selection_with;
 use agent_env::config::{
     check_all, impls, plugin_settings, ConfigDocument, ConfigSource, LayerKind, SecretLookup,
 };
@@ -153,7 +153,7 @@ fn check_all_returns_every_error() {
 
 #[test]
 fn lazy_secrets_build_the_configured_secret_store_on_first_use() {
-    use agent_env::config::build::LazySecrets;
+    use agent_env::config::configured_store::LazySecrets;
     let d = doc("[stores.secret]\nimpl = 'agent_env.store.secret_store:LocalSecretStore'\nconfig = { use_env = false, values = { k = 'v' } }\n[plugins.x]\na = 'secret:k'\nb = 'secret:none?d'\n");
     let secrets = LazySecrets::new(&d, None);
     let s = plugin_settings(&d, "x", Some(&secrets)).unwrap();

@@ -734,3 +734,91 @@ fn show_and_explain_start_no_plugin_and_build_no_store() {
     p.run(&["store", "check", "object"]);
     assert!(marker.exists(), "store check should start the plugin");
 }
+
+/// Each secret the masking rule covers, once; every value holds `LEAK` so a test can look for it.
+const SECRETS_CONFIG: &str = r#"
+[stores.secret]
+impl = "local"
+config = { values = { db = "LEAK-values-1", vercel = "LEAK-values-2" } }
+
+[sandbox]
+apikey = "LEAK-apikey"
+api-key = "LEAK-api-key"
+private-key = "LEAK-private-key"
+pwd = "LEAK-pwd"
+cookie = "LEAK-cookie"
+dsn = "Server=h;Password=LEAK-conn;Database=x"
+url = "https://h/x?token=LEAK-query&page=2"
+endpoint = "env:AGENT_ENV_TEST_UNSET?Password=LEAK-default"
+fallback = "env:AGENT_ENV_TEST_UNSET?sk-LEAKabcdefghijkl"
+"#;
+
+fn assert_no_leak(what: &str, code: i32, out: &str, err: &str) {
+    assert!(
+        !out.contains("LEAK") && !err.contains("LEAK"),
+        "{what} printed a secret (exit {code}):\n{out}{err}"
+    );
+}
+
+#[test]
+fn config_show_and_explain_never_print_a_secret() {
+    let p = Project::new(SECRETS_CONFIG);
+    for args in [
+        &["config", "show"][..],
+        &["config", "show", "--json"],
+        &["config", "explain", "stores.secret"],
+        &["config", "explain", "stores.secret.config.values"],
+        &["config", "explain", "stores.secret.config.values.db"],
+        &["config", "explain", "sandbox"],
+        &["config", "explain", "sandbox.dsn"],
+        &["config", "explain", "sandbox.url"],
+        &["config", "explain", "sandbox.endpoint"],
+    ] {
+        let (code, out, err) = p.run(args);
+        assert_eq!(code, 0, "{args:?}: {err}");
+        assert_no_leak(&args.join(" "), code, &out, &err);
+    }
+    let (_, out, _) = p.run(&["config", "show"]);
+    let sandbox = section_line(&out, "sandbox");
+    for shown in [
+        "apikey=***",
+        "dsn=Server=h;Password=***;Database=x",
+        "url=https://h/x?token=***&page=2",
+        "endpoint=env:AGENT_ENV_TEST_UNSET?Password=***",
+        "fallback=env:AGENT_ENV_TEST_UNSET?***",
+    ] {
+        assert!(sandbox.contains(shown), "{shown} in {sandbox}");
+    }
+}
+
+#[test]
+fn a_secret_store_table_without_impl_is_reported_without_its_values() {
+    for config in [
+        "[stores.secret]\nconfig = { values = { db = \"LEAK-1\" } }\n",
+        "[stores.secret]\nvalues = { db = \"LEAK-2\" }\n",
+        "[stores.secret]\nimpl = { api_key = \"LEAK-3\" }\n",
+    ] {
+        let p = Project::new(config);
+        for args in [
+            &["config", "show"][..],
+            &["config", "show", "--json"],
+            &["config", "check"],
+            &["config", "explain", "stores.secret"],
+            &["store", "check", "secret"],
+        ] {
+            let (code, out, err) = p.run(args);
+            assert!(
+                format!("{out}{err}").contains("impl"),
+                "{args:?} says what is missing: {out}{err}"
+            );
+            assert_no_leak(&args.join(" "), code, &out, &err);
+        }
+    }
+    // The same for an `impls` entry that is a table rather than a `module:Class` string.
+    let p = Project::new("[envs]\nimpls = [{ api_key = \"LEAK-4\" }]\n");
+    for args in [&["config", "show"][..], &["config", "check"]] {
+        let (code, out, err) = p.run(args);
+        assert!(format!("{out}{err}").contains("impl must be"), "{out}{err}");
+        assert_no_leak(&args.join(" "), code, &out, &err);
+    }
+}

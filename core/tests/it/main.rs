@@ -23,6 +23,8 @@ mod run_signals;
 mod store_cli;
 mod store_dispatch;
 mod store_documents;
+mod store_faults_documents;
+mod store_faults_images_secrets;
 mod store_kits;
 mod store_object;
 mod store_plugin;

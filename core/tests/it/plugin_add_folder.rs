@@ -339,3 +339,94 @@ fn plugin_list_warns_about_a_manifest_others_can_write() {
         "{doc:#}"
     );
 }
+
+/// A plugin source whose manifest declares `name`, written as TOML's literal string.
+fn source_named(sb: &Sandbox, name: &str) -> PathBuf {
+    let src = sb.dir().join("src");
+    std::fs::create_dir_all(&src).unwrap();
+    std::fs::write(
+        src.join("agent-env-plugin.toml"),
+        format!("[plugin]\nname = '{name}'\nversion = \"0.1.0\"\nexec = [\"/bin/true\"]\nprotocol = [1, 1]\n[provides.task_steps]\nx_step = \"X\"\n"),
+    )
+    .unwrap();
+    src
+}
+
+#[test]
+fn a_manifest_name_that_leaves_the_plugins_directory_is_refused_and_nothing_is_touched() {
+    let sb = Sandbox::new();
+    let victim = sb.dir().join("victim");
+    std::fs::create_dir_all(&victim).unwrap();
+    std::fs::write(victim.join("other.txt"), "KEEP\n").unwrap();
+    let victim_abs = victim.display().to_string();
+    for name in ["../victim", "../../victim", victim_abs.as_str(), ".cargo"] {
+        let src = source_named(&sb, name);
+        let (code, out, err) = output(&sb, &["plugin", "add", src.to_str().unwrap(), "--yes"]);
+        assert_ne!(code, 0, "{name}: {out}{err}");
+        assert!(
+            err.contains(&src.join("agent-env-plugin.toml").display().to_string())
+                && err.contains(&format!("{name:?}"))
+                && err.contains("cannot name a folder in the plugins directory"),
+            "{name}: {err}"
+        );
+        assert_eq!(
+            std::fs::read_to_string(victim.join("other.txt")).unwrap(),
+            "KEEP\n",
+            "{name}"
+        );
+        assert_eq!(
+            std::fs::read_dir(&victim).unwrap().count(),
+            1,
+            "{name}: nothing is written beside it"
+        );
+        assert!(tree(&sb.plugins_dir()).is_empty(), "{name}: {out}");
+    }
+}
+
+#[test]
+fn a_store_only_plugin_is_added() {
+    let sb = Sandbox::new();
+    let src = fixture_dir("store-only-plugin");
+    let (code, out, err) = output(&sb, &["plugin", "add", src.to_str().unwrap(), "--yes"]);
+    assert_eq!(code, 0, "{out}{err}");
+    assert!(
+        out.contains("  agentenv-store-only: stores ShelfObjectStore (object store)\n"),
+        "{out}"
+    );
+    assert!(
+        out.ends_with("Added. `agent-env plugin list` shows every installed plugin.\n"),
+        "{out}"
+    );
+    assert!(sb
+        .plugins_dir()
+        .join("agentenv-store-only/agent-env-plugin.toml")
+        .is_file());
+}
+
+#[test]
+fn a_plugin_with_no_contributions_and_no_stores_is_rolled_back() {
+    let sb = Sandbox::new();
+    existing_plugin(&sb);
+    let before = tree(&sb.plugins_dir());
+    let src = tempfile::tempdir().unwrap();
+    std::fs::write(
+        src.path().join("agent-env-plugin.toml"),
+        "[plugin]\nname = \"agentenv-empty\"\nversion = \"0.1.0\"\nexec = [\"./plugin.sh\"]\nprotocol = [1, 1]\n",
+    )
+    .unwrap();
+    let script = src.path().join("plugin.sh");
+    std::fs::write(&script, "#!/bin/sh\nexit 0\n").unwrap();
+    std::fs::set_permissions(&script, std::fs::Permissions::from_mode(0o755)).unwrap();
+    let (code, out, err) = output(
+        &sb,
+        &["plugin", "add", src.path().to_str().unwrap(), "--yes"],
+    );
+    assert_ne!(code, 0, "{out}{err}");
+    assert!(
+        err.contains(
+            "problem: agentenv-empty declares no contributions and no stores, so it is not an agent-env plugin"
+        ),
+        "{err}"
+    );
+    assert_eq!(before, tree(&sb.plugins_dir()), "rolled back");
+}

@@ -149,6 +149,24 @@ done
     let human = sb.stdout(&["plugin", "show", "agentenv-noisy"], 0);
     assert!(human.contains("  stdout:   1 line(s) that are not protocol messages:\n            | hello from a stray print\n"), "{human}");
     assert!(human.contains("            | warming up\n"), "{human}");
+
+    // The noise is a warning in list and check (docs/protocol.md §1), which still succeed.
+    let warning = "Warning: plugin agentenv-noisy wrote 1 line(s) to stdout that are not protocol messages \
+                   (first: 'hello from a stray print'); stdout is the protocol's, so write logs to stderr; \
+                   `agent-env plugin show agentenv-noisy` lists them\n";
+    for args in [&["plugin", "list"][..], &["plugin", "check"][..]] {
+        let out = sb.run(args);
+        assert_eq!(out.status.code(), Some(0), "{args:?}");
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert!(err.contains(warning), "{args:?}: {err}");
+        assert!(!err.contains("agentenv-fixture-works wrote"), "{err}");
+    }
+    let listed = sb.json(&["plugin", "list", "--json"], 0);
+    assert_eq!(
+        listed["warnings"],
+        serde_json::json!([warning.trim_start_matches("Warning: ").trim_end()]),
+        "{listed:#}"
+    );
 }
 
 #[test]

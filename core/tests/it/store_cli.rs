@@ -71,14 +71,14 @@ fn object_check_passes_against_the_default_store_in_its_own_namespace() {
     assert!(text.contains("Checking the object store agent_env.store.object_store:LocalFilesystemObjectStore (from built-in default)"), "{text}");
     assert_eq!(
         text.lines().filter(|l| l.starts_with("PASSED ")).count(),
-        17,
+        27,
         "{text}"
     );
     assert!(text.contains(
         "SKIPPED read_grant_fetches_the_object: the store does not issue transfer grants"
     ));
     assert!(
-        text.contains("object kit: 17 passed, 0 failed, 3 skipped"),
+        text.contains("object kit: 27 passed, 0 failed, 3 skipped"),
         "{text}"
     );
     let root = env.state().join("object_store");
@@ -110,7 +110,7 @@ fn json_output_lists_every_case() {
     assert_eq!(report["kind"], "document");
     assert_eq!(report["passed"], true);
     assert_eq!(report["from"], "built-in default");
-    assert_eq!(report["cases"].as_array().unwrap().len(), 37);
+    assert_eq!(report["cases"].as_array().unwrap().len(), 45);
     assert!(env.state().join("document_store/documents.db").exists());
 }
 
@@ -168,7 +168,7 @@ fn image_check_needs_no_docker() {
         "{text}"
     );
     assert!(
-        text.contains("image kit: 3 passed, 0 failed, 1 skipped"),
+        text.contains("image kit: 6 passed, 0 failed, 1 skipped"),
         "{text}"
     );
 }

@@ -33,7 +33,7 @@ fn local_object_store_passes_the_object_kit() {
     let dir = tempfile::tempdir().unwrap();
     let store = LocalFilesystemObjectStore::new(dir.path().join("objects"));
     let report = kits::run(&kits::object::cases(), &store, "");
-    assert_passed(&report, 17);
+    assert_passed(&report, 27);
     assert_eq!(
         report.count(|o| matches!(o, Outcome::Skipped(_))),
         3,
@@ -46,7 +46,7 @@ fn local_object_store_passes_the_object_kit_in_a_namespace() {
     let dir = tempfile::tempdir().unwrap();
     let store = LocalFilesystemObjectStore::new(dir.path());
     let ns = kits::unique_namespace(agent_env::stores::StoreKind::Object);
-    assert_passed(&kits::run(&kits::object::cases(), &store, &ns), 17);
+    assert_passed(&kits::run(&kits::object::cases(), &store, &ns), 27);
     assert!(store.list("").unwrap().iter().all(|k| k.starts_with(&ns)));
 }
 
@@ -54,7 +54,7 @@ fn local_object_store_passes_the_object_kit_in_a_namespace() {
 fn sqlite_document_store_passes_the_document_kit() {
     let dir = tempfile::tempdir().unwrap();
     let store = LocalSqliteDocumentStore::new(dir.path().join("docs.db"));
-    assert_passed(&kits::run(&kits::document::cases(), &store, "coll"), 37);
+    assert_passed(&kits::run(&kits::document::cases(), &store, "coll"), 45);
 }
 
 #[test]
@@ -127,7 +127,7 @@ fn object_kit_passes_through_the_plugin_proxy() {
         },
     });
     let proxy = PluginObjectStore::new(transport);
-    assert_passed(&kits::run(&kits::object::cases(), &proxy, ""), 17);
+    assert_passed(&kits::run(&kits::object::cases(), &proxy, ""), 27);
 }
 
 #[test]
@@ -140,7 +140,7 @@ fn document_kit_passes_through_the_plugin_proxy() {
         },
     });
     let proxy = PluginDocumentStore::with_direction(transport, Direction::ToHost);
-    assert_passed(&kits::run(&kits::document::cases(), &proxy, "coll"), 37);
+    assert_passed(&kits::run(&kits::document::cases(), &proxy, "coll"), 45);
 }
 
 #[test]

@@ -321,6 +321,26 @@ enum Fault {
     OwnsEverything,
     /// A missing object reads as empty bytes instead of not-found.
     MissingReadsEmpty,
+    /// `list` treats its prefix as a folder (`sp` lists only `sp/...`).
+    ListAsFolder,
+    /// `list` and `list_at` answer in reverse byte order.
+    ListUnsorted,
+    /// The `*_at` methods take any URL: nothing found, nothing listed, a file written somewhere.
+    AtTakesForeignUrls,
+    /// Metadata drops the content type.
+    MetadataDropsType,
+    /// `last_modified` is an HTTP date, not RFC 3339.
+    LastModifiedHttpDate,
+    /// Keys starting with `/` or `../` are written with those parts stripped.
+    KeysEscapeQuietly,
+    /// `get` decodes the bytes as UTF-8 text, replacing what is not.
+    GetDecodesText,
+    /// `get` cuts objects at 64 KiB.
+    GetCutsAt64K,
+    /// `put` of no bytes is refused.
+    EmptyPutRefused,
+    /// `put_file_at` writes under the file's own name, not at the URL.
+    PutFileAtIgnoresUrl,
 }
 
 /// A local store that gets the rules in `faults` wrong.
@@ -339,10 +359,43 @@ impl BrokenStore {
     fn has(&self, fault: Fault) -> bool {
         self.faults.contains(&fault)
     }
+    /// Metadata as the faults of this store spell it.
+    fn skewed(&self, meta: ObjectMetadata) -> ObjectMetadata {
+        let mut meta = meta;
+        if self.has(Fault::MetadataDropsType) {
+            meta.content_type = None;
+        }
+        if self.has(Fault::LastModifiedHttpDate) {
+            meta.last_modified = Some("Thu, 03 Dec 2026 09:00:00 GMT".into());
+        }
+        meta
+    }
+    /// A listing in the order the faults of this store give it.
+    fn ordered(&self, mut listed: Vec<String>) -> Vec<String> {
+        if self.has(Fault::ListUnsorted) {
+            listed.sort();
+            listed.reverse();
+        }
+        listed
+    }
+}
+
+/// What a store with [`Fault::KeysEscapeQuietly`] makes of a key.
+fn stripped(key: &str) -> &str {
+    let key = key.trim_start_matches('/');
+    key.strip_prefix("../").unwrap_or(key)
 }
 
 impl ObjectStore for BrokenStore {
     fn put(&self, key: &str, data: &[u8], ct: &str, allow_overwrite: bool) -> StoreResult<String> {
+        if data.is_empty() && self.has(Fault::EmptyPutRefused) {
+            return Err(StoreError::InvalidValue("no bytes to store".into()));
+        }
+        let key = if self.has(Fault::KeysEscapeQuietly) {
+            stripped(key)
+        } else {
+            key
+        };
         if allow_overwrite && self.has(Fault::OverwriteKeepsOld) {
             return match self.inner.put(key, data, ct, false) {
                 Err(StoreError::AlreadyExists(_)) => self.object_url(key),
@@ -353,6 +406,11 @@ impl ObjectStore for BrokenStore {
         self.inner.put(key, data, ct, overwrite)
     }
     fn put_file(&self, key: &str, path: &Path, ct: &str) -> StoreResult<String> {
+        let key = if self.has(Fault::KeysEscapeQuietly) {
+            stripped(key)
+        } else {
+            key
+        };
         if self.has(Fault::PutFileStoresNothing) {
             return self.inner.put(key, b"", ct, false);
         }
@@ -363,6 +421,12 @@ impl ObjectStore for BrokenStore {
         self.inner.put_file(key, path, ct)
     }
     fn put_file_at(&self, url: &str, path: &Path, ct: &str) -> StoreResult<String> {
+        let foreign = !url.starts_with("file://");
+        if self.has(Fault::PutFileAtIgnoresUrl) || (foreign && self.has(Fault::AtTakesForeignUrls))
+        {
+            let name = path.file_name().unwrap().to_string_lossy();
+            return self.inner.put_file(&format!("misplaced/{name}"), path, ct);
+        }
         if self.has(Fault::PutFileAtStoresNothing) {
             return self
                 .inner
@@ -377,6 +441,13 @@ impl ObjectStore for BrokenStore {
                 data.pop();
                 Ok(data)
             }
+            Ok(mut data) if self.has(Fault::GetCutsAt64K) => {
+                data.truncate(64 * 1024);
+                Ok(data)
+            }
+            Ok(data) if self.has(Fault::GetDecodesText) => {
+                Ok(String::from_utf8_lossy(&data).into_owned().into_bytes())
+            }
             other => other,
         }
     }
@@ -385,25 +456,35 @@ impl ObjectStore for BrokenStore {
         if self.has(Fault::MetadataNoSize) {
             return Ok(meta.map(|m| ObjectMetadata { size: None, ..m }));
         }
-        Ok(meta)
+        Ok(meta.map(|m| self.skewed(m)))
     }
     fn get_object_metadata_at(&self, url: &str) -> StoreResult<Option<ObjectMetadata>> {
-        if self.has(Fault::MetadataAtNone) {
+        if self.has(Fault::MetadataAtNone)
+            || (!url.starts_with("file://") && self.has(Fault::AtTakesForeignUrls))
+        {
             return Ok(None);
         }
-        self.inner.get_object_metadata_at(url)
+        Ok(self
+            .inner
+            .get_object_metadata_at(url)?
+            .map(|m| self.skewed(m)))
     }
     fn list(&self, prefix: &str) -> StoreResult<Vec<String>> {
         if self.has(Fault::ListEmpty) {
             return Ok(Vec::new());
         }
-        self.inner.list(prefix)
+        if self.has(Fault::ListAsFolder) && !prefix.is_empty() && !prefix.ends_with('/') {
+            return self.inner.list(&format!("{prefix}/"));
+        }
+        Ok(self.ordered(self.inner.list(prefix)?))
     }
     fn list_at(&self, url: &str) -> StoreResult<Vec<String>> {
-        if self.has(Fault::ListAtEmpty) {
+        if self.has(Fault::ListAtEmpty)
+            || (!url.starts_with("file://") && self.has(Fault::AtTakesForeignUrls))
+        {
             return Ok(Vec::new());
         }
-        self.inner.list_at(url)
+        Ok(self.ordered(self.inner.list_at(url)?))
     }
     fn object_url(&self, key: &str) -> StoreResult<String> {
         let url = self.inner.object_url(key)?;
@@ -444,7 +525,7 @@ impl ObjectStore for BrokenStore {
     }
 }
 
-/// Each of the 17 cases, with the fault it must catch: a kit that lost a case, or a case that stopped
+/// Each of the 27 cases, with the fault it must catch: a kit that lost a case, or a case that stopped
 /// checking its rule, fails here.
 #[test]
 fn each_kit_case_catches_the_rule_it_checks() {
@@ -472,6 +553,19 @@ fn each_kit_case_catches_the_rule_it_checks() {
             "missing_object_reads_raise_object_not_found",
             Fault::MissingReadsEmpty,
         ),
+        ("list_is_a_string_prefix", Fault::ListAsFolder),
+        ("list_is_sorted", Fault::ListUnsorted),
+        ("at_methods_refuse_foreign_urls", Fault::AtTakesForeignUrls),
+        ("metadata_keeps_the_content_type", Fault::MetadataDropsType),
+        ("last_modified_is_rfc3339", Fault::LastModifiedHttpDate),
+        (
+            "keys_outside_the_store_are_refused",
+            Fault::KeysEscapeQuietly,
+        ),
+        ("binary_bytes_roundtrip", Fault::GetDecodesText),
+        ("large_objects_roundtrip", Fault::GetCutsAt64K),
+        ("empty_object_roundtrips", Fault::EmptyPutRefused),
+        ("put_file_at_writes_at_its_url", Fault::PutFileAtIgnoresUrl),
     ];
     let kit = kits::object::cases();
     let names: Vec<&str> = kit.cases.iter().map(|c| c.name).collect();
@@ -553,4 +647,122 @@ fn a_key_naming_a_folder_of_objects_cannot_hold_one() {
         );
     }
     assert_eq!(store.read("p/a.txt").unwrap(), b"a");
+}
+
+/// A store whose root exists, beside a folder `outside` holding `secret.txt`.
+fn store_beside_outside(dir: &Path) -> (LocalFilesystemObjectStore, std::path::PathBuf) {
+    let outside = dir.join("outside");
+    std::fs::create_dir_all(&outside).unwrap();
+    std::fs::write(outside.join("secret.txt"), "OUTSIDE\n").unwrap();
+    std::fs::create_dir_all(dir.join("root")).unwrap();
+    (store_in(dir), outside)
+}
+
+fn assert_symlink_refused(err: &StoreError, at: &Path) {
+    let text = err.to_string();
+    assert!(
+        text.contains("Found a symlink at") && text.contains(&at.display().to_string()),
+        "{text}"
+    );
+}
+
+/// Every file under `dir`, by name.
+fn names_in(dir: &Path) -> Vec<String> {
+    let mut names: Vec<String> = std::fs::read_dir(dir)
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .collect();
+    names.sort();
+    names
+}
+
+#[test]
+fn a_write_through_a_symlinked_folder_never_lands_outside_the_root() {
+    let dir = tempfile::tempdir().unwrap();
+    let (store, outside) = store_beside_outside(dir.path());
+    let link = dir.path().join("root/a");
+    std::os::unix::fs::symlink(&outside, &link).unwrap();
+    for allow_overwrite in [false, true] {
+        let err = store
+            .put(
+                "a/secret.txt",
+                b"replaced",
+                DEFAULT_CONTENT_TYPE,
+                allow_overwrite,
+            )
+            .unwrap_err();
+        assert_symlink_refused(&err, &link);
+        let err = store
+            .put("a/new/deeper.txt", b"x", "text/plain", allow_overwrite)
+            .unwrap_err();
+        assert_symlink_refused(&err, &link);
+    }
+    let src = dir.path().join("src.txt");
+    std::fs::write(&src, "x").unwrap();
+    assert_symlink_refused(
+        &store
+            .put_file("a/file.txt", &src, DEFAULT_CONTENT_TYPE)
+            .unwrap_err(),
+        &link,
+    );
+    assert_eq!(names_in(&outside), ["secret.txt"]);
+    assert_eq!(
+        std::fs::read_to_string(outside.join("secret.txt")).unwrap(),
+        "OUTSIDE\n"
+    );
+    assert!(store.list("").unwrap().is_empty(), "a symlink is no object");
+}
+
+#[test]
+fn a_key_that_is_a_symlink_never_reads_the_file_it_points_at() {
+    let dir = tempfile::tempdir().unwrap();
+    let (store, outside) = store_beside_outside(dir.path());
+    let link = dir.path().join("root/link.txt");
+    std::os::unix::fs::symlink(outside.join("secret.txt"), &link).unwrap();
+    std::os::unix::fs::symlink(&outside, dir.path().join("root/dir")).unwrap();
+    let url = store.object_url("link.txt").unwrap();
+    assert_symlink_refused(&store.get(&url).unwrap_err(), &link);
+    assert_symlink_refused(&store.open(&url).err().unwrap(), &link);
+    assert_symlink_refused(&store.get_object_metadata("link.txt").unwrap_err(), &link);
+    let dest = dir.path().join("copy.txt");
+    assert_symlink_refused(&store.download_to_file(&url, &dest).unwrap_err(), &link);
+    assert!(!dest.exists());
+    let through_dir = store.object_url("dir/secret.txt").unwrap();
+    assert_symlink_refused(
+        &store.get(&through_dir).unwrap_err(),
+        &dir.path().join("root/dir"),
+    );
+    assert!(store.list("").unwrap().is_empty());
+    assert!(store
+        .list("dir/")
+        .unwrap_err()
+        .to_string()
+        .contains("symlink"));
+    assert_eq!(
+        store
+            .put("link.txt", b"x", DEFAULT_CONTENT_TYPE, false)
+            .unwrap_err()
+            .to_string(),
+        store.get(&url).unwrap_err().to_string(),
+        "a write refuses the symlink as a read does"
+    );
+    assert_eq!(
+        std::fs::read_to_string(outside.join("secret.txt")).unwrap(),
+        "OUTSIDE\n"
+    );
+}
+
+#[test]
+fn a_symlinked_staging_or_sidecar_folder_sends_nothing_outside() {
+    for reserved in [".agentenv-tmp", ".agentenv-meta"] {
+        let dir = tempfile::tempdir().unwrap();
+        let (store, outside) = store_beside_outside(dir.path());
+        let link = dir.path().join("root").join(reserved);
+        std::os::unix::fs::symlink(&outside, &link).unwrap();
+        let err = store.put("x.txt", b"x", "text/plain", false).unwrap_err();
+        assert_symlink_refused(&err, &link);
+        let err = store.put("y.txt", b"y", "text/plain", true).unwrap_err();
+        assert_symlink_refused(&err, &link);
+        assert_eq!(names_in(&outside), ["secret.txt"], "{reserved}");
+    }
 }

@@ -66,7 +66,7 @@ fn a_plugin_store_written_with_the_rust_sdk_passes_the_object_kit_through_the_pi
         .lines()
         .filter(|l| l.starts_with("PASSED ") || l.starts_with("FAILED "))
         .count();
-    assert_eq!(cases, 17, "{out}");
+    assert_eq!(cases, 27, "{out}");
     let failed: Vec<&str> = out.lines().filter(|l| l.starts_with("FAILED ")).collect();
     assert!(
         failed.is_empty(),

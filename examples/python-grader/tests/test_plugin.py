@@ -8,7 +8,11 @@ import subprocess
 from pathlib import Path
 
 import pytest
-import tomllib
+
+try:
+    import tomllib
+except ModuleNotFoundError:  # Python < 3.11: the same parser, as a package (plugin-sdk-py/tests/requirements.txt)
+    import tomli as tomllib
 from agent_env_plugin import ConfigError, PluginError, wire
 from agent_env_plugin.conformance import object_cases
 from agent_env_plugin.testing import memory_host_object_store

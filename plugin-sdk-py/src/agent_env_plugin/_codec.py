@@ -2,8 +2,10 @@
 
 Importing `json` compiles its regular expressions (and imports `re` and `enum`), which takes longer than
 the rest of the SDK's start-up together. The work itself is done by CPython's C accelerator `_json`,
-which `json` uses too, so this module calls it directly. Where `_json` is missing (another Python
-implementation) it falls back to `json`. The behaviour is `json.loads` for one UTF-8 line and
+which `json` uses too, so this module calls it directly. `_json` is private to CPython: where it is missing
+or different (another Python implementation, another CPython) this falls back to `json`, and
+`ACCELERATED` says which is in use. The SDK's tests run both (tests/test_codec.py,
+tests/test_private_modules.py). The behaviour is `json.loads` for one UTF-8 line and
 `json.dumps(value, separators=(",", ":"))` with ASCII output and no NaN or Infinity (which are not JSON).
 """
 
@@ -44,14 +46,14 @@ try:
         None, _not_serializable, _json.encode_basestring_ascii, None, ":", ",", False, False, False
     )
     ACCELERATED = True
-except (ImportError, AttributeError, TypeError):  # pragma: no cover - not CPython
+except (ImportError, AttributeError, TypeError):
     ACCELERATED = False
 
 
 def loads(text: str) -> Any:
     """Parses one JSON document; raises `ValueError` when `text` is not one (`RecursionError` when it
     nests too deep)."""
-    if not ACCELERATED:  # pragma: no cover - not CPython
+    if not ACCELERATED:
         import json
 
         return json.loads(text)
@@ -80,7 +82,7 @@ def loads(text: str) -> Any:
 def dumps(value: Any) -> str:
     """Compact, ASCII-only JSON; raises `TypeError` or `ValueError` for what JSON cannot hold (and
     `RecursionError` for a structure that contains itself)."""
-    if not ACCELERATED:  # pragma: no cover - not CPython
+    if not ACCELERATED:
         import json
 
         return json.dumps(value, separators=(",", ":"), allow_nan=False)

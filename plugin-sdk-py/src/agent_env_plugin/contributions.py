@@ -9,15 +9,48 @@ from __future__ import annotations
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
-    from typing import Any, Callable, Dict, List, Optional, Sequence
+    from typing import Any, Callable, Dict, List, Optional, Protocol, Sequence, Tuple, Type, TypeVar, Union, overload
 
     from .host import HostHandle
 
+    #: What a task step function is: `(step, context, host) -> dict or None`, run synchronously.
     StepFunction = Callable[[Dict[str, Any], Dict[str, Any], HostHandle], Optional[Dict[str, Any]]]
-    ValidateFunction = Callable[[Dict[str, Any]], None]
+    #: A step's `validate`: raise `ValueError` to refuse the step; what it returns is ignored.
+    ValidateFunction = Callable[[Dict[str, Any]], object]
+    #: A CLI command function: `(argv, host) -> exit code or None`.
     CommandFunction = Callable[[List[str], HostHandle], Optional[int]]
+    #: A root option function: `(value or None, host) -> config path or None`.
     RootOptionFunction = Callable[[Optional[str], HostHandle], Optional[str]]
-    GenericMethod = Callable[[Dict[str, Any], HostHandle], Any]
+    #: What a handler may answer: anything the JSON encoder takes (a coroutine is not among them).
+    JsonValue = Union[None, bool, int, float, str, List[Any], Tuple[Any, ...], Dict[str, Any]]
+    #: A handler of a generic contribution or `Plugin.method`: `(params, host) -> JSON value`.
+    GenericMethod = Callable[[Dict[str, Any], HostHandle], JsonValue]
+
+    StepFunctionT = TypeVar("StepFunctionT", bound=StepFunction)
+    StepClassT = TypeVar("StepClassT", bound=Type["TaskStep"])
+    CommandFunctionT = TypeVar("CommandFunctionT", bound=CommandFunction)
+    CommandClassT = TypeVar("CommandClassT", bound=Type["CliCommand"])
+    RootOptionFunctionT = TypeVar("RootOptionFunctionT", bound=RootOptionFunction)
+    GenericMethodT = TypeVar("GenericMethodT", bound=GenericMethod)
+
+    class TaskStepDecorator(Protocol):
+        """What `Plugin.task_step(...)` returns: it takes a `TaskStep` subclass or a function
+        `(step: dict, context: dict, host: HostHandle) -> dict | None` and returns it unchanged."""
+
+        @overload
+        def __call__(self, target: StepClassT, /) -> StepClassT: ...
+        @overload
+        def __call__(self, target: StepFunctionT, /) -> StepFunctionT: ...
+
+    class CliCommandDecorator(Protocol):
+        """What `Plugin.cli_command(...)` returns: it takes a `CliCommand` subclass or a function
+        `(argv: list[str], host: HostHandle) -> int | None` and returns it unchanged."""
+
+        @overload
+        def __call__(self, target: CommandClassT, /) -> CommandClassT: ...
+        @overload
+        def __call__(self, target: CommandFunctionT, /) -> CommandFunctionT: ...
+
 
 GROUPS = (
     "envs",
@@ -72,7 +105,7 @@ class FunctionStep(TaskStep):
         self, type_name: str, function: StepFunction, label: str, validate: ValidateFunction | None = None
     ) -> None:
         self.type = type_name
-        self.label = label
+        self.label: str | None = label
         self._function = function
         self._validate = validate
 
@@ -108,7 +141,7 @@ class CliCommand:
 class FunctionCommand(CliCommand):
     def __init__(self, name: str, function: CommandFunction, label: str, description: str | None) -> None:
         self.name = name
-        self.label = label
+        self.label: str | None = label
         self.description = description
         self._function = function
 
@@ -124,7 +157,7 @@ class RootOption:
         self.name = name
         self.flag = flag
         self.function = function
-        self.label = label
+        self.label: str = label
         self.description = description
 
 
@@ -144,8 +177,8 @@ class Contribution:
     ) -> None:
         self.group = group
         self.name = name
-        self.label = label
-        self.handlers = dict(handlers)
-        self.type_name = type_name or name
-        self.methods = list(methods) if methods is not None else sorted(self.handlers)
+        self.label: str = label
+        self.handlers: Dict[str, GenericMethod] = dict(handlers)
+        self.type_name: str = type_name or name
+        self.methods: List[str] = list(methods) if methods is not None else sorted(self.handlers)
         self.description = description

@@ -49,10 +49,10 @@ class HostHandle:
     def __init__(self, ctx: CallContext, settings: Dict[str, Any]) -> None:
         self._ctx = ctx
         self._settings = settings
-        self.objects = HostObjectStore(self)
-        self.secrets = HostSecretStore(self)
-        self.documents = HostDocumentStore(self)
-        self.images = HostImageStore(self)
+        self.objects: HostObjectStore = HostObjectStore(self)
+        self.secrets: HostSecretStore = HostSecretStore(self)
+        self.documents: HostDocumentStore = HostDocumentStore(self)
+        self.images: HostImageStore = HostImageStore(self)
 
     @property
     def request_id(self) -> wire.Id:

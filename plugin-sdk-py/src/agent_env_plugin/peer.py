@@ -37,12 +37,12 @@ class CallContext:
     __slots__ = ("connection", "id", "method", "params", "cancel_event", "finished")
 
     def __init__(self, connection: Connection, request: wire.Request) -> None:
-        self.connection = connection
-        self.id = request.id
-        self.method = request.method
-        self.params = request.params
-        self.cancel_event = _sync.Event()
-        self.finished = _sync.Event()  # set once the answer is sent
+        self.connection: Connection = connection
+        self.id: wire.Id = request.id
+        self.method: str = request.method
+        self.params: Dict[str, Any] = request.params
+        self.cancel_event: _sync.Event = _sync.Event()
+        self.finished: _sync.Event = _sync.Event()  # set once the answer is sent
 
     @property
     def cancelled(self) -> bool:
@@ -86,7 +86,7 @@ class Connection:
         self._closed = False
         self._stop = False
         self._write_failed = False
-        self.noise_lines = 0
+        self.noise_lines: int = 0
 
     # ---- writing ----
 

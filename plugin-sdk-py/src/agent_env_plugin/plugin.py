@@ -33,12 +33,25 @@ from .stores import STORE_BASES, Store, call_store_op, check_config
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
-    from typing import Any, Callable, Dict, List, NoReturn, Sequence, Tuple, TypeVar, Union
+    from typing import Any, Callable, Dict, List, NoReturn, Sequence, Tuple, Type, TypeVar, Union, overload
 
-    from .contributions import GenericMethod, RootOptionFunction, ValidateFunction
+    from .contributions import (
+        CliCommandDecorator,
+        CommandFunction,
+        GenericMethod,
+        GenericMethodT,
+        RootOptionFunctionT,
+        StepFunction,
+        TaskStepDecorator,
+        ValidateFunction,
+    )
 
-    T = TypeVar("T")
-    S = TypeVar("S", bound=type)
+    StoreClassT = TypeVar("StoreClassT", bound=Type[Store])
+else:
+
+    def overload(function: object) -> object:
+        """`typing.overload` without importing `typing` at start-up: the definition after the overloads wins."""
+        return function
 
 
 def _method_not_found(method: str, where: str) -> PluginError:
@@ -101,11 +114,11 @@ class Plugin:
             raise ValueError(f"protocol range {protocol} has its minimum above its maximum")
         self.name = name
         self.version = version
-        self.protocol = (int(protocol[0]), int(protocol[1]))
+        self.protocol: Tuple[int, int] = (int(protocol[0]), int(protocol[1]))
         self.description = description
-        self.requires = dict(requires or {})
-        self.exec = list(exec) if exec is not None else None
-        self.package = name
+        self.requires: Dict[str, str] = dict(requires or {})
+        self.exec: List[str] | None = list(exec) if exec is not None else None
+        self.package: str = name
         self.settings: Dict[str, Any] = {}
         self.chosen_protocol: int | None = None
         self._steps: Dict[str, TaskStep] = {}
@@ -127,13 +140,15 @@ class Plugin:
         cls: str | None = None,
         validate: ValidateFunction | None = None,
         description: str | None = None,
-    ) -> Callable[[T], T]:
+    ) -> TaskStepDecorator:
         """Registers a task step type: decorate a function `(step, context, host) -> dict`, or a
         `TaskStep` subclass. `cls` is the class label the manifest names (default: the function or
-        class name)."""
+        class name). Steps run synchronously, on a thread of their own: an `async def` is refused."""
 
-        def register(target: T) -> T:
+        def register(target: Any) -> Any:
+            function: StepFunction = target  # what the type checker held the caller's function to
             if isinstance(target, type) and issubclass(target, TaskStep):
+                _refuse_coroutine(target.execute, f"@task_step({name!r}): {target.__name__}.execute")
                 step = target()
                 step.type = name
                 if cls is not None:
@@ -141,8 +156,9 @@ class Plugin:
                 if description is not None:
                     step.description = description
             elif callable(target):
-                label = cls or getattr(target, "__name__", name)
-                step = FunctionStep(name, target, label, validate)  # type: ignore[arg-type]
+                _refuse_coroutine(target, f"@task_step({name!r}): {getattr(target, '__name__', 'the step')}")
+                label = cls or str(getattr(target, "__name__", name))
+                step = FunctionStep(name, function, label, validate)
                 step.description = description or _first_doc_line(target)
             else:
                 raise TypeError(f"@task_step({name!r}) decorates a function or a TaskStep subclass")
@@ -160,11 +176,21 @@ class Plugin:
         self._steps[step.type] = step
         return step
 
-    def store(self, target: S | None = None, *, cls: str | None = None) -> Any:
-        """Registers a store class (a subclass of `ObjectStore`, `DocumentStore`, `ImageStore` or
-        `SecretStore`). Use as `@plugin.store` or `plugin.store(MyStore, cls="Label")`."""
+    @overload
+    def store(self, target: StoreClassT, *, cls: str | None = None) -> StoreClassT: ...
+    @overload
+    def store(  # noqa: F811 - overloads, for type checkers only (see `overload` above)
+        self, target: None = None, *, cls: str | None = None
+    ) -> Callable[[StoreClassT], StoreClassT]: ...
 
-        def register(store_cls: S) -> S:
+    def store(  # noqa: F811
+        self, target: StoreClassT | None = None, *, cls: str | None = None
+    ) -> StoreClassT | Callable[[StoreClassT], StoreClassT]:
+        """Registers a store class (a subclass of `ObjectStore`, `DocumentStore`, `ImageStore` or
+        `SecretStore`) and returns it unchanged. Use as `@plugin.store`, `@plugin.store(cls="Label")` or
+        `plugin.store(MyStore, cls="Label")`."""
+
+        def register(store_cls: StoreClassT) -> StoreClassT:
             if not (isinstance(store_cls, type) and issubclass(store_cls, Store)) or store_cls.kind not in STORE_BASES:
                 raise TypeError(
                     f"{store_cls!r} is not a subclass of ObjectStore, DocumentStore, ImageStore or SecretStore"
@@ -177,19 +203,22 @@ class Plugin:
 
         return register(target) if target is not None else register
 
-    def cli_command(self, name: str, cls: str | None = None, description: str | None = None) -> Callable[[T], T]:
+    def cli_command(self, name: str, cls: str | None = None, description: str | None = None) -> CliCommandDecorator:
         """Registers `agent-env <name>`: decorate a function `(argv, host) -> int` or a `CliCommand`
-        subclass."""
+        subclass. Commands run synchronously: an `async def` is refused."""
 
-        def register(target: T) -> T:
+        def register(target: Any) -> Any:
+            function: CommandFunction = target  # what the type checker held the caller's function to
             if isinstance(target, type) and issubclass(target, CliCommand):
+                _refuse_coroutine(target.run, f"@cli_command({name!r}): {target.__name__}.run")
                 command = target()
                 command.name = name
                 command.label = cls or command.label or name
                 if description is not None:
                     command.description = description
             elif callable(target):
-                command = FunctionCommand(name, target, cls or name, description or _first_doc_line(target))
+                _refuse_coroutine(target, f"@cli_command({name!r}): {getattr(target, '__name__', 'the command')}")
+                command = FunctionCommand(name, function, cls or name, description or _first_doc_line(target))
             else:
                 raise TypeError(f"@cli_command({name!r}) decorates a function or a CliCommand subclass")
             self.add_cli_command(command)
@@ -207,11 +236,12 @@ class Plugin:
 
     def root_option(
         self, name: str, flag: str | None = None, cls: str | None = None, description: str | None = None
-    ) -> Callable[[RootOptionFunction], RootOptionFunction]:
+    ) -> Callable[[RootOptionFunctionT], RootOptionFunctionT]:
         """Registers a root option: a function `(value, host) -> config path or None`. `flag` defaults to
         `--<name>`."""
 
-        def register(function: RootOptionFunction) -> RootOptionFunction:
+        def register(function: RootOptionFunctionT) -> RootOptionFunctionT:
+            _refuse_coroutine(function, f"@root_option({name!r}): {getattr(function, '__name__', 'the option')}")
             if name in self._root_options:
                 raise ValueError(f"root option '{name}' is registered twice in {self.name}")
             label = cls or name
@@ -241,16 +271,19 @@ class Plugin:
             raise ValueError(f"register {group} with task_step, cli_command or root_option")
         if (group, name) in self._generic:
             raise ValueError(f"{group} '{name}' is registered twice in {self.name}")
+        for method_name, handler in handlers.items():
+            _refuse_coroutine(handler, f"{group} '{name}': the handler of '{method_name}'")
         contribution = Contribution(group, name, cls or name, handlers, type, methods, description)
         self._generic[(group, name)] = contribution
         return contribution
 
-    def method(self, name: str) -> Callable[[GenericMethod], GenericMethod]:
+    def method(self, name: str) -> Callable[[GenericMethodT], GenericMethodT]:
         """Answers the request method `name` with a function `(params, host) -> JSON value`: the escape
         hatch for anything the protocol adds that has no registration of its own (the Rust SDK's
         `Plugin::method`)."""
 
-        def register(function: GenericMethod) -> GenericMethod:
+        def register(function: GenericMethodT) -> GenericMethodT:
+            _refuse_coroutine(function, f"@method({name!r}): {getattr(function, '__name__', 'the handler')}")
             if name in self._methods:
                 raise ValueError(f"method '{name}' is registered twice in {self.name}")
             self._methods[name] = function
@@ -637,6 +670,23 @@ def _info(
     if description:
         info["description"] = description
     return info
+
+
+#: `co_flags` bits of an `async def` function and of an `async def` generator (the `inspect` constants,
+#: without importing `inspect`).
+_CO_COROUTINE = 0x80
+_CO_ASYNC_GENERATOR = 0x200
+
+
+def _refuse_coroutine(function: object, what: str) -> None:
+    """Raises `TypeError` when `function` is an `async def`: the SDK calls handlers synchronously, so its
+    coroutine would never run (the call would answer with an unawaited coroutine object)."""
+    code = getattr(getattr(function, "__func__", function), "__code__", None)
+    if code is not None and code.co_flags & (_CO_COROUTINE | _CO_ASYNC_GENERATOR):
+        raise TypeError(
+            f"{what} is an async def; agent-env calls it synchronously on a thread of its own, so write a plain "
+            "def (run a coroutine inside it with asyncio.run(...) if you need one)"
+        )
 
 
 def _first_doc_line(target: Any) -> str | None:

@@ -72,11 +72,11 @@ class ObjectMetadata:
         content_encoding: str | None = None,
         etag: str | None = None,
     ) -> None:
-        self.content_type = content_type
-        self.size = size
-        self.last_modified = last_modified
-        self.content_encoding = content_encoding
-        self.etag = etag
+        self.content_type: str | None = content_type
+        self.size: int | None = size
+        self.last_modified: datetime.datetime | None = last_modified
+        self.content_encoding: str | None = content_encoding
+        self.etag: str | None = etag
 
     def to_wire(self) -> Dict[str, Any]:
         stamp = None
@@ -135,7 +135,8 @@ class ObjectStore(Store):
     def get_object_metadata(self, key: str) -> ObjectMetadata | None: ...
 
     @abstractmethod
-    def list(self, prefix: str) -> List[str]: ...
+    def list(self, prefix: str) -> List[str]:
+        """The keys that start with `prefix` (a string prefix, not a folder), sorted."""
 
     @abstractmethod
     def object_url(self, key: str) -> str: ...

@@ -6,6 +6,9 @@
 
 `host_methods` answers the plugin's `host.*` calls (method -> function(params) -> result); raise a
 `PluginError` from one to answer with that error. Nothing here is imported by `serve()`.
+
+The pytest helpers (`missing_in_ci`, `require_agent_env_binary`) need pytest, which the `testing` extra
+installs: ``pip install 'agent-env-plugin-sdk[testing]'``. The rest of the module works without it.
 """
 
 from __future__ import annotations
@@ -61,7 +64,7 @@ class PluginProcess:
         self._write_lock = threading.Lock()
         self._waiters: Dict[wire.Id, _Waiter] = {}
         self._next_id = 0
-        self.process = subprocess.Popen(
+        self.process: subprocess.Popen[bytes] = subprocess.Popen(
             list(argv),
             stdin=subprocess.PIPE,
             stdout=subprocess.PIPE,
@@ -348,9 +351,14 @@ def agent_env_binary(repo: str | os.PathLike[str]) -> str | None:
 
 def missing_in_ci(reason: str) -> NoReturn:
     """Skip the pytest test whose prerequisite is missing, except in CI ($CI set), where a skip would hide
-    a regression: there it fails."""
-    import pytest
-
+    a regression: there it fails. Needs pytest (the `testing` extra)."""
+    try:
+        import pytest
+    except ImportError:
+        raise ImportError(
+            "agent_env_plugin.testing.missing_in_ci needs pytest, which is not installed; install the SDK with "
+            "its testing extra: pip install 'agent-env-plugin-sdk[testing]'"
+        ) from None
     if os.environ.get("CI"):
         pytest.fail(f"{reason}; CI runs every test, so this is a failure, not a skip")
     pytest.skip(reason)

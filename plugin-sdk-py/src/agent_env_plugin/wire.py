@@ -59,9 +59,9 @@ class Request:
     __slots__ = ("id", "method", "params")
 
     def __init__(self, id: Id, method: str, params: Dict[str, Any]) -> None:
-        self.id = id
-        self.method = method
-        self.params = params
+        self.id: Id = id
+        self.method: str = method
+        self.params: Dict[str, Any] = params
 
     def __repr__(self) -> str:
         return f"Request(id={self.id!r}, method={self.method!r})"
@@ -73,8 +73,8 @@ class Notification:
     __slots__ = ("method", "params")
 
     def __init__(self, method: str, params: Dict[str, Any]) -> None:
-        self.method = method
-        self.params = params
+        self.method: str = method
+        self.params: Dict[str, Any] = params
 
     def __repr__(self) -> str:
         return f"Notification(method={self.method!r})"
@@ -86,8 +86,8 @@ class Response:
     __slots__ = ("id", "result")
 
     def __init__(self, id: Id, result: Any) -> None:
-        self.id = id
-        self.result = result
+        self.id: Id = id
+        self.result: Any = result
 
     def __repr__(self) -> str:
         return f"Response(id={self.id!r})"
@@ -99,10 +99,10 @@ class ErrorResponse:
     __slots__ = ("id", "code", "message", "data")
 
     def __init__(self, id: Id, code: int, message: str, data: Dict[str, Any] | None) -> None:
-        self.id = id
-        self.code = code
-        self.message = message
-        self.data = data
+        self.id: Id = id
+        self.code: int = code
+        self.message: str = message
+        self.data: Dict[str, Any] | None = data
 
     @property
     def kind(self) -> str | None:

@@ -10,8 +10,8 @@ use std::sync::Mutex;
 use std::time::Duration;
 
 use agent_env_plugin_sdk::{
-    json, ErrorKind, ObjectStore, Plugin, RpcError, StepContext, StoreClass, StoreError, Value,
-    WireObjectMetadata,
+    json, ErrorKind, ObjectMetadata, ObjectStore, Plugin, RpcError, StepContext, StoreClass,
+    StoreError, StoreResult, Value,
 };
 
 /// Adds the methods every working fixture answers: `echo`, `sleep` (honours cancel), `pid`,
@@ -74,7 +74,7 @@ pub fn dup_stdout() -> i32 {
 /// One object of a [`MemoryObjectStore`]: its bytes, content type and when it was written.
 struct MemoryObject {
     data: Vec<u8>,
-    content_type: Option<String>,
+    content_type: String,
     written: String,
 }
 
@@ -101,13 +101,11 @@ impl MemoryObjectStore {
         .required(&["root"])
     }
 
-    fn key_of(&self, url: &str) -> Result<String, StoreError> {
+    fn key_of(&self, url: &str) -> StoreResult<String> {
         let prefix = format!("mem://{}/", self.bucket);
         url.strip_prefix(&prefix)
             .map(str::to_string)
-            .ok_or_else(|| {
-                StoreError::new(ErrorKind::ForeignUrl, format!("{url} is not in {prefix}"))
-            })
+            .ok_or_else(|| StoreError::ForeignUrl(format!("{url} is not in {prefix}")))
     }
 
     fn objects(&self) -> std::sync::MutexGuard<'_, HashMap<String, MemoryObject>> {
@@ -144,42 +142,42 @@ impl ObjectStore for MemoryObjectStore {
         &self,
         key: &str,
         data: &[u8],
-        content_type: Option<&str>,
+        content_type: &str,
         allow_overwrite: bool,
-    ) -> Result<String, StoreError> {
+    ) -> StoreResult<String> {
+        if key.starts_with('/') || key.split('/').any(|part| part == "..") {
+            return Err(StoreError::InvalidValue(format!(
+                "Key '{key}' leaves the store: a key is a relative path without '..' parts."
+            )));
+        }
         let mut objects = self.objects();
         if !allow_overwrite && objects.contains_key(key) {
-            return Err(StoreError::already_exists(format!("{key} exists already")));
+            return Err(StoreError::AlreadyExists(format!("{key} exists already")));
         }
         let object = MemoryObject {
             data: data.to_vec(),
-            content_type: content_type.map(str::to_string),
+            content_type: content_type.to_string(),
             written: now_rfc3339(),
         };
         objects.insert(key.to_string(), object);
         self.object_url(key)
     }
 
-    fn get(&self, url: &str) -> Result<Vec<u8>, StoreError> {
+    fn get(&self, url: &str) -> StoreResult<Vec<u8>> {
         let key = self.key_of(url)?;
         self.objects()
             .get(&key)
             .map(|o| o.data.clone())
-            .ok_or_else(|| StoreError::not_found(format!("No object at {url}.")))
+            .ok_or_else(|| StoreError::object_not_found(url))
     }
 
-    fn put_file_at(
-        &self,
-        url: &str,
-        path: &Path,
-        content_type: Option<&str>,
-    ) -> Result<String, StoreError> {
+    fn put_file_at(&self, url: &str, path: &Path, content_type: &str) -> StoreResult<String> {
         self.put_file(&self.key_of(url)?, path, content_type)
     }
 
-    fn get_object_metadata(&self, key: &str) -> Result<Option<WireObjectMetadata>, StoreError> {
-        Ok(self.objects().get(key).map(|o| WireObjectMetadata {
-            content_type: o.content_type.clone(),
+    fn get_object_metadata(&self, key: &str) -> StoreResult<Option<ObjectMetadata>> {
+        Ok(self.objects().get(key).map(|o| ObjectMetadata {
+            content_type: Some(o.content_type.clone()),
             size: Some(o.data.len() as u64),
             last_modified: Some(o.written.clone()),
             content_encoding: None,
@@ -187,19 +185,19 @@ impl ObjectStore for MemoryObjectStore {
         }))
     }
 
-    fn get_object_metadata_at(&self, url: &str) -> Result<Option<WireObjectMetadata>, StoreError> {
+    fn get_object_metadata_at(&self, url: &str) -> StoreResult<Option<ObjectMetadata>> {
         self.get_object_metadata(&self.key_of(url)?)
     }
 
-    fn object_url(&self, key: &str) -> Result<String, StoreError> {
+    fn object_url(&self, key: &str) -> StoreResult<String> {
         Ok(format!("mem://{}/{key}", self.bucket))
     }
 
-    fn get_object_key(&self, url: &str) -> Result<String, StoreError> {
+    fn get_object_key(&self, url: &str) -> StoreResult<String> {
         self.key_of(url)
     }
 
-    fn list(&self, prefix: &str) -> Result<Vec<String>, StoreError> {
+    fn list(&self, prefix: &str) -> StoreResult<Vec<String>> {
         let mut keys: Vec<String> = self
             .objects()
             .keys()
@@ -210,14 +208,39 @@ impl ObjectStore for MemoryObjectStore {
         Ok(keys)
     }
 
-    fn list_at(&self, url_prefix: &str) -> Result<Vec<String>, StoreError> {
+    fn list_at(&self, url_prefix: &str) -> StoreResult<Vec<String>> {
         self.list(&self.key_of(url_prefix)?)?
             .iter()
             .map(|k| self.object_url(k))
             .collect()
     }
 
-    fn owns(&self, url: &str) -> Result<bool, StoreError> {
+    fn owns(&self, url: &str) -> StoreResult<bool> {
         Ok(self.key_of(url).is_ok())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn memory_store() -> MemoryObjectStore {
+        MemoryObjectStore {
+            bucket: "kit".into(),
+            objects: Mutex::new(HashMap::new()),
+        }
+    }
+
+    /// The store the host's tests check through the pipe passes the same kit in-process, through the
+    /// SDK's testing module: a fresh store, then twice more on one store (a namespace each time).
+    #[test]
+    fn the_memory_store_passes_the_object_kit_in_process() {
+        agent_env_plugin_sdk::testing::assert_passed(&agent_env_plugin_sdk::testing::object_kit(
+            &memory_store(),
+            "",
+        ));
+        let shared = memory_store();
+        agent_env_plugin_sdk::testing::assert_object_store_conforms(&shared);
+        agent_env_plugin_sdk::testing::assert_object_store_conforms(&shared);
     }
 }

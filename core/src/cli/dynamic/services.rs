@@ -3,8 +3,9 @@
 
 use std::sync::Arc;
 
+use crate::config::configured_stores_opening_plugins;
 use crate::config::ConfigDocument;
-use crate::stores::{configured_stores_opening_plugins, HostStoreDispatcher, PluginStoreFactory};
+use crate::stores::{HostStoreDispatcher, PluginStoreFactory};
 use agent_env_host::HostServices;
 
 /// The host services of a plugin command: its `host.store.*` calls reach the configured stores. A

@@ -12,8 +12,8 @@ use std::collections::BTreeMap;
 use agent_env_protocol::manifest::Manifest;
 
 use crate::discovery::{discover, Discovery, SearchPath};
+use crate::registry::outcome::Status;
 use crate::registry::{ConfigState, Loading, Registry};
-use crate::report::model::Status;
 
 const COMMANDS: &str = "cli_plugins";
 const ROOT_OPTIONS: &str = "cli_root_options";

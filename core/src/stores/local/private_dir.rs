@@ -5,7 +5,7 @@ use std::fs;
 use std::io::ErrorKind;
 use std::path::Path;
 
-use crate::stores::error::{StoreError, StoreResult};
+use agent_env_store::error::{StoreError, StoreResult};
 
 /// Creates `dir` (and its parents) if it is missing; only a directory created here gets mode 0700 and
 /// the `.gitignore`.

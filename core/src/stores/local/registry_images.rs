@@ -1,17 +1,19 @@
 //! `LocalRegistryImageStore`: images in an anonymous OCI registry, by default `localhost:5000`.
 //!
 //! `ensure_repository` needs no docker: OCI registries create a repository on its first push, so it only
-//! checks whether a loopback registry answers `GET /v2/`. When none does, it says so once on stderr (with
-//! the command that starts one) and carries on: this build never starts containers itself.
+//! checks whether a loopback registry answers `GET /v2/`. When none does, it carries on with a warning (with
+//! the command that starts one), once per store, which its holder takes with `take_warnings` and shows:
+//! this build never starts containers itself.
 
 use std::io::{Read, Write};
 use std::net::{SocketAddr, TcpStream, ToSocketAddrs};
 use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::Mutex;
 use std::time::Duration;
 
 use crate::stores::config_table::{self, ConfigTable};
-use crate::stores::error::{StoreError, StoreResult};
-use crate::stores::image::{ImageStore, RegistryAuth};
+use agent_env_store::error::{StoreError, StoreResult};
+use agent_env_store::image::{ImageStore, RegistryAuth};
 
 /// The class name, as `[stores.image] impl` names it.
 pub const CLASS: &str = "LocalRegistryImageStore";
@@ -29,6 +31,7 @@ const DOCKER_HUB: &str = "docker.io";
 pub struct LocalRegistryImageStore {
     registry_host: String,
     warned: AtomicBool,
+    warnings: Mutex<Vec<String>>,
 }
 
 impl LocalRegistryImageStore {
@@ -37,6 +40,7 @@ impl LocalRegistryImageStore {
         Ok(LocalRegistryImageStore {
             registry_host: normalize_registry_host(registry_host)?,
             warned: AtomicBool::new(false),
+            warnings: Mutex::new(Vec::new()),
         })
     }
 
@@ -136,14 +140,23 @@ impl ImageStore for LocalRegistryImageStore {
             .is_none_or(|addr| registry_answers(addr, &self.registry_host));
         if !reachable && !self.warned.swap(true, Ordering::Relaxed) {
             let port = self.loopback_addr().map_or(5000, |a| a.port());
-            eprintln!(
-                "warning: no registry answers at {host}; pushes will fail until one runs there \
+            let warning = format!(
+                "no registry answers at {host}; pushes will fail until one runs there \
                  (start one with: docker run -d --restart unless-stopped -p 127.0.0.1:{port}:5000 \
                  --name agentenv-registry registry:2)",
                 host = self.registry_host
             );
+            self.warnings
+                .lock()
+                .unwrap_or_else(|p| p.into_inner())
+                .push(warning);
         }
         Ok(())
+    }
+
+    /// The warning that no registry answers, once, after the first `ensure_repository` that found none.
+    fn take_warnings(&self) -> Vec<String> {
+        std::mem::take(&mut *self.warnings.lock().unwrap_or_else(|p| p.into_inner()))
     }
 
     fn owns(&self, image_ref: &str) -> StoreResult<bool> {
@@ -186,5 +199,27 @@ mod tests {
             normalize_registry_host("  ").unwrap_err().to_string(),
             "registry_host must not be empty"
         );
+    }
+
+    #[test]
+    fn a_registry_that_does_not_answer_is_one_warning_for_the_caller() {
+        // A loopback port nothing listens on: bind one, then let it go.
+        let port = std::net::TcpListener::bind("127.0.0.1:0")
+            .and_then(|l| l.local_addr())
+            .unwrap()
+            .port();
+        let store = LocalRegistryImageStore::new(&format!("127.0.0.1:{port}")).unwrap();
+        assert!(store.take_warnings().is_empty());
+        store.ensure_repository("repo").unwrap();
+        store.ensure_repository("repo").unwrap();
+        assert_eq!(
+            store.take_warnings(),
+            vec![format!(
+                "no registry answers at 127.0.0.1:{port}; pushes will fail until one runs there \
+                 (start one with: docker run -d --restart unless-stopped -p 127.0.0.1:{port}:5000 \
+                 --name agentenv-registry registry:2)"
+            )]
+        );
+        assert!(store.take_warnings().is_empty(), "taken once, gone");
     }
 }

@@ -7,8 +7,8 @@ use std::path::{Path, PathBuf};
 use serde_json::Value;
 
 use crate::stores::config_table::{self, ConfigTable};
-use crate::stores::error::{StoreError, StoreResult};
-use crate::stores::secret::SecretStore;
+use agent_env_store::error::{StoreError, StoreResult};
+use agent_env_store::secret::SecretStore;
 
 /// The class name, as `[stores.secret] impl` names it.
 pub const CLASS: &str = "LocalSecretStore";

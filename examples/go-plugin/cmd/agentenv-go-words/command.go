@@ -7,7 +7,7 @@ import (
 	"os"
 	"path/filepath"
 
-	"example.com/agentenv-go-plugin/agentenv"
+	"github.com/agent-env/agent-env/plugin-sdk-go/agentenv"
 )
 
 const commandName = "go-words"

@@ -16,7 +16,7 @@ import (
 	"testing"
 	"time"
 
-	"example.com/agentenv-go-plugin/agentenv"
+	"github.com/agent-env/agent-env/plugin-sdk-go/agentenv"
 )
 
 // pluginBin is the plugin binary under test: $GO_WORDS_BIN (scripts/test-go.sh builds it), else built
@@ -293,7 +293,7 @@ type initResult struct {
 		Version string `json:"version"`
 	} `json:"plugin"`
 	Contributions []agentenv.Contribution `json:"contributions"`
-	Stores        []any                   `json:"stores"`
+	Stores        []agentenv.StoreInfo    `json:"stores"`
 }
 
 func initializeParams(min, max int) map[string]any {

@@ -13,7 +13,7 @@ import (
 	"strings"
 	"testing"
 
-	"example.com/agentenv-go-plugin/agentenv"
+	"github.com/agent-env/agent-env/plugin-sdk-go/agentenv"
 )
 
 // The results of execute, as the host reads them.
@@ -92,6 +92,9 @@ func TestInitializeAnswersWithTheManifestsContributions(t *testing.T) {
 	declared := map[string]string{}
 	for _, c := range result.Contributions {
 		declared[c.Group+"."+c.Name] = c.Class
+	}
+	for _, s := range result.Stores {
+		declared["stores."+s.Class] = string(s.Kind)
 	}
 	if !reflect.DeepEqual(m.provides, declared) {
 		t.Fatalf("the manifest provides %v; initialize answers %v", m.provides, declared)
@@ -196,7 +199,7 @@ func TestValidateRefusesABadStepWithInvalidValue(t *testing.T) {
 	if e.Code != -32602 || !strings.Contains(e.Message, "no task step of type 'no_such_step'; it has go_word_count") {
 		t.Fatalf("got %d %s", e.Code, e.Message)
 	}
-	if e := h.callError("store.open", map[string]any{}); e.Code != -32601 {
+	if e := h.callError("envs.from_dict", map[string]any{}); e.Code != -32601 {
 		t.Fatalf("an unknown method: %d %s", e.Code, e.Message)
 	}
 }
@@ -389,6 +392,18 @@ func TestTheManifestFlagPrintsTheManifest(t *testing.T) {
 	}
 	if string(out) != string(want) {
 		t.Fatalf("printed:\n%s\nwant:\n%s", out, want)
+	}
+}
+
+// The committed manifest is what the code registers, so the two cannot drift apart.
+func TestTheCommittedManifestIsTheGeneratedOne(t *testing.T) {
+	want, err := os.ReadFile("agent-env-plugin.toml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := newPlugin().Manifest(); got != string(want) {
+		t.Fatalf("agent-env-plugin.toml is not what the code registers; regenerate it with\n"+
+			"  go run . --agent-env-manifest > agent-env-plugin.toml\ngenerated:\n%s\ncommitted:\n%s", got, want)
 	}
 }
 

@@ -12,7 +12,7 @@ import (
 	"sort"
 	"strings"
 
-	"example.com/agentenv-go-plugin/agentenv"
+	"github.com/agent-env/agent-env/plugin-sdk-go/agentenv"
 )
 
 const wordCountType = "go_word_count"
@@ -177,7 +177,7 @@ func (s *wordCountStep) count(ctx context.Context, call *agentenv.StepCall) (int
 		words, err := countWords(contextReader{ctx, strings.NewReader(*s.Text)})
 		return words, "the text", cancelledOr(err, nil)
 	case s.SourceKey != nil:
-		data, err := call.Host.ObjectRead(ctx, *s.SourceKey)
+		data, err := call.Host.ObjectStore().Read(ctx, *s.SourceKey)
 		source := fmt.Sprintf("object '%s'", *s.SourceKey)
 		if err != nil {
 			return 0, source, hostError(err, "cannot read %s from the host's object store", source)
@@ -185,7 +185,7 @@ func (s *wordCountStep) count(ctx context.Context, call *agentenv.StepCall) (int
 		words, err := countWords(contextReader{ctx, bytes.NewReader(data)})
 		return words, source, cancelledOr(err, nil)
 	case s.SourceURL != nil:
-		data, err := call.Host.ObjectGet(ctx, *s.SourceURL)
+		data, err := call.Host.ObjectStore().Get(ctx, *s.SourceURL)
 		source := *s.SourceURL
 		if err != nil {
 			return 0, source, hostError(err, "cannot read %s from the host's object store", source)
@@ -267,7 +267,7 @@ func (s *wordCountStep) store(ctx context.Context, host *agentenv.Host, record m
 		return "", err
 	}
 	overwrite := s.AllowOverwrite == nil || *s.AllowOverwrite
-	url, err := host.ObjectPut(ctx, *s.StoreKey, body, "application/json", overwrite)
+	url, err := host.ObjectStore().Put(ctx, *s.StoreKey, body, "application/json", overwrite)
 	if err != nil {
 		return "", hostError(err, "cannot store the count under '%s' in the host's object store", *s.StoreKey)
 	}

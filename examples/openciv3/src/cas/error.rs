@@ -20,7 +20,7 @@ pub enum CasError {
     #[error("'{url}' is not an object in cas://{bucket}.")]
     ForeignUrl { url: String, bucket: String },
 
-    /// A key the store cannot hold (empty, or with a NUL byte).
+    /// A key the store cannot hold (empty, with a NUL byte, or escaping the store).
     #[error("Key '{key}' is not a valid object key: {reason}.")]
     InvalidKey { key: String, reason: &'static str },
 

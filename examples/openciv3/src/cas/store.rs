@@ -9,6 +9,8 @@ use std::time::SystemTime;
 use serde::Serialize;
 use serde_json::{Map, Value};
 
+use agent_env_plugin_sdk::stores::object_key::normalize_key;
+
 use super::blobs::{hash_bytes, hash_file, Blobs};
 use super::config::CasConfig;
 use super::error::{CasError, CasResult};
@@ -80,7 +82,7 @@ impl ContentAddressedObjectStore {
         content_type: &str,
         allow_overwrite: bool,
     ) -> CasResult<String> {
-        check_key(key)?;
+        let key = &check_key(key)?;
         if !allow_overwrite {
             self.refuse_taken(key)?;
         }
@@ -98,7 +100,7 @@ impl ContentAddressedObjectStore {
 
     /// Write-once upload of a local file, hashed and copied in chunks (never whole in memory).
     pub fn put_file(&self, key: &str, file_path: &Path, content_type: &str) -> CasResult<String> {
-        check_key(key)?;
+        let key = &check_key(key)?;
         self.refuse_taken(key)?;
         self.ensure_root()?;
         let (digest, size) = hash_file(file_path)?;
@@ -138,7 +140,7 @@ impl ContentAddressedObjectStore {
     }
 
     fn open_blob(&self, object_url: &str) -> CasResult<(File, PathBuf)> {
-        let key = self.get_object_key(object_url)?;
+        let key = check_key(&self.get_object_key(object_url)?)?;
         // A concurrent overwrite plus gc can remove the blob between reading the row and opening it; the
         // row then names another digest, so read it again. An open file stays readable after an unlink.
         let mut last_missing = None;
@@ -178,7 +180,7 @@ impl ContentAddressedObjectStore {
 
     /// The object's metadata, `None` when no object is at `key` (including when `key` is a prefix).
     pub fn get_object_metadata(&self, key: &str) -> CasResult<Option<ObjectMetadata>> {
-        Ok(self.index.row(key)?.map(|row| ObjectMetadata {
+        Ok(self.index.row(&check_key(key)?)?.map(|row| ObjectMetadata {
             content_type: row.content_type,
             size: Some(row.size),
             last_modified: Some(row.last_modified),
@@ -227,7 +229,7 @@ impl ContentAddressedObjectStore {
 
     /// Whether an object is at `key`.
     pub fn exists(&self, key: &str) -> CasResult<bool> {
-        Ok(self.index.row(key)?.is_some())
+        Ok(self.index.row(&check_key(key)?)?.is_some())
     }
 
     /// Whether `object_url` is a URL of this store (an object's or a prefix's).
@@ -311,18 +313,27 @@ impl ContentAddressedObjectStore {
     }
 }
 
-fn check_key(key: &str) -> CasResult<()> {
-    let reason = if key.is_empty() {
-        "it is empty"
-    } else if key.contains('\0') {
-        "it contains a NUL byte"
-    } else {
-        return Ok(());
-    };
-    Err(CasError::InvalidKey {
+/// The key as the store keeps it, by the key rule every object store holds to
+/// ([`normalize_key`]: `a//./b` is `a/b`; an absolute key or one whose `..` climbs above the store is
+/// refused), or why the store cannot hold it.
+fn check_key(key: &str) -> CasResult<String> {
+    let invalid = |reason| CasError::InvalidKey {
         key: key.to_string(),
         reason,
-    })
+    };
+    if key.is_empty() {
+        return Err(invalid("it is empty"));
+    }
+    if key.contains('\0') {
+        return Err(invalid("it contains a NUL byte"));
+    }
+    match normalize_key(key) {
+        Ok(normal) if normal.is_empty() => Err(invalid("it names the store itself, not an object")),
+        Ok(normal) => Ok(normal),
+        Err(_) => Err(invalid(
+            "it escapes the store (it is absolute, or its `..` climbs above the store)",
+        )),
+    }
 }
 
 #[cfg(test)]

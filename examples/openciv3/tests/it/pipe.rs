@@ -21,7 +21,7 @@ fn the_core_object_kit_passes_through_the_pipe() {
     let process = start(&dir.path().join("plugins"));
     let store = open_store(&process, root_config(&dir.path().join("cas"))).unwrap();
     let kit = object::cases();
-    assert_eq!(kit.cases.len(), 17);
+    assert_eq!(kit.cases.len(), 27);
     let report = kits::run(&kit, &store as &dyn ObjectStore, "");
     assert!(report.all_passed(), "{}", report.lines().join("\n"));
     // And again in a namespace of the same (now non-empty) root, as a shared store would be checked.

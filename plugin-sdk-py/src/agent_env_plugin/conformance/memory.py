@@ -13,13 +13,13 @@ from ..stores import DEFAULT_CONTENT_TYPE, ObjectMetadata, ObjectStore
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
-    from typing import Dict, List, Tuple
+    from typing import ClassVar, Dict, List, Sequence, Tuple
 
 
 class MemoryObjectStore(ObjectStore):
     """Objects in memory, write-once unless `allow_overwrite`."""
 
-    config_keys = ("bucket",)
+    config_keys: ClassVar[Sequence[str]] = ("bucket",)
 
     def __init__(self, bucket: str = "memory") -> None:
         if not bucket or "/" in bucket:
@@ -29,8 +29,8 @@ class MemoryObjectStore(ObjectStore):
         self._lock = _sync.Lock()
 
     def _key(self, key: str) -> str:
-        if not isinstance(key, str) or key.startswith("/") or "\x00" in key:
-            raise InvalidValueError(f"Key {key!r} is not a relative object key.")
+        if not isinstance(key, str) or key.startswith("/") or "\x00" in key or ".." in key.split("/"):
+            raise InvalidValueError(f"Key {key!r} is not a relative object key inside the store.")
         return key
 
     def put(

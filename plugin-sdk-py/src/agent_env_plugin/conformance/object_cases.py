@@ -1,4 +1,9 @@
-"""The object store conformance kit: 17 cases every object store passes, built-in or plugin.
+"""The object store conformance kit: 27 cases every object store passes, built-in or plugin.
+
+The same cases, by the same names, as `agent-env store check object` runs: the original's 17, then 10
+for the rules those leave open (a string-prefix and sorted `list`, foreign URLs refused by the `*_at`
+methods, the content type and an aware `last_modified` kept, keys leaving the store refused, bytes that
+are not UTF-8, objects over 64 KiB, the empty object, `put_file_at` writing at its URL).
 
 Each case is a function `case(store, ns)`: `store` is an `ObjectStore` (a Python store in-process, or a
 `WireObjectStore` whose operations cross a pipe), `ns` a key prefix for the case's objects (`""` for a
@@ -15,11 +20,12 @@ fresh store, a unique prefix ending in "/" for a shared bucket). A failing case 
 
 from __future__ import annotations
 
+import datetime
 import os
 import shutil
 import tempfile
 
-from ..errors import AlreadyExistsError, NotFoundError, ObjectNotFoundError
+from ..errors import AlreadyExistsError, ForeignUrlError, InvalidValueError, NotFoundError, ObjectNotFoundError
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -237,6 +243,147 @@ def missing_object_reads_raise_object_not_found(store: ObjectStore, ns: str) -> 
                 )
 
 
+FOREIGN_URL = "https://example.test/not/this/store.bin"
+LARGE_OBJECT_BYTES = 300_007
+
+
+def binary_payload() -> bytes:
+    """Every byte value, then sequences that are not UTF-8, so no text decoding survives by luck."""
+    return bytes(range(256)) + bytes([0x80, 0xC3, 0x28, 0xE2, 0x82, 0xC0, 0xAF, 0xED, 0xA0, 0x80, 0xFF, 0xFE, 0x00])
+
+
+def large_payload(length: int) -> bytes:
+    """A deterministic payload with no short period a truncation could hide behind."""
+    return bytes(((i * 31) ^ (i >> 8)) & 0xFF for i in range(length))
+
+
+def list_is_a_string_prefix(store: ObjectStore, ns: str) -> None:
+    keys = [ns + "sp/a.txt", ns + "sp-x/b.txt", ns + "spx.txt", ns + "other/sp.txt"]
+    for key in keys:
+        store.put(key, b"s")
+    listed = sorted(store.list(ns + "sp"))
+    expected = sorted(keys[:3])
+    _check(listed == expected, f"list({ns + 'sp'!r}) returned {listed}, not {expected} (a string prefix, not a folder)")
+
+
+def list_is_sorted(store: ObjectStore, ns: str) -> None:
+    for key in ("order/b.txt", "order/a/z.txt", "order/B.txt", "order/a-1.txt"):
+        store.put(ns + key, b"o")
+    listed = list(store.list(ns + "order/"))
+    _check(listed == sorted(listed), f"list({ns + 'order/'!r}) returned {listed}, not in byte order")
+    prefix_url = store.object_url(ns + "order/")
+    urls = list(store.list_at(prefix_url))
+    _check(urls == sorted(urls), f"list_at({prefix_url!r}) returned {urls}, not in byte order")
+
+
+def at_methods_refuse_foreign_urls(store: ObjectStore, ns: str) -> None:
+    with _TempDir() as tmp:
+        path = tmp.file("foreign.bin", b"must not land")
+        for name, action in (
+            ("get_object_key", lambda: store.get_object_key(FOREIGN_URL)),
+            ("get_object_metadata_at", lambda: store.get_object_metadata_at(FOREIGN_URL)),
+            ("list_at", lambda: store.list_at(FOREIGN_URL)),
+            ("put_file_at", lambda: store.put_file_at(FOREIGN_URL, path)),
+        ):
+            _raises(ForeignUrlError, action, f"{name}({FOREIGN_URL!r})")
+
+
+def metadata_keeps_the_content_type(store: ObjectStore, ns: str) -> None:
+    with _TempDir() as tmp:
+        path = tmp.file("page.html", b"<p>typed</p>")
+        writes = [
+            (ns + "typed/put.json", "application/json", store.put(ns + "typed/put.json", b"{}", "application/json")),
+            (
+                ns + "typed/file.html",
+                "text/html; charset=utf-8",
+                store.put_file(ns + "typed/file.html", path, "text/html; charset=utf-8"),
+            ),
+        ]
+    for key, content_type, url in writes:
+        for what, meta in (("key", store.get_object_metadata(key)), ("url", store.get_object_metadata_at(url))):
+            _check(meta is not None, f"metadata by {what} of {key!r} is None after a write")
+            assert meta is not None
+            _check(
+                meta.content_type == content_type,
+                f"content_type by {what} of {key!r} is {meta.content_type!r}, not {content_type!r}",
+            )
+
+
+def last_modified_is_rfc3339(store: ObjectStore, ns: str) -> None:
+    key = ns + "stamp/obj.bin"
+    url = store.put(key, b"t")
+    for what, meta in (("key", store.get_object_metadata(key)), ("url", store.get_object_metadata_at(url))):
+        _check(meta is not None, f"metadata by {what} is None after a put")
+        assert meta is not None
+        when = meta.last_modified
+        _check(
+            isinstance(when, datetime.datetime) and when.utcoffset() is not None,
+            f"last_modified by {what} is {when!r}, not a datetime with a time zone (RFC 3339 on the wire)",
+        )
+
+
+def keys_outside_the_store_are_refused(store: ObjectStore, ns: str) -> None:
+    with _TempDir() as tmp:
+        path = tmp.file("escape.bin", b"e")
+        for key in ("../" + ns + "escape.bin", "/" + ns + "absolute.bin"):
+            _raises(InvalidValueError, lambda key=key: store.put(key, b"e"), f"put({key!r})")
+            _raises(InvalidValueError, lambda key=key: store.put_file(key, path), f"put_file({key!r})")
+
+
+def _roundtrip_every_way(store: ObjectStore, base: str, data: bytes) -> None:
+    size = len(data)
+    key = base + "/put.bin"
+    url = store.put(key, data)
+    _check(store.exists(key) is True, f"exists({key!r}) is not True after a put of {size} bytes")
+    _same_bytes(store.get(url), data, "get(put url)")
+    meta = store.get_object_metadata(key)
+    _check(meta is not None and meta.size == size, f"metadata of a {size}-byte put is {meta!r}")
+    stream = store.open(url)
+    try:
+        streamed = stream.read()
+    finally:
+        stream.close()
+    _same_bytes(streamed, data, "open(put url)")
+    with _TempDir() as tmp:
+        source = tmp.file("source.bin", data)
+        file_url = store.put_file(base + "/file.bin", source)
+        dest = os.path.join(tmp.path, "out.bin")
+        store.download_to_file(file_url, dest)
+        with open(dest, "rb") as handle:
+            _same_bytes(handle.read(), data, "download_to_file(put_file url)")
+
+
+def _same_bytes(got: bytes, want: bytes, what: str) -> None:
+    if got == want:
+        return
+    first = next((i for i, (a, b) in enumerate(zip(got, want)) if a != b), min(len(got), len(want)))
+    raise ConformanceFailure(f"{what}: expected {len(want)} bytes, got {len(got)}, first differing at byte {first}")
+
+
+def binary_bytes_roundtrip(store: ObjectStore, ns: str) -> None:
+    _roundtrip_every_way(store, ns + "binary", binary_payload())
+
+
+def large_objects_roundtrip(store: ObjectStore, ns: str) -> None:
+    _roundtrip_every_way(store, ns + "large", large_payload(LARGE_OBJECT_BYTES))
+
+
+def empty_object_roundtrips(store: ObjectStore, ns: str) -> None:
+    _roundtrip_every_way(store, ns + "empty", b"")
+
+
+def put_file_at_writes_at_its_url(store: ObjectStore, ns: str) -> None:
+    key = ns + "put-at/target.bin"
+    url = store.object_url(key)
+    with _TempDir() as tmp:
+        path = tmp.file("payload.bin", b"put-at-url")
+        written = store.put_file_at(url, path)
+        _check(written == url, f"put_file_at({url!r}) returned {written!r}, not the url it was given")
+        data = store.read(key)
+        _check(data == b"put-at-url", f"read({key!r}) after put_file_at of its url returned {data!r}")
+        _raises(AlreadyExistsError, lambda: store.put_file_at(url, path), f"a second put_file_at({url!r})")
+
+
 CASES: List[Case] = [
     put_get_roundtrip,
     put_is_write_once,
@@ -255,6 +402,16 @@ CASES: List[Case] = [
     list_at_matches_list,
     owns_its_objects_and_prefixes,
     missing_object_reads_raise_object_not_found,
+    list_is_a_string_prefix,
+    list_is_sorted,
+    at_methods_refuse_foreign_urls,
+    metadata_keeps_the_content_type,
+    last_modified_is_rfc3339,
+    keys_outside_the_store_are_refused,
+    binary_bytes_roundtrip,
+    large_objects_roundtrip,
+    empty_object_roundtrips,
+    put_file_at_writes_at_its_url,
 ]
 
 

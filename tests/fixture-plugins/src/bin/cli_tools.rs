@@ -13,7 +13,7 @@
 use std::io::{BufRead, Write};
 use std::path::PathBuf;
 
-use agent_env_plugin_sdk::{protocol, CliCommand, HostHandle, Plugin, RootOption};
+use agent_env_plugin_sdk::{protocol, CliCommand, HostHandle, ObjectStore, Plugin, RootOption};
 
 fn package() -> String {
     std::env::var(protocol::version::PACKAGE_VAR).unwrap_or_else(|_| "agentenv-cli-tools".into())
@@ -61,14 +61,10 @@ impl CliCommand for Tool {
             }
             "put" => {
                 let text = argv.first().cloned().unwrap_or_default();
-                let stored = host
-                    .object_put(
-                        "cli/greeting.txt",
-                        text.as_bytes(),
-                        Some("text/plain"),
-                        true,
-                    )
-                    .and_then(|url| Ok((url.clone(), host.object_get(&url)?)));
+                let objects = host.objects();
+                let stored = objects
+                    .put("cli/greeting.txt", text.as_bytes(), "text/plain", true)
+                    .and_then(|url| Ok((url.clone(), objects.get(&url)?)));
                 match stored {
                     Ok((url, back)) => {
                         println!("{url} {}", String::from_utf8_lossy(&back));

@@ -3,8 +3,8 @@
 
 use agent_env_fixture_plugins::{with_basics, MemoryObjectStore};
 use agent_env_plugin_sdk::{
-    json, CliCommand, Contribution, ExecuteResult, HostHandle, Map, Plugin, StepContext, StepError,
-    TaskStep, Value,
+    json, CliCommand, Contribution, ExecuteResult, HostHandle, Map, ObjectStore, Plugin,
+    SecretStore, StepContext, StepError, TaskStep, Value,
 };
 
 struct EchoStep;
@@ -60,11 +60,10 @@ impl TaskStep for StoreRoundTrip {
         _context: &Value,
     ) -> Result<ExecuteResult, StepError> {
         let text = step.get("text").and_then(Value::as_str).unwrap_or("");
-        let url =
-            ctx.host()
-                .object_put("roundtrip.txt", text.as_bytes(), Some("text/plain"), true)?;
-        let back = ctx.host().object_get(&url)?;
-        let secret = ctx.host().secret_get("token")?;
+        let objects = ctx.host().objects();
+        let url = objects.put("roundtrip.txt", text.as_bytes(), "text/plain", true)?;
+        let back = objects.get(&url)?;
+        let secret = ctx.host().secrets().get("token")?;
         let mut metadata = Map::new();
         metadata.insert(
             "roundtrip".into(),

@@ -2,7 +2,8 @@
 
 use std::path::{Component, Path, PathBuf};
 
-use crate::stores::error::{StoreError, StoreResult};
+use agent_env_store::error::{StoreError, StoreResult};
+use agent_env_store::object_key::key_segments;
 
 /// Root-level names the store keeps for itself.
 pub const RESERVED: [&str; 3] = [".gitignore", META_DIR, TMP_DIR];
@@ -69,24 +70,10 @@ pub fn resolve_root(root: &Path) -> PathBuf {
     }
 }
 
-/// Resolves `key` under `root`, refusing one that escapes the root or names a reserved root entry.
+/// Resolves `key` under `root` by the stores' key rule ([`key_segments`]), refusing also a key that names
+/// a reserved root entry.
 pub fn resolve_key(root: &Path, key: &str) -> StoreResult<Resolved> {
-    let escapes = || StoreError::InvalidValue(format!("Key '{key}' escapes the store root."));
-    if key.starts_with('/') || key.contains('\0') {
-        return Err(escapes());
-    }
-    let mut parts: Vec<&str> = Vec::new();
-    for part in key.split('/') {
-        match part {
-            "" | "." => {}
-            ".." => {
-                if parts.pop().is_none() {
-                    return Err(escapes());
-                }
-            }
-            other => parts.push(other),
-        }
-    }
+    let parts = key_segments(key)?;
     if let Some(first) = parts.first() {
         if let Some(name) = RESERVED.iter().find(|r| *r == first) {
             return Err(StoreError::InvalidValue(format!(
@@ -104,6 +91,14 @@ pub fn resolve_key(root: &Path, key: &str) -> StoreResult<Resolved> {
         parts.join("/")
     };
     Ok(Resolved { key, path })
+}
+
+/// A normalized key's folders and its last name: `a/b/c` → (`[a, b]`, `c`); `.` → (`[]`, `.`).
+pub fn split_key(key: &str) -> (Vec<&str>, &str) {
+    match key.rsplit_once('/') {
+        Some((folders, name)) => (folders.split('/').collect(), name),
+        None => (Vec::new(), key),
+    }
 }
 
 /// The URL of a path: `file://` + the absolute path.

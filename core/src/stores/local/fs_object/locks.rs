@@ -2,13 +2,15 @@
 //! sha256(path) mod 256. Writers take a stripe exclusively, metadata reads take it shared. Each lock opens
 //! its own file description, so threads of one process exclude each other as processes do.
 
-use std::fs::{File, OpenOptions};
+use std::fs::File;
 use std::os::unix::io::AsRawFd;
 use std::path::Path;
 
 use sha2::{Digest, Sha256};
 
-use crate::stores::error::{StoreError, StoreResult};
+use agent_env_store::error::{StoreError, StoreResult};
+
+use super::beneath::Dir;
 
 /// A held stripe lock; released on drop (closing the file releases the `flock`).
 pub struct StripeLock {
@@ -22,16 +24,11 @@ pub fn stripe_name(path: &Path) -> String {
     format!("lock-{:02x}", first % 256)
 }
 
-/// Takes the stripe of `path` under `tmp_dir`, which must exist.
-pub fn lock_stripe(tmp_dir: &Path, path: &Path, exclusive: bool) -> StoreResult<StripeLock> {
-    let lock_path = tmp_dir.join(stripe_name(path));
-    let file = OpenOptions::new()
-        .create(true)
-        .truncate(false)
-        .read(true)
-        .write(true)
-        .open(&lock_path)
-        .map_err(|e| StoreError::io(format!("opening lock {}", lock_path.display()), &e))?;
+/// Takes the stripe of `path` in the staging folder `tmp` (a symlinked stripe file is refused).
+pub fn lock_stripe(tmp: &Dir, path: &Path, exclusive: bool) -> StoreResult<StripeLock> {
+    let name = stripe_name(path);
+    let lock_path = tmp.path().join(&name);
+    let file = tmp.open_or_create(&name)?;
     flock(
         &file,
         if exclusive {

@@ -6,7 +6,11 @@
 //! Nothing is created until the first write. This build issues no transfer grants, so
 //! `supports_transfer_grants` is false and the kit's grant cases do not apply; the grant keys of the
 //! config table are still accepted and checked.
+//!
+//! Nothing inside the root is reached through a symlink (see [`beneath`]): a symlinked folder, object,
+//! `.agentenv-tmp` or `.agentenv-meta` is refused with an error naming it, and listings skip symlinks.
 
+mod beneath;
 mod keys;
 mod locks;
 mod settings;
@@ -18,13 +22,16 @@ use std::io::ErrorKind;
 use std::path::{Path, PathBuf};
 use std::sync::OnceLock;
 
-use self::keys::{Resolved, META_DIR, RESERVED, TMP_DIR};
+use rustix::fs::FileType;
+
+use self::beneath::{symlink_found, Dir};
+use self::keys::{split_key, Resolved, META_DIR, RESERVED, TMP_DIR};
 use self::staging::Staged;
 use super::private_dir::ensure_private_dir;
 use crate::clock::rfc3339_utc;
 use crate::stores::config_table::{self, ConfigTable};
-use crate::stores::error::{StoreError, StoreResult};
-use crate::stores::object::{ObjectMetadata, ObjectReader, ObjectStore, DEFAULT_CONTENT_TYPE};
+use agent_env_store::error::{StoreError, StoreResult};
+use agent_env_store::object::{ObjectMetadata, ObjectReader, ObjectStore, DEFAULT_CONTENT_TYPE};
 
 /// The class name, as `[stores.object] impl` names it.
 pub const CLASS: &str = "LocalFilesystemObjectStore";
@@ -87,28 +94,30 @@ impl LocalFilesystemObjectStore {
         &self.root
     }
 
-    fn tmp_dir(&self) -> PathBuf {
-        self.root.join(TMP_DIR)
+    /// The root folder, `None` before the first write created it.
+    fn open_root(&self) -> StoreResult<Option<Dir>> {
+        Dir::open_root(&self.root)
     }
 
-    fn meta_dir(&self) -> PathBuf {
-        self.root.join(META_DIR)
-    }
-
-    /// Creates the root (private-state rule) and the staging folder, and sweeps abandoned staging files,
-    /// once per store.
-    /// Returns whether anonymous staging files work under the root.
-    fn prepare_for_writes(&self) -> StoreResult<bool> {
-        if let Some(anonymous) = self.ready.get() {
-            return Ok(*anonymous);
-        }
+    /// Creates the root (private-state rule) and the staging folder, and once per store sweeps abandoned
+    /// staging files and finds whether anonymous staging files work under the root.
+    /// Returns the root, the staging folder, and that answer.
+    fn open_for_writes(&self) -> StoreResult<(Dir, Dir, bool)> {
         ensure_private_dir(&self.root)?;
-        let tmp = self.tmp_dir();
-        fs::create_dir_all(&tmp)
-            .map_err(|e| StoreError::io(format!("creating {}", tmp.display()), &e))?;
+        let root = self.open_root()?.ok_or_else(|| {
+            StoreError::Internal(format!(
+                "{} vanished after it was created",
+                self.root.display()
+            ))
+        })?;
+        let tmp = must_exist(root.child(TMP_DIR, true)?, &self.root.join(TMP_DIR))?;
+        if let Some(anonymous) = self.ready.get() {
+            return Ok((root, tmp, *anonymous));
+        }
         staging::sweep_abandoned(&tmp);
         let anonymous = Staged::anonymous_works(&tmp);
-        Ok(*self.ready.get_or_init(|| anonymous))
+        let anonymous = *self.ready.get_or_init(|| anonymous);
+        Ok((root, tmp, anonymous))
     }
 
     fn resolve_object_key(&self, key: &str) -> StoreResult<Resolved> {
@@ -129,18 +138,22 @@ impl LocalFilesystemObjectStore {
         allow_overwrite: bool,
         fill: impl FnOnce(&mut Staged) -> StoreResult<()>,
     ) -> StoreResult<String> {
-        let anonymous_staging = self.prepare_for_writes()?;
+        let (root, tmp, anonymous_staging) = self.open_for_writes()?;
+        let (folders, name) = split_key(&target.key);
         let exists_error = || StoreError::object_exists(&target.path.display().to_string());
-        if target.path.is_dir() {
-            return Err(StoreError::InvalidValue(format!(
-                "Key '{}' names a folder of other objects in the store, so it cannot hold an object.",
-                target.key
-            )));
+        if let Some(folder) = root.walk(&folders, false)? {
+            match folder.kind_of(name)? {
+                Some(FileType::Symlink) => return Err(symlink_found(&target.path)),
+                Some(FileType::Directory) => {
+                    return Err(StoreError::InvalidValue(format!(
+                        "Key '{}' names a folder of other objects in the store, so it cannot hold an object.",
+                        target.key
+                    )))
+                }
+                Some(_) if !allow_overwrite => return Err(exists_error()),
+                _ => {}
+            }
         }
-        if !allow_overwrite && target.path.is_file() {
-            return Err(exists_error());
-        }
-        let tmp = self.tmp_dir();
         let anonymous = (!allow_overwrite && anonymous_staging)
             .then(|| Staged::create_anonymous(&tmp))
             .flatten();
@@ -155,35 +168,34 @@ impl LocalFilesystemObjectStore {
             .map_err(|e| StoreError::io(format!("reading {}", staged.path.display()), &e))?
             .len();
         let mtime_ns = staged.stamp_unique_mtime()?;
-        if let Some(parent) = target.path.parent() {
-            fs::create_dir_all(parent)
-                .map_err(|e| StoreError::io(format!("creating {}", parent.display()), &e))?;
-        }
-        let meta = self.meta_dir();
+        let parent = target.path.parent().unwrap_or(&self.root);
+        let folder = must_exist(root.walk(&folders, true)?, parent)?;
+        let meta = root.child(META_DIR, false)?;
         let _lock = locks::lock_stripe(&tmp, &target.path, true)?;
+        let writing =
+            |e: std::io::Error| StoreError::io(format!("writing {}", target.path.display()), &e);
         if allow_overwrite {
-            sidecar::remove(&meta, &target.key)?;
-            rename_into_place(&mut staged, &target.path)?;
+            sidecar::remove(meta.as_ref(), &target.key)?;
+            staged.rename_to(&folder, name).map_err(writing)?;
         } else {
-            match staged.link_to(&target.path) {
+            match staged.link_to(&folder, name) {
                 Ok(()) => {}
                 Err(e) if e.kind() == ErrorKind::AlreadyExists => return Err(exists_error()),
                 Err(e) if lacks_hard_links(&e) && !staged.is_anonymous() => {
-                    if target.path.exists() {
+                    if folder.kind_of(name)?.is_some() {
                         return Err(exists_error());
                     }
-                    rename_into_place(&mut staged, &target.path)?;
+                    staged.rename_to(&folder, name).map_err(writing)?;
                 }
-                Err(e) => {
-                    return Err(StoreError::io(
-                        format!("writing {}", target.path.display()),
-                        &e,
-                    ))
-                }
+                Err(e) => return Err(writing(e)),
             }
-            sidecar::remove(&meta, &target.key)?;
+            sidecar::remove(meta.as_ref(), &target.key)?;
         }
         if content_type != DEFAULT_CONTENT_TYPE {
+            let meta = match meta {
+                Some(meta) => meta,
+                None => must_exist(root.child(META_DIR, true)?, &self.root.join(META_DIR))?,
+            };
             sidecar::write(&meta, &tmp, &target.key, content_type, size, mtime_ns)?;
         }
         Ok(keys::url_of(&target.path))
@@ -195,18 +207,33 @@ impl LocalFilesystemObjectStore {
         keys::key_of_path(&self.root, &path, url)
     }
 
-    /// Opens the object file, mapping every "no object here" to not-found.
+    /// The folder a resolved key names (`.` is the root); `None` when there is none.
+    fn folder_of(&self, root: &Dir, target: &Resolved) -> StoreResult<Option<Dir>> {
+        if target.key == "." {
+            return root.try_clone().map(Some);
+        }
+        root.walk(&target.key.split('/').collect::<Vec<_>>(), false)
+    }
+
+    /// Opens the object file, refusing a symlink and mapping every "no object here" to not-found.
     fn open_object(&self, target: &Resolved) -> StoreResult<File> {
         let missing = || StoreError::object_not_found(&keys::url_of(&target.path));
-        let file = File::open(&target.path).map_err(|e| match e.kind() {
-            ErrorKind::NotFound | ErrorKind::NotADirectory => missing(),
-            _ => StoreError::io(format!("reading {}", target.path.display()), &e),
-        })?;
+        if target.key == "." {
+            return Err(missing());
+        }
+        let (folders, name) = split_key(&target.key);
+        let Some(root) = self.open_root()? else {
+            return Err(missing());
+        };
+        let Some(folder) = root.walk(&folders, false)? else {
+            return Err(missing());
+        };
+        let file = folder.open_read(name)?.ok_or_else(missing)?;
         let is_file = file
             .metadata()
             .map_err(|e| StoreError::io(format!("reading {}", target.path.display()), &e))?
             .is_file();
-        if is_file && target.key != "." {
+        if is_file {
             Ok(file)
         } else {
             Err(missing())
@@ -217,18 +244,28 @@ impl LocalFilesystemObjectStore {
         if target.key == "." {
             return Ok(None);
         }
-        let tmp = self.tmp_dir();
-        let _lock = if tmp.is_dir() {
-            Some(locks::lock_stripe(&tmp, &target.path, false)?)
-        } else {
-            None
+        let Some(root) = self.open_root()? else {
+            return Ok(None);
         };
-        let meta = match fs::metadata(&target.path) {
-            Ok(m) if m.is_file() => m,
+        let _lock = match root.child(TMP_DIR, false)? {
+            Some(tmp) => Some(locks::lock_stripe(&tmp, &target.path, false)?),
+            None => None,
+        };
+        let (folders, name) = split_key(&target.key);
+        let Some(folder) = root.walk(&folders, false)? else {
+            return Ok(None);
+        };
+        let meta = match folder.open_read(name)?.map(|f| f.metadata()) {
+            Some(Ok(m)) if m.is_file() => m,
             _ => return Ok(None),
         };
+        let content_type = root
+            .child(META_DIR, false)
+            .ok()
+            .flatten()
+            .and_then(|dir| sidecar::read(&dir, &target.key, &meta));
         Ok(Some(ObjectMetadata {
-            content_type: sidecar::read(&self.meta_dir(), &target.key, &meta),
+            content_type,
             size: Some(meta.len()),
             last_modified: meta.modified().ok().map(rfc3339_utc),
             content_encoding: None,
@@ -236,20 +273,18 @@ impl LocalFilesystemObjectStore {
         }))
     }
 
-    /// Every object file under `dir`, as paths relative to `dir`, skipping the store's own root entries.
-    fn files_under(&self, dir: &Path) -> StoreResult<Vec<String>> {
+    /// Every object file under `dir`, as paths relative to it, skipping the store's own root entries
+    /// and every symlink.
+    fn files_under(&self, dir: &Dir, is_root: bool) -> StoreResult<Vec<String>> {
         let mut out = Vec::new();
-        let skip_reserved = dir == self.root;
-        walk(dir, "", skip_reserved, &mut out)?;
+        walk(dir, "", is_root, &mut out)?;
         Ok(out)
     }
 }
 
-fn rename_into_place(staged: &mut Staged, target: &Path) -> StoreResult<()> {
-    fs::rename(&staged.path, target)
-        .map_err(|e| StoreError::io(format!("writing {}", target.display()), &e))?;
-    staged.committed();
-    Ok(())
+/// Fails with an internal error when a folder that was just created is missing.
+fn must_exist(dir: Option<Dir>, path: &Path) -> StoreResult<Dir> {
+    dir.ok_or_else(|| StoreError::Internal(format!("{} was not created", path.display())))
 }
 
 /// Filesystems without hard links answer one of these.
@@ -260,32 +295,25 @@ fn lacks_hard_links(err: &std::io::Error) -> bool {
     )
 }
 
-fn walk(dir: &Path, rel: &str, skip_reserved: bool, out: &mut Vec<String>) -> StoreResult<()> {
-    let entries = match fs::read_dir(dir) {
-        Ok(entries) => entries,
-        Err(e) if matches!(e.kind(), ErrorKind::NotFound | ErrorKind::NotADirectory) => {
-            return Ok(())
-        }
-        Err(e) => return Err(StoreError::io(format!("listing {}", dir.display()), &e)),
-    };
-    for entry in entries {
-        let entry = entry.map_err(|e| StoreError::io(format!("listing {}", dir.display()), &e))?;
-        let name = entry.file_name().to_string_lossy().into_owned();
+fn walk(dir: &Dir, rel: &str, skip_reserved: bool, out: &mut Vec<String>) -> StoreResult<()> {
+    for (name, kind) in dir.entries()? {
         if skip_reserved && RESERVED.contains(&name.as_str()) {
             continue;
         }
         let child_rel = if rel.is_empty() {
-            name
+            name.clone()
         } else {
             format!("{rel}/{name}")
         };
-        let file_type = entry
-            .file_type()
-            .map_err(|e| StoreError::io(format!("listing {}", dir.display()), &e))?;
-        if file_type.is_dir() {
-            walk(&entry.path(), &child_rel, false, out)?;
-        } else if entry.path().is_file() {
-            out.push(child_rel);
+        // The entry's own type: a symlink is neither a folder nor a file here.
+        match kind {
+            FileType::Directory => {
+                if let Some(child) = dir.child(&name, false)? {
+                    walk(&child, &child_rel, false, out)?;
+                }
+            }
+            FileType::RegularFile => out.push(child_rel),
+            _ => {}
         }
     }
     Ok(())
@@ -347,33 +375,39 @@ impl ObjectStore for LocalFilesystemObjectStore {
     }
 
     fn list(&self, prefix: &str) -> StoreResult<Vec<String>> {
-        if !self.root.is_dir() {
+        let Some(root) = self.open_root()? else {
             return Ok(Vec::new());
-        }
-        let (start, rel) = match prefix.rsplit_once('/') {
-            Some((dir, _)) if !dir.is_empty() => {
-                let resolved = keys::resolve_key(&self.root, dir)?;
-                (resolved.path, resolved.key)
-            }
-            _ => (self.root.clone(), ".".to_string()),
         };
-        let found = self.files_under(&start)?;
-        Ok(found
+        let start = match prefix.rsplit_once('/') {
+            Some((dir, _)) if !dir.is_empty() => keys::resolve_key(&self.root, dir)?,
+            _ => keys::resolve_key(&self.root, "")?,
+        };
+        let rel = start.key.clone();
+        let Some(folder) = self.folder_of(&root, &start)? else {
+            return Ok(Vec::new());
+        };
+        let found = self.files_under(&folder, rel == ".")?;
+        let mut keys: Vec<String> = found
             .into_iter()
             .map(|k| if rel == "." { k } else { format!("{rel}/{k}") })
             .filter(|k| k.starts_with(prefix))
-            .collect())
+            .collect();
+        keys.sort();
+        Ok(keys)
     }
 
     fn list_at(&self, url_prefix: &str) -> StoreResult<Vec<String>> {
         let path = keys::path_of_url(url_prefix)?;
         let target = keys::key_of_path(&self.root, &path, url_prefix)?;
-        if !target.path.is_dir() {
+        let Some(root) = self.open_root()? else {
             return Ok(Vec::new());
-        }
+        };
+        let Some(folder) = self.folder_of(&root, &target)? else {
+            return Ok(Vec::new());
+        };
         let base = url_prefix.trim_end_matches('/');
         let mut urls: Vec<String> = self
-            .files_under(&target.path)?
+            .files_under(&folder, target.key == ".")?
             .into_iter()
             .map(|rel| format!("{base}/{rel}"))
             .collect();

@@ -4,7 +4,7 @@
 
 use std::net::IpAddr;
 
-use crate::stores::error::{StoreError, StoreResult};
+use agent_env_store::error::{StoreError, StoreResult};
 
 /// Least lifetime a grant may have: 15 minutes.
 pub const MIN_GRANT_LIFETIME_SECONDS: i64 = 900;

@@ -3,92 +3,86 @@
 //! reader sees a whole object or none. A staged file is `flock`ed by its writer for its whole
 //! life; the first write of a process sweeps staged files older than 60 s that no live writer holds.
 
-use std::fs::{self, File, OpenOptions};
+use std::fs::File;
 use std::io::Write;
 use std::os::unix::io::AsRawFd;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicI64, AtomicU64, Ordering};
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
+use super::beneath::Dir;
 use super::locks::flock;
-use crate::stores::error::{StoreError, StoreResult};
+use agent_env_store::error::{StoreError, StoreResult};
 
 const STAGED_PREFIX: &str = "staged-";
 const ABANDONED_AFTER: Duration = Duration::from_secs(60);
 
 /// A file being written; removed on drop unless committed. An anonymous one (`O_TMPFILE`) has no name
-/// until it is linked into place, so it can never be left behind.
+/// until it is linked into place, so it can never be left behind. It is reached through the descriptor
+/// of its folder (see [`super::beneath`]), never by path.
 pub struct Staged {
-    /// Its name, or for an anonymous file the folder it lives in.
+    /// The folder it lives in.
+    dir: Dir,
+    /// Its name there; `None` for an anonymous file.
+    name: Option<String>,
+    /// Its path, or for an anonymous file its folder's, for messages.
     pub path: PathBuf,
     pub file: File,
-    anonymous: bool,
     committed: bool,
 }
 
 impl Staged {
-    /// An anonymous staging file in `tmp_dir`, or `None` where the filesystem has no `O_TMPFILE`.
-    pub fn create_anonymous(tmp_dir: &Path) -> Option<Staged> {
-        use std::os::unix::fs::OpenOptionsExt;
-        let file = OpenOptions::new()
-            .write(true)
-            .custom_flags(libc::O_TMPFILE)
-            .mode(0o644)
-            .open(tmp_dir)
-            .ok()?;
+    /// An anonymous staging file in `tmp`, or `None` where the filesystem has no `O_TMPFILE`.
+    pub fn create_anonymous(tmp: &Dir) -> Option<Staged> {
+        let file = tmp.create_anonymous()?;
         Some(Staged {
-            path: tmp_dir.to_path_buf(),
+            dir: tmp.try_clone().ok()?,
+            name: None,
+            path: tmp.path().to_path_buf(),
             file,
-            anonymous: true,
             committed: false,
         })
     }
 
-    /// Whether anonymous staging files can be made in `tmp_dir` and linked into place there.
-    pub fn anonymous_works(tmp_dir: &Path) -> bool {
-        let Some(staged) = Self::create_anonymous(tmp_dir) else {
+    /// Whether anonymous staging files can be made in `tmp` and linked into place there.
+    pub fn anonymous_works(tmp: &Dir) -> bool {
+        let Some(staged) = Self::create_anonymous(tmp) else {
             return false;
         };
-        let probe = tmp_dir.join(format!("{STAGED_PREFIX}probe-{}", std::process::id()));
-        let _ = fs::remove_file(&probe);
-        let linked = staged.link_to(&probe).is_ok();
-        let _ = fs::remove_file(&probe);
+        let probe = format!("{STAGED_PREFIX}probe-{}", std::process::id());
+        let _ = tmp.remove_file(&probe);
+        let linked = staged.link_to(tmp, &probe).is_ok();
+        let _ = tmp.remove_file(&probe);
         linked
     }
 
-    /// Gives the staged bytes a second name at `target`, failing with `AlreadyExists` if it is taken.
-    pub fn link_to(&self, target: &Path) -> std::io::Result<()> {
-        if !self.anonymous {
-            return fs::hard_link(&self.path, target);
+    /// Gives the staged bytes a second name, `name` in `to`, failing with `AlreadyExists` if it is taken.
+    pub fn link_to(&self, to: &Dir, name: &str) -> std::io::Result<()> {
+        match &self.name {
+            Some(own) => self.dir.link(own, to, name),
+            None => to.link_anonymous(&self.file, name),
         }
-        use std::os::unix::ffi::OsStrExt;
-        let source = std::ffi::CString::new(format!("/proc/self/fd/{}", self.file.as_raw_fd()))
-            .map_err(|e| std::io::Error::new(std::io::ErrorKind::InvalidInput, e))?;
-        let dest = std::ffi::CString::new(target.as_os_str().as_bytes())
-            .map_err(|e| std::io::Error::new(std::io::ErrorKind::InvalidInput, e))?;
-        // SAFETY: both paths are NUL-terminated strings that outlive the call.
-        let rc = unsafe {
-            libc::linkat(
-                libc::AT_FDCWD,
-                source.as_ptr(),
-                libc::AT_FDCWD,
-                dest.as_ptr(),
-                libc::AT_SYMLINK_FOLLOW,
-            )
+    }
+
+    /// Moves the staged file to `name` in `to` (replacing what is there) and marks it committed.
+    pub fn rename_to(&mut self, to: &Dir, name: &str) -> std::io::Result<()> {
+        let Some(own) = &self.name else {
+            return Err(std::io::Error::new(
+                std::io::ErrorKind::InvalidInput,
+                "an anonymous staging file has no name to rename",
+            ));
         };
-        if rc == 0 {
-            Ok(())
-        } else {
-            Err(std::io::Error::last_os_error())
-        }
+        self.dir.rename(own, to, name)?;
+        self.committed = true;
+        Ok(())
     }
 
     pub fn is_anonymous(&self) -> bool {
-        self.anonymous
+        self.name.is_none()
     }
 
-    /// Creates a fresh staging file in `tmp_dir`, locked by this writer.
-    pub fn create(tmp_dir: &Path) -> StoreResult<Staged> {
+    /// Creates a fresh staging file in `tmp`, locked by this writer.
+    pub fn create(tmp: &Dir) -> StoreResult<Staged> {
         static COUNTER: AtomicU64 = AtomicU64::new(0);
         for _ in 0..16 {
             let mut random = [0u8; 8];
@@ -101,22 +95,25 @@ impl Staged {
                 COUNTER.fetch_add(1, Ordering::Relaxed),
                 hex::encode(random)
             );
-            let path = tmp_dir.join(name);
-            match OpenOptions::new().write(true).create_new(true).open(&path) {
+            let path = tmp.path().join(&name);
+            match tmp.create_new(&name) {
                 Ok(file) => {
-                    flock(&file, libc::LOCK_EX)
-                        .map_err(|e| StoreError::io(format!("locking {}", path.display()), &e))?;
-                    return Ok(Staged {
+                    let staged = Staged {
+                        dir: tmp.try_clone()?,
+                        name: Some(name),
                         path,
                         file,
-                        anonymous: false,
                         committed: false,
-                    });
+                    };
+                    flock(&staged.file, libc::LOCK_EX).map_err(|e| {
+                        StoreError::io(format!("locking {}", staged.path.display()), &e)
+                    })?;
+                    return Ok(staged);
                 }
                 Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => continue,
                 Err(e) => {
                     return Err(StoreError::io(
-                        format!("creating a staging file in {}", tmp_dir.display()),
+                        format!("creating a staging file in {}", tmp.path().display()),
                         &e,
                     ))
                 }
@@ -124,7 +121,7 @@ impl Staged {
         }
         Err(StoreError::Internal(format!(
             "could not pick a fresh staging file name in {}",
-            tmp_dir.display()
+            tmp.path().display()
         )))
     }
 
@@ -162,17 +159,12 @@ impl Staged {
         }
         Ok(ns)
     }
-
-    /// Marks the file as moved into place, so drop leaves it.
-    pub fn committed(&mut self) {
-        self.committed = true;
-    }
 }
 
 impl Drop for Staged {
     fn drop(&mut self) {
-        if !self.committed && !self.anonymous {
-            let _ = fs::remove_file(&self.path);
+        if let (false, Some(name)) = (self.committed, &self.name) {
+            let _ = self.dir.remove_file(name);
         }
     }
 }
@@ -195,32 +187,26 @@ fn unique_now_ns() -> i64 {
 }
 
 /// Removes staged files older than 60 s that no live writer holds. Errors are ignored: a sweep is tidying.
-pub fn sweep_abandoned(tmp_dir: &Path) {
-    let Ok(entries) = fs::read_dir(tmp_dir) else {
+pub fn sweep_abandoned(tmp: &Dir) {
+    let Ok(entries) = tmp.entries() else {
         return;
     };
     let now = SystemTime::now();
-    for entry in entries.flatten() {
-        if !entry
-            .file_name()
-            .to_string_lossy()
-            .starts_with(STAGED_PREFIX)
-        {
+    for (name, _) in entries {
+        if !name.starts_with(STAGED_PREFIX) {
             continue;
         }
-        let old = entry
+        let Ok(Some(file)) = tmp.open_read(&name) else {
+            continue;
+        };
+        let old = file
             .metadata()
             .and_then(|m| m.modified())
             .ok()
             .and_then(|m| now.duration_since(m).ok())
             .is_some_and(|age| age > ABANDONED_AFTER);
-        if !old {
-            continue;
-        }
-        if let Ok(file) = OpenOptions::new().read(true).open(entry.path()) {
-            if flock(&file, libc::LOCK_EX | libc::LOCK_NB).is_ok() {
-                let _ = fs::remove_file(entry.path());
-            }
+        if old && flock(&file, libc::LOCK_EX | libc::LOCK_NB).is_ok() {
+            let _ = tmp.remove_file(&name);
         }
     }
 }
@@ -228,23 +214,56 @@ pub fn sweep_abandoned(tmp_dir: &Path) {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use std::fs;
 
     #[test]
     fn anonymous_staging_is_probed_and_links_when_it_works() {
         let dir = tempfile::tempdir().unwrap();
-        let works = Staged::anonymous_works(dir.path());
+        let tmp = Dir::open_root(dir.path()).unwrap().unwrap();
+        let works = Staged::anonymous_works(&tmp);
         println!("anonymous staging works here: {works}");
         if works {
-            let mut staged = Staged::create_anonymous(dir.path()).unwrap();
+            let mut staged = Staged::create_anonymous(&tmp).unwrap();
             staged.write_all(b"abc").unwrap();
-            let target = dir.path().join("linked");
-            staged.link_to(&target).unwrap();
-            assert_eq!(fs::read(&target).unwrap(), b"abc");
+            staged.link_to(&tmp, "linked").unwrap();
+            assert_eq!(fs::read(dir.path().join("linked")).unwrap(), b"abc");
             assert_eq!(
-                staged.link_to(&target).unwrap_err().kind(),
+                staged.link_to(&tmp, "linked").unwrap_err().kind(),
                 std::io::ErrorKind::AlreadyExists
             );
         }
         drop(dir);
+    }
+
+    #[test]
+    fn the_sweep_removes_only_old_unheld_staged_files_and_follows_no_symlink() {
+        let dir = tempfile::tempdir().unwrap();
+        let root = dir.path().join("tmp");
+        fs::create_dir(&root).unwrap();
+        let outside = dir.path().join("outside");
+        fs::write(&outside, "keep").unwrap();
+        let tmp = Dir::open_root(&root).unwrap().unwrap();
+        let age = |name: &str| {
+            let file = File::options().write(true).open(root.join(name)).unwrap();
+            file.set_modified(SystemTime::now() - Duration::from_secs(120))
+                .unwrap();
+        };
+        fs::write(root.join("staged-old"), "x").unwrap();
+        age("staged-old");
+        fs::write(root.join("staged-new"), "x").unwrap();
+        let held = Staged::create(&tmp).unwrap();
+        age(held.path.file_name().unwrap().to_str().unwrap());
+        std::os::unix::fs::symlink(&outside, root.join("staged-link")).unwrap();
+        sweep_abandoned(&tmp);
+        let mut left: Vec<String> = fs::read_dir(&root)
+            .unwrap()
+            .map(|e| e.unwrap().file_name().into_string().unwrap())
+            .collect();
+        left.sort();
+        let held_name = held.path.file_name().unwrap().to_str().unwrap().to_string();
+        let mut expected = vec!["staged-link".to_string(), "staged-new".into(), held_name];
+        expected.sort();
+        assert_eq!(left, expected);
+        assert_eq!(fs::read_to_string(&outside).unwrap(), "keep");
     }
 }

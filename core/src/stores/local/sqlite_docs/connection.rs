@@ -8,9 +8,9 @@ use std::time::{Duration, Instant};
 use rusqlite::{params_from_iter, Connection, ErrorCode, OptionalExtension};
 use serde_json::Value;
 
-use crate::stores::document::eval;
-use crate::stores::document::query::{Document, Filter, Predicate};
-use crate::stores::error::{StoreError, StoreResult};
+use agent_env_store::document::eval;
+use agent_env_store::document::query::{Document, Filter, Predicate};
+use agent_env_store::error::{StoreError, StoreResult};
 
 /// How long a write waits for another process's write lock.
 pub const BUSY_TIMEOUT: Duration = Duration::from_secs(5);

@@ -15,11 +15,11 @@ use std::sync::{Mutex, MutexGuard};
 use self::connection::{encode, sqlite_error, table_name, Db};
 use super::private_dir::ensure_private_dir;
 use crate::stores::config_table::{self, ConfigTable};
-use crate::stores::document::eval;
-use crate::stores::document::ids;
-use crate::stores::document::query::{Document, Filter, Sort, UpdateSpec};
-use crate::stores::document::DocumentStore;
-use crate::stores::error::{StoreError, StoreResult};
+use agent_env_store::document::eval;
+use agent_env_store::document::ids;
+use agent_env_store::document::query::{Document, Filter, Sort, UpdateSpec};
+use agent_env_store::document::DocumentStore;
+use agent_env_store::error::{StoreError, StoreResult};
 
 /// The class name, as `[stores.document] impl` names it.
 pub const CLASS: &str = "LocalSqliteDocumentStore";

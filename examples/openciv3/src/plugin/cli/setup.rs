@@ -5,7 +5,7 @@ use std::io::{Read, Write};
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 
-use agent_env_plugin_sdk::HostHandle;
+use agent_env_plugin_sdk::{HostHandle, ObjectStore};
 use clap::Args;
 
 use super::progress::Progress;
@@ -114,7 +114,9 @@ fn setup(args: &SetupArgs, host: &HostHandle) -> Result<String, String> {
     let label = format!("Storing {}", key.rsplit('/').next().unwrap_or(&key));
     let progress = Progress::start(&tarball, size, &label);
     let absolute = std::fs::canonicalize(&tarball).unwrap_or(tarball.clone());
-    let stored = host.object_put_file(&key, &absolute, Some("application/x-tar"));
+    let stored = host
+        .objects()
+        .put_file(&key, &absolute, "application/x-tar");
     drop(progress);
     let url = stored.map_err(|e| format!("the object store refused the image tarball: {e}"))?;
     eprintln!(
@@ -126,18 +128,9 @@ fn setup(args: &SetupArgs, host: &HostHandle) -> Result<String, String> {
 }
 
 fn list_keys(host: &HostHandle, prefix: &str) -> Result<Vec<String>, String> {
-    let answer = host
-        .store("object", "list", serde_json::json!({ "prefix": prefix }))
-        .map_err(|e| format!("cannot list {prefix} in the object store: {e}"))?;
-    Ok(answer
-        .get("keys")
-        .and_then(|k| k.as_array())
-        .map(|keys| {
-            keys.iter()
-                .filter_map(|k| k.as_str().map(str::to_string))
-                .collect()
-        })
-        .unwrap_or_default())
+    host.objects()
+        .list(prefix)
+        .map_err(|e| format!("cannot list {prefix} in the object store: {e}"))
 }
 
 fn is_gzip(path: &Path) -> bool {

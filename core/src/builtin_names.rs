@@ -1,0 +1,154 @@
+//! The names agent-env owns in each group. A plugin may never take one of these; config, the registry,
+//! the run and the report read them from here.
+
+/// Built-in env types.
+pub const ENVS: &[&str] = &[
+    "computer_driver",
+    "gateway_server",
+    "mcp_server",
+    "multi",
+    "service_db",
+    "website",
+];
+
+/// Built-in artifact types.
+pub const ARTIFACTS: &[&str] = &[
+    "cli",
+    "file",
+    "file_artifact_universe",
+    "docker_image",
+    "environment",
+    "environment_universe",
+    "skill",
+];
+
+/// Built-in task step types.
+pub const TASK_STEPS: &[&str] = &[
+    // deploy and set up
+    "deploy_sandbox",
+    "deploy_env",
+    "deploy_agent",
+    "deploy_human_agent",
+    "install_agent",
+    "load_artifact",
+    "add_skills",
+    "apply_server_config",
+    "modify_env_tool_access",
+    "peer_agents",
+    "register_env_triggers",
+    "register_agent_triggers",
+    "sync_env_clock",
+    "reset_env",
+    "build_mcp_cli",
+    "run_docker_container",
+    "run_code",
+    "review",
+    "teardown_sandboxes",
+    // agent interaction and state
+    "prompt_agent",
+    "collect_artifacts",
+    "snapshot_agent_state",
+    "snapshot_env",
+    // verifiers
+    "verify_sandbox",
+    "rubrics_verifier",
+    "env_outcome_verifier",
+    "agent_prompt_response_verifier",
+    "run_container_unit_tests_verifier",
+    "aggregate_verifiers",
+    // validators
+    "verify_mcp_tool_schema",
+    "verify_spec_conformance",
+    "verify_mcp_env_assessment",
+    "validation_gate_aggregator",
+    "verify_universe_load_export_roundtrip",
+    "combine_universe_verdicts",
+    "verify_env_card",
+    "verify_env_core_protocol",
+    "verify_a2a_agent_card",
+    "verify_a2a_agent_config_identity",
+    "verify_a2a_agent_mcp",
+    "verify_a2a_core_protocol",
+    "verify_a2a_install",
+    "verify_a2a_modalities",
+    "verify_a2a_peer_agents",
+    "verify_a2a_role",
+    "verify_a2a_skill_config",
+    "verify_a2a_snapshot",
+    "verify_a2a_system_prompt",
+    "verify_a2a_trajectory",
+];
+
+/// Built-in sandbox providers.
+pub const SANDBOX_PROVIDERS: &[&str] = &[
+    "modal",
+    "modal_vm",
+    "e2b",
+    "sail_vm",
+    "smol_vm",
+    "tensorlake",
+    "vercel",
+    "tenki",
+    "boxd",
+    "daytona",
+    "local",
+];
+
+/// Built-in env state providers.
+pub const STATE_PROVIDERS: &[&str] = &["local_postgres"];
+
+/// Built-in environment providers.
+pub const ENV_PROVIDERS: &[&str] = &["gateway", "server"];
+
+/// Command names the core owns: agent-env's own commands, then the original's reserved ones.
+pub const CLI_COMMANDS: &[&str] = &[
+    "plugin",
+    "config",
+    "run",
+    "store",
+    "a2a-agent",
+    "artifact",
+    "bundle",
+    "env",
+    "eval",
+    "task",
+    "up",
+    "help",
+];
+
+/// Root flags the core owns.
+pub const ROOT_FLAGS: &[&str] = &["--verbose", "-v", "--version", "--help", "-h"];
+
+/// agent-env's own bundles (name, value shown in the report).
+pub const CORE_BUNDLES: &[(&str, &str)] = &[("hello", "agent-env:bundles/hello")];
+
+/// The built-in names of a group.
+pub fn names(group: &str) -> &'static [&'static str] {
+    match group {
+        "envs" => ENVS,
+        "artifacts" => ARTIFACTS,
+        "task_steps" => TASK_STEPS,
+        "sandbox_providers" => SANDBOX_PROVIDERS,
+        "state_providers" => STATE_PROVIDERS,
+        "env_providers" => ENV_PROVIDERS,
+        "cli_plugins" => CLI_COMMANDS,
+        "cli_root_options" => ROOT_FLAGS,
+        _ => &[],
+    }
+}
+
+pub fn is_builtin(group: &str, name: &str) -> bool {
+    names(group).contains(&name)
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn the_lists_hold_no_duplicates() {
+        for group in agent_env_protocol::names::GROUPS {
+            let names = super::names(group);
+            let set: std::collections::HashSet<_> = names.iter().collect();
+            assert_eq!(set.len(), names.len(), "{group}");
+        }
+    }
+}

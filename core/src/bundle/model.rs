@@ -1,0 +1,91 @@
+//! A parsed bundle and its entities: the artifacts and skills, tasks, evals and build contexts the
+//! parser reads from a bundle's folder, as a run plans and writes them.
+
+use std::collections::BTreeMap;
+
+use serde_json::{Map, Value};
+
+/// A parsed bundle.
+#[derive(Debug, Clone)]
+pub struct Bundle {
+    /// How the bundle's root is shown in messages (`~/my-hello`, or `hello` for the built-in one).
+    pub display_root: String,
+    /// The root of every id this bundle writes.
+    pub id_root: String,
+    /// The first text line of `README.md`.
+    pub description: Option<String>,
+    /// Artifacts and skills (they share one store, so one list).
+    pub artifacts: Vec<Artifact>,
+    pub tasks: Vec<Task>,
+    pub evals: Vec<Eval>,
+    /// `envs/<name>/` and `agents/<name>/` build contexts.
+    pub builds: Vec<BuildEntry>,
+    /// `aliases.toml`: table (`agents`/`envs`) → folder name → aliases.
+    pub aliases: BTreeMap<String, BTreeMap<String, Vec<String>>>,
+    /// Entries that are not part of the bundle, relative to its root.
+    pub ignored: Vec<String>,
+}
+
+/// An artifact (or skill) folder.
+#[derive(Debug, Clone)]
+pub struct Artifact {
+    pub name: String,
+    /// `artifacts/<name>` or `skills/<name>`.
+    pub path: String,
+    pub id: String,
+    pub artifact_type: String,
+    /// Keys of `artifact.toml` beside `type` and `id`.
+    pub config: Map<String, Value>,
+    /// Content files relative to the folder, sorted (without `artifact.toml`).
+    pub files: Vec<String>,
+}
+
+/// A task file.
+#[derive(Debug, Clone)]
+pub struct Task {
+    pub name: String,
+    /// `tasks/<name>.json`.
+    pub path: String,
+    pub id: String,
+    /// The step objects as written.
+    pub steps: Vec<Map<String, Value>>,
+}
+
+/// An eval file.
+#[derive(Debug, Clone)]
+pub struct Eval {
+    pub name: String,
+    /// `evals/<name>.toml`.
+    pub path: String,
+    pub id: String,
+    pub eval_type: String,
+    /// Task names or ids, as written.
+    pub tasks: Vec<String>,
+}
+
+/// An `envs/<name>/` or `agents/<name>/` folder.
+#[derive(Debug, Clone)]
+pub struct BuildEntry {
+    /// `envs` or `agents`.
+    pub kind: String,
+    pub name: String,
+    pub path: String,
+    pub id: String,
+    pub entry_type: String,
+}
+
+impl Bundle {
+    /// The task with this name or id.
+    pub fn task(&self, name_or_id: &str) -> Option<&Task> {
+        self.tasks
+            .iter()
+            .find(|t| t.name == name_or_id || t.id == name_or_id)
+    }
+
+    /// The artifact (or skill) with this name or id.
+    pub fn artifact(&self, name_or_id: &str) -> Option<&Artifact> {
+        self.artifacts
+            .iter()
+            .find(|a| a.name == name_or_id || a.id == name_or_id)
+    }
+}

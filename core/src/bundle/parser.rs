@@ -1,0 +1,715 @@
+//! The bundle parser (§10.1): reads a bundle's tree (its kind directories and their entries) into a
+//! [`Bundle`]. Every problem is collected, then all are reported together, sorted.
+
+use std::collections::BTreeMap;
+
+use serde_json::{Map, Value};
+use unicode_normalization::UnicodeNormalization;
+
+use super::error::BundleError;
+use super::ids::{self, DERIVED_SEPARATOR};
+use super::model::{Artifact, BuildEntry, Bundle, Eval, Task};
+use super::tree::{is_ignored_name, Entry, Tree};
+
+/// The kind directories, in the order messages list them.
+pub const KIND_DIRS: [&str; 6] = ["envs", "agents", "artifacts", "skills", "tasks", "evals"];
+
+/// Reads a bundle from `tree`; `display_root` prefixes every problem, `id_root` roots every id.
+pub fn parse_tree(
+    tree: Tree<'_>,
+    display_root: &str,
+    id_root: &str,
+) -> Result<Bundle, BundleError> {
+    let mut p = Parser {
+        tree,
+        root: display_root.to_string(),
+        id_root: id_root.to_string(),
+        problems: Vec::new(),
+        bundle: Bundle {
+            display_root: display_root.to_string(),
+            id_root: id_root.to_string(),
+            description: None,
+            artifacts: Vec::new(),
+            tasks: Vec::new(),
+            evals: Vec::new(),
+            builds: Vec::new(),
+            aliases: BTreeMap::new(),
+            ignored: Vec::new(),
+        },
+    };
+    p.parse_root();
+    if p.problems.is_empty() {
+        Ok(p.bundle)
+    } else {
+        Err(BundleError::new(p.problems))
+    }
+}
+
+struct Parser<'a> {
+    tree: Tree<'a>,
+    root: String,
+    id_root: String,
+    problems: Vec<String>,
+    bundle: Bundle,
+}
+
+/// The key two names collide under: case-folded, compatibility-normalized.
+fn collision_key(name: &str) -> String {
+    name.nfkc().flat_map(char::to_lowercase).collect()
+}
+
+fn nfc(name: &str) -> String {
+    name.nfc().collect()
+}
+
+impl Parser<'_> {
+    fn problem(&mut self, rel: &str, message: impl Into<String>) {
+        let message = message.into();
+        if rel.is_empty() {
+            self.problems.push(format!("{}: {message}", self.root));
+        } else {
+            self.problems
+                .push(format!("{}/{rel}: {message}", self.root));
+        }
+    }
+
+    fn entity_id(&self, name: &str) -> String {
+        format!("{}/{}", self.id_root, nfc(name))
+    }
+
+    fn parse_root(&mut self) {
+        let entries = match self.tree.list("") {
+            Ok(e) => e,
+            Err(e) => {
+                self.problem("", format!("can't be read: {e}"));
+                return;
+            }
+        };
+        if !entries
+            .iter()
+            .any(|e| e.is_dir && KIND_DIRS.contains(&e.name.as_str()))
+        {
+            let near: Vec<&str> = entries
+                .iter()
+                .filter_map(|e| {
+                    KIND_DIRS
+                        .iter()
+                        .find(|k| **k != e.name && k.eq_ignore_ascii_case(&e.name))
+                        .copied()
+                })
+                .collect();
+            if near.is_empty() {
+                self.problem(
+                    "",
+                    "not a bundle: it has none of envs/, agents/, artifacts/, skills/, tasks/, evals/",
+                );
+            }
+        }
+        for entry in &entries {
+            let name = entry.name.as_str();
+            if is_ignored_name(name) {
+                continue;
+            }
+            match (name, entry.is_dir) {
+                ("bundle.toml", _) => self.problem(
+                    name,
+                    "reserved: a bundle takes its name from the folder and its description from README.md",
+                ),
+                ("README.md", false) => self.read_readme(),
+                ("aliases.toml", false) => self.read_aliases(),
+                (kind, true) if KIND_DIRS.contains(&kind) => {}
+                (kind, false) if KIND_DIRS.contains(&kind) => {
+                    self.problem(kind, format!("must be a folder, {kind}/"))
+                }
+                _ => {
+                    if let Some(k) = KIND_DIRS
+                        .iter()
+                        .chain(["README.md", "aliases.toml", "bundle.toml"].iter())
+                        .find(|k| k.eq_ignore_ascii_case(name))
+                    {
+                        self.problem(name, format!("rename to {k}; names are case-sensitive"));
+                    } else {
+                        self.bundle.ignored.push(name.to_string());
+                    }
+                }
+            }
+        }
+        let has = |k: &str| entries.iter().any(|e| e.is_dir && e.name == k);
+        if has("artifacts") {
+            self.read_artifact_folders("artifacts");
+        }
+        if has("skills") {
+            self.read_artifact_folders("skills");
+        }
+        if has("tasks") {
+            self.read_tasks();
+        }
+        if has("evals") {
+            self.read_evals();
+        }
+        for kind in ["envs", "agents"] {
+            if has(kind) {
+                self.read_builds(kind);
+            }
+        }
+        self.check_shared_names();
+        self.check_duplicate_ids();
+        self.problems.sort();
+        self.problems.dedup();
+    }
+
+    /// The entries of the folder `kind` that aren't ignored names, each with its path in the bundle; a
+    /// folder that can't be read is a problem and has none.
+    fn entries_of(&mut self, kind: &str) -> Vec<(Entry, String)> {
+        match self.tree.list(kind) {
+            Ok(entries) => entries
+                .into_iter()
+                .filter(|e| !is_ignored_name(&e.name))
+                .map(|e| {
+                    let rel = format!("{kind}/{}", e.name);
+                    (e, rel)
+                })
+                .collect(),
+            Err(e) => {
+                self.problem(kind, format!("can't be read: {e}"));
+                Vec::new()
+            }
+        }
+    }
+
+    fn read_readme(&mut self) {
+        match self.tree.read("README.md") {
+            Ok(bytes) => {
+                self.bundle.description = first_text_line(&String::from_utf8_lossy(&bytes));
+            }
+            Err(e) => self.problem("README.md", format!("can't be read: {e}")),
+        }
+    }
+
+    fn read_aliases(&mut self) {
+        let text = match self.tree.read("aliases.toml") {
+            Ok(b) => String::from_utf8_lossy(&b).into_owned(),
+            Err(e) => return self.problem("aliases.toml", format!("can't be read: {e}")),
+        };
+        let table: toml::Table = match text.parse() {
+            Ok(t) => t,
+            Err(e) => {
+                return self.problem("aliases.toml", format!("isn't valid TOML: {}", e.message()))
+            }
+        };
+        for (section, value) in table {
+            if section != "agents" && section != "envs" {
+                self.problem(
+                    "aliases.toml",
+                    format!("unknown table [{section}]; it takes [agents] and [envs]"),
+                );
+                continue;
+            }
+            let Some(map) = value.as_table() else {
+                self.problem("aliases.toml", format!("[{section}] must be a table"));
+                continue;
+            };
+            let mut out = BTreeMap::new();
+            for (folder, aliases) in map {
+                let list: Option<Vec<String>> = aliases
+                    .as_array()
+                    .and_then(|a| a.iter().map(|v| v.as_str().map(str::to_string)).collect());
+                let Some(list) = list else {
+                    self.problem(
+                        "aliases.toml",
+                        format!("[{section}] {folder} must be a list of strings"),
+                    );
+                    continue;
+                };
+                for alias in &list {
+                    if !is_valid_alias(alias) {
+                        self.problem(
+                            "aliases.toml",
+                            format!(
+                                "alias '{alias}' must be lowercase letters, digits and '-', at most 64 characters"
+                            ),
+                        );
+                    }
+                }
+                out.insert(folder.clone(), list);
+            }
+            self.bundle.aliases.insert(section, out);
+        }
+    }
+
+    fn read_artifact_folders(&mut self, kind: &str) {
+        let mut seen: BTreeMap<String, String> = BTreeMap::new();
+        for (entry, rel) in self.entries_of(kind) {
+            if !entry.is_dir {
+                self.bundle.ignored.push(rel);
+                continue;
+            }
+            let name = nfc(&entry.name);
+            if let Some(other) = seen.insert(collision_key(&name), name.clone()) {
+                self.problem(
+                    &rel,
+                    format!(
+                        "'{other}' and '{name}' differ only in case or Unicode form; rename one"
+                    ),
+                );
+            }
+            if name.contains(DERIVED_SEPARATOR) {
+                self.problem(
+                    &rel,
+                    format!("'{name}': '__' is reserved in artifact and skill names, since derived ids use it"),
+                );
+            }
+            if kind == "skills" {
+                self.read_skill(&rel, &name);
+            } else {
+                self.read_artifact(&rel, &name);
+            }
+        }
+    }
+
+    fn read_skill(&mut self, rel: &str, name: &str) {
+        let files = match self.tree.files_below(rel) {
+            Ok(f) => f,
+            Err(e) => return self.problem(rel, format!("can't be read: {e}")),
+        };
+        if !files.iter().any(|f| f == "SKILL.md") {
+            match files.iter().find(|f| f.eq_ignore_ascii_case("SKILL.md")) {
+                Some(_) => self.problem(rel, "rename to SKILL.md; names are case-sensitive"),
+                None => self.problem(rel, "a skill needs a SKILL.md"),
+            }
+        }
+        self.bundle.artifacts.push(Artifact {
+            name: name.to_string(),
+            path: rel.to_string(),
+            id: self.entity_id(name),
+            artifact_type: "skill".to_string(),
+            config: Map::new(),
+            files,
+        });
+    }
+
+    fn read_artifact(&mut self, rel: &str, name: &str) {
+        let all = match self.tree.files_below(rel) {
+            Ok(f) => f,
+            Err(e) => return self.problem(rel, format!("can't be read: {e}")),
+        };
+        let mut declared_type = None;
+        let mut id = self.entity_id(name);
+        let mut config = Map::new();
+        if all.iter().any(|f| f == "artifact.toml") {
+            let path = format!("{rel}/artifact.toml");
+            match self
+                .tree
+                .read(&path)
+                .map(|b| String::from_utf8_lossy(&b).into_owned())
+            {
+                Ok(text) => match text.parse::<toml::Table>() {
+                    Ok(table) => {
+                        for (key, value) in table {
+                            match (key.as_str(), value) {
+                                ("type", toml::Value::String(t)) => declared_type = Some(t),
+                                ("type", _) => self.problem(&path, "type must be a string"),
+                                ("id", toml::Value::String(i)) => {
+                                    match ids::check_authored_id(&i) {
+                                        Ok(()) => id = i,
+                                        Err(m) => self.problem(&path, m),
+                                    }
+                                }
+                                ("id", _) => self.problem(&path, "id must be a string"),
+                                (_, v) => {
+                                    config.insert(key, toml_to_json(v));
+                                }
+                            }
+                        }
+                    }
+                    Err(e) => self.problem(&path, format!("isn't valid TOML: {}", e.message())),
+                },
+                Err(e) => self.problem(&path, format!("can't be read: {e}")),
+            }
+        }
+        let files: Vec<String> = all.into_iter().filter(|f| f != "artifact.toml").collect();
+        if files.iter().any(|f| f == "SKILL.md") {
+            self.problem(
+                rel,
+                "this looks like a skill: skills live in skills/<name>/, not artifacts/",
+            );
+        }
+        for f in &files {
+            if !f.contains('/') {
+                for exact in ["Dockerfile", "artifact.toml"] {
+                    if f != exact && f.eq_ignore_ascii_case(exact) {
+                        self.problem(
+                            &format!("{rel}/{f}"),
+                            format!("rename to {exact}; names are case-sensitive"),
+                        );
+                    }
+                }
+            }
+        }
+        let artifact_type = match declared_type {
+            Some(t) => t,
+            None if files.iter().any(|f| f == "Dockerfile") => "docker_image".to_string(),
+            None if files.len() == 1 => "file".to_string(),
+            None if files.is_empty() => {
+                self.problem(rel, "is empty: put the artifact's files in it");
+                "file_artifact_universe".to_string()
+            }
+            None => "file_artifact_universe".to_string(),
+        };
+        self.bundle.artifacts.push(Artifact {
+            name: name.to_string(),
+            path: rel.to_string(),
+            id,
+            artifact_type,
+            config,
+            files,
+        });
+    }
+
+    fn read_tasks(&mut self) {
+        let mut seen: BTreeMap<String, String> = BTreeMap::new();
+        for (entry, rel) in self.entries_of("tasks") {
+            if entry.is_dir {
+                let name = entry.name.clone();
+                self.problem(
+                    &rel,
+                    format!("task folders are not supported yet; write tasks/{name}.json"),
+                );
+                continue;
+            }
+            let Some(stem) = entry.name.strip_suffix(".json") else {
+                if entry.name.to_ascii_lowercase().ends_with(".json") {
+                    self.problem(&rel, "rename to end in .json; names are case-sensitive");
+                } else {
+                    self.bundle.ignored.push(rel);
+                }
+                continue;
+            };
+            let name = nfc(stem);
+            if let Some(other) = seen.insert(collision_key(&name), name.clone()) {
+                self.problem(
+                    &rel,
+                    format!(
+                        "'{other}' and '{name}' differ only in case or Unicode form; rename one"
+                    ),
+                );
+            }
+            let text = match self.tree.read(&rel) {
+                Ok(b) => b,
+                Err(e) => {
+                    self.problem(&rel, format!("can't be read: {e}"));
+                    continue;
+                }
+            };
+            let steps = match serde_json::from_slice::<Value>(&text) {
+                Ok(Value::Array(items)) => self.read_steps(&rel, items),
+                Ok(_) => {
+                    self.problem(&rel, "a task file must be a JSON array of step objects");
+                    continue;
+                }
+                Err(e) => {
+                    self.problem(&rel, format!("isn't valid JSON: {e}"));
+                    continue;
+                }
+            };
+            let id = self.entity_id(&name);
+            self.bundle.tasks.push(Task {
+                name,
+                path: rel,
+                id,
+                steps,
+            });
+        }
+    }
+
+    fn read_steps(&mut self, rel: &str, items: Vec<Value>) -> Vec<Map<String, Value>> {
+        let mut steps = Vec::new();
+        let mut ids_so_far: Vec<String> = Vec::new();
+        if items.is_empty() {
+            self.problem(rel, "a task needs at least one step");
+        }
+        for (index, item) in items.into_iter().enumerate() {
+            let n = index + 1;
+            let Value::Object(step) = item else {
+                self.problem(rel, "a task file must be a JSON array of step objects");
+                continue;
+            };
+            let id = match step.get("id") {
+                Some(Value::String(s)) if !s.is_empty() => s.clone(),
+                _ => {
+                    self.problem(rel, format!("step {n} needs an 'id' (a non-empty string)"));
+                    format!("#{n}")
+                }
+            };
+            if !matches!(step.get("type"), Some(Value::String(s)) if !s.is_empty()) {
+                self.problem(
+                    rel,
+                    format!("step '{id}' needs a 'type' (a non-empty string)"),
+                );
+            }
+            if ids_so_far.contains(&id) {
+                self.problem(
+                    rel,
+                    format!("two steps have the id '{id}'; step ids must be unique in a task"),
+                );
+            }
+            if let Some(f) = step.get("fail_task_on_error") {
+                if !f.is_boolean() {
+                    self.problem(
+                        rel,
+                        format!("step '{id}': fail_task_on_error must be true or false"),
+                    );
+                }
+            }
+            if let Some(deps) = step.get("depends_on") {
+                match super::step_fields::dependency_ids(deps) {
+                    Ok(list) => {
+                        for dep in list {
+                            if !ids_so_far.contains(&dep) {
+                                self.problem(
+                                    rel,
+                                    format!(
+                                        "step '{id}' depends on '{dep}', which is not an earlier step of this task"
+                                    ),
+                                );
+                            }
+                        }
+                    }
+                    Err(m) => self.problem(rel, format!("step '{id}': {m}")),
+                }
+            }
+            ids_so_far.push(id);
+            steps.push(step);
+        }
+        steps
+    }
+
+    fn read_evals(&mut self) {
+        for (entry, rel) in self.entries_of("evals") {
+            let Some(stem) = entry.name.strip_suffix(".toml").filter(|_| !entry.is_dir) else {
+                self.bundle.ignored.push(rel);
+                continue;
+            };
+            let name = nfc(stem);
+            let text = match self.tree.read(&rel) {
+                Ok(b) => String::from_utf8_lossy(&b).into_owned(),
+                Err(e) => {
+                    self.problem(&rel, format!("can't be read: {e}"));
+                    continue;
+                }
+            };
+            let table: toml::Table = match text.parse() {
+                Ok(t) => t,
+                Err(e) => {
+                    self.problem(&rel, format!("isn't valid TOML: {}", e.message()));
+                    continue;
+                }
+            };
+            let mut eval = Eval {
+                id: self.entity_id(&name),
+                name,
+                path: rel.clone(),
+                eval_type: "eval".to_string(),
+                tasks: Vec::new(),
+            };
+            let mut has_tasks = false;
+            for (key, value) in table {
+                match key.as_str() {
+                    "tasks" => {
+                        has_tasks = true;
+                        let list: Option<Vec<String>> = value.as_array().and_then(|a| {
+                            a.iter().map(|v| v.as_str().map(str::to_string)).collect()
+                        });
+                        match list {
+                            Some(l) if !l.is_empty() => eval.tasks = l,
+                            _ => self.problem(
+                                &rel,
+                                "tasks must be a non-empty list of task names or ids",
+                            ),
+                        }
+                    }
+                    "type" => match value.as_str() {
+                        Some(t) => eval.eval_type = t.to_string(),
+                        None => self.problem(&rel, "type must be a string"),
+                    },
+                    "id" => match value.as_str().map(|i| (i, ids::check_authored_id(i))) {
+                        Some((i, Ok(()))) => eval.id = i.to_string(),
+                        Some((_, Err(m))) => self.problem(&rel, m),
+                        None => self.problem(&rel, "id must be a string"),
+                    },
+                    other => self.problem(
+                        &rel,
+                        format!("unknown key '{other}'; an eval takes tasks, type, id"),
+                    ),
+                }
+            }
+            if !has_tasks {
+                self.problem(
+                    &rel,
+                    "an eval needs tasks, a non-empty list of task names or ids",
+                );
+            }
+            self.bundle.evals.push(eval);
+        }
+    }
+
+    fn read_builds(&mut self, kind: &str) {
+        let (toml_name, default_type) = if kind == "envs" {
+            ("env.toml", "mcp_server")
+        } else {
+            ("agent.toml", "a2a_agent")
+        };
+        for (entry, rel) in self.entries_of(kind) {
+            if !entry.is_dir {
+                self.bundle.ignored.push(rel);
+                continue;
+            }
+            let has_dockerfile = self.tree.is_file(&format!("{rel}/Dockerfile"));
+            let has_toml = self.tree.is_file(&format!("{rel}/{toml_name}"));
+            if !has_dockerfile && !has_toml {
+                let listing = self.tree.list(&rel).unwrap_or_default();
+                if let Some(f) = listing
+                    .iter()
+                    .find(|e| e.name.eq_ignore_ascii_case("Dockerfile"))
+                {
+                    let name = f.name.clone();
+                    self.problem(
+                        &format!("{rel}/{name}"),
+                        "rename to Dockerfile; names are case-sensitive",
+                    );
+                } else {
+                    self.problem(&rel, format!("needs a Dockerfile or {toml_name}"));
+                }
+            }
+            let name = nfc(&entry.name);
+            self.bundle.builds.push(BuildEntry {
+                kind: kind.to_string(),
+                id: self.entity_id(&name),
+                name,
+                path: rel,
+                entry_type: default_type.to_string(),
+            });
+        }
+    }
+
+    fn check_shared_names(&mut self) {
+        let mut by_key: BTreeMap<String, Vec<String>> = BTreeMap::new();
+        for a in &self.bundle.artifacts {
+            by_key
+                .entry(collision_key(&a.name))
+                .or_default()
+                .push(a.path.clone());
+        }
+        for paths in by_key.into_values() {
+            let kinds: Vec<&str> = paths.iter().filter_map(|p| p.split('/').next()).collect();
+            if kinds.contains(&"artifacts") && kinds.contains(&"skills") {
+                self.problems.push(format!(
+                    "{}: {} share a name; artifacts and skills share one store, so rename one",
+                    self.root,
+                    paths.join(" and ")
+                ));
+            }
+        }
+    }
+
+    fn check_duplicate_ids(&mut self) {
+        let mut owners: BTreeMap<(String, String), Vec<String>> = BTreeMap::new();
+        let b = &self.bundle;
+        let entries = b
+            .artifacts
+            .iter()
+            .map(|a| ("artifacts", &a.id, &a.path))
+            .chain(b.tasks.iter().map(|t| ("tasks", &t.id, &t.path)))
+            .chain(b.evals.iter().map(|e| ("evals", &e.id, &e.path)))
+            .chain(b.builds.iter().map(|e| (e.kind.as_str(), &e.id, &e.path)));
+        for (store, id, path) in entries {
+            let store = if store == "skills" {
+                "artifacts"
+            } else {
+                store
+            };
+            owners
+                .entry((store.to_string(), id.clone()))
+                .or_default()
+                .push(path.clone());
+        }
+        for ((_, id), paths) in owners {
+            if paths.len() > 1 {
+                self.problems.push(format!(
+                    "{}: {} have the same id '{id}'; ids must be unique",
+                    self.root,
+                    paths.join(" and ")
+                ));
+            }
+        }
+    }
+}
+
+/// An alias: `[a-z0-9]`, then up to 62 of `[a-z0-9-]`, ending in `[a-z0-9]`.
+fn is_valid_alias(alias: &str) -> bool {
+    let ok = |c: char| c.is_ascii_lowercase() || c.is_ascii_digit();
+    !alias.is_empty()
+        && alias.len() <= 64
+        && alias.chars().all(|c| ok(c) || c == '-')
+        && alias.chars().next().is_some_and(ok)
+        && alias.chars().last().is_some_and(ok)
+}
+
+/// The first line of text of a README: front matter, badges, HTML and blank lines skipped; heading
+/// markers dropped.
+pub fn first_text_line(text: &str) -> Option<String> {
+    let mut lines = text.lines().peekable();
+    if lines.peek().map(|l| l.trim()) == Some("---") {
+        lines.next();
+        for line in lines.by_ref() {
+            if line.trim() == "---" {
+                break;
+            }
+        }
+    }
+    for line in lines {
+        let t = line.trim();
+        if t.is_empty() || t.starts_with('<') || t.starts_with("[![") || t.starts_with("![") {
+            continue;
+        }
+        let t = t.trim_start_matches('#').trim();
+        if !t.is_empty() {
+            return Some(t.to_string());
+        }
+    }
+    None
+}
+
+/// A TOML value as JSON (datetimes become their text).
+pub fn toml_to_json(value: toml::Value) -> Value {
+    match value {
+        toml::Value::String(s) => Value::String(s),
+        toml::Value::Integer(i) => Value::from(i),
+        toml::Value::Float(f) => Value::from(f),
+        toml::Value::Boolean(b) => Value::Bool(b),
+        toml::Value::Datetime(d) => Value::String(d.to_string()),
+        toml::Value::Array(a) => Value::Array(a.into_iter().map(toml_to_json).collect()),
+        toml::Value::Table(t) => {
+            Value::Object(t.into_iter().map(|(k, v)| (k, toml_to_json(v))).collect())
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn readme_description_skips_front_matter_badges_and_html() {
+        let text = "---\ntitle: x\n---\n\n[![ci](b.svg)](x)\n<p>hi</p>\n# The real line\nmore";
+        assert_eq!(first_text_line(text).as_deref(), Some("The real line"));
+    }
+
+    #[test]
+    fn aliases_are_lowercase_and_bounded() {
+        assert!(is_valid_alias("a-1"));
+        assert!(!is_valid_alias("-a"));
+        assert!(!is_valid_alias("A"));
+        assert!(!is_valid_alias(&"a".repeat(65)));
+    }
+}

@@ -1,0 +1,115 @@
+//! From a selection to a built store: the `config` table's references are resolved (`secret:` through the
+//! configured secret store, never inside `[stores.secret]` itself), then `stores::build_store` builds it.
+//! An impl that names a missing class or package fails here, never falling back to the default.
+
+use super::document::ConfigDocument;
+use super::error::ConfigError;
+use super::plugins::table_to_json;
+use super::references::{resolve_table_at, SecretLookup};
+use super::store_selection::{selection, StoreSelection};
+use crate::stores::{build_store, AnyStore, PluginStoreFactory, SecretStore, StoreKind, StoreSpec};
+use std::sync::{Arc, OnceLock};
+use toml::Table;
+
+/// A built secret store answering `secret:` references.
+pub struct StoreSecrets(pub Arc<dyn SecretStore>);
+
+impl SecretLookup for StoreSecrets {
+    fn get(&self, name: &str) -> Result<Option<String>, String> {
+        self.0.get(name).map_err(|e| e.to_string())
+    }
+}
+
+/// The configured secret store, built on the first `secret:` lookup only (most configs have none), and
+/// reused after that. A store that fails to build makes each lookup fail with its reason.
+pub struct LazySecrets<'a> {
+    doc: &'a ConfigDocument,
+    plugins: Option<&'a dyn PluginStoreFactory>,
+    built: OnceLock<Result<StoreSecrets, ConfigError>>,
+}
+
+impl<'a> LazySecrets<'a> {
+    pub fn new(doc: &'a ConfigDocument, plugins: Option<&'a dyn PluginStoreFactory>) -> Self {
+        LazySecrets {
+            doc,
+            plugins,
+            built: OnceLock::new(),
+        }
+    }
+}
+
+impl SecretLookup for LazySecrets<'_> {
+    fn get(&self, name: &str) -> Result<Option<String>, String> {
+        match self
+            .built
+            .get_or_init(|| configured_secrets(self.doc, self.plugins))
+        {
+            Ok(store) => store.get(name),
+            Err(e) => Err(format!("[stores.secret] could not be built: {e}")),
+        }
+    }
+}
+
+pub(super) fn store_kind(selection: &StoreSelection) -> Result<StoreKind, ConfigError> {
+    StoreKind::parse(selection.kind).ok_or_else(|| {
+        ConfigError::Store(format!(
+            "[{}] is not a store section; it cannot be built as a store",
+            selection.kind
+        ))
+    })
+}
+
+/// The spec `build_store` takes: the selection with its config's references resolved.
+pub fn store_spec(
+    selection: &StoreSelection,
+    secrets: Option<&dyn SecretLookup>,
+) -> Result<StoreSpec, ConfigError> {
+    let kind = store_kind(selection)?;
+    // The secret store is built before any secret store exists.
+    let lookup = if kind == StoreKind::Secret {
+        None
+    } else {
+        secrets
+    };
+    let table = format!("stores.{}.config", selection.kind);
+    let config = resolve_table_at(&selection.config, &table, lookup)?;
+    Ok(spec_from(kind, selection, &config))
+}
+
+pub(super) fn spec_from(kind: StoreKind, selection: &StoreSelection, config: &Table) -> StoreSpec {
+    StoreSpec {
+        kind,
+        impl_name: selection.impl_name.clone(),
+        config: table_to_json(config),
+    }
+}
+
+pub(super) fn store_error(e: crate::stores::StoreError) -> ConfigError {
+    ConfigError::Store(e.to_string())
+}
+
+/// Builds the configured secret store and wraps it for `secret:` references.
+pub fn configured_secrets(
+    doc: &ConfigDocument,
+    plugins: Option<&dyn PluginStoreFactory>,
+) -> Result<StoreSecrets, ConfigError> {
+    let spec = store_spec(&selection(doc, "secret")?, None)?;
+    match build_store(&spec, plugins).map_err(store_error)? {
+        AnyStore::Secret(store) => Ok(StoreSecrets(store)),
+        other => Err(ConfigError::Store(format!(
+            "[stores.secret] built a {} store",
+            other.kind()
+        ))),
+    }
+}
+
+/// Builds the store configured for `kind`, resolving `secret:` references through `secrets`.
+pub fn build_configured(
+    doc: &ConfigDocument,
+    kind: StoreKind,
+    secrets: Option<&dyn SecretLookup>,
+    plugins: Option<&dyn PluginStoreFactory>,
+) -> Result<AnyStore, ConfigError> {
+    let spec = store_spec(&selection(doc, kind.as_str())?, secrets)?;
+    build_store(&spec, plugins).map_err(store_error)
+}

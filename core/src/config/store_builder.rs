@@ -1,0 +1,133 @@
+//! What builds stores for `config check` and the run's preflight: the [`StoreBuilder`] seam the check
+//! calls, and [`StoresBuilder`], which builds each configured store with the real constructors.
+
+use super::configured_store::{
+    configured_secrets, spec_from, store_error, store_kind, StoreSecrets,
+};
+use super::document::ConfigDocument;
+use super::error::ConfigError;
+use super::references::SecretLookup;
+use super::store_selection::StoreSelection;
+use crate::stores::from_spec::{classify, Target};
+use crate::stores::{build_store, PluginStoreFactory, StoreKind};
+use agent_env_protocol::manifest::Manifest;
+use agent_env_protocol::names::canonical_name;
+use toml::Table;
+
+/// What builds stores for the check: [`StoresBuilder`] uses the real constructors (and opens
+/// a plugin's store in the plugin when it has a factory).
+pub trait StoreBuilder {
+    /// Builds (then drops) the store a selection names, given its config with references resolved.
+    /// `Ok(Some(note))` says what could not be checked.
+    fn build(
+        &self,
+        selection: &StoreSelection,
+        config: &Table,
+    ) -> Result<Option<String>, ConfigError>;
+
+    /// The configured secret store, for `secret:` references outside `[stores.secret]`. `None` means
+    /// secret references are not resolved (each is noted instead).
+    fn secrets(&self) -> Option<&dyn SecretLookup>;
+}
+
+/// Builds each configured store with the real constructors. A plugin's store is opened in the plugin when a
+/// factory is given; without one it is noted as unchecked.
+pub struct StoresBuilder<'a> {
+    secrets: Option<StoreSecrets>,
+    plugins: Option<&'a dyn PluginStoreFactory>,
+    manifests: Option<&'a [Manifest]>,
+}
+
+impl<'a> StoresBuilder<'a> {
+    /// Builds the secret store first (a failure there is reported by the check itself).
+    pub fn new(
+        doc: &ConfigDocument,
+        plugins: Option<&'a dyn PluginStoreFactory>,
+    ) -> StoresBuilder<'a> {
+        StoresBuilder {
+            secrets: configured_secrets(doc, plugins).ok(),
+            plugins,
+            manifests: None,
+        }
+    }
+
+    /// Checks a plugin store's package and class against the installed manifests (when no factory opens
+    /// it), so a misspelled package or class is found without starting anything.
+    pub fn with_manifests(mut self, manifests: &'a [Manifest]) -> Self {
+        self.manifests = Some(manifests);
+        self
+    }
+}
+
+/// `an object`, `a document`.
+fn with_article(word: &str) -> String {
+    let article = if word.starts_with(['a', 'e', 'i', 'o', 'u']) {
+        "an"
+    } else {
+        "a"
+    };
+    format!("{article} {word}")
+}
+
+/// Whether an installed manifest lists the class under `[provides.stores]` for this kind.
+fn check_plugin_store(
+    manifests: &[Manifest],
+    kind: StoreKind,
+    impl_name: &str,
+    package: &str,
+    class: &str,
+) -> Result<(), ConfigError> {
+    let wanted = canonical_name(package);
+    let Some(manifest) = manifests.iter().find(|m| canonical_name(&m.name) == wanted) else {
+        return Err(ConfigError::Store(format!(
+            "Cannot import impl '{impl_name}': no installed plugin package named '{package}'; a plugin's store is named '<package>:<Class>', with the package as `agent-env plugin list` prints it"
+        )));
+    };
+    match manifest.stores.get(class) {
+        None => {
+            let listed: Vec<&str> = manifest.stores.keys().map(String::as_str).collect();
+            let listed = if listed.is_empty() {
+                "none".to_string()
+            } else {
+                listed.join(", ")
+            };
+            Err(ConfigError::Store(format!(
+                "Cannot import impl '{impl_name}': {} {} lists no store class '{class}' under [provides.stores] (it lists {listed})",
+                manifest.name, manifest.version
+            )))
+        }
+        Some(declared) if declared != kind.as_str() => Err(ConfigError::Store(format!(
+            "impl '{impl_name}' is {} store ({} lists it so under [provides.stores]); [stores.{kind}] needs {} store",
+            with_article(declared),
+            manifest.name,
+            with_article(kind.as_str())
+        ))),
+        Some(_) => Ok(()),
+    }
+}
+
+impl StoreBuilder for StoresBuilder<'_> {
+    fn build(
+        &self,
+        selection: &StoreSelection,
+        config: &Table,
+    ) -> Result<Option<String>, ConfigError> {
+        let kind = store_kind(selection)?;
+        let target = classify(kind, &selection.impl_name).map_err(store_error)?;
+        if let (Target::Plugin { package, class }, None) = (&target, self.plugins) {
+            if let Some(manifests) = self.manifests {
+                check_plugin_store(manifests, kind, &selection.impl_name, package, class)?;
+            }
+            return Ok(Some(format!(
+                "[stores.{}] '{}' is a plugin's store; its class and keys are checked when it is first built",
+                selection.kind, selection.impl_name
+            )));
+        }
+        build_store(&spec_from(kind, selection, config), self.plugins).map_err(store_error)?;
+        Ok(None)
+    }
+
+    fn secrets(&self) -> Option<&dyn SecretLookup> {
+        self.secrets.as_ref().map(|s| s as &dyn SecretLookup)
+    }
+}

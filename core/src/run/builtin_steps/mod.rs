@@ -1,0 +1,153 @@
+//! The built-in task step types `agent-env run` executes in-process: `deploy_sandbox`, `load_artifact`
+//! and `verify_sandbox`. Step types from plugins run in their plugin's process (see `run::executor`
+//! and `run::plugin_steps`).
+
+use std::sync::Mutex;
+
+use serde_json::{Map, Value};
+
+use crate::run::cancel::Cancel;
+use crate::run::context::TaskStepContext;
+use crate::run::local_stores::LocalStores;
+use crate::sandbox::Deployed;
+
+pub mod deploy_sandbox;
+pub mod load_artifact;
+pub mod verify_sandbox;
+
+/// A step that failed: the error's type name (as the summary prints it) and its message.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("{error_type}: {message}")]
+pub struct StepError {
+    pub error_type: String,
+    pub message: String,
+    /// More to show the user than the one-line message (a plugin's stderr tail, say).
+    pub detail: Option<String>,
+}
+
+impl StepError {
+    pub fn new(error_type: &str, message: impl Into<String>) -> Self {
+        StepError {
+            error_type: error_type.to_string(),
+            message: message.into(),
+            detail: None,
+        }
+    }
+
+    pub fn value(message: impl Into<String>) -> Self {
+        Self::new("ValueError", message)
+    }
+
+    pub fn not_found(message: impl Into<String>) -> Self {
+        Self::new("NotFoundError", message)
+    }
+
+    pub fn runtime(message: impl Into<String>) -> Self {
+        Self::new("RuntimeError", message)
+    }
+
+    pub fn cancelled() -> Self {
+        Self::new("Cancelled", "the run was cancelled")
+    }
+}
+
+/// What a running step can reach.
+pub struct StepEnv<'a> {
+    pub context: &'a Mutex<TaskStepContext>,
+    pub stores: &'a LocalStores,
+    pub sandboxes: &'a Deployed,
+    pub cancel: &'a Cancel,
+    pub instance_id: &'a str,
+}
+
+impl StepEnv<'_> {
+    /// Runs `f` on the context.
+    pub fn with_context<T>(
+        &self,
+        f: impl FnOnce(&mut TaskStepContext) -> T,
+    ) -> Result<T, StepError> {
+        let mut guard = self
+            .context
+            .lock()
+            .map_err(|_| StepError::runtime("the task's context is poisoned by a failed step"))?;
+        Ok(f(&mut guard))
+    }
+
+    /// The sandbox a step names by `sandbox_name`.
+    pub fn sandbox(&self, step: &Map<String, Value>) -> Result<crate::sandbox::Sandbox, StepError> {
+        let name = str_field(step, "sandbox_name").unwrap_or("");
+        self.sandboxes.get(name).ok_or_else(|| {
+            StepError::value(format!(
+                "sandbox '{name}' is not deployed in this run; deploy it with a deploy_sandbox step first"
+            ))
+        })
+    }
+}
+
+/// A step type built into agent-env.
+pub trait BuiltinStep: Sync {
+    fn type_name(&self) -> &'static str;
+    /// Problems with the step's own fields, found while planning.
+    fn check(&self, step: &Map<String, Value>) -> Vec<String>;
+    /// Fields that name an artifact (a bundle name there is rewritten to its id).
+    fn artifact_fields(&self) -> &'static [&'static str] {
+        &[]
+    }
+    /// Whether a failure fails the task when the step does not say.
+    fn fails_task_by_default(&self) -> bool {
+        true
+    }
+    fn run(&self, step: &Map<String, Value>, env: &StepEnv<'_>) -> Result<(), StepError>;
+}
+
+static BUILTINS: [&dyn BuiltinStep; 3] = [
+    &deploy_sandbox::DeploySandbox,
+    &load_artifact::LoadArtifact,
+    &verify_sandbox::VerifySandbox,
+];
+
+/// The built-in step type of this name.
+pub fn builtin(type_name: &str) -> Option<&'static dyn BuiltinStep> {
+    BUILTINS
+        .iter()
+        .copied()
+        .find(|s| s.type_name() == type_name)
+}
+
+/// Whether `type_name` is a built-in step type of the Python original that this build does not have
+/// yet, so a bundle written for it gets a precise message. Derived from the one list of built-in step
+/// names (`builtin_names::TASK_STEPS`) minus the steps implemented here.
+pub fn not_yet_built_in(type_name: &str) -> bool {
+    crate::builtin_names::TASK_STEPS.contains(&type_name) && builtin(type_name).is_none()
+}
+
+/// A string field of a step.
+pub fn str_field<'a>(step: &'a Map<String, Value>, key: &str) -> Option<&'a str> {
+    step.get(key).and_then(Value::as_str)
+}
+
+/// A problem unless `key` is a non-empty string.
+pub fn require_str(step: &Map<String, Value>, key: &str, problems: &mut Vec<String>) {
+    if !matches!(step.get(key), Some(Value::String(s)) if !s.is_empty()) {
+        problems.push(format!("needs '{key}' (a non-empty string)"));
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn every_implemented_step_is_a_listed_builtin_and_not_reported_missing() {
+        for step in BUILTINS {
+            let name = step.type_name();
+            assert!(
+                crate::builtin_names::TASK_STEPS.contains(&name),
+                "{name} is implemented but not in builtin_names::TASK_STEPS"
+            );
+            assert!(!not_yet_built_in(name), "{name} is implemented");
+        }
+        assert!(not_yet_built_in("prompt_agent"));
+        assert!(!not_yet_built_in("no_such_step"));
+    }
+}

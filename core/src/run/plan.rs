@@ -1,0 +1,534 @@
+//! Planning a bundle run (§10.6 step 1): what to run (`--task`, `--eval`, else every eval, else every
+//! task), each step's type resolved and fields checked, bundle names rewritten to ids, and the step
+//! graph. Every problem is found here, before anything is written.
+
+use serde_json::{json, Map, Value};
+
+use super::builtin_steps::BuiltinStep;
+use crate::bundle::step_fields::{declares_dependencies, dependency_ids, step_id, step_type};
+use crate::bundle::{Artifact, Bundle, BundleError, Eval, Task};
+
+/// What runs a step type.
+#[derive(Clone)]
+pub enum StepKind {
+    Builtin(&'static dyn BuiltinStep),
+    /// A step type a plugin provides; it runs in that plugin's process.
+    Plugin {
+        package: String,
+        /// Whether its failure fails the task when the task document does not say; its manifest
+        /// can turn this off (`fail_task_on_error = false` on the step's entry).
+        fails_task_by_default: bool,
+    },
+}
+
+impl std::fmt::Debug for StepKind {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            StepKind::Builtin(b) => write!(f, "Builtin({})", b.type_name()),
+            StepKind::Plugin { package, .. } => write!(f, "Plugin({package})"),
+        }
+    }
+}
+
+/// Resolves step types and checks references to the store while planning.
+pub trait PlanContext {
+    /// The kind that runs `type_name`, or the problem (unknown type, failed plugin) to report.
+    fn step_kind(&self, type_name: &str) -> Result<StepKind, String>;
+    /// Whether an artifact id that is not in the bundle exists in the store; `Err` says why it can't
+    /// be used.
+    fn store_artifact_exists(&self, id: &str) -> Result<bool, String>;
+}
+
+/// One step, ready to run.
+#[derive(Debug, Clone)]
+pub struct PlannedStep {
+    /// The step as stored: names rewritten to ids, defaults filled in.
+    pub spec: Map<String, Value>,
+    pub kind: StepKind,
+    /// Indexes of the steps it waits for.
+    pub deps: Vec<usize>,
+    pub fail_task_on_error: bool,
+    /// What to do when it fails: run again from a step (itself or one it depends on).
+    pub retry: Option<Retry>,
+}
+
+/// A step's `retry_config`, resolved.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Retry {
+    /// The index of the step to resume from.
+    pub from: usize,
+    pub max_retries: u32,
+}
+
+impl PlannedStep {
+    pub fn id(&self) -> &str {
+        step_id(&self.spec)
+    }
+
+    pub fn type_name(&self) -> &str {
+        step_type(&self.spec)
+    }
+}
+
+/// A task to run.
+#[derive(Debug, Clone)]
+pub struct PlannedTask<'b> {
+    pub task: &'b Task,
+    pub steps: Vec<PlannedStep>,
+}
+
+impl PlannedTask<'_> {
+    /// The stored step dicts.
+    pub fn step_docs(&self) -> Vec<Value> {
+        self.steps
+            .iter()
+            .map(|s| Value::Object(s.spec.clone()))
+            .collect()
+    }
+}
+
+/// An eval to record, with the ids of its tasks.
+#[derive(Debug, Clone)]
+pub struct PlannedEval<'b> {
+    pub eval: &'b Eval,
+    pub task_ids: Vec<String>,
+}
+
+/// What a run does.
+#[derive(Debug, Clone)]
+pub struct Plan<'b> {
+    pub artifacts: Vec<&'b Artifact>,
+    pub tasks: Vec<PlannedTask<'b>>,
+    pub evals: Vec<PlannedEval<'b>>,
+    /// Tasks no selected eval names, when evals were picked by default.
+    pub skipped: Vec<&'b Task>,
+}
+
+/// Artifact types a bundle run can write.
+pub const WRITABLE_ARTIFACT_TYPES: [&str; 3] = ["file", "file_artifact_universe", "skill"];
+
+/// Plans a run of `bundle` with the given `--task` and `--eval` selections.
+pub fn plan<'b>(
+    bundle: &'b Bundle,
+    task_args: &[String],
+    eval_args: &[String],
+    ctx: &dyn PlanContext,
+) -> Result<Plan<'b>, BundleError> {
+    let mut problems = Vec::new();
+    let (tasks, evals, skipped) = select(bundle, task_args, eval_args, &mut problems);
+    let mut planned = Vec::new();
+    for task in &tasks {
+        planned.push(plan_task(bundle, task, ctx, &mut problems));
+    }
+    let mut planned_evals = Vec::new();
+    for eval in evals {
+        let task_ids = eval
+            .tasks
+            .iter()
+            .filter_map(|t| bundle.task(t).map(|t| t.id.clone()))
+            .collect();
+        planned_evals.push(PlannedEval { eval, task_ids });
+    }
+    let mut artifacts = Vec::new();
+    for a in &bundle.artifacts {
+        if WRITABLE_ARTIFACT_TYPES.contains(&a.artifact_type.as_str()) {
+            artifacts.push(a);
+        } else if is_referenced(&planned, &a.id) {
+            problems.push(format!(
+                "{}/{}: a {} artifact can't be written by this agent-env yet (it writes {})",
+                bundle.display_root,
+                a.path,
+                a.artifact_type,
+                WRITABLE_ARTIFACT_TYPES.join(", ")
+            ));
+        }
+    }
+    if !problems.is_empty() {
+        return Err(BundleError::new(problems));
+    }
+    Ok(Plan {
+        artifacts,
+        tasks: planned,
+        evals: planned_evals,
+        skipped,
+    })
+}
+
+fn is_referenced(tasks: &[PlannedTask<'_>], id: &str) -> bool {
+    tasks.iter().any(|t| {
+        t.steps
+            .iter()
+            .any(|s| s.spec.values().any(|v| v.as_str() == Some(id)))
+    })
+}
+
+type Selection<'b> = (Vec<&'b Task>, Vec<&'b Eval>, Vec<&'b Task>);
+
+fn select<'b>(
+    bundle: &'b Bundle,
+    task_args: &[String],
+    eval_args: &[String],
+    problems: &mut Vec<String>,
+) -> Selection<'b> {
+    let mut tasks: Vec<&Task> = Vec::new();
+    let mut evals: Vec<&Eval> = Vec::new();
+    let mut skipped = Vec::new();
+    for arg in task_args {
+        match bundle.task(arg) {
+            Some(t) => push_unique(&mut tasks, t),
+            None => problems.push(unknown_selection(
+                "--task",
+                "task",
+                arg,
+                bundle.tasks.iter().map(|t| t.name.as_str()),
+            )),
+        }
+    }
+    for arg in eval_args {
+        match bundle.evals.iter().find(|e| e.name == *arg || e.id == *arg) {
+            Some(e) => evals.push(e),
+            None => problems.push(unknown_selection(
+                "--eval",
+                "eval",
+                arg,
+                bundle.evals.iter().map(|e| e.name.as_str()),
+            )),
+        }
+    }
+    if task_args.is_empty() && eval_args.is_empty() {
+        if !bundle.evals.is_empty() {
+            evals = bundle.evals.iter().collect();
+        } else if !bundle.tasks.is_empty() {
+            tasks = bundle.tasks.iter().collect();
+        } else {
+            problems.push(format!(
+                "{}: this bundle has no tasks or evals to run",
+                bundle.display_root
+            ));
+        }
+    }
+    for eval in &evals {
+        for name in &eval.tasks {
+            match bundle.task(name) {
+                Some(t) => push_unique(&mut tasks, t),
+                None => problems.push(format!(
+                    "{}/{}: '{name}' is not a task of this bundle; an eval in a bundle runs the bundle's own tasks",
+                    bundle.display_root, eval.path
+                )),
+            }
+        }
+    }
+    if task_args.is_empty() && eval_args.is_empty() && !bundle.evals.is_empty() {
+        skipped = bundle
+            .tasks
+            .iter()
+            .filter(|t| !tasks.iter().any(|s| s.id == t.id))
+            .collect();
+    }
+    // Run in bundle order.
+    tasks.sort_by_key(|t| bundle.tasks.iter().position(|b| b.id == t.id));
+    (tasks, evals, skipped)
+}
+
+fn push_unique<'b>(list: &mut Vec<&'b Task>, task: &'b Task) {
+    if !list.iter().any(|t| t.id == task.id) {
+        list.push(task);
+    }
+}
+
+/// The message for a `--task`/`--eval` the bundle does not have.
+fn unknown_selection<'n>(
+    option: &str,
+    noun: &str,
+    arg: &str,
+    names: impl Iterator<Item = &'n str>,
+) -> String {
+    let names: Vec<&str> = names.collect();
+    if let Some(near) = names
+        .iter()
+        .find(|n| n.to_lowercase() == arg.to_lowercase())
+    {
+        return format!(
+            "{option} '{arg}' isn't in this bundle, but '{near}' is; names are case-sensitive"
+        );
+    }
+    let listing = if names.is_empty() {
+        format!("it has no {noun}s")
+    } else {
+        let quoted: Vec<String> = names.iter().map(|n| format!("'{n}'")).collect();
+        format!("its {noun}s are {}", quoted.join(", "))
+    };
+    format!("{option} '{arg}': this bundle has no {noun} with that name or id; {listing}")
+}
+
+fn plan_task<'b>(
+    bundle: &'b Bundle,
+    task: &'b Task,
+    ctx: &dyn PlanContext,
+    problems: &mut Vec<String>,
+) -> PlannedTask<'b> {
+    let where_ = format!("{}/{}", bundle.display_root, task.path);
+    let any_declares = task.steps.iter().any(declares_dependencies);
+    let ids: Vec<&str> = task.steps.iter().map(step_id).collect();
+    let mut steps = Vec::new();
+    let mut ancestors: Vec<std::collections::BTreeSet<usize>> = Vec::new();
+    for (index, raw) in task.steps.iter().enumerate() {
+        let id = step_id(raw);
+        let type_name = step_type(raw);
+        let kind = match ctx.step_kind(type_name) {
+            Ok(k) => Some(k),
+            Err(problem) => {
+                problems.push(format!("{where_}: step '{id}': {problem}"));
+                None
+            }
+        };
+        let mut spec = raw.clone();
+        if let Some(StepKind::Builtin(b)) = &kind {
+            for p in b.check(raw) {
+                problems.push(format!("{where_}: step '{id}' ({type_name}) {p}"));
+            }
+            for field in b.artifact_fields() {
+                if let Some(name) = raw.get(*field).and_then(Value::as_str) {
+                    match bundle.artifact(name) {
+                        Some(a) => {
+                            spec.insert(field.to_string(), Value::String(a.id.clone()));
+                        }
+                        None => match ctx.store_artifact_exists(name) {
+                            Ok(true) => {}
+                            Ok(false) => problems.push(format!(
+                                "{where_}: step '{id}': {field} '{name}' is neither an artifact of this bundle nor in the store"
+                            )),
+                            Err(why) => problems.push(format!("{where_}: step '{id}': {why}")),
+                        },
+                    }
+                }
+            }
+        }
+        let fail_default = match &kind {
+            Some(StepKind::Builtin(b)) => b.fails_task_by_default(),
+            Some(StepKind::Plugin {
+                fails_task_by_default,
+                ..
+            }) => *fails_task_by_default,
+            None => true,
+        };
+        let fail_task_on_error = raw
+            .get("fail_task_on_error")
+            .and_then(Value::as_bool)
+            .unwrap_or(fail_default);
+        spec.insert("fail_task_on_error".into(), Value::Bool(fail_task_on_error));
+        spec.entry("version").or_insert(json!(1));
+        let deps: Vec<usize> = if !any_declares {
+            if index == 0 {
+                Vec::new()
+            } else {
+                vec![index - 1]
+            }
+        } else if let Some(d) = raw.get("depends_on") {
+            let named = dependency_ids(d).unwrap_or_default();
+            spec.insert(
+                "depends_on".into(),
+                Value::Array(named.iter().map(|n| json!({"task_step_id": n})).collect()),
+            );
+            named
+                .iter()
+                .filter_map(|n| ids[..index].iter().position(|i| i == n))
+                .collect()
+        } else {
+            (0..index).collect()
+        };
+        let mine: std::collections::BTreeSet<usize> = deps
+            .iter()
+            .flat_map(|d| std::iter::once(*d).chain(ancestors[*d].iter().copied()))
+            .collect();
+        let retry = match raw.get("retry_config") {
+            None | Some(Value::Null) => None,
+            Some(config) => match retry_of(config, index, &ids, &mine) {
+                Ok(r) => Some(r),
+                Err(problem) => {
+                    problems.push(format!("{where_}: step '{id}': {problem}"));
+                    None
+                }
+            },
+        };
+        ancestors.push(mine);
+        if let Some(kind) = kind {
+            steps.push(PlannedStep {
+                spec,
+                kind,
+                deps,
+                fail_task_on_error,
+                retry,
+            });
+        }
+    }
+    PlannedTask { task, steps }
+}
+
+/// Reads a `retry_config`: `{retry_from_step_id | go_to_step_id, max_retries = 1}`; the resume point
+/// must be the step itself or a step it depends on.
+fn retry_of(
+    config: &Value,
+    index: usize,
+    ids: &[&str],
+    ancestors: &std::collections::BTreeSet<usize>,
+) -> Result<Retry, String> {
+    let Value::Object(map) = config else {
+        return Err("retry_config must be a table such as {\"max_retries\": 1}".to_string());
+    };
+    let max_retries = match map.get("max_retries") {
+        None => 1,
+        Some(v) => v
+            .as_u64()
+            .and_then(|n| u32::try_from(n).ok())
+            .ok_or("retry_config.max_retries must be a whole number of 0 or more")?,
+    };
+    let target = map
+        .get("retry_from_step_id")
+        .or_else(|| map.get("go_to_step_id"))
+        .and_then(Value::as_str);
+    let from = match target {
+        None => index,
+        Some(t) => match ids.iter().position(|i| *i == t) {
+            Some(p) if p == index || ancestors.contains(&p) => p,
+            _ => {
+                return Err(format!(
+                "retry_config resumes from '{t}', which must be this step or a step it depends on"
+            ))
+            }
+        },
+    };
+    Ok(Retry { from, max_retries })
+}
+
+/// Replaces `<key>` tokens in every string of a step with `seed[key]`.
+pub fn substitute_seed(step: &mut Map<String, Value>, seed: &Map<String, Value>) {
+    fn walk(v: &mut Value, seed: &Map<String, Value>) {
+        match v {
+            Value::String(s) if s.contains('<') => {
+                for (key, value) in seed {
+                    let token = format!("<{key}>");
+                    if s.contains(&token) {
+                        let text = match value {
+                            Value::String(t) => t.clone(),
+                            other => other.to_string(),
+                        };
+                        *s = s.replace(&token, &text);
+                    }
+                }
+            }
+            Value::Array(items) => items.iter_mut().for_each(|i| walk(i, seed)),
+            Value::Object(map) => map.values_mut().for_each(|i| walk(i, seed)),
+            _ => {}
+        }
+    }
+    for (key, value) in step.iter_mut() {
+        if key != "id" && key != "type" {
+            walk(value, seed);
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn unknown_and_near_miss_selections() {
+        let names = ["hello"];
+        assert_eq!(
+            unknown_selection("--task", "task", "nope", names.into_iter()),
+            "--task 'nope': this bundle has no task with that name or id; its tasks are 'hello'"
+        );
+        assert_eq!(
+            unknown_selection("--task", "task", "Hello", names.into_iter()),
+            "--task 'Hello' isn't in this bundle, but 'hello' is; names are case-sensitive"
+        );
+    }
+
+    struct OnlyBuiltins;
+
+    impl PlanContext for OnlyBuiltins {
+        fn step_kind(&self, type_name: &str) -> Result<StepKind, String> {
+            crate::run::builtin_steps::builtin(type_name)
+                .map(StepKind::Builtin)
+                .ok_or_else(|| format!("unknown step type '{type_name}'"))
+        }
+        fn store_artifact_exists(&self, _id: &str) -> Result<bool, String> {
+            Ok(false)
+        }
+    }
+
+    fn bundle_with(steps: serde_json::Value) -> Bundle {
+        let text = serde_json::to_vec(&steps).unwrap();
+        let files: &'static [crate::bundle::tree::EmbeddedFile] =
+            Box::leak(Box::new([crate::bundle::tree::EmbeddedFile {
+                path: "tasks/t.json",
+                bytes: Box::leak(text.into_boxed_slice()),
+            }]));
+        crate::bundle::parser::parse_tree(
+            crate::bundle::tree::Tree::Embedded(files),
+            "b",
+            "@local/b",
+        )
+        .unwrap()
+    }
+
+    fn deploy(id: &str) -> serde_json::Value {
+        json!({"id": id, "type": "deploy_sandbox", "sandbox_name": id})
+    }
+
+    #[test]
+    fn steps_without_depends_on_form_a_chain() {
+        let b = bundle_with(json!([deploy("a"), deploy("b"), deploy("c")]));
+        let p = plan(&b, &[], &[], &OnlyBuiltins).unwrap();
+        let deps: Vec<Vec<usize>> = p.tasks[0].steps.iter().map(|s| s.deps.clone()).collect();
+        assert_eq!(deps, vec![vec![], vec![0], vec![1]]);
+    }
+
+    #[test]
+    fn undeclared_steps_wait_for_every_earlier_step_once_others_declare() {
+        let mut b2 = deploy("b");
+        b2["depends_on"] = json!(["a"]);
+        let mut c2 = deploy("c");
+        c2["depends_on"] = json!([{"task_step_id": "a"}]);
+        let b = bundle_with(json!([deploy("a"), b2, c2, deploy("d")]));
+        let p = plan(&b, &[], &[], &OnlyBuiltins).unwrap();
+        let deps: Vec<Vec<usize>> = p.tasks[0].steps.iter().map(|s| s.deps.clone()).collect();
+        assert_eq!(deps, vec![vec![], vec![0], vec![0], vec![0, 1, 2]]);
+        assert_eq!(
+            p.tasks[0].steps[1].spec["depends_on"],
+            json!([{"task_step_id": "a"}])
+        );
+    }
+
+    #[test]
+    fn a_task_with_no_tasks_or_evals_is_refused() {
+        let files: &'static [crate::bundle::tree::EmbeddedFile] =
+            &[crate::bundle::tree::EmbeddedFile {
+                path: "artifacts/x/f.txt",
+                bytes: b"x",
+            }];
+        let b = crate::bundle::parser::parse_tree(
+            crate::bundle::tree::Tree::Embedded(files),
+            "b",
+            "@local/b",
+        )
+        .unwrap();
+        let e = plan(&b, &[], &[], &OnlyBuiltins).unwrap_err();
+        assert_eq!(e.to_string(), "b: this bundle has no tasks or evals to run");
+    }
+
+    #[test]
+    fn seeds_fill_tokens() {
+        let mut step = json!({"id": "<x>", "cmd": "echo <x> <n>", "list": ["<x>"]})
+            .as_object()
+            .cloned()
+            .unwrap();
+        let seed = json!({"x": "hi", "n": 3}).as_object().cloned().unwrap();
+        substitute_seed(&mut step, &seed);
+        assert_eq!(step["cmd"], "echo hi 3");
+        assert_eq!(step["list"][0], "hi");
+        assert_eq!(step["id"], "<x>");
+    }
+}

@@ -1,0 +1,286 @@
+//! Building a store from its selection: an `impl` naming a built-in class (bare, or with the original's
+//! module path, e.g. `agent_env.store.object_store:LocalFilesystemObjectStore`) or a plugin's
+//! `"<package>:<Class>"`, and its config table (references already resolved).
+
+use std::sync::Arc;
+
+use serde_json::Value;
+
+pub use agent_env_store::AnyStore;
+
+use super::config_table::ConfigTable;
+use super::local::{fs_object, registry_images, secrets, sqlite_docs};
+use super::local::{
+    LocalFilesystemObjectStore, LocalRegistryImageStore, LocalSecretStore, LocalSqliteDocumentStore,
+};
+use agent_env_store::error::{StoreError, StoreResult};
+use agent_env_store::remote::{
+    PluginDocumentStore, PluginImageStore, PluginObjectStore, PluginSecretStore, StoreTransport,
+};
+use agent_env_store::StoreKind;
+
+/// What a `[stores.<kind>]` section selects, with its config resolved.
+#[derive(Debug, Clone, PartialEq)]
+pub struct StoreSpec {
+    pub kind: StoreKind,
+    pub impl_name: String,
+    pub config: ConfigTable,
+}
+
+impl StoreSpec {
+    /// What the `local` alias expands to: the built-in class with its default location spelled out.
+    pub fn local(kind: StoreKind) -> Self {
+        let mut config = ConfigTable::new();
+        let path_text = |p: std::path::PathBuf| Value::String(p.display().to_string());
+        match kind {
+            StoreKind::Object => {
+                config.insert(
+                    "root".into(),
+                    path_text(LocalFilesystemObjectStore::default_root()),
+                );
+            }
+            StoreKind::Document => {
+                config.insert(
+                    "path".into(),
+                    path_text(LocalSqliteDocumentStore::default_path()),
+                );
+            }
+            StoreKind::Image => {
+                config.insert(
+                    "registry_host".into(),
+                    Value::from(registry_images::DEFAULT_REGISTRY_HOST),
+                );
+            }
+            StoreKind::Secret => {}
+        }
+        StoreSpec {
+            kind,
+            impl_name: builtin_impl(kind).to_string(),
+            config,
+        }
+    }
+}
+
+/// The original's impl path of each kind's built-in class.
+pub fn builtin_impl(kind: StoreKind) -> &'static str {
+    match kind {
+        StoreKind::Object => fs_object::IMPL,
+        StoreKind::Document => sqlite_docs::IMPL,
+        StoreKind::Image => registry_images::IMPL,
+        StoreKind::Secret => secrets::IMPL,
+    }
+}
+
+/// The kind of each built-in class.
+fn builtin_kind(class: &str) -> Option<StoreKind> {
+    match class {
+        fs_object::CLASS => Some(StoreKind::Object),
+        sqlite_docs::CLASS => Some(StoreKind::Document),
+        registry_images::CLASS => Some(StoreKind::Image),
+        secrets::CLASS => Some(StoreKind::Secret),
+        _ => None,
+    }
+}
+
+/// The base-class name the original's messages use.
+fn interface_name(kind: StoreKind) -> &'static str {
+    match kind {
+        StoreKind::Object => "ObjectStore",
+        StoreKind::Document => "DocumentStore",
+        StoreKind::Image => "ImageStore",
+        StoreKind::Secret => "SecretStore",
+    }
+}
+
+/// Where an impl points.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Target {
+    /// One of agent-env's own classes, of this kind.
+    Builtin(StoreKind),
+    /// A class a plugin package's manifest lists under `[provides.stores]`.
+    Plugin { package: String, class: String },
+}
+
+/// Classifies an impl for a kind: built-in (bare class, or under the original's `agent_env…` modules) or
+/// `<package>:<Class>` of a plugin.
+pub fn classify(kind: StoreKind, impl_name: &str) -> StoreResult<Target> {
+    let impl_name = impl_name.trim();
+    let (module, class) = match impl_name.rsplit_once(':') {
+        Some((module, class)) => (Some(module.trim()), class.trim()),
+        None => (None, impl_name),
+    };
+    let builtin = builtin_kind(class);
+    let target = match (module, builtin) {
+        (None, Some(k)) => Target::Builtin(k),
+        (None, None) => {
+            return Err(StoreError::Config(format!(
+                "impl must be 'module.path:ClassName', got '{impl_name}'"
+            )))
+        }
+        (Some(m), _) if m.is_empty() || class.is_empty() => {
+            return Err(StoreError::Config(format!(
+                "impl must be 'module.path:ClassName', got '{impl_name}'"
+            )))
+        }
+        (Some(m), Some(k)) if is_core_module(m) => Target::Builtin(k),
+        (Some(m), None) if is_core_module(m) => {
+            return Err(StoreError::Config(format!(
+                "Cannot import impl '{impl_name}': agent-env has no built-in store class '{class}' \
+                 (its built-in stores are {}, {}, {} and {}); a plugin's store is named '<package>:<Class>'",
+                fs_object::CLASS,
+                sqlite_docs::CLASS,
+                registry_images::CLASS,
+                secrets::CLASS
+            )))
+        }
+        (Some(m), _) => Target::Plugin {
+            package: m.to_string(),
+            class: class.to_string(),
+        },
+    };
+    if let Target::Builtin(k) = target {
+        if k != kind {
+            return Err(StoreError::Config(format!(
+                "impl '{impl_name}' is not a subclass of {}",
+                interface_name(kind)
+            )));
+        }
+    }
+    Ok(target)
+}
+
+fn is_core_module(module: &str) -> bool {
+    module == "agent_env" || module.starts_with("agent_env.")
+}
+
+/// Opens plugin stores. The host implements it: it checks that the package's manifest lists the class
+/// under `[provides.stores]`, starts the plugin, sends `store.open`, and returns a transport that adds
+/// the opened handle to every request.
+pub trait PluginStoreFactory: Send + Sync {
+    fn open(
+        &self,
+        kind: StoreKind,
+        package: &str,
+        class: &str,
+        config: &ConfigTable,
+    ) -> StoreResult<Arc<dyn StoreTransport>>;
+}
+
+/// Builds the store a spec selects. A plugin impl needs `plugins`; without it, it is a config error.
+pub fn build_store(
+    spec: &StoreSpec,
+    plugins: Option<&dyn PluginStoreFactory>,
+) -> StoreResult<AnyStore> {
+    let name = spec.impl_name.trim();
+    match classify(spec.kind, name)? {
+        Target::Builtin(kind) => build_builtin(kind, name, &spec.config),
+        Target::Plugin { package, class } => {
+            let Some(factory) = plugins else {
+                return Err(StoreError::Config(format!(
+                    "impl '{name}' names a store of the plugin package '{package}', and plugin stores \
+                     are not available here"
+                )));
+            };
+            let transport = factory.open(spec.kind, &package, &class, &spec.config)?;
+            Ok(match spec.kind {
+                StoreKind::Object => AnyStore::Object(Arc::new(PluginObjectStore::new(transport))),
+                StoreKind::Document => {
+                    AnyStore::Document(Arc::new(PluginDocumentStore::new(transport)))
+                }
+                StoreKind::Image => AnyStore::Image(Arc::new(PluginImageStore::new(transport))),
+                StoreKind::Secret => AnyStore::Secret(Arc::new(PluginSecretStore::new(transport))),
+            })
+        }
+    }
+}
+
+fn build_builtin(kind: StoreKind, impl_name: &str, config: &ConfigTable) -> StoreResult<AnyStore> {
+    Ok(match kind {
+        StoreKind::Object => AnyStore::Object(Arc::new(LocalFilesystemObjectStore::from_config(
+            impl_name, config,
+        )?)),
+        StoreKind::Document => AnyStore::Document(Arc::new(LocalSqliteDocumentStore::from_config(
+            impl_name, config,
+        )?)),
+        StoreKind::Image => AnyStore::Image(Arc::new(LocalRegistryImageStore::from_config(
+            impl_name, config,
+        )?)),
+        StoreKind::Secret => {
+            AnyStore::Secret(Arc::new(LocalSecretStore::from_config(impl_name, config)?))
+        }
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    #[test]
+    fn impls_classify() {
+        assert_eq!(
+            classify(StoreKind::Object, "LocalFilesystemObjectStore").unwrap(),
+            Target::Builtin(StoreKind::Object)
+        );
+        assert_eq!(
+            classify(StoreKind::Object, fs_object::IMPL).unwrap(),
+            Target::Builtin(StoreKind::Object)
+        );
+        assert_eq!(
+            classify(
+                StoreKind::Object,
+                "agentenv-openciv3:ContentAddressedObjectStore"
+            )
+            .unwrap(),
+            Target::Plugin {
+                package: "agentenv-openciv3".into(),
+                class: "ContentAddressedObjectStore".into()
+            }
+        );
+        assert_eq!(
+            classify(StoreKind::Object, "bogus")
+                .unwrap_err()
+                .to_string(),
+            "impl must be 'module.path:ClassName', got 'bogus'"
+        );
+        assert_eq!(
+            classify(StoreKind::Object, "LocalSecretStore")
+                .unwrap_err()
+                .to_string(),
+            "impl 'LocalSecretStore' is not a subclass of ObjectStore"
+        );
+        assert!(classify(StoreKind::Object, "agent_env.store:Nope").is_err());
+    }
+
+    #[test]
+    fn builtins_check_their_config_tables() {
+        let spec = StoreSpec {
+            kind: StoreKind::Object,
+            impl_name: fs_object::IMPL.into(),
+            config: json!({"bucket": "x"}).as_object().cloned().unwrap(),
+        };
+        let err = build_store(&spec, None).err().unwrap();
+        assert_eq!(
+            err.to_string(),
+            "The config table for 'agent_env.store.object_store:LocalFilesystemObjectStore' has unknown key 'bucket'; it takes root, grants, grant_bind_host, grant_advertise_host, grant_lifetime_seconds"
+        );
+        let secret = StoreSpec {
+            kind: StoreKind::Secret,
+            impl_name: "LocalSecretStore".into(),
+            config: json!({"bogus": 1}).as_object().cloned().unwrap(),
+        };
+        assert_eq!(
+            build_store(&secret, None).err().unwrap().to_string(),
+            "The config table for 'LocalSecretStore' has unknown key 'bogus'; it takes values, file_path, use_env"
+        );
+        let plugin = StoreSpec {
+            kind: StoreKind::Object,
+            impl_name: "pkg:Cas".into(),
+            config: ConfigTable::new(),
+        };
+        assert!(matches!(
+            build_store(&plugin, None),
+            Err(StoreError::Config(_))
+        ));
+    }
+}

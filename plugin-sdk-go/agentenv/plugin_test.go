@@ -1,0 +1,325 @@
+//go:build unix
+
+package agentenv
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"os/exec"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+)
+
+// helperVar makes the test binary act as a plugin (see TestMain), so the SDK's process-level duties
+// (the cookie, fd 1 moved aside, exit statuses) are tested in a real child process.
+const helperVar = "AGENTENV_TEST_HELPER_PLUGIN"
+
+func TestMain(m *testing.M) {
+	if os.Getenv(helperVar) == "1" {
+		helperPlugin().Main()
+	}
+	os.Exit(m.Run())
+}
+
+func helperPlugin() *Plugin {
+	p := NewPlugin("agentenv-helper", "0.0.1")
+	p.AddTaskStep(TaskStep{Type: "stray_print", Class: "StrayPrint", Execute: func(ctx context.Context, call *StepCall) (map[string]any, error) {
+		fmt.Println("stray fmt.Println")
+		if _, err := syscall.Write(1, []byte("stray write to fd 1\n")); err != nil {
+			return nil, err
+		}
+		// A child process inheriting fd 1 as it is, the way C code or a forked tool would.
+		pid, err := syscall.ForkExec("/bin/sh", []string{"sh", "-c", "echo stray child process"},
+			&syscall.ProcAttr{Files: []uintptr{0, 1, 2}})
+		if err != nil {
+			return nil, err
+		}
+		var status syscall.WaitStatus
+		if _, err := syscall.Wait4(pid, &status, 0, nil); err != nil {
+			return nil, err
+		}
+		return map[string]any{"printed": true}, nil
+	}})
+	return p
+}
+
+func startHelper(t *testing.T, env ...string) (*exec.Cmd, *bytes.Buffer, *bytes.Buffer) {
+	t.Helper()
+	cmd := exec.Command(os.Args[0])
+	cmd.Env = append(os.Environ(), helperVar+"=1")
+	cmd.Env = append(cmd.Env, env...)
+	var stdout, stderr bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &stdout, &stderr
+	return cmd, &stdout, &stderr
+}
+
+func TestAStrayPrintLandsOnStderrNotOnTheProtocol(t *testing.T) {
+	cmd, stdout, stderr := startHelper(t, CookieVar+"=1")
+	cmd.Stdin = strings.NewReader(
+		`{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"host":{"name":"t","version":"0"},"protocol":{"min":1,"max":1},"package":"agentenv-helper","settings":{}}}` + "\n" +
+			`{"jsonrpc":"2.0","id":2,"method":"execute","params":{"type":"stray_print","step":{"id":"s"},"context":{}}}` + "\n" +
+			`{"jsonrpc":"2.0","id":3,"method":"shutdown"}` + "\n")
+	if err := cmd.Run(); err != nil {
+		t.Fatalf("the plugin failed: %v\nstderr:\n%s", err, stderr)
+	}
+	answered := map[int64]bool{}
+	scanner := bufio.NewScanner(stdout)
+	for scanner.Scan() {
+		msg, err := Decode(scanner.Bytes())
+		if err != nil {
+			t.Fatalf("stdout holds a line that is not JSON-RPC: %q", scanner.Text())
+		}
+		if msg.Error != nil {
+			t.Fatalf("request %v failed: %v", msg.ID, msg.Error)
+		}
+		answered[msg.ID.Int()] = true
+	}
+	if !answered[1] || !answered[2] || !answered[3] {
+		t.Fatalf("answers on stdout: %v\nstdout:\n%s", answered, stdout)
+	}
+	for _, want := range []string{"stray fmt.Println", "stray write to fd 1", "stray child process"} {
+		if !strings.Contains(stderr.String(), want) {
+			t.Errorf("stderr lacks %q:\n%s", want, stderr)
+		}
+	}
+}
+
+func TestRunByHandSaysWhatItIsAndExits2(t *testing.T) {
+	cmd, stdout, stderr := startHelper(t, CookieVar+"=")
+	// A stdin that never ends: the plugin must not read it.
+	reader, writer, err := os.Pipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer writer.Close()
+	cmd.Stdin = reader
+	err = cmd.Run()
+	reader.Close()
+	var exitErr *exec.ExitError
+	if !errors.As(err, &exitErr) || exitErr.ExitCode() != 2 {
+		t.Fatalf("want exit status 2, got %v", err)
+	}
+	want := "agentenv-helper 0.0.1 is an agent-env plugin; agent-env starts it (try agent-env plugin show agentenv-helper)\n"
+	if stderr.String() != want || stdout.Len() != 0 {
+		t.Fatalf("stderr %q stdout %q", stderr, stdout)
+	}
+}
+
+func TestTheManifestFlagPrintsTheManifest(t *testing.T) {
+	cmd, stdout, _ := startHelper(t)
+	cmd.Args = append(cmd.Args, PrintManifestArg)
+	if err := cmd.Run(); err != nil {
+		t.Fatal(err)
+	}
+	if stdout.String() != helperPlugin().Manifest() {
+		t.Fatalf("printed %q", stdout)
+	}
+}
+
+func TestStdinEndOfFileExits0(t *testing.T) {
+	cmd, _, stderr := startHelper(t, CookieVar+"=1")
+	cmd.Stdin = strings.NewReader("")
+	done := make(chan error, 1)
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	go func() { done <- cmd.Wait() }()
+	select {
+	case err := <-done:
+		if err != nil {
+			t.Fatalf("want exit 0 on end of file, got %v; stderr:\n%s", err, stderr)
+		}
+	case <-time.After(callTimeout):
+		_ = cmd.Process.Kill()
+		t.Fatal("the plugin did not exit when its stdin ended")
+	}
+}
+
+func TestCallsBeforeInitializeAreRefused(t *testing.T) {
+	host, finished := servePlugin(t, helperPlugin())
+	err := host.conn.Call(withTimeout(t), "execute", map[string]any{"type": "stray_print"}, nil)
+	var rpcErr *Error
+	if !errors.As(err, &rpcErr) || rpcErr.Kind() != KindInvalidRequest || !strings.Contains(rpcErr.Message, "initialize") {
+		t.Fatalf("want invalid-request naming initialize, got %v", err)
+	}
+	ctx := withTimeout(t)
+	if err := host.conn.Call(ctx, "initialize", initializeParamsFor(Range{1, 1}), nil); err != nil {
+		t.Fatal(err)
+	}
+	if err := host.conn.Call(ctx, "initialize", initializeParamsFor(Range{1, 1}), nil); err == nil {
+		t.Fatal("a second initialize was accepted")
+	}
+	err = host.conn.Call(ctx, "sandbox_providers.create_sandbox", nil, nil)
+	if !errors.As(err, &rpcErr) || rpcErr.Code != -32601 {
+		t.Fatalf("want -32601 for an unknown method, got %v", err)
+	}
+	if err := host.conn.Call(ctx, "shutdown", nil, nil); err != nil {
+		t.Fatal(err)
+	}
+	// After shutdown is answered, Serve returns without the input ending.
+	waitFinished(t, finished)
+}
+
+func TestInitializeListsTheContributions(t *testing.T) {
+	p := helperPlugin()
+	p.AddCommand(Command{Name: "helper", Class: "helper", Description: "Help", Run: func(context.Context, *Invocation) int { return 0 }})
+	host, _ := servePlugin(t, p)
+	var result struct {
+		Protocol      int            `json:"protocol"`
+		Contributions []Contribution `json:"contributions"`
+		Stores        []any          `json:"stores"`
+	}
+	if err := host.conn.Call(withTimeout(t), "initialize", initializeParamsFor(Range{1, 3}), &result); err != nil {
+		t.Fatal(err)
+	}
+	want := []Contribution{
+		{Group: "task_steps", Name: "stray_print", Type: "stray_print", Class: "StrayPrint", Methods: []string{"execute", "from_dict"}},
+		{Group: "cli_plugins", Name: "helper", Type: "helper", Class: "helper", Methods: []string{"run"}, Description: "Help"},
+	}
+	if fmt.Sprint(result.Contributions) != fmt.Sprint(want) || result.Protocol != 1 || result.Stores == nil {
+		t.Fatalf("initialize answered %+v", result)
+	}
+}
+
+func TestCanonicalNamesCompareAsTheHostDoes(t *testing.T) {
+	cases := map[string]string{
+		"agentenv-go-words":  "agentenv-go-words",
+		"Agentenv_Go..Words": "agentenv-go-words",
+		"a-_.b":              "a-b",
+	}
+	for in, want := range cases {
+		if got := CanonicalName(in); got != want {
+			t.Errorf("CanonicalName(%q) = %q, want %q", in, got, want)
+		}
+	}
+}
+
+func TestAStepCanReportProgressAndReadSettings(t *testing.T) {
+	p := NewPlugin("agentenv-progress", "0.0.1")
+	p.AddTaskStep(TaskStep{Type: "slow", Class: "Slow", Execute: func(ctx context.Context, call *StepCall) (map[string]any, error) {
+		if err := call.Progress(1, 2, "half way"); err != nil {
+			return nil, err
+		}
+		settings, err := call.Host.Settings(ctx)
+		if err != nil {
+			return nil, err
+		}
+		return map[string]any{"from_host": settings["tenant"], "from_initialize": call.Settings["tenant"]}, nil
+	}})
+	progress := make(chan map[string]any, 1)
+	hostSide := &hostHandler{progress: progress}
+	host, _ := servePluginWith(t, p, hostSide)
+	ctx := withTimeout(t)
+	params := initializeParamsFor(Range{1, 1})
+	params["settings"] = map[string]any{"tenant": "acme"}
+	if err := host.conn.Call(ctx, "initialize", params, nil); err != nil {
+		t.Fatal(err)
+	}
+	var result struct {
+		Metadata map[string]any `json:"metadata"`
+	}
+	if err := host.conn.Call(ctx, "execute", map[string]any{"type": "slow", "step": map[string]any{}, "context": map[string]any{}}, &result); err != nil {
+		t.Fatal(err)
+	}
+	if result.Metadata["from_host"] != "acme-now" || result.Metadata["from_initialize"] != "acme" {
+		t.Fatalf("metadata %v", result.Metadata)
+	}
+	select {
+	case got := <-progress:
+		if got["progress"] != 1.0 || got["total"] != 2.0 || got["message"] != "half way" || got["id"] == nil {
+			t.Fatalf("progress %v", got)
+		}
+	case <-time.After(callTimeout):
+		t.Fatal("no $/progress")
+	}
+}
+
+// hostHandler answers host.settings and records $/progress, as agent-env would.
+type hostHandler struct {
+	progress chan map[string]any
+}
+
+func (h *hostHandler) HandleRequest(_ context.Context, req *Request) (any, error) {
+	if req.Method == "host.settings" {
+		return map[string]any{"tenant": "acme-now"}, nil
+	}
+	return nil, NewError(KindMethodNotFound, "no method '%s'", req.Method)
+}
+
+func (h *hostHandler) HandleNotification(method string, params json.RawMessage) {
+	if method != ProgressMethod {
+		return
+	}
+	var p map[string]any
+	if json.Unmarshal(params, &p) == nil {
+		select {
+		case h.progress <- p:
+		default:
+		}
+	}
+}
+
+// The plugin exits when its parent dies even though its stdin stays open (held here by the test).
+func TestThePluginExitsWhenItsParentDies(t *testing.T) {
+	pipe := func() (*os.File, *os.File) {
+		r, w, err := os.Pipe()
+		if err != nil {
+			t.Fatal(err)
+		}
+		return r, w
+	}
+	stdinR, stdinW := pipe()
+	defer stdinW.Close()
+	stdoutR, stdoutW := pipe()
+	defer stdoutR.Close()
+	holdR, holdW := pipe()
+	// sh starts the plugin in the background, then lives until the test closes holdW.
+	cmd := exec.Command("/bin/sh", "-c", `"$0" <&3 >&4 3<&- 4>&- 5<&- & read -r line <&5 || true`, os.Args[0])
+	cmd.Env = append(os.Environ(), helperVar+"=1", CookieVar+"=1")
+	cmd.ExtraFiles = []*os.File{stdinR, stdoutW, holdR}
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	stdinR.Close()
+	stdoutW.Close()
+	holdR.Close()
+	if _, err := stdinW.WriteString(`{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"host":{"name":"t","version":"0"},"protocol":{"min":1,"max":1},"package":"agentenv-helper"}}` + "\n"); err != nil {
+		t.Fatal(err)
+	}
+	lines := make(chan string)
+	go func() {
+		defer close(lines)
+		scanner := bufio.NewScanner(stdoutR)
+		for scanner.Scan() {
+			lines <- scanner.Text()
+		}
+	}()
+	select {
+	case line := <-lines:
+		if msg, err := Decode([]byte(line)); err != nil || msg.Error != nil {
+			t.Fatalf("initialize answered %q", line)
+		}
+	case <-time.After(callTimeout):
+		t.Fatal("the plugin never answered initialize")
+	}
+	// Now its parent goes away.
+	holdW.Close()
+	if err := cmd.Wait(); err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case _, open := <-lines:
+		if open {
+			t.Fatal("the plugin wrote more than the initialize answer")
+		}
+	case <-time.After(callTimeout):
+		t.Fatal("the plugin did not exit after its parent died")
+	}
+}

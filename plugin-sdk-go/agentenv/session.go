@@ -1,0 +1,291 @@
+package agentenv
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+)
+
+// session is the state of one connection to the host.
+type session struct {
+	plugin      *Plugin
+	commandMode bool
+	host        *Host
+
+	mu          sync.Mutex
+	initialized bool
+	settings    map[string]any
+	pkg         string
+	stores      map[string]*openStore
+	nextHandle  int
+
+	shutdownOnce sync.Once
+	shutdown     chan struct{}
+}
+
+func newSession(p *Plugin, commandMode bool) *session {
+	return &session{plugin: p, commandMode: commandMode, shutdown: make(chan struct{}), stores: map[string]*openStore{}}
+}
+
+// packageName is the package the host started the plugin as (initialize's package), else its name.
+func (s *session) packageName() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.pkg != "" {
+		return s.pkg
+	}
+	return s.plugin.Name
+}
+
+type initializeParams struct {
+	Host struct {
+		Name    string `json:"name"`
+		Version string `json:"version"`
+	} `json:"host"`
+	Protocol *Range         `json:"protocol"`
+	Package  string         `json:"package"`
+	Settings map[string]any `json:"settings"`
+}
+
+// HandleRequest dispatches the host's requests.
+func (s *session) HandleRequest(ctx context.Context, req *Request) (any, error) {
+	if req.Method == InitializeMethod {
+		return s.initialize(req)
+	}
+	s.mu.Lock()
+	initialized, settings := s.initialized, s.settings
+	s.mu.Unlock()
+	if !initialized {
+		return nil, NewError(KindInvalidRequest, "'%s' came before 'initialize'; the host must send initialize first", req.Method)
+	}
+	switch req.Method {
+	case ShutdownMethod:
+		s.shutdownOnce.Do(func() { close(s.shutdown) })
+		return nil, nil
+	case ExecuteMethod:
+		return s.execute(ctx, req, settings)
+	case TaskStepValidateMethod:
+		return s.validate(req)
+	case CLIRunMethod:
+		return s.cliRun(ctx, req, settings)
+	case CLIRootOptionMethod:
+		return s.rootOption(ctx, req, settings)
+	case StoreOpenMethod:
+		return s.openStoreFor(ctx, req)
+	}
+	if strings.HasPrefix(req.Method, "store.") {
+		return s.storeOp(ctx, req)
+	}
+	if group, op, found := strings.Cut(req.Method, "."); found && s.plugin.generics[group] != nil {
+		return s.genericCall(ctx, req, group, op, settings)
+	}
+	return nil, NewError(KindMethodNotFound, "%s has no method '%s'", s.plugin.Name, req.Method)
+}
+
+func (s *session) initialize(req *Request) (any, error) {
+	var params initializeParams
+	if err := req.DecodeParams(&params); err != nil {
+		return nil, err
+	}
+	if params.Protocol == nil {
+		return nil, NewError(KindInvalidParams, "initialize needs 'protocol', the range of versions the host speaks")
+	}
+	p := s.plugin
+	version, ok := Negotiate(*params.Protocol, p.Protocol)
+	if !ok {
+		return nil, NewError(KindProtocolMismatch,
+			"%s %s speaks plugin protocol %s and the host speaks %s; install a version of %s that speaks %s",
+			p.Name, p.Version, p.Protocol, *params.Protocol, p.Name, *params.Protocol).
+			With("supported", p.Protocol).With("requested", *params.Protocol)
+	}
+	if params.Package != "" && CanonicalName(params.Package) != CanonicalName(p.Name) {
+		fmt.Fprintf(os.Stderr, "%s: the host started this plugin as package '%s'; it is '%s'\n", p.Name, params.Package, p.Name)
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.initialized {
+		return nil, NewError(KindInvalidRequest, "initialize was sent twice; it comes exactly once")
+	}
+	s.initialized = true
+	s.pkg = params.Package
+	s.settings = params.Settings
+	if s.settings == nil {
+		s.settings = map[string]any{}
+	}
+	return map[string]any{
+		"protocol":      version,
+		"plugin":        map[string]string{"name": p.Name, "version": p.Version},
+		"contributions": orEmpty(p.Contributions()),
+		"stores":        p.Stores(),
+	}, nil
+}
+
+type executeParams struct {
+	Type    string          `json:"type"`
+	Step    map[string]any  `json:"step"`
+	Context json.RawMessage `json:"context"`
+}
+
+func (s *session) step(stepType string) (*TaskStep, error) {
+	step, ok := s.plugin.steps[stepType]
+	if !ok {
+		return nil, NewError(KindInvalidParams, "%s has no task step of type '%s'; it has %s",
+			s.plugin.Name, stepType, strings.Join(sortedKeys(s.plugin.steps), ", "))
+	}
+	return step, nil
+}
+
+func (s *session) execute(ctx context.Context, req *Request, settings map[string]any) (any, error) {
+	var params executeParams
+	if err := req.DecodeParams(&params); err != nil {
+		return nil, err
+	}
+	step, err := s.step(params.Type)
+	if err != nil {
+		return nil, err
+	}
+	call := &StepCall{RequestID: req.ID, Type: params.Type, Step: params.Step, Host: s.host, Settings: settings}
+	if call.Step == nil {
+		call.Step = map[string]any{}
+	}
+	if len(params.Context) > 0 && !isNull(params.Context) {
+		if err := json.Unmarshal(params.Context, &call.Context); err != nil {
+			return nil, NewError(KindInvalidParams, "the run context of '%s' does not fit: %s", params.Type, describeJSONError(err))
+		}
+		call.Context.Raw = params.Context
+	}
+	metadata, err := step.Execute(ctx, call)
+	if err != nil {
+		return nil, err
+	}
+	if metadata == nil {
+		metadata = map[string]any{}
+	}
+	return map[string]any{"metadata": metadata}, nil
+}
+
+func (s *session) validate(req *Request) (any, error) {
+	var params struct {
+		Type string         `json:"type"`
+		Step map[string]any `json:"step"`
+	}
+	if err := req.DecodeParams(&params); err != nil {
+		return nil, err
+	}
+	step, err := s.step(params.Type)
+	if err != nil {
+		return nil, err
+	}
+	if step.Validate == nil {
+		return nil, nil
+	}
+	if err := step.Validate(params.Type, params.Step); err != nil {
+		var rpcErr *Error
+		if errors.As(err, &rpcErr) {
+			return nil, rpcErr
+		}
+		return nil, NewError(KindInvalidValue, "%s", err.Error())
+	}
+	return nil, nil
+}
+
+func (s *session) cliRun(ctx context.Context, req *Request, settings map[string]any) (any, error) {
+	var params struct {
+		Command     string   `json:"command"`
+		Argv        []string `json:"argv"`
+		Cwd         string   `json:"cwd"`
+		Interactive bool     `json:"interactive"`
+	}
+	if err := req.DecodeParams(&params); err != nil {
+		return nil, err
+	}
+	cmd, ok := s.plugin.commands[params.Command]
+	if !ok {
+		return nil, NewError(KindInvalidParams, "%s has no command '%s'; it has %s",
+			s.plugin.Name, params.Command, strings.Join(sortedKeys(s.plugin.commands), ", "))
+	}
+	inv := &Invocation{
+		Command: params.Command, Argv: params.Argv, Cwd: params.Cwd, Interactive: params.Interactive,
+		Stdin: os.Stdin, Stdout: os.Stdout, Stderr: os.Stderr, Host: s.host, Settings: settings,
+	}
+	if !s.commandMode {
+		// Outside command mode fd 1 is the protocol's; keep the command's output off it.
+		inv.Stdin, inv.Stdout = strings.NewReader(""), os.Stderr
+	}
+	return map[string]int{"exit_code": cmd.Run(ctx, inv)}, nil
+}
+
+func (s *session) rootOption(ctx context.Context, req *Request, settings map[string]any) (any, error) {
+	var params struct {
+		Flag  string  `json:"flag"`
+		Value *string `json:"value"`
+	}
+	if err := req.DecodeParams(&params); err != nil {
+		return nil, err
+	}
+	var opt *RootOption
+	for name, candidate := range s.plugin.rootOptions {
+		if params.Flag == name || params.Flag == "--"+name || len(name) == 1 && params.Flag == "-"+name {
+			opt = candidate
+		}
+	}
+	if opt == nil {
+		return nil, NewError(KindInvalidParams, "%s has no root option '%s'; it has %s",
+			s.plugin.Name, params.Flag, strings.Join(sortedKeys(s.plugin.rootOptions), ", "))
+	}
+	path, err := opt.Apply(ctx, &RootOptionCall{Flag: params.Flag, Value: params.Value, Host: s.host, Settings: settings})
+	if err != nil {
+		return nil, err
+	}
+	if path == "" {
+		return map[string]any{}, nil
+	}
+	abs, err := filepath.Abs(path)
+	if err != nil {
+		return nil, NewError(KindInvalidValue, "root option '%s' returned the config path '%s', which cannot be made absolute: %s", params.Flag, path, err)
+	}
+	return map[string]string{"config_path": abs}, nil
+}
+
+// genericCall answers "<group>.<op>" for a Generic contribution: params.type picks the contribution
+// when the group has several.
+func (s *session) genericCall(ctx context.Context, req *Request, group, op string, settings map[string]any) (any, error) {
+	var params struct {
+		Type *string `json:"type"`
+	}
+	if err := req.DecodeParams(&params); err != nil {
+		return nil, err
+	}
+	var found *Generic
+	candidates := s.plugin.generics[group]
+	switch {
+	case params.Type != nil:
+		for _, g := range candidates {
+			if g.typeName() == *params.Type || g.Name == *params.Type {
+				found = g
+			}
+		}
+		if found == nil {
+			return nil, NewError(KindInvalidParams, "%s has no %s of type '%s'; it has %s",
+				s.plugin.Name, group, *params.Type, strings.Join(sortedKeys(candidates), ", "))
+		}
+	case len(candidates) == 1:
+		for _, g := range candidates {
+			found = g
+		}
+	default:
+		return nil, NewError(KindInvalidParams, "%s needs 'type': %s has several %s (%s)",
+			req.Method, s.plugin.Name, group, strings.Join(sortedKeys(candidates), ", "))
+	}
+	method, ok := found.Methods[op]
+	if !ok {
+		return nil, NewError(KindMethodNotFound, "%s has no method '%s': %s '%s' implements %s",
+			s.plugin.Name, req.Method, group, found.Name, strings.Join(sortedKeys(found.Methods), ", "))
+	}
+	return method(ctx, &GenericCall{Method: req.Method, Params: req.Params, Host: s.host, Settings: settings})
+}

@@ -1,0 +1,226 @@
+//! The document store: collections of JSON documents, queried with a small backend-neutral algebra.
+
+pub mod eval;
+pub mod ids;
+pub mod query;
+pub mod versioned;
+
+use std::collections::HashSet;
+
+use serde_json::Value;
+
+pub use query::{Document, Filter, Predicate, Sort, SortKey, UpdateSpec};
+
+use crate::error::StoreResult;
+
+/// Collections of JSON documents. Backend ids (Mongo's `_id`) never appear in returned documents.
+pub trait DocumentStore: Send + Sync {
+    /// The first document matching `filter`, in `sort` order when given.
+    fn find_one(
+        &self,
+        collection: &str,
+        filter: &Filter,
+        sort: Option<&Sort>,
+    ) -> StoreResult<Option<Document>>;
+
+    /// Matching documents: sorted, then `offset` skipped, then `limit` kept (0 or none = all).
+    fn query(
+        &self,
+        collection: &str,
+        filter: &Filter,
+        sort: Option<&Sort>,
+        limit: Option<usize>,
+        offset: usize,
+    ) -> StoreResult<Vec<Document>>;
+
+    /// How many documents match.
+    fn count(&self, collection: &str, filter: &Filter) -> StoreResult<u64>;
+
+    /// Inserts one document; [`StoreError::DuplicateKey`](crate::StoreError::DuplicateKey) on a unique
+    /// index violation.
+    fn insert(&self, collection: &str, doc: &Document) -> StoreResult<()>;
+
+    /// Updates the first match; 1 when it matched, 0 on a miss. With `upsert`, a miss inserts the document
+    /// synthesized from the filter's equalities and the update (which a unique index may refuse).
+    fn update(
+        &self,
+        collection: &str,
+        filter: &Filter,
+        update: &UpdateSpec,
+        upsert: bool,
+    ) -> StoreResult<u64>;
+
+    /// Updates the first match and returns its post-image (or pre-image when `!return_after`); `None` on a
+    /// miss, and for an upsert with `!return_after`.
+    fn update_one_and_get(
+        &self,
+        collection: &str,
+        filter: &Filter,
+        update: &UpdateSpec,
+        return_after: bool,
+        upsert: bool,
+    ) -> StoreResult<Option<Document>>;
+
+    /// Replaces the first match wholesale; 1 or 0. With `upsert`, a miss inserts `doc`.
+    fn replace(
+        &self,
+        collection: &str,
+        filter: &Filter,
+        doc: &Document,
+        upsert: bool,
+    ) -> StoreResult<u64>;
+
+    /// Deletes the first match; 1 or 0.
+    fn delete(&self, collection: &str, filter: &Filter) -> StoreResult<u64>;
+
+    /// Makes sure an index on `fields` exists (idempotent); a unique one is enforced by inserts and upserts.
+    fn ensure_index(&self, collection: &str, fields: &[&str], unique: bool) -> StoreResult<()>;
+
+    /// Refuses an id this store cannot hold (the reserved `@` prefix; see [`ids::check_id`]).
+    fn check_id(&self, id: &str) -> StoreResult<()> {
+        ids::check_id(id)
+    }
+
+    /// The first document of each distinct id, in request order; missing ids are left out.
+    fn find_many_by_id(
+        &self,
+        collection: &str,
+        id_field: &str,
+        ids: &[Value],
+    ) -> StoreResult<Vec<Document>> {
+        if ids.is_empty() {
+            return Ok(Vec::new());
+        }
+        let filter = Filter::default().and(id_field, Predicate::In(ids.to_vec()));
+        let docs = self.query(collection, &filter, None, None, 0)?;
+        let mut seen: Vec<&Value> = Vec::new();
+        let mut out = Vec::new();
+        for id in ids {
+            if seen.iter().any(|s| eval::json_eq(s, id)) {
+                continue;
+            }
+            seen.push(id);
+            let first = docs
+                .iter()
+                .find(|d| d.get(id_field).is_some_and(|v| eval::json_eq(v, id)));
+            if let Some(doc) = first {
+                out.push(doc.clone());
+            }
+        }
+        Ok(out)
+    }
+
+    /// The newest version of each id among the documents matching `filter`, then sorted (absent values
+    /// last in both directions), offset and limited.
+    #[allow(clippy::too_many_arguments)]
+    fn latest_per_id(
+        &self,
+        collection: &str,
+        filter: &Filter,
+        id_field: &str,
+        version_field: &str,
+        sort: Option<&Sort>,
+        limit: Option<usize>,
+        offset: usize,
+    ) -> StoreResult<Vec<Document>> {
+        let (window, _total) = self.latest_per_id_page(
+            collection,
+            filter,
+            id_field,
+            version_field,
+            sort,
+            limit,
+            offset,
+        )?;
+        Ok(window)
+    }
+
+    /// One window of [`DocumentStore::latest_per_id`] and the number of distinct ids in all.
+    #[allow(clippy::too_many_arguments)]
+    fn latest_per_id_page(
+        &self,
+        collection: &str,
+        filter: &Filter,
+        id_field: &str,
+        version_field: &str,
+        sort: Option<&Sort>,
+        limit: Option<usize>,
+        offset: usize,
+    ) -> StoreResult<(Vec<Document>, u64)> {
+        let latest = reduce_to_latest(
+            self.query(collection, filter, None, None, 0)?,
+            id_field,
+            version_field,
+        );
+        let total = latest.len() as u64;
+        Ok((
+            eval::window(latest, sort, eval::latest_order, limit, offset),
+            total,
+        ))
+    }
+
+    /// How many distinct values `id_field` takes among the matching documents.
+    fn count_distinct(
+        &self,
+        collection: &str,
+        filter: &Filter,
+        id_field: &str,
+    ) -> StoreResult<u64> {
+        let docs = self.query(collection, filter, None, None, 0)?;
+        let ids: HashSet<String> = docs
+            .iter()
+            .filter_map(|d| d.get(id_field).map(Value::to_string))
+            .collect();
+        Ok(ids.len() as u64)
+    }
+
+    /// The highest `version` of `id`.
+    fn latest_version(&self, collection: &str, id: &str) -> StoreResult<Option<Document>> {
+        self.find_one(
+            collection,
+            &Filter::eq("id", id),
+            Some(&Sort::by("version", true)),
+        )
+    }
+}
+
+/// The highest-versioned document per id, in order of each id's first appearance. Documents without the id
+/// field are skipped; a missing version ranks lowest; of equal versions the first wins.
+pub fn reduce_to_latest(docs: Vec<Document>, id_field: &str, version_field: &str) -> Vec<Document> {
+    let mut out: Vec<Document> = Vec::new();
+    let mut index: std::collections::HashMap<String, usize> = std::collections::HashMap::new();
+    for doc in docs {
+        let Some(id) = doc
+            .get(id_field)
+            .filter(|v| !v.is_null())
+            .map(Value::to_string)
+        else {
+            continue;
+        };
+        match index.get(&id) {
+            None => {
+                index.insert(id, out.len());
+                out.push(doc);
+            }
+            Some(&i) => {
+                if version_rank(&doc, version_field, &out[i]) == std::cmp::Ordering::Greater {
+                    out[i] = doc;
+                }
+            }
+        }
+    }
+    out
+}
+
+fn version_rank(a: &Document, field: &str, b: &Document) -> std::cmp::Ordering {
+    use std::cmp::Ordering;
+    match (
+        a.get(field).filter(|v| !v.is_null()),
+        b.get(field).filter(|v| !v.is_null()),
+    ) {
+        (None, None) => Ordering::Equal,
+        (None, Some(_)) => Ordering::Less,
+        (Some(_), None) => Ordering::Greater,
+        (Some(x), Some(y)) => eval::compare(x, y).unwrap_or(Ordering::Equal),
+    }
+}
