@@ -15,6 +15,7 @@ use agent_env_protocol::version::ProtocolRange;
 use serde_json::{json, Value};
 
 use super::config::HostConfig;
+use super::descendants;
 use super::diagnosis::{Diagnosis, FailureSummary};
 use super::error::{FailureContext, HostError};
 use super::exit::{Ended, ExitWatch};
@@ -520,6 +521,12 @@ impl Child {
     }
 
     fn stop(&self, grace: Duration, polite: bool) {
+        // Taken while the plugin still runs: the descendants that left its process group.
+        let escaped = if self.exit.ended().is_none() {
+            descendants::snapshot(self.exit.pid())
+        } else {
+            Vec::new()
+        };
         if self.exit.ended().is_none() {
             if polite && !self.peer.is_closed() {
                 let _ = self.peer.call(SHUTDOWN, json!({}), Some(grace));
@@ -541,6 +548,7 @@ impl Child {
             self.peer.close_output();
         }
         self.exit.kill_leftovers(Duration::from_millis(500));
+        descendants::kill_all(&escaped, Duration::from_millis(500));
         self.peer.abort(CloseReason::Aborted(
             "agent-env shut the plugin down".into(),
         ));

@@ -263,3 +263,19 @@ fn repeated_call_timeouts_kill_the_plugin_and_later_calls_fail_fast() {
     drop(host);
     assert_gone(pid);
 }
+
+#[test]
+fn shutdown_kills_a_grandchild_that_left_the_group_with_setsid() {
+    let mut s = spec("fixture-grandchild", "agentenv-fixture-grandchild");
+    s.argv.push("--setsid".into());
+    let p = PluginProcess::start(s, &quick_config(), Arc::new(NoServices)).unwrap();
+    let grandchild = p.call("grandchild_pid", json!({})).unwrap()["pid"]
+        .as_i64()
+        .unwrap() as i32;
+    let pid = p.pid();
+    let (_, _, group) = proc_stat(grandchild).expect("the grandchild runs");
+    assert_eq!(group, grandchild, "the grandchild did not leave the group");
+    p.shutdown();
+    assert_gone(pid);
+    assert_gone(grandchild as u32);
+}
