@@ -47,8 +47,12 @@ fn wait_for_pids(file: &std::path::Path) -> (i32, i32) {
     }
 }
 
-/// Kills `pid` (when it still is the process the test saw) and reaps it if it is ours.
-fn kill_and_reap(pid: i32) {
+/// Kills `pid` if it still runs `command` (so not a recycled pid), and reaps it if it is ours.
+fn kill_and_reap(pid: i32, command: &str) {
+    let comm = std::fs::read_to_string(format!("/proc/{pid}/comm")).unwrap_or_default();
+    if comm.trim_end() != command {
+        return;
+    }
     // SAFETY: kill and waitpid on a pid the test process started (through its host).
     unsafe {
         libc::kill(pid, libc::SIGKILL);
@@ -81,9 +85,23 @@ fn plugin_dies_with_the_host_killed_by_sigkill() {
     let (plugin, grandchild) = wait_for_pids(&file);
     host.kill().unwrap();
     host.wait().unwrap();
-    // Guaranteed: the plugin gets SIGKILL from the kernel (PR_SET_PDEATHSIG) when its host dies.
-    assert_gone(plugin as u32);
+    // Guaranteed: the plugin gets SIGKILL from the kernel (PR_SET_PDEATHSIG) when its host dies. It
+    // may stay a zombie of this test process when the test process is a subreaper (other tests
+    // started plugins in it), so "ended" is gone or a zombie.
+    let deadline = Instant::now() + Duration::from_secs(30);
+    let plugin_ended = loop {
+        match proc_stat(plugin) {
+            None | Some(('Z', _, _)) => break true,
+            Some(_) if Instant::now() >= deadline => break false,
+            Some(_) => std::thread::sleep(Duration::from_millis(10)),
+        }
+    };
     // Not guaranteed: a grandchild that left the plugin's session with setsid is reparented and
-    // lives on (docs/protocol.md, lifecycle). End it here so the test leaves nothing behind.
-    kill_and_reap(grandchild);
+    // lives on (docs/protocol.md, lifecycle). End both here so the test leaves nothing behind.
+    kill_and_reap(grandchild, "sleep");
+    kill_and_reap(plugin, "fixture-grandch");
+    assert!(
+        plugin_ended,
+        "plugin {plugin} outlived its host killed by SIGKILL"
+    );
 }
