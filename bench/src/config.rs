@@ -7,6 +7,8 @@ use std::process::{Command, Stdio};
 use std::time::Instant;
 
 use agent_env::config::{plugin_settings, selection, ConfigDocument};
+use agent_env::environment::Environment;
+use std::sync::Arc;
 
 use crate::stats::{show, Samples};
 
@@ -93,8 +95,12 @@ fn measure(root: &Path) -> Result<(), String> {
     std::fs::create_dir_all(&cwd).map_err(|e| e.to_string())?;
     std::fs::write(project.join(".agentenv/config.toml"), CONFIG).map_err(|e| e.to_string())?;
 
+    let env = Arc::new(Environment::from_vars(
+        std::iter::empty::<(&str, &str)>(),
+        &cwd,
+    ));
     let load = time(IN_PROCESS_RUNS, || {
-        let doc = ConfigDocument::load_from(None, &cwd);
+        let doc = ConfigDocument::load(env.clone());
         doc.error.map_or(Ok(()), |p| Err(p.reason))
     })?;
     line(
@@ -102,7 +108,7 @@ fn measure(root: &Path) -> Result<(), String> {
         &load,
     );
 
-    let doc = ConfigDocument::load_from(None, &cwd);
+    let doc = ConfigDocument::load(env.clone());
     let settings = time(IN_PROCESS_RUNS, || {
         plugin_settings(&doc, "agentenv-browser", None)
             .map(|_| ())

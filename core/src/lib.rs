@@ -7,13 +7,15 @@ pub mod cli;
 pub mod clock;
 pub mod config;
 pub mod discovery;
-pub mod host_config;
+pub mod environment;
 pub mod install;
+pub mod output;
 pub mod paths;
 pub mod registry;
 pub mod report;
 pub mod run;
 pub mod sandbox;
+pub mod session;
 pub mod stores;
 
 /// agent-env's own version, as `agent-env --version` prints it and as plugins' `requires` compare it.

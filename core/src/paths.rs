@@ -1,72 +1,115 @@
 //! Where agent-env keeps things: the state root, the plugins directory, the local sandbox folder.
 //! Computing a path creates nothing.
+//!
+//! [`Paths`] computes them from an invocation's [`Environment`]. The two free functions read `HOME`
+//! from the process environment for the bundle layer, which is not handed one yet (`~` in a bundle
+//! argument, bundle folders shown as `~/…`, folder bundles' id roots); new code takes a [`Paths`].
 
-use std::env;
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 
-/// The user's home directory, from `$HOME`.
-pub fn home_dir() -> Option<PathBuf> {
-    env::var_os("HOME")
-        .filter(|h| !h.is_empty())
-        .map(PathBuf::from)
+use crate::environment::Environment;
+
+/// agent-env's folders, as an environment sets them.
+#[derive(Debug, Clone, Copy)]
+pub struct Paths<'a> {
+    env: &'a Environment,
 }
 
-/// An absolute path from an environment variable; a relative or empty one is ignored, as XDG says.
-fn absolute_var(name: &str) -> Option<PathBuf> {
-    env::var_os(name)
-        .map(PathBuf::from)
-        .filter(|p| p.is_absolute())
-}
-
-/// `$XDG_STATE_HOME/agent-env`, else `~/.local/state/agent-env`.
-pub fn state_root() -> PathBuf {
-    if let Some(p) = absolute_var("XDG_STATE_HOME") {
-        return p.join("agent-env");
+impl<'a> Paths<'a> {
+    /// The folders `env` selects.
+    pub fn new(env: &'a Environment) -> Paths<'a> {
+        Paths { env }
     }
-    home_dir()
-        .unwrap_or_else(|| PathBuf::from("/"))
-        .join(".local/state/agent-env")
-}
 
-/// `$XDG_DATA_HOME/agent-env`, else `~/.local/share/agent-env`.
-pub fn data_root() -> PathBuf {
-    if let Some(p) = absolute_var("XDG_DATA_HOME") {
-        return p.join("agent-env");
+    /// The user's home directory, from `$HOME`.
+    pub fn home_dir(&self) -> Option<PathBuf> {
+        self.env
+            .var_os("HOME")
+            .filter(|h| !h.is_empty())
+            .map(PathBuf::from)
     }
-    home_dir()
-        .unwrap_or_else(|| PathBuf::from("/"))
-        .join(".local/share/agent-env")
-}
 
-/// `$AGENT_ENV_PLUGIN_DIR`, else `<data root>/plugins`.
-pub fn plugins_dir() -> PathBuf {
-    match env::var_os("AGENT_ENV_PLUGIN_DIR").filter(|v| !v.is_empty()) {
-        Some(p) => PathBuf::from(p),
-        None => data_root().join("plugins"),
+    /// An absolute path from a variable; a relative or empty one is ignored, as XDG says.
+    fn absolute_var(&self, name: &str) -> Option<PathBuf> {
+        self.env
+            .var_os(name)
+            .map(PathBuf::from)
+            .filter(|p| p.is_absolute())
     }
-}
 
-/// `<state root>/locks`.
-pub fn locks_dir() -> PathBuf {
-    state_root().join("locks")
-}
-
-/// `$AGENT_ENV_LOCAL_SANDBOX_DIR`, else `~/.agent-env-sandboxes`.
-pub fn local_sandbox_dir() -> PathBuf {
-    match env::var_os("AGENT_ENV_LOCAL_SANDBOX_DIR").filter(|v| !v.is_empty()) {
-        Some(p) => PathBuf::from(p),
-        None => home_dir()
-            .unwrap_or_else(|| PathBuf::from("/tmp"))
-            .join(".agent-env-sandboxes"),
+    /// `$XDG_STATE_HOME/agent-env`, else `~/.local/state/agent-env`.
+    pub fn state_root(&self) -> PathBuf {
+        if let Some(p) = self.absolute_var("XDG_STATE_HOME") {
+            return p.join("agent-env");
+        }
+        self.home_dir()
+            .unwrap_or_else(|| PathBuf::from("/"))
+            .join(".local/state/agent-env")
     }
-}
 
-/// Shows a path with the home directory as `~`.
-pub fn tilde(path: &std::path::Path) -> String {
-    if let Some(home) = home_dir() {
-        if let Ok(rest) = path.strip_prefix(&home) {
-            return format!("~/{}", rest.display());
+    /// `$XDG_DATA_HOME/agent-env`, else `~/.local/share/agent-env`.
+    pub fn data_root(&self) -> PathBuf {
+        if let Some(p) = self.absolute_var("XDG_DATA_HOME") {
+            return p.join("agent-env");
+        }
+        self.home_dir()
+            .unwrap_or_else(|| PathBuf::from("/"))
+            .join(".local/share/agent-env")
+    }
+
+    /// `$AGENT_ENV_PLUGIN_DIR`, else `<data root>/plugins`.
+    pub fn plugins_dir(&self) -> PathBuf {
+        match self
+            .env
+            .var_os("AGENT_ENV_PLUGIN_DIR")
+            .filter(|v| !v.is_empty())
+        {
+            Some(p) => PathBuf::from(p),
+            None => self.data_root().join("plugins"),
         }
     }
-    path.display().to_string()
+
+    /// `<state root>/locks`.
+    pub fn locks_dir(&self) -> PathBuf {
+        self.state_root().join("locks")
+    }
+
+    /// `$AGENT_ENV_LOCAL_SANDBOX_DIR`, else `~/.agent-env-sandboxes`.
+    pub fn local_sandbox_dir(&self) -> PathBuf {
+        match self
+            .env
+            .var_os("AGENT_ENV_LOCAL_SANDBOX_DIR")
+            .filter(|v| !v.is_empty())
+        {
+            Some(p) => PathBuf::from(p),
+            None => self
+                .home_dir()
+                .unwrap_or_else(|| PathBuf::from("/tmp"))
+                .join(".agent-env-sandboxes"),
+        }
+    }
+
+    /// Shows a path with the home directory as `~`.
+    pub fn tilde(&self, path: &Path) -> String {
+        if let Some(home) = self.home_dir() {
+            if let Ok(rest) = path.strip_prefix(&home) {
+                return format!("~/{}", rest.display());
+            }
+        }
+        path.display().to_string()
+    }
+}
+
+fn with_process<T>(f: impl FnOnce(Paths<'_>) -> T) -> T {
+    f(Paths::new(&Environment::from_process()))
+}
+
+/// [`Paths::home_dir`] of the process environment.
+pub fn home_dir() -> Option<PathBuf> {
+    with_process(|p| p.home_dir())
+}
+
+/// [`Paths::tilde`] in the process environment.
+pub fn tilde(path: &Path) -> String {
+    with_process(|p| p.tilde(path))
 }

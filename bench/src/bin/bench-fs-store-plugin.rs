@@ -4,6 +4,7 @@
 //!
 //! Core and SDK share one store API, so the core's store is served as it is, with no adapter.
 
+use agent_env::environment::Environment;
 use agent_env::stores::LocalFilesystemObjectStore;
 use agent_env_plugin_sdk::{Plugin, StoreClass};
 
@@ -11,8 +12,10 @@ use agent_env_plugin_sdk::{Plugin, StoreClass};
 const PACKAGE: &str = "agentenv-bench-fs-store";
 
 fn main() {
-    let class = StoreClass::object("FsObjectStore", &["root"], |config| {
-        LocalFilesystemObjectStore::from_config(&format!("{PACKAGE}:FsObjectStore"), config)
+    // `root` is required, so the environment (for `~` and the default root) is this process's own.
+    let env = Environment::from_process();
+    let class = StoreClass::object("FsObjectStore", &["root"], move |config| {
+        LocalFilesystemObjectStore::from_config(&format!("{PACKAGE}:FsObjectStore"), config, &env)
     })
     .required(&["root"]);
     Plugin::new(PACKAGE, env!("CARGO_PKG_VERSION"))

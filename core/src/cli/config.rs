@@ -1,10 +1,12 @@
 //! `agent-env config show | explain | check`: read-only views of `.agentenv/config.toml`.
 
+use crate::cli::{Exit, Failure, Terminal};
 use crate::config::locate::CONFIG_VAR;
 use crate::config::plugins::InstalledPackage;
 use crate::config::store_builder::StoresBuilder;
-use crate::config::{check, explain, sections::process_env, show, sources, ConfigDocument};
-use crate::discovery::Discovery;
+use crate::config::{check, explain, show, sources};
+use crate::output::Output;
+use crate::session::Session;
 use agent_env_protocol::manifest::Manifest;
 use clap::{Args, Subcommand};
 
@@ -63,90 +65,76 @@ fn installed_packages(manifests: &[Manifest]) -> Vec<InstalledPackage> {
         .collect()
 }
 
-/// The manifests of the installed plugins (read only; nothing is started), from `found` when this
-/// invocation has discovered them already.
-fn installed_manifests(found: Option<Discovery>) -> Vec<Manifest> {
-    found
-        .unwrap_or_else(|| crate::discovery::discover(&crate::discovery::SearchPath::from_env()))
-        .plugins
-        .into_iter()
-        .map(|p| p.manifest)
-        .collect()
-}
-
-pub fn run(args: ConfigArgs, _verbose: bool, found: Option<Discovery>) -> i32 {
-    let doc = ConfigDocument::shared();
-    let state_root = crate::paths::state_root();
+/// Runs `config show | explain | debug | sources | check`.
+pub fn run(args: ConfigArgs, _verbose: bool, session: &Session, term: &Terminal) -> Exit {
+    let doc = session.config();
+    let state_root = session.paths().state_root();
+    let env = |name: &str| session.env().var(name);
     match args.command {
         ConfigCommand::Show { json } => {
             let report = show::show(
                 doc,
-                &installed_packages(&installed_manifests(found)),
-                &process_env,
+                &installed_packages(&session.manifests()),
+                &env,
                 &state_root,
             );
             if json {
-                println!("{}", show::render_json(&report));
+                term.line(&show::render_json(&report));
             } else {
-                print!("{}", show::render_text(&report));
+                term.print(&show::render_text(&report));
             }
-            0
+            Ok(0)
         }
         ConfigCommand::Explain { path, json } => {
             let answer = explain::explain(
                 doc,
                 &path,
-                &installed_packages(&installed_manifests(found)),
-                &process_env,
+                &installed_packages(&session.manifests()),
+                &env,
                 &state_root,
             );
             if json {
-                println!("{}", explain::render_json(&answer));
+                term.line(&explain::render_json(&answer));
             } else {
-                print!("{}", explain::render_text(&answer));
+                term.print(&explain::render_text(&answer));
             }
-            0
+            Ok(0)
         }
         ConfigCommand::Debug { json } => {
-            let cwd = std::env::current_dir().unwrap_or_else(|_| std::path::PathBuf::from("."));
-            let candidates = crate::config::locate::candidates(std::env::var_os(CONFIG_VAR), &cwd);
+            let candidates = crate::config::locate::candidates(
+                session.env().var_os(CONFIG_VAR).map(Into::into),
+                session.env().cwd(),
+            );
             if json {
-                print_json(&candidates);
+                term.line(&to_json(&candidates)?);
             } else {
-                print!("{}", sources::render_candidates(&candidates));
+                term.print(&sources::render_candidates(&candidates));
             }
-            0
+            Ok(0)
         }
         ConfigCommand::Sources { json } => {
-            let layers = sources::sources(doc, &process_env);
+            let layers = sources::sources(doc, &env);
             if json {
-                print_json(&layers);
+                term.line(&to_json(&layers)?);
             } else {
-                print!("{}", sources::render_sources(&layers));
+                term.print(&sources::render_sources(&layers));
             }
-            0
+            Ok(0)
         }
         ConfigCommand::Check { json } => {
-            let manifests = installed_manifests(found);
+            let manifests = session.manifests();
             let builder = StoresBuilder::new(doc, None).with_manifests(&manifests);
             let outcome = check::check(doc, &builder);
             if json {
-                println!("{}", check::render_json(&outcome));
+                term.line(&check::render_json(&outcome));
             } else {
-                print!("{}", check::render_text(&outcome));
+                term.print(&check::render_text(&outcome));
             }
-            if outcome.problems.is_empty() {
-                0
-            } else {
-                1
-            }
+            Ok(if outcome.problems.is_empty() { 0 } else { 1 })
         }
     }
 }
 
-fn print_json(value: &impl serde::Serialize) {
-    match serde_json::to_string_pretty(value) {
-        Ok(text) => println!("{text}"),
-        Err(e) => eprintln!("Error: cannot write JSON: {e}"),
-    }
+fn to_json(value: &impl serde::Serialize) -> Result<String, Failure> {
+    serde_json::to_string_pretty(value).map_err(|e| Failure::new(format!("cannot write JSON: {e}")))
 }

@@ -1,14 +1,24 @@
 //! The command line: `agent-env [--verbose] [--version] <command>`.
+//!
+//! [`main`] builds the invocation's [`Session`] and [`Terminal`] once, hands both to the command, and
+//! is the one place a result becomes output and an exit code: a command returns its code or a
+//! [`Failure`], shown here as `Error: <message>`.
 
 use clap::{Parser, Subcommand};
 
-use crate::discovery::Discovery;
+use crate::environment::Environment;
+use crate::session::Session;
 
 pub mod config;
 pub mod dynamic;
+pub mod failure;
 pub mod plugin;
 pub mod run;
 pub mod store;
+pub mod terminal;
+
+pub use failure::{Exit, Failure};
+pub use terminal::Terminal;
 
 #[derive(Parser)]
 #[command(
@@ -40,60 +50,55 @@ pub enum Command {
     Run(run::RunArgs),
 }
 
-/// Runs the CLI and returns the process exit code. Plugin manifests are read only when the command line
-/// needs them (see [`dynamic`]).
+/// Runs the CLI over this process's arguments and environment and returns the process exit code.
 pub fn main() -> i32 {
+    let term = Terminal::new();
+    let session = Session::new(Environment::from_process());
     let args: Vec<std::ffi::OsString> = std::env::args_os().collect();
+    match run_args(args, &session, &term) {
+        Ok(code) => code,
+        Err(failure) => {
+            term.eprintln(&format!("Error: {failure}"));
+            failure.code()
+        }
+    }
+}
+
+/// Parses and runs one command line. Plugin manifests are read only when the command line needs them
+/// (see [`dynamic`]).
+pub fn run_args(args: Vec<std::ffi::OsString>, session: &Session, term: &Terminal) -> Exit {
     if !dynamic::args::is_core_only(&args) {
-        return dynamic::main(args);
+        return dynamic::main(args, session, term);
     }
     let cli = match Cli::try_parse_from(args) {
         Ok(cli) => cli,
-        Err(e) => {
-            let _ = e.print();
-            return e.exit_code();
-        }
+        Err(e) => return Ok(clap_exit(&e)),
     };
-    if cli.version {
-        println!("agent-env {}", crate::VERSION);
-        return 0;
-    }
-    let Some(command) = cli.command else {
-        use clap::CommandFactory;
-        let _ = Cli::command().print_help();
-        return 2;
-    };
-    dispatch_command(command, cli.verbose, None)
+    dispatch(cli, session, term)
 }
 
-/// Runs a parsed core command line; `found` is what discovery already read for this invocation.
-pub fn dispatch(cli: Cli, found: Discovery) -> i32 {
+/// Runs a parsed core command line.
+pub fn dispatch(cli: Cli, session: &Session, term: &Terminal) -> Exit {
     if cli.version {
-        println!("agent-env {}", crate::VERSION);
-        return 0;
+        term.print(&format!("agent-env {}\n", crate::VERSION));
+        return Ok(0);
     }
+    let verbose = cli.verbose;
     match cli.command {
-        Some(command) => dispatch_command(command, cli.verbose, Some(found)),
+        Some(Command::Plugin(args)) => plugin::run(args, verbose, session, term),
+        Some(Command::Config(args)) => config::run(args, verbose, session, term),
+        Some(Command::Store(args)) => store::run(args, verbose, session, term),
+        Some(Command::Run(args)) => run::run(args, verbose, session, term),
         None => {
             use clap::CommandFactory;
             let _ = Cli::command().print_help();
-            2
+            Ok(2)
         }
     }
 }
 
-/// `found`: the manifests, when this invocation has read them already (`None`: the command reads them).
-fn dispatch_command(command: Command, verbose: bool, found: Option<Discovery>) -> i32 {
-    match command {
-        Command::Plugin(args) => plugin::run(args, verbose, found),
-        Command::Config(args) => config::run(args, verbose, found),
-        Command::Store(args) => store::run(args, verbose),
-        Command::Run(args) => run::run(args, verbose),
-    }
-}
-
-/// Prints `Error: <message>` on stderr and returns exit code 1.
-pub fn fail(message: impl std::fmt::Display) -> i32 {
-    eprintln!("Error: {message}");
-    1
+/// Shows a clap error or help text (clap writes it, ignoring a closed pipe) and returns its exit code.
+pub(crate) fn clap_exit(e: &clap::Error) -> i32 {
+    let _ = e.print();
+    e.exit_code()
 }

@@ -9,12 +9,14 @@ use std::path::Path;
 use agent_env_protocol::names::canonical_name;
 use clap::{Args, Subcommand};
 
-use crate::discovery::{Discovery, Source};
+use crate::cli::{Exit, Failure, Terminal};
+use crate::discovery::Source;
 use crate::registry::{compat, Registry};
 use crate::report::documents::{
     self, CheckDocument, ManifestInfo, ShadowedInfo, ShowDocument, CONFIG_EFFECT,
 };
 use crate::report::{build_report, human, BuiltReport, RowSource};
+use crate::session::{RegistryLoad, Session};
 
 #[derive(Args)]
 pub struct PluginArgs {
@@ -88,64 +90,88 @@ pub struct ShowArgs {
     pub report: ReportArgs,
 }
 
-/// `found`: the manifests, when this invocation has read them already.
-pub fn run(args: PluginArgs, verbose: bool, found: Option<Discovery>) -> i32 {
+/// Runs `plugin list | show | check | add | remove`.
+pub fn run(args: PluginArgs, verbose: bool, session: &Session, term: &Terminal) -> Exit {
     match args.command {
-        PluginCommand::List(a) => list(&a, verbose, found),
-        PluginCommand::Show(a) => show(&a, verbose, found),
-        PluginCommand::Check(a) => check(&a, verbose, found),
-        PluginCommand::Add(a) => {
-            installed(crate::install::add::add(&crate::install::add::AddOptions {
+        PluginCommand::List(a) => list(&a, verbose, session, term),
+        PluginCommand::Show(a) => show(&a, verbose, session, term),
+        PluginCommand::Check(a) => check(&a, verbose, session, term),
+        PluginCommand::Add(a) => crate::install::add::add(
+            &crate::install::add::AddOptions {
                 specs: a.specs,
                 installer: a.installer,
                 dry_run: a.dry_run,
                 yes: a.yes,
                 keep: a.keep,
-            }))
-        }
-        PluginCommand::Remove(a) => installed(crate::install::remove::remove(
+            },
+            &install_context(session, term),
+        )
+        .map_err(Failure::new),
+        PluginCommand::Remove(a) => crate::install::remove::remove(
             &crate::install::remove::RemoveOptions {
                 packages: a.packages,
                 force: a.force,
                 dry_run: a.dry_run,
                 yes: a.yes,
             },
-        )),
+            &install_context(session, term),
+        )
+        .map_err(Failure::new),
     }
 }
 
-fn installed(result: Result<i32, crate::install::InstallError>) -> i32 {
-    match result {
-        Ok(code) => code,
-        Err(e) => super::fail(e.to_string()),
+/// What `plugin add` and `plugin remove` take from the session.
+fn install_context<'a>(session: &Session, term: &'a Terminal) -> crate::install::Context<'a> {
+    let env = session.env();
+    let paths = session.paths();
+    crate::install::Context {
+        plugins_dir: paths.plugins_dir(),
+        locks_dir: paths.locks_dir(),
+        state_root: paths.state_root(),
+        home: paths.home_dir(),
+        search: session.search_path(),
+        config_path: crate::config::locate::locate(
+            env.var_os(crate::config::locate::CONFIG_VAR)
+                .map(Into::into),
+            env.cwd(),
+        )
+        .path,
+        out: term,
     }
 }
 
 /// Builds the registries and the report. The registries' warnings (what the original logs while
 /// building them) go to stderr with `--verbose` only, as the report already says it all.
-fn collect(args: &ReportArgs, verbose: bool, found: Option<Discovery>) -> (Registry, BuiltReport) {
-    let registry = match found {
-        Some(discovery) => Registry::from_discovery(discovery, !args.no_load),
-        None => Registry::from_env(!args.no_load),
+fn collect<'s>(
+    args: &ReportArgs,
+    verbose: bool,
+    session: &'s Session,
+    term: &Terminal,
+) -> (&'s Registry, BuiltReport) {
+    let load = if args.no_load {
+        RegistryLoad::None
+    } else {
+        RegistryLoad::All
     };
+    let registry = session.registry(load);
     if verbose {
         for w in &registry.warnings {
-            eprintln!("Warning: {w}");
+            term.warn(w);
         }
     }
-    let built = build_report(&registry, &crate::paths::plugins_dir());
+    let built = build_report(registry, &session.paths().plugins_dir());
     (registry, built)
 }
 
-fn list(args: &ReportArgs, verbose: bool, found: Option<Discovery>) -> i32 {
-    let (registry, built) = collect(args, verbose, found);
+fn list(args: &ReportArgs, verbose: bool, session: &Session, term: &Terminal) -> Exit {
+    let (registry, built) = collect(args, verbose, session, term);
     let mut warnings = crate::install::permissions::unsafe_paths(
-        &crate::paths::plugins_dir(),
+        &session.paths().plugins_dir(),
         &registry.discovery,
     );
-    warnings.extend(crate::report::noise::warnings(&registry));
+    warnings.extend(crate::report::noise::warnings(registry));
     for w in &warnings {
-        eprintln!("Warning: {w}");
+        term.warn(w);
     }
     if args.json {
         // The warnings ride in an extra top-level `warnings` key, present only when there are some, so a
@@ -153,20 +179,20 @@ fn list(args: &ReportArgs, verbose: bool, found: Option<Discovery>) -> i32 {
         match serde_json::to_value(&built.report) {
             Ok(serde_json::Value::Object(mut doc)) if !warnings.is_empty() => {
                 doc.insert("warnings".into(), warnings.into());
-                emit(&documents::to_json(&doc));
+                term.print(&documents::to_json(&doc));
             }
-            _ => emit(&documents::to_json(&built.report)),
+            _ => term.print(&documents::to_json(&built.report)),
         }
     } else {
-        emit(&human::list(&built.report));
+        term.print(&human::list(&built.report));
     }
-    0
+    Ok(0)
 }
 
-fn check(args: &ReportArgs, verbose: bool, found: Option<Discovery>) -> i32 {
-    let (registry, built) = collect(args, verbose, found);
-    for w in crate::report::noise::warnings(&registry) {
-        eprintln!("Warning: {w}");
+fn check(args: &ReportArgs, verbose: bool, session: &Session, term: &Terminal) -> Exit {
+    let (registry, built) = collect(args, verbose, session, term);
+    for w in crate::report::noise::warnings(registry) {
+        term.warn(w);
     }
     let result = documents::check(&built.report);
     if args.json {
@@ -175,19 +201,19 @@ fn check(args: &ReportArgs, verbose: bool, found: Option<Discovery>) -> i32 {
             problems: result.problems.clone(),
             report: built.report,
         };
-        emit(&documents::to_json(&doc));
-        return if result.ok() { 0 } else { 1 };
+        term.print(&documents::to_json(&doc));
+        return Ok(if result.ok() { 0 } else { 1 });
     }
-    emit(&human::check(&built.report, &result));
+    term.print(&human::check(&built.report, &result));
     if result.ok() {
-        0
+        Ok(0)
     } else {
-        super::fail(result.reasons.join("; "))
+        Err(Failure::new(result.reasons.join("; ")))
     }
 }
 
-fn show(args: &ShowArgs, verbose: bool, found: Option<Discovery>) -> i32 {
-    let (registry, built) = collect(&args.report, verbose, found);
+fn show(args: &ShowArgs, verbose: bool, session: &Session, term: &Terminal) -> Exit {
+    let (registry, built) = collect(&args.report, verbose, session, term);
     let wanted = canonical_name(&args.package);
     let Some(index) = built
         .report
@@ -206,14 +232,14 @@ fn show(args: &ShowArgs, verbose: bool, found: Option<Discovery>) -> i32 {
         } else {
             names.join(", ")
         };
-        return super::fail(format!(
+        return Err(Failure::new(format!(
             "no installed plugin package named '{}' (installed: {installed})",
             args.package
-        ));
+        )));
     };
     let source = built.sources[index];
     let dist = built.report.plugins[index].clone();
-    let manifest = manifest_info(&registry, source);
+    let manifest = manifest_info(registry, source);
     let process = match source {
         RowSource::Plugin(i) => registry.probes.get(&i).map(|p| p.diagnosis.clone()),
         _ => None,
@@ -228,26 +254,18 @@ fn show(args: &ShowArgs, verbose: bool, found: Option<Discovery>) -> i32 {
             manifest,
             process,
         };
-        emit(&documents::to_json(&doc));
-        return 0;
+        term.print(&documents::to_json(&doc));
+        return Ok(0);
     }
     let details = human::ShowDetails {
-        requires: requires_line(&registry, source),
-        location: location(&registry, source),
+        requires: requires_line(registry, source),
+        location: location(registry, source),
         config_effect: config_effect.as_deref(),
         manifest: &manifest,
         process: process.as_ref(),
     };
-    emit(&human::show(&built.report, &dist, &details));
-    0
-}
-
-/// Writes to stdout; a closed pipe (`| head`) is not an error worth a panic.
-fn emit(text: &str) {
-    use std::io::Write;
-    let mut out = std::io::stdout().lock();
-    let _ = out.write_all(text.as_bytes());
-    let _ = out.flush();
+    term.print(&human::show(&built.report, &dist, &details));
+    Ok(0)
 }
 
 /// `agentenv-framework>=0.1 (installed 0.1.0), …`, or that none is declared; `None` for agent-env itself.

@@ -1,25 +1,14 @@
 //! `agent-env run [BUNDLE] [--task NAME]... [--eval NAME]... [--keep] [--dry-run] ...`: run a bundle's
 //! tasks and evals; with no BUNDLE, list the installed bundles.
 
-use std::cell::OnceCell;
-use std::sync::Arc;
-
-use agent_env_protocol::manifest::Manifest;
-use agent_env_protocol::names::canonical_name;
 use serde_json::{json, Map, Value};
 
-use crate::bundle::installed::{InstalledBundle, Target};
-use crate::bundle::tree::Tree;
+use crate::bundle::installed::InstalledBundle;
 use crate::bundle::{self, BundleError};
-use crate::config::ConfigDocument;
-use crate::discovery::{Discovery, SearchPath};
-use crate::registry::{Loading, Registry, RegistryError, Resolved};
-use crate::run::executor::NoPlugins;
-use crate::run::local_stores::{self, LocalStores};
-use crate::run::plan::{self, PlanContext, StepKind};
-use crate::run::plugin_steps::PluginSteps;
-use crate::run::{self as runner, RunOptions};
-use crate::stores::{Filter, Sort};
+use crate::cli::{Exit, Failure, Terminal};
+use crate::output::Output;
+use crate::run::{run_bundle, RunRequest, RunStatus};
+use crate::session::Session;
 
 #[derive(clap::Args)]
 pub struct RunArgs {
@@ -89,271 +78,35 @@ impl RunArgs {
     }
 }
 
-pub fn run(args: RunArgs, _verbose: bool) -> i32 {
-    let Some(text) = args.bundle.clone() else {
+/// Runs `agent-env run`: lists the installed bundles, or plans and runs one.
+pub fn run(args: RunArgs, _verbose: bool, session: &Session, term: &Terminal) -> Exit {
+    let Some(bundle) = args.bundle.clone() else {
         if args.has_options() {
-            eprintln!("Error: these options need a BUNDLE: agent-env run BUNDLE [OPTIONS] (agent-env run with no BUNDLE lists the installed bundles)");
-            return 2;
+            return Err(Failure::new("these options need a BUNDLE: agent-env run BUNDLE [OPTIONS] (agent-env run with no BUNDLE lists the installed bundles)").with_code(2));
         }
-        list(&bundle::installed(&installed_manifests(
-            &Discovered::default(),
-        )));
-        return 0;
+        list(&bundle::installed(&session.manifests()), term);
+        return Ok(0);
     };
-    let discovered = Discovered::default();
-    // agent-env's own bundles keep their bare names, so `run hello` needs no look at installed plugins.
-    let core = bundle::core_bundles();
-    let installed = if core.iter().any(|b| b.name == text) {
-        core
-    } else {
-        bundle::installed(&installed_manifests(&discovered))
-    };
-    let target = match bundle::resolve(&text, &installed) {
-        Ok(t) => t,
-        Err(e) => return super::fail(e),
-    };
-    let (parsed, folder) = match &target {
-        Target::Folder(path) => (bundle::parse(path), Some(path.clone())),
-        Target::Installed(b) => (b.parse(), None),
-    };
-    let parsed = match parsed {
-        Ok(b) => b,
-        Err(e) => return super::fail(e),
-    };
-    let tree = match (&target, &folder) {
-        (_, Some(path)) => Tree::Disk(path),
-        (Target::Installed(b), None) => b.tree(),
-        (Target::Folder(_), None) => return super::fail("internal: a folder bundle has no folder"),
-    };
-    let sandbox_provider = match pick_sandbox_provider(args.sandbox.as_deref()) {
-        Ok(p) => p,
-        Err(e) => return super::fail(e),
-    };
-    // A bad config (a store table that doesn't build, an unresolved reference) stops the run here,
-    // before anything is written or run.
-    let config = ConfigDocument::load();
-    // Only a config file can name a plugin's store, so with none there are no manifests to check against.
-    let manifests = match config.path {
-        Some(_) => installed_manifests(&discovered),
-        None => Vec::new(),
-    };
-    if let Err(e) = crate::config::check::preflight(&config, None, &manifests) {
-        return super::fail(e);
-    }
-    let stores = local_stores::open();
-    let ctx = RunPlanContext {
-        stores: &stores,
-        discovered: &discovered,
-    };
-    let plan = match plan::plan(&parsed, &args.tasks, &args.evals, &ctx) {
-        Ok(p) => p,
-        Err(e) => return super::fail(e),
-    };
-    // A dry run runs nothing, plugins included.
-    let plugins = if args.dry_run {
-        None
-    } else {
-        match start_plugin_steps(&parsed, &plan, &stores, &config, &discovered) {
-            Ok(p) => p,
-            Err(e) => return super::fail(e),
-        }
-    };
-    let options = RunOptions {
-        dry_run: args.dry_run,
-        keep: args.keep,
+    let request = RunRequest {
         user_overrides: args.user_overrides(),
-        sandbox_provider,
+        bundle,
+        tasks: args.tasks,
+        evals: args.evals,
+        sandbox: args.sandbox,
+        keep: args.keep,
+        dry_run: args.dry_run,
     };
-    let code = match &plugins {
-        Some(p) => runner::execute(&parsed, tree, &plan, &stores, p.as_ref(), &options),
-        None => runner::execute(&parsed, tree, &plan, &stores, &NoPlugins, &options),
-    };
-    if let Some(p) = plugins {
-        p.shutdown();
+    match run_bundle(session, &request, term).map_err(Failure::new)? {
+        RunStatus::DryRun | RunStatus::Finished { failed: false } => Ok(0),
+        RunStatus::Finished { failed: true } => Ok(1),
+        RunStatus::Cancelled { signal } => Ok(128 + signal),
     }
-    code
-}
-
-/// Starts the plugins the plan's plugin steps need and preflights each step; `None` when no step
-/// comes from a plugin (nothing is started).
-fn start_plugin_steps(
-    bundle: &crate::bundle::Bundle,
-    plan: &plan::Plan<'_>,
-    stores: &LocalStores,
-    config: &ConfigDocument,
-    discovered: &Discovered,
-) -> Result<Option<Arc<PluginSteps>>, BundleError> {
-    let plugin_steps: Vec<(&str, &plan::PlannedStep, &str)> = plan
-        .tasks
-        .iter()
-        .flat_map(|t| {
-            t.steps.iter().filter_map(move |s| match &s.kind {
-                StepKind::Plugin { package, .. } => {
-                    Some((t.task.path.as_str(), s, package.as_str()))
-                }
-                StepKind::Builtin(_) => None,
-            })
-        })
-        .collect();
-    if plugin_steps.is_empty() {
-        return Ok(None);
-    }
-    let steps = PluginSteps::new(stores, config).map_err(BundleError::one)?;
-    let mut problems = Vec::new();
-    for (_, _, package) in &plugin_steps {
-        let Some(found) = discovered.get().find(&canonical_name(package)) else {
-            continue;
-        };
-        match crate::config::plugins::plugin_settings(config, package, None) {
-            Ok(settings) => steps.add(&found.manifest, settings),
-            Err(e) => problems.push(e.to_string()),
-        }
-    }
-    for (path, step, package) in &plugin_steps {
-        if let Err(why) = steps.preflight(package, step.type_name(), &step.spec) {
-            problems.push(format!(
-                "{}/{path}: step '{}' ({}) from the plugin {package}: {why}",
-                bundle.display_root,
-                step.id(),
-                step.type_name()
-            ));
-        }
-    }
-    if problems.is_empty() {
-        Ok(Some(steps))
-    } else {
-        steps.shutdown();
-        Err(BundleError::new(problems))
-    }
-}
-
-/// The first provider of a `--sandbox` chain this build has.
-fn pick_sandbox_provider(chain: Option<&str>) -> Result<String, BundleError> {
-    let Some(chain) = chain else {
-        return Ok(crate::sandbox::LOCAL.to_string());
-    };
-    let names: Vec<&str> = chain
-        .split(',')
-        .map(str::trim)
-        .filter(|s| !s.is_empty())
-        .collect();
-    names
-        .iter()
-        .find(|n| crate::sandbox::provider(n).is_some())
-        .map(|n| n.to_string())
-        .ok_or_else(|| {
-            BundleError::one(format!(
-                "--sandbox '{chain}': no sandbox provider of that name is available; the built-in one is 'local'"
-            ))
-        })
-}
-
-/// Discovery and the registry, each built at most once and only when something needs it.
-#[derive(Default)]
-struct Discovered {
-    discovery: OnceCell<Discovery>,
-    registry: OnceCell<Registry>,
-}
-
-impl Discovered {
-    fn get(&self) -> &Discovery {
-        self.discovery
-            .get_or_init(|| crate::discovery::discover(&SearchPath::from_env()))
-    }
-
-    fn registry(&self) -> &Registry {
-        self.registry.get_or_init(|| {
-            let config = crate::registry::ConfigState::from_env();
-            let prober = crate::registry::host_prober::HostProber::new();
-            Registry::build(self.get().clone(), config, Loading::ConfigNamed(&prober))
-        })
-    }
-}
-
-/// Step types and store references, as planning asks for them.
-struct RunPlanContext<'a> {
-    stores: &'a LocalStores,
-    discovered: &'a Discovered,
-}
-
-impl RunPlanContext<'_> {
-    /// The manifest's `fail_task_on_error` for the plugin's step, when the entry naming that class
-    /// sets one; otherwise a failure fails the task.
-    fn fails_task_by_default(&self, package: &str, type_name: &str, class: &str) -> bool {
-        let Some(plugin) = self.discovered.get().find(package) else {
-            return true;
-        };
-        let steps = plugin.manifest.provides.get("task_steps");
-        let entry = steps
-            .and_then(|s| s.get(type_name))
-            .filter(|e| e.class == class)
-            .or_else(|| steps.and_then(|s| s.values().find(|e| e.class == class)));
-        entry.and_then(|e| e.fail_task_on_error).unwrap_or(true)
-    }
-}
-
-impl PlanContext for RunPlanContext<'_> {
-    fn step_kind(&self, type_name: &str) -> Result<StepKind, String> {
-        if let Some(b) = crate::run::builtin_steps::builtin(type_name) {
-            return Ok(StepKind::Builtin(b));
-        }
-        match self.discovered.registry().resolve("task_steps", type_name) {
-            Ok(Resolved::Plugin { package, class, .. }) => {
-                let canonical = canonical_name(&package);
-                Ok(StepKind::Plugin {
-                    fails_task_by_default: self.fails_task_by_default(&canonical, type_name, &class),
-                    package: canonical,
-                })
-            }
-            Ok(Resolved::BuiltIn { .. }) => Err(format!(
-                "the step type '{type_name}' is built into the Python agent-env, and this agent-env does not have it yet"
-            )),
-            Err(RegistryError::Unknown { detail: None, .. })
-                if crate::run::builtin_steps::not_yet_built_in(type_name) =>
-            {
-                Err(format!(
-                    "the step type '{type_name}' is built into the Python agent-env, and this agent-env does not have it yet"
-                ))
-            }
-            Err(RegistryError::Unknown { detail: None, .. }) => Err(format!(
-                "Unknown task step type: {type_name}; no built-in step or installed plugin provides it (agent-env plugin list shows what plugins provide)"
-            )),
-            Err(e) => Err(e.to_string()),
-        }
-    }
-
-    fn store_artifact_exists(&self, id: &str) -> Result<bool, String> {
-        if !id.starts_with(crate::bundle::ids::LOCAL_PREFIX) {
-            return Err(format!(
-                "'{id}' is not an artifact of this bundle, and a bundle run reads only @local ids from the store"
-            ));
-        }
-        self.stores
-            .documents
-            .find_one(
-                "artifacts",
-                &Filter::eq("id", id),
-                Some(&Sort::by("version", true)),
-            )
-            .map(|d| d.is_some())
-            .map_err(|e| e.to_string())
-    }
-}
-
-/// The manifests discovery found (plugins directory, then PATH), read without running anything.
-fn installed_manifests(discovered: &Discovered) -> Vec<Manifest> {
-    discovered
-        .get()
-        .plugins
-        .iter()
-        .map(|p| p.manifest.clone())
-        .collect()
 }
 
 /// `agent-env run` with no BUNDLE.
-fn list(installed: &[InstalledBundle]) {
+fn list(installed: &[InstalledBundle], out: &dyn Output) {
     if installed.is_empty() {
-        crate::say!("No bundles are installed. agent-env run PATH runs a folder.");
+        out.line("No bundles are installed. agent-env run PATH runs a folder.");
         return;
     }
     let parsed: Vec<Result<crate::bundle::Bundle, BundleError>> =
@@ -397,9 +150,9 @@ fn list(installed: &[InstalledBundle]) {
         .trim_end()
         .to_string()
     };
-    crate::say!("{}", line(header));
+    out.line(&line(header));
     for ((b, row), parsed) in installed.iter().zip(&rows).zip(&parsed) {
-        crate::say!("{}", line([&row[0], &row[1], &row[2], &row[3]]));
+        out.line(&line([&row[0], &row[1], &row[2], &row[3]]));
         let mut folder = format!("  {}", b.folder_display());
         if let Ok(parsed) = parsed {
             let aliases: Vec<String> = parsed
@@ -411,12 +164,10 @@ fn list(installed: &[InstalledBundle]) {
                 folder.push_str(&format!("  aliases: {}", aliases.join(", ")));
             }
         }
-        crate::say!("{folder}");
+        out.line(&folder);
     }
-    crate::say!();
-    crate::say!(
-        "Run one with agent-env run NAME. To change one, copy its folder and run the copy."
-    );
+    out.line("");
+    out.line("Run one with agent-env run NAME. To change one, copy its folder and run the copy.");
 }
 
 /// `1 task`, `2 tasks, 1 eval`.

@@ -9,19 +9,15 @@
 use clap::{Args, Subcommand, ValueEnum};
 use serde_json::{json, Value};
 
+use crate::cli::{Exit, Failure, Terminal};
 use crate::config::configured_store::{configured_secrets, store_spec};
 use crate::config::references::SecretLookup;
 use crate::config::store_selection::selection;
-use crate::config::ConfigDocument;
-use std::sync::Arc;
-
-use crate::config::plugins::plugin_settings;
-use crate::discovery::{discover, SearchPath};
+use crate::output::Output;
+use crate::session::Session;
 use crate::stores::from_spec::{classify, Target};
 use crate::stores::kits::{self, KitReport};
-use crate::stores::plugin_stores::{HostPluginStores, PluginPackage};
-use crate::stores::{build_store, AnyStore, PluginStoreFactory, StoreKind, StoreSpec};
-use agent_env_host::{NoServices, PluginHost};
+use crate::stores::{build_store, AnyStore, StoreKind, StoreSpec};
 
 #[derive(Args)]
 pub struct StoreArgs {
@@ -63,12 +59,12 @@ impl From<KindArg> for StoreKind {
     }
 }
 
-pub fn run(args: StoreArgs, _verbose: bool) -> i32 {
+/// Runs `store check`.
+pub fn run(args: StoreArgs, _verbose: bool, session: &Session, term: &Terminal) -> Exit {
     match args.command {
-        StoreCommand::Check { kind, json, seed } => match check(kind.into(), json, seed) {
-            Ok(code) => code,
-            Err(message) => super::fail(message),
-        },
+        StoreCommand::Check { kind, json, seed } => {
+            check(kind.into(), json, seed, session, term).map_err(Failure::new)
+        }
     }
 }
 
@@ -80,58 +76,47 @@ struct Checked {
     namespace: String,
 }
 
-fn check(kind: StoreKind, json_output: bool, seed: bool) -> Result<i32, String> {
-    let doc = ConfigDocument::load();
-    let selected = selection(&doc, kind.as_str()).map_err(|e| e.to_string())?;
+fn check(
+    kind: StoreKind,
+    json_output: bool,
+    seed: bool,
+    session: &Session,
+    term: &Terminal,
+) -> Result<i32, String> {
+    let doc = session.config();
+    let selected = selection(doc, kind.as_str()).map_err(|e| e.to_string())?;
     let secrets = if kind == StoreKind::Secret {
         None
     } else {
-        configured_secrets(&doc, None).ok()
+        configured_secrets(doc, None).ok()
     };
-    let mut spec = store_spec(&selected, secrets.as_ref().map(|s| s as &dyn SecretLookup))
-        .map_err(|e| e.to_string())?;
+    let mut spec = store_spec(
+        &selected,
+        &doc.env,
+        secrets.as_ref().map(|s| s as &dyn SecretLookup),
+    )
+    .map_err(|e| e.to_string())?;
     if seed {
         seed_fixture(&mut spec)?;
     }
+    // The store's own calls back to the host are not served (a store check needs none).
     let plugins = match classify(spec.kind, &spec.impl_name) {
-        Ok(Target::Plugin { .. }) => Some(plugin_stores(&doc, secrets.as_ref())?),
+        Ok(Target::Plugin { .. }) => Some(session.plugin_store_opener()(doc, secrets.as_ref())?),
         _ => None,
     };
-    let factory = plugins.as_ref().map(|(f, _)| f as &dyn PluginStoreFactory);
-    let result = build_store(&spec, factory)
+    let result = build_store(&spec, plugins.as_deref())
         .map_err(|e| e.to_string())
-        .and_then(|store| {
+        .map(|store| {
             run_check(
                 &checked_for(&spec, &selected.origin.location),
                 &store,
                 json_output,
+                term,
             )
         });
-    if let Some((_, host)) = plugins {
-        host.shutdown_all();
-    }
+    // Dropping the factory drops its host, which stops the plugin.
+    drop(plugins);
     result
-}
-
-/// The plugin host and the installed packages, for a plugin's store. Nothing starts until the store is
-/// built; the store's own calls back to the host are not served (a store check needs none).
-pub(crate) fn plugin_stores(
-    doc: &ConfigDocument,
-    secrets: Option<&crate::config::configured_store::StoreSecrets>,
-) -> Result<(HostPluginStores, Arc<PluginHost>), String> {
-    let config = crate::host_config::from_env().map_err(|e| e.to_string())?;
-    let host = Arc::new(PluginHost::new(config, Arc::new(NoServices)));
-    let lookup = secrets.map(|s| s as &dyn SecretLookup);
-    let mut packages = Vec::new();
-    for plugin in discover(&SearchPath::from_env()).plugins {
-        let settings =
-            plugin_settings(doc, &plugin.manifest.name, lookup).map_err(|e| e.to_string())?;
-        packages.push(PluginPackage {
-            manifest: plugin.manifest,
-            settings,
-        });
-    }
-    Ok((HostPluginStores::new(host.clone(), packages), host))
 }
 
 fn checked_for(spec: &StoreSpec, origin: &str) -> Checked {
@@ -146,9 +131,9 @@ fn checked_for(spec: &StoreSpec, origin: &str) -> Checked {
     }
 }
 
-fn run_check(checked: &Checked, store: &AnyStore, json_output: bool) -> Result<i32, String> {
+fn run_check(checked: &Checked, store: &AnyStore, json_output: bool, term: &Terminal) -> i32 {
     if !json_output {
-        println!(
+        term.line(&format!(
             "Checking the {} store {} (from {}){}",
             checked.kind,
             checked.impl_name,
@@ -158,18 +143,22 @@ fn run_check(checked: &Checked, store: &AnyStore, json_output: bool) -> Result<i
             } else {
                 format!(", writing under '{}'", checked.namespace)
             }
-        );
+        ));
     }
     let report = run_kit(store, &checked.namespace);
     for warning in store.take_warnings() {
-        eprintln!("warning: {warning}");
+        term.eprintln(&format!("warning: {warning}"));
     }
     if json_output {
-        println!("{}", render_json(checked, &report));
+        term.line(&render_json(checked, &report));
     } else {
-        print!("{}", report.render());
+        term.print(&report.render());
     }
-    Ok(if report.all_passed() { 0 } else { 1 })
+    if report.all_passed() {
+        0
+    } else {
+        1
+    }
 }
 
 fn run_kit(store: &AnyStore, ns: &str) -> KitReport {

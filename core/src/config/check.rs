@@ -111,7 +111,7 @@ fn run_checks(
                 continue;
             }
         };
-        if let Err(e) = check_store(&selection, builder, secrets, notes) {
+        if let Err(e) = check_store(&selection, &doc.env, builder, secrets, notes) {
             errors.push(e);
         }
     }
@@ -166,9 +166,12 @@ fn run_checks(
                     }
                     notes.extend(entry.extra_key_warnings());
                     if let Some(config) = &entry.config {
-                        if let Err(e) =
-                            resolve_table_at(config, &format!("{table}.config"), Some(secrets))
-                        {
+                        if let Err(e) = resolve_table_at(
+                            config,
+                            &format!("{table}.config"),
+                            &doc.env,
+                            Some(secrets),
+                        ) {
                             errors.push(e);
                         }
                     }
@@ -189,7 +192,7 @@ fn run_checks(
                 if name == "sandbox" {
                     plain.remove("providers");
                 }
-                if let Err(e) = resolve_table_at(&plain, name, Some(secrets)) {
+                if let Err(e) = resolve_table_at(&plain, name, &doc.env, Some(secrets)) {
                     errors.push(e);
                 }
             }
@@ -225,6 +228,7 @@ fn builtin_provider_problem(entry: &super::registrations::ProviderEntry) -> Opti
 
 fn check_store(
     selection: &StoreSelection,
+    env: &crate::environment::Environment,
     builder: &dyn StoreBuilder,
     secrets: &dyn SecretLookup,
     notes: &mut Vec<String>,
@@ -232,7 +236,7 @@ fn check_store(
     let table = format!("stores.{}.config", selection.kind);
     // The secret store is built before any secret store exists, so it cannot use secret: references.
     let lookup = (selection.kind != "secret").then_some(secrets);
-    let config = resolve_table_at(&selection.config, &table, lookup)?;
+    let config = resolve_table_at(&selection.config, &table, env, lookup)?;
     if let Some(note) = builder.build(selection, &config)? {
         notes.push(note);
     }

@@ -7,6 +7,7 @@ use super::error::ConfigError;
 use super::plugins::table_to_json;
 use super::references::{resolve_table_at, SecretLookup};
 use super::store_selection::{selection, StoreSelection};
+use crate::environment::Environment;
 use crate::stores::{build_store, AnyStore, PluginStoreFactory, SecretStore, StoreKind, StoreSpec};
 use std::sync::{Arc, OnceLock};
 use toml::Table;
@@ -62,6 +63,7 @@ pub(super) fn store_kind(selection: &StoreSelection) -> Result<StoreKind, Config
 /// The spec `build_store` takes: the selection with its config's references resolved.
 pub fn store_spec(
     selection: &StoreSelection,
+    env: &Arc<Environment>,
     secrets: Option<&dyn SecretLookup>,
 ) -> Result<StoreSpec, ConfigError> {
     let kind = store_kind(selection)?;
@@ -72,12 +74,18 @@ pub fn store_spec(
         secrets
     };
     let table = format!("stores.{}.config", selection.kind);
-    let config = resolve_table_at(&selection.config, &table, lookup)?;
-    Ok(spec_from(kind, selection, &config))
+    let config = resolve_table_at(&selection.config, &table, env, lookup)?;
+    Ok(spec_from(kind, selection, &config, env))
 }
 
-pub(super) fn spec_from(kind: StoreKind, selection: &StoreSelection, config: &Table) -> StoreSpec {
+pub(super) fn spec_from(
+    kind: StoreKind,
+    selection: &StoreSelection,
+    config: &Table,
+    env: &Arc<Environment>,
+) -> StoreSpec {
     StoreSpec {
+        env: env.clone(),
         kind,
         impl_name: selection.impl_name.clone(),
         config: table_to_json(config),
@@ -93,7 +101,7 @@ pub fn configured_secrets(
     doc: &ConfigDocument,
     plugins: Option<&dyn PluginStoreFactory>,
 ) -> Result<StoreSecrets, ConfigError> {
-    let spec = store_spec(&selection(doc, "secret")?, None)?;
+    let spec = store_spec(&selection(doc, "secret")?, &doc.env, None)?;
     match build_store(&spec, plugins).map_err(store_error)? {
         AnyStore::Secret(store) => Ok(StoreSecrets(store)),
         other => Err(ConfigError::Store(format!(
@@ -110,6 +118,6 @@ pub fn build_configured(
     secrets: Option<&dyn SecretLookup>,
     plugins: Option<&dyn PluginStoreFactory>,
 ) -> Result<AnyStore, ConfigError> {
-    let spec = store_spec(&selection(doc, kind.as_str())?, secrets)?;
+    let spec = store_spec(&selection(doc, kind.as_str())?, &doc.env, secrets)?;
     build_store(&spec, plugins).map_err(store_error)
 }

@@ -31,19 +31,21 @@ pub fn configured_stores(
 }
 
 /// [`configured_stores`] whose plugin-store factory is made by `open_plugins` once, when the first
-/// store is built (so a command that never touches a store starts no plugin host). The secret store
-/// that `secret:` references resolve through is built without plugins.
+/// store is built (so a command that never touches a store starts no plugin host). The plugins'
+/// `[plugins.<package>]` settings resolve `secret:` through a secret store built without plugins (a
+/// plugin's settings cannot depend on a plugin's store); every store's config resolves it through the
+/// configured secret store, which may itself be a plugin's.
 pub fn configured_stores_opening_plugins(
     doc: ConfigDocument,
     open_plugins: OpenPluginStores,
 ) -> StoreSet {
     let opened: OnceLock<Result<Arc<dyn PluginStoreFactory>, String>> = OnceLock::new();
     StoreSet::new(move |kind| {
-        let secrets = secrets_for(&doc, kind, None);
         let factory = opened
-            .get_or_init(|| open_plugins(&doc, secrets.as_ref()))
+            .get_or_init(|| open_plugins(&doc, configured_secrets(&doc, None).ok().as_ref()))
             .as_ref()
             .map_err(|e| StoreError::Config(e.clone()))?;
+        let secrets = secrets_for(&doc, kind, Some(factory.as_ref()));
         build_kind(&doc, kind, secrets.as_ref(), Some(factory.as_ref()))
     })
 }

@@ -3,8 +3,9 @@
 
 use super::error::ConfigError;
 use super::locate::{locate, ConfigSource, CONFIG_VAR};
+use crate::environment::Environment;
 use std::path::{Path, PathBuf};
-use std::sync::OnceLock;
+use std::sync::Arc;
 use toml::Table;
 
 /// A problem reading the document, as the plugin report shows it: a report code and the sentence.
@@ -37,45 +38,37 @@ pub struct ConfigDocument {
     pub search_root: PathBuf,
     pub table: Table,
     pub error: Option<ConfigProblem>,
+    /// The environment the document was read in: its `env:` references and the
+    /// `AGENT_ENV_<KIND>_STORE` variables are read from it.
+    pub env: Arc<Environment>,
 }
 
-/// [`ConfigDocument::install`] came too late.
+/// A root option chose the config file after something had read it.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, thiserror::Error)]
 #[error("the config was already read in this invocation; a root option must choose the config file before anything reads it")]
 pub struct AlreadyRead;
 
-/// The process's document, read once by whoever asks first.
-static SHARED: OnceLock<ConfigDocument> = OnceLock::new();
-
 impl ConfigDocument {
-    /// The process's config, found and parsed on first use and shared by every later caller, so one
-    /// invocation reads the file once however many areas need it.
-    pub fn shared() -> &'static ConfigDocument {
-        SHARED.get_or_init(ConfigDocument::load)
+    /// Finds and parses the config `env` selects: `$AGENT_ENV_CONFIG`, else the nearest
+    /// `.agentenv/config.toml` above its working directory. The session reads it once per invocation.
+    pub fn load(env: Arc<Environment>) -> ConfigDocument {
+        let chosen = env.var_os(CONFIG_VAR).map(Into::into);
+        Self::load_from(chosen, env)
     }
 
-    /// Makes `doc` the process's config (a root option chose another file). Refused when something has
-    /// already read the config: the whole invocation must see one file.
-    pub fn install(doc: ConfigDocument) -> Result<(), AlreadyRead> {
-        SHARED.set(doc).map_err(|_| AlreadyRead)
-    }
-
-    /// Finds and parses the config for this process: `$AGENT_ENV_CONFIG`, else the nearest
-    /// `.agentenv/config.toml` above the working directory.
-    pub fn load() -> ConfigDocument {
-        let cwd = std::env::current_dir().unwrap_or_else(|_| PathBuf::from("."));
-        Self::load_from(std::env::var_os(CONFIG_VAR), &cwd)
-    }
-
-    /// As [`load`](Self::load), with the variable's value and the working directory given.
-    pub fn load_from(env_value: Option<std::ffi::OsString>, cwd: &Path) -> ConfigDocument {
-        let found = locate(env_value, cwd);
+    /// As [`load`](Self::load), with the `$AGENT_ENV_CONFIG` value given (a root option chose the file).
+    pub fn load_from(
+        env_value: Option<std::ffi::OsString>,
+        env: Arc<Environment>,
+    ) -> ConfigDocument {
+        let found = locate(env_value, env.cwd());
         let mut doc = ConfigDocument {
             path: found.path,
             source: found.source,
             search_root: found.search_root,
             table: Table::new(),
             error: found.error.map(ConfigProblem::from),
+            env,
         };
         if let Some(path) = doc.path.clone() {
             match read_and_parse(&path) {
@@ -86,23 +79,8 @@ impl ConfigDocument {
         doc
     }
 
-    /// Reads a file a root option chose (`cli.root_option` answered `config_path`).
-    pub fn load_path(path: &Path, source: ConfigSource) -> ConfigDocument {
-        let search_root = std::env::current_dir().unwrap_or_else(|_| PathBuf::from("."));
-        let (table, error) = match read_and_parse(path) {
-            Ok(table) => (table, None),
-            Err(e) => (Table::new(), Some(e.into())),
-        };
-        ConfigDocument {
-            path: Some(path.to_path_buf()),
-            source,
-            search_root,
-            table,
-            error,
-        }
-    }
-
-    /// A document parsed from text, for tests and tools; `path` is only used in messages.
+    /// A document parsed from text, for tests and tools; `path` is only used in messages. Its `env:`
+    /// references read an empty environment (see [`with_env`](Self::with_env)).
     pub fn from_text(text: &str, path: &Path) -> ConfigDocument {
         let (table, error) = match parse(text, path) {
             Ok(table) => (table, None),
@@ -114,7 +92,14 @@ impl ConfigDocument {
             search_root: path.parent().map(Path::to_path_buf).unwrap_or_default(),
             table,
             error,
+            env: Arc::new(Environment::default()),
         }
+    }
+
+    /// The same document, its references and store variables read from `env`.
+    pub fn with_env(mut self, env: Arc<Environment>) -> ConfigDocument {
+        self.env = env;
+        self
     }
 
     /// The table, or the problem that kept it from being read.
@@ -215,25 +200,12 @@ mod tests {
     }
 
     #[test]
-    fn an_installed_document_is_the_shared_one_and_cannot_be_replaced() {
-        let chosen = ConfigDocument::from_text("[x]\na = 1\n", Path::new("/tenants/acme.toml"));
-        assert_eq!(ConfigDocument::install(chosen), Ok(()));
-        let again = ConfigDocument::from_text("", Path::new("/other.toml"));
-        assert_eq!(ConfigDocument::install(again), Err(AlreadyRead));
-        let shared = ConfigDocument::shared();
-        assert_eq!(
-            shared.path.as_deref(),
-            Some(Path::new("/tenants/acme.toml"))
-        );
-        assert!(std::ptr::eq(shared, ConfigDocument::shared()));
-    }
-
-    #[test]
     fn invalid_utf8_is_unreadable() {
         let dir = tempfile::tempdir().unwrap();
         let p = dir.path().join("c.toml");
         std::fs::write(&p, b"a = \"\xff\"").unwrap();
-        let doc = ConfigDocument::load_from(Some(p.clone().into_os_string()), dir.path());
+        let env = Environment::from_vars([(CONFIG_VAR, p.as_os_str())], dir.path());
+        let doc = ConfigDocument::load(Arc::new(env));
         let problem = doc.error.unwrap();
         assert_eq!(problem.code, "config-unreadable");
         assert!(problem.reason.contains("is not valid UTF-8"));

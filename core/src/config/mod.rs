@@ -3,7 +3,7 @@
 //! the read-only views `config show`, `config explain` and `config check` print.
 //!
 //! What other areas call:
-//! - [`ConfigDocument::load`] once per command (one file read, one parse); `doc.error` is the
+//! - [`ConfigDocument::load_from`] once per invocation (the session: one file read, one parse); `doc.error` is the
 //!   [`ConfigProblem`] (`config-not-found` / `config-unreadable`) a report shows, `doc.require()` the
 //!   [`ConfigError`] a command that needs the config fails with.
 //! - [`plugin_settings`] for `initialize` and `host.settings`, with [`configured_store::LazySecrets`]

@@ -91,7 +91,7 @@ pub fn plugin_settings(
     };
     let table = entry.table()?;
     let place = format!("[plugins.{}]", toml_key(entry.spellings[0]));
-    let resolved = resolve_table(table, secrets).map_err(|f| f.error.at(place))?;
+    let resolved = resolve_table(table, &doc.env, secrets).map_err(|f| f.error.at(place))?;
     Ok(table_to_json(&resolved))
 }
 

@@ -1,7 +1,9 @@
 //! `env:NAME[?default]` and `secret:NAME[?default]` references in string values, resolved recursively over
-//! tables and lists. Other values pass through unchanged.
+//! tables and lists. Other values pass through unchanged. `env:` reads the invocation's
+//! [`Environment`] snapshot, as the config document was read in it.
 
 use super::error::ConfigError;
+use crate::environment::Environment;
 use toml::{Table, Value};
 
 /// Where `secret:` references are looked up: the configured secret store implements this.
@@ -40,12 +42,18 @@ pub fn parse_reference(text: &str) -> Option<Reference<'_>> {
 }
 
 /// Resolves one string: a reference becomes its value, anything else is returned as is.
-pub fn resolve_str(text: &str, secrets: Option<&dyn SecretLookup>) -> Result<String, ConfigError> {
+pub fn resolve_str(
+    text: &str,
+    env: &Environment,
+    secrets: Option<&dyn SecretLookup>,
+) -> Result<String, ConfigError> {
     let Some(reference) = parse_reference(text) else {
         return Ok(text.to_string());
     };
     let found = match reference.scheme {
-        "env" => std::env::var_os(reference.name).map(|v| v.to_string_lossy().into_owned()),
+        "env" => env
+            .var_os(reference.name)
+            .map(|v| v.to_string_lossy().into_owned()),
         _ => {
             let Some(lookup) = secrets else {
                 return Err(ConfigError::NoSecretStore {
@@ -80,11 +88,12 @@ pub struct ReferenceFailure {
 /// Resolves every reference in a table, recursing into tables and lists.
 pub fn resolve_table(
     table: &Table,
+    env: &Environment,
     secrets: Option<&dyn SecretLookup>,
 ) -> Result<Table, ReferenceFailure> {
     let mut out = Table::new();
     for (key, value) in table {
-        let resolved = resolve_value(value, secrets).map_err(|f| ReferenceFailure {
+        let resolved = resolve_value(value, env, secrets).map_err(|f| ReferenceFailure {
             key: join_key(key, &f.key),
             error: f.error,
         })?;
@@ -96,23 +105,22 @@ pub fn resolve_table(
 /// Resolves every reference in a value.
 pub fn resolve_value(
     value: &Value,
+    env: &Environment,
     secrets: Option<&dyn SecretLookup>,
 ) -> Result<Value, ReferenceFailure> {
     match value {
-        Value::String(s) => {
-            resolve_str(s, secrets)
-                .map(Value::String)
-                .map_err(|error| ReferenceFailure {
-                    key: String::new(),
-                    error,
-                })
-        }
-        Value::Table(t) => resolve_table(t, secrets).map(Value::Table),
+        Value::String(s) => resolve_str(s, env, secrets)
+            .map(Value::String)
+            .map_err(|error| ReferenceFailure {
+                key: String::new(),
+                error,
+            }),
+        Value::Table(t) => resolve_table(t, env, secrets).map(Value::Table),
         Value::Array(items) => items
             .iter()
             .enumerate()
             .map(|(i, item)| {
-                resolve_value(item, secrets).map_err(|f| ReferenceFailure {
+                resolve_value(item, env, secrets).map_err(|f| ReferenceFailure {
                     key: format!("[{i}]{}", prefixed(&f.key)),
                     error: f.error,
                 })
@@ -146,9 +154,10 @@ fn prefixed(rest: &str) -> String {
 pub fn resolve_table_at(
     table: &Table,
     table_name: &str,
+    env: &Environment,
     secrets: Option<&dyn SecretLookup>,
 ) -> Result<Table, ConfigError> {
-    resolve_table(table, secrets).map_err(|f| f.error.at(format!("[{table_name}] {}", f.key)))
+    resolve_table(table, env, secrets).map_err(|f| f.error.at(format!("[{table_name}] {}", f.key)))
 }
 
 /// Every reference written in a value, with the key path where it sits (for `config sources`/`check`).
@@ -197,12 +206,17 @@ mod tests {
 
     #[test]
     fn unresolved_and_missing_store_messages() {
-        let e = resolve_str("env:AGENT_ENV_TEST_SURELY_UNSET_VAR", None).unwrap_err();
+        let e = resolve_str(
+            "env:AGENT_ENV_TEST_SURELY_UNSET_VAR",
+            &Environment::default(),
+            None,
+        )
+        .unwrap_err();
         assert_eq!(
             e.to_string(),
             "Unresolved env:AGENT_ENV_TEST_SURELY_UNSET_VAR reference (no value and no default)"
         );
-        let e = resolve_str("secret:k", None).unwrap_err();
+        let e = resolve_str("secret:k", &Environment::default(), None).unwrap_err();
         assert_eq!(
             e.to_string(),
             "Cannot resolve 'secret:k': no secret store is available for secret: references here"
@@ -215,7 +229,7 @@ mod tests {
         let t: Table =
             toml::from_str("a = 'secret:tok'\nb = ['secret:none?d', 1]\n[c]\nd = 'secret:none?'")
                 .unwrap();
-        let out = resolve_table(&t, Some(&store)).unwrap();
+        let out = resolve_table(&t, &Environment::default(), Some(&store)).unwrap();
         assert_eq!(out["a"].as_str(), Some("s3cr3t"));
         assert_eq!(out["b"][0].as_str(), Some("d"));
         assert_eq!(out["b"][1].as_integer(), Some(1));
@@ -223,10 +237,21 @@ mod tests {
     }
 
     #[test]
+    fn env_references_read_the_environment_given() {
+        let env = Environment::from_vars([("TOKEN", "t0k")], std::path::Path::new("/"));
+        assert_eq!(resolve_str("env:TOKEN", &env, None).unwrap(), "t0k");
+        assert_eq!(
+            resolve_str("env:OTHER?fallback", &env, None).unwrap(),
+            "fallback"
+        );
+    }
+
+    #[test]
     fn failures_name_the_table_and_key() {
         let t: Table =
             toml::from_str("[x]\nroot = ['ok', 'env:AGENT_ENV_TEST_SURELY_UNSET_VAR']").unwrap();
-        let e = resolve_table_at(&t, "stores.object.config", None).unwrap_err();
+        let e = resolve_table_at(&t, "stores.object.config", &Environment::default(), None)
+            .unwrap_err();
         assert_eq!(
             e.to_string(),
             "[stores.object.config] x.root[1]: Unresolved env:AGENT_ENV_TEST_SURELY_UNSET_VAR reference (no value and no default)"

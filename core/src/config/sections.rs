@@ -108,11 +108,6 @@ pub fn sections(
         .collect()
 }
 
-/// The process's own variables.
-pub fn process_env(name: &str) -> Option<String> {
-    std::env::var(name).ok()
-}
-
 fn failed(name: &'static str, error: String) -> SectionView {
     SectionView {
         name,
@@ -132,7 +127,7 @@ fn aliased_view(
     state_root: &Path,
 ) -> SectionView {
     match selection_with(doc, name, env_value.as_deref(), state_root) {
-        Ok(selection) => selection_view(name, &selection),
+        Ok(selection) => selection_view(name, &selection, crate::paths::Paths::new(&doc.env)),
         Err(e) => failed(name, e.to_string()),
     }
 }
@@ -141,13 +136,17 @@ fn layer_value(name: &str, layer: &Layer) -> Option<Value> {
     layer.value.as_ref().map(|v| mask_store_value(name, v))
 }
 
-fn selection_view(name: &'static str, selection: &StoreSelection) -> SectionView {
+fn selection_view(
+    name: &'static str,
+    selection: &StoreSelection,
+    paths: crate::paths::Paths<'_>,
+) -> SectionView {
     // Paths under the home directory print as `~/…`, as everywhere else agent-env prints a path.
     let mut config = mask_store_config(name, &selection.config);
     for (_, value) in config.iter_mut() {
         if let Value::String(text) = value {
             if text.starts_with('/') {
-                *text = crate::paths::tilde(Path::new(text.as_str()));
+                *text = paths.tilde(Path::new(text.as_str()));
             }
         }
     }

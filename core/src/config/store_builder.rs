@@ -12,7 +12,10 @@ use crate::stores::from_spec::{classify, Target};
 use crate::stores::{build_store, PluginStoreFactory, StoreKind};
 use agent_env_protocol::manifest::Manifest;
 use agent_env_protocol::names::canonical_name;
+use std::sync::Arc;
 use toml::Table;
+
+use crate::environment::Environment;
 
 /// What builds stores for the check: [`StoresBuilder`] uses the real constructors (and opens
 /// a plugin's store in the plugin when it has a factory).
@@ -33,6 +36,7 @@ pub trait StoreBuilder {
 /// Builds each configured store with the real constructors. A plugin's store is opened in the plugin when a
 /// factory is given; without one it is noted as unchecked.
 pub struct StoresBuilder<'a> {
+    env: Arc<Environment>,
     secrets: Option<StoreSecrets>,
     plugins: Option<&'a dyn PluginStoreFactory>,
     manifests: Option<&'a [Manifest]>,
@@ -45,6 +49,7 @@ impl<'a> StoresBuilder<'a> {
         plugins: Option<&'a dyn PluginStoreFactory>,
     ) -> StoresBuilder<'a> {
         StoresBuilder {
+            env: doc.env.clone(),
             secrets: configured_secrets(doc, plugins).ok(),
             plugins,
             manifests: None,
@@ -123,7 +128,8 @@ impl StoreBuilder for StoresBuilder<'_> {
                 selection.kind, selection.impl_name
             )));
         }
-        build_store(&spec_from(kind, selection, config), self.plugins).map_err(store_error)?;
+        build_store(&spec_from(kind, selection, config, &self.env), self.plugins)
+            .map_err(store_error)?;
         Ok(None)
     }
 

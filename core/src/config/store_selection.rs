@@ -286,10 +286,11 @@ fn default_layer() -> Layer {
 }
 
 /// The selection for one kind (`document`, `object`, `image`, `secret`, or `runner`), reading the variable
-/// from the process environment and the local default under agent-env's state root.
+/// from the document's environment and the local default under agent-env's state root there.
 pub fn selection(doc: &ConfigDocument, kind: &str) -> Result<StoreSelection, ConfigError> {
-    let env_value = section(kind).and_then(|s| std::env::var(s.env_var).ok());
-    selection_with(doc, kind, env_value.as_deref(), &crate::paths::state_root())
+    let env_value = section(kind).and_then(|s| doc.env.var(s.env_var));
+    let state_root = crate::paths::Paths::new(&doc.env).state_root();
+    selection_with(doc, kind, env_value.as_deref(), &state_root)
 }
 
 /// As [`selection`], with the variable's value and the state root given.

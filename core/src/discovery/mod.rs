@@ -3,7 +3,7 @@
 //! Manifests are found in this order, and the first copy of a package (by canonical name) wins; later copies
 //! are kept as [`ShadowedCopy`] so `plugin show` can name them:
 //!
-//! 1. the plugins directory ([`crate::paths::plugins_dir`]): one folder per plugin holding
+//! 1. the plugins directory ([`crate::paths::Paths::plugins_dir`]): one folder per plugin holding
 //!    `agent-env-plugin.toml`;
 //!    then `<plugins dir>/.python/share/agent-env/plugins/<name>.toml` (the venv `plugin add` manages);
 //! 2. each directory on `PATH`, canonicalised and read once (so `/bin` and `/usr/bin` count once):
@@ -94,12 +94,6 @@ pub struct SearchPath {
 }
 
 impl SearchPath {
-    /// From the environment: [`crate::paths::plugins_dir`] and `$PATH`.
-    pub fn from_env() -> SearchPath {
-        let path = std::env::var_os("PATH").unwrap_or_default();
-        SearchPath::new(crate::paths::plugins_dir(), &path)
-    }
-
     /// From a plugins directory and a `PATH`-style value.
     pub fn new(plugins_dir: PathBuf, path_var: &OsString) -> SearchPath {
         SearchPath {

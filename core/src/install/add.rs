@@ -7,7 +7,9 @@ use super::interrupt::Interrupts;
 use super::plan::{self, StepOutcome};
 use super::snapshot::Snapshot;
 use super::source::{classify, Installer, Spec};
-use super::{check, confirm, lock, restore, InstallError, CARGO_ROOT, INTERRUPTED, ROLLING_BACK};
+use super::{
+    check, confirm, lock, restore, Context, InstallError, CARGO_ROOT, INTERRUPTED, ROLLING_BACK,
+};
 use crate::discovery::{discover, SearchPath};
 
 /// What `add` was asked.
@@ -20,9 +22,8 @@ pub struct AddOptions {
 }
 
 /// Every manifest under the plugins directory (folders and the managed venv): canonical name → bytes.
-fn our_manifests(plugins: &Path) -> BTreeMap<String, (String, Vec<u8>)> {
-    let search = SearchPath::from_env();
-    discover(&search)
+fn our_manifests(search: &SearchPath, plugins: &Path) -> BTreeMap<String, (String, Vec<u8>)> {
+    discover(search)
         .plugins
         .into_iter()
         .filter(|p| p.manifest.path.starts_with(plugins))
@@ -37,11 +38,12 @@ fn our_manifests(plugins: &Path) -> BTreeMap<String, (String, Vec<u8>)> {
 }
 
 /// Runs `add`; returns the exit code.
-pub fn add(opts: &AddOptions) -> Result<i32, InstallError> {
+pub fn add(opts: &AddOptions, ctx: &Context<'_>) -> Result<i32, InstallError> {
+    let out = ctx.out;
     let specs: Vec<Spec> = opts
         .specs
         .iter()
-        .map(|s| classify(s, opts.installer))
+        .map(|s| classify(s, opts.installer, ctx.home.as_deref()))
         .collect::<Result<_, _>>()?;
     for s in &specs {
         if s.name.as_deref().is_some_and(super::is_core) {
@@ -54,30 +56,33 @@ pub fn add(opts: &AddOptions) -> Result<i32, InstallError> {
             });
         }
     }
-    let plugins = crate::paths::plugins_dir();
-    let _lock = lock::acquire(&plugins)?;
+    let plugins = ctx.plugins_dir.clone();
+    let _lock = lock::acquire(&plugins, &ctx.locks_dir)?;
     let steps = plan::build(&specs, &plugins)?;
-    println!("agent-env: plugins directory at {}", plugins.display());
+    out.line(&format!(
+        "agent-env: plugins directory at {}",
+        plugins.display()
+    ));
     for step in &steps {
-        println!("{}", step.describe(&plugins));
+        out.line(&step.describe(&plugins));
     }
     if opts.dry_run {
         return Ok(0);
     }
-    if !confirm(opts.yes)? {
-        println!("Nothing changed.");
+    if !confirm(opts.yes, out)? {
+        out.line("Nothing changed.");
         return Ok(1);
     }
     let interrupts = Interrupts::install();
     let before = Snapshot::take(&plugins)?;
-    let manifests_before = our_manifests(&plugins);
+    let manifests_before = our_manifests(&ctx.search, &plugins);
     let cargo_before = plan::digests(&plugins.join(CARGO_ROOT).join("bin"));
     let mut problems = Vec::new();
     for step in &steps {
         if interrupts.interrupted() {
             break;
         }
-        match plan::run(step, &plugins, &interrupts, &cargo_before) {
+        match plan::run(step, &plugins, &interrupts, &cargo_before, out) {
             Ok(StepOutcome::Done) => {}
             Ok(StepOutcome::Failed(p)) => {
                 problems.push(p);
@@ -90,15 +95,15 @@ pub fn add(opts: &AddOptions) -> Result<i32, InstallError> {
         }
     }
     if interrupts.interrupted() {
-        return restore(&before, INTERRUPTED, 130);
+        return restore(&before, INTERRUPTED, 130, out);
     }
     if problems.is_empty() {
         let after = Snapshot::take(&plugins)?;
         if before.changed_paths(&after).is_empty() {
-            println!("Nothing changed: the installer left every package as it was.");
+            out.line("Nothing changed: the installer left every package as it was.");
             return Ok(0);
         }
-        let now = our_manifests(&plugins);
+        let now = our_manifests(&ctx.search, &plugins);
         let changed: Vec<(String, String)> = now
             .iter()
             .filter(|(k, v)| manifests_before.get(*k) != Some(v))
@@ -118,22 +123,22 @@ pub fn add(opts: &AddOptions) -> Result<i32, InstallError> {
             problems.push("none of the packages it installed declares an agent-env manifest, so it is not an agent-env plugin".into());
         }
         for (_, name) in &changed {
-            problems.extend(check::check_package(name));
+            problems.extend(check::check_package(name, out));
         }
         if interrupts.interrupted() {
-            return restore(&before, INTERRUPTED, 130);
+            return restore(&before, INTERRUPTED, 130, out);
         }
     }
     if problems.is_empty() {
-        println!("Added. `agent-env plugin list` shows every installed plugin.");
+        out.line("Added. `agent-env plugin list` shows every installed plugin.");
         return Ok(0);
     }
     for p in &problems {
-        eprintln!("problem: {p}");
+        out.note(&format!("problem: {p}"));
     }
     if opts.keep {
-        println!("Kept as installed (--keep).");
+        out.line("Kept as installed (--keep).");
         return Ok(1);
     }
-    restore(&before, ROLLING_BACK, 1)
+    restore(&before, ROLLING_BACK, 1, out)
 }

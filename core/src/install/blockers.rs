@@ -10,7 +10,13 @@ use agent_env_protocol::names::canonical_name;
 use crate::discovery::Discovery;
 
 /// Each blocker for removing `target`, as a sentence for a `blocked: …` line.
-pub fn blockers(target: &Manifest, discovery: &Discovery, removing: &[String]) -> Vec<String> {
+pub fn blockers(
+    target: &Manifest,
+    discovery: &Discovery,
+    removing: &[String],
+    config_path: Option<&Path>,
+    state_root: &Path,
+) -> Vec<String> {
     let mut out = Vec::new();
     let name = target.canonical_name();
     let requirers: Vec<&str> = discovery
@@ -32,8 +38,8 @@ pub fn blockers(target: &Manifest, discovery: &Discovery, removing: &[String]) -
             requirers.join(", ")
         ));
     }
-    out.extend(config_blockers(target, discovery));
-    out.extend(stored_blockers(target, discovery));
+    out.extend(config_blockers(target, discovery, config_path));
+    out.extend(stored_blockers(target, discovery, state_root));
     out
 }
 
@@ -57,13 +63,15 @@ fn only_its(target: &Manifest, discovery: &Discovery, group: &str) -> BTreeSet<S
         .collect()
 }
 
-fn config_blockers(target: &Manifest, discovery: &Discovery) -> Vec<String> {
-    let cwd = std::env::current_dir().unwrap_or_default();
-    let located = crate::config::locate::locate(std::env::var_os("AGENT_ENV_CONFIG"), &cwd);
-    let Some(path) = located.path else {
+fn config_blockers(
+    target: &Manifest,
+    discovery: &Discovery,
+    config_path: Option<&Path>,
+) -> Vec<String> {
+    let Some(path) = config_path else {
         return Vec::new();
     };
-    let doc: toml::Table = match std::fs::read_to_string(&path).map(|t| t.parse::<toml::Table>()) {
+    let doc: toml::Table = match std::fs::read_to_string(path).map(|t| t.parse::<toml::Table>()) {
         Ok(Ok(d)) => d,
         Ok(Err(e)) => {
             return vec![format!(
@@ -143,8 +151,8 @@ fn walk(table: &toml::Table, at: &str, f: &mut dyn FnMut(&str, &str, &toml::Valu
 }
 
 /// Counts stored documents in the local SQLite document stores that use types only this package provides.
-fn stored_blockers(target: &Manifest, discovery: &Discovery) -> Vec<String> {
-    let dir = crate::paths::state_root().join("document_store");
+fn stored_blockers(target: &Manifest, discovery: &Discovery, state_root: &Path) -> Vec<String> {
+    let dir = state_root.join("document_store");
     let kinds = [
         ("tasks", "task_steps", "task step types", true),
         ("envs", "envs", "env types", false),

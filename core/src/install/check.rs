@@ -8,8 +8,10 @@ use std::process::Command;
 use agent_env_protocol::manifest::Manifest;
 use serde_json::Value;
 
-/// Checks `name`; prints `  NAME: <group> <name> <status>[ (reason)]` lines and returns the problems.
-pub fn check_package(name: &str) -> Vec<String> {
+use crate::output::Output;
+
+/// Checks `name`; writes `  NAME: <group> <name> <status>[ (reason)]` lines and returns the problems.
+pub fn check_package(name: &str, out: &dyn Output) -> Vec<String> {
     let exe = match std::env::current_exe() {
         Ok(e) => e,
         Err(e) => {
@@ -18,7 +20,7 @@ pub fn check_package(name: &str) -> Vec<String> {
             )]
         }
     };
-    let out = match Command::new(&exe)
+    let shown = match Command::new(&exe)
         .args(["plugin", "show", name, "--json"])
         .stdin(std::process::Stdio::null())
         .output()
@@ -26,10 +28,10 @@ pub fn check_package(name: &str) -> Vec<String> {
         Ok(o) => o,
         Err(e) => return vec![format!("could not check {name}: {e}")],
     };
-    let doc: Value = match serde_json::from_slice(&out.stdout) {
+    let doc: Value = match serde_json::from_slice(&shown.stdout) {
         Ok(d) => d,
         Err(_) => {
-            let err = String::from_utf8_lossy(&out.stderr);
+            let err = String::from_utf8_lossy(&shown.stderr);
             return vec![format!("could not check {name}: {}", err.trim())];
         }
     };
@@ -53,7 +55,7 @@ pub fn check_package(name: &str) -> Vec<String> {
         )];
     }
     for (class, kind) in &stores {
-        println!("  {name}: stores {class} ({kind} store)");
+        out.line(&format!("  {name}: stores {class} ({kind} store)"));
     }
     let mut problems = Vec::new();
     for c in &contributions {
@@ -65,7 +67,7 @@ pub fn check_package(name: &str) -> Vec<String> {
             .as_str()
             .map(|r| format!(" ({r})"))
             .unwrap_or_default();
-        println!("  {name}: {group} {cname} {status}{reason}");
+        out.line(&format!("  {name}: {group} {cname} {status}{reason}"));
         if status != "active" && status != "replaced" {
             problems.push(format!("{name}: {cname} is {status}{reason}"));
         }

@@ -7,6 +7,7 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use super::error::InstallError;
+use crate::output::Output;
 
 /// Counts SIGINT and SIGTERM from the moment it is installed.
 #[derive(Clone)]
@@ -41,7 +42,11 @@ impl Interrupts {
 
 /// Runs `cmd` to the end with SIGINT ignored in the child (so a Ctrl-C at the terminal lets it finish);
 /// a second interrupt kills it. The child keeps the terminal, so its own prompts work.
-pub fn run_to_end(mut cmd: Command, interrupts: &Interrupts) -> Result<ExitStatus, InstallError> {
+pub fn run_to_end(
+    mut cmd: Command,
+    interrupts: &Interrupts,
+    out: &dyn Output,
+) -> Result<ExitStatus, InstallError> {
     use std::os::unix::process::CommandExt;
     let program = cmd.get_program().to_string_lossy().into_owned();
     // SAFETY: only async-signal-safe calls between fork and exec.
@@ -61,7 +66,7 @@ pub fn run_to_end(mut cmd: Command, interrupts: &Interrupts) -> Result<ExitStatu
         }
         let n = interrupts.count();
         if n == 1 && !told {
-            eprintln!("Interrupted; letting the installer finish before restoring (Ctrl-C again stops it now).");
+            out.note("Interrupted; letting the installer finish before restoring (Ctrl-C again stops it now).");
             told = true;
         }
         if n >= 2 {

@@ -17,16 +17,16 @@ pub struct ChangeLock {
     pub path: PathBuf,
 }
 
-/// The lock file for changes to `plugins_dir`.
-pub fn lock_path(plugins_dir: &Path) -> PathBuf {
+/// The lock file in `locks_dir` for changes to `plugins_dir`.
+pub fn lock_path(plugins_dir: &Path, locks_dir: &Path) -> PathBuf {
     let digest = Sha256::digest(plugins_dir.as_os_str().as_encoded_bytes());
     let hex = hex::encode(digest);
-    crate::paths::locks_dir().join(format!("plugin-{}.lock", &hex[..16]))
+    locks_dir.join(format!("plugin-{}.lock", &hex[..16]))
 }
 
 /// Takes the lock, or says another change holds it.
-pub fn acquire(plugins_dir: &Path) -> Result<ChangeLock, InstallError> {
-    let path = lock_path(plugins_dir);
+pub fn acquire(plugins_dir: &Path, locks_dir: &Path) -> Result<ChangeLock, InstallError> {
+    let path = lock_path(plugins_dir, locks_dir);
     let fail = |source: std::io::Error| InstallError::Lock {
         path: path.clone(),
         source,

@@ -20,18 +20,41 @@ pub mod source;
 
 pub use error::InstallError;
 
+use std::path::PathBuf;
+
+use crate::discovery::SearchPath;
+use crate::output::Output;
 use snapshot::Snapshot;
+
+/// What `add` and `remove` take from the invocation: its folders, where discovery looks (read afresh
+/// before and after a change, since the change is what moves it), the config file, and where lines go.
+pub struct Context<'a> {
+    /// The plugins directory the change is made in.
+    pub plugins_dir: PathBuf,
+    /// The folder of the change lock.
+    pub locks_dir: PathBuf,
+    /// agent-env's state root (the local document store is read for stored uses of a package).
+    pub state_root: PathBuf,
+    /// `$HOME`, for `~/` in a spec.
+    pub home: Option<PathBuf>,
+    /// Where discovery looks.
+    pub search: SearchPath,
+    /// The config file in effect, when there is one (its uses of a package block removing it).
+    pub config_path: Option<PathBuf>,
+    /// Where the plan, the progress and the problems are written.
+    pub out: &'a dyn Output,
+}
 
 /// What `add` and `remove` print before putting the plugins directory back after an interrupt (exit 130).
 const INTERRUPTED: &str = "Interrupted; restoring the environment as it was.";
 /// What they print before putting it back after a problem.
 const ROLLING_BACK: &str = "Restoring the environment as it was.";
 
-/// Prints `why`, puts the plugins directory back as `before` found it, and returns `code`.
-fn restore(before: &Snapshot, why: &str, code: i32) -> Result<i32, InstallError> {
-    println!("{why}");
+/// Says `why`, puts the plugins directory back as `before` found it, and returns `code`.
+fn restore(before: &Snapshot, why: &str, code: i32, out: &dyn Output) -> Result<i32, InstallError> {
+    out.line(why);
     before.restore()?;
-    println!("Restored.");
+    out.line("Restored.");
     Ok(code)
 }
 
@@ -55,16 +78,15 @@ pub fn is_core(name: &str) -> bool {
 }
 
 /// Asks `Proceed?` on the terminal (default No). With no terminal, refuses: there is no one to ask.
-pub fn confirm(yes: bool) -> Result<bool, InstallError> {
-    use std::io::{BufRead, IsTerminal, Write};
+pub fn confirm(yes: bool, out: &dyn Output) -> Result<bool, InstallError> {
+    use std::io::{BufRead, IsTerminal};
     if yes {
         return Ok(true);
     }
     if !std::io::stdin().is_terminal() {
         return Err(InstallError::NoTerminal);
     }
-    print!("Proceed? [y/N] ");
-    let _ = std::io::stdout().flush();
+    out.prompt("Proceed? [y/N] ");
     let mut line = String::new();
     if std::io::stdin().lock().read_line(&mut line).is_err() {
         return Ok(false);

@@ -13,6 +13,7 @@ use super::folder_name::folder_name;
 use super::interrupt::{run_to_end, Interrupts};
 use super::source::{Installer, Spec};
 use super::{quote, InstallError, CARGO_ROOT, PYTHON_ENV};
+use crate::output::Output;
 
 /// One step of a plan.
 #[derive(Debug, Clone)]
@@ -176,6 +177,7 @@ pub fn run(
     plugins: &Path,
     interrupts: &Interrupts,
     cargo_before: &BTreeMap<String, [u8; 32]>,
+    out: &dyn Output,
 ) -> Result<StepOutcome, InstallError> {
     match step {
         Step::Run { argv, cwd, env } => {
@@ -187,7 +189,7 @@ pub fn run(
             for (k, v) in env {
                 cmd.env(k, v);
             }
-            let status = run_to_end(cmd, interrupts)?;
+            let status = run_to_end(cmd, interrupts, out)?;
             if status.success() {
                 Ok(StepOutcome::Done)
             } else {

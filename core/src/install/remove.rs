@@ -9,10 +9,10 @@ use agent_env_protocol::names::canonical_name;
 use super::interrupt::{run_to_end, Interrupts};
 use super::snapshot::Snapshot;
 use super::{
-    blockers, confirm, lock, quote, restore, InstallError, CARGO_ROOT, INTERRUPTED, PYTHON_ENV,
-    ROLLING_BACK,
+    blockers, confirm, lock, quote, restore, Context, InstallError, CARGO_ROOT, INTERRUPTED,
+    PYTHON_ENV, ROLLING_BACK,
 };
-use crate::discovery::{discover, SearchPath};
+use crate::discovery::discover;
 
 pub struct RemoveOptions {
     pub packages: Vec<String>,
@@ -31,15 +31,16 @@ enum Removal {
 }
 
 /// Runs `remove`; returns the exit code.
-pub fn remove(opts: &RemoveOptions) -> Result<i32, InstallError> {
+pub fn remove(opts: &RemoveOptions, ctx: &Context<'_>) -> Result<i32, InstallError> {
+    let out = ctx.out;
     for p in &opts.packages {
         if super::is_core(p) {
             return Err(InstallError::CoreRemove(p.clone()));
         }
     }
-    let plugins = crate::paths::plugins_dir();
-    let _lock = lock::acquire(&plugins)?;
-    let discovery = discover(&SearchPath::from_env());
+    let plugins = ctx.plugins_dir.clone();
+    let _lock = lock::acquire(&plugins, &ctx.locks_dir)?;
+    let discovery = discover(&ctx.search);
     let venv = plugins.join(PYTHON_ENV);
     let removing: Vec<String> = opts.packages.iter().map(|p| canonical_name(p)).collect();
     let mut removals = Vec::new();
@@ -72,18 +73,25 @@ pub fn remove(opts: &RemoveOptions) -> Result<i32, InstallError> {
                 path: m.path.clone(),
             });
         }
-        for b in blockers::blockers(m, &discovery, &removing) {
+        let found = blockers::blockers(
+            m,
+            &discovery,
+            &removing,
+            ctx.config_path.as_deref(),
+            &ctx.state_root,
+        );
+        for b in found {
             if opts.force {
-                eprintln!("warning: {b}");
+                out.note(&format!("warning: {b}"));
             } else {
-                eprintln!("blocked: {b}");
+                out.note(&format!("blocked: {b}"));
                 blocked = true;
             }
         }
-        println!(
+        out.line(&format!(
             "note: the config's [plugins.{}] table, if any, stays in the file; delete it yourself if you no longer need it",
             m.name
-        );
+        ));
     }
     if blocked {
         return Err(InstallError::Blocked);
@@ -91,12 +99,12 @@ pub fn remove(opts: &RemoveOptions) -> Result<i32, InstallError> {
     for r in &removals {
         match r {
             Removal::Folder(f, built) => {
-                println!("Will remove: {}", f.display());
+                out.line(&format!("Will remove: {}", f.display()));
                 if let Some(b) = built {
-                    println!("Will remove: {}", b.display());
+                    out.line(&format!("Will remove: {}", b.display()));
                 }
             }
-            Removal::Pip { python, name } => println!(
+            Removal::Pip { python, name } => out.line(&format!(
                 "Will run: {}",
                 quote::line(&[
                     &python.display().to_string(),
@@ -106,14 +114,14 @@ pub fn remove(opts: &RemoveOptions) -> Result<i32, InstallError> {
                     "-y",
                     name
                 ])
-            ),
+            )),
         }
     }
     if opts.dry_run {
         return Ok(0);
     }
-    if !confirm(opts.yes)? {
-        println!("Nothing changed.");
+    if !confirm(opts.yes, out)? {
+        out.line("Nothing changed.");
         return Ok(1);
     }
     let interrupts = Interrupts::install();
@@ -127,7 +135,7 @@ pub fn remove(opts: &RemoveOptions) -> Result<i32, InstallError> {
             Removal::Pip { python, name } => {
                 let mut cmd = Command::new(python);
                 cmd.args(["-m", "pip", "uninstall", "-y", name]);
-                match run_to_end(cmd, &interrupts) {
+                match run_to_end(cmd, &interrupts, out) {
                     Ok(s) if s.success() => Ok(()),
                     Ok(s) => Err(format!("the installer failed (pip ended with {s})")),
                     Err(e) => Err(e.to_string()),
@@ -140,10 +148,10 @@ pub fn remove(opts: &RemoveOptions) -> Result<i32, InstallError> {
         }
     }
     if interrupts.interrupted() {
-        return restore(&before, INTERRUPTED, 130);
+        return restore(&before, INTERRUPTED, 130, out);
     }
     if problem.is_none() {
-        let still: Vec<String> = discover(&SearchPath::from_env())
+        let still: Vec<String> = discover(&ctx.search)
             .plugins
             .iter()
             .filter(|p| removing.contains(&p.manifest.canonical_name()))
@@ -158,10 +166,10 @@ pub fn remove(opts: &RemoveOptions) -> Result<i32, InstallError> {
         }
     }
     if let Some(p) = problem {
-        eprintln!("problem: {p}");
-        return restore(&before, ROLLING_BACK, 1);
+        out.note(&format!("problem: {p}"));
+        return restore(&before, ROLLING_BACK, 1, out);
     }
-    println!("Removed.");
+    out.line("Removed.");
     Ok(0)
 }
 

@@ -70,9 +70,13 @@ fn looks_like_path(text: &str) -> bool {
 }
 
 /// Reads a spec. `forced` is `--installer`.
-pub fn classify(text: &str, forced: Option<Installer>) -> Result<Spec, InstallError> {
+pub fn classify(
+    text: &str,
+    forced: Option<Installer>,
+    home: Option<&Path>,
+) -> Result<Spec, InstallError> {
     let expanded = match text.strip_prefix("~/") {
-        Some(rest) => crate::paths::home_dir()
+        Some(rest) => home
             .map(|h| h.join(rest))
             .unwrap_or_else(|| PathBuf::from(text)),
         None => PathBuf::from(text),
@@ -162,31 +166,36 @@ mod tests {
 
     #[test]
     fn names_and_kinds() {
-        let s = classify("agentenv-framework>=0.2", None).unwrap();
+        let s = classify("agentenv-framework>=0.2", None, None).unwrap();
         assert_eq!(
             (s.installer, s.name.as_deref()),
             (Installer::Pip, Some("agentenv-framework"))
         );
-        let s = classify("agent_env @ git+https://x/y", None).unwrap();
+        let s = classify("agent_env @ git+https://x/y", None, None).unwrap();
         assert_eq!(s.name.as_deref(), Some("agent_env"));
-        let s = classify("https://h/agentenv_framework-0.1.0-py3-none-any.whl", None).unwrap();
+        let s = classify(
+            "https://h/agentenv_framework-0.1.0-py3-none-any.whl",
+            None,
+            None,
+        )
+        .unwrap();
         assert_eq!(s.name.as_deref(), Some("agentenv_framework"));
-        let s = classify("example.com/m/cmd/tool@v1", Some(Installer::Go)).unwrap();
+        let s = classify("example.com/m/cmd/tool@v1", Some(Installer::Go), None).unwrap();
         assert_eq!(
             (s.installer, s.name.as_deref()),
             (Installer::Go, Some("tool"))
         );
-        assert!(classify("./nope-such-dir", None).is_err());
+        assert!(classify("./nope-such-dir", None, None).is_err());
     }
 
     #[test]
     fn folders_by_what_they_hold() {
         let tmp = tempfile::tempdir().unwrap();
         std::fs::write(tmp.path().join("go.mod"), "module x\n").unwrap();
-        let s = classify(tmp.path().to_str().unwrap(), None).unwrap();
+        let s = classify(tmp.path().to_str().unwrap(), None, None).unwrap();
         assert_eq!(s.installer, Installer::Go);
         std::fs::write(tmp.path().join("Cargo.toml"), "[package]\nname = \"c\"\n").unwrap();
-        let s = classify(tmp.path().to_str().unwrap(), None).unwrap();
+        let s = classify(tmp.path().to_str().unwrap(), None, None).unwrap();
         assert_eq!(
             (s.installer, s.name.as_deref()),
             (Installer::Cargo, Some("c"))

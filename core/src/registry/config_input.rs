@@ -20,11 +20,6 @@ pub struct ConfigState {
 }
 
 impl ConfigState {
-    /// `$AGENT_ENV_CONFIG`, else the nearest `.agentenv/config.toml` from the working directory up.
-    pub fn from_env() -> ConfigState {
-        ConfigState::from_document(ConfigDocument::load())
-    }
-
     pub fn from_document(doc: ConfigDocument) -> ConfigState {
         let error = doc.error.as_ref().map(|p| Diagnostic {
             code: p.code.to_string(),

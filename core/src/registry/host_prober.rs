@@ -9,18 +9,24 @@ use std::thread;
 
 use super::load::{FailureInfo, Launch, LoadFailure, Probe, Prober, ProcessDiagnosis};
 use crate::config::mask::mask_args;
-use agent_env_host::{signal_name, Diagnosis, NoServices, PluginHost, PluginProcess, SpawnSpec};
+use agent_env_host::{
+    signal_name, Diagnosis, HostConfig, HostConfigError, NoServices, PluginHost, PluginProcess,
+    SpawnSpec,
+};
 
 /// The code of every probe when the host's own settings (its timeout variables) are wrong.
 pub const HOST_CONFIG_INVALID: &str = "host-config-invalid";
 
-/// Starts plugins through [`agent_env_host::PluginHost`].
-#[derive(Debug, Default)]
-pub struct HostProber;
+/// Starts plugins through [`agent_env_host::PluginHost`], with the host settings the session read (or
+/// the reason they are wrong, which every probe then reports).
+#[derive(Debug)]
+pub struct HostProber {
+    config: Result<HostConfig, HostConfigError>,
+}
 
 impl HostProber {
-    pub fn new() -> HostProber {
-        HostProber
+    pub fn new(config: Result<HostConfig, HostConfigError>) -> HostProber {
+        HostProber { config }
     }
 }
 
@@ -37,8 +43,8 @@ fn spec_of(launch: &Launch) -> SpawnSpec {
 
 impl Prober for HostProber {
     fn probe_all(&self, launches: &[Launch]) -> Vec<Probe> {
-        let config = match crate::host_config::from_env() {
-            Ok(config) => config,
+        let config = match &self.config {
+            Ok(config) => config.clone(),
             Err(e) => {
                 return launches
                     .iter()

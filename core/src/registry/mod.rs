@@ -11,7 +11,7 @@
 //! - [`load`] and [`host_prober`]: starting plugins to read their handshakes; [`validate`] and
 //!   [`compat`]: what a handshake and a manifest's requirements must satisfy.
 
-use crate::discovery::{Discovery, SearchPath};
+use crate::discovery::Discovery;
 
 mod bundle_claims;
 pub mod compat;
@@ -34,32 +34,6 @@ pub use precedence::{root_flag, Loading};
 pub use resolve::{claim_label, launch_of, Registry, RegistryError, Resolved};
 
 impl Registry {
-    /// For the report: discovers plugins from the environment, reads the config, and (when `load`)
-    /// starts every plugin through the host, in parallel, to check its handshake.
-    pub fn from_env(load: bool) -> Registry {
-        Registry::from_discovery(crate::discovery::discover(&SearchPath::from_env()), load)
-    }
-
-    /// Like [`Registry::from_env`], from manifests this invocation has already discovered.
-    pub fn from_discovery(discovery: Discovery, load: bool) -> Registry {
-        let config = ConfigState::from_env();
-        if load {
-            let prober = host_prober::HostProber::new();
-            Registry::build(discovery, config, Loading::All(&prober))
-        } else {
-            Registry::build(discovery, config, Loading::None)
-        }
-    }
-
-    /// For a run: like [`Registry::from_env`], but starts only the plugins that config names in an
-    /// impl; every other plugin name resolves from its manifest and its process starts on first use.
-    pub fn for_run() -> Registry {
-        let discovery = crate::discovery::discover(&SearchPath::from_env());
-        let config = ConfigState::from_env();
-        let prober = host_prober::HostProber::new();
-        Registry::build(discovery, config, Loading::ConfigNamed(&prober))
-    }
-
     /// Builds every registry.
     pub fn build(discovery: Discovery, config: ConfigState, loading: Loading<'_>) -> Registry {
         precedence::build(discovery, config, loading)

@@ -5,7 +5,7 @@
 //! Nothing touches disk until the first write; reads of a store that was never written find nothing, so
 //! `--dry-run` leaves no trace. The database is opened once, on first use, and shared by every task.
 
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
 use crate::stores::local::{LocalFilesystemObjectStore, LocalSqliteDocumentStore};
@@ -18,21 +18,23 @@ pub struct LocalStores {
 }
 
 /// `<state root>/document_store/local.db`.
-pub fn local_db_path() -> PathBuf {
-    crate::paths::state_root()
-        .join("document_store")
-        .join("local.db")
+pub fn local_db_path(state_root: &Path) -> PathBuf {
+    state_root.join("document_store").join("local.db")
 }
 
 /// `<state root>/object_store`.
-pub fn local_object_root() -> PathBuf {
-    crate::paths::state_root().join("object_store")
+pub fn local_object_root(state_root: &Path) -> PathBuf {
+    state_root.join("object_store")
 }
 
-/// Opens (lazily) the @local document and object stores.
-pub fn open() -> LocalStores {
+/// Opens (lazily) the @local document and object stores under `state_root`.
+pub fn open(state_root: &Path) -> LocalStores {
     LocalStores {
-        documents: Arc::new(LocalSqliteDocumentStore::local_namespace(local_db_path())),
-        objects: Arc::new(LocalFilesystemObjectStore::new(local_object_root())),
+        documents: Arc::new(LocalSqliteDocumentStore::local_namespace(local_db_path(
+            state_root,
+        ))),
+        objects: Arc::new(LocalFilesystemObjectStore::new(local_object_root(
+            state_root,
+        ))),
     }
 }

@@ -4,7 +4,7 @@
 
 use std::collections::BTreeMap;
 use std::fs::File;
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 
 use serde_json::{json, Map, Value};
 use sha2::{Digest, Sha256};
@@ -13,6 +13,7 @@ use crate::bundle::ids::{object_key_segment, sha256_hex_prefix, universe_file_id
 use crate::bundle::tree::{join_rel, Tree};
 use crate::bundle::{Artifact, Bundle};
 use crate::clock;
+use crate::output::Output;
 use crate::run::ledger::{self, Decision, Inputs};
 use crate::run::local_stores::LocalStores;
 use crate::run::plan::Plan;
@@ -45,9 +46,11 @@ pub fn materialize(
     plan: &Plan<'_>,
     stores: &LocalStores,
     dry_run: bool,
+    places: &Places,
+    out: &dyn Output,
 ) -> Result<Versions, MaterializeError> {
     let mut versions = Versions::new();
-    let mut locks = Locks::default();
+    let mut locks = Locks::new(places, out);
     for artifact in &plan.artifacts {
         let files = hash_files(tree, artifact)?;
         let inputs = Inputs {
@@ -68,7 +71,8 @@ pub fn materialize(
             &mut locks,
         )?;
         if let (false, Decision::Write { version, .. }) = (dry_run, &decision) {
-            let docs = artifact_documents(bundle, tree, artifact, *version, &files, stores)?;
+            let docs =
+                artifact_documents(bundle, tree, artifact, *version, &files, stores, places)?;
             write(
                 bundle,
                 stores,
@@ -88,7 +92,7 @@ pub fn materialize(
                 "done",
             )?;
         }
-        crate::say!("{}: {}", artifact.path, decision.describe());
+        out.line(&format!("{}: {}", artifact.path, decision.describe()));
         versions.insert(artifact.id.clone(), decision.version());
     }
     for planned in &plan.tasks {
@@ -124,7 +128,7 @@ pub fn materialize(
                 "done",
             )?;
         }
-        crate::say!("{}: {}", task.path, decision.describe());
+        out.line(&format!("{}: {}", task.path, decision.describe()));
         versions.insert(task.id.clone(), decision.version());
     }
     for planned in &plan.evals {
@@ -160,7 +164,7 @@ pub fn materialize(
                 "done",
             )?;
         }
-        crate::say!("{}: {}", eval.path, decision.describe());
+        out.line(&format!("{}: {}", eval.path, decision.describe()));
         versions.insert(eval.id.clone(), decision.version());
     }
     Ok(versions)
@@ -173,7 +177,7 @@ fn decide(
     id: &str,
     inputs: &Inputs,
     dry_run: bool,
-    locks: &mut Locks,
+    locks: &mut Locks<'_>,
 ) -> Result<Decision, MaterializeError> {
     if !dry_run {
         locks.take(id)?;
@@ -247,10 +251,11 @@ fn artifact_documents(
     version: i64,
     files: &FileHashes,
     stores: &LocalStores,
+    places: &Places,
 ) -> Result<Vec<(&'static str, Document)>, MaterializeError> {
     let prefix = format!(
         "{}artifacts/{}/{}/{version}-{}",
-        fixture_prefix(),
+        places.fixture_prefix(),
         artifact.artifact_type,
         object_key_segment(&artifact.id),
         crate::sandbox::random_hex(8)
@@ -312,27 +317,50 @@ fn artifact_documents(
     Ok(docs)
 }
 
-/// `$AGENT_ENV_FIXTURE_PREFIX/` (empty by default).
-fn fixture_prefix() -> String {
-    match std::env::var("AGENT_ENV_FIXTURE_PREFIX") {
-        Ok(p) if !p.trim_matches('/').is_empty() => format!("{}/", p.trim_matches('/')),
-        _ => String::new(),
+/// Where a run writes outside the stores, as the session's environment sets it.
+#[derive(Debug, Clone, Default)]
+pub struct Places {
+    /// The per-id locks folder (`<state root>/locks`).
+    pub locks_dir: PathBuf,
+    /// `$AGENT_ENV_FIXTURE_PREFIX`, when set: artifacts' object keys start with it.
+    pub fixture_prefix: Option<String>,
+    /// The `local` sandbox provider's root (`$AGENT_ENV_LOCAL_SANDBOX_DIR`).
+    pub sandbox_dir: PathBuf,
+}
+
+impl Places {
+    /// `<fixture prefix>/` (empty by default).
+    fn fixture_prefix(&self) -> String {
+        match self.fixture_prefix.as_deref() {
+            Some(p) if !p.trim_matches('/').is_empty() => format!("{}/", p.trim_matches('/')),
+            _ => String::new(),
+        }
     }
 }
 
-/// Per-id file locks, `<state root>/locks/entity-<sha256(id)[:16]>.lock`, held until dropped.
-#[derive(Default)]
-struct Locks {
+/// Per-id file locks, `<locks dir>/entity-<sha256(id)[:16]>.lock`, held until dropped.
+struct Locks<'a> {
+    dir: &'a Path,
+    out: &'a dyn Output,
     held: BTreeMap<String, File>,
     announced: bool,
 }
 
-impl Locks {
+impl<'a> Locks<'a> {
+    fn new(places: &'a Places, out: &'a dyn Output) -> Locks<'a> {
+        Locks {
+            dir: &places.locks_dir,
+            out,
+            held: BTreeMap::new(),
+            announced: false,
+        }
+    }
+
     fn take(&mut self, id: &str) -> Result<(), MaterializeError> {
         if self.held.contains_key(id) {
             return Ok(());
         }
-        let dir = crate::paths::locks_dir();
+        let dir = self.dir.to_path_buf();
         std::fs::create_dir_all(&dir).map_err(|source| MaterializeError::Lock {
             path: dir.clone(),
             source,
@@ -352,7 +380,8 @@ impl Locks {
             })?;
         if !flock(&file, libc::LOCK_EX | libc::LOCK_NB) {
             if !self.announced {
-                eprintln!("waiting for another agent-env run to finish writing this bundle's ids");
+                self.out
+                    .note("waiting for another agent-env run to finish writing this bundle's ids");
                 self.announced = true;
             }
             if !flock(&file, libc::LOCK_EX) {

@@ -1,15 +1,16 @@
 //! Running a planned bundle (§10.6 steps 3–5): write its entities, run each selected task once (at
-//! most four at a time, all in one run group), print the summary and the teardown report, and turn the
-//! outcomes into an exit code.
+//! most four at a time, all in one run group), send the summary and the teardown report to the caller's
+//! [`Output`], and say how the run ended ([`RunStatus`]); the CLI turns that into an exit code.
 
 pub mod builtin_steps;
+pub mod bundle_run;
 pub mod cancel;
 pub mod context;
+pub mod error;
 pub mod executor;
 pub mod ledger;
 pub mod local_stores;
 pub mod materialize;
-pub mod out;
 pub mod outcome;
 pub mod plan;
 pub mod plugin_steps;
@@ -22,8 +23,11 @@ use serde_json::{Map, Value};
 
 use crate::bundle::tree::Tree;
 use crate::bundle::Bundle;
+use crate::output::Output;
 use crate::run::plan::Plan;
+pub use bundle_run::{run_bundle, RunRequest};
 use cancel::Cancel;
+pub use error::RunError;
 use executor::StepExecutor;
 use local_stores::LocalStores;
 use outcome::{seconds, Outcome};
@@ -40,11 +44,24 @@ pub struct RunOptions {
     pub user_overrides: Map<String, Value>,
     /// The sandbox provider deploy steps use.
     pub sandbox_provider: String,
+    /// Where the run writes: the per-id locks folder and the artifacts' object key prefix.
+    pub places: materialize::Places,
+}
+
+/// How a run that got as far as running ended.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum RunStatus {
+    /// A dry run: nothing was written or run.
+    DryRun,
+    /// Every task ran; `failed` when any of them failed.
+    Finished { failed: bool },
+    /// A signal (Ctrl-C: `SIGINT`) cancelled tasks that were running.
+    Cancelled { signal: i32 },
 }
 
 const DRY_RUN_LINE: &str = "Dry run: nothing is written or run.";
 
-/// Writes, runs and reports; returns the exit code.
+/// Writes, runs and reports what happened to `out`; says how the run ended.
 pub fn execute(
     bundle: &Bundle,
     tree: Tree<'_>,
@@ -52,44 +69,52 @@ pub fn execute(
     stores: &LocalStores,
     executor: &dyn StepExecutor,
     options: &RunOptions,
-) -> i32 {
+    out: &dyn Output,
+) -> Result<RunStatus, RunError> {
     if options.dry_run {
-        crate::say!("{DRY_RUN_LINE}");
+        out.line(DRY_RUN_LINE);
     }
-    let versions = match materialize::materialize(bundle, tree, plan, stores, options.dry_run) {
-        Ok(v) => v,
-        Err(e) => return crate::cli::fail(e),
-    };
+    let versions = materialize::materialize(
+        bundle,
+        tree,
+        plan,
+        stores,
+        options.dry_run,
+        &options.places,
+        out,
+    )?;
     let version_of = |id: &str| versions.get(id).copied().unwrap_or(0);
     if options.dry_run {
-        crate::say!("Would run:");
+        out.line("Would run:");
         for t in &plan.tasks {
-            crate::say!("  {} v{}", t.task.path, version_of(&t.task.id));
+            out.line(&format!("  {} v{}", t.task.path, version_of(&t.task.id)));
         }
-        crate::say!("{DRY_RUN_LINE}");
-        return 0;
+        out.line(DRY_RUN_LINE);
+        return Ok(RunStatus::DryRun);
     }
     let cancel = Cancel::new();
-    if let Err(e) = cancel::watch_signals(cancel.clone()) {
-        return crate::cli::fail(format!("can't watch for Ctrl-C: {e}"));
-    }
+    cancel::watch_signals(cancel.clone()).map_err(RunError::WatchSignals)?;
     let run_group_id = format!("run-{}", crate::sandbox::random_suffix(12));
     let provider_name = options.sandbox_provider.clone();
     let provider = move || -> Box<dyn crate::sandbox::SandboxProvider> {
-        crate::sandbox::provider(&provider_name)
-            .unwrap_or_else(|| Box::new(crate::sandbox::LocalProvider::new()))
+        crate::sandbox::provider(&provider_name, &options.places.sandbox_dir).unwrap_or_else(|| {
+            Box::new(crate::sandbox::LocalProvider::with_root(
+                options.places.sandbox_dir.clone(),
+            ))
+        })
     };
     let shared = RunShared {
         stores,
         cancel: &cancel,
         executor,
+        out,
         run_group_id: &run_group_id,
         user_overrides: &options.user_overrides,
         provider: &provider,
         keep: options.keep,
     };
     let results = run_all(plan, &version_of, &shared);
-    print_summary(plan, &results, &version_of);
+    print_summary(plan, &results, &version_of, out);
     let mut torn: usize = results.iter().map(|r| r.torn_down).sum();
     let mut still_up: Vec<(crate::sandbox::Sandbox, String)> =
         results.iter().flat_map(|r| r.still_up.clone()).collect();
@@ -97,23 +122,23 @@ pub fn execute(
         results.iter().filter_map(|r| r.kept.as_ref()).collect();
     let kept_count: usize = kept.iter().map(|d| d.all().len()).sum();
     if kept_count > 0 {
-        crate::say!();
-        crate::say!("Kept up:");
+        out.line("");
+        out.line("Kept up:");
         for d in &kept {
             for s in d.all() {
-                crate::say!(
+                out.line(&format!(
                     "  {}  {} sandbox  {}",
                     s.id,
                     d.provider().name(),
                     d.provider().describe(&s)
-                );
+                ));
             }
         }
-        crate::say!(
+        out.line(&format!(
             "Holding {kept_count} {} up; Ctrl-C tears {} down.",
             plural(kept_count, "sandbox", "sandboxes"),
             if kept_count == 1 { "it" } else { "them" }
-        );
+        ));
         while !cancel.is_cancelled() {
             std::thread::sleep(std::time::Duration::from_millis(50));
         }
@@ -124,29 +149,30 @@ pub fn execute(
         }
     }
     if torn > 0 {
-        crate::say!();
-        crate::say!("Tore down {torn} {}.", plural(torn, "sandbox", "sandboxes"));
+        out.line("");
+        out.line(&format!(
+            "Tore down {torn} {}.",
+            plural(torn, "sandbox", "sandboxes")
+        ));
     }
     if !still_up.is_empty() {
-        crate::say!();
-        crate::say!(
+        out.line("");
+        out.line(&format!(
             "Still up, {} {}:",
             still_up.len(),
             plural(still_up.len(), "sandbox", "sandboxes")
-        );
+        ));
         for (s, why) in &still_up {
-            crate::say!("  {}  {}: {why}", s.id, s.work_dir.display());
+            out.line(&format!("  {}  {}: {why}", s.id, s.work_dir.display()));
         }
     }
     let cancelled_run = results.iter().any(|r| r.outcome.is_cancelled());
     if let (Some(signal), true) = (cancel.signal(), cancelled_run) {
-        return 128 + signal;
+        return Ok(RunStatus::Cancelled { signal });
     }
-    if results.iter().any(|r| r.outcome.is_failure()) {
-        1
-    } else {
-        0
-    }
+    Ok(RunStatus::Finished {
+        failed: results.iter().any(|r| r.outcome.is_failure()),
+    })
 }
 
 fn plural<'s>(n: usize, one: &'s str, many: &'s str) -> &'s str {
@@ -188,24 +214,29 @@ fn run_all(
         .collect()
 }
 
-fn print_summary(plan: &Plan<'_>, results: &[TaskRunResult], version_of: &dyn Fn(&str) -> i64) {
-    crate::say!();
-    crate::say!("Tasks:");
+fn print_summary(
+    plan: &Plan<'_>,
+    results: &[TaskRunResult],
+    version_of: &dyn Fn(&str) -> i64,
+    out: &dyn Output,
+) {
+    out.line("");
+    out.line("Tasks:");
     for r in results {
         let instance = match (&r.instance_id, &r.outcome) {
             (_, Outcome::DidntStart) => String::new(),
             (Some(id), _) => format!(", {}, instance {id}", seconds(r.duration)),
             (None, _) => format!(", {}, no instance recorded", seconds(r.duration)),
         };
-        crate::say!(
+        out.line(&format!(
             "  {} v{}: {}{instance}",
             r.path,
             r.version,
             r.outcome.text()
-        );
+        ));
     }
     if !plan.evals.is_empty() {
-        crate::say!("Evals:");
+        out.line("Evals:");
         for pe in &plan.evals {
             let runs: Vec<&TaskRunResult> = pe
                 .task_ids
@@ -233,14 +264,13 @@ fn print_summary(plan: &Plan<'_>, results: &[TaskRunResult], version_of: &dyn Fn
             if cancelled > 0 {
                 line.push_str(&format!(", {cancelled} cancelled"));
             }
-            crate::say!("{line}");
+            out.line(&line);
         }
         for t in &plan.skipped {
-            crate::say!(
+            out.line(&format!(
                 "{} isn't named by any eval, so it didn't run; run it with --task {}",
-                t.path,
-                t.name
-            );
+                t.path, t.name
+            ));
         }
     }
 }

@@ -1,7 +1,8 @@
 //! Plugin task steps: each runs in its plugin's child process through `execute` (docs/protocol.md §4.3),
 //! started on first use and reused for every step of the run. While a step runs, the plugin may call the
 //! host's stores (`host.store.*`); in a bundle run those are the @local stores (documents in `local.db`,
-//! objects in the local object store), and the configured secret and image stores.
+//! objects in the local object store), and the configured secret and image stores, built as every
+//! configured store is (`secret:` references resolved, a plugin's store opened in its plugin).
 
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
@@ -16,11 +17,13 @@ use agent_env_protocol::methods::{
 use agent_env_protocol::names::canonical_name;
 use serde_json::{Map, Value};
 
-use crate::config::ConfigDocument;
+use crate::config::configured_store::LazySecrets;
+use crate::config::{ConfigDocument, ConfigError};
 use crate::run::builtin_steps::StepError;
 use crate::run::cancel::Cancel;
 use crate::run::executor::StepExecutor;
 use crate::run::local_stores::LocalStores;
+use crate::session::Session;
 use crate::stores::{AnyStore, HostStoreDispatcher, StoreKind, StoreSet};
 use agent_env_host::{HostError, HostServices, PluginHost, SpawnSpec};
 
@@ -51,25 +54,35 @@ pub struct PluginSteps {
 }
 
 impl PluginSteps {
-    /// A host whose plugins reach the run's stores.
-    pub fn new(stores: &LocalStores, config: &ConfigDocument) -> Result<Arc<PluginSteps>, String> {
-        let host_config = crate::host_config::from_env().map_err(|e| e.to_string())?;
+    /// A host whose plugins reach the run's stores: the @local object and document stores, and the
+    /// session's configured secret and image stores (each built on first use).
+    pub fn new(stores: &LocalStores, session: &Session) -> Result<Arc<PluginSteps>, String> {
         let objects = stores.objects.clone();
         let documents = stores.documents.clone();
-        let doc = config.clone();
+        let configured = session.stores().clone();
         let set = StoreSet::new(move |kind| match kind {
             StoreKind::Object => Ok(AnyStore::Object(objects.clone())),
             StoreKind::Document => Ok(AnyStore::Document(documents.clone())),
-            other => crate::config::configured_store::build_configured(&doc, other, None, None)
-                .map_err(|e| crate::stores::StoreError::Config(e.to_string())),
+            other => configured.get(other),
         });
         let services = Arc::new(RunServices {
             stores: HostStoreDispatcher::new(Arc::new(set)),
         });
         Ok(Arc::new(PluginSteps {
-            host: PluginHost::new(host_config, services),
+            host: session.plugin_host(services).map_err(|e| e.to_string())?,
             specs: Mutex::new(HashMap::new()),
         }))
+    }
+
+    /// `package`'s `[plugins.<package>]` settings, `secret:` references resolved through the
+    /// configured secret store (built only when a reference needs it).
+    pub fn settings(
+        &self,
+        doc: &ConfigDocument,
+        package: &str,
+    ) -> Result<Map<String, Value>, ConfigError> {
+        let secrets = LazySecrets::new(doc, None);
+        crate::config::plugins::plugin_settings(doc, package, Some(&secrets))
     }
 
     /// Makes `manifest`'s plugin startable, with its `[plugins.<package>]` settings.

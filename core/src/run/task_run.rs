@@ -8,6 +8,7 @@ use std::time::{Duration, Instant};
 use serde_json::{json, Map, Value};
 
 use crate::clock;
+use crate::output::Output;
 use crate::run::builtin_steps::{StepEnv, StepError};
 use crate::run::cancel::Cancel;
 use crate::run::context::TaskStepContext;
@@ -26,6 +27,8 @@ pub struct RunShared<'a> {
     pub stores: &'a LocalStores,
     pub cancel: &'a Cancel,
     pub executor: &'a dyn StepExecutor,
+    /// Where the run's progress lines go.
+    pub out: &'a dyn Output,
     pub run_group_id: &'a str,
     pub user_overrides: &'a Map<String, Value>,
     pub provider: &'a (dyn Fn() -> Box<dyn SandboxProvider> + Sync),
@@ -133,12 +136,12 @@ pub fn run_task(planned: &PlannedTask<'_>, version: i64, shared: &RunShared<'_>)
             result.outcome = Outcome::Failed("StoreError".into(), e.to_string());
         }
     }
-    crate::say!(
+    shared.out.line(&format!(
         "[{}] {} in {}",
         task.path,
         result.outcome.word(),
         seconds(result.duration)
-    );
+    ));
     result
 }
 
@@ -206,13 +209,13 @@ fn run_steps(
                     states[i] = StepState::Running;
                     running += 1;
                     let step = &planned.steps[i];
-                    crate::say!(
+                    shared.out.line(&format!(
                         "[{}] step {}/{total} {} ({})",
                         planned.task.path,
                         i + 1,
                         step.id(),
                         step.type_name()
-                    );
+                    ));
                     let tx = tx.clone();
                     scope.spawn(move || {
                         let started_at = clock::iso_now();
@@ -234,20 +237,20 @@ fn run_steps(
             states[i] = match outcome {
                 Ok(()) if shared.cancel.is_cancelled() => StepState::Cancelled,
                 Ok(()) => {
-                    crate::say!(
+                    shared.out.line(&format!(
                         "[{}] step {n}/{total} {} done in {}",
                         planned.task.path,
                         step.id(),
                         seconds(took)
-                    );
+                    ));
                     StepState::Succeeded
                 }
                 Err(_) if shared.cancel.is_cancelled() => {
-                    crate::say!(
+                    shared.out.line(&format!(
                         "[{}] step {n}/{total} {} cancelled",
                         planned.task.path,
                         step.id()
-                    );
+                    ));
                     StepState::Cancelled
                 }
                 Err(e) => {
@@ -256,14 +259,14 @@ fn run_steps(
                         Some(r) => format!("; retrying from step '{}'", planned.steps[r.from].id()),
                         None => String::new(),
                     };
-                    crate::say!(
+                    shared.out.line(&format!(
                         "[{}] step {n}/{total} {} failed in {}: {e}{retry_note}",
                         planned.task.path,
                         step.id(),
                         seconds(took)
-                    );
+                    ));
                     if let Some(detail) = &e.detail {
-                        eprintln!("{detail}");
+                        shared.out.note(detail);
                     }
                     let mut row = json!({
                         "step_id": step.id(),

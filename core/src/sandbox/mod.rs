@@ -58,21 +58,9 @@ pub struct LocalProvider {
 }
 
 impl LocalProvider {
-    /// Work folders under `agent_env::paths::local_sandbox_dir()`.
-    pub fn new() -> Self {
-        LocalProvider {
-            root: crate::paths::local_sandbox_dir(),
-        }
-    }
-
+    /// Work folders under `root` (the session's [`crate::paths::Paths::local_sandbox_dir`]).
     pub fn with_root(root: PathBuf) -> Self {
         LocalProvider { root }
-    }
-}
-
-impl Default for LocalProvider {
-    fn default() -> Self {
-        Self::new()
     }
 }
 
@@ -173,8 +161,10 @@ pub fn map_app_path(work_dir: &Path, path: &str) -> Result<PathBuf, SandboxError
 }
 
 /// The provider named `name`, when this build has it.
-pub fn provider(name: &str) -> Option<Box<dyn SandboxProvider>> {
-    (name == LOCAL).then(|| Box::new(LocalProvider::new()) as Box<dyn SandboxProvider>)
+pub fn provider(name: &str, local_root: &Path) -> Option<Box<dyn SandboxProvider>> {
+    (name == LOCAL).then(|| {
+        Box::new(LocalProvider::with_root(local_root.to_path_buf())) as Box<dyn SandboxProvider>
+    })
 }
 
 #[cfg(test)]

@@ -92,11 +92,12 @@ fn wrong_type(impl_name: &str, key: &str, wanted: &str, got: &Value) -> StoreErr
     ))
 }
 
-/// Expands a leading `~/` to the home directory, as the original's config paths do.
-pub fn expand_home(path: &str) -> std::path::PathBuf {
-    match (path.strip_prefix("~/"), crate::paths::home_dir()) {
+/// Expands a leading `~/` to `env`'s home directory, as the original's config paths do.
+pub fn expand_home(path: &str, env: &crate::environment::Environment) -> std::path::PathBuf {
+    let home = crate::paths::Paths::new(env).home_dir();
+    match (path.strip_prefix("~/"), home) {
         (Some(rest), Some(home)) => home.join(rest),
-        _ if path == "~" => crate::paths::home_dir().unwrap_or_else(|| path.into()),
+        (_, Some(home)) if path == "~" => home,
         _ => path.into(),
     }
 }

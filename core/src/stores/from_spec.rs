@@ -13,6 +13,7 @@ use super::local::{fs_object, registry_images, secrets, sqlite_docs};
 use super::local::{
     LocalFilesystemObjectStore, LocalRegistryImageStore, LocalSecretStore, LocalSqliteDocumentStore,
 };
+use crate::environment::Environment;
 use agent_env_store::error::{StoreError, StoreResult};
 use agent_env_store::remote::{
     PluginDocumentStore, PluginImageStore, PluginObjectStore, PluginSecretStore, StoreTransport,
@@ -25,24 +26,27 @@ pub struct StoreSpec {
     pub kind: StoreKind,
     pub impl_name: String,
     pub config: ConfigTable,
+    /// The environment a built-in store reads: `~` and the state root for its default location, and
+    /// the variables `LocalSecretStore` answers from.
+    pub env: Arc<Environment>,
 }
 
 impl StoreSpec {
     /// What the `local` alias expands to: the built-in class with its default location spelled out.
-    pub fn local(kind: StoreKind) -> Self {
+    pub fn local(kind: StoreKind, env: Arc<Environment>) -> Self {
         let mut config = ConfigTable::new();
         let path_text = |p: std::path::PathBuf| Value::String(p.display().to_string());
         match kind {
             StoreKind::Object => {
                 config.insert(
                     "root".into(),
-                    path_text(LocalFilesystemObjectStore::default_root()),
+                    path_text(LocalFilesystemObjectStore::default_root(&env)),
                 );
             }
             StoreKind::Document => {
                 config.insert(
                     "path".into(),
-                    path_text(LocalSqliteDocumentStore::default_path()),
+                    path_text(LocalSqliteDocumentStore::default_path(&env)),
                 );
             }
             StoreKind::Image => {
@@ -57,6 +61,7 @@ impl StoreSpec {
             kind,
             impl_name: builtin_impl(kind).to_string(),
             config,
+            env,
         }
     }
 }
@@ -173,7 +178,7 @@ pub fn build_store(
 ) -> StoreResult<AnyStore> {
     let name = spec.impl_name.trim();
     match classify(spec.kind, name)? {
-        Target::Builtin(kind) => build_builtin(kind, name, &spec.config),
+        Target::Builtin(kind) => build_builtin(kind, name, &spec.config, &spec.env),
         Target::Plugin { package, class } => {
             let Some(factory) = plugins else {
                 return Err(StoreError::Config(format!(
@@ -194,20 +199,25 @@ pub fn build_store(
     }
 }
 
-fn build_builtin(kind: StoreKind, impl_name: &str, config: &ConfigTable) -> StoreResult<AnyStore> {
+fn build_builtin(
+    kind: StoreKind,
+    impl_name: &str,
+    config: &ConfigTable,
+    env: &Arc<Environment>,
+) -> StoreResult<AnyStore> {
     Ok(match kind {
         StoreKind::Object => AnyStore::Object(Arc::new(LocalFilesystemObjectStore::from_config(
-            impl_name, config,
+            impl_name, config, env,
         )?)),
         StoreKind::Document => AnyStore::Document(Arc::new(LocalSqliteDocumentStore::from_config(
-            impl_name, config,
+            impl_name, config, env,
         )?)),
         StoreKind::Image => AnyStore::Image(Arc::new(LocalRegistryImageStore::from_config(
             impl_name, config,
         )?)),
-        StoreKind::Secret => {
-            AnyStore::Secret(Arc::new(LocalSecretStore::from_config(impl_name, config)?))
-        }
+        StoreKind::Secret => AnyStore::Secret(Arc::new(LocalSecretStore::from_config(
+            impl_name, config, env,
+        )?)),
     })
 }
 
@@ -258,6 +268,7 @@ mod tests {
             kind: StoreKind::Object,
             impl_name: fs_object::IMPL.into(),
             config: json!({"bucket": "x"}).as_object().cloned().unwrap(),
+            env: Arc::default(),
         };
         let err = build_store(&spec, None).err().unwrap();
         assert_eq!(
@@ -268,6 +279,7 @@ mod tests {
             kind: StoreKind::Secret,
             impl_name: "LocalSecretStore".into(),
             config: json!({"bogus": 1}).as_object().cloned().unwrap(),
+            env: Arc::default(),
         };
         assert_eq!(
             build_store(&secret, None).err().unwrap().to_string(),
@@ -277,6 +289,7 @@ mod tests {
             kind: StoreKind::Object,
             impl_name: "pkg:Cas".into(),
             config: ConfigTable::new(),
+            env: Arc::default(),
         };
         assert!(matches!(
             build_store(&plugin, None),

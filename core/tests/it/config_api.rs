@@ -6,7 +6,9 @@ use agent_env::config::store_selection::selection_with;
 use agent_env::config::{
     check_all, impls, plugin_settings, ConfigDocument, ConfigSource, LayerKind, SecretLookup,
 };
+use agent_env::environment::Environment;
 use std::path::{Path, PathBuf};
+use std::sync::Arc;
 
 struct Secrets;
 impl SecretLookup for Secrets {
@@ -36,7 +38,8 @@ fn doc(text: &str) -> ConfigDocument {
 #[test]
 fn load_walks_up_and_records_how() {
     let (_guard, root) = project("[model]\nbase_url = 'x'\n");
-    let d = ConfigDocument::load_from(None, &root.join("a/b"));
+    let env = Environment::from_vars(std::iter::empty::<(&str, &str)>(), &root.join("a/b"));
+    let d = ConfigDocument::load(Arc::new(env));
     assert_eq!(d.source, ConfigSource::WalkUp);
     assert_eq!(
         d.path.as_deref(),
@@ -50,7 +53,8 @@ fn load_walks_up_and_records_how() {
 #[test]
 fn a_missing_agent_env_config_is_config_not_found() {
     let (_guard, root) = project("");
-    let d = ConfigDocument::load_from(Some("/nope.toml".into()), &root);
+    let env = Environment::from_vars([("AGENT_ENV_CONFIG", "/nope.toml")], &root);
+    let d = ConfigDocument::load(Arc::new(env));
     assert_eq!(d.source, ConfigSource::Error);
     let problem = d.error.clone().unwrap();
     assert_eq!(problem.code, "config-not-found");
@@ -69,7 +73,12 @@ fn a_missing_agent_env_config_is_config_not_found() {
 fn settings_resolve_references_and_become_json() {
     let d = doc(
         "[plugins.Acme_Browser]\nroot = 'env:CARGO_MANIFEST_DIR'\ntok = 'secret:token'\nmissing = 'secret:nope?fallback'\nplain = 'env:AGENT_ENV_SURELY_UNSET_X?/tmp/x'\nlist = ['env:AGENT_ENV_SURELY_UNSET_X?', 2]\n[plugins.Acme_Browser.viewport]\nwidth = 1280\n",
-    );
+    )
+    // `env:` reads the environment the document was read in.
+    .with_env(Arc::new(Environment::from_vars(
+        [("CARGO_MANIFEST_DIR", env!("CARGO_MANIFEST_DIR"))],
+        Path::new("/"),
+    )));
     let s = plugin_settings(&d, "acme-browser", Some(&Secrets)).unwrap();
     assert_eq!(s["root"], env!("CARGO_MANIFEST_DIR"));
     assert_eq!(s["tok"], "t0k");

@@ -6,6 +6,7 @@
 mod support;
 
 mod cli_broken;
+mod cli_output;
 mod cli_plugins;
 mod cli_root_options;
 mod config_api;
@@ -18,6 +19,7 @@ mod plugin_load;
 mod plugin_remove_blockers;
 mod run_folders;
 mod run_hello;
+mod run_plugin_stores;
 mod run_plugins;
 mod run_signals;
 mod store_cli;

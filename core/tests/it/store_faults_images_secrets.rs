@@ -184,7 +184,7 @@ fn each_secret_case_catches_the_rule_it_checks() {
             .iter()
             .map(|(k, v)| (k.to_string(), v.to_string()))
             .collect();
-        LocalSecretStore::new(values, None, false).unwrap()
+        LocalSecretStore::new(values, None, None).unwrap()
     };
     for (case, fault) in pairs {
         let only = kits::Kit {

@@ -73,7 +73,7 @@ fn seeded_secret_store() -> LocalSecretStore {
         .iter()
         .map(|(k, v)| (k.to_string(), v.to_string()))
         .collect();
-    LocalSecretStore::new(values, None, false).unwrap()
+    LocalSecretStore::new(values, None, None).unwrap()
 }
 
 #[test]
@@ -86,7 +86,7 @@ fn seeded_secret_store_passes_the_secret_kit() {
 
 #[test]
 fn an_unseeded_secret_store_fails_the_kit_saying_how_to_seed_it() {
-    let store = LocalSecretStore::new(HashMap::new(), None, false).unwrap();
+    let store = LocalSecretStore::new(HashMap::new(), None, None).unwrap();
     let report = kits::run(&kits::secret::cases(), &store, "");
     assert!(!report.all_passed());
     let lines = report.lines().join("\n");

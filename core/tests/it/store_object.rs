@@ -1,6 +1,7 @@
 //! The local object store's own rules (§2.6, scenarios 2–7 of §12), and a deliberately broken store that
 //! the object kit must catch.
 
+use agent_env::environment::Environment;
 use std::os::unix::fs::PermissionsExt;
 use std::path::Path;
 use std::sync::{Arc, Barrier};
@@ -264,10 +265,13 @@ fn list_is_a_string_prefix_and_list_at_is_a_directory() {
 #[test]
 fn config_tables_are_checked() {
     let table = |v: serde_json::Value| v.as_object().cloned().unwrap();
-    let err =
-        LocalFilesystemObjectStore::from_config("X", &table(serde_json::json!({"grants": "on"})))
-            .err()
-            .unwrap();
+    let err = LocalFilesystemObjectStore::from_config(
+        "X",
+        &table(serde_json::json!({"grants": "on"})),
+        &Environment::default(),
+    )
+    .err()
+    .unwrap();
     assert_eq!(
         err.to_string(),
         "grants must be one of ('auto', 'off'), got 'on'"
@@ -277,6 +281,7 @@ fn config_tables_are_checked() {
     let store = LocalFilesystemObjectStore::from_config(
         "X",
         &table(serde_json::json!({"root": root.display().to_string(), "grants": "off"})),
+        &Environment::default(),
     )
     .unwrap();
     assert_eq!(store.root(), dir.path().canonicalize().unwrap().join("r"));

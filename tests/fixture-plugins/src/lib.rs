@@ -10,8 +10,8 @@ use std::sync::Mutex;
 use std::time::Duration;
 
 use agent_env_plugin_sdk::{
-    json, ErrorKind, ObjectMetadata, ObjectStore, Plugin, RpcError, StepContext, StoreClass,
-    StoreError, StoreResult, Value,
+    json, ErrorKind, ObjectMetadata, ObjectStore, Plugin, RpcError, SecretStore, StepContext,
+    StoreClass, StoreError, StoreResult, Value,
 };
 
 /// Adds the methods every working fixture answers: `echo`, `sleep` (honours cancel), `pid`,
@@ -69,6 +69,36 @@ pub fn write_raw(fd: i32, bytes: &[u8]) {
 pub fn dup_stdout() -> i32 {
     // SAFETY: dup of fd 1.
     unsafe { libc::dup(1) }
+}
+
+/// A secret store whose secrets are its config's `values` table: a plugin-provided `[stores.secret]`.
+pub struct TableSecretStore {
+    values: HashMap<String, String>,
+}
+
+impl TableSecretStore {
+    /// The store class, taking `values` (a table of name → string).
+    pub fn class() -> StoreClass {
+        StoreClass::secret("TableSecretStore", &["values"], |config| {
+            let values = config
+                .get("values")
+                .and_then(Value::as_object)
+                .map(|table| {
+                    table
+                        .iter()
+                        .filter_map(|(k, v)| Some((k.clone(), v.as_str()?.to_string())))
+                        .collect()
+                })
+                .unwrap_or_default();
+            Ok(TableSecretStore { values })
+        })
+    }
+}
+
+impl SecretStore for TableSecretStore {
+    fn get(&self, name: &str) -> StoreResult<Option<String>> {
+        Ok(self.values.get(name).cloned())
+    }
 }
 
 /// One object of a [`MemoryObjectStore`]: its bytes, content type and when it was written.

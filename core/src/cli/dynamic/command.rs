@@ -9,41 +9,47 @@ use agent_env_protocol::methods::{CliRunParams, CliRunResult, CLI_RUN};
 
 use super::services;
 use super::tree::PluginCli;
+use crate::cli::{Exit, Failure, Terminal};
 use crate::config::plugins::plugin_settings;
-use crate::config::ConfigDocument;
-use agent_env_host::{Ended, HostError, PluginHost, SpawnSpec};
+use crate::session::Session;
+use agent_env_host::{Ended, HostError, SpawnSpec};
 
 /// A command runs as long as the user lets it (Ctrl-C reaches the plugin, which shares the terminal).
 const COMMAND_TIMEOUT: Duration = Duration::from_secs(30 * 24 * 3600);
 
-/// Runs plugin command `name` with `argv`; returns the exit code.
-pub fn run(cli: &PluginCli, name: &str, argv: Vec<String>, verbose: bool) -> i32 {
+/// Runs plugin command `name` with `argv`; its exit code is the command's.
+pub fn run(
+    cli: &PluginCli,
+    name: &str,
+    argv: Vec<String>,
+    verbose: bool,
+    session: &Session,
+    term: &Terminal,
+) -> Exit {
     let Some(command) = cli.command(name) else {
-        return crate::cli::fail(format!("no plugin provides the command '{name}'"));
+        return Err(Failure::new(format!(
+            "no plugin provides the command '{name}'"
+        )));
     };
-    let doc = ConfigDocument::shared().clone();
+    let doc = session.config();
     if let Err(e) = doc.require() {
-        return crate::cli::fail(format!("ConfigError: {e}"));
+        return Err(Failure::new(format!("ConfigError: {e}")));
     }
-    let config = match crate::host_config::from_env() {
-        Ok(c) => c,
-        Err(e) => return crate::cli::fail(e),
-    };
-    let host = PluginHost::new(config, services::for_command(doc.clone()));
+    let host = session
+        .plugin_host(services::for_command(session))
+        .map_err(Failure::new)?;
     let mut last_error = None;
     for (attempt, &plugin) in command.claimants.iter().enumerate() {
         let manifest = cli.manifest(plugin);
         if let Some(previous) = &last_error {
-            eprintln!(
-                "Warning: CLI plugin '{name}' from '{}' could not start ({previous}); using '{name}' from '{}'",
+            term.warn(format!(
+                "CLI plugin '{name}' from '{}' could not start ({previous}); using '{name}' from '{}'",
                 cli.manifest(command.claimants[attempt - 1]).name,
                 manifest.name
-            );
+            ));
         }
-        let settings = match plugin_settings(&doc, &manifest.name, None) {
-            Ok(s) => s,
-            Err(e) => return crate::cli::fail(format!("ConfigError: {e}")),
-        };
+        let settings = plugin_settings(doc, &manifest.name, None)
+            .map_err(|e| Failure::new(format!("ConfigError: {e}")))?;
         let spec = SpawnSpec::from_manifest(manifest, settings).in_command_mode();
         let _ = std::io::stdout().flush();
         let process = match host.connect(&spec) {
@@ -56,58 +62,53 @@ pub fn run(cli: &PluginCli, name: &str, argv: Vec<String>, verbose: bool) -> i32
         let params = CliRunParams {
             command: name.to_string(),
             argv,
-            cwd: std::env::current_dir()
-                .ok()
-                .map(|d| d.display().to_string()),
+            cwd: Some(session.env().cwd().display().to_string()),
             interactive: std::io::stdin().is_terminal(),
         };
-        let params = match serde_json::to_value(params) {
-            Ok(p) => p,
-            Err(e) => return crate::cli::fail(e),
-        };
+        let params = serde_json::to_value(params).map_err(Failure::new)?;
         // Ctrl-C goes to the whole foreground group: the plugin decides what it means, and agent-env
         // waits for its answer (the plugin inherited the default handling before this).
         let _interrupts = IgnoreInterrupts::now();
         let answer = process.call_with_timeout(CLI_RUN, params, COMMAND_TIMEOUT);
         return match answer {
             Ok(value) => match serde_json::from_value::<CliRunResult>(value) {
-                Ok(result) => result.exit_code,
-                Err(e) => crate::cli::fail(format!(
+                Ok(result) => Ok(result.exit_code),
+                Err(e) => Err(Failure::new(format!(
                     "plugin {} answered {CLI_RUN} with a result of the wrong shape ({e}); expected {{\"exit_code\": N}}",
                     manifest.name
-                )),
+                ))),
             },
             Err(error) => failed_call(&error, process.ended(), verbose),
         };
     }
-    match last_error {
-        Some(e) => crate::cli::fail(e),
-        None => crate::cli::fail(format!("no plugin provides the command '{name}'")),
-    }
+    Err(match last_error {
+        Some(e) => Failure::new(e),
+        None => Failure::new(format!("no plugin provides the command '{name}'")),
+    })
 }
 
-/// The exit code for a `cli.run` that did not answer: a plugin killed by Ctrl-C exits as a shell
-/// reports it (130), quietly; any other end is reported.
-fn failed_call(error: &HostError, ended: Option<Ended>, verbose: bool) -> i32 {
+/// How a `cli.run` that did not answer ends: a plugin killed by Ctrl-C exits as a shell reports it
+/// (130), quietly; any other end is reported.
+fn failed_call(error: &HostError, ended: Option<Ended>, verbose: bool) -> Exit {
     if let (HostError::Crashed { .. }, Some(Ended::Signaled(sig))) = (error, ended) {
         if sig == libc::SIGINT {
-            return 128 + sig;
+            return Ok(128 + sig);
         }
-        crate::cli::fail(error);
-        return 128 + sig;
+        return Err(Failure::new(error).with_code(128 + sig));
     }
     if let (HostError::Crashed { .. }, Some(Ended::Exited(code))) = (error, ended) {
-        if verbose {
-            crate::cli::fail(error);
+        let code = if code == 0 { 1 } else { code };
+        return Err(if verbose {
+            Failure::new(error)
         } else {
-            eprintln!("Error: {}", first_line(&error.to_string()));
+            Failure::new(first_line(&error.to_string()))
         }
-        return if code == 0 { 1 } else { code };
+        .with_code(code));
     }
-    match error.rpc_error() {
-        Some(rpc) => crate::cli::fail(&rpc.message),
-        None => crate::cli::fail(error),
-    }
+    Err(match error.rpc_error() {
+        Some(rpc) => Failure::new(&rpc.message),
+        None => Failure::new(error),
+    })
 }
 
 fn first_line(text: &str) -> &str {

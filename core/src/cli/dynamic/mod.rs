@@ -16,17 +16,17 @@ pub mod tree;
 
 use std::ffi::OsString;
 
-use clap::{Arg, ArgAction, ArgMatches, Command, CommandFactory, FromArgMatches};
+use clap::{Arg, ArgAction, Command, CommandFactory, FromArgMatches};
 
-use super::Cli;
-use crate::discovery::Discovery;
+use super::{Cli, Exit, Failure, Terminal};
+use crate::session::Session;
 use tree::PluginCli;
 
 /// Parses and runs a command line that may name plugin commands or root options.
-pub fn main(args: Vec<OsString>) -> i32 {
-    let plugins = PluginCli::from_env();
+pub fn main(args: Vec<OsString>, session: &Session, term: &Terminal) -> Exit {
+    let plugins = PluginCli::from_discovery(session.shared_discovery().clone());
     for warning in &plugins.warnings {
-        eprintln!("Warning: {warning}");
+        term.warn(warning);
     }
     // A plugin command's own arguments are the plugin's, so clap only sees up to its name.
     let index = args::command_index(&args, &plugins);
@@ -42,44 +42,31 @@ pub fn main(args: Vec<OsString>) -> i32 {
     let mut command = with_plugins(Cli::command(), &plugins);
     let matches = match command.try_get_matches_from_mut(head) {
         Ok(m) => m,
-        Err(e) => {
-            let _ = e.print();
-            return e.exit_code();
-        }
+        Err(e) => return Ok(super::clap_exit(&e)),
     };
     if matches.get_flag("version") {
-        println!("agent-env {}", crate::VERSION);
-        return 0;
+        term.print(&format!("agent-env {}\n", crate::VERSION));
+        return Ok(0);
     }
-    match root_options::apply(&plugins, &matches) {
-        Ok(warnings) => warnings.iter().for_each(|w| eprintln!("Warning: {w}")),
-        Err(e) => return super::fail(e),
-    }
+    let warnings = root_options::apply(&plugins, &matches, session).map_err(Failure::new)?;
+    warnings.iter().for_each(|w| term.warn(w));
     let verbose = matches.get_flag("verbose");
     match matches.subcommand_name() {
         None => {
             let _ = command.print_help();
-            2
+            Ok(2)
         }
         Some(name) if plugins.command(name).is_some() => {
             let argv = tail
                 .iter()
                 .map(|a| a.to_string_lossy().into_owned())
                 .collect();
-            command::run(&plugins, name, argv, verbose)
+            command::run(&plugins, name, argv, verbose, session, term)
         }
-        Some(_) => core(&matches, plugins.discovery),
-    }
-}
-
-/// Runs a core command, handing it the manifests already read for the command tree.
-fn core(matches: &ArgMatches, found: Discovery) -> i32 {
-    match Cli::from_arg_matches(matches) {
-        Ok(cli) => super::dispatch(cli, found),
-        Err(e) => {
-            let _ = e.print();
-            e.exit_code()
-        }
+        Some(_) => match Cli::from_arg_matches(&matches) {
+            Ok(cli) => super::dispatch(cli, session, term),
+            Err(e) => Ok(super::clap_exit(&e)),
+        },
     }
 }
 

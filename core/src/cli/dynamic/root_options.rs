@@ -15,7 +15,7 @@ use serde_json::Map;
 
 use super::tree::{PluginCli, RootOption};
 use crate::config::locate::CONFIG_VAR;
-use crate::config::ConfigDocument;
+use crate::session::Session;
 use agent_env_host::{HostError, NoServices, PluginHost, SpawnSpec};
 
 /// The value a boolean root option is sent when it is given.
@@ -61,7 +61,11 @@ fn call(
 
 /// Calls the root options the command line gives (and the `always` ones), in flag order. Returns the
 /// warnings of `always` options that failed with their flag absent; a given one that fails is an error.
-pub fn apply(cli: &PluginCli, matches: &ArgMatches) -> Result<Vec<String>, RootOptionFailed> {
+pub fn apply(
+    cli: &PluginCli,
+    matches: &ArgMatches,
+    session: &Session,
+) -> Result<Vec<String>, RootOptionFailed> {
     let wanted: Vec<(&RootOption, Option<String>)> = cli
         .root_options
         .iter()
@@ -78,12 +82,13 @@ pub fn apply(cli: &PluginCli, matches: &ArgMatches) -> Result<Vec<String>, RootO
     if wanted.is_empty() {
         return Ok(Vec::new());
     }
-    let config = crate::host_config::from_env().map_err(|e| RootOptionFailed {
-        flag: wanted[0].0.flag.clone(),
-        package: cli.manifest(wanted[0].0.plugin).name.clone(),
-        reason: e.to_string(),
-    })?;
-    let host = PluginHost::new(config, Arc::new(NoServices));
+    let host = session
+        .plugin_host(Arc::new(NoServices))
+        .map_err(|e| RootOptionFailed {
+            flag: wanted[0].0.flag.clone(),
+            package: cli.manifest(wanted[0].0.plugin).name.clone(),
+            reason: e.to_string(),
+        })?;
     let mut warnings = Vec::new();
     let mut config_path = None;
     for (option, value) in wanted {
@@ -110,11 +115,11 @@ pub fn apply(cli: &PluginCli, matches: &ArgMatches) -> Result<Vec<String>, RootO
     }
     host.shutdown_all();
     if let Some((path, flag, package)) = config_path {
-        // Every plugin thread has stopped; the config is read after this, by this thread. The variable
-        // also reaches the plugins started later; installing the document makes sure nothing read
-        // another file first.
+        // Every plugin thread has stopped. The variable reaches the plugins started later (their
+        // environment comes from the process's); the session refuses the file if anything read
+        // another one first.
         std::env::set_var(CONFIG_VAR, &path);
-        if ConfigDocument::install(ConfigDocument::load()).is_err() {
+        if session.choose_config(std::path::Path::new(&path)).is_err() {
             return Err(RootOptionFailed {
                 flag,
                 package,

@@ -11,7 +11,9 @@ use std::collections::BTreeMap;
 
 use agent_env_protocol::manifest::Manifest;
 
-use crate::discovery::{discover, Discovery, SearchPath};
+use std::sync::Arc;
+
+use crate::discovery::Discovery;
 use crate::registry::outcome::Status;
 use crate::registry::{ConfigState, Loading, Registry};
 
@@ -47,7 +49,7 @@ pub struct RootOption {
 pub struct PluginCli {
     /// What discovery found, every group kept: a core command run from here reuses it instead of
     /// scanning the manifests again.
-    pub discovery: Discovery,
+    pub discovery: Arc<Discovery>,
     pub commands: Vec<PluginCommand>,
     pub root_options: Vec<RootOption>,
     /// Lines for stderr, each to be prefixed `Warning: `.
@@ -55,15 +57,10 @@ pub struct PluginCli {
 }
 
 impl PluginCli {
-    /// Discovers manifests from the environment and builds the plugin commands and root options.
-    pub fn from_env() -> PluginCli {
-        PluginCli::from_discovery(discover(&SearchPath::from_env()))
-    }
-
     /// Builds from what discovery found.
-    pub fn from_discovery(discovery: Discovery) -> PluginCli {
+    pub fn from_discovery(discovery: Arc<Discovery>) -> PluginCli {
         let registry = Registry::build(
-            only_cli_groups(discovery.clone()),
+            only_cli_groups(Discovery::clone(&discovery)),
             ConfigState::default(),
             Loading::None,
         );

@@ -3,9 +3,11 @@
 
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
+use std::sync::Arc;
 
 use serde_json::Value;
 
+use crate::environment::Environment;
 use crate::stores::config_table::{self, ConfigTable};
 use agent_env_store::error::{StoreError, StoreResult};
 use agent_env_store::secret::SecretStore;
@@ -21,16 +23,17 @@ pub const CONFIG_KEYS: [&str; 3] = ["values", "file_path", "use_env"];
 #[derive(Debug, Clone)]
 pub struct LocalSecretStore {
     values: HashMap<String, String>,
-    use_env: bool,
+    /// The environment whose variables answer first (`use_env`), when it does.
+    env: Option<Arc<Environment>>,
 }
 
 impl LocalSecretStore {
     /// A store over `values` and, when given, a flat JSON file (read now). A name in both takes its
-    /// value from `values`; with `use_env`, an environment variable of that name wins over both.
+    /// value from `values`; with an `env`, a variable of that name there wins over both.
     pub fn new(
         values: HashMap<String, String>,
         file_path: Option<&Path>,
-        use_env: bool,
+        env: Option<Arc<Environment>>,
     ) -> StoreResult<Self> {
         let mut merged = match file_path {
             Some(path) => read_secret_file(path)?,
@@ -39,12 +42,16 @@ impl LocalSecretStore {
         merged.extend(values);
         Ok(LocalSecretStore {
             values: merged,
-            use_env,
+            env,
         })
     }
 
     /// Builds the store from its config table (`values`, `file_path`, `use_env`).
-    pub fn from_config(impl_name: &str, table: &ConfigTable) -> StoreResult<Self> {
+    pub fn from_config(
+        impl_name: &str,
+        table: &ConfigTable,
+        env: &Arc<Environment>,
+    ) -> StoreResult<Self> {
         config_table::check_keys(impl_name, table, &CONFIG_KEYS, &[])?;
         let values = match config_table::opt_table(impl_name, table, "values")? {
             Some(map) => flat_strings(map).ok_or_else(|| {
@@ -55,18 +62,16 @@ impl LocalSecretStore {
             None => HashMap::new(),
         };
         let file_path = config_table::opt_string(impl_name, table, "file_path")?
-            .map(|p| config_table::expand_home(&p));
+            .map(|p| config_table::expand_home(&p, env));
         let use_env = config_table::opt_bool(impl_name, table, "use_env")?.unwrap_or(true);
-        Self::new(values, file_path.as_deref(), use_env)
+        Self::new(values, file_path.as_deref(), use_env.then(|| env.clone()))
     }
 }
 
 impl SecretStore for LocalSecretStore {
     fn get(&self, name: &str) -> StoreResult<Option<String>> {
-        if self.use_env {
-            if let Some(value) = std::env::var_os(name) {
-                return Ok(Some(value.to_string_lossy().into_owned()));
-            }
+        if let Some(value) = self.env.as_ref().and_then(|env| env.var_os(name)) {
+            return Ok(Some(value.to_string_lossy().into_owned()));
         }
         Ok(self.values.get(name).cloned())
     }

@@ -1,10 +1,10 @@
-//! A plugin that works: echo and friends, task steps (one calls back into the host), an in-memory
-//! object store, and a CLI command.
+//! A plugin that works: echo and friends, task steps (two call back into the host's stores), an
+//! in-memory object store, a secret store of its config's values, and a CLI command.
 
-use agent_env_fixture_plugins::{with_basics, MemoryObjectStore};
+use agent_env_fixture_plugins::{with_basics, MemoryObjectStore, TableSecretStore};
 use agent_env_plugin_sdk::{
-    json, CliCommand, Contribution, ExecuteResult, HostHandle, Map, ObjectStore, Plugin,
-    SecretStore, StepContext, StepError, TaskStep, Value,
+    json, CliCommand, Contribution, ExecuteResult, HostHandle, ImageStore, Map, ObjectStore,
+    Plugin, SecretStore, StepContext, StepError, TaskStep, Value,
 };
 
 struct EchoStep;
@@ -73,6 +73,33 @@ impl TaskStep for StoreRoundTrip {
     }
 }
 
+/// Asks the host's image store for the reference of `repository:tag`.
+struct ImageRef;
+
+impl TaskStep for ImageRef {
+    fn type_name(&self) -> &str {
+        "image_ref"
+    }
+    fn class(&self) -> &str {
+        "ImageRef"
+    }
+    fn execute(
+        &self,
+        ctx: &StepContext<'_>,
+        step: &Map<String, Value>,
+        _context: &Value,
+    ) -> Result<ExecuteResult, StepError> {
+        let field = |key: &str| step.get(key).and_then(Value::as_str).unwrap_or("");
+        let image = ctx
+            .host()
+            .images()
+            .image_ref(field("repository"), field("tag"))?;
+        let mut metadata = Map::new();
+        metadata.insert("image".into(), json!(image));
+        Ok(ExecuteResult { metadata })
+    }
+}
+
 struct WorksCli;
 
 impl CliCommand for WorksCli {
@@ -96,7 +123,9 @@ fn main() {
         .manifest(include_str!("../../manifests/works.toml"))
         .task_step(EchoStep)
         .task_step(StoreRoundTrip)
+        .task_step(ImageRef)
         .store(MemoryObjectStore::class())
+        .store(TableSecretStore::class())
         .cli_command(WorksCli)
         .contribution(
             Contribution::new("envs", "fixture_env", "FixtureEnv").methods(&["from_dict"]),

@@ -29,6 +29,7 @@ use self::keys::{split_key, Resolved, META_DIR, RESERVED, TMP_DIR};
 use self::staging::Staged;
 use super::private_dir::ensure_private_dir;
 use crate::clock::rfc3339_utc;
+use crate::environment::Environment;
 use crate::stores::config_table::{self, ConfigTable};
 use agent_env_store::error::{StoreError, StoreResult};
 use agent_env_store::object::{ObjectMetadata, ObjectReader, ObjectStore, DEFAULT_CONTENT_TYPE};
@@ -62,13 +63,20 @@ impl LocalFilesystemObjectStore {
         }
     }
 
-    /// The default root: `<state root>/object_store`.
-    pub fn default_root() -> PathBuf {
-        crate::paths::state_root().join("object_store")
+    /// The default root: `<state root>/object_store` in `env`.
+    pub fn default_root(env: &Environment) -> PathBuf {
+        crate::paths::Paths::new(env)
+            .state_root()
+            .join("object_store")
     }
 
-    /// Builds the store from its config table, refusing unknown keys and bad grant settings.
-    pub fn from_config(impl_name: &str, table: &ConfigTable) -> StoreResult<Self> {
+    /// Builds the store from its config table, refusing unknown keys and bad grant settings; `~` and
+    /// the default root are `env`'s.
+    pub fn from_config(
+        impl_name: &str,
+        table: &ConfigTable,
+        env: &Environment,
+    ) -> StoreResult<Self> {
         config_table::check_keys(impl_name, table, &CONFIG_KEYS, &[])?;
         if let Some(grants) = config_table::opt_string(impl_name, table, "grants")? {
             settings::check_grants(&grants)?;
@@ -83,8 +91,8 @@ impl LocalFilesystemObjectStore {
             settings::check_lifetime(lifetime)?;
         }
         let root = match config_table::opt_string(impl_name, table, "root")? {
-            Some(root) => config_table::expand_home(&root),
-            None => Self::default_root(),
+            Some(root) => config_table::expand_home(&root, env),
+            None => Self::default_root(env),
         };
         Ok(Self::new(root))
     }

@@ -14,6 +14,7 @@ use std::sync::{Mutex, MutexGuard};
 
 use self::connection::{encode, sqlite_error, table_name, Db};
 use super::private_dir::ensure_private_dir;
+use crate::environment::Environment;
 use crate::stores::config_table::{self, ConfigTable};
 use agent_env_store::document::eval;
 use agent_env_store::document::ids;
@@ -70,26 +71,24 @@ impl LocalSqliteDocumentStore {
         }
     }
 
-    /// `<state root>/document_store/documents.db`.
-    pub fn default_path() -> PathBuf {
-        crate::paths::state_root()
+    /// `<state root>/document_store/documents.db` in `env`.
+    pub fn default_path(env: &Environment) -> PathBuf {
+        crate::paths::Paths::new(env)
+            .state_root()
             .join("document_store")
             .join("documents.db")
     }
 
-    /// `<state root>/document_store/local.db`, the @local namespace's database.
-    pub fn local_namespace_path() -> PathBuf {
-        crate::paths::state_root()
-            .join("document_store")
-            .join("local.db")
-    }
-
-    /// Builds the store from its config table (`path`).
-    pub fn from_config(impl_name: &str, table: &ConfigTable) -> StoreResult<Self> {
+    /// Builds the store from its config table (`path`); `~` and the default path are `env`'s.
+    pub fn from_config(
+        impl_name: &str,
+        table: &ConfigTable,
+        env: &Environment,
+    ) -> StoreResult<Self> {
         config_table::check_keys(impl_name, table, &CONFIG_KEYS, &[])?;
         let path = match config_table::opt_string(impl_name, table, "path")? {
-            Some(p) => config_table::expand_home(&p),
-            None => Self::default_path(),
+            Some(p) => config_table::expand_home(&p, env),
+            None => Self::default_path(env),
         };
         Ok(Self::new(path))
     }

@@ -1,0 +1,125 @@
+//! The one writer every command's output goes through.
+//!
+//! A closed stdout (`agent-env config show | head -c1`) is the reader choosing to stop reading, not a
+//! failure of the command: the writer stops writing to that stream, the command runs to its end (a
+//! bundle run must not stop half way with its sandboxes up), and agent-env exits with the command's own
+//! exit code, printing nothing about the pipe. The same holds for a closed stderr. Nothing here panics.
+
+use std::io::{self, Write};
+use std::sync::atomic::{AtomicBool, Ordering};
+
+use crate::output::Output;
+
+/// stdout and stderr of this process, each written whole (one lock per write) and each dropped
+/// quietly once the reader has gone.
+#[derive(Debug, Default)]
+pub struct Terminal {
+    stdout_closed: AtomicBool,
+    stderr_closed: AtomicBool,
+}
+
+impl Terminal {
+    /// A writer over this process's stdout and stderr.
+    pub fn new() -> Terminal {
+        Terminal::default()
+    }
+
+    /// Writes `text` to stdout as given (no newline added).
+    pub fn print(&self, text: &str) {
+        write_to(&mut io::stdout().lock(), &self.stdout_closed, text);
+    }
+
+    /// Writes `text` and a newline to stderr.
+    pub fn eprintln(&self, text: &str) {
+        let mut line = String::with_capacity(text.len() + 1);
+        line.push_str(text);
+        line.push('\n');
+        write_to(&mut io::stderr().lock(), &self.stderr_closed, &line);
+    }
+
+    /// Writes `Warning: <text>` to stderr.
+    pub fn warn(&self, text: impl std::fmt::Display) {
+        self.eprintln(&format!("Warning: {text}"));
+    }
+
+    /// Whether the reader of stdout has gone.
+    pub fn stdout_closed(&self) -> bool {
+        self.stdout_closed.load(Ordering::Relaxed)
+    }
+}
+
+impl Output for Terminal {
+    fn line(&self, text: &str) {
+        let mut line = String::with_capacity(text.len() + 1);
+        line.push_str(text);
+        line.push('\n');
+        self.print(&line);
+    }
+
+    fn note(&self, text: &str) {
+        self.eprintln(text);
+    }
+
+    fn prompt(&self, text: &str) {
+        self.print(text);
+    }
+}
+
+/// Writes and flushes `text` unless the stream is known to be closed; any write error marks it closed
+/// (a terminal or pipe that failed once is not written to again).
+fn write_to(stream: &mut impl Write, closed: &AtomicBool, text: &str) {
+    if closed.load(Ordering::Relaxed) {
+        return;
+    }
+    if stream
+        .write_all(text.as_bytes())
+        .and_then(|()| stream.flush())
+        .is_err()
+    {
+        closed.store(true, Ordering::Relaxed);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A stream whose reader went away after `room` bytes.
+    struct Closing {
+        room: usize,
+        written: Vec<u8>,
+        writes: usize,
+    }
+
+    impl Write for Closing {
+        fn write(&mut self, buf: &[u8]) -> io::Result<usize> {
+            self.writes += 1;
+            if self.room == 0 {
+                return Err(io::ErrorKind::BrokenPipe.into());
+            }
+            let n = buf.len().min(self.room);
+            self.room -= n;
+            self.written.extend_from_slice(&buf[..n]);
+            Ok(n)
+        }
+        fn flush(&mut self) -> io::Result<()> {
+            Ok(())
+        }
+    }
+
+    #[test]
+    fn a_closed_stream_is_written_up_to_the_close_then_left_alone() {
+        let closed = AtomicBool::new(false);
+        let mut stream = Closing {
+            room: 3,
+            written: Vec::new(),
+            writes: 0,
+        };
+        write_to(&mut stream, &closed, "hello\n");
+        assert!(closed.load(Ordering::Relaxed));
+        assert_eq!(stream.written, b"hel");
+        let writes = stream.writes;
+        write_to(&mut stream, &closed, "more\n");
+        assert_eq!(stream.writes, writes, "nothing is tried after the close");
+    }
+}

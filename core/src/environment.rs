@@ -1,0 +1,71 @@
+//! The process environment, read once per invocation: every variable and the working directory, as
+//! they were when the command started. Everything that depends on `HOME`, `XDG_*`, `PATH` or an
+//! `AGENT_ENV_*` variable reads it from here, so one invocation sees one environment and a test can
+//! hand in its own.
+//!
+//! A plugin child's stripped environment is built by the host from the real process environment, not
+//! from this snapshot.
+
+use std::collections::HashMap;
+use std::ffi::{OsStr, OsString};
+use std::path::{Path, PathBuf};
+
+/// A snapshot of the variables and the working directory.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Environment {
+    vars: HashMap<OsString, OsString>,
+    cwd: PathBuf,
+}
+
+impl Environment {
+    /// This process's variables and working directory (`.` when it cannot be read).
+    pub fn from_process() -> Environment {
+        Environment {
+            vars: std::env::vars_os().collect(),
+            cwd: std::env::current_dir().unwrap_or_else(|_| PathBuf::from(".")),
+        }
+    }
+
+    /// An environment of exactly these variables, working in `cwd`.
+    pub fn from_vars<K, V>(vars: impl IntoIterator<Item = (K, V)>, cwd: &Path) -> Environment
+    where
+        K: Into<OsString>,
+        V: Into<OsString>,
+    {
+        Environment {
+            vars: vars
+                .into_iter()
+                .map(|(k, v)| (k.into(), v.into()))
+                .collect(),
+            cwd: cwd.to_path_buf(),
+        }
+    }
+
+    /// A variable as it is, when set.
+    pub fn var_os(&self, name: &str) -> Option<&OsStr> {
+        self.vars.get(OsStr::new(name)).map(OsString::as_os_str)
+    }
+
+    /// A variable that is set and valid Unicode (as `std::env::var` reads it).
+    pub fn var(&self, name: &str) -> Option<String> {
+        self.var_os(name)?.to_str().map(str::to_string)
+    }
+
+    /// The working directory the invocation started in.
+    pub fn cwd(&self) -> &Path {
+        &self.cwd
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn reads_only_what_it_was_given() {
+        let env = Environment::from_vars([("HOME", "/h")], Path::new("/w"));
+        assert_eq!(env.var("HOME").as_deref(), Some("/h"));
+        assert_eq!(env.var("PATH"), None);
+        assert_eq!(env.cwd(), Path::new("/w"));
+    }
+}

@@ -1,0 +1,266 @@
+//! A bundle run from a request: the bundle found (a folder, or an installed or core bundle by name) and
+//! parsed, the config preflighted, the plan made against the session's registry, the plugins of its
+//! plugin steps started and preflighted, then [`execute`]d. The CLI and (later) the explorer call
+//! [`run_bundle`]; what a user sees goes to the caller's [`Output`].
+
+use std::sync::Arc;
+
+use agent_env_protocol::names::canonical_name;
+use serde_json::{Map, Value};
+
+use super::executor::NoPlugins;
+use super::local_stores::{self, LocalStores};
+use super::materialize::Places;
+use super::plugin_steps::PluginSteps;
+use super::{execute, RunError, RunOptions, RunStatus};
+use crate::bundle::installed::Target;
+use crate::bundle::tree::Tree;
+use crate::bundle::{self, BundleError};
+use crate::output::Output;
+use crate::registry::{RegistryError, Resolved};
+use crate::run::plan::{self, PlanContext, StepKind};
+use crate::session::{RegistryLoad, Session};
+use crate::stores::{Filter, Sort};
+
+/// Puts a prefix before the object keys of a run's artifacts (tests and shared fixtures).
+const FIXTURE_PREFIX_VAR: &str = "AGENT_ENV_FIXTURE_PREFIX";
+
+/// What to run and how.
+#[derive(Debug, Clone, Default)]
+pub struct RunRequest {
+    /// A bundle folder (starting with `.`, `/` or `~`), or an installed bundle's `<name>` or
+    /// `<package>/<name>`.
+    pub bundle: String,
+    /// Tasks to run (name or id); none selects as the bundle says.
+    pub tasks: Vec<String>,
+    /// Evals whose tasks to run (name or id).
+    pub evals: Vec<String>,
+    /// `user_overrides` for every context (models, agent, sandbox).
+    pub user_overrides: Map<String, Value>,
+    /// The `--sandbox` fallback chain (comma-separated); the built-in provider is `local`.
+    pub sandbox: Option<String>,
+    /// Keep the sandboxes up after the run, until Ctrl-C.
+    pub keep: bool,
+    /// Write and run nothing; say what would be.
+    pub dry_run: bool,
+}
+
+/// Finds, checks, plans and runs the requested bundle.
+pub fn run_bundle(
+    session: &Session,
+    request: &RunRequest,
+    out: &dyn Output,
+) -> Result<RunStatus, RunError> {
+    // agent-env's own bundles keep their bare names, so `run hello` needs no look at installed plugins.
+    let core = bundle::core_bundles();
+    let installed = if core.iter().any(|b| b.name == request.bundle) {
+        core
+    } else {
+        bundle::installed(&session.manifests())
+    };
+    let target = bundle::resolve(&request.bundle, &installed)?;
+    let (parsed, folder) = match &target {
+        Target::Folder(path) => (bundle::parse(path), Some(path.clone())),
+        Target::Installed(b) => (b.parse(), None),
+    };
+    let parsed = parsed?;
+    let tree = match (&target, &folder) {
+        (_, Some(path)) => Tree::Disk(path),
+        (Target::Installed(b), None) => b.tree(),
+        (Target::Folder(_), None) => {
+            return Err(BundleError::one("internal: a folder bundle has no folder").into())
+        }
+    };
+    let sandbox_dir = session.paths().local_sandbox_dir();
+    let sandbox_provider = pick_sandbox_provider(request.sandbox.as_deref(), &sandbox_dir)?;
+    // A bad config (a store table that doesn't build, an unresolved reference) stops the run here,
+    // before anything is written or run.
+    let config = session.config();
+    // Only a config file can name a plugin's store, so with none there are no manifests to check against.
+    let manifests = match config.path {
+        Some(_) => session.manifests(),
+        None => Vec::new(),
+    };
+    crate::config::check::preflight(config, None, &manifests)?;
+    let stores = local_stores::open(&session.paths().state_root());
+    let ctx = RunPlanContext {
+        stores: &stores,
+        session,
+    };
+    let plan = plan::plan(&parsed, &request.tasks, &request.evals, &ctx)?;
+    // A dry run runs nothing, plugins included.
+    let plugins = if request.dry_run {
+        None
+    } else {
+        start_plugin_steps(&parsed, &plan, &stores, session)?
+    };
+    let options = RunOptions {
+        dry_run: request.dry_run,
+        keep: request.keep,
+        user_overrides: request.user_overrides.clone(),
+        sandbox_provider,
+        places: Places {
+            locks_dir: session.paths().locks_dir(),
+            fixture_prefix: session.env().var(FIXTURE_PREFIX_VAR),
+            sandbox_dir,
+        },
+    };
+    let status = match &plugins {
+        Some(p) => execute(&parsed, tree, &plan, &stores, p.as_ref(), &options, out),
+        None => execute(&parsed, tree, &plan, &stores, &NoPlugins, &options, out),
+    };
+    if let Some(p) = plugins {
+        p.shutdown();
+    }
+    status
+}
+
+/// Starts the plugins the plan's plugin steps need and preflights each step; `None` when no step
+/// comes from a plugin (nothing is started).
+fn start_plugin_steps(
+    bundle: &crate::bundle::Bundle,
+    plan: &plan::Plan<'_>,
+    stores: &LocalStores,
+    session: &Session,
+) -> Result<Option<Arc<PluginSteps>>, BundleError> {
+    let plugin_steps: Vec<(&str, &plan::PlannedStep, &str)> = plan
+        .tasks
+        .iter()
+        .flat_map(|t| {
+            t.steps.iter().filter_map(move |s| match &s.kind {
+                StepKind::Plugin { package, .. } => {
+                    Some((t.task.path.as_str(), s, package.as_str()))
+                }
+                StepKind::Builtin(_) => None,
+            })
+        })
+        .collect();
+    if plugin_steps.is_empty() {
+        return Ok(None);
+    }
+    let steps = PluginSteps::new(stores, session).map_err(BundleError::one)?;
+    let mut problems = Vec::new();
+    for (_, _, package) in &plugin_steps {
+        let Some(found) = session.discovery().find(&canonical_name(package)) else {
+            continue;
+        };
+        match steps.settings(session.config(), package) {
+            Ok(settings) => steps.add(&found.manifest, settings),
+            Err(e) => problems.push(e.to_string()),
+        }
+    }
+    for (path, step, package) in &plugin_steps {
+        if let Err(why) = steps.preflight(package, step.type_name(), &step.spec) {
+            problems.push(format!(
+                "{}/{path}: step '{}' ({}) from the plugin {package}: {why}",
+                bundle.display_root,
+                step.id(),
+                step.type_name()
+            ));
+        }
+    }
+    if problems.is_empty() {
+        Ok(Some(steps))
+    } else {
+        steps.shutdown();
+        Err(BundleError::new(problems))
+    }
+}
+
+/// The first provider of a `--sandbox` chain this build has.
+fn pick_sandbox_provider(
+    chain: Option<&str>,
+    sandbox_dir: &std::path::Path,
+) -> Result<String, BundleError> {
+    let Some(chain) = chain else {
+        return Ok(crate::sandbox::LOCAL.to_string());
+    };
+    let names: Vec<&str> = chain
+        .split(',')
+        .map(str::trim)
+        .filter(|s| !s.is_empty())
+        .collect();
+    names
+        .iter()
+        .find(|n| crate::sandbox::provider(n, sandbox_dir).is_some())
+        .map(|n| n.to_string())
+        .ok_or_else(|| {
+            BundleError::one(format!(
+                "--sandbox '{chain}': no sandbox provider of that name is available; the built-in one is 'local'"
+            ))
+        })
+}
+
+/// Step types and store references, as planning asks for them.
+struct RunPlanContext<'a> {
+    stores: &'a LocalStores,
+    session: &'a Session,
+}
+
+impl RunPlanContext<'_> {
+    /// The manifest's `fail_task_on_error` for the plugin's step, when the entry naming that class
+    /// sets one; otherwise a failure fails the task.
+    fn fails_task_by_default(&self, package: &str, type_name: &str, class: &str) -> bool {
+        let Some(plugin) = self.session.discovery().find(package) else {
+            return true;
+        };
+        let steps = plugin.manifest.provides.get("task_steps");
+        let entry = steps
+            .and_then(|s| s.get(type_name))
+            .filter(|e| e.class == class)
+            .or_else(|| steps.and_then(|s| s.values().find(|e| e.class == class)));
+        entry.and_then(|e| e.fail_task_on_error).unwrap_or(true)
+    }
+}
+
+impl PlanContext for RunPlanContext<'_> {
+    fn step_kind(&self, type_name: &str) -> Result<StepKind, String> {
+        if let Some(b) = crate::run::builtin_steps::builtin(type_name) {
+            return Ok(StepKind::Builtin(b));
+        }
+        match self
+            .session
+            .registry(RegistryLoad::ConfigNamed)
+            .resolve("task_steps", type_name)
+        {
+            Ok(Resolved::Plugin { package, class, .. }) => {
+                let canonical = canonical_name(&package);
+                Ok(StepKind::Plugin {
+                    fails_task_by_default: self.fails_task_by_default(&canonical, type_name, &class),
+                    package: canonical,
+                })
+            }
+            Ok(Resolved::BuiltIn { .. }) => Err(format!(
+                "the step type '{type_name}' is built into the Python agent-env, and this agent-env does not have it yet"
+            )),
+            Err(RegistryError::Unknown { detail: None, .. })
+                if crate::run::builtin_steps::not_yet_built_in(type_name) =>
+            {
+                Err(format!(
+                    "the step type '{type_name}' is built into the Python agent-env, and this agent-env does not have it yet"
+                ))
+            }
+            Err(RegistryError::Unknown { detail: None, .. }) => Err(format!(
+                "Unknown task step type: {type_name}; no built-in step or installed plugin provides it (agent-env plugin list shows what plugins provide)"
+            )),
+            Err(e) => Err(e.to_string()),
+        }
+    }
+
+    fn store_artifact_exists(&self, id: &str) -> Result<bool, String> {
+        if !id.starts_with(crate::bundle::ids::LOCAL_PREFIX) {
+            return Err(format!(
+                "'{id}' is not an artifact of this bundle, and a bundle run reads only @local ids from the store"
+            ));
+        }
+        self.stores
+            .documents
+            .find_one(
+                "artifacts",
+                &Filter::eq("id", id),
+                Some(&Sort::by("version", true)),
+            )
+            .map(|d| d.is_some())
+            .map_err(|e| e.to_string())
+    }
+}

@@ -1,0 +1,23 @@
+//! Why a run stopped before its tasks could run; the CLI shows it as `Error: <message>`.
+
+use super::materialize::MaterializeError;
+use crate::bundle::BundleError;
+use crate::config::check::PreflightError;
+
+/// A run that could not go on. Task and step failures are not errors: they are outcomes, recorded and
+/// summarised, and a run with failed tasks still [finishes](super::RunStatus::Finished).
+#[derive(Debug, thiserror::Error)]
+pub enum RunError {
+    /// The bundle could not be found, parsed or planned, or a plugin step failed its preflight.
+    #[error(transparent)]
+    Bundle(#[from] BundleError),
+    /// The config has problems; nothing was written or run.
+    #[error(transparent)]
+    Config(#[from] PreflightError),
+    /// Writing the bundle's entities failed.
+    #[error(transparent)]
+    Materialize(#[from] MaterializeError),
+    /// Ctrl-C could not be watched for, so a run could not be stopped cleanly.
+    #[error("can't watch for Ctrl-C: {0}")]
+    WatchSignals(std::io::Error),
+}

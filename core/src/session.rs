@@ -1,0 +1,242 @@
+//! One invocation's state, built once at the top of the CLI and handed to every command and to the run
+//! engine: the environment snapshot, the config document, what discovery found, the registry, and
+//! the configured store set. Each part is built on first use and kept, so a command that needs no
+//! manifests reads none (`agent-env --version` reads neither manifests nor config), and nothing is
+//! read twice. Every plugin host is made here, with the timeouts of this environment.
+
+use std::sync::{Arc, OnceLock};
+
+use agent_env_protocol::manifest::Manifest;
+
+use crate::config::configured_store::StoreSecrets;
+use crate::config::document::AlreadyRead;
+use crate::config::plugins::plugin_settings;
+use crate::config::references::SecretLookup;
+use crate::config::{configured_stores_opening_plugins, OpenPluginStores};
+use crate::config::{ConfigDocument, ConfigError};
+use crate::discovery::{discover, Discovery, SearchPath};
+use crate::environment::Environment;
+use crate::paths::Paths;
+use crate::registry::host_prober::HostProber;
+use crate::registry::{ConfigState, Loading, Registry};
+use crate::stores::plugin_stores::{HostPluginStores, PluginPackage};
+use crate::stores::{PluginStoreFactory, StoreSet};
+use agent_env_host::{HostConfig, HostConfigError, HostServices, NoServices, PluginHost};
+
+/// How much of the plugins the registry starts to check them.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum RegistryLoad {
+    /// None: claims that need a process are `unloaded` (`plugin list --no-load`).
+    None,
+    /// Every plugin with a claim left to load (the plugin report).
+    All,
+    /// Only the plugins config names (a run); the rest start on first use.
+    ConfigNamed,
+}
+
+/// The state of one invocation.
+pub struct Session {
+    env: Arc<Environment>,
+    config: OnceLock<ConfigDocument>,
+    discovery: OnceLock<Arc<Discovery>>,
+    registry: OnceLock<Registry>,
+    stores: OnceLock<Arc<StoreSet>>,
+}
+
+impl Session {
+    /// A session over `env`; nothing is read yet.
+    pub fn new(env: Environment) -> Session {
+        Session {
+            env: Arc::new(env),
+            config: OnceLock::new(),
+            discovery: OnceLock::new(),
+            registry: OnceLock::new(),
+            stores: OnceLock::new(),
+        }
+    }
+
+    /// The environment the invocation started with.
+    pub fn env(&self) -> &Environment {
+        &self.env
+    }
+
+    /// agent-env's folders in this environment.
+    pub fn paths(&self) -> Paths<'_> {
+        Paths::new(&self.env)
+    }
+
+    /// The config document: `$AGENT_ENV_CONFIG`, else the nearest `.agentenv/config.toml` above the
+    /// working directory; read on first use.
+    pub fn config(&self) -> &ConfigDocument {
+        self.config
+            .get_or_init(|| ConfigDocument::load(self.env.clone()))
+    }
+
+    /// Makes `path` the invocation's config file (a root option chose it). Refused when something has
+    /// read the config already: the whole invocation must see one file.
+    pub fn choose_config(&self, path: &std::path::Path) -> Result<(), AlreadyRead> {
+        let doc = ConfigDocument::load_from(Some(path.as_os_str().into()), self.env.clone());
+        self.config.set(doc).map_err(|_| AlreadyRead)
+    }
+
+    /// Where discovery looks: the plugins directory and `$PATH`.
+    pub fn search_path(&self) -> SearchPath {
+        let path = self.env.var_os("PATH").map(Into::into).unwrap_or_default();
+        SearchPath::new(self.paths().plugins_dir(), &path)
+    }
+
+    /// Every manifest found (nothing is run); read on first use.
+    pub fn discovery(&self) -> &Discovery {
+        self.shared_discovery()
+    }
+
+    /// [`discovery`](Self::discovery), for a holder that outlives a borrow of the session.
+    pub fn shared_discovery(&self) -> &Arc<Discovery> {
+        self.discovery
+            .get_or_init(|| Arc::new(discover(&self.search_path())))
+    }
+
+    /// The manifests discovery found.
+    pub fn manifests(&self) -> Vec<Manifest> {
+        self.discovery()
+            .plugins
+            .iter()
+            .map(|p| p.manifest.clone())
+            .collect()
+    }
+
+    /// The child-process host's settings: agent-env's version, and the timeouts the
+    /// `AGENT_ENV_PLUGIN_*_TIMEOUT` variables set.
+    pub fn host_config(&self) -> Result<HostConfig, HostConfigError> {
+        HostConfig::from_lookup(crate::VERSION, |var| self.env.var(var))
+    }
+
+    /// A plugin host serving `services` to its children, with this environment's timeouts.
+    pub fn plugin_host(
+        &self,
+        services: Arc<dyn HostServices>,
+    ) -> Result<PluginHost, HostConfigError> {
+        Ok(PluginHost::new(self.host_config()?, services))
+    }
+
+    /// The registries, built on first use with `load`. One command builds one registry: later calls
+    /// get that same registry, whatever `load` they pass.
+    pub fn registry(&self, load: RegistryLoad) -> &Registry {
+        self.registry.get_or_init(|| {
+            let discovery = self.discovery().clone();
+            let config = ConfigState::from_document(self.config().clone());
+            let prober = HostProber::new(self.host_config());
+            let loading = match load {
+                RegistryLoad::None => Loading::None,
+                RegistryLoad::All => Loading::All(&prober),
+                RegistryLoad::ConfigNamed => Loading::ConfigNamed(&prober),
+            };
+            Registry::build(discovery, config, loading)
+        })
+    }
+
+    /// The stores the configuration selects (`[stores.<kind>]`, the `AGENT_ENV_<KIND>_STORE`
+    /// variables, else the built-in local stores), each built on first use: `secret:` references
+    /// resolve through the configured secret store, and a plugin's store opens in its plugin (see
+    /// [`plugin_store_opener`](Self::plugin_store_opener)). What a plugin's `host.store.*` calls reach.
+    pub fn stores(&self) -> &Arc<StoreSet> {
+        self.stores.get_or_init(|| {
+            Arc::new(configured_stores_opening_plugins(
+                self.config().clone(),
+                self.plugin_store_opener(),
+            ))
+        })
+    }
+
+    /// What opens plugin stores (`impl = "<package>:<Class>"`) for a store set: on the set's first
+    /// store, a plugin host of its own (children get no host services) over every installed package,
+    /// each with its `[plugins.<package>]` settings resolved through the configured secret store.
+    /// Nothing starts until a plugin store is opened.
+    pub fn plugin_store_opener(&self) -> OpenPluginStores {
+        let manifests = self.manifests();
+        let host_config = self.host_config();
+        Box::new(move |doc, secrets| {
+            let config = host_config.clone().map_err(|e| e.to_string())?;
+            let host = Arc::new(PluginHost::new(config, Arc::new(NoServices)));
+            let packages = plugin_packages(doc, &manifests, secrets).map_err(|e| e.to_string())?;
+            Ok(Arc::new(HostPluginStores::new(host, packages)) as Arc<dyn PluginStoreFactory>)
+        })
+    }
+}
+
+/// Every installed package as a possible store provider, with its `[plugins.<package>]` settings
+/// (`secret:` references resolved through `secrets`).
+pub fn plugin_packages(
+    doc: &ConfigDocument,
+    manifests: &[Manifest],
+    secrets: Option<&StoreSecrets>,
+) -> Result<Vec<PluginPackage>, ConfigError> {
+    let lookup = secrets.map(|s| s as &dyn SecretLookup);
+    manifests
+        .iter()
+        .map(|manifest| {
+            Ok(PluginPackage {
+                settings: plugin_settings(doc, &manifest.name, lookup)?,
+                manifest: manifest.clone(),
+            })
+        })
+        .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::path::Path;
+
+    fn session_in(dir: &Path) -> Session {
+        Session::new(Environment::from_vars(
+            [("HOME", dir.join("home")), ("PATH", dir.join("bin"))],
+            dir,
+        ))
+    }
+
+    #[test]
+    fn a_chosen_config_is_the_sessions_and_cannot_be_replaced() {
+        let dir = tempfile::tempdir().unwrap();
+        let chosen = dir.path().join("acme.toml");
+        std::fs::write(&chosen, "[x]\na = 1\n").unwrap();
+        let session = session_in(dir.path());
+        assert_eq!(session.choose_config(&chosen), Ok(()));
+        assert_eq!(
+            session.choose_config(&dir.path().join("other.toml")),
+            Err(AlreadyRead)
+        );
+        let doc = session.config();
+        assert_eq!(doc.path.as_deref(), Some(chosen.as_path()));
+        assert_eq!(doc.table["x"]["a"].as_integer(), Some(1));
+        assert!(std::ptr::eq(doc, session.config()), "read once");
+    }
+
+    #[test]
+    fn a_config_read_before_a_choice_refuses_it() {
+        let dir = tempfile::tempdir().unwrap();
+        let session = session_in(dir.path());
+        assert!(session.config().path.is_none());
+        assert_eq!(
+            session.choose_config(&dir.path().join("late.toml")),
+            Err(AlreadyRead)
+        );
+    }
+
+    #[test]
+    fn folders_and_search_path_come_from_the_sessions_environment() {
+        let dir = tempfile::tempdir().unwrap();
+        let session = session_in(dir.path());
+        let search = session.search_path();
+        assert_eq!(
+            search.plugins_dir,
+            dir.path().join("home/.local/share/agent-env/plugins")
+        );
+        assert_eq!(search.path_dirs, vec![dir.path().join("bin")]);
+        assert_eq!(
+            session.paths().state_root(),
+            dir.path().join("home/.local/state/agent-env")
+        );
+        assert!(session.discovery().plugins.is_empty());
+    }
+}

@@ -1,0 +1,134 @@
+//! Every command that prints ends quietly when its reader goes away (`agent-env … | head -c1`): no
+//! panic, no exit 101. A closed stdout is the reader's choice, not a failure: the command finishes and
+//! exits with the code it exits with when its output is read.
+
+use std::io::Read;
+use std::process::{Child, Stdio};
+
+use crate::support::run::{fixture, Sandboxed};
+
+/// A sandbox with the working fixture plugin installed and a config file, so the commands have
+/// something to print.
+fn sandbox() -> Sandboxed {
+    let s = Sandboxed::new();
+    s.install_manifest(
+        "works",
+        &format!(
+            "[plugin]\nname = \"agentenv-fixture-works\"\nversion = \"0.3.0\"\nexec = [\"{}\"]\nprotocol = [1, 1]\n\n[provides.task_steps]\necho_step = \"EchoStep\"\n\n[provides.stores]\nMemoryObjectStore = \"object\"\n",
+            fixture("fixture-works").display()
+        ),
+    );
+    s.write(
+        ".agentenv/config.toml",
+        "[stores.document]\nimpl = \"LocalSqliteDocumentStore\"\n\n[plugins.agentenv-fixture-works]\ngreeting = \"hi\"\n",
+    );
+    s
+}
+
+/// Every command line that writes to stdout.
+fn printing_commands(s: &Sandboxed) -> Vec<Vec<String>> {
+    let folder = s.plugins().join("works").display().to_string();
+    [
+        "--version",
+        "--help",
+        "plugin list",
+        "plugin list --json",
+        "plugin list --no-load",
+        "plugin show agentenv-fixture-works",
+        "plugin show agentenv-fixture-works --json",
+        "plugin check",
+        "plugin check --json",
+        "plugin remove --dry-run agentenv-fixture-works",
+        "config show",
+        "config show --json",
+        "config explain stores.document",
+        "config explain stores.document --json",
+        "config debug",
+        "config debug --json",
+        "config sources",
+        "config sources --json",
+        "config check",
+        "config check --json",
+        "store check object",
+        "store check object --json",
+        "store check document",
+        "run",
+        "run hello --dry-run",
+        "run hello",
+    ]
+    .iter()
+    .map(|line| line.split(' ').map(str::to_string).collect())
+    .chain([vec![
+        "plugin".to_string(),
+        "add".to_string(),
+        "--dry-run".to_string(),
+        folder,
+    ]])
+    .collect()
+}
+
+fn spawn(s: &Sandboxed, args: &[String]) -> Child {
+    let args: Vec<&str> = args.iter().map(String::as_str).collect();
+    s.command(&args)
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("spawn agent-env")
+}
+
+/// Exit code and stderr of a child whose stdout has been dealt with.
+fn finish(child: Child) -> (Option<i32>, String) {
+    let out = child.wait_with_output().expect("wait for agent-env");
+    (
+        out.status.code(),
+        String::from_utf8_lossy(&out.stderr).into_owned(),
+    )
+}
+
+#[track_caller]
+fn assert_quiet(args: &[String], how: &str, code: Option<i32>, stderr: &str) {
+    assert!(
+        !stderr.contains("panicked") && !stderr.contains("Broken pipe"),
+        "agent-env {} ({how}) panicked or complained about the pipe:\n{stderr}",
+        args.join(" ")
+    );
+    assert_ne!(code, Some(101), "agent-env {} ({how})", args.join(" "));
+}
+
+#[test]
+fn every_printing_command_ends_quietly_on_a_closed_stdout() {
+    let s = sandbox();
+    for args in printing_commands(&s) {
+        // Read in full: the exit code the command has when its output is read.
+        let read = spawn(&s, &args).wait_with_output().expect("run agent-env");
+        assert!(
+            !read.stdout.is_empty(),
+            "agent-env {} printed nothing: {}",
+            args.join(" "),
+            String::from_utf8_lossy(&read.stderr)
+        );
+        let expected = read.status.code();
+
+        // The reader is gone before the first write: every write fails.
+        let mut child = spawn(&s, &args);
+        drop(child.stdout.take());
+        let (code, stderr) = finish(child);
+        assert_quiet(&args, "stdout closed at once", code, &stderr);
+        assert_eq!(
+            code,
+            expected,
+            "agent-env {}: a closed stdout changes no exit code\n{stderr}",
+            args.join(" ")
+        );
+
+        // `| head -c1`: one byte is read, then the reader goes.
+        let mut child = spawn(&s, &args);
+        let mut stdout = child.stdout.take().expect("stdout");
+        let mut byte = [0u8; 1];
+        let _ = stdout.read(&mut byte);
+        drop(stdout);
+        let (code, stderr) = finish(child);
+        assert_quiet(&args, "stdout closed after one byte", code, &stderr);
+    }
+    assert!(s.sandboxes_left().is_empty(), "{:?}", s.sandboxes_left());
+}
