@@ -23,6 +23,7 @@
 //! - `diagnosis.rs`: [`Diagnosis`], what `agent-env plugin show` says about a process.
 
 mod config;
+mod descendants;
 mod diagnosis;
 mod error;
 mod exit;

@@ -74,11 +74,18 @@ impl PluginHost {
             if process.is_alive() {
                 return Ok(process);
             }
-            // It ended on its own since the last call: that is a crash.
+            // It ended on its own since the last call (a crash), or so many of its calls timed
+            // out that it was killed as unresponsive: that gives up on the package at once.
             entry.process = None;
+            let unresponsive = process.unresponsive();
             let diagnosis = process.stop();
-            entry.failures += 1;
             entry.last_diagnosis = Some(diagnosis);
+            if let Some(error) = unresponsive {
+                entry.failures = entry.failures.max(CRASH_LOOP_LIMIT);
+                entry.permanent = Some(error.clone());
+                return Err(error);
+            }
+            entry.failures += 1;
         }
         if entry.failures >= CRASH_LOOP_LIMIT {
             return Err(self.crash_loop(&mut entry, spec));

@@ -15,10 +15,12 @@ use agent_env_protocol::version::ProtocolRange;
 use serde_json::{json, Value};
 
 use super::config::HostConfig;
+use super::descendants;
 use super::diagnosis::{Diagnosis, FailureSummary};
 use super::error::{FailureContext, HostError};
 use super::exit::{Ended, ExitWatch};
 use super::handler::HostHandler;
+use super::pool::CRASH_LOOP_LIMIT;
 use super::services::HostServices;
 use super::spawn::{self, ChildIo, LaunchError, ResolveError};
 use super::spec::SpawnSpec;
@@ -40,6 +42,11 @@ struct Status {
     stopped: Option<Diagnosis>,
     stopping: bool,
     calls: u64,
+    /// Calls of this process that timed out.
+    timeouts: u32,
+    /// The last call that timed out; once `timeouts` reaches [`CRASH_LOOP_LIMIT`] the process is
+    /// killed and every later call fails fast with `crash-loop` instead of waiting again.
+    last_timeout: Option<HostError>,
 }
 
 /// A plugin child process that answered `initialize`.
@@ -233,9 +240,11 @@ impl PluginProcess {
 
     /// Whether the process runs and the connection is open.
     pub fn is_alive(&self) -> bool {
+        let status = lock(&self.status);
         self.child.exit.ended().is_none()
             && !self.child.peer.is_closed()
-            && lock(&self.status).stopped.is_none()
+            && status.stopped.is_none()
+            && status.timeouts < CRASH_LOOP_LIMIT
     }
 
     /// How the process ended, if it has.
@@ -257,6 +266,9 @@ impl PluginProcess {
     ) -> Result<Value, HostError> {
         {
             let mut status = lock(&self.status);
+            if status.timeouts >= CRASH_LOOP_LIMIT {
+                return Err(self.unresponsive_error(&status));
+            }
             if status.stopped.is_some() || status.stopping {
                 return Err(HostError::ShutDown {
                     ctx: self.ctx(),
@@ -269,13 +281,54 @@ impl PluginProcess {
         result.map_err(|e| {
             let error = self.call_error(method, e);
             if error.is_process_failure() || matches!(error, HostError::CallTimeout { .. }) {
-                lock(&self.status).failure = Some(FailureSummary {
+                let mut status = lock(&self.status);
+                status.failure = Some(FailureSummary {
                     code: error.code().into(),
                     message: error.to_string(),
                 });
+                if matches!(error, HostError::CallTimeout { .. }) {
+                    status.timeouts += 1;
+                    status.last_timeout = Some(error.clone());
+                    if status.timeouts == CRASH_LOOP_LIMIT {
+                        // Unresponsive: kill it now (without the graceful shutdown call, which
+                        // would only time out too); the pool does not start it again.
+                        self.child.exit.signal(libc::SIGKILL);
+                    }
+                }
             }
             error
         })
+    }
+
+    /// How many calls of this process timed out.
+    pub fn timeouts(&self) -> u32 {
+        lock(&self.status).timeouts
+    }
+
+    /// The error of every call after the process was found unresponsive.
+    fn unresponsive_error(&self, status: &Status) -> HostError {
+        let last = status
+            .last_timeout
+            .as_ref()
+            .map(|e| {
+                format!(
+                    "{}: {}",
+                    e.code(),
+                    e.to_string().lines().next().unwrap_or("")
+                )
+            })
+            .unwrap_or_else(|| "call-timeout".into());
+        HostError::CrashLoop {
+            ctx: self.ctx(),
+            crashes: status.timeouts,
+            last,
+        }
+    }
+
+    /// The call error that made this process unresponsive, as a `crash-loop` error, if it is.
+    pub fn unresponsive(&self) -> Option<HostError> {
+        let status = lock(&self.status);
+        (status.timeouts >= CRASH_LOOP_LIMIT).then(|| self.unresponsive_error(&status))
     }
 
     fn call_error(&self, method: &str, error: CallError) -> HostError {
@@ -468,6 +521,12 @@ impl Child {
     }
 
     fn stop(&self, grace: Duration, polite: bool) {
+        // Taken while the plugin still runs: the descendants that left its process group.
+        let escaped = if self.exit.ended().is_none() {
+            descendants::snapshot(self.exit.pid())
+        } else {
+            Vec::new()
+        };
         if self.exit.ended().is_none() {
             if polite && !self.peer.is_closed() {
                 let _ = self.peer.call(SHUTDOWN, json!({}), Some(grace));
@@ -489,6 +548,7 @@ impl Child {
             self.peer.close_output();
         }
         self.exit.kill_leftovers(Duration::from_millis(500));
+        descendants::kill_all(&escaped, Duration::from_millis(500));
         self.peer.abort(CloseReason::Aborted(
             "agent-env shut the plugin down".into(),
         ));

@@ -225,3 +225,57 @@ fn a_missing_plugin_is_not_retried() {
     assert_eq!(host.connect(&s).unwrap_err().code(), "not-found");
     assert_eq!(host.failures("agentenv-gone"), 0);
 }
+
+#[test]
+fn repeated_call_timeouts_kill_the_plugin_and_later_calls_fail_fast() {
+    // Later calls use the configured timeout: if they waited for it the test would hang for minutes.
+    let mut config = quick_config();
+    config.call_timeout = Duration::from_secs(600);
+    let host = PluginHost::new(config, Arc::new(NoServices));
+    let s = spec("fixture-hang-call", "agentenv-fixture-hang-call");
+    let p = host.connect(&s).unwrap();
+    let pid = p.pid();
+    for n in 1..=CRASH_LOOP_LIMIT {
+        let err = p
+            .call_with_timeout("hang", json!({}), Duration::from_millis(200))
+            .unwrap_err();
+        assert_eq!(err.code(), "call-timeout");
+        assert_eq!(p.timeouts(), n);
+    }
+    assert!(!p.is_alive());
+    let started = Instant::now();
+    let err = p.call("echo", json!({})).unwrap_err();
+    assert_eq!(err.code(), "crash-loop");
+    let message = err.to_string();
+    for part in [
+        "plugin agentenv-fixture-hang-call",
+        "did not answer hang",
+        "AGENT_ENV_PLUGIN_CALL_TIMEOUT",
+    ] {
+        assert!(message.contains(part), "'{part}' missing: {message}");
+    }
+    // The pool does not start it again either.
+    assert_eq!(host.connect(&s).unwrap_err().code(), "crash-loop");
+    assert_eq!(host.connect(&s).unwrap_err().code(), "crash-loop");
+    assert!(host.get(&s.package).is_none());
+    assert!(started.elapsed() < Duration::from_secs(300));
+    drop(p);
+    drop(host);
+    assert_gone(pid);
+}
+
+#[test]
+fn shutdown_kills_a_grandchild_that_left_the_group_with_setsid() {
+    let mut s = spec("fixture-grandchild", "agentenv-fixture-grandchild");
+    s.argv.push("--setsid".into());
+    let p = PluginProcess::start(s, &quick_config(), Arc::new(NoServices)).unwrap();
+    let grandchild = p.call("grandchild_pid", json!({})).unwrap()["pid"]
+        .as_i64()
+        .unwrap() as i32;
+    let pid = p.pid();
+    let (_, _, group) = proc_stat(grandchild).expect("the grandchild runs");
+    assert_eq!(group, grandchild, "the grandchild did not leave the group");
+    p.shutdown();
+    assert_gone(pid);
+    assert_gone(grandchild as u32);
+}

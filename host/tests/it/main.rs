@@ -5,5 +5,6 @@ mod support;
 
 mod host_basics;
 mod host_calls;
+mod host_death;
 mod host_faults;
 mod host_sdk;

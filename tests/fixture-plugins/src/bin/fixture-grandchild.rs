@@ -1,20 +1,34 @@
 //! Starts a grandchild (`sleep 300`) that inherits the protocol stdout and keeps it open, then
 //! works, and exits on `exit`; with `--exit-at-start` it exits at once instead. Either way the
 //! host must see the exit by wait status: end of file on stdout never comes while the grandchild
-//! lives.
+//! lives. With `--setsid` the grandchild calls `setsid` first, leaving the plugin's process group
+//! and session (so a kill of the group misses it).
 
+use std::os::unix::process::CommandExt;
 use std::process::{Command, Stdio};
 
 use agent_env_fixture_plugins::with_basics;
 use agent_env_plugin_sdk::{json, Plugin};
 
 fn main() {
-    let grandchild = Command::new("sleep")
+    let mut command = Command::new("sleep");
+    command
         .arg("300")
         .stdin(Stdio::null())
         .stdout(Stdio::inherit())
-        .stderr(Stdio::inherit())
-        .spawn();
+        .stderr(Stdio::inherit());
+    if std::env::args().any(|a| a == "--setsid") {
+        // SAFETY: setsid is async-signal-safe.
+        unsafe {
+            command.pre_exec(|| {
+                if libc::setsid() < 0 {
+                    return Err(std::io::Error::last_os_error());
+                }
+                Ok(())
+            });
+        }
+    }
+    let grandchild = command.spawn();
     let grandchild_pid = match grandchild {
         Ok(child) => child.id(),
         Err(e) => {
