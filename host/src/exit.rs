@@ -73,6 +73,11 @@ struct State {
     ended: Option<Ended>,
 }
 
+/// No thread could be started to watch a child's exit; the child was killed.
+#[derive(Debug, thiserror::Error)]
+#[error("cannot start a thread to watch its exit ({0}); it was stopped")]
+pub struct NoReaper(#[source] std::io::Error);
+
 /// The exit of one child.
 pub struct ExitWatch {
     pid: i32,
@@ -87,12 +92,15 @@ fn lock(m: &Mutex<State>) -> MutexGuard<'_, State> {
 
 impl ExitWatch {
     /// Starts watching `pid` (our unreaped child); `on_exit` runs once, on the watcher thread.
+    ///
+    /// If no watcher thread can be started, the child is killed and reaped here and the error
+    /// returned: a plugin whose exit nobody would see is not kept.
     pub fn start(
         pid: u32,
         own_group: bool,
         name: &str,
         on_exit: impl FnOnce(Ended) + Send + 'static,
-    ) -> Arc<ExitWatch> {
+    ) -> Result<Arc<ExitWatch>, NoReaper> {
         let watch = Arc::new(ExitWatch {
             pid: pid as i32,
             own_group,
@@ -104,14 +112,17 @@ impl ExitWatch {
             let ended = watcher.wait_and_reap();
             on_exit(ended);
         };
-        if let Err(e) = thread::Builder::new()
+        match thread::Builder::new()
             .name(format!("{name}-reaper"))
             .spawn(run)
         {
-            // Without a reaper thread the exit is only seen at shutdown, which SIGKILLs and reaps.
-            eprintln!("agent-env: cannot start a reaper thread for {name}: {e}");
+            Ok(_) => Ok(watch),
+            Err(e) => {
+                watch.signal(libc::SIGKILL);
+                watch.wait_and_reap();
+                Err(NoReaper(e))
+            }
         }
-        watch
     }
 
     fn wait_and_reap(&self) -> Ended {

@@ -18,7 +18,7 @@ use super::config::HostConfig;
 use super::descendants;
 use super::diagnosis::{Diagnosis, FailureSummary};
 use super::error::{FailureContext, HostError};
-use super::exit::{Ended, ExitWatch};
+use super::exit::{Ended, ExitWatch, NoReaper};
 use super::handler::HostHandler;
 use super::pool::CRASH_LOOP_LIMIT;
 use super::services::HostServices;
@@ -183,7 +183,17 @@ impl PluginProcess {
         attempt.spawn_time = Some(spawn_time);
         attempt.spawned_at = Some(spawned_at);
         attempt.pid = Some(launched.pid);
-        let child = Child::connect(&spec, launched, services);
+        let child = match Child::connect(&spec, launched, services) {
+            Ok(child) => child,
+            Err(e) => {
+                let ctx = attempt.ctx(None);
+                let error = HostError::SpawnFailed {
+                    ctx,
+                    reason: e.to_string(),
+                };
+                return Err(attempt.fail(config, None, error));
+            }
+        };
 
         let clock = Instant::now();
         let params = InitializeParams {
@@ -470,7 +480,7 @@ impl Child {
         spec: &SpawnSpec,
         launched: spawn::Launched,
         services: Arc<dyn HostServices>,
-    ) -> Child {
+    ) -> Result<Child, NoReaper> {
         let name = spec.package.clone();
         let peer_config = PeerConfig {
             name: name.clone(),
@@ -517,7 +527,13 @@ impl Child {
                 ended.describe()
             )));
         });
-        Child { peer, exit, stderr }
+        match exit {
+            Ok(exit) => Ok(Child { peer, exit, stderr }),
+            Err(e) => {
+                peer.abort(CloseReason::Aborted(e.to_string()));
+                Err(e)
+            }
+        }
     }
 
     fn stop(&self, grace: Duration, polite: bool) {
