@@ -7,10 +7,31 @@ use std::process::{Child, Stdio};
 
 use crate::support::run::{fixture, Sandboxed};
 
-/// A sandbox with the working fixture plugin installed and a config file, so the commands have
-/// something to print.
+/// A sandbox with the working fixture plugin, a plugin that writes a stray line to stdout (so
+/// `plugin list` and `plugin check` print their noise warning) and a config file, so the commands
+/// have something to print.
 fn sandbox() -> Sandboxed {
     let s = Sandboxed::new();
+    let noisy = s.script(
+        "noisy.sh",
+        r#"#!/bin/sh
+echo "hello from a stray print"
+IFS= read -r line
+printf '%s\n' '{"jsonrpc":"2.0","id":1,"result":{"protocol":1,"plugin":{"name":"agentenv-noisy","version":"1"},"contributions":[{"group":"envs","name":"noisy_env","type":"noisy_env","class":"NoisyEnv","methods":["from_dict"]}]}}'
+while IFS= read -r line; do
+  rest=${line#*\"id\":}
+  id=${rest%%[!0-9]*}
+  [ -n "$id" ] && printf '{"jsonrpc":"2.0","id":%s,"result":null}\n' "$id"
+done
+"#,
+    );
+    s.install_manifest(
+        "noisy",
+        &format!(
+            "[plugin]\nname = \"agentenv-noisy\"\nversion = \"1\"\nexec = [\"/bin/sh\", \"{}\"]\nprotocol = [1, 1]\n\n[provides.envs]\nnoisy_env = \"NoisyEnv\"\n",
+            noisy.display()
+        ),
+    );
     s.install_manifest(
         "works",
         &format!(
@@ -131,4 +152,42 @@ fn every_printing_command_ends_quietly_on_a_closed_stdout() {
         assert_quiet(&args, "stdout closed after one byte", code, &stderr);
     }
     assert!(s.sandboxes_left().is_empty(), "{:?}", s.sandboxes_left());
+}
+
+/// The commands that warn on stderr (unsafe paths, a plugin's stray stdout lines) warn through the
+/// same writer: a closed stderr, or both streams closed, changes nothing but what is seen.
+#[test]
+fn warnings_end_quietly_on_a_closed_stderr() {
+    let s = sandbox();
+    for line in [
+        "plugin list",
+        "plugin list --json",
+        "plugin check",
+        "plugin check --json",
+    ] {
+        let args: Vec<String> = line.split(' ').map(str::to_string).collect();
+        let read = spawn(&s, &args).wait_with_output().expect("run agent-env");
+        let warned = String::from_utf8_lossy(&read.stderr);
+        assert!(
+            warned.contains("Warning: plugin agentenv-noisy wrote 1 line(s) to stdout"),
+            "agent-env {line} did not warn about the noise:\n{warned}"
+        );
+        let expected = read.status.code();
+
+        let mut child = spawn(&s, &args);
+        drop(child.stderr.take());
+        let out = child.wait_with_output().expect("wait for agent-env");
+        assert_eq!(
+            out.status.code(),
+            expected,
+            "agent-env {line}, stderr closed"
+        );
+        assert!(!out.stdout.is_empty(), "agent-env {line}, stderr closed");
+
+        let mut child = spawn(&s, &args);
+        drop(child.stdout.take());
+        drop(child.stderr.take());
+        let status = child.wait().expect("wait for agent-env");
+        assert_eq!(status.code(), expected, "agent-env {line}, both closed");
+    }
 }
