@@ -135,6 +135,15 @@ impl Session {
         })
     }
 
+    /// What the stores built so far have to warn the user about since last asked (a local image
+    /// registry that does not answer, say): queued by the stores, shown by the CLI. Builds nothing.
+    pub fn take_store_warnings(&self) -> Vec<String> {
+        self.stores
+            .get()
+            .map(|stores| stores.take_warnings())
+            .unwrap_or_default()
+    }
+
     /// The stores the configuration selects (`[stores.<kind>]`, the `AGENT_ENV_<KIND>_STORE`
     /// variables, else the built-in local stores), each built on first use: `secret:` references
     /// resolve through the configured secret store, and a plugin's store opens in its plugin (see

@@ -55,7 +55,13 @@ pub fn main() -> i32 {
     let term = Terminal::new();
     let session = Session::new(Environment::from_process());
     let args: Vec<std::ffi::OsString> = std::env::args_os().collect();
-    match run_args(args, &session, &term) {
+    let result = run_args(args, &session, &term);
+    // The stores' queued warnings (plugin steps' and plugin commands' `host.store.*` calls included):
+    // library code never prints them, so they are shown here, once, before any error.
+    for warning in session.take_store_warnings() {
+        term.warn(warning);
+    }
+    match result {
         Ok(code) => code,
         Err(failure) => {
             term.eprintln(&format!("Error: {failure}"));

@@ -71,3 +71,26 @@ config = { registry_host = "secret:registry" }
     assert_eq!(metadata["roundtrip"]["secret"], "local");
     assert_eq!(metadata["image"], "registry.example:5000/envs/p:v1");
 }
+
+/// A store's queued warning (no local registry answers) reaches the user once, on stderr, after a
+/// plugin step's `host.store.image.ensure_repository`: the store never prints it itself.
+#[test]
+fn a_store_warning_raised_by_a_plugin_step_is_shown_once() {
+    let s = Sandboxed::new();
+    install(&s);
+    // Port 1 on loopback: nothing answers there.
+    s.write(
+        ".agentenv/config.toml",
+        "[stores.image]\nimpl = \"LocalRegistryImageStore\"\nconfig = { registry_host = \"127.0.0.1:1\" }\n",
+    );
+    s.write(
+        "plugged/tasks/p.json",
+        r#"[{"id": "image", "type": "image_ref", "repository": "envs/p", "tag": "v1", "ensure": true},
+            {"id": "again", "type": "image_ref", "repository": "envs/q", "tag": "v1", "ensure": true}]"#,
+    );
+    let r = s.run(&["run", "./plugged"]);
+    assert_eq!(r.code, 0, "{}{}", r.stdout, r.stderr);
+    let warning = "Warning: no registry answers at 127.0.0.1:1; pushes will fail";
+    assert_eq!(r.stderr.matches(warning).count(), 1, "{}", r.stderr);
+    assert!(!r.stdout.contains("no registry answers"), "{}", r.stdout);
+}

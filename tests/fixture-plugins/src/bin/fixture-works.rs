@@ -90,10 +90,11 @@ impl TaskStep for ImageRef {
         _context: &Value,
     ) -> Result<ExecuteResult, StepError> {
         let field = |key: &str| step.get(key).and_then(Value::as_str).unwrap_or("");
-        let image = ctx
-            .host()
-            .images()
-            .image_ref(field("repository"), field("tag"))?;
+        let images = ctx.host().images();
+        if step.get("ensure").and_then(Value::as_bool) == Some(true) {
+            images.ensure_repository(field("repository"))?;
+        }
+        let image = images.image_ref(field("repository"), field("tag"))?;
         let mut metadata = Map::new();
         metadata.insert("image".into(), json!(image));
         Ok(ExecuteResult { metadata })
