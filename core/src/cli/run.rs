@@ -95,6 +95,7 @@ pub fn run(args: RunArgs, _verbose: bool, session: &Session, term: &Terminal) ->
         sandbox: args.sandbox,
         keep: args.keep,
         dry_run: args.dry_run,
+        on_second_signal: Some(exit_on_second_signal),
     };
     match run_bundle(session, &request, term).map_err(Failure::new)? {
         RunStatus::DryRun | RunStatus::Finished { failed: false } => Ok(0),
@@ -189,4 +190,11 @@ fn contents(b: &crate::bundle::Bundle) -> String {
     } else {
         parts.join(", ")
     }
+}
+
+/// A second Ctrl-C (or SIGTERM) during a run's teardown: agent-env stops at once, exiting as the
+/// signal says (128 + its number). The one exit below `main`, since the teardown it cuts short is
+/// still running on other threads.
+fn exit_on_second_signal(signal: i32) {
+    std::process::exit(128 + signal);
 }

@@ -43,6 +43,9 @@ pub struct RunRequest {
     pub keep: bool,
     /// Write and run nothing; say what would be.
     pub dry_run: bool,
+    /// What a second SIGINT or SIGTERM does while the first one's teardown runs (the CLI exits with
+    /// 128 + the signal); with none, the teardown goes on.
+    pub on_second_signal: Option<fn(i32)>,
 }
 
 /// Finds, checks, plans and runs the requested bundle.
@@ -99,6 +102,7 @@ pub fn run_bundle(
         keep: request.keep,
         user_overrides: request.user_overrides.clone(),
         sandbox_provider,
+        on_second_signal: request.on_second_signal,
         places: Places {
             locks_dir: session.paths().locks_dir(),
             fixture_prefix: session.env().var(FIXTURE_PREFIX_VAR),

@@ -95,9 +95,9 @@ pub fn kill_group(pgid: i32) {
     }
 }
 
-/// Watches SIGINT and SIGTERM on a thread of its own: the first cancels the run, a second exits at
-/// once with the signal's exit code (it stops the teardown).
-pub fn watch_signals(cancel: Arc<Cancel>) -> std::io::Result<()> {
+/// Watches SIGINT and SIGTERM on a thread of its own: the first cancels the run, a later one is
+/// handed to `on_second` (the CLI exits at once with the signal's exit code, stopping the teardown).
+pub fn watch_signals(cancel: Arc<Cancel>, on_second: Option<fn(i32)>) -> std::io::Result<()> {
     use signal_hook::consts::{SIGINT, SIGTERM};
     let mut signals = signal_hook::iterator::Signals::new([SIGINT, SIGTERM])?;
     std::thread::Builder::new()
@@ -105,7 +105,10 @@ pub fn watch_signals(cancel: Arc<Cancel>) -> std::io::Result<()> {
         .spawn(move || {
             for signal in signals.forever() {
                 if cancel.is_cancelled() {
-                    std::process::exit(128 + signal);
+                    if let Some(on_second) = on_second {
+                        on_second(signal);
+                    }
+                    continue;
                 }
                 cancel.cancel(signal);
             }

@@ -46,6 +46,8 @@ pub struct RunOptions {
     pub sandbox_provider: String,
     /// Where the run writes: the per-id locks folder and the artifacts' object key prefix.
     pub places: materialize::Places,
+    /// Called with a second SIGINT or SIGTERM (the first cancels the run); the caller decides.
+    pub on_second_signal: Option<fn(i32)>,
 }
 
 /// How a run that got as far as running ended.
@@ -93,7 +95,8 @@ pub fn execute(
         return Ok(RunStatus::DryRun);
     }
     let cancel = Cancel::new();
-    cancel::watch_signals(cancel.clone()).map_err(RunError::WatchSignals)?;
+    cancel::watch_signals(cancel.clone(), options.on_second_signal)
+        .map_err(RunError::WatchSignals)?;
     let run_group_id = format!("run-{}", crate::sandbox::random_suffix(12));
     let provider_name = options.sandbox_provider.clone();
     let provider = move || -> Box<dyn crate::sandbox::SandboxProvider> {
