@@ -10,12 +10,9 @@ use agent_env_protocol::names::canonical_name;
 use super::config::HostConfig;
 use super::diagnosis::Diagnosis;
 use super::error::HostError;
-use super::process::{spec_context, PluginProcess};
+use super::process::{spec_context, PluginProcess, CRASH_LOOP_LIMIT};
 use super::services::HostServices;
 use super::spec::SpawnSpec;
-
-/// After this many process failures in one invocation a plugin is not started again.
-pub const CRASH_LOOP_LIMIT: u32 = 3;
 
 #[derive(Default)]
 struct Entry {

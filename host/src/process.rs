@@ -20,7 +20,6 @@ use super::diagnosis::{Diagnosis, FailureSummary};
 use super::error::{FailureContext, HostError};
 use super::exit::{Ended, ExitWatch, NoReaper};
 use super::handler::HostHandler;
-use super::pool::CRASH_LOOP_LIMIT;
 use super::services::HostServices;
 use super::spawn::{self, ChildIo, LaunchError, ResolveError};
 use super::spec::SpawnSpec;
@@ -48,6 +47,10 @@ struct Status {
     /// killed and every later call fails fast with `crash-loop` instead of waiting again.
     last_timeout: Option<HostError>,
 }
+
+/// After this many process failures (or call timeouts of one process) in one invocation a plugin
+/// is not started again.
+pub const CRASH_LOOP_LIMIT: u32 = 3;
 
 /// A plugin child process that answered `initialize`.
 pub struct PluginProcess {
