@@ -34,26 +34,46 @@ fn stat(pid: i32) -> Option<(i32, u64, char)> {
     Some((ppid, start, state))
 }
 
-/// Every live descendant of `root` (not `root` itself), as `/proc` shows them now.
-pub(crate) fn snapshot(root: i32) -> Vec<Descendant> {
-    let Ok(dir) = fs::read_dir("/proc") else {
-        return Vec::new();
-    };
-    let all: Vec<(i32, i32, u64)> = dir
-        .filter_map(|e| e.ok()?.file_name().to_str()?.parse::<i32>().ok())
-        .filter_map(|pid| stat(pid).map(|(ppid, start, _)| (pid, ppid, start)))
-        .collect();
-    let mut found = Vec::new();
-    let mut parents = vec![root];
-    while let Some(parent) = parents.pop() {
-        for &(pid, ppid, start) in &all {
-            if ppid == parent && !found.iter().any(|d: &Descendant| d.pid == pid) {
-                found.push(Descendant { pid, start });
-                parents.push(pid);
+/// The pid, parent pid and start time of every process `/proc` showed at one moment. Reading it
+/// costs about 10 µs a process, so a host stopping many plugins at once reads it once for all of them
+/// ([`ProcessTable::descendants_of`]) instead of once a plugin.
+#[derive(Debug, Default)]
+pub(crate) struct ProcessTable {
+    rows: Vec<(i32, i32, u64)>,
+}
+
+impl ProcessTable {
+    /// Every process `/proc` shows now (none where there is no `/proc`).
+    pub(crate) fn read() -> ProcessTable {
+        let Ok(dir) = fs::read_dir("/proc") else {
+            return ProcessTable::default();
+        };
+        let rows = dir
+            .filter_map(|e| e.ok()?.file_name().to_str()?.parse::<i32>().ok())
+            .filter_map(|pid| stat(pid).map(|(ppid, start, _)| (pid, ppid, start)))
+            .collect();
+        ProcessTable { rows }
+    }
+
+    /// Every descendant of `root` in the table (not `root` itself).
+    pub(crate) fn descendants_of(&self, root: i32) -> Vec<Descendant> {
+        let mut found = Vec::new();
+        let mut parents = vec![root];
+        while let Some(parent) = parents.pop() {
+            for &(pid, ppid, start) in &self.rows {
+                if ppid == parent && !found.iter().any(|d: &Descendant| d.pid == pid) {
+                    found.push(Descendant { pid, start });
+                    parents.push(pid);
+                }
             }
         }
+        found
     }
-    found
+}
+
+/// Every live descendant of `root` (not `root` itself), as `/proc` shows them now.
+pub(crate) fn snapshot(root: i32) -> Vec<Descendant> {
+    ProcessTable::read().descendants_of(root)
 }
 
 /// Kills every process of `snapshot` that still runs (the same process: same start time), and reaps

@@ -41,7 +41,7 @@ pub use config::{
 pub use diagnosis::{Diagnosis, FailureSummary};
 pub use error::{FailureContext, HostError};
 pub use exit::{signal_name, Ended};
-pub use pool::PluginHost;
+pub use pool::{stop_together, PluginHost};
 pub use process::{PluginProcess, StartFailure, CRASH_LOOP_LIMIT};
 pub use services::{HostServices, NoServices};
 pub use spawn::{resolve_executable, ResolveError, COMMAND_MODE_FDS};

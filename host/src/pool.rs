@@ -8,6 +8,7 @@ use std::thread;
 use agent_env_protocol::names::canonical_name;
 
 use super::config::HostConfig;
+use super::descendants::ProcessTable;
 use super::diagnosis::Diagnosis;
 use super::error::HostError;
 use super::process::{spec_context, PluginProcess, CRASH_LOOP_LIMIT};
@@ -203,14 +204,30 @@ impl PluginHost {
                 .filter_map(|e| lock(e).process.clone())
                 .collect()
         };
-        thread::scope(|scope| {
-            let handles: Vec<_> = processes
-                .iter()
-                .map(|p| scope.spawn(move || p.stop()))
-                .collect();
-            handles.into_iter().filter_map(|h| h.join().ok()).collect()
-        })
+        stop_together(&processes)
     }
+}
+
+/// Stops `processes` in parallel and returns their final diagnoses in the same order. The sweep for
+/// descendants that left a plugin's process group reads the process table once for all of them
+/// (about 10 µs a process on the machine), not once a plugin.
+pub fn stop_together(processes: &[Arc<PluginProcess>]) -> Vec<Diagnosis> {
+    if processes.is_empty() {
+        return Vec::new();
+    }
+    let table = ProcessTable::read();
+    let table = &table;
+    thread::scope(|scope| {
+        let handles: Vec<_> = processes
+            .iter()
+            .map(|p| scope.spawn(move || p.stop_with_table(table)))
+            .collect();
+        handles
+            .into_iter()
+            .zip(processes)
+            .map(|(h, p)| h.join().unwrap_or_else(|_| p.stop()))
+            .collect()
+    })
 }
 
 impl Drop for PluginHost {

@@ -15,7 +15,7 @@ use agent_env_protocol::version::ProtocolRange;
 use serde_json::{json, Value};
 
 use super::config::HostConfig;
-use super::descendants;
+use super::descendants::{self, ProcessTable};
 use super::diagnosis::{Diagnosis, FailureSummary};
 use super::error::{FailureContext, HostError};
 use super::exit::{Ended, ExitWatch, NoReaper};
@@ -103,7 +103,7 @@ impl Attempt<'_> {
     /// Ends the child (if any) and describes the attempt with its failure.
     fn fail(self, config: &HostConfig, child: Option<Child>, error: HostError) -> StartFailure {
         if let Some(child) = &child {
-            child.stop(config.grace, false);
+            child.stop(config.grace, false, None);
         }
         // Ending the child may have brought more stderr: rebuild the message with it.
         let error = refresh_context(error, self.ctx(child.as_ref()));
@@ -424,6 +424,16 @@ impl PluginProcess {
     /// Ends the process: `shutdown` request, close stdin, grace, SIGTERM to the group, grace, SIGKILL
     /// to the group; always reaped, leftover group members killed. Idempotent.
     pub fn stop(&self) -> Diagnosis {
+        self.stop_seeing(None)
+    }
+
+    /// [`PluginProcess::stop`], finding the descendants to sweep in `table` (read once for many
+    /// processes stopped together) instead of reading `/proc` again.
+    pub(crate) fn stop_with_table(&self, table: &ProcessTable) -> Diagnosis {
+        self.stop_seeing(Some(table))
+    }
+
+    fn stop_seeing(&self, table: Option<&ProcessTable>) -> Diagnosis {
         {
             let mut status = lock(&self.status);
             if let Some(stopped) = &status.stopped {
@@ -432,7 +442,7 @@ impl PluginProcess {
             status.stopping = true;
         }
         let ended_by_itself = self.child.exit.ended().is_some();
-        self.child.stop(self.config.grace, true);
+        self.child.stop(self.config.grace, true, table);
         let mut d = self.diagnosis_while_stopping();
         d.stopped_by_host = !ended_by_itself;
         let mut status = lock(&self.status);
@@ -539,12 +549,12 @@ impl Child {
         }
     }
 
-    fn stop(&self, grace: Duration, polite: bool) {
+    fn stop(&self, grace: Duration, polite: bool, table: Option<&ProcessTable>) {
         // Taken while the plugin still runs: the descendants that left its process group.
-        let escaped = if self.exit.ended().is_none() {
-            descendants::snapshot(self.exit.pid())
-        } else {
-            Vec::new()
+        let escaped = match table {
+            _ if self.exit.ended().is_some() => Vec::new(),
+            Some(table) => table.descendants_of(self.exit.pid()),
+            None => descendants::snapshot(self.exit.pid()),
         };
         if self.exit.ended().is_none() {
             if polite && !self.peer.is_closed() {

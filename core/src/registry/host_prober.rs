@@ -10,9 +10,10 @@ use std::thread;
 use super::load::{FailureInfo, Launch, LoadFailure, Probe, Prober, ProcessDiagnosis};
 use crate::config::mask::mask_args;
 use agent_env_host::{
-    signal_name, Diagnosis, HostConfig, HostConfigError, NoServices, PluginHost, PluginProcess,
-    SpawnSpec,
+    signal_name, stop_together, Diagnosis, HostConfig, HostConfigError, HostError, NoServices,
+    PluginHost, PluginProcess, SpawnSpec,
 };
+use agent_env_protocol::methods::InitializeResult;
 
 /// The code of every probe when the host's own settings (its timeout variables) are wrong.
 pub const HOST_CONFIG_INVALID: &str = "host-config-invalid";
@@ -66,60 +67,92 @@ impl Prober for HostProber {
         let host = PluginHost::new(config, Arc::new(NoServices));
         let specs: Vec<SpawnSpec> = launches.iter().map(spec_of).collect();
         let started = host.start_all_parallel(&specs);
-        let host = &host;
-        thread::scope(|scope| {
+        // First every started plugin is asked what the report needs, in parallel; then all are
+        // stopped together, so the sweep for their escaped descendants reads the process table once.
+        let asked: Vec<Asking> = thread::scope(|scope| {
             let handles: Vec<_> = started
                 .into_iter()
-                .zip(&specs)
-                .map(|((package, result), spec)| {
+                .map(|(_, result)| {
                     scope.spawn(move || match result {
                         Ok(process) => {
-                            let answer = process.handshake().clone();
-                            let root_option_failures = call_root_options(&process, &answer);
-                            let diagnosis = process.stop();
-                            Probe {
-                                handshake: Ok(answer),
-                                diagnosis: convert(&diagnosis),
+                            let handshake = process.handshake().clone();
+                            let root_option_failures = call_root_options(&process, &handshake);
+                            Asking::Answered(Asked {
+                                process,
+                                handshake,
                                 root_option_failures,
-                            }
+                            })
                         }
-                        Err(error) => Probe {
-                            handshake: Err(LoadFailure {
-                                code: error.code().to_string(),
-                                message: error.to_string(),
-                            }),
-                            diagnosis: host
-                                .diagnosis(&package)
-                                .map(|d| convert(&d))
-                                .unwrap_or_else(|| ProcessDiagnosis {
-                                    argv: mask_args(&spec.argv),
-                                    state: "not-started".into(),
-                                    ..ProcessDiagnosis::default()
-                                }),
-                            root_option_failures: Default::default(),
-                        },
+                        Err(error) => Asking::NotStarted(error),
                     })
                 })
                 .collect();
             handles
                 .into_iter()
-                .zip(launches)
-                .map(|(h, launch)| {
-                    h.join().unwrap_or_else(|_| Probe {
-                        handshake: Err(LoadFailure {
-                            code: "spawn-failed".into(),
-                            message: format!(
-                                "plugin {} could not be checked: the thread stopping it panicked",
-                                launch.package
-                            ),
-                        }),
-                        diagnosis: ProcessDiagnosis::default(),
-                        root_option_failures: Default::default(),
-                    })
-                })
+                .map(|h| h.join().unwrap_or(Asking::Panicked))
                 .collect()
-        })
+        });
+        let running: Vec<Arc<PluginProcess>> = asked
+            .iter()
+            .filter_map(|a| match a {
+                Asking::Answered(a) => Some(a.process.clone()),
+                _ => None,
+            })
+            .collect();
+        let mut stopped = stop_together(&running).into_iter();
+        asked
+            .into_iter()
+            .zip(&specs)
+            .map(|(asked, spec)| match asked {
+                Asking::Answered(asked) => Probe {
+                    handshake: Ok(asked.handshake),
+                    diagnosis: stopped.next().map(|d| convert(&d)).unwrap_or_default(),
+                    root_option_failures: asked.root_option_failures,
+                },
+                Asking::Panicked => Probe {
+                    handshake: Err(LoadFailure {
+                        code: "spawn-failed".into(),
+                        message: format!(
+                            "plugin {} could not be checked: the thread asking it panicked",
+                            spec.package
+                        ),
+                    }),
+                    diagnosis: ProcessDiagnosis::default(),
+                    root_option_failures: Default::default(),
+                },
+                Asking::NotStarted(error) => Probe {
+                    handshake: Err(LoadFailure {
+                        code: error.code().to_string(),
+                        message: error.to_string(),
+                    }),
+                    diagnosis: host
+                        .diagnosis(&spec.package)
+                        .map(|d| convert(&d))
+                        .unwrap_or_else(|| ProcessDiagnosis {
+                            argv: mask_args(&spec.argv),
+                            state: "not-started".into(),
+                            ..ProcessDiagnosis::default()
+                        }),
+                    root_option_failures: Default::default(),
+                },
+            })
+            .collect()
     }
+}
+
+/// What became of one plugin before the stop: it answered, it did not start, or the thread asking it
+/// panicked.
+enum Asking {
+    Answered(Asked),
+    NotStarted(HostError),
+    Panicked,
+}
+
+/// A started plugin and what it answered, before it is stopped.
+struct Asked {
+    process: Arc<PluginProcess>,
+    handshake: InitializeResult,
+    root_option_failures: BTreeMap<String, String>,
 }
 
 /// Calls every root option the plugin provides with its flag absent, as an invocation without the
