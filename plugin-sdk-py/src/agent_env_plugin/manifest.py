@@ -1,4 +1,4 @@
-"""Writes a plugin's manifest (`agent-env-plugin.toml`) from what it registered (DESIGN.md §3)."""
+"""Writes a plugin's manifest (`agent-env-plugin.toml`) from what it registered."""
 
 from __future__ import annotations
 
