@@ -54,47 +54,60 @@ pub struct Problem {
     pub message: String,
 }
 
-/// Every problem in the config, for a caller that only needs them (`agent-env run` before any step).
-pub fn check_all(doc: &ConfigDocument, builder: &dyn StoreBuilder) -> Vec<ConfigError> {
-    let mut errors = Vec::new();
-    let mut notes = Vec::new();
-    let mut checked = Checked::default();
-    run_checks(doc, builder, &mut errors, &mut notes, &mut checked);
-    errors
+/// What one pass over the config found.
+#[derive(Default)]
+struct Findings {
+    /// Problems in the tables agent-env reads.
+    errors: Vec<ConfigError>,
+    /// Problems in `[plugins.<package>]` tables. Such a table is its plugin's alone: a broken one fails
+    /// only that plugin's read, when something starts the plugin, never a run and never agent-env.
+    plugin_tables: Vec<String>,
+    notes: Vec<String>,
+    checked: Checked,
 }
 
-/// The full outcome, for `config check`.
+/// Every problem in the tables agent-env reads, for a caller that only needs them (`agent-env run`
+/// before any step). The plugins' own tables are left to their plugins.
+pub fn check_all(doc: &ConfigDocument, builder: &dyn StoreBuilder) -> Vec<ConfigError> {
+    let mut found = Findings::default();
+    run_checks(doc, builder, &mut found);
+    found.errors
+}
+
+/// The full outcome, for `config check`: a plugin table's problem is a warning, since it fails only
+/// that plugin.
 pub fn check(doc: &ConfigDocument, builder: &dyn StoreBuilder) -> CheckOutcome {
-    let mut errors = Vec::new();
-    let mut notes = Vec::new();
-    let mut checked = Checked::default();
-    run_checks(doc, builder, &mut errors, &mut notes, &mut checked);
+    let mut found = Findings::default();
+    run_checks(doc, builder, &mut found);
+    let mut all_warnings = if doc.error.is_none() {
+        warnings(&doc.table)
+    } else {
+        Vec::new()
+    };
+    all_warnings.extend(found.plugin_tables);
     CheckOutcome {
         config_path: doc.path_display(),
-        problems: errors
+        problems: found
+            .errors
             .iter()
             .map(|e| Problem {
                 code: e.code(),
                 message: e.to_string(),
             })
             .collect(),
-        warnings: if doc.error.is_none() {
-            warnings(&doc.table)
-        } else {
-            Vec::new()
-        },
-        notes,
-        checked,
+        warnings: all_warnings,
+        notes: found.notes,
+        checked: found.checked,
     }
 }
 
-fn run_checks(
-    doc: &ConfigDocument,
-    builder: &dyn StoreBuilder,
-    errors: &mut Vec<ConfigError>,
-    notes: &mut Vec<String>,
-    checked: &mut Checked,
-) {
+fn run_checks(doc: &ConfigDocument, builder: &dyn StoreBuilder, found: &mut Findings) {
+    let Findings {
+        errors,
+        plugin_tables: plugin_problems,
+        notes,
+        checked,
+    } = found;
     if let Some(problem) = &doc.error {
         errors.push(problem.error.clone());
         return;
@@ -122,12 +135,17 @@ fn run_checks(
     }
 
     match plugin_tables(doc) {
-        Err(e) => errors.push(e),
+        Err(e) => plugin_problems.push(format!(
+            "{e}; every plugin's read of its settings fails, and agent-env itself does not read [plugins]"
+        )),
         Ok(tables) => {
             for table in tables {
                 checked.plugin_tables += 1;
                 if let Err(e) = plugin_settings(doc, &table.package, Some(secrets)) {
-                    errors.push(e);
+                    plugin_problems.push(format!(
+                        "{e}; this fails only {}'s read of its settings, and agent-env itself does not read the table",
+                        table.package
+                    ));
                 }
             }
         }

@@ -49,17 +49,14 @@ impl Prober for HostProber {
             Err(e) => {
                 return launches
                     .iter()
-                    .map(|l| Probe {
-                        handshake: Err(LoadFailure {
-                            code: HOST_CONFIG_INVALID.into(),
-                            message: e.to_string(),
-                        }),
-                        diagnosis: ProcessDiagnosis {
-                            argv: mask_args(&l.argv),
-                            state: "not-started".into(),
-                            ..ProcessDiagnosis::default()
-                        },
-                        root_option_failures: Default::default(),
+                    .map(|l| {
+                        Probe::not_started(
+                            mask_args(&l.argv),
+                            LoadFailure {
+                                code: HOST_CONFIG_INVALID.into(),
+                                message: e.to_string(),
+                            },
+                        )
                     })
                     .collect()
             }

@@ -76,6 +76,26 @@ pub struct Probe {
     pub root_option_failures: std::collections::BTreeMap<String, String>,
 }
 
+impl Probe {
+    /// A plugin that was never started, because of `failure` (its settings can't be read, the host's
+    /// own settings are wrong): `argv` is what it would have been started with, masked.
+    pub fn not_started(argv: Vec<String>, failure: LoadFailure) -> Probe {
+        Probe {
+            diagnosis: ProcessDiagnosis {
+                argv,
+                state: "not-started".into(),
+                failure: Some(FailureInfo {
+                    code: failure.code.clone(),
+                    message: failure.message.clone(),
+                }),
+                ..ProcessDiagnosis::default()
+            },
+            handshake: Err(failure),
+            root_option_failures: Default::default(),
+        }
+    }
+}
+
 /// Starts plugins, holds their handshakes and shuts them down again.
 pub trait Prober {
     /// Starts every launch in parallel and returns one probe per launch, in the same order.

@@ -6,7 +6,7 @@ use std::collections::{BTreeMap, BTreeSet, HashMap};
 use agent_env_protocol::names::{report_group, GROUPS, TYPE_GROUPS};
 
 use super::config_input::ConfigState;
-use super::load::Prober;
+use super::load::{LoadFailure, Probe, Prober};
 use super::outcome::{codes, ClaimRecord, Diagnostic, Outcome, Status};
 use super::resolve::{conflicted, launch_of, Entry, Registry};
 use super::{bundle_claims, config_input, config_merge, validate};
@@ -307,25 +307,34 @@ fn mark_conflict(reg: &mut Registry, group: &'static str, key: &str, usable: &[u
     reg.failures.insert((group, key.to_string()), message);
 }
 
-/// Starts (in parallel) every plugin that has a claim left to load or that config names.
+/// Starts (in parallel) every plugin that has a claim left to load or that config names. A plugin whose
+/// `[plugins.<package>]` table can't be read (not a table, two spellings, a reference that does not
+/// resolve) is not started: that is its failure, `load-failed` naming the table, and no other plugin's.
 fn start_plugins(reg: &mut Registry, prober: &dyn Prober, candidates: &[usize]) {
     let mut plugins: BTreeSet<usize> = candidates.iter().map(|&i| reg.claims[i].plugin).collect();
     plugins.extend(config_merge::plugins_named_by_config(reg));
-    let plugins: Vec<usize> = plugins.into_iter().collect();
+    let mut started = Vec::with_capacity(plugins.len());
     let mut launches = Vec::with_capacity(plugins.len());
-    for &p in &plugins {
+    for p in plugins {
         let mut launch = launch_of(&reg.discovery.plugins[p].manifest);
         match config_input::settings(reg.config.document.as_ref(), &launch.package) {
-            Ok(settings) => launch.settings = settings,
-            Err(e) => reg.warnings.push(format!(
-                "{e}; plugin {} was started with no settings",
-                launch.package
-            )),
+            Ok(settings) => {
+                launch.settings = settings;
+                started.push(p);
+                launches.push(launch);
+            }
+            Err(e) => {
+                let failure = LoadFailure {
+                    code: codes::LOAD_FAILED.to_string(),
+                    message: format!("ConfigError: {e}"),
+                };
+                let argv = crate::config::mask::mask_args(&launch.argv);
+                reg.probes.insert(p, Probe::not_started(argv, failure));
+            }
         }
-        launches.push(launch);
     }
     let probes = prober.probe_all(&launches);
-    for (p, probe) in plugins.into_iter().zip(probes) {
+    for (p, probe) in started.into_iter().zip(probes) {
         reg.probes.insert(p, probe);
     }
 }

@@ -144,17 +144,25 @@ fn start_plugin_steps(
     }
     let steps = PluginSteps::new(stores, session).map_err(BundleError::one)?;
     let mut problems = Vec::new();
+    // A plugin whose own table can't be read is not started; each of its steps says why.
+    let mut unreadable_settings: std::collections::HashMap<&str, String> = Default::default();
     for (_, _, package) in &plugin_steps {
         let Some(found) = session.discovery().find(&canonical_name(package)) else {
             continue;
         };
         match steps.settings(session.config(), package) {
             Ok(settings) => steps.add(&found.manifest, settings),
-            Err(e) => problems.push(e.to_string()),
+            Err(e) => {
+                unreadable_settings.insert(package, format!("ConfigError: {e}"));
+            }
         }
     }
     for (path, step, package) in &plugin_steps {
-        if let Err(why) = steps.preflight(package, step.type_name(), &step.spec) {
+        let checked = match unreadable_settings.get(package) {
+            Some(why) => Err(why.clone()),
+            None => steps.preflight(package, step.type_name(), &step.spec),
+        };
+        if let Err(why) = checked {
             problems.push(format!(
                 "{}/{path}: step '{}' ({}) from the plugin {package}: {why}",
                 bundle.display_root,

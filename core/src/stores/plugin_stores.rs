@@ -21,8 +21,9 @@ use agent_env_store::StoreKind;
 #[derive(Debug, Clone)]
 pub struct PluginPackage {
     pub manifest: Manifest,
-    /// Its `[plugins.<package>]` settings, references resolved, sent in `initialize`.
-    pub settings: Map<String, Value>,
+    /// Its `[plugins.<package>]` settings, references resolved, sent in `initialize`; or why its table
+    /// can't be read, which fails this package's stores only.
+    pub settings: Result<Map<String, Value>, String>,
 }
 
 /// Opens plugin stores in child processes of one [`PluginHost`].
@@ -87,7 +88,12 @@ impl PluginStoreFactory for HostPluginStores {
                 )))
             }
         }
-        let spec = SpawnSpec::from_manifest(&found.manifest, found.settings.clone());
+        let settings = found.settings.clone().map_err(|why| {
+            StoreError::Config(format!(
+                "impl '{impl_name}': the plugin {package} can't be started: {why}"
+            ))
+        })?;
+        let spec = SpawnSpec::from_manifest(&found.manifest, settings);
         let process = self.host.connect(&spec).map_err(from_host_error)?;
         let params = StoreOpenParams {
             kind: kind.as_str().to_string(),

@@ -155,19 +155,32 @@ x = "env:NOPE"
             "Store section is missing an 'impl' dotted path: {'config': {'bogus': 1}}",
             "[stores.object.config] root: Unresolved env:NOPE reference (no value and no default)",
             "impl must be 'module.path:ClassName', got 'fakestore.Store'",
-            "config.toml sets acme-browser's settings more than once, as [plugins.acme_browser], [plugins.\"acme.browser\"]; keep one",
-            "[plugins.bar]: Unresolved env:NOPE reference (no value and no default)",
             "[envs] impl must be a 'module:Class' string, got int: 5",
             "[task_steps] impls must be a list of 'module:Class' strings, got str",
             "[sandbox.providers.fly]: impl must be 'module.path:ClassName', got 'nocolon'",
         ]
     );
+    // A plugin's own table is reported, never a problem of the config: it fails only that plugin.
+    let warnings: Vec<&str> = json["warnings"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter_map(|w| w.as_str())
+        .collect();
+    assert_eq!(
+        warnings,
+        [
+            "config.toml sets acme-browser's settings more than once, as [plugins.acme_browser], [plugins.\"acme.browser\"]; keep one; this fails only acme-browser's read of its settings, and agent-env itself does not read the table",
+            "[plugins.bar]: Unresolved env:NOPE reference (no value and no default); this fails only bar's read of its settings, and agent-env itself does not read the table",
+        ]
+    );
     let (code, text) = p.run_with(&[], &["config", "check"]);
     assert_eq!(code, 1);
     assert!(text.contains("problem: [stores.object.config] root: Unresolved env:NOPE reference (no value and no default) [config-invalid]\n"), "{text}");
+    assert!(text.contains("warning: [plugins.bar]: Unresolved env:NOPE reference"), "{text}");
     let path = p.root.join(".agentenv/config.toml");
     assert!(
-        text.ends_with(&format!("\n8 problem(s) in {}\n", path.display())),
+        text.ends_with(&format!("\n6 problem(s) in {}\n", path.display())),
         "{text}"
     );
 }

@@ -13,6 +13,7 @@ mod config_api;
 mod config_check;
 mod config_show;
 mod contract_compat;
+mod contract_settings;
 mod plugin_add_folder;
 mod plugin_add_sources;
 mod plugin_discovery;
