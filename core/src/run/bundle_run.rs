@@ -8,6 +8,7 @@ use std::sync::Arc;
 use agent_env_protocol::names::canonical_name;
 use serde_json::{Map, Value};
 
+use super::events::{NoObserver, RunObserver};
 use super::executor::NoPlugins;
 use super::local_stores::{self, LocalStores};
 use super::materialize::Places;
@@ -48,11 +49,23 @@ pub struct RunRequest {
     pub on_second_signal: Option<fn(i32)>,
 }
 
-/// Finds, checks, plans and runs the requested bundle.
+/// Finds, checks, plans and runs the requested bundle; nobody watches its events.
 pub fn run_bundle(
     session: &Session,
     request: &RunRequest,
     out: &dyn Output,
+) -> Result<RunStatus, RunError> {
+    run_bundle_observed(session, request, out, Arc::new(NoObserver))
+}
+
+/// Finds, checks, plans and runs the requested bundle, sending what happens to `observer` as
+/// [`RunEvent`](super::events::RunEvent)s (the plugins' progress and output included) while the
+/// lines for a person go to `out`.
+pub fn run_bundle_observed(
+    session: &Session,
+    request: &RunRequest,
+    out: &dyn Output,
+    observer: Arc<dyn RunObserver>,
 ) -> Result<RunStatus, RunError> {
     // agent-env's own bundles keep their bare names, so `run hello` needs no look at installed plugins.
     let core = bundle::core_bundles();
@@ -95,7 +108,7 @@ pub fn run_bundle(
     let plugins = if request.dry_run {
         None
     } else {
-        start_plugin_steps(&parsed, &plan, &stores, session)?
+        start_plugin_steps(&parsed, &plan, &stores, session, observer.clone())?
     };
     let options = RunOptions {
         dry_run: request.dry_run,
@@ -103,6 +116,7 @@ pub fn run_bundle(
         user_overrides: request.user_overrides.clone(),
         sandbox_provider,
         on_second_signal: request.on_second_signal,
+        observer,
         places: Places {
             locks_dir: session.paths().locks_dir(),
             fixture_prefix: session.env().var(FIXTURE_PREFIX_VAR),
@@ -126,6 +140,7 @@ fn start_plugin_steps(
     plan: &plan::Plan<'_>,
     stores: &LocalStores,
     session: &Session,
+    observer: Arc<dyn RunObserver>,
 ) -> Result<Option<Arc<PluginSteps>>, BundleError> {
     let plugin_steps: Vec<(&str, &plan::PlannedStep, &str)> = plan
         .tasks
@@ -142,7 +157,7 @@ fn start_plugin_steps(
     if plugin_steps.is_empty() {
         return Ok(None);
     }
-    let steps = PluginSteps::new(stores, session).map_err(BundleError::one)?;
+    let steps = PluginSteps::new(stores, session, observer).map_err(BundleError::one)?;
     let mut problems = Vec::new();
     for (_, _, package) in &plugin_steps {
         let Some(found) = session.discovery().find(&canonical_name(package)) else {

@@ -7,6 +7,7 @@ pub mod bundle_run;
 pub mod cancel;
 pub mod context;
 pub mod error;
+pub mod events;
 pub mod executor;
 pub mod ledger;
 pub mod local_stores;
@@ -25,9 +26,10 @@ use crate::bundle::tree::Tree;
 use crate::bundle::Bundle;
 use crate::output::Output;
 use crate::run::plan::Plan;
-pub use bundle_run::{run_bundle, RunRequest};
+pub use bundle_run::{run_bundle, run_bundle_observed, RunRequest};
 use cancel::Cancel;
 pub use error::RunError;
+use events::{PlannedTaskInfo, RunEvent, RunObserver};
 use executor::StepExecutor;
 use local_stores::LocalStores;
 use outcome::{seconds, Outcome};
@@ -48,6 +50,8 @@ pub struct RunOptions {
     pub places: materialize::Places,
     /// Called with a second SIGINT or SIGTERM (the first cancels the run); the caller decides.
     pub on_second_signal: Option<fn(i32)>,
+    /// Who watches the run's events.
+    pub observer: Arc<dyn RunObserver>,
 }
 
 /// How a run that got as far as running ended.
@@ -98,6 +102,21 @@ pub fn execute(
     cancel::watch_signals(cancel.clone(), options.on_second_signal)
         .map_err(RunError::WatchSignals)?;
     let run_group_id = format!("run-{}", crate::sandbox::random_suffix(12));
+    let run_started = std::time::Instant::now();
+    options.observer.event(&RunEvent::RunStarted {
+        run_group_id: run_group_id.clone(),
+        bundle: bundle.display_root.clone(),
+        tasks: plan
+            .tasks
+            .iter()
+            .map(|t| PlannedTaskInfo {
+                task_id: t.task.id.clone(),
+                task_path: t.task.path.clone(),
+                task_version: version_of(&t.task.id),
+                total_steps: t.steps.len(),
+            })
+            .collect(),
+    });
     let provider_name = options.sandbox_provider.clone();
     let provider = move || -> Box<dyn crate::sandbox::SandboxProvider> {
         crate::sandbox::provider(&provider_name, &options.places.sandbox_dir).unwrap_or_else(|| {
@@ -115,8 +134,15 @@ pub fn execute(
         user_overrides: &options.user_overrides,
         provider: &provider,
         keep: options.keep,
+        observer: options.observer.as_ref(),
     };
     let results = run_all(plan, &version_of, &shared);
+    options.observer.event(&RunEvent::RunFinished {
+        run_group_id: run_group_id.clone(),
+        failed: results.iter().any(|r| r.outcome.is_failure()),
+        cancelled: results.iter().any(|r| r.outcome.is_cancelled()),
+        duration_seconds: run_started.elapsed().as_secs_f64(),
+    });
     print_summary(plan, &results, &version_of, out);
     let mut torn: usize = results.iter().map(|r| r.torn_down).sum();
     let mut still_up: Vec<(crate::sandbox::Sandbox, String)> =
