@@ -89,10 +89,13 @@ pub struct StepFailure {
     /// The error's type (`ValueError`, `PluginError`).
     pub error_type: String,
     pub message: String,
-    /// More than the message, when there is more: a traceback, a panic's location, an error chain,
-    /// a plugin's stderr tail.
+    /// More than the message, when there is more: a plugin's stderr tail after it crashed.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub detail: Option<String>,
+    /// Where it failed, as the plugin reports it: a Python traceback, a Rust panic's location, a
+    /// Go error chain.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub traceback: Option<String>,
     /// Whether the step runs again (its retry policy allows another attempt).
     pub retrying: bool,
     /// Whether this failure fails the task.

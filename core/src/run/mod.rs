@@ -15,6 +15,7 @@ pub mod materialize;
 pub mod outcome;
 pub mod plan;
 pub mod plugin_steps;
+pub mod run_log;
 pub mod task_run;
 
 use std::sync::atomic::{AtomicUsize, Ordering};

@@ -190,10 +190,8 @@ impl PluginSteps {
         step: &Map<String, Value>,
     ) -> Result<(), String> {
         let spec = self.spec(package).map_err(|e| e.message)?;
-        let process = self
-            .host
-            .connect(&spec)
-            .map_err(|e| first_line(&e.to_string()))?;
+        // The whole reason: why it could not start, and the end of its stderr.
+        let process = self.host.connect(&spec).map_err(|e| e.to_string())?;
         let contribution = process
             .handshake()
             .contributions
@@ -301,7 +299,12 @@ fn host_failure(error: &HostError) -> StepError {
         if rpc.kind() == Some(ErrorKind::StepFailed) {
             let error_type = rpc.data_str("error_type").unwrap_or("StepError");
             let message = rpc.data_str("message").unwrap_or(&rpc.message);
-            return StepError::new(error_type, message);
+            let mut e = StepError::new(error_type, message);
+            e.traceback = rpc
+                .data_str("traceback")
+                .filter(|t| !t.trim().is_empty())
+                .map(|t| t.trim_end().to_string());
+            return e;
         }
         return StepError::new("PluginError", rpc.message.clone());
     }

@@ -342,6 +342,7 @@ fn run_steps(
                             error_type: e.error_type.clone(),
                             message: e.message.clone(),
                             detail: e.detail.clone(),
+                            traceback: e.traceback.clone(),
                             retrying: retry.is_some(),
                             fails_task: step.fail_task_on_error && retry.is_none(),
                         }),
@@ -357,6 +358,9 @@ fn run_steps(
                     });
                     if retry.is_some() {
                         row["retried"] = json!(true);
+                    }
+                    if let Some(traceback) = &e.traceback {
+                        row["traceback"] = json!(traceback);
                     }
                     let _ = env.with_context(|c| {
                         let list = c
