@@ -42,6 +42,7 @@ mod context;
 mod contribution;
 mod error;
 mod host;
+mod panics;
 mod plugin;
 mod root_option;
 mod serve;

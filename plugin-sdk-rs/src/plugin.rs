@@ -246,7 +246,13 @@ impl Dispatcher {
     fn execute(&self, ctx: &StepContext<'_>, params: Value) -> Result<Value, RpcError> {
         let params: ExecuteParams = parse(EXECUTE, params)?;
         let step = self.step(&params.type_name)?;
-        let result = step.execute(ctx, &params.step, &params.context)?;
+        let result = crate::panics::catching(|| step.execute(ctx, &params.step, &params.context))
+            .map_err(|panic| {
+                RpcError::new(ErrorKind::StepFailed, format!("panic: {}", panic.message))
+                    .with_data("error_type", Value::String("panic".into()))
+                    .with_data("message", Value::String(panic.message))
+                    .with_data("traceback", Value::String(panic.traceback))
+            })??;
         serde_json::to_value(result)
             .map_err(|e| RpcError::new(ErrorKind::InternalError, e.to_string()))
     }

@@ -104,11 +104,15 @@ pub fn run_bundle_observed(
         session,
     };
     let plan = plan::plan(&parsed, &request.tasks, &request.evals, &ctx)?;
-    // A dry run runs nothing, plugins included.
-    let plugins = if request.dry_run {
-        None
-    } else {
-        start_plugin_steps(&parsed, &plan, &stores, session, observer.clone())?
+    // Every plugin a step needs is started, handshaken and asked to validate its steps before
+    // anything is written; a dry run stops them again at once and runs nothing.
+    let plugins = start_plugin_steps(&parsed, &plan, &stores, session, observer.clone())?;
+    let plugins = match plugins {
+        Some(p) if request.dry_run => {
+            p.shutdown();
+            None
+        }
+        other => other,
     };
     let options = RunOptions {
         dry_run: request.dry_run,

@@ -20,6 +20,7 @@ mod plugin_remove_blockers;
 mod run_events;
 mod run_folders;
 mod run_hello;
+mod run_output;
 mod run_plugin_stores;
 mod run_plugins;
 mod run_signals;
