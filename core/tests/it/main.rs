@@ -22,6 +22,7 @@ mod run_hello;
 mod run_plugin_stores;
 mod run_plugins;
 mod run_signals;
+mod run_timeouts;
 mod store_cli;
 mod store_dispatch;
 mod store_documents;
