@@ -16,6 +16,7 @@ pub mod plugin;
 pub mod run;
 pub mod store;
 pub mod terminal;
+pub mod verify;
 
 pub use failure::{Exit, Failure};
 pub use terminal::Terminal;
