@@ -231,21 +231,30 @@ impl Kit<'_> {
         });
         self.handshake = Some(handshake);
 
-        let unknown = self.unknown_method(&mut run);
-        let mut alive = unknown.status == Status::Passed;
-        self.findings.push(unknown);
-        let unparsable = self.unparsable(&mut run);
-        alive &= unparsable.status == Status::Passed;
-        self.findings.push(unparsable);
-        let cancel = self.cancel(&mut run);
-        alive &= cancel.status == Status::Passed;
-        self.findings.push(cancel);
-        let nested = self.nested(&mut run, options);
-        self.findings.push(nested);
-        if !alive && run.wait_exit(Duration::ZERO).is_some() {
+        let steps: [(Check, fn(&Self, &mut Conversation, &VerifyOptions) -> Finding); 4] = [
+            (Check::UnknownMethod, |kit, run, _| kit.unknown_method(run)),
+            (Check::UnparsableRequest, |kit, run, _| kit.unparsable(run)),
+            (Check::CancelRequest, |kit, run, _| kit.cancel(run)),
+            (Check::NestedCalls, |kit, run, options| kit.nested(run, options)),
+        ];
+        let mut ended_at: Option<Check> = None;
+        for (check, step) in steps {
+            let finding = match ended_at {
+                Some(earlier) => Finding::skipped(
+                    check,
+                    format!("the plugin had ended (see {})", earlier.code()),
+                ),
+                None => step(self, &mut run, options),
+            };
+            if ended_at.is_none() && run.wait_exit(Duration::ZERO).is_some() {
+                ended_at = Some(check);
+            }
+            self.findings.push(finding);
+        }
+        if let Some(earlier) = ended_at {
             self.findings.push(Finding::skipped(
                 Check::Shutdown,
-                "the plugin had already ended",
+                format!("the plugin had ended (see {})", earlier.code()),
             ));
             self.end_run(&mut run, &[]);
             return;
