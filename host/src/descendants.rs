@@ -80,7 +80,9 @@ pub(crate) fn snapshot(root: i32) -> Vec<Descendant> {
 pub(crate) fn still_running(snapshot: &[Descendant]) -> Vec<i32> {
     snapshot
         .iter()
-        .filter(|d| matches!(stat(d.pid), Some((_, start, state)) if start == d.start && state != 'Z'))
+        .filter(
+            |d| matches!(stat(d.pid), Some((_, start, state)) if start == d.start && state != 'Z'),
+        )
         .map(|d| d.pid)
         .collect()
 }

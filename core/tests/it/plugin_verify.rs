@@ -79,7 +79,14 @@ fn message<'a>(doc: &'a Value, check: &str) -> &'a str {
 fn a_plugin_that_keeps_every_rule_passes_every_check() {
     let sb = faults("");
     let doc = sb.json(
-        &["plugin", "verify", "fixture-verify", "--step", STEP, "--json"],
+        &[
+            "plugin",
+            "verify",
+            "fixture-verify",
+            "--step",
+            STEP,
+            "--json",
+        ],
         0,
     );
     assert_eq!(doc["format_version"], 1);
@@ -105,7 +112,14 @@ fn each_broken_rule_fails_its_own_check_and_no_other() {
                 scope.spawn(move || {
                     let sb = faults(rule);
                     let doc = sb.json(
-                        &["plugin", "verify", "fixture-verify", "--step", STEP, "--json"],
+                        &[
+                            "plugin",
+                            "verify",
+                            "fixture-verify",
+                            "--step",
+                            STEP,
+                            "--json",
+                        ],
                         1,
                     );
                     (rule, doc)
@@ -135,13 +149,32 @@ fn failures_say_what_the_plugin_did_and_what_it_should_do() {
             "answered 'execute' before agent-env answered its own call 'host.settings'",
         ),
         ("shutdown", "shutdown", "exited with code 3; it must exit 0"),
-        ("stdout-clean", "stdout-clean", "fixture-verify-faults: starting up"),
-        ("no-leftovers", "no-leftovers", "fixture-verify-faults --linger"),
-        ("cancel-request", "cancel-request", "a notification gets no answer"),
+        (
+            "stdout-clean",
+            "stdout-clean",
+            "fixture-verify-faults: starting up",
+        ),
+        (
+            "no-leftovers",
+            "no-leftovers",
+            "fixture-verify-faults --linger",
+        ),
+        (
+            "cancel-request",
+            "cancel-request",
+            "a notification gets no answer",
+        ),
     ];
     for (rule, check, needle) in cases {
         let doc = faults(rule).json(
-            &["plugin", "verify", "fixture-verify", "--step", STEP, "--json"],
+            &[
+                "plugin",
+                "verify",
+                "fixture-verify",
+                "--step",
+                STEP,
+                "--json",
+            ],
             1,
         );
         assert!(
@@ -154,7 +187,14 @@ fn failures_say_what_the_plugin_did_and_what_it_should_do() {
 #[test]
 fn a_plugin_that_dies_on_a_bad_line_skips_the_checks_it_can_no_longer_take() {
     let doc = faults("unparsable-request").json(
-        &["plugin", "verify", "fixture-verify", "--step", STEP, "--json"],
+        &[
+            "plugin",
+            "verify",
+            "fixture-verify",
+            "--step",
+            STEP,
+            "--json",
+        ],
         1,
     );
     let got = statuses(&doc);

@@ -146,7 +146,11 @@ impl Conversation {
         let Some(stdin) = &mut self.stdin else { return };
         let mut bytes = line.to_vec();
         bytes.push(b'\n');
-        if stdin.write_all(&bytes).and_then(|()| stdin.flush()).is_err() {
+        if stdin
+            .write_all(&bytes)
+            .and_then(|()| stdin.flush())
+            .is_err()
+        {
             // The plugin is gone; the next wait for an answer says how it ended.
             self.stdin = None;
         }

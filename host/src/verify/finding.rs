@@ -74,9 +74,7 @@ impl Check {
             Check::Manifest => "its initialize answer gives what its manifest declares",
             Check::UnknownMethod => "it answers an unknown method with error -32601",
             Check::UnparsableRequest => "it keeps working after a line that is not a request",
-            Check::CancelRequest => {
-                "it keeps working after $/cancelRequest and does not answer it"
-            }
+            Check::CancelRequest => "it keeps working after $/cancelRequest and does not answer it",
             Check::NestedCalls => {
                 "its host.* calls during a call are answered, by id, before it answers"
             }

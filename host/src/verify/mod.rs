@@ -114,7 +114,10 @@ pub fn verify(
 }
 
 fn order(check: Check) -> usize {
-    Check::ALL.iter().position(|c| *c == check).unwrap_or(usize::MAX)
+    Check::ALL
+        .iter()
+        .position(|c| *c == check)
+        .unwrap_or(usize::MAX)
 }
 
 /// The state of one verification.
@@ -220,22 +223,34 @@ impl Kit<'_> {
                 handshake.contributions.len(),
                 plural(handshake.contributions.len()),
                 handshake.stores.len(),
-                if handshake.stores.len() == 1 { "" } else { "es" }
+                if handshake.stores.len() == 1 {
+                    ""
+                } else {
+                    "es"
+                }
             ),
         ));
         let problems = manifest_problems(&handshake);
         self.findings.push(if problems.is_empty() {
-            Finding::passed(Check::Manifest, "its answer gives what its manifest declares")
+            Finding::passed(
+                Check::Manifest,
+                "its answer gives what its manifest declares",
+            )
         } else {
             Finding::failed(Check::Manifest, problems.join("; "))
         });
         self.handshake = Some(handshake);
 
-        let steps: [(Check, fn(&Self, &mut Conversation, &VerifyOptions) -> Finding); 4] = [
+        let steps: [(
+            Check,
+            fn(&Self, &mut Conversation, &VerifyOptions) -> Finding,
+        ); 4] = [
             (Check::UnknownMethod, |kit, run, _| kit.unknown_method(run)),
             (Check::UnparsableRequest, |kit, run, _| kit.unparsable(run)),
             (Check::CancelRequest, |kit, run, _| kit.cancel(run)),
-            (Check::NestedCalls, |kit, run, options| kit.nested(run, options)),
+            (Check::NestedCalls, |kit, run, options| {
+                kit.nested(run, options)
+            }),
         ];
         let mut ended_at: Option<Check> = None;
         for (check, step) in steps {
@@ -383,7 +398,10 @@ impl Kit<'_> {
         let exchange: Exchange = run.call(EXECUTE, params, self.config.call_timeout);
         let answered = matches!(exchange.answer, Answer::Result(_) | Answer::Error(_));
         if let Some(problem) = exchange.problems.first() {
-            return Finding::failed(check, format!("while running the step '{type_name}' it {problem}"));
+            return Finding::failed(
+                check,
+                format!("while running the step '{type_name}' it {problem}"),
+            );
         }
         if !answered {
             return Finding::failed(
@@ -589,7 +607,10 @@ impl Kit<'_> {
                 tail_note(&run.stderr_tail(TAIL_LINES))
             ),
             Answer::Result(v) => format!("it answered '{method}' with {}", short(v)),
-            Answer::Error(e) => format!("it answered '{method}' with error {} ({})", e.code, e.message),
+            Answer::Error(e) => format!(
+                "it answered '{method}' with error {} ({})",
+                e.code, e.message
+            ),
         }
     }
 }

@@ -55,8 +55,11 @@ fn main() {
             Ok(v) => v,
             Err(_) if breaks("unparsable-request") => std::process::exit(4),
             Err(_) => {
-                send(&mut out, json!({"jsonrpc": "2.0", "id": null,
-                    "error": {"code": -32700, "message": "not JSON"}}));
+                send(
+                    &mut out,
+                    json!({"jsonrpc": "2.0", "id": null,
+                    "error": {"code": -32700, "message": "not JSON"}}),
+                );
                 continue;
             }
         };
@@ -64,8 +67,11 @@ fn main() {
         let id = message.get("id").cloned().unwrap_or(Value::Null);
         if id.is_null() {
             if method == "$/cancelRequest" && breaks("cancel-request") {
-                send(&mut out, json!({"jsonrpc": "2.0", "id": null,
-                    "error": {"code": -32601, "message": "what is $/cancelRequest?"}}));
+                send(
+                    &mut out,
+                    json!({"jsonrpc": "2.0", "id": null,
+                    "error": {"code": -32601, "message": "what is $/cancelRequest?"}}),
+                );
             }
             continue;
         }
@@ -123,13 +129,18 @@ fn execute(
     id: &Value,
     hasty: bool,
 ) -> Result<Value, Value> {
-    send(out, json!({"jsonrpc": "2.0", "id": "settings-1", "method": "host.settings", "params": {}}));
+    send(
+        out,
+        json!({"jsonrpc": "2.0", "id": "settings-1", "method": "host.settings", "params": {}}),
+    );
     if hasty {
         return Ok(json!({"metadata": {"answered": "before the settings came"}}));
     }
     for line in lines.by_ref() {
         let Ok(line) = line else { break };
-        let Ok(message) = serde_json::from_str::<Value>(&line) else { continue };
+        let Ok(message) = serde_json::from_str::<Value>(&line) else {
+            continue;
+        };
         if message.get("method").is_none() && message["id"] == "settings-1" {
             return Ok(json!({"metadata": {"settings": message["result"], "for": id}}));
         }
