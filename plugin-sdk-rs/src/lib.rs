@@ -47,6 +47,7 @@ mod root_option;
 mod serve;
 mod step;
 mod store_class;
+mod typed_step;
 pub mod testing;
 
 pub use cli::CliCommand;
@@ -59,6 +60,7 @@ pub use root_option::RootOption;
 pub use serve::EXIT_NOT_STARTED_BY_AGENT_ENV;
 pub use step::TaskStep;
 pub use store_class::StoreClass;
+pub use typed_step::TypedStep;
 
 pub use agent_env_store::{self as stores};
 pub use agent_env_store::{

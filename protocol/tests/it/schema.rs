@@ -8,9 +8,9 @@ use std::path::{Path, PathBuf};
 
 use agent_env_protocol::manifest::Manifest;
 use agent_env_protocol::methods::{
-    self, CancelParams, CliRunParams, CliRunResult, ExecuteParams, ExecuteResult,
-    InitializeParams, InitializeResult, ProgressParams, RootOptionParams, RootOptionResult,
-    StoreOpenParams, StoreOpenResult, ValidateParams,
+    self, CancelParams, CliRunParams, CliRunResult, ExecuteParams, ExecuteResult, InitializeParams,
+    InitializeResult, ProgressParams, RootOptionParams, RootOptionResult, StoreOpenParams,
+    StoreOpenResult, ValidateParams,
 };
 use serde::de::DeserializeOwned;
 use serde::Serialize;
@@ -99,11 +99,25 @@ fn the_message_schema_defines_every_method_the_crate_names() {
         }
     }
     for method in [methods::CANCEL_REQUEST, methods::PROGRESS, methods::LOG] {
-        assert!(defs.contains_key(&format!("{method}.params")), "no {method}");
+        assert!(
+            defs.contains_key(&format!("{method}.params")),
+            "no {method}"
+        );
     }
-    for (kind, op) in [("object", "put"), ("document", "query"), ("image", "auth"), ("secret", "get")] {
-        for method in [methods::store_method(kind, op), methods::host_store_method(kind, op)] {
-            assert!(defs.contains_key(&format!("{method}.params")), "no {method}");
+    for (kind, op) in [
+        ("object", "put"),
+        ("document", "query"),
+        ("image", "auth"),
+        ("secret", "get"),
+    ] {
+        for method in [
+            methods::store_method(kind, op),
+            methods::host_store_method(kind, op),
+        ] {
+            assert!(
+                defs.contains_key(&format!("{method}.params")),
+                "no {method}"
+            );
         }
     }
 }
