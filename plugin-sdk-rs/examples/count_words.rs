@@ -5,7 +5,9 @@
 //! A task step that uses it: `{"id": "length", "type": "count_words", "text": "…", "min_words": 3,
 //! "verifier_id": "length"}`.
 
-use agent_env_plugin_sdk::{json, ExecuteResult, Map, Plugin, StepContext, StepError, TypedStep, Value};
+use agent_env_plugin_sdk::{
+    json, ExecuteResult, Map, Plugin, StepContext, StepError, TypedStep, Value,
+};
 use serde::Deserialize;
 
 /// The fields of a `count_words` step this plugin reads; the others (`id`, `type`, ...) are ignored.

@@ -47,8 +47,8 @@ mod root_option;
 mod serve;
 mod step;
 mod store_class;
-mod typed_step;
 pub mod testing;
+mod typed_step;
 
 pub use cli::CliCommand;
 pub use context::{CallContext, StepContext};

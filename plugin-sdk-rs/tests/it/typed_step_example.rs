@@ -29,9 +29,11 @@ fn a_typed_step_reads_its_document_scores_it_and_refuses_one_that_does_not_fit()
         stdout.read_line(&mut answer).unwrap();
         serde_json::from_str(&answer).unwrap()
     };
-    let init = ask(json!({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
+    let init = ask(
+        json!({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
         "host": {"name": "agent-env", "version": "0.1.0"}, "protocol": {"min": 1, "max": 1},
-        "package": "agentenv-count-words"}}));
+        "package": "agentenv-count-words"}}),
+    );
     let step = &init["result"]["contributions"][0];
     assert_eq!(step["type"], "count_words");
     assert_eq!(step["methods"], json!(["execute", "from_dict", "validate"]));
@@ -66,8 +68,10 @@ fn a_typed_step_reads_its_document_scores_it_and_refuses_one_that_does_not_fit()
         message.starts_with("step 'len' of type 'count_words' does not fit what the step takes"),
         "{message}"
     );
-    let planned = ask(json!({"jsonrpc": "2.0", "id": 5, "method": "task_step.validate",
-        "params": {"type": "count_words", "step": {"id": "len", "type": "count_words"}}}));
+    let planned = ask(
+        json!({"jsonrpc": "2.0", "id": 5, "method": "task_step.validate",
+        "params": {"type": "count_words", "step": {"id": "len", "type": "count_words"}}}),
+    );
     assert!(
         planned["error"]["message"]
             .as_str()
