@@ -15,6 +15,7 @@ pub mod registry;
 pub mod report;
 pub mod run;
 pub mod sandbox;
+pub mod scaffold;
 pub mod session;
 pub mod stores;
 pub mod verify;

@@ -12,6 +12,7 @@ use crate::session::Session;
 pub mod config;
 pub mod dynamic;
 pub mod failure;
+pub mod new;
 pub mod plugin;
 pub mod run;
 pub mod store;

@@ -38,6 +38,8 @@ pub enum PluginCommand {
     Remove(RemoveArgs),
     /// Start a plugin and hold it to the protocol; exit 1 if it breaks a rule.
     Verify(crate::cli::verify::VerifyArgs),
+    /// Write a new plugin project (Rust, Python or Go) that works as written, with its test.
+    New(crate::cli::new::NewArgs),
 }
 
 #[derive(Args)]
@@ -110,6 +112,7 @@ pub fn run(args: PluginArgs, verbose: bool, session: &Session, term: &Terminal) 
         )
         .map_err(Failure::new),
         PluginCommand::Verify(a) => crate::cli::verify::run(&a, session, term),
+        PluginCommand::New(a) => crate::cli::new::run(&a, session, term),
         PluginCommand::Remove(a) => crate::install::remove::remove(
             &crate::install::remove::RemoveOptions {
                 packages: a.packages,
