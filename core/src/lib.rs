@@ -15,8 +15,10 @@ pub mod registry;
 pub mod report;
 pub mod run;
 pub mod sandbox;
+pub mod scaffold;
 pub mod session;
 pub mod stores;
+pub mod verify;
 
 /// agent-env's own version, as `agent-env --version` prints it and as plugins' `requires` compare it.
 pub const VERSION: &str = env!("CARGO_PKG_VERSION");

@@ -12,10 +12,12 @@ use crate::session::Session;
 pub mod config;
 pub mod dynamic;
 pub mod failure;
+pub mod new;
 pub mod plugin;
 pub mod run;
 pub mod store;
 pub mod terminal;
+pub mod verify;
 
 pub use failure::{Exit, Failure};
 pub use terminal::Terminal;

@@ -17,6 +17,7 @@ mod plugin_add_sources;
 mod plugin_discovery;
 mod plugin_load;
 mod plugin_remove_blockers;
+mod plugin_verify;
 mod run_folders;
 mod run_hello;
 mod run_plugin_stores;
