@@ -52,6 +52,9 @@ pub struct RunRequest {
     pub cancel: Option<Arc<Cancel>>,
     /// The run group id the run's instances record; with none, a fresh `run-<suffix>`.
     pub run_group_id: Option<String>,
+    /// Entries every task's `context.metadata` starts with (a `seed` whose values fill the steps'
+    /// `<key>` tokens; the explorer's workflow id).
+    pub context_metadata: Map<String, Value>,
 }
 
 /// Finds, checks, plans and runs the requested bundle.
@@ -111,6 +114,7 @@ pub fn run_bundle(
         on_second_signal: request.on_second_signal,
         cancel: request.cancel.clone(),
         run_group_id: request.run_group_id.clone(),
+        context_metadata: request.context_metadata.clone(),
         places: Places {
             locks_dir: session.paths().locks_dir(),
             fixture_prefix: session.env().var(FIXTURE_PREFIX_VAR),

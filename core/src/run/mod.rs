@@ -52,6 +52,8 @@ pub struct RunOptions {
     pub cancel: Option<Arc<Cancel>>,
     /// The run group id; with none, a fresh `run-<suffix>`.
     pub run_group_id: Option<String>,
+    /// Entries every task's `context.metadata` starts with (see [`RunRequest::context_metadata`]).
+    pub context_metadata: Map<String, Value>,
 }
 
 /// How a run that got as far as running ended.
@@ -126,6 +128,7 @@ pub fn execute(
         out,
         run_group_id: &run_group_id,
         user_overrides: &options.user_overrides,
+        context_metadata: &options.context_metadata,
         provider: &provider,
         keep: options.keep,
     };
