@@ -407,6 +407,8 @@ impl<'a> Recorder<'a> {
             "task_version": version,
             "total_steps": total,
             "created_at_utc": clock::minute_now(),
+            // To the microsecond, so runs of the same minute keep their order in a list.
+            "started_at_utc": clock::iso_now(),
             "rev": 0,
             "run_generation": 0,
             "rerecorded_steps": [],

@@ -38,9 +38,12 @@ impl InstanceFilter {
     }
 }
 
-/// Newest first; runs of the same minute by their instance id, so pages do not shuffle.
+/// Newest first: `created_at_utc` has minutes only, so runs of one minute are ordered by their
+/// `started_at_utc`, then by id, so pages do not shuffle.
 fn newest_first() -> Sort {
-    Sort::by("created_at_utc", true).then("instance_id", false)
+    Sort::by("created_at_utc", true)
+        .then("started_at_utc", true)
+        .then("instance_id", false)
 }
 
 /// A page of instance documents, newest first; with `summarize`, each as its [`summary`].
@@ -267,7 +270,9 @@ pub fn of_group(
         run_group_id: Some(run_group_id.to_string()),
         status: Vec::new(),
     };
-    let sort = Sort::by("created_at_utc", false).then("instance_id", false);
+    let sort = Sort::by("created_at_utc", false)
+        .then("started_at_utc", false)
+        .then("instance_id", false);
     Ok(docs.query(INSTANCES, &which.to_filter(), Some(&sort), None, 0)?)
 }
 
