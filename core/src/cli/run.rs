@@ -1,6 +1,8 @@
 //! `agent-env run [BUNDLE] [--task NAME]... [--eval NAME]... [--keep] [--dry-run] ...`: run a bundle's
 //! tasks and evals; with no BUNDLE, list the installed bundles.
 
+use std::path::Path;
+
 use serde_json::{json, Map, Value};
 
 use crate::bundle::installed::InstalledBundle;
@@ -84,7 +86,11 @@ pub fn run(args: RunArgs, _verbose: bool, session: &Session, term: &Terminal) ->
         if args.has_options() {
             return Err(Failure::new("these options need a BUNDLE: agent-env run BUNDLE [OPTIONS] (agent-env run with no BUNDLE lists the installed bundles)").with_code(2));
         }
-        list(&bundle::installed(&session.manifests()), term);
+        list(
+            &bundle::installed(&session.manifests()),
+            session.paths().home_dir().as_deref(),
+            term,
+        );
         return Ok(0);
     };
     let request = RunRequest {
@@ -108,13 +114,13 @@ pub fn run(args: RunArgs, _verbose: bool, session: &Session, term: &Terminal) ->
 }
 
 /// `agent-env run` with no BUNDLE.
-fn list(installed: &[InstalledBundle], out: &dyn Output) {
+fn list(installed: &[InstalledBundle], home: Option<&Path>, out: &dyn Output) {
     if installed.is_empty() {
         out.line("No bundles are installed. agent-env run PATH runs a folder.");
         return;
     }
     let parsed: Vec<Result<crate::bundle::Bundle, BundleError>> =
-        installed.iter().map(InstalledBundle::parse).collect();
+        installed.iter().map(|b| b.parse(home)).collect();
     let rows: Vec<[String; 4]> = installed
         .iter()
         .zip(&parsed)
@@ -157,7 +163,7 @@ fn list(installed: &[InstalledBundle], out: &dyn Output) {
     out.line(&line(header));
     for ((b, row), parsed) in installed.iter().zip(&rows).zip(&parsed) {
         out.line(&line([&row[0], &row[1], &row[2], &row[3]]));
-        let mut folder = format!("  {}", b.folder_display());
+        let mut folder = format!("  {}", b.folder_display(home));
         if let Ok(parsed) = parsed {
             let aliases: Vec<String> = parsed
                 .aliases

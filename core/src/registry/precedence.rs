@@ -2,6 +2,7 @@
 //! answers, then let config release or refuse names.
 
 use std::collections::{BTreeMap, BTreeSet, HashMap};
+use std::path::PathBuf;
 
 use agent_env_protocol::names::{report_group, GROUPS, TYPE_GROUPS};
 
@@ -38,8 +39,14 @@ const CONFIG_GROUPS: [&str; 6] = [
     "explorer_plugins",
 ];
 
-pub(super) fn build(discovery: Discovery, config: ConfigState, loading: Loading<'_>) -> Registry {
+pub(super) fn build(
+    discovery: Discovery,
+    config: ConfigState,
+    loading: Loading<'_>,
+    home: Option<PathBuf>,
+) -> Registry {
     let mut reg = Registry {
+        home,
         claims: collect_claims(&discovery),
         discovery,
         config,

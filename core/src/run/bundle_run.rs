@@ -70,10 +70,12 @@ pub fn run_bundle(
     } else {
         bundle::installed(&session.manifests())
     };
-    let target = bundle::resolve(&request.bundle, &installed)?;
+    let home = session.paths().home_dir();
+    let home = home.as_deref();
+    let target = bundle::resolve(&request.bundle, &installed, home)?;
     let (parsed, folder) = match &target {
-        Target::Folder(path) => (bundle::parse(path), Some(path.clone())),
-        Target::Installed(b) => (b.parse(), None),
+        Target::Folder(path) => (bundle::parse(path, home), Some(path.clone())),
+        Target::Installed(b) => (b.parse(home), None),
     };
     let parsed = parsed?;
     let tree = match (&target, &folder) {
@@ -156,16 +158,25 @@ fn start_plugin_steps(
     }
     let steps = PluginSteps::new(stores, session).map_err(BundleError::one)?;
     let mut problems = Vec::new();
+    let mut unsettled = Vec::new();
     for (_, _, package) in &plugin_steps {
         let Some(found) = session.discovery().find(&canonical_name(package)) else {
             continue;
         };
-        match steps.settings(session.config(), package) {
+        match steps.settings(session, package) {
             Ok(settings) => steps.add(&found.manifest, settings),
-            Err(e) => problems.push(e.to_string()),
+            Err(e) if !unsettled.contains(package) => {
+                problems.push(e.to_string());
+                unsettled.push(*package);
+            }
+            Err(_) => {}
         }
     }
-    for (path, step, package) in &plugin_steps {
+    // A plugin whose settings could not be read does not start: its problem is said once, above.
+    for (path, step, package) in plugin_steps
+        .iter()
+        .filter(|(_, _, p)| !unsettled.contains(p))
+    {
         if let Err(why) = steps.preflight(package, step.type_name(), &step.spec) {
             problems.push(format!(
                 "{}/{path}: step '{}' ({}) from the plugin {package}: {why}",

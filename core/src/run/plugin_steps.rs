@@ -17,8 +17,8 @@ use agent_env_protocol::methods::{
 use agent_env_protocol::names::canonical_name;
 use serde_json::{Map, Value};
 
-use crate::config::configured_store::LazySecrets;
-use crate::config::{ConfigDocument, ConfigError};
+use crate::config::configured_store::SetSecrets;
+use crate::config::ConfigError;
 use crate::run::builtin_steps::StepError;
 use crate::run::cancel::Cancel;
 use crate::run::executor::StepExecutor;
@@ -75,14 +75,15 @@ impl PluginSteps {
     }
 
     /// `package`'s `[plugins.<package>]` settings, `secret:` references resolved through the
-    /// configured secret store (built only when a reference needs it).
+    /// session's configured secret store (built only when a reference needs it; a plugin's store
+    /// opens in its plugin).
     pub fn settings(
         &self,
-        doc: &ConfigDocument,
+        session: &Session,
         package: &str,
     ) -> Result<Map<String, Value>, ConfigError> {
-        let secrets = LazySecrets::new(doc, None);
-        crate::config::plugins::plugin_settings(doc, package, Some(&secrets))
+        let secrets = SetSecrets(session.stores());
+        crate::config::plugins::plugin_settings(session.config(), package, Some(&secrets))
     }
 
     /// Makes `manifest`'s plugin startable, with its `[plugins.<package>]` settings.
