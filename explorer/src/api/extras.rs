@@ -28,9 +28,10 @@ pub async fn health() -> Json<Value> {
 pub async fn list_bundles(State(s): State<Shared>, Q(q): Q) -> ApiResult<Json<Page>> {
     let window = Window::from_query(&q, 50)?;
     blocking(move || {
+        let home = s.session.paths().home_dir();
         let all: Vec<Value> = bundles::installed(&s.session)
             .iter()
-            .map(bundles::describe)
+            .map(|b| bundles::describe(b, home.as_deref()))
             .collect();
         Ok(Page::of_all(all, window))
     })

@@ -1,7 +1,7 @@
 //! Bundles as the explorer shows and runs them: every bundle `agent-env run` can name (agent-env's
 //! own, then the installed ones), and the way back from a stored task to the bundle that wrote it.
 
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 
 use agent_env::bundle::installed::InstalledBundle;
 use agent_env::bundle::{self, Bundle};
@@ -17,15 +17,15 @@ pub fn installed(session: &Session) -> Vec<InstalledBundle> {
 
 /// One bundle as the API lists it: its names, where it comes from, and its tasks and evals (or why
 /// it does not parse).
-pub fn describe(b: &InstalledBundle) -> Value {
-    let parsed = b.parse();
+pub fn describe(b: &InstalledBundle, home: Option<&Path>) -> Value {
+    let parsed = b.parse(home);
     let mut doc = json!({
         "name": b.run_name(),
         "qualified_name": b.qualified_name(),
         "package": b.package,
         "package_version": b.package_version,
         "id_root": b.id_root(),
-        "folder": b.folder_display(),
+        "folder": b.folder_display(home),
         "description": Value::Null,
         "tasks": [],
         "evals": [],
