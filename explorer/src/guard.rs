@@ -3,7 +3,7 @@
 //! - a `Host` outside the loopback names and `[explorer] allowed_hosts` gets **421** (a page on another
 //!   site that resolves its own name to 127.0.0.1 — DNS rebinding — cannot read the explorer);
 //! - an `/api` request a browser marks `Sec-Fetch-Site: cross-site` from an origin not allowed gets
-//!   **403**;
+//!   **403**, and so does any write (`POST`) whose `Origin` is neither this server nor allowed;
 //! - CORS answers only allowed origins (`[explorer] cors_origins`, else the loopback ones);
 //! - every answer but the object proxy's (which sets a policy per content type) carries the
 //!   original's `Content-Security-Policy`, `X-Content-Type-Options`, `Referrer-Policy` and
@@ -115,7 +115,22 @@ pub async fn guard(State(guard): State<Arc<Guard>>, request: Request, next: Next
         .and_then(|v| v.to_str().ok())
         .is_some_and(|v| v.eq_ignore_ascii_case("cross-site"));
     let origin_ok = origin.as_deref().is_some_and(|o| guard.origin_allowed(o));
-    if is_api && cross_site && !origin_ok {
+    // A browser that sends no Sec-Fetch-Site still sends Origin with a POST: one from another
+    // origin, not allowed, is refused as well (a form on another site cannot start runs).
+    let same_origin = origin.as_deref().is_some_and(|o| {
+        let raw_host = request
+            .headers()
+            .get(header::HOST)
+            .and_then(|v| v.to_str().ok())
+            .unwrap_or("");
+        o.eq_ignore_ascii_case(&format!("http://{raw_host}"))
+    });
+    let unsafe_method = !matches!(
+        *request.method(),
+        Method::GET | Method::HEAD | Method::OPTIONS
+    );
+    let foreign_write = unsafe_method && origin.is_some() && !same_origin && !origin_ok;
+    if (is_api && cross_site && !origin_ok) || foreign_write {
         let mut response =
             ApiError::new(StatusCode::FORBIDDEN, "cross-site request refused").into_response();
         add_page_headers(response.headers_mut());

@@ -1,19 +1,53 @@
-//! The UI: server-rendered page shells with a little vanilla JavaScript that reads the API. Every
-//! asset is compiled into the binary (`include_str!`); nothing is fetched from anywhere else.
+//! The UI: each page is a small server-rendered shell (title, navigation, the view's name and id)
+//! and one script, `app.js`, that fills it from the API and keeps live pages live. Every asset is
+//! compiled into the binary (`include_str!`); nothing is fetched from anywhere else, so it works
+//! offline.
+
+mod shell;
 
 use axum::extract::Request;
 use axum::http::{header, StatusCode};
-use axum::response::{Html, IntoResponse, Response};
+use axum::response::{IntoResponse, Response};
 use axum::routing::get;
 use axum::Router;
 
+use crate::api::extract::Ids;
 use crate::http::problem::ApiError;
 use crate::state::Shared;
+pub use shell::{page, View};
 
-/// The page routes.
+const APP_JS: &str = include_str!("assets/app.js");
+const STYLE_CSS: &str = include_str!("assets/style.css");
+
+/// The pages and their assets.
 pub fn router() -> Router<Shared> {
     Router::new()
-        .route("/", get(|| async { page("Home", "home") }))
+        .route("/", get(|| async { page(View::Home, None) }))
+        .route("/bundles", get(|| async { page(View::Bundles, None) }))
+        .route("/tasks", get(|| async { page(View::Tasks, None) }))
+        .route(
+            "/tasks/{id}",
+            get(|ids: Ids| async move { with_id(View::Task, ids) }),
+        )
+        .route(
+            "/runs/{id}",
+            get(|ids: Ids| async move { with_id(View::Run, ids) }),
+        )
+        .route(
+            "/instances/{id}",
+            get(|ids: Ids| async move { with_id(View::Instance, ids) }),
+        )
+        .route("/artifacts", get(|| async { page(View::Artifacts, None) }))
+        .route(
+            "/artifacts/{id}",
+            get(|ids: Ids| async move { with_id(View::Artifact, ids) }),
+        )
+        .route("/plugins", get(|| async { page(View::Plugins, None) }))
+        .route(
+            "/plugins/{id}",
+            get(|ids: Ids| async move { with_id(View::Plugin, ids) }),
+        )
+        .route("/config", get(|| async { page(View::Config, None) }))
         .route(
             "/static/app.js",
             get(|| async { asset("text/javascript; charset=utf-8", APP_JS) }),
@@ -24,8 +58,12 @@ pub fn router() -> Router<Shared> {
         )
 }
 
-const APP_JS: &str = include_str!("assets/app.js");
-const STYLE_CSS: &str = include_str!("assets/style.css");
+fn with_id(view: View, ids: Ids) -> Response {
+    match ids.at(0) {
+        Ok(id) => page(view, Some(id)).into_response(),
+        Err(e) => e.into_response(),
+    }
+}
 
 fn asset(content_type: &'static str, body: &'static str) -> Response {
     (
@@ -38,17 +76,11 @@ fn asset(content_type: &'static str, body: &'static str) -> Response {
         .into_response()
 }
 
-fn page(title: &str, view: &str) -> Html<String> {
-    Html(format!(
-        "<!doctype html><html lang=\"en\"><head><meta charset=\"utf-8\"><title>{title} · agent-env explorer</title><link rel=\"stylesheet\" href=\"/static/style.css\"></head><body data-view=\"{view}\"><main id=\"main\"></main><script src=\"/static/app.js\"></script></body></html>"
-    ))
-}
-
 /// What answers a path nothing serves: JSON under `/api`, a page elsewhere.
 pub async fn fallback(request: Request) -> Response {
     let path = request.uri().path();
     if path == "/api" || path.starts_with("/api/") {
         return ApiError::not_found("Not Found").into_response();
     }
-    (StatusCode::NOT_FOUND, page("Not found", "not-found")).into_response()
+    (StatusCode::NOT_FOUND, page(View::NotFound, None)).into_response()
 }

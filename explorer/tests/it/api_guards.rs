@@ -169,3 +169,18 @@ fn a_wildcard_origin_or_a_bad_port_stops_up_with_the_reason() {
         "{err}"
     );
 }
+
+#[test]
+fn a_post_from_another_origin_is_refused_even_without_fetch_metadata() {
+    let world = World::new();
+    world.run_hello();
+    let server = Explorer::start(&world);
+    let path = "/api/v1/bundles/hello/run";
+    let r = server.request("POST", path, &[("Origin", "http://evil.example")], b"{}");
+    r.expect(403);
+    assert_eq!(r.detail(), "cross-site request refused");
+    let own = format!("http://127.0.0.1:{}", server.port);
+    server
+        .request("POST", path, &[("Origin", own.as_str())], b"{}")
+        .expect(200);
+}
