@@ -136,9 +136,8 @@ async fn run(
             RUN_TEARDOWN_WAIT.as_secs()
         ));
     }
-    match tokio::time::timeout(REQUEST_DRAIN_WAIT, server).await {
-        Ok(Ok(Err(e))) => return Err(UpError::Serve(e)),
-        Ok(_) | Err(_) => {}
+    if let Ok(Ok(Err(e))) = tokio::time::timeout(REQUEST_DRAIN_WAIT, server).await {
+        return Err(UpError::Serve(e));
     }
     out.line("Stopped.");
     Ok(())

@@ -16,7 +16,7 @@ pub fn document(routes: &[Route]) -> Value {
             "summary": r.summary,
             "tags": [r.tag],
             "operationId": operation_id(&method, &r.path),
-            "parameters": r.params.iter().map(|p| parameter(p)).collect::<Vec<_>>(),
+            "parameters": r.params.iter().map(parameter).collect::<Vec<_>>(),
             "responses": responses(r.produces),
         });
         if let Some(body) = r.body {

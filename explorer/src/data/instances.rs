@@ -347,9 +347,12 @@ mod tests {
     fn a_group_is_complete_when_every_planned_run_finished() {
         let done = with_score("completed", Some(1.0));
         let running = with_score("running", None);
-        assert_eq!(group_state("g", &[done.clone()], None)["complete"], true);
         assert_eq!(
-            group_state("g", &[done.clone()], Some(2))["complete"],
+            group_state("g", std::slice::from_ref(&done), None)["complete"],
+            true
+        );
+        assert_eq!(
+            group_state("g", std::slice::from_ref(&done), Some(2))["complete"],
             false
         );
         assert_eq!(group_state("g", &[done, running], None)["complete"], false);

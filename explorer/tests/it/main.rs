@@ -8,4 +8,5 @@ mod api_guards;
 mod api_objects;
 mod api_runs;
 mod openapi;
+mod ui_pages;
 mod up_cli;
