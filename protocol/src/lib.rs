@@ -5,6 +5,7 @@
 //! and the stdio peer both sides use to speak it. `docs/protocol.md` is the prose version of this crate.
 
 pub mod codes;
+pub mod explorer;
 mod json_out;
 pub mod manifest;
 pub mod message;
