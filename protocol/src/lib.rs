@@ -7,6 +7,7 @@
 #![warn(missing_docs)]
 
 pub mod codes;
+pub mod explorer;
 mod json_out;
 pub mod manifest;
 pub mod message;

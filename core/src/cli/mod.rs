@@ -17,6 +17,7 @@ pub mod plugin;
 pub mod run;
 pub mod store;
 pub mod terminal;
+pub mod up;
 pub mod verify;
 
 pub use failure::{Exit, Failure};
@@ -50,6 +51,8 @@ pub enum Command {
     Store(store::StoreArgs),
     /// Run a bundle's tasks and evals; with no bundle, list the installed bundles.
     Run(run::RunArgs),
+    /// Serve the explorer: a web UI and REST API over the stores and runs, on 127.0.0.1.
+    Up(up::UpArgs),
 }
 
 /// Runs the CLI over this process's arguments and environment and returns the process exit code.
@@ -97,6 +100,7 @@ pub fn dispatch(cli: Cli, session: &Session, term: &Terminal) -> Exit {
         Some(Command::Config(args)) => config::run(args, verbose, session, term),
         Some(Command::Store(args)) => store::run(args, verbose, session, term),
         Some(Command::Run(args)) => run::run(args, verbose, session, term),
+        Some(Command::Up(args)) => up::run(args, session),
         None => {
             use clap::CommandFactory;
             let _ = Cli::command().print_help();

@@ -102,6 +102,9 @@ pub fn run(args: RunArgs, _verbose: bool, session: &Session, term: &Terminal) ->
         keep: args.keep,
         dry_run: args.dry_run,
         on_second_signal: Some(exit_on_second_signal),
+        cancel: None,
+        run_group_id: None,
+        context_metadata: Map::new(),
     };
     match run_bundle(session, &request, term).map_err(Failure::new)? {
         RunStatus::DryRun | RunStatus::Finished { failed: false } => Ok(0),

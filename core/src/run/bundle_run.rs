@@ -8,6 +8,7 @@ use std::sync::Arc;
 use agent_env_protocol::names::canonical_name;
 use serde_json::{Map, Value};
 
+use super::cancel::Cancel;
 use super::executor::NoPlugins;
 use super::local_stores::{self, LocalStores};
 use super::materialize::Places;
@@ -46,6 +47,14 @@ pub struct RunRequest {
     /// What a second SIGINT or SIGTERM does while the first one's teardown runs (the CLI exits with
     /// 128 + the signal); with none, the teardown goes on.
     pub on_second_signal: Option<fn(i32)>,
+    /// The caller's own cancel handle (the explorer cancels a run it started through it). With one,
+    /// the run watches no signals: the caller decides what cancels it.
+    pub cancel: Option<Arc<Cancel>>,
+    /// The run group id the run's instances record; with none, a fresh `run-<suffix>`.
+    pub run_group_id: Option<String>,
+    /// Entries every task's `context.metadata` starts with (a `seed` whose values fill the steps'
+    /// `<key>` tokens; the explorer's workflow id).
+    pub context_metadata: Map<String, Value>,
 }
 
 /// Finds, checks, plans and runs the requested bundle.
@@ -105,6 +114,9 @@ pub fn run_bundle(
         user_overrides: request.user_overrides.clone(),
         sandbox_provider,
         on_second_signal: request.on_second_signal,
+        cancel: request.cancel.clone(),
+        run_group_id: request.run_group_id.clone(),
+        context_metadata: request.context_metadata.clone(),
         places: Places {
             locks_dir: session.paths().locks_dir(),
             fixture_prefix: session.env().var(FIXTURE_PREFIX_VAR),
