@@ -48,6 +48,11 @@ impl<'a> Paths<'a> {
             .join(".local/state/agent-env")
     }
 
+    /// `<state root>/logs`: one log file a run.
+    pub fn run_logs_dir(&self) -> PathBuf {
+        self.state_root().join("logs")
+    }
+
     /// `$XDG_DATA_HOME/agent-env`, else `~/.local/share/agent-env`.
     pub fn data_root(&self) -> PathBuf {
         if let Some(p) = self.absolute_var("XDG_DATA_HOME") {

@@ -61,7 +61,10 @@ pub fn run(args: &NewArgs, session: &Session, term: &Terminal) -> Exit {
         },
     };
     let files = scaffold::scaffold(&request).map_err(Failure::new)?;
-    let shown = args.dir.clone().unwrap_or_else(|| PathBuf::from(&args.name));
+    let shown = args
+        .dir
+        .clone()
+        .unwrap_or_else(|| PathBuf::from(&args.name));
     scaffold::write(&cwd.join(&shown), &files).map_err(Failure::new)?;
     let mut text = format!(
         "Created {} ({} plugin) in {}:\n",
@@ -74,7 +77,9 @@ pub fn run(args: &NewArgs, session: &Session, term: &Terminal) -> Exit {
     }
     let test = match language {
         Language::Rust => "cargo test",
-        Language::Python => "python3 -m pytest   (with the project installed: pip install -e '.[test]')",
+        Language::Python => {
+            "python3 -m pytest   (with the project installed: pip install -e '.[test]')"
+        }
         Language::Go => "go test ./...",
     };
     // `plugin add` reads a bare word as a package name: show the folder as a path.

@@ -9,6 +9,7 @@ use agent_env_protocol::names::canonical_name;
 use serde_json::{Map, Value};
 
 use super::cancel::Cancel;
+use super::events::{NoObserver, RunObserver};
 use super::executor::NoPlugins;
 use super::local_stores::{self, LocalStores};
 use super::materialize::Places;
@@ -57,11 +58,23 @@ pub struct RunRequest {
     pub context_metadata: Map<String, Value>,
 }
 
-/// Finds, checks, plans and runs the requested bundle.
+/// Finds, checks, plans and runs the requested bundle; nobody watches its events.
 pub fn run_bundle(
     session: &Session,
     request: &RunRequest,
     out: &dyn Output,
+) -> Result<RunStatus, RunError> {
+    run_bundle_observed(session, request, out, Arc::new(NoObserver))
+}
+
+/// Finds, checks, plans and runs the requested bundle, sending what happens to `observer` as
+/// [`RunEvent`](super::events::RunEvent)s (the plugins' progress and output included) while the
+/// lines for a person go to `out`.
+pub fn run_bundle_observed(
+    session: &Session,
+    request: &RunRequest,
+    out: &dyn Output,
+    observer: Arc<dyn RunObserver>,
 ) -> Result<RunStatus, RunError> {
     // agent-env's own bundles keep their bare names, so `run hello` needs no look at installed plugins.
     let core = bundle::core_bundles();
@@ -106,7 +119,7 @@ pub fn run_bundle(
     let plugins = if request.dry_run {
         None
     } else {
-        start_plugin_steps(&parsed, &plan, &stores, session)?
+        start_plugin_steps(&parsed, &plan, &stores, session, observer.clone())?
     };
     let options = RunOptions {
         dry_run: request.dry_run,
@@ -117,6 +130,7 @@ pub fn run_bundle(
         cancel: request.cancel.clone(),
         run_group_id: request.run_group_id.clone(),
         context_metadata: request.context_metadata.clone(),
+        observer,
         places: Places {
             locks_dir: session.paths().locks_dir(),
             fixture_prefix: session.env().var(FIXTURE_PREFIX_VAR),
@@ -140,6 +154,7 @@ fn start_plugin_steps(
     plan: &plan::Plan<'_>,
     stores: &LocalStores,
     session: &Session,
+    observer: Arc<dyn RunObserver>,
 ) -> Result<Option<Arc<PluginSteps>>, BundleError> {
     let plugin_steps: Vec<(&str, &plan::PlannedStep, &str)> = plan
         .tasks
@@ -156,7 +171,7 @@ fn start_plugin_steps(
     if plugin_steps.is_empty() {
         return Ok(None);
     }
-    let steps = PluginSteps::new(stores, session).map_err(BundleError::one)?;
+    let steps = PluginSteps::new(stores, session, observer).map_err(BundleError::one)?;
     let mut problems = Vec::new();
     let mut unsettled = Vec::new();
     for (_, _, package) in &plugin_steps {

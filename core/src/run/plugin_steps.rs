@@ -12,7 +12,7 @@ use agent_env_protocol::codes::ErrorKind;
 use agent_env_protocol::manifest::Manifest;
 use agent_env_protocol::message::RpcError;
 use agent_env_protocol::methods::{
-    ExecuteParams, ExecuteResult, ValidateParams, EXECUTE, TASK_STEP_VALIDATE,
+    ExecuteParams, ExecuteResult, ProgressParams, ValidateParams, EXECUTE, TASK_STEP_VALIDATE,
 };
 use agent_env_protocol::names::canonical_name;
 use serde_json::{Map, Value};
@@ -21,6 +21,7 @@ use crate::config::configured_store::SetSecrets;
 use crate::config::ConfigError;
 use crate::run::builtin_steps::StepError;
 use crate::run::cancel::Cancel;
+use crate::run::events::{PluginStream, RunEvent, RunObserver, StepRef};
 use crate::run::executor::StepExecutor;
 use crate::run::local_stores::LocalStores;
 use crate::session::Session;
@@ -31,9 +32,11 @@ use agent_env_host::{HostError, HostServices, PluginHost, SpawnSpec};
 /// for the plugin to notice its deadline and answer with its own error, never more.
 pub const STEP_TIMEOUT_GRACE: Duration = Duration::from_secs(2);
 
-/// What the host answers a plugin during a run.
+/// What the host answers a plugin during a run, and where the plugin's progress and output go.
 struct RunServices {
     stores: HostStoreDispatcher,
+    observer: Arc<dyn RunObserver>,
+    running: Arc<RunningSteps>,
 }
 
 impl HostServices for RunServices {
@@ -46,18 +49,88 @@ impl HostServices for RunServices {
             format!("agent-env offers no method '{method}' to plugin {package} during a run"),
         ))
     }
+
+    fn progress(&self, package: &str, p: &ProgressParams) {
+        self.observer.event(&RunEvent::PluginProgress {
+            package: package.to_string(),
+            step: self.running.only(package),
+            progress: p.progress,
+            total: p.total,
+            message: p.message.clone(),
+        });
+    }
+
+    fn log(&self, package: &str, level: &str, message: &str) {
+        self.observer.event(&RunEvent::PluginOutput {
+            package: package.to_string(),
+            stream: PluginStream::Log {
+                level: level.to_string(),
+            },
+            line: message.to_string(),
+        });
+    }
+
+    fn stderr_line(&self, package: &str, line: &str) {
+        self.observer.event(&RunEvent::PluginOutput {
+            package: package.to_string(),
+            stream: PluginStream::Stderr,
+            line: line.to_string(),
+        });
+    }
+}
+
+/// The steps each plugin is executing right now, so its progress can name the step.
+#[derive(Default)]
+struct RunningSteps {
+    by_package: Mutex<HashMap<String, Vec<StepRef>>>,
+}
+
+impl RunningSteps {
+    /// The step `package` is running, when it runs exactly one.
+    fn only(&self, package: &str) -> Option<StepRef> {
+        let running = self.by_package.lock().ok()?;
+        match running.get(package).map(Vec::as_slice) {
+            Some([one]) => Some(one.clone()),
+            _ => None,
+        }
+    }
+
+    fn begin(&self, package: &str, at: &StepRef) {
+        if let Ok(mut running) = self.by_package.lock() {
+            running
+                .entry(package.to_string())
+                .or_default()
+                .push(at.clone());
+        }
+    }
+
+    fn end(&self, package: &str, at: &StepRef) {
+        if let Ok(mut running) = self.by_package.lock() {
+            if let Some(steps) = running.get_mut(package) {
+                if let Some(i) = steps.iter().position(|s| s == at) {
+                    steps.remove(i);
+                }
+            }
+        }
+    }
 }
 
 /// The plugin processes of one run and the steps they execute.
 pub struct PluginSteps {
     host: PluginHost,
     specs: Mutex<HashMap<String, SpawnSpec>>,
+    running: Arc<RunningSteps>,
 }
 
 impl PluginSteps {
     /// A host whose plugins reach the run's stores: the @local object and document stores, and the
-    /// session's configured secret and image stores (each built on first use).
-    pub fn new(stores: &LocalStores, session: &Session) -> Result<Arc<PluginSteps>, String> {
+    /// session's configured secret and image stores (each built on first use). The plugins'
+    /// progress, `$/log` messages and stderr lines go to `observer`.
+    pub fn new(
+        stores: &LocalStores,
+        session: &Session,
+        observer: Arc<dyn RunObserver>,
+    ) -> Result<Arc<PluginSteps>, String> {
         let objects = stores.objects.clone();
         let documents = stores.documents.clone();
         let configured = session.stores().clone();
@@ -66,12 +139,16 @@ impl PluginSteps {
             StoreKind::Document => Ok(AnyStore::Document(documents.clone())),
             other => configured.get(other),
         });
+        let running = Arc::new(RunningSteps::default());
         let services = Arc::new(RunServices {
             stores: HostStoreDispatcher::new(Arc::new(set)),
+            observer,
+            running: running.clone(),
         });
         Ok(Arc::new(PluginSteps {
             host: session.plugin_host(services).map_err(|e| e.to_string())?,
             specs: Mutex::new(HashMap::new()),
+            running,
         }))
     }
 
@@ -115,10 +192,8 @@ impl PluginSteps {
         step: &Map<String, Value>,
     ) -> Result<(), String> {
         let spec = self.spec(package).map_err(|e| e.message)?;
-        let process = self
-            .host
-            .connect(&spec)
-            .map_err(|e| first_line(&e.to_string()))?;
+        // The whole reason: why it could not start, and the end of its stderr.
+        let process = self.host.connect(&spec).map_err(|e| e.to_string())?;
         let contribution = process
             .handshake()
             .contributions
@@ -154,6 +229,23 @@ impl PluginSteps {
 
 impl StepExecutor for PluginSteps {
     fn execute(
+        &self,
+        package: &str,
+        type_name: &str,
+        step: &Map<String, Value>,
+        context: &Value,
+        cancel: &Cancel,
+        at: &StepRef,
+    ) -> Result<Map<String, Value>, StepError> {
+        self.running.begin(package, at);
+        let result = self.execute_step(package, type_name, step, context, cancel);
+        self.running.end(package, at);
+        result
+    }
+}
+
+impl PluginSteps {
+    fn execute_step(
         &self,
         package: &str,
         type_name: &str,
@@ -236,7 +328,12 @@ fn host_failure(error: &HostError) -> StepError {
         if rpc.kind() == Some(ErrorKind::StepFailed) {
             let error_type = rpc.data_str("error_type").unwrap_or("StepError");
             let message = rpc.data_str("message").unwrap_or(&rpc.message);
-            return StepError::new(error_type, message);
+            let mut e = StepError::new(error_type, message);
+            e.traceback = rpc
+                .data_str("traceback")
+                .filter(|t| !t.trim().is_empty())
+                .map(|t| t.trim_end().to_string());
+            return e;
         }
         return StepError::new("PluginError", rpc.message.clone());
     }

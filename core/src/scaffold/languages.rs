@@ -8,7 +8,12 @@ const README: &str = include_str!("templates/README.md.tmpl");
 
 /// The project's files for `language` and `kind`; `sdk` is the SDK folder of a checkout, if the
 /// dependency should point there instead of at the registry.
-pub(super) fn files(language: Language, kind: Kind, names: &Names, sdk: Option<&Path>) -> Vec<ScaffoldFile> {
+pub(super) fn files(
+    language: Language,
+    kind: Kind,
+    names: &Names,
+    sdk: Option<&Path>,
+) -> Vec<ScaffoldFile> {
     let sdk_text = sdk.map(|p| p.display().to_string());
     let rust_sdk = match &sdk_text {
         Some(path) => format!("agent-env-plugin-sdk = {{ path = {} }}", toml_string(path)),
@@ -68,7 +73,11 @@ pub(super) fn files(language: Language, kind: Kind, names: &Names, sdk: Option<&
     let v = &vars_base;
     match (language, kind) {
         (Language::Rust, Kind::Step) => out.extend([
-            file("Cargo.toml".into(), include_str!("templates/rust/Cargo.toml.tmpl"), v),
+            file(
+                "Cargo.toml".into(),
+                include_str!("templates/rust/Cargo.toml.tmpl"),
+                v,
+            ),
             // Under src/, not at the top: `plugin add` copies a folder with a manifest on top as it is,
             // and builds a crate with `cargo install`, which is what this one needs.
             file(
@@ -76,11 +85,23 @@ pub(super) fn files(language: Language, kind: Kind, names: &Names, sdk: Option<&
                 include_str!("templates/rust/step-manifest.toml.tmpl"),
                 v,
             ),
-            file("src/main.rs".into(), include_str!("templates/rust/step-main.rs.tmpl"), v),
-            file("tests/step.rs".into(), include_str!("templates/rust/step-test.rs.tmpl"), v),
+            file(
+                "src/main.rs".into(),
+                include_str!("templates/rust/step-main.rs.tmpl"),
+                v,
+            ),
+            file(
+                "tests/step.rs".into(),
+                include_str!("templates/rust/step-test.rs.tmpl"),
+                v,
+            ),
         ]),
         (Language::Python, Kind::Step) => out.extend([
-            file("pyproject.toml".into(), include_str!("templates/python/pyproject.toml.tmpl"), v),
+            file(
+                "pyproject.toml".into(),
+                include_str!("templates/python/pyproject.toml.tmpl"),
+                v,
+            ),
             file(
                 format!("{}.toml", names.package),
                 include_str!("templates/python/step-manifest.toml.tmpl"),
@@ -92,12 +113,24 @@ pub(super) fn files(language: Language, kind: Kind, names: &Names, sdk: Option<&
                 include_str!("templates/python/step-plugin.py.tmpl"),
                 v,
             ),
-            file("tests/test_plugin.py".into(), include_str!("templates/python/step-test.py.tmpl"), v),
+            file(
+                "tests/test_plugin.py".into(),
+                include_str!("templates/python/step-test.py.tmpl"),
+                v,
+            ),
         ]),
         (Language::Go, Kind::Step) => out.extend([
             file("go.mod".into(), include_str!("templates/go/go.mod.tmpl"), v),
-            file("main.go".into(), include_str!("templates/go/step-main.go.tmpl"), v),
-            file("main_test.go".into(), include_str!("templates/go/step-test.go.tmpl"), v),
+            file(
+                "main.go".into(),
+                include_str!("templates/go/step-main.go.tmpl"),
+                v,
+            ),
+            file(
+                "main_test.go".into(),
+                include_str!("templates/go/step-test.go.tmpl"),
+                v,
+            ),
         ]),
     }
     out

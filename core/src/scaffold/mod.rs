@@ -112,7 +112,12 @@ pub fn scaffold(request: &Request) -> Result<Vec<ScaffoldFile>, ScaffoldError> {
         SdkSource::Registry => None,
         SdkSource::Checkout(dir) => Some(sdk_folder(dir, request.language)?),
     };
-    Ok(languages::files(request.language, request.kind, &names, sdk.as_deref()))
+    Ok(languages::files(
+        request.language,
+        request.kind,
+        &names,
+        sdk.as_deref(),
+    ))
 }
 
 /// The language's SDK folder in `checkout`, made absolute.

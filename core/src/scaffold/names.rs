@@ -77,7 +77,10 @@ mod tests {
         assert_eq!(n.class, "WordCount");
         assert_eq!(n.module, "agentenv_word_count");
         let n = Names::of("grader2").unwrap();
-        assert_eq!((n.contribution.as_str(), n.class.as_str()), ("grader2", "Grader2"));
+        assert_eq!(
+            (n.contribution.as_str(), n.class.as_str()),
+            ("grader2", "Grader2")
+        );
     }
 
     #[test]
@@ -85,7 +88,7 @@ mod tests {
         for (name, why) in [
             ("", "1 to 64"),
             ("2fast", "start with a lowercase letter"),
-            ("My_Plugin", "only lowercase letters"),
+            ("my_Plugin", "only lowercase letters"),
             ("a--b", "between two"),
             ("a-", "between two"),
             ("agent-env", "agent-env's own name"),

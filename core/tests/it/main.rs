@@ -18,6 +18,7 @@ mod plugin_discovery;
 mod plugin_load;
 mod plugin_remove_blockers;
 mod plugin_verify;
+mod run_events;
 mod run_folders;
 mod run_hello;
 mod run_plugin_stores;

@@ -137,6 +137,9 @@ struct Kit<'a> {
     noise: (usize, Vec<String>),
 }
 
+/// One check taken while the session is open: the kit, the conversation, the options.
+type MidSessionCheck = for<'k> fn(&Kit<'k>, &mut Conversation, &VerifyOptions) -> Finding;
+
 impl Kit<'_> {
     fn start(&self) -> Result<Conversation, String> {
         Conversation::start(
@@ -241,10 +244,7 @@ impl Kit<'_> {
         });
         self.handshake = Some(handshake);
 
-        let steps: [(
-            Check,
-            fn(&Self, &mut Conversation, &VerifyOptions) -> Finding,
-        ); 4] = [
+        let steps: [(Check, MidSessionCheck); 4] = [
             (Check::UnknownMethod, |kit, run, _| kit.unknown_method(run)),
             (Check::UnparsableRequest, |kit, run, _| kit.unparsable(run)),
             (Check::CancelRequest, |kit, run, _| kit.cancel(run)),
