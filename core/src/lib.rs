@@ -5,6 +5,7 @@ pub mod builtin_names;
 pub mod bundle;
 pub mod cli;
 pub mod clock;
+pub mod compat;
 pub mod config;
 pub mod discovery;
 pub mod environment;

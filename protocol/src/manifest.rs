@@ -379,9 +379,34 @@ impl Manifest {
     }
 }
 
-/// Parses a version requirement such as `>=0.1.0` or `>=0.9, <1`.
+/// Parses a version requirement such as `>=0.1.0` or `>=0.9, <1`. The two PEP 440 operators a plugin
+/// written for the Python original may carry are read as that original reads them: `~=0.9` is
+/// `>=0.9, <1` and `~=0.9.1` is `>=0.9.1, <0.10`; `==0.9.1` is `=0.9.1` (and `==0.9.*` is `=0.9.*`).
 pub fn parse_requirement(text: &str) -> Result<semver::VersionReq, semver::Error> {
-    semver::VersionReq::parse(text.trim())
+    let clauses: Vec<String> = text
+        .split(',')
+        .map(|clause| pep440_clause(clause.trim()))
+        .collect();
+    semver::VersionReq::parse(&clauses.join(", "))
+}
+
+/// One comma-separated clause in semver's spelling; a clause that is not PEP 440's `~=` or `==` is kept.
+fn pep440_clause(clause: &str) -> String {
+    if let Some(version) = clause.strip_prefix("~=") {
+        let version = version.trim();
+        let parts: Vec<&str> = version.split('.').collect();
+        let numbers: Option<Vec<u64>> = parts.iter().map(|p| p.parse().ok()).collect();
+        return match numbers.as_deref() {
+            Some([major, _]) => format!(">={version}, <{}", major + 1),
+            Some([major, minor, _, ..]) => format!(">={version}, <{major}.{}", minor + 1),
+            // `~=1` is not valid PEP 440 either; semver says why.
+            _ => clause.to_string(),
+        };
+    }
+    match clause.strip_prefix("==") {
+        Some(version) => format!("={}", version.trim()),
+        None => clause.to_string(),
+    }
 }
 
 fn guess_key(message: &str) -> Option<String> {
@@ -394,6 +419,25 @@ fn guess_key(message: &str) -> Option<String> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn pep440_requirements_read_as_the_original_reads_them() {
+        let matches = |req: &str, version: &str| {
+            parse_requirement(req)
+                .unwrap()
+                .matches(&semver::Version::parse(version).unwrap())
+        };
+        assert!(matches(">=0.9", "0.10.0"));
+        assert!(matches(">=0.9.1220", "0.10.0"));
+        assert!(matches("~=0.9", "0.10.0"));
+        assert!(!matches("~=0.9", "1.0.0"));
+        assert!(matches("~=0.9.1", "0.9.5"));
+        assert!(!matches("~=0.9.1", "0.10.0"));
+        assert!(matches("==0.10.0", "0.10.0"));
+        assert!(!matches("==0.9.1364", "0.10.0"));
+        assert!(matches(">=0.9, <1", "0.10.0"));
+        assert!(parse_requirement("latest please").is_err());
+    }
 
     const GOOD: &str = r#"
 [plugin]

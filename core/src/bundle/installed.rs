@@ -109,10 +109,14 @@ impl InstalledBundle {
         )
     }
 
-    /// Reads and checks the bundle; `home` is the home folder its messages show as `~`.
+    /// Reads and checks the bundle; `home` is the home folder its messages show as `~`. One with a
+    /// problem is refused as `<package>/<name>: <problem>`.
     pub fn parse(&self, home: Option<&Path>) -> Result<Bundle, BundleError> {
         if let Some(problem) = &self.problem {
-            return Err(BundleError::one(problem.clone()));
+            return Err(BundleError::one(format!(
+                "{}: {problem}",
+                self.qualified_name()
+            )));
         }
         match &self.location {
             Location::Embedded(files) => parse_tree(
@@ -147,7 +151,8 @@ pub fn core_bundles() -> Vec<InstalledBundle> {
 }
 
 /// Every installed bundle: agent-env's own, then each manifest's `[provides.bundles]` in the order
-/// given; a name two packages install is qualified-only except for agent-env's own.
+/// given; a name two packages install is qualified-only except for agent-env's own. A bundle whose
+/// package needs another agent-env carries that as its problem, so it is listed as invalid and never run.
 pub fn installed(manifests: &[Manifest]) -> Vec<InstalledBundle> {
     let mut all = core_bundles();
     for manifest in manifests {
@@ -157,7 +162,9 @@ pub fn installed(manifests: &[Manifest]) -> Vec<InstalledBundle> {
         let package = manifest.canonical_name();
         for (name, entry) in bundles {
             let folder = manifest.folder().join(&entry.class);
-            let problem = if name.contains('/') {
+            let problem = if let Some(needs) = crate::compat::incompatibility(manifest) {
+                Some(format!("{package} {needs}"))
+            } else if name.contains('/') {
                 Some(format!("the bundle name '{name}' contains '/'"))
             } else if !folder.is_dir() {
                 Some(format!(

@@ -274,7 +274,7 @@ fn show(args: &ShowArgs, verbose: bool, session: &Session, term: &Terminal) -> E
     Ok(0)
 }
 
-/// `agentenv-framework>=0.1 (installed 0.1.0), …`, or that none is declared; `None` for agent-env itself.
+/// `agentenv-framework>=0.9 (installed 0.10.0), …`, or that none is declared; `None` for agent-env itself.
 fn requires_line(registry: &Registry, source: RowSource) -> Option<String> {
     let RowSource::Plugin(i) = source else {
         return match source {

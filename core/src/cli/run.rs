@@ -303,9 +303,10 @@ fn list(installed: &[InstalledBundle], home: Option<&Path>, out: &dyn Output) {
         .iter()
         .zip(&parsed)
         .map(|(b, p)| {
-            let (contents, description) = match p {
-                Ok(p) => (contents(p), p.description.clone().unwrap_or_default()),
-                Err(e) => ("invalid".to_string(), e.summary()),
+            let (contents, description) = match (&b.problem, p) {
+                (Some(problem), _) => ("invalid".to_string(), problem.clone()),
+                (None, Ok(p)) => (contents(p), p.description.clone().unwrap_or_default()),
+                (None, Err(e)) => ("invalid".to_string(), e.summary()),
             };
             [
                 b.run_name(),

@@ -10,8 +10,9 @@ use super::config_input::ConfigState;
 use super::load::Prober;
 use super::outcome::{codes, ClaimRecord, Diagnostic, Outcome, Status};
 use super::resolve::{conflicted, launch_of, Entry, Registry};
-use super::{bundle_claims, compat, config_input, config_merge, validate};
+use super::{bundle_claims, config_input, config_merge, validate};
 use crate::builtin_names;
+use crate::compat;
 use crate::discovery::Discovery;
 
 /// Which plugins a build starts.

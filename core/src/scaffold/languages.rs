@@ -17,7 +17,8 @@ pub(super) fn files(
     let sdk_text = sdk.map(|p| p.display().to_string());
     let rust_sdk = match &sdk_text {
         Some(path) => format!("agent-env-plugin-sdk = {{ path = {} }}", toml_string(path)),
-        None => "agent-env-plugin-sdk = \"0.1\"".to_string(),
+        // The Rust SDK is released with the core, under the same version.
+        None => format!("agent-env-plugin-sdk = \"{}\"", env!("CARGO_PKG_VERSION")),
     };
     let python_sdk = match sdk {
         Some(path) => format!("agent-env-plugin-sdk @ {}", file_url(path)),

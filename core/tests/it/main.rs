@@ -12,6 +12,7 @@ mod cli_root_options;
 mod config_api;
 mod config_check;
 mod config_show;
+mod contract_compat;
 mod plugin_add_folder;
 mod plugin_add_sources;
 mod plugin_discovery;
