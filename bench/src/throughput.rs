@@ -1,4 +1,4 @@
-//! Throughput: bundles of 100 and 1,000 tasks (copies of `hello`'s task) on a clean state and on a
+//! Throughput: bundles of 100, 300 and 1,000 tasks (copies of `hello`'s task) on a clean state and on a
 //! rerun, the same with a Rust plugin step and with a Python plugin step in every task, and
 //! `plugin list --json` with 20 Python plugins. Each figure gives wall time, CPU time (agent-env and
 //! every process it waited for) and peak memory, and how the per-task cost grows from 100 to 1,000.
@@ -17,7 +17,7 @@ use crate::run::{measure, Usage};
 use crate::stats::{print_line, show, Samples};
 
 /// Bundle sizes; the growth figure compares the last with the first.
-const SIZES: [usize; 2] = [100, 1000];
+const SIZES: [usize; 3] = [100, 300, 1000];
 /// Clean runs and reruns of the small bundle (the large one runs once each).
 const SMALL_RUNS: usize = 5;
 /// Python plugins started by `plugin list --json`.
@@ -79,9 +79,11 @@ pub fn run() -> Result<(), String> {
             rerun.print(&format!("{size} tasks, {}, rerun", step.label()), size);
             per_task_clean.push(clean.median_wall() / size as u32);
         }
-        if let [small, large] = per_task_clean[..] {
+        if let (Some(&small), Some(&large)) = (per_task_clean.first(), per_task_clean.last()) {
             println!(
-                "  growth 100 -> 1,000 tasks, {}: per-task wall {} -> {} ({:.2}x; 1.00x is linear)",
+                "  growth {} -> {} tasks, {}: per-task wall {} -> {} ({:.2}x; 1.00x is linear)",
+                SIZES[0],
+                SIZES[SIZES.len() - 1],
                 step.label(),
                 show(small),
                 show(large),
