@@ -48,7 +48,7 @@ pub fn run() -> Result<(), String> {
         .into_iter()
         .map(|p| PluginPackage {
             manifest: p.manifest,
-            settings: Map::new(),
+            settings: Ok(Map::new()),
         })
         .collect();
     let factory = Arc::new(HostPluginStores::new(host.clone(), packages));

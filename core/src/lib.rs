@@ -5,6 +5,7 @@ pub mod builtin_names;
 pub mod bundle;
 pub mod cli;
 pub mod clock;
+pub mod compat;
 pub mod config;
 pub mod discovery;
 pub mod environment;
@@ -15,8 +16,10 @@ pub mod registry;
 pub mod report;
 pub mod run;
 pub mod sandbox;
+pub mod scaffold;
 pub mod session;
 pub mod stores;
+pub mod verify;
 
 /// agent-env's own version, as `agent-env --version` prints it and as plugins' `requires` compare it.
 pub const VERSION: &str = env!("CARGO_PKG_VERSION");

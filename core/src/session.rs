@@ -12,8 +12,8 @@ use crate::config::configured_store::StoreSecrets;
 use crate::config::document::AlreadyRead;
 use crate::config::plugins::plugin_settings;
 use crate::config::references::SecretLookup;
+use crate::config::ConfigDocument;
 use crate::config::{configured_stores_opening_plugins, OpenPluginStores};
-use crate::config::{ConfigDocument, ConfigError};
 use crate::discovery::{discover, Discovery, SearchPath};
 use crate::environment::Environment;
 use crate::paths::Paths;
@@ -131,7 +131,7 @@ impl Session {
                 RegistryLoad::All => Loading::All(&prober),
                 RegistryLoad::ConfigNamed => Loading::ConfigNamed(&prober),
             };
-            Registry::build(discovery, config, loading)
+            Registry::build(discovery, config, loading, self.paths().home_dir())
         })
     }
 
@@ -167,27 +167,26 @@ impl Session {
         Box::new(move |doc, secrets| {
             let config = host_config.clone().map_err(|e| e.to_string())?;
             let host = Arc::new(PluginHost::new(config, Arc::new(NoServices)));
-            let packages = plugin_packages(doc, &manifests, secrets).map_err(|e| e.to_string())?;
+            let packages = plugin_packages(doc, &manifests, secrets);
             Ok(Arc::new(HostPluginStores::new(host, packages)) as Arc<dyn PluginStoreFactory>)
         })
     }
 }
 
 /// Every installed package as a possible store provider, with its `[plugins.<package>]` settings
-/// (`secret:` references resolved through `secrets`).
+/// (`secret:` references resolved through `secrets`). Settings that cannot be read fail only that
+/// package's stores.
 pub fn plugin_packages(
     doc: &ConfigDocument,
     manifests: &[Manifest],
     secrets: Option<&StoreSecrets>,
-) -> Result<Vec<PluginPackage>, ConfigError> {
+) -> Vec<PluginPackage> {
     let lookup = secrets.map(|s| s as &dyn SecretLookup);
     manifests
         .iter()
-        .map(|manifest| {
-            Ok(PluginPackage {
-                settings: plugin_settings(doc, &manifest.name, lookup)?,
-                manifest: manifest.clone(),
-            })
+        .map(|manifest| PluginPackage {
+            settings: plugin_settings(doc, &manifest.name, lookup).map_err(|e| e.to_string()),
+            manifest: manifest.clone(),
         })
         .collect()
 }

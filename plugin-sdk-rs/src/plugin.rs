@@ -24,6 +24,7 @@ use crate::contribution::Contribution;
 use crate::root_option::RootOption;
 use crate::step::TaskStep;
 use crate::store_class::StoreClass;
+use crate::typed_step::{Typed, TypedStep};
 
 type RawMethod =
     Box<dyn Fn(&StepContext<'_>, Value) -> Result<Value, RpcError> + Send + Sync + 'static>;
@@ -75,6 +76,12 @@ impl Plugin {
     pub fn task_step(mut self, step: impl TaskStep) -> Plugin {
         self.steps.push(Box::new(step));
         self
+    }
+
+    /// Provides a task step whose document is read into a type of its own (`task_steps`); see
+    /// [`TypedStep`].
+    pub fn typed_step(self, step: impl TypedStep) -> Plugin {
+        self.task_step(Typed(step))
     }
 
     /// Provides a store class (`[provides.stores]`), opened by `store.open`.

@@ -18,13 +18,17 @@ pub const MANIFEST_FILE: &str = "agent-env-plugin.toml";
 pub struct Manifest {
     /// Where it was read from.
     pub path: PathBuf,
+    /// The package name, trimmed, as written.
     pub name: String,
+    /// The package version, as written.
     pub version: String,
     /// argv as written; see [`Manifest::resolved_exec`].
     pub exec: Vec<String>,
+    /// The protocol versions the plugin speaks, `[min, max]`.
     pub protocol: ProtocolRange,
     /// Requirements on core packages, as written (package name as written → requirement text).
     pub requires: Vec<Requirement>,
+    /// The plugin's one-line description, if it gives one.
     pub description: Option<String>,
     /// group → name → entry, for the ten contribution groups.
     pub provides: BTreeMap<String, BTreeMap<String, ProvidedEntry>>,
@@ -39,13 +43,16 @@ pub struct Requirement {
     pub package: String,
     /// The requirement text as written, e.g. `>=0.1.0`.
     pub text: String,
+    /// The parsed requirement.
     pub req: semver::VersionReq,
 }
 
 /// One `[provides.<group>]` entry: a class label, optionally with a description.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct ProvidedEntry {
+    /// The class label.
     pub class: String,
+    /// What `--help` says about it, if the manifest says.
     pub description: Option<String>,
     /// Root options only: the flag takes a value, shown under this name in `--help` (`NAME`); absent
     /// for a boolean flag.
@@ -61,12 +68,15 @@ pub struct ProvidedEntry {
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 #[error("{}{}: {message}", path.display(), location(*line, *column))]
 pub struct ManifestError {
+    /// The manifest file.
     pub path: PathBuf,
     /// 1-based; `None` when the error is about the whole file.
     pub line: Option<usize>,
+    /// 1-based column of the fault, with `line`.
     pub column: Option<usize>,
     /// The dotted key at fault, when there is one.
     pub key: Option<String>,
+    /// What is wrong, as a sentence.
     pub message: String,
 }
 
@@ -369,9 +379,34 @@ impl Manifest {
     }
 }
 
-/// Parses a version requirement such as `>=0.1.0` or `>=0.9, <1`.
+/// Parses a version requirement such as `>=0.1.0` or `>=0.9, <1`. The two PEP 440 operators a plugin
+/// written for the Python original may carry are read as that original reads them: `~=0.9` is
+/// `>=0.9, <1` and `~=0.9.1` is `>=0.9.1, <0.10`; `==0.9.1` is `=0.9.1` (and `==0.9.*` is `=0.9.*`).
 pub fn parse_requirement(text: &str) -> Result<semver::VersionReq, semver::Error> {
-    semver::VersionReq::parse(text.trim())
+    let clauses: Vec<String> = text
+        .split(',')
+        .map(|clause| pep440_clause(clause.trim()))
+        .collect();
+    semver::VersionReq::parse(&clauses.join(", "))
+}
+
+/// One comma-separated clause in semver's spelling; a clause that is not PEP 440's `~=` or `==` is kept.
+fn pep440_clause(clause: &str) -> String {
+    if let Some(version) = clause.strip_prefix("~=") {
+        let version = version.trim();
+        let parts: Vec<&str> = version.split('.').collect();
+        let numbers: Option<Vec<u64>> = parts.iter().map(|p| p.parse().ok()).collect();
+        return match numbers.as_deref() {
+            Some([major, _]) => format!(">={version}, <{}", major + 1),
+            Some([major, minor, _, ..]) => format!(">={version}, <{major}.{}", minor + 1),
+            // `~=1` is not valid PEP 440 either; semver says why.
+            _ => clause.to_string(),
+        };
+    }
+    match clause.strip_prefix("==") {
+        Some(version) => format!("={}", version.trim()),
+        None => clause.to_string(),
+    }
 }
 
 fn guess_key(message: &str) -> Option<String> {
@@ -384,6 +419,25 @@ fn guess_key(message: &str) -> Option<String> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn pep440_requirements_read_as_the_original_reads_them() {
+        let matches = |req: &str, version: &str| {
+            parse_requirement(req)
+                .unwrap()
+                .matches(&semver::Version::parse(version).unwrap())
+        };
+        assert!(matches(">=0.9", "0.10.0"));
+        assert!(matches(">=0.9.1220", "0.10.0"));
+        assert!(matches("~=0.9", "0.10.0"));
+        assert!(!matches("~=0.9", "1.0.0"));
+        assert!(matches("~=0.9.1", "0.9.5"));
+        assert!(!matches("~=0.9.1", "0.10.0"));
+        assert!(matches("==0.10.0", "0.10.0"));
+        assert!(!matches("==0.9.1364", "0.10.0"));
+        assert!(matches(">=0.9, <1", "0.10.0"));
+        assert!(parse_requirement("latest please").is_err());
+    }
 
     const GOOD: &str = r#"
 [plugin]

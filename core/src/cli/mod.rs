@@ -12,6 +12,7 @@ use crate::session::Session;
 pub mod config;
 pub mod dynamic;
 pub mod failure;
+pub mod new;
 pub mod plugin;
 pub mod run;
 pub mod run_json;
@@ -19,6 +20,8 @@ pub mod run_view;
 pub mod store;
 pub mod style;
 pub mod terminal;
+pub mod up;
+pub mod verify;
 
 pub use failure::{Exit, Failure};
 pub use terminal::Terminal;
@@ -55,6 +58,8 @@ pub enum Command {
     Store(store::StoreArgs),
     /// Run a bundle's tasks and evals; with no bundle, list the installed bundles.
     Run(run::RunArgs),
+    /// Serve the explorer: a web UI and REST API over the stores and runs, on 127.0.0.1.
+    Up(up::UpArgs),
 }
 
 /// Runs the CLI over this process's arguments and environment and returns the process exit code.
@@ -106,6 +111,7 @@ pub fn dispatch(cli: Cli, session: &Session, term: &Terminal) -> Exit {
         Some(Command::Config(args)) => config::run(args, verbose, session, term),
         Some(Command::Store(args)) => store::run(args, verbose, session, term),
         Some(Command::Run(args)) => run::run(args, verbose, session, term),
+        Some(Command::Up(args)) => up::run(args, session),
         None => {
             use clap::CommandFactory;
             let _ = Cli::command().print_help();

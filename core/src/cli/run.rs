@@ -1,6 +1,7 @@
 //! `agent-env run [BUNDLE] [--task NAME]... [--eval NAME]... [--keep] [--dry-run] ...`: run a bundle's
 //! tasks and evals; with no BUNDLE, list the installed bundles.
 
+use std::path::Path;
 use std::sync::Arc;
 
 use serde_json::{json, Map, Value};
@@ -104,10 +105,14 @@ pub fn run(args: RunArgs, verbose: bool, session: &Session, term: &Terminal) -> 
             return Err(Failure::new("these options need a BUNDLE: agent-env run BUNDLE [OPTIONS] (agent-env run with no BUNDLE lists the installed bundles)").with_code(2));
         }
         let installed = bundle::installed(&session.manifests());
+        let home = session.paths().home_dir();
         if args.json {
-            term.print(&format!("{}\n", pretty(&list_json(&installed))));
+            term.print(&format!(
+                "{}\n",
+                pretty(&list_json(&installed, home.as_deref()))
+            ));
         } else {
-            list(&installed, term);
+            list(&installed, home.as_deref(), term);
         }
         return Ok(0);
     };
@@ -128,6 +133,9 @@ pub fn run(args: RunArgs, verbose: bool, session: &Session, term: &Terminal) -> 
         keep: args.keep,
         dry_run: args.dry_run,
         on_second_signal: Some(exit_on_second_signal),
+        cancel: None,
+        run_group_id: None,
+        context_metadata: Map::new(),
     };
     // A dry run writes nothing, a log included.
     let log = (!request.dry_run).then(|| Arc::new(RunLog::new(&session.paths().run_logs_dir())));
@@ -242,11 +250,11 @@ fn pretty(value: &impl serde::Serialize) -> String {
 }
 
 /// `agent-env run --json` with no BUNDLE: the installed bundles.
-fn list_json(installed: &[InstalledBundle]) -> Value {
+fn list_json(installed: &[InstalledBundle], home: Option<&Path>) -> Value {
     let bundles: Vec<Value> = installed
         .iter()
         .map(|b| {
-            let parsed = b.parse();
+            let parsed = b.parse(home);
             let (tasks, evals, description, aliases, problem) = match &parsed {
                 Ok(p) => (
                     json!(p.tasks.iter().map(|t| t.name.clone()).collect::<Vec<_>>()),
@@ -271,7 +279,7 @@ fn list_json(installed: &[InstalledBundle]) -> Value {
                 "name": b.run_name(),
                 "package": b.package,
                 "package_version": b.package_version,
-                "folder": b.folder_display(),
+                "folder": b.folder_display(home),
                 "description": description,
                 "tasks": tasks,
                 "evals": evals,
@@ -284,20 +292,21 @@ fn list_json(installed: &[InstalledBundle]) -> Value {
 }
 
 /// `agent-env run` with no BUNDLE.
-fn list(installed: &[InstalledBundle], out: &dyn Output) {
+fn list(installed: &[InstalledBundle], home: Option<&Path>, out: &dyn Output) {
     if installed.is_empty() {
         out.line("No bundles are installed. agent-env run PATH runs a folder.");
         return;
     }
     let parsed: Vec<Result<crate::bundle::Bundle, BundleError>> =
-        installed.iter().map(InstalledBundle::parse).collect();
+        installed.iter().map(|b| b.parse(home)).collect();
     let rows: Vec<[String; 4]> = installed
         .iter()
         .zip(&parsed)
         .map(|(b, p)| {
-            let (contents, description) = match p {
-                Ok(p) => (contents(p), p.description.clone().unwrap_or_default()),
-                Err(e) => ("invalid".to_string(), e.summary()),
+            let (contents, description) = match (&b.problem, p) {
+                (Some(problem), _) => ("invalid".to_string(), problem.clone()),
+                (None, Ok(p)) => (contents(p), p.description.clone().unwrap_or_default()),
+                (None, Err(e)) => ("invalid".to_string(), e.summary()),
             };
             [
                 b.run_name(),
@@ -333,7 +342,7 @@ fn list(installed: &[InstalledBundle], out: &dyn Output) {
     out.line(&line(header));
     for ((b, row), parsed) in installed.iter().zip(&rows).zip(&parsed) {
         out.line(&line([&row[0], &row[1], &row[2], &row[3]]));
-        let mut folder = format!("  {}", b.folder_display());
+        let mut folder = format!("  {}", b.folder_display(home));
         if let Ok(parsed) = parsed {
             let aliases: Vec<String> = parsed
                 .aliases

@@ -8,13 +8,14 @@
 //! - [`outcome`]: what became of each claim; `resolve`: the built registries and their answers.
 //! - `precedence`: the build itself, claim by claim in precedence order; `bundle_claims` checks the
 //!   bundles plugins install, `config_merge` lets config release or refuse names.
-//! - [`load`] and [`host_prober`]: starting plugins to read their handshakes; [`validate`] and
-//!   [`compat`]: what a handshake and a manifest's requirements must satisfy.
+//! - [`load`] and [`host_prober`]: starting plugins to read their handshakes; [`validate`]: what a
+//!   handshake must satisfy ([`crate::compat`] checks a manifest's requirements, before any of this).
+
+use std::path::PathBuf;
 
 use crate::discovery::Discovery;
 
 mod bundle_claims;
-pub mod compat;
 pub mod config_input;
 mod config_merge;
 pub mod host_prober;
@@ -27,6 +28,7 @@ pub mod validate;
 #[cfg(test)]
 mod tests;
 
+pub use crate::compat;
 pub use config_input::ConfigState;
 pub use load::{Launch, LoadFailure, Probe, Prober, ProcessDiagnosis};
 pub use outcome::{ClaimRecord, Outcome};
@@ -34,8 +36,13 @@ pub use precedence::{root_flag, Loading};
 pub use resolve::{claim_label, launch_of, Registry, RegistryError, Resolved};
 
 impl Registry {
-    /// Builds every registry.
-    pub fn build(discovery: Discovery, config: ConfigState, loading: Loading<'_>) -> Registry {
-        precedence::build(discovery, config, loading)
+    /// Builds every registry; `home` is the home folder the bundle claims' messages show as `~`.
+    pub fn build(
+        discovery: Discovery,
+        config: ConfigState,
+        loading: Loading<'_>,
+        home: Option<PathBuf>,
+    ) -> Registry {
+        precedence::build(discovery, config, loading, home)
     }
 }

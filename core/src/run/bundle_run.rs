@@ -8,6 +8,7 @@ use std::sync::Arc;
 use agent_env_protocol::names::canonical_name;
 use serde_json::{Map, Value};
 
+use super::cancel::Cancel;
 use super::events::{NoObserver, RunObserver};
 use super::executor::NoPlugins;
 use super::local_stores::{self, LocalStores};
@@ -47,6 +48,14 @@ pub struct RunRequest {
     /// What a second SIGINT or SIGTERM does while the first one's teardown runs (the CLI exits with
     /// 128 + the signal); with none, the teardown goes on.
     pub on_second_signal: Option<fn(i32)>,
+    /// The caller's own cancel handle (the explorer cancels a run it started through it). With one,
+    /// the run watches no signals: the caller decides what cancels it.
+    pub cancel: Option<Arc<Cancel>>,
+    /// The run group id the run's instances record; with none, a fresh `run-<suffix>`.
+    pub run_group_id: Option<String>,
+    /// Entries every task's `context.metadata` starts with (a `seed` whose values fill the steps'
+    /// `<key>` tokens; the explorer's workflow id).
+    pub context_metadata: Map<String, Value>,
 }
 
 /// Finds, checks, plans and runs the requested bundle; nobody watches its events.
@@ -74,10 +83,12 @@ pub fn run_bundle_observed(
     } else {
         bundle::installed(&session.manifests())
     };
-    let target = bundle::resolve(&request.bundle, &installed)?;
+    let home = session.paths().home_dir();
+    let home = home.as_deref();
+    let target = bundle::resolve(&request.bundle, &installed, home)?;
     let (parsed, folder) = match &target {
-        Target::Folder(path) => (bundle::parse(path), Some(path.clone())),
-        Target::Installed(b) => (b.parse(), None),
+        Target::Folder(path) => (bundle::parse(path, home), Some(path.clone())),
+        Target::Installed(b) => (b.parse(home), None),
     };
     let parsed = parsed?;
     let tree = match (&target, &folder) {
@@ -120,6 +131,9 @@ pub fn run_bundle_observed(
         user_overrides: request.user_overrides.clone(),
         sandbox_provider,
         on_second_signal: request.on_second_signal,
+        cancel: request.cancel.clone(),
+        run_group_id: request.run_group_id.clone(),
+        context_metadata: request.context_metadata.clone(),
         observer,
         places: Places {
             locks_dir: session.paths().locks_dir(),
@@ -163,16 +177,25 @@ fn start_plugin_steps(
     }
     let steps = PluginSteps::new(stores, session, observer).map_err(BundleError::one)?;
     let mut problems = Vec::new();
+    let mut unsettled = Vec::new();
     for (_, _, package) in &plugin_steps {
         let Some(found) = session.discovery().find(&canonical_name(package)) else {
             continue;
         };
-        match steps.settings(session.config(), package) {
+        match steps.settings(session, package) {
             Ok(settings) => steps.add(&found.manifest, settings),
-            Err(e) => problems.push(e.to_string()),
+            Err(e) if !unsettled.contains(package) => {
+                problems.push(e.to_string());
+                unsettled.push(*package);
+            }
+            Err(_) => {}
         }
     }
-    for (path, step, package) in &plugin_steps {
+    // A plugin whose settings could not be read does not start: its problem is said once, above.
+    for (path, step, package) in plugin_steps
+        .iter()
+        .filter(|(_, _, p)| !unsettled.contains(p))
+    {
         if let Err(why) = steps.preflight(package, step.type_name(), &step.spec) {
             problems.push(format!(
                 "{}/{path}: step '{}' ({}) from the plugin {package}: {why}",

@@ -51,6 +51,12 @@ pub struct RunOptions {
     pub places: materialize::Places,
     /// Called with a second SIGINT or SIGTERM (the first cancels the run); the caller decides.
     pub on_second_signal: Option<fn(i32)>,
+    /// A cancel handle the caller keeps; with one, no signal is watched (see [`RunRequest::cancel`]).
+    pub cancel: Option<Arc<Cancel>>,
+    /// The run group id; with none, a fresh `run-<suffix>`.
+    pub run_group_id: Option<String>,
+    /// Entries every task's `context.metadata` starts with (see [`RunRequest::context_metadata`]).
+    pub context_metadata: Map<String, Value>,
     /// Who watches the run's events.
     pub observer: Arc<dyn RunObserver>,
 }
@@ -99,10 +105,19 @@ pub fn execute(
         out.line(DRY_RUN_LINE);
         return Ok(RunStatus::DryRun);
     }
-    let cancel = Cancel::new();
-    cancel::watch_signals(cancel.clone(), options.on_second_signal)
-        .map_err(RunError::WatchSignals)?;
-    let run_group_id = format!("run-{}", crate::sandbox::random_suffix(12));
+    let cancel = match &options.cancel {
+        Some(cancel) => cancel.clone(),
+        None => {
+            let cancel = Cancel::new();
+            cancel::watch_signals(cancel.clone(), options.on_second_signal)
+                .map_err(RunError::WatchSignals)?;
+            cancel
+        }
+    };
+    let run_group_id = options
+        .run_group_id
+        .clone()
+        .unwrap_or_else(|| format!("run-{}", crate::sandbox::random_suffix(12)));
     let run_started = std::time::Instant::now();
     options.observer.event(&RunEvent::RunStarted {
         run_group_id: run_group_id.clone(),
@@ -133,6 +148,7 @@ pub fn execute(
         out,
         run_group_id: &run_group_id,
         user_overrides: &options.user_overrides,
+        context_metadata: &options.context_metadata,
         provider: &provider,
         keep: options.keep,
         observer: options.observer.as_ref(),

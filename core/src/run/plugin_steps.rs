@@ -17,8 +17,8 @@ use agent_env_protocol::methods::{
 use agent_env_protocol::names::canonical_name;
 use serde_json::{Map, Value};
 
-use crate::config::configured_store::LazySecrets;
-use crate::config::{ConfigDocument, ConfigError};
+use crate::config::configured_store::SetSecrets;
+use crate::config::ConfigError;
 use crate::run::builtin_steps::StepError;
 use crate::run::cancel::Cancel;
 use crate::run::events::{PluginStream, RunEvent, RunObserver, StepRef};
@@ -28,8 +28,9 @@ use crate::session::Session;
 use crate::stores::{AnyStore, HostStoreDispatcher, StoreKind, StoreSet};
 use agent_env_host::{HostError, HostServices, PluginHost, SpawnSpec};
 
-/// How long one `execute` may take when the step names no `timeout_seconds`.
-pub const DEFAULT_STEP_TIMEOUT: Duration = Duration::from_secs(6 * 3600);
+/// How long the host waits past a step's own `timeout_seconds` before it gives up on `execute`: time
+/// for the plugin to notice its deadline and answer with its own error, never more.
+pub const STEP_TIMEOUT_GRACE: Duration = Duration::from_secs(2);
 
 /// What the host answers a plugin during a run, and where the plugin's progress and output go.
 struct RunServices {
@@ -152,14 +153,15 @@ impl PluginSteps {
     }
 
     /// `package`'s `[plugins.<package>]` settings, `secret:` references resolved through the
-    /// configured secret store (built only when a reference needs it).
+    /// session's configured secret store (built only when a reference needs it; a plugin's store
+    /// opens in its plugin).
     pub fn settings(
         &self,
-        doc: &ConfigDocument,
+        session: &Session,
         package: &str,
     ) -> Result<Map<String, Value>, ConfigError> {
-        let secrets = LazySecrets::new(doc, None);
-        crate::config::plugins::plugin_settings(doc, package, Some(&secrets))
+        let secrets = SetSecrets(session.stores());
+        crate::config::plugins::plugin_settings(session.config(), package, Some(&secrets))
     }
 
     /// Makes `manifest`'s plugin startable, with its `[plugins.<package>]` settings.
@@ -253,12 +255,7 @@ impl PluginSteps {
     ) -> Result<Map<String, Value>, StepError> {
         let spec = self.spec(package)?;
         let process = self.host.connect(&spec).map_err(|e| host_failure(&e))?;
-        let timeout = step
-            .get("timeout_seconds")
-            .and_then(Value::as_f64)
-            .filter(|s| *s > 0.0)
-            .map(|s| Duration::from_secs_f64(s + 30.0))
-            .unwrap_or(DEFAULT_STEP_TIMEOUT);
+        let step_timeout = step_timeout(step);
         let params = ExecuteParams {
             type_name: type_name.to_string(),
             step: step.clone(),
@@ -273,7 +270,13 @@ impl PluginSteps {
                 running.stop();
             });
         });
-        match process.call_with_timeout(EXECUTE, params, timeout) {
+        let answer = match step_timeout {
+            // The step's own limit, not the host's call timeout.
+            Some(limit) => process.call_with_timeout(EXECUTE, params, limit + STEP_TIMEOUT_GRACE),
+            // No limit of its own: the host's call timeout (`AGENT_ENV_PLUGIN_CALL_TIMEOUT`).
+            None => process.call(EXECUTE, params),
+        };
+        match answer {
             Ok(answer) => {
                 let result: ExecuteResult = serde_json::from_value(answer).map_err(|e| {
                     StepError::new(
@@ -286,10 +289,36 @@ impl PluginSteps {
             Err(_) if cancel.is_cancelled() => Err(StepError::cancelled()),
             Err(error) => {
                 self.host.note_failure(package, &error);
-                Err(host_failure(&error))
+                match (step_timeout, &error) {
+                    (Some(limit), HostError::CallTimeout { .. }) => {
+                        Err(step_timed_out(package, type_name, limit, &error))
+                    }
+                    _ => Err(host_failure(&error)),
+                }
             }
         }
     }
+}
+
+/// The step's own `timeout_seconds`, when it names a positive number.
+fn step_timeout(step: &Map<String, Value>) -> Option<Duration> {
+    step.get("timeout_seconds")
+        .and_then(Value::as_f64)
+        .filter(|s| s.is_finite() && *s > 0.0 && *s < 1e9)
+        .map(Duration::from_secs_f64)
+}
+
+/// A step that ran past its own `timeout_seconds`: the limit to raise is the step's, not the host's.
+fn step_timed_out(package: &str, type_name: &str, limit: Duration, error: &HostError) -> StepError {
+    let mut e = StepError::new(
+        "PluginError",
+        format!(
+            "the {type_name} step of plugin {package} did not finish within its timeout_seconds ({} s) and was cancelled; raise timeout_seconds in the task if it is just slow",
+            limit.as_secs_f64()
+        ),
+    );
+    e.detail = Some(error.to_string());
+    e
 }
 
 /// A step failure from a host error: a `step-failed` answer keeps the plugin's own error type and

@@ -32,6 +32,8 @@ pub struct RunShared<'a> {
     pub out: &'a dyn Output,
     pub run_group_id: &'a str,
     pub user_overrides: &'a Map<String, Value>,
+    /// Entries every context's metadata starts with.
+    pub context_metadata: &'a Map<String, Value>,
     pub provider: &'a (dyn Fn() -> Box<dyn SandboxProvider> + Sync),
     pub keep: bool,
     /// Who watches the run's events.
@@ -85,6 +87,9 @@ pub fn run_task(planned: &PlannedTask<'_>, version: i64, shared: &RunShared<'_>)
         instance_id: Some(instance_id.clone()),
         ..TaskStepContext::default()
     };
+    for (key, value) in shared.context_metadata {
+        context.metadata.insert(key.clone(), value.clone());
+    }
     context
         .metadata
         .insert("run_group_id".into(), json!(shared.run_group_id));
@@ -486,6 +491,8 @@ impl<'a> Recorder<'a> {
             "task_version": version,
             "total_steps": total,
             "created_at_utc": clock::minute_now(),
+            // To the microsecond, so runs of the same minute keep their order in a list.
+            "started_at_utc": clock::iso_now(),
             "rev": 0,
             "run_generation": 0,
             "rerecorded_steps": [],

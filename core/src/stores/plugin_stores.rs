@@ -21,8 +21,9 @@ use agent_env_store::StoreKind;
 #[derive(Debug, Clone)]
 pub struct PluginPackage {
     pub manifest: Manifest,
-    /// Its `[plugins.<package>]` settings, references resolved, sent in `initialize`.
-    pub settings: Map<String, Value>,
+    /// Its `[plugins.<package>]` settings, references resolved, sent in `initialize`; or why they
+    /// could not be read, which fails only this package's stores.
+    pub settings: Result<Map<String, Value>, String>,
 }
 
 /// Opens plugin stores in child processes of one [`PluginHost`].
@@ -87,7 +88,8 @@ impl PluginStoreFactory for HostPluginStores {
                 )))
             }
         }
-        let spec = SpawnSpec::from_manifest(&found.manifest, found.settings.clone());
+        let settings = found.settings.clone().map_err(StoreError::Config)?;
+        let spec = SpawnSpec::from_manifest(&found.manifest, settings);
         let process = self.host.connect(&spec).map_err(from_host_error)?;
         let params = StoreOpenParams {
             kind: kind.as_str().to_string(),

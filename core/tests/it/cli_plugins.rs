@@ -63,7 +63,7 @@ fn version_and_core_commands_ignore_plugin_manifests() {
             .args(["rev-parse", "--short=12", "HEAD"])
             .current_dir(env!("CARGO_MANIFEST_DIR"))
             .output();
-        if let Ok(head) = head.as_ref().filter(|h| h.status.success()) {
+        if let Some(head) = head.ok().filter(|h| h.status.success()) {
             let hash = String::from_utf8_lossy(&head.stdout).trim().to_string();
             assert!(lines[0].contains(&format!(" ({hash} ")), "{text} vs {hash}");
         }

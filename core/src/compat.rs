@@ -19,7 +19,7 @@ pub fn installed_version(canonical_package: &str) -> Option<String> {
 }
 
 /// Why the manifest's requirements exclude this agent-env, as the report says it:
-/// `needs agentenv-framework>=1.0 (installed: 0.1.0); agentenv-framework-protocol<1 (installed: 1.0.0)`.
+/// `needs agentenv-framework>=1.0 (installed: 0.10.0); agentenv-framework-protocol<1 (installed: 1.0.0)`.
 /// `None` when every requirement is met.
 pub fn incompatibility(manifest: &Manifest) -> Option<String> {
     let unmet = unmet(manifest);
