@@ -10,7 +10,9 @@ cd "$(dirname "$0")/.."
 root=$PWD
 out="$root/target/go-plugin"
 export GOTOOLCHAIN=local
+# staticcheck 2026.2.2 is published as the module version v0.8.2 of honnef.co/go/tools.
 staticcheck_version=2026.2.2
+staticcheck_module_version=v0.8.2
 
 build_only=false
 case "${1:-}" in
@@ -63,8 +65,8 @@ gobin="${gobin:-$(go env GOPATH)/bin}"
 staticcheck="$gobin/staticcheck"
 if [ ! -x "$staticcheck" ] || ! "$staticcheck" -version | grep -q "staticcheck $staticcheck_version "; then
   echo "installing staticcheck $staticcheck_version into $gobin" >&2
-  if ! GOTOOLCHAIN=auto go install "honnef.co/go/tools/cmd/staticcheck@$staticcheck_version"; then
-    echo "scripts/test-go.sh: cannot install staticcheck (go install honnef.co/go/tools/cmd/staticcheck@$staticcheck_version);" \
+  if ! GOTOOLCHAIN=auto go install "honnef.co/go/tools/cmd/staticcheck@$staticcheck_module_version"; then
+    echo "scripts/test-go.sh: cannot install staticcheck (go install honnef.co/go/tools/cmd/staticcheck@$staticcheck_module_version);" \
       "it needs the Go module proxy once, then it is cached in $gobin" >&2
     exit 1
   fi

@@ -13,6 +13,29 @@ use std::process::Command;
 const RUNS: &str = "30";
 
 pub fn run() -> Result<(), String> {
+    let (python, src) = sdk_python()?;
+    let repo = repo_root()?;
+    let output = Command::new(&python)
+        .arg(repo.join("plugin-sdk-py").join("bench").join("startup.py"))
+        .arg("--python")
+        .arg(&python)
+        .args(["--runs", RUNS])
+        .env("PYTHONPATH", &src)
+        .output()
+        .map_err(|e| format!("cannot run {}: {e}", python.display()))?;
+    if !output.status.success() {
+        return Err(format!(
+            "plugin-sdk-py/bench/startup.py failed: {}",
+            String::from_utf8_lossy(&output.stderr).trim()
+        ));
+    }
+    print!("{}", String::from_utf8_lossy(&output.stdout));
+    Ok(())
+}
+
+/// The bench's plain venv interpreter, and the Python SDK's source folder compiled for it (what a
+/// plugin puts on `sys.path` to import `agent_env_plugin` as an installed copy would).
+pub fn sdk_python() -> Result<(PathBuf, PathBuf), String> {
     let repo = repo_root()?;
     let venv = repo.join("target").join("py-bench-venv");
     let python = venv.join("bin").join("python");
@@ -41,26 +64,11 @@ pub fn run() -> Result<(), String> {
     if !compiled.success() {
         return Err(format!("python -m compileall {} failed", src.display()));
     }
-    let output = Command::new(&python)
-        .arg(repo.join("plugin-sdk-py").join("bench").join("startup.py"))
-        .arg("--python")
-        .arg(&python)
-        .args(["--runs", RUNS])
-        .env("PYTHONPATH", &src)
-        .output()
-        .map_err(|e| format!("cannot run {}: {e}", python.display()))?;
-    if !output.status.success() {
-        return Err(format!(
-            "plugin-sdk-py/bench/startup.py failed: {}",
-            String::from_utf8_lossy(&output.stderr).trim()
-        ));
-    }
-    print!("{}", String::from_utf8_lossy(&output.stdout));
-    Ok(())
+    Ok((python, src))
 }
 
 /// The workspace root: the folder above this crate's.
-fn repo_root() -> Result<PathBuf, String> {
+pub fn repo_root() -> Result<PathBuf, String> {
     Path::new(env!("CARGO_MANIFEST_DIR"))
         .parent()
         .map(Path::to_path_buf)

@@ -3,7 +3,7 @@
 
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
-use std::time::Instant;
+use std::time::{Duration, Instant};
 
 use crate::proc::{build, Scratch};
 use crate::stats::{print_line as report, Samples};
@@ -85,11 +85,24 @@ fn env(root: &Path, state: &Path) -> Vec<(String, String)> {
 }
 
 /// Runs agent-env once; returns the process's peak resident set in KiB (its own, from `wait4`).
+fn run_once(exe: &Path, args: &[&str], env: &[(String, String)]) -> Result<i64, String> {
+    measure(exe, args, env).map(|usage| usage.peak_rss_kib)
+}
+
+/// What one process cost, from `wait4`: peak resident set (its own) and CPU time (its own and that of
+/// the children it waited for: the plugins and shells a run starts).
+#[derive(Debug, Clone, Copy)]
+pub struct Usage {
+    pub peak_rss_kib: i64,
+    pub cpu: Duration,
+}
+
+/// Runs `exe ARGS` once with exactly `env`, in `$HOME`, output discarded; fails unless it exits 0.
 ///
 /// Linux carries a parent's peak RSS into a child it forks (the child's count starts from the shared
 /// pages, and exec keeps the larger figure), so a child of this long-running bench would report the
 /// bench's own peak. A fresh probe process (this binary, re-executed small) starts agent-env instead.
-fn run_once(exe: &Path, args: &[&str], env: &[(String, String)]) -> Result<i64, String> {
+pub fn measure(exe: &Path, args: &[&str], env: &[(String, String)]) -> Result<Usage, String> {
     let home = env
         .iter()
         .find(|(k, _)| k == "HOME")
@@ -117,15 +130,22 @@ fn run_once(exe: &Path, args: &[&str], env: &[(String, String)]) -> Result<i64, 
         .next()
         .and_then(|w| w.parse().ok())
         .ok_or("the probe gave no RSS")?;
+    let cpu_us: u64 = words
+        .next()
+        .and_then(|w| w.parse().ok())
+        .ok_or("the probe gave no CPU time")?;
     if code == 0 {
-        Ok(rss_kib)
+        Ok(Usage {
+            peak_rss_kib: rss_kib,
+            cpu: Duration::from_micros(cpu_us),
+        })
     } else {
         Err(format!("agent-env {args:?} exited with {code}"))
     }
 }
 
 /// The argument that makes this binary the peak-RSS probe: `--peak-rss-probe EXE ARGS…` runs EXE with
-/// its output discarded and prints `<exit code> <peak RSS KiB>`.
+/// its output discarded and prints `<exit code> <peak RSS KiB> <CPU µs, user + system>`.
 pub const PEAK_RSS_PROBE: &str = "--peak-rss-probe";
 
 /// The probe's body (see [`PEAK_RSS_PROBE`]).
@@ -147,8 +167,8 @@ pub fn peak_rss_probe(argv: &[String]) -> i32 {
         }
     };
     match wait_with_rusage(child.id() as i32) {
-        Ok((code, rss)) => {
-            println!("{code} {rss}");
+        Ok((code, rss, cpu_us)) => {
+            println!("{code} {rss} {cpu_us}");
             0
         }
         Err(e) => {
@@ -158,8 +178,9 @@ pub fn peak_rss_probe(argv: &[String]) -> i32 {
     }
 }
 
-/// Reaps `pid` with `wait4`, returning its exit code (128+signal when killed) and peak RSS in KiB.
-fn wait_with_rusage(pid: i32) -> Result<(i32, i64), String> {
+/// Reaps `pid` with `wait4`, returning its exit code (128+signal when killed), peak RSS in KiB and
+/// CPU time in µs (user + system, with the children it waited for).
+fn wait_with_rusage(pid: i32) -> Result<(i32, i64, u64), String> {
     // SAFETY: wait4 writes the status and rusage we pass; the pid is our own child, not yet reaped.
     unsafe {
         let mut status: libc::c_int = 0;
@@ -172,7 +193,12 @@ fn wait_with_rusage(pid: i32) -> Result<(i32, i64), String> {
         } else {
             128 + libc::WTERMSIG(status)
         };
-        Ok((code, usage.ru_maxrss))
+        let micros = |t: libc::timeval| (t.tv_sec as u64) * 1_000_000 + t.tv_usec as u64;
+        Ok((
+            code,
+            usage.ru_maxrss,
+            micros(usage.ru_utime) + micros(usage.ru_stime),
+        ))
     }
 }
 

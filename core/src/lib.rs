@@ -16,8 +16,34 @@ pub mod registry;
 pub mod report;
 pub mod run;
 pub mod sandbox;
+pub mod scaffold;
 pub mod session;
 pub mod stores;
+pub mod verify;
 
 /// agent-env's own version, as `agent-env --version` prints it and as plugins' `requires` compare it.
 pub const VERSION: &str = env!("CARGO_PKG_VERSION");
+
+/// The commit this binary was built from and its date (`1a2b3c4d5e6f 2026-12-03`); empty when the
+/// build had neither git nor `AGENT_ENV_BUILD_COMMIT`.
+pub const COMMIT: &str = env!("AGENT_ENV_COMMIT");
+
+/// What `agent-env --version` prints: the version and commit, then the protocol versions spoken.
+pub fn version_text() -> String {
+    let range = agent_env_protocol::version::ProtocolRange::ours();
+    let protocol = if range.min == range.max {
+        format!("{}", range.max)
+    } else {
+        format!("{} (accepts {}-{})", range.max, range.min, range.max)
+    };
+    let commit = if COMMIT.is_empty() {
+        String::new()
+    } else {
+        format!(" ({COMMIT})")
+    };
+    format!(
+        "agent-env {VERSION}{commit}
+protocol {protocol}
+"
+    )
+}

@@ -1,9 +1,10 @@
 //! Where agent-env keeps things: the state root, the plugins directory, the local sandbox folder.
 //! Computing a path creates nothing.
 //!
-//! [`Paths`] computes them from an invocation's [`Environment`]. The two free functions read `HOME`
-//! from the process environment for the bundle layer, which is not handed one yet (`~` in a bundle
-//! argument, bundle folders shown as `~/…`, folder bundles' id roots); new code takes a [`Paths`].
+//! [`Paths`] computes them from an invocation's [`Environment`]. The layers below the session that
+//! need the home folder (the bundle layer: `~` in a bundle argument, folders shown as `~/…`, folder
+//! bundles' id roots) are handed it as a path and use [`tilde_in`]; nothing here reads the process
+//! environment.
 
 use std::path::{Path, PathBuf};
 
@@ -45,6 +46,11 @@ impl<'a> Paths<'a> {
         self.home_dir()
             .unwrap_or_else(|| PathBuf::from("/"))
             .join(".local/state/agent-env")
+    }
+
+    /// `<state root>/logs`: one log file a run.
+    pub fn run_logs_dir(&self) -> PathBuf {
+        self.state_root().join("logs")
     }
 
     /// `$XDG_DATA_HOME/agent-env`, else `~/.local/share/agent-env`.
@@ -91,25 +97,14 @@ impl<'a> Paths<'a> {
 
     /// Shows a path with the home directory as `~`.
     pub fn tilde(&self, path: &Path) -> String {
-        if let Some(home) = self.home_dir() {
-            if let Ok(rest) = path.strip_prefix(&home) {
-                return format!("~/{}", rest.display());
-            }
-        }
-        path.display().to_string()
+        tilde_in(path, self.home_dir().as_deref())
     }
 }
 
-fn with_process<T>(f: impl FnOnce(Paths<'_>) -> T) -> T {
-    f(Paths::new(&Environment::from_process()))
-}
-
-/// [`Paths::home_dir`] of the process environment.
-pub fn home_dir() -> Option<PathBuf> {
-    with_process(|p| p.home_dir())
-}
-
-/// [`Paths::tilde`] in the process environment.
-pub fn tilde(path: &Path) -> String {
-    with_process(|p| p.tilde(path))
+/// `path` with the home folder `home` shown as `~` (`~/work/b`), else as it is.
+pub fn tilde_in(path: &Path, home: Option<&Path>) -> String {
+    if let Some(rest) = home.and_then(|h| path.strip_prefix(h).ok()) {
+        return format!("~/{}", rest.display());
+    }
+    path.display().to_string()
 }

@@ -12,8 +12,8 @@ use crate::config::configured_store::StoreSecrets;
 use crate::config::document::AlreadyRead;
 use crate::config::plugins::plugin_settings;
 use crate::config::references::SecretLookup;
-use crate::config::{configured_stores_opening_plugins, OpenPluginStores};
 use crate::config::ConfigDocument;
+use crate::config::{configured_stores_opening_plugins, OpenPluginStores};
 use crate::discovery::{discover, Discovery, SearchPath};
 use crate::environment::Environment;
 use crate::paths::Paths;
@@ -131,7 +131,7 @@ impl Session {
                 RegistryLoad::All => Loading::All(&prober),
                 RegistryLoad::ConfigNamed => Loading::ConfigNamed(&prober),
             };
-            Registry::build(discovery, config, loading)
+            Registry::build(discovery, config, loading, self.paths().home_dir())
         })
     }
 
@@ -174,7 +174,7 @@ impl Session {
 }
 
 /// Every installed package as a possible store provider, with its `[plugins.<package>]` settings
-/// (`secret:` references resolved through `secrets`). A table that can't be read fails only that
+/// (`secret:` references resolved through `secrets`). Settings that cannot be read fail only that
 /// package's stores.
 pub fn plugin_packages(
     doc: &ConfigDocument,
@@ -185,8 +185,7 @@ pub fn plugin_packages(
     manifests
         .iter()
         .map(|manifest| PluginPackage {
-            settings: plugin_settings(doc, &manifest.name, lookup)
-                .map_err(|e| format!("ConfigError: {e}")),
+            settings: plugin_settings(doc, &manifest.name, lookup).map_err(|e| e.to_string()),
             manifest: manifest.clone(),
         })
         .collect()

@@ -76,6 +76,51 @@ pub(crate) fn snapshot(root: i32) -> Vec<Descendant> {
     ProcessTable::read().descendants_of(root)
 }
 
+/// The processes of `snapshot` that still run (the same process: same start time, not a zombie).
+pub(crate) fn still_running(snapshot: &[Descendant]) -> Vec<i32> {
+    snapshot
+        .iter()
+        .filter(
+            |d| matches!(stat(d.pid), Some((_, start, state)) if start == d.start && state != 'Z'),
+        )
+        .map(|d| d.pid)
+        .collect()
+}
+
+/// The live (not zombie) members of process group `group`, as `/proc` shows them now.
+pub(crate) fn group_members(group: i32) -> Vec<i32> {
+    let Ok(dir) = fs::read_dir("/proc") else {
+        return Vec::new();
+    };
+    dir.filter_map(|e| e.ok()?.file_name().to_str()?.parse::<i32>().ok())
+        .filter(|&pid| matches!(process_group(pid), Some((pgrp, state)) if pgrp == group && state != 'Z'))
+        .collect()
+}
+
+/// The process group and state of `pid`, from `/proc/<pid>/stat` (field 5).
+fn process_group(pid: i32) -> Option<(i32, char)> {
+    let text = fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
+    let rest = text.get(text.rfind(')')? + 2..)?;
+    let fields: Vec<&str> = rest.split_whitespace().collect();
+    let state = fields.first()?.chars().next()?;
+    Some((fields.get(2)?.parse().ok()?, state))
+}
+
+/// The command line of `pid`, for messages (`(unknown)` once it is gone).
+pub(crate) fn command_line(pid: i32) -> String {
+    let raw = fs::read(format!("/proc/{pid}/cmdline")).unwrap_or_default();
+    let text: Vec<String> = raw
+        .split(|b| *b == 0)
+        .filter(|part| !part.is_empty())
+        .map(|part| String::from_utf8_lossy(part).into_owned())
+        .collect();
+    if text.is_empty() {
+        "(unknown)".into()
+    } else {
+        text.join(" ")
+    }
+}
+
 /// Kills every process of `snapshot` that still runs (the same process: same start time), and reaps
 /// those handed to agent-env, waiting at most `timeout` for them to go.
 pub(crate) fn kill_all(snapshot: &[Descendant], timeout: Duration) {

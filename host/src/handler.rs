@@ -46,14 +46,15 @@ impl Handler for HostHandler {
                 }
             }
             LOG => {
+                let level = params
+                    .get("level")
+                    .and_then(Value::as_str)
+                    .unwrap_or("info");
+                let message = params.get("message").and_then(Value::as_str).unwrap_or("");
                 if let Some(tail) = &self.log {
-                    let level = params
-                        .get("level")
-                        .and_then(Value::as_str)
-                        .unwrap_or("info");
-                    let message = params.get("message").and_then(Value::as_str).unwrap_or("");
                     tail.push(format!("[{level}] {message}\n").as_bytes());
                 }
+                self.services.log(&self.package, level, message);
             }
             _ => {}
         }

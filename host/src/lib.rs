@@ -21,6 +21,7 @@
 //! - `stderr.rs`: [`StderrTail`], the bounded tail of a child's stderr.
 //! - `error.rs`: [`HostError`], the failure codes of `docs/protocol.md` ("Failure codes").
 //! - `diagnosis.rs`: [`Diagnosis`], what `agent-env plugin show` says about a process.
+//! - `verify/`: the protocol kit, [`verify::verify`], behind `agent-env plugin verify`.
 
 mod config;
 mod descendants;
@@ -34,6 +35,7 @@ mod services;
 mod spawn;
 mod spec;
 mod stderr;
+pub mod verify;
 
 pub use config::{
     HostConfig, HostConfigError, CALL_TIMEOUT_VAR, HANDSHAKE_TIMEOUT_VAR, START_TIMEOUT_VAR,

@@ -195,6 +195,23 @@ impl PluginHost {
             .unwrap_or(0)
     }
 
+    /// Stops the running process of `package` because it is no longer needed (it sat idle): unlike a
+    /// crash, this is not counted against it, and the next [`PluginHost::connect`] starts it afresh.
+    /// Returns its final diagnosis, or `None` when it was not running.
+    pub fn release(&self, package: &str) -> Option<Diagnosis> {
+        let entry = lock(&self.entries).get(&canonical_name(package)).cloned()?;
+        let mut entry = lock(&entry);
+        let process = entry.process.take()?;
+        if !process.is_alive() {
+            // It ended on its own: leave that for the next connect to count.
+            entry.process = Some(process);
+            return None;
+        }
+        let diagnosis = process.stop();
+        entry.last_diagnosis = Some(diagnosis.clone());
+        Some(diagnosis)
+    }
+
     /// Shuts every process down (in parallel) and returns their final diagnoses.
     pub fn shutdown_all(&self) -> Vec<Diagnosis> {
         let processes: Vec<Arc<PluginProcess>> = {

@@ -508,7 +508,11 @@ impl Child {
                 stdout,
                 stderr,
             } => {
-                let tail = StderrTail::capture(stderr, &name);
+                let line_services = services.clone();
+                let package = spec.package.clone();
+                let tail = StderrTail::capture_lines(stderr, &name, move |line| {
+                    line_services.stderr_line(&package, line)
+                });
                 let handler = HostHandler {
                     package: spec.package.clone(),
                     settings: spec.settings.clone(),

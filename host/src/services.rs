@@ -12,6 +12,13 @@ pub trait HostServices: Send + Sync {
 
     /// A `$/progress` notification from `package`.
     fn progress(&self, _package: &str, _p: &ProgressParams) {}
+
+    /// A `$/log` notification from `package`: its level (`info` when it named none) and message.
+    fn log(&self, _package: &str, _level: &str, _message: &str) {}
+
+    /// One line `package` wrote to its stderr (without the newline), as it arrives. Not called in
+    /// command mode, where the plugin's stderr is the terminal's.
+    fn stderr_line(&self, _package: &str, _line: &str) {}
 }
 
 /// Services that answer every request with `method-not-found`.

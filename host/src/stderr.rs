@@ -35,25 +35,40 @@ fn lock(m: &Mutex<Tail>) -> MutexGuard<'_, Tail> {
 impl StderrTail {
     /// Starts a thread that drains `stream` into a new tail until end of file.
     pub fn capture<R: Read + Send + 'static>(stream: R, name: &str) -> StderrTail {
+        StderrTail::capture_lines(stream, name, |_| {})
+    }
+
+    /// Like [`StderrTail::capture`], and hands each line (without its newline, lossy UTF-8) to
+    /// `on_line` as it arrives; a last line with no newline is handed over at end of file.
+    pub fn capture_lines<R, F>(stream: R, name: &str, on_line: F) -> StderrTail
+    where
+        R: Read + Send + 'static,
+        F: Fn(&str) + Send + 'static,
+    {
         let tail = StderrTail::default();
         let writer = tail.clone();
         let spawned = thread::Builder::new()
             .name(format!("{name}-stderr"))
-            .spawn(move || writer.drain(stream));
+            .spawn(move || writer.drain(stream, on_line));
         if spawned.is_err() {
             lock(&tail.inner).ended = true;
         }
         tail
     }
 
-    fn drain<R: Read>(&self, mut stream: R) {
+    fn drain<R: Read, F: Fn(&str)>(&self, mut stream: R, on_line: F) {
         let mut buf = vec![0u8; 64 * 1024];
+        let mut lines = LineSplitter::default();
         loop {
             match stream.read(&mut buf) {
                 Ok(0) | Err(_) => break,
-                Ok(n) => self.push(&buf[..n]),
+                Ok(n) => {
+                    self.push(&buf[..n]);
+                    lines.feed(&buf[..n], &on_line);
+                }
             }
         }
+        lines.finish(&on_line);
         lock(&self.inner).ended = true;
     }
 
@@ -104,6 +119,44 @@ impl StderrTail {
     }
 }
 
+/// Cuts a byte stream into lines; a line longer than [`STDERR_TAIL_BYTES`] is handed over in pieces
+/// of that size, so a plugin that never writes a newline cannot grow it without bound.
+#[derive(Default)]
+struct LineSplitter {
+    partial: Vec<u8>,
+}
+
+impl LineSplitter {
+    fn feed(&mut self, chunk: &[u8], on_line: &impl Fn(&str)) {
+        for piece in chunk.split_inclusive(|b| *b == b'\n') {
+            match piece.strip_suffix(b"\n") {
+                Some(end) => {
+                    self.partial.extend_from_slice(end);
+                    self.emit(on_line);
+                }
+                None => {
+                    self.partial.extend_from_slice(piece);
+                    if self.partial.len() >= STDERR_TAIL_BYTES {
+                        self.emit(on_line);
+                    }
+                }
+            }
+        }
+    }
+
+    fn finish(&mut self, on_line: &impl Fn(&str)) {
+        if !self.partial.is_empty() {
+            self.emit(on_line);
+        }
+    }
+
+    fn emit(&mut self, on_line: &impl Fn(&str)) {
+        let line = String::from_utf8_lossy(&self.partial);
+        on_line(line.strip_suffix('\r').unwrap_or(&line));
+        self.partial.clear();
+    }
+}
+
 fn truncate_line(line: &str, max: usize) -> String {
     if line.len() <= max {
         return line.to_string();
@@ -132,6 +185,21 @@ mod tests {
         assert_eq!(tail.total_bytes(), 1_000_011);
         assert!(tail.text().len() <= STDERR_TAIL_BYTES);
         assert_eq!(tail.last_lines(1), vec!["last words".to_string()]);
+    }
+
+    #[test]
+    fn lines_are_handed_over_whole_across_chunks() {
+        let seen = Mutex::new(Vec::new());
+        let on_line = |l: &str| seen.lock().unwrap().push(l.to_string());
+        let mut splitter = LineSplitter::default();
+        splitter.feed(b"first li", &on_line);
+        splitter.feed(b"ne\r\nsecond\n\nthi", &on_line);
+        splitter.feed(b"rd", &on_line);
+        splitter.finish(&on_line);
+        assert_eq!(
+            *seen.lock().unwrap(),
+            ["first line", "second", "", "third"].map(String::from)
+        );
     }
 
     #[test]

@@ -161,7 +161,7 @@ func (s *session) execute(ctx context.Context, req *Request, settings map[string
 	}
 	metadata, err := step.Execute(ctx, call)
 	if err != nil {
-		return nil, err
+		return nil, stepError(err)
 	}
 	if metadata == nil {
 		metadata = map[string]any{}

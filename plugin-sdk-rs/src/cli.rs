@@ -6,6 +6,26 @@ use crate::host::HostHandle;
 ///
 /// It runs in command mode: stdin, stdout and stderr are the terminal's (print freely), and the
 /// protocol runs over fds 3 and 4.
+///
+/// ```
+/// use agent_env_plugin_sdk::{CliCommand, HostHandle, Plugin};
+///
+/// struct Hello;
+///
+/// impl CliCommand for Hello {
+///     fn name(&self) -> &str { "hello" }                   // agent-env hello ...
+///     fn description(&self) -> Option<&str> { Some("Say hello") }
+///     fn run(&self, argv: &[String], _host: &HostHandle) -> i32 {
+///         println!("hello, {}", argv.first().map(String::as_str).unwrap_or("world"));
+///         0                                                  // agent-env's exit code
+///     }
+/// }
+///
+/// let plugin = Plugin::new("agentenv-hello", "0.1.0").cli_command(Hello);
+/// let answer = plugin.initialize_result(1);
+/// assert_eq!(answer.contributions[0].group, "cli_plugins");
+/// assert_eq!(answer.contributions[0].methods, ["run"]);
+/// ```
 pub trait CliCommand: Send + Sync + 'static {
     /// The command name (`agent-env <name>`); also its name under `[provides.cli_plugins]`.
     fn name(&self) -> &str;

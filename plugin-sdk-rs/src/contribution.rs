@@ -3,6 +3,18 @@
 use agent_env_protocol::methods::ContributionInfo;
 
 /// A contribution reported in `initialize` as is; answer its methods with [`crate::Plugin::method`].
+///
+/// ```
+/// use agent_env_plugin_sdk::{json, Contribution, Plugin};
+///
+/// // An env type (`[provides.envs] essay_env = "EssayEnv"`) whose `reset` the host calls as a method.
+/// let plugin = Plugin::new("agentenv-essays", "0.1.0")
+///     .contribution(Contribution::new("envs", "essay_env", "EssayEnv").methods(&["from_dict", "reset"]))
+///     .method("env.reset", |_ctx, params| Ok(json!({"reset": params["name"]})));
+/// let answer = plugin.initialize_result(1);
+/// assert_eq!(answer.contributions[0].type_name, "essay_env");
+/// assert_eq!(answer.contributions[0].methods, ["from_dict", "reset"]);
+/// ```
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Contribution {
     /// What `initialize` reports for it.

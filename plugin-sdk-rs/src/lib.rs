@@ -42,12 +42,14 @@ mod context;
 mod contribution;
 mod error;
 mod host;
+mod panics;
 mod plugin;
 mod root_option;
 mod serve;
 mod step;
 mod store_class;
 pub mod testing;
+mod typed_step;
 
 pub use cli::CliCommand;
 pub use context::{CallContext, StepContext};
@@ -59,6 +61,7 @@ pub use root_option::RootOption;
 pub use serve::EXIT_NOT_STARTED_BY_AGENT_ENV;
 pub use step::TaskStep;
 pub use store_class::StoreClass;
+pub use typed_step::TypedStep;
 
 pub use agent_env_store::{self as stores};
 pub use agent_env_store::{

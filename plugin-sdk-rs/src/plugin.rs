@@ -24,6 +24,7 @@ use crate::contribution::Contribution;
 use crate::root_option::RootOption;
 use crate::step::TaskStep;
 use crate::store_class::StoreClass;
+use crate::typed_step::{Typed, TypedStep};
 
 type RawMethod =
     Box<dyn Fn(&StepContext<'_>, Value) -> Result<Value, RpcError> + Send + Sync + 'static>;
@@ -75,6 +76,12 @@ impl Plugin {
     pub fn task_step(mut self, step: impl TaskStep) -> Plugin {
         self.steps.push(Box::new(step));
         self
+    }
+
+    /// Provides a task step whose document is read into a type of its own (`task_steps`); see
+    /// [`TypedStep`].
+    pub fn typed_step(self, step: impl TypedStep) -> Plugin {
+        self.task_step(Typed(step))
     }
 
     /// Provides a store class (`[provides.stores]`), opened by `store.open`.
@@ -246,7 +253,13 @@ impl Dispatcher {
     fn execute(&self, ctx: &StepContext<'_>, params: Value) -> Result<Value, RpcError> {
         let params: ExecuteParams = parse(EXECUTE, params)?;
         let step = self.step(&params.type_name)?;
-        let result = step.execute(ctx, &params.step, &params.context)?;
+        let result = crate::panics::catching(|| step.execute(ctx, &params.step, &params.context))
+            .map_err(|panic| {
+                RpcError::new(ErrorKind::StepFailed, format!("panic: {}", panic.message))
+                    .with_data("error_type", Value::String("panic".into()))
+                    .with_data("message", Value::String(panic.message))
+                    .with_data("traceback", Value::String(panic.traceback))
+            })??;
         serde_json::to_value(result)
             .map_err(|e| RpcError::new(ErrorKind::InternalError, e.to_string()))
     }

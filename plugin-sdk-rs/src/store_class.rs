@@ -14,6 +14,36 @@ use serde_json::{Map, Value};
 
 type Opener = Box<dyn Fn(&Map<String, Value>) -> Result<AnyStore, StoreError> + Send + Sync>;
 
+/// A store of any kind is the store API's trait implemented on a type of yours; the class says how to
+/// open it from the `config` table of the user's `[stores.<kind>]`:
+///
+/// ```
+/// use std::collections::BTreeMap;
+/// use agent_env_plugin_sdk::{Plugin, SecretStore, StoreClass, StoreError, StoreResult, Value};
+///
+/// /// Secrets from the store's own `values` table.
+/// struct TableSecrets(BTreeMap<String, String>);
+///
+/// impl SecretStore for TableSecrets {
+///     fn get(&self, name: &str) -> StoreResult<Option<String>> {
+///         Ok(self.0.get(name).cloned())
+///     }
+/// }
+///
+/// let class = StoreClass::secret("TableSecrets", &["values"], |config| {
+///     let values = config.get("values").and_then(Value::as_object)
+///         .ok_or_else(|| StoreError::Config("TableSecrets needs a 'values' table".into()))?;
+///     Ok(TableSecrets(values.iter()
+///         .filter_map(|(k, v)| Some((k.clone(), v.as_str()?.to_string())))
+///         .collect()))
+/// });
+/// // [provides.stores] TableSecrets = "secret"; the config: [stores.secret] impl = "agentenv-vault:TableSecrets"
+/// let plugin = Plugin::new("agentenv-vault", "0.1.0").store(class);
+/// let answer = plugin.initialize_result(1);
+/// assert_eq!((answer.stores[0].class.as_str(), answer.stores[0].kind.as_str()), ("TableSecrets", "secret"));
+/// ```
+///
+/// [`crate::testing`] runs the conformance kit of the store's kind against it from `cargo test`.
 /// A store class the plugin can build: its name, kind, the config keys it takes, and its factory.
 pub struct StoreClass {
     pub(crate) info: StoreInfo,

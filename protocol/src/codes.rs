@@ -6,27 +6,46 @@ use serde::{Deserialize, Serialize};
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
 #[serde(rename_all = "kebab-case")]
 pub enum ErrorKind {
+    /// The line was not JSON (-32700).
     ParseError,
+    /// JSON, but not a JSON-RPC 2.0 request (-32600).
     InvalidRequest,
+    /// No such method (-32601).
     MethodNotFound,
+    /// Params missing or of the wrong type (-32602).
     InvalidParams,
+    /// The receiver failed unexpectedly (-32603).
     InternalError,
+    /// The request was cancelled (-32800).
     Cancelled,
+    /// No object, document or secret at that address (-32000).
     NotFound,
+    /// A write-once object exists already (-32001).
     AlreadyExists,
+    /// A URL that is not this store's (-32002).
     ForeignUrl,
+    /// The config given is wrong: an unknown key, an unresolved reference (-32003).
     ConfigError,
+    /// An argument is wrong, e.g. a key that leads out of the store (-32004).
     InvalidValue,
+    /// A unique index refused a document (-32005).
     DuplicateKey,
+    /// A guarded write lost a race (-32006).
     ConcurrentModification,
+    /// The filesystem failed; `data.errno` may give its number (-32007).
     IoError,
+    /// The receiver does not implement this operation (-32008).
     NotSupported,
+    /// A line was over the maximum message size (-32009).
     MessageTooLarge,
+    /// No protocol version in common (-32010).
     ProtocolMismatch,
+    /// A task step raised; `data.error_type` and `data.message` say what (-32020).
     StepFailed,
 }
 
 impl ErrorKind {
+    /// Every kind, in code order.
     pub const ALL: [ErrorKind; 18] = [
         ErrorKind::ParseError,
         ErrorKind::InvalidRequest,
@@ -96,10 +115,12 @@ impl ErrorKind {
         }
     }
 
+    /// The kind of a numeric `error.code`, if it is one of the protocol's.
     pub fn from_code(code: i64) -> Option<ErrorKind> {
         ErrorKind::ALL.into_iter().find(|k| k.code() == code)
     }
 
+    /// The kind of a kebab-case name (`not-found`), if it is one of the protocol's.
     pub fn from_name(name: &str) -> Option<ErrorKind> {
         ErrorKind::ALL.into_iter().find(|k| k.as_str() == name)
     }

@@ -4,7 +4,10 @@
 //! JSON-RPC message shapes, method names with their params and results, error codes, the manifest schema,
 //! and the stdio peer both sides use to speak it. `docs/protocol.md` is the prose version of this crate.
 
+#![warn(missing_docs)]
+
 pub mod codes;
+pub mod explorer;
 mod json_out;
 pub mod manifest;
 pub mod message;

@@ -18,13 +18,17 @@ pub const MANIFEST_FILE: &str = "agent-env-plugin.toml";
 pub struct Manifest {
     /// Where it was read from.
     pub path: PathBuf,
+    /// The package name, trimmed, as written.
     pub name: String,
+    /// The package version, as written.
     pub version: String,
     /// argv as written; see [`Manifest::resolved_exec`].
     pub exec: Vec<String>,
+    /// The protocol versions the plugin speaks, `[min, max]`.
     pub protocol: ProtocolRange,
     /// Requirements on core packages, as written (package name as written → requirement text).
     pub requires: Vec<Requirement>,
+    /// The plugin's one-line description, if it gives one.
     pub description: Option<String>,
     /// group → name → entry, for the ten contribution groups.
     pub provides: BTreeMap<String, BTreeMap<String, ProvidedEntry>>,
@@ -39,13 +43,16 @@ pub struct Requirement {
     pub package: String,
     /// The requirement text as written, e.g. `>=0.1.0`.
     pub text: String,
+    /// The parsed requirement.
     pub req: semver::VersionReq,
 }
 
 /// One `[provides.<group>]` entry: a class label, optionally with a description.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct ProvidedEntry {
+    /// The class label.
     pub class: String,
+    /// What `--help` says about it, if the manifest says.
     pub description: Option<String>,
     /// Root options only: the flag takes a value, shown under this name in `--help` (`NAME`); absent
     /// for a boolean flag.
@@ -61,12 +68,15 @@ pub struct ProvidedEntry {
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 #[error("{}{}: {message}", path.display(), location(*line, *column))]
 pub struct ManifestError {
+    /// The manifest file.
     pub path: PathBuf,
     /// 1-based; `None` when the error is about the whole file.
     pub line: Option<usize>,
+    /// 1-based column of the fault, with `line`.
     pub column: Option<usize>,
     /// The dotted key at fault, when there is one.
     pub key: Option<String>,
+    /// What is wrong, as a sentence.
     pub message: String,
 }
 

@@ -10,7 +10,9 @@ use crate::json_out;
 #[derive(Debug, Clone, PartialEq, Eq, Hash, Serialize, Deserialize)]
 #[serde(untagged)]
 pub enum Id {
+    /// An integer id.
     Number(i64),
+    /// A string id.
     Text(String),
 }
 
@@ -26,8 +28,11 @@ impl std::fmt::Display for Id {
 /// The error object of a failed request.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct RpcError {
+    /// The JSON-RPC error code ([`ErrorKind::code`]).
     pub code: i64,
+    /// What went wrong, as a sentence for a person.
     pub message: String,
+    /// More about the error: `kind` (the [`ErrorKind`] name) and whatever the kind adds.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub data: Option<Value>,
 }
@@ -80,17 +85,27 @@ impl std::error::Error for RpcError {}
 /// One message on the wire.
 #[derive(Debug, Clone, PartialEq)]
 pub enum Message {
+    /// A call that wants an answer.
     Request {
+        /// Its id, unique among the sender's requests in flight.
         id: Id,
+        /// The method called.
         method: String,
+        /// Its params (always an object; absent or null reads as `{}`).
         params: Value,
     },
+    /// A message that gets no answer.
     Notification {
+        /// The method.
         method: String,
+        /// Its params (always an object).
         params: Value,
     },
+    /// The answer to a request.
     Response {
+        /// The id of the request it answers.
         id: Id,
+        /// The result, or the error the request ended in.
         result: Result<Value, RpcError>,
     },
 }
@@ -98,13 +113,16 @@ pub enum Message {
 /// Why a line is not a message. Noise is counted and reported, never fatal.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 pub enum DecodeError {
+    /// The line is not JSON.
     #[error("not JSON: {0}")]
     NotJson(String),
+    /// The line is JSON but not a JSON-RPC 2.0 message.
     #[error("JSON, but not a JSON-RPC 2.0 message: {0}")]
     NotJsonRpc(String),
 }
 
 impl Message {
+    /// A request with `id`, `method` and `params`.
     pub fn request(id: Id, method: impl Into<String>, params: Value) -> Self {
         Message::Request {
             id,
@@ -113,6 +131,7 @@ impl Message {
         }
     }
 
+    /// A notification (no id).
     pub fn notification(method: impl Into<String>, params: Value) -> Self {
         Message::Notification {
             method: method.into(),
@@ -127,6 +146,7 @@ impl Message {
         Message::from_value(value)
     }
 
+    /// Reads a JSON value as a message; see [`Message::decode`] for what is accepted.
     pub fn from_value(value: Value) -> Result<Message, DecodeError> {
         let Value::Object(mut obj) = value else {
             return Err(DecodeError::NotJsonRpc("not an object".into()));
@@ -175,6 +195,7 @@ impl Message {
         }
     }
 
+    /// The message as a JSON value, as it goes on the wire.
     pub fn to_value(&self) -> Value {
         let mut obj = Map::new();
         obj.insert("jsonrpc".into(), Value::String("2.0".into()));

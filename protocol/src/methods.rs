@@ -5,17 +5,28 @@ use serde_json::{Map, Value};
 
 use crate::version::ProtocolRange;
 
+/// The handshake: the host's first request (`docs/protocol.md` §4.1).
 pub const INITIALIZE: &str = "initialize";
+/// The host is done with the plugin: flush, answer `null`, exit 0 once stdin closes.
 pub const SHUTDOWN: &str = "shutdown";
+/// Runs a task step.
 pub const EXECUTE: &str = "execute";
+/// Checks a task step's document before a run starts (optional).
 pub const TASK_STEP_VALIDATE: &str = "task_step.validate";
+/// Opens a store of one of the plugin's store classes; answers a handle.
 pub const STORE_OPEN: &str = "store.open";
+/// Runs a CLI command in command mode.
 pub const CLI_RUN: &str = "cli.run";
+/// Calls a CLI root option's plugin.
 pub const CLI_ROOT_OPTION: &str = "cli.root_option";
+/// The plugin asks the host for its settings.
 pub const HOST_SETTINGS: &str = "host.settings";
 
+/// Either side cancels a request it sent (notification).
 pub const CANCEL_REQUEST: &str = "$/cancelRequest";
+/// The plugin reports progress on a host call (notification).
 pub const PROGRESS: &str = "$/progress";
+/// The plugin sends a log line to the host (notification).
 pub const LOG: &str = "$/log";
 
 /// Prefix of the store operations the host calls on a plugin store: `store.<kind>.<op>`.
@@ -38,35 +49,51 @@ pub fn split_store_method(method: &str) -> Option<(&str, &str)> {
     method.strip_prefix(STORE_PREFIX)?.split_once('.')
 }
 
+/// Who the host is.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct HostInfo {
+    /// The host program's name (`agent-env`).
     pub name: String,
+    /// Its version.
     pub version: String,
 }
 
+/// The params of [`INITIALIZE`].
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct InitializeParams {
+    /// Who the host is.
     pub host: HostInfo,
+    /// The protocol versions the host speaks.
     pub protocol: ProtocolRange,
+    /// The package the host started, as its manifest names it.
     pub package: String,
+    /// The plugin's `[plugins.<package>]` table from the config, references resolved.
     #[serde(default)]
     pub settings: Map<String, Value>,
 }
 
+/// Who the plugin is.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct PluginInfo {
+    /// The package name (must match the manifest's, in canonical form).
     pub name: String,
+    /// Its version.
     pub version: String,
 }
 
 /// One contribution as the plugin reports it in its `initialize` answer.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct ContributionInfo {
+    /// The manifest group, without the `agent_env.` prefix (`task_steps`).
     pub group: String,
+    /// The name the manifest gives it.
     pub name: String,
+    /// The type the class registers under (for CLI groups, the command or flag).
     #[serde(rename = "type")]
     pub type_name: String,
+    /// The class label.
     pub class: String,
+    /// What the class implements (`execute`, `from_dict`, `validate`, `run`, ...).
     #[serde(default)]
     pub methods: Vec<String>,
     /// Optional one-line description (used for `agent-env --help` when the manifest has none).
@@ -77,32 +104,46 @@ pub struct ContributionInfo {
 /// A store class the plugin can build.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct StoreInfo {
+    /// The class label, as `[provides.stores]` names it.
     pub class: String,
+    /// The store kind: `object`, `document`, `image` or `secret`.
     pub kind: String,
+    /// The config keys the class takes.
     #[serde(default)]
     pub config_keys: Vec<String>,
+    /// The config keys it cannot do without.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub required_keys: Vec<String>,
 }
 
+/// The plugin's answer to [`INITIALIZE`].
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct InitializeResult {
+    /// The protocol version chosen.
     pub protocol: u32,
+    /// Who the plugin is.
     pub plugin: PluginInfo,
+    /// One entry per contribution (and per class the config may name).
     #[serde(default)]
     pub contributions: Vec<ContributionInfo>,
+    /// The store classes it can build.
     #[serde(default)]
     pub stores: Vec<StoreInfo>,
 }
 
+/// The params of [`EXECUTE`].
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct ExecuteParams {
+    /// The step's type.
     #[serde(rename = "type")]
     pub type_name: String,
+    /// The step as the task document wrote it.
     pub step: Map<String, Value>,
+    /// The run's context (`instance_id`, `metadata`, `deployed_sandboxes`, ...).
     pub context: Value,
 }
 
+/// The result of [`EXECUTE`]: what the step adds to the run's context.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 pub struct ExecuteResult {
     /// Merged into `context.metadata` key by key (objects recursively).
@@ -110,66 +151,94 @@ pub struct ExecuteResult {
     pub metadata: Map<String, Value>,
 }
 
+/// The params of [`TASK_STEP_VALIDATE`].
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct ValidateParams {
+    /// The step's type.
     #[serde(rename = "type")]
     pub type_name: String,
+    /// The step as the task document wrote it.
     pub step: Map<String, Value>,
 }
 
+/// The params of [`STORE_OPEN`].
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct StoreOpenParams {
+    /// The store kind.
     pub kind: String,
+    /// The class label.
     pub class: String,
+    /// The `[stores.<kind>]` table's `config`, references resolved.
     #[serde(default)]
     pub config: Map<String, Value>,
 }
 
+/// The result of [`STORE_OPEN`].
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct StoreOpenResult {
+    /// What later `store.<kind>.<op>` requests name the store by.
     pub handle: String,
 }
 
+/// The params of [`CLI_RUN`].
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct CliRunParams {
+    /// The command name.
     pub command: String,
+    /// The arguments after the command name, verbatim.
     #[serde(default)]
     pub argv: Vec<String>,
+    /// The working directory of the invocation.
     #[serde(default)]
     pub cwd: Option<String>,
+    /// Whether a terminal is attached.
     #[serde(default)]
     pub interactive: bool,
 }
 
+/// The result of [`CLI_RUN`].
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct CliRunResult {
+    /// The exit code agent-env exits with.
     pub exit_code: i32,
 }
 
+/// The params of [`CLI_ROOT_OPTION`].
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct RootOptionParams {
+    /// The flag, e.g. `--tenant`.
     pub flag: String,
+    /// Its value; `None` when the flag is absent (a switch given sends `"true"`).
     pub value: Option<String>,
 }
 
+/// The result of [`CLI_ROOT_OPTION`].
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 pub struct RootOptionResult {
+    /// A config file the invocation should read instead.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub config_path: Option<String>,
 }
 
+/// The params of [`CANCEL_REQUEST`].
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct CancelParams {
+    /// The id of the request to cancel.
     pub id: crate::message::Id,
 }
 
+/// The params of [`PROGRESS`].
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct ProgressParams {
+    /// The id of the host request the progress is about.
     pub id: crate::message::Id,
+    /// Work done so far.
     #[serde(default)]
     pub progress: Option<f64>,
+    /// Work in all, when known.
     #[serde(default)]
     pub total: Option<f64>,
+    /// What is happening now.
     #[serde(default)]
     pub message: Option<String>,
 }
@@ -187,8 +256,10 @@ pub struct WireObjectMetadata {
     /// RFC 3339 UTC timestamp, e.g. `2026-01-02T03:04:05.123456Z`.
     #[serde(default)]
     pub last_modified: Option<String>,
+    /// How the stored bytes are encoded (`gzip`), when the backend keeps it.
     #[serde(default)]
     pub content_encoding: Option<String>,
+    /// The backend's entity tag, when it keeps one.
     #[serde(default)]
     pub etag: Option<String>,
 }
@@ -198,10 +269,12 @@ pub mod bytes {
     use base64::engine::general_purpose::STANDARD;
     use base64::Engine;
 
+    /// Standard base64 with padding.
     pub fn encode(data: &[u8]) -> String {
         STANDARD.encode(data)
     }
 
+    /// Reads standard base64 with padding.
     pub fn decode(text: &str) -> Result<Vec<u8>, base64::DecodeError> {
         STANDARD.decode(text)
     }

@@ -48,6 +48,7 @@ pub const TYPE_GROUPS: [&str; 7] = [
     "explorer_plugins",
 ];
 
+/// Whether `name` is one of the ten contribution groups.
 pub fn is_group(name: &str) -> bool {
     GROUPS.contains(&name)
 }
@@ -59,10 +60,13 @@ pub fn report_group(group: &str) -> String {
 
 /// Methods a contribution of the group must implement. `Any` means at least one of them.
 pub enum Required {
+    /// Every one of them.
     All(&'static [&'static str]),
+    /// At least one of them.
     Any(&'static [&'static str]),
 }
 
+/// What a contribution of `group` must implement (none for groups without a rule).
 pub fn required_methods(group: &str) -> Required {
     match group {
         "envs" => Required::All(&["from_dict"]),

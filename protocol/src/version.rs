@@ -29,7 +29,9 @@ pub const PRINT_MANIFEST_ARG: &str = "--agent-env-manifest";
 /// An inclusive range of protocol versions.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 pub struct ProtocolRange {
+    /// The oldest version.
     pub min: u32,
+    /// The newest version.
     pub max: u32,
 }
 
@@ -49,6 +51,7 @@ impl ProtocolRange {
         (low <= high).then_some(high)
     }
 
+    /// Whether `version` is in the range.
     pub fn contains(&self, version: u32) -> bool {
         self.min <= version && version <= self.max
     }
@@ -66,6 +69,7 @@ impl ProtocolRange {
         (min <= max).then_some(ProtocolRange { min, max })
     }
 
+    /// The `min-max` form of [`PROTOCOL_VERSIONS_VAR`].
     pub fn to_env(&self) -> String {
         format!("{}-{}", self.min, self.max)
     }

@@ -302,3 +302,60 @@ fn a_python_plugin_that_crashes_mid_bundle_fails_its_task_and_the_rust_and_go_st
     assert_eq!(status("a_crash"), "failed");
     assert_eq!(status("b_fine"), "completed");
 }
+
+/// `plugin verify` holds each example plugin, in its own language, to the protocol; a step that calls
+/// the host's stores shows the nested calls of the Python and Go SDKs, and the Rust SDK's through the
+/// SDK-built fixture.
+#[test]
+fn plugin_verify_passes_the_rust_python_and_go_example_plugins() {
+    let sandbox = Sandbox::new();
+    let cases: [(&str, Option<&str>, &str); 4] = [
+        ("agentenv-openciv3", None, ""),
+        (
+            "agentenv-grader",
+            Some(
+                r#"{"type": "grade_keywords", "id": "g", "source_key": "missing.txt", "keywords": ["a"]}"#,
+            ),
+            "host.store.object.read",
+        ),
+        (
+            "agentenv-go-words",
+            Some(
+                r#"{"type": "go_word_count", "id": "w", "text": "one two three", "store_key": "counts/w.json"}"#,
+            ),
+            "host.store.object.put",
+        ),
+        (
+            "agentenv-fixture-works",
+            Some(r#"{"type": "store_roundtrip", "id": "r", "text": "hello"}"#),
+            "host.store.object.get",
+        ),
+    ];
+    for (package, step, nested_method) in cases {
+        let mut args = vec!["plugin", "verify", package, "--json"];
+        if let Some(step) = step {
+            args.extend(["--step", step]);
+        }
+        let (ran, doc) = sandbox.run_json(&args);
+        assert_eq!(ran.code, 0, "{package}: {}", ran.both());
+        assert_eq!(doc["ok"], true, "{package}: {doc:#}");
+        let findings = doc["findings"].as_array().expect("findings");
+        assert_eq!(findings.len(), 11, "{package}: {doc:#}");
+        for finding in findings {
+            let expected = if finding["check"] == "nested-calls" && step.is_none() {
+                "skipped"
+            } else {
+                "passed"
+            };
+            assert_eq!(finding["status"], expected, "{package}: {finding:#}");
+        }
+        if step.is_some() {
+            let nested = findings
+                .iter()
+                .find(|f| f["check"] == "nested-calls")
+                .and_then(|f| f["message"].as_str())
+                .unwrap_or("");
+            assert!(nested.contains(nested_method), "{package}: {nested}");
+        }
+    }
+}

@@ -12,6 +12,7 @@ use super::ids;
 use super::model::Bundle;
 use super::parser::parse_tree;
 use super::tree::{EmbeddedFile, Tree};
+use crate::paths::tilde_in;
 
 /// The files of the shipped `hello` bundle.
 pub static HELLO_FILES: &[EmbeddedFile] = &[
@@ -88,14 +89,14 @@ impl InstalledBundle {
         ids::installed_id_root(&self.package, &self.name)
     }
 
-    /// How its folder is shown.
-    pub fn folder_display(&self) -> String {
+    /// How its folder is shown (under the home folder `home` as `~/…`).
+    pub fn folder_display(&self, home: Option<&Path>) -> String {
         match &self.location {
             Location::Embedded(_) => format!(
                 "built into agent-env (its source is core/bundles/{} in the agent-env repository)",
                 self.name
             ),
-            Location::Folder(p) => crate::paths::tilde(p),
+            Location::Folder(p) => tilde_in(p, home),
         }
     }
 
@@ -108,8 +109,9 @@ impl InstalledBundle {
         )
     }
 
-    /// Reads and checks the bundle; one with a problem is refused as `<package>/<name>: <problem>`.
-    pub fn parse(&self) -> Result<Bundle, BundleError> {
+    /// Reads and checks the bundle; `home` is the home folder its messages show as `~`. One with a
+    /// problem is refused as `<package>/<name>: <problem>`.
+    pub fn parse(&self, home: Option<&Path>) -> Result<Bundle, BundleError> {
         if let Some(problem) = &self.problem {
             return Err(BundleError::one(format!(
                 "{}: {problem}",
@@ -122,9 +124,7 @@ impl InstalledBundle {
                 &self.qualified_name(),
                 &self.id_root(),
             ),
-            Location::Folder(p) => {
-                parse_tree(Tree::Disk(p), &crate::paths::tilde(p), &self.id_root())
-            }
+            Location::Folder(p) => parse_tree(Tree::Disk(p), &tilde_in(p, home), &self.id_root()),
         }
     }
 
@@ -212,13 +212,15 @@ pub enum Target<'a> {
 }
 
 /// Resolves `agent-env run TEXT`: text starting with `.`, `/` or `~`, or naming an existing folder, is a
-/// folder; otherwise an installed bundle by `<name>` or `<package>/<name>`.
+/// folder (`~` is the home folder `home`); otherwise an installed bundle by `<name>` or
+/// `<package>/<name>`.
 pub fn resolve<'a>(
     text: &str,
     installed: &'a [InstalledBundle],
+    home: Option<&Path>,
 ) -> Result<Target<'a>, BundleError> {
     let looks_like_path = text.starts_with('.') || text.starts_with('/') || text.starts_with('~');
-    let path = expand_tilde(text);
+    let path = expand_tilde(text, home);
     if path.is_dir() {
         return std::fs::canonicalize(&path)
             .map(Target::Folder)
@@ -279,27 +281,27 @@ fn closest<'c>(text: &str, candidates: &'c [String]) -> Option<&'c str> {
         .map(|(_, c)| c.as_str())
 }
 
-fn expand_tilde(text: &str) -> PathBuf {
-    if text == "~" {
-        return crate::paths::home_dir().unwrap_or_else(|| PathBuf::from("~"));
+fn expand_tilde(text: &str, home: Option<&Path>) -> PathBuf {
+    match (text, home) {
+        ("~", Some(home)) => home.to_path_buf(),
+        (_, Some(home)) => match text.strip_prefix("~/") {
+            Some(rest) => home.join(rest),
+            None => PathBuf::from(text),
+        },
+        _ => PathBuf::from(text),
     }
-    if let Some(rest) = text.strip_prefix("~/") {
-        if let Some(home) = crate::paths::home_dir() {
-            return home.join(rest);
-        }
-    }
-    PathBuf::from(text)
 }
 
-/// Parses a bundle folder (canonicalized); its ids are rooted at its path.
-pub fn parse_folder(folder: &Path) -> Result<Bundle, BundleError> {
+/// Parses a bundle folder (canonicalized); its ids are rooted at its path, relative to the home
+/// folder `home` when it lies inside it.
+pub fn parse_folder(folder: &Path, home: Option<&Path>) -> Result<Bundle, BundleError> {
     let canonical = std::fs::canonicalize(folder)
         .map_err(|e| BundleError::one(format!("{}: can't be read: {e}", folder.display())))?;
-    let home = crate::paths::home_dir().and_then(|h| std::fs::canonicalize(h).ok());
+    let home = home.and_then(|h| std::fs::canonicalize(h).ok());
     let id_root = ids::folder_id_root(&canonical, home.as_deref());
     parse_tree(
         Tree::Disk(&canonical),
-        &crate::paths::tilde(&canonical),
+        &tilde_in(&canonical, home.as_deref()),
         &id_root,
     )
 }
@@ -327,11 +329,11 @@ mod tests {
         mark_qualified_only(&mut all);
         assert!(!all[0].qualified_only);
         assert!(all[1].qualified_only);
-        match resolve("hello", &all) {
+        match resolve("hello", &all, None) {
             Ok(Target::Installed(b)) => assert!(b.is_core()),
             other => panic!("{other:?}"),
         }
-        match resolve("demo/hello", &all) {
+        match resolve("demo/hello", &all, None) {
             Ok(Target::Installed(b)) => assert_eq!(b.package, "demo"),
             other => panic!("{other:?}"),
         }
@@ -342,7 +344,7 @@ mod tests {
         let mut all = vec![other("a", "x"), other("b", "x")];
         mark_qualified_only(&mut all);
         assert!(all.iter().all(|b| b.qualified_only));
-        let err = resolve("x", &all).unwrap_err().to_string();
+        let err = resolve("x", &all, None).unwrap_err().to_string();
         assert_eq!(
             err,
             "'x': several packages install a bundle of that name; run one of 'a/x', 'b/x'"
@@ -352,18 +354,18 @@ mod tests {
     #[test]
     fn unknown_names_get_a_suggestion() {
         let all = core_bundles();
-        let err = resolve("helo", &all).unwrap_err().to_string();
+        let err = resolve("helo", &all, None).unwrap_err().to_string();
         assert_eq!(
             err,
             "'helo' is neither a folder nor an installed bundle; did you mean 'hello'? (agent-env run lists the installed bundles)"
         );
-        let err = resolve("zzzzzz", &all).unwrap_err().to_string();
+        let err = resolve("zzzzzz", &all, None).unwrap_err().to_string();
         assert!(!err.contains("did you mean"));
     }
 
     #[test]
     fn the_shipped_hello_parses() {
-        let hello = core_bundles().remove(0).parse().unwrap();
+        let hello = core_bundles().remove(0).parse(None).unwrap();
         assert_eq!(hello.id_root, "@local/agentenv-framework/hello");
         assert_eq!(hello.tasks.len(), 1);
         assert_eq!(hello.tasks[0].id, "@local/agentenv-framework/hello/hello");
@@ -373,5 +375,29 @@ mod tests {
             hello.description.as_deref(),
             Some("The smallest bundle: load a greeting into a local sandbox and check it.")
         );
+    }
+
+    #[test]
+    fn a_tilde_is_the_home_folder_it_is_handed() {
+        let tmp = tempfile::tempdir().unwrap();
+        let folder = tmp.path().join("work/b");
+        std::fs::create_dir_all(&folder).unwrap();
+        match resolve("~/work/b", &[], Some(tmp.path())) {
+            Ok(Target::Folder(path)) => {
+                assert_eq!(path, std::fs::canonicalize(&folder).unwrap())
+            }
+            other => panic!("{other:?}"),
+        }
+        let err = resolve("~/work/b", &[], None).unwrap_err().to_string();
+        assert_eq!(err, "~/work/b: no such folder");
+        assert_eq!(
+            other("demo", "x").folder_display(Some(Path::new("/elsewhere"))),
+            "/nonexistent"
+        );
+        let under_home = InstalledBundle {
+            location: Location::Folder(tmp.path().join("work/b")),
+            ..other("demo", "x")
+        };
+        assert_eq!(under_home.folder_display(Some(tmp.path())), "~/work/b");
     }
 }

@@ -6,10 +6,17 @@ use std::path::Path;
 use super::model::Bundle;
 use super::parser::parse_tree;
 use super::tree::Tree;
+use crate::paths::tilde_in;
 
 /// Parses a manifest's `[provides.bundles] <name> = "<folder>"` (`folder` relative to the manifest's
-/// folder `base`), or says why it is not a bundle.
-pub fn parse(base: &Path, package: &str, name: &str, folder: &str) -> Result<Bundle, String> {
+/// folder `base`), or says why it is not a bundle; its messages show the home folder `home` as `~`.
+pub fn parse(
+    base: &Path,
+    package: &str,
+    name: &str,
+    folder: &str,
+    home: Option<&Path>,
+) -> Result<Bundle, String> {
     if name.contains('/') {
         return Err(format!("the bundle name '{name}' contains '/'"));
     }
@@ -27,13 +34,19 @@ pub fn parse(base: &Path, package: &str, name: &str, folder: &str) -> Result<Bun
         Ok(_) => {}
     }
     let id_root = super::ids::installed_id_root(package, name);
-    parse_tree(Tree::Disk(&root), &crate::paths::tilde(&root), &id_root)
+    parse_tree(Tree::Disk(&root), &tilde_in(&root, home), &id_root)
         .map_err(|e| format!("it isn't a valid bundle: {}", e.summary()))
 }
 
 /// Why the bundle does not resolve, if it does not.
-pub fn problem(base: &Path, package: &str, name: &str, folder: &str) -> Option<String> {
-    parse(base, package, name, folder).err()
+pub fn problem(
+    base: &Path,
+    package: &str,
+    name: &str,
+    folder: &str,
+    home: Option<&Path>,
+) -> Option<String> {
+    parse(base, package, name, folder, home).err()
 }
 
 #[cfg(test)]
@@ -50,14 +63,14 @@ mod tests {
         )
         .unwrap();
         std::fs::create_dir_all(tmp.path().join("empty")).unwrap();
-        assert_eq!(problem(tmp.path(), "p", "b", "b"), None);
-        assert!(problem(tmp.path(), "p", "e", "empty")
+        assert_eq!(problem(tmp.path(), "p", "b", "b", None), None);
+        assert!(problem(tmp.path(), "p", "e", "empty", None)
             .unwrap()
             .contains("not a bundle"));
-        assert!(problem(tmp.path(), "p", "x", "missing")
+        assert!(problem(tmp.path(), "p", "x", "missing", None)
             .unwrap()
             .contains("does not exist"));
-        assert!(problem(tmp.path(), "p", "a/b", "b")
+        assert!(problem(tmp.path(), "p", "a/b", "b", None)
             .unwrap()
             .contains("contains '/'"));
     }

@@ -23,7 +23,8 @@ pub use error::BundleError;
 pub use installed::{core_bundles, installed, resolve, InstalledBundle, Location, Target};
 pub use model::{Artifact, Bundle, Eval, Task};
 
-/// Parses the bundle folder at `folder`, with ids rooted at its canonical path.
-pub fn parse(folder: &Path) -> Result<Bundle, BundleError> {
-    installed::parse_folder(folder)
+/// Parses the bundle folder at `folder`, with ids rooted at its canonical path (relative to the home
+/// folder `home` when inside it).
+pub fn parse(folder: &Path, home: Option<&Path>) -> Result<Bundle, BundleError> {
+    installed::parse_folder(folder, home)
 }

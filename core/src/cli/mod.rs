@@ -12,10 +12,16 @@ use crate::session::Session;
 pub mod config;
 pub mod dynamic;
 pub mod failure;
+pub mod new;
 pub mod plugin;
 pub mod run;
+pub mod run_json;
+pub mod run_view;
 pub mod store;
+pub mod style;
 pub mod terminal;
+pub mod up;
+pub mod verify;
 
 pub use failure::{Exit, Failure};
 pub use terminal::Terminal;
@@ -28,12 +34,16 @@ pub use terminal::Terminal;
     disable_version_flag = true
 )]
 pub struct Cli {
-    /// Show more detail, including the causes of errors.
+    /// Show more detail: the causes of errors, and during a run each plugin's stderr and log lines
+    /// and a failed step's traceback.
     #[arg(short, long, global = true)]
     pub verbose: bool,
-    /// Print agent-env's version and exit.
-    #[arg(long)]
+    /// Print agent-env's version, its commit and the plugin protocol version, and exit.
+    #[arg(short = 'V', long)]
     pub version: bool,
+    /// When to use colour: auto (on a terminal, unless NO_COLOR is set), always or never.
+    #[arg(long, global = true, value_enum, value_name = "WHEN", default_value_t = style::ColorChoice::Auto)]
+    pub color: style::ColorChoice,
     #[command(subcommand)]
     pub command: Option<Command>,
 }
@@ -48,6 +58,8 @@ pub enum Command {
     Store(store::StoreArgs),
     /// Run a bundle's tasks and evals; with no bundle, list the installed bundles.
     Run(run::RunArgs),
+    /// Serve the explorer: a web UI and REST API over the stores and runs, on 127.0.0.1.
+    Up(up::UpArgs),
 }
 
 /// Runs the CLI over this process's arguments and environment and returns the process exit code.
@@ -55,6 +67,10 @@ pub fn main() -> i32 {
     let term = Terminal::new();
     let session = Session::new(Environment::from_process());
     let args: Vec<std::ffi::OsString> = std::env::args_os().collect();
+    term.set_style(style::Style::choose(
+        style::ColorChoice::from_args(&args),
+        session.env().var("NO_COLOR").as_deref(),
+    ));
     let result = run_args(args, &session, &term);
     // The stores' queued warnings (plugin steps' and plugin commands' `host.store.*` calls included):
     // library code never prints them, so they are shown here, once, before any error.
@@ -64,7 +80,7 @@ pub fn main() -> i32 {
     match result {
         Ok(code) => code,
         Err(failure) => {
-            term.eprintln(&format!("Error: {failure}"));
+            term.error(&failure);
             failure.code()
         }
     }
@@ -86,7 +102,7 @@ pub fn run_args(args: Vec<std::ffi::OsString>, session: &Session, term: &Termina
 /// Runs a parsed core command line.
 pub fn dispatch(cli: Cli, session: &Session, term: &Terminal) -> Exit {
     if cli.version {
-        term.print(&format!("agent-env {}\n", crate::VERSION));
+        term.print(&crate::version_text());
         return Ok(0);
     }
     let verbose = cli.verbose;
@@ -95,6 +111,7 @@ pub fn dispatch(cli: Cli, session: &Session, term: &Terminal) -> Exit {
         Some(Command::Config(args)) => config::run(args, verbose, session, term),
         Some(Command::Store(args)) => store::run(args, verbose, session, term),
         Some(Command::Run(args)) => run::run(args, verbose, session, term),
+        Some(Command::Up(args)) => up::run(args, session),
         None => {
             use clap::CommandFactory;
             let _ = Cli::command().print_help();

@@ -1,5 +1,5 @@
 //! `agent-env plugin list | show | check`: what every plugin package contributes and whether each piece
-//! took effect. `add` and `remove` live in [`crate::install`].
+//! took effect. `add` and `remove` live in [`crate::install`], `verify` in [`crate::cli::verify`].
 //!
 //! Exit codes: 0 (check: every contribution in effect), 1 (check: a problem; show: no such package),
 //! 2 (usage).
@@ -36,6 +36,10 @@ pub enum PluginCommand {
     Add(AddArgs),
     /// Remove plugin packages that nothing still uses.
     Remove(RemoveArgs),
+    /// Start a plugin and hold it to the protocol; exit 1 if it breaks a rule.
+    Verify(crate::cli::verify::VerifyArgs),
+    /// Write a new plugin project (Rust, Python or Go) that works as written, with its test.
+    New(crate::cli::new::NewArgs),
 }
 
 #[derive(Args)]
@@ -107,6 +111,8 @@ pub fn run(args: PluginArgs, verbose: bool, session: &Session, term: &Terminal) 
             &install_context(session, term),
         )
         .map_err(Failure::new),
+        PluginCommand::Verify(a) => crate::cli::verify::run(&a, session, term),
+        PluginCommand::New(a) => crate::cli::new::run(&a, session, term),
         PluginCommand::Remove(a) => crate::install::remove::remove(
             &crate::install::remove::RemoveOptions {
                 packages: a.packages,

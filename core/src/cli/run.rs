@@ -1,14 +1,25 @@
 //! `agent-env run [BUNDLE] [--task NAME]... [--eval NAME]... [--keep] [--dry-run] ...`: run a bundle's
 //! tasks and evals; with no BUNDLE, list the installed bundles.
 
+use std::path::Path;
+use std::sync::Arc;
+
 use serde_json::{json, Map, Value};
 
 use crate::bundle::installed::InstalledBundle;
 use crate::bundle::{self, BundleError};
+use crate::cli::run_json::RunCollector;
+use crate::cli::run_view::RunView;
 use crate::cli::{Exit, Failure, Terminal};
 use crate::output::Output;
-use crate::run::{run_bundle, RunRequest, RunStatus};
+use crate::run::events::{Fanout, RunObserver};
+use crate::run::outcome::format_g;
+use crate::run::run_log::RunLog;
+use crate::run::{run_bundle_observed, RunRequest, RunStatus};
 use crate::session::Session;
+
+/// The exit code of a run whose tasks all ran without failing, with a score below `--fail-under`.
+pub const EXIT_BELOW_FAIL_UNDER: i32 = 3;
 
 #[derive(clap::Args)]
 pub struct RunArgs {
@@ -39,9 +50,17 @@ pub struct RunArgs {
     /// Keep the sandboxes up after the run, until Ctrl-C.
     #[arg(long)]
     pub keep: bool,
-    /// Show what would be written and run, and write and run nothing.
+    /// Show what would be written and run, start and handshake every plugin the run needs, and
+    /// write and run nothing.
     #[arg(long = "dry-run")]
     pub dry_run: bool,
+    /// Print the result as JSON on stdout (the run's lines go to stderr); with no BUNDLE, the
+    /// installed bundles.
+    #[arg(long)]
+    pub json: bool,
+    /// Exit with code 3 when a task that ran has a score below SCORE (or no score at all).
+    #[arg(long = "fail-under", value_name = "SCORE")]
+    pub fail_under: Option<f64>,
 }
 
 impl RunArgs {
@@ -55,6 +74,7 @@ impl RunArgs {
             || self.sandbox.is_some()
             || self.keep
             || self.dry_run
+            || self.fail_under.is_some()
     }
 
     fn user_overrides(&self) -> Map<String, Value> {
@@ -79,14 +99,31 @@ impl RunArgs {
 }
 
 /// Runs `agent-env run`: lists the installed bundles, or plans and runs one.
-pub fn run(args: RunArgs, _verbose: bool, session: &Session, term: &Terminal) -> Exit {
+pub fn run(args: RunArgs, verbose: bool, session: &Session, term: &Terminal) -> Exit {
     let Some(bundle) = args.bundle.clone() else {
         if args.has_options() {
             return Err(Failure::new("these options need a BUNDLE: agent-env run BUNDLE [OPTIONS] (agent-env run with no BUNDLE lists the installed bundles)").with_code(2));
         }
-        list(&bundle::installed(&session.manifests()), term);
+        let installed = bundle::installed(&session.manifests());
+        let home = session.paths().home_dir();
+        if args.json {
+            term.print(&format!(
+                "{}\n",
+                pretty(&list_json(&installed, home.as_deref()))
+            ));
+        } else {
+            list(&installed, home.as_deref(), term);
+        }
         return Ok(0);
     };
+    if let Some(score) = args.fail_under.filter(|s| !s.is_finite()) {
+        return Err(Failure::new(format!(
+            "--fail-under {score}: give a number, such as 1 or 0.75"
+        ))
+        .with_code(2));
+    }
+    let json = args.json;
+    let fail_under = args.fail_under;
     let request = RunRequest {
         user_overrides: args.user_overrides(),
         bundle,
@@ -96,22 +133,172 @@ pub fn run(args: RunArgs, _verbose: bool, session: &Session, term: &Terminal) ->
         keep: args.keep,
         dry_run: args.dry_run,
         on_second_signal: Some(exit_on_second_signal),
+        cancel: None,
+        run_group_id: None,
+        context_metadata: Map::new(),
     };
-    match run_bundle(session, &request, term).map_err(Failure::new)? {
-        RunStatus::DryRun | RunStatus::Finished { failed: false } => Ok(0),
-        RunStatus::Finished { failed: true } => Ok(1),
-        RunStatus::Cancelled { signal } => Ok(128 + signal),
+    // A dry run writes nothing, a log included.
+    let log = (!request.dry_run).then(|| Arc::new(RunLog::new(&session.paths().run_logs_dir())));
+    let view = Arc::new(RunView::new(term.style(), verbose, json));
+    let collector = Arc::new(RunCollector::new(&request.bundle, fail_under));
+    let mut observers: Vec<Arc<dyn RunObserver>> = vec![view.clone(), collector.clone()];
+    if let Some(log) = &log {
+        observers.push(log.clone());
     }
+    let result = run_bundle_observed(
+        session,
+        &request,
+        view.as_ref(),
+        Arc::new(Fanout(observers)),
+    );
+    drop(view);
+    if let Some(why) = log.as_ref().and_then(|l| l.failure()) {
+        term.warn(format!("{why}; the run went on without a log"));
+    }
+    let written_log = log
+        .as_ref()
+        .filter(|l| l.written())
+        .map(|l| l.path().display().to_string());
+    let log_hint = written_log
+        .as_ref()
+        .map(|p| format!("The run's log, with each plugin's output: {p}"));
+    let status = match result {
+        Ok(status) => status,
+        Err(e) => {
+            if let Some(log) = log.as_ref().filter(|l| l.written()) {
+                log.write(&format!("Error: {e}"));
+            }
+            if json {
+                let mut doc = collector.document();
+                doc.error = Some(e.to_string());
+                doc.log = written_log.clone();
+                term.print(&format!("{}\n", pretty(&doc)));
+            }
+            let mut message = e.to_string();
+            if let Some(hint) = &log_hint {
+                message.push('\n');
+                message.push_str(hint);
+            }
+            return Err(Failure::new(message));
+        }
+    };
+    let below = match (status, fail_under) {
+        (RunStatus::Finished { failed: false }, Some(minimum)) => {
+            below_fail_under(&collector, minimum)
+        }
+        _ => Vec::new(),
+    };
+    for line in &below {
+        term.eprintln(line);
+    }
+    let all_passed = collector
+        .document()
+        .tasks
+        .iter()
+        .all(|t| t.outcome == "passed");
+    let (code, word) = match status {
+        RunStatus::DryRun => (0, "dry_run"),
+        RunStatus::Finished { failed: true } => (1, "failed"),
+        RunStatus::Cancelled { signal } => (128 + signal, "cancelled"),
+        RunStatus::Finished { failed: false } if !below.is_empty() => {
+            (EXIT_BELOW_FAIL_UNDER, "below_fail_under")
+        }
+        RunStatus::Finished { failed: false } if all_passed => (0, "passed"),
+        RunStatus::Finished { failed: false } => (0, "not_passed"),
+    };
+    if code != 0 || verbose {
+        if let Some(hint) = &log_hint {
+            term.eprintln(hint);
+        }
+    }
+    if json {
+        let mut doc = collector.document();
+        doc.log = written_log;
+        doc.status = word.to_string();
+        doc.exit_code = code;
+        term.print(&format!("{}\n", pretty(&doc)));
+    }
+    Ok(code)
+}
+
+/// One line per task whose scores fall below `minimum` (a task with no score is below any).
+fn below_fail_under(collector: &RunCollector, minimum: f64) -> Vec<String> {
+    collector
+        .task_scores()
+        .into_iter()
+        .filter_map(|(path, scores)| match scores {
+            None => Some(format!(
+                "{path} has no score, so it is below --fail-under {}",
+                format_g(minimum)
+            )),
+            Some(scores) => {
+                let low = scores.iter().copied().fold(f64::INFINITY, f64::min);
+                (low < minimum).then(|| {
+                    format!(
+                        "{path} scored {}, below --fail-under {}",
+                        format_g(low),
+                        format_g(minimum)
+                    )
+                })
+            }
+        })
+        .collect()
+}
+
+fn pretty(value: &impl serde::Serialize) -> String {
+    serde_json::to_string_pretty(value).unwrap_or_else(|e| format!("{{\"error\": \"{e}\"}}"))
+}
+
+/// `agent-env run --json` with no BUNDLE: the installed bundles.
+fn list_json(installed: &[InstalledBundle], home: Option<&Path>) -> Value {
+    let bundles: Vec<Value> = installed
+        .iter()
+        .map(|b| {
+            let parsed = b.parse(home);
+            let (tasks, evals, description, aliases, problem) = match &parsed {
+                Ok(p) => (
+                    json!(p.tasks.iter().map(|t| t.name.clone()).collect::<Vec<_>>()),
+                    json!(p.evals.iter().map(|e| e.name.clone()).collect::<Vec<_>>()),
+                    json!(p.description),
+                    json!(p
+                        .aliases
+                        .values()
+                        .flat_map(|m| m.values().flatten().cloned())
+                        .collect::<Vec<_>>()),
+                    json!(b.problem),
+                ),
+                Err(e) => (
+                    json!([]),
+                    json!([]),
+                    Value::Null,
+                    json!([]),
+                    json!(b.problem.clone().unwrap_or_else(|| e.summary())),
+                ),
+            };
+            json!({
+                "name": b.run_name(),
+                "package": b.package,
+                "package_version": b.package_version,
+                "folder": b.folder_display(home),
+                "description": description,
+                "tasks": tasks,
+                "evals": evals,
+                "aliases": aliases,
+                "problem": problem,
+            })
+        })
+        .collect();
+    json!({"format_version": 1, "bundles": bundles})
 }
 
 /// `agent-env run` with no BUNDLE.
-fn list(installed: &[InstalledBundle], out: &dyn Output) {
+fn list(installed: &[InstalledBundle], home: Option<&Path>, out: &dyn Output) {
     if installed.is_empty() {
         out.line("No bundles are installed. agent-env run PATH runs a folder.");
         return;
     }
     let parsed: Vec<Result<crate::bundle::Bundle, BundleError>> =
-        installed.iter().map(InstalledBundle::parse).collect();
+        installed.iter().map(|b| b.parse(home)).collect();
     let rows: Vec<[String; 4]> = installed
         .iter()
         .zip(&parsed)
@@ -155,7 +342,7 @@ fn list(installed: &[InstalledBundle], out: &dyn Output) {
     out.line(&line(header));
     for ((b, row), parsed) in installed.iter().zip(&rows).zip(&parsed) {
         out.line(&line([&row[0], &row[1], &row[2], &row[3]]));
-        let mut folder = format!("  {}", b.folder_display());
+        let mut folder = format!("  {}", b.folder_display(home));
         if let Ok(parsed) = parsed {
             let aliases: Vec<String> = parsed
                 .aliases

@@ -7,7 +7,9 @@
 
 use std::io::{self, Write};
 use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::OnceLock;
 
+use crate::cli::style::Style;
 use crate::output::Output;
 
 /// stdout and stderr of this process, each written whole (one lock per write) and each dropped
@@ -16,12 +18,41 @@ use crate::output::Output;
 pub struct Terminal {
     stdout_closed: AtomicBool,
     stderr_closed: AtomicBool,
+    /// Set once the command line is read (`--color`); no colour until then.
+    style: OnceLock<Style>,
 }
 
 impl Terminal {
     /// A writer over this process's stdout and stderr.
     pub fn new() -> Terminal {
         Terminal::default()
+    }
+
+    /// A writer with `style` already chosen.
+    pub fn with_style(style: Style) -> Terminal {
+        let term = Terminal::default();
+        term.set_style(style);
+        term
+    }
+
+    /// Chooses colour for the rest of the invocation (the first choice stays).
+    pub fn set_style(&self, style: Style) {
+        let _ = self.style.set(style);
+    }
+
+    /// The colour choice.
+    pub fn style(&self) -> Style {
+        self.style.get().copied().unwrap_or_default()
+    }
+
+    /// Writes `text` to stderr as given (no newline added).
+    pub fn eprint(&self, text: &str) {
+        write_to(&mut io::stderr().lock(), &self.stderr_closed, text);
+    }
+
+    /// Writes `Error: <text>` to stderr.
+    pub fn error(&self, text: impl std::fmt::Display) {
+        self.eprintln(&format!("{} {text}", self.style().error_label()));
     }
 
     /// Writes `text` to stdout as given (no newline added).
@@ -39,7 +70,7 @@ impl Terminal {
 
     /// Writes `Warning: <text>` to stderr.
     pub fn warn(&self, text: impl std::fmt::Display) {
-        self.eprintln(&format!("Warning: {text}"));
+        self.eprintln(&format!("{} {text}", self.style().warning_label()));
     }
 
     /// Whether the reader of stdout has gone.

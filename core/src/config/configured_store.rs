@@ -8,7 +8,9 @@ use super::plugins::table_to_json;
 use super::references::{resolve_table_at, SecretLookup};
 use super::store_selection::{selection, StoreSelection};
 use crate::environment::Environment;
-use crate::stores::{build_store, AnyStore, PluginStoreFactory, SecretStore, StoreKind, StoreSpec};
+use crate::stores::{
+    build_store, AnyStore, PluginStoreFactory, SecretStore, StoreKind, StoreSet, StoreSpec,
+};
 use std::sync::{Arc, OnceLock};
 use toml::Table;
 
@@ -18,6 +20,20 @@ pub struct StoreSecrets(pub Arc<dyn SecretStore>);
 impl SecretLookup for StoreSecrets {
     fn get(&self, name: &str) -> Result<Option<String>, String> {
         self.0.get(name).map_err(|e| e.to_string())
+    }
+}
+
+/// The secret store of a store set, built on the set's first lookup (a plugin's store opens in its
+/// plugin): what a run's plugin settings resolve `secret:` through.
+pub struct SetSecrets<'a>(pub &'a StoreSet);
+
+impl SecretLookup for SetSecrets<'_> {
+    fn get(&self, name: &str) -> Result<Option<String>, String> {
+        let store = self
+            .0
+            .secret()
+            .map_err(|e| format!("[stores.secret] could not be built: {e}"))?;
+        store.get(name).map_err(|e| e.to_string())
     }
 }
 

@@ -31,6 +31,7 @@ pub(super) fn classify(reg: &mut Registry, incompatible: &[Option<String>]) {
                 &manifest.canonical_name(),
                 &claim.name,
                 &claim.class,
+                reg.home.as_deref(),
             )
             .map(|p| Outcome::with(Status::Failed, codes::INVALID_PLUGIN, p))
         };
@@ -111,6 +112,7 @@ pub(super) fn check_types(reg: &mut Registry) {
             &manifest.canonical_name(),
             &claim.name,
             &claim.class,
+            reg.home.as_deref(),
         ) else {
             continue;
         };

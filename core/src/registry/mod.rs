@@ -11,6 +11,8 @@
 //! - [`load`] and [`host_prober`]: starting plugins to read their handshakes; [`validate`]: what a
 //!   handshake must satisfy ([`crate::compat`] checks a manifest's requirements, before any of this).
 
+use std::path::PathBuf;
+
 use crate::discovery::Discovery;
 
 mod bundle_claims;
@@ -34,8 +36,13 @@ pub use precedence::{root_flag, Loading};
 pub use resolve::{claim_label, launch_of, Registry, RegistryError, Resolved};
 
 impl Registry {
-    /// Builds every registry.
-    pub fn build(discovery: Discovery, config: ConfigState, loading: Loading<'_>) -> Registry {
-        precedence::build(discovery, config, loading)
+    /// Builds every registry; `home` is the home folder the bundle claims' messages show as `~`.
+    pub fn build(
+        discovery: Discovery,
+        config: ConfigState,
+        loading: Loading<'_>,
+        home: Option<PathBuf>,
+    ) -> Registry {
+        precedence::build(discovery, config, loading, home)
     }
 }

@@ -2,6 +2,7 @@
 //! answers, then let config release or refuse names.
 
 use std::collections::{BTreeMap, BTreeSet, HashMap};
+use std::path::PathBuf;
 
 use agent_env_protocol::names::{report_group, GROUPS, TYPE_GROUPS};
 
@@ -10,8 +11,8 @@ use super::load::{LoadFailure, Probe, Prober};
 use super::outcome::{codes, ClaimRecord, Diagnostic, Outcome, Status};
 use super::resolve::{conflicted, launch_of, Entry, Registry};
 use super::{bundle_claims, config_input, config_merge, validate};
-use crate::compat;
 use crate::builtin_names;
+use crate::compat;
 use crate::discovery::Discovery;
 
 /// Which plugins a build starts.
@@ -39,8 +40,14 @@ const CONFIG_GROUPS: [&str; 6] = [
     "explorer_plugins",
 ];
 
-pub(super) fn build(discovery: Discovery, config: ConfigState, loading: Loading<'_>) -> Registry {
+pub(super) fn build(
+    discovery: Discovery,
+    config: ConfigState,
+    loading: Loading<'_>,
+    home: Option<PathBuf>,
+) -> Registry {
     let mut reg = Registry {
+        home,
         claims: collect_claims(&discovery),
         discovery,
         config,

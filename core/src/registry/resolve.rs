@@ -4,6 +4,7 @@
 
 use std::collections::{BTreeMap, HashMap};
 use std::fmt;
+use std::path::PathBuf;
 
 use agent_env_protocol::names::report_group;
 
@@ -103,6 +104,8 @@ pub struct Registry {
     pub probes: HashMap<usize, Probe>,
     /// What the original logs as warnings (config impls replacing or refused, skipped plugins).
     pub warnings: Vec<String>,
+    /// The home folder, which messages about bundle folders show as `~`.
+    pub home: Option<PathBuf>,
     pub(crate) entries: HashMap<(&'static str, String), Entry>,
     /// (group, name) → `registered by … but …`, or a conflict's message.
     pub(crate) failures: HashMap<(&'static str, String), String>,

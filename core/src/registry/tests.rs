@@ -139,7 +139,12 @@ fn demo() -> (Discovery, FakeProber) {
 #[test]
 fn validation_messages_and_resolution() {
     let (discovery, prober) = demo();
-    let reg = Registry::build(discovery, ConfigState::default(), Loading::All(&prober));
+    let reg = Registry::build(
+        discovery,
+        ConfigState::default(),
+        Loading::All(&prober),
+        None,
+    );
     assert_eq!(
         outcome(&reg, "task_steps", "grade_essay", "agentenv-demo").status,
         Status::Active
@@ -188,7 +193,12 @@ fn a_load_failure_keeps_the_hosts_code() {
             message: "agentenv-demo did not answer initialize within 10 s".into(),
         }),
     );
-    let reg = Registry::build(discovery, ConfigState::default(), Loading::All(&prober));
+    let reg = Registry::build(
+        discovery,
+        ConfigState::default(),
+        Loading::All(&prober),
+        None,
+    );
     let o = outcome(&reg, "task_steps", "grade_essay", "agentenv-demo");
     assert_eq!(o.status, Status::Failed);
     assert_eq!(o.code.as_deref(), Some("handshake-timeout"));
@@ -201,6 +211,7 @@ fn config_impls_replace_a_plugin_name_and_the_same_class_stays_active() {
         discovery.clone(),
         config("[task_steps]\nimpls = [\"agentenv-alt:Grade2\"]\n"),
         Loading::All(&prober),
+        None,
     );
     let o = outcome(&reg, "task_steps", "grade_essay", "agentenv-demo");
     assert_eq!(o.status, Status::Replaced);
@@ -231,6 +242,7 @@ fn config_impls_replace_a_plugin_name_and_the_same_class_stays_active() {
         discovery,
         config("[task_steps]\nimpls = [\"agentenv_demo:GradeEssay\"]\n"),
         Loading::All(&prober),
+        None,
     );
     let o = outcome(&same, "task_steps", "grade_essay", "agentenv-demo");
     assert_eq!(o.status, Status::Active);
@@ -244,6 +256,7 @@ fn a_bad_impls_table_blocks_the_group() {
         discovery,
         config("[task_steps]\nimpls = \"x\"\n"),
         Loading::All(&prober),
+        None,
     );
     let e = &reg.group_errors["task_steps"];
     assert_eq!(e.code, codes::CONFIG_INVALID);
@@ -272,6 +285,7 @@ fn provider_tables_replace_configure_and_refuse() {
         discovery.clone(),
         config("[sandbox.providers.box]\nimpl = \"agentenv-alt:Box2\"\nconfig = { region = \"x\" }\n[sandbox.providers.local.config]\nroot = \"/tmp\"\n"),
         Loading::All(&prober),
+        None,
     );
     let o = outcome(&reg, "sandbox_providers", "box", "agentenv-demo");
     assert_eq!(o.status, Status::Replaced);
@@ -287,6 +301,7 @@ fn provider_tables_replace_configure_and_refuse() {
         discovery.clone(),
         config("[sandbox.providers.local]\nimpl = \"agentenv-alt:Box2\"\n"),
         Loading::All(&prober),
+        None,
     );
     assert_eq!(
         reg.group_errors["sandbox_providers"].reason,
@@ -296,6 +311,7 @@ fn provider_tables_replace_configure_and_refuse() {
         discovery,
         config("[sandbox.providers.box]\nconfig = { a = 1 }\nextra = 2\n"),
         Loading::All(&prober),
+        None,
     );
     assert_eq!(
         reg.group_errors["sandbox_providers"].reason,
@@ -323,6 +339,7 @@ fn config_cannot_settle_a_conflict() {
         discovery,
         config("[envs]\nimpls = [\"agentenv-a:A\"]\n"),
         Loading::All(&prober),
+        None,
     );
     assert_eq!(
         outcome(&reg, "envs", "browser", "agentenv-a").status,
@@ -353,6 +370,7 @@ fn a_run_build_starts_only_what_config_names() {
         discovery.clone(),
         ConfigState::default(),
         Loading::ConfigNamed(&counting),
+        None,
     );
     assert!(counting.1.lock().unwrap().is_empty());
     // Taken on trust from the manifest: checked when its process starts.
@@ -364,6 +382,7 @@ fn a_run_build_starts_only_what_config_names() {
         discovery,
         config("[task_steps]\nimpls = [\"agentenv-alt:Grade2\"]\n"),
         Loading::ConfigNamed(&counting),
+        None,
     );
     assert_eq!(
         *counting.1.lock().unwrap(),

@@ -8,6 +8,8 @@ use std::sync::Arc;
 use agent_env_protocol::names::canonical_name;
 use serde_json::{Map, Value};
 
+use super::cancel::Cancel;
+use super::events::{NoObserver, RunObserver};
 use super::executor::NoPlugins;
 use super::local_stores::{self, LocalStores};
 use super::materialize::Places;
@@ -46,13 +48,33 @@ pub struct RunRequest {
     /// What a second SIGINT or SIGTERM does while the first one's teardown runs (the CLI exits with
     /// 128 + the signal); with none, the teardown goes on.
     pub on_second_signal: Option<fn(i32)>,
+    /// The caller's own cancel handle (the explorer cancels a run it started through it). With one,
+    /// the run watches no signals: the caller decides what cancels it.
+    pub cancel: Option<Arc<Cancel>>,
+    /// The run group id the run's instances record; with none, a fresh `run-<suffix>`.
+    pub run_group_id: Option<String>,
+    /// Entries every task's `context.metadata` starts with (a `seed` whose values fill the steps'
+    /// `<key>` tokens; the explorer's workflow id).
+    pub context_metadata: Map<String, Value>,
 }
 
-/// Finds, checks, plans and runs the requested bundle.
+/// Finds, checks, plans and runs the requested bundle; nobody watches its events.
 pub fn run_bundle(
     session: &Session,
     request: &RunRequest,
     out: &dyn Output,
+) -> Result<RunStatus, RunError> {
+    run_bundle_observed(session, request, out, Arc::new(NoObserver))
+}
+
+/// Finds, checks, plans and runs the requested bundle, sending what happens to `observer` as
+/// [`RunEvent`](super::events::RunEvent)s (the plugins' progress and output included) while the
+/// lines for a person go to `out`.
+pub fn run_bundle_observed(
+    session: &Session,
+    request: &RunRequest,
+    out: &dyn Output,
+    observer: Arc<dyn RunObserver>,
 ) -> Result<RunStatus, RunError> {
     // agent-env's own bundles keep their bare names, so `run hello` needs no look at installed plugins.
     let core = bundle::core_bundles();
@@ -61,10 +83,12 @@ pub fn run_bundle(
     } else {
         bundle::installed(&session.manifests())
     };
-    let target = bundle::resolve(&request.bundle, &installed)?;
+    let home = session.paths().home_dir();
+    let home = home.as_deref();
+    let target = bundle::resolve(&request.bundle, &installed, home)?;
     let (parsed, folder) = match &target {
-        Target::Folder(path) => (bundle::parse(path), Some(path.clone())),
-        Target::Installed(b) => (b.parse(), None),
+        Target::Folder(path) => (bundle::parse(path, home), Some(path.clone())),
+        Target::Installed(b) => (b.parse(home), None),
     };
     let parsed = parsed?;
     let tree = match (&target, &folder) {
@@ -91,11 +115,15 @@ pub fn run_bundle(
         session,
     };
     let plan = plan::plan(&parsed, &request.tasks, &request.evals, &ctx)?;
-    // A dry run runs nothing, plugins included.
-    let plugins = if request.dry_run {
-        None
-    } else {
-        start_plugin_steps(&parsed, &plan, &stores, session)?
+    // Every plugin a step needs is started, handshaken and asked to validate its steps before
+    // anything is written; a dry run stops them again at once and runs nothing.
+    let plugins = start_plugin_steps(&parsed, &plan, &stores, session, observer.clone())?;
+    let plugins = match plugins {
+        Some(p) if request.dry_run => {
+            p.shutdown();
+            None
+        }
+        other => other,
     };
     let options = RunOptions {
         dry_run: request.dry_run,
@@ -103,6 +131,10 @@ pub fn run_bundle(
         user_overrides: request.user_overrides.clone(),
         sandbox_provider,
         on_second_signal: request.on_second_signal,
+        cancel: request.cancel.clone(),
+        run_group_id: request.run_group_id.clone(),
+        context_metadata: request.context_metadata.clone(),
+        observer,
         places: Places {
             locks_dir: session.paths().locks_dir(),
             fixture_prefix: session.env().var(FIXTURE_PREFIX_VAR),
@@ -126,6 +158,7 @@ fn start_plugin_steps(
     plan: &plan::Plan<'_>,
     stores: &LocalStores,
     session: &Session,
+    observer: Arc<dyn RunObserver>,
 ) -> Result<Option<Arc<PluginSteps>>, BundleError> {
     let plugin_steps: Vec<(&str, &plan::PlannedStep, &str)> = plan
         .tasks
@@ -142,27 +175,28 @@ fn start_plugin_steps(
     if plugin_steps.is_empty() {
         return Ok(None);
     }
-    let steps = PluginSteps::new(stores, session).map_err(BundleError::one)?;
+    let steps = PluginSteps::new(stores, session, observer).map_err(BundleError::one)?;
     let mut problems = Vec::new();
-    // A plugin whose own table can't be read is not started; each of its steps says why.
-    let mut unreadable_settings: std::collections::HashMap<&str, String> = Default::default();
+    let mut unsettled = Vec::new();
     for (_, _, package) in &plugin_steps {
         let Some(found) = session.discovery().find(&canonical_name(package)) else {
             continue;
         };
-        match steps.settings(session.config(), package) {
+        match steps.settings(session, package) {
             Ok(settings) => steps.add(&found.manifest, settings),
-            Err(e) => {
-                unreadable_settings.insert(package, format!("ConfigError: {e}"));
+            Err(e) if !unsettled.contains(package) => {
+                problems.push(e.to_string());
+                unsettled.push(*package);
             }
+            Err(_) => {}
         }
     }
-    for (path, step, package) in &plugin_steps {
-        let checked = match unreadable_settings.get(package) {
-            Some(why) => Err(why.clone()),
-            None => steps.preflight(package, step.type_name(), &step.spec),
-        };
-        if let Err(why) = checked {
+    // A plugin whose settings could not be read does not start: its problem is said once, above.
+    for (path, step, package) in plugin_steps
+        .iter()
+        .filter(|(_, _, p)| !unsettled.contains(p))
+    {
+        if let Err(why) = steps.preflight(package, step.type_name(), &step.spec) {
             problems.push(format!(
                 "{}/{path}: step '{}' ({}) from the plugin {package}: {why}",
                 bundle.display_root,

@@ -85,6 +85,15 @@ impl Cancel {
     }
 }
 
+impl std::fmt::Debug for Cancel {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Cancel")
+            .field("cancelled", &self.is_cancelled())
+            .field("signal", &self.signal())
+            .finish_non_exhaustive()
+    }
+}
+
 /// SIGKILLs a whole process group.
 pub fn kill_group(pgid: i32) {
     if pgid > 1 {

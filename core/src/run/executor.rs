@@ -6,11 +6,12 @@ use serde_json::{Map, Value};
 
 use crate::run::builtin_steps::StepError;
 use crate::run::cancel::Cancel;
+use crate::run::events::StepRef;
 
 /// Runs plugin steps.
 pub trait StepExecutor: Send + Sync {
     /// Executes one step of `type_name` from `package` with the run's context; returns the metadata to
-    /// merge into `context.metadata`.
+    /// merge into `context.metadata`. `at` says which step of which task run it is.
     fn execute(
         &self,
         package: &str,
@@ -18,6 +19,7 @@ pub trait StepExecutor: Send + Sync {
         step: &Map<String, Value>,
         context: &Value,
         cancel: &Cancel,
+        at: &StepRef,
     ) -> Result<Map<String, Value>, StepError>;
 }
 
@@ -32,6 +34,7 @@ impl StepExecutor for NoPlugins {
         _step: &Map<String, Value>,
         _context: &Value,
         _cancel: &Cancel,
+        _at: &StepRef,
     ) -> Result<Map<String, Value>, StepError> {
         Err(StepError::runtime(format!(
             "the step type '{type_name}' comes from the plugin {package}, and this run has no plugin host"

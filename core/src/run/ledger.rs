@@ -281,6 +281,8 @@ pub fn mark(
     row.insert("inputs".into(), inputs.to_value());
     row.insert("status".into(), json!(status));
     row.insert("updated_at_utc".into(), json!(crate::clock::iso_now()));
+    // Every decision looks its row up by id: an index keeps that lookup from reading every row.
+    docs.ensure_index(COLLECTION, &["id"], false)?;
     docs.replace(COLLECTION, &row_filter(id), &row, true)?;
     Ok(())
 }

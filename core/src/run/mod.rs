@@ -7,6 +7,7 @@ pub mod bundle_run;
 pub mod cancel;
 pub mod context;
 pub mod error;
+pub mod events;
 pub mod executor;
 pub mod ledger;
 pub mod local_stores;
@@ -14,6 +15,7 @@ pub mod materialize;
 pub mod outcome;
 pub mod plan;
 pub mod plugin_steps;
+pub mod run_log;
 pub mod task_run;
 
 use std::sync::atomic::{AtomicUsize, Ordering};
@@ -25,9 +27,10 @@ use crate::bundle::tree::Tree;
 use crate::bundle::Bundle;
 use crate::output::Output;
 use crate::run::plan::Plan;
-pub use bundle_run::{run_bundle, RunRequest};
+pub use bundle_run::{run_bundle, run_bundle_observed, RunRequest};
 use cancel::Cancel;
 pub use error::RunError;
+use events::{PlannedTaskInfo, RunEvent, RunObserver};
 use executor::StepExecutor;
 use local_stores::LocalStores;
 use outcome::{seconds, Outcome};
@@ -48,6 +51,14 @@ pub struct RunOptions {
     pub places: materialize::Places,
     /// Called with a second SIGINT or SIGTERM (the first cancels the run); the caller decides.
     pub on_second_signal: Option<fn(i32)>,
+    /// A cancel handle the caller keeps; with one, no signal is watched (see [`RunRequest::cancel`]).
+    pub cancel: Option<Arc<Cancel>>,
+    /// The run group id; with none, a fresh `run-<suffix>`.
+    pub run_group_id: Option<String>,
+    /// Entries every task's `context.metadata` starts with (see [`RunRequest::context_metadata`]).
+    pub context_metadata: Map<String, Value>,
+    /// Who watches the run's events.
+    pub observer: Arc<dyn RunObserver>,
 }
 
 /// How a run that got as far as running ended.
@@ -94,10 +105,34 @@ pub fn execute(
         out.line(DRY_RUN_LINE);
         return Ok(RunStatus::DryRun);
     }
-    let cancel = Cancel::new();
-    cancel::watch_signals(cancel.clone(), options.on_second_signal)
-        .map_err(RunError::WatchSignals)?;
-    let run_group_id = format!("run-{}", crate::sandbox::random_suffix(12));
+    let cancel = match &options.cancel {
+        Some(cancel) => cancel.clone(),
+        None => {
+            let cancel = Cancel::new();
+            cancel::watch_signals(cancel.clone(), options.on_second_signal)
+                .map_err(RunError::WatchSignals)?;
+            cancel
+        }
+    };
+    let run_group_id = options
+        .run_group_id
+        .clone()
+        .unwrap_or_else(|| format!("run-{}", crate::sandbox::random_suffix(12)));
+    let run_started = std::time::Instant::now();
+    options.observer.event(&RunEvent::RunStarted {
+        run_group_id: run_group_id.clone(),
+        bundle: bundle.display_root.clone(),
+        tasks: plan
+            .tasks
+            .iter()
+            .map(|t| PlannedTaskInfo {
+                task_id: t.task.id.clone(),
+                task_path: t.task.path.clone(),
+                task_version: version_of(&t.task.id),
+                total_steps: t.steps.len(),
+            })
+            .collect(),
+    });
     let provider_name = options.sandbox_provider.clone();
     let provider = move || -> Box<dyn crate::sandbox::SandboxProvider> {
         crate::sandbox::provider(&provider_name, &options.places.sandbox_dir).unwrap_or_else(|| {
@@ -113,10 +148,18 @@ pub fn execute(
         out,
         run_group_id: &run_group_id,
         user_overrides: &options.user_overrides,
+        context_metadata: &options.context_metadata,
         provider: &provider,
         keep: options.keep,
+        observer: options.observer.as_ref(),
     };
     let results = run_all(plan, &version_of, &shared);
+    options.observer.event(&RunEvent::RunFinished {
+        run_group_id: run_group_id.clone(),
+        failed: results.iter().any(|r| r.outcome.is_failure()),
+        cancelled: results.iter().any(|r| r.outcome.is_cancelled()),
+        duration_seconds: run_started.elapsed().as_secs_f64(),
+    });
     print_summary(plan, &results, &version_of, out);
     let mut torn: usize = results.iter().map(|r| r.torn_down).sum();
     let mut still_up: Vec<(crate::sandbox::Sandbox, String)> =

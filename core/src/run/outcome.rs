@@ -40,6 +40,27 @@ impl Outcome {
         matches!(self, Outcome::Cancelled | Outcome::DidntStart)
     }
 
+    /// A stable key for scripts: `passed`, `scored_below_one`, `unscored`, `failed`, `cancelled`,
+    /// `didnt_start`.
+    pub fn key(&self) -> &'static str {
+        match self {
+            Outcome::Passed(_) => "passed",
+            Outcome::ScoredBelowOne(_) => "scored_below_one",
+            Outcome::Unscored => "unscored",
+            Outcome::FailedAtSteps(_) | Outcome::Failed(..) => "failed",
+            Outcome::Cancelled => "cancelled",
+            Outcome::DidntStart => "didnt_start",
+        }
+    }
+
+    /// The scores it recorded (none unless it finished scored).
+    pub fn scores(&self) -> &[(String, f64)] {
+        match self {
+            Outcome::Passed(s) | Outcome::ScoredBelowOne(s) => s,
+            _ => &[],
+        }
+    }
+
     /// The word the run-end line uses: `[tasks/x.json] passed in 0.3s`.
     pub fn word(&self) -> &'static str {
         match self {

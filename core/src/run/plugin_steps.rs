@@ -12,27 +12,31 @@ use agent_env_protocol::codes::ErrorKind;
 use agent_env_protocol::manifest::Manifest;
 use agent_env_protocol::message::RpcError;
 use agent_env_protocol::methods::{
-    ExecuteParams, ExecuteResult, ValidateParams, EXECUTE, TASK_STEP_VALIDATE,
+    ExecuteParams, ExecuteResult, ProgressParams, ValidateParams, EXECUTE, TASK_STEP_VALIDATE,
 };
 use agent_env_protocol::names::canonical_name;
 use serde_json::{Map, Value};
 
-use crate::config::configured_store::LazySecrets;
-use crate::config::{ConfigDocument, ConfigError};
+use crate::config::configured_store::SetSecrets;
+use crate::config::ConfigError;
 use crate::run::builtin_steps::StepError;
 use crate::run::cancel::Cancel;
+use crate::run::events::{PluginStream, RunEvent, RunObserver, StepRef};
 use crate::run::executor::StepExecutor;
 use crate::run::local_stores::LocalStores;
 use crate::session::Session;
 use crate::stores::{AnyStore, HostStoreDispatcher, StoreKind, StoreSet};
 use agent_env_host::{HostError, HostServices, PluginHost, SpawnSpec};
 
-/// How long one `execute` may take when the step names no `timeout_seconds`.
-pub const DEFAULT_STEP_TIMEOUT: Duration = Duration::from_secs(6 * 3600);
+/// How long the host waits past a step's own `timeout_seconds` before it gives up on `execute`: time
+/// for the plugin to notice its deadline and answer with its own error, never more.
+pub const STEP_TIMEOUT_GRACE: Duration = Duration::from_secs(2);
 
-/// What the host answers a plugin during a run.
+/// What the host answers a plugin during a run, and where the plugin's progress and output go.
 struct RunServices {
     stores: HostStoreDispatcher,
+    observer: Arc<dyn RunObserver>,
+    running: Arc<RunningSteps>,
 }
 
 impl HostServices for RunServices {
@@ -45,18 +49,88 @@ impl HostServices for RunServices {
             format!("agent-env offers no method '{method}' to plugin {package} during a run"),
         ))
     }
+
+    fn progress(&self, package: &str, p: &ProgressParams) {
+        self.observer.event(&RunEvent::PluginProgress {
+            package: package.to_string(),
+            step: self.running.only(package),
+            progress: p.progress,
+            total: p.total,
+            message: p.message.clone(),
+        });
+    }
+
+    fn log(&self, package: &str, level: &str, message: &str) {
+        self.observer.event(&RunEvent::PluginOutput {
+            package: package.to_string(),
+            stream: PluginStream::Log {
+                level: level.to_string(),
+            },
+            line: message.to_string(),
+        });
+    }
+
+    fn stderr_line(&self, package: &str, line: &str) {
+        self.observer.event(&RunEvent::PluginOutput {
+            package: package.to_string(),
+            stream: PluginStream::Stderr,
+            line: line.to_string(),
+        });
+    }
+}
+
+/// The steps each plugin is executing right now, so its progress can name the step.
+#[derive(Default)]
+struct RunningSteps {
+    by_package: Mutex<HashMap<String, Vec<StepRef>>>,
+}
+
+impl RunningSteps {
+    /// The step `package` is running, when it runs exactly one.
+    fn only(&self, package: &str) -> Option<StepRef> {
+        let running = self.by_package.lock().ok()?;
+        match running.get(package).map(Vec::as_slice) {
+            Some([one]) => Some(one.clone()),
+            _ => None,
+        }
+    }
+
+    fn begin(&self, package: &str, at: &StepRef) {
+        if let Ok(mut running) = self.by_package.lock() {
+            running
+                .entry(package.to_string())
+                .or_default()
+                .push(at.clone());
+        }
+    }
+
+    fn end(&self, package: &str, at: &StepRef) {
+        if let Ok(mut running) = self.by_package.lock() {
+            if let Some(steps) = running.get_mut(package) {
+                if let Some(i) = steps.iter().position(|s| s == at) {
+                    steps.remove(i);
+                }
+            }
+        }
+    }
 }
 
 /// The plugin processes of one run and the steps they execute.
 pub struct PluginSteps {
     host: PluginHost,
     specs: Mutex<HashMap<String, SpawnSpec>>,
+    running: Arc<RunningSteps>,
 }
 
 impl PluginSteps {
     /// A host whose plugins reach the run's stores: the @local object and document stores, and the
-    /// session's configured secret and image stores (each built on first use).
-    pub fn new(stores: &LocalStores, session: &Session) -> Result<Arc<PluginSteps>, String> {
+    /// session's configured secret and image stores (each built on first use). The plugins'
+    /// progress, `$/log` messages and stderr lines go to `observer`.
+    pub fn new(
+        stores: &LocalStores,
+        session: &Session,
+        observer: Arc<dyn RunObserver>,
+    ) -> Result<Arc<PluginSteps>, String> {
         let objects = stores.objects.clone();
         let documents = stores.documents.clone();
         let configured = session.stores().clone();
@@ -65,24 +139,29 @@ impl PluginSteps {
             StoreKind::Document => Ok(AnyStore::Document(documents.clone())),
             other => configured.get(other),
         });
+        let running = Arc::new(RunningSteps::default());
         let services = Arc::new(RunServices {
             stores: HostStoreDispatcher::new(Arc::new(set)),
+            observer,
+            running: running.clone(),
         });
         Ok(Arc::new(PluginSteps {
             host: session.plugin_host(services).map_err(|e| e.to_string())?,
             specs: Mutex::new(HashMap::new()),
+            running,
         }))
     }
 
     /// `package`'s `[plugins.<package>]` settings, `secret:` references resolved through the
-    /// configured secret store (built only when a reference needs it).
+    /// session's configured secret store (built only when a reference needs it; a plugin's store
+    /// opens in its plugin).
     pub fn settings(
         &self,
-        doc: &ConfigDocument,
+        session: &Session,
         package: &str,
     ) -> Result<Map<String, Value>, ConfigError> {
-        let secrets = LazySecrets::new(doc, None);
-        crate::config::plugins::plugin_settings(doc, package, Some(&secrets))
+        let secrets = SetSecrets(session.stores());
+        crate::config::plugins::plugin_settings(session.config(), package, Some(&secrets))
     }
 
     /// Makes `manifest`'s plugin startable, with its `[plugins.<package>]` settings.
@@ -113,10 +192,8 @@ impl PluginSteps {
         step: &Map<String, Value>,
     ) -> Result<(), String> {
         let spec = self.spec(package).map_err(|e| e.message)?;
-        let process = self
-            .host
-            .connect(&spec)
-            .map_err(|e| first_line(&e.to_string()))?;
+        // The whole reason: why it could not start, and the end of its stderr.
+        let process = self.host.connect(&spec).map_err(|e| e.to_string())?;
         let contribution = process
             .handshake()
             .contributions
@@ -158,15 +235,27 @@ impl StepExecutor for PluginSteps {
         step: &Map<String, Value>,
         context: &Value,
         cancel: &Cancel,
+        at: &StepRef,
+    ) -> Result<Map<String, Value>, StepError> {
+        self.running.begin(package, at);
+        let result = self.execute_step(package, type_name, step, context, cancel);
+        self.running.end(package, at);
+        result
+    }
+}
+
+impl PluginSteps {
+    fn execute_step(
+        &self,
+        package: &str,
+        type_name: &str,
+        step: &Map<String, Value>,
+        context: &Value,
+        cancel: &Cancel,
     ) -> Result<Map<String, Value>, StepError> {
         let spec = self.spec(package)?;
         let process = self.host.connect(&spec).map_err(|e| host_failure(&e))?;
-        let timeout = step
-            .get("timeout_seconds")
-            .and_then(Value::as_f64)
-            .filter(|s| *s > 0.0)
-            .map(|s| Duration::from_secs_f64(s + 30.0))
-            .unwrap_or(DEFAULT_STEP_TIMEOUT);
+        let step_timeout = step_timeout(step);
         let params = ExecuteParams {
             type_name: type_name.to_string(),
             step: step.clone(),
@@ -181,7 +270,13 @@ impl StepExecutor for PluginSteps {
                 running.stop();
             });
         });
-        match process.call_with_timeout(EXECUTE, params, timeout) {
+        let answer = match step_timeout {
+            // The step's own limit, not the host's call timeout.
+            Some(limit) => process.call_with_timeout(EXECUTE, params, limit + STEP_TIMEOUT_GRACE),
+            // No limit of its own: the host's call timeout (`AGENT_ENV_PLUGIN_CALL_TIMEOUT`).
+            None => process.call(EXECUTE, params),
+        };
+        match answer {
             Ok(answer) => {
                 let result: ExecuteResult = serde_json::from_value(answer).map_err(|e| {
                     StepError::new(
@@ -194,10 +289,36 @@ impl StepExecutor for PluginSteps {
             Err(_) if cancel.is_cancelled() => Err(StepError::cancelled()),
             Err(error) => {
                 self.host.note_failure(package, &error);
-                Err(host_failure(&error))
+                match (step_timeout, &error) {
+                    (Some(limit), HostError::CallTimeout { .. }) => {
+                        Err(step_timed_out(package, type_name, limit, &error))
+                    }
+                    _ => Err(host_failure(&error)),
+                }
             }
         }
     }
+}
+
+/// The step's own `timeout_seconds`, when it names a positive number.
+fn step_timeout(step: &Map<String, Value>) -> Option<Duration> {
+    step.get("timeout_seconds")
+        .and_then(Value::as_f64)
+        .filter(|s| s.is_finite() && *s > 0.0 && *s < 1e9)
+        .map(Duration::from_secs_f64)
+}
+
+/// A step that ran past its own `timeout_seconds`: the limit to raise is the step's, not the host's.
+fn step_timed_out(package: &str, type_name: &str, limit: Duration, error: &HostError) -> StepError {
+    let mut e = StepError::new(
+        "PluginError",
+        format!(
+            "the {type_name} step of plugin {package} did not finish within its timeout_seconds ({} s) and was cancelled; raise timeout_seconds in the task if it is just slow",
+            limit.as_secs_f64()
+        ),
+    );
+    e.detail = Some(error.to_string());
+    e
 }
 
 /// A step failure from a host error: a `step-failed` answer keeps the plugin's own error type and
@@ -207,7 +328,12 @@ fn host_failure(error: &HostError) -> StepError {
         if rpc.kind() == Some(ErrorKind::StepFailed) {
             let error_type = rpc.data_str("error_type").unwrap_or("StepError");
             let message = rpc.data_str("message").unwrap_or(&rpc.message);
-            return StepError::new(error_type, message);
+            let mut e = StepError::new(error_type, message);
+            e.traceback = rpc
+                .data_str("traceback")
+                .filter(|t| !t.trim().is_empty())
+                .map(|t| t.trim_end().to_string());
+            return e;
         }
         return StepError::new("PluginError", rpc.message.clone());
     }

@@ -12,6 +12,7 @@ use crate::output::Output;
 use crate::run::builtin_steps::{StepEnv, StepError};
 use crate::run::cancel::Cancel;
 use crate::run::context::TaskStepContext;
+use crate::run::events::{RunEvent, RunObserver, StepFailure, StepRef, StepStatus, TaskScore};
 use crate::run::executor::StepExecutor;
 use crate::run::local_stores::LocalStores;
 use crate::run::outcome::{scores, seconds, Outcome};
@@ -31,8 +32,12 @@ pub struct RunShared<'a> {
     pub out: &'a dyn Output,
     pub run_group_id: &'a str,
     pub user_overrides: &'a Map<String, Value>,
+    /// Entries every context's metadata starts with.
+    pub context_metadata: &'a Map<String, Value>,
     pub provider: &'a (dyn Fn() -> Box<dyn SandboxProvider> + Sync),
     pub keep: bool,
+    /// Who watches the run's events.
+    pub observer: &'a dyn RunObserver,
 }
 
 /// What one task run did.
@@ -73,6 +78,7 @@ pub fn run_task(planned: &PlannedTask<'_>, version: i64, shared: &RunShared<'_>)
         still_up: Vec::new(),
     };
     if shared.cancel.is_cancelled() {
+        task_finished(planned, &result, shared.observer);
         return result;
     }
     let instance_id = format!("{}-{}", task.id, crate::sandbox::random_suffix(8));
@@ -81,6 +87,9 @@ pub fn run_task(planned: &PlannedTask<'_>, version: i64, shared: &RunShared<'_>)
         instance_id: Some(instance_id.clone()),
         ..TaskStepContext::default()
     };
+    for (key, value) in shared.context_metadata {
+        context.metadata.insert(key.clone(), value.clone());
+    }
     context
         .metadata
         .insert("run_group_id".into(), json!(shared.run_group_id));
@@ -95,6 +104,13 @@ pub fn run_task(planned: &PlannedTask<'_>, version: i64, shared: &RunShared<'_>)
     let record_error = recorder
         .start(&task.id, version, planned.steps.len(), &context)
         .err();
+    shared.observer.event(&RunEvent::TaskStarted {
+        instance_id: instance_id.clone(),
+        task_id: task.id.clone(),
+        task_path: task.path.clone(),
+        task_version: version,
+        total_steps: planned.steps.len(),
+    });
     let context = Mutex::new(context);
     let deployed = Deployed::new((shared.provider)());
     let env = StepEnv {
@@ -142,7 +158,38 @@ pub fn run_task(planned: &PlannedTask<'_>, version: i64, shared: &RunShared<'_>)
         result.outcome.word(),
         seconds(result.duration)
     ));
+    task_finished(planned, &result, shared.observer);
     result
+}
+
+fn task_finished(planned: &PlannedTask<'_>, result: &TaskRunResult, observer: &dyn RunObserver) {
+    observer.event(&RunEvent::TaskFinished {
+        instance_id: result.instance_id.clone(),
+        task_id: planned.task.id.clone(),
+        task_path: result.path.clone(),
+        task_version: result.version,
+        outcome: result.outcome.key().to_string(),
+        summary: result.outcome.text(),
+        scores: result
+            .outcome
+            .scores()
+            .iter()
+            .map(|(step_id, score)| TaskScore {
+                step_id: step_id.clone(),
+                score: *score,
+            })
+            .collect(),
+        duration_seconds: result.duration.as_secs_f64(),
+    });
+}
+
+/// Which step of this task run.
+fn step_ref(planned: &PlannedTask<'_>, env: &StepEnv<'_>, step: &PlannedStep) -> StepRef {
+    StepRef {
+        instance_id: env.instance_id.to_string(),
+        task_path: planned.task.path.clone(),
+        step_id: step.id().to_string(),
+    }
 }
 
 /// The failures that fail the task, in step order.
@@ -216,11 +263,22 @@ fn run_steps(
                         step.id(),
                         step.type_name()
                     ));
+                    shared.observer.event(&RunEvent::StepStarted {
+                        step: step_ref(planned, env, step),
+                        step_type: step.type_name().to_string(),
+                        index: i + 1,
+                        total,
+                        package: match &step.kind {
+                            StepKind::Plugin { package, .. } => Some(package.clone()),
+                            StepKind::Builtin(_) => None,
+                        },
+                    });
                     let tx = tx.clone();
+                    let at = step_ref(planned, env, step);
                     scope.spawn(move || {
                         let started_at = clock::iso_now();
                         let t0 = Instant::now();
-                        let outcome = run_step(step, env, shared);
+                        let outcome = run_step(step, env, shared, &at);
                         let _ = tx.send((i, outcome, t0.elapsed(), started_at));
                     });
                 }
@@ -234,9 +292,23 @@ fn run_steps(
             running -= 1;
             let step = &planned.steps[i];
             let n = i + 1;
+            let finished = |status: StepStatus, failure: Option<StepFailure>| {
+                shared.observer.event(&RunEvent::StepFinished {
+                    step: step_ref(planned, env, step),
+                    index: n,
+                    total,
+                    status,
+                    duration_seconds: took.as_secs_f64(),
+                    failure,
+                });
+            };
             states[i] = match outcome {
-                Ok(()) if shared.cancel.is_cancelled() => StepState::Cancelled,
+                Ok(()) if shared.cancel.is_cancelled() => {
+                    finished(StepStatus::Cancelled, None);
+                    StepState::Cancelled
+                }
                 Ok(()) => {
+                    finished(StepStatus::Succeeded, None);
                     shared.out.line(&format!(
                         "[{}] step {n}/{total} {} done in {}",
                         planned.task.path,
@@ -246,6 +318,7 @@ fn run_steps(
                     StepState::Succeeded
                 }
                 Err(_) if shared.cancel.is_cancelled() => {
+                    finished(StepStatus::Cancelled, None);
                     shared.out.line(&format!(
                         "[{}] step {n}/{total} {} cancelled",
                         planned.task.path,
@@ -268,6 +341,17 @@ fn run_steps(
                     if let Some(detail) = &e.detail {
                         shared.out.note(detail);
                     }
+                    finished(
+                        StepStatus::Failed,
+                        Some(StepFailure {
+                            error_type: e.error_type.clone(),
+                            message: e.message.clone(),
+                            detail: e.detail.clone(),
+                            traceback: e.traceback.clone(),
+                            retrying: retry.is_some(),
+                            fails_task: step.fail_task_on_error && retry.is_none(),
+                        }),
+                    );
                     let mut row = json!({
                         "step_id": step.id(),
                         "step_type": step.type_name(),
@@ -279,6 +363,9 @@ fn run_steps(
                     });
                     if retry.is_some() {
                         row["retried"] = json!(true);
+                    }
+                    if let Some(traceback) = &e.traceback {
+                        row["traceback"] = json!(traceback);
                     }
                     let _ = env.with_context(|c| {
                         let list = c
@@ -330,6 +417,7 @@ fn run_step(
     step: &PlannedStep,
     env: &StepEnv<'_>,
     shared: &RunShared<'_>,
+    at: &StepRef,
 ) -> Result<(), StepError> {
     if shared.cancel.is_cancelled() {
         return Err(StepError::cancelled());
@@ -351,6 +439,7 @@ fn run_step(
                 &spec,
                 &context,
                 shared.cancel,
+                at,
             )?;
             env.with_context(|c| c.merge_metadata(metadata))
         }
@@ -402,6 +491,8 @@ impl<'a> Recorder<'a> {
             "task_version": version,
             "total_steps": total,
             "created_at_utc": clock::minute_now(),
+            // To the microsecond, so runs of the same minute keep their order in a list.
+            "started_at_utc": clock::iso_now(),
             "rev": 0,
             "run_generation": 0,
             "rerecorded_steps": [],

@@ -50,12 +50,26 @@ fn version_and_core_commands_ignore_plugin_manifests() {
         "[\"/nonexistent\"]",
         "[provides.cli_plugins]\nplugin = \"P\"\n",
     );
-    let out = s.run(&["--version"]);
-    assert_eq!(
-        stdout(&out),
-        format!("agent-env {}\n", env!("CARGO_PKG_VERSION"))
-    );
-    assert_eq!(stderr(&out), "", "no warning: no manifest was read");
+    for flag in ["--version", "-V"] {
+        let out = s.run(&[flag]);
+        let text = stdout(&out);
+        let lines: Vec<&str> = text.lines().collect();
+        assert_eq!(lines.len(), 2, "{text}");
+        // `agent-env 0.1.0 (1a2b3c4d5e6f 2026-12-03)`: the version, then the commit it was built from
+        // (when the build had git).
+        let version = format!("agent-env {}", env!("CARGO_PKG_VERSION"));
+        assert!(lines[0].starts_with(&version), "{text}");
+        let head = std::process::Command::new("git")
+            .args(["rev-parse", "--short=12", "HEAD"])
+            .current_dir(env!("CARGO_MANIFEST_DIR"))
+            .output();
+        if let Some(head) = head.ok().filter(|h| h.status.success()) {
+            let hash = String::from_utf8_lossy(&head.stdout).trim().to_string();
+            assert!(lines[0].contains(&format!(" ({hash} ")), "{text} vs {hash}");
+        }
+        assert_eq!(lines[1], "protocol 1");
+        assert_eq!(stderr(&out), "", "no warning: no manifest was read");
+    }
 }
 
 #[test]

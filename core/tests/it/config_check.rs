@@ -177,7 +177,10 @@ x = "env:NOPE"
     let (code, text) = p.run_with(&[], &["config", "check"]);
     assert_eq!(code, 1);
     assert!(text.contains("problem: [stores.object.config] root: Unresolved env:NOPE reference (no value and no default) [config-invalid]\n"), "{text}");
-    assert!(text.contains("warning: [plugins.bar]: Unresolved env:NOPE reference"), "{text}");
+    assert!(
+        text.contains("warning: [plugins.bar]: Unresolved env:NOPE reference"),
+        "{text}"
+    );
     let path = p.root.join(".agentenv/config.toml");
     assert!(
         text.ends_with(&format!("\n6 problem(s) in {}\n", path.display())),

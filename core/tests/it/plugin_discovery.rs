@@ -50,7 +50,7 @@ fn scenario_14_no_load_lists_manifests_only() {
     );
     assert_eq!(
         lines[4],
-        "agentenv-framework  0.1.0    bundle hello           ok"
+        format!("agentenv-framework  {VERSION:<7}  bundle hello           ok")
     );
     assert_eq!(
         lines[5],

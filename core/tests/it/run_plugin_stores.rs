@@ -94,3 +94,48 @@ fn a_store_warning_raised_by_a_plugin_step_is_shown_once() {
     assert_eq!(r.stderr.matches(warning).count(), 1, "{}", r.stderr);
     assert!(!r.stdout.contains("no registry answers"), "{}", r.stdout);
 }
+
+/// A plugin step's own `[plugins.<package>]` settings may take a value through `secret:` from a
+/// secret store another plugin provides: the step's plugin starts with the value resolved.
+#[test]
+fn a_plugin_steps_settings_resolve_through_a_secret_store_a_plugin_provides() {
+    let s = Sandboxed::new();
+    install(&s);
+    s.install_manifest(
+        "reader",
+        &format!(
+            r#"[plugin]
+name = "agentenv-fixture-reader"
+version = "0.1.0"
+exec = ["{}", "agentenv-fixture-reader"]
+protocol = [1, 1]
+
+[provides.task_steps]
+reader_step = "NamedStep"
+"#,
+            fixture("fixture-named").display()
+        ),
+    );
+    s.write(
+        ".agentenv/config.toml",
+        r#"[stores.secret]
+impl = "agentenv-fixture-works:TableSecretStore"
+config = { values = { token = "from-the-plugin" } }
+
+[plugins.agentenv-fixture-reader]
+token = "secret:token"
+plain = "as written"
+"#,
+    );
+    s.write(
+        "reading/tasks/r.json",
+        r#"[{"id": "read", "type": "reader_step"}]"#,
+    );
+    let r = s.run(&["run", "./reading"]);
+    assert_eq!(r.code, 0, "{}{}", r.stdout, r.stderr);
+    let instance = &s.docs("task_instances")[0];
+    assert_eq!(instance["status"], "completed");
+    let settings = &instance["context"]["metadata"]["settings"];
+    assert_eq!(settings["token"], "from-the-plugin", "{instance}");
+    assert_eq!(settings["plain"], "as written");
+}

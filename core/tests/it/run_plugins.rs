@@ -188,7 +188,7 @@ fn crashing_plugin(s: &Sandboxed) -> std::path::PathBuf {
 }
 
 /// The same plugin, doing `on_execute` when asked to execute.
-fn shell_plugin(s: &Sandboxed, on_execute: &str) -> std::path::PathBuf {
+pub(crate) fn shell_plugin(s: &Sandboxed, on_execute: &str) -> std::path::PathBuf {
     let pid_file = s.dir.path().join("plugin.pid");
     let result = r#"{"protocol":1,"plugin":{"name":"agentenv-crashy","version":"1.0"},"contributions":[{"group":"task_steps","name":"boom","type":"boom","class":"Boom","methods":["execute","from_dict"]}],"stores":[]}"#;
     let script = s.script(

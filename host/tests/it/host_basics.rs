@@ -301,3 +301,22 @@ fn the_pool_reuses_one_process_per_package_and_shuts_all_down() {
     }
     let _: Value = json!(null);
 }
+
+#[test]
+fn a_released_process_is_stopped_and_the_next_connect_starts_afresh_without_a_failure() {
+    let host = PluginHost::new(quick_config(), Arc::new(NoServices));
+    let first = host.connect(&spec("fixture-works", WORKS)).unwrap();
+    let pid = first.pid();
+    let diagnosis = host.release(WORKS).expect("it was running");
+    assert_eq!(diagnosis.exit_code, Some(0), "{diagnosis:?}");
+    assert_gone(pid);
+    assert!(host.get(WORKS).is_none());
+    assert!(host.release(WORKS).is_none(), "nothing left to release");
+    for _ in 0..4 {
+        let again = host.connect(&spec("fixture-works", WORKS)).unwrap();
+        assert_ne!(again.pid(), pid);
+        host.release(WORKS);
+    }
+    assert_eq!(host.failures(WORKS), 0, "releases are not crashes");
+    host.shutdown_all();
+}

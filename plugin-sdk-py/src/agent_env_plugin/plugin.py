@@ -70,10 +70,14 @@ def canonical_name(name: str) -> str:
     return "".join(out)
 
 
-def _step_failed(error_type: str, message: str) -> StepFailedError:
-    """`step-failed`, as the run prints it: `<error_type>: <message>`."""
+def _step_failed(error_type: str, message: str, traceback_text: str | None = None) -> StepFailedError:
+    """`step-failed`, as the run prints it: `<error_type>: <message>`; the traceback, when there is
+    one, goes in `data.traceback` (agent-env shows it with `--verbose` and keeps it in the instance)."""
     text = f"{error_type}: {message}" if message else error_type
-    return StepFailedError(text, {"error_type": error_type, "message": message})
+    data: Dict[str, Any] = {"error_type": error_type, "message": message}
+    if traceback_text:
+        data["traceback"] = traceback_text
+    return StepFailedError(text, data)
 
 
 def _need_str(params: Dict[str, Any], method: str, name: str) -> str:
@@ -443,13 +447,9 @@ class Plugin:
         except BaseException as exc:  # noqa: BLE001 - a step's failure is reported, never fatal
             if host.cancelled:
                 raise CancelledError(f"execute of '{step.type}' was cancelled") from exc
-            error_type = type(exc).__name__
-            text = str(exc)
             import traceback
 
-            sys.stderr.write(f"task step '{step.type}' failed:\n{traceback.format_exc()}")
-            sys.stderr.flush()
-            raise _step_failed(error_type, text) from exc
+            raise _step_failed(type(exc).__name__, str(exc), traceback.format_exc()) from exc
         if result is None:
             return {"metadata": {}}
         if not isinstance(result, dict):

@@ -7,9 +7,11 @@ use std::ffi::OsString;
 use super::tree::PluginCli;
 
 /// The core commands clap knows (agent-env's own subcommands).
-const CORE_COMMANDS: [&str; 4] = ["plugin", "config", "store", "run"];
+const CORE_COMMANDS: [&str; 5] = ["plugin", "config", "store", "run", "up"];
 /// Root flags of the core that take no value.
 const CORE_SWITCHES: [&str; 2] = ["-v", "--verbose"];
+/// Root flags of the core that take a value (`--color never` or `--color=never`).
+const CORE_VALUED: [&str; 1] = ["--color"];
 
 /// Whether this command line can be parsed without reading any manifest: its first word after the
 /// core switches is `--version` or a core command.
@@ -18,7 +20,18 @@ pub fn is_core_only(args: &[OsString]) -> bool {
     loop {
         match rest.next() {
             Some(Some(a)) if CORE_SWITCHES.contains(&a) => continue,
-            Some(Some("--version")) => return true,
+            Some(Some(a)) if CORE_VALUED.contains(&a) => {
+                rest.next();
+                continue;
+            }
+            Some(Some(a))
+                if CORE_VALUED
+                    .iter()
+                    .any(|f| a.strip_prefix(f).is_some_and(|r| r.starts_with('='))) =>
+            {
+                continue
+            }
+            Some(Some("--version" | "-V")) => return true,
             Some(Some(a)) => return CORE_COMMANDS.contains(&a),
             // No command (help is printed with the plugin commands), or an argument that is not UTF-8.
             _ => return false,
@@ -42,10 +55,11 @@ pub fn command_index(args: &[OsString], plugins: &PluginCli) -> Option<usize> {
             Some((flag, _)) => (flag, true),
             None => (arg.as_ref(), false),
         };
-        let takes_value = plugins
-            .root_option(flag)
-            .map(|o| o.value.is_some())
-            .unwrap_or(false);
+        let takes_value = CORE_VALUED.contains(&flag)
+            || plugins
+                .root_option(flag)
+                .map(|o| o.value.is_some())
+                .unwrap_or(false);
         i += if takes_value && !inline_value { 2 } else { 1 };
     }
     None
@@ -63,6 +77,18 @@ mod tests {
     fn core_commands_and_version_need_no_manifests() {
         assert!(is_core_only(&args(&["agent-env", "--version"])));
         assert!(is_core_only(&args(&["agent-env", "-v", "plugin", "list"])));
+        assert!(is_core_only(&args(&["agent-env", "-V"])));
+        assert!(is_core_only(&args(&[
+            "agent-env",
+            "--color",
+            "never",
+            "run"
+        ])));
+        assert!(is_core_only(&args(&[
+            "agent-env",
+            "--color=never",
+            "config"
+        ])));
         assert!(is_core_only(&args(&["agent-env", "run", "--tenant"])));
         assert!(!is_core_only(&args(&["agent-env"])));
         assert!(!is_core_only(&args(&["agent-env", "--help"])));

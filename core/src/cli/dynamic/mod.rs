@@ -45,7 +45,7 @@ pub fn main(args: Vec<OsString>, session: &Session, term: &Terminal) -> Exit {
         Err(e) => return Ok(super::clap_exit(&e)),
     };
     if matches.get_flag("version") {
-        term.print(&format!("agent-env {}\n", crate::VERSION));
+        term.print(&crate::version_text());
         return Ok(0);
     }
     let warnings = root_options::apply(&plugins, &matches, session).map_err(Failure::new)?;

@@ -63,6 +63,7 @@ impl PluginCli {
             only_cli_groups(Discovery::clone(&discovery)),
             ConfigState::default(),
             Loading::None,
+            None,
         );
         let mut cli = PluginCli {
             warnings: registry.warnings.clone(),

@@ -23,6 +23,9 @@ pub struct StepError {
     pub message: String,
     /// More to show the user than the one-line message (a plugin's stderr tail, say).
     pub detail: Option<String>,
+    /// Where the step failed, as its plugin reports it: a Python traceback, a Rust panic's
+    /// location, a Go error chain. Shown with `--verbose` and kept in the instance record.
+    pub traceback: Option<String>,
 }
 
 impl StepError {
@@ -31,6 +34,7 @@ impl StepError {
             error_type: error_type.to_string(),
             message: message.into(),
             detail: None,
+            traceback: None,
         }
     }
 

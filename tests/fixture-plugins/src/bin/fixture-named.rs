@@ -1,9 +1,36 @@
 //! A working plugin whose package name is its first argument (`fixture-named agentenv-bench-7`), so one
 //! binary can stand for many packages: it provides the env `<suffix>_env` and the task step `<suffix>_step`,
-//! where `<suffix>` is the name after its last `-`, with `_` for other separators.
-//! Used by the report bench (`plugin list` with 20 plugins) and the report tests.
+//! where `<suffix>` is the name after its last `-`, with `_` for other separators. The step answers with
+//! the settings the plugin was started with (`{"settings": {...}}` in its metadata).
+//! Used by the report bench (`plugin list` with 20 plugins), the report tests and the run tests.
 
-use agent_env_plugin_sdk::{Contribution, Plugin};
+use agent_env_plugin_sdk::{
+    Contribution, ExecuteResult, Map, Plugin, StepContext, StepError, TaskStep, Value,
+};
+
+/// `<suffix>_step`: returns the plugin's settings.
+struct SettingsStep {
+    type_name: String,
+}
+
+impl TaskStep for SettingsStep {
+    fn type_name(&self) -> &str {
+        &self.type_name
+    }
+    fn class(&self) -> &str {
+        "NamedStep"
+    }
+    fn execute(
+        &self,
+        ctx: &StepContext<'_>,
+        _step: &Map<String, Value>,
+        _context: &Value,
+    ) -> Result<ExecuteResult, StepError> {
+        let mut metadata = Map::new();
+        metadata.insert("settings".into(), Value::Object(ctx.settings().clone()));
+        Ok(ExecuteResult { metadata })
+    }
+}
 
 fn main() {
     let package = std::env::args()
@@ -20,9 +47,8 @@ fn main() {
         .contribution(
             Contribution::new("envs", &format!("{suffix}_env"), "NamedEnv").methods(&["from_dict"]),
         )
-        .contribution(
-            Contribution::new("task_steps", &format!("{suffix}_step"), "NamedStep")
-                .methods(&["execute", "from_dict"]),
-        )
+        .task_step(SettingsStep {
+            type_name: format!("{suffix}_step"),
+        })
         .serve()
 }

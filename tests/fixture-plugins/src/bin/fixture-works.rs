@@ -101,6 +101,40 @@ impl TaskStep for ImageRef {
     }
 }
 
+/// Does what a long step does: reports progress three times, writes a line to stderr and one to
+/// `$/log`, then panics (`"panic": true`), fails (`"fail": true`) or succeeds.
+struct ChattyStep;
+
+impl TaskStep for ChattyStep {
+    fn type_name(&self) -> &str {
+        "chatty_step"
+    }
+    fn class(&self) -> &str {
+        "ChattyStep"
+    }
+    fn execute(
+        &self,
+        ctx: &StepContext<'_>,
+        step: &Map<String, Value>,
+        _context: &Value,
+    ) -> Result<ExecuteResult, StepError> {
+        for (done, what) in [(1.0, "warming up"), (2.0, "halfway"), (3.0, "done")] {
+            ctx.progress(done, Some(3.0), Some(what));
+        }
+        eprintln!("chatty: a line on stderr");
+        ctx.host().log("warning", "chatty: a log line");
+        if step.get("panic").and_then(Value::as_bool) == Some(true) {
+            panic!("chatty was told to panic");
+        }
+        if step.get("fail").and_then(Value::as_bool) == Some(true) {
+            return Err(StepError::value("chatty was told to fail"));
+        }
+        let mut metadata = Map::new();
+        metadata.insert("chatty".into(), json!(true));
+        Ok(ExecuteResult { metadata })
+    }
+}
+
 struct WorksCli;
 
 impl CliCommand for WorksCli {
@@ -125,6 +159,7 @@ fn main() {
         .task_step(EchoStep)
         .task_step(StoreRoundTrip)
         .task_step(ImageRef)
+        .task_step(ChattyStep)
         .store(MemoryObjectStore::class())
         .store(TableSecretStore::class())
         .cli_command(WorksCli)

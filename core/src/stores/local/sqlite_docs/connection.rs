@@ -20,8 +20,8 @@ pub struct Db {
     pub conn: Connection,
     /// Tables known to exist (collections are never dropped, so a positive answer is kept).
     tables: HashSet<String>,
-    /// Per table, the leading top-level fields of the indexes this process ensured: an equality on one
-    /// narrows the scan in SQL.
+    /// Per table, the leading top-level fields of its indexes (those this process ensured and those
+    /// it found): an equality on one narrows the scan in SQL.
     leading_fields: HashMap<String, HashSet<String>>,
 }
 
@@ -71,8 +71,34 @@ impl Db {
             .map_err(|e| sqlite_error(path, &e))?;
         if found.is_some() {
             self.tables.insert(table.to_string());
+            self.learn_indexes(path, table)?;
         }
         Ok(found.is_some())
+    }
+
+    /// Records the leading fields of the indexes the table already has (created by an earlier
+    /// process), so that a process which only reads still narrows its scans in SQL.
+    fn learn_indexes(&mut self, path: &Path, table: &str) -> StoreResult<()> {
+        let mut stmt = self
+            .conn
+            .prepare_cached(
+                "SELECT sql FROM sqlite_master WHERE type = 'index' AND tbl_name = ?1 AND sql IS NOT NULL",
+            )
+            .map_err(|e| sqlite_error(path, &e))?;
+        let sqls: Vec<String> = stmt
+            .query_map([table], |row| row.get(0))
+            .map_err(|e| sqlite_error(path, &e))?
+            .collect::<Result<_, _>>()
+            .map_err(|e| sqlite_error(path, &e))?;
+        for sql in sqls {
+            if let Some(field) = leading_field_of(&sql) {
+                self.leading_fields
+                    .entry(table.to_string())
+                    .or_default()
+                    .insert(field);
+            }
+        }
+        Ok(())
     }
 
     /// Creates the collection's table if needed.
@@ -86,7 +112,7 @@ impl Db {
             ))
             .map_err(|e| sqlite_error(path, &e))?;
         self.tables.insert(table.to_string());
-        Ok(())
+        self.learn_indexes(path, table)
     }
 
     /// Creates an expression index on `fields` (unique or not), idempotently.
@@ -219,6 +245,17 @@ pub fn json_extract(field: &str) -> StoreResult<String> {
     Ok(format!("json_extract(doc, '$.{}')", path.join(".")))
 }
 
+/// The top-level field an index's first column extracts, from the index's `CREATE INDEX` text as
+/// [`json_extract`] writes it (`… ON "t" (json_extract(doc, '$."id"'), …)`); none for a nested path or
+/// another expression.
+fn leading_field_of(sql: &str) -> Option<String> {
+    let columns = &sql[sql.find(" (")? + 2..];
+    let path = columns.strip_prefix("json_extract(doc, '$.")?;
+    let path = &path[..path.find("')")?];
+    let field = path.strip_prefix('"')?.strip_suffix('"')?;
+    (!field.contains('"')).then(|| field.to_string())
+}
+
 /// The document's JSON text.
 pub fn encode(doc: &Document) -> StoreResult<String> {
     serde_json::to_string(doc)
@@ -268,5 +305,19 @@ pub fn index_error(
             fields.join(", ")
         )),
         other => other,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::leading_field_of;
+
+    #[test]
+    fn the_leading_field_is_read_back_from_the_index_text() {
+        let sql = r#"CREATE UNIQUE INDEX "tasks_id_version_unique" ON "tasks" (json_extract(doc, '$."id"'), json_extract(doc, '$."version"'))"#;
+        assert_eq!(leading_field_of(sql).as_deref(), Some("id"));
+        let nested = r#"CREATE INDEX "t_a_b_index" ON "t" (json_extract(doc, '$."a"."b"'))"#;
+        assert_eq!(leading_field_of(nested), None);
+        assert_eq!(leading_field_of(r#"CREATE INDEX "x" ON "t" (rowid)"#), None);
     }
 }

@@ -1,0 +1,235 @@
+//! `agent-env run --json`: the run's result as one JSON document on stdout, built from the run's
+//! events. Its shape (`format_version` 1) is documented in docs/cli.md; keys are only ever added.
+
+use std::sync::Mutex;
+
+use serde::Serialize;
+use serde_json::{Map, Value};
+
+use crate::run::events::{RunEvent, RunObserver, StepStatus};
+
+/// The version of the document's shape.
+pub const RUN_FORMAT_VERSION: u32 = 1;
+
+/// The document `run --json` prints.
+#[derive(Debug, Clone, Serialize)]
+pub struct RunDocument {
+    pub format_version: u32,
+    /// The bundle as named on the command line.
+    pub bundle: String,
+    /// `passed` (every task passed or the run was a dry run's success), `failed` (a task failed),
+    /// `below_fail_under` (a score is below `--fail-under`), `not_passed` (a task scored below 1 or
+    /// was unscored), `cancelled`, `dry_run`, or `error` (the run could not start; see `error`).
+    pub status: String,
+    /// The exit code agent-env exits with.
+    pub exit_code: i32,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub error: Option<String>,
+    pub run_group_id: Option<String>,
+    pub duration_seconds: Option<f64>,
+    /// The run's log file (every event, each plugin's stderr and `$/log` lines).
+    pub log: Option<String>,
+    pub fail_under: Option<f64>,
+    pub tasks: Vec<TaskDocument>,
+}
+
+/// One task run.
+#[derive(Debug, Clone, Serialize)]
+pub struct TaskDocument {
+    pub task_id: String,
+    pub path: String,
+    pub version: i64,
+    pub instance_id: Option<String>,
+    /// `passed`, `scored_below_one`, `unscored`, `failed`, `cancelled`, `didnt_start`; `planned`
+    /// while it has not ended.
+    pub outcome: String,
+    /// The outcome as the summary words it.
+    pub summary: String,
+    /// Verifying step id → score.
+    pub scores: Map<String, Value>,
+    pub duration_seconds: Option<f64>,
+    pub steps: Vec<StepDocument>,
+}
+
+/// One attempt of one step.
+#[derive(Debug, Clone, Serialize)]
+pub struct StepDocument {
+    pub step_id: String,
+    #[serde(rename = "type")]
+    pub step_type: String,
+    /// The plugin that ran it; none for a built-in step.
+    pub package: Option<String>,
+    /// `running`, `succeeded`, `failed` or `cancelled`.
+    pub status: String,
+    pub duration_seconds: Option<f64>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub error_type: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub error: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub traceback: Option<String>,
+    /// Whether the step runs again after this failed attempt.
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    pub retried: bool,
+}
+
+/// Builds a [`RunDocument`] from the events it sees.
+pub struct RunCollector {
+    doc: Mutex<RunDocument>,
+}
+
+impl RunCollector {
+    pub fn new(bundle: &str, fail_under: Option<f64>) -> RunCollector {
+        RunCollector {
+            doc: Mutex::new(RunDocument {
+                format_version: RUN_FORMAT_VERSION,
+                bundle: bundle.to_string(),
+                status: "error".into(),
+                exit_code: 1,
+                error: None,
+                run_group_id: None,
+                duration_seconds: None,
+                log: None,
+                fail_under,
+                tasks: Vec::new(),
+            }),
+        }
+    }
+
+    /// The document so far.
+    pub fn document(&self) -> RunDocument {
+        match self.doc.lock() {
+            Ok(d) => d.clone(),
+            Err(p) => p.into_inner().clone(),
+        }
+    }
+
+    /// The scores of every task that ran; `None` for a task that ended without any.
+    pub fn task_scores(&self) -> Vec<(String, Option<Vec<f64>>)> {
+        self.document()
+            .tasks
+            .iter()
+            .filter(|t| !matches!(t.outcome.as_str(), "cancelled" | "didnt_start" | "planned"))
+            .map(|t| {
+                let scores: Vec<f64> = t.scores.values().filter_map(Value::as_f64).collect();
+                (t.path.clone(), (!scores.is_empty()).then_some(scores))
+            })
+            .collect()
+    }
+}
+
+impl RunObserver for RunCollector {
+    fn event(&self, event: &RunEvent) {
+        let Ok(mut doc) = self.doc.lock() else {
+            return;
+        };
+        match event {
+            RunEvent::RunStarted {
+                run_group_id,
+                tasks,
+                ..
+            } => {
+                doc.run_group_id = Some(run_group_id.clone());
+                doc.tasks = tasks
+                    .iter()
+                    .map(|t| TaskDocument {
+                        task_id: t.task_id.clone(),
+                        path: t.task_path.clone(),
+                        version: t.task_version,
+                        instance_id: None,
+                        outcome: "planned".into(),
+                        summary: String::new(),
+                        scores: Map::new(),
+                        duration_seconds: None,
+                        steps: Vec::new(),
+                    })
+                    .collect();
+            }
+            RunEvent::TaskStarted {
+                instance_id,
+                task_path,
+                ..
+            } => {
+                if let Some(t) = doc.tasks.iter_mut().find(|t| &t.path == task_path) {
+                    t.instance_id = Some(instance_id.clone());
+                }
+            }
+            RunEvent::StepStarted {
+                step,
+                step_type,
+                package,
+                ..
+            } => {
+                if let Some(t) = doc.tasks.iter_mut().find(|t| t.path == step.task_path) {
+                    t.steps.push(StepDocument {
+                        step_id: step.step_id.clone(),
+                        step_type: step_type.clone(),
+                        package: package.clone(),
+                        status: "running".into(),
+                        duration_seconds: None,
+                        error_type: None,
+                        error: None,
+                        traceback: None,
+                        retried: false,
+                    });
+                }
+            }
+            RunEvent::StepFinished {
+                step,
+                status,
+                duration_seconds,
+                failure,
+                ..
+            } => {
+                let Some(t) = doc.tasks.iter_mut().find(|t| t.path == step.task_path) else {
+                    return;
+                };
+                let Some(s) = t
+                    .steps
+                    .iter_mut()
+                    .rev()
+                    .find(|s| s.step_id == step.step_id && s.status == "running")
+                else {
+                    return;
+                };
+                s.status = match status {
+                    StepStatus::Succeeded => "succeeded",
+                    StepStatus::Failed => "failed",
+                    StepStatus::Cancelled => "cancelled",
+                }
+                .into();
+                s.duration_seconds = Some(*duration_seconds);
+                if let Some(f) = failure {
+                    s.error_type = Some(f.error_type.clone());
+                    s.error = Some(f.message.clone());
+                    s.traceback = f.traceback.clone().or_else(|| f.detail.clone());
+                    s.retried = f.retrying;
+                }
+            }
+            RunEvent::TaskFinished {
+                instance_id,
+                task_path,
+                outcome,
+                summary,
+                scores,
+                duration_seconds,
+                ..
+            } => {
+                if let Some(t) = doc.tasks.iter_mut().find(|t| &t.path == task_path) {
+                    t.instance_id = instance_id.clone();
+                    t.outcome = outcome.clone();
+                    t.summary = summary.clone();
+                    t.scores = scores
+                        .iter()
+                        .map(|s| (s.step_id.clone(), serde_json::json!(s.score)))
+                        .collect();
+                    t.duration_seconds = Some(*duration_seconds);
+                }
+            }
+            RunEvent::RunFinished {
+                duration_seconds, ..
+            } => doc.duration_seconds = Some(*duration_seconds),
+            RunEvent::PluginProgress { .. } | RunEvent::PluginOutput { .. } => {}
+        }
+    }
+}

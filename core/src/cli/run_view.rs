@@ -1,0 +1,236 @@
+//! What a person watching `agent-env run` sees: the run's lines, plugin progress as a bar on a
+//! terminal (plain lines otherwise), and with `--verbose` each plugin's stderr and `$/log` lines and
+//! a failed step's traceback as they arrive.
+//!
+//! The view is both the run's [`Output`] and a [`RunObserver`], so the progress bar (on stderr) is
+//! cleared before any other line is written and drawn again after it: lines and bar never mix.
+
+use std::io::IsTerminal;
+use std::sync::Mutex;
+
+use crate::cli::style::{Stream, Style};
+use crate::cli::Terminal;
+use crate::output::Output;
+use crate::run::events::{PluginStream, RunEvent, RunObserver, StepStatus};
+use crate::run::run_log::progress_text;
+
+/// How wide the bar's track is, in characters.
+const BAR_WIDTH: usize = 24;
+
+/// The terminal view of one run.
+pub struct RunView {
+    term: Terminal,
+    style: Style,
+    verbose: bool,
+    /// Draw progress as a bar that redraws in place (stderr is a terminal).
+    live: bool,
+    /// The run's lines go to stderr (stdout carries the JSON document).
+    lines_to_stderr: bool,
+    state: Mutex<ViewState>,
+}
+
+#[derive(Default)]
+struct ViewState {
+    /// The bar now on screen, when one is.
+    bar: Option<String>,
+    /// The last plain progress line, so a repeated one is not printed again.
+    last_plain: Option<String>,
+}
+
+impl RunView {
+    /// A view over this process's terminal. `json`: stdout is kept for the JSON document, so the
+    /// run's lines go to stderr.
+    pub fn new(style: Style, verbose: bool, json: bool) -> RunView {
+        RunView {
+            term: Terminal::with_style(style),
+            style,
+            verbose,
+            live: std::io::stderr().is_terminal(),
+            lines_to_stderr: json,
+            state: Mutex::new(ViewState::default()),
+        }
+    }
+
+    /// Runs `write` with the bar cleared, then draws the bar again.
+    fn around_bar(&self, write: impl FnOnce(&Terminal)) {
+        let Ok(state) = self.state.lock() else {
+            write(&self.term);
+            return;
+        };
+        if state.bar.is_some() {
+            self.term.eprint("\r\x1b[2K");
+        }
+        write(&self.term);
+        if let Some(bar) = &state.bar {
+            self.term.eprint(bar);
+        }
+    }
+
+    fn clear_bar(&self) {
+        if let Ok(mut state) = self.state.lock() {
+            if state.bar.take().is_some() {
+                self.term.eprint("\r\x1b[2K");
+            }
+        }
+    }
+
+    fn show_progress(&self, label: &str, progress: Option<f64>, total: Option<f64>, message: &str) {
+        let Ok(mut state) = self.state.lock() else {
+            return;
+        };
+        if self.live {
+            let bar = bar_line(label, progress, total, message, terminal_width());
+            self.term.eprint(&format!("\r\x1b[2K{bar}"));
+            state.bar = Some(bar);
+            return;
+        }
+        let mut line = format!("{label} {}", progress_text(progress, total));
+        if !message.is_empty() {
+            line.push_str(&format!(" {message}"));
+        }
+        if state.last_plain.as_deref() == Some(line.as_str()) {
+            return;
+        }
+        if self.lines_to_stderr {
+            self.term.eprintln(&line);
+        } else {
+            self.term.line(&line);
+        }
+        state.last_plain = Some(line);
+    }
+}
+
+impl Output for RunView {
+    fn line(&self, text: &str) {
+        let stream = if self.lines_to_stderr {
+            Stream::Stderr
+        } else {
+            Stream::Stdout
+        };
+        let text = self.style.outcome_words(stream, text);
+        self.around_bar(|t| {
+            if self.lines_to_stderr {
+                t.eprintln(&text);
+            } else {
+                t.line(&text);
+            }
+        });
+    }
+
+    fn note(&self, text: &str) {
+        self.around_bar(|t| t.eprintln(text));
+    }
+}
+
+impl RunObserver for RunView {
+    fn event(&self, event: &RunEvent) {
+        match event {
+            RunEvent::PluginProgress {
+                package,
+                step,
+                progress,
+                total,
+                message,
+            } => {
+                let label = match step {
+                    Some(s) => format!("[{}] {}", s.task_path, s.step_id),
+                    None => format!("[{package}]"),
+                };
+                self.show_progress(&label, *progress, *total, message.as_deref().unwrap_or(""));
+            }
+            RunEvent::PluginOutput {
+                package,
+                stream,
+                line,
+            } if self.verbose => {
+                let text = match stream {
+                    PluginStream::Stderr => format!("[{package}] {line}"),
+                    PluginStream::Log { level } => format!("[{package}] {level}: {line}"),
+                };
+                let text = self.style.dim(Stream::Stderr, &text);
+                self.around_bar(|t| t.eprintln(&text));
+            }
+            RunEvent::StepFinished {
+                status, failure, ..
+            } => {
+                self.clear_bar();
+                if let (true, StepStatus::Failed, Some(f)) = (self.verbose, status, failure) {
+                    if let Some(traceback) = &f.traceback {
+                        let text: Vec<String> =
+                            traceback.lines().map(|l| format!("    {l}")).collect();
+                        self.around_bar(|t| t.eprintln(&text.join("\n")));
+                    }
+                }
+            }
+            RunEvent::TaskFinished { .. } | RunEvent::RunFinished { .. } => self.clear_bar(),
+            _ => {}
+        }
+    }
+}
+
+impl Drop for RunView {
+    fn drop(&mut self) {
+        self.clear_bar();
+    }
+}
+
+/// `[tasks/a.json] grade [#########---------------]  3/8 (38%) reading essays`, cut to `width`.
+fn bar_line(
+    label: &str,
+    progress: Option<f64>,
+    total: Option<f64>,
+    message: &str,
+    width: usize,
+) -> String {
+    let track = match (progress, total) {
+        (Some(p), Some(t)) if t > 0.0 => {
+            let filled = ((p / t).clamp(0.0, 1.0) * BAR_WIDTH as f64).round() as usize;
+            format!("[{}{}]", "#".repeat(filled), "-".repeat(BAR_WIDTH - filled))
+        }
+        _ => String::new(),
+    };
+    let mut line = format!("{label} {track} {}", progress_text(progress, total));
+    if !message.is_empty() {
+        line.push(' ');
+        line.push_str(message);
+    }
+    line.chars().take(width.saturating_sub(1).max(20)).collect()
+}
+
+/// The width of the terminal on stderr; 80 when it cannot be read.
+fn terminal_width() -> usize {
+    let mut size = libc::winsize {
+        ws_row: 0,
+        ws_col: 0,
+        ws_xpixel: 0,
+        ws_ypixel: 0,
+    };
+    // SAFETY: TIOCGWINSZ writes one `winsize` into the struct we own; fd 2 is only read.
+    let rc = unsafe { libc::ioctl(libc::STDERR_FILENO, libc::TIOCGWINSZ, &mut size) };
+    if rc == 0 && size.ws_col > 0 {
+        size.ws_col as usize
+    } else {
+        80
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_bar_fills_in_proportion_and_fits_the_width() {
+        let bar = bar_line("[t] s", Some(1.0), Some(4.0), "one of four", 200);
+        assert_eq!(
+            bar,
+            "[t] s [######------------------] 1/4 (25%) one of four"
+        );
+        assert_eq!(
+            bar_line("[t] s", Some(1.0), Some(4.0), "x", 30)
+                .chars()
+                .count(),
+            29
+        );
+        assert_eq!(bar_line("[p]", Some(7.0), None, "", 80), "[p]  7");
+    }
+}

@@ -1,0 +1,93 @@
+//! `agent-env plugin verify PACKAGE [--step JSON] [--json]`: the protocol kit's findings, one line
+//! each (or one JSON document), and exit 1 when any check failed.
+
+use clap::Args;
+use serde_json::json;
+
+use agent_env_host::verify::{Check, Status};
+
+use crate::cli::{Exit, Failure, Terminal};
+use crate::report::documents;
+use crate::session::Session;
+use crate::verify::{verify_plugin, VerifyOutcome};
+
+/// The version of the JSON document `plugin verify --json` prints.
+pub const FORMAT_VERSION: u32 = 1;
+
+#[derive(Args)]
+pub struct VerifyArgs {
+    /// An installed package (any spelling of its name), a manifest, or a folder holding agent-env-plugin.toml.
+    pub package: String,
+    /// A task step document to run, e.g. '{"type": "grade_essay", "id": "s1"}', to check the calls it makes to agent-env.
+    #[arg(long, value_name = "JSON")]
+    pub step: Option<String>,
+    /// Print one JSON document instead of one line per check.
+    #[arg(long)]
+    pub json: bool,
+}
+
+/// Runs `plugin verify`.
+pub fn run(args: &VerifyArgs, session: &Session, term: &Terminal) -> Exit {
+    let outcome =
+        verify_plugin(session, &args.package, args.step.as_deref()).map_err(Failure::new)?;
+    if args.json {
+        term.print(&documents::to_json(&document(&outcome)));
+    } else {
+        term.print(&human(&outcome));
+    }
+    Ok(if outcome.verification.passed() { 0 } else { 1 })
+}
+
+fn document(outcome: &VerifyOutcome) -> serde_json::Value {
+    let v = &outcome.verification;
+    json!({
+        "format_version": FORMAT_VERSION,
+        "package": outcome.package,
+        "version": outcome.version,
+        "manifest": outcome.manifest.display().to_string(),
+        "ok": v.passed(),
+        "passed": v.count(Status::Passed),
+        "failed": v.count(Status::Failed),
+        "skipped": v.count(Status::Skipped),
+        "findings": v.findings.iter().map(|f| json!({
+            "check": f.check.code(),
+            "status": f.status,
+            "rule": f.check.rule(),
+            "message": f.message,
+        })).collect::<Vec<_>>(),
+        "stderr_tail": v.stderr_tail,
+    })
+}
+
+fn human(outcome: &VerifyOutcome) -> String {
+    let v = &outcome.verification;
+    let width = Check::ALL.iter().map(|c| c.code().len()).max().unwrap_or(0);
+    let mut out = format!(
+        "Verifying {} {} ({})\n",
+        outcome.package,
+        outcome.version,
+        outcome.manifest.display()
+    );
+    for f in &v.findings {
+        out.push_str(&format!(
+            "  {}  {:width$}  {}\n",
+            f.status.label(),
+            f.check.code(),
+            f.message
+        ));
+    }
+    out.push_str(&format!(
+        "{} checks: {} passed, {} failed, {} skipped\n",
+        v.findings.len(),
+        v.count(Status::Passed),
+        v.count(Status::Failed),
+        v.count(Status::Skipped)
+    ));
+    if !v.passed() && !v.stderr_tail.is_empty() {
+        out.push_str("Its stderr ended with:\n");
+        for line in &v.stderr_tail {
+            out.push_str(&format!("  | {line}\n"));
+        }
+    }
+    out
+}

@@ -1,0 +1,227 @@
+//! What happens during a run, as events for whoever watches it: the CLI's terminal view, the per-run
+//! log, `run --json`, the explorer. The run engine sends every event to one [`RunObserver`]; the
+//! observer decides what to show, and must never block the run for long nor fail it.
+//!
+//! Events are plain data and serialize as one JSON object each, tagged by `"event"`
+//! (`{"event": "step_finished", ...}`); durations are seconds as floats.
+
+use std::sync::{Arc, Mutex};
+
+use serde::Serialize;
+
+/// Watches a run. Called from the run's worker threads and from the threads that read plugins'
+/// output, so implementations are `Send + Sync` and return quickly.
+pub trait RunObserver: Send + Sync {
+    /// One thing that happened.
+    fn event(&self, event: &RunEvent);
+}
+
+/// An observer that ignores everything: a run nobody watches.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct NoObserver;
+
+impl RunObserver for NoObserver {
+    fn event(&self, _event: &RunEvent) {}
+}
+
+/// Sends each event to every observer in order.
+pub struct Fanout(pub Vec<Arc<dyn RunObserver>>);
+
+impl RunObserver for Fanout {
+    fn event(&self, event: &RunEvent) {
+        for o in &self.0 {
+            o.event(event);
+        }
+    }
+}
+
+/// An observer that keeps every event, for tests and for callers that read them afterwards.
+#[derive(Debug, Default)]
+pub struct CollectedEvents {
+    events: Mutex<Vec<RunEvent>>,
+}
+
+impl CollectedEvents {
+    /// The events seen so far, in order.
+    pub fn events(&self) -> Vec<RunEvent> {
+        self.events.lock().map(|e| e.clone()).unwrap_or_default()
+    }
+}
+
+impl RunObserver for CollectedEvents {
+    fn event(&self, event: &RunEvent) {
+        if let Ok(mut events) = self.events.lock() {
+            events.push(event.clone());
+        }
+    }
+}
+
+/// Which step of which task run: enough to find its row in the instance record.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct StepRef {
+    pub instance_id: String,
+    /// The task's path in its bundle (`tasks/hello.json`).
+    pub task_path: String,
+    pub step_id: String,
+}
+
+/// A task the run is going to run.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct PlannedTaskInfo {
+    pub task_id: String,
+    pub task_path: String,
+    pub task_version: i64,
+    pub total_steps: usize,
+}
+
+/// How a step ended.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum StepStatus {
+    Succeeded,
+    Failed,
+    Cancelled,
+}
+
+/// Why a step failed.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct StepFailure {
+    /// The error's type (`ValueError`, `PluginError`).
+    pub error_type: String,
+    pub message: String,
+    /// More than the message, when there is more: a plugin's stderr tail after it crashed.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub detail: Option<String>,
+    /// Where it failed, as the plugin reports it: a Python traceback, a Rust panic's location, a
+    /// Go error chain.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub traceback: Option<String>,
+    /// Whether the step runs again (its retry policy allows another attempt).
+    pub retrying: bool,
+    /// Whether this failure fails the task.
+    pub fails_task: bool,
+}
+
+/// A score a task run recorded: the verifying step's id and its score.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct TaskScore {
+    pub step_id: String,
+    pub score: f64,
+}
+
+/// Which of a plugin's two output channels a line came from.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[serde(tag = "stream", rename_all = "snake_case")]
+pub enum PluginStream {
+    /// A line the plugin wrote to its stderr.
+    Stderr,
+    /// A `$/log` notification, with its level (`debug`, `info`, `warning`, `error`).
+    Log { level: String },
+}
+
+/// One thing that happened during a run.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+#[serde(tag = "event", rename_all = "snake_case")]
+pub enum RunEvent {
+    /// The run begins: the bundle is planned and its plugins are started.
+    RunStarted {
+        run_group_id: String,
+        /// The bundle as the run names it (`hello`, `~/my-bundle`).
+        bundle: String,
+        tasks: Vec<PlannedTaskInfo>,
+    },
+    /// A task run begins; its instance record exists from here on.
+    TaskStarted {
+        instance_id: String,
+        task_id: String,
+        task_path: String,
+        task_version: i64,
+        total_steps: usize,
+    },
+    /// A step begins (again, when retried).
+    StepStarted {
+        step: StepRef,
+        step_type: String,
+        /// 1-based position in the task.
+        index: usize,
+        total: usize,
+        /// The plugin that runs it; none for a built-in step.
+        #[serde(skip_serializing_if = "Option::is_none")]
+        package: Option<String>,
+    },
+    /// A step ended.
+    StepFinished {
+        step: StepRef,
+        index: usize,
+        total: usize,
+        status: StepStatus,
+        duration_seconds: f64,
+        #[serde(skip_serializing_if = "Option::is_none")]
+        failure: Option<StepFailure>,
+    },
+    /// A task run ended.
+    TaskFinished {
+        /// None when it was cancelled before it started.
+        instance_id: Option<String>,
+        task_id: String,
+        task_path: String,
+        task_version: i64,
+        /// `passed`, `scored_below_one`, `unscored`, `failed`, `cancelled` or `didnt_start`.
+        outcome: String,
+        /// The outcome as the summary words it.
+        summary: String,
+        scores: Vec<TaskScore>,
+        duration_seconds: f64,
+    },
+    /// The run ended (before the `--keep` wait and the teardown report).
+    RunFinished {
+        run_group_id: String,
+        /// Whether any task failed.
+        failed: bool,
+        /// Whether a signal cancelled it.
+        cancelled: bool,
+        duration_seconds: f64,
+    },
+    /// A plugin's `$/progress` during a step (the step, when exactly one of that plugin's steps is
+    /// running).
+    PluginProgress {
+        package: String,
+        #[serde(skip_serializing_if = "Option::is_none")]
+        step: Option<StepRef>,
+        progress: Option<f64>,
+        total: Option<f64>,
+        message: Option<String>,
+    },
+    /// A line of a plugin's stderr or a `$/log` message, as it arrives.
+    PluginOutput {
+        package: String,
+        #[serde(flatten)]
+        stream: PluginStream,
+        line: String,
+    },
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    #[test]
+    fn events_serialize_tagged_with_their_kind() {
+        let e = RunEvent::PluginOutput {
+            package: "p".into(),
+            stream: PluginStream::Log {
+                level: "info".into(),
+            },
+            line: "hi".into(),
+        };
+        assert_eq!(
+            serde_json::to_value(&e).unwrap(),
+            json!({"event": "plugin_output", "package": "p", "stream": "log", "level": "info", "line": "hi"})
+        );
+        let collected = CollectedEvents::default();
+        Fanout(vec![Arc::new(NoObserver)]).event(&e);
+        collected.event(&e);
+        assert_eq!(collected.events(), vec![e]);
+    }
+}

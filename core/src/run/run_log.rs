@@ -1,0 +1,273 @@
+//! The per-run log: every event of one run, plugin stderr and `$/log` lines included, written as
+//! text to `<state root>/logs/<time>-<random>.log` whatever the terminal shows. The CLI prints its
+//! path when something failed. The file is made on the first line, so a run refused before anything
+//! happened (a typo in a task name) leaves no log behind.
+
+use std::fs::{self, File};
+use std::io::{self, Write};
+use std::path::{Path, PathBuf};
+use std::sync::Mutex;
+
+use crate::clock;
+use crate::run::events::{PluginStream, RunEvent, RunObserver, StepStatus};
+use crate::run::outcome::format_g;
+
+/// A run's log file. Writes that fail (a full disk) are dropped: the log never stops a run.
+pub struct RunLog {
+    path: PathBuf,
+    file: Mutex<LogFile>,
+}
+
+enum LogFile {
+    NotYet,
+    Open(File),
+    Failed(RunLogError),
+}
+
+/// The log file could not be made.
+#[derive(Debug, thiserror::Error)]
+#[error("cannot create the run log {path}: {source}")]
+pub struct RunLogError {
+    pub path: PathBuf,
+    #[source]
+    pub source: io::Error,
+}
+
+impl RunLog {
+    /// A log in `dir` (made when missing), named by the current time; the file is created with its
+    /// first line.
+    pub fn new(dir: &Path) -> RunLog {
+        let stamp: String = clock::iso_now()
+            .chars()
+            .take(19)
+            .map(|c| if c == ':' { '-' } else { c })
+            .collect();
+        let path = dir.join(format!("{stamp}-{}.log", crate::sandbox::random_suffix(6)));
+        RunLog {
+            path,
+            file: Mutex::new(LogFile::NotYet),
+        }
+    }
+
+    /// Where the log is (or will be, once something is written).
+    pub fn path(&self) -> &Path {
+        &self.path
+    }
+
+    /// Whether the file exists: something was written to it.
+    pub fn written(&self) -> bool {
+        self.file
+            .lock()
+            .map(|f| matches!(*f, LogFile::Open(_)))
+            .unwrap_or(false)
+    }
+
+    /// Why the file could not be made, when it could not.
+    pub fn failure(&self) -> Option<String> {
+        match &*self.file.lock().ok()? {
+            LogFile::Failed(e) => Some(e.to_string()),
+            _ => None,
+        }
+    }
+
+    fn open(&self) -> Result<File, RunLogError> {
+        let fail = |path: &Path, source| RunLogError {
+            path: path.to_path_buf(),
+            source,
+        };
+        if let Some(dir) = self.path.parent() {
+            fs::create_dir_all(dir).map_err(|e| fail(dir, e))?;
+        }
+        File::options()
+            .create_new(true)
+            .write(true)
+            .open(&self.path)
+            .map_err(|e| fail(&self.path, e))
+    }
+
+    /// Appends one line (or several: each gets the time).
+    pub fn write(&self, text: &str) {
+        let now = clock::iso_now();
+        let mut block = String::new();
+        for line in text.lines() {
+            block.push_str(&now);
+            block.push(' ');
+            block.push_str(line);
+            block.push('\n');
+        }
+        let Ok(mut file) = self.file.lock() else {
+            return;
+        };
+        if matches!(*file, LogFile::NotYet) {
+            *file = match self.open() {
+                Ok(f) => LogFile::Open(f),
+                Err(e) => LogFile::Failed(e),
+            };
+        }
+        if let LogFile::Open(f) = &mut *file {
+            let _ = f.write_all(block.as_bytes());
+        }
+    }
+}
+
+impl RunObserver for RunLog {
+    fn event(&self, event: &RunEvent) {
+        self.write(&describe(event));
+    }
+}
+
+/// One event as the log words it.
+pub fn describe(event: &RunEvent) -> String {
+    match event {
+        RunEvent::RunStarted {
+            run_group_id,
+            bundle,
+            tasks,
+        } => format!(
+            "run {run_group_id} of {bundle} started: {} task(s)",
+            tasks.len()
+        ),
+        RunEvent::TaskStarted {
+            instance_id,
+            task_path,
+            task_version,
+            total_steps,
+            ..
+        } => format!(
+            "[{task_path}] started v{task_version}, {total_steps} step(s), instance {instance_id}"
+        ),
+        RunEvent::StepStarted {
+            step,
+            step_type,
+            index,
+            total,
+            package,
+        } => {
+            let from = package
+                .as_ref()
+                .map(|p| format!(" from the plugin {p}"))
+                .unwrap_or_default();
+            format!(
+                "[{}] step {index}/{total} {} ({step_type}){from} started",
+                step.task_path, step.step_id
+            )
+        }
+        RunEvent::StepFinished {
+            step,
+            index,
+            total,
+            status,
+            duration_seconds,
+            failure,
+        } => {
+            let head = format!("[{}] step {index}/{total} {}", step.task_path, step.step_id);
+            match (status, failure) {
+                (StepStatus::Failed, Some(f)) => {
+                    let mut text = format!(
+                        "{head} failed in {duration_seconds:.1}s: {}: {}",
+                        f.error_type, f.message
+                    );
+                    for more in [&f.detail, &f.traceback].into_iter().flatten() {
+                        text.push('\n');
+                        text.push_str(&indent(more));
+                    }
+                    text
+                }
+                (StepStatus::Cancelled, _) => format!("{head} cancelled"),
+                _ => format!("{head} done in {duration_seconds:.1}s"),
+            }
+        }
+        RunEvent::TaskFinished {
+            task_path,
+            summary,
+            duration_seconds,
+            ..
+        } => format!("[{task_path}] {summary} in {duration_seconds:.1}s"),
+        RunEvent::RunFinished {
+            run_group_id,
+            failed,
+            cancelled,
+            duration_seconds,
+        } => {
+            let how = match (cancelled, failed) {
+                (true, _) => "was cancelled",
+                (false, true) => "finished with failures",
+                (false, false) => "finished",
+            };
+            format!("run {run_group_id} {how} in {duration_seconds:.1}s")
+        }
+        RunEvent::PluginProgress {
+            package,
+            step,
+            progress,
+            total,
+            message,
+        } => {
+            let at = step
+                .as_ref()
+                .map(|s| format!(" [{}] {}", s.task_path, s.step_id))
+                .unwrap_or_default();
+            format!(
+                "[{package}]{at} progress {}{}",
+                progress_text(*progress, *total),
+                message
+                    .as_ref()
+                    .map(|m| format!(": {m}"))
+                    .unwrap_or_default()
+            )
+        }
+        RunEvent::PluginOutput {
+            package,
+            stream,
+            line,
+        } => match stream {
+            PluginStream::Stderr => format!("[{package}] stderr: {line}"),
+            PluginStream::Log { level } => format!("[{package}] {level}: {line}"),
+        },
+    }
+}
+
+/// `3/10 (30%)`, `3`, `40%` or `?`.
+pub fn progress_text(progress: Option<f64>, total: Option<f64>) -> String {
+    match (progress, total) {
+        (Some(p), Some(t)) if t > 0.0 => {
+            format!("{}/{} ({:.0}%)", format_g(p), format_g(t), 100.0 * p / t)
+        }
+        (Some(p), _) => format_g(p),
+        (None, _) => "?".to_string(),
+    }
+}
+
+fn indent(text: &str) -> String {
+    text.lines()
+        .map(|l| format!("    {l}"))
+        .collect::<Vec<_>>()
+        .join("\n")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn every_line_gets_the_time_and_the_file_is_new_each_run() {
+        let dir = tempfile::tempdir().unwrap();
+        let a = RunLog::new(&dir.path().join("logs"));
+        let b = RunLog::new(&dir.path().join("logs"));
+        assert_ne!(a.path(), b.path());
+        assert!(!a.written() && !a.path().exists());
+        a.event(&RunEvent::PluginOutput {
+            package: "p".into(),
+            stream: PluginStream::Stderr,
+            line: "oops".into(),
+        });
+        a.write("two\nlines");
+        assert!(a.written() && a.failure().is_none());
+        let text = fs::read_to_string(a.path()).unwrap();
+        let lines: Vec<&str> = text.lines().collect();
+        assert_eq!(lines.len(), 3);
+        assert!(lines[0].ends_with("Z [p] stderr: oops"), "{}", lines[0]);
+        assert!(lines[2].ends_with("Z lines"));
+        assert_eq!(progress_text(Some(3.0), Some(10.0)), "3/10 (30%)");
+    }
+}

@@ -1,0 +1,234 @@
+//! `agent-env plugin verify`: finds the plugin to verify (an installed package, or a manifest or
+//! the folder holding one), hands it to the protocol kit of the host
+//! ([`agent_env_host::verify`]) and holds its `initialize` answer against its manifest with the
+//! registry's own rules. A step run with `--step` reaches fresh built-in object, document and
+//! secret stores in a scratch folder that is removed afterwards, never the user's configured stores.
+
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+
+use agent_env_host::verify::{self, Verification, VerifyOptions};
+use agent_env_host::SpawnSpec;
+use agent_env_protocol::manifest::{Manifest, MANIFEST_FILE};
+use agent_env_protocol::methods::InitializeResult;
+use agent_env_protocol::names::canonical_name;
+use serde_json::{Map, Value};
+
+use crate::config::configured_store::configured_secrets;
+use crate::config::references::SecretLookup;
+use crate::environment::Environment;
+use crate::registry::validate;
+use crate::session::Session;
+use crate::stores::error::StoreError;
+use crate::stores::{build_store, HostStoreDispatcher, StoreKind, StoreSet, StoreSpec};
+
+/// Why a plugin could not be verified.
+#[derive(Debug, thiserror::Error)]
+pub enum VerifyCommandError {
+    /// Neither an installed package nor a manifest.
+    #[error("no installed plugin package named '{target}' and no manifest at that path (installed: {installed}); give a package name, a folder holding {MANIFEST_FILE}, or a manifest file")]
+    NotFound {
+        /// What was asked for.
+        target: String,
+        /// The installed packages, comma-separated (or "none").
+        installed: String,
+    },
+    /// The manifest at the path given does not parse.
+    #[error("{0}")]
+    Manifest(String),
+    /// `--step` is not a JSON object with a string `type`.
+    #[error("--step must be a JSON object with a string \"type\" naming a task step, e.g. '{{\"type\": \"grade_essay\", \"id\": \"s1\"}}': {0}")]
+    Step(String),
+    /// The plugin's `[plugins.<package>]` settings could not be read.
+    #[error("cannot read the settings for {package}: {reason}")]
+    Settings {
+        /// The package.
+        package: String,
+        /// Why.
+        reason: String,
+    },
+    /// The scratch folder for the step's stores could not be made.
+    #[error("cannot make a scratch folder for the step's stores under {dir}: {reason}")]
+    Scratch {
+        /// Where.
+        dir: String,
+        /// Why.
+        reason: String,
+    },
+    /// The timeouts in the environment are wrong.
+    #[error("{0}")]
+    HostConfig(String),
+    /// The kit could not run the plugin at all.
+    #[error(transparent)]
+    Kit(#[from] verify::VerifyError),
+}
+
+/// What was verified, and what the kit found.
+#[derive(Debug)]
+pub struct VerifyOutcome {
+    /// The package's name, as its manifest writes it.
+    pub package: String,
+    /// Its version, from the manifest.
+    pub version: String,
+    /// The manifest.
+    pub manifest: PathBuf,
+    /// The findings.
+    pub verification: Verification,
+}
+
+/// Verifies `target` (a package name or a manifest path); `step` is the `--step` JSON text.
+pub fn verify_plugin(
+    session: &Session,
+    target: &str,
+    step: Option<&str>,
+) -> Result<VerifyOutcome, VerifyCommandError> {
+    let options = VerifyOptions {
+        step: step.map(parse_step).transpose()?,
+    };
+    let manifest = find_manifest(session, target)?;
+    let doc = session.config();
+    let secrets = configured_secrets(doc, None).ok();
+    let settings = crate::config::plugins::plugin_settings(
+        doc,
+        &manifest.name,
+        secrets.as_ref().map(|s| s as &dyn SecretLookup),
+    )
+    .map_err(|e| VerifyCommandError::Settings {
+        package: manifest.name.clone(),
+        reason: e.to_string(),
+    })?;
+    let config = session
+        .host_config()
+        .map_err(|e| VerifyCommandError::HostConfig(e.to_string()))?;
+    let spec = SpawnSpec::from_manifest(&manifest, settings);
+    let problems = |answer: &InitializeResult| manifest_problems(&manifest, answer);
+    let scratch = ScratchStores::new(session)?;
+    let services = Arc::new(HostStoreDispatcher::new(scratch.stores.clone()));
+    let verification = verify::verify(&spec, &config, services, &options, &problems);
+    drop(scratch);
+    let verification = verification?;
+    Ok(VerifyOutcome {
+        package: manifest.name.clone(),
+        version: manifest.version.clone(),
+        manifest: manifest.path.clone(),
+        verification,
+    })
+}
+
+fn parse_step(text: &str) -> Result<Map<String, Value>, VerifyCommandError> {
+    let value: Value =
+        serde_json::from_str(text).map_err(|e| VerifyCommandError::Step(e.to_string()))?;
+    let Value::Object(step) = value else {
+        return Err(VerifyCommandError::Step("it is not an object".into()));
+    };
+    if !step.get("type").is_some_and(Value::is_string) {
+        return Err(VerifyCommandError::Step("it has no string \"type\"".into()));
+    }
+    Ok(step)
+}
+
+/// An installed package by any spelling of its name, else a manifest file or a folder holding one.
+fn find_manifest(session: &Session, target: &str) -> Result<Manifest, VerifyCommandError> {
+    let discovery = session.discovery();
+    if let Some(found) = discovery.find(&canonical_name(target)) {
+        return Ok(found.manifest.clone());
+    }
+    let path = Path::new(target);
+    let file = if path.is_dir() {
+        path.join(MANIFEST_FILE)
+    } else {
+        path.to_path_buf()
+    };
+    if file.is_file() {
+        let absolute = std::path::absolute(&file).unwrap_or(file);
+        return Manifest::load(&absolute).map_err(|e| VerifyCommandError::Manifest(e.to_string()));
+    }
+    let names: Vec<&str> = discovery
+        .plugins
+        .iter()
+        .map(|p| p.manifest.name.as_str())
+        .collect();
+    Err(VerifyCommandError::NotFound {
+        target: target.to_string(),
+        installed: if names.is_empty() {
+            "none".into()
+        } else {
+            names.join(", ")
+        },
+    })
+}
+
+/// Where the `initialize` answer departs from the manifest, by the rules the registry applies when
+/// it loads the plugin, plus the store classes of `[provides.stores]`.
+pub fn manifest_problems(manifest: &Manifest, answer: &InitializeResult) -> Vec<String> {
+    let mut problems = Vec::new();
+    if let Err(problem) = validate::check_package(&manifest.name, answer) {
+        problems.push(problem);
+    }
+    for (group, name, entry) in manifest.contributions() {
+        if group == "bundles" {
+            continue;
+        }
+        if let Err(problem) = validate::check_contribution(group, name, &entry.class, answer) {
+            problems.push(format!("[provides.{group}] {name}: {problem}"));
+        }
+    }
+    for (class, kind) in &manifest.stores {
+        match answer.stores.iter().find(|s| &s.class == class) {
+            None => problems.push(format!(
+                "[provides.stores] {class}: the manifest declares this {kind} store class, but the initialize \
+                 answer's stores do not list it"
+            )),
+            Some(info) if &info.kind != kind => problems.push(format!(
+                "[provides.stores] {class}: the manifest declares a {kind} store, the initialize answer a {} store",
+                info.kind
+            )),
+            Some(_) => {}
+        }
+    }
+    problems
+}
+
+/// Fresh built-in object, document and secret stores in a folder of their own (no image store: a
+/// step that asks for one gets `not-supported`), removed when dropped.
+struct ScratchStores {
+    dir: PathBuf,
+    stores: Arc<StoreSet>,
+}
+
+impl ScratchStores {
+    fn new(session: &Session) -> Result<ScratchStores, VerifyCommandError> {
+        let tmp = session
+            .env()
+            .var_os("TMPDIR")
+            .map(PathBuf::from)
+            .unwrap_or_else(|| PathBuf::from("/tmp"));
+        let mut bytes = [0u8; 8];
+        let _ = getrandom::getrandom(&mut bytes);
+        let dir = tmp.join(format!("agent-env-verify-{}", hex::encode(bytes)));
+        std::fs::create_dir_all(&dir).map_err(|e| VerifyCommandError::Scratch {
+            dir: tmp.display().to_string(),
+            reason: e.to_string(),
+        })?;
+        let env = Arc::new(Environment::from_vars(
+            [
+                ("HOME", dir.as_os_str()),
+                ("XDG_STATE_HOME", dir.join("state").as_os_str()),
+            ],
+            &dir,
+        ));
+        let stores = Arc::new(StoreSet::new(move |kind| match kind {
+            StoreKind::Image => Err(StoreError::NotSupported(
+                "plugin verify gives a step no image store".into(),
+            )),
+            other => build_store(&StoreSpec::local(other, env.clone()), None),
+        }));
+        Ok(ScratchStores { dir, stores })
+    }
+}
+
+impl Drop for ScratchStores {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_dir_all(&self.dir);
+    }
+}

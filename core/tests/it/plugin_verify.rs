@@ -1,0 +1,312 @@
+//! Black-box: `plugin verify` against a plugin written on the wire alone (`fixture-verify-faults`),
+//! keeping every rule and then breaking each one in turn, and against the SDK-built fixture.
+
+use std::collections::BTreeSet;
+
+use crate::support::plugins::{fixture, plugin_table, Sandbox};
+use serde_json::Value;
+
+/// Every check, in report order.
+const CHECKS: [&str; 11] = [
+    "cookie",
+    "initialize",
+    "manifest",
+    "unknown-method",
+    "unparsable-request",
+    "cancel-request",
+    "nested-calls",
+    "shutdown",
+    "stdin-eof",
+    "no-leftovers",
+    "stdout-clean",
+];
+
+const STEP: &str = r#"{"type": "verify_step", "id": "v"}"#;
+
+/// A sandbox with `fixture-verify-faults` installed as `fixture-verify`, breaking `rule` (none: "").
+fn faults(rule: &str) -> Sandbox {
+    let mut sb = Sandbox::new();
+    let exe = fixture("fixture-verify-faults");
+    let exec = if rule.is_empty() {
+        format!("[\"{}\"]", exe.display())
+    } else {
+        format!("[\"{}\", \"--break\", \"{rule}\"]", exe.display())
+    };
+    let text = format!(
+        "{}\n[provides.task_steps]\nverify_step = \"VerifyStep\"\n",
+        plugin_table("fixture-verify", "0.1.0", &exec)
+    );
+    sb.plugin_dir_manifest("fixture-verify", &text);
+    // Hangs are the point of some faults: keep the waits short.
+    sb.set("AGENT_ENV_PLUGIN_HANDSHAKE_TIMEOUT", "3")
+        .set("AGENT_ENV_PLUGIN_CALL_TIMEOUT", "3");
+    sb
+}
+
+fn statuses(doc: &Value) -> Vec<(String, String)> {
+    doc["findings"]
+        .as_array()
+        .expect("findings")
+        .iter()
+        .map(|f| {
+            (
+                f["check"].as_str().unwrap_or("").to_string(),
+                f["status"].as_str().unwrap_or("").to_string(),
+            )
+        })
+        .collect()
+}
+
+fn failed(doc: &Value) -> BTreeSet<String> {
+    statuses(doc)
+        .into_iter()
+        .filter(|(_, s)| s == "failed")
+        .map(|(c, _)| c)
+        .collect()
+}
+
+fn message<'a>(doc: &'a Value, check: &str) -> &'a str {
+    doc["findings"]
+        .as_array()
+        .expect("findings")
+        .iter()
+        .find(|f| f["check"] == check)
+        .and_then(|f| f["message"].as_str())
+        .unwrap_or_else(|| panic!("no finding {check} in {doc:#}"))
+}
+
+#[test]
+fn a_plugin_that_keeps_every_rule_passes_every_check() {
+    let sb = faults("");
+    let doc = sb.json(
+        &[
+            "plugin",
+            "verify",
+            "fixture-verify",
+            "--step",
+            STEP,
+            "--json",
+        ],
+        0,
+    );
+    assert_eq!(doc["format_version"], 1);
+    assert_eq!(doc["ok"], true);
+    assert_eq!(doc["package"], "fixture-verify");
+    let got = statuses(&doc);
+    let checks: Vec<&str> = got.iter().map(|(c, _)| c.as_str()).collect();
+    assert_eq!(checks, CHECKS);
+    assert!(got.iter().all(|(_, s)| s == "passed"), "{doc:#}");
+    assert!(
+        message(&doc, "nested-calls").contains("host.settings"),
+        "{doc:#}"
+    );
+}
+
+#[test]
+fn each_broken_rule_fails_its_own_check_and_no_other() {
+    let rules = &CHECKS;
+    std::thread::scope(|scope| {
+        let handles: Vec<_> = rules
+            .iter()
+            .map(|rule| {
+                scope.spawn(move || {
+                    let sb = faults(rule);
+                    let doc = sb.json(
+                        &[
+                            "plugin",
+                            "verify",
+                            "fixture-verify",
+                            "--step",
+                            STEP,
+                            "--json",
+                        ],
+                        1,
+                    );
+                    (rule, doc)
+                })
+            })
+            .collect();
+        for handle in handles {
+            let (rule, doc) = handle.join().expect("verify thread");
+            assert_eq!(doc["ok"], false, "{rule}: {doc:#}");
+            assert_eq!(
+                failed(&doc),
+                BTreeSet::from([rule.to_string()]),
+                "breaking {rule} fails only its check: {doc:#}"
+            );
+        }
+    });
+}
+
+#[test]
+fn failures_say_what_the_plugin_did_and_what_it_should_do() {
+    let cases = [
+        ("cookie", "cookie", "exited with code 0; it must exit 2"),
+        ("unknown-method", "unknown-method", "gets error -32601"),
+        (
+            "nested-calls",
+            "nested-calls",
+            "answered 'execute' before agent-env answered its own call 'host.settings'",
+        ),
+        ("shutdown", "shutdown", "exited with code 3; it must exit 0"),
+        (
+            "stdout-clean",
+            "stdout-clean",
+            "fixture-verify-faults: starting up",
+        ),
+        (
+            "no-leftovers",
+            "no-leftovers",
+            "fixture-verify-faults --linger",
+        ),
+        (
+            "cancel-request",
+            "cancel-request",
+            "a notification gets no answer",
+        ),
+    ];
+    for (rule, check, needle) in cases {
+        let doc = faults(rule).json(
+            &[
+                "plugin",
+                "verify",
+                "fixture-verify",
+                "--step",
+                STEP,
+                "--json",
+            ],
+            1,
+        );
+        assert!(
+            message(&doc, check).contains(needle),
+            "{rule}: wanted {needle:?} in {doc:#}"
+        );
+    }
+}
+
+#[test]
+fn a_plugin_that_dies_on_a_bad_line_skips_the_checks_it_can_no_longer_take() {
+    let doc = faults("unparsable-request").json(
+        &[
+            "plugin",
+            "verify",
+            "fixture-verify",
+            "--step",
+            STEP,
+            "--json",
+        ],
+        1,
+    );
+    let got = statuses(&doc);
+    for check in ["cancel-request", "nested-calls", "shutdown"] {
+        assert!(
+            got.contains(&(check.to_string(), "skipped".to_string())),
+            "{check}: {doc:#}"
+        );
+    }
+    assert!(message(&doc, "unparsable-request").contains("exited with code 4"));
+}
+
+#[test]
+fn the_human_report_has_a_line_per_check_and_a_summary() {
+    let out = faults("shutdown").run(&["plugin", "verify", "fixture-verify"]);
+    assert_eq!(out.status.code(), Some(1));
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        text.starts_with("Verifying fixture-verify 0.1.0 ("),
+        "{text}"
+    );
+    assert!(text.contains("  FAIL  shutdown  "), "{text}");
+    assert!(text.contains("  pass  cookie  "), "{text}");
+    assert!(text.contains("  skip  nested-calls  "), "{text}");
+    assert!(
+        text.contains("11 checks: 9 passed, 1 failed, 1 skipped"),
+        "{text}"
+    );
+}
+
+#[test]
+fn a_folder_or_manifest_path_is_verified_without_installing_it() {
+    let sb = Sandbox::new();
+    let dir = sb.dir().join("work/mine");
+    std::fs::create_dir_all(&dir).unwrap();
+    let exe = fixture("fixture-verify-faults");
+    std::fs::write(
+        dir.join("agent-env-plugin.toml"),
+        format!(
+            "{}\n[provides.task_steps]\nverify_step = \"VerifyStep\"\n",
+            plugin_table("mine", "0.2.0", &format!("[\"{}\"]", exe.display()))
+        ),
+    )
+    .unwrap();
+    for target in ["mine", "./mine", "mine/agent-env-plugin.toml"] {
+        let doc = sb.json(&["plugin", "verify", target, "--json"], 0);
+        assert_eq!(doc["package"], "mine", "{target}");
+        assert_eq!(doc["version"], "0.2.0", "{target}");
+    }
+}
+
+#[test]
+fn an_unknown_package_and_a_bad_step_are_errors_that_say_what_to_give() {
+    let sb = faults("");
+    let out = sb.run(&["plugin", "verify", "nope"]);
+    assert_eq!(out.status.code(), Some(1));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        err.contains("no installed plugin package named 'nope'") && err.contains("fixture-verify"),
+        "{err}"
+    );
+    for bad in ["[1]", "{\"id\": \"x\"}", "{"] {
+        let out = sb.run(&["plugin", "verify", "fixture-verify", "--step", bad]);
+        assert_eq!(out.status.code(), Some(1), "{bad}");
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert!(err.contains("--step must be a JSON object"), "{bad}: {err}");
+    }
+}
+
+#[test]
+fn a_missing_executable_is_an_error_naming_it_and_the_manifest() {
+    let sb = Sandbox::new();
+    sb.plugin_dir_manifest(
+        "gone",
+        &plugin_table("gone", "1.0", "[\"/nonexistent/agentenv-gone\"]"),
+    );
+    let out = sb.run(&["plugin", "verify", "gone"]);
+    assert_eq!(out.status.code(), Some(1));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        err.contains("/nonexistent/agentenv-gone") && err.contains("agent-env-plugin.toml"),
+        "{err}"
+    );
+}
+
+#[test]
+fn the_sdk_fixture_passes_with_a_step_that_calls_the_host_stores() {
+    let sb = Sandbox::new();
+    let text = std::fs::read_to_string(
+        std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+            .join("../tests/fixture-plugins/manifests/works.toml"),
+    )
+    .unwrap()
+    .replace(
+        "exec = [\"fixture-works\"]",
+        &format!("exec = [\"{}\"]", fixture("fixture-works").display()),
+    );
+    sb.plugin_dir_manifest("works", &text);
+    let doc = sb.json(
+        &[
+            "plugin",
+            "verify",
+            "agentenv-fixture-works",
+            "--step",
+            r#"{"type": "store_roundtrip", "id": "r", "text": "hello"}"#,
+            "--json",
+        ],
+        0,
+    );
+    let nested = message(&doc, "nested-calls");
+    assert!(
+        nested.contains("host.store.object.put") && nested.contains("succeeded"),
+        "{doc:#}"
+    );
+}

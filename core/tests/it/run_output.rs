@@ -1,0 +1,257 @@
+//! What a run shows and keeps: a Rust fixture step that reports progress, writes to stderr and to
+//! `$/log`, and panics or fails; `--verbose`, the per-run log, the traceback in the instance record,
+//! `run --json`, `--fail-under`, and the whole reason of a plugin that cannot start.
+
+use serde_json::Value;
+
+use crate::support::run::{fixture, Sandboxed};
+
+const PACKAGE: &str = "agentenv-fixture-works";
+
+fn install_chatty(s: &Sandboxed) {
+    s.install_manifest(
+        "works",
+        &format!(
+            r#"[plugin]
+name = "{PACKAGE}"
+version = "0.3.0"
+exec = ["{}"]
+protocol = [1, 1]
+
+[provides.task_steps]
+chatty_step = "ChattyStep"
+"#,
+            fixture("fixture-works").display()
+        ),
+    );
+}
+
+/// A bundle `./chatty` whose one task runs the chatty step with `extra` fields.
+fn chatty_bundle(s: &Sandboxed, extra: &str) {
+    s.write(
+        "chatty/tasks/c.json",
+        &format!(r#"[{{"id": "talk", "type": "chatty_step"{extra}}}]"#),
+    );
+}
+
+fn json_of(stdout: &str) -> Value {
+    serde_json::from_str(stdout).unwrap_or_else(|e| panic!("not JSON ({e}): {stdout}"))
+}
+
+/// The one log file the run left.
+fn only_log(s: &Sandboxed) -> (std::path::PathBuf, String) {
+    let dir = s.state().join("logs");
+    let logs: Vec<_> = std::fs::read_dir(&dir)
+        .unwrap_or_else(|e| panic!("no log folder {}: {e}", dir.display()))
+        .map(|e| e.unwrap().path())
+        .collect();
+    assert_eq!(logs.len(), 1, "{logs:?}");
+    let text = std::fs::read_to_string(&logs[0]).unwrap();
+    (logs[0].clone(), text)
+}
+
+#[test]
+fn a_panicking_rust_step_shows_its_output_with_verbose_and_keeps_all_of_it() {
+    let s = Sandboxed::new();
+    install_chatty(&s);
+    chatty_bundle(&s, r#", "panic": true"#);
+    let r = s.run(&["-v", "run", "./chatty", "--json"]);
+    assert_eq!(r.code, 1, "{}{}", r.stdout, r.stderr);
+    // stdout is the JSON document alone.
+    let doc = json_of(&r.stdout);
+    assert_eq!(doc["format_version"], 1);
+    assert_eq!(doc["status"], "failed");
+    assert_eq!(doc["exit_code"], 1);
+    let step = &doc["tasks"][0]["steps"][0];
+    assert_eq!(step["step_id"], "talk");
+    assert_eq!(step["package"], PACKAGE);
+    assert_eq!(step["status"], "failed");
+    assert_eq!(step["error_type"], "panic");
+    assert_eq!(step["error"], "chatty was told to panic");
+    let traceback = step["traceback"].as_str().unwrap();
+    assert!(traceback.starts_with("panicked at "), "{traceback}");
+    assert!(traceback.contains("fixture-works.rs:"), "{traceback}");
+    // With -v: the plugin's stderr and log lines, the progress and the traceback, on stderr.
+    for expected in [
+        format!("[{PACKAGE}] chatty: a line on stderr"),
+        format!("[{PACKAGE}] warning: chatty: a log line"),
+        "[tasks/c.json] talk 1/3 (33%) warming up".to_string(),
+        "[tasks/c.json] talk 3/3 (100%) done".to_string(),
+        "    panicked at ".to_string(),
+        "[tasks/c.json] step 1/1 talk failed in ".to_string(),
+    ] {
+        assert!(
+            r.stderr.contains(&expected),
+            "{expected:?} missing:\n{}",
+            r.stderr
+        );
+    }
+    // The log has all of it, and its path is printed and in the document.
+    let (path, log) = only_log(&s);
+    assert_eq!(doc["log"], path.display().to_string());
+    assert!(r.stderr.contains(&format!(
+        "The run's log, with each plugin's output: {}",
+        path.display()
+    )));
+    for expected in [
+        "[agentenv-fixture-works] stderr: chatty: a line on stderr",
+        "[agentenv-fixture-works] warning: chatty: a log line",
+        "progress 2/3 (67%): halfway",
+        "failed in ",
+        "panicked at ",
+    ] {
+        assert!(
+            log.contains(expected),
+            "{expected:?} missing from the log:\n{log}"
+        );
+    }
+    // The instance record keeps the traceback with the failure.
+    let instance = &s.docs("task_instances")[0];
+    let failed = &instance["context"]["metadata"]["failed_steps"][0];
+    assert_eq!(failed["error_type"], "panic");
+    assert!(failed["traceback"]
+        .as_str()
+        .unwrap()
+        .contains("chatty was told to panic"));
+    assert_eq!(doc["tasks"][0]["instance_id"], instance["instance_id"]);
+}
+
+#[test]
+fn without_verbose_plugin_output_goes_only_to_the_log_and_progress_is_plain_lines() {
+    let s = Sandboxed::new();
+    install_chatty(&s);
+    chatty_bundle(&s, r#", "fail": true"#);
+    let r = s.run(&["run", "./chatty"]);
+    assert_eq!(r.code, 1, "{}{}", r.stdout, r.stderr);
+    assert!(
+        !r.stderr.contains("chatty: a line on stderr"),
+        "{}",
+        r.stderr
+    );
+    assert!(!r.stderr.contains("chatty: a log line"), "{}", r.stderr);
+    // Off a terminal, each progress report is one plain line among the run's lines.
+    r.assert_stdout_has("[tasks/c.json] talk 1/3 (33%) warming up\n");
+    r.assert_stdout_has("[tasks/c.json] talk 2/3 (67%) halfway\n");
+    r.assert_stdout_has(
+        "  tasks/c.json v1: failed at step 'talk': ValueError: chatty was told to fail, ",
+    );
+    let (path, log) = only_log(&s);
+    assert!(r.stderr.ends_with(&format!(
+        "The run's log, with each plugin's output: {}\n",
+        path.display()
+    )));
+    assert!(log.contains("[agentenv-fixture-works] stderr: chatty: a line on stderr"));
+}
+
+#[test]
+fn a_run_that_passes_prints_no_log_path_and_json_has_scores_steps_and_timings() {
+    let s = Sandboxed::new();
+    let r = s.run(&["run", "hello", "--json"]);
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    assert!(!r.stderr.contains("The run's log"), "{}", r.stderr);
+    // The run's lines go to stderr, so stdout stays one JSON document.
+    assert!(
+        r.stderr.contains("[tasks/hello.json] passed in "),
+        "{}",
+        r.stderr
+    );
+    let doc = json_of(&r.stdout);
+    assert_eq!(doc["status"], "passed");
+    assert_eq!(doc["bundle"], "hello");
+    assert!(doc["run_group_id"].as_str().unwrap().starts_with("run-"));
+    let task = &doc["tasks"][0];
+    assert_eq!(task["path"], "tasks/hello.json");
+    assert_eq!(task["version"], 1);
+    assert_eq!(task["outcome"], "passed");
+    assert_eq!(task["summary"], "passed (hello: 1)");
+    assert_eq!(task["scores"]["hello"], 1.0);
+    let steps: Vec<&str> = task["steps"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|st| {
+            assert_eq!(st["status"], "succeeded");
+            assert!(st["duration_seconds"].as_f64().unwrap() >= 0.0);
+            st["step_id"].as_str().unwrap()
+        })
+        .collect();
+    assert_eq!(steps, ["box", "load", "hello"]);
+    let instance = task["instance_id"].as_str().unwrap();
+    assert!(instance.starts_with("@local/agentenv-framework/hello/hello-"));
+}
+
+#[test]
+fn fail_under_exits_3_naming_the_task_below_it() {
+    let s = Sandboxed::new();
+    let r = s.run(&["run", "hello", "--fail-under", "1"]);
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    let r = s.run(&["run", "hello", "--fail-under", "1.5", "--json"]);
+    assert_eq!(r.code, 3, "{}", r.stderr);
+    assert!(
+        r.stderr
+            .contains("tasks/hello.json scored 1, below --fail-under 1.5\n"),
+        "{}",
+        r.stderr
+    );
+    let doc = json_of(&r.stdout);
+    assert_eq!(doc["status"], "below_fail_under");
+    assert_eq!(doc["exit_code"], 3);
+    assert_eq!(doc["fail_under"], 1.5);
+    let r = s.run(&["run", "hello", "--fail-under", "nan"]);
+    assert_eq!(r.code, 2, "{}", r.stderr);
+}
+
+#[test]
+fn run_json_with_no_bundle_lists_the_installed_bundles() {
+    let s = Sandboxed::new();
+    let r = s.run(&["run", "--json"]);
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    let doc = json_of(&r.stdout);
+    assert_eq!(doc["format_version"], 1);
+    let hello = doc["bundles"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|b| b["name"] == "hello")
+        .unwrap_or_else(|| panic!("{doc:#}"));
+    assert_eq!(hello["package"], "agentenv-framework");
+    assert_eq!(hello["tasks"], serde_json::json!(["hello"]));
+}
+
+#[test]
+fn a_plugin_that_cannot_start_is_reported_with_its_whole_stderr() {
+    let s = Sandboxed::new();
+    let script = s.script(
+        "dies.sh",
+        "#!/bin/sh\necho 'first: loading settings' >&2\necho 'second: the settings file /etc/x.toml is missing' >&2\nexit 3\n",
+    );
+    s.install_manifest(
+        "dies",
+        &format!(
+            "[plugin]\nname = \"agentenv-dies\"\nversion = \"0.1.0\"\nexec = [\"{}\"]\nprotocol = [1, 1]\n\n[provides.task_steps]\ndying = \"Dying\"\n",
+            script.display()
+        ),
+    );
+    s.write("dies/tasks/d.json", r#"[{"id": "d", "type": "dying"}]"#);
+    for dry in [false, true] {
+        let args: &[&str] = if dry {
+            &["run", "./dies", "--dry-run"]
+        } else {
+            &["run", "./dies"]
+        };
+        let r = s.run(args);
+        assert_eq!(r.code, 1, "dry run {dry}: {}{}", r.stdout, r.stderr);
+        for expected in [
+            "step 'd' (dying) from the plugin agentenv-dies: ",
+            "first: loading settings",
+            "second: the settings file /etc/x.toml is missing",
+        ] {
+            assert!(
+                r.stderr.contains(expected),
+                "dry run {dry}: {expected:?}:\n{}",
+                r.stderr
+            );
+        }
+    }
+    assert!(!s.local_db().exists(), "a refused run wrote documents");
+}

@@ -1,0 +1,55 @@
+//! How long a plugin step may take: its own `timeout_seconds` when it names one, else the host's call
+//! timeout (`AGENT_ENV_PLUGIN_CALL_TIMEOUT`, 60 s by default). A hung step never holds a run for hours.
+//!
+//! The plugins here sleep 40 s in `execute` and then exit: a run that waited longer than the limit
+//! under test would report a crash instead of a timeout.
+
+use crate::run_plugins::shell_plugin;
+use crate::support::run::Sandboxed;
+use agent_env_test_support::Ran;
+
+const DEPLOY: &str = r#"{"id": "box", "type": "deploy_sandbox", "sandbox_name": "box"}"#;
+const HANG: &str = "sleep 40; exit 3";
+
+#[test]
+fn a_step_without_timeout_seconds_gets_the_call_timeout_from_the_environment() {
+    let s = Sandboxed::new();
+    shell_plugin(&s, HANG);
+    s.write(
+        "hang/tasks/h.json",
+        &format!(r#"[{DEPLOY}, {{"id": "wait", "type": "boom"}}]"#),
+    );
+    let r = Ran::from(
+        s.command(&["run", "./hang"])
+            .env("AGENT_ENV_PLUGIN_CALL_TIMEOUT", "1")
+            .output()
+            .unwrap(),
+    );
+    assert_eq!(r.code, 1, "{}", r.both());
+    r.assert_stdout_has("failed at step 'wait': PluginError: plugin agentenv-crashy (");
+    r.assert_stdout_has("did not answer execute within 1 s; the call was cancelled (raise AGENT_ENV_PLUGIN_CALL_TIMEOUT");
+    assert_eq!(s.docs("task_instances")[0]["status"], "failed");
+    assert!(s.sandboxes_left().is_empty());
+}
+
+#[test]
+fn a_steps_own_timeout_seconds_is_its_limit_and_its_message() {
+    let s = Sandboxed::new();
+    shell_plugin(&s, HANG);
+    s.write(
+        "hang/tasks/h.json",
+        &format!(r#"[{DEPLOY}, {{"id": "wait", "type": "boom", "timeout_seconds": 0.5}}]"#),
+    );
+    // The step's limit wins over a longer call timeout.
+    let r = Ran::from(
+        s.command(&["run", "./hang"])
+            .env("AGENT_ENV_PLUGIN_CALL_TIMEOUT", "600")
+            .output()
+            .unwrap(),
+    );
+    assert_eq!(r.code, 1, "{}", r.both());
+    r.assert_stdout_has(
+        "failed at step 'wait': PluginError: the boom step of plugin agentenv-crashy did not finish within its timeout_seconds (0.5 s) and was cancelled; raise timeout_seconds in the task if it is just slow",
+    );
+    assert_eq!(s.docs("task_instances")[0]["status"], "failed");
+}

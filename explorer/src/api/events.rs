@@ -1,0 +1,90 @@
+//! `GET /api/v1/tasks/{task_id}/run-groups/{run_group_id}/stream`: the group's state as Server-Sent
+//! Events, as the original sends them: a `snapshot` at once and then every 2 s, `complete` when every
+//! run has finished, `not_found` for a group nobody knows, `timeout` after 600 snapshots. The stream
+//! also ends when the server stops.
+
+use std::convert::Infallible;
+use std::time::Duration;
+
+use axum::extract::State;
+use axum::response::sse::{Event, KeepAlive, Sse};
+use futures_util::stream::{self, Stream};
+use serde_json::{json, Value};
+
+use super::extract::Ids;
+use super::tasks::group_snapshot;
+use crate::http::blocking::blocking;
+use crate::http::problem::ApiResult;
+use crate::state::Shared;
+
+/// Snapshots sent before the stream gives up with `timeout`.
+pub const MAX_SNAPSHOTS: u32 = 600;
+
+enum Step {
+    /// Send a snapshot (waiting first, unless it is the first).
+    Snapshot {
+        sent: u32,
+    },
+    Done,
+}
+
+pub async fn group_stream(
+    State(s): State<Shared>,
+    ids: Ids,
+) -> ApiResult<Sse<impl Stream<Item = Result<Event, Infallible>>>> {
+    let task = ids.at(0)?.to_string();
+    let group = ids.at(1)?.to_string();
+    let events = stream::unfold(Step::Snapshot { sent: 0 }, move |step| {
+        let (s, task, group) = (s.clone(), task.clone(), group.clone());
+        async move {
+            let Step::Snapshot { sent } = step else {
+                return None;
+            };
+            if sent > 0 && !wait(&s, s.snapshot_every).await {
+                return None;
+            }
+            if sent >= MAX_SNAPSHOTS {
+                let e = event(
+                    "timeout",
+                    &json!({"run_group_id": group, "snapshots": sent}),
+                );
+                return Some((Ok(e), Step::Done));
+            }
+            let st = s.clone();
+            let (g, t) = (group.clone(), task.clone());
+            let snapshot = blocking(move || group_snapshot(&st, &g, Some(&t))).await;
+            let (e, next) = match snapshot {
+                Ok(None) => (
+                    event(
+                        "not_found",
+                        &json!({"run_group_id": group, "detail": format!("Run group '{group}' of task '{task}' not found")}),
+                    ),
+                    Step::Done,
+                ),
+                Ok(Some(state)) if state["complete"] == json!(true) => {
+                    (event("complete", &state), Step::Done)
+                }
+                Ok(Some(state)) => (event("snapshot", &state), Step::Snapshot { sent: sent + 1 }),
+                Err(e) => (event("error", &json!({"detail": e.detail})), Step::Done),
+            };
+            Some((Ok(e), next))
+        }
+    });
+    Ok(Sse::new(events).keep_alive(KeepAlive::default()))
+}
+
+fn event(name: &str, data: &Value) -> Event {
+    Event::default().event(name).data(data.to_string())
+}
+
+/// Waits `every`; false when the server began stopping meanwhile.
+async fn wait(s: &Shared, every: Duration) -> bool {
+    let mut stopping = s.stopping.clone();
+    if *stopping.borrow() {
+        return false;
+    }
+    tokio::select! {
+        _ = tokio::time::sleep(every) => !*stopping.borrow(),
+        _ = stopping.changed() => false,
+    }
+}

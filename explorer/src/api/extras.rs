@@ -1,0 +1,242 @@
+//! Routes the UI needs beyond the original's: bundles (list, run), the runs this explorer started
+//! (workflows: state, printed lines, cancel), the plugin report, the masked config, and health.
+
+use axum::body::Bytes;
+use axum::extract::State;
+use axum::Json;
+use serde::Deserialize;
+use serde_json::{json, Value};
+
+use super::extract::{json_body, Ids, Q};
+use super::tasks::overrides;
+use crate::data::instances;
+use crate::http::blocking::blocking;
+use crate::http::page::{Page, Window};
+use crate::http::problem::{ApiError, ApiResult};
+use crate::runs::bundles;
+use crate::runs::manager::{self, StartSpec, WORKFLOW_KEY};
+use crate::state::Shared;
+use agent_env::config::{show, InstalledPackage};
+use agent_env::report::{build_report, human, RowSource};
+use agent_env::session::{RegistryLoad, Session};
+use agent_env_store::document::{Filter, Predicate};
+
+pub async fn health() -> Json<Value> {
+    Json(json!({"status": "ok", "version": agent_env::VERSION}))
+}
+
+pub async fn list_bundles(State(s): State<Shared>, Q(q): Q) -> ApiResult<Json<Page>> {
+    let window = Window::from_query(&q, 50)?;
+    blocking(move || {
+        let home = s.session.paths().home_dir();
+        let all: Vec<Value> = bundles::installed(&s.session)
+            .iter()
+            .map(|b| bundles::describe(b, home.as_deref()))
+            .collect();
+        Ok(Page::of_all(all, window))
+    })
+    .await
+    .map(Json)
+}
+
+/// `POST /bundles/{bundle}/run`.
+#[derive(Debug, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct BundleRunBody {
+    #[serde(default)]
+    pub tasks: Vec<String>,
+    #[serde(default)]
+    pub evals: Vec<String>,
+    pub agent_model: Option<String>,
+    pub user_model: Option<String>,
+    pub judge_model: Option<String>,
+    pub agent: Option<String>,
+}
+
+pub async fn run_bundle(State(s): State<Shared>, ids: Ids, body: Bytes) -> ApiResult<Json<Value>> {
+    let name = ids.at(0)?.to_string();
+    let body: BundleRunBody = json_body(&body)?;
+    let st = s.clone();
+    let bundle = blocking(move || {
+        let all = bundles::installed(&st.session);
+        bundles::find(&all, &name).map(|b| b.run_name())
+    })
+    .await?;
+    let spec = StartSpec {
+        bundle,
+        tasks: body.tasks,
+        evals: body.evals,
+        user_overrides: overrides(
+            &body.agent_model,
+            &body.user_model,
+            &body.judge_model,
+            &body.agent,
+        ),
+        ..StartSpec::default()
+    };
+    let workflow = s
+        .runs
+        .start(spec)
+        .map_err(|e| ApiError::new(axum::http::StatusCode::SERVICE_UNAVAILABLE, e.to_string()))?;
+    Ok(Json(workflow.to_json()))
+}
+
+pub async fn list_workflows(State(s): State<Shared>, Q(q): Q) -> ApiResult<Json<Page>> {
+    let window = Window::from_query(&q, 50)?;
+    let all = s.runs.all().iter().map(|w| w.to_json()).collect();
+    Ok(Json(Page::of_all(all, window)))
+}
+
+pub async fn get_workflow(State(s): State<Shared>, ids: Ids, Q(q): Q) -> ApiResult<Json<Value>> {
+    let id = ids.at(0)?.to_string();
+    let since = q.opt_int("since", 0)?.unwrap_or(0) as u64;
+    let workflow = s.runs.get(&id).ok_or_else(|| {
+        ApiError::not_found(format!(
+            "Workflow '{id}' not found (the explorer knows the runs it started since it started)"
+        ))
+    })?;
+    let st = s.clone();
+    let wid = id.clone();
+    let instances = blocking(move || {
+        let filter = Filter::default().and(
+            &format!("context.metadata.{WORKFLOW_KEY}"),
+            Predicate::Eq(json!(wid)),
+        );
+        let docs = st.data.documents.query(
+            agent_env::run::task_run::INSTANCES,
+            &filter,
+            Some(
+                &agent_env_store::document::Sort::by("created_at_utc", false)
+                    .then("instance_id", false),
+            ),
+            None,
+            0,
+        )?;
+        Ok(docs.iter().map(instances::summary).collect::<Vec<_>>())
+    })
+    .await?;
+    let mut doc = workflow.to_json();
+    doc["instances"] = json!(instances);
+    doc["lines"] = json!(workflow.log.since(since));
+    Ok(Json(doc))
+}
+
+pub async fn cancel_workflow(State(s): State<Shared>, ids: Ids) -> ApiResult<Json<Value>> {
+    let id = ids.at(0)?.to_string();
+    let workflow = s
+        .runs
+        .get(&id)
+        .ok_or_else(|| ApiError::not_found(format!("Workflow '{id}' not found")))?;
+    let cancelled = manager::cancel(&workflow);
+    Ok(Json(
+        json!({"workflow_id": id, "cancelled": cancelled, "status": workflow.phase().word()}),
+    ))
+}
+
+/// The plugin report from a session of its own, built now: plugins installed or fixed since `up`
+/// started show as they are.
+fn fresh_report(s: &Shared) -> (Session, Value) {
+    let session = Session::new(s.session.env().clone());
+    let value = {
+        let registry = session.registry(RegistryLoad::All);
+        let built = build_report(registry, &session.paths().plugins_dir());
+        let mut warnings = agent_env::install::permissions::unsafe_paths(
+            &session.paths().plugins_dir(),
+            &registry.discovery,
+        );
+        warnings.extend(agent_env::report::noise::warnings(registry));
+        let processes: serde_json::Map<String, Value> = built
+            .report
+            .plugins
+            .iter()
+            .zip(&built.sources)
+            .filter_map(|(dist, source)| match source {
+                RowSource::Plugin(i) => {
+                    let probe = registry.probes.get(i)?;
+                    Some((
+                        dist.name.clone(),
+                        serde_json::to_value(&probe.diagnosis).ok()?,
+                    ))
+                }
+                _ => None,
+            })
+            .collect();
+        json!({
+            "report": built.report,
+            "warnings": warnings,
+            "processes": processes,
+            "text": human::list(&built.report),
+        })
+    };
+    (session, value)
+}
+
+pub async fn plugin_report(State(s): State<Shared>) -> ApiResult<Json<Value>> {
+    blocking(move || Ok(fresh_report(&s).1)).await.map(Json)
+}
+
+pub async fn plugin_show(State(s): State<Shared>, ids: Ids) -> ApiResult<Json<Value>> {
+    let wanted = agent_env_protocol::names::canonical_name(ids.at(0)?);
+    blocking(move || {
+        let (_session, all) = fresh_report(&s);
+        let plugins = all["report"]["plugins"]
+            .as_array()
+            .cloned()
+            .unwrap_or_default();
+        let names: Vec<String> = plugins
+            .iter()
+            .filter_map(|p| p["name"].as_str().map(String::from))
+            .collect();
+        let Some(found) = plugins.into_iter().find(|p| {
+            p["name"]
+                .as_str()
+                .map(agent_env_protocol::names::canonical_name)
+                == Some(wanted.clone())
+        }) else {
+            return Err(ApiError::not_found(format!(
+                "no installed plugin package named '{wanted}' (installed: {})",
+                names.join(", ")
+            )));
+        };
+        let name = found["name"].as_str().unwrap_or("").to_string();
+        Ok(json!({
+            "plugin": found,
+            "process": all["processes"].get(&name).cloned().unwrap_or(Value::Null),
+            "warnings": all["warnings"],
+        }))
+    })
+    .await
+    .map(Json)
+}
+
+/// `config show --json` (masked) and its text, read now.
+pub async fn config_show(State(s): State<Shared>) -> ApiResult<Json<Value>> {
+    blocking(move || {
+        // A session of its own, so the page shows the config as it is now.
+        let session = &Session::new(s.session.env().clone());
+        let installed: Vec<InstalledPackage> = session
+            .manifests()
+            .iter()
+            .map(|m| InstalledPackage {
+                is_plugin: m.provides.values().any(|group| !group.is_empty()),
+                name: m.name.clone(),
+                version: m.version.clone(),
+            })
+            .collect();
+        let env = |name: &str| session.env().var(name);
+        let report = show::show(
+            session.config(),
+            &installed,
+            &env,
+            &session.paths().state_root(),
+        );
+        let json_text = show::render_json(&report);
+        let mut doc: Value = serde_json::from_str(&json_text).map_err(|e| {
+            ApiError::internal(format!("config show gave JSON that does not parse: {e}"))
+        })?;
+        doc["text"] = json!(show::render_text(&report));
+        Ok(doc)
+    })
+    .await
+    .map(Json)
+}

@@ -1,0 +1,147 @@
+//! The OpenAPI 3.1 document, built from the same route list as the router ([`super::routes`]), so
+//! every path served is documented and nothing documented is missing.
+
+use std::collections::BTreeMap;
+
+use serde_json::{json, Map, Value};
+
+use super::{In, Route};
+
+/// The document for `routes`.
+pub fn document(routes: &[Route]) -> Value {
+    let mut paths: BTreeMap<String, Map<String, Value>> = BTreeMap::new();
+    for r in routes {
+        let method = r.method.as_str().to_ascii_lowercase();
+        let mut op = json!({
+            "summary": r.summary,
+            "tags": [r.tag],
+            "operationId": operation_id(&method, &r.path),
+            "parameters": r.params.iter().map(parameter).collect::<Vec<_>>(),
+            "responses": responses(r.produces),
+        });
+        if let Some(body) = r.body {
+            op["requestBody"] = json!({
+                "required": false,
+                "content": {"application/json": {"schema": {"$ref": format!("#/components/schemas/{body}")}}},
+            });
+        }
+        paths.entry(r.path.clone()).or_default().insert(method, op);
+    }
+    json!({
+        "openapi": "3.1.0",
+        "info": {
+            "title": "agent-env explorer",
+            "version": agent_env::VERSION,
+            "description": "The REST API of agent-env up. Ids are one percent-encoded path segment ('/' as %2F). Lists answer {items, total, limit, offset, has_more}; errors answer {detail}.",
+        },
+        "paths": paths,
+        "components": {"schemas": schemas()},
+    })
+}
+
+fn operation_id(method: &str, path: &str) -> String {
+    let words: Vec<String> = path
+        .trim_start_matches("/api/v1/")
+        .split('/')
+        .map(|part| {
+            part.trim_matches(|c| c == '{' || c == '}')
+                .replace('-', "_")
+        })
+        .collect();
+    format!("{method}_{}", words.join("_"))
+}
+
+fn parameter(p: &super::Param) -> Value {
+    let schema = match p.schema {
+        "array" => json!({"type": "array", "items": {"type": "string"}}),
+        other => json!({"type": other}),
+    };
+    json!({
+        "name": p.name,
+        "in": if p.location == In::Path { "path" } else { "query" },
+        "required": p.required,
+        "description": p.description,
+        "schema": schema,
+    })
+}
+
+fn responses(produces: &str) -> Value {
+    let ok = match produces {
+        "application/json" => {
+            json!({"description": "OK", "content": {"application/json": {"schema": {}}}})
+        }
+        other => json!({"description": "OK", "content": {other: {}}}),
+    };
+    let error = |what: &str| json!({"description": what, "content": {"application/json": {"schema": {"$ref": "#/components/schemas/Error"}}}});
+    json!({
+        "200": ok,
+        "400": error("Bad request"),
+        "404": error("Not found"),
+        "422": error("The request does not validate"),
+    })
+}
+
+fn schemas() -> Value {
+    let string = json!({"type": ["string", "null"]});
+    let seed =
+        json!({"type": ["object", "null"], "description": "values for the steps' <key> tokens"});
+    json!({
+        "Error": {
+            "type": "object",
+            "properties": {"detail": {"description": "a sentence, or a list of {loc, msg, type}"}},
+            "required": ["detail"],
+        },
+        "Page": {
+            "type": "object",
+            "properties": {
+                "items": {"type": "array"},
+                "total": {"type": "integer"},
+                "limit": {"type": "integer"},
+                "offset": {"type": "integer"},
+                "has_more": {"type": "boolean"},
+            },
+        },
+        "RunRequest": {
+            "type": "object",
+            "additionalProperties": false,
+            "properties": {
+                "version": {"type": ["integer", "null"]},
+                "agent_model": string,
+                "user_model": string,
+                "judge_model": string,
+                "agent_artifact_id": string,
+                "seed": seed,
+            },
+        },
+        "RunGroupRequest": {
+            "type": "object",
+            "additionalProperties": false,
+            "properties": {
+                "version": {"type": ["integer", "null"]},
+                "agent_model": string,
+                "user_model": string,
+                "judge_model": string,
+                "agent_artifact_id": string,
+                "count": {"type": ["integer", "null"], "minimum": 1, "maximum": 100},
+                "seeds": {"type": ["array", "null"], "items": seed, "maxItems": 100},
+            },
+        },
+        "CancelRequest": {
+            "type": "object",
+            "additionalProperties": false,
+            "properties": {"workflow_id": string, "instance_id": string, "run_group_id": string},
+        },
+        "BundleRunRequest": {
+            "type": "object",
+            "additionalProperties": false,
+            "properties": {
+                "tasks": {"type": "array", "items": {"type": "string"}},
+                "evals": {"type": "array", "items": {"type": "string"}},
+                "agent_model": string,
+                "user_model": string,
+                "judge_model": string,
+                "agent": string,
+            },
+        },
+    })
+}

@@ -1,0 +1,555 @@
+//! The run routes under `/api/v1/tasks/{task_id}` (start one run or a group, cancel, list runs,
+//! instances and run groups, progress) and the instance routes under `/api/v1/task-instances`.
+
+use std::time::{Duration, Instant};
+
+use axum::body::Bytes;
+use axum::extract::State;
+use axum::Json;
+use serde::Deserialize;
+use serde_json::{json, Map, Value};
+
+use super::extract::{json_body, Ids, Q};
+use crate::data::entities::{self, COLLECTIONS};
+use crate::data::instances::{self, InstanceFilter};
+use crate::http::blocking::blocking;
+use crate::http::page::{Page, Window};
+use crate::http::problem::{ApiError, ApiResult};
+use crate::runs::bundles::{source_of, TaskSource};
+use crate::runs::manager::{self, Phase, StartSpec, Workflow, WORKFLOW_KEY};
+use crate::runs::RunManager;
+use crate::state::{AppState, Shared};
+use agent_env_store::document::{Filter, Predicate};
+
+/// The most runs one request may start.
+pub const MAX_RUNS_PER_REQUEST: usize = 100;
+
+/// How long starting one run waits for its instance to be recorded before answering without it.
+const INSTANCE_WAIT: Duration = Duration::from_secs(30);
+
+/// `POST /tasks/{task_id}/run`.
+#[derive(Debug, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct RunBody {
+    pub version: Option<i64>,
+    pub agent_model: Option<String>,
+    pub user_model: Option<String>,
+    pub judge_model: Option<String>,
+    pub agent_artifact_id: Option<String>,
+    pub seed: Option<Map<String, Value>>,
+}
+
+/// `POST /tasks/{task_id}/runs`.
+#[derive(Debug, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct GroupBody {
+    pub version: Option<i64>,
+    pub agent_model: Option<String>,
+    pub user_model: Option<String>,
+    pub judge_model: Option<String>,
+    pub agent_artifact_id: Option<String>,
+    pub count: Option<i64>,
+    pub seeds: Option<Vec<Value>>,
+}
+
+/// `POST /tasks/{task_id}/cancel-run`.
+#[derive(Debug, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct CancelBody {
+    pub workflow_id: Option<String>,
+    pub instance_id: Option<String>,
+    pub run_group_id: Option<String>,
+}
+
+/// The `user_overrides` a run's models and agent become, as `agent-env run --model …` sets them.
+pub fn overrides(
+    agent_model: &Option<String>,
+    user_model: &Option<String>,
+    judge_model: &Option<String>,
+    agent: &Option<String>,
+) -> Map<String, Value> {
+    let mut o = Map::new();
+    for (key, value) in [
+        ("agent_model", agent_model),
+        ("user_model", user_model),
+        ("judge_model", judge_model),
+        ("agent", agent),
+    ] {
+        if let Some(v) = value {
+            o.insert(key.into(), json!(v));
+        }
+    }
+    o
+}
+
+/// The task document (`version`, else the newest); 404 `Task '<id>' … not found`.
+async fn task_doc(s: &Shared, task_id: &str, version: Option<i64>) -> ApiResult<Value> {
+    let s = s.clone();
+    let id = task_id.to_string();
+    blocking(move || entities::get(s.data.documents.as_ref(), COLLECTIONS[2], &id, version)).await
+}
+
+/// What runs a stored task: its bundle, found again; only its newest version can run, as the run
+/// writes the bundle as it is now.
+async fn runnable(
+    s: &Shared,
+    task_id: &str,
+    version: Option<i64>,
+) -> ApiResult<(Value, TaskSource)> {
+    let task = task_doc(s, task_id, version).await?;
+    if version.is_some() {
+        let newest = task_doc(s, task_id, None).await?;
+        if newest.get("version") != task.get("version") {
+            return Err(ApiError::unprocessable(format!(
+                "only the newest version of a task can run (version {} of '{task_id}'), as a run writes its bundle as it is now",
+                newest.get("version").cloned().unwrap_or(Value::Null)
+            )));
+        }
+    }
+    let session = s.session.clone();
+    let doc = task.clone();
+    let source = blocking(move || source_of(&session, &doc)).await?;
+    Ok((task, source))
+}
+
+pub async fn start_one(State(s): State<Shared>, ids: Ids, body: Bytes) -> ApiResult<Json<Value>> {
+    let task_id = ids.at(0)?.to_string();
+    let body: RunBody = json_body(&body)?;
+    let (_, source) = runnable(&s, &task_id, body.version).await?;
+    let spec = StartSpec {
+        bundle: source.bundle,
+        tasks: vec![source.task_name],
+        user_overrides: overrides(
+            &body.agent_model,
+            &body.user_model,
+            &body.judge_model,
+            &body.agent_artifact_id,
+        ),
+        task_id: Some(task_id),
+        seed: body.seed,
+        ..StartSpec::default()
+    };
+    let workflow = s
+        .runs
+        .start(spec)
+        .map_err(|e| ApiError::new(axum::http::StatusCode::SERVICE_UNAVAILABLE, e.to_string()))?;
+    let instance_id = {
+        let s = s.clone();
+        let workflow = workflow.clone();
+        blocking(move || wait_for_instance(&s, &workflow)).await?
+    };
+    if let (None, Phase::Errored(e)) = (&instance_id, workflow.phase()) {
+        return Err(ApiError::unprocessable(format!(
+            "the run did not start: {e}"
+        )));
+    }
+    Ok(Json(json!({
+        "workflow_id": workflow.id,
+        "instance_id": instance_id,
+        "run_group_id": workflow.run_group_id,
+        "status": "queued",
+    })))
+}
+
+/// The instance a workflow's run recorded, once it has one (none when the run ended without one,
+/// or is still waiting for its turn after [`INSTANCE_WAIT`]).
+fn wait_for_instance(s: &AppState, workflow: &Workflow) -> ApiResult<Option<String>> {
+    let deadline = Instant::now() + INSTANCE_WAIT;
+    let filter = Filter::default().and(
+        &format!("context.metadata.{WORKFLOW_KEY}"),
+        Predicate::Eq(json!(workflow.id)),
+    );
+    loop {
+        let done = workflow.phase().is_done();
+        let found = s
+            .data
+            .documents
+            .find_one(instances_collection(), &filter, None)?;
+        if let Some(doc) = found {
+            return Ok(doc
+                .get("instance_id")
+                .and_then(Value::as_str)
+                .map(String::from));
+        }
+        if done || Instant::now() >= deadline {
+            return Ok(None);
+        }
+        std::thread::sleep(Duration::from_millis(20));
+    }
+}
+
+fn instances_collection() -> &'static str {
+    agent_env::run::task_run::INSTANCES
+}
+
+/// `rg-<12 hex digits>`.
+fn new_group_id() -> String {
+    let mut bytes = [0u8; 6];
+    if getrandom::getrandom(&mut bytes).is_err() {
+        return RunManager::new_id("rg");
+    }
+    format!(
+        "rg-{}",
+        bytes.iter().map(|b| format!("{b:02x}")).collect::<String>()
+    )
+}
+
+pub async fn start_group(State(s): State<Shared>, ids: Ids, body: Bytes) -> ApiResult<Json<Value>> {
+    let task_id = ids.at(0)?.to_string();
+    let body: GroupBody = json_body(&body)?;
+    let seeds: Vec<Option<Map<String, Value>>> = match &body.seeds {
+        Some(seeds) => seeds
+            .iter()
+            .enumerate()
+            .map(|(i, seed)| match seed {
+                Value::Object(m) => Ok(Some(m.clone())),
+                Value::Null => Ok(None),
+                _ => Err(ApiError::invalid(
+                    &["body", "seeds", &i.to_string()],
+                    "a seed is an object of values for the steps' <key> tokens",
+                    "dict_type",
+                )),
+            })
+            .collect::<ApiResult<_>>()?,
+        None => {
+            let count = body.count.unwrap_or(1);
+            if count < 1 {
+                return Err(ApiError::invalid(
+                    &["body", "count"],
+                    "Input should be greater than or equal to 1",
+                    "greater_than_equal",
+                ));
+            }
+            vec![
+                None;
+                usize::try_from(count)
+                    .unwrap_or(usize::MAX)
+                    .min(MAX_RUNS_PER_REQUEST + 1)
+            ]
+        }
+    };
+    let asked = body
+        .seeds
+        .as_ref()
+        .map(|s| s.len() as i64)
+        .unwrap_or(body.count.unwrap_or(1));
+    if seeds.len() > MAX_RUNS_PER_REQUEST || asked > MAX_RUNS_PER_REQUEST as i64 {
+        return Err(ApiError::unprocessable(format!(
+            "at most {MAX_RUNS_PER_REQUEST} runs per request (got {asked})"
+        )));
+    }
+    if seeds.is_empty() {
+        return Err(ApiError::invalid(
+            &["body", "seeds"],
+            "seeds needs at least one seed",
+            "too_short",
+        ));
+    }
+    let (task, source) = runnable(&s, &task_id, body.version).await?;
+    let group = new_group_id();
+    let user_overrides = overrides(
+        &body.agent_model,
+        &body.user_model,
+        &body.judge_model,
+        &body.agent_artifact_id,
+    );
+    let runs: Vec<Value> = seeds
+        .into_iter()
+        .enumerate()
+        .map(|(index, seed)| {
+            let spec = StartSpec {
+                bundle: source.bundle.clone(),
+                tasks: vec![source.task_name.clone()],
+                user_overrides: user_overrides.clone(),
+                run_group_id: Some(group.clone()),
+                task_id: Some(task_id.clone()),
+                index,
+                seed: seed.clone(),
+                ..StartSpec::default()
+            };
+            match s.runs.start(spec) {
+                Ok(w) => json!({"index": index, "workflow_id": w.id, "seed": seed, "error": null}),
+                Err(e) => json!({"index": index, "workflow_id": null, "seed": seed, "error": e.to_string()}),
+            }
+        })
+        .collect();
+    Ok(Json(json!({
+        "run_group_id": group,
+        "task_id": task_id,
+        "task_version": task.get("version").cloned().unwrap_or(Value::Null),
+        "total": runs.len(),
+        "runs": runs,
+    })))
+}
+
+pub async fn cancel_run(State(s): State<Shared>, ids: Ids, body: Bytes) -> ApiResult<Json<Value>> {
+    let task_id = ids.at(0)?.to_string();
+    let body: CancelBody = json_body(&body)?;
+    if body.workflow_id.is_none() && body.instance_id.is_none() && body.run_group_id.is_none() {
+        return Err(ApiError::invalid(
+            &["body"],
+            "name the run to cancel: workflow_id, instance_id or run_group_id",
+            "missing",
+        ));
+    }
+    let mut chosen: Vec<std::sync::Arc<Workflow>> = Vec::new();
+    if let Some(id) = &body.workflow_id {
+        chosen.extend(s.runs.get(id));
+    }
+    if let Some(group) = &body.run_group_id {
+        chosen.extend(s.runs.of_group(group));
+    }
+    if let Some(instance) = &body.instance_id {
+        let st = s.clone();
+        let (instance, task) = (instance.clone(), task_id.clone());
+        let doc =
+            blocking(move || instances::get(st.data.documents.as_ref(), &instance, Some(&task)))
+                .await?;
+        let workflow = doc
+            .get("context")
+            .and_then(|c| c.get("metadata"))
+            .and_then(|m| m.get(WORKFLOW_KEY))
+            .and_then(Value::as_str);
+        chosen.extend(workflow.and_then(|w| s.runs.get(w)));
+    }
+    chosen.retain(|w| w.spec.task_id.as_deref() == Some(task_id.as_str()));
+    chosen.dedup_by(|a, b| a.id == b.id);
+    if chosen.is_empty() {
+        return Err(ApiError::not_found(format!(
+            "no run of task '{task_id}' started by this explorer matches; only runs started here can be cancelled here (Ctrl-C cancels an agent-env run)"
+        )));
+    }
+    let (mut cancelled, mut finished) = (Vec::new(), Vec::new());
+    for w in &chosen {
+        if manager::cancel(w) {
+            cancelled.push(w.id.clone());
+        } else {
+            finished.push(w.id.clone());
+        }
+    }
+    Ok(Json(
+        json!({"cancelled": cancelled, "already_finished": finished}),
+    ))
+}
+
+/// 404 unless the task has a document.
+async fn require_task(s: &Shared, task_id: &str) -> ApiResult<()> {
+    task_doc(s, task_id, None).await.map(|_| ())
+}
+
+pub async fn list_runs(State(s): State<Shared>, ids: Ids, Q(q): Q) -> ApiResult<Json<Page>> {
+    let task_id = ids.at(0)?.to_string();
+    let window = Window::from_query(&q, 50)?;
+    require_task(&s, &task_id).await?;
+    let which = InstanceFilter {
+        task_id: Some(task_id),
+        ..InstanceFilter::default()
+    };
+    let st = s.clone();
+    let mut page =
+        blocking(move || instances::list(st.data.documents.as_ref(), &which, window, false))
+            .await?;
+    page.items = page
+        .items
+        .into_iter()
+        .map(|doc| {
+            let Value::Object(doc) = doc else { return doc };
+            let mut summary = instances::summary(&doc);
+            summary["workflow_id"] = doc
+                .get("context")
+                .and_then(|c| c.get("metadata"))
+                .and_then(|m| m.get(WORKFLOW_KEY))
+                .cloned()
+                .unwrap_or(Value::Null);
+            summary
+        })
+        .collect();
+    Ok(Json(page))
+}
+
+pub async fn list_instances(State(s): State<Shared>, ids: Ids, Q(q): Q) -> ApiResult<Json<Page>> {
+    let task_id = ids.at(0)?.to_string();
+    let window = Window::from_query(&q, 50)?;
+    require_task(&s, &task_id).await?;
+    let which = InstanceFilter {
+        task_id: Some(task_id),
+        status: q.all("status"),
+        ..InstanceFilter::default()
+    };
+    blocking(move || instances::list(s.data.documents.as_ref(), &which, window, false))
+        .await
+        .map(Json)
+}
+
+pub async fn list_all_instances(State(s): State<Shared>, Q(q): Q) -> ApiResult<Json<Page>> {
+    let window = Window::from_query(&q, 50)?;
+    let which = InstanceFilter {
+        task_id: q.get("task_id").filter(|t| !t.is_empty()).map(String::from),
+        status: q.all("status"),
+        ..InstanceFilter::default()
+    };
+    blocking(move || instances::list(s.data.documents.as_ref(), &which, window, true))
+        .await
+        .map(Json)
+}
+
+pub async fn get_instance(State(s): State<Shared>, ids: Ids) -> ApiResult<Json<Value>> {
+    let (task, instance) = (ids.at(0)?.to_string(), ids.at(1)?.to_string());
+    blocking(move || instances::get(s.data.documents.as_ref(), &instance, Some(&task)))
+        .await
+        .map(|d| Json(Value::Object(d)))
+}
+
+/// An instance's progress against its task version's steps.
+fn progress_of(s: &AppState, doc: &agent_env_store::document::Document) -> ApiResult<Value> {
+    let task_id = doc.get("task_id").and_then(Value::as_str).unwrap_or("");
+    let version = doc.get("task_version").and_then(Value::as_i64);
+    let steps = match entities::get(s.data.documents.as_ref(), COLLECTIONS[2], task_id, version) {
+        Ok(task) => task
+            .get("steps")
+            .and_then(Value::as_array)
+            .cloned()
+            .unwrap_or_default(),
+        Err(e) if e.status == axum::http::StatusCode::NOT_FOUND => Vec::new(),
+        Err(e) => return Err(e),
+    };
+    Ok(instances::progress(doc, &steps))
+}
+
+pub async fn progress(State(s): State<Shared>, ids: Ids) -> ApiResult<Json<Value>> {
+    let (task, instance) = (ids.at(0)?.to_string(), ids.at(1)?.to_string());
+    blocking(move || {
+        let doc = instances::get(s.data.documents.as_ref(), &instance, Some(&task))?;
+        progress_of(&s, &doc)
+    })
+    .await
+    .map(Json)
+}
+
+pub async fn get_any_instance(State(s): State<Shared>, ids: Ids) -> ApiResult<Json<Value>> {
+    let instance = ids.at(0)?.to_string();
+    blocking(move || {
+        let doc = instances::get(s.data.documents.as_ref(), &instance, None)?;
+        let progress = progress_of(&s, &doc)?;
+        let workflow = doc
+            .get("context")
+            .and_then(|c| c.get("metadata"))
+            .and_then(|m| m.get(WORKFLOW_KEY))
+            .and_then(Value::as_str)
+            .and_then(|w| s.runs.get(w))
+            .map(|w| w.to_json());
+        Ok(json!({
+            "instance": doc,
+            "summary": instances::summary(&doc),
+            "progress": progress,
+            "workflow": workflow,
+        }))
+    })
+    .await
+    .map(Json)
+}
+
+/// A page of `collection`'s documents whose `field` is `value`.
+fn page_of(s: &AppState, collection: &str, field: &str, value: &str, w: Window) -> ApiResult<Page> {
+    let docs = s.data.documents.as_ref();
+    let filter = Filter::eq(field, value);
+    let total = docs.count(collection, &filter)?;
+    let items = docs.query(
+        collection,
+        &filter,
+        None,
+        Some(w.limit as usize),
+        w.offset as usize,
+    )?;
+    Ok(Page::new(
+        items.into_iter().map(Value::Object).collect(),
+        total,
+        w,
+    ))
+}
+
+pub async fn triggers(State(s): State<Shared>, ids: Ids, Q(q): Q) -> ApiResult<Json<Page>> {
+    let (task, instance) = (ids.at(0)?.to_string(), ids.at(1)?.to_string());
+    let window = Window::from_query(&q, 50)?;
+    blocking(move || {
+        instances::get(s.data.documents.as_ref(), &instance, Some(&task))?;
+        page_of(&s, "triggers", "instance_id", &instance, window)
+    })
+    .await
+    .map(Json)
+}
+
+pub async fn conversations(State(s): State<Shared>, ids: Ids, Q(q): Q) -> ApiResult<Json<Page>> {
+    let instance = ids.at(0)?.to_string();
+    let window = Window::from_query(&q, 50)?;
+    blocking(move || {
+        instances::get(s.data.documents.as_ref(), &instance, None)?;
+        page_of(&s, "conversations", "task_instance_id", &instance, window)
+    })
+    .await
+    .map(Json)
+}
+
+pub async fn list_groups(State(s): State<Shared>, ids: Ids, Q(q): Q) -> ApiResult<Json<Page>> {
+    let task_id = ids.at(0)?.to_string();
+    let window = Window::from_query(&q, 50)?;
+    require_task(&s, &task_id).await?;
+    blocking(move || {
+        let groups = instances::groups_of_task(s.data.documents.as_ref(), &task_id)?;
+        Ok(Page::of_all(groups, window))
+    })
+    .await
+    .map(Json)
+}
+
+/// A run group's state from the store and the explorer's own workflows; `None` when neither knows it.
+pub fn group_snapshot(
+    s: &AppState,
+    group: &str,
+    task_id: Option<&str>,
+) -> ApiResult<Option<Value>> {
+    let found = instances::of_group(s.data.documents.as_ref(), group, task_id)?;
+    let workflows: Vec<_> = s
+        .runs
+        .of_group(group)
+        .into_iter()
+        .filter(|w| task_id.is_none() || w.spec.task_id.as_deref() == task_id)
+        .collect();
+    if found.is_empty() && workflows.is_empty() {
+        return Ok(None);
+    }
+    let planned = (!workflows.is_empty()).then_some(workflows.len() as u64);
+    let mut state = instances::group_state(group, &found, planned);
+    let all_done = !workflows.is_empty() && workflows.iter().all(|w| w.phase().is_done());
+    if all_done {
+        let running = state["running"].as_u64().unwrap_or(0);
+        state["complete"] = json!(running == 0);
+    } else if !workflows.is_empty() {
+        state["complete"] = json!(false);
+    }
+    state["workflows"] = json!(workflows.iter().map(|w| w.to_json()).collect::<Vec<_>>());
+    Ok(Some(state))
+}
+
+fn group_not_found(group: &str, task_id: Option<&str>) -> ApiError {
+    ApiError::not_found(match task_id {
+        Some(t) => format!("Run group '{group}' of task '{t}' not found"),
+        None => format!("Run group '{group}' not found"),
+    })
+}
+
+pub async fn get_group(State(s): State<Shared>, ids: Ids) -> ApiResult<Json<Value>> {
+    let (task, group) = (ids.at(0)?.to_string(), ids.at(1)?.to_string());
+    blocking(move || {
+        group_snapshot(&s, &group, Some(&task))?.ok_or_else(|| group_not_found(&group, Some(&task)))
+    })
+    .await
+    .map(Json)
+}
+
+pub async fn get_any_group(State(s): State<Shared>, ids: Ids) -> ApiResult<Json<Value>> {
+    let group = ids.at(0)?.to_string();
+    blocking(move || group_snapshot(&s, &group, None)?.ok_or_else(|| group_not_found(&group, None)))
+        .await
+        .map(Json)
+}

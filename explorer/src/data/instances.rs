@@ -1,0 +1,377 @@
+//! Task instances (`task_instances`, one document per run of a task, written by the run engine as it
+//! goes) and the run groups they belong to (`context.metadata.run_group_id`).
+
+use std::collections::BTreeMap;
+
+use agent_env::run::task_run::INSTANCES;
+use agent_env_store::document::{Document, DocumentStore, Filter, Predicate, Sort};
+use serde_json::{json, Map, Value};
+
+use crate::http::page::{Page, Window};
+use crate::http::problem::{ApiError, ApiResult};
+
+/// Where an instance records its run group.
+pub const RUN_GROUP_PATH: &str = "context.metadata.run_group_id";
+
+/// Which instances a list wants.
+#[derive(Debug, Clone, Default)]
+pub struct InstanceFilter {
+    pub task_id: Option<String>,
+    pub run_group_id: Option<String>,
+    pub status: Vec<String>,
+}
+
+impl InstanceFilter {
+    fn to_filter(&self) -> Filter {
+        let mut filter = Filter::default();
+        if let Some(task) = &self.task_id {
+            filter = filter.and("task_id", Predicate::Eq(json!(task)));
+        }
+        if let Some(group) = &self.run_group_id {
+            filter = filter.and(RUN_GROUP_PATH, Predicate::Eq(json!(group)));
+        }
+        if !self.status.is_empty() {
+            let statuses = self.status.iter().map(|s| json!(s)).collect();
+            filter = filter.and("status", Predicate::In(statuses));
+        }
+        filter
+    }
+}
+
+/// Newest first: `created_at_utc` has minutes only, so runs of one minute are ordered by their
+/// `started_at_utc`, then by id, so pages do not shuffle.
+fn newest_first() -> Sort {
+    Sort::by("created_at_utc", true)
+        .then("started_at_utc", true)
+        .then("instance_id", false)
+}
+
+/// A page of instance documents, newest first; with `summarize`, each as its [`summary`].
+pub fn list(
+    docs: &dyn DocumentStore,
+    which: &InstanceFilter,
+    w: Window,
+    summarize: bool,
+) -> ApiResult<Page> {
+    let filter = which.to_filter();
+    let total = docs.count(INSTANCES, &filter)?;
+    let items = docs.query(
+        INSTANCES,
+        &filter,
+        Some(&newest_first()),
+        Some(w.limit as usize),
+        w.offset as usize,
+    )?;
+    let items = items
+        .into_iter()
+        .map(|d| {
+            if summarize {
+                summary(&d)
+            } else {
+                Value::Object(d)
+            }
+        })
+        .collect();
+    Ok(Page::new(items, total, w))
+}
+
+/// One instance document; 404 when there is none (or it belongs to another task than `task_id`).
+pub fn get(
+    docs: &dyn DocumentStore,
+    instance_id: &str,
+    task_id: Option<&str>,
+) -> ApiResult<Document> {
+    let doc = docs.find_one(INSTANCES, &Filter::eq("instance_id", instance_id), None)?;
+    match doc {
+        Some(d) if task_id.is_none_or(|t| d.get("task_id").and_then(Value::as_str) == Some(t)) => {
+            Ok(d)
+        }
+        _ => Err(ApiError::not_found(match task_id {
+            Some(t) => format!("Task instance '{instance_id}' of task '{t}' not found"),
+            None => format!("Task instance '{instance_id}' not found"),
+        })),
+    }
+}
+
+/// The scores an instance recorded: `context.metadata.verifications.<verifier>.score`.
+pub fn scores(doc: &Document) -> Map<String, Value> {
+    doc.get("context")
+        .and_then(|c| c.get("metadata"))
+        .and_then(|m| m.get("verifications"))
+        .and_then(Value::as_object)
+        .map(|v| {
+            v.iter()
+                .filter_map(|(id, r)| Some((id.clone(), json!(r.get("score")?.as_f64()?))))
+                .collect()
+        })
+        .unwrap_or_default()
+}
+
+/// How the run came out, in the words `agent-env run` uses: `running`, `passed`, `scored below 1`,
+/// `unscored`, `failed`, `cancelled`.
+pub fn outcome(doc: &Document) -> &'static str {
+    match doc.get("status").and_then(Value::as_str) {
+        Some("running") | Some("queued") => "running",
+        Some("failed") => "failed",
+        Some("cancelled") => "cancelled",
+        _ => {
+            let scores = scores(doc);
+            if scores.is_empty() {
+                "unscored"
+            } else if scores
+                .values()
+                .all(|s| s.as_f64().is_some_and(|s| s >= 1.0))
+            {
+                "passed"
+            } else {
+                "scored below 1"
+            }
+        }
+    }
+}
+
+/// The run group an instance belongs to.
+pub fn run_group_of(doc: &Document) -> Option<&str> {
+    doc.get("context")?
+        .get("metadata")?
+        .get("run_group_id")?
+        .as_str()
+}
+
+/// What a list of runs shows of one instance.
+pub fn summary(doc: &Document) -> Value {
+    let field = |k: &str| doc.get(k).cloned().unwrap_or(Value::Null);
+    json!({
+        "instance_id": field("instance_id"),
+        "task_id": field("task_id"),
+        "task_version": field("task_version"),
+        "status": field("status"),
+        "outcome": outcome(doc),
+        "scores": scores(doc),
+        "error": field("error"),
+        "created_at_utc": field("created_at_utc"),
+        "completed_at_utc": field("completed_at_utc"),
+        "current_step": field("current_step"),
+        "total_steps": field("total_steps"),
+        "run_group_id": run_group_of(doc),
+    })
+}
+
+/// What an instance's progress is: steps done of all, and each step's state.
+pub fn progress(doc: &Document, task_steps: &[Value]) -> Value {
+    let done: Vec<&Value> = doc
+        .get("completed_steps")
+        .and_then(Value::as_array)
+        .map(|a| a.iter().collect())
+        .unwrap_or_default();
+    let failed: Vec<&Value> = doc
+        .get("context")
+        .and_then(|c| c.get("metadata"))
+        .and_then(|m| m.get("failed_steps"))
+        .and_then(Value::as_array)
+        .map(|a| a.iter().collect())
+        .unwrap_or_default();
+    let total = doc
+        .get("total_steps")
+        .and_then(Value::as_u64)
+        .unwrap_or(task_steps.len() as u64);
+    let finished = !matches!(
+        doc.get("status").and_then(Value::as_str),
+        Some("running") | Some("queued")
+    );
+    let steps: Vec<Value> = task_steps
+        .iter()
+        .map(|step| {
+            let id = step.get("id").and_then(Value::as_str).unwrap_or("");
+            let completed = done
+                .iter()
+                .rev()
+                .find(|d| d.get("step_id").and_then(Value::as_str) == Some(id));
+            let failure = failed
+                .iter()
+                .rev()
+                .find(|f| f.get("step_id").and_then(Value::as_str) == Some(id));
+            let state = match completed.and_then(|c| c.get("status")).and_then(Value::as_str) {
+                Some("success") => "succeeded",
+                Some(_) => "failed",
+                None if finished => "not run",
+                None => "pending",
+            };
+            json!({
+                "step_id": id,
+                "type": step.get("type").cloned().unwrap_or(Value::Null),
+                "state": state,
+                "error": failure.and_then(|f| f.get("error")).cloned().unwrap_or(Value::Null),
+                "duration_seconds": failure.and_then(|f| f.get("duration_seconds")).cloned().unwrap_or(Value::Null),
+            })
+        })
+        .collect();
+    let fraction = if total == 0 {
+        if finished {
+            1.0
+        } else {
+            0.0
+        }
+    } else {
+        done.len() as f64 / total as f64
+    };
+    json!({
+        "instance_id": doc.get("instance_id").cloned().unwrap_or(Value::Null),
+        "status": doc.get("status").cloned().unwrap_or(Value::Null),
+        "outcome": outcome(doc),
+        "current_step": done.len(),
+        "total_steps": total,
+        "fraction": fraction.min(1.0),
+        "finished": finished,
+        "steps": steps,
+    })
+}
+
+/// A run group's state from its instances: how many ran, how each came out.
+pub fn group_state(run_group_id: &str, instances: &[Document], planned: Option<u64>) -> Value {
+    let mut outcomes: BTreeMap<&str, u64> = BTreeMap::new();
+    for d in instances {
+        *outcomes.entry(outcome(d)).or_default() += 1;
+    }
+    let running = outcomes.get("running").copied().unwrap_or(0);
+    let recorded = instances.len() as u64;
+    let total = planned.unwrap_or(recorded).max(recorded);
+    let task_id = instances
+        .first()
+        .and_then(|d| d.get("task_id"))
+        .cloned()
+        .unwrap_or(Value::Null);
+    let created = instances
+        .iter()
+        .filter_map(|d| d.get("created_at_utc").and_then(Value::as_str))
+        .min()
+        .map(String::from);
+    json!({
+        "run_group_id": run_group_id,
+        "task_id": task_id,
+        "total": total,
+        "recorded": recorded,
+        "running": running,
+        "outcomes": outcomes,
+        "created_at_utc": created,
+        "complete": running == 0 && recorded >= total,
+        "instances": instances.iter().map(summary).collect::<Vec<_>>(),
+    })
+}
+
+/// Every instance of one run group (of one task, when given), oldest first.
+pub fn of_group(
+    docs: &dyn DocumentStore,
+    run_group_id: &str,
+    task_id: Option<&str>,
+) -> ApiResult<Vec<Document>> {
+    let which = InstanceFilter {
+        task_id: task_id.map(String::from),
+        run_group_id: Some(run_group_id.to_string()),
+        status: Vec::new(),
+    };
+    let sort = Sort::by("created_at_utc", false)
+        .then("started_at_utc", false)
+        .then("instance_id", false);
+    Ok(docs.query(INSTANCES, &which.to_filter(), Some(&sort), None, 0)?)
+}
+
+/// The run groups of a task, newest first, each as its [`group_state`] without the instances.
+pub fn groups_of_task(docs: &dyn DocumentStore, task_id: &str) -> ApiResult<Vec<Value>> {
+    let all = docs.query(
+        INSTANCES,
+        &Filter::eq("task_id", task_id),
+        Some(&newest_first()),
+        None,
+        0,
+    )?;
+    let mut order: Vec<String> = Vec::new();
+    let mut members: BTreeMap<String, Vec<Document>> = BTreeMap::new();
+    for d in all {
+        let Some(group) = run_group_of(&d).map(String::from) else {
+            continue;
+        };
+        if !members.contains_key(&group) {
+            order.push(group.clone());
+        }
+        members.entry(group).or_default().push(d);
+    }
+    Ok(order
+        .into_iter()
+        .map(|g| {
+            let mut state = group_state(&g, &members[&g], None);
+            if let Value::Object(m) = &mut state {
+                m.remove("instances");
+            }
+            state
+        })
+        .collect())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn doc(v: Value) -> Document {
+        match v {
+            Value::Object(m) => m,
+            _ => Document::new(),
+        }
+    }
+
+    fn with_score(status: &str, score: Option<f64>) -> Document {
+        let verifications = match score {
+            Some(s) => json!({"v": {"score": s}}),
+            None => json!({}),
+        };
+        doc(json!({
+            "instance_id": "i", "status": status, "task_id": "t",
+            "context": {"metadata": {"run_group_id": "g", "verifications": verifications}},
+        }))
+    }
+
+    #[test]
+    fn outcomes_use_the_runs_words() {
+        assert_eq!(outcome(&with_score("completed", Some(1.0))), "passed");
+        assert_eq!(
+            outcome(&with_score("completed", Some(0.5))),
+            "scored below 1"
+        );
+        assert_eq!(outcome(&with_score("completed", None)), "unscored");
+        assert_eq!(outcome(&with_score("failed", Some(1.0))), "failed");
+        assert_eq!(outcome(&with_score("running", None)), "running");
+        assert_eq!(outcome(&with_score("cancelled", None)), "cancelled");
+    }
+
+    #[test]
+    fn a_group_is_complete_when_every_planned_run_finished() {
+        let done = with_score("completed", Some(1.0));
+        let running = with_score("running", None);
+        assert_eq!(
+            group_state("g", std::slice::from_ref(&done), None)["complete"],
+            true
+        );
+        assert_eq!(
+            group_state("g", std::slice::from_ref(&done), Some(2))["complete"],
+            false
+        );
+        assert_eq!(group_state("g", &[done, running], None)["complete"], false);
+    }
+
+    #[test]
+    fn progress_marks_each_step() {
+        let d = doc(json!({
+            "instance_id": "i", "status": "running", "total_steps": 2,
+            "completed_steps": [{"step_id": "a", "status": "success"}],
+        }));
+        let steps = [
+            json!({"id": "a", "type": "x"}),
+            json!({"id": "b", "type": "y"}),
+        ];
+        let p = progress(&d, &steps);
+        assert_eq!(p["current_step"], 1);
+        assert_eq!(p["fraction"], 0.5);
+        assert_eq!(p["steps"][0]["state"], "succeeded");
+        assert_eq!(p["steps"][1]["state"], "pending");
+    }
+}

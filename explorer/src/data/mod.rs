@@ -1,0 +1,37 @@
+//! What the explorer reads: the @local document store every run writes (`local.db`: bundle entities,
+//! task instances) and the object stores that hold their files (the run's local object store, then
+//! the configured one). Every call here blocks; handlers call it on the blocking pool.
+
+pub mod entities;
+pub mod instances;
+pub mod objects;
+
+use std::sync::Arc;
+
+use agent_env::run::local_stores;
+use agent_env::session::Session;
+use agent_env_store::document::DocumentStore;
+use agent_env_store::object::ObjectStore;
+
+/// The stores the explorer reads, opened once for the server's life (nothing touches disk until a
+/// read finds a file).
+pub struct Data {
+    pub documents: Arc<dyn DocumentStore>,
+    /// The @local object store, then the configured one (when it builds).
+    pub objects: Vec<Arc<dyn ObjectStore>>,
+}
+
+impl Data {
+    /// The stores of `session`'s state root and config.
+    pub fn open(session: &Session) -> Data {
+        let local = local_stores::open(&session.paths().state_root());
+        let mut objects = vec![local.objects];
+        if let Ok(configured) = session.stores().object() {
+            objects.push(configured);
+        }
+        Data {
+            documents: local.documents,
+            objects,
+        }
+    }
+}

@@ -1,0 +1,205 @@
+//! The object proxy's side of the stores: which store owns a URL, what the object is, its bytes as a
+//! stream, and the policy a browser shows it under.
+
+use std::sync::Arc;
+
+use agent_env_store::error::StoreError;
+use agent_env_store::object::{ObjectReader, ObjectStore};
+
+use crate::http::problem::{ApiError, ApiResult};
+
+/// The answer for a URL no store holds an object at.
+pub const NO_OBJECT: &str = "no object at the given object_url";
+
+/// An object found: its store, size, content type and a name for downloads.
+pub struct FoundObject {
+    pub store: Arc<dyn ObjectStore>,
+    pub url: String,
+    pub size: Option<u64>,
+    pub content_type: String,
+    pub file_name: String,
+}
+
+/// Finds the object at `url` in the first store that owns the URL.
+pub fn find(stores: &[Arc<dyn ObjectStore>], url: &str) -> ApiResult<FoundObject> {
+    for store in stores {
+        match store.owns(url) {
+            Ok(true) => {}
+            Ok(false) => continue,
+            Err(e) if e.is_value_error() => continue,
+            Err(e) => return Err(e.into()),
+        }
+        let metadata = match store.get_object_metadata_at(url) {
+            Ok(Some(m)) => Some(m),
+            Ok(None) => return Err(ApiError::not_found(NO_OBJECT)),
+            Err(StoreError::NotFound(_)) => return Err(ApiError::not_found(NO_OBJECT)),
+            Err(StoreError::NotSupported(_)) => None,
+            Err(e) if e.is_value_error() => return Err(ApiError::not_found(NO_OBJECT)),
+            Err(e) => return Err(e.into()),
+        };
+        let file_name = file_name(url);
+        let stored_type = metadata
+            .as_ref()
+            .and_then(|m| m.content_type.clone())
+            .filter(|t| !t.is_empty() && t != "application/octet-stream");
+        return Ok(FoundObject {
+            store: store.clone(),
+            url: url.to_string(),
+            size: metadata.as_ref().and_then(|m| m.size),
+            content_type: stored_type.unwrap_or_else(|| guess_type(&file_name).to_string()),
+            file_name,
+        });
+    }
+    Err(ApiError::not_found(NO_OBJECT))
+}
+
+/// Opens the object's bytes; a store that lost it since [`find`] is a 404.
+pub fn open(found: &FoundObject) -> ApiResult<ObjectReader> {
+    found.store.open(&found.url).map_err(|e| match e {
+        StoreError::NotFound(_) => ApiError::not_found(NO_OBJECT),
+        other => other.into(),
+    })
+}
+
+/// The last path segment of a URL, percent-decoded (`report.html`), or `object`.
+pub fn file_name(url: &str) -> String {
+    let path = url.split(['?', '#']).next().unwrap_or(url);
+    let last = path.rsplit('/').next().unwrap_or("");
+    let decoded = crate::http::percent::decode(last, false).unwrap_or_else(|_| last.to_string());
+    if decoded.is_empty() {
+        "object".to_string()
+    } else {
+        decoded
+    }
+}
+
+/// A content type from a file name's extension, for stores that keep none.
+pub fn guess_type(name: &str) -> &'static str {
+    let ext = name
+        .rsplit_once('.')
+        .map(|(_, e)| e.to_ascii_lowercase())
+        .unwrap_or_default();
+    match ext.as_str() {
+        "html" | "htm" => "text/html; charset=utf-8",
+        "txt" | "log" | "sh" | "py" | "rs" | "go" | "toml" | "yaml" | "yml" | "md" | "csv" => {
+            "text/plain; charset=utf-8"
+        }
+        "json" | "jsonl" => "application/json",
+        "svg" => "image/svg+xml",
+        "png" => "image/png",
+        "jpg" | "jpeg" => "image/jpeg",
+        "gif" => "image/gif",
+        "webp" => "image/webp",
+        "mp4" => "video/mp4",
+        "webm" => "video/webm",
+        "mp3" => "audio/mpeg",
+        "pdf" => "application/pdf",
+        "xml" => "application/xml",
+        _ => "application/octet-stream",
+    }
+}
+
+/// How a browser may show an object of `content_type`.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ObjectPolicy {
+    /// The `Content-Type` sent.
+    pub content_type: String,
+    /// The `Content-Security-Policy` sent.
+    pub csp: &'static str,
+    /// `inline`, or `attachment` for what a browser would run or cannot show.
+    pub disposition: &'static str,
+}
+
+/// A document that can carry script (HTML, SVG, XML) runs sandboxed in an opaque origin: its
+/// scripts (a stored HTML replay's player) run, but can reach neither the explorer's pages nor its
+/// API, and it may load nothing from the network.
+pub const ACTIVE_CSP: &str = "sandbox allow-scripts; default-src 'none'; script-src 'unsafe-inline'; style-src 'unsafe-inline'; img-src data: blob:; media-src data: blob:; font-src data:; connect-src 'none'; frame-ancestors 'self'";
+
+/// Passive media, text and data: shown as is, nothing loaded, nothing run.
+pub const PASSIVE_CSP: &str = "sandbox; default-src 'none'; img-src 'self' data:; media-src 'self'; style-src 'unsafe-inline'; frame-ancestors 'self'";
+
+/// The policy for `content_type`; `download` asks for an attachment whatever the type.
+pub fn policy(content_type: &str, download: bool) -> ObjectPolicy {
+    let essence = content_type
+        .split(';')
+        .next()
+        .unwrap_or("")
+        .trim()
+        .to_ascii_lowercase();
+    let active = matches!(
+        essence.as_str(),
+        "text/html" | "application/xhtml+xml" | "image/svg+xml" | "application/xml" | "text/xml"
+    );
+    let passive = !active
+        && (essence.starts_with("image/")
+            || essence.starts_with("video/")
+            || essence.starts_with("audio/")
+            || essence.starts_with("text/")
+            || matches!(essence.as_str(), "application/json" | "application/pdf"));
+    if active {
+        return ObjectPolicy {
+            content_type: content_type.to_string(),
+            csp: ACTIVE_CSP,
+            disposition: if download { "attachment" } else { "inline" },
+        };
+    }
+    if passive {
+        // Text of any kind is shown as plain text, so a browser never renders it as something else.
+        let shown = if essence.starts_with("text/") {
+            "text/plain; charset=utf-8".to_string()
+        } else {
+            content_type.to_string()
+        };
+        return ObjectPolicy {
+            content_type: shown,
+            csp: PASSIVE_CSP,
+            disposition: if download { "attachment" } else { "inline" },
+        };
+    }
+    ObjectPolicy {
+        content_type: "application/octet-stream".to_string(),
+        csp: PASSIVE_CSP,
+        disposition: "attachment",
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn html_runs_sandboxed_and_text_stays_text() {
+        let html = policy("text/html; charset=utf-8", false);
+        assert_eq!(html.csp, ACTIVE_CSP);
+        assert!(html.csp.starts_with("sandbox allow-scripts;"));
+        assert!(!html.csp.contains("allow-same-origin"));
+        assert_eq!(html.disposition, "inline");
+        let svg = policy("image/svg+xml", false);
+        assert_eq!(svg.csp, ACTIVE_CSP);
+        let text = policy("text/x-shellscript", false);
+        assert_eq!(text.content_type, "text/plain; charset=utf-8");
+        assert_eq!(text.csp, PASSIVE_CSP);
+        let png = policy("image/png", true);
+        assert_eq!(
+            (png.content_type.as_str(), png.disposition),
+            ("image/png", "attachment")
+        );
+        let blob = policy("application/x-tar", false);
+        assert_eq!(
+            (blob.content_type.as_str(), blob.disposition),
+            ("application/octet-stream", "attachment")
+        );
+    }
+
+    #[test]
+    fn names_and_types_come_from_the_url() {
+        assert_eq!(
+            file_name("file:///a/b/r%C3%A9sum%C3%A9.html"),
+            "résumé.html"
+        );
+        assert_eq!(file_name("s3://bucket/"), "object");
+        assert_eq!(guess_type("x.HTML"), "text/html; charset=utf-8");
+        assert_eq!(guess_type("check.sh"), "text/plain; charset=utf-8");
+        assert_eq!(guess_type("blob"), "application/octet-stream");
+    }
+}

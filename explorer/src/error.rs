@@ -1,0 +1,24 @@
+//! Why `agent-env up` could not start or stopped serving. The binary renders these; nothing here prints.
+
+use crate::settings::SettingsError;
+
+/// A failure of the explorer as a whole (a request's failure is an [`crate::http::problem::ApiError`]).
+#[derive(Debug, thiserror::Error)]
+pub enum UpError {
+    #[error("port {port} on 127.0.0.1 is in use; stop what is using it or choose another port with --port (or [explorer] port in the config)")]
+    PortInUse { port: u16 },
+    #[error("can't listen on 127.0.0.1:{port}: {source}")]
+    Bind {
+        port: u16,
+        #[source]
+        source: std::io::Error,
+    },
+    #[error(transparent)]
+    Settings(#[from] SettingsError),
+    #[error("can't start the explorer's async runtime: {0}")]
+    Runtime(#[source] std::io::Error),
+    #[error("can't watch for Ctrl-C: {0}")]
+    Signals(#[source] std::io::Error),
+    #[error("the explorer stopped serving: {0}")]
+    Serve(#[source] std::io::Error),
+}

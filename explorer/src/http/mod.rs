@@ -1,0 +1,8 @@
+//! HTTP plumbing the API's handlers share: errors as `{"detail": …}`, query strings read by hand
+//! (repeatable keys, FastAPI-shaped validation errors), the pagination envelope, and percent-decoding.
+
+pub mod blocking;
+pub mod page;
+pub mod percent;
+pub mod problem;
+pub mod query;

@@ -1,0 +1,24 @@
+//! `agent-env up`: the explorer. A web UI and a REST API over the stores and the runs, served on
+//! 127.0.0.1 from this one binary (assets embedded, nothing fetched), with explorer plugins as child
+//! processes.
+//!
+//! - [`server`]: binding, serving, stopping; [`guard`]: the host, cross-site and header rules.
+//! - [`api`]: the routes under `/api/v1` and `/openapi.json`, declared once for router and document.
+//! - [`data`]: what the API reads from the stores; [`runs`]: the runs it starts, through the same
+//!   engine as `agent-env run`.
+//! - [`ui`]: the pages.
+//! - [`http`]: errors, query strings, pagination, percent-encoding.
+
+pub mod api;
+pub mod data;
+pub mod error;
+pub mod guard;
+pub mod http;
+pub mod runs;
+pub mod server;
+pub mod settings;
+pub mod state;
+pub mod ui;
+
+pub use error::UpError;
+pub use server::{serve, UpOptions};

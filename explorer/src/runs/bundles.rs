@@ -1,0 +1,144 @@
+//! Bundles as the explorer shows and runs them: every bundle `agent-env run` can name (agent-env's
+//! own, then the installed ones), and the way back from a stored task to the bundle that wrote it.
+
+use std::path::{Path, PathBuf};
+
+use agent_env::bundle::installed::InstalledBundle;
+use agent_env::bundle::{self, Bundle};
+use agent_env::session::Session;
+use serde_json::{json, Value};
+
+use crate::http::problem::{ApiError, ApiResult};
+
+/// Every bundle `agent-env run NAME` can run.
+pub fn installed(session: &Session) -> Vec<InstalledBundle> {
+    bundle::installed(&session.manifests())
+}
+
+/// One bundle as the API lists it: its names, where it comes from, and its tasks and evals (or why
+/// it does not parse).
+pub fn describe(b: &InstalledBundle, home: Option<&Path>) -> Value {
+    let parsed = b.parse(home);
+    let mut doc = json!({
+        "name": b.run_name(),
+        "qualified_name": b.qualified_name(),
+        "package": b.package,
+        "package_version": b.package_version,
+        "id_root": b.id_root(),
+        "folder": b.folder_display(home),
+        "description": Value::Null,
+        "tasks": [],
+        "evals": [],
+        "problem": Value::Null,
+    });
+    match parsed {
+        Ok(p) => {
+            doc["description"] = json!(p.description);
+            doc["tasks"] = tasks(&p);
+            doc["evals"] = json!(p
+                .evals
+                .iter()
+                .map(|e| json!({"name": e.name, "path": e.path, "id": e.id, "type": e.eval_type, "tasks": e.tasks}))
+                .collect::<Vec<_>>());
+        }
+        Err(e) => doc["problem"] = json!(e.to_string()),
+    }
+    doc
+}
+
+fn tasks(p: &Bundle) -> Value {
+    json!(p
+        .tasks
+        .iter()
+        .map(|t| json!({"name": t.name, "path": t.path, "id": t.id, "steps": t.steps.len()}))
+        .collect::<Vec<_>>())
+}
+
+/// The bundle a `run` request names: its `run_name` or `<package>/<name>`; 404 when none.
+pub fn find<'a>(all: &'a [InstalledBundle], name: &str) -> ApiResult<&'a InstalledBundle> {
+    all.iter()
+        .find(|b| b.run_name() == name || b.qualified_name() == name)
+        .ok_or_else(|| {
+            let names: Vec<String> = all.iter().map(InstalledBundle::run_name).collect();
+            ApiError::not_found(format!(
+                "no installed bundle named '{name}' (installed: {})",
+                names.join(", ")
+            ))
+        })
+}
+
+/// How to run a stored task again: the bundle argument `agent-env run` takes, and the task's name.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct TaskSource {
+    pub bundle: String,
+    pub task_name: String,
+}
+
+/// Finds the bundle a task document came from (its `bundle` id root): an installed bundle of that
+/// root, else the folder the root names (`@local/~/…` under the home folder, `@local/…` from `/`).
+pub fn source_of(session: &Session, task: &Value) -> ApiResult<TaskSource> {
+    let id = task.get("id").and_then(Value::as_str).unwrap_or("?");
+    let (Some(root), Some(name)) = (
+        task.get("bundle").and_then(Value::as_str),
+        task.get("name").and_then(Value::as_str),
+    ) else {
+        return Err(ApiError::unprocessable(format!(
+            "the task '{id}' records no bundle, so the explorer cannot tell what to run; run its bundle with agent-env run"
+        )));
+    };
+    if let Some(b) = installed(session).iter().find(|b| b.id_root() == root) {
+        return Ok(TaskSource {
+            bundle: b.run_name(),
+            task_name: name.to_string(),
+        });
+    }
+    if let Some(folder) = folder_of_root(root, session.paths().home_dir()) {
+        if folder.is_dir() {
+            return Ok(TaskSource {
+                bundle: folder.display().to_string(),
+                task_name: name.to_string(),
+            });
+        }
+    }
+    Err(ApiError::unprocessable(format!(
+        "the task '{id}' comes from the bundle {root}, which is neither installed nor a folder on this machine; install it or run its folder with agent-env run"
+    )))
+}
+
+/// The folder a folder bundle's id root names; none for a root that is not a folder's.
+pub fn folder_of_root(root: &str, home: Option<PathBuf>) -> Option<PathBuf> {
+    let rest = root.strip_prefix(bundle::ids::LOCAL_PREFIX)?;
+    if let Some(under_home) = rest.strip_prefix('~') {
+        let home = home?;
+        let under_home = under_home.trim_start_matches('/');
+        return Some(if under_home.is_empty() {
+            home
+        } else {
+            home.join(under_home)
+        });
+    }
+    Some(PathBuf::from("/").join(rest))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn folder_roots_map_back_to_folders() {
+        let home = Some(PathBuf::from("/home/me"));
+        assert_eq!(
+            folder_of_root("@local/~/b/c", home.clone()),
+            Some(PathBuf::from("/home/me/b/c"))
+        );
+        assert_eq!(
+            folder_of_root("@local/~", home.clone()),
+            Some(PathBuf::from("/home/me"))
+        );
+        assert_eq!(
+            folder_of_root("@local/srv/b", home),
+            Some(PathBuf::from("/srv/b"))
+        );
+        assert_eq!(folder_of_root("shared/x", None), None);
+    }
+}

@@ -1,0 +1,314 @@
+//! The runs the explorer started (workflows): start, look up, cancel, and stop them all when the
+//! server stops. A workflow is one `run_bundle` call; a group of runs is several workflows that share
+//! a run group id, so their instances are found together in the store.
+
+use std::collections::BTreeMap;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, Mutex};
+use std::thread::JoinHandle;
+use std::time::{Duration, Instant};
+
+use agent_env::environment::Environment;
+use agent_env::run::cancel::Cancel;
+use agent_env::run::{run_bundle, RunRequest, RunStatus, MAX_CONCURRENT_TASKS};
+use agent_env::session::Session;
+use serde_json::{json, Map, Value};
+
+use super::capture::LineLog;
+use super::slots::Slots;
+
+/// The signal number a cancel from the API records (as if Ctrl-C had cancelled the run).
+const CANCEL_SIGNAL: i32 = libc::SIGINT;
+
+/// The key under `context.metadata` that ties an instance to the workflow that ran it.
+pub const WORKFLOW_KEY: &str = "explorer_workflow_id";
+
+/// What to run.
+#[derive(Debug, Clone, Default)]
+pub struct StartSpec {
+    /// The bundle argument `agent-env run` takes (a name, or a folder path).
+    pub bundle: String,
+    pub tasks: Vec<String>,
+    pub evals: Vec<String>,
+    pub user_overrides: Map<String, Value>,
+    /// Shared by the workflows of one group; none gives the workflow its own.
+    pub run_group_id: Option<String>,
+    /// The stored task the run was asked for, when it was.
+    pub task_id: Option<String>,
+    /// The run's place in its group (0 for a single run).
+    pub index: usize,
+    /// A seed: values for the steps' `<key>` tokens.
+    pub seed: Option<Map<String, Value>>,
+}
+
+/// Where a workflow is.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Phase {
+    /// Waiting for a free slot.
+    Queued,
+    Running,
+    /// The run engine finished: `finished` (every task ran; see each instance for its score), `failed` or `cancelled`.
+    Finished(&'static str),
+    /// The run could not start or stopped with an error (a bundle that does not parse, say).
+    Errored(String),
+}
+
+impl Phase {
+    pub fn word(&self) -> &'static str {
+        match self {
+            Phase::Queued => "queued",
+            Phase::Running => "running",
+            Phase::Finished(w) => w,
+            Phase::Errored(_) => "error",
+        }
+    }
+
+    pub fn is_done(&self) -> bool {
+        matches!(self, Phase::Finished(_) | Phase::Errored(_))
+    }
+}
+
+/// One run the explorer started.
+#[derive(Debug)]
+pub struct Workflow {
+    pub id: String,
+    pub run_group_id: String,
+    pub spec: StartSpec,
+    pub cancel: Arc<Cancel>,
+    /// What the run printed.
+    pub log: LineLog,
+    pub created_at_utc: String,
+    phase: Mutex<(Phase, Option<String>)>,
+}
+
+impl Workflow {
+    pub fn phase(&self) -> Phase {
+        self.phase
+            .lock()
+            .map(|p| p.0.clone())
+            .unwrap_or(Phase::Errored("the workflow's state is unreadable".into()))
+    }
+
+    fn set_phase(&self, phase: Phase) {
+        let finished_at = phase.is_done().then(agent_env::clock::iso_now);
+        if let Ok(mut p) = self.phase.lock() {
+            *p = (phase, finished_at);
+        }
+    }
+
+    /// The workflow as the API shows it (its lines not included).
+    pub fn to_json(&self) -> Value {
+        let (phase, finished) = self
+            .phase
+            .lock()
+            .map(|p| p.clone())
+            .unwrap_or((Phase::Errored("unreadable".into()), None));
+        let error = match &phase {
+            Phase::Errored(e) => Some(e.clone()),
+            _ => None,
+        };
+        json!({
+            "workflow_id": self.id,
+            "run_group_id": self.run_group_id,
+            "bundle": self.spec.bundle,
+            "tasks": self.spec.tasks,
+            "evals": self.spec.evals,
+            "task_id": self.spec.task_id,
+            "index": self.spec.index,
+            "seed": self.spec.seed,
+            "status": phase.word(),
+            "done": phase.is_done(),
+            "cancel_requested": self.cancel.is_cancelled(),
+            "error": error,
+            "created_at_utc": self.created_at_utc,
+            "finished_at_utc": finished,
+        })
+    }
+}
+
+/// Why a run was not started.
+#[derive(Debug, thiserror::Error)]
+pub enum StartError {
+    #[error("the explorer is stopping and starts no new runs")]
+    Stopping,
+    #[error("can't start a thread for the run: {0}")]
+    Thread(#[source] std::io::Error),
+}
+
+/// Every workflow of this server, and their threads.
+pub struct RunManager {
+    env: Environment,
+    workflows: Mutex<BTreeMap<String, Arc<Workflow>>>,
+    threads: Mutex<Vec<JoinHandle<()>>>,
+    slots: Arc<Slots>,
+    stopping: Arc<AtomicBool>,
+}
+
+impl RunManager {
+    /// Runs start in sessions over `env`; at most [`MAX_CONCURRENT_TASKS`] at once.
+    pub fn new(env: Environment) -> RunManager {
+        RunManager {
+            env,
+            workflows: Mutex::new(BTreeMap::new()),
+            threads: Mutex::new(Vec::new()),
+            slots: Arc::new(Slots::new(MAX_CONCURRENT_TASKS)),
+            stopping: Arc::new(AtomicBool::new(false)),
+        }
+    }
+
+    /// A fresh id: `<prefix>-<12 random characters>`.
+    pub fn new_id(prefix: &str) -> String {
+        format!("{prefix}-{}", agent_env::sandbox::random_suffix(12))
+    }
+
+    /// Starts `spec` on a thread of its own (queued until a slot is free).
+    pub fn start(&self, spec: StartSpec) -> Result<Arc<Workflow>, StartError> {
+        if self.stopping.load(Ordering::SeqCst) {
+            return Err(StartError::Stopping);
+        }
+        let id = Self::new_id("wf");
+        let run_group_id = spec
+            .run_group_id
+            .clone()
+            .unwrap_or_else(|| Self::new_id("run"));
+        let workflow = Arc::new(Workflow {
+            id: id.clone(),
+            run_group_id,
+            spec,
+            cancel: Cancel::new(),
+            log: LineLog::default(),
+            created_at_utc: agent_env::clock::iso_now(),
+            phase: Mutex::new((Phase::Queued, None)),
+        });
+        let thread = {
+            let workflow = workflow.clone();
+            let env = self.env.clone();
+            let slots = self.slots.clone();
+            let stopping = self.stopping.clone();
+            std::thread::Builder::new()
+                .name(format!("explorer-{id}"))
+                .spawn(move || run_workflow(&workflow, env, &slots, &stopping))
+                .map_err(StartError::Thread)?
+        };
+        if let Ok(mut all) = self.workflows.lock() {
+            all.insert(id, workflow.clone());
+        }
+        if let Ok(mut threads) = self.threads.lock() {
+            threads.retain(|t| !t.is_finished());
+            threads.push(thread);
+        }
+        Ok(workflow)
+    }
+
+    pub fn get(&self, id: &str) -> Option<Arc<Workflow>> {
+        self.workflows.lock().ok()?.get(id).cloned()
+    }
+
+    /// Every workflow, newest first.
+    pub fn all(&self) -> Vec<Arc<Workflow>> {
+        let mut all: Vec<Arc<Workflow>> = self
+            .workflows
+            .lock()
+            .map(|w| w.values().cloned().collect())
+            .unwrap_or_default();
+        all.sort_by(|a, b| {
+            b.created_at_utc
+                .cmp(&a.created_at_utc)
+                .then(a.id.cmp(&b.id))
+        });
+        all
+    }
+
+    /// The workflows of a run group, in their group order.
+    pub fn of_group(&self, run_group_id: &str) -> Vec<Arc<Workflow>> {
+        let mut found: Vec<Arc<Workflow>> = self
+            .all()
+            .into_iter()
+            .filter(|w| w.run_group_id == run_group_id)
+            .collect();
+        found.sort_by_key(|w| w.spec.index);
+        found
+    }
+
+    /// Cancels every workflow, then waits up to `wait` for their teardown (sandboxes, plugin
+    /// children). Returns how many were still running when the wait ended.
+    pub fn shutdown(&self, wait: Duration) -> usize {
+        self.stopping.store(true, Ordering::SeqCst);
+        for w in self.all() {
+            if !w.phase().is_done() {
+                w.cancel.cancel(CANCEL_SIGNAL);
+            }
+        }
+        let deadline = Instant::now() + wait;
+        let threads: Vec<JoinHandle<()>> = self
+            .threads
+            .lock()
+            .map(|mut t| std::mem::take(&mut *t))
+            .unwrap_or_default();
+        let mut left = Vec::new();
+        for thread in threads {
+            while !thread.is_finished() && Instant::now() < deadline {
+                std::thread::sleep(Duration::from_millis(20));
+            }
+            if thread.is_finished() {
+                let _ = thread.join();
+            } else {
+                left.push(thread);
+            }
+        }
+        left.len()
+    }
+}
+
+/// Cancels the workflow; false when it had finished already.
+pub fn cancel(workflow: &Workflow) -> bool {
+    if workflow.phase().is_done() {
+        return false;
+    }
+    workflow.cancel.cancel(CANCEL_SIGNAL);
+    true
+}
+
+fn run_workflow(workflow: &Workflow, env: Environment, slots: &Slots, stopping: &AtomicBool) {
+    let given_up = || workflow.cancel.is_cancelled() || stopping.load(Ordering::SeqCst);
+    let Some(_slot) = slots.take(given_up) else {
+        workflow.set_phase(Phase::Finished("cancelled"));
+        return;
+    };
+    workflow.set_phase(Phase::Running);
+    let mut context_metadata = Map::new();
+    context_metadata.insert(WORKFLOW_KEY.into(), json!(workflow.id));
+    if let Some(seed) = &workflow.spec.seed {
+        context_metadata.insert("seed".into(), Value::Object(seed.clone()));
+    }
+    let request = RunRequest {
+        bundle: workflow.spec.bundle.clone(),
+        tasks: workflow.spec.tasks.clone(),
+        evals: workflow.spec.evals.clone(),
+        user_overrides: workflow.spec.user_overrides.clone(),
+        sandbox: None,
+        keep: false,
+        dry_run: false,
+        on_second_signal: None,
+        cancel: Some(workflow.cancel.clone()),
+        run_group_id: Some(workflow.run_group_id.clone()),
+        context_metadata,
+    };
+    let session = Session::new(env);
+    let phase = match run_bundle(&session, &request, &workflow.log) {
+        Ok(RunStatus::Finished { failed: false }) => Phase::Finished("finished"),
+        Ok(RunStatus::Finished { failed: true }) => Phase::Finished("failed"),
+        Ok(RunStatus::Cancelled { .. }) => Phase::Finished("cancelled"),
+        Ok(RunStatus::DryRun) => Phase::Finished("finished"),
+        Err(e) => {
+            use agent_env::output::Output;
+            workflow.log.note(&format!("Error: {e}"));
+            Phase::Errored(e.to_string())
+        }
+    };
+    for warning in session.take_store_warnings() {
+        use agent_env::output::Output;
+        workflow.log.note(&format!("warning: {warning}"));
+    }
+    workflow.set_phase(phase);
+}

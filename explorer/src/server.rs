@@ -1,0 +1,184 @@
+//! `agent-env up`: binds 127.0.0.1 (only), serves the API and the UI, and on Ctrl-C (or SIGTERM)
+//! stops accepting, ends the live streams, cancels the runs it started and waits for their teardown,
+//! and stops every explorer plugin child before returning.
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use agent_env::output::Output;
+use agent_env::session::Session;
+use axum::middleware;
+use axum::Router;
+use tokio::sync::watch;
+
+use crate::data::Data;
+use crate::error::UpError;
+use crate::guard::{self, Guard};
+use crate::runs::RunManager;
+use crate::settings::ExplorerSettings;
+use crate::state::{AppState, Shared};
+
+/// How long a stop waits for the runs it cancelled to tear down their sandboxes.
+const RUN_TEARDOWN_WAIT: Duration = Duration::from_secs(30);
+/// How long a stop waits for open requests (an object download, say) to finish.
+const REQUEST_DRAIN_WAIT: Duration = Duration::from_secs(5);
+
+/// How `up` was asked to serve.
+#[derive(Debug, Clone)]
+pub struct UpOptions {
+    /// `--port`; 0 asks the system for a free port.
+    pub port: Option<u16>,
+    /// `--open`: open the UI in a browser once serving.
+    pub open: bool,
+    /// How often a run group's event stream sends a snapshot (the original: 2 s).
+    pub snapshot_every: Duration,
+}
+
+impl Default for UpOptions {
+    fn default() -> Self {
+        UpOptions {
+            port: None,
+            open: false,
+            snapshot_every: Duration::from_secs(2),
+        }
+    }
+}
+
+/// Serves until Ctrl-C or SIGTERM. Lines for the user (the URL, the stop) go to `out`.
+pub fn serve(session: Arc<Session>, options: UpOptions, out: &dyn Output) -> Result<(), UpError> {
+    let settings = ExplorerSettings::from_config(session.config())?;
+    let port = settings.port(options.port);
+    let listener = bind(port)?;
+    let runtime = tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(2)
+        .thread_name("explorer")
+        .enable_all()
+        .build()
+        .map_err(UpError::Runtime)?;
+    runtime.block_on(run(session, settings, options, listener, out))
+}
+
+/// Binds 127.0.0.1:`port` before anything else starts, so a taken port is a clear error at once.
+fn bind(port: u16) -> Result<std::net::TcpListener, UpError> {
+    let listener = std::net::TcpListener::bind(("127.0.0.1", port)).map_err(|e| {
+        if e.kind() == std::io::ErrorKind::AddrInUse {
+            UpError::PortInUse { port }
+        } else {
+            UpError::Bind { port, source: e }
+        }
+    })?;
+    listener
+        .set_nonblocking(true)
+        .map_err(|e| UpError::Bind { port, source: e })?;
+    Ok(listener)
+}
+
+/// The whole app: API, UI, guards.
+pub fn app(state: Shared, guard: Arc<Guard>) -> Router {
+    Router::new()
+        .merge(crate::api::router())
+        .merge(crate::ui::router())
+        .fallback(crate::ui::fallback)
+        .layer(middleware::from_fn_with_state(guard, guard::guard))
+        .with_state(state)
+}
+
+async fn run(
+    session: Arc<Session>,
+    settings: ExplorerSettings,
+    options: UpOptions,
+    listener: std::net::TcpListener,
+    out: &dyn Output,
+) -> Result<(), UpError> {
+    let listener = tokio::net::TcpListener::from_std(listener).map_err(UpError::Serve)?;
+    let address = listener.local_addr().map_err(UpError::Serve)?;
+    let (stop_tx, stop_rx) = watch::channel(false);
+    let runs = Arc::new(RunManager::new(session.env().clone()));
+    let state: Shared = Arc::new(AppState {
+        data: Arc::new(Data::open(&session)),
+        session: session.clone(),
+        runs: runs.clone(),
+        stopping: stop_rx.clone(),
+        snapshot_every: options.snapshot_every,
+    });
+    let app = app(state, Guard::new(&settings));
+    let mut signals = Signals::new()?;
+    let url = format!("http://127.0.0.1:{}/", address.port());
+    out.line(&format!("agent-env explorer: {url} (Ctrl-C stops it)"));
+    if options.open {
+        if let Err(why) = open_browser(&url) {
+            out.note(&format!(
+                "can't open a browser ({why}); open {url} yourself"
+            ));
+        }
+    }
+    let mut stop_wait = stop_rx.clone();
+    let server = axum::serve(listener, app).with_graceful_shutdown(async move {
+        let _ = stop_wait.wait_for(|stopping| *stopping).await;
+    });
+    let server = tokio::spawn(async move { server.await });
+    let signal = signals.next().await;
+    out.line(&format!(
+        "{signal}: stopping the explorer (the runs it started are cancelled and torn down)..."
+    ));
+    let _ = stop_tx.send(true);
+    let teardown = tokio::task::spawn_blocking(move || runs.shutdown(RUN_TEARDOWN_WAIT));
+    let left = tokio::select! {
+        left = teardown => left.unwrap_or(0),
+        second = signals.next() => {
+            out.note(&format!("{second} again: stopping without waiting for the runs' teardown"));
+            usize::MAX
+        }
+    };
+    if left > 0 && left != usize::MAX {
+        out.note(&format!(
+            "{left} run(s) were still tearing down after {}s; their sandboxes may still be up",
+            RUN_TEARDOWN_WAIT.as_secs()
+        ));
+    }
+    if let Ok(Ok(Err(e))) = tokio::time::timeout(REQUEST_DRAIN_WAIT, server).await {
+        return Err(UpError::Serve(e));
+    }
+    out.line("Stopped.");
+    Ok(())
+}
+
+/// SIGINT and SIGTERM as one stream of names.
+struct Signals {
+    interrupt: tokio::signal::unix::Signal,
+    terminate: tokio::signal::unix::Signal,
+}
+
+impl Signals {
+    fn new() -> Result<Signals, UpError> {
+        use tokio::signal::unix::{signal, SignalKind};
+        Ok(Signals {
+            interrupt: signal(SignalKind::interrupt()).map_err(UpError::Signals)?,
+            terminate: signal(SignalKind::terminate()).map_err(UpError::Signals)?,
+        })
+    }
+
+    async fn next(&mut self) -> &'static str {
+        tokio::select! {
+            _ = self.interrupt.recv() => "Interrupted",
+            _ = self.terminate.recv() => "Terminated",
+        }
+    }
+}
+
+/// Opens `url` with the desktop's opener, without waiting for it.
+fn open_browser(url: &str) -> Result<(), String> {
+    let opener = if cfg!(target_os = "macos") {
+        "open"
+    } else {
+        "xdg-open"
+    };
+    std::process::Command::new(opener)
+        .arg(url)
+        .stdin(std::process::Stdio::null())
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .map(|_| ())
+        .map_err(|e| format!("{opener}: {e}"))
+}

@@ -1,0 +1,151 @@
+//! The `[explorer]` table: `port`, `allowed_hosts`, `cors_origins` (`static_dir` is the original's
+//! and has no use here: the UI is built in). `env:` references resolve; `secret:` ones are refused, as
+//! none of these keys is a secret.
+
+use agent_env::config::references::resolve_table_at;
+use agent_env::config::{ConfigDocument, ConfigError};
+use toml::Value;
+
+/// The port the original listens on, and ours when neither `--port` nor `[explorer] port` says.
+pub const DEFAULT_PORT: u16 = 8234;
+
+/// A problem in the `[explorer]` table.
+#[derive(Debug, thiserror::Error)]
+pub enum SettingsError {
+    #[error(transparent)]
+    Config(#[from] ConfigError),
+    #[error("[explorer] port must be a whole number from 1 to 65535 (got {0}); fix it in the config, or pass --port")]
+    Port(String),
+    #[error("[explorer] {key} must be a list of strings (got {got})")]
+    NotAList { key: &'static str, got: String },
+    #[error("[explorer] cors_origins cannot contain '*': the explorer has no auth, so any web page could drive it; list the origins that may call it, such as \"http://localhost:3000\"")]
+    WildcardOrigin,
+}
+
+/// What the explorer reads from the config.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct ExplorerSettings {
+    /// `[explorer] port`, if set (the flag wins over it).
+    pub port: Option<u16>,
+    /// Host names (lowercased) accepted besides the loopback names.
+    pub allowed_hosts: Vec<String>,
+    /// Origins allowed to call the API from another site.
+    pub cors_origins: Vec<String>,
+}
+
+impl ExplorerSettings {
+    /// Reads `[explorer]` from `doc`; an absent table is every default. A config that cannot be
+    /// read is an error: `up` would otherwise serve with settings the user did not mean.
+    pub fn from_config(doc: &ConfigDocument) -> Result<ExplorerSettings, SettingsError> {
+        let table = doc.require()?;
+        let Some(Value::Table(explorer)) = table.get("explorer") else {
+            return Ok(ExplorerSettings::default());
+        };
+        let explorer = resolve_table_at(explorer, "explorer", &doc.env, None)?;
+        let port = match explorer.get("port") {
+            None => None,
+            Some(value) => Some(port_of(value)?),
+        };
+        let allowed_hosts = strings(&explorer, "allowed_hosts")?
+            .into_iter()
+            .map(|h| h.to_ascii_lowercase())
+            .collect();
+        let cors_origins = strings(&explorer, "cors_origins")?;
+        if cors_origins.iter().any(|o| o.trim() == "*") {
+            return Err(SettingsError::WildcardOrigin);
+        }
+        Ok(ExplorerSettings {
+            port,
+            allowed_hosts,
+            cors_origins,
+        })
+    }
+
+    /// The port to listen on: the flag, else the config, else [`DEFAULT_PORT`].
+    pub fn port(&self, flag: Option<u16>) -> u16 {
+        flag.or(self.port).unwrap_or(DEFAULT_PORT)
+    }
+}
+
+fn port_of(value: &Value) -> Result<u16, SettingsError> {
+    let parsed = match value {
+        Value::Integer(n) => u16::try_from(*n).ok(),
+        Value::String(s) => s.trim().parse::<u16>().ok(),
+        _ => None,
+    };
+    match parsed {
+        Some(port) if port > 0 => Ok(port),
+        _ => Err(SettingsError::Port(value.to_string())),
+    }
+}
+
+fn strings(table: &toml::Table, key: &'static str) -> Result<Vec<String>, SettingsError> {
+    match table.get(key) {
+        None => Ok(Vec::new()),
+        Some(Value::String(s)) => Ok(s
+            .split(',')
+            .map(str::trim)
+            .filter(|s| !s.is_empty())
+            .map(String::from)
+            .collect()),
+        Some(Value::Array(items)) => items
+            .iter()
+            .map(|item| match item {
+                Value::String(s) => Ok(s.trim().to_string()),
+                other => Err(SettingsError::NotAList {
+                    key,
+                    got: other.to_string(),
+                }),
+            })
+            .collect(),
+        Some(other) => Err(SettingsError::NotAList {
+            key,
+            got: other.to_string(),
+        }),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::path::Path;
+
+    fn settings(text: &str) -> Result<ExplorerSettings, SettingsError> {
+        ExplorerSettings::from_config(&ConfigDocument::from_text(text, Path::new("c.toml")))
+    }
+
+    #[test]
+    fn no_table_is_every_default() {
+        let s = settings("").unwrap();
+        assert_eq!(s, ExplorerSettings::default());
+        assert_eq!(s.port(None), DEFAULT_PORT);
+        assert_eq!(s.port(Some(9)), 9);
+    }
+
+    #[test]
+    fn the_flag_wins_over_the_config() {
+        let s = settings("[explorer]\nport = 9100\n").unwrap();
+        assert_eq!(s.port(None), 9100);
+        assert_eq!(s.port(Some(9200)), 9200);
+    }
+
+    #[test]
+    fn hosts_are_lowercased_and_origins_kept() {
+        let s = settings(
+            "[explorer]\nallowed_hosts = ['Explorer.Example.COM']\ncors_origins = 'http://a:1, http://b'\n",
+        )
+        .unwrap();
+        assert_eq!(s.allowed_hosts, vec!["explorer.example.com"]);
+        assert_eq!(s.cors_origins, vec!["http://a:1", "http://b"]);
+    }
+
+    #[test]
+    fn a_wildcard_origin_and_a_bad_port_are_refused() {
+        let e = settings("[explorer]\ncors_origins = ['*']\n").unwrap_err();
+        assert!(e.to_string().contains("cannot contain '*'"), "{e}");
+        let e = settings("[explorer]\nport = 70000\n").unwrap_err();
+        assert!(e.to_string().contains("got 70000"), "{e}");
+        let e = settings("[explorer]\nallowed_hosts = [1]\n").unwrap_err();
+        assert!(e.to_string().contains("list of strings"), "{e}");
+    }
+}

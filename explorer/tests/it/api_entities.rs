@@ -1,0 +1,151 @@
+//! The versioned collections: the envelope, pagination, filters, percent-encoded ids, 404s and 422s.
+
+use agent_env::run::local_stores;
+use serde_json::{json, Value};
+
+use crate::support::{seg, Explorer, World};
+
+/// Writes `n` versions of each of `ids` to the world's @local store's `collection`.
+fn seed(world: &World, collection: &str, ids: &[(&str, &str)], versions: i64) {
+    let stores = local_stores::open(&world.state_root());
+    for (id, kind) in ids {
+        for v in 1..=versions {
+            let doc = json!({
+                "id": id, "type": kind, "version": v, "name": id,
+                "created_at_utc": format!("2026-01-0{v}T00:00:00Z"),
+            });
+            let Value::Object(doc) = doc else {
+                unreachable!()
+            };
+            stores.documents.insert(collection, &doc).expect("seeded");
+        }
+    }
+}
+
+#[test]
+fn lists_answer_the_envelope_and_page_through_the_newest_versions() {
+    let world = World::new();
+    let ids: Vec<String> = (0..7).map(|i| format!("@local/demo/a{i}")).collect();
+    let pairs: Vec<(&str, &str)> = ids
+        .iter()
+        .enumerate()
+        .map(|(i, id)| (id.as_str(), if i % 2 == 0 { "file" } else { "image" }))
+        .collect();
+    seed(&world, "artifacts", &pairs, 2);
+    let server = Explorer::start(&world);
+
+    let page = server
+        .get("/api/v1/artifacts?limit=3&offset=0&sort_by=id&descending=false")
+        .json();
+    assert_eq!(page["total"], 7);
+    assert_eq!(page["limit"], 3);
+    assert_eq!(page["offset"], 0);
+    assert_eq!(page["has_more"], true);
+    let first: Vec<&str> = page["items"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|d| d["id"].as_str().unwrap())
+        .collect();
+    assert_eq!(
+        first,
+        ["@local/demo/a0", "@local/demo/a1", "@local/demo/a2"]
+    );
+    assert!(
+        page["items"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .all(|d| d["version"] == 2),
+        "newest versions only"
+    );
+
+    let last = server
+        .get("/api/v1/artifacts?limit=3&offset=6&sort_by=id&descending=false")
+        .json();
+    assert_eq!(last["items"].as_array().unwrap().len(), 1);
+    assert_eq!(last["has_more"], false);
+
+    let images = server.get("/api/v1/artifacts?type=image").json();
+    assert_eq!(images["total"], 3);
+    let both = server.get("/api/v1/artifacts?type=image&type=file").json();
+    assert_eq!(both["total"], 7, "type repeats as a union");
+    let by_id = server.get("/api/v1/artifacts?id=a4").json();
+    assert_eq!(by_id["total"], 1);
+    assert_eq!(by_id["items"][0]["id"], "@local/demo/a4");
+
+    let defaults = server.get("/api/v1/envs").json();
+    assert_eq!(
+        defaults,
+        json!({"items": [], "total": 0, "limit": 50, "offset": 0, "has_more": false})
+    );
+}
+
+#[test]
+fn ids_are_one_percent_encoded_segment_and_versions_list_newest_first() {
+    let world = World::new();
+    seed(&world, "evals", &[("@local/demo/with/slashes", "eval")], 3);
+    let server = Explorer::start(&world);
+    let id = seg("@local/demo/with/slashes");
+    assert!(id.contains("%2F"));
+
+    let latest = server
+        .get(&format!("/api/v1/evals/{id}"))
+        .expect(200)
+        .json();
+    assert_eq!(latest["id"], "@local/demo/with/slashes");
+    assert_eq!(latest["version"], 3);
+    let second = server.get(&format!("/api/v1/evals/{id}?version=2")).json();
+    assert_eq!(second["version"], 2);
+
+    let versions = server
+        .get(&format!("/api/v1/evals/{id}/versions?limit=2"))
+        .json();
+    assert_eq!(versions["total"], 3);
+    assert_eq!(versions["limit"], 2);
+    assert_eq!(versions["has_more"], true);
+    let numbers: Vec<i64> = versions["items"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|d| d["version"].as_i64().unwrap())
+        .collect();
+    assert_eq!(numbers, [3, 2]);
+}
+
+#[test]
+fn unknown_ids_are_404_and_bad_parameters_422() {
+    let world = World::new();
+    let server = Explorer::start(&world);
+    let r = server.get(&format!("/api/v1/tasks/{}", seg("@local/nope")));
+    r.expect(404);
+    assert_eq!(r.detail(), "Task '@local/nope' (latest) not found");
+    let r = server.get(&format!("/api/v1/agents/{}?version=4", seg("x")));
+    assert_eq!(r.expect(404).detail(), "Agent 'x' version 4 not found");
+    server
+        .get(&format!("/api/v1/artifacts/{}/versions", seg("x")))
+        .expect(404);
+
+    for (query, param) in [
+        ("limit=0", "limit"),
+        ("limit=501", "limit"),
+        ("offset=-1", "offset"),
+        ("limit=ten", "limit"),
+        ("descending=perhaps", "descending"),
+        ("sort_by=a%3Bb", "sort_by"),
+    ] {
+        let r = server.get(&format!("/api/v1/tasks?{query}"));
+        r.expect(422);
+        assert_eq!(r.detail()[0]["loc"], json!(["query", param]), "{query}");
+    }
+    let r = server.get(&format!("/api/v1/tasks/{}?version=x", seg("t")));
+    assert_eq!(
+        r.expect(422).detail()[0]["loc"],
+        json!(["query", "version"])
+    );
+
+    let r = server.get("/api/v1/nothing-here");
+    assert_eq!(r.expect(404).detail(), "Not Found");
+    let r = server.request("DELETE", "/api/v1/tasks", &[], b"");
+    assert_eq!(r.expect(405).detail(), "Method Not Allowed");
+}

@@ -1,0 +1,186 @@
+//! The guards: 421 for a foreign Host, 403 for a cross-site API call from an origin not allowed, the
+//! CORS allow-list, the security headers, and the settings `up` refuses to start with.
+
+use std::process::Stdio;
+
+use crate::support::server::EXPLORER;
+use crate::support::{Explorer, World};
+
+const PAGE_CSP: &str = "default-src 'self'; script-src 'self' 'unsafe-inline'; style-src 'self' 'unsafe-inline'; img-src 'self' data: blob:; font-src 'self' data:; connect-src 'self'; object-src 'none'; base-uri 'self'; form-action 'self'; frame-ancestors 'none'";
+
+#[test]
+fn a_host_outside_loopback_and_the_allow_list_gets_421() {
+    let world = World::new();
+    world.config("[explorer]\nallowed_hosts = ['Explorer.Example']\n");
+    let server = Explorer::start(&world);
+    let r = server.request(
+        "GET",
+        "/api/v1/health",
+        &[("Host", "attacker.example:8234")],
+        b"",
+    );
+    r.expect(421);
+    assert_eq!(r.detail(), "host 'attacker.example' not allowed");
+    let page = server.request("GET", "/", &[("Host", "attacker.example")], b"");
+    page.expect(421);
+    for host in ["localhost:1", "127.0.0.1", "[::1]:8234", "explorer.example"] {
+        server
+            .request("GET", "/api/v1/health", &[("Host", host)], b"")
+            .expect(200);
+    }
+}
+
+#[test]
+fn a_cross_site_api_call_from_an_origin_not_listed_gets_403() {
+    let world = World::new();
+    world.config("[explorer]\ncors_origins = ['https://dash.example']\n");
+    let server = Explorer::start(&world);
+    let refused = server.request(
+        "GET",
+        "/api/v1/tasks",
+        &[
+            ("Sec-Fetch-Site", "cross-site"),
+            ("Origin", "https://evil.example"),
+        ],
+        b"",
+    );
+    refused.expect(403);
+    assert_eq!(refused.detail(), "cross-site request refused");
+    assert!(refused.header("access-control-allow-origin").is_none());
+
+    let allowed = server.request(
+        "GET",
+        "/api/v1/tasks",
+        &[
+            ("Sec-Fetch-Site", "cross-site"),
+            ("Origin", "https://dash.example"),
+        ],
+        b"",
+    );
+    allowed.expect(200);
+    assert_eq!(
+        allowed.header("access-control-allow-origin"),
+        Some("https://dash.example")
+    );
+
+    let preflight = server.request(
+        "OPTIONS",
+        "/api/v1/tasks/x/run",
+        &[
+            ("Origin", "https://dash.example"),
+            ("Access-Control-Request-Method", "POST"),
+        ],
+        b"",
+    );
+    preflight.expect(200);
+    assert_eq!(
+        preflight.header("access-control-allow-methods"),
+        Some("GET, POST, OPTIONS")
+    );
+
+    // A page (not the API) may be reached from anywhere: a link is not an attack.
+    server
+        .request("GET", "/", &[("Sec-Fetch-Site", "cross-site")], b"")
+        .expect(200);
+}
+
+#[test]
+fn with_no_cors_origins_only_loopback_origins_pass() {
+    let world = World::new();
+    let server = Explorer::start(&world);
+    let local = server.request(
+        "GET",
+        "/api/v1/health",
+        &[
+            ("Sec-Fetch-Site", "cross-site"),
+            ("Origin", "http://localhost:3000"),
+        ],
+        b"",
+    );
+    local.expect(200);
+    assert_eq!(
+        local.header("access-control-allow-origin"),
+        Some("http://localhost:3000")
+    );
+    server
+        .request(
+            "GET",
+            "/api/v1/health",
+            &[
+                ("Sec-Fetch-Site", "cross-site"),
+                ("Origin", "http://localhost.evil.example"),
+            ],
+            b"",
+        )
+        .expect(403);
+}
+
+#[test]
+fn pages_and_api_answers_carry_the_security_headers() {
+    let world = World::new();
+    let server = Explorer::start(&world);
+    for path in [
+        "/",
+        "/api/v1/health",
+        "/api/v1/tasks",
+        "/openapi.json",
+        "/api/v1/nope",
+    ] {
+        let r = server.get(path);
+        assert_eq!(
+            r.header("content-security-policy"),
+            Some(PAGE_CSP),
+            "{path}"
+        );
+        assert_eq!(
+            r.header("x-content-type-options"),
+            Some("nosniff"),
+            "{path}"
+        );
+        assert_eq!(r.header("referrer-policy"), Some("no-referrer"), "{path}");
+        assert_eq!(r.header("x-frame-options"), Some("DENY"), "{path}");
+    }
+}
+
+#[test]
+fn a_wildcard_origin_or_a_bad_port_stops_up_with_the_reason() {
+    let world = World::new();
+    world.config("[explorer]\ncors_origins = ['*']\n");
+    let out = world
+        .command(std::path::Path::new(EXPLORER))
+        .args(["--port", "0"])
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(1));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(err.contains("cors_origins cannot contain '*'"), "{err}");
+
+    world.config("[explorer]\nport = 'eighty'\n");
+    let out = world
+        .command(std::path::Path::new(EXPLORER))
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(1));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        err.contains("[explorer] port must be a whole number"),
+        "{err}"
+    );
+}
+
+#[test]
+fn a_post_from_another_origin_is_refused_even_without_fetch_metadata() {
+    let world = World::new();
+    world.run_hello();
+    let server = Explorer::start(&world);
+    let path = "/api/v1/bundles/hello/run";
+    let r = server.request("POST", path, &[("Origin", "http://evil.example")], b"{}");
+    r.expect(403);
+    assert_eq!(r.detail(), "cross-site request refused");
+    let own = format!("http://127.0.0.1:{}", server.port);
+    server
+        .request("POST", path, &[("Origin", own.as_str())], b"{}")
+        .expect(200);
+}

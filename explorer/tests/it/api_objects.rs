@@ -1,0 +1,136 @@
+//! The object proxy: bytes of any store's object by URL, each content type under its own policy, so
+//! stored HTML cannot script the explorer.
+
+use agent_env::run::local_stores;
+
+use crate::support::{seg, Explorer, World};
+
+fn content(url: &str) -> String {
+    format!("/api/v1/objects/content?object_url={}", seg(url))
+}
+
+#[test]
+fn an_artifact_file_is_served_inline_as_text() {
+    let world = World::new();
+    world.run_hello();
+    let server = Explorer::start(&world);
+    let artifact = server
+        .get(&format!(
+            "/api/v1/artifacts/{}",
+            seg("@local/agentenv-framework/hello/greeting")
+        ))
+        .expect(200)
+        .json();
+    let file = artifact["files"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|f| f["path"] == "hello.txt")
+        .expect("hello.txt is listed");
+    let url = file["object_url"].as_str().unwrap();
+
+    let r = server.get(&content(url));
+    r.expect(200);
+    assert_eq!(r.text(), "hello\n");
+    assert_eq!(r.header("content-type"), Some("text/plain; charset=utf-8"));
+    assert_eq!(
+        r.header("content-disposition"),
+        Some("inline; filename=\"hello.txt\"")
+    );
+    assert_eq!(r.header("x-content-type-options"), Some("nosniff"));
+    let csp = r.header("content-security-policy").unwrap();
+    assert!(csp.starts_with("sandbox;"), "{csp}");
+
+    let meta = server
+        .get(&format!("/api/v1/objects/metadata?object_url={}", seg(url)))
+        .expect(200)
+        .json();
+    assert_eq!(meta["size_bytes"], 6);
+    assert_eq!(meta["content_type"], "text/plain; charset=utf-8");
+}
+
+#[test]
+fn stored_html_runs_sandboxed_in_an_opaque_origin() {
+    let world = World::new();
+    let objects = local_stores::open(&world.state_root()).objects;
+    let html = b"<html><script>fetch('/api/v1/config')</script></html>";
+    let url = objects
+        .put("replays/game.html", html, "text/html", false)
+        .expect("stored");
+    let server = Explorer::start(&world);
+    let r = server.get(&content(&url));
+    r.expect(200);
+    assert_eq!(r.body, html);
+    assert!(r.header("content-type").unwrap().starts_with("text/html"));
+    let csp = r.header("content-security-policy").unwrap();
+    assert!(csp.starts_with("sandbox allow-scripts;"), "{csp}");
+    assert!(!csp.contains("allow-same-origin"), "{csp}");
+    assert!(csp.contains("connect-src 'none'"), "{csp}");
+    assert_ne!(
+        r.header("x-frame-options"),
+        Some("DENY"),
+        "the UI may frame it"
+    );
+
+    let svg = objects
+        .put(
+            "pics/a.svg",
+            b"<svg xmlns='http://www.w3.org/2000/svg'/>",
+            "image/svg+xml",
+            false,
+        )
+        .unwrap();
+    let csp = server
+        .get(&content(&svg))
+        .header("content-security-policy")
+        .unwrap()
+        .to_string();
+    assert!(csp.starts_with("sandbox allow-scripts;"), "{csp}");
+
+    let download = server.get(&format!("{}&download=true", content(&url)));
+    assert!(download
+        .header("content-disposition")
+        .unwrap()
+        .starts_with("attachment;"));
+}
+
+#[test]
+fn unknown_types_download_under_their_rfc_6266_name() {
+    let world = World::new();
+    let objects = local_stores::open(&world.state_root()).objects;
+    let url = objects
+        .put(
+            "files/résumé.bin",
+            b"\x00\x01",
+            "application/x-thing",
+            false,
+        )
+        .unwrap();
+    let server = Explorer::start(&world);
+    let r = server.get(&content(&url));
+    r.expect(200);
+    assert_eq!(r.header("content-type"), Some("application/octet-stream"));
+    assert_eq!(
+        r.header("content-disposition"),
+        Some("attachment; filename=\"r_sum_.bin\"; filename*=UTF-8''r%C3%A9sum%C3%A9.bin")
+    );
+}
+
+#[test]
+fn an_object_nobody_holds_is_404_and_a_missing_url_422() {
+    let world = World::new();
+    let server = Explorer::start(&world);
+    let inside = format!(
+        "file://{}/object_store/nothing/here.txt",
+        world.state_root().display()
+    );
+    for url in [inside.as_str(), "s3://bucket/key", "not a url"] {
+        let r = server.get(&content(url));
+        r.expect(404);
+        assert_eq!(r.detail(), "no object at the given object_url", "{url}");
+    }
+    let r = server.get("/api/v1/objects/content");
+    r.expect(422);
+    assert_eq!(r.detail()[0]["loc"][1], "object_url");
+    server.get("/api/v1/objects/metadata").expect(422);
+}

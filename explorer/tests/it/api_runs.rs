@@ -1,0 +1,346 @@
+//! Runs from the API: one run, a group with its event stream, a bundle by name, cancel, the stop of
+//! the server mid-run, and the requests refused. Every run goes through the same engine as
+//! `agent-env run`, so the instance it records is the one the CLI's store holds.
+
+use serde_json::{json, Value};
+
+use crate::support::http::events_until;
+use crate::support::{seg, Explorer, World};
+
+const HELLO_TASK: &str = "@local/agentenv-framework/hello/hello";
+
+fn finished(v: &Value) -> bool {
+    v["summary"]["outcome"]
+        .as_str()
+        .is_some_and(|o| o != "running")
+}
+
+#[test]
+fn a_run_started_from_the_api_is_recorded_as_agent_env_run_records_it() {
+    let world = World::new();
+    world.run_hello();
+    let server = Explorer::start(&world);
+    let task = seg(HELLO_TASK);
+    let started = server
+        .post(&format!("/api/v1/tasks/{task}/run"), "{}")
+        .expect(200)
+        .json();
+    assert_eq!(started["status"], "queued");
+    let workflow = started["workflow_id"].as_str().unwrap().to_string();
+    let instance = started["instance_id"]
+        .as_str()
+        .expect("an instance id")
+        .to_string();
+    assert!(instance.starts_with(HELLO_TASK), "{instance}");
+
+    let done = server.poll(
+        &format!("/api/v1/task-instances/{}", seg(&instance)),
+        finished,
+    );
+    assert_eq!(done["summary"]["outcome"], "passed");
+    assert_eq!(done["summary"]["scores"], json!({"hello": 1.0}));
+    assert_eq!(done["workflow"]["workflow_id"], workflow.as_str());
+    assert_eq!(done["progress"]["total_steps"], 3);
+    let states: Vec<&str> = done["progress"]["steps"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|s| s["state"].as_str().unwrap())
+        .collect();
+    assert_eq!(states, ["succeeded", "succeeded", "succeeded"]);
+
+    let progress = server
+        .get(&format!(
+            "/api/v1/tasks/{task}/instances/{}/progress",
+            seg(&instance)
+        ))
+        .expect(200)
+        .json();
+    assert_eq!(progress["fraction"], 1.0);
+    assert_eq!(progress["finished"], true);
+    let doc = server
+        .get(&format!(
+            "/api/v1/tasks/{task}/instances/{}",
+            seg(&instance)
+        ))
+        .expect(200)
+        .json();
+    assert_eq!(doc["status"], "completed");
+
+    // The CLI's side: the same document is in the local store agent-env run writes.
+    let db = world.state_root().join("document_store/local.db");
+    let stored = agent_env_test_support::documents(&db, "task_instances");
+    let row = stored
+        .iter()
+        .find(|d| d["instance_id"] == instance.as_str())
+        .expect("in local.db");
+    assert_eq!(row["status"], "completed");
+    assert_eq!(stored.len(), 2, "the CLI's run and the explorer's");
+
+    let runs = server.get(&format!("/api/v1/tasks/{task}/runs")).json();
+    assert_eq!(runs["total"], 2);
+    assert_eq!(
+        runs["items"][0]["instance_id"],
+        instance.as_str(),
+        "newest first"
+    );
+    assert_eq!(runs["items"][0]["workflow_id"], workflow.as_str());
+    assert_eq!(
+        runs["items"][1]["workflow_id"],
+        Value::Null,
+        "the CLI's run"
+    );
+
+    let lines = server.poll(&format!("/api/v1/workflows/{workflow}"), |w| {
+        w["done"] == true
+    });
+    assert_eq!(lines["status"], "finished");
+    let text: Vec<&str> = lines["lines"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|l| l["text"].as_str().unwrap())
+        .collect();
+    assert!(
+        text.iter()
+            .any(|l| l.contains("[tasks/hello.json] passed in")),
+        "{text:?}"
+    );
+    let later = server
+        .get(&format!("/api/v1/workflows/{workflow}?since=3"))
+        .json();
+    assert_eq!(later["lines"][0]["seq"], 3);
+
+    let home = server.get("/api/v1/task-instances?limit=1").json();
+    assert_eq!(home["total"], 2);
+    assert_eq!(home["items"][0]["outcome"], "passed");
+}
+
+#[test]
+fn a_group_of_runs_streams_snapshots_until_it_completes() {
+    let world = World::new();
+    world.run_hello();
+    let server = Explorer::start(&world);
+    let task = seg(HELLO_TASK);
+    let group = server
+        .post(&format!("/api/v1/tasks/{task}/runs"), r#"{"count": 2}"#)
+        .expect(200)
+        .json();
+    let id = group["run_group_id"].as_str().unwrap().to_string();
+    assert!(id.starts_with("rg-") && id.len() == 15, "{id}");
+    assert_eq!(group["total"], 2);
+    assert_eq!(group["task_version"], 1);
+    assert_eq!(group["runs"][1]["index"], 1);
+    assert_eq!(group["runs"][1]["error"], Value::Null);
+
+    let (headers, events) = events_until(
+        server.port,
+        &format!("/api/v1/tasks/{task}/run-groups/{id}/stream"),
+        &["complete", "not_found", "timeout", "error"],
+    );
+    assert!(headers
+        .iter()
+        .any(|(n, v)| n == "content-type" && v.starts_with("text/event-stream")));
+    let last = events.last().expect("events");
+    assert_eq!(last.name, "complete", "{events:?}");
+    assert!(events[..events.len() - 1]
+        .iter()
+        .all(|e| e.name == "snapshot"));
+    assert_eq!(last.data["total"], 2);
+    assert_eq!(last.data["outcomes"]["passed"], 2);
+
+    let groups = server
+        .get(&format!("/api/v1/tasks/{task}/run-groups"))
+        .json();
+    assert_eq!(groups["total"], 2, "the CLI's run group and this one");
+    assert_eq!(groups["items"][0]["run_group_id"], id.as_str());
+    let one = server
+        .get(&format!("/api/v1/tasks/{task}/run-groups/{id}"))
+        .expect(200)
+        .json();
+    assert_eq!(one["complete"], true);
+    assert_eq!(one["instances"].as_array().unwrap().len(), 2);
+    server.get(&format!("/api/v1/run-groups/{id}")).expect(200);
+    let missing = server.get(&format!("/api/v1/tasks/{task}/run-groups/rg-000000000000"));
+    assert_eq!(
+        missing.expect(404).detail(),
+        format!("Run group 'rg-000000000000' of task '{HELLO_TASK}' not found")
+    );
+    let (_, events) = events_until(
+        server.port,
+        &format!("/api/v1/tasks/{task}/run-groups/rg-000000000000/stream"),
+        &["not_found"],
+    );
+    assert_eq!(events.len(), 1);
+}
+
+#[test]
+fn run_requests_that_cannot_be_done_are_refused_with_the_reason() {
+    let world = World::new();
+    world.run_hello();
+    let server = Explorer::start(&world);
+    let task = seg(HELLO_TASK);
+    let run = format!("/api/v1/tasks/{task}/run");
+    let runs = format!("/api/v1/tasks/{task}/runs");
+
+    let r = server.post(&run, r#"{"agent_modle": "x"}"#);
+    assert_eq!(r.expect(422).detail()[0]["type"], "extra_forbidden");
+    assert_eq!(r.detail()[0]["loc"], json!(["body", "agent_modle"]));
+    let r = server.post(&runs, r#"{"count": 101}"#);
+    assert_eq!(
+        r.expect(422).detail(),
+        "at most 100 runs per request (got 101)"
+    );
+    let seeds: Vec<Value> = (0..101).map(|i| json!({"n": i})).collect();
+    let r = server.post(&runs, &json!({"seeds": seeds, "count": 1}).to_string());
+    assert_eq!(
+        r.expect(422).detail(),
+        "at most 100 runs per request (got 101)"
+    );
+    server.post(&runs, r#"{"seeds": [1]}"#).expect(422);
+    server.post(&runs, r#"{"count": 0}"#).expect(422);
+    server.post(&run, "{not json").expect(422);
+
+    let r = server.post(&format!("/api/v1/tasks/{}/run", seg("@local/nope")), "{}");
+    assert_eq!(
+        r.expect(404).detail(),
+        "Task '@local/nope' (latest) not found"
+    );
+    let r = server.post(&run, r#"{"version": 2}"#);
+    assert_eq!(
+        r.expect(404).detail(),
+        format!("Task '{HELLO_TASK}' version 2 not found")
+    );
+
+    server
+        .post(&format!("/api/v1/tasks/{task}/cancel-run"), "{}")
+        .expect(422);
+    let r = server.post(
+        &format!("/api/v1/tasks/{task}/cancel-run"),
+        r#"{"workflow_id": "wf-nope"}"#,
+    );
+    r.expect(404);
+    assert!(r.detail().as_str().unwrap().contains("no run of task"));
+    server
+        .get(&format!("/api/v1/tasks/{}/instances", seg("@local/nope")))
+        .expect(404);
+    server
+        .get(&format!(
+            "/api/v1/tasks/{task}/instances/{}",
+            seg("@local/x-1")
+        ))
+        .expect(404);
+    server
+        .post(&format!("/api/v1/bundles/{}/run", seg("no-such")), "{}")
+        .expect(404);
+}
+
+#[test]
+fn a_bundle_runs_by_its_name() {
+    let world = World::new();
+    let server = Explorer::start(&world);
+    let bundles = server.get("/api/v1/bundles").json();
+    let hello = bundles["items"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|b| b["name"] == "hello")
+        .expect("the built-in bundle is listed");
+    assert_eq!(hello["tasks"][0]["id"], HELLO_TASK);
+
+    let workflow = server
+        .post("/api/v1/bundles/hello/run", "{}")
+        .expect(200)
+        .json();
+    let id = workflow["workflow_id"].as_str().unwrap();
+    let done = server.poll(&format!("/api/v1/workflows/{id}"), |w| w["done"] == true);
+    assert_eq!(done["status"], "finished", "{done}");
+    assert_eq!(done["instances"][0]["outcome"], "passed");
+    let listed = server.get("/api/v1/workflows").json();
+    assert_eq!(listed["items"][0]["workflow_id"], id);
+}
+
+/// A folder bundle whose task waits while `marker` exists, so it can be run fast once (to store it)
+/// and slow afterwards.
+fn slow_bundle(world: &World) -> (std::path::PathBuf, String) {
+    let folder = world.dirs.home.join("slowpoke");
+    let marker = world.root.join("slow-now");
+    std::fs::create_dir_all(folder.join("tasks")).unwrap();
+    let command = format!(
+        "if [ -e {} ]; then sleep 120 & echo $! > sleeper.pid; wait; fi",
+        marker.display()
+    );
+    let task = json!([
+        {"id": "box", "type": "deploy_sandbox", "sandbox_name": "box"},
+        {"id": "wait", "type": "verify_sandbox", "sandbox_name": "box", "verifier_id": "w",
+         "criteria": [{"type": "bash_cmd_succeeds", "command": command}]}
+    ]);
+    std::fs::write(folder.join("tasks/slow.json"), task.to_string()).unwrap();
+    let ran = world.agent_env(&["run", "./slowpoke"]);
+    assert_eq!(ran.code, 0, "{}", ran.both());
+    std::fs::write(&marker, "").unwrap();
+    (folder, "@local/~/slowpoke/slow".to_string())
+}
+
+fn start_slow(server: &Explorer, task: &str) -> String {
+    let started = server
+        .post(&format!("/api/v1/tasks/{}/run", seg(task)), "{}")
+        .expect(200)
+        .json();
+    let instance = started["instance_id"]
+        .as_str()
+        .expect("an instance")
+        .to_string();
+    server.poll(&format!("/api/v1/task-instances/{}", seg(&instance)), |v| {
+        v["progress"]["steps"][0]["state"] == "succeeded"
+    });
+    instance
+}
+
+#[test]
+fn a_run_of_a_folder_bundle_can_be_cancelled_and_its_sandbox_is_torn_down() {
+    let world = World::new();
+    let (_, task) = slow_bundle(&world);
+    let server = Explorer::start(&world);
+    let instance = start_slow(&server, &task);
+
+    let r = server
+        .post(
+            &format!("/api/v1/tasks/{}/cancel-run", seg(&task)),
+            &json!({"instance_id": instance}).to_string(),
+        )
+        .expect(200)
+        .json();
+    assert_eq!(r["cancelled"].as_array().unwrap().len(), 1);
+    // The instance is recorded as cancelled before the run's thread returns: wait for both.
+    let done = server.poll(&format!("/api/v1/task-instances/{}", seg(&instance)), |v| {
+        finished(v) && v["workflow"]["done"] == true
+    });
+    assert_eq!(done["summary"]["outcome"], "cancelled");
+    assert_eq!(done["workflow"]["status"], "cancelled");
+    let torn = &done["instance"]["context"]["metadata"]["torn_down_sandbox_ids"];
+    assert_eq!(torn.as_array().map(Vec::len), Some(1), "{done}");
+}
+
+#[test]
+fn stopping_the_server_cancels_its_runs_and_tears_them_down() {
+    let world = World::new();
+    let (_, task) = slow_bundle(&world);
+    let server = Explorer::start(&world);
+    let instance = start_slow(&server, &task);
+    let stopped = server.stop();
+    assert_eq!(stopped.code, Some(0), "{stopped:?}");
+    assert!(stopped.stdout.contains("Stopped."), "{stopped:?}");
+    let db = world.state_root().join("document_store/local.db");
+    let stored = agent_env_test_support::documents(&db, "task_instances");
+    let row = stored
+        .iter()
+        .find(|d| d["instance_id"] == instance.as_str())
+        .unwrap();
+    assert_eq!(row["status"], "cancelled");
+    let sandboxes = world.dirs.home.join(".agent-env-sandboxes");
+    let left: Vec<_> = std::fs::read_dir(&sandboxes)
+        .map(|d| d.flatten().collect())
+        .unwrap_or_default();
+    assert!(left.is_empty(), "sandboxes left: {left:?}");
+}

@@ -1,0 +1,12 @@
+//! The explorer's integration tests, one test binary: each module starts the built
+//! `agent-env-explorer` (or `agent-env up`) on an ephemeral port in a temp world and talks HTTP to it.
+
+mod support;
+
+mod api_entities;
+mod api_guards;
+mod api_objects;
+mod api_runs;
+mod openapi;
+mod ui_pages;
+mod up_cli;

@@ -1,0 +1,51 @@
+//! `agent-env up`: the CLI hands over to the explorer beside it; the port comes from the flag, the
+//! config or 8234; a taken port is an error naming it and the flag.
+
+use std::net::TcpListener;
+
+use agent_env_test_support::workspace_binary;
+
+use crate::support::{Explorer, World};
+
+#[test]
+fn agent_env_up_serves_and_stops_on_ctrl_c() {
+    let world = World::new();
+    let agent_env = workspace_binary("agent-env", "agent-env");
+    let server = Explorer::start_program(&world, &agent_env, &["up", "--port", "0"]);
+    let health = server.get("/api/v1/health").expect(200).json();
+    assert_eq!(health["status"], "ok");
+    let home = server.get("/");
+    home.expect(200);
+    assert!(home
+        .header("content-type")
+        .unwrap()
+        .starts_with("text/html"));
+    let stopped = server.stop();
+    assert_eq!(stopped.code, Some(0), "{stopped:?}");
+    assert!(stopped.stdout.contains("Stopped."), "{stopped:?}");
+}
+
+#[test]
+fn the_config_port_is_used_and_a_taken_port_is_named_with_the_flag() {
+    let world = World::new();
+    let taken = TcpListener::bind("127.0.0.1:0").unwrap();
+    let port = taken.local_addr().unwrap().port();
+    world.config(&format!("[explorer]\nport = {port}\n"));
+    let ran = world.agent_env(&["up"]);
+    assert_eq!(ran.code, 1, "{}", ran.both());
+    assert!(
+        ran.stderr
+            .contains(&format!("port {port} on 127.0.0.1 is in use"))
+            && ran.stderr.contains("--port"),
+        "{}",
+        ran.both()
+    );
+    drop(taken);
+    // The flag wins over the config.
+    let server = Explorer::start_program(
+        &world,
+        &workspace_binary("agent-env", "agent-env"),
+        &["up", "--port", "0"],
+    );
+    assert_ne!(server.port, port);
+}

@@ -1,0 +1,473 @@
+//! One run of the plugin under verification, spoken to line by line.
+//!
+//! The regular host ([`crate::PluginProcess`]) forgives a plugin's mistakes and hides the wire; the
+//! kit needs the opposite: to write lines no host would (a cut-off request, a stray
+//! `$/cancelRequest`), to see every line that comes back in the order it came, and to notice what
+//! the regular host tolerates (an answer to a notification, noise on stdout, an answer sent before a
+//! nested call was answered).
+
+use std::io::{BufRead, BufReader, Read, Write};
+use std::path::Path;
+use std::process::{ChildStdin, ChildStdout};
+use std::sync::mpsc::{self, Receiver, RecvTimeoutError};
+use std::sync::Arc;
+use std::thread;
+use std::time::{Duration, Instant};
+
+use agent_env_protocol::codes::ErrorKind;
+use agent_env_protocol::message::{Id, Message, RpcError};
+use agent_env_protocol::methods::{CANCEL_REQUEST, HOST_SETTINGS};
+use agent_env_protocol::version::MAX_MESSAGE_BYTES;
+use serde_json::{json, Map, Value};
+
+use crate::descendants::{self, Descendant};
+use crate::exit::{Ended, ExitWatch};
+use crate::services::HostServices;
+use crate::spawn::{self, ChildIo, LaunchError};
+use crate::spec::SpawnSpec;
+use crate::stderr::StderrTail;
+
+/// How long the kit waits, after a nested call arrives, for more of them (or for an answer the
+/// plugin should not send yet) before it answers them, last first.
+const NESTED_WINDOW: Duration = Duration::from_millis(100);
+
+/// How long to wait for the last stderr bytes of a child that ended.
+const STDERR_SETTLE: Duration = Duration::from_millis(250);
+
+/// The id the kit cancels that no request ever had.
+pub(crate) const NEVER_SENT_ID: &str = "agent-env-verify-never-sent";
+
+/// How many noise lines are kept as samples.
+const NOISE_SAMPLES: usize = 3;
+
+/// What the reader thread saw on the plugin's stdout.
+enum Incoming {
+    Message(Message),
+    /// An error answer with a null id: JSON-RPC's answer to a line that could not be read.
+    Unattributed(RpcError),
+    /// A line that is not a protocol message.
+    Noise(String),
+    /// End of file.
+    Closed,
+}
+
+/// How a call came out.
+#[derive(Debug)]
+pub(crate) enum Answer {
+    Result(Value),
+    Error(RpcError),
+    /// No answer within the timeout.
+    TimedOut(Duration),
+    /// The plugin closed its stdout (or ended) before answering; how it ended, if it did.
+    Ended(Option<Ended>),
+}
+
+/// A `host.*` call the plugin made during one of the kit's calls.
+#[derive(Debug)]
+pub(crate) struct NestedCall {
+    pub method: String,
+}
+
+/// Everything seen during one call.
+#[derive(Debug)]
+pub(crate) struct Exchange {
+    pub answer: Answer,
+    /// The plugin's own calls, in the order they came.
+    pub nested: Vec<NestedCall>,
+    /// What the plugin did wrong along the way, each as the end of a sentence.
+    pub problems: Vec<String>,
+    /// Error answers with a null id (to a line the plugin could not read, or to a notification).
+    pub unattributed: Vec<RpcError>,
+}
+
+/// A started plugin.
+pub(crate) struct Conversation {
+    package: String,
+    settings: Map<String, Value>,
+    services: Arc<dyn HostServices>,
+    stdin: Option<ChildStdin>,
+    incoming: Receiver<Incoming>,
+    exit: Arc<ExitWatch>,
+    stderr: StderrTail,
+    next_id: i64,
+    stdout_closed: bool,
+    noise_lines: usize,
+    noise_samples: Vec<String>,
+}
+
+impl Conversation {
+    /// Starts the plugin of `spec` (the cookie set, its own process group) from `executable`.
+    pub(crate) fn start(
+        spec: &SpawnSpec,
+        executable: &Path,
+        host_version: &str,
+        start_timeout: Duration,
+        services: Arc<dyn HostServices>,
+    ) -> Result<Conversation, String> {
+        let launched =
+            spawn::launch(spec, executable, host_version, start_timeout).map_err(|e| match e {
+                LaunchError::Io(e) => format!("cannot start {}: {e}", executable.display()),
+                LaunchError::Timeout(t) => format!(
+                    "{} did not start within {:.1} s",
+                    executable.display(),
+                    t.as_secs_f64()
+                ),
+            })?;
+        let ChildIo::Stdio {
+            stdin,
+            stdout,
+            stderr,
+        } = launched.io
+        else {
+            return Err("the plugin was started in command mode".into());
+        };
+        let name = format!("{}-verify", spec.package);
+        let exit = ExitWatch::start(launched.pid, launched.own_group, &name, |_| {})
+            .map_err(|e| format!("cannot watch {}: {e}", executable.display()))?;
+        let stderr = StderrTail::capture(stderr, &name);
+        let incoming = read_lines(stdout, &name);
+        Ok(Conversation {
+            package: spec.package.clone(),
+            settings: spec.settings.clone(),
+            services,
+            stdin: Some(stdin),
+            incoming,
+            exit,
+            stderr,
+            next_id: 0,
+            stdout_closed: false,
+            noise_lines: 0,
+            noise_samples: Vec::new(),
+        })
+    }
+
+    /// Writes one raw line (a newline is added).
+    pub(crate) fn send_raw(&mut self, line: &[u8]) {
+        let Some(stdin) = &mut self.stdin else { return };
+        let mut bytes = line.to_vec();
+        bytes.push(b'\n');
+        if stdin
+            .write_all(&bytes)
+            .and_then(|()| stdin.flush())
+            .is_err()
+        {
+            // The plugin is gone; the next wait for an answer says how it ended.
+            self.stdin = None;
+        }
+    }
+
+    /// Sends a notification.
+    pub(crate) fn notify(&mut self, method: &str, params: Value) {
+        let line = Message::notification(method, params).encode();
+        self.send_raw(line.strip_suffix(b"\n").unwrap_or(&line));
+    }
+
+    /// The id the next request will carry.
+    pub(crate) fn next_id(&self) -> i64 {
+        self.next_id + 1
+    }
+
+    /// Sends a request and waits up to `timeout` for its answer, answering the plugin's own calls
+    /// meanwhile.
+    pub(crate) fn call(&mut self, method: &str, params: Value, timeout: Duration) -> Exchange {
+        self.next_id += 1;
+        let id = Id::Number(self.next_id);
+        let line = Message::request(id.clone(), method, params).encode();
+        self.send_raw(line.strip_suffix(b"\n").unwrap_or(&line));
+        let mut exchange = Exchange {
+            answer: Answer::TimedOut(timeout),
+            nested: Vec::new(),
+            problems: Vec::new(),
+            unattributed: Vec::new(),
+        };
+        let deadline = Instant::now() + timeout;
+        loop {
+            let Some(incoming) = self.next(deadline) else {
+                return exchange;
+            };
+            match incoming {
+                Incoming::Closed => {
+                    exchange.answer = Answer::Ended(self.wait_exit(Duration::from_secs(1)));
+                    return exchange;
+                }
+                Incoming::Message(Message::Response { id: got, result }) if got == id => {
+                    exchange.answer = answer_of(result);
+                    return exchange;
+                }
+                Incoming::Message(Message::Request {
+                    id: nested_id,
+                    method: nested_method,
+                    params,
+                }) => {
+                    let early = self.answer_nested(
+                        method,
+                        &id,
+                        (nested_id, nested_method, params),
+                        &mut exchange,
+                    );
+                    if let Some(answer) = early {
+                        exchange.answer = answer;
+                        return exchange;
+                    }
+                }
+                other => self.note_outside_call(other, &mut exchange),
+            }
+        }
+    }
+
+    /// Answers a nested call and any that arrive with it, last first, each after a `$/cancelRequest`
+    /// for an id never sent (a plugin waiting for its answer must not take that for it). Returns the
+    /// answer to the kit's own call if the plugin sent it before its nested calls were answered.
+    fn answer_nested(
+        &mut self,
+        outer_method: &str,
+        outer_id: &Id,
+        first: (Id, String, Value),
+        exchange: &mut Exchange,
+    ) -> Option<Answer> {
+        let mut batch = vec![first];
+        let mut early = None;
+        let window_end = Instant::now() + NESTED_WINDOW;
+        while let Some(incoming) = self.next(window_end) {
+            match incoming {
+                Incoming::Message(Message::Request { id, method, params }) => {
+                    batch.push((id, method, params))
+                }
+                Incoming::Message(Message::Response { id, result }) if &id == outer_id => {
+                    let pending: Vec<String> = batch
+                        .iter()
+                        .map(|(id, m, _)| format!("'{m}' (id {id})"))
+                        .collect();
+                    exchange.problems.push(format!(
+                        "answered '{outer_method}' before agent-env answered its own call {}; a plugin \
+                         waits for the answer to each host call it makes",
+                        pending.join(", ")
+                    ));
+                    early = Some(answer_of(result));
+                    break;
+                }
+                Incoming::Closed => {
+                    early = Some(Answer::Ended(self.wait_exit(Duration::from_secs(1))));
+                    break;
+                }
+                other => self.note_outside_call(other, exchange),
+            }
+        }
+        for (i, (id, method, _)) in batch.iter().enumerate() {
+            if batch[..i].iter().any(|(other, _, _)| other == id) {
+                exchange.problems.push(format!(
+                    "used id {id} for two host calls at once ('{method}'); each call in flight needs an id of its own"
+                ));
+            }
+        }
+        while let Some((id, method, params)) = batch.pop() {
+            self.notify(CANCEL_REQUEST, json!({ "id": NEVER_SENT_ID }));
+            let result = self.host_answer(&method, params, exchange);
+            let line = Message::Response { id, result }.encode();
+            self.send_raw(line.strip_suffix(b"\n").unwrap_or(&line));
+            exchange.nested.push(NestedCall { method });
+        }
+        early
+    }
+
+    /// What agent-env answers a plugin's own call: its settings, or the services' answer.
+    fn host_answer(
+        &self,
+        method: &str,
+        params: Value,
+        exchange: &mut Exchange,
+    ) -> Result<Value, RpcError> {
+        if method == HOST_SETTINGS {
+            return Ok(Value::Object(self.settings.clone()));
+        }
+        if !method.starts_with("host.") {
+            exchange.problems.push(format!(
+                "called '{method}' on agent-env; a plugin calls only host.* methods (and sends $/progress and $/log as notifications)"
+            ));
+            return Err(RpcError::new(
+                ErrorKind::MethodNotFound,
+                format!("agent-env answers only host.* methods; '{method}' is not one"),
+            ));
+        }
+        self.services.handle(&self.package, method, params)
+    }
+
+    /// Records what arrived that is not part of the exchange under way.
+    fn note_outside_call(&mut self, incoming: Incoming, exchange: &mut Exchange) {
+        match incoming {
+            Incoming::Unattributed(error) => exchange.unattributed.push(error),
+            Incoming::Message(Message::Response { id, .. }) => exchange.problems.push(format!(
+                "sent an answer with id {id}, which is not the id of any request agent-env has in flight"
+            )),
+            // `$/progress`, `$/log` and unknown notifications need nothing; requests and the end of
+            // the stream are handled by the caller, noise by `next`.
+            Incoming::Message(Message::Notification { .. } | Message::Request { .. })
+            | Incoming::Noise(_)
+            | Incoming::Closed => {}
+        }
+    }
+
+    /// The next message before `deadline`, counting noise lines on the way; `None` at the deadline.
+    fn next(&mut self, deadline: Instant) -> Option<Incoming> {
+        loop {
+            if self.stdout_closed {
+                return Some(Incoming::Closed);
+            }
+            let wait = deadline.saturating_duration_since(Instant::now());
+            match self.incoming.recv_timeout(wait) {
+                Ok(Incoming::Noise(line)) => {
+                    self.noise_lines += 1;
+                    if self.noise_samples.len() < NOISE_SAMPLES {
+                        self.noise_samples.push(line);
+                    }
+                }
+                Ok(Incoming::Closed) | Err(RecvTimeoutError::Disconnected) => {
+                    self.stdout_closed = true;
+                }
+                Ok(other) => return Some(other),
+                Err(RecvTimeoutError::Timeout) => return None,
+            }
+        }
+    }
+
+    /// Closes the plugin's stdin.
+    pub(crate) fn close_stdin(&mut self) {
+        self.stdin = None;
+    }
+
+    /// Waits up to `timeout` for the plugin to end.
+    pub(crate) fn wait_exit(&self, timeout: Duration) -> Option<Ended> {
+        self.exit.wait_timeout(timeout)
+    }
+
+    /// The plugin's descendants now (to see later whether any outlived it).
+    pub(crate) fn descendants(&self) -> Vec<Descendant> {
+        if self.exit.ended().is_some() {
+            return Vec::new();
+        }
+        descendants::snapshot(self.exit.pid())
+    }
+
+    /// After the plugin ended: what still runs of its process group and of `snapshot`, each as
+    /// `pid (command line)`.
+    pub(crate) fn leftovers(&self, snapshot: &[Descendant]) -> Vec<String> {
+        let mut pids = descendants::group_members(self.exit.pid());
+        for pid in descendants::still_running(snapshot) {
+            if !pids.contains(&pid) {
+                pids.push(pid);
+            }
+        }
+        pids.sort_unstable();
+        pids.into_iter()
+            .map(|pid| format!("{pid} ({})", descendants::command_line(pid)))
+            .collect()
+    }
+
+    /// Ends the plugin and everything it started: SIGKILL to its group and to `snapshot`, reaped.
+    pub(crate) fn kill(&mut self, snapshot: &[Descendant]) {
+        self.stdin = None;
+        if self.exit.ended().is_none() {
+            self.exit.signal(libc::SIGKILL);
+            self.exit.wait_timeout(Duration::from_secs(30));
+        }
+        self.exit.kill_leftovers(Duration::from_millis(500));
+        descendants::kill_all(snapshot, Duration::from_millis(500));
+        let deadline = Instant::now() + STDERR_SETTLE;
+        while !self.stderr.ended() && Instant::now() < deadline {
+            thread::sleep(Duration::from_millis(1));
+        }
+    }
+
+    /// Lines seen on stdout that were not protocol messages, and the first few of them.
+    pub(crate) fn noise(&self) -> (usize, &[String]) {
+        (self.noise_lines, &self.noise_samples)
+    }
+
+    /// The last `n` lines of the plugin's stderr.
+    pub(crate) fn stderr_tail(&self, n: usize) -> Vec<String> {
+        self.stderr.last_lines(n)
+    }
+}
+
+impl Drop for Conversation {
+    fn drop(&mut self) {
+        self.kill(&[]);
+    }
+}
+
+fn answer_of(result: Result<Value, RpcError>) -> Answer {
+    match result {
+        Ok(value) => Answer::Result(value),
+        Err(error) => Answer::Error(error),
+    }
+}
+
+/// Reads the plugin's stdout on a thread of its own, one line at a time.
+fn read_lines(stdout: ChildStdout, name: &str) -> Receiver<Incoming> {
+    let (tx, rx) = mpsc::channel();
+    let reader = move || {
+        let mut reader = BufReader::with_capacity(64 * 1024, stdout);
+        loop {
+            let mut line = Vec::new();
+            let limit = (MAX_MESSAGE_BYTES + 1) as u64;
+            match (&mut reader).take(limit).read_until(b'\n', &mut line) {
+                Ok(0) | Err(_) => break,
+                Ok(_) => {}
+            }
+            if !line.ends_with(b"\n") && line.len() as u64 == limit {
+                // Over the maximum size: skip the rest of the line.
+                let mut rest = Vec::new();
+                let _ = reader.read_until(b'\n', &mut rest);
+                let _ = tx.send(Incoming::Noise(sample(&line)));
+                continue;
+            }
+            let text = line.strip_suffix(b"\n").unwrap_or(&line);
+            let text = text.strip_suffix(b"\r").unwrap_or(text);
+            if text.iter().all(u8::is_ascii_whitespace) {
+                continue;
+            }
+            if tx.send(classify(text)).is_err() {
+                return;
+            }
+        }
+        let _ = tx.send(Incoming::Closed);
+    };
+    if thread::Builder::new()
+        .name(format!("{name}-stdout"))
+        .spawn(reader)
+        .is_err()
+    {
+        // No reader: the receiver sees the channel closed, which reads as end of file.
+    }
+    rx
+}
+
+fn classify(line: &[u8]) -> Incoming {
+    match Message::decode(line) {
+        Ok(message) => Incoming::Message(message),
+        Err(_) => match unattributed_error(line) {
+            Some(error) => Incoming::Unattributed(error),
+            None => Incoming::Noise(sample(line)),
+        },
+    }
+}
+
+/// `{"jsonrpc":"2.0","id":null,"error":{…}}`: an answer to a line that had no usable id.
+fn unattributed_error(line: &[u8]) -> Option<RpcError> {
+    let value: Value = serde_json::from_slice(line).ok()?;
+    let object = value.as_object()?;
+    if object.get("jsonrpc")? != "2.0" || !object.get("id").is_none_or(Value::is_null) {
+        return None;
+    }
+    serde_json::from_value(object.get("error")?.clone()).ok()
+}
+
+/// The start of a line, for messages.
+fn sample(line: &[u8]) -> String {
+    let text = String::from_utf8_lossy(&line[..line.len().min(200)]).into_owned();
+    if line.len() > 200 {
+        format!("{text}…")
+    } else {
+        text
+    }
+}

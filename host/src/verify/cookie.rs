@@ -1,0 +1,123 @@
+//! The cookie check: run by hand (without `AGENT_ENV_PLUGIN=1`), a plugin says what it is on one
+//! stderr line and exits 2, instead of waiting for a host that is not there.
+
+use std::io::Read;
+use std::os::unix::process::CommandExt;
+use std::path::Path;
+use std::process::{Command, Stdio};
+use std::thread;
+use std::time::{Duration, Instant};
+
+use agent_env_protocol::version::{
+    COOKIE_VAR, HOST_VERSION_VAR, PACKAGE_VAR, PROTOCOL_VERSIONS_VAR, RPC_FDS_VAR,
+};
+
+use super::finding::{Check, Finding};
+use crate::exit::{Ended, ExitWatch};
+use crate::stderr::StderrTail;
+
+/// The exit code a plugin run without the cookie gives.
+pub(crate) const NO_COOKIE_EXIT: i32 = 2;
+
+/// Runs `executable` with `args`, without the cookie and with stdin at end of file, for up to
+/// `grace`, and holds what it did to the rule.
+pub(crate) fn check(executable: &Path, args: &[String], grace: Duration) -> Finding {
+    let mut command = Command::new(executable);
+    command
+        .args(args)
+        .env_remove(COOKIE_VAR)
+        .env_remove(PROTOCOL_VERSIONS_VAR)
+        .env_remove(HOST_VERSION_VAR)
+        .env_remove(PACKAGE_VAR)
+        .env_remove(RPC_FDS_VAR)
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .process_group(0);
+    let mut child = match command.spawn() {
+        Ok(child) => child,
+        Err(e) => {
+            return Finding::failed(
+                Check::Cookie,
+                format!("cannot start {}: {e}", executable.display()),
+            )
+        }
+    };
+    let stderr = child
+        .stderr
+        .take()
+        .map(|s| StderrTail::capture(s, "verify-cookie"))
+        .unwrap_or_default();
+    // Whether anything came on stdout, seen on a thread of its own (a descendant may hold the pipe).
+    let (wrote_tx, wrote_rx) = std::sync::mpsc::channel();
+    if let Some(mut out) = child.stdout.take() {
+        thread::spawn(move || {
+            let mut byte = [0u8; 1];
+            let _ = wrote_tx.send(matches!(out.read(&mut byte), Ok(n) if n > 0));
+        });
+    }
+    let watch = match ExitWatch::start(child.id(), true, "verify-cookie", |_| {}) {
+        Ok(watch) => watch,
+        Err(e) => return Finding::failed(Check::Cookie, format!("cannot watch the plugin: {e}")),
+    };
+    let ended = watch.wait_timeout(grace);
+    if ended.is_none() {
+        watch.signal(libc::SIGKILL);
+        watch.wait_timeout(Duration::from_secs(30));
+    }
+    watch.kill_leftovers(Duration::from_millis(500));
+    let settle = Instant::now() + Duration::from_millis(250);
+    while !stderr.ended() && Instant::now() < settle {
+        thread::sleep(Duration::from_millis(1));
+    }
+    let wrote_stdout = wrote_rx
+        .recv_timeout(Duration::from_millis(250))
+        .unwrap_or(false);
+    judge(ended, &stderr.last_lines(usize::MAX), wrote_stdout, grace)
+}
+
+fn judge(ended: Option<Ended>, stderr: &[String], wrote_stdout: bool, grace: Duration) -> Finding {
+    let how = match ended {
+        None => {
+            return Finding::failed(
+                Check::Cookie,
+                format!(
+                    "without {COOKIE_VAR}=1 it was still running after {:.1} s (killed); a plugin run by hand \
+                     prints one line on stderr saying it is an agent-env plugin and exits {NO_COOKIE_EXIT}",
+                    grace.as_secs_f64()
+                ),
+            )
+        }
+        Some(Ended::Exited(NO_COOKIE_EXIT)) => None,
+        Some(other) => Some(other.describe()),
+    };
+    if let Some(how) = how {
+        return Finding::failed(
+            Check::Cookie,
+            format!("without {COOKIE_VAR}=1 it {how}; it must exit {NO_COOKIE_EXIT}"),
+        );
+    }
+    if stderr.len() != 1 {
+        return Finding::failed(
+            Check::Cookie,
+            format!(
+                "without {COOKIE_VAR}=1 it exited {NO_COOKIE_EXIT} but wrote {} lines on stderr; it must write \
+                 exactly one, saying it is an agent-env plugin",
+                stderr.len()
+            ),
+        );
+    }
+    if wrote_stdout {
+        return Finding::failed(
+            Check::Cookie,
+            format!("without {COOKIE_VAR}=1 it wrote to stdout; its one line goes to stderr"),
+        );
+    }
+    Finding::passed(
+        Check::Cookie,
+        format!(
+            "without {COOKIE_VAR}=1 it exits {NO_COOKIE_EXIT} saying: {}",
+            stderr[0]
+        ),
+    )
+}

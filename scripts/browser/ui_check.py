@@ -1,0 +1,131 @@
+"""Drives headless Chromium through the explorer as a person would: Home, start the `hello` bundle
+from the Bundles page and watch it pass on the live Run page, open the instance, the artifact it
+loaded (and view its file), and the plugin report; saves a screenshot of each page. Exits non-zero,
+naming the step, when anything is not as expected."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+import tempfile
+import urllib.request
+from pathlib import Path
+
+from webdriver import Session, WebDriverError
+
+CHROMIUM_ARGS = [
+    "--headless=new",
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-quic",
+    "--no-first-run",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
+    "--disable-dev-shm-usage",
+    "--window-size=1280,1000",
+]
+
+
+def no_error_on_page(browser: Session, page: str) -> None:
+    error = browser.find(".error")
+    if error is not None:
+        raise WebDriverError(f"the {page} page shows an error: {browser.text(error)}")
+
+
+def check(base: str, driver: str, chromium: str, shots: Path) -> None:
+    profile = tempfile.mkdtemp(prefix="agent-env-chromium-")
+    options = {"binary": chromium, "args": CHROMIUM_ARGS + [f"--user-data-dir={profile}"]}
+    browser = Session(driver, {"browserName": "chrome", "goog:chromeOptions": options})
+    try:
+        print("home page")
+        browser.get(base + "/")
+        browser.wait_text("h1", "Recent runs")
+        browser.wait_css("#recent-runs")
+        no_error_on_page(browser, "home")
+        browser.screenshot(shots / "01-home.png")
+
+        print("bundles page: start hello")
+        browser.get(base + "/bundles")
+        button = browser.wait_css('[data-run-task="hello/hello"]')
+        browser.screenshot(shots / "02-bundles.png")
+        browser.click(button)
+        browser.wait_for("the Run page", lambda: "/runs/" in browser.current_url())
+        # Marks this page load: if the page were reloaded to show progress, the mark would be gone.
+        browser.execute("window.__sameLoad = true;")
+
+        print("run page: hello passes live")
+        browser.wait_text("#run-status", "finished")
+        browser.wait_text("[data-instance] .badge", "passed")
+        browser.wait_text("#run-log", "passed in")
+        if browser.execute("return window.__sameLoad === true;") is not True:
+            raise WebDriverError("the Run page reloaded instead of updating in place")
+        steps = browser.execute("return [...document.querySelectorAll('[data-step] .badge')].map(b => b.textContent);")
+        if steps != ["succeeded", "succeeded", "succeeded"]:
+            raise WebDriverError(f"the Run page shows the steps as {steps}")
+        no_error_on_page(browser, "run")
+        browser.screenshot(shots / "03-run.png")
+
+        print("instance page")
+        browser.click(browser.wait_css(".instance-link"))
+        browser.wait_text("#instance-scores", "hello: 1")
+        no_error_on_page(browser, "instance")
+        browser.screenshot(shots / "04-instance.png")
+
+        print("artifact page: view hello.txt")
+        browser.click(browser.wait_css(".artifact-link"))
+        view = browser.wait_css('[data-view-file="hello.txt"]')
+        browser.click(view)
+        frame = browser.wait_css("#preview iframe")
+        source = browser.attribute(frame, "src") or ""
+        if "/api/v1/objects/content?object_url=" not in source:
+            raise WebDriverError(f"the preview shows {source!r}, not the object")
+        body = browser.execute_async(
+            "const done = arguments[arguments.length - 1];"
+            "fetch(arguments[0]).then(r => r.text()).then(done, e => done('fetch failed: ' + e));",
+            source,
+        )
+        if body != "hello\n":
+            raise WebDriverError(f"the artifact's file reads {body!r}")
+        no_error_on_page(browser, "artifact")
+        browser.screenshot(shots / "05-artifact.png")
+
+        print("plugins page")
+        browser.get(base + "/plugins")
+        browser.wait_css('[data-plugin="agentenv-framework"]')
+        failed = browser.wait_text('[data-plugin="agentenv-broken"] [data-status]', "failed")
+        reason = browser.wait_text('[data-plugin="agentenv-broken"] .reason', "")
+        if not reason.strip():
+            raise WebDriverError(f"the broken plugin's failure ({failed}) shows no reason")
+        browser.screenshot(shots / "06-plugins.png")
+
+        print("config page")
+        browser.get(base + "/config")
+        browser.wait_css("#config-text")
+        no_error_on_page(browser, "config")
+        browser.screenshot(shots / "07-config.png")
+    finally:
+        browser.quit()
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__)
+    parser.add_argument("--explorer", required=True, help="the explorer's base URL")
+    parser.add_argument("--driver", required=True, help="chromedriver's URL")
+    parser.add_argument("--chromium", required=True, help="the Chromium binary")
+    parser.add_argument("--screenshots", required=True, type=Path, help="where the screenshots go")
+    args = parser.parse_args()
+    with urllib.request.urlopen(args.explorer + "/api/v1/health", timeout=30) as response:
+        print("explorer:", json.loads(response.read()))
+    try:
+        check(args.explorer.rstrip("/"), args.driver, args.chromium, args.screenshots)
+    except (WebDriverError, OSError) as error:
+        print(f"FAILED: {error}", file=sys.stderr)
+        return 1
+    print(f"The UI works in Chromium; screenshots in {args.screenshots}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,88 @@
+#!/usr/bin/env bash
+# A throwaway SeaweedFS S3 gateway on loopback, for the hosted-store tests.
+#   scripts/servers/seaweedfs.sh build            build `weed` into the cache when it is missing; print its path
+#   scripts/servers/seaweedfs.sh start STATE_DIR  start a server whose data, logs and settings live in STATE_DIR;
+#                                                 print shell assignments (S3 endpoint, bucket-free credentials)
+#   scripts/servers/seaweedfs.sh stop STATE_DIR   stop the server started in STATE_DIR
+# The binary is built from the Go module proxy (`go install` refuses the module: its go.mod has replace
+# directives) and cached outside the checkout, under ${XDG_CACHE_HOME:-$HOME/.cache}/agent-env-ci/. The first
+# build takes about ten minutes and 2 GB of modules on a 2-core machine. Every failure exits non-zero, so a
+# test that needs the server fails instead of skipping.
+set -euo pipefail
+
+module=github.com/seaweedfs/seaweedfs
+version=v0.0.0-20261109003541-7506e5f91cd6
+cache="${XDG_CACHE_HOME:-$HOME/.cache}/agent-env-ci"
+weed="$cache/weed-$version/weed"
+
+die() { echo "seaweedfs.sh: $*" >&2; exit 1; }
+
+build() {
+  if [ -x "$weed" ]; then echo "$weed"; return; fi
+  command -v go >/dev/null || die "go is not on PATH; install Go 1.22 or later to build the SeaweedFS server"
+  command -v python3 >/dev/null || die "python3 is not on PATH; it reads the module download's JSON"
+  mkdir -p "$cache"
+  local info dir work
+  info=$(GOFLAGS=-mod=mod go mod download -json "$module@$version") \
+    || die "could not download $module@$version through the Go module proxy"
+  dir=$(printf '%s' "$info" | python3 -c 'import json,sys; print(json.load(sys.stdin)["Dir"])') \
+    || die "the module download named no folder"
+  work=$(mktemp -d "$cache/seaweedfs-src.XXXXXX")
+  trap 'rm -rf "$work"' RETURN
+  cp -r "$dir/." "$work/"
+  chmod -R u+w "$work"
+  (cd "$work" && GOFLAGS=-mod=mod go build -o weed ./weed) || die "go build of SeaweedFS failed"
+  mkdir -p "$(dirname "$weed")"
+  mv "$work/weed" "$weed.partial" && mv "$weed.partial" "$weed"
+  echo "$weed"
+}
+
+free_port() {
+  python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1]); s.close()'
+}
+
+start() {
+  local state=$1
+  build >/dev/null
+  mkdir -p "$state/data"
+  local s3_port master_port volume_port filer_port access secret
+  s3_port=$(free_port); master_port=$(free_port); volume_port=$(free_port); filer_port=$(free_port)
+  access=agentenvtest
+  secret=$(python3 -c 'import secrets; print(secrets.token_hex(20))')
+  cat >"$state/s3.json" <<JSON
+{"identities":[{"name":"agent-env-test","credentials":[{"accessKey":"$access","secretKey":"$secret"}],
+ "actions":["Admin","Read","Write","List","Tagging"]}]}
+JSON
+  "$weed" server -dir="$state/data" -ip=127.0.0.1 -ip.bind=127.0.0.1 \
+    -master.port="$master_port" -volume.port="$volume_port" -filer.port="$filer_port" \
+    -s3 -s3.port="$s3_port" -s3.config="$state/s3.json" >"$state/weed.log" 2>&1 &
+  echo $! >"$state/weed.pid"
+  for _ in $(seq 1 120); do
+    if curl -s -o /dev/null "http://127.0.0.1:$s3_port/"; then
+      printf 'S3_ENDPOINT=http://127.0.0.1:%s\nAWS_ACCESS_KEY_ID=%s\nAWS_SECRET_ACCESS_KEY=%s\n' \
+        "$s3_port" "$access" "$secret"
+      return
+    fi
+    kill -0 "$(cat "$state/weed.pid")" 2>/dev/null || { tail -20 "$state/weed.log" >&2; die "weed exited during start"; }
+    sleep 1
+  done
+  stop "$state"
+  die "the S3 gateway did not answer on 127.0.0.1:$s3_port within 120 s (log: $state/weed.log)"
+}
+
+stop() {
+  local state=$1
+  [ -f "$state/weed.pid" ] || return 0
+  local pid; pid=$(cat "$state/weed.pid")
+  kill "$pid" 2>/dev/null || true
+  for _ in $(seq 1 30); do kill -0 "$pid" 2>/dev/null || break; sleep 1; done
+  kill -9 "$pid" 2>/dev/null || true
+  rm -f "$state/weed.pid"
+}
+
+case "${1:-}" in
+  build) build ;;
+  start) [ $# -eq 2 ] || die "usage: seaweedfs.sh start STATE_DIR"; start "$2" ;;
+  stop) [ $# -eq 2 ] || die "usage: seaweedfs.sh stop STATE_DIR"; stop "$2" ;;
+  *) echo "usage: scripts/servers/seaweedfs.sh build | start STATE_DIR | stop STATE_DIR" >&2; exit 2 ;;
+esac

@@ -1,0 +1,113 @@
+#!/usr/bin/env bash
+# The explorer's UI in a real browser: installs Debian's chromium and chromium-driver when missing,
+# starts `agent-env up` on a free port in a temp HOME, and drives headless Chromium through it with
+# chromedriver (scripts/browser/ui_check.py: Home, run `hello` from the Bundles page and watch it
+# pass live, the instance, the artifact, the plugin report, the config). Screenshots land in
+# target/browser/. Fails, never skips, when the browser cannot be installed or started.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+root=$(pwd)
+
+fail() { echo "test-browser: $*" >&2; exit 1; }
+
+install_browser() {
+  command -v apt-get >/dev/null || fail "chromium and chromium-driver are missing and apt-get is not available to install them"
+  local sudo=""
+  if [ "$(id -u)" != 0 ]; then
+    command -v sudo >/dev/null || fail "chromium and chromium-driver are missing; installing them needs root or sudo"
+    sudo="sudo"
+  fi
+  echo "installing chromium and chromium-driver with apt-get"
+  $sudo apt-get update -qq || fail "apt-get update failed"
+  DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq --no-install-recommends chromium chromium-driver \
+    || fail "apt-get could not install chromium and chromium-driver"
+}
+
+chromium=$(command -v chromium || true)
+driver=$(command -v chromedriver || true)
+if [ -z "$chromium" ] || [ -z "$driver" ]; then
+  install_browser
+  chromium=$(command -v chromium) || fail "chromium is not on PATH after installing it"
+  driver=$(command -v chromedriver) || fail "chromedriver is not on PATH after installing chromium-driver"
+fi
+"$chromium" --headless=new --no-sandbox --disable-gpu --version >/dev/null 2>&1 \
+  || "$chromium" --version >/dev/null || fail "$chromium does not start"
+
+echo "building agent-env and agent-env-explorer"
+cargo build --quiet -p agent-env -p agent-env-explorer
+bin="$root/target/debug"
+
+work=$(mktemp -d)
+explorer_pid=""
+driver_pid=""
+cleanup() {
+  [ -n "$driver_pid" ] && kill "$driver_pid" 2>/dev/null || true
+  if [ -n "$explorer_pid" ]; then
+    kill -INT "$explorer_pid" 2>/dev/null || true
+    for _ in $(seq 1 100); do kill -0 "$explorer_pid" 2>/dev/null || break; sleep 0.1; done
+    kill -KILL "$explorer_pid" 2>/dev/null || true
+  fi
+  rm -rf "$work"
+}
+trap cleanup EXIT
+
+# A temp world: nothing of the real HOME is read or written.
+mkdir -p "$work/home" "$work/data" "$work/state" "$work/config" "$work/plugins/agentenv-broken"
+cat > "$work/plugins/agentenv-broken/agent-env-plugin.toml" <<'TOML'
+[plugin]
+name = "agentenv-broken"
+version = "0.1.0"
+exec = ["./not-there"]
+protocol = [1, 1]
+
+[provides.task_steps]
+broken_step = "BrokenStep"
+TOML
+for var in $(env | sed -n 's/^\(AGENT_ENV_[A-Za-z0-9_]*\|XDG_[A-Za-z0-9_]*\)=.*/\1/p'); do unset "$var"; done
+export HOME="$work/home" XDG_DATA_HOME="$work/data" XDG_STATE_HOME="$work/state" XDG_CONFIG_HOME="$work/config"
+export AGENT_ENV_PLUGIN_DIR="$work/plugins"
+
+(cd "$work/home" && exec "$bin/agent-env" up --port 0) >"$work/explorer.out" 2>"$work/explorer.err" &
+explorer_pid=$!
+url=""
+for _ in $(seq 1 300); do
+  url=$(grep -o 'http://127.0.0.1:[0-9]*' "$work/explorer.out" 2>/dev/null | head -1 || true)
+  [ -n "$url" ] && break
+  kill -0 "$explorer_pid" 2>/dev/null || fail "agent-env up exited: $(cat "$work/explorer.out" "$work/explorer.err")"
+  sleep 0.1
+done
+[ -n "$url" ] || fail "agent-env up printed no URL: $(cat "$work/explorer.out" "$work/explorer.err")"
+echo "explorer at $url"
+
+driver_port=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')
+"$driver" --port="$driver_port" >"$work/driver.log" 2>&1 &
+driver_pid=$!
+for _ in $(seq 1 200); do
+  python3 - "$driver_port" <<'PY' && break
+import json, sys, urllib.request
+try:
+    with urllib.request.urlopen(f"http://127.0.0.1:{sys.argv[1]}/status", timeout=1) as r:
+        sys.exit(0 if json.loads(r.read())["value"]["ready"] else 1)
+except Exception:
+    sys.exit(1)
+PY
+  kill -0 "$driver_pid" 2>/dev/null || fail "chromedriver exited: $(cat "$work/driver.log")"
+  sleep 0.1
+done
+
+shots="$root/target/browser"
+rm -rf "$shots"
+if ! python3 scripts/browser/ui_check.py --explorer "$url" --driver "http://127.0.0.1:$driver_port" \
+    --chromium "$chromium" --screenshots "$shots"; then
+  echo "--- explorer output"; cat "$work/explorer.out" "$work/explorer.err"
+  echo "--- chromedriver log (tail)"; tail -20 "$work/driver.log"
+  fail "the UI check failed"
+fi
+
+kill -INT "$explorer_pid"
+for _ in $(seq 1 300); do kill -0 "$explorer_pid" 2>/dev/null || break; sleep 0.1; done
+if kill -0 "$explorer_pid" 2>/dev/null; then fail "agent-env up did not stop on Ctrl-C"; fi
+wait "$explorer_pid" || fail "agent-env up exited non-zero on Ctrl-C: $(cat "$work/explorer.out" "$work/explorer.err")"
+explorer_pid=""
+grep -q "Stopped." "$work/explorer.out" || fail "agent-env up did not say it stopped"
+echo "test-browser: passed"

@@ -1,0 +1,21 @@
+#!/usr/bin/env bash
+# The crates a plugin author depends on are publishable: `cargo package` packages and builds
+# agent-env-protocol, agent-env-store and agent-env-plugin-sdk as crates.io would get them (each against
+# the packaged copies of the ones before it), with their metadata inherited from the workspace. Needs cargo
+# and the crates.io index.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+msrv=$(sed -n 's/^rust-version = "\(.*\)"$/\1/p' Cargo.toml)
+cargo package --quiet --allow-dirty -p agent-env-protocol -p agent-env-store -p agent-env-plugin-sdk
+for crate in agent-env-protocol agent-env-store agent-env-plugin-sdk; do
+  listing=$(cargo package --list --allow-dirty -p "$crate")
+  for file in Cargo.toml README.md src/lib.rs; do
+    grep -qx "$file" <<<"$listing" || { echo "scripts/test-package.sh: $crate's package lacks $file" >&2; exit 1; }
+  done
+  meta=$(cargo metadata --no-deps --format-version 1 | python3 -c "import json,sys; p=[p for p in json.load(sys.stdin)['packages'] if p['name']=='$crate'][0]; print(p['rust_version'], p['license'], p['repository'], bool(p['description']))")
+  case "$meta" in
+    "$msrv Apache-2.0 https://"*" True") ;;
+    *) echo "scripts/test-package.sh: $crate's metadata is incomplete: $meta" >&2; exit 1 ;;
+  esac
+done
+echo "3 crates packaged and built: agent-env-protocol, agent-env-store, agent-env-plugin-sdk"
