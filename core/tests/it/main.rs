@@ -14,6 +14,7 @@ mod config_check;
 mod config_show;
 mod contract_compat;
 mod contract_settings;
+mod contract_tasks;
 mod plugin_add_folder;
 mod plugin_add_sources;
 mod plugin_discovery;

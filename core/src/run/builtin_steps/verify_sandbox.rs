@@ -5,6 +5,11 @@
 //! searched in each file) and `bash_cmd_succeeds` (run in its own process group, killed on cancel or
 //! timeout). Other criterion types are recorded as skipped. Aggregators: `all_pass` (default),
 //! `any_pass`, `weighted_average`.
+//!
+//! Task files written for the Python original plan and score the same here: its spellings are read
+//! beside ours (`bash_cmd` for `command`, `value` for `expected`, `score_aggregator` for `aggregator`,
+//! `shell_timeout_seconds` on the step for every command), and each result row carries the
+//! criterion's own fields (its `criterion` text, `weight`, …) as the original's rows do.
 
 use std::io::Read;
 use std::path::{Path, PathBuf};
@@ -27,6 +32,27 @@ const AGGREGATORS: [&str; 3] = ["all_pass", "any_pass", "weighted_average"];
 /// How long a `bash_cmd_succeeds` command may run when the criterion does not say.
 const DEFAULT_COMMAND_TIMEOUT_SECONDS: f64 = 300.0;
 
+/// A field under either of its names: ours first, then the original's.
+fn either<'a>(v: &'a Value, ours: &str, original: &str) -> Option<&'a Value> {
+    v.get(ours).or_else(|| v.get(original))
+}
+
+/// The command of a `bash_cmd_succeeds` criterion (`command`, or the original's `bash_cmd`).
+fn command_of(criterion: &Value) -> Option<&str> {
+    either(criterion, "command", "bash_cmd").and_then(Value::as_str)
+}
+
+/// The pattern of a `probe_file_contains` criterion (`expected`, or the original's `value`).
+fn pattern_of(criterion: &Value) -> Option<&str> {
+    either(criterion, "expected", "value").and_then(Value::as_str)
+}
+
+/// The step's aggregator (`aggregator`, or the original's `score_aggregator`).
+fn aggregator_of(step: &Map<String, Value>) -> Option<&Value> {
+    step.get("aggregator")
+        .or_else(|| step.get("score_aggregator"))
+}
+
 impl BuiltinStep for VerifySandbox {
     fn type_name(&self) -> &'static str {
         "verify_sandbox"
@@ -36,7 +62,7 @@ impl BuiltinStep for VerifySandbox {
         let mut problems = Vec::new();
         require_str(step, "sandbox_name", &mut problems);
         require_str(step, "verifier_id", &mut problems);
-        if let Some(a) = step.get("aggregator") {
+        if let Some(a) = aggregator_of(step) {
             if !a.as_str().is_some_and(|a| AGGREGATORS.contains(&a)) {
                 problems.push(format!(
                     "aggregator must be one of {}, got {a}",
@@ -55,7 +81,7 @@ impl BuiltinStep for VerifySandbox {
                     if paths_of(c).is_empty() {
                         problems.push(format!("criterion {i} ({kind}) needs 'paths'"));
                     }
-                    match c.get("expected").and_then(Value::as_str) {
+                    match pattern_of(c) {
                         Some(re) => {
                             if let Err(e) = regex::Regex::new(re) {
                                 problems.push(format!(
@@ -63,14 +89,18 @@ impl BuiltinStep for VerifySandbox {
                                 ));
                             }
                         }
-                        None => problems.push(format!("criterion {i} ({kind}) needs 'expected'")),
+                        None => problems.push(format!(
+                            "criterion {i} ({kind}) needs 'expected' (or 'value')"
+                        )),
                     }
                 }
                 "probe_file_exists" | "probe_dir_exists" if paths_of(c).is_empty() => {
                     problems.push(format!("criterion {i} ({kind}) needs 'paths'"));
                 }
-                "bash_cmd_succeeds" if !c.get("command").is_some_and(Value::is_string) => {
-                    problems.push(format!("criterion {i} ({kind}) needs 'command'"));
+                "bash_cmd_succeeds" if command_of(c).is_none() => {
+                    problems.push(format!(
+                        "criterion {i} ({kind}) needs 'command' (or 'bash_cmd')"
+                    ));
                 }
                 "" => problems.push(format!("criterion {i} needs a 'type'")),
                 _ => {}
@@ -92,6 +122,8 @@ impl BuiltinStep for VerifySandbox {
             .and_then(Value::as_array)
             .cloned()
             .unwrap_or_default();
+        // The original's step-wide limit for every command.
+        let step_timeout = step.get("shell_timeout_seconds").and_then(Value::as_f64);
         let mut rows = Vec::new();
         let mut weighed = Vec::new();
         for (index, criterion) in criteria.iter().enumerate() {
@@ -100,7 +132,7 @@ impl BuiltinStep for VerifySandbox {
             }
             let kind = criterion.get("type").and_then(Value::as_str).unwrap_or("");
             let outcome = if CRITERIA.contains(&kind) {
-                Some(evaluate(kind, criterion, &base_dir, env)?)
+                Some(evaluate(kind, criterion, step_timeout, &base_dir, env)?)
             } else {
                 None
             };
@@ -120,15 +152,18 @@ impl BuiltinStep for VerifySandbox {
                     .unwrap_or(1.0);
                 weighed.push((score, weight));
             }
-            rows.push(json!({
-                "criterion_index": index,
-                "score": score,
-                "result": result,
-                "justification": justification,
-                "skipped": skipped,
-            }));
+            // The criterion's own fields first, then the outcome (as the original merges them).
+            let mut row = criterion.as_object().cloned().unwrap_or_default();
+            row.insert("criterion_index".into(), json!(index));
+            row.insert("score".into(), json!(score));
+            row.insert("result".into(), json!(result));
+            row.insert("justification".into(), json!(justification));
+            row.insert("skipped".into(), json!(skipped));
+            rows.push(Value::Object(row));
         }
-        let aggregator = str_field(step, "aggregator").unwrap_or("all_pass");
+        let aggregator = aggregator_of(step)
+            .and_then(Value::as_str)
+            .unwrap_or("all_pass");
         let score = aggregate(aggregator, &weighed);
         let mut verification = Map::new();
         verification.insert("results".into(), Value::Array(rows));
@@ -208,6 +243,7 @@ fn resolve(base: &Path, path: &str, env: &StepEnv<'_>) -> Result<PathBuf, StepEr
 fn evaluate(
     kind: &str,
     criterion: &Value,
+    step_timeout: Option<f64>,
     base: &Path,
     env: &StepEnv<'_>,
 ) -> Result<(bool, String), StepError> {
@@ -229,10 +265,7 @@ fn evaluate(
             Ok((true, format!("every {noun} exists")))
         }
         "probe_file_contains" => {
-            let pattern = criterion
-                .get("expected")
-                .and_then(Value::as_str)
-                .unwrap_or("");
+            let pattern = pattern_of(criterion).unwrap_or("");
             let re = regex::Regex::new(pattern).map_err(|e| {
                 StepError::value(format!(
                     "'{pattern}' is not a valid regular expression: {e}"
@@ -252,13 +285,11 @@ fn evaluate(
             Ok((true, format!("every file matches '{pattern}'")))
         }
         _ => {
-            let command = criterion
-                .get("command")
-                .and_then(Value::as_str)
-                .unwrap_or("");
+            let command = command_of(criterion).unwrap_or("");
             let timeout = criterion
                 .get("timeout_seconds")
                 .and_then(Value::as_f64)
+                .or(step_timeout)
                 .unwrap_or(DEFAULT_COMMAND_TIMEOUT_SECONDS);
             run_command(command, base, timeout, env)
         }
