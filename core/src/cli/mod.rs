@@ -9,6 +9,7 @@ use clap::{Parser, Subcommand};
 use crate::environment::Environment;
 use crate::session::Session;
 
+pub mod completions;
 pub mod config;
 pub mod dynamic;
 pub mod failure;
@@ -60,6 +61,10 @@ pub enum Command {
     Run(run::RunArgs),
     /// Serve the explorer: a web UI and REST API over the stores and runs, on 127.0.0.1.
     Up(up::UpArgs),
+    /// Print a shell completion script (with the installed plugins' commands).
+    Completions(completions::CompletionsArgs),
+    /// Print the manual page of agent-env or of one of its commands (roff).
+    Man(completions::ManArgs),
 }
 
 /// Runs the CLI over this process's arguments and environment and returns the process exit code.
@@ -112,6 +117,8 @@ pub fn dispatch(cli: Cli, session: &Session, term: &Terminal) -> Exit {
         Some(Command::Store(args)) => store::run(args, verbose, session, term),
         Some(Command::Run(args)) => run::run(args, verbose, session, term),
         Some(Command::Up(args)) => up::run(args, session),
+        Some(Command::Completions(args)) => completions::completions(args, session, term),
+        Some(Command::Man(args)) => completions::man(args, session, term),
         None => {
             use clap::CommandFactory;
             let _ = Cli::command().print_help();

@@ -76,6 +76,9 @@ fn printing_commands(s: &Sandboxed) -> Vec<Vec<String>> {
         "run",
         "run hello --dry-run",
         "run hello",
+        "completions bash",
+        "man",
+        "man run",
     ]
     .iter()
     .map(|line| line.split(' ').map(str::to_string).collect())

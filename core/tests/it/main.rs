@@ -6,6 +6,7 @@
 mod support;
 
 mod cli_broken;
+mod cli_completions;
 mod cli_output;
 mod cli_plugins;
 mod cli_root_options;

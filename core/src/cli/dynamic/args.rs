@@ -7,7 +7,15 @@ use std::ffi::OsString;
 use super::tree::PluginCli;
 
 /// The core commands clap knows (agent-env's own subcommands).
-const CORE_COMMANDS: [&str; 5] = ["plugin", "config", "store", "run", "up"];
+const CORE_COMMANDS: [&str; 7] = [
+    "plugin",
+    "config",
+    "store",
+    "run",
+    "up",
+    "completions",
+    "man",
+];
 /// Root flags of the core that take no value.
 const CORE_SWITCHES: [&str; 2] = ["-v", "--verbose"];
 /// Root flags of the core that take a value (`--color never` or `--color=never`).
