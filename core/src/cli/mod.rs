@@ -20,6 +20,7 @@ pub mod run_json;
 pub mod run_view;
 pub mod store;
 pub mod style;
+pub mod task;
 pub mod terminal;
 pub mod up;
 pub mod verify;
@@ -61,6 +62,8 @@ pub enum Command {
     Run(run::RunArgs),
     /// Serve the explorer: a web UI and REST API over the stores and runs, on 127.0.0.1.
     Up(up::UpArgs),
+    /// List and show the task instances past runs recorded.
+    Task(task::TaskArgs),
     /// Print a shell completion script (with the installed plugins' commands).
     Completions(completions::CompletionsArgs),
     /// Print the manual page of agent-env or of one of its commands (roff).
@@ -117,6 +120,7 @@ pub fn dispatch(cli: Cli, session: &Session, term: &Terminal) -> Exit {
         Some(Command::Store(args)) => store::run(args, verbose, session, term),
         Some(Command::Run(args)) => run::run(args, verbose, session, term),
         Some(Command::Up(args)) => up::run(args, session),
+        Some(Command::Task(args)) => task::run(args, session, term),
         Some(Command::Completions(args)) => completions::completions(args, session, term),
         Some(Command::Man(args)) => completions::man(args, session, term),
         None => {

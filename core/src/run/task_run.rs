@@ -395,7 +395,7 @@ fn run_steps(
             }
             let success = matches!(states[i], StepState::Succeeded | StepState::Failed(false));
             let snapshot = env.with_context(|c| c.clone()).unwrap_or_default();
-            let _ = recorder.step_done(step.id(), success, &snapshot);
+            let _ = recorder.step_done(step.id(), success, took, &snapshot);
         }
     });
     states
@@ -515,15 +515,18 @@ impl<'a> Recorder<'a> {
         &self,
         step_id: &str,
         success: bool,
+        took: std::time::Duration,
         context: &TaskStepContext,
     ) -> Result<(), crate::stores::StoreError> {
         let completed = {
             let mut list = self.completed.lock().map_err(|_| {
                 crate::stores::StoreError::Internal("recorder lock poisoned".into())
             })?;
-            list.push(
-                json!({"step_id": step_id, "status": if success { "success" } else { "failure" }}),
-            );
+            list.push(json!({
+                "step_id": step_id,
+                "status": if success { "success" } else { "failure" },
+                "duration_seconds": took.as_secs_f64(),
+            }));
             list.clone()
         };
         let update = crate::stores::UpdateSpec::new()

@@ -76,6 +76,8 @@ fn printing_commands(s: &Sandboxed) -> Vec<Vec<String>> {
         "run",
         "run hello --dry-run",
         "run hello",
+        "task list",
+        "task list --json",
         "completions bash",
         "man",
         "man run",

@@ -38,3 +38,4 @@ mod store_faults_images_secrets;
 mod store_kits;
 mod store_object;
 mod store_plugin;
+mod task_instances;

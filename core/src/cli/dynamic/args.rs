@@ -7,7 +7,8 @@ use std::ffi::OsString;
 use super::tree::PluginCli;
 
 /// The core commands clap knows (agent-env's own subcommands).
-const CORE_COMMANDS: [&str; 7] = [
+const CORE_COMMANDS: [&str; 8] = [
+    "task",
     "plugin",
     "config",
     "store",

@@ -1,0 +1,324 @@
+//! `agent-env task list` and `agent-env task get-instance ID`: the task instances past runs recorded
+//! in the local store (`<state root>/document_store/local.db`), newest first, as a table or as JSON.
+
+use clap::{Args, Subcommand};
+use serde_json::{json, Map, Value};
+
+use super::{Exit, Failure, Terminal};
+use crate::run::local_stores;
+use crate::run::task_run::INSTANCES;
+use crate::session::Session;
+use crate::stores::{Document, DocumentStore, Filter, Sort};
+
+#[derive(Args)]
+pub struct TaskArgs {
+    #[command(subcommand)]
+    pub command: TaskCommand,
+}
+
+#[derive(Subcommand)]
+pub enum TaskCommand {
+    /// List the task instances past runs recorded, newest first.
+    List(ListArgs),
+    /// Show one task instance: status, scores, steps with their timings, the error.
+    GetInstance(GetArgs),
+}
+
+#[derive(Args)]
+pub struct ListArgs {
+    /// Only instances of this bundle (its name, e.g. `hello`, or the end of its folder path).
+    #[arg(long, value_name = "BUNDLE")]
+    pub bundle: Option<String>,
+    /// Only instances of this task (its name, e.g. `hello`, or its full id).
+    #[arg(long, value_name = "TASK")]
+    pub task: Option<String>,
+    /// At most this many (0: all).
+    #[arg(long, default_value_t = 20, value_name = "N")]
+    pub limit: usize,
+    /// Print JSON for a script instead of a table.
+    #[arg(long)]
+    pub json: bool,
+}
+
+#[derive(Args)]
+pub struct GetArgs {
+    /// The instance id as `run` and `task list` print it (the part after the last `/` is enough when
+    /// it is unique).
+    pub instance: String,
+    /// Print the whole instance document as JSON.
+    #[arg(long)]
+    pub json: bool,
+}
+
+pub fn run(args: TaskArgs, session: &Session, term: &Terminal) -> Exit {
+    let stores = local_stores::open(&session.paths().state_root());
+    let docs = stores.documents.as_ref();
+    match args.command {
+        TaskCommand::List(args) => list(args, docs, term),
+        TaskCommand::GetInstance(args) => get(args, docs, term),
+    }
+}
+
+/// Every instance, newest first.
+fn all_instances(docs: &dyn DocumentStore) -> Result<Vec<Document>, Failure> {
+    docs.query(
+        INSTANCES,
+        &Filter::all(),
+        Some(&Sort::by("started_at_utc", true)),
+        None,
+        0,
+    )
+    .map_err(|e| Failure::new(format!("cannot read the local store's task instances: {e}")))
+}
+
+fn text<'a>(doc: &'a Document, key: &str) -> &'a str {
+    doc.get(key).and_then(Value::as_str).unwrap_or("")
+}
+
+/// `@local/<bundle>/<task>`: the bundle part and the task's name.
+fn split_task_id(task_id: &str) -> (&str, &str) {
+    let bare = task_id.strip_prefix("@local/").unwrap_or(task_id);
+    match bare.rsplit_once('/') {
+        Some((bundle, name)) => (bundle, name),
+        None => ("", bare),
+    }
+}
+
+fn matches(doc: &Document, args: &ListArgs) -> bool {
+    let task_id = text(doc, "task_id");
+    let (bundle, name) = split_task_id(task_id);
+    let bundle_ok = args.bundle.as_deref().is_none_or(|b| {
+        let b = b.trim_end_matches('/');
+        bundle == b || bundle.ends_with(&format!("/{b}"))
+    });
+    let task_ok = args
+        .task
+        .as_deref()
+        .is_none_or(|t| name == t || task_id == t);
+    bundle_ok && task_ok
+}
+
+/// Each verifier's score, from `context.metadata.verifications`.
+fn scores(doc: &Document) -> Map<String, Value> {
+    doc.get("context")
+        .and_then(|c| c.get("metadata"))
+        .and_then(|m| m.get("verifications"))
+        .and_then(Value::as_object)
+        .map(|v| {
+            v.iter()
+                .filter_map(|(id, row)| Some((id.clone(), row.get("score")?.clone())))
+                .collect()
+        })
+        .unwrap_or_default()
+}
+
+fn scores_text(scores: &Map<String, Value>) -> String {
+    if scores.is_empty() {
+        return "-".into();
+    }
+    scores
+        .iter()
+        .map(|(id, s)| format!("{id}: {}", score_text(s)))
+        .collect::<Vec<_>>()
+        .join(", ")
+}
+
+fn score_text(score: &Value) -> String {
+    match score.as_f64() {
+        Some(f) if f.fract() == 0.0 => format!("{f:.0}"),
+        Some(f) => format!("{f}"),
+        None => score.to_string(),
+    }
+}
+
+/// The short form `run` prints last: the part after the last `/`.
+fn short_id(instance_id: &str) -> &str {
+    instance_id.rsplit('/').next().unwrap_or(instance_id)
+}
+
+fn summary(doc: &Document) -> Value {
+    json!({
+        "instance_id": text(doc, "instance_id"),
+        "task_id": text(doc, "task_id"),
+        "task_version": doc.get("task_version").cloned().unwrap_or(Value::Null),
+        "status": text(doc, "status"),
+        "scores": scores(doc),
+        "started_at_utc": text(doc, "started_at_utc"),
+        "completed_at_utc": doc.get("completed_at_utc").cloned().unwrap_or(Value::Null),
+        "run_group_id": doc.get("context").and_then(|c| c.get("metadata")).and_then(|m| m.get("run_group_id")).cloned().unwrap_or(Value::Null),
+    })
+}
+
+fn list(args: ListArgs, docs: &dyn DocumentStore, term: &Terminal) -> Exit {
+    let mut found: Vec<Document> = all_instances(docs)?
+        .into_iter()
+        .filter(|d| matches(d, &args))
+        .collect();
+    if args.limit > 0 {
+        found.truncate(args.limit);
+    }
+    if args.json {
+        let rows: Vec<Value> = found.iter().map(summary).collect();
+        term.print(&format!(
+            "{}\n",
+            pretty(&json!({"format_version": 1, "instances": rows}))
+        ));
+        return Ok(0);
+    }
+    if found.is_empty() {
+        term.print("No task instances recorded yet (or none match). Run a bundle with agent-env run NAME.\n");
+        return Ok(0);
+    }
+    let rows: Vec<[String; 5]> = found
+        .iter()
+        .map(|d| {
+            let (bundle, name) = split_task_id(text(d, "task_id"));
+            [
+                short_id(text(d, "instance_id")).to_string(),
+                text(d, "status").to_string(),
+                scores_text(&scores(d)),
+                format!(
+                    "{bundle}/{name} v{}",
+                    d.get("task_version").and_then(Value::as_i64).unwrap_or(0)
+                ),
+                text(d, "started_at_utc").to_string(),
+            ]
+        })
+        .collect();
+    let header = ["INSTANCE", "STATUS", "SCORES", "TASK", "STARTED"];
+    let mut widths = header.map(str::len);
+    for row in &rows {
+        for (w, cell) in widths.iter_mut().zip(row) {
+            *w = (*w).max(cell.chars().count());
+        }
+    }
+    let mut out = String::new();
+    for row in std::iter::once(header.map(str::to_string)).chain(rows) {
+        let cells: Vec<String> = row
+            .iter()
+            .zip(widths)
+            .map(|(c, w)| format!("{c:<w$}"))
+            .collect();
+        out.push_str(cells.join("  ").trim_end());
+        out.push('\n');
+    }
+    out.push_str("Show one with agent-env task get-instance INSTANCE.\n");
+    term.print(&out);
+    Ok(0)
+}
+
+fn get(args: GetArgs, docs: &dyn DocumentStore, term: &Terminal) -> Exit {
+    let wanted = args.instance.trim();
+    let all = all_instances(docs)?;
+    let exact: Vec<&Document> = all
+        .iter()
+        .filter(|d| text(d, "instance_id") == wanted)
+        .collect();
+    let candidates: Vec<&Document> = if exact.is_empty() {
+        all.iter()
+            .filter(|d| short_id(text(d, "instance_id")) == wanted)
+            .collect()
+    } else {
+        exact
+    };
+    let doc = match candidates.as_slice() {
+        [one] => *one,
+        [] => {
+            return Err(Failure::new(format!(
+                "no task instance '{wanted}' in the local store; agent-env task list shows the recorded ones"
+            )))
+        }
+        many => {
+            let ids: Vec<&str> = many.iter().map(|d| text(d, "instance_id")).collect();
+            return Err(Failure::new(format!(
+                "'{wanted}' names {} instances ({}); give the whole id",
+                many.len(),
+                ids.join(", ")
+            ))
+            .with_code(2));
+        }
+    };
+    if args.json {
+        term.print(&format!("{}\n", pretty(&Value::Object(doc.clone()))));
+        return Ok(0);
+    }
+    term.print(&describe(doc));
+    Ok(0)
+}
+
+/// The human view of one instance.
+fn describe(doc: &Document) -> String {
+    let mut out = String::new();
+    let mut line = |label: &str, value: String| {
+        out.push_str(&format!("{label:<11}{value}\n"));
+    };
+    line("instance:", text(doc, "instance_id").to_string());
+    line(
+        "task:",
+        format!(
+            "{} v{}",
+            text(doc, "task_id"),
+            doc.get("task_version").and_then(Value::as_i64).unwrap_or(0)
+        ),
+    );
+    line("status:", text(doc, "status").to_string());
+    line("scores:", scores_text(&scores(doc)));
+    line("started:", text(doc, "started_at_utc").to_string());
+    if let Some(done) = doc.get("completed_at_utc").and_then(Value::as_str) {
+        line("completed:", done.to_string());
+    }
+    if let Some(error) = doc.get("error").filter(|e| !e.is_null()) {
+        line(
+            "error:",
+            error
+                .as_str()
+                .map_or_else(|| error.to_string(), str::to_string),
+        );
+    }
+    let total = doc.get("total_steps").and_then(Value::as_u64).unwrap_or(0);
+    out.push_str(&format!("steps ({total}):\n"));
+    let completed = doc
+        .get("completed_steps")
+        .and_then(Value::as_array)
+        .cloned()
+        .unwrap_or_default();
+    for step in &completed {
+        let took = step
+            .get("duration_seconds")
+            .and_then(Value::as_f64)
+            .map(|s| format!(" in {s:.2}s"))
+            .unwrap_or_default();
+        out.push_str(&format!(
+            "  {} {}{took}\n",
+            step.get("step_id").and_then(Value::as_str).unwrap_or("?"),
+            step.get("status").and_then(Value::as_str).unwrap_or("?"),
+        ));
+    }
+    let failed = doc
+        .get("context")
+        .and_then(|c| c.get("metadata"))
+        .and_then(|m| m.get("failed_steps"))
+        .and_then(Value::as_array)
+        .cloned()
+        .unwrap_or_default();
+    for f in &failed {
+        out.push_str(&format!(
+            "failed step {}: {}: {}\n",
+            f.get("step_id").and_then(Value::as_str).unwrap_or("?"),
+            f.get("error_type")
+                .and_then(Value::as_str)
+                .unwrap_or("Error"),
+            f.get("error").and_then(Value::as_str).unwrap_or(""),
+        ));
+        if let Some(tb) = f.get("traceback").and_then(Value::as_str) {
+            for l in tb.lines() {
+                out.push_str(&format!("    {l}\n"));
+            }
+        }
+    }
+    out
+}
+
+fn pretty(value: &Value) -> String {
+    serde_json::to_string_pretty(value).unwrap_or_else(|e| format!("{{\"error\": \"{e}\"}}"))
+}

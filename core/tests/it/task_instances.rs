@@ -1,0 +1,108 @@
+//! `agent-env task list` and `task get-instance`: past runs' task instances read back from the local
+//! store, newest first, filtered by bundle and task, as a table or JSON; one instance with its scores,
+//! steps and timings, and the failed step's error.
+
+use serde_json::Value;
+
+use crate::support::run::Sandboxed;
+
+const FAILING: &str = r#"[{"id": "box", "type": "deploy_sandbox", "sandbox_name": "box"},
+  {"id": "boom", "type": "verify_sandbox", "sandbox_name": "elsewhere", "verifier_id": "v", "criteria": []}]"#;
+
+fn json(s: &Sandboxed, args: &[&str]) -> Value {
+    let r = s.run(args);
+    assert_eq!(r.code, 0, "{}", r.both());
+    serde_json::from_str(&r.stdout).unwrap_or_else(|e| panic!("{e}: {}", r.both()))
+}
+
+#[test]
+fn past_instances_are_listed_newest_first_and_filtered() {
+    let s = Sandboxed::new();
+    let empty = s.run(&["task", "list"]);
+    assert_eq!(empty.code, 0, "{}", empty.both());
+    assert!(
+        empty.stdout.starts_with("No task instances recorded yet"),
+        "{}",
+        empty.stdout
+    );
+
+    assert_eq!(s.run(&["run", "hello"]).code, 0);
+    s.write("broken/tasks/fails.json", FAILING);
+    assert_eq!(s.run(&["run", "./broken"]).code, 1);
+    assert_eq!(s.run(&["run", "hello"]).code, 0);
+
+    let all = json(&s, &["task", "list", "--json"]);
+    assert_eq!(all["format_version"], 1);
+    let rows = all["instances"].as_array().unwrap();
+    assert_eq!(rows.len(), 3, "{all}");
+    let statuses: Vec<&str> = rows.iter().map(|r| r["status"].as_str().unwrap()).collect();
+    assert_eq!(
+        statuses,
+        ["completed", "failed", "completed"],
+        "newest first: {all}"
+    );
+    assert_eq!(rows[0]["scores"]["hello"], 1.0);
+    assert_eq!(rows[0]["task_id"], "@local/agentenv-framework/hello/hello");
+    assert_eq!(rows[0]["task_version"], 1);
+
+    let hello = json(&s, &["task", "list", "--bundle", "hello", "--json"]);
+    assert_eq!(hello["instances"].as_array().unwrap().len(), 2, "{hello}");
+    let fails = json(&s, &["task", "list", "--task", "fails", "--json"]);
+    assert_eq!(fails["instances"].as_array().unwrap().len(), 1, "{fails}");
+    assert_eq!(fails["instances"][0]["status"], "failed");
+    let one = json(&s, &["task", "list", "--limit", "1", "--json"]);
+    assert_eq!(one["instances"].as_array().unwrap().len(), 1);
+
+    let table = s.run(&["task", "list"]);
+    let lines: Vec<&str> = table.stdout.lines().collect();
+    assert!(lines[0].starts_with("INSTANCE"), "{}", table.stdout);
+    assert!(
+        lines[1].contains("completed") && lines[1].contains("hello: 1"),
+        "{}",
+        table.stdout
+    );
+    assert!(lines[2].contains("failed"), "{}", table.stdout);
+}
+
+#[test]
+fn one_instance_shows_its_steps_timings_and_failure() {
+    let s = Sandboxed::new();
+    s.write("broken/tasks/fails.json", FAILING);
+    assert_eq!(s.run(&["run", "./broken"]).code, 1);
+    let listed = json(&s, &["task", "list", "--json"]);
+    let full_id = listed["instances"][0]["instance_id"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    let short = full_id.rsplit('/').next().unwrap().to_string();
+
+    let r = s.run(&["task", "get-instance", &short]);
+    assert_eq!(r.code, 0, "{}", r.both());
+    assert!(
+        r.stdout.contains(&format!("instance:  {full_id}\n")),
+        "{}",
+        r.stdout
+    );
+    assert!(r.stdout.contains("status:    failed\n"), "{}", r.stdout);
+    assert!(r.stdout.contains("\n  box success in "), "{}", r.stdout);
+    assert!(
+        r.stdout
+            .contains("failed step boom: ValueError: sandbox 'elsewhere' is not deployed"),
+        "{}",
+        r.stdout
+    );
+
+    let doc = json(&s, &["task", "get-instance", &full_id, "--json"]);
+    assert_eq!(doc["instance_id"], full_id.as_str());
+    let first = &doc["completed_steps"][0];
+    assert_eq!(first["step_id"], "box");
+    assert!(first["duration_seconds"].as_f64().is_some(), "{doc}");
+
+    let missing = s.run(&["task", "get-instance", "nope-12345678"]);
+    assert_eq!(missing.code, 1, "{}", missing.both());
+    assert!(
+        missing.stderr.contains("no task instance 'nope-12345678' in the local store; agent-env task list shows the recorded ones"),
+        "{}",
+        missing.stderr
+    );
+}
