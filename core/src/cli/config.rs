@@ -83,7 +83,8 @@ pub fn run(args: ConfigArgs, _verbose: bool, session: &Session, term: &Terminal)
             } else {
                 term.print(&show::render_text(&report));
             }
-            Ok(0)
+            // A config file that cannot be read is an error, said once (in the output above).
+            Ok(if doc.error.is_some() { 1 } else { 0 })
         }
         ConfigCommand::Explain { path, json } => {
             let answer = explain::explain(

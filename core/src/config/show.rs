@@ -285,10 +285,23 @@ pub fn render_text(report: &ShowReport) -> String {
         return block.out;
     }
     block.out.push('\n');
+    // A file that cannot be read fails every section with the same error: it is said once, above.
+    let once = |error: &Option<String>| match (error, &report.error) {
+        (Some(e), Some(file)) if e == file => {
+            Some("(unresolved) see the config error above".to_string())
+        }
+        _ => None,
+    };
     for section in &report.sections {
-        render_section(&mut block, section);
+        match once(&section.error) {
+            Some(line) => block.first(section.name, &line),
+            None => render_section(&mut block, section),
+        }
     }
-    render_plugins(&mut block, &report.plugins);
+    match once(&report.plugins.error) {
+        Some(line) => block.first("plugins", &line),
+        None => render_plugins(&mut block, &report.plugins),
+    }
     block.out
 }
 

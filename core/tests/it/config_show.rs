@@ -312,7 +312,7 @@ fn an_unknown_object_store_alias_is_unresolved_with_the_reference_message() {
 fn scenario_13_a_missing_agent_env_config_prints_only_the_config_block() {
     let p = Project::new("");
     let (code, out, _) = p.run_with(&[("AGENT_ENV_CONFIG", "/nope.toml")], &["config", "show"]);
-    assert_eq!(code, 0);
+    assert_eq!(code, 1);
     assert_eq!(
         out,
         "config:         (none)
@@ -320,10 +320,12 @@ fn scenario_13_a_missing_agent_env_config_prints_only_the_config_block() {
                 (error) AGENT_ENV_CONFIG='/nope.toml' does not point to an existing file
 "
     );
-    let json = p.json(
+    let (code, out, _) = p.run_with(
         &[("AGENT_ENV_CONFIG", "/nope.toml")],
         &["config", "show", "--json"],
     );
+    assert_eq!(code, 1, "{out}");
+    let json: serde_json::Value = serde_json::from_str(&out).unwrap();
     assert_eq!(json["config_source"], "error");
     assert_eq!(json["config_path"], serde_json::Value::Null);
     assert_eq!(json["sections"], serde_json::json!([]));
@@ -371,7 +373,8 @@ fn no_file_anywhere_walks_to_the_root() {
 fn malformed_toml_fails_every_section_with_line_and_column() {
     let p = Project::new("[model]\nbase_url = \"x\"\nbroken = \n");
     let (code, out, _) = p.run(&["config", "show"]);
-    assert_eq!(code, 0);
+    // The file's error is said once and is the command's failure.
+    assert_eq!(code, 1, "{out}");
     let prefix = format!("Malformed config.toml at {}: ", p.config_path().display());
     assert!(
         out.contains(&format!("                (error) {prefix}")),
@@ -380,10 +383,11 @@ fn malformed_toml_fails_every_section_with_line_and_column() {
     assert!(out.contains("(at line 3, column"), "{out}");
     for label in ["document", "model", "explorer"] {
         assert!(
-            section_line(&out, label).contains(&format!("(unresolved) {prefix}")),
+            section_line(&out, label).ends_with("(unresolved) see the config error above"),
             "{out}"
         );
     }
+    assert_eq!(out.matches(&prefix).count(), 1, "{out}");
 }
 
 #[test]
