@@ -63,7 +63,27 @@ pub struct Diagnosis {
     pub failure: Option<FailureSummary>,
 }
 
+/// The warning for a plugin that wrote `count` lines to stdout that are not protocol messages, the
+/// first being `first`: what every command that started it says once.
+pub fn noise_warning(package: &str, count: u64, first: &str) -> String {
+    format!(
+        "plugin {package} wrote {count} line(s) to stdout that are not protocol messages (first: '{first}'); \
+         stdout is the protocol's, so write logs to stderr; `agent-env plugin show {package}` lists them"
+    )
+}
+
 impl Diagnosis {
+    /// [`noise_warning`] for this process, when it wrote noise.
+    pub fn noise(&self) -> Option<String> {
+        (self.noise_lines > 0).then(|| {
+            noise_warning(
+                &self.package,
+                self.noise_lines,
+                self.noise_samples.first().map(String::as_str).unwrap_or(""),
+            )
+        })
+    }
+
     /// Lines for humans, as `plugin show` prints them.
     pub fn render(&self) -> String {
         let mut out = String::new();

@@ -40,7 +40,7 @@ pub mod verify;
 pub use config::{
     HostConfig, HostConfigError, CALL_TIMEOUT_VAR, HANDSHAKE_TIMEOUT_VAR, START_TIMEOUT_VAR,
 };
-pub use diagnosis::{Diagnosis, FailureSummary};
+pub use diagnosis::{noise_warning, Diagnosis, FailureSummary};
 pub use error::{FailureContext, HostError};
 pub use exit::{signal_name, Ended};
 pub use pool::{stop_together, PluginHost};

@@ -16,11 +16,7 @@ pub fn warnings(registry: &Registry) -> Vec<String> {
             let name = &registry.discovery.plugins.get(*index)?.manifest.name;
             let d = &probe.diagnosis;
             let first = d.noise_lines.first().map(String::as_str).unwrap_or("");
-            Some(format!(
-                "plugin {name} wrote {} line(s) to stdout that are not protocol messages (first: '{first}'); \
-                 stdout is the protocol's, so write logs to stderr; `agent-env plugin show {name}` lists them",
-                d.noise_count
-            ))
+            Some(agent_env_host::noise_warning(name, d.noise_count, first))
         })
         .collect()
 }

@@ -120,7 +120,7 @@ pub fn run_bundle_observed(
     let plugins = start_plugin_steps(&parsed, &plan, &stores, session, observer.clone())?;
     let plugins = match plugins {
         Some(p) if request.dry_run => {
-            p.shutdown();
+            warn_noise(&p.shutdown(), out);
             None
         }
         other => other,
@@ -146,9 +146,16 @@ pub fn run_bundle_observed(
         None => execute(&parsed, tree, &plan, &stores, &NoPlugins, &options, out),
     };
     if let Some(p) = plugins {
-        p.shutdown();
+        warn_noise(&p.shutdown(), out);
     }
     status
+}
+
+/// The noise warnings of the run's plugins, one per plugin, on the diagnostics stream.
+fn warn_noise(warnings: &[String], out: &dyn Output) {
+    for warning in warnings {
+        out.note(&format!("Warning: {warning}"));
+    }
 }
 
 /// Starts the plugins the plan's plugin steps need and preflights each step; `None` when no step

@@ -221,9 +221,14 @@ impl PluginSteps {
         Ok(())
     }
 
-    /// Stops every plugin process (shutdown, then signals), in parallel.
-    pub fn shutdown(&self) {
-        self.host.shutdown_all();
+    /// Stops every plugin process (shutdown, then signals), in parallel; returns one warning per
+    /// plugin that wrote lines to stdout that are not protocol messages.
+    pub fn shutdown(&self) -> Vec<String> {
+        self.host
+            .shutdown_all()
+            .iter()
+            .filter_map(|d| d.noise())
+            .collect()
     }
 }
 

@@ -255,3 +255,53 @@ fn a_plugin_that_cannot_start_is_reported_with_its_whole_stderr() {
     }
     assert!(!s.local_db().exists(), "a refused run wrote documents");
 }
+
+/// A wire-level step plugin that writes a stray line to stdout before its handshake, then answers
+/// every request with an empty step result.
+fn install_noisy_step(s: &Sandboxed) {
+    let noisy = s.script(
+        "noisy-step.sh",
+        r#"#!/bin/sh
+echo "debug: a stray print"
+IFS= read -r line
+printf '%s\n' '{"jsonrpc":"2.0","id":1,"result":{"protocol":1,"plugin":{"name":"agentenv-noisy","version":"1"},"contributions":[{"group":"task_steps","name":"noisy_step","type":"noisy_step","class":"NoisyStep","methods":["from_dict"]}]}}'
+while IFS= read -r line; do
+  rest=${line#*\"id\":}
+  id=${rest%%[!0-9]*}
+  [ -n "$id" ] && printf '{"jsonrpc":"2.0","id":%s,"result":{"metadata":{}}}\n' "$id"
+done
+"#,
+    );
+    s.install_manifest(
+        "noisy",
+        &format!(
+            "[plugin]\nname = \"agentenv-noisy\"\nversion = \"1\"\nexec = [\"/bin/sh\", \"{}\"]\nprotocol = [1, 1]\n\n[provides.task_steps]\nnoisy_step = \"NoisyStep\"\n",
+            noisy.display()
+        ),
+    );
+    s.write(
+        "noisy/tasks/t.json",
+        r#"[{"id": "n", "type": "noisy_step"}]"#,
+    );
+}
+
+#[test]
+fn a_plugin_that_writes_noise_to_stdout_is_warned_about_once_per_run() {
+    let s = Sandboxed::new();
+    install_noisy_step(&s);
+    for args in [
+        &["run", "./noisy"][..],
+        &["run", "--dry-run", "./noisy"][..],
+    ] {
+        let r = s.run(args);
+        assert_eq!(r.code, 0, "{}", r.both());
+        let warning = "Warning: plugin agentenv-noisy wrote 1 line(s) to stdout that are not protocol messages (first: 'debug: a stray print')";
+        assert_eq!(
+            r.stderr.matches(warning).count(),
+            1,
+            "{args:?}: {}",
+            r.both()
+        );
+        assert!(!r.stdout.contains("a stray print"), "{}", r.stdout);
+    }
+}
