@@ -25,6 +25,7 @@ pub fn run() -> Result<(), String> {
         argv: vec![exe.display().to_string()],
         settings: Map::new(),
         command_mode: false,
+        env: Vec::new(),
     };
     let config = HostConfig::new(agent_env::VERSION);
     println!("fixture: {}", exe.display());

@@ -116,6 +116,7 @@ fn through_the_pipe(dir: &Path, tarball: &Path) -> Result<(), String> {
         argv: vec![exe.display().to_string()],
         settings: Map::new(),
         command_mode: false,
+        env: Vec::new(),
     };
     let plugin = PluginProcess::start(
         spec,

@@ -26,6 +26,7 @@
 mod config;
 mod descendants;
 mod diagnosis;
+pub mod env_policy;
 mod error;
 mod exit;
 mod handler;

@@ -105,7 +105,10 @@ pub fn launch(
     timeout: Duration,
 ) -> Result<Launched, LaunchError> {
     let mut cmd = Command::new(executable);
+    // Only what the environment policy lets through, then the protocol's own variables.
     cmd.args(spec.argv.iter().skip(1))
+        .env_clear()
+        .envs(crate::env_policy::child_env(std::env::vars_os(), &spec.env))
         .env(COOKIE_VAR, COOKIE_VALUE)
         .env(PROTOCOL_VERSIONS_VAR, ProtocolRange::ours().to_env())
         .env(HOST_VERSION_VAR, host_version)

@@ -21,6 +21,9 @@ pub struct SpawnSpec {
     /// Command mode: the child gets agent-env's stdin, stdout and stderr, and the protocol runs over
     /// fds 3 and 4 (`docs/protocol.md` §4.5).
     pub command_mode: bool,
+    /// The variables its manifest asks for beyond the default pass-through list (`[plugin] env`;
+    /// see [`crate::env_policy`]).
+    pub env: Vec<String>,
 }
 
 impl SpawnSpec {
@@ -33,6 +36,7 @@ impl SpawnSpec {
             argv: manifest.resolved_exec(),
             settings,
             command_mode: false,
+            env: manifest.env.clone(),
         }
     }
 

@@ -30,6 +30,9 @@ pub struct Manifest {
     pub requires: Vec<Requirement>,
     /// The plugin's one-line description, if it gives one.
     pub description: Option<String>,
+    /// Environment variables the plugin needs beyond the default pass-through list: names, or
+    /// prefixes ending in `*` (`AWS_*`). Anything else in agent-env's environment is withheld.
+    pub env: Vec<String>,
     /// group → name → entry, for the ten contribution groups.
     pub provides: BTreeMap<String, BTreeMap<String, ProvidedEntry>>,
     /// class → store kind, from `[provides.stores]`.
@@ -107,6 +110,8 @@ struct RawPlugin {
     requires: BTreeMap<String, toml::Spanned<String>>,
     #[serde(default)]
     description: Option<String>,
+    #[serde(default)]
+    env: Option<toml::Spanned<Vec<String>>>,
 }
 
 #[derive(Deserialize)]
@@ -284,6 +289,22 @@ impl Manifest {
                 req,
             });
         }
+        let mut env = Vec::new();
+        if let Some(names) = plugin.env {
+            let span = names.span();
+            for name in names.into_inner() {
+                if !is_env_pattern(&name) {
+                    return Err(err_at(
+                        Some(span),
+                        Some("plugin.env"),
+                        format!(
+                            "plugin.env holds '{name}'; write variable names (letters, digits and _) or prefixes ending in *, e.g. [\"OPENAI_API_KEY\", \"AWS_*\"]"
+                        ),
+                    ));
+                }
+                env.push(name);
+            }
+        }
         let mut provides = BTreeMap::new();
         let mut stores = BTreeMap::new();
         if let Some(p) = raw.provides {
@@ -329,6 +350,7 @@ impl Manifest {
             protocol,
             requires,
             description: plugin.description,
+            env,
             provides,
             stores,
         })
@@ -414,6 +436,12 @@ fn guess_key(message: &str) -> Option<String> {
     let start = message.find('\'')? + 1;
     let end = start + message[start..].find('\'')?;
     Some(message[start..end].to_string())
+}
+
+/// A variable name (`OPENAI_API_KEY`) or a prefix ending in `*` (`AWS_*`).
+fn is_env_pattern(text: &str) -> bool {
+    let name = text.strip_suffix('*').unwrap_or(text);
+    !name.is_empty() && name.chars().all(|c| c.is_ascii_alphanumeric() || c == '_')
 }
 
 #[cfg(test)]

@@ -39,6 +39,7 @@ fn spec_of(launch: &Launch) -> SpawnSpec {
         argv: launch.argv.clone(),
         settings: launch.settings.clone(),
         command_mode: false,
+        env: launch.env.clone(),
     }
 }
 

@@ -19,6 +19,8 @@ pub struct Launch {
     pub manifest_path: PathBuf,
     /// The plugin's `[plugins.<package>]` table, references resolved, sent in `initialize`.
     pub settings: serde_json::Map<String, serde_json::Value>,
+    /// The environment variables its manifest asks for (`[plugin] env`).
+    pub env: Vec<String>,
 }
 
 /// Why a plugin did not load: a stable code (the host's, e.g. `spawn-failed`, `handshake-timeout`,

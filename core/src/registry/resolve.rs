@@ -184,6 +184,7 @@ pub fn launch_of(manifest: &agent_env_protocol::manifest::Manifest) -> Launch {
         argv: manifest.resolved_exec(),
         manifest_path: manifest.path.clone(),
         settings: serde_json::Map::new(),
+        env: manifest.env.clone(),
     }
 }
 

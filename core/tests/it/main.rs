@@ -19,6 +19,7 @@ mod contract_tasks;
 mod plugin_add_folder;
 mod plugin_add_sources;
 mod plugin_discovery;
+mod plugin_env;
 mod plugin_load;
 mod plugin_remove_blockers;
 mod plugin_verify;

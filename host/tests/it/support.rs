@@ -24,6 +24,7 @@ pub fn spec(name: &str, package: &str) -> SpawnSpec {
         argv: vec![exe.display().to_string()],
         settings: Map::new(),
         command_mode: false,
+        env: Vec::new(),
     }
 }
 

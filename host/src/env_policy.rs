@@ -1,0 +1,183 @@
+//! Which of agent-env's environment variables a plugin child gets.
+//!
+//! A plugin is trusted code the user installed, but it need not see every secret the user's shell
+//! holds (`OPENAI_API_KEY`, `AWS_SECRET_ACCESS_KEY`, `GITHUB_TOKEN`…). A child gets:
+//!
+//! - the variables a program needs to run on this machine ([`PASS_THROUGH`]: `PATH`, `HOME`, the
+//!   locale, temp and XDG folders, proxies and CA bundles, the Python, Go and Rust toolchain
+//!   variables) and every `AGENT_ENV_*` variable;
+//! - what its manifest asks for (`[plugin] env = ["OPENAI_API_KEY", "AWS_*"]`);
+//! - what the user adds for every plugin with `AGENT_ENV_PLUGIN_ENV` (a comma-separated list of names
+//!   or prefixes ending in `*`);
+//! - the protocol's own variables, set by the spawner.
+//!
+//! Secrets a plugin needs are better passed as settings (`[plugins.<package>]` with `env:` or
+//! `secret:` references), which name exactly one value.
+
+use std::ffi::{OsStr, OsString};
+
+/// What every plugin gets (exact names); `LC_*`, `XDG_*` and `AGENT_ENV_*` are matched as prefixes.
+pub const PASS_THROUGH: &[&str] = &[
+    "PATH",
+    "HOME",
+    "USER",
+    "LOGNAME",
+    "SHELL",
+    "LANG",
+    "LANGUAGE",
+    "TZ",
+    "TERM",
+    "COLORTERM",
+    "NO_COLOR",
+    "TMPDIR",
+    "LD_LIBRARY_PATH",
+    "SSL_CERT_FILE",
+    "SSL_CERT_DIR",
+    "REQUESTS_CA_BUNDLE",
+    "CURL_CA_BUNDLE",
+    "NODE_EXTRA_CA_CERTS",
+    "HTTP_PROXY",
+    "HTTPS_PROXY",
+    "NO_PROXY",
+    "ALL_PROXY",
+    "http_proxy",
+    "https_proxy",
+    "no_proxy",
+    "all_proxy",
+    "PYTHONPATH",
+    "PYTHONHOME",
+    "PYTHONUNBUFFERED",
+    "PYTHONDONTWRITEBYTECODE",
+    "VIRTUAL_ENV",
+    "CONDA_PREFIX",
+    "GOPATH",
+    "GOROOT",
+    "GOCACHE",
+    "GOMODCACHE",
+    "GOFLAGS",
+    "CARGO_HOME",
+    "RUSTUP_HOME",
+    "RUST_BACKTRACE",
+    "RUST_LOG",
+    "DOCKER_HOST",
+    "DOCKER_CONFIG",
+    "DISPLAY",
+    "WAYLAND_DISPLAY",
+];
+
+/// Prefixes every plugin gets.
+pub const PASS_THROUGH_PREFIXES: &[&str] = &["LC_", "XDG_", "AGENT_ENV_"];
+
+/// The variable with which a user lets every plugin see more of the environment.
+pub const EXTRA_VAR: &str = "AGENT_ENV_PLUGIN_ENV";
+
+/// A name or a prefix ending in `*`, as a manifest's `env` or [`EXTRA_VAR`] gives it.
+fn matches_pattern(name: &str, pattern: &str) -> bool {
+    match pattern.strip_suffix('*') {
+        Some(prefix) => name.starts_with(prefix),
+        None => name == pattern,
+    }
+}
+
+/// Whether a child declared with `declared` (its manifest's `env`) and the user's `extra` patterns
+/// gets the variable `name`.
+pub fn allowed(name: &str, declared: &[String], extra: &[String]) -> bool {
+    PASS_THROUGH.contains(&name)
+        || PASS_THROUGH_PREFIXES.iter().any(|p| name.starts_with(p))
+        || declared
+            .iter()
+            .chain(extra)
+            .any(|p| matches_pattern(name, p.trim()))
+}
+
+/// The patterns of [`EXTRA_VAR`]'s value.
+pub fn extra_patterns(value: Option<&OsStr>) -> Vec<String> {
+    value
+        .and_then(OsStr::to_str)
+        .map(|v| {
+            v.split(',')
+                .map(str::trim)
+                .filter(|p| !p.is_empty())
+                .map(str::to_string)
+                .collect()
+        })
+        .unwrap_or_default()
+}
+
+/// The environment a child gets from `parent` (agent-env's own).
+pub fn child_env(
+    parent: impl IntoIterator<Item = (OsString, OsString)>,
+    declared: &[String],
+) -> Vec<(OsString, OsString)> {
+    let parent: Vec<(OsString, OsString)> = parent.into_iter().collect();
+    let extra = extra_patterns(
+        parent
+            .iter()
+            .find(|(k, _)| k == EXTRA_VAR)
+            .map(|(_, v)| v.as_os_str()),
+    );
+    parent
+        .into_iter()
+        .filter(|(k, _)| k.to_str().is_some_and(|k| allowed(k, declared, &extra)))
+        .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn vars(pairs: &[(&str, &str)]) -> Vec<(OsString, OsString)> {
+        pairs
+            .iter()
+            .map(|(k, v)| (OsString::from(k), OsString::from(v)))
+            .collect()
+    }
+
+    fn names(env: &[(OsString, OsString)]) -> Vec<String> {
+        env.iter()
+            .map(|(k, _)| k.to_string_lossy().into_owned())
+            .collect()
+    }
+
+    #[test]
+    fn secrets_are_withheld_unless_declared_or_added() {
+        let parent = vars(&[
+            ("PATH", "/bin"),
+            ("HOME", "/h"),
+            ("LC_ALL", "C"),
+            ("XDG_STATE_HOME", "/s"),
+            ("AGENT_ENV_PLUGIN_DIR", "/p"),
+            ("OPENAI_API_KEY", "sk"),
+            ("AWS_SECRET_ACCESS_KEY", "a"),
+            ("AWS_REGION", "eu"),
+            ("GITHUB_TOKEN", "g"),
+        ]);
+        assert_eq!(
+            names(&child_env(parent.clone(), &[])),
+            [
+                "PATH",
+                "HOME",
+                "LC_ALL",
+                "XDG_STATE_HOME",
+                "AGENT_ENV_PLUGIN_DIR"
+            ]
+        );
+        let declared = vec!["OPENAI_API_KEY".to_string(), "AWS_*".to_string()];
+        assert_eq!(
+            names(&child_env(parent.clone(), &declared))[5..],
+            ["OPENAI_API_KEY", "AWS_SECRET_ACCESS_KEY", "AWS_REGION"]
+        );
+        let mut with_extra = parent;
+        with_extra.push(("AGENT_ENV_PLUGIN_ENV".into(), " GITHUB_TOKEN , ".into()));
+        let env = names(&child_env(with_extra, &[]));
+        assert!(env.contains(&"GITHUB_TOKEN".to_string()), "{env:?}");
+        assert!(!env.contains(&"OPENAI_API_KEY".to_string()), "{env:?}");
+    }
+
+    #[test]
+    fn a_prefix_pattern_needs_its_star() {
+        assert!(matches_pattern("AWS_REGION", "AWS_*"));
+        assert!(!matches_pattern("AWS_REGION", "AWS_"));
+        assert!(matches_pattern("AWS_", "AWS_*"));
+    }
+}
