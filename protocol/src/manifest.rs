@@ -141,21 +141,94 @@ struct RawProvides {
     stores: BTreeMap<String, toml::Spanned<String>>,
 }
 
-#[derive(Deserialize)]
-#[serde(untagged)]
 enum RawEntry {
     Class(String),
     Table {
         class: String,
-        #[serde(default)]
         description: Option<String>,
-        #[serde(default)]
         value: Option<String>,
-        #[serde(default)]
         always: bool,
-        #[serde(default)]
         fail_task_on_error: Option<bool>,
     },
+}
+
+/// The keys an entry table takes.
+const ENTRY_KEYS: &str = "class, description, value, always, fail_task_on_error";
+
+/// What a TOML value is, for messages: `the integer 5`.
+fn describe_toml(value: &toml::Value) -> String {
+    let shown = value.to_string();
+    let shown = if shown.len() > 40 {
+        format!(
+            "{}…",
+            &shown[..shown.char_indices().nth(40).map_or(shown.len(), |(i, _)| i)]
+        )
+    } else {
+        shown
+    };
+    format!("{} {shown}", value.type_str())
+}
+
+impl<'de> Deserialize<'de> for RawEntry {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        use serde::de::Error;
+        let value = toml::Value::deserialize(d)?;
+        let mut table = match value {
+            toml::Value::String(class) => return Ok(RawEntry::Class(class)),
+            toml::Value::Table(t) => t,
+            other => {
+                return Err(D::Error::custom(format!(
+                    "an entry is \"ClassLabel\" or {{ class = \"ClassLabel\", description = \"…\" }}, not the {}",
+                    describe_toml(&other)
+                )))
+            }
+        };
+        let text =
+            |table: &mut toml::map::Map<String, toml::Value>, key: &str| match table.remove(key) {
+                None => Ok(None),
+                Some(toml::Value::String(s)) => Ok(Some(s)),
+                Some(other) => Err(D::Error::custom(format!(
+                    "an entry's {key} is a string, not the {}",
+                    describe_toml(&other)
+                ))),
+            };
+        let flag =
+            |table: &mut toml::map::Map<String, toml::Value>, key: &str| match table.remove(key) {
+                None => Ok(None),
+                Some(toml::Value::Boolean(b)) => Ok(Some(b)),
+                Some(other) => Err(D::Error::custom(format!(
+                    "an entry's {key} is true or false, not the {}",
+                    describe_toml(&other)
+                ))),
+            };
+        let class = text(&mut table, "class")?.ok_or_else(|| {
+            let others: Vec<&str> = table.keys().map(String::as_str).collect();
+            D::Error::custom(if others.is_empty() {
+                "an entry table needs class = \"ClassLabel\"".to_string()
+            } else {
+                format!(
+                    "an entry table needs class = \"ClassLabel\" (it has {}; an entry takes {ENTRY_KEYS})",
+                    others.join(", ")
+                )
+            })
+        })?;
+        let description = text(&mut table, "description")?;
+        let value = text(&mut table, "value")?;
+        let always = flag(&mut table, "always")?.unwrap_or(false);
+        let fail_task_on_error = flag(&mut table, "fail_task_on_error")?;
+        if let Some(unknown) = table.keys().next() {
+            return Err(D::Error::custom(format!(
+                "an entry has no key '{unknown}'; it takes {ENTRY_KEYS}"
+            )));
+        }
+        Ok(RawEntry::Table {
+            class,
+            description,
+            value,
+            always,
+            fail_task_on_error,
+        })
+    }
 }
 
 impl From<RawEntry> for ProvidedEntry {
@@ -531,5 +604,25 @@ ContentAddressedObjectStore = "object"
         let e = Manifest::parse(Path::new("m.toml"), &text).unwrap_err();
         assert_eq!(e.key.as_deref(), Some("plugin.requires.agentenv-framework"));
         assert_eq!(e.line, Some(7));
+    }
+
+    #[test]
+    fn a_bad_provides_entry_says_what_to_write_instead() {
+        let cases = [
+            ("5", "an entry is \"ClassLabel\" or { class = \"ClassLabel\", description = \"…\" }, not the integer 5"),
+            ("{ clas = \"X\" }", "an entry table needs class = \"ClassLabel\" (it has clas; an entry takes class, description, value, always, fail_task_on_error)"),
+            ("{ class = \"X\", always = \"yes\" }", "an entry's always is true or false, not the string \"yes\""),
+            ("{ class = \"X\", colour = \"red\" }", "an entry has no key 'colour'; it takes class, description"),
+        ];
+        for (entry, want) in cases {
+            let text = format!(
+                "[plugin]\nname = \"x\"\nversion = \"1\"\nexec = [\"x\"]\nprotocol = [1, 1]\n[provides.task_steps]\nmy_step = {entry}\n"
+            );
+            let err = Manifest::parse(Path::new("/p/agent-env-plugin.toml"), &text)
+                .unwrap_err()
+                .to_string();
+            assert!(err.contains(want), "{entry}: {err}");
+            assert!(!err.contains("untagged"), "{err}");
+        }
     }
 }

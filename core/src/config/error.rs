@@ -59,8 +59,12 @@ pub enum ConfigError {
     #[error("impl must be 'module.path:ClassName', got '{value}'")]
     BadImplForm { value: String },
 
-    #[error("Store section is missing an 'impl' dotted path: {section}")]
-    StoreMissingImpl { section: String },
+    #[error("[{table}]: Store section is missing an 'impl' dotted path: {section}; write impl = \"{builtin}\" for the built-in store, or \"<package>:<Class>\" for a plugin's")]
+    StoreMissingImpl {
+        table: String,
+        section: String,
+        builtin: &'static str,
+    },
 
     #[error("Unknown {var}='{value}': expected 'local', or a [stores.{kind}] table for a hosted backend (and unset {var}, which overrides it)")]
     UnknownStoreAlias {

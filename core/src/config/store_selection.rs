@@ -214,7 +214,9 @@ fn from_table(section: &AliasedSection, table: &Table) -> Result<Resolved, Confi
         Some(Value::String(s)) if !s.trim().is_empty() => s.trim().to_string(),
         _ => {
             return Err(ConfigError::StoreMissingImpl {
+                table: section.toml_path.join("."),
                 section: py_repr_table(&super::mask::mask_store_table(section.name, table)),
+                builtin: section.local_class(),
             })
         }
     };
@@ -422,7 +424,7 @@ mod tests {
             selection_with(&d, "object", None, Path::new(ROOT))
                 .unwrap_err()
                 .to_string(),
-            "Store section is missing an 'impl' dotted path: {'config': {'root': '/x'}}"
+            "[stores.object]: Store section is missing an 'impl' dotted path: {'config': {'root': '/x'}}; write impl = \"LocalFilesystemObjectStore\" for the built-in store, or \"<package>:<Class>\" for a plugin's"
         );
         let d = doc("[stores.object]\nimpl = 'pkg:Cas'\nextra = 1\n");
         let s = selection_with(&d, "object", None, Path::new(ROOT)).unwrap();

@@ -106,6 +106,15 @@ pub enum Target {
     Plugin { package: String, class: String },
 }
 
+/// The original's sentence for an impl that is not `module:Class`, with the table it is in and what to
+/// write instead.
+fn bad_impl_form(kind: StoreKind, impl_name: &str) -> StoreError {
+    StoreError::Config(format!(
+        "[stores.{kind}] impl must be 'module.path:ClassName', got '{impl_name}'; write impl = \"{}\" for the built-in store, or \"<package>:<Class>\" for a plugin's",
+        builtin_impl(kind).rsplit(':').next().unwrap_or_default()
+    ))
+}
+
 /// Classifies an impl for a kind: built-in (bare class, or under the original's `agent_env…` modules) or
 /// `<package>:<Class>` of a plugin.
 pub fn classify(kind: StoreKind, impl_name: &str) -> StoreResult<Target> {
@@ -117,15 +126,9 @@ pub fn classify(kind: StoreKind, impl_name: &str) -> StoreResult<Target> {
     let builtin = builtin_kind(class);
     let target = match (module, builtin) {
         (None, Some(k)) => Target::Builtin(k),
-        (None, None) => {
-            return Err(StoreError::Config(format!(
-                "impl must be 'module.path:ClassName', got '{impl_name}'"
-            )))
-        }
+        (None, None) => return Err(bad_impl_form(kind, impl_name)),
         (Some(m), _) if m.is_empty() || class.is_empty() => {
-            return Err(StoreError::Config(format!(
-                "impl must be 'module.path:ClassName', got '{impl_name}'"
-            )))
+            return Err(bad_impl_form(kind, impl_name))
         }
         (Some(m), Some(k)) if is_core_module(m) => Target::Builtin(k),
         (Some(m), None) if is_core_module(m) => {
@@ -251,7 +254,7 @@ mod tests {
             classify(StoreKind::Object, "bogus")
                 .unwrap_err()
                 .to_string(),
-            "impl must be 'module.path:ClassName', got 'bogus'"
+            "[stores.object] impl must be 'module.path:ClassName', got 'bogus'; write impl = \"LocalFilesystemObjectStore\" for the built-in store, or \"<package>:<Class>\" for a plugin's"
         );
         assert_eq!(
             classify(StoreKind::Object, "LocalSecretStore")

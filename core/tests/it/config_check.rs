@@ -152,9 +152,9 @@ x = "env:NOPE"
     assert_eq!(
         messages(&json),
         [
-            "Store section is missing an 'impl' dotted path: {'config': {'bogus': 1}}",
+            "[stores.document]: Store section is missing an 'impl' dotted path: {'config': {'bogus': 1}}; write impl = \"LocalSqliteDocumentStore\" for the built-in store, or \"<package>:<Class>\" for a plugin's",
             "[stores.object.config] root: Unresolved env:NOPE reference (no value and no default)",
-            "impl must be 'module.path:ClassName', got 'fakestore.Store'",
+            "[stores.image] impl must be 'module.path:ClassName', got 'fakestore.Store'; write impl = \"LocalRegistryImageStore\" for the built-in store, or \"<package>:<Class>\" for a plugin's",
             "[envs] impl must be a 'module:Class' string, got int: 5",
             "[task_steps] impls must be a list of 'module:Class' strings, got str",
             "[sandbox.providers.fly]: impl must be 'module.path:ClassName', got 'nocolon'",
