@@ -45,7 +45,7 @@ pub fn run_gc(args: &GcArgs, out: &mut dyn Write, err: &mut dyn Write) -> i32 {
                     .map_err(std::io::Error::other)
                     .and_then(|json| writeln!(out, "{json}"))
             } else {
-                writeln!(out, "{}", summary(&store, &report))
+                writeln!(out, "{}", summary(&store, &report, options.staged_grace))
             };
             i32::from(written.is_err())
         }
@@ -56,7 +56,7 @@ pub fn run_gc(args: &GcArgs, out: &mut dyn Write, err: &mut dyn Write) -> i32 {
     }
 }
 
-fn summary(store: &ContentAddressedObjectStore, report: &GcReport) -> String {
+fn summary(store: &ContentAddressedObjectStore, report: &GcReport, grace: Duration) -> String {
     let mut text = format!(
         "Removed {} unreferenced {} ({}) and {} abandoned staged {} from {}; {} {} on disk.",
         report.blobs_removed,
@@ -77,6 +77,19 @@ fn summary(store: &ContentAddressedObjectStore, report: &GcReport) -> String {
             "\nKept {} unreferenced {} written while gc ran; the next gc removes them.",
             report.blobs_kept_young,
             plural(report.blobs_kept_young, "blob", "blobs")
+        ));
+    }
+    if report.staged_kept > 0 {
+        let young = report.staged_kept - report.staged_kept_in_use;
+        text.push_str(&format!(
+            "\nKept {} staged {} ({}): {} younger than the grace period ({} s), {} still being written. \
+             A writer killed mid-put leaves one; once no writer runs, `gc --staged-grace-seconds 0` removes them.",
+            report.staged_kept,
+            plural(report.staged_kept, "file", "files"),
+            human_bytes(report.staged_kept_bytes),
+            young,
+            grace.as_secs(),
+            report.staged_kept_in_use,
         ));
     }
     if !report.dangling_digests.is_empty() {

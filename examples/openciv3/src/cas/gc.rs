@@ -75,6 +75,10 @@ pub struct GcReport {
     pub staged_removed: usize,
     /// Staged files kept (younger than the grace period, or held by a live writer).
     pub staged_kept: usize,
+    /// Of those, the ones a live writer held.
+    pub staged_kept_in_use: usize,
+    /// The bytes the kept staged files take.
+    pub staged_kept_bytes: u64,
     /// Digests the index references whose blob is missing (files removed by hand; never by gc).
     pub dangling_digests: Vec<String>,
 }
@@ -102,10 +106,15 @@ impl ContentAddressedObjectStore {
                 continue;
             }
             if name.starts_with(STAGED_PREFIX) {
-                if remove_abandoned_staged(&path, started, options.staged_grace)? {
-                    report.staged_removed += 1;
-                } else {
-                    report.staged_kept += 1;
+                match remove_abandoned_staged(&path, started, options.staged_grace)? {
+                    Staged::Removed => report.staged_removed += 1,
+                    Staged::Gone => {}
+                    kept => {
+                        report.staged_kept += 1;
+                        report.staged_kept_in_use += usize::from(kept == Staged::InUse);
+                        report.staged_kept_bytes +=
+                            fs::metadata(&path).map(|m| m.len()).unwrap_or(0);
+                    }
                 }
                 continue;
             }
@@ -152,28 +161,40 @@ impl ContentAddressedObjectStore {
     }
 }
 
+/// What gc did with one staged file.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Staged {
+    Removed,
+    /// Kept: younger than the grace period.
+    Young,
+    /// Kept: a live writer holds its lock.
+    InUse,
+    /// It vanished meanwhile (its writer finished).
+    Gone,
+}
+
 /// Removes a staged file when it is past the grace period and no writer holds its lock.
-fn remove_abandoned_staged(path: &Path, started: SystemTime, grace: Duration) -> CasResult<bool> {
+fn remove_abandoned_staged(path: &Path, started: SystemTime, grace: Duration) -> CasResult<Staged> {
     let Some(mtime) = modified(path)? else {
-        return Ok(false);
+        return Ok(Staged::Gone);
     };
     let old_enough = started
         .checked_sub(grace)
         .is_some_and(|threshold| mtime <= threshold);
     if !old_enough {
-        return Ok(false);
+        return Ok(Staged::Young);
     }
     let file = match File::open(path) {
         Ok(file) => file,
-        Err(err) if err.kind() == io::ErrorKind::NotFound => return Ok(false),
+        Err(err) if err.kind() == io::ErrorKind::NotFound => return Ok(Staged::Gone),
         Err(err) => return Err(CasError::io("open", path)(err)),
     };
     if !try_lock_exclusive(&file).map_err(CasError::io("lock", path))? {
-        return Ok(false);
+        return Ok(Staged::InUse);
     }
     match fs::remove_file(path) {
-        Ok(()) => Ok(true),
-        Err(err) if err.kind() == io::ErrorKind::NotFound => Ok(false),
+        Ok(()) => Ok(Staged::Removed),
+        Err(err) if err.kind() == io::ErrorKind::NotFound => Ok(Staged::Gone),
         Err(err) => Err(CasError::io("remove", path)(err)),
     }
 }

@@ -108,6 +108,11 @@ fn gc_removes_unreferenced_blobs_and_abandoned_staged_files_only() {
     assert_eq!(report.blobs_kept_young, 1);
     assert_eq!(report.staged_removed, 2);
     assert_eq!(report.staged_kept, 2);
+    assert_eq!(report.staged_kept_in_use, 1, "the held one");
+    assert_eq!(
+        report.staged_kept_bytes,
+        ("being written".len() + "slow writer".len()) as u64
+    );
     assert!(report.dangling_digests.is_empty());
     assert!(!blob_path(&root, b"old version").exists());
     assert!(young.exists());
@@ -336,4 +341,43 @@ fn the_gc_command_reports_what_it_removed() {
         .unwrap();
     assert_eq!(missing.status.code(), Some(2));
     assert!(String::from_utf8_lossy(&missing.stderr).contains("--root"));
+}
+
+#[test]
+fn the_gc_command_says_which_staged_files_it_kept_and_how_to_remove_them() {
+    let dir = tempfile::tempdir().unwrap();
+    let root = dir.path().join("objects");
+    let store = store_at(&root);
+    store
+        .put("k", b"kept", DEFAULT_CONTENT_TYPE, false)
+        .unwrap();
+    let shard = root.join("blobs").join("00");
+    std::fs::create_dir_all(&shard).unwrap();
+    // A writer killed mid-put a minute ago: younger than the default grace period.
+    let left = shard.join(".staged-killed");
+    std::fs::write(&left, vec![7u8; 2_000]).unwrap();
+    age(&left, Duration::from_secs(60));
+    let gc = |extra: &[&str]| {
+        let output = Command::new(env!("CARGO_BIN_EXE_agentenv-openciv3"))
+            .args(["gc", "--root", root.to_str().unwrap()])
+            .args(extra)
+            .output()
+            .unwrap();
+        assert!(output.status.success());
+        String::from_utf8(output.stdout).unwrap()
+    };
+    let text = gc(&[]);
+    assert!(
+        text.contains("Kept 1 staged file (2.0 kB): 1 younger than the grace period (3600 s), 0 still being written."),
+        "{text}"
+    );
+    assert!(
+        text.contains("`gc --staged-grace-seconds 0` removes them"),
+        "{text}"
+    );
+    assert!(left.exists());
+    let text = gc(&["--staged-grace-seconds", "0"]);
+    assert!(text.contains("and 1 abandoned staged file from"), "{text}");
+    assert!(!text.contains("Kept"), "{text}");
+    assert!(!left.exists());
 }
