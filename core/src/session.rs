@@ -105,10 +105,12 @@ impl Session {
             .collect()
     }
 
-    /// The child-process host's settings: agent-env's version, and the timeouts the
-    /// `AGENT_ENV_PLUGIN_*_TIMEOUT` variables set.
+    /// The child-process host's settings: agent-env's version, the timeouts the
+    /// `AGENT_ENV_PLUGIN_*_TIMEOUT` variables set, and the pins of the plugins `plugin add` installed.
     pub fn host_config(&self) -> Result<HostConfig, HostConfigError> {
-        HostConfig::from_lookup(crate::VERSION, |var| self.env.var(var))
+        let mut config = HostConfig::from_lookup(crate::VERSION, |var| self.env.var(var))?;
+        config.pins = Some(crate::install::pins::pin_file(&self.paths().plugins_dir()));
+        Ok(config)
     }
 
     /// A plugin host serving `services` to its children, with this environment's timeouts.

@@ -27,6 +27,9 @@ pub struct HostConfig {
     pub call_timeout: Duration,
     /// Each wait of the shutdown sequence: after `shutdown` and closing stdin, then after SIGTERM.
     pub grace: Duration,
+    /// The pin file of the plugins `plugin add` installed ([`crate::pins`]); a pinned plugin whose
+    /// files changed is not started. None: nothing is checked.
+    pub pins: Option<std::path::PathBuf>,
 }
 
 impl HostConfig {
@@ -38,6 +41,7 @@ impl HostConfig {
             handshake_timeout: Duration::from_secs(10),
             call_timeout: Duration::from_secs(60),
             grace: Duration::from_secs(2),
+            pins: None,
         }
     }
 

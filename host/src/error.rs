@@ -147,6 +147,15 @@ pub enum HostError {
         detail: String,
     },
 
+    /// `tampered`: a file the plugin starts from changed since it was added.
+    #[error("plugin {} was not started: {changed} changed since `agent-env plugin add` approved it; if you changed it, approve it with `agent-env plugin approve {}`, else reinstall the plugin", .ctx.package, .ctx.package)]
+    Tampered {
+        /// Who failed.
+        ctx: Box<FailureContext>,
+        /// Which file, and what it is now.
+        changed: String,
+    },
+
     /// A call to a process that was already shut down.
     #[error("plugin {} ({}) was already shut down, so {method} cannot be sent", .ctx.package, .ctx.executable)]
     ShutDown {
@@ -174,6 +183,7 @@ macro_rules! failure_context {
             | HostError::CrashLoop { ctx, .. }
             | HostError::PluginError { ctx, .. }
             | HostError::MessageTooLarge { ctx, .. }
+            | HostError::Tampered { ctx, .. }
             | HostError::ShutDown { ctx, .. } => ctx,
         }
     };
@@ -195,6 +205,7 @@ impl HostError {
             HostError::CrashLoop { .. } => "crash-loop",
             HostError::PluginError { .. } => "plugin-error",
             HostError::MessageTooLarge { .. } => "message-too-large",
+            HostError::Tampered { .. } => "tampered",
             HostError::ShutDown { .. } => "shut-down",
         }
     }
@@ -250,6 +261,7 @@ impl HostError {
                 | HostError::NotExecutable { .. }
                 | HostError::ProtocolMismatch { .. }
                 | HostError::CrashLoop { .. }
+                | HostError::Tampered { .. }
         )
     }
 }

@@ -30,6 +30,7 @@ pub mod env_policy;
 mod error;
 mod exit;
 mod handler;
+pub mod pins;
 mod pool;
 mod process;
 mod services;

@@ -168,6 +168,10 @@ impl PluginProcess {
             }
         };
         attempt.executable = Some(executable.clone());
+        if let Some(changed) = pinned_change(config, &spec) {
+            let ctx = attempt.ctx(None);
+            return Err(attempt.fail(config, None, HostError::Tampered { ctx, changed }));
+        }
         let spawned_at = SystemTime::now();
         let clock = Instant::now();
         let launched = match spawn::launch(
@@ -822,4 +826,17 @@ fn describe(
         stopped_by_host: false,
         failure: None,
     }
+}
+
+/// The first pinned file of `spec`'s package that changed since it was approved, in words; none when
+/// the package has no pins or every pin holds. (A pin file that cannot be read pins nothing here:
+/// whoever can corrupt it could as well rewrite it; `plugin list` reports it.)
+fn pinned_change(config: &HostConfig, spec: &SpawnSpec) -> Option<String> {
+    let pins = crate::pins::load(config.pins.as_ref()?).ok()?;
+    let package = agent_env_protocol::names::canonical_name(&spec.package);
+    let mine = pins.packages.get(&package)?;
+    crate::pins::changed(mine)
+        .into_iter()
+        .next()
+        .map(|c| format!("{} ({})", c.path.display(), c.now))
 }

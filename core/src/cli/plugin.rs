@@ -36,6 +36,8 @@ pub enum PluginCommand {
     Add(AddArgs),
     /// Remove plugin packages that nothing still uses.
     Remove(RemoveArgs),
+    /// Approve the files an installed plugin starts from as they are now (after you changed them).
+    Approve(ApproveArgs),
     /// Start a plugin and hold it to the protocol; exit 1 if it breaks a rule.
     Verify(crate::cli::verify::VerifyArgs),
     /// Write a new plugin project (Rust, Python or Go) that works as written, with its test.
@@ -59,6 +61,13 @@ pub struct AddArgs {
     /// Keep a change that fails the check instead of rolling it back.
     #[arg(long)]
     pub keep: bool,
+}
+
+#[derive(Args)]
+pub struct ApproveArgs {
+    /// The packages to approve, as `plugin list` names them.
+    #[arg(required = true)]
+    pub packages: Vec<String>,
 }
 
 #[derive(Args)]
@@ -112,6 +121,7 @@ pub fn run(args: PluginArgs, verbose: bool, session: &Session, term: &Terminal) 
         )
         .map_err(Failure::new),
         PluginCommand::Verify(a) => crate::cli::verify::run(&a, session, term),
+        PluginCommand::Approve(a) => approve(&a, session, term),
         PluginCommand::New(a) => crate::cli::new::run(&a, session, term),
         PluginCommand::Remove(a) => crate::install::remove::remove(
             &crate::install::remove::RemoveOptions {
@@ -375,4 +385,35 @@ fn resolve_executable(program: Option<&str>) -> Option<String> {
         which::which(program).ok()?
     };
     Some(path.canonicalize().unwrap_or(path).display().to_string())
+}
+
+/// `plugin approve PACKAGE...`: pins each package's files as they are now.
+fn approve(args: &ApproveArgs, session: &Session, term: &Terminal) -> Exit {
+    let plugins_dir = session.paths().plugins_dir();
+    let discovery = session.discovery();
+    let mut manifests = Vec::new();
+    for package in &args.packages {
+        let canonical = agent_env_protocol::names::canonical_name(package);
+        let Some(found) = discovery.find(&canonical) else {
+            return Err(Failure::new(format!(
+                "no installed plugin package named '{package}'; `agent-env plugin list` shows them"
+            )));
+        };
+        if !found.manifest.path.starts_with(&plugins_dir) {
+            return Err(Failure::new(format!(
+                "{package} is not in the plugins directory {} (its manifest is {}), so `plugin add` did not install it and nothing pins it",
+                plugins_dir.display(),
+                found.manifest.path.display()
+            )));
+        }
+        manifests.push(&found.manifest);
+    }
+    crate::install::pins::pin_packages(&plugins_dir, &manifests).map_err(Failure::new)?;
+    for m in &manifests {
+        term.print(&format!(
+            "Approved {} {}: its files are pinned as they are now.\n",
+            m.name, m.version
+        ));
+    }
+    Ok(0)
 }

@@ -122,8 +122,21 @@ pub fn add(opts: &AddOptions, ctx: &Context<'_>) -> Result<i32, InstallError> {
         if changed.is_empty() && problems.is_empty() {
             problems.push("none of the packages it installed declares an agent-env manifest, so it is not an agent-env plugin".into());
         }
-        for (_, name) in &changed {
-            problems.extend(check::check_package(name, out));
+        // Pinned before the check, which starts them in a fresh process (a package added again
+        // replaces its pins); a rollback puts the pin file back with the rest.
+        let added: Vec<String> = changed
+            .iter()
+            .map(|(canonical, _)| canonical.clone())
+            .collect();
+        if problems.is_empty() {
+            if let Err(e) = pin_added(&ctx.search, &plugins, &added) {
+                problems.push(e);
+            }
+        }
+        if problems.is_empty() {
+            for (_, name) in &changed {
+                problems.extend(check::check_package(name, out));
+            }
         }
         if interrupts.interrupted() {
             return restore(&before, INTERRUPTED, 130, out);
@@ -141,4 +154,16 @@ pub fn add(opts: &AddOptions, ctx: &Context<'_>) -> Result<i32, InstallError> {
         return Ok(1);
     }
     restore(&before, ROLLING_BACK, 1, out)
+}
+
+/// Pins the files each added package starts from (see [`super::pins`]).
+fn pin_added(search: &SearchPath, plugins: &Path, added: &[String]) -> Result<(), String> {
+    let discovery = discover(search);
+    let manifests: Vec<&agent_env_protocol::manifest::Manifest> = discovery
+        .plugins
+        .iter()
+        .map(|p| &p.manifest)
+        .filter(|m| m.path.starts_with(plugins) && added.contains(&m.canonical_name()))
+        .collect();
+    super::pins::pin_packages(plugins, &manifests)
 }

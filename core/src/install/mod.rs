@@ -12,6 +12,7 @@ pub mod folder_name;
 pub mod interrupt;
 pub mod lock;
 pub mod permissions;
+pub mod pins;
 pub mod plan;
 pub mod quote;
 pub mod remove;

@@ -165,6 +165,9 @@ pub fn remove(opts: &RemoveOptions, ctx: &Context<'_>) -> Result<i32, InstallErr
             ));
         }
     }
+    if problem.is_none() {
+        problem = super::pins::unpin_packages(&plugins, &removing).err();
+    }
     if let Some(p) = problem {
         out.note(&format!("problem: {p}"));
         return restore(&before, ROLLING_BACK, 1, out);

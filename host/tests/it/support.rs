@@ -36,6 +36,7 @@ pub fn quick_config() -> HostConfig {
         handshake_timeout: Duration::from_secs(3),
         call_timeout: Duration::from_secs(20),
         grace: Duration::from_millis(500),
+        pins: None,
     }
 }
 

@@ -1,0 +1,51 @@
+//! Pinning what `plugin add` installed: the sha256 of each file a package starts from, in
+//! `<plugins dir>/.pins.json`, which the host checks before every start (`agent_env_host::pins`).
+//! `agent-env plugin approve PACKAGE` pins a package again after a change its user made.
+
+use std::path::{Path, PathBuf};
+
+use agent_env_host::pins::{self, PinFile};
+use agent_env_protocol::manifest::Manifest;
+use agent_env_protocol::names::canonical_name;
+
+/// The pin file of a plugins directory.
+pub fn pin_file(plugins_dir: &Path) -> PathBuf {
+    plugins_dir.join(".pins.json")
+}
+
+/// Pins each of `manifests` as its files are now, replacing its earlier pins.
+pub fn pin_packages(plugins_dir: &Path, manifests: &[&Manifest]) -> Result<(), String> {
+    let path = pin_file(plugins_dir);
+    let mut file = pins::load(&path).map_err(|e| e.to_string())?;
+    for manifest in manifests {
+        let argv = manifest.resolved_exec();
+        let Some(program) = argv.first() else {
+            continue;
+        };
+        // One that cannot be run is not pinned: the check that follows reports why it fails.
+        let Ok(executable) = agent_env_host::resolve_executable(program) else {
+            continue;
+        };
+        let pinned = pins::files_of(&argv, &executable, &manifest.path)
+            .iter()
+            .map(|f| pins::pin(f))
+            .collect::<Result<Vec<_>, _>>()
+            .map_err(|e| e.to_string())?;
+        file.packages.insert(manifest.canonical_name(), pinned);
+    }
+    pins::save(&path, &file).map_err(|e| e.to_string())
+}
+
+/// Forgets the pins of `packages` (they were removed).
+pub fn unpin_packages(plugins_dir: &Path, packages: &[String]) -> Result<(), String> {
+    let path = pin_file(plugins_dir);
+    let mut file: PinFile = pins::load(&path).map_err(|e| e.to_string())?;
+    let before = file.packages.len();
+    for package in packages {
+        file.packages.remove(&canonical_name(package));
+    }
+    if file.packages.len() == before {
+        return Ok(());
+    }
+    pins::save(&path, &file).map_err(|e| e.to_string())
+}
