@@ -66,8 +66,16 @@ fn installed_packages(manifests: &[Manifest]) -> Vec<InstalledPackage> {
 }
 
 /// Runs `config show | explain | debug | sources | check`.
-pub fn run(args: ConfigArgs, _verbose: bool, session: &Session, term: &Terminal) -> Exit {
+pub fn run(args: ConfigArgs, verbose: bool, session: &Session, term: &Terminal) -> Exit {
     let doc = session.config();
+    // -v: where agent-env looked for the config file (what `config debug` lists), on stderr.
+    if verbose && !matches!(args.command, ConfigCommand::Debug { .. }) {
+        let candidates = crate::config::locate::candidates(
+            session.env().var_os(CONFIG_VAR).map(Into::into),
+            session.env().cwd(),
+        );
+        term.eprintln(sources::render_candidates(&candidates).trim_end());
+    }
     let state_root = session.paths().state_root();
     let env = |name: &str| session.env().var(name);
     match args.command {

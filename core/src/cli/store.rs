@@ -60,10 +60,10 @@ impl From<KindArg> for StoreKind {
 }
 
 /// Runs `store check`.
-pub fn run(args: StoreArgs, _verbose: bool, session: &Session, term: &Terminal) -> Exit {
+pub fn run(args: StoreArgs, verbose: bool, session: &Session, term: &Terminal) -> Exit {
     match args.command {
         StoreCommand::Check { kind, json, seed } => {
-            check(kind.into(), json, seed, session, term).map_err(Failure::new)
+            check(kind.into(), json, seed, verbose, session, term).map_err(Failure::new)
         }
     }
 }
@@ -80,11 +80,26 @@ fn check(
     kind: StoreKind,
     json_output: bool,
     seed: bool,
+    verbose: bool,
     session: &Session,
     term: &Terminal,
 ) -> Result<i32, String> {
     let doc = session.config();
     let selected = selection(doc, kind.as_str()).map_err(|e| e.to_string())?;
+    // -v: the store's config as written (secrets masked), on stderr so that --json stays one document.
+    if verbose {
+        let config = crate::config::mask::mask_store_config(kind.as_str(), &selected.config);
+        let pairs: Vec<String> = config.iter().map(|(k, v)| format!("{k}={v}")).collect();
+        term.eprintln(&format!(
+            "{} store config: {}",
+            kind,
+            if pairs.is_empty() {
+                "(none)".to_string()
+            } else {
+                pairs.join("  ")
+            }
+        ));
+    }
     let secrets = if kind == StoreKind::Secret {
         None
     } else {

@@ -826,3 +826,31 @@ fn a_secret_store_table_without_impl_is_reported_without_its_values() {
         assert_no_leak(&args.join(" "), code, &out, &err);
     }
 }
+
+#[test]
+fn verbose_config_and_store_commands_say_more_on_stderr_and_mask_secrets() {
+    let p = Project::new(
+        "[stores.secret]\nimpl = \"LocalSecretStore\"\nconfig = { values = { api_key = \"sk-live-123\" } }\n",
+    );
+    let (code, out, err) = p.run(&["-v", "config", "show"]);
+    assert_eq!(code, 0, "{err}");
+    assert!(out.starts_with("config:"), "stdout is unchanged: {out}");
+    assert!(
+        err.contains(&format!(
+            "-> {} (walk-up, exists: yes)",
+            p.config_path().display()
+        )),
+        "{err}"
+    );
+    let (_, quiet_out, quiet_err) = p.run(&["config", "show"]);
+    assert_eq!(quiet_out, out);
+    assert!(!quiet_err.contains("walk-up"), "{quiet_err}");
+
+    let (code, _, err) = p.run(&["store", "check", "secret", "--seed", "-v"]);
+    assert_eq!(code, 0, "{err}");
+    assert!(
+        err.contains("secret store config: values={ api_key = \"***\" }"),
+        "{err}"
+    );
+    assert!(!err.contains("sk-live-123"), "{err}");
+}
