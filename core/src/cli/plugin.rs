@@ -61,6 +61,9 @@ pub struct AddArgs {
     /// Keep a change that fails the check instead of rolling it back.
     #[arg(long)]
     pub keep: bool,
+    /// Print one JSON document for a script (with --yes or --dry-run: it cannot ask).
+    #[arg(long)]
+    pub json: bool,
 }
 
 #[derive(Args)]
@@ -83,6 +86,9 @@ pub struct RemoveArgs {
     /// Do not ask before changing anything.
     #[arg(long, short = 'y')]
     pub yes: bool,
+    /// Print one JSON document for a script (with --yes or --dry-run: it cannot ask).
+    #[arg(long)]
+    pub json: bool,
 }
 
 #[derive(Args)]
@@ -109,35 +115,122 @@ pub fn run(args: PluginArgs, verbose: bool, session: &Session, term: &Terminal) 
         PluginCommand::List(a) => list(&a, verbose, session, term),
         PluginCommand::Show(a) => show(&a, verbose, session, term),
         PluginCommand::Check(a) => check(&a, verbose, session, term),
-        PluginCommand::Add(a) => crate::install::add::add(
-            &crate::install::add::AddOptions {
-                specs: a.specs,
+        PluginCommand::Add(a) => {
+            let (json, dry_run, yes) = (a.json, a.dry_run, a.yes);
+            let options = crate::install::add::AddOptions {
+                specs: a.specs.clone(),
                 installer: a.installer,
                 dry_run: a.dry_run,
                 yes: a.yes,
                 keep: a.keep,
-            },
-            &install_context(session, term),
-        )
-        .map_err(Failure::new),
+            };
+            changing(
+                "add",
+                &a.specs,
+                json,
+                dry_run || yes,
+                session,
+                term,
+                |out| crate::install::add::add(&options, &install_context(session, out)),
+            )
+        }
         PluginCommand::Verify(a) => crate::cli::verify::run(&a, session, term),
         PluginCommand::Approve(a) => approve(&a, session, term),
         PluginCommand::New(a) => crate::cli::new::run(&a, session, term),
-        PluginCommand::Remove(a) => crate::install::remove::remove(
-            &crate::install::remove::RemoveOptions {
-                packages: a.packages,
+        PluginCommand::Remove(a) => {
+            let (json, dry_run, yes) = (a.json, a.dry_run, a.yes);
+            let options = crate::install::remove::RemoveOptions {
+                packages: a.packages.clone(),
                 force: a.force,
                 dry_run: a.dry_run,
                 yes: a.yes,
-            },
-            &install_context(session, term),
-        )
-        .map_err(Failure::new),
+            };
+            changing(
+                "remove",
+                &a.packages,
+                json,
+                dry_run || yes,
+                session,
+                term,
+                |out| crate::install::remove::remove(&options, &install_context(session, out)),
+            )
+        }
     }
 }
 
+/// Runs `plugin add` or `plugin remove`: its lines to the terminal, or with `json` one document that
+/// says what happened (`outcome`), the problems, the lines it would have printed and the packages
+/// installed afterwards.
+fn changing(
+    command: &str,
+    requested: &[String],
+    json: bool,
+    cannot_ask: bool,
+    session: &Session,
+    term: &Terminal,
+    change: impl FnOnce(&dyn crate::output::Output) -> Result<i32, crate::install::InstallError>,
+) -> Exit {
+    if !json {
+        return change(term).map_err(Failure::new);
+    }
+    if !cannot_ask {
+        return Err(Failure::new(format!(
+            "plugin {command} --json cannot ask before changing anything: add --yes (or --dry-run)"
+        ))
+        .with_code(2));
+    }
+    let collected = crate::output::Collected::default();
+    let result = change(&collected);
+    let lines = collected.lines(crate::output::Stream::Out);
+    let notes = collected.lines(crate::output::Stream::Note);
+    let problems: Vec<&str> = notes
+        .iter()
+        .filter_map(|n| n.strip_prefix("problem: "))
+        .collect();
+    let (code, error) = match &result {
+        Ok(code) => (*code, None),
+        Err(e) => (1, Some(e.to_string())),
+    };
+    let said = |needle: &str| lines.iter().any(|l| l.contains(needle));
+    let outcome = match code {
+        _ if error.is_some() => "failed",
+        0 if said("Nothing changed") => "unchanged",
+        0 if said("Added.") => "added",
+        0 if said("Removed.") => "removed",
+        0 => "dry_run",
+        130 => "interrupted",
+        _ if said("Kept as installed") => "kept",
+        _ if said("Restor") => "rolled_back",
+        _ => "refused",
+    };
+    // What is installed now, read again (the change happened after this session discovered).
+    let installed: Vec<serde_json::Value> = crate::discovery::discover(&session.search_path())
+        .plugins
+        .iter()
+        .filter(|p| p.manifest.path.starts_with(session.paths().plugins_dir()))
+        .map(|p| serde_json::json!({"name": p.manifest.name, "version": p.manifest.version}))
+        .collect();
+    let doc = serde_json::json!({
+        "format_version": 1,
+        "command": command,
+        "requested": requested,
+        "outcome": outcome,
+        "exit_code": code,
+        "problems": problems,
+        "error": error,
+        "lines": lines,
+        "notes": notes,
+        "installed": installed,
+    });
+    term.print(&documents::to_json(&doc));
+    Ok(code)
+}
+
 /// What `plugin add` and `plugin remove` take from the session.
-fn install_context<'a>(session: &Session, term: &'a Terminal) -> crate::install::Context<'a> {
+fn install_context<'a>(
+    session: &Session,
+    out: &'a dyn crate::output::Output,
+) -> crate::install::Context<'a> {
     let env = session.env();
     let paths = session.paths();
     crate::install::Context {
@@ -152,7 +245,7 @@ fn install_context<'a>(session: &Session, term: &'a Terminal) -> crate::install:
             env.cwd(),
         )
         .path,
-        out: term,
+        out,
     }
 }
 

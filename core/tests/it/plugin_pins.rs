@@ -80,3 +80,63 @@ fn a_changed_plugin_file_is_refused_until_approved() {
     let pins = std::fs::read_to_string(s.plugins().join(".pins.json")).unwrap();
     assert!(!pins.contains("agentenv-pinned"), "{pins}");
 }
+
+fn json_of(r: &crate::support::run::Ran) -> serde_json::Value {
+    serde_json::from_str(&r.stdout).unwrap_or_else(|e| panic!("{e}: {}", r.both()))
+}
+
+#[test]
+fn plugin_add_and_remove_answer_in_json_for_a_script() {
+    let s = Sandboxed::new();
+    let script = s.write("src-plugin/step.sh", STEP);
+    use std::os::unix::fs::PermissionsExt;
+    std::fs::set_permissions(&script, std::fs::Permissions::from_mode(0o755)).unwrap();
+    s.write(
+        "src-plugin/agent-env-plugin.toml",
+        "[plugin]\nname = \"agentenv-pinned\"\nversion = \"1.0.0\"\nexec = [\"./step.sh\"]\nprotocol = [1, 1]\n\n[provides.task_steps]\npinned_step = \"PinnedStep\"\n",
+    );
+
+    let asks = s.run(&["plugin", "add", "./src-plugin", "--json"]);
+    assert_eq!(asks.code, 2, "{}", asks.both());
+    assert!(
+        asks.stderr.contains("add --yes (or --dry-run)"),
+        "{}",
+        asks.stderr
+    );
+
+    let added = s.run(&["plugin", "add", "./src-plugin", "--yes", "--json"]);
+    assert_eq!(added.code, 0, "{}", added.both());
+    let doc = json_of(&added);
+    assert_eq!(doc["format_version"], 1);
+    assert_eq!(doc["command"], "add");
+    assert_eq!(doc["outcome"], "added", "{doc}");
+    assert_eq!(doc["requested"][0], "./src-plugin");
+    assert_eq!(doc["installed"][0]["name"], "agentenv-pinned", "{doc}");
+    assert_eq!(doc["problems"].as_array().unwrap().len(), 0);
+
+    let again = json_of(&s.run(&["plugin", "add", "./src-plugin", "--yes", "--json"]));
+    assert_eq!(again["outcome"], "unchanged", "{again}");
+
+    s.write(
+        "broken/agent-env-plugin.toml",
+        "[plugin]\nname = \"agentenv-broken\"\nversion = \"0.1.0\"\nexec = [\"./missing\"]\nprotocol = [1, 1]\n[provides.task_steps]\nbroken_step = \"B\"\n",
+    );
+    let failed = s.run(&["plugin", "add", "./broken", "--yes", "--json"]);
+    assert_eq!(failed.code, 1, "{}", failed.both());
+    let doc = json_of(&failed);
+    assert_eq!(doc["outcome"], "rolled_back", "{doc}");
+    assert!(
+        doc["problems"][0]
+            .as_str()
+            .unwrap()
+            .starts_with("agentenv-broken: broken_step is failed"),
+        "{doc}"
+    );
+    assert_eq!(doc["installed"].as_array().unwrap().len(), 1, "{doc}");
+
+    let removed = s.run(&["plugin", "remove", "agentenv-pinned", "--yes", "--json"]);
+    assert_eq!(removed.code, 0, "{}", removed.both());
+    let doc = json_of(&removed);
+    assert_eq!(doc["outcome"], "removed", "{doc}");
+    assert_eq!(doc["installed"].as_array().unwrap().len(), 0, "{doc}");
+}
