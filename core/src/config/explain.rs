@@ -14,12 +14,17 @@ use serde::Serialize;
 use std::path::Path;
 use toml::{Table, Value};
 
-/// The owner of a plugin path.
+/// The owner of a plugin path; in JSON the original's keys: `name`, `installed`, `version` and
+/// `plugin` (whether the installed package is an agent-env plugin).
 #[derive(Debug, Clone, Serialize)]
 pub struct PluginOwner {
+    #[serde(rename = "name")]
     pub package: String,
     pub installed: bool,
     pub version: Option<String>,
+    pub plugin: bool,
+    /// The sentence the text output ends with.
+    #[serde(skip)]
     pub note: String,
 }
 
@@ -200,7 +205,8 @@ fn explain_plugins(
     installed: &[InstalledPackage],
     mut answer: Explanation,
 ) -> Explanation {
-    answer.file_only = true;
+    // The original names the section and does not call a plugin table file-only.
+    answer.section = Some("plugins".to_string());
     let tables = match plugin_tables(doc) {
         Ok(t) => t,
         Err(e) => {
@@ -300,6 +306,7 @@ fn owner_view(owner: &Owner) -> PluginOwner {
         package: owner.name().to_string(),
         installed: owner.is_installed(),
         version: owner.version().map(str::to_string),
+        plugin: owner.is_installed() && owner.is_plugin(),
         note: owner.explain_note(),
     }
 }

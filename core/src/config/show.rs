@@ -36,8 +36,9 @@ pub struct PluginTableView {
     pub name: String,
     pub installed: bool,
     pub version: Option<String>,
-    /// Whether the owner is an installed plugin (`null` when nothing is installed under the name).
-    pub plugin: Option<bool>,
+    /// Whether the owner is an installed agent-env plugin (false when nothing is installed under the
+    /// name, as the original says).
+    pub plugin: bool,
     /// Every spelling under `[plugins]` that names the package.
     pub keys: Vec<String>,
     pub value: Option<Value>,
@@ -102,7 +103,7 @@ fn plugins_view(doc: &ConfigDocument, installed: &[InstalledPackage]) -> Plugins
                 name: owner.name().to_string(),
                 installed: owner.is_installed(),
                 version: owner.version().map(str::to_string),
-                plugin: owner.is_installed().then(|| owner.is_plugin()),
+                plugin: owner.is_installed() && owner.is_plugin(),
                 keys: entry.spellings.iter().map(|s| s.to_string()).collect(),
                 value,
                 error,

@@ -854,3 +854,24 @@ fn verbose_config_and_store_commands_say_more_on_stderr_and_mask_secrets() {
     );
     assert!(!err.contains("sk-live-123"), "{err}");
 }
+
+#[test]
+fn a_plugin_tables_json_has_the_originals_keys_and_values() {
+    let p = Project::new("[plugins.agentenv-absent]\nkey = \"v\"\n");
+    let explained = p.json(
+        &[],
+        &["config", "explain", "plugins.agentenv-absent", "--json"],
+    );
+    assert_eq!(explained["section"], "plugins", "{explained}");
+    assert_eq!(explained["file_only"], false, "{explained}");
+    assert_eq!(
+        explained["plugin"],
+        serde_json::json!({"name": "agentenv-absent", "installed": false, "version": null, "plugin": false}),
+        "{explained}"
+    );
+    let shown = p.json(&[], &["config", "show", "--json"]);
+    let table = &shown["plugins"]["tables"][0];
+    assert_eq!(table["name"], "agentenv-absent");
+    assert_eq!(table["installed"], false);
+    assert_eq!(table["plugin"], false, "{shown}");
+}
