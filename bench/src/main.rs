@@ -5,6 +5,7 @@
 
 mod cli;
 mod config;
+mod explorer;
 mod host;
 mod openciv3;
 mod plugin_stores;
@@ -54,6 +55,7 @@ const SECTIONS: &[Section] = &[
     Section { name: "throughput", about: "bundles of 100 and 1,000 tasks (built-in, Rust and Python plugin steps), clean and rerun; plugin list --json with 20 Python plugins", run: throughput::run },
     Section { name: "runtimes", about: "the stdio peer against a tokio line loop and jsonrpsee over a child's pipes, 64 B and 64 KiB echo calls", run: runtimes::run },
     Section { name: "scale", about: "cost at three sizes: manifests on PATH, plugins started, task instances in the store, object size", run: scale::run },
+    Section { name: "explorer", about: "agent-env up: start to first answer, idle memory, the instance list with 1,000 instances, 200 concurrent clients for 10 s", run: explorer::run },
     // Other areas: one entry each.
 ];
 

@@ -51,6 +51,9 @@ pub fn serve(session: Arc<Session>, options: UpOptions, out: &dyn Output) -> Res
     let listener = bind(port)?;
     let runtime = tokio::runtime::Builder::new_multi_thread()
         .worker_threads(2)
+        // Store calls and runs take a blocking thread each; tokio's default allows 512 of them. 64 is
+        // far more than a few cores keep busy and still leaves room for long runs and waits.
+        .max_blocking_threads(64)
         .thread_name("explorer")
         .enable_all()
         .build()

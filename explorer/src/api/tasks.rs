@@ -12,7 +12,7 @@ use serde_json::{json, Map, Value};
 use super::extract::{json_body, Ids, Q};
 use crate::data::entities::{self, COLLECTIONS};
 use crate::data::instances::{self, InstanceFilter};
-use crate::http::blocking::blocking;
+use crate::http::blocking::{blocking, blocking_scan};
 use crate::http::page::{Page, Window};
 use crate::http::problem::{ApiError, ApiResult};
 use crate::runs::bundles::{source_of, TaskSource};
@@ -347,7 +347,7 @@ pub async fn list_runs(State(s): State<Shared>, ids: Ids, Q(q): Q) -> ApiResult<
     };
     let st = s.clone();
     let mut page =
-        blocking(move || instances::list(st.data.documents.as_ref(), &which, window, false))
+        blocking_scan(move || instances::list(st.data.documents.as_ref(), &which, window, false))
             .await?;
     page.items = page
         .items
@@ -376,7 +376,7 @@ pub async fn list_instances(State(s): State<Shared>, ids: Ids, Q(q): Q) -> ApiRe
         status: q.all("status"),
         ..InstanceFilter::default()
     };
-    blocking(move || instances::list(s.data.documents.as_ref(), &which, window, false))
+    blocking_scan(move || instances::list(s.data.documents.as_ref(), &which, window, false))
         .await
         .map(Json)
 }
@@ -388,7 +388,7 @@ pub async fn list_all_instances(State(s): State<Shared>, Q(q): Q) -> ApiResult<J
         status: q.all("status"),
         ..InstanceFilter::default()
     };
-    blocking(move || instances::list(s.data.documents.as_ref(), &which, window, true))
+    blocking_scan(move || instances::list(s.data.documents.as_ref(), &which, window, true))
         .await
         .map(Json)
 }

@@ -151,6 +151,20 @@ impl Db {
         Ok(())
     }
 
+    /// How many documents the collection holds (0 when it was never written).
+    pub fn count_all(&mut self, path: &Path, collection: &str) -> StoreResult<u64> {
+        let table = table_name(collection);
+        if !self.has_table(path, &table)? {
+            return Ok(0);
+        }
+        self.conn
+            .query_row(&format!("SELECT count(*) FROM \"{table}\""), [], |row| {
+                row.get::<_, i64>(0)
+            })
+            .map(|n| n.max(0) as u64)
+            .map_err(|e| sqlite_error(path, &e))
+    }
+
     /// The rows of a collection that match `filter`, in insertion order, as (rowid, document).
     pub fn matching(
         &mut self,

@@ -266,6 +266,12 @@ impl DocumentStore for LocalSqliteDocumentStore {
     }
 
     fn count(&self, collection: &str, filter: &Filter) -> StoreResult<u64> {
+        // Counting everything needs no document parsed.
+        if filter.conditions.is_empty() {
+            return Ok(self
+                .with_db(false, |db, path| db.count_all(path, collection))?
+                .unwrap_or(0));
+        }
         Ok(self.read_matching(collection, filter)?.len() as u64)
     }
 
