@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
-# The protocol's JSON Schemas (protocol/schema/) against the protocol's test vectors, the schema examples
-# and the manifests the repository ships: protocol/schema/tests/test_schema.py, run with pytest and the
+# The protocol's JSON Schemas (protocol/schema/) against the protocol's test vectors, the schema examples,
+# the manifests the repository ships and what the built agent-env prints for the plugin report: protocol/schema/tests/test_schema.py, run with pytest and the
 # jsonschema validator in a venv under target/schema-venv (made once; reinstalled only when
 # protocol/schema/tests/requirements.txt changes). The same examples are held to the Rust types by
 # `cargo test -p agent-env-protocol`.
@@ -26,4 +26,6 @@ if [ "$(cat "$stamp" 2>/dev/null)" != "$sum" ]; then
     || fail "cannot install ${requirements#"$repo/"} into ${venv#"$repo/"}"
   echo "$sum" >"$stamp"
 fi
+# report.schema.json is checked against what the built binary prints (test_report.py).
+cargo build --quiet -p agent-env -p agent-env-fixture-plugins || fail "cargo build failed"
 "$venv/bin/python" -m pytest -q -p no:cacheprovider protocol/schema/tests
