@@ -27,5 +27,7 @@ if [ "$(cat "$stamp" 2>/dev/null)" != "$sum" ]; then
   echo "$sum" >"$stamp"
 fi
 # report.schema.json is checked against what the built binary prints (test_report.py).
+# test_sdk_output.py starts a plugin of each SDK: the Rust fixture, the Python SDK's fixture, the Go example.
 cargo build --quiet -p agent-env -p agent-env-fixture-plugins || fail "cargo build failed"
+scripts/test-go.sh --build-only >/dev/null || fail "cannot build the Go example plugin (scripts/test-go.sh --build-only)"
 "$venv/bin/python" -m pytest -q -p no:cacheprovider protocol/schema/tests
