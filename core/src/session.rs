@@ -41,6 +41,8 @@ pub struct Session {
     discovery: OnceLock<Arc<Discovery>>,
     registry: OnceLock<Registry>,
     stores: OnceLock<Arc<StoreSet>>,
+    /// Whether the plugins' safety warnings were handed out (they are said once per invocation).
+    plugin_warnings_taken: std::sync::atomic::AtomicBool,
 }
 
 impl Session {
@@ -52,7 +54,31 @@ impl Session {
             discovery: OnceLock::new(),
             registry: OnceLock::new(),
             stores: OnceLock::new(),
+            plugin_warnings_taken: std::sync::atomic::AtomicBool::new(false),
         }
+    }
+
+    /// Once per invocation, and only when discovery ran: the plugins directory, plugin folders or
+    /// manifests other users can write to, and plugins whose relative `exec` leads out of the plugins
+    /// directory.
+    /// Builds nothing.
+    pub fn take_plugin_warnings(&self) -> Vec<String> {
+        let Some(discovery) = self.discovery.get() else {
+            return Vec::new();
+        };
+        if self
+            .plugin_warnings_taken
+            .swap(true, std::sync::atomic::Ordering::SeqCst)
+        {
+            return Vec::new();
+        }
+        let plugins_dir = self.paths().plugins_dir();
+        let mut warnings = crate::install::permissions::unsafe_paths(&plugins_dir, discovery);
+        warnings.extend(crate::install::permissions::exec_outside_folder(
+            &plugins_dir,
+            discovery,
+        ));
+        warnings
     }
 
     /// The environment the invocation started with.

@@ -85,6 +85,10 @@ pub fn main() -> i32 {
     for warning in session.take_store_warnings() {
         term.warn(warning);
     }
+    // Unsafe plugin paths, for every command that read the manifests (plugin list says them itself).
+    for warning in session.take_plugin_warnings() {
+        term.warn(warning);
+    }
     match result {
         Ok(code) => code,
         Err(failure) => {

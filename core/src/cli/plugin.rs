@@ -274,10 +274,7 @@ fn collect<'s>(
 
 fn list(args: &ReportArgs, verbose: bool, session: &Session, term: &Terminal) -> Exit {
     let (registry, built) = collect(args, verbose, session, term);
-    let mut warnings = crate::install::permissions::unsafe_paths(
-        &session.paths().plugins_dir(),
-        &registry.discovery,
-    );
+    let mut warnings = session.take_plugin_warnings();
     warnings.extend(crate::report::noise::warnings(registry));
     for w in &warnings {
         term.warn(w);

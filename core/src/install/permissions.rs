@@ -43,3 +43,45 @@ pub fn unsafe_paths(plugins_dir: &Path, discovery: &Discovery) -> Vec<String> {
     }
     out
 }
+
+/// One sentence per plugin of the plugins directory whose relative `exec` (`../../bin/x`) resolves
+/// outside that directory: what runs is then not what `plugin add` installed, but whatever is at that
+/// path. (A manifest found on `PATH` points out of its folder by design: `../../../bin/<script>`.)
+pub fn exec_outside_folder(plugins_dir: &Path, discovery: &Discovery) -> Vec<String> {
+    let root = normalize(plugins_dir);
+    discovery
+        .plugins
+        .iter()
+        .filter(|p| p.manifest.path.starts_with(plugins_dir))
+        .filter_map(|p| {
+            let program = p.manifest.exec.first()?;
+            if !program.contains('/') || program.starts_with('/') {
+                return None;
+            }
+            let resolved = normalize(&p.manifest.folder().join(program));
+            (!resolved.starts_with(&root)).then(|| {
+                format!(
+                    "plugin {}'s exec '{program}' resolves to {}, outside the plugins directory {}; what runs is whatever is at that path",
+                    p.manifest.name,
+                    resolved.display(),
+                    plugins_dir.display()
+                )
+            })
+        })
+        .collect()
+}
+
+/// `path` with `.` and `..` folded away, without touching the disk.
+fn normalize(path: &Path) -> PathBuf {
+    let mut out = PathBuf::new();
+    for part in path.components() {
+        match part {
+            std::path::Component::ParentDir => {
+                out.pop();
+            }
+            std::path::Component::CurDir => {}
+            other => out.push(other),
+        }
+    }
+    out
+}

@@ -23,6 +23,7 @@ mod plugin_env;
 mod plugin_load;
 mod plugin_pins;
 mod plugin_remove_blockers;
+mod plugin_safety;
 mod plugin_verify;
 mod run_events;
 mod run_folders;
