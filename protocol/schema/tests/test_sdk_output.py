@@ -65,9 +65,31 @@ def session(package: str, argv: List[str], extra_env: Dict[str, str], tmp: Path)
             "context": {"instance_id": "@local/~/b/t-1", "metadata": {}}}},
         {"jsonrpc": "2.0", "id": 4, "method": "shutdown", "params": None},
     ]
-    stdin = "".join(json.dumps(r) + "\n" for r in requests)
-    out = subprocess.run(argv, input=stdin, env=env, cwd=tmp, capture_output=True, text=True, timeout=60)
-    return [line for line in out.stdout.splitlines() if line.strip()]
+    # One request at a time, as agent-env sends them: each answer is read before the next request.
+    process = subprocess.Popen(
+        argv, env=env, cwd=tmp, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True
+    )
+    assert process.stdin is not None and process.stdout is not None
+    lines: List[str] = []
+    try:
+        for request in requests:
+            process.stdin.write(json.dumps(request) + "\n")
+            process.stdin.flush()
+            while True:
+                line = process.stdout.readline()
+                if not line:
+                    return lines
+                if line.strip():
+                    lines.append(line.rstrip("\n"))
+                    message = json.loads(line)
+                    if message.get("id") == request["id"] and "method" not in message:
+                        break
+        process.stdin.close()
+        lines.extend(line.rstrip("\n") for line in process.stdout if line.strip())
+    finally:
+        process.kill()
+        process.wait(timeout=10)
+    return lines
 
 
 @pytest.mark.parametrize("sdk", sorted(PLUGINS))
