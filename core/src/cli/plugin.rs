@@ -61,6 +61,9 @@ pub struct AddArgs {
     /// Keep a change that fails the check instead of rolling it back.
     #[arg(long)]
     pub keep: bool,
+    /// Install Python packages from this package index (your own registry) instead of PyPI.
+    #[arg(long, value_name = "URL")]
+    pub index_url: Option<String>,
     /// Print one JSON document for a script (with --yes or --dry-run: it cannot ask).
     #[arg(long)]
     pub json: bool,
@@ -123,6 +126,7 @@ pub fn run(args: PluginArgs, verbose: bool, session: &Session, term: &Terminal) 
                 dry_run: a.dry_run,
                 yes: a.yes,
                 keep: a.keep,
+                index_url: a.index_url.clone(),
             };
             changing(
                 "add",

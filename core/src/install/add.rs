@@ -19,6 +19,8 @@ pub struct AddOptions {
     pub dry_run: bool,
     pub yes: bool,
     pub keep: bool,
+    /// The package index pip installs Python packages from (`pip install --index-url`).
+    pub index_url: Option<String>,
 }
 
 /// Every manifest under the plugins directory (folders and the managed venv): canonical name → bytes.
@@ -58,7 +60,7 @@ pub fn add(opts: &AddOptions, ctx: &Context<'_>) -> Result<i32, InstallError> {
     }
     let plugins = ctx.plugins_dir.clone();
     let _lock = lock::acquire(&plugins, &ctx.locks_dir)?;
-    let steps = plan::build(&specs, &plugins)?;
+    let steps = plan::build(&specs, &plugins, opts.index_url.as_deref())?;
     out.line(&format!(
         "agent-env: plugins directory at {}",
         plugins.display()

@@ -57,9 +57,14 @@ impl Step {
     }
 }
 
-/// The steps for `specs`, in order: folders, then Python (one pip call), then crates, then Go modules.
-/// Fails, before anything runs, when a folder's manifest names a package that cannot be a folder name.
-pub fn build(specs: &[Spec], plugins: &Path) -> Result<Vec<Step>, InstallError> {
+/// The steps for `specs`, in order: folders, then Python (one pip call, from `index_url` when given),
+/// then crates, then Go modules. Fails, before anything runs, when a folder's manifest names a package
+/// that cannot be a folder name, or when `index_url` is given without a Python package to install.
+pub fn build(
+    specs: &[Spec],
+    plugins: &Path,
+    index_url: Option<&str>,
+) -> Result<Vec<Step>, InstallError> {
     let mut steps = Vec::new();
     for s in specs.iter().filter(|s| s.installer == Installer::Folder) {
         if let (Some(from), Some(name)) = (&s.path, &s.name) {
@@ -74,6 +79,12 @@ pub fn build(specs: &[Spec], plugins: &Path) -> Result<Vec<Step>, InstallError> 
         .iter()
         .filter(|s| s.installer == Installer::Pip)
         .collect();
+    if let (Some(url), true) = (index_url, python.is_empty()) {
+        return Err(InstallError::BadSpec {
+            spec: format!("--index-url {url}"),
+            reason: "it is where pip finds Python packages, and none of the specs is one; drop it, or name a Python package".into(),
+        });
+    }
     if !python.is_empty() {
         let venv = plugins.join(PYTHON_ENV);
         if !venv.join("bin/python").exists() {
@@ -107,6 +118,10 @@ pub fn build(specs: &[Spec], plugins: &Path) -> Result<Vec<Step>, InstallError> 
             "pip".into(),
             "install".into(),
         ];
+        if let Some(url) = index_url {
+            argv.push("--index-url".into());
+            argv.push(url.to_string());
+        }
         argv.extend(python.iter().map(|s| {
             s.path
                 .as_ref()

@@ -159,3 +159,139 @@ fn a_local_go_module_is_go_installed_into_its_plugin_folder() {
     assert!(leftovers.is_empty(), "the staging folder is removed");
     remove_ok(&sb, "agentenv-godemo");
 }
+
+/// A package index of one wheel, served on loopback by Python's http.server (its folder listings are
+/// the simple-index pages pip reads); stopped when dropped.
+struct LocalIndex {
+    server: std::process::Child,
+    url: String,
+}
+
+impl LocalIndex {
+    fn serving(wheel: &std::path::Path, project: &str, root: &std::path::Path) -> LocalIndex {
+        let folder = root.join("simple").join(project);
+        std::fs::create_dir_all(&folder).unwrap();
+        std::fs::copy(wheel, folder.join(wheel.file_name().unwrap())).unwrap();
+        let port = std::net::TcpListener::bind("127.0.0.1:0")
+            .unwrap()
+            .local_addr()
+            .unwrap()
+            .port();
+        let server = Command::new("python3")
+            .args([
+                "-m",
+                "http.server",
+                "--bind",
+                "127.0.0.1",
+                &port.to_string(),
+            ])
+            .current_dir(root)
+            .stdout(std::process::Stdio::null())
+            .stderr(std::process::Stdio::null())
+            .spawn()
+            .unwrap();
+        for _ in 0..200 {
+            if std::net::TcpStream::connect(("127.0.0.1", port)).is_ok() {
+                break;
+            }
+            std::thread::sleep(std::time::Duration::from_millis(25));
+        }
+        LocalIndex {
+            server,
+            url: format!("http://127.0.0.1:{port}/simple/"),
+        }
+    }
+}
+
+impl Drop for LocalIndex {
+    fn drop(&mut self) {
+        let _ = self.server.kill();
+        let _ = self.server.wait();
+    }
+}
+
+#[test]
+fn a_python_plugin_installs_by_name_from_the_users_own_package_index() {
+    let Some(python) = dir_of("python3") else {
+        eprintln!("skipped: no python3");
+        return;
+    };
+    let mut sb = Sandbox::new();
+    sb.path.extend(python);
+    sb.set("PIP_DISABLE_PIP_VERSION_CHECK", "1");
+    let out = Command::new("python3")
+        .arg(fixture_dir("make_wheel.py"))
+        .arg(fixture_dir("py-plugin"))
+        .arg(sb.dir().join("dist"))
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let wheel = PathBuf::from(String::from_utf8(out.stdout).unwrap().trim());
+    let index = LocalIndex::serving(&wheel, "agentenv-pydemo", &sb.dir().join("index"));
+
+    let dry = sb.stdout(
+        &[
+            "plugin",
+            "add",
+            "agentenv-pydemo",
+            "--index-url",
+            &index.url,
+            "--dry-run",
+        ],
+        0,
+    );
+    assert!(
+        dry.contains(&format!(
+            " -m pip install --index-url {} agentenv-pydemo",
+            index.url
+        )),
+        "{dry}"
+    );
+    let out = sb.run(&[
+        "plugin",
+        "add",
+        "agentenv-pydemo",
+        "--index-url",
+        &index.url,
+        "--yes",
+    ]);
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "{stdout}\n{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert!(
+        stdout.contains("  agentenv-pydemo: task_steps py_step active\n"),
+        "{stdout}"
+    );
+
+    // --index-url without a Python package to install is a mistake, said before anything runs.
+    let src = sb.dir().join("folder-plugin");
+    std::fs::create_dir_all(&src).unwrap();
+    std::fs::write(
+        src.join("agent-env-plugin.toml"),
+        "[plugin]\nname = \"agentenv-fp\"\nversion = \"1\"\nexec = [\"/bin/true\"]\nprotocol = [1, 1]\n[provides.envs]\nx = \"X\"\n",
+    )
+    .unwrap();
+    let out = sb.run(&[
+        "plugin",
+        "add",
+        src.to_str().unwrap(),
+        "--index-url",
+        &index.url,
+        "--yes",
+    ]);
+    assert_eq!(out.status.code(), Some(1));
+    assert!(
+        String::from_utf8_lossy(&out.stderr)
+            .contains("it is where pip finds Python packages, and none of the specs is one"),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+}
