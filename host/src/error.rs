@@ -137,7 +137,7 @@ pub enum HostError {
     },
 
     /// A message over the size limit, in either direction.
-    #[error("{method} to plugin {} ({}) was not sent: {detail}", .ctx.package, .ctx.executable)]
+    #[error("{method} with plugin {} ({}) failed: {detail}", .ctx.package, .ctx.executable)]
     MessageTooLarge {
         /// Who failed.
         ctx: Box<FailureContext>,

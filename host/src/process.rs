@@ -372,7 +372,7 @@ impl PluginProcess {
                 ctx: self.ctx(),
                 method,
                 detail: format!(
-                    "the request is {size} bytes, over the {max}-byte maximum message size; pass large data by file path"
+                    "the request is {size} bytes, over the {max}-byte maximum message size, so it was not sent; pass large data by file path"
                 ),
             },
             CallError::Closed(reason) => {
@@ -615,11 +615,29 @@ fn check_handshake(
         Err(CallError::Rpc(e)) if e.kind() == Some(ErrorKind::ProtocolMismatch) => {
             return Err(mismatch(attempt.ctx(Some(child)), plugin_range_of(&e)));
         }
+        // Its answer was over the size limit, so the host discarded it: that, not "an error answer".
+        Err(CallError::Rpc(e)) if e.kind() == Some(ErrorKind::MessageTooLarge) => {
+            return Err(HostError::MessageTooLarge {
+                ctx: attempt.ctx(Some(child)),
+                method: "initialize".into(),
+                detail: e.message,
+            });
+        }
         Err(CallError::Rpc(e)) => {
             return Err(HostError::HandshakeFailed {
                 ctx: attempt.ctx(Some(child)),
                 reason: format!("it answered with error {}: {}", e.code, e.message),
             })
+        }
+        Err(CallError::Timeout(_)) if child.peer.noise().too_large > 0 => {
+            return Err(HostError::MessageTooLarge {
+                ctx: attempt.ctx(Some(child)),
+                method: "initialize".into(),
+                detail: format!(
+                    "it wrote a line over the {}-byte maximum message size, which was discarded, and no answer that fits",
+                    agent_env_protocol::version::MAX_MESSAGE_BYTES
+                ),
+            });
         }
         Err(CallError::Timeout(timeout)) => {
             if child.peer.noise().lines > 0 {

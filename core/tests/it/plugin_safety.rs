@@ -49,3 +49,37 @@ fn unsafe_plugin_paths_are_warned_about_once_by_every_command_that_reads_manifes
     let r = s.run(&["--version"]);
     assert!(!r.stderr.contains(writable), "{}", r.stderr);
 }
+
+/// A plugin whose answer to `initialize` is over the 64 MiB message limit: the host discards it and
+/// says so (`message-too-large`), instead of calling it an error answer or noise.
+#[test]
+fn an_initialize_answer_over_the_size_limit_is_message_too_large() {
+    let s = Sandboxed::new();
+    let script = s.script(
+        "huge.sh",
+        r#"#!/bin/sh
+IFS= read -r line
+printf '{"jsonrpc":"2.0","id":1,"result":{"pad":"'
+head -c 70000000 /dev/zero | tr '\0' 'a'
+printf '"}}\n'
+sleep 5
+"#,
+    );
+    s.install_manifest(
+        "huge",
+        &format!(
+            "[plugin]\nname = \"agentenv-huge\"\nversion = \"1\"\nexec = [\"/bin/sh\", \"{}\"]\nprotocol = [1, 1]\n\n[provides.envs]\nh_env = \"H\"\n",
+            script.display()
+        ),
+    );
+    let r = s.run(&["plugin", "show", "agentenv-huge", "--json"]);
+    let doc: serde_json::Value =
+        serde_json::from_str(&r.stdout).unwrap_or_else(|e| panic!("{e}: {}", r.both()));
+    let failure = &doc["process"]["failure"];
+    assert_eq!(failure["code"], "message-too-large", "{doc:#}");
+    let message = failure["message"].as_str().unwrap();
+    assert!(
+        message.starts_with("initialize with plugin agentenv-huge (/bin/sh) failed: a message over the 67108864-byte maximum message size was discarded"),
+        "{message}"
+    );
+}
