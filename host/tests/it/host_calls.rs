@@ -143,7 +143,7 @@ fn a_message_over_64_mib_is_refused_with_a_clear_error_both_ways() {
     assert_eq!(err.code(), "message-too-large");
     assert!(
         err.to_string()
-            .contains("over the 67108864-byte maximum message size; pass large data by file path"),
+            .contains("over the 67108864-byte maximum message size, so it was not sent; pass large data by file path"),
         "{err}"
     );
     let err = p.call("big", json!({ "bytes": n })).unwrap_err();
