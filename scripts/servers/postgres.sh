@@ -41,8 +41,8 @@ start() {
   as_owner "$bin/pg_ctl" -D "$data" -l "$state/postgres.log" -w -t 60 \
     -o "-c listen_addresses=127.0.0.1 -p $port -k $state" start >/dev/null \
     || { tail -20 "$state/postgres.log" >&2; die "the server did not start on 127.0.0.1:$port"; }
-  as_owner "$bin/createdb" -h 127.0.0.1 -p "$port" -U agentenv agentenv <<<"" >/dev/null 2>&1 \
-    || PGPASSWORD=$password as_owner env PGPASSWORD="$password" "$bin/createdb" -h 127.0.0.1 -p "$port" -U agentenv agentenv \
+  # -w: never prompt (a prompt with no terminal waits forever); the password goes through the environment.
+  as_owner env PGPASSWORD="$password" "$bin/createdb" -w -h 127.0.0.1 -p "$port" -U agentenv agentenv \
     || die "could not create the agentenv database"
   printf 'PG_DSN=postgres://agentenv:%s@127.0.0.1:%s/agentenv\n' "$password" "$port"
 }

@@ -18,7 +18,8 @@ weed="$cache/weed-$version/weed"
 die() { echo "seaweedfs.sh: $*" >&2; exit 1; }
 
 build() {
-  if [ -x "$weed" ]; then echo "$weed"; return; fi
+  if [ -f "$weed" ] && [ -x "$weed" ]; then echo "$weed"; return; fi
+  [ -e "$weed" ] && rm -rf "$weed"  # a leftover of an interrupted or broken build
   command -v go >/dev/null || die "go is not on PATH; install Go 1.22 or later to build the SeaweedFS server"
   command -v python3 >/dev/null || die "python3 is not on PATH; it reads the module download's JSON"
   mkdir -p "$cache"
@@ -31,9 +32,11 @@ build() {
   trap 'rm -rf "$work"' RETURN
   cp -r "$dir/." "$work/"
   chmod -R u+w "$work"
-  (cd "$work" && GOFLAGS=-mod=mod go build -o weed ./weed) || die "go build of SeaweedFS failed"
+  # The source tree has a `weed/` folder, so the binary gets a name of its own (`-o weed` would land inside it).
+  (cd "$work" && GOFLAGS=-mod=mod go build -o "$work/weed.bin" ./weed) || die "go build of SeaweedFS failed"
+  [ -f "$work/weed.bin" ] || die "go build of SeaweedFS produced no binary"
   mkdir -p "$(dirname "$weed")"
-  mv "$work/weed" "$weed.partial" && mv "$weed.partial" "$weed"
+  mv "$work/weed.bin" "$weed.partial" && mv "$weed.partial" "$weed"
   echo "$weed"
 }
 
@@ -45,8 +48,12 @@ start() {
   local state=$1
   build >/dev/null
   mkdir -p "$state/data"
+  # Every port is chosen here: the gRPC ports otherwise default to the HTTP port + 10000, which overflows
+  # for high ephemeral ports, and the Iceberg and Lance side servers would take fixed ports.
   local s3_port master_port volume_port filer_port access secret
+  local master_grpc volume_grpc filer_grpc s3_grpc
   s3_port=$(free_port); master_port=$(free_port); volume_port=$(free_port); filer_port=$(free_port)
+  master_grpc=$(free_port); volume_grpc=$(free_port); filer_grpc=$(free_port); s3_grpc=$(free_port)
   access=agentenvtest
   secret=$(python3 -c 'import secrets; print(secrets.token_hex(20))')
   cat >"$state/s3.json" <<JSON
@@ -54,8 +61,12 @@ start() {
  "actions":["Admin","Read","Write","List","Tagging"]}]}
 JSON
   "$weed" server -dir="$state/data" -ip=127.0.0.1 -ip.bind=127.0.0.1 \
-    -master.port="$master_port" -volume.port="$volume_port" -filer.port="$filer_port" \
-    -s3 -s3.port="$s3_port" -s3.config="$state/s3.json" >"$state/weed.log" 2>&1 &
+    -master.port="$master_port" -master.port.grpc="$master_grpc" -master.telemetry=false \
+    -master.volumeSizeLimitMB=1024 -volume.max=0 \
+    -volume.port="$volume_port" -volume.port.grpc="$volume_grpc" \
+    -filer.port="$filer_port" -filer.port.grpc="$filer_grpc" \
+    -s3 -s3.port="$s3_port" -s3.port.grpc="$s3_grpc" -s3.port.iceberg=0 -s3.port.lance=0 \
+    -s3.config="$state/s3.json" >"$state/weed.log" 2>&1 &
   echo $! >"$state/weed.pid"
   for _ in $(seq 1 120); do
     if curl -s -o /dev/null "http://127.0.0.1:$s3_port/"; then
