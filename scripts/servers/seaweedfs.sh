@@ -1,8 +1,11 @@
 #!/usr/bin/env bash
 # A throwaway SeaweedFS S3 gateway on loopback, for the hosted-store tests.
 #   scripts/servers/seaweedfs.sh build            build `weed` into the cache when it is missing; print its path
-#   scripts/servers/seaweedfs.sh start STATE_DIR  start a server whose data, logs and settings live in STATE_DIR;
-#                                                 print shell assignments (S3 endpoint, bucket-free credentials)
+#   scripts/servers/seaweedfs.sh start STATE_DIR [BUCKET...]
+#                                                 start a server whose data, logs and settings live in STATE_DIR,
+#                                                 create the buckets, print shell assignments (S3 endpoint and
+#                                                 credentials). Buckets are never created on upload, so a
+#                                                 missing one is an error as on a real S3.
 #   scripts/servers/seaweedfs.sh stop STATE_DIR   stop the server started in STATE_DIR
 # The binary is built from the Go module proxy (`go install` refuses the module: its go.mod has replace
 # directives) and cached outside the checkout, under ${XDG_CACHE_HOME:-$HOME/.cache}/agent-env-ci/. The first
@@ -66,10 +69,12 @@ JSON
     -volume.port="$volume_port" -volume.port.grpc="$volume_grpc" \
     -filer.port="$filer_port" -filer.port.grpc="$filer_grpc" \
     -s3 -s3.port="$s3_port" -s3.port.grpc="$s3_grpc" -s3.port.iceberg=0 -s3.port.lance=0 \
-    -s3.config="$state/s3.json" >"$state/weed.log" 2>&1 &
+    -s3.config="$state/s3.json" -s3.autoCreateBucket=false >"$state/weed.log" 2>&1 &
   echo $! >"$state/weed.pid"
   for _ in $(seq 1 120); do
     if curl -s -o /dev/null "http://127.0.0.1:$s3_port/"; then
+      local bucket
+      for bucket in "${@:2}"; do create_bucket "http://127.0.0.1:$s3_port" "$access" "$secret" "$bucket"; done
       printf 'S3_ENDPOINT=http://127.0.0.1:%s\nAWS_ACCESS_KEY_ID=%s\nAWS_SECRET_ACCESS_KEY=%s\n' \
         "$s3_port" "$access" "$secret"
       return
@@ -79,6 +84,18 @@ JSON
   done
   stop "$state"
   die "the S3 gateway did not answer on 127.0.0.1:$s3_port within 120 s (log: $state/weed.log)"
+}
+
+create_bucket() {
+  local endpoint=$1 access=$2 secret=$3 bucket=$4 status
+  # The volume servers may still be joining the master: retry for a while.
+  for _ in $(seq 1 60); do
+    status=$(curl -s -o /dev/null -w '%{http_code}' -X PUT --aws-sigv4 "aws:amz:us-east-1:s3" \
+      --user "$access:$secret" "$endpoint/$bucket") || status=000
+    [ "$status" = 200 ] && return
+    sleep 0.5
+  done
+  die "could not create the bucket '$bucket' (last HTTP status $status)"
 }
 
 stop() {
@@ -93,7 +110,7 @@ stop() {
 
 case "${1:-}" in
   build) build ;;
-  start) [ $# -eq 2 ] || die "usage: seaweedfs.sh start STATE_DIR"; start "$2" ;;
+  start) [ $# -ge 2 ] || die "usage: seaweedfs.sh start STATE_DIR [BUCKET...]"; shift; start "$@" ;;
   stop) [ $# -eq 2 ] || die "usage: seaweedfs.sh stop STATE_DIR"; stop "$2" ;;
-  *) echo "usage: scripts/servers/seaweedfs.sh build | start STATE_DIR | stop STATE_DIR" >&2; exit 2 ;;
+  *) echo "usage: scripts/servers/seaweedfs.sh build | start STATE_DIR [BUCKET...] | stop STATE_DIR" >&2; exit 2 ;;
 esac

@@ -15,6 +15,7 @@
 pub mod any;
 pub mod document;
 pub mod error;
+pub mod grant;
 pub mod image;
 pub mod kind;
 pub mod kits;
@@ -29,6 +30,7 @@ pub use any::AnyStore;
 pub use document::versioned::{compare_and_swap, VersionedEntityStore};
 pub use document::{Document, DocumentStore, Filter, Predicate, Sort, SortKey, UpdateSpec};
 pub use error::{StoreError, StoreResult};
+pub use grant::{HttpGetGrant, HttpPostPolicyGrant, HttpPutGrant, UploadPolicy};
 pub use image::{ImageStore, RegistryAuth};
 pub use kind::StoreKind;
 pub use object::{ObjectMetadata, ObjectReader, ObjectStore, DEFAULT_CONTENT_TYPE};

@@ -2,8 +2,10 @@
 
 use std::io::Read;
 use std::path::Path;
+use std::time::Duration;
 
 use crate::error::{StoreError, StoreResult};
+use crate::grant::{grants_unsupported, HttpGetGrant, HttpPutGrant, UploadPolicy};
 
 /// The content type a write gets when the caller names none. A store may read it back as unknown (`None`).
 pub const DEFAULT_CONTENT_TYPE: &str = "application/octet-stream";
@@ -134,8 +136,41 @@ pub trait ObjectStore: Send + Sync {
         self.get(&self.object_url(key)?)
     }
 
-    /// Whether the store issues remote transfer grants. None of the built-in stores of this build do.
+    /// Whether the store issues remote transfer grants ([`ObjectStore::issue_read_grant`] and the
+    /// others). Callers check it rather than rely on the defaults failing.
     fn supports_transfer_grants(&self) -> bool {
         false
+    }
+
+    /// A signed GET of the object at `object_url`, valid for `expires_in` (the store's default lifetime
+    /// when `None`). Anyone holding the grant can read the object until it expires.
+    fn issue_read_grant(
+        &self,
+        _object_url: &str,
+        _expires_in: Option<Duration>,
+    ) -> StoreResult<HttpGetGrant> {
+        Err(grants_unsupported("this store"))
+    }
+
+    /// A signed PUT of `object_url` that must declare `media_type` and carry at most `max_bytes`.
+    fn issue_write_grant(
+        &self,
+        _object_url: &str,
+        _media_type: &str,
+        _max_bytes: u64,
+        _expires_in: Option<Duration>,
+    ) -> StoreResult<HttpPutGrant> {
+        Err(grants_unsupported("this store"))
+    }
+
+    /// A POST policy that uploads objects of at most `max_object_bytes` to any key under `prefix_url`
+    /// for the whole of `expires_in`.
+    fn issue_upload_policy(
+        &self,
+        _prefix_url: &str,
+        _max_object_bytes: u64,
+        _expires_in: Duration,
+    ) -> StoreResult<UploadPolicy> {
+        Err(grants_unsupported("this store"))
     }
 }

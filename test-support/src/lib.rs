@@ -6,7 +6,8 @@
 //! - [`isolation`]: pointing a command's HOME, XDG folders and plugins directory into a temp folder,
 //!   so a test touches nothing of the real machine;
 //! - [`ran`]: the outcome of one run of a binary, for assertions;
-//! - [`local_db`]: reading what a run wrote to the local document store.
+//! - [`local_db`]: reading what a run wrote to the local document store;
+//! - [`servers`]: real PostgreSQL and S3 servers started by the project's scripts.
 //!
 //! Test-only (`publish = false`): it panics with a message instead of returning errors where a test
 //! cannot go on without what it asked for.
@@ -15,6 +16,7 @@ pub mod binaries;
 pub mod isolation;
 pub mod local_db;
 pub mod ran;
+pub mod servers;
 
 pub use binaries::{cargo_build, fixture, profile_dir, workspace_binary};
 pub use isolation::{forget_inherited, IsolatedDirs};

@@ -1,0 +1,29 @@
+//! `S3ObjectStore`, agent-env's object store over one bucket of Amazon S3 or an S3-compatible server
+//! (SeaweedFS, MinIO, Ceph, R2…), chosen with `[stores.object] impl = "S3ObjectStore"`.
+//!
+//! Why these crates: requests are signed with [`rusty_s3`], a sans-IO SigV4 signer (every request is a
+//! presigned URL, so the same code makes transfer grants), and sent with [`ureq`], a small blocking
+//! HTTP client. The store interface is blocking, so no async runtime is started, and nothing of the
+//! network stack runs until a store of this kind is configured and called. The AWS SDK and
+//! `object_store` were the alternatives: both need tokio and several times the build, and neither makes
+//! the multipart upload's completion conditional (`If-None-Match: *`), which write-once needs.
+//!
+//! - [`settings`]: the config keys, the AWS environment variables, and their checks;
+//! - `location`: `s3://<bucket>/<key>` URLs;
+//! - `wire`: one signed request, and S3's error answers as store errors;
+//! - `store`: the [`ObjectStore`](agent_env_store::ObjectStore) implementation;
+//! - `upload`: streamed and multipart uploads of files;
+//! - `grants`: presigned GET/PUT grants and POST upload policies.
+
+#![warn(missing_docs)]
+
+mod grants;
+mod location;
+pub mod settings;
+mod store;
+mod upload;
+mod wire;
+
+pub use settings::{S3Credentials, S3Settings, CLASS, CONFIG_KEYS, REQUIRED_KEYS};
+pub use store::S3ObjectStore;
+pub use upload::PART_SIZE;

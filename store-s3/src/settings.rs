@@ -1,0 +1,252 @@
+//! What `[stores.object] impl = "S3ObjectStore"` is configured with, read from its config table (references
+//! already resolved) and, where the table is silent, from the standard AWS environment variables.
+
+use std::fmt;
+use std::time::Duration;
+
+use serde_json::{Map, Value};
+
+use agent_env_store::error::{StoreError, StoreResult};
+use agent_env_store::grant::{check_grant_lifetime_setting, DEFAULT_GRANT_LIFETIME_SECONDS};
+
+/// The class name, as `[stores.object] impl` names it.
+pub const CLASS: &str = "S3ObjectStore";
+/// The keys its config table takes.
+pub const CONFIG_KEYS: [&str; 9] = [
+    "bucket",
+    "region",
+    "endpoint",
+    "path_style",
+    "access_key_id",
+    "secret_access_key",
+    "session_token",
+    "share_credentials",
+    "grant_lifetime_seconds",
+];
+/// The keys its config table must hold.
+pub const REQUIRED_KEYS: [&str; 1] = ["bucket"];
+/// The longest a SigV4 presigned URL may live: 7 days.
+pub const MAX_GRANT_LIFETIME_SECONDS: u64 = 604_800;
+/// The region requests are signed for when neither the table nor the environment names one.
+pub const DEFAULT_REGION: &str = "us-east-1";
+
+/// An access key pair, and the session token of temporary credentials. `Debug` never shows the secret.
+#[derive(Clone, PartialEq, Eq)]
+pub struct S3Credentials {
+    /// `AWS_ACCESS_KEY_ID`.
+    pub access_key_id: String,
+    /// `AWS_SECRET_ACCESS_KEY`.
+    pub secret_access_key: String,
+    /// `AWS_SESSION_TOKEN`, for temporary credentials.
+    pub session_token: Option<String>,
+}
+
+impl fmt::Debug for S3Credentials {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("S3Credentials")
+            .field("access_key_id", &self.access_key_id)
+            .field("secret_access_key", &"<hidden>")
+            .field(
+                "session_token",
+                &self.session_token.as_ref().map(|_| "<hidden>"),
+            )
+            .finish()
+    }
+}
+
+/// Everything the store needs to reach its bucket.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct S3Settings {
+    /// The bucket's name.
+    pub bucket: String,
+    /// The region requests are signed for.
+    pub region: String,
+    /// The server: `https://s3.<region>.amazonaws.com` unless configured (an S3-compatible server).
+    pub endpoint: String,
+    /// Whether the bucket is a path segment (`<endpoint>/<bucket>/<key>`) rather than a host name. On by
+    /// default for a configured endpoint, as S3-compatible servers expect.
+    pub path_style: bool,
+    /// How requests are signed; `None` sends them unsigned (a public bucket).
+    pub credentials: Option<S3Credentials>,
+    /// Whether workloads get the credentials in their environment (`shared_credentials_env`).
+    pub share_credentials: bool,
+    /// How long a grant lives when the caller names no lifetime.
+    pub grant_lifetime: Duration,
+}
+
+impl S3Settings {
+    /// Reads the settings from a config table whose keys are already checked against [`CONFIG_KEYS`];
+    /// `env` answers the AWS variables (`AWS_ACCESS_KEY_ID`, `AWS_SECRET_ACCESS_KEY`, `AWS_SESSION_TOKEN`,
+    /// `AWS_REGION`, `AWS_DEFAULT_REGION`, `AWS_ENDPOINT_URL_S3`, `AWS_ENDPOINT_URL`) the table leaves out.
+    pub fn from_table(
+        table: &Map<String, Value>,
+        env: &dyn Fn(&str) -> Option<String>,
+    ) -> StoreResult<S3Settings> {
+        let bucket = string(table, "bucket")?.unwrap_or_default();
+        if bucket.trim().is_empty() {
+            return Err(config("bucket must name a bucket, got an empty string"));
+        }
+        let env_nonempty = |name: &str| env(name).filter(|v| !v.is_empty());
+        let region = match string(table, "region")? {
+            Some(region) => region,
+            None => env_nonempty("AWS_REGION")
+                .or_else(|| env_nonempty("AWS_DEFAULT_REGION"))
+                .unwrap_or_else(|| DEFAULT_REGION.to_string()),
+        };
+        let configured_endpoint = match string(table, "endpoint")? {
+            Some(endpoint) => Some(endpoint),
+            None => {
+                env_nonempty("AWS_ENDPOINT_URL_S3").or_else(|| env_nonempty("AWS_ENDPOINT_URL"))
+            }
+        };
+        let path_style = boolean(table, "path_style")?.unwrap_or(configured_endpoint.is_some());
+        let endpoint = configured_endpoint
+            .unwrap_or_else(|| format!("https://s3.{region}.amazonaws.com"))
+            .trim_end_matches('/')
+            .to_string();
+        if !(endpoint.starts_with("http://") || endpoint.starts_with("https://")) {
+            return Err(config(&format!(
+                "endpoint must be an http:// or https:// URL, got '{endpoint}'"
+            )));
+        }
+        let credentials = credentials(table, &env_nonempty)?;
+        let grant_lifetime = match table.get("grant_lifetime_seconds") {
+            None | Some(Value::Null) => DEFAULT_GRANT_LIFETIME_SECONDS,
+            Some(value) => check_grant_lifetime_setting(value, MAX_GRANT_LIFETIME_SECONDS)?,
+        };
+        Ok(S3Settings {
+            bucket,
+            region,
+            endpoint,
+            path_style,
+            credentials,
+            share_credentials: boolean(table, "share_credentials")?.unwrap_or(false),
+            grant_lifetime: Duration::from_secs(grant_lifetime),
+        })
+    }
+}
+
+fn credentials(
+    table: &Map<String, Value>,
+    env: &dyn Fn(&str) -> Option<String>,
+) -> StoreResult<Option<S3Credentials>> {
+    let key = string(table, "access_key_id")?;
+    let secret = string(table, "secret_access_key")?;
+    let token = string(table, "session_token")?;
+    let (key, secret, token) = match (key, secret) {
+        (Some(key), Some(secret)) => (key, secret, token),
+        (None, None) => match (env("AWS_ACCESS_KEY_ID"), env("AWS_SECRET_ACCESS_KEY")) {
+            (Some(key), Some(secret)) => (key, secret, token.or_else(|| env("AWS_SESSION_TOKEN"))),
+            _ => return Ok(None),
+        },
+        (Some(_), None) => {
+            return Err(config(
+                "access_key_id is set but secret_access_key is not; set both (for example secret_access_key = \"env:AWS_SECRET_ACCESS_KEY\") or neither",
+            ))
+        }
+        (None, Some(_)) => {
+            return Err(config(
+                "secret_access_key is set but access_key_id is not; set both or neither",
+            ))
+        }
+    };
+    Ok(Some(S3Credentials {
+        access_key_id: key,
+        secret_access_key: secret,
+        session_token: token,
+    }))
+}
+
+fn string(table: &Map<String, Value>, key: &str) -> StoreResult<Option<String>> {
+    match table.get(key) {
+        None | Some(Value::Null) => Ok(None),
+        Some(Value::String(s)) => Ok(Some(s.clone())),
+        Some(other) => Err(config(&format!(
+            "{key} must be a string, got {}",
+            shown(key, other)
+        ))),
+    }
+}
+
+fn boolean(table: &Map<String, Value>, key: &str) -> StoreResult<Option<bool>> {
+    match table.get(key) {
+        None | Some(Value::Null) => Ok(None),
+        Some(Value::Bool(b)) => Ok(Some(*b)),
+        Some(other) => Err(config(&format!("{key} must be true or false, got {other}"))),
+    }
+}
+
+/// A value as an error may show it: never a credential's text.
+fn shown(key: &str, value: &Value) -> String {
+    if key.contains("secret") || key.contains("token") {
+        "a value that is not a string".to_string()
+    } else {
+        value.to_string()
+    }
+}
+
+fn config(message: &str) -> StoreError {
+    StoreError::Config(format!("{CLASS}: {message}"))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    fn table(v: Value) -> Map<String, Value> {
+        v.as_object().cloned().unwrap_or_default()
+    }
+
+    fn no_env(_: &str) -> Option<String> {
+        None
+    }
+
+    #[test]
+    fn defaults_point_at_aws() {
+        let s = S3Settings::from_table(&table(json!({"bucket": "b"})), &no_env).unwrap();
+        assert_eq!(s.endpoint, "https://s3.us-east-1.amazonaws.com");
+        assert!(!s.path_style);
+        assert_eq!(s.credentials, None);
+        assert_eq!(s.grant_lifetime, Duration::from_secs(43_200));
+    }
+
+    #[test]
+    fn the_environment_fills_what_the_table_leaves_out() {
+        let env = |name: &str| match name {
+            "AWS_ACCESS_KEY_ID" => Some("AK".to_string()),
+            "AWS_SECRET_ACCESS_KEY" => Some("SK".to_string()),
+            "AWS_REGION" => Some("eu-west-3".to_string()),
+            "AWS_ENDPOINT_URL" => Some("http://127.0.0.1:9000/".to_string()),
+            _ => None,
+        };
+        let s = S3Settings::from_table(&table(json!({"bucket": "b"})), &env).unwrap();
+        assert_eq!(s.region, "eu-west-3");
+        assert_eq!(s.endpoint, "http://127.0.0.1:9000");
+        assert!(s.path_style);
+        let creds = s.credentials.unwrap();
+        assert_eq!(creds.access_key_id, "AK");
+        assert!(!format!("{creds:?}").contains("SK"));
+    }
+
+    #[test]
+    fn half_a_key_pair_is_refused() {
+        let err = S3Settings::from_table(
+            &table(json!({"bucket": "b", "access_key_id": "AK"})),
+            &no_env,
+        )
+        .unwrap_err();
+        assert!(err
+            .to_string()
+            .starts_with("S3ObjectStore: access_key_id is set but"));
+        let err = S3Settings::from_table(
+            &table(json!({"bucket": "b", "endpoint": "s3.example.test"})),
+            &no_env,
+        )
+        .unwrap_err();
+        assert_eq!(
+            err.to_string(),
+            "S3ObjectStore: endpoint must be an http:// or https:// URL, got 's3.example.test'"
+        );
+    }
+}

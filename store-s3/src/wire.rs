@@ -1,0 +1,175 @@
+//! Sending one signed S3 request with a blocking HTTP client, and turning S3's answers into store errors.
+
+use std::io::Read;
+use std::time::Duration;
+
+use ureq::http::{Method, Request, Response};
+use ureq::{Agent, Body, SendBody};
+
+use agent_env_store::error::{StoreError, StoreResult};
+
+use crate::settings::CLASS;
+
+/// How long a signed request stays valid: it is signed right before it is sent.
+pub const REQUEST_SIGNATURE_LIFETIME: Duration = Duration::from_secs(900);
+/// How long connecting may take before the server counts as unreachable.
+const CONNECT_TIMEOUT: Duration = Duration::from_secs(10);
+
+/// What a request sends.
+pub enum Outgoing<'a> {
+    /// No body.
+    Empty,
+    /// These bytes.
+    Bytes(&'a [u8]),
+    /// `len` bytes read from a stream (sent with that Content-Length, never chunked).
+    Stream(&'a mut dyn Read, u64),
+}
+
+/// One HTTP client for one endpoint, its connections kept alive between calls.
+pub struct Wire {
+    agent: Agent,
+    endpoint: String,
+    bucket: String,
+}
+
+impl Wire {
+    /// A client for `endpoint`, whose errors name `bucket`.
+    pub fn new(endpoint: &str, bucket: &str) -> Wire {
+        let agent: Agent = Agent::config_builder()
+            .http_status_as_error(false)
+            .timeout_connect(Some(CONNECT_TIMEOUT))
+            .max_idle_connections_per_host(8)
+            .build()
+            .into();
+        Wire {
+            agent,
+            endpoint: endpoint.to_string(),
+            bucket: bucket.to_string(),
+        }
+    }
+
+    /// The server, as messages name it.
+    pub fn endpoint(&self) -> &str {
+        &self.endpoint
+    }
+
+    /// Sends one request to a presigned URL with the headers it was signed with; any HTTP status comes
+    /// back as a response, only a failure to talk to the server is an error.
+    pub fn send(
+        &self,
+        method: Method,
+        url: &str,
+        headers: &[(&str, &str)],
+        body: Outgoing<'_>,
+    ) -> StoreResult<Response<Body>> {
+        let mut builder = Request::builder().method(method).uri(url);
+        for (name, value) in headers {
+            builder = builder.header(*name, *value);
+        }
+        let result = match body {
+            Outgoing::Empty => builder
+                .body(())
+                .map_err(|e| self.unreachable(&e))
+                .and_then(|r| self.agent.run(r).map_err(|e| self.unreachable(&e))),
+            Outgoing::Bytes(bytes) => builder
+                .header("Content-Length", bytes.len().to_string())
+                .body(bytes)
+                .map_err(|e| self.unreachable(&e))
+                .and_then(|r| self.agent.run(r).map_err(|e| self.unreachable(&e))),
+            Outgoing::Stream(reader, len) => builder
+                .header("Content-Length", len.to_string())
+                .body(SendBody::from_reader(reader))
+                .map_err(|e| self.unreachable(&e))
+                .and_then(|r| self.agent.run(r).map_err(|e| self.unreachable(&e))),
+        };
+        result
+    }
+
+    fn unreachable(&self, err: &dyn std::fmt::Display) -> StoreError {
+        StoreError::Io {
+            message: format!(
+                "{CLASS} could not reach {} ({err}); check that the server is running and that [stores.object] endpoint names it",
+                self.endpoint
+            ),
+            raw_os_error: None,
+        }
+    }
+
+    /// The store error for an S3 error answer to `what` (an operation on `target`).
+    pub fn failure(&self, mut response: Response<Body>, what: &str, target: &str) -> StoreError {
+        let status = response.status().as_u16();
+        let text = response
+            .body_mut()
+            .with_config()
+            .limit(64 * 1024)
+            .read_to_string()
+            .unwrap_or_default();
+        let code = xml_field(&text, "Code").unwrap_or_default();
+        let message = xml_field(&text, "Message").unwrap_or_default();
+        let said = match (code.is_empty(), message.is_empty()) {
+            (false, false) => format!("{code}: {message}"),
+            (false, true) => code.clone(),
+            _ => format!("HTTP {status}"),
+        };
+        match (status, code.as_str()) {
+            (_, "NoSuchBucket") => StoreError::Config(format!(
+                "{CLASS}: the bucket '{}' does not exist at {}; create it, or set [stores.object] config bucket to one that does",
+                self.bucket, self.endpoint
+            )),
+            (403, _) | (_, "InvalidAccessKeyId" | "SignatureDoesNotMatch" | "AccessDenied") => {
+                StoreError::Config(format!(
+                    "{CLASS}: {} refused to {what} {target} ({said}); check the credentials (access_key_id and secret_access_key in [stores.object] config, or AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY) and that they may use the bucket '{}'",
+                    self.endpoint, self.bucket
+                ))
+            }
+            (404, _) => StoreError::object_not_found(target),
+            (412, _) | (409, "ConditionalRequestConflict") => StoreError::object_exists(target),
+            _ => StoreError::Io {
+                message: format!(
+                    "{CLASS}: {} failed to {what} {target} ({said})",
+                    self.endpoint
+                ),
+                raw_os_error: None,
+            },
+        }
+    }
+}
+
+/// The text of the first `<name>…</name>` element of an XML answer.
+pub fn xml_field(xml: &str, name: &str) -> Option<String> {
+    let open = format!("<{name}>");
+    let close = format!("</{name}>");
+    let start = xml.find(&open)? + open.len();
+    let end = xml[start..].find(&close)? + start;
+    Some(unescape_xml(&xml[start..end]))
+}
+
+fn unescape_xml(text: &str) -> String {
+    text.replace("&lt;", "<")
+        .replace("&gt;", ">")
+        .replace("&quot;", "\"")
+        .replace("&apos;", "'")
+        .replace("&amp;", "&")
+}
+
+/// A response header as text.
+pub fn header(response: &Response<Body>, name: &str) -> Option<String> {
+    response
+        .headers()
+        .get(name)
+        .and_then(|v| v.to_str().ok())
+        .map(str::to_string)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::xml_field;
+
+    #[test]
+    fn error_fields_are_read_from_s3_answers() {
+        let xml = "<Error><Code>NoSuchKey</Code><Message>a &amp; b</Message></Error>";
+        assert_eq!(xml_field(xml, "Code").as_deref(), Some("NoSuchKey"));
+        assert_eq!(xml_field(xml, "Message").as_deref(), Some("a & b"));
+        assert_eq!(xml_field(xml, "Key"), None);
+    }
+}

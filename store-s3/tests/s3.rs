@@ -1,0 +1,157 @@
+//! S3ObjectStore against a real SeaweedFS S3 gateway started by `scripts/servers/seaweedfs.sh`.
+
+use std::sync::{Arc, OnceLock};
+
+use agent_env_store::kits;
+use agent_env_store::{ObjectStore, StoreError};
+use agent_env_store_s3::{S3ObjectStore, S3Settings};
+use agent_env_test_support::servers::{seaweedfs, ScriptServer};
+use serde_json::{json, Value};
+
+/// One server for the whole test binary (starting one takes seconds); every test writes under its own
+/// prefix or bucket.
+fn server() -> &'static ScriptServer {
+    static SERVER: OnceLock<ScriptServer> = OnceLock::new();
+    SERVER.get_or_init(|| {
+        let server = seaweedfs(&["kit", "race", "big"]);
+        // Statics are never dropped: stop the server when the test process exits.
+        extern "C" fn stop_at_exit() {
+            if let Some(server) = SERVER.get() {
+                let _ = std::process::Command::new("bash")
+                    .arg(agent_env_test_support::servers::scripts_dir().join("seaweedfs.sh"))
+                    .arg("stop")
+                    .arg(server.state_dir())
+                    .status();
+                if let Some(base) = server.state_dir().parent() {
+                    let _ = std::fs::remove_dir_all(base);
+                }
+            }
+        }
+        unsafe { libc::atexit(stop_at_exit) };
+        server
+    })
+}
+
+fn settings(bucket: &str, extra: Value) -> S3Settings {
+    let server = server();
+    let mut table = json!({
+        "bucket": bucket,
+        "endpoint": server.value("S3_ENDPOINT"),
+        "access_key_id": server.value("AWS_ACCESS_KEY_ID"),
+        "secret_access_key": server.value("AWS_SECRET_ACCESS_KEY"),
+    });
+    if let (Some(t), Some(e)) = (table.as_object_mut(), extra.as_object()) {
+        t.extend(e.clone());
+    }
+    S3Settings::from_table(table.as_object().unwrap(), &|_| None).unwrap()
+}
+
+fn store(bucket: &str) -> S3ObjectStore {
+    S3ObjectStore::new(settings(bucket, json!({}))).unwrap()
+}
+
+fn unique(prefix: &str) -> String {
+    format!(
+        "{prefix}-{}-{}/",
+        std::process::id(),
+        std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .unwrap()
+            .as_nanos()
+    )
+}
+
+#[test]
+fn the_object_kit_passes_against_a_real_s3_server() {
+    let store = store("kit");
+    let kit = kits::object::cases_for(store.supports_transfer_grants());
+    let report = kits::run(&kit, &store as &dyn ObjectStore, &unique("kit"));
+    assert!(report.all_passed(), "{}", report.render());
+}
+
+#[test]
+fn a_write_never_replaces_an_object_and_one_of_eight_racing_writers_wins() {
+    let store = Arc::new(store("race"));
+    let key = format!("{}one", unique("race"));
+    let threads: Vec<_> = (0..8)
+        .map(|i| {
+            let store = Arc::clone(&store);
+            let key = key.clone();
+            std::thread::spawn(move || {
+                store.put(&key, format!("writer {i}").as_bytes(), "text/plain", false)
+            })
+        })
+        .collect();
+    let results: Vec<_> = threads.into_iter().map(|t| t.join().unwrap()).collect();
+    let won: Vec<_> = results.iter().filter(|r| r.is_ok()).collect();
+    assert_eq!(won.len(), 1, "{results:?}");
+    for lost in results.iter().filter(|r| r.is_err()) {
+        assert!(
+            matches!(lost, Err(StoreError::AlreadyExists(_))),
+            "{lost:?}"
+        );
+    }
+    let stored = String::from_utf8(store.read(&key).unwrap()).unwrap();
+    assert!(stored.starts_with("writer "), "{stored}");
+}
+
+#[test]
+fn a_multipart_file_round_trips_and_is_write_once() {
+    let store = store("big");
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("big.bin");
+    let len = agent_env_store_s3::PART_SIZE as usize * 2 + 12_345;
+    let data: Vec<u8> = (0..len).map(|i| (i * 7 % 251) as u8).collect();
+    std::fs::write(&path, &data).unwrap();
+    let key = format!("{}big.bin", unique("big"));
+    let url = store.put_file(&key, &path, "application/x-test").unwrap();
+    let meta = store.get_object_metadata(&key).unwrap().unwrap();
+    assert_eq!(meta.size, Some(len as u64));
+    assert_eq!(meta.content_type.as_deref(), Some("application/x-test"));
+    let out = dir.path().join("out/big.bin");
+    store.download_to_file(&url, &out).unwrap();
+    assert!(
+        std::fs::read(&out).unwrap() == data,
+        "the downloaded bytes differ"
+    );
+    let again = store.put_file(&key, &path, "application/x-test");
+    assert!(
+        matches!(again, Err(StoreError::AlreadyExists(_))),
+        "{again:?}"
+    );
+}
+
+#[test]
+fn a_missing_bucket_and_wrong_credentials_are_config_errors_naming_what_to_fix() {
+    let missing = S3ObjectStore::new(settings("no-such-bucket", json!({}))).unwrap();
+    let err = missing.check_connection().unwrap_err();
+    assert!(matches!(err, StoreError::Config(_)), "{err:?}");
+    assert!(
+        err.to_string()
+            .contains("the bucket 'no-such-bucket' does not exist at http://127.0.0.1:"),
+        "{err}"
+    );
+
+    let wrong = S3ObjectStore::new(settings(
+        "kit",
+        json!({"secret_access_key": "not-the-secret"}),
+    ))
+    .unwrap();
+    let err = wrong.check_connection().unwrap_err();
+    assert!(matches!(err, StoreError::Config(_)), "{err:?}");
+    assert!(err.to_string().contains("check the credentials"), "{err}");
+    assert!(!err.to_string().contains("not-the-secret"), "{err}");
+
+    let down =
+        S3ObjectStore::new(settings("kit", json!({"endpoint": "http://127.0.0.1:9"}))).unwrap();
+    let err = down.check_connection().unwrap_err();
+    assert!(
+        err.to_string()
+            .contains("could not reach http://127.0.0.1:9"),
+        "{err}"
+    );
+    assert!(
+        err.to_string().contains("check that the server is running"),
+        "{err}"
+    );
+}

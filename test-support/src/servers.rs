@@ -1,0 +1,116 @@
+//! Real servers for the hosted-store tests, started by the project's own scripts
+//! (`scripts/servers/*.sh`) in a temp folder and stopped when the handle drops. A server that cannot
+//! start panics with the script's own message: a test that needs it fails, it never skips.
+
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+/// A server a script started, and what it printed about itself (`KEY=VALUE` lines).
+pub struct ScriptServer {
+    script: PathBuf,
+    state: PathBuf,
+    _dir: Option<tempfile_dir::Dir>,
+    /// What the script printed: `S3_ENDPOINT`, `AWS_ACCESS_KEY_ID`, `PG_DSN`, ….
+    pub values: BTreeMap<String, String>,
+}
+
+mod tempfile_dir {
+    /// A temp folder removed on drop, without pulling `tempfile` into every test crate.
+    pub struct Dir(pub std::path::PathBuf);
+
+    impl Drop for Dir {
+        fn drop(&mut self) {
+            let _ = std::fs::remove_dir_all(&self.0);
+        }
+    }
+}
+
+/// The repository's `scripts/servers` folder.
+pub fn scripts_dir() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("..")
+        .join("scripts")
+        .join("servers")
+}
+
+impl ScriptServer {
+    /// Runs `<script> start <state> <args…>` in a fresh temp folder and reads its `KEY=VALUE` lines.
+    pub fn start(script: &str, args: &[&str]) -> ScriptServer {
+        let script = scripts_dir().join(script);
+        let base = std::env::temp_dir().join(format!(
+            "agent-env-server-{}-{}",
+            std::process::id(),
+            NEXT.fetch_add(1, std::sync::atomic::Ordering::Relaxed)
+        ));
+        let _ = std::fs::remove_dir_all(&base);
+        std::fs::create_dir_all(&base)
+            .unwrap_or_else(|e| panic!("creating {}: {e}", base.display()));
+        // The PostgreSQL cluster runs as `postgres` when the tests run as root: it must reach its folder.
+        let _ = Command::new("chmod").arg("755").arg(&base).status();
+        let state = base.join("state");
+        let out = Command::new("bash")
+            .arg(&script)
+            .arg("start")
+            .arg(&state)
+            .args(args)
+            .output()
+            .unwrap_or_else(|e| panic!("running {}: {e}", script.display()));
+        let mut server = ScriptServer {
+            script: script.clone(),
+            state,
+            _dir: Some(tempfile_dir::Dir(base)),
+            values: BTreeMap::new(),
+        };
+        if !out.status.success() {
+            panic!(
+                "{} could not start its server ({}):\n{}{}",
+                script.display(),
+                out.status,
+                String::from_utf8_lossy(&out.stdout),
+                String::from_utf8_lossy(&out.stderr)
+            );
+        }
+        server.values = String::from_utf8_lossy(&out.stdout)
+            .lines()
+            .filter_map(|l| l.split_once('='))
+            .map(|(k, v)| (k.trim().to_string(), v.trim().to_string()))
+            .collect();
+        server
+    }
+
+    /// A value the script printed; panics naming the script when it printed none.
+    pub fn value(&self, key: &str) -> &str {
+        self.values
+            .get(key)
+            .map(String::as_str)
+            .unwrap_or_else(|| panic!("{} printed no {key}=…", self.script.display()))
+    }
+
+    /// The folder the server keeps its data and log in.
+    pub fn state_dir(&self) -> &Path {
+        &self.state
+    }
+}
+
+static NEXT: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
+
+impl Drop for ScriptServer {
+    fn drop(&mut self) {
+        let _ = Command::new("bash")
+            .arg(&self.script)
+            .arg("stop")
+            .arg(&self.state)
+            .status();
+    }
+}
+
+/// A SeaweedFS S3 gateway on loopback with these buckets.
+pub fn seaweedfs(buckets: &[&str]) -> ScriptServer {
+    ScriptServer::start("seaweedfs.sh", buckets)
+}
+
+/// A throwaway PostgreSQL 15 cluster on loopback; `PG_DSN` reaches its `agentenv` database.
+pub fn postgres() -> ScriptServer {
+    ScriptServer::start("postgres.sh", &[])
+}
