@@ -67,6 +67,13 @@ fn the_object_kit_passes_against_a_real_s3_server() {
     let kit = kits::object::cases_for(store.supports_transfer_grants());
     let report = kits::run(&kit, &store as &dyn ObjectStore, &unique("kit"));
     assert!(report.all_passed(), "{}", report.render());
+    // The 27 cases and the 3 grant cases, none skipped.
+    assert_eq!(
+        report.count(|o| matches!(o, kits::Outcome::Passed)),
+        30,
+        "{}",
+        report.render()
+    );
 }
 
 #[test]

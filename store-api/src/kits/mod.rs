@@ -23,6 +23,8 @@ pub mod document;
 pub mod document_rules;
 pub mod image;
 pub mod object;
+#[cfg(feature = "grant-kit")]
+pub mod object_grants;
 pub mod object_rules;
 pub mod secret;
 

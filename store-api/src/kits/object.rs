@@ -1,7 +1,7 @@
 //! The object kit: the original's 17 cases, then 10 for the rules they leave open
 //! ([`super::object_rules`]). `ns` prefixes every key a case writes: `""` for a fresh store, a unique
-//! prefix ending in `/` for a shared one. The 3 grant cases apply only to stores that issue transfer
-//! grants; no store of this build does, so they are listed as skipped.
+//! prefix ending in `/` for a shared one. The 3 grant cases ([`super::object_grants`]) apply only to
+//! stores that issue transfer grants.
 
 use std::collections::BTreeSet;
 use std::io::Read;
@@ -19,7 +19,7 @@ use crate::object::{ObjectStore, DEFAULT_CONTENT_TYPE};
 
 type ObjectCase = Case<dyn ObjectStore>;
 
-/// The grant cases, which run only against a store with `supports_transfer_grants`.
+/// The names of the grant cases, which run only against a store with `supports_transfer_grants`.
 pub const GRANT_CASES: [&str; 3] = [
     "read_grant_fetches_the_object",
     "write_grant_uploads_with_the_signed_content_type",
@@ -31,18 +31,33 @@ pub fn cases() -> Kit<dyn ObjectStore> {
     cases_for(false)
 }
 
-/// The cases for a store; the grant cases are skipped with their reason.
+/// The cases for a store: the 27, then the 3 grant cases for a store that issues grants (over HTTP, with
+/// the `grant-kit` feature; a build without it lists them as skipped with that reason).
 pub fn cases_for(supports_transfer_grants: bool) -> Kit<dyn ObjectStore> {
-    let reason = if supports_transfer_grants {
-        "this build has no HTTPS client to exercise transfer grants with".to_string()
-    } else {
-        "the store does not issue transfer grants (supports_transfer_grants is false)".to_string()
-    };
-    Kit {
+    let mut kit = Kit {
         name: "object",
         cases: CASES.to_vec(),
-        skipped: GRANT_CASES.iter().map(|n| (*n, reason.clone())).collect(),
+        skipped: Vec::new(),
+    };
+    if !supports_transfer_grants {
+        let reason = "the store does not issue transfer grants (supports_transfer_grants is false)";
+        kit.skipped = GRANT_CASES
+            .iter()
+            .map(|n| (*n, reason.to_string()))
+            .collect();
+        return kit;
     }
+    #[cfg(feature = "grant-kit")]
+    kit.cases.extend(super::object_grants::GRANT_CASES);
+    #[cfg(not(feature = "grant-kit"))]
+    {
+        let reason = "this build of the kit has no HTTP client to exercise transfer grants with (the grant-kit feature)";
+        kit.skipped = GRANT_CASES
+            .iter()
+            .map(|n| (*n, reason.to_string()))
+            .collect();
+    }
+    kit
 }
 
 macro_rules! case {
