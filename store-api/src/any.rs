@@ -33,6 +33,15 @@ impl AnyStore {
         }
     }
 
+    /// Checks that the store can serve requests now (see [`ObjectStore::probe`]).
+    pub fn probe(&self) -> crate::error::StoreResult<()> {
+        match self {
+            AnyStore::Object(store) => store.probe(),
+            AnyStore::Document(store) => store.probe(),
+            AnyStore::Image(_) | AnyStore::Secret(_) => Ok(()),
+        }
+    }
+
     /// The store's warnings for the user since it was last asked (see [`ImageStore::take_warnings`]).
     pub fn take_warnings(&self) -> Vec<String> {
         match self {

@@ -136,6 +136,13 @@ pub trait ObjectStore: Send + Sync {
         self.get(&self.object_url(key)?)
     }
 
+    /// Checks that the store can serve requests now (a hosted store reaches its server, finds its bucket
+    /// and is let in): what `agent-env config check` runs before any work. Stores on this machine have
+    /// nothing to check.
+    fn probe(&self) -> StoreResult<()> {
+        Ok(())
+    }
+
     /// Whether the store issues remote transfer grants ([`ObjectStore::issue_read_grant`] and the
     /// others). Callers check it rather than rely on the defaults failing.
     fn supports_transfer_grants(&self) -> bool {

@@ -394,6 +394,10 @@ impl ObjectStore for S3ObjectStore {
         Ok(self.get_object_metadata(key)?.is_some())
     }
 
+    fn probe(&self) -> StoreResult<()> {
+        self.check_connection()
+    }
+
     fn supports_transfer_grants(&self) -> bool {
         self.credentials.is_some() && self.grants_reachable()
     }

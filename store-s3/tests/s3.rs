@@ -1,35 +1,15 @@
 //! S3ObjectStore against a real SeaweedFS S3 gateway started by `scripts/servers/seaweedfs.sh`.
 
-use std::sync::{Arc, OnceLock};
+use std::sync::Arc;
 
 use agent_env_store::kits;
 use agent_env_store::{ObjectStore, StoreError};
 use agent_env_store_s3::{S3ObjectStore, S3Settings};
-use agent_env_test_support::servers::{seaweedfs, ScriptServer};
+use agent_env_test_support::servers::{shared_seaweedfs, ScriptServer};
 use serde_json::{json, Value};
 
-/// One server for the whole test binary (starting one takes seconds); every test writes under its own
-/// prefix or bucket.
 fn server() -> &'static ScriptServer {
-    static SERVER: OnceLock<ScriptServer> = OnceLock::new();
-    SERVER.get_or_init(|| {
-        let server = seaweedfs(&["kit", "race", "big"]);
-        // Statics are never dropped: stop the server when the test process exits.
-        extern "C" fn stop_at_exit() {
-            if let Some(server) = SERVER.get() {
-                let _ = std::process::Command::new("bash")
-                    .arg(agent_env_test_support::servers::scripts_dir().join("seaweedfs.sh"))
-                    .arg("stop")
-                    .arg(server.state_dir())
-                    .status();
-                if let Some(base) = server.state_dir().parent() {
-                    let _ = std::fs::remove_dir_all(base);
-                }
-            }
-        }
-        unsafe { libc::atexit(stop_at_exit) };
-        server
-    })
+    shared_seaweedfs()
 }
 
 fn settings(bucket: &str, extra: Value) -> S3Settings {

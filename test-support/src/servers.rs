@@ -114,3 +114,44 @@ pub fn seaweedfs(buckets: &[&str]) -> ScriptServer {
 pub fn postgres() -> ScriptServer {
     ScriptServer::start("postgres.sh", &[])
 }
+
+/// The buckets the shared S3 server is started with.
+pub const SHARED_BUCKETS: [&str; 5] = ["kit", "race", "big", "team", "core"];
+
+static SHARED_S3: std::sync::OnceLock<ScriptServer> = std::sync::OnceLock::new();
+static SHARED_PG: std::sync::OnceLock<ScriptServer> = std::sync::OnceLock::new();
+static STOP_REGISTERED: std::sync::Once = std::sync::Once::new();
+
+/// One S3 server for the whole test process (starting one takes seconds), with [`SHARED_BUCKETS`];
+/// tests keep apart by writing under their own prefixes. Stopped when the process exits.
+pub fn shared_seaweedfs() -> &'static ScriptServer {
+    register_stop_at_exit();
+    SHARED_S3.get_or_init(|| seaweedfs(&SHARED_BUCKETS))
+}
+
+/// One PostgreSQL cluster for the whole test process; tests keep apart by their collection names or
+/// schemas. Stopped when the process exits.
+pub fn shared_postgres() -> &'static ScriptServer {
+    register_stop_at_exit();
+    SHARED_PG.get_or_init(postgres)
+}
+
+fn register_stop_at_exit() {
+    STOP_REGISTERED.call_once(|| {
+        // Statics are never dropped, so the shared servers are stopped by an exit hook.
+        extern "C" fn stop_shared_servers() {
+            for server in [SHARED_S3.get(), SHARED_PG.get()].into_iter().flatten() {
+                let _ = Command::new("bash")
+                    .arg(&server.script)
+                    .arg("stop")
+                    .arg(&server.state)
+                    .status();
+                if let Some(base) = server.state.parent() {
+                    let _ = std::fs::remove_dir_all(base);
+                }
+            }
+        }
+        // SAFETY: registers a plain function with no captured state to run at process exit.
+        unsafe { libc::atexit(stop_shared_servers) };
+    });
+}

@@ -128,8 +128,11 @@ impl StoreBuilder for StoresBuilder<'_> {
                 selection.kind, selection.impl_name
             )));
         }
-        build_store(&spec_from(kind, selection, config, &self.env), self.plugins)
+        let store = build_store(&spec_from(kind, selection, config, &self.env), self.plugins)
             .map_err(store_error)?;
+        // A hosted store is asked to reach its server now, so a wrong endpoint, bucket, DSN or
+        // credential is reported here, before any work.
+        store.probe().map_err(store_error)?;
         Ok(None)
     }
 

@@ -79,7 +79,7 @@ pub fn builtin_impl(kind: StoreKind) -> &'static str {
 /// The kind of each built-in class.
 fn builtin_kind(class: &str) -> Option<StoreKind> {
     match class {
-        fs_object::CLASS => Some(StoreKind::Object),
+        fs_object::CLASS | agent_env_store_s3::CLASS => Some(StoreKind::Object),
         sqlite_docs::CLASS => Some(StoreKind::Document),
         registry_images::CLASS => Some(StoreKind::Image),
         secrets::CLASS => Some(StoreKind::Secret),
@@ -134,8 +134,9 @@ pub fn classify(kind: StoreKind, impl_name: &str) -> StoreResult<Target> {
         (Some(m), None) if is_core_module(m) => {
             return Err(StoreError::Config(format!(
                 "Cannot import impl '{impl_name}': agent-env has no built-in store class '{class}' \
-                 (its built-in stores are {}, {}, {} and {}); a plugin's store is named '<package>:<Class>'",
+                 (its built-in stores are {}, {}, {}, {} and {}); a plugin's store is named '<package>:<Class>'",
                 fs_object::CLASS,
+                agent_env_store_s3::CLASS,
                 sqlite_docs::CLASS,
                 registry_images::CLASS,
                 secrets::CLASS
@@ -208,7 +209,11 @@ fn build_builtin(
     config: &ConfigTable,
     env: &Arc<Environment>,
 ) -> StoreResult<AnyStore> {
+    let class = impl_name.rsplit(':').next().unwrap_or(impl_name).trim();
     Ok(match kind {
+        StoreKind::Object if class == agent_env_store_s3::CLASS => {
+            AnyStore::Object(Arc::new(super::hosted::s3_store(impl_name, config, env)?))
+        }
         StoreKind::Object => AnyStore::Object(Arc::new(LocalFilesystemObjectStore::from_config(
             impl_name, config, env,
         )?)),

@@ -9,6 +9,7 @@
 pub mod config_table;
 pub mod dispatch;
 pub mod from_spec;
+pub mod hosted;
 pub mod local;
 pub mod plugin_stores;
 pub mod store_set;

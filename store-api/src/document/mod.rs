@@ -76,6 +76,12 @@ pub trait DocumentStore: Send + Sync {
     /// Makes sure an index on `fields` exists (idempotent); a unique one is enforced by inserts and upserts.
     fn ensure_index(&self, collection: &str, fields: &[&str], unique: bool) -> StoreResult<()>;
 
+    /// Checks that the store can serve requests now (a hosted store reaches its server and is let in):
+    /// what `agent-env config check` runs before any work. Stores on this machine have nothing to check.
+    fn probe(&self) -> StoreResult<()> {
+        Ok(())
+    }
+
     /// Refuses an id this store cannot hold (the reserved `@` prefix; see [`ids::check_id`]).
     fn check_id(&self, id: &str) -> StoreResult<()> {
         ids::check_id(id)

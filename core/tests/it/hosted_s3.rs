@@ -1,0 +1,145 @@
+//! `[stores.object] impl = "S3ObjectStore"` as a user configures it, against a real SeaweedFS S3 gateway
+//! started by `scripts/servers/seaweedfs.sh`: `config check` reaches the server before any work and names
+//! what to fix, and `store check object` runs the whole kit, grant cases included, through the binary.
+
+use std::path::Path;
+use std::process::{Command, Output};
+
+use agent_env_test_support::servers::shared_seaweedfs;
+use serde_json::Value;
+
+use crate::support::IsolatedDirs;
+
+struct World {
+    dir: tempfile::TempDir,
+}
+
+impl World {
+    fn with_config(text: &str) -> World {
+        let world = World {
+            dir: tempfile::tempdir().unwrap(),
+        };
+        let folder = world.dir.path().join("work/.agentenv");
+        std::fs::create_dir_all(&folder).unwrap();
+        std::fs::write(folder.join("config.toml"), text).unwrap();
+        world
+    }
+
+    fn run(&self, args: &[&str], vars: &[(&str, &str)]) -> Output {
+        let base: &Path = self.dir.path();
+        let mut cmd = Command::new(env!("CARGO_BIN_EXE_agent-env"));
+        cmd.args(args).current_dir(base.join("work")).env_clear();
+        IsolatedDirs {
+            home: base.join("home"),
+            xdg_data: base.join("data"),
+            xdg_state: base.join("state"),
+            xdg_config: base.join("config"),
+            plugins: base.join("data/agent-env/plugins"),
+        }
+        .apply(&mut cmd);
+        for (k, v) in vars {
+            cmd.env(k, v);
+        }
+        cmd.output().unwrap()
+    }
+}
+
+/// A config selecting the S3 store on the shared server, credentials by `env:` reference.
+fn s3_config(bucket: &str, endpoint: &str) -> String {
+    format!(
+        "[stores.object]\nimpl = \"S3ObjectStore\"\n\n[stores.object.config]\nbucket = \"{bucket}\"\nendpoint = \"{endpoint}\"\naccess_key_id = \"env:TEAM_S3_KEY\"\nsecret_access_key = \"env:TEAM_S3_SECRET\"\n"
+    )
+}
+
+fn credentials() -> [(&'static str, String); 2] {
+    let server = shared_seaweedfs();
+    [
+        ("TEAM_S3_KEY", server.value("AWS_ACCESS_KEY_ID").to_string()),
+        (
+            "TEAM_S3_SECRET",
+            server.value("AWS_SECRET_ACCESS_KEY").to_string(),
+        ),
+    ]
+}
+
+fn vars<'a>(pairs: &'a [(&'static str, String)]) -> Vec<(&'static str, &'a str)> {
+    pairs.iter().map(|(k, v)| (*k, v.as_str())).collect()
+}
+
+fn problems(out: &Output) -> Vec<String> {
+    let json: Value = serde_json::from_slice(&out.stdout).unwrap_or_else(|e| {
+        panic!(
+            "config check --json printed no JSON ({e}): {}",
+            String::from_utf8_lossy(&out.stdout)
+        )
+    });
+    json["problems"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|p| p["message"].as_str().unwrap().to_string())
+        .collect()
+}
+
+#[test]
+fn config_check_reaches_the_bucket_and_store_check_runs_every_object_case() {
+    let endpoint = shared_seaweedfs().value("S3_ENDPOINT").to_string();
+    let world = World::with_config(&s3_config("core", &endpoint));
+    let creds = credentials();
+    let out = world.run(&["config", "check"], &vars(&creds));
+    assert!(
+        out.status.success(),
+        "{}{}",
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr)
+    );
+
+    let out = world.run(&["store", "check", "object", "--json"], &vars(&creds));
+    let report: Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert!(out.status.success(), "{report:#}");
+    let passed = report["cases"]
+        .as_array()
+        .map(|cases| cases.iter().filter(|c| c["outcome"] == "passed").count());
+    assert_eq!(passed, Some(30), "{report:#}");
+}
+
+#[test]
+fn a_missing_bucket_wrong_credentials_or_a_server_that_is_down_are_reported_before_any_work() {
+    let endpoint = shared_seaweedfs().value("S3_ENDPOINT").to_string();
+    let creds = credentials();
+
+    let world = World::with_config(&s3_config("no-such-bucket", &endpoint));
+    let out = world.run(&["config", "check", "--json"], &vars(&creds));
+    assert_eq!(out.status.code(), Some(1));
+    let found = problems(&out);
+    assert_eq!(found.len(), 1, "{found:?}");
+    assert!(
+        found[0].contains(
+            "S3ObjectStore: the bucket 'no-such-bucket' does not exist at http://127.0.0.1:"
+        ),
+        "{found:?}"
+    );
+
+    let world = World::with_config(&s3_config("core", &endpoint));
+    let wrong = [
+        ("TEAM_S3_KEY", creds[0].1.clone()),
+        ("TEAM_S3_SECRET", "wrong-secret-value".to_string()),
+    ];
+    let out = world.run(&["config", "check", "--json"], &vars(&wrong));
+    assert_eq!(out.status.code(), Some(1));
+    let found = problems(&out).join("\n");
+    assert!(found.contains("check the credentials"), "{found}");
+    assert!(
+        !found.contains("wrong-secret-value"),
+        "the secret was printed: {found}"
+    );
+
+    let world = World::with_config(&s3_config("core", "http://127.0.0.1:9"));
+    let out = world.run(&["config", "check", "--json"], &vars(&creds));
+    assert_eq!(out.status.code(), Some(1));
+    let found = problems(&out).join("\n");
+    assert!(
+        found.contains("could not reach http://127.0.0.1:9"),
+        "{found}"
+    );
+}
