@@ -80,7 +80,7 @@ pub fn builtin_impl(kind: StoreKind) -> &'static str {
 fn builtin_kind(class: &str) -> Option<StoreKind> {
     match class {
         fs_object::CLASS | agent_env_store_s3::CLASS => Some(StoreKind::Object),
-        sqlite_docs::CLASS => Some(StoreKind::Document),
+        sqlite_docs::CLASS | agent_env_store_postgres::CLASS => Some(StoreKind::Document),
         registry_images::CLASS => Some(StoreKind::Image),
         secrets::CLASS => Some(StoreKind::Secret),
         _ => None,
@@ -134,9 +134,10 @@ pub fn classify(kind: StoreKind, impl_name: &str) -> StoreResult<Target> {
         (Some(m), None) if is_core_module(m) => {
             return Err(StoreError::Config(format!(
                 "Cannot import impl '{impl_name}': agent-env has no built-in store class '{class}' \
-                 (its built-in stores are {}, {}, {}, {} and {}); a plugin's store is named '<package>:<Class>'",
+                 (its built-in stores are {}, {}, {}, {}, {} and {}); a plugin's store is named '<package>:<Class>'",
                 fs_object::CLASS,
                 agent_env_store_s3::CLASS,
+                agent_env_store_postgres::CLASS,
                 sqlite_docs::CLASS,
                 registry_images::CLASS,
                 secrets::CLASS
@@ -217,6 +218,9 @@ fn build_builtin(
         StoreKind::Object => AnyStore::Object(Arc::new(LocalFilesystemObjectStore::from_config(
             impl_name, config, env,
         )?)),
+        StoreKind::Document if class == agent_env_store_postgres::CLASS => {
+            AnyStore::Document(Arc::new(super::hosted::postgres_store(impl_name, config)?))
+        }
         StoreKind::Document => AnyStore::Document(Arc::new(LocalSqliteDocumentStore::from_config(
             impl_name, config, env,
         )?)),

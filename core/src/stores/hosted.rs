@@ -6,6 +6,7 @@
 use super::config_table::{self, ConfigTable};
 use crate::environment::Environment;
 use agent_env_store::error::StoreResult;
+use agent_env_store_postgres::PostgresDocumentStore;
 use agent_env_store_s3::{S3ObjectStore, S3Settings};
 
 /// `S3ObjectStore` from its config table (references resolved); the AWS variables of `env` fill in the
@@ -23,4 +24,19 @@ pub fn s3_store(
     )?;
     let settings = S3Settings::from_table(table, &|name| env.var(name))?;
     S3ObjectStore::new(settings)
+}
+
+/// `PostgresDocumentStore` from its config table (references resolved): `dsn`, usually a reference such
+/// as `"env:AGENT_ENV_PG_DSN"` or `"secret:team-pg-dsn"` so the password stays out of the file, and an
+/// optional `schema`. Nothing connects until the store is used.
+pub fn postgres_store(impl_name: &str, table: &ConfigTable) -> StoreResult<PostgresDocumentStore> {
+    config_table::check_keys(
+        impl_name,
+        table,
+        &agent_env_store_postgres::CONFIG_KEYS,
+        &agent_env_store_postgres::REQUIRED_KEYS,
+    )?;
+    let dsn = config_table::opt_string(impl_name, table, "dsn")?.unwrap_or_default();
+    let schema = config_table::opt_string(impl_name, table, "schema")?;
+    PostgresDocumentStore::new(&dsn, schema.as_deref())
 }

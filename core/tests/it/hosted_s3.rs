@@ -10,12 +10,12 @@ use serde_json::Value;
 
 use crate::support::IsolatedDirs;
 
-struct World {
+pub(crate) struct World {
     dir: tempfile::TempDir,
 }
 
 impl World {
-    fn with_config(text: &str) -> World {
+    pub(crate) fn with_config(text: &str) -> World {
         let world = World {
             dir: tempfile::tempdir().unwrap(),
         };
@@ -25,7 +25,7 @@ impl World {
         world
     }
 
-    fn run(&self, args: &[&str], vars: &[(&str, &str)]) -> Output {
+    pub(crate) fn run(&self, args: &[&str], vars: &[(&str, &str)]) -> Output {
         let base: &Path = self.dir.path();
         let mut cmd = Command::new(env!("CARGO_BIN_EXE_agent-env"));
         cmd.args(args).current_dir(base.join("work")).env_clear();
@@ -66,7 +66,7 @@ fn vars<'a>(pairs: &'a [(&'static str, String)]) -> Vec<(&'static str, &'a str)>
     pairs.iter().map(|(k, v)| (*k, v.as_str())).collect()
 }
 
-fn problems(out: &Output) -> Vec<String> {
+pub(crate) fn problems(out: &Output) -> Vec<String> {
     let json: Value = serde_json::from_slice(&out.stdout).unwrap_or_else(|e| {
         panic!(
             "config check --json printed no JSON ({e}): {}",

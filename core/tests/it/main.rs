@@ -16,6 +16,7 @@ mod config_show;
 mod contract_compat;
 mod contract_settings;
 mod contract_tasks;
+mod hosted_postgres;
 mod hosted_s3;
 mod plugin_add_folder;
 mod plugin_add_sources;

@@ -1,0 +1,72 @@
+//! PostgreSQL's errors as store errors, each a sentence naming the store, the server and what to do.
+
+use postgres::error::SqlState;
+
+use agent_env_store::error::StoreError;
+
+use crate::CLASS;
+
+/// The store error for a failure talking to the database at `shown` (`host:port/database`).
+pub fn pg_error(shown: &str, err: &postgres::Error) -> StoreError {
+    let Some(db) = err.as_db_error() else {
+        if err.is_closed() {
+            return io(format!(
+                "{CLASS}: the connection to {shown} closed ({err}); is the server still running?"
+            ));
+        }
+        return io(format!(
+            "{CLASS} could not reach {shown} ({}); is the server running and reachable, and is the dsn's host and port right?",
+            source_text(err)
+        ));
+    };
+    let code = db.code();
+    if *code == SqlState::UNIQUE_VIOLATION {
+        return StoreError::DuplicateKey(format!("duplicate key: {}", db.message()));
+    }
+    if *code == SqlState::INVALID_PASSWORD || *code == SqlState::INVALID_AUTHORIZATION_SPECIFICATION
+    {
+        return StoreError::Config(format!(
+            "{CLASS}: {shown} refused the login ({}); check the user and password in dsn",
+            db.message()
+        ));
+    }
+    if *code == SqlState::INVALID_CATALOG_NAME {
+        return StoreError::Config(format!(
+            "{CLASS}: {shown} has no such database ({}); create it (createdb) or name an existing one in dsn",
+            db.message()
+        ));
+    }
+    if *code == SqlState::INSUFFICIENT_PRIVILEGE {
+        return StoreError::Config(format!(
+            "{CLASS}: {shown} refused ({}); the dsn's user needs to create and write tables in its schema",
+            db.message()
+        ));
+    }
+    io(format!(
+        "{CLASS}: {shown}: {} ({})",
+        db.message(),
+        code.code()
+    ))
+}
+
+fn source_text(err: &postgres::Error) -> String {
+    let mut text = err.to_string();
+    let mut source = std::error::Error::source(err);
+    while let Some(cause) = source {
+        text = format!("{text}: {cause}");
+        source = cause.source();
+    }
+    text
+}
+
+fn io(message: String) -> StoreError {
+    StoreError::Io {
+        message,
+        raw_os_error: None,
+    }
+}
+
+/// Whether the error is a unique-index violation.
+pub fn is_unique_violation(err: &postgres::Error) -> bool {
+    err.code() == Some(&SqlState::UNIQUE_VIOLATION)
+}

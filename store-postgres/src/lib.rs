@@ -1,0 +1,384 @@
+//! `PostgresDocumentStore`: agent-env's document store in a PostgreSQL database, chosen with
+//! `[stores.document] impl = "PostgresDocumentStore"` and a `dsn`, so that a team shares tasks and
+//! results. It answers queries exactly as the local SQLite store does: the candidates a filter's string
+//! equalities select in SQL are matched, sorted and windowed by the store API's own evaluator.
+//!
+//! - `dsn`: the setting, parsed once and shown without its password;
+//! - `pool`: a few connections reused across calls (the blocking `postgres` client, so no async runtime
+//!   is started and nothing runs until the store is used);
+//! - `sql`: tables, indexes and the matching scan;
+//! - `errors`: PostgreSQL's errors as store errors that say what to do.
+//!
+//! Every read-modify-write (update, replace, delete, upsert) and every insert runs in one transaction
+//! holding an advisory lock on its collection, so writers in any number of processes never lose an update
+//! and an upsert never inserts twice. Tables and indexes are created on first use under a lock of their
+//! own, so two processes creating the same collection both succeed.
+
+#![warn(missing_docs)]
+
+mod dsn;
+mod errors;
+mod pool;
+mod sql;
+
+use std::collections::HashSet;
+use std::sync::Mutex;
+
+use agent_env_store::document::eval;
+use agent_env_store::document::ids;
+use agent_env_store::document::query::{Document, Filter, Sort, UpdateSpec};
+use agent_env_store::document::DocumentStore;
+use agent_env_store::error::{StoreError, StoreResult};
+
+use crate::dsn::Dsn;
+use crate::errors::{is_unique_violation, pg_error};
+use crate::pool::Pool;
+use crate::sql::Table;
+
+/// The class name, as `[stores.document] impl` names it.
+pub const CLASS: &str = "PostgresDocumentStore";
+/// The keys its config table takes: `dsn` (required) and `schema` (default `public`).
+pub const CONFIG_KEYS: [&str; 2] = ["dsn", "schema"];
+/// The keys its config table must hold.
+pub const REQUIRED_KEYS: [&str; 1] = ["dsn"];
+
+/// Documents in one PostgreSQL database.
+pub struct PostgresDocumentStore {
+    pool: Pool,
+    schema: String,
+    /// Tables known to exist (collections are never dropped, so a positive answer is kept).
+    tables: Mutex<HashSet<String>>,
+}
+
+impl std::fmt::Debug for PostgresDocumentStore {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct(CLASS)
+            .field("server", &self.pool.shown())
+            .field("schema", &self.schema)
+            .finish()
+    }
+}
+
+/// What an update-like operation does to the first match.
+enum Change<'a> {
+    Update(&'a UpdateSpec),
+    Replace(&'a Document),
+    Delete,
+}
+
+impl PostgresDocumentStore {
+    /// A store for the database `dsn` names, its tables in `schema` (default `public`). The DSN is
+    /// parsed now; nothing connects until the first call.
+    pub fn new(dsn: &str, schema: Option<&str>) -> StoreResult<PostgresDocumentStore> {
+        let dsn = Dsn::parse(dsn)?;
+        let schema = schema.unwrap_or("public").to_string();
+        if schema.is_empty() {
+            return Err(StoreError::Config(format!(
+                "{CLASS}: schema must name a schema, got an empty string"
+            )));
+        }
+        Ok(PostgresDocumentStore {
+            pool: Pool::new(dsn),
+            schema,
+            tables: Mutex::new(HashSet::new()),
+        })
+    }
+
+    /// Connects and asks the server one question: what `agent-env config check` runs before any work.
+    pub fn check_connection(&self) -> StoreResult<()> {
+        let mut client = self.pool.get()?;
+        client
+            .simple_query("SELECT 1")
+            .map_err(|e| pg_error(self.pool.shown(), &e))?;
+        Ok(())
+    }
+
+    fn table(&self, collection: &str) -> Table {
+        Table::new(&self.schema, collection)
+    }
+
+    fn known(&self, table: &Table) -> bool {
+        self.tables
+            .lock()
+            .map(|t| t.contains(&table.qualified))
+            .unwrap_or(false)
+    }
+
+    fn remember(&self, table: &Table) {
+        if let Ok(mut tables) = self.tables.lock() {
+            tables.insert(table.qualified.clone());
+        }
+    }
+
+    /// Whether the collection's table exists (asking the server until it does).
+    fn exists(&self, client: &mut postgres::Client, table: &Table) -> StoreResult<bool> {
+        if self.known(table) {
+            return Ok(true);
+        }
+        let row = client
+            .query_one("SELECT to_regclass($1) IS NOT NULL", &[&table.qualified])
+            .map_err(|e| pg_error(self.pool.shown(), &e))?;
+        let found: bool = row.get(0);
+        if found {
+            self.remember(table);
+        }
+        Ok(found)
+    }
+
+    fn ensure_table(&self, client: &mut postgres::Client, table: &Table) -> StoreResult<()> {
+        if self.known(table) {
+            return Ok(());
+        }
+        sql::run_ddl(
+            client,
+            self.pool.shown(),
+            &sql::create_table(&self.schema, table),
+        )?;
+        self.remember(table);
+        Ok(())
+    }
+
+    fn read_matching(&self, collection: &str, filter: &Filter) -> StoreResult<Vec<Document>> {
+        let table = self.table(collection);
+        let mut client = self.pool.get()?;
+        if !self.exists(&mut client, &table)? {
+            return Ok(Vec::new());
+        }
+        Ok(
+            sql::matching(&mut *client, self.pool.shown(), &table, collection, filter)?
+                .into_iter()
+                .map(|(_, doc)| doc)
+                .collect(),
+        )
+    }
+
+    /// Runs `f` in a transaction holding the collection's write lock, creating its table first.
+    fn write<T>(
+        &self,
+        collection: &str,
+        f: impl FnOnce(&mut postgres::Transaction<'_>, &Table) -> StoreResult<T>,
+    ) -> StoreResult<T> {
+        let shown = self.pool.shown();
+        let table = self.table(collection);
+        let mut client = self.pool.get()?;
+        self.ensure_table(&mut client, &table)?;
+        let mut tx = client.transaction().map_err(|e| pg_error(shown, &e))?;
+        tx.execute("SELECT pg_advisory_xact_lock($1)", &[&table.write_lock()])
+            .map_err(|e| pg_error(shown, &e))?;
+        let out = f(&mut tx, &table)?;
+        tx.commit().map_err(|e| pg_error(shown, &e))?;
+        Ok(out)
+    }
+
+    fn duplicate(&self, collection: &str, err: &postgres::Error) -> StoreError {
+        if is_unique_violation(err) {
+            let detail = err
+                .as_db_error()
+                .map(|d| d.message().to_string())
+                .unwrap_or_default();
+            return StoreError::DuplicateKey(format!(
+                "a document in '{collection}' repeats the fields of a unique index ({detail})"
+            ));
+        }
+        pg_error(self.pool.shown(), err)
+    }
+
+    fn insert_row(
+        &self,
+        tx: &mut postgres::Transaction<'_>,
+        table: &Table,
+        collection: &str,
+        doc: &Document,
+    ) -> StoreResult<()> {
+        let value = serde_json::Value::Object(doc.clone());
+        tx.execute(
+            &format!("INSERT INTO {} (doc) VALUES ($1)", table.qualified),
+            &[&value],
+        )
+        .map_err(|e| self.duplicate(collection, &e))?;
+        Ok(())
+    }
+
+    /// In one locked transaction: finds the first match, changes it (or, on a miss with `upsert`,
+    /// inserts what `upsert_doc` makes), and returns the (pre-image, post-image) of what it touched.
+    fn change_first(
+        &self,
+        collection: &str,
+        filter: &Filter,
+        change: Change<'_>,
+        upsert_doc: Option<&dyn Fn() -> StoreResult<Document>>,
+    ) -> StoreResult<(Option<Document>, Option<Document>)> {
+        if let Change::Update(update) = &change {
+            update.validate()?;
+        }
+        let shown = self.pool.shown().to_string();
+        self.write(collection, |tx, table| {
+            let first = sql::matching(tx, &shown, table, collection, filter)?
+                .into_iter()
+                .next();
+            let Some((id, before)) = first else {
+                return match upsert_doc {
+                    Some(make) => {
+                        let doc = make()?;
+                        self.insert_row(tx, table, collection, &doc)?;
+                        Ok((None, Some(doc)))
+                    }
+                    None => Ok((None, None)),
+                };
+            };
+            let after = match change {
+                Change::Update(update) => {
+                    let mut doc = before.clone();
+                    eval::apply_update(&mut doc, update)?;
+                    Some(doc)
+                }
+                Change::Replace(doc) => Some(doc.clone()),
+                Change::Delete => None,
+            };
+            match &after {
+                Some(doc) => {
+                    let value = serde_json::Value::Object(doc.clone());
+                    tx.execute(
+                        &format!("UPDATE {} SET doc = $1 WHERE id = $2", table.qualified),
+                        &[&value, &id],
+                    )
+                    .map_err(|e| self.duplicate(collection, &e))?;
+                }
+                None => {
+                    tx.execute(
+                        &format!("DELETE FROM {} WHERE id = $1", table.qualified),
+                        &[&id],
+                    )
+                    .map_err(|e| self.duplicate(collection, &e))?;
+                }
+            }
+            Ok((Some(before), after))
+        })
+    }
+}
+
+impl DocumentStore for PostgresDocumentStore {
+    fn find_one(
+        &self,
+        collection: &str,
+        filter: &Filter,
+        sort: Option<&Sort>,
+    ) -> StoreResult<Option<Document>> {
+        let docs = self.read_matching(collection, filter)?;
+        Ok(match sort {
+            Some(sort) => docs
+                .into_iter()
+                .min_by(|a, b| eval::query_order(a, b, sort)),
+            None => docs.into_iter().next(),
+        })
+    }
+
+    fn query(
+        &self,
+        collection: &str,
+        filter: &Filter,
+        sort: Option<&Sort>,
+        limit: Option<usize>,
+        offset: usize,
+    ) -> StoreResult<Vec<Document>> {
+        let docs = self.read_matching(collection, filter)?;
+        Ok(eval::window(docs, sort, eval::query_order, limit, offset))
+    }
+
+    fn count(&self, collection: &str, filter: &Filter) -> StoreResult<u64> {
+        if !filter.conditions.is_empty() {
+            return Ok(self.read_matching(collection, filter)?.len() as u64);
+        }
+        let table = self.table(collection);
+        let mut client = self.pool.get()?;
+        if !self.exists(&mut client, &table)? {
+            return Ok(0);
+        }
+        let row = client
+            .query_one(&format!("SELECT count(*) FROM {}", table.qualified), &[])
+            .map_err(|e| pg_error(self.pool.shown(), &e))?;
+        let n: i64 = row.get(0);
+        Ok(n.max(0) as u64)
+    }
+
+    fn insert(&self, collection: &str, doc: &Document) -> StoreResult<()> {
+        self.write(collection, |tx, table| {
+            self.insert_row(tx, table, collection, doc)
+        })
+    }
+
+    fn update(
+        &self,
+        collection: &str,
+        filter: &Filter,
+        update: &UpdateSpec,
+        upsert: bool,
+    ) -> StoreResult<u64> {
+        let after = self.update_one_and_get(collection, filter, update, true, upsert)?;
+        Ok(u64::from(after.is_some()))
+    }
+
+    fn update_one_and_get(
+        &self,
+        collection: &str,
+        filter: &Filter,
+        update: &UpdateSpec,
+        return_after: bool,
+        upsert: bool,
+    ) -> StoreResult<Option<Document>> {
+        let make = || eval::synthesize_upsert(filter, update);
+        let (before, after) = self.change_first(
+            collection,
+            filter,
+            Change::Update(update),
+            upsert.then_some(&make as &dyn Fn() -> StoreResult<Document>),
+        )?;
+        Ok(if return_after { after } else { before })
+    }
+
+    fn replace(
+        &self,
+        collection: &str,
+        filter: &Filter,
+        doc: &Document,
+        upsert: bool,
+    ) -> StoreResult<u64> {
+        let make = || Ok(doc.clone());
+        let (_, after) = self.change_first(
+            collection,
+            filter,
+            Change::Replace(doc),
+            upsert.then_some(&make as &dyn Fn() -> StoreResult<Document>),
+        )?;
+        Ok(u64::from(after.is_some()))
+    }
+
+    fn delete(&self, collection: &str, filter: &Filter) -> StoreResult<u64> {
+        let (before, _) = self.change_first(collection, filter, Change::Delete, None)?;
+        Ok(u64::from(before.is_some()))
+    }
+
+    fn ensure_index(&self, collection: &str, fields: &[&str], unique: bool) -> StoreResult<()> {
+        let table = self.table(collection);
+        let statement = sql::create_index(&table, fields, unique)?;
+        let mut client = self.pool.get()?;
+        self.ensure_table(&mut client, &table)?;
+        sql::run_ddl(&mut client, self.pool.shown(), &[statement]).map_err(|e| match e {
+            StoreError::DuplicateKey(_) => StoreError::DuplicateKey(format!(
+                "a document in '{collection}' has the same {} as another, which the unique index on [{}] refuses",
+                fields.join(", "),
+                fields.join(", ")
+            )),
+            other => other,
+        })
+    }
+
+    fn probe(&self) -> StoreResult<()> {
+        self.check_connection()
+    }
+
+    fn check_id(&self, id: &str) -> StoreResult<()> {
+        ids::check_id(id)?;
+        ids::check_not_encoded_local(id)
+    }
+}

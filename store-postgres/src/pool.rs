@@ -1,0 +1,101 @@
+//! A small pool of connections: handed out one per operation, returned when done, dropped when broken.
+
+use std::ops::{Deref, DerefMut};
+use std::sync::{Mutex, MutexGuard};
+
+use postgres::{Client, NoTls};
+
+use agent_env_store::error::StoreResult;
+
+use crate::dsn::Dsn;
+use crate::errors::pg_error;
+
+/// How many idle connections are kept for reuse.
+const MAX_IDLE: usize = 4;
+
+/// Connections to one database.
+pub struct Pool {
+    dsn: Dsn,
+    idle: Mutex<Vec<Client>>,
+}
+
+/// A connection on loan; it goes back to the pool on drop unless it broke.
+pub struct Pooled<'a> {
+    pool: &'a Pool,
+    client: Option<Client>,
+}
+
+impl Pool {
+    /// A pool that connects on demand.
+    pub fn new(dsn: Dsn) -> Pool {
+        Pool {
+            dsn,
+            idle: Mutex::new(Vec::new()),
+        }
+    }
+
+    /// `host:port/database`, for messages.
+    pub fn shown(&self) -> &str {
+        &self.dsn.shown
+    }
+
+    fn idle(&self) -> MutexGuard<'_, Vec<Client>> {
+        // A panic while holding the lock leaves only a list of connections, which stays usable.
+        self.idle.lock().unwrap_or_else(|e| e.into_inner())
+    }
+
+    /// An idle connection, or a new one.
+    pub fn get(&self) -> StoreResult<Pooled<'_>> {
+        loop {
+            let next = self.idle().pop();
+            match next {
+                Some(client) if client.is_closed() => continue,
+                Some(client) => {
+                    return Ok(Pooled {
+                        pool: self,
+                        client: Some(client),
+                    })
+                }
+                None => break,
+            }
+        }
+        let client = self
+            .dsn
+            .config
+            .connect(NoTls)
+            .map_err(|e| pg_error(&self.dsn.shown, &e))?;
+        Ok(Pooled {
+            pool: self,
+            client: Some(client),
+        })
+    }
+}
+
+impl Deref for Pooled<'_> {
+    type Target = Client;
+
+    fn deref(&self) -> &Client {
+        // The client is taken only in drop.
+        self.client.as_ref().unwrap_or_else(|| unreachable!())
+    }
+}
+
+impl DerefMut for Pooled<'_> {
+    fn deref_mut(&mut self) -> &mut Client {
+        self.client.as_mut().unwrap_or_else(|| unreachable!())
+    }
+}
+
+impl Drop for Pooled<'_> {
+    fn drop(&mut self) {
+        if let Some(client) = self.client.take() {
+            if client.is_closed() {
+                return;
+            }
+            let mut idle = self.pool.idle();
+            if idle.len() < MAX_IDLE {
+                idle.push(client);
+            }
+        }
+    }
+}

@@ -1,0 +1,189 @@
+//! PostgresDocumentStore against a real PostgreSQL 15 cluster started by `scripts/servers/postgres.sh`.
+
+use std::sync::Arc;
+
+use agent_env_store::document::query::{Filter, UpdateSpec};
+use agent_env_store::{kits, DocumentStore, StoreError, VersionedEntityStore};
+use agent_env_store_postgres::PostgresDocumentStore;
+use agent_env_test_support::servers::shared_postgres;
+use serde_json::{json, Value};
+
+fn dsn() -> String {
+    shared_postgres().value("PG_DSN").to_string()
+}
+
+/// A store in a schema of its own, so tests sharing the cluster never see each other's collections.
+fn store(schema: &str) -> PostgresDocumentStore {
+    PostgresDocumentStore::new(&dsn(), Some(schema)).unwrap()
+}
+
+fn doc(v: Value) -> serde_json::Map<String, Value> {
+    v.as_object().cloned().unwrap()
+}
+
+#[test]
+fn the_document_kit_passes_against_a_real_postgres() {
+    let store = store("kit");
+    let report = kits::run(
+        &kits::document::cases(),
+        &store as &dyn DocumentStore,
+        "coll",
+    );
+    assert!(report.all_passed(), "{}", report.render());
+    assert_eq!(
+        report.count(|o| matches!(o, kits::Outcome::Passed)),
+        45,
+        "{}",
+        report.render()
+    );
+    // Again in a namespace as `agent-env store check` picks one: long, unique collection names.
+    let ns = kits::unique_namespace(agent_env_store::StoreKind::Document);
+    let report = kits::run(&kits::document::cases(), &store as &dyn DocumentStore, &ns);
+    assert!(report.all_passed(), "{}", report.render());
+}
+
+#[test]
+fn writers_in_separate_pools_never_lose_an_update() {
+    let setup = store("counters");
+    setup
+        .insert("c", &doc(json!({"id": "n", "count": 0})))
+        .unwrap();
+    let threads: Vec<_> = (0..8)
+        .map(|_| {
+            std::thread::spawn(|| {
+                // Its own store, so its own connections: as another process would have.
+                let mine = store("counters");
+                for _ in 0..50 {
+                    let n = mine
+                        .update(
+                            "c",
+                            &Filter::eq("id", "n"),
+                            &UpdateSpec::default().inc("count", 1),
+                            false,
+                        )
+                        .unwrap();
+                    assert_eq!(n, 1);
+                }
+            })
+        })
+        .collect();
+    for t in threads {
+        t.join().unwrap();
+    }
+    let after = setup
+        .find_one("c", &Filter::eq("id", "n"), None)
+        .unwrap()
+        .unwrap();
+    assert_eq!(after["count"], json!(400));
+}
+
+#[test]
+fn of_eight_racing_inserts_of_one_unique_key_exactly_one_wins() {
+    let setup = store("unique_race");
+    setup.ensure_index("u", &["id"], true).unwrap();
+    let store = Arc::new(setup);
+    let threads: Vec<_> = (0..8)
+        .map(|i| {
+            let store = Arc::clone(&store);
+            std::thread::spawn(move || store.insert("u", &doc(json!({"id": "same", "writer": i}))))
+        })
+        .collect();
+    let results: Vec<_> = threads.into_iter().map(|t| t.join().unwrap()).collect();
+    assert_eq!(
+        results.iter().filter(|r| r.is_ok()).count(),
+        1,
+        "{results:?}"
+    );
+    for lost in results.iter().filter(|r| r.is_err()) {
+        assert!(matches!(lost, Err(StoreError::DuplicateKey(_))), "{lost:?}");
+    }
+    assert_eq!(store.count("u", &Filter::default()).unwrap(), 1);
+}
+
+#[test]
+fn two_stores_creating_the_same_collection_at_once_both_succeed() {
+    for round in 0..5 {
+        let collection = format!("fresh{round}");
+        let threads: Vec<_> = (0..2)
+            .map(|i| {
+                let collection = collection.clone();
+                std::thread::spawn(move || {
+                    let mine = store("creation_race");
+                    mine.ensure_index(&collection, &["id", "version"], true)?;
+                    mine.insert(
+                        &collection,
+                        &doc(json!({"id": format!("d{i}"), "version": 1})),
+                    )
+                })
+            })
+            .collect();
+        for t in threads {
+            t.join().unwrap().unwrap();
+        }
+        assert_eq!(
+            store("creation_race")
+                .count(&collection, &Filter::default())
+                .unwrap(),
+            2
+        );
+    }
+}
+
+#[test]
+fn versioned_entities_keep_every_version_and_guard_concurrent_writers() {
+    let docs: Arc<dyn DocumentStore> = Arc::new(store("versioned"));
+    let entities = VersionedEntityStore::new(Arc::clone(&docs), "tasks", &[]).unwrap();
+    let v1 = entities
+        .put(&doc(json!({"id": "t", "goal": "one"})), 5)
+        .unwrap();
+    let v2 = entities
+        .put(&doc(json!({"id": "t", "goal": "two"})), 5)
+        .unwrap();
+    assert_eq!((v1, v2), (1, 2));
+    assert_eq!(
+        entities.get("t", None).unwrap().unwrap()["goal"],
+        json!("two")
+    );
+    assert_eq!(
+        entities.get("t", Some(1)).unwrap().unwrap()["goal"],
+        json!("one")
+    );
+    let dup = entities.insert_next(&doc(json!({"id": "t", "goal": "again"})), 2);
+    assert!(dup.is_err(), "a second version 2 was accepted");
+}
+
+#[test]
+fn a_bad_dsn_a_server_that_is_down_and_a_wrong_password_say_what_to_do() {
+    let err = PostgresDocumentStore::new("postgres://u:pw@host:notaport/db", None).unwrap_err();
+    assert!(matches!(err, StoreError::Config(_)), "{err:?}");
+    assert!(
+        err.to_string()
+            .starts_with("PostgresDocumentStore: dsn does not parse"),
+        "{err}"
+    );
+
+    let down = PostgresDocumentStore::new("postgres://agentenv:hunter2@127.0.0.1:9/agentenv", None)
+        .unwrap();
+    let err = down.check_connection().unwrap_err();
+    let text = err.to_string();
+    assert!(
+        text.contains("could not reach 127.0.0.1:9/agentenv"),
+        "{text}"
+    );
+    assert!(text.contains("is the server running"), "{text}");
+    assert!(!text.contains("hunter2"), "{text}");
+
+    let real = dsn();
+    let (head, host) = real.rsplit_once('@').unwrap();
+    let user = head.rsplit_once(':').unwrap().0;
+    let wrong =
+        PostgresDocumentStore::new(&format!("{user}:wrong-password-text@{host}"), None).unwrap();
+    let err = wrong.check_connection().unwrap_err();
+    let text = err.to_string();
+    assert!(matches!(err, StoreError::Config(_)), "{err:?}");
+    assert!(
+        text.contains("check the user and password in dsn"),
+        "{text}"
+    );
+    assert!(!text.contains("wrong-password-text"), "{text}");
+}
