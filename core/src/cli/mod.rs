@@ -124,7 +124,7 @@ pub fn dispatch(cli: Cli, session: &Session, term: &Terminal) -> Exit {
         Some(Command::Store(args)) => store::run(args, verbose, session, term),
         Some(Command::Run(args)) => run::run(args, verbose, session, term),
         Some(Command::Up(args)) => up::run(args, session),
-        Some(Command::Task(args)) => task::run(args, session, term),
+        Some(Command::Task(args)) => task::run(args, verbose, session, term),
         Some(Command::Completions(args)) => completions::completions(args, session, term),
         Some(Command::Man(args)) => completions::man(args, session, term),
         None => {

@@ -15,7 +15,7 @@ use crate::output::Output;
 use crate::run::events::{Fanout, RunObserver};
 use crate::run::outcome::format_g;
 use crate::run::run_log::RunLog;
-use crate::run::{run_bundle_observed, RunRequest, RunStatus};
+use crate::run::{run_bundle_observed, RunError, RunRequest, RunStatus};
 use crate::session::Session;
 
 /// The exit code of a run whose tasks all ran without failing, with a score below `--fail-under`.
@@ -137,88 +137,119 @@ pub fn run(args: RunArgs, verbose: bool, session: &Session, term: &Terminal) -> 
         run_group_id: None,
         context_metadata: Map::new(),
     };
-    // A dry run writes nothing, a log included.
-    let log = (!request.dry_run).then(|| Arc::new(RunLog::new(&session.paths().run_logs_dir())));
-    let view = Arc::new(RunView::new(term.style(), verbose, json));
-    let collector = Arc::new(RunCollector::new(&request.bundle, fail_under));
-    let mut observers: Vec<Arc<dyn RunObserver>> = vec![view.clone(), collector.clone()];
-    if let Some(log) = &log {
-        observers.push(log.clone());
-    }
-    let result = run_bundle_observed(
-        session,
-        &request,
-        view.as_ref(),
-        Arc::new(Fanout(observers)),
-    );
-    drop(view);
-    if let Some(why) = log.as_ref().and_then(|l| l.failure()) {
-        term.warn(format!("{why}; the run went on without a log"));
-    }
-    let written_log = log
-        .as_ref()
-        .filter(|l| l.written())
-        .map(|l| l.path().display().to_string());
-    let log_hint = written_log
-        .as_ref()
-        .map(|p| format!("The run's log, with each plugin's output: {p}"));
-    let status = match result {
-        Ok(status) => status,
-        Err(e) => {
-            if let Some(log) = log.as_ref().filter(|l| l.written()) {
-                log.write(&format!("Error: {e}"));
+    let watch = Watch {
+        label: &request.bundle,
+        dry_run: request.dry_run,
+        json,
+        fail_under,
+        verbose,
+    };
+    watch.run(session, term, |out, observer| {
+        run_bundle_observed(session, &request, out, observer)
+    })
+}
+
+/// How a run is shown and judged: the part of `agent-env run` that `agent-env task run` shares.
+pub struct Watch<'a> {
+    /// What runs (the bundle as asked for, or the stored task's id).
+    pub label: &'a str,
+    /// A dry run writes nothing, a log included.
+    pub dry_run: bool,
+    /// Print the run's JSON document to stdout at the end.
+    pub json: bool,
+    /// Exit 3 when a task scores below this.
+    pub fail_under: Option<f64>,
+    /// Show every plugin's output as it comes.
+    pub verbose: bool,
+}
+
+impl Watch<'_> {
+    /// Runs `go` with the run's view and observers (progress on the terminal, the run log, the JSON
+    /// collector), then says how it went and picks the exit code.
+    pub fn run(
+        &self,
+        session: &Session,
+        term: &Terminal,
+        go: impl FnOnce(&dyn Output, Arc<dyn RunObserver>) -> Result<RunStatus, RunError>,
+    ) -> Exit {
+        let (json, fail_under, verbose) = (self.json, self.fail_under, self.verbose);
+        let log = (!self.dry_run).then(|| Arc::new(RunLog::new(&session.paths().run_logs_dir())));
+        let view = Arc::new(RunView::new(term.style(), verbose, json));
+        let collector = Arc::new(RunCollector::new(self.label, fail_under));
+        let mut observers: Vec<Arc<dyn RunObserver>> = vec![view.clone(), collector.clone()];
+        if let Some(log) = &log {
+            observers.push(log.clone());
+        }
+        let result = go(view.as_ref(), Arc::new(Fanout(observers)));
+        drop(view);
+        if let Some(why) = log.as_ref().and_then(|l| l.failure()) {
+            term.warn(format!("{why}; the run went on without a log"));
+        }
+        let written_log = log
+            .as_ref()
+            .filter(|l| l.written())
+            .map(|l| l.path().display().to_string());
+        let log_hint = written_log
+            .as_ref()
+            .map(|p| format!("The run's log, with each plugin's output: {p}"));
+        let status = match result {
+            Ok(status) => status,
+            Err(e) => {
+                if let Some(log) = log.as_ref().filter(|l| l.written()) {
+                    log.write(&format!("Error: {e}"));
+                }
+                if json {
+                    let mut doc = collector.document();
+                    doc.error = Some(e.to_string());
+                    doc.log = written_log.clone();
+                    term.print(&format!("{}\n", pretty(&doc)));
+                }
+                let mut message = e.to_string();
+                if let Some(hint) = &log_hint {
+                    message.push('\n');
+                    message.push_str(hint);
+                }
+                return Err(Failure::new(message));
             }
-            if json {
-                let mut doc = collector.document();
-                doc.error = Some(e.to_string());
-                doc.log = written_log.clone();
-                term.print(&format!("{}\n", pretty(&doc)));
+        };
+        let below = match (status, fail_under) {
+            (RunStatus::Finished { failed: false }, Some(minimum)) => {
+                below_fail_under(&collector, minimum)
             }
-            let mut message = e.to_string();
+            _ => Vec::new(),
+        };
+        for line in &below {
+            term.eprintln(line);
+        }
+        let all_passed = collector
+            .document()
+            .tasks
+            .iter()
+            .all(|t| t.outcome == "passed");
+        let (code, word) = match status {
+            RunStatus::DryRun => (0, "dry_run"),
+            RunStatus::Finished { failed: true } => (1, "failed"),
+            RunStatus::Cancelled { signal } => (128 + signal, "cancelled"),
+            RunStatus::Finished { failed: false } if !below.is_empty() => {
+                (EXIT_BELOW_FAIL_UNDER, "below_fail_under")
+            }
+            RunStatus::Finished { failed: false } if all_passed => (0, "passed"),
+            RunStatus::Finished { failed: false } => (0, "not_passed"),
+        };
+        if code != 0 || verbose {
             if let Some(hint) = &log_hint {
-                message.push('\n');
-                message.push_str(hint);
+                term.eprintln(hint);
             }
-            return Err(Failure::new(message));
         }
-    };
-    let below = match (status, fail_under) {
-        (RunStatus::Finished { failed: false }, Some(minimum)) => {
-            below_fail_under(&collector, minimum)
+        if json {
+            let mut doc = collector.document();
+            doc.log = written_log;
+            doc.status = word.to_string();
+            doc.exit_code = code;
+            term.print(&format!("{}\n", pretty(&doc)));
         }
-        _ => Vec::new(),
-    };
-    for line in &below {
-        term.eprintln(line);
+        Ok(code)
     }
-    let all_passed = collector
-        .document()
-        .tasks
-        .iter()
-        .all(|t| t.outcome == "passed");
-    let (code, word) = match status {
-        RunStatus::DryRun => (0, "dry_run"),
-        RunStatus::Finished { failed: true } => (1, "failed"),
-        RunStatus::Cancelled { signal } => (128 + signal, "cancelled"),
-        RunStatus::Finished { failed: false } if !below.is_empty() => {
-            (EXIT_BELOW_FAIL_UNDER, "below_fail_under")
-        }
-        RunStatus::Finished { failed: false } if all_passed => (0, "passed"),
-        RunStatus::Finished { failed: false } => (0, "not_passed"),
-    };
-    if code != 0 || verbose {
-        if let Some(hint) = &log_hint {
-            term.eprintln(hint);
-        }
-    }
-    if json {
-        let mut doc = collector.document();
-        doc.log = written_log;
-        doc.status = word.to_string();
-        doc.exit_code = code;
-        term.print(&format!("{}\n", pretty(&doc)));
-    }
-    Ok(code)
 }
 
 /// One line per task whose scores fall below `minimum` (a task with no score is below any).
@@ -383,6 +414,6 @@ fn contents(b: &crate::bundle::Bundle) -> String {
 /// A second Ctrl-C (or SIGTERM) during a run's teardown: agent-env stops at once, exiting as the
 /// signal says (128 + its number). The one exit below `main`, since the teardown it cuts short is
 /// still running on other threads.
-fn exit_on_second_signal(signal: i32) {
+pub(crate) fn exit_on_second_signal(signal: i32) {
     std::process::exit(128 + signal);
 }

@@ -38,6 +38,15 @@ pub enum StoreCommand {
         #[arg(long)]
         seed: bool,
     },
+    /// Read one object by its URL (as a task instance records it) from the configured object store,
+    /// or from the local one for a URL of its.
+    Get {
+        /// The object's URL, such as s3://bucket/key or file:///….
+        url: String,
+        /// Write the bytes to this file instead of printing them (needed for binary objects).
+        #[arg(long, short = 'o', value_name = "FILE")]
+        output: Option<std::path::PathBuf>,
+    },
 }
 
 #[derive(Clone, Copy, ValueEnum)]
@@ -65,6 +74,42 @@ pub fn run(args: StoreArgs, verbose: bool, session: &Session, term: &Terminal) -
         StoreCommand::Check { kind, json, seed } => {
             check(kind.into(), json, seed, verbose, session, term).map_err(Failure::new)
         }
+        StoreCommand::Get { url, output } => get(&url, output.as_deref(), session, term),
+    }
+}
+
+/// `store get URL`: the configured object store when it owns the URL, else the local one.
+fn get(url: &str, output: Option<&std::path::Path>, session: &Session, term: &Terminal) -> Exit {
+    let configured = session
+        .stores()
+        .object()
+        .map_err(|e| Failure::new(format!("the configured object store can't be used: {e}")))?;
+    let local = crate::run::local_stores::open(&session.paths().state_root()).objects;
+    let store = match configured.owns(url) {
+        Ok(true) => configured,
+        _ if local.owns(url).unwrap_or(false) => local,
+        _ => {
+            return Err(Failure::new(format!(
+                "'{url}' is not a URL of the configured object store or of the local one"
+            )))
+        }
+    };
+    if let Some(path) = output {
+        store
+            .download_to_file(url, path)
+            .map_err(|e| Failure::new(e.to_string()))?;
+        return Ok(0);
+    }
+    let bytes = store.get(url).map_err(|e| Failure::new(e.to_string()))?;
+    match String::from_utf8(bytes) {
+        Ok(text) => {
+            term.print(&text);
+            Ok(0)
+        }
+        Err(_) => Err(Failure::new(format!(
+            "{url} holds binary bytes; write them to a file with --output FILE"
+        ))
+        .with_code(2)),
     }
 }
 

@@ -1,14 +1,22 @@
-//! `agent-env task list` and `agent-env task get-instance ID`: the task instances past runs recorded
-//! in the local store (`<state root>/document_store/local.db`), newest first, as a table or as JSON.
+//! `agent-env task …`: stored tasks and the instances runs recorded.
+//!
+//! - `task put FILE…` writes task files as stored tasks (bare ids) to the configured document store, and
+//!   `task run ID` runs one against the configured stores, so every machine sharing them sees the results;
+//! - `task list` and `task get-instance ID` show the instances past runs recorded, newest first: a bundle
+//!   run's in the local store (`<state root>/document_store/local.db`), a stored task's in the configured
+//!   document store.
 
 use clap::{Args, Subcommand};
 use serde_json::{json, Map, Value};
 
 use super::{Exit, Failure, Terminal};
+use std::sync::Arc;
+
 use crate::run::local_stores;
+use crate::run::stored_task;
 use crate::run::task_run::INSTANCES;
 use crate::session::Session;
-use crate::stores::{Document, DocumentStore, Filter, Sort};
+use crate::stores::{Document, DocumentStore, Filter};
 
 #[derive(Args)]
 pub struct TaskArgs {
@@ -18,10 +26,46 @@ pub struct TaskArgs {
 
 #[derive(Subcommand)]
 pub enum TaskCommand {
+    /// Store task files (JSON arrays of steps) in the configured document store, each as a new version.
+    Put(PutArgs),
+    /// Run a stored task against the configured stores; its instances and objects go there.
+    Run(RunTaskArgs),
     /// List the task instances past runs recorded, newest first.
     List(ListArgs),
     /// Show one task instance: status, scores, steps with their timings, the error.
     GetInstance(GetArgs),
+}
+
+#[derive(Args)]
+pub struct PutArgs {
+    /// Task files: a JSON array of steps, or an object with a `steps` array.
+    #[arg(required = true, value_name = "FILE")]
+    pub files: Vec<std::path::PathBuf>,
+    /// The task's id (a bare id, such as team/hello); with one file only. Default: the file's name
+    /// without `.json`.
+    #[arg(long, value_name = "ID")]
+    pub id: Option<String>,
+}
+
+#[derive(Args)]
+pub struct RunTaskArgs {
+    /// The stored task's id, as `task put` printed it.
+    pub id: String,
+    /// Run it this many times, in one run group (at most four at once).
+    #[arg(long, default_value_t = 1, value_name = "N")]
+    pub runs: usize,
+    /// The sandbox provider (a comma-separated fallback chain); the built-in one is `local`.
+    #[arg(long, value_name = "PROVIDER")]
+    pub sandbox: Option<String>,
+    /// Keep the sandboxes up after the run, until Ctrl-C.
+    #[arg(long)]
+    pub keep: bool,
+    /// Print the run as one JSON document on stdout (progress still goes to stderr).
+    #[arg(long)]
+    pub json: bool,
+    /// Exit 3 when a run scores below this (a run with no score counts as below).
+    #[arg(long, value_name = "SCORE")]
+    pub fail_under: Option<f64>,
 }
 
 #[derive(Args)]
@@ -50,25 +94,90 @@ pub struct GetArgs {
     pub json: bool,
 }
 
-pub fn run(args: TaskArgs, session: &Session, term: &Terminal) -> Exit {
-    let stores = local_stores::open(&session.paths().state_root());
-    let docs = stores.documents.as_ref();
+pub fn run(args: TaskArgs, verbose: bool, session: &Session, term: &Terminal) -> Exit {
     match args.command {
-        TaskCommand::List(args) => list(args, docs, term),
-        TaskCommand::GetInstance(args) => get(args, docs, term),
+        TaskCommand::Put(args) => put(args, session, term),
+        TaskCommand::Run(args) => run_stored(args, verbose, session, term),
+        TaskCommand::List(args) => list(args, &instance_sources(session, term), term),
+        TaskCommand::GetInstance(args) => get(args, &instance_sources(session, term), term),
     }
 }
 
-/// Every instance, newest first.
-fn all_instances(docs: &dyn DocumentStore) -> Result<Vec<Document>, Failure> {
-    docs.query(
-        INSTANCES,
-        &Filter::all(),
-        Some(&Sort::by("started_at_utc", true)),
-        None,
-        0,
-    )
-    .map_err(|e| Failure::new(format!("cannot read the local store's task instances: {e}")))
+/// Where instances are recorded: the local store (bundle runs), then the configured document store
+/// (stored tasks' runs). A configured store that cannot be used is warned about and left out.
+fn instance_sources(session: &Session, term: &Terminal) -> Vec<Arc<dyn DocumentStore>> {
+    let mut sources = vec![local_stores::open(&session.paths().state_root()).documents];
+    match session.stores().document() {
+        Ok(configured) => sources.push(configured),
+        Err(e) => term.warn(format!(
+            "the configured document store can't be read, so stored tasks' instances are left out: {e}"
+        )),
+    }
+    sources
+}
+
+fn put(args: PutArgs, session: &Session, term: &Terminal) -> Exit {
+    if args.id.is_some() && args.files.len() > 1 {
+        return Err(Failure::new("--id names one task: give one FILE with it").with_code(2));
+    }
+    for file in &args.files {
+        let shown = file.display().to_string();
+        let text = std::fs::read_to_string(file)
+            .map_err(|e| Failure::new(format!("can't read {shown}: {e}")))?;
+        let steps =
+            stored_task::steps_of(&text, &shown).map_err(|e| Failure::new(e.to_string()))?;
+        let id = match &args.id {
+            Some(id) => id.clone(),
+            None => file
+                .file_stem()
+                .map(|s| s.to_string_lossy().into_owned())
+                .unwrap_or_default(),
+        };
+        let version = stored_task::put_task(session, &id, steps)
+            .map_err(|e| Failure::new(format!("{shown}: {e}")))?;
+        term.print(&format!("{id}: v{version}\n"));
+    }
+    Ok(0)
+}
+
+fn run_stored(args: RunTaskArgs, verbose: bool, session: &Session, term: &Terminal) -> Exit {
+    if args.runs == 0 {
+        return Err(
+            Failure::new("--runs 0: give how many times to run it, 1 or more").with_code(2),
+        );
+    }
+    let request = stored_task::StoredRunRequest {
+        id: args.id.clone(),
+        runs: args.runs,
+        user_overrides: Map::new(),
+        sandbox: args.sandbox,
+        keep: args.keep,
+        on_second_signal: Some(super::run::exit_on_second_signal),
+    };
+    let watch = super::run::Watch {
+        label: &args.id,
+        dry_run: false,
+        json: args.json,
+        fail_under: args.fail_under,
+        verbose,
+    };
+    watch.run(session, term, |out, observer| {
+        stored_task::run_stored_task(session, &request, out, observer)
+    })
+}
+
+/// Every instance of every source, newest first.
+fn all_instances(sources: &[Arc<dyn DocumentStore>]) -> Result<Vec<Document>, Failure> {
+    let mut all = Vec::new();
+    for docs in sources {
+        let found = docs
+            .query(INSTANCES, &Filter::all(), None, None, 0)
+            .map_err(|e| Failure::new(format!("cannot read the recorded task instances: {e}")))?;
+        all.extend(found);
+    }
+    let started = |d: &Document| text(d, "started_at_utc").to_string();
+    all.sort_by_key(|d| std::cmp::Reverse(started(d)));
+    Ok(all)
 }
 
 fn text<'a>(doc: &'a Document, key: &str) -> &'a str {
@@ -149,8 +258,8 @@ fn summary(doc: &Document) -> Value {
     })
 }
 
-fn list(args: ListArgs, docs: &dyn DocumentStore, term: &Terminal) -> Exit {
-    let mut found: Vec<Document> = all_instances(docs)?
+fn list(args: ListArgs, sources: &[Arc<dyn DocumentStore>], term: &Terminal) -> Exit {
+    let mut found: Vec<Document> = all_instances(sources)?
         .into_iter()
         .filter(|d| matches(d, &args))
         .collect();
@@ -207,9 +316,9 @@ fn list(args: ListArgs, docs: &dyn DocumentStore, term: &Terminal) -> Exit {
     Ok(0)
 }
 
-fn get(args: GetArgs, docs: &dyn DocumentStore, term: &Terminal) -> Exit {
+fn get(args: GetArgs, sources: &[Arc<dyn DocumentStore>], term: &Terminal) -> Exit {
     let wanted = args.instance.trim();
-    let all = all_instances(docs)?;
+    let all = all_instances(sources)?;
     let exact: Vec<&Document> = all
         .iter()
         .filter(|d| text(d, "instance_id") == wanted)
@@ -225,7 +334,7 @@ fn get(args: GetArgs, docs: &dyn DocumentStore, term: &Terminal) -> Exit {
         [one] => *one,
         [] => {
             return Err(Failure::new(format!(
-                "no task instance '{wanted}' in the local store; agent-env task list shows the recorded ones"
+                "no task instance '{wanted}' in the local or the configured document store; agent-env task list shows the recorded ones"
             )))
         }
         many => {

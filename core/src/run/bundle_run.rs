@@ -113,6 +113,7 @@ pub fn run_bundle_observed(
     let ctx = RunPlanContext {
         stores: &stores,
         session,
+        bare: false,
     };
     let plan = plan::plan(&parsed, &request.tasks, &request.evals, &ctx)?;
     // Every plugin a step needs is started, handshaken and asked to validate its steps before
@@ -152,7 +153,7 @@ pub fn run_bundle_observed(
 }
 
 /// The noise warnings of the run's plugins, one per plugin, on the diagnostics stream.
-fn warn_noise(warnings: &[String], out: &dyn Output) {
+pub(super) fn warn_noise(warnings: &[String], out: &dyn Output) {
     for warning in warnings {
         out.note(&format!("Warning: {warning}"));
     }
@@ -160,7 +161,7 @@ fn warn_noise(warnings: &[String], out: &dyn Output) {
 
 /// Starts the plugins the plan's plugin steps need and preflights each step; `None` when no step
 /// comes from a plugin (nothing is started).
-fn start_plugin_steps(
+pub(super) fn start_plugin_steps(
     bundle: &crate::bundle::Bundle,
     plan: &plan::Plan<'_>,
     stores: &LocalStores,
@@ -221,7 +222,7 @@ fn start_plugin_steps(
 }
 
 /// The first provider of a `--sandbox` chain this build has.
-fn pick_sandbox_provider(
+pub(super) fn pick_sandbox_provider(
     chain: Option<&str>,
     sandbox_dir: &std::path::Path,
 ) -> Result<String, BundleError> {
@@ -245,9 +246,12 @@ fn pick_sandbox_provider(
 }
 
 /// Step types and store references, as planning asks for them.
-struct RunPlanContext<'a> {
-    stores: &'a LocalStores,
-    session: &'a Session,
+pub(super) struct RunPlanContext<'a> {
+    pub(super) stores: &'a LocalStores,
+    pub(super) session: &'a Session,
+    /// Whether the task runs in the configured stores (a stored task with a bare id), which may not
+    /// reference @local ids; a bundle run reads only @local ids.
+    pub(super) bare: bool,
 }
 
 impl RunPlanContext<'_> {
@@ -301,7 +305,13 @@ impl PlanContext for RunPlanContext<'_> {
     }
 
     fn store_artifact_exists(&self, id: &str) -> Result<bool, String> {
-        if !id.starts_with(crate::bundle::ids::LOCAL_PREFIX) {
+        let local = id.starts_with(crate::bundle::ids::LOCAL_PREFIX);
+        if self.bare && local {
+            return Err(format!(
+                "'{id}' is an @local id, and a stored task's run reads and writes only the configured stores; put the artifact in the configured store under a bare id"
+            ));
+        }
+        if !self.bare && !local {
             return Err(format!(
                 "'{id}' is not an artifact of this bundle, and a bundle run reads only @local ids from the store"
             ));

@@ -16,6 +16,7 @@ pub mod outcome;
 pub mod plan;
 pub mod plugin_steps;
 pub mod run_log;
+pub mod stored_task;
 pub mod task_run;
 
 use std::sync::atomic::{AtomicUsize, Ordering};
@@ -105,6 +106,29 @@ pub fn execute(
         out.line(DRY_RUN_LINE);
         return Ok(RunStatus::DryRun);
     }
+    run_planned(
+        plan,
+        &version_of,
+        &bundle.display_root,
+        stores,
+        executor,
+        options,
+        out,
+    )
+}
+
+/// Runs the planned tasks (their entities already written, at the versions `version_of` gives) and
+/// reports what happened to `out`: the part of a run that a bundle run and a stored task's run share.
+/// `label` names what runs in the run's events (the bundle's folder, or the stored task's id).
+pub fn run_planned(
+    plan: &Plan<'_>,
+    version_of: &(dyn Fn(&str) -> i64 + Sync),
+    label: &str,
+    stores: &LocalStores,
+    executor: &dyn StepExecutor,
+    options: &RunOptions,
+    out: &dyn Output,
+) -> Result<RunStatus, RunError> {
     let cancel = match &options.cancel {
         Some(cancel) => cancel.clone(),
         None => {
@@ -121,7 +145,7 @@ pub fn execute(
     let run_started = std::time::Instant::now();
     options.observer.event(&RunEvent::RunStarted {
         run_group_id: run_group_id.clone(),
-        bundle: bundle.display_root.clone(),
+        bundle: label.to_string(),
         tasks: plan
             .tasks
             .iter()
@@ -153,14 +177,14 @@ pub fn execute(
         keep: options.keep,
         observer: options.observer.as_ref(),
     };
-    let results = run_all(plan, &version_of, &shared);
+    let results = run_all(plan, version_of, &shared);
     options.observer.event(&RunEvent::RunFinished {
         run_group_id: run_group_id.clone(),
         failed: results.iter().any(|r| r.outcome.is_failure()),
         cancelled: results.iter().any(|r| r.outcome.is_cancelled()),
         duration_seconds: run_started.elapsed().as_secs_f64(),
     });
-    print_summary(plan, &results, &version_of, out);
+    print_summary(plan, &results, version_of, out);
     let mut torn: usize = results.iter().map(|r| r.torn_down).sum();
     let mut still_up: Vec<(crate::sandbox::Sandbox, String)> =
         results.iter().flat_map(|r| r.still_up.clone()).collect();

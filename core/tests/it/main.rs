@@ -18,6 +18,7 @@ mod contract_settings;
 mod contract_tasks;
 mod hosted_postgres;
 mod hosted_s3;
+mod hosted_team;
 mod plugin_add_folder;
 mod plugin_add_sources;
 mod plugin_discovery;

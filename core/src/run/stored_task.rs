@@ -1,0 +1,303 @@
+//! Stored tasks: task documents with bare (non-`@local`) ids kept in the configured document store, so
+//! a team shares them, and their runs, which read and write only the configured stores (documents and
+//! objects), so every machine pointed at the same stores sees the instances and what they wrote.
+//!
+//! A bundle run is the other kind: its ids are `@local` and everything it writes stays in the local
+//! stores. The two never mix: a stored task may not name an `@local` id anywhere in its steps.
+
+use std::sync::Arc;
+
+use serde_json::{json, Map, Value};
+
+use super::bundle_run::{pick_sandbox_provider, start_plugin_steps, warn_noise, RunPlanContext};
+use super::events::RunObserver;
+use super::executor::NoPlugins;
+use super::local_stores::LocalStores;
+use super::materialize::Places;
+use super::plan::{self, Plan, PlannedTask};
+use super::{run_planned, RunError, RunOptions, RunStatus};
+use crate::bundle::ids::LOCAL_PREFIX;
+use crate::bundle::{Bundle, BundleError, Task};
+use crate::output::Output;
+use crate::session::Session;
+use crate::stores::{Document, VersionedEntityStore};
+
+/// The collection stored tasks live in (unique on `[id, version]`).
+pub const TASKS: &str = "tasks";
+
+/// A run of a stored task.
+#[derive(Clone, Default)]
+pub struct StoredRunRequest {
+    /// The task's bare id.
+    pub id: String,
+    /// How many times to run it (at least 1); the runs share one run group.
+    pub runs: usize,
+    /// `user_overrides` for every context.
+    pub user_overrides: Map<String, Value>,
+    /// The `--sandbox` fallback chain.
+    pub sandbox: Option<String>,
+    /// Keep the sandboxes up after the run, until Ctrl-C.
+    pub keep: bool,
+    /// What a second SIGINT or SIGTERM does while the first one's teardown runs.
+    pub on_second_signal: Option<fn(i32)>,
+}
+
+/// The configured document and object stores, as a run writes to them.
+fn configured_stores(session: &Session) -> Result<LocalStores, RunError> {
+    let stores = session.stores();
+    let documents = stores.document().map_err(|e| {
+        BundleError::one(format!("the configured document store can't be used: {e}"))
+    })?;
+    let objects = stores
+        .object()
+        .map_err(|e| BundleError::one(format!("the configured object store can't be used: {e}")))?;
+    Ok(LocalStores { documents, objects })
+}
+
+/// The first `@local` id anywhere in `value`, with where it is (`steps[0].artifact`).
+fn local_reference(value: &Value, path: &str) -> Option<(String, String)> {
+    match value {
+        Value::String(s) if s.starts_with(LOCAL_PREFIX) => Some((s.clone(), path.to_string())),
+        Value::Array(items) => items
+            .iter()
+            .enumerate()
+            .find_map(|(i, v)| local_reference(v, &format!("{path}[{i}]"))),
+        Value::Object(map) => map
+            .iter()
+            .find_map(|(k, v)| local_reference(v, &format!("{path}.{k}"))),
+        _ => None,
+    }
+}
+
+/// A one-task bundle around a stored task's steps, so it plans as a bundle's task does.
+fn as_bundle(id: &str, steps: Vec<Map<String, Value>>) -> Bundle {
+    Bundle {
+        display_root: id.to_string(),
+        id_root: id.to_string(),
+        description: None,
+        artifacts: Vec::new(),
+        tasks: vec![Task {
+            name: id.to_string(),
+            path: id.to_string(),
+            id: id.to_string(),
+            steps,
+        }],
+        evals: Vec::new(),
+        builds: Vec::new(),
+        aliases: Default::default(),
+        ignored: Vec::new(),
+    }
+}
+
+/// The steps of a task file: a JSON array of step objects, or an object with a `steps` array.
+pub fn steps_of(text: &str, file: &str) -> Result<Vec<Map<String, Value>>, BundleError> {
+    let value: Value = serde_json::from_str(text)
+        .map_err(|e| BundleError::one(format!("{file}: not JSON ({e})")))?;
+    let steps = match value {
+        Value::Array(steps) => steps,
+        Value::Object(mut doc) => match doc.remove("steps") {
+            Some(Value::Array(steps)) => steps,
+            _ => {
+                return Err(BundleError::one(format!(
+                    "{file}: a task file is an array of steps, or an object with a 'steps' array"
+                )))
+            }
+        },
+        _ => {
+            return Err(BundleError::one(format!(
+                "{file}: a task file is an array of steps, or an object with a 'steps' array"
+            )))
+        }
+    };
+    steps
+        .into_iter()
+        .enumerate()
+        .map(|(i, step)| match step {
+            Value::Object(map) => Ok(map),
+            other => Err(BundleError::one(format!(
+                "{file}: step {} is {other}, not an object",
+                i + 1
+            ))),
+        })
+        .collect()
+}
+
+/// Checks a stored task's id and steps (each step's type known, its fields right, no `@local` id named)
+/// and writes it as the id's next version in the configured document store; returns that version.
+pub fn put_task(
+    session: &Session,
+    id: &str,
+    steps: Vec<Map<String, Value>>,
+) -> Result<i64, RunError> {
+    if id.starts_with('@') {
+        return Err(BundleError::one(format!(
+            "'{id}' is an @local id; a stored task has a bare id (such as team/hello), and @local tasks live in bundles run with agent-env run"
+        ))
+        .into());
+    }
+    if let Some((local, path)) = local_reference(
+        &Value::Array(steps.iter().cloned().map(Value::Object).collect()),
+        "steps",
+    ) {
+        return Err(BundleError::one(format!(
+            "'{id}' is not an @local id, so it can't reference one: {path} names an @local id ('{local}')"
+        ))
+        .into());
+    }
+    let stores = configured_stores(session)?;
+    let bundle = as_bundle(id, steps);
+    let ctx = RunPlanContext {
+        stores: &stores,
+        session,
+        bare: true,
+    };
+    let plan = plan::plan(&bundle, &[id.to_string()], &[], &ctx)?;
+    let planned = plan
+        .tasks
+        .first()
+        .ok_or_else(|| BundleError::one(format!("internal: the task '{id}' did not plan")))?;
+    let entities = VersionedEntityStore::new(stores.documents.clone(), TASKS, &[])
+        .map_err(|e| BundleError::one(format!("the configured document store: {e}")))?;
+    let mut doc = Document::new();
+    doc.insert("id".into(), json!(id));
+    doc.insert("type".into(), json!("task"));
+    doc.insert("steps".into(), Value::Array(planned.step_docs()));
+    doc.insert("created_at_utc".into(), json!(crate::clock::iso_now()));
+    let version = entities
+        .put(&doc, 5)
+        .map_err(|e| BundleError::one(format!("writing the task '{id}': {e}")))?;
+    Ok(version)
+}
+
+/// The latest version of a stored task: its version and steps.
+fn load_task(stores: &LocalStores, id: &str) -> Result<(i64, Vec<Map<String, Value>>), RunError> {
+    let entities = VersionedEntityStore::new(stores.documents.clone(), TASKS, &[])
+        .map_err(|e| BundleError::one(format!("the configured document store: {e}")))?;
+    let doc = entities
+        .get(id, None)
+        .map_err(|e| BundleError::one(format!("reading the task '{id}': {e}")))?
+        .ok_or_else(|| {
+            BundleError::one(format!(
+                "the configured document store has no task '{id}'; put one with agent-env task put FILE --id {id}"
+            ))
+        })?;
+    let version = doc.get("version").and_then(Value::as_i64).unwrap_or(1);
+    let steps = doc
+        .get("steps")
+        .and_then(Value::as_array)
+        .map(|steps| {
+            steps
+                .iter()
+                .filter_map(|s| s.as_object().cloned())
+                .collect()
+        })
+        .unwrap_or_default();
+    Ok((version, steps))
+}
+
+/// Runs the latest version of a stored task `runs` times against the configured stores.
+pub fn run_stored_task(
+    session: &Session,
+    request: &StoredRunRequest,
+    out: &dyn Output,
+    observer: Arc<dyn RunObserver>,
+) -> Result<RunStatus, RunError> {
+    let config = session.config();
+    let manifests = match config.path {
+        Some(_) => session.manifests(),
+        None => Vec::new(),
+    };
+    crate::config::check::preflight(config, None, &manifests)?;
+    let stores = configured_stores(session)?;
+    let (version, steps) = load_task(&stores, &request.id)?;
+    let bundle = as_bundle(&request.id, steps);
+    let ctx = RunPlanContext {
+        stores: &stores,
+        session,
+        bare: true,
+    };
+    let one = plan::plan(&bundle, &[request.id.clone()], &[], &ctx)?;
+    let planned: Vec<PlannedTask<'_>> = one.tasks;
+    let runs = request.runs.max(1);
+    let plan = Plan {
+        artifacts: Vec::new(),
+        tasks: (0..runs).flat_map(|_| planned.clone()).collect(),
+        evals: Vec::new(),
+        skipped: Vec::new(),
+    };
+    let sandbox_dir = session.paths().local_sandbox_dir();
+    let sandbox_provider = pick_sandbox_provider(request.sandbox.as_deref(), &sandbox_dir)?;
+    let plugins = start_plugin_steps(&bundle, &plan, &stores, session, observer.clone())?;
+    let options = RunOptions {
+        dry_run: false,
+        keep: request.keep,
+        user_overrides: request.user_overrides.clone(),
+        sandbox_provider,
+        on_second_signal: request.on_second_signal,
+        cancel: None,
+        run_group_id: None,
+        context_metadata: Map::new(),
+        observer,
+        places: Places {
+            locks_dir: session.paths().locks_dir(),
+            fixture_prefix: None,
+            sandbox_dir,
+        },
+    };
+    let version_of = |_: &str| version;
+    let status = match &plugins {
+        Some(p) => run_planned(
+            &plan,
+            &version_of,
+            &request.id,
+            &stores,
+            p.as_ref(),
+            &options,
+            out,
+        ),
+        None => run_planned(
+            &plan,
+            &version_of,
+            &request.id,
+            &stores,
+            &NoPlugins,
+            &options,
+            out,
+        ),
+    };
+    if let Some(p) = plugins {
+        warn_noise(&p.shutdown(), out);
+    }
+    status
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn local_references_are_found_with_their_path() {
+        let steps = json!([{"id": "a", "type": "load_artifact", "artifact": {"id": "@local/x/y"}}]);
+        assert_eq!(
+            local_reference(&steps, "steps"),
+            Some(("@local/x/y".to_string(), "steps[0].artifact.id".to_string()))
+        );
+        assert_eq!(local_reference(&json!(["team/x"]), "steps"), None);
+    }
+
+    #[test]
+    fn task_files_are_arrays_of_steps_or_objects_with_steps() {
+        assert_eq!(
+            steps_of(r#"[{"id": "a", "type": "t"}]"#, "f")
+                .unwrap()
+                .len(),
+            1
+        );
+        assert_eq!(
+            steps_of(r#"{"steps": [{"id": "a"}]}"#, "f").unwrap().len(),
+            1
+        );
+        assert!(steps_of(r#"{"id": "a"}"#, "f").is_err());
+        assert!(steps_of(r#"[1]"#, "f").is_err());
+    }
+}

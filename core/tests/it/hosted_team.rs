@@ -1,0 +1,126 @@
+//! Two machines, one team: two agent-env homes (two HOMEs, two plugin directories) configured with the
+//! same S3 bucket and the same PostgreSQL database. One stores a task and runs it; the other lists the
+//! run's instance and reads the object the run wrote, then runs the task itself.
+
+use agent_env_test_support::servers::{shared_postgres, shared_seaweedfs};
+use serde_json::Value;
+
+use crate::support::cli::{fixture, stderr, stdout, Sandbox};
+
+/// A home whose configured stores are the shared bucket and database, with the fixture plugin whose
+/// step writes an object through the host.
+fn home(schema: &str) -> Sandbox {
+    let s3 = shared_seaweedfs();
+    let pg = shared_postgres();
+    let mut home = Sandbox::new();
+    home.plugin(
+        "agentenv-fixture-works",
+        &format!("[\"{}\"]", fixture("fixture-works").display()),
+        "[provides.task_steps]\nstore_roundtrip = \"StoreRoundTrip\"\n",
+    );
+    home.write(
+        "work/.agentenv/config.toml",
+        &format!(
+            r#"[stores.object]
+impl = "S3ObjectStore"
+config = {{ bucket = "team", endpoint = "{}", access_key_id = "env:TEAM_S3_KEY", secret_access_key = "env:TEAM_S3_SECRET" }}
+
+[stores.document]
+impl = "PostgresDocumentStore"
+config = {{ dsn = "env:TEAM_PG_DSN", schema = "{schema}" }}
+"#,
+            s3.value("S3_ENDPOINT")
+        ),
+    );
+    home.set("TEAM_S3_KEY", s3.value("AWS_ACCESS_KEY_ID"))
+        .set("TEAM_S3_SECRET", s3.value("AWS_SECRET_ACCESS_KEY"))
+        .set("TEAM_PG_DSN", pg.value("PG_DSN"));
+    home
+}
+
+fn json(out: &std::process::Output) -> Value {
+    serde_json::from_slice(&out.stdout)
+        .unwrap_or_else(|e| panic!("not JSON ({e}): {}{}", stdout(out), stderr(out)))
+}
+
+#[test]
+fn one_home_puts_and_runs_a_task_and_the_other_sees_its_instance_and_objects() {
+    let schema = format!("team_{}", std::process::id());
+    let alice = home(&schema);
+    let bob = home(&schema);
+
+    alice.write(
+        "work/roundtrip.json",
+        r#"[{"id": "write", "type": "store_roundtrip", "text": "written on alice's machine"}]"#,
+    );
+    let out = alice.run(&["task", "put", "roundtrip.json", "--id", "team/roundtrip"]);
+    assert!(out.status.success(), "{}{}", stdout(&out), stderr(&out));
+    assert_eq!(stdout(&out), "team/roundtrip: v1\n");
+
+    let out = alice.run(&["task", "run", "team/roundtrip"]);
+    assert!(out.status.success(), "{}{}", stdout(&out), stderr(&out));
+    assert!(
+        stdout(&out).contains("team/roundtrip v1: unscored"),
+        "{}",
+        stdout(&out)
+    );
+
+    // Bob's machine: nothing of alice's home, only the shared stores.
+    let listed = json(&bob.run(&["task", "list", "--task", "team/roundtrip", "--json"]));
+    let instances = listed["instances"].as_array().unwrap();
+    assert_eq!(instances.len(), 1, "{listed:#}");
+    assert_eq!(instances[0]["status"], "completed", "{listed:#}");
+    let instance_id = instances[0]["instance_id"].as_str().unwrap().to_string();
+    assert!(instance_id.starts_with("team/roundtrip-"), "{instance_id}");
+
+    let instance = json(&bob.run(&["task", "get-instance", &instance_id, "--json"]));
+    let url = instance["context"]["metadata"]["roundtrip"]["url"]
+        .as_str()
+        .unwrap_or_else(|| panic!("no object URL in {instance:#}"))
+        .to_string();
+    assert!(url.starts_with("s3://team/"), "{url}");
+    let out = bob.run(&["store", "get", &url]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    assert_eq!(stdout(&out), "written on alice's machine");
+
+    // Bob runs the same stored task; both instances are there for both.
+    let out = bob.run(&["task", "run", "team/roundtrip", "--runs", "2"]);
+    assert!(out.status.success(), "{}{}", stdout(&out), stderr(&out));
+    let listed = json(&alice.run(&["task", "list", "--task", "team/roundtrip", "--json"]));
+    assert_eq!(
+        listed["instances"].as_array().map(Vec::len),
+        Some(3),
+        "{listed:#}"
+    );
+}
+
+#[test]
+fn a_stored_task_may_not_name_local_ids_and_an_unknown_one_says_how_to_store_it() {
+    let alice = home(&format!("team_refusals_{}", std::process::id()));
+    alice.write(
+        "work/outward.json",
+        r#"[{"id": "load", "type": "load_artifact", "artifact": "@local/agentenv-framework/hello/greeting"}]"#,
+    );
+    let out = alice.run(&["task", "put", "outward.json", "--id", "team/outward"]);
+    assert_eq!(out.status.code(), Some(1), "{}", stdout(&out));
+    assert!(
+        stderr(&out).contains("'team/outward' is not an @local id, so it can't reference one: steps[0].artifact names an @local id"),
+        "{}",
+        stderr(&out)
+    );
+    let out = alice.run(&["task", "put", "outward.json", "--id", "@local/mine/t"]);
+    assert_eq!(out.status.code(), Some(1));
+    assert!(
+        stderr(&out).contains("a stored task has a bare id"),
+        "{}",
+        stderr(&out)
+    );
+
+    let out = alice.run(&["task", "run", "team/nothing-here"]);
+    assert_eq!(out.status.code(), Some(1));
+    assert!(
+        stderr(&out).contains("the configured document store has no task 'team/nothing-here'; put one with agent-env task put FILE --id team/nothing-here"),
+        "{}",
+        stderr(&out)
+    );
+}
