@@ -216,7 +216,7 @@ pub fn run_stored_task(
         session,
         bare: true,
     };
-    let one = plan::plan(&bundle, &[request.id.clone()], &[], &ctx)?;
+    let one = plan::plan(&bundle, std::slice::from_ref(&request.id), &[], &ctx)?;
     let planned: Vec<PlannedTask<'_>> = one.tasks;
     let runs = request.runs.max(1);
     let plan = Plan {
