@@ -7,6 +7,7 @@ mod cli;
 mod config;
 mod explorer;
 mod host;
+mod hosted;
 mod openciv3;
 mod plugin_stores;
 mod proc;
@@ -56,6 +57,7 @@ const SECTIONS: &[Section] = &[
     Section { name: "runtimes", about: "the stdio peer against a tokio line loop and jsonrpsee over a child's pipes, 64 B and 64 KiB echo calls", run: runtimes::run },
     Section { name: "scale", about: "cost at three sizes: manifests on PATH, plugins started, task instances in the store, object size", run: scale::run },
     Section { name: "explorer", about: "agent-env up: start to first answer, idle memory, the instance list with 1,000 instances, 200 concurrent clients for 10 s", run: explorer::run },
+    Section { name: "hosted", about: "S3ObjectStore on SeaweedFS: 134 MB put_file/download_to_file, peak memory, 1,000 small puts; the document workload on PostgreSQL and SQLite", run: hosted::run },
     // Other areas: one entry each.
 ];
 

@@ -19,8 +19,8 @@ use crate::settings::CLASS;
 use crate::store::S3ObjectStore;
 use crate::wire::{header, xml_field, Outgoing, REQUEST_SIGNATURE_LIFETIME};
 
-/// The size of one part of a multipart upload, and the largest file sent in one PUT. Memory use of an
-/// upload is one part.
+/// The size of one part of a multipart upload, and the largest file sent in one PUT. An upload holds
+/// at most a few parts in memory (see `PARTS_IN_FLIGHT`).
 pub const PART_SIZE: u64 = 8 * 1024 * 1024;
 /// S3 refuses uploads of more parts than this.
 const MAX_PARTS: u64 = 10_000;
@@ -84,6 +84,12 @@ fn create(store: &S3ObjectStore, key: &str, content_type: &str, url: &str) -> St
     Ok(parsed.upload_id().to_string())
 }
 
+/// How many parts are sent at once. Each holds one part in memory, so an upload holds at most
+/// `PARTS_IN_FLIGHT + 1` parts (the one being read from the file waits for a free sender).
+const PARTS_IN_FLIGHT: usize = 3;
+
+/// Reads the file part by part and sends the parts on [`PARTS_IN_FLIGHT`] connections; the ETags come
+/// back in part order. The first failure stops the reading, and it is the error returned.
 fn upload_parts(
     store: &S3ObjectStore,
     key: &str,
@@ -93,51 +99,110 @@ fn upload_parts(
     part_size: u64,
     url: &str,
 ) -> StoreResult<Vec<String>> {
-    let mut etags = Vec::new();
-    let mut buffer = Vec::with_capacity(part_size as usize);
-    let mut sent = 0u64;
-    let mut number: u16 = 0;
-    while sent < len {
-        number = number.checked_add(1).ok_or_else(|| {
-            StoreError::InvalidValue(format!("{url}: the file needs more parts than S3 allows"))
-        })?;
-        buffer.clear();
-        let want = part_size.min(len - sent);
-        (&mut *file)
-            .take(want)
-            .read_to_end(&mut buffer)
-            .map_err(|e| StoreError::io(format!("reading the file for {url}"), &e))?;
-        if buffer.len() as u64 != want {
-            return Err(StoreError::Io {
-                message: format!("the file for {url} shrank while it was being uploaded"),
-                raw_os_error: None,
+    let parts = len.div_ceil(part_size);
+    if parts > u64::from(u16::MAX) {
+        return Err(StoreError::InvalidValue(format!(
+            "{url}: the file needs more parts than S3 allows"
+        )));
+    }
+    let etags: std::sync::Mutex<Vec<Option<String>>> =
+        std::sync::Mutex::new(vec![None; parts as usize]);
+    let failure: std::sync::Mutex<Option<StoreError>> = std::sync::Mutex::new(None);
+    let failed = || failure.lock().map(|f| f.is_some()).unwrap_or(true);
+    let fail = |err: StoreError| {
+        if let Ok(mut slot) = failure.lock() {
+            slot.get_or_insert(err);
+        }
+    };
+    let (sender, receiver) = std::sync::mpsc::sync_channel::<(u16, Vec<u8>)>(0);
+    let receiver = std::sync::Mutex::new(receiver);
+    std::thread::scope(|scope| {
+        for _ in 0..PARTS_IN_FLIGHT {
+            scope.spawn(|| loop {
+                let next = receiver.lock().ok().and_then(|r| r.recv().ok());
+                let Some((number, buffer)) = next else { break };
+                if failed() {
+                    continue;
+                }
+                match send_part(store, key, upload_id, number, &buffer, url) {
+                    Ok(etag) => {
+                        if let Ok(mut etags) = etags.lock() {
+                            etags[usize::from(number) - 1] = Some(etag);
+                        }
+                    }
+                    Err(err) => fail(err),
+                }
             });
         }
-        let action = UploadPart::new(
-            &store.bucket,
-            store.credentials.as_ref(),
-            key,
-            number,
-            upload_id,
-        );
-        let signed = action.sign(REQUEST_SIGNATURE_LIFETIME);
-        let response =
-            store
-                .wire
-                .send(Method::PUT, signed.as_str(), &[], Outgoing::Bytes(&buffer))?;
-        if !response.status().is_success() {
-            return Err(store.wire.failure(response, "upload a part of", url));
+        let mut sent = 0u64;
+        let mut number: u16 = 0;
+        while sent < len && !failed() {
+            number += 1;
+            let want = part_size.min(len - sent);
+            let mut buffer = Vec::with_capacity(want as usize);
+            if let Err(e) = (&mut *file).take(want).read_to_end(&mut buffer) {
+                fail(StoreError::io(format!("reading the file for {url}"), &e));
+                break;
+            }
+            if buffer.len() as u64 != want {
+                fail(StoreError::Io {
+                    message: format!("the file for {url} shrank while it was being uploaded"),
+                    raw_os_error: None,
+                });
+                break;
+            }
+            if sender.send((number, buffer)).is_err() {
+                break;
+            }
+            sent += want;
         }
-        let etag = header(&response, "etag").ok_or_else(|| {
-            StoreError::Internal(format!(
-                "{CLASS}: {} accepted part {number} of {url} without an ETag",
-                store.wire.endpoint()
-            ))
-        })?;
-        etags.push(etag);
-        sent += want;
+        drop(sender);
+    });
+    if let Some(err) = failure.into_inner().ok().flatten() {
+        return Err(err);
     }
-    Ok(etags)
+    etags
+        .into_inner()
+        .map_err(|_| StoreError::Internal(format!("{url}: a part's sender panicked")))?
+        .into_iter()
+        .enumerate()
+        .map(|(i, etag)| {
+            etag.ok_or_else(|| {
+                StoreError::Internal(format!("{url}: part {} was never sent", i + 1))
+            })
+        })
+        .collect()
+}
+
+/// Sends one part; its ETag.
+fn send_part(
+    store: &S3ObjectStore,
+    key: &str,
+    upload_id: &str,
+    number: u16,
+    buffer: &[u8],
+    url: &str,
+) -> StoreResult<String> {
+    let action = UploadPart::new(
+        &store.bucket,
+        store.credentials.as_ref(),
+        key,
+        number,
+        upload_id,
+    );
+    let signed = action.sign(REQUEST_SIGNATURE_LIFETIME);
+    let response = store
+        .wire
+        .send(Method::PUT, signed.as_str(), &[], Outgoing::Bytes(buffer))?;
+    if !response.status().is_success() {
+        return Err(store.wire.failure(response, "upload a part of", url));
+    }
+    header(&response, "etag").ok_or_else(|| {
+        StoreError::Internal(format!(
+            "{CLASS}: {} accepted part {number} of {url} without an ETag",
+            store.wire.endpoint()
+        ))
+    })
 }
 
 fn complete(

@@ -142,3 +142,73 @@ fn a_missing_bucket_and_wrong_credentials_are_config_errors_naming_what_to_fix()
         "{err}"
     );
 }
+
+/// The child half of the kill test: uploads a large (sparse) file until it is killed.
+#[test]
+fn child_uploads_until_killed() {
+    let Ok(key) = std::env::var("AGENT_ENV_S3_KILL_CHILD_KEY") else {
+        return;
+    };
+    let path = std::path::PathBuf::from(std::env::var("AGENT_ENV_S3_KILL_CHILD_FILE").unwrap());
+    let table: serde_json::Map<String, Value> =
+        serde_json::from_str(&std::env::var("AGENT_ENV_S3_KILL_CHILD_TABLE").unwrap()).unwrap();
+    let store = S3ObjectStore::new(S3Settings::from_table(&table, &|_| None).unwrap()).unwrap();
+    println!("uploading");
+    let _ = store.put_file(&key, &path, "application/octet-stream");
+}
+
+#[test]
+fn an_upload_killed_midway_leaves_no_object() {
+    use std::io::{BufRead, BufReader};
+    let server = server();
+    let store = store("big");
+    let dir = tempfile::tempdir().unwrap();
+    // 2 GiB of zeros that take no disk: the upload runs for seconds, long enough to be killed midway.
+    let path = dir.path().join("sparse.bin");
+    std::fs::File::create(&path)
+        .unwrap()
+        .set_len(2 << 30)
+        .unwrap();
+    let key = format!("{}killed.bin", unique("killed"));
+    let table = json!({
+        "bucket": "big",
+        "endpoint": server.value("S3_ENDPOINT"),
+        "access_key_id": server.value("AWS_ACCESS_KEY_ID"),
+        "secret_access_key": server.value("AWS_SECRET_ACCESS_KEY"),
+    });
+    let mut child = std::process::Command::new(std::env::current_exe().unwrap())
+        .args([
+            "--exact",
+            "child_uploads_until_killed",
+            "--nocapture",
+            "--test-threads",
+            "1",
+        ])
+        .env("AGENT_ENV_S3_KILL_CHILD_KEY", &key)
+        .env("AGENT_ENV_S3_KILL_CHILD_FILE", &path)
+        .env("AGENT_ENV_S3_KILL_CHILD_TABLE", table.to_string())
+        .stdout(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut lines = BufReader::new(child.stdout.take().unwrap()).lines();
+    assert!(
+        lines.any(|l| l.map(|l| l.contains("uploading")).unwrap_or(false)),
+        "the child never started uploading"
+    );
+    std::thread::sleep(std::time::Duration::from_millis(1500));
+    assert!(
+        child.try_wait().unwrap().is_none(),
+        "the upload finished before it could be killed"
+    );
+    // SAFETY: kill sends SIGKILL to our own child, which has not been reaped.
+    unsafe { libc::kill(child.id() as i32, libc::SIGKILL) };
+    child.wait().unwrap();
+    assert!(
+        !store.exists(&key).unwrap(),
+        "a killed upload left an object at {key}"
+    );
+    assert!(store.list(&key).unwrap().is_empty());
+    // The key is still free: a whole upload lands there afterwards.
+    store.put(&key, b"whole", "text/plain", false).unwrap();
+    assert_eq!(store.read(&key).unwrap(), b"whole");
+}
