@@ -108,3 +108,13 @@ pub fn tilde_in(path: &Path, home: Option<&Path>) -> String {
     }
     path.display().to_string()
 }
+
+/// `<state root>/document_store/local.db`: the @local namespace's documents, which bundle runs write.
+pub fn local_documents_db(state_root: &Path) -> PathBuf {
+    state_root.join("document_store").join("local.db")
+}
+
+/// `<state root>/object_store`: the local object store, which bundle runs write.
+pub fn local_objects_root(state_root: &Path) -> PathBuf {
+    state_root.join("object_store")
+}

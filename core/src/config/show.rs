@@ -21,6 +21,39 @@ pub struct ShowReport {
     pub warnings: Vec<String>,
     pub sections: Vec<SectionView>,
     pub plugins: PluginsView,
+    /// Which stores each kind of run writes to.
+    pub runs: RunsView,
+}
+
+/// Which stores each kind of run writes to: a bundle run only the local stores, whatever the config
+/// says; a stored task's run the configured document and object stores shown above.
+#[derive(Debug, Clone, Serialize)]
+pub struct RunsView {
+    /// `agent-env run BUNDLE`: the @local document store file and the local object store folder.
+    pub bundle_run: RunStores,
+    /// `agent-env task run ID`: the configured stores, named by their sections.
+    pub stored_task_run: RunStores,
+}
+
+/// The document and object stores a run writes to.
+#[derive(Debug, Clone, Serialize)]
+pub struct RunStores {
+    pub documents: String,
+    pub objects: String,
+}
+
+fn runs_view(state_root: &Path, home: Option<&Path>) -> RunsView {
+    let shown = |p: std::path::PathBuf| crate::paths::tilde_in(&p, home);
+    RunsView {
+        bundle_run: RunStores {
+            documents: shown(crate::paths::local_documents_db(state_root)),
+            objects: shown(crate::paths::local_objects_root(state_root)),
+        },
+        stored_task_run: RunStores {
+            documents: "the document store above ([stores.document])".to_string(),
+            objects: "the object store above ([stores.object])".to_string(),
+        },
+    }
 }
 
 /// The `[plugins.<package>]` tables.
@@ -78,6 +111,10 @@ pub fn show(
         } else {
             plugins_view(doc, installed)
         },
+        runs: runs_view(
+            state_root,
+            env("HOME").map(std::path::PathBuf::from).as_deref(),
+        ),
     }
 }
 
@@ -303,6 +340,19 @@ pub fn render_text(report: &ShowReport) -> String {
         Some(line) => block.first("plugins", &line),
         None => render_plugins(&mut block, &report.plugins),
     }
+    let runs = &report.runs;
+    block.out.push('\n');
+    block.first(
+        "runs",
+        &format!(
+            "agent-env run BUNDLE writes only to the local stores: {} and {}",
+            runs.bundle_run.documents, runs.bundle_run.objects
+        ),
+    );
+    block.more(
+        0,
+        "agent-env task run ID writes to the document and object stores above",
+    );
     block.out
 }
 

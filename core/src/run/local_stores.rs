@@ -19,12 +19,12 @@ pub struct LocalStores {
 
 /// `<state root>/document_store/local.db`.
 pub fn local_db_path(state_root: &Path) -> PathBuf {
-    state_root.join("document_store").join("local.db")
+    crate::paths::local_documents_db(state_root)
 }
 
 /// `<state root>/object_store`.
 pub fn local_object_root(state_root: &Path) -> PathBuf {
-    state_root.join("object_store")
+    crate::paths::local_objects_root(state_root)
 }
 
 /// Opens (lazily) the @local document and object stores under `state_root`.

@@ -113,6 +113,7 @@ fn scenario_24_from_a_subdirectory_walks_up_in_fixed_order_with_width_15() {
         "task_steps",
         "explorer",
         "plugins",
+        "runs",
     ];
     let labels: Vec<&str> = lines
         .iter()
@@ -209,15 +210,18 @@ x = 1
         "envs:\n                implz:\n                  (empty)\n                from [envs]\n"
     ));
     assert!(
-        out.ends_with(
+        out.contains(
             "plugins:        agentenv-browser (not installed)
                   timeout=30  api_token=***  endpoint=env:BROWSER_URL?http://***@localhost:9222
                   from [plugins.agentenv_browser]
                 agentenv-browser2 (not installed)
                   x=1
                   from [plugins.agentenv-browser2]
+
+runs:           agent-env run BUNDLE writes only to the local stores: ~/.local/state/agent-env/document_store/local.db and ~/.local/state/agent-env/object_store
+                agent-env task run ID writes to the document and object stores above
 "
-        ),
+        ) && out.ends_with("stores above\n"),
         "{out}"
     );
 }
