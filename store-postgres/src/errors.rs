@@ -23,6 +23,13 @@ pub fn pg_error(shown: &str, err: &postgres::Error) -> StoreError {
     if *code == SqlState::UNIQUE_VIOLATION {
         return StoreError::DuplicateKey(format!("duplicate key: {}", db.message()));
     }
+    if *code == SqlState::UNTRANSLATABLE_CHARACTER || *code == SqlState::CHARACTER_NOT_IN_REPERTOIRE
+    {
+        return StoreError::InvalidValue(format!(
+            "{CLASS} cannot keep this document: PostgreSQL's jsonb holds no NUL character (\\u0000) in a string ({})",
+            db.message()
+        ));
+    }
     if *code == SqlState::INVALID_PASSWORD || *code == SqlState::INVALID_AUTHORIZATION_SPECIFICATION
     {
         return StoreError::Config(format!(

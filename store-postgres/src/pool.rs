@@ -2,6 +2,7 @@
 
 use std::ops::{Deref, DerefMut};
 use std::sync::{Mutex, MutexGuard};
+use std::time::{Duration, Instant};
 
 use postgres::{Client, NoTls};
 
@@ -12,11 +13,17 @@ use crate::errors::pg_error;
 
 /// How many idle connections are kept for reuse.
 const MAX_IDLE: usize = 4;
+/// A connection idle for longer is asked whether it still works before it is handed out: the server
+/// (or a firewall between) may have closed it meanwhile.
+const CHECK_AFTER_IDLE: Duration = Duration::from_secs(30);
+/// How long that check may take.
+const CHECK_TIMEOUT: Duration = Duration::from_secs(2);
 
 /// Connections to one database.
 pub struct Pool {
     dsn: Dsn,
-    idle: Mutex<Vec<Client>>,
+    /// Idle connections, with when each was returned.
+    idle: Mutex<Vec<(Client, Instant)>>,
 }
 
 /// A connection on loan; it goes back to the pool on drop unless it broke.
@@ -39,7 +46,7 @@ impl Pool {
         &self.dsn.shown
     }
 
-    fn idle(&self) -> MutexGuard<'_, Vec<Client>> {
+    fn idle(&self) -> MutexGuard<'_, Vec<(Client, Instant)>> {
         // A panic while holding the lock leaves only a list of connections, which stays usable.
         self.idle.lock().unwrap_or_else(|e| e.into_inner())
     }
@@ -49,12 +56,16 @@ impl Pool {
         loop {
             let next = self.idle().pop();
             match next {
-                Some(client) if client.is_closed() => continue,
-                Some(client) => {
+                Some((client, _)) if client.is_closed() => continue,
+                Some((mut client, since)) => {
+                    if since.elapsed() > CHECK_AFTER_IDLE && client.is_valid(CHECK_TIMEOUT).is_err()
+                    {
+                        continue;
+                    }
                     return Ok(Pooled {
                         pool: self,
                         client: Some(client),
-                    })
+                    });
                 }
                 None => break,
             }
@@ -94,7 +105,7 @@ impl Drop for Pooled<'_> {
             }
             let mut idle = self.pool.idle();
             if idle.len() < MAX_IDLE {
-                idle.push(client);
+                idle.push((client, Instant::now()));
             }
         }
     }

@@ -187,3 +187,13 @@ fn a_bad_dsn_a_server_that_is_down_and_a_wrong_password_say_what_to_do() {
     );
     assert!(!text.contains("wrong-password-text"), "{text}");
 }
+
+#[test]
+fn a_nul_character_is_refused_as_a_bad_value_not_a_server_failure() {
+    let store = store("nul");
+    let err = store
+        .insert("c", &doc(json!({"id": "n", "text": "a\u{0}b"})))
+        .unwrap_err();
+    assert!(matches!(err, StoreError::InvalidValue(_)), "{err:?}");
+    assert!(err.to_string().contains("NUL character"), "{err}");
+}
