@@ -2,6 +2,7 @@
 # A throwaway PostgreSQL 15 cluster on a free loopback port, for the hosted-store tests.
 #   scripts/servers/postgres.sh start STATE_DIR   initdb a cluster in STATE_DIR, start it, print `PG_DSN=...`
 #   scripts/servers/postgres.sh stop STATE_DIR    stop the cluster in STATE_DIR
+#   scripts/servers/postgres.sh install           install the server binaries when they are missing
 # The server binaries come from Debian's postgresql-15 package, installed with apt-get when they are missing.
 # When run as root the cluster runs as the `postgres` user. Every failure exits non-zero, so a test that needs
 # the server fails instead of skipping.
@@ -56,5 +57,6 @@ stop() {
 case "${1:-}" in
   start) [ $# -eq 2 ] || die "usage: postgres.sh start STATE_DIR"; start "$2" ;;
   stop) [ $# -eq 2 ] || die "usage: postgres.sh stop STATE_DIR"; stop "$2" ;;
-  *) echo "usage: scripts/servers/postgres.sh start STATE_DIR | stop STATE_DIR" >&2; exit 2 ;;
+  install) install_if_missing; echo "$bin" ;;
+  *) echo "usage: scripts/servers/postgres.sh start STATE_DIR | stop STATE_DIR | install" >&2; exit 2 ;;
 esac
