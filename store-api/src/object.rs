@@ -149,6 +149,12 @@ pub trait ObjectStore: Send + Sync {
         false
     }
 
+    /// The certificate (PEM) a client must trust to use this store's grants, when they are served by a
+    /// private CA (the local store's grant server); `None` when public CAs vouch for them.
+    fn grant_trust_pem(&self) -> Option<String> {
+        None
+    }
+
     /// A signed GET of the object at `object_url`, valid for `expires_in` (the store's default lifetime
     /// when `None`). Anyone holding the grant can read the object until it expires.
     fn issue_read_grant(

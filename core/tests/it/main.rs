@@ -41,6 +41,7 @@ mod store_dispatch;
 mod store_documents;
 mod store_faults_documents;
 mod store_faults_images_secrets;
+mod store_grants;
 mod store_kits;
 mod store_object;
 mod store_plugin;

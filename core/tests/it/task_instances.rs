@@ -101,7 +101,7 @@ fn one_instance_shows_its_steps_timings_and_failure() {
     let missing = s.run(&["task", "get-instance", "nope-12345678"]);
     assert_eq!(missing.code, 1, "{}", missing.both());
     assert!(
-        missing.stderr.contains("no task instance 'nope-12345678' in the local store; agent-env task list shows the recorded ones"),
+        missing.stderr.contains("no task instance 'nope-12345678' in the local or the configured document store; agent-env task list shows the recorded ones"),
         "{}",
         missing.stderr
     );

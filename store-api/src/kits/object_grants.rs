@@ -31,16 +31,26 @@ pub const GRANT_CASES: [ObjectCase; 3] = [
     },
 ];
 
-fn agent() -> ureq::Agent {
-    ureq::Agent::config_builder()
+/// A client that trusts what the store says its grants need (its private CA), or the public CAs.
+fn agent(store: &dyn ObjectStore) -> Result<ureq::Agent, String> {
+    let mut config = ureq::Agent::config_builder()
         .http_status_as_error(false)
-        .timeout_global(Some(Duration::from_secs(60)))
-        .build()
-        .into()
+        .timeout_global(Some(Duration::from_secs(60)));
+    if let Some(pem) = store.grant_trust_pem() {
+        let cert = ureq::tls::Certificate::from_pem(pem.as_bytes())
+            .map_err(|e| format!("the store's grant CA is not a PEM certificate: {e}"))?;
+        config = config.tls_config(
+            ureq::tls::TlsConfig::builder()
+                .root_certs(ureq::tls::RootCerts::new_with_certs(&[cert]))
+                .build(),
+        );
+    }
+    Ok(config.build().into())
 }
 
 /// Status and body of one request.
 fn exchange(
+    store: &dyn ObjectStore,
     method: &str,
     url: &str,
     headers: &std::collections::BTreeMap<String, String>,
@@ -54,16 +64,17 @@ fn exchange(
     for (name, value) in extra {
         builder = builder.header(*name, value.as_str());
     }
+    let agent = agent(store)?;
     let sent = match body {
         Some(bytes) => builder
             .header("Content-Length", bytes.len().to_string())
             .body(bytes)
             .map_err(|e| e.to_string())
-            .and_then(|r| agent().run(r).map_err(|e| e.to_string())),
+            .and_then(|r| agent.run(r).map_err(|e| e.to_string())),
         None => builder
             .body(())
             .map_err(|e| e.to_string())
-            .and_then(|r| agent().run(r).map_err(|e| e.to_string())),
+            .and_then(|r| agent.run(r).map_err(|e| e.to_string())),
     };
     let mut response = sent.map_err(|e| format!("{method} {url} failed: {e}"))?;
     let status = response.status().as_u16();
@@ -84,7 +95,7 @@ fn read_grant_fetches_the_object(store: &dyn ObjectStore, ns: &str) -> Result<()
     )?;
     let grant = store.issue_read_grant(&url, None).ctx("issue_read_grant")?;
     ensure_eq(grant.kind.as_str(), "http-get", "the read grant's kind")?;
-    let (status, body) = exchange("GET", &grant.url, &grant.headers, &[], None)?;
+    let (status, body) = exchange(store, "GET", &grant.url, &grant.headers, &[], None)?;
     ensure_eq(status, 200, "the status of GET on the read grant")?;
     ensure_eq(
         body,
@@ -110,7 +121,14 @@ fn write_grant_uploads_with_the_signed_content_type(
             format!("the write grant should require Content-Type application/json, its headers are {:?}", grant.headers)
         },
     )?;
-    let (status, body) = exchange("PUT", &grant.url, &grant.headers, &[], Some(b"{}".to_vec()))?;
+    let (status, body) = exchange(
+        store,
+        "PUT",
+        &grant.url,
+        &grant.headers,
+        &[],
+        Some(b"{}".to_vec()),
+    )?;
     ensure((200..300).contains(&status), || {
         format!(
             "PUT on the write grant answered {status}: {}",
@@ -162,9 +180,15 @@ fn form(grant: &HttpPostPolicyGrant, key: &str, data: &[u8]) -> (String, Vec<u8>
     (format!("multipart/form-data; boundary={boundary}"), body)
 }
 
-fn post(grant: &HttpPostPolicyGrant, key: &str, data: &[u8]) -> Result<(u16, String), String> {
+fn post(
+    store: &dyn ObjectStore,
+    grant: &HttpPostPolicyGrant,
+    key: &str,
+    data: &[u8],
+) -> Result<(u16, String), String> {
     let (content_type, body) = form(grant, key, data);
     let (status, answer) = exchange(
+        store,
         "POST",
         &grant.url,
         &grant.headers,
@@ -198,7 +222,7 @@ fn namespace_grant_confines_uploads_to_its_root(
     let root = root.trim_end_matches('/');
 
     let inside = format!("{root}/000000");
-    let (status, answer) = post(&policy.write, &inside, b"inside")?;
+    let (status, answer) = post(store, &policy.write, &inside, b"inside")?;
     ensure((200..300).contains(&status), || {
         format!("an upload under the policy's root answered {status}: {answer}")
     })?;
@@ -209,7 +233,7 @@ fn namespace_grant_confines_uploads_to_its_root(
     )?;
 
     let sibling = format!("{root}-sibling/000000");
-    let (status, _) = post(&policy.write, &sibling, b"outside")?;
+    let (status, _) = post(store, &policy.write, &sibling, b"outside")?;
     ensure((400..500).contains(&status), || {
         format!("an upload outside the policy's root should be refused with a 4xx, it answered {status}")
     })?;
@@ -218,7 +242,7 @@ fn namespace_grant_confines_uploads_to_its_root(
     })?;
 
     let oversized = format!("{root}/000001");
-    let (status, _) = post(&policy.write, &oversized, b"123456789")?;
+    let (status, _) = post(store, &policy.write, &oversized, b"123456789")?;
     ensure((400..500).contains(&status), || {
         format!("a 9-byte upload under an 8-byte policy should be refused with a 4xx, it answered {status}")
     })?;

@@ -3,14 +3,15 @@
 //!
 //! Layout under the root: objects at `<root>/<key>`; `.gitignore` (`*`) written when the store creates the
 //! root (mode 0700); `.agentenv-meta/<key>` sidecars; `.agentenv-tmp/` staging files and 256 lock stripes.
-//! Nothing is created until the first write. This build issues no transfer grants, so
-//! `supports_transfer_grants` is false and the kit's grant cases do not apply; the grant keys of the
-//! config table are still accepted and checked.
+//! Nothing is created until the first write. A store built from its config table issues transfer
+//! grants (`grants = "auto"`, the default) from a loopback HTTPS server started by the first grant
+//! ([`grants`]); a store made with [`LocalFilesystemObjectStore::new`] issues none.
 //!
 //! Nothing inside the root is reached through a symlink (see [`beneath`]): a symlinked folder, object,
 //! `.agentenv-tmp` or `.agentenv-meta` is refused with an error naming it, and listings skip symlinks.
 
 mod beneath;
+pub mod grants;
 mod keys;
 mod locks;
 mod settings;
@@ -32,7 +33,9 @@ use crate::clock::rfc3339_utc;
 use crate::environment::Environment;
 use crate::stores::config_table::{self, ConfigTable};
 use agent_env_store::error::{StoreError, StoreResult};
+use agent_env_store::grant::{HttpGetGrant, HttpPostPolicyGrant, HttpPutGrant, UploadPolicy};
 use agent_env_store::object::{ObjectMetadata, ObjectReader, ObjectStore, DEFAULT_CONTENT_TYPE};
+use std::time::Duration;
 
 /// The class name, as `[stores.object] impl` names it.
 pub const CLASS: &str = "LocalFilesystemObjectStore";
@@ -52,7 +55,13 @@ pub struct LocalFilesystemObjectStore {
     root: PathBuf,
     /// Set once the root and staging folder exist: whether anonymous staging files work there.
     ready: OnceLock<bool>,
+    /// How it grants; `None` when it does not.
+    grants: Option<grants::GrantSettings>,
 }
+
+/// The host grant URLs name unless `grant_advertise_host` says otherwise: this machine's loopback name,
+/// which a process here resolves. Sandboxes in containers need `host.docker.internal`.
+pub const DEFAULT_ADVERTISE_HOST: &str = "localhost";
 
 impl LocalFilesystemObjectStore {
     /// A store rooted at `root` (made absolute; nothing is created yet).
@@ -60,7 +69,14 @@ impl LocalFilesystemObjectStore {
         LocalFilesystemObjectStore {
             root: keys::resolve_root(root.as_ref()),
             ready: OnceLock::new(),
+            grants: None,
         }
+    }
+
+    /// The same store, issuing grants with `settings`.
+    pub fn with_grants(mut self, settings: grants::GrantSettings) -> Self {
+        self.grants = Some(settings);
+        self
     }
 
     /// The default root: `<state root>/object_store` in `env`.
@@ -78,23 +94,39 @@ impl LocalFilesystemObjectStore {
         env: &Environment,
     ) -> StoreResult<Self> {
         config_table::check_keys(impl_name, table, &CONFIG_KEYS, &[])?;
-        if let Some(grants) = config_table::opt_string(impl_name, table, "grants")? {
-            settings::check_grants(&grants)?;
+        let grants = config_table::opt_string(impl_name, table, "grants")?;
+        if let Some(grants) = &grants {
+            settings::check_grants(grants)?;
         }
-        if let Some(host) = config_table::opt_string(impl_name, table, "grant_bind_host")? {
-            settings::check_bind_host(&host)?;
-        }
-        if let Some(host) = config_table::opt_string(impl_name, table, "grant_advertise_host")? {
-            settings::check_advertise_host(&host)?;
-        }
-        if let Some(lifetime) = table.get("grant_lifetime_seconds") {
-            settings::check_lifetime(lifetime)?;
-        }
+        let bind = match config_table::opt_string(impl_name, table, "grant_bind_host")? {
+            Some(host) => settings::check_bind_host(&host)?,
+            None => std::net::IpAddr::V4(std::net::Ipv4Addr::LOCALHOST),
+        };
+        let advertise = match config_table::opt_string(impl_name, table, "grant_advertise_host")? {
+            Some(host) => {
+                settings::check_advertise_host(&host)?;
+                host
+            }
+            None => DEFAULT_ADVERTISE_HOST.to_string(),
+        };
+        let lifetime = match table.get("grant_lifetime_seconds") {
+            Some(lifetime) => settings::check_lifetime(lifetime)?,
+            None => agent_env_store::grant::DEFAULT_GRANT_LIFETIME_SECONDS,
+        };
         let root = match config_table::opt_string(impl_name, table, "root")? {
             Some(root) => config_table::expand_home(&root, env),
             None => Self::default_root(env),
         };
-        Ok(Self::new(root))
+        let store = Self::new(root);
+        if grants.as_deref() == Some("off") {
+            return Ok(store);
+        }
+        Ok(store.with_grants(grants::GrantSettings {
+            bind,
+            advertise,
+            lifetime: std::time::Duration::from_secs(lifetime),
+            tls_dir: crate::paths::Paths::new(env).state_root().join("tls"),
+        }))
     }
 
     /// The resolved root directory.
@@ -453,5 +485,130 @@ impl ObjectStore for LocalFilesystemObjectStore {
 
     fn owns(&self, object_url: &str) -> StoreResult<bool> {
         Ok(self.get_object_key(object_url).is_ok())
+    }
+
+    fn supports_transfer_grants(&self) -> bool {
+        self.grants.is_some()
+    }
+
+    fn grant_trust_pem(&self) -> Option<String> {
+        let settings = self.grants.as_ref()?;
+        grants::ca::LocalCa::load_or_create(&settings.tls_dir)
+            .ok()
+            .map(|ca| ca.cert_pem)
+    }
+
+    fn issue_read_grant(
+        &self,
+        object_url: &str,
+        expires_in: Option<Duration>,
+    ) -> StoreResult<HttpGetGrant> {
+        let (server, lifetime) = self.grant_server(expires_in)?;
+        let key = self
+            .resolve_object_key(&self.get_object_key(object_url)?)?
+            .key;
+        let (exp, expires_at) = grants::expiry(lifetime);
+        let claims = self.claims("get", exp, Some(key), None, None, None);
+        Ok(HttpGetGrant::new(server.url(&claims), expires_at))
+    }
+
+    fn issue_write_grant(
+        &self,
+        object_url: &str,
+        media_type: &str,
+        max_bytes: u64,
+        expires_in: Option<Duration>,
+    ) -> StoreResult<HttpPutGrant> {
+        let (server, lifetime) = self.grant_server(expires_in)?;
+        let key = self
+            .resolve_object_key(&self.get_object_key(object_url)?)?
+            .key;
+        let (exp, expires_at) = grants::expiry(lifetime);
+        let claims = self.claims(
+            "put",
+            exp,
+            Some(key),
+            None,
+            Some(max_bytes),
+            Some(media_type.to_string()),
+        );
+        Ok(HttpPutGrant::new(
+            server.url(&claims),
+            expires_at,
+            media_type,
+        ))
+    }
+
+    fn issue_upload_policy(
+        &self,
+        prefix_url: &str,
+        max_object_bytes: u64,
+        expires_in: Duration,
+    ) -> StoreResult<UploadPolicy> {
+        let (server, lifetime) = self.grant_server(Some(expires_in))?;
+        let key = self.get_object_key(prefix_url)?;
+        let prefix = if key == "." || key.is_empty() {
+            String::new()
+        } else {
+            format!("{}/", key.trim_end_matches('/'))
+        };
+        let (exp, expires_at) = grants::expiry(lifetime);
+        let claims = self.claims(
+            "post",
+            exp,
+            None,
+            Some(prefix),
+            Some(max_object_bytes),
+            None,
+        );
+        Ok(UploadPolicy {
+            write: HttpPostPolicyGrant::new(server.url(&claims), Default::default(), "key", "file"),
+            expires_at,
+        })
+    }
+}
+
+impl LocalFilesystemObjectStore {
+    /// The grant server (started on first use, this store registered with it) and a grant's lifetime.
+    fn grant_server(
+        &self,
+        expires_in: Option<Duration>,
+    ) -> StoreResult<(std::sync::Arc<grants::GrantServer>, Duration)> {
+        let settings = self
+            .grants
+            .as_ref()
+            .ok_or_else(|| agent_env_store::grant::grants_unsupported(CLASS))?;
+        let lifetime = agent_env_store::grant::grant_lifetime(expires_in, settings.lifetime)?;
+        if lifetime.as_secs() > settings::MAX_LOCAL_GRANT_LIFETIME_SECONDS as u64 {
+            return Err(StoreError::InvalidValue(format!(
+                "expires_in can be at most {} for this store, got {}",
+                settings::MAX_LOCAL_GRANT_LIFETIME_SECONDS,
+                lifetime.as_secs()
+            )));
+        }
+        let server = grants::server_for(settings)?;
+        server.register(&grants::store_id(&self.root), &self.root);
+        Ok((server, lifetime))
+    }
+
+    fn claims(
+        &self,
+        op: &str,
+        exp: i64,
+        k: Option<String>,
+        p: Option<String>,
+        max: Option<u64>,
+        ct: Option<String>,
+    ) -> grants::token::Claims {
+        grants::token::Claims {
+            op: op.to_string(),
+            s: grants::store_id(&self.root),
+            exp,
+            id: grants::grant_id(),
+            k,
+            p,
+            max,
+            ct,
+        }
     }
 }

@@ -1,6 +1,4 @@
-//! The local object store's grant settings. This build issues no transfer grants (so
-//! `supports_transfer_grants` is false), but the keys are accepted and checked with the original's
-//! messages, so a config written for the original keeps working and a wrong value is still caught.
+//! The local object store's grant settings, checked with the original's messages.
 
 use std::net::IpAddr;
 
@@ -22,8 +20,8 @@ pub fn check_grants(value: &str) -> StoreResult<()> {
 }
 
 /// `grant_bind_host` must be an IP literal.
-pub fn check_bind_host(value: &str) -> StoreResult<()> {
-    value.parse::<IpAddr>().map(|_| ()).map_err(|_| {
+pub fn check_bind_host(value: &str) -> StoreResult<IpAddr> {
+    value.parse::<IpAddr>().map_err(|_| {
         StoreError::Config(format!(
             "grant_bind_host must be an IP address, got '{value}'"
         ))
@@ -63,7 +61,7 @@ fn is_loopback_or_private(ip: IpAddr) -> bool {
 }
 
 /// `grant_lifetime_seconds` must be a whole number between 900 and 604 800.
-pub fn check_lifetime(value: &serde_json::Value) -> StoreResult<()> {
+pub fn check_lifetime(value: &serde_json::Value) -> StoreResult<u64> {
     let Some(n) = value.as_i64().filter(|_| !value.is_boolean()) else {
         return Err(StoreError::Config(format!(
             "grant_lifetime_seconds must be a whole number of seconds, got {value}"
@@ -79,7 +77,7 @@ pub fn check_lifetime(value: &serde_json::Value) -> StoreResult<()> {
             "grant_lifetime_seconds can be at most {MAX_LOCAL_GRANT_LIFETIME_SECONDS} for this store, got {n}"
         )));
     }
-    Ok(())
+    Ok(n as u64)
 }
 
 #[cfg(test)]
