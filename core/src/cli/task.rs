@@ -30,6 +30,10 @@ pub enum TaskCommand {
     Put(PutArgs),
     /// Run a stored task against the configured stores; its instances and objects go there.
     Run(RunTaskArgs),
+    /// Show a stored task: its latest version (or the one asked for) and its steps.
+    Get(GetTaskArgs),
+    /// List the instances of one task (a stored task's id, or a bundle task's name or id), newest first.
+    Instances(InstancesArgs),
     /// List the task instances past runs recorded, newest first.
     List(ListArgs),
     /// Show one task instance: status, scores, steps with their timings, the error.
@@ -69,6 +73,30 @@ pub struct RunTaskArgs {
 }
 
 #[derive(Args)]
+pub struct GetTaskArgs {
+    /// The stored task's id.
+    pub id: String,
+    /// This version instead of the latest.
+    #[arg(long, value_name = "N")]
+    pub version: Option<i64>,
+    /// Print the task document as JSON.
+    #[arg(long)]
+    pub json: bool,
+}
+
+#[derive(Args)]
+pub struct InstancesArgs {
+    /// The task: a stored task's id, or a bundle task's name or id.
+    pub id: String,
+    /// At most this many (0: all).
+    #[arg(long, default_value_t = 20, value_name = "N")]
+    pub limit: usize,
+    /// Print JSON for a script instead of a table.
+    #[arg(long)]
+    pub json: bool,
+}
+
+#[derive(Args)]
 pub struct ListArgs {
     /// Only instances of this bundle (its name, e.g. `hello`, or the end of its folder path).
     #[arg(long, value_name = "BUNDLE")]
@@ -98,6 +126,17 @@ pub fn run(args: TaskArgs, verbose: bool, session: &Session, term: &Terminal) ->
     match args.command {
         TaskCommand::Put(args) => put(args, session, term),
         TaskCommand::Run(args) => run_stored(args, verbose, session, term),
+        TaskCommand::Get(args) => get_task(args, session, term),
+        TaskCommand::Instances(args) => list(
+            ListArgs {
+                bundle: None,
+                task: Some(args.id),
+                limit: args.limit,
+                json: args.json,
+            },
+            &instance_sources(session, term),
+            term,
+        ),
         TaskCommand::List(args) => list(args, &instance_sources(session, term), term),
         TaskCommand::GetInstance(args) => get(args, &instance_sources(session, term), term),
     }
@@ -137,6 +176,39 @@ fn put(args: PutArgs, session: &Session, term: &Terminal) -> Exit {
             .map_err(|e| Failure::new(format!("{shown}: {e}")))?;
         term.print(&format!("{id}: v{version}\n"));
     }
+    Ok(0)
+}
+
+fn get_task(args: GetTaskArgs, session: &Session, term: &Terminal) -> Exit {
+    let doc = stored_task::get_task(session, &args.id, args.version)
+        .map_err(|e| Failure::new(e.to_string()))?;
+    if args.json {
+        term.print(&format!("{}\n", pretty(&Value::Object(doc))));
+        return Ok(0);
+    }
+    let mut out = format!(
+        "task:      {} v{}\ncreated:   {}\nsteps:\n",
+        text(&doc, "id"),
+        doc.get("version").and_then(Value::as_i64).unwrap_or(0),
+        text(&doc, "created_at_utc")
+    );
+    for step in doc
+        .get("steps")
+        .and_then(Value::as_array)
+        .into_iter()
+        .flatten()
+    {
+        out.push_str(&format!(
+            "  {} ({})\n",
+            step.get("id").and_then(Value::as_str).unwrap_or("?"),
+            step.get("type").and_then(Value::as_str).unwrap_or("?")
+        ));
+    }
+    out.push_str(&format!(
+        "Run it with agent-env task run {}.\n",
+        text(&doc, "id")
+    ));
+    term.print(&out);
     Ok(0)
 }
 

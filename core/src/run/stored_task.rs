@@ -169,6 +169,23 @@ pub fn put_task(
     Ok(version)
 }
 
+/// A stored task's document: its latest version, or `version`.
+pub fn get_task(session: &Session, id: &str, version: Option<i64>) -> Result<Document, RunError> {
+    let stores = configured_stores(session)?;
+    let entities = VersionedEntityStore::new(stores.documents.clone(), TASKS, &[])
+        .map_err(|e| BundleError::one(format!("the configured document store: {e}")))?;
+    let doc = entities
+        .get(id, version)
+        .map_err(|e| BundleError::one(format!("reading the task '{id}': {e}")))?;
+    doc.ok_or_else(|| {
+        let which = version.map_or(String::new(), |v| format!(" v{v}"));
+        BundleError::one(format!(
+            "the configured document store has no task '{id}'{which}; put one with agent-env task put FILE --id {id}"
+        ))
+        .into()
+    })
+}
+
 /// The latest version of a stored task: its version and steps.
 fn load_task(stores: &LocalStores, id: &str) -> Result<(i64, Vec<Map<String, Value>>), RunError> {
     let entities = VersionedEntityStore::new(stores.documents.clone(), TASKS, &[])

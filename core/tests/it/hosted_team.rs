@@ -83,6 +83,19 @@ fn one_home_puts_and_runs_a_task_and_the_other_sees_its_instance_and_objects() {
     assert!(out.status.success(), "{}", stderr(&out));
     assert_eq!(stdout(&out), "written on alice's machine");
 
+    // Bob sees the task itself, and its instances by the task's id.
+    let task = json(&bob.run(&["task", "get", "team/roundtrip", "--json"]));
+    assert_eq!(task["version"], 1, "{task:#}");
+    assert_eq!(task["steps"][0]["type"], "store_roundtrip", "{task:#}");
+    let out = bob.run(&["task", "get", "team/roundtrip"]);
+    assert!(
+        stdout(&out).starts_with("task:      team/roundtrip v1\n"),
+        "{}",
+        stdout(&out)
+    );
+    let by_task = json(&bob.run(&["task", "instances", "team/roundtrip", "--json"]));
+    assert_eq!(by_task["instances"], listed["instances"]);
+
     // Bob runs the same stored task; both instances are there for both.
     let out = bob.run(&["task", "run", "team/roundtrip", "--runs", "2"]);
     assert!(out.status.success(), "{}{}", stdout(&out), stderr(&out));
