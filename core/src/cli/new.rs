@@ -1,4 +1,4 @@
-//! `agent-env plugin new NAME --lang rust|python|go [--kind step] [--dir DIR] [--sdk CHECKOUT]`: writes
+//! `agent-env plugin new NAME --lang rust|python|go [--kind step|store|cli] [--dir DIR] [--sdk CHECKOUT]`: writes
 //! a working plugin project (see [`crate::scaffold`]) and says what to run next.
 
 use std::path::PathBuf;
@@ -38,6 +38,10 @@ pub enum LanguageArg {
 pub enum KindArg {
     /// A task step that scores a text.
     Step,
+    /// A secret store that reads a JSON file.
+    Store,
+    /// A command, `agent-env <name>`, that counts the words of its arguments.
+    Cli,
 }
 
 /// Runs `plugin new`.
@@ -49,6 +53,8 @@ pub fn run(args: &NewArgs, session: &Session, term: &Terminal) -> Exit {
     };
     let kind = match args.kind {
         KindArg::Step => Kind::Step,
+        KindArg::Store => Kind::Store,
+        KindArg::Cli => Kind::Cli,
     };
     let cwd = session.env().cwd().to_path_buf();
     let request = Request {

@@ -30,11 +30,21 @@ pub(super) fn files(
         ),
         None => String::new(),
     };
+    let command = names.contribution.replace('_', "-");
     let what = match kind {
         Kind::Step => format!(
             "It gives one task step, `{}`: it scores whether a step's `text` has at least `min_words` words \
              into `metadata.verifications[<verifier_id>]`, which is how a run scores its task.",
             names.contribution
+        ),
+        Kind::Store => format!(
+            "It gives one secret store, `{class}`: the secrets of a JSON file that maps each name to its value. \
+             Select it in `.agentenv/config.toml`:\n\n```toml\n[stores.secret]\nimpl = \"{name}:{class}\"\nconfig = {{ path = \"~/.config/{name}/secrets.json\" }}\n```\n\nThen `agent-env store check secret` runs agent-env's secret kit against it.",
+            class = names.class,
+            name = names.package
+        ),
+        Kind::Cli => format!(
+            "It gives one command, `agent-env {command} TEXT…`, which prints how many words its arguments hold."
         ),
     };
     let verify_step = match kind {
@@ -42,6 +52,7 @@ pub(super) fn files(
             " --step '{{\"type\": \"{}\", \"id\": \"s\", \"text\": \"one two three\"}}'",
             names.contribution
         ),
+        Kind::Store | Kind::Cli => String::new(),
     };
     let vars_base: Vec<(&str, &str)> = vec![
         ("name", &names.package),
@@ -51,6 +62,7 @@ pub(super) fn files(
         ("rust_sdk", &rust_sdk),
         ("python_sdk", &python_sdk),
         ("go_replace", &go_replace),
+        ("command", &command),
     ];
     let file = |path: String, template: &str, vars: &[(&str, &str)]| ScaffoldFile {
         path: PathBuf::from(path),
@@ -72,32 +84,38 @@ pub(super) fn files(
     ]);
     let mut out = vec![file("README.md".into(), README, &readme_vars)];
     let v = &vars_base;
-    match (language, kind) {
-        (Language::Rust, Kind::Step) => out.extend([
-            file(
+    let prefix = match kind {
+        Kind::Step => "step",
+        Kind::Store => "store",
+        Kind::Cli => "cli",
+    };
+    match language {
+        Language::Rust => {
+            out.push(file(
                 "Cargo.toml".into(),
                 include_str!("templates/rust/Cargo.toml.tmpl"),
                 v,
-            ),
+            ));
             // Under src/, not at the top: `plugin add` copies a folder with a manifest on top as it is,
             // and builds a crate with `cargo install`, which is what this one needs.
-            file(
+            out.push(file(
                 "src/agent-env-plugin.toml".into(),
-                include_str!("templates/rust/step-manifest.toml.tmpl"),
+                rust_template(kind, "manifest"),
                 v,
-            ),
-            file(
-                "src/main.rs".into(),
-                include_str!("templates/rust/step-main.rs.tmpl"),
-                v,
-            ),
-            file(
-                "tests/step.rs".into(),
-                include_str!("templates/rust/step-test.rs.tmpl"),
-                v,
-            ),
-        ]),
-        (Language::Python, Kind::Step) => out.extend([
+            ));
+            out.push(file("src/main.rs".into(), rust_template(kind, "main"), v));
+            if kind == Kind::Store {
+                out.push(file("src/lib.rs".into(), rust_template(kind, "lib"), v));
+            }
+            if kind != Kind::Cli {
+                out.push(file(
+                    format!("tests/{prefix}.rs"),
+                    rust_template(kind, "test"),
+                    v,
+                ));
+            }
+        }
+        Language::Python => out.extend([
             file(
                 "pyproject.toml".into(),
                 include_str!("templates/python/pyproject.toml.tmpl"),
@@ -105,36 +123,70 @@ pub(super) fn files(
             ),
             file(
                 format!("{}.toml", names.package),
-                include_str!("templates/python/step-manifest.toml.tmpl"),
+                python_template(kind, "manifest"),
                 v,
             ),
             file(format!("src/{}/__init__.py", names.module), "", v),
             file(
                 format!("src/{}/plugin.py", names.module),
-                include_str!("templates/python/step-plugin.py.tmpl"),
+                python_template(kind, "plugin"),
                 v,
             ),
             file(
                 "tests/test_plugin.py".into(),
-                include_str!("templates/python/step-test.py.tmpl"),
+                python_template(kind, "test"),
                 v,
             ),
         ]),
-        (Language::Go, Kind::Step) => out.extend([
+        Language::Go => out.extend([
             file("go.mod".into(), include_str!("templates/go/go.mod.tmpl"), v),
-            file(
-                "main.go".into(),
-                include_str!("templates/go/step-main.go.tmpl"),
-                v,
-            ),
-            file(
-                "main_test.go".into(),
-                include_str!("templates/go/step-test.go.tmpl"),
-                v,
-            ),
+            file("main.go".into(), go_template(kind, "main"), v),
+            file("main_test.go".into(), go_template(kind, "test"), v),
         ]),
     }
     out
+}
+
+/// The Rust template of a kind's file (`manifest`, `main`, `lib`, `test`).
+fn rust_template(kind: Kind, part: &str) -> &'static str {
+    match (kind, part) {
+        (Kind::Step, "manifest") => include_str!("templates/rust/step-manifest.toml.tmpl"),
+        (Kind::Step, "main") => include_str!("templates/rust/step-main.rs.tmpl"),
+        (Kind::Step, _) => include_str!("templates/rust/step-test.rs.tmpl"),
+        (Kind::Store, "manifest") => include_str!("templates/rust/store-manifest.toml.tmpl"),
+        (Kind::Store, "main") => include_str!("templates/rust/store-main.rs.tmpl"),
+        (Kind::Store, "lib") => include_str!("templates/rust/store-lib.rs.tmpl"),
+        (Kind::Store, _) => include_str!("templates/rust/store-test.rs.tmpl"),
+        (Kind::Cli, "manifest") => include_str!("templates/rust/cli-manifest.toml.tmpl"),
+        (Kind::Cli, _) => include_str!("templates/rust/cli-main.rs.tmpl"),
+    }
+}
+
+/// The Python template of a kind's file (`manifest`, `plugin`, `test`).
+fn python_template(kind: Kind, part: &str) -> &'static str {
+    match (kind, part) {
+        (Kind::Step, "manifest") => include_str!("templates/python/step-manifest.toml.tmpl"),
+        (Kind::Step, "plugin") => include_str!("templates/python/step-plugin.py.tmpl"),
+        (Kind::Step, _) => include_str!("templates/python/step-test.py.tmpl"),
+        (Kind::Store, "manifest") => include_str!("templates/python/store-manifest.toml.tmpl"),
+        (Kind::Store, "plugin") => include_str!("templates/python/store-plugin.py.tmpl"),
+        (Kind::Store, _) => include_str!("templates/python/store-test.py.tmpl"),
+        (Kind::Cli, "manifest") => include_str!("templates/python/cli-manifest.toml.tmpl"),
+        (Kind::Cli, "plugin") => include_str!("templates/python/cli-plugin.py.tmpl"),
+        (Kind::Cli, _) => include_str!("templates/python/cli-test.py.tmpl"),
+    }
+}
+
+/// The Go template of a kind's file (`main`, `test`).
+fn go_template(kind: Kind, part: &str) -> &'static str {
+    match (kind, part) {
+        (Kind::Step, "main") => include_str!("templates/go/step-main.go.tmpl"),
+        (Kind::Step, _) => include_str!("templates/go/step-test.go.tmpl"),
+        (Kind::Store, "main") => include_str!("templates/go/store-main.go.tmpl"),
+        (Kind::Store, _) => include_str!("templates/go/store-test.go.tmpl"),
+        (Kind::Cli, "main") => include_str!("templates/go/cli-main.go.tmpl"),
+        (Kind::Cli, _) => include_str!("templates/go/cli-test.go.tmpl"),
+    }
 }
 
 /// A TOML basic string.

@@ -1,4 +1,4 @@
-//! `agent-env plugin new NAME --lang rust|python|go`: a plugin project that works as written: a
+//! `agent-env plugin new NAME --lang rust|python|go [--kind step|store|cli]`: a plugin project that works as written: a
 //! manifest, the code of one contribution, and a test that drives it over the protocol. `agent-env
 //! plugin add` installs the folder as it is and `agent-env plugin verify` passes it.
 //!
@@ -40,6 +40,10 @@ impl Language {
 pub enum Kind {
     /// A task step that grades a text (`[provides.task_steps]`).
     Step,
+    /// A secret store that reads a JSON file (`[provides.stores]`).
+    Store,
+    /// A command, `agent-env <name>` (`[provides.cli_plugins]`).
+    Cli,
 }
 
 /// Where the scaffold's SDK dependency comes from.
@@ -185,16 +189,23 @@ mod tests {
     }
 
     #[test]
-    fn every_placeholder_is_filled_in_every_language() {
+    fn every_placeholder_is_filled_in_every_language_and_kind() {
         for language in [Language::Rust, Language::Python, Language::Go] {
-            for file in scaffold(&request(language, SdkSource::Registry)).unwrap() {
-                assert!(
-                    !file.text.contains("{{"),
-                    "{:?} {}: {}",
-                    language,
-                    file.path.display(),
-                    file.text
-                );
+            for kind in [Kind::Step, Kind::Store, Kind::Cli] {
+                let request = Request {
+                    kind,
+                    ..request(language, SdkSource::Registry)
+                };
+                for file in scaffold(&request).unwrap() {
+                    assert!(
+                        !file.text.contains("{{"),
+                        "{:?} {:?} {}: {}",
+                        language,
+                        kind,
+                        file.path.display(),
+                        file.text
+                    );
+                }
             }
         }
     }

@@ -1,0 +1,78 @@
+#!/usr/bin/env bash
+# `agent-env plugin new` in every language and kind: each project is generated against this checkout's
+# SDKs, passes its own tests, installs with `plugin add DIR`, passes `plugin verify`, and works as its kind
+# is used (a step verified with a step, a secret store through `store check secret`, a command run).
+# agent-env runs in a temp HOME; cargo builds into a cache outside the checkout, and pip may fetch the build
+# backend (setuptools) from the package index, as any Python project build does.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+repo=$(pwd)
+
+cargo build --quiet -p agent-env
+bin="$repo/target/debug/agent-env"
+work=$(mktemp -d)
+trap 'rm -rf "$work"' EXIT
+mkdir -p "$work/home" "$work/plugins"
+
+export CARGO_HOME="${CARGO_HOME:-$HOME/.cargo}" RUSTUP_HOME="${RUSTUP_HOME:-$HOME/.rustup}"
+export CARGO_TARGET_DIR="${XDG_CACHE_HOME:-$HOME/.cache}/agent-env-ci/scaffold-target"
+export GOFLAGS=-mod=mod GOPROXY=off GOTOOLCHAIN=local
+export GOCACHE="${XDG_CACHE_HOME:-$HOME/.cache}/agent-env-ci/scaffold-gocache" GOPATH="$work/gopath"
+export PIP_DISABLE_PIP_VERSION_CHECK=1
+
+ae() {
+  env HOME="$work/home" XDG_STATE_HOME="$work/state" XDG_DATA_HOME="$work/data" \
+    XDG_CONFIG_HOME="$work/config" XDG_CACHE_HOME="$work/cache" AGENT_ENV_PLUGIN_DIR="$work/plugins" \
+    "$bin" "$@"
+}
+
+fail() { echo "scripts/test-scaffold.sh: $*" >&2; exit 1; }
+
+# The project's own tests, as its README says to run them.
+own_tests() {
+  local lang=$1 dir=$2
+  case "$lang" in
+    rust) (cd "$dir" && cargo test --quiet >/dev/null 2>"$work/test.log") || { cat "$work/test.log" >&2; fail "$dir: cargo test failed"; } ;;
+    python)
+      python3 -m venv --system-site-packages "$dir/.venv"
+      "$dir/.venv/bin/pip" install --quiet -e "$dir" >/dev/null || fail "$dir: pip install failed"
+      (cd "$dir" && .venv/bin/python -m pytest -q >"$work/test.log" 2>&1) || { cat "$work/test.log" >&2; fail "$dir: pytest failed"; }
+      rm -rf "$dir/.venv" "$dir/src/"*.egg-info ;;
+    go) (cd "$dir" && go vet ./... && go test ./... >/dev/null) || fail "$dir: go test failed" ;;
+  esac
+}
+
+for lang in rust python go; do
+  for kind in step store cli; do
+    name="agentenv-demo-$kind-$lang"
+    dir="$work/src/$name"
+    echo "== plugin new $name --lang $lang --kind $kind"
+    ae plugin new "$name" --lang "$lang" --kind "$kind" --dir "$dir" --sdk "$repo" >/dev/null \
+      || fail "plugin new $name failed"
+    own_tests "$lang" "$dir"
+    ae plugin add "$dir" --yes >"$work/add.log" 2>&1 || { cat "$work/add.log" >&2; fail "plugin add $dir failed"; }
+    contribution=${name#agentenv-}
+    contribution=${contribution//-/_}
+    case "$kind" in
+      step) ae plugin verify "$name" --step "{\"type\": \"$contribution\", \"id\": \"s\", \"text\": \"one two three\"}" >"$work/verify.log" 2>&1 ;;
+      *) ae plugin verify "$name" >"$work/verify.log" 2>&1 ;;
+    esac || { cat "$work/verify.log" >&2; fail "plugin verify $name failed"; }
+    case "$kind" in
+      store)
+        class=$(echo "${name#agentenv-}" | sed -E 's/(^|-)([a-z])/\U\2/g')
+        printf '{"conformance_present": "value-1", "conformance_present_empty": ""}' >"$work/secrets.json"
+        mkdir -p "$work/project/.agentenv"
+        printf '[stores.secret]\nimpl = "%s:%s"\nconfig = { path = "%s" }\n' "$name" "$class" "$work/secrets.json" \
+          >"$work/project/.agentenv/config.toml"
+        (cd "$work/project" && ae store check secret >"$work/check.log" 2>&1) \
+          || { cat "$work/check.log" >&2; fail "store check secret against $name failed"; }
+        rm -rf "$work/project" ;;
+      cli)
+        command=${name#agentenv-}
+        out=$(ae "$command" one "two three") || fail "agent-env $command failed"
+        [ "$out" = "3" ] || fail "agent-env $command one 'two three' printed '$out', not 3" ;;
+    esac
+    ae plugin remove "$name" --yes >/dev/null 2>&1 || fail "plugin remove $name failed"
+  done
+done
+echo "plugin new: 9 projects (rust, python, go x step, store, cli) tested, added, verified and used"
