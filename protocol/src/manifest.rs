@@ -169,6 +169,19 @@ fn describe_toml(value: &toml::Value) -> String {
     format!("{} {shown}", value.type_str())
 }
 
+/// The TOML reader's message, in the manifest's own terms where it would otherwise name serde's internals:
+/// a table (often made by a dotted key such as `a.b = …`) where a plain value belongs is reported as
+/// such, with how to write the value.
+fn plain_toml_message(message: &str) -> String {
+    let message = message.trim().replace('`', "'");
+    if message.contains("expected a borrowed string") || message.contains("untagged enum") {
+        return "a table stands here where a plain value belongs (a dotted key such as a.b = … makes one); \
+                write the value itself, e.g. name = \"agentenv-x\", exec = [\"./bin/x\"] or Class = \"object\""
+            .to_string();
+    }
+    message
+}
+
 impl<'de> Deserialize<'de> for RawEntry {
     fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
         use serde::de::Error;
@@ -302,7 +315,7 @@ impl Manifest {
             }
         };
         let raw: RawManifest = toml::from_str(text).map_err(|e| {
-            let message = e.message().trim().replace('`', "'");
+            let message = plain_toml_message(e.message());
             let key = guess_key(&message);
             err_at(e.span(), key.as_deref(), message)
         })?;
@@ -623,6 +636,34 @@ ContentAddressedObjectStore = "object"
                 .to_string();
             assert!(err.contains(want), "{entry}: {err}");
             assert!(!err.contains("untagged"), "{err}");
+        }
+    }
+}
+
+#[cfg(test)]
+mod fuzz_regressions {
+    use super::*;
+
+    const HEAD: &str =
+        "[plugin]\nname = \"x\"\nversion = \"0.1.0\"\nexec = [\"./x\"]\nprotocol = [1, 1]\n";
+
+    /// Found by the fuzz targets: a dotted key where a plain value belongs gave serde's own words.
+    #[test]
+    fn a_table_where_a_value_belongs_is_said_plainly() {
+        for text in [
+            format!("{HEAD}[provides.stores]\nConte.tAddressedObjectStore = \"object\"\n"),
+            format!("{HEAD}requires = {{ age.tenv-framework = \">=0.1.0\" }}\n"),
+            "[plugin]\nname.x = \"a\"\nversion = \"0.1.0\"\nexec = [\"./x\"]\nprotocol = [1, 1]\n"
+                .to_string(),
+        ] {
+            let err = Manifest::parse(Path::new("/p/agent-env-plugin.toml"), &text).unwrap_err();
+            let shown = err.to_string();
+            assert!(!shown.contains("borrowed"), "{shown}");
+            assert!(
+                shown.contains("a table stands here where a plain value belongs"),
+                "{shown}"
+            );
+            assert!(err.line.is_some(), "{shown}");
         }
     }
 }
