@@ -92,6 +92,10 @@ pub struct RemoveArgs {
     /// Print one JSON document for a script (with --yes or --dry-run: it cannot ask).
     #[arg(long)]
     pub json: bool,
+    /// Also read a remote document store (PostgreSQL, a plugin's) for stored tasks, envs and artifacts
+    /// that use the package's types; the local stores are always read.
+    #[arg(long)]
+    pub check_usage: bool,
 }
 
 #[derive(Args)]
@@ -148,6 +152,7 @@ pub fn run(args: PluginArgs, verbose: bool, session: &Session, term: &Terminal) 
                 force: a.force,
                 dry_run: a.dry_run,
                 yes: a.yes,
+                check_usage: a.check_usage,
             };
             changing(
                 "remove",
@@ -243,6 +248,7 @@ fn install_context<'a>(
         state_root: paths.state_root(),
         home: paths.home_dir(),
         search: session.search_path(),
+        remote_documents: remote_documents(session),
         config_path: crate::config::locate::locate(
             env.var_os(crate::config::locate::CONFIG_VAR)
                 .map(Into::into),
@@ -510,4 +516,23 @@ fn approve(args: &ApproveArgs, session: &Session, term: &Terminal) -> Exit {
         ));
     }
     Ok(0)
+}
+
+/// The configured document store when it is not on this machine (PostgreSQL, a plugin's): what
+/// `plugin remove --check-usage` reads for stored uses of a package.
+fn remote_documents(session: &Session) -> Option<crate::install::RemoteDocuments> {
+    let selected = crate::config::store_selection::selection(session.config(), "document").ok()?;
+    let class = selected
+        .impl_name
+        .rsplit(':')
+        .next()
+        .unwrap_or_default()
+        .trim();
+    if class == crate::stores::local::sqlite_docs::CLASS {
+        return None;
+    }
+    Some(crate::install::RemoteDocuments {
+        impl_name: selected.impl_name.clone(),
+        stores: session.stores().clone(),
+    })
 }

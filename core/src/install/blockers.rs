@@ -153,13 +153,8 @@ fn walk(table: &toml::Table, at: &str, f: &mut dyn FnMut(&str, &str, &toml::Valu
 /// Counts stored documents in the local SQLite document stores that use types only this package provides.
 fn stored_blockers(target: &Manifest, discovery: &Discovery, state_root: &Path) -> Vec<String> {
     let dir = state_root.join("document_store");
-    let kinds = [
-        ("tasks", "task_steps", "task step types", true),
-        ("envs", "envs", "env types", false),
-        ("artifacts", "artifacts", "artifact types", false),
-    ];
     let mut out = Vec::new();
-    for (collection, group, label, in_steps) in kinds {
+    for (collection, group, label, in_steps) in KINDS {
         let types = only_its(target, discovery, group);
         if types.is_empty() {
             continue;
@@ -193,6 +188,89 @@ fn stored_blockers(target: &Manifest, discovery: &Discovery, state_root: &Path) 
     out
 }
 
+/// Stored documents in a remote document store that use types only this package provides; a store that
+/// cannot be read blocks too (nothing would say what it holds).
+pub fn remote_blockers(
+    target: &Manifest,
+    discovery: &Discovery,
+    remote: &super::RemoteDocuments,
+) -> Vec<String> {
+    let docs = match remote.stores.document() {
+        Ok(docs) => docs,
+        Err(e) => {
+            return vec![format!(
+                "the document store ({}) cannot be read, so stored documents were not checked: {e}",
+                remote.impl_name
+            )]
+        }
+    };
+    let mut out = Vec::new();
+    for (collection, group, label, in_steps) in KINDS {
+        let types = only_its(target, discovery, group);
+        if types.is_empty() {
+            continue;
+        }
+        let all = match docs.query(collection, &crate::stores::Filter::all(), None, None, 0) {
+            Ok(all) => all,
+            Err(e) => {
+                out.push(format!(
+                    "the document store ({}) cannot be read, so stored {collection} were not checked: {e}",
+                    remote.impl_name
+                ));
+                continue;
+            }
+        };
+        let mut count = 0usize;
+        let mut used = BTreeSet::new();
+        for doc in all {
+            let found = uses(&serde_json::Value::Object(doc), &types, in_steps);
+            if !found.is_empty() {
+                count += 1;
+                used.extend(found);
+            }
+        }
+        if count > 0 {
+            let names: Vec<String> = used.into_iter().collect();
+            out.push(format!(
+                "{count} stored {collection} in the document store ({}) use its {label} ({})",
+                remote.impl_name,
+                names.join(", ")
+            ));
+        }
+    }
+    out
+}
+
+/// The collections whose documents name types, the group each type comes from, and whether the types
+/// are in the document's steps (a task) or its own `type`.
+const KINDS: [(&str, &str, &str, bool); 3] = [
+    ("tasks", "task_steps", "task step types", true),
+    ("envs", "envs", "env types", false),
+    ("artifacts", "artifacts", "artifact types", false),
+];
+
+/// The types of `types` a stored document uses.
+fn uses(doc: &serde_json::Value, types: &BTreeSet<String>, in_steps: bool) -> Vec<String> {
+    if in_steps {
+        doc["steps"]
+            .as_array()
+            .map(|s| {
+                s.iter()
+                    .filter_map(|st| st["type"].as_str())
+                    .filter(|t| types.contains(*t))
+                    .map(str::to_string)
+                    .collect()
+            })
+            .unwrap_or_default()
+    } else {
+        doc["type"]
+            .as_str()
+            .filter(|t| types.contains(*t))
+            .map(|t| vec![t.to_string()])
+            .unwrap_or_default()
+    }
+}
+
 fn count_uses(
     db: &Path,
     collection: &str,
@@ -220,24 +298,7 @@ fn count_uses(
         let Ok(doc) = serde_json::from_str::<serde_json::Value>(&text) else {
             continue;
         };
-        let found: Vec<String> = if in_steps {
-            doc["steps"]
-                .as_array()
-                .map(|s| {
-                    s.iter()
-                        .filter_map(|st| st["type"].as_str())
-                        .filter(|t| types.contains(*t))
-                        .map(str::to_string)
-                        .collect()
-                })
-                .unwrap_or_default()
-        } else {
-            doc["type"]
-                .as_str()
-                .filter(|t| types.contains(*t))
-                .map(|t| vec![t.to_string()])
-                .unwrap_or_default()
-        };
+        let found = uses(&doc, types, in_steps);
         if !found.is_empty() {
             count += 1;
             used.extend(found);

@@ -42,8 +42,18 @@ pub struct Context<'a> {
     pub search: SearchPath,
     /// The config file in effect, when there is one (its uses of a package block removing it).
     pub config_path: Option<PathBuf>,
+    /// The configured document store when it is remote; read for stored uses only when asked.
+    pub remote_documents: Option<RemoteDocuments>,
     /// Where the plan, the progress and the problems are written.
     pub out: &'a dyn Output,
+}
+
+/// A document store that is not on this machine, as `remove --check-usage` reads it.
+pub struct RemoteDocuments {
+    /// Its impl, as the config names it.
+    pub impl_name: String,
+    /// The session's stores; the document store is built only when it is read.
+    pub stores: std::sync::Arc<crate::stores::StoreSet>,
 }
 
 /// What `add` and `remove` print before putting the plugins directory back after an interrupt (exit 130).

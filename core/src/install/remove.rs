@@ -19,6 +19,8 @@ pub struct RemoveOptions {
     pub force: bool,
     pub dry_run: bool,
     pub yes: bool,
+    /// Read a remote document store for stored uses too.
+    pub check_usage: bool,
 }
 
 enum Removal {
@@ -73,13 +75,21 @@ pub fn remove(opts: &RemoveOptions, ctx: &Context<'_>) -> Result<i32, InstallErr
                 path: m.path.clone(),
             });
         }
-        let found = blockers::blockers(
+        let mut found = blockers::blockers(
             m,
             &discovery,
             &removing,
             ctx.config_path.as_deref(),
             &ctx.state_root,
         );
+        match (&ctx.remote_documents, opts.check_usage) {
+            (Some(remote), true) => found.extend(blockers::remote_blockers(m, &discovery, remote)),
+            (Some(remote), false) => out.line(&format!(
+                "note: the document store ({}) is remote, so stored documents were not checked (--check-usage does)",
+                remote.impl_name
+            )),
+            (None, _) => {}
+        }
         for b in found {
             if opts.force {
                 out.note(&format!("warning: {b}"));

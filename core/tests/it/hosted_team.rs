@@ -96,6 +96,34 @@ fn one_home_puts_and_runs_a_task_and_the_other_sees_its_instance_and_objects() {
     let by_task = json(&bob.run(&["task", "instances", "team/roundtrip", "--json"]));
     assert_eq!(by_task["instances"], listed["instances"]);
 
+    // Removing the plugin the stored task needs: a remote store is read only when asked.
+    let out = bob.run(&["plugin", "remove", "agentenv-fixture-works", "--dry-run"]);
+    assert!(out.status.success(), "{}{}", stdout(&out), stderr(&out));
+    assert!(
+        stdout(&out).contains("note: the document store (PostgresDocumentStore) is remote, so stored documents were not checked (--check-usage does)"),
+        "{}",
+        stdout(&out)
+    );
+    let out = bob.run(&[
+        "plugin",
+        "remove",
+        "agentenv-fixture-works",
+        "--dry-run",
+        "--check-usage",
+    ]);
+    assert_eq!(
+        out.status.code(),
+        Some(1),
+        "{}{}",
+        stdout(&out),
+        stderr(&out)
+    );
+    assert!(
+        stderr(&out).contains("blocked: 1 stored tasks in the document store (PostgresDocumentStore) use its task step types (store_roundtrip)"),
+        "{}",
+        stderr(&out)
+    );
+
     // Bob runs the same stored task; both instances are there for both.
     let out = bob.run(&["task", "run", "team/roundtrip", "--runs", "2"]);
     assert!(out.status.success(), "{}{}", stdout(&out), stderr(&out));
