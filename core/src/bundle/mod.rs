@@ -9,6 +9,7 @@
 //! Planning a run and the ledger of what was written belong to the run (`crate::run`).
 
 pub mod error;
+pub mod export;
 pub mod ids;
 pub mod installed;
 pub mod manifest_entry;

@@ -9,6 +9,7 @@ use clap::{Parser, Subcommand};
 use crate::environment::Environment;
 use crate::session::Session;
 
+pub mod bundle;
 pub mod completions;
 pub mod config;
 pub mod dynamic;
@@ -62,8 +63,10 @@ pub enum Command {
     Run(run::RunArgs),
     /// Serve the explorer: a web UI and REST API over the stores and runs, on 127.0.0.1.
     Up(up::UpArgs),
-    /// List and show the task instances past runs recorded.
+    /// Stored tasks and the task instances past runs recorded.
     Task(task::TaskArgs),
+    /// Write stored tasks or evals out as a bundle folder.
+    Bundle(bundle::BundleArgs),
     /// Print a shell completion script (with the installed plugins' commands).
     Completions(completions::CompletionsArgs),
     /// Print the manual page of agent-env or of one of its commands (roff).
@@ -125,6 +128,7 @@ pub fn dispatch(cli: Cli, session: &Session, term: &Terminal) -> Exit {
         Some(Command::Run(args)) => run::run(args, verbose, session, term),
         Some(Command::Up(args)) => up::run(args, session),
         Some(Command::Task(args)) => task::run(args, verbose, session, term),
+        Some(Command::Bundle(args)) => bundle::run(args, session, term),
         Some(Command::Completions(args)) => completions::completions(args, session, term),
         Some(Command::Man(args)) => completions::man(args, session, term),
         None => {

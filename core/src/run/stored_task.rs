@@ -24,6 +24,8 @@ use crate::stores::{Document, VersionedEntityStore};
 
 /// The collection stored tasks live in (unique on `[id, version]`).
 pub const TASKS: &str = "tasks";
+/// The collection stored evals live in (`{id, version, tasks: [task ids]}`).
+pub const EVALS: &str = "evals";
 
 /// A run of a stored task.
 #[derive(Clone, Default)]
@@ -167,6 +169,23 @@ pub fn put_task(
         .put(&doc, 5)
         .map_err(|e| BundleError::one(format!("writing the task '{id}': {e}")))?;
     Ok(version)
+}
+
+/// The latest version of a stored entity of `collection` (an eval, say).
+pub fn get_document(session: &Session, collection: &str, id: &str) -> Result<Document, RunError> {
+    let stores = configured_stores(session)?;
+    let entities = VersionedEntityStore::new(stores.documents.clone(), collection, &[])
+        .map_err(|e| BundleError::one(format!("the configured document store: {e}")))?;
+    let what = collection.trim_end_matches('s');
+    entities
+        .get(id, None)
+        .map_err(|e| BundleError::one(format!("reading the {what} '{id}': {e}")))?
+        .ok_or_else(|| {
+            BundleError::one(format!(
+                "the configured document store has no {what} '{id}'"
+            ))
+            .into()
+        })
 }
 
 /// A stored task's document: its latest version, or `version`.

@@ -124,6 +124,34 @@ fn one_home_puts_and_runs_a_task_and_the_other_sees_its_instance_and_objects() {
         stderr(&out)
     );
 
+    // Bob writes the stored task out as a bundle of his own and runs it: it runs in his local stores.
+    let out = bob.run(&["bundle", "init", "mine", "--from-task", "team/roundtrip"]);
+    assert!(out.status.success(), "{}{}", stdout(&out), stderr(&out));
+    assert!(
+        stdout(&out).contains("wrote mine/tasks/roundtrip.json\n"),
+        "{}",
+        stdout(&out)
+    );
+    assert!(
+        stdout(&out).ends_with("Run it with agent-env run ./mine.\n"),
+        "{}",
+        stdout(&out)
+    );
+    let out = bob.run(&["run", "./mine"]);
+    assert!(out.status.success(), "{}{}", stdout(&out), stderr(&out));
+    assert!(
+        stdout(&out).contains("tasks/roundtrip.json v1: unscored"),
+        "{}",
+        stdout(&out)
+    );
+    let out = bob.run(&["bundle", "init", "mine", "--from-task", "team/roundtrip"]);
+    assert_eq!(out.status.code(), Some(1));
+    assert!(
+        stderr(&out).contains("exists and is not empty"),
+        "{}",
+        stderr(&out)
+    );
+
     // Bob runs the same stored task; both instances are there for both.
     let out = bob.run(&["task", "run", "team/roundtrip", "--runs", "2"]);
     assert!(out.status.success(), "{}{}", stdout(&out), stderr(&out));
