@@ -7,7 +7,8 @@
 //!
 //! - [`outcome`]: what became of each claim; `resolve`: the built registries and their answers.
 //! - `precedence`: the build itself, claim by claim in precedence order; `bundle_claims` checks the
-//!   bundles plugins install, `config_merge` lets config release or refuse names.
+//!   bundles plugins install, `config_merge` lets config release or refuse names, `type_aliases`
+//!   maps the config's legacy artifact type names.
 //! - [`load`] and [`host_prober`]: starting plugins to read their handshakes; [`validate`]: what a
 //!   handshake must satisfy ([`crate::compat`] checks a manifest's requirements, before any of this).
 
@@ -23,6 +24,7 @@ pub mod load;
 pub mod outcome;
 mod precedence;
 mod resolve;
+mod type_aliases;
 pub mod validate;
 
 #[cfg(test)]

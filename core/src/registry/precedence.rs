@@ -103,6 +103,7 @@ pub(super) fn build(
             settle_cli_commands(&mut reg, &candidates);
             config_merge::merge(&mut reg);
             check_artifact_extra_names(&mut reg);
+            super::type_aliases::apply(&mut reg);
             if all {
                 bundle_claims::check_types(&mut reg);
             }

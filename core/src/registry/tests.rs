@@ -393,3 +393,79 @@ fn a_run_build_starts_only_what_config_names() {
         other => panic!("{other:?}"),
     }
 }
+
+fn web_artifacts() -> (Discovery, FakeProber) {
+    let discovery = Discovery {
+        plugins: vec![plugin(
+            "agentenv-web",
+            "[provides.artifacts]\nweb_page = \"WebPage\"\n",
+        )],
+        broken: vec![],
+    };
+    let prober = FakeProber(HashMap::from([(
+        "agentenv-web".to_string(),
+        Ok(answer(
+            "agentenv-web",
+            &[("artifacts", "web_page", "web_page", "WebPage", &[])],
+        )),
+    )]));
+    (discovery, prober)
+}
+
+#[test]
+fn a_type_alias_resolves_to_the_type_it_names() {
+    let (discovery, prober) = web_artifacts();
+    let reg = Registry::build(
+        discovery,
+        config("[artifacts]\ntype_aliases = { webpage = \"web_page\" }\n"),
+        Loading::All(&prober),
+        None,
+    );
+    assert!(reg.group_errors.is_empty(), "{:?}", reg.group_errors);
+    match reg.resolve("artifacts", "webpage") {
+        Ok(Resolved::Plugin { class, package, .. }) => {
+            assert_eq!(
+                (class.as_str(), package.as_str()),
+                ("WebPage", "agentenv-web")
+            )
+        }
+        other => panic!("{other:?}"),
+    }
+}
+
+#[test]
+fn type_aliases_that_point_nowhere_at_themselves_or_at_an_alias_fail_the_artifacts_group() {
+    for (table, message) in [
+        (
+            "{ old = \"nothing_here\" }",
+            "ConfigError: [artifacts] type_aliases maps 'old' to 'nothing_here', which no artifact registers; declare it under [artifacts].impls or correct the alias",
+        ),
+        (
+            "{ web_page = \"web_page\" }",
+            "ConfigError: [artifacts] type_aliases maps 'web_page' to itself; remove it",
+        ),
+        (
+            "{ a = \"b\", b = \"web_page\" }",
+            "ConfigError: [artifacts] type_aliases maps 'a' to 'b', which is an alias itself; map 'a' to 'web_page'",
+        ),
+        (
+            "{ a = 5 }",
+            "ConfigError: [artifacts] type_aliases.a must be a string (the artifact type it stands for), not an integer",
+        ),
+    ] {
+        let (discovery, prober) = web_artifacts();
+        let reg = Registry::build(
+            discovery,
+            config(&format!("[artifacts]\ntype_aliases = {table}\n")),
+            Loading::All(&prober),
+            None,
+        );
+        let e = &reg.group_errors["artifacts"];
+        assert_eq!(e.code, codes::CONFIG_INVALID);
+        assert_eq!(e.reason, message);
+        assert_eq!(
+            outcome(&reg, "artifacts", "web_page", "agentenv-web").status,
+            Status::Blocked
+        );
+    }
+}
