@@ -456,6 +456,17 @@ fn describe(doc: &Document) -> String {
                 .map_or_else(|| error.to_string(), str::to_string),
         );
     }
+    let objects: Vec<&str> = doc
+        .get("objects")
+        .and_then(Value::as_array)
+        .map(|o| o.iter().filter_map(Value::as_str).collect())
+        .unwrap_or_default();
+    if !objects.is_empty() {
+        out.push_str(&format!("objects ({}):\n", objects.len()));
+        for url in objects {
+            out.push_str(&format!("  {url}\n"));
+        }
+    }
     let total = doc.get("total_steps").and_then(Value::as_u64).unwrap_or(0);
     out.push_str(&format!("steps ({total}):\n"));
     let completed = doc

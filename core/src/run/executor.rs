@@ -21,6 +21,12 @@ pub trait StepExecutor: Send + Sync {
         cancel: &Cancel,
         at: &StepRef,
     ) -> Result<Map<String, Value>, StepError>;
+
+    /// The URLs of the objects the steps of task instance `instance_id` wrote through the host's stores
+    /// (each asked once, when the instance ends).
+    fn objects_written(&self, _instance_id: &str) -> Vec<String> {
+        Vec::new()
+    }
 }
 
 /// The executor for a run with no plugin steps: any call is a bug in planning, reported as a failure.

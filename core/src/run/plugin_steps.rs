@@ -42,7 +42,13 @@ struct RunServices {
 impl HostServices for RunServices {
     fn handle(&self, package: &str, method: &str, params: Value) -> Result<Value, RpcError> {
         if HostStoreDispatcher::handles(method) {
-            return self.stores.dispatch(method, &params);
+            let answer = self.stores.dispatch(method, &params)?;
+            if is_object_write(method) {
+                if let Some(url) = answer.get("url").and_then(Value::as_str) {
+                    self.running.wrote(package, url);
+                }
+            }
+            return Ok(answer);
         }
         Err(RpcError::new(
             ErrorKind::MethodNotFound,
@@ -79,10 +85,22 @@ impl HostServices for RunServices {
     }
 }
 
-/// The steps each plugin is executing right now, so its progress can name the step.
+/// Whether a host store method writes an object (and answers with its URL).
+fn is_object_write(method: &str) -> bool {
+    let op = method.strip_prefix("host.").unwrap_or(method);
+    matches!(
+        op,
+        "store.object.put" | "store.object.put_file" | "store.object.put_file_at"
+    )
+}
+
+/// The steps each plugin is executing right now, so its progress can name the step, and the objects
+/// each task instance's steps wrote.
 #[derive(Default)]
 struct RunningSteps {
     by_package: Mutex<HashMap<String, Vec<StepRef>>>,
+    /// instance id → URLs of the objects its plugin steps wrote, in order.
+    written: Mutex<HashMap<String, Vec<String>>>,
 }
 
 impl RunningSteps {
@@ -92,6 +110,20 @@ impl RunningSteps {
         match running.get(package).map(Vec::as_slice) {
             Some([one]) => Some(one.clone()),
             _ => None,
+        }
+    }
+
+    /// Records an object `package` wrote for the step it is running. A plugin running steps of several
+    /// instances at once cannot say which one wrote it, so the write is recorded for none.
+    fn wrote(&self, package: &str, url: &str) {
+        let Some(step) = self.only(package) else {
+            return;
+        };
+        if let Ok(mut written) = self.written.lock() {
+            let urls = written.entry(step.instance_id).or_default();
+            if !urls.iter().any(|u| u == url) {
+                urls.push(url.to_string());
+            }
         }
     }
 
@@ -246,6 +278,15 @@ impl StepExecutor for PluginSteps {
         let result = self.execute_step(package, type_name, step, context, cancel);
         self.running.end(package, at);
         result
+    }
+
+    fn objects_written(&self, instance_id: &str) -> Vec<String> {
+        self.running
+            .written
+            .lock()
+            .ok()
+            .and_then(|mut w| w.remove(instance_id))
+            .unwrap_or_default()
     }
 }
 

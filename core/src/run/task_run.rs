@@ -147,7 +147,8 @@ pub fn run_task(planned: &PlannedTask<'_>, version: i64, shared: &RunShared<'_>)
         result.still_up = report.still_up;
     }
     result.duration = started.elapsed();
-    if let Err(e) = recorder.finish(&result.outcome, &final_context) {
+    let objects = shared.executor.objects_written(&instance_id);
+    if let Err(e) = recorder.finish(&result.outcome, &final_context, &objects) {
         if !result.outcome.is_failure() && !result.outcome.is_cancelled() {
             result.outcome = Outcome::Failed("StoreError".into(), e.to_string());
         }
@@ -539,6 +540,7 @@ impl<'a> Recorder<'a> {
         &self,
         outcome: &Outcome,
         context: &TaskStepContext,
+        objects: &[String],
     ) -> Result<(), crate::stores::StoreError> {
         let status = match outcome {
             Outcome::Cancelled | Outcome::DidntStart => "cancelled",
@@ -553,7 +555,8 @@ impl<'a> Recorder<'a> {
         let update = crate::stores::UpdateSpec::new()
             .set("status", json!(status))
             .set("error", error)
-            .set("completed_at_utc", json!(clock::minute_now()));
+            .set("completed_at_utc", json!(clock::minute_now()))
+            .set("objects", json!(objects));
         self.write(update, context)
     }
 }

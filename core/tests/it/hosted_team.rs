@@ -79,6 +79,18 @@ fn one_home_puts_and_runs_a_task_and_the_other_sees_its_instance_and_objects() {
         .unwrap_or_else(|| panic!("no object URL in {instance:#}"))
         .to_string();
     assert!(url.starts_with("s3://team/"), "{url}");
+    // The instance records the objects its steps wrote.
+    assert_eq!(
+        instance["objects"],
+        serde_json::json!([url]),
+        "{instance:#}"
+    );
+    let out = bob.run(&["task", "get-instance", &instance_id]);
+    assert!(
+        stdout(&out).contains(&format!("objects (1):\n  {url}\n")),
+        "{}",
+        stdout(&out)
+    );
     let out = bob.run(&["store", "get", &url]);
     assert!(out.status.success(), "{}", stderr(&out));
     assert_eq!(stdout(&out), "written on alice's machine");
