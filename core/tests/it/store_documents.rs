@@ -234,3 +234,84 @@ fn a_collection_created_by_another_connection_is_visible() {
     let err = second.insert("late", &doc(json!({"a": 1}))).unwrap_err();
     assert!(matches!(err, StoreError::DuplicateKey(_)), "{err:?}");
 }
+
+/// An unfiltered, sorted query is ordered and cut in SQL when it can be: the answer is the evaluator's,
+/// for nulls, missing fields, integers, reals, strings and ties, in both directions, with limits and
+/// offsets; a key holding a value SQL orders differently (a bool, an object) falls back to the evaluator.
+#[test]
+fn sorted_windows_in_sql_answer_as_the_evaluator_does() {
+    use agent_env::stores::document::eval;
+    use agent_env::stores::{DocumentStore, Filter, LocalSqliteDocumentStore, Sort, SortKey};
+    use serde_json::json;
+
+    let dir = tempfile::tempdir().unwrap();
+    let store = LocalSqliteDocumentStore::new(dir.path().join("docs.db"));
+    let values = [
+        json!(null),
+        json!(3),
+        json!(2.5),
+        json!(-1),
+        json!("b"),
+        json!("a"),
+        json!("B"),
+        json!("é"),
+        json!(""),
+        json!(3.0),
+    ];
+    let mut all = Vec::new();
+    for i in 0..60usize {
+        let mut doc = serde_json::Map::new();
+        doc.insert("i".into(), json!(i));
+        if i % 7 != 0 {
+            doc.insert("k".into(), values[i % values.len()].clone());
+        }
+        doc.insert("g".into(), json!(["x", "y", "z"][i % 3]));
+        store.insert("c", &doc).unwrap();
+        all.push(doc);
+    }
+    let sorts = [
+        Sort::by("k", false),
+        Sort::by("k", true),
+        Sort {
+            keys: vec![
+                SortKey {
+                    field: "g".into(),
+                    descending: true,
+                },
+                SortKey {
+                    field: "k".into(),
+                    descending: false,
+                },
+            ],
+        },
+    ];
+    for sort in &sorts {
+        for (limit, offset) in [
+            (None, 0),
+            (Some(10), 0),
+            (Some(7), 13),
+            (Some(0), 5),
+            (Some(100), 55),
+        ] {
+            let got = store
+                .query("c", &Filter::all(), Some(sort), limit, offset)
+                .unwrap();
+            let want = eval::window(all.clone(), Some(sort), eval::query_order, limit, offset);
+            assert_eq!(got, want, "{sort:?} limit {limit:?} offset {offset}");
+        }
+    }
+    // A bool in the key: SQLite would order it as a number, so the evaluator orders instead.
+    let mut odd = serde_json::Map::new();
+    odd.insert("i".into(), json!(99));
+    odd.insert("k".into(), json!(true));
+    store.insert("c", &odd).unwrap();
+    all.push(odd);
+    let sort = Sort::by("k", true);
+    let got = store
+        .query("c", &Filter::all(), Some(&sort), Some(5), 0)
+        .unwrap();
+    assert_eq!(
+        got,
+        eval::window(all, Some(&sort), eval::query_order, Some(5), 0)
+    );
+}

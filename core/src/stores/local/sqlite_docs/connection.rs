@@ -231,6 +231,91 @@ impl Db {
     }
 }
 
+impl Db {
+    /// One window of an unfiltered, sorted query, ordered and cut in SQL so that only the window's
+    /// documents are parsed: `None` when SQL cannot order it exactly as the store's evaluator does (a key
+    /// that is a dotted path, or a value of a key that is not null, a number or a string, whose order in
+    /// SQLite differs from the evaluator's).
+    pub fn sorted_window(
+        &mut self,
+        path: &Path,
+        collection: &str,
+        sort: &agent_env_store::document::query::Sort,
+        limit: Option<usize>,
+        offset: usize,
+    ) -> StoreResult<Option<Vec<Document>>> {
+        if sort.keys.is_empty()
+            || sort
+                .keys
+                .iter()
+                .any(|k| k.field.is_empty() || k.field.contains(['.', '"', '\'', '$', '[']))
+        {
+            return Ok(None);
+        }
+        let table = table_name(collection);
+        if !self.has_table(path, &table)? {
+            return Ok(Some(Vec::new()));
+        }
+        for key in &sort.keys {
+            let odd: Option<i64> = self
+                .conn
+                .query_row(
+                    &format!(
+                        "SELECT 1 FROM \"{table}\" WHERE json_type(doc, '$.\"{}\"') NOT IN ('null', 'integer', 'real', 'text') LIMIT 1",
+                        key.field
+                    ),
+                    [],
+                    |row| row.get(0),
+                )
+                .optional()
+                .map_err(|e| sqlite_error(path, &e))?;
+            if odd.is_some() {
+                return Ok(None);
+            }
+        }
+        let order: Vec<String> = sort
+            .keys
+            .iter()
+            .map(|k| {
+                format!(
+                    "json_extract(doc, '$.\"{}\"') {}",
+                    k.field,
+                    if k.descending { "DESC" } else { "ASC" }
+                )
+            })
+            .collect();
+        let limit = match limit {
+            Some(n) if n > 0 => n as i64,
+            _ => -1,
+        };
+        let sql = format!(
+            "SELECT doc FROM \"{table}\" ORDER BY {}, rowid LIMIT ?1 OFFSET ?2",
+            order.join(", ")
+        );
+        let mut stmt = self
+            .conn
+            .prepare_cached(&sql)
+            .map_err(|e| sqlite_error(path, &e))?;
+        let rows = stmt
+            .query_map(rusqlite::params![limit, offset as i64], |row| {
+                row.get::<_, String>(0)
+            })
+            .map_err(|e| sqlite_error(path, &e))?;
+        let mut out = Vec::new();
+        for row in rows {
+            let text = row.map_err(|e| sqlite_error(path, &e))?;
+            let doc: Document = serde_json::from_str(&text).map_err(|e| {
+                StoreError::Internal(format!(
+                    "{}: a document in '{collection}' is not a JSON object: {e}",
+                    path.display()
+                ))
+            })?;
+            out.push(doc);
+        }
+        Ok(Some(out))
+    }
+}
+
 /// `docs_<collection>` with every non-word character as `_`.
 pub fn table_name(collection: &str) -> String {
     format!("docs_{}", sanitize(collection))
