@@ -17,17 +17,16 @@ use agent_env_store::grant::{
     UploadPolicy,
 };
 
+use crate::client::S3Client;
 use crate::settings::{CLASS, MAX_GRANT_LIFETIME_SECONDS};
-use crate::store::S3ObjectStore;
 
 /// The form field that carries an upload's key, and the one that carries its file.
 pub const PATH_FIELD: &str = "key";
 /// The form field that carries the uploaded file.
 pub const FILE_FIELD: &str = "file";
 
-fn lifetime(store: &S3ObjectStore, expires_in: Option<Duration>) -> StoreResult<Duration> {
-    use agent_env_store::object::ObjectStore;
-    if !store.supports_transfer_grants() {
+fn lifetime(store: &S3Client, expires_in: Option<Duration>) -> StoreResult<Duration> {
+    if !store.grants_supported() {
         return Err(grants_unsupported(&format!(
             "{CLASS} without credentials or over plain HTTP to another machine"
         )));
@@ -50,14 +49,14 @@ fn expiry(lifetime: Duration) -> (jiff::Timestamp, String) {
     (now, at.to_string())
 }
 
-fn object_key(store: &S3ObjectStore, object_url: &str) -> StoreResult<String> {
+fn object_key(store: &S3Client, object_url: &str) -> StoreResult<String> {
     let key = store.at.key_of(object_url)?;
     store.at.object_key(&key)
 }
 
 /// A presigned GET of one object.
 pub fn read_grant(
-    store: &S3ObjectStore,
+    store: &S3Client,
     object_url: &str,
     expires_in: Option<Duration>,
 ) -> StoreResult<HttpGetGrant> {
@@ -74,7 +73,7 @@ pub fn read_grant(
 /// A presigned PUT of one object that must declare `media_type`. S3 cannot bound a presigned PUT's
 /// size below its own 5 GiB limit, so `max_bytes` is checked against that limit only.
 pub fn write_grant(
-    store: &S3ObjectStore,
+    store: &S3Client,
     object_url: &str,
     media_type: &str,
     max_bytes: u64,
@@ -102,7 +101,7 @@ pub fn write_grant(
 
 /// An S3 POST policy admitting uploads of at most `max_object_bytes` under `prefix_url`.
 pub fn upload_policy(
-    store: &S3ObjectStore,
+    store: &S3Client,
     prefix_url: &str,
     max_object_bytes: u64,
     expires_in: Duration,

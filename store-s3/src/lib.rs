@@ -11,12 +11,14 @@
 //! - [`settings`]: the config keys, the AWS environment variables, and their checks;
 //! - `location`: `s3://<bucket>/<key>` URLs;
 //! - `wire`: one signed request, and S3's error answers as store errors;
+//! - `client`: the bucket's settings, signer and requests, which the modules below build on;
 //! - `store`: the [`ObjectStore`](agent_env_store::ObjectStore) implementation;
 //! - `upload`: streamed and multipart uploads of files;
 //! - `grants`: presigned GET/PUT grants and POST upload policies.
 
 #![warn(missing_docs)]
 
+mod client;
 mod grants;
 mod location;
 pub mod settings;

@@ -13,10 +13,9 @@ use rusty_s3::S3Action;
 use ureq::http::Method;
 
 use agent_env_store::error::{StoreError, StoreResult};
-use agent_env_store::object::ObjectStore;
 
+use crate::client::S3Client;
 use crate::settings::CLASS;
-use crate::store::S3ObjectStore;
 use crate::wire::{header, xml_field, Outgoing, REQUEST_SIGNATURE_LIFETIME};
 
 /// The size of one part of a multipart upload, and the largest file sent in one PUT. An upload holds
@@ -27,7 +26,7 @@ const MAX_PARTS: u64 = 10_000;
 
 /// Uploads `file_path` to `key` (already normalized), write-once.
 pub fn put_file(
-    store: &S3ObjectStore,
+    store: &S3Client,
     key: &str,
     file_path: &Path,
     content_type: &str,
@@ -43,7 +42,7 @@ pub fn put_file(
         return store.put_body(key, Outgoing::Stream(&mut file, len), content_type, false);
     }
     // Refusing early saves uploading a large file only to have its completion refused.
-    if store.exists(key)? {
+    if store.metadata_of(key)?.is_some() {
         return Err(StoreError::object_exists(&url));
     }
     let part_size = PART_SIZE.max(len.div_ceil(MAX_PARTS));
@@ -56,7 +55,7 @@ pub fn put_file(
     result.map(|()| url)
 }
 
-fn create(store: &S3ObjectStore, key: &str, content_type: &str, url: &str) -> StoreResult<String> {
+fn create(store: &S3Client, key: &str, content_type: &str, url: &str) -> StoreResult<String> {
     let mut action = CreateMultipartUpload::new(&store.bucket, store.credentials.as_ref(), key);
     action
         .headers_mut()
@@ -91,7 +90,7 @@ const PARTS_IN_FLIGHT: usize = 3;
 /// Reads the file part by part and sends the parts on [`PARTS_IN_FLIGHT`] connections; the ETags come
 /// back in part order. The first failure stops the reading, and it is the error returned.
 fn upload_parts(
-    store: &S3ObjectStore,
+    store: &S3Client,
     key: &str,
     upload_id: &str,
     file: &mut File,
@@ -176,7 +175,7 @@ fn upload_parts(
 
 /// Sends one part; its ETag.
 fn send_part(
-    store: &S3ObjectStore,
+    store: &S3Client,
     key: &str,
     upload_id: &str,
     number: u16,
@@ -206,7 +205,7 @@ fn send_part(
 }
 
 fn complete(
-    store: &S3ObjectStore,
+    store: &S3Client,
     key: &str,
     upload_id: &str,
     etags: &[String],
@@ -255,7 +254,7 @@ fn complete(
 
 /// Drops the parts of an upload that will not complete; a failure here only leaves parts for the
 /// bucket's lifecycle rules to collect, so it is not reported.
-fn abort(store: &S3ObjectStore, key: &str, upload_id: &str) {
+fn abort(store: &S3Client, key: &str, upload_id: &str) {
     let action =
         AbortMultipartUpload::new(&store.bucket, store.credentials.as_ref(), key, upload_id);
     let signed = action.sign(REQUEST_SIGNATURE_LIFETIME);

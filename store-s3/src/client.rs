@@ -1,0 +1,291 @@
+//! The connection to one bucket: its settings, the signer's handles, and the requests every operation is
+//! made of (a signed PUT, GET, HEAD, a listing), with S3's answers turned into store errors.
+
+use rusty_s3::actions::{GetObject, HeadObject, ListObjectsV2, PutObject};
+use rusty_s3::{Bucket, Credentials, S3Action, UrlStyle};
+use ureq::http::Method;
+
+use agent_env_store::error::{StoreError, StoreResult};
+use agent_env_store::object::ObjectMetadata;
+
+use crate::location::Locations;
+use crate::settings::{S3Settings, CLASS};
+use crate::wire::{header, Outgoing, Wire, REQUEST_SIGNATURE_LIFETIME};
+
+/// One bucket of an S3-compatible server, as the store's operations reach it.
+pub struct S3Client {
+    pub(crate) settings: S3Settings,
+    pub(crate) bucket: Bucket,
+    pub(crate) credentials: Option<Credentials>,
+    pub(crate) at: Locations,
+    pub(crate) wire: Wire,
+}
+
+impl std::fmt::Debug for S3Client {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("S3Client")
+            .field("settings", &self.settings)
+            .finish_non_exhaustive()
+    }
+}
+
+impl S3Client {
+    /// A store for the bucket the settings name. Nothing is sent until the first call.
+    pub fn new(settings: S3Settings) -> StoreResult<S3Client> {
+        let endpoint = settings.endpoint.parse().map_err(|e| {
+            StoreError::Config(format!(
+                "{CLASS}: endpoint '{}' is not a URL ({e})",
+                settings.endpoint
+            ))
+        })?;
+        let style = if settings.path_style {
+            UrlStyle::Path
+        } else {
+            UrlStyle::VirtualHost
+        };
+        let bucket = Bucket::new(
+            endpoint,
+            style,
+            settings.bucket.clone(),
+            settings.region.clone(),
+        )
+        .map_err(|e| {
+            StoreError::Config(format!(
+                "{CLASS}: the bucket '{}' cannot be reached at '{}' ({e:?}); check bucket, endpoint and path_style",
+                settings.bucket, settings.endpoint
+            ))
+        })?;
+        let credentials = settings
+            .credentials
+            .as_ref()
+            .map(|c| match &c.session_token {
+                Some(token) => Credentials::new_with_token(
+                    c.access_key_id.clone(),
+                    c.secret_access_key.clone(),
+                    token.clone(),
+                ),
+                None => Credentials::new(c.access_key_id.clone(), c.secret_access_key.clone()),
+            });
+        Ok(S3Client {
+            at: Locations::new(&settings.bucket),
+            wire: Wire::new(&settings.endpoint, &settings.bucket),
+            settings,
+            bucket,
+            credentials,
+        })
+    }
+
+    /// The settings it was built with.
+    pub fn settings(&self) -> &S3Settings {
+        &self.settings
+    }
+
+    /// Asks the server whether the bucket exists and the credentials may list it: what `agent-env config
+    /// check` runs before any work. The error names the store, the endpoint and what to do.
+    pub fn check_connection(&self) -> StoreResult<()> {
+        let mut action = ListObjectsV2::new(&self.bucket, self.credentials.as_ref());
+        action.with_max_keys(1);
+        let url = action.sign(REQUEST_SIGNATURE_LIFETIME);
+        let response = self
+            .wire
+            .send(Method::GET, url.as_str(), &[], Outgoing::Empty)?;
+        if response.status().is_success() {
+            return Ok(());
+        }
+        let root = self.at.root().to_string();
+        Err(match self.wire.failure(response, "list", &root) {
+            StoreError::NotFound(_) => StoreError::Config(format!(
+                "{CLASS}: the bucket '{}' does not exist at {}; create it, or set [stores.object] config bucket to one that does",
+                self.settings.bucket, self.settings.endpoint
+            )),
+            other => other,
+        })
+    }
+
+    /// The variables a workload needs to reach the bucket itself, when `share_credentials` is on.
+    pub fn shared_credentials_env(&self) -> Vec<(String, String)> {
+        let (true, Some(c)) = (self.settings.share_credentials, &self.settings.credentials) else {
+            return Vec::new();
+        };
+        let mut vars = vec![
+            ("AWS_ACCESS_KEY_ID".to_string(), c.access_key_id.clone()),
+            (
+                "AWS_SECRET_ACCESS_KEY".to_string(),
+                c.secret_access_key.clone(),
+            ),
+            ("AWS_REGION".to_string(), self.settings.region.clone()),
+            (
+                "AWS_ENDPOINT_URL_S3".to_string(),
+                self.settings.endpoint.clone(),
+            ),
+        ];
+        if let Some(token) = &c.session_token {
+            vars.push(("AWS_SESSION_TOKEN".to_string(), token.clone()));
+        }
+        vars
+    }
+
+    /// The presigned URL of a PUT of `key` with these signed headers.
+    pub(crate) fn signed_put(&self, key: &str, headers: &[(&'static str, String)]) -> String {
+        let mut action = PutObject::new(&self.bucket, self.credentials.as_ref(), key);
+        for (name, value) in headers {
+            action.headers_mut().insert(*name, value.clone());
+        }
+        action.sign(REQUEST_SIGNATURE_LIFETIME).to_string()
+    }
+
+    /// One PUT of `len` bytes at `key`; write-once unless `allow_overwrite`.
+    pub(crate) fn put_body(
+        &self,
+        key: &str,
+        body: Outgoing<'_>,
+        content_type: &str,
+        allow_overwrite: bool,
+    ) -> StoreResult<String> {
+        let url = self.at.url(key)?;
+        let mut headers = vec![("content-type", content_type.to_string())];
+        if !allow_overwrite {
+            headers.push(("if-none-match", "*".to_string()));
+        }
+        let signed = self.signed_put(key, &headers);
+        let sent: Vec<(&str, &str)> = headers.iter().map(|(n, v)| (*n, v.as_str())).collect();
+        let response = self.wire.send(Method::PUT, &signed, &sent, body)?;
+        if response.status().is_success() {
+            Ok(url)
+        } else {
+            Err(self.wire.failure(response, "write", &url))
+        }
+    }
+
+    pub(crate) fn get_response(
+        &self,
+        key: &str,
+        url: &str,
+    ) -> StoreResult<ureq::http::Response<ureq::Body>> {
+        let action = GetObject::new(&self.bucket, self.credentials.as_ref(), key);
+        let signed = action.sign(REQUEST_SIGNATURE_LIFETIME);
+        let response = self
+            .wire
+            .send(Method::GET, signed.as_str(), &[], Outgoing::Empty)?;
+        if response.status().is_success() {
+            Ok(response)
+        } else {
+            Err(self.wire.failure(response, "read", url))
+        }
+    }
+
+    /// The key a read URL names; a URL of another store is [`StoreError::ForeignUrl`], and a URL naming a
+    /// prefix holds no object.
+    pub(crate) fn readable_key(&self, url: &str) -> StoreResult<String> {
+        let key = self.at.key_of(url)?;
+        if key.is_empty() || key.ends_with('/') {
+            return Err(StoreError::object_not_found(url));
+        }
+        Ok(key)
+    }
+
+    pub(crate) fn metadata_of(&self, key: &str) -> StoreResult<Option<ObjectMetadata>> {
+        if key.is_empty() || key.ends_with('/') {
+            return Ok(None);
+        }
+        let url = self.at.url(key)?;
+        let action = HeadObject::new(&self.bucket, self.credentials.as_ref(), key);
+        let signed = action.sign(REQUEST_SIGNATURE_LIFETIME);
+        let response = self
+            .wire
+            .send(Method::HEAD, signed.as_str(), &[], Outgoing::Empty)?;
+        let status = response.status().as_u16();
+        if status == 404 {
+            return Ok(None);
+        }
+        if !response.status().is_success() {
+            return Err(self.wire.failure(response, "read the metadata of", &url));
+        }
+        Ok(Some(ObjectMetadata {
+            content_type: header(&response, "content-type"),
+            size: header(&response, "content-length").and_then(|n| n.parse().ok()),
+            last_modified: header(&response, "last-modified")
+                .and_then(|d| http_date_to_rfc3339(&d)),
+            content_encoding: header(&response, "content-encoding"),
+            etag: header(&response, "etag").map(|e| e.trim_matches('"').to_string()),
+        }))
+    }
+
+    pub(crate) fn list_keys(&self, prefix: &str) -> StoreResult<Vec<String>> {
+        let mut keys = Vec::new();
+        let mut token: Option<String> = None;
+        loop {
+            let mut action = ListObjectsV2::new(&self.bucket, self.credentials.as_ref());
+            if !prefix.is_empty() {
+                action.with_prefix(prefix);
+            }
+            if let Some(token) = &token {
+                action.with_continuation_token(token.clone());
+            }
+            let signed = action.sign(REQUEST_SIGNATURE_LIFETIME);
+            let mut response =
+                self.wire
+                    .send(Method::GET, signed.as_str(), &[], Outgoing::Empty)?;
+            if !response.status().is_success() {
+                let root = self.at.root().to_string();
+                return Err(self.wire.failure(response, "list", &root));
+            }
+            let text = response
+                .body_mut()
+                .with_config()
+                .limit(64 * 1024 * 1024)
+                .read_to_string()
+                .map_err(|e| self.io("reading a listing", &e))?;
+            let page = ListObjectsV2::parse_response(&text).map_err(|e| {
+                StoreError::Internal(format!(
+                    "{CLASS}: {} answered a listing that is not S3's XML ({e})",
+                    self.settings.endpoint
+                ))
+            })?;
+            keys.extend(
+                page.contents
+                    .into_iter()
+                    .map(|c| c.key)
+                    .filter(|k| !k.ends_with('/') && k.starts_with(prefix)),
+            );
+            match page.next_continuation_token {
+                Some(next) if !next.is_empty() => token = Some(next),
+                _ => break,
+            }
+        }
+        keys.sort();
+        keys.dedup();
+        Ok(keys)
+    }
+
+    pub(crate) fn io(&self, what: &str, err: &dyn std::fmt::Display) -> StoreError {
+        StoreError::Io {
+            message: format!(
+                "{CLASS}: {what} from {} failed: {err}",
+                self.settings.endpoint
+            ),
+            raw_os_error: None,
+        }
+    }
+
+    /// Whether this bucket can issue grants: it has credentials to sign them with, and they work (over
+    /// HTTPS, or against a server on this machine).
+    pub(crate) fn grants_supported(&self) -> bool {
+        self.credentials.is_some() && self.grants_reachable()
+    }
+
+    /// Whether grants from this store work: over HTTPS, or against a server on this machine.
+    fn grants_reachable(&self) -> bool {
+        let endpoint = &self.settings.endpoint;
+        endpoint.starts_with("https://")
+            || ["http://127.", "http://localhost", "http://[::1]"]
+                .iter()
+                .any(|p| endpoint.starts_with(p))
+    }
+}
+
+/// An HTTP date (`Fri, 04 Dec 2026 03:17:38 GMT`) as RFC 3339 UTC.
+fn http_date_to_rfc3339(date: &str) -> Option<String> {
+    let zoned = jiff::fmt::rfc2822::parse(date).ok()?;
+    Some(zoned.timestamp().to_string())
+}
