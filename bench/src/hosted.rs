@@ -11,28 +11,11 @@ use agent_env_store_s3::{S3ObjectStore, S3Settings};
 use agent_env_test_support::servers::{postgres, seaweedfs};
 use serde_json::json;
 
-use crate::proc::{write_big_file, Scratch};
+use crate::proc::{mb_per_s, peak_rss_mib, write_big_file, Scratch};
 
 const BIG_FILE_BYTES: u64 = 134_000_000;
 const SMALL_PUTS: usize = 1_000;
 const DOCUMENTS: usize = 1_000;
-
-/// Peak resident memory of this process so far, in MiB.
-fn peak_rss_mib() -> f64 {
-    let mut usage = std::mem::MaybeUninit::<libc::rusage>::zeroed();
-    // SAFETY: getrusage fills the struct it is given; a zeroed rusage is a valid value.
-    let rc = unsafe { libc::getrusage(libc::RUSAGE_SELF, usage.as_mut_ptr()) };
-    if rc != 0 {
-        return f64::NAN;
-    }
-    // SAFETY: getrusage succeeded, so the struct is initialized.
-    let usage = unsafe { usage.assume_init() };
-    usage.ru_maxrss as f64 / 1024.0
-}
-
-fn mb_per_s(bytes: u64, seconds: f64) -> f64 {
-    bytes as f64 / 1e6 / seconds
-}
 
 /// Runs the hosted-store benchmarks and prints one line per figure.
 pub fn run() -> Result<(), String> {

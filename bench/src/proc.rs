@@ -86,3 +86,20 @@ pub fn write_big_file(path: &Path, bytes: u64) -> Result<(), String> {
     }
     out.flush().map_err(fail)
 }
+
+/// Peak resident memory of this process so far, in MiB.
+pub fn peak_rss_mib() -> f64 {
+    let mut usage = std::mem::MaybeUninit::<libc::rusage>::zeroed();
+    // SAFETY: getrusage fills the struct it is given; a zeroed rusage is a valid value.
+    let rc = unsafe { libc::getrusage(libc::RUSAGE_SELF, usage.as_mut_ptr()) };
+    if rc != 0 {
+        return f64::NAN;
+    }
+    // SAFETY: getrusage succeeded, so the struct is initialized.
+    let usage = unsafe { usage.assume_init() };
+    usage.ru_maxrss as f64 / 1024.0
+}
+
+pub fn mb_per_s(bytes: u64, seconds: f64) -> f64 {
+    bytes as f64 / 1e6 / seconds
+}

@@ -20,6 +20,7 @@ pub mod scaffold;
 pub mod session;
 pub mod stores;
 pub mod verify;
+pub mod words;
 
 /// agent-env's own version, as `agent-env --version` prints it and as plugins' `requires` compare it.
 pub const VERSION: &str = env!("CARGO_PKG_VERSION");

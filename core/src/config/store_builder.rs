@@ -64,16 +64,6 @@ impl<'a> StoresBuilder<'a> {
     }
 }
 
-/// `an object`, `a document`.
-fn with_article(word: &str) -> String {
-    let article = if word.starts_with(['a', 'e', 'i', 'o', 'u']) {
-        "an"
-    } else {
-        "a"
-    };
-    format!("{article} {word}")
-}
-
 /// Whether an installed manifest lists the class under `[provides.stores]` for this kind.
 fn check_plugin_store(
     manifests: &[Manifest],
@@ -103,9 +93,9 @@ fn check_plugin_store(
         }
         Some(declared) if declared != kind.as_str() => Err(ConfigError::Store(format!(
             "impl '{impl_name}' is {} store ({} lists it so under [provides.stores]); [stores.{kind}] needs {} store",
-            with_article(declared),
+            crate::words::with_article(declared),
             manifest.name,
-            with_article(kind.as_str())
+            crate::words::with_article(kind.as_str())
         ))),
         Some(_) => Ok(()),
     }

@@ -44,7 +44,7 @@ fn apply_table(reg: &mut Registry, aliases: &toml::Value) -> Result<(), String> 
     let Some(aliases) = aliases.as_table() else {
         return Err(format!(
             "[artifacts] type_aliases must be a table of old_name = \"new_name\", not {}",
-            with_article(aliases.type_str())
+            crate::words::with_article(aliases.type_str())
         ));
     };
     let mut pairs = Vec::new();
@@ -52,7 +52,7 @@ fn apply_table(reg: &mut Registry, aliases: &toml::Value) -> Result<(), String> 
         let Some(target) = target.as_str() else {
             return Err(format!(
                 "[artifacts] type_aliases.{legacy} must be a string (the artifact type it stands for), not {}",
-                with_article(target.type_str())
+                crate::words::with_article(target.type_str())
             ));
         };
         if target == legacy {
@@ -123,14 +123,4 @@ fn same_class(a: &Entry, b: &Entry) -> bool {
         (Entry::BuiltIn { .. }, Entry::BuiltIn { .. }) => true,
         _ => false,
     }
-}
-
-/// `an integer`, `a table`.
-fn with_article(word: &str) -> String {
-    let article = if word.starts_with(['a', 'e', 'i', 'o', 'u']) {
-        "an"
-    } else {
-        "a"
-    };
-    format!("{article} {word}")
 }
