@@ -25,6 +25,9 @@ use std::collections::HashSet;
 use std::sync::Mutex;
 
 use agent_env_store::document::eval;
+use agent_env_store::document::first_match::{
+    self, post_image, Change, FirstMatchWriter, Images, UpsertDoc,
+};
 use agent_env_store::document::ids;
 use agent_env_store::document::query::{Document, Filter, Sort, UpdateSpec};
 use agent_env_store::document::DocumentStore;
@@ -57,13 +60,6 @@ impl std::fmt::Debug for PostgresDocumentStore {
             .field("schema", &self.schema)
             .finish()
     }
-}
-
-/// What an update-like operation does to the first match.
-enum Change<'a> {
-    Update(&'a UpdateSpec),
-    Replace(&'a Document),
-    Delete,
 }
 
 impl PostgresDocumentStore {
@@ -198,19 +194,17 @@ impl PostgresDocumentStore {
         .map_err(|e| self.duplicate(collection, &e))?;
         Ok(())
     }
+}
 
-    /// In one locked transaction: finds the first match, changes it (or, on a miss with `upsert`,
-    /// inserts what `upsert_doc` makes), and returns the (pre-image, post-image) of what it touched.
+impl FirstMatchWriter for PostgresDocumentStore {
+    /// In one transaction holding the collection's write lock.
     fn change_first(
         &self,
         collection: &str,
         filter: &Filter,
-        change: Change<'_>,
-        upsert_doc: Option<&dyn Fn() -> StoreResult<Document>>,
-    ) -> StoreResult<(Option<Document>, Option<Document>)> {
-        if let Change::Update(update) = &change {
-            update.validate()?;
-        }
+        change: &Change<'_>,
+        upsert_doc: Option<UpsertDoc<'_>>,
+    ) -> StoreResult<Images> {
         let shown = self.pool.shown().to_string();
         self.write(collection, |tx, table| {
             let first = sql::matching(tx, &shown, table, collection, filter)?
@@ -226,15 +220,7 @@ impl PostgresDocumentStore {
                     None => Ok((None, None)),
                 };
             };
-            let after = match change {
-                Change::Update(update) => {
-                    let mut doc = before.clone();
-                    eval::apply_update(&mut doc, update)?;
-                    Some(doc)
-                }
-                Change::Replace(doc) => Some(doc.clone()),
-                Change::Delete => None,
-            };
+            let after = post_image(&before, change)?;
             match &after {
                 Some(doc) => {
                     let value = serde_json::Value::Object(doc.clone());
@@ -314,8 +300,7 @@ impl DocumentStore for PostgresDocumentStore {
         update: &UpdateSpec,
         upsert: bool,
     ) -> StoreResult<u64> {
-        let after = self.update_one_and_get(collection, filter, update, true, upsert)?;
-        Ok(u64::from(after.is_some()))
+        first_match::update(self, collection, filter, update, upsert)
     }
 
     fn update_one_and_get(
@@ -326,14 +311,7 @@ impl DocumentStore for PostgresDocumentStore {
         return_after: bool,
         upsert: bool,
     ) -> StoreResult<Option<Document>> {
-        let make = || eval::synthesize_upsert(filter, update);
-        let (before, after) = self.change_first(
-            collection,
-            filter,
-            Change::Update(update),
-            upsert.then_some(&make as &dyn Fn() -> StoreResult<Document>),
-        )?;
-        Ok(if return_after { after } else { before })
+        first_match::update_one_and_get(self, collection, filter, update, return_after, upsert)
     }
 
     fn replace(
@@ -343,19 +321,11 @@ impl DocumentStore for PostgresDocumentStore {
         doc: &Document,
         upsert: bool,
     ) -> StoreResult<u64> {
-        let make = || Ok(doc.clone());
-        let (_, after) = self.change_first(
-            collection,
-            filter,
-            Change::Replace(doc),
-            upsert.then_some(&make as &dyn Fn() -> StoreResult<Document>),
-        )?;
-        Ok(u64::from(after.is_some()))
+        first_match::replace(self, collection, filter, doc, upsert)
     }
 
     fn delete(&self, collection: &str, filter: &Filter) -> StoreResult<u64> {
-        let (before, _) = self.change_first(collection, filter, Change::Delete, None)?;
-        Ok(u64::from(before.is_some()))
+        first_match::delete(self, collection, filter)
     }
 
     fn ensure_index(&self, collection: &str, fields: &[&str], unique: bool) -> StoreResult<()> {

@@ -1,6 +1,7 @@
 //! The document store: collections of JSON documents, queried with a small backend-neutral algebra.
 
 pub mod eval;
+pub mod first_match;
 pub mod ids;
 pub mod query;
 pub mod versioned;

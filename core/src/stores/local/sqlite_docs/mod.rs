@@ -17,6 +17,9 @@ use super::private_dir::ensure_private_dir;
 use crate::environment::Environment;
 use crate::stores::config_table::{self, ConfigTable};
 use agent_env_store::document::eval;
+use agent_env_store::document::first_match::{
+    self, post_image, Change, FirstMatchWriter, Images, UpsertDoc,
+};
 use agent_env_store::document::ids;
 use agent_env_store::document::query::{Document, Filter, Sort, UpdateSpec};
 use agent_env_store::document::DocumentStore;
@@ -43,13 +46,6 @@ pub struct LocalSqliteDocumentStore {
     path: PathBuf,
     policy: IdPolicy,
     db: Mutex<Option<Db>>,
-}
-
-/// What an update-like operation does to the first match.
-enum Change<'a> {
-    Update(&'a UpdateSpec),
-    Replace(&'a Document),
-    Delete,
 }
 
 impl LocalSqliteDocumentStore {
@@ -137,19 +133,17 @@ impl LocalSqliteDocumentStore {
             .map(|(_, doc)| doc)
             .collect())
     }
+}
 
-    /// In one immediate transaction: finds the first match, changes it (or, on a miss with `upsert`,
-    /// inserts what `upsert_doc` makes), and returns the (pre-image, post-image) of what it touched.
+impl FirstMatchWriter for LocalSqliteDocumentStore {
+    /// In one immediate transaction (`BEGIN IMMEDIATE`).
     fn change_first(
         &self,
         collection: &str,
         filter: &Filter,
-        change: Change<'_>,
-        upsert_doc: Option<&dyn Fn() -> StoreResult<Document>>,
-    ) -> StoreResult<(Option<Document>, Option<Document>)> {
-        if let Change::Update(update) = &change {
-            update.validate()?;
-        }
+        change: &Change<'_>,
+        upsert_doc: Option<UpsertDoc<'_>>,
+    ) -> StoreResult<Images> {
         let outcome = self.with_db(true, |db, path| {
             let table = table_name(collection);
             db.ensure_table(path, &table)?;
@@ -158,7 +152,7 @@ impl LocalSqliteDocumentStore {
                 .execute_batch("BEGIN IMMEDIATE")
                 .map_err(|e| sqlite_error(path, &e))?;
             let result =
-                change_in_transaction(db, path, collection, &table, filter, &change, upsert_doc);
+                change_in_transaction(db, path, collection, &table, filter, change, upsert_doc);
             let end = if result.is_ok() { "COMMIT" } else { "ROLLBACK" };
             let ended = db
                 .conn
@@ -179,21 +173,13 @@ fn change_in_transaction(
     table: &str,
     filter: &Filter,
     change: &Change<'_>,
-    upsert_doc: Option<&dyn Fn() -> StoreResult<Document>>,
-) -> StoreResult<(Option<Document>, Option<Document>)> {
+    upsert_doc: Option<UpsertDoc<'_>>,
+) -> StoreResult<Images> {
     let first = db.matching(path, collection, filter)?.into_iter().next();
     let dup = |e: &rusqlite::Error| duplicate_in(path, collection, e);
     match first {
         Some((rowid, before)) => {
-            let after = match change {
-                Change::Update(update) => {
-                    let mut doc = before.clone();
-                    eval::apply_update(&mut doc, update)?;
-                    Some(doc)
-                }
-                Change::Replace(doc) => Some((*doc).clone()),
-                Change::Delete => None,
-            };
+            let after = post_image(&before, change)?;
             match &after {
                 Some(doc) => db
                     .conn
@@ -309,8 +295,7 @@ impl DocumentStore for LocalSqliteDocumentStore {
         update: &UpdateSpec,
         upsert: bool,
     ) -> StoreResult<u64> {
-        let after = self.update_one_and_get(collection, filter, update, true, upsert)?;
-        Ok(u64::from(after.is_some()))
+        first_match::update(self, collection, filter, update, upsert)
     }
 
     fn update_one_and_get(
@@ -321,14 +306,7 @@ impl DocumentStore for LocalSqliteDocumentStore {
         return_after: bool,
         upsert: bool,
     ) -> StoreResult<Option<Document>> {
-        let make = || eval::synthesize_upsert(filter, update);
-        let (before, after) = self.change_first(
-            collection,
-            filter,
-            Change::Update(update),
-            upsert.then_some(&make as &dyn Fn() -> StoreResult<Document>),
-        )?;
-        Ok(if return_after { after } else { before })
+        first_match::update_one_and_get(self, collection, filter, update, return_after, upsert)
     }
 
     fn replace(
@@ -338,19 +316,11 @@ impl DocumentStore for LocalSqliteDocumentStore {
         doc: &Document,
         upsert: bool,
     ) -> StoreResult<u64> {
-        let make = || Ok(doc.clone());
-        let (_, after) = self.change_first(
-            collection,
-            filter,
-            Change::Replace(doc),
-            upsert.then_some(&make as &dyn Fn() -> StoreResult<Document>),
-        )?;
-        Ok(u64::from(after.is_some()))
+        first_match::replace(self, collection, filter, doc, upsert)
     }
 
     fn delete(&self, collection: &str, filter: &Filter) -> StoreResult<u64> {
-        let (before, _) = self.change_first(collection, filter, Change::Delete, None)?;
-        Ok(u64::from(before.is_some()))
+        first_match::delete(self, collection, filter)
     }
 
     fn ensure_index(&self, collection: &str, fields: &[&str], unique: bool) -> StoreResult<()> {
