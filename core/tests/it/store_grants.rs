@@ -92,7 +92,11 @@ fn the_object_kit_with_its_grant_cases_passes_over_https() {
         .permissions()
         .mode();
     assert_eq!(mode & 0o777, 0o600);
-    assert!(tls.join("trust/agent-env/ca.pem").exists());
+    let ca = std::fs::read_to_string(tls.join("trust/agent-env/ca.pem")).unwrap();
+    assert!(ca.starts_with("-----BEGIN CERTIFICATE-----"), "{ca}");
+    // The bundle: the machine's public roots, then the CA.
+    let bundle = std::fs::read_to_string(tls.join("trust/agent-env/ca-bundle.pem")).unwrap();
+    assert!(bundle.ends_with(&ca), "the bundle does not end with the CA");
 }
 
 #[test]

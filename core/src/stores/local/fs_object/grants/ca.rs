@@ -3,7 +3,9 @@
 //! networks so that it can vouch for nothing on the internet. It is never installed in a trust store;
 //! clients of the grant server (and the containers agent-env starts) are handed its certificate.
 //!
-//! Files: `ca.key.pem` (private, 0600), `ca.json` (when it ends), and `trust/agent-env/ca.pem` (public).
+//! Files: `ca.key.pem` (private, 0600), `ca.json` (when it ends), `trust/agent-env/ca.pem` (public), and
+//! `trust/agent-env/ca-bundle.pem`: this machine's public roots followed by the CA, for a client that must
+//! reach both the grant server and public HTTPS with one bundle.
 
 use std::path::{Path, PathBuf};
 
@@ -82,6 +84,36 @@ pub fn public_cert_path(tls_dir: &Path) -> PathBuf {
     tls_dir.join("trust").join("agent-env").join("ca.pem")
 }
 
+/// `<tls dir>/trust/agent-env/ca-bundle.pem`: the public roots and the CA.
+pub fn bundle_path(tls_dir: &Path) -> PathBuf {
+    tls_dir
+        .join("trust")
+        .join("agent-env")
+        .join("ca-bundle.pem")
+}
+
+/// Where Linux distributions and macOS keep the public roots, first found wins.
+const SYSTEM_BUNDLES: [&str; 4] = [
+    "/etc/ssl/certs/ca-certificates.crt",
+    "/etc/pki/tls/certs/ca-bundle.crt",
+    "/etc/ssl/cert.pem",
+    "/etc/ssl/ca-bundle.pem",
+];
+
+/// Writes the bundle: the system's public roots (none when it has no bundle file), then the CA.
+fn write_bundle(tls_dir: &Path, cert_pem: &str) -> StoreResult<()> {
+    let mut text = SYSTEM_BUNDLES
+        .iter()
+        .find_map(|p| std::fs::read_to_string(p).ok())
+        .unwrap_or_default();
+    if !text.is_empty() && !text.ends_with('\n') {
+        text.push('\n');
+    }
+    text.push_str(cert_pem);
+    let path = bundle_path(tls_dir);
+    std::fs::write(&path, text).map_err(|e| io_error(format!("writing {}", path.display()), &e))
+}
+
 impl LocalCa {
     /// The CA under `tls_dir`, made (or remade, when it ends within 30 days) as needed.
     pub fn load_or_create(tls_dir: &Path) -> StoreResult<LocalCa> {
@@ -100,6 +132,9 @@ impl LocalCa {
                 .and_then(|t| OffsetDateTime::from_unix_timestamp(t).ok());
             if let (Some(not_after), Ok(key)) = (not_after, KeyPair::from_pem(&key_pem)) {
                 if not_after - RENEW_BEFORE > now {
+                    if !bundle_path(tls_dir).is_file() {
+                        write_bundle(tls_dir, &cert_pem)?;
+                    }
                     return Ok(LocalCa {
                         key,
                         not_after,
@@ -129,6 +164,7 @@ impl LocalCa {
         }
         std::fs::write(&cert_path, &cert_pem)
             .map_err(|e| io_error(format!("writing {}", cert_path.display()), &e))?;
+        write_bundle(tls_dir, &cert_pem)?;
         let meta = serde_json::json!({"not_after": not_after.unix_timestamp()}).to_string();
         std::fs::write(tls_dir.join("ca.json"), meta)
             .map_err(|e| io_error("writing ca.json", &e))?;
