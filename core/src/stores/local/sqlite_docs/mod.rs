@@ -247,17 +247,6 @@ impl DocumentStore for LocalSqliteDocumentStore {
         limit: Option<usize>,
         offset: usize,
     ) -> StoreResult<Vec<Document>> {
-        // Unfiltered and sorted (a list page): ordered and cut in SQL when SQL orders as the evaluator does.
-        if let (true, Some(sort)) = (filter.conditions.is_empty(), sort) {
-            let window = self.with_db(false, |db, path| {
-                db.sorted_window(path, collection, sort, limit, offset)
-            })?;
-            match window {
-                None => return Ok(Vec::new()),
-                Some(Some(docs)) => return Ok(docs),
-                Some(None) => {}
-            }
-        }
         let docs = self.read_matching(collection, filter)?;
         Ok(eval::window(docs, sort, eval::query_order, limit, offset))
     }
