@@ -554,3 +554,47 @@ fn the_first_cli_command_in_sort_order_wins() {
         )
     );
 }
+
+/// `[artifacts] type_aliases` as the original reads it, against a real plugin process that registers
+/// an artifact type: an alias to it is fine; an alias to a type nobody registers fails the artifacts group,
+/// and `plugin check` says so with the original's sentence.
+#[test]
+fn artifact_type_aliases_resolve_or_fail_the_artifacts_group() {
+    let sb = Sandbox::new();
+    sh_plugin(
+        &sb,
+        "web",
+        "agentenv-web",
+        "[provides.artifacts]\nweb_page = \"WebPage\"\n",
+        r#"{"group":"artifacts","name":"web_page","type":"web_page","class":"WebPage","methods":[]}"#,
+    );
+    let config = sb.dir().join("work/.agentenv/config.toml");
+    std::fs::create_dir_all(config.parent().unwrap()).unwrap();
+
+    std::fs::write(
+        &config,
+        "[artifacts]\ntype_aliases = { webpage = \"web_page\" }\n",
+    )
+    .unwrap();
+    let doc = sb.json(&["plugin", "check", "--json"], 0);
+    assert_eq!(doc["ok"], true, "{doc:#}");
+
+    std::fs::write(
+        &config,
+        "[artifacts]\ntype_aliases = { old = \"nothing_here\" }\n",
+    )
+    .unwrap();
+    let report = sb.json(&["plugin", "list", "--json"], 0);
+    let (status, code, reason) = outcome(&report, "agentenv-web", "web_page");
+    assert_eq!(
+        (status.as_str(), code.as_str()),
+        ("blocked", "config-invalid"),
+        "{report:#}"
+    );
+    assert_eq!(
+        reason,
+        "ConfigError: [artifacts] type_aliases maps 'old' to 'nothing_here', which no artifact registers; declare it under [artifacts].impls or correct the alias"
+    );
+    let out = sb.run(&["plugin", "check"]);
+    assert_eq!(out.status.code(), Some(1));
+}
