@@ -115,15 +115,29 @@ impl HttpPostPolicyGrant {
     }
 }
 
-/// The lifetime a grant gets: `expires_in` when given (it must be positive), else the store's default.
-pub fn grant_lifetime(expires_in: Option<Duration>, default: Duration) -> StoreResult<Duration> {
-    match expires_in {
-        Some(d) if d.is_zero() => Err(StoreError::InvalidValue(
-            "expires_in must be positive, got 0".into(),
-        )),
-        Some(d) => Ok(d),
-        None => Ok(default),
+/// The lifetime a grant gets: `expires_in` when given (positive, and at most the backend's `max`
+/// seconds), else the store's default.
+pub fn grant_lifetime(
+    expires_in: Option<Duration>,
+    default: Duration,
+    max: u64,
+) -> StoreResult<Duration> {
+    let lifetime = match expires_in {
+        Some(d) if d.is_zero() => {
+            return Err(StoreError::InvalidValue(
+                "expires_in must be positive, got 0".into(),
+            ))
+        }
+        Some(d) => d,
+        None => default,
+    };
+    if lifetime.as_secs() > max {
+        return Err(StoreError::InvalidValue(format!(
+            "expires_in can be at most {max} seconds for this store, got {}",
+            lifetime.as_secs()
+        )));
     }
+    Ok(lifetime)
 }
 
 /// Checks a store setting `grant_lifetime_seconds` against the rules every store shares: a whole number,
@@ -201,6 +215,12 @@ mod tests {
                 .to_string(),
             "grant_lifetime_seconds can be at most 604800 for this store, got 700000"
         );
-        assert!(grant_lifetime(Some(Duration::ZERO), Duration::from_secs(1)).is_err());
+        assert!(grant_lifetime(Some(Duration::ZERO), Duration::from_secs(1), 10).is_err());
+        assert_eq!(
+            grant_lifetime(Some(Duration::from_secs(11)), Duration::from_secs(1), 10)
+                .unwrap_err()
+                .to_string(),
+            "expires_in can be at most 10 seconds for this store, got 11"
+        );
     }
 }

@@ -51,6 +51,9 @@ pub struct PostgresDocumentStore {
     schema: String,
     /// Tables known to exist (collections are never dropped, so a positive answer is kept).
     tables: Mutex<HashSet<String>>,
+    /// Indexes this store made sure of: `ensure_index` is called on every run of a task, and each
+    /// check is a transaction on the server.
+    indexes: Mutex<HashSet<String>>,
 }
 
 impl std::fmt::Debug for PostgresDocumentStore {
@@ -77,6 +80,7 @@ impl PostgresDocumentStore {
             pool: Pool::new(dsn),
             schema,
             tables: Mutex::new(HashSet::new()),
+            indexes: Mutex::new(HashSet::new()),
         })
     }
 
@@ -331,16 +335,27 @@ impl DocumentStore for PostgresDocumentStore {
     fn ensure_index(&self, collection: &str, fields: &[&str], unique: bool) -> StoreResult<()> {
         let table = self.table(collection);
         let statement = sql::create_index(&table, fields, unique)?;
+        if self
+            .indexes
+            .lock()
+            .is_ok_and(|indexes| indexes.contains(&statement))
+        {
+            return Ok(());
+        }
         let mut client = self.pool.get()?;
         self.ensure_table(&mut client, &table)?;
-        sql::run_ddl(&mut client, self.pool.shown(), &[statement]).map_err(|e| match e {
+        sql::run_ddl(&mut client, self.pool.shown(), std::slice::from_ref(&statement)).map_err(|e| match e {
             StoreError::DuplicateKey(_) => StoreError::DuplicateKey(format!(
                 "a document in '{collection}' has the same {} as another, which the unique index on [{}] refuses",
                 fields.join(", "),
                 fields.join(", ")
             )),
             other => other,
-        })
+        })?;
+        if let Ok(mut indexes) = self.indexes.lock() {
+            indexes.insert(statement);
+        }
+        Ok(())
     }
 
     fn probe(&self) -> StoreResult<()> {

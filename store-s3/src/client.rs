@@ -102,29 +102,6 @@ impl S3Client {
         })
     }
 
-    /// The variables a workload needs to reach the bucket itself, when `share_credentials` is on.
-    pub fn shared_credentials_env(&self) -> Vec<(String, String)> {
-        let (true, Some(c)) = (self.settings.share_credentials, &self.settings.credentials) else {
-            return Vec::new();
-        };
-        let mut vars = vec![
-            ("AWS_ACCESS_KEY_ID".to_string(), c.access_key_id.clone()),
-            (
-                "AWS_SECRET_ACCESS_KEY".to_string(),
-                c.secret_access_key.clone(),
-            ),
-            ("AWS_REGION".to_string(), self.settings.region.clone()),
-            (
-                "AWS_ENDPOINT_URL_S3".to_string(),
-                self.settings.endpoint.clone(),
-            ),
-        ];
-        if let Some(token) = &c.session_token {
-            vars.push(("AWS_SESSION_TOKEN".to_string(), token.clone()));
-        }
-        vars
-    }
-
     /// The presigned URL of a PUT of `key` with these signed headers.
     pub(crate) fn signed_put(&self, key: &str, headers: &[(&'static str, String)]) -> String {
         let mut action = PutObject::new(&self.bucket, self.credentials.as_ref(), key);

@@ -31,14 +31,11 @@ fn lifetime(store: &S3Client, expires_in: Option<Duration>) -> StoreResult<Durat
             "{CLASS} without credentials or over plain HTTP to another machine"
         )));
     }
-    let lifetime = grant_lifetime(expires_in, store.settings.grant_lifetime)?;
-    if lifetime.as_secs() > MAX_GRANT_LIFETIME_SECONDS {
-        return Err(StoreError::InvalidValue(format!(
-            "expires_in can be at most {MAX_GRANT_LIFETIME_SECONDS} seconds for {CLASS}, got {}",
-            lifetime.as_secs()
-        )));
-    }
-    Ok(lifetime)
+    grant_lifetime(
+        expires_in,
+        store.settings.grant_lifetime,
+        MAX_GRANT_LIFETIME_SECONDS,
+    )
 }
 
 /// Now, and when a grant of `lifetime` made now expires (RFC 3339, whole seconds).

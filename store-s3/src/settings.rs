@@ -68,7 +68,8 @@ pub struct S3Settings {
     pub path_style: bool,
     /// How requests are signed; `None` sends them unsigned (a public bucket).
     pub credentials: Option<S3Credentials>,
-    /// Whether workloads get the credentials in their environment (`shared_credentials_env`).
+    /// The original's `share_credentials`: read and checked; this build hands no credentials to
+    /// workloads yet.
     pub share_credentials: bool,
     /// How long a grant lives when the caller names no lifetime.
     pub grant_lifetime: Duration,

@@ -42,11 +42,6 @@ impl S3ObjectStore {
     pub fn check_connection(&self) -> StoreResult<()> {
         self.client.check_connection()
     }
-
-    /// The variables a workload needs to reach the bucket itself, when `share_credentials` is on.
-    pub fn shared_credentials_env(&self) -> Vec<(String, String)> {
-        self.client.shared_credentials_env()
-    }
 }
 
 impl ObjectStore for S3ObjectStore {

@@ -73,14 +73,9 @@ fn init(args: InitArgs, session: &Session, term: &Terminal) -> Exit {
     let mut tasks = Vec::new();
     for id in &task_ids {
         let doc = stored_task::get_task(session, id, None).map_err(failure)?;
-        let steps = doc
-            .get("steps")
-            .and_then(Value::as_array)
-            .map(|s| s.iter().filter_map(|v| v.as_object().cloned()).collect())
-            .unwrap_or_default();
         tasks.push(TaskExport {
             id: id.clone(),
-            steps,
+            steps: stored_task::task_steps(&doc),
         });
     }
     let folder = session.env().cwd().join(&args.folder);

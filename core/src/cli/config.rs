@@ -132,7 +132,11 @@ pub fn run(args: ConfigArgs, verbose: bool, session: &Session, term: &Terminal) 
         }
         ConfigCommand::Check { json } => {
             let manifests = session.manifests();
-            let builder = StoresBuilder::new(doc, None).with_manifests(&manifests);
+            // A hosted store is asked to reach its server, so a wrong endpoint, bucket, DSN or credential is
+            // reported here, before any work.
+            let builder = StoresBuilder::new(doc, None)
+                .with_manifests(&manifests)
+                .probing();
             let outcome = check::check(doc, &builder);
             if json {
                 term.line(&check::render_json(&outcome));

@@ -40,6 +40,9 @@ pub struct StoresBuilder<'a> {
     secrets: Option<StoreSecrets>,
     plugins: Option<&'a dyn PluginStoreFactory>,
     manifests: Option<&'a [Manifest]>,
+    /// Whether each built store is asked to reach its server (`config check`); a run's preflight does
+    /// not, so a bundle run never waits on a hosted store it does not use.
+    probe: bool,
 }
 
 impl<'a> StoresBuilder<'a> {
@@ -53,6 +56,7 @@ impl<'a> StoresBuilder<'a> {
             secrets: configured_secrets(doc, plugins).ok(),
             plugins,
             manifests: None,
+            probe: false,
         }
     }
 
@@ -60,6 +64,12 @@ impl<'a> StoresBuilder<'a> {
     /// it), so a misspelled package or class is found without starting anything.
     pub fn with_manifests(mut self, manifests: &'a [Manifest]) -> Self {
         self.manifests = Some(manifests);
+        self
+    }
+
+    /// Also asks each store to reach its server (a hosted store's endpoint, bucket, DSN, credentials).
+    pub fn probing(mut self) -> Self {
+        self.probe = true;
         self
     }
 }
@@ -120,9 +130,9 @@ impl StoreBuilder for StoresBuilder<'_> {
         }
         let store = build_store(&spec_from(kind, selection, config, &self.env), self.plugins)
             .map_err(store_error)?;
-        // A hosted store is asked to reach its server now, so a wrong endpoint, bucket, DSN or
-        // credential is reported here, before any work.
-        store.probe().map_err(store_error)?;
+        if self.probe {
+            store.probe().map_err(store_error)?;
+        }
         Ok(None)
     }
 

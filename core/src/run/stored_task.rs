@@ -171,55 +171,46 @@ pub fn put_task(
     Ok(version)
 }
 
-/// The latest version of a stored entity of `collection` (an eval, say).
-pub fn get_document(session: &Session, collection: &str, id: &str) -> Result<Document, RunError> {
-    let stores = configured_stores(session)?;
+/// A stored entity of `collection` in the configured stores: `version`, or the latest.
+fn entity(
+    stores: &LocalStores,
+    collection: &str,
+    id: &str,
+    version: Option<i64>,
+) -> Result<Document, RunError> {
     let entities = VersionedEntityStore::new(stores.documents.clone(), collection, &[])
         .map_err(|e| BundleError::one(format!("the configured document store: {e}")))?;
     let what = collection.trim_end_matches('s');
-    entities
-        .get(id, None)
-        .map_err(|e| BundleError::one(format!("reading the {what} '{id}': {e}")))?
-        .ok_or_else(|| {
-            BundleError::one(format!(
-                "the configured document store has no {what} '{id}'"
-            ))
-            .into()
-        })
-}
-
-/// A stored task's document: its latest version, or `version`.
-pub fn get_task(session: &Session, id: &str, version: Option<i64>) -> Result<Document, RunError> {
-    let stores = configured_stores(session)?;
-    let entities = VersionedEntityStore::new(stores.documents.clone(), TASKS, &[])
-        .map_err(|e| BundleError::one(format!("the configured document store: {e}")))?;
-    let doc = entities
+    let found = entities
         .get(id, version)
-        .map_err(|e| BundleError::one(format!("reading the task '{id}': {e}")))?;
-    doc.ok_or_else(|| {
+        .map_err(|e| BundleError::one(format!("reading the {what} '{id}': {e}")))?;
+    found.ok_or_else(|| {
         let which = version.map_or(String::new(), |v| format!(" v{v}"));
+        let hint = if collection == TASKS {
+            format!("; put one with agent-env task put FILE --id {id}")
+        } else {
+            String::new()
+        };
         BundleError::one(format!(
-            "the configured document store has no task '{id}'{which}; put one with agent-env task put FILE --id {id}"
+            "the configured document store has no {what} '{id}'{which}{hint}"
         ))
         .into()
     })
 }
 
-/// The latest version of a stored task: its version and steps.
-fn load_task(stores: &LocalStores, id: &str) -> Result<(i64, Vec<Map<String, Value>>), RunError> {
-    let entities = VersionedEntityStore::new(stores.documents.clone(), TASKS, &[])
-        .map_err(|e| BundleError::one(format!("the configured document store: {e}")))?;
-    let doc = entities
-        .get(id, None)
-        .map_err(|e| BundleError::one(format!("reading the task '{id}': {e}")))?
-        .ok_or_else(|| {
-            BundleError::one(format!(
-                "the configured document store has no task '{id}'; put one with agent-env task put FILE --id {id}"
-            ))
-        })?;
-    let version = doc.get("version").and_then(Value::as_i64).unwrap_or(1);
-    let steps = doc
-        .get("steps")
+/// The latest version of a stored entity of `collection` (an eval, say).
+pub fn get_document(session: &Session, collection: &str, id: &str) -> Result<Document, RunError> {
+    entity(&configured_stores(session)?, collection, id, None)
+}
+
+/// A stored task's document: its latest version, or `version`.
+pub fn get_task(session: &Session, id: &str, version: Option<i64>) -> Result<Document, RunError> {
+    entity(&configured_stores(session)?, TASKS, id, version)
+}
+
+/// The step objects of a stored task's document.
+pub fn task_steps(doc: &Document) -> Vec<Map<String, Value>> {
+    doc.get("steps")
         .and_then(Value::as_array)
         .map(|steps| {
             steps
@@ -227,8 +218,7 @@ fn load_task(stores: &LocalStores, id: &str) -> Result<(i64, Vec<Map<String, Val
                 .filter_map(|s| s.as_object().cloned())
                 .collect()
         })
-        .unwrap_or_default();
-    Ok((version, steps))
+        .unwrap_or_default()
 }
 
 /// Runs the latest version of a stored task `runs` times against the configured stores.
@@ -245,8 +235,9 @@ pub fn run_stored_task(
     };
     crate::config::check::preflight(config, None, &manifests)?;
     let stores = configured_stores(session)?;
-    let (version, steps) = load_task(&stores, &request.id)?;
-    let bundle = as_bundle(&request.id, steps);
+    let task = entity(&stores, TASKS, &request.id, None)?;
+    let version = task.get("version").and_then(Value::as_i64).unwrap_or(1);
+    let bundle = as_bundle(&request.id, task_steps(&task));
     let ctx = RunPlanContext {
         stores: &stores,
         session,

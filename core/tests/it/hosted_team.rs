@@ -164,6 +164,25 @@ fn one_home_puts_and_runs_a_task_and_the_other_sees_its_instance_and_objects() {
         stderr(&out)
     );
 
+    // An eval stored in the shared store (as the original writes them) comes out with its tasks.
+    let shared = agent_env_store_postgres::PostgresDocumentStore::new(
+        shared_postgres().value("PG_DSN"),
+        Some(&schema),
+    )
+    .unwrap();
+    let eval = serde_json::json!({"id": "team/smoke", "version": 1, "type": "eval", "tasks": ["team/roundtrip"]});
+    agent_env::stores::DocumentStore::insert(&shared, "evals", eval.as_object().unwrap()).unwrap();
+    let out = bob.run(&["bundle", "init", "smoke", "--from-eval", "team/smoke"]);
+    assert!(out.status.success(), "{}{}", stdout(&out), stderr(&out));
+    let folder = bob.dir().join("work/smoke");
+    assert_eq!(
+        std::fs::read_to_string(folder.join("evals/smoke.toml")).unwrap(),
+        "tasks = [\"roundtrip\"]\n"
+    );
+    assert!(folder.join("tasks/roundtrip.json").is_file());
+    let out = bob.run(&["run", "./smoke", "--dry-run"]);
+    assert!(out.status.success(), "{}{}", stdout(&out), stderr(&out));
+
     // Bob runs the same stored task; both instances are there for both.
     let out = bob.run(&["task", "run", "team/roundtrip", "--runs", "2"]);
     assert!(out.status.success(), "{}{}", stdout(&out), stderr(&out));

@@ -578,14 +578,11 @@ impl LocalFilesystemObjectStore {
             .grants
             .as_ref()
             .ok_or_else(|| agent_env_store::grant::grants_unsupported(CLASS))?;
-        let lifetime = agent_env_store::grant::grant_lifetime(expires_in, settings.lifetime)?;
-        if lifetime.as_secs() > settings::MAX_LOCAL_GRANT_LIFETIME_SECONDS as u64 {
-            return Err(StoreError::InvalidValue(format!(
-                "expires_in can be at most {} for this store, got {}",
-                settings::MAX_LOCAL_GRANT_LIFETIME_SECONDS,
-                lifetime.as_secs()
-            )));
-        }
+        let lifetime = agent_env_store::grant::grant_lifetime(
+            expires_in,
+            settings.lifetime,
+            settings::MAX_LOCAL_GRANT_LIFETIME_SECONDS,
+        )?;
         let server = grants::server_for(settings)?;
         server.register(&grants::store_id(&self.root), &self.root);
         Ok((server, lifetime))

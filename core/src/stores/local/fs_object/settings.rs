@@ -4,10 +4,8 @@ use std::net::IpAddr;
 
 use agent_env_store::error::{StoreError, StoreResult};
 
-/// Least lifetime a grant may have: 15 minutes.
-pub const MIN_GRANT_LIFETIME_SECONDS: i64 = 900;
 /// Most lifetime a local grant may have: 7 days.
-pub const MAX_LOCAL_GRANT_LIFETIME_SECONDS: i64 = 7 * 24 * 3600;
+pub const MAX_LOCAL_GRANT_LIFETIME_SECONDS: u64 = 7 * 24 * 3600;
 
 /// `grants` must be `auto` or `off`.
 pub fn check_grants(value: &str) -> StoreResult<()> {
@@ -60,24 +58,10 @@ fn is_loopback_or_private(ip: IpAddr) -> bool {
     }
 }
 
-/// `grant_lifetime_seconds` must be a whole number between 900 and 604 800.
+/// `grant_lifetime_seconds` must be a whole number between 900 and 604 800 (the rule every store
+/// shares, with this store's maximum).
 pub fn check_lifetime(value: &serde_json::Value) -> StoreResult<u64> {
-    let Some(n) = value.as_i64().filter(|_| !value.is_boolean()) else {
-        return Err(StoreError::Config(format!(
-            "grant_lifetime_seconds must be a whole number of seconds, got {value}"
-        )));
-    };
-    if n < MIN_GRANT_LIFETIME_SECONDS {
-        return Err(StoreError::Config(format!(
-            "grant_lifetime_seconds must be at least {MIN_GRANT_LIFETIME_SECONDS}, to outlast a transfer; got {n}"
-        )));
-    }
-    if n > MAX_LOCAL_GRANT_LIFETIME_SECONDS {
-        return Err(StoreError::Config(format!(
-            "grant_lifetime_seconds can be at most {MAX_LOCAL_GRANT_LIFETIME_SECONDS} for this store, got {n}"
-        )));
-    }
-    Ok(n as u64)
+    agent_env_store::grant::check_grant_lifetime_setting(value, MAX_LOCAL_GRANT_LIFETIME_SECONDS)
 }
 
 #[cfg(test)]
