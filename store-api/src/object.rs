@@ -95,12 +95,7 @@ pub trait ObjectStore: Send + Sync {
     /// The default reads the object whole with [`ObjectStore::get`]; streaming stores override it.
     fn download_to_file(&self, object_url: &str, dest: &Path) -> StoreResult<()> {
         let data = self.get(object_url)?;
-        if let Some(parent) = dest.parent().filter(|p| !p.as_os_str().is_empty()) {
-            std::fs::create_dir_all(parent)
-                .map_err(|e| StoreError::io(format!("creating {}", parent.display()), &e))?;
-        }
-        std::fs::write(dest, data)
-            .map_err(|e| StoreError::io(format!("writing {}", dest.display()), &e))
+        write_to_file(&mut data.as_slice(), dest)
     }
 
     /// A readable stream of the object. The default wraps [`ObjectStore::get`]; streaming stores override it.
@@ -186,4 +181,18 @@ pub trait ObjectStore: Send + Sync {
     ) -> StoreResult<UploadPolicy> {
         Err(grants_unsupported("this store"))
     }
+}
+
+/// Streams `source` into the file `dest`, creating its parent folders: what `download_to_file` does once
+/// a store has the object open. A bad destination is the filesystem's own error ([`StoreError::Io`]).
+pub fn write_to_file(source: &mut dyn Read, dest: &Path) -> StoreResult<()> {
+    if let Some(parent) = dest.parent().filter(|p| !p.as_os_str().is_empty()) {
+        std::fs::create_dir_all(parent)
+            .map_err(|e| StoreError::io(format!("creating {}", parent.display()), &e))?;
+    }
+    let mut out = std::fs::File::create(dest)
+        .map_err(|e| StoreError::io(format!("writing {}", dest.display()), &e))?;
+    std::io::copy(source, &mut out)
+        .map_err(|e| StoreError::io(format!("writing {}", dest.display()), &e))?;
+    Ok(())
 }

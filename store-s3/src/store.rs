@@ -1,13 +1,12 @@
 //! `S3ObjectStore`: the object store interface over one bucket of an S3-compatible server.
 
-use std::fs::File;
 use std::io::Read;
 use std::path::Path;
 use std::time::Duration;
 
 use agent_env_store::error::{StoreError, StoreResult};
 use agent_env_store::grant::{HttpGetGrant, HttpPutGrant, UploadPolicy};
-use agent_env_store::object::{ObjectMetadata, ObjectReader, ObjectStore};
+use agent_env_store::object::{write_to_file, ObjectMetadata, ObjectReader, ObjectStore};
 
 use crate::client::S3Client;
 use crate::settings::S3Settings;
@@ -122,21 +121,7 @@ impl ObjectStore for S3ObjectStore {
     fn download_to_file(&self, object_url: &str, dest: &Path) -> StoreResult<()> {
         let key = self.client.readable_key(object_url)?;
         let response = self.client.get_response(&key, object_url)?;
-        if let Some(parent) = dest.parent().filter(|p| !p.as_os_str().is_empty()) {
-            std::fs::create_dir_all(parent)
-                .map_err(|e| StoreError::io(format!("creating {}", parent.display()), &e))?;
-        }
-        let mut file = File::create(dest)
-            .map_err(|e| StoreError::io(format!("writing {}", dest.display()), &e))?;
-        let mut reader = response.into_body().into_reader();
-        std::io::copy(&mut reader, &mut file).map_err(|e| {
-            StoreError::io(
-                format!("downloading {object_url} to {}", dest.display()),
-                &e,
-            )
-        })?;
-        file.sync_all()
-            .map_err(|e| StoreError::io(format!("writing {}", dest.display()), &e))
+        write_to_file(&mut response.into_body().into_reader(), dest)
     }
 
     fn open(&self, object_url: &str) -> StoreResult<ObjectReader> {

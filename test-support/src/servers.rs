@@ -1,5 +1,5 @@
 //! Real servers for the hosted-store tests, started by the project's own scripts
-//! (`scripts/servers/*.sh`) in a temp folder and stopped when the handle drops. A server that cannot
+//! (`scripts/servers/*.sh`) in a temp folder, stopped (and the folder removed) when the handle drops. A server that cannot
 //! start panics with the script's own message: a test that needs it fails, it never skips.
 
 use std::collections::BTreeMap;
@@ -9,21 +9,10 @@ use std::process::Command;
 /// A server a script started, and what it printed about itself (`KEY=VALUE` lines).
 pub struct ScriptServer {
     script: PathBuf,
+    /// `<base>/state`; the base folder is removed when the server stops.
     state: PathBuf,
-    _dir: Option<tempfile_dir::Dir>,
     /// What the script printed: `S3_ENDPOINT`, `AWS_ACCESS_KEY_ID`, `PG_DSN`, ….
     pub values: BTreeMap<String, String>,
-}
-
-mod tempfile_dir {
-    /// A temp folder removed on drop, without pulling `tempfile` into every test crate.
-    pub struct Dir(pub std::path::PathBuf);
-
-    impl Drop for Dir {
-        fn drop(&mut self) {
-            let _ = std::fs::remove_dir_all(&self.0);
-        }
-    }
 }
 
 /// The repository's `scripts/servers` folder.
@@ -47,7 +36,10 @@ impl ScriptServer {
         std::fs::create_dir_all(&base)
             .unwrap_or_else(|e| panic!("creating {}: {e}", base.display()));
         // The PostgreSQL cluster runs as `postgres` when the tests run as root: it must reach its folder.
-        let _ = Command::new("chmod").arg("755").arg(&base).status();
+        {
+            use std::os::unix::fs::PermissionsExt;
+            let _ = std::fs::set_permissions(&base, std::fs::Permissions::from_mode(0o755));
+        }
         let state = base.join("state");
         let out = Command::new("bash")
             .arg(&script)
@@ -59,7 +51,6 @@ impl ScriptServer {
         let mut server = ScriptServer {
             script: script.clone(),
             state,
-            _dir: Some(tempfile_dir::Dir(base)),
             values: BTreeMap::new(),
         };
         if !out.status.success() {
@@ -86,22 +77,27 @@ impl ScriptServer {
             .map(String::as_str)
             .unwrap_or_else(|| panic!("{} printed no {key}=…", self.script.display()))
     }
-
-    /// The folder the server keeps its data and log in.
-    pub fn state_dir(&self) -> &Path {
-        &self.state
-    }
 }
 
 static NEXT: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
 
-impl Drop for ScriptServer {
-    fn drop(&mut self) {
+impl ScriptServer {
+    /// Stops the server and removes its folder.
+    fn stop(&self) {
         let _ = Command::new("bash")
             .arg(&self.script)
             .arg("stop")
             .arg(&self.state)
             .status();
+        if let Some(base) = self.state.parent() {
+            let _ = std::fs::remove_dir_all(base);
+        }
+    }
+}
+
+impl Drop for ScriptServer {
+    fn drop(&mut self) {
+        self.stop();
     }
 }
 
@@ -141,14 +137,7 @@ fn register_stop_at_exit() {
         // Statics are never dropped, so the shared servers are stopped by an exit hook.
         extern "C" fn stop_shared_servers() {
             for server in [SHARED_S3.get(), SHARED_PG.get()].into_iter().flatten() {
-                let _ = Command::new("bash")
-                    .arg(&server.script)
-                    .arg("stop")
-                    .arg(&server.state)
-                    .status();
-                if let Some(base) = server.state.parent() {
-                    let _ = std::fs::remove_dir_all(base);
-                }
+                server.stop();
             }
         }
         // SAFETY: registers a plain function with no captured state to run at process exit.

@@ -18,7 +18,7 @@ mod settings;
 mod sidecar;
 mod staging;
 
-use std::fs::{self, File};
+use std::fs::File;
 use std::io::ErrorKind;
 use std::path::{Path, PathBuf};
 use std::sync::OnceLock;
@@ -467,15 +467,7 @@ impl ObjectStore for LocalFilesystemObjectStore {
     fn download_to_file(&self, object_url: &str, dest: &Path) -> StoreResult<()> {
         let target = self.readable(object_url)?;
         let mut source = self.open_object(&target)?;
-        if let Some(parent) = dest.parent().filter(|p| !p.as_os_str().is_empty()) {
-            fs::create_dir_all(parent)
-                .map_err(|e| StoreError::io(format!("creating {}", parent.display()), &e))?;
-        }
-        let mut out = File::create(dest)
-            .map_err(|e| StoreError::io(format!("writing {}", dest.display()), &e))?;
-        std::io::copy(&mut source, &mut out)
-            .map_err(|e| StoreError::io(format!("writing {}", dest.display()), &e))?;
-        Ok(())
+        agent_env_store::object::write_to_file(&mut source, dest)
     }
 
     fn open(&self, object_url: &str) -> StoreResult<ObjectReader> {
