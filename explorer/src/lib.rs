@@ -7,6 +7,7 @@
 //! - [`data`]: what the API reads from the stores; [`runs`]: the runs it starts, through the same
 //!   engine as `agent-env run`.
 //! - [`ui`]: the pages.
+//! - [`plugins`]: explorer plugins, their routes matched before the explorer's own.
 //! - [`http`]: errors, query strings, pagination, percent-encoding.
 
 pub mod api;
@@ -14,6 +15,7 @@ pub mod data;
 pub mod error;
 pub mod guard;
 pub mod http;
+pub mod plugins;
 pub mod runs;
 pub mod server;
 pub mod settings;

@@ -1,6 +1,7 @@
 //! `agent-env up`: binds 127.0.0.1 (only), serves the API and the UI, and on Ctrl-C (or SIGTERM)
 //! stops accepting, ends the live streams, cancels the runs it started and waits for their teardown,
-//! and stops every explorer plugin child before returning.
+//! and stops every explorer plugin child before returning. Explorer plugins start in the background
+//! as it begins serving; an idle one is stopped and starts again on its next request.
 
 use std::sync::Arc;
 use std::time::Duration;
@@ -14,6 +15,7 @@ use tokio::sync::watch;
 use crate::data::Data;
 use crate::error::UpError;
 use crate::guard::{self, Guard};
+use crate::plugins::{forward, ExplorerPlugins, PluginRouting};
 use crate::runs::RunManager;
 use crate::settings::ExplorerSettings;
 use crate::state::{AppState, Shared};
@@ -76,14 +78,44 @@ fn bind(port: u16) -> Result<std::net::TcpListener, UpError> {
     Ok(listener)
 }
 
-/// The whole app: API, UI, guards.
-pub fn app(state: Shared, guard: Arc<Guard>) -> Router {
+/// The whole app: API, UI, explorer plugins' routes in front of them, guards in front of all.
+pub fn app(state: Shared, guard: Arc<Guard>, plugins: PluginRouting) -> Router {
     Router::new()
         .merge(crate::api::router())
         .merge(crate::ui::router())
         .fallback(crate::ui::fallback)
+        .layer(middleware::from_fn_with_state(plugins, forward::forward))
         .layer(middleware::from_fn_with_state(guard, guard::guard))
         .with_state(state)
+}
+
+/// Builds the explorer plugins' routes table on a blocking thread (the server answers meanwhile;
+/// requests wait for the table) and then, while the server runs, stops plugins that sat idle.
+fn start_plugins(
+    session: Arc<Session>,
+    plugins: Arc<ExplorerPlugins>,
+    mut stopping: watch::Receiver<bool>,
+) -> watch::Receiver<bool> {
+    let (loaded_tx, loaded_rx) = watch::channel(false);
+    tokio::spawn(async move {
+        let loading = plugins.clone();
+        let _ = tokio::task::spawn_blocking(move || loading.load(&session)).await;
+        let _ = loaded_tx.send(true);
+        if plugins.table().is_none_or(|t| t.mounted.is_empty()) {
+            return;
+        }
+        let mut every = tokio::time::interval(plugins.idle_check_every());
+        loop {
+            tokio::select! {
+                _ = every.tick() => {
+                    let sweeping = plugins.clone();
+                    let _ = tokio::task::spawn_blocking(move || sweeping.stop_idle()).await;
+                }
+                _ = async { stopping.wait_for(|s| *s).await.is_ok() } => return,
+            }
+        }
+    });
+    loaded_rx
 }
 
 async fn run(
@@ -97,14 +129,24 @@ async fn run(
     let address = listener.local_addr().map_err(UpError::Serve)?;
     let (stop_tx, stop_rx) = watch::channel(false);
     let runs = Arc::new(RunManager::new(session.env().clone()));
+    let plugins = Arc::new(
+        ExplorerPlugins::new(&session, settings.plugin_timeout, settings.plugin_idle)
+            .map_err(UpError::Plugins)?,
+    );
+    let loaded = start_plugins(session.clone(), plugins.clone(), stop_rx.clone());
+    let routing = PluginRouting {
+        plugins: plugins.clone(),
+        loaded,
+    };
     let state: Shared = Arc::new(AppState {
         data: Arc::new(Data::open(&session)),
         session: session.clone(),
         runs: runs.clone(),
         stopping: stop_rx.clone(),
         snapshot_every: options.snapshot_every,
+        plugins: plugins.clone(),
     });
-    let app = app(state, Guard::new(&settings));
+    let app = app(state, Guard::new(&settings), routing);
     let mut signals = Signals::new()?;
     let url = format!("http://127.0.0.1:{}/", address.port());
     out.line(&format!("agent-env explorer: {url} (Ctrl-C stops it)"));
@@ -139,7 +181,9 @@ async fn run(
             RUN_TEARDOWN_WAIT.as_secs()
         ));
     }
-    if let Ok(Ok(Err(e))) = tokio::time::timeout(REQUEST_DRAIN_WAIT, server).await {
+    let served = tokio::time::timeout(REQUEST_DRAIN_WAIT, server).await;
+    let _ = tokio::task::spawn_blocking(move || plugins.shutdown()).await;
+    if let Ok(Ok(Err(e))) = served {
         return Err(UpError::Serve(e));
     }
     out.line("Stopped.");

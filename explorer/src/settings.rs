@@ -1,13 +1,22 @@
 //! The `[explorer]` table: `port`, `allowed_hosts`, `cors_origins` (`static_dir` is the original's
-//! and has no use here: the UI is built in). `env:` references resolve; `secret:` ones are refused, as
+//! and has no use here: the UI is built in), and ours for explorer plugins: `plugin_timeout_seconds`
+//! (how long a plugin may take to answer one request before the client gets 504) and
+//! `plugin_idle_seconds` (how long an explorer plugin's process stays up without a request). `env:` references resolve; `secret:` ones are refused, as
 //! none of these keys is a secret.
 
 use agent_env::config::references::resolve_table_at;
 use agent_env::config::{ConfigDocument, ConfigError};
+use std::time::Duration;
+
 use toml::Value;
 
 /// The port the original listens on, and ours when neither `--port` nor `[explorer] port` says.
 pub const DEFAULT_PORT: u16 = 8234;
+
+/// How long an explorer plugin may take to answer one request, unless `plugin_timeout_seconds` says.
+pub const DEFAULT_PLUGIN_TIMEOUT: Duration = Duration::from_secs(30);
+/// How long an explorer plugin's process stays up without a request, unless `plugin_idle_seconds` says.
+pub const DEFAULT_PLUGIN_IDLE: Duration = Duration::from_secs(300);
 
 /// A problem in the `[explorer]` table.
 #[derive(Debug, thiserror::Error)]
@@ -16,6 +25,8 @@ pub enum SettingsError {
     Config(#[from] ConfigError),
     #[error("[explorer] port must be a whole number from 1 to 65535 (got {0}); fix it in the config, or pass --port")]
     Port(String),
+    #[error("[explorer] {key} must be a number of seconds greater than 0 (got {got}); fix it in the config")]
+    Seconds { key: &'static str, got: String },
     #[error("[explorer] {key} must be a list of strings (got {got})")]
     NotAList { key: &'static str, got: String },
     #[error("[explorer] cors_origins cannot contain '*': the explorer has no auth, so any web page could drive it; list the origins that may call it, such as \"http://localhost:3000\"")]
@@ -23,7 +34,7 @@ pub enum SettingsError {
 }
 
 /// What the explorer reads from the config.
-#[derive(Debug, Clone, Default, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq)]
 pub struct ExplorerSettings {
     /// `[explorer] port`, if set (the flag wins over it).
     pub port: Option<u16>,
@@ -31,6 +42,22 @@ pub struct ExplorerSettings {
     pub allowed_hosts: Vec<String>,
     /// Origins allowed to call the API from another site.
     pub cors_origins: Vec<String>,
+    /// How long an explorer plugin may take to answer one request (then 504).
+    pub plugin_timeout: Duration,
+    /// How long an explorer plugin's process stays up without a request.
+    pub plugin_idle: Duration,
+}
+
+impl Default for ExplorerSettings {
+    fn default() -> Self {
+        ExplorerSettings {
+            port: None,
+            allowed_hosts: Vec::new(),
+            cors_origins: Vec::new(),
+            plugin_timeout: DEFAULT_PLUGIN_TIMEOUT,
+            plugin_idle: DEFAULT_PLUGIN_IDLE,
+        }
+    }
 }
 
 impl ExplorerSettings {
@@ -58,6 +85,9 @@ impl ExplorerSettings {
             port,
             allowed_hosts,
             cors_origins,
+            plugin_timeout: seconds(&explorer, "plugin_timeout_seconds")?
+                .unwrap_or(DEFAULT_PLUGIN_TIMEOUT),
+            plugin_idle: seconds(&explorer, "plugin_idle_seconds")?.unwrap_or(DEFAULT_PLUGIN_IDLE),
         })
     }
 
@@ -76,6 +106,27 @@ fn port_of(value: &Value) -> Result<u16, SettingsError> {
     match parsed {
         Some(port) if port > 0 => Ok(port),
         _ => Err(SettingsError::Port(value.to_string())),
+    }
+}
+
+fn seconds(table: &toml::Table, key: &'static str) -> Result<Option<Duration>, SettingsError> {
+    let Some(value) = table.get(key) else {
+        return Ok(None);
+    };
+    let parsed = match value {
+        Value::Integer(n) => Some(*n as f64),
+        Value::Float(f) => Some(*f),
+        Value::String(s) => s.trim().parse::<f64>().ok(),
+        _ => None,
+    };
+    match parsed {
+        Some(secs) if secs > 0.0 && secs.is_finite() && secs < 1e9 => {
+            Ok(Some(Duration::from_secs_f64(secs)))
+        }
+        _ => Err(SettingsError::Seconds {
+            key,
+            got: value.to_string(),
+        }),
     }
 }
 
@@ -130,6 +181,14 @@ mod tests {
     }
 
     #[test]
+    fn plugin_times_are_seconds() {
+        let s = settings("[explorer]\nplugin_timeout_seconds = 1.5\nplugin_idle_seconds = '2'\n")
+            .unwrap();
+        assert_eq!(s.plugin_timeout, Duration::from_millis(1500));
+        assert_eq!(s.plugin_idle, Duration::from_secs(2));
+    }
+
+    #[test]
     fn hosts_are_lowercased_and_origins_kept() {
         let s = settings(
             "[explorer]\nallowed_hosts = ['Explorer.Example.COM']\ncors_origins = 'http://a:1, http://b'\n",
@@ -145,6 +204,11 @@ mod tests {
         assert!(e.to_string().contains("cannot contain '*'"), "{e}");
         let e = settings("[explorer]\nport = 70000\n").unwrap_err();
         assert!(e.to_string().contains("got 70000"), "{e}");
+        let e = settings("[explorer]\nplugin_timeout_seconds = 0\n").unwrap_err();
+        assert!(
+            e.to_string().contains("plugin_timeout_seconds must be"),
+            "{e}"
+        );
         let e = settings("[explorer]\nallowed_hosts = [1]\n").unwrap_err();
         assert!(e.to_string().contains("list of strings"), "{e}");
     }

@@ -7,6 +7,7 @@ use agent_env::session::Session;
 use tokio::sync::watch;
 
 use crate::data::Data;
+use crate::plugins::ExplorerPlugins;
 use crate::runs::RunManager;
 
 /// The server's state.
@@ -19,6 +20,8 @@ pub struct AppState {
     pub stopping: watch::Receiver<bool>,
     /// How often a run group's event stream sends a snapshot.
     pub snapshot_every: Duration,
+    /// The explorer plugins and their routes.
+    pub plugins: Arc<ExplorerPlugins>,
 }
 
 /// The state as handlers take it.

@@ -1,7 +1,8 @@
 //! Write an agent-env plugin in Rust.
 //!
 //! Implement a trait for each thing the plugin provides ([`TaskStep`], a store trait such as
-//! [`ObjectStore`], [`CliCommand`]), register them on a [`Plugin`], and call [`Plugin::serve`]:
+//! [`ObjectStore`], [`CliCommand`], [`Explorer`] routes), register them on a [`Plugin`], and call
+//! [`Plugin::serve`]:
 //!
 //! ```no_run
 //! use agent_env_plugin_sdk::{ExecuteResult, Plugin, StepContext, StepError, TaskStep};
@@ -41,6 +42,7 @@ mod cli;
 mod context;
 mod contribution;
 mod error;
+mod explorer;
 mod host;
 mod panics;
 mod plugin;
@@ -55,6 +57,7 @@ pub use cli::CliCommand;
 pub use context::{CallContext, StepContext};
 pub use contribution::Contribution;
 pub use error::{HostCallError, StepError};
+pub use explorer::{Explorer, ExplorerRequest, ExplorerResponse};
 pub use host::HostHandle;
 pub use plugin::Plugin;
 pub use root_option::RootOption;

@@ -4,6 +4,9 @@ use std::collections::HashMap;
 use std::sync::{Arc, Condvar, Mutex, MutexGuard, RwLock};
 
 use agent_env_protocol::codes::ErrorKind;
+use agent_env_protocol::explorer::{
+    ExplorerRequestParams, ExplorerRouterParams, EXPLORER_REQUEST, EXPLORER_ROUTER,
+};
 use agent_env_protocol::message::RpcError;
 use agent_env_protocol::methods::{split_store_method, StoreOpenResult};
 use agent_env_protocol::methods::{
@@ -21,6 +24,7 @@ use serde_json::{json, Map, Value};
 use crate::cli::CliCommand;
 use crate::context::StepContext;
 use crate::contribution::Contribution;
+use crate::explorer::Explorer;
 use crate::root_option::RootOption;
 use crate::step::TaskStep;
 use crate::store_class::StoreClass;
@@ -39,6 +43,7 @@ pub struct Plugin {
     stores: Vec<StoreClass>,
     commands: Vec<Box<dyn CliCommand>>,
     root_options: Vec<Box<dyn RootOption>>,
+    explorers: Vec<Explorer>,
     contributions: Vec<Contribution>,
     methods: HashMap<String, RawMethod>,
 }
@@ -55,6 +60,7 @@ impl Plugin {
             stores: Vec::new(),
             commands: Vec::new(),
             root_options: Vec::new(),
+            explorers: Vec::new(),
             contributions: Vec::new(),
             methods: HashMap::new(),
         }
@@ -99,6 +105,12 @@ impl Plugin {
     /// Provides a root CLI option (`cli_root_options`).
     pub fn root_option(mut self, option: impl RootOption) -> Plugin {
         self.root_options.push(Box::new(option));
+        self
+    }
+
+    /// Provides an explorer plugin (`explorer_plugins`): routes served inside `agent-env up`.
+    pub fn explorer(mut self, explorer: Explorer) -> Plugin {
+        self.explorers.push(explorer);
         self
     }
 
@@ -152,6 +164,16 @@ impl Plugin {
                 type_name: option.name().into(),
                 class: option.class().into(),
                 methods: vec!["apply".into()],
+                description: None,
+            });
+        }
+        for explorer in &self.explorers {
+            contributions.push(ContributionInfo {
+                group: "explorer_plugins".into(),
+                name: explorer.name().into(),
+                type_name: explorer.name().into(),
+                class: explorer.class_label().into(),
+                methods: vec!["router".into()],
                 description: None,
             });
         }
@@ -390,6 +412,51 @@ impl Dispatcher {
             .map_err(|e| RpcError::new(ErrorKind::InternalError, e.to_string()))
     }
 
+    fn explorer(&self, name: &str) -> Result<&Explorer, RpcError> {
+        self.plugin
+            .explorers
+            .iter()
+            .find(|e| e.name() == name)
+            .ok_or_else(|| {
+                RpcError::new(
+                    ErrorKind::MethodNotFound,
+                    format!("{} has no explorer plugin '{name}'", self.plugin.name),
+                )
+            })
+    }
+
+    fn explorer_router(&self, params: Value) -> Result<Value, RpcError> {
+        let params: ExplorerRouterParams = parse(EXPLORER_ROUTER, params)?;
+        serde_json::to_value(self.explorer(&params.name)?.router())
+            .map_err(|e| RpcError::new(ErrorKind::InternalError, e.to_string()))
+    }
+
+    fn explorer_request(&self, ctx: &StepContext<'_>, params: Value) -> Result<Value, RpcError> {
+        let request: ExplorerRequestParams = parse(EXPLORER_REQUEST, params)?;
+        let explorer = self.explorer(&request.name)?;
+        let handler = explorer
+            .handler(&request.method, &request.route)
+            .ok_or_else(|| {
+                RpcError::new(
+                    ErrorKind::MethodNotFound,
+                    format!(
+                        "the explorer plugin '{}' has no route '{} {}'",
+                        request.name, request.method, request.route
+                    ),
+                )
+            })?;
+        let answer =
+            crate::panics::catching(|| handler(&request, ctx.host())).map_err(|panic| {
+                RpcError::new(
+                    ErrorKind::InternalError,
+                    format!("panic: {}", panic.message),
+                )
+                .with_data("traceback", Value::String(panic.traceback))
+            })?;
+        serde_json::to_value(answer)
+            .map_err(|e| RpcError::new(ErrorKind::InternalError, e.to_string()))
+    }
+
     fn set_done(&self, f: impl FnOnce(&mut Done)) {
         f(&mut lock(&self.done));
         self.done_cv.notify_all();
@@ -415,6 +482,8 @@ impl Handler for Dispatcher {
             STORE_OPEN => self.store_open(params),
             CLI_RUN => self.cli_run(&ctx, params),
             CLI_ROOT_OPTION => self.root_option(params),
+            EXPLORER_ROUTER => self.explorer_router(params),
+            EXPLORER_REQUEST => self.explorer_request(&ctx, params),
             _ => {
                 if let Some(handler) = self.plugin.methods.get(method) {
                     return handler(&ctx, params);

@@ -74,7 +74,7 @@ pub struct ExplorerRequestParams {
 }
 
 /// `explorer.request` result: the HTTP answer.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
 pub struct ExplorerResponse {
     /// The status code, 100 to 599.
     pub status: u16,
@@ -87,6 +87,98 @@ pub struct ExplorerResponse {
     /// A binary body, base64-encoded (instead of `body`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub body_base64: Option<String>,
+}
+
+impl ExplorerRequestParams {
+    /// The `{name}` segment `name` of the route, percent-decoded.
+    pub fn param(&self, name: &str) -> Option<String> {
+        self.path_params.get(name).map(|v| percent_decode(v))
+    }
+
+    /// The first value of `name` in the query string, percent-decoded (`+` as a space).
+    pub fn query_value(&self, name: &str) -> Option<String> {
+        self.query.split('&').find_map(|pair| {
+            let (key, value) = pair.split_once('=').unwrap_or((pair, ""));
+            (percent_decode(&key.replace('+', " ")) == name)
+                .then(|| percent_decode(&value.replace('+', " ")))
+        })
+    }
+
+    /// The request body's bytes (`body` or the decoded `body_base64`; empty when neither).
+    pub fn body_bytes(&self) -> Vec<u8> {
+        use base64::Engine;
+        match (&self.body, &self.body_base64) {
+            (Some(text), _) => text.as_bytes().to_vec(),
+            (None, Some(encoded)) => base64::engine::general_purpose::STANDARD
+                .decode(encoded.as_bytes())
+                .unwrap_or_default(),
+            (None, None) => Vec::new(),
+        }
+    }
+}
+
+/// `%XX` sequences decoded (invalid ones kept as written); bytes that are not UTF-8 become U+FFFD.
+pub fn percent_decode(text: &str) -> String {
+    let bytes = text.as_bytes();
+    let mut out = Vec::with_capacity(bytes.len());
+    let mut i = 0;
+    while i < bytes.len() {
+        let hex = |b: u8| (b as char).to_digit(16);
+        if bytes[i] == b'%' && i + 2 < bytes.len() {
+            if let (Some(hi), Some(lo)) = (hex(bytes[i + 1]), hex(bytes[i + 2])) {
+                out.push((hi * 16 + lo) as u8);
+                i += 3;
+                continue;
+            }
+        }
+        out.push(bytes[i]);
+        i += 1;
+    }
+    String::from_utf8_lossy(&out).into_owned()
+}
+
+impl ExplorerResponse {
+    /// An answer with `status`, no headers and no body.
+    pub fn empty(status: u16) -> ExplorerResponse {
+        ExplorerResponse {
+            status,
+            ..ExplorerResponse::default()
+        }
+    }
+
+    /// A `text/plain` answer.
+    pub fn text(status: u16, body: impl Into<String>) -> ExplorerResponse {
+        ExplorerResponse::empty(status)
+            .header("content-type", "text/plain; charset=utf-8")
+            .body(body)
+    }
+
+    /// A `200` HTML page.
+    pub fn html(body: impl Into<String>) -> ExplorerResponse {
+        ExplorerResponse::empty(200)
+            .header("content-type", "text/html; charset=utf-8")
+            .body(body)
+    }
+
+    /// A JSON answer.
+    pub fn json(status: u16, value: &serde_json::Value) -> ExplorerResponse {
+        ExplorerResponse::empty(status)
+            .header("content-type", "application/json")
+            .body(value.to_string())
+    }
+
+    /// The same answer with header `name` set to `value` (names are kept lowercased).
+    pub fn header(mut self, name: &str, value: impl Into<String>) -> ExplorerResponse {
+        self.headers.insert(name.to_ascii_lowercase(), value.into());
+        self
+    }
+
+    /// The same answer with a text body.
+    pub fn body(mut self, body: impl Into<String>) -> ExplorerResponse {
+        self.body = Some(body.into());
+        self.body_base64 = None;
+        self
+    }
 }
 
 #[cfg(test)]
@@ -119,5 +211,22 @@ mod tests {
         let wire = serde_json::to_value(&request).unwrap();
         assert_eq!(wire["path_params"]["id"], "a%2Fb");
         assert!(wire.get("body").is_none());
+        assert_eq!(request.param("id").as_deref(), Some("a/b"));
+    }
+
+    #[test]
+    fn queries_and_bodies_decode() {
+        let request: ExplorerRequestParams = serde_json::from_value(json!({
+            "name": "w", "class": "W", "route": "/x", "method": "POST", "path": "/x",
+            "query": "q=a+b%21&empty&n=%zz", "body_base64": "AP8="
+        }))
+        .unwrap();
+        assert_eq!(request.query_value("q").as_deref(), Some("a b!"));
+        assert_eq!(request.query_value("empty").as_deref(), Some(""));
+        assert_eq!(request.query_value("n").as_deref(), Some("%zz"));
+        assert_eq!(request.query_value("missing"), None);
+        assert_eq!(request.body_bytes(), vec![0, 255]);
+        assert_eq!(percent_decode("%"), "%");
+        assert_eq!(percent_decode("a%2"), "a%2");
     }
 }

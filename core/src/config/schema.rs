@@ -99,6 +99,8 @@ pub const TOP_LEVEL: &[(&str, Node)] = &[
             ("cors_origins", Node::Leaf),
             ("allowed_hosts", Node::Leaf),
             ("static_dir", Node::Leaf),
+            ("plugin_timeout_seconds", Node::Leaf),
+            ("plugin_idle_seconds", Node::Leaf),
             ("plugins", Node::Table(&[("impls", Node::Leaf)])),
         ]),
     ),

@@ -159,6 +159,19 @@ impl Registry {
         }
     }
 
+    /// The names that took effect in `group` (the manifest spelling), sorted.
+    pub fn names(&self, group: &str) -> Vec<String> {
+        let group = intern_group(group);
+        let mut names: Vec<String> = self
+            .entries
+            .keys()
+            .filter(|(g, _)| *g == group)
+            .map(|(_, n)| n.clone())
+            .collect();
+        names.sort();
+        names
+    }
+
     /// `{group: {name: reason}}` for every claim that did not take effect, as `load_failures()` lists them.
     pub fn load_failures(&self) -> BTreeMap<String, BTreeMap<String, String>> {
         let mut out: BTreeMap<String, BTreeMap<String, String>> = BTreeMap::new();

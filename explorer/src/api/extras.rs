@@ -171,6 +171,11 @@ fn fresh_report(s: &Shared) -> (Session, Value) {
     (session, value)
 }
 
+/// The explorer plugins as the server mounted them (the middleware answers only after they loaded).
+pub async fn explorer_plugins(State(s): State<Shared>) -> Json<Value> {
+    Json(json!({"plugins": s.plugins.listings()}))
+}
+
 pub async fn plugin_report(State(s): State<Shared>) -> ApiResult<Json<Value>> {
     blocking(move || Ok(fresh_report(&s).1)).await.map(Json)
 }

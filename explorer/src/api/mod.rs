@@ -401,6 +401,14 @@ pub fn routes() -> Vec<Route> {
     ));
     all.push(route(
         Method::GET,
+        "/api/v1/explorer-plugins",
+        "The explorer plugins: the routes each serves and its page, or why it serves none",
+        "plugins",
+        vec![],
+        get(extras::explorer_plugins),
+    ));
+    all.push(route(
+        Method::GET,
         "/api/v1/config",
         "The config as agent-env config show --json gives it (secrets masked)",
         "config",

@@ -55,6 +55,13 @@ impl World {
         std::fs::write(dir.join("config.toml"), text).expect("config written");
     }
 
+    /// Installs a plugin by its manifest: `<plugins>/<folder>/agent-env-plugin.toml`.
+    pub fn install_manifest(&self, folder: &str, text: &str) {
+        let dir = self.dirs.plugins.join(folder);
+        std::fs::create_dir_all(&dir).expect("plugin folder");
+        std::fs::write(dir.join("agent-env-plugin.toml"), text).expect("manifest written");
+    }
+
     /// `agent-env ARGS` in this world.
     pub fn agent_env(&self, args: &[&str]) -> Ran {
         let bin = workspace_binary("agent-env", "agent-env");

@@ -1,0 +1,280 @@
+//! Explorer plugins as child processes: routes declared over the protocol and matched before the
+//! explorer's own, requests forwarded and answers relayed, and the plugins that fail, conflict, hang,
+//! crash or answer garbage — each against the real fixture plugin.
+
+use std::time::{Duration, Instant};
+
+use agent_env_test_support::fixture;
+use serde_json::Value;
+
+use crate::support::{Explorer, World};
+
+fn manifest(package: &str, extra: &str) -> String {
+    format!(
+        "[plugin]\nname = \"{package}\"\nversion = \"0.1.0\"\nexec = [\"{}\", \"{package}\"{extra}]\nprotocol = [1, 1]\n\n[provides.explorer_plugins]\nfx = \"FixtureExplorer\"\n",
+        fixture("fixture-explorer").display()
+    )
+}
+
+fn world_with_fixture(config: &str) -> World {
+    let world = World::new();
+    world.install_manifest("fx", &manifest("agentenv-fixture-explorer", ""));
+    world.config(config);
+    world
+}
+
+fn listing(server: &Explorer) -> Vec<Value> {
+    let r = server.get("/api/v1/explorer-plugins");
+    r.expect(200);
+    r.json()["plugins"].as_array().cloned().unwrap_or_default()
+}
+
+#[test]
+fn routes_are_forwarded_and_answers_relayed() {
+    let world = world_with_fixture("");
+    let server = Explorer::start(&world);
+
+    let page = server.get("/ext/fx");
+    page.expect(200);
+    assert!(
+        page.text().contains("<h1 id=\"fx\">Fixture page</h1>"),
+        "{}",
+        page.text()
+    );
+    assert_eq!(
+        page.header("content-type"),
+        Some("text/html; charset=utf-8")
+    );
+    // The explorer's own security headers hold for plugin pages too.
+    assert!(page
+        .header("content-security-policy")
+        .is_some_and(|v| v.contains("frame-ancestors 'none'")));
+
+    let item = server.get("/ext/fx/item/a%2Fb?q=two+words");
+    item.expect(200);
+    let item = item.json();
+    assert_eq!(item["id"], "a/b");
+    assert_eq!(item["raw"], "a%2Fb");
+    assert_eq!(item["q"], "two words");
+
+    let echo = server.request(
+        "POST",
+        "/ext/fx/echo",
+        &[("X-Test", "seen"), ("Content-Type", "text/plain")],
+        b"hello body",
+    );
+    echo.expect(201);
+    assert_eq!(echo.text(), "hello body");
+    assert_eq!(echo.header("x-method"), Some("POST"));
+    assert_eq!(echo.header("x-seen"), Some("seen"));
+    assert_eq!(
+        echo.header("content-type"),
+        Some("application/octet-stream")
+    );
+
+    // A literal path under a core prefix is the plugin's; its neighbours stay the core's.
+    let literal = server.get("/api/v1/envs/from-plugin");
+    literal.expect(200);
+    assert_eq!(literal.json()["served_by"], "fixture-explorer");
+    server.get("/api/v1/envs/another").expect(404);
+    server.get("/api/v1/health").expect(200);
+    // A method the plugin does not serve on its path falls through to the core (nothing there).
+    server.request("DELETE", "/ext/fx", &[], b"").expect(404);
+
+    // The plugin reaches the configured stores through host calls.
+    let url = server.get("/ext/fx/object");
+    url.expect(200);
+    assert!(url.text().starts_with("file://"), "{}", url.text());
+
+    let plugins = listing(&server);
+    assert_eq!(plugins.len(), 1, "{plugins:?}");
+    assert_eq!(plugins[0]["name"], "fx");
+    assert_eq!(plugins[0]["package"], "agentenv-fixture-explorer");
+    assert_eq!(plugins[0]["page"], "/ext/fx");
+    assert_eq!(plugins[0]["title"], "Fixture page");
+    assert!(plugins[0]["error"].is_null());
+    server.stop();
+}
+
+#[test]
+fn a_hanging_request_gets_504_and_blocks_nothing_else() {
+    let world = world_with_fixture("[explorer]\nplugin_timeout_seconds = 1\n");
+    let server = Explorer::start(&world);
+    server.get("/ext/fx").expect(200);
+    let port = server.port;
+    let hanging = std::thread::spawn(move || {
+        let started = Instant::now();
+        let r = crate::support::http::request(port, "GET", "/ext/fx/hang", &[], b"");
+        (r, started.elapsed())
+    });
+    std::thread::sleep(Duration::from_millis(200));
+    // While it hangs, the plugin's other routes and the core's answer.
+    server.get("/ext/fx/item/x").expect(200);
+    server.get("/api/v1/health").expect(200);
+    let (r, took) = hanging.join().unwrap();
+    r.expect(504);
+    let detail = r.detail();
+    assert!(
+        detail
+            .as_str()
+            .unwrap()
+            .contains("did not answer within 1s"),
+        "{detail}"
+    );
+    assert!(took < Duration::from_secs(30), "{took:?}");
+    server.get("/ext/fx/item/y").expect(200);
+    server.stop();
+}
+
+#[test]
+fn a_crashed_plugin_is_started_again_on_the_next_request_until_the_crash_loop_rule() {
+    let world = world_with_fixture("");
+    let server = Explorer::start(&world);
+    let first = server.get("/ext/fx/item/x").json()["pid"].clone();
+    let crash = server.get("/ext/fx/crash");
+    crash.expect(502);
+    assert!(
+        crash
+            .detail()
+            .as_str()
+            .unwrap()
+            .contains("explorer plugin 'fx'"),
+        "{}",
+        crash.detail()
+    );
+    let again = server.get("/ext/fx/item/x");
+    again.expect(200);
+    assert_ne!(again.json()["pid"], first, "a new process answers");
+    // Crash after crash: the crash-loop rule gives up on it, and says so.
+    server.get("/ext/fx/crash").expect(502);
+    server.get("/ext/fx/item/x").expect(200);
+    server.get("/ext/fx/crash").expect(502);
+    let given_up = server.get("/ext/fx/item/x");
+    given_up.expect(503);
+    let detail = given_up.detail();
+    assert!(
+        detail.as_str().unwrap().contains("is not available"),
+        "{detail}"
+    );
+    assert!(detail.as_str().unwrap().contains("crash"), "{detail}");
+    server.stop();
+}
+
+#[test]
+fn garbage_and_panics_are_502_with_a_reason() {
+    let world = world_with_fixture("");
+    let server = Explorer::start(&world);
+    let garbage = server.get("/ext/fx/garbage");
+    garbage.expect(502);
+    assert!(
+        garbage.detail().as_str().unwrap().contains("status 999"),
+        "{}",
+        garbage.detail()
+    );
+    let panic = server.get("/ext/fx/panic");
+    panic.expect(502);
+    assert!(
+        panic
+            .detail()
+            .as_str()
+            .unwrap()
+            .contains("the fixture panics"),
+        "{}",
+        panic.detail()
+    );
+    server.get("/ext/fx/item/x").expect(200);
+    server.stop();
+}
+
+#[test]
+fn an_idle_plugin_is_stopped_and_started_again_on_demand() {
+    let world = world_with_fixture("[explorer]\nplugin_idle_seconds = 0.5\n");
+    let server = Explorer::start(&world);
+    let pid = server.get("/ext/fx/item/x").json()["pid"].as_u64().unwrap();
+    let deadline = Instant::now() + Duration::from_secs(30);
+    while std::path::Path::new(&format!("/proc/{pid}")).exists() {
+        assert!(
+            Instant::now() < deadline,
+            "the idle plugin {pid} was never stopped"
+        );
+        std::thread::sleep(Duration::from_millis(100));
+    }
+    let again = server.get("/ext/fx/item/x");
+    again.expect(200);
+    assert_ne!(again.json()["pid"].as_u64().unwrap(), pid);
+    server.stop();
+}
+
+#[test]
+fn stopping_the_explorer_stops_its_plugins() {
+    let world = world_with_fixture("");
+    let server = Explorer::start(&world);
+    let pid = server.get("/ext/fx/item/x").json()["pid"].as_u64().unwrap();
+    let stopped = server.stop();
+    assert_eq!(stopped.code, Some(0), "{}", stopped.stdout);
+    assert!(
+        !std::path::Path::new(&format!("/proc/{pid}")).exists(),
+        "the plugin {pid} outlived the explorer"
+    );
+}
+
+#[test]
+fn conflicting_explorer_plugins_serve_nothing_and_say_why() {
+    let world = World::new();
+    world.install_manifest("fx-a", &manifest("agentenv-fx-a", ""));
+    world.install_manifest("fx-b", &manifest("agentenv-fx-b", ""));
+    let server = Explorer::start(&world);
+    server.get("/ext/fx").expect(404);
+    server.get("/api/v1/envs/from-plugin").expect(404);
+    let plugins = listing(&server);
+    assert_eq!(plugins.len(), 2, "{plugins:?}");
+    for p in &plugins {
+        let error = p["error"].as_str().unwrap_or("");
+        assert!(error.starts_with("conflict:"), "{p}");
+    }
+    server.stop();
+}
+
+#[test]
+fn a_plugin_that_cannot_start_serves_nothing_and_the_rest_still_works() {
+    let world = World::new();
+    world.install_manifest(
+        "broken",
+        "[plugin]\nname = \"agentenv-broken-explorer\"\nversion = \"0.1.0\"\nexec = [\"/nonexistent/explorer\"]\nprotocol = [1, 1]\n\n[provides.explorer_plugins]\nbroken = \"Broken\"\n",
+    );
+    let server = Explorer::start(&world);
+    server.get("/api/v1/health").expect(200);
+    server.get("/").expect(200);
+    let plugins = listing(&server);
+    assert_eq!(plugins.len(), 1, "{plugins:?}");
+    assert!(
+        plugins[0]["error"].as_str().is_some_and(|e| !e.is_empty()),
+        "{plugins:?}"
+    );
+    server.stop();
+}
+
+#[test]
+fn routes_the_explorer_cannot_serve_are_listed_not_mounted() {
+    let world = World::new();
+    world.install_manifest(
+        "fx",
+        &manifest("agentenv-fixture-explorer", ", \"--bad-routes\""),
+    );
+    let server = Explorer::start(&world);
+    server.get("/ext/fx").expect(200);
+    let plugins = listing(&server);
+    let not_served: Vec<String> = plugins[0]["not_served"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|v| v.as_str().unwrap().to_string())
+        .collect();
+    assert_eq!(not_served.len(), 2, "{not_served:?}");
+    assert!(
+        not_served[0].contains("must start with '/'"),
+        "{not_served:?}"
+    );
+    assert!(not_served[1].contains("serves it first"), "{not_served:?}");
+    server.stop();
+}
