@@ -222,6 +222,13 @@ func (p *Plugin) Contributions() []Contribution {
 			Methods: []string{"apply"}, Description: opt.Description})
 	}
 	for _, group := range genericGroups {
+		if group == GroupExplorerPlugins {
+			for _, name := range sortedKeys(p.explorers) {
+				e := p.explorers[name]
+				out = append(out, Contribution{Group: group, Name: name, Type: name, Class: e.Class,
+					Methods: []string{"router"}})
+			}
+		}
 		for _, name := range sortedKeys(p.generics[group]) {
 			g := p.generics[group][name]
 			out = append(out, Contribution{Group: group, Name: name, Type: g.typeName(), Class: g.Class,

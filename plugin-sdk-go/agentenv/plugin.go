@@ -47,6 +47,7 @@ type Plugin struct {
 	commands     map[string]*Command
 	rootOptions  map[string]*RootOption
 	generics     map[string]map[string]*Generic
+	explorers    map[string]*Explorer
 	storeClasses map[string]*storeClass
 	problems     []string
 }
@@ -61,6 +62,7 @@ func NewPlugin(name, version string) *Plugin {
 		commands:     map[string]*Command{},
 		rootOptions:  map[string]*RootOption{},
 		generics:     map[string]map[string]*Generic{},
+		explorers:    map[string]*Explorer{},
 		storeClasses: map[string]*storeClass{},
 	}
 }
@@ -136,7 +138,7 @@ func (p *Plugin) AddGeneric(g Generic) {
 		p.problem("a %s contribution needs a Name and a Class (got name '%s', class '%s')", g.Group, g.Name, g.Class)
 	case len(g.Methods) == 0:
 		p.problem("%s contribution '%s' has no Methods", g.Group, g.Name)
-	case p.generics[g.Group][g.Name] != nil:
+	case p.generics[g.Group][g.Name] != nil || (g.Group == GroupExplorerPlugins && p.explorers[g.Name] != nil):
 		p.problem("%s contribution '%s' is registered twice", g.Group, g.Name)
 	default:
 		if p.generics[g.Group] == nil {

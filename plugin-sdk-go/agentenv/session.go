@@ -77,6 +77,14 @@ func (s *session) HandleRequest(ctx context.Context, req *Request) (any, error) 
 		return s.rootOption(ctx, req, settings)
 	case StoreOpenMethod:
 		return s.openStoreFor(ctx, req)
+	case ExplorerRouterMethod:
+		if len(s.plugin.explorers) > 0 {
+			return s.explorerRouter(req)
+		}
+	case ExplorerRequestMethod:
+		if len(s.plugin.explorers) > 0 {
+			return s.explorerRequest(ctx, req, settings)
+		}
 	}
 	if strings.HasPrefix(req.Method, "store.") {
 		return s.storeOp(ctx, req)

@@ -117,11 +117,7 @@ impl Explorer {
     }
 
     /// The handler of the route the explorer matched, by the route as declared.
-    pub(crate) fn handler(
-        &self,
-        method: &str,
-        route: &str,
-    ) -> Option<&HandlerFn> {
+    pub(crate) fn handler(&self, method: &str, route: &str) -> Option<&HandlerFn> {
         let method = method.to_ascii_uppercase();
         self.routes
             .iter()

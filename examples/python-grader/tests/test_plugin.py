@@ -69,6 +69,38 @@ def test_initialize_answer_matches_the_manifest(grader):
     ]
 
 
+def test_the_explorer_page_scores_pasted_text_through_the_pipe(grader):
+    plugin = grader()
+    plugin.initialize()
+    routes = plugin.request("explorer.router", {"name": "grader", "class": "GraderPage"})
+    assert routes["page"] == "/ext/grader" and routes["title"] == "Keyword grader"
+    assert {"method": "POST", "path": "/ext/grader/score"} in routes["routes"]
+    page = plugin.request(
+        "explorer.request",
+        {"name": "grader", "class": "GraderPage", "route": "/ext/grader", "method": "GET", "path": "/ext/grader"},
+    )
+    assert page["status"] == 200 and '<form method="post" action="/ext/grader/score">' in page["body"]
+    scored = plugin.request(
+        "explorer.request",
+        {
+            "name": "grader",
+            "class": "GraderPage",
+            "route": "/ext/grader/score",
+            "method": "POST",
+            "path": "/ext/grader/score",
+            "body": "keywords=alpha%2C+gamma&text=alpha+%3Cb%3Ebeta%3C%2Fb%3E",
+        },
+    )
+    assert scored["status"] == 200
+    assert '<p id="result">score <strong>0.5</strong></p>' in scored["body"]
+    assert "alpha &lt;b&gt;beta&lt;/b&gt;" in scored["body"], "the text is escaped back into the form"
+    empty = plugin.request(
+        "explorer.request",
+        {"name": "grader", "class": "GraderPage", "route": "/ext/grader/score", "method": "POST", "path": "/ext/grader/score", "body": "keywords=&text=x"},
+    )
+    assert empty["status"] == 400 and "at least one keyword" in empty["body"]
+
+
 def test_grade_keywords_scores_a_file_in_the_sandbox_work_folder(grader, sandbox):
     Path(sandbox["work_dir"], "answer.txt").write_text("Photosynthesis needs light. Chlorophyll is green.")
     plugin = grader()
@@ -267,6 +299,7 @@ def test_agent_env_discovers_the_plugin_from_path_and_it_takes_effect(installed,
     assert statuses == {
         ("agent_env.task_steps", "grade_keywords"): "active",
         ("agent_env.cli_plugins", "grader"): "active",
+        ("agent_env.explorer_plugins", "grader"): "active",
     }
     check = subprocess.run([binary, "plugin", "check"], env=env, capture_output=True, text=True, timeout=120)
     assert check.returncode == 0, check.stdout + check.stderr

@@ -10,6 +10,7 @@ pub mod objects;
 pub mod openapi;
 pub mod tasks;
 
+use axum::extract::State;
 use axum::http::{Method, StatusCode};
 use axum::response::IntoResponse;
 use axum::routing::{get, post, MethodRouter};
@@ -437,8 +438,8 @@ pub fn router() -> Router<Shared> {
     router
         .route(
             "/openapi.json",
-            get(move || {
-                let document = document.clone();
+            get(move |State(s): State<Shared>| {
+                let document = openapi::with_plugin_routes(document.clone(), &s.plugins.listings());
                 async move { axum::Json(document) }
             }),
         )

@@ -39,6 +39,43 @@ pub fn document(routes: &[Route]) -> Value {
     })
 }
 
+/// `document` with the routes explorer plugins serve (tag `explorer plugins`); a plugin route on a
+/// path the explorer documents already takes that method's place, as it does in serving.
+pub fn with_plugin_routes(
+    mut document: Value,
+    listings: &[crate::plugins::mounted::Listing],
+) -> Value {
+    let Some(paths) = document["paths"].as_object_mut() else {
+        return document;
+    };
+    for listing in listings {
+        for route in &listing.routes {
+            let method = route.method.to_ascii_lowercase();
+            let params: Vec<Value> = route
+                .path
+                .split('/')
+                .filter_map(|s| s.strip_prefix('{')?.strip_suffix('}'))
+                .map(|name| json!({"name": name, "in": "path", "required": true, "schema": {"type": "string"}}))
+                .collect();
+            let op = json!({
+                "summary": format!("Served by the explorer plugin '{}' ({})", listing.name, listing.package.as_deref().unwrap_or("")),
+                "tags": ["explorer plugins"],
+                "operationId": format!("{}_{}", operation_id(&method, &route.path), listing.name.replace('-', "_")),
+                "parameters": params,
+                "responses": {"default": {"description": "what the plugin answers"}},
+            });
+            if let Some(ops) = paths
+                .entry(route.path.clone())
+                .or_insert_with(|| json!({}))
+                .as_object_mut()
+            {
+                ops.insert(method, op);
+            }
+        }
+    }
+    document
+}
+
 fn operation_id(method: &str, path: &str) -> String {
     let words: Vec<String> = path
         .trim_start_matches("/api/v1/")

@@ -86,6 +86,18 @@ fn routes_are_forwarded_and_answers_relayed() {
     url.expect(200);
     assert!(url.text().starts_with("file://"), "{}", url.text());
 
+    // The OpenAPI document lists the plugin's routes with the explorer's own.
+    let doc = server.get("/openapi.json").json();
+    assert_eq!(
+        doc["paths"]["/ext/fx/item/{id}"]["get"]["tags"][0],
+        "explorer plugins"
+    );
+    assert_eq!(
+        doc["paths"]["/ext/fx/echo"]["post"]["parameters"],
+        serde_json::json!([])
+    );
+    assert!(doc["paths"]["/api/v1/health"]["get"].is_object());
+
     let plugins = listing(&server);
     assert_eq!(plugins.len(), 1, "{plugins:?}");
     assert_eq!(plugins[0]["name"], "fx");

@@ -58,6 +58,7 @@ const EXPECTED: &[(&str, &str)] = &[
     ("post", "/api/v1/workflows/{workflow_id}/cancel"),
     ("get", "/api/v1/plugin-report"),
     ("get", "/api/v1/plugin-report/{package}"),
+    ("get", "/api/v1/explorer-plugins"),
     ("get", "/api/v1/config"),
     ("get", "/api/v1/health"),
 ];

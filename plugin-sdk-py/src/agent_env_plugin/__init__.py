@@ -40,6 +40,7 @@ from .errors import (
     StepFailedError,
     StoreIOError,
 )
+from .explorer import Explorer, ExplorerRequest, ExplorerResponse
 from .host import HostHandle, current_host
 from .plugin import Plugin
 from .stores import (
@@ -65,6 +66,9 @@ __all__ = [
     "DEFAULT_CONTENT_TYPE",
     "DocumentStore",
     "DuplicateKeyError",
+    "Explorer",
+    "ExplorerRequest",
+    "ExplorerResponse",
     "ForeignUrlError",
     "HostHandle",
     "ImageStore",

@@ -27,6 +27,7 @@ from .errors import (
     ProtocolMismatchError,
     StepFailedError,
 )
+from .explorer import Explorer, ExplorerRequest, to_response
 from .host import HostHandle, _current
 from .peer import CallContext, Connection
 from .stores import STORE_BASES, Store, call_store_op, check_config
@@ -135,6 +136,7 @@ class Plugin:
         self._next_handle = 0
         self._shutdown_hooks: List[Callable[[], None]] = []
         self._methods: Dict[str, GenericMethod] = {}
+        self._explorers: Dict[str, Explorer] = {}
 
     # ---------------------------------------------------------------- registration
 
@@ -281,6 +283,18 @@ class Plugin:
         self._generic[(group, name)] = contribution
         return contribution
 
+    def explorer(
+        self, name: str, cls: str | None = None, page: str | None = None, title: str | None = None
+    ) -> Explorer:
+        """Registers an explorer plugin (`explorer_plugins`) named `name`: routes served inside `agent-env
+        up`. `page` is the route the explorer's navigation links to, `title` its link text. Add routes to
+        the returned `Explorer` with its `get`, `post` or `route` decorators."""
+        if name in self._explorers or ("explorer_plugins", name) in self._generic:
+            raise ValueError(f"explorer_plugins '{name}' is registered twice in {self.name}")
+        explorer = Explorer(name, cls or name, page, title)
+        self._explorers[name] = explorer
+        return explorer
+
     def method(self, name: str) -> Callable[[GenericMethodT], GenericMethodT]:
         """Answers the request method `name` with a function `(params, host) -> JSON value`: the escape
         hatch for anything the protocol adds that has no registration of its own (the Rust SDK's
@@ -321,6 +335,8 @@ class Plugin:
             out.append(_info("cli_plugins", command.name, command.name, label, ["run"], command.description))
         for option in self._root_options.values():
             out.append(_info("cli_root_options", option.name, option.name, option.label, ["apply"], option.description))
+        for explorer in self._explorers.values():
+            out.append(_info("explorer_plugins", explorer.name, explorer.name, explorer.label, ["router"], None))
         for c in self._generic.values():
             out.append(_info(c.group, c.name, c.type_name, c.label, c.methods, c.description))
         return out
@@ -418,6 +434,10 @@ class Plugin:
             return self._root_option(params, host)
         if method == "initialize":
             return self.initialize(params)
+        if method == "explorer.router" and self._explorers:
+            return self._explorer_for(method, params).router()
+        if method == "explorer.request" and self._explorers:
+            return self._explorer_request(params, host)
         group, _, op = method.rpartition(".")
         if group in GROUPS:
             return self._generic_call(group, op, method, params, host)
@@ -535,6 +555,23 @@ class Plugin:
             raise InvalidParamsError("cli.root_option: 'value' must be a string or null")
         path = option.function(value, host)
         return {"config_path": os.path.abspath(path)} if path else {}
+
+    def _explorer_for(self, method: str, params: Dict[str, Any]) -> Explorer:
+        name = _need_str(params, method, "name")
+        explorer = self._explorers.get(name)
+        if explorer is None:
+            raise _method_not_found(method, f"{self.name} (no explorer plugin '{name}')")
+        return explorer
+
+    def _explorer_request(self, params: Dict[str, Any], host: HostHandle) -> Dict[str, Any]:
+        explorer = self._explorer_for("explorer.request", params)
+        request = ExplorerRequest.from_params(params)
+        handler = explorer.handler(request.method, request.route)
+        if handler is None:
+            raise _method_not_found(
+                "explorer.request", f"the explorer plugin '{explorer.name}' (no route '{request.method} {request.route}')"
+            )
+        return to_response(handler(request, host)).to_wire()
 
     def _generic_call(self, group: str, op: str, method: str, params: Dict[str, Any], host: HostHandle) -> Any:
         type_name = params.get("type")

@@ -1,4 +1,5 @@
-"""The agentenv-grader plugin: the `grade_keywords` task step, the `grader` command, a folder object store.
+"""The agentenv-grader plugin: the `grade_keywords` task step, the `grader` command, a folder object store,
+and a page in the explorer (`agent-env up`, "Keyword grader") that scores pasted text by keywords.
 
 A task step that uses it:
 
@@ -14,7 +15,7 @@ from __future__ import annotations
 
 import sys
 
-from agent_env_plugin import HostHandle, Plugin, TaskStep
+from agent_env_plugin import ExplorerRequest, ExplorerResponse, HostHandle, Plugin, TaskStep
 
 from . import grading
 from .store import FolderObjectStore
@@ -109,6 +110,55 @@ def grader_command(argv: List[str], host: HostHandle) -> int:
             print(f"{row['result']:4}  {row['justification']}")
         print(f"score {verification['score']:g}")
     return 0 if verification["score"] == 1.0 else 1
+
+
+page = plugin.explorer("grader", cls="GraderPage", page="/ext/grader", title="Keyword grader")
+
+_PAGE = """<!doctype html>
+<html lang="en"><head><meta charset="utf-8"><title>Keyword grader · agent-env explorer</title>
+<link rel="stylesheet" href="/static/style.css"></head>
+<body><header><a class="brand" href="/">agent-env explorer</a></header><main>
+<h1>Keyword grader</h1>
+<p class="muted">Scores a text by the keywords it contains, as the <code>grade_keywords</code> step does.</p>
+<form method="post" action="/ext/grader/score">
+<p><label>Keywords (comma-separated)<br><input name="keywords" id="keywords" size="60" value="{keywords}"></label></p>
+<p><label>Text<br><textarea name="text" id="text" rows="8" cols="60">{text}</textarea></label></p>
+<p><button type="submit" id="score">Score</button></p>
+</form>
+{result}
+</main></body></html>
+"""
+
+
+def _render(keywords: str = "", text: str = "", result: str = "") -> str:
+    import html
+
+    return _PAGE.format(keywords=html.escape(keywords), text=html.escape(text), result=result)
+
+
+@page.get("/ext/grader")
+def grader_page(request: ExplorerRequest, host: HostHandle) -> ExplorerResponse:
+    return ExplorerResponse.html(_render())
+
+
+@page.post("/ext/grader/score")
+def grader_score(request: ExplorerRequest, host: HostHandle) -> ExplorerResponse:
+    import html
+    from urllib.parse import parse_qs
+
+    form = parse_qs(request.text(), keep_blank_values=True)
+    keywords_text = form.get("keywords", [""])[0]
+    text = form.get("text", [""])[0]
+    keywords = [k.strip() for k in keywords_text.split(",") if k.strip()]
+    if not keywords:
+        return ExplorerResponse.html(_render(keywords_text, text, '<p class="error" role="alert">Give at least one keyword.</p>'), 400)
+    verification = grading.grade_text(text, keywords, "the text")
+    rows = "".join(
+        f"<tr><td>{html.escape(str(row['result']))}</td><td>{html.escape(str(row['justification']))}</td></tr>"
+        for row in verification["results"]
+    )
+    result = f'<p id="result">score <strong>{verification["score"]:g}</strong></p><table><tbody>{rows}</tbody></table>'
+    return ExplorerResponse.html(_render(keywords_text, text, result))
 
 
 def main(argv: List[str] | None = None) -> None:

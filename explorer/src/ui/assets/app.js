@@ -362,7 +362,29 @@ async function plugins() {
     ...rows.map((p) => h("section", { class: "card", "data-plugin": p.name },
       h("h2", {}, link(`/plugins/${enc(p.name)}`, p.name), " ", h("span", { class: "muted" }, p.version)),
       table(["Group", "Name", "Status", "Code", "Reason"], contributionRows(p)))),
+    h("h2", {}, "Explorer plugins"),
+    table(["Page", "Package", "Routes", "Problems"], explorerPluginRows(await explorerPlugins), { id: "explorer-plugins" }),
     h("details", {}, h("summary", {}, "As text"), h("pre", { id: "plugin-text" }, data.text)));
+}
+
+// Explorer plugins' pages join the navigation; the Plugins page lists what each serves or why not.
+async function explorerNav() {
+  const nav = document.getElementById("plugin-nav");
+  const data = await api("/explorer-plugins");
+  for (const p of data.plugins || []) {
+    if (!p.page || p.error) continue;
+    const here = location.pathname === p.page;
+    nav.append(h("a", { href: p.page, "data-nav": "explorer-plugin", "data-plugin": p.name, "aria-current": here ? "page" : null }, p.title || p.name));
+  }
+  return data.plugins || [];
+}
+
+function explorerPluginRows(list) {
+  return list.map((p) => h("tr", { "data-explorer-plugin": p.name },
+    h("td", {}, p.page && !p.error ? link(p.page, p.title || p.name) : p.name),
+    h("td", {}, p.package || ""),
+    h("td", {}, (p.routes || []).map((r) => `${r.method} ${r.path}`).join("\n")),
+    h("td", {}, [p.error, ...(p.not_served || [])].filter(Boolean).join("\n"))));
 }
 
 async function plugin(name) {
@@ -382,7 +404,10 @@ async function config() {
 
 const views = { home, bundles, tasks, task, run, instance, artifacts, artifact, plugins, plugin, config };
 
+let explorerPlugins = Promise.resolve([]);
+
 async function boot() {
+  explorerPlugins = explorerNav().catch(() => []);
   const view = main.dataset.view;
   const id = main.dataset.id;
   if (!views[view]) {
