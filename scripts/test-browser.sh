@@ -2,7 +2,8 @@
 # The explorer's UI in a real browser: installs Debian's chromium and chromium-driver when missing,
 # starts `agent-env up` on a free port in a temp HOME, and drives headless Chromium through it with
 # chromedriver (scripts/browser/ui_check.py: Home, run `hello` from the Bundles page and watch it
-# pass live, the instance, the artifact, the plugin report, the config). Screenshots land in
+# pass live, the instance, the artifact, the plugin report, the config, and the grader example's
+# explorer page reached from the navigation, scoring a text). Screenshots land in
 # target/browser/. Fails, never skips, when the browser cannot be installed or started.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -37,6 +38,12 @@ echo "building agent-env and agent-env-explorer"
 cargo build --quiet -p agent-env -p agent-env-explorer
 bin="$root/target/debug"
 
+# The grader example (Python) serves an explorer page; installed into the test venv, found on PATH.
+echo "installing the grader example plugin"
+bash scripts/test-python.sh --install-only >/dev/null || fail "could not install the grader example (scripts/test-python.sh --install-only)"
+grader_bin="$root/target/py-venv/bin"
+[ -x "$grader_bin/agentenv-grader" ] || fail "scripts/test-python.sh --install-only left no $grader_bin/agentenv-grader"
+
 work=$(mktemp -d)
 explorer_pid=""
 driver_pid=""
@@ -66,6 +73,7 @@ TOML
 for var in $(env | sed -n 's/^\(AGENT_ENV_[A-Za-z0-9_]*\|XDG_[A-Za-z0-9_]*\)=.*/\1/p'); do unset "$var"; done
 export HOME="$work/home" XDG_DATA_HOME="$work/data" XDG_STATE_HOME="$work/state" XDG_CONFIG_HOME="$work/config"
 export AGENT_ENV_PLUGIN_DIR="$work/plugins"
+export PATH="$grader_bin:$PATH"
 
 (cd "$work/home" && exec "$bin/agent-env" up --port 0) >"$work/explorer.out" 2>"$work/explorer.err" &
 explorer_pid=$!

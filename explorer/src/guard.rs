@@ -125,6 +125,14 @@ pub async fn guard(State(guard): State<Arc<Guard>>, request: Request, next: Next
             .unwrap_or("");
         o.eq_ignore_ascii_case(&format!("http://{raw_host}"))
     });
+    // A page whose referrer policy is `no-referrer` (the explorer's own) sends `Origin: null` with a
+    // form's POST; the browser's `Sec-Fetch-Site: same-origin`, which no page can set, vouches for it.
+    let same_origin = same_origin
+        || request
+            .headers()
+            .get("sec-fetch-site")
+            .and_then(|v| v.to_str().ok())
+            .is_some_and(|v| v.eq_ignore_ascii_case("same-origin"));
     let unsafe_method = !matches!(
         *request.method(),
         Method::GET | Method::HEAD | Method::OPTIONS

@@ -1,6 +1,7 @@
 """Drives headless Chromium through the explorer as a person would: Home, start the `hello` bundle
 from the Bundles page and watch it pass on the live Run page, open the instance, the artifact it
-loaded (and view its file), and the plugin report; saves a screenshot of each page. Exits non-zero,
+loaded (and view its file), the plugin report, the config, and an explorer plugin's page (the grader
+example's, reached from the navigation: paste a text, score it); saves a screenshot of each page. Exits non-zero,
 naming the step, when anything is not as expected."""
 
 from __future__ import annotations
@@ -100,11 +101,37 @@ def check(base: str, driver: str, chromium: str, shots: Path) -> None:
             raise WebDriverError(f"the broken plugin's failure ({failed}) shows no reason")
         browser.screenshot(shots / "06-plugins.png")
 
+        print("plugins page: the explorer plugins")
+        browser.wait_css('#explorer-plugins [data-explorer-plugin="grader"]')
+
+        print("explorer plugin page: the grader example's, from the navigation")
+        browser.get(base + "/")
+        browser.click(browser.wait_css('[data-nav="explorer-plugin"][data-plugin="grader"]'))
+        browser.wait_for("the grader's page", lambda: browser.current_url().endswith("/ext/grader"))
+        browser.wait_text("h1", "Keyword grader")
+        browser.execute(
+            "document.getElementById('keywords').value = arguments[0];"
+            "document.getElementById('text').value = arguments[1];",
+            "alpha, gamma",
+            "alpha and beta",
+        )
+        browser.click(browser.wait_css("#score"))
+        browser.wait_text("#result", "score 0.5")
+        browser.screenshot(shots / "08-explorer-plugin.png")
+
         print("config page")
         browser.get(base + "/config")
         browser.wait_css("#config-text")
         no_error_on_page(browser, "config")
         browser.screenshot(shots / "07-config.png")
+    except WebDriverError:
+        # What the page showed when the check failed, for whoever reads the failure.
+        try:
+            browser.screenshot(shots / "failed.png")
+            print(f"the page at {browser.current_url()} is in {shots / 'failed.png'}", file=sys.stderr)
+        except (WebDriverError, OSError):
+            pass
+        raise
     finally:
         browser.quit()
 

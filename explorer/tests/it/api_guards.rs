@@ -183,4 +183,25 @@ fn a_post_from_another_origin_is_refused_even_without_fetch_metadata() {
     server
         .request("POST", path, &[("Origin", own.as_str())], b"{}")
         .expect(200);
+    // A form on the explorer's own pages posts with `Origin: null` (their referrer policy is
+    // no-referrer); the browser's Sec-Fetch-Site says it is the same origin. Without it, refused.
+    server
+        .request("POST", path, &[("Origin", "null")], b"{}")
+        .expect(403);
+    server
+        .request(
+            "POST",
+            path,
+            &[("Origin", "null"), ("Sec-Fetch-Site", "same-origin")],
+            b"{}",
+        )
+        .expect(200);
+    server
+        .request(
+            "POST",
+            path,
+            &[("Origin", "null"), ("Sec-Fetch-Site", "cross-site")],
+            b"{}",
+        )
+        .expect(403);
 }
