@@ -6,6 +6,9 @@
 
 use std::path::{Path, PathBuf};
 
+use agent_env_protocol::explorer::{
+    ExplorerRequestParams, ExplorerResponse, ExplorerRouterParams, ExplorerRouterResult,
+};
 use agent_env_protocol::manifest::Manifest;
 use agent_env_protocol::methods::{
     self, CancelParams, CliRunParams, CliRunResult, ExecuteParams, ExecuteResult, InitializeParams,
@@ -56,6 +59,10 @@ fn judged_by_type(definition: &str, value: &Value) -> Option<bool> {
         "cli.run.result" => reads_as::<CliRunResult>(value),
         "cli.root_option.params" => reads_as::<RootOptionParams>(value),
         "cli.root_option.result" => reads_as::<RootOptionResult>(value),
+        "explorer.router.params" => reads_as::<ExplorerRouterParams>(value),
+        "explorer.router.result" => reads_as::<ExplorerRouterResult>(value),
+        "explorer.request.params" => reads_as::<ExplorerRequestParams>(value),
+        "explorer.request.result" => reads_as::<ExplorerResponse>(value),
         "$/cancelRequest.params" => reads_as::<CancelParams>(value),
         "$/progress.params" => reads_as::<ProgressParams>(value),
         _ => return None,
@@ -91,6 +98,8 @@ fn the_message_schema_defines_every_method_the_crate_names() {
         methods::CLI_RUN,
         methods::CLI_ROOT_OPTION,
         methods::HOST_SETTINGS,
+        agent_env_protocol::explorer::EXPLORER_ROUTER,
+        agent_env_protocol::explorer::EXPLORER_REQUEST,
     ];
     for method in calls {
         for part in ["params", "result"] {
