@@ -384,7 +384,8 @@ fn show(args: &ShowArgs, verbose: bool, session: &Session, term: &Terminal) -> E
     Ok(0)
 }
 
-/// `agentenv-framework>=0.9 (installed 0.10.0), …`, or that none is declared; `None` for agent-env itself.
+/// `agentenv-framework>=0.9 (installed 0.10.0)`, or `no agent-env requirement declared (installed …)`,
+/// then each protocol requirement; `None` for agent-env itself.
 fn requires_line(registry: &Registry, source: RowSource) -> Option<String> {
     let RowSource::Plugin(i) = source else {
         return match source {
@@ -392,20 +393,32 @@ fn requires_line(registry: &Registry, source: RowSource) -> Option<String> {
             _ => Some("(the manifest could not be read)".into()),
         };
     };
-    let parts: Vec<String> =
+    let core = agent_env_protocol::names::CORE_PACKAGE;
+    let (on_core, on_others): (Vec<_>, Vec<_>) =
         compat::sorted_core_requirements(&registry.discovery.plugins[i].manifest)
             .into_iter()
-            .map(|r| {
-                let installed = compat::installed_version(&canonical_name(&r.package))
-                    .unwrap_or_else(|| "unknown".into());
-                format!("{}{} (installed {installed})", r.package, r.text)
-            })
-            .collect();
-    Some(if parts.is_empty() {
-        "no agent-env requirement declared".into()
+            .partition(|r| canonical_name(&r.package) == core);
+    // As the original: the core requirements, then one `(installed …)`; ours adds the protocol
+    // package's requirements, each with its installed version, after `; `.
+    let core_part = if on_core.is_empty() {
+        "no agent-env requirement declared".to_string()
     } else {
-        parts.join(", ")
-    })
+        on_core
+            .iter()
+            .map(|r| format!("{}{}", r.package, r.text))
+            .collect::<Vec<_>>()
+            .join(", ")
+    };
+    let mut line = format!("{core_part} (installed {})", crate::VERSION);
+    for r in on_others {
+        let installed = compat::installed_version(&canonical_name(&r.package))
+            .unwrap_or_else(|| "unknown".into());
+        line.push_str(&format!(
+            "; {}{} (installed {installed})",
+            r.package, r.text
+        ));
+    }
+    Some(line)
 }
 
 fn location(registry: &Registry, source: RowSource) -> String {

@@ -96,7 +96,8 @@ pub fn py_repr_table(table: &Table) -> String {
     )
 }
 
-fn py_str(s: &str) -> String {
+/// `s` as Python's `repr` writes a string: single quotes unless it holds one and no double quote.
+pub fn py_str(s: &str) -> String {
     let quote = if s.contains('\'') && !s.contains('"') {
         '"'
     } else {

@@ -141,15 +141,20 @@ fn type_problem(bundle: &Bundle, registry: &Registry) -> Option<String> {
                     .map(|s| format!("'{s}'"))
                     .unwrap_or_else(|| format!("{}", i + 1));
                 return Some(format!(
-                    "it isn't a valid bundle: {}: step {id}: {e}",
-                    task.path
+                    "it isn't a valid bundle: {}: step {id}: {}",
+                    task.path,
+                    e.not_known("step")
                 ));
             }
         }
     }
     for artifact in &bundle.artifacts {
         if let Err(e) = registry.resolve("artifacts", &artifact.artifact_type) {
-            return Some(format!("it isn't a valid bundle: {}: {e}", artifact.path));
+            return Some(format!(
+                "it isn't a valid bundle: {}: {}",
+                artifact.path,
+                e.not_known("artifact")
+            ));
         }
     }
     None

@@ -381,9 +381,12 @@ fn load_and_validate(reg: &mut Registry, i: usize) {
         Err(failure) => Err((failure.code.clone(), failure.message.clone())),
         Ok(answer) => validate::check_package(manifest_name, answer)
             .and_then(|()| {
-                validate::check_contribution(claim.group, &claim.name, &claim.class, answer)
+                validate::find_contribution(claim.group, &claim.name, &claim.class, answer)
             })
-            .map(|_| ())
+            .and_then(|info| {
+                validate::check_class(claim.group, &claim.name, &claim.class, info)
+                    .map_err(|m| validate::class_problem(claim.group, &m))
+            })
             .map_err(|m| (codes::INVALID_PLUGIN.to_string(), m)),
     };
     if claim.group == "cli_root_options" {
@@ -412,9 +415,27 @@ fn load_and_validate(reg: &mut Registry, i: usize) {
     match checked {
         Ok(()) => register_claim(reg, i),
         Err((code, message)) => {
-            let reason = format!("failed to load: {message}");
+            // A CLI class of the wrong shape is `is not a click.Command`, with no "failed to load".
+            let not_click = message.starts_with("is not a click.");
+            let reason = if not_click {
+                message.clone()
+            } else {
+                format!("failed to load: {message}")
+            };
             reg.claims[i].outcome = Outcome::with(Status::Failed, &code, &reason);
-            if claim.group == "cli_plugins" {
+            if claim.group == "cli_plugins" && not_click {
+                let kind = message.split(" (").next().unwrap_or(&message);
+                reg.warnings.push(format!(
+                    "CLI plugin '{}' from '{manifest_name}' {kind} and was skipped",
+                    claim.name
+                ));
+            } else if claim.group == "cli_root_options" && not_click {
+                let kind = message.split(" (").next().unwrap_or(&message);
+                reg.warnings.push(format!(
+                    "CLI root option '{}' from '{manifest_name}' {kind} and was skipped",
+                    claim.name
+                ));
+            } else if claim.group == "cli_plugins" {
                 reg.warnings.push(format!(
                     "CLI plugin '{}' from '{manifest_name}' failed to load and was skipped: {message}",
                     claim.name

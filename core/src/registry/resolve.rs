@@ -51,21 +51,48 @@ pub enum RegistryError {
     },
 }
 
+impl RegistryError {
+    /// How a bundle's file names the problem, as the original words it: `'x' is not a known step
+    /// type`, with the recorded reason in parentheses when a plugin claimed the name. `what` is the
+    /// kind of type (`step`, `artifact`, `env`).
+    pub fn not_known(&self, what: &str) -> String {
+        match self {
+            RegistryError::Unknown { name, detail, .. } => {
+                let detail = detail
+                    .as_deref()
+                    .map(|d| format!(" ({d})"))
+                    .unwrap_or_default();
+                format!("'{name}' is not a known {what} type{detail}")
+            }
+            other => other.to_string(),
+        }
+    }
+}
+
+/// `[...]` with each name quoted, as Python prints a list of strings.
+fn quoted_list(names: &[String]) -> String {
+    let names: Vec<String> = names.iter().map(|k| format!("'{k}'")).collect();
+    format!("[{}]", names.join(", "))
+}
+
 fn unknown_message(group: &str, name: &str, detail: Option<&str>, known: &[String]) -> String {
     let detail = detail.map(|d| format!(" ({d})")).unwrap_or_default();
     match group {
         "envs" => format!("Unknown env type: {name}{detail}"),
         "artifacts" => format!("Unknown artifact type: {name}{detail}"),
         "task_steps" => format!("Unknown task step type: {name}{detail}"),
-        "sandbox_providers" => {
-            let known: Vec<String> = known.iter().map(|k| format!("'{k}'")).collect();
-            format!(
-                "Unknown sandbox backend: '{name}'{detail} (expected one of [{}])",
-                known.join(", ")
-            )
-        }
-        "state_providers" => format!("Unknown env state type: {name}{detail}"),
-        "env_providers" => format!("Unknown env_provider_type: {name}{detail}"),
+        "sandbox_providers" => format!(
+            "Unknown sandbox backend: '{name}'{detail} (expected one of {})",
+            quoted_list(known)
+        ),
+        "state_providers" => format!(
+            "Unknown env state type: '{name}'{detail} (expected one of {})",
+            quoted_list(known)
+        ),
+        "env_providers" => format!(
+            "Unknown env_provider_type: '{name}' (expected one of {}){detail}",
+            quoted_list(known)
+        ),
         "explorer_plugins" => format!("Unknown explorer plugin: {name}{detail}"),
         "cli_plugins" => format!("Unknown command: {name}{detail}"),
         "cli_root_options" => format!("Unknown root option: {name}{detail}"),

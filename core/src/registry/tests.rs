@@ -153,12 +153,12 @@ fn validation_messages_and_resolution() {
     assert_eq!(half.code.as_deref(), Some(codes::INVALID_PLUGIN));
     assert_eq!(
         half.reason.as_deref(),
-        Some("failed to load: Half must implement execute and from_dict")
+        Some("failed to load: TypeError('Half must implement execute and from_dict')")
     );
     let wrong = outcome(&reg, "task_steps", "wrong", "agentenv-demo");
     assert_eq!(
         wrong.reason.as_deref(),
-        Some("failed to load: WrongName has type 'something_else'; its entry point must be named 'something_else'")
+        Some("failed to load: TypeError(\"WrongName has type 'something_else'; its entry point must be named 'something_else'\")")
     );
     match reg.resolve("task_steps", "grade_essay").unwrap() {
         Resolved::Plugin { package, class, .. } => {
@@ -179,7 +179,7 @@ fn validation_messages_and_resolution() {
         .to_string();
     assert_eq!(
         err,
-        "Unknown task step type: half_step (registered by 'half_step' from agentenv-demo 1.0 (Half) but failed to load: Half must implement execute and from_dict)"
+        "Unknown task step type: half_step (registered by 'half_step' from agentenv-demo 1.0 (Half) but failed to load: TypeError('Half must implement execute and from_dict'))"
     );
 }
 

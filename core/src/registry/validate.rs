@@ -22,16 +22,45 @@ pub fn check_contribution<'a>(
     class: &str,
     answer: &'a InitializeResult,
 ) -> Result<&'a ContributionInfo, String> {
-    let Some(info) = answer
+    let info = find_contribution(group, name, class, answer)?;
+    check_class(group, name, class, info)?;
+    Ok(info)
+}
+
+/// The answer's entry for one manifest contribution.
+pub fn find_contribution<'a>(
+    group: &str,
+    name: &str,
+    class: &str,
+    answer: &'a InitializeResult,
+) -> Result<&'a ContributionInfo, String> {
+    answer
         .contributions
         .iter()
         .find(|c| c.group == group && c.name == name)
-    else {
-        return Err(format!("{class} is not provided by the plugin"));
-    };
+        .ok_or_else(|| format!("{class} is not provided by the plugin"))
+}
+
+/// The group's rules for the class the entry describes: its type and its methods.
+pub fn check_class(
+    group: &str,
+    name: &str,
+    class: &str,
+    info: &ContributionInfo,
+) -> Result<(), String> {
     check_type(group, name, class, &info.type_name)?;
-    check_methods(group, class, &info.methods)?;
-    Ok(info)
+    check_methods(group, class, &info.methods)
+}
+
+/// A class that breaks its group's rules, as the original reports it: a CLI command `is not a
+/// click.Command`, a root option `is not a click.Option` (each with what is missing), and a class of
+/// any other group the `TypeError` its validation raised, `TypeError('Half must implement execute')`.
+pub fn class_problem(group: &str, problem: &str) -> String {
+    match group {
+        "cli_plugins" => format!("is not a click.Command ({problem})"),
+        "cli_root_options" => format!("is not a click.Option ({problem})"),
+        _ => format!("TypeError({})", crate::config::tables::py_str(problem)),
+    }
 }
 
 /// Type equals name, in the groups where the name is the class's type.
@@ -44,10 +73,10 @@ fn check_type(group: &str, name: &str, class: &str, type_name: &str) -> Result<(
             "{class} has type '{type_name}'; its entry point must be named '{type_name}'"
         )),
         "state_providers" => Err(format!(
-            "{class} has type {type_name}; it must equal the entry-point name, the identity a store is reattached and torn down by"
+            "{class} has type '{type_name}'; it must equal the entry-point name, the identity a store is reattached and torn down by"
         )),
         "env_providers" => Err(format!(
-            "{class} has type {type_name}; it must equal the entry-point name, which its records carry as env_provider_type"
+            "{class} has type '{type_name}'; it must equal the entry-point name, which its records carry as env_provider_type"
         )),
         // Artifacts may register extra names (checked by the registry), sandbox providers are checked on the
         // sandboxes they produce, and for CLI groups the entry-point name is the command or flag.

@@ -351,11 +351,13 @@ pub fn check(report: &Report, result: &CheckResult) -> String {
     if result.ok() {
         let _ = write!(
             out,
-            "ok: {} plugin package(s), {} contribution(s), all in effect",
+            "ok: {} plugin package(s), {} contribution(s)",
             result.packages, result.contributions
         );
         if result.replaced > 0 {
             let _ = write!(out, "; {} replaced by config", result.replaced);
+        } else {
+            out.push_str(", all in effect");
         }
         out.push('\n');
     }

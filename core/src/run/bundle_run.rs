@@ -298,9 +298,9 @@ impl PlanContext for RunPlanContext<'_> {
                 ))
             }
             Err(RegistryError::Unknown { detail: None, .. }) => Err(format!(
-                "Unknown task step type: {type_name}; no built-in step or installed plugin provides it (agent-env plugin list shows what plugins provide)"
+                "'{type_name}' is not a known step type; no built-in step or installed plugin provides it (agent-env plugin list shows what plugins provide)"
             )),
-            Err(e) => Err(e.to_string()),
+            Err(e) => Err(e.not_known("step")),
         }
     }
 

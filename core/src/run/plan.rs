@@ -285,7 +285,9 @@ fn plan_task<'b>(
         let mut spec = raw.clone();
         if let Some(StepKind::Builtin(b)) = &kind {
             for p in b.check(raw) {
-                problems.push(format!("{where_}: step '{id}' ({type_name}) {p}"));
+                problems.push(format!(
+                    "{where_}: step '{id}': {type_name} can't read it ({p})"
+                ));
             }
             for field in b.artifact_fields() {
                 if let Some(name) = raw.get(*field).and_then(Value::as_str) {
@@ -296,7 +298,7 @@ fn plan_task<'b>(
                         None => match ctx.store_artifact_exists(name) {
                             Ok(true) => {}
                             Ok(false) => problems.push(format!(
-                                "{where_}: step '{id}': {field} '{name}' is neither an artifact of this bundle nor in the store"
+                                "{where_}: step '{id}': {field}: there is no artifact '{name}' in the store (nor in this bundle)"
                             )),
                             Err(why) => problems.push(format!("{where_}: step '{id}': {why}")),
                         },

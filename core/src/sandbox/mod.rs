@@ -35,8 +35,10 @@ pub enum SandboxError {
     },
     #[error("the local sandbox maps only /app (to its work folder), so '{0}' is outside it")]
     OutsideApp(String),
-    #[error("sandbox_mode must be 'vm' or 'container', got '{0}'")]
+    #[error("sandbox_mode must be one of ['container', 'vm'], got '{0}'")]
     Mode(String),
+    #[error("Sandbox '{0}' is already deployed")]
+    AlreadyDeployed(String),
 }
 
 /// What a sandbox provider does.
@@ -231,6 +233,9 @@ impl Deployed {
 
     /// Deploys a sandbox and remembers it for teardown.
     pub fn deploy(&self, name: &str, mode: &str) -> Result<Sandbox, SandboxError> {
+        if self.get(name).is_some() {
+            return Err(SandboxError::AlreadyDeployed(name.to_string()));
+        }
         let sandbox = self.provider.deploy(name, mode)?;
         if let Ok(mut list) = self.sandboxes.lock() {
             list.push(sandbox.clone());

@@ -65,3 +65,86 @@ fn a_criterion_without_its_command_names_both_spellings() {
         r.stderr
     );
 }
+
+/// Each criterion's justification is the original's sentence, word for word (judges and dashboards read
+/// them); a criterion whose check cannot run fails that criterion with `evaluator error: …` instead of
+/// the step; a type verify_sandbox does not check is skipped with no score; a second sandbox of one
+/// name and a missing sandbox are the original's errors.
+#[test]
+fn verify_sandbox_justifies_each_criterion_in_the_originals_words() {
+    let s = Sandboxed::new();
+    s.write(
+        "words/tasks/t.json",
+        r#"[{"id": "box", "type": "deploy_sandbox", "sandbox_name": "box"},
+            {"id": "check", "type": "verify_sandbox", "sandbox_name": "box", "verifier_id": "v",
+             "score_aggregator": "weighted_average", "criteria": [
+               {"type": "bash_cmd_succeeds", "bash_cmd": "echo hi > a.txt; echo oops >&2; exit 3"},
+               {"type": "probe_file_exists", "paths": ["a.txt", "zz.txt", "yy"]},
+               {"type": "probe_file_exists", "paths": ["a.txt"]},
+               {"type": "probe_file_contains", "paths": ["a.txt"], "value": "h.$"},
+               {"type": "probe_file_contains", "paths": ["a.txt"], "value": "bye"},
+               {"type": "probe_file_contains", "paths": ["none.txt"], "value": "x"},
+               {"type": "probe_file_exists", "paths": ["../escape"]},
+               {"type": "weird"}
+             ]}]"#,
+    );
+    let r = s.run(&["run", "./words"]);
+    assert_eq!(r.code, 0, "{}", r.both());
+    let instance = &s.docs("task_instances")[0];
+    let rows = instance["context"]["metadata"]["verifications"]["v"]["results"]
+        .as_array()
+        .unwrap()
+        .clone();
+    let why: Vec<&str> = rows
+        .iter()
+        .map(|r| r["justification"].as_str().unwrap())
+        .collect();
+    assert_eq!(why[0], "exit=3; stderr=oops\n");
+    assert_eq!(why[1], "Missing: ['zz.txt', 'yy']");
+    assert_eq!(why[2], "All paths exist");
+    assert_eq!(why[3], "contains 'h.$'");
+    assert_eq!(why[4], "does not contain 'bye'");
+    assert!(
+        why[5].starts_with("could not read none.txt: "),
+        "{}",
+        why[5]
+    );
+    assert_eq!(
+        why[6],
+        "evaluator error: '../escape' climbs out of base_dir"
+    );
+    assert_eq!(why[7], "type 'weird' not handled by verify_sandbox");
+    assert_eq!(rows[6]["result"], false);
+    assert_eq!(rows[7]["skipped"], true);
+    assert!(
+        rows[7].get("score").is_none() && rows[7].get("result").is_none(),
+        "{}",
+        rows[7]
+    );
+
+    s.write(
+        "twice/tasks/t.json",
+        r#"[{"id": "a", "type": "deploy_sandbox", "sandbox_name": "box"},
+            {"id": "b", "type": "deploy_sandbox", "sandbox_name": "box"}]"#,
+    );
+    let r = s.run(&["run", "./twice"]);
+    assert_eq!(r.code, 1, "{}", r.both());
+    r.assert_stdout_has("failed at step 'b': RuntimeError: Sandbox 'box' is already deployed");
+    assert!(
+        r.stdout.ends_with("\nTore down 1 sandbox.\n"),
+        "{}",
+        r.stdout
+    );
+
+    s.write(
+        "mode/tasks/t.json",
+        r#"[{"id": "box", "type": "deploy_sandbox", "sandbox_name": "box", "sandbox_mode": "foo"}]"#,
+    );
+    let r = s.run(&["run", "--dry-run", "./mode"]);
+    assert_eq!(r.code, 1, "{}", r.both());
+    assert!(
+        r.stderr.contains("step 'box': deploy_sandbox can't read it (ValueError: sandbox_mode must be one of ['container', 'vm'], got 'foo')"),
+        "{}",
+        r.stderr
+    );
+}

@@ -337,7 +337,15 @@ fn incompatible_core_claims_nothing() {
     let show = sb.stdout(&["plugin", "show", "AgentEnv_Old", "--no-load"], 0);
     assert!(show.starts_with("agentenv-old 0.1\n"), "{show}");
     assert!(
-        show.contains(&format!("  requires: agentenv-framework>=99.0 (installed {VERSION}), AgentEnv_Framework_Protocol<1 (installed 1.0.0)\n")),
+        show.contains(&format!("  requires: agentenv-framework>=99.0 (installed {VERSION}); AgentEnv_Framework_Protocol<1 (installed 1.0.0)\n")),
+        "{show}"
+    );
+    // As the original: a plugin that declares nothing still shows the installed core.
+    let show = sb.stdout(&["plugin", "show", "agentenv-b", "--no-load"], 0);
+    assert!(
+        show.contains(&format!(
+            "  requires: no agent-env requirement declared (installed {VERSION})\n"
+        )),
         "{show}"
     );
 

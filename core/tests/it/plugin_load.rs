@@ -195,11 +195,11 @@ fn scenarios_8_and_10_the_answer_is_held_against_the_manifest() {
     };
     expect(
         "half_step",
-        "failed to load: Half must implement execute and from_dict",
+        "failed to load: TypeError('Half must implement execute and from_dict')",
     );
     expect(
         "wrong",
-        "failed to load: WrongName has type 'something_else'; its entry point must be named 'something_else'",
+        "failed to load: TypeError(\"WrongName has type 'something_else'; its entry point must be named 'something_else'\")",
     );
     expect(
         "missing_step",
@@ -207,7 +207,7 @@ fn scenarios_8_and_10_the_answer_is_held_against_the_manifest() {
     );
     expect(
         "box",
-        "failed to load: BoxProvider must implement create_sandbox or create_vm",
+        "failed to load: TypeError('BoxProvider must implement create_sandbox or create_vm')",
     );
     assert_eq!(outcome(&report, "agentenv-demo", "good_step").0, "active");
 
@@ -413,7 +413,7 @@ fn scenario_11_config_replaces_a_plugins_class() {
     let text = sb.stdout(&["plugin", "check"], 0);
     assert_eq!(
         text,
-        "ok: 3 plugin package(s), 2 contribution(s), all in effect; 1 replaced by config\n"
+        "ok: 3 plugin package(s), 2 contribution(s); 1 replaced by config\n"
     );
 
     // The plugin's own class stays active.
@@ -504,7 +504,7 @@ fn with_plugins_loaded_a_bundle_must_name_types_that_resolve() {
     );
     assert!(reason.starts_with("it isn't a valid bundle: "), "{reason}");
     assert!(
-        reason.contains("Unknown task step type: nope_step"),
+        reason.contains("'nope_step' is not a known step type"),
         "{reason}"
     );
     assert_eq!(sb.run(&["plugin", "check"]).status.code(), Some(1));
@@ -550,7 +550,7 @@ fn the_first_cli_command_in_sort_order_wins() {
         (
             "failed".into(),
             "invalid-plugin".into(),
-            "failed to load: broken must implement run".into()
+            "is not a click.Command (broken must implement run)".into()
         )
     );
 }

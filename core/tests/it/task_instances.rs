@@ -87,7 +87,7 @@ fn one_instance_shows_its_steps_timings_and_failure() {
     assert!(r.stdout.contains("\n  box success in "), "{}", r.stdout);
     assert!(
         r.stdout
-            .contains("failed step boom: ValueError: sandbox 'elsewhere' is not deployed"),
+            .contains("failed step boom: RuntimeError: Sandbox 'elsewhere' not found in context.deployed_sandboxes"),
         "{}",
         r.stdout
     );

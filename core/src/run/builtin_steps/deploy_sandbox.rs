@@ -16,8 +16,12 @@ impl BuiltinStep for DeploySandbox {
         require_str(step, "sandbox_name", &mut problems);
         if let Some(mode) = step.get("sandbox_mode") {
             if !matches!(mode.as_str(), Some("vm" | "container")) {
+                let got = match mode.as_str() {
+                    Some(text) => crate::config::tables::py_str(text),
+                    None => mode.to_string(),
+                };
                 problems.push(format!(
-                    "sandbox_mode must be 'vm' or 'container', got {mode}"
+                    "ValueError: sandbox_mode must be one of ['container', 'vm'], got {got}"
                 ));
             }
         }

@@ -66,7 +66,7 @@ impl BuiltinStep for LoadArtifact {
             }
             other => {
                 return Err(StepError::value(format!(
-                    "load_artifact copies file and file_artifact_universe artifacts, and '{id}' is a {other}"
+                    "Unsupported artifact type for loading: '{other}' (this agent-env loads file, file_artifact_universe and skill artifacts; '{id}' is a {other})"
                 )))
             }
         }

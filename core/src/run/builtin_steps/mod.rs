@@ -81,8 +81,15 @@ impl StepEnv<'_> {
     pub fn sandbox(&self, step: &Map<String, Value>) -> Result<crate::sandbox::Sandbox, StepError> {
         let name = str_field(step, "sandbox_name").unwrap_or("");
         self.sandboxes.get(name).ok_or_else(|| {
-            StepError::value(format!(
-                "sandbox '{name}' is not deployed in this run; deploy it with a deploy_sandbox step first"
+            let deployed: Vec<String> = self
+                .sandboxes
+                .all()
+                .iter()
+                .map(|s| format!("'{}'", s.name))
+                .collect();
+            StepError::runtime(format!(
+                "Sandbox '{name}' not found in context.deployed_sandboxes (deployed: [{}]); deploy it with a deploy_sandbox step first",
+                deployed.join(", ")
             ))
         })
     }

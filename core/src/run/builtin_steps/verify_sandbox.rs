@@ -132,7 +132,18 @@ impl BuiltinStep for VerifySandbox {
             }
             let kind = criterion.get("type").and_then(Value::as_str).unwrap_or("");
             let outcome = if CRITERIA.contains(&kind) {
-                Some(evaluate(kind, criterion, step_timeout, &base_dir, env)?)
+                // As the original: a criterion whose check fails to run fails that criterion, with
+                // the reason; only a cancellation ends the step.
+                Some(
+                    match evaluate(kind, criterion, step_timeout, &base_dir, env) {
+                        Ok(outcome) => outcome,
+                        Err(e) if e.error_type == "Cancelled" => return Err(e),
+                        Err(e) => (
+                            false,
+                            truncate(&format!("evaluator error: {}", e.message), 300),
+                        ),
+                    },
+                )
             } else {
                 None
             };
@@ -140,7 +151,10 @@ impl BuiltinStep for VerifySandbox {
                 Some((ok, why)) => (ok, why, false),
                 None => (
                     false,
-                    format!("{kind} is not a criterion verify_sandbox checks, so it was skipped"),
+                    format!(
+                        "type {} not handled by verify_sandbox",
+                        crate::config::tables::py_str(kind)
+                    ),
                     true,
                 ),
             };
@@ -155,8 +169,10 @@ impl BuiltinStep for VerifySandbox {
             // The criterion's own fields first, then the outcome (as the original merges them).
             let mut row = criterion.as_object().cloned().unwrap_or_default();
             row.insert("criterion_index".into(), json!(index));
-            row.insert("score".into(), json!(score));
-            row.insert("result".into(), json!(result));
+            if !skipped {
+                row.insert("score".into(), json!(score));
+                row.insert("result".into(), json!(result));
+            }
             row.insert("justification".into(), json!(justification));
             row.insert("skipped".into(), json!(skipped));
             rows.push(Value::Object(row));
@@ -248,41 +264,62 @@ fn evaluate(
     env: &StepEnv<'_>,
 ) -> Result<(bool, String), StepError> {
     match kind {
+        // The justifications are the original's, word for word: judges and dashboards read them.
         "probe_file_exists" | "probe_dir_exists" => {
             let want_dir = kind == "probe_dir_exists";
-            let noun = if want_dir { "folder" } else { "file" };
-            for p in paths_of(criterion) {
+            let paths = paths_of(criterion);
+            if paths.is_empty() {
+                return Ok((false, "no paths specified".into()));
+            }
+            let mut missing = Vec::new();
+            for p in paths {
                 let full = resolve(base, &p, env)?;
                 let ok = if want_dir {
                     full.is_dir()
                 } else {
-                    full.is_file()
+                    full.exists()
                 };
                 if !ok {
-                    return Ok((false, format!("{p}: no such {noun}")));
+                    missing.push(crate::config::tables::py_str(&p));
                 }
             }
-            Ok((true, format!("every {noun} exists")))
+            if missing.is_empty() {
+                Ok((true, "All paths exist".into()))
+            } else {
+                Ok((false, format!("Missing: [{}]", missing.join(", "))))
+            }
         }
         "probe_file_contains" => {
             let pattern = pattern_of(criterion).unwrap_or("");
-            let re = regex::Regex::new(pattern).map_err(|e| {
-                StepError::value(format!(
-                    "'{pattern}' is not a valid regular expression: {e}"
-                ))
-            })?;
-            for p in paths_of(criterion) {
+            let shown = crate::config::tables::py_str(pattern);
+            let re = regex::Regex::new(pattern)
+                .map_err(|e| StepError::value(format!("invalid regex pattern {shown}: {e}")))?;
+            let paths = paths_of(criterion);
+            if paths.is_empty() {
+                return Ok((false, "no path".into()));
+            }
+            // Every file listed must contain it (the original reads only the first).
+            for p in paths {
                 let full = resolve(base, &p, env)?;
                 match std::fs::read(&full) {
                     Ok(bytes) => {
-                        if !re.is_match(&String::from_utf8_lossy(&bytes)) {
-                            return Ok((false, format!("{p} does not match '{pattern}'")));
+                        let text = String::from_utf8_lossy(&bytes);
+                        // Python's `$` also matches before a final newline, as the original searches.
+                        let found = re.is_match(&text)
+                            || text.strip_suffix('\n').is_some_and(|t| re.is_match(t));
+                        if !found {
+                            return Ok((false, format!("does not contain {shown}")));
                         }
                     }
-                    Err(_) => return Ok((false, format!("{p}: no such file"))),
+                    Err(e) => {
+                        return Ok((
+                            false,
+                            format!("could not read {p}: {}", truncate(&e.to_string(), 100)),
+                        ))
+                    }
                 }
             }
-            Ok((true, format!("every file matches '{pattern}'")))
+            Ok((true, format!("contains {shown}")))
         }
         _ => {
             let command = command_of(criterion).unwrap_or("");
@@ -334,7 +371,8 @@ fn run_command(
             }
         })
     };
-    let mut output = String::new();
+    // Read to the end so the command never blocks on a full pipe; only stderr is reported.
+    let mut stdout = String::new();
     let stderr_reader = child.stderr.take().map(|mut e| {
         std::thread::spawn(move || {
             let mut s = String::new();
@@ -343,11 +381,11 @@ fn run_command(
         })
     });
     if let Some(mut out) = child.stdout.take() {
-        let _ = out.read_to_string(&mut output);
+        let _ = out.read_to_string(&mut stdout);
     }
-    if let Some(reader) = stderr_reader {
-        output.push_str(&reader.join().unwrap_or_default());
-    }
+    let stderr = stderr_reader
+        .map(|reader| reader.join().unwrap_or_default())
+        .unwrap_or_default();
     let status = child.wait();
     let _ = done_tx.send(());
     let _ = watchdog.join();
@@ -358,31 +396,24 @@ fn run_command(
         return Err(StepError::cancelled());
     }
     let status = status.map_err(|e| StepError::runtime(format!("can't wait for bash: {e}")))?;
-    let tail = tail(&output, 400);
     if timed_out.load(std::sync::atomic::Ordering::SeqCst) {
-        return Ok((
-            false,
-            format!("`{command}` ran past {timeout_seconds}s and was stopped"),
-        ));
+        return Ok((false, format!("timed out after {timeout_seconds}s")));
     }
-    Ok(match status.code() {
-        Some(0) => (true, format!("`{command}` exited 0")),
-        Some(code) if tail.is_empty() => (false, format!("`{command}` exited {code}")),
-        Some(code) => (false, format!("`{command}` exited {code}: {tail}")),
-        None => (false, format!("`{command}` was killed by a signal")),
-    })
+    // Python's return code: negative for the signal that ended it.
+    use std::os::unix::process::ExitStatusExt;
+    let code = status
+        .code()
+        .or_else(|| status.signal().map(|s| -s))
+        .unwrap_or(-1);
+    Ok((
+        code == 0,
+        format!("exit={code}; stderr={}", truncate(&stderr, 200)),
+    ))
 }
 
-fn tail(text: &str, max: usize) -> String {
-    let t = text.trim();
-    if t.len() <= max {
-        return t.to_string();
-    }
-    let mut start = t.len() - max;
-    while !t.is_char_boundary(start) {
-        start += 1;
-    }
-    format!("…{}", &t[start..])
+/// The first `max` characters of `text`, as Python's `text[:max]`.
+fn truncate(text: &str, max: usize) -> String {
+    text.chars().take(max).collect()
 }
 
 #[cfg(test)]
