@@ -271,6 +271,14 @@ impl RunPlanContext<'_> {
 }
 
 impl PlanContext for RunPlanContext<'_> {
+    fn artifact_type_problem(&self, artifact_type: &str) -> Option<String> {
+        self.session
+            .registry(RegistryLoad::ConfigNamed)
+            .resolve("artifacts", artifact_type)
+            .err()
+            .map(|e| e.not_known("artifact"))
+    }
+
     fn step_kind(&self, type_name: &str) -> Result<StepKind, String> {
         if let Some(b) = crate::run::builtin_steps::builtin(type_name) {
             return Ok(StepKind::Builtin(b));

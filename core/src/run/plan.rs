@@ -37,6 +37,10 @@ pub trait PlanContext {
     /// Whether an artifact id that is not in the bundle exists in the store; `Err` says why it can't
     /// be used.
     fn store_artifact_exists(&self, id: &str) -> Result<bool, String>;
+    /// Why a bundle artifact's type cannot be read (nothing registers it), if it cannot.
+    fn artifact_type_problem(&self, _artifact_type: &str) -> Option<String> {
+        None
+    }
 }
 
 /// One step, ready to run.
@@ -131,7 +135,9 @@ pub fn plan<'b>(
     }
     let mut artifacts = Vec::new();
     for a in &bundle.artifacts {
-        if WRITABLE_ARTIFACT_TYPES.contains(&a.artifact_type.as_str()) {
+        if let Some(problem) = ctx.artifact_type_problem(&a.artifact_type) {
+            problems.push(format!("{}/{}: {problem}", bundle.display_root, a.path));
+        } else if WRITABLE_ARTIFACT_TYPES.contains(&a.artifact_type.as_str()) {
             artifacts.push(a);
         } else if is_referenced(&planned, &a.id) {
             problems.push(format!(

@@ -237,6 +237,20 @@ impl PluginSteps {
                 "the plugin {package} lists the step type '{type_name}' in its manifest, but its process does not provide it"
             ));
         };
+        // The group's rules, as `plugin check` holds the class to them: a class that cannot run
+        // its steps is refused before any step runs, with the report's reason.
+        crate::registry::validate::check_class(
+            "task_steps",
+            type_name,
+            &contribution.class,
+            &contribution,
+        )
+        .map_err(|problem| {
+            format!(
+                "failed to load: {}",
+                crate::registry::validate::class_problem("task_steps", &problem)
+            )
+        })?;
         if contribution.methods.iter().any(|m| m == "validate") {
             let params = ValidateParams {
                 type_name: type_name.to_string(),

@@ -148,3 +148,27 @@ fn verify_sandbox_justifies_each_criterion_in_the_originals_words() {
         r.stderr
     );
 }
+
+/// A bundle artifact of a type nothing registers is refused before anything runs, as the original
+/// refuses it: `'weird_thing' is not a known artifact type`.
+#[test]
+fn a_bundle_artifact_of_an_unknown_type_is_refused() {
+    let s = Sandboxed::new();
+    s.write(
+        "weird/artifacts/g/artifact.toml",
+        "type = \"weird_thing\"\n",
+    );
+    s.write("weird/artifacts/g/f.txt", "x\n");
+    s.write(
+        "weird/tasks/t.json",
+        r#"[{"id": "box", "type": "deploy_sandbox", "sandbox_name": "box"}]"#,
+    );
+    let r = s.run(&["run", "--dry-run", "./weird"]);
+    assert_eq!(r.code, 1, "{}", r.both());
+    assert!(
+        r.stderr
+            .contains("artifacts/g: 'weird_thing' is not a known artifact type"),
+        "{}",
+        r.stderr
+    );
+}

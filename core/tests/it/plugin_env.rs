@@ -12,7 +12,7 @@ fn install_env_reporter(s: &Sandboxed, manifest_env: &str) {
         "env-step.sh",
         r#"#!/bin/sh
 IFS= read -r line
-printf '%s\n' '{"jsonrpc":"2.0","id":1,"result":{"protocol":1,"plugin":{"name":"agentenv-envcheck","version":"1"},"contributions":[{"group":"task_steps","name":"env_step","type":"env_step","class":"EnvStep","methods":["from_dict"]}]}}'
+printf '%s\n' '{"jsonrpc":"2.0","id":1,"result":{"protocol":1,"plugin":{"name":"agentenv-envcheck","version":"1"},"contributions":[{"group":"task_steps","name":"env_step","type":"env_step","class":"EnvStep","methods":["execute","from_dict"]}]}}'
 while IFS= read -r line; do
   rest=${line#*\"id\":}
   id=${rest%%[!0-9]*}

@@ -211,6 +211,28 @@ fn scenarios_8_and_10_the_answer_is_held_against_the_manifest() {
     );
     assert_eq!(outcome(&report, "agentenv-demo", "good_step").0, "active");
 
+    // A run refuses a step of a class that breaks the rules before any step runs (the original
+    // refuses it at plan), with the report's reason.
+    let bundle = sb.dir().join("work/halves/tasks");
+    std::fs::create_dir_all(&bundle).unwrap();
+    std::fs::write(
+        bundle.join("t.json"),
+        r#"[{"id": "h", "type": "half_step"}]"#,
+    )
+    .unwrap();
+    for args in [
+        &["run", "--dry-run", "./halves"][..],
+        &["run", "./halves"][..],
+    ] {
+        let out = sb.run(args);
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(1), "{args:?}: {err}");
+        assert!(
+            err.contains("step 'h' (half_step) from the plugin agentenv-demo: failed to load: TypeError('Half must implement execute and from_dict')"),
+            "{args:?}: {err}"
+        );
+    }
+
     // An answer for another package fails every contribution.
     sh_plugin(
         &sb,

@@ -264,7 +264,7 @@ fn install_noisy_step(s: &Sandboxed) {
         r#"#!/bin/sh
 echo "debug: a stray print"
 IFS= read -r line
-printf '%s\n' '{"jsonrpc":"2.0","id":1,"result":{"protocol":1,"plugin":{"name":"agentenv-noisy","version":"1"},"contributions":[{"group":"task_steps","name":"noisy_step","type":"noisy_step","class":"NoisyStep","methods":["from_dict"]}]}}'
+printf '%s\n' '{"jsonrpc":"2.0","id":1,"result":{"protocol":1,"plugin":{"name":"agentenv-noisy","version":"1"},"contributions":[{"group":"task_steps","name":"noisy_step","type":"noisy_step","class":"NoisyStep","methods":["execute","from_dict"]}]}}'
 while IFS= read -r line; do
   rest=${line#*\"id\":}
   id=${rest%%[!0-9]*}
