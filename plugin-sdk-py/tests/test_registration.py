@@ -96,3 +96,20 @@ def test_the_store_decorator_hands_back_the_class_in_each_spelling():
     assert [s["class"] for s in plugin.stores()] == ["A", "Bee", "Sea"]
     with pytest.raises(TypeError, match="is not a subclass of ObjectStore, DocumentStore, ImageStore or SecretStore"):
         plugin.store(int)  # type: ignore[type-var]
+
+
+def test_a_step_class_without_execute_does_not_report_it():
+    class Half(TaskStep):
+        type = "half"
+
+    class Whole(TaskStep):
+        type = "whole"
+
+        def execute(self, step, context, host):  # type: ignore[override]
+            return {}
+
+    plugin = new_plugin()
+    plugin.task_step("half")(Half)
+    plugin.task_step("whole")(Whole)
+    methods = {c["name"]: c["methods"] for c in plugin.contributions()}
+    assert methods == {"half": ["from_dict"], "whole": ["execute", "from_dict"]}

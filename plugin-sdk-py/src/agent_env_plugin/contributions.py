@@ -88,8 +88,13 @@ class TaskStep:
     def implements_validate(self) -> bool:
         return type(self).validate is not TaskStep.validate
 
+    def implements_execute(self) -> bool:
+        return type(self).execute is not TaskStep.execute
+
     def methods(self) -> List[str]:
-        methods = ["execute", "from_dict"]
+        # A subclass that never wrote `execute` does not report it, so agent-env refuses the class when
+        # it loads (`must implement execute`) instead of failing each step at run time.
+        methods = ["execute", "from_dict"] if self.implements_execute() else ["from_dict"]
         if self.implements_validate():
             methods.append("validate")
         return methods
