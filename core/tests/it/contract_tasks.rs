@@ -172,3 +172,21 @@ fn a_bundle_artifact_of_an_unknown_type_is_refused() {
         r.stderr
     );
 }
+
+/// A file artifact loads into its destination folder under its own name, as the original loads it, so
+/// a check with that folder as `base_dir` finds it.
+#[test]
+fn a_file_artifact_loads_into_its_destination_folder() {
+    let s = Sandboxed::new();
+    s.write("load/artifacts/g/greeting.txt", "hello\n");
+    s.write(
+        "load/tasks/t.json",
+        r#"[{"id": "box", "type": "deploy_sandbox", "sandbox_name": "box"},
+            {"id": "load", "type": "load_artifact", "sandbox_name": "box", "artifact_id": "g", "destination_path": "/app/g"},
+            {"id": "check", "type": "verify_sandbox", "sandbox_name": "box", "base_dir": "/app/g", "verifier_id": "v",
+             "criteria": [{"type": "probe_file_contains", "paths": ["greeting.txt"], "value": "hello"}]}]"#,
+    );
+    let r = s.run(&["run", "./load"]);
+    assert_eq!(r.code, 0, "{}", r.both());
+    r.assert_stdout_has("passed (check: 1)");
+}

@@ -57,12 +57,8 @@ impl BuiltinStep for LoadArtifact {
                     .into_iter()
                     .next()
                     .ok_or_else(|| StepError::value(format!("artifact '{id}' has no file")))?;
-                let target = if destination.ends_with('/') || dest.is_dir() {
-                    dest.join(name)
-                } else {
-                    dest
-                };
-                copy(&url, &target)?;
+                // As the original: the destination is a folder, and the file keeps its name in it.
+                copy(&url, &dest.join(name))?;
             }
             other => {
                 return Err(StepError::value(format!(
