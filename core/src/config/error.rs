@@ -92,12 +92,16 @@ pub enum ConfigError {
     )]
     AgentsUnknownKeys { table: String, keys: Vec<String> },
 
-    /// A provider table that names no impl where one is needed.
-    #[error("[{table}] is missing an 'impl' dotted path")]
-    ProviderMissingImpl { table: String },
+    /// A provider table that names no impl where one is needed (`kind` is `sandbox` or `state`).
+    #[error("config.toml {kind} provider '{name}' is missing an 'impl' dotted path")]
+    ProviderMissingImpl { kind: &'static str, name: String },
 
-    #[error("[{table}] must be a 'module:Class' string or a table with 'impl' and/or 'config', got {got}")]
-    ProviderNotStringOrTable { table: String, got: &'static str },
+    #[error("config.toml {kind} provider '{name}' must be a 'module:Class' string or a table with 'impl' and/or 'config', got {got}")]
+    ProviderNotStringOrTable {
+        kind: &'static str,
+        name: String,
+        got: &'static str,
+    },
 
     #[error("config.toml sandbox provider '{name}' collides with a built-in backend: a built-in's impl cannot be replaced; supply a config-only table instead")]
     SandboxProviderIsBuiltin { name: String },

@@ -205,7 +205,8 @@ fn provider_entry(
         }
         other => {
             return Err(ConfigError::ProviderNotStringOrTable {
-                table: table_name,
+                kind: kind.as_str(),
+                name: name.to_string(),
                 got: type_name(other),
             })
         }
@@ -290,7 +291,7 @@ mod tests {
         let d = doc("[sandbox.providers]\nfly = 'pkg:Fly'\nbad = 3\n");
         assert_eq!(
             provider_entries(&d, ProviderKind::Sandbox).unwrap_err().to_string(),
-            "[sandbox.providers.bad] must be a 'module:Class' string or a table with 'impl' and/or 'config', got int"
+            "config.toml sandbox provider 'bad' must be a 'module:Class' string or a table with 'impl' and/or 'config', got int"
         );
         let d = doc("[state.providers.x]\nimpl = 'p:X'\nzone = 1\n[sandbox.providers.v]\nconfig = { region = 'iad1' }\nextra = 2\n");
         let state = provider_entries(&d, ProviderKind::State).unwrap();

@@ -263,7 +263,11 @@ fn merge_provider(
                 ));
                 return Ok(());
             }
-            return Err(ConfigError::ProviderMissingImpl { table }.to_string());
+            return Err(ConfigError::ProviderMissingImpl {
+                kind: t.kind.as_str(),
+                name,
+            }
+            .to_string());
         };
         let owner = match &entry {
             Entry::BuiltIn { .. } => "a built-in backend".to_string(),
@@ -311,7 +315,7 @@ fn merge_provider(
     if t.kind == ProviderKind::State {
         if info.type_name != name {
             return Err(format!(
-                "{where_} declares impl '{spec}' with type '{}'; they must match — the name is the identity a store is reattached and torn down by",
+                "config.toml state provider '{name}' declares impl '{spec}' with type '{}'; they must match — the name is the identity a store is reattached and torn down by",
                 info.type_name
             ));
         }
