@@ -2,6 +2,9 @@
 //! Events, as the original sends them: a `snapshot` at once and then every 2 s, `complete` when every
 //! run has finished, `not_found` for a group nobody knows, `timeout` after 600 snapshots. The stream
 //! also ends when the server stops.
+//!
+//! Server-Sent Events over axum, not jsonrpsee: the original's clients read an SSE stream of named
+//! events over plain HTTP, which jsonrpsee (JSON-RPC subscriptions over WebSocket) does not speak.
 
 use std::convert::Infallible;
 use std::time::Duration;
