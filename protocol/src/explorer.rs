@@ -13,6 +13,7 @@ pub const EXPLORER_REQUEST: &str = "explorer.request";
 
 /// `explorer.router` params: which of the plugin's explorer classes is asked.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 pub struct ExplorerRouterParams {
     /// The name under `[provides.explorer_plugins]`.
     pub name: String,
@@ -23,6 +24,7 @@ pub struct ExplorerRouterParams {
 /// One route: a method and a path. A path segment `{name}` matches any one segment (still
 /// percent-encoded, as sent); every other segment matches itself.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 pub struct ExplorerRoute {
     /// `GET`, `POST`, …
     pub method: String,
@@ -32,6 +34,7 @@ pub struct ExplorerRoute {
 
 /// `explorer.router` result.
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 pub struct ExplorerRouterResult {
     /// The routes the class serves; they are matched before the explorer's own.
     pub routes: Vec<ExplorerRoute>,
@@ -45,6 +48,7 @@ pub struct ExplorerRouterResult {
 
 /// `explorer.request` params: one HTTP request.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 pub struct ExplorerRequestParams {
     /// The name under `[provides.explorer_plugins]`.
     pub name: String,
@@ -75,8 +79,10 @@ pub struct ExplorerRequestParams {
 
 /// `explorer.request` result: the HTTP answer.
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 pub struct ExplorerResponse {
     /// The status code, 100 to 599.
+    #[cfg_attr(feature = "schema", schemars(range(min = 100, max = 599)))]
     pub status: u16,
     /// Response headers (`content-type` defaults to `text/plain; charset=utf-8`).
     #[serde(default)]

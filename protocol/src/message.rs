@@ -8,6 +8,7 @@ use crate::json_out;
 
 /// A request id: an integer or a string.
 #[derive(Debug, Clone, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 #[serde(untagged)]
 pub enum Id {
     /// An integer id.

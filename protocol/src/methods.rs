@@ -51,6 +51,7 @@ pub fn split_store_method(method: &str) -> Option<(&str, &str)> {
 
 /// Who the host is.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 pub struct HostInfo {
     /// The host program's name (`agent-env`).
     pub name: String,
@@ -60,6 +61,7 @@ pub struct HostInfo {
 
 /// The params of [`INITIALIZE`].
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 pub struct InitializeParams {
     /// Who the host is.
     pub host: HostInfo,
@@ -74,6 +76,7 @@ pub struct InitializeParams {
 
 /// Who the plugin is.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 pub struct PluginInfo {
     /// The package name (must match the manifest's, in canonical form).
     pub name: String,
@@ -83,6 +86,7 @@ pub struct PluginInfo {
 
 /// One contribution as the plugin reports it in its `initialize` answer.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 pub struct ContributionInfo {
     /// The manifest group, without the `agent_env.` prefix (`task_steps`).
     pub group: String,
@@ -103,6 +107,7 @@ pub struct ContributionInfo {
 
 /// A store class the plugin can build.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 pub struct StoreInfo {
     /// The class label, as `[provides.stores]` names it.
     pub class: String,
@@ -118,6 +123,7 @@ pub struct StoreInfo {
 
 /// The plugin's answer to [`INITIALIZE`].
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 pub struct InitializeResult {
     /// The protocol version chosen.
     pub protocol: u32,
@@ -133,6 +139,7 @@ pub struct InitializeResult {
 
 /// The params of [`EXECUTE`].
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 pub struct ExecuteParams {
     /// The step's type.
     #[serde(rename = "type")]
@@ -145,6 +152,7 @@ pub struct ExecuteParams {
 
 /// The result of [`EXECUTE`]: what the step adds to the run's context.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 pub struct ExecuteResult {
     /// Merged into `context.metadata` key by key (objects recursively).
     #[serde(default)]
@@ -153,6 +161,7 @@ pub struct ExecuteResult {
 
 /// The params of [`TASK_STEP_VALIDATE`].
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 pub struct ValidateParams {
     /// The step's type.
     #[serde(rename = "type")]
@@ -163,6 +172,7 @@ pub struct ValidateParams {
 
 /// The params of [`STORE_OPEN`].
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 pub struct StoreOpenParams {
     /// The store kind.
     pub kind: String,
@@ -175,6 +185,7 @@ pub struct StoreOpenParams {
 
 /// The result of [`STORE_OPEN`].
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 pub struct StoreOpenResult {
     /// What later `store.<kind>.<op>` requests name the store by.
     pub handle: String,
@@ -182,6 +193,7 @@ pub struct StoreOpenResult {
 
 /// The params of [`CLI_RUN`].
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 pub struct CliRunParams {
     /// The command name.
     pub command: String,
@@ -198,6 +210,7 @@ pub struct CliRunParams {
 
 /// The result of [`CLI_RUN`].
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 pub struct CliRunResult {
     /// The exit code agent-env exits with.
     pub exit_code: i32,
@@ -205,6 +218,7 @@ pub struct CliRunResult {
 
 /// The params of [`CLI_ROOT_OPTION`].
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 pub struct RootOptionParams {
     /// The flag, e.g. `--tenant`.
     pub flag: String,
@@ -214,6 +228,7 @@ pub struct RootOptionParams {
 
 /// The result of [`CLI_ROOT_OPTION`].
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 pub struct RootOptionResult {
     /// A config file the invocation should read instead.
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -222,6 +237,7 @@ pub struct RootOptionResult {
 
 /// The params of [`CANCEL_REQUEST`].
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 pub struct CancelParams {
     /// The id of the request to cancel.
     pub id: crate::message::Id,
@@ -229,6 +245,7 @@ pub struct CancelParams {
 
 /// The params of [`PROGRESS`].
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 pub struct ProgressParams {
     /// The id of the host request the progress is about.
     pub id: crate::message::Id,
@@ -246,6 +263,7 @@ pub struct ProgressParams {
 /// Object metadata as it crosses the wire, and as the host's object stores report it. Fields a
 /// backend does not keep are `None`.
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 pub struct WireObjectMetadata {
     /// The stored content type; `None` when unknown (the local store keeps only non-default types).
     #[serde(default)]

@@ -28,6 +28,7 @@ pub const PRINT_MANIFEST_ARG: &str = "--agent-env-manifest";
 
 /// An inclusive range of protocol versions.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 pub struct ProtocolRange {
     /// The oldest version.
     pub min: u32,
