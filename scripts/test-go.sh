@@ -5,6 +5,7 @@
 #                                    manifest, which the cross-language suite installs)
 # Both modules use the standard library only. staticcheck is the one tool fetched (through the Go module
 # proxy) when it is not installed yet; it is installed into $(go env GOPATH)/bin, outside the checkout.
+# plugin-sdk-go/schematest, the SDK's schema check, fetches a JSON Schema validator the same way.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 root=$PWD
@@ -78,5 +79,8 @@ for module in plugin-sdk-go examples/go-plugin; do
 done
 build_plugin
 (cd plugin-sdk-go && go test -count=1 ./...)
+# What the SDK sends, held to protocol/schema/message.schema.json; a module of its own (it needs a JSON
+# Schema validator from the Go module proxy), so the SDK's own module stays standard library only.
+(cd plugin-sdk-go/schematest && go vet ./... && go test -count=1 ./...)
 (cd examples/go-plugin && GO_WORDS_BIN="$out/agentenv-go-words" go test -count=1 ./...)
 echo "Go SDK and plugin tested; plugin built: $out/agentenv-go-words (manifest beside it)"
