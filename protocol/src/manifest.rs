@@ -91,30 +91,84 @@ fn location(line: Option<usize>, column: Option<usize>) -> String {
     }
 }
 
+/// The manifest's JSON Schema (a manifest read as JSON: TOML tables are objects), generated from the
+/// types the manifest is read into. Rules beyond a schema (`min <= max`, a `requires` value that is a
+/// version requirement) are the parser's alone.
+#[cfg(feature = "schema")]
+pub fn json_schema() -> serde_json::Value {
+    schemars::generate::SchemaSettings::draft2020_12()
+        .into_generator()
+        .root_schema_for::<RawManifest>()
+        .to_value()
+}
+
+/// A plugin manifest, `agent-env-plugin.toml`.
 #[derive(Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 #[serde(deny_unknown_fields)]
 struct RawManifest {
+    /// Who the plugin is and how to start it.
     plugin: RawPlugin,
+    /// What it contributes, group by group.
     #[serde(default)]
     provides: Option<RawProvides>,
 }
 
 #[derive(Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 #[serde(deny_unknown_fields)]
 struct RawPlugin {
+    /// The package name; compared in canonical form (lowercase, each run of -, _ and . one -).
+    #[cfg_attr(feature = "schema", schemars(with = "String", regex(pattern = r"\S")))]
     name: toml::Spanned<String>,
+    /// The package version.
+    #[cfg_attr(feature = "schema", schemars(with = "String", regex(pattern = r"\S")))]
     version: toml::Spanned<String>,
+    /// The argv that starts the plugin; a relative first element is relative to the manifest's
+    /// folder, a bare name is looked up on PATH.
+    #[cfg_attr(feature = "schema", schemars(with = "Vec<String>", length(min = 1)))]
     exec: toml::Spanned<Vec<String>>,
+    /// `[min, max]`, min <= max: the protocol versions the plugin speaks.
+    #[cfg_attr(
+        feature = "schema",
+        schemars(with = "Vec<u32>", length(min = 2, max = 2))
+    )]
     protocol: toml::Spanned<Vec<u32>>,
+    /// Package -> version requirement, e.g. `{agentenv-framework = ">=0.1.0"}`.
     #[serde(default)]
+    #[cfg_attr(feature = "schema", schemars(with = "BTreeMap<String, String>"))]
     requires: BTreeMap<String, toml::Spanned<String>>,
+    /// A one-line description.
     #[serde(default)]
     description: Option<String>,
+    /// Environment variables the plugin needs beyond the default pass-through list: names, or
+    /// prefixes ending in `*` (`AWS_*`). Anything else in agent-env's environment is withheld.
     #[serde(default)]
+    #[cfg_attr(feature = "schema", schemars(with = "Option<Vec<EnvName>>"))]
     env: Option<toml::Spanned<Vec<String>>>,
 }
 
+/// A variable name, or a prefix ending in `*`.
+#[cfg(feature = "schema")]
+#[derive(schemars::JsonSchema)]
+#[schemars(transparent)]
+#[allow(dead_code)]
+struct EnvName(#[schemars(regex(pattern = r"^[A-Za-z0-9_]+\*?$"))] String);
+
+/// The kind of store a class is.
+#[cfg(feature = "schema")]
+#[derive(schemars::JsonSchema)]
+#[serde(rename_all = "lowercase")]
+#[allow(dead_code)]
+enum StoreKindName {
+    Object,
+    Document,
+    Image,
+    Secret,
+}
+
 #[derive(Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 #[serde(deny_unknown_fields)]
 struct RawProvides {
     #[serde(default)]
@@ -137,7 +191,9 @@ struct RawProvides {
     cli_root_options: BTreeMap<String, RawEntry>,
     #[serde(default)]
     bundles: BTreeMap<String, RawEntry>,
+    /// Store class -> the kind of store it is.
     #[serde(default)]
+    #[cfg_attr(feature = "schema", schemars(with = "BTreeMap<String, StoreKindName>"))]
     stores: BTreeMap<String, toml::Spanned<String>>,
 }
 
@@ -150,6 +206,34 @@ enum RawEntry {
         always: bool,
         fail_task_on_error: Option<bool>,
     },
+}
+
+#[cfg(feature = "schema")]
+impl schemars::JsonSchema for RawEntry {
+    fn schema_name() -> std::borrow::Cow<'static, str> {
+        "Entry".into()
+    }
+
+    fn json_schema(_: &mut schemars::SchemaGenerator) -> schemars::Schema {
+        schemars::json_schema!({
+            "description": "A class label, or a table with it.",
+            "anyOf": [
+                {"type": "string"},
+                {
+                    "type": "object",
+                    "additionalProperties": false,
+                    "required": ["class"],
+                    "properties": {
+                        "class": {"type": "string"},
+                        "description": {"type": "string"},
+                        "value": {"type": "string", "description": "cli_root_options only: the flag takes a value, shown under this name."},
+                        "always": {"type": "boolean", "description": "cli_root_options only: call the plugin on every invocation."},
+                        "fail_task_on_error": {"type": "boolean", "description": "task_steps only: whether the step's failure fails its task when the task document does not say."}
+                    }
+                }
+            ]
+        })
+    }
 }
 
 /// The keys an entry table takes.

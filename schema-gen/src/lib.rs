@@ -1,15 +1,19 @@
 //! The protocol's JSON Schemas, generated from the Rust types the host and the Rust SDK read and write.
 //!
-//! `protocol/schema/message.schema.json` holds one definition per method's params and result. Those of
-//! the methods with a Rust type ([`TYPED`]) are generated here with `schemars`, so the schema cannot say
-//! other than the types; the envelope, the few methods without params of their own and the store
-//! operations (whose params the store API reads field by field, with no type to derive from) stay
-//! written by hand in the same file. [`message_schema`] takes the committed file and puts the generated
-//! definitions into it; `agent-env-schema-gen write` saves that, and the crate's test fails when the
-//! committed file differs from it.
+//! - `manifest.schema.json` is generated whole from the types a manifest is read into.
+//! - `report.schema.json` has its records generated from the types `plugin list --json` serializes;
+//!   the `list`, `show` and `check` documents that extend them are written by hand.
+//! - `message.schema.json` holds one definition per method's params and result. Those of the methods
+//!   with a Rust type ([`TYPED`]) are generated; the envelope, the few methods without params of their
+//!   own and the store operations (whose params the store API reads field by field, with no type to
+//!   derive from) stay written by hand in the same file.
+//!
+//! Each function takes the committed file and gives it with the generated parts put in;
+//! `agent-env-schema-gen write` saves them, and the crate's tests fail when a committed file differs.
 
 use std::path::{Path, PathBuf};
 
+use agent_env::report::model::Report;
 use agent_env_protocol::explorer::{
     ExplorerRequestParams, ExplorerResponse, ExplorerRouterParams, ExplorerRouterResult,
 };
@@ -89,13 +93,7 @@ pub fn message_schema(committed: &Value) -> Result<Value, String> {
             }
         }
         tidy_descriptions(object);
-        let mut generated = Map::new();
-        generated.insert(
-            "$comment".into(),
-            Value::String("Generated from the Rust types by agent-env-schema-gen; do not edit.".into()),
-        );
-        generated.extend(std::mem::take(object));
-        defs.insert((*name).to_string(), Value::Object(generated));
+        defs.insert((*name).to_string(), generated(std::mem::take(object)));
     }
     Ok(schema)
 }
@@ -118,6 +116,150 @@ fn tidy_descriptions(object: &mut Map<String, Value>) {
             _ => {}
         }
     }
+}
+
+/// The report's hand-written names and the generated definitions that take their place.
+const REPORT_RENAMES: &[(&str, &str)] = &[
+    ("report_fields", "Report"),
+    ("contribution_fields", "ContributionFields"),
+    ("contribution", "Contribution"),
+    ("distribution", "Distribution"),
+    ("diagnostic", "Diagnostic"),
+    ("claimant", "Claimant"),
+    ("replacement", "Replacement"),
+];
+
+/// `committed` (the report schema as the repository has it) with the records of the report generated
+/// from the types `plugin list --json` serializes: `Report` (the fields every document has, which
+/// `list`, `show` and `check` extend), `Contribution`, `Distribution`, `Diagnostic`, ... Each nested
+/// record is closed (`additionalProperties: false`); `Report` and `ContributionFields` (the
+/// contribution's fields, which `check`'s problems extend) are left open for the documents that extend
+/// them to close with `unevaluatedProperties`. `list`, `show`, `check` and `process` stay hand-written:
+/// their extra keys are assembled by the CLI, not by a type.
+pub fn report_schema(committed: &Value) -> Result<Value, String> {
+    let mut schema = committed.clone();
+    let defs = schema
+        .get_mut("$defs")
+        .and_then(Value::as_object_mut)
+        .ok_or("report.schema.json has no $defs object")?;
+    for (old, _) in REPORT_RENAMES {
+        defs.remove(*old);
+    }
+    for def in defs.values_mut() {
+        rename_refs(def);
+    }
+    let mut generator = SchemaSettings::draft2020_12()
+        .for_serialize()
+        .into_generator();
+    let mut root = generator.root_schema_for::<Report>().to_value();
+    let object = root
+        .as_object_mut()
+        .ok_or("the report's schema is not an object")?;
+    object.remove("$schema");
+    object.remove("title");
+    let nested = match object.remove("$defs") {
+        Some(Value::Object(nested)) => nested,
+        _ => Map::new(),
+    };
+    tidy_descriptions(object);
+    defs.insert("Report".into(), generated(std::mem::take(object)));
+    for (name, mut def) in nested {
+        let Some(def_object) = def.as_object_mut() else {
+            continue;
+        };
+        tidy_descriptions(def_object);
+        if name == "Contribution" {
+            defs.insert("ContributionFields".into(), generated(def_object.clone()));
+        }
+        if def_object.contains_key("properties") && !def_object.contains_key("additionalProperties")
+        {
+            def_object.insert("additionalProperties".into(), Value::Bool(false));
+        }
+        defs.insert(name, generated(std::mem::take(def_object)));
+    }
+    Ok(schema)
+}
+
+/// `$ref`s to the report's hand-written names, pointed at the generated definitions.
+fn rename_refs(value: &mut Value) {
+    match value {
+        Value::Object(object) => {
+            for (key, inner) in object.iter_mut() {
+                if key == "$ref" {
+                    if let Value::String(target) = inner {
+                        for (old, new) in REPORT_RENAMES {
+                            if target == &format!("#/$defs/{old}") {
+                                *target = format!("#/$defs/{new}");
+                            }
+                        }
+                    }
+                } else {
+                    rename_refs(inner);
+                }
+            }
+        }
+        Value::Array(items) => items.iter_mut().for_each(rename_refs),
+        _ => {}
+    }
+}
+
+/// A generated definition, marked as such.
+fn generated(body: Map<String, Value>) -> Value {
+    let mut out = Map::new();
+    out.insert(
+        "$comment".into(),
+        Value::String("Generated from the Rust types by agent-env-schema-gen; do not edit.".into()),
+    );
+    out.extend(body);
+    Value::Object(out)
+}
+
+/// The manifest schema, generated whole from the types the manifest is read into; `committed` gives
+/// only its header (`$schema`, `$id`, `title`, `description`).
+pub fn manifest_schema(committed: &Value) -> Result<Value, String> {
+    let mut generated = agent_env_protocol::manifest::json_schema();
+    let object = generated
+        .as_object_mut()
+        .ok_or("the manifest's schema is not an object")?;
+    object.remove("$schema");
+    object.remove("title");
+    object.remove("description");
+    tidy_descriptions(object);
+    if let Some(Value::Object(defs)) = object.get_mut("$defs") {
+        for def in defs.values_mut() {
+            if let Some(def_object) = def.as_object_mut() {
+                tidy_descriptions(def_object);
+            }
+        }
+    }
+    let mut text = serde_json::to_string(&generated).map_err(|e| e.to_string())?;
+    // The reader's own type names are no one else's business.
+    for (raw, plain) in [("RawPlugin", "Plugin"), ("RawProvides", "Provides")] {
+        text = text.replace(raw, plain);
+    }
+    let body: Map<String, Value> = serde_json::from_str(&text).map_err(|e| e.to_string())?;
+    let mut out = Map::new();
+    for key in ["$schema", "$id", "title", "description"] {
+        if let Some(value) = committed.get(key) {
+            out.insert(key.into(), value.clone());
+        }
+    }
+    out.insert(
+        "$comment".into(),
+        Value::String("Generated from the Rust types by agent-env-schema-gen; do not edit.".into()),
+    );
+    out.extend(body);
+    Ok(Value::Object(out))
+}
+
+/// The manifest schema's file.
+pub fn manifest_schema_path() -> PathBuf {
+    schema_dir().join("manifest.schema.json")
+}
+
+/// The report schema's file.
+pub fn report_schema_path() -> PathBuf {
+    schema_dir().join("report.schema.json")
 }
 
 /// The message schema's file.

@@ -1,10 +1,16 @@
-//! `agent-env-schema-gen write` rewrites `protocol/schema/message.schema.json` with the definitions
-//! generated from the Rust types; `agent-env-schema-gen check` says whether the committed file is
-//! what the types give (exit 1 when not).
+//! `agent-env-schema-gen write` rewrites `protocol/schema/message.schema.json`,
+//! `report.schema.json` and `manifest.schema.json` with the definitions generated from the Rust types; `agent-env-schema-gen
+//! check` says whether the committed files are what the types give (exit 1 when not).
 
 use std::process::ExitCode;
 
-use agent_env_schema_gen::{message_schema, message_schema_path, read_committed, render};
+use std::path::PathBuf;
+
+use agent_env_schema_gen::{
+    manifest_schema, manifest_schema_path, message_schema, message_schema_path, read_committed,
+    render, report_schema, report_schema_path,
+};
+use serde_json::Value;
 
 fn main() -> ExitCode {
     let mode = std::env::args().nth(1).unwrap_or_default();
@@ -21,25 +27,33 @@ fn main() -> ExitCode {
 }
 
 fn run(mode: &str) -> Result<String, String> {
-    let path = message_schema_path();
-    let committed = read_committed(&path)?;
-    let text = render(&message_schema(&committed)?)?;
-    match mode {
-        "write" => {
-            std::fs::write(&path, text).map_err(|e| format!("can't write {}: {e}", path.display()))?;
-            Ok(format!("wrote {}", path.display()))
-        }
-        "check" => {
-            let on_disk = std::fs::read_to_string(&path).map_err(|e| e.to_string())?;
-            if on_disk == text {
-                Ok(format!("{} matches the Rust types", path.display()))
-            } else {
-                Err(format!(
-                    "{} differs from what the Rust types give; run `cargo run -p agent-env-schema-gen -- write` and commit it",
-                    path.display()
-                ))
+    type Make = fn(&Value) -> Result<Value, String>;
+    let files: [(PathBuf, Make); 3] = [
+        (message_schema_path(), message_schema),
+        (report_schema_path(), report_schema),
+        (manifest_schema_path(), manifest_schema),
+    ];
+    let mut said = Vec::new();
+    for (path, make) in files {
+        let text = render(&make(&read_committed(&path)?)?)?;
+        match mode {
+            "write" => {
+                std::fs::write(&path, text)
+                    .map_err(|e| format!("can't write {}: {e}", path.display()))?;
+                said.push(format!("wrote {}", path.display()));
             }
+            "check" => {
+                let on_disk = std::fs::read_to_string(&path).map_err(|e| e.to_string())?;
+                if on_disk != text {
+                    return Err(format!(
+                        "{} differs from what the Rust types give; run `cargo run -p agent-env-schema-gen -- write` and commit it",
+                        path.display()
+                    ));
+                }
+                said.push(format!("{} matches the Rust types", path.display()));
+            }
+            _ => return Err("usage: agent-env-schema-gen write|check".into()),
         }
-        _ => Err("usage: agent-env-schema-gen write|check".into()),
     }
+    Ok(said.join("\n"))
 }

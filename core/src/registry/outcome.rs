@@ -6,6 +6,7 @@ use serde::Serialize;
 
 /// What happened to a contribution (a closed set).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 #[serde(rename_all = "lowercase")]
 pub enum Status {
     Active,
@@ -70,6 +71,7 @@ pub mod codes {
 
 /// Another claimant of the same name.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 pub struct Claimant {
     pub package: String,
     pub version: String,
@@ -78,6 +80,7 @@ pub struct Claimant {
 
 /// Where config registers another class under a plugin's name.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 pub struct Replacement {
     pub file: Option<String>,
     pub table: String,
@@ -87,6 +90,7 @@ pub struct Replacement {
 
 /// A group, config or discovery error.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 pub struct Diagnostic {
     pub code: String,
     pub reason: String,

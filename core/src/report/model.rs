@@ -11,6 +11,7 @@ pub const FORMAT_VERSION: u32 = 1;
 
 /// One contribution: a (group, name, value) a package declares, and what became of it.
 #[derive(Debug, Clone, PartialEq, Serialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 pub struct Contribution {
     /// `agent_env.<group>`.
     pub group: String,
@@ -25,6 +26,7 @@ pub struct Contribution {
 
 /// One plugin package and its contributions.
 #[derive(Debug, Clone, PartialEq, Serialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 pub struct Distribution {
     pub name: String,
     pub version: String,
@@ -33,6 +35,7 @@ pub struct Distribution {
 
 /// Who is reporting: agent-env's version and where its plugins come from.
 #[derive(Debug, Clone, PartialEq, Serialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 pub struct AgentEnvInfo {
     pub version: String,
     /// For agent-env this is `plugins dir`: plugins come from the plugins directory and `PATH`.
@@ -42,6 +45,7 @@ pub struct AgentEnvInfo {
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 pub struct ConfigInfo {
     pub path: Option<String>,
     pub error: Option<Diagnostic>,
@@ -49,7 +53,9 @@ pub struct ConfigInfo {
 
 /// The `plugin list --json` document.
 #[derive(Debug, Clone, PartialEq, Serialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 pub struct Report {
+    #[cfg_attr(feature = "schema", schemars(extend("const" = 1)))]
     pub format_version: u32,
     pub agent_env: AgentEnvInfo,
     pub config: ConfigInfo,
