@@ -63,9 +63,12 @@ start() {
 {"identities":[{"name":"agent-env-test","credentials":[{"accessKey":"$access","secretKey":"$secret"}],
  "actions":["Admin","Read","Write","List","Tagging"]}]}
 JSON
+  # -volume.max is a count, not 0 ("auto"): auto derives it from the disk's free space, and on a disk
+  # with little room each new bucket's volumes used it up ("No writable volumes and no free volumes
+  # left"). Volumes are not preallocated, so the count costs no disk.
   "$weed" server -dir="$state/data" -ip=127.0.0.1 -ip.bind=127.0.0.1 \
     -master.port="$master_port" -master.port.grpc="$master_grpc" -master.telemetry=false \
-    -master.volumeSizeLimitMB=1024 -volume.max=0 \
+    -master.volumeSizeLimitMB=1024 -volume.max=200 \
     -volume.port="$volume_port" -volume.port.grpc="$volume_grpc" \
     -filer.port="$filer_port" -filer.port.grpc="$filer_grpc" \
     -s3 -s3.port="$s3_port" -s3.port.grpc="$s3_grpc" -s3.port.iceberg=0 -s3.port.lance=0 \
