@@ -8,13 +8,14 @@ use agent_env_protocol::methods::{ProgressParams, HOST_SETTINGS, LOG, PROGRESS};
 use agent_env_protocol::peer::{Handler, RequestContext};
 use serde_json::{Map, Value};
 
-use super::services::HostServices;
+use super::routing::CallRouter;
 use super::stderr::StderrTail;
 
 pub(crate) struct HostHandler {
     pub package: String,
     pub settings: Map<String, Value>,
-    pub services: Arc<dyn HostServices>,
+    /// Whose services answer: those of the call a request names (see [`CallRouter`]).
+    pub router: Arc<CallRouter>,
     /// `$/log` lines are kept with the stderr tail, so diagnoses show them in order.
     pub log: Option<StderrTail>,
 }
@@ -35,14 +36,17 @@ impl Handler for HostHandler {
                 format!("agent-env answers only host.* methods; '{method}' is not one"),
             ));
         }
-        self.services.handle(&self.package, method, params)
+        let (services, params) = self.router.for_params(params);
+        services.handle(&self.package, method, params)
     }
 
     fn notification(&self, method: &str, params: Value) {
         match method {
             PROGRESS => {
                 if let Ok(p) = serde_json::from_value::<ProgressParams>(params) {
-                    self.services.progress(&self.package, &p);
+                    self.router
+                        .for_call(Some(&p.id))
+                        .progress(&self.package, &p);
                 }
             }
             LOG => {
@@ -54,7 +58,8 @@ impl Handler for HostHandler {
                 if let Some(tail) = &self.log {
                     tail.push(format!("[{level}] {message}\n").as_bytes());
                 }
-                self.services.log(&self.package, level, message);
+                let (services, _) = self.router.for_params(params.clone());
+                services.log(&self.package, level, message);
             }
             _ => {}
         }

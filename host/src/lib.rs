@@ -33,6 +33,7 @@ mod handler;
 pub mod pins;
 mod pool;
 mod process;
+mod routing;
 mod services;
 mod spawn;
 mod spec;

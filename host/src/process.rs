@@ -20,6 +20,7 @@ use super::diagnosis::{Diagnosis, FailureSummary};
 use super::error::{FailureContext, HostError};
 use super::exit::{Ended, ExitWatch, NoReaper};
 use super::handler::HostHandler;
+use super::routing::CallRouter;
 use super::services::HostServices;
 use super::spawn::{self, ChildIo, LaunchError, ResolveError};
 use super::spec::SpawnSpec;
@@ -63,6 +64,8 @@ pub struct PluginProcess {
     spawn_time: Duration,
     initialize_time: Duration,
     status: Mutex<Status>,
+    /// Whose services answer the plugin's `host.*` requests.
+    router: Arc<CallRouter>,
 }
 
 fn lock(m: &Mutex<Status>) -> MutexGuard<'_, Status> {
@@ -190,7 +193,8 @@ impl PluginProcess {
         attempt.spawn_time = Some(spawn_time);
         attempt.spawned_at = Some(spawned_at);
         attempt.pid = Some(launched.pid);
-        let child = match Child::connect(&spec, launched, services) {
+        let router = Arc::new(CallRouter::new(services));
+        let child = match Child::connect(&spec, launched, router.clone()) {
             Ok(child) => child,
             Err(e) => {
                 let ctx = attempt.ctx(None);
@@ -232,6 +236,7 @@ impl PluginProcess {
             status: Mutex::new(Status::default()),
             config: config.clone(),
             spec,
+            router,
         })
     }
 
@@ -275,11 +280,35 @@ impl PluginProcess {
     }
 
     /// Calls `method`, waiting at most `timeout`; on expiry the call is cancelled (`$/cancelRequest`).
+    /// What the plugin asks the host meanwhile is answered by the services the process started with.
     pub fn call_with_timeout(
         &self,
         method: &str,
         params: Value,
         timeout: Duration,
+    ) -> Result<Value, HostError> {
+        self.call_inner(method, params, timeout, None)
+    }
+
+    /// [`call_with_timeout`](Self::call_with_timeout), with `services` answering what the plugin asks
+    /// the host for this call (its `host.*` requests that name it, its `$/progress` about it): one
+    /// process serves callers with different services at once.
+    pub fn call_for(
+        &self,
+        method: &str,
+        params: Value,
+        timeout: Duration,
+        services: Arc<dyn HostServices>,
+    ) -> Result<Value, HostError> {
+        self.call_inner(method, params, timeout, Some(services))
+    }
+
+    fn call_inner(
+        &self,
+        method: &str,
+        params: Value,
+        timeout: Duration,
+        services: Option<Arc<dyn HostServices>>,
     ) -> Result<Value, HostError> {
         {
             let mut status = lock(&self.status);
@@ -294,7 +323,19 @@ impl PluginProcess {
             }
             status.calls += 1;
         }
-        let result = self.child.peer.call(method, params, Some(timeout));
+        let mut entered = None;
+        let result = self
+            .child
+            .peer
+            .call_noting_id(method, params, Some(timeout), |id| {
+                if let Some(services) = services {
+                    self.router.enter(id, services);
+                    entered = Some(id.clone());
+                }
+            });
+        if let Some(id) = entered {
+            self.router.leave(&id);
+        }
         result.map_err(|e| {
             let error = self.call_error(method, e);
             if error.is_process_failure() || matches!(error, HostError::CallTimeout { .. }) {
@@ -496,7 +537,7 @@ impl Child {
     fn connect(
         spec: &SpawnSpec,
         launched: spawn::Launched,
-        services: Arc<dyn HostServices>,
+        router: Arc<CallRouter>,
     ) -> Result<Child, NoReaper> {
         let name = spec.package.clone();
         let peer_config = PeerConfig {
@@ -512,15 +553,15 @@ impl Child {
                 stdout,
                 stderr,
             } => {
-                let line_services = services.clone();
+                let line_router = router.clone();
                 let package = spec.package.clone();
                 let tail = StderrTail::capture_lines(stderr, &name, move |line| {
-                    line_services.stderr_line(&package, line)
+                    line_router.for_call(None).stderr_line(&package, line)
                 });
                 let handler = HostHandler {
                     package: spec.package.clone(),
                     settings: spec.settings.clone(),
-                    services,
+                    router,
                     log: Some(tail.clone()),
                 };
                 let peer = Peer::start(stdout, stdin, Arc::new(handler), peer_config);
@@ -533,7 +574,7 @@ impl Child {
                 let handler = HostHandler {
                     package: spec.package.clone(),
                     settings: spec.settings.clone(),
-                    services,
+                    router,
                     log: None,
                 };
                 let peer = Peer::start(from_child, to_child, Arc::new(handler), peer_config);

@@ -1,6 +1,9 @@
 package agentenv
 
-import "context"
+import (
+	"context"
+	"encoding/json"
+)
 
 // Host reaches the host while one of its calls is in flight: the stores the user configured
 // (host.store.<kind>.<op>; ObjectStore wraps the object kind's) and the plugin's settings
@@ -11,7 +14,42 @@ type Host struct {
 
 // Call calls any host method, e.g. "host.store.document.find_one".
 func (h *Host) Call(ctx context.Context, method string, params, result any) error {
-	return h.conn.Call(ctx, method, params, result)
+	return h.conn.Call(ctx, method, namingCall(ctx, params), result)
+}
+
+// CallIDKey is the params key of a host request that names the host call it works for, so a host
+// with several calls in flight to the plugin answers in the right one's name.
+const CallIDKey = "call_id"
+
+type callIDContextKey struct{}
+
+// withCallID marks ctx as working for the host's request id (the handlers' contexts carry it).
+func withCallID(ctx context.Context, id ID) context.Context {
+	return context.WithValue(ctx, callIDContextKey{}, id)
+}
+
+// namingCall is params with call_id set when ctx works for a host request: a map gets the key, any
+// other value is turned into one through JSON.
+func namingCall(ctx context.Context, params any) any {
+	id, ok := ctx.Value(callIDContextKey{}).(ID)
+	if !ok {
+		return params
+	}
+	fields := map[string]any{}
+	switch p := params.(type) {
+	case nil:
+	case map[string]any:
+		for k, v := range p {
+			fields[k] = v
+		}
+	default:
+		raw, err := json.Marshal(p)
+		if err != nil || json.Unmarshal(raw, &fields) != nil {
+			return params
+		}
+	}
+	fields[CallIDKey] = id
+	return fields
 }
 
 // Progress sends $/progress about the host request with the given id; total 0 means unknown.
@@ -34,6 +72,6 @@ func (h *Host) Log(level, message string) error {
 // Settings is the plugin's settings table, as the host has it now.
 func (h *Host) Settings(ctx context.Context) (map[string]any, error) {
 	var settings map[string]any
-	err := h.conn.Call(ctx, "host.settings", nil, &settings)
+	err := h.conn.Call(ctx, "host.settings", namingCall(ctx, nil), &settings)
 	return settings, err
 }

@@ -529,11 +529,13 @@ func TestAStepReachesTheHostsStores(t *testing.T) {
 	if asJSON(t, got) != want {
 		t.Fatalf("execute answered %s, want %s", asJSON(t, got), want)
 	}
+	// Each names the execute request it works for (call_id 2), so a host with several calls in flight
+	// answers it in that call's name.
 	wantCalls := []string{
-		`host.store.secret.get {"name":"token"}`,
-		`host.store.document.find_one {"collection":"runs","filter":{},"sort":null}`,
-		`host.store.image.image_ref {"repository":"civ","tag":"v1"}`,
-		`host.store.object.put {"allow_overwrite":false,"content_type":"text/plain","data":"dg==","key":"k"}`,
+		`host.store.secret.get {"call_id":2,"name":"token"}`,
+		`host.store.document.find_one {"call_id":2,"collection":"runs","filter":{},"sort":null}`,
+		`host.store.image.image_ref {"call_id":2,"repository":"civ","tag":"v1"}`,
+		`host.store.object.put {"allow_overwrite":false,"call_id":2,"content_type":"text/plain","data":"dg==","key":"k"}`,
 	}
 	if !reflect.DeepEqual(calls, wantCalls) {
 		t.Fatalf("host calls\n%q\nwant\n%q", calls, wantCalls)

@@ -24,7 +24,7 @@ func (r remote) call(ctx context.Context, op string, params map[string]any, resu
 	if r.handle != "" {
 		params["handle"] = r.handle
 	}
-	return r.conn.Call(ctx, r.prefix+op, params, result)
+	return r.conn.Call(ctx, r.prefix+op, namingCall(ctx, params), result)
 }
 
 // NewRemoteObjectStore calls "<prefix><op>" on conn; handle, when not "", is sent with every call.

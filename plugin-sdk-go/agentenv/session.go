@@ -54,6 +54,8 @@ type initializeParams struct {
 
 // HandleRequest dispatches the host's requests.
 func (s *session) HandleRequest(ctx context.Context, req *Request) (any, error) {
+	// What the handler asks the host names this request (call_id).
+	ctx = withCallID(ctx, req.ID)
 	if req.Method == InitializeMethod {
 		return s.initialize(req)
 	}

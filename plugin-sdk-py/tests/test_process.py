@@ -481,10 +481,12 @@ def test_host_documents_unwrap_the_wire_shapes(start):
     plugin.initialize()
     meta = execute(plugin, "documents")["metadata"]
     assert meta == {"found": {"id": "t1", "filter_was": {"id": [{"op": "eq", "value": "t1"}]}}, "count": 7}
-    assert plugin.host_calls[0] == (
-        "host.store.document.find_one",
-        {"collection": "tasks", "filter": {"id": [{"op": "eq", "value": "t1"}]}, "sort": None},
-    )
+    # The call names the execute request it works for (call_id), so a host with several in flight knows.
+    method, params = plugin.host_calls[0]
+    assert method == "host.store.document.find_one"
+    assert params == {"collection": "tasks", "filter": {"id": [{"op": "eq", "value": "t1"}]}, "sort": None,
+                      "call_id": params["call_id"]}
+    assert isinstance(params["call_id"], int)
 
 
 def test_a_host_that_names_another_package_gets_answered_and_warned_about(start):

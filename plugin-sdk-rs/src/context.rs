@@ -25,7 +25,7 @@ impl<'a> StepContext<'a> {
         settings: Arc<Map<String, Value>>,
     ) -> Self {
         StepContext {
-            host: HostHandle::new(request.peer().clone()),
+            host: HostHandle::new(request.peer().clone(), request.id().clone()),
             request,
             package,
             settings,

@@ -3,7 +3,8 @@
 
 use std::sync::Arc;
 
-use agent_env_protocol::methods::{HOST_SETTINGS, LOG};
+use agent_env_protocol::message::Id;
+use agent_env_protocol::methods::{CALL_ID, HOST_SETTINGS, LOG};
 use agent_env_protocol::peer::Peer;
 use agent_env_store::remote::Direction;
 use agent_env_store::{
@@ -18,17 +19,31 @@ use crate::error::HostCallError;
 #[derive(Clone)]
 pub struct HostHandle {
     peer: Peer,
+    /// The host request this handle works for; every call names it (`call_id`), so a host with several
+    /// calls in flight to this plugin answers in the right one's name.
+    call: Id,
+}
+
+/// `params` naming the host request it works for.
+fn naming(call: &Id, mut params: Value) -> Value {
+    if let Value::Object(map) = &mut params {
+        map.insert(
+            CALL_ID.into(),
+            serde_json::to_value(call).unwrap_or(Value::Null),
+        );
+    }
+    params
 }
 
 impl HostHandle {
-    pub(crate) fn new(peer: Peer) -> Self {
-        HostHandle { peer }
+    pub(crate) fn new(peer: Peer, call: Id) -> Self {
+        HostHandle { peer, call }
     }
 
     /// Calls any host method and returns its raw result.
     pub fn call(&self, method: &str, params: Value) -> Result<Value, HostCallError> {
         self.peer
-            .call(method, params, None)
+            .call(method, naming(&self.call, params), None)
             .map_err(|e| HostCallError::from_call(method, e))
     }
 
@@ -58,6 +73,7 @@ impl HostHandle {
     fn transport(&self) -> Arc<dyn StoreTransport> {
         Arc::new(HostStoreTransport {
             peer: self.peer.clone(),
+            call: self.call.clone(),
         })
     }
 
@@ -74,9 +90,10 @@ impl HostHandle {
 
     /// Sends a `$/log` line to the host (kept with the plugin's stderr in diagnoses).
     pub fn log(&self, level: &str, message: &str) {
-        let _ = self
-            .peer
-            .notify(LOG, json!({"level": level, "message": message}));
+        let _ = self.peer.notify(
+            LOG,
+            naming(&self.call, json!({"level": level, "message": message})),
+        );
     }
 }
 
@@ -84,12 +101,13 @@ impl HostHandle {
 /// kind; a call the host never answers is an internal error that says so.
 struct HostStoreTransport {
     peer: Peer,
+    call: Id,
 }
 
 impl StoreTransport for HostStoreTransport {
     fn call(&self, method: &str, params: Value) -> StoreResult<Value> {
         self.peer
-            .call(method, params, None)
+            .call(method, naming(&self.call, params), None)
             .map_err(|e| StoreError::from(HostCallError::from_call(method, e)))
     }
 }

@@ -29,6 +29,12 @@ pub const PROGRESS: &str = "$/progress";
 /// The plugin sends a log line to the host (notification).
 pub const LOG: &str = "$/log";
 
+/// The key of a plugin's `host.*` params that names the host request it works for (the `id` of the
+/// `execute`, `explorer.request`, ... in flight), so a host that has several calls in flight to one
+/// plugin answers each nested call in the right one's name. SDKs set it; a host removes it before the
+/// params reach its stores.
+pub const CALL_ID: &str = "call_id";
+
 /// Prefix of the store operations the host calls on a plugin store: `store.<kind>.<op>`.
 pub const STORE_PREFIX: &str = "store.";
 /// Prefix of the store operations a plugin calls on the host's configured stores: `host.store.<kind>.<op>`.

@@ -331,7 +331,20 @@ impl Peer {
         params: Value,
         timeout: Option<Duration>,
     ) -> Result<Value, CallError> {
+        self.call_noting_id(method, params, timeout, |_| {})
+    }
+
+    /// [`Peer::call`], telling `before_send` the request's id before the request goes out, so the
+    /// caller can tell the other side's calls back for this request (they name it) from others.
+    pub fn call_noting_id(
+        &self,
+        method: &str,
+        params: Value,
+        timeout: Option<Duration>,
+        before_send: impl FnOnce(&Id),
+    ) -> Result<Value, CallError> {
         let id = Id::Number(self.inner.next_id.fetch_add(1, Ordering::Relaxed));
+        before_send(&id);
         let may_read = self.inner.config.mode == ReaderMode::Callers;
         {
             let mut state = lock(&self.inner.state);

@@ -39,13 +39,20 @@ struct RunServices {
     running: Arc<RunningSteps>,
 }
 
-impl HostServices for RunServices {
-    fn handle(&self, package: &str, method: &str, params: Value) -> Result<Value, RpcError> {
+impl RunServices {
+    /// Answers a store request; `wrote` hears of each object written.
+    fn store_call(
+        &self,
+        package: &str,
+        method: &str,
+        params: &Value,
+        wrote: impl FnOnce(&str),
+    ) -> Result<Value, RpcError> {
         if HostStoreDispatcher::handles(method) {
-            let answer = self.stores.dispatch(method, &params)?;
+            let answer = self.stores.dispatch(method, params)?;
             if is_object_write(method) {
                 if let Some(url) = answer.get("url").and_then(Value::as_str) {
-                    self.running.wrote(package, url);
+                    wrote(url);
                 }
             }
             return Ok(answer);
@@ -54,6 +61,16 @@ impl HostServices for RunServices {
             ErrorKind::MethodNotFound,
             format!("agent-env offers no method '{method}' to plugin {package} during a run"),
         ))
+    }
+}
+
+/// For a request that names no call (a plugin built without an SDK that names it): the write goes to
+/// the step its plugin runs, when it runs exactly one.
+impl HostServices for RunServices {
+    fn handle(&self, package: &str, method: &str, params: Value) -> Result<Value, RpcError> {
+        self.store_call(package, method, &params, |url| {
+            self.running.wrote(package, url)
+        })
     }
 
     fn progress(&self, package: &str, p: &ProgressParams) {
@@ -82,6 +99,40 @@ impl HostServices for RunServices {
             stream: PluginStream::Stderr,
             line: line.to_string(),
         });
+    }
+}
+
+/// What answers a plugin for one `execute`: the run's services, with every write and progress report
+/// the plugin makes for this call (it names the call) put down to this step's task instance, however
+/// many steps the plugin runs at once.
+struct StepServices {
+    run: Arc<RunServices>,
+    step: StepRef,
+}
+
+impl HostServices for StepServices {
+    fn handle(&self, package: &str, method: &str, params: Value) -> Result<Value, RpcError> {
+        self.run.store_call(package, method, &params, |url| {
+            self.run.running.wrote_for(&self.step.instance_id, url)
+        })
+    }
+
+    fn progress(&self, package: &str, p: &ProgressParams) {
+        self.run.observer.event(&RunEvent::PluginProgress {
+            package: package.to_string(),
+            step: Some(self.step.clone()),
+            progress: p.progress,
+            total: p.total,
+            message: p.message.clone(),
+        });
+    }
+
+    fn log(&self, package: &str, level: &str, message: &str) {
+        self.run.log(package, level, message)
+    }
+
+    fn stderr_line(&self, package: &str, line: &str) {
+        self.run.stderr_line(package, line)
     }
 }
 
@@ -116,11 +167,15 @@ impl RunningSteps {
     /// Records an object `package` wrote for the step it is running. A plugin running steps of several
     /// instances at once cannot say which one wrote it, so the write is recorded for none.
     fn wrote(&self, package: &str, url: &str) {
-        let Some(step) = self.only(package) else {
-            return;
-        };
+        if let Some(step) = self.only(package) {
+            self.wrote_for(&step.instance_id, url);
+        }
+    }
+
+    /// Records an object a step of task instance `instance_id` wrote.
+    fn wrote_for(&self, instance_id: &str, url: &str) {
         if let Ok(mut written) = self.written.lock() {
-            let urls = written.entry(step.instance_id).or_default();
+            let urls = written.entry(instance_id.to_string()).or_default();
             if !urls.iter().any(|u| u == url) {
                 urls.push(url.to_string());
             }
@@ -150,6 +205,8 @@ impl RunningSteps {
 /// The plugin processes of one run and the steps they execute.
 pub struct PluginSteps {
     host: PluginHost,
+    /// What each step's call is answered with, besides its own step.
+    services: Arc<RunServices>,
     specs: Mutex<HashMap<String, SpawnSpec>>,
     running: Arc<RunningSteps>,
 }
@@ -178,7 +235,10 @@ impl PluginSteps {
             running: running.clone(),
         });
         Ok(Arc::new(PluginSteps {
-            host: session.plugin_host(services).map_err(|e| e.to_string())?,
+            host: session
+                .plugin_host(services.clone())
+                .map_err(|e| e.to_string())?,
+            services,
             specs: Mutex::new(HashMap::new()),
             running,
         }))
@@ -289,7 +349,7 @@ impl StepExecutor for PluginSteps {
         at: &StepRef,
     ) -> Result<Map<String, Value>, StepError> {
         self.running.begin(package, at);
-        let result = self.execute_step(package, type_name, step, context, cancel);
+        let result = self.execute_step(package, type_name, step, context, cancel, at);
         self.running.end(package, at);
         result
     }
@@ -312,6 +372,7 @@ impl PluginSteps {
         step: &Map<String, Value>,
         context: &Value,
         cancel: &Cancel,
+        at: &StepRef,
     ) -> Result<Map<String, Value>, StepError> {
         let spec = self.spec(package)?;
         let process = self.host.connect(&spec).map_err(|e| host_failure(&e))?;
@@ -330,12 +391,16 @@ impl PluginSteps {
                 running.stop();
             });
         });
-        let answer = match step_timeout {
-            // The step's own limit, not the host's call timeout.
-            Some(limit) => process.call_with_timeout(EXECUTE, params, limit + STEP_TIMEOUT_GRACE),
-            // No limit of its own: the host's call timeout (`AGENT_ENV_PLUGIN_CALL_TIMEOUT`).
-            None => process.call(EXECUTE, params),
+        // The step's own limit, else the host's call timeout (`AGENT_ENV_PLUGIN_CALL_TIMEOUT`).
+        let limit = match step_timeout {
+            Some(limit) => limit + STEP_TIMEOUT_GRACE,
+            None => self.host.config().call_timeout,
         };
+        let services = Arc::new(StepServices {
+            run: self.services.clone(),
+            step: at.clone(),
+        });
+        let answer = process.call_for(EXECUTE, params, limit, services);
         match answer {
             Ok(answer) => {
                 let result: ExecuteResult = serde_json::from_value(answer).map_err(|e| {

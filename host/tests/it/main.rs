@@ -7,4 +7,5 @@ mod host_basics;
 mod host_calls;
 mod host_death;
 mod host_faults;
+mod host_routing;
 mod host_sdk;

@@ -89,8 +89,11 @@ class HostHandle:
             raise CancelledError(f"{self._ctx.method} was cancelled by the host")
 
     def call(self, method: str, params: Dict[str, Any] | None = None, timeout: float | None = None) -> Any:
-        """Calls a `host.*` method and returns its result; a failed call raises the class of its kind."""
-        return self._ctx.connection.call(method, params or {}, timeout)
+        """Calls a `host.*` method and returns its result; a failed call raises the class of its kind.
+
+        The params name the host request this call works for (`call_id`), so a host with several calls in
+        flight to this plugin answers in the right one's name."""
+        return self._ctx.connection.call(method, {**(params or {}), wire.CALL_ID: self._ctx.id}, timeout)
 
     def fetch_settings(self) -> Dict[str, Any]:
         """Asks the host for the settings table again (`host.settings`)."""
@@ -108,7 +111,7 @@ class HostHandle:
 
     def log(self, level: str, message: str) -> None:
         """Sends `$/log` (`info`, `warning` or `error`)."""
-        self._ctx.connection.notify(wire.LOG, {"level": level, "message": message})
+        self._ctx.connection.notify(wire.LOG, {"level": level, "message": message, wire.CALL_ID: self._ctx.id})
 
 
 class WireObjectStore(ObjectStore):

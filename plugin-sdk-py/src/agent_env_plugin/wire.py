@@ -28,6 +28,8 @@ PRINT_MANIFEST_ARG = "--agent-env-manifest"
 CANCEL_REQUEST = "$/cancelRequest"
 PROGRESS = "$/progress"
 LOG = "$/log"
+#: The key of a `host.*` request's params that names the host request it works for.
+CALL_ID = "call_id"
 
 # kind -> JSON-RPC error code (docs/protocol.md §8)
 ERROR_CODES = {

@@ -1,0 +1,109 @@
+//! Which services answer a plugin's `host.*` request: those of the host call it works for. A pool whose
+//! processes serve several callers at once (a run's steps, the explorer's requests, the store set) gives
+//! each call its own services; the plugin names the call in its request (`call_id`, which the SDKs set).
+//! A request that names none (an older plugin) goes to the services of the one call in flight, and when
+//! there is no single one, to the pool's defaults.
+
+use std::collections::HashMap;
+use std::sync::{Arc, Mutex, MutexGuard};
+
+use agent_env_protocol::message::Id;
+use agent_env_protocol::methods::CALL_ID;
+use serde_json::Value;
+
+use super::services::HostServices;
+
+/// The services of one process's calls in flight, by request id.
+pub(crate) struct CallRouter {
+    default: Arc<dyn HostServices>,
+    calls: Mutex<HashMap<Id, Arc<dyn HostServices>>>,
+}
+
+fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
+    m.lock().unwrap_or_else(|p| p.into_inner())
+}
+
+impl CallRouter {
+    pub(crate) fn new(default: Arc<dyn HostServices>) -> CallRouter {
+        CallRouter {
+            default,
+            calls: Mutex::new(HashMap::new()),
+        }
+    }
+
+    /// `services` answer what the plugin asks while call `id` is in flight.
+    pub(crate) fn enter(&self, id: &Id, services: Arc<dyn HostServices>) {
+        lock(&self.calls).insert(id.clone(), services);
+    }
+
+    /// Call `id` ended.
+    pub(crate) fn leave(&self, id: &Id) {
+        lock(&self.calls).remove(id);
+    }
+
+    /// The services of call `id` when it is in flight, else as for a request that names none.
+    pub(crate) fn for_call(&self, id: Option<&Id>) -> Arc<dyn HostServices> {
+        let calls = lock(&self.calls);
+        if let Some(services) = id.and_then(|id| calls.get(id)) {
+            return services.clone();
+        }
+        if calls.len() == 1 {
+            if let Some(only) = calls.values().next() {
+                return only.clone();
+            }
+        }
+        self.default.clone()
+    }
+
+    /// The services for a request with `params`, and the params without the call's id.
+    pub(crate) fn for_params(&self, mut params: Value) -> (Arc<dyn HostServices>, Value) {
+        let id = params
+            .as_object_mut()
+            .and_then(|p| p.remove(CALL_ID))
+            .and_then(|v| serde_json::from_value::<Id>(v).ok());
+        (self.for_call(id.as_ref()), params)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::services::NoServices;
+    use agent_env_protocol::message::RpcError;
+    use serde_json::json;
+
+    struct Named(&'static str);
+
+    impl HostServices for Named {
+        fn handle(&self, _: &str, _: &str, _: Value) -> Result<Value, RpcError> {
+            Ok(json!(self.0))
+        }
+    }
+
+    fn answer(router: &CallRouter, params: Value) -> (Value, Value) {
+        let (services, params) = router.for_params(params);
+        (
+            services
+                .handle("p", "host.x", Value::Null)
+                .unwrap_or(Value::Null),
+            params,
+        )
+    }
+
+    #[test]
+    fn a_named_call_gets_its_services_and_the_id_is_taken_out() {
+        let router = CallRouter::new(Arc::new(NoServices));
+        router.enter(&Id::Number(1), Arc::new(Named("one")));
+        router.enter(&Id::Number(2), Arc::new(Named("two")));
+        let (who, params) = answer(&router, json!({"key": "k", "call_id": 2}));
+        assert_eq!(who, "two");
+        assert_eq!(params, json!({"key": "k"}));
+        assert_eq!(answer(&router, json!({"call_id": 1})).0, "one");
+        // Two in flight and none named: the defaults (which answer nothing).
+        assert_eq!(answer(&router, json!({})).0, Value::Null);
+        router.leave(&Id::Number(1));
+        // One in flight: a request that names none is its.
+        assert_eq!(answer(&router, json!({})).0, "two");
+        assert_eq!(answer(&router, json!({"call_id": 99})).0, "two");
+    }
+}

@@ -1,0 +1,98 @@
+//! One process, several callers: each call's nested `host.*` requests are answered by the services it was
+//! made with, because the SDK names the call they work for (`call_id`).
+
+use std::sync::{Arc, Mutex};
+
+use crate::support::*;
+use agent_env_host::{HostServices, NoServices, PluginProcess, RpcError};
+use agent_env_protocol::codes::ErrorKind;
+use serde_json::{json, Value};
+
+/// Answers the fixture's store round trip as `name`, and notes every method it answered.
+struct Named {
+    name: &'static str,
+    heard: Mutex<Vec<String>>,
+}
+
+impl HostServices for Named {
+    fn handle(&self, _package: &str, method: &str, params: Value) -> Result<Value, RpcError> {
+        self.heard.lock().unwrap().push(method.to_string());
+        assert!(
+            params.get("call_id").is_none(),
+            "the host hands services params without call_id"
+        );
+        // Both calls wait here until the other is in flight too, so they overlap for sure.
+        std::thread::sleep(std::time::Duration::from_millis(100));
+        match method {
+            "host.store.object.put" => {
+                Ok(json!({"url": format!("mem://{}/roundtrip.txt", self.name)}))
+            }
+            // base64 of the name, so each call reads back what its own services hold.
+            "host.store.object.get" => {
+                Ok(json!({"data": match self.name { "alpha" => "YWxwaGE=", _ => "YmV0YQ==" }}))
+            }
+            "host.store.secret.get" => Ok(json!({"value": self.name})),
+            other => Err(RpcError::new(ErrorKind::MethodNotFound, other.to_string())),
+        }
+    }
+}
+
+#[test]
+fn concurrent_calls_to_one_process_each_get_their_own_services() {
+    let process = PluginProcess::start(
+        spec("fixture-works", "agentenv-fixture-works"),
+        &quick_config(),
+        Arc::new(NoServices),
+    )
+    .unwrap();
+    let alpha = Arc::new(Named {
+        name: "alpha",
+        heard: Mutex::new(Vec::new()),
+    });
+    let beta = Arc::new(Named {
+        name: "beta",
+        heard: Mutex::new(Vec::new()),
+    });
+    let results: Vec<Value> = std::thread::scope(|scope| {
+        let handles: Vec<_> = [alpha.clone(), beta.clone()]
+            .into_iter()
+            .map(|services| {
+                let process = &process;
+                scope.spawn(move || {
+                    let params = json!({"type": "store_roundtrip", "step": {"id": "s", "type": "store_roundtrip", "text": "x"}, "context": {}});
+                    process
+                        .call_for("execute", params, std::time::Duration::from_secs(30), services)
+                        .unwrap()
+                })
+            })
+            .collect();
+        handles.into_iter().map(|h| h.join().unwrap()).collect()
+    });
+    for (result, name) in results.iter().zip(["alpha", "beta"]) {
+        let roundtrip = &result["metadata"]["roundtrip"];
+        assert_eq!(roundtrip["secret"], name, "{result}");
+        assert_eq!(roundtrip["back"], name, "{result}");
+        assert_eq!(
+            roundtrip["url"],
+            format!("mem://{name}/roundtrip.txt"),
+            "{result}"
+        );
+    }
+    for services in [&alpha, &beta] {
+        assert_eq!(
+            *services.heard.lock().unwrap(),
+            [
+                "host.store.object.put",
+                "host.store.object.get",
+                "host.store.secret.get"
+            ]
+        );
+    }
+    // A plain call is answered by the services the process started with.
+    let plain = process.call(
+        "execute",
+        json!({"type": "store_roundtrip", "step": {"id": "s", "type": "store_roundtrip"}, "context": {}}),
+    );
+    assert!(plain.is_err(), "{plain:?}");
+    process.shutdown();
+}
