@@ -41,6 +41,8 @@ pub struct Session {
     discovery: OnceLock<Arc<Discovery>>,
     registry: OnceLock<Registry>,
     stores: OnceLock<Arc<StoreSet>>,
+    /// The plugin processes of the invocation (stdio mode), one per package, whoever calls them.
+    pool: OnceLock<Result<Arc<PluginHost>, HostConfigError>>,
     /// Whether the plugins' safety warnings were handed out (they are said once per invocation).
     plugin_warnings_taken: std::sync::atomic::AtomicBool,
 }
@@ -54,6 +56,7 @@ impl Session {
             discovery: OnceLock::new(),
             registry: OnceLock::new(),
             stores: OnceLock::new(),
+            pool: OnceLock::new(),
             plugin_warnings_taken: std::sync::atomic::AtomicBool::new(false),
         }
     }
@@ -139,7 +142,31 @@ impl Session {
         Ok(config)
     }
 
-    /// A plugin host serving `services` to its children, with this environment's timeouts.
+    /// The invocation's plugin processes: one pool, one process per package, shared by the store set
+    /// (plugin stores), a run's plugin steps, root options and the explorer's plugins. Each caller
+    /// passes the services that answer its calls' nested `host.*` requests
+    /// ([`PluginProcess::call_for`](agent_env_host::PluginProcess::call_for)); calls without them get
+    /// none. Nothing starts until a plugin is needed; [`shutdown_plugins`](Self::shutdown_plugins)
+    /// stops them all.
+    pub fn plugin_pool(&self) -> Result<Arc<PluginHost>, HostConfigError> {
+        self.pool
+            .get_or_init(|| {
+                self.host_config()
+                    .map(|config| Arc::new(PluginHost::new(config, Arc::new(NoServices))))
+            })
+            .clone()
+    }
+
+    /// Stops every process of the pool (in parallel), if it was made; returns their final diagnoses.
+    pub fn shutdown_plugins(&self) -> Vec<agent_env_host::Diagnosis> {
+        match self.pool.get() {
+            Some(Ok(pool)) => pool.shutdown_all(),
+            _ => Vec::new(),
+        }
+    }
+
+    /// A plugin host of its own serving `services` to its children, with this environment's timeouts:
+    /// for processes that cannot join the pool (a plugin command's, which runs in command mode).
     pub fn plugin_host(
         &self,
         services: Arc<dyn HostServices>,
@@ -186,15 +213,14 @@ impl Session {
     }
 
     /// What opens plugin stores (`impl = "<package>:<Class>"`) for a store set: on the set's first
-    /// store, a plugin host of its own (children get no host services) over every installed package,
+    /// store, the session's plugin pool (store calls get no host services) over every installed package,
     /// each with its `[plugins.<package>]` settings resolved through the configured secret store.
     /// Nothing starts until a plugin store is opened.
     pub fn plugin_store_opener(&self) -> OpenPluginStores {
         let manifests = self.manifests();
-        let host_config = self.host_config();
+        let pool = self.plugin_pool();
         Box::new(move |doc, secrets| {
-            let config = host_config.clone().map_err(|e| e.to_string())?;
-            let host = Arc::new(PluginHost::new(config, Arc::new(NoServices)));
+            let host = pool.clone().map_err(|e| e.to_string())?;
             let packages = plugin_packages(doc, &manifests, secrets);
             Ok(Arc::new(HostPluginStores::new(host, packages)) as Arc<dyn PluginStoreFactory>)
         })

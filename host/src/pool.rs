@@ -212,6 +212,14 @@ impl PluginHost {
         Some(diagnosis)
     }
 
+    /// [`release`](Self::release), unless a call to it is in flight (another caller still uses it).
+    pub fn release_idle(&self, package: &str) -> Option<Diagnosis> {
+        if self.get(package).is_some_and(|p| p.busy()) {
+            return None;
+        }
+        self.release(package)
+    }
+
     /// Shuts every process down (in parallel) and returns their final diagnoses.
     pub fn shutdown_all(&self) -> Vec<Diagnosis> {
         let processes: Vec<Arc<PluginProcess>> = {

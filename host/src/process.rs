@@ -66,6 +66,8 @@ pub struct PluginProcess {
     status: Mutex<Status>,
     /// Whose services answer the plugin's `host.*` requests.
     router: Arc<CallRouter>,
+    /// Calls in flight now.
+    in_flight: std::sync::atomic::AtomicUsize,
 }
 
 fn lock(m: &Mutex<Status>) -> MutexGuard<'_, Status> {
@@ -237,7 +239,13 @@ impl PluginProcess {
             config: config.clone(),
             spec,
             router,
+            in_flight: std::sync::atomic::AtomicUsize::new(0),
         })
+    }
+
+    /// Whether a call to it is in flight.
+    pub fn busy(&self) -> bool {
+        self.in_flight.load(std::sync::atomic::Ordering::SeqCst) > 0 || self.router.in_flight() > 0
     }
 
     /// The plugin's answer to `initialize`.
@@ -323,6 +331,8 @@ impl PluginProcess {
             }
             status.calls += 1;
         }
+        use std::sync::atomic::Ordering;
+        self.in_flight.fetch_add(1, Ordering::SeqCst);
         let mut entered = None;
         let result = self
             .child
@@ -336,6 +346,7 @@ impl PluginProcess {
         if let Some(id) = entered {
             self.router.leave(&id);
         }
+        self.in_flight.fetch_sub(1, Ordering::SeqCst);
         result.map_err(|e| {
             let error = self.call_error(method, e);
             if error.is_process_failure() || matches!(error, HostError::CallTimeout { .. }) {
@@ -556,7 +567,7 @@ impl Child {
                 let line_router = router.clone();
                 let package = spec.package.clone();
                 let tail = StderrTail::capture_lines(stderr, &name, move |line| {
-                    line_router.for_call(None).stderr_line(&package, line)
+                    line_router.for_output().stderr_line(&package, line)
                 });
                 let handler = HostHandler {
                     package: spec.package.clone(),

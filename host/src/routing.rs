@@ -17,6 +17,9 @@ use super::services::HostServices;
 pub(crate) struct CallRouter {
     default: Arc<dyn HostServices>,
     calls: Mutex<HashMap<Id, Arc<dyn HostServices>>>,
+    /// The services of the call that began last: what the plugin writes to stderr just after a call
+    /// ended is still that caller's to show.
+    last: Mutex<Option<Arc<dyn HostServices>>>,
 }
 
 fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
@@ -28,12 +31,36 @@ impl CallRouter {
         CallRouter {
             default,
             calls: Mutex::new(HashMap::new()),
+            last: Mutex::new(None),
         }
     }
 
     /// `services` answer what the plugin asks while call `id` is in flight.
     pub(crate) fn enter(&self, id: &Id, services: Arc<dyn HostServices>) {
+        *lock(&self.last) = Some(services.clone());
         lock(&self.calls).insert(id.clone(), services);
+    }
+
+    /// How many calls with services of their own are in flight.
+    pub(crate) fn in_flight(&self) -> usize {
+        lock(&self.calls).len()
+    }
+
+    /// Who hears a stderr line: the one call in flight; with none, the call that began last; with
+    /// several, the defaults.
+    pub(crate) fn for_output(&self) -> Arc<dyn HostServices> {
+        let calls = lock(&self.calls);
+        match calls.len() {
+            1 => calls
+                .values()
+                .next()
+                .cloned()
+                .unwrap_or_else(|| self.default.clone()),
+            0 => lock(&self.last)
+                .clone()
+                .unwrap_or_else(|| self.default.clone()),
+            _ => self.default.clone(),
+        }
     }
 
     /// Call `id` ended.

@@ -83,6 +83,8 @@ pub fn main() -> i32 {
         session.env().var("NO_COLOR").as_deref(),
     ));
     let result = run_args(args, &session, &term);
+    // The plugin processes the command left running (a plugin store, say) stop now, together.
+    session.shutdown_plugins();
     // The stores' queued warnings (plugin steps' and plugin commands' `host.store.*` calls included):
     // library code never prints them, so they are shown here, once, before any error.
     for warning in session.take_store_warnings() {

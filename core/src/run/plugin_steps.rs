@@ -204,7 +204,8 @@ impl RunningSteps {
 
 /// The plugin processes of one run and the steps they execute.
 pub struct PluginSteps {
-    host: PluginHost,
+    /// The session's plugin pool: a plugin that is also a configured store runs once.
+    host: Arc<PluginHost>,
     /// What each step's call is answered with, besides its own step.
     services: Arc<RunServices>,
     specs: Mutex<HashMap<String, SpawnSpec>>,
@@ -235,9 +236,7 @@ impl PluginSteps {
             running: running.clone(),
         });
         Ok(Arc::new(PluginSteps {
-            host: session
-                .plugin_host(services.clone())
-                .map_err(|e| e.to_string())?,
+            host: session.plugin_pool().map_err(|e| e.to_string())?,
             services,
             specs: Mutex::new(HashMap::new()),
             running,
@@ -327,14 +326,27 @@ impl PluginSteps {
         Ok(())
     }
 
-    /// Stops every plugin process (shutdown, then signals), in parallel; returns one warning per
-    /// plugin that wrote lines to stdout that are not protocol messages.
+    /// Stops the processes of this run's step plugins that no other caller is using (a store call,
+    /// another run's step), in parallel; returns one warning per plugin that wrote lines to stdout that
+    /// are not protocol messages. The session stops what is left when it ends.
     pub fn shutdown(&self) -> Vec<String> {
-        self.host
-            .shutdown_all()
-            .iter()
-            .filter_map(|d| d.noise())
-            .collect()
+        let packages: Vec<String> = self
+            .specs
+            .lock()
+            .map(|specs| specs.keys().cloned().collect())
+            .unwrap_or_default();
+        let host = &self.host;
+        std::thread::scope(|scope| {
+            let handles: Vec<_> = packages
+                .iter()
+                .map(|package| scope.spawn(move || host.release_idle(package)))
+                .collect();
+            handles
+                .into_iter()
+                .filter_map(|h| h.join().ok().flatten())
+                .filter_map(|d| d.noise())
+                .collect()
+        })
     }
 }
 

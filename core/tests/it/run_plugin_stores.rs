@@ -54,6 +54,12 @@ config = { values = { token = "from-the-plugin" } }
 "#,
     );
     assert_eq!(metadata["roundtrip"]["secret"], "from-the-plugin");
+    // One pool per invocation: the plugin that serves the secret store and runs the step is one
+    // process (the step's nested secret call went through the host to that same process).
+    assert_eq!(
+        metadata["roundtrip"]["store_pid"], metadata["roundtrip"]["pid"],
+        "{metadata}"
+    );
 }
 
 #[test]

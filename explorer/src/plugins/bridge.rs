@@ -16,7 +16,7 @@ use std::time::{Duration, Instant};
 
 use agent_env::session::Session;
 use agent_env::stores::HostStoreDispatcher;
-use agent_env_host::{HostError, PluginHost};
+use agent_env_host::{HostError, HostServices, PluginHost};
 use agent_env_protocol::explorer::{ExplorerRequestParams, ExplorerResponse, EXPLORER_REQUEST};
 
 use super::mounted::{self, Listing, Table};
@@ -52,7 +52,10 @@ pub enum ForwardError {
 
 /// The explorer plugins of one server.
 pub struct ExplorerPlugins {
-    host: PluginHost,
+    /// The session's plugin pool (a plugin that also provides steps or a store runs once).
+    host: Arc<PluginHost>,
+    /// What answers the plugins' `host.*` requests during a forwarded request: the configured stores.
+    services: Arc<dyn HostServices>,
     timeout: Duration,
     idle: Duration,
     table: OnceLock<Table>,
@@ -78,9 +81,10 @@ impl ExplorerPlugins {
         idle: Duration,
     ) -> Result<ExplorerPlugins, String> {
         let services = Arc::new(HostStoreDispatcher::new(session.stores().clone()));
-        let host = session.plugin_host(services).map_err(|e| e.to_string())?;
+        let host = session.plugin_pool().map_err(|e| e.to_string())?;
         Ok(ExplorerPlugins {
             host,
+            services,
             timeout,
             idle,
             table: OnceLock::new(),
@@ -153,7 +157,12 @@ impl ExplorerPlugins {
             package: package.clone(),
             reason: e.to_string(),
         })?;
-        let answer = process.call_with_timeout(EXPLORER_REQUEST, params, self.timeout);
+        let answer = process.call_for(
+            EXPLORER_REQUEST,
+            params,
+            self.timeout,
+            self.services.clone(),
+        );
         let value = answer.map_err(|e| {
             self.host.note_failure(&package, &e);
             match e {
@@ -197,7 +206,8 @@ impl ExplorerPlugins {
                     .get(&package)
                     .is_some_and(|u| u.in_flight > 0 || u.last.elapsed() < self.idle);
                 if !busy {
-                    self.host.release(&package);
+                    // Not while another caller (a run's step, a store call) uses the process.
+                    self.host.release_idle(&package);
                 }
             }
         }
@@ -213,7 +223,7 @@ impl ExplorerPlugins {
         self.host.get(package).is_some()
     }
 
-    /// Stops every plugin process.
+    /// Stops every plugin process of the pool.
     pub fn shutdown(&self) {
         self.host.shutdown_all();
     }

@@ -64,10 +64,13 @@ impl TaskStep for StoreRoundTrip {
         let url = objects.put("roundtrip.txt", text.as_bytes(), "text/plain", true)?;
         let back = objects.get(&url)?;
         let secret = ctx.host().secrets().get("token")?;
+        // The process that serves the configured secret store, when it is a TableSecretStore.
+        let store_pid = ctx.host().secrets().get("$pid")?;
         let mut metadata = Map::new();
         metadata.insert(
             "roundtrip".into(),
-            json!({"url": url, "back": String::from_utf8_lossy(&back), "secret": secret}),
+            json!({"url": url, "back": String::from_utf8_lossy(&back), "secret": secret,
+                   "pid": std::process::id().to_string(), "store_pid": store_pid}),
         );
         Ok(ExecuteResult { metadata })
     }
