@@ -79,6 +79,13 @@ impl CallRouter {
                 return only.clone();
             }
         }
+        // Several in flight and none named: services all of them share, if they share one.
+        let mut shared = calls.values().map(|s| s.shared());
+        if let Some(Some(first)) = shared.next() {
+            if shared.all(|s| s.is_some_and(|s| Arc::ptr_eq(&s, &first))) {
+                return first;
+            }
+        }
         self.default.clone()
     }
 
@@ -105,6 +112,30 @@ mod tests {
         fn handle(&self, _: &str, _: &str, _: Value) -> Result<Value, RpcError> {
             Ok(json!(self.0))
         }
+    }
+
+    /// A call's services that defer to shared ones for requests that name no call.
+    struct Sharing(Arc<dyn HostServices>);
+
+    impl HostServices for Sharing {
+        fn handle(&self, _: &str, _: &str, _: Value) -> Result<Value, RpcError> {
+            Ok(json!("own"))
+        }
+        fn shared(&self) -> Option<Arc<dyn HostServices>> {
+            Some(self.0.clone())
+        }
+    }
+
+    #[test]
+    fn unnamed_requests_of_several_calls_go_to_what_they_share() {
+        let run: Arc<dyn HostServices> = Arc::new(Named("run"));
+        let router = CallRouter::new(Arc::new(NoServices));
+        router.enter(&Id::Number(1), Arc::new(Sharing(run.clone())));
+        router.enter(&Id::Number(2), Arc::new(Sharing(run.clone())));
+        assert_eq!(answer(&router, json!({})).0, "run");
+        assert_eq!(answer(&router, json!({"call_id": 2})).0, "own");
+        router.enter(&Id::Number(3), Arc::new(Named("other")));
+        assert_eq!(answer(&router, json!({})).0, Value::Null);
     }
 
     fn answer(router: &CallRouter, params: Value) -> (Value, Value) {

@@ -3,6 +3,8 @@
 use agent_env_protocol::codes::ErrorKind;
 use agent_env_protocol::message::RpcError;
 use agent_env_protocol::methods::ProgressParams;
+use std::sync::Arc;
+
 use serde_json::Value;
 
 /// Answers the `host.*` requests a plugin sends while a call to it is in flight.
@@ -19,6 +21,13 @@ pub trait HostServices: Send + Sync {
     /// One line `package` wrote to its stderr (without the newline), as it arrives. Not called in
     /// command mode, where the plugin's stderr is the terminal's.
     fn stderr_line(&self, _package: &str, _line: &str) {}
+
+    /// Services that may answer for any call of the same caller, for a request that names no call
+    /// while several are in flight (a plugin that does not say `call_id`): a run's, whose stores are
+    /// the same for all its steps. `None` when only this call's services may answer.
+    fn shared(&self) -> Option<Arc<dyn HostServices>> {
+        None
+    }
 }
 
 /// Services that answer every request with `method-not-found`.

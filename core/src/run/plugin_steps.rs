@@ -134,6 +134,12 @@ impl HostServices for StepServices {
     fn stderr_line(&self, package: &str, line: &str) {
         self.run.stderr_line(package, line)
     }
+
+    /// A plugin that names no call while it runs several steps is answered by the run's services,
+    /// which put a write down to a task instance only when the plugin runs a single step.
+    fn shared(&self) -> Option<Arc<dyn HostServices>> {
+        Some(self.run.clone())
+    }
 }
 
 /// Whether a host store method writes an object (and answers with its URL).
