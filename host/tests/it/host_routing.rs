@@ -81,9 +81,11 @@ fn concurrent_calls_to_one_process_each_get_their_own_services() {
     for services in [&alpha, &beta] {
         assert_eq!(
             *services.heard.lock().unwrap(),
+            // The step reads two secrets: its token, and which process serves the store.
             [
                 "host.store.object.put",
                 "host.store.object.get",
+                "host.store.secret.get",
                 "host.store.secret.get"
             ]
         );
