@@ -51,6 +51,13 @@ impl Environment {
         self.var_os(name)?.to_str().map(str::to_string)
     }
 
+    /// Every variable, in no particular order.
+    pub fn vars(&self) -> impl Iterator<Item = (&OsStr, &OsStr)> {
+        self.vars
+            .iter()
+            .map(|(k, v)| (k.as_os_str(), v.as_os_str()))
+    }
+
     /// The working directory the invocation started in.
     pub fn cwd(&self) -> &Path {
         &self.cwd

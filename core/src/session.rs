@@ -41,6 +41,9 @@ pub struct Session {
     discovery: OnceLock<Arc<Discovery>>,
     registry: OnceLock<Registry>,
     stores: OnceLock<Arc<StoreSet>>,
+    /// The config file a root option chose, which every plugin started afterwards is told
+    /// (`AGENT_ENV_CONFIG`).
+    chosen_config: OnceLock<std::path::PathBuf>,
     /// The plugin processes of the invocation (stdio mode), one per package, whoever calls them.
     pool: OnceLock<Result<Arc<PluginHost>, HostConfigError>>,
     /// Whether the plugins' safety warnings were handed out (they are said once per invocation).
@@ -57,6 +60,7 @@ impl Session {
             registry: OnceLock::new(),
             stores: OnceLock::new(),
             pool: OnceLock::new(),
+            chosen_config: OnceLock::new(),
             plugin_warnings_taken: std::sync::atomic::AtomicBool::new(false),
         }
     }
@@ -105,7 +109,9 @@ impl Session {
     /// read the config already: the whole invocation must see one file.
     pub fn choose_config(&self, path: &std::path::Path) -> Result<(), AlreadyRead> {
         let doc = ConfigDocument::load_from(Some(path.as_os_str().into()), self.env.clone());
-        self.config.set(doc).map_err(|_| AlreadyRead)
+        self.config.set(doc).map_err(|_| AlreadyRead)?;
+        let _ = self.chosen_config.set(path.to_path_buf());
+        Ok(())
     }
 
     /// Where discovery looks: the plugins directory and `$PATH`.
@@ -139,6 +145,19 @@ impl Session {
     pub fn host_config(&self) -> Result<HostConfig, HostConfigError> {
         let mut config = HostConfig::from_lookup(crate::VERSION, |var| self.env.var(var))?;
         config.pins = Some(crate::install::pins::pin_file(&self.paths().plugins_dir()));
+        // Children's environments come from this invocation's snapshot, not the process's; a config
+        // file a root option chose reaches them as AGENT_ENV_CONFIG.
+        let chosen = self.chosen_config.get();
+        let mut parent: Vec<(std::ffi::OsString, std::ffi::OsString)> = self
+            .env
+            .vars()
+            .filter(|(k, _)| chosen.is_none() || *k != crate::config::locate::CONFIG_VAR)
+            .map(|(k, v)| (k.to_os_string(), v.to_os_string()))
+            .collect();
+        if let Some(path) = chosen {
+            parent.push((crate::config::locate::CONFIG_VAR.into(), path.into()));
+        }
+        config.parent_env = Some(parent);
         Ok(config)
     }
 

@@ -30,6 +30,10 @@ pub struct HostConfig {
     /// The pin file of the plugins `plugin add` installed ([`crate::pins`]); a pinned plugin whose
     /// files changed is not started. None: nothing is checked.
     pub pins: Option<std::path::PathBuf>,
+    /// The environment children's environments are filtered from ([`crate::env_policy`]): the
+    /// invocation's snapshot, with what it chose since (a root option's config file). `None`: this
+    /// process's environment.
+    pub parent_env: Option<Vec<(std::ffi::OsString, std::ffi::OsString)>>,
 }
 
 impl HostConfig {
@@ -42,6 +46,7 @@ impl HostConfig {
             call_timeout: Duration::from_secs(60),
             grace: Duration::from_secs(2),
             pins: None,
+            parent_env: None,
         }
     }
 

@@ -184,6 +184,7 @@ impl PluginProcess {
             &executable,
             &config.host_version,
             config.start_timeout,
+            config.parent_env.as_deref(),
         ) {
             Ok(l) => l,
             Err(e) => {

@@ -103,12 +103,17 @@ pub fn launch(
     executable: &Path,
     host_version: &str,
     timeout: Duration,
+    parent_env: Option<&[(std::ffi::OsString, std::ffi::OsString)]>,
 ) -> Result<Launched, LaunchError> {
     let mut cmd = Command::new(executable);
+    let parent: Vec<(std::ffi::OsString, std::ffi::OsString)> = match parent_env {
+        Some(vars) => vars.to_vec(),
+        None => std::env::vars_os().collect(),
+    };
     // Only what the environment policy lets through, then the protocol's own variables.
     cmd.args(spec.argv.iter().skip(1))
         .env_clear()
-        .envs(crate::env_policy::child_env(std::env::vars_os(), &spec.env))
+        .envs(crate::env_policy::child_env(parent, &spec.env))
         .env(COOKIE_VAR, COOKIE_VALUE)
         .env(PROTOCOL_VERSIONS_VAR, ProtocolRange::ours().to_env())
         .env(HOST_VERSION_VAR, host_version)

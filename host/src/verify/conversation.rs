@@ -104,15 +104,16 @@ impl Conversation {
         start_timeout: Duration,
         services: Arc<dyn HostServices>,
     ) -> Result<Conversation, String> {
-        let launched =
-            spawn::launch(spec, executable, host_version, start_timeout).map_err(|e| match e {
+        let launched = spawn::launch(spec, executable, host_version, start_timeout, None).map_err(
+            |e| match e {
                 LaunchError::Io(e) => format!("cannot start {}: {e}", executable.display()),
                 LaunchError::Timeout(t) => format!(
                     "{} did not start within {:.1} s",
                     executable.display(),
                     t.as_secs_f64()
                 ),
-            })?;
+            },
+        )?;
         let ChildIo::Stdio {
             stdin,
             stdout,

@@ -14,7 +14,6 @@ use clap::ArgMatches;
 use serde_json::Map;
 
 use super::tree::{PluginCli, RootOption};
-use crate::config::locate::CONFIG_VAR;
 use crate::session::Session;
 use agent_env_host::{HostError, NoServices, PluginHost, SpawnSpec};
 
@@ -115,10 +114,8 @@ pub fn apply(
     }
     host.shutdown_all();
     if let Some((path, flag, package)) = config_path {
-        // Every plugin thread has stopped. The variable reaches the plugins started later (their
-        // environment comes from the process's); the session refuses the file if anything read
-        // another one first.
-        std::env::set_var(CONFIG_VAR, &path);
+        // The session tells the plugins it starts later (AGENT_ENV_CONFIG), and refuses the file if
+        // anything read another one first.
         if session.choose_config(std::path::Path::new(&path)).is_err() {
             return Err(RootOptionFailed {
                 flag,
