@@ -37,6 +37,7 @@ pub fn quick_config() -> HostConfig {
         call_timeout: Duration::from_secs(20),
         grace: Duration::from_millis(500),
         pins: None,
+        parent_env: None,
     }
 }
 
