@@ -6,6 +6,13 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 msrv=$(sed -n 's/^rust-version = "\(.*\)"$/\1/p' Cargo.toml)
+version=$(sed -n 's/^version = "\(.*\)"$/\1/p' Cargo.toml | head -1)
+# Cargo verifies each crate against the packaged copies of the ones before it, extracted into its
+# registry cache, and keeps an extracted copy from an earlier run of this script even when the crate
+# changed since: remove ours, so the verification builds what is packaged now.
+for crate in agent-env-protocol agent-env-store agent-env-plugin-sdk; do
+  rm -rf "${CARGO_HOME:-$HOME/.cargo}"/registry/src/*/"$crate-$version"
+done
 cargo package --quiet --allow-dirty -p agent-env-protocol -p agent-env-store -p agent-env-plugin-sdk
 for crate in agent-env-protocol agent-env-store agent-env-plugin-sdk; do
   listing=$(cargo package --list --allow-dirty -p "$crate")
