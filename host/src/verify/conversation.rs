@@ -11,6 +11,8 @@ use std::path::Path;
 use std::process::{ChildStdin, ChildStdout};
 use std::sync::mpsc::{self, Receiver, RecvTimeoutError};
 use std::sync::Arc;
+
+use crate::config::HostConfig;
 use std::thread;
 use std::time::{Duration, Instant};
 
@@ -100,20 +102,24 @@ impl Conversation {
     pub(crate) fn start(
         spec: &SpawnSpec,
         executable: &Path,
-        host_version: &str,
-        start_timeout: Duration,
+        config: &HostConfig,
         services: Arc<dyn HostServices>,
     ) -> Result<Conversation, String> {
-        let launched = spawn::launch(spec, executable, host_version, start_timeout, None).map_err(
-            |e| match e {
-                LaunchError::Io(e) => format!("cannot start {}: {e}", executable.display()),
-                LaunchError::Timeout(t) => format!(
-                    "{} did not start within {:.1} s",
-                    executable.display(),
-                    t.as_secs_f64()
-                ),
-            },
-        )?;
+        let launched = spawn::launch(
+            spec,
+            executable,
+            &config.host_version,
+            config.start_timeout,
+            config.parent_env.as_deref(),
+        )
+        .map_err(|e| match e {
+            LaunchError::Io(e) => format!("cannot start {}: {e}", executable.display()),
+            LaunchError::Timeout(t) => format!(
+                "{} did not start within {:.1} s",
+                executable.display(),
+                t.as_secs_f64()
+            ),
+        })?;
         let ChildIo::Stdio {
             stdin,
             stdout,

@@ -145,8 +145,7 @@ impl Kit<'_> {
         Conversation::start(
             self.spec,
             &self.executable,
-            &self.config.host_version,
-            self.config.start_timeout,
+            self.config,
             self.services.clone(),
         )
     }
