@@ -272,6 +272,10 @@ impl RunPlanContext<'_> {
 
 impl PlanContext for RunPlanContext<'_> {
     fn artifact_type_problem(&self, artifact_type: &str) -> Option<String> {
+        // A built-in type needs no registry (building one reads every manifest).
+        if crate::builtin_names::ARTIFACTS.contains(&artifact_type) {
+            return None;
+        }
         self.session
             .registry(RegistryLoad::ConfigNamed)
             .resolve("artifacts", artifact_type)
