@@ -162,7 +162,8 @@ impl Session {
     }
 
     /// The invocation's plugin processes: one pool, one process per package, shared by the store set
-    /// (plugin stores), a run's plugin steps, root options and the explorer's plugins. Each caller
+    /// (plugin stores), a run's plugin steps and the explorer's plugins (root options, plugin commands
+    /// and the registry's probes keep hosts of their own; ARCHITECTURE.md says why). Each caller
     /// passes the services that answer its calls' nested `host.*` requests
     /// ([`PluginProcess::call_for`](agent_env_host::PluginProcess::call_for)); calls without them get
     /// none. Nothing starts until a plugin is needed; [`shutdown_plugins`](Self::shutdown_plugins)

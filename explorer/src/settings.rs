@@ -1,8 +1,8 @@
 //! The `[explorer]` table: `port`, `allowed_hosts`, `cors_origins` (`static_dir` is the original's
 //! and has no use here: the UI is built in), and ours for explorer plugins: `plugin_timeout_seconds`
 //! (how long a plugin may take to answer one request before the client gets 504) and
-//! `plugin_idle_seconds` (how long an explorer plugin's process stays up without a request). `env:` references resolve; `secret:` ones are refused, as
-//! none of these keys is a secret.
+//! `plugin_idle_seconds` (how long an explorer plugin's process stays up without a request).
+//! `env:` references resolve; `secret:` ones are refused, as none of these keys is a secret.
 
 use agent_env::config::references::resolve_table_at;
 use agent_env::config::{ConfigDocument, ConfigError};
@@ -113,21 +113,19 @@ fn seconds(table: &toml::Table, key: &'static str) -> Result<Option<Duration>, S
     let Some(value) = table.get(key) else {
         return Ok(None);
     };
-    let parsed = match value {
-        Value::Integer(n) => Some(*n as f64),
-        Value::Float(f) => Some(*f),
-        Value::String(s) => s.trim().parse::<f64>().ok(),
-        _ => None,
+    // The same rule as the host's timeout variables.
+    let text = match value {
+        Value::Integer(n) => n.to_string(),
+        Value::Float(f) => f.to_string(),
+        Value::String(s) => s.clone(),
+        _ => String::new(),
     };
-    match parsed {
-        Some(secs) if secs > 0.0 && secs.is_finite() && secs < 1e9 => {
-            Ok(Some(Duration::from_secs_f64(secs)))
-        }
-        _ => Err(SettingsError::Seconds {
+    agent_env_host::parse_seconds(&text)
+        .map(Some)
+        .ok_or_else(|| SettingsError::Seconds {
             key,
             got: value.to_string(),
-        }),
-    }
+        })
 }
 
 fn strings(table: &toml::Table, key: &'static str) -> Result<Vec<String>, SettingsError> {

@@ -83,7 +83,8 @@ pub struct HostConfigError {
 }
 
 /// Parses a positive, finite number of seconds such as `10` or `0.25`.
-fn parse_seconds(text: &str) -> Option<Duration> {
+/// A positive, finite number of seconds (`10`, `0.5`), as the timeout variables take it.
+pub fn parse_seconds(text: &str) -> Option<Duration> {
     let seconds: f64 = text.trim().parse().ok()?;
     if !seconds.is_finite() || seconds <= 0.0 || seconds > 1e9 {
         return None;

@@ -41,7 +41,8 @@ mod stderr;
 pub mod verify;
 
 pub use config::{
-    HostConfig, HostConfigError, CALL_TIMEOUT_VAR, HANDSHAKE_TIMEOUT_VAR, START_TIMEOUT_VAR,
+    parse_seconds, HostConfig, HostConfigError, CALL_TIMEOUT_VAR, HANDSHAKE_TIMEOUT_VAR,
+    START_TIMEOUT_VAR,
 };
 pub use diagnosis::{noise_warning, Diagnosis, FailureSummary};
 pub use error::{FailureContext, HostError};

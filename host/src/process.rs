@@ -179,13 +179,7 @@ impl PluginProcess {
         }
         let spawned_at = SystemTime::now();
         let clock = Instant::now();
-        let launched = match spawn::launch(
-            &spec,
-            &executable,
-            &config.host_version,
-            config.start_timeout,
-            config.parent_env.as_deref(),
-        ) {
+        let launched = match spawn::launch(&spec, &executable, config) {
             Ok(l) => l,
             Err(e) => {
                 let error = launch_error(attempt.ctx(None), &executable, e);
@@ -246,7 +240,7 @@ impl PluginProcess {
 
     /// Whether a call to it is in flight.
     pub fn busy(&self) -> bool {
-        self.in_flight.load(std::sync::atomic::Ordering::SeqCst) > 0 || self.router.in_flight() > 0
+        self.in_flight.load(std::sync::atomic::Ordering::SeqCst) > 0
     }
 
     /// The plugin's answer to `initialize`.

@@ -41,11 +41,6 @@ impl CallRouter {
         lock(&self.calls).insert(id.clone(), services);
     }
 
-    /// How many calls with services of their own are in flight.
-    pub(crate) fn in_flight(&self) -> usize {
-        lock(&self.calls).len()
-    }
-
     /// Who hears a stderr line: the one call in flight; with none, the call that began last; with
     /// several, the defaults.
     pub(crate) fn for_output(&self) -> Arc<dyn HostServices> {

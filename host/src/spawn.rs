@@ -7,6 +7,8 @@
 //! by `agent-env-bench host`.
 
 use std::io;
+
+use crate::config::HostConfig;
 use std::io::{PipeReader, PipeWriter};
 use std::os::fd::{AsRawFd, OwnedFd};
 use std::os::unix::fs::PermissionsExt;
@@ -101,13 +103,12 @@ pub enum LaunchError {
 pub fn launch(
     spec: &SpawnSpec,
     executable: &Path,
-    host_version: &str,
-    timeout: Duration,
-    parent_env: Option<&[(std::ffi::OsString, std::ffi::OsString)]>,
+    config: &HostConfig,
 ) -> Result<Launched, LaunchError> {
+    let (host_version, timeout) = (config.host_version.as_str(), config.start_timeout);
     let mut cmd = Command::new(executable);
-    let parent: Vec<(std::ffi::OsString, std::ffi::OsString)> = match parent_env {
-        Some(vars) => vars.to_vec(),
+    let parent: Vec<(std::ffi::OsString, std::ffi::OsString)> = match &config.parent_env {
+        Some(vars) => vars.clone(),
         None => std::env::vars_os().collect(),
     };
     // Only what the environment policy lets through, then the protocol's own variables.

@@ -96,6 +96,12 @@ pub fn py_repr_table(table: &Table) -> String {
     )
 }
 
+/// `items` as Python's `repr` writes a list of strings: `['a', 'b']`.
+pub fn py_list<S: AsRef<str>>(items: &[S]) -> String {
+    let items: Vec<String> = items.iter().map(|s| py_str(s.as_ref())).collect();
+    format!("[{}]", items.join(", "))
+}
+
 /// `s` as Python's `repr` writes a string: single quotes unless it holds one and no double quote.
 pub fn py_str(s: &str) -> String {
     let quote = if s.contains('\'') && !s.contains('"') {

@@ -11,6 +11,7 @@ use agent_env_protocol::names::report_group;
 use super::config_input::ConfigState;
 use super::load::{Launch, Probe};
 use super::outcome::{ClaimRecord, Claimant, Diagnostic, Status};
+use crate::config::tables::py_list;
 use crate::discovery::Discovery;
 
 /// What a name resolves to.
@@ -69,12 +70,6 @@ impl RegistryError {
     }
 }
 
-/// `[...]` with each name quoted, as Python prints a list of strings.
-fn quoted_list(names: &[String]) -> String {
-    let names: Vec<String> = names.iter().map(|k| format!("'{k}'")).collect();
-    format!("[{}]", names.join(", "))
-}
-
 fn unknown_message(group: &str, name: &str, detail: Option<&str>, known: &[String]) -> String {
     let detail = detail.map(|d| format!(" ({d})")).unwrap_or_default();
     match group {
@@ -83,15 +78,15 @@ fn unknown_message(group: &str, name: &str, detail: Option<&str>, known: &[Strin
         "task_steps" => format!("Unknown task step type: {name}{detail}"),
         "sandbox_providers" => format!(
             "Unknown sandbox backend: '{name}'{detail} (expected one of {})",
-            quoted_list(known)
+            py_list(known)
         ),
         "state_providers" => format!(
             "Unknown env state type: '{name}'{detail} (expected one of {})",
-            quoted_list(known)
+            py_list(known)
         ),
         "env_providers" => format!(
             "Unknown env_provider_type: '{name}' (expected one of {}){detail}",
-            quoted_list(known)
+            py_list(known)
         ),
         "explorer_plugins" => format!("Unknown explorer plugin: {name}{detail}"),
         "cli_plugins" => format!("Unknown command: {name}{detail}"),

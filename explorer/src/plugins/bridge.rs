@@ -218,11 +218,6 @@ impl ExplorerPlugins {
         (self.idle / 2).clamp(Duration::from_millis(100), Duration::from_secs(30))
     }
 
-    /// Whether `package`'s process is running now.
-    pub fn is_running(&self, package: &str) -> bool {
-        self.host.get(package).is_some()
-    }
-
     /// Stops every plugin process of the pool.
     pub fn shutdown(&self) {
         self.host.shutdown_all();

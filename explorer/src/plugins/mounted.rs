@@ -154,9 +154,7 @@ pub fn build(session: &Session, host: &PluginHost, timeout: Duration) -> Table {
                 Ok(pattern) => match first_owner(&mounted, &pattern).or_else(|| {
                     routes
                         .iter()
-                        .any(|r: &RoutePattern| {
-                            r.method == pattern.method && r.path == pattern.path
-                        })
+                        .any(|r: &RoutePattern| r.same_route(&pattern))
                         .then_some(name.as_str())
                 }) {
                     Some(owner) => not_served.push(format!(
@@ -222,12 +220,7 @@ fn not_in_effect(registry: &Registry) -> Vec<Listing> {
 fn spec_of(session: &Session, package: &str) -> Result<SpawnSpec, String> {
     let found = session
         .discovery()
-        .plugins
-        .iter()
-        .find(|p| {
-            agent_env_protocol::names::canonical_name(&p.manifest.name)
-                == agent_env_protocol::names::canonical_name(package)
-        })
+        .find(&agent_env_protocol::names::canonical_name(package))
         .ok_or_else(|| format!("no manifest of the plugin {package} was found"))?;
     let secrets = SetSecrets(session.stores());
     let settings = plugin_settings(session.config(), package, Some(&secrets))
@@ -261,10 +254,6 @@ fn ask_routes(
 fn first_owner<'a>(mounted: &'a [Mounted], pattern: &RoutePattern) -> Option<&'a str> {
     mounted
         .iter()
-        .find(|m| {
-            m.routes
-                .iter()
-                .any(|r| r.method == pattern.method && r.path == pattern.path)
-        })
+        .find(|m| m.routes.iter().any(|r| r.same_route(pattern)))
         .map(|m| m.name.as_str())
 }

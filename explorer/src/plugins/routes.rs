@@ -69,6 +69,11 @@ impl RoutePattern {
         })
     }
 
+    /// Whether `other` is the same route (method and path as declared).
+    pub fn same_route(&self, other: &RoutePattern) -> bool {
+        self.method == other.method && self.path == other.path
+    }
+
     /// The `{name}` values when `method` and `path` (percent-encoded, without the query) match.
     pub fn matches(&self, method: &str, path: &str) -> Option<BTreeMap<String, String>> {
         let method_ok = self.method == method || (method == "HEAD" && self.method == "GET");

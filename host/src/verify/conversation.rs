@@ -11,8 +11,6 @@ use std::path::Path;
 use std::process::{ChildStdin, ChildStdout};
 use std::sync::mpsc::{self, Receiver, RecvTimeoutError};
 use std::sync::Arc;
-
-use crate::config::HostConfig;
 use std::thread;
 use std::time::{Duration, Instant};
 
@@ -22,6 +20,7 @@ use agent_env_protocol::methods::{CANCEL_REQUEST, HOST_SETTINGS};
 use agent_env_protocol::version::MAX_MESSAGE_BYTES;
 use serde_json::{json, Map, Value};
 
+use crate::config::HostConfig;
 use crate::descendants::{self, Descendant};
 use crate::exit::{Ended, ExitWatch};
 use crate::services::HostServices;
@@ -105,14 +104,7 @@ impl Conversation {
         config: &HostConfig,
         services: Arc<dyn HostServices>,
     ) -> Result<Conversation, String> {
-        let launched = spawn::launch(
-            spec,
-            executable,
-            &config.host_version,
-            config.start_timeout,
-            config.parent_env.as_deref(),
-        )
-        .map_err(|e| match e {
+        let launched = spawn::launch(spec, executable, config).map_err(|e| match e {
             LaunchError::Io(e) => format!("cannot start {}: {e}", executable.display()),
             LaunchError::Timeout(t) => format!(
                 "{} did not start within {:.1} s",

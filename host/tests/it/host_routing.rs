@@ -98,3 +98,34 @@ fn concurrent_calls_to_one_process_each_get_their_own_services() {
     assert!(plain.is_err(), "{plain:?}");
     process.shutdown();
 }
+
+/// A caller done with a plugin releases it only when no other caller's call is in flight: one pool
+/// serves several callers, and one finishing must not stop a process another is using.
+#[test]
+fn release_idle_leaves_a_process_another_caller_is_using() {
+    let host = agent_env_host::PluginHost::new(quick_config(), Arc::new(NoServices));
+    let spec = spec("fixture-hang-call", "agentenv-fixture-hang-call");
+    let process = host.connect(&spec).unwrap();
+    std::thread::scope(|scope| {
+        let busy = scope.spawn(|| {
+            process.call_with_timeout("hang", json!({}), std::time::Duration::from_millis(800))
+        });
+        std::thread::sleep(std::time::Duration::from_millis(200));
+        assert!(process.busy());
+        assert!(
+            host.release_idle(&spec.package).is_none(),
+            "released mid-call"
+        );
+        assert!(
+            host.get(&spec.package).is_some(),
+            "the process went away mid-call"
+        );
+        let _ = busy.join().unwrap();
+    });
+    assert!(!process.busy());
+    assert!(
+        host.release_idle(&spec.package).is_some(),
+        "not released when idle"
+    );
+    assert!(host.get(&spec.package).is_none());
+}

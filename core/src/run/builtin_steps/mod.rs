@@ -50,6 +50,11 @@ impl StepError {
         Self::new("RuntimeError", message)
     }
 
+    /// Whether it is the error of a cancelled run ([`StepError::cancelled`]).
+    pub fn is_cancelled(&self) -> bool {
+        self.error_type == "Cancelled"
+    }
+
     pub fn cancelled() -> Self {
         Self::new("Cancelled", "the run was cancelled")
     }
@@ -81,15 +86,10 @@ impl StepEnv<'_> {
     pub fn sandbox(&self, step: &Map<String, Value>) -> Result<crate::sandbox::Sandbox, StepError> {
         let name = str_field(step, "sandbox_name").unwrap_or("");
         self.sandboxes.get(name).ok_or_else(|| {
-            let deployed: Vec<String> = self
-                .sandboxes
-                .all()
-                .iter()
-                .map(|s| format!("'{}'", s.name))
-                .collect();
+            let deployed: Vec<String> = self.sandboxes.all().into_iter().map(|s| s.name).collect();
             StepError::runtime(format!(
-                "Sandbox '{name}' not found in context.deployed_sandboxes (deployed: [{}]); deploy it with a deploy_sandbox step first",
-                deployed.join(", ")
+                "Sandbox '{name}' not found in context.deployed_sandboxes (deployed: {}); deploy it with a deploy_sandbox step first",
+                crate::config::tables::py_list(&deployed)
             ))
         })
     }

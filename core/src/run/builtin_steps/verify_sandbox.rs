@@ -137,7 +137,7 @@ impl BuiltinStep for VerifySandbox {
                 Some(
                     match evaluate(kind, criterion, step_timeout, &base_dir, env) {
                         Ok(outcome) => outcome,
-                        Err(e) if e.error_type == "Cancelled" => return Err(e),
+                        Err(e) if e.is_cancelled() => return Err(e),
                         Err(e) => (
                             false,
                             truncate(&format!("evaluator error: {}", e.message), 300),
@@ -280,13 +280,16 @@ fn evaluate(
                     full.exists()
                 };
                 if !ok {
-                    missing.push(crate::config::tables::py_str(&p));
+                    missing.push(p);
                 }
             }
             if missing.is_empty() {
                 Ok((true, "All paths exist".into()))
             } else {
-                Ok((false, format!("Missing: [{}]", missing.join(", "))))
+                Ok((
+                    false,
+                    format!("Missing: {}", crate::config::tables::py_list(&missing)),
+                ))
             }
         }
         "probe_file_contains" => {
