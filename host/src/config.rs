@@ -82,7 +82,6 @@ pub struct HostConfigError {
     pub value: String,
 }
 
-/// Parses a positive, finite number of seconds such as `10` or `0.25`.
 /// A positive, finite number of seconds (`10`, `0.5`), as the timeout variables take it.
 pub fn parse_seconds(text: &str) -> Option<Duration> {
     let seconds: f64 = text.trim().parse().ok()?;

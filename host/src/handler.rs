@@ -58,8 +58,9 @@ impl Handler for HostHandler {
                 if let Some(tail) = &self.log {
                     tail.push(format!("[{level}] {message}\n").as_bytes());
                 }
-                let (services, _) = self.router.for_params(params.clone());
-                services.log(&self.package, level, message);
+                self.router
+                    .for_notification(&params)
+                    .log(&self.package, level, message);
             }
             _ => {}
         }

@@ -214,10 +214,40 @@ impl PluginHost {
 
     /// [`release`](Self::release), unless a call to it is in flight (another caller still uses it).
     pub fn release_idle(&self, package: &str) -> Option<Diagnosis> {
-        if self.get(package).is_some_and(|p| p.busy()) {
-            return None;
+        self.release_idle_together(&[package]).pop()
+    }
+
+    /// [`release_idle`](Self::release_idle) for several packages: those running with no call in
+    /// flight are stopped together (in parallel, as [`stop_together`] does); their final diagnoses,
+    /// in the order of `packages`.
+    pub fn release_idle_together<S: AsRef<str>>(&self, packages: &[S]) -> Vec<Diagnosis> {
+        let mut idle: Vec<(Arc<Mutex<Entry>>, Arc<PluginProcess>)> = Vec::new();
+        for package in packages {
+            let Some(entry) = lock(&self.entries)
+                .get(&canonical_name(package.as_ref()))
+                .cloned()
+            else {
+                continue;
+            };
+            let mut guard = lock(&entry);
+            // One that ended on its own is left for the next connect to count.
+            if guard
+                .process
+                .as_ref()
+                .is_some_and(|p| p.is_alive() && !p.busy())
+            {
+                if let Some(process) = guard.process.take() {
+                    drop(guard);
+                    idle.push((entry, process));
+                }
+            }
         }
-        self.release(package)
+        let processes: Vec<Arc<PluginProcess>> = idle.iter().map(|(_, p)| p.clone()).collect();
+        let diagnoses = stop_together(&processes);
+        for ((entry, _), diagnosis) in idle.iter().zip(&diagnoses) {
+            lock(entry).last_diagnosis = Some(diagnosis.clone());
+        }
+        diagnoses
     }
 
     /// Shuts every process down (in parallel) and returns their final diagnoses.

@@ -9,6 +9,7 @@ use std::sync::{Arc, Mutex, MutexGuard};
 
 use agent_env_protocol::message::Id;
 use agent_env_protocol::methods::CALL_ID;
+use serde::Deserialize;
 use serde_json::Value;
 
 use super::services::HostServices;
@@ -92,6 +93,12 @@ impl CallRouter {
             .and_then(|v| serde_json::from_value::<Id>(v).ok());
         (self.for_call(id.as_ref()), params)
     }
+
+    /// The services for a notification with `params` (which keeps them as they are).
+    pub(crate) fn for_notification(&self, params: &Value) -> Arc<dyn HostServices> {
+        let id = params.get(CALL_ID).and_then(|v| Id::deserialize(v).ok());
+        self.for_call(id.as_ref())
+    }
 }
 
 #[cfg(test)]
@@ -158,5 +165,16 @@ mod tests {
         // One in flight: a request that names none is its.
         assert_eq!(answer(&router, json!({})).0, "two");
         assert_eq!(answer(&router, json!({"call_id": 99})).0, "two");
+    }
+
+    #[test]
+    fn a_notification_goes_to_the_call_it_names() {
+        let router = CallRouter::new(Arc::new(NoServices));
+        router.enter(&Id::Number(1), Arc::new(Named("one")));
+        router.enter(&Id::Number(2), Arc::new(Named("two")));
+        let params = json!({"level": "info", "message": "m", "call_id": 2});
+        let who = router.for_notification(&params);
+        assert_eq!(who.handle("p", "host.x", Value::Null).unwrap(), "two");
+        assert_eq!(params["call_id"], 2, "the params are left as they are");
     }
 }

@@ -24,15 +24,19 @@ pub struct HostHandle {
     call: Id,
 }
 
-/// `params` naming the host request it works for.
-fn naming(call: &Id, mut params: Value) -> Value {
-    if let Value::Object(map) = &mut params {
-        map.insert(
-            CALL_ID.into(),
-            serde_json::to_value(call).unwrap_or(Value::Null),
-        );
-    }
-    params
+/// `params` naming the host request it works for (no params become an object that names it, as the
+/// Python and Go SDKs do; params of another shape are sent as they are).
+fn naming(call: &Id, params: Value) -> Value {
+    let mut map = match params {
+        Value::Object(map) => map,
+        Value::Null => serde_json::Map::new(),
+        other => return other,
+    };
+    map.insert(
+        CALL_ID.into(),
+        serde_json::to_value(call).unwrap_or(Value::Null),
+    );
+    Value::Object(map)
 }
 
 impl HostHandle {
@@ -109,5 +113,21 @@ impl StoreTransport for HostStoreTransport {
         self.peer
             .call(method, naming(&self.call, params), None)
             .map_err(|e| StoreError::from(HostCallError::from_call(method, e)))
+    }
+}
+
+#[cfg(test)]
+mod naming_tests {
+    use super::*;
+
+    #[test]
+    fn every_object_or_empty_params_name_the_call() {
+        let call = Id::Number(7);
+        assert_eq!(
+            naming(&call, json!({"k": 1})),
+            json!({"k": 1, "call_id": 7})
+        );
+        assert_eq!(naming(&call, Value::Null), json!({"call_id": 7}));
+        assert_eq!(naming(&call, json!([1])), json!([1]));
     }
 }

@@ -125,22 +125,32 @@ impl ExplorerRequestParams {
 
 /// `%XX` sequences decoded (invalid ones kept as written); bytes that are not UTF-8 become U+FFFD.
 pub fn percent_decode(text: &str) -> String {
+    String::from_utf8_lossy(&percent_decode_bytes(text, false)).into_owned()
+}
+
+/// The bytes `text` stands for: `%XX` sequences decoded, invalid ones kept as written, and `+` read
+/// as a space when `plus_is_space` (as in a query string).
+pub fn percent_decode_bytes(text: &str, plus_is_space: bool) -> Vec<u8> {
     let bytes = text.as_bytes();
     let mut out = Vec::with_capacity(bytes.len());
+    let hex = |b: u8| (b as char).to_digit(16);
     let mut i = 0;
     while i < bytes.len() {
-        let hex = |b: u8| (b as char).to_digit(16);
-        if bytes[i] == b'%' && i + 2 < bytes.len() {
-            if let (Some(hi), Some(lo)) = (hex(bytes[i + 1]), hex(bytes[i + 2])) {
-                out.push((hi * 16 + lo) as u8);
-                i += 3;
-                continue;
+        match bytes[i] {
+            b'%' if i + 2 < bytes.len() => {
+                if let (Some(hi), Some(lo)) = (hex(bytes[i + 1]), hex(bytes[i + 2])) {
+                    out.push((hi * 16 + lo) as u8);
+                    i += 3;
+                    continue;
+                }
+                out.push(b'%');
             }
+            b'+' if plus_is_space => out.push(b' '),
+            b => out.push(b),
         }
-        out.push(bytes[i]);
         i += 1;
     }
-    String::from_utf8_lossy(&out).into_owned()
+    out
 }
 
 impl ExplorerResponse {

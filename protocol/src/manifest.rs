@@ -116,6 +116,8 @@ struct RawManifest {
 
 #[derive(Deserialize)]
 #[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
+// The reader's own type names are no one else's business.
+#[cfg_attr(feature = "schema", schemars(rename = "Plugin"))]
 #[serde(deny_unknown_fields)]
 struct RawPlugin {
     /// The package name; compared in canonical form (lowercase, each run of -, _ and . one -).
@@ -169,6 +171,7 @@ enum StoreKindName {
 
 #[derive(Deserialize)]
 #[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
+#[cfg_attr(feature = "schema", schemars(rename = "Provides"))]
 #[serde(deny_unknown_fields)]
 struct RawProvides {
     #[serde(default)]

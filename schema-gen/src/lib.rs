@@ -54,9 +54,6 @@ pub const TYPED: &[(&str, Generate)] = &[
     ("$/progress.params", of::<ProgressParams>),
 ];
 
-/// Hand-written definitions the generated ones replace (the types' own names take their place).
-const REPLACED: &[&str] = &["protocol_range", "contribution", "store_class"];
-
 /// Where the schemas live in the repository.
 pub fn schema_dir() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR"))
@@ -73,9 +70,7 @@ pub fn message_schema(committed: &Value) -> Result<Value, String> {
         .get_mut("$defs")
         .and_then(Value::as_object_mut)
         .ok_or("message.schema.json has no $defs object")?;
-    for name in REPLACED {
-        defs.remove(*name);
-    }
+    drop_generated(defs);
     let mut generator = SchemaSettings::draft2020_12().into_generator();
     for (name, generate) in TYPED {
         let mut root = generate(&mut generator);
@@ -88,8 +83,8 @@ pub fn message_schema(committed: &Value) -> Result<Value, String> {
             for (type_name, mut def) in nested {
                 if let Some(def_object) = def.as_object_mut() {
                     tidy_descriptions(def_object);
+                    defs.insert(type_name, generated(std::mem::take(def_object)));
                 }
-                defs.insert(type_name, def);
             }
         }
         tidy_descriptions(object);
@@ -118,17 +113,6 @@ fn tidy_descriptions(object: &mut Map<String, Value>) {
     }
 }
 
-/// The report's hand-written names and the generated definitions that take their place.
-const REPORT_RENAMES: &[(&str, &str)] = &[
-    ("report_fields", "Report"),
-    ("contribution_fields", "ContributionFields"),
-    ("contribution", "Contribution"),
-    ("distribution", "Distribution"),
-    ("diagnostic", "Diagnostic"),
-    ("claimant", "Claimant"),
-    ("replacement", "Replacement"),
-];
-
 /// `committed` (the report schema as the repository has it) with the records of the report generated
 /// from the types `plugin list --json` serializes: `Report` (the fields every document has, which
 /// `list`, `show` and `check` extend), `Contribution`, `Distribution`, `Diagnostic`, ... Each nested
@@ -142,12 +126,7 @@ pub fn report_schema(committed: &Value) -> Result<Value, String> {
         .get_mut("$defs")
         .and_then(Value::as_object_mut)
         .ok_or("report.schema.json has no $defs object")?;
-    for (old, _) in REPORT_RENAMES {
-        defs.remove(*old);
-    }
-    for def in defs.values_mut() {
-        rename_refs(def);
-    }
+    drop_generated(defs);
     let mut generator = SchemaSettings::draft2020_12()
         .for_serialize()
         .into_generator();
@@ -180,36 +159,19 @@ pub fn report_schema(committed: &Value) -> Result<Value, String> {
     Ok(schema)
 }
 
-/// `$ref`s to the report's hand-written names, pointed at the generated definitions.
-fn rename_refs(value: &mut Value) {
-    match value {
-        Value::Object(object) => {
-            for (key, inner) in object.iter_mut() {
-                if key == "$ref" {
-                    if let Value::String(target) = inner {
-                        for (old, new) in REPORT_RENAMES {
-                            if target == &format!("#/$defs/{old}") {
-                                *target = format!("#/$defs/{new}");
-                            }
-                        }
-                    }
-                } else {
-                    rename_refs(inner);
-                }
-            }
-        }
-        Value::Array(items) => items.iter_mut().for_each(rename_refs),
-        _ => {}
-    }
+/// Removes every definition an earlier run generated, so that one whose type was renamed or removed
+/// does not stay behind; the hand-written ones are kept.
+fn drop_generated(defs: &mut Map<String, Value>) {
+    defs.retain(|_, def| def.get("$comment").and_then(Value::as_str) != Some(GENERATED));
 }
+
+/// The mark on everything this crate writes.
+const GENERATED: &str = "Generated from the Rust types by agent-env-schema-gen; do not edit.";
 
 /// A generated definition, marked as such.
 fn generated(body: Map<String, Value>) -> Value {
     let mut out = Map::new();
-    out.insert(
-        "$comment".into(),
-        Value::String("Generated from the Rust types by agent-env-schema-gen; do not edit.".into()),
-    );
+    out.insert("$comment".into(), Value::String(GENERATED.into()));
     out.extend(body);
     Value::Object(out)
 }
@@ -232,22 +194,14 @@ pub fn manifest_schema(committed: &Value) -> Result<Value, String> {
             }
         }
     }
-    let mut text = serde_json::to_string(&generated).map_err(|e| e.to_string())?;
-    // The reader's own type names are no one else's business.
-    for (raw, plain) in [("RawPlugin", "Plugin"), ("RawProvides", "Provides")] {
-        text = text.replace(raw, plain);
-    }
-    let body: Map<String, Value> = serde_json::from_str(&text).map_err(|e| e.to_string())?;
+    let body = std::mem::take(object);
     let mut out = Map::new();
     for key in ["$schema", "$id", "title", "description"] {
         if let Some(value) = committed.get(key) {
             out.insert(key.into(), value.clone());
         }
     }
-    out.insert(
-        "$comment".into(),
-        Value::String("Generated from the Rust types by agent-env-schema-gen; do not edit.".into()),
-    );
+    out.insert("$comment".into(), Value::String(GENERATED.into()));
     out.extend(body);
     Ok(Value::Object(out))
 }
@@ -279,4 +233,27 @@ pub fn render(schema: &Value) -> Result<String, String> {
     serde_json::to_string_pretty(schema)
         .map(|text| text + "\n")
         .map_err(|e| e.to_string())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_stale_generated_definition_goes_and_a_hand_written_one_stays() {
+        let committed = serde_json::json!({
+            "$defs": {
+                "RenamedAway": {"$comment": GENERATED, "type": "object"},
+                "shutdown.params": {"type": "null"},
+            }
+        });
+        for schema in [
+            message_schema(&committed).unwrap(),
+            report_schema(&committed).unwrap(),
+        ] {
+            let defs = schema["$defs"].as_object().unwrap();
+            assert!(!defs.contains_key("RenamedAway"));
+            assert_eq!(defs["shutdown.params"], serde_json::json!({"type": "null"}));
+        }
+    }
 }

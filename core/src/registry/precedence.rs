@@ -378,21 +378,29 @@ fn load_and_validate(reg: &mut Registry, i: usize) {
     };
     let manifest_name = &reg.discovery.plugins[claim.plugin].manifest.name;
     let checked = match &probe.handshake {
-        Err(failure) => Err((failure.code.clone(), failure.message.clone())),
+        Err(failure) => Err(ClaimFailure::Process(
+            failure.code.clone(),
+            failure.message.clone(),
+        )),
         Ok(answer) => validate::check_package(manifest_name, answer)
             .and_then(|()| {
                 validate::find_contribution(claim.group, &claim.name, &claim.class, answer)
             })
+            .map_err(ClaimFailure::Invalid)
             .and_then(|info| {
-                validate::check_class(claim.group, &claim.name, &claim.class, info)
-                    .map_err(|m| validate::class_problem(claim.group, &m))
-            })
-            .map_err(|m| (codes::INVALID_PLUGIN.to_string(), m)),
+                validate::check_class(claim.group, &claim.name, &claim.class, info).map_err(|m| {
+                    let problem = validate::class_problem(claim.group, &m);
+                    match validate::not_click(claim.group) {
+                        Some(kind) => ClaimFailure::NotClick(kind, problem),
+                        None => ClaimFailure::Invalid(problem),
+                    }
+                })
+            }),
     };
     if claim.group == "cli_root_options" {
         // The plugin did not start, or its callback failed when called with the flag absent.
         let failed = match &checked {
-            Err((code, message)) if code != codes::INVALID_PLUGIN => Some(message.clone()),
+            Err(ClaimFailure::Process(_, message)) => Some(message.clone()),
             Ok(()) => probe.root_option_failures.get(&claim.name).cloned(),
             Err(_) => None,
         };
@@ -414,41 +422,56 @@ fn load_and_validate(reg: &mut Registry, i: usize) {
     }
     match checked {
         Ok(()) => register_claim(reg, i),
-        Err((code, message)) => {
+        Err(failure) => {
             // A CLI class of the wrong shape is `is not a click.Command`, with no "failed to load".
-            let not_click = message.starts_with("is not a click.");
-            let reason = if not_click {
-                message.clone()
-            } else {
-                format!("failed to load: {message}")
+            let (code, message) = failure.code_and_message();
+            let reason = match failure {
+                ClaimFailure::NotClick(..) => message.to_string(),
+                _ => format!("failed to load: {message}"),
             };
-            reg.claims[i].outcome = Outcome::with(Status::Failed, &code, &reason);
-            if claim.group == "cli_plugins" && not_click {
-                let kind = message.split(" (").next().unwrap_or(&message);
-                reg.warnings.push(format!(
+            reg.claims[i].outcome = Outcome::with(Status::Failed, code, &reason);
+            let warning = match (claim.group, &failure) {
+                ("cli_plugins", ClaimFailure::NotClick(kind, _)) => format!(
                     "CLI plugin '{}' from '{manifest_name}' {kind} and was skipped",
                     claim.name
-                ));
-            } else if claim.group == "cli_root_options" && not_click {
-                let kind = message.split(" (").next().unwrap_or(&message);
-                reg.warnings.push(format!(
+                ),
+                ("cli_root_options", ClaimFailure::NotClick(kind, _)) => format!(
                     "CLI root option '{}' from '{manifest_name}' {kind} and was skipped",
                     claim.name
-                ));
-            } else if claim.group == "cli_plugins" {
-                reg.warnings.push(format!(
+                ),
+                ("cli_plugins", _) => format!(
                     "CLI plugin '{}' from '{manifest_name}' failed to load and was skipped: {message}",
                     claim.name
-                ));
-            } else {
-                reg.warnings.push(format!(
-                    "Plugin {label} in {rg} failed to load and was skipped: {message}"
-                ));
-            }
+                ),
+                _ => format!("Plugin {label} in {rg} failed to load and was skipped: {message}"),
+            };
+            reg.warnings.push(warning);
             // A CLI command another claimant may still take is settled after every claim is loaded.
             reg.failures
                 .entry((claim.group, claim.name.clone()))
                 .or_insert(format!("registered by {label} but {reason}"));
+        }
+    }
+}
+
+/// Why a claimed contribution did not load.
+enum ClaimFailure {
+    /// The plugin did not start or answer: its failure code and message.
+    Process(String, String),
+    /// It answered, but the entry is not what the manifest claims (`INVALID_PLUGIN`).
+    Invalid(String),
+    /// A CLI class of the wrong shape: what it is not (`is not a click.Command`) and the whole
+    /// message (with what is missing). Also `INVALID_PLUGIN`, but reported without "failed to load".
+    NotClick(&'static str, String),
+}
+
+impl ClaimFailure {
+    fn code_and_message(&self) -> (&str, &str) {
+        match self {
+            ClaimFailure::Process(code, message) => (code, message),
+            ClaimFailure::Invalid(message) | ClaimFailure::NotClick(_, message) => {
+                (codes::INVALID_PLUGIN, message)
+            }
         }
     }
 }

@@ -56,10 +56,19 @@ pub fn check_class(
 /// click.Command`, a root option `is not a click.Option` (each with what is missing), and a class of
 /// any other group the `TypeError` its validation raised, `TypeError('Half must implement execute')`.
 pub fn class_problem(group: &str, problem: &str) -> String {
+    match not_click(group) {
+        Some(kind) => format!("{kind} ({problem})"),
+        None => format!("TypeError({})", crate::config::tables::py_str(problem)),
+    }
+}
+
+/// What a class of the wrong shape is called in a CLI group (`is not a click.Command`); `None` in
+/// the other groups.
+pub fn not_click(group: &str) -> Option<&'static str> {
     match group {
-        "cli_plugins" => format!("is not a click.Command ({problem})"),
-        "cli_root_options" => format!("is not a click.Option ({problem})"),
-        _ => format!("TypeError({})", crate::config::tables::py_str(problem)),
+        "cli_plugins" => Some("is not a click.Command"),
+        "cli_root_options" => Some("is not a click.Option"),
+        _ => None,
     }
 }
 

@@ -3,29 +3,10 @@
 /// Decodes `%XX` escapes (and `+` as a space when `plus_is_space`, as in a query string). Invalid
 /// escapes are kept as written; the bytes must then be UTF-8.
 pub fn decode(text: &str, plus_is_space: bool) -> Result<String, std::string::FromUtf8Error> {
-    let bytes = text.as_bytes();
-    let mut out = Vec::with_capacity(bytes.len());
-    let mut i = 0;
-    while i < bytes.len() {
-        match bytes[i] {
-            b'%' if i + 2 < bytes.len() => match (hex(bytes[i + 1]), hex(bytes[i + 2])) {
-                (Some(h), Some(l)) => {
-                    out.push(h * 16 + l);
-                    i += 3;
-                    continue;
-                }
-                _ => out.push(b'%'),
-            },
-            b'+' if plus_is_space => out.push(b' '),
-            b => out.push(b),
-        }
-        i += 1;
-    }
-    String::from_utf8(out)
-}
-
-fn hex(b: u8) -> Option<u8> {
-    (b as char).to_digit(16).map(|d| d as u8)
+    String::from_utf8(agent_env_protocol::explorer::percent_decode_bytes(
+        text,
+        plus_is_space,
+    ))
 }
 
 /// Encodes `text` for a URL path segment or query value: everything but unreserved characters.

@@ -5,7 +5,7 @@ use std::time::Duration;
 
 use agent_env::config::configured_store::SetSecrets;
 use agent_env::config::plugin_settings;
-use agent_env::registry::{Registry, Resolved};
+use agent_env::registry::{validate, Registry, Resolved};
 use agent_env::session::{RegistryLoad, Session};
 use agent_env_host::{PluginHost, SpawnSpec};
 use agent_env_protocol::explorer::{
@@ -106,7 +106,9 @@ pub fn any_declared(session: &Session) -> bool {
 /// Builds the table: every explorer plugin that took effect is started and asked for its routes
 /// (in parallel, each within `timeout`); those that did not take effect are listed with the reason.
 pub fn build(session: &Session, host: &PluginHost, timeout: Duration) -> Table {
-    let registry = session.registry(RegistryLoad::All);
+    // Only the plugins config names are loaded to build it; an explorer plugin's own class is
+    // checked from its handshake when it is asked for its routes, so `up` starts no other plugin.
+    let registry = session.registry(RegistryLoad::ConfigNamed);
     let mut listings = not_in_effect(registry);
     let mut found = Vec::new();
     for name in registry.names(GROUP) {
@@ -237,6 +239,23 @@ fn ask_routes(
     timeout: Duration,
 ) -> Result<ExplorerRouterResult, String> {
     let process = host.connect(spec).map_err(|e| e.to_string())?;
+    let contribution = process
+        .handshake()
+        .contributions
+        .iter()
+        .find(|c| c.group == GROUP && c.name == name)
+        .ok_or_else(|| {
+            format!(
+                "the plugin {} lists the explorer plugin '{name}' in its manifest, but its process does not provide it",
+                spec.package
+            )
+        })?;
+    validate::check_class(GROUP, name, class, contribution).map_err(|problem| {
+        format!(
+            "failed to load: {}",
+            validate::class_problem(GROUP, &problem)
+        )
+    })?;
     let params = ExplorerRouterParams {
         name: name.to_string(),
         class: class.to_string(),

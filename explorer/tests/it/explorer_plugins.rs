@@ -290,3 +290,28 @@ fn routes_the_explorer_cannot_serve_are_listed_not_mounted() {
     assert!(not_served[1].contains("serves it first"), "{not_served:?}");
     server.stop();
 }
+
+/// `up` starts the explorer plugins only: a plugin that contributes nothing to the explorer is not
+/// started (its "process" would leave a marker), while the explorer plugin beside it serves.
+#[test]
+fn only_explorer_plugins_are_started() {
+    let world = world_with_fixture("");
+    let marker = world.root.join("step-plugin-started");
+    world.install_manifest(
+        "steps",
+        &format!(
+            "[plugin]\nname = \"agentenv-only-steps\"\nversion = \"0.1.0\"\nexec = [\"/usr/bin/touch\", \"{}\"]\nprotocol = [1, 1]\n\n[provides.task_steps]\nonly_step = \"OnlyStep\"\n",
+            marker.display()
+        ),
+    );
+    let server = Explorer::start(&world);
+    server.get("/ext/fx").expect(200);
+    let plugins = listing(&server);
+    assert_eq!(plugins.len(), 1, "{plugins:?}");
+    assert!(plugins[0]["error"].is_null(), "{plugins:?}");
+    assert!(
+        !marker.exists(),
+        "up started a plugin with no explorer class"
+    );
+    server.stop();
+}

@@ -64,12 +64,7 @@ fn the_working_fixture_handshakes_answers_and_shuts_down_cleanly() {
 
 #[test]
 fn a_step_runs_and_a_failing_step_keeps_its_error_type() {
-    let p = PluginProcess::start(
-        spec("fixture-works", WORKS),
-        &quick_config(),
-        Arc::new(NoServices),
-    )
-    .unwrap();
+    let p = start("fixture-works", WORKS);
     let ok = p
         .call(
             "execute",
@@ -167,12 +162,7 @@ fn progress_reaches_the_services_and_logs_reach_the_diagnosis() {
 
 #[test]
 fn a_plugin_store_opens_with_checked_config_and_keeps_error_kinds() {
-    let p = PluginProcess::start(
-        spec("fixture-works", WORKS),
-        &quick_config(),
-        Arc::new(NoServices),
-    )
-    .unwrap();
+    let p = start("fixture-works", WORKS);
     let err = p
         .call(
             "store.open",
@@ -250,12 +240,7 @@ fn a_plugin_store_opens_with_checked_config_and_keeps_error_kinds() {
 
 #[test]
 fn a_stray_println_goes_to_stderr_not_the_protocol() {
-    let p = PluginProcess::start(
-        spec("fixture-works", WORKS),
-        &quick_config(),
-        Arc::new(NoServices),
-    )
-    .unwrap();
+    let p = start("fixture-works", WORKS);
     assert_eq!(p.call("stray_print", json!({})).unwrap(), json!("printed"));
     assert_eq!(
         p.call("echo", json!({"still": "fine"})).unwrap(),

@@ -10,15 +10,6 @@ use serde_json::json;
 
 const CRASH: &str = "agentenv-fixture-crash";
 
-fn start(fixture: &str, package: &str) -> PluginProcess {
-    PluginProcess::start(
-        spec(fixture, package),
-        &quick_config(),
-        Arc::new(NoServices),
-    )
-    .unwrap()
-}
-
 #[test]
 fn a_crash_mid_call_names_the_signal_the_method_and_the_stderr_tail() {
     let p = start("fixture-crash", CRASH);

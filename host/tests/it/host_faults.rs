@@ -17,12 +17,7 @@ fn start_failure(spec: SpawnSpec) -> StartFailure {
 
 /// A working plugin still answers: one misbehaving plugin does not take the host down.
 fn host_carries_on() {
-    let p = PluginProcess::start(
-        spec("fixture-works", "agentenv-fixture-works"),
-        &quick_config(),
-        Arc::new(NoServices),
-    )
-    .unwrap();
+    let p = start("fixture-works", "agentenv-fixture-works");
     assert_eq!(p.call("echo", json!({"ok": 1})).unwrap(), json!({"ok": 1}));
     let pid = p.pid();
     p.shutdown();
@@ -165,12 +160,7 @@ fn a_plugin_for_another_protocol_is_a_protocol_mismatch() {
 
 #[test]
 fn garbage_on_stdout_is_counted_and_the_connection_lives() {
-    let p = PluginProcess::start(
-        spec("fixture-garbage", "agentenv-fixture-garbage"),
-        &quick_config(),
-        Arc::new(NoServices),
-    )
-    .unwrap();
+    let p = start("fixture-garbage", "agentenv-fixture-garbage");
     for i in 0..3 {
         assert_eq!(
             p.call("noisy_echo", json!({"i": i})).unwrap(),
@@ -192,12 +182,7 @@ fn garbage_on_stdout_is_counted_and_the_connection_lives() {
 
 #[test]
 fn ten_megabytes_of_stderr_neither_block_nor_bloat() {
-    let p = PluginProcess::start(
-        spec("fixture-stderr-flood", "agentenv-fixture-stderr-flood"),
-        &quick_config(),
-        Arc::new(NoServices),
-    )
-    .unwrap();
+    let p = start("fixture-stderr-flood", "agentenv-fixture-stderr-flood");
     assert_eq!(
         p.call("echo", json!({"after": "flood"})).unwrap(),
         json!({"after": "flood"})

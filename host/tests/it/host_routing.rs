@@ -4,7 +4,7 @@
 use std::sync::{Arc, Mutex};
 
 use crate::support::*;
-use agent_env_host::{HostServices, NoServices, PluginProcess, RpcError};
+use agent_env_host::{HostServices, NoServices, RpcError};
 use agent_env_protocol::codes::ErrorKind;
 use serde_json::{json, Value};
 
@@ -39,12 +39,7 @@ impl HostServices for Named {
 
 #[test]
 fn concurrent_calls_to_one_process_each_get_their_own_services() {
-    let process = PluginProcess::start(
-        spec("fixture-works", "agentenv-fixture-works"),
-        &quick_config(),
-        Arc::new(NoServices),
-    )
-    .unwrap();
+    let process = start("fixture-works", "agentenv-fixture-works");
     let alpha = Arc::new(Named {
         name: "alpha",
         heard: Mutex::new(Vec::new()),

@@ -28,6 +28,16 @@ pub fn spec(name: &str, package: &str) -> SpawnSpec {
     }
 }
 
+/// Fixture `fixture` started as package `package` with the quick config and no host services.
+pub fn start(fixture: &str, package: &str) -> agent_env_host::PluginProcess {
+    agent_env_host::PluginProcess::start(
+        spec(fixture, package),
+        &quick_config(),
+        std::sync::Arc::new(agent_env_host::NoServices),
+    )
+    .unwrap()
+}
+
 /// Short timeouts, so failing fixtures fail fast.
 pub fn quick_config() -> HostConfig {
     HostConfig {
