@@ -19,13 +19,9 @@ pub fn run() -> Result<(), String> {
     let mut first = Vec::new();
     for i in 0..FIRST_RUNS {
         let state = root.path().join(format!("first-{i}"));
-        let t = Instant::now();
-        peak = peak.max(run_once(
-            &agent_env,
-            &["run", "hello"],
-            &env(root.path(), &state),
-        )?);
-        first.push(t.elapsed());
+        let (wall, rss) = run_once(&agent_env, &["run", "hello"], &env(root.path(), &state))?;
+        peak = peak.max(rss);
+        first.push(wall);
     }
     report(
         "run hello, clean state (writes v1)",
@@ -84,9 +80,13 @@ fn env(root: &Path, state: &Path) -> Vec<(String, String)> {
     ]
 }
 
-/// Runs agent-env once; returns the process's peak resident set in KiB (its own, from `wait4`).
-fn run_once(exe: &Path, args: &[&str], env: &[(String, String)]) -> Result<i64, String> {
-    measure(exe, args, env).map(|usage| usage.peak_rss_kib)
+/// Runs agent-env once; returns its wall time and peak resident set in KiB (its own, from `wait4`).
+fn run_once(
+    exe: &Path,
+    args: &[&str],
+    env: &[(String, String)],
+) -> Result<(Duration, i64), String> {
+    measure(exe, args, env).map(|usage| (usage.wall, usage.peak_rss_kib))
 }
 
 /// What one process cost, from `wait4`: peak resident set (its own) and CPU time (its own and that of
@@ -95,6 +95,9 @@ fn run_once(exe: &Path, args: &[&str], env: &[(String, String)]) -> Result<i64, 
 pub struct Usage {
     pub peak_rss_kib: i64,
     pub cpu: Duration,
+    /// From just before agent-env was spawned to its reaping, as the probe timed it (the probe's own
+    /// start is not in it).
+    pub wall: Duration,
 }
 
 /// Runs `exe ARGS` once with exactly `env`, in `$HOME`, output discarded; fails unless it exits 0.
@@ -134,10 +137,15 @@ pub fn measure(exe: &Path, args: &[&str], env: &[(String, String)]) -> Result<Us
         .next()
         .and_then(|w| w.parse().ok())
         .ok_or("the probe gave no CPU time")?;
+    let wall_ns: u64 = words
+        .next()
+        .and_then(|w| w.parse().ok())
+        .ok_or("the probe gave no wall time")?;
     if code == 0 {
         Ok(Usage {
             peak_rss_kib: rss_kib,
             cpu: Duration::from_micros(cpu_us),
+            wall: Duration::from_nanos(wall_ns),
         })
     } else {
         Err(format!("agent-env {args:?} exited with {code}"))
@@ -145,7 +153,7 @@ pub fn measure(exe: &Path, args: &[&str], env: &[(String, String)]) -> Result<Us
 }
 
 /// The argument that makes this binary the peak-RSS probe: `--peak-rss-probe EXE ARGS…` runs EXE with
-/// its output discarded and prints `<exit code> <peak RSS KiB> <CPU µs, user + system>`.
+/// its output discarded and prints `<exit code> <peak RSS KiB> <CPU µs, user + system> <wall ns>`.
 pub const PEAK_RSS_PROBE: &str = "--peak-rss-probe";
 
 /// The probe's body (see [`PEAK_RSS_PROBE`]).
@@ -154,6 +162,7 @@ pub fn peak_rss_probe(argv: &[String]) -> i32 {
         eprintln!("usage: agent-env-bench {PEAK_RSS_PROBE} EXE [ARGS…]");
         return 2;
     };
+    let started = Instant::now();
     let child = Command::new(exe)
         .args(args)
         .stdout(Stdio::null())
@@ -168,7 +177,8 @@ pub fn peak_rss_probe(argv: &[String]) -> i32 {
     };
     match wait_with_rusage(child.id() as i32) {
         Ok((code, rss, cpu_us)) => {
-            println!("{code} {rss} {cpu_us}");
+            let wall_ns = started.elapsed().as_nanos();
+            println!("{code} {rss} {cpu_us} {wall_ns}");
             0
         }
         Err(e) => {
@@ -212,9 +222,9 @@ fn time(
     let mut samples = Vec::with_capacity(runs);
     let mut peak = 0;
     for _ in 0..runs {
-        let t = Instant::now();
-        peak = peak.max(run_once(exe, args, env)?);
-        samples.push(t.elapsed());
+        let (wall, rss) = run_once(exe, args, env)?;
+        peak = peak.max(rss);
+        samples.push(wall);
     }
     Ok((Samples::new(samples), peak))
 }

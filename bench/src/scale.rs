@@ -212,9 +212,7 @@ impl World {
         measure(exe, args, &env)?;
         let mut samples: Vec<Duration> = Vec::with_capacity(runs);
         for _ in 0..runs {
-            let started = Instant::now();
-            measure(exe, args, &env)?;
-            samples.push(started.elapsed());
+            samples.push(measure(exe, args, &env)?.wall);
         }
         Ok(Samples::new(samples))
     }

@@ -9,7 +9,7 @@
 
 use std::path::{Path, PathBuf};
 use std::process::Command;
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use crate::proc::{build, Scratch};
 use crate::python::sdk_python;
@@ -60,6 +60,8 @@ pub fn run() -> Result<(), String> {
     world.install_rust_plugin(&fixture)?;
     world.install_python_step_plugin(&python, &sdk_src)?;
 
+    // The built-in 100-task bundle's median wall times (clean, rerun), for the ratio to the original.
+    let mut ours_small: Option<(Duration, Duration)> = None;
     for step in [PluginStep::None, PluginStep::Rust, PluginStep::Python] {
         let mut per_task_clean = Vec::new();
         for &size in &SIZES {
@@ -78,6 +80,9 @@ pub fn run() -> Result<(), String> {
             );
             rerun.print(&format!("{size} tasks, {}, rerun", step.label()), size);
             per_task_clean.push(clean.median_wall() / size as u32);
+            if size == SIZES[0] && matches!(step, PluginStep::None) {
+                ours_small = Some((clean.median_wall(), rerun.median_wall()));
+            }
         }
         if let (Some(&small), Some(&large)) = (per_task_clean.first(), per_task_clean.last()) {
             println!(
@@ -104,7 +109,7 @@ pub fn run() -> Result<(), String> {
     println!("  (10,000 small puts through a plugin store: see the plugin_stores section)");
 
     if std::env::var_os("AGENT_ENV_BENCH_ORIGINAL").is_some() {
-        match original(&world) {
+        match original(&world, ours_small) {
             Ok(()) => {}
             Err(e) => println!("the Python original: not measured: {e}"),
         }
@@ -115,7 +120,7 @@ pub fn run() -> Result<(), String> {
 }
 
 /// The original's 100-task run, beside ours, from a venv under `target/` (kept between benches).
-fn original(world: &World) -> Result<(), String> {
+fn original(world: &World, ours: Option<(Duration, Duration)>) -> Result<(), String> {
     let venv = crate::python::repo_root()?
         .join("target")
         .join("py-original-venv");
@@ -145,6 +150,7 @@ fn original(world: &World) -> Result<(), String> {
         &world.no_plugins,
         Some(&state),
     )?;
+    let theirs = figures.0;
     let mut one = Figures::default();
     one.add(figures);
     one.print(
@@ -154,6 +160,15 @@ fn original(world: &World) -> Result<(), String> {
         ),
         SIZES[0],
     );
+    if let Some((clean, rerun)) = ours {
+        let ratio = |ours: Duration| theirs.as_secs_f64() / ours.as_secs_f64().max(1e-9);
+        println!(
+            "  agent-env against the original, {} tasks: {:.0}x faster clean, {:.0}x on a rerun (target >= 70x)",
+            SIZES[0],
+            ratio(clean),
+            ratio(rerun)
+        );
+    }
     Ok(())
 }
 
@@ -361,9 +376,8 @@ impl World {
             ),
             ("PATH".into(), std::env::var("PATH").unwrap_or_default()),
         ];
-        let start = Instant::now();
         let usage = measure(exe, args, &env)?;
-        Ok((start.elapsed(), usage))
+        Ok((usage.wall, usage))
     }
 }
 

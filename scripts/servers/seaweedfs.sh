@@ -43,8 +43,19 @@ build() {
   echo "$weed"
 }
 
-free_port() {
-  python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1]); s.close()'
+# free_ports N: N distinct free loopback ports, one per line. All sockets stay bound until every port is
+# chosen: asked one at a time, the kernel may hand a just-closed port out twice (it did: the master's port
+# came back as the volume server's gRPC port, and weed died on "address already in use").
+free_ports() {
+  python3 -c '
+import socket, sys
+held = []
+for _ in range(int(sys.argv[1])):
+    s = socket.socket()
+    s.bind(("127.0.0.1", 0))
+    held.append(s)
+print("\n".join(str(s.getsockname()[1]) for s in held))
+' "$1"
 }
 
 start() {
@@ -55,8 +66,8 @@ start() {
   # for high ephemeral ports, and the Iceberg and Lance side servers would take fixed ports.
   local s3_port master_port volume_port filer_port access secret
   local master_grpc volume_grpc filer_grpc s3_grpc
-  s3_port=$(free_port); master_port=$(free_port); volume_port=$(free_port); filer_port=$(free_port)
-  master_grpc=$(free_port); volume_grpc=$(free_port); filer_grpc=$(free_port); s3_grpc=$(free_port)
+  { read -r s3_port; read -r master_port; read -r volume_port; read -r filer_port
+    read -r master_grpc; read -r volume_grpc; read -r filer_grpc; read -r s3_grpc; } < <(free_ports 8)
   access=agentenvtest
   secret=$(python3 -c 'import secrets; print(secrets.token_hex(20))')
   cat >"$state/s3.json" <<JSON

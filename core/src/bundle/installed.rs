@@ -281,6 +281,12 @@ fn closest<'c>(text: &str, candidates: &'c [String]) -> Option<&'c str> {
         .map(|(_, c)| c.as_str())
 }
 
+/// Whether `text` names a folder, which [`resolve`] takes before any installed bundle: then the
+/// installed bundles need not be listed (nor the plugins' manifests read) to resolve it.
+pub fn names_folder(text: &str, home: Option<&Path>) -> bool {
+    expand_tilde(text, home).is_dir()
+}
+
 fn expand_tilde(text: &str, home: Option<&Path>) -> PathBuf {
     match (text, home) {
         ("~", Some(home)) => home.to_path_buf(),

@@ -21,7 +21,9 @@ pub mod tree;
 use std::path::Path;
 
 pub use error::BundleError;
-pub use installed::{core_bundles, installed, resolve, InstalledBundle, Location, Target};
+pub use installed::{
+    core_bundles, installed, names_folder, resolve, InstalledBundle, Location, Target,
+};
 pub use model::{Artifact, Bundle, Eval, Task};
 
 /// Parses the bundle folder at `folder`, with ids rooted at its canonical path (relative to the home

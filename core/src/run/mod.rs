@@ -264,20 +264,26 @@ fn run_all(
         plan.tasks.iter().map(|_| Mutex::new(None)).collect();
     let workers = plan.tasks.len().clamp(1, MAX_CONCURRENT_TASKS);
     let slots = Arc::new(slots);
-    std::thread::scope(|scope| {
-        for _ in 0..workers {
-            scope.spawn(|| loop {
-                let i = next.fetch_add(1, Ordering::SeqCst);
-                let Some(planned) = plan.tasks.get(i) else {
-                    break;
-                };
-                let result = run_task(planned, version_of(&planned.task.id), shared);
-                if let Ok(mut slot) = slots[i].lock() {
-                    *slot = Some(result);
-                }
-            });
+    let work = || loop {
+        let i = next.fetch_add(1, Ordering::SeqCst);
+        let Some(planned) = plan.tasks.get(i) else {
+            break;
+        };
+        let result = run_task(planned, version_of(&planned.task.id), shared);
+        if let Ok(mut slot) = slots[i].lock() {
+            *slot = Some(result);
         }
-    });
+    };
+    if workers == 1 {
+        // One task (`run hello`) runs on this thread.
+        work();
+    } else {
+        std::thread::scope(|scope| {
+            for _ in 0..workers {
+                scope.spawn(work);
+            }
+        });
+    }
     slots
         .iter()
         .filter_map(|s| s.lock().ok().and_then(|mut s| s.take()))

@@ -341,18 +341,11 @@ impl PluginSteps {
             .lock()
             .map(|specs| specs.keys().cloned().collect())
             .unwrap_or_default();
-        let host = &self.host;
-        std::thread::scope(|scope| {
-            let handles: Vec<_> = packages
-                .iter()
-                .map(|package| scope.spawn(move || host.release_idle(package)))
-                .collect();
-            handles
-                .into_iter()
-                .filter_map(|h| h.join().ok().flatten())
-                .filter_map(|d| d.noise())
-                .collect()
-        })
+        self.host
+            .release_idle_together(&packages)
+            .iter()
+            .filter_map(|d| d.noise())
+            .collect()
     }
 }
 

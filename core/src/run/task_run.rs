@@ -244,16 +244,21 @@ fn run_steps(
                     .iter()
                     .any(|s| matches!(s, StepState::Failed(true) | StepState::Cancelled));
             if !stop {
-                for i in 0..total {
-                    if !matches!(states[i], StepState::Pending) {
-                        continue;
-                    }
-                    let ready = planned.steps[i].deps.iter().all(|d| {
-                        matches!(states[*d], StepState::Succeeded | StepState::Failed(false))
-                    });
-                    if !ready {
-                        continue;
-                    }
+                let ready: Vec<usize> = (0..total)
+                    .filter(|&i| {
+                        matches!(states[i], StepState::Pending)
+                            && planned.steps[i].deps.iter().all(|d| {
+                                matches!(
+                                    states[*d],
+                                    StepState::Succeeded | StepState::Failed(false)
+                                )
+                            })
+                    })
+                    .collect();
+                // A lone step with nothing else running runs on this thread: no other step can
+                // finish meanwhile, so nothing waits for the loop (a chain of steps starts no thread).
+                let inline = ready.len() == 1 && running == 0;
+                for i in ready {
                     states[i] = StepState::Running;
                     running += 1;
                     let step = &planned.steps[i];
@@ -276,12 +281,17 @@ fn run_steps(
                     });
                     let tx = tx.clone();
                     let at = step_ref(planned, env, step);
-                    scope.spawn(move || {
+                    let work = move || {
                         let started_at = clock::iso_now();
                         let t0 = Instant::now();
                         let outcome = run_step(step, env, shared, &at);
                         let _ = tx.send((i, outcome, t0.elapsed(), started_at));
-                    });
+                    };
+                    if inline {
+                        work();
+                    } else {
+                        scope.spawn(work);
+                    }
                 }
             }
             if running == 0 {

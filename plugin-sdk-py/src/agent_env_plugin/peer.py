@@ -14,7 +14,9 @@ import sys
 import time
 
 from . import _sync, wire
-from .errors import ConnectionClosedError, MessageTooLargeError, error_for_kind, to_wire
+
+# The error classes are imported where an error is raised or reported: a plugin answers `initialize`
+# without them.
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -93,6 +95,8 @@ class Connection:
     def send_line(self, line: bytes) -> bool:
         """Writes one encoded line. Returns False when the other side is gone."""
         if len(line) - 1 > self._max:
+            from .errors import MessageTooLargeError
+
             raise MessageTooLargeError(
                 f"the message is {len(line) - 1} bytes, over the {self._max}-byte maximum message size; "
                 "pass large data by file path"
@@ -118,15 +122,21 @@ class Connection:
         pending = _Pending()
         with self._state_lock:
             if self._closed:
+                from .errors import ConnectionClosedError
+
                 raise ConnectionClosedError(f"cannot call {method}: the connection to the host is closed")
             self._next_id += 1
             id = self._next_id
             self._pending[id] = pending
         try:
             if not self.send_line(wire.encode_request(id, method, params)):
+                from .errors import ConnectionClosedError
+
                 raise ConnectionClosedError(f"cannot call {method}: the host is gone")
             if not pending.done.wait(timeout):
                 self.notify(wire.CANCEL_REQUEST, {"id": id})
+                from .errors import error_for_kind
+
                 raise error_for_kind("cancelled", f"the host did not answer {method} within {timeout} s")
         finally:
             with self._state_lock:
@@ -218,6 +228,8 @@ class Connection:
             if pending is None:
                 return  # a late answer to a call that gave up: dropped
             if isinstance(message, wire.ErrorResponse):
+                from .errors import error_for_kind
+
                 pending.error = error_for_kind(message.kind, message.message, message.data)
             else:
                 pending.result = message.result
@@ -240,9 +252,13 @@ class Connection:
                 line = wire.encode_error(ctx.id, "cancelled", f"{ctx.method} was cancelled")
             try:
                 self.send_line(line)
-            except MessageTooLargeError as too_large:
+            except Exception as failure:
+                from .errors import MessageTooLargeError
+
+                if not isinstance(failure, MessageTooLargeError):
+                    raise
                 self.send_line(
-                    wire.encode_error(ctx.id, "message-too-large", f"the answer to {ctx.method}: {too_large}")
+                    wire.encode_error(ctx.id, "message-too-large", f"the answer to {ctx.method}: {failure}")
                 )
         finally:
             with self._state_lock:
@@ -258,6 +274,8 @@ class Connection:
                 return wire.encode_error(
                     ctx.id, "internal-error", f"the handler of {ctx.method} tried to exit the plugin"
                 )
+            from .errors import to_wire
+
             kind, message, data = to_wire(exc)
             return wire.encode_error(ctx.id, kind, message, data)
         try:
@@ -292,6 +310,8 @@ class Connection:
         with self._state_lock:
             pending = self._pending.get(id)
         if pending is not None:
+            from .errors import MessageTooLargeError
+
             pending.error = MessageTooLargeError(message)
             pending.done.set()
 
@@ -299,6 +319,10 @@ class Connection:
         with self._state_lock:
             self._closed = True
             pending = list(self._pending.values())
+        if not pending:
+            return
+        from .errors import ConnectionClosedError
+
         for p in pending:
             p.error = ConnectionClosedError(f"the connection to the host closed ({reason})")
             p.done.set()

@@ -7,7 +7,6 @@ import sys
 import time
 
 from . import _sync, wire
-from . import manifest as manifest_text
 from .contributions import (
     GROUPS,
     CliCommand,
@@ -17,20 +16,11 @@ from .contributions import (
     RootOption,
     TaskStep,
 )
-from .errors import (
-    CancelledError,
-    ConfigError,
-    InvalidParamsError,
-    InvalidValueError,
-    MethodNotFoundError,
-    PluginError,
-    ProtocolMismatchError,
-    StepFailedError,
-)
-from .explorer import Explorer, ExplorerRequest, to_response
-from .host import HostHandle, _current
 from .peer import CallContext, Connection
-from .stores import STORE_BASES, Store, call_store_op, check_config
+
+# The error classes, the explorer, the host handle and the store base classes are imported where they are
+# first needed, not here: answering `initialize` needs none of them, and a plugin that uses one has
+# imported it already.
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -46,6 +36,10 @@ if TYPE_CHECKING:
         TaskStepDecorator,
         ValidateFunction,
     )
+    from .errors import PluginError, StepFailedError
+    from .explorer import Explorer
+    from .host import HostHandle
+    from .stores import Store
 
     StoreClassT = TypeVar("StoreClassT", bound=Type[Store])
 else:
@@ -56,6 +50,8 @@ else:
 
 
 def _method_not_found(method: str, where: str) -> PluginError:
+    from .errors import MethodNotFoundError
+
     return MethodNotFoundError(f"no method '{method}' in {where}")
 
 
@@ -78,12 +74,16 @@ def _step_failed(error_type: str, message: str, traceback_text: str | None = Non
     data: Dict[str, Any] = {"error_type": error_type, "message": message}
     if traceback_text:
         data["traceback"] = traceback_text
+    from .errors import StepFailedError
+
     return StepFailedError(text, data)
 
 
 def _need_str(params: Dict[str, Any], method: str, name: str) -> str:
     value = params.get(name)
     if not isinstance(value, str):
+        from .errors import InvalidParamsError
+
         raise InvalidParamsError(f"{method} needs '{name}' (a string)")
     return value
 
@@ -93,6 +93,8 @@ def _need_dict(params: Dict[str, Any], method: str, name: str) -> Dict[str, Any]
     if value is None:
         return {}
     if not isinstance(value, dict):
+        from .errors import InvalidParamsError
+
         raise InvalidParamsError(f"{method}: '{name}' must be an object, got {type(value).__name__}")
     return value
 
@@ -196,6 +198,8 @@ class Plugin:
         `SecretStore`) and returns it unchanged. Use as `@plugin.store`, `@plugin.store(cls="Label")` or
         `plugin.store(MyStore, cls="Label")`."""
 
+        from .stores import STORE_BASES, Store
+
         def register(store_cls: StoreClassT) -> StoreClassT:
             if not (isinstance(store_cls, type) and issubclass(store_cls, Store)) or store_cls.kind not in STORE_BASES:
                 raise TypeError(
@@ -291,6 +295,8 @@ class Plugin:
         the returned `Explorer` with its `get`, `post` or `route` decorators."""
         if name in self._explorers or ("explorer_plugins", name) in self._generic:
             raise ValueError(f"explorer_plugins '{name}' is registered twice in {self.name}")
+        from .explorer import Explorer
+
         explorer = Explorer(name, cls or name, page, title)
         self._explorers[name] = explorer
         return explorer
@@ -358,6 +364,8 @@ class Plugin:
             provides.setdefault(info["group"], []).append((info["name"], info["class"], info.get("description")))
         stores = [(label, cls.kind) for label, cls in self._store_classes.items()]
         argv = list(exec_argv) if exec_argv is not None else (self.exec or _own_argv())
+        from . import manifest as manifest_text
+
         return manifest_text.render(
             self.name, self.version, argv, self.protocol, provides, stores, self.description, self.requires
         )
@@ -370,9 +378,13 @@ class Plugin:
         if requested is None:
             requested = wire.parse_range(os.environ.get(wire.PROTOCOL_VERSIONS_VAR, ""))
         if requested is None:
+            from .errors import InvalidParamsError
+
             raise InvalidParamsError('initialize needs \'protocol\': {"min": N, "max": M}')
         chosen = wire.negotiate(requested, self.protocol)
         if chosen is None:
+            from .errors import ProtocolMismatchError
+
             raise ProtocolMismatchError(
                 f"{self.name} {self.version} speaks protocol {wire.range_text(self.protocol)}, "
                 f"the host speaks {wire.range_text(requested)}; install a version of one that speaks the other's",
@@ -409,6 +421,8 @@ class Plugin:
 
     def handle(self, ctx: CallContext) -> Any:
         """Answers one request from the host (on a worker thread)."""
+        from .host import HostHandle, _current
+
         host = HostHandle(ctx, self.settings)
         _current.host = host
         try:
@@ -449,9 +463,13 @@ class Plugin:
             step = params.get("step")
             type_name = step.get("type") if isinstance(step, dict) else None
         if not isinstance(type_name, str):
+            from .errors import InvalidParamsError
+
             raise InvalidParamsError(f"{method} needs 'type' (the task step type)")
         found = self._steps.get(type_name)
         if found is None:
+            from .errors import InvalidValueError
+
             known = ", ".join(sorted(self._steps)) or "none"
             raise InvalidValueError(f"{self.name} has no task step type '{type_name}'; its types are {known}")
         return found
@@ -462,9 +480,11 @@ class Plugin:
         context = _need_dict(params, "execute", "context")
         try:
             result = step.execute(step_doc, context, host)
-        except CancelledError:
-            raise
         except BaseException as exc:  # noqa: BLE001 - a step's failure is reported, never fatal
+            from .errors import CancelledError
+
+            if isinstance(exc, CancelledError):
+                raise
             if host.cancelled:
                 raise CancelledError(f"execute of '{step.type}' was cancelled") from exc
             import traceback
@@ -480,12 +500,16 @@ class Plugin:
         step = self._step_for("task_step.validate", params)
         try:
             step.validate(_need_dict(params, "task_step.validate", "step"))
-        except PluginError:
-            raise
         except Exception as exc:  # noqa: BLE001
+            from .errors import InvalidValueError, PluginError
+
+            if isinstance(exc, PluginError):
+                raise
             raise InvalidValueError(str(exc) or type(exc).__name__, {"error_type": type(exc).__name__}) from exc
 
     def _store_open(self, params: Dict[str, Any]) -> Dict[str, Any]:
+        from .errors import ConfigError, PluginError
+
         kind = _need_str(params, "store.open", "kind")
         label = _need_str(params, "store.open", "class")
         config = _need_dict(params, "store.open", "config")
@@ -496,6 +520,8 @@ class Plugin:
             raise ConfigError(f"impl '{impl}' names no store class of {self.name}; its store classes are {known}")
         if cls.kind != kind:
             raise ConfigError(f"impl '{impl}' is a {cls.kind} store, not a {kind} store")
+        from .stores import check_config
+
         check_config(impl, cls, config)
         try:
             store = cls.from_config(**config)
@@ -510,6 +536,8 @@ class Plugin:
         return {"handle": handle}
 
     def _store_op(self, method: str, params: Dict[str, Any]) -> Any:
+        from .stores import STORE_BASES, call_store_op
+
         kind, _, op = method[len("store.") :].partition(".")
         if kind not in STORE_BASES or not op:
             raise _method_not_found(method, self.name)
@@ -517,13 +545,19 @@ class Plugin:
         with self._store_lock:
             store = self._open_stores.get(handle)
         if store is None:
+            from .errors import InvalidParamsError
+
             raise InvalidParamsError(f"{method}: no open store has handle '{handle}'; call store.open first")
         if store.kind != kind:
+            from .errors import InvalidParamsError
+
             raise InvalidParamsError(f"{method}: handle '{handle}' is a {store.kind} store, not a {kind} store")
         args = {k: v for k, v in params.items() if k != "handle"}
         return call_store_op(store, op, args)
 
     def _cli_run(self, params: Dict[str, Any], host: HostHandle) -> Dict[str, Any]:
+        from .errors import InvalidParamsError, InvalidValueError
+
         name = _need_str(params, "cli.run", "command")
         command = self._commands.get(name)
         if command is None:
@@ -546,6 +580,8 @@ class Plugin:
         return {"exit_code": _exit_code(code)}
 
     def _root_option(self, params: Dict[str, Any], host: HostHandle) -> Dict[str, Any]:
+        from .errors import InvalidParamsError, InvalidValueError
+
         flag = _need_str(params, "cli.root_option", "flag")
         option = next((o for o in self._root_options.values() if flag in (o.flag, o.name, f"--{o.name}")), None)
         if option is None:
@@ -564,6 +600,8 @@ class Plugin:
         return explorer
 
     def _explorer_request(self, params: Dict[str, Any], host: HostHandle) -> Dict[str, Any]:
+        from .explorer import ExplorerRequest, to_response
+
         explorer = self._explorer_for("explorer.request", params)
         request = ExplorerRequest.from_params(params)
         handler = explorer.handler(request.method, request.route)
@@ -579,6 +617,8 @@ class Plugin:
         if isinstance(type_name, str):
             candidates = [c for c in candidates if type_name in (c.type_name, c.name)]
         elif len(candidates) > 1:
+            from .errors import InvalidParamsError
+
             raise InvalidParamsError(f"{method} needs 'type': {self.name} has several {group}")
         if not candidates:
             raise _method_not_found(method, self.name)

@@ -11,6 +11,7 @@ use crate::run::context::TaskStepContext;
 use crate::run::local_stores::LocalStores;
 use crate::sandbox::Deployed;
 
+mod bash_command;
 pub mod deploy_sandbox;
 pub mod load_artifact;
 pub mod verify_sandbox;

@@ -11,14 +11,12 @@
 //! `shell_timeout_seconds` on the step for every command), and each result row carries the
 //! criterion's own fields (its `criterion` text, `weight`, …) as the original's rows do.
 
-use std::io::Read;
 use std::path::{Path, PathBuf};
-use std::process::{Command, Stdio};
 use std::time::Duration;
 
 use serde_json::{json, Map, Value};
 
-use super::{require_str, str_field, BuiltinStep, StepEnv, StepError};
+use super::{bash_command, require_str, str_field, BuiltinStep, StepEnv, StepError};
 
 pub struct VerifySandbox;
 
@@ -336,81 +334,21 @@ fn evaluate(
     }
 }
 
-/// Runs `bash -c command` in `cwd`, in a process group of its own, and reports whether it exited 0.
+/// Runs `bash -c command` in `cwd` and reports whether it exited 0, with the original's justification.
 fn run_command(
     command: &str,
     cwd: &Path,
     timeout_seconds: f64,
     env: &StepEnv<'_>,
 ) -> Result<(bool, String), StepError> {
-    use std::os::unix::process::CommandExt;
-    if env.cancel.is_cancelled() {
-        return Err(StepError::cancelled());
-    }
-    let mut child = Command::new("bash")
-        .arg("-c")
-        .arg(command)
-        .current_dir(cwd)
-        .stdin(Stdio::null())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .process_group(0)
-        .spawn()
-        .map_err(|e| StepError::runtime(format!("can't run bash: {e}")))?;
-    let pgid = child.id() as i32;
-    if !env.cancel.register_group(pgid) {
-        let _ = child.wait();
-        return Err(StepError::cancelled());
-    }
-    let (done_tx, done_rx) = std::sync::mpsc::channel::<()>();
-    let timed_out = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
-    let watchdog = {
-        let timed_out = timed_out.clone();
-        std::thread::spawn(move || {
-            let limit = Duration::from_secs_f64(timeout_seconds.max(0.0));
-            if done_rx.recv_timeout(limit).is_err() {
-                timed_out.store(true, std::sync::atomic::Ordering::SeqCst);
-                crate::run::cancel::kill_group(pgid);
-            }
-        })
-    };
-    // Read to the end so the command never blocks on a full pipe; only stderr is reported.
-    let mut stdout = String::new();
-    let stderr_reader = child.stderr.take().map(|mut e| {
-        std::thread::spawn(move || {
-            let mut s = String::new();
-            let _ = e.read_to_string(&mut s);
-            s
-        })
-    });
-    if let Some(mut out) = child.stdout.take() {
-        let _ = out.read_to_string(&mut stdout);
-    }
-    let stderr = stderr_reader
-        .map(|reader| reader.join().unwrap_or_default())
-        .unwrap_or_default();
-    let status = child.wait();
-    let _ = done_tx.send(());
-    let _ = watchdog.join();
-    // The group may hold children the command left behind; none outlive the criterion.
-    crate::run::cancel::kill_group(pgid);
-    env.cancel.unregister_group(pgid);
-    if env.cancel.is_cancelled() {
-        return Err(StepError::cancelled());
-    }
-    let status = status.map_err(|e| StepError::runtime(format!("can't wait for bash: {e}")))?;
-    if timed_out.load(std::sync::atomic::Ordering::SeqCst) {
+    let limit = Duration::try_from_secs_f64(timeout_seconds.max(0.0)).unwrap_or(Duration::MAX);
+    let done = bash_command::run(command, cwd, limit, env.cancel)?;
+    if done.timed_out {
         return Ok((false, format!("timed out after {timeout_seconds}s")));
     }
-    // Python's return code: negative for the signal that ended it.
-    use std::os::unix::process::ExitStatusExt;
-    let code = status
-        .code()
-        .or_else(|| status.signal().map(|s| -s))
-        .unwrap_or(-1);
     Ok((
-        code == 0,
-        format!("exit={code}; stderr={}", truncate(&stderr, 200)),
+        done.code == 0,
+        format!("exit={}; stderr={}", done.code, truncate(&done.stderr, 200)),
     ))
 }
 

@@ -15,11 +15,35 @@ use agent_env_store::error::{StoreError, StoreResult};
 /// How long a write waits for another process's write lock.
 pub const BUSY_TIMEOUT: Duration = Duration::from_secs(5);
 
+/// Keeps the write-ahead log file (emptied on close) when the last connection closes, so
+/// that the next process neither creates it again nor syncs the folder for the new file: a CLI
+/// process opens the store once per invocation. The checkpoint on close still runs, so no process
+/// ever has a log to recover. Best effort: the store works the same without it.
+fn keep_write_ahead_log(conn: &Connection) {
+    let mut keep: std::os::raw::c_int = 1;
+    // SAFETY: the handle is this open connection's; SQLITE_FCNTL_PERSIST_WAL reads and writes one
+    // int through the pointer, which lives across the call; "main" is a NUL-terminated name.
+    unsafe {
+        rusqlite::ffi::sqlite3_file_control(
+            conn.handle(),
+            c"main".as_ptr(),
+            rusqlite::ffi::SQLITE_FCNTL_PERSIST_WAL,
+            (&mut keep as *mut std::os::raw::c_int).cast(),
+        );
+    }
+}
+
+/// Prepared statements kept per connection.
+const STATEMENT_CACHE: usize = 64;
+
 /// One open database and what this connection has learnt about it.
 pub struct Db {
     pub conn: Connection,
     /// Tables known to exist (collections are never dropped, so a positive answer is kept).
     tables: HashSet<String>,
+    /// Indexes this connection has created or found by name (an index is never dropped, so the DDL
+    /// runs once per process rather than once per call).
+    ensured_indexes: HashSet<String>,
     /// Per table, the leading top-level fields of its indexes (those this process ensured and those
     /// it found): an equality on one narrows the scan in SQL.
     leading_fields: HashMap<String, HashSet<String>>,
@@ -48,11 +72,24 @@ impl Db {
         // the usual trade for not syncing on every commit (FULL made each insert wait for the disk).
         conn.execute_batch("PRAGMA synchronous=NORMAL")
             .map_err(|e| sqlite_error(path, &e))?;
+        // With the log kept (below), a limit makes the last connection's close empty it: the next
+        // process then has no frames to read back. 4 MiB is about the automatic checkpoint's size.
+        conn.execute_batch("PRAGMA journal_size_limit=4194304")
+            .map_err(|e| sqlite_error(path, &e))?;
+        keep_write_ahead_log(&conn);
+        // Each collection has a handful of statements; a run touches a few collections.
+        conn.set_prepared_statement_cache_capacity(STATEMENT_CACHE);
         Ok(Db {
             conn,
+            ensured_indexes: HashSet::new(),
             tables: HashSet::new(),
             leading_fields: HashMap::new(),
         })
+    }
+
+    /// Runs one statement (no rows), prepared once per connection.
+    pub fn run(&self, sql: &str, params: impl rusqlite::Params) -> rusqlite::Result<usize> {
+        self.conn.prepare_cached(sql)?.execute(params)
     }
 
     /// Whether the collection's table exists (asking SQLite until it does).
@@ -125,15 +162,18 @@ impl Db {
     ) -> StoreResult<()> {
         let table = table_name(collection);
         self.ensure_table(path, &table)?;
-        let exprs = fields
-            .iter()
-            .map(|f| json_extract(f))
-            .collect::<StoreResult<Vec<_>>>()?;
         let name = format!(
             "{table}_{}_{}",
             sanitize(&fields.join("_")),
             if unique { "unique" } else { "index" }
         );
+        if self.ensured_indexes.contains(&name) {
+            return Ok(());
+        }
+        let exprs = fields
+            .iter()
+            .map(|f| json_extract(f))
+            .collect::<StoreResult<Vec<_>>>()?;
         let sql = format!(
             "CREATE {}INDEX IF NOT EXISTS \"{name}\" ON \"{table}\" ({})",
             if unique { "UNIQUE " } else { "" },
@@ -142,6 +182,7 @@ impl Db {
         self.conn
             .execute_batch(&sql)
             .map_err(|e| index_error(path, collection, fields, &e))?;
+        self.ensured_indexes.insert(name);
         if let Some(first) = fields.first().filter(|f| !f.contains('.')) {
             self.leading_fields
                 .entry(table)
@@ -180,9 +221,8 @@ impl Db {
         }
         let mut columns = Vec::new();
         for field in fields {
-            let extract = json_extract(field)?;
-            columns.push(extract.replacen("json_extract", "json_type", 1));
-            columns.push(extract);
+            columns.push(json_type(field)?);
+            columns.push(json_extract(field)?);
         }
         let sql = format!(
             "SELECT rowid, {} FROM \"{table}\" ORDER BY rowid",
@@ -350,13 +390,23 @@ fn sanitize(text: &str) -> String {
 
 /// `json_extract(doc, '$."a"."b"')` for the dotted path `a.b`.
 pub fn json_extract(field: &str) -> StoreResult<String> {
+    Ok(format!("json_extract(doc, '{}')", json_path(field)?))
+}
+
+/// `json_type(doc, '$."a"."b"')`: the JSON type of the value [`json_extract`] reads.
+pub fn json_type(field: &str) -> StoreResult<String> {
+    Ok(format!("json_type(doc, '{}')", json_path(field)?))
+}
+
+/// The SQLite JSON path of a dotted field: `a.b` is `$."a"."b"`.
+fn json_path(field: &str) -> StoreResult<String> {
     if field.contains(['"', '\'']) || field.is_empty() {
         return Err(StoreError::InvalidValue(format!(
             "'{field}' cannot be an indexed field: it is empty or contains a quote"
         )));
     }
     let path: Vec<String> = field.split('.').map(|s| format!("\"{s}\"")).collect();
-    Ok(format!("json_extract(doc, '$.{}')", path.join(".")))
+    Ok(format!("$.{}", path.join(".")))
 }
 
 /// The top-level field an index's first column extracts, from the index's `CREATE INDEX` text as

@@ -182,16 +182,12 @@ impl FirstMatchWriter for LocalSqliteDocumentStore {
             let table = table_name(collection);
             db.ensure_table(path, &table)?;
             // BEGIN IMMEDIATE takes the write lock before the read, so the match cannot go stale.
-            db.conn
-                .execute_batch("BEGIN IMMEDIATE")
+            db.run("BEGIN IMMEDIATE", [])
                 .map_err(|e| sqlite_error(path, &e))?;
             let result =
                 change_in_transaction(db, path, collection, &table, filter, change, upsert_doc);
             let end = if result.is_ok() { "COMMIT" } else { "ROLLBACK" };
-            let ended = db
-                .conn
-                .execute_batch(end)
-                .map_err(|e| sqlite_error(path, &e));
+            let ended = db.run(end, []).map_err(|e| sqlite_error(path, &e));
             let outcome = result?;
             ended?;
             Ok(outcome)
@@ -216,15 +212,13 @@ fn change_in_transaction(
             let after = post_image(&before, change)?;
             match &after {
                 Some(doc) => db
-                    .conn
-                    .execute(
+                    .run(
                         &format!("UPDATE \"{table}\" SET doc = ?1 WHERE rowid = ?2"),
                         rusqlite::params![encode(doc)?, rowid],
                     )
                     .map_err(|e| dup(&e))?,
                 None => db
-                    .conn
-                    .execute(
+                    .run(
                         &format!("DELETE FROM \"{table}\" WHERE rowid = ?1"),
                         [rowid],
                     )
@@ -235,12 +229,11 @@ fn change_in_transaction(
         None => match upsert_doc {
             Some(make) => {
                 let doc = make()?;
-                db.conn
-                    .execute(
-                        &format!("INSERT INTO \"{table}\" (doc) VALUES (?1)"),
-                        [encode(&doc)?],
-                    )
-                    .map_err(|e| dup(&e))?;
+                db.run(
+                    &format!("INSERT INTO \"{table}\" (doc) VALUES (?1)"),
+                    [encode(&doc)?],
+                )
+                .map_err(|e| dup(&e))?;
                 Ok((None, Some(doc)))
             }
             None => Ok((None, None)),
@@ -305,12 +298,11 @@ impl DocumentStore for LocalSqliteDocumentStore {
         self.with_db(true, |db, path| {
             let table = table_name(collection);
             db.ensure_table(path, &table)?;
-            db.conn
-                .execute(
-                    &format!("INSERT INTO \"{table}\" (doc) VALUES (?1)"),
-                    [&text],
-                )
-                .map_err(|e| duplicate_in(path, collection, &e))?;
+            db.run(
+                &format!("INSERT INTO \"{table}\" (doc) VALUES (?1)"),
+                [&text],
+            )
+            .map_err(|e| duplicate_in(path, collection, &e))?;
             Ok(())
         })?;
         Ok(())
@@ -379,6 +371,24 @@ mod tests {
             Value::Object(m) => m,
             _ => Document::new(),
         }
+    }
+
+    /// The last connection's close leaves the write-ahead log in place and empty: the next process
+    /// neither creates it again nor has frames to read back, and the data is in the database.
+    #[test]
+    fn closing_keeps_an_empty_log_and_the_data() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("d.db");
+        {
+            let store = LocalSqliteDocumentStore::new(&path);
+            for i in 0..50 {
+                store.insert("c", &doc(json!({"id": i}))).unwrap();
+            }
+        }
+        let log = std::fs::metadata(dir.path().join("d.db-wal")).expect("the log is kept");
+        assert_eq!(log.len(), 0);
+        let again = LocalSqliteDocumentStore::new(&path);
+        assert_eq!(again.count("c", &Filter::default()).unwrap(), 50);
     }
 
     /// The keys-first page is the page the whole-document path gives, for values of every JSON type

@@ -1,0 +1,447 @@
+//! Runs a `bash_cmd_succeeds` command: `bash -c COMMAND` in the sandbox's folder, in a process group
+//! of its own, stdout drained and stderr kept, the group killed at the timeout or on cancel.
+//!
+//! One thread does it all: both pipes are read with poll(2) until they close or the deadline passes,
+//! so a criterion starts no helper thread.
+//!
+//! A command made only of plain words (`bash check.sh`, `pytest -q tests`) is started directly, the
+//! way `bash -c` itself execs a lone simple command: the program found on PATH as bash finds it, the
+//! same argv, and the variables bash would set for it (`PWD`, `SHLVL`, `_`). That spares one bash
+//! start per criterion. Whatever bash would interpret goes to bash: quotes, variables, globs,
+//! redirections, operators, a builtin or keyword in first place, and any command at all while
+//! `BASH_ENV` is set or a function is exported in the environment. A program that cannot be started
+//! directly (not found, not executable, no `#!` line) goes to bash too, which then says why or runs
+//! it as a script, as it always did.
+
+use std::ffi::OsString;
+use std::io::Read;
+use std::os::fd::AsRawFd;
+use std::os::unix::process::{CommandExt, ExitStatusExt};
+use std::path::{Path, PathBuf};
+use std::process::{Child, ChildStderr, ChildStdout, Command, Stdio};
+use std::time::{Duration, Instant};
+
+use crate::run::cancel::{kill_group, Cancel};
+
+use super::StepError;
+
+/// How a command ended.
+#[derive(Debug)]
+pub struct Finished {
+    /// Its exit code; minus the signal's number when a signal ended it (Python's `returncode`).
+    pub code: i32,
+    /// What it wrote to stderr (lossy UTF-8).
+    pub stderr: String,
+    pub timed_out: bool,
+}
+
+/// Runs `command` in `cwd`; `Err` only when it could not run at all or the run was cancelled.
+pub fn run(
+    command: &str,
+    cwd: &Path,
+    timeout: Duration,
+    cancel: &Cancel,
+) -> Result<Finished, StepError> {
+    if cancel.is_cancelled() {
+        return Err(StepError::cancelled());
+    }
+    let mut child = match direct(command, cwd).and_then(|mut c| spawn(&mut c).ok()) {
+        Some(child) => child,
+        None => spawn(&mut through_bash(command, cwd))
+            .map_err(|e| StepError::runtime(format!("can't run bash: {e}")))?,
+    };
+    let pgid = child.id() as i32;
+    if !cancel.register_group(pgid) {
+        let _ = child.wait();
+        return Err(StepError::cancelled());
+    }
+    // A limit too far away to be an instant is no limit.
+    let deadline = Instant::now().checked_add(timeout);
+    let (stderr, timed_out) = drain(&mut child, deadline, pgid);
+    let status = child.wait();
+    // The group may hold children the command left behind; none outlive the criterion.
+    kill_group(pgid);
+    cancel.unregister_group(pgid);
+    if cancel.is_cancelled() {
+        return Err(StepError::cancelled());
+    }
+    let status = status.map_err(|e| StepError::runtime(format!("can't wait for bash: {e}")))?;
+    let code = status
+        .code()
+        .or_else(|| status.signal().map(|s| -s))
+        .unwrap_or(-1);
+    Ok(Finished {
+        code,
+        stderr: String::from_utf8_lossy(&stderr).into_owned(),
+        timed_out,
+    })
+}
+
+fn spawn(command: &mut Command) -> std::io::Result<Child> {
+    command
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .process_group(0)
+        .spawn()
+}
+
+fn through_bash(command: &str, cwd: &Path) -> Command {
+    let mut bash = Command::new("bash");
+    bash.arg("-c").arg(command).current_dir(cwd);
+    bash
+}
+
+/// The command started without bash, when bash would only have exec'd it.
+fn direct(command: &str, cwd: &Path) -> Option<Command> {
+    let words = plain_words(command)?;
+    let (first, args) = words.split_first()?;
+    if BASH_BUILTINS_AND_KEYWORDS.contains(first) || bash_would_read_more() {
+        return None;
+    }
+    let program = find_program(first, cwd)?;
+    let mut direct = Command::new(&program);
+    direct.arg0(first).args(args).current_dir(cwd);
+    // What `bash -c` puts in the environment of the program it execs.
+    let pwd = std::fs::canonicalize(cwd).unwrap_or_else(|_| cwd.to_path_buf());
+    direct.env("PWD", pwd).env("_", &program);
+    if std::env::var_os("SHLVL").is_none() {
+        direct.env("SHLVL", "0");
+    }
+    Some(direct)
+}
+
+/// The words of `command` when bash would read it as nothing but literal words; `None` otherwise.
+fn plain_words(command: &str) -> Option<Vec<&str>> {
+    let literal = |c: char| c.is_ascii_alphanumeric() || "_-./,:+@%=".contains(c);
+    if !command.chars().all(|c| literal(c) || c == ' ' || c == '\t') {
+        return None;
+    }
+    let words: Vec<&str> = command
+        .split([' ', '\t'])
+        .filter(|w| !w.is_empty())
+        .collect();
+    // `NAME=value cmd` is an assignment; `=` later in a word is literal.
+    if words.first()?.contains('=') {
+        return None;
+    }
+    Some(words)
+}
+
+/// `BASH_ENV` makes a non-interactive bash read a file first; an exported function may shadow the
+/// program.
+fn bash_would_read_more() -> bool {
+    std::env::vars_os().any(|(name, _)| {
+        let name = name.to_string_lossy();
+        name == "BASH_ENV" || name.starts_with("BASH_FUNC_")
+    })
+}
+
+/// Where bash would find `word`: relative to `cwd` when it holds a slash, else the first executable
+/// regular file of that name on PATH (an empty PATH entry is the current folder).
+fn find_program(word: &str, cwd: &Path) -> Option<PathBuf> {
+    if word.contains('/') {
+        let path = cwd.join(word);
+        return is_executable_file(&path).then_some(path);
+    }
+    let path: OsString = std::env::var_os("PATH")?;
+    std::env::split_paths(&path)
+        .map(|dir| {
+            if dir.as_os_str().is_empty() {
+                cwd.join(word)
+            } else {
+                cwd.join(dir).join(word)
+            }
+        })
+        .find(|candidate| is_executable_file(candidate))
+}
+
+fn is_executable_file(path: &Path) -> bool {
+    use std::os::unix::fs::PermissionsExt;
+    std::fs::metadata(path).is_ok_and(|m| m.is_file() && m.permissions().mode() & 0o111 != 0)
+}
+
+/// Reads stdout (thrown away) and stderr (kept) until both close; at `deadline` (if any) kills the
+/// group and keeps reading what is left. Returns stderr and whether the deadline passed.
+fn drain(child: &mut Child, deadline: Option<Instant>, pgid: i32) -> (Vec<u8>, bool) {
+    let mut stdout: Option<ChildStdout> = child.stdout.take();
+    let mut stderr: Option<ChildStderr> = child.stderr.take();
+    let mut kept = Vec::new();
+    let mut timed_out = false;
+    let mut buffer = [0u8; 8192];
+    while stdout.is_some() || stderr.is_some() {
+        let wait = if timed_out {
+            // Killed: whatever still holds the pipes is outside the group; stop waiting soon.
+            Some(Duration::from_millis(100))
+        } else {
+            deadline.map(|d| d.saturating_duration_since(Instant::now()))
+        };
+        let mut fds = Vec::with_capacity(2);
+        for fd in [
+            stdout.as_ref().map(|s| s.as_raw_fd()),
+            stderr.as_ref().map(|s| s.as_raw_fd()),
+        ]
+        .into_iter()
+        .flatten()
+        {
+            fds.push(libc::pollfd {
+                fd,
+                events: libc::POLLIN,
+                revents: 0,
+            });
+        }
+        // poll(2) takes milliseconds as an int; -1 waits without a limit.
+        let millis = wait.map_or(-1, |w| w.as_millis().min(i32::MAX as u128) as i32);
+        // SAFETY: `fds` is a live, correctly sized array of pollfd for the duration of the call.
+        let ready = unsafe { libc::poll(fds.as_mut_ptr(), fds.len() as libc::nfds_t, millis) };
+        if ready < 0 {
+            if std::io::Error::last_os_error().kind() == std::io::ErrorKind::Interrupted {
+                continue;
+            }
+            break;
+        }
+        if ready == 0 {
+            if timed_out {
+                break;
+            }
+            // poll's own limit may come before the deadline (it counts milliseconds in an int).
+            if deadline.is_some_and(|d| Instant::now() >= d) {
+                timed_out = true;
+                kill_group(pgid);
+            }
+            continue;
+        }
+        for pollfd in fds.iter().filter(|p| p.revents != 0) {
+            let is_stdout = stdout.as_ref().map(|s| s.as_raw_fd()) == Some(pollfd.fd);
+            let pipe: &mut dyn Read = match (is_stdout, &mut stdout, &mut stderr) {
+                (true, Some(out), _) => out,
+                (false, _, Some(err)) => err,
+                _ => continue,
+            };
+            match pipe.read(&mut buffer) {
+                Ok(0) | Err(_) => {
+                    if is_stdout {
+                        stdout = None;
+                    } else {
+                        stderr = None;
+                    }
+                }
+                Ok(n) if !is_stdout => kept.extend_from_slice(&buffer[..n]),
+                Ok(_) => {}
+            }
+        }
+    }
+    (kept, timed_out)
+}
+
+/// `compgen -b -k` of bash 5.2: a first word bash runs itself rather than from PATH.
+const BASH_BUILTINS_AND_KEYWORDS: &[&str] = &[
+    ".",
+    ":",
+    "[",
+    "[[",
+    "]]",
+    "{",
+    "}",
+    "!",
+    "alias",
+    "bg",
+    "bind",
+    "break",
+    "builtin",
+    "caller",
+    "case",
+    "cd",
+    "command",
+    "compgen",
+    "complete",
+    "compopt",
+    "continue",
+    "coproc",
+    "declare",
+    "dirs",
+    "disown",
+    "do",
+    "done",
+    "echo",
+    "elif",
+    "else",
+    "enable",
+    "esac",
+    "eval",
+    "exec",
+    "exit",
+    "export",
+    "false",
+    "fc",
+    "fg",
+    "fi",
+    "for",
+    "function",
+    "getopts",
+    "hash",
+    "help",
+    "history",
+    "if",
+    "in",
+    "jobs",
+    "kill",
+    "let",
+    "local",
+    "logout",
+    "mapfile",
+    "popd",
+    "printf",
+    "pushd",
+    "pwd",
+    "read",
+    "readarray",
+    "readonly",
+    "return",
+    "select",
+    "set",
+    "shift",
+    "shopt",
+    "source",
+    "suspend",
+    "test",
+    "then",
+    "time",
+    "times",
+    "trap",
+    "true",
+    "type",
+    "typeset",
+    "ulimit",
+    "umask",
+    "unalias",
+    "unset",
+    "until",
+    "wait",
+    "while",
+];
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn plain_words_are_literal_words_only() {
+        assert_eq!(plain_words("bash check.sh"), Some(vec!["bash", "check.sh"]));
+        assert_eq!(
+            plain_words("  pytest  -q tests/a_test.py "),
+            Some(vec!["pytest", "-q", "tests/a_test.py"])
+        );
+        assert_eq!(
+            plain_words("grep -q x=1 file"),
+            Some(vec!["grep", "-q", "x=1", "file"])
+        );
+        for shell in [
+            "X=1 env",
+            "echo $HOME",
+            "ls *.txt",
+            "a && b",
+            "a; b",
+            "a | b",
+            "cat < f",
+            "echo 'q'",
+            "echo \"q\"",
+            "ls ~",
+            "echo {a,b}",
+            "a # comment",
+            "a\nb",
+            "echo \\x",
+            "(a)",
+            "echo `a`",
+            "",
+            "   ",
+        ] {
+            assert_eq!(plain_words(shell), None, "{shell:?} needs bash");
+        }
+    }
+
+    #[test]
+    fn builtins_and_keywords_go_to_bash() {
+        let cwd = std::env::temp_dir();
+        for builtin in ["true", "exit 3", "test -f x", "echo hi", "cd /", "[ -f x ]"] {
+            assert!(direct(builtin, &cwd).is_none(), "{builtin}");
+        }
+    }
+
+    #[test]
+    fn a_program_is_found_as_bash_finds_it() {
+        let dir = tempfile_dir("find");
+        let script = dir.join("run-me");
+        std::fs::write(&script, "#!/bin/sh\nexit 0\n").unwrap();
+        let plain = dir.join("not-executable");
+        std::fs::write(&plain, "exit 0\n").unwrap();
+        use std::os::unix::fs::PermissionsExt;
+        std::fs::set_permissions(&script, std::fs::Permissions::from_mode(0o755)).unwrap();
+        assert_eq!(find_program("./run-me", &dir), Some(dir.join("./run-me")));
+        assert_eq!(find_program("./not-executable", &dir), None);
+        assert_eq!(find_program("./missing", &dir), None);
+        assert!(find_program("sh", &dir).is_some(), "sh is on PATH");
+        std::fs::remove_dir_all(&dir).unwrap();
+    }
+
+    #[test]
+    fn direct_and_bash_runs_end_alike() {
+        let dir = tempfile_dir("alike");
+        std::fs::write(dir.join("fails.sh"), "echo out; echo oops >&2; exit 3\n").unwrap();
+        std::fs::write(dir.join("env.sh"), "echo \"$PWD\" >&2\n").unwrap();
+        let cancel = Cancel::new();
+        let limit = Duration::from_secs(30);
+        for command in ["bash fails.sh", "bash fails.sh && true"] {
+            let done = run(command, &dir, limit, &cancel).unwrap();
+            assert_eq!(done.code, 3, "{command}");
+            assert_eq!(done.stderr, "oops\n", "{command}");
+            assert!(!done.timed_out);
+        }
+        let pwd = run("bash env.sh", &dir, limit, &cancel).unwrap();
+        assert_eq!(
+            pwd.stderr.trim_end(),
+            std::fs::canonicalize(&dir).unwrap().display().to_string()
+        );
+        let missing = run("no-such-program-here", &dir, limit, &cancel).unwrap();
+        assert_eq!(
+            missing.code, 127,
+            "bash says it is not found: {}",
+            missing.stderr
+        );
+        assert!(
+            missing.stderr.contains("command not found"),
+            "{}",
+            missing.stderr
+        );
+        std::fs::remove_dir_all(&dir).unwrap();
+    }
+
+    #[test]
+    fn a_limit_beyond_any_instant_is_no_limit() {
+        let dir = tempfile_dir("no-limit");
+        std::fs::write(dir.join("fails.sh"), "exit 3\n").unwrap();
+        let done = run("bash fails.sh", &dir, Duration::MAX, &Cancel::new()).unwrap();
+        assert_eq!(done.code, 3);
+        assert!(!done.timed_out);
+        std::fs::remove_dir_all(&dir).unwrap();
+    }
+
+    #[test]
+    fn the_deadline_kills_the_group() {
+        let dir = tempfile_dir("deadline");
+        let cancel = Cancel::new();
+        let done = run("sleep 30", &dir, Duration::from_millis(200), &cancel).unwrap();
+        assert!(done.timed_out);
+        assert_eq!(done.code, -9);
+        std::fs::remove_dir_all(&dir).unwrap();
+    }
+
+    fn tempfile_dir(label: &str) -> PathBuf {
+        let dir = std::env::temp_dir().join(format!(
+            "agent-env-bash-command-{label}-{}",
+            std::process::id()
+        ));
+        std::fs::create_dir_all(&dir).unwrap();
+        dir
+    }
+}
