@@ -60,6 +60,9 @@ pub fn serve(session: Arc<Session>, options: UpOptions, out: &dyn Output) -> Res
         .enable_all()
         .build()
         .map_err(UpError::Runtime)?;
+    // One runtime in the process: a configured PostgreSQL store (runs started here write to it) makes
+    // its connections on this one instead of starting its own.
+    agent_env_store_postgres::share_runtime(runtime.handle().clone());
     runtime.block_on(run(session, settings, options, listener, out))
 }
 

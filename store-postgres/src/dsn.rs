@@ -4,8 +4,8 @@
 use std::str::FromStr;
 use std::time::Duration;
 
-use postgres::config::{Host, SslMode};
-use postgres::Config;
+use tokio_postgres::config::{Host, SslMode};
+use tokio_postgres::Config;
 
 use agent_env_store::error::{StoreError, StoreResult};
 

@@ -1,13 +1,13 @@
 //! PostgreSQL's errors as store errors, each a sentence naming the store, the server and what to do.
 
-use postgres::error::SqlState;
+use tokio_postgres::error::SqlState;
 
 use agent_env_store::error::StoreError;
 
 use crate::CLASS;
 
 /// The store error for a failure talking to the database at `shown` (`host:port/database`).
-pub fn pg_error(shown: &str, err: &postgres::Error) -> StoreError {
+pub fn pg_error(shown: &str, err: &tokio_postgres::Error) -> StoreError {
     let Some(db) = err.as_db_error() else {
         if err.is_closed() {
             return io(format!(
@@ -56,7 +56,7 @@ pub fn pg_error(shown: &str, err: &postgres::Error) -> StoreError {
     ))
 }
 
-fn source_text(err: &postgres::Error) -> String {
+fn source_text(err: &tokio_postgres::Error) -> String {
     let mut text = err.to_string();
     let mut source = std::error::Error::source(err);
     while let Some(cause) = source {
@@ -64,6 +64,13 @@ fn source_text(err: &postgres::Error) -> String {
         source = cause.source();
     }
     text
+}
+
+/// The store error when no runtime could be started for the client.
+pub fn runtime_error(shown: &str, err: &std::io::Error) -> StoreError {
+    io(format!(
+        "{CLASS} could not start its client for {shown} ({err}); the process may be out of threads or file descriptors (see ulimit -u and ulimit -n)"
+    ))
 }
 
 fn io(message: String) -> StoreError {
@@ -74,6 +81,6 @@ fn io(message: String) -> StoreError {
 }
 
 /// Whether the error is a unique-index violation.
-pub fn is_unique_violation(err: &postgres::Error) -> bool {
+pub fn is_unique_violation(err: &tokio_postgres::Error) -> bool {
     err.code() == Some(&SqlState::UNIQUE_VIOLATION)
 }

@@ -4,8 +4,9 @@
 //! equalities select in SQL are matched, sorted and windowed by the store API's own evaluator.
 //!
 //! - `dsn`: the setting, parsed once and shown without its password;
-//! - `pool`: a few connections reused across calls (the blocking `postgres` client, so no async runtime
-//!   is started and nothing runs until the store is used);
+//! - `pool`: a few connections reused across calls, made and used through `blocking`, which runs them
+//!   all on one async runtime (the explorer's when there is one) and starts nothing until the store is
+//!   used;
 //! - `sql`: tables, indexes and the matching scan;
 //! - `errors`: PostgreSQL's errors as store errors that say what to do.
 //!
@@ -16,6 +17,7 @@
 
 #![warn(missing_docs)]
 
+mod blocking;
 mod dsn;
 mod errors;
 mod pool;
@@ -33,6 +35,8 @@ use agent_env_store::document::query::{Document, Filter, Sort, UpdateSpec};
 use agent_env_store::document::DocumentStore;
 use agent_env_store::error::{StoreError, StoreResult};
 
+pub use crate::blocking::share_runtime;
+use crate::blocking::{Connection, Transaction};
 use crate::dsn::Dsn;
 use crate::errors::{is_unique_violation, pg_error};
 use crate::pool::Pool;
@@ -86,7 +90,7 @@ impl PostgresDocumentStore {
 
     /// Connects and asks the server one question: what `agent-env config check` runs before any work.
     pub fn check_connection(&self) -> StoreResult<()> {
-        let mut client = self.pool.get()?;
+        let client = self.pool.get()?;
         client
             .simple_query("SELECT 1")
             .map_err(|e| pg_error(self.pool.shown(), &e))?;
@@ -111,7 +115,7 @@ impl PostgresDocumentStore {
     }
 
     /// Whether the collection's table exists (asking the server until it does).
-    fn exists(&self, client: &mut postgres::Client, table: &Table) -> StoreResult<bool> {
+    fn exists(&self, client: &mut Connection, table: &Table) -> StoreResult<bool> {
         if self.known(table) {
             return Ok(true);
         }
@@ -125,7 +129,7 @@ impl PostgresDocumentStore {
         Ok(found)
     }
 
-    fn ensure_table(&self, client: &mut postgres::Client, table: &Table) -> StoreResult<()> {
+    fn ensure_table(&self, client: &mut Connection, table: &Table) -> StoreResult<()> {
         if self.known(table) {
             return Ok(());
         }
@@ -145,7 +149,7 @@ impl PostgresDocumentStore {
             return Ok(Vec::new());
         }
         Ok(
-            sql::matching(&mut *client, self.pool.shown(), &table, collection, filter)?
+            sql::matching(&*client, self.pool.shown(), &table, collection, filter)?
                 .into_iter()
                 .map(|(_, doc)| doc)
                 .collect(),
@@ -156,7 +160,7 @@ impl PostgresDocumentStore {
     fn write<T>(
         &self,
         collection: &str,
-        f: impl FnOnce(&mut postgres::Transaction<'_>, &Table) -> StoreResult<T>,
+        f: impl FnOnce(&mut Transaction<'_>, &Table) -> StoreResult<T>,
     ) -> StoreResult<T> {
         let shown = self.pool.shown();
         let table = self.table(collection);
@@ -170,7 +174,7 @@ impl PostgresDocumentStore {
         Ok(out)
     }
 
-    fn duplicate(&self, collection: &str, err: &postgres::Error) -> StoreError {
+    fn duplicate(&self, collection: &str, err: &tokio_postgres::Error) -> StoreError {
         if is_unique_violation(err) {
             let detail = err
                 .as_db_error()
@@ -185,7 +189,7 @@ impl PostgresDocumentStore {
 
     fn insert_row(
         &self,
-        tx: &mut postgres::Transaction<'_>,
+        tx: &mut Transaction<'_>,
         table: &Table,
         collection: &str,
         doc: &Document,

@@ -4,12 +4,11 @@ use std::ops::{Deref, DerefMut};
 use std::sync::{Mutex, MutexGuard};
 use std::time::{Duration, Instant};
 
-use postgres::{Client, NoTls};
-
 use agent_env_store::error::StoreResult;
 
+use crate::blocking::{ConnectError, Connection as Client};
 use crate::dsn::Dsn;
-use crate::errors::pg_error;
+use crate::errors::{pg_error, runtime_error};
 
 /// How many idle connections are kept for reuse.
 const MAX_IDLE: usize = 4;
@@ -57,9 +56,8 @@ impl Pool {
             let next = self.idle().pop();
             match next {
                 Some((client, _)) if client.is_closed() => continue,
-                Some((mut client, since)) => {
-                    if since.elapsed() > CHECK_AFTER_IDLE && client.is_valid(CHECK_TIMEOUT).is_err()
-                    {
+                Some((client, since)) => {
+                    if since.elapsed() > CHECK_AFTER_IDLE && !client.is_valid(CHECK_TIMEOUT) {
                         continue;
                     }
                     return Ok(Pooled {
@@ -70,11 +68,10 @@ impl Pool {
                 None => break,
             }
         }
-        let client = self
-            .dsn
-            .config
-            .connect(NoTls)
-            .map_err(|e| pg_error(&self.dsn.shown, &e))?;
+        let client = Client::connect(&self.dsn.config).map_err(|e| match e {
+            ConnectError::Postgres(e) => pg_error(&self.dsn.shown, &e),
+            ConnectError::Runtime(e) => runtime_error(&self.dsn.shown, &e),
+        })?;
         Ok(Pooled {
             pool: self,
             client: Some(client),

@@ -6,7 +6,6 @@
 //! candidate is then matched in Rust by the store API's evaluator, so the semantics are exactly the
 //! SQLite store's.
 
-use postgres::GenericClient;
 use serde_json::{json, Value};
 use sha2::{Digest, Sha256};
 
@@ -14,6 +13,7 @@ use agent_env_store::document::eval;
 use agent_env_store::document::query::{Document, Filter, Predicate};
 use agent_env_store::error::{StoreError, StoreResult};
 
+use crate::blocking::{Connection, Queries};
 use crate::errors::pg_error;
 
 /// The advisory lock every schema change takes, so that two processes creating the same table or index
@@ -75,12 +75,8 @@ fn short_hash(text: &str) -> String {
 }
 
 /// Runs `statements` under the schema-change lock in one transaction.
-pub fn run_ddl(
-    client: &mut postgres::Client,
-    shown: &str,
-    statements: &[String],
-) -> StoreResult<()> {
-    let mut tx = client.transaction().map_err(|e| pg_error(shown, &e))?;
+pub fn run_ddl(client: &mut Connection, shown: &str, statements: &[String]) -> StoreResult<()> {
+    let tx = client.transaction().map_err(|e| pg_error(shown, &e))?;
     tx.execute("SELECT pg_advisory_xact_lock($1)", &[&DDL_LOCK])
         .map_err(|e| pg_error(shown, &e))?;
     for statement in statements {
@@ -156,8 +152,8 @@ fn field_expr(field: &str) -> StoreResult<String> {
 }
 
 /// The rows of `table` that match `filter`, in insertion order, as (id, document).
-pub fn matching<C: GenericClient>(
-    client: &mut C,
+pub fn matching<C: Queries>(
+    client: &C,
     shown: &str,
     table: &Table,
     collection: &str,
@@ -190,9 +186,9 @@ pub fn matching<C: GenericClient>(
         "SELECT id, doc FROM {}{where_sql} ORDER BY id",
         table.qualified
     );
-    let refs: Vec<&(dyn postgres::types::ToSql + Sync)> = params
+    let refs: Vec<&(dyn tokio_postgres::types::ToSql + Sync)> = params
         .iter()
-        .map(|p| p as &(dyn postgres::types::ToSql + Sync))
+        .map(|p| p as &(dyn tokio_postgres::types::ToSql + Sync))
         .collect();
     let rows = client.query(&sql, &refs).map_err(|e| pg_error(shown, &e))?;
     let mut out = Vec::new();

@@ -197,3 +197,28 @@ fn a_nul_character_is_refused_as_a_bad_value_not_a_server_failure() {
     assert!(matches!(err, StoreError::InvalidValue(_)), "{err:?}");
     assert!(err.to_string().contains("NUL character"), "{err}");
 }
+
+/// Inside a process that already runs a multi-thread runtime (the explorer's), the store is used from
+/// that runtime's blocking pool, as the explorer uses it: its connections run on that runtime and the
+/// kit passes there too.
+#[test]
+fn the_store_works_from_a_running_runtimes_blocking_pool() {
+    let runtime = tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(2)
+        .enable_all()
+        .build()
+        .unwrap();
+    let report = runtime.block_on(async {
+        tokio::task::spawn_blocking(|| {
+            let store = store("in_runtime");
+            kits::run(
+                &kits::document::cases(),
+                &store as &dyn DocumentStore,
+                "coll",
+            )
+        })
+        .await
+        .unwrap()
+    });
+    assert!(report.all_passed(), "{}", report.render());
+}
