@@ -11,7 +11,7 @@ use agent_env_store_s3::{S3ObjectStore, S3Settings};
 use agent_env_test_support::servers::{postgres, seaweedfs};
 use serde_json::json;
 
-use crate::proc::{mb_per_s, peak_rss_mib, write_big_file, Scratch};
+use crate::proc::{mb_per_s, peak_rss_mib, reset_peak_memory, write_big_file, Scratch};
 
 const BIG_FILE_BYTES: u64 = 134_000_000;
 const SMALL_PUTS: usize = 1_000;
@@ -46,6 +46,7 @@ pub fn run() -> Result<(), String> {
     );
     let big = scratch.path().join("image.tar");
     write_big_file(&big, BIG_FILE_BYTES)?;
+    reset_peak_memory();
     let rss_before = peak_rss_mib();
     let started = Instant::now();
     let url = store

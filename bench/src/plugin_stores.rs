@@ -19,6 +19,7 @@ use agent_env::stores::{ObjectStore, DEFAULT_CONTENT_TYPE};
 use agent_env_host::{HostConfig, NoServices, PluginHost};
 use serde_json::Map;
 
+use crate::proc::{peak_memory_kib, reset_peak_memory};
 use crate::stats::{show, Samples};
 
 const BIG_FILE_BYTES: u64 = 134_000_000;
@@ -248,18 +249,6 @@ fn write_manifest(plugins_dir: &Path, exe: &Path) -> Result<(), String> {
     );
     let path = dir.join(agent_env_protocol::manifest::MANIFEST_FILE);
     std::fs::write(&path, manifest).map_err(|e| format!("{}: {e}", path.display()))
-}
-
-/// Resets this process's VmHWM to its current RSS (Linux `clear_refs` 5), so the peak is the plugin runs'.
-fn reset_peak_memory() {
-    let _ = std::fs::write("/proc/self/clear_refs", "5");
-}
-
-/// VmHWM of `/proc/<pid>/status` in KiB.
-fn peak_memory_kib(pid: &str) -> Option<u64> {
-    let status = std::fs::read_to_string(format!("/proc/{pid}/status")).ok()?;
-    let line = status.lines().find(|l| l.starts_with("VmHWM:"))?;
-    line.split_whitespace().nth(1)?.parse().ok()
 }
 
 fn mib(kib: Option<u64>) -> String {

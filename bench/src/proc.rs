@@ -87,17 +87,24 @@ pub fn write_big_file(path: &Path, bytes: u64) -> Result<(), String> {
     out.flush().map_err(fail)
 }
 
-/// Peak resident memory of this process so far, in MiB.
+/// Peak resident memory of this process's program so far (or since [`reset_peak_memory`]), in MiB.
+/// Read from VmHWM: getrusage's `ru_maxrss` also holds the program this one replaced by exec, which
+/// for `cargo run` is cargo itself (about 85 MiB).
 pub fn peak_rss_mib() -> f64 {
-    let mut usage = std::mem::MaybeUninit::<libc::rusage>::zeroed();
-    // SAFETY: getrusage fills the struct it is given; a zeroed rusage is a valid value.
-    let rc = unsafe { libc::getrusage(libc::RUSAGE_SELF, usage.as_mut_ptr()) };
-    if rc != 0 {
-        return f64::NAN;
-    }
-    // SAFETY: getrusage succeeded, so the struct is initialized.
-    let usage = unsafe { usage.assume_init() };
-    usage.ru_maxrss as f64 / 1024.0
+    peak_memory_kib("self").map_or(f64::NAN, |kib| kib as f64 / 1024.0)
+}
+
+/// Resets this process's VmHWM to its current RSS (Linux `clear_refs` 5), so the next peak read is
+/// that of what runs after.
+pub fn reset_peak_memory() {
+    let _ = std::fs::write("/proc/self/clear_refs", "5");
+}
+
+/// VmHWM of `/proc/<pid>/status` in KiB.
+pub fn peak_memory_kib(pid: &str) -> Option<u64> {
+    let status = std::fs::read_to_string(format!("/proc/{pid}/status")).ok()?;
+    let line = status.lines().find(|l| l.starts_with("VmHWM:"))?;
+    line.split_whitespace().nth(1)?.parse().ok()
 }
 
 pub fn mb_per_s(bytes: u64, seconds: f64) -> f64 {

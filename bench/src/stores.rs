@@ -10,7 +10,7 @@ use agent_env::stores::{
 };
 use serde_json::json;
 
-use crate::proc::{mb_per_s, peak_rss_mib, write_big_file, Scratch};
+use crate::proc::{mb_per_s, peak_rss_mib, reset_peak_memory, write_big_file, Scratch};
 
 /// The size of the OpenCiv3 env image tarball.
 const BIG_FILE_BYTES: u64 = 134_000_000;
@@ -22,6 +22,7 @@ pub fn run() -> Result<(), String> {
     let scratch = Scratch::new("stores")?;
     let big = scratch.path().join("image.tar");
     write_big_file(&big, BIG_FILE_BYTES)?;
+    reset_peak_memory();
     let rss_before = peak_rss_mib();
     let store = LocalFilesystemObjectStore::new(scratch.path().join("object_store"));
 
