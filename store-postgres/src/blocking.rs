@@ -5,7 +5,7 @@
 //! in the process (the explorer shares its own with [`share_runtime`]; a runtime whose blocking pool
 //! calls the store is found by itself), else a current-thread runtime started here on first connect,
 //! which the calling thread drives itself while it waits (no thread of its own, and no hop between
-//! threads on each round trip: inserts ran a third slower on a one-worker runtime). A command that
+//! threads on each round trip: inserts ran about 30 % slower on a one-worker runtime). A command that
 //! never uses the store starts none.
 //!
 //! Calls block the calling thread, which must not be one of the runtime's async tasks (the store is
