@@ -19,7 +19,9 @@ use agent_env::stores::{ObjectStore, DEFAULT_CONTENT_TYPE};
 use agent_env_host::{HostConfig, NoServices, PluginHost};
 use serde_json::Map;
 
-use crate::proc::{peak_memory_kib, reset_peak_memory};
+use crate::proc::{
+    peak_memory_kib, process_cpu, reset_peak_memory, reset_peak_memory_of, self_cpu,
+};
 use crate::stats::{show, Samples};
 
 const BIG_FILE_BYTES: u64 = 134_000_000;
@@ -85,15 +87,18 @@ pub fn run() -> Result<(), String> {
         mib(plugin_peak)
     );
 
-    let (builtin_rate, plugin_rate) = small_put_rates(builtin.as_ref(), plugin.as_ref(), 1)?;
+    let one = small_put_rates(builtin.as_ref(), plugin.as_ref(), 1, plugin_pid)?;
     println!(
-        "{SMALL_PUTS} small puts, one at a time: plugin {plugin_rate:.0}/s, built-in {builtin_rate:.0}/s"
+        "{SMALL_PUTS} small puts, one at a time: plugin {:.0}/s, built-in {:.0}/s",
+        one.plugin_rate, one.builtin_rate
     );
-    let (builtin_rate, plugin_rate) =
-        small_put_rates(builtin.as_ref(), plugin.as_ref(), IN_FLIGHT)?;
+    one.print_usage();
+    let pipelined = small_put_rates(builtin.as_ref(), plugin.as_ref(), IN_FLIGHT, plugin_pid)?;
     println!(
-        "{SMALL_PUTS} small puts, {IN_FLIGHT} in flight: plugin {plugin_rate:.0}/s, built-in {builtin_rate:.0}/s   (target: plugin >= 5,000/s)"
+        "{SMALL_PUTS} small puts, {IN_FLIGHT} in flight: plugin {:.0}/s, built-in {:.0}/s   (target: plugin >= 5,000/s)",
+        pipelined.plugin_rate, pipelined.builtin_rate
     );
+    pipelined.print_usage();
     // The same on tmpfs, where a put's fsyncs cost nothing: what is left is the pipe's own cost.
     if let Ok(shm) = tempfile::tempdir_in("/dev/shm") {
         let builtin = object_store(dir, "LocalFilesystemObjectStore", shm.path(), None)?;
@@ -103,7 +108,8 @@ pub fn run() -> Result<(), String> {
             &shm.path().join("plugin"),
             Some(factory.clone()),
         )?;
-        let (b, p) = small_put_rates(builtin.as_ref(), plugin.as_ref(), 1)?;
+        let tmpfs = small_put_rates(builtin.as_ref(), plugin.as_ref(), 1, plugin_pid)?;
+        let (b, p) = (tmpfs.builtin_rate, tmpfs.plugin_rate);
         println!(
             "{SMALL_PUTS} small puts on tmpfs (no flush cost): plugin {p:.0}/s, built-in {b:.0}/s; the pipe adds {:.0} us a call",
             (1.0 / p - 1.0 / b) * 1e6
@@ -189,20 +195,68 @@ fn mb_per_s(d: Duration) -> f64 {
     BIG_FILE_BYTES as f64 / 1e6 / d.as_secs_f64().max(1e-9)
 }
 
-/// Puts per second of the built-in and the plugin store, in rounds that alternate between the two so
-/// disk noise from other work falls on both alike.
+/// What [`small_put_rates`] measured: puts per second of each store, the CPU each used for its
+/// `SMALL_PUTS` puts (for the plugin store, this process's share and the plugin process's), and the
+/// peak memory of both processes during the puts.
+struct PutFigures {
+    builtin_rate: f64,
+    plugin_rate: f64,
+    builtin_cpu: Duration,
+    plugin_host_cpu: Duration,
+    plugin_process_cpu: Option<Duration>,
+    host_peak_kib: Option<u64>,
+    plugin_peak_kib: Option<u64>,
+}
+
+impl PutFigures {
+    fn print_usage(&self) {
+        println!(
+            "  CPU for the {SMALL_PUTS}: plugin store {} here + {} in the plugin, built-in {}; peak memory during them: host {}, plugin {}",
+            show(self.plugin_host_cpu),
+            self.plugin_process_cpu.map_or("unknown".into(), show),
+            show(self.builtin_cpu),
+            mib(self.host_peak_kib),
+            mib(self.plugin_peak_kib)
+        );
+    }
+}
+
+/// Puts per second of the built-in and the plugin store (whose process is `plugin_pid`), in rounds
+/// that alternate between the two so disk noise from other work falls on both alike.
 fn small_put_rates(
     builtin: &dyn ObjectStore,
     plugin: &dyn ObjectStore,
     in_flight: usize,
-) -> Result<(f64, f64), String> {
+    plugin_pid: Option<u32>,
+) -> Result<PutFigures, String> {
     let (mut builtin_took, mut plugin_took) = (Duration::ZERO, Duration::ZERO);
+    let (mut builtin_cpu, mut plugin_host_cpu) = (Duration::ZERO, Duration::ZERO);
+    let plugin_cpu = || plugin_pid.and_then(process_cpu);
+    let plugin_cpu_before = plugin_cpu();
+    reset_peak_memory();
+    if let Some(pid) = plugin_pid {
+        reset_peak_memory_of(pid);
+    }
     for round in 0..SMALL_ROUNDS {
+        let cpu = self_cpu();
         builtin_took += small_puts(builtin, &format!("builtin/{in_flight}/{round}"), in_flight)?;
+        builtin_cpu += self_cpu().saturating_sub(cpu);
+        let cpu = self_cpu();
         plugin_took += small_puts(plugin, &format!("plugin/{in_flight}/{round}"), in_flight)?;
+        plugin_host_cpu += self_cpu().saturating_sub(cpu);
     }
     let rate = |took: Duration| SMALL_PUTS as f64 / took.as_secs_f64().max(1e-9);
-    Ok((rate(builtin_took), rate(plugin_took)))
+    Ok(PutFigures {
+        builtin_rate: rate(builtin_took),
+        plugin_rate: rate(plugin_took),
+        builtin_cpu,
+        plugin_host_cpu,
+        plugin_process_cpu: plugin_cpu()
+            .zip(plugin_cpu_before)
+            .map(|(after, before)| after.saturating_sub(before)),
+        host_peak_kib: peak_memory_kib("self"),
+        plugin_peak_kib: plugin_pid.and_then(|pid| peak_memory_kib(&pid.to_string())),
+    })
 }
 
 /// One round's share of the `SMALL_PUTS` 64-byte puts, to new keys, `in_flight` at a time (each

@@ -107,6 +107,36 @@ pub fn peak_memory_kib(pid: &str) -> Option<u64> {
     line.split_whitespace().nth(1)?.parse().ok()
 }
 
+/// CPU time (user + system) this process has used so far, all its threads.
+pub fn self_cpu() -> std::time::Duration {
+    let mut usage = std::mem::MaybeUninit::<libc::rusage>::zeroed();
+    // SAFETY: getrusage fills the struct it is given; a zeroed rusage is a valid value.
+    if unsafe { libc::getrusage(libc::RUSAGE_SELF, usage.as_mut_ptr()) } != 0 {
+        return std::time::Duration::ZERO;
+    }
+    // SAFETY: getrusage succeeded, so the struct is initialized.
+    let usage = unsafe { usage.assume_init() };
+    let micros = |t: libc::timeval| t.tv_sec as u64 * 1_000_000 + t.tv_usec as u64;
+    std::time::Duration::from_micros(micros(usage.ru_utime) + micros(usage.ru_stime))
+}
+
+/// CPU time (user + system) process `pid` has used so far, from `/proc/<pid>/stat`.
+pub fn process_cpu(pid: u32) -> Option<std::time::Duration> {
+    let text = std::fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
+    // Fields restart after the command name's last ')': state is field 3, utime 14, stime 15.
+    let rest = text.get(text.rfind(')')? + 2..)?;
+    let fields: Vec<&str> = rest.split_whitespace().collect();
+    let ticks: u64 = fields.get(11)?.parse::<u64>().ok()? + fields.get(12)?.parse::<u64>().ok()?;
+    // SAFETY: sysconf has no preconditions.
+    let per_second = unsafe { libc::sysconf(libc::_SC_CLK_TCK) }.max(1) as u64;
+    Some(std::time::Duration::from_micros(ticks * 1_000_000 / per_second))
+}
+
+/// Resets the VmHWM of process `pid` (one of ours) to its current RSS, like [`reset_peak_memory`].
+pub fn reset_peak_memory_of(pid: u32) {
+    let _ = std::fs::write(format!("/proc/{pid}/clear_refs"), "5");
+}
+
 pub fn mb_per_s(bytes: u64, seconds: f64) -> f64 {
     bytes as f64 / 1e6 / seconds
 }
