@@ -129,7 +129,9 @@ pub fn process_cpu(pid: u32) -> Option<std::time::Duration> {
     let ticks: u64 = fields.get(11)?.parse::<u64>().ok()? + fields.get(12)?.parse::<u64>().ok()?;
     // SAFETY: sysconf has no preconditions.
     let per_second = unsafe { libc::sysconf(libc::_SC_CLK_TCK) }.max(1) as u64;
-    Some(std::time::Duration::from_micros(ticks * 1_000_000 / per_second))
+    Some(std::time::Duration::from_micros(
+        ticks * 1_000_000 / per_second,
+    ))
 }
 
 /// Resets the VmHWM of process `pid` (one of ours) to its current RSS, like [`reset_peak_memory`].
