@@ -219,20 +219,39 @@ pub fn resolve<'a>(
     installed: &'a [InstalledBundle],
     home: Option<&Path>,
 ) -> Result<Target<'a>, BundleError> {
+    match as_folder(text, home) {
+        Some(folder) => folder.map(Target::Folder),
+        None => resolve_installed(text, installed),
+    }
+}
+
+/// The first half of [`resolve`]: the folder `text` names, or why it names none when it is written as
+/// a path (`./b`, `/b`, `~/b`); `None` when it is a bundle's name. A folder comes before any installed
+/// bundle, so the installed bundles (and the plugins' manifests they come from) are read only for `None`.
+pub fn as_folder(text: &str, home: Option<&Path>) -> Option<Result<PathBuf, BundleError>> {
     let looks_like_path = text.starts_with('.') || text.starts_with('/') || text.starts_with('~');
     let path = expand_tilde(text, home);
     if path.is_dir() {
-        return std::fs::canonicalize(&path)
-            .map(Target::Folder)
-            .map_err(|e| BundleError::one(format!("{text}: can't be read: {e}")));
+        return Some(
+            std::fs::canonicalize(&path)
+                .map_err(|e| BundleError::one(format!("{text}: can't be read: {e}"))),
+        );
     }
     if looks_like_path {
-        return Err(BundleError::one(if path.exists() {
+        return Some(Err(BundleError::one(if path.exists() {
             format!("{text}: not a folder; a bundle is a folder")
         } else {
             format!("{text}: no such folder")
-        }));
+        })));
     }
+    None
+}
+
+/// The second half of [`resolve`]: the installed bundle a name that is no folder stands for.
+pub fn resolve_installed<'a>(
+    text: &str,
+    installed: &'a [InstalledBundle],
+) -> Result<Target<'a>, BundleError> {
     if let Some((package, name)) = text.split_once('/') {
         let package = canonical_name(package);
         if let Some(b) = installed
@@ -279,12 +298,6 @@ fn closest<'c>(text: &str, candidates: &'c [String]) -> Option<&'c str> {
         .filter(|(score, _)| *score >= 0.6)
         .max_by(|a, b| a.0.total_cmp(&b.0))
         .map(|(_, c)| c.as_str())
-}
-
-/// Whether `text` names a folder, which [`resolve`] takes before any installed bundle: then the
-/// installed bundles need not be listed (nor the plugins' manifests read) to resolve it.
-pub fn names_folder(text: &str, home: Option<&Path>) -> bool {
-    expand_tilde(text, home).is_dir()
 }
 
 fn expand_tilde(text: &str, home: Option<&Path>) -> PathBuf {

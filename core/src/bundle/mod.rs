@@ -22,7 +22,8 @@ use std::path::Path;
 
 pub use error::BundleError;
 pub use installed::{
-    core_bundles, installed, names_folder, resolve, InstalledBundle, Location, Target,
+    as_folder, core_bundles, installed, resolve, resolve_installed, InstalledBundle, Location,
+    Target,
 };
 pub use model::{Artifact, Bundle, Eval, Task};
 

@@ -76,19 +76,23 @@ pub fn run_bundle_observed(
     out: &dyn Output,
     observer: Arc<dyn RunObserver>,
 ) -> Result<RunStatus, RunError> {
-    // agent-env's own bundles keep their bare names and a folder comes before any installed bundle, so
-    // neither `run hello` nor `run ./folder` needs a look at the installed plugins.
+    // A folder comes before any installed bundle and agent-env's own bundles keep their bare names, so
+    // neither `run ./folder` nor `run hello` needs a look at the installed plugins.
     let home = session.paths().home_dir();
     let home = home.as_deref();
-    let core = bundle::core_bundles();
-    let installed = if core.iter().any(|b| b.name == request.bundle) {
-        core
-    } else if bundle::names_folder(&request.bundle, home) {
-        Vec::new()
-    } else {
-        bundle::installed(&session.manifests())
+    let installed;
+    let target = match bundle::as_folder(&request.bundle, home) {
+        Some(folder) => Target::Folder(folder?),
+        None => {
+            let core = bundle::core_bundles();
+            installed = if core.iter().any(|b| b.name == request.bundle) {
+                core
+            } else {
+                bundle::installed(&session.manifests())
+            };
+            bundle::resolve_installed(&request.bundle, &installed)?
+        }
     };
-    let target = bundle::resolve(&request.bundle, &installed, home)?;
     let (parsed, folder) = match &target {
         Target::Folder(path) => (bundle::parse(path, home), Some(path.clone())),
         Target::Installed(b) => (b.parse(home), None),

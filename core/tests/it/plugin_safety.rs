@@ -48,6 +48,16 @@ fn unsafe_plugin_paths_are_warned_about_once_by_every_command_that_reads_manifes
     // `--version` reads no manifest, so it has nothing to say.
     let r = s.run(&["--version"]);
     assert!(!r.stderr.contains(writable), "{}", r.stderr);
+    // Nor do `run` of a folder and of agent-env's own bundle: neither needs the installed bundles. A
+    // name that is neither is looked for among them, which reads the manifests.
+    s.copy_hello("b");
+    for args in [&["run", "./b"][..], &["run", "hello"][..]] {
+        let r = s.run(args);
+        assert!(!r.stderr.contains(writable), "{args:?}: {}", r.stderr);
+        assert!(r.stdout.contains("passed"), "{args:?}: {}", r.stdout);
+    }
+    let r = s.run(&["run", "no-such-bundle"]);
+    assert_eq!(r.stderr.matches(writable).count(), 1, "{}", r.stderr);
 }
 
 /// A plugin whose answer to `initialize` is over the 64 MiB message limit: the host discards it and
