@@ -360,6 +360,22 @@ mod tests {
         }
     }
 
+    /// (Run either way, a lone program ends the same, since `bash -c` execs it in its own place: the
+    /// difference is only the extra bash start, so the choice itself is what is checked.)
+    #[test]
+    fn a_plain_program_is_started_without_bash() {
+        let tmp = tempfile::tempdir().unwrap();
+        let command = direct("bash check.sh", tmp.path()).expect("started directly");
+        assert_eq!(
+            command.get_program(),
+            find_program("bash", tmp.path()).unwrap()
+        );
+        let args: Vec<_> = command.get_args().collect();
+        assert_eq!(args, ["check.sh"]);
+        assert!(direct("no-such-program-here", tmp.path()).is_none());
+        assert!(direct("bash check.sh && true", tmp.path()).is_none());
+    }
+
     #[test]
     fn builtins_and_keywords_go_to_bash() {
         let cwd = std::env::temp_dir();
@@ -370,39 +386,40 @@ mod tests {
 
     #[test]
     fn a_program_is_found_as_bash_finds_it() {
-        let dir = tempfile_dir("find");
+        let tmp = tempfile::tempdir().unwrap();
+        let dir = tmp.path();
         let script = dir.join("run-me");
         std::fs::write(&script, "#!/bin/sh\nexit 0\n").unwrap();
         let plain = dir.join("not-executable");
         std::fs::write(&plain, "exit 0\n").unwrap();
         use std::os::unix::fs::PermissionsExt;
         std::fs::set_permissions(&script, std::fs::Permissions::from_mode(0o755)).unwrap();
-        assert_eq!(find_program("./run-me", &dir), Some(dir.join("./run-me")));
-        assert_eq!(find_program("./not-executable", &dir), None);
-        assert_eq!(find_program("./missing", &dir), None);
-        assert!(find_program("sh", &dir).is_some(), "sh is on PATH");
-        std::fs::remove_dir_all(&dir).unwrap();
+        assert_eq!(find_program("./run-me", dir), Some(dir.join("./run-me")));
+        assert_eq!(find_program("./not-executable", dir), None);
+        assert_eq!(find_program("./missing", dir), None);
+        assert!(find_program("sh", dir).is_some(), "sh is on PATH");
     }
 
     #[test]
     fn direct_and_bash_runs_end_alike() {
-        let dir = tempfile_dir("alike");
+        let tmp = tempfile::tempdir().unwrap();
+        let dir = tmp.path();
         std::fs::write(dir.join("fails.sh"), "echo out; echo oops >&2; exit 3\n").unwrap();
         std::fs::write(dir.join("env.sh"), "echo \"$PWD\" >&2\n").unwrap();
         let cancel = Cancel::new();
         let limit = Duration::from_secs(30);
         for command in ["bash fails.sh", "bash fails.sh && true"] {
-            let done = run(command, &dir, limit, &cancel).unwrap();
+            let done = run(command, dir, limit, &cancel).unwrap();
             assert_eq!(done.code, 3, "{command}");
             assert_eq!(done.stderr, "oops\n", "{command}");
             assert!(!done.timed_out);
         }
-        let pwd = run("bash env.sh", &dir, limit, &cancel).unwrap();
+        let pwd = run("bash env.sh", dir, limit, &cancel).unwrap();
         assert_eq!(
             pwd.stderr.trim_end(),
-            std::fs::canonicalize(&dir).unwrap().display().to_string()
+            std::fs::canonicalize(dir).unwrap().display().to_string()
         );
-        let missing = run("no-such-program-here", &dir, limit, &cancel).unwrap();
+        let missing = run("no-such-program-here", dir, limit, &cancel).unwrap();
         assert_eq!(
             missing.code, 127,
             "bash says it is not found: {}",
@@ -413,35 +430,25 @@ mod tests {
             "{}",
             missing.stderr
         );
-        std::fs::remove_dir_all(&dir).unwrap();
     }
 
     #[test]
     fn a_limit_beyond_any_instant_is_no_limit() {
-        let dir = tempfile_dir("no-limit");
+        let tmp = tempfile::tempdir().unwrap();
+        let dir = tmp.path();
         std::fs::write(dir.join("fails.sh"), "exit 3\n").unwrap();
-        let done = run("bash fails.sh", &dir, Duration::MAX, &Cancel::new()).unwrap();
+        let done = run("bash fails.sh", dir, Duration::MAX, &Cancel::new()).unwrap();
         assert_eq!(done.code, 3);
         assert!(!done.timed_out);
-        std::fs::remove_dir_all(&dir).unwrap();
     }
 
     #[test]
     fn the_deadline_kills_the_group() {
-        let dir = tempfile_dir("deadline");
+        let tmp = tempfile::tempdir().unwrap();
+        let dir = tmp.path();
         let cancel = Cancel::new();
-        let done = run("sleep 30", &dir, Duration::from_millis(200), &cancel).unwrap();
+        let done = run("sleep 30", dir, Duration::from_millis(200), &cancel).unwrap();
         assert!(done.timed_out);
         assert_eq!(done.code, -9);
-        std::fs::remove_dir_all(&dir).unwrap();
-    }
-
-    fn tempfile_dir(label: &str) -> PathBuf {
-        let dir = std::env::temp_dir().join(format!(
-            "agent-env-bash-command-{label}-{}",
-            std::process::id()
-        ));
-        std::fs::create_dir_all(&dir).unwrap();
-        dir
     }
 }
