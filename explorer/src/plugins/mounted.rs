@@ -239,23 +239,13 @@ fn ask_routes(
     timeout: Duration,
 ) -> Result<ExplorerRouterResult, String> {
     let process = host.connect(spec).map_err(|e| e.to_string())?;
-    let contribution = process
-        .handshake()
-        .contributions
-        .iter()
-        .find(|c| c.group == GROUP && c.name == name)
-        .ok_or_else(|| {
-            format!(
-                "the plugin {} lists the explorer plugin '{name}' in its manifest, but its process does not provide it",
-                spec.package
-            )
-        })?;
-    validate::check_class(GROUP, name, class, contribution).map_err(|problem| {
-        format!(
-            "failed to load: {}",
-            validate::class_problem(GROUP, &problem)
-        )
-    })?;
+    // The registry's own checks and words, as `plugin list` reports the same plugin.
+    validate::find_contribution(GROUP, name, class, process.handshake())
+        .and_then(|info| {
+            validate::check_class(GROUP, name, class, info)
+                .map_err(|problem| validate::class_problem(GROUP, &problem))
+        })
+        .map_err(|problem| format!("failed to load: {problem}"))?;
     let params = ExplorerRouterParams {
         name: name.to_string(),
         class: class.to_string(),

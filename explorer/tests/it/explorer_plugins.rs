@@ -315,3 +315,29 @@ fn only_explorer_plugins_are_started() {
     );
     server.stop();
 }
+
+/// An explorer plugin the manifest lists but the process does not provide serves nothing, and says so
+/// in the registry's words; the one beside it in the same process still serves.
+#[test]
+fn a_listed_class_the_process_does_not_provide_fails_to_load() {
+    let world = World::new();
+    world.install_manifest(
+        "fx",
+        &manifest("agentenv-fixture-explorer", "").replace(
+            "fx = \"FixtureExplorer\"\n",
+            "fx = \"FixtureExplorer\"\nghost = \"Ghost\"\n",
+        ),
+    );
+    let server = Explorer::start(&world);
+    server.get("/ext/fx").expect(200);
+    let plugins = listing(&server);
+    let ghost = plugins
+        .iter()
+        .find(|p| p["name"] == "ghost")
+        .unwrap_or_else(|| panic!("{plugins:?}"));
+    assert_eq!(
+        ghost["error"], "failed to load: Ghost is not provided by the plugin",
+        "{plugins:?}"
+    );
+    server.stop();
+}
