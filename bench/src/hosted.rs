@@ -46,7 +46,7 @@ pub fn run() -> Result<(), String> {
     );
     let big = scratch.path().join("image.tar");
     write_big_file(&big, BIG_FILE_BYTES)?;
-    reset_peak_memory();
+    reset_peak_memory("self");
     let rss_before = peak_rss_mib();
     let started = Instant::now();
     let url = store

@@ -19,9 +19,7 @@ use agent_env::stores::{ObjectStore, DEFAULT_CONTENT_TYPE};
 use agent_env_host::{HostConfig, NoServices, PluginHost};
 use serde_json::Map;
 
-use crate::proc::{
-    peak_memory_kib, process_cpu, reset_peak_memory, reset_peak_memory_of, self_cpu,
-};
+use crate::proc::{peak_memory_kib, process_cpu, reset_peak_memory, self_cpu};
 use crate::stats::{show, Samples};
 
 const BIG_FILE_BYTES: u64 = 134_000_000;
@@ -74,7 +72,7 @@ pub fn run() -> Result<(), String> {
         &dir.join("out-builtin"),
         &builtin_root,
     )?;
-    reset_peak_memory();
+    reset_peak_memory("self");
     let p = big_file_runs(plugin.as_ref(), &big, &dir.join("out-plugin"), &plugin_root)?;
     let host_peak = peak_memory_kib("self");
     let plugin_pid = host.get(PACKAGE).map(|p| p.pid());
@@ -233,9 +231,9 @@ fn small_put_rates(
     let (mut builtin_cpu, mut plugin_host_cpu) = (Duration::ZERO, Duration::ZERO);
     let plugin_cpu = || plugin_pid.and_then(process_cpu);
     let plugin_cpu_before = plugin_cpu();
-    reset_peak_memory();
+    reset_peak_memory("self");
     if let Some(pid) = plugin_pid {
-        reset_peak_memory_of(pid);
+        reset_peak_memory(&pid.to_string());
     }
     for round in 0..SMALL_ROUNDS {
         let cpu = self_cpu();

@@ -94,10 +94,10 @@ pub fn peak_rss_mib() -> f64 {
     peak_memory_kib("self").map_or(f64::NAN, |kib| kib as f64 / 1024.0)
 }
 
-/// Resets this process's VmHWM to its current RSS (Linux `clear_refs` 5), so the next peak read is
-/// that of what runs after.
-pub fn reset_peak_memory() {
-    let _ = std::fs::write("/proc/self/clear_refs", "5");
+/// Resets the VmHWM of process `pid` (`self` or one of ours) to its current RSS (Linux `clear_refs`
+/// 5), so the next peak read is that of what runs after.
+pub fn reset_peak_memory(pid: &str) {
+    let _ = std::fs::write(format!("/proc/{pid}/clear_refs"), "5");
 }
 
 /// VmHWM of `/proc/<pid>/status` in KiB.
@@ -132,11 +132,6 @@ pub fn process_cpu(pid: u32) -> Option<std::time::Duration> {
     Some(std::time::Duration::from_micros(
         ticks * 1_000_000 / per_second,
     ))
-}
-
-/// Resets the VmHWM of process `pid` (one of ours) to its current RSS, like [`reset_peak_memory`].
-pub fn reset_peak_memory_of(pid: u32) {
-    let _ = std::fs::write(format!("/proc/{pid}/clear_refs"), "5");
 }
 
 pub fn mb_per_s(bytes: u64, seconds: f64) -> f64 {

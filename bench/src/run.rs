@@ -19,9 +19,9 @@ pub fn run() -> Result<(), String> {
     let mut first = Vec::new();
     for i in 0..FIRST_RUNS {
         let state = root.path().join(format!("first-{i}"));
-        let (wall, rss) = run_once(&agent_env, &["run", "hello"], &env(root.path(), &state))?;
-        peak = peak.max(rss);
-        first.push(wall);
+        let usage = measure(&agent_env, &["run", "hello"], &env(root.path(), &state))?;
+        peak = peak.max(usage.peak_rss_kib);
+        first.push(usage.wall);
     }
     report(
         "run hello, clean state (writes v1)",
@@ -30,7 +30,7 @@ pub fn run() -> Result<(), String> {
     );
 
     let state = root.path().join("warm");
-    run_once(&agent_env, &["run", "hello"], &env(root.path(), &state))?;
+    measure(&agent_env, &["run", "hello"], &env(root.path(), &state))?;
     let (warm, warm_peak) = time(
         &agent_env,
         &["run", "hello"],
@@ -78,15 +78,6 @@ fn env(root: &Path, state: &Path) -> Vec<(String, String)> {
         ),
         ("PATH".into(), std::env::var("PATH").unwrap_or_default()),
     ]
-}
-
-/// Runs agent-env once; returns its wall time and peak resident set in KiB (its own, from `wait4`).
-fn run_once(
-    exe: &Path,
-    args: &[&str],
-    env: &[(String, String)],
-) -> Result<(Duration, i64), String> {
-    measure(exe, args, env).map(|usage| (usage.wall, usage.peak_rss_kib))
 }
 
 /// What one process cost, from `wait4`: peak resident set (its own) and CPU time (its own and that of
@@ -222,9 +213,9 @@ fn time(
     let mut samples = Vec::with_capacity(runs);
     let mut peak = 0;
     for _ in 0..runs {
-        let (wall, rss) = run_once(exe, args, env)?;
-        peak = peak.max(rss);
-        samples.push(wall);
+        let usage = measure(exe, args, env)?;
+        peak = peak.max(usage.peak_rss_kib);
+        samples.push(usage.wall);
     }
     Ok((Samples::new(samples), peak))
 }

@@ -185,8 +185,8 @@ struct Figures {
 }
 
 impl Figures {
-    fn add(&mut self, (wall, usage): (Duration, Usage)) {
-        self.walls.push(wall);
+    fn add(&mut self, usage: Usage) {
+        self.walls.push(usage.wall);
         self.cpu.push(usage.cpu);
         self.peak_rss_kib = self.peak_rss_kib.max(usage.peak_rss_kib);
     }
@@ -328,12 +328,7 @@ impl World {
         Ok(state)
     }
 
-    fn run_bundle(
-        &self,
-        agent_env: &Path,
-        bundle: &Path,
-        state: &Path,
-    ) -> Result<(Duration, Usage), String> {
+    fn run_bundle(&self, agent_env: &Path, bundle: &Path, state: &Path) -> Result<Usage, String> {
         let bundle = bundle.display().to_string();
         // What the setup and the run before wrote is flushed first: otherwise its writeback lands in
         // whichever run comes next (the first rows of a section measured up to 1.5x slower).
@@ -353,7 +348,7 @@ impl World {
         args: &[&str],
         plugins: &Path,
         state: Option<&Path>,
-    ) -> Result<(Duration, Usage), String> {
+    ) -> Result<Usage, String> {
         let state = state.map_or_else(|| self.root.join("list-state"), Path::to_path_buf);
         let env = vec![
             (
@@ -383,8 +378,7 @@ impl World {
             ),
             ("PATH".into(), std::env::var("PATH").unwrap_or_default()),
         ];
-        let usage = measure(exe, args, &env)?;
-        Ok((usage.wall, usage))
+        measure(exe, args, &env)
     }
 }
 
