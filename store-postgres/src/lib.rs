@@ -115,7 +115,7 @@ impl PostgresDocumentStore {
     }
 
     /// Whether the collection's table exists (asking the server until it does).
-    fn exists(&self, client: &mut Connection, table: &Table) -> StoreResult<bool> {
+    fn exists(&self, client: &Connection, table: &Table) -> StoreResult<bool> {
         if self.known(table) {
             return Ok(true);
         }
@@ -144,8 +144,8 @@ impl PostgresDocumentStore {
 
     fn read_matching(&self, collection: &str, filter: &Filter) -> StoreResult<Vec<Document>> {
         let table = self.table(collection);
-        let mut client = self.pool.get()?;
-        if !self.exists(&mut client, &table)? {
+        let client = self.pool.get()?;
+        if !self.exists(&client, &table)? {
             return Ok(Vec::new());
         }
         Ok(
@@ -160,16 +160,16 @@ impl PostgresDocumentStore {
     fn write<T>(
         &self,
         collection: &str,
-        f: impl FnOnce(&mut Transaction<'_>, &Table) -> StoreResult<T>,
+        f: impl FnOnce(&Transaction<'_>, &Table) -> StoreResult<T>,
     ) -> StoreResult<T> {
         let shown = self.pool.shown();
         let table = self.table(collection);
         let mut client = self.pool.get()?;
         self.ensure_table(&mut client, &table)?;
-        let mut tx = client.transaction().map_err(|e| pg_error(shown, &e))?;
+        let tx = client.transaction().map_err(|e| pg_error(shown, &e))?;
         tx.execute("SELECT pg_advisory_xact_lock($1)", &[&table.write_lock()])
             .map_err(|e| pg_error(shown, &e))?;
-        let out = f(&mut tx, &table)?;
+        let out = f(&tx, &table)?;
         tx.commit().map_err(|e| pg_error(shown, &e))?;
         Ok(out)
     }
@@ -189,7 +189,7 @@ impl PostgresDocumentStore {
 
     fn insert_row(
         &self,
-        tx: &mut Transaction<'_>,
+        tx: &Transaction<'_>,
         table: &Table,
         collection: &str,
         doc: &Document,
@@ -284,8 +284,8 @@ impl DocumentStore for PostgresDocumentStore {
             return Ok(self.read_matching(collection, filter)?.len() as u64);
         }
         let table = self.table(collection);
-        let mut client = self.pool.get()?;
-        if !self.exists(&mut client, &table)? {
+        let client = self.pool.get()?;
+        if !self.exists(&client, &table)? {
             return Ok(0);
         }
         let row = client

@@ -6,7 +6,7 @@ use std::time::{Duration, Instant};
 
 use agent_env_store::error::StoreResult;
 
-use crate::blocking::{ConnectError, Connection as Client};
+use crate::blocking::{ConnectError, Connection};
 use crate::dsn::Dsn;
 use crate::errors::{pg_error, runtime_error};
 
@@ -22,13 +22,13 @@ const CHECK_TIMEOUT: Duration = Duration::from_secs(2);
 pub struct Pool {
     dsn: Dsn,
     /// Idle connections, with when each was returned.
-    idle: Mutex<Vec<(Client, Instant)>>,
+    idle: Mutex<Vec<(Connection, Instant)>>,
 }
 
 /// A connection on loan; it goes back to the pool on drop unless it broke.
 pub struct Pooled<'a> {
     pool: &'a Pool,
-    client: Option<Client>,
+    client: Option<Connection>,
 }
 
 impl Pool {
@@ -45,7 +45,7 @@ impl Pool {
         &self.dsn.shown
     }
 
-    fn idle(&self) -> MutexGuard<'_, Vec<(Client, Instant)>> {
+    fn idle(&self) -> MutexGuard<'_, Vec<(Connection, Instant)>> {
         // A panic while holding the lock leaves only a list of connections, which stays usable.
         self.idle.lock().unwrap_or_else(|e| e.into_inner())
     }
@@ -68,7 +68,7 @@ impl Pool {
                 None => break,
             }
         }
-        let client = Client::connect(&self.dsn.config).map_err(|e| match e {
+        let client = Connection::connect(&self.dsn.config).map_err(|e| match e {
             ConnectError::Postgres(e) => pg_error(&self.dsn.shown, &e),
             ConnectError::Runtime(e) => runtime_error(&self.dsn.shown, &e),
         })?;
@@ -80,16 +80,16 @@ impl Pool {
 }
 
 impl Deref for Pooled<'_> {
-    type Target = Client;
+    type Target = Connection;
 
-    fn deref(&self) -> &Client {
+    fn deref(&self) -> &Connection {
         // The client is taken only in drop.
         self.client.as_ref().unwrap_or_else(|| unreachable!())
     }
 }
 
 impl DerefMut for Pooled<'_> {
-    fn deref_mut(&mut self) -> &mut Client {
+    fn deref_mut(&mut self) -> &mut Connection {
         self.client.as_mut().unwrap_or_else(|| unreachable!())
     }
 }
