@@ -51,6 +51,14 @@ pub fn serve(session: Arc<Session>, options: UpOptions, out: &dyn Output) -> Res
     let settings = ExplorerSettings::from_config(session.config())?;
     let port = settings.port(options.port);
     let listener = bind(port)?;
+    let runtime = build_runtime()?;
+    runtime.block_on(run(session, settings, options, listener, out))
+}
+
+/// The server's runtime, which is also the process's one: a configured PostgreSQL store (which the
+/// plugin steps of a run started here reach through their host calls) makes its connections on it
+/// instead of starting a runtime of its own.
+fn build_runtime() -> Result<tokio::runtime::Runtime, UpError> {
     let runtime = tokio::runtime::Builder::new_multi_thread()
         .worker_threads(2)
         // Store calls and runs take a blocking thread each; tokio's default allows 512 of them. 64 is
@@ -60,10 +68,8 @@ pub fn serve(session: Arc<Session>, options: UpOptions, out: &dyn Output) -> Res
         .enable_all()
         .build()
         .map_err(UpError::Runtime)?;
-    // One runtime in the process: a configured PostgreSQL store (runs started here write to it) makes
-    // its connections on this one instead of starting its own.
     agent_env_store_postgres::share_runtime(runtime.handle().clone());
-    runtime.block_on(run(session, settings, options, listener, out))
+    Ok(runtime)
 }
 
 /// Binds 127.0.0.1:`port` before anything else starts, so a taken port is a clear error at once.
@@ -231,4 +237,23 @@ fn open_browser(url: &str) -> Result<(), String> {
         .spawn()
         .map(|_| ())
         .map_err(|e| format!("{opener}: {e}"))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The PostgreSQL store takes the server's runtime: once it is built, the store has one to share
+    /// and refuses another.
+    #[test]
+    fn the_servers_runtime_is_the_one_the_postgres_store_shares() {
+        let _runtime = build_runtime().unwrap();
+        let other = tokio::runtime::Builder::new_multi_thread()
+            .worker_threads(1)
+            .build()
+            .unwrap();
+        assert!(!agent_env_store_postgres::share_runtime(
+            other.handle().clone()
+        ));
+    }
 }
