@@ -242,9 +242,9 @@ impl PluginHost {
                 }
             }
         }
-        let processes: Vec<Arc<PluginProcess>> = idle.iter().map(|(_, p)| p.clone()).collect();
+        let (entries, processes): (Vec<_>, Vec<_>) = idle.into_iter().unzip();
         let diagnoses = stop_together(&processes);
-        for ((entry, _), diagnosis) in idle.iter().zip(&diagnoses) {
+        for (entry, diagnosis) in entries.iter().zip(&diagnoses) {
             lock(entry).last_diagnosis = Some(diagnosis.clone());
         }
         diagnoses

@@ -129,11 +129,14 @@ fn plain_words(command: &str) -> Option<Vec<&str>> {
 }
 
 /// `BASH_ENV` makes a non-interactive bash read a file first; an exported function may shadow the
-/// program.
+/// program. Read once: agent-env never changes its own environment, which every criterion inherits.
 fn bash_would_read_more() -> bool {
-    std::env::vars_os().any(|(name, _)| {
-        let name = name.to_string_lossy();
-        name == "BASH_ENV" || name.starts_with("BASH_FUNC_")
+    static READS_MORE: std::sync::OnceLock<bool> = std::sync::OnceLock::new();
+    *READS_MORE.get_or_init(|| {
+        std::env::vars_os().any(|(name, _)| {
+            let name = name.to_string_lossy();
+            name == "BASH_ENV" || name.starts_with("BASH_FUNC_")
+        })
     })
 }
 
