@@ -186,5 +186,22 @@ def ping(params, host):
     return {"pong": params.get("n", 0) + 1}
 
 
+@plugin.method("fixture.collector")
+def collector(params, host):
+    """How many objects the collector leaves alone, and whether a cycle made now is still collected."""
+    import gc
+    import weakref
+
+    class Node:
+        pass
+
+    node = Node()
+    node.me = node  # a cycle: only the cyclic collector frees it
+    gone = weakref.ref(node)
+    del node
+    gc.collect()
+    return {"frozen": gc.get_freeze_count(), "cycle_collected": gone() is None}
+
+
 if __name__ == "__main__":
     plugin.serve()

@@ -371,6 +371,17 @@ def test_generic_contributions_and_root_options(start):
     assert plugin.request("fixture.ping", {"n": 41}) == {"pong": 42}
 
 
+def test_serving_freezes_the_start_up_objects_and_still_collects_new_cycles(start):
+    plugin = start()
+    plugin.initialize()
+    answer = plugin.request("fixture.collector", {})
+    # The modules, classes and registrations of the start-up are left to the end of the process ...
+    assert answer["frozen"] > 1000
+    # ... and what the plugin makes while it serves is still collected, cycles included.
+    assert answer["cycle_collected"] is True
+    assert plugin.shutdown() == 0
+
+
 def test_command_mode_runs_a_cli_command_over_fds_3_and_4(plugin_env, tmp_path):
     # The host side of command mode: the protocol on two extra pipes, the terminal on stdin/stdout.
     to_plugin_r, to_plugin_w = os.pipe()

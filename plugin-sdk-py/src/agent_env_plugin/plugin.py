@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import gc
 import os
 import sys
 import time
@@ -661,6 +662,11 @@ class Plugin:
             name=self.name,
         )
         self._connection = connection
+        # What exists by now (the interpreter's modules, the SDK, the plugin's classes and what it
+        # registered) lives until the process ends. Frozen, the cyclic collector no longer walks it in
+        # every full collection and again at exit, where that walk was about a tenth of a plugin's
+        # start-up CPU. Objects made from here on are collected as usual.
+        gc.freeze()
         connection.run()
         _flush_std()
         return 0
