@@ -71,7 +71,7 @@ fn spawn_and_handshake(spec: &SpawnSpec, config: &HostConfig) -> Result<(), Stri
         show(start.min())
     );
     println!(
-        "  of which spawn (fork+exec): p50 {}; graceful shutdown: p50 {}",
+        "  of which spawn (clone+exec): p50 {}; graceful shutdown: p50 {}",
         show(spawn_only.median()),
         show(stop.median())
     );

@@ -12,6 +12,8 @@
 //! - `spec.rs`: [`SpawnSpec`], what to start (package, argv, settings, command mode).
 //! - `spawn.rs`: starting the child (executable resolution, environment, process group,
 //!   parent-death signal, command-mode fds) on one long-lived spawner thread.
+//! - `clone_exec.rs`: (Linux) the start itself, as posix_spawn makes it (`clone` with `CLONE_VM`,
+//!   then `execve`), with the parent-death signal posix_spawn cannot set.
 //! - `process.rs`: [`PluginProcess`], one child: handshake, calls, diagnosis, graceful shutdown.
 //! - `pool.rs`: [`PluginHost`], the children of one invocation: lazy start, reuse, restart,
 //!   crash-loop breaker, shutdown of all.
@@ -23,6 +25,8 @@
 //! - `diagnosis.rs`: [`Diagnosis`], what `agent-env plugin show` says about a process.
 //! - `verify/`: the protocol kit, [`verify::verify`], behind `agent-env plugin verify`.
 
+#[cfg(target_os = "linux")]
+mod clone_exec;
 mod config;
 mod descendants;
 mod diagnosis;

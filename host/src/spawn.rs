@@ -2,19 +2,21 @@
 //! signal, and (in command mode) the protocol fds 3 and 4.
 //!
 //! `PR_SET_PDEATHSIG` fires when the parent *thread* ends, not the parent process, so every child is
-//! forked from one long-lived spawner thread instead of the caller's (which may be a short-lived
-//! worker). Setting `pre_exec` makes std use fork+exec instead of posix_spawn; the cost is measured
-//! by `agent-env-bench host`.
+//! started from one long-lived spawner thread instead of the caller's (which may be a short-lived
+//! worker). On Linux the child is started the way posix_spawn starts one (`clone_exec.rs`), since
+//! std's `Command` would fork the whole host to set the death signal; the cost is measured by
+//! `agent-env-bench host`.
 
 use std::io;
 
 use crate::config::HostConfig;
+use std::ffi::OsString;
 use std::io::{PipeReader, PipeWriter};
-use std::os::fd::{AsRawFd, OwnedFd};
+use std::os::fd::{AsRawFd, OwnedFd, RawFd};
 use std::os::unix::fs::PermissionsExt;
-use std::os::unix::process::CommandExt;
 use std::path::{Path, PathBuf};
-use std::process::{Child, ChildStderr, ChildStdin, ChildStdout, Command, Stdio};
+#[cfg(not(target_os = "linux"))]
+use std::process::Command;
 use std::sync::mpsc::{self, Sender, SyncSender};
 use std::sync::{Mutex, OnceLock};
 use std::thread;
@@ -69,11 +71,11 @@ pub fn resolve_executable(program: &str) -> Result<PathBuf, ResolveError> {
 
 /// The child's end of the protocol.
 pub enum ChildIo {
-    /// Normal mode: the child's stdin, stdout and stderr.
+    /// Normal mode: our ends of the child's stdin, stdout and stderr.
     Stdio {
-        stdin: ChildStdin,
-        stdout: ChildStdout,
-        stderr: ChildStderr,
+        stdin: PipeWriter,
+        stdout: PipeReader,
+        stderr: PipeReader,
     },
     /// Command mode: our ends of the pipes on the child's fds 3 (it reads) and 4 (it writes).
     Fds {
@@ -105,76 +107,86 @@ pub fn launch(
     executable: &Path,
     config: &HostConfig,
 ) -> Result<Launched, LaunchError> {
-    let (host_version, timeout) = (config.host_version.as_str(), config.start_timeout);
-    let mut cmd = Command::new(executable);
-    let parent: Vec<(std::ffi::OsString, std::ffi::OsString)> = match &config.parent_env {
+    // The child's ends: given to it at their numbers, and closed here once it has started (or it
+    // would never see the end of its input).
+    let mut child_ends: Vec<(OwnedFd, RawFd)> = Vec::new();
+    let io = if spec.command_mode {
+        let (child_reads, to_child) = io::pipe().map_err(LaunchError::Io)?;
+        let (from_child, child_writes) = io::pipe().map_err(LaunchError::Io)?;
+        widen_pipe(to_child.as_raw_fd());
+        widen_pipe(from_child.as_raw_fd());
+        child_ends.push((child_reads.into(), COMMAND_MODE_FDS.0));
+        child_ends.push((child_writes.into(), COMMAND_MODE_FDS.1));
+        ChildIo::Fds {
+            to_child,
+            from_child,
+        }
+    } else {
+        let (child_stdin, stdin) = io::pipe().map_err(LaunchError::Io)?;
+        let (stdout, child_stdout) = io::pipe().map_err(LaunchError::Io)?;
+        let (stderr, child_stderr) = io::pipe().map_err(LaunchError::Io)?;
+        widen_pipe(stdin.as_raw_fd());
+        widen_pipe(stdout.as_raw_fd());
+        child_ends.push((child_stdin.into(), 0));
+        child_ends.push((child_stdout.into(), 1));
+        child_ends.push((child_stderr.into(), 2));
+        ChildIo::Stdio {
+            stdin,
+            stdout,
+            stderr,
+        }
+    };
+    // Normal mode: its own group, so a terminal Ctrl-C reaches agent-env, which shuts plugins down
+    // cleanly, and signals to the group reach grandchildren too. Command mode stays in ours so that
+    // the plugin can use the terminal.
+    let own_group = !spec.command_mode;
+    let fds: Vec<(RawFd, RawFd)> = child_ends
+        .iter()
+        .map(|(fd, number)| (fd.as_raw_fd(), *number))
+        .collect();
+    let start = Start::new(
+        executable,
+        &spec.argv[1.min(spec.argv.len())..],
+        child_environment(spec, config),
+        &fds,
+        own_group,
+    )
+    .map_err(LaunchError::Io)?;
+    let keep = child_ends.into_iter().map(|(fd, _)| fd).collect();
+    let pid = spawn_on_spawner_thread(start, keep, config.start_timeout)?;
+    Ok(Launched { pid, io, own_group })
+}
+
+/// The child's whole environment: what the environment policy lets through, then the protocol's own
+/// variables.
+fn child_environment(spec: &SpawnSpec, config: &HostConfig) -> Vec<(OsString, OsString)> {
+    let parent: Vec<(OsString, OsString)> = match &config.parent_env {
         Some(vars) => vars.clone(),
         None => std::env::vars_os().collect(),
     };
-    // Only what the environment policy lets through, then the protocol's own variables.
-    cmd.args(spec.argv.iter().skip(1))
-        .env_clear()
-        .envs(crate::env_policy::child_env(parent, &spec.env))
-        .env(COOKIE_VAR, COOKIE_VALUE)
-        .env(PROTOCOL_VERSIONS_VAR, ProtocolRange::ours().to_env())
-        .env(HOST_VERSION_VAR, host_version)
-        .env(PACKAGE_VAR, &spec.package);
-    let mut keep_until_spawned: Vec<OwnedFd> = Vec::new();
-    let mut our_ends = None;
-    let mut remap = None;
+    let ours = [
+        COOKIE_VAR,
+        PROTOCOL_VERSIONS_VAR,
+        HOST_VERSION_VAR,
+        PACKAGE_VAR,
+        RPC_FDS_VAR,
+    ];
+    let mut env = crate::env_policy::child_env(parent, &spec.env);
+    env.retain(|(key, _)| !ours.iter().any(|var| key == var));
+    env.push((COOKIE_VAR.into(), COOKIE_VALUE.into()));
+    env.push((
+        PROTOCOL_VERSIONS_VAR.into(),
+        ProtocolRange::ours().to_env().into(),
+    ));
+    env.push((HOST_VERSION_VAR.into(), config.host_version.clone().into()));
+    env.push((PACKAGE_VAR.into(), spec.package.clone().into()));
     if spec.command_mode {
-        let (child_reads, to_child) = io::pipe().map_err(LaunchError::Io)?;
-        let (from_child, child_writes) = io::pipe().map_err(LaunchError::Io)?;
-        remap = Some((child_reads.as_raw_fd(), child_writes.as_raw_fd()));
-        keep_until_spawned.push(child_reads.into());
-        keep_until_spawned.push(child_writes.into());
-        widen_pipe(to_child.as_raw_fd());
-        widen_pipe(from_child.as_raw_fd());
-        our_ends = Some((to_child, from_child));
-        cmd.env(
-            RPC_FDS_VAR,
-            format!("{},{}", COMMAND_MODE_FDS.0, COMMAND_MODE_FDS.1),
-        );
-    } else {
-        cmd.env_remove(RPC_FDS_VAR)
-            .stdin(Stdio::piped())
-            .stdout(Stdio::piped())
-            .stderr(Stdio::piped())
-            // Its own group: a terminal Ctrl-C reaches agent-env, which shuts plugins down cleanly,
-            // and signals to the group reach grandchildren too. Command mode stays in ours so that
-            // the plugin can use the terminal.
-            .process_group(0);
+        env.push((
+            RPC_FDS_VAR.into(),
+            format!("{},{}", COMMAND_MODE_FDS.0, COMMAND_MODE_FDS.1).into(),
+        ));
     }
-    install_pre_exec(&mut cmd, remap);
-    let mut child = spawn_on_spawner_thread(cmd, keep_until_spawned, timeout)?;
-    let pid = child.id();
-    if let (Some(stdin), Some(stdout)) = (&child.stdin, &child.stdout) {
-        widen_pipe(stdin.as_raw_fd());
-        widen_pipe(stdout.as_raw_fd());
-    }
-    let io = match our_ends {
-        Some((to_child, from_child)) => ChildIo::Fds {
-            to_child,
-            from_child,
-        },
-        None => match (child.stdin.take(), child.stdout.take(), child.stderr.take()) {
-            (Some(stdin), Some(stdout), Some(stderr)) => ChildIo::Stdio {
-                stdin,
-                stdout,
-                stderr,
-            },
-            _ => {
-                return Err(LaunchError::Io(io::Error::other(
-                    "the child's pipes are missing",
-                )))
-            }
-        },
-    };
-    Ok(Launched {
-        pid,
-        io,
-        own_group: !spec.command_mode,
-    })
+    env
 }
 
 /// Raises a pipe's capacity to 1 MiB (Linux), so a large message crosses in far fewer wake-ups.
@@ -189,53 +201,91 @@ fn widen_pipe(fd: i32) {
     let _ = fd;
 }
 
-fn install_pre_exec(cmd: &mut Command, remap: Option<(i32, i32)>) {
-    // SAFETY: getpid is async-signal-safe and runs here, in the parent.
-    let parent = unsafe { libc::getpid() };
-    let hook = move || -> io::Result<()> {
-        // Only async-signal-safe calls below: this runs in the forked child before exec.
+/// A child ready to start on the spawner thread.
+struct Start {
+    #[cfg(target_os = "linux")]
+    plan: crate::clone_exec::ExecPlan,
+    #[cfg(not(target_os = "linux"))]
+    command: Command,
+}
+
+impl Start {
+    fn new(
+        executable: &Path,
+        args: &[String],
+        env: Vec<(OsString, OsString)>,
+        fds: &[(RawFd, RawFd)],
+        own_group: bool,
+    ) -> io::Result<Start> {
         #[cfg(target_os = "linux")]
-        // SAFETY: prctl and getppid are async-signal-safe.
-        unsafe {
-            if libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGKILL) != 0 {
-                return Err(io::Error::last_os_error());
+        {
+            let mut plan = crate::clone_exec::ExecPlan::new(executable, args, env)?;
+            for (ours, theirs) in fds {
+                plan.fd(*ours, *theirs);
             }
-            if libc::getppid() != parent {
-                // The host died between fork and prctl.
-                return Err(io::Error::other(
-                    "agent-env exited while starting the plugin",
-                ));
+            if own_group {
+                plan.new_group();
             }
+            Ok(Start { plan })
         }
         #[cfg(not(target_os = "linux"))]
-        let _ = parent;
-        if let Some((read_fd, write_fd)) = remap {
-            // SAFETY: fcntl and dup2 are async-signal-safe; the fds are valid in the child.
-            unsafe {
-                // Move both out of the way first: a source may already sit on 3 or 4.
-                let r = libc::fcntl(read_fd, libc::F_DUPFD_CLOEXEC, 10);
-                let w = libc::fcntl(write_fd, libc::F_DUPFD_CLOEXEC, 10);
-                if r < 0
-                    || w < 0
-                    || libc::dup2(r, COMMAND_MODE_FDS.0) < 0
-                    || libc::dup2(w, COMMAND_MODE_FDS.1) < 0
-                {
-                    return Err(io::Error::last_os_error());
-                }
+        {
+            let mut command = Command::new(executable);
+            command.args(args).env_clear().envs(env);
+            if own_group {
+                command.process_group(0);
+            }
+            install_fd_hook(&mut command, fds.to_vec());
+            Ok(Start { command })
+        }
+    }
+
+    /// Starts the child; its pid.
+    fn spawn(self) -> io::Result<u32> {
+        #[cfg(target_os = "linux")]
+        {
+            self.plan.spawn()
+        }
+        #[cfg(not(target_os = "linux"))]
+        {
+            let mut command = self.command;
+            command.spawn().map(|child| child.id())
+        }
+    }
+}
+
+/// Without Linux's parent-death signal: only the fds to put at their numbers, before exec.
+#[cfg(not(target_os = "linux"))]
+fn install_fd_hook(command: &mut Command, fds: Vec<(RawFd, RawFd)>) {
+    let hook = move || -> io::Result<()> {
+        // Only async-signal-safe calls: this runs in the forked child before exec. First every
+        // source out of the way (one may sit on another's number), then each to its number.
+        let mut moved = [-1; 4];
+        for ((ours, _), high) in fds.iter().zip(moved.iter_mut()) {
+            // SAFETY: fcntl is async-signal-safe; the fd is valid in the child.
+            *high = unsafe { libc::fcntl(*ours, libc::F_DUPFD_CLOEXEC, 10) };
+            if *high < 0 {
+                return Err(io::Error::last_os_error());
+            }
+        }
+        for ((_, theirs), high) in fds.iter().zip(moved.iter()) {
+            // SAFETY: dup2 is async-signal-safe; both fds are valid in the child.
+            if unsafe { libc::dup2(*high, *theirs) } < 0 {
+                return Err(io::Error::last_os_error());
             }
         }
         Ok(())
     };
     // SAFETY: the hook only makes async-signal-safe calls and allocates nothing.
     unsafe {
-        cmd.pre_exec(hook);
+        command.pre_exec(hook);
     }
 }
 
 struct SpawnJob {
-    cmd: Command,
+    start: Start,
     keep: Vec<OwnedFd>,
-    reply: SyncSender<io::Result<Child>>,
+    reply: SyncSender<io::Result<u32>>,
 }
 
 fn spawner() -> Option<&'static Mutex<Sender<SpawnJob>>> {
@@ -247,10 +297,10 @@ fn spawner() -> Option<&'static Mutex<Sender<SpawnJob>>> {
             thread::Builder::new()
                 .name("agent-env-spawner".into())
                 .spawn(move || {
-                    for mut job in rx {
-                        let result = job.cmd.spawn();
+                    for job in rx {
+                        let result = job.start.spawn();
                         // Our copies of the child's ends must close now, or the child never sees EOF.
-                        job.keep.clear();
+                        drop(job.keep);
                         let _ = job.reply.send(result);
                     }
                 })
@@ -261,13 +311,13 @@ fn spawner() -> Option<&'static Mutex<Sender<SpawnJob>>> {
 }
 
 fn spawn_on_spawner_thread(
-    mut cmd: Command,
+    start: Start,
     keep: Vec<OwnedFd>,
     timeout: Duration,
-) -> Result<Child, LaunchError> {
+) -> Result<u32, LaunchError> {
     let Some(spawner) = spawner() else {
         // No spawner thread: spawn here (the parent-death signal is then tied to this thread).
-        let child = cmd.spawn().map_err(LaunchError::Io);
+        let child = start.spawn().map_err(LaunchError::Io);
         drop(keep);
         return child;
     };
@@ -275,7 +325,7 @@ fn spawn_on_spawner_thread(
     let sent = spawner
         .lock()
         .unwrap_or_else(|p| p.into_inner())
-        .send(SpawnJob { cmd, keep, reply });
+        .send(SpawnJob { start, keep, reply });
     if sent.is_err() {
         return Err(LaunchError::Io(io::Error::other(
             "agent-env's spawner thread has stopped",
@@ -288,9 +338,12 @@ fn spawn_on_spawner_thread(
             let _ = thread::Builder::new()
                 .name("agent-env-late-spawn".into())
                 .spawn(move || {
-                    if let Ok(Ok(mut child)) = answer.recv() {
-                        let _ = child.kill();
-                        let _ = child.wait();
+                    if let Ok(Ok(pid)) = answer.recv() {
+                        // SAFETY: our own unreaped child: its pid cannot have been reused.
+                        unsafe {
+                            libc::kill(pid as libc::pid_t, libc::SIGKILL);
+                            libc::waitpid(pid as libc::pid_t, std::ptr::null_mut(), 0);
+                        }
                     }
                 });
             Err(LaunchError::Timeout(timeout))

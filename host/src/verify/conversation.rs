@@ -7,8 +7,8 @@
 //! nested call was answered).
 
 use std::io::{BufRead, BufReader, Read, Write};
+use std::io::{PipeReader, PipeWriter};
 use std::path::Path;
-use std::process::{ChildStdin, ChildStdout};
 use std::sync::mpsc::{self, Receiver, RecvTimeoutError};
 use std::sync::Arc;
 use std::thread;
@@ -86,7 +86,7 @@ pub(crate) struct Conversation {
     package: String,
     settings: Map<String, Value>,
     services: Arc<dyn HostServices>,
-    stdin: Option<ChildStdin>,
+    stdin: Option<PipeWriter>,
     incoming: Receiver<Incoming>,
     exit: Arc<ExitWatch>,
     stderr: StderrTail,
@@ -402,7 +402,7 @@ fn answer_of(result: Result<Value, RpcError>) -> Answer {
 }
 
 /// Reads the plugin's stdout on a thread of its own, one line at a time.
-fn read_lines(stdout: ChildStdout, name: &str) -> Receiver<Incoming> {
+fn read_lines(stdout: PipeReader, name: &str) -> Receiver<Incoming> {
     let (tx, rx) = mpsc::channel();
     let reader = move || {
         let mut reader = BufReader::with_capacity(64 * 1024, stdout);
