@@ -14,6 +14,8 @@ use std::ffi::OsString;
 use std::io::{PipeReader, PipeWriter};
 use std::os::fd::{AsRawFd, OwnedFd, RawFd};
 use std::os::unix::fs::PermissionsExt;
+#[cfg(not(target_os = "linux"))]
+use std::os::unix::process::CommandExt;
 use std::path::{Path, PathBuf};
 #[cfg(not(target_os = "linux"))]
 use std::process::Command;
