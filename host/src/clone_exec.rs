@@ -348,6 +348,40 @@ mod tests {
     }
 
     #[test]
+    fn the_child_starts_with_no_signal_blocked_and_sigpipe_not_ignored() {
+        // The Rust runtime ignores SIGPIPE in this process, and the spawn blocks every signal around
+        // the clone: neither may reach the program started.
+        let (mut read, write) = std::io::pipe().unwrap();
+        let mut plan = ExecPlan::new(
+            Path::new("/bin/sh"),
+            &[
+                "-c".into(),
+                "exec grep -E '^(SigBlk|SigIgn):' /proc/self/status".into(),
+            ],
+            Vec::new(),
+        )
+        .unwrap();
+        let write: OwnedFd = write.into();
+        plan.fd(write.as_raw_fd(), 1);
+        let pid = plan.spawn().unwrap();
+        drop(write);
+        let mut out = String::new();
+        read.read_to_string(&mut out).unwrap();
+        assert_eq!(reap(pid), 0, "{out}");
+        let mask = |name: &str| {
+            let line = out.lines().find(|l| l.starts_with(name)).unwrap();
+            u64::from_str_radix(line.split_whitespace().nth(1).unwrap(), 16).unwrap()
+        };
+        assert_eq!(mask("SigBlk:"), 0, "{out}");
+        let sigpipe_bit = 1u64 << (libc::SIGPIPE - 1);
+        assert_eq!(
+            mask("SigIgn:") & sigpipe_bit,
+            0,
+            "SIGPIPE is ignored: {out}"
+        );
+    }
+
+    #[test]
     fn a_nul_byte_in_an_argument_is_refused_before_anything_starts() {
         let err = ExecPlan::new(Path::new("/bin/true"), &["a\0b".into()], Vec::new())
             .err()
