@@ -636,7 +636,9 @@ class Plugin:
 
     def run_server(self, argv: Sequence[str] | None = None) -> int:
         """Checks how it was started, takes the protocol streams and answers the host until stdin ends
-        or `shutdown` comes. Returns the exit status: 0, or 2 when run by hand."""
+        or `shutdown` comes. Returns the exit status: 0, or 2 when run by hand. Before it answers, it
+        freezes the objects that exist by then (`gc.freeze()`), as a plugin process's start-up objects
+        live until it exits; a program that calls this and goes on afterwards can `gc.unfreeze()`."""
         args = list(sys.argv[1:] if argv is None else argv)
         if args == [wire.PRINT_MANIFEST_ARG]:
             sys.stdout.write(self.manifest())
