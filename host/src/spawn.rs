@@ -232,6 +232,9 @@ impl Start {
         }
         #[cfg(not(target_os = "linux"))]
         {
+            if fds.len() > 4 {
+                return Err(io::Error::other("at most 4 fds can be passed to a plugin"));
+            }
             let mut command = Command::new(executable);
             command.args(args).env_clear().envs(env);
             if own_group {
