@@ -286,31 +286,38 @@ mod tests {
     use std::io::Read;
     use std::os::fd::{AsRawFd, OwnedFd};
 
-    fn reap(pid: u32) -> i32 {
+    /// Runs `sh -c script` in `env` with its stdout on a pipe (and on the other numbers `extra_fds`
+    /// names), after `configure`; returns its pid, what it printed and its exit code.
+    fn run_sh(
+        script: &str,
+        env: Vec<(OsString, OsString)>,
+        extra_fds: &[RawFd],
+        configure: impl FnOnce(&mut ExecPlan),
+    ) -> (u32, String, i32) {
+        let (mut read, write) = std::io::pipe().unwrap();
+        let mut plan =
+            ExecPlan::new(Path::new("/bin/sh"), &["-c".into(), script.into()], env).unwrap();
+        let write: OwnedFd = write.into();
+        for number in [1].iter().chain(extra_fds) {
+            plan.fd(write.as_raw_fd(), *number);
+        }
+        configure(&mut plan);
+        let pid = plan.spawn().unwrap();
+        drop(write);
+        let mut out = String::new();
+        read.read_to_string(&mut out).unwrap();
         let mut status = 0;
         // SAFETY: our own child.
         unsafe { libc::waitpid(pid as i32, &mut status, 0) };
-        libc::WEXITSTATUS(status)
+        (pid, out, libc::WEXITSTATUS(status))
     }
 
     #[test]
     fn the_child_runs_with_exactly_the_given_environment_and_fds() {
-        let (mut read, write) = std::io::pipe().unwrap();
         let env = vec![(OsString::from("ONLY"), OsString::from("this one"))];
-        let mut plan = ExecPlan::new(
-            Path::new("/bin/sh"),
-            &["-c".into(), "echo \"$ONLY|$HOME\"; echo to-four >&4".into()],
-            env,
-        )
-        .unwrap();
-        let write: OwnedFd = write.into();
-        plan.fd(write.as_raw_fd(), 1).fd(write.as_raw_fd(), 4);
-        let pid = plan.spawn().unwrap();
-        drop(plan);
-        drop(write);
-        let mut out = String::new();
-        read.read_to_string(&mut out).unwrap();
-        assert_eq!(reap(pid), 0);
+        let script = "echo \"$ONLY|$HOME\"; echo to-four >&4";
+        let (_, out, code) = run_sh(script, env, &[4], |_| {});
+        assert_eq!(code, 0);
         assert_eq!(out, "this one|\nto-four\n");
     }
 
@@ -323,24 +330,12 @@ mod tests {
 
     #[test]
     fn the_child_can_lead_a_process_group_of_its_own() {
-        let (mut read, write) = std::io::pipe().unwrap();
-        let mut plan = ExecPlan::new(
-            Path::new("/bin/sh"),
-            // The fifth field of /proc/PID/stat is the process group.
-            &[
-                "-c".into(),
-                "set -- $(cut -d' ' -f5 /proc/$$/stat); echo \"$$ $1\"".into(),
-            ],
-            Vec::new(),
-        )
-        .unwrap();
-        let write: OwnedFd = write.into();
-        plan.fd(write.as_raw_fd(), 1).new_group();
-        let pid = plan.spawn().unwrap();
-        drop(write);
-        let mut out = String::new();
-        read.read_to_string(&mut out).unwrap();
-        assert_eq!(reap(pid), 0);
+        // The fifth field of /proc/PID/stat is the process group.
+        let script = "set -- $(cut -d' ' -f5 /proc/$$/stat); echo \"$$ $1\"";
+        let (pid, out, code) = run_sh(script, Vec::new(), &[], |plan| {
+            plan.new_group();
+        });
+        assert_eq!(code, 0);
         let mut fields = out.split_whitespace();
         let (own, group) = (fields.next().unwrap(), fields.next().unwrap());
         assert_eq!(own, group, "the child is not its group's leader: {out}");
@@ -351,23 +346,9 @@ mod tests {
     fn the_child_starts_with_no_signal_blocked_and_sigpipe_not_ignored() {
         // The Rust runtime ignores SIGPIPE in this process, and the spawn blocks every signal around
         // the clone: neither may reach the program started.
-        let (mut read, write) = std::io::pipe().unwrap();
-        let mut plan = ExecPlan::new(
-            Path::new("/bin/sh"),
-            &[
-                "-c".into(),
-                "exec grep -E '^(SigBlk|SigIgn):' /proc/self/status".into(),
-            ],
-            Vec::new(),
-        )
-        .unwrap();
-        let write: OwnedFd = write.into();
-        plan.fd(write.as_raw_fd(), 1);
-        let pid = plan.spawn().unwrap();
-        drop(write);
-        let mut out = String::new();
-        read.read_to_string(&mut out).unwrap();
-        assert_eq!(reap(pid), 0, "{out}");
+        let script = "exec grep -E '^(SigBlk|SigIgn):' /proc/self/status";
+        let (_, out, code) = run_sh(script, Vec::new(), &[], |_| {});
+        assert_eq!(code, 0, "{out}");
         let mask = |name: &str| {
             let line = out.lines().find(|l| l.starts_with(name)).unwrap();
             u64::from_str_radix(line.split_whitespace().nth(1).unwrap(), 16).unwrap()
