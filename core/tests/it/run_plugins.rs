@@ -66,6 +66,45 @@ fn plugin_steps_run_in_the_plugin_and_reach_the_hosts_stores() {
     assert!(s.sandboxes_left().is_empty());
 }
 
+/// A bundle of several tasks, each with a plugin step: the plugin process is started once for the run
+/// and every task's step is a call to that same process (no start per task).
+#[test]
+fn every_task_of_a_run_calls_the_one_plugin_process() {
+    let s = Sandboxed::new();
+    let starts = s.dir.path().join("starts.txt");
+    s.install_manifest(
+        "works",
+        &format!(
+            r#"[plugin]
+name = "agentenv-fixture-works"
+version = "0.3.0"
+exec = ["/bin/sh", "-c", "echo $$ >> '{}'; exec '{}'"]
+protocol = [1, 1]
+
+[provides.task_steps]
+echo_step = "EchoStep"
+"#,
+            starts.display(),
+            fixture("fixture-works").display()
+        ),
+    );
+    for i in 0..6 {
+        s.write(
+            &format!("many/tasks/t{i}.json"),
+            &format!(r#"[{DEPLOY}, {{"id": "say", "type": "echo_step", "words": "hi"}}]"#),
+        );
+    }
+    let r = s.run(&["run", "./many"]);
+    assert_eq!(r.code, 0, "{}{}", r.stdout, r.stderr);
+    assert_eq!(s.docs("task_instances").len(), 6);
+    let started = std::fs::read_to_string(&starts).unwrap();
+    assert_eq!(started.lines().count(), 1, "plugin starts: {started:?}");
+    // Each start is counted: a second run starts it once more.
+    assert_eq!(s.run(&["run", "./many"]).code, 0);
+    let started = std::fs::read_to_string(&starts).unwrap();
+    assert_eq!(started.lines().count(), 2, "plugin starts: {started:?}");
+}
+
 #[test]
 fn a_plugin_step_that_fails_reports_the_plugins_error_type_and_message() {
     let s = Sandboxed::new();
