@@ -211,23 +211,11 @@ pub enum Target<'a> {
     Installed(&'a InstalledBundle),
 }
 
-/// Resolves `agent-env run TEXT`: text starting with `.`, `/` or `~`, or naming an existing folder, is a
-/// folder (`~` is the home folder `home`); otherwise an installed bundle by `<name>` or
-/// `<package>/<name>`.
-pub fn resolve<'a>(
-    text: &str,
-    installed: &'a [InstalledBundle],
-    home: Option<&Path>,
-) -> Result<Target<'a>, BundleError> {
-    match as_folder(text, home) {
-        Some(folder) => folder.map(Target::Folder),
-        None => resolve_installed(text, installed),
-    }
-}
-
-/// The first half of [`resolve`]: the folder `text` names, or why it names none when it is written as
-/// a path (`./b`, `/b`, `~/b`); `None` when it is a bundle's name. A folder comes before any installed
-/// bundle, so the installed bundles (and the plugins' manifests they come from) are read only for `None`.
+/// The folder `agent-env run TEXT` names (canonical; `~` is the home folder `home`): text starting
+/// with `.`, `/` or `~`, or naming an existing folder. `Some(Err)` says why text written as a path
+/// (`./b`, `/b`, `~/b`) names none; `None` means it is a bundle's name, for [`resolve_installed`]. A
+/// folder comes before any installed bundle, so the installed bundles (and the plugins' manifests they
+/// come from) are read only for `None`.
 pub fn as_folder(text: &str, home: Option<&Path>) -> Option<Result<PathBuf, BundleError>> {
     let looks_like_path = text.starts_with('.') || text.starts_with('/') || text.starts_with('~');
     let path = expand_tilde(text, home);
@@ -247,7 +235,8 @@ pub fn as_folder(text: &str, home: Option<&Path>) -> Option<Result<PathBuf, Bund
     None
 }
 
-/// The second half of [`resolve`]: the installed bundle a name that is no folder stands for.
+/// The installed bundle a name that [`as_folder`] found no folder for stands for: `<name>` or
+/// `<package>/<name>`.
 pub fn resolve_installed<'a>(
     text: &str,
     installed: &'a [InstalledBundle],
@@ -348,11 +337,11 @@ mod tests {
         mark_qualified_only(&mut all);
         assert!(!all[0].qualified_only);
         assert!(all[1].qualified_only);
-        match resolve("hello", &all, None) {
+        match resolve_installed("hello", &all) {
             Ok(Target::Installed(b)) => assert!(b.is_core()),
             other => panic!("{other:?}"),
         }
-        match resolve("demo/hello", &all, None) {
+        match resolve_installed("demo/hello", &all) {
             Ok(Target::Installed(b)) => assert_eq!(b.package, "demo"),
             other => panic!("{other:?}"),
         }
@@ -363,7 +352,7 @@ mod tests {
         let mut all = vec![other("a", "x"), other("b", "x")];
         mark_qualified_only(&mut all);
         assert!(all.iter().all(|b| b.qualified_only));
-        let err = resolve("x", &all, None).unwrap_err().to_string();
+        let err = resolve_installed("x", &all).unwrap_err().to_string();
         assert_eq!(
             err,
             "'x': several packages install a bundle of that name; run one of 'a/x', 'b/x'"
@@ -373,12 +362,12 @@ mod tests {
     #[test]
     fn unknown_names_get_a_suggestion() {
         let all = core_bundles();
-        let err = resolve("helo", &all, None).unwrap_err().to_string();
+        let err = resolve_installed("helo", &all).unwrap_err().to_string();
         assert_eq!(
             err,
             "'helo' is neither a folder nor an installed bundle; did you mean 'hello'? (agent-env run lists the installed bundles)"
         );
-        let err = resolve("zzzzzz", &all, None).unwrap_err().to_string();
+        let err = resolve_installed("zzzzzz", &all).unwrap_err().to_string();
         assert!(!err.contains("did you mean"));
     }
 
@@ -401,13 +390,14 @@ mod tests {
         let tmp = tempfile::tempdir().unwrap();
         let folder = tmp.path().join("work/b");
         std::fs::create_dir_all(&folder).unwrap();
-        match resolve("~/work/b", &[], Some(tmp.path())) {
-            Ok(Target::Folder(path)) => {
-                assert_eq!(path, std::fs::canonicalize(&folder).unwrap())
-            }
+        match as_folder("~/work/b", Some(tmp.path())) {
+            Some(Ok(path)) => assert_eq!(path, std::fs::canonicalize(&folder).unwrap()),
             other => panic!("{other:?}"),
         }
-        let err = resolve("~/work/b", &[], None).unwrap_err().to_string();
+        let err = as_folder("~/work/b", None)
+            .unwrap()
+            .unwrap_err()
+            .to_string();
         assert_eq!(err, "~/work/b: no such folder");
         assert_eq!(
             other("demo", "x").folder_display(Some(Path::new("/elsewhere"))),

@@ -22,8 +22,7 @@ use std::path::Path;
 
 pub use error::BundleError;
 pub use installed::{
-    as_folder, core_bundles, installed, resolve, resolve_installed, InstalledBundle, Location,
-    Target,
+    as_folder, core_bundles, installed, resolve_installed, InstalledBundle, Location, Target,
 };
 pub use model::{Artifact, Bundle, Eval, Task};
 
