@@ -148,7 +148,7 @@ pub fn launch(
         .collect();
     let start = Start::new(
         executable,
-        &spec.argv[1.min(spec.argv.len())..],
+        spec.argv.get(1..).unwrap_or_default(),
         child_environment(spec, config),
         &fds,
         own_group,
