@@ -176,6 +176,7 @@ pub fn run_planned(
         provider: &provider,
         keep: options.keep,
         observer: options.observer.as_ref(),
+        instances_indexed: &std::sync::OnceLock::new(),
     };
     let results = run_all(plan, version_of, &shared);
     options.observer.event(&RunEvent::RunFinished {

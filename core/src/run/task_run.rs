@@ -2,7 +2,7 @@
 //! steps run at once), the instance recorded in `task_instances`, its sandboxes torn down at the end.
 
 use std::sync::mpsc;
-use std::sync::Mutex;
+use std::sync::{Mutex, OnceLock};
 use std::time::{Duration, Instant};
 
 use serde_json::{json, Map, Value};
@@ -38,6 +38,9 @@ pub struct RunShared<'a> {
     pub keep: bool,
     /// Who watches the run's events.
     pub observer: &'a dyn RunObserver,
+    /// The instances' unique index, ensured by the run's first task for all of them (a plugin store
+    /// would otherwise answer the same request over its pipe once per task); its error as text.
+    pub instances_indexed: &'a OnceLock<Result<(), String>>,
 }
 
 /// What one task run did.
@@ -102,7 +105,13 @@ pub fn run_task(planned: &PlannedTask<'_>, version: i64, shared: &RunShared<'_>)
     }
     let recorder = Recorder::new(shared.stores, &instance_id);
     let record_error = recorder
-        .start(&task.id, version, planned.steps.len(), &context)
+        .start(
+            &task.id,
+            version,
+            planned.steps.len(),
+            &context,
+            shared.instances_indexed,
+        )
         .err();
     shared.observer.event(&RunEvent::TaskStarted {
         instance_id: instance_id.clone(),
@@ -493,9 +502,16 @@ impl<'a> Recorder<'a> {
         version: i64,
         total: usize,
         context: &TaskStepContext,
+        indexed: &OnceLock<Result<(), String>>,
     ) -> Result<(), crate::stores::StoreError> {
         let docs = self.stores.documents.as_ref();
-        docs.ensure_index(INSTANCES, &["instance_id"], true)?;
+        indexed
+            .get_or_init(|| {
+                docs.ensure_index(INSTANCES, &["instance_id"], true)
+                    .map_err(|e| e.to_string())
+            })
+            .clone()
+            .map_err(crate::stores::StoreError::Internal)?;
         let doc = json!({
             "instance_id": self.instance_id,
             "task_id": task_id,
@@ -568,5 +584,92 @@ impl<'a> Recorder<'a> {
             .set("completed_at_utc", json!(clock::minute_now()))
             .set("objects", json!(objects));
         self.write(update, context)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::stores::local::sqlite_docs::LocalSqliteDocumentStore;
+    use crate::stores::LocalFilesystemObjectStore;
+    use agent_env_store::document::query::{Document, Sort, UpdateSpec};
+    use agent_env_store::document::DocumentStore;
+    use agent_env_store::error::StoreResult;
+    use std::sync::atomic::{AtomicUsize, Ordering};
+    use std::sync::Arc;
+
+    /// The local document store, counting the indexes it is asked to ensure.
+    struct CountingIndexes {
+        inner: LocalSqliteDocumentStore,
+        ensured: AtomicUsize,
+    }
+
+    impl DocumentStore for CountingIndexes {
+        fn find_one(&self, c: &str, f: &Filter, s: Option<&Sort>) -> StoreResult<Option<Document>> {
+            self.inner.find_one(c, f, s)
+        }
+        fn query(
+            &self,
+            c: &str,
+            f: &Filter,
+            s: Option<&Sort>,
+            limit: Option<usize>,
+            offset: usize,
+        ) -> StoreResult<Vec<Document>> {
+            self.inner.query(c, f, s, limit, offset)
+        }
+        fn count(&self, c: &str, f: &Filter) -> StoreResult<u64> {
+            self.inner.count(c, f)
+        }
+        fn insert(&self, c: &str, doc: &Document) -> StoreResult<()> {
+            self.inner.insert(c, doc)
+        }
+        fn update(&self, c: &str, f: &Filter, u: &UpdateSpec, upsert: bool) -> StoreResult<u64> {
+            self.inner.update(c, f, u, upsert)
+        }
+        fn update_one_and_get(
+            &self,
+            c: &str,
+            f: &Filter,
+            u: &UpdateSpec,
+            after: bool,
+            upsert: bool,
+        ) -> StoreResult<Option<Document>> {
+            self.inner.update_one_and_get(c, f, u, after, upsert)
+        }
+        fn replace(&self, c: &str, f: &Filter, d: &Document, upsert: bool) -> StoreResult<u64> {
+            self.inner.replace(c, f, d, upsert)
+        }
+        fn delete(&self, c: &str, f: &Filter) -> StoreResult<u64> {
+            self.inner.delete(c, f)
+        }
+        fn ensure_index(&self, c: &str, fields: &[&str], unique: bool) -> StoreResult<()> {
+            self.ensured.fetch_add(1, Ordering::SeqCst);
+            self.inner.ensure_index(c, fields, unique)
+        }
+    }
+
+    /// The tasks of a run share one request for the instances' index: a plugin store would answer
+    /// it over its pipe for every task otherwise.
+    #[test]
+    fn the_instances_index_is_ensured_once_for_every_task_of_a_run() {
+        let dir = tempfile::tempdir().unwrap();
+        let docs = Arc::new(CountingIndexes {
+            inner: LocalSqliteDocumentStore::new(dir.path().join("d.db")),
+            ensured: AtomicUsize::new(0),
+        });
+        let stores = LocalStores {
+            documents: docs.clone(),
+            objects: Arc::new(LocalFilesystemObjectStore::new(dir.path().join("objects"))),
+        };
+        let indexed = OnceLock::new();
+        for i in 0..3 {
+            let recorder = Recorder::new(&stores, &format!("t-{i}"));
+            recorder
+                .start("t", 1, 1, &TaskStepContext::default(), &indexed)
+                .unwrap();
+        }
+        assert_eq!(docs.ensured.load(Ordering::SeqCst), 1);
+        assert_eq!(docs.count(INSTANCES, &Filter::default()).unwrap(), 3);
     }
 }
