@@ -13,20 +13,24 @@ fn install_works(s: &Sandboxed) {
 /// Installs the working fixture plugin with `echo_step` declared as given (its manifest entry).
 fn install_works_with(s: &Sandboxed, echo_step_entry: &str) {
     let exe = fixture("fixture-works");
+    install_works_run_by(s, &format!("\"{}\"", exe.display()), echo_step_entry);
+}
+
+/// The same, started by `exec` (the items of the manifest's `exec` array, as TOML).
+fn install_works_run_by(s: &Sandboxed, exec: &str, echo_step_entry: &str) {
     s.install_manifest(
         "works",
         &format!(
             r#"[plugin]
 name = "agentenv-fixture-works"
 version = "0.3.0"
-exec = ["{}"]
+exec = [{exec}]
 protocol = [1, 1]
 
 [provides.task_steps]
 {echo_step_entry}
 store_roundtrip = "StoreRoundTrip"
-"#,
-            exe.display()
+"#
         ),
     );
 }
@@ -72,21 +76,15 @@ fn plugin_steps_run_in_the_plugin_and_reach_the_hosts_stores() {
 fn every_task_of_a_run_calls_the_one_plugin_process() {
     let s = Sandboxed::new();
     let starts = s.dir.path().join("starts.txt");
-    s.install_manifest(
-        "works",
+    // A shell that counts the starts, then becomes the fixture.
+    install_works_run_by(
+        &s,
         &format!(
-            r#"[plugin]
-name = "agentenv-fixture-works"
-version = "0.3.0"
-exec = ["/bin/sh", "-c", "echo $$ >> '{}'; exec '{}'"]
-protocol = [1, 1]
-
-[provides.task_steps]
-echo_step = "EchoStep"
-"#,
+            r#""/bin/sh", "-c", "echo $$ >> '{}'; exec '{}'""#,
             starts.display(),
             fixture("fixture-works").display()
         ),
+        "echo_step = \"EchoStep\"",
     );
     for i in 0..6 {
         s.write(
