@@ -15,6 +15,7 @@ pub mod materialize;
 pub mod outcome;
 pub mod plan;
 pub mod plugin_steps;
+pub mod recorder;
 pub mod run_log;
 pub mod stored_task;
 pub mod task_run;
@@ -35,6 +36,7 @@ use events::{PlannedTaskInfo, RunEvent, RunObserver};
 use executor::StepExecutor;
 use local_stores::LocalStores;
 use outcome::{seconds, Outcome};
+use recorder::Flusher;
 use task_run::{run_task, RunShared, TaskRunResult};
 
 /// At most this many tasks run at once.
@@ -177,6 +179,7 @@ pub fn run_planned(
         keep: options.keep,
         observer: options.observer.as_ref(),
         instances_indexed: &std::sync::OnceLock::new(),
+        flusher: &Flusher::new(),
     };
     let results = run_all(plan, version_of, &shared);
     options.observer.event(&RunEvent::RunFinished {
@@ -254,7 +257,8 @@ fn plural<'s>(n: usize, one: &'s str, many: &'s str) -> &'s str {
     }
 }
 
-/// Runs every planned task, at most [`MAX_CONCURRENT_TASKS`] at once; results in plan order.
+/// Runs every planned task, at most [`MAX_CONCURRENT_TASKS`] at once, with the run's flusher writing
+/// their instances behind them; results in plan order.
 fn run_all(
     plan: &Plan<'_>,
     version_of: &(dyn Fn(&str) -> i64 + Sync),
@@ -264,7 +268,6 @@ fn run_all(
     let slots: Vec<Mutex<Option<TaskRunResult>>> =
         plan.tasks.iter().map(|_| Mutex::new(None)).collect();
     let workers = plan.tasks.len().clamp(1, MAX_CONCURRENT_TASKS);
-    let slots = Arc::new(slots);
     let work = || loop {
         let i = next.fetch_add(1, Ordering::SeqCst);
         let Some(planned) = plan.tasks.get(i) else {
@@ -275,16 +278,22 @@ fn run_all(
             *slot = Some(result);
         }
     };
-    if workers == 1 {
-        // One task (`run hello`) runs on this thread.
-        work();
-    } else {
-        std::thread::scope(|scope| {
-            for _ in 0..workers {
-                scope.spawn(work);
+    std::thread::scope(|scope| {
+        scope.spawn(|| shared.flusher.run());
+        // Stops the flusher once the tasks are done, or when one panics, so that the scope ends.
+        let _stop = shared.flusher.stopper();
+        if workers == 1 {
+            // One task (`run hello`) runs on this thread.
+            work();
+        } else {
+            let running: Vec<_> = (0..workers).map(|_| scope.spawn(work)).collect();
+            for worker in running {
+                if let Err(panic) = worker.join() {
+                    std::panic::resume_unwind(panic);
+                }
             }
-        });
-    }
+        }
+    });
     slots
         .iter()
         .filter_map(|s| s.lock().ok().and_then(|mut s| s.take()))

@@ -17,11 +17,10 @@ use crate::run::executor::StepExecutor;
 use crate::run::local_stores::LocalStores;
 use crate::run::outcome::{scores, seconds, Outcome};
 use crate::run::plan::{substitute_seed, PlannedStep, PlannedTask, StepKind};
+use crate::run::recorder::{Flusher, NewInstance, RecordError, Recorder};
 use crate::sandbox::{Deployed, SandboxProvider};
-use crate::stores::Filter;
 
-/// The collection of run instances.
-pub const INSTANCES: &str = "task_instances";
+pub use crate::run::recorder::INSTANCES;
 
 /// What one task run needs from the whole run.
 pub struct RunShared<'a> {
@@ -41,6 +40,8 @@ pub struct RunShared<'a> {
     /// The instances' unique index, ensured by the run's first task for all of them (a plugin store
     /// would otherwise answer the same request over its pipe once per task); its error as text.
     pub instances_indexed: &'a OnceLock<Result<(), String>>,
+    /// Writes the running tasks' instance documents behind them.
+    pub flusher: &'a Flusher,
 }
 
 /// What one task run did.
@@ -103,16 +104,18 @@ pub fn run_task(planned: &PlannedTask<'_>, version: i64, shared: &RunShared<'_>)
             Value::Object(shared.user_overrides.clone()),
         );
     }
-    let recorder = Recorder::new(shared.stores, &instance_id);
-    let record_error = recorder
-        .start(
-            &task.id,
+    let recorder = Recorder::start(
+        shared.stores.documents.clone(),
+        shared.flusher,
+        NewInstance {
+            instance_id: &instance_id,
+            task_id: &task.id,
             version,
-            planned.steps.len(),
-            &context,
-            shared.instances_indexed,
-        )
-        .err();
+            total_steps: planned.steps.len(),
+            context: &context,
+        },
+        shared.instances_indexed,
+    );
     shared.observer.event(&RunEvent::TaskStarted {
         instance_id: instance_id.clone(),
         task_id: task.id.clone(),
@@ -136,8 +139,6 @@ pub fn run_task(planned: &PlannedTask<'_>, version: i64, shared: &RunShared<'_>)
     let final_context = context.lock().map(|c| c.clone()).unwrap_or_default();
     result.outcome = if cancelled {
         Outcome::Cancelled
-    } else if let Some(e) = record_error {
-        Outcome::Failed("StoreError".into(), e.to_string())
     } else if !failures.is_empty() {
         Outcome::FailedAtSteps(failures)
     } else {
@@ -157,10 +158,18 @@ pub fn run_task(planned: &PlannedTask<'_>, version: i64, shared: &RunShared<'_>)
     }
     result.duration = started.elapsed();
     let objects = shared.executor.objects_written(&instance_id);
-    if let Err(e) = recorder.finish(&result.outcome, &final_context, &objects) {
-        if !result.outcome.is_failure() && !result.outcome.is_cancelled() {
-            result.outcome = Outcome::Failed("StoreError".into(), e.to_string());
+    match recorder.finish(&result.outcome, &final_context, &objects) {
+        Ok(()) => {}
+        // Nothing of the task run is stored: that fails it, whatever its steps did.
+        Err(RecordError::NotRecorded(e)) if !cancelled => {
+            result.outcome = Outcome::Failed("StoreError".into(), e);
         }
+        Err(RecordError::NotUpdated(e))
+            if !result.outcome.is_failure() && !result.outcome.is_cancelled() =>
+        {
+            result.outcome = Outcome::Failed("StoreError".into(), e);
+        }
+        Err(_) => {}
     }
     shared.out.line(&format!(
         "[{}] {} in {}",
@@ -415,7 +424,7 @@ fn run_steps(
             }
             let success = matches!(states[i], StepState::Succeeded | StepState::Failed(false));
             let snapshot = env.with_context(|c| c.clone()).unwrap_or_default();
-            let _ = recorder.step_done(step.id(), success, took, &snapshot);
+            recorder.step_done(step.id(), success, took, &snapshot);
         }
     });
     states
@@ -463,213 +472,5 @@ fn run_step(
             )?;
             env.with_context(|c| c.merge_metadata(metadata))
         }
-    }
-}
-
-/// Writes the instance document as the run goes.
-struct Recorder<'a> {
-    stores: &'a LocalStores,
-    instance_id: String,
-    completed: Mutex<Vec<Value>>,
-}
-
-impl<'a> Recorder<'a> {
-    fn new(stores: &'a LocalStores, instance_id: &str) -> Self {
-        Recorder {
-            stores,
-            instance_id: instance_id.to_string(),
-            completed: Mutex::new(Vec::new()),
-        }
-    }
-
-    /// Applies `update` to this instance's document, with the context (secrets stripped) and a new `rev`.
-    fn write(
-        &self,
-        update: crate::stores::UpdateSpec,
-        context: &TaskStepContext,
-    ) -> Result<(), crate::stores::StoreError> {
-        let update = update.set("context", context.to_safe_dict()).inc("rev", 1);
-        let filter = Filter::eq("instance_id", self.instance_id.as_str());
-        self.stores
-            .documents
-            .update(INSTANCES, &filter, &update, false)
-            .map(|_| ())
-    }
-
-    fn start(
-        &self,
-        task_id: &str,
-        version: i64,
-        total: usize,
-        context: &TaskStepContext,
-        indexed: &OnceLock<Result<(), String>>,
-    ) -> Result<(), crate::stores::StoreError> {
-        let docs = self.stores.documents.as_ref();
-        indexed
-            .get_or_init(|| {
-                docs.ensure_index(INSTANCES, &["instance_id"], true)
-                    .map_err(|e| e.to_string())
-            })
-            .clone()
-            .map_err(crate::stores::StoreError::Internal)?;
-        let doc = json!({
-            "instance_id": self.instance_id,
-            "task_id": task_id,
-            "task_version": version,
-            "total_steps": total,
-            "created_at_utc": clock::minute_now(),
-            // To the microsecond, so runs of the same minute keep their order in a list.
-            "started_at_utc": clock::iso_now(),
-            "rev": 0,
-            "run_generation": 0,
-            "rerecorded_steps": [],
-            "status": "running",
-            "error": null,
-            "completed_at_utc": null,
-            "current_step": 0,
-            "completed_steps": [],
-            "context": context.to_safe_dict(),
-            "attempt_epoch": 0,
-            "step_attempt_failures": {},
-        });
-        match doc {
-            Value::Object(d) => docs.insert(INSTANCES, &d),
-            _ => Ok(()),
-        }
-    }
-
-    fn step_done(
-        &self,
-        step_id: &str,
-        success: bool,
-        took: std::time::Duration,
-        context: &TaskStepContext,
-    ) -> Result<(), crate::stores::StoreError> {
-        let completed = {
-            let mut list = self.completed.lock().map_err(|_| {
-                crate::stores::StoreError::Internal("recorder lock poisoned".into())
-            })?;
-            list.push(json!({
-                "step_id": step_id,
-                "status": if success { "success" } else { "failure" },
-                "duration_seconds": took.as_secs_f64(),
-            }));
-            list.clone()
-        };
-        let update = crate::stores::UpdateSpec::new()
-            .set("completed_steps", Value::Array(completed.clone()))
-            .set("current_step", json!(completed.len()));
-        self.write(update, context)
-    }
-
-    fn finish(
-        &self,
-        outcome: &Outcome,
-        context: &TaskStepContext,
-        objects: &[String],
-    ) -> Result<(), crate::stores::StoreError> {
-        let status = match outcome {
-            Outcome::Cancelled | Outcome::DidntStart => "cancelled",
-            Outcome::FailedAtSteps(_) | Outcome::Failed(..) => "failed",
-            _ => "completed",
-        };
-        let error = if outcome.is_failure() {
-            json!(outcome.text())
-        } else {
-            Value::Null
-        };
-        let update = crate::stores::UpdateSpec::new()
-            .set("status", json!(status))
-            .set("error", error)
-            .set("completed_at_utc", json!(clock::minute_now()))
-            .set("objects", json!(objects));
-        self.write(update, context)
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-    use crate::stores::local::sqlite_docs::LocalSqliteDocumentStore;
-    use crate::stores::LocalFilesystemObjectStore;
-    use agent_env_store::document::query::{Document, Sort, UpdateSpec};
-    use agent_env_store::document::DocumentStore;
-    use agent_env_store::error::StoreResult;
-    use std::sync::atomic::{AtomicUsize, Ordering};
-    use std::sync::Arc;
-
-    /// The local document store, counting the indexes it is asked to ensure.
-    struct CountingIndexes {
-        inner: LocalSqliteDocumentStore,
-        ensured: AtomicUsize,
-    }
-
-    impl DocumentStore for CountingIndexes {
-        fn find_one(&self, c: &str, f: &Filter, s: Option<&Sort>) -> StoreResult<Option<Document>> {
-            self.inner.find_one(c, f, s)
-        }
-        fn query(
-            &self,
-            c: &str,
-            f: &Filter,
-            s: Option<&Sort>,
-            limit: Option<usize>,
-            offset: usize,
-        ) -> StoreResult<Vec<Document>> {
-            self.inner.query(c, f, s, limit, offset)
-        }
-        fn count(&self, c: &str, f: &Filter) -> StoreResult<u64> {
-            self.inner.count(c, f)
-        }
-        fn insert(&self, c: &str, doc: &Document) -> StoreResult<()> {
-            self.inner.insert(c, doc)
-        }
-        fn update(&self, c: &str, f: &Filter, u: &UpdateSpec, upsert: bool) -> StoreResult<u64> {
-            self.inner.update(c, f, u, upsert)
-        }
-        fn update_one_and_get(
-            &self,
-            c: &str,
-            f: &Filter,
-            u: &UpdateSpec,
-            after: bool,
-            upsert: bool,
-        ) -> StoreResult<Option<Document>> {
-            self.inner.update_one_and_get(c, f, u, after, upsert)
-        }
-        fn replace(&self, c: &str, f: &Filter, d: &Document, upsert: bool) -> StoreResult<u64> {
-            self.inner.replace(c, f, d, upsert)
-        }
-        fn delete(&self, c: &str, f: &Filter) -> StoreResult<u64> {
-            self.inner.delete(c, f)
-        }
-        fn ensure_index(&self, c: &str, fields: &[&str], unique: bool) -> StoreResult<()> {
-            self.ensured.fetch_add(1, Ordering::SeqCst);
-            self.inner.ensure_index(c, fields, unique)
-        }
-    }
-
-    /// The tasks of a run share one request for the instances' index: a plugin store would answer
-    /// it over its pipe for every task otherwise.
-    #[test]
-    fn the_instances_index_is_ensured_once_for_every_task_of_a_run() {
-        let dir = tempfile::tempdir().unwrap();
-        let docs = Arc::new(CountingIndexes {
-            inner: LocalSqliteDocumentStore::new(dir.path().join("d.db")),
-            ensured: AtomicUsize::new(0),
-        });
-        let stores = LocalStores {
-            documents: docs.clone(),
-            objects: Arc::new(LocalFilesystemObjectStore::new(dir.path().join("objects"))),
-        };
-        let indexed = OnceLock::new();
-        for i in 0..3 {
-            let recorder = Recorder::new(&stores, &format!("t-{i}"));
-            recorder
-                .start("t", 1, 1, &TaskStepContext::default(), &indexed)
-                .unwrap();
-        }
-        assert_eq!(docs.ensured.load(Ordering::SeqCst), 1);
-        assert_eq!(docs.count(INSTANCES, &Filter::default()).unwrap(), 3);
     }
 }

@@ -1,0 +1,532 @@
+//! A task instance's document in `task_instances`, written behind the run.
+//!
+//! The [`Recorder`] of one task run keeps the document in memory and changes it there as the task
+//! starts, finishes each step and ends. It is written to the document store when the task ends, and
+//! while the task runs the run's [`Flusher`] writes whatever changed at most [`FLUSH_INTERVAL`] after
+//! the change. A task shorter than that is usually written once, with its final state, rather than
+//! once per step: each write is a commit of the store (and a round trip to a plugin or hosted store),
+//! and a run of many short tasks spent a fifth of its time on them. Someone watching a long task sees
+//! its steps complete at most [`FLUSH_INTERVAL`] late.
+//!
+//! The document is the one written change by change before: every change increments `rev`, and the
+//! final document is the same however the writes fell. Only this run writes an instance, so the
+//! document in memory is the whole truth and each write after the first replaces the stored one.
+
+use std::sync::{Arc, Condvar, Mutex, MutexGuard, OnceLock};
+use std::time::Duration;
+
+use serde_json::{json, Value};
+
+use crate::clock;
+use crate::run::context::TaskStepContext;
+use crate::run::outcome::Outcome;
+use crate::stores::{Document, DocumentStore, Filter, StoreError};
+
+/// The collection of run instances.
+pub const INSTANCES: &str = "task_instances";
+
+/// At most this long passes between a change to a running task's instance and its write.
+pub const FLUSH_INTERVAL: Duration = Duration::from_millis(100);
+
+/// Why a task's instance is not in the store as the task left it.
+#[derive(Debug, thiserror::Error)]
+pub enum RecordError {
+    /// The first write was refused: the store holds nothing of this run of the task.
+    #[error("{0}")]
+    NotRecorded(String),
+    /// The document is stored, but the last write was refused: it shows an earlier state.
+    #[error("{0}")]
+    NotUpdated(String),
+}
+
+/// Writes one task run's instance document (see the module's docs).
+pub struct Recorder<'f> {
+    record: Arc<Record>,
+    flusher: &'f Flusher,
+}
+
+impl<'f> Recorder<'f> {
+    /// Starts the instance document of `instance_id` (status `running`); it is first written within
+    /// [`FLUSH_INTERVAL`] or when the task ends. The instances' unique index is ensured by the first
+    /// task of the run and shared by the others through `indexed`; its error fails the task as a
+    /// refused write does.
+    pub fn start(
+        docs: Arc<dyn DocumentStore>,
+        flusher: &'f Flusher,
+        new: NewInstance<'_>,
+        indexed: &OnceLock<Result<(), String>>,
+    ) -> Recorder<'f> {
+        let index_error = indexed
+            .get_or_init(|| {
+                docs.ensure_index(INSTANCES, &["instance_id"], true)
+                    .map_err(|e| e.to_string())
+            })
+            .clone()
+            .err();
+        let doc = json!({
+            "instance_id": new.instance_id,
+            "task_id": new.task_id,
+            "task_version": new.version,
+            "total_steps": new.total_steps,
+            "created_at_utc": clock::minute_now(),
+            // To the microsecond, so runs of the same minute keep their order in a list.
+            "started_at_utc": clock::iso_now(),
+            "rev": 0,
+            "run_generation": 0,
+            "rerecorded_steps": [],
+            "status": "running",
+            "error": null,
+            "completed_at_utc": null,
+            "current_step": 0,
+            "completed_steps": [],
+            "context": new.context.to_safe_dict(),
+            "attempt_epoch": 0,
+            "step_attempt_failures": {},
+        });
+        let doc = match doc {
+            Value::Object(doc) => doc,
+            _ => Document::new(),
+        };
+        let record = Arc::new(Record {
+            docs,
+            filter: Filter::eq("instance_id", new.instance_id),
+            state: Mutex::new(RecordState {
+                doc,
+                dirty: true,
+                stored: false,
+                not_recorded: index_error,
+            }),
+        });
+        flusher.watch(&record);
+        Recorder { record, flusher }
+    }
+
+    /// A step ended: it joins `completed_steps` and `current_step` counts it.
+    pub fn step_done(
+        &self,
+        step_id: &str,
+        success: bool,
+        took: Duration,
+        context: &TaskStepContext,
+    ) {
+        let mut state = self.record.lock();
+        let doc = &mut state.doc;
+        let done = json!({
+            "step_id": step_id,
+            "status": if success { "success" } else { "failure" },
+            "duration_seconds": took.as_secs_f64(),
+        });
+        let count = match doc.get_mut("completed_steps") {
+            Some(Value::Array(steps)) => {
+                steps.push(done);
+                steps.len()
+            }
+            _ => {
+                doc.insert("completed_steps".into(), json!([done]));
+                1
+            }
+        };
+        doc.insert("current_step".into(), json!(count));
+        changed(&mut state, context);
+    }
+
+    /// The task ended: its status, error, end time and the objects its plugin steps wrote are set and
+    /// the document is written now, with the run waiting for the store's answer.
+    pub fn finish(
+        self,
+        outcome: &Outcome,
+        context: &TaskStepContext,
+        objects: &[String],
+    ) -> Result<(), RecordError> {
+        self.flusher.forget(&self.record);
+        let mut state = self.record.lock();
+        let status = match outcome {
+            Outcome::Cancelled | Outcome::DidntStart => "cancelled",
+            Outcome::FailedAtSteps(_) | Outcome::Failed(..) => "failed",
+            _ => "completed",
+        };
+        let error = if outcome.is_failure() {
+            json!(outcome.text())
+        } else {
+            Value::Null
+        };
+        let doc = &mut state.doc;
+        doc.insert("status".into(), json!(status));
+        doc.insert("error".into(), error);
+        doc.insert("completed_at_utc".into(), json!(clock::minute_now()));
+        doc.insert("objects".into(), json!(objects));
+        changed(&mut state, context);
+        self.record.write(&mut state)
+    }
+}
+
+/// What a new instance document starts from.
+pub struct NewInstance<'a> {
+    pub instance_id: &'a str,
+    pub task_id: &'a str,
+    pub version: i64,
+    pub total_steps: usize,
+    pub context: &'a TaskStepContext,
+}
+
+/// Every change carries the context as it is then (secrets stripped) and a new `rev`.
+fn changed(state: &mut RecordState, context: &TaskStepContext) {
+    let rev = state.doc.get("rev").and_then(Value::as_i64).unwrap_or(0) + 1;
+    state.doc.insert("context".into(), context.to_safe_dict());
+    state.doc.insert("rev".into(), json!(rev));
+    state.dirty = true;
+}
+
+/// One instance document, shared by its task and the run's flusher.
+struct Record {
+    docs: Arc<dyn DocumentStore>,
+    filter: Filter,
+    state: Mutex<RecordState>,
+}
+
+struct RecordState {
+    doc: Document,
+    /// Changed since the last write.
+    dirty: bool,
+    /// Inserted: later writes replace it.
+    stored: bool,
+    /// Why the document could not be inserted; nothing more is written.
+    not_recorded: Option<String>,
+}
+
+impl Record {
+    /// The state, even if a thread panicked holding it (each change leaves a whole document).
+    fn lock(&self) -> MutexGuard<'_, RecordState> {
+        self.state
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+    }
+
+    /// Writes the document if it changed since the last write. The state stays locked meanwhile, so
+    /// the task's own changes and writes wait for this one and the writes keep their order.
+    fn write(&self, state: &mut RecordState) -> Result<(), RecordError> {
+        if let Some(reason) = &state.not_recorded {
+            return Err(RecordError::NotRecorded(reason.clone()));
+        }
+        if !state.dirty {
+            return Ok(());
+        }
+        if state.stored {
+            self.docs
+                .replace(INSTANCES, &self.filter, &state.doc, false)
+                .map_err(|e| RecordError::NotUpdated(e.to_string()))?;
+        } else {
+            self.docs
+                .insert(INSTANCES, &state.doc)
+                .map_err(|e: StoreError| {
+                    state.not_recorded = Some(e.to_string());
+                    RecordError::NotRecorded(e.to_string())
+                })?;
+            state.stored = true;
+        }
+        state.dirty = false;
+        Ok(())
+    }
+}
+
+/// Writes the changes of a run's running tasks every [`FLUSH_INTERVAL`], on a thread of its own
+/// ([`Flusher::run`]) until [`Flusher::stop`].
+#[derive(Default)]
+pub struct Flusher {
+    state: Mutex<FlusherState>,
+    wake: Condvar,
+}
+
+/// Stops its flusher when dropped.
+pub struct StopFlusher<'f>(&'f Flusher);
+
+impl Drop for StopFlusher<'_> {
+    fn drop(&mut self) {
+        self.0.stop();
+    }
+}
+
+#[derive(Default)]
+struct FlusherState {
+    records: Vec<Arc<Record>>,
+    stopped: bool,
+}
+
+impl Flusher {
+    pub fn new() -> Flusher {
+        Flusher::default()
+    }
+
+    /// Writes the watched documents that changed, every [`FLUSH_INTERVAL`], until stopped. A refused
+    /// write is left for the next one: the task's end writes again and reports what the store says.
+    pub fn run(&self) {
+        let mut state = self.lock();
+        loop {
+            if state.stopped {
+                return;
+            }
+            state = self
+                .wake
+                .wait_timeout(state, FLUSH_INTERVAL)
+                .map(|(state, _)| state)
+                .unwrap_or_else(|poisoned| poisoned.into_inner().0);
+            if state.stopped {
+                return;
+            }
+            let due = state.records.clone();
+            drop(state);
+            for record in due {
+                let mut record_state = record.lock();
+                let _ = record.write(&mut record_state);
+            }
+            state = self.lock();
+        }
+    }
+
+    /// Ends [`Flusher::run`] when dropped (the tasks' own ends have written everything by then).
+    pub fn stopper(&self) -> StopFlusher<'_> {
+        StopFlusher(self)
+    }
+
+    fn stop(&self) {
+        self.lock().stopped = true;
+        self.wake.notify_all();
+    }
+
+    fn watch(&self, record: &Arc<Record>) {
+        self.lock().records.push(record.clone());
+    }
+
+    fn forget(&self, record: &Arc<Record>) {
+        self.lock().records.retain(|r| !Arc::ptr_eq(r, record));
+    }
+
+    fn lock(&self) -> MutexGuard<'_, FlusherState> {
+        self.state
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::stores::local::sqlite_docs::LocalSqliteDocumentStore;
+    use agent_env_store::document::query::{Sort, UpdateSpec};
+    use agent_env_store::error::StoreResult;
+    use std::sync::atomic::{AtomicUsize, Ordering};
+    use std::time::Instant;
+
+    /// The local document store, counting what it is asked to do; refusing inserts when told to.
+    struct Counting {
+        inner: LocalSqliteDocumentStore,
+        ensured: AtomicUsize,
+        inserts: AtomicUsize,
+        replaces: AtomicUsize,
+        refuse_inserts: bool,
+    }
+
+    fn counting(dir: &tempfile::TempDir, refuse_inserts: bool) -> Arc<Counting> {
+        Arc::new(Counting {
+            inner: LocalSqliteDocumentStore::new(dir.path().join("d.db")),
+            ensured: AtomicUsize::new(0),
+            inserts: AtomicUsize::new(0),
+            replaces: AtomicUsize::new(0),
+            refuse_inserts,
+        })
+    }
+
+    impl DocumentStore for Counting {
+        fn find_one(&self, c: &str, f: &Filter, s: Option<&Sort>) -> StoreResult<Option<Document>> {
+            self.inner.find_one(c, f, s)
+        }
+        fn query(
+            &self,
+            c: &str,
+            f: &Filter,
+            s: Option<&Sort>,
+            limit: Option<usize>,
+            offset: usize,
+        ) -> StoreResult<Vec<Document>> {
+            self.inner.query(c, f, s, limit, offset)
+        }
+        fn count(&self, c: &str, f: &Filter) -> StoreResult<u64> {
+            self.inner.count(c, f)
+        }
+        fn insert(&self, c: &str, doc: &Document) -> StoreResult<()> {
+            self.inserts.fetch_add(1, Ordering::SeqCst);
+            if self.refuse_inserts {
+                return Err(StoreError::Internal("the disk is full".into()));
+            }
+            self.inner.insert(c, doc)
+        }
+        fn update(&self, c: &str, f: &Filter, u: &UpdateSpec, upsert: bool) -> StoreResult<u64> {
+            self.inner.update(c, f, u, upsert)
+        }
+        fn update_one_and_get(
+            &self,
+            c: &str,
+            f: &Filter,
+            u: &UpdateSpec,
+            after: bool,
+            upsert: bool,
+        ) -> StoreResult<Option<Document>> {
+            self.inner.update_one_and_get(c, f, u, after, upsert)
+        }
+        fn replace(&self, c: &str, f: &Filter, d: &Document, upsert: bool) -> StoreResult<u64> {
+            self.replaces.fetch_add(1, Ordering::SeqCst);
+            self.inner.replace(c, f, d, upsert)
+        }
+        fn delete(&self, c: &str, f: &Filter) -> StoreResult<u64> {
+            self.inner.delete(c, f)
+        }
+        fn ensure_index(&self, c: &str, fields: &[&str], unique: bool) -> StoreResult<()> {
+            self.ensured.fetch_add(1, Ordering::SeqCst);
+            self.inner.ensure_index(c, fields, unique)
+        }
+    }
+
+    fn new_instance<'a>(id: &'a str, context: &'a TaskStepContext) -> NewInstance<'a> {
+        NewInstance {
+            instance_id: id,
+            task_id: "t",
+            version: 1,
+            total_steps: 2,
+            context,
+        }
+    }
+
+    fn stored(docs: &Counting, id: &str) -> Option<Document> {
+        docs.find_one(INSTANCES, &Filter::eq("instance_id", id), None)
+            .unwrap()
+    }
+
+    /// The tasks of a run share one request for the instances' index: a plugin store would answer
+    /// it over its pipe for every task otherwise.
+    #[test]
+    fn the_instances_index_is_ensured_once_for_every_task_of_a_run() {
+        let dir = tempfile::tempdir().unwrap();
+        let docs = counting(&dir, false);
+        let flusher = Flusher::new();
+        let indexed = OnceLock::new();
+        let context = TaskStepContext::default();
+        for i in 0..3 {
+            let id = format!("t-{i}");
+            let recorder = Recorder::start(
+                docs.clone(),
+                &flusher,
+                new_instance(&id, &context),
+                &indexed,
+            );
+            recorder
+                .finish(&Outcome::Passed(Vec::new()), &context, &[])
+                .unwrap();
+        }
+        assert_eq!(docs.ensured.load(Ordering::SeqCst), 1);
+        assert_eq!(docs.count(INSTANCES, &Filter::default()).unwrap(), 3);
+    }
+
+    /// With no flush between them, a task's start, steps and end are one insert of the final
+    /// document, the same document the writes one by one made.
+    #[test]
+    fn a_short_task_is_written_once_with_its_final_document() {
+        let dir = tempfile::tempdir().unwrap();
+        let docs = counting(&dir, false);
+        let flusher = Flusher::new();
+        let context = TaskStepContext::default();
+        let recorder = Recorder::start(
+            docs.clone(),
+            &flusher,
+            new_instance("t-1", &context),
+            &OnceLock::new(),
+        );
+        recorder.step_done("box", true, Duration::from_millis(3), &context);
+        recorder.step_done("check", false, Duration::from_millis(5), &context);
+        assert!(stored(&docs, "t-1").is_none(), "written before the end");
+        recorder
+            .finish(&Outcome::Passed(Vec::new()), &context, &["o/1".into()])
+            .unwrap();
+        assert_eq!(docs.inserts.load(Ordering::SeqCst), 1);
+        assert_eq!(docs.replaces.load(Ordering::SeqCst), 0);
+        let doc = stored(&docs, "t-1").expect("the instance is stored");
+        assert_eq!(doc["status"], "completed");
+        assert_eq!(doc["rev"], 3);
+        assert_eq!(doc["current_step"], 2);
+        assert_eq!(doc["completed_steps"][0]["step_id"], "box");
+        assert_eq!(doc["completed_steps"][1]["status"], "failure");
+        assert_eq!(doc["objects"], json!(["o/1"]));
+        assert_eq!(doc["task_version"], 1);
+        assert!(doc["completed_at_utc"].is_string());
+    }
+
+    /// While a task runs, the flusher writes its changes: someone watching sees it running and its
+    /// steps complete before it ends; the end replaces that document.
+    #[test]
+    fn the_flusher_writes_a_running_tasks_changes_before_it_ends() {
+        let dir = tempfile::tempdir().unwrap();
+        let docs = counting(&dir, false);
+        let flusher = Flusher::new();
+        let context = TaskStepContext::default();
+        std::thread::scope(|scope| {
+            scope.spawn(|| flusher.run());
+            let _stop = flusher.stopper();
+            let recorder = Recorder::start(
+                docs.clone(),
+                &flusher,
+                new_instance("t-1", &context),
+                &OnceLock::new(),
+            );
+            recorder.step_done("box", true, Duration::from_millis(3), &context);
+            let waited = Instant::now();
+            let running = loop {
+                match stored(&docs, "t-1") {
+                    Some(doc) if doc["current_step"] == 1 => break doc,
+                    _ if waited.elapsed() > Duration::from_secs(30) => {
+                        panic!("the flusher never wrote the running task")
+                    }
+                    _ => std::thread::sleep(Duration::from_millis(5)),
+                }
+            };
+            assert_eq!(running["status"], "running");
+            recorder
+                .finish(&Outcome::Passed(Vec::new()), &context, &[])
+                .unwrap();
+        });
+        assert_eq!(docs.inserts.load(Ordering::SeqCst), 1);
+        assert!(docs.replaces.load(Ordering::SeqCst) >= 1);
+        let doc = stored(&docs, "t-1").unwrap();
+        assert_eq!(doc["status"], "completed");
+        assert_eq!(doc["rev"], 2);
+    }
+
+    /// A refused first write means nothing of the task run is stored: the end says so, and nothing
+    /// is tried again.
+    #[test]
+    fn a_refused_insert_is_reported_at_the_end() {
+        let dir = tempfile::tempdir().unwrap();
+        let docs = counting(&dir, true);
+        let flusher = Flusher::new();
+        let context = TaskStepContext::default();
+        let recorder = Recorder::start(
+            docs.clone(),
+            &flusher,
+            new_instance("t-1", &context),
+            &OnceLock::new(),
+        );
+        let mut state = recorder.record.lock();
+        assert!(matches!(
+            recorder.record.write(&mut state),
+            Err(RecordError::NotRecorded(_))
+        ));
+        drop(state);
+        recorder.step_done("box", true, Duration::from_millis(3), &context);
+        let end = recorder.finish(&Outcome::Passed(Vec::new()), &context, &[]);
+        match end {
+            Err(RecordError::NotRecorded(why)) => {
+                assert!(why.contains("the disk is full"), "{why}")
+            }
+            other => panic!("expected NotRecorded, got {other:?}"),
+        }
+        assert_eq!(docs.inserts.load(Ordering::SeqCst), 1);
+    }
+}
