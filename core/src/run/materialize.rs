@@ -344,6 +344,8 @@ struct Locks<'a> {
     out: &'a dyn Output,
     held: BTreeMap<String, File>,
     announced: bool,
+    /// The folder is known to exist.
+    dir_made: bool,
 }
 
 impl<'a> Locks<'a> {
@@ -353,6 +355,7 @@ impl<'a> Locks<'a> {
             out,
             held: BTreeMap::new(),
             announced: false,
+            dir_made: false,
         }
     }
 
@@ -361,10 +364,13 @@ impl<'a> Locks<'a> {
             return Ok(());
         }
         let dir = self.dir.to_path_buf();
-        std::fs::create_dir_all(&dir).map_err(|source| MaterializeError::Lock {
-            path: dir.clone(),
-            source,
-        })?;
+        if !self.dir_made {
+            std::fs::create_dir_all(&dir).map_err(|source| MaterializeError::Lock {
+                path: dir.clone(),
+                source,
+            })?;
+            self.dir_made = true;
+        }
         let path = dir.join(format!(
             "entity-{}.lock",
             sha256_hex_prefix(id.as_bytes(), 16)
