@@ -106,3 +106,55 @@ fn one_instance_shows_its_steps_timings_and_failure() {
         missing.stderr
     );
 }
+
+/// The instance of a task that is still running is in the store, `running`, with the steps it has
+/// finished: it is written behind the run while the task runs, not only when it ends.
+#[test]
+fn a_running_tasks_instance_shows_the_steps_it_finished() {
+    let s = Sandboxed::new();
+    let gate = s.home().join("gate");
+    s.write(
+        "slow/tasks/slow.json",
+        &format!(
+            r#"[{{"id": "box", "type": "deploy_sandbox", "sandbox_name": "box"}},
+                {{"id": "wait", "type": "verify_sandbox", "sandbox_name": "box", "verifier_id": "w",
+                  "criteria": [{{"type": "bash_cmd_succeeds",
+                                 "command": "while [ ! -e '{}' ]; do sleep 0.02; done"}}]}}]"#,
+            gate.display()
+        ),
+    );
+    let mut run = s
+        .command(&["run", "./slow"])
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .unwrap();
+    let waited = std::time::Instant::now();
+    let running = loop {
+        // The store is made by the run's first write.
+        let found = s
+            .local_db()
+            .exists()
+            .then(|| s.docs("task_instances"))
+            .unwrap_or_default()
+            .into_iter()
+            .find(|d| d["current_step"] == 1);
+        if let Some(doc) = found {
+            break doc;
+        }
+        if waited.elapsed() > std::time::Duration::from_secs(60) {
+            let _ = run.kill();
+            panic!("the running task's instance never showed its first step");
+        }
+        std::thread::sleep(std::time::Duration::from_millis(10));
+    };
+    assert_eq!(running["status"], "running", "{running}");
+    assert_eq!(running["completed_steps"][0]["step_id"], "box", "{running}");
+    std::fs::write(&gate, "").unwrap();
+    assert!(run.wait().unwrap().success());
+    let done = s.docs("task_instances");
+    assert_eq!(done.len(), 1, "{done:?}");
+    assert_eq!(done[0]["status"], "completed");
+    assert_eq!(done[0]["current_step"], 2);
+    assert_eq!(done[0]["instance_id"], running["instance_id"]);
+}
