@@ -396,6 +396,21 @@ mod tests {
         }
     }
 
+    /// A recorder of `id` on `docs`, the run's index not yet ensured.
+    fn started<'f>(
+        docs: &Arc<Counting>,
+        flusher: &'f Flusher,
+        id: &str,
+        context: &TaskStepContext,
+    ) -> Recorder<'f> {
+        Recorder::start(
+            docs.clone(),
+            flusher,
+            new_instance(id, context),
+            &OnceLock::new(),
+        )
+    }
+
     fn stored(docs: &Counting, id: &str) -> Option<Document> {
         docs.find_one(INSTANCES, &Filter::eq("instance_id", id), None)
             .unwrap()
@@ -434,12 +449,7 @@ mod tests {
         let docs = counting(&dir, false);
         let flusher = Flusher::new();
         let context = TaskStepContext::default();
-        let recorder = Recorder::start(
-            docs.clone(),
-            &flusher,
-            new_instance("t-1", &context),
-            &OnceLock::new(),
-        );
+        let recorder = started(&docs, &flusher, "t-1", &context);
         recorder.step_done("box", true, Duration::from_millis(3), &context);
         recorder.step_done("check", false, Duration::from_millis(5), &context);
         assert!(stored(&docs, "t-1").is_none(), "written before the end");
@@ -470,12 +480,7 @@ mod tests {
         std::thread::scope(|scope| {
             scope.spawn(|| flusher.run());
             let _stop = flusher.stopper();
-            let recorder = Recorder::start(
-                docs.clone(),
-                &flusher,
-                new_instance("t-1", &context),
-                &OnceLock::new(),
-            );
+            let recorder = started(&docs, &flusher, "t-1", &context);
             recorder.step_done("box", true, Duration::from_millis(3), &context);
             let waited = Instant::now();
             let running = loop {
@@ -507,12 +512,7 @@ mod tests {
         let docs = counting(&dir, true);
         let flusher = Flusher::new();
         let context = TaskStepContext::default();
-        let recorder = Recorder::start(
-            docs.clone(),
-            &flusher,
-            new_instance("t-1", &context),
-            &OnceLock::new(),
-        );
+        let recorder = started(&docs, &flusher, "t-1", &context);
         let mut state = recorder.record.lock();
         assert!(matches!(
             recorder.record.write(&mut state),

@@ -132,13 +132,12 @@ fn a_running_tasks_instance_shows_the_steps_it_finished() {
     let waited = std::time::Instant::now();
     let running = loop {
         // The store is made by the run's first write.
-        let found = s
-            .local_db()
-            .exists()
-            .then(|| s.docs("task_instances"))
-            .unwrap_or_default()
-            .into_iter()
-            .find(|d| d["current_step"] == 1);
+        let stored = if s.local_db().exists() {
+            s.docs("task_instances")
+        } else {
+            Vec::new()
+        };
+        let found = stored.into_iter().find(|d| d["current_step"] == 1);
         if let Some(doc) = found {
             break doc;
         }
