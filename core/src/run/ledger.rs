@@ -158,7 +158,7 @@ pub fn decide(
         if same_digest && row_bundle == bundle && latest == Some(recorded) {
             return Ok(Decision::Adopt { version: recorded });
         }
-        if latest != Some(recorded) || !has_version(docs, collection, id, recorded)? {
+        if latest != Some(recorded) {
             // The interrupted write never landed: the last finished state is unknown, so write anew.
             return Ok(Decision::Write {
                 version: next,
@@ -178,7 +178,8 @@ pub fn decide(
             reasons: vec![format!("last written by the bundle {row_bundle}")],
         });
     }
-    if !has_version(docs, collection, id, recorded)? {
+    // The store's latest being the recorded version says it is there; only otherwise is it asked.
+    if latest != Some(recorded) && !has_version(docs, collection, id, recorded)? {
         return Ok(Decision::Write {
             version: next,
             reasons: vec![format!("its v{recorded} is not in the store")],
@@ -313,6 +314,85 @@ mod tests {
         let many: Vec<String> = (0..7).map(|i| format!("f{i}")).collect();
         let refs: Vec<&str> = many.iter().map(String::as_str).collect();
         assert_eq!(name_list(&refs), "f0, f1, f2, f3, f4, and 2 more");
+    }
+
+    /// A local document store in a fresh folder, holding version `v` of `id` for each of `versions`.
+    fn store_with(
+        dir: &tempfile::TempDir,
+        id: &str,
+        versions: &[i64],
+    ) -> crate::stores::local::sqlite_docs::LocalSqliteDocumentStore {
+        let docs = crate::stores::local::sqlite_docs::LocalSqliteDocumentStore::new(
+            dir.path().join("d.db"),
+        );
+        for v in versions {
+            put_version(&docs, id, *v);
+        }
+        docs
+    }
+
+    fn put_version(docs: &dyn DocumentStore, id: &str, version: i64) {
+        let doc = json!({"id": id, "version": version});
+        docs.insert("artifacts", doc.as_object().unwrap()).unwrap();
+    }
+
+    fn reasons(decision: Decision) -> Vec<String> {
+        match decision {
+            Decision::Write { reasons, .. } => reasons,
+            other => panic!("expected a write, got {other:?}"),
+        }
+    }
+
+    #[test]
+    fn an_unchanged_entity_is_reused_and_a_new_one_written() {
+        let dir = tempfile::tempdir().unwrap();
+        let docs = store_with(&dir, "a", &[]);
+        let same = inputs(&[("f", "1")]);
+        let first = decide(&docs, "artifacts", "b", "a", &same).unwrap();
+        assert_eq!(reasons(first), ["new"]);
+        put_version(&docs, "a", 1);
+        mark(&docs, "b", "a", 1, &same, "done").unwrap();
+        let again = decide(&docs, "artifacts", "b", "a", &same).unwrap();
+        assert_eq!(again, Decision::Reuse { version: 1 });
+        let changed = decide(&docs, "artifacts", "b", "a", &inputs(&[("f", "2")])).unwrap();
+        assert_eq!(changed.version(), 2);
+        assert_eq!(reasons(changed), ["files changed: f"]);
+        let other_bundle = decide(&docs, "artifacts", "c", "a", &same).unwrap();
+        assert_eq!(reasons(other_bundle), ["last written by the bundle b"]);
+    }
+
+    /// The recorded version gone, or another writer's version after it: either way a new version.
+    #[test]
+    fn a_recorded_version_must_be_the_stores_latest() {
+        let dir = tempfile::tempdir().unwrap();
+        let same = inputs(&[("f", "1")]);
+        let docs = store_with(&dir, "a", &[1]);
+        mark(&docs, "b", "a", 2, &same, "done").unwrap();
+        let gone = decide(&docs, "artifacts", "b", "a", &same).unwrap();
+        assert_eq!(gone.version(), 2);
+        assert_eq!(reasons(gone), ["its v2 is not in the store"]);
+        mark(&docs, "b", "a", 1, &same, "done").unwrap();
+        put_version(&docs, "a", 2);
+        let newer = decide(&docs, "artifacts", "b", "a", &same).unwrap();
+        assert_eq!(newer.version(), 3);
+        assert_eq!(
+            reasons(newer),
+            ["the store's latest, v2, wasn't recorded by this bundle"]
+        );
+    }
+
+    #[test]
+    fn an_interrupted_write_is_adopted_only_when_it_landed() {
+        let dir = tempfile::tempdir().unwrap();
+        let same = inputs(&[("f", "1")]);
+        let docs = store_with(&dir, "a", &[1]);
+        mark(&docs, "b", "a", 1, &same, "pending").unwrap();
+        let landed = decide(&docs, "artifacts", "b", "a", &same).unwrap();
+        assert_eq!(landed, Decision::Adopt { version: 1 });
+        mark(&docs, "b", "a", 2, &same, "pending").unwrap();
+        let lost = decide(&docs, "artifacts", "b", "a", &same).unwrap();
+        assert_eq!(lost.version(), 2);
+        assert_eq!(reasons(lost), ["its inputs changed"]);
     }
 
     #[test]
