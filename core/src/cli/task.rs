@@ -13,8 +13,8 @@ use super::{Exit, Failure, Terminal};
 use std::sync::Arc;
 
 use crate::run::local_stores;
+use crate::run::recorder::INSTANCES;
 use crate::run::stored_task;
-use crate::run::task_run::INSTANCES;
 use crate::session::Session;
 use crate::stores::{Document, DocumentStore, Filter};
 

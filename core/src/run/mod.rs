@@ -178,7 +178,6 @@ pub fn run_planned(
         provider: &provider,
         keep: options.keep,
         observer: options.observer.as_ref(),
-        instances_indexed: &std::sync::OnceLock::new(),
         flusher: &Flusher::new(),
     };
     let results = run_all(plan, version_of, &shared);

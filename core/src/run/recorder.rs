@@ -48,15 +48,15 @@ pub struct Recorder<'f> {
 impl<'f> Recorder<'f> {
     /// Starts the instance document of `instance_id` (status `running`); it is first written within
     /// [`FLUSH_INTERVAL`] or when the task ends. The instances' unique index is ensured by the first
-    /// task of the run and shared by the others through `indexed`; its error fails the task as a
-    /// refused write does.
+    /// task of the run and its answer shared with the others through the run's `flusher`; its error
+    /// fails the task as a refused write does.
     pub fn start(
         docs: Arc<dyn DocumentStore>,
         flusher: &'f Flusher,
         new: NewInstance<'_>,
-        indexed: &OnceLock<Result<(), String>>,
     ) -> Recorder<'f> {
-        let index_error = indexed
+        let index_error = flusher
+            .indexed
             .get_or_init(|| {
                 docs.ensure_index(INSTANCES, &["instance_id"], true)
                     .map_err(|e| e.to_string())
@@ -230,11 +230,14 @@ impl Record {
 }
 
 /// Writes the changes of a run's running tasks every [`FLUSH_INTERVAL`], on a thread of its own
-/// ([`Flusher::run`]) until [`Flusher::stop`].
+/// ([`Flusher::run`]) until [`Flusher::stop`]; one per run.
 #[derive(Default)]
 pub struct Flusher {
     state: Mutex<FlusherState>,
     wake: Condvar,
+    /// The store's answer to the run's one request for the instances' unique index (a plugin store
+    /// would otherwise answer the same request over its pipe once per task); its error as text.
+    indexed: OnceLock<Result<(), String>>,
 }
 
 /// Stops its flusher when dropped.
@@ -396,19 +399,14 @@ mod tests {
         }
     }
 
-    /// A recorder of `id` on `docs`, the run's index not yet ensured.
+    /// A recorder of `id` on `docs`, in the run `flusher` stands for.
     fn started<'f>(
         docs: &Arc<Counting>,
         flusher: &'f Flusher,
         id: &str,
         context: &TaskStepContext,
     ) -> Recorder<'f> {
-        Recorder::start(
-            docs.clone(),
-            flusher,
-            new_instance(id, context),
-            &OnceLock::new(),
-        )
+        Recorder::start(docs.clone(), flusher, new_instance(id, context))
     }
 
     fn stored(docs: &Counting, id: &str) -> Option<Document> {
@@ -423,16 +421,10 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         let docs = counting(&dir, false);
         let flusher = Flusher::new();
-        let indexed = OnceLock::new();
         let context = TaskStepContext::default();
         for i in 0..3 {
             let id = format!("t-{i}");
-            let recorder = Recorder::start(
-                docs.clone(),
-                &flusher,
-                new_instance(&id, &context),
-                &indexed,
-            );
+            let recorder = started(&docs, &flusher, &id, &context);
             recorder
                 .finish(&Outcome::Passed(Vec::new()), &context, &[])
                 .unwrap();

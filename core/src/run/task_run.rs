@@ -2,7 +2,7 @@
 //! steps run at once), the instance recorded in `task_instances`, its sandboxes torn down at the end.
 
 use std::sync::mpsc;
-use std::sync::{Mutex, OnceLock};
+use std::sync::Mutex;
 use std::time::{Duration, Instant};
 
 use serde_json::{json, Map, Value};
@@ -20,8 +20,6 @@ use crate::run::plan::{substitute_seed, PlannedStep, PlannedTask, StepKind};
 use crate::run::recorder::{Flusher, NewInstance, RecordError, Recorder};
 use crate::sandbox::{Deployed, SandboxProvider};
 
-pub use crate::run::recorder::INSTANCES;
-
 /// What one task run needs from the whole run.
 pub struct RunShared<'a> {
     pub stores: &'a LocalStores,
@@ -37,9 +35,6 @@ pub struct RunShared<'a> {
     pub keep: bool,
     /// Who watches the run's events.
     pub observer: &'a dyn RunObserver,
-    /// The instances' unique index, ensured by the run's first task for all of them (a plugin store
-    /// would otherwise answer the same request over its pipe once per task); its error as text.
-    pub instances_indexed: &'a OnceLock<Result<(), String>>,
     /// Writes the running tasks' instance documents behind them.
     pub flusher: &'a Flusher,
 }
@@ -114,7 +109,6 @@ pub fn run_task(planned: &PlannedTask<'_>, version: i64, shared: &RunShared<'_>)
             total_steps: planned.steps.len(),
             context: &context,
         },
-        shared.instances_indexed,
     );
     shared.observer.event(&RunEvent::TaskStarted {
         instance_id: instance_id.clone(),

@@ -103,7 +103,7 @@ pub async fn get_workflow(State(s): State<Shared>, ids: Ids, Q(q): Q) -> ApiResu
             Predicate::Eq(json!(wid)),
         );
         let docs = st.data.documents.query(
-            agent_env::run::task_run::INSTANCES,
+            agent_env::run::recorder::INSTANCES,
             &filter,
             Some(
                 &agent_env_store::document::Sort::by("created_at_utc", false)

@@ -179,7 +179,7 @@ fn wait_for_instance(s: &AppState, workflow: &Workflow) -> ApiResult<Option<Stri
 }
 
 fn instances_collection() -> &'static str {
-    agent_env::run::task_run::INSTANCES
+    agent_env::run::recorder::INSTANCES
 }
 
 /// `rg-<12 hex digits>`.

@@ -3,7 +3,7 @@
 
 use std::collections::BTreeMap;
 
-use agent_env::run::task_run::INSTANCES;
+use agent_env::run::recorder::INSTANCES;
 use agent_env_store::document::{Document, DocumentStore, Filter, Predicate, Sort};
 use serde_json::{json, Map, Value};
 
