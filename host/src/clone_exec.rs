@@ -17,10 +17,8 @@ use std::os::fd::RawFd;
 use std::os::unix::ffi::OsStringExt;
 use std::path::Path;
 
-/// The most fds a child is given at chosen numbers (stdin, stdout, stderr, or the protocol's 3 and 4).
-const MAX_FDS: usize = 4;
-/// Where fds are moved before they are put at their numbers, so none overwrites another's source.
-const MOVE_ABOVE: RawFd = 10;
+use crate::fd_numbers::{self, MAX_FDS};
+
 /// The child's stack: it only makes system calls before its exec.
 const STACK_BYTES: usize = 64 * 1024;
 /// Signals are numbered 1 to 64 on Linux.
@@ -247,20 +245,8 @@ extern "C" fn child_main(arg: *mut libc::c_void) -> libc::c_int {
         if args.new_group && libc::setpgid(0, 0) != 0 {
             fail(args, Stage::ProcessGroup);
         }
-        // First every source above the numbers they go to, then each to its number: a source may
-        // sit on another's number already. dup2 leaves the new number open across exec.
-        let count = args.fd_count;
-        let mut moved = [-1; MAX_FDS];
-        for (high, (ours, _)) in moved.iter_mut().zip(&args.fds[..count]) {
-            *high = libc::fcntl(*ours, libc::F_DUPFD_CLOEXEC, MOVE_ABOVE);
-            if *high < 0 {
-                fail(args, Stage::Fds);
-            }
-        }
-        for (high, (_, theirs)) in moved.iter().zip(&args.fds[..count]) {
-            if libc::dup2(*high, *theirs) < 0 {
-                fail(args, Stage::Fds);
-            }
+        if !fd_numbers::place(&args.fds[..args.fd_count]) {
+            fail(args, Stage::Fds);
         }
         let mut empty: libc::sigset_t = std::mem::zeroed();
         libc::sigemptyset(&mut empty);

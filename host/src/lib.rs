@@ -14,6 +14,7 @@
 //!   parent-death signal, command-mode fds) on one long-lived spawner thread.
 //! - `clone_exec.rs`: (Linux) the start itself, as posix_spawn makes it (`clone` with `CLONE_VM`,
 //!   then `execve`), with the parent-death signal posix_spawn cannot set.
+//! - `fd_numbers.rs`: the child's fds put at the numbers it expects, between its start and its exec.
 //! - `process.rs`: [`PluginProcess`], one child: handshake, calls, diagnosis, graceful shutdown.
 //! - `pool.rs`: [`PluginHost`], the children of one invocation: lazy start, reuse, restart,
 //!   crash-loop breaker, shutdown of all.
@@ -33,6 +34,7 @@ mod diagnosis;
 pub mod env_policy;
 mod error;
 mod exit;
+mod fd_numbers;
 mod handler;
 pub mod pins;
 mod pool;

@@ -232,8 +232,11 @@ impl Start {
         }
         #[cfg(not(target_os = "linux"))]
         {
-            if fds.len() > 4 {
-                return Err(io::Error::other("at most 4 fds can be passed to a plugin"));
+            if fds.len() > crate::fd_numbers::MAX_FDS {
+                return Err(io::Error::other(format!(
+                    "at most {} fds can be passed to a plugin",
+                    crate::fd_numbers::MAX_FDS
+                )));
             }
             let mut command = Command::new(executable);
             command.args(args).env_clear().envs(env);
@@ -263,23 +266,12 @@ impl Start {
 #[cfg(not(target_os = "linux"))]
 fn install_fd_hook(command: &mut Command, fds: Vec<(RawFd, RawFd)>) {
     let hook = move || -> io::Result<()> {
-        // Only async-signal-safe calls: this runs in the forked child before exec. First every
-        // source out of the way (one may sit on another's number), then each to its number.
-        let mut moved = [-1; 4];
-        for ((ours, _), high) in fds.iter().zip(moved.iter_mut()) {
-            // SAFETY: fcntl is async-signal-safe; the fd is valid in the child.
-            *high = unsafe { libc::fcntl(*ours, libc::F_DUPFD_CLOEXEC, 10) };
-            if *high < 0 {
-                return Err(io::Error::last_os_error());
-            }
+        // SAFETY: this runs in the forked child before exec, where our ends of the pipes are open.
+        if unsafe { crate::fd_numbers::place(&fds) } {
+            Ok(())
+        } else {
+            Err(io::Error::last_os_error())
         }
-        for ((_, theirs), high) in fds.iter().zip(moved.iter()) {
-            // SAFETY: dup2 is async-signal-safe; both fds are valid in the child.
-            if unsafe { libc::dup2(*high, *theirs) } < 0 {
-                return Err(io::Error::last_os_error());
-            }
-        }
-        Ok(())
     };
     // SAFETY: the hook only makes async-signal-safe calls and allocates nothing.
     unsafe {
