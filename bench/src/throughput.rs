@@ -207,7 +207,8 @@ fn original(
 fn criterion_floor(world: &World, ours: Option<(Duration, Duration)>) -> Result<Duration, String> {
     let bundle = world.bundle(SIZES[0], PluginStep::None)?;
     let script = bundle.join("artifacts").join("greeting").join("check.sh");
-    let bash = program_on_path("bash").ok_or("bash is not on PATH")?;
+    let bash = agent_env_host::resolve_executable("bash")
+        .map_err(|e| format!("cannot find bash: {e:?}"))?;
     let script = script.display().to_string();
     let mut alone = Figures::default();
     for _ in 0..CRITERION_RUNS {
@@ -229,13 +230,6 @@ fn criterion_floor(world: &World, ours: Option<(Duration, Duration)>) -> Result<
         show(floor)
     );
     Ok(floor)
-}
-
-/// The first executable file named `name` in a folder of PATH.
-fn program_on_path(name: &str) -> Option<PathBuf> {
-    std::env::split_paths(&std::env::var_os("PATH")?)
-        .map(|dir| dir.join(name))
-        .find(|path| path.is_file())
 }
 
 /// Wall time and what `wait4` saw, over several runs of one command.
