@@ -64,6 +64,14 @@ pub struct AddArgs {
     /// Install Python packages from this package index (your own registry) instead of PyPI.
     #[arg(long, value_name = "URL")]
     pub index_url: Option<String>,
+    /// Also look for Python packages in this index (your own registry), besides PyPI or
+    /// --index-url; repeatable.
+    #[arg(long, value_name = "URL")]
+    pub extra_index_url: Vec<String>,
+    /// Install a Python package again even when the same version is installed (after changing its
+    /// code without raising its version).
+    #[arg(long)]
+    pub reinstall: bool,
     /// Print one JSON document for a script (with --yes or --dry-run: it cannot ask).
     #[arg(long)]
     pub json: bool,
@@ -130,7 +138,11 @@ pub fn run(args: PluginArgs, verbose: bool, session: &Session, term: &Terminal) 
                 dry_run: a.dry_run,
                 yes: a.yes,
                 keep: a.keep,
-                index_url: a.index_url.clone(),
+                pip: crate::install::plan::PipOptions {
+                    index_url: a.index_url.clone(),
+                    extra_index_urls: a.extra_index_url.clone(),
+                    reinstall: a.reinstall,
+                },
             };
             changing(
                 "add",

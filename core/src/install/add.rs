@@ -1,12 +1,12 @@
 //! `agent-env plugin add SPEC…`: plan, confirm, lock, snapshot, install, check, and roll back on a problem.
 
-use std::collections::BTreeMap;
 use std::path::Path;
 
 use super::interrupt::Interrupts;
 use super::plan::{self, StepOutcome};
 use super::snapshot::Snapshot;
 use super::source::{classify, Installer, Spec};
+use super::touched::{touched, InstalledManifest, Manifests};
 use super::{
     check, confirm, lock, restore, Context, InstallError, CARGO_ROOT, INTERRUPTED, ROLLING_BACK,
 };
@@ -19,22 +19,24 @@ pub struct AddOptions {
     pub dry_run: bool,
     pub yes: bool,
     pub keep: bool,
-    /// The package index pip installs Python packages from (`pip install --index-url`).
-    pub index_url: Option<String>,
+    /// Where pip finds Python packages, and whether it installs an installed version again.
+    pub pip: plan::PipOptions,
 }
 
-/// Every manifest under the plugins directory (folders and the managed venv): canonical name → bytes.
-fn our_manifests(search: &SearchPath, plugins: &Path) -> BTreeMap<String, (String, Vec<u8>)> {
+/// Every manifest under the plugins directory (folders and the managed venv), by canonical name.
+fn our_manifests(search: &SearchPath, plugins: &Path) -> Manifests {
     discover(search)
         .plugins
         .into_iter()
         .filter(|p| p.manifest.path.starts_with(plugins))
         .map(|p| {
             let bytes = std::fs::read(&p.manifest.path).unwrap_or_default();
-            (
-                p.manifest.canonical_name(),
-                (p.manifest.name.clone(), bytes),
-            )
+            let installed = InstalledManifest {
+                name: p.manifest.name.clone(),
+                path: p.manifest.path.clone(),
+                bytes,
+            };
+            (p.manifest.canonical_name(), installed)
         })
         .collect()
 }
@@ -60,7 +62,7 @@ pub fn add(opts: &AddOptions, ctx: &Context<'_>) -> Result<i32, InstallError> {
     }
     let plugins = ctx.plugins_dir.clone();
     let _lock = lock::acquire(&plugins, &ctx.locks_dir)?;
-    let steps = plan::build(&specs, &plugins, opts.index_url.as_deref())?;
+    let steps = plan::build(&specs, &plugins, &opts.pip)?;
     out.line(&format!(
         "agent-env: plugins directory at {}",
         plugins.display()
@@ -101,20 +103,20 @@ pub fn add(opts: &AddOptions, ctx: &Context<'_>) -> Result<i32, InstallError> {
     }
     if problems.is_empty() {
         let after = Snapshot::take(&plugins)?;
-        if before.changed_paths(&after).is_empty() {
+        let changed_paths = before.changed_paths(&after);
+        if changed_paths.is_empty() {
             out.line("Nothing changed: the installer left every package as it was.");
+            if !opts.pip.reinstall && specs.iter().any(|s| s.installer == Installer::Pip) {
+                out.line("pip keeps a version that is already installed; to install a Python plugin's changed code under the same version, add it again with --reinstall.");
+            }
             return Ok(0);
         }
         let now = our_manifests(&ctx.search, &plugins);
-        let changed: Vec<(String, String)> = now
-            .iter()
-            .filter(|(k, v)| manifests_before.get(*k) != Some(v))
-            .map(|(k, (name, _))| (k.clone(), name.clone()))
-            .collect();
+        let changed = touched(&plugins, &manifests_before, &now, &changed_paths);
         let removed: Vec<&String> = manifests_before
             .iter()
             .filter(|(k, _)| !now.contains_key(*k))
-            .map(|(_, (name, _))| name)
+            .map(|(_, m)| &m.name)
             .collect();
         for name in removed {
             problems.push(format!(

@@ -18,6 +18,7 @@ pub mod quote;
 pub mod remove;
 pub mod snapshot;
 pub mod source;
+pub mod touched;
 
 pub use error::InstallError;
 

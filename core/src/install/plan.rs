@@ -57,14 +57,36 @@ impl Step {
     }
 }
 
-/// The steps for `specs`, in order: folders, then Python (one pip call, from `index_url` when given),
-/// then crates, then Go modules. Fails, before anything runs, when a folder's manifest names a package
-/// that cannot be a folder name, or when `index_url` is given without a Python package to install.
-pub fn build(
-    specs: &[Spec],
-    plugins: &Path,
-    index_url: Option<&str>,
-) -> Result<Vec<Step>, InstallError> {
+/// Where pip finds Python packages, and whether it installs again a version already installed.
+#[derive(Debug, Clone, Default)]
+pub struct PipOptions {
+    /// The index in place of PyPI (`pip install --index-url`).
+    pub index_url: Option<String>,
+    /// Indexes searched besides it (`--extra-index-url`): a private registry beside PyPI, which
+    /// still serves the build tools (setuptools) a source package needs.
+    pub extra_index_urls: Vec<String>,
+    /// Install again even when the same version is installed (`--force-reinstall`): a plugin's
+    /// changed code under an unchanged version.
+    pub reinstall: bool,
+}
+
+impl PipOptions {
+    /// The option that names an index, when one is given (`--index-url URL`, else the first
+    /// `--extra-index-url URL`).
+    fn first_index(&self) -> Option<String> {
+        match (&self.index_url, self.extra_index_urls.first()) {
+            (Some(url), _) => Some(format!("--index-url {url}")),
+            (None, Some(url)) => Some(format!("--extra-index-url {url}")),
+            (None, None) => None,
+        }
+    }
+}
+
+/// The steps for `specs`, in order: folders, then Python (one pip call, with `pip`'s indexes and
+/// reinstall), then crates, then Go modules. Fails, before anything runs, when a folder's manifest
+/// names a package that cannot be a folder name, or when an index is given without a Python package
+/// to install.
+pub fn build(specs: &[Spec], plugins: &Path, pip: &PipOptions) -> Result<Vec<Step>, InstallError> {
     let mut steps = Vec::new();
     for s in specs.iter().filter(|s| s.installer == Installer::Folder) {
         if let (Some(from), Some(name)) = (&s.path, &s.name) {
@@ -79,9 +101,9 @@ pub fn build(
         .iter()
         .filter(|s| s.installer == Installer::Pip)
         .collect();
-    if let (Some(url), true) = (index_url, python.is_empty()) {
+    if let (Some(option), true) = (pip.first_index(), python.is_empty()) {
         return Err(InstallError::BadSpec {
-            spec: format!("--index-url {url}"),
+            spec: option,
             reason: "it is where pip finds Python packages, and none of the specs is one; drop it, or name a Python package".into(),
         });
     }
@@ -118,9 +140,14 @@ pub fn build(
             "pip".into(),
             "install".into(),
         ];
-        if let Some(url) = index_url {
-            argv.push("--index-url".into());
-            argv.push(url.to_string());
+        if let Some(url) = &pip.index_url {
+            argv.extend(["--index-url".into(), url.clone()]);
+        }
+        for url in &pip.extra_index_urls {
+            argv.extend(["--extra-index-url".into(), url.clone()]);
+        }
+        if pip.reinstall {
+            argv.push("--force-reinstall".into());
         }
         argv.extend(python.iter().map(|s| {
             s.path

@@ -84,7 +84,91 @@ fn a_local_python_wheel_goes_into_the_managed_venv() {
         .is_file());
     let again = sb.stdout(&["plugin", "add", &wheel, "--yes"], 0);
     assert!(again.contains("Nothing changed: "), "{again}");
+
+    // The plugin's code changed under the same version: pip keeps the installed one unless asked.
+    let edited = sb.dir().join("edited");
+    copy_dir(&fixture_dir("py-plugin"), &edited);
+    let module = edited.join("src/agentenv_pydemo/__init__.py");
+    let mut code = std::fs::read_to_string(&module).unwrap();
+    code.push_str("\nEDITED = True\n");
+    std::fs::write(&module, code).unwrap();
+    let out = Command::new("python3")
+        .arg(fixture_dir("make_wheel.py"))
+        .arg(&edited)
+        .arg(sb.dir().join("dist-edited"))
+        .output()
+        .unwrap();
+    assert!(out.status.success());
+    let edited_wheel = String::from_utf8(out.stdout).unwrap().trim().to_string();
+    let kept = sb.stdout(&["plugin", "add", &edited_wheel, "--yes"], 0);
+    assert!(kept.contains("add it again with --reinstall"), "{kept}");
+    // Added again: the package's files changed though its manifest did not.
+    let out = sb.run(&["plugin", "add", &edited_wheel, "--reinstall", "--yes"]);
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "{stdout}\n{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert!(stdout.ends_with("Added. `agent-env plugin list` shows every installed plugin.\n"));
+    let site = std::fs::read_dir(sb.plugins_dir().join(".python/lib"))
+        .unwrap()
+        .next()
+        .unwrap()
+        .unwrap()
+        .path()
+        .join("site-packages/agentenv_pydemo/__init__.py");
+    assert!(std::fs::read_to_string(site).unwrap().contains("EDITED"));
     remove_ok(&sb, "agentenv-pydemo");
+}
+
+fn copy_dir(from: &Path, to: &Path) {
+    std::fs::create_dir_all(to).unwrap();
+    for entry in std::fs::read_dir(from).unwrap() {
+        let entry = entry.unwrap();
+        let target = to.join(entry.file_name());
+        if entry.file_type().unwrap().is_dir() {
+            copy_dir(&entry.path(), &target);
+        } else {
+            std::fs::copy(entry.path(), target).unwrap();
+        }
+    }
+}
+
+#[test]
+fn pip_options_reach_the_pip_command() {
+    let sb = Sandbox::new();
+    let dry = sb.stdout(
+        &[
+            "plugin",
+            "add",
+            "agentenv-somewhere",
+            "--extra-index-url",
+            "http://127.0.0.1:9/simple",
+            "--reinstall",
+            "--dry-run",
+        ],
+        0,
+    );
+    assert!(
+        dry.contains(" install --extra-index-url http://127.0.0.1:9/simple --force-reinstall agentenv-somewhere"),
+        "{dry}"
+    );
+    let out = sb.run(&[
+        "plugin",
+        "add",
+        fixture_dir("folder-plugin").to_str().unwrap(),
+        "--extra-index-url",
+        "http://127.0.0.1:9/simple",
+        "--dry-run",
+    ]);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        stderr.contains("--extra-index-url http://127.0.0.1:9/simple"),
+        "{stderr}"
+    );
+    assert_eq!(out.status.code(), Some(1));
 }
 
 #[test]
