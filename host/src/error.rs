@@ -283,13 +283,18 @@ fn suffix(ctx: &FailureContext) -> String {
             "; it wrote non-protocol output to stdout (first: '{noise}')"
         ));
     }
-    if ctx.stderr_tail.is_empty() {
-        out.push_str("; its stderr was empty");
-    } else {
-        out.push_str("; its stderr ends with:");
-        for line in &ctx.stderr_tail {
-            out.push_str("\n    ");
-            out.push_str(line);
+    // The first line stands alone (a run's step line shows only it); the lines before the last follow.
+    match ctx.stderr_tail.as_slice() {
+        [] => out.push_str("; its stderr was empty"),
+        [.., last] => {
+            out.push_str(&format!("; its stderr's last line: '{last}'"));
+            if ctx.stderr_tail.len() > 1 {
+                out.push_str("\nits stderr ends with:");
+                for line in &ctx.stderr_tail {
+                    out.push_str("\n    ");
+                    out.push_str(line);
+                }
+            }
         }
     }
     out
@@ -321,6 +326,26 @@ mod tests {
         for part in ["agentenv-x", "/opt/x/bin/x", "execute", "SIGABRT", "boom"] {
             assert!(text.contains(part), "{text}");
         }
+        // The first line is whole by itself; the stderr's earlier lines follow it.
+        let mut lines = text.lines();
+        assert!(
+            lines
+                .next()
+                .unwrap()
+                .ends_with("a bug in the plugin; its stderr's last line: 'boom'"),
+            "{text}"
+        );
+        assert_eq!(lines.next(), Some("its stderr ends with:"));
+        assert_eq!(
+            lines.next(),
+            Some("    thread 'main' panicked at src/main.rs:3:5")
+        );
+        let one = HostError::Crashed {
+            ctx: ctx(&["boom"]),
+            ended: "exited with code 3".into(),
+            method: "execute".into(),
+        };
+        assert_eq!(one.to_string().lines().count(), 1, "{one}");
     }
 
     #[test]

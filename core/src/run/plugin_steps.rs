@@ -326,7 +326,7 @@ impl PluginSteps {
                 .call(TASK_STEP_VALIDATE, params)
                 .map_err(|e| match e.rpc_error() {
                     Some(rpc) => rpc.message.clone(),
-                    None => first_line(&e.to_string()),
+                    None => e.to_string().lines().next().unwrap_or("").to_string(),
                 })?;
         }
         Ok(())
@@ -453,7 +453,12 @@ fn step_timed_out(package: &str, type_name: &str, limit: Duration, error: &HostE
             limit.as_secs_f64()
         ),
     );
-    e.detail = Some(error.to_string());
+    // The host's own call-timeout sentence would contradict this one; only the stderr is added.
+    let tail = &error.context().stderr_tail;
+    if !tail.is_empty() {
+        let lines: Vec<String> = tail.iter().map(|l| format!("    {l}")).collect();
+        e.detail = Some(format!("its stderr ends with:\n{}", lines.join("\n")));
+    }
     e
 }
 
@@ -473,14 +478,12 @@ fn host_failure(error: &HostError) -> StepError {
         }
         return StepError::new("PluginError", rpc.message.clone());
     }
-    let mut e = StepError::new("PluginError", first_line(&error.to_string()));
+    // The first line is the message; the lines after it (the stderr's earlier lines) its detail.
     let full = error.to_string();
-    if full.lines().count() > 1 {
-        e.detail = Some(full);
+    let (message, rest) = full.split_once('\n').unwrap_or((&full, ""));
+    let mut e = StepError::new("PluginError", message);
+    if !rest.trim().is_empty() {
+        e.detail = Some(rest.to_string());
     }
     e
-}
-
-fn first_line(text: &str) -> String {
-    text.lines().next().unwrap_or("").to_string()
 }

@@ -387,7 +387,8 @@ fn run_steps(
                     if retry.is_some() {
                         row["retried"] = json!(true);
                     }
-                    if let Some(traceback) = &e.traceback {
+                    // Where it failed: the plugin's traceback, else what else it said (its stderr).
+                    if let Some(traceback) = e.traceback.as_ref().or(e.detail.as_ref()) {
                         row["traceback"] = json!(traceback);
                     }
                     let _ = env.with_context(|c| {

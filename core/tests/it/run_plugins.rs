@@ -280,17 +280,16 @@ fn a_plugin_that_crashes_mid_step_fails_the_run_cleanly() {
     );
     let r = s.run(&["run", "./crash"]);
     assert_eq!(r.code, 1, "{}{}", r.stdout, r.stderr);
+    // The one line a step failure gets is whole: it ends with the plugin's last stderr line.
+    r.assert_stdout_has(
+        "this is a bug in the plugin; its stderr's last line: 'crashy: dying in the middle of execute'\n",
+    );
     r.assert_stdout_has("  tasks/c.json v1: failed at step 'bang': PluginError: ");
     assert!(!r.stdout.contains("step 3/3 after ("), "{}", r.stdout);
     assert!(
         r.stdout.ends_with("\nTore down 1 sandbox.\n"),
         "{}",
         r.stdout
-    );
-    assert!(
-        r.stderr.contains("crashy: dying in the middle of execute"),
-        "{}",
-        r.stderr
     );
     assert!(s.sandboxes_left().is_empty());
     let instance = &s.docs("task_instances")[0];
@@ -329,6 +328,37 @@ fn a_plugin_that_crashes_mid_step_fails_the_run_cleanly() {
     assert_eq!(
         leftovers, 0,
         "processes of the plugin's group are still running"
+    );
+}
+
+/// A crash whose stderr has several lines: the step's line ends with the last, and the instance
+/// keeps them all where `task get-instance` shows a failed step's traceback.
+#[test]
+fn a_crashed_plugins_stderr_is_kept_with_its_failed_step() {
+    let s = Sandboxed::new();
+    shell_plugin(&s, "echo 'crashy: the last words' >&2; kill -9 $$");
+    s.write(
+        "crash/tasks/c.json",
+        &format!(r#"[{DEPLOY}, {{"id": "bang", "type": "boom"}}]"#),
+    );
+    let r = s.run(&["run", "./crash"]);
+    assert_eq!(r.code, 1, "{}", r.both());
+    r.assert_stdout_has("its stderr's last line: 'crashy: the last words'\n");
+    let instance = &s.docs("task_instances")[0];
+    let failed = &instance["context"]["metadata"]["failed_steps"][0];
+    let kept = failed["traceback"].as_str().unwrap_or_default();
+    assert!(
+        kept.contains("crashy: dying in the middle of execute\n    crashy: the last words"),
+        "{failed:#}"
+    );
+    let id = instance["instance_id"].as_str().unwrap();
+    let shown = s.run(&["task", "get-instance", id]);
+    assert!(
+        shown
+            .stdout
+            .contains("        crashy: dying in the middle of execute\n"),
+        "{}",
+        shown.both()
     );
 }
 
