@@ -1,7 +1,9 @@
 //! The check after an install, in a fresh process: `agent-env plugin show NAME --json` must list at least
 //! one contribution, each `active` or `replaced`, or the package's manifest must declare a store under
-//! `[provides.stores]` (a store plugin is started only when `[stores.<kind>]` selects one of its stores,
-//! and `agent-env store check KIND` is what holds it to the store contract).
+//! `[provides.stores]`. The report starts a store plugin only when `[stores.<kind>]` selects one of its
+//! stores, so a package that declares only stores is started by `agent-env plugin verify NAME --json`
+//! instead: it must answer `initialize` with the store classes its manifest declares (holding it to
+//! the store contract is `agent-env store check KIND`'s job).
 
 use std::process::Command;
 
@@ -57,6 +59,9 @@ pub fn check_package(name: &str, out: &dyn Output) -> Vec<String> {
     for (class, kind) in &stores {
         out.line(&format!("  {name}: stores {class} ({kind} store)"));
     }
+    if contributions.is_empty() {
+        return starts_with_its_stores(&exe, name);
+    }
     let mut problems = Vec::new();
     for c in &contributions {
         let group = c["group"].as_str().unwrap_or("");
@@ -73,6 +78,46 @@ pub fn check_package(name: &str, out: &dyn Output) -> Vec<String> {
         }
     }
     problems
+}
+
+/// The verify checks that say whether a package starts and answers with what its manifest declares;
+/// the protocol's finer rules are `plugin verify`'s to report, not reasons to refuse an install.
+const STARTS_CHECKS: [&str; 2] = ["initialize", "manifest"];
+
+/// Starts a store-only package through `agent-env plugin verify NAME --json`; the problems are its
+/// failed [`STARTS_CHECKS`].
+fn starts_with_its_stores(exe: &std::path::Path, name: &str) -> Vec<String> {
+    let verified = match Command::new(exe)
+        .args(["plugin", "verify", name, "--json"])
+        .stdin(std::process::Stdio::null())
+        .output()
+    {
+        Ok(o) => o,
+        Err(e) => return vec![format!("could not start {name} to check it: {e}")],
+    };
+    let doc: Value = match serde_json::from_slice(&verified.stdout) {
+        Ok(d) => d,
+        Err(_) => {
+            let err = String::from_utf8_lossy(&verified.stderr);
+            return vec![format!("could not check {name}: {}", err.trim())];
+        }
+    };
+    doc["findings"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .filter(|f| {
+            f["status"] == "failed"
+                && STARTS_CHECKS.contains(&f["check"].as_str().unwrap_or_default())
+        })
+        .map(|f| {
+            format!(
+                "{name} did not start as its manifest says ({}): {}",
+                f["check"].as_str().unwrap_or_default(),
+                f["message"].as_str().unwrap_or_default()
+            )
+        })
+        .collect()
 }
 
 /// The `[provides.stores]` of the manifest the report names, as (class, kind).

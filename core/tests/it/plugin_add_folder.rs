@@ -430,3 +430,37 @@ fn a_plugin_with_no_contributions_and_no_stores_is_rolled_back() {
     );
     assert_eq!(before, tree(&sb.plugins_dir()), "rolled back");
 }
+
+/// A package that declares only stores is started by the check all the same: one that cannot answer
+/// `initialize` is not added.
+#[test]
+fn a_store_only_plugin_that_cannot_start_is_rolled_back() {
+    let sb = Sandbox::new();
+    existing_plugin(&sb);
+    let before = tree(&sb.plugins_dir());
+    let src = tempfile::tempdir().unwrap();
+    std::fs::write(
+        src.path().join("agent-env-plugin.toml"),
+        "[plugin]\nname = \"agentenv-broken-store\"\nversion = \"0.1.0\"\nexec = [\"./plugin.sh\"]\nprotocol = [1, 1]\n[provides.stores]\nBroken = \"secret\"\n",
+    )
+    .unwrap();
+    let script = src.path().join("plugin.sh");
+    std::fs::write(
+        &script,
+        "#!/bin/sh\necho \"ModuleNotFoundError: No module named 'nonexistent'\" >&2\nexit 1\n",
+    )
+    .unwrap();
+    std::fs::set_permissions(&script, std::fs::Permissions::from_mode(0o755)).unwrap();
+    let (code, out, err) = output(
+        &sb,
+        &["plugin", "add", src.path().to_str().unwrap(), "--yes"],
+    );
+    assert_eq!(code, 1, "{out}{err}");
+    assert!(
+        err.contains(
+            "problem: agentenv-broken-store did not start as its manifest says (initialize): "
+        ) && err.contains("No module named 'nonexistent'"),
+        "{err}"
+    );
+    assert_eq!(before, tree(&sb.plugins_dir()), "rolled back");
+}
