@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # `agent-env plugin new` in every language and kind: each project is generated against this checkout's
-# SDKs, passes its own tests, installs with `plugin add DIR`, passes `plugin verify`, and works as its kind
+# SDKs, passes its own tests (and, in Python, mypy --strict), installs with `plugin add DIR`, passes `plugin verify`, and works as its kind
 # is used (a step verified with a step, a secret store through `store check secret`, a command run).
 # agent-env runs in a temp HOME; cargo builds into a cache outside the checkout, and pip may fetch the build
 # backend (setuptools) from the package index, as any Python project build does.
@@ -28,6 +28,14 @@ ae() {
 
 fail() { echo "scripts/test-scaffold.sh: $*" >&2; exit 1; }
 
+# mypy at the version the Python SDK's tests pin, in their venv (made by scripts/test-python.sh).
+mypy="$repo/target/py-venv/bin/mypy"
+if [ ! -x "$mypy" ]; then
+  bash scripts/test-python.sh --install-only >/dev/null
+  "$repo/target/py-venv/bin/pip" install --quiet "$(grep '^mypy==' plugin-sdk-py/tests/requirements-typing.txt)" \
+    || fail "cannot install mypy into target/py-venv"
+fi
+
 # The project's own tests, as its README says to run them.
 own_tests() {
   local lang=$1 dir=$2
@@ -37,6 +45,9 @@ own_tests() {
       python3 -m venv --system-site-packages "$dir/.venv"
       "$dir/.venv/bin/pip" install --quiet -e "$dir" >/dev/null || fail "$dir: pip install failed"
       (cd "$dir" && .venv/bin/python -m pytest -q >"$work/test.log" 2>&1) || { cat "$work/test.log" >&2; fail "$dir: pytest failed"; }
+      # The SDK says it is typed: a project made with it, its tests included, passes mypy --strict.
+      (cd "$dir" && "$mypy" --strict --python-executable .venv/bin/python src tests >"$work/mypy.log" 2>&1) \
+        || { cat "$work/mypy.log" >&2; fail "$dir: mypy --strict failed"; }
       rm -rf "$dir/.venv" "$dir/src/"*.egg-info ;;
     go) (cd "$dir" && go vet ./... && go test ./... >/dev/null) || fail "$dir: go test failed" ;;
   esac

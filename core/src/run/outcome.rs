@@ -113,6 +113,45 @@ pub fn scores(
         .collect()
 }
 
+/// Why a step that names a `verifier_id` gave its task no score: one sentence per such step, for a
+/// warning (an author's result in the wrong place or of the wrong type otherwise reads as `unscored`).
+pub fn missing_scores<'s>(
+    steps: impl IntoIterator<Item = &'s PlannedStep>,
+    metadata: &serde_json::Map<String, Value>,
+) -> Vec<String> {
+    let verifications = metadata.get("verifications").and_then(Value::as_object);
+    steps
+        .into_iter()
+        .filter_map(|s| {
+            let verifier = s.spec.get("verifier_id")?.as_str()?;
+            let found = match verifications.and_then(|v| v.get(verifier)) {
+                None if metadata.get("metadata").is_some_and(Value::is_object) => {
+                    "there is none; the step's result has a `metadata` inside `metadata` (the SDK already puts what a step returns under it)".to_string()
+                }
+                None => match verifications {
+                    Some(v) if !v.is_empty() => format!(
+                        "there is none (it has {})",
+                        v.keys()
+                            .map(|k| format!("'{k}'"))
+                            .collect::<Vec<_>>()
+                            .join(", ")
+                    ),
+                    _ => "there is none".to_string(),
+                },
+                Some(entry) => match entry.get("score") {
+                    Some(score) if score.is_number() => return None,
+                    Some(score) => format!("its score is {score}, not a number"),
+                    None => "it has no score".to_string(),
+                },
+            };
+            Some(format!(
+                "step '{}' names verifier_id '{verifier}', but the task's metadata.verifications['{verifier}'] gave no score: {found}",
+                s.id()
+            ))
+        })
+        .collect()
+}
+
 /// A number as Python's `:g` prints it: `1`, `0.5`, `0.333333`.
 pub fn format_g(v: f64) -> String {
     if v.is_finite() && v.fract() == 0.0 && v.abs() < 1e16 {
@@ -131,6 +170,7 @@ pub fn seconds(d: std::time::Duration) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use serde_json::json;
 
     #[test]
     fn outcome_texts() {
@@ -148,6 +188,47 @@ mod tests {
             "failed at step 'b': ValueError: x"
         );
         assert_eq!(format_g(0.25), "0.25");
+    }
+
+    fn step(id: &str, verifier: Option<&str>) -> PlannedStep {
+        let mut spec = serde_json::Map::new();
+        spec.insert("id".into(), json!(id));
+        if let Some(v) = verifier {
+            spec.insert("verifier_id".into(), json!(v));
+        }
+        PlannedStep {
+            spec,
+            kind: crate::run::plan::StepKind::Plugin {
+                package: "agentenv-x".into(),
+                fails_task_by_default: true,
+            },
+            deps: Vec::new(),
+            fail_task_on_error: true,
+            retry: None,
+        }
+    }
+
+    fn missing(metadata: Value) -> Vec<String> {
+        let steps = [step("s", Some("v")), step("plain", None)];
+        missing_scores(&steps, metadata.as_object().unwrap())
+    }
+
+    #[test]
+    fn a_verifier_without_a_number_is_explained() {
+        assert!(missing(json!({"verifications": {"v": {"score": 0.5}}})).is_empty());
+        assert!(missing(json!({"verifications": {"v": {"score": 1}}})).is_empty());
+        let why = |m: Value| missing(m).join("\n");
+        assert!(why(json!({})).ends_with("gave no score: there is none"));
+        assert!(
+            why(json!({"verifications": {"other": {"score": 1}}})).ends_with("(it has 'other')")
+        );
+        assert!(why(json!({"verifications": {"v": {"score": "1"}}}))
+            .ends_with("its score is \"1\", not a number"));
+        assert!(why(json!({"verifications": {"v": {}}})).ends_with("it has no score"));
+        assert!(
+            why(json!({"metadata": {"verifications": {"v": {"score": 1}}}}))
+                .contains("a `metadata` inside `metadata`")
+        );
         assert_eq!(format_g(1.0 / 3.0), "0.333333");
     }
 }

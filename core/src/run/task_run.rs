@@ -15,7 +15,7 @@ use crate::run::context::TaskStepContext;
 use crate::run::events::{RunEvent, RunObserver, StepFailure, StepRef, StepStatus, TaskScore};
 use crate::run::executor::StepExecutor;
 use crate::run::local_stores::LocalStores;
-use crate::run::outcome::{scores, seconds, Outcome};
+use crate::run::outcome::{missing_scores, scores, seconds, Outcome};
 use crate::run::plan::{substitute_seed, PlannedStep, PlannedTask, StepKind};
 use crate::run::recorder::{Flusher, NewInstance, RecordError, Recorder};
 use crate::sandbox::{Deployed, SandboxProvider};
@@ -136,6 +136,18 @@ pub fn run_task(planned: &PlannedTask<'_>, version: i64, shared: &RunShared<'_>)
     } else if !failures.is_empty() {
         Outcome::FailedAtSteps(failures)
     } else {
+        // A step that failed without failing its task has said why already.
+        let succeeded = planned
+            .steps
+            .iter()
+            .zip(&states)
+            .filter(|(_, state)| matches!(state, StepState::Succeeded))
+            .map(|(step, _)| step);
+        for reason in missing_scores(succeeded, &final_context.metadata) {
+            shared
+                .out
+                .note(&format!("[{}] Warning: {reason}", planned.task.path));
+        }
         Outcome::from_scores(scores(&planned.steps, &final_context.metadata))
     };
     let mut final_context = final_context;

@@ -70,6 +70,27 @@ fn plugin_steps_run_in_the_plugin_and_reach_the_hosts_stores() {
     assert!(s.sandboxes_left().is_empty());
 }
 
+/// A step that names a verifier but writes no score for it leaves its task unscored, and says why.
+#[test]
+fn a_verifier_that_wrote_no_score_is_warned_about() {
+    let s = Sandboxed::new();
+    install_works(&s);
+    s.write(
+        "plugged/tasks/p.json",
+        &format!(
+            r#"[{DEPLOY}, {{"id": "say", "type": "echo_step", "words": "hi", "verifier_id": "v"}}]"#
+        ),
+    );
+    let r = s.run(&["run", "./plugged"]);
+    assert_eq!(r.code, 0, "{}", r.both());
+    r.assert_stdout_has("  tasks/p.json v1: unscored, ");
+    assert!(
+        r.stderr.contains("[tasks/p.json] Warning: step 'say' names verifier_id 'v', but the task's metadata.verifications['v'] gave no score: there is none"),
+        "{}",
+        r.stderr
+    );
+}
+
 /// A bundle of several tasks, each with a plugin step: the plugin process is started once for the run
 /// and every task's step is a call to that same process (no start per task).
 #[test]
