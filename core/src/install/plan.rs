@@ -328,9 +328,10 @@ fn place_manifest(
         Ok(m) => m,
         Err(e) => {
             return Ok(Some(format!(
-                "the manifest {} printed does not parse: {}",
+                "the manifest {} printed does not parse: {}{}",
                 exe.display(),
-                e.message
+                e.message,
+                stray_first_line(&text)
             )))
         }
     };
@@ -375,6 +376,19 @@ fn place_manifest(
     Ok(None)
 }
 
+/// A hint when the printed manifest starts with a line no manifest starts with: output the plugin
+/// wrote before its SDK's serve took stdout over (a print at import, in an `init` function).
+fn stray_first_line(text: &str) -> String {
+    let first = text.lines().find(|l| !l.trim().is_empty()).unwrap_or("");
+    let trimmed = first.trim_start();
+    if trimmed.starts_with('[') || trimmed.starts_with('#') {
+        return String::new();
+    }
+    format!(
+        "; its first line, '{first}', is no manifest line: something in the plugin writes to stdout before serve is called (a print at import or in an init function); write it to stderr instead"
+    )
+}
+
 /// Copies a folder: files with their modes, symlinks as symlinks.
 pub fn copy_tree(from: &Path, to: &Path) -> Result<(), InstallError> {
     use std::os::unix::fs::PermissionsExt;
@@ -401,4 +415,38 @@ pub fn copy_tree(from: &Path, to: &Path) -> Result<(), InstallError> {
     fs::set_permissions(to, fs::Permissions::from_mode(meta.permissions().mode()))
         .map_err(|e| write_err(to, e))?;
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_stray_first_line_is_pointed_out() {
+        assert_eq!(stray_first_line("[plugin]\nname = 'x'\n"), "");
+        assert_eq!(stray_first_line("# made by the SDK\n[plugin]\n"), "");
+        let hint = stray_first_line("init: loading config\n[plugin]\n");
+        assert!(
+            hint.contains("its first line, 'init: loading config', is no manifest line"),
+            "{hint}"
+        );
+    }
+
+    #[test]
+    fn pip_options_are_passed_to_pip() {
+        let specs = [super::super::source::classify("agentenv-x", None, None).unwrap()];
+        let pip = PipOptions {
+            index_url: None,
+            extra_index_urls: vec!["http://127.0.0.1:9/simple".into()],
+            reinstall: true,
+        };
+        let steps = build(&specs, Path::new("/nowhere"), &pip).unwrap();
+        let line = steps.last().unwrap().describe(Path::new("/nowhere"));
+        assert!(
+            line.ends_with(
+                "pip install --extra-index-url http://127.0.0.1:9/simple --force-reinstall agentenv-x"
+            ),
+            "{line}"
+        );
+    }
 }

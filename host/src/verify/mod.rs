@@ -576,7 +576,8 @@ impl Kit<'_> {
                 check,
                 format!(
                     "wrote {lines} line{} on stdout that {} not protocol messages, the first: '{}'; stdout \
-                     carries protocol messages only (point fd 1 at stderr, as the SDKs do)",
+                     carries protocol messages only (point fd 1 at stderr, as the SDKs' serve does; with an SDK, look for \
+                     output written before serve is called, at import or in an init function)",
                     plural(*lines),
                     if *lines == 1 { "is" } else { "are" },
                     samples.first().map(String::as_str).unwrap_or("")
