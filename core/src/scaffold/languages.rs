@@ -6,6 +6,34 @@ use super::{render, Kind, Language, Names, ScaffoldFile};
 
 const README: &str = include_str!("templates/README.md.tmpl");
 
+/// Where the README says the SDK comes from, and what to do when it cannot be had there.
+fn sdk_note(language: Language, checkout: Option<&str>) -> String {
+    let (package, manifest, registry) = match language {
+        Language::Rust => ("agent-env-plugin-sdk", "Cargo.toml", "crates.io"),
+        Language::Python => (
+            "agent-env-plugin-sdk",
+            "pyproject.toml",
+            "PyPI or your own index (`pip install --index-url URL`)",
+        ),
+        Language::Go => (
+            "github.com/agent-env/agent-env/plugin-sdk-go",
+            "go.mod",
+            "the Go module proxy",
+        ),
+    };
+    match checkout {
+        Some(path) => format!(
+            "`{manifest}` takes its SDK, `{package}`, from the agent-env checkout at `{path}`; point it \
+             at a published version when you ship the plugin."
+        ),
+        None => format!(
+            "`{manifest}` takes its SDK, `{package}`, from {registry}. Where it cannot be found there, \
+             make the project again with `agent-env plugin new --sdk CHECKOUT`, which points `{manifest}` \
+             at a checkout of agent-env."
+        ),
+    }
+}
+
 /// The project's files for `language` and `kind`; `sdk` is the SDK folder of a checkout, if the
 /// dependency should point there instead of at the registry.
 pub(super) fn files(
@@ -75,11 +103,13 @@ pub(super) fn files(
         }
         Language::Go => "Build and test it:\n\n```bash\ngo vet ./... && go test ./...\n```",
     };
+    let sdk_note = sdk_note(language, sdk_text.as_deref());
     let mut readme_vars = vars_base.clone();
     readme_vars.extend([
         ("language", language.title()),
         ("what", what.as_str()),
         ("commands", commands),
+        ("sdk_note", sdk_note.as_str()),
         ("verify_step", verify_step.as_str()),
     ]);
     let mut out = vec![file("README.md".into(), README, &readme_vars)];

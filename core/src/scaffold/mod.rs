@@ -211,6 +211,23 @@ mod tests {
     }
 
     #[test]
+    fn the_readme_says_where_the_sdk_comes_from_and_what_to_do_without_it() {
+        for language in [Language::Rust, Language::Python, Language::Go] {
+            let files = scaffold(&request(language, SdkSource::Registry)).unwrap();
+            let readme = &files
+                .iter()
+                .find(|f| f.path.ends_with("README.md"))
+                .unwrap()
+                .text;
+            assert!(
+                readme.contains("takes its SDK")
+                    && readme.contains("agent-env plugin new --sdk CHECKOUT"),
+                "{language:?}: {readme}"
+            );
+        }
+    }
+
+    #[test]
     fn a_checkout_without_the_sdk_is_refused_naming_what_it_lacks() {
         let dir = std::env::temp_dir();
         let err = scaffold(&request(Language::Go, SdkSource::Checkout(dir))).unwrap_err();
