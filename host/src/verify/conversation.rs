@@ -371,6 +371,11 @@ impl Conversation {
         }
         self.exit.kill_leftovers(Duration::from_millis(500));
         descendants::kill_all(snapshot, Duration::from_millis(500));
+        self.settle_stderr();
+    }
+
+    /// Waits until the plugin's stderr is read to its end, or [`STDERR_SETTLE`] has passed.
+    fn settle_stderr(&self) {
         let deadline = Instant::now() + STDERR_SETTLE;
         while !self.stderr.ended() && Instant::now() < deadline {
             thread::sleep(Duration::from_millis(1));
@@ -384,6 +389,13 @@ impl Conversation {
 
     /// The last `n` lines of the plugin's stderr.
     pub(crate) fn stderr_tail(&self, n: usize) -> Vec<String> {
+        self.stderr.last_lines(n)
+    }
+
+    /// The last `n` lines of the stderr of a plugin that ended, once its last bytes are read (or
+    /// [`STDERR_SETTLE`] has passed): what it wrote just before it exited belongs to why it did.
+    pub(crate) fn final_stderr_tail(&self, n: usize) -> Vec<String> {
+        self.settle_stderr();
         self.stderr.last_lines(n)
     }
 }

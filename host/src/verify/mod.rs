@@ -501,7 +501,7 @@ impl Kit<'_> {
                     format!(
                         "{what}, it {}; it must exit 0{}",
                         other.describe(),
-                        tail_note(&run.stderr_tail(TAIL_LINES))
+                        tail_note(&run.final_stderr_tail(TAIL_LINES))
                     ),
                 )
             }
@@ -604,7 +604,7 @@ impl Kit<'_> {
                 "it {} before answering '{method}'{}",
                 how.map(|h| h.describe())
                     .unwrap_or_else(|| "closed its stdout".into()),
-                tail_note(&run.stderr_tail(TAIL_LINES))
+                tail_note(&run.final_stderr_tail(TAIL_LINES))
             ),
             Answer::Result(v) => format!("it answered '{method}' with {}", short(v)),
             Answer::Error(e) => format!(
