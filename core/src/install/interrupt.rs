@@ -1,4 +1,4 @@
-//! Ctrl-C and SIGTERM during a change: the first one is noted (the installer finishes, then the change is
+//! Ctrl-C, SIGTERM and SIGHUP during a change: the first one is noted (the installer finishes, then the change is
 //! rolled back); a second one stops the installer at once.
 
 use std::process::{Child, Command, ExitStatus};
@@ -9,7 +9,7 @@ use std::time::Duration;
 use super::error::InstallError;
 use crate::output::Output;
 
-/// Counts SIGINT and SIGTERM from the moment it is installed.
+/// Counts SIGINT, SIGTERM and SIGHUP from the moment it is installed.
 #[derive(Clone)]
 pub struct Interrupts {
     count: Arc<AtomicUsize>,
@@ -19,7 +19,8 @@ impl Interrupts {
     /// Installs the handlers (they replace the default "die at once").
     pub fn install() -> Interrupts {
         let count = Arc::new(AtomicUsize::new(0));
-        for signal in [signal_hook::consts::SIGINT, signal_hook::consts::SIGTERM] {
+        use signal_hook::consts::{SIGHUP, SIGINT, SIGTERM};
+        for signal in [SIGINT, SIGTERM, SIGHUP] {
             let c = Arc::clone(&count);
             // SAFETY: the handler only bumps an atomic counter, which is async-signal-safe.
             let _ = unsafe {

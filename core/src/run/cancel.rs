@@ -1,4 +1,4 @@
-//! Cancellation of a run: SIGINT/SIGTERM set a flag that every step checks, and kill the process groups
+//! Cancellation of a run: SIGINT/SIGTERM/SIGHUP set a flag that every step checks, and kill the process groups
 //! of the commands steps are running, so nothing a step started outlives the run.
 
 use std::collections::BTreeSet;
@@ -104,11 +104,11 @@ pub fn kill_group(pgid: i32) {
     }
 }
 
-/// Watches SIGINT and SIGTERM on a thread of its own: the first cancels the run, a later one is
+/// Watches SIGINT, SIGTERM and SIGHUP (the terminal closed) on a thread of its own: the first cancels the run, a later one is
 /// handed to `on_second` (the CLI exits at once with the signal's exit code, stopping the teardown).
 pub fn watch_signals(cancel: Arc<Cancel>, on_second: Option<fn(i32)>) -> std::io::Result<()> {
-    use signal_hook::consts::{SIGINT, SIGTERM};
-    let mut signals = signal_hook::iterator::Signals::new([SIGINT, SIGTERM])?;
+    use signal_hook::consts::{SIGHUP, SIGINT, SIGTERM};
+    let mut signals = signal_hook::iterator::Signals::new([SIGINT, SIGTERM, SIGHUP])?;
     std::thread::Builder::new()
         .name("agent-env-signals".into())
         .spawn(move || {

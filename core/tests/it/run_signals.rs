@@ -1,4 +1,4 @@
-//! Ctrl-C and SIGTERM during a run, and `--keep` (reference scenarios 25 and 26): the run is cancelled,
+//! Ctrl-C, SIGTERM and SIGHUP during a run, and `--keep` (reference scenarios 25 and 26): the run is cancelled,
 //! its sandboxes are torn down, the step's child processes are gone, and the exit code tells the signal.
 
 use std::io::{BufRead, BufReader};
@@ -126,6 +126,12 @@ fn sigint_mid_step_cancels_tears_down_and_exits_130() {
 #[test]
 fn sigterm_mid_step_exits_143() {
     cancel_mid_step(libc::SIGTERM, 143);
+}
+
+/// The terminal closing (SIGHUP) tears the run down like Ctrl-C; it does not kill it where it stands.
+#[test]
+fn sighup_mid_step_tears_down_and_exits_129() {
+    cancel_mid_step(libc::SIGHUP, 129);
 }
 
 #[test]
