@@ -143,10 +143,13 @@ pub fn run_task(planned: &PlannedTask<'_>, version: i64, shared: &RunShared<'_>)
             .zip(&states)
             .filter(|(_, state)| matches!(state, StepState::Succeeded))
             .map(|(step, _)| step);
-        for reason in missing_scores(succeeded, &final_context.metadata) {
+        let succeeded: Vec<&PlannedStep> = succeeded.collect();
+        let mut warnings = missing_scores(succeeded.iter().copied(), &final_context.metadata);
+        warnings.extend(criteria_warnings(&succeeded, &final_context.metadata));
+        for warning in warnings {
             shared
                 .out
-                .note(&format!("[{}] Warning: {reason}", planned.task.path));
+                .note(&format!("[{}] Warning: {warning}", planned.task.path));
         }
         Outcome::from_scores(scores(&planned.steps, &final_context.metadata))
     };
@@ -480,4 +483,22 @@ fn run_step(
             env.with_context(|c| c.merge_metadata(metadata))
         }
     }
+}
+
+/// The warnings of the `verify_sandbox` steps among `steps` about the verifications they wrote.
+fn criteria_warnings(steps: &[&PlannedStep], metadata: &Map<String, Value>) -> Vec<String> {
+    let verifications = metadata.get("verifications").and_then(Value::as_object);
+    steps
+        .iter()
+        .filter(|s| s.type_name() == "verify_sandbox")
+        .filter_map(|s| {
+            let verifier = s.spec.get("verifier_id")?.as_str()?;
+            let verification = verifications?.get(verifier)?;
+            Some(crate::run::builtin_steps::verify_sandbox::warnings(
+                s.id(),
+                verification,
+            ))
+        })
+        .flatten()
+        .collect()
 }

@@ -202,6 +202,36 @@ fn a_step_that_does_not_fail_the_task_lets_the_run_go_on() {
     );
     let rows = &instance["context"]["metadata"]["verifications"]["r"]["results"];
     assert_eq!(rows[1]["skipped"], true);
+    // The skipped criterion is said, once; the soft step failed and is not warned about again.
+    assert!(
+        r.stderr.contains("[tasks/t.json] Warning: step 'real' skipped criterion 1 of type 'not_a_criterion', which verify_sandbox does not know"),
+        "{}",
+        r.stderr
+    );
+    assert!(!r.stderr.contains("step 'soft'"), "{}", r.stderr);
+}
+
+/// A task whose only criteria have mistyped types scores 1, as the original does, and says why.
+#[test]
+fn criteria_of_no_known_type_pass_with_a_warning() {
+    let s = Sandboxed::new();
+    s.write(
+        "typo/tasks/t.json",
+        &format!(
+            r#"[{DEPLOY},
+               {{"id": "check", "type": "verify_sandbox", "sandbox_name": "box", "verifier_id": "c",
+                 "criteria": [{{"type": "probe_file_contain", "paths": ["x"], "expected": "y"}}]}}]"#
+        ),
+    );
+    let r = s.run(&["run", "./typo"]);
+    assert_eq!(r.code, 0, "{}", r.both());
+    r.assert_stdout_has("  tasks/t.json v1: passed (check: 1), ");
+    assert!(
+        r.stderr
+            .contains("[tasks/t.json] Warning: step 'check' scored 1 with no criterion checked"),
+        "{}",
+        r.stderr
+    );
 }
 
 #[test]
