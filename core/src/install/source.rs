@@ -3,7 +3,7 @@
 
 use std::path::{Path, PathBuf};
 
-use agent_env_protocol::manifest::MANIFEST_FILE;
+use agent_env_protocol::manifest::{Manifest, MANIFEST_FILE};
 
 use super::error::InstallError;
 
@@ -111,7 +111,12 @@ pub fn classify(
             };
             let installer = forced.unwrap_or(detected);
             let name = match installer {
-                Installer::Folder => toml_name(&path.join(MANIFEST_FILE), "plugin"),
+                // Read as discovery will read it, so a manifest that would not load is refused with
+                // its own fault before anything is copied.
+                Installer::Folder => match Manifest::load(&path.join(MANIFEST_FILE)) {
+                    Ok(manifest) => Some(manifest.name),
+                    Err(e) => return Err(bad(text, format!("its manifest does not load: {e}"))),
+                },
                 Installer::Cargo => toml_name(&path.join("Cargo.toml"), "package"),
                 Installer::Pip => toml_name(&path.join("pyproject.toml"), "project"),
                 Installer::Go => None,

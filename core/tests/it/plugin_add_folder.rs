@@ -464,3 +464,27 @@ fn a_store_only_plugin_that_cannot_start_is_rolled_back() {
     );
     assert_eq!(before, tree(&sb.plugins_dir()), "rolled back");
 }
+
+/// A folder whose manifest would not load is refused with the manifest's own fault (file, line,
+/// column, what is wrong) before anything is copied.
+#[test]
+fn a_manifest_that_does_not_load_is_refused_with_its_fault() {
+    let sb = Sandbox::new();
+    let src = tempfile::tempdir().unwrap();
+    std::fs::write(
+        src.path().join("agent-env-plugin.toml"),
+        "[plugin]\nname = \"agentenv-typo\"\nversion = \"0.1.0\"\nexec = [\"./plugin.sh\"]\nprotocol = [1, 1]\n\n[provides.task_step]\nx = \"X\"\n",
+    )
+    .unwrap();
+    let (code, out, err) = output(
+        &sb,
+        &["plugin", "add", src.path().to_str().unwrap(), "--yes"],
+    );
+    assert_eq!(code, 1, "{out}{err}");
+    assert!(
+        err.contains("its manifest does not load: ")
+            && err.contains("agent-env-plugin.toml:7:11: unknown field 'task_step'"),
+        "{err}"
+    );
+    assert!(tree(&sb.plugins_dir()).is_empty(), "nothing copied: {out}");
+}
