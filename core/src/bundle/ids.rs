@@ -42,21 +42,43 @@ fn check_local_id_with_limit(id: &str, limit: usize) -> Result<(), String> {
     let Some(rest) = id.strip_prefix(LOCAL_PREFIX) else {
         return Err(format!("local id '{id}' must start with '@local/'"));
     };
+    check_path_id("local id", "a local id", id, rest, limit)
+}
+
+/// Checks the bare id of a stored entity (`team/hello`): the path rules of a local id, without its
+/// prefix (and an `@…` id is no bare id).
+pub fn check_bare_id(id: &str) -> Result<(), String> {
+    if id.starts_with('@') {
+        return Err(format!(
+            "'{id}' is an @ id; a stored entity has a bare id, such as team/hello"
+        ));
+    }
+    check_path_id("id", "an id", id, id, MAX_ID_BYTES)
+}
+
+/// The rules `id` (whose path part is `rest`) keeps; `noun` and `a_noun` name it in the messages.
+fn check_path_id(
+    noun: &str,
+    a_noun: &str,
+    id: &str,
+    rest: &str,
+    limit: usize,
+) -> Result<(), String> {
     if id.len() > limit {
         return Err(format!(
-            "local id '{id}' is {} bytes long; a local id may have at most {limit}",
+            "{noun} '{id}' is {} bytes long; {a_noun} may have at most {limit}",
             id.len()
         ));
     }
     for segment in rest.split('/') {
         if segment.is_empty() || segment == "." || segment == ".." {
             return Err(format!(
-                "local id '{id}' has an empty, '.' or '..' path segment"
+                "{noun} '{id}' has an empty, '.' or '..' path segment"
             ));
         }
         if segment.starts_with(' ') || segment.ends_with(' ') {
             return Err(format!(
-                "local id '{id}' has a path segment that starts or ends with a space"
+                "{noun} '{id}' has a path segment that starts or ends with a space"
             ));
         }
     }
@@ -66,7 +88,7 @@ fn check_local_id_with_limit(id: &str, limit: usize) -> Result<(), String> {
         let allowed = c.is_alphanumeric() || PUNCTUATION.contains(c) || (mark && previous_is_word);
         if !allowed || is_invisible(c) {
             return Err(format!(
-                "local id '{id}' contains {c:?}; a local id may contain only letters, digits, spaces and . _ - ~ / @ ( ) + , &"
+                "{noun} '{id}' contains {c:?}; {a_noun} may contain only letters, digits, spaces and . _ - ~ / @ ( ) + , &"
             ));
         }
         previous_is_word = c.is_alphanumeric() || mark;
@@ -181,6 +203,25 @@ pub fn filename_segment(id: &str) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn bare_ids_are_paths_of_names() {
+        assert!(check_bare_id("team/hello").is_ok());
+        assert!(check_bare_id("hello").is_ok());
+        for bad in [
+            "",
+            "/x",
+            "x/",
+            "a//b",
+            "a/../b",
+            ".",
+            "@local/x",
+            "a/ b",
+            "a\u{200b}b",
+        ] {
+            assert!(check_bare_id(bad).is_err(), "{bad:?}");
+        }
+    }
 
     #[test]
     fn object_key_segments_match_the_reference_examples() {

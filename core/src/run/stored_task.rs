@@ -137,6 +137,11 @@ pub fn put_task(
         ))
         .into());
     }
+    crate::bundle::ids::check_bare_id(id).map_err(|problem| {
+        BundleError::one(format!(
+            "{problem}; a stored task's id is a path of names, such as team/hello (--id gives one)"
+        ))
+    })?;
     if let Some((local, path)) = local_reference(
         &Value::Array(steps.iter().cloned().map(Value::Object).collect()),
         "steps",

@@ -157,3 +157,29 @@ fn a_running_tasks_instance_shows_the_steps_it_finished() {
     assert_eq!(done[0]["current_step"], 2);
     assert_eq!(done[0]["instance_id"], running["instance_id"]);
 }
+
+/// A stored task's id is a path of names: an empty one, or one with empty or `..` segments, is refused
+/// before anything is written.
+#[test]
+fn a_stored_task_id_that_is_no_path_of_names_is_refused() {
+    let s = Sandboxed::new();
+    let file = s.write(
+        "t.json",
+        r#"[{"id": "box", "type": "deploy_sandbox", "sandbox_name": "box"}]"#,
+    );
+    let file = file.to_str().unwrap();
+    for id in ["", "../up", "team//x/"] {
+        let r = s.run(&["task", "put", file, "--id", id]);
+        assert_eq!(r.code, 1, "{id:?}: {}", r.both());
+        assert!(
+            r.stderr.contains(&format!(
+                "id '{id}' has an empty, '.' or '..' path segment; a stored task's id is a path of names"
+            )),
+            "{}",
+            r.stderr
+        );
+    }
+    let r = s.run(&["task", "put", file, "--id", "team/box"]);
+    assert_eq!(r.code, 0, "{}", r.both());
+    assert_eq!(s.run(&["task", "get", ""]).code, 1);
+}
