@@ -273,7 +273,18 @@ fn plan_task<'b>(
     ctx: &dyn PlanContext,
     problems: &mut Vec<String>,
 ) -> PlannedTask<'b> {
-    let where_ = format!("{}/{}", bundle.display_root, task.path);
+    // A stored task is planned as a bundle of one task named by its id: its id says where.
+    let stored = bundle.display_root == task.path;
+    let where_ = if stored {
+        task.path.clone()
+    } else {
+        format!("{}/{}", bundle.display_root, task.path)
+    };
+    let missing_artifact = if stored {
+        "in the configured store (a stored task loads only artifacts already there)"
+    } else {
+        "in the store (nor in this bundle)"
+    };
     let any_declares = task.steps.iter().any(declares_dependencies);
     let ids: Vec<&str> = task.steps.iter().map(step_id).collect();
     let mut steps = Vec::new();
@@ -304,7 +315,7 @@ fn plan_task<'b>(
                         None => match ctx.store_artifact_exists(name) {
                             Ok(true) => {}
                             Ok(false) => problems.push(format!(
-                                "{where_}: step '{id}': {field}: there is no artifact '{name}' in the store (nor in this bundle)"
+                                "{where_}: step '{id}': {field}: there is no artifact '{name}' {missing_artifact}"
                             )),
                             Err(why) => problems.push(format!("{where_}: step '{id}': {why}")),
                         },

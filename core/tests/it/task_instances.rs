@@ -183,3 +183,21 @@ fn a_stored_task_id_that_is_no_path_of_names_is_refused() {
     assert_eq!(r.code, 0, "{}", r.both());
     assert_eq!(s.run(&["task", "get", ""]).code, 1);
 }
+
+/// hello's task loads an artifact from its bundle; as a stored task it can load only what the
+/// configured store holds, and the refusal names the task once and says so.
+#[test]
+fn a_stored_task_naming_an_artifact_the_store_lacks_is_refused_by_its_id() {
+    let s = Sandboxed::new();
+    let file = s.write(
+        "hello.json",
+        include_str!("../../bundles/hello/tasks/hello.json"),
+    );
+    let r = s.run(&["task", "put", file.to_str().unwrap(), "--id", "team/hello"]);
+    assert_eq!(r.code, 1, "{}", r.both());
+    assert!(
+        r.stderr.contains(": team/hello: step 'load': artifact_id: there is no artifact 'greeting' in the configured store (a stored task loads only artifacts already there)"),
+        "{}",
+        r.stderr
+    );
+}
