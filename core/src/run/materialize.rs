@@ -34,6 +34,11 @@ pub enum MaterializeError {
         path: PathBuf,
         source: std::io::Error,
     },
+    #[error("can't make the locks folder {path}: {source}; it must be a folder agent-env can write: fix it, or point XDG_STATE_HOME at a writable place")]
+    LocksFolder {
+        path: PathBuf,
+        source: std::io::Error,
+    },
 }
 
 /// The versions the run uses, by entity id.
@@ -365,7 +370,7 @@ impl<'a> Locks<'a> {
         }
         let dir = self.dir.to_path_buf();
         if !self.dir_made {
-            std::fs::create_dir_all(&dir).map_err(|source| MaterializeError::Lock {
+            std::fs::create_dir_all(&dir).map_err(|source| MaterializeError::LocksFolder {
                 path: dir.clone(),
                 source,
             })?;

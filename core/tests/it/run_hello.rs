@@ -234,3 +234,20 @@ fn unknown_bundles_get_a_suggestion() {
         r.stderr
     );
 }
+
+/// State agent-env cannot write stops the run with the folder, the reason and what to do.
+#[test]
+fn a_locks_folder_that_cannot_be_made_is_explained() {
+    let s = Sandboxed::new();
+    std::fs::create_dir_all(s.state()).unwrap();
+    std::fs::write(s.state().join("locks"), "not a folder").unwrap();
+    let r = s.run(&["run", "hello"]);
+    assert_eq!(r.code, 1, "{}", r.both());
+    assert!(
+        r.stderr.contains("can't make the locks folder ")
+            && r.stderr
+                .contains("point XDG_STATE_HOME at a writable place"),
+        "{}",
+        r.stderr
+    );
+}
