@@ -44,7 +44,7 @@ pub struct RunArgs {
     /// The agent to run the tasks with.
     #[arg(long)]
     pub agent: Option<String>,
-    /// The sandbox provider (a comma-separated fallback chain); the built-in one is `local`.
+    /// The sandbox provider (a comma-separated fallback chain); default: the config's `[sandbox] default`, else the built-in `local`.
     #[arg(long)]
     pub sandbox: Option<String>,
     /// Keep the sandboxes up after the run, until Ctrl-C.

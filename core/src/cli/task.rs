@@ -58,7 +58,7 @@ pub struct RunTaskArgs {
     /// Run it this many times, in one run group (at most four at once).
     #[arg(long, default_value_t = 1, value_name = "N")]
     pub runs: usize,
-    /// The sandbox provider (a comma-separated fallback chain); the built-in one is `local`.
+    /// The sandbox provider (a comma-separated fallback chain); default: the config's `[sandbox] default`, else the built-in `local`.
     #[arg(long, value_name = "PROVIDER")]
     pub sandbox: Option<String>,
     /// Keep the sandboxes up after the run, until Ctrl-C.

@@ -106,10 +106,11 @@ pub fn run_bundle_observed(
         }
     };
     let sandbox_dir = session.paths().local_sandbox_dir();
-    let sandbox_provider = pick_sandbox_provider(request.sandbox.as_deref(), &sandbox_dir)?;
     // A bad config (a store table that doesn't build, an unresolved reference) stops the run here,
     // before anything is written or run.
     let config = session.config();
+    let sandbox_provider =
+        choose_sandbox_provider(request.sandbox.as_deref(), config, &sandbox_dir)?;
     // Only a config file can name a plugin's store, so with none there are no manifests to check against.
     let manifests = match config.path {
         Some(_) => session.manifests(),
@@ -229,8 +230,43 @@ pub(super) fn start_plugin_steps(
 }
 
 /// The first provider of a `--sandbox` chain this build has.
-pub(super) fn pick_sandbox_provider(
+/// The sandbox provider of a run: the first available one of `--sandbox`'s chain, else of the
+/// config's `[sandbox] default`, else the built-in `local`. A chain none of whose providers is
+/// available stops the run, naming where it was written.
+pub(super) fn choose_sandbox_provider(
+    flag: Option<&str>,
+    config: &crate::config::ConfigDocument,
+    sandbox_dir: &std::path::Path,
+) -> Result<String, BundleError> {
+    if let Some(chain) = flag {
+        return pick_sandbox_provider(Some(chain), "--sandbox", sandbox_dir);
+    }
+    let source = match &config.path {
+        Some(path) => format!("[sandbox] default in {}", path.display()),
+        None => "[sandbox] default".to_string(),
+    };
+    pick_sandbox_provider(
+        configured_sandbox_chain(config).as_deref(),
+        &source,
+        sandbox_dir,
+    )
+}
+
+/// The config's `[sandbox] default` chain (comma-separated provider names), when it sets one.
+fn configured_sandbox_chain(config: &crate::config::ConfigDocument) -> Option<String> {
+    config
+        .table
+        .get("sandbox")?
+        .get("default")?
+        .as_str()
+        .map(str::to_string)
+}
+
+/// The first available provider of `chain`, or the built-in one without a chain; `source` names
+/// where the chain was written (`--sandbox`, the config's `[sandbox] default`).
+fn pick_sandbox_provider(
     chain: Option<&str>,
+    source: &str,
     sandbox_dir: &std::path::Path,
 ) -> Result<String, BundleError> {
     let Some(chain) = chain else {
@@ -247,7 +283,7 @@ pub(super) fn pick_sandbox_provider(
         .map(|n| n.to_string())
         .ok_or_else(|| {
             BundleError::one(format!(
-                "--sandbox '{chain}': no sandbox provider of that name is available; the built-in one is 'local'"
+                "{source} '{chain}': no sandbox provider of that name is available; the built-in one is 'local'"
             ))
         })
 }

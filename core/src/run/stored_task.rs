@@ -9,7 +9,7 @@ use std::sync::Arc;
 
 use serde_json::{json, Map, Value};
 
-use super::bundle_run::{pick_sandbox_provider, start_plugin_steps, warn_noise, RunPlanContext};
+use super::bundle_run::{choose_sandbox_provider, start_plugin_steps, warn_noise, RunPlanContext};
 use super::events::RunObserver;
 use super::executor::NoPlugins;
 use super::local_stores::LocalStores;
@@ -258,7 +258,8 @@ pub fn run_stored_task(
         skipped: Vec::new(),
     };
     let sandbox_dir = session.paths().local_sandbox_dir();
-    let sandbox_provider = pick_sandbox_provider(request.sandbox.as_deref(), &sandbox_dir)?;
+    let sandbox_provider =
+        choose_sandbox_provider(request.sandbox.as_deref(), session.config(), &sandbox_dir)?;
     let plugins = start_plugin_steps(&bundle, &plan, &stores, session, observer.clone())?;
     let options = RunOptions {
         dry_run: false,

@@ -251,3 +251,26 @@ fn a_locks_folder_that_cannot_be_made_is_explained() {
         r.stderr
     );
 }
+
+/// The config's `[sandbox] default` chooses the run's sandbox provider as `--sandbox` does: the first
+/// available one of the chain, and a chain with none stops the run, naming the config.
+#[test]
+fn the_configs_sandbox_default_chooses_the_provider() {
+    let s = Sandboxed::new();
+    s.write(".agentenv/config.toml", "[sandbox]\ndefault = \"docker\"\n");
+    let r = s.run(&["run", "hello"]);
+    assert_eq!(r.code, 1, "{}", r.both());
+    assert!(
+        r.stderr.contains("[sandbox] default in ")
+            && r.stderr.contains("'docker': no sandbox provider of that name is available; the built-in one is 'local'"),
+        "{}",
+        r.stderr
+    );
+    assert!(!r.stdout.contains("step 1/"), "nothing ran: {}", r.stdout);
+    s.write(
+        ".agentenv/config.toml",
+        "[sandbox]\ndefault = \"docker, local\"\n",
+    );
+    let r = s.run(&["run", "hello"]);
+    assert_eq!(r.code, 0, "{}", r.both());
+}
