@@ -109,11 +109,38 @@ pub fn run_args(args: Vec<std::ffi::OsString>, session: &Session, term: &Termina
     if !dynamic::args::is_core_only(&args) {
         return dynamic::main(args, session, term);
     }
+    let json = asks_for_json(&args);
     let cli = match Cli::try_parse_from(args) {
         Ok(cli) => cli,
         Err(e) => return Ok(clap_exit(&e)),
     };
-    dispatch(cli, session, term)
+    let result = dispatch(cli, session, term);
+    if let (true, Err(failure), false) = (json, &result, term.stdout_written()) {
+        // A script reading stdout gets a document whatever happened; the error still goes to stderr.
+        term.print(&json_failure(failure));
+    }
+    result
+}
+
+/// Whether the command line has `--json` (before any `--`): clap has accepted it, so the command takes it.
+fn asks_for_json(args: &[std::ffi::OsString]) -> bool {
+    args.iter()
+        .skip(1)
+        .take_while(|a| *a != "--")
+        .any(|a| a == "--json")
+}
+
+/// The document a `--json` command prints when it failed before printing its own.
+fn json_failure(failure: &Failure) -> String {
+    let doc = serde_json::json!({
+        "format_version": 1,
+        "status": "error",
+        "exit_code": failure.code(),
+        "error": failure.to_string(),
+    });
+    let mut text = serde_json::to_string_pretty(&doc).unwrap_or_default();
+    text.push('\n');
+    text
 }
 
 /// Runs a parsed core command line.

@@ -17,6 +17,9 @@ use crate::output::Output;
 #[derive(Debug, Default)]
 pub struct Terminal {
     stdout_closed: AtomicBool,
+    /// Whether anything was written to stdout (a `--json` command that failed before it wrote its
+    /// document gets an error document instead).
+    stdout_written: AtomicBool,
     stderr_closed: AtomicBool,
     /// Set once the command line is read (`--color`); no colour until then.
     style: OnceLock<Style>,
@@ -57,7 +60,13 @@ impl Terminal {
 
     /// Writes `text` to stdout as given (no newline added).
     pub fn print(&self, text: &str) {
+        self.stdout_written.store(true, Ordering::Relaxed);
         write_to(&mut io::stdout().lock(), &self.stdout_closed, text);
+    }
+
+    /// Whether anything was written to stdout so far.
+    pub fn stdout_written(&self) -> bool {
+        self.stdout_written.load(Ordering::Relaxed)
     }
 
     /// Writes `text` and a newline to stderr.

@@ -30,12 +30,9 @@ pub fn check_package(name: &str, out: &dyn Output) -> Vec<String> {
         Ok(o) => o,
         Err(e) => return vec![format!("could not check {name}: {e}")],
     };
-    let doc: Value = match serde_json::from_slice(&shown.stdout) {
-        Ok(d) => d,
-        Err(_) => {
-            let err = String::from_utf8_lossy(&shown.stderr);
-            return vec![format!("could not check {name}: {}", err.trim())];
-        }
+    let doc = match answer_of(&shown, name) {
+        Ok(doc) => doc,
+        Err(problem) => return vec![problem],
     };
     if doc["format_version"] != 1 {
         return vec![format!(
@@ -95,12 +92,9 @@ fn starts_with_its_stores(exe: &std::path::Path, name: &str) -> Vec<String> {
         Ok(o) => o,
         Err(e) => return vec![format!("could not start {name} to check it: {e}")],
     };
-    let doc: Value = match serde_json::from_slice(&verified.stdout) {
-        Ok(d) => d,
-        Err(_) => {
-            let err = String::from_utf8_lossy(&verified.stderr);
-            return vec![format!("could not check {name}: {}", err.trim())];
-        }
+    let doc = match answer_of(&verified, name) {
+        Ok(doc) => doc,
+        Err(problem) => return vec![problem],
     };
     doc["findings"]
         .as_array()
@@ -118,6 +112,22 @@ fn starts_with_its_stores(exe: &std::path::Path, name: &str) -> Vec<String> {
             )
         })
         .collect()
+}
+
+/// The JSON document a checking command printed, or the problem it reported instead (its error
+/// document, or its stderr when it printed no JSON).
+fn answer_of(output: &std::process::Output, name: &str) -> Result<Value, String> {
+    match serde_json::from_slice::<Value>(&output.stdout) {
+        Ok(doc) if doc["status"] == "error" => Err(format!(
+            "could not check {name}: {}",
+            doc["error"].as_str().unwrap_or_default()
+        )),
+        Ok(doc) => Ok(doc),
+        Err(_) => Err(format!(
+            "could not check {name}: {}",
+            String::from_utf8_lossy(&output.stderr).trim()
+        )),
+    }
 }
 
 /// The `[provides.stores]` of the manifest the report names, as (class, kind).

@@ -196,3 +196,32 @@ fn warnings_end_quietly_on_a_closed_stderr() {
         assert_eq!(status.code(), expected, "agent-env {line}, both closed");
     }
 }
+
+/// A `--json` command that fails before it prints its document prints an error document instead, so
+/// a script reading stdout always gets one JSON document; a command with an error document of its own
+/// (`run`) prints only that one.
+#[test]
+fn a_json_command_that_fails_prints_one_error_document() {
+    let s = Sandboxed::new();
+    for args in [
+        &["task", "get", "nope", "--json"][..],
+        &["task", "get-instance", "nope", "--json"],
+        &["plugin", "show", "agentenv-nope", "--json"],
+        &["run", "./nope", "--json"],
+    ] {
+        let r = s.run(args);
+        assert_eq!(r.code, 1, "{args:?}: {}", r.both());
+        let doc: serde_json::Value = serde_json::from_str(&r.stdout)
+            .unwrap_or_else(|e| panic!("{args:?}: one JSON document ({e}): {}", r.stdout));
+        assert_eq!(doc["status"], "error", "{args:?}: {doc:#}");
+        assert_eq!(doc["exit_code"], 1, "{args:?}: {doc:#}");
+        let message = doc["error"].as_str().unwrap();
+        assert!(
+            r.stderr.contains(&format!("Error: {message}")),
+            "{args:?}: {}",
+            r.stderr
+        );
+    }
+    // Without --json nothing goes to stdout.
+    assert_eq!(s.run(&["task", "get", "nope"]).stdout, "");
+}
