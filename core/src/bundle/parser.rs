@@ -14,6 +14,20 @@ use super::tree::{is_ignored_name, Entry, Tree};
 /// The kind directories, in the order messages list them.
 pub const KIND_DIRS: [&str; 6] = ["envs", "agents", "artifacts", "skills", "tasks", "evals"];
 
+/// Why an entry inside one of the [`KIND_DIRS`] was not read (what that folder holds instead); `None`
+/// for an entry outside them (a bundle may carry other files).
+pub fn why_ignored(rel: &str) -> Option<&'static str> {
+    let (kind, _) = rel.split_once('/')?;
+    Some(match kind {
+        "tasks" => "a task is a .json file",
+        "evals" => "an eval is a .toml file",
+        "artifacts" | "skills" => "each entry of it is a folder",
+        "envs" => "each env is a folder holding env.toml",
+        "agents" => "each agent is a folder holding agent.toml",
+        _ => return None,
+    })
+}
+
 /// Reads a bundle from `tree`; `display_root` prefixes every problem, `id_root` roots every id.
 pub fn parse_tree(
     tree: Tree<'_>,

@@ -98,6 +98,11 @@ pub fn run_bundle_observed(
         Target::Installed(b) => (b.parse(home), None),
     };
     let parsed = parsed?;
+    for rel in &parsed.ignored {
+        if let Some(why) = crate::bundle::parser::why_ignored(rel) {
+            out.note(&format!("Note: {rel} is not read: {why}"));
+        }
+    }
     let tree = match (&target, &folder) {
         (_, Some(path)) => Tree::Disk(path),
         (Target::Installed(b), None) => b.tree(),

@@ -368,3 +368,23 @@ fn a_failed_step_with_retry_config_runs_again_from_the_step_it_names() {
         "step 'a': retry_config resumes from 'box', which must be this step or a step it depends on"
     ), "{}", r.stderr);
 }
+
+/// A file in one of a bundle's folders that agent-env does not read (an eval written as JSON) is
+/// named, with what the folder holds instead; the run goes on.
+#[test]
+fn a_file_a_bundle_folder_does_not_read_is_named() {
+    let s = Sandboxed::new();
+    s.write("mixed/tasks/t.json", &format!(r#"[{DEPLOY}]"#));
+    s.write("mixed/evals/smoke.json", "{}");
+    s.write("mixed/tasks/notes.md", "notes");
+    let r = s.run(&["run", "./mixed"]);
+    assert_eq!(r.code, 0, "{}", r.both());
+    assert!(
+        r.stderr
+            .contains("Note: evals/smoke.json is not read: an eval is a .toml file")
+            && r.stderr
+                .contains("Note: tasks/notes.md is not read: a task is a .json file"),
+        "{}",
+        r.stderr
+    );
+}
