@@ -218,7 +218,11 @@ impl PluginProcess {
             .peer
             .call(INITIALIZE, params, Some(config.handshake_timeout));
         let initialize_time = clock.elapsed();
-        attempt.initialize_time = Some(initialize_time);
+        // Only an answer has a time to answer: a handshake that timed out, or a plugin that died
+        // first, has none to show.
+        if matches!(answer, Ok(_) | Err(CallError::Rpc(_))) {
+            attempt.initialize_time = Some(initialize_time);
+        }
         let handshake = match check_handshake(&attempt, &child, config, answer) {
             Ok(h) => h,
             Err(error) => return Err(attempt.fail(config, Some(child), error)),

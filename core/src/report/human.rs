@@ -292,11 +292,14 @@ fn process_lines(p: &ProcessDiagnosis) -> String {
         .protocol
         .map(|v| v.to_string())
         .unwrap_or_else(|| "none agreed".into());
+    let answered = match p.initialize_ms {
+        Some(_) => format!("answered initialize in {}", ms(p.initialize_ms)),
+        None => "no answer to initialize".to_string(),
+    };
     let _ = writeln!(
         out,
-        "  process:  pid {pid}, protocol {protocol}, started in {}, answered initialize in {}",
-        ms(p.spawn_ms),
-        ms(p.initialize_ms)
+        "  process:  pid {pid}, protocol {protocol}, started in {}, {answered}",
+        ms(p.spawn_ms)
     );
     if let Some(ended) = &p.ended {
         let _ = writeln!(out, "  ended:    {ended}");

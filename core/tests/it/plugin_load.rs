@@ -332,6 +332,12 @@ fn a_misbehaving_child_fails_with_a_code_and_the_others_still_load() {
     let doc = sb.json(&["plugin", "show", "agentenv-exit", "--json"], 0);
     assert_eq!(doc["process"]["exit_code"], 3);
     assert_eq!(doc["process"]["ended"], "exited with code 3 by itself");
+    // It never answered initialize, so it has no time to answer it.
+    assert!(
+        doc["process"]["initialize_ms"].is_null(),
+        "{:#}",
+        doc["process"]
+    );
     let doc = sb.json(&["plugin", "show", "agentenv-garbage", "--json"], 0);
     assert_eq!(doc["process"]["noise_count"], 2, "{:#}", doc["process"]);
 
