@@ -102,6 +102,30 @@ fn a_plugin_that_keeps_every_rule_passes_every_check() {
     );
 }
 
+/// A `--step` whose type the plugin does not offer is the caller's mistake, said as one: the check
+/// fails naming the plugin's task steps, instead of passing as a step that made no calls.
+#[test]
+fn a_step_type_the_plugin_lacks_fails_the_nested_calls_check() {
+    let doc = faults("").json(
+        &[
+            "plugin",
+            "verify",
+            "fixture-verify",
+            "--step",
+            r#"{"type": "no_such_step", "id": "s"}"#,
+            "--json",
+        ],
+        1,
+    );
+    assert_eq!(failed(&doc), BTreeSet::from(["nested-calls".to_string()]));
+    assert!(
+        message(&doc, "nested-calls").contains(
+            "--step names the type 'no_such_step', which is not a task step of this plugin"
+        ),
+        "{doc:#}"
+    );
+}
+
 #[test]
 fn each_broken_rule_fails_its_own_check_and_no_other() {
     let rules = &CHECKS;

@@ -389,6 +389,33 @@ impl Kit<'_> {
             );
         };
         let type_name = step.get("type").and_then(Value::as_str).unwrap_or("");
+        // Held to the plugin's answer only when that answer keeps to its manifest (else the
+        // manifest check has said what is missing already).
+        let answer_kept_manifest = self
+            .findings
+            .iter()
+            .any(|f| f.check == Check::Manifest && f.status == Status::Passed);
+        if let (Some(handshake), true) = (&self.handshake, answer_kept_manifest) {
+            let steps: Vec<&str> = handshake
+                .contributions
+                .iter()
+                .filter(|c| c.group == "task_steps")
+                .map(|c| c.type_name.as_str())
+                .collect();
+            if !steps.contains(&type_name) {
+                let offered = if steps.is_empty() {
+                    "it offers no task step".to_string()
+                } else {
+                    format!("its task steps: {}", steps.join(", "))
+                };
+                return Finding::failed(
+                    check,
+                    format!(
+                        "--step names the type '{type_name}', which is not a task step of this plugin ({offered}); give --step one of them"
+                    ),
+                );
+            }
+        }
         let params = json!({
             "type": type_name,
             "step": step,
