@@ -415,8 +415,16 @@ impl Parser<'_> {
                     continue;
                 }
             };
+            // An array of steps, or an object with a `steps` array (the form `task put` also takes).
             let steps = match serde_json::from_slice::<Value>(&text) {
                 Ok(Value::Array(items)) => self.read_steps(&rel, items),
+                Ok(Value::Object(mut doc)) if doc.get("steps").is_some_and(Value::is_array) => {
+                    let items = match doc.remove("steps") {
+                        Some(Value::Array(items)) => items,
+                        _ => Vec::new(),
+                    };
+                    self.read_steps(&rel, items)
+                }
                 Ok(_) => {
                     self.problem(&rel, "a task file must be a JSON array of step objects");
                     continue;

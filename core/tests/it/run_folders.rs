@@ -388,3 +388,16 @@ fn a_file_a_bundle_folder_does_not_read_is_named() {
         r.stderr
     );
 }
+
+/// A task file may also be an object with a `steps` array, the form `task put` takes.
+#[test]
+fn a_task_file_may_be_an_object_with_steps() {
+    let s = Sandboxed::new();
+    s.write(
+        "wrapped/tasks/t.json",
+        &format!(r#"{{"steps": [{DEPLOY}]}}"#),
+    );
+    let r = s.run(&["run", "./wrapped"]);
+    assert_eq!(r.code, 0, "{}", r.both());
+    r.assert_stdout_has("[tasks/t.json] step 1/1 box (deploy_sandbox)\n");
+}
