@@ -127,17 +127,29 @@ pub fn run(args: TaskArgs, verbose: bool, session: &Session, term: &Terminal) ->
         TaskCommand::Put(args) => put(args, session, term),
         TaskCommand::Run(args) => run_stored(args, verbose, session, term),
         TaskCommand::Get(args) => get_task(args, session, term),
-        TaskCommand::Instances(args) => list(
-            ListArgs {
-                bundle: None,
-                task: Some(args.id),
-                limit: args.limit,
-                json: args.json,
-            },
+        TaskCommand::Instances(args) => {
+            let none = format!(
+                "No instances of '{id}' recorded yet. Run it with agent-env task run {id} (a stored task), or run its bundle with agent-env run BUNDLE.\n",
+                id = args.id
+            );
+            list(
+                ListArgs {
+                    bundle: None,
+                    task: Some(args.id),
+                    limit: args.limit,
+                    json: args.json,
+                },
+                &instance_sources(session, term),
+                &none,
+                term,
+            )
+        }
+        TaskCommand::List(args) => list(
+            args,
             &instance_sources(session, term),
+            "No task instances recorded yet (or none match). Run a bundle with agent-env run NAME.\n",
             term,
         ),
-        TaskCommand::List(args) => list(args, &instance_sources(session, term), term),
         TaskCommand::GetInstance(args) => get(args, &instance_sources(session, term), term),
     }
 }
@@ -330,7 +342,8 @@ fn summary(doc: &Document) -> Value {
     })
 }
 
-fn list(args: ListArgs, sources: &[Arc<dyn DocumentStore>], term: &Terminal) -> Exit {
+/// Lists the instances `args` selects, newest first; `none` is what a person reads when there are none.
+fn list(args: ListArgs, sources: &[Arc<dyn DocumentStore>], none: &str, term: &Terminal) -> Exit {
     let mut found: Vec<Document> = all_instances(sources)?
         .into_iter()
         .filter(|d| matches(d, &args))
@@ -347,19 +360,20 @@ fn list(args: ListArgs, sources: &[Arc<dyn DocumentStore>], term: &Terminal) -> 
         return Ok(0);
     }
     if found.is_empty() {
-        term.print("No task instances recorded yet (or none match). Run a bundle with agent-env run NAME.\n");
+        term.print(none);
         return Ok(0);
     }
     let rows: Vec<[String; 5]> = found
         .iter()
         .map(|d| {
-            let (bundle, name) = split_task_id(text(d, "task_id"));
+            let task_id = text(d, "task_id");
             [
                 short_id(text(d, "instance_id")).to_string(),
                 text(d, "status").to_string(),
                 scores_text(&scores(d)),
                 format!(
-                    "{bundle}/{name} v{}",
+                    "{} v{}",
+                    task_id.strip_prefix("@local/").unwrap_or(task_id),
                     d.get("task_version").and_then(Value::as_i64).unwrap_or(0)
                 ),
                 text(d, "started_at_utc").to_string(),

@@ -182,6 +182,20 @@ fn a_stored_task_id_that_is_no_path_of_names_is_refused() {
     let r = s.run(&["task", "put", file, "--id", "team/box"]);
     assert_eq!(r.code, 0, "{}", r.both());
     assert_eq!(s.run(&["task", "get", ""]).code, 1);
+
+    // A one-name id: no instances yet says how to make one; the list shows the id as it is.
+    assert_eq!(s.run(&["task", "put", file, "--id", "solo"]).code, 0);
+    let none = s.run(&["task", "instances", "solo"]);
+    assert!(
+        none.stdout.starts_with(
+            "No instances of 'solo' recorded yet. Run it with agent-env task run solo"
+        ),
+        "{}",
+        none.both()
+    );
+    assert_eq!(s.run(&["task", "run", "solo"]).code, 0);
+    let listed = s.run(&["task", "list"]);
+    assert!(listed.stdout.contains(" solo v1 "), "{}", listed.stdout);
 }
 
 /// hello's task loads an artifact from its bundle; as a stored task it can load only what the
