@@ -22,15 +22,7 @@ pub fn check_package(name: &str, out: &dyn Output) -> Vec<String> {
             )]
         }
     };
-    let shown = match Command::new(&exe)
-        .args(["plugin", "show", name, "--json"])
-        .stdin(std::process::Stdio::null())
-        .output()
-    {
-        Ok(o) => o,
-        Err(e) => return vec![format!("could not check {name}: {e}")],
-    };
-    let doc = match answer_of(&shown, name) {
+    let doc = match answer_of(&exe, &["plugin", "show", name, "--json"], name) {
         Ok(doc) => doc,
         Err(problem) => return vec![problem],
     };
@@ -84,15 +76,7 @@ const STARTS_CHECKS: [&str; 2] = ["initialize", "manifest"];
 /// Starts a store-only package through `agent-env plugin verify NAME --json`; the problems are its
 /// failed [`STARTS_CHECKS`].
 fn starts_with_its_stores(exe: &std::path::Path, name: &str) -> Vec<String> {
-    let verified = match Command::new(exe)
-        .args(["plugin", "verify", name, "--json"])
-        .stdin(std::process::Stdio::null())
-        .output()
-    {
-        Ok(o) => o,
-        Err(e) => return vec![format!("could not start {name} to check it: {e}")],
-    };
-    let doc = match answer_of(&verified, name) {
+    let doc = match answer_of(exe, &["plugin", "verify", name, "--json"], name) {
         Ok(doc) => doc,
         Err(problem) => return vec![problem],
     };
@@ -114,9 +98,14 @@ fn starts_with_its_stores(exe: &std::path::Path, name: &str) -> Vec<String> {
         .collect()
 }
 
-/// The JSON document a checking command printed, or the problem it reported instead (its error
-/// document, or its stderr when it printed no JSON).
-fn answer_of(output: &std::process::Output, name: &str) -> Result<Value, String> {
+/// Runs agent-env (`exe`) with `args` in a fresh process: the JSON document it printed, or the
+/// problem checking `name` ran into instead (its error document, or its stderr when it printed no JSON).
+fn answer_of(exe: &std::path::Path, args: &[&str], name: &str) -> Result<Value, String> {
+    let output = Command::new(exe)
+        .args(args)
+        .stdin(std::process::Stdio::null())
+        .output()
+        .map_err(|e| format!("could not check {name}: {e}"))?;
     match serde_json::from_slice::<Value>(&output.stdout) {
         Ok(doc) if doc["status"] == "error" => Err(format!(
             "could not check {name}: {}",

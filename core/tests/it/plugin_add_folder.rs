@@ -403,20 +403,25 @@ fn a_store_only_plugin_is_added() {
         .is_file());
 }
 
+/// A plugin source folder: `manifest` and the executable script `plugin.sh` it starts.
+fn plugin_source(manifest: &str, script: &str) -> tempfile::TempDir {
+    let src = tempfile::tempdir().unwrap();
+    std::fs::write(src.path().join("agent-env-plugin.toml"), manifest).unwrap();
+    let path = src.path().join("plugin.sh");
+    std::fs::write(&path, script).unwrap();
+    std::fs::set_permissions(&path, std::fs::Permissions::from_mode(0o755)).unwrap();
+    src
+}
+
 #[test]
 fn a_plugin_with_no_contributions_and_no_stores_is_rolled_back() {
     let sb = Sandbox::new();
     existing_plugin(&sb);
     let before = tree(&sb.plugins_dir());
-    let src = tempfile::tempdir().unwrap();
-    std::fs::write(
-        src.path().join("agent-env-plugin.toml"),
+    let src = plugin_source(
         "[plugin]\nname = \"agentenv-empty\"\nversion = \"0.1.0\"\nexec = [\"./plugin.sh\"]\nprotocol = [1, 1]\n",
-    )
-    .unwrap();
-    let script = src.path().join("plugin.sh");
-    std::fs::write(&script, "#!/bin/sh\nexit 0\n").unwrap();
-    std::fs::set_permissions(&script, std::fs::Permissions::from_mode(0o755)).unwrap();
+        "#!/bin/sh\nexit 0\n",
+    );
     let (code, out, err) = output(
         &sb,
         &["plugin", "add", src.path().to_str().unwrap(), "--yes"],
@@ -438,19 +443,10 @@ fn a_store_only_plugin_that_cannot_start_is_rolled_back() {
     let sb = Sandbox::new();
     existing_plugin(&sb);
     let before = tree(&sb.plugins_dir());
-    let src = tempfile::tempdir().unwrap();
-    std::fs::write(
-        src.path().join("agent-env-plugin.toml"),
+    let src = plugin_source(
         "[plugin]\nname = \"agentenv-broken-store\"\nversion = \"0.1.0\"\nexec = [\"./plugin.sh\"]\nprotocol = [1, 1]\n[provides.stores]\nBroken = \"secret\"\n",
-    )
-    .unwrap();
-    let script = src.path().join("plugin.sh");
-    std::fs::write(
-        &script,
         "#!/bin/sh\necho \"ModuleNotFoundError: No module named 'nonexistent'\" >&2\nexit 1\n",
-    )
-    .unwrap();
-    std::fs::set_permissions(&script, std::fs::Permissions::from_mode(0o755)).unwrap();
+    );
     let (code, out, err) = output(
         &sb,
         &["plugin", "add", src.path().to_str().unwrap(), "--yes"],

@@ -6,6 +6,7 @@ use std::path::{Path, PathBuf};
 use std::process::Command;
 
 use crate::support::plugins::Sandbox;
+use crate::support::run::copy_dir;
 
 fn fixture_dir(name: &str) -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR"))
@@ -121,19 +122,6 @@ fn a_local_python_wheel_goes_into_the_managed_venv() {
         .join("site-packages/agentenv_pydemo/__init__.py");
     assert!(std::fs::read_to_string(site).unwrap().contains("EDITED"));
     remove_ok(&sb, "agentenv-pydemo");
-}
-
-fn copy_dir(from: &Path, to: &Path) {
-    std::fs::create_dir_all(to).unwrap();
-    for entry in std::fs::read_dir(from).unwrap() {
-        let entry = entry.unwrap();
-        let target = to.join(entry.file_name());
-        if entry.file_type().unwrap().is_dir() {
-            copy_dir(&entry.path(), &target);
-        } else {
-            std::fs::copy(entry.path(), target).unwrap();
-        }
-    }
 }
 
 #[test]
