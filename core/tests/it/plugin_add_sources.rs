@@ -21,7 +21,14 @@ fn dir_of(tool: &str) -> Option<Vec<PathBuf>> {
 }
 
 fn add_ok(sb: &Sandbox, spec: &str, package: &str, line: &str) {
-    let out = sb.run(&["plugin", "add", spec, "--yes"]);
+    add_ok_with(sb, &[spec], package, line);
+}
+
+/// `plugin add --yes` with `args` (the specs and any options) adds `package`, which prints `line`.
+fn add_ok_with(sb: &Sandbox, args: &[&str], package: &str, line: &str) {
+    let mut command = vec!["plugin", "add", "--yes"];
+    command.extend_from_slice(args);
+    let out = sb.run(&command);
     let stdout = String::from_utf8_lossy(&out.stdout);
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert_eq!(out.status.code(), Some(0), "{stdout}\n{stderr}");
@@ -104,15 +111,12 @@ fn a_local_python_wheel_goes_into_the_managed_venv() {
     let kept = sb.stdout(&["plugin", "add", &edited_wheel, "--yes"], 0);
     assert!(kept.contains("add it again with --reinstall"), "{kept}");
     // Added again: the package's files changed though its manifest did not.
-    let out = sb.run(&["plugin", "add", &edited_wheel, "--reinstall", "--yes"]);
-    let stdout = String::from_utf8_lossy(&out.stdout);
-    assert_eq!(
-        out.status.code(),
-        Some(0),
-        "{stdout}\n{}",
-        String::from_utf8_lossy(&out.stderr)
+    add_ok_with(
+        &sb,
+        &[&edited_wheel, "--reinstall"],
+        "agentenv-pydemo",
+        "  agentenv-pydemo: task_steps py_step active\n",
     );
-    assert!(stdout.ends_with("Added. `agent-env plugin list` shows every installed plugin.\n"));
     let site = std::fs::read_dir(sb.plugins_dir().join(".python/lib"))
         .unwrap()
         .next()
