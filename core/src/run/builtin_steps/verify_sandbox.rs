@@ -218,8 +218,7 @@ pub fn warnings(step_id: &str, verification: &Value) -> Vec<String> {
             .and_then(Value::as_f64)
             .unwrap_or(0.0);
         out.push(format!(
-            "step '{step_id}' scored {} with no criterion checked",
-            crate::run::outcome::format_g(score)
+            "step '{step_id}' scored {score} with no criterion checked"
         ));
     }
     out
