@@ -80,8 +80,8 @@ impl Session {
             return Vec::new();
         }
         let plugins_dir = self.paths().plugins_dir();
-        let mut warnings = crate::install::permissions::unsafe_paths(&plugins_dir, discovery);
-        warnings.extend(crate::install::permissions::exec_outside_folder(
+        let mut warnings = crate::discovery::permissions::unsafe_paths(&plugins_dir, discovery);
+        warnings.extend(crate::discovery::permissions::exec_outside_folder(
             &plugins_dir,
             discovery,
         ));
@@ -144,7 +144,9 @@ impl Session {
     /// `AGENT_ENV_PLUGIN_*_TIMEOUT` variables set, and the pins of the plugins `plugin add` installed.
     pub fn host_config(&self) -> Result<HostConfig, HostConfigError> {
         let mut config = HostConfig::from_lookup(crate::VERSION, |var| self.env.var(var))?;
-        config.pins = Some(crate::install::pins::pin_file(&self.paths().plugins_dir()));
+        config.pins = Some(crate::discovery::pins::pin_file(
+            &self.paths().plugins_dir(),
+        ));
         // Children's environments come from this invocation's snapshot, not the process's; a config
         // file a root option chose reaches them as AGENT_ENV_CONFIG.
         let chosen = self.chosen_config.get();

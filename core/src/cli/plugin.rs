@@ -533,7 +533,7 @@ fn approve(args: &ApproveArgs, session: &Session, term: &Terminal) -> Exit {
         }
         manifests.push(&found.manifest);
     }
-    crate::install::pins::pin_packages(&plugins_dir, &manifests).map_err(Failure::new)?;
+    crate::discovery::pins::pin_packages(&plugins_dir, &manifests).map_err(Failure::new)?;
     for m in &manifests {
         term.print(&format!(
             "Approved {} {}: its files are pinned as they are now.\n",

@@ -18,6 +18,9 @@ use std::path::{Path, PathBuf};
 
 use agent_env_protocol::manifest::{Manifest, ManifestError, MANIFEST_FILE};
 
+pub mod permissions;
+pub mod pins;
+
 /// File-name prefix of a manifest installed beside an executable on `PATH`.
 pub const PATH_MANIFEST_PREFIX: &str = "agent-env-plugin-";
 /// Where installers put data files, relative to a `PATH` directory's parent.

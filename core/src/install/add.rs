@@ -169,5 +169,5 @@ fn pin_added(search: &SearchPath, plugins: &Path, added: &[String]) -> Result<()
         .map(|p| &p.manifest)
         .filter(|m| m.path.starts_with(plugins) && added.contains(&m.canonical_name()))
         .collect();
-    super::pins::pin_packages(plugins, &manifests)
+    crate::discovery::pins::pin_packages(plugins, &manifests)
 }

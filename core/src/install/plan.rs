@@ -12,8 +12,9 @@ use sha2::{Digest, Sha256};
 use super::folder_name::folder_name;
 use super::interrupt::{run_to_end, Interrupts};
 use super::source::{Installer, Spec};
-use super::{quote, InstallError, CARGO_ROOT, PYTHON_ENV};
+use super::{InstallError, CARGO_ROOT, PYTHON_ENV};
 use crate::output::Output;
+use crate::quote;
 
 /// One step of a plan.
 #[derive(Debug, Clone)]

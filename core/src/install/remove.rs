@@ -9,10 +9,11 @@ use agent_env_protocol::names::canonical_name;
 use super::interrupt::{run_to_end, Interrupts};
 use super::snapshot::Snapshot;
 use super::{
-    blockers, confirm, lock, quote, restore, Context, InstallError, CARGO_ROOT, INTERRUPTED,
-    PYTHON_ENV, ROLLING_BACK,
+    blockers, confirm, lock, restore, Context, InstallError, CARGO_ROOT, INTERRUPTED, PYTHON_ENV,
+    ROLLING_BACK,
 };
 use crate::discovery::discover;
+use crate::quote;
 
 pub struct RemoveOptions {
     pub packages: Vec<String>,
@@ -176,7 +177,7 @@ pub fn remove(opts: &RemoveOptions, ctx: &Context<'_>) -> Result<i32, InstallErr
         }
     }
     if problem.is_none() {
-        problem = super::pins::unpin_packages(&plugins, &removing).err();
+        problem = crate::discovery::pins::unpin_packages(&plugins, &removing).err();
     }
     if let Some(p) = problem {
         out.note(&format!("problem: {p}"));

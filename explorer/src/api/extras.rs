@@ -140,7 +140,7 @@ fn fresh_report(s: &Shared) -> (Session, Value) {
     let value = {
         let registry = session.registry(RegistryLoad::All);
         let built = build_report(registry, &session.paths().plugins_dir());
-        let mut warnings = agent_env::install::permissions::unsafe_paths(
+        let mut warnings = agent_env::discovery::permissions::unsafe_paths(
             &session.paths().plugins_dir(),
             &registry.discovery,
         );

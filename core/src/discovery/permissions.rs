@@ -4,7 +4,7 @@
 use std::os::unix::fs::MetadataExt;
 use std::path::{Path, PathBuf};
 
-use crate::discovery::Discovery;
+use super::Discovery;
 
 /// One sentence per unsafe path: group- or world-writable, or owned by another user (root aside).
 pub fn unsafe_paths(plugins_dir: &Path, discovery: &Discovery) -> Vec<String> {
@@ -30,7 +30,7 @@ pub fn unsafe_paths(plugins_dir: &Path, discovery: &Discovery) -> Vec<String> {
             out.push(format!(
                 "{} can be written by other users (mode {mode:04o}), who could then choose what agent-env runs; run `chmod go-w {}`",
                 path.display(),
-                super::quote::word(&path.display().to_string())
+                crate::quote::word(&path.display().to_string())
             ));
         }
         if meta.uid() != me && meta.uid() != 0 {

@@ -1,4 +1,4 @@
-//! Shell quoting for the `Will run:` lines, so a user can paste them.
+//! Shell quoting for the `Will run:` lines and the paths warnings name, so a user can paste them.
 
 /// One word, quoted for a POSIX shell only when it needs it.
 pub fn word(text: &str) -> String {
