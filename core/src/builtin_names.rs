@@ -113,11 +113,21 @@ pub const CLI_COMMANDS: &[&str] = &[
     "eval",
     "task",
     "up",
+    "completions",
+    "man",
     "help",
 ];
 
 /// Root flags the core owns.
-pub const ROOT_FLAGS: &[&str] = &["--verbose", "-v", "--version", "--help", "-h"];
+pub const ROOT_FLAGS: &[&str] = &[
+    "--verbose",
+    "-v",
+    "--version",
+    "-V",
+    "--color",
+    "--help",
+    "-h",
+];
 
 /// agent-env's own bundles (name, value shown in the report).
 pub const CORE_BUNDLES: &[(&str, &str)] = &[("hello", "agent-env:bundles/hello")];

@@ -297,3 +297,28 @@ fn plugin_show_masks_secrets_in_exec_arguments() {
         assert!(!all.contains("LEAK"), "{args:?} printed a secret:\n{all}");
     }
 }
+
+/// Every command the core has is its own: `man` and `completions` included.
+#[test]
+fn the_cores_man_and_completions_commands_are_not_a_plugins() {
+    let s = Sandbox::new();
+    s.tools(
+        "agentenv-clash",
+        "[provides.cli_plugins]\nman = \"M\"\ncompletions = \"C\"\n",
+    );
+    let report = s.report("list");
+    for name in ["man", "completions"] {
+        assert_eq!(
+            outcome(&report, "agentenv-clash", "cli_plugins", name).1,
+            "builtin-name",
+            "{name}"
+        );
+    }
+    let out = s.run(&["man"]);
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out));
+    assert!(
+        stdout(&out).starts_with(".ie"),
+        "the core's man page: {}",
+        text(&out)
+    );
+}
