@@ -578,7 +578,10 @@ impl Kit<'_> {
     fn finish_leftovers(&mut self) {
         let check = Check::NoLeftovers;
         let finding = if self.exits_seen == 0 {
-            Finding::skipped(check, "the plugin never exited on its own")
+            Finding::skipped(
+                check,
+                "no run got as far as asking the plugin to exit (the checks that end it did not run)",
+            )
         } else if self.leftovers.is_empty() {
             Finding::passed(check, "nothing it started outlived it")
         } else {
