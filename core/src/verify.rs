@@ -165,6 +165,12 @@ pub fn manifest_problems(manifest: &Manifest, answer: &InitializeResult) -> Vec<
     if let Err(problem) = validate::check_package(&manifest.name, answer) {
         problems.push(problem);
     }
+    if answer.plugin.version != manifest.version {
+        problems.push(format!(
+            "the plugin answered initialize as version {}, but its manifest says version {}; keep the version in the code, the manifest and the package metadata the same",
+            answer.plugin.version, manifest.version
+        ));
+    }
     for (group, name, entry) in manifest.contributions() {
         if group == "bundles" {
             continue;

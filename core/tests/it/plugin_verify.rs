@@ -264,9 +264,17 @@ fn a_folder_or_manifest_path_is_verified_without_installing_it() {
     )
     .unwrap();
     for target in ["mine", "./mine", "mine/agent-env-plugin.toml"] {
-        let doc = sb.json(&["plugin", "verify", target, "--json"], 0);
+        // The fixture answers as version 0.1.0: the manifest check holds it to the manifest's.
+        let doc = sb.json(&["plugin", "verify", target, "--json"], 1);
         assert_eq!(doc["package"], "mine", "{target}");
         assert_eq!(doc["version"], "0.2.0", "{target}");
+        assert_eq!(failed(&doc), BTreeSet::from(["manifest".to_string()]));
+        assert!(
+            message(&doc, "manifest").contains(
+                "the plugin answered initialize as version 0.1.0, but its manifest says version 0.2.0"
+            ),
+            "{doc:#}"
+        );
     }
 }
 
