@@ -8,7 +8,8 @@ use serde_json::{Map, Value};
 /// A parsed bundle.
 #[derive(Debug, Clone)]
 pub struct Bundle {
-    /// How the bundle's root is shown in messages (`~/my-hello`, or `hello` for the built-in one).
+    /// How the bundle's root is shown in messages (`~/my-hello`, or `hello` for the built-in one);
+    /// empty for a stored task planned as a bundle of one, whose id says where it is.
     pub display_root: String,
     /// The root of every id this bundle writes.
     pub id_root: String,
@@ -75,6 +76,16 @@ pub struct BuildEntry {
 }
 
 impl Bundle {
+    /// Where `rel`, a path in the bundle, is, for messages: `<display root>/<rel>`, or `rel` alone
+    /// when the bundle has no root to show.
+    pub fn place(&self, rel: &str) -> String {
+        if self.display_root.is_empty() {
+            rel.to_string()
+        } else {
+            format!("{}/{rel}", self.display_root)
+        }
+    }
+
     /// The task with this name or id.
     pub fn task(&self, name_or_id: &str) -> Option<&Task> {
         self.tasks

@@ -219,8 +219,8 @@ pub(super) fn start_plugin_steps(
     {
         if let Err(why) = steps.preflight(package, step.type_name(), &step.spec) {
             problems.push(format!(
-                "{}/{path}: step '{}' ({}) from the plugin {package}: {why}",
-                bundle.display_root,
+                "{}: step '{}' ({}) from the plugin {package}: {why}",
+                bundle.place(path),
                 step.id(),
                 step.type_name()
             ));
@@ -361,6 +361,14 @@ impl PlanContext for RunPlanContext<'_> {
                 "'{type_name}' is not a known step type; no built-in step or installed plugin provides it (agent-env plugin list shows what plugins provide)"
             )),
             Err(e) => Err(e.not_known("step")),
+        }
+    }
+
+    fn artifacts_looked_in(&self) -> &'static str {
+        if self.bare {
+            "in the configured store (a stored task loads only artifacts already there)"
+        } else {
+            plan::BUNDLE_ARTIFACTS_LOOKED_IN
         }
     }
 

@@ -30,6 +30,9 @@ impl std::fmt::Debug for StepKind {
     }
 }
 
+/// Where a bundle run looks for an artifact a step names: the bundle, then the store.
+pub const BUNDLE_ARTIFACTS_LOOKED_IN: &str = "in the store (nor in this bundle)";
+
 /// Resolves step types and checks references to the store while planning.
 pub trait PlanContext {
     /// The kind that runs `type_name`, or the problem (unknown type, failed plugin) to report.
@@ -37,6 +40,10 @@ pub trait PlanContext {
     /// Whether an artifact id that is not in the bundle exists in the store; `Err` says why it can't
     /// be used.
     fn store_artifact_exists(&self, id: &str) -> Result<bool, String>;
+    /// Where an artifact that is not found was looked for, for the message that says so.
+    fn artifacts_looked_in(&self) -> &'static str {
+        BUNDLE_ARTIFACTS_LOOKED_IN
+    }
     /// Why a bundle artifact's type cannot be read (nothing registers it), if it cannot.
     fn artifact_type_problem(&self, _artifact_type: &str) -> Option<String> {
         None
@@ -136,14 +143,13 @@ pub fn plan<'b>(
     let mut artifacts = Vec::new();
     for a in &bundle.artifacts {
         if let Some(problem) = ctx.artifact_type_problem(&a.artifact_type) {
-            problems.push(format!("{}/{}: {problem}", bundle.display_root, a.path));
+            problems.push(format!("{}: {problem}", bundle.place(&a.path)));
         } else if WRITABLE_ARTIFACT_TYPES.contains(&a.artifact_type.as_str()) {
             artifacts.push(a);
         } else if is_referenced(&planned, &a.id) {
             problems.push(format!(
-                "{}/{}: a {} artifact can't be written by this agent-env yet (it writes {})",
-                bundle.display_root,
-                a.path,
+                "{}: a {} artifact can't be written by this agent-env yet (it writes {})",
+                bundle.place(&a.path),
                 a.artifact_type,
                 WRITABLE_ARTIFACT_TYPES.join(", ")
             ));
@@ -218,8 +224,8 @@ fn select<'b>(
             match bundle.task(name) {
                 Some(t) => push_unique(&mut tasks, t),
                 None => problems.push(format!(
-                    "{}/{}: '{name}' is not a task of this bundle; an eval in a bundle runs the bundle's own tasks",
-                    bundle.display_root, eval.path
+                    "{}: '{name}' is not a task of this bundle; an eval in a bundle runs the bundle's own tasks",
+                    bundle.place(&eval.path)
                 )),
             }
         }
@@ -273,18 +279,7 @@ fn plan_task<'b>(
     ctx: &dyn PlanContext,
     problems: &mut Vec<String>,
 ) -> PlannedTask<'b> {
-    // A stored task is planned as a bundle of one task named by its id: its id says where.
-    let stored = bundle.display_root == task.path;
-    let where_ = if stored {
-        task.path.clone()
-    } else {
-        format!("{}/{}", bundle.display_root, task.path)
-    };
-    let missing_artifact = if stored {
-        "in the configured store (a stored task loads only artifacts already there)"
-    } else {
-        "in the store (nor in this bundle)"
-    };
+    let where_ = bundle.place(&task.path);
     let any_declares = task.steps.iter().any(declares_dependencies);
     let ids: Vec<&str> = task.steps.iter().map(step_id).collect();
     let mut steps = Vec::new();
@@ -315,7 +310,8 @@ fn plan_task<'b>(
                         None => match ctx.store_artifact_exists(name) {
                             Ok(true) => {}
                             Ok(false) => problems.push(format!(
-                                "{where_}: step '{id}': {field}: there is no artifact '{name}' {missing_artifact}"
+                                "{where_}: step '{id}': {field}: there is no artifact '{name}' {}",
+                                ctx.artifacts_looked_in()
                             )),
                             Err(why) => problems.push(format!("{where_}: step '{id}': {why}")),
                         },

@@ -74,7 +74,7 @@ fn local_reference(value: &Value, path: &str) -> Option<(String, String)> {
 /// A one-task bundle around a stored task's steps, so it plans as a bundle's task does.
 fn as_bundle(id: &str, steps: Vec<Map<String, Value>>) -> Bundle {
     Bundle {
-        display_root: id.to_string(),
+        display_root: String::new(),
         id_root: id.to_string(),
         description: None,
         artifacts: Vec::new(),
