@@ -137,15 +137,20 @@ pub fn run_task(planned: &PlannedTask<'_>, version: i64, shared: &RunShared<'_>)
         Outcome::FailedAtSteps(failures)
     } else {
         // A step that failed without failing its task has said why already.
-        let succeeded = planned
+        let succeeded: Vec<&PlannedStep> = planned
             .steps
             .iter()
             .zip(&states)
             .filter(|(_, state)| matches!(state, StepState::Succeeded))
-            .map(|(step, _)| step);
-        let succeeded: Vec<&PlannedStep> = succeeded.collect();
-        let mut warnings = missing_scores(succeeded.iter().copied(), &final_context.metadata);
-        warnings.extend(criteria_warnings(&succeeded, &final_context.metadata));
+            .map(|(step, _)| step)
+            .collect();
+        let metadata = &final_context.metadata;
+        let mut warnings = missing_scores(succeeded.iter().copied(), metadata);
+        for step in &succeeded {
+            if let StepKind::Builtin(b) = &step.kind {
+                warnings.extend(b.warnings(&step.spec, metadata));
+            }
+        }
         for warning in warnings {
             shared
                 .out
@@ -483,22 +488,4 @@ fn run_step(
             env.with_context(|c| c.merge_metadata(metadata))
         }
     }
-}
-
-/// The warnings of the `verify_sandbox` steps among `steps` about the verifications they wrote.
-fn criteria_warnings(steps: &[&PlannedStep], metadata: &Map<String, Value>) -> Vec<String> {
-    let verifications = metadata.get("verifications").and_then(Value::as_object);
-    steps
-        .iter()
-        .filter(|s| s.type_name() == "verify_sandbox")
-        .filter_map(|s| {
-            let verifier = s.spec.get("verifier_id")?.as_str()?;
-            let verification = verifications?.get(verifier)?;
-            Some(crate::run::builtin_steps::verify_sandbox::warnings(
-                s.id(),
-                verification,
-            ))
-        })
-        .flatten()
-        .collect()
 }

@@ -110,6 +110,11 @@ pub trait BuiltinStep: Sync {
         true
     }
     fn run(&self, step: &Map<String, Value>, env: &StepEnv<'_>) -> Result<(), StepError>;
+    /// What a person should hear about what the step, having succeeded, left in the task's
+    /// `metadata` (a result that passes but should not have, say); one sentence each.
+    fn warnings(&self, _step: &Map<String, Value>, _metadata: &Map<String, Value>) -> Vec<String> {
+        Vec::new()
+    }
 }
 
 static BUILTINS: [&dyn BuiltinStep; 3] = [

@@ -188,40 +188,43 @@ impl BuiltinStep for VerifySandbox {
         update.insert("verifications".into(), Value::Object(by_id));
         env.with_context(|c| c.merge_metadata(update))
     }
-}
 
-/// What a person should hear about a finished verification (`metadata.verifications[<id>]` as
-/// [`VerifySandbox`] wrote it): each criterion it skipped for a type it does not know (a typo passes
-/// silently otherwise), and a score that no criterion was weighed for.
-pub fn warnings(step_id: &str, verification: &Value) -> Vec<String> {
-    let rows = verification
-        .get("results")
-        .and_then(Value::as_array)
-        .cloned()
-        .unwrap_or_default();
-    let skipped: Vec<String> = rows
-        .iter()
-        .filter(|r| r.get("skipped").and_then(Value::as_bool) == Some(true))
-        .map(|r| {
-            let kind = r.get("type").and_then(Value::as_str).unwrap_or("");
-            format!(
-                "step '{step_id}' skipped criterion {} of type '{kind}', which verify_sandbox does not know (it knows {})",
-                r.get("criterion_index").and_then(Value::as_i64).unwrap_or(-1),
-                CRITERIA.join(", ")
-            )
-        })
-        .collect();
-    let mut out = skipped;
-    if rows.len() == out.len() {
-        let score = verification
-            .get("score")
-            .and_then(Value::as_f64)
-            .unwrap_or(0.0);
-        out.push(format!(
-            "step '{step_id}' scored {score} with no criterion checked"
-        ));
+    /// Each criterion the verification skipped for a type this step does not know (a typo passes
+    /// silently otherwise), and a score that no criterion was weighed for.
+    fn warnings(&self, step: &Map<String, Value>, metadata: &Map<String, Value>) -> Vec<String> {
+        let step_id = str_field(step, "id").unwrap_or("");
+        let Some(verification) = str_field(step, "verifier_id")
+            .and_then(|verifier| metadata.get("verifications").and_then(|v| v.get(verifier)))
+        else {
+            return Vec::new();
+        };
+        let rows: &[Value] = verification
+            .get("results")
+            .and_then(Value::as_array)
+            .map_or(&[], Vec::as_slice);
+        let mut out: Vec<String> = rows
+            .iter()
+            .filter(|r| r.get("skipped").and_then(Value::as_bool) == Some(true))
+            .map(|r| {
+                let kind = r.get("type").and_then(Value::as_str).unwrap_or("");
+                format!(
+                    "step '{step_id}' skipped criterion {} of type '{kind}', which verify_sandbox does not know (it knows {})",
+                    r.get("criterion_index").and_then(Value::as_i64).unwrap_or(-1),
+                    CRITERIA.join(", ")
+                )
+            })
+            .collect();
+        if rows.len() == out.len() {
+            let score = verification
+                .get("score")
+                .and_then(Value::as_f64)
+                .unwrap_or(0.0);
+            out.push(format!(
+                "step '{step_id}' scored {score} with no criterion checked"
+            ));
+        }
+        out
     }
-    out
 }
 
 /// Combines row scores (score, weight) into one.
