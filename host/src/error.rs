@@ -24,6 +24,22 @@ pub struct FailureContext {
     pub noise_sample: Option<String>,
 }
 
+impl FailureContext {
+    /// `its stderr ends with:` and the tail's lines, indented, each on its own line; `None` when
+    /// the plugin wrote nothing to stderr.
+    pub fn stderr_block(&self) -> Option<String> {
+        if self.stderr_tail.is_empty() {
+            return None;
+        }
+        let mut out = String::from("its stderr ends with:");
+        for line in &self.stderr_tail {
+            out.push_str("\n    ");
+            out.push_str(line);
+        }
+        Some(out)
+    }
+}
+
 /// Why a plugin could not be started or a call to it failed.
 #[derive(Debug, Clone, PartialEq, thiserror::Error)]
 pub enum HostError {
@@ -288,12 +304,9 @@ fn suffix(ctx: &FailureContext) -> String {
         [] => out.push_str("; its stderr was empty"),
         [.., last] => {
             out.push_str(&format!("; its stderr's last line: '{last}'"));
-            if ctx.stderr_tail.len() > 1 {
-                out.push_str("\nits stderr ends with:");
-                for line in &ctx.stderr_tail {
-                    out.push_str("\n    ");
-                    out.push_str(line);
-                }
+            if let (true, Some(block)) = (ctx.stderr_tail.len() > 1, ctx.stderr_block()) {
+                out.push('\n');
+                out.push_str(&block);
             }
         }
     }

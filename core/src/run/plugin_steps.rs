@@ -454,11 +454,7 @@ fn step_timed_out(package: &str, type_name: &str, limit: Duration, error: &HostE
         ),
     );
     // The host's own call-timeout sentence would contradict this one; only the stderr is added.
-    let tail = &error.context().stderr_tail;
-    if !tail.is_empty() {
-        let lines: Vec<String> = tail.iter().map(|l| format!("    {l}")).collect();
-        e.detail = Some(format!("its stderr ends with:\n{}", lines.join("\n")));
-    }
+    e.detail = error.context().stderr_block();
     e
 }
 

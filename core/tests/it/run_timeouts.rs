@@ -57,5 +57,12 @@ fn a_steps_own_timeout_seconds_is_its_limit_and_its_message() {
         "{}",
         r.both()
     );
+    // What the plugin wrote to stderr before it was cancelled is kept beside the message.
+    assert!(
+        r.both()
+            .contains("its stderr ends with:\n    crashy: dying in the middle of execute"),
+        "{}",
+        r.both()
+    );
     assert_eq!(s.docs("task_instances")[0]["status"], "failed");
 }
