@@ -53,12 +53,6 @@ pub fn add(opts: &AddOptions, ctx: &Context<'_>) -> Result<i32, InstallError> {
         if s.name.as_deref().is_some_and(super::is_core) {
             return Err(InstallError::CoreAdd(s.text.clone()));
         }
-        if s.installer == Installer::Folder && s.name.is_none() {
-            return Err(InstallError::BadSpec {
-                spec: s.text.clone(),
-                reason: "its agent-env-plugin.toml names no [plugin] name".into(),
-            });
-        }
     }
     let plugins = ctx.plugins_dir.clone();
     let _lock = lock::acquire(&plugins, &ctx.locks_dir)?;
