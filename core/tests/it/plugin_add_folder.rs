@@ -228,6 +228,17 @@ fn the_lock_file_is_private() {
 
 #[test]
 fn an_interrupted_install_lets_the_installer_finish_then_restores() {
+    interrupted_install(libc::SIGINT);
+}
+
+/// The terminal closing during a change is an interrupt like Ctrl-C: the change is rolled back.
+#[test]
+fn a_hangup_during_an_install_restores_like_ctrl_c() {
+    interrupted_install(libc::SIGHUP);
+}
+
+/// `plugin add` of a crate whose (fake) installer waits, sent `signal` while it runs.
+fn interrupted_install(signal: i32) {
     let mut sb = Sandbox::new();
     existing_plugin(&sb);
     let before = tree(&sb.plugins_dir());
@@ -265,7 +276,7 @@ fn an_interrupted_install_lets_the_installer_finish_then_restores() {
     while !started.exists() {
         std::thread::sleep(std::time::Duration::from_millis(20));
     }
-    unsafe { libc::kill(child.id() as i32, libc::SIGINT) };
+    unsafe { libc::kill(child.id() as i32, signal) };
     // The installer is still running: it was let finish.
     std::thread::sleep(std::time::Duration::from_millis(200));
     assert!(sb.plugins_dir().join(".cargo/bin/agentenv-slow").exists());
