@@ -1,9 +1,10 @@
 //! `agent-env config show | explain | check`: read-only views of `.agentenv/config.toml`.
 
 use crate::cli::{Exit, Failure, Terminal};
+use crate::config::configured_store::configured_secrets;
 use crate::config::locate::CONFIG_VAR;
 use crate::config::plugins::InstalledPackage;
-use crate::config::store_builder::StoresBuilder;
+use crate::config::store_builder::{names_a_plugin_store, StoresBuilder};
 use crate::config::{check, explain, show, sources};
 use crate::output::Output;
 use crate::session::Session;
@@ -132,9 +133,24 @@ pub fn run(args: ConfigArgs, verbose: bool, session: &Session, term: &Terminal) 
         }
         ConfigCommand::Check { json } => {
             let manifests = session.manifests();
+            // A plugin's store is opened in its plugin, which checks the class's keys; the plugin is
+            // started only when the config names one of its stores.
+            let factory = (doc.error.is_none() && names_a_plugin_store(doc))
+                .then(|| {
+                    (session.plugin_store_opener())(
+                        doc,
+                        configured_secrets(doc, None).ok().as_ref(),
+                    )
+                })
+                .transpose()
+                .map_err(|e| {
+                    Failure::new(format!(
+                        "can't start the plugins that provide the configured stores: {e}"
+                    ))
+                })?;
             // A hosted store is asked to reach its server, so a wrong endpoint, bucket, DSN or credential is
             // reported here, before any work.
-            let builder = StoresBuilder::new(doc, None)
+            let builder = StoresBuilder::new(doc, factory.as_deref())
                 .with_manifests(&manifests)
                 .probing();
             let outcome = check::check(doc, &builder);

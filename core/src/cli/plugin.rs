@@ -312,7 +312,7 @@ fn list(args: &ReportArgs, verbose: bool, session: &Session, term: &Terminal) ->
             _ => term.print(&documents::to_json(&built.report)),
         }
     } else {
-        term.print(&human::list(&built.report));
+        term.print(&human::list(&built.report, &built.stores_by_row(registry)));
     }
     Ok(0)
 }

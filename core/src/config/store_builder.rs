@@ -7,7 +7,7 @@ use super::configured_store::{
 use super::document::ConfigDocument;
 use super::error::ConfigError;
 use super::references::SecretLookup;
-use super::store_selection::StoreSelection;
+use super::store_selection::{selection, StoreSelection, STORE_SECTIONS};
 use crate::stores::from_spec::{classify, Target};
 use crate::stores::{build_store, PluginStoreFactory, StoreKind};
 use agent_env_protocol::manifest::Manifest;
@@ -33,8 +33,9 @@ pub trait StoreBuilder {
     fn secrets(&self) -> Option<&dyn SecretLookup>;
 }
 
-/// Builds each configured store with the real constructors. A plugin's store is opened in the plugin when a
-/// factory is given; without one it is noted as unchecked.
+/// Builds each configured store with the real constructors. A plugin's store is checked against the
+/// installed manifests when they are given, then opened in the plugin when a factory is given; without
+/// one it is noted as unchecked.
 pub struct StoresBuilder<'a> {
     env: Arc<Environment>,
     secrets: Option<StoreSecrets>,
@@ -72,6 +73,21 @@ impl<'a> StoresBuilder<'a> {
         self.probe = true;
         self
     }
+}
+
+/// Whether any configured store is a plugin's (`impl = "<package>:<Class>"`): what decides whether
+/// `config check` starts plugins at all. A section that does not read is the check's to report.
+pub fn names_a_plugin_store(doc: &ConfigDocument) -> bool {
+    STORE_SECTIONS.iter().any(|section| {
+        selection(doc, section.name).is_ok_and(|selection| {
+            store_kind(&selection).is_ok_and(|kind| {
+                matches!(
+                    classify(kind, &selection.impl_name),
+                    Ok(Target::Plugin { .. })
+                )
+            })
+        })
+    })
 }
 
 /// Whether an installed manifest lists the class under `[provides.stores]` for this kind.
@@ -119,14 +135,16 @@ impl StoreBuilder for StoresBuilder<'_> {
     ) -> Result<Option<String>, ConfigError> {
         let kind = store_kind(selection)?;
         let target = classify(kind, &selection.impl_name).map_err(store_error)?;
-        if let (Target::Plugin { package, class }, None) = (&target, self.plugins) {
+        if let Target::Plugin { package, class } = &target {
             if let Some(manifests) = self.manifests {
                 check_plugin_store(manifests, kind, &selection.impl_name, package, class)?;
             }
-            return Ok(Some(format!(
-                "[stores.{}] '{}' is a plugin's store; its class and keys are checked when it is first built",
-                selection.kind, selection.impl_name
-            )));
+            if self.plugins.is_none() {
+                return Ok(Some(format!(
+                    "[stores.{}] '{}' is a plugin's store; its class and keys are checked when it is first built",
+                    selection.kind, selection.impl_name
+                )));
+            }
         }
         let store = build_store(&spec_from(kind, selection, config, &self.env), self.plugins)
             .map_err(store_error)?;

@@ -1,6 +1,7 @@
 //! The human layouts of `plugin list`, `plugin show` and `plugin check` (the reference's §9, observed).
 //! Scripts should read the JSON: this text is for people and may change.
 
+use std::collections::BTreeMap;
 use std::fmt::Write as _;
 
 use super::documents::{CheckResult, ManifestInfo};
@@ -68,13 +69,23 @@ pub fn header(report: &Report) -> String {
     out
 }
 
-/// The PROVIDES cell.
-pub fn provides(dist: &Distribution) -> String {
-    if dist.contributions.len() <= 3 {
-        return dist
-            .contributions
+/// The PROVIDES cell: the row's contributions, then the stores its manifest declares (class → kind),
+/// which are not contributions in the report's format.
+pub fn provides(dist: &Distribution, stores: &BTreeMap<String, String>) -> String {
+    let items: Vec<(String, &str)> = dist
+        .contributions
+        .iter()
+        .map(|c| (kind_words(&c.group).0.to_string(), c.name.as_str()))
+        .chain(
+            stores
+                .iter()
+                .map(|(class, kind)| (format!("{kind} store"), class.as_str())),
+        )
+        .collect();
+    if items.len() <= 3 {
+        return items
             .iter()
-            .map(|c| format!("{} {}", kind_words(&c.group).0, c.name))
+            .map(|(kind, name)| format!("{kind} {name}"))
             .collect::<Vec<_>>()
             .join(", ");
     }
@@ -85,14 +96,18 @@ pub fn provides(dist: &Distribution) -> String {
             None => counts.push((&c.group, 1)),
         }
     }
-    counts
+    let mut cells: Vec<String> = counts
         .iter()
         .map(|(g, n)| {
             let (one, many) = kind_words(g);
             format!("{n} {}", if *n == 1 { one } else { many })
         })
-        .collect::<Vec<_>>()
-        .join(", ")
+        .collect();
+    if !stores.is_empty() {
+        let n = stores.len();
+        cells.push(format!("{n} {}", if n == 1 { "store" } else { "stores" }));
+    }
+    cells.join(", ")
 }
 
 /// The STATUS cell.
@@ -161,8 +176,9 @@ fn group_error_lines(report: &Report, indent: &str, only: Option<&[String]>) -> 
     out
 }
 
-/// `plugin list`.
-pub fn list(report: &Report) -> String {
+/// `plugin list`; `stores` holds, row by row, the stores each package's manifest declares.
+pub fn list(report: &Report, stores: &[BTreeMap<String, String>]) -> String {
+    let none = BTreeMap::new();
     let mut out = header(report);
     if report.plugins.is_empty() {
         out.push_str("No plugins installed.\n");
@@ -173,11 +189,11 @@ pub fn list(report: &Report) -> String {
             "PROVIDES".to_string(),
             "STATUS".to_string(),
         ]];
-        for d in &report.plugins {
+        for (i, d) in report.plugins.iter().enumerate() {
             rows.push(vec![
                 d.name.clone(),
                 d.version.clone(),
-                provides(d),
+                provides(d, stores.get(i).unwrap_or(&none)),
                 status_cell(d),
             ]);
         }

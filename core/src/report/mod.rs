@@ -48,6 +48,25 @@ pub struct BuiltReport {
     pub sources: Vec<RowSource>,
 }
 
+impl BuiltReport {
+    /// The stores each row's manifest declares under `[provides.stores]` (class → kind), row by row:
+    /// what `plugin list` shows beside the contributions.
+    pub fn stores_by_row(&self, reg: &Registry) -> Vec<BTreeMap<String, String>> {
+        self.sources
+            .iter()
+            .map(|source| match source {
+                RowSource::Plugin(i) => reg
+                    .discovery
+                    .plugins
+                    .get(*i)
+                    .map(|p| p.manifest.stores.clone())
+                    .unwrap_or_default(),
+                RowSource::Core | RowSource::Broken(_) => BTreeMap::new(),
+            })
+            .collect()
+    }
+}
+
 /// Builds the report from the registries.
 pub fn build_report(reg: &Registry, plugins_dir: &std::path::Path) -> BuiltReport {
     let mut rows: Vec<(Distribution, RowSource)> = Vec::new();

@@ -215,17 +215,23 @@ fn store_variables_are_checked_and_beat_the_file() {
     assert_eq!(code, 0);
 }
 
+/// A manifest whose executable does not exist: checks against the manifest fail before anything starts.
 const OPENCIV3: &str = "[plugin]\nname = \"agentenv-openciv3\"\nversion = \"0.1.0\"\nexec = [\"./bin/none\"]\nprotocol = [1, 1]\n[provides.stores]\nContentAddressedObjectStore = \"object\"\n";
+
+/// The working fixture plugin: `MemoryObjectStore` takes `root` (required) and `bucket`;
+/// `TableSecretStore` takes `values`.
+fn works_manifest() -> String {
+    format!(
+        "[plugin]\nname = \"agentenv-fixture-works\"\nversion = \"0.3.0\"\nexec = [\"{}\"]\nprotocol = [1, 1]\n[provides.stores]\nMemoryObjectStore = \"object\"\nTableSecretStore = \"secret\"\n",
+        crate::support::fixture("fixture-works").display()
+    )
+}
 
 #[test]
 fn plugin_stores_are_checked_against_the_installed_manifests() {
     let config = |kind: &str, imp: &str| format!("[stores.{kind}]\nimpl = \"{imp}\"\n");
-    let p = Project::new(&config(
-        "object",
-        "agentenv_openciv3:ContentAddressedObjectStore",
-    ));
+    let p = Project::new("");
     p.manifest("openciv3", OPENCIV3);
-    assert_eq!(p.check(&[]).0, 0);
     for (kind, imp, message) in [
         ("object", "agentenv-openciv3:Nope", "Cannot import impl 'agentenv-openciv3:Nope': agentenv-openciv3 0.1.0 lists no store class 'Nope' under [provides.stores] (it lists ContentAddressedObjectStore)"),
         ("object", "nobody:Cas", "Cannot import impl 'nobody:Cas': no installed plugin package named 'nobody'; a plugin's store is named '<package>:<Class>', with the package as `agent-env plugin list` prints it"),
@@ -239,31 +245,92 @@ fn plugin_stores_are_checked_against_the_installed_manifests() {
 }
 
 #[test]
-fn plugin_stores_are_noted_and_secret_references_go_through_the_secret_store() {
+fn a_plugin_store_is_opened_in_its_plugin_which_checks_its_keys() {
     let p = Project::new(
-        "[stores.object]\nimpl = \"agentenv-openciv3:ContentAddressedObjectStore\"\nconfig = { root = \"/x\" }\n[model]\napi_key = \"secret:proxy_key\"\n",
+        "[stores.object]\nimpl = \"agentenv_fixture_works:MemoryObjectStore\"\nconfig = { root = \"/x\" }\n",
     );
+    p.manifest("works", &works_manifest());
+    let (code, json) = p.check(&[]);
+    assert_eq!(code, 0, "{json}");
+    assert_eq!(json["notes"], serde_json::json!([]));
+    for (config, message) in [
+        ("{ bucket = \"b\" }", "The config table for 'agentenv-fixture-works:MemoryObjectStore' lacks the required key 'root'; it takes root, bucket"),
+        ("{ root = \"/x\", colour = 1 }", "The config table for 'agentenv-fixture-works:MemoryObjectStore' has unknown key 'colour'; it takes root, bucket"),
+    ] {
+        std::fs::write(
+            p.root.join(".agentenv/config.toml"),
+            format!("[stores.object]\nimpl = \"agentenv_fixture_works:MemoryObjectStore\"\nconfig = {config}\n"),
+        )
+        .unwrap();
+        let (code, json) = p.check(&[]);
+        assert_eq!(code, 1, "{json}");
+        assert_eq!(messages(&json), [message]);
+    }
+}
+
+#[test]
+fn a_plugin_store_whose_plugin_cannot_start_is_a_problem() {
+    let p =
+        Project::new("[stores.object]\nimpl = \"agentenv-openciv3:ContentAddressedObjectStore\"\n");
     p.manifest("openciv3", OPENCIV3);
+    let (code, json) = p.check(&[]);
+    assert_eq!(code, 1, "{json}");
+    let problems = messages(&json);
+    assert_eq!(problems.len(), 1, "{problems:?}");
+    assert!(problems[0].contains("agentenv-openciv3"), "{problems:?}");
+}
+
+#[test]
+fn a_local_store_whose_folder_cannot_be_made_is_a_problem() {
+    let p = Project::new("");
+    let file = p.home.join("a-file");
+    std::fs::write(&file, "not a folder").unwrap();
+    std::fs::write(
+        p.root.join(".agentenv/config.toml"),
+        format!(
+            "[stores.object]\nimpl = \"LocalFilesystemObjectStore\"\nconfig = {{ root = \"{0}/objects\" }}\n[stores.document]\nimpl = \"LocalSqliteDocumentStore\"\nconfig = {{ path = \"{0}/docs/documents.db\" }}\n",
+            file.display()
+        ),
+    )
+    .unwrap();
+    let (code, json) = p.check(&[]);
+    assert_eq!(code, 1, "{json}");
+    let file = file.display();
+    assert_eq!(
+        messages(&json),
+        [
+            format!("Cannot create the local state directory {file}/docs: {file} is not a folder; point XDG_STATE_HOME (or the store's config) at a writable place"),
+            format!("Cannot create the local state directory {file}/objects: {file} is not a folder; point XDG_STATE_HOME (or the store's config) at a writable place"),
+        ]
+    );
+}
+
+#[test]
+fn secret_references_go_through_the_secret_store() {
+    let p = Project::new(
+        "[stores.object]\nimpl = \"agentenv-fixture-works:MemoryObjectStore\"\nconfig = { root = \"/x\" }\n[model]\napi_key = \"secret:proxy_key\"\n",
+    );
+    p.manifest("works", &works_manifest());
     // The local secret store reads the environment first.
     let (code, json) = p.check(&[("proxy_key", "sk-1")]);
     assert_eq!(code, 0, "{json}");
-    assert_eq!(
-        json["notes"],
-        serde_json::json!([
-            "[stores.object] 'agentenv-openciv3:ContentAddressedObjectStore' is a plugin's store; its class and keys are checked when it is first built"
-        ])
-    );
     let (code, json) = p.check(&[]);
     assert_eq!(code, 1);
     assert_eq!(
         messages(&json),
         ["[model] api_key: Unresolved secret:proxy_key reference (no value and no default)"]
     );
-    // The secret store's own values are used too.
+    // The secret store's own values are used too, a plugin's among them.
     let p = Project::new(
         "[stores.secret]\nimpl = \"agent_env.store.secret_store:LocalSecretStore\"\nconfig = { values = { proxy_key = \"v\" } }\n[model]\napi_key = \"secret:proxy_key\"\n",
     );
     assert_eq!(p.check(&[]).0, 0);
+    let p = Project::new(
+        "[stores.secret]\nimpl = \"agentenv-fixture-works:TableSecretStore\"\nconfig = { values = { proxy_key = \"v\" } }\n[model]\napi_key = \"secret:proxy_key\"\n",
+    );
+    p.manifest("works", &works_manifest());
+    let (code, json) = p.check(&[]);
+    assert_eq!(code, 0, "{json}");
 }
 
 #[test]

@@ -76,6 +76,43 @@ fn scenario_14_no_load_lists_manifests_only() {
 }
 
 #[test]
+fn a_package_of_stores_shows_them_under_provides_and_not_in_the_json() {
+    let sb = Sandbox::new();
+    let mut stores = plugin_table("agentenv-stores", "1.0.0", "[\"./bin/none\"]");
+    stores.push_str("[provides.stores]\nBucketStore = \"object\"\nVault = \"secret\"\n");
+    sb.plugin_dir_manifest("stores", &stores);
+    let mut many = step_plugin("agentenv-many", "2.0.0", &["grade_a", "grade_b", "grade_c"]);
+    many.push_str("[provides.stores]\nDocs = \"document\"\n");
+    sb.plugin_dir_manifest("many", &many);
+    let text = sb.stdout(&["plugin", "list", "--no-load"], 0);
+    let row = |package: &str| {
+        text.lines()
+            .find(|l| l.starts_with(package))
+            .unwrap_or_else(|| panic!("no row for {package} in {text}"))
+            .split_whitespace()
+            .collect::<Vec<_>>()
+            .join(" ")
+    };
+    assert_eq!(
+        row("agentenv-stores"),
+        "agentenv-stores 1.0.0 object store BucketStore, secret store Vault ok"
+    );
+    assert_eq!(
+        row("agentenv-many"),
+        "agentenv-many 2.0.0 3 task steps, 1 store not loaded"
+    );
+    // Stores are not contributions in the report's format: the JSON row keeps its keys.
+    let report = sb.json(&["plugin", "list", "--json", "--no-load"], 0);
+    let row = report["plugins"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|p| p["name"] == "agentenv-stores")
+        .unwrap();
+    assert_eq!(row["contributions"], serde_json::json!([]));
+}
+
+#[test]
 fn json_format_1_has_every_key_in_order() {
     let sb = Sandbox::new();
     sb.plugin_dir_manifest(

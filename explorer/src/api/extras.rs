@@ -165,7 +165,7 @@ fn fresh_report(s: &Shared) -> (Session, Value) {
             "report": built.report,
             "warnings": warnings,
             "processes": processes,
-            "text": human::list(&built.report),
+            "text": human::list(&built.report, &built.stores_by_row(registry)),
         })
     };
     (session, value)

@@ -29,9 +29,99 @@ pub fn ensure_private_dir(dir: &Path) -> StoreResult<()> {
     }
 }
 
+/// Whether [`ensure_private_dir`] could make `dir` (or use it), found without making anything: `dir` is a
+/// folder this user may write in, or the nearest part of its path that exists is. What `config check`
+/// asks of a store on this machine.
+pub fn check_makeable(dir: &Path) -> StoreResult<()> {
+    let mut existing = dir;
+    loop {
+        match fs::metadata(existing) {
+            Ok(meta) if meta.is_dir() => break,
+            Ok(_) => {
+                return Err(cannot_create(
+                    dir,
+                    &std::io::Error::other(format!("{} is not a folder", existing.display())),
+                ))
+            }
+            // A missing part, or one under a file: look further up for what is there.
+            Err(e) if matches!(e.kind(), ErrorKind::NotFound | ErrorKind::NotADirectory) => {
+                match existing.parent() {
+                    Some(parent) if !parent.as_os_str().is_empty() => existing = parent,
+                    _ => return Ok(()),
+                }
+            }
+            Err(e) => return Err(cannot_create(dir, &e)),
+        }
+    }
+    if writable(existing) {
+        Ok(())
+    } else {
+        Err(cannot_create(
+            dir,
+            &std::io::Error::other(format!("this user may not write in {}", existing.display())),
+        ))
+    }
+}
+
+/// Whether this process may make entries in the folder `dir` (write and search permission).
+fn writable(dir: &Path) -> bool {
+    use std::os::unix::ffi::OsStrExt;
+    let Ok(path) = std::ffi::CString::new(dir.as_os_str().as_bytes()) else {
+        return false;
+    };
+    // SAFETY: `path` is a valid NUL-terminated string that outlives the call.
+    unsafe { libc::access(path.as_ptr(), libc::W_OK | libc::X_OK) == 0 }
+}
+
 fn cannot_create(dir: &Path, err: &std::io::Error) -> StoreError {
     StoreError::Config(format!(
         "Cannot create the local state directory {}: {err}; point XDG_STATE_HOME (or the store's config) at a writable place",
         dir.display()
     ))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_path_under_a_file_cannot_be_made() {
+        let tmp = tempfile::tempdir().unwrap();
+        let file = tmp.path().join("afile");
+        fs::write(&file, "x").unwrap();
+        let err = check_makeable(&file.join("objects/deeper")).unwrap_err();
+        let text = err.to_string();
+        assert!(text.contains("afile is not a folder"), "{text}");
+        assert!(
+            text.contains("Cannot create the local state directory"),
+            "{text}"
+        );
+        assert!(
+            check_makeable(&file).is_err(),
+            "a file is not a folder either"
+        );
+    }
+
+    #[test]
+    fn a_missing_folder_under_a_writable_one_can_be_made_and_nothing_is_made() {
+        let tmp = tempfile::tempdir().unwrap();
+        let dir = tmp.path().join("a/b/c");
+        check_makeable(&dir).unwrap();
+        assert!(!tmp.path().join("a").exists());
+        check_makeable(tmp.path()).unwrap();
+    }
+
+    #[test]
+    fn a_folder_this_user_cannot_write_in_is_refused() {
+        use std::os::unix::fs::PermissionsExt;
+        let tmp = tempfile::tempdir().unwrap();
+        let locked = tmp.path().join("locked");
+        fs::create_dir(&locked).unwrap();
+        fs::set_permissions(&locked, fs::Permissions::from_mode(0o500)).unwrap();
+        // root may write anywhere; the check asks the kernel, so it agrees with what a write would do.
+        let root = unsafe { libc::geteuid() } == 0;
+        let outcome = check_makeable(&locked.join("store"));
+        fs::set_permissions(&locked, fs::Permissions::from_mode(0o700)).unwrap();
+        assert_eq!(outcome.is_ok(), root, "{outcome:?}");
+    }
 }

@@ -28,7 +28,7 @@ use rustix::fs::FileType;
 use self::beneath::{symlink_found, Dir};
 use self::keys::{split_key, Resolved, META_DIR, RESERVED, TMP_DIR};
 use self::staging::Staged;
-use super::private_dir::ensure_private_dir;
+use super::private_dir::{check_makeable, ensure_private_dir};
 use crate::clock::rfc3339_utc;
 use crate::environment::Environment;
 use crate::stores::config_table::{self, ConfigTable};
@@ -360,6 +360,11 @@ fn walk(dir: &Dir, rel: &str, skip_reserved: bool, out: &mut Vec<String>) -> Sto
 }
 
 impl ObjectStore for LocalFilesystemObjectStore {
+    /// The root is, or can be made, a folder this user may write in (nothing is created).
+    fn probe(&self) -> StoreResult<()> {
+        check_makeable(&self.root)
+    }
+
     fn put(
         &self,
         key: &str,

@@ -13,7 +13,7 @@ use std::path::{Path, PathBuf};
 use std::sync::{Mutex, MutexGuard};
 
 use self::connection::{encode, sqlite_error, table_name, Db};
-use super::private_dir::ensure_private_dir;
+use super::private_dir::{check_makeable, ensure_private_dir};
 use crate::environment::Environment;
 use crate::stores::config_table::{self, ConfigTable};
 use agent_env_store::document::eval;
@@ -251,6 +251,20 @@ fn duplicate_in(path: &Path, collection: &str, err: &rusqlite::Error) -> StoreEr
 }
 
 impl DocumentStore for LocalSqliteDocumentStore {
+    /// The database file is a file (or can be made: its folder is, or can be made, a writable folder).
+    fn probe(&self) -> StoreResult<()> {
+        if self.path.is_dir() {
+            return Err(StoreError::Config(format!(
+                "The document store's database {} is a folder; point the store's path at a file",
+                self.path.display()
+            )));
+        }
+        match self.path.parent() {
+            Some(folder) if !folder.as_os_str().is_empty() => check_makeable(folder),
+            _ => Ok(()),
+        }
+    }
+
     fn find_one(
         &self,
         collection: &str,
