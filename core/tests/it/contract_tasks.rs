@@ -149,6 +149,25 @@ fn verify_sandbox_justifies_each_criterion_in_the_originals_words() {
     );
 }
 
+/// A task asking for a sandbox provider no run can use is refused before anything is written, rather
+/// than run in the local sandbox it did not ask for.
+#[test]
+fn a_sandbox_type_no_provider_serves_is_refused_before_anything_runs() {
+    let s = Sandboxed::new();
+    s.write(
+        "docker/tasks/t.json",
+        r#"[{"id": "box", "type": "deploy_sandbox", "sandbox_name": "box", "sandbox_type": "docker"}]"#,
+    );
+    let r = s.run(&["run", "./docker"]);
+    assert_eq!(r.code, 1, "{}", r.both());
+    assert!(
+        r.stderr.contains("step 'box': deploy_sandbox can't read it (sandbox_type 'docker' names no sandbox provider a run can use; the built-in one is 'local': write \"sandbox_type\": \"local\", or leave the key out)"),
+        "{}",
+        r.stderr
+    );
+    assert!(!r.stdout.contains("v1"), "nothing is written: {}", r.stdout);
+}
+
 /// A bundle artifact of a type nothing registers is refused before anything runs, as the original
 /// refuses it: `'weird_thing' is not a known artifact type`.
 #[test]

@@ -25,11 +25,16 @@ impl BuiltinStep for DeploySandbox {
                 ));
             }
         }
-        if let Some(t) = step.get("sandbox_type") {
-            if !t.is_string() {
-                problems
-                    .push("sandbox_type must be a string naming a sandbox provider".to_string());
-            }
+        match step.get("sandbox_type").map(Value::as_str) {
+            None => {}
+            Some(None) => problems
+                .push("sandbox_type must be a string naming a sandbox provider".to_string()),
+            // A sandbox of another kind than the task asks for would run its checks somewhere else.
+            Some(Some(name)) if name != crate::sandbox::LOCAL => problems.push(format!(
+                "sandbox_type '{name}' names no sandbox provider a run can use; the built-in one is '{local}': write \"sandbox_type\": \"{local}\", or leave the key out",
+                local = crate::sandbox::LOCAL
+            )),
+            Some(Some(_)) => {}
         }
         problems
     }
