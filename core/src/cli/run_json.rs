@@ -145,12 +145,14 @@ impl RunObserver for RunCollector {
                     })
                     .collect();
             }
+            // A task run is known by its instance from its start on: one task may run several times
+            // (`task run --runs N`), each run under the same path.
             RunEvent::TaskStarted {
                 instance_id,
                 task_path,
                 ..
             } => {
-                if let Some(t) = doc.tasks.iter_mut().find(|t| &t.path == task_path) {
+                if let Some(t) = not_started(&mut doc.tasks, task_path) {
                     t.instance_id = Some(instance_id.clone());
                 }
             }
@@ -160,7 +162,7 @@ impl RunObserver for RunCollector {
                 package,
                 ..
             } => {
-                if let Some(t) = doc.tasks.iter_mut().find(|t| t.path == step.task_path) {
+                if let Some(t) = by_instance(&mut doc.tasks, &step.instance_id) {
                     t.steps.push(StepDocument {
                         step_id: step.step_id.clone(),
                         step_type: step_type.clone(),
@@ -181,7 +183,7 @@ impl RunObserver for RunCollector {
                 failure,
                 ..
             } => {
-                let Some(t) = doc.tasks.iter_mut().find(|t| t.path == step.task_path) else {
+                let Some(t) = by_instance(&mut doc.tasks, &step.instance_id) else {
                     return;
                 };
                 let Some(s) = t
@@ -215,7 +217,12 @@ impl RunObserver for RunCollector {
                 duration_seconds,
                 ..
             } => {
-                if let Some(t) = doc.tasks.iter_mut().find(|t| &t.path == task_path) {
+                let run = match instance_id {
+                    Some(id) => by_instance(&mut doc.tasks, id),
+                    // A task that did not start has no instance.
+                    None => not_started(&mut doc.tasks, task_path),
+                };
+                if let Some(t) = run {
                     t.instance_id = instance_id.clone();
                     t.outcome = outcome.clone();
                     t.summary = summary.clone();
@@ -232,4 +239,21 @@ impl RunObserver for RunCollector {
             RunEvent::PluginProgress { .. } | RunEvent::PluginOutput { .. } => {}
         }
     }
+}
+
+/// The task run of this instance.
+fn by_instance<'d>(
+    tasks: &'d mut [TaskDocument],
+    instance_id: &str,
+) -> Option<&'d mut TaskDocument> {
+    tasks
+        .iter_mut()
+        .find(|t| t.instance_id.as_deref() == Some(instance_id))
+}
+
+/// The first run of the task at `path` that has not started yet.
+fn not_started<'d>(tasks: &'d mut [TaskDocument], path: &str) -> Option<&'d mut TaskDocument> {
+    tasks
+        .iter_mut()
+        .find(|t| t.path == path && t.instance_id.is_none() && t.outcome == "planned")
 }

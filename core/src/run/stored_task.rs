@@ -251,9 +251,32 @@ pub fn run_stored_task(
     let one = plan::plan(&bundle, std::slice::from_ref(&request.id), &[], &ctx)?;
     let planned: Vec<PlannedTask<'_>> = one.tasks;
     let runs = request.runs.max(1);
+    // Several runs of the task are told apart in the lines a person reads: `[team/x, run 2] …`.
+    let labelled: Vec<crate::bundle::Task> = match runs {
+        1 => Vec::new(),
+        _ => (1..=runs)
+            .flat_map(|run| {
+                planned.iter().map(move |p| crate::bundle::Task {
+                    path: format!("{}, run {run}", p.task.path),
+                    ..p.task.clone()
+                })
+            })
+            .collect(),
+    };
+    let tasks: Vec<PlannedTask<'_>> = match runs {
+        1 => planned,
+        _ => labelled
+            .iter()
+            .zip(planned.iter().cycle())
+            .map(|(task, p)| PlannedTask {
+                task,
+                steps: p.steps.clone(),
+            })
+            .collect(),
+    };
     let plan = Plan {
         artifacts: Vec::new(),
-        tasks: (0..runs).flat_map(|_| planned.clone()).collect(),
+        tasks,
         evals: Vec::new(),
         skipped: Vec::new(),
     };

@@ -215,3 +215,50 @@ fn a_stored_task_naming_an_artifact_the_store_lacks_is_refused_by_its_id() {
         r.stderr
     );
 }
+
+/// `task run --runs N --json` keeps each run apart: its own instance, steps and outcome, though every
+/// run has the same task; the lines a person reads name the run.
+#[test]
+fn every_run_of_a_stored_task_is_its_own_entry_in_the_json_and_its_own_lines() {
+    let s = Sandboxed::new();
+    let file = s.write(
+        "pass.json",
+        r#"[{"id": "box", "type": "deploy_sandbox", "sandbox_name": "box"},
+            {"id": "check", "type": "verify_sandbox", "sandbox_name": "box", "verifier_id": "v",
+             "criteria": [{"type": "bash_cmd_succeeds", "criterion": "ok", "bash_cmd": "true"}]}]"#,
+    );
+    let put = s.run(&["task", "put", file.to_str().unwrap(), "--id", "team/pass"]);
+    assert_eq!(put.code, 0, "{}", put.both());
+    let r = s.run(&["task", "run", "team/pass", "--runs", "3", "--json"]);
+    assert_eq!(r.code, 0, "{}", r.both());
+    let doc: Value = serde_json::from_str(&r.stdout).unwrap();
+    assert_eq!(doc["status"], "passed", "{doc:#}");
+    let tasks = doc["tasks"].as_array().unwrap();
+    assert_eq!(tasks.len(), 3);
+    let mut ids: Vec<&str> = tasks
+        .iter()
+        .map(|t| t["instance_id"].as_str().unwrap())
+        .collect();
+    for t in tasks {
+        assert_eq!(t["outcome"], "passed", "{t:#}");
+        let steps: Vec<&str> = t["steps"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|s| s["step_id"].as_str().unwrap())
+            .collect();
+        assert_eq!(steps, ["box", "check"], "{t:#}");
+    }
+    ids.sort_unstable();
+    ids.dedup();
+    assert_eq!(ids.len(), 3, "one instance per run");
+    for run in 1..=3 {
+        assert!(
+            r.stderr.contains(&format!(
+                "[team/pass, run {run}] step 1/2 box (deploy_sandbox)"
+            )),
+            "{}",
+            r.stderr
+        );
+    }
+}
