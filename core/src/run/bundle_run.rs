@@ -76,6 +76,9 @@ pub fn run_bundle_observed(
     out: &dyn Output,
     observer: Arc<dyn RunObserver>,
 ) -> Result<RunStatus, RunError> {
+    // Signals are watched from the start: Ctrl-C while the bundle is read, its plugins start or its
+    // entities are written cancels the run like Ctrl-C during its tasks.
+    let cancel = super::cancel_of(request.cancel.as_ref(), request.on_second_signal)?;
     // A folder comes before any installed bundle and agent-env's own bundles keep their bare names, so
     // neither `run ./folder` nor `run hello` needs a look at the installed plugins.
     let home = session.paths().home_dir();
@@ -133,19 +136,23 @@ pub fn run_bundle_observed(
     // anything is written; a dry run stops them again at once and runs nothing.
     let plugins = start_plugin_steps(&parsed, &plan, &stores, session, observer.clone())?;
     let plugins = match plugins {
-        Some(p) if request.dry_run => {
+        Some(p) if request.dry_run || cancel.is_cancelled() => {
             warn_noise(&p.shutdown(), out);
             None
         }
         other => other,
     };
+    if let Some(signal) = cancel.signal() {
+        out.line(super::CANCELLED_BEFORE_TASKS);
+        return Ok(RunStatus::Cancelled { signal });
+    }
     let options = RunOptions {
         dry_run: request.dry_run,
         keep: request.keep,
         user_overrides: request.user_overrides.clone(),
         sandbox_provider,
         on_second_signal: request.on_second_signal,
-        cancel: request.cancel.clone(),
+        cancel: Some(cancel),
         run_group_id: request.run_group_id.clone(),
         context_metadata: request.context_metadata.clone(),
         observer,

@@ -14,6 +14,7 @@ use crate::bundle::tree::{join_rel, Tree};
 use crate::bundle::{Artifact, Bundle};
 use crate::clock;
 use crate::output::Output;
+use crate::run::cancel::Cancel;
 use crate::run::ledger::{self, Decision, Inputs};
 use crate::run::local_stores::LocalStores;
 use crate::run::plan::Plan;
@@ -34,6 +35,10 @@ pub enum MaterializeError {
         path: PathBuf,
         source: std::io::Error,
     },
+    /// A signal cancelled the run while its entities were written; what was written is whole (an
+    /// entity interrupted mid-write is adopted or written anew by the next run).
+    #[error("the run was cancelled while its bundle's entities were written")]
+    Cancelled,
     #[error("can't make the locks folder {path}: {source}; it must be a folder agent-env can write: fix it, or point XDG_STATE_HOME at a writable place")]
     LocksFolder {
         path: PathBuf,
@@ -50,14 +55,19 @@ pub fn materialize(
     tree: Tree<'_>,
     plan: &Plan<'_>,
     stores: &LocalStores,
-    dry_run: bool,
-    places: &Places,
+    writing: Writing<'_>,
     out: &dyn Output,
 ) -> Result<Versions, MaterializeError> {
+    let Writing {
+        dry_run,
+        places,
+        cancel,
+    } = writing;
     let mut versions = Versions::new();
-    let mut locks = Locks::new(places, out);
+    let mut locks = Locks::new(places, cancel, out);
     for artifact in &plan.artifacts {
-        let files = hash_files(tree, artifact)?;
+        cancel.check()?;
+        let files = hash_files(tree, artifact, cancel)?;
         let inputs = Inputs {
             entity_type: artifact.artifact_type.clone(),
             config_sha256: ledger::sha256_json(&Value::Object(artifact.config.clone())),
@@ -101,6 +111,7 @@ pub fn materialize(
         versions.insert(artifact.id.clone(), decision.version());
     }
     for planned in &plan.tasks {
+        cancel.check()?;
         let task = planned.task;
         let steps = Value::Array(planned.step_docs());
         let inputs = Inputs {
@@ -137,6 +148,7 @@ pub fn materialize(
         versions.insert(task.id.clone(), decision.version());
     }
     for planned in &plan.evals {
+        cancel.check()?;
         let eval = planned.eval;
         let tasks = json!(planned.task_ids);
         let inputs = Inputs {
@@ -231,9 +243,14 @@ fn entity_base(bundle: &Bundle, id: &str, entity_type: &str, version: i64, name:
 /// Relative path → (sha256, size) for each file of an artifact.
 type FileHashes = BTreeMap<String, (String, u64)>;
 
-fn hash_files(tree: Tree<'_>, artifact: &Artifact) -> Result<FileHashes, MaterializeError> {
+fn hash_files(
+    tree: Tree<'_>,
+    artifact: &Artifact,
+    cancel: &Cancel,
+) -> Result<FileHashes, MaterializeError> {
     let mut out = BTreeMap::new();
     for rel in &artifact.files {
+        cancel.check()?;
         let path = join_rel(&artifact.path, rel);
         let bytes = tree.read(&path).map_err(|source| MaterializeError::Read {
             path: path.clone(),
@@ -322,6 +339,14 @@ fn artifact_documents(
     Ok(docs)
 }
 
+/// How the entities are written: for real or not (a dry run), where, and what stops it.
+#[derive(Clone, Copy)]
+pub struct Writing<'a> {
+    pub dry_run: bool,
+    pub places: &'a Places,
+    pub cancel: &'a Cancel,
+}
+
 /// Where a run writes outside the stores, as the session's environment sets it.
 #[derive(Debug, Clone, Default)]
 pub struct Places {
@@ -346,6 +371,8 @@ impl Places {
 /// Per-id file locks, `<locks dir>/entity-<sha256(id)[:16]>.lock`, held until dropped.
 struct Locks<'a> {
     dir: &'a Path,
+    /// A lock another run holds is waited for until this run is cancelled.
+    cancel: &'a Cancel,
     out: &'a dyn Output,
     held: BTreeMap<String, File>,
     announced: bool,
@@ -354,9 +381,10 @@ struct Locks<'a> {
 }
 
 impl<'a> Locks<'a> {
-    fn new(places: &'a Places, out: &'a dyn Output) -> Locks<'a> {
+    fn new(places: &'a Places, cancel: &'a Cancel, out: &'a dyn Output) -> Locks<'a> {
         Locks {
             dir: &places.locks_dir,
+            cancel,
             out,
             held: BTreeMap::new(),
             announced: false,
@@ -395,15 +423,38 @@ impl<'a> Locks<'a> {
                     .note("waiting for another agent-env run to finish writing this bundle's ids");
                 self.announced = true;
             }
-            if !flock(&file, libc::LOCK_EX) {
-                return Err(MaterializeError::Lock {
-                    path,
-                    source: std::io::Error::last_os_error(),
-                });
+            // Polled rather than blocked on, so that Ctrl-C stops the wait.
+            while !flock(&file, libc::LOCK_EX | libc::LOCK_NB) {
+                let error = std::io::Error::last_os_error();
+                if error.kind() != std::io::ErrorKind::WouldBlock {
+                    return Err(MaterializeError::Lock {
+                        path,
+                        source: error,
+                    });
+                }
+                self.cancel.check()?;
+                std::thread::sleep(LOCK_POLL);
             }
         }
         self.held.insert(id.to_string(), file);
         Ok(())
+    }
+}
+
+/// How often a lock another run holds is tried again.
+const LOCK_POLL: std::time::Duration = std::time::Duration::from_millis(50);
+
+trait CheckCancel {
+    /// `Err(Cancelled)` once the run is cancelled.
+    fn check(&self) -> Result<(), MaterializeError>;
+}
+
+impl CheckCancel for Cancel {
+    fn check(&self) -> Result<(), MaterializeError> {
+        match self.is_cancelled() {
+            true => Err(MaterializeError::Cancelled),
+            false => Ok(()),
+        }
     }
 }
 

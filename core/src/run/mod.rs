@@ -43,6 +43,7 @@ use task_run::{run_task, RunShared, TaskRunResult};
 pub const MAX_CONCURRENT_TASKS: usize = 4;
 
 /// How to run.
+#[derive(Clone)]
 pub struct RunOptions {
     pub dry_run: bool,
     pub keep: bool,
@@ -90,15 +91,28 @@ pub fn execute(
     if options.dry_run {
         out.line(DRY_RUN_LINE);
     }
-    let versions = materialize::materialize(
+    let cancel = cancel_of(options.cancel.as_ref(), options.on_second_signal)?;
+    let versions = match materialize::materialize(
         bundle,
         tree,
         plan,
         stores,
-        options.dry_run,
-        &options.places,
+        materialize::Writing {
+            dry_run: options.dry_run,
+            places: &options.places,
+            cancel: &cancel,
+        },
         out,
-    )?;
+    ) {
+        Err(materialize::MaterializeError::Cancelled) => {
+            out.line(CANCELLED_BEFORE_TASKS);
+            return Ok(RunStatus::Cancelled {
+                signal: cancel.signal().unwrap_or(libc::SIGINT),
+            });
+        }
+        other => other?,
+    };
+
     let version_of = |id: &str| versions.get(id).copied().unwrap_or(0);
     if options.dry_run {
         out.line("Would run:");
@@ -108,15 +122,39 @@ pub fn execute(
         out.line(DRY_RUN_LINE);
         return Ok(RunStatus::DryRun);
     }
+    let options = RunOptions {
+        cancel: Some(cancel),
+        ..options.clone()
+    };
     run_planned(
         plan,
         &version_of,
         &bundle.display_root,
         stores,
         executor,
-        options,
+        &options,
         out,
     )
+}
+
+/// What a run cancelled before its first task says.
+pub const CANCELLED_BEFORE_TASKS: &str =
+    "Cancelled before any task ran; the next run goes on from what was written.";
+
+/// What cancels the run: the caller's, else one that SIGINT, SIGTERM and SIGHUP set from now on (a
+/// second signal goes to `on_second`).
+pub fn cancel_of(
+    given: Option<&Arc<Cancel>>,
+    on_second: Option<fn(i32)>,
+) -> Result<Arc<Cancel>, RunError> {
+    match given {
+        Some(cancel) => Ok(cancel.clone()),
+        None => {
+            let cancel = Cancel::new();
+            cancel::watch_signals(cancel.clone(), on_second).map_err(RunError::WatchSignals)?;
+            Ok(cancel)
+        }
+    }
 }
 
 /// Runs the planned tasks (their entities already written, at the versions `version_of` gives) and
@@ -131,15 +169,7 @@ pub fn run_planned(
     options: &RunOptions,
     out: &dyn Output,
 ) -> Result<RunStatus, RunError> {
-    let cancel = match &options.cancel {
-        Some(cancel) => cancel.clone(),
-        None => {
-            let cancel = Cancel::new();
-            cancel::watch_signals(cancel.clone(), options.on_second_signal)
-                .map_err(RunError::WatchSignals)?;
-            cancel
-        }
-    };
+    let cancel = cancel_of(options.cancel.as_ref(), options.on_second_signal)?;
     let run_group_id = options
         .run_group_id
         .clone()

@@ -171,3 +171,51 @@ fn keep_holds_the_sandbox_until_ctrl_c_then_tears_it_down() {
     );
     assert!(s.sandboxes_left().is_empty());
 }
+
+/// Ctrl-C while the run waits for another run to finish writing the bundle's ids cancels it like
+/// Ctrl-C during its tasks: exit 130, and `--json` still prints its one document.
+#[test]
+fn sigint_while_waiting_for_the_bundles_locks_cancels_and_prints_the_json() {
+    use std::os::fd::AsRawFd;
+    let s = Sandboxed::new();
+    s.copy_hello("locked");
+    assert_eq!(s.run(&["run", "./locked"]).code, 0);
+    // Another run holds every entity's lock.
+    let held: Vec<std::fs::File> = std::fs::read_dir(s.state().join("locks"))
+        .unwrap()
+        .map(|e| std::fs::File::open(e.unwrap().path()).unwrap())
+        .collect();
+    assert!(!held.is_empty());
+    for file in &held {
+        // SAFETY: flock(2) on a descriptor this test owns.
+        assert_eq!(unsafe { libc::flock(file.as_raw_fd(), libc::LOCK_EX) }, 0);
+    }
+    let mut child = s
+        .command(&["run", "./locked", "--json"])
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let stderr = child.stderr.take().unwrap();
+    let (tx, rx) = mpsc::channel();
+    std::thread::spawn(move || {
+        for line in BufReader::new(stderr).lines() {
+            let Ok(line) = line else { break };
+            if tx.send(line).is_err() {
+                break;
+            }
+        }
+    });
+    let mut seen = Vec::new();
+    read_until(&rx, "waiting for another agent-env run", &mut seen);
+    // SAFETY: sends a signal to the child we started.
+    unsafe {
+        libc::kill(child.id() as i32, libc::SIGINT);
+    }
+    let out = child.wait_with_output().unwrap();
+    assert_eq!(out.status.code(), Some(130), "{seen:?}");
+    let doc: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(doc["status"], "cancelled", "{doc:#}");
+    assert_eq!(doc["exit_code"], 130);
+    drop(held);
+}
