@@ -291,11 +291,72 @@ fn matches(doc: &Document, args: &ListArgs) -> bool {
     bundle_ok && task_ok
 }
 
-/// Each verifier's score, from `context.metadata.verifications`.
-fn scores(doc: &Document) -> Map<String, Value> {
-    doc.get("context")
-        .and_then(|c| c.get("metadata"))
-        .and_then(|m| m.get("verifications"))
+/// An instance's scores as its run reported them: keyed by the id of the step whose `verifier_id` the
+/// score is under (`context.metadata.verifications.<verifier>.score`), in step order. The steps come
+/// from the task's recorded version, read once per version; an instance whose task version is gone
+/// keeps its scores under the verifier ids.
+struct Scores<'a> {
+    sources: &'a [Arc<dyn DocumentStore>],
+    steps: std::cell::RefCell<std::collections::HashMap<TaskVersion, Option<Steps>>>,
+}
+
+/// A task's id and version.
+type TaskVersion = (String, i64);
+/// A task's step documents.
+type Steps = Vec<Map<String, Value>>;
+
+impl<'a> Scores<'a> {
+    fn new(sources: &'a [Arc<dyn DocumentStore>]) -> Self {
+        Scores {
+            sources,
+            steps: Default::default(),
+        }
+    }
+
+    fn of(&self, doc: &Document) -> Map<String, Value> {
+        let empty = Map::new();
+        let metadata = doc
+            .get("context")
+            .and_then(|c| c.get("metadata"))
+            .and_then(Value::as_object)
+            .unwrap_or(&empty);
+        let key = (
+            text(doc, "task_id").to_string(),
+            doc.get("task_version").and_then(Value::as_i64).unwrap_or(0),
+        );
+        let mut known = self.steps.borrow_mut();
+        let steps = known
+            .entry(key)
+            .or_insert_with_key(|(id, version)| self.task_steps(id, *version));
+        match steps {
+            Some(steps) => crate::run::outcome::step_scores(steps.iter(), metadata)
+                .into_iter()
+                .map(|(step, score)| (step, json!(score)))
+                .collect(),
+            None => by_verifier(metadata),
+        }
+    }
+
+    /// The steps of `task_id` at `version`, from whichever source keeps the task.
+    fn task_steps(&self, task_id: &str, version: i64) -> Option<Steps> {
+        let filter = Filter::of([("id", json!(task_id)), ("version", json!(version))]);
+        self.sources.iter().find_map(|docs| {
+            let task = docs.find_one(stored_task::TASKS, &filter, None).ok()??;
+            let steps = task.get("steps")?.as_array()?;
+            Some(
+                steps
+                    .iter()
+                    .filter_map(|s| s.as_object().cloned())
+                    .collect(),
+            )
+        })
+    }
+}
+
+/// Each verifier's score, from `verifications`, keyed by the verifier id.
+fn by_verifier(metadata: &Map<String, Value>) -> Map<String, Value> {
+    metadata
+        .get("verifications")
         .and_then(Value::as_object)
         .map(|v| {
             v.iter()
@@ -329,13 +390,13 @@ fn short_id(instance_id: &str) -> &str {
     instance_id.rsplit('/').next().unwrap_or(instance_id)
 }
 
-fn summary(doc: &Document) -> Value {
+fn summary(doc: &Document, scores: &Scores<'_>) -> Value {
     json!({
         "instance_id": text(doc, "instance_id"),
         "task_id": text(doc, "task_id"),
         "task_version": doc.get("task_version").cloned().unwrap_or(Value::Null),
         "status": text(doc, "status"),
-        "scores": scores(doc),
+        "scores": scores.of(doc),
         "started_at_utc": text(doc, "started_at_utc"),
         "completed_at_utc": doc.get("completed_at_utc").cloned().unwrap_or(Value::Null),
         "run_group_id": doc.get("context").and_then(|c| c.get("metadata")).and_then(|m| m.get("run_group_id")).cloned().unwrap_or(Value::Null),
@@ -351,8 +412,9 @@ fn list(args: ListArgs, sources: &[Arc<dyn DocumentStore>], none: &str, term: &T
     if args.limit > 0 {
         found.truncate(args.limit);
     }
+    let scores = Scores::new(sources);
     if args.json {
-        let rows: Vec<Value> = found.iter().map(summary).collect();
+        let rows: Vec<Value> = found.iter().map(|d| summary(d, &scores)).collect();
         term.print(&format!(
             "{}\n",
             pretty(&json!({"format_version": 1, "instances": rows}))
@@ -370,7 +432,7 @@ fn list(args: ListArgs, sources: &[Arc<dyn DocumentStore>], none: &str, term: &T
             [
                 short_id(text(d, "instance_id")).to_string(),
                 text(d, "status").to_string(),
-                scores_text(&scores(d)),
+                scores_text(&scores.of(d)),
                 format!(
                     "{} v{}",
                     task_id.strip_prefix("@local/").unwrap_or(task_id),
@@ -437,12 +499,12 @@ fn get(args: GetArgs, sources: &[Arc<dyn DocumentStore>], term: &Terminal) -> Ex
         term.print(&format!("{}\n", pretty(&Value::Object(doc.clone()))));
         return Ok(0);
     }
-    term.print(&describe(doc));
+    term.print(&describe(doc, &Scores::new(sources)));
     Ok(0)
 }
 
 /// The human view of one instance.
-fn describe(doc: &Document) -> String {
+fn describe(doc: &Document, scores: &Scores<'_>) -> String {
     let mut out = String::new();
     let mut line = |label: &str, value: String| {
         out.push_str(&format!("{label:<11}{value}\n"));
@@ -457,7 +519,7 @@ fn describe(doc: &Document) -> String {
         ),
     );
     line("status:", text(doc, "status").to_string());
-    line("scores:", scores_text(&scores(doc)));
+    line("scores:", scores_text(&scores.of(doc)));
     line("started:", text(doc, "started_at_utc").to_string());
     if let Some(done) = doc.get("completed_at_utc").and_then(Value::as_str) {
         line("completed:", done.to_string());

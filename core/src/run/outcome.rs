@@ -102,13 +102,22 @@ pub fn scores(
     steps: &[PlannedStep],
     metadata: &serde_json::Map<String, Value>,
 ) -> Vec<(String, f64)> {
+    step_scores(steps.iter().map(|s| &s.spec), metadata)
+}
+
+/// [`scores`] for steps as a task document stores them: what a recorded instance's scores are, read
+/// back with its task's version.
+pub fn step_scores<'s>(
+    steps: impl IntoIterator<Item = &'s serde_json::Map<String, Value>>,
+    metadata: &serde_json::Map<String, Value>,
+) -> Vec<(String, f64)> {
     let verifications = metadata.get("verifications").and_then(Value::as_object);
     steps
-        .iter()
-        .filter_map(|s| {
-            let verifier = s.spec.get("verifier_id")?.as_str()?;
+        .into_iter()
+        .filter_map(|spec| {
+            let verifier = spec.get("verifier_id")?.as_str()?;
             let score = verifications?.get(verifier)?.get("score")?.as_f64()?;
-            Some((s.id().to_string(), score))
+            Some((crate::bundle::step_fields::step_id(spec).to_string(), score))
         })
         .collect()
 }

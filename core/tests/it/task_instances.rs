@@ -262,3 +262,36 @@ fn every_run_of_a_stored_task_is_its_own_entry_in_the_json_and_its_own_lines() {
         );
     }
 }
+
+/// A score is keyed the same way wherever it shows: by the id of the step whose `verifier_id` it is
+/// under, in `run --json` as in `task list` and `task get-instance`.
+#[test]
+fn scores_are_keyed_by_the_verifying_step_in_run_and_in_the_instance_views() {
+    let s = Sandboxed::new();
+    let folder = s.copy_hello("keyed");
+    let task = folder.join("tasks/hello.json");
+    let text = std::fs::read_to_string(&task)
+        .unwrap()
+        .replace("\"id\": \"hello\"", "\"id\": \"check\"")
+        .replace(
+            "\"verifier_id\": \"hello\"",
+            "\"verifier_id\": \"greeting-ok\"",
+        );
+    std::fs::write(&task, text).unwrap();
+    let ran = json(&s, &["run", "./keyed", "--json"]);
+    assert_eq!(ran["tasks"][0]["scores"], serde_json::json!({"check": 1.0}));
+    let listed = json(&s, &["task", "list", "--json"]);
+    assert_eq!(
+        listed["instances"][0]["scores"],
+        serde_json::json!({"check": 1.0})
+    );
+    let id = listed["instances"][0]["instance_id"].as_str().unwrap();
+    let shown = s.run(&["task", "get-instance", id]);
+    assert!(
+        shown.stdout.contains("scores:    check: 1\n"),
+        "{}",
+        shown.stdout
+    );
+    let table = s.run(&["task", "list"]);
+    assert!(table.stdout.contains(" check: 1 "), "{}", table.stdout);
+}
