@@ -98,7 +98,8 @@ pub struct InstancesArgs {
 
 #[derive(Args)]
 pub struct ListArgs {
-    /// Only instances of this bundle (its name, e.g. `hello`, or the end of its folder path).
+    /// Only instances of this bundle: its name (`hello`), the end of its folder path, or the folder as
+    /// `run` was given it (`./my-bundle`, `~/bundles/b`).
     #[arg(long, value_name = "BUNDLE")]
     pub bundle: Option<String>,
     /// Only instances of this task (its name, e.g. `hello`, or its full id).
@@ -140,18 +141,38 @@ pub fn run(args: TaskArgs, verbose: bool, session: &Session, term: &Terminal) ->
                     json: args.json,
                 },
                 &instance_sources(session, term),
-                &none,
+                None,
+                |_, _| none.clone(),
                 term,
             )
         }
         TaskCommand::List(args) => list(
             args,
             &instance_sources(session, term),
-            "No task instances recorded yet (or none match). Run a bundle with agent-env run NAME.\n",
+            session.paths().home_dir().as_deref(),
+            none_listed,
             term,
         ),
         TaskCommand::GetInstance(args) => get(args, &instance_sources(session, term), term),
     }
+}
+
+/// What `task list` says when it lists nothing: that nothing is recorded, or that nothing matches.
+fn none_listed(recorded: usize, args: &ListArgs) -> String {
+    if recorded == 0 || (args.bundle.is_none() && args.task.is_none()) {
+        return "No task instances recorded yet. Run a bundle with agent-env run NAME.\n"
+            .to_string();
+    }
+    let mut asked = String::new();
+    if let Some(b) = &args.bundle {
+        asked.push_str(&format!(" --bundle {b}"));
+    }
+    if let Some(t) = &args.task {
+        asked.push_str(&format!(" --task {t}"));
+    }
+    format!(
+        "None of the {recorded} recorded task instances matches{asked}; agent-env task list shows them all.\n"
+    )
 }
 
 /// Where instances are recorded: the local store (bundle runs), then the configured document store
@@ -277,13 +298,39 @@ fn split_task_id(task_id: &str) -> (&str, &str) {
     }
 }
 
-fn matches(doc: &Document, args: &ListArgs) -> bool {
+/// Which bundle's instances `--bundle` asks for.
+enum BundleFilter {
+    /// A folder as `run` was given it (`./b`, `~/b`, `/abs/b`): its id root, without `@local/`.
+    Folder(String),
+    /// A name or the end of a folder path (`hello`, `team/b`).
+    Name(String),
+}
+
+impl BundleFilter {
+    fn new(text: &str, home: Option<&std::path::Path>) -> BundleFilter {
+        let folder = crate::bundle::as_folder(text, home)
+            .and_then(Result::ok)
+            .map(|canonical| crate::bundle::ids::folder_id_root(&canonical, home));
+        match folder {
+            Some(root) => {
+                BundleFilter::Folder(root.strip_prefix("@local/").unwrap_or(&root).to_string())
+            }
+            None => BundleFilter::Name(text.trim_end_matches('/').to_string()),
+        }
+    }
+
+    fn admits(&self, bundle: &str) -> bool {
+        match self {
+            BundleFilter::Folder(root) => bundle == root,
+            BundleFilter::Name(b) => bundle == b || bundle.ends_with(&format!("/{b}")),
+        }
+    }
+}
+
+fn matches(doc: &Document, args: &ListArgs, bundle_filter: Option<&BundleFilter>) -> bool {
     let task_id = text(doc, "task_id");
     let (bundle, name) = split_task_id(task_id);
-    let bundle_ok = args.bundle.as_deref().is_none_or(|b| {
-        let b = b.trim_end_matches('/');
-        bundle == b || bundle.ends_with(&format!("/{b}"))
-    });
+    let bundle_ok = bundle_filter.is_none_or(|f| f.admits(bundle));
     let task_ok = args
         .task
         .as_deref()
@@ -404,10 +451,19 @@ fn summary(doc: &Document, scores: &Scores<'_>) -> Value {
 }
 
 /// Lists the instances `args` selects, newest first; `none` is what a person reads when there are none.
-fn list(args: ListArgs, sources: &[Arc<dyn DocumentStore>], none: &str, term: &Terminal) -> Exit {
-    let mut found: Vec<Document> = all_instances(sources)?
+fn list(
+    args: ListArgs,
+    sources: &[Arc<dyn DocumentStore>],
+    home: Option<&std::path::Path>,
+    none: impl Fn(usize, &ListArgs) -> String,
+    term: &Terminal,
+) -> Exit {
+    let bundle_filter = args.bundle.as_deref().map(|b| BundleFilter::new(b, home));
+    let all = all_instances(sources)?;
+    let recorded = all.len();
+    let mut found: Vec<Document> = all
         .into_iter()
-        .filter(|d| matches(d, &args))
+        .filter(|d| matches(d, &args, bundle_filter.as_ref()))
         .collect();
     if args.limit > 0 {
         found.truncate(args.limit);
@@ -422,7 +478,7 @@ fn list(args: ListArgs, sources: &[Arc<dyn DocumentStore>], none: &str, term: &T
         return Ok(0);
     }
     if found.is_empty() {
-        term.print(none);
+        term.print(&none(recorded, &args));
         return Ok(0);
     }
     let rows: Vec<[String; 5]> = found

@@ -295,3 +295,31 @@ fn scores_are_keyed_by_the_verifying_step_in_run_and_in_the_instance_views() {
     let table = s.run(&["task", "list"]);
     assert!(table.stdout.contains(" check: 1 "), "{}", table.stdout);
 }
+
+/// `--bundle` takes the folder as `run` was given it (relative, under `~`, absolute) as well as the
+/// bundle's name; a filter that matches nothing says so, not that nothing was recorded.
+#[test]
+fn task_list_takes_the_bundle_folder_as_run_took_it() {
+    let s = Sandboxed::new();
+    let folder = s.copy_hello("my-hello");
+    assert_eq!(s.run(&["run", "./my-hello"]).code, 0);
+    let absolute = folder.to_str().unwrap();
+    for bundle in ["./my-hello", "my-hello", absolute, "./my-hello/"] {
+        let listed = json(&s, &["task", "list", "--bundle", bundle, "--json"]);
+        assert_eq!(
+            listed["instances"].as_array().map(Vec::len),
+            Some(1),
+            "--bundle {bundle}: {listed:#}"
+        );
+    }
+    let other = s.copy_hello("other");
+    let none = s.run(&["task", "list", "--bundle", other.to_str().unwrap()]);
+    assert_eq!(none.code, 0);
+    assert_eq!(
+        none.stdout,
+        format!(
+            "None of the 1 recorded task instances matches --bundle {}; agent-env task list shows them all.\n",
+            other.display()
+        )
+    );
+}
