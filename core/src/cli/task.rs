@@ -578,7 +578,12 @@ fn describe(doc: &Document, scores: &Scores<'_>) -> String {
     line("scores:", scores_text(&scores.of(doc)));
     line("started:", text(doc, "started_at_utc").to_string());
     if let Some(done) = doc.get("completed_at_utc").and_then(Value::as_str) {
-        line("completed:", done.to_string());
+        // A failed or cancelled instance ended; it did not complete.
+        let label = match text(doc, "status") {
+            "completed" => "completed:",
+            _ => "ended:",
+        };
+        line(label, done.to_string());
     }
     if let Some(error) = doc.get("error").filter(|e| !e.is_null()) {
         line(

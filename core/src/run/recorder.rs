@@ -45,6 +45,26 @@ pub struct Recorder<'f> {
     flusher: &'f Flusher,
 }
 
+/// How a step ended, as `completed_steps` records it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum StepEnd {
+    /// It succeeded, or failed without failing its task.
+    Success,
+    Failure,
+    /// The run was cancelled while it ran.
+    Cancelled,
+}
+
+impl StepEnd {
+    fn status(self) -> &'static str {
+        match self {
+            StepEnd::Success => "success",
+            StepEnd::Failure => "failure",
+            StepEnd::Cancelled => "cancelled",
+        }
+    }
+}
+
 impl<'f> Recorder<'f> {
     /// Starts the instance document of `instance_id` (status `running`); it is first written within
     /// [`FLUSH_INTERVAL`] or when the task ends. The instances' unique index is ensured by the first
@@ -105,7 +125,7 @@ impl<'f> Recorder<'f> {
     pub fn step_done(
         &self,
         step_id: &str,
-        success: bool,
+        ended: StepEnd,
         took: Duration,
         context: &TaskStepContext,
     ) {
@@ -113,7 +133,7 @@ impl<'f> Recorder<'f> {
         let doc = &mut state.doc;
         let done = json!({
             "step_id": step_id,
-            "status": if success { "success" } else { "failure" },
+            "status": ended.status(),
             "duration_seconds": took.as_secs_f64(),
         });
         let count = match doc.get_mut("completed_steps") {
@@ -442,8 +462,13 @@ mod tests {
         let flusher = Flusher::new();
         let context = TaskStepContext::default();
         let recorder = started(&docs, &flusher, "t-1", &context);
-        recorder.step_done("box", true, Duration::from_millis(3), &context);
-        recorder.step_done("check", false, Duration::from_millis(5), &context);
+        recorder.step_done("box", StepEnd::Success, Duration::from_millis(3), &context);
+        recorder.step_done(
+            "check",
+            StepEnd::Failure,
+            Duration::from_millis(5),
+            &context,
+        );
         assert!(stored(&docs, "t-1").is_none(), "written before the end");
         recorder
             .finish(&Outcome::Passed(Vec::new()), &context, &["o/1".into()])
@@ -473,7 +498,7 @@ mod tests {
             scope.spawn(|| flusher.run());
             let _stop = flusher.stopper();
             let recorder = started(&docs, &flusher, "t-1", &context);
-            recorder.step_done("box", true, Duration::from_millis(3), &context);
+            recorder.step_done("box", StepEnd::Success, Duration::from_millis(3), &context);
             let waited = Instant::now();
             let running = loop {
                 match stored(&docs, "t-1") {
@@ -511,7 +536,7 @@ mod tests {
             Err(RecordError::NotRecorded(_))
         ));
         drop(state);
-        recorder.step_done("box", true, Duration::from_millis(3), &context);
+        recorder.step_done("box", StepEnd::Success, Duration::from_millis(3), &context);
         let end = recorder.finish(&Outcome::Passed(Vec::new()), &context, &[]);
         match end {
             Err(RecordError::NotRecorded(why)) => {

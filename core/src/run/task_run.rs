@@ -17,7 +17,7 @@ use crate::run::executor::StepExecutor;
 use crate::run::local_stores::LocalStores;
 use crate::run::outcome::{missing_scores, scores, seconds, Outcome};
 use crate::run::plan::{substitute_seed, PlannedStep, PlannedTask, StepKind};
-use crate::run::recorder::{Flusher, NewInstance, RecordError, Recorder};
+use crate::run::recorder::{Flusher, NewInstance, RecordError, Recorder, StepEnd};
 use crate::sandbox::{Deployed, SandboxProvider};
 
 /// What one task run needs from the whole run.
@@ -437,9 +437,13 @@ fn run_steps(
             if matches!(states[i], StepState::Pending) {
                 continue;
             }
-            let success = matches!(states[i], StepState::Succeeded | StepState::Failed(false));
+            let ended = match states[i] {
+                StepState::Succeeded | StepState::Failed(false) => StepEnd::Success,
+                StepState::Cancelled => StepEnd::Cancelled,
+                _ => StepEnd::Failure,
+            };
             let snapshot = env.with_context(|c| c.clone()).unwrap_or_default();
-            recorder.step_done(step.id(), success, took, &snapshot);
+            recorder.step_done(step.id(), ended, took, &snapshot);
         }
     });
     states

@@ -116,6 +116,18 @@ fn cancel_mid_step(signal: i32, expected_code: i32) {
     }
     let instance = &s.docs("task_instances")[0];
     assert_eq!(instance["status"], "cancelled");
+    // The step the signal stopped is recorded as cancelled, not as a failure with no error.
+    let steps = instance["completed_steps"].as_array().unwrap();
+    assert_eq!(steps[0]["status"], "success", "{steps:?}");
+    assert_eq!(steps.last().unwrap()["status"], "cancelled", "{steps:?}");
+    let id = instance["instance_id"].as_str().unwrap();
+    let shown = s.run(&["task", "get-instance", id]);
+    assert!(shown.stdout.contains("\nended:    "), "{}", shown.stdout);
+    assert!(
+        shown.stdout.contains("  wait cancelled in "),
+        "{}",
+        shown.stdout
+    );
 }
 
 #[test]
