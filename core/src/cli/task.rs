@@ -559,6 +559,53 @@ fn get(args: GetArgs, sources: &[Arc<dyn DocumentStore>], term: &Terminal) -> Ex
     Ok(0)
 }
 
+/// Each verification's criteria: whether each passed and, when not, why.
+fn checks(doc: &Document) -> String {
+    let verifications = doc
+        .get("context")
+        .and_then(|c| c.get("metadata"))
+        .and_then(|m| m.get("verifications"))
+        .and_then(Value::as_object);
+    let mut out = String::new();
+    for (verifier, verification) in verifications.into_iter().flatten() {
+        let Some(rows) = verification.get("results").and_then(Value::as_array) else {
+            continue;
+        };
+        out.push_str(&format!("checks ({verifier}):\n"));
+        for row in rows {
+            let name = row
+                .get("criterion")
+                .and_then(Value::as_str)
+                .map(str::to_string)
+                .unwrap_or_else(|| {
+                    format!(
+                        "criterion {}",
+                        row.get("criterion_index")
+                            .and_then(Value::as_i64)
+                            .unwrap_or(-1)
+                    )
+                });
+            let why = row
+                .get("justification")
+                .and_then(Value::as_str)
+                .unwrap_or("");
+            let verdict = match row.get("result").and_then(Value::as_bool) {
+                Some(true) => "passed".to_string(),
+                Some(false) => format!(
+                    "did not pass: {}",
+                    crate::run::builtin_steps::verify_sandbox::one_line(why)
+                ),
+                None => format!(
+                    "skipped: {}",
+                    crate::run::builtin_steps::verify_sandbox::one_line(why)
+                ),
+            };
+            out.push_str(&format!("  {name}: {verdict}\n"));
+        }
+    }
+    out
+}
+
 /// The human view of one instance.
 fn describe(doc: &Document, scores: &Scores<'_>) -> String {
     let mut out = String::new();
@@ -604,6 +651,7 @@ fn describe(doc: &Document, scores: &Scores<'_>) -> String {
             out.push_str(&format!("  {url}\n"));
         }
     }
+    out.push_str(&checks(doc));
     let total = doc.get("total_steps").and_then(Value::as_u64).unwrap_or(0);
     out.push_str(&format!("steps ({total}):\n"));
     let completed = doc

@@ -156,7 +156,17 @@ pub fn run_task(planned: &PlannedTask<'_>, version: i64, shared: &RunShared<'_>)
                 .out
                 .note(&format!("[{}] Warning: {warning}", planned.task.path));
         }
-        Outcome::from_scores(scores(&planned.steps, &final_context.metadata))
+        let outcome = Outcome::from_scores(scores(&planned.steps, &final_context.metadata));
+        if matches!(outcome, Outcome::ScoredBelowOne(_)) {
+            for step in &succeeded {
+                if let StepKind::Builtin(b) = &step.kind {
+                    for miss in b.misses(&step.spec, metadata) {
+                        shared.out.line(&format!("[{}] {miss}", planned.task.path));
+                    }
+                }
+            }
+        }
+        outcome
     };
     let mut final_context = final_context;
     if shared.keep && !cancelled {

@@ -66,6 +66,45 @@ fn a_criterion_without_its_command_names_both_spellings() {
     );
 }
 
+/// A task that scores below 1 says why as it ends: each criterion that did not pass, with the end
+/// of a command's stderr (where its error is), not its first 200 characters; `task get-instance`
+/// shows every criterion the same way.
+#[test]
+fn a_task_scoring_below_one_says_which_criteria_did_not_pass_and_why() {
+    let s = Sandboxed::new();
+    s.write(
+        "why/tasks/t.json",
+        r#"[{"id": "box", "type": "deploy_sandbox", "sandbox_name": "box"},
+            {"id": "check", "type": "verify_sandbox", "sandbox_name": "box", "verifier_id": "v",
+             "criteria": [
+               {"type": "bash_cmd_succeeds", "criterion": "quiet", "bash_cmd": "true"},
+               {"type": "bash_cmd_succeeds", "criterion": "noisy",
+                "bash_cmd": "for i in $(seq 1 500); do echo line$i >&2; done; echo the-real-error >&2; exit 3"}
+             ]}]"#,
+    );
+    let r = s.run(&["run", "./why"]);
+    assert_eq!(r.code, 0, "{}", r.both());
+    r.assert_stdout_has(
+        "[tasks/t.json] step 'check': criterion 'noisy' (bash_cmd_succeeds) did not pass: exit=3; stderr=… the-real-error\n",
+    );
+    assert!(!r.stdout.contains("'quiet'"), "{}", r.stdout);
+    let instance = &s.docs("task_instances")[0];
+    let kept = instance["context"]["metadata"]["verifications"]["v"]["results"][1]["justification"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    assert!(kept.ends_with("line500\nthe-real-error\n"), "{kept}");
+    let id = instance["instance_id"].as_str().unwrap();
+    let shown = s.run(&["task", "get-instance", id]);
+    assert!(
+        shown.stdout.contains(
+            "checks (v):\n  quiet: passed\n  noisy: did not pass: exit=3; stderr=… the-real-error\n"
+        ),
+        "{}",
+        shown.stdout
+    );
+}
+
 /// Each criterion's justification is the original's sentence, word for word (judges and dashboards read
 /// them); a criterion whose check cannot run fails that criterion with `evaluator error: …` instead of
 /// the step; a type verify_sandbox does not check is skipped with no score; a second sandbox of one

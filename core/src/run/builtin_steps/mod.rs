@@ -115,6 +115,11 @@ pub trait BuiltinStep: Sync {
     fn warnings(&self, _step: &Map<String, Value>, _metadata: &Map<String, Value>) -> Vec<String> {
         Vec::new()
     }
+    /// Why the step, having succeeded, scored below 1 (the checks that did not pass, with what they
+    /// found); one sentence each, for the person watching the run.
+    fn misses(&self, _step: &Map<String, Value>, _metadata: &Map<String, Value>) -> Vec<String> {
+        Vec::new()
+    }
 }
 
 static BUILTINS: [&dyn BuiltinStep; 3] = [

@@ -191,6 +191,37 @@ impl BuiltinStep for VerifySandbox {
 
     /// Each criterion the verification skipped for a type this step does not know (a typo passes
     /// silently otherwise), and a score that no criterion was weighed for.
+    fn misses(&self, step: &Map<String, Value>, metadata: &Map<String, Value>) -> Vec<String> {
+        let step_id = str_field(step, "id").unwrap_or("");
+        let rows = str_field(step, "verifier_id")
+            .and_then(|verifier| metadata.get("verifications")?.get(verifier)?.get("results"))
+            .and_then(Value::as_array)
+            .map_or(&[][..], Vec::as_slice);
+        rows.iter()
+            .filter(|r| r.get("result").and_then(Value::as_bool) == Some(false))
+            .map(|r| {
+                let name = r
+                    .get("criterion")
+                    .and_then(Value::as_str)
+                    .map(|c| format!("'{c}'"))
+                    .unwrap_or_else(|| {
+                        format!(
+                            "{}",
+                            r.get("criterion_index")
+                                .and_then(Value::as_i64)
+                                .unwrap_or(-1)
+                        )
+                    });
+                let kind = r.get("type").and_then(Value::as_str).unwrap_or("");
+                let why = r.get("justification").and_then(Value::as_str).unwrap_or("");
+                format!(
+                    "step '{step_id}': criterion {name} ({kind}) did not pass: {}",
+                    one_line(why)
+                )
+            })
+            .collect()
+    }
+
     fn warnings(&self, step: &Map<String, Value>, metadata: &Map<String, Value>) -> Vec<String> {
         let step_id = str_field(step, "id").unwrap_or("");
         let Some(verification) = str_field(step, "verifier_id")
@@ -385,8 +416,43 @@ fn run_command(
     }
     Ok((
         done.code == 0,
-        format!("exit={}; stderr={}", done.code, truncate(&done.stderr, 200)),
+        format!("exit={}; stderr={}", done.code, stderr_tail(&done.stderr)),
     ))
+}
+
+/// How much of a failed command's stderr its justification keeps.
+const STDERR_KEPT: usize = 300;
+
+/// A command's stderr for its justification: all of it when short, else its end (where a failing
+/// command says why), marked as cut. The original kept the first 200 characters, which lost the error
+/// of any command that printed much before it.
+fn stderr_tail(stderr: &str) -> String {
+    let count = stderr.chars().count();
+    if count <= STDERR_KEPT {
+        return stderr.to_string();
+    }
+    let tail: String = stderr.chars().skip(count - STDERR_KEPT).collect();
+    // Whole lines only, when the kept part has more than one.
+    match tail.split_once('\n') {
+        Some((_, rest)) if !rest.trim().is_empty() => format!("…\n{rest}"),
+        _ => format!("…{tail}"),
+    }
+}
+
+/// A justification on one line, for a line of the run's output: its first line and, when it has
+/// more, its last (a command's stderr ends with its error).
+pub fn one_line(why: &str) -> String {
+    let lines: Vec<&str> = why
+        .lines()
+        .map(str::trim_end)
+        .filter(|l| !l.is_empty())
+        .collect();
+    match lines.as_slice() {
+        [] => String::new(),
+        [one] => one.to_string(),
+        [first, .., last] if first.ends_with('…') => format!("{first} {last}"),
+        [first, .., last] => format!("{first} … {last}"),
+    }
 }
 
 /// The first `max` characters of `text`, as Python's `text[:max]`.
@@ -397,6 +463,23 @@ fn truncate(text: &str, max: usize) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_long_stderr_keeps_its_end_in_whole_lines() {
+        let stderr: String =
+            (1..=500).map(|i| format!("line{i}\n")).collect::<String>() + "the error\n";
+        let kept = stderr_tail(&stderr);
+        assert!(kept.starts_with("…\nline"), "{kept}");
+        assert!(kept.ends_with("line500\nthe error\n"), "{kept}");
+        assert!(kept.chars().count() <= STDERR_KEPT + 2);
+        assert_eq!(stderr_tail("short\n"), "short\n");
+        assert_eq!(
+            one_line(&format!("exit=3; stderr={kept}")),
+            "exit=3; stderr=… the error"
+        );
+        assert_eq!(one_line("exit=1; stderr=oops\n"), "exit=1; stderr=oops");
+        assert_eq!(one_line("a\nb\nc"), "a … c");
+    }
 
     #[test]
     fn aggregators_combine_rows() {
