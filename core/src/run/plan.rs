@@ -133,11 +133,17 @@ pub fn plan<'b>(
     }
     let mut planned_evals = Vec::new();
     for eval in evals {
-        let task_ids = eval
+        // A task an eval names twice (by name and by id, say) runs once and counts once.
+        let mut task_ids: Vec<String> = Vec::new();
+        for id in eval
             .tasks
             .iter()
-            .filter_map(|t| bundle.task(t).map(|t| t.id.clone()))
-            .collect();
+            .filter_map(|t| bundle.task(t).map(|t| &t.id))
+        {
+            if !task_ids.contains(id) {
+                task_ids.push(id.clone());
+            }
+        }
         planned_evals.push(PlannedEval { eval, task_ids });
     }
     let mut artifacts = Vec::new();
@@ -198,6 +204,7 @@ fn select<'b>(
     }
     for arg in eval_args {
         match bundle.evals.iter().find(|e| e.name == *arg || e.id == *arg) {
+            Some(e) if evals.iter().any(|picked| picked.id == e.id) => {}
             Some(e) => evals.push(e),
             None => problems.push(unknown_selection(
                 "--eval",

@@ -71,6 +71,30 @@ fn evals_run_the_tasks_they_name_and_say_which_tasks_did_not_run() {
     r.assert_stdout_has("  tasks/other.json v1: unscored, ");
 }
 
+/// A task an eval names twice counts once, and an eval asked for twice is run and counted once.
+#[test]
+fn an_eval_naming_a_task_twice_counts_it_once() {
+    let s = Sandboxed::new();
+    let folder = s.copy_hello("twice");
+    std::fs::create_dir_all(folder.join("evals")).unwrap();
+    std::fs::write(
+        folder.join("evals/dup.toml"),
+        "tasks = [\"hello\", \"hello\", \"@local/~/twice/hello\"]\n",
+    )
+    .unwrap();
+    let r = s.run(&["run", "./twice"]);
+    assert_eq!(r.code, 0, "{}{}", r.stdout, r.stderr);
+    r.assert_stdout_has("\nEvals:\n  evals/dup.toml v1: 1 of 1 passed\n");
+    let r = s.run(&["run", "./twice", "--eval", "dup", "--eval", "dup"]);
+    assert_eq!(r.code, 0, "{}{}", r.stdout, r.stderr);
+    assert_eq!(
+        r.stdout.matches("evals/dup.toml v1: 1 of 1 passed").count(),
+        1,
+        "{}",
+        r.stdout
+    );
+}
+
 #[test]
 fn every_problem_of_a_bundle_is_reported_together_sorted() {
     let s = Sandboxed::new();
