@@ -1,5 +1,6 @@
 //! `agent-env run --json`: the run's result as one JSON document on stdout, built from the run's
-//! events. Its shape (`format_version` 1) is documented in docs/cli.md; keys are only ever added.
+//! events. Its shape (`format_version` 1) is documented in docs/json-output.md; keys are only ever
+//! added.
 
 use std::sync::Mutex;
 
@@ -30,7 +31,60 @@ pub struct RunDocument {
     /// The run's log file (every event, each plugin's stderr and `$/log` lines).
     pub log: Option<String>,
     pub fail_under: Option<f64>,
+    /// The bundle's entities at the versions the run used (a dry run: would use), in the order the
+    /// run decided them. A stored task's run writes none.
+    pub entities: Vec<EntityDocument>,
+    /// The tasks run (a dry run: the tasks it would run, each `planned`).
     pub tasks: Vec<TaskDocument>,
+    /// Each eval the run ran, with how its tasks ended.
+    pub evals: Vec<EvalDocument>,
+    /// The bundle's tasks that did not run, and why.
+    pub skipped: Vec<SkippedDocument>,
+    /// What the run warned about (also on stderr), in order.
+    pub warnings: Vec<WarningDocument>,
+}
+
+/// One entity of the bundle.
+#[derive(Debug, Clone, Serialize)]
+pub struct EntityDocument {
+    /// `artifact`, `task` or `eval`.
+    pub kind: String,
+    pub path: String,
+    pub id: String,
+    pub version: i64,
+    /// Whether this version was written by this run (a dry run: would be).
+    pub written: bool,
+    /// Why it was written; empty when unchanged.
+    pub reasons: Vec<String>,
+}
+
+/// One eval's result.
+#[derive(Debug, Clone, Serialize)]
+pub struct EvalDocument {
+    pub eval_id: String,
+    pub path: String,
+    pub version: i64,
+    /// How many of its tasks ran, passed, failed and were cancelled.
+    pub tasks: usize,
+    pub passed: usize,
+    pub failed: usize,
+    pub cancelled: usize,
+}
+
+/// A task that did not run.
+#[derive(Debug, Clone, Serialize)]
+pub struct SkippedDocument {
+    pub task_id: String,
+    pub path: String,
+    pub reason: String,
+}
+
+/// A warning the run gave.
+#[derive(Debug, Clone, Serialize)]
+pub struct WarningDocument {
+    /// The task it is about, when it is about one.
+    pub path: Option<String>,
+    pub message: String,
 }
 
 /// One task run.
@@ -91,7 +145,11 @@ impl RunCollector {
                 duration_seconds: None,
                 log: None,
                 fail_under,
+                entities: Vec::new(),
                 tasks: Vec::new(),
+                evals: Vec::new(),
+                skipped: Vec::new(),
+                warnings: Vec::new(),
             }),
         }
     }
@@ -130,21 +188,54 @@ impl RunObserver for RunCollector {
                 ..
             } => {
                 doc.run_group_id = Some(run_group_id.clone());
-                doc.tasks = tasks
-                    .iter()
-                    .map(|t| TaskDocument {
-                        task_id: t.task_id.clone(),
-                        path: t.task_path.clone(),
-                        version: t.task_version,
-                        instance_id: None,
-                        outcome: "planned".into(),
-                        summary: String::new(),
-                        scores: Map::new(),
-                        duration_seconds: None,
-                        steps: Vec::new(),
-                    })
-                    .collect();
+                doc.tasks = tasks.iter().map(planned).collect();
             }
+            RunEvent::RunPlanned { tasks, .. } => doc.tasks = tasks.iter().map(planned).collect(),
+            RunEvent::EntityDecided {
+                kind,
+                path,
+                id,
+                version,
+                written,
+                reasons,
+            } => doc.entities.push(EntityDocument {
+                kind: kind.clone(),
+                path: path.clone(),
+                id: id.clone(),
+                version: *version,
+                written: *written,
+                reasons: reasons.clone(),
+            }),
+            RunEvent::TaskSkipped {
+                task_id,
+                task_path,
+                reason,
+            } => doc.skipped.push(SkippedDocument {
+                task_id: task_id.clone(),
+                path: task_path.clone(),
+                reason: reason.clone(),
+            }),
+            RunEvent::Warning { task_path, message } => doc.warnings.push(WarningDocument {
+                path: task_path.clone(),
+                message: message.clone(),
+            }),
+            RunEvent::EvalFinished {
+                eval_id,
+                eval_path,
+                eval_version,
+                tasks,
+                passed,
+                failed,
+                cancelled,
+            } => doc.evals.push(EvalDocument {
+                eval_id: eval_id.clone(),
+                path: eval_path.clone(),
+                version: *eval_version,
+                tasks: *tasks,
+                passed: *passed,
+                failed: *failed,
+                cancelled: *cancelled,
+            }),
             // A task run is known by its instance from its start on: one task may run several times
             // (`task run --runs N`), each run under the same path.
             RunEvent::TaskStarted {
@@ -238,6 +329,21 @@ impl RunObserver for RunCollector {
             } => doc.duration_seconds = Some(*duration_seconds),
             RunEvent::PluginProgress { .. } | RunEvent::PluginOutput { .. } => {}
         }
+    }
+}
+
+/// A task the run is about to run, before anything happened to it.
+fn planned(t: &crate::run::events::PlannedTaskInfo) -> TaskDocument {
+    TaskDocument {
+        task_id: t.task_id.clone(),
+        path: t.task_path.clone(),
+        version: t.task_version,
+        instance_id: None,
+        outcome: "planned".into(),
+        summary: String::new(),
+        scores: Map::new(),
+        duration_seconds: None,
+        steps: Vec::new(),
     }
 }
 

@@ -261,6 +261,7 @@ fn seed_fixture(spec: &mut StoreSpec) -> Result<(), String> {
 
 fn render_json(checked: &Checked, report: &KitReport) -> String {
     let mut out = json!({
+        "format_version": 1,
         "kind": checked.kind.as_str(),
         "impl": checked.impl_name,
         "from": checked.origin,

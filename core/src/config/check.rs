@@ -296,11 +296,13 @@ pub fn render_text(outcome: &CheckOutcome) -> String {
 pub fn render_json(outcome: &CheckOutcome) -> String {
     #[derive(Serialize)]
     struct Out<'a> {
+        format_version: u32,
         ok: bool,
         #[serde(flatten)]
         outcome: &'a CheckOutcome,
     }
     serde_json::to_string_pretty(&Out {
+        format_version: 1,
         ok: outcome.problems.is_empty(),
         outcome,
     })

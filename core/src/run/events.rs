@@ -123,6 +123,47 @@ pub enum PluginStream {
 #[derive(Debug, Clone, PartialEq, Serialize)]
 #[serde(tag = "event", rename_all = "snake_case")]
 pub enum RunEvent {
+    /// An entity of the bundle is at this version for the run: written now, or found unchanged. A
+    /// dry run decides the same and writes nothing.
+    EntityDecided {
+        /// `artifact`, `task` or `eval`.
+        kind: String,
+        /// Where it is in the bundle (`tasks/hello.json`).
+        path: String,
+        id: String,
+        version: i64,
+        /// Whether the version is new (a dry run would write it); else it was recorded already.
+        written: bool,
+        /// Why it is written (`new`, `files changed: hello.txt`); empty when unchanged.
+        reasons: Vec<String>,
+    },
+    /// A dry run's plan: the tasks a run would run, at the versions it would run them.
+    RunPlanned {
+        bundle: String,
+        tasks: Vec<PlannedTaskInfo>,
+    },
+    /// A task of the bundle that does not run, and why.
+    TaskSkipped {
+        task_id: String,
+        task_path: String,
+        reason: String,
+    },
+    /// Something the person watching should know, about a task when it names one.
+    Warning {
+        task_path: Option<String>,
+        message: String,
+    },
+    /// The tasks of an eval have all ended.
+    EvalFinished {
+        eval_id: String,
+        eval_path: String,
+        eval_version: i64,
+        /// How many of its tasks ran, passed, failed and were cancelled.
+        tasks: usize,
+        passed: usize,
+        failed: usize,
+        cancelled: usize,
+    },
     /// The run begins: the bundle is planned and its plugins are started.
     RunStarted {
         run_group_id: String,

@@ -85,6 +85,17 @@ impl Decision {
         }
     }
 
+    /// Why this version is written (none when it is reused).
+    pub fn reasons(&self) -> Vec<String> {
+        match self {
+            Decision::Reuse { .. } => Vec::new(),
+            Decision::Write { reasons, .. } => reasons.clone(),
+            Decision::Adopt { .. } => {
+                vec!["written by an interrupted run that didn't record it".to_string()]
+            }
+        }
+    }
+
     /// The write line's tail: `v1 (new)` or `v1, unchanged`.
     pub fn describe(&self) -> String {
         match self {

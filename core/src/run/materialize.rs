@@ -15,6 +15,7 @@ use crate::bundle::{Artifact, Bundle};
 use crate::clock;
 use crate::output::Output;
 use crate::run::cancel::Cancel;
+use crate::run::events::{RunEvent, RunObserver};
 use crate::run::ledger::{self, Decision, Inputs};
 use crate::run::local_stores::LocalStores;
 use crate::run::plan::Plan;
@@ -62,7 +63,19 @@ pub fn materialize(
         dry_run,
         places,
         cancel,
+        observer,
     } = writing;
+    let decided = |kind: &str, path: &str, id: &str, decision: &Decision| {
+        out.line(&format!("{path}: {}", decision.describe()));
+        observer.event(&RunEvent::EntityDecided {
+            kind: kind.to_string(),
+            path: path.to_string(),
+            id: id.to_string(),
+            version: decision.version(),
+            written: !matches!(decision, Decision::Reuse { .. }),
+            reasons: decision.reasons(),
+        });
+    };
     let mut versions = Versions::new();
     let mut locks = Locks::new(places, cancel, out);
     for artifact in &plan.artifacts {
@@ -107,7 +120,7 @@ pub fn materialize(
                 "done",
             )?;
         }
-        out.line(&format!("{}: {}", artifact.path, decision.describe()));
+        decided("artifact", &artifact.path, &artifact.id, &decision);
         versions.insert(artifact.id.clone(), decision.version());
     }
     for planned in &plan.tasks {
@@ -144,7 +157,7 @@ pub fn materialize(
                 "done",
             )?;
         }
-        out.line(&format!("{}: {}", task.path, decision.describe()));
+        decided("task", &task.path, &task.id, &decision);
         versions.insert(task.id.clone(), decision.version());
     }
     for planned in &plan.evals {
@@ -181,7 +194,7 @@ pub fn materialize(
                 "done",
             )?;
         }
-        out.line(&format!("{}: {}", eval.path, decision.describe()));
+        decided("eval", &eval.path, &eval.id, &decision);
         versions.insert(eval.id.clone(), decision.version());
     }
     Ok(versions)
@@ -345,6 +358,8 @@ pub struct Writing<'a> {
     pub dry_run: bool,
     pub places: &'a Places,
     pub cancel: &'a Cancel,
+    /// Told each entity's version as it is decided.
+    pub observer: &'a dyn RunObserver,
 }
 
 /// Where a run writes outside the stores, as the session's environment sets it.

@@ -101,6 +101,7 @@ pub fn execute(
             dry_run: options.dry_run,
             places: &options.places,
             cancel: &cancel,
+            observer: options.observer.as_ref(),
         },
         out,
     ) {
@@ -119,6 +120,11 @@ pub fn execute(
         for t in &plan.tasks {
             out.line(&format!("  {} v{}", t.task.path, version_of(&t.task.id)));
         }
+        options.observer.event(&RunEvent::RunPlanned {
+            bundle: bundle.display_root.clone(),
+            tasks: planned_infos(plan, &version_of),
+        });
+        skipped_events(plan, options.observer.as_ref());
         out.line(DRY_RUN_LINE);
         return Ok(RunStatus::DryRun);
     }
@@ -178,17 +184,9 @@ pub fn run_planned(
     options.observer.event(&RunEvent::RunStarted {
         run_group_id: run_group_id.clone(),
         bundle: label.to_string(),
-        tasks: plan
-            .tasks
-            .iter()
-            .map(|t| PlannedTaskInfo {
-                task_id: t.task.id.clone(),
-                task_path: t.task.path.clone(),
-                task_version: version_of(&t.task.id),
-                total_steps: t.steps.len(),
-            })
-            .collect(),
+        tasks: planned_infos(plan, version_of),
     });
+    skipped_events(plan, options.observer.as_ref());
     let provider_name = options.sandbox_provider.clone();
     let provider = move || -> Box<dyn crate::sandbox::SandboxProvider> {
         crate::sandbox::provider(&provider_name, &options.places.sandbox_dir).unwrap_or_else(|| {
@@ -217,6 +215,9 @@ pub fn run_planned(
         cancelled: results.iter().any(|r| r.outcome.is_cancelled()),
         duration_seconds: run_started.elapsed().as_secs_f64(),
     });
+    for tally in eval_tallies(plan, &results, version_of) {
+        options.observer.event(&tally.event());
+    }
     print_summary(plan, &results, version_of, out);
     let mut torn: usize = results.iter().map(|r| r.torn_down).sum();
     let mut still_up: Vec<(crate::sandbox::Sandbox, String)> =
@@ -278,6 +279,38 @@ pub fn run_planned(
     })
 }
 
+/// The tasks a plan runs, as the run's events name them.
+fn planned_infos(plan: &Plan<'_>, version_of: &dyn Fn(&str) -> i64) -> Vec<PlannedTaskInfo> {
+    plan.tasks
+        .iter()
+        .map(|t| PlannedTaskInfo {
+            task_id: t.task.id.clone(),
+            task_path: t.task.path.clone(),
+            task_version: version_of(&t.task.id),
+            total_steps: t.steps.len(),
+        })
+        .collect()
+}
+
+/// Why a task the plan leaves out does not run.
+fn skipped_reason(task: &crate::bundle::Task) -> String {
+    format!(
+        "isn't named by any eval, so it didn't run; run it with --task {}",
+        task.name
+    )
+}
+
+/// One event per task the plan leaves out.
+fn skipped_events(plan: &Plan<'_>, observer: &dyn RunObserver) {
+    for t in &plan.skipped {
+        observer.event(&RunEvent::TaskSkipped {
+            task_id: t.id.clone(),
+            task_path: t.path.clone(),
+            reason: skipped_reason(t),
+        });
+    }
+}
+
 fn plural<'s>(n: usize, one: &'s str, many: &'s str) -> &'s str {
     if n == 1 {
         one
@@ -329,6 +362,63 @@ fn run_all(
         .collect()
 }
 
+/// How each eval's tasks ended, as [`RunEvent::EvalFinished`] events.
+fn eval_tallies(
+    plan: &Plan<'_>,
+    results: &[TaskRunResult],
+    version_of: &dyn Fn(&str) -> i64,
+) -> Vec<EvalTally> {
+    plan.evals
+        .iter()
+        .map(|pe| {
+            let runs: Vec<&TaskRunResult> = pe
+                .task_ids
+                .iter()
+                .filter_map(|id| {
+                    let t = plan.tasks.iter().position(|t| &t.task.id == id)?;
+                    results.get(t)
+                })
+                .collect();
+            let count =
+                |pick: fn(&Outcome) -> bool| runs.iter().filter(|r| pick(&r.outcome)).count();
+            EvalTally {
+                eval_id: pe.eval.id.clone(),
+                eval_path: pe.eval.path.clone(),
+                eval_version: version_of(&pe.eval.id),
+                tasks: runs.len(),
+                passed: count(|o| matches!(o, Outcome::Passed(_))),
+                failed: count(Outcome::is_failure),
+                cancelled: count(Outcome::is_cancelled),
+            }
+        })
+        .collect()
+}
+
+/// One eval's tally (the fields of [`RunEvent::EvalFinished`]).
+struct EvalTally {
+    eval_id: String,
+    eval_path: String,
+    eval_version: i64,
+    tasks: usize,
+    passed: usize,
+    failed: usize,
+    cancelled: usize,
+}
+
+impl EvalTally {
+    fn event(&self) -> RunEvent {
+        RunEvent::EvalFinished {
+            eval_id: self.eval_id.clone(),
+            eval_path: self.eval_path.clone(),
+            eval_version: self.eval_version,
+            tasks: self.tasks,
+            passed: self.passed,
+            failed: self.failed,
+            cancelled: self.cancelled,
+        }
+    }
+}
+
 fn print_summary(
     plan: &Plan<'_>,
     results: &[TaskRunResult],
@@ -352,40 +442,21 @@ fn print_summary(
     }
     if !plan.evals.is_empty() {
         out.line("Evals:");
-        for pe in &plan.evals {
-            let runs: Vec<&TaskRunResult> = pe
-                .task_ids
-                .iter()
-                .filter_map(|id| {
-                    let t = plan.tasks.iter().position(|t| &t.task.id == id)?;
-                    results.get(t)
-                })
-                .collect();
-            let passed = runs
-                .iter()
-                .filter(|r| matches!(r.outcome, Outcome::Passed(_)))
-                .count();
-            let failed = runs.iter().filter(|r| r.outcome.is_failure()).count();
-            let cancelled = runs.iter().filter(|r| r.outcome.is_cancelled()).count();
+        for tally in eval_tallies(plan, results, version_of) {
             let mut line = format!(
-                "  {} v{}: {passed} of {} passed",
-                pe.eval.path,
-                version_of(&pe.eval.id),
-                runs.len()
+                "  {} v{}: {} of {} passed",
+                tally.eval_path, tally.eval_version, tally.passed, tally.tasks
             );
-            if failed > 0 {
-                line.push_str(&format!(", {failed} failed"));
+            if tally.failed > 0 {
+                line.push_str(&format!(", {} failed", tally.failed));
             }
-            if cancelled > 0 {
-                line.push_str(&format!(", {cancelled} cancelled"));
+            if tally.cancelled > 0 {
+                line.push_str(&format!(", {} cancelled", tally.cancelled));
             }
             out.line(&line);
         }
         for t in &plan.skipped {
-            out.line(&format!(
-                "{} isn't named by any eval, so it didn't run; run it with --task {}",
-                t.path, t.name
-            ));
+            out.line(&format!("{} {}", t.path, skipped_reason(t)));
         }
     }
 }

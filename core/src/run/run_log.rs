@@ -119,6 +119,40 @@ impl RunObserver for RunLog {
 /// One event as the log words it.
 pub fn describe(event: &RunEvent) -> String {
     match event {
+        RunEvent::EntityDecided {
+            path,
+            version,
+            reasons,
+            ..
+        } => match reasons.is_empty() {
+            true => format!("{path}: v{version}, unchanged"),
+            false => format!("{path}: v{version} ({})", reasons.join("; ")),
+        },
+        RunEvent::RunPlanned { bundle, tasks } => {
+            format!("dry run of {bundle}: would run {} task(s)", tasks.len())
+        }
+        RunEvent::TaskSkipped {
+            task_path, reason, ..
+        } => format!("{task_path} {reason}"),
+        RunEvent::Warning {
+            task_path: Some(path),
+            message,
+        } => format!("[{path}] Warning: {message}"),
+        RunEvent::Warning {
+            task_path: None,
+            message,
+        } => format!("Warning: {message}"),
+        RunEvent::EvalFinished {
+            eval_path,
+            eval_version,
+            tasks,
+            passed,
+            failed,
+            cancelled,
+            ..
+        } => format!(
+            "{eval_path} v{eval_version}: {passed} of {tasks} passed, {failed} failed, {cancelled} cancelled"
+        ),
         RunEvent::RunStarted {
             run_group_id,
             bundle,

@@ -155,6 +155,10 @@ pub fn run_task(planned: &PlannedTask<'_>, version: i64, shared: &RunShared<'_>)
             shared
                 .out
                 .note(&format!("[{}] Warning: {warning}", planned.task.path));
+            shared.observer.event(&RunEvent::Warning {
+                task_path: Some(planned.task.path.clone()),
+                message: warning,
+            });
         }
         let outcome = Outcome::from_scores(scores(&planned.steps, &final_context.metadata));
         if matches!(outcome, Outcome::ScoredBelowOne(_)) {

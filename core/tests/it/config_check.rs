@@ -98,6 +98,7 @@ fn an_empty_file_keeps_every_default_and_is_ok() {
     let (code, json) = p.check(&[]);
     assert_eq!(code, 0);
     assert_eq!(json["ok"], true);
+    assert_eq!(json["format_version"], 1);
     assert!(messages(&json).is_empty());
 }
 

@@ -47,6 +47,8 @@ fn a_run_tells_its_observer_each_task_and_step_in_order() {
     assert_eq!(
         kinds,
         [
+            "entity_decided",
+            "entity_decided",
             "run_started",
             "task_started",
             "step_started",
@@ -59,8 +61,21 @@ fn a_run_tells_its_observer_each_task_and_step_in_order() {
             "run_finished"
         ]
     );
-    let RunEvent::TaskStarted { instance_id, .. } = &events[1] else {
-        panic!("{:?}", events[1]);
+    let RunEvent::EntityDecided {
+        kind,
+        path,
+        written,
+        ..
+    } = &events[0]
+    else {
+        panic!("{:?}", events[0]);
+    };
+    assert_eq!(
+        (kind.as_str(), path.as_str(), *written),
+        ("artifact", "artifacts/greeting", true)
+    );
+    let RunEvent::TaskStarted { instance_id, .. } = &events[3] else {
+        panic!("{:?}", events[3]);
     };
     assert!(instance_id.starts_with("@local/agentenv-framework/hello/hello-"));
     for e in &events {
@@ -74,9 +89,9 @@ fn a_run_tells_its_observer_each_task_and_step_in_order() {
         scores,
         instance_id: finished,
         ..
-    } = &events[8]
+    } = &events[10]
     else {
-        panic!("{:?}", events[8]);
+        panic!("{:?}", events[10]);
     };
     assert_eq!(outcome, "passed");
     assert_eq!(finished.as_ref(), Some(instance_id));

@@ -180,6 +180,83 @@ fn a_run_that_passes_prints_no_log_path_and_json_has_scores_steps_and_timings() 
     assert!(instance.starts_with("@local/agentenv-framework/hello/hello-"));
 }
 
+/// What the lines say, the document says: the entities and why each was written, each eval's tally,
+/// the tasks no eval names, and the warnings; a dry run's document lists what it would run.
+#[test]
+fn run_json_carries_entities_evals_skipped_tasks_warnings_and_the_dry_run_plan() {
+    let s = Sandboxed::new();
+    let folder = s.copy_hello("full");
+    std::fs::create_dir_all(folder.join("evals")).unwrap();
+    std::fs::write(folder.join("evals/one.toml"), "tasks = [\"hello\"]\n").unwrap();
+    std::fs::write(
+        folder.join("tasks/other.json"),
+        r#"[{"id": "box", "type": "deploy_sandbox", "sandbox_name": "box"}]"#,
+    )
+    .unwrap();
+    let task = folder.join("tasks/hello.json");
+    let text = std::fs::read_to_string(&task).unwrap().replace(
+        r#""criteria": ["#,
+        r#""criteria": [{"type": "probe_weird", "criterion": "typo"},"#,
+    );
+    std::fs::write(&task, text).unwrap();
+
+    let dry = s.run(&["run", "./full", "--dry-run", "--json"]);
+    assert_eq!(dry.code, 0, "{}", dry.stderr);
+    let doc = json_of(&dry.stdout);
+    assert_eq!(doc["status"], "dry_run");
+    assert_eq!(doc["tasks"][0]["path"], "tasks/hello.json");
+    assert_eq!(doc["tasks"][0]["outcome"], "planned");
+    assert_eq!(doc["entities"][0]["path"], "artifacts/greeting");
+    assert_eq!(doc["entities"][0]["reasons"], serde_json::json!(["new"]));
+
+    let r = s.run(&["run", "./full", "--json"]);
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    let doc = json_of(&r.stdout);
+    let entities: Vec<(&str, &str, bool)> = doc["entities"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|e| {
+            (
+                e["kind"].as_str().unwrap(),
+                e["path"].as_str().unwrap(),
+                e["written"].as_bool().unwrap(),
+            )
+        })
+        .collect();
+    assert_eq!(
+        entities,
+        [
+            ("artifact", "artifacts/greeting", true),
+            ("task", "tasks/hello.json", true),
+            ("eval", "evals/one.toml", true)
+        ]
+    );
+    assert_eq!(
+        doc["evals"],
+        serde_json::json!([{"eval_id": "@local/~/full/one", "path": "evals/one.toml", "version": 1,
+                            "tasks": 1, "passed": 1, "failed": 0, "cancelled": 0}])
+    );
+    assert_eq!(doc["skipped"][0]["path"], "tasks/other.json");
+    assert_eq!(
+        doc["skipped"][0]["reason"],
+        "isn't named by any eval, so it didn't run; run it with --task other"
+    );
+    let warning = &doc["warnings"][0];
+    assert_eq!(warning["path"], "tasks/hello.json");
+    assert!(
+        warning["message"]
+            .as_str()
+            .unwrap()
+            .contains("of type 'probe_weird'"),
+        "{warning}"
+    );
+    // A rerun decides everything unchanged.
+    let again = json_of(&s.run(&["run", "./full", "--json"]).stdout);
+    assert_eq!(again["entities"][1]["written"], false);
+    assert_eq!(again["entities"][1]["reasons"], serde_json::json!([]));
+}
+
 #[test]
 fn fail_under_exits_3_naming_the_task_below_it() {
     let s = Sandboxed::new();

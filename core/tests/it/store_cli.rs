@@ -109,6 +109,7 @@ fn json_output_lists_every_case() {
     let out = env.run(&["store", "check", "document", "--json"], &[]);
     assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
     let report: Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(report["format_version"], 1);
     assert_eq!(report["kind"], "document");
     assert_eq!(report["passed"], true);
     assert_eq!(report["from"], "built-in default");
