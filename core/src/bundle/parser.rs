@@ -208,7 +208,13 @@ impl Parser<'_> {
         let table: toml::Table = match text.parse() {
             Ok(t) => t,
             Err(e) => {
-                return self.problem("aliases.toml", format!("isn't valid TOML: {}", e.message()))
+                return self.problem(
+                    "aliases.toml",
+                    format!(
+                        "isn't valid TOML: {}",
+                        crate::toml_errors::describe(&e, &text)
+                    ),
+                )
             }
         };
         for (section, value) in table {
@@ -336,7 +342,13 @@ impl Parser<'_> {
                             }
                         }
                     }
-                    Err(e) => self.problem(&path, format!("isn't valid TOML: {}", e.message())),
+                    Err(e) => self.problem(
+                        &path,
+                        format!(
+                            "isn't valid TOML: {}",
+                            crate::toml_errors::describe(&e, &text)
+                        ),
+                    ),
                 },
                 Err(e) => self.problem(&path, format!("can't be read: {e}")),
             }
@@ -523,7 +535,13 @@ impl Parser<'_> {
             let table: toml::Table = match text.parse() {
                 Ok(t) => t,
                 Err(e) => {
-                    self.problem(&rel, format!("isn't valid TOML: {}", e.message()));
+                    self.problem(
+                        &rel,
+                        format!(
+                            "isn't valid TOML: {}",
+                            crate::toml_errors::describe(&e, &text)
+                        ),
+                    );
                     continue;
                 }
             };

@@ -144,27 +144,8 @@ fn parse(text: &str, path: &Path) -> Result<Table, ConfigError> {
     let text = text.strip_prefix('\u{feff}').unwrap_or(text);
     toml::from_str::<Table>(text).map_err(|e| ConfigError::Malformed {
         path: path.display().to_string(),
-        message: describe_parse_error(&e, text),
+        message: crate::toml_errors::describe(&e, text),
     })
-}
-
-/// The parser's message with where it happened: `expected `=` (at line 3, column 5)`.
-fn describe_parse_error(e: &toml::de::Error, text: &str) -> String {
-    let message = e.message().trim().replace('\n', "; ");
-    match e.span() {
-        Some(span) => {
-            let before = &text[..span.start.min(text.len())];
-            let line = before.matches('\n').count() + 1;
-            let column = before
-                .rsplit('\n')
-                .next()
-                .map(|l| l.chars().count())
-                .unwrap_or(0)
-                + 1;
-            format!("{message} (at line {line}, column {column})")
-        }
-        None => message,
-    }
 }
 
 #[cfg(test)]

@@ -58,12 +58,21 @@ impl RegistryError {
     /// kind of type (`step`, `artifact`, `env`).
     pub fn not_known(&self, what: &str) -> String {
         match self {
-            RegistryError::Unknown { name, detail, .. } => {
+            RegistryError::Unknown {
+                name,
+                detail,
+                known,
+                ..
+            } => {
                 let detail = detail
                     .as_deref()
                     .map(|d| format!(" ({d})"))
                     .unwrap_or_default();
-                format!("'{name}' is not a known {what} type{detail}")
+                let known = match known.is_empty() {
+                    true => String::new(),
+                    false => format!("; the known ones are {}", known.join(", ")),
+                };
+                format!("'{name}' is not a known {what} type{detail}{known}")
             }
             other => other.to_string(),
         }

@@ -149,7 +149,9 @@ pub fn plan<'b>(
     let mut artifacts = Vec::new();
     for a in &bundle.artifacts {
         if let Some(problem) = ctx.artifact_type_problem(&a.artifact_type) {
-            problems.push(format!("{}: {problem}", bundle.place(&a.path)));
+            // A type nothing knows was written in the folder's artifact.toml.
+            let declared = format!("{}/artifact.toml", a.path);
+            problems.push(format!("{}: {problem}", bundle.place(&declared)));
         } else if WRITABLE_ARTIFACT_TYPES.contains(&a.artifact_type.as_str()) {
             artifacts.push(a);
         } else if is_referenced(&planned, &a.id) {

@@ -208,7 +208,8 @@ fn a_sandbox_type_no_provider_serves_is_refused_before_anything_runs() {
 }
 
 /// A bundle artifact of a type nothing registers is refused before anything runs, as the original
-/// refuses it: `'weird_thing' is not a known artifact type`.
+/// refuses it: `'weird_thing' is not a known artifact type`, naming the file that declares the type and
+/// the types there are.
 #[test]
 fn a_bundle_artifact_of_an_unknown_type_is_refused() {
     let s = Sandboxed::new();
@@ -225,7 +226,7 @@ fn a_bundle_artifact_of_an_unknown_type_is_refused() {
     assert_eq!(r.code, 1, "{}", r.both());
     assert!(
         r.stderr
-            .contains("artifacts/g: 'weird_thing' is not a known artifact type"),
+            .contains("artifacts/g/artifact.toml: 'weird_thing' is not a known artifact type; the known ones are cli, docker_image, environment, environment_universe, file, file_artifact_universe, skill"),
         "{}",
         r.stderr
     );

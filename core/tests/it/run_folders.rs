@@ -425,3 +425,21 @@ fn a_task_file_may_be_an_object_with_steps() {
     assert_eq!(r.code, 0, "{}", r.both());
     r.assert_stdout_has("[tasks/t.json] step 1/1 box (deploy_sandbox)\n");
 }
+
+/// A bundle's TOML file that does not parse is named with the line and column of the fault.
+#[test]
+fn a_bundle_toml_file_that_does_not_parse_says_where() {
+    let s = Sandboxed::new();
+    let folder = s.copy_hello("bad-toml");
+    std::fs::create_dir_all(folder.join("evals")).unwrap();
+    std::fs::write(folder.join("evals/e.toml"), "# smoke\ntasks = [\"hello\"\n").unwrap();
+    let r = s.run(&["run", "./bad-toml", "--dry-run"]);
+    assert_eq!(r.code, 1, "{}", r.both());
+    assert!(
+        r.stderr.contains(
+            "evals/e.toml: isn't valid TOML: invalid array; expected `]` (at line 3, column 1)"
+        ),
+        "{}",
+        r.stderr
+    );
+}
