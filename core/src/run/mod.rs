@@ -37,7 +37,7 @@ use executor::StepExecutor;
 use local_stores::LocalStores;
 use outcome::{seconds, Outcome};
 use recorder::Flusher;
-use task_run::{run_task, RunShared, TaskRunResult};
+use task_run::{run_task, RunShared, Tally, TaskRunResult};
 
 /// At most this many tasks run at once.
 pub const MAX_CONCURRENT_TASKS: usize = 4;
@@ -207,6 +207,7 @@ pub fn run_planned(
         keep: options.keep,
         observer: options.observer.as_ref(),
         flusher: &Flusher::new(),
+        ended: &Tally::of(plan.tasks.len()),
     };
     let results = run_all(plan, version_of, &shared);
     options.observer.event(&RunEvent::RunFinished {

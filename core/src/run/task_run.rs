@@ -37,6 +37,33 @@ pub struct RunShared<'a> {
     pub observer: &'a dyn RunObserver,
     /// Writes the running tasks' instance documents behind them.
     pub flusher: &'a Flusher,
+    /// How many of the run's tasks have ended, of how many: what a task's last line counts.
+    pub ended: &'a Tally,
+}
+
+/// Counts the run's tasks as they end.
+#[derive(Debug, Default)]
+pub struct Tally {
+    ended: std::sync::atomic::AtomicUsize,
+    total: usize,
+}
+
+impl Tally {
+    pub fn of(total: usize) -> Tally {
+        Tally {
+            ended: Default::default(),
+            total,
+        }
+    }
+
+    /// One more task ended; what its last line adds: ` (3 of 30 tasks ended)`, nothing for a lone task.
+    fn one_more(&self) -> String {
+        let ended = self.ended.fetch_add(1, std::sync::atomic::Ordering::SeqCst) + 1;
+        match self.total {
+            0 | 1 => String::new(),
+            total => format!(" ({ended} of {total} tasks ended)"),
+        }
+    }
 }
 
 /// What one task run did.
@@ -200,10 +227,11 @@ pub fn run_task(planned: &PlannedTask<'_>, version: i64, shared: &RunShared<'_>)
         Err(_) => {}
     }
     shared.out.line(&format!(
-        "[{}] {} in {}",
+        "[{}] {} in {}{}",
         task.path,
         result.outcome.word(),
-        seconds(result.duration)
+        seconds(result.duration),
+        shared.ended.one_more()
     ));
     task_finished(planned, &result, shared.observer);
     result

@@ -443,3 +443,35 @@ fn a_bundle_toml_file_that_does_not_parse_says_where() {
         r.stderr
     );
 }
+
+/// With more than one task, each task's last line says how many of the run's tasks have ended.
+#[test]
+fn each_tasks_last_line_counts_the_tasks_ended() {
+    let s = Sandboxed::new();
+    let folder = s.copy_hello("counted");
+    std::fs::write(folder.join("tasks/other.json"), format!("[{DEPLOY}]")).unwrap();
+    let r = s.run(&["run", "./counted"]);
+    assert_eq!(r.code, 0, "{}", r.both());
+    let ends: Vec<&str> = r
+        .stdout
+        .lines()
+        .filter(|l| l.contains(" tasks ended)"))
+        .map(|l| &l[l.rfind('(').unwrap()..])
+        .collect();
+    let mut ends = ends;
+    ends.sort_unstable();
+    assert_eq!(
+        ends,
+        ["(1 of 2 tasks ended)", "(2 of 2 tasks ended)"],
+        "{}",
+        r.stdout
+    );
+    // A lone task's line stays as it was.
+    let one = s.run(&["run", "./counted", "--task", "hello"]);
+    assert!(
+        one.stdout.contains("[tasks/hello.json] passed in "),
+        "{}",
+        one.stdout
+    );
+    assert!(!one.stdout.contains("tasks ended"), "{}", one.stdout);
+}
