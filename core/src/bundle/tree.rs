@@ -89,6 +89,37 @@ impl Tree<'_> {
         }
     }
 
+    /// The sha256 (hex) and size of the file at `rel`, read in chunks: an artifact of any size is
+    /// hashed in constant memory.
+    pub fn hash(&self, rel: &str) -> io::Result<(String, u64)> {
+        use sha2::{Digest, Sha256};
+        use std::io::Read;
+        let mut hasher = Sha256::new();
+        let size = match self {
+            Tree::Disk(root) => {
+                let mut file = std::fs::File::open(join(root, rel))?;
+                let mut buffer = vec![0u8; 256 * 1024];
+                let mut size = 0u64;
+                loop {
+                    let n = match file.read(&mut buffer) {
+                        Ok(0) => break size,
+                        Ok(n) => n,
+                        Err(e) if e.kind() == io::ErrorKind::Interrupted => continue,
+                        Err(e) => return Err(e),
+                    };
+                    hasher.update(&buffer[..n]);
+                    size += n as u64;
+                }
+            }
+            Tree::Embedded(_) => {
+                let bytes = self.read(rel)?;
+                hasher.update(&bytes);
+                bytes.len() as u64
+            }
+        };
+        Ok((hex::encode(hasher.finalize()), size))
+    }
+
     /// Whether a file (not a folder) exists at `rel`.
     pub fn is_file(&self, rel: &str) -> bool {
         match self {
@@ -150,5 +181,29 @@ fn join(root: &Path, rel: &str) -> PathBuf {
         root.to_path_buf()
     } else {
         root.join(rel)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use sha2::{Digest, Sha256};
+
+    #[test]
+    fn a_file_is_hashed_in_chunks_to_the_same_digest_as_whole() {
+        let dir = tempfile::tempdir().unwrap();
+        // Larger than one chunk, and not a multiple of it.
+        let bytes: Vec<u8> = (0..600_001u32).map(|i| (i % 251) as u8).collect();
+        std::fs::write(dir.path().join("blob.bin"), &bytes).unwrap();
+        let (sha, size) = Tree::Disk(dir.path()).hash("blob.bin").unwrap();
+        assert_eq!(sha, hex::encode(Sha256::digest(&bytes)));
+        assert_eq!(size, 600_001);
+        static FILES: [EmbeddedFile; 1] = [EmbeddedFile {
+            path: "a.txt",
+            bytes: b"hello\n",
+        }];
+        let (sha, size) = Tree::Embedded(&FILES).hash("a.txt").unwrap();
+        assert_eq!(sha, hex::encode(Sha256::digest(b"hello\n")));
+        assert_eq!(size, 6);
     }
 }

@@ -7,7 +7,6 @@ use std::fs::File;
 use std::path::{Path, PathBuf};
 
 use serde_json::{json, Map, Value};
-use sha2::{Digest, Sha256};
 
 use crate::bundle::ids::{object_key_segment, sha256_hex_prefix, universe_file_id};
 use crate::bundle::tree::{join_rel, Tree};
@@ -265,14 +264,11 @@ fn hash_files(
     for rel in &artifact.files {
         cancel.check()?;
         let path = join_rel(&artifact.path, rel);
-        let bytes = tree.read(&path).map_err(|source| MaterializeError::Read {
+        let hashed = tree.hash(&path).map_err(|source| MaterializeError::Read {
             path: path.clone(),
             source,
         })?;
-        out.insert(
-            rel.clone(),
-            (hex::encode(Sha256::digest(&bytes)), bytes.len() as u64),
-        );
+        out.insert(rel.clone(), hashed);
     }
     Ok(out)
 }
