@@ -7,7 +7,7 @@ use std::sync::Mutex;
 use serde::Serialize;
 use serde_json::{Map, Value};
 
-use crate::run::events::{RunEvent, RunObserver, StepStatus};
+use crate::run::events::{EvalTally, RunEvent, RunObserver, StepStatus};
 
 /// The version of the document's shape.
 pub const RUN_FORMAT_VERSION: u32 = 1;
@@ -37,7 +37,7 @@ pub struct RunDocument {
     /// The tasks run (a dry run: the tasks it would run, each `planned`).
     pub tasks: Vec<TaskDocument>,
     /// Each eval the run ran, with how its tasks ended.
-    pub evals: Vec<EvalDocument>,
+    pub evals: Vec<EvalTally>,
     /// The bundle's tasks that did not run, and why.
     pub skipped: Vec<SkippedDocument>,
     /// What the run warned about (also on stderr), in order.
@@ -56,19 +56,6 @@ pub struct EntityDocument {
     pub written: bool,
     /// Why it was written; empty when unchanged.
     pub reasons: Vec<String>,
-}
-
-/// One eval's result.
-#[derive(Debug, Clone, Serialize)]
-pub struct EvalDocument {
-    pub eval_id: String,
-    pub path: String,
-    pub version: i64,
-    /// How many of its tasks ran, passed, failed and were cancelled.
-    pub tasks: usize,
-    pub passed: usize,
-    pub failed: usize,
-    pub cancelled: usize,
 }
 
 /// A task that did not run.
@@ -219,23 +206,7 @@ impl RunObserver for RunCollector {
                 path: task_path.clone(),
                 message: message.clone(),
             }),
-            RunEvent::EvalFinished {
-                eval_id,
-                eval_path,
-                eval_version,
-                tasks,
-                passed,
-                failed,
-                cancelled,
-            } => doc.evals.push(EvalDocument {
-                eval_id: eval_id.clone(),
-                path: eval_path.clone(),
-                version: *eval_version,
-                tasks: *tasks,
-                passed: *passed,
-                failed: *failed,
-                cancelled: *cancelled,
-            }),
+            RunEvent::EvalFinished(tally) => doc.evals.push(tally.clone()),
             // A task run is known by its instance from its start on: one task may run several times
             // (`task run --runs N`), each run under the same path.
             RunEvent::TaskStarted {

@@ -109,6 +109,19 @@ pub struct TaskScore {
     pub score: f64,
 }
 
+/// How the tasks of an eval ended.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct EvalTally {
+    pub eval_id: String,
+    pub eval_path: String,
+    pub eval_version: i64,
+    /// How many of its tasks ran, passed, failed and were cancelled.
+    pub tasks: usize,
+    pub passed: usize,
+    pub failed: usize,
+    pub cancelled: usize,
+}
+
 /// Which of a plugin's two output channels a line came from.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 #[serde(tag = "stream", rename_all = "snake_case")]
@@ -154,16 +167,7 @@ pub enum RunEvent {
         message: String,
     },
     /// The tasks of an eval have all ended.
-    EvalFinished {
-        eval_id: String,
-        eval_path: String,
-        eval_version: i64,
-        /// How many of its tasks ran, passed, failed and were cancelled.
-        tasks: usize,
-        passed: usize,
-        failed: usize,
-        cancelled: usize,
-    },
+    EvalFinished(EvalTally),
     /// The run begins: the bundle is planned and its plugins are started.
     RunStarted {
         run_group_id: String,

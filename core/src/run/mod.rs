@@ -32,7 +32,7 @@ use crate::run::plan::Plan;
 pub use bundle_run::{run_bundle, run_bundle_observed, RunRequest};
 use cancel::Cancel;
 pub use error::RunError;
-use events::{PlannedTaskInfo, RunEvent, RunObserver};
+use events::{EvalTally, PlannedTaskInfo, RunEvent, RunObserver};
 use executor::StepExecutor;
 use local_stores::LocalStores;
 use outcome::{seconds, Outcome};
@@ -217,7 +217,7 @@ pub fn run_planned(
         duration_seconds: run_started.elapsed().as_secs_f64(),
     });
     for tally in eval_tallies(plan, &results, version_of) {
-        options.observer.event(&tally.event());
+        options.observer.event(&RunEvent::EvalFinished(tally));
     }
     print_summary(plan, &results, version_of, out);
     let mut torn: usize = results.iter().map(|r| r.torn_down).sum();
@@ -363,7 +363,7 @@ fn run_all(
         .collect()
 }
 
-/// How each eval's tasks ended, as [`RunEvent::EvalFinished`] events.
+/// How each eval's tasks ended.
 fn eval_tallies(
     plan: &Plan<'_>,
     results: &[TaskRunResult],
@@ -393,31 +393,6 @@ fn eval_tallies(
             }
         })
         .collect()
-}
-
-/// One eval's tally (the fields of [`RunEvent::EvalFinished`]).
-struct EvalTally {
-    eval_id: String,
-    eval_path: String,
-    eval_version: i64,
-    tasks: usize,
-    passed: usize,
-    failed: usize,
-    cancelled: usize,
-}
-
-impl EvalTally {
-    fn event(&self) -> RunEvent {
-        RunEvent::EvalFinished {
-            eval_id: self.eval_id.clone(),
-            eval_path: self.eval_path.clone(),
-            eval_version: self.eval_version,
-            tasks: self.tasks,
-            passed: self.passed,
-            failed: self.failed,
-            cancelled: self.cancelled,
-        }
-    }
 }
 
 fn print_summary(

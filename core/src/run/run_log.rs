@@ -142,16 +142,9 @@ pub fn describe(event: &RunEvent) -> String {
             task_path: None,
             message,
         } => format!("Warning: {message}"),
-        RunEvent::EvalFinished {
-            eval_path,
-            eval_version,
-            tasks,
-            passed,
-            failed,
-            cancelled,
-            ..
-        } => format!(
-            "{eval_path} v{eval_version}: {passed} of {tasks} passed, {failed} failed, {cancelled} cancelled"
+        RunEvent::EvalFinished(t) => format!(
+            "{} v{}: {} of {} passed, {} failed, {} cancelled",
+            t.eval_path, t.eval_version, t.passed, t.tasks, t.failed, t.cancelled
         ),
         RunEvent::RunStarted {
             run_group_id,
