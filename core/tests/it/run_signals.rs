@@ -29,16 +29,21 @@ fn start(s: &Sandboxed, args: &[&str]) -> (Child, mpsc::Receiver<String>) {
         .spawn()
         .unwrap();
     let out = child.stdout.take().unwrap();
+    (child, lines_of(out))
+}
+
+/// A channel of the lines `stream` yields, read on a thread of their own.
+fn lines_of(stream: impl std::io::Read + Send + 'static) -> mpsc::Receiver<String> {
     let (tx, rx) = mpsc::channel();
     std::thread::spawn(move || {
-        for line in BufReader::new(out).lines() {
+        for line in BufReader::new(stream).lines() {
             let Ok(line) = line else { break };
             if tx.send(line).is_err() {
                 break;
             }
         }
     });
-    (child, rx)
+    rx
 }
 
 /// Collects lines until one contains `needle`.
@@ -208,16 +213,7 @@ fn sigint_while_waiting_for_the_bundles_locks_cancels_and_prints_the_json() {
         .stderr(Stdio::piped())
         .spawn()
         .unwrap();
-    let stderr = child.stderr.take().unwrap();
-    let (tx, rx) = mpsc::channel();
-    std::thread::spawn(move || {
-        for line in BufReader::new(stderr).lines() {
-            let Ok(line) = line else { break };
-            if tx.send(line).is_err() {
-                break;
-            }
-        }
-    });
+    let rx = lines_of(child.stderr.take().unwrap());
     let mut seen = Vec::new();
     read_until(&rx, "waiting for another agent-env run", &mut seen);
     // SAFETY: sends a signal to the child we started.
