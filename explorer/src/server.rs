@@ -147,8 +147,12 @@ async fn run(
         plugins: plugins.clone(),
         loaded,
     };
+    let data = Arc::new(Data::open(&session));
+    if let Some(why) = &data.left_out {
+        out.note(&format!("warning: {why}"));
+    }
     let state: Shared = Arc::new(AppState {
-        data: Arc::new(Data::open(&session)),
+        data,
         session: session.clone(),
         runs: runs.clone(),
         stopping: stop_rx.clone(),

@@ -10,9 +10,7 @@ use clap::{Args, Subcommand};
 use serde_json::{json, Map, Value};
 
 use super::{Exit, Failure, Terminal};
-use std::sync::Arc;
-
-use crate::run::local_stores;
+use crate::run::recorded::{newest_started_first, Recorded};
 use crate::run::recorder::INSTANCES;
 use crate::run::stored_task;
 use crate::session::Session;
@@ -156,15 +154,12 @@ pub fn run(args: TaskArgs, verbose: bool, session: &Session, term: &Terminal) ->
 
 /// Where instances are recorded: the local store (bundle runs), then the configured document store
 /// (stored tasks' runs). A configured store that cannot be used is warned about and left out.
-fn instance_sources(session: &Session, term: &Terminal) -> Vec<Arc<dyn DocumentStore>> {
-    let mut sources = vec![local_stores::open(&session.paths().state_root()).documents];
-    match session.stores().document() {
-        Ok(configured) => sources.push(configured),
-        Err(e) => term.warn(format!(
-            "the configured document store can't be read, so stored tasks' instances are left out: {e}"
-        )),
+fn instance_sources(session: &Session, term: &Terminal) -> Recorded {
+    let recorded = Recorded::open(session);
+    if let Some(why) = recorded.left_out() {
+        term.warn(why.to_string());
     }
-    sources
+    recorded
 }
 
 fn put(args: PutArgs, session: &Session, term: &Terminal) -> Exit {
@@ -251,16 +246,11 @@ fn run_stored(args: RunTaskArgs, verbose: bool, session: &Session, term: &Termin
 }
 
 /// Every instance of every source, newest first.
-fn all_instances(sources: &[Arc<dyn DocumentStore>]) -> Result<Vec<Document>, Failure> {
-    let mut all = Vec::new();
-    for docs in sources {
-        let found = docs
-            .query(INSTANCES, &Filter::all(), None, None, 0)
-            .map_err(|e| Failure::new(format!("cannot read the recorded task instances: {e}")))?;
-        all.extend(found);
-    }
-    let started = |d: &Document| text(d, "started_at_utc").to_string();
-    all.sort_by_key(|d| std::cmp::Reverse(started(d)));
+fn all_instances(sources: &Recorded) -> Result<Vec<Document>, Failure> {
+    let mut all = sources
+        .query(INSTANCES, &Filter::all(), None, None, 0)
+        .map_err(|e| Failure::new(format!("cannot read the recorded task instances: {e}")))?;
+    all.sort_by(newest_started_first);
     Ok(all)
 }
 
@@ -343,7 +333,7 @@ fn summary(doc: &Document) -> Value {
 }
 
 /// Lists the instances `args` selects, newest first; `none` is what a person reads when there are none.
-fn list(args: ListArgs, sources: &[Arc<dyn DocumentStore>], none: &str, term: &Terminal) -> Exit {
+fn list(args: ListArgs, sources: &Recorded, none: &str, term: &Terminal) -> Exit {
     let mut found: Vec<Document> = all_instances(sources)?
         .into_iter()
         .filter(|d| matches(d, &args))
@@ -402,7 +392,7 @@ fn list(args: ListArgs, sources: &[Arc<dyn DocumentStore>], none: &str, term: &T
     Ok(0)
 }
 
-fn get(args: GetArgs, sources: &[Arc<dyn DocumentStore>], term: &Terminal) -> Exit {
+fn get(args: GetArgs, sources: &Recorded, term: &Terminal) -> Exit {
     let wanted = args.instance.trim();
     let all = all_instances(sources)?;
     let exact: Vec<&Document> = all

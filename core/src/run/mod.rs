@@ -15,6 +15,7 @@ pub mod materialize;
 pub mod outcome;
 pub mod plan;
 pub mod plugin_steps;
+pub mod recorded;
 pub mod recorder;
 pub mod run_log;
 pub mod stored_task;

@@ -83,7 +83,7 @@ pub fn source_of(session: &Session, task: &Value) -> ApiResult<TaskSource> {
         task.get("name").and_then(Value::as_str),
     ) else {
         return Err(ApiError::unprocessable(format!(
-            "the task '{id}' records no bundle, so the explorer cannot tell what to run; run its bundle with agent-env run"
+            "the task '{id}' is a stored task (it comes from no bundle), and the explorer runs only bundles' tasks; run it with agent-env task run {id}"
         )));
     };
     if let Some(b) = installed(session).iter().find(|b| b.id_root() == root) {
