@@ -66,10 +66,11 @@ pub struct RunOptions {
 }
 
 /// How a run that got as far as running ended.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq)]
 pub enum RunStatus {
-    /// A dry run: nothing was written or run.
-    DryRun,
+    /// A dry run: nothing was written or run. `versions` is the version of each planned entity (by
+    /// id) a run would record now: its stored version, or the next one when the bundle changed.
+    DryRun { versions: materialize::Versions },
     /// Every task ran; `failed` when any of them failed.
     Finished { failed: bool },
     /// A signal (Ctrl-C: `SIGINT`) cancelled tasks that were running.
@@ -107,7 +108,7 @@ pub fn execute(
             out.line(&format!("  {} v{}", t.task.path, version_of(&t.task.id)));
         }
         out.line(DRY_RUN_LINE);
-        return Ok(RunStatus::DryRun);
+        return Ok(RunStatus::DryRun { versions });
     }
     run_planned(
         plan,

@@ -15,7 +15,7 @@ use crate::data::instances::{self, InstanceFilter};
 use crate::http::blocking::{blocking, blocking_scan};
 use crate::http::page::{Page, Window};
 use crate::http::problem::{ApiError, ApiResult};
-use crate::runs::bundles::{source_of, TaskSource};
+use crate::runs::bundles::{source_of, version_now, TaskSource};
 use crate::runs::manager::{self, Phase, StartSpec, Workflow, WORKFLOW_KEY};
 use crate::runs::RunManager;
 use crate::state::{AppState, Shared};
@@ -89,33 +89,38 @@ async fn task_doc(s: &Shared, task_id: &str, version: Option<i64>) -> ApiResult<
     blocking(move || entities::get(s.data.documents.as_ref(), COLLECTIONS[2], &id, version)).await
 }
 
-/// What runs a stored task: its bundle, found again; only its newest version can run, as the run
-/// writes the bundle as it is now.
-async fn runnable(
-    s: &Shared,
-    task_id: &str,
-    version: Option<i64>,
-) -> ApiResult<(Value, TaskSource)> {
+/// What runs a task: its bundle, found again, and the version a run records, which is the one
+/// reported. A run writes the bundle as it is now, so that is the newest stored version, or the next
+/// one when the bundle changed since; a `version` asked for must be it.
+async fn runnable(s: &Shared, task_id: &str, version: Option<i64>) -> ApiResult<(i64, TaskSource)> {
     let task = task_doc(s, task_id, version).await?;
-    if version.is_some() {
-        let newest = task_doc(s, task_id, None).await?;
-        if newest.get("version") != task.get("version") {
+    let session = s.session.clone();
+    let (id, doc) = (task_id.to_string(), task.clone());
+    let (source, now) = blocking(move || {
+        let source = source_of(&session, &doc)?;
+        let now = version_now(&session, &source, &id)?;
+        Ok((source, now))
+    })
+    .await?;
+    if let Some(asked) = version {
+        if asked != now {
+            let why = if task.get("version").and_then(Value::as_i64) == Some(now - 1) {
+                " (its bundle changed since, so a run now records a new version)"
+            } else {
+                ""
+            };
             return Err(ApiError::unprocessable(format!(
-                "only the newest version of a task can run (version {} of '{task_id}'), as a run writes its bundle as it is now",
-                newest.get("version").cloned().unwrap_or(Value::Null)
+                "only the newest version of a task can run: a run of '{task_id}' now records version {now}{why}, not version {asked}; leave out version, or ask for {now}"
             )));
         }
     }
-    let session = s.session.clone();
-    let doc = task.clone();
-    let source = blocking(move || source_of(&session, &doc)).await?;
-    Ok((task, source))
+    Ok((now, source))
 }
 
 pub async fn start_one(State(s): State<Shared>, ids: Ids, body: Bytes) -> ApiResult<Json<Value>> {
     let task_id = ids.at(0)?.to_string();
     let body: RunBody = json_body(&body)?;
-    let (_, source) = runnable(&s, &task_id, body.version).await?;
+    let (version, source) = runnable(&s, &task_id, body.version).await?;
     let spec = StartSpec {
         bundle: source.bundle,
         tasks: vec![source.task_name],
@@ -147,6 +152,7 @@ pub async fn start_one(State(s): State<Shared>, ids: Ids, body: Bytes) -> ApiRes
         "workflow_id": workflow.id,
         "instance_id": instance_id,
         "run_group_id": workflow.run_group_id,
+        "task_version": version,
         "status": "queued",
     })))
 }
@@ -245,7 +251,7 @@ pub async fn start_group(State(s): State<Shared>, ids: Ids, body: Bytes) -> ApiR
             "too_short",
         ));
     }
-    let (task, source) = runnable(&s, &task_id, body.version).await?;
+    let (version, source) = runnable(&s, &task_id, body.version).await?;
     let group = new_group_id();
     let user_overrides = overrides(
         &body.agent_model,
@@ -276,7 +282,7 @@ pub async fn start_group(State(s): State<Shared>, ids: Ids, body: Bytes) -> ApiR
     Ok(Json(json!({
         "run_group_id": group,
         "task_id": task_id,
-        "task_version": task.get("version").cloned().unwrap_or(Value::Null),
+        "task_version": version,
         "total": runs.len(),
         "runs": runs,
     })))

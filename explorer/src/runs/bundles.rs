@@ -5,6 +5,8 @@ use std::path::{Path, PathBuf};
 
 use agent_env::bundle::installed::InstalledBundle;
 use agent_env::bundle::{self, Bundle};
+use agent_env::output::Collected;
+use agent_env::run::{run_bundle, RunRequest, RunStatus};
 use agent_env::session::Session;
 use serde_json::{json, Value};
 
@@ -103,6 +105,30 @@ pub fn source_of(session: &Session, task: &Value) -> ApiResult<TaskSource> {
     Err(ApiError::unprocessable(format!(
         "the task '{id}' comes from the bundle {root}, which is neither installed nor a folder on this machine; install it or run its folder with agent-env run"
     )))
+}
+
+/// The version of `task_id` a run of `source` would record now, worked out as `agent-env run
+/// --dry-run` does (nothing is written or run): the stored version while the bundle is unchanged, the
+/// next one when it changed since.
+pub fn version_now(session: &Session, source: &TaskSource, task_id: &str) -> ApiResult<i64> {
+    let request = RunRequest {
+        bundle: source.bundle.clone(),
+        tasks: vec![source.task_name.clone()],
+        dry_run: true,
+        ..RunRequest::default()
+    };
+    match run_bundle(session, &request, &Collected::default()) {
+        Ok(RunStatus::DryRun { versions }) => versions.get(task_id).copied().ok_or_else(|| {
+            ApiError::unprocessable(format!(
+                "the bundle {} no longer has the task '{task_id}'; run the bundle as it is now with POST /api/v1/bundles/{{bundle}}/run",
+                source.bundle
+            ))
+        }),
+        Ok(_) => Err(ApiError::internal("a dry run ran")),
+        Err(e) => Err(ApiError::unprocessable(format!(
+            "the task '{task_id}' can't run now: {e}"
+        ))),
+    }
 }
 
 /// The folder a folder bundle's id root names; none for a root that is not a folder's.

@@ -299,7 +299,7 @@ fn run_workflow(workflow: &Workflow, env: Environment, slots: &Slots, stopping: 
         Ok(RunStatus::Finished { failed: false }) => Phase::Finished("finished"),
         Ok(RunStatus::Finished { failed: true }) => Phase::Finished("failed"),
         Ok(RunStatus::Cancelled { .. }) => Phase::Finished("cancelled"),
-        Ok(RunStatus::DryRun) => Phase::Finished("finished"),
+        Ok(RunStatus::DryRun { .. }) => Phase::Finished("finished"),
         Err(e) => {
             use agent_env::output::Output;
             workflow.log.note(&format!("Error: {e}"));

@@ -344,3 +344,60 @@ fn stopping_the_server_cancels_its_runs_and_tears_them_down() {
         .unwrap_or_default();
     assert!(left.is_empty(), "sandboxes left: {left:?}");
 }
+
+/// A folder bundle with one quick task, run once with the CLI so its task is stored (version 1).
+fn quick_bundle(world: &World, criterion: &str) -> String {
+    let folder = world.dirs.home.join("quick");
+    std::fs::create_dir_all(folder.join("tasks")).unwrap();
+    let task = json!([
+        {"id": "box", "type": "deploy_sandbox", "sandbox_name": "box"},
+        {"id": "check", "type": "verify_sandbox", "sandbox_name": "box", "verifier_id": "v",
+         "criteria": [{"type": "bash_cmd_succeeds", "criterion": criterion, "bash_cmd": "true"}]}
+    ]);
+    std::fs::write(folder.join("tasks/quick.json"), task.to_string()).unwrap();
+    "@local/~/quick/quick".to_string()
+}
+
+#[test]
+fn a_run_reports_the_version_it_records_and_a_version_asked_for_is_the_one_that_runs() {
+    let world = World::new();
+    let task = quick_bundle(&world, "first");
+    let ran = world.agent_env(&["run", "./quick"]);
+    assert_eq!(ran.code, 0, "{}", ran.both());
+    quick_bundle(&world, "edited");
+    let server = Explorer::start(&world);
+    let t = seg(&task);
+
+    // The bundle changed since version 1 was stored, so a run now records version 2.
+    let r = server.post(&format!("/api/v1/tasks/{t}/run"), r#"{"version": 1}"#);
+    let detail = r.expect(422).detail();
+    let detail = detail.as_str().unwrap();
+    assert!(
+        detail.starts_with("only the newest version of a task can run")
+            && detail.contains("version 2"),
+        "{detail}"
+    );
+    let group = server
+        .post(&format!("/api/v1/tasks/{t}/runs"), r#"{"count": 1}"#)
+        .expect(200)
+        .json();
+    assert_eq!(group["task_version"], 2, "{group}");
+    let id = group["run_group_id"].as_str().unwrap();
+    let done = server.poll(&format!("/api/v1/tasks/{t}/run-groups/{id}"), |g| {
+        g["complete"] == true
+    });
+    assert_eq!(done["instances"][0]["task_version"], 2, "{done}");
+
+    // Unchanged since: version 2 is the one that runs, and is reported.
+    let one = server
+        .post(&format!("/api/v1/tasks/{t}/run"), r#"{"version": 2}"#)
+        .expect(200)
+        .json();
+    assert_eq!(one["task_version"], 2, "{one}");
+    let instance = one["instance_id"].as_str().unwrap();
+    let done = server.poll(
+        &format!("/api/v1/task-instances/{}", seg(instance)),
+        finished,
+    );
+    assert_eq!(done["summary"]["task_version"], 2);
+}
