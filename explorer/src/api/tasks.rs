@@ -24,7 +24,8 @@ use agent_env_store::document::{Filter, Predicate};
 /// The most runs one request may start.
 pub const MAX_RUNS_PER_REQUEST: usize = 100;
 
-/// How long starting one run waits for its instance to be recorded before answering without it.
+/// How long starting one run that has a free slot waits for its instance to be recorded before
+/// answering without it.
 const INSTANCE_WAIT: Duration = Duration::from_secs(30);
 
 /// `POST /tasks/{task_id}/run`.
@@ -134,10 +135,22 @@ pub async fn start_one(State(s): State<Shared>, ids: Ids, body: Bytes) -> ApiRes
         seed: body.seed,
         ..StartSpec::default()
     };
+    // A run that must wait its turn records no instance until it starts: the answer does not wait
+    // for it, and says where to find it.
+    let waits_its_turn = !s.runs.can_start_now();
     let workflow = s
         .runs
         .start(spec)
         .map_err(|e| ApiError::new(axum::http::StatusCode::SERVICE_UNAVAILABLE, e.to_string()))?;
+    if waits_its_turn {
+        return Ok(Json(json!({
+            "workflow_id": workflow.id,
+            "instance_id": null,
+            "run_group_id": workflow.run_group_id,
+            "task_version": version,
+            "status": "queued",
+        })));
+    }
     let instance_id = {
         let s = s.clone();
         let workflow = workflow.clone();

@@ -200,6 +200,11 @@ impl RunManager {
         Ok(workflow)
     }
 
+    /// Whether a run started now would begin at once (else it waits its turn, `queued`).
+    pub fn can_start_now(&self) -> bool {
+        self.slots.any_free()
+    }
+
     pub fn get(&self, id: &str) -> Option<Arc<Workflow>> {
         self.workflows.lock().ok()?.get(id).cloned()
     }

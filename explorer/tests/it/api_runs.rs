@@ -401,3 +401,42 @@ fn a_run_reports_the_version_it_records_and_a_version_asked_for_is_the_one_that_
     );
     assert_eq!(done["summary"]["task_version"], 2);
 }
+
+#[test]
+fn a_run_that_waits_its_turn_answers_at_once_and_its_workflow_names_its_instance_later() {
+    let world = World::new();
+    let (_, task) = slow_bundle(&world);
+    let server = Explorer::start(&world);
+    let t = seg(&task);
+    let group = server
+        .post(&format!("/api/v1/tasks/{t}/runs"), r#"{"count": 4}"#)
+        .expect(200)
+        .json();
+    let id = group["run_group_id"].as_str().unwrap().to_string();
+    server.poll(&format!("/api/v1/run-groups/{id}"), |g| g["running"] == 4);
+
+    let queued = server
+        .post(&format!("/api/v1/tasks/{t}/run"), "{}")
+        .expect(200)
+        .json();
+    assert_eq!(queued["status"], "queued");
+    assert_eq!(queued["instance_id"], Value::Null);
+    let workflow = queued["workflow_id"].as_str().unwrap();
+    let w = server.get(&format!("/api/v1/workflows/{workflow}")).json();
+    assert_eq!(w["status"], "queued", "{w}");
+    assert_eq!(w["instances"], json!([]));
+
+    // Once a slot frees, the run starts and its workflow names its instance.
+    server
+        .post(
+            &format!("/api/v1/tasks/{t}/cancel-run"),
+            &json!({"run_group_id": id}).to_string(),
+        )
+        .expect(200);
+    let w = server.poll(&format!("/api/v1/workflows/{workflow}"), |w| {
+        w["instances"].as_array().is_some_and(|i| !i.is_empty())
+    });
+    assert!(w["instances"][0]["instance_id"]
+        .as_str()
+        .is_some_and(|i| i.starts_with(&task)));
+}
