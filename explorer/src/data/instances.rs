@@ -157,7 +157,8 @@ pub fn summary(doc: &Document) -> Value {
     })
 }
 
-/// What an instance's progress is: steps done of all, and each step's state.
+/// What an instance's progress is: steps done of all, and each step's state (`succeeded`, `failed`,
+/// `cancelled`, `pending`, `not run`) with its error and how long it took.
 pub fn progress(doc: &Document, task_steps: &[Value]) -> Value {
     let done: Vec<&Value> = doc
         .get("completed_steps")
@@ -175,10 +176,21 @@ pub fn progress(doc: &Document, task_steps: &[Value]) -> Value {
         .get("total_steps")
         .and_then(Value::as_u64)
         .unwrap_or(task_steps.len() as u64);
-    let finished = !matches!(
-        doc.get("status").and_then(Value::as_str),
-        Some("running") | Some("queued")
-    );
+    let status = doc.get("status").and_then(Value::as_str);
+    let finished = !matches!(status, Some("running") | Some("queued"));
+    let cancelled = status == Some("cancelled");
+    // A step that ended without success and with no failure recorded was stopped by the cancel.
+    let state_of = |completed: Option<&&Value>, failure: Option<&&Value>| match completed
+        .and_then(|c| c.get("status"))
+        .and_then(Value::as_str)
+    {
+        Some("success") => "succeeded",
+        Some(_) if failure.is_none() && cancelled => "cancelled",
+        Some(_) => "failed",
+        None if cancelled => "cancelled",
+        None if finished => "not run",
+        None => "pending",
+    };
     let steps: Vec<Value> = task_steps
         .iter()
         .map(|step| {
@@ -191,21 +203,31 @@ pub fn progress(doc: &Document, task_steps: &[Value]) -> Value {
                 .iter()
                 .rev()
                 .find(|f| f.get("step_id").and_then(Value::as_str) == Some(id));
-            let state = match completed.and_then(|c| c.get("status")).and_then(Value::as_str) {
-                Some("success") => "succeeded",
-                Some(_) => "failed",
-                None if finished => "not run",
-                None => "pending",
-            };
+            let duration = completed
+                .and_then(|c| c.get("duration_seconds"))
+                .or_else(|| failure.and_then(|f| f.get("duration_seconds")))
+                .cloned()
+                .unwrap_or(Value::Null);
             json!({
                 "step_id": id,
                 "type": step.get("type").cloned().unwrap_or(Value::Null),
-                "state": state,
+                "state": state_of(completed, failure),
                 "error": failure.and_then(|f| f.get("error")).cloned().unwrap_or(Value::Null),
-                "duration_seconds": failure.and_then(|f| f.get("duration_seconds")).cloned().unwrap_or(Value::Null),
+                "duration_seconds": duration,
             })
         })
         .collect();
+    // Steps a cancel stopped did not get done.
+    let ended = done
+        .iter()
+        .filter(|d| {
+            let id = d.get("step_id").and_then(Value::as_str);
+            let failure = failed
+                .iter()
+                .find(|f| f.get("step_id").and_then(Value::as_str) == id);
+            state_of(Some(d), failure) != "cancelled"
+        })
+        .count();
     let fraction = if total == 0 {
         if finished {
             1.0
@@ -213,13 +235,13 @@ pub fn progress(doc: &Document, task_steps: &[Value]) -> Value {
             0.0
         }
     } else {
-        done.len() as f64 / total as f64
+        ended as f64 / total as f64
     };
     json!({
         "instance_id": doc.get("instance_id").cloned().unwrap_or(Value::Null),
         "status": doc.get("status").cloned().unwrap_or(Value::Null),
         "outcome": outcome(doc),
-        "current_step": done.len(),
+        "current_step": ended,
         "total_steps": total,
         "fraction": fraction.min(1.0),
         "finished": finished,
@@ -373,5 +395,35 @@ mod tests {
         assert_eq!(p["fraction"], 0.5);
         assert_eq!(p["steps"][0]["state"], "succeeded");
         assert_eq!(p["steps"][1]["state"], "pending");
+    }
+
+    #[test]
+    fn progress_gives_each_steps_duration_and_a_cancel_is_not_a_failure() {
+        let d = doc(json!({
+            "instance_id": "i", "status": "cancelled", "total_steps": 3,
+            "completed_steps": [
+                {"step_id": "a", "status": "success", "duration_seconds": 1.5},
+                {"step_id": "b", "status": "failure", "duration_seconds": 0.25},
+            ],
+        }));
+        let steps = [json!({"id": "a"}), json!({"id": "b"}), json!({"id": "c"})];
+        let p = progress(&d, &steps);
+        assert_eq!(p["status"], "cancelled");
+        assert_eq!(p["steps"][0]["duration_seconds"], 1.5);
+        assert_eq!(p["steps"][1]["state"], "cancelled");
+        assert_eq!(p["steps"][1]["duration_seconds"], 0.25);
+        assert_eq!(p["steps"][2]["state"], "cancelled");
+        assert_eq!(p["current_step"], 1);
+        assert!((p["fraction"].as_f64().unwrap() - 1.0 / 3.0).abs() < 1e-9);
+
+        let failed = doc(json!({
+            "instance_id": "i", "status": "failed", "total_steps": 1,
+            "completed_steps": [{"step_id": "a", "status": "failure", "duration_seconds": 2.0}],
+            "context": {"metadata": {"failed_steps": [{"step_id": "a", "error": "boom", "duration_seconds": 2.0}]}},
+        }));
+        let p = progress(&failed, &[json!({"id": "a"})]);
+        assert_eq!(p["steps"][0]["state"], "failed");
+        assert_eq!(p["steps"][0]["error"], "boom");
+        assert_eq!(p["fraction"], 1.0);
     }
 }

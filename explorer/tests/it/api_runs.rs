@@ -48,6 +48,9 @@ fn a_run_started_from_the_api_is_recorded_as_agent_env_run_records_it() {
         .map(|s| s["state"].as_str().unwrap())
         .collect();
     assert_eq!(states, ["succeeded", "succeeded", "succeeded"]);
+    for step in done["progress"]["steps"].as_array().unwrap() {
+        assert!(step["duration_seconds"].is_number(), "{step}");
+    }
 
     let progress = server
         .get(&format!(
@@ -318,6 +321,11 @@ fn a_run_of_a_folder_bundle_can_be_cancelled_and_its_sandbox_is_torn_down() {
     });
     assert_eq!(done["summary"]["outcome"], "cancelled");
     assert_eq!(done["workflow"]["status"], "cancelled");
+    let steps = &done["progress"]["steps"];
+    assert_eq!(steps[0]["state"], "succeeded");
+    assert!(steps[0]["duration_seconds"].is_number(), "{steps}");
+    assert_eq!(steps[1]["state"], "cancelled", "{steps}");
+    assert_eq!(done["progress"]["fraction"], 0.5);
     let torn = &done["instance"]["context"]["metadata"]["torn_down_sandbox_ids"];
     assert_eq!(torn.as_array().map(Vec::len), Some(1), "{done}");
 }
