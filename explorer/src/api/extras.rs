@@ -57,9 +57,15 @@ pub async fn run_bundle(State(s): State<Shared>, ids: Ids, body: Bytes) -> ApiRe
     let name = ids.at(0)?.to_string();
     let body: BundleRunBody = json_body(&body)?;
     let st = s.clone();
+    let (tasks, evals) = (body.tasks.clone(), body.evals.clone());
     let bundle = blocking(move || {
         let all = bundles::installed(&st.session);
-        bundles::find(&all, &name).map(|b| b.run_name())
+        let found = bundles::find(&all, &name)?;
+        // A bundle that does not parse is left to the run, which reports why in its lines.
+        if let Ok(parsed) = found.parse(st.session.paths().home_dir().as_deref()) {
+            bundles::check_selection(&parsed, &tasks, &evals)?;
+        }
+        Ok(found.run_name())
     })
     .await?;
     let spec = StartSpec {

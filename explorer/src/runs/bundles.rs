@@ -56,17 +56,65 @@ fn tasks(p: &Bundle) -> Value {
         .collect::<Vec<_>>())
 }
 
-/// The bundle a `run` request names: its `run_name` or `<package>/<name>`; 404 when none.
+/// The bundle a `run` request names: its `run_name` or `<package>/<name>`; 404 when none. A folder
+/// is not run by its path here (a page allowed to call the API could run any folder on the machine):
+/// the answer says how to run one.
 pub fn find<'a>(all: &'a [InstalledBundle], name: &str) -> ApiResult<&'a InstalledBundle> {
     all.iter()
         .find(|b| b.run_name() == name || b.qualified_name() == name)
         .ok_or_else(|| {
             let names: Vec<String> = all.iter().map(InstalledBundle::run_name).collect();
+            let folder = if looks_like_folder(name) {
+                format!(
+                    "; a folder bundle is not run by its path here: run it once with agent-env run {name}, then run its tasks with POST /api/v1/tasks/{{task_id}}/run"
+                )
+            } else {
+                String::new()
+            };
             ApiError::not_found(format!(
-                "no installed bundle named '{name}' (installed: {})",
+                "no installed bundle named '{name}' (installed: {}){folder}",
                 names.join(", ")
             ))
         })
+}
+
+/// A bundle argument `agent-env run` takes as a folder: it starts with `.`, `/` or `~`.
+fn looks_like_folder(name: &str) -> bool {
+    name.starts_with(['.', '/', '~'])
+}
+
+/// Checks a run's `tasks` and `evals` against the bundle's before it starts: 422 at the body key
+/// and place of the first one the bundle does not have.
+pub fn check_selection(b: &Bundle, tasks: &[String], evals: &[String]) -> ApiResult<()> {
+    let quoted = |names: Vec<&str>| {
+        if names.is_empty() {
+            "none".to_string()
+        } else {
+            names
+                .iter()
+                .map(|n| format!("'{n}'"))
+                .collect::<Vec<_>>()
+                .join(", ")
+        }
+    };
+    if let Some((i, t)) = tasks.iter().enumerate().find(|(_, t)| b.task(t).is_none()) {
+        let names = quoted(b.tasks.iter().map(|t| t.name.as_str()).collect());
+        return Err(ApiError::invalid(
+            &["body", "tasks", &i.to_string()],
+            format!("this bundle has no task named '{t}' (by name or id); its tasks are {names}"),
+            "value_error",
+        ));
+    }
+    let has_eval = |e: &str| b.evals.iter().any(|x| x.name == e || x.id == e);
+    if let Some((i, e)) = evals.iter().enumerate().find(|(_, e)| !has_eval(e)) {
+        let names = quoted(b.evals.iter().map(|e| e.name.as_str()).collect());
+        return Err(ApiError::invalid(
+            &["body", "evals", &i.to_string()],
+            format!("this bundle has no eval named '{e}' (by name or id); its evals are {names}"),
+            "value_error",
+        ));
+    }
+    Ok(())
 }
 
 /// How to run a stored task again: the bundle argument `agent-env run` takes, and the task's name.

@@ -236,6 +236,39 @@ fn run_requests_that_cannot_be_done_are_refused_with_the_reason() {
     server
         .post(&format!("/api/v1/bundles/{}/run", seg("no-such")), "{}")
         .expect(404);
+    let r = server.post(&format!("/api/v1/bundles/{}/run", seg("./mine")), "{}");
+    let detail = r.expect(404).detail();
+    assert!(
+        detail
+            .as_str()
+            .unwrap()
+            .contains("run it once with agent-env run ./mine, then run its tasks with POST /api/v1/tasks/{task_id}/run"),
+        "{detail}"
+    );
+    let r = server.post(
+        "/api/v1/bundles/hello/run",
+        r#"{"tasks": ["hello", "nope"]}"#,
+    );
+    assert_eq!(
+        r.expect(422).detail()[0]["loc"],
+        json!(["body", "tasks", "1"])
+    );
+    let msg = r.detail()[0]["msg"].as_str().unwrap().to_string();
+    assert!(
+        msg.contains("no task named 'nope'") && msg.contains("'hello'"),
+        "{msg}"
+    );
+    assert!(!msg.contains("--task"), "{msg}");
+    let r = server.post("/api/v1/bundles/hello/run", r#"{"evals": ["nope"]}"#);
+    assert_eq!(
+        r.expect(422).detail()[0]["loc"],
+        json!(["body", "evals", "0"])
+    );
+    assert_eq!(
+        server.get("/api/v1/workflows").json()["total"],
+        0,
+        "nothing started"
+    );
 }
 
 #[test]
