@@ -201,6 +201,21 @@ fn run_requests_that_cannot_be_done_are_refused_with_the_reason() {
         "at most 100 runs per request (got 101)"
     );
     server.post(&runs, r#"{"seeds": [1]}"#).expect(422);
+    let r = server.post(&run, "[]");
+    assert_eq!(r.expect(422).detail()[0]["loc"], json!(["body"]));
+    assert!(!r.detail()[0]["msg"].as_str().unwrap().contains("RunBody"));
+    let r = server.post(&run, r#"{"seed": "x"}"#);
+    assert_eq!(r.expect(422).detail()[0]["loc"], json!(["body", "seed"]));
+    assert_eq!(
+        r.detail()[0]["msg"],
+        "should be an object, not the string \"x\""
+    );
+    let r = server.post(&run, r#"{"version": "1"}"#);
+    assert_eq!(r.expect(422).detail()[0]["loc"], json!(["body", "version"]));
+    assert_eq!(
+        r.detail()[0]["msg"],
+        "should be a whole number, not the string \"1\""
+    );
     server.post(&runs, r#"{"count": 0}"#).expect(422);
     server.post(&run, "{not json").expect(422);
 
