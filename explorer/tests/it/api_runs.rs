@@ -164,6 +164,15 @@ fn a_group_of_runs_streams_snapshots_until_it_completes() {
     assert_eq!(one["complete"], true);
     assert_eq!(one["instances"].as_array().unwrap().len(), 2);
     server.get(&format!("/api/v1/run-groups/{id}")).expect(200);
+    // The stream of a group finished already sends its snapshot, then complete.
+    let (_, events) = events_until(
+        server.port,
+        &format!("/api/v1/tasks/{task}/run-groups/{id}/stream"),
+        &["complete", "not_found", "timeout", "error"],
+    );
+    let names: Vec<&str> = events.iter().map(|e| e.name.as_str()).collect();
+    assert_eq!(names, ["snapshot", "complete"]);
+    assert_eq!(events[0].data["outcomes"]["passed"], 2);
     let missing = server.get(&format!("/api/v1/tasks/{task}/run-groups/rg-000000000000"));
     assert_eq!(
         missing.expect(404).detail(),
