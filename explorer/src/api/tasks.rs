@@ -514,8 +514,29 @@ pub async fn list_groups(State(s): State<Shared>, ids: Ids, Q(q): Q) -> ApiResul
     let window = Window::from_query(&q, 50)?;
     require_task(&s, &task_id).await?;
     blocking(move || {
-        let groups = instances::groups_of_task(s.data.documents.as_ref(), &task_id)?;
-        Ok(Page::of_all(groups, window))
+        let mut groups = instances::groups_of_task(s.data.documents.as_ref(), &task_id)?;
+        // The explorer's own groups of this task that recorded nothing (their runs are waiting, or
+        // stopped with an error) come first: they are the newest.
+        let mut own: Vec<Value> = Vec::new();
+        for w in s.runs.all() {
+            let group = w.run_group_id.as_str();
+            let listed = |g: &Value| g["run_group_id"].as_str() == Some(group);
+            if w.spec.task_id.as_deref() != Some(task_id.as_str())
+                || groups.iter().any(listed)
+                || own.iter().any(listed)
+            {
+                continue;
+            }
+            if let Some(mut state) = group_snapshot(&s, group, Some(&task_id))? {
+                if let Value::Object(m) = &mut state {
+                    m.remove("instances");
+                    m.remove("workflows");
+                }
+                own.push(state);
+            }
+        }
+        own.append(&mut groups);
+        Ok(Page::of_all(own, window))
     })
     .await
     .map(Json)
@@ -545,6 +566,37 @@ pub fn group_snapshot(
         state["complete"] = json!(running == 0);
     } else if !workflows.is_empty() {
         state["complete"] = json!(false);
+    }
+    // Runs that stopped with an error before recording an instance count as `error`, with why.
+    let recorded_by = |w: &Workflow| {
+        found.iter().any(|d| {
+            d.get("context")
+                .and_then(|c| c.get("metadata"))
+                .and_then(|m| m.get(WORKFLOW_KEY))
+                .and_then(Value::as_str)
+                == Some(w.id.as_str())
+        })
+    };
+    let mut errors: Vec<String> = Vec::new();
+    let mut errored = 0u64;
+    for w in &workflows {
+        if let Phase::Errored(e) = w.phase() {
+            if !recorded_by(w) {
+                errored += 1;
+                if !errors.contains(&e) {
+                    errors.push(e);
+                }
+            }
+        }
+    }
+    if errored > 0 {
+        state["outcomes"]["error"] = json!(errored);
+    }
+    state["errors"] = json!(errors);
+    if state["task_id"].is_null() {
+        if let Some(task) = workflows.iter().find_map(|w| w.spec.task_id.clone()) {
+            state["task_id"] = json!(task);
+        }
     }
     state["workflows"] = json!(workflows.iter().map(|w| w.to_json()).collect::<Vec<_>>());
     Ok(Some(state))

@@ -150,6 +150,7 @@ pub fn summary(doc: &Document) -> Value {
         "scores": scores(doc),
         "error": field("error"),
         "created_at_utc": field("created_at_utc"),
+        "started_at_utc": field("started_at_utc"),
         "completed_at_utc": field("completed_at_utc"),
         "current_step": field("current_step"),
         "total_steps": field("total_steps"),

@@ -69,6 +69,20 @@ fn a_run_started_from_the_api_is_recorded_as_agent_env_run_records_it() {
         .expect(200)
         .json();
     assert_eq!(doc["status"], "completed");
+    // Summaries keep the recorded minute and give the start to the microsecond, as task list does.
+    let listed = server.get("/api/v1/task-instances").json();
+    let mine = listed["items"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|i| i["instance_id"] == instance.as_str())
+        .expect("listed");
+    assert_eq!(mine["started_at_utc"], doc["started_at_utc"]);
+    assert!(
+        mine["started_at_utc"].as_str().unwrap().contains('T'),
+        "{mine}"
+    );
+    assert_eq!(mine["created_at_utc"], doc["created_at_utc"]);
 
     // The CLI's side: the same document is in the local store agent-env run writes.
     let db = world.state_root().join("document_store/local.db");
@@ -504,4 +518,57 @@ fn a_run_that_waits_its_turn_answers_at_once_and_its_workflow_names_its_instance
     assert!(w["instances"][0]["instance_id"]
         .as_str()
         .is_some_and(|i| i.starts_with(&task)));
+}
+
+#[test]
+fn a_group_whose_runs_all_stopped_with_an_error_says_why() {
+    let world = World::new();
+    let (_, slow) = slow_bundle(&world);
+    let quick = quick_bundle(&world, "ok");
+    let ran = world.agent_env(&["run", "./quick"]);
+    assert_eq!(ran.code, 0, "{}", ran.both());
+    let server = Explorer::start(&world);
+    let busy = server
+        .post(
+            &format!("/api/v1/tasks/{}/runs", seg(&slow)),
+            r#"{"count": 4}"#,
+        )
+        .expect(200)
+        .json();
+    let busy = busy["run_group_id"].as_str().unwrap().to_string();
+    server.poll(&format!("/api/v1/run-groups/{busy}"), |g| g["running"] == 4);
+
+    // Queued behind them, the quick runs find their bundle broken when their turn comes.
+    let q = seg(&quick);
+    let group = server
+        .post(&format!("/api/v1/tasks/{q}/runs"), r#"{"count": 2}"#)
+        .expect(200)
+        .json();
+    let id = group["run_group_id"].as_str().unwrap().to_string();
+    std::fs::write(world.dirs.home.join("quick/tasks/quick.json"), "[not json").unwrap();
+    server
+        .post(
+            &format!("/api/v1/tasks/{}/cancel-run", seg(&slow)),
+            &json!({"run_group_id": busy}).to_string(),
+        )
+        .expect(200);
+    let done = server.poll(&format!("/api/v1/tasks/{q}/run-groups/{id}"), |g| {
+        g["complete"] == true
+    });
+    assert_eq!(done["recorded"], 0, "{done}");
+    assert_eq!(done["outcomes"], json!({"error": 2}), "{done}");
+    assert_eq!(done["task_id"], quick.as_str());
+    let errors = done["errors"].as_array().unwrap();
+    assert_eq!(errors.len(), 1, "{done}");
+    assert!(errors[0].as_str().unwrap().contains("quick.json"), "{done}");
+
+    // The task's run groups list it, with its error, though it recorded no instance.
+    let groups = server.get(&format!("/api/v1/tasks/{q}/run-groups")).json();
+    let listed = groups["items"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|g| g["run_group_id"] == id.as_str())
+        .expect("listed");
+    assert_eq!(listed["errors"], done["errors"]);
 }
