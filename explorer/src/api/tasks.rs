@@ -17,6 +17,7 @@ use crate::http::page::{Page, Window};
 use crate::http::problem::{ApiError, ApiResult};
 use crate::runs::bundles::{source_of, version_now, TaskSource};
 use crate::runs::manager::{self, Phase, StartSpec, Workflow, WORKFLOW_KEY};
+use crate::runs::pin::Pin;
 use crate::runs::RunManager;
 use crate::state::{AppState, Shared};
 use agent_env_store::document::{Filter, Predicate};
@@ -131,8 +132,12 @@ pub async fn start_one(State(s): State<Shared>, ids: Ids, body: Bytes) -> ApiRes
             &body.judge_model,
             &body.agent_artifact_id,
         ),
-        task_id: Some(task_id),
         seed: body.seed,
+        pin: Some(Pin {
+            task_id: task_id.clone(),
+            version,
+        }),
+        task_id: Some(task_id),
         ..StartSpec::default()
     };
     // A run that must wait its turn records no instance until it starts: the answer does not wait
@@ -284,6 +289,10 @@ pub async fn start_group(State(s): State<Shared>, ids: Ids, body: Bytes) -> ApiR
                 task_id: Some(task_id.clone()),
                 index,
                 seed: seed.clone(),
+                pin: Some(Pin {
+                    task_id: task_id.clone(),
+                    version,
+                }),
                 ..StartSpec::default()
             };
             match s.runs.start(spec) {

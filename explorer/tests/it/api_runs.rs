@@ -572,3 +572,48 @@ fn a_group_whose_runs_all_stopped_with_an_error_says_why() {
         .expect("listed");
     assert_eq!(listed["errors"], done["errors"]);
 }
+
+#[test]
+fn a_run_whose_bundle_changed_while_it_waited_runs_nothing_and_says_why() {
+    let world = World::new();
+    let (_, slow) = slow_bundle(&world);
+    let quick = quick_bundle(&world, "ok");
+    let ran = world.agent_env(&["run", "./quick"]);
+    assert_eq!(ran.code, 0, "{}", ran.both());
+    let server = Explorer::start(&world);
+    let busy = server
+        .post(
+            &format!("/api/v1/tasks/{}/runs", seg(&slow)),
+            r#"{"count": 4}"#,
+        )
+        .expect(200)
+        .json();
+    let busy = busy["run_group_id"].as_str().unwrap().to_string();
+    server.poll(&format!("/api/v1/run-groups/{busy}"), |g| g["running"] == 4);
+
+    let queued = server
+        .post(&format!("/api/v1/tasks/{}/run", seg(&quick)), "{}")
+        .expect(200)
+        .json();
+    assert_eq!(queued["task_version"], 1);
+    let workflow = queued["workflow_id"].as_str().unwrap().to_string();
+    quick_bundle(&world, "changed while it waited");
+    server
+        .post(
+            &format!("/api/v1/tasks/{}/cancel-run", seg(&slow)),
+            &json!({"run_group_id": busy}).to_string(),
+        )
+        .expect(200);
+    let done = server.poll(&format!("/api/v1/workflows/{workflow}"), |w| {
+        w["done"] == true
+    });
+    assert_eq!(done["status"], "error", "{done}");
+    let error = done["error"].as_str().unwrap();
+    assert!(
+        error.contains(
+            "a run now records version 2 of '@local/~/quick/quick', not version 1; nothing ran"
+        ),
+        "{error}"
+    );
+    assert_eq!(done["instances"], json!([]), "{done}");
+}
