@@ -93,28 +93,28 @@ async fn task_doc(s: &Shared, task_id: &str, version: Option<i64>) -> ApiResult<
 
 /// What runs a task: its bundle, found again, and the version a run records, which is the one
 /// reported. A run writes the bundle as it is now, so that is the newest stored version, or the next
-/// one when the bundle changed since; a `version` asked for must be it.
+/// one when the bundle changed since; a `version` asked for must be it (a version that is neither it
+/// nor stored is a 404, as for any read).
 async fn runnable(s: &Shared, task_id: &str, version: Option<i64>) -> ApiResult<(i64, TaskSource)> {
-    let task = task_doc(s, task_id, version).await?;
+    let newest = task_doc(s, task_id, None).await?;
     let session = s.session.clone();
-    let (id, doc) = (task_id.to_string(), task.clone());
+    let (id, doc) = (task_id.to_string(), newest.clone());
     let (source, now) = blocking(move || {
         let source = source_of(&session, &doc)?;
         let now = version_now(&session, &source, &id)?;
         Ok((source, now))
     })
     .await?;
-    if let Some(asked) = version {
-        if asked != now {
-            let why = if task.get("version").and_then(Value::as_i64) == Some(now - 1) {
-                " (its bundle changed since, so a run now records a new version)"
-            } else {
-                ""
-            };
-            return Err(ApiError::unprocessable(format!(
-                "only the newest version of a task can run: a run of '{task_id}' now records version {now}{why}, not version {asked}; leave out version, or ask for {now}"
-            )));
-        }
+    if let Some(asked) = version.filter(|v| *v != now) {
+        task_doc(s, task_id, Some(asked)).await?;
+        let why = if newest.get("version").and_then(Value::as_i64) == Some(now - 1) {
+            " (its bundle changed since, so a run now records a new version)"
+        } else {
+            ""
+        };
+        return Err(ApiError::unprocessable(format!(
+            "only the newest version of a task can run: a run of '{task_id}' now records version {now}{why}, not version {asked}; leave out version, or ask for {now}"
+        )));
     }
     Ok((now, source))
 }

@@ -456,8 +456,14 @@ fn a_run_reports_the_version_it_records_and_a_version_asked_for_is_the_one_that_
             && detail.contains("version 2"),
         "{detail}"
     );
+    server
+        .post(&format!("/api/v1/tasks/{t}/run"), r#"{"version": 3}"#)
+        .expect(404);
     let group = server
-        .post(&format!("/api/v1/tasks/{t}/runs"), r#"{"count": 1}"#)
+        .post(
+            &format!("/api/v1/tasks/{t}/runs"),
+            r#"{"count": 1, "version": 2}"#,
+        )
         .expect(200)
         .json();
     assert_eq!(group["task_version"], 2, "{group}");
