@@ -93,6 +93,10 @@ pub fn app(state: Shared, guard: Arc<Guard>, plugins: PluginRouting) -> Router {
         .merge(crate::api::router())
         .merge(crate::ui::router())
         .fallback(crate::ui::fallback)
+        .layer(axum::extract::DefaultBodyLimit::max(
+            crate::http::errors::MAX_BODY_BYTES,
+        ))
+        .layer(middleware::from_fn(crate::http::errors::json_errors))
         .layer(middleware::from_fn_with_state(plugins, forward::forward))
         .layer(middleware::from_fn_with_state(guard, guard::guard))
         .with_state(state)
@@ -147,8 +151,12 @@ async fn run(
         plugins: plugins.clone(),
         loaded,
     };
+    let data = Arc::new(Data::open(&session));
+    if let Some(why) = &data.left_out {
+        out.note(&format!("warning: {why}"));
+    }
     let state: Shared = Arc::new(AppState {
-        data: Arc::new(Data::open(&session)),
+        data,
         session: session.clone(),
         runs: runs.clone(),
         stopping: stop_rx.clone(),

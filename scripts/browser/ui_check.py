@@ -71,6 +71,7 @@ def check(base: str, driver: str, chromium: str, shots: Path) -> None:
         print("instance page")
         browser.click(browser.wait_css(".instance-link"))
         browser.wait_text("#instance-scores", "hello: 1")
+        browser.wait_text("td.criterion", "greets")
         no_error_on_page(browser, "instance")
         browser.screenshot(shots / "04-instance.png")
 

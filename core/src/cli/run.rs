@@ -212,7 +212,7 @@ impl Watch<'_> {
                 return Err(Failure::new(message));
             }
         };
-        let below = match (status, fail_under) {
+        let below = match (&status, fail_under) {
             (RunStatus::Finished { failed: false }, Some(minimum)) => {
                 below_fail_under(&collector, minimum)
             }
@@ -227,7 +227,7 @@ impl Watch<'_> {
             .iter()
             .all(|t| t.outcome == "passed");
         let (code, word) = match status {
-            RunStatus::DryRun => (0, "dry_run"),
+            RunStatus::DryRun { .. } => (0, "dry_run"),
             RunStatus::Finished { failed: true } => (1, "failed"),
             RunStatus::Cancelled { signal } => (128 + signal, "cancelled"),
             RunStatus::Finished { failed: false } if !below.is_empty() => {

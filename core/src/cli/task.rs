@@ -10,9 +10,7 @@ use clap::{Args, Subcommand};
 use serde_json::{json, Map, Value};
 
 use super::{Exit, Failure, Terminal};
-use std::sync::Arc;
-
-use crate::run::local_stores;
+use crate::run::recorded::{newest_started_first, InstanceScores, Recorded};
 use crate::run::recorder::INSTANCES;
 use crate::run::stored_task;
 use crate::session::Session;
@@ -177,15 +175,12 @@ fn none_listed(recorded: usize, args: &ListArgs) -> String {
 
 /// Where instances are recorded: the local store (bundle runs), then the configured document store
 /// (stored tasks' runs). A configured store that cannot be used is warned about and left out.
-fn instance_sources(session: &Session, term: &Terminal) -> Vec<Arc<dyn DocumentStore>> {
-    let mut sources = vec![local_stores::open(&session.paths().state_root()).documents];
-    match session.stores().document() {
-        Ok(configured) => sources.push(configured),
-        Err(e) => term.warn(format!(
-            "the configured document store can't be read, so stored tasks' instances are left out: {e}"
-        )),
+fn instance_sources(session: &Session, term: &Terminal) -> Recorded {
+    let recorded = Recorded::open(session);
+    if let Some(why) = recorded.left_out() {
+        term.warn(why.to_string());
     }
-    sources
+    recorded
 }
 
 fn put(args: PutArgs, session: &Session, term: &Terminal) -> Exit {
@@ -272,16 +267,11 @@ fn run_stored(args: RunTaskArgs, verbose: bool, session: &Session, term: &Termin
 }
 
 /// Every instance of every source, newest first.
-fn all_instances(sources: &[Arc<dyn DocumentStore>]) -> Result<Vec<Document>, Failure> {
-    let mut all = Vec::new();
-    for docs in sources {
-        let found = docs
-            .query(INSTANCES, &Filter::all(), None, None, 0)
-            .map_err(|e| Failure::new(format!("cannot read the recorded task instances: {e}")))?;
-        all.extend(found);
-    }
-    let started = |d: &Document| text(d, "started_at_utc").to_string();
-    all.sort_by_key(|d| std::cmp::Reverse(started(d)));
+fn all_instances(sources: &Recorded) -> Result<Vec<Document>, Failure> {
+    let mut all = sources
+        .query(INSTANCES, &Filter::all(), None, None, 0)
+        .map_err(|e| Failure::new(format!("cannot read the recorded task instances: {e}")))?;
+    all.sort_by(newest_started_first);
     Ok(all)
 }
 
@@ -338,81 +328,6 @@ fn matches(doc: &Document, args: &ListArgs, bundle_filter: Option<&BundleFilter>
     bundle_ok && task_ok
 }
 
-/// An instance's scores as its run reported them: keyed by the id of the step whose `verifier_id` the
-/// score is under (`context.metadata.verifications.<verifier>.score`), in step order. The steps come
-/// from the task's recorded version, read once per version; an instance whose task version is gone
-/// keeps its scores under the verifier ids.
-struct Scores<'a> {
-    sources: &'a [Arc<dyn DocumentStore>],
-    steps: std::cell::RefCell<std::collections::HashMap<TaskVersion, Option<Steps>>>,
-}
-
-/// A task's id and version.
-type TaskVersion = (String, i64);
-/// A task's step documents.
-type Steps = Vec<Map<String, Value>>;
-
-impl<'a> Scores<'a> {
-    fn new(sources: &'a [Arc<dyn DocumentStore>]) -> Self {
-        Scores {
-            sources,
-            steps: Default::default(),
-        }
-    }
-
-    fn of(&self, doc: &Document) -> Map<String, Value> {
-        let empty = Map::new();
-        let metadata = doc
-            .get("context")
-            .and_then(|c| c.get("metadata"))
-            .and_then(Value::as_object)
-            .unwrap_or(&empty);
-        let key = (
-            text(doc, "task_id").to_string(),
-            doc.get("task_version").and_then(Value::as_i64).unwrap_or(0),
-        );
-        let mut known = self.steps.borrow_mut();
-        let steps = known
-            .entry(key)
-            .or_insert_with_key(|(id, version)| self.task_steps(id, *version));
-        match steps {
-            Some(steps) => crate::run::outcome::step_scores(steps.iter(), metadata)
-                .into_iter()
-                .map(|(step, score)| (step, json!(score)))
-                .collect(),
-            None => by_verifier(metadata),
-        }
-    }
-
-    /// The steps of `task_id` at `version`, from whichever source keeps the task.
-    fn task_steps(&self, task_id: &str, version: i64) -> Option<Steps> {
-        let filter = Filter::of([("id", json!(task_id)), ("version", json!(version))]);
-        self.sources.iter().find_map(|docs| {
-            let task = docs.find_one(stored_task::TASKS, &filter, None).ok()??;
-            let steps = task.get("steps")?.as_array()?;
-            Some(
-                steps
-                    .iter()
-                    .filter_map(|s| s.as_object().cloned())
-                    .collect(),
-            )
-        })
-    }
-}
-
-/// Each verifier's score, from `verifications`, keyed by the verifier id.
-fn by_verifier(metadata: &Map<String, Value>) -> Map<String, Value> {
-    metadata
-        .get("verifications")
-        .and_then(Value::as_object)
-        .map(|v| {
-            v.iter()
-                .filter_map(|(id, row)| Some((id.clone(), row.get("score")?.clone())))
-                .collect()
-        })
-        .unwrap_or_default()
-}
-
 fn scores_text(scores: &Map<String, Value>) -> String {
     if scores.is_empty() {
         return "-".into();
@@ -437,7 +352,7 @@ fn short_id(instance_id: &str) -> &str {
     instance_id.rsplit('/').next().unwrap_or(instance_id)
 }
 
-fn summary(doc: &Document, scores: &Scores<'_>) -> Value {
+fn summary(doc: &Document, scores: &InstanceScores<'_>) -> Value {
     json!({
         "instance_id": text(doc, "instance_id"),
         "task_id": text(doc, "task_id"),
@@ -453,7 +368,7 @@ fn summary(doc: &Document, scores: &Scores<'_>) -> Value {
 /// Lists the instances `args` selects, newest first; `none` is what a person reads when there are none.
 fn list(
     args: ListArgs,
-    sources: &[Arc<dyn DocumentStore>],
+    sources: &Recorded,
     home: Option<&std::path::Path>,
     none: impl Fn(usize, &ListArgs) -> String,
     term: &Terminal,
@@ -468,7 +383,7 @@ fn list(
     if args.limit > 0 {
         found.truncate(args.limit);
     }
-    let scores = Scores::new(sources);
+    let scores = InstanceScores::new(sources);
     if args.json {
         let rows: Vec<Value> = found.iter().map(|d| summary(d, &scores)).collect();
         term.print(&format!(
@@ -520,7 +435,7 @@ fn list(
     Ok(0)
 }
 
-fn get(args: GetArgs, sources: &[Arc<dyn DocumentStore>], term: &Terminal) -> Exit {
+fn get(args: GetArgs, sources: &Recorded, term: &Terminal) -> Exit {
     let wanted = args.instance.trim();
     let all = all_instances(sources)?;
     let exact: Vec<&Document> = all
@@ -555,7 +470,7 @@ fn get(args: GetArgs, sources: &[Arc<dyn DocumentStore>], term: &Terminal) -> Ex
         term.print(&format!("{}\n", pretty(&Value::Object(doc.clone()))));
         return Ok(0);
     }
-    term.print(&describe(doc, &Scores::new(sources)));
+    term.print(&describe(doc, &InstanceScores::new(sources)));
     Ok(0)
 }
 
@@ -607,7 +522,7 @@ fn checks(doc: &Document) -> String {
 }
 
 /// The human view of one instance.
-fn describe(doc: &Document, scores: &Scores<'_>) -> String {
+fn describe(doc: &Document, scores: &InstanceScores<'_>) -> String {
     let mut out = String::new();
     let mut line = |label: &str, value: String| {
         out.push_str(&format!("{label:<11}{value}\n"));

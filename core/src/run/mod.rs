@@ -15,6 +15,7 @@ pub mod materialize;
 pub mod outcome;
 pub mod plan;
 pub mod plugin_steps;
+pub mod recorded;
 pub mod recorder;
 pub mod run_log;
 pub mod stored_task;
@@ -66,10 +67,11 @@ pub struct RunOptions {
 }
 
 /// How a run that got as far as running ended.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq)]
 pub enum RunStatus {
-    /// A dry run: nothing was written or run.
-    DryRun,
+    /// A dry run: nothing was written or run. `versions` is the version of each planned entity (by
+    /// id) a run would record now: its stored version, or the next one when the bundle changed.
+    DryRun { versions: materialize::Versions },
     /// Every task ran; `failed` when any of them failed.
     Finished { failed: bool },
     /// A signal (Ctrl-C: `SIGINT`) cancelled tasks that were running.
@@ -126,7 +128,7 @@ pub fn execute(
         });
         skipped_events(plan, options.observer.as_ref());
         out.line(DRY_RUN_LINE);
-        return Ok(RunStatus::DryRun);
+        return Ok(RunStatus::DryRun { versions });
     }
     let options = RunOptions {
         cancel: Some(cancel),

@@ -54,7 +54,9 @@ fn scenario_1_a_working_plugin_is_in_effect() {
     );
     let list = sb.stdout(&["plugin", "list"], 0);
     assert!(
-        list.contains("agentenv-fixture-works  0.3.0    1 env, 2 task steps, 1 CLI command, 1 store  ok\n"),
+        list.contains(
+            "agentenv-fixture-works  0.3.0    1 env, 2 task steps, 1 CLI command, 1 store  ok\n"
+        ),
         "{list}"
     );
     assert!(!list.contains("--no-load"), "{list}");

@@ -1,6 +1,6 @@
 //! `GET /api/v1/tasks/{task_id}/run-groups/{run_group_id}/stream`: the group's state as Server-Sent
 //! Events, as the original sends them: a `snapshot` at once and then every 2 s, `complete` when every
-//! run has finished, `not_found` for a group nobody knows, `timeout` after 600 snapshots. The stream
+//! run has finished (a group finished already gets one `snapshot`, then `complete`), `not_found` for a group nobody knows, `timeout` after 600 snapshots. The stream
 //! also ends when the server stops.
 //!
 //! Server-Sent Events over axum, not jsonrpsee: the original's clients read an SSE stream of named
@@ -28,6 +28,9 @@ enum Step {
     Snapshot {
         sent: u32,
     },
+    /// Send `complete` with this state now (a group finished before the stream began: it got its
+    /// snapshot first).
+    Complete(Value),
     Done,
 }
 
@@ -40,8 +43,10 @@ pub async fn group_stream(
     let events = stream::unfold(Step::Snapshot { sent: 0 }, move |step| {
         let (s, task, group) = (s.clone(), task.clone(), group.clone());
         async move {
-            let Step::Snapshot { sent } = step else {
-                return None;
+            let sent = match step {
+                Step::Snapshot { sent } => sent,
+                Step::Complete(state) => return Some((Ok(event("complete", &state)), Step::Done)),
+                Step::Done => return None,
             };
             if sent > 0 && !wait(&s, s.snapshot_every).await {
                 return None;
@@ -64,6 +69,9 @@ pub async fn group_stream(
                     ),
                     Step::Done,
                 ),
+                Ok(Some(state)) if state["complete"] == json!(true) && sent == 0 => {
+                    (event("snapshot", &state), Step::Complete(state))
+                }
                 Ok(Some(state)) if state["complete"] == json!(true) => {
                     (event("complete", &state), Step::Done)
                 }

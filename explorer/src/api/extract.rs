@@ -50,34 +50,107 @@ impl<S: Send + Sync> FromRequestParts<S> for Q {
 }
 
 /// Parses a JSON body (an empty one is `{}`); what does not fit is a 422 naming the field, as
-/// FastAPI answers (unknown keys included).
+/// FastAPI answers (unknown keys included), in words a client's user can read.
 pub fn json_body<T: DeserializeOwned>(body: &[u8]) -> ApiResult<T> {
     let text = if body.iter().all(u8::is_ascii_whitespace) {
         &b"{}"[..]
     } else {
         body
     };
-    serde_json::from_slice(text).map_err(|e| {
-        let message = e.to_string();
-        let kind = if message.starts_with("unknown field") {
-            "extra_forbidden"
-        } else if e.is_syntax() || e.is_eof() {
-            "json_invalid"
-        } else {
-            "value_error"
-        };
-        let field = message
-            .split('`')
-            .nth(1)
-            .filter(|_| kind == "extra_forbidden")
-            .unwrap_or("")
-            .to_string();
-        let mut loc = vec!["body"];
-        if !field.is_empty() {
-            loc.push(&field);
+    let value: serde_json::Value = serde_json::from_slice(text).map_err(|e| {
+        ApiError::invalid(
+            &["body"],
+            format!(
+                "the body is not valid JSON: {}",
+                without_position(&e.to_string())
+            ),
+            "json_invalid",
+        )
+    })?;
+    if !value.is_object() {
+        return Err(ApiError::invalid(
+            &["body"],
+            format!(
+                "the body must be a JSON object of the request's keys, such as {{}}, not {}",
+                kind_of(&value)
+            ),
+            "model_attributes_type",
+        ));
+    }
+    serde_path_to_error::deserialize(value).map_err(|e| {
+        let mut loc: Vec<String> = vec!["body".into()];
+        for segment in e.path().iter() {
+            match segment {
+                serde_path_to_error::Segment::Seq { index } => loc.push(index.to_string()),
+                serde_path_to_error::Segment::Map { key } => loc.push(key.clone()),
+                serde_path_to_error::Segment::Enum { variant } => loc.push(variant.clone()),
+                serde_path_to_error::Segment::Unknown => {}
+            }
         }
-        ApiError::invalid(&loc, message, kind)
+        let message = without_position(&e.inner().to_string());
+        let (kind, msg) = match message.strip_prefix("unknown field `") {
+            Some(rest) => {
+                // The path ends at the unknown key already, unless the key is at the top.
+                let field = rest.split('`').next().unwrap_or("").to_string();
+                if loc.last() != Some(&field) {
+                    loc.push(field);
+                }
+                ("extra_forbidden", message)
+            }
+            None => ("value_error", plain(&message)),
+        };
+        let loc: Vec<&str> = loc.iter().map(String::as_str).collect();
+        ApiError::invalid(&loc, msg, kind)
     })
+}
+
+/// A serde message without its ` at line L column C`.
+fn without_position(message: &str) -> String {
+    match message.rfind(" at line ") {
+        Some(at) => message[..at].to_string(),
+        None => message.to_string(),
+    }
+}
+
+/// What a JSON value is, in a sentence's words.
+fn kind_of(v: &serde_json::Value) -> &'static str {
+    match v {
+        serde_json::Value::Null => "null",
+        serde_json::Value::Bool(_) => "true or false",
+        serde_json::Value::Number(_) => "a number",
+        serde_json::Value::String(_) => "a string",
+        serde_json::Value::Array(_) => "a list",
+        serde_json::Value::Object(_) => "an object",
+    }
+}
+
+/// serde's "invalid type: string \"x\", expected a map" as "should be an object, not the string \"x\"".
+fn plain(message: &str) -> String {
+    let parts = message
+        .strip_prefix("invalid type: ")
+        .or_else(|| message.strip_prefix("invalid value: "))
+        .and_then(|rest| rest.split_once(", expected "));
+    let Some((got, wanted)) = parts else {
+        return message.to_string();
+    };
+    let wanted = match wanted {
+        "a map" => "an object",
+        "a sequence" => "a list",
+        "a boolean" => "true or false",
+        "i64" | "i32" | "u64" | "u32" | "usize" => "a whole number",
+        "f64" | "f32" => "a number",
+        "a string" => "a string",
+        other => other,
+    };
+    let got = got.replace('`', "");
+    let got = got
+        .replace("sequence", "a list")
+        .replace("map", "an object")
+        .replace("integer", "the number")
+        .replace("floating point", "the number")
+        .replace("boolean", "")
+        .replace("string", "the string");
+    format!("should be {wanted}, not {}", got.trim())
 }
 
 #[cfg(test)]
@@ -99,10 +172,49 @@ mod tests {
         let e = json_body::<Body>(br#"{"nope": 1}"#).unwrap_err();
         assert_eq!(e.status, StatusCode::UNPROCESSABLE_ENTITY);
         assert_eq!(e.detail[0]["type"], "extra_forbidden");
-        assert_eq!(e.detail[0]["loc"][1], "nope");
+        assert_eq!(e.detail[0]["loc"], serde_json::json!(["body", "nope"]));
         let e = json_body::<Body>(b"{").unwrap_err();
         assert_eq!(e.detail[0]["type"], "json_invalid");
         let e = json_body::<Body>(br#"{"count": "x"}"#).unwrap_err();
         assert_eq!(e.detail[0]["type"], "value_error");
+        assert_eq!(e.detail[0]["loc"], serde_json::json!(["body", "count"]));
+    }
+
+    #[derive(serde::Deserialize, Debug)]
+    #[serde(deny_unknown_fields)]
+    #[allow(dead_code)]
+    struct Run {
+        version: Option<i64>,
+        seed: Option<serde_json::Map<String, serde_json::Value>>,
+        seeds: Option<Vec<serde_json::Map<String, serde_json::Value>>>,
+    }
+
+    #[test]
+    fn a_422_names_the_field_in_plain_words() {
+        let e = json_body::<Run>(b"[]").unwrap_err();
+        assert_eq!(e.detail[0]["loc"], serde_json::json!(["body"]));
+        let msg = e.detail[0]["msg"].as_str().unwrap();
+        assert!(
+            msg.contains("JSON object") && !msg.contains("struct"),
+            "{msg}"
+        );
+        let e = json_body::<Run>(br#"{"seed": "x"}"#).unwrap_err();
+        assert_eq!(e.detail[0]["loc"], serde_json::json!(["body", "seed"]));
+        assert_eq!(
+            e.detail[0]["msg"],
+            "should be an object, not the string \"x\""
+        );
+        let e = json_body::<Run>(br#"{"version": "1"}"#).unwrap_err();
+        assert_eq!(e.detail[0]["loc"], serde_json::json!(["body", "version"]));
+        assert_eq!(
+            e.detail[0]["msg"],
+            "should be a whole number, not the string \"1\""
+        );
+        let e = json_body::<Run>(br#"{"seeds": [{}, 2]}"#).unwrap_err();
+        assert_eq!(
+            e.detail[0]["loc"],
+            serde_json::json!(["body", "seeds", "1"])
+        );
+        assert_eq!(e.detail[0]["msg"], "should be an object, not the number 2");
     }
 }

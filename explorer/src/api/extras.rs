@@ -18,6 +18,7 @@ use crate::runs::manager::{self, StartSpec, WORKFLOW_KEY};
 use crate::state::Shared;
 use agent_env::config::{show, InstalledPackage};
 use agent_env::report::{build_report, human, RowSource};
+use agent_env::run::recorded::InstanceScores;
 use agent_env::session::{RegistryLoad, Session};
 use agent_env_store::document::{Filter, Predicate};
 
@@ -57,9 +58,15 @@ pub async fn run_bundle(State(s): State<Shared>, ids: Ids, body: Bytes) -> ApiRe
     let name = ids.at(0)?.to_string();
     let body: BundleRunBody = json_body(&body)?;
     let st = s.clone();
+    let (tasks, evals) = (body.tasks.clone(), body.evals.clone());
     let bundle = blocking(move || {
         let all = bundles::installed(&st.session);
-        bundles::find(&all, &name).map(|b| b.run_name())
+        let found = bundles::find(&all, &name)?;
+        // A bundle that does not parse is left to the run, which reports why in its lines.
+        if let Ok(parsed) = found.parse(st.session.paths().home_dir().as_deref()) {
+            bundles::check_selection(&parsed, &tasks, &evals)?;
+        }
+        Ok(found.run_name())
     })
     .await?;
     let spec = StartSpec {
@@ -112,7 +119,11 @@ pub async fn get_workflow(State(s): State<Shared>, ids: Ids, Q(q): Q) -> ApiResu
             None,
             0,
         )?;
-        Ok(docs.iter().map(instances::summary).collect::<Vec<_>>())
+        let scores = InstanceScores::new(st.data.documents.as_ref());
+        Ok(docs
+            .iter()
+            .map(|d| instances::summary(d, &scores))
+            .collect::<Vec<_>>())
     })
     .await?;
     let mut doc = workflow.to_json();

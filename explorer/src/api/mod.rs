@@ -11,13 +11,11 @@ pub mod openapi;
 pub mod tasks;
 
 use axum::extract::State;
-use axum::http::{Method, StatusCode};
-use axum::response::IntoResponse;
+use axum::http::Method;
 use axum::routing::{get, post, MethodRouter};
 use axum::Router;
 
 use crate::data::entities::COLLECTIONS;
-use crate::http::problem::ApiError;
 use crate::state::Shared;
 
 /// Where a parameter goes.
@@ -427,7 +425,28 @@ pub fn routes() -> Vec<Route> {
     all
 }
 
-/// The API's router, `/openapi.json` included; unknown API paths and methods answer JSON.
+/// The methods the API's routes take at `path` (a request path, its ids one segment each).
+pub fn methods_at(path: &str) -> Vec<Method> {
+    static TABLE: std::sync::OnceLock<Vec<(Method, String)>> = std::sync::OnceLock::new();
+    let table = TABLE.get_or_init(|| routes().into_iter().map(|r| (r.method, r.path)).collect());
+    let segments: Vec<&str> = path.split('/').collect();
+    let mut found: Vec<Method> = Vec::new();
+    for (method, pattern) in table {
+        let parts: Vec<&str> = pattern.split('/').collect();
+        let matches = parts.len() == segments.len()
+            && parts
+                .iter()
+                .zip(&segments)
+                .all(|(p, s)| p == s || (p.starts_with('{') && !s.is_empty()));
+        if matches && !found.contains(method) {
+            found.push(method.clone());
+        }
+    }
+    found
+}
+
+/// The API's router, `/openapi.json` included (unknown API paths and methods answer JSON: see
+/// [`crate::http::errors`]).
 pub fn router() -> Router<Shared> {
     let mut router = Router::new();
     let all = routes();
@@ -435,20 +454,11 @@ pub fn router() -> Router<Shared> {
     for r in all {
         router = router.route(&r.path, r.handler);
     }
-    router
-        .route(
-            "/openapi.json",
-            get(move |State(s): State<Shared>| {
-                let document = openapi::with_plugin_routes(document.clone(), &s.plugins.listings());
-                async move { axum::Json(document) }
-            }),
-        )
-        .method_not_allowed_fallback(|| async {
-            ApiError::new(StatusCode::METHOD_NOT_ALLOWED, "Method Not Allowed")
-        })
-}
-
-/// The answer to an `/api` path nothing serves.
-pub async fn not_found() -> impl IntoResponse {
-    ApiError::not_found("Not Found")
+    router.route(
+        "/openapi.json",
+        get(move |State(s): State<Shared>| {
+            let document = openapi::with_plugin_routes(document.clone(), &s.plugins.listings());
+            async move { axum::Json(document) }
+        }),
+    )
 }

@@ -15,16 +15,19 @@ use crate::data::instances::{self, InstanceFilter};
 use crate::http::blocking::{blocking, blocking_scan};
 use crate::http::page::{Page, Window};
 use crate::http::problem::{ApiError, ApiResult};
-use crate::runs::bundles::{source_of, TaskSource};
+use crate::runs::bundles::{source_of, version_now, TaskSource};
 use crate::runs::manager::{self, Phase, StartSpec, Workflow, WORKFLOW_KEY};
+use crate::runs::pin::Pin;
 use crate::runs::RunManager;
 use crate::state::{AppState, Shared};
+use agent_env::run::recorded::InstanceScores;
 use agent_env_store::document::{Filter, Predicate};
 
 /// The most runs one request may start.
 pub const MAX_RUNS_PER_REQUEST: usize = 100;
 
-/// How long starting one run waits for its instance to be recorded before answering without it.
+/// How long starting one run that has a free slot waits for its instance to be recorded before
+/// answering without it.
 const INSTANCE_WAIT: Duration = Duration::from_secs(30);
 
 /// `POST /tasks/{task_id}/run`.
@@ -89,33 +92,38 @@ async fn task_doc(s: &Shared, task_id: &str, version: Option<i64>) -> ApiResult<
     blocking(move || entities::get(s.data.documents.as_ref(), COLLECTIONS[2], &id, version)).await
 }
 
-/// What runs a stored task: its bundle, found again; only its newest version can run, as the run
-/// writes the bundle as it is now.
-async fn runnable(
-    s: &Shared,
-    task_id: &str,
-    version: Option<i64>,
-) -> ApiResult<(Value, TaskSource)> {
-    let task = task_doc(s, task_id, version).await?;
-    if version.is_some() {
-        let newest = task_doc(s, task_id, None).await?;
-        if newest.get("version") != task.get("version") {
-            return Err(ApiError::unprocessable(format!(
-                "only the newest version of a task can run (version {} of '{task_id}'), as a run writes its bundle as it is now",
-                newest.get("version").cloned().unwrap_or(Value::Null)
-            )));
-        }
-    }
+/// What runs a task: its bundle, found again, and the version a run records, which is the one
+/// reported. A run writes the bundle as it is now, so that is the newest stored version, or the next
+/// one when the bundle changed since; a `version` asked for must be it (a version that is neither it
+/// nor stored is a 404, as for any read).
+async fn runnable(s: &Shared, task_id: &str, version: Option<i64>) -> ApiResult<(i64, TaskSource)> {
+    let newest = task_doc(s, task_id, None).await?;
     let session = s.session.clone();
-    let doc = task.clone();
-    let source = blocking(move || source_of(&session, &doc)).await?;
-    Ok((task, source))
+    let (id, doc) = (task_id.to_string(), newest.clone());
+    let (source, now) = blocking(move || {
+        let source = source_of(&session, &doc)?;
+        let now = version_now(&session, &source, &id)?;
+        Ok((source, now))
+    })
+    .await?;
+    if let Some(asked) = version.filter(|v| *v != now) {
+        task_doc(s, task_id, Some(asked)).await?;
+        let why = if newest.get("version").and_then(Value::as_i64) == Some(now - 1) {
+            " (its bundle changed since, so a run now records a new version)"
+        } else {
+            ""
+        };
+        return Err(ApiError::unprocessable(format!(
+            "only the newest version of a task can run: a run of '{task_id}' now records version {now}{why}, not version {asked}; leave out version, or ask for {now}"
+        )));
+    }
+    Ok((now, source))
 }
 
 pub async fn start_one(State(s): State<Shared>, ids: Ids, body: Bytes) -> ApiResult<Json<Value>> {
     let task_id = ids.at(0)?.to_string();
     let body: RunBody = json_body(&body)?;
-    let (_, source) = runnable(&s, &task_id, body.version).await?;
+    let (version, source) = runnable(&s, &task_id, body.version).await?;
     let spec = StartSpec {
         bundle: source.bundle,
         tasks: vec![source.task_name],
@@ -125,14 +133,30 @@ pub async fn start_one(State(s): State<Shared>, ids: Ids, body: Bytes) -> ApiRes
             &body.judge_model,
             &body.agent_artifact_id,
         ),
-        task_id: Some(task_id),
         seed: body.seed,
+        pin: Some(Pin {
+            task_id: task_id.clone(),
+            version,
+        }),
+        task_id: Some(task_id),
         ..StartSpec::default()
     };
+    // A run that must wait its turn records no instance until it starts: the answer does not wait
+    // for it, and says where to find it.
+    let waits_its_turn = !s.runs.can_start_now();
     let workflow = s
         .runs
         .start(spec)
         .map_err(|e| ApiError::new(axum::http::StatusCode::SERVICE_UNAVAILABLE, e.to_string()))?;
+    if waits_its_turn {
+        return Ok(Json(json!({
+            "workflow_id": workflow.id,
+            "instance_id": null,
+            "run_group_id": workflow.run_group_id,
+            "task_version": version,
+            "status": "queued",
+        })));
+    }
     let instance_id = {
         let s = s.clone();
         let workflow = workflow.clone();
@@ -147,6 +171,7 @@ pub async fn start_one(State(s): State<Shared>, ids: Ids, body: Bytes) -> ApiRes
         "workflow_id": workflow.id,
         "instance_id": instance_id,
         "run_group_id": workflow.run_group_id,
+        "task_version": version,
         "status": "queued",
     })))
 }
@@ -245,7 +270,7 @@ pub async fn start_group(State(s): State<Shared>, ids: Ids, body: Bytes) -> ApiR
             "too_short",
         ));
     }
-    let (task, source) = runnable(&s, &task_id, body.version).await?;
+    let (version, source) = runnable(&s, &task_id, body.version).await?;
     let group = new_group_id();
     let user_overrides = overrides(
         &body.agent_model,
@@ -265,6 +290,10 @@ pub async fn start_group(State(s): State<Shared>, ids: Ids, body: Bytes) -> ApiR
                 task_id: Some(task_id.clone()),
                 index,
                 seed: seed.clone(),
+                pin: Some(Pin {
+                    task_id: task_id.clone(),
+                    version,
+                }),
                 ..StartSpec::default()
             };
             match s.runs.start(spec) {
@@ -276,7 +305,7 @@ pub async fn start_group(State(s): State<Shared>, ids: Ids, body: Bytes) -> ApiR
     Ok(Json(json!({
         "run_group_id": group,
         "task_id": task_id,
-        "task_version": task.get("version").cloned().unwrap_or(Value::Null),
+        "task_version": version,
         "total": runs.len(),
         "runs": runs,
     })))
@@ -349,12 +378,13 @@ pub async fn list_runs(State(s): State<Shared>, ids: Ids, Q(q): Q) -> ApiResult<
     let mut page =
         blocking_scan(move || instances::list(st.data.documents.as_ref(), &which, window, false))
             .await?;
+    let scores = InstanceScores::new(s.data.documents.as_ref());
     page.items = page
         .items
         .into_iter()
         .map(|doc| {
             let Value::Object(doc) = doc else { return doc };
-            let mut summary = instances::summary(&doc);
+            let mut summary = instances::summary(&doc, &scores);
             summary["workflow_id"] = doc
                 .get("context")
                 .and_then(|c| c.get("metadata"))
@@ -440,7 +470,7 @@ pub async fn get_any_instance(State(s): State<Shared>, ids: Ids) -> ApiResult<Js
             .map(|w| w.to_json());
         Ok(json!({
             "instance": doc,
-            "summary": instances::summary(&doc),
+            "summary": instances::summary(&doc, &InstanceScores::new(s.data.documents.as_ref())),
             "progress": progress,
             "workflow": workflow,
         }))
@@ -495,8 +525,29 @@ pub async fn list_groups(State(s): State<Shared>, ids: Ids, Q(q): Q) -> ApiResul
     let window = Window::from_query(&q, 50)?;
     require_task(&s, &task_id).await?;
     blocking(move || {
-        let groups = instances::groups_of_task(s.data.documents.as_ref(), &task_id)?;
-        Ok(Page::of_all(groups, window))
+        let mut groups = instances::groups_of_task(s.data.documents.as_ref(), &task_id)?;
+        // The explorer's own groups of this task that recorded nothing (their runs are waiting, or
+        // stopped with an error) come first: they are the newest.
+        let mut own: Vec<Value> = Vec::new();
+        for w in s.runs.all() {
+            let group = w.run_group_id.as_str();
+            let listed = |g: &Value| g["run_group_id"].as_str() == Some(group);
+            if w.spec.task_id.as_deref() != Some(task_id.as_str())
+                || groups.iter().any(listed)
+                || own.iter().any(listed)
+            {
+                continue;
+            }
+            if let Some(mut state) = group_snapshot(&s, group, Some(&task_id))? {
+                if let Value::Object(m) = &mut state {
+                    m.remove("instances");
+                    m.remove("workflows");
+                }
+                own.push(state);
+            }
+        }
+        own.append(&mut groups);
+        Ok(Page::of_all(own, window))
     })
     .await
     .map(Json)
@@ -519,13 +570,45 @@ pub fn group_snapshot(
         return Ok(None);
     }
     let planned = (!workflows.is_empty()).then_some(workflows.len() as u64);
-    let mut state = instances::group_state(group, &found, planned);
+    let scores = InstanceScores::new(s.data.documents.as_ref());
+    let mut state = instances::group_state(group, &found, planned, &scores);
     let all_done = !workflows.is_empty() && workflows.iter().all(|w| w.phase().is_done());
     if all_done {
         let running = state["running"].as_u64().unwrap_or(0);
         state["complete"] = json!(running == 0);
     } else if !workflows.is_empty() {
         state["complete"] = json!(false);
+    }
+    // Runs that stopped with an error before recording an instance count as `error`, with why.
+    let recorded_by = |w: &Workflow| {
+        found.iter().any(|d| {
+            d.get("context")
+                .and_then(|c| c.get("metadata"))
+                .and_then(|m| m.get(WORKFLOW_KEY))
+                .and_then(Value::as_str)
+                == Some(w.id.as_str())
+        })
+    };
+    let mut errors: Vec<String> = Vec::new();
+    let mut errored = 0u64;
+    for w in &workflows {
+        if let Phase::Errored(e) = w.phase() {
+            if !recorded_by(w) {
+                errored += 1;
+                if !errors.contains(&e) {
+                    errors.push(e);
+                }
+            }
+        }
+    }
+    if errored > 0 {
+        state["outcomes"]["error"] = json!(errored);
+    }
+    state["errors"] = json!(errors);
+    if state["task_id"].is_null() {
+        if let Some(task) = workflows.iter().find_map(|w| w.spec.task_id.clone()) {
+            state["task_id"] = json!(task);
+        }
     }
     state["workflows"] = json!(workflows.iter().map(|w| w.to_json()).collect::<Vec<_>>());
     Ok(Some(state))

@@ -3,6 +3,7 @@
 
 use std::collections::BTreeMap;
 
+use agent_env::run::recorded::InstanceScores;
 use agent_env::run::recorder::INSTANCES;
 use agent_env_store::document::{Document, DocumentStore, Filter, Predicate, Sort};
 use serde_json::{json, Map, Value};
@@ -62,11 +63,12 @@ pub fn list(
         Some(w.limit as usize),
         w.offset as usize,
     )?;
+    let scores = InstanceScores::new(docs);
     let items = items
         .into_iter()
         .map(|d| {
             if summarize {
-                summary(&d)
+                summary(&d, &scores)
             } else {
                 Value::Object(d)
             }
@@ -93,7 +95,8 @@ pub fn get(
     }
 }
 
-/// The scores an instance recorded: `context.metadata.verifications.<verifier>.score`.
+/// The scores an instance recorded, by verifier: `context.metadata.verifications.<verifier>.score`
+/// (what its outcome is judged by; [`summary`] shows them keyed by the verifying step).
 pub fn scores(doc: &Document) -> Map<String, Value> {
     doc.get("context")
         .and_then(|c| c.get("metadata"))
@@ -138,8 +141,9 @@ pub fn run_group_of(doc: &Document) -> Option<&str> {
         .as_str()
 }
 
-/// What a list of runs shows of one instance.
-pub fn summary(doc: &Document) -> Value {
+/// What a list of runs shows of one instance; its scores are keyed by the verifying step's id, as
+/// `agent-env run` and `task list` key them.
+pub fn summary(doc: &Document, scores: &InstanceScores<'_>) -> Value {
     let field = |k: &str| doc.get(k).cloned().unwrap_or(Value::Null);
     json!({
         "instance_id": field("instance_id"),
@@ -147,9 +151,10 @@ pub fn summary(doc: &Document) -> Value {
         "task_version": field("task_version"),
         "status": field("status"),
         "outcome": outcome(doc),
-        "scores": scores(doc),
+        "scores": scores.of(doc),
         "error": field("error"),
         "created_at_utc": field("created_at_utc"),
+        "started_at_utc": field("started_at_utc"),
         "completed_at_utc": field("completed_at_utc"),
         "current_step": field("current_step"),
         "total_steps": field("total_steps"),
@@ -157,7 +162,8 @@ pub fn summary(doc: &Document) -> Value {
     })
 }
 
-/// What an instance's progress is: steps done of all, and each step's state.
+/// What an instance's progress is: steps done of all, and each step's state (`succeeded`, `failed`,
+/// `cancelled`, `pending`, `not run`) with its error and how long it took.
 pub fn progress(doc: &Document, task_steps: &[Value]) -> Value {
     let done: Vec<&Value> = doc
         .get("completed_steps")
@@ -175,10 +181,23 @@ pub fn progress(doc: &Document, task_steps: &[Value]) -> Value {
         .get("total_steps")
         .and_then(Value::as_u64)
         .unwrap_or(task_steps.len() as u64);
-    let finished = !matches!(
-        doc.get("status").and_then(Value::as_str),
-        Some("running") | Some("queued")
-    );
+    let status = doc.get("status").and_then(Value::as_str);
+    let finished = !matches!(status, Some("running") | Some("queued"));
+    let cancelled = status == Some("cancelled");
+    // A step the cancel stopped is recorded as `cancelled`; an older record wrote `failure` with no
+    // failure recorded beside it.
+    let state_of = |completed: Option<&&Value>, failure: Option<&&Value>| match completed
+        .and_then(|c| c.get("status"))
+        .and_then(Value::as_str)
+    {
+        Some("success") => "succeeded",
+        Some("cancelled") => "cancelled",
+        Some(_) if failure.is_none() && cancelled => "cancelled",
+        Some(_) => "failed",
+        None if cancelled => "cancelled",
+        None if finished => "not run",
+        None => "pending",
+    };
     let steps: Vec<Value> = task_steps
         .iter()
         .map(|step| {
@@ -191,21 +210,31 @@ pub fn progress(doc: &Document, task_steps: &[Value]) -> Value {
                 .iter()
                 .rev()
                 .find(|f| f.get("step_id").and_then(Value::as_str) == Some(id));
-            let state = match completed.and_then(|c| c.get("status")).and_then(Value::as_str) {
-                Some("success") => "succeeded",
-                Some(_) => "failed",
-                None if finished => "not run",
-                None => "pending",
-            };
+            let duration = completed
+                .and_then(|c| c.get("duration_seconds"))
+                .or_else(|| failure.and_then(|f| f.get("duration_seconds")))
+                .cloned()
+                .unwrap_or(Value::Null);
             json!({
                 "step_id": id,
                 "type": step.get("type").cloned().unwrap_or(Value::Null),
-                "state": state,
+                "state": state_of(completed, failure),
                 "error": failure.and_then(|f| f.get("error")).cloned().unwrap_or(Value::Null),
-                "duration_seconds": failure.and_then(|f| f.get("duration_seconds")).cloned().unwrap_or(Value::Null),
+                "duration_seconds": duration,
             })
         })
         .collect();
+    // Steps a cancel stopped did not get done.
+    let ended = done
+        .iter()
+        .filter(|d| {
+            let id = d.get("step_id").and_then(Value::as_str);
+            let failure = failed
+                .iter()
+                .find(|f| f.get("step_id").and_then(Value::as_str) == id);
+            state_of(Some(d), failure) != "cancelled"
+        })
+        .count();
     let fraction = if total == 0 {
         if finished {
             1.0
@@ -213,13 +242,13 @@ pub fn progress(doc: &Document, task_steps: &[Value]) -> Value {
             0.0
         }
     } else {
-        done.len() as f64 / total as f64
+        ended as f64 / total as f64
     };
     json!({
         "instance_id": doc.get("instance_id").cloned().unwrap_or(Value::Null),
         "status": doc.get("status").cloned().unwrap_or(Value::Null),
         "outcome": outcome(doc),
-        "current_step": done.len(),
+        "current_step": ended,
         "total_steps": total,
         "fraction": fraction.min(1.0),
         "finished": finished,
@@ -228,7 +257,12 @@ pub fn progress(doc: &Document, task_steps: &[Value]) -> Value {
 }
 
 /// A run group's state from its instances: how many ran, how each came out.
-pub fn group_state(run_group_id: &str, instances: &[Document], planned: Option<u64>) -> Value {
+pub fn group_state(
+    run_group_id: &str,
+    instances: &[Document],
+    planned: Option<u64>,
+    scores: &InstanceScores<'_>,
+) -> Value {
     let mut outcomes: BTreeMap<&str, u64> = BTreeMap::new();
     for d in instances {
         *outcomes.entry(outcome(d)).or_default() += 1;
@@ -255,7 +289,7 @@ pub fn group_state(run_group_id: &str, instances: &[Document], planned: Option<u
         "outcomes": outcomes,
         "created_at_utc": created,
         "complete": running == 0 && recorded >= total,
-        "instances": instances.iter().map(summary).collect::<Vec<_>>(),
+        "instances": instances.iter().map(|d| summary(d, scores)).collect::<Vec<_>>(),
     })
 }
 
@@ -296,10 +330,11 @@ pub fn groups_of_task(docs: &dyn DocumentStore, task_id: &str) -> ApiResult<Vec<
         }
         members.entry(group).or_default().push(d);
     }
+    let scores = InstanceScores::new(docs);
     Ok(order
         .into_iter()
         .map(|g| {
-            let mut state = group_state(&g, &members[&g], None);
+            let mut state = group_state(&g, &members[&g], None, &scores);
             if let Value::Object(m) = &mut state {
                 m.remove("instances");
             }
@@ -311,6 +346,12 @@ pub fn groups_of_task(docs: &dyn DocumentStore, task_id: &str) -> ApiResult<Vec<
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// Scores read with no task stored: keyed by verifier.
+    fn none_stored() -> InstanceScores<'static> {
+        let empty = agent_env::run::recorded::Recorded::of(Vec::new());
+        InstanceScores::new(Box::leak(Box::new(empty)))
+    }
 
     fn doc(v: Value) -> Document {
         match v {
@@ -348,14 +389,17 @@ mod tests {
         let done = with_score("completed", Some(1.0));
         let running = with_score("running", None);
         assert_eq!(
-            group_state("g", std::slice::from_ref(&done), None)["complete"],
+            group_state("g", std::slice::from_ref(&done), None, &none_stored())["complete"],
             true
         );
         assert_eq!(
-            group_state("g", std::slice::from_ref(&done), Some(2))["complete"],
+            group_state("g", std::slice::from_ref(&done), Some(2), &none_stored())["complete"],
             false
         );
-        assert_eq!(group_state("g", &[done, running], None)["complete"], false);
+        assert_eq!(
+            group_state("g", &[done, running], None, &none_stored())["complete"],
+            false
+        );
     }
 
     #[test]
@@ -373,5 +417,35 @@ mod tests {
         assert_eq!(p["fraction"], 0.5);
         assert_eq!(p["steps"][0]["state"], "succeeded");
         assert_eq!(p["steps"][1]["state"], "pending");
+    }
+
+    #[test]
+    fn progress_gives_each_steps_duration_and_a_cancel_is_not_a_failure() {
+        let d = doc(json!({
+            "instance_id": "i", "status": "cancelled", "total_steps": 3,
+            "completed_steps": [
+                {"step_id": "a", "status": "success", "duration_seconds": 1.5},
+                {"step_id": "b", "status": "failure", "duration_seconds": 0.25},
+            ],
+        }));
+        let steps = [json!({"id": "a"}), json!({"id": "b"}), json!({"id": "c"})];
+        let p = progress(&d, &steps);
+        assert_eq!(p["status"], "cancelled");
+        assert_eq!(p["steps"][0]["duration_seconds"], 1.5);
+        assert_eq!(p["steps"][1]["state"], "cancelled");
+        assert_eq!(p["steps"][1]["duration_seconds"], 0.25);
+        assert_eq!(p["steps"][2]["state"], "cancelled");
+        assert_eq!(p["current_step"], 1);
+        assert!((p["fraction"].as_f64().unwrap() - 1.0 / 3.0).abs() < 1e-9);
+
+        let failed = doc(json!({
+            "instance_id": "i", "status": "failed", "total_steps": 1,
+            "completed_steps": [{"step_id": "a", "status": "failure", "duration_seconds": 2.0}],
+            "context": {"metadata": {"failed_steps": [{"step_id": "a", "error": "boom", "duration_seconds": 2.0}]}},
+        }));
+        let p = progress(&failed, &[json!({"id": "a"})]);
+        assert_eq!(p["steps"][0]["state"], "failed");
+        assert_eq!(p["steps"][0]["error"], "boom");
+        assert_eq!(p["fraction"], 1.0);
     }
 }

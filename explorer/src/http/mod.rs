@@ -2,6 +2,7 @@
 //! (repeatable keys, FastAPI-shaped validation errors), the pagination envelope, and percent-decoding.
 
 pub mod blocking;
+pub mod errors;
 pub mod page;
 pub mod percent;
 pub mod problem;

@@ -5,6 +5,8 @@ use std::path::{Path, PathBuf};
 
 use agent_env::bundle::installed::InstalledBundle;
 use agent_env::bundle::{self, Bundle};
+use agent_env::output::Collected;
+use agent_env::run::{run_bundle, RunRequest, RunStatus};
 use agent_env::session::Session;
 use serde_json::{json, Value};
 
@@ -54,17 +56,65 @@ fn tasks(p: &Bundle) -> Value {
         .collect::<Vec<_>>())
 }
 
-/// The bundle a `run` request names: its `run_name` or `<package>/<name>`; 404 when none.
+/// The bundle a `run` request names: its `run_name` or `<package>/<name>`; 404 when none. A folder
+/// is not run by its path here (a page allowed to call the API could run any folder on the machine):
+/// the answer says how to run one.
 pub fn find<'a>(all: &'a [InstalledBundle], name: &str) -> ApiResult<&'a InstalledBundle> {
     all.iter()
         .find(|b| b.run_name() == name || b.qualified_name() == name)
         .ok_or_else(|| {
             let names: Vec<String> = all.iter().map(InstalledBundle::run_name).collect();
+            let folder = if looks_like_folder(name) {
+                format!(
+                    "; a folder bundle is not run by its path here: run it once with agent-env run {name}, then run its tasks with POST /api/v1/tasks/{{task_id}}/run"
+                )
+            } else {
+                String::new()
+            };
             ApiError::not_found(format!(
-                "no installed bundle named '{name}' (installed: {})",
+                "no installed bundle named '{name}' (installed: {}){folder}",
                 names.join(", ")
             ))
         })
+}
+
+/// A bundle argument `agent-env run` takes as a folder: it starts with `.`, `/` or `~`.
+fn looks_like_folder(name: &str) -> bool {
+    name.starts_with(['.', '/', '~'])
+}
+
+/// Checks a run's `tasks` and `evals` against the bundle's before it starts: 422 at the body key
+/// and place of the first one the bundle does not have.
+pub fn check_selection(b: &Bundle, tasks: &[String], evals: &[String]) -> ApiResult<()> {
+    let quoted = |names: Vec<&str>| {
+        if names.is_empty() {
+            "none".to_string()
+        } else {
+            names
+                .iter()
+                .map(|n| format!("'{n}'"))
+                .collect::<Vec<_>>()
+                .join(", ")
+        }
+    };
+    if let Some((i, t)) = tasks.iter().enumerate().find(|(_, t)| b.task(t).is_none()) {
+        let names = quoted(b.tasks.iter().map(|t| t.name.as_str()).collect());
+        return Err(ApiError::invalid(
+            &["body", "tasks", &i.to_string()],
+            format!("this bundle has no task named '{t}' (by name or id); its tasks are {names}"),
+            "value_error",
+        ));
+    }
+    let has_eval = |e: &str| b.evals.iter().any(|x| x.name == e || x.id == e);
+    if let Some((i, e)) = evals.iter().enumerate().find(|(_, e)| !has_eval(e)) {
+        let names = quoted(b.evals.iter().map(|e| e.name.as_str()).collect());
+        return Err(ApiError::invalid(
+            &["body", "evals", &i.to_string()],
+            format!("this bundle has no eval named '{e}' (by name or id); its evals are {names}"),
+            "value_error",
+        ));
+    }
+    Ok(())
 }
 
 /// How to run a stored task again: the bundle argument `agent-env run` takes, and the task's name.
@@ -83,7 +133,7 @@ pub fn source_of(session: &Session, task: &Value) -> ApiResult<TaskSource> {
         task.get("name").and_then(Value::as_str),
     ) else {
         return Err(ApiError::unprocessable(format!(
-            "the task '{id}' records no bundle, so the explorer cannot tell what to run; run its bundle with agent-env run"
+            "the task '{id}' is a stored task (it comes from no bundle), and the explorer runs only bundles' tasks; run it with agent-env task run {id}"
         )));
     };
     if let Some(b) = installed(session).iter().find(|b| b.id_root() == root) {
@@ -103,6 +153,30 @@ pub fn source_of(session: &Session, task: &Value) -> ApiResult<TaskSource> {
     Err(ApiError::unprocessable(format!(
         "the task '{id}' comes from the bundle {root}, which is neither installed nor a folder on this machine; install it or run its folder with agent-env run"
     )))
+}
+
+/// The version of `task_id` a run of `source` would record now, worked out as `agent-env run
+/// --dry-run` does (nothing is written or run): the stored version while the bundle is unchanged, the
+/// next one when it changed since.
+pub fn version_now(session: &Session, source: &TaskSource, task_id: &str) -> ApiResult<i64> {
+    let request = RunRequest {
+        bundle: source.bundle.clone(),
+        tasks: vec![source.task_name.clone()],
+        dry_run: true,
+        ..RunRequest::default()
+    };
+    match run_bundle(session, &request, &Collected::default()) {
+        Ok(RunStatus::DryRun { versions }) => versions.get(task_id).copied().ok_or_else(|| {
+            ApiError::unprocessable(format!(
+                "the bundle {} no longer has the task '{task_id}'; run the bundle as it is now with POST /api/v1/bundles/{{bundle}}/run",
+                source.bundle
+            ))
+        }),
+        Ok(_) => Err(ApiError::internal("a dry run ran")),
+        Err(e) => Err(ApiError::unprocessable(format!(
+            "the task '{task_id}' can't run now: {e}"
+        ))),
+    }
 }
 
 /// The folder a folder bundle's id root names; none for a root that is not a folder's.

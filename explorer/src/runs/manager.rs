@@ -10,11 +10,13 @@ use std::time::{Duration, Instant};
 
 use agent_env::environment::Environment;
 use agent_env::run::cancel::Cancel;
-use agent_env::run::{run_bundle, RunRequest, RunStatus, MAX_CONCURRENT_TASKS};
+use agent_env::run::events::{NoObserver, RunObserver};
+use agent_env::run::{run_bundle_observed, RunRequest, RunStatus, MAX_CONCURRENT_TASKS};
 use agent_env::session::Session;
 use serde_json::{json, Map, Value};
 
 use super::capture::LineLog;
+use super::pin::{Pin, PinObserver};
 use super::slots::Slots;
 
 /// The signal number a cancel from the API records (as if Ctrl-C had cancelled the run).
@@ -39,6 +41,8 @@ pub struct StartSpec {
     pub index: usize,
     /// A seed: values for the steps' `<key>` tokens.
     pub seed: Option<Map<String, Value>>,
+    /// The task version the request was answered with; a run that would record another is stopped.
+    pub pin: Option<Pin>,
 }
 
 /// Where a workflow is.
@@ -200,6 +204,11 @@ impl RunManager {
         Ok(workflow)
     }
 
+    /// Whether a run started now would begin at once (else it waits its turn, `queued`).
+    pub fn can_start_now(&self) -> bool {
+        self.slots.any_free()
+    }
+
     pub fn get(&self, id: &str) -> Option<Arc<Workflow>> {
         self.workflows.lock().ok()?.get(id).cloned()
     }
@@ -295,11 +304,28 @@ fn run_workflow(workflow: &Workflow, env: Environment, slots: &Slots, stopping: 
         context_metadata,
     };
     let session = Session::new(env);
-    let phase = match run_bundle(&session, &request, &workflow.log) {
+    let pin = workflow
+        .spec
+        .pin
+        .clone()
+        .map(|p| Arc::new(PinObserver::new(p, workflow.cancel.clone(), CANCEL_SIGNAL)));
+    let observer: Arc<dyn RunObserver> = match &pin {
+        Some(p) => p.clone(),
+        None => Arc::new(NoObserver),
+    };
+    let ran = run_bundle_observed(&session, &request, &workflow.log, observer);
+    let refusal = pin.and_then(|p| p.refusal());
+    let phase = match ran {
+        _ if refusal.is_some() => {
+            let why = refusal.unwrap_or_default();
+            use agent_env::output::Output;
+            workflow.log.note(&format!("Error: {why}"));
+            Phase::Errored(why)
+        }
         Ok(RunStatus::Finished { failed: false }) => Phase::Finished("finished"),
         Ok(RunStatus::Finished { failed: true }) => Phase::Finished("failed"),
         Ok(RunStatus::Cancelled { .. }) => Phase::Finished("cancelled"),
-        Ok(RunStatus::DryRun) => Phase::Finished("finished"),
+        Ok(RunStatus::DryRun { .. }) => Phase::Finished("finished"),
         Err(e) => {
             use agent_env::output::Output;
             workflow.log.note(&format!("Error: {e}"));

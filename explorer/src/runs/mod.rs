@@ -6,6 +6,7 @@
 pub mod bundles;
 pub mod capture;
 pub mod manager;
+pub mod pin;
 pub mod slots;
 
 pub use manager::{RunManager, StartSpec, Workflow};

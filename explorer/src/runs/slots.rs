@@ -20,6 +20,11 @@ impl Slots {
         }
     }
 
+    /// Whether a slot is free now.
+    pub fn any_free(&self) -> bool {
+        self.free.lock().map(|f| *f > 0).unwrap_or(false)
+    }
+
     /// Waits for a free slot; `None` when `give_up` says to stop waiting (checked each time a slot
     /// frees, and every 200 ms).
     pub fn take(&self, give_up: impl Fn() -> bool) -> Option<Slot<'_>> {
@@ -59,6 +64,7 @@ mod tests {
         let slots = Slots::new(1);
         let first = slots.take(|| false).unwrap();
         assert!(slots.take(|| true).is_none());
+        assert!(!slots.any_free());
         drop(first);
         assert!(slots.take(|| false).is_some());
     }

@@ -12,7 +12,6 @@ use axum::routing::get;
 use axum::Router;
 
 use crate::api::extract::Ids;
-use crate::http::problem::ApiError;
 use crate::state::Shared;
 pub use shell::{page, View};
 
@@ -80,7 +79,7 @@ fn asset(content_type: &'static str, body: &'static str) -> Response {
 pub async fn fallback(request: Request) -> Response {
     let path = request.uri().path();
     if path == "/api" || path.starts_with("/api/") {
-        return ApiError::not_found("Not Found").into_response();
+        return crate::http::errors::no_route(request.method(), path).into_response();
     }
     (StatusCode::NOT_FOUND, page(View::NotFound, None)).into_response()
 }

@@ -145,7 +145,50 @@ fn unknown_ids_are_404_and_bad_parameters_422() {
     );
 
     let r = server.get("/api/v1/nothing-here");
-    assert_eq!(r.expect(404).detail(), "Not Found");
+    assert!(r
+        .expect(404)
+        .detail()
+        .as_str()
+        .unwrap()
+        .starts_with("Not Found: no API route serves GET /api/v1/nothing-here"));
+    // An id with a '/' left unencoded splits into two segments: the answer says how to write it.
+    let r = server.get("/api/v1/tasks/team/stored");
+    let detail = r.expect(404).detail();
+    assert!(
+        detail
+            .as_str()
+            .unwrap()
+            .contains("write a '/' in it as %2F"),
+        "{detail}"
+    );
     let r = server.request("DELETE", "/api/v1/tasks", &[], b"");
-    assert_eq!(r.expect(405).detail(), "Method Not Allowed");
+    assert_eq!(
+        r.expect(405).detail(),
+        "Method Not Allowed: this path does not take DELETE; it takes GET"
+    );
+    assert_eq!(r.header("allow"), Some("GET"));
+    let r = server.get(&format!("/api/v1/tasks/{}/run", seg("t")));
+    assert!(r
+        .expect(405)
+        .detail()
+        .as_str()
+        .unwrap()
+        .ends_with("it takes POST"));
+}
+
+#[test]
+fn a_body_too_large_is_refused_in_the_apis_shape() {
+    let world = World::new();
+    let server = Explorer::start(&world);
+    let big = vec![b' '; 3 * 1024 * 1024];
+    let r = server.request(
+        "POST",
+        &format!("/api/v1/tasks/{}/run", seg("t")),
+        &[("Content-Type", "application/json")],
+        &big,
+    );
+    assert_eq!(
+        r.expect(413).detail(),
+        "the request body is larger than the 2 MB the API reads; send a smaller one"
+    );
 }

@@ -48,6 +48,9 @@ fn a_run_started_from_the_api_is_recorded_as_agent_env_run_records_it() {
         .map(|s| s["state"].as_str().unwrap())
         .collect();
     assert_eq!(states, ["succeeded", "succeeded", "succeeded"]);
+    for step in done["progress"]["steps"].as_array().unwrap() {
+        assert!(step["duration_seconds"].is_number(), "{step}");
+    }
 
     let progress = server
         .get(&format!(
@@ -66,6 +69,20 @@ fn a_run_started_from_the_api_is_recorded_as_agent_env_run_records_it() {
         .expect(200)
         .json();
     assert_eq!(doc["status"], "completed");
+    // Summaries keep the recorded minute and give the start to the microsecond, as task list does.
+    let listed = server.get("/api/v1/task-instances").json();
+    let mine = listed["items"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|i| i["instance_id"] == instance.as_str())
+        .expect("listed");
+    assert_eq!(mine["started_at_utc"], doc["started_at_utc"]);
+    assert!(
+        mine["started_at_utc"].as_str().unwrap().contains('T'),
+        "{mine}"
+    );
+    assert_eq!(mine["created_at_utc"], doc["created_at_utc"]);
 
     // The CLI's side: the same document is in the local store agent-env run writes.
     let db = world.state_root().join("document_store/local.db");
@@ -161,6 +178,15 @@ fn a_group_of_runs_streams_snapshots_until_it_completes() {
     assert_eq!(one["complete"], true);
     assert_eq!(one["instances"].as_array().unwrap().len(), 2);
     server.get(&format!("/api/v1/run-groups/{id}")).expect(200);
+    // The stream of a group finished already sends its snapshot, then complete.
+    let (_, events) = events_until(
+        server.port,
+        &format!("/api/v1/tasks/{task}/run-groups/{id}/stream"),
+        &["complete", "not_found", "timeout", "error"],
+    );
+    let names: Vec<&str> = events.iter().map(|e| e.name.as_str()).collect();
+    assert_eq!(names, ["snapshot", "complete"]);
+    assert_eq!(events[0].data["outcomes"]["passed"], 2);
     let missing = server.get(&format!("/api/v1/tasks/{task}/run-groups/rg-000000000000"));
     assert_eq!(
         missing.expect(404).detail(),
@@ -198,6 +224,21 @@ fn run_requests_that_cannot_be_done_are_refused_with_the_reason() {
         "at most 100 runs per request (got 101)"
     );
     server.post(&runs, r#"{"seeds": [1]}"#).expect(422);
+    let r = server.post(&run, "[]");
+    assert_eq!(r.expect(422).detail()[0]["loc"], json!(["body"]));
+    assert!(!r.detail()[0]["msg"].as_str().unwrap().contains("RunBody"));
+    let r = server.post(&run, r#"{"seed": "x"}"#);
+    assert_eq!(r.expect(422).detail()[0]["loc"], json!(["body", "seed"]));
+    assert_eq!(
+        r.detail()[0]["msg"],
+        "should be an object, not the string \"x\""
+    );
+    let r = server.post(&run, r#"{"version": "1"}"#);
+    assert_eq!(r.expect(422).detail()[0]["loc"], json!(["body", "version"]));
+    assert_eq!(
+        r.detail()[0]["msg"],
+        "should be a whole number, not the string \"1\""
+    );
     server.post(&runs, r#"{"count": 0}"#).expect(422);
     server.post(&run, "{not json").expect(422);
 
@@ -233,6 +274,39 @@ fn run_requests_that_cannot_be_done_are_refused_with_the_reason() {
     server
         .post(&format!("/api/v1/bundles/{}/run", seg("no-such")), "{}")
         .expect(404);
+    let r = server.post(&format!("/api/v1/bundles/{}/run", seg("./mine")), "{}");
+    let detail = r.expect(404).detail();
+    assert!(
+        detail
+            .as_str()
+            .unwrap()
+            .contains("run it once with agent-env run ./mine, then run its tasks with POST /api/v1/tasks/{task_id}/run"),
+        "{detail}"
+    );
+    let r = server.post(
+        "/api/v1/bundles/hello/run",
+        r#"{"tasks": ["hello", "nope"]}"#,
+    );
+    assert_eq!(
+        r.expect(422).detail()[0]["loc"],
+        json!(["body", "tasks", "1"])
+    );
+    let msg = r.detail()[0]["msg"].as_str().unwrap().to_string();
+    assert!(
+        msg.contains("no task named 'nope'") && msg.contains("'hello'"),
+        "{msg}"
+    );
+    assert!(!msg.contains("--task"), "{msg}");
+    let r = server.post("/api/v1/bundles/hello/run", r#"{"evals": ["nope"]}"#);
+    assert_eq!(
+        r.expect(422).detail()[0]["loc"],
+        json!(["body", "evals", "0"])
+    );
+    assert_eq!(
+        server.get("/api/v1/workflows").json()["total"],
+        0,
+        "nothing started"
+    );
 }
 
 #[test]
@@ -318,6 +392,11 @@ fn a_run_of_a_folder_bundle_can_be_cancelled_and_its_sandbox_is_torn_down() {
     });
     assert_eq!(done["summary"]["outcome"], "cancelled");
     assert_eq!(done["workflow"]["status"], "cancelled");
+    let steps = &done["progress"]["steps"];
+    assert_eq!(steps[0]["state"], "succeeded");
+    assert!(steps[0]["duration_seconds"].is_number(), "{steps}");
+    assert_eq!(steps[1]["state"], "cancelled", "{steps}");
+    assert_eq!(done["progress"]["fraction"], 0.5);
     let torn = &done["instance"]["context"]["metadata"]["torn_down_sandbox_ids"];
     assert_eq!(torn.as_array().map(Vec::len), Some(1), "{done}");
 }
@@ -343,4 +422,204 @@ fn stopping_the_server_cancels_its_runs_and_tears_them_down() {
         .map(|d| d.flatten().collect())
         .unwrap_or_default();
     assert!(left.is_empty(), "sandboxes left: {left:?}");
+}
+
+/// A folder bundle with one quick task, run once with the CLI so its task is stored (version 1).
+fn quick_bundle(world: &World, criterion: &str) -> String {
+    let folder = world.dirs.home.join("quick");
+    std::fs::create_dir_all(folder.join("tasks")).unwrap();
+    let task = json!([
+        {"id": "box", "type": "deploy_sandbox", "sandbox_name": "box"},
+        {"id": "check", "type": "verify_sandbox", "sandbox_name": "box", "verifier_id": "v",
+         "criteria": [{"type": "bash_cmd_succeeds", "criterion": criterion, "bash_cmd": "true"}]}
+    ]);
+    std::fs::write(folder.join("tasks/quick.json"), task.to_string()).unwrap();
+    "@local/~/quick/quick".to_string()
+}
+
+#[test]
+fn a_run_reports_the_version_it_records_and_a_version_asked_for_is_the_one_that_runs() {
+    let world = World::new();
+    let task = quick_bundle(&world, "first");
+    let ran = world.agent_env(&["run", "./quick"]);
+    assert_eq!(ran.code, 0, "{}", ran.both());
+    quick_bundle(&world, "edited");
+    let server = Explorer::start(&world);
+    let t = seg(&task);
+
+    // The bundle changed since version 1 was stored, so a run now records version 2.
+    let r = server.post(&format!("/api/v1/tasks/{t}/run"), r#"{"version": 1}"#);
+    let detail = r.expect(422).detail();
+    let detail = detail.as_str().unwrap();
+    assert!(
+        detail.starts_with("only the newest version of a task can run")
+            && detail.contains("version 2"),
+        "{detail}"
+    );
+    server
+        .post(&format!("/api/v1/tasks/{t}/run"), r#"{"version": 3}"#)
+        .expect(404);
+    let group = server
+        .post(
+            &format!("/api/v1/tasks/{t}/runs"),
+            r#"{"count": 1, "version": 2}"#,
+        )
+        .expect(200)
+        .json();
+    assert_eq!(group["task_version"], 2, "{group}");
+    let id = group["run_group_id"].as_str().unwrap();
+    let done = server.poll(&format!("/api/v1/tasks/{t}/run-groups/{id}"), |g| {
+        g["complete"] == true
+    });
+    assert_eq!(done["instances"][0]["task_version"], 2, "{done}");
+
+    // Unchanged since: version 2 is the one that runs, and is reported.
+    let one = server
+        .post(&format!("/api/v1/tasks/{t}/run"), r#"{"version": 2}"#)
+        .expect(200)
+        .json();
+    assert_eq!(one["task_version"], 2, "{one}");
+    let instance = one["instance_id"].as_str().unwrap();
+    let done = server.poll(
+        &format!("/api/v1/task-instances/{}", seg(instance)),
+        finished,
+    );
+    assert_eq!(done["summary"]["task_version"], 2);
+}
+
+#[test]
+fn a_run_that_waits_its_turn_answers_at_once_and_its_workflow_names_its_instance_later() {
+    let world = World::new();
+    let (_, task) = slow_bundle(&world);
+    let server = Explorer::start(&world);
+    let t = seg(&task);
+    let group = server
+        .post(&format!("/api/v1/tasks/{t}/runs"), r#"{"count": 4}"#)
+        .expect(200)
+        .json();
+    let id = group["run_group_id"].as_str().unwrap().to_string();
+    server.poll(&format!("/api/v1/run-groups/{id}"), |g| g["running"] == 4);
+
+    let queued = server
+        .post(&format!("/api/v1/tasks/{t}/run"), "{}")
+        .expect(200)
+        .json();
+    assert_eq!(queued["status"], "queued");
+    assert_eq!(queued["instance_id"], Value::Null);
+    let workflow = queued["workflow_id"].as_str().unwrap();
+    let w = server.get(&format!("/api/v1/workflows/{workflow}")).json();
+    assert_eq!(w["status"], "queued", "{w}");
+    assert_eq!(w["instances"], json!([]));
+
+    // Once a slot frees, the run starts and its workflow names its instance.
+    server
+        .post(
+            &format!("/api/v1/tasks/{t}/cancel-run"),
+            &json!({"run_group_id": id}).to_string(),
+        )
+        .expect(200);
+    let w = server.poll(&format!("/api/v1/workflows/{workflow}"), |w| {
+        w["instances"].as_array().is_some_and(|i| !i.is_empty())
+    });
+    assert!(w["instances"][0]["instance_id"]
+        .as_str()
+        .is_some_and(|i| i.starts_with(&task)));
+}
+
+#[test]
+fn a_group_whose_runs_all_stopped_with_an_error_says_why() {
+    let world = World::new();
+    let (_, slow) = slow_bundle(&world);
+    let quick = quick_bundle(&world, "ok");
+    let ran = world.agent_env(&["run", "./quick"]);
+    assert_eq!(ran.code, 0, "{}", ran.both());
+    let server = Explorer::start(&world);
+    let busy = server
+        .post(
+            &format!("/api/v1/tasks/{}/runs", seg(&slow)),
+            r#"{"count": 4}"#,
+        )
+        .expect(200)
+        .json();
+    let busy = busy["run_group_id"].as_str().unwrap().to_string();
+    server.poll(&format!("/api/v1/run-groups/{busy}"), |g| g["running"] == 4);
+
+    // Queued behind them, the quick runs find their bundle broken when their turn comes.
+    let q = seg(&quick);
+    let group = server
+        .post(&format!("/api/v1/tasks/{q}/runs"), r#"{"count": 2}"#)
+        .expect(200)
+        .json();
+    let id = group["run_group_id"].as_str().unwrap().to_string();
+    std::fs::write(world.dirs.home.join("quick/tasks/quick.json"), "[not json").unwrap();
+    server
+        .post(
+            &format!("/api/v1/tasks/{}/cancel-run", seg(&slow)),
+            &json!({"run_group_id": busy}).to_string(),
+        )
+        .expect(200);
+    let done = server.poll(&format!("/api/v1/tasks/{q}/run-groups/{id}"), |g| {
+        g["complete"] == true
+    });
+    assert_eq!(done["recorded"], 0, "{done}");
+    assert_eq!(done["outcomes"], json!({"error": 2}), "{done}");
+    assert_eq!(done["task_id"], quick.as_str());
+    let errors = done["errors"].as_array().unwrap();
+    assert_eq!(errors.len(), 1, "{done}");
+    assert!(errors[0].as_str().unwrap().contains("quick.json"), "{done}");
+
+    // The task's run groups list it, with its error, though it recorded no instance.
+    let groups = server.get(&format!("/api/v1/tasks/{q}/run-groups")).json();
+    let listed = groups["items"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|g| g["run_group_id"] == id.as_str())
+        .expect("listed");
+    assert_eq!(listed["errors"], done["errors"]);
+}
+
+#[test]
+fn a_run_whose_bundle_changed_while_it_waited_runs_nothing_and_says_why() {
+    let world = World::new();
+    let (_, slow) = slow_bundle(&world);
+    let quick = quick_bundle(&world, "ok");
+    let ran = world.agent_env(&["run", "./quick"]);
+    assert_eq!(ran.code, 0, "{}", ran.both());
+    let server = Explorer::start(&world);
+    let busy = server
+        .post(
+            &format!("/api/v1/tasks/{}/runs", seg(&slow)),
+            r#"{"count": 4}"#,
+        )
+        .expect(200)
+        .json();
+    let busy = busy["run_group_id"].as_str().unwrap().to_string();
+    server.poll(&format!("/api/v1/run-groups/{busy}"), |g| g["running"] == 4);
+
+    let queued = server
+        .post(&format!("/api/v1/tasks/{}/run", seg(&quick)), "{}")
+        .expect(200)
+        .json();
+    assert_eq!(queued["task_version"], 1);
+    let workflow = queued["workflow_id"].as_str().unwrap().to_string();
+    quick_bundle(&world, "changed while it waited");
+    server
+        .post(
+            &format!("/api/v1/tasks/{}/cancel-run", seg(&slow)),
+            &json!({"run_group_id": busy}).to_string(),
+        )
+        .expect(200);
+    let done = server.poll(&format!("/api/v1/workflows/{workflow}"), |w| {
+        w["done"] == true
+    });
+    assert_eq!(done["status"], "error", "{done}");
+    let error = done["error"].as_str().unwrap();
+    assert!(
+        error.contains(
+            "a run now records version 2 of '@local/~/quick/quick', not version 1; nothing ran"
+        ),
+        "{error}"
+    );
+    assert_eq!(done["instances"], json!([]), "{done}");
 }

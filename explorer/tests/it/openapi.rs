@@ -122,7 +122,11 @@ fn the_document_lists_exactly_the_routes_served() {
             &[("Content-Type", "application/json")],
             b"{}",
         );
-        let routed = !(r.status == 404 && r.json()["detail"] == "Not Found") && r.status != 405;
+        let unrouted = r.status == 404
+            && r.json()["detail"]
+                .as_str()
+                .is_some_and(|d| d.starts_with("Not Found: no API route"));
+        let routed = !unrouted && r.status != 405;
         assert!(
             routed,
             "{method} {path} is documented but not served: {} {}",
@@ -134,5 +138,10 @@ fn the_document_lists_exactly_the_routes_served() {
 
     // Something not documented is not served.
     let r = server.get("/api/v1/tasks/a/b/c/d");
-    assert_eq!((r.status, r.detail()), (404, Value::from("Not Found")));
+    assert_eq!(r.status, 404);
+    assert!(r
+        .detail()
+        .as_str()
+        .unwrap()
+        .starts_with("Not Found: no API route"));
 }

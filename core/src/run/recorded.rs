@@ -1,0 +1,300 @@
+//! Where runs are recorded, read as one: a bundle run writes its tasks and instances to the @local
+//! store (`local.db`), a stored task's run to the configured document store. [`Recorded`] reads both
+//! as a single document store, so `task list` and the explorer see the same runs.
+
+use std::cmp::Ordering;
+use std::sync::Arc;
+
+use serde_json::{json, Map, Value};
+
+use crate::session::Session;
+use crate::stores::document::eval;
+use crate::stores::error::{StoreError, StoreResult};
+use crate::stores::{Document, DocumentStore, Filter, Sort};
+
+use super::local_stores;
+
+/// The record stores of a session, read together. Reads merge what each store holds (@local ids
+/// live only in the @local store, bare ids only in the configured one, so nothing is counted twice);
+/// writes are refused, as a run writes to the store its ids belong in.
+pub struct Recorded {
+    sources: Vec<Arc<dyn DocumentStore>>,
+    left_out: Option<String>,
+}
+
+impl Recorded {
+    /// The @local store under the session's state root, then the configured document store. A
+    /// configured store that cannot be built is left out; [`Recorded::left_out`] says why.
+    pub fn open(session: &Session) -> Recorded {
+        let local = local_stores::open(&session.paths().state_root()).documents;
+        match session.stores().document() {
+            Ok(configured) => Recorded::of(vec![local, configured]),
+            Err(e) => Recorded {
+                sources: vec![local],
+                left_out: Some(format!(
+                    "the configured document store can't be read, so stored tasks and their instances are left out: {e}"
+                )),
+            },
+        }
+    }
+
+    /// The given stores, read in this order.
+    pub fn of(sources: Vec<Arc<dyn DocumentStore>>) -> Recorded {
+        Recorded {
+            sources,
+            left_out: None,
+        }
+    }
+
+    /// Why the configured store is not read, when it is not.
+    pub fn left_out(&self) -> Option<&str> {
+        self.left_out.as_deref()
+    }
+
+    fn read_only(&self) -> StoreError {
+        StoreError::NotSupported(
+            "the recorded runs are read here, not written; a run writes to the store its ids belong in"
+                .into(),
+        )
+    }
+}
+
+/// An instance's scores as its run reported them: keyed by the id of the step whose `verifier_id` the
+/// score is under (`context.metadata.verifications.<verifier>.score`), in step order. The steps come
+/// from the task's recorded version, read once per version; an instance whose task version is gone
+/// keeps its scores under the verifier ids.
+pub struct InstanceScores<'a> {
+    sources: &'a dyn DocumentStore,
+    steps: std::cell::RefCell<std::collections::HashMap<TaskVersion, Option<Steps>>>,
+}
+
+/// A task's id and version.
+type TaskVersion = (String, i64);
+/// A task's step documents.
+type Steps = Vec<Map<String, Value>>;
+
+impl<'a> InstanceScores<'a> {
+    pub fn new(sources: &'a dyn DocumentStore) -> Self {
+        InstanceScores {
+            sources,
+            steps: Default::default(),
+        }
+    }
+
+    /// The instance's scores, keyed by the verifying step's id.
+    pub fn of(&self, doc: &Document) -> Map<String, Value> {
+        let empty = Map::new();
+        let metadata = doc
+            .get("context")
+            .and_then(|c| c.get("metadata"))
+            .and_then(Value::as_object)
+            .unwrap_or(&empty);
+        let key = (
+            doc.get("task_id")
+                .and_then(Value::as_str)
+                .unwrap_or("")
+                .to_string(),
+            doc.get("task_version").and_then(Value::as_i64).unwrap_or(0),
+        );
+        let mut known = self.steps.borrow_mut();
+        let steps = known
+            .entry(key)
+            .or_insert_with_key(|(id, version)| self.task_steps(id, *version));
+        match steps {
+            Some(steps) => super::outcome::step_scores(steps.iter(), metadata)
+                .into_iter()
+                .map(|(step, score)| (step, json!(score)))
+                .collect(),
+            None => by_verifier(metadata),
+        }
+    }
+
+    /// The steps of `task_id` at `version`, from whichever source keeps the task.
+    fn task_steps(&self, task_id: &str, version: i64) -> Option<Steps> {
+        let filter = Filter::of([("id", json!(task_id)), ("version", json!(version))]);
+        let task = self
+            .sources
+            .find_one(super::stored_task::TASKS, &filter, None)
+            .ok()??;
+        let steps = task.get("steps")?.as_array()?;
+        Some(
+            steps
+                .iter()
+                .filter_map(|s| s.as_object().cloned())
+                .collect(),
+        )
+    }
+}
+
+/// Each verifier's score, from `verifications`, keyed by the verifier id.
+fn by_verifier(metadata: &Map<String, Value>) -> Map<String, Value> {
+    metadata
+        .get("verifications")
+        .and_then(Value::as_object)
+        .map(|v| {
+            v.iter()
+                .filter_map(|(id, row)| Some((id.clone(), row.get("score")?.clone())))
+                .collect()
+        })
+        .unwrap_or_default()
+}
+
+/// Merges each store's answer: sorted, then `offset` skipped, then `limit` kept.
+fn merge(
+    parts: Vec<Vec<Document>>,
+    sort: Option<&Sort>,
+    limit: Option<usize>,
+    offset: usize,
+) -> Vec<Document> {
+    let all: Vec<Document> = parts.into_iter().flatten().collect();
+    eval::window(all, sort, eval::query_order, limit, offset)
+}
+
+impl DocumentStore for Recorded {
+    fn find_one(
+        &self,
+        collection: &str,
+        filter: &Filter,
+        sort: Option<&Sort>,
+    ) -> StoreResult<Option<Document>> {
+        let mut found = Vec::new();
+        for store in &self.sources {
+            if let Some(doc) = store.find_one(collection, filter, sort)? {
+                if sort.is_none() {
+                    return Ok(Some(doc));
+                }
+                found.push(doc);
+            }
+        }
+        Ok(merge(vec![found], sort, Some(1), 0).into_iter().next())
+    }
+
+    fn query(
+        &self,
+        collection: &str,
+        filter: &Filter,
+        sort: Option<&Sort>,
+        limit: Option<usize>,
+        offset: usize,
+    ) -> StoreResult<Vec<Document>> {
+        // Each store gives its first `offset + limit` in the same order; the merged window is among them.
+        let each = limit.filter(|n| *n > 0).map(|n| n.saturating_add(offset));
+        let mut parts = Vec::new();
+        for store in &self.sources {
+            let part = match sort {
+                Some(_) => store.query(collection, filter, sort, each, 0)?,
+                None => store.query(collection, filter, None, None, 0)?,
+            };
+            parts.push(part);
+        }
+        Ok(merge(parts, sort, limit, offset))
+    }
+
+    fn count(&self, collection: &str, filter: &Filter) -> StoreResult<u64> {
+        let mut total = 0;
+        for store in &self.sources {
+            total += store.count(collection, filter)?;
+        }
+        Ok(total)
+    }
+
+    fn insert(&self, _: &str, _: &Document) -> StoreResult<()> {
+        Err(self.read_only())
+    }
+
+    fn update(
+        &self,
+        _: &str,
+        _: &Filter,
+        _: &crate::stores::document::UpdateSpec,
+        _: bool,
+    ) -> StoreResult<u64> {
+        Err(self.read_only())
+    }
+
+    fn update_one_and_get(
+        &self,
+        _: &str,
+        _: &Filter,
+        _: &crate::stores::document::UpdateSpec,
+        _: bool,
+        _: bool,
+    ) -> StoreResult<Option<Document>> {
+        Err(self.read_only())
+    }
+
+    fn replace(&self, _: &str, _: &Filter, _: &Document, _: bool) -> StoreResult<u64> {
+        Err(self.read_only())
+    }
+
+    fn delete(&self, _: &str, _: &Filter) -> StoreResult<u64> {
+        Err(self.read_only())
+    }
+
+    fn ensure_index(&self, _: &str, _: &[&str], _: bool) -> StoreResult<()> {
+        Ok(())
+    }
+
+    fn probe(&self) -> StoreResult<()> {
+        self.sources.iter().try_for_each(|s| s.probe())
+    }
+}
+
+/// Newest first by `started_at_utc` (to the microsecond), as `task list` shows instances.
+pub fn newest_started_first(a: &Document, b: &Document) -> Ordering {
+    let started = |d: &Document| {
+        d.get("started_at_utc")
+            .and_then(serde_json::Value::as_str)
+            .unwrap_or("")
+            .to_string()
+    };
+    started(b).cmp(&started(a))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::stores::local::LocalSqliteDocumentStore;
+    use serde_json::json;
+
+    fn doc(v: serde_json::Value) -> Document {
+        match v {
+            serde_json::Value::Object(m) => m,
+            _ => Document::new(),
+        }
+    }
+
+    fn store(
+        dir: &std::path::Path,
+        name: &str,
+        docs: &[serde_json::Value],
+    ) -> Arc<dyn DocumentStore> {
+        let s = Arc::new(LocalSqliteDocumentStore::new(dir.join(name)));
+        for d in docs {
+            s.insert("c", &doc(d.clone())).expect("inserted");
+        }
+        s
+    }
+
+    #[test]
+    fn reads_merge_both_stores_in_order_and_page_across_them() {
+        let tmp = tempfile::tempdir().expect("temp");
+        let a = store(tmp.path(), "a.db", &[json!({"n": 1}), json!({"n": 4})]);
+        let b = store(tmp.path(), "b.db", &[json!({"n": 2}), json!({"n": 3})]);
+        let both = Recorded::of(vec![a, b]);
+        let sort = Sort::by("n", true);
+        let ns = |docs: Vec<Document>| docs.iter().map(|d| d["n"].clone()).collect::<Vec<_>>();
+        let page = both
+            .query("c", &Filter::all(), Some(&sort), Some(2), 1)
+            .expect("read");
+        assert_eq!(ns(page), [json!(3), json!(2)]);
+        assert_eq!(both.count("c", &Filter::all()).expect("count"), 4);
+        let newest = both
+            .find_one("c", &Filter::all(), Some(&sort))
+            .expect("one");
+        assert_eq!(newest.expect("found")["n"], 4);
+        let two = both.find_one("c", &Filter::eq("n", 2), None).expect("one");
+        assert_eq!(two.expect("found")["n"], 2);
+        assert!(both.insert("c", &Document::new()).is_err());
+    }
+}

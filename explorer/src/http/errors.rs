@@ -1,0 +1,98 @@
+//! Every failure under `/api` answers `{"detail": sentence}`, including the ones the router and the
+//! body reader give before a handler runs: an unknown path, a method a path does not take, a body
+//! too large. Plugin routes are forwarded before this and answer as their plugin does.
+
+use axum::body::Body;
+use axum::extract::Request;
+use axum::http::{header, HeaderValue, Method, StatusCode};
+use axum::middleware::Next;
+use axum::response::{IntoResponse, Response};
+
+use super::problem::ApiError;
+
+/// The largest request body the API reads (axum's default limit).
+pub const MAX_BODY_BYTES: usize = 2 * 1024 * 1024;
+
+/// The first words of the answer to a path no route serves.
+pub const NO_ROUTE: &str = "Not Found: no API route serves";
+
+/// The 404 for `method path` under `/api`, with the rule ids in paths follow.
+pub fn no_route(method: &Method, path: &str) -> ApiError {
+    ApiError::not_found(format!(
+        "{NO_ROUTE} {method} {path}. An id in a path is one percent-encoded segment: write a '/' in it as %2F (/api/v1/tasks/team%2Fhello for the task team/hello); /openapi.json lists the routes"
+    ))
+}
+
+/// Rewrites an `/api` failure the router or the body reader answered in its own shape.
+pub async fn json_errors(request: Request, next: Next) -> Response {
+    let path = request.uri().path().to_string();
+    let method = request.method().clone();
+    let response = next.run(request).await;
+    if !(path == "/api" || path.starts_with("/api/")) {
+        return response;
+    }
+    match response.status() {
+        StatusCode::METHOD_NOT_ALLOWED => method_not_allowed(&method, &path),
+        StatusCode::PAYLOAD_TOO_LARGE => ApiError::new(
+            StatusCode::PAYLOAD_TOO_LARGE,
+            format!(
+                "the request body is larger than the {} MB the API reads; send a smaller one",
+                MAX_BODY_BYTES / (1024 * 1024)
+            ),
+        )
+        .into_response(),
+        status if (status.is_client_error() || status.is_server_error()) && !is_json(&response) => {
+            let text = body_text(response).await;
+            let detail = if text.trim().is_empty() {
+                status
+                    .canonical_reason()
+                    .unwrap_or("the request failed")
+                    .to_string()
+            } else {
+                text
+            };
+            ApiError::new(status, detail).into_response()
+        }
+        _ => response,
+    }
+}
+
+/// 405 naming the methods the path takes (also in an `Allow` header).
+fn method_not_allowed(method: &Method, path: &str) -> Response {
+    let methods: Vec<String> = crate::api::methods_at(path)
+        .iter()
+        .map(|m| m.to_string())
+        .collect();
+    let detail = if methods.is_empty() {
+        format!("Method Not Allowed: this path does not take {method}")
+    } else {
+        format!(
+            "Method Not Allowed: this path does not take {method}; it takes {}",
+            methods.join(", ")
+        )
+    };
+    let mut answer = ApiError::new(StatusCode::METHOD_NOT_ALLOWED, detail).into_response();
+    if let Ok(allow) = HeaderValue::from_str(&methods.join(", ")) {
+        if !methods.is_empty() {
+            answer.headers_mut().insert(header::ALLOW, allow);
+        }
+    }
+    answer
+}
+
+fn is_json(response: &Response) -> bool {
+    response
+        .headers()
+        .get(header::CONTENT_TYPE)
+        .and_then(|t| t.to_str().ok())
+        .is_some_and(|t| t.starts_with("application/json") || t.starts_with("text/event-stream"))
+}
+
+/// The body of a short error answer as text (at most 4 kB of it).
+async fn body_text(response: Response) -> String {
+    let body: Body = response.into_body();
+    match axum::body::to_bytes(body, 4096).await {
+        Ok(bytes) => String::from_utf8_lossy(&bytes).trim().to_string(),
+        Err(_) => String::new(),
+    }
+}

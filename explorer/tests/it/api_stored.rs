@@ -1,0 +1,76 @@
+//! Stored tasks (`agent-env task put`) and their runs (`agent-env task run`) live in the configured
+//! document store, not the @local one: the explorer shows them beside the bundle runs, as
+//! `agent-env task list` does.
+
+use serde_json::Value;
+
+use crate::support::{seg, Explorer, World};
+
+const PASS: &str = r#"[{"id": "box", "type": "deploy_sandbox", "sandbox_name": "box"},
+    {"id": "check", "type": "verify_sandbox", "sandbox_name": "box", "verifier_id": "v",
+     "criteria": [{"type": "bash_cmd_succeeds", "criterion": "ok", "bash_cmd": "true"}]}]"#;
+
+#[test]
+fn runs_of_stored_tasks_are_seen_beside_bundle_runs() {
+    let world = World::new();
+    world.run_hello();
+    let file = world.root.join("stored.json");
+    std::fs::write(&file, PASS).expect("task file");
+    let put = world.agent_env(&["task", "put", "--id", "team/stored", file.to_str().unwrap()]);
+    assert_eq!(put.code, 0, "{}", put.both());
+    let ran = world.agent_env(&["task", "run", "team/stored"]);
+    assert_eq!(ran.code, 0, "{}", ran.both());
+    let listed = world.agent_env(&["task", "list", "--json"]);
+    let listed: Value = serde_json::from_str(&listed.stdout).expect("task list --json");
+    let stored_instance = listed["instances"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|i| i["task_id"] == "team/stored")
+        .expect("task list shows the stored task's run")["instance_id"]
+        .as_str()
+        .unwrap()
+        .to_string();
+
+    let server = Explorer::start(&world);
+    let task = server
+        .get(&format!("/api/v1/tasks/{}", seg("team/stored")))
+        .expect(200)
+        .json();
+    assert_eq!(task["version"], 1);
+    let tasks = server.get("/api/v1/tasks?limit=500").expect(200).json();
+    assert_eq!(
+        tasks["total"], 2,
+        "hello's task and the stored one: {tasks}"
+    );
+
+    let one = server
+        .get(&format!("/api/v1/task-instances/{}", seg(&stored_instance)))
+        .expect(200)
+        .json();
+    assert_eq!(one["summary"]["outcome"], "passed");
+    assert_eq!(one["progress"]["total_steps"], 2);
+
+    let all = server.get("/api/v1/task-instances").expect(200).json();
+    assert_eq!(
+        all["total"], 2,
+        "the bundle run and the stored task's: {all}"
+    );
+    let of_task = server
+        .get(&format!("/api/v1/tasks/{}/runs", seg("team/stored")))
+        .expect(200)
+        .json();
+    assert_eq!(of_task["total"], 1);
+    assert_eq!(of_task["items"][0]["instance_id"], stored_instance.as_str());
+
+    // A stored task comes from no bundle; the answer says how to run it.
+    let refused = server
+        .post(&format!("/api/v1/tasks/{}/run", seg("team/stored")), "{}")
+        .expect(422)
+        .json();
+    let detail = refused["detail"].as_str().unwrap();
+    assert!(
+        detail.contains("agent-env task run team/stored"),
+        "{detail}"
+    );
+}
