@@ -12,6 +12,7 @@
 //! called from plain threads and from a runtime's blocking pool).
 
 use std::future::Future;
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::OnceLock;
 use std::time::Duration;
 
@@ -81,39 +82,87 @@ impl Driver {
     }
 }
 
+/// How long the server may take to answer one statement. A server that accepts connections and then
+/// says nothing (paused, overloaded, or not PostgreSQL at all) fails the call instead of hanging it.
+pub const CALL_LIMIT: Duration = Duration::from_secs(120);
+
+/// Why a call to the server failed.
+#[derive(Debug)]
+pub enum CallError {
+    /// The server answered with an error, or the connection broke.
+    Postgres(Error),
+    /// The server did not answer within this long.
+    TimedOut(Duration),
+}
+
+impl From<Error> for CallError {
+    fn from(e: Error) -> Self {
+        CallError::Postgres(e)
+    }
+}
+
 /// Why a connection could not be made.
 #[derive(Debug)]
 pub enum ConnectError {
     /// No runtime could be started (the process is out of threads or file descriptors).
     Runtime(std::io::Error),
-    /// The server refused or could not be reached.
-    Postgres(Error),
+    /// The server refused, could not be reached, or did not answer in time.
+    Call(CallError),
 }
 
 /// One connection, with the runtime that drives it.
 pub struct Connection {
     client: tokio_postgres::Client,
     runtime: Driver,
+    /// A call on it timed out, so it may be mid-exchange: it is not used again.
+    broken: AtomicBool,
+}
+
+impl Driver {
+    /// Waits for `future`, at most `limit`.
+    fn within<T, E: Into<CallError>>(
+        &self,
+        limit: Duration,
+        future: impl Future<Output = Result<T, E>>,
+    ) -> Result<T, CallError> {
+        self.block_on(async { tokio::time::timeout(limit, future).await })
+            .map_err(|_| CallError::TimedOut(limit))?
+            .map_err(Into::into)
+    }
 }
 
 impl Connection {
-    /// Connects (within the DSN's connect timeout).
+    /// Connects: the TCP connect, the startup and the login together within the DSN's connect
+    /// timeout, so a server that accepts the connection and then says nothing is not waited on forever.
     pub fn connect(config: &Config) -> Result<Connection, ConnectError> {
         let runtime = runtime().map_err(ConnectError::Runtime)?;
+        let limit = config
+            .get_connect_timeout()
+            .copied()
+            .unwrap_or(crate::dsn::CONNECT_TIMEOUT);
         let (client, connection) = runtime
-            .block_on(config.connect(NoTls))
-            .map_err(ConnectError::Postgres)?;
+            .within(limit, config.connect(NoTls))
+            .map_err(ConnectError::Call)?;
         // The connection's socket work runs as a task; it ends when the client is dropped or the
         // server goes away, and the client then reports itself closed.
         runtime.handle().spawn(async move {
             let _ = connection.await;
         });
-        Ok(Connection { client, runtime })
+        Ok(Connection {
+            client,
+            runtime,
+            broken: Default::default(),
+        })
     }
 
-    /// Whether the connection has ended.
+    /// Waits for one call on this connection, marking it broken when the server does not answer.
+    fn call<T>(&self, future: impl Future<Output = Result<T, Error>>) -> Result<T, CallError> {
+        noted(&self.broken, self.runtime.within(CALL_LIMIT, future))
+    }
+
+    /// Whether the connection has ended, or a call on it timed out.
     pub fn is_closed(&self) -> bool {
-        self.client.is_closed()
+        self.client.is_closed() || self.broken.load(Ordering::SeqCst)
     }
 
     /// Whether the server still answers on this connection, within `timeout`.
@@ -127,20 +176,28 @@ impl Connection {
     }
 
     /// Runs `sql` (no parameters, possibly several statements) and returns what the server said.
-    pub fn simple_query(&self, sql: &str) -> Result<Vec<SimpleQueryMessage>, Error> {
-        self.runtime.block_on(self.client.simple_query(sql))
+    pub fn simple_query(&self, sql: &str) -> Result<Vec<SimpleQueryMessage>, CallError> {
+        self.call(self.client.simple_query(sql))
     }
 
     /// The one row `sql` returns.
-    pub fn query_one(&self, sql: &str, params: &[&(dyn ToSql + Sync)]) -> Result<Row, Error> {
-        self.runtime.block_on(self.client.query_one(sql, params))
+    pub fn query_one(&self, sql: &str, params: &[&(dyn ToSql + Sync)]) -> Result<Row, CallError> {
+        self.call(self.client.query_one(sql, params))
     }
 
     /// Starts a transaction; it rolls back when dropped without [`Transaction::commit`].
-    pub fn transaction(&mut self) -> Result<Transaction<'_>, Error> {
-        let Connection { client, runtime } = self;
-        let inner = runtime.block_on(client.transaction())?;
-        Ok(Transaction { inner, runtime })
+    pub fn transaction(&mut self) -> Result<Transaction<'_>, CallError> {
+        let Connection {
+            client,
+            runtime,
+            broken,
+        } = self;
+        let begun = noted(broken, runtime.within(CALL_LIMIT, client.transaction()));
+        Ok(Transaction {
+            inner: begun?,
+            runtime,
+            broken,
+        })
     }
 }
 
@@ -148,40 +205,61 @@ impl Connection {
 pub struct Transaction<'a> {
     inner: tokio_postgres::Transaction<'a>,
     runtime: &'a Driver,
+    broken: &'a AtomicBool,
 }
 
 impl Transaction<'_> {
+    /// Waits for one call in the transaction, marking its connection broken when the server does not
+    /// answer.
+    fn call<T>(&self, future: impl Future<Output = Result<T, Error>>) -> Result<T, CallError> {
+        noted(self.broken, self.runtime.within(CALL_LIMIT, future))
+    }
+
     /// Runs one statement; the number of rows it changed.
-    pub fn execute(&self, sql: &str, params: &[&(dyn ToSql + Sync)]) -> Result<u64, Error> {
-        self.runtime.block_on(self.inner.execute(sql, params))
+    pub fn execute(&self, sql: &str, params: &[&(dyn ToSql + Sync)]) -> Result<u64, CallError> {
+        self.call(self.inner.execute(sql, params))
     }
 
     /// Runs statements without parameters.
-    pub fn batch_execute(&self, sql: &str) -> Result<(), Error> {
-        self.runtime.block_on(self.inner.batch_execute(sql))
+    pub fn batch_execute(&self, sql: &str) -> Result<(), CallError> {
+        self.call(self.inner.batch_execute(sql))
     }
 
     /// Commits.
-    pub fn commit(self) -> Result<(), Error> {
-        self.runtime.block_on(self.inner.commit())
+    pub fn commit(self) -> Result<(), CallError> {
+        let Transaction {
+            inner,
+            runtime,
+            broken,
+        } = self;
+        noted(broken, runtime.within(CALL_LIMIT, inner.commit()))
     }
+}
+
+/// `answer`, having marked the connection `broken` when the server did not answer in time (it may be
+/// mid-exchange, so it is not used again).
+fn noted<T>(broken: &AtomicBool, answer: Result<T, CallError>) -> Result<T, CallError> {
+    if let Err(CallError::TimedOut(_)) = &answer {
+        broken.store(true, Ordering::SeqCst);
+    }
+    answer
 }
 
 /// What can run a query: a connection or a transaction on it.
 pub trait Queries {
     /// The rows `sql` returns.
-    fn query(&self, sql: &str, params: &[&(dyn ToSql + Sync)]) -> Result<Vec<Row>, Error>;
+    fn query(&self, sql: &str, params: &[&(dyn ToSql + Sync)]) -> Result<Vec<Row>, CallError>;
 }
 
 impl Queries for Connection {
-    fn query(&self, sql: &str, params: &[&(dyn ToSql + Sync)]) -> Result<Vec<Row>, Error> {
-        self.runtime.block_on(self.client.query(sql, params))
+    fn query(&self, sql: &str, params: &[&(dyn ToSql + Sync)]) -> Result<Vec<Row>, CallError> {
+        self.call(self.client.query(sql, params))
     }
 }
 
 impl Queries for Transaction<'_> {
-    fn query(&self, sql: &str, params: &[&(dyn ToSql + Sync)]) -> Result<Vec<Row>, Error> {
-        self.runtime.block_on(self.inner.query(sql, params))
+    fn query(&self, sql: &str, params: &[&(dyn ToSql + Sync)]) -> Result<Vec<Row>, CallError> {
+        self.call(self.inner.query(sql, params))
     }
 }
 

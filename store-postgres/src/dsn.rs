@@ -11,8 +11,9 @@ use agent_env_store::error::{StoreError, StoreResult};
 
 use crate::CLASS;
 
-/// How long connecting may take before the server counts as unreachable.
-const CONNECT_TIMEOUT: Duration = Duration::from_secs(10);
+/// How long connecting (the TCP connect, the startup and the login) may take before the server counts
+/// as unreachable, unless the dsn sets `connect_timeout`.
+pub const CONNECT_TIMEOUT: Duration = Duration::from_secs(10);
 
 /// A parsed DSN and how messages name its server.
 #[derive(Clone)]
@@ -28,9 +29,30 @@ impl std::fmt::Debug for Dsn {
     }
 }
 
+/// The refusal of a dsn that asks for TLS.
+fn no_tls(mode: &str) -> StoreError {
+    StoreError::Config(format!(
+        "{CLASS}: dsn asks for sslmode={mode}, and this build connects without TLS; reach the server over a trusted network (sslmode=disable or prefer) or through a TLS tunnel"
+    ))
+}
+
+/// The `sslmode` a dsn asks for when it is one that verifies the server's certificate (`verify-ca`,
+/// `verify-full`), which the client library does not even parse.
+fn tls_mode_asked(text: &str) -> Option<String> {
+    let at = text.find("sslmode=")? + "sslmode=".len();
+    let mode: String = text[at..]
+        .chars()
+        .take_while(|c| c.is_ascii_alphanumeric() || *c == '-')
+        .collect();
+    mode.starts_with("verify-").then_some(mode)
+}
+
 impl Dsn {
     /// Parses a `postgres://user:password@host:port/database` URL or a `key=value` string.
     pub fn parse(text: &str) -> StoreResult<Dsn> {
+        if let Some(mode) = tls_mode_asked(text) {
+            return Err(no_tls(&mode));
+        }
         let mut config = Config::from_str(text).map_err(|e| {
             StoreError::Config(format!(
                 "{CLASS}: dsn does not parse ({}); write it as postgres://USER:PASSWORD@HOST:PORT/DATABASE, with the password through a reference such as dsn = \"env:AGENT_ENV_PG_DSN\"",
@@ -38,9 +60,7 @@ impl Dsn {
             ))
         })?;
         if config.get_ssl_mode() == SslMode::Require {
-            return Err(StoreError::Config(format!(
-                "{CLASS}: dsn asks for sslmode=require, and this build connects without TLS; reach the server over a trusted network (sslmode=disable or prefer) or through a TLS tunnel"
-            )));
+            return Err(no_tls("require"));
         }
         if config.get_connect_timeout().is_none() {
             config.connect_timeout(CONNECT_TIMEOUT);
@@ -104,5 +124,27 @@ mod tests {
         assert!(!text.contains("s3cret"), "{text}");
         let err = Dsn::parse("postgres://h/db?sslmode=require").unwrap_err();
         assert!(err.to_string().contains("sslmode=require"), "{err}");
+    }
+
+    /// A managed server's dsn asks for a verified certificate: that is refused as TLS, not as a dsn
+    /// that does not parse.
+    #[test]
+    fn a_dsn_asking_to_verify_the_server_is_refused_for_tls() {
+        for (dsn, mode) in [
+            (
+                "postgres://u:p@h:5432/db?sslmode=verify-full",
+                "verify-full",
+            ),
+            ("host=h dbname=db sslmode=verify-ca user=u", "verify-ca"),
+        ] {
+            let err = Dsn::parse(dsn).unwrap_err().to_string();
+            assert!(
+                err.starts_with(&format!(
+                    "PostgresDocumentStore: dsn asks for sslmode={mode}, and this build connects without TLS"
+                )),
+                "{err}"
+            );
+        }
+        assert!(Dsn::parse("postgres://u:p@h/db?sslmode=prefer").is_ok());
     }
 }

@@ -4,10 +4,21 @@ use tokio_postgres::error::SqlState;
 
 use agent_env_store::error::StoreError;
 
+use crate::blocking::CallError;
 use crate::CLASS;
 
 /// The store error for a failure talking to the database at `shown` (`host:port/database`).
-pub fn pg_error(shown: &str, err: &tokio_postgres::Error) -> StoreError {
+pub fn pg_error(shown: &str, err: &CallError) -> StoreError {
+    match err {
+        CallError::Postgres(e) => postgres_error(shown, e),
+        CallError::TimedOut(limit) => io(format!(
+            "{CLASS}: {shown} did not answer within {} s; is the server running and not paused or overloaded, and is the dsn's host and port a PostgreSQL server's?",
+            limit.as_secs()
+        )),
+    }
+}
+
+fn postgres_error(shown: &str, err: &tokio_postgres::Error) -> StoreError {
     let Some(db) = err.as_db_error() else {
         if err.is_closed() {
             return io(format!(
@@ -49,6 +60,19 @@ pub fn pg_error(shown: &str, err: &tokio_postgres::Error) -> StoreError {
             db.message()
         ));
     }
+    if [
+        SqlState::ADMIN_SHUTDOWN,
+        SqlState::CRASH_SHUTDOWN,
+        SqlState::CANNOT_CONNECT_NOW,
+    ]
+    .contains(code)
+    {
+        return io(format!(
+            "{CLASS}: {shown} closed the connection while it restarted or shut down ({}, {}); run the command again once the server is up",
+            db.message(),
+            code.code()
+        ));
+    }
     io(format!(
         "{CLASS}: {shown}: {} ({})",
         db.message(),
@@ -81,6 +105,6 @@ fn io(message: String) -> StoreError {
 }
 
 /// Whether the error is a unique-index violation.
-pub fn is_unique_violation(err: &tokio_postgres::Error) -> bool {
-    err.code() == Some(&SqlState::UNIQUE_VIOLATION)
+pub fn is_unique_violation(err: &CallError) -> bool {
+    matches!(err, CallError::Postgres(e) if e.code() == Some(&SqlState::UNIQUE_VIOLATION))
 }

@@ -36,7 +36,7 @@ use agent_env_store::document::DocumentStore;
 use agent_env_store::error::{StoreError, StoreResult};
 
 pub use crate::blocking::share_runtime;
-use crate::blocking::{Connection, Transaction};
+use crate::blocking::{CallError, Connection, Transaction};
 use crate::dsn::Dsn;
 use crate::errors::{is_unique_violation, pg_error};
 use crate::pool::Pool;
@@ -174,12 +174,13 @@ impl PostgresDocumentStore {
         Ok(out)
     }
 
-    fn duplicate(&self, collection: &str, err: &tokio_postgres::Error) -> StoreError {
+    fn duplicate(&self, collection: &str, err: &CallError) -> StoreError {
         if is_unique_violation(err) {
-            let detail = err
-                .as_db_error()
-                .map(|d| d.message().to_string())
-                .unwrap_or_default();
+            let detail = match err {
+                CallError::Postgres(e) => e.as_db_error().map(|d| d.message().to_string()),
+                CallError::TimedOut(_) => None,
+            }
+            .unwrap_or_default();
             return StoreError::DuplicateKey(format!(
                 "a document in '{collection}' repeats the fields of a unique index ({detail})"
             ));

@@ -13,8 +13,10 @@ use crate::errors::{pg_error, runtime_error};
 /// How many idle connections are kept for reuse.
 const MAX_IDLE: usize = 4;
 /// A connection idle for longer is asked whether it still works before it is handed out: the server
-/// (or a firewall between) may have closed it meanwhile.
-const CHECK_AFTER_IDLE: Duration = Duration::from_secs(30);
+/// (or a firewall between) may have closed it meanwhile, as a restart closes every session. Calls in
+/// quick succession reuse a connection without the extra round trip; after a pause (a task's step,
+/// say) it costs one round trip next to the pause.
+const CHECK_AFTER_IDLE: Duration = Duration::from_secs(1);
 /// How long that check may take.
 const CHECK_TIMEOUT: Duration = Duration::from_secs(2);
 
@@ -69,7 +71,7 @@ impl Pool {
             }
         }
         let client = Connection::connect(&self.dsn.config).map_err(|e| match e {
-            ConnectError::Postgres(e) => pg_error(&self.dsn.shown, &e),
+            ConnectError::Call(e) => pg_error(&self.dsn.shown, &e),
             ConnectError::Runtime(e) => runtime_error(&self.dsn.shown, &e),
         })?;
         Ok(Pooled {

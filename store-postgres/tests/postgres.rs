@@ -222,3 +222,62 @@ fn the_store_works_from_a_running_runtimes_blocking_pool() {
     });
     assert!(report.all_passed(), "{}", report.render());
 }
+
+/// A server that accepts the connection and then says nothing fails the call within the dsn's
+/// connect timeout, with a sentence naming it, instead of hanging the command.
+#[test]
+fn a_server_that_never_answers_fails_within_the_connect_timeout() {
+    let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let port = listener.local_addr().unwrap().port();
+    let held = std::thread::spawn(move || {
+        let (socket, _) = listener.accept().unwrap();
+        std::thread::sleep(std::time::Duration::from_secs(5));
+        drop(socket);
+    });
+    let store = PostgresDocumentStore::new(
+        &format!("postgres://u:p@127.0.0.1:{port}/db?connect_timeout=1"),
+        None,
+    )
+    .unwrap();
+    let err = store.check_connection().unwrap_err().to_string();
+    assert_eq!(
+        err,
+        format!("PostgresDocumentStore: 127.0.0.1:{port}/db did not answer within 1 s; is the server running and not paused or overloaded, and is the dsn's host and port a PostgreSQL server's?")
+    );
+    held.join().unwrap();
+}
+
+/// A pooled connection the server closed while it sat idle for over a second (a restart, or an
+/// administrator ending the session) is noticed and replaced, so the next call works instead of
+/// failing with the closed connection's error.
+#[test]
+fn a_connection_the_server_closed_while_idle_is_replaced() {
+    let name = format!("closed-idle-{}", std::process::id());
+    let store = PostgresDocumentStore::new(
+        &format!("{}?application_name={name}", dsn()),
+        Some("closed_idle"),
+    )
+    .unwrap();
+    store.insert("c", &doc(json!({"id": "a"}))).unwrap();
+    // An administrator ends the store's session (as a restart does to every session).
+    let runtime = tokio::runtime::Runtime::new().unwrap();
+    let ended: i64 = runtime.block_on(async {
+        let (client, connection) = tokio_postgres::connect(&dsn(), tokio_postgres::NoTls)
+            .await
+            .unwrap();
+        tokio::spawn(connection);
+        let row = client
+            .query_one(
+                "SELECT count(pg_terminate_backend(pid)) FROM pg_stat_activity WHERE application_name = $1",
+                &[&name],
+            )
+            .await
+            .unwrap();
+        row.get(0)
+    });
+    assert_eq!(ended, 1, "the store's idle connection was not found");
+    // Idle for over a second, it is checked before reuse.
+    std::thread::sleep(std::time::Duration::from_millis(1100));
+    store.insert("c", &doc(json!({"id": "b"}))).unwrap();
+    assert_eq!(store.count("c", &Filter::all()).unwrap(), 2);
+}
