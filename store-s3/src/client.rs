@@ -68,7 +68,11 @@ impl S3Client {
             });
         Ok(S3Client {
             at: Locations::new(&settings.bucket),
-            wire: Wire::new(&settings.endpoint, &settings.bucket),
+            wire: Wire::new(
+                &settings.endpoint,
+                &settings.bucket,
+                settings.answer_timeout,
+            ),
             settings,
             bucket,
             credentials,
@@ -254,15 +258,60 @@ impl S3Client {
     /// Whether grants from this store work: over HTTPS, or against a server on this machine.
     fn grants_reachable(&self) -> bool {
         let endpoint = &self.settings.endpoint;
-        endpoint.starts_with("https://")
-            || ["http://127.", "http://localhost", "http://[::1]"]
-                .iter()
-                .any(|p| endpoint.starts_with(p))
+        endpoint.starts_with("https://") || plain_http_to_this_machine(endpoint)
     }
+}
+
+/// Whether `endpoint` is a plain-HTTP URL whose host is this machine: `localhost`, an address of
+/// 127.0.0.0/8, or `[::1]` (as a whole host name, not a prefix: `localhost.example.com` is another
+/// machine, and a grant sent there travels in clear text).
+fn plain_http_to_this_machine(endpoint: &str) -> bool {
+    let Some(rest) = endpoint.strip_prefix("http://") else {
+        return false;
+    };
+    let authority = rest.split(['/', '?', '#']).next().unwrap_or("");
+    let host_port = authority.rsplit('@').next().unwrap_or(authority);
+    let host = match host_port.strip_prefix('[') {
+        Some(v6) => v6.split(']').next().unwrap_or(""),
+        None => host_port.split(':').next().unwrap_or(""),
+    };
+    if host.eq_ignore_ascii_case("localhost") {
+        return true;
+    }
+    host.parse::<std::net::IpAddr>()
+        .is_ok_and(|ip| ip.is_loopback())
 }
 
 /// An HTTP date (`Fri, 04 Dec 2026 03:17:38 GMT`) as RFC 3339 UTC.
 fn http_date_to_rfc3339(date: &str) -> Option<String> {
     let zoned = jiff::fmt::rfc2822::parse(date).ok()?;
     Some(zoned.timestamp().to_string())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::plain_http_to_this_machine;
+
+    #[test]
+    fn only_a_loopback_host_counts_as_this_machine() {
+        for local in [
+            "http://127.0.0.1:9000",
+            "http://127.8.9.10",
+            "http://localhost:9000/",
+            "http://LOCALHOST",
+            "http://[::1]:9000",
+        ] {
+            assert!(plain_http_to_this_machine(local), "{local}");
+        }
+        for remote in [
+            "http://localhost.example.com:9000",
+            "http://localhost-minio.corp",
+            "http://127.example.com",
+            "http://10.0.0.1:9000",
+            "https://127.0.0.1:9000",
+            "http://user@evil.example.com",
+        ] {
+            assert!(!plain_http_to_this_machine(remote), "{remote}");
+        }
+    }
 }

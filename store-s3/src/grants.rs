@@ -67,8 +67,10 @@ pub fn read_grant(
     ))
 }
 
-/// A presigned PUT of one object that must declare `media_type`. S3 cannot bound a presigned PUT's
-/// size below its own 5 GiB limit, so `max_bytes` is checked against that limit only.
+/// A presigned PUT of one object that must declare `media_type` and may only create it (`If-None-Match:
+/// *` is signed in, so the URL cannot replace the object, and a second use fails). S3 cannot bound a
+/// presigned PUT's size below its own 5 GiB limit, so `max_bytes` is checked against that limit only;
+/// an upload policy ([`upload_policy`]) is what bounds a size.
 pub fn write_grant(
     store: &S3Client,
     object_url: &str,
@@ -89,11 +91,12 @@ pub fn write_grant(
     action
         .headers_mut()
         .insert("content-type", media_type.to_string());
-    Ok(HttpPutGrant::new(
-        action.sign(lifetime).to_string(),
-        expires_at,
-        media_type,
-    ))
+    action.headers_mut().insert("if-none-match", "*");
+    let mut grant = HttpPutGrant::new(action.sign(lifetime).to_string(), expires_at, media_type);
+    grant
+        .headers
+        .insert("If-None-Match".to_string(), "*".to_string());
+    Ok(grant)
 }
 
 /// An S3 POST policy admitting uploads of at most `max_object_bytes` under `prefix_url`.

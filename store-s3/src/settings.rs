@@ -12,7 +12,7 @@ use agent_env_store::grant::{check_grant_lifetime_setting, DEFAULT_GRANT_LIFETIM
 /// The class name, as `[stores.object] impl` names it.
 pub const CLASS: &str = "S3ObjectStore";
 /// The keys its config table takes.
-pub const CONFIG_KEYS: [&str; 9] = [
+pub const CONFIG_KEYS: [&str; 10] = [
     "bucket",
     "region",
     "endpoint",
@@ -22,7 +22,12 @@ pub const CONFIG_KEYS: [&str; 9] = [
     "session_token",
     "share_credentials",
     "grant_lifetime_seconds",
+    "timeout_seconds",
 ];
+/// How long the server may take to take a request and to start answering it, unless `timeout_seconds`
+/// says: a server that accepts the connection and then says nothing (paused, overloaded, not S3) fails
+/// the call instead of hanging it.
+pub const DEFAULT_TIMEOUT_SECONDS: u64 = 120;
 /// The keys its config table must hold.
 pub const REQUIRED_KEYS: [&str; 1] = ["bucket"];
 /// The longest a SigV4 presigned URL may live: 7 days.
@@ -73,6 +78,8 @@ pub struct S3Settings {
     pub share_credentials: bool,
     /// How long a grant lives when the caller names no lifetime.
     pub grant_lifetime: Duration,
+    /// How long the server may take to take a request and to start answering it (not to move a body).
+    pub answer_timeout: Duration,
 }
 
 impl S3Settings {
@@ -110,10 +117,29 @@ impl S3Settings {
                 "endpoint must be an http:// or https:// URL, got '{endpoint}'"
             )));
         }
+        let after_scheme = endpoint.split_once("://").map_or("", |(_, rest)| rest);
+        if let Some((host, path)) = after_scheme.split_once('/') {
+            return Err(config(&format!(
+                "endpoint must be the server's address alone, got '{endpoint}' with the path '/{path}'; write endpoint = \"{scheme}://{host}\" and name the bucket in bucket",
+                scheme = endpoint.split("://").next().unwrap_or("https"),
+            )));
+        }
         let credentials = credentials(table, &env_nonempty)?;
         let grant_lifetime = match table.get("grant_lifetime_seconds") {
             None | Some(Value::Null) => DEFAULT_GRANT_LIFETIME_SECONDS,
-            Some(value) => check_grant_lifetime_setting(value, MAX_GRANT_LIFETIME_SECONDS)?,
+            Some(value) => check_grant_lifetime_setting(value, MAX_GRANT_LIFETIME_SECONDS)
+                .map_err(|e| config(&e.to_string()))?,
+        };
+        let answer_timeout = match table.get("timeout_seconds") {
+            None | Some(Value::Null) => DEFAULT_TIMEOUT_SECONDS,
+            Some(Value::Number(n)) if n.as_u64().is_some_and(|n| n >= 1) => {
+                n.as_u64().unwrap_or(DEFAULT_TIMEOUT_SECONDS)
+            }
+            Some(other) => {
+                return Err(config(&format!(
+                    "timeout_seconds must be a whole number of seconds, at least 1, got {other}"
+                )))
+            }
         };
         Ok(S3Settings {
             bucket,
@@ -123,6 +149,7 @@ impl S3Settings {
             credentials,
             share_credentials: boolean(table, "share_credentials")?.unwrap_or(false),
             grant_lifetime: Duration::from_secs(grant_lifetime),
+            answer_timeout: Duration::from_secs(answer_timeout),
         })
     }
 }
@@ -228,6 +255,34 @@ mod tests {
         let creds = s.credentials.unwrap();
         assert_eq!(creds.access_key_id, "AK");
         assert!(!format!("{creds:?}").contains("SK"));
+    }
+
+    #[test]
+    fn an_endpoint_naming_the_bucket_and_a_bad_lifetime_say_what_to_write() {
+        let err = S3Settings::from_table(
+            &table(json!({"bucket": "team", "endpoint": "http://127.0.0.1:9000/team"})),
+            &no_env,
+        )
+        .unwrap_err();
+        assert_eq!(
+            err.to_string(),
+            "S3ObjectStore: endpoint must be the server's address alone, got 'http://127.0.0.1:9000/team' with the path '/team'; write endpoint = \"http://127.0.0.1:9000\" and name the bucket in bucket"
+        );
+        let err = S3Settings::from_table(
+            &table(json!({"bucket": "b", "grant_lifetime_seconds": 899})),
+            &no_env,
+        )
+        .unwrap_err();
+        assert_eq!(
+            err.to_string(),
+            "S3ObjectStore: grant_lifetime_seconds must be at least 900, to outlast a transfer; got 899"
+        );
+        let err = S3Settings::from_table(
+            &table(json!({"bucket": "b", "timeout_seconds": 0})),
+            &no_env,
+        )
+        .unwrap_err();
+        assert!(err.to_string().contains("timeout_seconds must be"), "{err}");
     }
 
     #[test]

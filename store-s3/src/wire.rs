@@ -30,14 +30,19 @@ pub struct Wire {
     agent: Agent,
     endpoint: String,
     bucket: String,
+    answer_timeout: Duration,
 }
 
 impl Wire {
-    /// A client for `endpoint`, whose errors name `bucket`.
-    pub fn new(endpoint: &str, bucket: &str) -> Wire {
+    /// A client for `endpoint`, whose errors name `bucket`. Sending a request's headers, and waiting
+    /// for the answer's once the body is sent, may each take `answer_timeout`; a body's own transfer
+    /// has no limit, since its size has none.
+    pub fn new(endpoint: &str, bucket: &str, answer_timeout: Duration) -> Wire {
         let agent: Agent = Agent::config_builder()
             .http_status_as_error(false)
             .timeout_connect(Some(CONNECT_TIMEOUT))
+            .timeout_send_request(Some(answer_timeout))
+            .timeout_recv_response(Some(answer_timeout))
             .max_idle_connections_per_host(8)
             .build()
             .into();
@@ -45,6 +50,7 @@ impl Wire {
             agent,
             endpoint: endpoint.to_string(),
             bucket: bucket.to_string(),
+            answer_timeout,
         }
     }
 
@@ -70,19 +76,36 @@ impl Wire {
             Outgoing::Empty => builder
                 .body(())
                 .map_err(|e| self.unreachable(&e))
-                .and_then(|r| self.agent.run(r).map_err(|e| self.unreachable(&e))),
+                .and_then(|r| self.agent.run(r).map_err(|e| self.failed_call(&e))),
             Outgoing::Bytes(bytes) => builder
                 .header("Content-Length", bytes.len().to_string())
                 .body(bytes)
                 .map_err(|e| self.unreachable(&e))
-                .and_then(|r| self.agent.run(r).map_err(|e| self.unreachable(&e))),
+                .and_then(|r| self.agent.run(r).map_err(|e| self.failed_call(&e))),
             Outgoing::Stream(reader, len) => builder
                 .header("Content-Length", len.to_string())
                 .body(SendBody::from_reader(reader))
                 .map_err(|e| self.unreachable(&e))
-                .and_then(|r| self.agent.run(r).map_err(|e| self.unreachable(&e))),
+                .and_then(|r| self.agent.run(r).map_err(|e| self.failed_call(&e))),
         };
         result
+    }
+
+    /// A request that got no answer: the server could not be reached, or did not answer in time.
+    fn failed_call(&self, err: &ureq::Error) -> StoreError {
+        match err {
+            ureq::Error::Timeout(ureq::Timeout::SendRequest | ureq::Timeout::RecvResponse) => {
+                StoreError::Io {
+                    message: format!(
+                        "{CLASS}: {} did not answer within {} s; check that the server is running and not paused or overloaded, and that [stores.object] endpoint names an S3 server (timeout_seconds sets how long to wait)",
+                        self.endpoint,
+                        self.answer_timeout.as_secs()
+                    ),
+                    raw_os_error: None,
+                }
+            }
+            other => self.unreachable(other),
+        }
     }
 
     fn unreachable(&self, err: &dyn std::fmt::Display) -> StoreError {

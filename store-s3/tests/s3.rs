@@ -213,3 +213,66 @@ fn an_upload_killed_midway_leaves_no_object() {
     store.put(&key, b"whole", "text/plain", false).unwrap();
     assert_eq!(store.read(&key).unwrap(), b"whole");
 }
+
+/// A server that accepts the connection and then says nothing fails the call within timeout_seconds,
+/// with a sentence naming it, instead of hanging the command.
+#[test]
+fn a_server_that_never_answers_fails_within_the_timeout() {
+    let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let port = listener.local_addr().unwrap().port();
+    let held = std::thread::spawn(move || {
+        let (socket, _) = listener.accept().unwrap();
+        std::thread::sleep(std::time::Duration::from_secs(5));
+        drop(socket);
+    });
+    let table = json!({
+        "bucket": "b",
+        "endpoint": format!("http://127.0.0.1:{port}"),
+        "access_key_id": "k",
+        "secret_access_key": "s",
+        "timeout_seconds": 1,
+    });
+    let silent =
+        S3ObjectStore::new(S3Settings::from_table(table.as_object().unwrap(), &|_| None).unwrap())
+            .unwrap();
+    let err = silent.check_connection().unwrap_err().to_string();
+    assert_eq!(
+        err,
+        format!("S3ObjectStore: http://127.0.0.1:{port} did not answer within 1 s; check that the server is running and not paused or overloaded, and that [stores.object] endpoint names an S3 server (timeout_seconds sets how long to wait)")
+    );
+    held.join().unwrap();
+}
+
+/// A write grant creates its object once: the URL, used again before it expires, cannot replace what
+/// it wrote.
+#[test]
+fn a_write_grant_creates_its_object_once() {
+    let store = store("race");
+    let key = format!("{}once.txt", unique("grant"));
+    let url = store.object_url(&key).unwrap();
+    let grant = store
+        .issue_write_grant(&url, "text/plain", 100, None)
+        .unwrap();
+    assert_eq!(
+        grant.headers.get("If-None-Match").map(String::as_str),
+        Some("*")
+    );
+    let agent: ureq::Agent = ureq::Agent::config_builder()
+        .http_status_as_error(false)
+        .build()
+        .into();
+    let put = |body: &'static str| {
+        let mut request = ureq::http::Request::builder().method("PUT").uri(&grant.url);
+        for (name, value) in &grant.headers {
+            request = request.header(name, value);
+        }
+        agent
+            .run(request.body(body).unwrap())
+            .unwrap()
+            .status()
+            .as_u16()
+    };
+    assert_eq!(put("first"), 200);
+    assert_eq!(put("second"), 412, "the grant replaced its object");
+    assert_eq!(store.read(&key).unwrap(), b"first");
+}

@@ -62,6 +62,7 @@ fn is_loopback_or_private(ip: IpAddr) -> bool {
 /// shares, with this store's maximum).
 pub fn check_lifetime(value: &serde_json::Value) -> StoreResult<u64> {
     agent_env_store::grant::check_grant_lifetime_setting(value, MAX_LOCAL_GRANT_LIFETIME_SECONDS)
+        .map_err(|e| agent_env_store::StoreError::Config(format!("{}: {e}", super::CLASS)))
 }
 
 #[cfg(test)]
