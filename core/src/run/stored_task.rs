@@ -20,7 +20,7 @@ use crate::bundle::ids::LOCAL_PREFIX;
 use crate::bundle::{Bundle, BundleError, Task};
 use crate::output::Output;
 use crate::session::Session;
-use crate::stores::{Document, VersionedEntityStore};
+use crate::stores::{Document, StoreError, VersionedEntityStore};
 
 /// The collection stored tasks live in (unique on `[id, version]`).
 pub const TASKS: &str = "tasks";
@@ -170,11 +170,20 @@ pub fn put_task(
     doc.insert("type".into(), json!("task"));
     doc.insert("steps".into(), Value::Array(planned.step_docs()));
     doc.insert("created_at_utc".into(), json!(crate::clock::iso_now()));
-    let version = entities
-        .put(&doc, 5)
-        .map_err(|e| BundleError::one(format!("writing the task '{id}': {e}")))?;
+    let version = entities.put(&doc, PUT_TRIES).map_err(|e| {
+        let advice = match e {
+            StoreError::ConcurrentModification(_) => {
+                "; other writers were putting the same id at once: run the command again"
+            }
+            _ => "",
+        };
+        BundleError::one(format!("writing the task '{id}': {e}{advice}"))
+    })?;
     Ok(version)
 }
+
+/// How many times a put races other writers for the next version before it gives up.
+const PUT_TRIES: u32 = 10;
 
 /// A stored entity of `collection` in the configured stores: `version`, or the latest.
 fn entity(

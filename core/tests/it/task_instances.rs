@@ -323,3 +323,39 @@ fn task_list_takes_the_bundle_folder_as_run_took_it() {
         )
     );
 }
+
+/// Writers putting the same id at once each get a version of their own: none is lost, none repeated,
+/// none refused.
+#[test]
+fn concurrent_puts_of_one_id_each_get_their_own_version() {
+    let s = Sandboxed::new();
+    let file = s.write(
+        "t.json",
+        r#"[{"id": "box", "type": "deploy_sandbox", "sandbox_name": "box"}]"#,
+    );
+    let file = file.to_str().unwrap().to_string();
+    let children: Vec<_> = (0..8)
+        .map(|_| {
+            s.command(&["task", "put", &file, "--id", "team/raced"])
+                .stdout(std::process::Stdio::piped())
+                .stderr(std::process::Stdio::piped())
+                .spawn()
+                .unwrap()
+        })
+        .collect();
+    let mut versions: Vec<String> = children
+        .into_iter()
+        .map(|c| {
+            let out = c.wait_with_output().unwrap();
+            assert!(
+                out.status.success(),
+                "{}",
+                String::from_utf8_lossy(&out.stderr)
+            );
+            String::from_utf8(out.stdout).unwrap().trim().to_string()
+        })
+        .collect();
+    versions.sort_by_key(|v| v.rsplit('v').next().unwrap().parse::<u32>().unwrap());
+    let expected: Vec<String> = (1..=8).map(|v| format!("team/raced: v{v}")).collect();
+    assert_eq!(versions, expected);
+}

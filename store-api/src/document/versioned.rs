@@ -122,13 +122,15 @@ impl<'a> VersionedEntityStore<'a> {
             self.insert_next(entity, v)?;
             return Ok(v);
         }
-        for _ in 0..max_retries.max(1) {
+        for attempt in 0..max_retries.max(1) {
             let version = self.current_version(&id)? + 1;
             let mut doc = entity.clone();
             doc.insert("version".into(), Value::from(version));
             match self.docs().insert(&self.collection, &doc) {
                 Ok(()) => return Ok(version),
-                Err(StoreError::DuplicateKey(_)) => continue,
+                // Another writer took that version: wait a little (longer each time, and not in step
+                // with the others) before reading the next one.
+                Err(StoreError::DuplicateKey(_)) => std::thread::sleep(backoff(attempt)),
                 Err(e) => return Err(e),
             }
         }
@@ -225,4 +227,14 @@ pub fn compare_and_swap(
     Err(StoreError::ConcurrentModification(format!(
         "compare_and_swap: did not converge after {max_attempts} attempts on '{collection}'"
     )))
+}
+
+/// How long to wait after losing the race for a version `attempt` times over: 5 ms doubling to at most
+/// 320 ms, plus up to as much again at random, so racing writers spread out instead of colliding again.
+fn backoff(attempt: u32) -> std::time::Duration {
+    let base = 5u64 << attempt.min(6);
+    let mut noise = [0u8; 2];
+    let _ = getrandom::getrandom(&mut noise);
+    let jitter = u64::from(u16::from_le_bytes(noise)) % (base + 1);
+    std::time::Duration::from_millis(base + jitter)
 }
