@@ -23,7 +23,10 @@ pub enum ConfigError {
     #[error("config.toml [{path}] must be a table, got {got}")]
     NotATable { path: String, got: &'static str },
 
-    #[error("Unresolved {scheme}:{name} reference (no value and no default)")]
+    #[error(
+        "Unresolved {scheme}:{name} reference (no value and no default); {}",
+        remedy(scheme, name)
+    )]
     Unresolved { scheme: &'static str, name: String },
 
     #[error(
@@ -157,6 +160,16 @@ fn quoted_list(items: &[String]) -> String {
     quoted(items)
 }
 
+/// What to do about a reference that has no value.
+fn remedy(scheme: &str, name: &str) -> String {
+    match scheme {
+        "secret" => format!(
+            "put {name} in the configured secret store (the built-in one reads the environment variable {name} first, then its values and its file)"
+        ),
+        _ => format!("set the environment variable {name}, or give a default: {scheme}:{name}?DEFAULT"),
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -170,7 +183,7 @@ mod tests {
         .at("[plugins.bar]");
         assert_eq!(
             e.to_string(),
-            "[plugins.bar]: Unresolved env:NOPE reference (no value and no default)"
+            "[plugins.bar]: Unresolved env:NOPE reference (no value and no default); set the environment variable NOPE, or give a default: env:NOPE?DEFAULT"
         );
         assert_eq!(e.code(), "config-invalid");
     }

@@ -285,7 +285,7 @@ mod tests {
             plugin_settings(&doc("[plugins.bar]\nx = 'env:AGENT_ENV_TEST_UNSET_NOPE'"), "bar", None)
                 .unwrap_err()
                 .to_string(),
-            "[plugins.bar]: Unresolved env:AGENT_ENV_TEST_UNSET_NOPE reference (no value and no default)"
+            "[plugins.bar]: Unresolved env:AGENT_ENV_TEST_UNSET_NOPE reference (no value and no default); set the environment variable AGENT_ENV_TEST_UNSET_NOPE, or give a default: env:AGENT_ENV_TEST_UNSET_NOPE?DEFAULT"
         );
         // A broken table fails only its own plugin's read.
         assert!(plugin_settings(&doc("[plugins]\nfoo = 5\n[plugins.ok]\na=1"), "ok", None).is_ok());

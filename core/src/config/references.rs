@@ -214,7 +214,7 @@ mod tests {
         .unwrap_err();
         assert_eq!(
             e.to_string(),
-            "Unresolved env:AGENT_ENV_TEST_SURELY_UNSET_VAR reference (no value and no default)"
+            "Unresolved env:AGENT_ENV_TEST_SURELY_UNSET_VAR reference (no value and no default); set the environment variable AGENT_ENV_TEST_SURELY_UNSET_VAR, or give a default: env:AGENT_ENV_TEST_SURELY_UNSET_VAR?DEFAULT"
         );
         let e = resolve_str("secret:k", &Environment::default(), None).unwrap_err();
         assert_eq!(
@@ -254,7 +254,7 @@ mod tests {
             .unwrap_err();
         assert_eq!(
             e.to_string(),
-            "[stores.object.config] x.root[1]: Unresolved env:AGENT_ENV_TEST_SURELY_UNSET_VAR reference (no value and no default)"
+            "[stores.object.config] x.root[1]: Unresolved env:AGENT_ENV_TEST_SURELY_UNSET_VAR reference (no value and no default); set the environment variable AGENT_ENV_TEST_SURELY_UNSET_VAR, or give a default: env:AGENT_ENV_TEST_SURELY_UNSET_VAR?DEFAULT"
         );
     }
 }

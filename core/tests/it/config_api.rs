@@ -107,7 +107,7 @@ fn settings_errors_name_the_table() {
         plugin_settings(&d, "x", Some(&Secrets))
             .unwrap_err()
             .to_string(),
-        "[plugins.x]: Unresolved secret:k reference (no value and no default)"
+        "[plugins.x]: Unresolved secret:k reference (no value and no default); put k in the configured secret store (the built-in one reads the environment variable k first, then its values and its file)"
     );
 }
 

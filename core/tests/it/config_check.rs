@@ -154,7 +154,7 @@ x = "env:NOPE"
         messages(&json),
         [
             "[stores.document]: Store section is missing an 'impl' dotted path: {'config': {'bogus': 1}}; write impl = \"LocalSqliteDocumentStore\" for the built-in store, or \"<package>:<Class>\" for a plugin's",
-            "[stores.object.config] root: Unresolved env:NOPE reference (no value and no default)",
+            "[stores.object.config] root: Unresolved env:NOPE reference (no value and no default); set the environment variable NOPE, or give a default: env:NOPE?DEFAULT",
             "[stores.image] impl must be 'module.path:ClassName', got 'fakestore.Store'; write impl = \"LocalRegistryImageStore\" for the built-in store, or \"<package>:<Class>\" for a plugin's",
             "[envs] impl must be a 'module:Class' string, got int: 5",
             "[task_steps] impls must be a list of 'module:Class' strings, got str",
@@ -172,12 +172,12 @@ x = "env:NOPE"
         warnings,
         [
             "config.toml sets acme-browser's settings more than once, as [plugins.acme_browser], [plugins.\"acme.browser\"]; keep one; this fails only acme-browser's read of its settings, and agent-env itself does not read the table",
-            "[plugins.bar]: Unresolved env:NOPE reference (no value and no default); this fails only bar's read of its settings, and agent-env itself does not read the table",
+            "[plugins.bar]: Unresolved env:NOPE reference (no value and no default); set the environment variable NOPE, or give a default: env:NOPE?DEFAULT; this fails only bar's read of its settings, and agent-env itself does not read the table",
         ]
     );
     let (code, text) = p.run_with(&[], &["config", "check"]);
     assert_eq!(code, 1);
-    assert!(text.contains("problem: [stores.object.config] root: Unresolved env:NOPE reference (no value and no default) [config-invalid]\n"), "{text}");
+    assert!(text.contains("problem: [stores.object.config] root: Unresolved env:NOPE reference (no value and no default); set the environment variable NOPE, or give a default: env:NOPE?DEFAULT [config-invalid]\n"), "{text}");
     assert!(
         text.contains("warning: [plugins.bar]: Unresolved env:NOPE reference"),
         "{text}"
@@ -319,7 +319,7 @@ fn secret_references_go_through_the_secret_store() {
     assert_eq!(code, 1);
     assert_eq!(
         messages(&json),
-        ["[model] api_key: Unresolved secret:proxy_key reference (no value and no default)"]
+        ["[model] api_key: Unresolved secret:proxy_key reference (no value and no default); put proxy_key in the configured secret store (the built-in one reads the environment variable proxy_key first, then its values and its file)"]
     );
     // The secret store's own values are used too, a plugin's among them.
     let p = Project::new(
@@ -392,7 +392,7 @@ fn run_checks_the_config_before_any_step() {
         err,
         format!(
             "Error: the config at {} has 2 problem(s), so nothing was run:
-  [stores.object.config] root: Unresolved env:NOPE reference (no value and no default)
+  [stores.object.config] root: Unresolved env:NOPE reference (no value and no default); set the environment variable NOPE, or give a default: env:NOPE?DEFAULT
   [envs] impls must be a list of 'module:Class' strings, got int
 Fix them, then check with `agent-env config check`.
 ",

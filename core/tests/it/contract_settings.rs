@@ -6,7 +6,7 @@ use serde_json::Value;
 
 use crate::support::run::{fixture, Sandboxed};
 
-const UNRESOLVED: &str = "ConfigError: [plugins.agentenv-fixture-works]: Unresolved env:AGENT_ENV_TEST_NEVER_SET reference (no value and no default)";
+const UNRESOLVED: &str = "ConfigError: [plugins.agentenv-fixture-works]: Unresolved env:AGENT_ENV_TEST_NEVER_SET reference (no value and no default); set the environment variable AGENT_ENV_TEST_NEVER_SET, or give a default: env:AGENT_ENV_TEST_NEVER_SET?DEFAULT";
 
 fn install_works(s: &Sandboxed) {
     s.install_manifest(
