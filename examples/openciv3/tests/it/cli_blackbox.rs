@@ -89,7 +89,7 @@ fn plugin_list_shows_the_task_steps_the_command_and_the_bundle_ok() {
         .expect("a row for the plugin");
     assert_eq!(
         row,
-        "agentenv-openciv3 0.1.0 3 task steps, 1 CLI command, 1 bundle ok"
+        "agentenv-openciv3 0.1.0 3 task steps, 1 CLI command, 1 bundle, 1 store ok"
     );
 
     let json = sandbox.agent_env(&["plugin", "list", "--json"]);
