@@ -4,7 +4,7 @@
 //! happened (a typo in a task name) leaves no log behind.
 
 use std::fs::{self, File};
-use std::io::{self, Write};
+use std::io::{self, BufWriter, Write};
 use std::path::{Path, PathBuf};
 use std::sync::Mutex;
 
@@ -20,7 +20,9 @@ pub struct RunLog {
 
 enum LogFile {
     NotYet,
-    Open(File),
+    /// Lines are buffered, and written out as each task ends, when the run ends, and when the log is
+    /// dropped: a run of many tasks writes the file a few times per task, not once per line.
+    Open(BufWriter<File>),
     Failed(RunLogError),
 }
 
@@ -100,7 +102,7 @@ impl RunLog {
         };
         if matches!(*file, LogFile::NotYet) {
             *file = match self.open() {
-                Ok(f) => LogFile::Open(f),
+                Ok(f) => LogFile::Open(BufWriter::new(f)),
                 Err(e) => LogFile::Failed(e),
             };
         }
@@ -108,11 +110,32 @@ impl RunLog {
             let _ = f.write_all(block.as_bytes());
         }
     }
+
+    /// Writes out what is buffered.
+    pub fn flush(&self) {
+        if let Ok(mut file) = self.file.lock() {
+            if let LogFile::Open(f) = &mut *file {
+                let _ = f.flush();
+            }
+        }
+    }
 }
 
 impl RunObserver for RunLog {
     fn event(&self, event: &RunEvent) {
         self.write(&describe(event));
+        if matches!(
+            event,
+            RunEvent::TaskFinished { .. } | RunEvent::RunFinished { .. }
+        ) {
+            self.flush();
+        }
+    }
+}
+
+impl Drop for RunLog {
+    fn drop(&mut self) {
+        self.flush();
     }
 }
 
@@ -290,11 +313,24 @@ mod tests {
         });
         a.write("two\nlines");
         assert!(a.written() && a.failure().is_none());
+        // Buffered until a task or the run ends (or the log is dropped).
+        assert_eq!(fs::read_to_string(a.path()).unwrap(), "");
+        a.event(&RunEvent::RunFinished {
+            run_group_id: "g".into(),
+            failed: false,
+            cancelled: false,
+            duration_seconds: 0.5,
+        });
         let text = fs::read_to_string(a.path()).unwrap();
         let lines: Vec<&str> = text.lines().collect();
-        assert_eq!(lines.len(), 3);
+        assert_eq!(lines.len(), 4);
         assert!(lines[0].ends_with("Z [p] stderr: oops"), "{}", lines[0]);
         assert!(lines[2].ends_with("Z lines"));
+        assert!(
+            lines[3].ends_with("Z run g finished in 0.5s"),
+            "{}",
+            lines[3]
+        );
         assert_eq!(progress_text(Some(3.0), Some(10.0)), "3/10 (30%)");
     }
 }
