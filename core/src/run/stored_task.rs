@@ -242,6 +242,8 @@ pub fn run_stored_task(
     out: &dyn Output,
     observer: Arc<dyn RunObserver>,
 ) -> Result<RunStatus, RunError> {
+    // Signals are watched from the start, as a bundle run watches them.
+    let cancel = super::cancel_of(None, request.on_second_signal)?;
     let config = session.config();
     let manifests = match config.path {
         Some(_) => session.manifests(),
@@ -293,13 +295,20 @@ pub fn run_stored_task(
     let sandbox_provider =
         choose_sandbox_provider(request.sandbox.as_deref(), session.config(), &sandbox_dir)?;
     let plugins = start_plugin_steps(&bundle, &plan, &stores, session, observer.clone())?;
+    if let Some(signal) = cancel.signal() {
+        if let Some(p) = plugins {
+            warn_noise(&p.shutdown(), out);
+        }
+        out.line(super::CANCELLED_BEFORE_TASKS);
+        return Ok(RunStatus::Cancelled { signal });
+    }
     let options = RunOptions {
         dry_run: false,
         keep: request.keep,
         user_overrides: request.user_overrides.clone(),
         sandbox_provider,
         on_second_signal: request.on_second_signal,
-        cancel: None,
+        cancel: Some(cancel),
         run_group_id: None,
         context_metadata: Map::new(),
         observer,
