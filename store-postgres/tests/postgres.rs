@@ -5,7 +5,7 @@ use std::sync::Arc;
 use agent_env_store::document::query::{Filter, UpdateSpec};
 use agent_env_store::{kits, DocumentStore, StoreError, VersionedEntityStore};
 use agent_env_store_postgres::PostgresDocumentStore;
-use agent_env_test_support::servers::shared_postgres;
+use agent_env_test_support::servers::{shared_postgres, silent_server};
 use serde_json::{json, Value};
 
 fn dsn() -> String {
@@ -227,13 +227,7 @@ fn the_store_works_from_a_running_runtimes_blocking_pool() {
 /// connect timeout, with a sentence naming it, instead of hanging the command.
 #[test]
 fn a_server_that_never_answers_fails_within_the_connect_timeout() {
-    let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
-    let port = listener.local_addr().unwrap().port();
-    let held = std::thread::spawn(move || {
-        let (socket, _) = listener.accept().unwrap();
-        std::thread::sleep(std::time::Duration::from_secs(5));
-        drop(socket);
-    });
+    let (port, held) = silent_server(std::time::Duration::from_secs(5));
     let store = PostgresDocumentStore::new(
         &format!("postgres://u:p@127.0.0.1:{port}/db?connect_timeout=1"),
         None,

@@ -5,7 +5,7 @@ use std::sync::Arc;
 use agent_env_store::kits;
 use agent_env_store::{ObjectStore, StoreError};
 use agent_env_store_s3::{S3ObjectStore, S3Settings};
-use agent_env_test_support::servers::{shared_seaweedfs, ScriptServer};
+use agent_env_test_support::servers::{shared_seaweedfs, silent_server, ScriptServer};
 use serde_json::{json, Value};
 
 fn server() -> &'static ScriptServer {
@@ -218,13 +218,7 @@ fn an_upload_killed_midway_leaves_no_object() {
 /// with a sentence naming it, instead of hanging the command.
 #[test]
 fn a_server_that_never_answers_fails_within_the_timeout() {
-    let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
-    let port = listener.local_addr().unwrap().port();
-    let held = std::thread::spawn(move || {
-        let (socket, _) = listener.accept().unwrap();
-        std::thread::sleep(std::time::Duration::from_secs(5));
-        drop(socket);
-    });
+    let (port, held) = silent_server(std::time::Duration::from_secs(5));
     let table = json!({
         "bucket": "b",
         "endpoint": format!("http://127.0.0.1:{port}"),

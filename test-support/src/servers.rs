@@ -144,3 +144,17 @@ fn register_stop_at_exit() {
         unsafe { libc::atexit(stop_shared_servers) };
     });
 }
+
+/// A loopback server that accepts one connection and then says nothing for `silence`: what a paused
+/// or overloaded server looks like to a client. Returns its port and the thread holding the connection.
+pub fn silent_server(silence: std::time::Duration) -> (u16, std::thread::JoinHandle<()>) {
+    let listener = std::net::TcpListener::bind("127.0.0.1:0").expect("bind a loopback port");
+    let port = listener.local_addr().expect("the bound address").port();
+    let held = std::thread::spawn(move || {
+        if let Ok((socket, _)) = listener.accept() {
+            std::thread::sleep(silence);
+            drop(socket);
+        }
+    });
+    (port, held)
+}
