@@ -368,9 +368,10 @@ fn place_manifest(
         );
     }
     let path = folder.join(MANIFEST_FILE);
+    // The executable by its name, not by the build's staging folder (new on every add), so adding
+    // the same build again writes the same manifest.
     let body = format!(
-        "# Written by `agent-env plugin add` from `{} {PRINT_MANIFEST_ARG}`.\n{}",
-        exe.display(),
+        "# Written by `agent-env plugin add` from `{file_name} {PRINT_MANIFEST_ARG}`.\n{}",
         toml::to_string(&doc).unwrap_or(text)
     );
     fs::write(&path, body).map_err(|e| write_err(&path, e))?;
