@@ -10,6 +10,7 @@ use clap::{Args, Subcommand};
 use serde_json::{json, Map, Value};
 
 use super::{Exit, Failure, Terminal};
+use crate::run::builtin_steps::verify_sandbox;
 use crate::run::recorded::{newest_started_first, InstanceScores, Recorded};
 use crate::run::recorder::INSTANCES;
 use crate::run::stored_task;
@@ -488,32 +489,18 @@ fn checks(doc: &Document) -> String {
         };
         out.push_str(&format!("checks ({verifier}):\n"));
         for row in rows {
-            let name = row
-                .get("criterion")
-                .and_then(Value::as_str)
-                .map(str::to_string)
-                .unwrap_or_else(|| {
-                    format!(
-                        "criterion {}",
-                        row.get("criterion_index")
-                            .and_then(Value::as_i64)
-                            .unwrap_or(-1)
-                    )
-                });
+            let name = match verify_sandbox::criterion_of(row) {
+                verify_sandbox::CriterionName::Named(c) => c.to_string(),
+                verify_sandbox::CriterionName::Numbered(i) => format!("criterion {i}"),
+            };
             let why = row
                 .get("justification")
                 .and_then(Value::as_str)
                 .unwrap_or("");
             let verdict = match row.get("result").and_then(Value::as_bool) {
                 Some(true) => "passed".to_string(),
-                Some(false) => format!(
-                    "did not pass: {}",
-                    crate::run::builtin_steps::verify_sandbox::one_line(why)
-                ),
-                None => format!(
-                    "skipped: {}",
-                    crate::run::builtin_steps::verify_sandbox::one_line(why)
-                ),
+                Some(false) => format!("did not pass: {}", verify_sandbox::one_line(why)),
+                None => format!("skipped: {}", verify_sandbox::one_line(why)),
             };
             out.push_str(&format!("  {name}: {verdict}\n"));
         }

@@ -200,18 +200,10 @@ impl BuiltinStep for VerifySandbox {
         rows.iter()
             .filter(|r| r.get("result").and_then(Value::as_bool) == Some(false))
             .map(|r| {
-                let name = r
-                    .get("criterion")
-                    .and_then(Value::as_str)
-                    .map(|c| format!("'{c}'"))
-                    .unwrap_or_else(|| {
-                        format!(
-                            "{}",
-                            r.get("criterion_index")
-                                .and_then(Value::as_i64)
-                                .unwrap_or(-1)
-                        )
-                    });
+                let name = match criterion_of(r) {
+                    CriterionName::Named(c) => format!("'{c}'"),
+                    CriterionName::Numbered(i) => i.to_string(),
+                };
                 let kind = r.get("type").and_then(Value::as_str).unwrap_or("");
                 let why = r.get("justification").and_then(Value::as_str).unwrap_or("");
                 format!(
@@ -418,6 +410,26 @@ fn run_command(
         done.code == 0,
         format!("exit={}; stderr={}", done.code, stderr_tail(&done.stderr)),
     ))
+}
+
+/// What a verification's row calls its criterion.
+pub enum CriterionName<'r> {
+    /// Its `criterion` name.
+    Named(&'r str),
+    /// Its index in the step's criteria, when it has no name.
+    Numbered(i64),
+}
+
+/// The name of a verification row's criterion, else its index.
+pub fn criterion_of(row: &Value) -> CriterionName<'_> {
+    match row.get("criterion").and_then(Value::as_str) {
+        Some(name) => CriterionName::Named(name),
+        None => CriterionName::Numbered(
+            row.get("criterion_index")
+                .and_then(Value::as_i64)
+                .unwrap_or(-1),
+        ),
+    }
 }
 
 /// How much of a failed command's stderr its justification keeps.
