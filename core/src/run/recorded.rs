@@ -105,7 +105,7 @@ impl<'a> InstanceScores<'a> {
                 .into_iter()
                 .map(|(step, score)| (step, json!(score)))
                 .collect(),
-            None => by_verifier(metadata),
+            None => verifier_scores(metadata),
         }
     }
 
@@ -127,7 +127,7 @@ impl<'a> InstanceScores<'a> {
 }
 
 /// Each verifier's score, from `verifications`, keyed by the verifier id.
-fn by_verifier(metadata: &Map<String, Value>) -> Map<String, Value> {
+pub fn verifier_scores(metadata: &Map<String, Value>) -> Map<String, Value> {
     metadata
         .get("verifications")
         .and_then(Value::as_object)

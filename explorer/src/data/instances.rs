@@ -3,7 +3,7 @@
 
 use std::collections::BTreeMap;
 
-use agent_env::run::recorded::InstanceScores;
+use agent_env::run::recorded::{verifier_scores, InstanceScores};
 use agent_env::run::recorder::INSTANCES;
 use agent_env_store::document::{Document, DocumentStore, Filter, Predicate, Sort};
 use serde_json::{json, Map, Value};
@@ -98,16 +98,18 @@ pub fn get(
 /// The scores an instance recorded, by verifier: `context.metadata.verifications.<verifier>.score`
 /// (what its outcome is judged by; [`summary`] shows them keyed by the verifying step).
 pub fn scores(doc: &Document) -> Map<String, Value> {
-    doc.get("context")
+    let empty = Map::new();
+    let metadata = doc
+        .get("context")
         .and_then(|c| c.get("metadata"))
-        .and_then(|m| m.get("verifications"))
         .and_then(Value::as_object)
-        .map(|v| {
-            v.iter()
-                .filter_map(|(id, r)| Some((id.clone(), json!(r.get("score")?.as_f64()?))))
-                .collect()
-        })
-        .unwrap_or_default()
+        .unwrap_or(&empty);
+    // Only numbers count as scores here.
+    verifier_scores(metadata)
+        .into_iter()
+        .filter(|(_, score)| score.is_number())
+        .map(|(id, score)| (id, json!(score.as_f64())))
+        .collect()
 }
 
 /// How the run came out, in the words `agent-env run` uses: `running`, `passed`, `scored below 1`,
