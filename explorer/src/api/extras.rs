@@ -102,6 +102,10 @@ pub async fn get_workflow(State(s): State<Shared>, ids: Ids, Q(q): Q) -> ApiResu
             "Workflow '{id}' not found (the explorer knows the runs it started since it started)"
         ))
     })?;
+    // The run's state is read before its instances: a run that says it is done has recorded every
+    // instance by then, so the list read after it is whole (read the other way round, a run ending
+    // during the query could say done with none listed, and a page stops polling at done).
+    let mut doc = workflow.to_json();
     let st = s.clone();
     let wid = id.clone();
     let instances = blocking(move || {
@@ -126,7 +130,6 @@ pub async fn get_workflow(State(s): State<Shared>, ids: Ids, Q(q): Q) -> ApiResu
             .collect::<Vec<_>>())
     })
     .await?;
-    let mut doc = workflow.to_json();
     doc["instances"] = json!(instances);
     doc["lines"] = json!(workflow.log.since(since));
     Ok(Json(doc))
