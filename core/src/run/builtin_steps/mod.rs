@@ -14,6 +14,7 @@ use crate::sandbox::Deployed;
 mod bash_command;
 pub mod deploy_sandbox;
 pub mod load_artifact;
+mod patterns;
 pub mod verify_sandbox;
 
 /// A step that failed: the error's type name (as the summary prints it) and its message.

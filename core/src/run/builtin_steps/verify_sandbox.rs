@@ -81,7 +81,7 @@ impl BuiltinStep for VerifySandbox {
                     }
                     match pattern_of(c) {
                         Some(re) => {
-                            if let Err(e) = regex::Regex::new(re) {
+                            if let Err(e) = super::patterns::compiled(re) {
                                 problems.push(format!(
                                     "criterion {i} ({kind}): 'expected' is not a valid regular expression: {e}"
                                 ));
@@ -353,7 +353,7 @@ fn evaluate(
         "probe_file_contains" => {
             let pattern = pattern_of(criterion).unwrap_or("");
             let shown = crate::config::tables::py_str(pattern);
-            let re = regex::Regex::new(pattern)
+            let re = super::patterns::compiled(pattern)
                 .map_err(|e| StepError::value(format!("invalid regex pattern {shown}: {e}")))?;
             let paths = paths_of(criterion);
             if paths.is_empty() {
