@@ -262,29 +262,30 @@ pub fn run_stored_task(
     let one = plan::plan(&bundle, std::slice::from_ref(&request.id), &[], &ctx)?;
     let planned: Vec<PlannedTask<'_>> = one.tasks;
     let runs = request.runs.max(1);
-    // Several runs of the task are told apart in the lines a person reads: `[team/x, run 2] …`.
-    let labelled: Vec<crate::bundle::Task> = match runs {
-        1 => Vec::new(),
-        _ => (1..=runs)
-            .flat_map(|run| {
-                planned.iter().map(move |p| crate::bundle::Task {
-                    path: format!("{}, run {run}", p.task.path),
+    // One copy of the planned task per run; several runs are told apart in the lines a person reads
+    // (`[team/x, run 2] …`), a single run keeps the task's own name.
+    let copies: Vec<(crate::bundle::Task, &PlannedTask<'_>)> = (1..=runs)
+        .flat_map(|run| {
+            planned.iter().map(move |p| {
+                let path = match runs {
+                    1 => p.task.path.clone(),
+                    _ => format!("{}, run {run}", p.task.path),
+                };
+                let task = crate::bundle::Task {
+                    path,
                     ..p.task.clone()
-                })
+                };
+                (task, p)
             })
-            .collect(),
-    };
-    let tasks: Vec<PlannedTask<'_>> = match runs {
-        1 => planned,
-        _ => labelled
-            .iter()
-            .zip(planned.iter().cycle())
-            .map(|(task, p)| PlannedTask {
-                task,
-                steps: p.steps.clone(),
-            })
-            .collect(),
-    };
+        })
+        .collect();
+    let tasks: Vec<PlannedTask<'_>> = copies
+        .iter()
+        .map(|(task, p)| PlannedTask {
+            task,
+            steps: p.steps.clone(),
+        })
+        .collect();
     let plan = Plan {
         artifacts: Vec::new(),
         tasks,
