@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import shutil
 import sys
 import tempfile
 import urllib.request
@@ -135,6 +136,7 @@ def check(base: str, driver: str, chromium: str, shots: Path) -> None:
         raise
     finally:
         browser.quit()
+        shutil.rmtree(profile, ignore_errors=True)
 
 
 def main() -> int:
