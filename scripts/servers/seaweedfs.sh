@@ -77,7 +77,8 @@ JSON
   # -volume.max is a count, not 0 ("auto"): auto derives it from the disk's free space, and on a disk
   # with little room each new bucket's volumes used it up ("No writable volumes and no free volumes
   # left"). Volumes are not preallocated, so the count costs no disk.
-  "$weed" server -dir="$state/data" -ip=127.0.0.1 -ip.bind=127.0.0.1 \
+  # -logdir keeps weed's own log files in the state folder (they go to /tmp otherwise, one set per start).
+  "$weed" -logdir="$state" server -dir="$state/data" -ip=127.0.0.1 -ip.bind=127.0.0.1 \
     -master.port="$master_port" -master.port.grpc="$master_grpc" -master.telemetry=false \
     -master.volumeSizeLimitMB=1024 -volume.max=200 \
     -volume.port="$volume_port" -volume.port.grpc="$volume_grpc" \
