@@ -252,6 +252,35 @@ fn a_locks_folder_that_cannot_be_made_is_explained() {
     );
 }
 
+/// A local document store file that is not a database says so and how to start afresh, and the run
+/// leaves the file as it found it.
+#[test]
+fn a_damaged_local_document_store_is_explained_and_left_alone() {
+    let s = Sandboxed::new();
+    let db = s.state().join("document_store/local.db");
+    std::fs::create_dir_all(db.parent().unwrap()).unwrap();
+    std::fs::write(
+        &db,
+        "not a database at all, but long enough to look like a header",
+    )
+    .unwrap();
+    for args in [&["run", "hello"][..], &["task", "list"]] {
+        let r = s.run(args);
+        assert_eq!(r.code, 1, "{args:?}: {}", r.both());
+        assert!(
+            r.stderr.contains("is not a SQLite database or is damaged")
+                && r.stderr
+                    .contains(&format!("mv {} {}.damaged", db.display(), db.display())),
+            "{args:?}: {}",
+            r.stderr
+        );
+    }
+    assert_eq!(
+        std::fs::read_to_string(&db).unwrap(),
+        "not a database at all, but long enough to look like a header"
+    );
+}
+
 /// The config's `[sandbox] default` chooses the run's sandbox provider as `--sandbox` does: the first
 /// available one of the chain, and a chain with none stops the run, naming the config.
 #[test]

@@ -439,7 +439,7 @@ pub fn sqlite_error(path: &Path, err: &rusqlite::Error) -> StoreError {
     if is_busy(err) {
         return StoreError::Io {
             message: format!(
-                "{} is locked: another process has held its write lock for over {}s",
+                "{} is locked: another process has held its write lock for over {}s; run again once it is done (or stop it)",
                 path.display(),
                 BUSY_TIMEOUT.as_secs()
             ),
@@ -449,8 +449,23 @@ pub fn sqlite_error(path: &Path, err: &rusqlite::Error) -> StoreError {
     if err.sqlite_error_code() == Some(ErrorCode::ConstraintViolation) {
         return StoreError::DuplicateKey(format!("duplicate key: {err}"));
     }
+    let shown = path.display();
+    let message = match err.sqlite_error_code() {
+        Some(ErrorCode::NotADatabase | ErrorCode::DatabaseCorrupt) => format!(
+            "{shown} is not a SQLite database or is damaged ({err}), so the local document store cannot read it; \
+             move it aside (mv {shown} {shown}.damaged) and run again to start an empty store, or put back a copy you trust"
+        ),
+        Some(ErrorCode::ReadOnly | ErrorCode::CannotOpen | ErrorCode::PermissionDenied) => format!(
+            "{shown}: {err}; this user must be able to read and write the file and its folder \
+             (or point XDG_STATE_HOME, or the store's path in the config, at a writable place)"
+        ),
+        Some(ErrorCode::DiskFull) => {
+            format!("{shown}: the disk is full ({err}); free some space and run again")
+        }
+        _ => format!("{shown}: {err}"),
+    };
     StoreError::Io {
-        message: format!("{}: {err}", path.display()),
+        message,
         raw_os_error: None,
     }
 }
