@@ -13,6 +13,7 @@ use crate::bundle::tree::{join_rel, Tree};
 use crate::bundle::{Artifact, Bundle};
 use crate::clock;
 use crate::output::Output;
+use crate::run::artifact_objects;
 use crate::run::cancel::Cancel;
 use crate::run::events::{RunEvent, RunObserver};
 use crate::run::ledger::{self, Decision, Inputs};
@@ -97,6 +98,7 @@ pub fn materialize(
             dry_run,
             &mut locks,
         )?;
+        let decision = unless_objects_gone(stores, &artifact.id, decision)?;
         if let (false, Decision::Write { version, .. }) = (dry_run, &decision) {
             let docs =
                 artifact_documents(bundle, tree, artifact, *version, &files, stores, places)?;
@@ -218,6 +220,31 @@ fn decide(
         id,
         inputs,
     )?)
+}
+
+/// A reused artifact version whose files the object store no longer holds is written anew (see
+/// [`artifact_objects`]).
+fn unless_objects_gone(
+    stores: &LocalStores,
+    id: &str,
+    decision: Decision,
+) -> Result<Decision, MaterializeError> {
+    let Decision::Reuse { version } = decision else {
+        return Ok(decision);
+    };
+    let holding = artifact_objects::holding(
+        stores.documents.as_ref(),
+        stores.objects.as_ref(),
+        id,
+        version,
+    )?;
+    Ok(match holding.reason(version) {
+        Some(reason) => Decision::Write {
+            version: version + 1,
+            reasons: vec![reason],
+        },
+        None => decision,
+    })
 }
 
 /// Records the write as pending, writes the documents, then marks it done.

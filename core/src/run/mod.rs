@@ -2,6 +2,7 @@
 //! most four at a time, all in one run group), send the summary and the teardown report to the caller's
 //! [`Output`], and say how the run ended ([`RunStatus`]); the CLI turns that into an exit code.
 
+pub mod artifact_objects;
 pub mod builtin_steps;
 pub mod bundle_run;
 pub mod cancel;

@@ -252,6 +252,34 @@ fn a_locks_folder_that_cannot_be_made_is_explained() {
     );
 }
 
+/// An unchanged artifact whose files were removed from the object store (its folder cleaned) is
+/// written again as a new version, so the task that loads it passes instead of failing on a missing
+/// object; the version after that is reused again.
+#[test]
+fn an_artifact_whose_files_left_the_object_store_is_written_again() {
+    let s = Sandboxed::new();
+    assert_eq!(s.run(&["run", "hello"]).code, 0);
+    std::fs::remove_dir_all(s.state().join("object_store")).unwrap();
+    let r = s.run(&["run", "hello"]);
+    assert_eq!(r.code, 0, "{}", r.both());
+    assert!(
+        r.stdout.starts_with(
+            "artifacts/greeting: v2 (its v1 files are missing from the object store: check.sh, hello.txt)\ntasks/hello.json: v1, unchanged\n"
+        ),
+        "{}",
+        r.stdout
+    );
+    assert!(r.stdout.contains("v1: passed (hello: 1)"), "{}", r.stdout);
+    let again = s.run(&["run", "hello"]);
+    assert!(
+        again
+            .stdout
+            .starts_with("artifacts/greeting: v2, unchanged\n"),
+        "{}",
+        again.stdout
+    );
+}
+
 /// A local document store file that is not a database says so and how to start afresh, and the run
 /// leaves the file as it found it.
 #[test]
