@@ -6,7 +6,7 @@ use super::interrupt::Interrupts;
 use super::plan::{self, StepOutcome};
 use super::snapshot::Snapshot;
 use super::source::{classify, Installer, Spec};
-use super::touched::{touched, InstalledManifest, Manifests};
+use super::touched::{code_changes, touched, InstalledManifest, Manifests};
 use super::{
     check, confirm, lock, restore, Context, InstallError, CARGO_ROOT, INTERRUPTED, ROLLING_BACK,
 };
@@ -97,10 +97,15 @@ pub fn add(opts: &AddOptions, ctx: &Context<'_>) -> Result<i32, InstallError> {
     }
     if problems.is_empty() {
         let after = Snapshot::take(&plugins)?;
-        let changed_paths = before.changed_paths(&after);
+        let changed_paths = code_changes(before.changed_paths(&after));
         if changed_paths.is_empty() {
             out.line("Nothing changed: the installer left every package as it was.");
-            if !opts.pip.reinstall && specs.iter().any(|s| s.installer == Installer::Pip) {
+            // pip installs a project folder afresh every time, so only a package from an index or a
+            // file can have kept old code under an unchanged version.
+            let kept_by_version = |s: &Spec| {
+                s.installer == Installer::Pip && !s.path.as_ref().is_some_and(|p| p.is_dir())
+            };
+            if !opts.pip.reinstall && specs.iter().any(kept_by_version) {
                 out.line("pip keeps a version that is already installed; to install a Python plugin's changed code under the same version, add it again with --reinstall.");
             }
             return Ok(0);

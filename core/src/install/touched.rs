@@ -48,6 +48,20 @@ pub fn touched(
         .collect()
 }
 
+/// The changed paths that say something about code: all but Python's bytecode caches. Reinstalling
+/// an unchanged Python package rewrites its sources with new times, and each `.pyc` in a `__pycache__`
+/// folder records its source's time, so every one of them differs though no code did; a source that
+/// changed shows in its own file and in its package's `RECORD`.
+pub fn code_changes(changed: Vec<PathBuf>) -> Vec<PathBuf> {
+    changed
+        .into_iter()
+        .filter(|p| {
+            !p.components()
+                .any(|c| c == Component::Normal("__pycache__".as_ref()))
+        })
+        .collect()
+}
+
 /// Whether `manifest` is a folder plugin's (`<plugins>/<folder>/…`) and a path in that folder changed.
 fn folder_changed(plugins: &Path, manifest: &Path, changed: &[PathBuf]) -> bool {
     let Ok(rel) = manifest.strip_prefix(plugins) else {
@@ -98,6 +112,24 @@ mod tests {
             path: path.to_path_buf(),
             bytes: bytes.as_bytes().to_vec(),
         }
+    }
+
+    #[test]
+    fn bytecode_caches_are_not_code_changes() {
+        let site = ".python/lib/python3.11/site-packages";
+        let changed = vec![
+            PathBuf::from(format!("{site}/pkg/__pycache__/plugin.cpython-311.pyc")),
+            PathBuf::from(format!("{site}/pkg/plugin.py")),
+            PathBuf::from(format!("{site}/pkg-0.1.0.dist-info/RECORD")),
+            PathBuf::from("folder-plugin/__pycache__"),
+        ];
+        assert_eq!(
+            code_changes(changed),
+            [
+                PathBuf::from(format!("{site}/pkg/plugin.py")),
+                PathBuf::from(format!("{site}/pkg-0.1.0.dist-info/RECORD")),
+            ]
+        );
     }
 
     #[test]
