@@ -1,6 +1,6 @@
 //! Why `agent-env up` could not start or stopped serving. The binary renders these; nothing here prints.
 
-use crate::settings::SettingsError;
+use agent_env::config::explorer::SettingsError;
 
 /// A failure of the explorer as a whole (a request's failure is an [`crate::http::problem::ApiError`]).
 #[derive(Debug, thiserror::Error)]

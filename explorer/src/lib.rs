@@ -18,7 +18,6 @@ pub mod http;
 pub mod plugins;
 pub mod runs;
 pub mod server;
-pub mod settings;
 pub mod state;
 pub mod ui;
 

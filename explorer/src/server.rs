@@ -17,8 +17,8 @@ use crate::error::UpError;
 use crate::guard::{self, Guard};
 use crate::plugins::{forward, ExplorerPlugins, PluginRouting};
 use crate::runs::RunManager;
-use crate::settings::ExplorerSettings;
 use crate::state::{AppState, Shared};
+use agent_env::config::explorer::ExplorerSettings;
 
 /// How long a stop waits for the runs it cancelled to tear down their sandboxes.
 const RUN_TEARDOWN_WAIT: Duration = Duration::from_secs(30);

@@ -3,6 +3,7 @@
 
 use super::document::ConfigDocument;
 use super::error::ConfigError;
+use super::explorer::ExplorerSettings;
 use super::plugins::{plugin_settings, plugin_tables};
 use super::references::{resolve_table_at, SecretLookup};
 use super::registrations::{
@@ -85,16 +86,24 @@ pub fn check(doc: &ConfigDocument, builder: &dyn StoreBuilder) -> CheckOutcome {
         Vec::new()
     };
     all_warnings.extend(found.plugin_tables);
+    let mut problems: Vec<Problem> = found
+        .errors
+        .iter()
+        .map(|e| Problem {
+            code: e.code(),
+            message: e.to_string(),
+        })
+        .collect();
+    // `[explorer]` fails only `agent-env up`, so a run's preflight (`check_all`) leaves it out.
+    if doc.error.is_none() {
+        problems.extend(ExplorerSettings::problems(doc).iter().map(|e| Problem {
+            code: e.code(),
+            message: format!("{e} (agent-env up refuses to start until it is fixed)"),
+        }));
+    }
     CheckOutcome {
         config_path: doc.path_display(),
-        problems: found
-            .errors
-            .iter()
-            .map(|e| Problem {
-                code: e.code(),
-                message: e.to_string(),
-            })
-            .collect(),
+        problems,
         warnings: all_warnings,
         notes: found.notes,
         checked: found.checked,

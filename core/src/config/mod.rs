@@ -20,6 +20,7 @@ pub mod configured_store_set;
 pub mod document;
 pub mod error;
 pub mod explain;
+pub mod explorer;
 pub mod locate;
 pub mod mask;
 pub mod mask_text;

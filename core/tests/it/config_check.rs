@@ -116,6 +116,27 @@ fn scenario_23_an_unknown_store_key_names_what_the_class_takes() {
     assert_eq!(json["problems"][0]["code"], "config-invalid");
 }
 
+/// `[explorer]` settings `agent-env up` would refuse are problems here too, while a run, which never
+/// reads them, still starts.
+#[test]
+fn explorer_settings_up_would_refuse_are_problems() {
+    let p = Project::new("[explorer]\ncors_origins = [\"*\"]\nport = 70000\n");
+    let (code, json) = p.check(&[]);
+    assert_eq!(code, 1, "{json}");
+    let found = messages(&json);
+    assert_eq!(found.len(), 2, "{found:?}");
+    assert!(
+        found[0].starts_with("[explorer] port must be a whole number from 1 to 65535 (got 70000)")
+            && found[0].ends_with("(agent-env up refuses to start until it is fixed)"),
+        "{found:?}"
+    );
+    assert!(
+        found[1].starts_with("[explorer] cors_origins cannot contain '*'"),
+        "{found:?}"
+    );
+    let (code, out) = p.run_with(&[], &["run", "hello"]);
+    assert_eq!(code, 0, "{out}");
+}
 #[test]
 fn every_problem_is_reported_at_once() {
     let p = Project::new(

@@ -1,11 +1,11 @@
-//! The `[explorer]` table: `port`, `allowed_hosts`, `cors_origins` (`static_dir` is the original's
+//! The `[explorer]` table `agent-env up` reads (and `config check` checks): `port`, `allowed_hosts`, `cors_origins` (`static_dir` is the original's
 //! and has no use here: the UI is built in), and ours for explorer plugins: `plugin_timeout_seconds`
 //! (how long a plugin may take to answer one request before the client gets 504) and
 //! `plugin_idle_seconds` (how long an explorer plugin's process stays up without a request).
 //! `env:` references resolve; `secret:` ones are refused, as none of these keys is a secret.
 
-use agent_env::config::references::resolve_table_at;
-use agent_env::config::{ConfigDocument, ConfigError};
+use super::references::resolve_table_at;
+use super::{ConfigDocument, ConfigError};
 use std::time::Duration;
 
 use toml::Value;
@@ -31,6 +31,16 @@ pub enum SettingsError {
     NotAList { key: &'static str, got: String },
     #[error("[explorer] cors_origins cannot contain '*': the explorer has no auth, so any web page could drive it; list the origins that may call it, such as \"http://localhost:3000\"")]
     WildcardOrigin,
+}
+
+impl SettingsError {
+    /// The problem's code in `config check`'s report.
+    pub fn code(&self) -> &'static str {
+        match self {
+            SettingsError::Config(e) => e.code(),
+            _ => "config-invalid",
+        }
+    }
 }
 
 /// What the explorer reads from the config.
@@ -64,30 +74,59 @@ impl ExplorerSettings {
     /// Reads `[explorer]` from `doc`; an absent table is every default. A config that cannot be
     /// read is an error: `up` would otherwise serve with settings the user did not mean.
     pub fn from_config(doc: &ConfigDocument) -> Result<ExplorerSettings, SettingsError> {
-        let table = doc.require()?;
+        Self::read(doc).map_err(|mut problems| problems.remove(0))
+    }
+
+    /// Every problem `up` would find in `[explorer]`, each key read on its own (for `config check`).
+    pub fn problems(doc: &ConfigDocument) -> Vec<SettingsError> {
+        Self::read(doc).err().unwrap_or_default()
+    }
+
+    /// The settings, or every problem found (never an empty list).
+    fn read(doc: &ConfigDocument) -> Result<ExplorerSettings, Vec<SettingsError>> {
+        let table = doc.require().map_err(|e| vec![e.into()])?;
         let Some(Value::Table(explorer)) = table.get("explorer") else {
             return Ok(ExplorerSettings::default());
         };
-        let explorer = resolve_table_at(explorer, "explorer", &doc.env, None)?;
-        let port = match explorer.get("port") {
-            None => None,
-            Some(value) => Some(port_of(value)?),
-        };
-        let allowed_hosts = strings(&explorer, "allowed_hosts")?
+        let explorer =
+            resolve_table_at(explorer, "explorer", &doc.env, None).map_err(|e| vec![e.into()])?;
+        let mut problems = Vec::new();
+        let mut keep = |problem: SettingsError| problems.push(problem);
+        let port = explorer
+            .get("port")
+            .and_then(|value| port_of(value).map_err(&mut keep).ok());
+        let allowed_hosts = strings(&explorer, "allowed_hosts")
+            .map_err(&mut keep)
+            .unwrap_or_default()
             .into_iter()
             .map(|h| h.to_ascii_lowercase())
             .collect();
-        let cors_origins = strings(&explorer, "cors_origins")?;
-        if cors_origins.iter().any(|o| o.trim() == "*") {
-            return Err(SettingsError::WildcardOrigin);
+        let cors_origins = strings(&explorer, "cors_origins")
+            .and_then(|origins| match origins.iter().any(|o| o.trim() == "*") {
+                true => Err(SettingsError::WildcardOrigin),
+                false => Ok(origins),
+            })
+            .map_err(&mut keep)
+            .unwrap_or_default();
+        let plugin_timeout = seconds(&explorer, "plugin_timeout_seconds")
+            .map_err(&mut keep)
+            .ok()
+            .flatten()
+            .unwrap_or(DEFAULT_PLUGIN_TIMEOUT);
+        let plugin_idle = seconds(&explorer, "plugin_idle_seconds")
+            .map_err(&mut keep)
+            .ok()
+            .flatten()
+            .unwrap_or(DEFAULT_PLUGIN_IDLE);
+        if !problems.is_empty() {
+            return Err(problems);
         }
         Ok(ExplorerSettings {
             port,
             allowed_hosts,
             cors_origins,
-            plugin_timeout: seconds(&explorer, "plugin_timeout_seconds")?
-                .unwrap_or(DEFAULT_PLUGIN_TIMEOUT),
-            plugin_idle: seconds(&explorer, "plugin_idle_seconds")?.unwrap_or(DEFAULT_PLUGIN_IDLE),
+            plugin_timeout,
+            plugin_idle,
         })
     }
 
@@ -209,5 +248,23 @@ mod tests {
         );
         let e = settings("[explorer]\nallowed_hosts = [1]\n").unwrap_err();
         assert!(e.to_string().contains("list of strings"), "{e}");
+    }
+
+    #[test]
+    fn every_problem_is_found_at_once() {
+        let doc = ConfigDocument::from_text(
+            "[explorer]\nport = 0\ncors_origins = ['*']\nplugin_idle_seconds = -1\n",
+            Path::new("c.toml"),
+        );
+        let found: Vec<String> = ExplorerSettings::problems(&doc)
+            .iter()
+            .map(ToString::to_string)
+            .collect();
+        assert_eq!(found.len(), 3, "{found:?}");
+        assert!(found[0].contains("port"), "{found:?}");
+        assert!(found[1].contains("cors_origins"), "{found:?}");
+        assert!(found[2].contains("plugin_idle_seconds"), "{found:?}");
+        let clean = ConfigDocument::from_text("[explorer]\nport = 9\n", Path::new("c.toml"));
+        assert!(ExplorerSettings::problems(&clean).is_empty());
     }
 }
