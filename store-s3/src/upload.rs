@@ -61,10 +61,12 @@ fn create(store: &S3Client, key: &str, content_type: &str, url: &str) -> StoreRe
         .headers_mut()
         .insert("content-type", content_type.to_string());
     let signed = action.sign(REQUEST_SIGNATURE_LIFETIME);
-    let mut response = store.wire.send(
+    let mut response = store.wire.send_body(
         Method::POST,
         signed.as_str(),
         &[("content-type", content_type)],
+        Outgoing::Bytes(&[]),
+        url,
     )?;
     if !response.status().is_success() {
         return Err(store.wire.failure(response, "start an upload of", url));

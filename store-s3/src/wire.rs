@@ -70,8 +70,10 @@ impl Wire {
         Incoming::new(response.into_body(), self.reading(what))
     }
 
-    /// Sends one request without a body to a presigned URL with the headers it was signed with; any
-    /// HTTP status comes back as a response, only a failure to talk to the server is an error.
+    /// Sends one request without a body (a GET, HEAD or DELETE) to a presigned URL with the headers it
+    /// was signed with; any HTTP status comes back as a response, only a failure to talk to the server
+    /// is an error. A POST or PUT goes through [`Wire::send_body`], even with nothing to send: given no
+    /// body, ureq sends them an empty chunked one, and S3 refuses `Transfer-Encoding: chunked` (501).
     pub fn send(
         &self,
         method: Method,

@@ -15,7 +15,9 @@ use std::time::Duration;
 
 /// How a [`SlowBodyServer`] moves bodies. The upload kinds answer the other requests an S3 client
 /// makes on the way as it expects: a HEAD gets `404` (no such object yet), starting a multipart upload
-/// (`POST …?uploads`) gets an upload id, and aborting one (`DELETE`) gets `204`.
+/// (`POST …?uploads`) gets an upload id, and aborting one (`DELETE`) gets `204`. Every kind, as S3
+/// does, refuses a request whose body is chunked (`Transfer-Encoding: chunked`) with
+/// `501 NotImplemented`, and closes the connection.
 #[derive(Debug, Clone, Copy)]
 pub enum SlowBody {
     /// Answers every request `200 OK` with a `Content-Length` of `promised` bytes, sends the first
@@ -199,6 +201,10 @@ fn serve(socket: TcpStream, body: SlowBody, state: &ServerState) {
         if let Ok(mut requests) = state.requests.lock() {
             requests.push(format!("{} {}", request.method, request.target));
         }
+        if request.chunked {
+            let _ = writer.write_all(chunked_refused().as_bytes());
+            return;
+        }
         let answered = match (body, request.method.as_str()) {
             (SlowBody::StallsDownload { promised, sent }, _) => {
                 let _ = writer.write_all(ok_head(promised).as_bytes());
@@ -276,6 +282,15 @@ fn trickle_in(
     Ok(())
 }
 
+/// S3's answer to a request whose body is chunked.
+fn chunked_refused() -> String {
+    let xml = "<Error><Code>NotImplemented</Code><Message>A header you provided implies functionality that is not implemented</Message><Header>Transfer-Encoding</Header></Error>";
+    format!(
+        "HTTP/1.1 501 Not Implemented\r\nContent-Type: application/xml\r\nContent-Length: {}\r\nConnection: close\r\n\r\n{xml}",
+        xml.len()
+    )
+}
+
 /// The answers an S3 client gets on its way to a PUT: no object yet, an upload id, an abort taken.
 fn s3_answer(method: &str, target: &str) -> String {
     match method {
@@ -296,6 +311,8 @@ struct RequestHead {
     method: String,
     target: String,
     content_length: u64,
+    /// Whether its body is chunked (`Transfer-Encoding: chunked`).
+    chunked: bool,
 }
 
 /// The next request's head, or `None` when the client closed the connection or sent no HTTP.
@@ -308,6 +325,7 @@ fn read_head(reader: &mut BufReader<TcpStream>) -> Option<RequestHead> {
     let method = words.next()?.to_string();
     let target = words.next()?.to_string();
     let mut content_length = 0;
+    let mut chunked = false;
     loop {
         let mut header = String::new();
         if reader.read_line(&mut header).ok()? == 0 {
@@ -321,12 +339,16 @@ fn read_head(reader: &mut BufReader<TcpStream>) -> Option<RequestHead> {
             if name.trim().eq_ignore_ascii_case("content-length") {
                 content_length = value.trim().parse().ok()?;
             }
+            if name.trim().eq_ignore_ascii_case("transfer-encoding") {
+                chunked = value.to_ascii_lowercase().contains("chunked");
+            }
         }
     }
     Some(RequestHead {
         method,
         target,
         content_length,
+        chunked,
     })
 }
 
