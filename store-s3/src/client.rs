@@ -68,11 +68,7 @@ impl S3Client {
             });
         Ok(S3Client {
             at: Locations::new(&settings.bucket),
-            wire: Wire::new(
-                &settings.endpoint,
-                &settings.bucket,
-                settings.answer_timeout,
-            ),
+            wire: Wire::new(&settings.endpoint, &settings.bucket, settings.timeout),
             settings,
             bucket,
             credentials,
@@ -90,9 +86,7 @@ impl S3Client {
         let mut action = ListObjectsV2::new(&self.bucket, self.credentials.as_ref());
         action.with_max_keys(1);
         let url = action.sign(REQUEST_SIGNATURE_LIFETIME);
-        let response = self
-            .wire
-            .send(Method::GET, url.as_str(), &[], Outgoing::Empty)?;
+        let response = self.wire.send(Method::GET, url.as_str(), &[])?;
         if response.status().is_success() {
             return Ok(());
         }
@@ -130,7 +124,9 @@ impl S3Client {
         }
         let signed = self.signed_put(key, &headers);
         let sent: Vec<(&str, &str)> = headers.iter().map(|(n, v)| (*n, v.as_str())).collect();
-        let response = self.wire.send(Method::PUT, &signed, &sent, body)?;
+        let response = self
+            .wire
+            .send_body(Method::PUT, &signed, &sent, body, &url)?;
         if response.status().is_success() {
             Ok(url)
         } else {
@@ -145,9 +141,7 @@ impl S3Client {
     ) -> StoreResult<ureq::http::Response<ureq::Body>> {
         let action = GetObject::new(&self.bucket, self.credentials.as_ref(), key);
         let signed = action.sign(REQUEST_SIGNATURE_LIFETIME);
-        let response = self
-            .wire
-            .send(Method::GET, signed.as_str(), &[], Outgoing::Empty)?;
+        let response = self.wire.send(Method::GET, signed.as_str(), &[])?;
         if response.status().is_success() {
             Ok(response)
         } else {
@@ -172,9 +166,7 @@ impl S3Client {
         let url = self.at.url(key)?;
         let action = HeadObject::new(&self.bucket, self.credentials.as_ref(), key);
         let signed = action.sign(REQUEST_SIGNATURE_LIFETIME);
-        let response = self
-            .wire
-            .send(Method::HEAD, signed.as_str(), &[], Outgoing::Empty)?;
+        let response = self.wire.send(Method::HEAD, signed.as_str(), &[])?;
         let status = response.status().as_u16();
         if status == 404 {
             return Ok(None);
@@ -204,9 +196,7 @@ impl S3Client {
                 action.with_continuation_token(token.clone());
             }
             let signed = action.sign(REQUEST_SIGNATURE_LIFETIME);
-            let mut response =
-                self.wire
-                    .send(Method::GET, signed.as_str(), &[], Outgoing::Empty)?;
+            let mut response = self.wire.send(Method::GET, signed.as_str(), &[])?;
             if !response.status().is_success() {
                 let root = self.at.root().to_string();
                 return Err(self.wire.failure(response, "list", &root));
@@ -216,7 +206,7 @@ impl S3Client {
                 .with_config()
                 .limit(64 * 1024 * 1024)
                 .read_to_string()
-                .map_err(|e| self.io("reading a listing", &e))?;
+                .map_err(|e| self.wire.reading("a listing").failed(&e))?;
             let page = ListObjectsV2::parse_response(&text).map_err(|e| {
                 StoreError::Internal(format!(
                     "{CLASS}: {} answered a listing that is not S3's XML ({e})",
@@ -237,16 +227,6 @@ impl S3Client {
         keys.sort();
         keys.dedup();
         Ok(keys)
-    }
-
-    pub(crate) fn io(&self, what: &str, err: &dyn std::fmt::Display) -> StoreError {
-        StoreError::Io {
-            message: format!(
-                "{CLASS}: {what} from {} failed: {err}",
-                self.settings.endpoint
-            ),
-            raw_os_error: None,
-        }
     }
 
     /// Whether this bucket can issue grants: it has credentials to sign them with, and they work (over

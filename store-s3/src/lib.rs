@@ -11,6 +11,7 @@
 //! - [`settings`]: the config keys, the AWS environment variables, and their checks;
 //! - `location`: `s3://<bucket>/<key>` URLs;
 //! - `wire`: one signed request, and S3's error answers as store errors;
+//! - `stall`: a body that stops moving, told as the object it was and what to do;
 //! - `client`: the bucket's settings, signer and requests, which the modules below build on;
 //! - `store`: the [`ObjectStore`](agent_env_store::ObjectStore) implementation;
 //! - `upload`: streamed and multipart uploads of files;
@@ -22,6 +23,7 @@ mod client;
 mod grants;
 mod location;
 pub mod settings;
+mod stall;
 mod store;
 mod upload;
 mod wire;

@@ -24,9 +24,10 @@ pub const CONFIG_KEYS: [&str; 10] = [
     "grant_lifetime_seconds",
     "timeout_seconds",
 ];
-/// How long the server may take to take a request and to start answering it, unless `timeout_seconds`
-/// says: a server that accepts the connection and then says nothing (paused, overloaded, not S3) fails
-/// the call instead of hanging it.
+/// How long the server may keep a call waiting, unless `timeout_seconds` says: to take a request, to
+/// start answering it, and, in the middle of a body, to move the next byte. A server that accepts the
+/// connection and then says nothing (paused, overloaded, not S3), or stops halfway through a body,
+/// fails the call instead of hanging it; a large body that keeps moving, however slowly, has no limit.
 pub const DEFAULT_TIMEOUT_SECONDS: u64 = 120;
 /// The keys its config table must hold.
 pub const REQUIRED_KEYS: [&str; 1] = ["bucket"];
@@ -78,8 +79,9 @@ pub struct S3Settings {
     pub share_credentials: bool,
     /// How long a grant lives when the caller names no lifetime.
     pub grant_lifetime: Duration,
-    /// How long the server may take to take a request and to start answering it (not to move a body).
-    pub answer_timeout: Duration,
+    /// How long the server may keep a call waiting: to take a request, to start answering it, or to
+    /// move the next byte of a body (a bound on each wait, not on a body's whole transfer).
+    pub timeout: Duration,
 }
 
 impl S3Settings {
@@ -130,7 +132,7 @@ impl S3Settings {
             Some(value) => check_grant_lifetime_setting(value, MAX_GRANT_LIFETIME_SECONDS)
                 .map_err(|e| config(&e.to_string()))?,
         };
-        let answer_timeout = match table.get("timeout_seconds") {
+        let timeout = match table.get("timeout_seconds") {
             None | Some(Value::Null) => DEFAULT_TIMEOUT_SECONDS,
             Some(Value::Number(n)) if n.as_u64().is_some_and(|n| n >= 1) => {
                 n.as_u64().unwrap_or(DEFAULT_TIMEOUT_SECONDS)
@@ -149,7 +151,7 @@ impl S3Settings {
             credentials,
             share_credentials: boolean(table, "share_credentials")?.unwrap_or(false),
             grant_lifetime: Duration::from_secs(grant_lifetime),
-            answer_timeout: Duration::from_secs(answer_timeout),
+            timeout: Duration::from_secs(timeout),
         })
     }
 }

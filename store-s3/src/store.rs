@@ -64,7 +64,7 @@ impl ObjectStore for S3ObjectStore {
             .with_config()
             .limit(u64::MAX)
             .read_to_vec()
-            .map_err(|e| self.client.io(&format!("reading {object_url}"), &e))
+            .map_err(|e| self.client.wire.reading(object_url).failed(&e))
     }
 
     fn put_file(&self, key: &str, file_path: &Path, content_type: &str) -> StoreResult<String> {
@@ -121,13 +121,16 @@ impl ObjectStore for S3ObjectStore {
     fn download_to_file(&self, object_url: &str, dest: &Path) -> StoreResult<()> {
         let key = self.client.readable_key(object_url)?;
         let response = self.client.get_response(&key, object_url)?;
-        write_to_file(&mut response.into_body().into_reader(), dest)
+        let mut body = self.client.wire.incoming(response, object_url);
+        // A read that failed is the error, not the copy's words for it, which name the destination.
+        write_to_file(&mut body, dest).map_err(|e| body.failure().unwrap_or(e))
     }
 
     fn open(&self, object_url: &str) -> StoreResult<ObjectReader> {
         let key = self.client.readable_key(object_url)?;
         let response = self.client.get_response(&key, object_url)?;
-        let reader: Box<dyn Read + Send> = Box::new(response.into_body().into_reader());
+        let reader: Box<dyn Read + Send> =
+            Box::new(self.client.wire.incoming(response, object_url));
         Ok(reader)
     }
 

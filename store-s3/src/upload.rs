@@ -61,19 +61,20 @@ fn create(store: &S3Client, key: &str, content_type: &str, url: &str) -> StoreRe
         .headers_mut()
         .insert("content-type", content_type.to_string());
     let signed = action.sign(REQUEST_SIGNATURE_LIFETIME);
-    let mut response = store.wire.send(
+    let mut response = store.wire.send_body(
         Method::POST,
         signed.as_str(),
         &[("content-type", content_type)],
-        Outgoing::Empty,
+        Outgoing::Bytes(&[]),
+        url,
     )?;
     if !response.status().is_success() {
         return Err(store.wire.failure(response, "start an upload of", url));
     }
-    let text = response
-        .body_mut()
-        .read_to_string()
-        .map_err(|e| store.io("starting an upload", &e))?;
+    let text = response.body_mut().read_to_string().map_err(|e| {
+        let answer = format!("the answer to starting the upload of {url}");
+        store.wire.reading(&answer).failed(&e)
+    })?;
     let parsed = CreateMultipartUpload::parse_response(&text).map_err(|e| {
         StoreError::Internal(format!(
             "{CLASS}: {} answered the start of an upload with something that is not S3's XML ({e})",
@@ -190,9 +191,13 @@ fn send_part(
         upload_id,
     );
     let signed = action.sign(REQUEST_SIGNATURE_LIFETIME);
-    let response = store
-        .wire
-        .send(Method::PUT, signed.as_str(), &[], Outgoing::Bytes(buffer))?;
+    let response = store.wire.send_body(
+        Method::PUT,
+        signed.as_str(),
+        &[],
+        Outgoing::Bytes(buffer),
+        &format!("part {number} of {url}"),
+    )?;
     if !response.status().is_success() {
         return Err(store.wire.failure(response, "upload a part of", url));
     }
@@ -221,20 +226,21 @@ fn complete(
     action.headers_mut().insert("if-none-match", "*");
     let signed = action.sign(REQUEST_SIGNATURE_LIFETIME);
     let body = action.body();
-    let mut response = store.wire.send(
+    let mut response = store.wire.send_body(
         Method::POST,
         signed.as_str(),
         &[("if-none-match", "*")],
         Outgoing::Bytes(body.as_bytes()),
+        &format!("the part list that completes {url}"),
     )?;
     if !response.status().is_success() {
         return Err(store.wire.failure(response, "complete the upload of", url));
     }
     // S3 may answer 200 and report a failure in the body.
-    let text = response
-        .body_mut()
-        .read_to_string()
-        .map_err(|e| store.io("completing an upload", &e))?;
+    let text = response.body_mut().read_to_string().map_err(|e| {
+        let answer = format!("the answer to completing the upload of {url}");
+        store.wire.reading(&answer).failed(&e)
+    })?;
     if text.contains("<Error>") {
         let code = xml_field(&text, "Code").unwrap_or_default();
         return Err(match code.as_str() {
@@ -258,7 +264,5 @@ fn abort(store: &S3Client, key: &str, upload_id: &str) {
     let action =
         AbortMultipartUpload::new(&store.bucket, store.credentials.as_ref(), key, upload_id);
     let signed = action.sign(REQUEST_SIGNATURE_LIFETIME);
-    let _ = store
-        .wire
-        .send(Method::DELETE, signed.as_str(), &[], Outgoing::Empty);
+    let _ = store.wire.send(Method::DELETE, signed.as_str(), &[]);
 }

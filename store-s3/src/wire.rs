@@ -4,11 +4,12 @@ use std::io::Read;
 use std::time::Duration;
 
 use ureq::http::{Method, Request, Response};
-use ureq::{Agent, Body, SendBody};
+use ureq::{Agent, AsSendBody, Body, SendBody};
 
 use agent_env_store::error::{StoreError, StoreResult};
 
 use crate::settings::CLASS;
+use crate::stall::{Incoming, Transfer};
 
 /// How long a signed request stays valid: it is signed right before it is sent.
 pub const REQUEST_SIGNATURE_LIFETIME: Duration = Duration::from_secs(900);
@@ -17,8 +18,6 @@ const CONNECT_TIMEOUT: Duration = Duration::from_secs(10);
 
 /// What a request sends.
 pub enum Outgoing<'a> {
-    /// No body.
-    Empty,
     /// These bytes.
     Bytes(&'a [u8]),
     /// `len` bytes read from a stream (sent with that Content-Length, never chunked).
@@ -30,19 +29,21 @@ pub struct Wire {
     agent: Agent,
     endpoint: String,
     bucket: String,
-    answer_timeout: Duration,
+    timeout: Duration,
 }
 
 impl Wire {
     /// A client for `endpoint`, whose errors name `bucket`. Sending a request's headers, and waiting
-    /// for the answer's once the body is sent, may each take `answer_timeout`; a body's own transfer
-    /// has no limit, since its size has none.
-    pub fn new(endpoint: &str, bucket: &str, answer_timeout: Duration) -> Wire {
+    /// for the answer's once the body is sent, may each take `timeout`; so may each wait for a body's
+    /// next bytes, either way, but a body's whole transfer has no limit, since its size has none.
+    pub fn new(endpoint: &str, bucket: &str, timeout: Duration) -> Wire {
         let agent: Agent = Agent::config_builder()
             .http_status_as_error(false)
             .timeout_connect(Some(CONNECT_TIMEOUT))
-            .timeout_send_request(Some(answer_timeout))
-            .timeout_recv_response(Some(answer_timeout))
+            .timeout_send_request(Some(timeout))
+            .timeout_recv_response(Some(timeout))
+            .timeout_per_read(Some(timeout))
+            .timeout_per_write(Some(timeout))
             .max_idle_connections_per_host(8)
             .build()
             .into();
@@ -50,7 +51,7 @@ impl Wire {
             agent,
             endpoint: endpoint.to_string(),
             bucket: bucket.to_string(),
-            answer_timeout,
+            timeout,
         }
     }
 
@@ -59,51 +60,89 @@ impl Wire {
         &self.endpoint
     }
 
-    /// Sends one request to a presigned URL with the headers it was signed with; any HTTP status comes
-    /// back as a response, only a failure to talk to the server is an error.
+    /// Reading an answer's body; `what` says which (an object's URL, `a listing`).
+    pub fn reading(&self, what: &str) -> Transfer {
+        Transfer::reading(what, &self.endpoint, self.timeout)
+    }
+
+    /// An answer's body as a stream, its failures told as reading `what`.
+    pub fn incoming(&self, response: Response<Body>, what: &str) -> Incoming {
+        Incoming::new(response.into_body(), self.reading(what))
+    }
+
+    /// Sends one request without a body (a GET, HEAD or DELETE) to a presigned URL with the headers it
+    /// was signed with; any HTTP status comes back as a response, only a failure to talk to the server
+    /// is an error. A POST or PUT goes through [`Wire::send_body`], even with nothing to send: given no
+    /// body, ureq sends them an empty chunked one, and S3 refuses `Transfer-Encoding: chunked` (501).
     pub fn send(
         &self,
         method: Method,
         url: &str,
         headers: &[(&str, &str)],
-        body: Outgoing<'_>,
     ) -> StoreResult<Response<Body>> {
-        let mut builder = Request::builder().method(method).uri(url);
-        for (name, value) in headers {
-            builder = builder.header(*name, *value);
+        self.call(request(method, url, headers).body(()), None)
+    }
+
+    /// Sends one request with `body`, as [`Wire::send`] does; `target` names what the body is (an
+    /// object, or a part of one) when the server stops taking it.
+    pub fn send_body(
+        &self,
+        method: Method,
+        url: &str,
+        headers: &[(&str, &str)],
+        body: Outgoing<'_>,
+        target: &str,
+    ) -> StoreResult<Response<Body>> {
+        let builder = request(method, url, headers);
+        match body {
+            Outgoing::Bytes(bytes) => self.call(
+                builder
+                    .header("Content-Length", bytes.len().to_string())
+                    .body(bytes),
+                Some(target),
+            ),
+            Outgoing::Stream(reader, len) => self.call(
+                builder
+                    .header("Content-Length", len.to_string())
+                    .body(SendBody::from_reader(reader)),
+                Some(target),
+            ),
         }
-        let result = match body {
-            Outgoing::Empty => builder
-                .body(())
-                .map_err(|e| self.unreachable(&e))
-                .and_then(|r| self.agent.run(r).map_err(|e| self.failed_call(&e))),
-            Outgoing::Bytes(bytes) => builder
-                .header("Content-Length", bytes.len().to_string())
-                .body(bytes)
-                .map_err(|e| self.unreachable(&e))
-                .and_then(|r| self.agent.run(r).map_err(|e| self.failed_call(&e))),
-            Outgoing::Stream(reader, len) => builder
-                .header("Content-Length", len.to_string())
-                .body(SendBody::from_reader(reader))
-                .map_err(|e| self.unreachable(&e))
-                .and_then(|r| self.agent.run(r).map_err(|e| self.failed_call(&e))),
-        };
-        result
+    }
+
+    /// Runs one request; `uploading` names the body it sends, if it sends one.
+    fn call(
+        &self,
+        request: ureq::http::Result<Request<impl AsSendBody>>,
+        uploading: Option<&str>,
+    ) -> StoreResult<Response<Body>> {
+        let request = request.map_err(|e| self.unreachable(&e))?;
+        self.agent.run(request).map_err(|e| match (&e, uploading) {
+            // Only a body's transfer writes long enough to meet the per-write bound: the headers'
+            // own bound is shorter by the time they are sent.
+            (ureq::Error::Timeout(ureq::Timeout::PerWrite), Some(target)) => {
+                Transfer::writing(target, &self.endpoint, self.timeout).stalled()
+            }
+            _ => self.failed_call(&e),
+        })
     }
 
     /// A request that got no answer: the server could not be reached, or did not answer in time.
     fn failed_call(&self, err: &ureq::Error) -> StoreError {
         match err {
-            ureq::Error::Timeout(ureq::Timeout::SendRequest | ureq::Timeout::RecvResponse) => {
-                StoreError::Io {
-                    message: format!(
-                        "{CLASS}: {} did not answer within {} s; check that the server is running and not paused or overloaded, and that [stores.object] endpoint names an S3 server (timeout_seconds sets how long to wait)",
-                        self.endpoint,
-                        self.answer_timeout.as_secs()
-                    ),
-                    raw_os_error: None,
-                }
-            }
+            ureq::Error::Timeout(
+                ureq::Timeout::SendRequest
+                | ureq::Timeout::RecvResponse
+                | ureq::Timeout::PerRead
+                | ureq::Timeout::PerWrite,
+            ) => StoreError::Io {
+                message: format!(
+                    "{CLASS}: {} did not answer within {} s; check that the server is running and not paused or overloaded, and that [stores.object] endpoint names an S3 server (timeout_seconds sets how long to wait)",
+                    self.endpoint,
+                    self.timeout.as_secs()
+                ),
+                raw_os_error: None,
+            },
             other => self.unreachable(other),
         }
     }
@@ -156,6 +195,14 @@ impl Wire {
             },
         }
     }
+}
+
+/// A request to `url` with these headers, its body still to come.
+fn request(method: Method, url: &str, headers: &[(&str, &str)]) -> ureq::http::request::Builder {
+    headers.iter().fold(
+        Request::builder().method(method).uri(url),
+        |builder, (name, value)| builder.header(*name, *value),
+    )
 }
 
 /// The text of the first `<name>…</name>` element of an XML answer.

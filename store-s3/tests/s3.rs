@@ -5,7 +5,9 @@ use std::sync::Arc;
 use agent_env_store::kits;
 use agent_env_store::{ObjectStore, StoreError};
 use agent_env_store_s3::{S3ObjectStore, S3Settings};
+use agent_env_test_support::deadline::returns_within;
 use agent_env_test_support::servers::{shared_seaweedfs, silent_server, ScriptServer};
+use agent_env_test_support::slow_bodies::{SlowBody, SlowBodyServer};
 use serde_json::{json, Value};
 
 fn server() -> &'static ScriptServer {
@@ -235,6 +237,207 @@ fn a_server_that_never_answers_fails_within_the_timeout() {
         format!("S3ObjectStore: http://127.0.0.1:{port} did not answer within 1 s; check that the server is running and not paused or overloaded, and that [stores.object] endpoint names an S3 server (timeout_seconds sets how long to wait)")
     );
     held.join().unwrap();
+}
+
+/// A store on a loopback server that is slow mid-body, waiting `timeout_seconds = 1`.
+fn store_on(server: &SlowBodyServer) -> Arc<S3ObjectStore> {
+    store_waiting(server, 1)
+}
+
+fn store_waiting(server: &SlowBodyServer, timeout_seconds: u64) -> Arc<S3ObjectStore> {
+    let table = json!({
+        "bucket": "b",
+        "endpoint": server.endpoint(),
+        "access_key_id": "k",
+        "secret_access_key": "s",
+        "timeout_seconds": timeout_seconds,
+    });
+    let settings = S3Settings::from_table(table.as_object().unwrap(), &|_| None).unwrap();
+    Arc::new(S3ObjectStore::new(settings).unwrap())
+}
+
+/// How long a call against a slow server may take before the test counts it as hung: far above
+/// the 1 s it waits for a byte, so only a call with no bound on the body's transfer reaches it.
+const HUNG: std::time::Duration = std::time::Duration::from_secs(30);
+
+/// A download that stops midway: the answer promises 1 MiB and sends 64 KiB.
+fn mid_download() -> SlowBodyServer {
+    SlowBodyServer::start(SlowBody::StallsDownload {
+        promised: 1 << 20,
+        sent: 64 << 10,
+    })
+}
+
+fn download_stalled(server: &SlowBodyServer, key: &str) -> String {
+    format!(
+        "S3ObjectStore: reading s3://b/{key} from {} stalled: no data arrived for 1 s; check that the server is running and not paused or overloaded and that the network to it is up, or, for a link that slow, raise timeout_seconds in [stores.object] config",
+        server.endpoint()
+    )
+}
+
+/// A read whose answer stops midway fails once no byte has arrived for timeout_seconds, naming the
+/// object and what to do, instead of hanging the command.
+#[test]
+fn a_read_that_stalls_midway_fails_within_the_timeout() {
+    let server = mid_download();
+    let store = store_on(&server);
+    let err = returns_within(HUNG, "a stalled get", move || {
+        store.get("s3://b/stalls/get.bin")
+    })
+    .unwrap_err();
+    assert!(matches!(err, StoreError::Io { .. }), "{err:?}");
+    assert_eq!(err.to_string(), download_stalled(&server, "stalls/get.bin"));
+}
+
+#[test]
+fn a_download_to_a_file_that_stalls_midway_fails_within_the_timeout() {
+    let server = mid_download();
+    let store = store_on(&server);
+    let dir = tempfile::tempdir().unwrap();
+    let dest = dir.path().join("out.bin");
+    let err = returns_within(HUNG, "a stalled download_to_file", {
+        let dest = dest.clone();
+        move || store.download_to_file("s3://b/stalls/file.bin", &dest)
+    })
+    .unwrap_err();
+    assert!(matches!(err, StoreError::Io { .. }), "{err:?}");
+    assert_eq!(
+        err.to_string(),
+        download_stalled(&server, "stalls/file.bin")
+    );
+}
+
+#[test]
+fn an_opened_object_that_stalls_midway_fails_its_read_within_the_timeout() {
+    use std::io::Read;
+    let server = mid_download();
+    let store = store_on(&server);
+    let err = returns_within(HUNG, "reading a stalled open", move || {
+        let mut reader = store.open("s3://b/stalls/open.bin").unwrap();
+        reader.read_to_end(&mut Vec::new())
+    })
+    .unwrap_err();
+    assert_eq!(err.kind(), std::io::ErrorKind::TimedOut, "{err:?}");
+    assert_eq!(
+        err.to_string(),
+        download_stalled(&server, "stalls/open.bin")
+    );
+}
+
+fn upload_stalled(server: &SlowBodyServer, what: &str) -> String {
+    format!(
+        "S3ObjectStore: writing {what} to {} stalled: the server took no data for 1 s; check that the server is running and not paused or overloaded and that the network to it is up, or, for a link that slow, raise timeout_seconds in [stores.object] config",
+        server.endpoint()
+    )
+}
+
+/// A write the server stops taking midway (one PUT: bytes, or a file of one part) fails once no
+/// byte has gone out for timeout_seconds. The body is larger than the socket buffers, so the sender
+/// blocks in the middle of it.
+#[test]
+fn a_write_the_server_stops_taking_fails_within_the_timeout() {
+    let server = SlowBodyServer::start(SlowBody::StallsUpload { taken: 256 << 10 });
+    let store = store_on(&server);
+    let data = vec![7u8; agent_env_store_s3::PART_SIZE as usize];
+    let err = returns_within(HUNG, "a stalled put", {
+        let store = Arc::clone(&store);
+        move || store.put("stalls/put.bin", &data, "application/octet-stream", false)
+    })
+    .unwrap_err();
+    assert!(matches!(err, StoreError::Io { .. }), "{err:?}");
+    assert_eq!(
+        err.to_string(),
+        upload_stalled(&server, "s3://b/stalls/put.bin")
+    );
+
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("one-part.bin");
+    std::fs::File::create(&path)
+        .unwrap()
+        .set_len(agent_env_store_s3::PART_SIZE)
+        .unwrap();
+    let err = returns_within(HUNG, "a stalled put_file", move || {
+        store.put_file("stalls/one-part.bin", &path, "application/octet-stream")
+    })
+    .unwrap_err();
+    assert_eq!(
+        err.to_string(),
+        upload_stalled(&server, "s3://b/stalls/one-part.bin")
+    );
+}
+
+/// A multipart upload whose parts the server stops taking fails within the timeout, naming a part,
+/// and is aborted.
+#[test]
+fn a_multipart_upload_the_server_stops_taking_fails_within_the_timeout() {
+    let server = SlowBodyServer::start(SlowBody::StallsUpload { taken: 256 << 10 });
+    let store = store_on(&server);
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("parts.bin");
+    // Three whole parts, sent at once, each larger than the socket buffers (a part small enough to
+    // go out whole would meet the bound on the answer instead); zeros that take no disk.
+    std::fs::File::create(&path)
+        .unwrap()
+        .set_len(agent_env_store_s3::PART_SIZE * 3)
+        .unwrap();
+    let err = returns_within(HUNG, "a stalled multipart put_file", move || {
+        store.put_file("stalls/parts.bin", &path, "application/octet-stream")
+    })
+    .unwrap_err();
+    assert!(matches!(err, StoreError::Io { .. }), "{err:?}");
+    let said = err.to_string();
+    let part = ["1", "2", "3"]
+        .into_iter()
+        .find(|n| said == upload_stalled(&server, &format!("part {n} of s3://b/stalls/parts.bin")));
+    assert!(part.is_some(), "{said}");
+    // Started (without a chunked body, which S3 refuses), three parts sent, then aborted.
+    let requests = server.requests();
+    let methods: Vec<&str> = requests
+        .iter()
+        .filter_map(|r| r.split(' ').next())
+        .collect();
+    assert_eq!(
+        methods,
+        ["HEAD", "POST", "PUT", "PUT", "PUT", "DELETE"],
+        "{requests:?}"
+    );
+}
+
+/// A download on a slow link that keeps moving is not cut off: timeout_seconds bounds each wait for
+/// the next bytes, not the whole body, which here takes more than twice as long.
+#[test]
+fn a_slow_download_that_keeps_moving_outlasts_the_timeout() {
+    let server = SlowBodyServer::start(SlowBody::TricklesDownload {
+        chunk: 16 << 10,
+        chunks: 10,
+        pause: std::time::Duration::from_millis(250),
+    });
+    let store = store_on(&server);
+    let started = std::time::Instant::now();
+    let body =
+        returns_within(HUNG, "a slow get", move || store.get("s3://b/slow/get.bin")).unwrap();
+    assert_eq!(body.len(), 160 << 10);
+    assert!(started.elapsed() >= std::time::Duration::from_secs(2));
+}
+
+/// An upload the server takes slowly, but steadily, is not cut off either. The server reads 10 MB/s,
+/// fast enough to drain the sender's socket buffer (up to 4 MiB, all still in flight when the sender
+/// starts waiting for the answer) well within the timeout, and the whole body takes twice as long.
+#[test]
+fn a_slow_upload_that_keeps_moving_outlasts_the_timeout() {
+    let server = SlowBodyServer::start(SlowBody::TricklesUpload {
+        chunk: 1 << 20,
+        pause: std::time::Duration::from_millis(100),
+    });
+    let store = store_waiting(&server, 2);
+    let data = vec![7u8; 40 << 20];
+    let started = std::time::Instant::now();
+    let url = returns_within(HUNG, "a slow put", move || {
+        store.put("slow/put.bin", &data, "application/octet-stream", false)
+    })
+    .unwrap();
+    assert_eq!(url, "s3://b/slow/put.bin");
+    assert!(started.elapsed() >= std::time::Duration::from_secs(4));
 }
 
 /// A write grant creates its object once: the URL, used again before it expires, cannot replace what

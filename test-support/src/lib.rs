@@ -7,16 +7,22 @@
 //!   so a test touches nothing of the real machine;
 //! - [`ran`]: the outcome of one run of a binary, for assertions;
 //! - [`local_db`]: reading what a run wrote to the local document store;
-//! - [`servers`]: real PostgreSQL and S3 servers started by the project's scripts.
+//! - [`servers`]: real PostgreSQL and S3 servers started by the project's scripts, and a loopback
+//!   server that never answers;
+//! - [`slow_bodies`]: loopback servers that stall, or trickle, midway through a download or an
+//!   upload;
+//! - [`deadline`]: running a call that might hang under a bound, so the test fails instead.
 //!
 //! Test-only (`publish = false`): it panics with a message instead of returning errors where a test
 //! cannot go on without what it asked for.
 
 pub mod binaries;
+pub mod deadline;
 pub mod isolation;
 pub mod local_db;
 pub mod ran;
 pub mod servers;
+pub mod slow_bodies;
 
 pub use binaries::{cargo_build, fixture, profile_dir, workspace_binary};
 pub use isolation::{forget_inherited, IsolatedDirs};
