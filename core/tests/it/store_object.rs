@@ -274,7 +274,7 @@ fn config_tables_are_checked() {
     .unwrap();
     assert_eq!(
         err.to_string(),
-        "grants must be one of ('auto', 'off'), got 'on'"
+        "LocalFilesystemObjectStore: grants must be one of ('auto', 'off'), got 'on'"
     );
     let dir = tempfile::tempdir().unwrap();
     let root = dir.path().join("r");

@@ -96,15 +96,15 @@ impl LocalFilesystemObjectStore {
         config_table::check_keys(impl_name, table, &CONFIG_KEYS, &[])?;
         let grants = config_table::opt_string(impl_name, table, "grants")?;
         if let Some(grants) = &grants {
-            settings::check_grants(grants)?;
+            settings::check_grants(grants).map_err(settings::of_this_store)?;
         }
         let bind = match config_table::opt_string(impl_name, table, "grant_bind_host")? {
-            Some(host) => settings::check_bind_host(&host)?,
+            Some(host) => settings::check_bind_host(&host).map_err(settings::of_this_store)?,
             None => std::net::IpAddr::V4(std::net::Ipv4Addr::LOCALHOST),
         };
         let advertise = match config_table::opt_string(impl_name, table, "grant_advertise_host")? {
             Some(host) => {
-                settings::check_advertise_host(&host)?;
+                settings::check_advertise_host(&host).map_err(settings::of_this_store)?;
                 host
             }
             None => DEFAULT_ADVERTISE_HOST.to_string(),

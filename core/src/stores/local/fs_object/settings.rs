@@ -58,11 +58,20 @@ fn is_loopback_or_private(ip: IpAddr) -> bool {
     }
 }
 
+/// A setting's error as a config problem names the store it is about, as the hosted stores' do (the
+/// original's sentence follows the name unchanged).
+pub fn of_this_store(err: StoreError) -> StoreError {
+    match err {
+        StoreError::Config(message) => StoreError::Config(format!("{}: {message}", super::CLASS)),
+        other => other,
+    }
+}
+
 /// `grant_lifetime_seconds` must be a whole number between 900 and 604 800 (the rule every store
 /// shares, with this store's maximum).
 pub fn check_lifetime(value: &serde_json::Value) -> StoreResult<u64> {
     agent_env_store::grant::check_grant_lifetime_setting(value, MAX_LOCAL_GRANT_LIFETIME_SECONDS)
-        .map_err(|e| agent_env_store::StoreError::Config(format!("{}: {e}", super::CLASS)))
+        .map_err(|e| of_this_store(StoreError::Config(e.to_string())))
 }
 
 #[cfg(test)]
