@@ -10,7 +10,9 @@ use super::registrations::{
     check_agents, impls, provider_entries, split_impl, ProviderKind, IMPL_TABLES,
 };
 use super::store_builder::{StoreBuilder, StoresBuilder};
-use super::store_selection::{selection, StoreSelection, ALIASED_SECTIONS, STORE_SECTIONS};
+use super::store_selection::{
+    class_of, selection, StoreSelection, ALIASED_SECTIONS, STORE_SECTIONS,
+};
 use super::tables::table_at;
 use super::warnings::warnings;
 use serde::Serialize;
@@ -63,6 +65,8 @@ struct Findings {
     /// Problems in `[plugins.<package>]` tables. Such a table is its plugin's alone: a broken one fails
     /// only that plugin's read, when something starts the plugin, never a run and never agent-env.
     plugin_tables: Vec<String>,
+    /// Settings nothing in this agent-env reads, said as warnings.
+    unused: Vec<String>,
     notes: Vec<String>,
     checked: Checked,
 }
@@ -86,6 +90,7 @@ pub fn check(doc: &ConfigDocument, builder: &dyn StoreBuilder) -> CheckOutcome {
         Vec::new()
     };
     all_warnings.extend(found.plugin_tables);
+    all_warnings.extend(found.unused);
     let mut problems: Vec<Problem> = found
         .errors
         .iter()
@@ -110,10 +115,18 @@ pub fn check(doc: &ConfigDocument, builder: &dyn StoreBuilder) -> CheckOutcome {
     }
 }
 
+/// The runner the config names is not the built-in one, the only runner there is.
+fn unused_runner(impl_name: &str) -> String {
+    format!(
+        "[runner] (or AGENT_ENV_RUNNER) names '{impl_name}', which nothing uses: agent-env runs tasks with its built-in runner (for run, task run and the explorer alike) and no plugin can provide one; remove the setting, or set it to 'local'"
+    )
+}
+
 fn run_checks(doc: &ConfigDocument, builder: &dyn StoreBuilder, found: &mut Findings) {
     let Findings {
         errors,
         plugin_tables: plugin_problems,
+        unused,
         notes,
         checked,
     } = found;
@@ -138,8 +151,12 @@ fn run_checks(doc: &ConfigDocument, builder: &dyn StoreBuilder, found: &mut Find
         }
     }
     if let Some(runner) = ALIASED_SECTIONS.iter().find(|s| s.name == "runner") {
-        if let Err(e) = selection(doc, runner.name) {
-            errors.push(e);
+        match selection(doc, runner.name) {
+            Err(e) => errors.push(e),
+            Ok(chosen) if chosen.class_name() != class_of(runner.local_impl) => {
+                unused.push(unused_runner(&chosen.impl_name))
+            }
+            Ok(_) => {}
         }
     }
 

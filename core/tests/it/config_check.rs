@@ -442,3 +442,29 @@ fn provider_tables_on_built_in_backends() {
         ]
     );
 }
+
+/// A `[runner]` other than the built-in one is a warning: nothing would use it.
+#[test]
+fn a_runner_nothing_uses_is_a_warning() {
+    let p = Project::new("[runner]\nimpl = \"acme:FastRunner\"\n");
+    let (code, json) = p.check(&[]);
+    assert_eq!(code, 0, "{json}");
+    let warnings = json["warnings"].as_array().unwrap();
+    assert!(
+        warnings.iter().any(|w| w.as_str().unwrap().starts_with(
+            "[runner] (or AGENT_ENV_RUNNER) names 'acme:FastRunner', which nothing uses"
+        )),
+        "{json}"
+    );
+    for local in [
+        "[runner]\nimpl = \"LocalRunner\"\n",
+        "runner = \"local\"\n",
+        "",
+    ] {
+        let (_, json) = Project::new(local).check(&[]);
+        assert!(
+            !json["warnings"].to_string().contains("[runner]"),
+            "{local}: {json}"
+        );
+    }
+}
