@@ -24,6 +24,7 @@ pub mod object_key;
 pub mod remote;
 pub mod secret;
 pub mod serve;
+pub mod whole_file;
 pub mod wire;
 
 pub use any::AnyStore;

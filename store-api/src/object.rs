@@ -184,19 +184,13 @@ pub trait ObjectStore: Send + Sync {
 }
 
 /// Streams `source` into the file `dest`, creating its parent folders: what `download_to_file` does once
-/// a store has the object open. A bad destination is the filesystem's own error ([`StoreError::Io`]).
+/// a store has the object open. The file appears whole or not at all ([`crate::whole_file`]): a
+/// transfer that fails midway leaves no truncated file. A bad destination is the filesystem's own
+/// error ([`StoreError::Io`]).
 ///
 /// Generic over the reader so that a `File` source keeps its concrete type down to `std::io::copy`,
 /// which then copies in the kernel (`copy_file_range`) instead of through an 8 KiB buffer: three times
 /// as fast for a 134 MB object here.
 pub fn write_to_file<R: Read + ?Sized>(source: &mut R, dest: &Path) -> StoreResult<()> {
-    if let Some(parent) = dest.parent().filter(|p| !p.as_os_str().is_empty()) {
-        std::fs::create_dir_all(parent)
-            .map_err(|e| StoreError::io(format!("creating {}", parent.display()), &e))?;
-    }
-    let mut out = std::fs::File::create(dest)
-        .map_err(|e| StoreError::io(format!("writing {}", dest.display()), &e))?;
-    std::io::copy(source, &mut out)
-        .map_err(|e| StoreError::io(format!("writing {}", dest.display()), &e))?;
-    Ok(())
+    crate::whole_file::write_whole(source, dest)
 }

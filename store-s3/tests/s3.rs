@@ -305,6 +305,9 @@ fn a_download_to_a_file_that_stalls_midway_fails_within_the_timeout() {
         err.to_string(),
         download_stalled(&server, "stalls/file.bin")
     );
+    // Half an object is not left looking like the whole of it.
+    let left: Vec<_> = std::fs::read_dir(dir.path()).unwrap().collect();
+    assert!(left.is_empty(), "{left:?}");
 }
 
 #[test]
