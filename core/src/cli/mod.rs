@@ -9,6 +9,7 @@ use clap::{Parser, Subcommand};
 use crate::environment::Environment;
 use crate::session::Session;
 
+pub mod artifact;
 pub mod bundle;
 pub mod completions;
 pub mod config;
@@ -67,6 +68,8 @@ pub enum Command {
     Task(task::TaskArgs),
     /// Write stored tasks or evals out as a bundle folder.
     Bundle(bundle::BundleArgs),
+    /// Store a folder's files as an artifact in the configured stores, for stored tasks to load.
+    Artifact(artifact::ArtifactArgs),
     /// Print a shell completion script (with the installed plugins' commands).
     Completions(completions::CompletionsArgs),
     /// Print the manual page of agent-env or of one of its commands (roff).
@@ -158,6 +161,7 @@ pub fn dispatch(cli: Cli, session: &Session, term: &Terminal) -> Exit {
         Some(Command::Up(args)) => up::run(args, session),
         Some(Command::Task(args)) => task::run(args, verbose, session, term),
         Some(Command::Bundle(args)) => bundle::run(args, session, term),
+        Some(Command::Artifact(args)) => artifact::run(args, session, term),
         Some(Command::Completions(args)) => completions::completions(args, session, term),
         Some(Command::Man(args)) => completions::man(args, session, term),
         None => {

@@ -371,11 +371,11 @@ impl PlanContext for RunPlanContext<'_> {
         }
     }
 
-    fn artifacts_looked_in(&self) -> &'static str {
+    fn artifacts_looked_in(&self, name: &str) -> String {
         if self.bare {
-            "in the configured store (a stored task loads only artifacts already there)"
+            format!("in the configured store (a stored task loads only stored artifacts): put one with agent-env artifact put FOLDER --id {name}")
         } else {
-            plan::BUNDLE_ARTIFACTS_LOOKED_IN
+            plan::BUNDLE_ARTIFACTS_LOOKED_IN.to_string()
         }
     }
 

@@ -19,6 +19,7 @@ pub mod plugin_steps;
 pub mod recorded;
 pub mod recorder;
 pub mod run_log;
+pub mod stored_artifact;
 pub mod stored_task;
 pub mod task_run;
 

@@ -40,9 +40,10 @@ pub trait PlanContext {
     /// Whether an artifact id that is not in the bundle exists in the store; `Err` says why it can't
     /// be used.
     fn store_artifact_exists(&self, id: &str) -> Result<bool, String>;
-    /// Where an artifact that is not found was looked for, for the message that says so.
-    fn artifacts_looked_in(&self) -> &'static str {
-        BUNDLE_ARTIFACTS_LOOKED_IN
+    /// Where the artifact `name`, not found, was looked for (and how to put it there), for the message
+    /// that says so.
+    fn artifacts_looked_in(&self, _name: &str) -> String {
+        BUNDLE_ARTIFACTS_LOOKED_IN.to_string()
     }
     /// Why a bundle artifact's type cannot be read (nothing registers it), if it cannot.
     fn artifact_type_problem(&self, _artifact_type: &str) -> Option<String> {
@@ -320,7 +321,7 @@ fn plan_task<'b>(
                             Ok(true) => {}
                             Ok(false) => problems.push(format!(
                                 "{where_}: step '{id}': {field}: there is no artifact '{name}' {}",
-                                ctx.artifacts_looked_in()
+                                ctx.artifacts_looked_in(name)
                             )),
                             Err(why) => problems.push(format!("{where_}: step '{id}': {why}")),
                         },

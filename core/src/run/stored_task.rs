@@ -26,6 +26,8 @@ use crate::stores::{Document, StoreError, VersionedEntityStore};
 pub const TASKS: &str = "tasks";
 /// The collection stored evals live in (`{id, version, tasks: [task ids]}`).
 pub const EVALS: &str = "evals";
+/// The collection of stored artifacts.
+pub const ARTIFACTS: &str = "artifacts";
 
 /// A run of a stored task.
 #[derive(Clone, Default)]
@@ -45,7 +47,7 @@ pub struct StoredRunRequest {
 }
 
 /// The configured document and object stores, as a run writes to them.
-fn configured_stores(session: &Session) -> Result<LocalStores, RunError> {
+pub(crate) fn configured_stores(session: &Session) -> Result<LocalStores, RunError> {
     let stores = session.stores();
     let documents = stores.document().map_err(|e| {
         BundleError::one(format!("the configured document store can't be used: {e}"))
@@ -183,7 +185,7 @@ pub fn put_task(
 }
 
 /// How many times a put races other writers for the next version before it gives up.
-const PUT_TRIES: u32 = 10;
+pub(crate) const PUT_TRIES: u32 = 10;
 
 /// A stored entity of `collection` in the configured stores: `version`, or the latest.
 fn entity(

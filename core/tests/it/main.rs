@@ -45,4 +45,5 @@ mod store_grants;
 mod store_kits;
 mod store_object;
 mod store_plugin;
+mod stored_artifacts;
 mod task_instances;

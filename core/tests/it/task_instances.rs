@@ -210,7 +210,7 @@ fn a_stored_task_naming_an_artifact_the_store_lacks_is_refused_by_its_id() {
     let r = s.run(&["task", "put", file.to_str().unwrap(), "--id", "team/hello"]);
     assert_eq!(r.code, 1, "{}", r.both());
     assert!(
-        r.stderr.contains(": team/hello: step 'load': artifact_id: there is no artifact 'greeting' in the configured store (a stored task loads only artifacts already there)"),
+        r.stderr.contains(": team/hello: step 'load': artifact_id: there is no artifact 'greeting' in the configured store (a stored task loads only stored artifacts): put one with agent-env artifact put FOLDER --id greeting"),
         "{}",
         r.stderr
     );

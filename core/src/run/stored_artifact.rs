@@ -1,0 +1,206 @@
+//! `agent-env artifact put FOLDER --id ID`: a folder's files as the next version of a stored artifact,
+//! in the configured stores, so a stored task (`task put`) can load it on any machine configured the
+//! same way.
+//!
+//! The folder is read as a bundle's `artifacts/<name>/` folder is: an optional `artifact.toml` gives
+//! the `type` and settings, and without one a single file is a `file` artifact and several a
+//! `file_artifact_universe`. Each file goes to the configured object store under a prefix of its own
+//! (write-once, so a put never touches an earlier version's objects), then the document naming them
+//! becomes the id's next version in the configured document store, as a bundle run records an
+//! artifact.
+
+use std::io::Read;
+use std::path::{Path, PathBuf};
+
+use serde_json::{json, Map, Value};
+use sha2::{Digest, Sha256};
+
+use super::stored_task::{configured_stores, ARTIFACTS, PUT_TRIES};
+use super::RunError;
+use crate::bundle::ids::{check_bare_id, object_key_segment};
+use crate::bundle::BundleError;
+use crate::session::Session;
+use crate::stores::{Document, StoreError, VersionedEntityStore};
+
+/// The artifact types a stored task's `load_artifact` step can load.
+const LOADABLE: [&str; 3] = ["file", "file_artifact_universe", "skill"];
+
+/// What a put wrote.
+#[derive(Debug)]
+pub struct PutArtifact {
+    pub version: i64,
+    pub artifact_type: String,
+    pub files: usize,
+}
+
+/// Writes the files of `folder` as the next version of the stored artifact `id`.
+pub fn put_artifact(session: &Session, id: &str, folder: &Path) -> Result<PutArtifact, RunError> {
+    check_bare_id(id).map_err(|problem| {
+        BundleError::one(format!("{problem} (--id gives one, such as team/greeting)"))
+    })?;
+    let shown = folder.display();
+    let (artifact_type, config) = declared(folder)?;
+    if !LOADABLE.contains(&artifact_type.as_str()) {
+        return Err(BundleError::one(format!(
+            "{shown}/artifact.toml: a stored artifact of type '{artifact_type}' could not be loaded by a stored task; this agent-env stores {} artifacts",
+            LOADABLE.join(", ")
+        ))
+        .into());
+    }
+    let files = files_of(folder)?;
+    if files.is_empty() {
+        return Err(BundleError::one(format!(
+            "{shown} has no files: put the artifact's files in it"
+        ))
+        .into());
+    }
+    let stores = configured_stores(session)?;
+    let prefix = format!(
+        "artifacts/{artifact_type}/{}/{}",
+        object_key_segment(id),
+        crate::sandbox::random_hex(8)
+    );
+    let mut listed = Vec::new();
+    for rel in &files {
+        let path = folder.join(rel);
+        let (sha256, size) = hashed(&path)?;
+        let url = stores
+            .objects
+            .put_file(
+                &format!("{prefix}/{rel}"),
+                &path,
+                crate::stores::DEFAULT_CONTENT_TYPE,
+            )
+            .map_err(|e| BundleError::one(format!("writing {rel} to the object store: {e}")))?;
+        listed.push(json!({"path": rel, "object_url": url, "sha256": sha256, "size": size}));
+    }
+    let name = id.rsplit('/').next().unwrap_or(id);
+    let mut doc = Document::new();
+    doc.insert("id".into(), json!(id));
+    doc.insert("type".into(), json!(artifact_type));
+    doc.insert("name".into(), json!(name));
+    doc.insert("files".into(), Value::Array(listed));
+    doc.insert("object_prefix".into(), json!(prefix));
+    if !config.is_empty() {
+        doc.insert("config".into(), Value::Object(config));
+    }
+    doc.insert("created_at_utc".into(), json!(crate::clock::iso_now()));
+    let entities = VersionedEntityStore::new(stores.documents.clone(), ARTIFACTS, &[])
+        .map_err(|e| BundleError::one(format!("the configured document store: {e}")))?;
+    let version = entities.put(&doc, PUT_TRIES).map_err(|e| {
+        let advice = match e {
+            StoreError::ConcurrentModification(_) => {
+                "; other writers were putting the same id at once: run the command again"
+            }
+            _ => "",
+        };
+        BundleError::one(format!("writing the artifact '{id}': {e}{advice}"))
+    })?;
+    Ok(PutArtifact {
+        version,
+        artifact_type,
+        files: files.len(),
+    })
+}
+
+/// The type and settings `artifact.toml` declares, else the type the files imply.
+fn declared(folder: &Path) -> Result<(String, Map<String, Value>), RunError> {
+    let manifest = folder.join("artifact.toml");
+    let mut config = Map::new();
+    let mut declared_type = None;
+    match std::fs::read_to_string(&manifest) {
+        Ok(text) => {
+            let table: toml::Table = text.parse().map_err(|e: toml::de::Error| {
+                BundleError::one(format!(
+                    "{}: isn't valid TOML: {}",
+                    manifest.display(),
+                    crate::toml_errors::describe(&e, &text)
+                ))
+            })?;
+            for (key, value) in table {
+                match (key.as_str(), value) {
+                    ("type", toml::Value::String(t)) => declared_type = Some(t),
+                    ("type", _) => {
+                        return Err(BundleError::one(format!(
+                            "{}: type must be a string",
+                            manifest.display()
+                        ))
+                        .into())
+                    }
+                    // The id comes from --id: a stored artifact's id is the one it is put under.
+                    ("id", _) => {}
+                    (_, value) => {
+                        config.insert(key, serde_json::to_value(value).unwrap_or(Value::Null));
+                    }
+                }
+            }
+        }
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => {}
+        Err(e) => {
+            return Err(BundleError::one(format!("can't read {}: {e}", manifest.display())).into())
+        }
+    }
+    let implied = || match files_of(folder) {
+        Ok(files) if files.len() == 1 => "file".to_string(),
+        _ => "file_artifact_universe".to_string(),
+    };
+    Ok((declared_type.unwrap_or_else(implied), config))
+}
+
+/// The folder's files relative to it, sorted, with `/` between parts (`artifact.toml` left out).
+fn files_of(folder: &Path) -> Result<Vec<String>, RunError> {
+    let mut files = Vec::new();
+    walk(folder, Path::new(""), &mut files)?;
+    files.retain(|f| f != "artifact.toml");
+    files.sort();
+    Ok(files)
+}
+
+fn walk(root: &Path, rel: &Path, out: &mut Vec<String>) -> Result<(), RunError> {
+    let dir = root.join(rel);
+    let entries = std::fs::read_dir(&dir)
+        .map_err(|e| BundleError::one(format!("can't read the folder {}: {e}", dir.display())))?;
+    for entry in entries {
+        let entry = entry.map_err(|e| {
+            BundleError::one(format!("can't read the folder {}: {e}", dir.display()))
+        })?;
+        let path: PathBuf = rel.join(entry.file_name());
+        let kind = entry
+            .file_type()
+            .map_err(|e| BundleError::one(format!("can't read {}: {e}", entry.path().display())))?;
+        if kind.is_dir() {
+            walk(root, &path, out)?;
+        } else if kind.is_file() {
+            let parts: Vec<String> = path
+                .components()
+                .map(|c| c.as_os_str().to_string_lossy().into_owned())
+                .collect();
+            out.push(parts.join("/"));
+        } else {
+            return Err(BundleError::one(format!(
+                "{} is not a plain file or folder (a symlink, say); an artifact holds only files: copy it in",
+                entry.path().display()
+            ))
+            .into());
+        }
+    }
+    Ok(())
+}
+
+/// The file's sha256 (hex) and size, read in chunks.
+fn hashed(path: &Path) -> Result<(String, u64), RunError> {
+    let fail = |e: std::io::Error| BundleError::one(format!("can't read {}: {e}", path.display()));
+    let mut file = std::fs::File::open(path).map_err(fail)?;
+    let mut hasher = Sha256::new();
+    let mut buffer = vec![0u8; 64 * 1024];
+    let mut size = 0u64;
+    loop {
+        let n = file.read(&mut buffer).map_err(fail)?;
+        if n == 0 {
+            break;
+        }
+        hasher.update(&buffer[..n]);
+        size += n as u64;
+    }
+    Ok((hex::encode(hasher.finalize()), size))
+}

@@ -1,0 +1,139 @@
+//! `agent-env artifact put`: a folder's files as a stored artifact in the configured stores, which a
+//! stored task's `load_artifact` step then loads (`task put`, `task run`).
+
+use crate::support::run::Sandboxed;
+
+/// hello's task with its load step naming the stored artifact `id`.
+fn hello_loading(s: &Sandboxed, id: &str) -> std::path::PathBuf {
+    let task = std::fs::read_to_string(
+        std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("bundles/hello/tasks/hello.json"),
+    )
+    .unwrap()
+    .replace("\"greeting\"", &format!("\"{id}\""));
+    s.write("hello.json", &task)
+}
+
+fn greeting(s: &Sandboxed, text: &str) -> std::path::PathBuf {
+    let folder = s.home().join("greeting");
+    std::fs::create_dir_all(folder.join("more")).unwrap();
+    std::fs::write(folder.join("hello.txt"), text).unwrap();
+    std::fs::write(
+        folder.join("check.sh"),
+        "#!/usr/bin/env bash\ngrep -q hello \"$(dirname \"$0\")/hello.txt\"\n",
+    )
+    .unwrap();
+    std::fs::write(folder.join("more/notes.md"), "notes").unwrap();
+    folder
+}
+
+#[test]
+fn a_stored_task_loads_an_artifact_put_before_it_and_each_put_is_a_new_version() {
+    let s = Sandboxed::new();
+    let folder = greeting(&s, "hello there\n");
+    let task = hello_loading(&s, "team/greeting");
+
+    let refused = s.run(&["task", "put", task.to_str().unwrap(), "--id", "team/hello"]);
+    assert_eq!(refused.code, 1, "{}", refused.both());
+    assert!(
+        refused
+            .stderr
+            .contains("put one with agent-env artifact put FOLDER --id team/greeting"),
+        "{}",
+        refused.stderr
+    );
+
+    let put = s.run(&[
+        "artifact",
+        "put",
+        folder.to_str().unwrap(),
+        "--id",
+        "team/greeting",
+    ]);
+    assert_eq!(put.code, 0, "{}", put.both());
+    assert_eq!(
+        put.stdout,
+        "team/greeting: v1 (file_artifact_universe, 3 files)\n"
+    );
+    let put = s.run(&["task", "put", task.to_str().unwrap(), "--id", "team/hello"]);
+    assert_eq!(put.code, 0, "{}", put.both());
+    let ran = s.run(&["task", "run", "team/hello"]);
+    assert_eq!(ran.code, 0, "{}", ran.both());
+    assert!(
+        ran.stdout.contains("team/hello v1: passed (hello: 1)"),
+        "{}",
+        ran.stdout
+    );
+
+    // A second put is v2, and the task loads the latest: a greeting without "hello" fails its check.
+    greeting(&s, "goodbye\n");
+    let put = s.run(&[
+        "artifact",
+        "put",
+        folder.to_str().unwrap(),
+        "--id",
+        "team/greeting",
+    ]);
+    assert_eq!(
+        put.stdout,
+        "team/greeting: v2 (file_artifact_universe, 3 files)\n",
+        "{}",
+        put.both()
+    );
+    let ran = s.run(&["task", "run", "team/hello"]);
+    assert!(
+        ran.stdout.contains("team/hello v1: scored below 1 (hello: 0)"),
+        "{}",
+        ran.both()
+    );
+}
+
+#[test]
+fn what_a_put_cannot_store_is_refused_saying_why() {
+    let s = Sandboxed::new();
+    let empty = s.home().join("empty");
+    std::fs::create_dir_all(&empty).unwrap();
+    let r = s.run(&["artifact", "put", empty.to_str().unwrap(), "--id", "team/e"]);
+    assert_eq!(r.code, 1);
+    assert!(
+        r.stderr
+            .contains("has no files: put the artifact's files in it"),
+        "{}",
+        r.stderr
+    );
+
+    let image = s.home().join("image");
+    std::fs::create_dir_all(&image).unwrap();
+    std::fs::write(image.join("Dockerfile"), "FROM scratch\n").unwrap();
+    std::fs::write(image.join("artifact.toml"), "type = \"docker_image\"\n").unwrap();
+    let r = s.run(&[
+        "artifact",
+        "put",
+        image.to_str().unwrap(),
+        "--id",
+        "team/img",
+    ]);
+    assert_eq!(r.code, 1);
+    assert!(
+        r.stderr
+            .contains("of type 'docker_image' could not be loaded by a stored task"),
+        "{}",
+        r.stderr
+    );
+
+    let r = s.run(&[
+        "artifact",
+        "put",
+        empty.to_str().unwrap(),
+        "--id",
+        "@local/x",
+    ]);
+    assert_eq!(r.code, 1);
+    assert!(
+        r.stderr.contains("a stored entity has a bare id"),
+        "{}",
+        r.stderr
+    );
+    let r = s.run(&["artifact", "put", "/nonexistent-folder"]);
+    assert_eq!(r.code, 1);
+    assert!(r.stderr.contains("is not a folder"), "{}", r.stderr);
+}
