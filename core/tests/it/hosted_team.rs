@@ -224,3 +224,44 @@ fn a_stored_task_may_not_name_local_ids_and_an_unknown_one_says_how_to_store_it(
         stderr(&out)
     );
 }
+
+/// An artifact one home puts (files to the shared bucket, its document to the shared database) is
+/// loaded by a stored task the other home runs.
+#[test]
+fn an_artifact_one_home_puts_is_loaded_by_a_task_the_other_runs() {
+    let schema = format!("team_artifacts_{}", std::process::id());
+    let alice = home(&schema);
+    let bob = home(&schema);
+    alice.write("work/greeting/hello.txt", "hello from alice\n");
+    alice.write(
+        "work/greeting/check.sh",
+        "grep -q alice \"$(dirname \"$0\")/hello.txt\"\n",
+    );
+    let out = alice.run(&["artifact", "put", "greeting", "--id", "team/greeting"]);
+    assert!(out.status.success(), "{}{}", stdout(&out), stderr(&out));
+    assert_eq!(
+        stdout(&out),
+        "team/greeting: v1 (file_artifact_universe, 2 files)\n"
+    );
+    alice.write(
+        "work/hello.json",
+        r#"[{"id": "box", "type": "deploy_sandbox", "sandbox_name": "box"},
+ {"id": "load", "type": "load_artifact", "sandbox_name": "box", "artifact_id": "team/greeting",
+  "destination_path": "/app/greeting"},
+ {"id": "hello", "type": "verify_sandbox", "sandbox_name": "box", "base_dir": "/app/greeting",
+  "verifier_id": "hello", "criteria": [
+   {"type": "probe_file_contains", "criterion": "greets", "paths": ["hello.txt"], "expected": "hello"},
+   {"type": "probe_file_contains", "criterion": "from alice", "paths": ["check.sh"], "expected": "alice"}]}]"#,
+    );
+    let out = alice.run(&["task", "put", "hello.json", "--id", "team/hello"]);
+    assert!(out.status.success(), "{}{}", stdout(&out), stderr(&out));
+
+    let out = bob.run(&["task", "run", "team/hello"]);
+    assert!(out.status.success(), "{}{}", stdout(&out), stderr(&out));
+    assert!(
+        stdout(&out).contains("team/hello v1: passed (hello: 1)"),
+        "{}{}",
+        stdout(&out),
+        stderr(&out)
+    );
+}

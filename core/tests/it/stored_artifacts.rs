@@ -81,7 +81,8 @@ fn a_stored_task_loads_an_artifact_put_before_it_and_each_put_is_a_new_version()
     );
     let ran = s.run(&["task", "run", "team/hello"]);
     assert!(
-        ran.stdout.contains("team/hello v1: scored below 1 (hello: 0)"),
+        ran.stdout
+            .contains("team/hello v1: scored below 1 (hello: 0)"),
         "{}",
         ran.both()
     );
