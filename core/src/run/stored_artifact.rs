@@ -15,12 +15,12 @@ use std::path::{Path, PathBuf};
 use serde_json::{json, Map, Value};
 use sha2::{Digest, Sha256};
 
-use super::stored_task::{configured_stores, ARTIFACTS, PUT_TRIES};
+use super::stored_task::{configured_stores, put_next_version, ARTIFACTS};
 use super::RunError;
 use crate::bundle::ids::{check_bare_id, object_key_segment};
 use crate::bundle::BundleError;
 use crate::session::Session;
-use crate::stores::{Document, StoreError, VersionedEntityStore};
+use crate::stores::Document;
 
 /// The artifact types a stored task's `load_artifact` step can load.
 const LOADABLE: [&str; 3] = ["file", "file_artifact_universe", "skill"];
@@ -85,17 +85,7 @@ pub fn put_artifact(session: &Session, id: &str, folder: &Path) -> Result<PutArt
         doc.insert("config".into(), Value::Object(config));
     }
     doc.insert("created_at_utc".into(), json!(crate::clock::iso_now()));
-    let entities = VersionedEntityStore::new(stores.documents.clone(), ARTIFACTS, &[])
-        .map_err(|e| BundleError::one(format!("the configured document store: {e}")))?;
-    let version = entities.put(&doc, PUT_TRIES).map_err(|e| {
-        let advice = match e {
-            StoreError::ConcurrentModification(_) => {
-                "; other writers were putting the same id at once: run the command again"
-            }
-            _ => "",
-        };
-        BundleError::one(format!("writing the artifact '{id}': {e}{advice}"))
-    })?;
+    let version = put_next_version(&stores, ARTIFACTS, &doc)?;
     Ok(PutArtifact {
         version,
         artifact_type,

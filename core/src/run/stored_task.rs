@@ -165,27 +165,39 @@ pub fn put_task(
         .tasks
         .first()
         .ok_or_else(|| BundleError::one(format!("internal: the task '{id}' did not plan")))?;
-    let entities = VersionedEntityStore::new(stores.documents.clone(), TASKS, &[])
-        .map_err(|e| BundleError::one(format!("the configured document store: {e}")))?;
     let mut doc = Document::new();
     doc.insert("id".into(), json!(id));
     doc.insert("type".into(), json!("task"));
     doc.insert("steps".into(), Value::Array(planned.step_docs()));
     doc.insert("created_at_utc".into(), json!(crate::clock::iso_now()));
-    let version = entities.put(&doc, PUT_TRIES).map_err(|e| {
+    put_next_version(&stores, TASKS, &doc)
+}
+
+/// How many times a put races other writers for the next version before it gives up.
+const PUT_TRIES: u32 = 10;
+
+/// Writes `doc` as the next version of its id in `collection` of the configured document store,
+/// racing other writers up to [`PUT_TRIES`] times; returns the version.
+pub(crate) fn put_next_version(
+    stores: &LocalStores,
+    collection: &str,
+    doc: &Document,
+) -> Result<i64, RunError> {
+    let entities = VersionedEntityStore::new(stores.documents.clone(), collection, &[])
+        .map_err(|e| BundleError::one(format!("the configured document store: {e}")))?;
+    let id = doc.get("id").and_then(Value::as_str).unwrap_or_default();
+    let what = collection.trim_end_matches('s');
+    let version = entities.put(doc, PUT_TRIES).map_err(|e| {
         let advice = match e {
             StoreError::ConcurrentModification(_) => {
                 "; other writers were putting the same id at once: run the command again"
             }
             _ => "",
         };
-        BundleError::one(format!("writing the task '{id}': {e}{advice}"))
+        BundleError::one(format!("writing the {what} '{id}': {e}{advice}"))
     })?;
     Ok(version)
 }
-
-/// How many times a put races other writers for the next version before it gives up.
-pub(crate) const PUT_TRIES: u32 = 10;
 
 /// A stored entity of `collection` in the configured stores: `version`, or the latest.
 fn entity(

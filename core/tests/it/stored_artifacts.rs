@@ -88,53 +88,40 @@ fn a_stored_task_loads_an_artifact_put_before_it_and_each_put_is_a_new_version()
     );
 }
 
+/// `artifact put FOLDER --id ID` fails (exit 1) with a message containing `says`.
+fn refused(s: &Sandboxed, folder: &std::path::Path, id: &str, says: &str) {
+    let r = s.run(&["artifact", "put", folder.to_str().unwrap(), "--id", id]);
+    assert_eq!(r.code, 1, "{}", r.both());
+    assert!(r.stderr.contains(says), "{}", r.stderr);
+}
+
 #[test]
 fn what_a_put_cannot_store_is_refused_saying_why() {
     let s = Sandboxed::new();
     let empty = s.home().join("empty");
     std::fs::create_dir_all(&empty).unwrap();
-    let r = s.run(&["artifact", "put", empty.to_str().unwrap(), "--id", "team/e"]);
-    assert_eq!(r.code, 1);
-    assert!(
-        r.stderr
-            .contains("has no files: put the artifact's files in it"),
-        "{}",
-        r.stderr
+    refused(
+        &s,
+        &empty,
+        "team/e",
+        "has no files: put the artifact's files in it",
     );
+    refused(&s, &empty, "@local/x", "a stored entity has a bare id");
 
     let image = s.home().join("image");
     std::fs::create_dir_all(&image).unwrap();
     std::fs::write(image.join("Dockerfile"), "FROM scratch\n").unwrap();
     std::fs::write(image.join("artifact.toml"), "type = \"docker_image\"\n").unwrap();
-    let r = s.run(&[
-        "artifact",
-        "put",
-        image.to_str().unwrap(),
-        "--id",
+    refused(
+        &s,
+        &image,
         "team/img",
-    ]);
-    assert_eq!(r.code, 1);
-    assert!(
-        r.stderr
-            .contains("of type 'docker_image' could not be loaded by a stored task"),
-        "{}",
-        r.stderr
+        "of type 'docker_image' could not be loaded by a stored task",
     );
-
-    let r = s.run(&[
-        "artifact",
-        "put",
-        empty.to_str().unwrap(),
-        "--id",
-        "@local/x",
-    ]);
-    assert_eq!(r.code, 1);
-    assert!(
-        r.stderr.contains("a stored entity has a bare id"),
-        "{}",
-        r.stderr
+    refused(
+        &s,
+        std::path::Path::new("/nonexistent-folder"),
+        "team/x",
+        "is not a folder",
     );
-    let r = s.run(&["artifact", "put", "/nonexistent-folder"]);
-    assert_eq!(r.code, 1);
-    assert!(r.stderr.contains("is not a folder"), "{}", r.stderr);
 }
