@@ -1,7 +1,9 @@
 //! Writing stored tasks and evals out as a bundle folder (`agent-env bundle init FOLDER --from-task ID`):
 //! `tasks/<name>.json` for each task, `evals/<name>.toml` for each eval (naming its tasks), and a
-//! `README.md` saying where they came from. The folder then runs with `agent-env run ./FOLDER`, under
-//! `@local` ids of its own: a copy a person can change, not the shared entities.
+//! `README.md` saying where they came from; the stored artifacts the tasks load get a folder each under
+//! `artifacts/`, which the caller fills (reading objects is not this layer's), and the tasks name them
+//! by folder. The folder then runs with `agent-env run ./FOLDER`, under `@local` ids of its own: a copy
+//! a person can change, not the shared entities.
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
@@ -52,11 +54,41 @@ pub fn file_name(id: &str) -> String {
 /// Fields of a step that name an entity in a store, whose bare ids a bundle run cannot read.
 const REFERENCE_FIELDS: [&str; 4] = ["artifact", "artifact_id", "env_id", "agent_id"];
 
-/// Writes the bundle into `folder` (missing or empty).
+/// Fields of a step that name an artifact.
+const ARTIFACT_FIELDS: [&str; 2] = ["artifact", "artifact_id"];
+
+/// The stored artifacts `tasks` load (bare ids in their artifact fields), each with the folder it
+/// gets under `artifacts/`: its id's last segment, numbered when two would share one.
+pub fn artifact_folders(tasks: &[TaskExport]) -> BTreeMap<String, String> {
+    let mut folders: BTreeMap<String, String> = BTreeMap::new();
+    for step in tasks.iter().flat_map(|t| &t.steps) {
+        for field in ARTIFACT_FIELDS {
+            let Some(Value::String(id)) = step.get(field) else {
+                continue;
+            };
+            if id.starts_with(super::ids::LOCAL_PREFIX) || folders.contains_key(id) {
+                continue;
+            }
+            let base = file_name(id);
+            let mut name = base.clone();
+            let mut n = 2;
+            while folders.values().any(|taken| *taken == name) {
+                name = format!("{base}-{n}");
+                n += 1;
+            }
+            folders.insert(id.clone(), name);
+        }
+    }
+    folders
+}
+
+/// Writes the bundle into `folder` (missing or empty). A step naming one of `artifacts` (a stored
+/// artifact's id → its folder under `artifacts/`, which the caller fills) names the folder instead.
 pub fn write_bundle(
     folder: &Path,
     tasks: &[TaskExport],
     evals: &[EvalExport],
+    artifacts: &BTreeMap<String, String>,
 ) -> Result<Written, BundleError> {
     match std::fs::read_dir(folder).map(|mut entries| entries.next().is_some()) {
         Ok(true) => {
@@ -103,10 +135,24 @@ pub fn write_bundle(
     };
     for task in tasks {
         let name = file_name(&task.id);
-        for step in &task.steps {
+        let mut steps = task.steps.clone();
+        for step in &mut steps {
+            for field in ARTIFACT_FIELDS {
+                let exported = match step.get(field) {
+                    Some(Value::String(id)) => artifacts.get(id).cloned(),
+                    _ => None,
+                };
+                if let Some(folder_name) = exported {
+                    step.insert(field.to_string(), Value::String(folder_name));
+                }
+            }
+        }
+        for step in &steps {
             for field in REFERENCE_FIELDS {
                 if let Some(Value::String(id)) = step.get(field) {
-                    if !id.starts_with(super::ids::LOCAL_PREFIX) {
+                    let in_bundle = ARTIFACT_FIELDS.contains(&field)
+                        && artifacts.values().any(|folder_name| folder_name == id);
+                    if !id.starts_with(super::ids::LOCAL_PREFIX) && !in_bundle {
                         written.notes.push(format!(
                             "tasks/{name}.json: step '{}' names '{id}' ({field}), which a bundle run cannot read; put it in the bundle (artifacts/<name>/) and name it by its folder",
                             step.get("id").and_then(Value::as_str).unwrap_or("?")
@@ -115,7 +161,7 @@ pub fn write_bundle(
                 }
             }
         }
-        let steps = Value::Array(task.steps.iter().cloned().map(Value::Object).collect());
+        let steps = Value::Array(steps.into_iter().map(Value::Object).collect());
         let text = serde_json::to_string_pretty(&steps)
             .map_err(|e| BundleError::one(format!("cannot write the task '{}': {e}", task.id)))?;
         write(
@@ -158,6 +204,33 @@ pub fn write_bundle(
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn stored_artifacts_get_a_folder_each() {
+        let step = |field: &str, id: &str| {
+            let mut step = Map::new();
+            step.insert(field.into(), Value::String(id.into()));
+            step
+        };
+        let tasks = [TaskExport {
+            id: "team/t".into(),
+            steps: vec![
+                step("artifact_id", "team/greeting"),
+                step("artifact", "other/greeting"),
+                step("artifact_id", "team/greeting"),
+                step("artifact_id", "@local/x/y"),
+                step("env_id", "team/env"),
+            ],
+        }];
+        let folders = artifact_folders(&tasks);
+        assert_eq!(
+            folders,
+            BTreeMap::from([
+                ("team/greeting".to_string(), "greeting".to_string()),
+                ("other/greeting".to_string(), "greeting-2".to_string()),
+            ])
+        );
+    }
 
     #[test]
     fn ids_become_file_names() {

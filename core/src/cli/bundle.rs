@@ -6,7 +6,7 @@ use serde_json::Value;
 
 use super::{Exit, Failure, Terminal};
 use crate::bundle::export::{self, EvalExport, TaskExport};
-use crate::run::stored_task;
+use crate::run::{stored_artifact, stored_task};
 use crate::session::Session;
 
 #[derive(Args)]
@@ -79,12 +79,24 @@ fn init(args: InitArgs, session: &Session, term: &Terminal) -> Exit {
         });
     }
     let folder = session.env().cwd().join(&args.folder);
-    let written =
-        export::write_bundle(&folder, &tasks, &evals).map_err(|e| Failure::new(e.to_string()))?;
+    let artifacts = export::artifact_folders(&tasks);
+    let written = export::write_bundle(&folder, &tasks, &evals, &artifacts)
+        .map_err(|e| Failure::new(e.to_string()))?;
     let mut out = String::new();
     for file in &written.files {
         let shown = file.strip_prefix(&folder).unwrap_or(file);
         out.push_str(&format!("wrote {}\n", args.folder.join(shown).display()));
+    }
+    // The stored artifacts the tasks load, copied in: the bundle runs without the shared stores.
+    for (id, name) in &artifacts {
+        let rel = std::path::Path::new("artifacts").join(name);
+        let count = stored_artifact::write_out(session, id, &folder.join(&rel))
+            .map_err(|e| Failure::new(e.to_string()))?;
+        out.push_str(&format!(
+            "wrote {}/ ({id}, {count} file{})\n",
+            args.folder.join(&rel).display(),
+            if count == 1 { "" } else { "s" }
+        ));
     }
     out.push_str(&format!(
         "Run it with agent-env run {}.\n",

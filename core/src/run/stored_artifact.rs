@@ -194,3 +194,59 @@ fn hashed(path: &Path) -> Result<(String, u64), RunError> {
     }
     Ok((hex::encode(hasher.finalize()), size))
 }
+
+/// Writes the latest version of the stored artifact `id` into `dest` (a bundle's
+/// `artifacts/<name>/`): its files, read from the configured object store, and an `artifact.toml`
+/// giving its type and settings. Returns how many files it wrote.
+pub fn write_out(session: &Session, id: &str, dest: &Path) -> Result<usize, RunError> {
+    let stores = configured_stores(session)?;
+    let doc = super::stored_task::get_document(session, ARTIFACTS, id)?;
+    let files: Vec<(&str, &str)> = doc
+        .get("files")
+        .and_then(Value::as_array)
+        .map(|files| {
+            files
+                .iter()
+                .filter_map(|f| Some((f.get("path")?.as_str()?, f.get("object_url")?.as_str()?)))
+                .collect()
+        })
+        .unwrap_or_default();
+    for (rel, url) in &files {
+        if rel
+            .split('/')
+            .any(|part| part.is_empty() || part == "." || part == "..")
+        {
+            return Err(BundleError::one(format!(
+                "the artifact '{id}' lists a file at '{rel}', which is not a path inside a folder"
+            ))
+            .into());
+        }
+        stores
+            .objects
+            .download_to_file(url, &dest.join(rel))
+            .map_err(|e| BundleError::one(format!("reading {rel} of the artifact '{id}': {e}")))?;
+    }
+    let mut manifest = toml::Table::new();
+    if let Some(Value::String(artifact_type)) = doc.get("type") {
+        manifest.insert("type".into(), toml::Value::String(artifact_type.clone()));
+    }
+    if let Some(Value::Object(config)) = doc.get("config") {
+        for (key, value) in config {
+            if let Ok(value) = toml::Value::try_from(value) {
+                manifest.insert(key.clone(), value);
+            }
+        }
+    }
+    let text = toml::to_string(&manifest).map_err(|e| {
+        BundleError::one(format!(
+            "cannot write the artifact '{id}''s artifact.toml: {e}"
+        ))
+    })?;
+    std::fs::write(dest.join("artifact.toml"), text).map_err(|e| {
+        BundleError::one(format!(
+            "cannot write {}: {e}",
+            dest.join("artifact.toml").display()
+        ))
+    })?;
+    Ok(files.len())
+}

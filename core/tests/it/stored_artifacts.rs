@@ -125,3 +125,69 @@ fn what_a_put_cannot_store_is_refused_saying_why() {
         "is not a folder",
     );
 }
+
+/// `bundle init --from-task` copies the stored artifacts the task loads into the bundle's
+/// `artifacts/`, and the task names them by folder: the bundle runs without the shared stores.
+#[test]
+fn a_bundle_written_out_from_a_stored_task_carries_the_artifacts_it_loads() {
+    let s = Sandboxed::new();
+    let folder = greeting(&s, "hello there\n");
+    let task = hello_loading(&s, "team/greeting");
+    assert_eq!(
+        s.run(&[
+            "artifact",
+            "put",
+            folder.to_str().unwrap(),
+            "--id",
+            "team/greeting"
+        ])
+        .code,
+        0
+    );
+    assert_eq!(
+        s.run(&["task", "put", task.to_str().unwrap(), "--id", "team/hello"])
+            .code,
+        0
+    );
+    let out = s.home().join("copy");
+    let r = s.run(&[
+        "bundle",
+        "init",
+        out.to_str().unwrap(),
+        "--from-task",
+        "team/hello",
+    ]);
+    assert_eq!(r.code, 0, "{}", r.both());
+    assert!(
+        r.stdout
+            .contains("/artifacts/greeting/ (team/greeting, 3 files)\n"),
+        "{}",
+        r.stdout
+    );
+    assert!(!r.stderr.contains("note:"), "{}", r.stderr);
+    let copied = out.join("artifacts/greeting");
+    assert_eq!(
+        std::fs::read_to_string(copied.join("hello.txt")).unwrap(),
+        "hello there\n"
+    );
+    assert_eq!(
+        std::fs::read_to_string(copied.join("more/notes.md")).unwrap(),
+        "notes"
+    );
+    assert_eq!(
+        std::fs::read_to_string(copied.join("artifact.toml")).unwrap(),
+        "type = \"file_artifact_universe\"\n"
+    );
+    let written = std::fs::read_to_string(out.join("tasks/hello.json")).unwrap();
+    assert!(
+        written.contains("\"artifact_id\": \"greeting\""),
+        "{written}"
+    );
+    let ran = s.run(&["run", out.to_str().unwrap()]);
+    assert_eq!(ran.code, 0, "{}", ran.both());
+    assert!(
+        ran.stdout.contains("v1: passed (hello: 1)"),
+        "{}",
+        ran.stdout
+    );
+}
