@@ -1,10 +1,12 @@
 //! `agent-env artifact put FOLDER --id ID`: a folder's files as a stored artifact in the configured
-//! stores, for stored tasks to load.
+//! stores, for stored tasks to load; `artifact get ID`: what a version holds.
 
 use clap::{Args, Subcommand};
+use serde_json::Value;
 
 use super::{Exit, Failure, Terminal};
-use crate::run::stored_artifact;
+
+use crate::run::{stored_artifact, stored_task};
 use crate::session::Session;
 
 #[derive(Args)]
@@ -18,6 +20,20 @@ pub enum ArtifactCommand {
     /// Store a folder's files in the configured stores as the next version of an artifact, for stored
     /// tasks (agent-env task put) to load.
     Put(PutArgs),
+    /// Show a stored artifact: its latest version (or the one asked for) and its files.
+    Get(GetArgs),
+}
+
+#[derive(Args)]
+pub struct GetArgs {
+    /// The stored artifact's id.
+    pub id: String,
+    /// This version instead of the latest.
+    #[arg(long, value_name = "N")]
+    pub version: Option<i64>,
+    /// Print the artifact document as JSON.
+    #[arg(long)]
+    pub json: bool,
 }
 
 #[derive(Args)]
@@ -35,7 +51,44 @@ pub struct PutArgs {
 pub fn run(args: ArtifactArgs, session: &Session, term: &Terminal) -> Exit {
     match args.command {
         ArtifactCommand::Put(args) => put(args, session, term),
+        ArtifactCommand::Get(args) => get(args, session, term),
     }
+}
+
+fn get(args: GetArgs, session: &Session, term: &Terminal) -> Exit {
+    let doc = stored_task::get_artifact(session, &args.id, args.version)
+        .map_err(|e| Failure::new(e.to_string()))?;
+    if args.json {
+        let text = serde_json::to_string_pretty(&Value::Object(doc))
+            .map_err(|e| Failure::new(format!("cannot print the artifact: {e}")))?;
+        term.print(&format!("{text}\n"));
+        return Ok(0);
+    }
+    let field = |key: &str| doc.get(key).and_then(Value::as_str).unwrap_or("");
+    let mut out = format!(
+        "artifact:  {} v{} ({})\ncreated:   {}\nfiles:\n",
+        field("id"),
+        doc.get("version").and_then(Value::as_i64).unwrap_or(0),
+        field("type"),
+        field("created_at_utc")
+    );
+    for file in doc
+        .get("files")
+        .and_then(Value::as_array)
+        .into_iter()
+        .flatten()
+    {
+        out.push_str(&format!(
+            "  {}  {} bytes  {}\n",
+            file.get("path").and_then(Value::as_str).unwrap_or("?"),
+            file.get("size").and_then(Value::as_u64).unwrap_or(0),
+            file.get("object_url")
+                .and_then(Value::as_str)
+                .unwrap_or("?")
+        ));
+    }
+    term.print(&out);
+    Ok(0)
 }
 
 fn put(args: PutArgs, session: &Session, term: &Terminal) -> Exit {

@@ -214,10 +214,10 @@ fn entity(
         .map_err(|e| BundleError::one(format!("reading the {what} '{id}': {e}")))?;
     found.ok_or_else(|| {
         let which = version.map_or(String::new(), |v| format!(" v{v}"));
-        let hint = if collection == TASKS {
-            format!("; put one with agent-env task put FILE --id {id}")
-        } else {
-            String::new()
+        let hint = match collection {
+            TASKS => format!("; put one with agent-env task put FILE --id {id}"),
+            ARTIFACTS => format!("; put one with agent-env artifact put FOLDER --id {id}"),
+            _ => String::new(),
         };
         BundleError::one(format!(
             "the configured document store has no {what} '{id}'{which}{hint}"
@@ -229,6 +229,15 @@ fn entity(
 /// The latest version of a stored entity of `collection` (an eval, say).
 pub fn get_document(session: &Session, collection: &str, id: &str) -> Result<Document, RunError> {
     entity(&configured_stores(session)?, collection, id, None)
+}
+
+/// A stored artifact's document: its latest version, or `version`.
+pub fn get_artifact(
+    session: &Session,
+    id: &str,
+    version: Option<i64>,
+) -> Result<Document, RunError> {
+    entity(&configured_stores(session)?, ARTIFACTS, id, version)
 }
 
 /// A stored task's document: its latest version, or `version`.

@@ -79,6 +79,36 @@ fn a_stored_task_loads_an_artifact_put_before_it_and_each_put_is_a_new_version()
         "{}",
         put.both()
     );
+    let shown = s.run(&["artifact", "get", "team/greeting"]);
+    assert_eq!(shown.code, 0, "{}", shown.both());
+    assert!(
+        shown
+            .stdout
+            .starts_with("artifact:  team/greeting v2 (file_artifact_universe)\n"),
+        "{}",
+        shown.stdout
+    );
+    assert!(
+        shown.stdout.contains("\n  hello.txt  8 bytes  file://"),
+        "{}",
+        shown.stdout
+    );
+    assert!(
+        shown.stdout.contains("\n  more/notes.md  5 bytes  "),
+        "{}",
+        shown.stdout
+    );
+    let first = s.run(&[
+        "artifact",
+        "get",
+        "team/greeting",
+        "--version",
+        "1",
+        "--json",
+    ]);
+    let doc: serde_json::Value = serde_json::from_str(&first.stdout).unwrap();
+    assert_eq!(doc["version"], 1);
+    assert_eq!(doc["files"].as_array().map(Vec::len), Some(3), "{doc}");
     let ran = s.run(&["task", "run", "team/hello"]);
     assert!(
         ran.stdout
