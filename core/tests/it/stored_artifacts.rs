@@ -221,3 +221,32 @@ fn a_bundle_written_out_from_a_stored_task_carries_the_artifacts_it_loads() {
         ran.stdout
     );
 }
+
+/// A stored task whose artifact's files have left the object store fails at its load step saying so
+/// and how to put them back.
+#[test]
+fn a_stored_artifact_whose_files_are_gone_says_how_to_put_them_back() {
+    let s = Sandboxed::new();
+    let folder = greeting(&s, "hello there\n");
+    let task = hello_loading(&s, "team/greeting");
+    s.run(&[
+        "artifact",
+        "put",
+        folder.to_str().unwrap(),
+        "--id",
+        "team/greeting",
+    ]);
+    s.run(&["task", "put", task.to_str().unwrap(), "--id", "team/hello"]);
+    std::fs::remove_dir_all(s.state().join("object_store/artifacts")).unwrap();
+    let ran = s.run(&["task", "run", "team/hello"]);
+    assert_eq!(ran.code, 1, "{}", ran.both());
+    assert!(
+        ran.stdout.contains(
+            "the object store does not hold it, though the artifact 'team/greeting' v1 lists it"
+        ) && ran.stdout.contains(
+            "; put its files again with agent-env artifact put FOLDER --id team/greeting"
+        ),
+        "{}",
+        ran.stdout
+    );
+}

@@ -5,7 +5,7 @@ use std::path::Path;
 use serde_json::{Map, Value};
 
 use super::{require_str, str_field, BuiltinStep, StepEnv, StepError};
-use crate::stores::{Filter, Sort};
+use crate::stores::{Filter, Sort, StoreError};
 
 pub struct LoadArtifact;
 
@@ -36,6 +36,7 @@ impl BuiltinStep for LoadArtifact {
             .provider()
             .host_path(&sandbox, destination)
             .map_err(|e| StepError::value(e.to_string()))?;
+        let version = artifact.get("version").and_then(Value::as_i64).unwrap_or(0);
         let copy = |url: &str, to: &Path| -> Result<(), StepError> {
             if env.cancel.is_cancelled() {
                 return Err(StepError::cancelled());
@@ -43,7 +44,13 @@ impl BuiltinStep for LoadArtifact {
             env.stores
                 .objects
                 .download_to_file(url, to)
-                .map_err(|e| StepError::runtime(format!("can't copy {url} into the sandbox: {e}")))
+                .map_err(|e| match e {
+                    StoreError::NotFound(_) | StoreError::ForeignUrl(_) => StepError::runtime(format!(
+                        "can't copy {url} into the sandbox: the object store does not hold it, though the artifact '{id}' v{version} lists it ({e}); {}",
+                        put_again(id)
+                    )),
+                    e => StepError::runtime(format!("can't copy {url} into the sandbox: {e}")),
+                })
         };
         let kind = artifact.get("type").and_then(Value::as_str).unwrap_or("");
         match kind {
@@ -67,6 +74,16 @@ impl BuiltinStep for LoadArtifact {
             }
         }
         Ok(())
+    }
+}
+
+/// How to get an artifact's files back into the object store: a bundle's are written again by its
+/// next run (which finds them gone), a stored one's by putting it again.
+fn put_again(id: &str) -> String {
+    if id.starts_with(crate::bundle::ids::LOCAL_PREFIX) {
+        "run the bundle again, which writes them anew".to_string()
+    } else {
+        format!("put its files again with agent-env artifact put FOLDER --id {id}")
     }
 }
 
