@@ -8,6 +8,7 @@ default passes the table to the constructor as keyword arguments.
 
 from __future__ import annotations
 
+import itertools
 import os
 from abc import ABC, abstractmethod
 
@@ -110,6 +111,33 @@ class ObjectMetadata:
         )
 
 
+_PARTIALS = itertools.count()
+
+
+def write_whole(dest_path: str, data: bytes) -> None:
+    """Writes `data` to `dest_path`, creating its folder: under a hidden name beside it first, renamed
+    once every byte is written, so a write that fails midway (a full disk) leaves no truncated file and
+    keeps a file already there. A destination that exists and is not a plain file (a device, a pipe, a
+    symlink) is written in place."""
+    parent = os.path.dirname(os.path.abspath(dest_path))
+    os.makedirs(parent, exist_ok=True)
+    if os.path.lexists(dest_path) and (os.path.islink(dest_path) or not os.path.isfile(dest_path)):
+        with open(dest_path, "wb") as handle:
+            handle.write(data)
+        return
+    partial = os.path.join(parent, f".{os.path.basename(dest_path)}.{os.getpid()}-{next(_PARTIALS)}.partial")
+    try:
+        with open(partial, "xb") as handle:
+            handle.write(data)
+        os.replace(partial, dest_path)
+    except BaseException:
+        try:
+            os.unlink(partial)
+        except OSError:
+            pass
+        raise
+
+
 class ObjectStore(Store):
     """Write-once blobs addressed by key; every write returns an opaque URL that reads accept back.
 
@@ -152,11 +180,8 @@ class ObjectStore(Store):
         return self.put_file(self.get_object_key(object_url), file_path, content_type)
 
     def download_to_file(self, object_url: str, dest_path: str) -> None:
-        data = self.get(object_url)
-        parent = os.path.dirname(os.path.abspath(dest_path))
-        os.makedirs(parent, exist_ok=True)
-        with open(dest_path, "wb") as handle:
-            handle.write(data)
+        """Writes the object to `dest_path`, whole or not at all (see `write_whole`)."""
+        write_whole(dest_path, self.get(object_url))
 
     def get_object_metadata_at(self, object_url: str) -> ObjectMetadata | None:
         return self.get_object_metadata(self.get_object_key(object_url))
