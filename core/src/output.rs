@@ -13,6 +13,12 @@ pub trait Output: Send + Sync {
     /// One line of diagnostics (stderr in the CLI), without its newline.
     fn note(&self, text: &str);
 
+    /// A line of step-by-step detail (a step started or done, an entity reused unchanged), which a
+    /// quiet view leaves out; otherwise a [`Output::line`].
+    fn detail(&self, text: &str) {
+        self.line(text);
+    }
+
     /// A question on the command's output with no newline after it, shown at once (the answer is
     /// read after it).
     fn prompt(&self, text: &str) {

@@ -61,6 +61,10 @@ pub struct RunArgs {
     /// Exit with code 3 when a task that ran has a score below SCORE (or no score at all).
     #[arg(long = "fail-under", value_name = "SCORE")]
     pub fail_under: Option<f64>,
+    /// Leave out the line per step and per unchanged entity: print what was written, how each task
+    /// ended (and why below 1), and the summary.
+    #[arg(short, long)]
+    pub quiet: bool,
 }
 
 impl RunArgs {
@@ -124,6 +128,7 @@ pub fn run(args: RunArgs, verbose: bool, session: &Session, term: &Terminal) -> 
     }
     let json = args.json;
     let fail_under = args.fail_under;
+    let quiet = args.quiet;
     let request = RunRequest {
         user_overrides: args.user_overrides(),
         bundle,
@@ -143,6 +148,7 @@ pub fn run(args: RunArgs, verbose: bool, session: &Session, term: &Terminal) -> 
         json,
         fail_under,
         verbose,
+        quiet,
     };
     watch.run(session, term, |out, observer| {
         run_bundle_observed(session, &request, out, observer)
@@ -161,6 +167,8 @@ pub struct Watch<'a> {
     pub fail_under: Option<f64>,
     /// Show every plugin's output as it comes.
     pub verbose: bool,
+    /// Leave out the lines of step-by-step detail.
+    pub quiet: bool,
 }
 
 impl Watch<'_> {
@@ -174,7 +182,7 @@ impl Watch<'_> {
     ) -> Exit {
         let (json, fail_under, verbose) = (self.json, self.fail_under, self.verbose);
         let log = (!self.dry_run).then(|| Arc::new(RunLog::new(&session.paths().run_logs_dir())));
-        let view = Arc::new(RunView::new(term.style(), verbose, json));
+        let view = Arc::new(RunView::new(term.style(), verbose, self.quiet, json));
         let collector = Arc::new(RunCollector::new(self.label, fail_under));
         let mut observers: Vec<Arc<dyn RunObserver>> = vec![view.clone(), collector.clone()];
         if let Some(log) = &log {

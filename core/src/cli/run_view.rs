@@ -22,6 +22,8 @@ pub struct RunView {
     term: Terminal,
     style: Style,
     verbose: bool,
+    /// Leave out the lines of step-by-step detail ([`Output::detail`]).
+    quiet: bool,
     /// Draw progress as a bar that redraws in place (stderr is a terminal).
     live: bool,
     /// The run's lines go to stderr (stdout carries the JSON document).
@@ -40,11 +42,12 @@ struct ViewState {
 impl RunView {
     /// A view over this process's terminal. `json`: stdout is kept for the JSON document, so the
     /// run's lines go to stderr.
-    pub fn new(style: Style, verbose: bool, json: bool) -> RunView {
+    pub fn new(style: Style, verbose: bool, quiet: bool, json: bool) -> RunView {
         RunView {
             term: Terminal::with_style(style),
             style,
             verbose,
+            quiet,
             live: std::io::stderr().is_terminal(),
             lines_to_stderr: json,
             state: Mutex::new(ViewState::default()),
@@ -119,6 +122,12 @@ impl Output for RunView {
 
     fn note(&self, text: &str) {
         self.around_bar(|t| t.eprintln(text));
+    }
+
+    fn detail(&self, text: &str) {
+        if !self.quiet {
+            self.line(text);
+        }
     }
 }
 

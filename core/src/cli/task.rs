@@ -69,6 +69,9 @@ pub struct RunTaskArgs {
     /// Exit 3 when a run scores below this (a run with no score counts as below).
     #[arg(long, value_name = "SCORE")]
     pub fail_under: Option<f64>,
+    /// Leave out the line per step: print how each run ended (and why below 1) and the summary.
+    #[arg(short, long)]
+    pub quiet: bool,
 }
 
 #[derive(Args)]
@@ -261,6 +264,7 @@ fn run_stored(args: RunTaskArgs, verbose: bool, session: &Session, term: &Termin
         json: args.json,
         fail_under: args.fail_under,
         verbose,
+        quiet: args.quiet,
     };
     watch.run(session, term, |out, observer| {
         stored_task::run_stored_task(session, &request, out, observer)

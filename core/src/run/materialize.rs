@@ -66,7 +66,11 @@ pub fn materialize(
         observer,
     } = writing;
     let decided = |kind: &str, path: &str, id: &str, decision: &Decision| {
-        out.line(&format!("{path}: {}", decision.describe()));
+        let line = format!("{path}: {}", decision.describe());
+        match decision {
+            Decision::Reuse { .. } => out.detail(&line),
+            _ => out.line(&line),
+        }
         observer.event(&RunEvent::EntityDecided {
             kind: kind.to_string(),
             path: path.to_string(),

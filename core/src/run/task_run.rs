@@ -336,7 +336,7 @@ fn run_steps(
                     states[i] = StepState::Running;
                     running += 1;
                     let step = &planned.steps[i];
-                    shared.out.line(&format!(
+                    shared.out.detail(&format!(
                         "[{}] step {}/{total} {} ({})",
                         planned.task.path,
                         i + 1,
@@ -394,7 +394,7 @@ fn run_steps(
                 }
                 Ok(()) => {
                     finished(StepStatus::Succeeded, None);
-                    shared.out.line(&format!(
+                    shared.out.detail(&format!(
                         "[{}] step {n}/{total} {} done in {}",
                         planned.task.path,
                         step.id(),

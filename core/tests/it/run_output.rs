@@ -382,3 +382,36 @@ fn a_plugin_that_writes_noise_to_stdout_is_warned_about_once_per_run() {
         assert!(!r.stdout.contains("a stray print"), "{}", r.stdout);
     }
 }
+
+/// `--quiet` leaves out the line per step and per unchanged entity; what was written, each task's
+/// end, a failed step and the summary stay.
+#[test]
+fn a_quiet_run_prints_each_tasks_end_and_what_went_wrong() {
+    let s = Sandboxed::new();
+    assert_eq!(s.run(&["run", "hello"]).code, 0);
+    let r = s.run(&["run", "hello", "--quiet"]);
+    assert_eq!(r.code, 0, "{}", r.both());
+    let shown = crate::support::run::mask_durations(&r.stdout);
+    assert!(
+        shown.starts_with(
+            "[tasks/hello.json] passed in N.Ns\n\nTasks:\n  tasks/hello.json v1: passed (hello: 1)"
+        ),
+        "{shown}"
+    );
+    assert!(!shown.contains("step 1/3"), "{shown}");
+
+    s.write(
+        "broken/tasks/fails.json",
+        r#"[{"id": "box", "type": "deploy_sandbox", "sandbox_name": "box"},
+  {"id": "boom", "type": "verify_sandbox", "sandbox_name": "elsewhere", "verifier_id": "v", "criteria": []}]"#,
+    );
+    let r = s.run(&["run", "./broken", "-q"]);
+    assert_eq!(r.code, 1, "{}", r.both());
+    let shown = crate::support::run::mask_durations(&r.stdout);
+    assert!(shown.starts_with("tasks/fails.json: v1 (new)\n"), "{shown}");
+    assert!(
+        shown.contains("[tasks/fails.json] step 2/2 boom failed in N.Ns: "),
+        "{shown}"
+    );
+    assert!(!shown.contains("step 1/2"), "{shown}");
+}
