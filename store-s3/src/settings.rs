@@ -92,45 +92,51 @@ impl S3Settings {
         table: &Map<String, Value>,
         env: &dyn Fn(&str) -> Option<String>,
     ) -> StoreResult<S3Settings> {
-        let bucket = string(table, "bucket")?.unwrap_or_default();
-        if bucket.trim().is_empty() {
-            return Err(config("bucket must name a bucket, got an empty string"));
-        }
-        let env_nonempty = |name: &str| env(name).filter(|v| !v.is_empty());
-        let region = match string(table, "region")? {
-            Some(region) => region,
-            None => env_nonempty("AWS_REGION")
-                .or_else(|| env_nonempty("AWS_DEFAULT_REGION"))
-                .unwrap_or_else(|| DEFAULT_REGION.to_string()),
-        };
-        let configured_endpoint = match string(table, "endpoint")? {
-            Some(endpoint) => Some(endpoint),
-            None => {
-                env_nonempty("AWS_ENDPOINT_URL_S3").or_else(|| env_nonempty("AWS_ENDPOINT_URL"))
+        // Every setting is read on its own and every problem kept, so one error names them all.
+        let mut problems: Vec<String> = Vec::new();
+        let mut read = |r: Result<(), String>| {
+            if let Err(problem) = r {
+                problems.push(problem);
             }
         };
-        let path_style = boolean(table, "path_style")?.unwrap_or(configured_endpoint.is_some());
+        let mut bucket = String::new();
+        read(string(table, "bucket").and_then(|b| {
+            bucket = b.unwrap_or_default();
+            match bucket.trim().is_empty() {
+                true => Err("bucket must name a bucket, got an empty string".to_string()),
+                false => Ok(()),
+            }
+        }));
+        let env_nonempty = |name: &str| env(name).filter(|v| !v.is_empty());
+        let mut region = None;
+        read(string(table, "region").map(|r| region = r));
+        let region = region.unwrap_or_else(|| {
+            env_nonempty("AWS_REGION")
+                .or_else(|| env_nonempty("AWS_DEFAULT_REGION"))
+                .unwrap_or_else(|| DEFAULT_REGION.to_string())
+        });
+        let mut configured_endpoint = None;
+        read(string(table, "endpoint").map(|e| configured_endpoint = e));
+        let configured_endpoint = configured_endpoint.or_else(|| {
+            env_nonempty("AWS_ENDPOINT_URL_S3").or_else(|| env_nonempty("AWS_ENDPOINT_URL"))
+        });
+        let mut path_style = None;
+        read(boolean(table, "path_style").map(|p| path_style = p));
+        let path_style = path_style.unwrap_or(configured_endpoint.is_some());
         let endpoint = configured_endpoint
             .unwrap_or_else(|| format!("https://s3.{region}.amazonaws.com"))
             .trim_end_matches('/')
             .to_string();
-        if !(endpoint.starts_with("http://") || endpoint.starts_with("https://")) {
-            return Err(config(&format!(
-                "endpoint must be an http:// or https:// URL, got '{endpoint}'"
-            )));
-        }
-        let after_scheme = endpoint.split_once("://").map_or("", |(_, rest)| rest);
-        if let Some((host, path)) = after_scheme.split_once('/') {
-            return Err(config(&format!(
-                "endpoint must be the server's address alone, got '{endpoint}' with the path '/{path}'; write endpoint = \"{scheme}://{host}\" and name the bucket in bucket",
-                scheme = endpoint.split("://").next().unwrap_or("https"),
-            )));
-        }
-        let credentials = credentials(table, &env_nonempty)?;
+        read(check_endpoint(&endpoint));
+        let mut credentials_read = None;
+        read(credentials(table, &env_nonempty).map(|c| credentials_read = c));
         let grant_lifetime = match table.get("grant_lifetime_seconds") {
             None | Some(Value::Null) => DEFAULT_GRANT_LIFETIME_SECONDS,
             Some(value) => check_grant_lifetime_setting(value, MAX_GRANT_LIFETIME_SECONDS)
-                .map_err(|e| config(&e.to_string()))?,
+                .unwrap_or_else(|e| {
+                    read(Err(e.to_string()));
+                    DEFAULT_GRANT_LIFETIME_SECONDS
+                }),
         };
         let timeout = match table.get("timeout_seconds") {
             None | Some(Value::Null) => DEFAULT_TIMEOUT_SECONDS,
@@ -138,28 +144,51 @@ impl S3Settings {
                 n.as_u64().unwrap_or(DEFAULT_TIMEOUT_SECONDS)
             }
             Some(other) => {
-                return Err(config(&format!(
+                read(Err(format!(
                     "timeout_seconds must be a whole number of seconds, at least 1, got {other}"
-                )))
+                )));
+                DEFAULT_TIMEOUT_SECONDS
             }
         };
+        let mut share_credentials = None;
+        read(boolean(table, "share_credentials").map(|s| share_credentials = s));
+        if !problems.is_empty() {
+            return Err(config(&problems.join("; ")));
+        }
         Ok(S3Settings {
             bucket,
             region,
             endpoint,
             path_style,
-            credentials,
-            share_credentials: boolean(table, "share_credentials")?.unwrap_or(false),
+            credentials: credentials_read,
+            share_credentials: share_credentials.unwrap_or(false),
             grant_lifetime: Duration::from_secs(grant_lifetime),
             timeout: Duration::from_secs(timeout),
         })
     }
 }
 
+/// An endpoint is a server's address alone: `http://` or `https://`, no path.
+fn check_endpoint(endpoint: &str) -> Result<(), String> {
+    if !(endpoint.starts_with("http://") || endpoint.starts_with("https://")) {
+        return Err(format!(
+            "endpoint must be an http:// or https:// URL, got '{endpoint}'"
+        ));
+    }
+    let after_scheme = endpoint.split_once("://").map_or("", |(_, rest)| rest);
+    if let Some((host, path)) = after_scheme.split_once('/') {
+        return Err(format!(
+            "endpoint must be the server's address alone, got '{endpoint}' with the path '/{path}'; write endpoint = \"{scheme}://{host}\" and name the bucket in bucket",
+            scheme = endpoint.split("://").next().unwrap_or("https"),
+        ));
+    }
+    Ok(())
+}
+
 fn credentials(
     table: &Map<String, Value>,
     env: &dyn Fn(&str) -> Option<String>,
-) -> StoreResult<Option<S3Credentials>> {
+) -> Result<Option<S3Credentials>, String> {
     let key = string(table, "access_key_id")?;
     let secret = string(table, "secret_access_key")?;
     let token = string(table, "session_token")?;
@@ -170,14 +199,14 @@ fn credentials(
             _ => return Ok(None),
         },
         (Some(_), None) => {
-            return Err(config(
-                "access_key_id is set but secret_access_key is not; set both (for example secret_access_key = \"env:AWS_SECRET_ACCESS_KEY\") or neither",
-            ))
+            return Err(
+                "access_key_id is set but secret_access_key is not; set both (for example secret_access_key = \"env:AWS_SECRET_ACCESS_KEY\") or neither".to_string(),
+            )
         }
         (None, Some(_)) => {
-            return Err(config(
-                "secret_access_key is set but access_key_id is not; set both or neither",
-            ))
+            return Err(
+                "secret_access_key is set but access_key_id is not; set both or neither".to_string(),
+            )
         }
     };
     Ok(Some(S3Credentials {
@@ -187,22 +216,19 @@ fn credentials(
     }))
 }
 
-fn string(table: &Map<String, Value>, key: &str) -> StoreResult<Option<String>> {
+fn string(table: &Map<String, Value>, key: &str) -> Result<Option<String>, String> {
     match table.get(key) {
         None | Some(Value::Null) => Ok(None),
         Some(Value::String(s)) => Ok(Some(s.clone())),
-        Some(other) => Err(config(&format!(
-            "{key} must be a string, got {}",
-            shown(key, other)
-        ))),
+        Some(other) => Err(format!("{key} must be a string, got {}", shown(key, other))),
     }
 }
 
-fn boolean(table: &Map<String, Value>, key: &str) -> StoreResult<Option<bool>> {
+fn boolean(table: &Map<String, Value>, key: &str) -> Result<Option<bool>, String> {
     match table.get(key) {
         None | Some(Value::Null) => Ok(None),
         Some(Value::Bool(b)) => Ok(Some(*b)),
-        Some(other) => Err(config(&format!("{key} must be true or false, got {other}"))),
+        Some(other) => Err(format!("{key} must be true or false, got {other}")),
     }
 }
 
@@ -285,6 +311,25 @@ mod tests {
         )
         .unwrap_err();
         assert!(err.to_string().contains("timeout_seconds must be"), "{err}");
+    }
+
+    #[test]
+    fn every_bad_setting_is_named_in_one_error() {
+        let err = S3Settings::from_table(
+            &table(json!({
+                "bucket": "b",
+                "path_style": "yes",
+                "timeout_seconds": -1,
+                "secret_access_key": "SK",
+                "region": 3
+            })),
+            &no_env,
+        )
+        .unwrap_err();
+        assert_eq!(
+            err.to_string(),
+            "S3ObjectStore: region must be a string, got 3; path_style must be true or false, got \"yes\"; secret_access_key is set but access_key_id is not; set both or neither; timeout_seconds must be a whole number of seconds, at least 1, got -1"
+        );
     }
 
     #[test]
