@@ -276,6 +276,20 @@ fn config_tables_are_checked() {
         err.to_string(),
         "LocalFilesystemObjectStore: grants must be one of ('auto', 'off'), got 'on'"
     );
+    // Every bad setting is named at once.
+    let err = LocalFilesystemObjectStore::from_config(
+        "X",
+        &table(serde_json::json!({"grants": "on", "grant_bind_host": "nowhere", "root": 7})),
+        &Environment::default(),
+    )
+    .err()
+    .unwrap();
+    let text = err.to_string();
+    assert!(
+        text.starts_with("LocalFilesystemObjectStore: grants must be one of ('auto', 'off'), got 'on'; LocalFilesystemObjectStore: grant_bind_host must be an IP address, got 'nowhere'; ")
+            && text.contains("root"),
+        "{text}"
+    );
     let dir = tempfile::tempdir().unwrap();
     let root = dir.path().join("r");
     let store = LocalFilesystemObjectStore::from_config(

@@ -94,29 +94,62 @@ impl LocalFilesystemObjectStore {
         env: &Environment,
     ) -> StoreResult<Self> {
         config_table::check_keys(impl_name, table, &CONFIG_KEYS, &[])?;
-        let grants = config_table::opt_string(impl_name, table, "grants")?;
-        if let Some(grants) = &grants {
-            settings::check_grants(grants).map_err(settings::of_this_store)?;
-        }
-        let bind = match config_table::opt_string(impl_name, table, "grant_bind_host")? {
-            Some(host) => settings::check_bind_host(&host).map_err(settings::of_this_store)?,
-            None => std::net::IpAddr::V4(std::net::Ipv4Addr::LOCALHOST),
-        };
-        let advertise = match config_table::opt_string(impl_name, table, "grant_advertise_host")? {
-            Some(host) => {
-                settings::check_advertise_host(&host).map_err(settings::of_this_store)?;
-                host
-            }
-            None => DEFAULT_ADVERTISE_HOST.to_string(),
-        };
+        // Every setting is read on its own and every problem kept, so one error names them all.
+        let mut problems: Vec<String> = Vec::new();
+        let mut keep = |e: StoreError| problems.push(e.to_string());
+        let grants = config_table::opt_string(impl_name, table, "grants")
+            .and_then(|grants| match &grants {
+                Some(value) => settings::check_grants(value)
+                    .map_err(settings::of_this_store)
+                    .map(|()| grants),
+                None => Ok(None),
+            })
+            .unwrap_or_else(|e| {
+                keep(e);
+                None
+            });
+        let bind = config_table::opt_string(impl_name, table, "grant_bind_host")
+            .and_then(|host| match host {
+                Some(host) => settings::check_bind_host(&host)
+                    .map_err(settings::of_this_store)
+                    .map(Some),
+                None => Ok(None),
+            })
+            .unwrap_or_else(|e| {
+                keep(e);
+                None
+            })
+            .unwrap_or(std::net::IpAddr::V4(std::net::Ipv4Addr::LOCALHOST));
+        let advertise = config_table::opt_string(impl_name, table, "grant_advertise_host")
+            .and_then(|host| match host {
+                Some(host) => settings::check_advertise_host(&host)
+                    .map_err(settings::of_this_store)
+                    .map(|()| Some(host)),
+                None => Ok(None),
+            })
+            .unwrap_or_else(|e| {
+                keep(e);
+                None
+            })
+            .unwrap_or_else(|| DEFAULT_ADVERTISE_HOST.to_string());
         let lifetime = match table.get("grant_lifetime_seconds") {
-            Some(lifetime) => settings::check_lifetime(lifetime)?,
+            Some(lifetime) => settings::check_lifetime(lifetime).unwrap_or_else(|e| {
+                keep(e);
+                agent_env_store::grant::DEFAULT_GRANT_LIFETIME_SECONDS
+            }),
             None => agent_env_store::grant::DEFAULT_GRANT_LIFETIME_SECONDS,
         };
-        let root = match config_table::opt_string(impl_name, table, "root")? {
-            Some(root) => config_table::expand_home(&root, env),
-            None => Self::default_root(env),
+        let root = match config_table::opt_string(impl_name, table, "root") {
+            Ok(Some(root)) => config_table::expand_home(&root, env),
+            Ok(None) => Self::default_root(env),
+            Err(e) => {
+                keep(e);
+                Self::default_root(env)
+            }
         };
+        if !problems.is_empty() {
+            return Err(StoreError::Config(problems.join("; ")));
+        }
         let store = Self::new(root);
         if grants.as_deref() == Some("off") {
             return Ok(store);
