@@ -9,15 +9,14 @@
 //! becomes the id's next version in the configured document store, as a bundle run records an
 //! artifact.
 
-use std::io::Read;
-use std::path::{Path, PathBuf};
+use std::path::Path;
 
 use serde_json::{json, Map, Value};
-use sha2::{Digest, Sha256};
 
 use super::stored_task::{configured_stores, put_next_version, ARTIFACTS};
 use super::RunError;
 use crate::bundle::ids::{check_bare_id, object_key_segment};
+use crate::bundle::tree::Tree;
 use crate::bundle::BundleError;
 use crate::session::Session;
 use crate::stores::Document;
@@ -63,7 +62,9 @@ pub fn put_artifact(session: &Session, id: &str, folder: &Path) -> Result<PutArt
     let mut listed = Vec::new();
     for rel in &files {
         let path = folder.join(rel);
-        let (sha256, size) = hashed(&path)?;
+        let (sha256, size) = Tree::Disk(folder)
+            .hash(rel)
+            .map_err(|e| BundleError::one(format!("can't read {}: {e}", path.display())))?;
         let url = stores
             .objects
             .put_file(
@@ -137,62 +138,14 @@ fn declared(folder: &Path) -> Result<(String, Map<String, Value>), RunError> {
     Ok((declared_type.unwrap_or_else(implied), config))
 }
 
-/// The folder's files relative to it, sorted, with `/` between parts (`artifact.toml` left out).
+/// The folder's files relative to it, sorted, as a bundle lists an artifact's (dot entries and
+/// `__pycache__` left out, `artifact.toml` too).
 fn files_of(folder: &Path) -> Result<Vec<String>, RunError> {
-    let mut files = Vec::new();
-    walk(folder, Path::new(""), &mut files)?;
+    let mut files = Tree::Disk(folder).files_below("").map_err(|e| {
+        BundleError::one(format!("can't read the folder {}: {e}", folder.display()))
+    })?;
     files.retain(|f| f != "artifact.toml");
-    files.sort();
     Ok(files)
-}
-
-fn walk(root: &Path, rel: &Path, out: &mut Vec<String>) -> Result<(), RunError> {
-    let dir = root.join(rel);
-    let entries = std::fs::read_dir(&dir)
-        .map_err(|e| BundleError::one(format!("can't read the folder {}: {e}", dir.display())))?;
-    for entry in entries {
-        let entry = entry.map_err(|e| {
-            BundleError::one(format!("can't read the folder {}: {e}", dir.display()))
-        })?;
-        let path: PathBuf = rel.join(entry.file_name());
-        let kind = entry
-            .file_type()
-            .map_err(|e| BundleError::one(format!("can't read {}: {e}", entry.path().display())))?;
-        if kind.is_dir() {
-            walk(root, &path, out)?;
-        } else if kind.is_file() {
-            let parts: Vec<String> = path
-                .components()
-                .map(|c| c.as_os_str().to_string_lossy().into_owned())
-                .collect();
-            out.push(parts.join("/"));
-        } else {
-            return Err(BundleError::one(format!(
-                "{} is not a plain file or folder (a symlink, say); an artifact holds only files: copy it in",
-                entry.path().display()
-            ))
-            .into());
-        }
-    }
-    Ok(())
-}
-
-/// The file's sha256 (hex) and size, read in chunks.
-fn hashed(path: &Path) -> Result<(String, u64), RunError> {
-    let fail = |e: std::io::Error| BundleError::one(format!("can't read {}: {e}", path.display()));
-    let mut file = std::fs::File::open(path).map_err(fail)?;
-    let mut hasher = Sha256::new();
-    let mut buffer = vec![0u8; 64 * 1024];
-    let mut size = 0u64;
-    loop {
-        let n = file.read(&mut buffer).map_err(fail)?;
-        if n == 0 {
-            break;
-        }
-        hasher.update(&buffer[..n]);
-        size += n as u64;
-    }
-    Ok((hex::encode(hasher.finalize()), size))
 }
 
 /// Writes the latest version of the stored artifact `id` into `dest` (a bundle's

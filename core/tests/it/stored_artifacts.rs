@@ -23,6 +23,8 @@ fn greeting(s: &Sandboxed, text: &str) -> std::path::PathBuf {
     )
     .unwrap();
     std::fs::write(folder.join("more/notes.md"), "notes").unwrap();
+    // Left out, as a bundle leaves dot entries out of an artifact.
+    std::fs::write(folder.join(".DS_Store"), "junk").unwrap();
     folder
 }
 
