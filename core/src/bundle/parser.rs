@@ -372,16 +372,10 @@ impl Parser<'_> {
                 }
             }
         }
-        let artifact_type = match declared_type {
-            Some(t) => t,
-            None if files.iter().any(|f| f == "Dockerfile") => "docker_image".to_string(),
-            None if files.len() == 1 => "file".to_string(),
-            None if files.is_empty() => {
-                self.problem(rel, "is empty: put the artifact's files in it");
-                "file_artifact_universe".to_string()
-            }
-            None => "file_artifact_universe".to_string(),
-        };
+        if declared_type.is_none() && files.is_empty() {
+            self.problem(rel, "is empty: put the artifact's files in it");
+        }
+        let artifact_type = declared_type.unwrap_or_else(|| implied_artifact_type(&files).into());
         self.bundle.artifacts.push(Artifact {
             name: name.to_string(),
             path: rel.to_string(),
@@ -732,6 +726,18 @@ pub fn toml_to_json(value: toml::Value) -> Value {
         toml::Value::Table(t) => {
             Value::Object(t.into_iter().map(|(k, v)| (k, toml_to_json(v))).collect())
         }
+    }
+}
+
+/// The type of an artifact whose folder has no `artifact.toml` saying it: a `Dockerfile` makes an
+/// image, a single file a `file`, anything else a `file_artifact_universe`.
+pub fn implied_artifact_type(files: &[String]) -> &'static str {
+    if files.iter().any(|f| f == "Dockerfile") {
+        "docker_image"
+    } else if files.len() == 1 {
+        "file"
+    } else {
+        "file_artifact_universe"
     }
 }
 

@@ -41,7 +41,7 @@ pub fn put_artifact(session: &Session, id: &str, folder: &Path) -> Result<PutArt
     let (artifact_type, config) = declared(folder)?;
     if !LOADABLE.contains(&artifact_type.as_str()) {
         return Err(BundleError::one(format!(
-            "{shown}/artifact.toml: a stored artifact of type '{artifact_type}' could not be loaded by a stored task; this agent-env stores {} artifacts",
+            "{shown} is an artifact of type '{artifact_type}', which a stored task could not load; this agent-env stores {} artifacts (artifact.toml's type says which)",
             LOADABLE.join(", ")
         ))
         .into());
@@ -131,9 +131,9 @@ fn declared(folder: &Path) -> Result<(String, Map<String, Value>), RunError> {
             return Err(BundleError::one(format!("can't read {}: {e}", manifest.display())).into())
         }
     }
-    let implied = || match files_of(folder) {
-        Ok(files) if files.len() == 1 => "file".to_string(),
-        _ => "file_artifact_universe".to_string(),
+    let implied = || {
+        let files = files_of(folder).unwrap_or_default();
+        crate::bundle::parser::implied_artifact_type(&files).to_string()
     };
     Ok((declared_type.unwrap_or_else(implied), config))
 }

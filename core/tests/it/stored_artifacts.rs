@@ -143,13 +143,15 @@ fn what_a_put_cannot_store_is_refused_saying_why() {
     let image = s.home().join("image");
     std::fs::create_dir_all(&image).unwrap();
     std::fs::write(image.join("Dockerfile"), "FROM scratch\n").unwrap();
-    std::fs::write(image.join("artifact.toml"), "type = \"docker_image\"\n").unwrap();
+    // A Dockerfile makes an image artifact, as in a bundle, with or without artifact.toml saying so.
     refused(
         &s,
         &image,
         "team/img",
-        "of type 'docker_image' could not be loaded by a stored task",
+        "is an artifact of type 'docker_image', which a stored task could not load",
     );
+    std::fs::write(image.join("artifact.toml"), "type = \"docker_image\"\n").unwrap();
+    refused(&s, &image, "team/img", "of type 'docker_image'");
     refused(
         &s,
         std::path::Path::new("/nonexistent-folder"),
