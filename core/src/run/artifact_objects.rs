@@ -14,7 +14,9 @@ use std::collections::HashSet;
 
 use serde_json::Value;
 
-use crate::stores::{DocumentStore, Filter, ObjectStore, Predicate, StoreError, StoreResult};
+use crate::stores::{
+    Document, DocumentStore, Filter, ObjectStore, Predicate, StoreError, StoreResult,
+};
 
 /// What the object store holds of one recorded artifact version.
 #[derive(Debug, PartialEq, Eq)]
@@ -54,16 +56,7 @@ pub fn holding(
     let Some(doc) = documents.find_one("artifacts", &filter, None)? else {
         return Ok(Holding::All);
     };
-    let files: Vec<(&str, &str)> = doc
-        .get("files")
-        .and_then(Value::as_array)
-        .map(|files| {
-            files
-                .iter()
-                .filter_map(|f| Some((f.get("path")?.as_str()?, f.get("object_url")?.as_str()?)))
-                .collect()
-        })
-        .unwrap_or_default();
+    let files = listed_files(&doc);
     let Some(listed) = listing(objects, &files)? else {
         return Ok(Holding::Elsewhere);
     };
@@ -85,6 +78,19 @@ pub fn holding(
         true => Holding::All,
         false => Holding::Missing(missing),
     })
+}
+
+/// `(path in the artifact, object URL)` of each file an artifact document lists.
+pub fn listed_files(doc: &Document) -> Vec<(&str, &str)> {
+    doc.get("files")
+        .and_then(Value::as_array)
+        .map(|files| {
+            files
+                .iter()
+                .filter_map(|f| Some((f.get("path")?.as_str()?, f.get("object_url")?.as_str()?)))
+                .collect()
+        })
+        .unwrap_or_default()
 }
 
 /// The URLs the store lists under the files' common folder; `None` when that folder is another

@@ -154,16 +154,7 @@ fn files_of(folder: &Path) -> Result<Vec<String>, RunError> {
 pub fn write_out(session: &Session, id: &str, dest: &Path) -> Result<usize, RunError> {
     let stores = configured_stores(session)?;
     let doc = super::stored_task::get_document(session, ARTIFACTS, id)?;
-    let files: Vec<(&str, &str)> = doc
-        .get("files")
-        .and_then(Value::as_array)
-        .map(|files| {
-            files
-                .iter()
-                .filter_map(|f| Some((f.get("path")?.as_str()?, f.get("object_url")?.as_str()?)))
-                .collect()
-        })
-        .unwrap_or_default();
+    let files = super::artifact_objects::listed_files(&doc);
     for (rel, url) in &files {
         if rel
             .split('/')

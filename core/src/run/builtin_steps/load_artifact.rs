@@ -5,6 +5,7 @@ use std::path::Path;
 use serde_json::{Map, Value};
 
 use super::{require_str, str_field, BuiltinStep, StepEnv, StepError};
+use crate::run::artifact_objects::listed_files;
 use crate::stores::{Filter, Sort, StoreError};
 
 pub struct LoadArtifact;
@@ -55,17 +56,17 @@ impl BuiltinStep for LoadArtifact {
         let kind = artifact.get("type").and_then(Value::as_str).unwrap_or("");
         match kind {
             "file_artifact_universe" | "skill" => {
-                for file in files_of(&artifact) {
-                    copy(&file.1, &dest.join(&file.0))?;
+                for (path, url) in listed_files(&artifact) {
+                    copy(url, &dest.join(path))?;
                 }
             }
             "file" => {
-                let (name, url) = files_of(&artifact)
+                let (name, url) = listed_files(&artifact)
                     .into_iter()
                     .next()
                     .ok_or_else(|| StepError::value(format!("artifact '{id}' has no file")))?;
                 // As the original: the destination is a folder, and the file keeps its name in it.
-                copy(&url, &dest.join(name))?;
+                copy(url, &dest.join(name))?;
             }
             other => {
                 return Err(StepError::value(format!(
@@ -98,22 +99,4 @@ pub fn latest_artifact(env: &StepEnv<'_>, id: &str) -> Result<Map<String, Value>
         )
         .map_err(|e| StepError::runtime(e.to_string()))?
         .ok_or_else(|| StepError::not_found(format!("Artifact {id} not found")))
-}
-
-/// `(relative path, object url)` for each file an artifact document lists.
-fn files_of(doc: &Map<String, Value>) -> Vec<(String, String)> {
-    doc.get("files")
-        .and_then(Value::as_array)
-        .map(|files| {
-            files
-                .iter()
-                .filter_map(|f| {
-                    Some((
-                        f.get("path")?.as_str()?.to_string(),
-                        f.get("object_url")?.as_str()?.to_string(),
-                    ))
-                })
-                .collect()
-        })
-        .unwrap_or_default()
 }
