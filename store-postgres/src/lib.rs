@@ -73,13 +73,21 @@ impl PostgresDocumentStore {
     /// A store for the database `dsn` names, its tables in `schema` (default `public`). The DSN is
     /// parsed now; nothing connects until the first call.
     pub fn new(dsn: &str, schema: Option<&str>) -> StoreResult<PostgresDocumentStore> {
-        let dsn = Dsn::parse(dsn)?;
         let schema = schema.unwrap_or("public").to_string();
-        if schema.is_empty() {
-            return Err(StoreError::Config(format!(
-                "{CLASS}: schema must name a schema, got an empty string"
-            )));
-        }
+        let dsn = match (Dsn::parse(dsn), schema.is_empty()) {
+            (Ok(dsn), false) => dsn,
+            // Both settings are checked, so one error names every problem.
+            (parsed, empty_schema) => {
+                let mut problems: Vec<String> =
+                    parsed.err().into_iter().map(|e| e.to_string()).collect();
+                if empty_schema {
+                    problems.push(format!(
+                        "{CLASS}: schema must name a schema, got an empty string"
+                    ));
+                }
+                return Err(StoreError::Config(problems.join("; ")));
+            }
+        };
         Ok(PostgresDocumentStore {
             pool: Pool::new(dsn),
             schema,
@@ -370,5 +378,34 @@ impl DocumentStore for PostgresDocumentStore {
     fn check_id(&self, id: &str) -> StoreResult<()> {
         ids::check_id(id)?;
         ids::check_not_encoded_local(id)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_bad_dsn_and_an_empty_schema_are_named_in_one_error() {
+        let both = PostgresDocumentStore::new("mysql://nowhere", Some(""))
+            .err()
+            .map(|e| e.to_string())
+            .unwrap_or_default();
+        let dsn_alone = PostgresDocumentStore::new("mysql://nowhere", None)
+            .err()
+            .map(|e| e.to_string())
+            .unwrap_or_default();
+        assert!(!dsn_alone.is_empty());
+        assert_eq!(
+            both,
+            format!("{dsn_alone}; {CLASS}: schema must name a schema, got an empty string")
+        );
+        let schema_alone = PostgresDocumentStore::new("postgresql://u@127.0.0.1/db", Some(""))
+            .err()
+            .map(|e| e.to_string());
+        assert_eq!(
+            schema_alone.as_deref(),
+            Some("PostgresDocumentStore: schema must name a schema, got an empty string")
+        );
     }
 }
