@@ -5,7 +5,7 @@
 
 use super::config_table::{self, ConfigTable};
 use crate::environment::Environment;
-use agent_env_store::error::StoreResult;
+use agent_env_store::error::{StoreError, StoreResult};
 use agent_env_store_postgres::PostgresDocumentStore;
 use agent_env_store_s3::{S3ObjectStore, S3Settings};
 
@@ -36,7 +36,21 @@ pub fn postgres_store(impl_name: &str, table: &ConfigTable) -> StoreResult<Postg
         &agent_env_store_postgres::CONFIG_KEYS,
         &agent_env_store_postgres::REQUIRED_KEYS,
     )?;
-    let dsn = config_table::opt_string(impl_name, table, "dsn")?.unwrap_or_default();
-    let schema = config_table::opt_string(impl_name, table, "schema")?;
-    PostgresDocumentStore::new(&dsn, schema.as_deref())
+    // Both are read before either fails, so one error names every problem.
+    match (
+        config_table::opt_string(impl_name, table, "dsn"),
+        config_table::opt_string(impl_name, table, "schema"),
+    ) {
+        (Ok(dsn), Ok(schema)) => {
+            PostgresDocumentStore::new(&dsn.unwrap_or_default(), schema.as_deref())
+        }
+        (dsn, schema) => {
+            let problems: Vec<String> = [dsn.err(), schema.err()]
+                .into_iter()
+                .flatten()
+                .map(|e| e.to_string())
+                .collect();
+            Err(StoreError::Config(problems.join("; ")))
+        }
+    }
 }

@@ -468,3 +468,19 @@ fn a_runner_nothing_uses_is_a_warning() {
         );
     }
 }
+
+/// A PostgreSQL store's bad settings are named together, not one per run.
+#[test]
+fn every_bad_setting_of_a_postgres_store_is_one_problem() {
+    let p = Project::new(
+        "[stores.document]\nimpl = \"PostgresDocumentStore\"\nconfig = { dsn = 5, schema = 6 }\n",
+    );
+    let (code, json) = p.check(&[]);
+    assert_eq!(code, 1, "{json}");
+    let found = messages(&json);
+    assert_eq!(found.len(), 1, "{found:?}");
+    assert!(
+        found[0].contains("dsn") && found[0].contains("schema") && found[0].contains("; "),
+        "{found:?}"
+    );
+}
