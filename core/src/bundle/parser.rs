@@ -323,33 +323,20 @@ impl Parser<'_> {
                 .read(&path)
                 .map(|b| String::from_utf8_lossy(&b).into_owned())
             {
-                Ok(text) => match text.parse::<toml::Table>() {
-                    Ok(table) => {
-                        for (key, value) in table {
-                            match (key.as_str(), value) {
-                                ("type", toml::Value::String(t)) => declared_type = Some(t),
-                                ("type", _) => self.problem(&path, "type must be a string"),
-                                ("id", toml::Value::String(i)) => {
-                                    match ids::check_authored_id(&i) {
-                                        Ok(()) => id = i,
-                                        Err(m) => self.problem(&path, m),
-                                    }
-                                }
-                                ("id", _) => self.problem(&path, "id must be a string"),
-                                (_, v) => {
-                                    config.insert(key, toml_to_json(v));
-                                }
-                            }
+                Ok(text) => {
+                    let (manifest, problems) = read_artifact_manifest(&text);
+                    for problem in problems {
+                        self.problem(&path, problem);
+                    }
+                    declared_type = manifest.artifact_type;
+                    config = manifest.config;
+                    if let Some(i) = manifest.id {
+                        match ids::check_authored_id(&i) {
+                            Ok(()) => id = i,
+                            Err(m) => self.problem(&path, m),
                         }
                     }
-                    Err(e) => self.problem(
-                        &path,
-                        format!(
-                            "isn't valid TOML: {}",
-                            crate::toml_errors::describe(&e, &text)
-                        ),
-                    ),
-                },
+                }
                 Err(e) => self.problem(&path, format!("can't be read: {e}")),
             }
         }
@@ -712,6 +699,43 @@ pub fn first_text_line(text: &str) -> Option<String> {
         }
     }
     None
+}
+
+/// What an `artifact.toml` says: its `type`, its `id`, and every other key as a setting.
+#[derive(Debug, Default)]
+pub struct ArtifactManifest {
+    pub artifact_type: Option<String>,
+    /// As written; an id the bundle gives it is checked by the caller.
+    pub id: Option<String>,
+    pub config: Map<String, Value>,
+}
+
+/// Reads an `artifact.toml`'s text, with the problems found in it (each said of the file).
+pub fn read_artifact_manifest(text: &str) -> (ArtifactManifest, Vec<String>) {
+    let mut manifest = ArtifactManifest::default();
+    let mut problems = Vec::new();
+    let table = match text.parse::<toml::Table>() {
+        Ok(table) => table,
+        Err(e) => {
+            problems.push(format!(
+                "isn't valid TOML: {}",
+                crate::toml_errors::describe(&e, text)
+            ));
+            return (manifest, problems);
+        }
+    };
+    for (key, value) in table {
+        match (key.as_str(), value) {
+            ("type", toml::Value::String(t)) => manifest.artifact_type = Some(t),
+            ("type", _) => problems.push("type must be a string".into()),
+            ("id", toml::Value::String(i)) => manifest.id = Some(i),
+            ("id", _) => problems.push("id must be a string".into()),
+            (_, v) => {
+                manifest.config.insert(key, toml_to_json(v));
+            }
+        }
+    }
+    (manifest, problems)
 }
 
 /// A TOML value as JSON (datetimes become their text).

@@ -16,6 +16,7 @@ use serde_json::{json, Map, Value};
 use super::stored_task::{configured_stores, put_next_version, ARTIFACTS};
 use super::RunError;
 use crate::bundle::ids::{check_bare_id, object_key_segment};
+use crate::bundle::parser::{implied_artifact_type, read_artifact_manifest, ArtifactManifest};
 use crate::bundle::tree::Tree;
 use crate::bundle::BundleError;
 use crate::session::Session;
@@ -38,7 +39,8 @@ pub fn put_artifact(session: &Session, id: &str, folder: &Path) -> Result<PutArt
         BundleError::one(format!("{problem} (--id gives one, such as team/greeting)"))
     })?;
     let shown = folder.display();
-    let (artifact_type, config) = declared(folder)?;
+    let files = files_of(folder)?;
+    let (artifact_type, config) = declared(folder, &files)?;
     if !LOADABLE.contains(&artifact_type.as_str()) {
         return Err(BundleError::one(format!(
             "{shown} is an artifact of type '{artifact_type}', which a stored task could not load; this agent-env stores {} artifacts (artifact.toml's type says which)",
@@ -46,7 +48,6 @@ pub fn put_artifact(session: &Session, id: &str, folder: &Path) -> Result<PutArt
         ))
         .into());
     }
-    let files = files_of(folder)?;
     if files.is_empty() {
         return Err(BundleError::one(format!(
             "{shown} has no files: put the artifact's files in it"
@@ -94,48 +95,28 @@ pub fn put_artifact(session: &Session, id: &str, folder: &Path) -> Result<PutArt
     })
 }
 
-/// The type and settings `artifact.toml` declares, else the type the files imply.
-fn declared(folder: &Path) -> Result<(String, Map<String, Value>), RunError> {
-    let manifest = folder.join("artifact.toml");
-    let mut config = Map::new();
-    let mut declared_type = None;
-    match std::fs::read_to_string(&manifest) {
+/// The type and settings `artifact.toml` declares (read as a bundle reads it), else the type
+/// `files` imply.
+fn declared(folder: &Path, files: &[String]) -> Result<(String, Map<String, Value>), RunError> {
+    let path = folder.join("artifact.toml");
+    let manifest = match std::fs::read_to_string(&path) {
         Ok(text) => {
-            let table: toml::Table = text.parse().map_err(|e: toml::de::Error| {
-                BundleError::one(format!(
-                    "{}: isn't valid TOML: {}",
-                    manifest.display(),
-                    crate::toml_errors::describe(&e, &text)
-                ))
-            })?;
-            for (key, value) in table {
-                match (key.as_str(), value) {
-                    ("type", toml::Value::String(t)) => declared_type = Some(t),
-                    ("type", _) => {
-                        return Err(BundleError::one(format!(
-                            "{}: type must be a string",
-                            manifest.display()
-                        ))
-                        .into())
-                    }
-                    // The id comes from --id: a stored artifact's id is the one it is put under.
-                    ("id", _) => {}
-                    (_, value) => {
-                        config.insert(key, serde_json::to_value(value).unwrap_or(Value::Null));
-                    }
-                }
+            let (manifest, problems) = read_artifact_manifest(&text);
+            if let Some(problem) = problems.first() {
+                return Err(BundleError::one(format!("{}: {problem}", path.display())).into());
             }
+            manifest
         }
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => {}
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => ArtifactManifest::default(),
         Err(e) => {
-            return Err(BundleError::one(format!("can't read {}: {e}", manifest.display())).into())
+            return Err(BundleError::one(format!("can't read {}: {e}", path.display())).into())
         }
-    }
-    let implied = || {
-        let files = files_of(folder).unwrap_or_default();
-        crate::bundle::parser::implied_artifact_type(&files).to_string()
     };
-    Ok((declared_type.unwrap_or_else(implied), config))
+    // Its id is ignored: a stored artifact's id is the one it is put under (--id).
+    let artifact_type = manifest
+        .artifact_type
+        .unwrap_or_else(|| implied_artifact_type(files).to_string());
+    Ok((artifact_type, manifest.config))
 }
 
 /// The folder's files relative to it, sorted, as a bundle lists an artifact's (dot entries and
