@@ -5,9 +5,9 @@ use clap::{Args, Subcommand};
 use serde_json::Value;
 
 use super::{Exit, Failure, Terminal};
-
 use crate::run::{stored_artifact, stored_task};
 use crate::session::Session;
+use crate::words::plural;
 
 #[derive(Args)]
 pub struct ArtifactArgs {
@@ -107,13 +107,12 @@ fn put(args: PutArgs, session: &Session, term: &Terminal) -> Exit {
     };
     let put = stored_artifact::put_artifact(session, &id, &args.folder)
         .map_err(|e| Failure::new(format!("{shown}: {e}")))?;
-    let files = match put.files {
-        1 => "1 file".to_string(),
-        n => format!("{n} files"),
-    };
     term.print(&format!(
-        "{id}: v{} ({}, {files})\n",
-        put.version, put.artifact_type
+        "{id}: v{} ({}, {} {})\n",
+        put.version,
+        put.artifact_type,
+        put.files,
+        plural(put.files, "file", "files")
     ));
     Ok(0)
 }

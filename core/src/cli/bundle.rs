@@ -8,6 +8,7 @@ use super::{Exit, Failure, Terminal};
 use crate::bundle::export::{self, EvalExport, TaskExport};
 use crate::run::{stored_artifact, stored_task};
 use crate::session::Session;
+use crate::words::plural;
 
 #[derive(Args)]
 pub struct BundleArgs {
@@ -93,9 +94,9 @@ fn init(args: InitArgs, session: &Session, term: &Terminal) -> Exit {
         let count = stored_artifact::write_out(session, id, &folder.join(&rel))
             .map_err(|e| Failure::new(e.to_string()))?;
         out.push_str(&format!(
-            "wrote {}/ ({id}, {count} file{})\n",
+            "wrote {}/ ({id}, {count} {})\n",
             args.folder.join(&rel).display(),
-            if count == 1 { "" } else { "s" }
+            plural(count, "file", "files")
         ));
     }
     out.push_str(&format!(

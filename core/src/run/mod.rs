@@ -23,6 +23,7 @@ pub mod stored_artifact;
 pub mod stored_task;
 pub mod task_run;
 
+use crate::words::plural;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 
@@ -313,14 +314,6 @@ fn skipped_events(plan: &Plan<'_>, observer: &dyn RunObserver) {
             task_path: t.path.clone(),
             reason: skipped_reason(t),
         });
-    }
-}
-
-fn plural<'s>(n: usize, one: &'s str, many: &'s str) -> &'s str {
-    if n == 1 {
-        one
-    } else {
-        many
     }
 }
 
