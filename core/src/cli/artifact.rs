@@ -56,7 +56,7 @@ pub fn run(args: ArtifactArgs, session: &Session, term: &Terminal) -> Exit {
 }
 
 fn get(args: GetArgs, session: &Session, term: &Terminal) -> Exit {
-    let doc = stored_task::get_artifact(session, &args.id, args.version)
+    let doc = stored_task::get_document(session, stored_task::ARTIFACTS, &args.id, args.version)
         .map_err(|e| Failure::new(e.to_string()))?;
     if args.json {
         let text = serde_json::to_string_pretty(&Value::Object(doc))

@@ -51,7 +51,8 @@ fn init(args: InitArgs, session: &Session, term: &Terminal) -> Exit {
     let mut evals = Vec::new();
     let mut task_ids = args.tasks.clone();
     for id in &args.evals {
-        let doc = stored_task::get_document(session, stored_task::EVALS, id).map_err(failure)?;
+        let doc =
+            stored_task::get_document(session, stored_task::EVALS, id, None).map_err(failure)?;
         let ids: Vec<String> = doc
             .get("tasks")
             .and_then(Value::as_array)

@@ -134,7 +134,7 @@ fn files_of(folder: &Path) -> Result<Vec<String>, RunError> {
 /// giving its type and settings. Returns how many files it wrote.
 pub fn write_out(session: &Session, id: &str, dest: &Path) -> Result<usize, RunError> {
     let stores = configured_stores(session)?;
-    let doc = super::stored_task::get_document(session, ARTIFACTS, id)?;
+    let doc = super::stored_task::get_document(session, ARTIFACTS, id, None)?;
     let files = super::artifact_objects::listed_files(&doc);
     for (rel, url) in &files {
         if rel

@@ -226,18 +226,14 @@ fn entity(
     })
 }
 
-/// The latest version of a stored entity of `collection` (an eval, say).
-pub fn get_document(session: &Session, collection: &str, id: &str) -> Result<Document, RunError> {
-    entity(&configured_stores(session)?, collection, id, None)
-}
-
-/// A stored artifact's document: its latest version, or `version`.
-pub fn get_artifact(
+/// A stored entity of `collection` (an eval, an artifact): its latest version, or `version`.
+pub fn get_document(
     session: &Session,
+    collection: &str,
     id: &str,
     version: Option<i64>,
 ) -> Result<Document, RunError> {
-    entity(&configured_stores(session)?, ARTIFACTS, id, version)
+    entity(&configured_stores(session)?, collection, id, version)
 }
 
 /// A stored task's document: its latest version, or `version`.
