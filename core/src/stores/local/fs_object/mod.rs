@@ -96,56 +96,40 @@ impl LocalFilesystemObjectStore {
         config_table::check_keys(impl_name, table, &CONFIG_KEYS, &[])?;
         // Every setting is read on its own and every problem kept, so one error names them all.
         let mut problems: Vec<String> = Vec::new();
-        let mut keep = |e: StoreError| problems.push(e.to_string());
-        let grants = config_table::opt_string(impl_name, table, "grants")
-            .and_then(|grants| match &grants {
-                Some(value) => settings::check_grants(value)
-                    .map_err(settings::of_this_store)
-                    .map(|()| grants),
-                None => Ok(None),
-            })
-            .unwrap_or_else(|e| {
-                keep(e);
-                None
-            });
-        let bind = config_table::opt_string(impl_name, table, "grant_bind_host")
-            .and_then(|host| match host {
-                Some(host) => settings::check_bind_host(&host)
-                    .map_err(settings::of_this_store)
-                    .map(Some),
-                None => Ok(None),
-            })
-            .unwrap_or_else(|e| {
-                keep(e);
-                None
-            })
-            .unwrap_or(std::net::IpAddr::V4(std::net::Ipv4Addr::LOCALHOST));
-        let advertise = config_table::opt_string(impl_name, table, "grant_advertise_host")
-            .and_then(|host| match host {
-                Some(host) => settings::check_advertise_host(&host)
-                    .map_err(settings::of_this_store)
-                    .map(|()| Some(host)),
-                None => Ok(None),
-            })
-            .unwrap_or_else(|e| {
-                keep(e);
-                None
-            })
-            .unwrap_or_else(|| DEFAULT_ADVERTISE_HOST.to_string());
+        let grants = checked_string(
+            impl_name,
+            table,
+            "grants",
+            &settings::check_grants,
+            &mut problems,
+        );
+        let bind = checked_string(
+            impl_name,
+            table,
+            "grant_bind_host",
+            &|host| settings::check_bind_host(host).map(|_| ()),
+            &mut problems,
+        )
+        .and_then(|host| host.parse().ok())
+        .unwrap_or(std::net::IpAddr::V4(std::net::Ipv4Addr::LOCALHOST));
+        let advertise = checked_string(
+            impl_name,
+            table,
+            "grant_advertise_host",
+            &settings::check_advertise_host,
+            &mut problems,
+        )
+        .unwrap_or_else(|| DEFAULT_ADVERTISE_HOST.to_string());
         let lifetime = match table.get("grant_lifetime_seconds") {
             Some(lifetime) => settings::check_lifetime(lifetime).unwrap_or_else(|e| {
-                keep(e);
+                problems.push(e.to_string());
                 agent_env_store::grant::DEFAULT_GRANT_LIFETIME_SECONDS
             }),
             None => agent_env_store::grant::DEFAULT_GRANT_LIFETIME_SECONDS,
         };
-        let root = match config_table::opt_string(impl_name, table, "root") {
-            Ok(Some(root)) => config_table::expand_home(&root, env),
-            Ok(None) => Self::default_root(env),
-            Err(e) => {
-                keep(e);
-                Self::default_root(env)
-            }
+        let root = match checked_string(impl_name, table, "root", &|_| Ok(()), &mut problems) {
+            Some(root) => config_table::expand_home(&root, env),
+            None => Self::default_root(env),
         };
         if !problems.is_empty() {
             return Err(StoreError::Config(problems.join("; ")));
@@ -638,4 +622,23 @@ impl LocalFilesystemObjectStore {
             ct,
         }
     }
+}
+
+/// An optional string setting of the local object store, checked by `check`: `None` when it is
+/// absent, or wrong (its problem kept in `problems`, naming the store).
+fn checked_string(
+    impl_name: &str,
+    table: &ConfigTable,
+    key: &str,
+    check: &dyn Fn(&str) -> StoreResult<()>,
+    problems: &mut Vec<String>,
+) -> Option<String> {
+    let value = config_table::opt_string(impl_name, table, key).and_then(|value| match &value {
+        Some(text) => check(text).map_err(settings::of_this_store).map(|()| value),
+        None => Ok(None),
+    });
+    value.unwrap_or_else(|e| {
+        problems.push(e.to_string());
+        None
+    })
 }
