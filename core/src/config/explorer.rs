@@ -1,8 +1,9 @@
-//! The `[explorer]` table `agent-env up` reads (and `config check` checks): `port`, `allowed_hosts`, `cors_origins` (`static_dir` is the original's
-//! and has no use here: the UI is built in), and ours for explorer plugins: `plugin_timeout_seconds`
-//! (how long a plugin may take to answer one request before the client gets 504) and
-//! `plugin_idle_seconds` (how long an explorer plugin's process stays up without a request).
-//! `env:` references resolve; `secret:` ones are refused, as none of these keys is a secret.
+//! The `[explorer]` table `agent-env up` reads (and `config check` checks): `port`,
+//! `allowed_hosts`, `cors_origins` (`static_dir` is the original's and has no use here: the UI is
+//! built in), and ours for explorer plugins: `plugin_timeout_seconds` (how long a plugin may take to
+//! answer one request before the client gets 504) and `plugin_idle_seconds` (how long an explorer
+//! plugin's process stays up without a request). `env:` references resolve; `secret:` ones are
+//! refused, as none of these keys is a secret.
 
 use super::references::resolve_table_at;
 use super::{ConfigDocument, ConfigError};
