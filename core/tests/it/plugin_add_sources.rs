@@ -442,3 +442,57 @@ fn a_python_plugin_installs_by_name_from_the_users_own_package_index() {
         String::from_utf8_lossy(&out.stderr)
     );
 }
+
+/// A Python library (no manifest) made from the `py-project` fixture at `<sandbox>/<folder>`: the
+/// distribution `agentenv-pylib`, whose module `agentenv_pylib` holds `VALUE = 1`.
+fn python_library(sb: &Sandbox, folder: &str) -> PathBuf {
+    let library = python_project(sb, folder);
+    std::fs::remove_file(library.join("agentenv-pyproject.toml")).unwrap();
+    std::fs::remove_dir_all(library.join("src/agentenv_pyproject")).unwrap();
+    std::fs::create_dir_all(library.join("src/agentenv_pylib")).unwrap();
+    std::fs::write(
+        library.join("src/agentenv_pylib/__init__.py"),
+        "VALUE = 1\n",
+    )
+    .unwrap();
+    edit(&library.join("pyproject.toml"), |text| {
+        let without_scripts = text.split("[project.scripts]").next().unwrap().to_string();
+        without_scripts.replace("\"agentenv-pyproject\"", "\"agentenv-pylib\"")
+    });
+    library
+}
+
+#[test]
+fn a_python_project_whose_library_changed_is_added_again() {
+    let Some(mut sb) = offline_pip_sandbox() else {
+        eprintln!("skipped: no python3");
+        return;
+    };
+    // pip keeps the wheel it built from a `NAME @ file://FOLDER` requirement in its cache and installs
+    // that one again, however the folder changed; without a cache it builds the folder afresh.
+    sb.set("PIP_NO_CACHE_DIR", "1");
+    let library = python_library(&sb, "library");
+    let project = python_project(&sb, "project");
+    let requirement = format!("\"agentenv-pylib @ file://{}\"", library.display());
+    edit(&project.join("pyproject.toml"), |text| {
+        text.replace(
+            "dependencies = []",
+            &format!("dependencies = [{requirement}]"),
+        )
+    });
+    let spec = project.to_str().unwrap();
+    add_ok(&sb, spec, "agentenv-pyproject", PYPROJECT_LINE);
+    let again = sb.stdout(&["plugin", "add", spec, "--yes"], 0);
+    assert!(again.contains("\nNothing changed: "), "{again}");
+
+    // Only the library changed, so none of the plugin's own files did; the plugin that imports it is
+    // checked again, and the change stays.
+    std::fs::write(
+        library.join("src/agentenv_pylib/__init__.py"),
+        "VALUE = 2\n",
+    )
+    .unwrap();
+    add_ok(&sb, spec, "agentenv-pyproject", PYPROJECT_LINE);
+    let installed = site_packages(&sb).join("agentenv_pylib/__init__.py");
+    assert_eq!(std::fs::read_to_string(installed).unwrap(), "VALUE = 2\n");
+}
