@@ -111,7 +111,13 @@ pub fn add(opts: &AddOptions, ctx: &Context<'_>) -> Result<i32, InstallError> {
             return Ok(0);
         }
         let now = our_manifests(&ctx.search, &plugins);
-        let changed = touched(&plugins, &manifests_before, &now, &changed_paths);
+        let changed = touched(
+            &plugins,
+            &manifests_before,
+            &now,
+            &changed_paths,
+            &asked_distributions(&specs),
+        );
         let removed: Vec<&String> = manifests_before
             .iter()
             .filter(|(k, _)| !now.contains_key(*k))
@@ -157,6 +163,15 @@ pub fn add(opts: &AddOptions, ctx: &Context<'_>) -> Result<i32, InstallError> {
         return Ok(1);
     }
     restore(&before, ROLLING_BACK, 1, out)
+}
+
+/// The Python distributions the specs name: what pip was asked to install.
+fn asked_distributions(specs: &[Spec]) -> Vec<String> {
+    specs
+        .iter()
+        .filter(|s| s.installer == Installer::Pip)
+        .filter_map(|s| s.name.clone())
+        .collect()
 }
 
 /// Pins the files each added package starts from (see [`super::pins`]).

@@ -4,11 +4,14 @@
 //! alone would miss it. A manifest is touched when its own bytes changed, or when a file of its
 //! package did: for a folder plugin, anything in its folder; for a Python package in the managed
 //! venv, its `*.dist-info/RECORD` (pip rewrites it whenever it installs the package, and it lists
-//! the manifest among the package's files).
+//! the manifest among the package's files). A plugin imports libraries that are packages of their own,
+//! without a manifest: when anything in the venv changed, the Python plugins the change asked for count
+//! as touched too, since a library they import may be what changed though none of their own files did.
 
 use std::collections::BTreeMap;
 use std::path::{Component, Path, PathBuf};
 
+use super::PYTHON_ENV;
 use crate::discovery::SHARE_SUBDIR;
 
 /// A manifest found under the plugins directory.
@@ -26,14 +29,19 @@ pub struct InstalledManifest {
 pub type Manifests = BTreeMap<String, InstalledManifest>;
 
 /// The packages of `now` that the change touched (canonical name, package name): new or changed
-/// manifests, and manifests whose package files are among `changed` (relative to `plugins`).
+/// manifests, manifests whose package files are among `changed` (relative to `plugins`), and, when
+/// the venv changed, the manifests of the Python distributions named in `asked` (the specs' names).
 pub fn touched(
     plugins: &Path,
     before: &Manifests,
     now: &Manifests,
     changed: &[PathBuf],
+    asked: &[String],
 ) -> Vec<(String, String)> {
-    let venv_manifests = manifests_in_changed_records(plugins, changed);
+    let mut venv_manifests = manifests_in_changed_records(plugins, changed);
+    if changed.iter().any(|p| p.starts_with(PYTHON_ENV)) {
+        venv_manifests.extend(manifests_of_distributions(plugins, asked));
+    }
     now.iter()
         .filter(|(canonical, manifest)| {
             before.get(*canonical).map(|m| &m.bytes) != Some(&manifest.bytes)
@@ -80,16 +88,57 @@ fn folder_changed(plugins: &Path, manifest: &Path, changed: &[PathBuf]) -> bool 
 
 /// The file names of the manifests listed by every `*.dist-info/RECORD` among `changed`.
 fn manifests_in_changed_records(plugins: &Path, changed: &[PathBuf]) -> Vec<String> {
-    let share = format!("{SHARE_SUBDIR}/");
-    changed
-        .iter()
-        .filter(|p| {
-            p.file_name().is_some_and(|f| f == "RECORD")
-                && p.parent()
-                    .and_then(Path::file_name)
-                    .is_some_and(|d| d.to_string_lossy().ends_with(".dist-info"))
+    let records = changed.iter().filter(|p| {
+        p.file_name().is_some_and(|f| f == "RECORD")
+            && p.parent()
+                .and_then(Path::file_name)
+                .is_some_and(|d| d.to_string_lossy().ends_with(".dist-info"))
+    });
+    manifests_in_records(records.map(|record| plugins.join(record)))
+}
+
+/// The file names of the manifests listed by the `RECORD`s of the distributions named `names`
+/// installed in the venv (`<venv>/lib/<python>/site-packages/<name>-<version>.dist-info`).
+fn manifests_of_distributions(plugins: &Path, names: &[String]) -> Vec<String> {
+    let wanted: Vec<String> = names.iter().map(|n| distribution_key(n)).collect();
+    let site_packages = read_dir_paths(&plugins.join(PYTHON_ENV).join("lib"))
+        .into_iter()
+        .map(|python| python.join("site-packages"));
+    let records = site_packages
+        .flat_map(|site| read_dir_paths(&site))
+        .filter(|dist_info| {
+            let folder = dist_info.file_name().unwrap_or_default().to_string_lossy();
+            folder.strip_suffix(".dist-info").is_some_and(|stem| {
+                let name = stem.split('-').next().unwrap_or(stem);
+                wanted.contains(&distribution_key(name))
+            })
         })
-        .filter_map(|record| std::fs::read_to_string(plugins.join(record)).ok())
+        .map(|dist_info| dist_info.join("RECORD"));
+    manifests_in_records(records)
+}
+
+/// A distribution's name as its `.dist-info` folder spells it (PEP 427): lower case, each run of
+/// `-`, `_` and `.` one `_`.
+fn distribution_key(name: &str) -> String {
+    name.to_lowercase()
+        .split(['-', '_', '.'])
+        .filter(|part| !part.is_empty())
+        .collect::<Vec<_>>()
+        .join("_")
+}
+
+/// The entries of `dir`, or none when it cannot be read.
+fn read_dir_paths(dir: &Path) -> Vec<PathBuf> {
+    std::fs::read_dir(dir)
+        .map(|entries| entries.filter_map(|e| e.ok().map(|e| e.path())).collect())
+        .unwrap_or_default()
+}
+
+/// The file names of the manifests (`share/agent-env/plugins/<name>.toml`) that `records` list.
+fn manifests_in_records(records: impl Iterator<Item = PathBuf>) -> Vec<String> {
+    let share = format!("{SHARE_SUBDIR}/");
+    records
+        .filter_map(|record| std::fs::read_to_string(record).ok())
         .flat_map(|text| {
             text.lines()
                 .filter_map(|line| line.split(',').next())
@@ -138,10 +187,13 @@ mod tests {
         let path = plugins.join("a/agent-env-plugin.toml");
         let before = Manifests::from([("a".into(), manifest("a", &path, "v1"))]);
         let same = before.clone();
-        assert!(touched(plugins, &before, &same, &[]).is_empty());
+        assert!(touched(plugins, &before, &same, &[], &[]).is_empty());
         let changed = Manifests::from([("a".into(), manifest("a", &path, "v2"))]);
-        assert_eq!(touched(plugins, &before, &changed, &[]).len(), 1);
-        assert_eq!(touched(plugins, &Manifests::new(), &same, &[]).len(), 1);
+        assert_eq!(touched(plugins, &before, &changed, &[], &[]).len(), 1);
+        assert_eq!(
+            touched(plugins, &Manifests::new(), &same, &[], &[]).len(),
+            1
+        );
     }
 
     #[test]
@@ -150,10 +202,10 @@ mod tests {
         let a = manifest("a", &plugins.join("a/agent-env-plugin.toml"), "m");
         let b = manifest("b", &plugins.join("b/agent-env-plugin.toml"), "m");
         let both = Manifests::from([("a".into(), a), ("b".into(), b)]);
-        let hit = touched(plugins, &both, &both, &[PathBuf::from("a/tool")]);
+        let hit = touched(plugins, &both, &both, &[PathBuf::from("a/tool")], &[]);
         assert_eq!(hit, vec![("a".to_string(), "a".to_string())]);
         // A change inside the venv is no folder plugin's.
-        assert!(touched(plugins, &both, &both, &[PathBuf::from(".python/x")]).is_empty());
+        assert!(touched(plugins, &both, &both, &[PathBuf::from(".python/x")], &[]).is_empty());
     }
 
     #[test]
@@ -172,7 +224,44 @@ mod tests {
         let b = manifest("pkg-b", &share.join("pkg-b.toml"), "m");
         let both = Manifests::from([("pkg-a".into(), a), ("pkg-b".into(), b)]);
         let record = dist.strip_prefix(plugins).unwrap().join("RECORD");
-        let hit = touched(plugins, &both, &both, &[record]);
+        let hit = touched(plugins, &both, &both, &[record], &[]);
         assert_eq!(hit, vec![("pkg-a".to_string(), "pkg-a".to_string())]);
+    }
+
+    #[test]
+    fn an_asked_python_plugin_is_touched_by_a_change_to_its_library() {
+        let tmp = tempfile::tempdir().unwrap();
+        let plugins = tmp.path();
+        let share = plugins.join(".python").join(SHARE_SUBDIR);
+        let site = Path::new(".python/lib/python3.11/site-packages");
+        let dist = plugins.join(site).join("pkg_a-0.1.0.dist-info");
+        std::fs::create_dir_all(&dist).unwrap();
+        std::fs::write(
+            dist.join("RECORD"),
+            "../../../share/agent-env/plugins/pkg-a.toml,sha256=y,20\n",
+        )
+        .unwrap();
+        let a = manifest("pkg-a", &share.join("pkg-a.toml"), "m");
+        let b = manifest("pkg-b", &share.join("pkg-b.toml"), "m");
+        let both = Manifests::from([("pkg-a".into(), a), ("pkg-b".into(), b)]);
+        let library = vec![site.join("lib/__init__.py")];
+        let asked = ["Pkg.A".to_string()];
+        let hit = touched(plugins, &both, &both, &library, &asked);
+        assert_eq!(hit, vec![("pkg-a".to_string(), "pkg-a".to_string())]);
+        // Nothing in the venv changed: the asked plugin is as it was.
+        let folder = vec![PathBuf::from("other/tool")];
+        assert!(touched(plugins, &both, &both, &folder, &asked).is_empty());
+    }
+
+    #[test]
+    fn distribution_names_match_their_dist_info_spelling() {
+        assert_eq!(
+            distribution_key("Agentenv-Demo.step__x"),
+            "agentenv_demo_step_x"
+        );
+        assert_eq!(
+            distribution_key("agentenv_demo_step_x"),
+            "agentenv_demo_step_x"
+        );
     }
 }

@@ -1,6 +1,6 @@
-//! Black-box: `plugin add` from a local Python wheel (pip into the managed venv), a local crate
-//! (`cargo install --offline`), a local Go module (`go install`, no proxy), then `plugin remove` of each.
-//! One test per installer, since each builds something.
+//! Black-box: `plugin add` from a local Python wheel and a Python project folder (pip into the managed
+//! venv), a local crate (`cargo install --offline`), a local Go module (`go install`, no proxy), then
+//! `plugin remove` of each. One test per source, since each builds something.
 
 use std::path::{Path, PathBuf};
 use std::process::Command;
@@ -57,14 +57,10 @@ fn remove_ok(sb: &Sandbox, package: &str) {
 
 #[test]
 fn a_local_python_wheel_goes_into_the_managed_venv() {
-    let Some(python) = dir_of("python3") else {
+    let Some(sb) = offline_pip_sandbox() else {
         eprintln!("skipped: no python3");
         return;
     };
-    let mut sb = Sandbox::new();
-    sb.path.extend(python);
-    sb.set("PIP_NO_INDEX", "1")
-        .set("PIP_DISABLE_PIP_VERSION_CHECK", "1");
     let out = Command::new("python3")
         .arg(fixture_dir("make_wheel.py"))
         .arg(fixture_dir("py-plugin"))
@@ -117,15 +113,90 @@ fn a_local_python_wheel_goes_into_the_managed_venv() {
         "agentenv-pydemo",
         "  agentenv-pydemo: task_steps py_step active\n",
     );
-    let site = std::fs::read_dir(sb.plugins_dir().join(".python/lib"))
+    let module = site_packages(&sb).join("agentenv_pydemo/__init__.py");
+    assert!(std::fs::read_to_string(module).unwrap().contains("EDITED"));
+    remove_ok(&sb, "agentenv-pydemo");
+}
+
+/// The managed venv's `site-packages`.
+fn site_packages(sb: &Sandbox) -> PathBuf {
+    std::fs::read_dir(sb.plugins_dir().join(".python/lib"))
         .unwrap()
         .next()
         .unwrap()
         .unwrap()
         .path()
-        .join("site-packages/agentenv_pydemo/__init__.py");
-    assert!(std::fs::read_to_string(site).unwrap().contains("EDITED"));
-    remove_ok(&sb, "agentenv-pydemo");
+        .join("site-packages")
+}
+
+/// A sandbox whose pip finds nothing but what it is given (python3 on `PATH`, no index), or `None`
+/// when there is no python3.
+fn offline_pip_sandbox() -> Option<Sandbox> {
+    let python = dir_of("python3")?;
+    let mut sb = Sandbox::new();
+    sb.path.extend(python);
+    sb.set("PIP_NO_INDEX", "1")
+        .set("PIP_DISABLE_PIP_VERSION_CHECK", "1");
+    Some(sb)
+}
+
+/// The `py-project` fixture (a Python plugin project pip builds offline) copied to `<sandbox>/<folder>`,
+/// where a test may edit it.
+fn python_project(sb: &Sandbox, folder: &str) -> PathBuf {
+    let project = sb.dir().join(folder);
+    copy_dir(&fixture_dir("py-project"), &project);
+    project
+}
+
+fn edit(file: &Path, change: impl FnOnce(String) -> String) {
+    let text = std::fs::read_to_string(file).unwrap();
+    std::fs::write(file, change(text)).unwrap();
+}
+
+const PYPROJECT_LINE: &str = "  agentenv-pyproject: task_steps pyproject_step active\n";
+
+#[test]
+fn a_python_project_folder_added_again_changes_only_when_its_code_does() {
+    let Some(sb) = offline_pip_sandbox() else {
+        eprintln!("skipped: no python3");
+        return;
+    };
+    let project = python_project(&sb, "project");
+    let spec = project.to_str().unwrap();
+    add_ok(&sb, spec, "agentenv-pyproject", PYPROJECT_LINE);
+
+    // pip installs a folder afresh, rewriting the same code (and every bytecode cache, which
+    // records its source's time): nothing changed, and there is no version to --reinstall past.
+    let again = sb.stdout(&["plugin", "add", spec, "--yes"], 0);
+    assert!(again.contains("\nNothing changed: "), "{again}");
+    assert!(!again.contains("--reinstall"), "{again}");
+
+    // Its code edited under the same version: added again, checked, the new code installed.
+    let module = project.join("src/agentenv_pyproject/__init__.py");
+    edit(&module, |code| code + "\nEDITED = True\n");
+    add_ok(&sb, spec, "agentenv-pyproject", PYPROJECT_LINE);
+    let installed = site_packages(&sb).join("agentenv_pyproject/__init__.py");
+    assert!(std::fs::read_to_string(installed)
+        .unwrap()
+        .contains("EDITED"));
+
+    // Its version bumped: the new version replaces the old one.
+    edit(&project.join("pyproject.toml"), |text| {
+        text.replace("version = \"0.1.0\"", "version = \"0.2.0\"")
+    });
+    add_ok(&sb, spec, "agentenv-pyproject", PYPROJECT_LINE);
+    assert!(site_packages(&sb)
+        .join("agentenv_pyproject-0.2.0.dist-info")
+        .is_dir());
+    assert!(!site_packages(&sb)
+        .join("agentenv_pyproject-0.1.0.dist-info")
+        .exists());
+    let again = sb.stdout(&["plugin", "add", spec, "--yes"], 0);
+    assert!(again.contains("\nNothing changed: "), "{again}");
+
+    // Removed, then added again.
+    remove_ok(&sb, "agentenv-pyproject");
+    add_ok(&sb, spec, "agentenv-pyproject", PYPROJECT_LINE);
 }
 
 #[test]
@@ -370,4 +441,58 @@ fn a_python_plugin_installs_by_name_from_the_users_own_package_index() {
         "{}",
         String::from_utf8_lossy(&out.stderr)
     );
+}
+
+/// A Python library (no manifest) made from the `py-project` fixture at `<sandbox>/<folder>`: the
+/// distribution `agentenv-pylib`, whose module `agentenv_pylib` holds `VALUE = 1`.
+fn python_library(sb: &Sandbox, folder: &str) -> PathBuf {
+    let library = python_project(sb, folder);
+    std::fs::remove_file(library.join("agentenv-pyproject.toml")).unwrap();
+    std::fs::remove_dir_all(library.join("src/agentenv_pyproject")).unwrap();
+    std::fs::create_dir_all(library.join("src/agentenv_pylib")).unwrap();
+    std::fs::write(
+        library.join("src/agentenv_pylib/__init__.py"),
+        "VALUE = 1\n",
+    )
+    .unwrap();
+    edit(&library.join("pyproject.toml"), |text| {
+        let without_scripts = text.split("[project.scripts]").next().unwrap().to_string();
+        without_scripts.replace("\"agentenv-pyproject\"", "\"agentenv-pylib\"")
+    });
+    library
+}
+
+#[test]
+fn a_python_project_whose_library_changed_is_added_again() {
+    let Some(mut sb) = offline_pip_sandbox() else {
+        eprintln!("skipped: no python3");
+        return;
+    };
+    // pip keeps the wheel it built from a `NAME @ file://FOLDER` requirement in its cache and installs
+    // that one again, however the folder changed; without a cache it builds the folder afresh.
+    sb.set("PIP_NO_CACHE_DIR", "1");
+    let library = python_library(&sb, "library");
+    let project = python_project(&sb, "project");
+    let requirement = format!("\"agentenv-pylib @ file://{}\"", library.display());
+    edit(&project.join("pyproject.toml"), |text| {
+        text.replace(
+            "dependencies = []",
+            &format!("dependencies = [{requirement}]"),
+        )
+    });
+    let spec = project.to_str().unwrap();
+    add_ok(&sb, spec, "agentenv-pyproject", PYPROJECT_LINE);
+    let again = sb.stdout(&["plugin", "add", spec, "--yes"], 0);
+    assert!(again.contains("\nNothing changed: "), "{again}");
+
+    // Only the library changed, so none of the plugin's own files did; the plugin that imports it is
+    // checked again, and the change stays.
+    std::fs::write(
+        library.join("src/agentenv_pylib/__init__.py"),
+        "VALUE = 2\n",
+    )
+    .unwrap();
+    add_ok(&sb, spec, "agentenv-pyproject", PYPROJECT_LINE);
+    let installed = site_packages(&sb).join("agentenv_pylib/__init__.py");
+    assert_eq!(std::fs::read_to_string(installed).unwrap(), "VALUE = 2\n");
 }
