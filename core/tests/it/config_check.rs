@@ -469,6 +469,20 @@ fn a_runner_nothing_uses_is_a_warning() {
     }
 }
 
+/// The local object store's grant settings name the store, as the hosted stores' settings do.
+#[test]
+fn the_local_object_stores_grant_settings_name_the_store() {
+    let p = Project::new(
+        "[stores.object]\nimpl = \"LocalFilesystemObjectStore\"\nconfig = { grant_advertise_host = \"example.com\" }\n",
+    );
+    let (code, json) = p.check(&[]);
+    assert_eq!(code, 1, "{json}");
+    assert_eq!(
+        messages(&json),
+        ["LocalFilesystemObjectStore: grant_advertise_host 'example.com' is not a local name; the local transfer CA vouches only for localhost, host.docker.internal and loopback or private addresses"]
+    );
+}
+
 /// A PostgreSQL store's bad settings are named together, not one per run.
 #[test]
 fn every_bad_setting_of_a_postgres_store_is_one_problem() {

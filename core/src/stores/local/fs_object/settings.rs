@@ -1,4 +1,4 @@
-//! The local object store's grant settings, checked with the original's messages.
+//! The local object store's grant settings, checked with the original's messages (each naming its key).
 
 use std::net::IpAddr;
 
@@ -34,7 +34,7 @@ pub fn check_advertise_host(value: &str) -> StoreResult<()> {
             Ok(())
         } else {
             Err(StoreError::Config(format!(
-                "'{value}' is not a loopback or private address, which the local transfer CA vouches for"
+                "grant_advertise_host '{value}' is not a loopback or private address, which the local transfer CA vouches for"
             )))
         };
     }
@@ -46,7 +46,7 @@ pub fn check_advertise_host(value: &str) -> StoreResult<()> {
         Ok(())
     } else {
         Err(StoreError::Config(format!(
-            "'{value}' is not a local name; the local transfer CA vouches only for localhost, host.docker.internal and loopback or private addresses"
+            "grant_advertise_host '{value}' is not a local name; the local transfer CA vouches only for localhost, host.docker.internal and loopback or private addresses"
         )))
     }
 }
