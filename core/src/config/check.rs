@@ -146,8 +146,8 @@ fn run_checks(doc: &ConfigDocument, builder: &dyn StoreBuilder, found: &mut Find
                 continue;
             }
         };
-        if let Err(e) = check_store(&selection, &doc.env, builder, secrets, notes) {
-            errors.push(e);
+        if let Err(found) = check_store(&selection, &doc.env, builder, secrets, notes) {
+            errors.extend(found);
         }
     }
     if let Some(runner) = ALIASED_SECTIONS.iter().find(|s| s.name == "runner") {
@@ -276,11 +276,11 @@ fn check_store(
     builder: &dyn StoreBuilder,
     secrets: &dyn SecretLookup,
     notes: &mut Vec<String>,
-) -> Result<(), ConfigError> {
+) -> Result<(), Vec<ConfigError>> {
     let table = format!("stores.{}.config", selection.kind);
     // The secret store is built before any secret store exists, so it cannot use secret: references.
     let lookup = (selection.kind != "secret").then_some(secrets);
-    let config = resolve_table_at(&selection.config, &table, env, lookup)?;
+    let config = resolve_table_at(&selection.config, &table, env, lookup).map_err(|e| vec![e])?;
     if let Some(note) = builder.build(selection, &config)? {
         notes.push(note);
     }
