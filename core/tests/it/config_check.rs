@@ -137,6 +137,34 @@ fn explorer_settings_up_would_refuse_are_problems() {
     let (code, out) = p.run_with(&[], &["run", "hello"]);
     assert_eq!(code, 0, "{out}");
 }
+
+/// A reference in `[explorer]` that does not resolve is said once, with up's refusal, and the table's
+/// other keys are still checked; a run, which never reads the table, still starts.
+#[test]
+fn an_explorer_reference_that_does_not_resolve_is_one_problem_among_the_others() {
+    let p = Project::new("[explorer]\nport = \"env:NOPE\"\ncors_origins = [\"*\"]\n");
+    let (code, json) = p.check(&[]);
+    assert_eq!(code, 1, "{json}");
+    let found = messages(&json);
+    assert_eq!(found.len(), 2, "{found:?}");
+    assert_eq!(
+        found[0],
+        "[explorer] port: Unresolved env:NOPE reference (no value and no default); set the environment variable NOPE, or give a default: env:NOPE?DEFAULT (agent-env up refuses to start until it is fixed)"
+    );
+    assert!(
+        found[1].starts_with("[explorer] cors_origins cannot contain '*'"),
+        "{found:?}"
+    );
+    let (code, out) = p.run_with(&[], &["run", "hello"]);
+    assert_eq!(code, 0, "{out}");
+    // An [explorer] that is not a table is one problem, not one per reader.
+    let (code, json) = Project::new("explorer = 5\n").check(&[]);
+    assert_eq!(code, 1, "{json}");
+    assert_eq!(
+        messages(&json),
+        ["config.toml [explorer] must be a table, got int"]
+    );
+}
 #[test]
 fn every_problem_is_reported_at_once() {
     let p = Project::new(
