@@ -6,6 +6,7 @@
 //! - [`StoreError`]: one error type whose kind survives the JSON-RPC pipe ([`error`]).
 //! - [`wire`] and [`serve`]: the store methods of `docs/protocol.md` §4.4, read and answered against a store
 //!   of this process; [`remote`]: stores in another process, reached through a [`StoreTransport`].
+//! - [`SettingsProblems`]: every problem of one store's config table, kept so all of them are named at once.
 //! - [`kits`]: the conformance kits, run in-process against any store; they return a report and never print.
 //!
 //! It depends on the protocol crate only: the local SQLite and filesystem stores live in the core.
@@ -24,6 +25,7 @@ pub mod object_key;
 pub mod remote;
 pub mod secret;
 pub mod serve;
+pub mod settings;
 pub mod whole_file;
 pub mod wire;
 
@@ -39,3 +41,4 @@ pub use remote::{
     PluginDocumentStore, PluginImageStore, PluginObjectStore, PluginSecretStore, StoreTransport,
 };
 pub use secret::SecretStore;
+pub use settings::SettingsProblems;

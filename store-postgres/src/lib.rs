@@ -34,6 +34,7 @@ use agent_env_store::document::ids;
 use agent_env_store::document::query::{Document, Filter, Sort, UpdateSpec};
 use agent_env_store::document::DocumentStore;
 use agent_env_store::error::{StoreError, StoreResult};
+use agent_env_store::SettingsProblems;
 
 pub use crate::blocking::share_runtime;
 use crate::blocking::{CallError, Connection, Transaction};
@@ -71,29 +72,26 @@ impl std::fmt::Debug for PostgresDocumentStore {
 
 impl PostgresDocumentStore {
     /// A store for the database `dsn` names, its tables in `schema` (default `public`). The DSN is
-    /// parsed now; nothing connects until the first call.
-    pub fn new(dsn: &str, schema: Option<&str>) -> StoreResult<PostgresDocumentStore> {
+    /// parsed now; nothing connects until the first call. Both settings are checked, so the error names
+    /// every problem, each as `PostgresDocumentStore: <key> …`.
+    pub fn new(dsn: &str, schema: Option<&str>) -> Result<PostgresDocumentStore, SettingsProblems> {
+        let mut problems = SettingsProblems::new();
+        let dsn = problems.keep(Dsn::parse(dsn));
         let schema = schema.unwrap_or("public").to_string();
-        let dsn = match (Dsn::parse(dsn), schema.is_empty()) {
-            (Ok(dsn), false) => dsn,
-            // Both settings are checked, so one error names every problem.
-            (parsed, empty_schema) => {
-                let mut problems: Vec<String> =
-                    parsed.err().into_iter().map(|e| e.to_string()).collect();
-                if empty_schema {
-                    problems.push(format!(
-                        "{CLASS}: schema must name a schema, got an empty string"
-                    ));
-                }
-                return Err(StoreError::Config(problems.join("; ")));
-            }
-        };
-        Ok(PostgresDocumentStore {
-            pool: Pool::new(dsn),
-            schema,
-            tables: Mutex::new(HashSet::new()),
-            indexes: Mutex::new(HashSet::new()),
-        })
+        if schema.is_empty() {
+            problems.push(format!(
+                "{CLASS}: schema must name a schema, got an empty string"
+            ));
+        }
+        match dsn {
+            Some(dsn) if problems.is_empty() => Ok(PostgresDocumentStore {
+                pool: Pool::new(dsn),
+                schema,
+                tables: Mutex::new(HashSet::new()),
+                indexes: Mutex::new(HashSet::new()),
+            }),
+            _ => Err(problems),
+        }
     }
 
     /// Connects and asks the server one question: what `agent-env config check` runs before any work.
@@ -387,25 +385,30 @@ mod tests {
 
     #[test]
     fn a_bad_dsn_and_an_empty_schema_are_named_in_one_error() {
+        let problems = |dsn: &str, schema: Option<&str>| -> Vec<String> {
+            PostgresDocumentStore::new(dsn, schema)
+                .err()
+                .map(|e| e.iter().map(String::from).collect())
+                .unwrap_or_default()
+        };
+        let dsn_alone = problems("mysql://nowhere", None);
+        assert_eq!(dsn_alone.len(), 1, "{dsn_alone:?}");
+        assert!(
+            dsn_alone[0].starts_with("PostgresDocumentStore: dsn does not parse"),
+            "{dsn_alone:?}"
+        );
+        let schema_alone = "PostgresDocumentStore: schema must name a schema, got an empty string";
+        assert_eq!(
+            problems("mysql://nowhere", Some("")),
+            [dsn_alone[0].as_str(), schema_alone]
+        );
+        assert_eq!(
+            problems("postgresql://u@127.0.0.1/db", Some("")),
+            [schema_alone]
+        );
         let both = PostgresDocumentStore::new("mysql://nowhere", Some(""))
             .err()
-            .map(|e| e.to_string())
-            .unwrap_or_default();
-        let dsn_alone = PostgresDocumentStore::new("mysql://nowhere", None)
-            .err()
-            .map(|e| e.to_string())
-            .unwrap_or_default();
-        assert!(!dsn_alone.is_empty());
-        assert_eq!(
-            both,
-            format!("{dsn_alone}; {CLASS}: schema must name a schema, got an empty string")
-        );
-        let schema_alone = PostgresDocumentStore::new("postgresql://u@127.0.0.1/db", Some(""))
-            .err()
-            .map(|e| e.to_string());
-        assert_eq!(
-            schema_alone.as_deref(),
-            Some("PostgresDocumentStore: schema must name a schema, got an empty string")
-        );
+            .map(|e| StoreError::from(e).to_string());
+        assert_eq!(both, Some(format!("{}; {schema_alone}", dsn_alone[0])));
     }
 }

@@ -154,7 +154,9 @@ fn versioned_entities_keep_every_version_and_guard_concurrent_writers() {
 
 #[test]
 fn a_bad_dsn_a_server_that_is_down_and_a_wrong_password_say_what_to_do() {
-    let err = PostgresDocumentStore::new("postgres://u:pw@host:notaport/db", None).unwrap_err();
+    let err = StoreError::from(
+        PostgresDocumentStore::new("postgres://u:pw@host:notaport/db", None).unwrap_err(),
+    );
     assert!(matches!(err, StoreError::Config(_)), "{err:?}");
     assert!(
         err.to_string()

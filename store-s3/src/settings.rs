@@ -6,8 +6,8 @@ use std::time::Duration;
 
 use serde_json::{Map, Value};
 
-use agent_env_store::error::{StoreError, StoreResult};
 use agent_env_store::grant::{check_grant_lifetime_setting, DEFAULT_GRANT_LIFETIME_SECONDS};
+use agent_env_store::SettingsProblems;
 
 /// The class name, as `[stores.object] impl` names it.
 pub const CLASS: &str = "S3ObjectStore";
@@ -85,26 +85,30 @@ pub struct S3Settings {
 }
 
 impl S3Settings {
-    /// Reads the settings from a config table whose keys are already checked against [`CONFIG_KEYS`];
-    /// `env` answers the AWS variables (`AWS_ACCESS_KEY_ID`, `AWS_SECRET_ACCESS_KEY`, `AWS_SESSION_TOKEN`,
-    /// `AWS_REGION`, `AWS_DEFAULT_REGION`, `AWS_ENDPOINT_URL_S3`, `AWS_ENDPOINT_URL`) the table leaves out.
+    /// Reads the settings from a config table whose keys are checked against [`CONFIG_KEYS`] by the
+    /// caller; `env` answers the AWS variables (`AWS_ACCESS_KEY_ID`, `AWS_SECRET_ACCESS_KEY`,
+    /// `AWS_SESSION_TOKEN`, `AWS_REGION`, `AWS_DEFAULT_REGION`, `AWS_ENDPOINT_URL_S3`,
+    /// `AWS_ENDPOINT_URL`) the table leaves out. Each key is read on its own, so the error names every
+    /// bad setting, each as `S3ObjectStore: <key> …`.
     pub fn from_table(
         table: &Map<String, Value>,
         env: &dyn Fn(&str) -> Option<String>,
-    ) -> StoreResult<S3Settings> {
-        // Every setting is read on its own and every problem kept, so one error names them all.
-        let mut problems: Vec<String> = Vec::new();
+    ) -> Result<S3Settings, SettingsProblems> {
+        let mut problems = SettingsProblems::new();
         let mut read = |r: Result<(), String>| {
             if let Err(problem) = r {
-                problems.push(problem);
+                problems.push(format!("{CLASS}: {problem}"));
             }
         };
         let mut bucket = String::new();
-        read(string(table, "bucket").and_then(|b| {
-            bucket = b.unwrap_or_default();
-            match bucket.trim().is_empty() {
-                true => Err("bucket must name a bucket, got an empty string".to_string()),
-                false => Ok(()),
+        read(string(table, "bucket").and_then(|b| match b {
+            None => Err("bucket is not set; name the bucket the store keeps its objects in, such as bucket = \"team-agent-env\"".to_string()),
+            Some(b) if b.trim().is_empty() => {
+                Err("bucket must name a bucket, got an empty string".to_string())
+            }
+            Some(b) => {
+                bucket = b;
+                Ok(())
             }
         }));
         let env_nonempty = |name: &str| env(name).filter(|v| !v.is_empty());
@@ -128,8 +132,10 @@ impl S3Settings {
             .trim_end_matches('/')
             .to_string();
         read(check_endpoint(&endpoint));
-        let mut credentials_read = None;
-        read(credentials(table, &env_nonempty).map(|c| credentials_read = c));
+        let credentials_read = credentials(table, &env_nonempty).unwrap_or_else(|found| {
+            found.into_iter().for_each(|problem| read(Err(problem)));
+            None
+        });
         let grant_lifetime = match table.get("grant_lifetime_seconds") {
             None | Some(Value::Null) => DEFAULT_GRANT_LIFETIME_SECONDS,
             Some(value) => check_grant_lifetime_setting(value, MAX_GRANT_LIFETIME_SECONDS)
@@ -152,10 +158,7 @@ impl S3Settings {
         };
         let mut share_credentials = None;
         read(boolean(table, "share_credentials").map(|s| share_credentials = s));
-        if !problems.is_empty() {
-            return Err(config(&problems.join("; ")));
-        }
-        Ok(S3Settings {
+        problems.into_result(S3Settings {
             bucket,
             region,
             endpoint,
@@ -185,13 +188,24 @@ fn check_endpoint(endpoint: &str) -> Result<(), String> {
     Ok(())
 }
 
+/// The key pair (and session token), from the table or else the environment; every problem found.
 fn credentials(
     table: &Map<String, Value>,
     env: &dyn Fn(&str) -> Option<String>,
-) -> Result<Option<S3Credentials>, String> {
-    let key = string(table, "access_key_id")?;
-    let secret = string(table, "secret_access_key")?;
-    let token = string(table, "session_token")?;
+) -> Result<Option<S3Credentials>, Vec<String>> {
+    let (key, secret, token) = match (
+        string(table, "access_key_id"),
+        string(table, "secret_access_key"),
+        string(table, "session_token"),
+    ) {
+        (Ok(key), Ok(secret), Ok(token)) => (key, secret, token),
+        (key, secret, token) => {
+            return Err([key.err(), secret.err(), token.err()]
+                .into_iter()
+                .flatten()
+                .collect())
+        }
+    };
     let (key, secret, token) = match (key, secret) {
         (Some(key), Some(secret)) => (key, secret, token),
         (None, None) => match (env("AWS_ACCESS_KEY_ID"), env("AWS_SECRET_ACCESS_KEY")) {
@@ -199,14 +213,14 @@ fn credentials(
             _ => return Ok(None),
         },
         (Some(_), None) => {
-            return Err(
+            return Err(vec![
                 "access_key_id is set but secret_access_key is not; set both (for example secret_access_key = \"env:AWS_SECRET_ACCESS_KEY\") or neither".to_string(),
-            )
+            ])
         }
         (None, Some(_)) => {
-            return Err(
+            return Err(vec![
                 "secret_access_key is set but access_key_id is not; set both or neither".to_string(),
-            )
+            ])
         }
     };
     Ok(Some(S3Credentials {
@@ -239,10 +253,6 @@ fn shown(key: &str, value: &Value) -> String {
     } else {
         value.to_string()
     }
-}
-
-fn config(message: &str) -> StoreError {
-    StoreError::Config(format!("{CLASS}: {message}"))
 }
 
 #[cfg(test)]
@@ -328,7 +338,21 @@ mod tests {
         .unwrap_err();
         assert_eq!(
             err.to_string(),
-            "S3ObjectStore: region must be a string, got 3; path_style must be true or false, got \"yes\"; secret_access_key is set but access_key_id is not; set both or neither; timeout_seconds must be a whole number of seconds, at least 1, got -1"
+            "S3ObjectStore: region must be a string, got 3; S3ObjectStore: path_style must be true or false, got \"yes\"; S3ObjectStore: secret_access_key is set but access_key_id is not; set both or neither; S3ObjectStore: timeout_seconds must be a whole number of seconds, at least 1, got -1"
+        );
+        assert_eq!(err.iter().count(), 4, "{err}");
+        let err = S3Settings::from_table(
+            &table(json!({"access_key_id": 1, "session_token": 2})),
+            &no_env,
+        )
+        .unwrap_err();
+        assert_eq!(
+            err.iter().collect::<Vec<_>>(),
+            [
+                "S3ObjectStore: bucket is not set; name the bucket the store keeps its objects in, such as bucket = \"team-agent-env\"",
+                "S3ObjectStore: access_key_id must be a string, got 1",
+                "S3ObjectStore: session_token must be a string, got a value that is not a string",
+            ]
         );
     }
 

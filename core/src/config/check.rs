@@ -99,12 +99,19 @@ pub fn check(doc: &ConfigDocument, builder: &dyn StoreBuilder) -> CheckOutcome {
             message: e.to_string(),
         })
         .collect();
-    // `[explorer]` fails only `agent-env up`, so a run's preflight (`check_all`) leaves it out.
+    // `[explorer]` fails only `agent-env up`, so a run's preflight (`check_all`) leaves it out. A
+    // problem the checks above found already (an `[explorer]` that is not a table, which the
+    // `[explorer.plugins]` read finds too) is not said twice.
     if doc.error.is_none() {
-        problems.extend(ExplorerSettings::problems(doc).iter().map(|e| Problem {
-            code: e.code(),
-            message: format!("{e} (agent-env up refuses to start until it is fixed)"),
-        }));
+        for e in ExplorerSettings::problems(doc) {
+            let message = e.to_string();
+            if !problems.iter().any(|p| p.message == message) {
+                problems.push(Problem {
+                    code: e.code(),
+                    message: format!("{message} (agent-env up refuses to start until it is fixed)"),
+                });
+            }
+        }
     }
     CheckOutcome {
         config_path: doc.path_display(),
@@ -146,8 +153,8 @@ fn run_checks(doc: &ConfigDocument, builder: &dyn StoreBuilder, found: &mut Find
                 continue;
             }
         };
-        if let Err(e) = check_store(&selection, &doc.env, builder, secrets, notes) {
-            errors.push(e);
+        if let Err(found) = check_store(&selection, &doc.env, builder, secrets, notes) {
+            errors.extend(found);
         }
     }
     if let Some(runner) = ALIASED_SECTIONS.iter().find(|s| s.name == "runner") {
@@ -227,7 +234,9 @@ fn run_checks(doc: &ConfigDocument, builder: &dyn StoreBuilder, found: &mut Find
         errors.push(e);
     }
     // References in the plain sections are resolved where they are read; resolve them now.
-    for name in ["model", "conversations", "agents", "sandbox", "explorer"] {
+    // `[explorer]`'s are `ExplorerSettings::problems`' to check, with the rules `agent-env up` reads
+    // them by (no `secret:`), and fail only `up`.
+    for name in ["model", "conversations", "agents", "sandbox"] {
         match table_at(&doc.table, &[name]) {
             Err(e) => errors.push(e),
             Ok(None) => {}
@@ -276,11 +285,11 @@ fn check_store(
     builder: &dyn StoreBuilder,
     secrets: &dyn SecretLookup,
     notes: &mut Vec<String>,
-) -> Result<(), ConfigError> {
+) -> Result<(), Vec<ConfigError>> {
     let table = format!("stores.{}.config", selection.kind);
     // The secret store is built before any secret store exists, so it cannot use secret: references.
     let lookup = (selection.kind != "secret").then_some(secrets);
-    let config = resolve_table_at(&selection.config, &table, env, lookup)?;
+    let config = resolve_table_at(&selection.config, &table, env, lookup).map_err(|e| vec![e])?;
     if let Some(note) = builder.build(selection, &config)? {
         notes.push(note);
     }

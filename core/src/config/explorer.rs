@@ -6,6 +6,7 @@
 //! refused, as none of these keys is a secret.
 
 use super::references::resolve_table_at;
+use super::tables::table_at;
 use super::{ConfigDocument, ConfigError};
 use std::time::Duration;
 
@@ -86,12 +87,11 @@ impl ExplorerSettings {
     /// The settings, or every problem found (never an empty list).
     fn read(doc: &ConfigDocument) -> Result<ExplorerSettings, Vec<SettingsError>> {
         let table = doc.require().map_err(|e| vec![e.into()])?;
-        let Some(Value::Table(explorer)) = table.get("explorer") else {
+        let Some(explorer) = table_at(table, &["explorer"]).map_err(|e| vec![e.into()])? else {
             return Ok(ExplorerSettings::default());
         };
-        let explorer =
-            resolve_table_at(explorer, "explorer", &doc.env, None).map_err(|e| vec![e.into()])?;
         let mut problems = Vec::new();
+        let explorer = resolve_each_key(explorer, doc, &mut problems);
         let mut keep = |problem: SettingsError| problems.push(problem);
         let port = explorer
             .get("port")
@@ -135,6 +135,24 @@ impl ExplorerSettings {
     pub fn port(&self, flag: Option<u16>) -> u16 {
         flag.or(self.port).unwrap_or(DEFAULT_PORT)
     }
+}
+
+/// The table with each key's references resolved on its own, so one that does not resolve is a
+/// problem of its own and the other keys are still read; the keys that failed are left out.
+fn resolve_each_key(
+    written: &toml::Table,
+    doc: &ConfigDocument,
+    problems: &mut Vec<SettingsError>,
+) -> toml::Table {
+    let mut resolved = toml::Table::new();
+    for (key, value) in written {
+        let one = toml::Table::from_iter([(key.clone(), value.clone())]);
+        match resolve_table_at(&one, "explorer", &doc.env, None) {
+            Ok(one) => resolved.extend(one),
+            Err(e) => problems.push(e.into()),
+        }
+    }
+    resolved
 }
 
 fn port_of(value: &Value) -> Result<u16, SettingsError> {
@@ -252,6 +270,15 @@ mod tests {
     }
 
     #[test]
+    fn an_explorer_key_that_is_not_a_table_is_refused() {
+        let e = settings("explorer = 5\n").unwrap_err();
+        assert_eq!(
+            e.to_string(),
+            "config.toml [explorer] must be a table, got int"
+        );
+    }
+
+    #[test]
     fn every_problem_is_found_at_once() {
         let doc = ConfigDocument::from_text(
             "[explorer]\nport = 0\ncors_origins = ['*']\nplugin_idle_seconds = -1\n",
@@ -265,6 +292,28 @@ mod tests {
         assert!(found[0].contains("port"), "{found:?}");
         assert!(found[1].contains("cors_origins"), "{found:?}");
         assert!(found[2].contains("plugin_idle_seconds"), "{found:?}");
+        // A reference that does not resolve is one problem; the other keys are still read.
+        let doc = ConfigDocument::from_text(
+            "[explorer]\nport = 'env:NOPE'\ncors_origins = ['*']\nallowed_hosts = 'secret:H'\n",
+            Path::new("c.toml"),
+        );
+        let found: Vec<String> = ExplorerSettings::problems(&doc)
+            .iter()
+            .map(ToString::to_string)
+            .collect();
+        assert_eq!(found.len(), 3, "{found:?}");
+        assert!(
+            found[0].starts_with("[explorer] port: Unresolved env:NOPE"),
+            "{found:?}"
+        );
+        assert!(
+            found[1].starts_with("[explorer] allowed_hosts: Cannot resolve 'secret:H'"),
+            "{found:?}"
+        );
+        assert!(
+            found[2].starts_with("[explorer] cors_origins cannot contain '*'"),
+            "{found:?}"
+        );
         let clean = ConfigDocument::from_text("[explorer]\nport = 9\n", Path::new("c.toml"));
         assert!(ExplorerSettings::problems(&clean).is_empty());
     }

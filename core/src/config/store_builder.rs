@@ -9,7 +9,7 @@ use super::error::ConfigError;
 use super::references::SecretLookup;
 use super::store_selection::{selection, StoreSelection, STORE_SECTIONS};
 use crate::stores::from_spec::{classify, Target};
-use crate::stores::{build_store, PluginStoreFactory, StoreKind};
+use crate::stores::{try_build_store, BuildFailure, PluginStoreFactory, StoreKind};
 use agent_env_protocol::manifest::Manifest;
 use agent_env_protocol::names::canonical_name;
 use std::sync::Arc;
@@ -21,12 +21,13 @@ use crate::environment::Environment;
 /// a plugin's store in the plugin when it has a factory).
 pub trait StoreBuilder {
     /// Builds (then drops) the store a selection names, given its config with references resolved.
-    /// `Ok(Some(note))` says what could not be checked.
+    /// `Ok(Some(note))` says what could not be checked; the error lists every problem found (a
+    /// built-in store's settings each on its own).
     fn build(
         &self,
         selection: &StoreSelection,
         config: &Table,
-    ) -> Result<Option<String>, ConfigError>;
+    ) -> Result<Option<String>, Vec<ConfigError>>;
 
     /// The configured secret store, for `secret:` references outside `[stores.secret]`. `None` means
     /// secret references are not resolved (each is noted instead).
@@ -127,17 +128,30 @@ fn check_plugin_store(
     }
 }
 
+/// Each problem of a store that failed to build, as the check reports them: a built-in store's
+/// settings one by one, anything else as its one sentence.
+fn build_problems(failure: BuildFailure) -> Vec<ConfigError> {
+    match failure {
+        BuildFailure::Settings(problems) => problems
+            .iter()
+            .map(|problem| ConfigError::Store(problem.to_string()))
+            .collect(),
+        BuildFailure::Store(err) => vec![store_error(err)],
+    }
+}
+
 impl StoreBuilder for StoresBuilder<'_> {
     fn build(
         &self,
         selection: &StoreSelection,
         config: &Table,
-    ) -> Result<Option<String>, ConfigError> {
-        let kind = store_kind(selection)?;
-        let target = classify(kind, &selection.impl_name).map_err(store_error)?;
+    ) -> Result<Option<String>, Vec<ConfigError>> {
+        let kind = store_kind(selection).map_err(|e| vec![e])?;
+        let target = classify(kind, &selection.impl_name).map_err(|e| vec![store_error(e)])?;
         if let Target::Plugin { package, class } = &target {
             if let Some(manifests) = self.manifests {
-                check_plugin_store(manifests, kind, &selection.impl_name, package, class)?;
+                check_plugin_store(manifests, kind, &selection.impl_name, package, class)
+                    .map_err(|e| vec![e])?;
             }
             if self.plugins.is_none() {
                 return Ok(Some(format!(
@@ -146,10 +160,10 @@ impl StoreBuilder for StoresBuilder<'_> {
                 )));
             }
         }
-        let store = build_store(&spec_from(kind, selection, config, &self.env), self.plugins)
-            .map_err(store_error)?;
+        let store = try_build_store(&spec_from(kind, selection, config, &self.env), self.plugins)
+            .map_err(build_problems)?;
         if self.probe {
-            store.probe().map_err(store_error)?;
+            store.probe().map_err(|e| vec![store_error(e)])?;
         }
         Ok(None)
     }

@@ -18,6 +18,7 @@ use agent_env_store::error::{StoreError, StoreResult};
 use agent_env_store::remote::{
     PluginDocumentStore, PluginImageStore, PluginObjectStore, PluginSecretStore, StoreTransport,
 };
+use agent_env_store::SettingsProblems;
 use agent_env_store::StoreKind;
 
 /// What a `[stores.<kind>]` section selects, with its config resolved.
@@ -176,20 +177,51 @@ pub trait PluginStoreFactory: Send + Sync {
     ) -> StoreResult<Arc<dyn StoreTransport>>;
 }
 
+/// Why a store could not be built.
+#[derive(Debug, thiserror::Error)]
+pub enum BuildFailure {
+    /// A built-in store's settings: every problem found in its config table, each on its own.
+    #[error(transparent)]
+    Settings(#[from] SettingsProblems),
+    /// Anything else: an impl that names no class, a plugin that could not open its store (whose one
+    /// error names what the plugin found).
+    #[error(transparent)]
+    Store(#[from] StoreError),
+}
+
+impl From<BuildFailure> for StoreError {
+    fn from(failure: BuildFailure) -> Self {
+        match failure {
+            BuildFailure::Settings(problems) => problems.into(),
+            BuildFailure::Store(err) => err,
+        }
+    }
+}
+
 /// Builds the store a spec selects. A plugin impl needs `plugins`; without it, it is a config error.
 pub fn build_store(
     spec: &StoreSpec,
     plugins: Option<&dyn PluginStoreFactory>,
 ) -> StoreResult<AnyStore> {
+    try_build_store(spec, plugins).map_err(StoreError::from)
+}
+
+/// As [`build_store`], with a built-in store's setting problems kept apart (what `config check` lists
+/// one by one).
+pub fn try_build_store(
+    spec: &StoreSpec,
+    plugins: Option<&dyn PluginStoreFactory>,
+) -> Result<AnyStore, BuildFailure> {
     let name = spec.impl_name.trim();
     match classify(spec.kind, name)? {
-        Target::Builtin(kind) => build_builtin(kind, name, &spec.config, &spec.env),
+        Target::Builtin(kind) => Ok(build_builtin(kind, name, &spec.config, &spec.env)?),
         Target::Plugin { package, class } => {
             let Some(factory) = plugins else {
                 return Err(StoreError::Config(format!(
                     "impl '{name}' names a store of the plugin package '{package}', and plugin stores \
                      are not available here"
-                )));
+                ))
+                .into());
             };
             let transport = factory.open(spec.kind, &package, &class, &spec.config)?;
             Ok(match spec.kind {
@@ -209,7 +241,7 @@ fn build_builtin(
     impl_name: &str,
     config: &ConfigTable,
     env: &Arc<Environment>,
-) -> StoreResult<AnyStore> {
+) -> Result<AnyStore, SettingsProblems> {
     let class = impl_name.rsplit(':').next().unwrap_or(impl_name).trim();
     Ok(match kind {
         StoreKind::Object if class == agent_env_store_s3::CLASS => {

@@ -5,52 +5,62 @@
 
 use super::config_table::{self, ConfigTable};
 use crate::environment::Environment;
-use agent_env_store::error::{StoreError, StoreResult};
+use agent_env_store::SettingsProblems;
 use agent_env_store_postgres::PostgresDocumentStore;
 use agent_env_store_s3::{S3ObjectStore, S3Settings};
 
 /// `S3ObjectStore` from its config table (references resolved); the AWS variables of `env` fill in the
-/// credentials, region and endpoint the table leaves out. Nothing is sent until the store is used.
+/// credentials, region and endpoint the table leaves out. Nothing is sent until the store is used. The
+/// error names every problem: unknown keys and every bad value (the S3 crate names a missing bucket).
 pub fn s3_store(
     impl_name: &str,
     table: &ConfigTable,
     env: &Environment,
-) -> StoreResult<S3ObjectStore> {
-    config_table::check_keys(
+) -> Result<S3ObjectStore, SettingsProblems> {
+    let mut problems = SettingsProblems::new();
+    problems.keep(config_table::check_keys(
         impl_name,
         table,
         &agent_env_store_s3::CONFIG_KEYS,
-        &agent_env_store_s3::REQUIRED_KEYS,
-    )?;
-    let settings = S3Settings::from_table(table, &|name| env.var(name))?;
-    S3ObjectStore::new(settings)
+        &[],
+    ));
+    let settings = problems.keep(S3Settings::from_table(table, &|name| env.var(name)));
+    match settings {
+        Some(settings) if problems.is_empty() => Ok(S3ObjectStore::new(settings)?),
+        _ => Err(problems),
+    }
 }
 
 /// `PostgresDocumentStore` from its config table (references resolved): `dsn`, usually a reference such
 /// as `"env:AGENT_ENV_PG_DSN"` or `"secret:team-pg-dsn"` so the password stays out of the file, and an
-/// optional `schema`. Nothing connects until the store is used.
-pub fn postgres_store(impl_name: &str, table: &ConfigTable) -> StoreResult<PostgresDocumentStore> {
-    config_table::check_keys(
+/// optional `schema`. Nothing connects until the store is used. The error names every problem.
+pub fn postgres_store(
+    impl_name: &str,
+    table: &ConfigTable,
+) -> Result<PostgresDocumentStore, SettingsProblems> {
+    let mut problems = SettingsProblems::new();
+    problems.keep(config_table::check_keys(
         impl_name,
         table,
         &agent_env_store_postgres::CONFIG_KEYS,
         &agent_env_store_postgres::REQUIRED_KEYS,
-    )?;
-    // Both are read before either fails, so one error names every problem.
-    match (
-        config_table::opt_string(impl_name, table, "dsn"),
-        config_table::opt_string(impl_name, table, "schema"),
-    ) {
-        (Ok(dsn), Ok(schema)) => {
-            PostgresDocumentStore::new(&dsn.unwrap_or_default(), schema.as_deref())
+    ));
+    let dsn = problems.keep(config_table::opt_string(impl_name, table, "dsn"));
+    let schema = problems
+        .keep(config_table::opt_string(impl_name, table, "schema"))
+        .flatten();
+    let Some(Some(dsn)) = dsn else {
+        // A missing dsn is named by the key check, one of the wrong type by its read.
+        if problems.is_empty() {
+            problems.push(format!(
+                "{}: dsn is not set; write dsn = \"env:AGENT_ENV_PG_DSN\" and set that variable to postgres://USER:PASSWORD@HOST:PORT/DATABASE",
+                agent_env_store_postgres::CLASS
+            ));
         }
-        (dsn, schema) => {
-            let problems: Vec<String> = [dsn.err(), schema.err()]
-                .into_iter()
-                .flatten()
-                .map(|e| e.to_string())
-                .collect();
-            Err(StoreError::Config(problems.join("; ")))
-        }
+        return Err(problems);
+    };
+    match problems.keep(PostgresDocumentStore::new(&dsn, schema.as_deref())) {
+        Some(store) => problems.into_result(store),
+        None => Err(problems),
     }
 }

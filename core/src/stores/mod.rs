@@ -19,11 +19,13 @@ pub use agent_env_store::{document, error, image, kits, object, remote, secret, 
 pub use agent_env_store::{
     compare_and_swap, Document, DocumentStore, Filter, ImageStore, ObjectMetadata, ObjectReader,
     ObjectStore, PluginDocumentStore, PluginImageStore, PluginObjectStore, PluginSecretStore,
-    Predicate, RegistryAuth, SecretStore, Sort, SortKey, StoreError, StoreKind, StoreResult,
-    StoreTransport, UpdateSpec, VersionedEntityStore, DEFAULT_CONTENT_TYPE,
+    Predicate, RegistryAuth, SecretStore, SettingsProblems, Sort, SortKey, StoreError, StoreKind,
+    StoreResult, StoreTransport, UpdateSpec, VersionedEntityStore, DEFAULT_CONTENT_TYPE,
 };
 pub use dispatch::HostStoreDispatcher;
-pub use from_spec::{build_store, AnyStore, PluginStoreFactory, StoreSpec};
+pub use from_spec::{
+    build_store, try_build_store, AnyStore, BuildFailure, PluginStoreFactory, StoreSpec,
+};
 pub use local::{
     LocalFilesystemObjectStore, LocalRegistryImageStore, LocalSecretStore, LocalSqliteDocumentStore,
 };

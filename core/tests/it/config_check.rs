@@ -137,6 +137,34 @@ fn explorer_settings_up_would_refuse_are_problems() {
     let (code, out) = p.run_with(&[], &["run", "hello"]);
     assert_eq!(code, 0, "{out}");
 }
+
+/// A reference in `[explorer]` that does not resolve is said once, with up's refusal, and the table's
+/// other keys are still checked; a run, which never reads the table, still starts.
+#[test]
+fn an_explorer_reference_that_does_not_resolve_is_one_problem_among_the_others() {
+    let p = Project::new("[explorer]\nport = \"env:NOPE\"\ncors_origins = [\"*\"]\n");
+    let (code, json) = p.check(&[]);
+    assert_eq!(code, 1, "{json}");
+    let found = messages(&json);
+    assert_eq!(found.len(), 2, "{found:?}");
+    assert_eq!(
+        found[0],
+        "[explorer] port: Unresolved env:NOPE reference (no value and no default); set the environment variable NOPE, or give a default: env:NOPE?DEFAULT (agent-env up refuses to start until it is fixed)"
+    );
+    assert!(
+        found[1].starts_with("[explorer] cors_origins cannot contain '*'"),
+        "{found:?}"
+    );
+    let (code, out) = p.run_with(&[], &["run", "hello"]);
+    assert_eq!(code, 0, "{out}");
+    // An [explorer] that is not a table is one problem, not one per reader.
+    let (code, json) = Project::new("explorer = 5\n").check(&[]);
+    assert_eq!(code, 1, "{json}");
+    assert_eq!(
+        messages(&json),
+        ["config.toml [explorer] must be a table, got int"]
+    );
+}
 #[test]
 fn every_problem_is_reported_at_once() {
     let p = Project::new(
@@ -469,18 +497,104 @@ fn a_runner_nothing_uses_is_a_warning() {
     }
 }
 
-/// A PostgreSQL store's bad settings are named together, not one per run.
+/// Every problem of a built-in store's settings is its own problem, in one run: unknown keys, values
+/// of the wrong type and bad values alike, each naming the store and the key.
 #[test]
-fn every_bad_setting_of_a_postgres_store_is_one_problem() {
+fn every_bad_setting_of_a_local_store_is_its_own_problem() {
     let p = Project::new(
-        "[stores.document]\nimpl = \"PostgresDocumentStore\"\nconfig = { dsn = 5, schema = 6 }\n",
+        r#"
+[stores.document]
+impl = "LocalSqliteDocumentStore"
+config = { path = 5, colour = 1 }
+
+[stores.object]
+impl = "LocalFilesystemObjectStore"
+config = { grants = "on", grant_bind_host = "nowhere", grant_advertise_host = "8.8.8.8", grant_lifetime_seconds = 3, root = 7, bucket = "b" }
+
+[stores.image]
+impl = "LocalRegistryImageStore"
+config = { registry_host = "http://registry.example/v2" }
+
+[stores.secret]
+impl = "LocalSecretStore"
+config = { values = 5, use_env = "yes" }
+"#,
+    );
+    let (code, json) = p.check(&[]);
+    assert_eq!(code, 1, "{json}");
+    assert_eq!(
+        messages(&json),
+        [
+            "The config table for 'LocalSqliteDocumentStore' has unknown key 'colour'; it takes path",
+            "The config table for 'LocalSqliteDocumentStore' sets path to 5; it must be a string",
+            "The config table for 'LocalFilesystemObjectStore' has unknown key 'bucket'; it takes root, grants, grant_bind_host, grant_advertise_host, grant_lifetime_seconds",
+            "LocalFilesystemObjectStore: grants must be one of ('auto', 'off'), got 'on'",
+            "LocalFilesystemObjectStore: grant_bind_host must be an IP address, got 'nowhere'",
+            "LocalFilesystemObjectStore: grant_advertise_host '8.8.8.8' is not a loopback or private address, which the local transfer CA vouches for",
+            "LocalFilesystemObjectStore: grant_lifetime_seconds must be at least 900, to outlast a transfer; got 3",
+            "The config table for 'LocalFilesystemObjectStore' sets root to 7; it must be a string",
+            "LocalRegistryImageStore: registry_host must be an authority without a scheme or path (host[:port], such as localhost:5000), got 'http://registry.example/v2'",
+            "The config table for 'LocalSecretStore' sets values to 5; it must be a table",
+            "The config table for 'LocalSecretStore' sets use_env to \"yes\"; it must be true or false",
+        ]
+    );
+    // A run refuses to start and names them all too.
+    let (code, _, err) = p.run_stderr(&[], &["run", "hello", "--dry-run"]);
+    assert_eq!(code, 1, "{err}");
+    assert!(
+        err.contains("has 11 problem(s), so nothing was run"),
+        "{err}"
+    );
+}
+
+/// The local object store's grant settings name the store, as the hosted stores' settings do.
+#[test]
+fn the_local_object_stores_grant_settings_name_the_store() {
+    let p = Project::new(
+        "[stores.object]\nimpl = \"LocalFilesystemObjectStore\"\nconfig = { grant_advertise_host = \"example.com\" }\n",
+    );
+    let (code, json) = p.check(&[]);
+    assert_eq!(code, 1, "{json}");
+    assert_eq!(
+        messages(&json),
+        ["LocalFilesystemObjectStore: grant_advertise_host 'example.com' is not a local name; the local transfer CA vouches only for localhost, host.docker.internal and loopback or private addresses"]
+    );
+}
+
+/// A hosted store's bad settings are each their own problem too, unknown keys among them, and none
+/// of them waits on a server.
+#[test]
+fn every_bad_setting_of_a_hosted_store_is_its_own_problem() {
+    let p = Project::new(
+        "[stores.document]\nimpl = \"PostgresDocumentStore\"\nconfig = { dsn = 5, schema = 6, pool = 2 }\n[stores.object]\nimpl = \"S3ObjectStore\"\nconfig = { region = 5, endpoint = \"ftp://s3.example\", colour = \"red\" }\n",
+    );
+    let (code, json) = p.check(&[]);
+    assert_eq!(code, 1, "{json}");
+    assert_eq!(
+        messages(&json),
+        [
+            "The config table for 'PostgresDocumentStore' has unknown key 'pool'; it takes dsn, schema",
+            "The config table for 'PostgresDocumentStore' sets dsn to 5; it must be a string",
+            "The config table for 'PostgresDocumentStore' sets schema to 6; it must be a string",
+            "The config table for 'S3ObjectStore' has unknown key 'colour'; it takes bucket, region, endpoint, path_style, access_key_id, secret_access_key, session_token, share_credentials, grant_lifetime_seconds, timeout_seconds",
+            "S3ObjectStore: bucket is not set; name the bucket the store keeps its objects in, such as bucket = \"team-agent-env\"",
+            "S3ObjectStore: region must be a string, got 5",
+            "S3ObjectStore: endpoint must be an http:// or https:// URL, got 'ftp://s3.example'",
+        ]
+    );
+    let p = Project::new(
+        "[stores.document]\nimpl = \"PostgresDocumentStore\"\nconfig = { dsn = \"mysql://nowhere\", schema = \"\" }\n",
     );
     let (code, json) = p.check(&[]);
     assert_eq!(code, 1, "{json}");
     let found = messages(&json);
-    assert_eq!(found.len(), 1, "{found:?}");
+    assert_eq!(found.len(), 2, "{found:?}");
     assert!(
-        found[0].contains("dsn") && found[0].contains("schema") && found[0].contains("; "),
+        found[0].starts_with("PostgresDocumentStore: dsn does not parse"),
         "{found:?}"
+    );
+    assert_eq!(
+        found[1],
+        "PostgresDocumentStore: schema must name a schema, got an empty string"
     );
 }

@@ -14,6 +14,7 @@ use std::time::Duration;
 use crate::stores::config_table::{self, ConfigTable};
 use agent_env_store::error::{StoreError, StoreResult};
 use agent_env_store::image::{ImageStore, RegistryAuth};
+use agent_env_store::SettingsProblems;
 
 /// The class name, as `[stores.image] impl` names it.
 pub const CLASS: &str = "LocalRegistryImageStore";
@@ -44,11 +45,27 @@ impl LocalRegistryImageStore {
         })
     }
 
-    /// Builds the store from its config table (`registry_host`).
-    pub fn from_config(impl_name: &str, table: &ConfigTable) -> StoreResult<Self> {
-        config_table::check_keys(impl_name, table, &CONFIG_KEYS, &[])?;
-        let host = config_table::opt_string(impl_name, table, "registry_host")?;
-        Self::new(host.as_deref().unwrap_or(DEFAULT_REGISTRY_HOST))
+    /// Builds the store from its config table (`registry_host`); the error names every problem, each
+    /// naming the store.
+    pub fn from_config(impl_name: &str, table: &ConfigTable) -> Result<Self, SettingsProblems> {
+        let mut problems = SettingsProblems::new();
+        problems.keep(config_table::check_keys(
+            impl_name,
+            table,
+            &CONFIG_KEYS,
+            &[],
+        ));
+        let host = problems
+            .keep(config_table::opt_string(impl_name, table, "registry_host"))
+            .flatten();
+        let store = problems.keep(
+            Self::new(host.as_deref().unwrap_or(DEFAULT_REGISTRY_HOST))
+                .map_err(|e| StoreError::Config(format!("{CLASS}: {e}"))),
+        );
+        match store {
+            Some(store) => problems.into_result(store),
+            None => Err(problems),
+        }
     }
 
     pub fn registry_host(&self) -> &str {
@@ -93,15 +110,18 @@ pub fn registry_answers(addr: SocketAddr, host: &str) -> bool {
 }
 
 /// Trimmed, lowercased, Docker Hub's aliases folded to `docker.io`; refuses a scheme, a path or nothing.
-pub fn normalize_registry_host(host: &str) -> StoreResult<String> {
-    let host = host.trim().to_ascii_lowercase();
+pub fn normalize_registry_host(written: &str) -> StoreResult<String> {
+    let host = written.trim().to_ascii_lowercase();
     if host.is_empty() {
-        return Err(StoreError::Config("registry_host must not be empty".into()));
+        return Err(StoreError::Config(
+            "registry_host must name a registry (host[:port]), got an empty string".into(),
+        ));
     }
     if host.contains("://") || host.contains('/') {
-        return Err(StoreError::Config(
-            "registry_host must be an authority without a scheme or path".into(),
-        ));
+        return Err(StoreError::Config(format!(
+            "registry_host must be an authority without a scheme or path (host[:port], such as localhost:5000), got '{}'",
+            written.trim()
+        )));
     }
     Ok(fold_docker_hub(&host))
 }
@@ -193,11 +213,11 @@ mod tests {
             normalize_registry_host("https://x")
                 .unwrap_err()
                 .to_string(),
-            "registry_host must be an authority without a scheme or path"
+            "registry_host must be an authority without a scheme or path (host[:port], such as localhost:5000), got 'https://x'"
         );
         assert_eq!(
             normalize_registry_host("  ").unwrap_err().to_string(),
-            "registry_host must not be empty"
+            "registry_host must name a registry (host[:port]), got an empty string"
         );
     }
 

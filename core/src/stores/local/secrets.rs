@@ -11,6 +11,7 @@ use crate::environment::Environment;
 use crate::stores::config_table::{self, ConfigTable};
 use agent_env_store::error::{StoreError, StoreResult};
 use agent_env_store::secret::SecretStore;
+use agent_env_store::SettingsProblems;
 
 /// The class name, as `[stores.secret] impl` names it.
 pub const CLASS: &str = "LocalSecretStore";
@@ -46,25 +47,46 @@ impl LocalSecretStore {
         })
     }
 
-    /// Builds the store from its config table (`values`, `file_path`, `use_env`).
+    /// Builds the store from its config table (`values`, `file_path`, `use_env`). Each key is read on
+    /// its own, so the error names every problem; the file is read once the keys are right.
     pub fn from_config(
         impl_name: &str,
         table: &ConfigTable,
         env: &Arc<Environment>,
-    ) -> StoreResult<Self> {
-        config_table::check_keys(impl_name, table, &CONFIG_KEYS, &[])?;
-        let values = match config_table::opt_table(impl_name, table, "values")? {
-            Some(map) => flat_strings(map).ok_or_else(|| {
-                StoreError::Config(format!(
-                    "The config table for '{impl_name}' sets values to a table that is not a flat mapping of name -> value"
-                ))
-            })?,
-            None => HashMap::new(),
-        };
-        let file_path = config_table::opt_string(impl_name, table, "file_path")?
+    ) -> Result<Self, SettingsProblems> {
+        let mut problems = SettingsProblems::new();
+        problems.keep(config_table::check_keys(
+            impl_name,
+            table,
+            &CONFIG_KEYS,
+            &[],
+        ));
+        let values = problems
+            .keep(config_table::opt_table(impl_name, table, "values"))
+            .flatten()
+            .and_then(|map| {
+                let flat = flat_strings(map);
+                if flat.is_none() {
+                    problems.push(format!(
+                        "The config table for '{impl_name}' sets values to a table that is not a flat mapping of name -> value"
+                    ));
+                }
+                flat
+            })
+            .unwrap_or_default();
+        let file_path = problems
+            .keep(config_table::opt_string(impl_name, table, "file_path"))
+            .flatten()
             .map(|p| config_table::expand_home(&p, env));
-        let use_env = config_table::opt_bool(impl_name, table, "use_env")?.unwrap_or(true);
+        let use_env = problems
+            .keep(config_table::opt_bool(impl_name, table, "use_env"))
+            .flatten()
+            .unwrap_or(true);
+        if !problems.is_empty() {
+            return Err(problems);
+        }
         Self::new(values, file_path.as_deref(), use_env.then(|| env.clone()))
+            .map_err(|e| SettingsProblems::from(format!("{CLASS}: file_path: {e}")))
     }
 }
 

@@ -35,6 +35,7 @@ use crate::stores::config_table::{self, ConfigTable};
 use agent_env_store::error::{StoreError, StoreResult};
 use agent_env_store::grant::{HttpGetGrant, HttpPostPolicyGrant, HttpPutGrant, UploadPolicy};
 use agent_env_store::object::{ObjectMetadata, ObjectReader, ObjectStore, DEFAULT_CONTENT_TYPE};
+use agent_env_store::SettingsProblems;
 use std::time::Duration;
 
 /// The class name, as `[stores.object] impl` names it.
@@ -87,54 +88,48 @@ impl LocalFilesystemObjectStore {
     }
 
     /// Builds the store from its config table, refusing unknown keys and bad grant settings; `~` and
-    /// the default root are `env`'s.
+    /// the default root are `env`'s. Each key is read on its own, so the error names every problem.
     pub fn from_config(
         impl_name: &str,
         table: &ConfigTable,
         env: &Environment,
-    ) -> StoreResult<Self> {
-        config_table::check_keys(impl_name, table, &CONFIG_KEYS, &[])?;
-        // Every setting is read on its own and every problem kept, so one error names them all.
-        let mut problems: Vec<String> = Vec::new();
-        let grants = checked_string(
+    ) -> Result<Self, SettingsProblems> {
+        let mut problems = SettingsProblems::new();
+        problems.keep(config_table::check_keys(
             impl_name,
             table,
-            "grants",
-            &settings::check_grants,
+            &CONFIG_KEYS,
+            &[],
+        ));
+        let grants = settings::read_checked(&mut problems, impl_name, table, "grants", |v| {
+            settings::check_grants(v).map(|()| v.to_string())
+        });
+        let bind = settings::read_checked(
             &mut problems,
-        );
-        let bind = checked_string(
             impl_name,
             table,
             "grant_bind_host",
-            &|host| settings::check_bind_host(host).map(|_| ()),
-            &mut problems,
+            settings::check_bind_host,
         )
-        .and_then(|host| host.parse().ok())
         .unwrap_or(std::net::IpAddr::V4(std::net::Ipv4Addr::LOCALHOST));
-        let advertise = checked_string(
+        let advertise = settings::read_checked(
+            &mut problems,
             impl_name,
             table,
             "grant_advertise_host",
-            &settings::check_advertise_host,
-            &mut problems,
+            |v| settings::check_advertise_host(v).map(|()| v.to_string()),
         )
         .unwrap_or_else(|| DEFAULT_ADVERTISE_HOST.to_string());
-        let lifetime = match table.get("grant_lifetime_seconds") {
-            Some(lifetime) => settings::check_lifetime(lifetime).unwrap_or_else(|e| {
-                problems.push(e.to_string());
-                agent_env_store::grant::DEFAULT_GRANT_LIFETIME_SECONDS
-            }),
-            None => agent_env_store::grant::DEFAULT_GRANT_LIFETIME_SECONDS,
-        };
-        let root = match checked_string(impl_name, table, "root", &|_| Ok(()), &mut problems) {
-            Some(root) => config_table::expand_home(&root, env),
-            None => Self::default_root(env),
-        };
-        if !problems.is_empty() {
-            return Err(StoreError::Config(problems.join("; ")));
-        }
-        let store = Self::new(root);
+        let lifetime = table
+            .get("grant_lifetime_seconds")
+            .and_then(|lifetime| problems.keep(settings::check_lifetime(lifetime)))
+            .unwrap_or(agent_env_store::grant::DEFAULT_GRANT_LIFETIME_SECONDS);
+        let root = problems
+            .keep(config_table::opt_string(impl_name, table, "root"))
+            .flatten()
+            .map(|root| config_table::expand_home(&root, env))
+            .unwrap_or_else(|| Self::default_root(env));
+        let store = problems.into_result(Self::new(root))?;
         if grants.as_deref() == Some("off") {
             return Ok(store);
         }
@@ -622,23 +617,4 @@ impl LocalFilesystemObjectStore {
             ct,
         }
     }
-}
-
-/// An optional string setting of the local object store, checked by `check`: `None` when it is
-/// absent, or wrong (its problem kept in `problems`, naming the store).
-fn checked_string(
-    impl_name: &str,
-    table: &ConfigTable,
-    key: &str,
-    check: &dyn Fn(&str) -> StoreResult<()>,
-    problems: &mut Vec<String>,
-) -> Option<String> {
-    let value = config_table::opt_string(impl_name, table, key).and_then(|value| match &value {
-        Some(text) => check(text).map_err(settings::of_this_store).map(|()| value),
-        None => Ok(None),
-    });
-    value.unwrap_or_else(|e| {
-        problems.push(e.to_string());
-        None
-    })
 }

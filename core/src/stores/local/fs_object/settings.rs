@@ -1,8 +1,11 @@
-//! The local object store's grant settings, checked with the original's messages.
+//! The local object store's grant settings, checked with the original's messages (each naming its key).
 
 use std::net::IpAddr;
 
 use agent_env_store::error::{StoreError, StoreResult};
+use agent_env_store::SettingsProblems;
+
+use crate::stores::config_table::{self, ConfigTable};
 
 /// Most lifetime a local grant may have: 7 days.
 pub const MAX_LOCAL_GRANT_LIFETIME_SECONDS: u64 = 7 * 24 * 3600;
@@ -34,7 +37,7 @@ pub fn check_advertise_host(value: &str) -> StoreResult<()> {
             Ok(())
         } else {
             Err(StoreError::Config(format!(
-                "'{value}' is not a loopback or private address, which the local transfer CA vouches for"
+                "grant_advertise_host '{value}' is not a loopback or private address, which the local transfer CA vouches for"
             )))
         };
     }
@@ -46,7 +49,7 @@ pub fn check_advertise_host(value: &str) -> StoreResult<()> {
         Ok(())
     } else {
         Err(StoreError::Config(format!(
-            "'{value}' is not a local name; the local transfer CA vouches only for localhost, host.docker.internal and loopback or private addresses"
+            "grant_advertise_host '{value}' is not a local name; the local transfer CA vouches only for localhost, host.docker.internal and loopback or private addresses"
         )))
     }
 }
@@ -56,6 +59,19 @@ fn is_loopback_or_private(ip: IpAddr) -> bool {
         IpAddr::V4(v4) => v4.is_loopback() || v4.is_private(),
         IpAddr::V6(v6) => v6.is_loopback() || (v6.segments()[0] & 0xfe00) == 0xfc00,
     }
+}
+
+/// A string setting `check` accepts, as `check` reads it; `None` when it is absent or its problem (of
+/// type, or of value, naming this store) is kept in `problems`.
+pub fn read_checked<T>(
+    problems: &mut SettingsProblems,
+    impl_name: &str,
+    table: &ConfigTable,
+    key: &str,
+    check: impl Fn(&str) -> StoreResult<T>,
+) -> Option<T> {
+    let value = problems.keep(config_table::opt_string(impl_name, table, key))??;
+    problems.keep(check(&value).map_err(of_this_store))
 }
 
 /// A setting's error as a config problem names the store it is about, as the hosted stores' do (the

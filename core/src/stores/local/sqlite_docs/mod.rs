@@ -24,6 +24,7 @@ use agent_env_store::document::ids;
 use agent_env_store::document::query::{Document, Filter, Sort, UpdateSpec};
 use agent_env_store::document::DocumentStore;
 use agent_env_store::error::{StoreError, StoreResult};
+use agent_env_store::SettingsProblems;
 
 /// The class name, as `[stores.document] impl` names it.
 pub const CLASS: &str = "LocalSqliteDocumentStore";
@@ -75,18 +76,26 @@ impl LocalSqliteDocumentStore {
             .join("documents.db")
     }
 
-    /// Builds the store from its config table (`path`); `~` and the default path are `env`'s.
+    /// Builds the store from its config table (`path`); `~` and the default path are `env`'s. The error
+    /// names every problem: unknown keys and a `path` that is not a string alike.
     pub fn from_config(
         impl_name: &str,
         table: &ConfigTable,
         env: &Environment,
-    ) -> StoreResult<Self> {
-        config_table::check_keys(impl_name, table, &CONFIG_KEYS, &[])?;
-        let path = match config_table::opt_string(impl_name, table, "path")? {
-            Some(p) => config_table::expand_home(&p, env),
-            None => Self::default_path(env),
-        };
-        Ok(Self::new(path))
+    ) -> Result<Self, SettingsProblems> {
+        let mut problems = SettingsProblems::new();
+        problems.keep(config_table::check_keys(
+            impl_name,
+            table,
+            &CONFIG_KEYS,
+            &[],
+        ));
+        let path = problems
+            .keep(config_table::opt_string(impl_name, table, "path"))
+            .flatten()
+            .map(|p| config_table::expand_home(&p, env))
+            .unwrap_or_else(|| Self::default_path(env));
+        problems.into_result(Self::new(path))
     }
 
     pub fn path(&self) -> &Path {
