@@ -76,14 +76,17 @@ fn exchange(
             .map_err(|e| e.to_string())
             .and_then(|r| agent.run(r).map_err(|e| e.to_string())),
     };
-    let mut response = sent.map_err(|e| format!("{method} {url} failed: {e}"))?;
+    // A grant's URL is a credential until it expires: messages show it without its query (the
+    // signature), which is enough to tell which request failed.
+    let shown = url.split_once('?').map_or(url, |(path, _)| path);
+    let mut response = sent.map_err(|e| format!("{method} {shown} failed: {e}"))?;
     let status = response.status().as_u16();
     let body = response
         .body_mut()
         .with_config()
         .limit(16 * 1024 * 1024)
         .read_to_vec()
-        .map_err(|e| format!("reading the answer to {method} {url}: {e}"))?;
+        .map_err(|e| format!("reading the answer to {method} {shown}: {e}"))?;
     Ok((status, body))
 }
 
