@@ -201,7 +201,8 @@ impl Session {
     pub fn registry(&self, load: RegistryLoad) -> &Registry {
         self.registry.get_or_init(|| {
             let discovery = self.discovery().clone();
-            let config = ConfigState::from_document(self.config().clone());
+            let secrets: Arc<StoreSet> = self.stores().clone();
+            let config = ConfigState::from_document(self.config().clone()).with_secrets(secrets);
             let prober = HostProber::new(self.host_config());
             let loading = match load {
                 RegistryLoad::None => Loading::None,

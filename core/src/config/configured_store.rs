@@ -23,14 +23,11 @@ impl SecretLookup for StoreSecrets {
     }
 }
 
-/// The secret store of a store set, built on the set's first lookup (a plugin's store opens in its
-/// plugin): what a run's plugin settings resolve `secret:` through.
-pub struct SetSecrets<'a>(pub &'a StoreSet);
-
-impl SecretLookup for SetSecrets<'_> {
+/// A store set's secret store, built on the set's first lookup (a plugin's store opens in its
+/// plugin): what a run's and the registry's plugin settings resolve `secret:` through.
+impl SecretLookup for StoreSet {
     fn get(&self, name: &str) -> Result<Option<String>, String> {
         let store = self
-            .0
             .secret()
             .map_err(|e| format!("[stores.secret] could not be built: {e}"))?;
         store.get(name).map_err(|e| e.to_string())

@@ -4,12 +4,16 @@
 //! place the registry touches it.
 
 use std::path::PathBuf;
+use std::sync::Arc;
 
 use super::outcome::Diagnostic;
-use crate::config::{ConfigDocument, ProviderEntry, ProviderKind};
+use crate::config::{ConfigDocument, ProviderEntry, ProviderKind, SecretLookup};
+
+/// Where a plugin's `secret:` settings are looked up (the configured secret store).
+pub type Secrets = Arc<dyn SecretLookup + Send + Sync>;
 
 /// The config document as the registries see it.
-#[derive(Debug, Clone, Default)]
+#[derive(Clone, Default)]
 pub struct ConfigState {
     /// The file, when one was found (kept even when it does not parse).
     pub path: Option<PathBuf>,
@@ -17,6 +21,19 @@ pub struct ConfigState {
     pub error: Option<Diagnostic>,
     /// The parsed document; `None` when there is no file or it did not parse.
     pub document: Option<ConfigDocument>,
+    /// What `secret:` references in `[plugins.<package>]` resolve through; without it they fail.
+    pub secrets: Option<Secrets>,
+}
+
+impl std::fmt::Debug for ConfigState {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("ConfigState")
+            .field("path", &self.path)
+            .field("error", &self.error)
+            .field("document", &self.document)
+            .field("secrets", &self.secrets.as_ref().map(|_| "secret store"))
+            .finish()
+    }
 }
 
 impl ConfigState {
@@ -29,7 +46,14 @@ impl ConfigState {
             path: doc.path.clone(),
             document: (error.is_none() && doc.path.is_some()).then_some(doc),
             error,
+            secrets: None,
         }
+    }
+
+    /// The same state with `secret:` references resolving through `secrets`.
+    pub fn with_secrets(mut self, secrets: Secrets) -> ConfigState {
+        self.secrets = Some(secrets);
+        self
     }
 
     /// A document parsed from text (for tests); `path` is only used in messages.
@@ -55,13 +79,17 @@ pub fn provider_tables(
     crate::config::provider_entries(doc, kind).map_err(|e| e.to_string())
 }
 
-/// The plugin's `[plugins.<package>]` table with `env:` references resolved, for `initialize`.
+/// The plugin's `[plugins.<package>]` table with `env:` and `secret:` references resolved, for
+/// `initialize`.
 pub fn settings(
-    doc: Option<&ConfigDocument>,
+    config: &ConfigState,
     package: &str,
 ) -> Result<serde_json::Map<String, serde_json::Value>, String> {
-    match doc {
-        Some(doc) => crate::config::plugin_settings(doc, package, None).map_err(|e| e.to_string()),
+    match &config.document {
+        Some(doc) => {
+            let secrets = config.secrets.as_deref().map(|s| s as &dyn SecretLookup);
+            crate::config::plugin_settings(doc, package, secrets).map_err(|e| e.to_string())
+        }
         None => Ok(serde_json::Map::new()),
     }
 }

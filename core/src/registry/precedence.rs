@@ -325,7 +325,7 @@ fn start_plugins(reg: &mut Registry, prober: &dyn Prober, candidates: &[usize]) 
     let mut launches = Vec::with_capacity(plugins.len());
     for p in plugins {
         let mut launch = launch_of(&reg.discovery.plugins[p].manifest);
-        match config_input::settings(reg.config.document.as_ref(), &launch.package) {
+        match config_input::settings(&reg.config, &launch.package) {
             Ok(settings) => {
                 launch.settings = settings;
                 started.push(p);

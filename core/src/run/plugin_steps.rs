@@ -17,7 +17,6 @@ use agent_env_protocol::methods::{
 use agent_env_protocol::names::canonical_name;
 use serde_json::{Map, Value};
 
-use crate::config::configured_store::SetSecrets;
 use crate::config::ConfigError;
 use crate::run::builtin_steps::StepError;
 use crate::run::cancel::Cancel;
@@ -257,8 +256,8 @@ impl PluginSteps {
         session: &Session,
         package: &str,
     ) -> Result<Map<String, Value>, ConfigError> {
-        let secrets = SetSecrets(session.stores());
-        crate::config::plugins::plugin_settings(session.config(), package, Some(&secrets))
+        let secrets: &StoreSet = session.stores();
+        crate::config::plugins::plugin_settings(session.config(), package, Some(secrets))
     }
 
     /// Makes `manifest`'s plugin startable, with its `[plugins.<package>]` settings.

@@ -3,10 +3,10 @@
 
 use std::time::Duration;
 
-use agent_env::config::configured_store::SetSecrets;
 use agent_env::config::plugin_settings;
 use agent_env::registry::{validate, Registry, Resolved};
 use agent_env::session::{RegistryLoad, Session};
+use agent_env::stores::StoreSet;
 use agent_env_host::{PluginHost, SpawnSpec};
 use agent_env_protocol::explorer::{
     ExplorerRoute, ExplorerRouterParams, ExplorerRouterResult, EXPLORER_ROUTER,
@@ -224,8 +224,8 @@ fn spec_of(session: &Session, package: &str) -> Result<SpawnSpec, String> {
         .discovery()
         .find(&agent_env_protocol::names::canonical_name(package))
         .ok_or_else(|| format!("no manifest of the plugin {package} was found"))?;
-    let secrets = SetSecrets(session.stores());
-    let settings = plugin_settings(session.config(), package, Some(&secrets))
+    let secrets: &StoreSet = session.stores();
+    let settings = plugin_settings(session.config(), package, Some(secrets))
         .map_err(|e| format!("ConfigError: {e}"))?;
     Ok(SpawnSpec::from_manifest(&found.manifest, settings))
 }
