@@ -11,6 +11,9 @@
 //!   or prefixes ending in `*`);
 //! - the protocol's own variables, set by the spawner.
 //!
+//! A command a task runs in a local sandbox gets the same, with `AGENT_ENV_SANDBOX_ENV` in place of
+//! the plugin list ([`sandbox_env`]).
+//!
 //! Secrets a plugin needs are better passed as settings (`[plugins.<package>]` with `env:` or
 //! `secret:` references), which name exactly one value.
 
@@ -104,16 +107,36 @@ pub fn extra_patterns(value: Option<&OsStr>) -> Vec<String> {
         .unwrap_or_default()
 }
 
+/// The variable with which a user lets the commands a task runs in a local sandbox
+/// (`bash_cmd_succeeds`) see more of the environment.
+pub const SANDBOX_EXTRA_VAR: &str = "AGENT_ENV_SANDBOX_ENV";
+
 /// The environment a child gets from `parent` (agent-env's own).
 pub fn child_env(
     parent: impl IntoIterator<Item = (OsString, OsString)>,
     declared: &[String],
 ) -> Vec<(OsString, OsString)> {
+    filtered_env(parent, declared, EXTRA_VAR)
+}
+
+/// The environment a command run in a local sandbox gets from `parent`: what every plugin gets,
+/// and what the user adds with [`SANDBOX_EXTRA_VAR`].
+pub fn sandbox_env(
+    parent: impl IntoIterator<Item = (OsString, OsString)>,
+) -> Vec<(OsString, OsString)> {
+    filtered_env(parent, &[], SANDBOX_EXTRA_VAR)
+}
+
+fn filtered_env(
+    parent: impl IntoIterator<Item = (OsString, OsString)>,
+    declared: &[String],
+    extra_var: &str,
+) -> Vec<(OsString, OsString)> {
     let parent: Vec<(OsString, OsString)> = parent.into_iter().collect();
     let extra = extra_patterns(
         parent
             .iter()
-            .find(|(k, _)| k == EXTRA_VAR)
+            .find(|(k, _)| k == extra_var)
             .map(|(_, v)| v.as_os_str()),
     );
     parent

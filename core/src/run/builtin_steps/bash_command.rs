@@ -12,6 +12,11 @@
 //! `BASH_ENV` is set or a function is exported in the environment. A program that cannot be started
 //! directly (not found, not executable, no `#!` line) goes to bash too, which then says why or runs
 //! it as a script, as it always did.
+//!
+//! The command gets the environment a plugin gets, not all of agent-env's: the variables a program
+//! needs (`PATH`, `HOME`, locale, temp and XDG folders, proxies, toolchains, `AGENT_ENV_*`) and the ones
+//! the user lists in `AGENT_ENV_SANDBOX_ENV`; API keys and tokens in agent-env's environment are
+//! withheld otherwise.
 
 use std::ffi::OsString;
 use std::io::Read;
@@ -77,6 +82,22 @@ pub fn run(
     })
 }
 
+/// The environment every command gets (see the module's docs); agent-env never changes its own, so it
+/// is worked out once.
+fn sandbox_env() -> &'static [(OsString, OsString)] {
+    static ENV: std::sync::OnceLock<Vec<(OsString, OsString)>> = std::sync::OnceLock::new();
+    ENV.get_or_init(|| agent_env_host::env_policy::sandbox_env(std::env::vars_os()))
+}
+
+/// A command for `program` with the sandbox's environment and nothing else.
+fn sandboxed(program: impl AsRef<std::ffi::OsStr>) -> Command {
+    let mut command = Command::new(program);
+    command
+        .env_clear()
+        .envs(sandbox_env().iter().map(|(k, v)| (k, v)));
+    command
+}
+
 fn spawn(command: &mut Command) -> std::io::Result<Child> {
     command
         .stdin(Stdio::null())
@@ -87,7 +108,7 @@ fn spawn(command: &mut Command) -> std::io::Result<Child> {
 }
 
 fn through_bash(command: &str, cwd: &Path) -> Command {
-    let mut bash = Command::new("bash");
+    let mut bash = sandboxed("bash");
     bash.arg("-c").arg(command).current_dir(cwd);
     bash
 }
@@ -100,14 +121,11 @@ fn direct(command: &str, cwd: &Path) -> Option<Command> {
         return None;
     }
     let program = find_program(first, cwd)?;
-    let mut direct = Command::new(&program);
+    let mut direct = sandboxed(&program);
     direct.arg0(first).args(args).current_dir(cwd);
     // What `bash -c` puts in the environment of the program it execs.
     let pwd = std::fs::canonicalize(cwd).unwrap_or_else(|_| cwd.to_path_buf());
-    direct.env("PWD", pwd).env("_", &program);
-    if std::env::var_os("SHLVL").is_none() {
-        direct.env("SHLVL", "0");
-    }
+    direct.env("PWD", pwd).env("_", &program).env("SHLVL", "0");
     Some(direct)
 }
 
@@ -129,11 +147,11 @@ fn plain_words(command: &str) -> Option<Vec<&str>> {
 }
 
 /// `BASH_ENV` makes a non-interactive bash read a file first; an exported function may shadow the
-/// program. Read once: agent-env never changes its own environment, which every criterion inherits.
+/// program. Read once from the environment every criterion gets.
 fn bash_would_read_more() -> bool {
     static READS_MORE: std::sync::OnceLock<bool> = std::sync::OnceLock::new();
     *READS_MORE.get_or_init(|| {
-        std::env::vars_os().any(|(name, _)| {
+        sandbox_env().iter().any(|(name, _)| {
             let name = name.to_string_lossy();
             name == "BASH_ENV" || name.starts_with("BASH_FUNC_")
         })
@@ -147,7 +165,9 @@ fn find_program(word: &str, cwd: &Path) -> Option<PathBuf> {
         let path = cwd.join(word);
         return is_executable_file(&path).then_some(path);
     }
-    let path: OsString = std::env::var_os("PATH")?;
+    let path: &OsString = sandbox_env()
+        .iter()
+        .find_map(|(name, value)| (name == "PATH").then_some(value))?;
     std::env::split_paths(&path)
         .map(|dir| {
             if dir.as_os_str().is_empty() {
