@@ -13,6 +13,7 @@ pub mod install;
 pub mod output;
 pub mod paths;
 pub mod quote;
+pub mod redaction;
 pub mod registry;
 pub mod report;
 pub mod run;

@@ -98,6 +98,7 @@ pub fn app(state: Shared, guard: Arc<Guard>, plugins: PluginRouting) -> Router {
         ))
         .layer(middleware::from_fn(crate::http::errors::json_errors))
         .layer(middleware::from_fn_with_state(plugins, forward::forward))
+        .layer(middleware::from_fn(crate::http::redact::redact_answers))
         .layer(middleware::from_fn_with_state(guard, guard::guard))
         .with_state(state)
 }

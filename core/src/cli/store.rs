@@ -103,7 +103,7 @@ fn get(url: &str, output: Option<&std::path::Path>, session: &Session, term: &Te
     let bytes = store.get(url).map_err(|e| Failure::new(e.to_string()))?;
     match String::from_utf8(bytes) {
         Ok(text) => {
-            term.print(&text);
+            term.print_verbatim(&text);
             Ok(0)
         }
         Err(_) => Err(Failure::new(format!(

@@ -4,6 +4,10 @@
 //! failure of the command: the writer stops writing to that stream, the command runs to its end (a
 //! bundle run must not stop half way with its sandboxes up), and agent-env exits with the command's own
 //! exit code, printing nothing about the pipe. The same holds for a closed stderr. Nothing here panics.
+//!
+//! Every secret value the invocation holds is masked on the way out ([`redaction`]): a plugin's stderr,
+//! a store's error or a step's message may quote one, and none of them reaches the screen or a pipe.
+//! Only [`Terminal::print_verbatim`] (an object the user asked to print) writes bytes as given.
 
 use std::io::{self, Write};
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -11,6 +15,7 @@ use std::sync::OnceLock;
 
 use crate::cli::style::Style;
 use crate::output::Output;
+use crate::redaction;
 
 /// stdout and stderr of this process, each written whole (one lock per write) and each dropped
 /// quietly once the reader has gone.
@@ -48,9 +53,13 @@ impl Terminal {
         self.style.get().copied().unwrap_or_default()
     }
 
-    /// Writes `text` to stderr as given (no newline added).
+    /// Writes `text` to stderr (no newline added).
     pub fn eprint(&self, text: &str) {
-        write_to(&mut io::stderr().lock(), &self.stderr_closed, text);
+        write_to(
+            &mut io::stderr().lock(),
+            &self.stderr_closed,
+            &redaction::redact(text),
+        );
     }
 
     /// Writes `Error: <text>` to stderr.
@@ -58,8 +67,14 @@ impl Terminal {
         self.eprintln(&format!("{} {text}", self.style().error_label()));
     }
 
-    /// Writes `text` to stdout as given (no newline added).
+    /// Writes `text` to stdout (no newline added).
     pub fn print(&self, text: &str) {
+        self.print_verbatim(&redaction::redact(text));
+    }
+
+    /// Writes `text` to stdout exactly as given, secrets and all: for content the user asked to see
+    /// (`store get URL` of their own object), never for a message.
+    pub fn print_verbatim(&self, text: &str) {
         self.stdout_written.store(true, Ordering::Relaxed);
         write_to(&mut io::stdout().lock(), &self.stdout_closed, text);
     }
@@ -74,7 +89,11 @@ impl Terminal {
         let mut line = String::with_capacity(text.len() + 1);
         line.push_str(text);
         line.push('\n');
-        write_to(&mut io::stderr().lock(), &self.stderr_closed, &line);
+        write_to(
+            &mut io::stderr().lock(),
+            &self.stderr_closed,
+            &redaction::redact(&line),
+        );
     }
 
     /// Writes `Warning: <text>` to stderr.

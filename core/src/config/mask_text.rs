@@ -75,27 +75,8 @@ pub fn mask_args(args: &[String]) -> Vec<String> {
 
 /// `scheme://user:pass@host/…` becomes `scheme://***@host/…`; anything else is returned as is.
 pub fn mask_userinfo(text: &str) -> String {
-    let Some(scheme_end) = text.find("://") else {
-        return text.to_string();
-    };
-    let scheme = &text[..scheme_end];
-    let scheme_ok = !scheme.is_empty()
-        && scheme
-            .chars()
-            .all(|c| c.is_ascii_alphanumeric() || matches!(c, '+' | '-' | '.'));
-    if !scheme_ok {
-        return text.to_string();
-    }
-    let authority_start = scheme_end + 3;
-    let rest = &text[authority_start..];
-    let authority_len = rest.find(['/', '?', '#']).unwrap_or(rest.len());
-    let authority = &rest[..authority_len];
-    match authority.rfind('@') {
-        Some(at) => format!(
-            "{}***{}",
-            &text[..authority_start],
-            &text[authority_start + at..]
-        ),
+    match crate::redaction::userinfo_range(text) {
+        Some((start, end)) => format!("{}***{}", &text[..start], &text[end..]),
         None => text.to_string(),
     }
 }

@@ -3,7 +3,9 @@
 //! [`Environment`] snapshot, as the config document was read in it.
 
 use super::error::ConfigError;
+use super::secret_names::is_secret_key;
 use crate::environment::Environment;
+use crate::redaction;
 use toml::{Table, Value};
 
 /// Where `secret:` references are looked up: the configured secret store implements this.
@@ -85,21 +87,14 @@ pub struct ReferenceFailure {
     pub error: ConfigError,
 }
 
-/// Resolves every reference in a table, recursing into tables and lists.
+/// Resolves every reference in a table, recursing into tables and lists. What of it is secret is
+/// remembered for [`redaction`](crate::redaction) on the way.
 pub fn resolve_table(
     table: &Table,
     env: &Environment,
     secrets: Option<&dyn SecretLookup>,
 ) -> Result<Table, ReferenceFailure> {
-    let mut out = Table::new();
-    for (key, value) in table {
-        let resolved = resolve_value(value, env, secrets).map_err(|f| ReferenceFailure {
-            key: join_key(key, &f.key),
-            error: f.error,
-        })?;
-        out.insert(key.clone(), resolved);
-    }
-    Ok(out)
+    resolve_table_under(table, env, secrets, false)
 }
 
 /// Resolves every reference in a value.
@@ -108,21 +103,55 @@ pub fn resolve_value(
     env: &Environment,
     secrets: Option<&dyn SecretLookup>,
 ) -> Result<Value, ReferenceFailure> {
+    resolve_value_under(value, env, secrets, false)
+}
+
+/// [`resolve_table`] below a secret-like key when `under_secret_key`.
+fn resolve_table_under(
+    table: &Table,
+    env: &Environment,
+    secrets: Option<&dyn SecretLookup>,
+    under_secret_key: bool,
+) -> Result<Table, ReferenceFailure> {
+    let mut out = Table::new();
+    for (key, value) in table {
+        let secret_key = under_secret_key || is_secret_key(key);
+        let resolved =
+            resolve_value_under(value, env, secrets, secret_key).map_err(|f| ReferenceFailure {
+                key: join_key(key, &f.key),
+                error: f.error,
+            })?;
+        out.insert(key.clone(), resolved);
+    }
+    Ok(out)
+}
+
+fn resolve_value_under(
+    value: &Value,
+    env: &Environment,
+    secrets: Option<&dyn SecretLookup>,
+    under_secret_key: bool,
+) -> Result<Value, ReferenceFailure> {
     match value {
-        Value::String(s) => resolve_str(s, env, secrets)
-            .map(Value::String)
-            .map_err(|error| ReferenceFailure {
+        Value::String(s) => {
+            let resolved = resolve_str(s, env, secrets).map_err(|error| ReferenceFailure {
                 key: String::new(),
                 error,
-            }),
-        Value::Table(t) => resolve_table(t, env, secrets).map(Value::Table),
+            })?;
+            let from_secret = parse_reference(s).is_some_and(|r| r.scheme == "secret");
+            redaction::remember_setting(&resolved, from_secret, under_secret_key);
+            Ok(Value::String(resolved))
+        }
+        Value::Table(t) => resolve_table_under(t, env, secrets, under_secret_key).map(Value::Table),
         Value::Array(items) => items
             .iter()
             .enumerate()
             .map(|(i, item)| {
-                resolve_value(item, env, secrets).map_err(|f| ReferenceFailure {
-                    key: format!("[{i}]{}", prefixed(&f.key)),
-                    error: f.error,
+                resolve_value_under(item, env, secrets, under_secret_key).map_err(|f| {
+                    ReferenceFailure {
+                        key: format!("[{i}]{}", prefixed(&f.key)),
+                        error: f.error,
+                    }
                 })
             })
             .collect::<Result<Vec<_>, _>>()

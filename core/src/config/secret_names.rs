@@ -22,7 +22,7 @@ pub const SECRET_WORDS: [&str; 15] = [
 ];
 
 /// The mask itself.
-pub const MASK: &str = "***";
+pub use crate::redaction::MASK;
 
 /// Whether a key names something secret.
 pub fn is_secret_key(key: &str) -> bool {

@@ -18,6 +18,7 @@ use std::time::Duration;
 use serde_json::{json, Value};
 
 use crate::clock;
+use crate::redaction;
 use crate::run::context::TaskStepContext;
 use crate::run::outcome::Outcome;
 use crate::stores::{Document, DocumentStore, Filter, StoreError};
@@ -230,6 +231,11 @@ impl Record {
         }
         if !state.dirty {
             return Ok(());
+        }
+        // A step's error or output may quote a secret the run holds; the store (often shared) never
+        // gets it.
+        for value in state.doc.values_mut() {
+            redaction::redact_json(value);
         }
         if state.stored {
             self.docs

@@ -1,7 +1,8 @@
 //! The per-run log: every event of one run, plugin stderr and `$/log` lines included, written as
 //! text to `<state root>/logs/<time>-<random>.log` whatever the terminal shows. The CLI prints its
 //! path when something failed. The file is made on the first line, so a run refused before anything
-//! happened (a typo in a task name) leaves no log behind.
+//! happened (a typo in a task name) leaves no log behind. Only its owner can read it (mode 0600), and
+//! every secret value the run holds is masked in it.
 
 use std::fs::{self, File};
 use std::io::{self, BufWriter, Write};
@@ -9,6 +10,7 @@ use std::path::{Path, PathBuf};
 use std::sync::Mutex;
 
 use crate::clock;
+use crate::redaction;
 use crate::run::events::{PluginStream, RunEvent, RunObserver, StepStatus};
 use crate::run::outcome::format_g;
 
@@ -80,18 +82,18 @@ impl RunLog {
         if let Some(dir) = self.path.parent() {
             fs::create_dir_all(dir).map_err(|e| fail(dir, e))?;
         }
-        File::options()
-            .create_new(true)
-            .write(true)
-            .open(&self.path)
-            .map_err(|e| fail(&self.path, e))
+        let mut options = File::options();
+        options.create_new(true).write(true);
+        #[cfg(unix)]
+        std::os::unix::fs::OpenOptionsExt::mode(&mut options, 0o600);
+        options.open(&self.path).map_err(|e| fail(&self.path, e))
     }
 
-    /// Appends one line (or several: each gets the time).
+    /// Appends one line (or several: each gets the time), every secret value masked.
     pub fn write(&self, text: &str) {
         let now = clock::iso_now();
         let mut block = String::new();
-        for line in text.lines() {
+        for line in redaction::redact(text).lines() {
             block.push_str(&now);
             block.push(' ');
             block.push_str(line);

@@ -50,7 +50,14 @@ impl HostStoreDispatcher {
                 ),
             ));
         };
-        serve::any(&self.stores.get(kind)?, method, op, params)
+        let answer = serve::any(&self.stores.get(kind)?, method, op, params)?;
+        // A secret handed to a plugin is one it may repeat: it is masked from now on.
+        if kind == StoreKind::Secret {
+            if let Some(value) = answer.get("value").and_then(Value::as_str) {
+                crate::redaction::remember(value);
+            }
+        }
+        Ok(answer)
     }
 }
 

@@ -36,6 +36,7 @@ mod run_plugin_stores;
 mod run_plugins;
 mod run_signals;
 mod run_timeouts;
+mod secret_masking;
 mod store_cli;
 mod store_dispatch;
 mod store_documents;

@@ -53,7 +53,9 @@ impl = "agentenv-fixture-works:TableSecretStore"
 config = { values = { token = "from-the-plugin" } }
 "#,
     );
-    assert_eq!(metadata["roundtrip"]["secret"], "from-the-plugin");
+    // The step read the secret and wrote it in its metadata; the stored instance masks it (a value
+    // masked is one the run knows as its secret).
+    assert_eq!(metadata["roundtrip"]["secret"], "***");
     // One pool per invocation: the plugin that serves the secret store and runs the step is one
     // process (the step's nested secret call went through the host to that same process).
     assert_eq!(
@@ -74,8 +76,10 @@ impl = "LocalRegistryImageStore"
 config = { registry_host = "secret:registry" }
 "#,
     );
+    // "local" is too short to be masked; the registry host came through `secret:`, so the stored
+    // instance masks it where the step quoted it.
     assert_eq!(metadata["roundtrip"]["secret"], "local");
-    assert_eq!(metadata["image"], "registry.example:5000/envs/p:v1");
+    assert_eq!(metadata["image"], "***/envs/p:v1");
 }
 
 /// A store's queued warning (no local registry answers) reaches the user once, on stderr, after a
@@ -142,6 +146,7 @@ plain = "as written"
     let instance = &s.docs("task_instances")[0];
     assert_eq!(instance["status"], "completed");
     let settings = &instance["context"]["metadata"]["settings"];
-    assert_eq!(settings["token"], "from-the-plugin", "{instance}");
+    // The plugin started with the secret's value, which the stored instance masks.
+    assert_eq!(settings["token"], "***", "{instance}");
     assert_eq!(settings["plain"], "as written");
 }

@@ -1,5 +1,6 @@
 //! HTTP plumbing the API's handlers share: errors as `{"detail": …}`, query strings read by hand
-//! (repeatable keys, FastAPI-shaped validation errors), the pagination envelope, and percent-decoding.
+//! (repeatable keys, FastAPI-shaped validation errors), the pagination envelope, percent-decoding, and
+//! the masking of secrets in every answer.
 
 pub mod blocking;
 pub mod errors;
@@ -7,3 +8,4 @@ pub mod page;
 pub mod percent;
 pub mod problem;
 pub mod query;
+pub mod redact;

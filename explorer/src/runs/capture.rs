@@ -32,7 +32,7 @@ impl LineLog {
             lines.push_back(LogLine {
                 seq: *next,
                 stream,
-                text: text.to_string(),
+                text: agent_env::redaction::redact(text).into_owned(),
             });
             *next += 1;
             while lines.len() > MAX_LINES {

@@ -7,6 +7,7 @@ mod api_entities;
 mod api_guards;
 mod api_objects;
 mod api_runs;
+mod api_secrets;
 mod api_stored;
 mod explorer_plugins;
 mod openapi;

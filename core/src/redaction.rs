@@ -1,0 +1,212 @@
+//! The secret values this process holds, and the masking of them in text agent-env did not write.
+//!
+//! `config show` masks a secret by where it sits (its key, its reference, its place in a URI). Text
+//! that comes from elsewhere (a plugin's stderr and log lines, an error a plugin or a store raised, a
+//! criterion's output) carries no such marks, so it is masked by value instead: every value this
+//! process resolved that the config masking would hide is remembered here, and [`redact`] replaces each
+//! occurrence of one with `***`. The places where text leaves the process (the terminal, the run log,
+//! a stored task instance, the explorer's answers) pass it through [`redact`].
+//!
+//! What is remembered:
+//! - the value of every `secret:` reference, and every value the secret store hands out;
+//! - every value under a secret-like key (`api_token`, `password`, …, as the config masking names them),
+//!   resolved or literal, when it is at least [`MIN_NAMED_CHARS`] long (shorter ones are settings such as
+//!   `auth = "none"`, which would mask ordinary words);
+//! - the password of every `scheme://user:password@host` URI in a setting.
+//!
+//! Values shorter than [`MIN_SECRET_CHARS`] are not remembered: masking every `1` or `on` in a log would
+//! hide more than it protects. The set only grows: a value once known stays masked for the rest of the
+//! process.
+
+use std::borrow::Cow;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::RwLock;
+
+/// What a masked value prints as.
+pub const MASK: &str = "***";
+
+/// A secret shorter than this is not masked in free text.
+pub const MIN_SECRET_CHARS: usize = 6;
+
+/// A value under a secret-like key shorter than this is not masked in free text.
+pub const MIN_NAMED_CHARS: usize = 8;
+
+/// Every remembered form, longest first (so a secret holding another is masked whole).
+static KNOWN: RwLock<Vec<String>> = RwLock::new(Vec::new());
+
+/// Whether anything was remembered: most invocations hold no secret, and [`redact`] then costs one
+/// load.
+static ANY: AtomicBool = AtomicBool::new(false);
+
+/// Remembers `value` as a secret: it is masked wherever [`redact`] runs from now on. Its JSON-escaped
+/// form is remembered too, so it is masked inside a JSON document as well.
+pub fn remember(value: &str) {
+    if value.chars().count() < MIN_SECRET_CHARS {
+        return;
+    }
+    let escaped = serde_json::to_string(value).unwrap_or_default();
+    let escaped = escaped
+        .strip_prefix('"')
+        .and_then(|e| e.strip_suffix('"'))
+        .unwrap_or(value);
+    let Ok(mut known) = KNOWN.write() else {
+        return;
+    };
+    for form in [value, escaped] {
+        if !known.iter().any(|k| k == form) {
+            let at = known.partition_point(|k| k.len() >= form.len());
+            known.insert(at, form.to_string());
+        }
+    }
+    ANY.store(true, Ordering::Release);
+}
+
+/// Remembers what of a setting's string is secret: all of it when it came from a `secret:` reference
+/// or sits under a secret-like key (`under_secret_key`), else the password of a URI in it.
+pub fn remember_setting(value: &str, from_secret_reference: bool, under_secret_key: bool) {
+    if from_secret_reference {
+        remember(value);
+    } else if under_secret_key {
+        if value.chars().count() >= MIN_NAMED_CHARS {
+            remember(value);
+        }
+    } else if let Some(password) = uri_password(value) {
+        remember(password);
+    }
+}
+
+/// The password of a `scheme://user:password@host/…` URI at the start of `text`, when it has one.
+pub fn uri_password(text: &str) -> Option<&str> {
+    let (start, end) = userinfo_range(text)?;
+    let (_, password) = text[start..end].split_once(':')?;
+    (!password.is_empty()).then_some(password)
+}
+
+/// The byte range of the userinfo (`user:pass`) of a URI at the start of `text`.
+pub fn userinfo_range(text: &str) -> Option<(usize, usize)> {
+    let scheme_end = text.find("://")?;
+    let scheme = &text[..scheme_end];
+    let scheme_ok = !scheme.is_empty()
+        && scheme
+            .chars()
+            .all(|c| c.is_ascii_alphanumeric() || matches!(c, '+' | '-' | '.'));
+    if !scheme_ok {
+        return None;
+    }
+    let authority_start = scheme_end + 3;
+    let rest = &text[authority_start..];
+    let authority_len = rest.find(['/', '?', '#']).unwrap_or(rest.len());
+    let at = rest[..authority_len].rfind('@')?;
+    Some((authority_start, authority_start + at))
+}
+
+/// Whether any secret was remembered (when none was, [`redact`] changes nothing).
+pub fn holds_any() -> bool {
+    ANY.load(Ordering::Acquire)
+}
+
+/// `text` with every remembered secret replaced by `***`.
+pub fn redact(text: &str) -> Cow<'_, str> {
+    if !ANY.load(Ordering::Acquire) {
+        return Cow::Borrowed(text);
+    }
+    let Ok(known) = KNOWN.read() else {
+        return Cow::Borrowed(text);
+    };
+    let mut out = Cow::Borrowed(text);
+    for secret in known.iter() {
+        if out.contains(secret.as_str()) {
+            out = Cow::Owned(out.replace(secret.as_str(), MASK));
+        }
+    }
+    out
+}
+
+/// Redacts every string (and object key) of a JSON value in place.
+pub fn redact_json(value: &mut serde_json::Value) {
+    if !ANY.load(Ordering::Acquire) {
+        return;
+    }
+    match value {
+        serde_json::Value::String(s) => {
+            if let Cow::Owned(masked) = redact(s) {
+                *s = masked;
+            }
+        }
+        serde_json::Value::Array(items) => items.iter_mut().for_each(redact_json),
+        serde_json::Value::Object(map) => {
+            let renamed: Vec<(String, String)> = map
+                .keys()
+                .filter_map(|k| match redact(k) {
+                    Cow::Owned(masked) => Some((k.clone(), masked)),
+                    Cow::Borrowed(_) => None,
+                })
+                .collect();
+            for (old, new) in renamed {
+                if let Some(v) = map.remove(&old) {
+                    map.insert(new, v);
+                }
+            }
+            map.values_mut().for_each(redact_json);
+        }
+        _ => {}
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    // The set is the process's: each test uses values no other test holds.
+
+    #[test]
+    fn a_remembered_secret_is_masked_wherever_it_appears() {
+        remember("rd-test-alpha-0001");
+        assert_eq!(
+            redact("token rd-test-alpha-0001 and again rd-test-alpha-0001."),
+            "token *** and again ***."
+        );
+        assert!(matches!(redact("nothing here"), Cow::Borrowed(_)));
+    }
+
+    #[test]
+    fn the_longer_of_two_overlapping_secrets_is_masked_whole() {
+        remember("rd-beta");
+        remember("rd-beta-and-more");
+        assert_eq!(redact("x rd-beta-and-more y rd-beta"), "x *** y ***");
+    }
+
+    #[test]
+    fn short_values_and_short_named_values_are_not_remembered() {
+        remember("rd12");
+        assert_eq!(redact("rd12"), "rd12");
+        remember_setting("rdnone", false, true);
+        assert_eq!(redact("auth rdnone"), "auth rdnone");
+        remember_setting("rd-gamma-named-9", false, true);
+        assert_eq!(redact("rd-gamma-named-9"), "***");
+        remember_setting("rd-sec", true, false);
+        assert_eq!(redact("got rd-sec"), "got ***");
+    }
+
+    #[test]
+    fn a_uri_password_is_remembered_but_not_the_rest_of_the_uri() {
+        remember_setting("postgres://me:rd-pw-delta@db.example:5432/x", false, false);
+        assert_eq!(
+            redact("could not reach postgres://me:rd-pw-delta@db.example:5432/x"),
+            "could not reach postgres://me:***@db.example:5432/x"
+        );
+        remember_setting("http://localhost:9222", false, false);
+        assert_eq!(redact("http://localhost:9222"), "http://localhost:9222");
+    }
+
+    #[test]
+    fn a_json_document_is_masked_in_its_strings_and_in_its_escaped_text() {
+        remember("rd\"quoted\\epsilon");
+        let mut doc = json!({"error": "bad rd\"quoted\\epsilon", "n": [1, "rd\"quoted\\epsilon"]});
+        redact_json(&mut doc);
+        assert_eq!(doc, json!({"error": "bad ***", "n": [1, "***"]}));
+        let text = serde_json::to_string(&json!({"e": "rd\"quoted\\epsilon"})).unwrap();
+        assert_eq!(redact(&text), r#"{"e":"***"}"#);
+    }
+}

@@ -1,0 +1,214 @@
+//! Secrets agent-env holds never leave it through text it did not write: a plugin that prints its
+//! settings on stderr, logs them and fails quoting them is shown, logged and recorded with each secret
+//! as `***` (`plugin show`, `plugin verify --json`, `-v run`, the run log, `run --json`, the stored
+//! instance); store-setting errors and `config check` mask them too; a `secret:` reference in
+//! `[plugins.<package>]` resolves for `plugin show` as it does for a run; and a sandbox command sees
+//! only the environment a plugin would.
+
+use serde_json::Value;
+
+use crate::support::run::Sandboxed;
+
+/// The value behind `secret:API_TOKEN` (the local secret store's `values`).
+const STORE_SECRET: &str = "sk-store-secret-4242";
+/// The value behind `env:LEAK_PASSWORD`, under a secret-like key.
+const ENV_SECRET: &str = "env-password-0707";
+/// A URI password inside a non-secret setting.
+const URI_PASSWORD: &str = "uri-pw-9191";
+/// A value under a key nothing marks as secret: shown as it is.
+const PLAIN: &str = "plain-note-5555";
+
+/// A wire-level step plugin that writes its `initialize` line (its settings) to stderr, logs the token
+/// it was given through `$/log`, and fails its step quoting the token.
+fn install_leaky(s: &Sandboxed) {
+    let script = s.script(
+        "leaky.sh",
+        r#"#!/bin/sh
+IFS= read -r init
+printf 'init: %s\n' "$init" >&2
+token=missing
+case "$init" in *sk-store-secret-4242*) token=sk-store-secret-4242 ;; esac
+printf '%s\n' '{"jsonrpc":"2.0","id":1,"result":{"protocol":1,"plugin":{"name":"agentenv-leaky","version":"1"},"contributions":[{"group":"task_steps","name":"leak_step","type":"leak_step","class":"LeakStep","methods":["execute","from_dict"]}]}}'
+while IFS= read -r line; do
+  rest=${line#*\"id\":}
+  id=${rest%%[!0-9]*}
+  [ -n "$id" ] || continue
+  case "$line" in
+    *'"execute"'*)
+      printf '{"jsonrpc":"2.0","method":"$/log","params":{"level":"warning","message":"logging the token %s","call_id":%s}}\n' "$token" "$id"
+      printf '{"jsonrpc":"2.0","id":%s,"error":{"code":-32020,"message":"step failed","data":{"kind":"step-failed","error_type":"ValueError","message":"rejected with token %s"}}}\n' "$id" "$token" ;;
+    *) printf '{"jsonrpc":"2.0","id":%s,"result":{}}\n' "$id" ;;
+  esac
+done
+"#,
+    );
+    s.install_manifest(
+        "leaky",
+        &format!(
+            "[plugin]\nname = \"agentenv-leaky\"\nversion = \"1\"\nexec = [\"/bin/sh\", \"{}\"]\nprotocol = [1, 1]\n\n[provides.task_steps]\nleak_step = \"LeakStep\"\n",
+            script.display()
+        ),
+    );
+    s.write(
+        ".agentenv/config.toml",
+        &format!(
+            r#"[stores.secret]
+impl = "LocalSecretStore"
+config = {{ values = {{ API_TOKEN = "{STORE_SECRET}" }} }}
+
+[plugins.agentenv-leaky]
+api_token = "secret:API_TOKEN"
+password = "env:LEAK_PASSWORD"
+dsn = "postgres://me:{URI_PASSWORD}@127.0.0.1:1/db"
+note = "{PLAIN}"
+"#
+        ),
+    );
+    s.write(
+        "leakb/tasks/t.json",
+        r#"[{"id": "leak", "type": "leak_step"}]"#,
+    );
+}
+
+/// Fails naming the secret when `text` holds any of them.
+fn assert_masked(what: &str, text: &str) {
+    for secret in [STORE_SECRET, ENV_SECRET, URI_PASSWORD] {
+        assert!(!text.contains(secret), "{what} shows {secret}:\n{text}");
+    }
+}
+
+fn run_with_secret_env(s: &Sandboxed, args: &[&str]) -> agent_env_test_support::Ran {
+    let mut cmd = s.command(args);
+    cmd.env("LEAK_PASSWORD", ENV_SECRET);
+    agent_env_test_support::Ran::from(cmd.output().expect("run agent-env"))
+}
+
+#[test]
+fn a_plugins_stderr_is_shown_with_its_secrets_masked_and_its_secret_settings_resolve() {
+    let s = Sandboxed::new();
+    install_leaky(&s);
+    let show = run_with_secret_env(&s, &["plugin", "show", "agentenv-leaky"]);
+    assert_eq!(show.code, 0, "{}{}", show.stdout, show.stderr);
+    let both = format!("{}{}", show.stdout, show.stderr);
+    assert_masked("plugin show", &both);
+    // The secret: reference resolved (the plugin saw the token), and its stderr is shown masked.
+    assert!(both.contains(r#""api_token":"***""#), "{both}");
+    assert!(both.contains(r#""password":"***""#), "{both}");
+    assert!(both.contains("postgres://me:***@127.0.0.1:1/db"), "{both}");
+    assert!(both.contains(PLAIN), "a plain setting is shown: {both}");
+
+    let json = run_with_secret_env(&s, &["plugin", "show", "agentenv-leaky", "--json"]);
+    assert_masked("plugin show --json", &json.stdout);
+    let doc: Value = serde_json::from_str(&json.stdout).expect("JSON");
+    assert!(doc.to_string().contains("api_token"), "{doc}");
+
+    let verify = run_with_secret_env(&s, &["plugin", "verify", "agentenv-leaky", "--json"]);
+    assert_masked("plugin verify --json", &verify.stdout);
+    assert_masked("plugin verify --json's stderr", &verify.stderr);
+}
+
+#[test]
+fn a_run_shows_logs_and_records_a_plugins_secrets_masked() {
+    let s = Sandboxed::new();
+    install_leaky(&s);
+    let run = run_with_secret_env(&s, &["-v", "run", "./leakb"]);
+    assert_eq!(run.code, 1, "{}{}", run.stdout, run.stderr);
+    let both = format!("{}{}", run.stdout, run.stderr);
+    assert_masked("-v run", &both);
+    assert!(
+        both.contains("ValueError: rejected with token ***"),
+        "the plugin got the token and its error is masked: {both}"
+    );
+    assert!(both.contains("logging the token ***"), "{both}");
+
+    let logs: Vec<_> = std::fs::read_dir(s.state().join("logs"))
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .collect();
+    assert_eq!(logs.len(), 1, "{logs:?}");
+    let log = std::fs::read_to_string(&logs[0]).unwrap();
+    assert_masked("the run log", &log);
+    assert!(log.contains("logging the token ***"), "{log}");
+    use std::os::unix::fs::PermissionsExt;
+    let mode = std::fs::metadata(&logs[0]).unwrap().permissions().mode() & 0o777;
+    assert_eq!(mode, 0o600, "only its owner reads the run log");
+
+    let instances = s.docs("task_instances");
+    let stored = serde_json::to_string(&instances).unwrap();
+    assert_masked("the stored instance", &stored);
+    assert!(stored.contains("rejected with token ***"), "{stored}");
+
+    let json = run_with_secret_env(&s, &["run", "./leakb", "--json"]);
+    assert_masked("run --json", &json.stdout);
+    assert!(
+        json.stdout.contains("rejected with token ***"),
+        "{}",
+        json.stdout
+    );
+}
+
+#[test]
+fn a_store_setting_error_masks_a_secret_value() {
+    let s = Sandboxed::new();
+    s.write(
+        ".agentenv/config.toml",
+        &format!(
+            r#"[stores.secret]
+impl = "LocalSecretStore"
+config = {{ values = {{ GRANTS = "{STORE_SECRET}" }} }}
+
+[stores.object]
+impl = "LocalFilesystemObjectStore"
+config = {{ grants = "secret:GRANTS" }}
+
+[stores.document]
+impl = "SQLiteDocumentStore"
+config = {{ path = "postgres://me:{URI_PASSWORD}@127.0.0.1:1/db/x.db", bogus = 1 }}
+"#
+        ),
+    );
+    let check = s.run(&["config", "check"]);
+    assert_eq!(check.code, 1, "{}{}", check.stdout, check.stderr);
+    let both = format!("{}{}", check.stdout, check.stderr);
+    assert_masked("config check", &both);
+    assert!(both.contains("grants must be one of"), "{both}");
+    assert!(both.contains("got '***'"), "{both}");
+}
+
+#[test]
+fn a_sandbox_command_sees_only_the_environment_a_plugin_would() {
+    let s = Sandboxed::new();
+    s.write(
+        "envb/tasks/t.json",
+        r#"[{"id": "box", "type": "deploy_sandbox", "sandbox_name": "box", "sandbox_mode": "vm", "sandbox_type": "local"},
+            {"id": "check", "type": "verify_sandbox", "sandbox_name": "box", "verifier_id": "check",
+             "criteria": [
+               {"type": "bash_cmd_succeeds", "criterion": "no-token", "bash_cmd": "test -z \"$MY_SERVICE_TOKEN\""},
+               {"type": "bash_cmd_succeeds", "criterion": "has-path", "bash_cmd": "test -n \"$PATH\" && test -n \"$HOME\""},
+               {"type": "bash_cmd_succeeds", "criterion": "direct", "bash_cmd": "printenv MY_SERVICE_TOKEN"}
+             ]}]"#,
+    );
+    // Each criterion's score (1 passed, 0 not), in order.
+    let scores = |extra: Option<&str>| -> Vec<f64> {
+        let mut cmd = s.command(&["run", "./envb"]);
+        cmd.env("MY_SERVICE_TOKEN", "tok-should-not-pass");
+        if let Some(list) = extra {
+            cmd.env("AGENT_ENV_SANDBOX_ENV", list);
+        }
+        let ran = agent_env_test_support::Ran::from(cmd.output().unwrap());
+        let instances = s.docs("task_instances");
+        let doc = instances
+            .last()
+            .unwrap_or_else(|| panic!("{}{}", ran.stdout, ran.stderr));
+        doc["context"]["metadata"]["verifications"]["check"]["results"]
+            .as_array()
+            .unwrap_or_else(|| panic!("{doc}"))
+            .iter()
+            .map(|row| row["score"].as_f64().unwrap())
+            .collect()
+    };
+    // Through bash: no token, PATH and HOME; started directly (plain words): no token either.
+    assert_eq!(scores(None), vec![1.0, 1.0, 0.0]);
+    // AGENT_ENV_SANDBOX_ENV lets it through, to both.
+    assert_eq!(scores(Some("MY_SERVICE_*")), vec![0.0, 1.0, 1.0]);
+}
