@@ -1,6 +1,6 @@
 //! Why `agent-env up` could not start or stopped serving. The binary renders these; nothing here prints.
 
-use agent_env::config::explorer::SettingsError;
+use agent_env::config::explorer::SettingsProblems;
 
 /// A failure of the explorer as a whole (a request's failure is an [`crate::http::problem::ApiError`]).
 #[derive(Debug, thiserror::Error)]
@@ -14,7 +14,7 @@ pub enum UpError {
         source: std::io::Error,
     },
     #[error(transparent)]
-    Settings(#[from] SettingsError),
+    Settings(#[from] SettingsProblems),
     #[error("can't start the explorer's async runtime: {0}")]
     Runtime(#[source] std::io::Error),
     #[error("can't watch for Ctrl-C: {0}")]

@@ -48,7 +48,7 @@ impl Default for UpOptions {
 
 /// Serves until Ctrl-C or SIGTERM. Lines for the user (the URL, the stop) go to `out`.
 pub fn serve(session: Arc<Session>, options: UpOptions, out: &dyn Output) -> Result<(), UpError> {
-    let settings = ExplorerSettings::from_config(session.config())?;
+    let settings = ExplorerSettings::from_config(session.config(), options.port)?;
     let port = settings.port(options.port);
     let listener = bind(port)?;
     let runtime = build_runtime()?;

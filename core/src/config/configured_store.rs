@@ -88,7 +88,20 @@ pub fn store_spec(
     };
     let table = format!("stores.{}.config", selection.kind);
     let config = resolve_table_at(&selection.config, &table, env, lookup)?;
+    if kind == StoreKind::Secret {
+        remember_literal_secrets(&config);
+    }
     Ok(spec_from(kind, selection, &config, env))
+}
+
+/// The secret store's `values` are secrets whatever their names (as `config show` masks them): each is
+/// masked in text agent-env did not write from now on.
+fn remember_literal_secrets(config: &Table) {
+    if let Some(toml::Value::Table(values)) = config.get(super::mask::SECRET_STORE_VALUES) {
+        for value in values.values().filter_map(toml::Value::as_str) {
+            crate::redaction::remember(value);
+        }
+    }
 }
 
 pub(super) fn spec_from(

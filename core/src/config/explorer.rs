@@ -35,6 +35,30 @@ pub enum SettingsError {
     WildcardOrigin,
 }
 
+/// Every problem `agent-env up` found in `[explorer]` (never none): it names them all at once, so
+/// one start tells the user everything to fix.
+#[derive(Debug, thiserror::Error)]
+pub struct SettingsProblems(pub Vec<SettingsError>);
+
+impl std::fmt::Display for SettingsProblems {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self.0.as_slice() {
+            [one] => write!(f, "{one}"),
+            all => {
+                write!(
+                    f,
+                    "the config's [explorer] table has {} problems; fix each of them:",
+                    all.len()
+                )?;
+                for problem in all {
+                    write!(f, "\n  - {problem}")?;
+                }
+                Ok(())
+            }
+        }
+    }
+}
+
 impl SettingsError {
     /// The problem's code in `config check`'s report.
     pub fn code(&self) -> &'static str {
@@ -73,25 +97,36 @@ impl Default for ExplorerSettings {
 }
 
 impl ExplorerSettings {
-    /// Reads `[explorer]` from `doc`; an absent table is every default. A config that cannot be
-    /// read is an error: `up` would otherwise serve with settings the user did not mean.
-    pub fn from_config(doc: &ConfigDocument) -> Result<ExplorerSettings, SettingsError> {
-        Self::read(doc).map_err(|mut problems| problems.remove(0))
+    /// Reads `[explorer]` from `doc` for `agent-env up`; an absent table is every default. A config
+    /// that cannot be read is an error naming every problem: `up` would otherwise serve with settings
+    /// the user did not mean. A `port_flag` (`--port`) replaces `port`, so a bad `port` is then no
+    /// problem.
+    pub fn from_config(
+        doc: &ConfigDocument,
+        port_flag: Option<u16>,
+    ) -> Result<ExplorerSettings, SettingsProblems> {
+        Self::read(doc, port_flag.is_some()).map_err(SettingsProblems)
     }
 
     /// Every problem `up` would find in `[explorer]`, each key read on its own (for `config check`).
     pub fn problems(doc: &ConfigDocument) -> Vec<SettingsError> {
-        Self::read(doc).err().unwrap_or_default()
+        Self::read(doc, false).err().unwrap_or_default()
     }
 
-    /// The settings, or every problem found (never an empty list).
-    fn read(doc: &ConfigDocument) -> Result<ExplorerSettings, Vec<SettingsError>> {
+    /// The settings, or every problem found (never an empty list); `port` is not read when
+    /// `skip_port`.
+    fn read(doc: &ConfigDocument, skip_port: bool) -> Result<ExplorerSettings, Vec<SettingsError>> {
         let table = doc.require().map_err(|e| vec![e.into()])?;
         let Some(explorer) = table_at(table, &["explorer"]).map_err(|e| vec![e.into()])? else {
             return Ok(ExplorerSettings::default());
         };
         let mut problems = Vec::new();
-        let explorer = resolve_each_key(explorer, doc, &mut problems);
+        let written: toml::Table = explorer
+            .iter()
+            .filter(|(key, _)| !(skip_port && key.as_str() == "port"))
+            .map(|(key, value)| (key.clone(), value.clone()))
+            .collect();
+        let explorer = resolve_each_key(&written, doc, &mut problems);
         let mut keep = |problem: SettingsError| problems.push(problem);
         let port = explorer
             .get("port")
@@ -217,8 +252,8 @@ mod tests {
     use super::*;
     use std::path::Path;
 
-    fn settings(text: &str) -> Result<ExplorerSettings, SettingsError> {
-        ExplorerSettings::from_config(&ConfigDocument::from_text(text, Path::new("c.toml")))
+    fn settings(text: &str) -> Result<ExplorerSettings, SettingsProblems> {
+        ExplorerSettings::from_config(&ConfigDocument::from_text(text, Path::new("c.toml")), None)
     }
 
     #[test]
@@ -276,6 +311,29 @@ mod tests {
             e.to_string(),
             "config.toml [explorer] must be a table, got int"
         );
+    }
+
+    #[test]
+    fn up_names_every_problem_and_the_port_flag_replaces_a_bad_port() {
+        let text =
+            "[explorer]\nport = 'env:NOPE'\ncors_origins = ['*']\nplugin_idle_seconds = -1\n";
+        let doc = ConfigDocument::from_text(text, Path::new("c.toml"));
+        let e = ExplorerSettings::from_config(&doc, None).unwrap_err();
+        assert_eq!(e.0.len(), 3, "{e}");
+        let shown = e.to_string();
+        assert!(
+            shown.starts_with("the config's [explorer] table has 3 problems; fix each of them:\n  - [explorer] port: Unresolved env:NOPE"),
+            "{shown}"
+        );
+        assert_eq!(shown.lines().count(), 4, "{shown}");
+        let e = ExplorerSettings::from_config(&doc, Some(9000)).unwrap_err();
+        assert_eq!(e.0.len(), 2, "the flag replaces the port: {e}");
+        let only_port = ConfigDocument::from_text("[explorer]\nport = 'x'\n", Path::new("c.toml"));
+        let s = ExplorerSettings::from_config(&only_port, Some(9000)).unwrap();
+        assert_eq!(s.port(Some(9000)), 9000);
+        // One problem reads as itself.
+        let e = ExplorerSettings::from_config(&only_port, None).unwrap_err();
+        assert!(e.to_string().starts_with("[explorer] port must be"), "{e}");
     }
 
     #[test]

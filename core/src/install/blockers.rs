@@ -1,5 +1,6 @@
 //! What keeps a package from being removed: another plugin requires it, the config names something only it
-//! provides, or stored documents use types only it provides.
+//! provides (where agent-env reads it: a `[runner]` naming it does not count), or stored documents use types
+//! only it provides.
 
 use std::collections::BTreeSet;
 use std::path::Path;
@@ -107,7 +108,8 @@ fn config_blockers(
             }
             return;
         };
-        if key == "impl" && mine(s) {
+        // `[runner]` is read by nothing (agent-env has one runner, built in), so it blocks nothing.
+        if key == "impl" && mine(s) && at != "runner" {
             out.push(format!("[{at}] impl '{s}' is from it"));
         }
         if at == "sandbox" && (key == "default" || key == "agent_default") {

@@ -79,6 +79,7 @@ fn config_naming_what_only_it_provides_blocks_and_its_table_stays() {
                 [sandbox.providers.firecracker]\nimpl = \"agentenv_grader:Firecracker\"\n\
                 [stores.document]\nimpl = \"agentenv-grader:EssayStore\"\n\
                 [envs]\nimpls = [\"agentenv-grader:EssayEnv\"]\n\
+                [runner]\nimpl = \"agentenv-grader:Runner\"\n\
                 [plugins.agentenv-grader]\nrubric = \"strict\"\n";
     config(&sb, text);
     let (code, _, err) = run(&sb, &["plugin", "remove", "agentenv-grader", "--yes"]);
@@ -93,6 +94,8 @@ fn config_naming_what_only_it_provides_blocks_and_its_table_stays() {
         assert!(err.contains(line), "missing {line:?} in\n{err}");
     }
     assert!(err.ends_with(REFUSED), "{err}");
+    // Nothing reads [runner], so naming the package there blocks nothing.
+    assert!(!err.contains("[runner]"), "{err}");
     let (code, out, _) = run(
         &sb,
         &["plugin", "remove", "agentenv-grader", "--force", "--yes"],

@@ -155,11 +155,11 @@ fn a_store_setting_error_masks_a_secret_value() {
         &format!(
             r#"[stores.secret]
 impl = "LocalSecretStore"
-config = {{ values = {{ GRANTS = "{STORE_SECRET}" }} }}
+config = {{ values = {{ GRANTS = "{STORE_SECRET}", PASTED = "pasted-secret-6262" }} }}
 
 [stores.object]
 impl = "LocalFilesystemObjectStore"
-config = {{ grants = "secret:GRANTS" }}
+config = {{ grants = "secret:GRANTS", grant_lifetime_seconds = "pasted-secret-6262" }}
 
 [stores.document]
 impl = "SQLiteDocumentStore"
@@ -173,6 +173,9 @@ config = {{ path = "postgres://me:{URI_PASSWORD}@127.0.0.1:1/db/x.db", bogus = 1
     assert_masked("config check", &both);
     assert!(both.contains("grants must be one of"), "{both}");
     assert!(both.contains("got '***'"), "{both}");
+    // A secret store's literal value is a secret wherever else it is written.
+    assert!(!both.contains("pasted-secret-6262"), "{both}");
+    assert!(both.contains("grant_lifetime_seconds"), "{both}");
 }
 
 #[test]

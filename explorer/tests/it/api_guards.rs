@@ -168,6 +168,31 @@ fn a_wildcard_origin_or_a_bad_port_stops_up_with_the_reason() {
         err.contains("[explorer] port must be a whole number"),
         "{err}"
     );
+
+    // Every problem at once, one per line.
+    world.config("[explorer]\nport = 'eighty'\ncors_origins = ['*']\nplugin_timeout_seconds = 0\n");
+    let out = world
+        .command(std::path::Path::new(EXPLORER))
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(1));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(err.contains("[explorer] table has 3 problems"), "{err}");
+    for problem in [
+        "\n  - [explorer] port must be a whole number",
+        "\n  - [explorer] cors_origins cannot contain '*'",
+        "\n  - [explorer] plugin_timeout_seconds must be",
+    ] {
+        assert!(err.contains(problem), "{problem}: {err}");
+    }
+}
+
+#[test]
+fn the_port_flag_serves_despite_a_bad_port_in_the_config() {
+    let world = World::new();
+    world.config("[explorer]\nport = 'eighty'\n");
+    let server = Explorer::start(&world);
+    server.get("/api/v1/health").expect(200);
 }
 
 #[test]
