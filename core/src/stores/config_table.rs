@@ -4,9 +4,23 @@
 use serde_json::{Map, Value};
 
 use agent_env_store::error::{StoreError, StoreResult};
+use agent_env_store::settings::SettingsProblems;
 
 /// A store's config table, after `env:` / `secret:` references are resolved.
 pub type ConfigTable = Map<String, Value>;
+
+/// The problems of a store's table, starting with its unknown and missing keys ([`check_keys`]), for the
+/// store to add the problems of each value to.
+pub fn key_problems(
+    impl_name: &str,
+    table: &ConfigTable,
+    takes: &[&str],
+    required: &[&str],
+) -> SettingsProblems {
+    let mut problems = SettingsProblems::new();
+    problems.keep(check_keys(impl_name, table, takes, required));
+    problems
+}
 
 /// Refuses unknown keys and missing required ones:
 /// `The config table for '<impl>' has unknown key 'a', 'b' and no value for 'c'; it takes p1, p2`.

@@ -17,13 +17,8 @@ pub fn s3_store(
     table: &ConfigTable,
     env: &Environment,
 ) -> Result<S3ObjectStore, SettingsProblems> {
-    let mut problems = SettingsProblems::new();
-    problems.keep(config_table::check_keys(
-        impl_name,
-        table,
-        &agent_env_store_s3::CONFIG_KEYS,
-        &[],
-    ));
+    let mut problems =
+        config_table::key_problems(impl_name, table, &agent_env_store_s3::CONFIG_KEYS, &[]);
     let settings = problems.keep(S3Settings::from_table(table, &|name| env.var(name)));
     match settings {
         Some(settings) if problems.is_empty() => Ok(S3ObjectStore::new(settings)?),
@@ -38,13 +33,12 @@ pub fn postgres_store(
     impl_name: &str,
     table: &ConfigTable,
 ) -> Result<PostgresDocumentStore, SettingsProblems> {
-    let mut problems = SettingsProblems::new();
-    problems.keep(config_table::check_keys(
+    let mut problems = config_table::key_problems(
         impl_name,
         table,
         &agent_env_store_postgres::CONFIG_KEYS,
         &agent_env_store_postgres::REQUIRED_KEYS,
-    ));
+    );
     let dsn = problems.keep(config_table::opt_string(impl_name, table, "dsn"));
     let schema = problems
         .keep(config_table::opt_string(impl_name, table, "schema"))

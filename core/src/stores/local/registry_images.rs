@@ -48,13 +48,7 @@ impl LocalRegistryImageStore {
     /// Builds the store from its config table (`registry_host`); the error names every problem, each
     /// naming the store.
     pub fn from_config(impl_name: &str, table: &ConfigTable) -> Result<Self, SettingsProblems> {
-        let mut problems = SettingsProblems::new();
-        problems.keep(config_table::check_keys(
-            impl_name,
-            table,
-            &CONFIG_KEYS,
-            &[],
-        ));
+        let mut problems = config_table::key_problems(impl_name, table, &CONFIG_KEYS, &[]);
         let host = problems
             .keep(config_table::opt_string(impl_name, table, "registry_host"))
             .flatten();

@@ -54,13 +54,7 @@ impl LocalSecretStore {
         table: &ConfigTable,
         env: &Arc<Environment>,
     ) -> Result<Self, SettingsProblems> {
-        let mut problems = SettingsProblems::new();
-        problems.keep(config_table::check_keys(
-            impl_name,
-            table,
-            &CONFIG_KEYS,
-            &[],
-        ));
+        let mut problems = config_table::key_problems(impl_name, table, &CONFIG_KEYS, &[]);
         let values = problems
             .keep(config_table::opt_table(impl_name, table, "values"))
             .flatten()

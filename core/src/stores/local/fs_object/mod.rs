@@ -94,13 +94,7 @@ impl LocalFilesystemObjectStore {
         table: &ConfigTable,
         env: &Environment,
     ) -> Result<Self, SettingsProblems> {
-        let mut problems = SettingsProblems::new();
-        problems.keep(config_table::check_keys(
-            impl_name,
-            table,
-            &CONFIG_KEYS,
-            &[],
-        ));
+        let mut problems = config_table::key_problems(impl_name, table, &CONFIG_KEYS, &[]);
         let grants = settings::read_checked(&mut problems, impl_name, table, "grants", |v| {
             settings::check_grants(v).map(|()| v.to_string())
         });

@@ -83,13 +83,7 @@ impl LocalSqliteDocumentStore {
         table: &ConfigTable,
         env: &Environment,
     ) -> Result<Self, SettingsProblems> {
-        let mut problems = SettingsProblems::new();
-        problems.keep(config_table::check_keys(
-            impl_name,
-            table,
-            &CONFIG_KEYS,
-            &[],
-        ));
+        let mut problems = config_table::key_problems(impl_name, table, &CONFIG_KEYS, &[]);
         let path = problems
             .keep(config_table::opt_string(impl_name, table, "path"))
             .flatten()
