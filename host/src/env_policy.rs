@@ -11,8 +11,10 @@
 //!   or prefixes ending in `*`);
 //! - the protocol's own variables, set by the spawner.
 //!
-//! A command a task runs in a local sandbox gets the same, with `AGENT_ENV_SANDBOX_ENV` in place of
-//! the plugin list ([`sandbox_env`]).
+//! A command a task runs in a local sandbox gets the same less agent-env's own `AGENT_ENV_*`
+//! variables (a store's location may hold a password, and what the task runs is the agent's work, not
+//! a plugin the user installed), with `AGENT_ENV_SANDBOX_ENV` in place of the plugin list
+//! ([`sandbox_env`]).
 //!
 //! Secrets a plugin needs are better passed as settings (`[plugins.<package>]` with `env:` or
 //! `secret:` references), which name exactly one value.
@@ -71,6 +73,9 @@ pub const PASS_THROUGH: &[&str] = &[
 /// Prefixes every plugin gets.
 pub const PASS_THROUGH_PREFIXES: &[&str] = &["LC_", "XDG_", "AGENT_ENV_"];
 
+/// Prefixes every command run in a local sandbox gets: a plugin's, less `AGENT_ENV_`.
+pub const SANDBOX_PASS_THROUGH_PREFIXES: &[&str] = &["LC_", "XDG_"];
+
 /// The variable with which a user lets every plugin see more of the environment.
 pub const EXTRA_VAR: &str = "AGENT_ENV_PLUGIN_ENV";
 
@@ -82,11 +87,15 @@ fn matches_pattern(name: &str, pattern: &str) -> bool {
     }
 }
 
-/// Whether a child declared with `declared` (its manifest's `env`) and the user's `extra` patterns
-/// gets the variable `name`.
+/// Whether a plugin child declared with `declared` (its manifest's `env`) and the user's `extra`
+/// patterns gets the variable `name`.
 pub fn allowed(name: &str, declared: &[String], extra: &[String]) -> bool {
+    allowed_with(PASS_THROUGH_PREFIXES, name, declared, extra)
+}
+
+fn allowed_with(prefixes: &[&str], name: &str, declared: &[String], extra: &[String]) -> bool {
     PASS_THROUGH.contains(&name)
-        || PASS_THROUGH_PREFIXES.iter().any(|p| name.starts_with(p))
+        || prefixes.iter().any(|p| name.starts_with(p))
         || declared
             .iter()
             .chain(extra)
@@ -116,19 +125,26 @@ pub fn child_env(
     parent: impl IntoIterator<Item = (OsString, OsString)>,
     declared: &[String],
 ) -> Vec<(OsString, OsString)> {
-    filtered_env(parent, declared, EXTRA_VAR)
+    filtered_env(parent, PASS_THROUGH_PREFIXES, declared, EXTRA_VAR)
 }
 
-/// The environment a command run in a local sandbox gets from `parent`: what every plugin gets,
-/// and what the user adds with [`SANDBOX_EXTRA_VAR`].
+/// The environment a command run in a local sandbox gets from `parent`: what every plugin gets
+/// except agent-env's own `AGENT_ENV_*` variables, and what the user adds with
+/// [`SANDBOX_EXTRA_VAR`] (`AGENT_ENV_*` included, when listed).
 pub fn sandbox_env(
     parent: impl IntoIterator<Item = (OsString, OsString)>,
 ) -> Vec<(OsString, OsString)> {
-    filtered_env(parent, &[], SANDBOX_EXTRA_VAR)
+    filtered_env(
+        parent,
+        SANDBOX_PASS_THROUGH_PREFIXES,
+        &[],
+        SANDBOX_EXTRA_VAR,
+    )
 }
 
 fn filtered_env(
     parent: impl IntoIterator<Item = (OsString, OsString)>,
+    prefixes: &[&str],
     declared: &[String],
     extra_var: &str,
 ) -> Vec<(OsString, OsString)> {
@@ -141,7 +157,10 @@ fn filtered_env(
     );
     parent
         .into_iter()
-        .filter(|(k, _)| k.to_str().is_some_and(|k| allowed(k, declared, &extra)))
+        .filter(|(k, _)| {
+            k.to_str()
+                .is_some_and(|k| allowed_with(prefixes, k, declared, &extra))
+        })
         .collect()
 }
 
@@ -195,6 +214,30 @@ mod tests {
         let env = names(&child_env(with_extra, &[]));
         assert!(env.contains(&"GITHUB_TOKEN".to_string()), "{env:?}");
         assert!(!env.contains(&"OPENAI_API_KEY".to_string()), "{env:?}");
+    }
+
+    #[test]
+    fn a_sandbox_command_gets_no_agent_env_variable_unless_listed() {
+        let parent = vars(&[
+            ("PATH", "/bin"),
+            ("XDG_STATE_HOME", "/s"),
+            ("AGENT_ENV_DOCUMENT_STORE", "postgres://me:pw@db/x"),
+            ("AGENT_ENV_PLUGIN_DIR", "/p"),
+        ]);
+        assert_eq!(
+            names(&sandbox_env(parent.clone())),
+            ["PATH", "XDG_STATE_HOME"]
+        );
+        assert_eq!(names(&child_env(parent.clone(), &[])).len(), 4);
+        let mut listed = parent;
+        listed.push((
+            "AGENT_ENV_SANDBOX_ENV".into(),
+            "AGENT_ENV_PLUGIN_DIR".into(),
+        ));
+        assert_eq!(
+            names(&sandbox_env(listed)),
+            ["PATH", "XDG_STATE_HOME", "AGENT_ENV_PLUGIN_DIR"]
+        );
     }
 
     #[test]

@@ -179,7 +179,7 @@ config = {{ path = "postgres://me:{URI_PASSWORD}@127.0.0.1:1/db/x.db", bogus = 1
 }
 
 #[test]
-fn a_sandbox_command_sees_only_the_environment_a_plugin_would() {
+fn a_sandbox_command_sees_a_plugins_environment_less_agent_envs_own() {
     let s = Sandboxed::new();
     s.write(
         "envb/tasks/t.json",
@@ -188,13 +188,19 @@ fn a_sandbox_command_sees_only_the_environment_a_plugin_would() {
              "criteria": [
                {"type": "bash_cmd_succeeds", "criterion": "no-token", "bash_cmd": "test -z \"$MY_SERVICE_TOKEN\""},
                {"type": "bash_cmd_succeeds", "criterion": "has-path", "bash_cmd": "test -n \"$PATH\" && test -n \"$HOME\""},
-               {"type": "bash_cmd_succeeds", "criterion": "direct", "bash_cmd": "printenv MY_SERVICE_TOKEN"}
+               {"type": "bash_cmd_succeeds", "criterion": "direct", "bash_cmd": "printenv MY_SERVICE_TOKEN"},
+               {"type": "bash_cmd_succeeds", "criterion": "no-agent-env", "bash_cmd": "test -z \"$AGENT_ENV_PLUGIN_DIR$AGENT_ENV_TEST_STORE_URI\""}
              ]}]"#,
     );
     // Each criterion's score (1 passed, 0 not), in order.
     let scores = |extra: Option<&str>| -> Vec<f64> {
         let mut cmd = s.command(&["run", "./envb"]);
         cmd.env("MY_SERVICE_TOKEN", "tok-should-not-pass");
+        // agent-env's own variables, a store's location among them, may carry a password.
+        cmd.env(
+            "AGENT_ENV_TEST_STORE_URI",
+            "postgres://me:pw-should-not-pass@127.0.0.1/db",
+        );
         if let Some(list) = extra {
             cmd.env("AGENT_ENV_SANDBOX_ENV", list);
         }
@@ -210,8 +216,13 @@ fn a_sandbox_command_sees_only_the_environment_a_plugin_would() {
             .map(|row| row["score"].as_f64().unwrap())
             .collect()
     };
-    // Through bash: no token, PATH and HOME; started directly (plain words): no token either.
-    assert_eq!(scores(None), vec![1.0, 1.0, 0.0]);
-    // AGENT_ENV_SANDBOX_ENV lets it through, to both.
-    assert_eq!(scores(Some("MY_SERVICE_*")), vec![0.0, 1.0, 1.0]);
+    // Through bash: no token, PATH and HOME; started directly (plain words): no token either; no
+    // AGENT_ENV_* variable.
+    assert_eq!(scores(None), vec![1.0, 1.0, 0.0, 1.0]);
+    // AGENT_ENV_SANDBOX_ENV lets them through, to both.
+    assert_eq!(scores(Some("MY_SERVICE_*")), vec![0.0, 1.0, 1.0, 1.0]);
+    assert_eq!(
+        scores(Some("MY_SERVICE_*,AGENT_ENV_*")),
+        vec![0.0, 1.0, 1.0, 0.0]
+    );
 }

@@ -13,10 +13,10 @@
 //! directly (not found, not executable, no `#!` line) goes to bash too, which then says why or runs
 //! it as a script, as it always did.
 //!
-//! The command gets the environment a plugin gets, not all of agent-env's: the variables a program
-//! needs (`PATH`, `HOME`, locale, temp and XDG folders, proxies, toolchains, `AGENT_ENV_*`) and the ones
-//! the user lists in `AGENT_ENV_SANDBOX_ENV`; API keys and tokens in agent-env's environment are
-//! withheld otherwise.
+//! The command gets the environment a plugin gets less agent-env's own `AGENT_ENV_*` variables (a
+//! store's location may carry a password): the variables a program needs (`PATH`, `HOME`, locale,
+//! temp and XDG folders, proxies, toolchains) and the ones the user lists in `AGENT_ENV_SANDBOX_ENV`;
+//! API keys and tokens in agent-env's environment are withheld otherwise.
 
 use std::ffi::OsString;
 use std::io::Read;
