@@ -12,9 +12,10 @@
 //! - the protocol's own variables, set by the spawner.
 //!
 //! A command a task runs in a local sandbox gets the same less agent-env's own `AGENT_ENV_*`
-//! variables (a store's location may hold a password, and what the task runs is the agent's work, not
-//! a plugin the user installed), with `AGENT_ENV_SANDBOX_ENV` in place of the plugin list
-//! ([`sandbox_env`]).
+//! variables (they locate agent-env's config, plugins and stores, a credential the user keeps under
+//! that prefix for a config's `env:` reference would go with them, and what the task runs is the
+//! agent's work, not a plugin the user installed), with `AGENT_ENV_SANDBOX_ENV` in place of the plugin
+//! list ([`sandbox_env`]).
 //!
 //! Secrets a plugin needs are better passed as settings (`[plugins.<package>]` with `env:` or
 //! `secret:` references), which name exactly one value.

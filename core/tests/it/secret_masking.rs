@@ -196,7 +196,7 @@ fn a_sandbox_command_sees_a_plugins_environment_less_agent_envs_own() {
     let scores = |extra: Option<&str>| -> Vec<f64> {
         let mut cmd = s.command(&["run", "./envb"]);
         cmd.env("MY_SERVICE_TOKEN", "tok-should-not-pass");
-        // agent-env's own variables, a store's location among them, may carry a password.
+        // A credential kept under agent-env's prefix for a config's `env:` reference.
         cmd.env(
             "AGENT_ENV_TEST_STORE_URI",
             "postgres://me:pw-should-not-pass@127.0.0.1/db",

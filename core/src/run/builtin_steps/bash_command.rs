@@ -14,9 +14,10 @@
 //! it as a script, as it always did.
 //!
 //! The command gets the environment a plugin gets less agent-env's own `AGENT_ENV_*` variables (a
-//! store's location may carry a password): the variables a program needs (`PATH`, `HOME`, locale,
-//! temp and XDG folders, proxies, toolchains) and the ones the user lists in `AGENT_ENV_SANDBOX_ENV`;
-//! API keys and tokens in agent-env's environment are withheld otherwise.
+//! credential kept under that prefix for a config's `env:` reference would go with them): the
+//! variables a program needs (`PATH`, `HOME`, locale, temp and XDG folders, proxies, toolchains) and
+//! the ones the user lists in `AGENT_ENV_SANDBOX_ENV`; API keys and tokens in agent-env's environment
+//! are withheld otherwise.
 
 use std::ffi::OsString;
 use std::io::Read;
