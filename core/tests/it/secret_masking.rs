@@ -226,3 +226,27 @@ fn a_sandbox_command_sees_a_plugins_environment_less_agent_envs_own() {
         vec![0.0, 1.0, 1.0, 0.0]
     );
 }
+
+#[test]
+fn a_failed_command_names_the_variables_it_expands_that_were_withheld() {
+    let s = Sandboxed::new();
+    s.write(
+        "needs/tasks/t.json",
+        r#"[{"id": "box", "type": "deploy_sandbox", "sandbox_name": "box", "sandbox_mode": "vm", "sandbox_type": "local"},
+            {"id": "check", "type": "verify_sandbox", "sandbox_name": "box", "verifier_id": "check",
+             "criteria": [
+               {"type": "bash_cmd_succeeds", "criterion": "uses-token", "bash_cmd": "test -n \"$MY_SERVICE_TOKEN\" && test -n \"${PATH}\" && test -n \"$NEVER_SET_ANYWHERE\""}
+             ]}]"#,
+    );
+    let mut cmd = s.command(&["run", "./needs"]);
+    cmd.env("MY_SERVICE_TOKEN", "tok-should-not-pass");
+    let ran = agent_env_test_support::Ran::from(cmd.output().unwrap());
+    let out = format!("{}{}", ran.stdout, ran.stderr);
+    assert!(
+        out.contains("criterion 'uses-token' (bash_cmd_succeeds) did not pass: exit=1; stderr= ($MY_SERVICE_TOKEN is set where agent-env runs but not passed to a task's command; AGENT_ENV_SANDBOX_ENV=MY_SERVICE_TOKEN passes it)"),
+        "{out}"
+    );
+    // PATH is passed, and a variable set nowhere is not agent-env's doing.
+    assert!(!out.contains("$PATH") && !out.contains("$NEVER_SET"), "{out}");
+    assert!(!out.contains("tok-should-not-pass"), "{out}");
+}

@@ -90,6 +90,94 @@ fn sandbox_env() -> &'static [(OsString, OsString)] {
     ENV.get_or_init(|| agent_env_host::env_policy::sandbox_env(std::env::vars_os()))
 }
 
+/// The variables `command` expands (`$NAME`, `${NAME…}`) that are set where agent-env runs but that a
+/// task's command does not get, each once, in order: what to name when such a command fails.
+pub fn withheld_variables(command: &str) -> Vec<String> {
+    withheld_names(
+        command,
+        |name| std::env::var_os(name).is_some(),
+        |name| sandbox_env().iter().any(|(k, _)| k == name),
+    )
+}
+
+/// Variables bash sets for itself: a command gets them whatever its environment holds.
+const SET_BY_BASH: &[&str] = &[
+    "_",
+    "PWD",
+    "OLDPWD",
+    "SHLVL",
+    "HOSTNAME",
+    "HOSTTYPE",
+    "OSTYPE",
+    "MACHTYPE",
+    "UID",
+    "EUID",
+    "PPID",
+    "GROUPS",
+    "IFS",
+    "OPTIND",
+    "OPTERR",
+    "RANDOM",
+    "SRANDOM",
+    "LINENO",
+    "SECONDS",
+    "EPOCHSECONDS",
+    "EPOCHREALTIME",
+    "PS1",
+    "PS2",
+    "PS4",
+    "PIPESTATUS",
+    "FUNCNAME",
+    "DIRSTACK",
+    "COLUMNS",
+    "LINES",
+];
+
+fn withheld_names(
+    command: &str,
+    set_here: impl Fn(&str) -> bool,
+    passed: impl Fn(&str) -> bool,
+) -> Vec<String> {
+    let mut names: Vec<String> = Vec::new();
+    let bytes = command.as_bytes();
+    let mut in_single_quotes = false;
+    let mut in_double_quotes = false;
+    let mut i = 0;
+    while i < bytes.len() {
+        match bytes[i] {
+            b'\\' if !in_single_quotes => i += 1,
+            b'\'' if !in_double_quotes => in_single_quotes = !in_single_quotes,
+            b'"' if !in_single_quotes => in_double_quotes = !in_double_quotes,
+            b'$' if !in_single_quotes => {
+                let start = i + 1 + usize::from(bytes.get(i + 1) == Some(&b'{'));
+                let len = bytes[start.min(bytes.len())..]
+                    .iter()
+                    .enumerate()
+                    .take_while(|(n, b)| {
+                        b.is_ascii_alphabetic() || **b == b'_' || (*n > 0 && b.is_ascii_digit())
+                    })
+                    .count();
+                if len > 0 {
+                    let name = &command[start..start + len];
+                    let is_bash_own = SET_BY_BASH.contains(&name) || name.starts_with("BASH");
+                    if !is_bash_own
+                        && set_here(name)
+                        && !passed(name)
+                        && !names.iter().any(|n| n == name)
+                    {
+                        names.push(name.to_string());
+                    }
+                    i = start + len;
+                    continue;
+                }
+            }
+            _ => {}
+        }
+        i += 1;
+    }
+    names
+}
+
 /// A command for `program` with the sandbox's environment and nothing else.
 fn sandboxed(program: impl AsRef<std::ffi::OsStr>) -> Command {
     let mut command = Command::new(program);
@@ -386,6 +474,21 @@ mod tests {
 
     /// (Run either way, a lone program ends the same, since `bash -c` execs it in its own place: the
     /// difference is only the extra bash start, so the choice itself is what is checked.)
+    #[test]
+    fn withheld_variables_are_the_expanded_ones_set_here_and_not_passed() {
+        let set_here =
+            |name: &str| ["TOKEN", "AGENT_ENV_X", "PATH", "PWD", "OTHER"].contains(&name);
+        let passed = |name: &str| name == "PATH";
+        let find = |command: &str| withheld_names(command, set_here, passed);
+        assert_eq!(
+            find(r#"curl -H "x: $TOKEN" ${AGENT_ENV_X:-d} $PATH $PWD $UNSET $TOKEN"#),
+            ["TOKEN", "AGENT_ENV_X"]
+        );
+        // Not expanded: single-quoted or escaped; `$1` and `$$` name no variable.
+        assert!(find(r#"echo '$TOKEN' \$OTHER $1 $$"#).is_empty());
+        assert_eq!(find(r#"echo "'$OTHER'""#), ["OTHER"]);
+    }
+
     #[test]
     fn a_plain_program_is_started_without_bash() {
         let tmp = tempfile::tempdir().unwrap();

@@ -189,12 +189,16 @@ impl BuiltinStep for VerifySandbox {
         env.with_context(|c| c.merge_metadata(update))
     }
 
-    /// Each criterion the verification skipped for a type this step does not know (a typo passes
-    /// silently otherwise), and a score that no criterion was weighed for.
+    /// Each criterion that did not pass, with its justification on one line; for a command, the
+    /// variables it expands that are set where agent-env runs but withheld from a task's command.
     fn misses(&self, step: &Map<String, Value>, metadata: &Map<String, Value>) -> Vec<String> {
         let step_id = str_field(step, "id").unwrap_or("");
         let rows = str_field(step, "verifier_id")
             .and_then(|verifier| metadata.get("verifications")?.get(verifier)?.get("results"))
+            .and_then(Value::as_array)
+            .map_or(&[][..], Vec::as_slice);
+        let criteria = step
+            .get("criteria")
             .and_then(Value::as_array)
             .map_or(&[][..], Vec::as_slice);
         rows.iter()
@@ -206,8 +210,14 @@ impl BuiltinStep for VerifySandbox {
                 };
                 let kind = r.get("type").and_then(Value::as_str).unwrap_or("");
                 let why = r.get("justification").and_then(Value::as_str).unwrap_or("");
+                let command = r
+                    .get("criterion_index")
+                    .and_then(Value::as_u64)
+                    .and_then(|i| criteria.get(usize::try_from(i).ok()?))
+                    .and_then(command_of);
+                let withheld = command.map(withheld_note).unwrap_or_default();
                 format!(
-                    "step '{step_id}': criterion {name} ({kind}) did not pass: {}",
+                    "step '{step_id}': criterion {name} ({kind}) did not pass: {}{withheld}",
                     one_line(why)
                 )
             })
@@ -410,6 +420,26 @@ fn run_command(
         done.code == 0,
         format!("exit={}; stderr={}", done.code, stderr_tail(&done.stderr)),
     ))
+}
+
+/// For a command that did not pass: the variables it expands that agent-env's environment holds but a
+/// task's command does not get, and how to pass them (empty when there are none).
+fn withheld_note(command: &str) -> String {
+    let names = bash_command::withheld_variables(command);
+    if names.is_empty() {
+        return String::new();
+    }
+    let shown: Vec<String> = names.iter().map(|n| format!("${n}")).collect();
+    let (is, it) = if names.len() == 1 {
+        ("is", "it")
+    } else {
+        ("are", "them")
+    };
+    format!(
+        " ({} {is} set where agent-env runs but not passed to a task's command; AGENT_ENV_SANDBOX_ENV={} passes {it})",
+        shown.join(", "),
+        names.join(",")
+    )
 }
 
 /// What a verification's row calls its criterion.
