@@ -1,6 +1,6 @@
 //! A CLI fixture: commands and root options for the CLI tests (`core/tests/it/cli_*.rs`).
 //!
-//! Its package name is the one agent-env starts it as (`AGENT_ENV_PACKAGE`), so one binary can stand
+//! Its package name is the one agent-env starts it as (`AGENT_ENV_PLUGIN_PACKAGE`), so one binary can stand
 //! for several packages. Its first argument (from the manifest's `exec`) is a data folder holding
 //! `tenants/<name>.toml`.
 //!
