@@ -247,6 +247,9 @@ fn a_failed_command_names_the_variables_it_expands_that_were_withheld() {
         "{out}"
     );
     // PATH is passed, and a variable set nowhere is not agent-env's doing.
-    assert!(!out.contains("$PATH") && !out.contains("$NEVER_SET"), "{out}");
+    assert!(
+        !out.contains("$PATH") && !out.contains("$NEVER_SET"),
+        "{out}"
+    );
     assert!(!out.contains("tok-should-not-pass"), "{out}");
 }
