@@ -178,19 +178,29 @@ config = {{ path = "postgres://me:{URI_PASSWORD}@127.0.0.1:1/db/x.db", bogus = 1
     assert!(both.contains("grant_lifetime_seconds"), "{both}");
 }
 
+/// A bundle folder `<home>/<folder>` of one task: a local sandbox `box`, then a verification `check`
+/// of `criteria` (JSON objects, comma-separated) in it.
+fn write_command_task(s: &Sandboxed, folder: &str, criteria: &str) {
+    s.write(
+        &format!("{folder}/tasks/t.json"),
+        &format!(
+            r#"[{{"id": "box", "type": "deploy_sandbox", "sandbox_name": "box", "sandbox_mode": "vm", "sandbox_type": "local"}},
+                {{"id": "check", "type": "verify_sandbox", "sandbox_name": "box", "verifier_id": "check",
+                  "criteria": [{criteria}]}}]"#
+        ),
+    );
+}
+
 #[test]
 fn a_sandbox_command_sees_a_plugins_environment_less_agent_envs_own() {
     let s = Sandboxed::new();
-    s.write(
-        "envb/tasks/t.json",
-        r#"[{"id": "box", "type": "deploy_sandbox", "sandbox_name": "box", "sandbox_mode": "vm", "sandbox_type": "local"},
-            {"id": "check", "type": "verify_sandbox", "sandbox_name": "box", "verifier_id": "check",
-             "criteria": [
-               {"type": "bash_cmd_succeeds", "criterion": "no-token", "bash_cmd": "test -z \"$MY_SERVICE_TOKEN\""},
-               {"type": "bash_cmd_succeeds", "criterion": "has-path", "bash_cmd": "test -n \"$PATH\" && test -n \"$HOME\""},
-               {"type": "bash_cmd_succeeds", "criterion": "direct", "bash_cmd": "printenv MY_SERVICE_TOKEN"},
-               {"type": "bash_cmd_succeeds", "criterion": "no-agent-env", "bash_cmd": "test -z \"$AGENT_ENV_PLUGIN_DIR$AGENT_ENV_TEST_STORE_URI\""}
-             ]}]"#,
+    write_command_task(
+        &s,
+        "envb",
+        r#"{"type": "bash_cmd_succeeds", "criterion": "no-token", "bash_cmd": "test -z \"$MY_SERVICE_TOKEN\""},
+           {"type": "bash_cmd_succeeds", "criterion": "has-path", "bash_cmd": "test -n \"$PATH\" && test -n \"$HOME\""},
+           {"type": "bash_cmd_succeeds", "criterion": "direct", "bash_cmd": "printenv MY_SERVICE_TOKEN"},
+           {"type": "bash_cmd_succeeds", "criterion": "no-agent-env", "bash_cmd": "test -z \"$AGENT_ENV_PLUGIN_DIR$AGENT_ENV_TEST_STORE_URI\""}"#,
     );
     // Each criterion's score (1 passed, 0 not), in order.
     let scores = |extra: Option<&str>| -> Vec<f64> {
@@ -230,13 +240,10 @@ fn a_sandbox_command_sees_a_plugins_environment_less_agent_envs_own() {
 #[test]
 fn a_failed_command_names_the_variables_it_expands_that_were_withheld() {
     let s = Sandboxed::new();
-    s.write(
-        "needs/tasks/t.json",
-        r#"[{"id": "box", "type": "deploy_sandbox", "sandbox_name": "box", "sandbox_mode": "vm", "sandbox_type": "local"},
-            {"id": "check", "type": "verify_sandbox", "sandbox_name": "box", "verifier_id": "check",
-             "criteria": [
-               {"type": "bash_cmd_succeeds", "criterion": "uses-token", "bash_cmd": "test -n \"$MY_SERVICE_TOKEN\" && test -n \"${PATH}\" && test -n \"$NEVER_SET_ANYWHERE\""}
-             ]}]"#,
+    write_command_task(
+        &s,
+        "needs",
+        r#"{"type": "bash_cmd_succeeds", "criterion": "uses-token", "bash_cmd": "test -n \"$MY_SERVICE_TOKEN\" && test -n \"${PATH}\" && test -n \"$NEVER_SET_ANYWHERE\""}"#,
     );
     let mut cmd = s.command(&["run", "./needs"]);
     cmd.env("MY_SERVICE_TOKEN", "tok-should-not-pass");
