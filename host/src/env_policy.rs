@@ -22,7 +22,8 @@
 
 use std::ffi::{OsStr, OsString};
 
-/// What every plugin gets (exact names); `LC_*`, `XDG_*` and `AGENT_ENV_*` are matched as prefixes.
+/// What every plugin and every task's command gets (exact names); `LC_*` and `XDG_*` are matched as
+/// prefixes, and a plugin also gets every `AGENT_ENV_*`.
 pub const PASS_THROUGH: &[&str] = &[
     "PATH",
     "HOME",
@@ -71,11 +72,19 @@ pub const PASS_THROUGH: &[&str] = &[
     "WAYLAND_DISPLAY",
 ];
 
-/// Prefixes every plugin gets.
-pub const PASS_THROUGH_PREFIXES: &[&str] = &["LC_", "XDG_", "AGENT_ENV_"];
+/// Prefixes every plugin and every task's command gets.
+pub const PASS_THROUGH_PREFIXES: &[&str] = &["LC_", "XDG_"];
 
-/// Prefixes every command run in a local sandbox gets: a plugin's, less `AGENT_ENV_`.
-pub const SANDBOX_PASS_THROUGH_PREFIXES: &[&str] = &["LC_", "XDG_"];
+/// agent-env's own variables: every plugin gets them, a task's command only when listed.
+pub const AGENT_ENV_PREFIX: &str = "AGENT_ENV_";
+
+/// Who a filtered environment is for: the two differ in `AGENT_ENV_*`, in the variable that adds
+/// to the list, and in whether a manifest declares more.
+#[derive(Clone, Copy)]
+enum Child {
+    Plugin,
+    SandboxCommand,
+}
 
 /// The variable with which a user lets every plugin see more of the environment.
 pub const EXTRA_VAR: &str = "AGENT_ENV_PLUGIN_ENV";
@@ -91,12 +100,13 @@ fn matches_pattern(name: &str, pattern: &str) -> bool {
 /// Whether a plugin child declared with `declared` (its manifest's `env`) and the user's `extra`
 /// patterns gets the variable `name`.
 pub fn allowed(name: &str, declared: &[String], extra: &[String]) -> bool {
-    allowed_with(PASS_THROUGH_PREFIXES, name, declared, extra)
+    allowed_for(Child::Plugin, name, declared, extra)
 }
 
-fn allowed_with(prefixes: &[&str], name: &str, declared: &[String], extra: &[String]) -> bool {
+fn allowed_for(child: Child, name: &str, declared: &[String], extra: &[String]) -> bool {
     PASS_THROUGH.contains(&name)
-        || prefixes.iter().any(|p| name.starts_with(p))
+        || PASS_THROUGH_PREFIXES.iter().any(|p| name.starts_with(p))
+        || (matches!(child, Child::Plugin) && name.starts_with(AGENT_ENV_PREFIX))
         || declared
             .iter()
             .chain(extra)
@@ -126,7 +136,7 @@ pub fn child_env(
     parent: impl IntoIterator<Item = (OsString, OsString)>,
     declared: &[String],
 ) -> Vec<(OsString, OsString)> {
-    filtered_env(parent, PASS_THROUGH_PREFIXES, declared, EXTRA_VAR)
+    filtered_env(parent, Child::Plugin, declared)
 }
 
 /// The environment a command run in a local sandbox gets from `parent`: what every plugin gets
@@ -135,20 +145,18 @@ pub fn child_env(
 pub fn sandbox_env(
     parent: impl IntoIterator<Item = (OsString, OsString)>,
 ) -> Vec<(OsString, OsString)> {
-    filtered_env(
-        parent,
-        SANDBOX_PASS_THROUGH_PREFIXES,
-        &[],
-        SANDBOX_EXTRA_VAR,
-    )
+    filtered_env(parent, Child::SandboxCommand, &[])
 }
 
 fn filtered_env(
     parent: impl IntoIterator<Item = (OsString, OsString)>,
-    prefixes: &[&str],
+    child: Child,
     declared: &[String],
-    extra_var: &str,
 ) -> Vec<(OsString, OsString)> {
+    let extra_var = match child {
+        Child::Plugin => EXTRA_VAR,
+        Child::SandboxCommand => SANDBOX_EXTRA_VAR,
+    };
     let parent: Vec<(OsString, OsString)> = parent.into_iter().collect();
     let extra = extra_patterns(
         parent
@@ -160,7 +168,7 @@ fn filtered_env(
         .into_iter()
         .filter(|(k, _)| {
             k.to_str()
-                .is_some_and(|k| allowed_with(prefixes, k, declared, &extra))
+                .is_some_and(|k| allowed_for(child, k, declared, &extra))
         })
         .collect()
 }
@@ -222,7 +230,7 @@ mod tests {
         let parent = vars(&[
             ("PATH", "/bin"),
             ("XDG_STATE_HOME", "/s"),
-            ("AGENT_ENV_DOCUMENT_STORE", "postgres://me:pw@db/x"),
+            ("AGENT_ENV_TEAM_PG_DSN", "postgres://me:pw@db/x"),
             ("AGENT_ENV_PLUGIN_DIR", "/p"),
         ]);
         assert_eq!(
