@@ -139,9 +139,21 @@ fn withheld_names(
     passed: impl Fn(&str) -> bool,
 ) -> Vec<String> {
     let mut names: Vec<String> = Vec::new();
+    for name in expanded_names(command) {
+        let is_bash_own = SET_BY_BASH.contains(&name) || name.starts_with("BASH");
+        if !is_bash_own && set_here(name) && !passed(name) && !names.iter().any(|n| n == name) {
+            names.push(name.to_string());
+        }
+    }
+    names
+}
+
+/// The variable names `command` expands, `$NAME` or `${NAME…}`, in order: outside single quotes and
+/// not escaped (`$1`, `$$` and the like name no variable).
+fn expanded_names(command: &str) -> Vec<&str> {
     let bytes = command.as_bytes();
-    let mut in_single_quotes = false;
-    let mut in_double_quotes = false;
+    let mut names = Vec::new();
+    let (mut in_single_quotes, mut in_double_quotes) = (false, false);
     let mut i = 0;
     while i < bytes.len() {
         match bytes[i] {
@@ -149,24 +161,10 @@ fn withheld_names(
             b'\'' if !in_double_quotes => in_single_quotes = !in_single_quotes,
             b'"' if !in_single_quotes => in_double_quotes = !in_double_quotes,
             b'$' if !in_single_quotes => {
-                let start = i + 1 + usize::from(bytes.get(i + 1) == Some(&b'{'));
-                let len = bytes[start.min(bytes.len())..]
-                    .iter()
-                    .enumerate()
-                    .take_while(|(n, b)| {
-                        b.is_ascii_alphabetic() || **b == b'_' || (*n > 0 && b.is_ascii_digit())
-                    })
-                    .count();
+                let start = (i + 1 + usize::from(bytes.get(i + 1) == Some(&b'{'))).min(bytes.len());
+                let len = name_length(&bytes[start..]);
                 if len > 0 {
-                    let name = &command[start..start + len];
-                    let is_bash_own = SET_BY_BASH.contains(&name) || name.starts_with("BASH");
-                    if !is_bash_own
-                        && set_here(name)
-                        && !passed(name)
-                        && !names.iter().any(|n| n == name)
-                    {
-                        names.push(name.to_string());
-                    }
+                    names.push(&command[start..start + len]);
                     i = start + len;
                     continue;
                 }
@@ -176,6 +174,18 @@ fn withheld_names(
         i += 1;
     }
     names
+}
+
+/// How many of `bytes`' first bytes make a shell variable's name (a letter or `_`, then letters,
+/// digits and `_`).
+fn name_length(bytes: &[u8]) -> usize {
+    bytes
+        .iter()
+        .enumerate()
+        .take_while(|(n, b)| {
+            b.is_ascii_alphabetic() || **b == b'_' || (*n > 0 && b.is_ascii_digit())
+        })
+        .count()
 }
 
 /// A command for `program` with the sandbox's environment and nothing else.
@@ -472,8 +482,6 @@ mod tests {
         }
     }
 
-    /// (Run either way, a lone program ends the same, since `bash -c` execs it in its own place: the
-    /// difference is only the extra bash start, so the choice itself is what is checked.)
     #[test]
     fn withheld_variables_are_the_expanded_ones_set_here_and_not_passed() {
         let set_here =
@@ -489,6 +497,8 @@ mod tests {
         assert_eq!(find(r#"echo "'$OTHER'""#), ["OTHER"]);
     }
 
+    /// (Run either way, a lone program ends the same, since `bash -c` execs it in its own place: the
+    /// difference is only the extra bash start, so the choice itself is what is checked.)
     #[test]
     fn a_plain_program_is_started_without_bash() {
         let tmp = tempfile::tempdir().unwrap();
