@@ -11,7 +11,7 @@
 //! (no allocation, no lock, no Rust panic) and reports a failure through [`ChildArgs`], which it
 //! shares with the parent.
 
-use std::ffi::{CString, OsString};
+use std::ffi::{CString, OsStr, OsString};
 use std::io;
 use std::os::fd::RawFd;
 use std::os::unix::ffi::OsStringExt;
@@ -33,6 +33,8 @@ pub(crate) struct ExecPlan {
     fds: Vec<(RawFd, RawFd)>,
     /// Whether the child leads a process group of its own.
     new_group: bool,
+    /// The folder the child starts in; the caller's when `None`.
+    cwd: Option<CString>,
 }
 
 /// Which step failed in the child, for the error message.
@@ -44,6 +46,7 @@ enum Stage {
     HostGone,
     ProcessGroup,
     Fds,
+    Folder,
     Exec,
 }
 
@@ -56,6 +59,8 @@ struct ChildArgs {
     fds: [(RawFd, RawFd); MAX_FDS],
     fd_count: usize,
     new_group: bool,
+    /// The folder to enter, or null.
+    cwd: *const libc::c_char,
     parent: libc::pid_t,
     /// Set by the child when a step fails: which, and its errno.
     failed_at: Stage,
@@ -87,7 +92,20 @@ impl ExecPlan {
             envp,
             fds: Vec::new(),
             new_group: false,
+            cwd: None,
         })
+    }
+
+    /// Gives the child `name` as its argv[0] instead of the program's path.
+    pub(crate) fn arg0(&mut self, name: &OsStr) -> io::Result<&mut Self> {
+        self.argv[0] = c_string(name.to_os_string())?;
+        Ok(self)
+    }
+
+    /// Starts the child in `folder`.
+    pub(crate) fn current_dir(&mut self, folder: &Path) -> io::Result<&mut Self> {
+        self.cwd = Some(c_string(folder.as_os_str().to_os_string())?);
+        Ok(self)
     }
 
     /// Gives the child `ours` as its fd number `theirs`.
@@ -108,7 +126,7 @@ impl ExecPlan {
     pub(crate) fn spawn(&self) -> io::Result<u32> {
         if self.fds.len() > MAX_FDS {
             return Err(io::Error::other(format!(
-                "at most {MAX_FDS} fds can be passed to a plugin"
+                "at most {MAX_FDS} fds can be passed to a child process"
             )));
         }
         let argv = null_terminated(&self.argv);
@@ -122,6 +140,7 @@ impl ExecPlan {
             fds,
             fd_count: self.fds.len(),
             new_group: self.new_group,
+            cwd: self.cwd.as_ref().map_or(std::ptr::null(), |c| c.as_ptr()),
             // SAFETY: getpid has no preconditions.
             parent: unsafe { libc::getpid() },
             failed_at: Stage::None,
@@ -165,14 +184,18 @@ impl ExecPlan {
         unsafe { libc::waitpid(pid, &mut status, 0) };
         let cause = io::Error::from_raw_os_error(errno);
         Err(match failed_at {
-            Stage::HostGone => io::Error::other("agent-env exited while starting the plugin"),
+            Stage::HostGone => io::Error::other("agent-env exited while starting the process"),
             Stage::DeathSignal => io::Error::other(format!(
-                "cannot set the plugin's parent-death signal: {cause}"
+                "cannot set the process's parent-death signal: {cause}"
             )),
             Stage::ProcessGroup => io::Error::other(format!(
-                "cannot give the plugin a process group of its own: {cause}"
+                "cannot give the process a group of its own: {cause}"
             )),
-            Stage::Fds => io::Error::other(format!("cannot hand the plugin its pipes: {cause}")),
+            Stage::Fds => io::Error::other(format!("cannot hand the process its pipes: {cause}")),
+            Stage::Folder => io::Error::new(
+                cause.kind(),
+                format!("cannot start the process in its folder: {cause}"),
+            ),
             Stage::Exec | Stage::None => cause,
         })
     }
@@ -247,6 +270,9 @@ extern "C" fn child_main(arg: *mut libc::c_void) -> libc::c_int {
         }
         if !fd_numbers::place(&args.fds[..args.fd_count]) {
             fail(args, Stage::Fds);
+        }
+        if !args.cwd.is_null() && libc::chdir(args.cwd) != 0 {
+            fail(args, Stage::Folder);
         }
         let mut empty: libc::sigset_t = std::mem::zeroed();
         libc::sigemptyset(&mut empty);

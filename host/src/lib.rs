@@ -15,6 +15,8 @@
 //! - `clone_exec.rs`: (Linux) the start itself, as posix_spawn makes it (`clone` with `CLONE_VM`,
 //!   then `execve`), with the parent-death signal posix_spawn cannot set.
 //! - `fd_numbers.rs`: the child's fds put at the numbers it expects, between its start and its exec.
+//! - `piped_child.rs`: [`piped_child::PipedCommand`], a program whose stdout and stderr its caller
+//!   reads (a task's command), started the same way.
 //! - `process.rs`: [`PluginProcess`], one child: handshake, calls, diagnosis, graceful shutdown.
 //! - `pool.rs`: [`PluginHost`], the children of one invocation: lazy start, reuse, restart,
 //!   crash-loop breaker, shutdown of all.
@@ -37,6 +39,7 @@ mod exit;
 mod fd_numbers;
 mod handler;
 pub mod pins;
+pub mod piped_child;
 mod pool;
 mod process;
 mod routing;

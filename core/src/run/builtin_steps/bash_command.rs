@@ -2,7 +2,9 @@
 //! of its own, stdout drained and stderr kept, the group killed at the timeout or on cancel.
 //!
 //! One thread does it all: both pipes are read with poll(2) until they close or the deadline passes,
-//! so a criterion starts no helper thread.
+//! so a criterion starts no helper thread. The command starts as a plugin does
+//! (`agent_env_host::piped_child`): agent-env's memory is never copied for it, which std's `Command`
+//! would do in a statically linked agent-env.
 //!
 //! A command made only of plain words (`bash check.sh`, `pytest -q tests`) is started directly, the
 //! way `bash -c` itself execs a lone simple command: the program found on PATH as bash finds it, the
@@ -19,13 +21,14 @@
 //! the ones the user lists in `AGENT_ENV_SANDBOX_ENV`; API keys and tokens in agent-env's environment
 //! are withheld otherwise.
 
-use std::ffi::OsString;
-use std::io::Read;
+use std::ffi::{OsStr, OsString};
+use std::io::{PipeReader, Read};
 use std::os::fd::AsRawFd;
-use std::os::unix::process::{CommandExt, ExitStatusExt};
+use std::os::unix::process::ExitStatusExt;
 use std::path::{Path, PathBuf};
-use std::process::{Child, ChildStderr, ChildStdout, Command, Stdio};
 use std::time::{Duration, Instant};
+
+use agent_env_host::piped_child::{PipedChild, PipedCommand};
 
 use crate::run::cancel::{kill_group, Cancel};
 
@@ -51,19 +54,20 @@ pub fn run(
     if cancel.is_cancelled() {
         return Err(StepError::cancelled());
     }
-    let mut child = match direct(command, cwd).and_then(|mut c| spawn(&mut c).ok()) {
+    let child = match direct(command, cwd).and_then(|program| program.start(cwd).ok()) {
         Some(child) => child,
-        None => spawn(&mut through_bash(command, cwd))
+        None => through_bash(command, cwd)
+            .and_then(|bash| bash.start(cwd))
             .map_err(|e| StepError::runtime(format!("can't run bash: {e}")))?,
     };
-    let pgid = child.id() as i32;
+    let pgid = child.pid as i32;
     if !cancel.register_group(pgid) {
         let _ = child.wait();
         return Err(StepError::cancelled());
     }
     // A limit too far away to be an instant is no limit.
     let deadline = Instant::now().checked_add(timeout);
-    let (stderr, timed_out) = drain(&mut child, deadline, pgid);
+    let (stderr, timed_out) = drain(&child, deadline, pgid);
     let status = child.wait();
     // The group may hold children the command left behind; none outlive the criterion.
     kill_group(pgid);
@@ -188,44 +192,67 @@ fn name_length(bytes: &[u8]) -> usize {
         .count()
 }
 
-/// A command for `program` with the sandbox's environment and nothing else.
-fn sandboxed(program: impl AsRef<std::ffi::OsStr>) -> Command {
-    let mut command = Command::new(program);
-    command
-        .env_clear()
-        .envs(sandbox_env().iter().map(|(k, v)| (k, v)));
-    command
+/// A program to start for a command: found already, with its argv and its whole environment.
+struct Program {
+    path: PathBuf,
+    arg0: String,
+    args: Vec<String>,
+    env: Vec<(OsString, OsString)>,
 }
 
-fn spawn(command: &mut Command) -> std::io::Result<Child> {
-    command
-        .stdin(Stdio::null())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .process_group(0)
-        .spawn()
+impl Program {
+    /// Starts it in `cwd`, stdin empty, stdout and stderr on pipes, leading a process group.
+    fn start(&self, cwd: &Path) -> std::io::Result<PipedChild> {
+        let args: Vec<&str> = self.args.iter().map(String::as_str).collect();
+        PipedCommand {
+            program: &self.path,
+            arg0: OsStr::new(&self.arg0),
+            args: &args,
+            env: self.env.clone(),
+            cwd,
+        }
+        .start()
+    }
 }
 
-fn through_bash(command: &str, cwd: &Path) -> Command {
-    let mut bash = sandboxed("bash");
-    bash.arg("-c").arg(command).current_dir(cwd);
-    bash
+fn through_bash(command: &str, cwd: &Path) -> std::io::Result<Program> {
+    let path =
+        find_program("bash", cwd).ok_or_else(|| std::io::Error::from_raw_os_error(libc::ENOENT))?;
+    Ok(Program {
+        path,
+        arg0: "bash".into(),
+        args: vec!["-c".into(), command.into()],
+        env: sandbox_env().to_vec(),
+    })
 }
 
 /// The command started without bash, when bash would only have exec'd it.
-fn direct(command: &str, cwd: &Path) -> Option<Command> {
+fn direct(command: &str, cwd: &Path) -> Option<Program> {
     let words = plain_words(command)?;
     let (first, args) = words.split_first()?;
     if BASH_BUILTINS_AND_KEYWORDS.contains(first) || bash_would_read_more() {
         return None;
     }
-    let program = find_program(first, cwd)?;
-    let mut direct = sandboxed(&program);
-    direct.arg0(first).args(args).current_dir(cwd);
+    let path = find_program(first, cwd)?;
     // What `bash -c` puts in the environment of the program it execs.
     let pwd = std::fs::canonicalize(cwd).unwrap_or_else(|_| cwd.to_path_buf());
-    direct.env("PWD", pwd).env("_", &program).env("SHLVL", "0");
-    Some(direct)
+    let set_by_bash: [(OsString, OsString); 3] = [
+        ("PWD".into(), pwd.into()),
+        ("_".into(), path.clone().into()),
+        ("SHLVL".into(), "0".into()),
+    ];
+    let mut env: Vec<(OsString, OsString)> = sandbox_env()
+        .iter()
+        .filter(|(name, _)| !set_by_bash.iter().any(|(set, _)| set == name))
+        .cloned()
+        .collect();
+    env.extend(set_by_bash);
+    Some(Program {
+        path,
+        arg0: (*first).to_string(),
+        args: args.iter().map(|a| a.to_string()).collect(),
+        env,
+    })
 }
 
 /// The words of `command` when bash would read it as nothing but literal words; `None` otherwise.
@@ -285,9 +312,9 @@ fn is_executable_file(path: &Path) -> bool {
 
 /// Reads stdout (thrown away) and stderr (kept) until both close; at `deadline` (if any) kills the
 /// group and keeps reading what is left. Returns stderr and whether the deadline passed.
-fn drain(child: &mut Child, deadline: Option<Instant>, pgid: i32) -> (Vec<u8>, bool) {
-    let mut stdout: Option<ChildStdout> = child.stdout.take();
-    let mut stderr: Option<ChildStderr> = child.stderr.take();
+fn drain(child: &PipedChild, deadline: Option<Instant>, pgid: i32) -> (Vec<u8>, bool) {
+    let mut stdout: Option<&PipeReader> = Some(&child.stdout);
+    let mut stderr: Option<&PipeReader> = Some(&child.stderr);
     let mut kept = Vec::new();
     let mut timed_out = false;
     let mut buffer = [0u8; 8192];
@@ -502,13 +529,10 @@ mod tests {
     #[test]
     fn a_plain_program_is_started_without_bash() {
         let tmp = tempfile::tempdir().unwrap();
-        let command = direct("bash check.sh", tmp.path()).expect("started directly");
-        assert_eq!(
-            command.get_program(),
-            find_program("bash", tmp.path()).unwrap()
-        );
-        let args: Vec<_> = command.get_args().collect();
-        assert_eq!(args, ["check.sh"]);
+        let program = direct("bash check.sh", tmp.path()).expect("started directly");
+        assert_eq!(program.path, find_program("bash", tmp.path()).unwrap());
+        assert_eq!(program.arg0, "bash");
+        assert_eq!(program.args, ["check.sh"]);
         assert!(direct("no-such-program-here", tmp.path()).is_none());
         assert!(direct("bash check.sh && true", tmp.path()).is_none());
     }
