@@ -1,5 +1,6 @@
 //! Records the commit the binary is built from, for `agent-env --version`: `AGENT_ENV_BUILD_COMMIT`
-//! when the packager sets it, else what git says about the checkout, else nothing.
+//! when the packager sets it, else what git says about the checkout, else nothing. Also has cargo
+//! rebuild the executables when `AGENT_ENV_BUILD_DYNAMIC` changes (see scripts/rustc-static-exe).
 
 use std::path::PathBuf;
 use std::process::Command;
@@ -15,6 +16,8 @@ fn git(args: &[&str]) -> Option<String> {
 
 fn main() {
     println!("cargo:rerun-if-env-changed=AGENT_ENV_BUILD_COMMIT");
+    // Read by scripts/rustc-static-exe, which cargo does not watch: a change relinks the executables.
+    println!("cargo:rerun-if-env-changed=AGENT_ENV_BUILD_DYNAMIC");
     let commit = std::env::var("AGENT_ENV_BUILD_COMMIT")
         .ok()
         .filter(|c| !c.trim().is_empty())

@@ -5,6 +5,7 @@
 
 mod support;
 
+mod build_static;
 mod cli_broken;
 mod cli_completions;
 mod cli_output;
