@@ -49,46 +49,43 @@ impl PipedCommand<'_> {
         })
     }
 
-    #[cfg(target_os = "linux")]
+    /// Starts the program with these three as its stdin, stdout and stderr; its pid.
     fn start_with(
         self,
         stdin: std::fs::File,
         stdout: io::PipeWriter,
         stderr: io::PipeWriter,
     ) -> io::Result<u32> {
-        use std::os::fd::AsRawFd;
-        let args: Vec<String> = self.args.iter().map(|a| a.to_string()).collect();
-        let mut plan = crate::clone_exec::ExecPlan::new(self.program, &args, self.env)?;
-        plan.arg0(self.arg0)?.current_dir(self.cwd)?;
-        plan.fd(stdin.as_raw_fd(), 0)
-            .fd(stdout.as_raw_fd(), 1)
-            .fd(stderr.as_raw_fd(), 2)
-            .new_group();
-        // Our copies of the child's ends close when this returns, so the pipes end with the child.
-        plan.spawn()
-    }
-
-    #[cfg(not(target_os = "linux"))]
-    fn start_with(
-        self,
-        stdin: std::fs::File,
-        stdout: io::PipeWriter,
-        stderr: io::PipeWriter,
-    ) -> io::Result<u32> {
-        use std::os::unix::process::CommandExt;
-        let child = std::process::Command::new(self.program)
-            .arg0(self.arg0)
-            .args(self.args)
-            .env_clear()
-            .envs(self.env)
-            .current_dir(self.cwd)
-            .stdin(stdin)
-            .stdout(stdout)
-            .stderr(stderr)
-            .process_group(0)
-            .spawn()?;
-        // Dropping a `Child` neither waits for nor kills it: `PipedChild::wait` reaps it by pid.
-        Ok(child.id())
+        #[cfg(target_os = "linux")]
+        {
+            use std::os::fd::AsRawFd;
+            let args: Vec<String> = self.args.iter().map(|a| a.to_string()).collect();
+            let mut plan = crate::clone_exec::ExecPlan::new(self.program, &args, self.env)?;
+            plan.arg0(self.arg0)?.current_dir(self.cwd)?;
+            plan.fd(stdin.as_raw_fd(), 0)
+                .fd(stdout.as_raw_fd(), 1)
+                .fd(stderr.as_raw_fd(), 2)
+                .new_group();
+            // Our copies of the child's ends close when this returns, so the pipes end with it.
+            plan.spawn()
+        }
+        #[cfg(not(target_os = "linux"))]
+        {
+            use std::os::unix::process::CommandExt;
+            let child = std::process::Command::new(self.program)
+                .arg0(self.arg0)
+                .args(self.args)
+                .env_clear()
+                .envs(self.env)
+                .current_dir(self.cwd)
+                .stdin(stdin)
+                .stdout(stdout)
+                .stderr(stderr)
+                .process_group(0)
+                .spawn()?;
+            // Dropping a `Child` neither waits for nor kills it: `PipedChild::wait` reaps it by pid.
+            Ok(child.id())
+        }
     }
 }
 
