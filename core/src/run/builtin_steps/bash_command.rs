@@ -4,7 +4,8 @@
 //! One thread does it all: both pipes are read with poll(2) until they close or the deadline passes,
 //! so a criterion starts no helper thread. The command starts as a plugin does
 //! (`agent_env_host::piped_child`): agent-env's memory is never copied for it, which std's `Command`
-//! would do in a statically linked agent-env.
+//! would do in a statically linked agent-env, and the process started gets `SIGKILL` should
+//! agent-env die first (what it starts in turn is killed with its group when the criterion ends).
 //!
 //! A command made only of plain words (`bash check.sh`, `pytest -q tests`) is started directly, the
 //! way `bash -c` itself execs a lone simple command: the program found on PATH as bash finds it, the
