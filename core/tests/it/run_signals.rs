@@ -135,6 +135,36 @@ fn cancel_mid_step(signal: i32, expected_code: i32) {
     );
 }
 
+/// agent-env killed outright has no chance to tear anything down, but the process a task's command
+/// runs in goes with it: the kernel sends it SIGKILL, its parent-death signal.
+#[test]
+fn sigkill_takes_the_commands_own_process_with_agent_env() {
+    let s = Sandboxed::new();
+    write_slow_bundle(&s);
+    let (mut child, rx) = start(&s, &["run", "./slow"]);
+    let mut seen = Vec::new();
+    read_until(&rx, "step 2/2 wait (verify_sandbox)", &mut seen);
+    pids(&s.sandboxes());
+    let own: i32 = std::fs::read_dir(s.sandboxes())
+        .unwrap()
+        .flatten()
+        .find_map(|e| std::fs::read_to_string(e.path().join("child.pid")).ok())
+        .and_then(|text| text.trim().parse().ok())
+        .unwrap();
+    // SAFETY: signals the child we started.
+    unsafe {
+        libc::kill(child.id() as i32, libc::SIGKILL);
+    }
+    child.wait().unwrap();
+    let survived = alive(own);
+    // What the command started in the background is not the kernel's to kill: the test's cleanup.
+    // SAFETY: signals the group the command led, all started by this test.
+    unsafe {
+        libc::kill(-own, libc::SIGKILL);
+    }
+    assert!(!survived, "the command's process {own} outlived agent-env");
+}
+
 #[test]
 fn sigint_mid_step_cancels_tears_down_and_exits_130() {
     cancel_mid_step(libc::SIGINT, 130);
