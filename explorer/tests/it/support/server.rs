@@ -101,6 +101,17 @@ impl Explorer {
         self.request("GET", path, &[], b"")
     }
 
+    /// The server's resident memory (`VmRSS`), in KiB.
+    pub fn resident_kib(&self) -> u64 {
+        let pid = self.child.as_ref().expect("the explorer runs").id();
+        let status = std::fs::read_to_string(format!("/proc/{pid}/status")).unwrap();
+        status
+            .lines()
+            .find_map(|l| l.strip_prefix("VmRSS:"))
+            .and_then(|v| v.trim().trim_end_matches("kB").trim().parse().ok())
+            .expect("VmRSS in /proc/PID/status")
+    }
+
     pub fn post(&self, path: &str, body: &str) -> Response {
         self.request(
             "POST",
