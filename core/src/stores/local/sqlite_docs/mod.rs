@@ -130,7 +130,8 @@ impl LocalSqliteDocumentStore {
 
     /// A page of an unfiltered collection sorted by top-level fields, parsing only the page's
     /// documents: the sort keys are read first, ordered as the evaluator orders them (ties in
-    /// insertion order, as the whole-document path), and only the rows in the window are read whole.
+    /// insertion order, that is by rowid, as the whole-document path), and only the rows in the
+    /// window are read whole.
     /// `None` when the query is not of that shape.
     fn page_by_keys(
         &self,
@@ -150,7 +151,20 @@ impl LocalSqliteDocumentStore {
         let fields: Vec<&str> = sort.keys.iter().map(|k| k.field.as_str()).collect();
         let page = self.with_db(false, |db, path| {
             let mut keys = db.sort_keys(path, collection, &fields)?;
-            keys.sort_by(|a, b| eval::query_order(&a.1, &b.1, sort));
+            let order = |a: &(i64, Document), b: &(i64, Document)| {
+                eval::query_order(&a.1, &b.1, sort).then(a.0.cmp(&b.0))
+            };
+            // Only the rows up to the window's end are put in order: the rest are set apart in
+            // linear time, not sorted.
+            let end = offset.saturating_add(limit).min(keys.len());
+            if end == 0 {
+                return Ok(Vec::new());
+            }
+            if end < keys.len() {
+                keys.select_nth_unstable_by(end - 1, order);
+                keys.truncate(end);
+            }
+            keys.sort_by(order);
             let rowids: Vec<i64> = keys
                 .iter()
                 .skip(offset)
