@@ -136,6 +136,29 @@ fn records_go_to_local_db_and_objects_under_the_ids_key_segment() {
         .starts_with("@local/agentenv-framework/hello/greeting__")));
 }
 
+/// Started with no PATH at all (`env -i`), agent-env still finds bash for a criterion where
+/// execvp(3) would look.
+#[test]
+fn hello_passes_with_no_path_in_the_environment() {
+    let s = Sandboxed::new();
+    let out = s
+        .command(&["run", "hello"])
+        .env_remove("PATH")
+        .output()
+        .unwrap();
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "{stdout}{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert!(
+        stdout.contains("tasks/hello.json v1: passed (hello: 1)"),
+        "{stdout}"
+    );
+}
+
 #[test]
 fn a_dry_run_on_a_clean_state_writes_nothing() {
     let s = Sandboxed::new();

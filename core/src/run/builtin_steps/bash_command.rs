@@ -217,8 +217,15 @@ impl Program {
 }
 
 fn through_bash(command: &str, cwd: &Path) -> std::io::Result<Program> {
-    let path =
-        find_program("bash", cwd).ok_or_else(|| std::io::Error::from_raw_os_error(libc::ENOENT))?;
+    // With no PATH at all, bash is looked for where execvp(3) would look: /bin, then /usr/bin.
+    let path = find_program("bash", cwd)
+        .or_else(|| {
+            ["/bin/bash", "/usr/bin/bash"]
+                .into_iter()
+                .map(PathBuf::from)
+                .find(|p| !sandbox_env().iter().any(|(k, _)| k == "PATH") && is_executable_file(p))
+        })
+        .ok_or_else(|| std::io::Error::from_raw_os_error(libc::ENOENT))?;
     Ok(Program {
         path,
         arg0: "bash".into(),
