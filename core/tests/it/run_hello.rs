@@ -141,21 +141,13 @@ fn records_go_to_local_db_and_objects_under_the_ids_key_segment() {
 #[test]
 fn hello_passes_with_no_path_in_the_environment() {
     let s = Sandboxed::new();
-    let out = s
-        .command(&["run", "hello"])
-        .env_remove("PATH")
-        .output()
-        .unwrap();
-    let stdout = String::from_utf8_lossy(&out.stdout);
-    assert_eq!(
-        out.status.code(),
-        Some(0),
-        "{stdout}{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
+    let out = s.command(&["run", "hello"]).env_remove("PATH").output();
+    let r = agent_env_test_support::Ran::from(out.unwrap());
+    assert_eq!(r.code, 0, "{}{}", r.stdout, r.stderr);
     assert!(
-        stdout.contains("tasks/hello.json v1: passed (hello: 1)"),
-        "{stdout}"
+        r.stdout.contains("tasks/hello.json v1: passed (hello: 1)"),
+        "{}",
+        r.stdout
     );
 }
 
