@@ -8,23 +8,23 @@
 //! instead. Elsewhere std's `Command` starts it. The child gets `SIGKILL` if the thread that started
 //! it ends first, so wait for it on that thread.
 
-use std::ffi::{OsStr, OsString};
+use std::ffi::OsString;
 use std::io::{self, PipeReader};
-use std::path::Path;
+use std::path::PathBuf;
 use std::process::ExitStatus;
 
 /// A program to start; see the module's docs for what else it gets.
-pub struct PipedCommand<'a> {
+pub struct PipedCommand {
     /// The program's path, found already (no `PATH` search happens here).
-    pub program: &'a Path,
+    pub program: PathBuf,
     /// Its argv[0].
-    pub arg0: &'a OsStr,
+    pub arg0: String,
     /// Its arguments after argv[0].
-    pub args: &'a [&'a str],
+    pub args: Vec<String>,
     /// Its whole environment.
     pub env: Vec<(OsString, OsString)>,
     /// The folder it starts in.
-    pub cwd: &'a Path,
+    pub cwd: PathBuf,
 }
 
 /// A started program: its pid (also its process group's id) and the read ends of its output.
@@ -34,7 +34,7 @@ pub struct PipedChild {
     pub stderr: PipeReader,
 }
 
-impl PipedCommand<'_> {
+impl PipedCommand {
     /// Starts the program; `Err` when it could not be started (not found, not executable, no such
     /// folder), with the system's reason.
     pub fn start(self) -> io::Result<PipedChild> {
@@ -59,9 +59,8 @@ impl PipedCommand<'_> {
         #[cfg(target_os = "linux")]
         {
             use std::os::fd::AsRawFd;
-            let args: Vec<String> = self.args.iter().map(|a| a.to_string()).collect();
-            let mut plan = crate::clone_exec::ExecPlan::new(self.program, &args, self.env)?;
-            plan.arg0(self.arg0)?.current_dir(self.cwd)?;
+            let mut plan = crate::clone_exec::ExecPlan::new(&self.program, &self.args, self.env)?;
+            plan.arg0(self.arg0.as_ref())?.current_dir(&self.cwd)?;
             plan.fd(stdin.as_raw_fd(), 0)
                 .fd(stdout.as_raw_fd(), 1)
                 .fd(stderr.as_raw_fd(), 2)
@@ -72,12 +71,12 @@ impl PipedCommand<'_> {
         #[cfg(not(target_os = "linux"))]
         {
             use std::os::unix::process::CommandExt;
-            let child = std::process::Command::new(self.program)
-                .arg0(self.arg0)
-                .args(self.args)
+            let child = std::process::Command::new(&self.program)
+                .arg0(&self.arg0)
+                .args(&self.args)
                 .env_clear()
                 .envs(self.env)
-                .current_dir(self.cwd)
+                .current_dir(&self.cwd)
                 .stdin(stdin)
                 .stdout(stdout)
                 .stderr(stderr)
@@ -114,14 +113,14 @@ mod tests {
     use std::io::Read;
     use std::os::unix::process::ExitStatusExt;
 
-    /// `sh ARGS` in `cwd`, with only `ONLY=this` in its environment.
-    fn sh<'a>(args: &'a [&'a str], cwd: &'a Path) -> PipedCommand<'a> {
+    /// `sh -c SCRIPT` in `cwd`, with only `ONLY=this` in its environment.
+    fn sh(script: &str, cwd: &std::path::Path) -> PipedCommand {
         PipedCommand {
-            program: Path::new("/bin/sh"),
-            arg0: OsStr::new("sh"),
-            args,
+            program: PathBuf::from("/bin/sh"),
+            arg0: "sh".into(),
+            args: vec!["-c".into(), script.into()],
             env: vec![("ONLY".into(), "this".into())],
-            cwd,
+            cwd: cwd.to_path_buf(),
         }
     }
 
@@ -129,7 +128,7 @@ mod tests {
     fn the_program_runs_in_its_folder_with_its_environment_and_both_outputs_apart() {
         let folder = tempfile::tempdir().unwrap();
         let script = "echo \"$ONLY|$HOME|$(pwd)|$0\"; echo oops >&2; read x; exit 3";
-        let mut child = sh(&["-c", script], folder.path()).start().unwrap();
+        let mut child = sh(script, folder.path()).start().unwrap();
         let (mut out, mut err) = (String::new(), String::new());
         child.stdout.read_to_string(&mut out).unwrap();
         child.stderr.read_to_string(&mut err).unwrap();
@@ -144,7 +143,7 @@ mod tests {
     fn the_program_leads_its_own_group_and_a_signal_shows_in_its_status() {
         let folder = tempfile::tempdir().unwrap();
         let script = "set -- $(cut -d' ' -f5 /proc/$$/stat); echo \"$$ $1\"; kill -TERM $$";
-        let mut child = sh(&["-c", script], folder.path()).start().unwrap();
+        let mut child = sh(script, folder.path()).start().unwrap();
         let mut out = String::new();
         child.stdout.read_to_string(&mut out).unwrap();
         let status = child.wait().unwrap();
@@ -156,7 +155,7 @@ mod tests {
     fn a_folder_that_does_not_exist_is_an_error_with_the_systems_reason() {
         let folder = tempfile::tempdir().unwrap();
         let gone = folder.path().join("gone");
-        let err = sh(&["-c", "exit 0"], &gone).start().err().unwrap();
+        let err = sh("exit 0", &gone).start().err().unwrap();
         assert_eq!(err.kind(), io::ErrorKind::NotFound, "{err}");
     }
 }

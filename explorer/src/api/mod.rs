@@ -450,9 +450,9 @@ pub fn methods_at(path: &str) -> Vec<Method> {
 pub fn router() -> Router<Shared> {
     let mut router = Router::new();
     let all = routes();
-    // Shared, not owned, by the handler: the server clones the whole router for every connection it
-    // accepts, and a document owned by the closure was deep-copied each time (about 2 MB of JSON
-    // tree per connection open at once).
+    // Shared, not owned, by the handler: a handler is cloned for every request it answers, and a
+    // document owned by the closure (about 2 MB of JSON tree) was deep-copied with it; before the
+    // server took the app through `into_make_service`, for every connection it accepted too.
     let document = std::sync::Arc::new(openapi::document(&all));
     for r in all {
         router = router.route(&r.path, r.handler);

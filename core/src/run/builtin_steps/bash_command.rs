@@ -22,7 +22,7 @@
 //! the ones the user lists in `AGENT_ENV_SANDBOX_ENV`; API keys and tokens in agent-env's environment
 //! are withheld otherwise.
 
-use std::ffi::{OsStr, OsString};
+use std::ffi::OsString;
 use std::io::{PipeReader, Read};
 use std::os::fd::AsRawFd;
 use std::os::unix::process::ExitStatusExt;
@@ -55,10 +55,10 @@ pub fn run(
     if cancel.is_cancelled() {
         return Err(StepError::cancelled());
     }
-    let child = match direct(command, cwd).and_then(|program| program.start(cwd).ok()) {
+    let child = match direct(command, cwd).and_then(|program| program.start().ok()) {
         Some(child) => child,
         None => through_bash(command, cwd)
-            .and_then(|bash| bash.start(cwd))
+            .and_then(PipedCommand::start)
             .map_err(|e| StepError::runtime(format!("can't run bash: {e}")))?,
     };
     let pgid = child.pid as i32;
@@ -193,60 +193,31 @@ fn name_length(bytes: &[u8]) -> usize {
         .count()
 }
 
-/// A program to start for a command: found already, with its argv and its whole environment.
-struct Program {
-    path: PathBuf,
-    arg0: String,
-    args: Vec<String>,
-    env: Vec<(OsString, OsString)>,
-}
-
-impl Program {
-    /// Starts it in `cwd`, stdin empty, stdout and stderr on pipes, leading a process group.
-    fn start(&self, cwd: &Path) -> std::io::Result<PipedChild> {
-        let args: Vec<&str> = self.args.iter().map(String::as_str).collect();
-        PipedCommand {
-            program: &self.path,
-            arg0: OsStr::new(&self.arg0),
-            args: &args,
-            env: self.env.clone(),
-            cwd,
-        }
-        .start()
-    }
-}
-
-fn through_bash(command: &str, cwd: &Path) -> std::io::Result<Program> {
-    // With no PATH at all, bash is looked for where execvp(3) would look: /bin, then /usr/bin.
-    let path = find_program("bash", cwd)
-        .or_else(|| {
-            ["/bin/bash", "/usr/bin/bash"]
-                .into_iter()
-                .map(PathBuf::from)
-                .find(|p| !sandbox_env().iter().any(|(k, _)| k == "PATH") && is_executable_file(p))
-        })
-        .ok_or_else(|| std::io::Error::from_raw_os_error(libc::ENOENT))?;
-    Ok(Program {
-        path,
+fn through_bash(command: &str, cwd: &Path) -> std::io::Result<PipedCommand> {
+    let program =
+        find_program("bash", cwd).ok_or_else(|| std::io::Error::from_raw_os_error(libc::ENOENT))?;
+    Ok(PipedCommand {
+        program,
         arg0: "bash".into(),
         args: vec!["-c".into(), command.into()],
         env: sandbox_env().to_vec(),
+        cwd: cwd.to_path_buf(),
     })
 }
 
 /// The command started without bash, when bash would only have exec'd it.
-fn direct(command: &str, cwd: &Path) -> Option<Program> {
+fn direct(command: &str, cwd: &Path) -> Option<PipedCommand> {
     let words = plain_words(command)?;
     let (first, args) = words.split_first()?;
     if BASH_BUILTINS_AND_KEYWORDS.contains(first) || bash_would_read_more() {
         return None;
     }
-    let path = find_program(first, cwd)?;
+    let program = find_program(first, cwd)?;
     // What `bash -c` puts in the environment of the program it execs.
     let pwd = std::fs::canonicalize(cwd).unwrap_or_else(|_| cwd.to_path_buf());
     let set_by_bash: [(OsString, OsString); 3] = [
         ("PWD".into(), pwd.into()),
-        ("_".into(), path.clone().into()),
+        ("_".into(), program.clone().into()),
         ("SHLVL".into(), "0".into()),
     ];
     let mut env: Vec<(OsString, OsString)> = sandbox_env()
@@ -255,11 +226,12 @@ fn direct(command: &str, cwd: &Path) -> Option<Program> {
         .cloned()
         .collect();
     env.extend(set_by_bash);
-    Some(Program {
-        path,
+    Some(PipedCommand {
+        program,
         arg0: (*first).to_string(),
         args: args.iter().map(|a| a.to_string()).collect(),
         env,
+        cwd: cwd.to_path_buf(),
     })
 }
 
@@ -292,6 +264,10 @@ fn bash_would_read_more() -> bool {
     })
 }
 
+/// Where the folders of a search are taken from when the environment has no `PATH` at all: a part
+/// of what bash (and execvp(3)) search then. A program elsewhere is left to bash to find.
+const PATH_WHEN_UNSET: &str = "/usr/local/bin:/usr/bin:/bin";
+
 /// Where bash would find `word`: relative to `cwd` when it holds a slash, else the first executable
 /// regular file of that name on PATH (an empty PATH entry is the current folder).
 fn find_program(word: &str, cwd: &Path) -> Option<PathBuf> {
@@ -299,9 +275,11 @@ fn find_program(word: &str, cwd: &Path) -> Option<PathBuf> {
         let path = cwd.join(word);
         return is_executable_file(&path).then_some(path);
     }
+    let unset = OsString::from(PATH_WHEN_UNSET);
     let path: &OsString = sandbox_env()
         .iter()
-        .find_map(|(name, value)| (name == "PATH").then_some(value))?;
+        .find_map(|(name, value)| (name == "PATH").then_some(value))
+        .unwrap_or(&unset);
     std::env::split_paths(&path)
         .map(|dir| {
             if dir.as_os_str().is_empty() {
@@ -538,7 +516,7 @@ mod tests {
     fn a_plain_program_is_started_without_bash() {
         let tmp = tempfile::tempdir().unwrap();
         let program = direct("bash check.sh", tmp.path()).expect("started directly");
-        assert_eq!(program.path, find_program("bash", tmp.path()).unwrap());
+        assert_eq!(program.program, find_program("bash", tmp.path()).unwrap());
         assert_eq!(program.arg0, "bash");
         assert_eq!(program.args, ["check.sh"]);
         assert!(direct("no-such-program-here", tmp.path()).is_none());

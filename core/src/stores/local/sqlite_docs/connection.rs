@@ -289,15 +289,17 @@ impl Db {
         if self.ensured_indexes.contains(&name) {
             return Some(name);
         }
-        if !self.refused_indexes.insert(name.clone()) {
+        if self.refused_indexes.contains(&name) {
             return None;
         }
         let sql = format!(
             "CREATE INDEX IF NOT EXISTS \"{name}\" ON \"{table}\" ({})",
             columns.join(", ")
         );
-        self.conn.execute_batch(&sql).ok()?;
-        self.refused_indexes.remove(&name);
+        if self.conn.execute_batch(&sql).is_err() {
+            self.refused_indexes.insert(name);
+            return None;
+        }
         self.ensured_indexes.insert(name.clone());
         Some(name)
     }
