@@ -126,3 +126,41 @@ else:
 print("ok")
 """
     assert _run(code).stdout.decode().strip() == "ok"
+
+
+def test_the_collector_is_paused_only_while_a_module_loads():
+    code = """
+import gc, sys
+import agent_env_plugin
+
+seen = []
+
+
+def watch(event, args):
+    if event == "import" and args[0].startswith("agent_env_plugin."):
+        seen.append((args[0], gc.isenabled()))
+
+
+sys.addaudithook(watch)
+from agent_env_plugin import Plugin  # noqa: F401
+assert seen and not any(enabled for _, enabled in seen), seen
+assert gc.isenabled()
+
+# A program that turned the collector off keeps it off.
+gc.disable()
+agent_env_plugin.stores
+assert not gc.isenabled()
+gc.enable()
+
+# An import that fails turns it back on too.
+sys.modules["agent_env_plugin.explorer"] = None
+try:
+    agent_env_plugin.Explorer
+except ImportError:
+    pass
+else:
+    raise AssertionError("the blocked import succeeded")
+assert gc.isenabled()
+print("ok")
+"""
+    assert _run(code).stdout.decode().strip() == "ok"
