@@ -355,6 +355,76 @@ fn a_local_store_whose_folder_cannot_be_made_is_a_problem() {
     );
 }
 
+/// The user a permission test runs agent-env as: this one, or `nobody` when this one is root (root may
+/// write anywhere, so as root the refusal could never be seen).
+const NOBODY: u32 = 65534;
+
+#[test]
+fn a_local_store_under_a_folder_this_user_cannot_write_in_is_a_problem() {
+    use std::os::unix::fs::PermissionsExt;
+    use std::os::unix::process::CommandExt;
+    let p = Project::new("");
+    let base = p.root.parent().unwrap().to_path_buf();
+    // SAFETY: geteuid has no preconditions and cannot fail.
+    let as_root = unsafe { libc::geteuid() } == 0;
+    let locked = base.join("locked");
+    std::fs::create_dir(&locked).unwrap();
+    std::fs::write(
+        p.root.join(".agentenv/config.toml"),
+        format!(
+            "[stores.object]\nimpl = \"LocalFilesystemObjectStore\"\nconfig = {{ root = \"{0}/objects\" }}\n[stores.document]\nimpl = \"LocalSqliteDocumentStore\"\nconfig = {{ path = \"{0}/docs/documents.db\" }}\n",
+            locked.display()
+        ),
+    )
+    .unwrap();
+    let mut cmd = if as_root {
+        // agent-env runs as nobody, from a link to it inside the temp folder (the build's own folder may
+        // be closed to other users), and the temp folder is opened to be walked through.
+        let binary = base.join("agent-env");
+        let built = env!("CARGO_BIN_EXE_agent-env");
+        std::fs::hard_link(built, &binary)
+            .or_else(|_| std::fs::copy(built, &binary).map(|_| ()))
+            .unwrap();
+        std::fs::set_permissions(&base, std::fs::Permissions::from_mode(0o755)).unwrap();
+        std::os::unix::fs::chown(&locked, Some(NOBODY), Some(NOBODY)).unwrap();
+        let mut cmd = Command::new(&binary);
+        cmd.uid(NOBODY).gid(NOBODY);
+        cmd
+    } else {
+        Command::new(env!("CARGO_BIN_EXE_agent-env"))
+    };
+    std::fs::set_permissions(&locked, std::fs::Permissions::from_mode(0o500)).unwrap();
+    cmd.env_clear();
+    IsolatedDirs {
+        home: p.home.clone(),
+        xdg_data: p.home.join("data"),
+        xdg_state: p.home.join(".local/state"),
+        xdg_config: p.home.join(".config"),
+        plugins: p.home.join("plugins"),
+    }
+    .apply(&mut cmd)
+    .current_dir(&p.root)
+    .args(["config", "check", "--json"]);
+    let out = cmd.output().unwrap();
+    std::fs::set_permissions(&locked, std::fs::Permissions::from_mode(0o700)).unwrap();
+    let stdout = String::from_utf8(out.stdout).unwrap();
+    assert_eq!(
+        out.status.code(),
+        Some(1),
+        "{stdout}{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let json: serde_json::Value = serde_json::from_str(&stdout).unwrap();
+    let locked = locked.display();
+    assert_eq!(
+        messages(&json),
+        [
+            format!("Cannot create the local state directory {locked}/docs: this user may not write in {locked}; point XDG_STATE_HOME (or the store's config) at a writable place"),
+            format!("Cannot create the local state directory {locked}/objects: this user may not write in {locked}; point XDG_STATE_HOME (or the store's config) at a writable place"),
+        ]
+    );
+}
+
 #[test]
 fn secret_references_go_through_the_secret_store() {
     let p = Project::new(

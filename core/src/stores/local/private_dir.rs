@@ -119,6 +119,7 @@ mod tests {
         fs::create_dir(&locked).unwrap();
         fs::set_permissions(&locked, fs::Permissions::from_mode(0o500)).unwrap();
         // root may write anywhere; the check asks the kernel, so it agrees with what a write would do.
+        // The refusal itself is seen as root too: config_check's black-box test runs agent-env as nobody.
         let root = unsafe { libc::geteuid() } == 0;
         let outcome = check_makeable(&locked.join("store"));
         fs::set_permissions(&locked, fs::Permissions::from_mode(0o700)).unwrap();
