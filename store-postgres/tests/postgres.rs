@@ -1,5 +1,8 @@
 //! PostgresDocumentStore against a real PostgreSQL 15 cluster started by `scripts/servers/postgres.sh`.
 
+// Tests stop at the first thing that is not as expected: unwrapping is how they say so.
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
 use std::sync::Arc;
 
 use agent_env_store::document::query::{Filter, UpdateSpec};

@@ -1,5 +1,8 @@
 //! S3ObjectStore against a real SeaweedFS S3 gateway started by `scripts/servers/seaweedfs.sh`.
 
+// Tests stop at the first thing that is not as expected: unwrapping is how they say so.
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
 use std::sync::Arc;
 
 use agent_env_store::kits;

@@ -3,6 +3,9 @@
 //! [`support`]); some drive the library directly. The child-process host's own tests live in the
 //! `agent-env-host` crate.
 
+// Tests stop at the first thing that is not as expected: unwrapping is how they say so.
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
 mod support;
 
 mod build_static;

@@ -3,6 +3,9 @@
 //! kit does not pin down: the original's wording of the write-once and not-found errors, the seed's dedup,
 //! the config-key refusal and the rest of this store's own behaviour.
 
+// Tests stop at the first thing that is not as expected: unwrapping is how they say so.
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
 use std::io::ErrorKind as IoKind;
 use std::path::Path;
 

@@ -1,6 +1,9 @@
 //! The explorer's integration tests, one test binary: each module starts the built
 //! `agent-env-explorer` (or `agent-env up`) on an ephemeral port in a temp world and talks HTTP to it.
 
+// Tests stop at the first thing that is not as expected: unwrapping is how they say so.
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
 mod support;
 
 mod api_entities;

@@ -3,6 +3,9 @@
 //! `agent-env` binary against the installed plugin (`cli_blackbox`). The hand-ported object kit
 //! (`tests/object_kit.rs`) is still a binary of its own.
 
+// Tests stop at the first thing that is not as expected: unwrapping is how they say so.
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
 mod support;
 
 mod cli_blackbox;
