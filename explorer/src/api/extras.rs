@@ -102,10 +102,6 @@ pub async fn get_workflow(State(s): State<Shared>, ids: Ids, Q(q): Q) -> ApiResu
             "Workflow '{id}' not found (the explorer knows the runs it started since it started)"
         ))
     })?;
-    // The run's state is read before its instances: a run that says it is done has recorded every
-    // instance by then, so the list read after it is whole (read the other way round, a run ending
-    // during the query could say done with none listed, and a page stops polling at done).
-    let mut doc = workflow.to_json();
     let st = s.clone();
     let wid = id.clone();
     let instances = blocking(move || {
@@ -128,9 +124,8 @@ pub async fn get_workflow(State(s): State<Shared>, ids: Ids, Q(q): Q) -> ApiResu
             .iter()
             .map(|d| instances::summary(d, &scores))
             .collect::<Vec<_>>())
-    })
-    .await?;
-    doc["instances"] = json!(instances);
+    });
+    let mut doc = workflow.with_instances(instances).await?;
     doc["lines"] = json!(workflow.log.since(since));
     Ok(Json(doc))
 }

@@ -128,6 +128,19 @@ impl Workflow {
             "finished_at_utc": finished,
         })
     }
+
+    /// The workflow as the API shows it, with the instances `instances` lists under `instances`. The
+    /// state is read before the instances are: a run that says it is done has recorded every instance
+    /// by then, so the list read after it is whole. Read the other way round, a run ending during the
+    /// query could say done with none listed, and a page stops polling at done.
+    pub async fn with_instances<E>(
+        &self,
+        instances: impl std::future::Future<Output = Result<Vec<Value>, E>>,
+    ) -> Result<Value, E> {
+        let mut doc = self.to_json();
+        doc["instances"] = Value::Array(instances.await?);
+        Ok(doc)
+    }
 }
 
 /// Why a run was not started.
@@ -337,4 +350,47 @@ fn run_workflow(workflow: &Workflow, env: Environment, slots: &Slots, stopping: 
         workflow.log.note(&format!("warning: {warning}"));
     }
     workflow.set_phase(phase);
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn running() -> Workflow {
+        let workflow = Workflow {
+            id: "wf-1".into(),
+            run_group_id: "run-1".into(),
+            spec: StartSpec::default(),
+            cancel: Cancel::new(),
+            log: LineLog::default(),
+            created_at_utc: agent_env::clock::iso_now(),
+            phase: Mutex::new((Phase::Queued, None)),
+        };
+        workflow.set_phase(Phase::Running);
+        workflow
+    }
+
+    #[tokio::test]
+    async fn a_run_ending_while_its_instances_are_read_is_not_answered_done_without_them() {
+        let workflow = running();
+        // The run records its one instance and finishes while the query for its instances runs; the
+        // query saw the store before the instance landed.
+        let doc = workflow
+            .with_instances(async {
+                workflow.set_phase(Phase::Finished("finished"));
+                Ok::<_, ()>(Vec::new())
+            })
+            .await
+            .unwrap();
+        assert_eq!(doc["done"], json!(false), "{doc}");
+        assert_eq!(doc["status"], json!("running"));
+        assert_eq!(doc["instances"], json!([]));
+        // The next poll reads the state first again, and then finds the instance.
+        let doc = workflow
+            .with_instances(async { Ok::<_, ()>(vec![json!({"instance_id": "i-1"})]) })
+            .await
+            .unwrap();
+        assert_eq!(doc["done"], json!(true));
+        assert_eq!(doc["instances"], json!([{"instance_id": "i-1"}]));
+    }
 }
