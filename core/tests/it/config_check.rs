@@ -1,6 +1,6 @@
 //! Black-box tests of `agent-env config check`: every problem at once, exit 1; `ok: …`, exit 0.
 
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::process::Command;
 
 use crate::support::IsolatedDirs;
@@ -39,8 +39,9 @@ impl Project {
         std::fs::write(dir.join("agent-env-plugin.toml"), text).unwrap();
     }
 
-    fn run_stderr(&self, vars: &[(&str, &str)], args: &[&str]) -> (i32, String, String) {
-        let mut cmd = Command::new(env!("CARGO_BIN_EXE_agent-env"));
+    /// `binary` in this project's temp world: its folder, and nothing of the test's environment.
+    fn command(&self, binary: &Path) -> Command {
+        let mut cmd = Command::new(binary);
         cmd.env_clear();
         IsolatedDirs {
             home: self.home.clone(),
@@ -50,8 +51,25 @@ impl Project {
             plugins: self.home.join("plugins"),
         }
         .apply(&mut cmd)
-        .current_dir(&self.root)
-        .args(args);
+        .current_dir(&self.root);
+        cmd
+    }
+
+    /// Configures the local object and document stores under `folder`.
+    fn local_stores_under(&self, folder: &Path) {
+        std::fs::write(
+            self.root.join(".agentenv/config.toml"),
+            format!(
+                "[stores.object]\nimpl = \"LocalFilesystemObjectStore\"\nconfig = {{ root = \"{0}/objects\" }}\n[stores.document]\nimpl = \"LocalSqliteDocumentStore\"\nconfig = {{ path = \"{0}/docs/documents.db\" }}\n",
+                folder.display()
+            ),
+        )
+        .unwrap();
+    }
+
+    fn run_stderr(&self, vars: &[(&str, &str)], args: &[&str]) -> (i32, String, String) {
+        let mut cmd = self.command(Path::new(env!("CARGO_BIN_EXE_agent-env")));
+        cmd.args(args);
         for (k, v) in vars {
             cmd.env(k, v);
         }
@@ -335,14 +353,7 @@ fn a_local_store_whose_folder_cannot_be_made_is_a_problem() {
     let p = Project::new("");
     let file = p.home.join("a-file");
     std::fs::write(&file, "not a folder").unwrap();
-    std::fs::write(
-        p.root.join(".agentenv/config.toml"),
-        format!(
-            "[stores.object]\nimpl = \"LocalFilesystemObjectStore\"\nconfig = {{ root = \"{0}/objects\" }}\n[stores.document]\nimpl = \"LocalSqliteDocumentStore\"\nconfig = {{ path = \"{0}/docs/documents.db\" }}\n",
-            file.display()
-        ),
-    )
-    .unwrap();
+    p.local_stores_under(&file);
     let (code, json) = p.check(&[]);
     assert_eq!(code, 1, "{json}");
     let file = file.display();
@@ -369,14 +380,7 @@ fn a_local_store_under_a_folder_this_user_cannot_write_in_is_a_problem() {
     let as_root = unsafe { libc::geteuid() } == 0;
     let locked = base.join("locked");
     std::fs::create_dir(&locked).unwrap();
-    std::fs::write(
-        p.root.join(".agentenv/config.toml"),
-        format!(
-            "[stores.object]\nimpl = \"LocalFilesystemObjectStore\"\nconfig = {{ root = \"{0}/objects\" }}\n[stores.document]\nimpl = \"LocalSqliteDocumentStore\"\nconfig = {{ path = \"{0}/docs/documents.db\" }}\n",
-            locked.display()
-        ),
-    )
-    .unwrap();
+    p.local_stores_under(&locked);
     let mut cmd = if as_root {
         // agent-env runs as nobody, from a link to it inside the temp folder (the build's own folder may
         // be closed to other users), and the temp folder is opened to be walked through.
@@ -387,24 +391,14 @@ fn a_local_store_under_a_folder_this_user_cannot_write_in_is_a_problem() {
             .unwrap();
         std::fs::set_permissions(&base, std::fs::Permissions::from_mode(0o755)).unwrap();
         std::os::unix::fs::chown(&locked, Some(NOBODY), Some(NOBODY)).unwrap();
-        let mut cmd = Command::new(&binary);
+        let mut cmd = p.command(&binary);
         cmd.uid(NOBODY).gid(NOBODY);
         cmd
     } else {
-        Command::new(env!("CARGO_BIN_EXE_agent-env"))
+        p.command(Path::new(env!("CARGO_BIN_EXE_agent-env")))
     };
     std::fs::set_permissions(&locked, std::fs::Permissions::from_mode(0o500)).unwrap();
-    cmd.env_clear();
-    IsolatedDirs {
-        home: p.home.clone(),
-        xdg_data: p.home.join("data"),
-        xdg_state: p.home.join(".local/state"),
-        xdg_config: p.home.join(".config"),
-        plugins: p.home.join("plugins"),
-    }
-    .apply(&mut cmd)
-    .current_dir(&p.root)
-    .args(["config", "check", "--json"]);
+    cmd.args(["config", "check", "--json"]);
     let out = cmd.output().unwrap();
     std::fs::set_permissions(&locked, std::fs::Permissions::from_mode(0o700)).unwrap();
     let stdout = String::from_utf8(out.stdout).unwrap();
