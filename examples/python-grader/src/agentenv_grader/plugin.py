@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import sys
 
-from agent_env_plugin import ExplorerRequest, ExplorerResponse, HostHandle, Plugin, TaskStep
+from agent_env_plugin import ExplorerResponse, Plugin, TaskStep
 
 from . import grading
 from .store import FolderObjectStore
@@ -23,6 +23,8 @@ from .store import FolderObjectStore
 TYPE_CHECKING = False
 if TYPE_CHECKING:
     from typing import Any, Dict, List, Tuple
+
+    from agent_env_plugin import ExplorerRequest, HostHandle
 
 __version__ = "0.1.0"
 
