@@ -51,7 +51,7 @@ const SECTIONS: &[Section] = &[
         run: openciv3::run,
     },
     Section { name: "cli", about: "a plugin command against its executable run directly; agent-env --version and --help", run: cli::run },
-    Section { name: "python", about: "Python SDK plugin: spawn to initialize answered, against the bare interpreter", run: python::run },
+    Section { name: "python", about: "Python SDK plugin: spawn to initialize answered, against the bare interpreter and the plugin new template", run: python::run },
     Section { name: "plugin_stores", about: "the built-in object store vs the same store in a plugin: 134 MB put_file/download_to_file, peak memory, 10,000 small puts", run: plugin_stores::run },
     Section { name: "throughput", about: "bundles of 100 and 1,000 tasks (built-in, Rust and Python plugin steps), clean and rerun; plugin list --json with 20 Python plugins", run: throughput::run },
     Section { name: "runtimes", about: "the stdio peer against a tokio line loop and jsonrpsee over a child's pipes, 64 B and 64 KiB echo calls", run: runtimes::run },

@@ -5,21 +5,28 @@
 //! (`target/py-bench-venv`, made with `python3 -m venv --without-pip`, no site-packages of the system
 //! Python), so what the system Python's own `.pth` files import at start-up does not count. The SDK is
 //! imported from its source folder through `PYTHONPATH` after `compileall`, which costs what an installed
-//! copy costs.
+//! copy costs. Beside that minimal plugin, the step plugin `agent-env plugin new` writes, started as the
+//! script pip writes for it starts it: what a plugin made from the template costs to start.
 
 use std::path::{Path, PathBuf};
 use std::process::Command;
+
+use crate::proc::{build, Scratch};
 
 const RUNS: &str = "30";
 
 pub fn run() -> Result<(), String> {
     let (python, src) = sdk_python()?;
     let repo = repo_root()?;
+    let scratch = Scratch::new("python")?;
+    let project = scaffolded_step_plugin(&python, scratch.path())?;
     let output = Command::new(&python)
         .arg(repo.join("plugin-sdk-py").join("bench").join("startup.py"))
         .arg("--python")
         .arg(&python)
         .args(["--runs", RUNS])
+        .arg("--project")
+        .arg(&project)
         .env("PYTHONPATH", &src)
         .output()
         .map_err(|e| format!("cannot run {}: {e}", python.display()))?;
@@ -31,6 +38,44 @@ pub fn run() -> Result<(), String> {
     }
     print!("{}", String::from_utf8_lossy(&output.stdout));
     Ok(())
+}
+
+/// A Python step plugin project as `agent-env plugin new` writes it, in `folder`, its sources compiled.
+fn scaffolded_step_plugin(python: &Path, folder: &Path) -> Result<PathBuf, String> {
+    let agent_env = build("agent-env", "agent-env")?;
+    let project = folder.join("agentenv-bench-step");
+    let made = Command::new(&agent_env)
+        .args([
+            "plugin",
+            "new",
+            "agentenv-bench-step",
+            "--lang",
+            "python",
+            "--kind",
+            "step",
+        ])
+        .arg("--dir")
+        .arg(&project)
+        .arg("--sdk")
+        .arg(repo_root()?)
+        .env("HOME", folder)
+        .output()
+        .map_err(|e| format!("cannot run {}: {e}", agent_env.display()))?;
+    if !made.status.success() {
+        return Err(format!(
+            "agent-env plugin new failed: {}",
+            String::from_utf8_lossy(&made.stderr).trim()
+        ));
+    }
+    let compiled = Command::new(python)
+        .args(["-m", "compileall", "-q"])
+        .arg(project.join("src"))
+        .status()
+        .map_err(|e| format!("cannot run {}: {e}", python.display()))?;
+    if !compiled.success() {
+        return Err("python -m compileall of the plugin new project failed".into());
+    }
+    Ok(project)
 }
 
 /// The bench's plain venv interpreter, and the Python SDK's source folder compiled for it (what a

@@ -1,9 +1,12 @@
 """Measures a Python plugin's cold start: spawn to `initialize` answered, and its import cost.
 
-    python bench/startup.py [--python PATH] [--runs N]
+    python bench/startup.py [--python PATH] [--runs N] [--project DIR]
 
 PATH is the interpreter that runs the plugin (default: this one); it must have agent_env_plugin
 installed. Prints the median and the fastest run, and the interpreter's own start (`-c pass`) to compare.
+With --project (a Python step plugin made by `agent-env plugin new`), also times that plugin started as
+the script pip writes for its `[project.scripts]` entry starts it: that script imports `re` and `sys`,
+then the plugin's module, and calls its `main`.
 """
 
 from __future__ import annotations
@@ -28,10 +31,13 @@ def noop(step, context, host):
 plugin.serve()
 """
 
-INITIALIZE = (
-    b'{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"host":{"name":"agent-env","version":"0.1.0"},'
-    b'"protocol":{"min":1,"max":1},"package":"agentenv-bench","settings":{}}}\n'
-)
+
+
+def initialize(package: str) -> bytes:
+    return (
+        b'{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"host":{"name":"agent-env","version":"0.1.0"},'
+        b'"protocol":{"min":1,"max":1},"package":"' + package.encode() + b'","settings":{}}}\n'
+    )
 
 
 def _cpu_of(pid: int) -> float:
@@ -41,12 +47,12 @@ def _cpu_of(pid: int) -> float:
     return usage.ru_utime + usage.ru_stime
 
 
-def spawn_to_initialized(python: str, script: str, env: dict[str, str]) -> tuple[float, float]:
+def spawn_to_initialized(argv: list[str], package: str, env: dict[str, str]) -> tuple[float, float]:
     """(wall-clock seconds from spawn to the initialize answer, CPU seconds of the whole process)."""
     started = time.perf_counter()
-    child = subprocess.Popen([python, script], stdin=subprocess.PIPE, stdout=subprocess.PIPE, env=env)
+    child = subprocess.Popen(argv, stdin=subprocess.PIPE, stdout=subprocess.PIPE, env=env)
     assert child.stdin is not None and child.stdout is not None
-    child.stdin.write(INITIALIZE)
+    child.stdin.write(initialize(package))
     child.stdin.flush()
     line = child.stdout.readline()
     elapsed = time.perf_counter() - started
@@ -79,18 +85,36 @@ def import_cost(python: str) -> float | None:
     return sum(int(fields[1]) for fields in own) / 1e6 if own else None
 
 
+def _project_runs(python: str, project: str, env: dict[str, str], runs: int) -> list[tuple[float, float]]:
+    """Spawn-to-initialize runs of the step plugin in `project` (its `src/<module>/plugin.py`)."""
+    src = os.path.join(project, "src")
+    modules = [name for name in os.listdir(src) if os.path.isfile(os.path.join(src, name, "plugin.py"))]
+    if len(modules) != 1:
+        raise SystemExit(f"{src} should hold one package with a plugin.py; it holds {modules}")
+    module = modules[0]
+    package = module.replace("_", "-")
+    path = os.pathsep.join(filter(None, [src, env.get("PYTHONPATH")]))
+    project_env = dict(env, PYTHONPATH=path)
+    argv = [python, "-c", f"import re, sys\nfrom {module}.plugin import main\nsys.exit(main())"]
+    spawn_to_initialized(argv, package, project_env)
+    return [spawn_to_initialized(argv, package, project_env) for _ in range(runs)]
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--python", default=sys.executable)
     parser.add_argument("--runs", type=int, default=30)
+    parser.add_argument("--project", help="a Python step plugin project made by agent-env plugin new")
     args = parser.parse_args()
     env = dict(os.environ, AGENT_ENV_PLUGIN="1", AGENT_ENV_PROTOCOL_VERSIONS="1-1")
     with tempfile.TemporaryDirectory() as tmp:
         script = os.path.join(tmp, "bench_plugin.py")
         with open(script, "w") as handle:
             handle.write(PLUGIN)
-        spawn_to_initialized(args.python, script, env)  # warm the page cache and .pyc files
-        plugin_runs = [spawn_to_initialized(args.python, script, env) for _ in range(args.runs)]
+        argv = [args.python, script]
+        spawn_to_initialized(argv, "agentenv-bench", env)  # warm the page cache and .pyc files
+        plugin_runs = [spawn_to_initialized(argv, "agentenv-bench", env) for _ in range(args.runs)]
+        project_runs = _project_runs(args.python, args.project, env, args.runs) if args.project else None
         bare_runs = [bare_start(args.python) for _ in range(args.runs)]
         import_costs = [import_cost(args.python) for _ in range(10)]
 
@@ -105,6 +129,8 @@ def main() -> int:
     print(f"interpreter: {args.python}")
     print(f"spawn to initialize answered ({args.runs} runs): {ms(plugin_runs)}")
     print(f"bare interpreter start (-c pass):               {ms(bare_runs)}")
+    if project_runs is not None:
+        print(f"a plugin as plugin new writes it, started as its pip script starts it: {ms(project_runs)}")
     costs = [cost for cost in import_costs if cost is not None]
     if costs:
         print(f"from agent_env_plugin import Plugin (-X importtime, fastest of {len(costs)}): {min(costs) * 1000:.1f} ms")
