@@ -1,0 +1,237 @@
+//! The peer between two threads of one process, over pipes: calls both ways, noise, limits, closing.
+
+use super::*;
+use std::io::{PipeReader, PipeWriter};
+
+struct Echo;
+
+impl Handler for Echo {
+    fn request(
+        &self,
+        ctx: &RequestContext,
+        method: &str,
+        params: Value,
+    ) -> Result<Value, RpcError> {
+        match method {
+            "echo" => Ok(params),
+            "ask_back" => ctx
+                .peer()
+                .call(
+                    "echo",
+                    json!({"from": "inside"}),
+                    Some(Duration::from_secs(5)),
+                )
+                .map_err(|e| RpcError::new(ErrorKind::InternalError, e.to_string())),
+            "sleep" => {
+                for _ in 0..200 {
+                    if ctx.is_cancelled() {
+                        return Err(RpcError::new(ErrorKind::Cancelled, "cancelled"));
+                    }
+                    thread::sleep(Duration::from_millis(5));
+                }
+                Ok(Value::Null)
+            }
+            _ => Err(RpcError::new(ErrorKind::MethodNotFound, method)),
+        }
+    }
+}
+
+fn pair(config: PeerConfig) -> (Peer, Peer) {
+    let (a_read, b_write): (PipeReader, PipeWriter) = std::io::pipe().unwrap();
+    let (b_read, a_write) = std::io::pipe().unwrap();
+    let a = Peer::start(a_read, a_write, Arc::new(Echo), config.clone());
+    let b = Peer::start(b_read, b_write, Arc::new(Echo), config);
+    (a, b)
+}
+
+#[test]
+fn calls_go_both_ways_and_nest() {
+    let (a, b) = pair(PeerConfig::default());
+    let t = Some(Duration::from_secs(5));
+    assert_eq!(a.call("echo", json!({"x": 1}), t).unwrap(), json!({"x": 1}));
+    assert_eq!(b.call("echo", json!({"y": 2}), t).unwrap(), json!({"y": 2}));
+    assert_eq!(
+        a.call("ask_back", json!({}), t).unwrap(),
+        json!({"from": "inside"})
+    );
+    let err = a.call("nope", json!({}), t).unwrap_err();
+    assert_eq!(err.kind(), Some(ErrorKind::MethodNotFound));
+}
+
+#[test]
+fn a_caller_reads_its_own_answer_and_runs_requests_sent_during_its_call() {
+    let (a_read, b_write): (PipeReader, PipeWriter) = std::io::pipe().unwrap();
+    let (b_read, a_write) = std::io::pipe().unwrap();
+    let callers = PeerConfig {
+        mode: ReaderMode::Callers,
+        ..PeerConfig::default()
+    };
+    let a = Peer::start(a_read, a_write, Arc::new(Echo), callers);
+    let _b = Peer::start(b_read, b_write, Arc::new(Echo), PeerConfig::default());
+    let t = Some(Duration::from_secs(5));
+    // `ask_back` makes b call a's `echo` while a's call is in flight: a's caller thread runs it.
+    assert_eq!(
+        a.call("ask_back", json!({}), t).unwrap(),
+        json!({"from": "inside"})
+    );
+    // Concurrent callers take turns reading and each gets its own answer.
+    let handles: Vec<_> = (0..8)
+        .map(|i| {
+            let a = a.clone();
+            thread::spawn(move || a.call("echo", json!({ "i": i }), t).unwrap())
+        })
+        .collect();
+    for (i, h) in handles.into_iter().enumerate() {
+        assert_eq!(h.join().unwrap(), json!({ "i": i }));
+    }
+    let err = a
+        .call("sleep", json!({}), Some(Duration::from_millis(50)))
+        .unwrap_err();
+    assert!(matches!(err, CallError::Timeout(_)));
+    assert_eq!(a.call("echo", json!({"k": 2}), t).unwrap(), json!({"k": 2}));
+    // An abort ends a call blocked in its read at once.
+    let blocked = a.clone();
+    let waiter = thread::spawn(move || blocked.call("sleep", json!({}), None));
+    thread::sleep(Duration::from_millis(20));
+    a.abort(CloseReason::Aborted("gone".into()));
+    assert_eq!(
+        waiter.join().unwrap().unwrap_err(),
+        CallError::Closed(CloseReason::Aborted("gone".into()))
+    );
+}
+
+#[test]
+fn a_timed_out_call_is_cancelled_on_the_other_side() {
+    let (a, _b) = pair(PeerConfig::default());
+    let err = a
+        .call("sleep", json!({}), Some(Duration::from_millis(50)))
+        .unwrap_err();
+    assert!(matches!(err, CallError::Timeout(_)));
+    // The connection lives on.
+    let again = a.call("echo", json!({"k": 1}), Some(Duration::from_secs(5)));
+    assert_eq!(again.unwrap(), json!({"k": 1}));
+}
+
+#[test]
+fn noise_is_counted_and_the_connection_lives() {
+    let (host_read, mut child_write) = std::io::pipe().unwrap();
+    let (_child_read, host_write) = std::io::pipe().unwrap();
+    let host = Peer::start(
+        host_read,
+        host_write,
+        Arc::new(NoHandler),
+        PeerConfig::default(),
+    );
+    child_write
+        .write_all(b"DEBUG: hello\n{\"not\":\"rpc\"}\n")
+        .unwrap();
+    child_write
+        .write_all(b"{\"jsonrpc\":\"2.0\",\"method\":\"$/log\",\"params\":{}}\n")
+        .unwrap();
+    drop(child_write);
+    assert!(host.wait_closed(Some(Duration::from_secs(5))));
+    let noise = host.noise();
+    assert_eq!(noise.lines, 2);
+    assert_eq!(noise.samples[0], "DEBUG: hello");
+    assert_eq!(host.close_reason(), Some(CloseReason::Eof));
+}
+
+#[test]
+fn an_oversized_message_is_refused_both_ways() {
+    let config = PeerConfig {
+        name: "small".into(),
+        max_message_bytes: 1024,
+        mode: ReaderMode::Dedicated,
+    };
+    let (a, _b) = pair(config);
+    let big = "x".repeat(2048);
+    let err = a
+        .call("echo", json!({ "big": big }), Some(Duration::from_secs(5)))
+        .unwrap_err();
+    assert!(matches!(err, CallError::TooLarge { .. }), "{err:?}");
+    assert!(a
+        .call("echo", json!({"small": 1}), Some(Duration::from_secs(5)))
+        .is_ok());
+}
+
+#[derive(Default)]
+struct Notes(Mutex<Vec<(String, usize)>>);
+
+impl Handler for Notes {
+    fn request(&self, _: &RequestContext, m: &str, _: Value) -> Result<Value, RpcError> {
+        Err(RpcError::new(ErrorKind::MethodNotFound, m))
+    }
+    fn notification(&self, method: &str, params: Value) {
+        let size = params["data"].as_str().map(str::len).unwrap_or(0);
+        lock(&self.0).push((method.to_string(), size));
+    }
+}
+
+#[test]
+fn long_lines_split_across_reads_and_oversized_ones_are_skipped() {
+    for mode in [ReaderMode::Dedicated, ReaderMode::Callers] {
+        let (host_read, mut child_write) = std::io::pipe().unwrap();
+        let (_child_read, host_write) = std::io::pipe().unwrap();
+        let notes = Arc::new(Notes::default());
+        let config = PeerConfig {
+            name: "long".into(),
+            max_message_bytes: 2 * 1024 * 1024,
+            mode,
+        };
+        let host = Peer::start(host_read, host_write, notes.clone(), config);
+        let writer = thread::spawn(move || {
+            let note = |n: usize| {
+                let data = "d".repeat(n);
+                format!(
+                    "{{\"jsonrpc\":\"2.0\",\"method\":\"n\",\"params\":{{\"data\":\"{data}\"}}}}\n"
+                )
+            };
+            // Over the limit, then within it, then small ones: all in few writes.
+            let mut all = note(3 * 1024 * 1024);
+            all.push_str(&note(1_500_000));
+            all.push_str(&note(10));
+            all.push_str("not json\n");
+            all.push_str(&note(20));
+            child_write.write_all(all.as_bytes()).unwrap();
+        });
+        if mode == ReaderMode::Callers {
+            // Only a caller reads: one that finds the stream ended.
+            let _ = host.call("x", json!({}), Some(Duration::from_secs(5)));
+        } else {
+            assert!(host.wait_closed(Some(Duration::from_secs(5))));
+        }
+        writer.join().unwrap();
+        let seen = lock(&notes.0).clone();
+        assert_eq!(
+            seen,
+            vec![
+                ("n".to_string(), 1_500_000),
+                ("n".into(), 10),
+                ("n".into(), 20)
+            ],
+            "{mode:?}"
+        );
+        let noise = host.noise();
+        assert_eq!((noise.lines, noise.too_large), (2, 1), "{mode:?}");
+        assert!(noise.samples[0].starts_with("{\"jsonrpc\""), "{mode:?}");
+        assert_eq!(noise.samples[1], "not json");
+    }
+}
+
+#[test]
+fn closing_fails_pending_calls() {
+    let (host_read, child_write) = std::io::pipe().unwrap();
+    let (_child_read, host_write) = std::io::pipe().unwrap();
+    let host = Peer::start(
+        host_read,
+        host_write,
+        Arc::new(NoHandler),
+        PeerConfig::default(),
+    );
+    let h = host.clone();
+    let waiter = thread::spawn(move || h.call("execute", json!({}), Some(Duration::from_secs(10))));
+    thread::sleep(Duration::from_millis(50));
+    drop(child_write);
+    let err = waiter.join().unwrap().unwrap_err();
+    assert_eq!(err, CallError::Closed(CloseReason::Eof));
+}
