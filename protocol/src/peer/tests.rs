@@ -44,6 +44,15 @@ fn pair(config: PeerConfig) -> (Peer, Peer) {
     (a, b)
 }
 
+/// A peer answering with `handler` on one end of a pair of pipes, and the other side's ends: what it writes to
+/// the peer, and what the peer writes to it.
+fn host_end(handler: Arc<dyn Handler>, config: PeerConfig) -> (Peer, PipeWriter, PipeReader) {
+    let (host_read, child_write) = std::io::pipe().unwrap();
+    let (child_read, host_write) = std::io::pipe().unwrap();
+    let host = Peer::start(host_read, host_write, handler, config);
+    (host, child_write, child_read)
+}
+
 #[test]
 fn calls_go_both_ways_and_nest() {
     let (a, b) = pair(PeerConfig::default());
@@ -114,14 +123,7 @@ fn a_timed_out_call_is_cancelled_on_the_other_side() {
 
 #[test]
 fn noise_is_counted_and_the_connection_lives() {
-    let (host_read, mut child_write) = std::io::pipe().unwrap();
-    let (_child_read, host_write) = std::io::pipe().unwrap();
-    let host = Peer::start(
-        host_read,
-        host_write,
-        Arc::new(NoHandler),
-        PeerConfig::default(),
-    );
+    let (host, mut child_write, _child_read) = host_end(Arc::new(NoHandler), PeerConfig::default());
     child_write
         .write_all(b"DEBUG: hello\n{\"not\":\"rpc\"}\n")
         .unwrap();
@@ -170,15 +172,13 @@ impl Handler for Notes {
 #[test]
 fn long_lines_split_across_reads_and_oversized_ones_are_skipped() {
     for mode in [ReaderMode::Dedicated, ReaderMode::Callers] {
-        let (host_read, mut child_write) = std::io::pipe().unwrap();
-        let (_child_read, host_write) = std::io::pipe().unwrap();
         let notes = Arc::new(Notes::default());
         let config = PeerConfig {
             name: "long".into(),
             max_message_bytes: 2 * 1024 * 1024,
             mode,
         };
-        let host = Peer::start(host_read, host_write, notes.clone(), config);
+        let (host, mut child_write, _child_read) = host_end(notes.clone(), config);
         let writer = thread::spawn(move || {
             let note = |n: usize| {
                 let data = "d".repeat(n);
@@ -220,14 +220,7 @@ fn long_lines_split_across_reads_and_oversized_ones_are_skipped() {
 
 #[test]
 fn closing_fails_pending_calls() {
-    let (host_read, child_write) = std::io::pipe().unwrap();
-    let (_child_read, host_write) = std::io::pipe().unwrap();
-    let host = Peer::start(
-        host_read,
-        host_write,
-        Arc::new(NoHandler),
-        PeerConfig::default(),
-    );
+    let (host, child_write, _child_read) = host_end(Arc::new(NoHandler), PeerConfig::default());
     let h = host.clone();
     let waiter = thread::spawn(move || h.call("execute", json!({}), Some(Duration::from_secs(10))));
     thread::sleep(Duration::from_millis(50));
