@@ -44,8 +44,8 @@ fn pair(config: PeerConfig) -> (Peer, Peer) {
     (a, b)
 }
 
-/// A peer answering with `handler` on one end of a pair of pipes, and the other side's ends: what it writes to
-/// the peer, and what the peer writes to it.
+/// A peer answering with `handler` on one end of a pair of pipes, and the other side's ends: what
+/// it writes to the peer, and what the peer writes to it.
 fn host_end(handler: Arc<dyn Handler>, config: PeerConfig) -> (Peer, PipeWriter, PipeReader) {
     let (host_read, child_write) = std::io::pipe().unwrap();
     let (child_read, host_write) = std::io::pipe().unwrap();
