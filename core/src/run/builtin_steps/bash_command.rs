@@ -22,7 +22,7 @@
 //! the ones the user lists in `AGENT_ENV_SANDBOX_ENV`; API keys and tokens in agent-env's environment
 //! are withheld otherwise.
 
-use std::ffi::OsString;
+use std::ffi::{OsStr, OsString};
 use std::io::{PipeReader, Read};
 use std::os::fd::AsRawFd;
 use std::os::unix::process::ExitStatusExt;
@@ -275,12 +275,11 @@ fn find_program(word: &str, cwd: &Path) -> Option<PathBuf> {
         let path = cwd.join(word);
         return is_executable_file(&path).then_some(path);
     }
-    let unset = OsString::from(PATH_WHEN_UNSET);
-    let path: &OsString = sandbox_env()
+    let path: &OsStr = sandbox_env()
         .iter()
-        .find_map(|(name, value)| (name == "PATH").then_some(value))
-        .unwrap_or(&unset);
-    std::env::split_paths(&path)
+        .find_map(|(name, value)| (name == "PATH").then_some(value.as_os_str()))
+        .unwrap_or(OsStr::new(PATH_WHEN_UNSET));
+    std::env::split_paths(path)
         .map(|dir| {
             if dir.as_os_str().is_empty() {
                 cwd.join(word)
