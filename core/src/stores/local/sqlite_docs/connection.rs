@@ -177,15 +177,8 @@ impl Db {
             .iter()
             .map(|f| json_extract(f))
             .collect::<StoreResult<Vec<_>>>()?;
-        let sql = format!(
-            "CREATE {}INDEX IF NOT EXISTS \"{name}\" ON \"{table}\" ({})",
-            if unique { "UNIQUE " } else { "" },
-            exprs.join(", ")
-        );
-        self.conn
-            .execute_batch(&sql)
+        self.create_index(&name, &table, &exprs, unique)
             .map_err(|e| index_error(path, collection, fields, &e))?;
-        self.ensured_indexes.insert(name);
         if let Some(first) = fields.first().filter(|f| !f.contains('.')) {
             self.leading_fields
                 .entry(table)
@@ -292,16 +285,29 @@ impl Db {
         if self.refused_indexes.contains(&name) {
             return None;
         }
-        let sql = format!(
-            "CREATE INDEX IF NOT EXISTS \"{name}\" ON \"{table}\" ({})",
-            columns.join(", ")
-        );
-        if self.conn.execute_batch(&sql).is_err() {
+        if self.create_index(&name, table, columns, false).is_err() {
             self.refused_indexes.insert(name);
             return None;
         }
-        self.ensured_indexes.insert(name.clone());
         Some(name)
+    }
+
+    /// Creates the index `name` on `table` over `exprs` unless it exists, and remembers it as ensured.
+    fn create_index(
+        &mut self,
+        name: &str,
+        table: &str,
+        exprs: &[String],
+        unique: bool,
+    ) -> rusqlite::Result<()> {
+        let sql = format!(
+            "CREATE {}INDEX IF NOT EXISTS \"{name}\" ON \"{table}\" ({})",
+            if unique { "UNIQUE " } else { "" },
+            exprs.join(", ")
+        );
+        self.conn.execute_batch(&sql)?;
+        self.ensured_indexes.insert(name.to_string());
+        Ok(())
     }
 
     /// The documents at `rowids`, in that order.
