@@ -20,61 +20,59 @@ pub fn run() -> Result<(), String> {
     let repo = repo_root()?;
     let scratch = Scratch::new("python")?;
     let project = scaffolded_step_plugin(&python, scratch.path())?;
-    let output = Command::new(&python)
+    let mut startup = Command::new(&python);
+    startup
         .arg(repo.join("plugin-sdk-py").join("bench").join("startup.py"))
         .arg("--python")
         .arg(&python)
         .args(["--runs", RUNS])
         .arg("--project")
         .arg(&project)
-        .env("PYTHONPATH", &src)
+        .env("PYTHONPATH", &src);
+    let output = checked_output(&mut startup, "plugin-sdk-py/bench/startup.py")?;
+    print!("{}", String::from_utf8_lossy(&output.stdout));
+    Ok(())
+}
+
+/// Runs `cmd` to its end; its output, or an error naming `what` with the end of its stderr.
+fn checked_output(cmd: &mut Command, what: &str) -> Result<std::process::Output, String> {
+    let output = cmd
         .output()
-        .map_err(|e| format!("cannot run {}: {e}", python.display()))?;
+        .map_err(|e| format!("cannot run {what}: {e}"))?;
     if !output.status.success() {
         return Err(format!(
-            "plugin-sdk-py/bench/startup.py failed: {}",
+            "{what} failed: {}",
             String::from_utf8_lossy(&output.stderr).trim()
         ));
     }
-    print!("{}", String::from_utf8_lossy(&output.stdout));
-    Ok(())
+    Ok(output)
+}
+
+/// Compiles the Python sources under `folder` once, as pip does when it installs: under
+/// PYTHONDONTWRITEBYTECODE every start would compile them again.
+fn compile_sources(python: &Path, folder: &Path) -> Result<(), String> {
+    let mut cmd = Command::new(python);
+    cmd.args(["-m", "compileall", "-q"]).arg(folder);
+    checked_output(
+        &mut cmd,
+        &format!("python -m compileall {}", folder.display()),
+    )
+    .map(|_| ())
 }
 
 /// A Python step plugin project as `agent-env plugin new` writes it, in `folder`, its sources compiled.
 fn scaffolded_step_plugin(python: &Path, folder: &Path) -> Result<PathBuf, String> {
     let agent_env = build("agent-env", "agent-env")?;
     let project = folder.join("agentenv-bench-step");
-    let made = Command::new(&agent_env)
-        .args([
-            "plugin",
-            "new",
-            "agentenv-bench-step",
-            "--lang",
-            "python",
-            "--kind",
-            "step",
-        ])
-        .arg("--dir")
+    let mut new = Command::new(&agent_env);
+    new.args(["plugin", "new", "agentenv-bench-step"])
+        .args(["--lang", "python", "--kind", "step", "--dir"])
         .arg(&project)
         .arg("--sdk")
         .arg(repo_root()?)
-        .env("HOME", folder)
-        .output()
-        .map_err(|e| format!("cannot run {}: {e}", agent_env.display()))?;
-    if !made.status.success() {
-        return Err(format!(
-            "agent-env plugin new failed: {}",
-            String::from_utf8_lossy(&made.stderr).trim()
-        ));
-    }
-    let compiled = Command::new(python)
-        .args(["-m", "compileall", "-q"])
-        .arg(project.join("src"))
-        .status()
-        .map_err(|e| format!("cannot run {}: {e}", python.display()))?;
-    if !compiled.success() {
-        return Err("python -m compileall of the plugin new project failed".into());
-    }
+        .env("HOME", folder);
+    checked_output(&mut new, "agent-env plugin new")?;
+    compile_sources(python, &project.join("src"))?;
     Ok(project)
 }
 
@@ -98,17 +96,8 @@ pub fn sdk_python() -> Result<(PathBuf, PathBuf), String> {
             ));
         }
     }
-    // Compile the sources once, as pip does when it installs: PYTHONDONTWRITEBYTECODE would otherwise
-    // make every start compile them again.
     let src = repo.join("plugin-sdk-py").join("src");
-    let compiled = Command::new(&python)
-        .args(["-m", "compileall", "-q"])
-        .arg(&src)
-        .status()
-        .map_err(|e| format!("cannot run {}: {e}", python.display()))?;
-    if !compiled.success() {
-        return Err(format!("python -m compileall {} failed", src.display()));
-    }
+    compile_sources(&python, &src)?;
     Ok((python, src))
 }
 

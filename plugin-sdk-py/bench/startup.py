@@ -12,6 +12,7 @@ then the plugin's module, and calls its `main`.
 from __future__ import annotations
 
 import argparse
+import json
 import os
 import statistics
 import subprocess
@@ -32,12 +33,16 @@ plugin.serve()
 """
 
 
-
 def initialize(package: str) -> bytes:
-    return (
-        b'{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"host":{"name":"agent-env","version":"0.1.0"},'
-        b'"protocol":{"min":1,"max":1},"package":"' + package.encode() + b'","settings":{}}}\n'
-    )
+    """The host's `initialize` request for `package`, as one line."""
+    params = {
+        "host": {"name": "agent-env", "version": "0.1.0"},
+        "protocol": {"min": 1, "max": 1},
+        "package": package,
+        "settings": {},
+    }
+    message = {"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": params}
+    return json.dumps(message, separators=(",", ":")).encode() + b"\n"
 
 
 def _cpu_of(pid: int) -> float:
