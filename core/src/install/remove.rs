@@ -49,33 +49,34 @@ pub fn remove(opts: &RemoveOptions, ctx: &Context<'_>) -> Result<i32, InstallErr
     let mut removals = Vec::new();
     let mut blocked = false;
     for p in &opts.packages {
-        let Some(found) = discovery.find(&canonical_name(p)) else {
-            return Err(InstallError::NotInstalled(p.clone()));
+        let canonical = canonical_name(p);
+        let Some(found) = discovery.find(&canonical) else {
+            let broken = discovery
+                .broken
+                .iter()
+                .find(|b| canonical_name(&b.label) == canonical)
+                .ok_or_else(|| InstallError::NotInstalled(p.clone()))?;
+            removals.push(removal_of(
+                &broken.path,
+                &broken.label,
+                None,
+                &plugins,
+                &venv,
+            )?);
+            out.note(&format!(
+                "note: {}'s manifest does not load ({}), so nothing it provides is in effect and nothing that names it was checked",
+                broken.label, broken.error
+            ));
+            continue;
         };
         let m = &found.manifest;
-        if m.path.starts_with(&venv) {
-            removals.push(Removal::Pip {
-                python: venv.join("bin/python"),
-                name: m.name.clone(),
-            });
-        } else if let Some(folder) = plugin_folder(&plugins, &m.path) {
-            let cargo_bin = plugins.join(CARGO_ROOT).join("bin");
-            let built = m
-                .resolved_exec()
-                .first()
-                .map(PathBuf::from)
-                .and_then(|p| p.canonicalize().ok())
-                .filter(|p| {
-                    p.parent()
-                        .is_some_and(|d| Some(d) == cargo_bin.canonicalize().ok().as_deref())
-                });
-            removals.push(Removal::Folder(folder, built));
-        } else {
-            return Err(InstallError::NotOurs {
-                name: m.name.clone(),
-                path: m.path.clone(),
-            });
-        }
+        removals.push(removal_of(
+            &m.path,
+            &m.name,
+            m.resolved_exec().first().map(PathBuf::from),
+            &plugins,
+            &venv,
+        )?);
         let mut found = blockers::blockers(
             m,
             &discovery,
@@ -99,10 +100,12 @@ pub fn remove(opts: &RemoveOptions, ctx: &Context<'_>) -> Result<i32, InstallErr
                 blocked = true;
             }
         }
-        out.line(&format!(
-            "note: the config's [plugins.{}] table, if any, stays in the file; delete it yourself if you no longer need it",
-            m.name
-        ));
+        if ctx.config_path.is_some() {
+            out.line(&format!(
+                "note: the config's [plugins.{}] table, if any, stays in the file; delete it yourself if you no longer need it",
+                m.name
+            ));
+        }
     }
     if blocked {
         return Err(InstallError::Blocked);
@@ -185,6 +188,35 @@ pub fn remove(opts: &RemoveOptions, ctx: &Context<'_>) -> Result<i32, InstallErr
     }
     out.line("Removed.");
     Ok(0)
+}
+
+/// How the package whose manifest is `manifest` goes: by pip when it lives in the managed venv, else
+/// by deleting its folder in the plugins directory (and the executable `cargo install` put in
+/// `.cargo/bin` for it, when `executable` is that one). A package anywhere else is not ours to remove.
+fn removal_of(
+    manifest: &Path,
+    name: &str,
+    executable: Option<PathBuf>,
+    plugins: &Path,
+    venv: &Path,
+) -> Result<Removal, InstallError> {
+    if manifest.starts_with(venv) {
+        return Ok(Removal::Pip {
+            python: venv.join("bin/python"),
+            name: name.to_string(),
+        });
+    }
+    let Some(folder) = plugin_folder(plugins, manifest) else {
+        return Err(InstallError::NotOurs {
+            name: name.to_string(),
+            path: manifest.to_path_buf(),
+        });
+    };
+    let cargo_bin = plugins.join(CARGO_ROOT).join("bin").canonicalize().ok();
+    let built = executable
+        .and_then(|p| p.canonicalize().ok())
+        .filter(|p| cargo_bin.is_some() && p.parent() == cargo_bin.as_deref());
+    Ok(Removal::Folder(folder, built))
 }
 
 /// The folder a removal deletes, when the package lives in the plugins directory.

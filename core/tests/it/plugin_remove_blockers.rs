@@ -148,7 +148,7 @@ fn what_is_not_a_plugin_here_is_refused() {
         (code, err.as_str()),
         (
             1,
-            "Error: agentenv-nothing is not installed in this environment\n"
+            "Error: agentenv-nothing is not installed in this environment; `agent-env plugin list` shows the installed packages\n"
         )
     );
     let (code, _, err) = run(&sb, &["plugin", "remove", "agentenv_framework", "--yes"]);
@@ -163,4 +163,35 @@ fn what_is_not_a_plugin_here_is_refused() {
     let (code, _, err) = run(&sb, &["plugin", "remove", "elsewhere", "--yes"]);
     assert_eq!(code, 1);
     assert!(err.contains("was not installed by agent-env"), "{err}");
+}
+
+#[test]
+fn a_plugin_whose_manifest_does_not_load_can_still_be_removed() {
+    let sb = Sandbox::new();
+    // `exce` for `exec`: the manifest no longer parses, so the package provides nothing.
+    sb.plugin_dir_manifest(
+        "agentenv-typo",
+        "[plugin]\nname = \"agentenv-typo\"\nversion = \"0.1.0\"\nexce = [\"./x\"]\nprotocol = [1, 1]\n",
+    );
+    let (code, out, err) = run(&sb, &["plugin", "remove", "agentenv_typo", "--yes"]);
+    assert_eq!(code, 0, "{out}{err}");
+    assert!(
+        err.starts_with("note: agentenv-typo's manifest does not load ("),
+        "{err}"
+    );
+    assert!(
+        err.contains("so nothing it provides is in effect and nothing that names it was checked"),
+        "{err}"
+    );
+    assert!(out.ends_with("Removed.\n"), "{out}");
+    assert!(!sb.plugins_dir().join("agentenv-typo").exists());
+}
+
+#[test]
+fn the_note_about_the_configs_table_needs_a_config() {
+    let sb = Sandbox::new();
+    grader(&sb);
+    let (code, out, err) = run(&sb, &["plugin", "remove", "agentenv-grader", "--yes"]);
+    assert_eq!(code, 0, "{out}{err}");
+    assert!(!out.contains("table, if any"), "{out}");
 }
