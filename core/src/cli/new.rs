@@ -6,7 +6,7 @@ use std::path::PathBuf;
 use clap::{Args, ValueEnum};
 
 use crate::cli::{Exit, Failure, Terminal};
-use crate::scaffold::{self, Kind, Language, Request, SdkSource};
+use crate::scaffold::{self, Kind, Language, Request, ScaffoldError, SdkSource};
 use crate::session::Session;
 
 #[derive(Args)]
@@ -66,7 +66,15 @@ pub fn run(args: &NewArgs, session: &Session, term: &Terminal) -> Exit {
             None => SdkSource::Registry,
         },
     };
-    let files = scaffold::scaffold(&request).map_err(Failure::new)?;
+    let files = scaffold::scaffold(&request).map_err(|e| {
+        // A name it cannot use is a bad value on the command line.
+        let code = if matches!(e, ScaffoldError::BadName { .. }) {
+            2
+        } else {
+            1
+        };
+        Failure::new(e).with_code(code)
+    })?;
     let shown = args
         .dir
         .clone()

@@ -58,7 +58,7 @@ pub(super) fn files(
         ),
         None => String::new(),
     };
-    let command = names.contribution.replace('_', "-");
+    let command = names.command();
     let what = match kind {
         Kind::Step => format!(
             "It gives one task step, `{}`: it scores whether a step's `text` has at least `min_words` words \

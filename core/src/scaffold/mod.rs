@@ -8,6 +8,7 @@
 
 mod languages;
 mod names;
+mod reserved;
 
 use std::path::{Path, PathBuf};
 
@@ -112,6 +113,7 @@ pub enum ScaffoldError {
 /// The files of the project `request` describes.
 pub fn scaffold(request: &Request) -> Result<Vec<ScaffoldFile>, ScaffoldError> {
     let names = Names::of(&request.name)?;
+    names.usable_in(request.language, request.kind)?;
     let sdk = match &request.sdk {
         SdkSource::Registry => None,
         SdkSource::Checkout(dir) => Some(sdk_folder(dir, request.language)?),

@@ -1,7 +1,9 @@
 //! The names a scaffold derives from the package name: the step type, the class label, the Python
-//! module.
+//! module; and whether the chosen language and kind can use them.
 
-use super::ScaffoldError;
+use super::reserved;
+use super::{Kind, Language, ScaffoldError};
+use crate::builtin_names;
 
 /// The longest package name `plugin new` takes.
 const MAX_NAME: usize = 64;
@@ -46,6 +48,16 @@ impl Names {
             return Err(bad("it is agent-env's own name"));
         }
         let base = package.strip_prefix("agentenv-").unwrap_or(package);
+        if !base.starts_with(|c: char| c.is_ascii_lowercase()) {
+            return Err(bad(
+                "the part after 'agentenv-' must start with a letter: the code names its function and class after it",
+            ));
+        }
+        if reserved::is_sdk_name(package) {
+            return Err(bad(
+                "it is the name of agent-env's SDK, which the project depends on",
+            ));
+        }
         let contribution = base.replace('-', "_");
         let class = base
             .split('-')
@@ -63,6 +75,77 @@ impl Names {
             class,
             module: package.replace('-', "_"),
         })
+    }
+}
+
+impl Names {
+    /// Refuses names the project for `language` and `kind` could not use: a word its language
+    /// reserves where the code names something after the package, a module that would hide
+    /// another, or a step type or command agent-env already has (the plugin's would be skipped).
+    pub fn usable_in(&self, language: Language, kind: Kind) -> Result<(), ScaffoldError> {
+        let bad = |why: String| ScaffoldError::BadName {
+            name: self.package.clone(),
+            why,
+        };
+        let suggestion = format!("a longer name, such as {}-plugin", self.package);
+        match language {
+            Language::Python => {
+                // The module always; the contribution where the code names a function after it.
+                let mut named = vec![&self.module];
+                if matches!(kind, Kind::Step | Kind::Cli) {
+                    named.push(&self.contribution);
+                }
+                if let Some(word) = named.into_iter().find(|w| reserved::is_python_keyword(w)) {
+                    return Err(bad(format!(
+                        "'{word}' is a Python keyword, and the code names a module or function after it; choose {suggestion}"
+                    )));
+                }
+                if kind == Kind::Store && reserved::is_python_keyword(&self.class) {
+                    return Err(bad(format!(
+                        "'{}' is a Python keyword, and the code names its store class after it; choose {suggestion}",
+                        self.class
+                    )));
+                }
+                if reserved::hides_a_python_module(&self.module) {
+                    return Err(bad(format!(
+                        "its Python module, '{}', would hide the module of that name that Python or the project's tools already have; choose {suggestion}",
+                        self.module
+                    )));
+                }
+            }
+            Language::Rust => {
+                if let Some(word) = [&self.module, &self.class]
+                    .into_iter()
+                    .find(|w| reserved::is_rust_word(w))
+                {
+                    return Err(bad(format!(
+                        "'{word}' is a word Rust reserves, and the code names its crate or type after it; choose {suggestion}"
+                    )));
+                }
+            }
+            // The module path (`example.com/NAME`) and the code name nothing else after the package.
+            Language::Go => {}
+        }
+        match kind {
+            Kind::Step if builtin_names::is_builtin("task_steps", &self.contribution) => {
+                Err(bad(format!(
+                    "'{}' is one of agent-env's own task step types, so the plugin's step would be skipped",
+                    self.contribution
+                )))
+            }
+            Kind::Cli if builtin_names::is_builtin("cli_plugins", &self.command()) => {
+                Err(bad(format!(
+                    "'agent-env {}' is one of agent-env's own commands, so the plugin's command would be skipped",
+                    self.command()
+                )))
+            }
+            _ => Ok(()),
+        }
+    }
+
+    /// The command a CLI plugin's project gives: the contribution's name with `-` for `_`.
+    pub fn command(&self) -> String {
+        self.contribution.replace('_', "-")
     }
 }
 
@@ -92,9 +175,105 @@ mod tests {
             ("a--b", "between two"),
             ("a-", "between two"),
             ("agent-env", "agent-env's own name"),
+            (
+                "agentenv-2fast",
+                "after 'agentenv-' must start with a letter",
+            ),
+            ("agent-env-plugin-sdk", "the name of agent-env's SDK"),
+            ("agent-env-plugin", "the name of agent-env's SDK"),
         ] {
             let err = Names::of(name).unwrap_err().to_string();
             assert!(err.contains(why), "{name}: {err}");
+        }
+    }
+
+    #[test]
+    fn a_name_the_language_or_kind_cannot_use_is_refused_with_the_reason() {
+        for (name, language, kind, why) in [
+            (
+                "agentenv-class",
+                Language::Python,
+                Kind::Step,
+                "'class' is a Python keyword",
+            ),
+            (
+                "agentenv-import",
+                Language::Python,
+                Kind::Cli,
+                "'import' is a Python keyword",
+            ),
+            (
+                "import",
+                Language::Python,
+                Kind::Store,
+                "'import' is a Python keyword",
+            ),
+            (
+                "agentenv-none",
+                Language::Python,
+                Kind::Store,
+                "'None' is a Python keyword",
+            ),
+            (
+                "json",
+                Language::Python,
+                Kind::Step,
+                "its Python module, 'json', would hide",
+            ),
+            (
+                "pytest",
+                Language::Python,
+                Kind::Step,
+                "its Python module, 'pytest', would hide",
+            ),
+            (
+                "agentenv-self",
+                Language::Rust,
+                Kind::Step,
+                "'Self' is a word Rust reserves",
+            ),
+            (
+                "match",
+                Language::Rust,
+                Kind::Store,
+                "'match' is a word Rust reserves",
+            ),
+            (
+                "agentenv-deploy-sandbox",
+                Language::Go,
+                Kind::Step,
+                "'deploy_sandbox' is one of agent-env's own task step types",
+            ),
+            (
+                "agentenv-run",
+                Language::Python,
+                Kind::Cli,
+                "'agent-env run' is one of agent-env's own commands",
+            ),
+        ] {
+            let err = Names::of(name)
+                .unwrap()
+                .usable_in(language, kind)
+                .unwrap_err()
+                .to_string();
+            assert!(err.contains(why), "{name}: {err}");
+        }
+    }
+
+    #[test]
+    fn what_only_another_language_or_kind_reserves_is_allowed() {
+        for (name, language, kind) in [
+            ("agentenv-class", Language::Rust, Kind::Step),
+            ("json", Language::Go, Kind::Step),
+            ("fmt", Language::Go, Kind::Step),
+            ("fmt", Language::Python, Kind::Step),
+            ("agentenv-none", Language::Python, Kind::Step),
+            ("agentenv-run", Language::Python, Kind::Step),
+            ("agentenv-deploy-sandbox", Language::Rust, Kind::Cli),
+            ("agentenv-word-count", Language::Python, Kind::Store),
+        ] {
+            let names = Names::of(name).unwrap();
+            assert!(names.usable_in(language, kind).is_ok(), "{name}");
         }
     }
 }

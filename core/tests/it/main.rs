@@ -28,6 +28,7 @@ mod plugin_add_sources;
 mod plugin_discovery;
 mod plugin_env;
 mod plugin_load;
+mod plugin_new;
 mod plugin_pins;
 mod plugin_remove_blockers;
 mod plugin_safety;

@@ -1,0 +1,44 @@
+//! Black-box: `plugin new` refuses, as a bad value (exit 2), a name its project could not use, and
+//! writes nothing; the name's checks themselves are unit tests of `scaffold::names`.
+
+use crate::support::run::Sandboxed;
+
+#[test]
+fn a_name_the_project_could_not_use_is_a_bad_value_and_writes_nothing() {
+    let s = Sandboxed::new();
+    for (name, lang, kind, why) in [
+        (
+            "agentenv-class",
+            "python",
+            "step",
+            "'class' is a Python keyword, and the code names a module or function after it; choose a longer name, such as agentenv-class-plugin",
+        ),
+        (
+            "agentenv-2fast",
+            "rust",
+            "step",
+            "the part after 'agentenv-' must start with a letter",
+        ),
+        (
+            "agentenv-run",
+            "go",
+            "cli",
+            "'agent-env run' is one of agent-env's own commands, so the plugin's command would be skipped",
+        ),
+        ("My-Plugin", "go", "step", "it must start with a lowercase letter"),
+    ] {
+        let r = s.run(&["plugin", "new", name, "--lang", lang, "--kind", kind]);
+        assert_eq!(r.code, 2, "{name}: {}{}", r.stdout, r.stderr);
+        assert!(
+            r.stderr
+                .starts_with(&format!("Error: '{name}' cannot be a plugin's package name: ")),
+            "{name}: {}",
+            r.stderr
+        );
+        assert!(r.stderr.contains(why), "{name}: {}", r.stderr);
+        assert!(!s.home().join(name).exists(), "{name}: a folder was written");
+    }
+    let r = s.run(&["plugin", "new", "agentenv-class", "--lang", "rust"]);
+    assert_eq!(r.code, 0, "{}{}", r.stdout, r.stderr);
+    assert!(s.home().join("agentenv-class/Cargo.toml").is_file());
+}
