@@ -66,14 +66,27 @@ pub(super) fn files(
             names.contribution
         ),
         Kind::Store => format!(
-            "It gives one secret store, `{class}`: the secrets of a JSON file that maps each name to its value. \
-             Select it in `.agentenv/config.toml`:\n\n```toml\n[stores.secret]\nimpl = \"{name}:{class}\"\nconfig = {{ path = \"~/.config/{name}/secrets.json\" }}\n```\n\nThen `agent-env store check secret` runs agent-env's secret kit against it.",
-            class = names.class,
-            name = names.package
+            "It gives one secret store, `{}`: the secrets of a JSON file that maps each name to its value.",
+            names.class
         ),
         Kind::Cli => format!(
             "It gives one command, `agent-env {command} TEXT…`, which prints how many words its arguments hold."
         ),
+    };
+    let usage = match kind {
+        Kind::Step => String::new(),
+        Kind::Store => format!(
+            "\n\nTo use the store, select it in `.agentenv/config.toml`:\n\n```toml\n[stores.secret]\n\
+             impl = \"{name}:{class}\"\nconfig = {{ path = \"~/.config/{name}/secrets.json\" }}\n```\n\n\
+             then write its secrets file and run agent-env's secret kit against the store. The kit reads two \
+             secrets it expects every store it checks to hold, so put them in beside your own; a config's \
+             `secret:NAME` reference reads the file's `NAME`.\n\n```bash\nmkdir -p ~/.config/{name}\n\
+             printf '%s\\n' '{{\"conformance_present\": \"value-1\", \"conformance_present_empty\": \"\"}}' > ~/.config/{name}/secrets.json\n\
+             chmod 600 ~/.config/{name}/secrets.json\nagent-env store check secret\n```",
+            class = names.class,
+            name = names.package
+        ),
+        Kind::Cli => format!("\n\nThen run it: `agent-env {command} one two three` prints 3."),
     };
     let verify_step = match kind {
         Kind::Step => format!(
@@ -111,6 +124,7 @@ pub(super) fn files(
         ("commands", commands),
         ("sdk_note", sdk_note.as_str()),
         ("verify_step", verify_step.as_str()),
+        ("usage", usage.as_str()),
     ]);
     let mut out = vec![file("README.md".into(), README, &readme_vars)];
     let v = &vars_base;
