@@ -33,6 +33,14 @@ pub enum VerifyCommandError {
         /// The installed packages, comma-separated (or "none").
         installed: String,
     },
+    /// A project folder: a plugin built from it is verified once installed.
+    #[error("{target} is a {language} project, not an installed plugin or a folder holding {MANIFEST_FILE}: install it with `agent-env plugin add {target}`, then verify it by its package name (`agent-env plugin verify NAME`)")]
+    Project {
+        /// What was asked for.
+        target: String,
+        /// The project's language, by the file that marks it.
+        language: &'static str,
+    },
     /// The manifest at the path given does not parse.
     #[error("{0}")]
     Manifest(String),
@@ -127,6 +135,19 @@ fn parse_step(text: &str) -> Result<Map<String, Value>, VerifyCommandError> {
     Ok(step)
 }
 
+/// The language of the project in `folder`, by the file its build tool reads.
+fn project_language(folder: &Path) -> Option<&'static str> {
+    [
+        ("pyproject.toml", "Python"),
+        ("setup.py", "Python"),
+        ("Cargo.toml", "Rust"),
+        ("go.mod", "Go"),
+    ]
+    .into_iter()
+    .find(|(marker, _)| folder.join(marker).is_file())
+    .map(|(_, language)| language)
+}
+
 /// An installed package by any spelling of its name, else a manifest file or a folder holding one.
 fn find_manifest(session: &Session, target: &str) -> Result<Manifest, VerifyCommandError> {
     let discovery = session.discovery();
@@ -142,6 +163,12 @@ fn find_manifest(session: &Session, target: &str) -> Result<Manifest, VerifyComm
     if file.is_file() {
         let absolute = std::path::absolute(&file).unwrap_or(file);
         return Manifest::load(&absolute).map_err(|e| VerifyCommandError::Manifest(e.to_string()));
+    }
+    if let Some(language) = project_language(path) {
+        return Err(VerifyCommandError::Project {
+            target: target.to_string(),
+            language,
+        });
     }
     let names: Vec<&str> = discovery
         .plugins

@@ -191,8 +191,17 @@ fn changing(
     term: &Terminal,
     change: impl FnOnce(&dyn crate::output::Output) -> Result<i32, crate::install::InstallError>,
 ) -> Exit {
+    // Without --yes or a terminal to ask on, the command line lacks what it needs.
+    let failure = |e: crate::install::InstallError| {
+        let code = if matches!(e, crate::install::InstallError::NoTerminal) {
+            2
+        } else {
+            1
+        };
+        Failure::new(e).with_code(code)
+    };
     if !json {
-        return change(term).map_err(Failure::new);
+        return change(term).map_err(failure);
     }
     if !cannot_ask {
         return Err(Failure::new(format!(
@@ -204,16 +213,22 @@ fn changing(
     let result = change(&collected);
     let lines = collected.lines(crate::output::Stream::Out);
     let notes = collected.lines(crate::output::Stream::Note);
+    // What went wrong, and what blocks a removal ("the above" the error sends a reader to).
     let problems: Vec<&str> = notes
         .iter()
-        .filter_map(|n| n.strip_prefix("problem: "))
+        .filter_map(|n| {
+            n.strip_prefix("problem: ")
+                .or_else(|| n.strip_prefix("blocked: "))
+        })
         .collect();
+    let blocked = matches!(result, Err(crate::install::InstallError::Blocked));
     let (code, error) = match &result {
         Ok(code) => (*code, None),
         Err(e) => (1, Some(e.to_string())),
     };
     let said = |needle: &str| lines.iter().any(|l| l.contains(needle));
     let outcome = match code {
+        _ if blocked => "refused",
         _ if error.is_some() => "failed",
         0 if said("Nothing changed") => "unchanged",
         0 if said("Added.") => "added",

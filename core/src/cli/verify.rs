@@ -9,7 +9,7 @@ use agent_env_host::verify::{Check, Status};
 use crate::cli::{Exit, Failure, Terminal};
 use crate::report::documents;
 use crate::session::Session;
-use crate::verify::{verify_plugin, VerifyOutcome};
+use crate::verify::{verify_plugin, VerifyCommandError, VerifyOutcome};
 
 /// The version of the JSON document `plugin verify --json` prints.
 pub const FORMAT_VERSION: u32 = 1;
@@ -28,8 +28,15 @@ pub struct VerifyArgs {
 
 /// Runs `plugin verify`.
 pub fn run(args: &VerifyArgs, session: &Session, term: &Terminal) -> Exit {
-    let outcome =
-        verify_plugin(session, &args.package, args.step.as_deref()).map_err(Failure::new)?;
+    let outcome = verify_plugin(session, &args.package, args.step.as_deref()).map_err(|e| {
+        // A `--step` that is not a step document is a bad value on the command line.
+        let code = if matches!(e, VerifyCommandError::Step(_)) {
+            2
+        } else {
+            1
+        };
+        Failure::new(e).with_code(code)
+    })?;
     if args.json {
         term.print(&documents::to_json(&document(&outcome)));
     } else {

@@ -46,6 +46,19 @@ fn another_plugin_requiring_it_blocks_until_forced() {
         format!("blocked: agentenv-grader is required by agentenv-essays\n{REFUSED}")
     );
     assert!(sb.plugins_dir().join("agentenv-grader").is_dir());
+    // A script reads what blocks it among the problems the error sends it to.
+    let (code, out, _) = run(
+        &sb,
+        &["plugin", "remove", "agentenv-grader", "--yes", "--json"],
+    );
+    assert_eq!(code, 1, "{out}");
+    let doc: serde_json::Value = serde_json::from_str(&out).unwrap();
+    assert_eq!(doc["outcome"], "refused", "{doc:#}");
+    assert_eq!(
+        doc["problems"],
+        serde_json::json!(["agentenv-grader is required by agentenv-essays"]),
+        "{doc:#}"
+    );
     // Removing both together is not blocked by each other.
     let (code, out, err) = run(
         &sb,

@@ -290,10 +290,28 @@ fn an_unknown_package_and_a_bad_step_are_errors_that_say_what_to_give() {
     );
     for bad in ["[1]", "{\"id\": \"x\"}", "{"] {
         let out = sb.run(&["plugin", "verify", "fixture-verify", "--step", bad]);
-        assert_eq!(out.status.code(), Some(1), "{bad}");
+        assert_eq!(out.status.code(), Some(2), "{bad}: a bad value");
         let err = String::from_utf8_lossy(&out.stderr);
         assert!(err.contains("--step must be a JSON object"), "{bad}: {err}");
     }
+}
+
+#[test]
+fn a_project_folder_is_told_to_be_added_first() {
+    let sb = faults("");
+    let project = sb.dir().join("agentenv-proj");
+    std::fs::create_dir_all(&project).unwrap();
+    std::fs::write(project.join("go.mod"), "module example.com/agentenv-proj\n").unwrap();
+    let out = sb.run(&["plugin", "verify", project.to_str().unwrap()]);
+    assert_eq!(out.status.code(), Some(1));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(
+        err,
+        format!(
+            "Error: {0} is a Go project, not an installed plugin or a folder holding agent-env-plugin.toml: install it with `agent-env plugin add {0}`, then verify it by its package name (`agent-env plugin verify NAME`)\n",
+            project.display()
+        )
+    );
 }
 
 #[test]
