@@ -49,6 +49,8 @@ pub fn man(args: ManArgs, session: &Session, term: &Terminal) -> Exit {
     let (tree, warnings) = full_tree(session);
     warnings.iter().for_each(|w| term.warn(w));
     let mut page = tree;
+    // Built, each command carries the global options (`-v`, `--color`) it accepts.
+    page.build();
     let mut name = String::from("agent-env");
     for word in &args.command {
         let Some(sub) = page.find_subcommand(word).cloned() else {
@@ -63,7 +65,11 @@ pub fn man(args: ManArgs, session: &Session, term: &Terminal) -> Exit {
             .with_code(2));
         };
         name = format!("{name}-{word}");
-        page = sub.name(name.clone()).version(crate::VERSION);
+        // The version names the page; only agent-env itself takes `--version`.
+        page = sub
+            .name(name.clone())
+            .version(crate::VERSION)
+            .disable_version_flag(true);
     }
     let mut roff = Vec::new();
     clap_mangen::Man::new(page)

@@ -58,6 +58,10 @@ fn man_pages_for_agent_env_and_each_command() {
     assert!(page.contains("fail\\-under"), "{page}");
     let add = stdout(&s.run(&["man", "plugin", "add"]));
     assert!(add.contains(".TH agent-env-plugin-add 1"), "{add}");
+    // A command's page lists the global options it takes, and not agent-env's own --version.
+    assert!(add.contains("\\fB\\-\\-verbose\\fR"), "{add}");
+    assert!(add.contains("\\fB\\-\\-color\\fR"), "{add}");
+    assert!(!add.contains("\\-\\-version"), "{add}");
 
     let out = s.run(&["man", "nope"]);
     assert_eq!(out.status.code(), Some(2), "{}", text(&out));
