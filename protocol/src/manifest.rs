@@ -415,6 +415,15 @@ impl Manifest {
                 "plugin.name is empty; name the plugin package".into(),
             ));
         }
+        if let Some(why) = crate::names::package_name_problem(&name) {
+            return Err(err_at(
+                Some(plugin.name.span()),
+                Some("plugin.name"),
+                format!(
+                    "plugin.name {name:?} is not a package name: {why}; write letters, digits, '-', '_' and '.', starting and ending with a letter or digit (for example \"agentenv-my-plugin\")"
+                ),
+            ));
+        }
         let version = plugin.version.get_ref().trim().to_string();
         if version.is_empty() {
             return Err(err_at(

@@ -18,6 +18,27 @@ pub fn canonical_name(name: &str) -> String {
     out
 }
 
+/// Why `name` is not a package name, if it is not one: a package name is ASCII letters, digits, `-`,
+/// `_` and `.`, starting and ending with a letter or digit (Python's rule for distribution names,
+/// which every language's packages here keep). `impl = "<package>:<Class>"` and the plugins
+/// directory's folders rely on it.
+pub fn package_name_problem(name: &str) -> Option<&'static str> {
+    let punctuation = |c: char| matches!(c, '-' | '_' | '.');
+    if name.is_empty() {
+        return Some("it is empty");
+    }
+    if !name
+        .chars()
+        .all(|c| c.is_ascii_alphanumeric() || punctuation(c))
+    {
+        return Some("it holds a character other than a letter, a digit, '-', '_' or '.'");
+    }
+    if name.starts_with(punctuation) || name.ends_with(punctuation) {
+        return Some("it starts or ends with '-', '_' or '.'");
+    }
+    None
+}
+
 /// The core's own package name, as plugins' `requires` tables spell it.
 pub const CORE_PACKAGE: &str = "agentenv-framework";
 /// The protocol's package name, as plugins' `requires` tables spell it.
@@ -93,5 +114,23 @@ mod tests {
         assert_eq!(canonical_name("AgentEnv_Old"), "agentenv-old");
         assert_eq!(canonical_name("acme.browser"), "acme-browser");
         assert_eq!(canonical_name("a-_.b"), "a-b");
+    }
+
+    #[test]
+    fn a_package_name_is_letters_digits_and_inner_punctuation() {
+        for name in ["agentenv-demo", "Acme.Browser_2", "x", "0day"] {
+            assert_eq!(package_name_problem(name), None, "{name}");
+        }
+        for (name, why) in [
+            ("", "empty"),
+            ("my plugin", "a character other than"),
+            ("con:x", "a character other than"),
+            ("café", "a character other than"),
+            ("-x", "starts or ends"),
+            ("x.", "starts or ends"),
+        ] {
+            let problem = package_name_problem(name).unwrap_or_default();
+            assert!(problem.contains(why), "{name}: {problem}");
+        }
     }
 }

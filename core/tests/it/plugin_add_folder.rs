@@ -378,7 +378,9 @@ fn a_manifest_name_that_leaves_the_plugins_directory_is_refused_and_nothing_is_t
         assert!(
             err.contains(&src.join("agent-env-plugin.toml").display().to_string())
                 && err.contains(&format!("{name:?}"))
-                && err.contains("cannot name a folder in the plugins directory"),
+                // The manifest's own rule refuses it first; the plugins directory's rule
+                // (`install::folder_name`) stands behind it.
+                && err.contains("is not a package name"),
             "{name}: {err}"
         );
         assert_eq!(

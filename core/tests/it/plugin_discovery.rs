@@ -226,6 +226,24 @@ fn a_broken_manifest_is_its_own_row_and_hides_nothing() {
 }
 
 #[test]
+fn a_name_that_is_not_a_package_name_makes_the_manifest_invalid() {
+    let sb = Sandbox::new();
+    sb.plugin_dir_manifest("spaced", &step_plugin("my plugin", "1.0", &["spaced_step"]));
+    let report = sb.json(&["plugin", "list", "--json", "--no-load"], 0);
+    let (status, code, reason) = outcome(&report, "spaced", "agent-env-plugin.toml");
+    assert_eq!(
+        (status.as_str(), code.as_str()),
+        ("failed", "manifest-invalid")
+    );
+    assert!(
+        reason.ends_with(
+            ":2:8: plugin.name \"my plugin\" is not a package name: it holds a character other than a letter, a digit, '-', '_' or '.'; write letters, digits, '-', '_' and '.', starting and ending with a letter or digit (for example \"agentenv-my-plugin\")"
+        ),
+        "{reason}"
+    );
+}
+
+#[test]
 fn the_first_copy_wins_and_later_ones_are_shadowed() {
     let mut sb = Sandbox::new();
     let first = sb.plugin_dir_manifest(
