@@ -207,6 +207,7 @@ fn a_json_command_that_fails_prints_one_error_document() {
         &["task", "get", "nope", "--json"][..],
         &["task", "get-instance", "nope", "--json"],
         &["plugin", "show", "agentenv-nope", "--json"],
+        &["artifact", "get", "nope", "--json"],
         &["run", "./nope", "--json"],
     ] {
         let r = s.run(args);

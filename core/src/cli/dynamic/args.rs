@@ -6,14 +6,16 @@ use std::ffi::OsString;
 
 use super::tree::PluginCli;
 
-/// The core commands clap knows (agent-env's own subcommands).
-const CORE_COMMANDS: [&str; 8] = [
+/// The core commands clap knows (agent-env's own subcommands; a test holds the list to clap's).
+const CORE_COMMANDS: [&str; 10] = [
     "task",
     "plugin",
     "config",
     "store",
     "run",
     "up",
+    "bundle",
+    "artifact",
     "completions",
     "man",
 ];
@@ -80,6 +82,19 @@ mod tests {
 
     fn args(list: &[&str]) -> Vec<OsString> {
         list.iter().map(OsString::from).collect()
+    }
+
+    #[test]
+    fn the_core_commands_are_the_subcommands_clap_knows() {
+        use clap::CommandFactory;
+        let mut clap_names: Vec<String> = crate::cli::Cli::command()
+            .get_subcommands()
+            .map(|c| c.get_name().to_string())
+            .collect();
+        clap_names.sort();
+        let mut ours: Vec<String> = CORE_COMMANDS.iter().map(|c| c.to_string()).collect();
+        ours.sort();
+        assert_eq!(ours, clap_names);
     }
 
     #[test]
