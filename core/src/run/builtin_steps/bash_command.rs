@@ -1,8 +1,10 @@
 //! Runs a `bash_cmd_succeeds` command: `bash -c COMMAND` in the sandbox's folder, in a process group
 //! of its own, stdout drained and stderr kept, the group killed at the timeout or on cancel.
 //!
-//! One thread does it all: both pipes are read with poll(2) until they close or the deadline passes,
-//! so a criterion starts no helper thread. The command starts as a plugin does
+//! One thread does it all: both pipes are read with poll(2) until the command's process ends (a
+//! pidfd says when; what it left running in the background may hold the pipes open, and is killed
+//! with its group) or the pipes close, or the deadline passes, so a criterion starts no helper
+//! thread. The command starts as a plugin does
 //! (`agent_env_host::piped_child`): agent-env's memory is never copied for it, which std's `Command`
 //! would do in a statically linked agent-env, and the process started gets `SIGKILL` should
 //! agent-env die first (what it starts in turn is killed with its group when the criterion ends).
@@ -24,7 +26,7 @@
 
 use std::ffi::{OsStr, OsString};
 use std::io::{PipeReader, Read};
-use std::os::fd::AsRawFd;
+use std::os::fd::{AsRawFd, FromRawFd, OwnedFd, RawFd};
 use std::os::unix::process::ExitStatusExt;
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
@@ -300,20 +302,28 @@ fn is_executable_file(path: &Path) -> bool {
 fn drain(child: &PipedChild, deadline: Option<Instant>, pgid: i32) -> (Vec<u8>, bool) {
     let mut stdout: Option<&PipeReader> = Some(&child.stdout);
     let mut stderr: Option<&PipeReader> = Some(&child.stderr);
+    // Readable once the command's own process has ended, though something it started in the
+    // background may still hold the pipes: the command is over then, not when the pipes close.
+    let mut exit_watch = exit_watch(child.pid);
+    let mut exited = false;
     let mut kept = Vec::new();
     let mut timed_out = false;
     let mut buffer = [0u8; 8192];
     while stdout.is_some() || stderr.is_some() {
-        let wait = if timed_out {
+        let wait = if exited {
+            // Ended: take what is already in the pipes, and wait for nothing more.
+            Some(Duration::ZERO)
+        } else if timed_out {
             // Killed: whatever still holds the pipes is outside the group; stop waiting soon.
             Some(Duration::from_millis(100))
         } else {
             deadline.map(|d| d.saturating_duration_since(Instant::now()))
         };
-        let mut fds = Vec::with_capacity(2);
+        let mut fds = Vec::with_capacity(3);
         for fd in [
             stdout.as_ref().map(|s| s.as_raw_fd()),
             stderr.as_ref().map(|s| s.as_raw_fd()),
+            exit_watch.as_ref().map(|w| w.as_raw_fd()),
         ]
         .into_iter()
         .flatten()
@@ -335,7 +345,7 @@ fn drain(child: &PipedChild, deadline: Option<Instant>, pgid: i32) -> (Vec<u8>, 
             break;
         }
         if ready == 0 {
-            if timed_out {
+            if timed_out || exited {
                 break;
             }
             // poll's own limit may come before the deadline (it counts milliseconds in an int).
@@ -346,6 +356,11 @@ fn drain(child: &PipedChild, deadline: Option<Instant>, pgid: i32) -> (Vec<u8>, 
             continue;
         }
         for pollfd in fds.iter().filter(|p| p.revents != 0) {
+            if exit_watch.as_ref().map(|w| w.as_raw_fd()) == Some(pollfd.fd) {
+                exited = true;
+                exit_watch = None;
+                continue;
+            }
             let is_stdout = stdout.as_ref().map(|s| s.as_raw_fd()) == Some(pollfd.fd);
             let pipe: &mut dyn Read = match (is_stdout, &mut stdout, &mut stderr) {
                 (true, Some(out), _) => out,
@@ -366,6 +381,17 @@ fn drain(child: &PipedChild, deadline: Option<Instant>, pgid: i32) -> (Vec<u8>, 
         }
     }
     (kept, timed_out)
+}
+
+/// A descriptor that becomes readable when the process `pid` ends (pidfd_open(2), Linux 5.3 and
+/// later); `None` on a kernel without it, where the pipes closing is the only sign.
+fn exit_watch(pid: u32) -> Option<OwnedFd> {
+    let pid = libc::pid_t::try_from(pid).ok()?;
+    // SAFETY: pidfd_open takes a pid and flags and returns a new descriptor, or -1.
+    let fd = unsafe { libc::syscall(libc::SYS_pidfd_open, pid, 0) };
+    let fd = RawFd::try_from(fd).ok().filter(|fd| *fd >= 0)?;
+    // SAFETY: the descriptor was just opened for us and nothing else owns it.
+    Some(unsafe { OwnedFd::from_raw_fd(fd) })
 }
 
 /// `compgen -b -k` of bash 5.2: a first word bash runs itself rather than from PATH.
@@ -596,5 +622,39 @@ mod tests {
         let done = run("sleep 30", dir, Duration::from_millis(200), &cancel).unwrap();
         assert!(done.timed_out);
         assert_eq!(done.code, -9);
+    }
+
+    #[test]
+    fn a_command_is_over_when_its_process_ends_whatever_it_left_running() {
+        let tmp = tempfile::tempdir().unwrap();
+        let dir = tmp.path();
+        // The background sleep holds both pipes open, far past the limit.
+        let done = run(
+            "echo kept >&2; sleep 60 & echo $! > bg.pid; exit 0",
+            dir,
+            Duration::from_secs(20),
+            &Cancel::new(),
+        )
+        .unwrap();
+        assert!(!done.timed_out, "{done:?}");
+        assert_eq!(done.code, 0);
+        assert_eq!(done.stderr, "kept\n");
+        // What it left running went with its group.
+        let pid: i32 = std::fs::read_to_string(dir.join("bg.pid"))
+            .unwrap()
+            .trim()
+            .parse()
+            .unwrap();
+        let gone = (0..100).any(|_| {
+            // SAFETY: signal 0 only asks whether the process exists.
+            let alive = unsafe { libc::kill(pid, 0) } == 0
+                && !std::fs::read_to_string(format!("/proc/{pid}/stat"))
+                    .is_ok_and(|stat| stat.contains(") Z "));
+            if alive {
+                std::thread::sleep(Duration::from_millis(20));
+            }
+            !alive
+        });
+        assert!(gone, "the background sleep {pid} still runs");
     }
 }
