@@ -68,12 +68,27 @@ impl BuiltinStep for VerifySandbox {
                 ));
             }
         }
+        if let Some(problem) =
+            seconds_problem("shell_timeout_seconds", step.get("shell_timeout_seconds"))
+        {
+            problems.push(problem);
+        }
         let Some(criteria) = step.get("criteria").and_then(Value::as_array) else {
             problems.push("needs 'criteria' (a list of criterion objects)".to_string());
             return problems;
         };
         for (i, c) in criteria.iter().enumerate() {
             let kind = c.get("type").and_then(Value::as_str).unwrap_or("");
+            if let Some(w) = c.get("weight") {
+                if !w.as_f64().is_some_and(|w| w.is_finite() && w >= 0.0) {
+                    problems.push(format!(
+                        "criterion {i} ({kind}): 'weight' must be a number, 0 or more, got {w}"
+                    ));
+                }
+            }
+            if let Some(problem) = seconds_problem("timeout_seconds", c.get("timeout_seconds")) {
+                problems.push(format!("criterion {i} ({kind}): {problem}"));
+            }
             match kind {
                 "probe_file_contains" => {
                     if paths_of(c).is_empty() {
@@ -257,6 +272,17 @@ impl BuiltinStep for VerifySandbox {
             ));
         }
         out
+    }
+}
+
+/// Why `value`, the setting `key` when it is given, is not a number of seconds above 0.
+fn seconds_problem(key: &str, value: Option<&Value>) -> Option<String> {
+    let value = value?;
+    match value.as_f64() {
+        Some(seconds) if seconds > 0.0 && !seconds.is_nan() => None,
+        _ => Some(format!(
+            "'{key}' must be a number of seconds above 0, got {value}"
+        )),
     }
 }
 
@@ -541,5 +567,27 @@ mod tests {
         let problems = VerifySandbox.check(step.as_object().unwrap());
         assert_eq!(problems.len(), 2, "{problems:?}");
         assert!(problems[0].contains("not a valid regular expression"));
+    }
+
+    #[test]
+    fn check_names_weights_and_limits_a_run_could_not_use() {
+        let step = json!({"sandbox_name": "b", "verifier_id": "v", "shell_timeout_seconds": 0,
+            "criteria": [
+            {"type": "bash_cmd_succeeds", "command": "true", "weight": 2},
+            {"type": "bash_cmd_succeeds", "command": "false", "weight": -1},
+            {"type": "bash_cmd_succeeds", "command": "true", "weight": "heavy"},
+            {"type": "bash_cmd_succeeds", "command": "sleep 4", "timeout_seconds": "1"},
+            {"type": "bash_cmd_succeeds", "command": "true", "weight": 0, "timeout_seconds": 0.5}
+        ]});
+        let problems = VerifySandbox.check(step.as_object().unwrap());
+        assert_eq!(
+            problems,
+            [
+                "'shell_timeout_seconds' must be a number of seconds above 0, got 0",
+                "criterion 1 (bash_cmd_succeeds): 'weight' must be a number, 0 or more, got -1",
+                "criterion 2 (bash_cmd_succeeds): 'weight' must be a number, 0 or more, got \"heavy\"",
+                "criterion 3 (bash_cmd_succeeds): 'timeout_seconds' must be a number of seconds above 0, got \"1\"",
+            ]
+        );
     }
 }
