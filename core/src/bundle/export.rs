@@ -90,22 +90,7 @@ pub fn write_bundle(
     evals: &[EvalExport],
     artifacts: &BTreeMap<String, String>,
 ) -> Result<Written, BundleError> {
-    match std::fs::read_dir(folder).map(|mut entries| entries.next().is_some()) {
-        Ok(true) => {
-            return Err(BundleError::one(format!(
-                "{} exists and is not empty; choose another folder, or empty it",
-                folder.display()
-            )))
-        }
-        Ok(false) => {}
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => {}
-        Err(e) => {
-            return Err(BundleError::one(format!(
-                "cannot read {}: {e}",
-                folder.display()
-            )))
-        }
-    }
+    super::copy::ensure_empty(folder)?;
     let mut names: BTreeMap<String, String> = BTreeMap::new();
     for task in tasks {
         let name = file_name(&task.id);

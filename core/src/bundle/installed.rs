@@ -93,7 +93,7 @@ impl InstalledBundle {
     pub fn folder_display(&self, home: Option<&Path>) -> String {
         match &self.location {
             Location::Embedded(_) => format!(
-                "built into agent-env (its source is core/bundles/{} in the agent-env repository)",
+                "built into agent-env (agent-env bundle init FOLDER --from-bundle {} writes a copy)",
                 self.name
             ),
             Location::Folder(p) => tilde_in(p, home),

@@ -8,6 +8,7 @@
 //!
 //! Planning a run and the ledger of what was written belong to the run (`crate::run`).
 
+pub mod copy;
 pub mod error;
 pub mod export;
 pub mod ids;

@@ -1,5 +1,6 @@
 //! `agent-env bundle init FOLDER --from-task ID… [--from-eval ID…]`: stored tasks (and evals) written out
-//! as a bundle folder a person can change and run.
+//! as a bundle folder a person can change and run; `--from-bundle NAME`: a copy of an installed bundle
+//! (agent-env's own `hello` included).
 
 use clap::{Args, Subcommand};
 use serde_json::Value;
@@ -18,7 +19,7 @@ pub struct BundleArgs {
 
 #[derive(Subcommand)]
 pub enum BundleCommand {
-    /// Write stored tasks or evals out as a bundle folder (tasks/, evals/, README.md).
+    /// Write stored tasks or evals, or a copy of an installed bundle, out as a bundle folder.
     Init(InitArgs),
 }
 
@@ -32,6 +33,9 @@ pub struct InitArgs {
     /// A stored eval's id (repeatable): the eval and each of its tasks.
     #[arg(long = "from-eval", value_name = "ID")]
     pub evals: Vec<String>,
+    /// An installed bundle to copy (a name `agent-env run` lists, such as hello).
+    #[arg(long = "from-bundle", value_name = "NAME", conflicts_with_all = ["tasks", "evals"])]
+    pub bundle: Option<String>,
 }
 
 pub fn run(args: BundleArgs, session: &Session, term: &Terminal) -> Exit {
@@ -41,9 +45,12 @@ pub fn run(args: BundleArgs, session: &Session, term: &Terminal) -> Exit {
 }
 
 fn init(args: InitArgs, session: &Session, term: &Terminal) -> Exit {
+    if let Some(name) = &args.bundle {
+        return copy_installed(name, &args.folder, session, term);
+    }
     if args.tasks.is_empty() && args.evals.is_empty() {
         return Err(Failure::new(
-            "name what to write out: --from-task ID (a stored task) or --from-eval ID (a stored eval)",
+            "name what to write out: --from-task ID (a stored task), --from-eval ID (a stored eval) or --from-bundle NAME (an installed bundle)",
         )
         .with_code(2));
     }
@@ -108,6 +115,35 @@ fn init(args: InitArgs, session: &Session, term: &Terminal) -> Exit {
     for note in &written.notes {
         term.eprintln(&format!("note: {note}"));
     }
+    Ok(0)
+}
+
+/// Writes a copy of the installed bundle `name` into `folder`.
+fn copy_installed(
+    name: &str,
+    folder: &std::path::Path,
+    session: &Session,
+    term: &Terminal,
+) -> Exit {
+    let installed = crate::bundle::installed(&session.manifests());
+    let failure = |e: crate::bundle::BundleError| Failure::new(e.to_string());
+    let crate::bundle::Target::Installed(bundle) =
+        crate::bundle::resolve_installed(name, &installed).map_err(failure)?
+    else {
+        return Err(Failure::new(format!("'{name}' is not an installed bundle")));
+    };
+    let target = session.env().cwd().join(folder);
+    let written = crate::bundle::copy::copy_out(bundle, &target).map_err(failure)?;
+    let mut out = String::new();
+    for file in &written {
+        let shown = file.strip_prefix(&target).unwrap_or(file);
+        out.push_str(&format!("wrote {}\n", folder.join(shown).display()));
+    }
+    out.push_str(&format!(
+        "Change it and run it with agent-env run {}.\n",
+        shown_folder(folder)
+    ));
+    term.print(&out);
     Ok(0)
 }
 

@@ -395,7 +395,7 @@ fn list(installed: &[InstalledBundle], home: Option<&Path>, out: &dyn Output) {
         out.line(&folder);
     }
     out.line("");
-    out.line("Run one with agent-env run NAME. To change one, copy its folder and run the copy.");
+    out.line("Run one with agent-env run NAME. To change one, write a copy with agent-env bundle init FOLDER --from-bundle NAME and run the copy.");
 }
 
 /// `1 task`, `2 tasks, 1 eval`.

@@ -214,9 +214,18 @@ fn entity(
         .map_err(|e| BundleError::one(format!("reading the {what} '{id}': {e}")))?;
     found.ok_or_else(|| {
         let which = version.map_or(String::new(), |v| format!(" v{v}"));
-        let hint = match collection {
-            TASKS => format!("; put one with agent-env task put FILE --id {id}"),
-            ARTIFACTS => format!("; put one with agent-env artifact put FOLDER --id {id}"),
+        // Another version of it, when one exists, is what the reader asked about.
+        let newest = version
+            .and_then(|_| entities.get(id, None).ok().flatten())
+            .and_then(|d| d.get("version").and_then(Value::as_i64));
+        let hint = match (newest, collection) {
+            (Some(newest), _) => format!("; its newest version is v{newest}"),
+            (None, _) if id.starts_with(LOCAL_PREFIX) => format!(
+                "; an @local id names what a bundle run recorded, which the configured store does not hold: put a {what} there under a bare id (such as team/{})",
+                id.rsplit('/').next().unwrap_or(id)
+            ),
+            (None, TASKS) => format!("; put one with agent-env task put FILE --id {id}"),
+            (None, ARTIFACTS) => format!("; put one with agent-env artifact put FOLDER --id {id}"),
             _ => String::new(),
         };
         BundleError::one(format!(

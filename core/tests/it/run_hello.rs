@@ -225,8 +225,24 @@ fn run_without_a_bundle_lists_the_installed_bundles() {
     assert!(lines[2].starts_with("  "));
     assert_eq!(
         lines.last().unwrap(),
-        &"Run one with agent-env run NAME. To change one, copy its folder and run the copy."
+        &"Run one with agent-env run NAME. To change one, write a copy with agent-env bundle init FOLDER --from-bundle NAME and run the copy."
     );
+    // The advice works as written, for the bundle built into agent-env too.
+    let r = s.run(&["bundle", "init", "my-hello", "--from-bundle", "hello"]);
+    assert_eq!(r.code, 0, "{}", r.both());
+    assert!(
+        r.stdout.contains("wrote my-hello/tasks/hello.json\n"),
+        "{}",
+        r.stdout
+    );
+    assert!(
+        r.stdout
+            .ends_with("Change it and run it with agent-env run ./my-hello.\n"),
+        "{}",
+        r.stdout
+    );
+    let r = s.run(&["run", "./my-hello", "-q"]);
+    assert_eq!(r.code, 0, "{}", r.both());
     let r = s.run(&["run", "--keep"]);
     assert_eq!(r.code, 2);
     assert!(r.stderr.contains("need a BUNDLE"));
