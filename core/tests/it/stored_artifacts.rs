@@ -111,6 +111,15 @@ fn a_stored_task_loads_an_artifact_put_before_it_and_each_put_is_a_new_version()
     let doc: serde_json::Value = serde_json::from_str(&first.stdout).unwrap();
     assert_eq!(doc["version"], 1);
     assert_eq!(doc["files"].as_array().map(Vec::len), Some(3), "{doc}");
+    let missing = s.run(&["artifact", "get", "team/greeting", "--version", "9"]);
+    assert_eq!(missing.code, 1, "{}", missing.both());
+    assert!(
+        missing
+            .stderr
+            .ends_with("has no artifact 'team/greeting' v9; its newest version is v2\n"),
+        "{}",
+        missing.stderr
+    );
     let ran = s.run(&["task", "run", "team/hello"]);
     assert!(
         ran.stdout
