@@ -24,10 +24,16 @@ pub struct Recorded {
 
 impl Recorded {
     /// The @local store under the session's state root, then the configured document store. A
-    /// configured store that cannot be built is left out; [`Recorded::left_out`] says why.
+    /// configured store that cannot be built, or that does not answer (a server that is down), is
+    /// left out, so the runs this machine recorded are still read; [`Recorded::left_out`] says why.
     pub fn open(session: &Session) -> Recorded {
         let local = local_stores::open(&session.paths().state_root()).documents;
-        match session.stores().document() {
+        let configured = session
+            .stores()
+            .document()
+            .map_err(|e| e.to_string())
+            .and_then(|store| store.probe().map(|()| store).map_err(|e| e.to_string()));
+        match configured {
             Ok(configured) => Recorded::of(vec![local, configured]),
             Err(e) => Recorded {
                 sources: vec![local],

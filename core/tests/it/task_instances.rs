@@ -359,3 +359,37 @@ fn concurrent_puts_of_one_id_each_get_their_own_version() {
     let expected: Vec<String> = (1..=8).map(|v| format!("team/raced: v{v}")).collect();
     assert_eq!(versions, expected);
 }
+
+#[test]
+fn a_shared_store_that_does_not_answer_leaves_this_machines_runs_readable() {
+    let s = Sandboxed::new();
+    // A port nothing listens on: connecting is refused at once.
+    let port = std::net::TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port();
+    s.write(
+        ".agentenv/config.toml",
+        &format!(
+            "[stores.document]\nimpl = \"PostgresDocumentStore\"\nconfig = {{ dsn = \"postgresql://u:p@127.0.0.1:{port}/db\" }}\n"
+        ),
+    );
+    let ran = s.run(&["run", "hello", "-q"]);
+    assert_eq!(ran.code, 0, "{}", ran.both());
+    let listed = s.run(&["task", "list", "--json"]);
+    assert_eq!(listed.code, 0, "{}", listed.both());
+    let doc: Value = serde_json::from_str(&listed.stdout).unwrap();
+    assert_eq!(
+        doc["instances"].as_array().map(Vec::len),
+        Some(1),
+        "{doc:#}"
+    );
+    assert!(
+        listed.stderr.starts_with(
+            "Warning: the configured document store can't be read, so stored tasks and their instances are left out: PostgresDocumentStore could not reach"
+        ),
+        "{}",
+        listed.stderr
+    );
+}
