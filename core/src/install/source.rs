@@ -65,8 +65,10 @@ fn requirement_name(text: &str) -> &str {
     &text[..end]
 }
 
+/// Whether `text` is written as a path: a package or module name never starts with `.`, `/` or `~`,
+/// nor ends with `/` (`my-plugin/` is a folder; `github.com/a/b` is a Go module).
 fn looks_like_path(text: &str) -> bool {
-    text.starts_with('.') || text.starts_with('/') || text.starts_with('~')
+    text.starts_with('.') || text.starts_with('/') || text.starts_with('~') || text.ends_with('/')
 }
 
 /// Reads a spec. `forced` is `--installer`.
@@ -191,6 +193,9 @@ mod tests {
             (Installer::Go, Some("tool"))
         );
         assert!(classify("./nope-such-dir", None, None).is_err());
+        // A missing folder written with a trailing slash is not sent to an installer as a name.
+        let err = classify("nope-such-dir/", None, None).unwrap_err().to_string();
+        assert_eq!(err, "nope-such-dir/: no such file or folder");
     }
 
     #[test]
