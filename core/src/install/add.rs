@@ -3,7 +3,7 @@
 use std::path::Path;
 
 use super::interrupt::Interrupts;
-use super::plan::{self, StepOutcome};
+use super::plan::{self, Step, StepOutcome};
 use super::snapshot::Snapshot;
 use super::source::{classify, Installer, Spec};
 use super::touched::{code_changes, touched, InstalledManifest, Manifests};
@@ -155,14 +155,40 @@ pub fn add(opts: &AddOptions, ctx: &Context<'_>) -> Result<i32, InstallError> {
         out.line("Added. `agent-env plugin list` shows every installed plugin.");
         return Ok(0);
     }
-    for p in &problems {
-        out.note(&format!("problem: {p}"));
-    }
     if opts.keep {
+        for p in &problems {
+            out.note(&format!("problem: {p}"));
+        }
         out.line("Kept as installed (--keep).");
         return Ok(1);
     }
+    // The rollback removes the installed copy the problems were found in: name what is kept instead.
+    let problems: Vec<String> = problems.iter().map(|p| in_the_source(p, &steps)).collect();
+    for p in &problems {
+        out.note(&format!("problem: {p}"));
+    }
+    if problems
+        .iter()
+        .any(|p| p.contains(&plugins.display().to_string()))
+    {
+        out.note(&format!(
+            "note: paths under {} above are of the installed copy, which is removed now; make the change in what you added and add it again",
+            plugins.display()
+        ));
+    }
     restore(&before, ROLLING_BACK, 1, out)
+}
+
+/// `problem` with each copied folder's installed path written as the folder it was copied from.
+fn in_the_source(problem: &str, steps: &[Step]) -> String {
+    steps
+        .iter()
+        .fold(problem.to_string(), |text, step| match step {
+            Step::Copy { from, to } => {
+                text.replace(&to.display().to_string(), &from.display().to_string())
+            }
+            _ => text,
+        })
 }
 
 /// The Python distributions the specs name: what pip was asked to install.

@@ -194,7 +194,9 @@ mod tests {
         );
         assert!(classify("./nope-such-dir", None, None).is_err());
         // A missing folder written with a trailing slash is not sent to an installer as a name.
-        let err = classify("nope-such-dir/", None, None).unwrap_err().to_string();
+        let err = classify("nope-such-dir/", None, None)
+            .unwrap_err()
+            .to_string();
         assert_eq!(err, "nope-such-dir/: no such file or folder");
     }
 

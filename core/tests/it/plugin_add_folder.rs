@@ -116,6 +116,19 @@ fn a_failing_check_is_rolled_back_byte_for_byte_unless_kept() {
         err.contains("problem: agentenv-broken: broken_step is failed"),
         "{err}"
     );
+    // The installed copy is rolled back: what to fix is named in the folder that was added.
+    assert!(
+        err.contains(&format!(
+            "its executable {}/./missing does not exist; fix 'exec' in {}/agent-env-plugin.toml",
+            src.display(),
+            src.display()
+        )),
+        "{err}"
+    );
+    assert!(
+        !err.contains(&sb.plugins_dir().display().to_string()),
+        "{err}"
+    );
     assert!(
         out.contains("Restoring the environment as it was.\n"),
         "{out}"
