@@ -51,6 +51,10 @@ pub fn check_package(name: &str, out: &dyn Output) -> Vec<String> {
     if contributions.is_empty() {
         return starts_with_its_stores(&exe, name);
     }
+    // Not a reason to refuse it (every command that starts it says so), but said now, while it is new.
+    if let Some(noise) = noise_of(name, &doc["process"]) {
+        out.note(&format!("warning: {noise}"));
+    }
     let mut problems = Vec::new();
     for c in &contributions {
         let group = c["group"].as_str().unwrap_or("");
@@ -67,6 +71,14 @@ pub fn check_package(name: &str, out: &dyn Output) -> Vec<String> {
         }
     }
     problems
+}
+
+/// The warning for a checked process (`plugin show --json`'s `process`) that wrote lines to stdout
+/// that are not protocol messages.
+fn noise_of(name: &str, process: &Value) -> Option<String> {
+    let count = process["noise_count"].as_u64().filter(|n| *n > 0)?;
+    let first = process["noise_lines"][0].as_str().unwrap_or("");
+    Some(agent_env_host::noise_warning(name, count, first))
 }
 
 /// The verify checks that say whether a package starts and answers with what its manifest declares;

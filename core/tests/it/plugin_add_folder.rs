@@ -95,6 +95,37 @@ fn a_plugin_folder_is_copied_checked_and_added_once() {
 }
 
 #[test]
+fn a_plugin_that_prints_to_stdout_is_added_with_a_warning() {
+    let sb = Sandbox::new();
+    let src = sb.dir().join("noisy-src");
+    std::fs::create_dir_all(&src).unwrap();
+    let fixture = fixture_dir("folder-plugin");
+    std::fs::copy(
+        fixture.join("agent-env-plugin.toml"),
+        src.join("agent-env-plugin.toml"),
+    )
+    .unwrap();
+    let script = std::fs::read_to_string(fixture.join("plugin.sh")).unwrap();
+    let noisy = script.replacen("answered=0\n", "answered=0\necho 'loading the model'\n", 1);
+    assert_ne!(noisy, script);
+    std::fs::write(src.join("plugin.sh"), noisy).unwrap();
+    std::fs::set_permissions(
+        src.join("plugin.sh"),
+        std::fs::Permissions::from_mode(0o755),
+    )
+    .unwrap();
+    let (code, out, err) = output(&sb, &["plugin", "add", src.to_str().unwrap(), "--yes"]);
+    assert_eq!(code, 0, "{out}{err}");
+    assert!(
+        err.contains(
+            "warning: plugin agentenv-folder-demo wrote 1 line(s) to stdout that are not protocol messages (first: 'loading the model')"
+        ),
+        "{err}"
+    );
+    assert!(out.ends_with("Added. `agent-env plugin list` shows every installed plugin.\n"));
+}
+
+#[test]
 fn a_failing_check_is_rolled_back_byte_for_byte_unless_kept() {
     let sb = Sandbox::new();
     existing_plugin(&sb);
