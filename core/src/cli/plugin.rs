@@ -86,6 +86,7 @@ pub struct ApproveArgs {
 
 #[derive(Args)]
 pub struct RemoveArgs {
+    /// The packages to remove, as `plugin list` names them.
     #[arg(required = true)]
     pub packages: Vec<String>,
     /// Remove even while something still uses the package.
