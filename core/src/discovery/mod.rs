@@ -20,6 +20,7 @@ use agent_env_protocol::manifest::{Manifest, ManifestError, MANIFEST_FILE};
 
 pub mod permissions;
 pub mod pins;
+pub mod python_record;
 
 /// File-name prefix of a manifest installed beside an executable on `PATH`.
 pub const PATH_MANIFEST_PREFIX: &str = "agent-env-plugin-";

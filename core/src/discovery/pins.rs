@@ -1,4 +1,5 @@
-//! Pinning what `plugin add` installed: the sha256 of each file a package starts from, in
+//! Pinning what `plugin add` installed: the sha256 of each file a package starts from (and, for a
+//! Python package, the code its distribution installed), in
 //! `<plugins dir>/.pins.json`, which the host checks before every start (`agent_env_host::pins`).
 //! `agent-env plugin approve PACKAGE` pins a package again after a change its user made.
 
@@ -26,7 +27,14 @@ pub fn pin_packages(plugins_dir: &Path, manifests: &[&Manifest]) -> Result<(), S
         let Ok(executable) = agent_env_host::resolve_executable(program) else {
             continue;
         };
-        let pinned = pins::files_of(&argv, &executable, &manifest.path)
+        let mut files = pins::files_of(&argv, &executable, &manifest.path);
+        // A Python plugin's console script only imports its code: pin the code too.
+        for file in super::python_record::distribution_code(&manifest.path) {
+            if !files.contains(&file) {
+                files.push(file);
+            }
+        }
+        let pinned = files
             .iter()
             .map(|f| pins::pin(f))
             .collect::<Result<Vec<_>, _>>()

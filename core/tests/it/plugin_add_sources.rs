@@ -89,6 +89,25 @@ fn a_local_python_wheel_goes_into_the_managed_venv() {
     let again = sb.stdout(&["plugin", "add", &wheel, "--yes"], 0);
     assert!(again.contains("Nothing changed: "), "{again}");
 
+    // Its code is pinned with its console script: an edit in site-packages is refused until approved.
+    let installed = site_packages(&sb).join("agentenv_pydemo/__init__.py");
+    let original = std::fs::read_to_string(&installed).unwrap();
+    std::fs::write(&installed, format!("{original}\nTAMPERED = True\n")).unwrap();
+    let check = sb.run(&["plugin", "check"]);
+    let said = String::from_utf8_lossy(&check.stdout);
+    assert!(said.contains("[tampered]"), "{said}");
+    assert!(said.contains("agentenv_pydemo/__init__.py"), "{said}");
+    sb.stdout(&["plugin", "approve", "agentenv-pydemo"], 0);
+    let check = sb.run(&["plugin", "check"]);
+    assert_eq!(
+        check.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&check.stdout)
+    );
+    std::fs::write(&installed, original).unwrap();
+    sb.stdout(&["plugin", "approve", "agentenv-pydemo"], 0);
+
     // The plugin's code changed under the same version: pip keeps the installed one unless asked.
     let edited = sb.dir().join("edited");
     copy_dir(&fixture_dir("py-plugin"), &edited);

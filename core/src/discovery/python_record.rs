@@ -1,0 +1,157 @@
+//! The code pip installed for a plugin's Python distribution, read from the distribution's `RECORD`
+//! (the list of files every installed wheel keeps in its `.dist-info` folder): what a pin must cover
+//! besides the console script a Python plugin starts from, since that script only imports the code.
+
+use std::path::{Path, PathBuf};
+
+use super::SHARE_SUBDIR;
+
+/// The code files of the distribution that installed `manifest` into a virtual environment (a
+/// manifest under `<venv>/share/agent-env/plugins/`): each file its `RECORD` lists with a hash inside
+/// `site-packages`, its own `.dist-info` metadata left out. Empty for a manifest that is not in a
+/// virtual environment or that no distribution lists.
+pub fn distribution_code(manifest: &Path) -> Vec<PathBuf> {
+    let Some(venv) = venv_of(manifest) else {
+        return Vec::new();
+    };
+    let Ok(manifest) = manifest.canonicalize() else {
+        return Vec::new();
+    };
+    for site in site_packages(&venv) {
+        let Ok(entries) = std::fs::read_dir(&site) else {
+            continue;
+        };
+        for entry in entries.flatten() {
+            let name = entry.file_name();
+            if !name.to_string_lossy().ends_with(".dist-info") {
+                continue;
+            }
+            let Ok(record) = std::fs::read_to_string(entry.path().join("RECORD")) else {
+                continue;
+            };
+            let rows: Vec<(&str, bool)> = record.lines().filter_map(row).collect();
+            let lists_manifest = rows.iter().any(|(path, _)| {
+                path.ends_with(".toml")
+                    && site.join(path).canonicalize().ok().as_deref() == Some(manifest.as_path())
+            });
+            if lists_manifest {
+                return rows
+                    .into_iter()
+                    .filter(|(path, hashed)| {
+                        *hashed && !path.starts_with("../") && !path.contains(".dist-info/")
+                    })
+                    .map(|(path, _)| site.join(path))
+                    .filter(|path| path.is_file())
+                    .collect();
+            }
+        }
+    }
+    Vec::new()
+}
+
+/// The virtual environment a manifest under its `share/agent-env/plugins/` belongs to.
+fn venv_of(manifest: &Path) -> Option<PathBuf> {
+    let folder = manifest.parent()?;
+    if !folder.ends_with(SHARE_SUBDIR) {
+        return None;
+    }
+    let root = folder.ancestors().nth(3)?;
+    root.join("pyvenv.cfg")
+        .is_file()
+        .then(|| root.to_path_buf())
+}
+
+/// `<venv>/lib/python3.X/site-packages` for each Python the environment has.
+fn site_packages(venv: &Path) -> Vec<PathBuf> {
+    let Ok(entries) = std::fs::read_dir(venv.join("lib")) else {
+        return Vec::new();
+    };
+    let mut found: Vec<PathBuf> = entries
+        .flatten()
+        .map(|e| e.path().join("site-packages"))
+        .filter(|p| p.is_dir())
+        .collect();
+    found.sort();
+    found
+}
+
+/// One `RECORD` row: its path, and whether it carries a hash (compiled `.pyc` files and `RECORD`
+/// itself do not). A path holding a comma is written in double quotes.
+fn row(line: &str) -> Option<(&str, bool)> {
+    let (path, rest) = match line.strip_prefix('"') {
+        Some(quoted) => {
+            let end = quoted.find('"')?;
+            (&quoted[..end], quoted[end + 1..].strip_prefix(',')?)
+        }
+        None => line.split_once(',')?,
+    };
+    let hash = rest.split(',').next().unwrap_or("");
+    (!path.is_empty()).then_some((path, !hash.is_empty()))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn rows_give_their_path_and_whether_they_are_hashed() {
+        assert_eq!(
+            row("pkg/plugin.py,sha256=abc,1490"),
+            Some(("pkg/plugin.py", true))
+        );
+        assert_eq!(
+            row("pkg/__pycache__/plugin.cpython-311.pyc,,"),
+            Some(("pkg/__pycache__/plugin.cpython-311.pyc", false))
+        );
+        assert_eq!(row("\"pkg/a,b.py\",sha256=x,3"), Some(("pkg/a,b.py", true)));
+        assert_eq!(row(""), None);
+    }
+
+    #[test]
+    fn the_code_of_the_distribution_that_installed_the_manifest_is_found() {
+        let tmp = tempfile::tempdir().unwrap();
+        let venv = tmp.path().join("venv");
+        let site = venv.join("lib/python3.11/site-packages");
+        let share = venv.join(SHARE_SUBDIR);
+        for dir in [
+            &site.join("mine/sub"),
+            &share,
+            &site.join("mine-1.0.dist-info"),
+        ] {
+            std::fs::create_dir_all(dir).unwrap();
+        }
+        std::fs::create_dir_all(site.join("other-2.0.dist-info")).unwrap();
+        std::fs::write(venv.join("pyvenv.cfg"), "home = /usr/bin\n").unwrap();
+        std::fs::write(share.join("mine.toml"), "").unwrap();
+        for file in [
+            "mine/__init__.py",
+            "mine/sub/plugin.py",
+            "mine-1.0.dist-info/METADATA",
+        ] {
+            std::fs::write(site.join(file), "x").unwrap();
+        }
+        std::fs::write(
+            site.join("other-2.0.dist-info/RECORD"),
+            "other/x.py,sha256=a,1\n",
+        )
+        .unwrap();
+        std::fs::write(
+            site.join("mine-1.0.dist-info/RECORD"),
+            "../../../bin/mine,sha256=a,1\n../../../share/agent-env/plugins/mine.toml,sha256=b,1\n\
+             mine-1.0.dist-info/METADATA,sha256=c,1\nmine-1.0.dist-info/RECORD,,\n\
+             mine/__init__.py,sha256=d,1\nmine/__pycache__/__init__.cpython-311.pyc,,\n\
+             mine/sub/plugin.py,sha256=e,1\n",
+        )
+        .unwrap();
+        assert_eq!(
+            distribution_code(&share.join("mine.toml")),
+            [
+                site.join("mine/__init__.py"),
+                site.join("mine/sub/plugin.py")
+            ]
+        );
+        // A manifest outside a virtual environment has no distribution.
+        std::fs::remove_file(venv.join("pyvenv.cfg")).unwrap();
+        assert!(distribution_code(&share.join("mine.toml")).is_empty());
+    }
+}
