@@ -4,7 +4,7 @@
 
 use super::document::ConfigDocument;
 use super::error::ConfigError;
-use super::tables::{py_repr_table, table_at, type_name};
+use super::tables::{py_repr, py_repr_table, table_at, type_name};
 use std::path::Path;
 use toml::{Table, Value};
 
@@ -212,6 +212,13 @@ fn static_kind(kind: &str) -> &'static str {
 fn from_table(section: &AliasedSection, table: &Table) -> Result<Resolved, ConfigError> {
     let impl_name = match table.get("impl") {
         Some(Value::String(s)) if !s.trim().is_empty() => s.trim().to_string(),
+        Some(other) if !matches!(other, Value::String(_)) => {
+            return Err(ConfigError::ImplNotString {
+                table: section.toml_path.join("."),
+                got: type_name(other),
+                value: py_repr(&super::mask::mask_value(other, false)),
+            })
+        }
         _ => {
             return Err(ConfigError::StoreMissingImpl {
                 table: section.toml_path.join("."),
@@ -425,6 +432,13 @@ mod tests {
                 .unwrap_err()
                 .to_string(),
             "[stores.object]: Store section is missing an 'impl' dotted path: {'config': {'root': '/x'}}; write impl = \"LocalFilesystemObjectStore\" for the built-in store, or \"<package>:<Class>\" for a plugin's"
+        );
+        let d = doc("[stores.document]\nimpl = 5\n");
+        assert_eq!(
+            selection_with(&d, "document", None, Path::new(ROOT))
+                .unwrap_err()
+                .to_string(),
+            "[stores.document] impl must be a 'module:Class' string, got int: 5"
         );
         let d = doc("[stores.object]\nimpl = 'pkg:Cas'\nextra = 1\n");
         let s = selection_with(&d, "object", None, Path::new(ROOT)).unwrap();
