@@ -276,6 +276,9 @@ fn fail_under_exits_3_naming_the_task_below_it() {
     assert_eq!(doc["fail_under"], 1.5);
     let r = s.run(&["run", "hello", "--fail-under", "nan"]);
     assert_eq!(r.code, 2, "{}", r.stderr);
+    // A negative bound is a value, not an option.
+    let r = s.run(&["run", "hello", "--fail-under", "-1", "-q"]);
+    assert_eq!(r.code, 0, "{}", r.stderr);
 }
 
 #[test]
