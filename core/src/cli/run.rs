@@ -59,7 +59,11 @@ pub struct RunArgs {
     #[arg(long)]
     pub json: bool,
     /// Exit with code 3 when a task that ran has a score below SCORE (or no score at all).
-    #[arg(long = "fail-under", value_name = "SCORE", allow_negative_numbers = true)]
+    #[arg(
+        long = "fail-under",
+        value_name = "SCORE",
+        allow_negative_numbers = true
+    )]
     pub fail_under: Option<f64>,
     /// Leave out the line per step and per unchanged entity: print what was written, how each task
     /// ended (and why below 1), and the summary.

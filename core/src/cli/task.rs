@@ -326,10 +326,11 @@ fn matches(doc: &Document, args: &ListArgs, bundle_filter: Option<&BundleFilter>
     let task_id = text(doc, "task_id");
     let (bundle, name) = split_task_id(task_id);
     let bundle_ok = bundle_filter.is_none_or(|f| f.admits(bundle));
+    // The name, the whole id, or the id as the TASK column shows it (without `@local/`).
     let task_ok = args
         .task
         .as_deref()
-        .is_none_or(|t| name == t || task_id == t);
+        .is_none_or(|t| name == t || task_id == t || task_id.strip_prefix("@local/") == Some(t));
     bundle_ok && task_ok
 }
 

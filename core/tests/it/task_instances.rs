@@ -62,6 +62,22 @@ fn past_instances_are_listed_newest_first_and_filtered() {
         table.stdout
     );
     assert!(lines[2].contains("failed"), "{}", table.stdout);
+    // The TASK column's id (without `@local/`) names the task to the other commands.
+    assert!(
+        lines[1].contains("agentenv-framework/hello/hello v1"),
+        "{}",
+        table.stdout
+    );
+    let shown = json(
+        &s,
+        &[
+            "task",
+            "instances",
+            "agentenv-framework/hello/hello",
+            "--json",
+        ],
+    );
+    assert_eq!(shown["instances"].as_array().unwrap().len(), 2, "{shown}");
 }
 
 #[test]
