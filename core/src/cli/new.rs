@@ -97,11 +97,11 @@ pub fn run(args: &NewArgs, session: &Session, term: &Terminal) -> Exit {
         Language::Go => "go test ./...",
     };
     // `plugin add` reads a bare word as a package name: show the folder as a path.
-    let folder = if shown.is_absolute() || shown.starts_with(".") {
+    let folder = crate::quote::word(&if shown.is_absolute() || shown.starts_with(".") {
         shown.display().to_string()
     } else {
         format!("./{}", shown.display())
-    };
+    });
     text.push_str(&format!(
         "Next: cd {folder} && {test}\nThen: agent-env plugin add {folder} -y && agent-env plugin verify {}\n",
         args.name
