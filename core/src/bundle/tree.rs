@@ -38,9 +38,17 @@ impl Tree<'_> {
                 let mut out = Vec::new();
                 for item in read {
                     let item = item?;
-                    let is_dir = std::fs::metadata(item.path())
-                        .map(|m| m.is_dir())
-                        .unwrap_or(false);
+                    let is_dir = if item.file_type()?.is_symlink() {
+                        match std::fs::metadata(item.path()) {
+                            // A link to a folder is not followed: it could reach anywhere on
+                            // the machine (the original's walk does not follow one either).
+                            Ok(m) if m.is_dir() => continue,
+                            // A link to a file is read through; a dangling one says so when read.
+                            _ => false,
+                        }
+                    } else {
+                        item.file_type()?.is_dir()
+                    };
                     out.push(Entry {
                         name: item.file_name().to_string_lossy().into_owned(),
                         is_dir,
@@ -80,7 +88,10 @@ impl Tree<'_> {
     /// The bytes of the file at `rel`.
     pub fn read(&self, rel: &str) -> io::Result<Vec<u8>> {
         match self {
-            Tree::Disk(root) => std::fs::read(join(root, rel)),
+            Tree::Disk(root) => {
+                let path = join(root, rel);
+                std::fs::read(&path).map_err(|e| dangling_or(&path, e))
+            }
             Tree::Embedded(files) => files
                 .iter()
                 .find(|f| f.path == rel)
@@ -97,7 +108,8 @@ impl Tree<'_> {
         let mut hasher = Sha256::new();
         let size = match self {
             Tree::Disk(root) => {
-                let mut file = std::fs::File::open(join(root, rel))?;
+                let path = join(root, rel);
+                let mut file = std::fs::File::open(&path).map_err(|e| dangling_or(&path, e))?;
                 let mut buffer = vec![0u8; 256 * 1024];
                 let mut size = 0u64;
                 loop {
@@ -184,6 +196,23 @@ fn join(root: &Path, rel: &str) -> PathBuf {
     }
 }
 
+/// `error`, opening `path`, told as a dangling symbolic link when that is what `path` is.
+fn dangling_or(path: &Path, error: io::Error) -> io::Error {
+    if error.kind() != io::ErrorKind::NotFound {
+        return error;
+    }
+    match std::fs::read_link(path) {
+        Ok(target) => io::Error::new(
+            io::ErrorKind::NotFound,
+            format!(
+                "it is a symbolic link to {}, which does not exist; remove the link or restore what it points to",
+                target.display()
+            ),
+        ),
+        Err(_) => error,
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -205,5 +234,33 @@ mod tests {
         let (sha, size) = Tree::Embedded(&FILES).hash("a.txt").unwrap();
         assert_eq!(sha, hex::encode(Sha256::digest(b"hello\n")));
         assert_eq!(size, 6);
+    }
+
+    #[test]
+    fn a_link_to_a_folder_is_not_followed_and_a_dangling_one_says_so() {
+        let dir = tempfile::tempdir().unwrap();
+        let root = dir.path().join("bundle");
+        let outside = dir.path().join("outside");
+        std::fs::create_dir_all(root.join("a")).unwrap();
+        std::fs::create_dir_all(&outside).unwrap();
+        std::fs::write(outside.join("secret.txt"), "s").unwrap();
+        std::fs::write(root.join("a/real.txt"), "r").unwrap();
+        std::os::unix::fs::symlink(&outside, root.join("a/elsewhere")).unwrap();
+        std::os::unix::fs::symlink(outside.join("secret.txt"), root.join("a/linked.txt")).unwrap();
+        std::os::unix::fs::symlink(root.join("gone"), root.join("a/broken")).unwrap();
+        let tree = Tree::Disk(&root);
+        assert_eq!(
+            tree.files_below("a").unwrap(),
+            ["broken", "linked.txt", "real.txt"]
+        );
+        assert_eq!(tree.read("a/linked.txt").unwrap(), b"s");
+        let err = tree.hash("a/broken").unwrap_err().to_string();
+        assert_eq!(
+            err,
+            format!(
+                "it is a symbolic link to {}, which does not exist; remove the link or restore what it points to",
+                root.join("gone").display()
+            )
+        );
     }
 }
