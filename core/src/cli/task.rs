@@ -184,6 +184,17 @@ fn instance_sources(session: &Session, term: &Terminal) -> Recorded {
     if let Some(why) = recorded.left_out() {
         term.warn(why.to_string());
     }
+    let dead = crate::run::liveness::dead_runs(&session.paths().locks_dir()).len();
+    if dead > 0 {
+        let (runs, they) = if dead == 1 {
+            ("run", "it")
+        } else {
+            ("runs", "they")
+        };
+        term.warn(format!(
+            "{dead} earlier {runs} ended without finishing (agent-env was killed, or its machine stopped): the task instances {they} left show as running until the next agent-env run marks them failed and removes the sandboxes {they} left"
+        ));
+    }
     recorded
 }
 

@@ -11,6 +11,7 @@ pub mod error;
 pub mod events;
 pub mod executor;
 pub mod ledger;
+pub mod liveness;
 pub mod local_stores;
 pub mod materialize;
 pub mod outcome;
@@ -186,6 +187,17 @@ pub fn run_planned(
         .clone()
         .unwrap_or_else(|| format!("run-{}", crate::sandbox::random_suffix(12)));
     let run_started = std::time::Instant::now();
+    let swept = liveness::sweep(
+        &options.places.locks_dir,
+        &options.places.sandbox_dir,
+        stores.documents.as_ref(),
+    );
+    if swept.runs > 0 {
+        out.note(&swept.sentence());
+    }
+    // Held, and so locked, until this function returns: the sign that this run is alive.
+    let journal = liveness::RunJournal::begin(&options.places.locks_dir, &run_group_id)
+        .map(|j| std::sync::Arc::new(j) as std::sync::Arc<dyn crate::sandbox::DeployLog>);
     options.observer.event(&RunEvent::RunStarted {
         run_group_id: run_group_id.clone(),
         bundle: label.to_string(),
@@ -213,6 +225,7 @@ pub fn run_planned(
         observer: options.observer.as_ref(),
         flusher: &Flusher::new(),
         ended: &Tally::of(plan.tasks.len()),
+        journal: journal.clone(),
     };
     let results = run_all(plan, version_of, &shared);
     options.observer.event(&RunEvent::RunFinished {

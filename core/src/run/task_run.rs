@@ -39,6 +39,8 @@ pub struct RunShared<'a> {
     pub flusher: &'a Flusher,
     /// How many of the run's tasks have ended, of how many: what a task's last line counts.
     pub ended: &'a Tally,
+    /// The run's journal, told of each sandbox deployed (none when the state folder holds none).
+    pub journal: Option<std::sync::Arc<dyn crate::sandbox::DeployLog>>,
 }
 
 /// Counts the run's tasks as they end.
@@ -145,7 +147,7 @@ pub fn run_task(planned: &PlannedTask<'_>, version: i64, shared: &RunShared<'_>)
         total_steps: planned.steps.len(),
     });
     let context = Mutex::new(context);
-    let deployed = Deployed::new((shared.provider)());
+    let deployed = Deployed::new((shared.provider)()).logged(shared.journal.clone());
     let env = StepEnv {
         context: &context,
         stores: shared.stores,

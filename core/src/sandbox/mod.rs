@@ -209,6 +209,12 @@ mod tests {
 pub struct Deployed {
     provider: Box<dyn SandboxProvider>,
     sandboxes: std::sync::Mutex<Vec<Sandbox>>,
+    log: Option<std::sync::Arc<dyn DeployLog>>,
+}
+
+/// Told of each sandbox as it is deployed, so that what a killed run left can be found later.
+pub trait DeployLog: Send + Sync {
+    fn deployed(&self, work_dir: &std::path::Path);
 }
 
 /// What tearing a run's sandboxes down did.
@@ -224,7 +230,14 @@ impl Deployed {
         Deployed {
             provider,
             sandboxes: std::sync::Mutex::new(Vec::new()),
+            log: None,
         }
+    }
+
+    /// The same, telling `log` of each sandbox deployed.
+    pub fn logged(mut self, log: Option<std::sync::Arc<dyn DeployLog>>) -> Self {
+        self.log = log;
+        self
     }
 
     pub fn provider(&self) -> &dyn SandboxProvider {
@@ -237,6 +250,9 @@ impl Deployed {
             return Err(SandboxError::AlreadyDeployed(name.to_string()));
         }
         let sandbox = self.provider.deploy(name, mode)?;
+        if let Some(log) = &self.log {
+            log.deployed(&sandbox.work_dir);
+        }
         if let Ok(mut list) = self.sandboxes.lock() {
             list.push(sandbox.clone());
         }

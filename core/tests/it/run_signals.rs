@@ -257,3 +257,75 @@ fn sigint_while_waiting_for_the_bundles_locks_cancels_and_prints_the_json() {
     assert_eq!(doc["exit_code"], 130);
     drop(held);
 }
+
+/// Waits, up to a minute, for `ready` to hold.
+fn wait_for(what: &str, ready: impl Fn() -> bool) {
+    for _ in 0..1200 {
+        if ready() {
+            return;
+        }
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    panic!("{what} did not happen within a minute");
+}
+
+#[test]
+fn the_next_run_cleans_up_after_a_killed_one() {
+    let s = Sandboxed::new();
+    s.write(
+        "stuck/tasks/stuck.json",
+        r#"[{"id": "box", "type": "deploy_sandbox", "sandbox_name": "box"},
+            {"id": "wait", "type": "verify_sandbox", "sandbox_name": "box", "verifier_id": "w",
+             "criteria": [{"type": "bash_cmd_succeeds", "command": "sleep 120"}]}]"#,
+    );
+    let mut child = s.command(&["run", "./stuck"]).spawn().unwrap();
+    // Killed once its instance is recorded running and its sandbox is up.
+    wait_for("the instance recorded running", || {
+        s.local_db().exists()
+            && s.docs("task_instances")
+                .iter()
+                .any(|d| d["status"] == "running")
+    });
+    wait_for("the sandbox", || s.sandboxes_left().len() == 1);
+    child.kill().unwrap();
+    child.wait().unwrap();
+    assert_eq!(s.sandboxes_left().len(), 1, "a killed run cannot tear down");
+
+    let listed = s.run(&["task", "list"]);
+    assert!(
+        listed
+            .stderr
+            .contains("1 earlier run ended without finishing"),
+        "{}",
+        listed.both()
+    );
+
+    let r = s.run(&["run", "hello", "-q"]);
+    assert_eq!(r.code, 0, "{}", r.both());
+    assert!(
+        r.stderr.contains(
+            "note: 1 earlier run ended without finishing (agent-env was killed, or its machine stopped): 1 task instance it left running marked failed, 1 sandbox it left removed"
+        ),
+        "{}",
+        r.both()
+    );
+    assert!(s.sandboxes_left().is_empty(), "{:?}", s.sandboxes_left());
+    let stuck: Vec<_> = s
+        .docs("task_instances")
+        .into_iter()
+        .filter(|d| d["task_id"].as_str().unwrap_or("").ends_with("/stuck"))
+        .collect();
+    assert_eq!(stuck.len(), 1);
+    assert_eq!(stuck[0]["status"], "failed");
+    assert!(
+        stuck[0]["error"]
+            .as_str()
+            .unwrap()
+            .starts_with("the run that was running this task ended without finishing it"),
+        "{}",
+        stuck[0]
+    );
+    // Cleaned up once: the next run has nothing to say.
+    let again = s.run(&["run", "hello", "-q"]);
+    assert!(!again.stderr.contains("earlier run"), "{}", again.both());
+}

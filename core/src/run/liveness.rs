@@ -1,0 +1,265 @@
+//! Runs that ended without finishing. A run holds a journal, `<state>/locks/runs/<run group>.journal`,
+//! locked (flock) for as long as its process lives, and writes into it each sandbox it deploys. A run
+//! that ends removes its journal; one whose process was killed (SIGKILL, the OOM killer, a machine
+//! that stopped) leaves it behind, unlocked, since the kernel drops a dead process's locks. The next
+//! run finds it: it marks the task instances that run left `running` as failed, removes the local
+//! sandboxes it left, and deletes the journal ([`sweep`]); `task list` says such runs are there.
+
+use std::fs::{File, OpenOptions};
+use std::io::{BufRead, BufReader, Write};
+use std::os::fd::AsRawFd;
+use std::path::{Path, PathBuf};
+
+use serde_json::{json, Map};
+
+use crate::clock;
+use crate::stores::document::UpdateSpec;
+use crate::stores::{DocumentStore, Filter, Predicate};
+
+/// Where a run's instances name their run group.
+const RUN_GROUP_PATH: &str = "context.metadata.run_group_id";
+/// The instances collection.
+const INSTANCES: &str = "task_instances";
+/// A journal's file name ends so.
+const SUFFIX: &str = ".journal";
+/// The prefix of every local sandbox folder: the only folders a sweep removes.
+const LOCAL_SANDBOX_PREFIX: &str = "agent-env-local-";
+/// A killed run's instance is told so.
+const ENDED_UNFINISHED: &str = "the run that was running this task ended without finishing it (agent-env was killed, or its machine stopped); a later run marked it failed";
+
+/// The folder of the journals under the locks folder.
+fn journals(locks_dir: &Path) -> PathBuf {
+    locks_dir.join("runs")
+}
+
+/// A live run's journal: locked while the run lives, removed when it ends.
+#[derive(Debug)]
+pub struct RunJournal {
+    file: File,
+    path: PathBuf,
+}
+
+impl crate::sandbox::DeployLog for RunJournal {
+    fn deployed(&self, work_dir: &Path) {
+        self.note_sandbox(work_dir);
+    }
+}
+
+impl RunJournal {
+    /// Starts the journal of the run `run_group_id`; `None` when the state folder cannot hold one
+    /// (a run goes on without: only the cleanup after a kill is lost).
+    pub fn begin(locks_dir: &Path, run_group_id: &str) -> Option<RunJournal> {
+        let folder = journals(locks_dir);
+        std::fs::create_dir_all(&folder).ok()?;
+        let path = folder.join(format!("{run_group_id}{SUFFIX}"));
+        // Locked before it has its name, so no sweep ever sees it unlocked while its run lives.
+        let partial = folder.join(format!(".{run_group_id}{SUFFIX}.{}", std::process::id()));
+        let file = OpenOptions::new()
+            .create(true)
+            .append(true)
+            .open(&partial)
+            .ok()?;
+        if !lock(&file) || std::fs::rename(&partial, &path).is_err() {
+            let _ = std::fs::remove_file(&partial);
+            return None;
+        }
+        Some(RunJournal { file, path })
+    }
+
+    /// Notes a sandbox the run deployed, by its folder on this machine.
+    pub fn note_sandbox(&self, work_dir: &Path) {
+        // One short write in append mode: lines from tasks on several threads never interleave.
+        let line = format!("sandbox\t{}\n", work_dir.display());
+        let _ = (&self.file).write_all(line.as_bytes());
+    }
+}
+
+impl Drop for RunJournal {
+    fn drop(&mut self) {
+        // Removed while still locked; the lock goes with the descriptor, closed right after.
+        let _ = std::fs::remove_file(&self.path);
+    }
+}
+
+/// A run whose journal is left behind, unlocked: its process is gone. Holds the journal's lock
+/// while it is cleaned up after.
+#[derive(Debug)]
+pub struct DeadRun {
+    pub run_group_id: String,
+    /// The sandbox folders it deployed, as it noted them.
+    pub sandboxes: Vec<PathBuf>,
+    journal: PathBuf,
+    _locked: File,
+}
+
+/// The runs under `locks_dir` that ended without finishing.
+pub fn dead_runs(locks_dir: &Path) -> Vec<DeadRun> {
+    let Ok(entries) = std::fs::read_dir(journals(locks_dir)) else {
+        return Vec::new();
+    };
+    let mut dead = Vec::new();
+    for entry in entries.flatten() {
+        let name = entry.file_name().to_string_lossy().into_owned();
+        let Some(run_group_id) = name.strip_suffix(SUFFIX) else {
+            continue;
+        };
+        if run_group_id.starts_with('.') {
+            continue;
+        }
+        let Ok(file) = File::open(entry.path()) else {
+            continue;
+        };
+        // Locked by a live run: not dead.
+        if !lock(&file) {
+            continue;
+        }
+        let sandboxes = BufReader::new(&file)
+            .lines()
+            .map_while(Result::ok)
+            .filter_map(|line| line.strip_prefix("sandbox\t").map(PathBuf::from))
+            .collect();
+        dead.push(DeadRun {
+            run_group_id: run_group_id.to_string(),
+            sandboxes,
+            journal: entry.path(),
+            _locked: file,
+        });
+    }
+    dead.sort_by(|a, b| a.run_group_id.cmp(&b.run_group_id));
+    dead
+}
+
+/// What a sweep cleaned up.
+#[derive(Debug, Default, PartialEq, Eq)]
+pub struct Swept {
+    pub runs: usize,
+    pub instances: u64,
+    pub sandboxes: usize,
+}
+
+impl Swept {
+    /// What a run says before it starts, when it cleaned up after others.
+    pub fn sentence(&self) -> String {
+        format!(
+            "note: {} earlier {} ended without finishing (agent-env was killed, or its machine stopped): {} task {} it left running marked failed, {} {} it left removed",
+            self.runs,
+            crate::words::plural(self.runs, "run", "runs"),
+            self.instances,
+            crate::words::plural(self.instances as usize, "instance", "instances"),
+            self.sandboxes,
+            crate::words::plural(self.sandboxes, "sandbox", "sandboxes"),
+        )
+    }
+}
+
+/// Cleans up after the runs under `locks_dir` that ended without finishing: their instances in
+/// `docs` still `running` become `failed`, saying why; their sandboxes that are local sandbox
+/// folders directly under `sandbox_root` are removed (nothing else is, whatever a journal says);
+/// their journals are deleted.
+pub fn sweep(locks_dir: &Path, sandbox_root: &Path, docs: &dyn DocumentStore) -> Swept {
+    let mut swept = Swept::default();
+    for run in dead_runs(locks_dir) {
+        swept.runs += 1;
+        let filter = Filter::eq(RUN_GROUP_PATH, run.run_group_id.as_str())
+            .and("status", Predicate::Eq(json!("running")));
+        let mut set = Map::new();
+        set.insert("status".into(), json!("failed"));
+        set.insert("error".into(), json!(ENDED_UNFINISHED));
+        set.insert("completed_at_utc".into(), json!(clock::minute_now()));
+        let update = UpdateSpec {
+            set,
+            ..UpdateSpec::default()
+        };
+        swept.instances += docs.update(INSTANCES, &filter, &update, false).unwrap_or(0);
+        for sandbox in &run.sandboxes {
+            let ours = sandbox.parent() == Some(sandbox_root)
+                && sandbox
+                    .file_name()
+                    .is_some_and(|n| n.to_string_lossy().starts_with(LOCAL_SANDBOX_PREFIX));
+            if ours && std::fs::remove_dir_all(sandbox).is_ok() {
+                swept.sandboxes += 1;
+            }
+        }
+        let _ = std::fs::remove_file(&run.journal);
+    }
+    swept
+}
+
+/// Takes `file`'s exclusive lock without waiting; false when another process holds it.
+fn lock(file: &File) -> bool {
+    // SAFETY: flock(2) on a descriptor we own; no memory is shared with the kernel.
+    unsafe { libc::flock(file.as_raw_fd(), libc::LOCK_EX | libc::LOCK_NB) == 0 }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::stores::local::LocalSqliteDocumentStore;
+
+    #[test]
+    fn only_an_unlocked_journal_is_dead_and_a_sweep_removes_only_local_sandboxes() {
+        let tmp = tempfile::tempdir().unwrap();
+        let locks = tmp.path().join("locks");
+        let root = tmp.path().join("sandboxes");
+        let left = root.join("agent-env-local-aaaa-bbbb");
+        let elsewhere = tmp.path().join("not-a-sandbox");
+        std::fs::create_dir_all(&left).unwrap();
+        std::fs::create_dir_all(&elsewhere).unwrap();
+
+        let live = RunJournal::begin(&locks, "run-live").unwrap();
+        live.note_sandbox(&root.join("agent-env-local-live-0000"));
+        // What a killed run leaves: its journal, unlocked.
+        std::fs::write(
+            journals(&locks).join("run-killed.journal"),
+            format!(
+                "sandbox\t{}\nsandbox\t{}\n",
+                left.display(),
+                elsewhere.display()
+            ),
+        )
+        .unwrap();
+        let dead = dead_runs(&locks);
+        assert_eq!(dead.len(), 1);
+        assert_eq!(dead[0].run_group_id, "run-killed");
+        assert_eq!(dead[0].sandboxes, [left.clone(), elsewhere.clone()]);
+        drop(dead);
+
+        let docs = LocalSqliteDocumentStore::new(tmp.path().join("d.db"));
+        for (id, group, status) in [
+            ("i1", "run-killed", "running"),
+            ("i2", "run-killed", "completed"),
+            ("i3", "run-live", "running"),
+        ] {
+            let doc = json!({"instance_id": id, "status": status,
+                "context": {"metadata": {"run_group_id": group}}});
+            docs.insert(INSTANCES, doc.as_object().unwrap()).unwrap();
+        }
+        let swept = sweep(&locks, &root, &docs);
+        assert_eq!(
+            swept,
+            Swept {
+                runs: 1,
+                instances: 1,
+                sandboxes: 1
+            }
+        );
+        assert!(!left.exists());
+        assert!(elsewhere.exists(), "only local sandbox folders under the root");
+        let status = |id: &str| {
+            docs.find_one(INSTANCES, &Filter::eq("instance_id", id), None)
+                .unwrap()
+                .unwrap()["status"]
+                .clone()
+        };
+        assert_eq!(
+            (status("i1"), status("i2"), status("i3")),
+            (json!("failed"), json!("completed"), json!("running"))
+        );
+        assert!(dead_runs(&locks).is_empty());
+        // A run that ends takes its journal with it.
+        let path = journals(&locks).join("run-live.journal");
+        assert!(path.exists());
+        drop(live);
+        assert!(!path.exists());
+    }
+}
