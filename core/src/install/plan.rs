@@ -45,6 +45,12 @@ impl Step {
                     .unwrap_or_default();
                 format!("Will run: {cd}{}", quote::line(&words))
             }
+            // An installed copy is replaced (the check that follows decides whether it stays).
+            Step::Copy { from, to } if to.exists() => format!(
+                "Will replace: {} with a copy of {}",
+                to.display(),
+                from.display()
+            ),
             Step::Copy { from, to } => format!(
                 "Will copy: {} -> {}",
                 from.display(),

@@ -244,7 +244,10 @@ mod tests {
             }
         );
         assert!(!left.exists());
-        assert!(elsewhere.exists(), "only local sandbox folders under the root");
+        assert!(
+            elsewhere.exists(),
+            "only local sandbox folders under the root"
+        );
         let status = |id: &str| {
             docs.find_one(INSTANCES, &Filter::eq("instance_id", id), None)
                 .unwrap()

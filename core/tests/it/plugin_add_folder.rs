@@ -90,6 +90,15 @@ fn a_plugin_folder_is_copied_checked_and_added_once() {
     let before = tree(&sb.plugins_dir());
     let (code, out, _) = output(&sb, &["plugin", "add", spec, "-y"]);
     assert_eq!(code, 0);
+    // The plan says the installed copy is replaced; the copy turns out the same.
+    assert!(
+        out.contains(&format!(
+            "Will replace: {} with a copy of {}",
+            installed.display(),
+            src.display()
+        )),
+        "{out}"
+    );
     assert!(out.contains("Nothing changed: "), "{out}");
     assert_eq!(before, tree(&sb.plugins_dir()));
 }
