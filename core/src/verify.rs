@@ -82,6 +82,9 @@ pub struct VerifyOutcome {
     pub manifest: PathBuf,
     /// The findings.
     pub verification: Verification,
+    /// What the kit does not hold against the plugin but a user should know (an argument that works
+    /// only from the manifest's folder).
+    pub warnings: Vec<String>,
 }
 
 /// Verifies `target` (a package name or a manifest path); `step` is the `--step` JSON text.
@@ -120,7 +123,23 @@ pub fn verify_plugin(
         version: manifest.version.clone(),
         manifest: manifest.path.clone(),
         verification,
+        warnings: relative_file_warnings(&manifest),
     })
+}
+
+/// A warning for each argument that names a file beside the manifest by a relative path.
+fn relative_file_warnings(manifest: &Manifest) -> Vec<String> {
+    manifest
+        .relative_file_args()
+        .into_iter()
+        .map(|arg| {
+            format!(
+                "exec argument '{arg}' in {} names a file beside the manifest, but arguments after the first are passed as written, so the plugin finds it only when agent-env runs in that folder; write its absolute path ({}), or make the first element a script beside the manifest that starts it",
+                manifest.path.display(),
+                manifest.folder().join(arg).display()
+            )
+        })
+        .collect()
 }
 
 fn parse_step(text: &str) -> Result<Map<String, Value>, VerifyCommandError> {

@@ -564,6 +564,22 @@ impl Manifest {
         argv
     }
 
+    /// The arguments after the first that are relative paths naming a file beside the manifest
+    /// (`plugin.py` in `["python3", "plugin.py"]`): they are passed as written, so the plugin finds
+    /// the file only when it starts in the manifest's folder.
+    pub fn relative_file_args(&self) -> Vec<&str> {
+        self.exec
+            .iter()
+            .skip(1)
+            .map(String::as_str)
+            .filter(|arg| {
+                !arg.starts_with('-')
+                    && Path::new(arg).is_relative()
+                    && self.folder().join(arg).is_file()
+            })
+            .collect()
+    }
+
     /// Requirements that name a core package (`agentenv-framework`, `agentenv-framework-protocol`).
     pub fn core_requirements(&self) -> impl Iterator<Item = &Requirement> {
         self.requires.iter().filter(|r| {

@@ -37,6 +37,9 @@ pub fn run(args: &VerifyArgs, session: &Session, term: &Terminal) -> Exit {
         };
         Failure::new(e).with_code(code)
     })?;
+    for warning in &outcome.warnings {
+        term.warn(warning);
+    }
     if args.json {
         term.print(&documents::to_json(&document(&outcome)));
     } else {

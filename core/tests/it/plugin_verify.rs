@@ -360,3 +360,39 @@ fn the_sdk_fixture_passes_with_a_step_that_calls_the_host_stores() {
         "{doc:#}"
     );
 }
+
+#[test]
+fn an_argument_that_works_only_from_the_manifests_folder_is_warned_about() {
+    let sb = Sandbox::new();
+    let folder = sb.dir().join("relative-script");
+    std::fs::create_dir_all(&folder).unwrap();
+    let fixture = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("tests/fixtures/install/folder-plugin");
+    std::fs::copy(fixture.join("plugin.sh"), folder.join("plugin.sh")).unwrap();
+    std::fs::write(
+        folder.join("agent-env-plugin.toml"),
+        "[plugin]\nname = \"agentenv-folder-demo\"\nversion = \"0.1.0\"\nexec = [\"/bin/sh\", \"plugin.sh\"]\nprotocol = [1, 1]\n[provides.task_steps]\ndemo_step = \"DemoStep\"\n",
+    )
+    .unwrap();
+    // From its own folder it starts, and passes; the warning says why it would not elsewhere.
+    let out = sb
+        .command(&["plugin", "verify", "."])
+        .current_dir(&folder)
+        .output()
+        .unwrap();
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        err.contains(&format!(
+            "exec argument 'plugin.sh' in {} names a file beside the manifest, but arguments after the first are passed as written",
+            folder.join("agent-env-plugin.toml").display()
+        )),
+        "{err}"
+    );
+    assert!(
+        err.contains(&format!(
+            "write its absolute path ({})",
+            folder.join("plugin.sh").display()
+        )),
+        "{err}"
+    );
+}
