@@ -43,7 +43,7 @@ impl CallRouter {
     }
 
     /// Who hears a stderr line: the one call in flight; with none, the call that began last; with
-    /// several, the defaults.
+    /// several, the services they all share (a run's), else the defaults.
     pub(crate) fn for_output(&self) -> Arc<dyn HostServices> {
         let calls = lock(&self.calls);
         match calls.len() {
@@ -55,7 +55,7 @@ impl CallRouter {
             0 => lock(&self.last)
                 .clone()
                 .unwrap_or_else(|| self.default.clone()),
-            _ => self.default.clone(),
+            _ => shared_by_all(&calls).unwrap_or_else(|| self.default.clone()),
         }
     }
 
@@ -76,13 +76,7 @@ impl CallRouter {
             }
         }
         // Several in flight and none named: services all of them share, if they share one.
-        let mut shared = calls.values().map(|s| s.shared());
-        if let Some(Some(first)) = shared.next() {
-            if shared.all(|s| s.is_some_and(|s| Arc::ptr_eq(&s, &first))) {
-                return first;
-            }
-        }
-        self.default.clone()
+        shared_by_all(&calls).unwrap_or_else(|| self.default.clone())
     }
 
     /// The services for a request with `params`, and the params without the call's id.
@@ -99,6 +93,15 @@ impl CallRouter {
         let id = params.get(CALL_ID).and_then(|v| Id::deserialize(v).ok());
         self.for_call(id.as_ref())
     }
+}
+
+/// The services every call in `calls` shares, when they all share the same ones.
+fn shared_by_all<K>(calls: &HashMap<K, Arc<dyn HostServices>>) -> Option<Arc<dyn HostServices>> {
+    let mut shared = calls.values().map(|s| s.shared());
+    let first = shared.next()??;
+    shared
+        .all(|s| s.is_some_and(|s| Arc::ptr_eq(&s, &first)))
+        .then_some(first)
 }
 
 #[cfg(test)]
@@ -138,6 +141,28 @@ mod tests {
         assert_eq!(answer(&router, json!({"call_id": 2})).0, "own");
         router.enter(&Id::Number(3), Arc::new(Named("other")));
         assert_eq!(answer(&router, json!({})).0, Value::Null);
+    }
+
+    #[test]
+    fn stderr_of_several_calls_goes_to_what_they_share() {
+        let run: Arc<dyn HostServices> = Arc::new(Named("run"));
+        let router = CallRouter::new(Arc::new(NoServices));
+        let heard = |router: &CallRouter| {
+            router
+                .for_output()
+                .handle("p", "host.x", Value::Null)
+                .unwrap_or(Value::Null)
+        };
+        router.enter(&Id::Number(1), Arc::new(Sharing(run.clone())));
+        assert_eq!(heard(&router), "own", "one call: its own services");
+        router.enter(&Id::Number(2), Arc::new(Sharing(run.clone())));
+        assert_eq!(
+            heard(&router),
+            "run",
+            "several: the run's, not the defaults"
+        );
+        router.enter(&Id::Number(3), Arc::new(Named("other")));
+        assert_eq!(heard(&router), Value::Null, "nothing shared: the defaults");
     }
 
     fn answer(router: &CallRouter, params: Value) -> (Value, Value) {
