@@ -89,19 +89,13 @@ pub fn pin(path: &Path) -> Result<Pin, PinError> {
 }
 
 /// The files a plugin starts from: its resolved executable, and each other `argv` element that is the
-/// path of a file inside the manifest's folder (a script an interpreter runs).
-pub fn files_of(argv: &[String], executable: &Path, manifest_path: &Path) -> Vec<PathBuf> {
+/// absolute path of a file (a script an interpreter runs, wherever it lives).
+pub fn files_of(argv: &[String], executable: &Path) -> Vec<PathBuf> {
     let mut files = vec![executable.to_path_buf()];
-    if let Some(folder) = manifest_path.parent() {
-        for arg in argv.iter().skip(1) {
-            let candidate = Path::new(arg);
-            if candidate.is_absolute()
-                && candidate.starts_with(folder)
-                && candidate.is_file()
-                && !files.iter().any(|f| f == candidate)
-            {
-                files.push(candidate.to_path_buf());
-            }
+    for arg in argv.iter().skip(1) {
+        let candidate = Path::new(arg);
+        if candidate.is_absolute() && candidate.is_file() && !files.iter().any(|f| f == candidate) {
+            files.push(candidate.to_path_buf());
         }
     }
     files
@@ -190,6 +184,26 @@ mod tests {
         assert!(found[0].now.starts_with("sha256 "), "{:?}", found[0]);
         fs::remove_file(&exe).unwrap();
         assert!(changed(&[pinned])[0].now.starts_with("unreadable"));
+    }
+
+    #[test]
+    fn a_plugin_starts_from_its_executable_and_each_file_named_by_an_absolute_argument() {
+        let dir = tempfile::tempdir().unwrap();
+        let script = dir.path().join("elsewhere/plugin.py");
+        std::fs::create_dir_all(script.parent().unwrap()).unwrap();
+        std::fs::write(&script, "print()").unwrap();
+        let python = dir.path().join("python");
+        std::fs::write(&python, "").unwrap();
+        let argv: Vec<String> = [
+            python.display().to_string(),
+            "-u".into(),
+            script.display().to_string(),
+            "relative.py".into(),
+            dir.path().display().to_string(),
+            script.display().to_string(),
+        ]
+        .into();
+        assert_eq!(files_of(&argv, &python), [python.clone(), script]);
     }
 
     #[test]

@@ -27,7 +27,7 @@ pub fn pin_packages(plugins_dir: &Path, manifests: &[&Manifest]) -> Result<(), S
         let Ok(executable) = agent_env_host::resolve_executable(program) else {
             continue;
         };
-        let mut files = pins::files_of(&argv, &executable, &manifest.path);
+        let mut files = pins::files_of(&argv, &executable);
         // A Python plugin's console script only imports its code: pin the code too.
         for file in super::python_record::distribution_code(&manifest.path) {
             if !files.contains(&file) {
