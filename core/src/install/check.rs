@@ -1,9 +1,9 @@
 //! The check after an install, in a fresh process: `agent-env plugin show NAME --json` must list at least
 //! one contribution, each `active` or `replaced`, or the package's manifest must declare a store under
 //! `[provides.stores]`. The report starts a store plugin only when `[stores.<kind>]` selects one of its
-//! stores, so a package that declares only stores is started by `agent-env plugin verify NAME --json`
-//! instead: it must answer `initialize` with the store classes its manifest declares (holding it to
-//! the store contract is `agent-env store check KIND`'s job).
+//! stores, so a package that declares stores is also started by `agent-env plugin verify NAME --json`:
+//! it must answer `initialize` with the store classes its manifest declares (holding it to the store
+//! contract is `agent-env store check KIND`'s job).
 
 use std::process::Command;
 
@@ -51,6 +51,13 @@ pub fn check_package(name: &str, out: &dyn Output) -> Vec<String> {
     if contributions.is_empty() {
         return starts_with_its_stores(&exe, name);
     }
+    // The report starts a store plugin only for the store the config selects: whatever else it
+    // gives, a plugin that declares stores is held to them as `plugin verify` holds it.
+    let store_problems = if stores.is_empty() {
+        Vec::new()
+    } else {
+        starts_with_its_stores(&exe, name)
+    };
     // Not a reason to refuse it (every command that starts it says so), but said now, while it is new.
     if let Some(noise) = noise_of(name, &doc["process"]) {
         out.note(&format!("warning: {noise}"));
@@ -70,6 +77,7 @@ pub fn check_package(name: &str, out: &dyn Output) -> Vec<String> {
             problems.push(format!("{name}: {cname} is {status}{reason}"));
         }
     }
+    problems.extend(store_problems);
     problems
 }
 

@@ -506,6 +506,30 @@ fn a_plugin_with_no_contributions_and_no_stores_is_rolled_back() {
 /// A package that declares only stores is started by the check all the same: one that cannot answer
 /// `initialize` is not added.
 #[test]
+fn a_store_the_plugin_declares_but_does_not_give_is_rolled_back() {
+    let sb = Sandbox::new();
+    let src = sb.dir().join("ghost-src");
+    std::fs::create_dir_all(&src).unwrap();
+    let fixture = fixture_dir("folder-plugin");
+    std::fs::copy(fixture.join("plugin.sh"), src.join("plugin.sh")).unwrap();
+    let manifest = std::fs::read_to_string(fixture.join("agent-env-plugin.toml")).unwrap();
+    std::fs::write(
+        src.join("agent-env-plugin.toml"),
+        format!("{manifest}\n[provides.stores]\nGhostStore = \"object\"\n"),
+    )
+    .unwrap();
+    let (code, out, err) = output(&sb, &["plugin", "add", src.to_str().unwrap(), "--yes"]);
+    assert_eq!(code, 1, "{out}{err}");
+    assert!(
+        err.contains(
+            "problem: agentenv-folder-demo did not start as its manifest says (manifest): "
+        ) && err.contains("GhostStore"),
+        "{err}"
+    );
+    assert!(tree(&sb.plugins_dir()).is_empty(), "{out}");
+}
+
+#[test]
 fn a_store_only_plugin_that_cannot_start_is_rolled_back() {
     let sb = Sandbox::new();
     existing_plugin(&sb);
