@@ -325,7 +325,26 @@ fn place_manifest(
             source,
         })?;
     let text = String::from_utf8_lossy(&out.stdout).into_owned();
-    if !out.status.success() || text.trim().is_empty() {
+    if !out.status.success() {
+        // An SDK that refuses its own registrations exits non-zero saying why on stderr.
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        let said = stderr
+            .lines()
+            .filter(|l| !l.trim().is_empty())
+            .collect::<Vec<_>>();
+        let tail = said[said.len().saturating_sub(5)..].join("; ");
+        return Ok(Some(format!(
+            "{} {PRINT_MANIFEST_ARG} ended with {}{}",
+            exe.display(),
+            out.status,
+            if tail.is_empty() {
+                ", printing no manifest".to_string()
+            } else {
+                format!(": {tail}")
+            }
+        )));
+    }
+    if text.trim().is_empty() {
         return Ok(Some(format!(
             "{} printed no manifest for {PRINT_MANIFEST_ARG}, so it is not an agent-env plugin",
             exe.display()
@@ -428,6 +447,27 @@ pub fn copy_tree(from: &Path, to: &Path) -> Result<(), InstallError> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn an_executable_that_refuses_to_print_its_manifest_is_quoted() {
+        use std::os::unix::fs::PermissionsExt;
+        let tmp = tempfile::tempdir().unwrap();
+        let exe = tmp.path().join("hello-go");
+        std::fs::write(
+            &exe,
+            "#!/bin/sh\necho \"agentenv: task step type 'dup' is registered twice\" >&2\nexit 1\n",
+        )
+        .unwrap();
+        std::fs::set_permissions(&exe, std::fs::Permissions::from_mode(0o755)).unwrap();
+        let problem = place_manifest(&exe, tmp.path(), false).unwrap().unwrap();
+        assert_eq!(
+            problem,
+            format!(
+                "{} {PRINT_MANIFEST_ARG} ended with exit status: 1: agentenv: task step type 'dup' is registered twice",
+                exe.display()
+            )
+        );
+    }
 
     #[test]
     fn a_stray_first_line_is_pointed_out() {
