@@ -160,6 +160,8 @@ class Hello(CliCommand):
     """Says hello on the terminal."""
 
     def run(self, argv, host):
+        if argv == ["fail"]:
+            raise RuntimeError("told to fail")
         print("hello", " ".join(argv))
         return len(argv)
 

@@ -382,8 +382,10 @@ def test_serving_freezes_the_start_up_objects_and_still_collects_new_cycles(star
     assert plugin.shutdown() == 0
 
 
-def test_command_mode_runs_a_cli_command_over_fds_3_and_4(plugin_env, tmp_path):
-    # The host side of command mode: the protocol on two extra pipes, the terminal on stdin/stdout.
+def _command_mode(plugin_env, tmp_path, argv):
+    """Runs the fixture's `fixture-hello` command with `argv` the way the host's command mode does:
+    the protocol on two extra pipes (fds 3 and 4), the terminal on stdin/stdout/stderr. Returns the
+    answers by id, the process's exit code, its stdout and its stderr."""
     to_plugin_r, to_plugin_w = os.pipe()
     from_plugin_r, from_plugin_w = os.pipe()
     env = dict(plugin_env, AGENT_ENV_PLUGIN="1", AGENT_ENV_RPC_FDS="3,4")
@@ -412,7 +414,7 @@ def test_command_mode_runs_a_cli_command_over_fds_3_and_4(plugin_env, tmp_path):
         wire.encode_request(
             2,
             "cli.run",
-            {"command": "fixture-hello", "argv": ["a", "b", "c"], "cwd": str(tmp_path), "interactive": False},
+            {"command": "fixture-hello", "argv": argv, "cwd": str(tmp_path), "interactive": False},
         ),
     ]
     os.write(to_plugin_w, b"".join(requests))
@@ -424,10 +426,28 @@ def test_command_mode_runs_a_cli_command_over_fds_3_and_4(plugin_env, tmp_path):
             answers[message.id] = message
         os.close(to_plugin_w)
         stdout, stderr = child.communicate(timeout=30)
-    assert child.returncode == 0, stderr
+    return answers, child.returncode, stdout, stderr
+
+
+def test_command_mode_runs_a_cli_command_over_fds_3_and_4(plugin_env, tmp_path):
+    answers, code, stdout, stderr = _command_mode(plugin_env, tmp_path, ["a", "b", "c"])
+    assert code == 0, stderr
     assert answers[1].result["plugin"]["name"] == "agentenv-fixture"
     assert answers[2].result == {"exit_code": 3}
     assert stdout == b"hello a b c\n"  # the terminal's stdout is the command's own
+
+
+def test_a_command_that_raises_shows_its_traceback_and_exits_1(plugin_env, tmp_path):
+    answers, code, _, stderr = _command_mode(plugin_env, tmp_path, ["fail"])
+    assert code == 0, stderr
+    assert answers[2].result == {"exit_code": 1}
+    text = stderr.decode()
+    # As an uncaught exception in any Python program: where it came from, then what it was.
+    assert text.startswith("Traceback (most recent call last):\n"), text
+    assert 'in run\n    raise RuntimeError("told to fail")' in text, text
+    assert text.endswith(
+        "RuntimeError: told to fail\nError: agent-env fixture-hello failed: RuntimeError: told to fail\n"
+    ), text
 
 
 def test_the_sdk_imports_nothing_heavy_at_start_up(plugin_env):

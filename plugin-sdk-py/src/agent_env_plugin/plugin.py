@@ -573,7 +573,10 @@ class Plugin:
             code = command.run(list(argv), host)
         except SystemExit as exit:
             code = _exit_code(exit.code)
-        except Exception as exc:  # noqa: BLE001 - the user sees one line, the exit code says it failed
+        except Exception as exc:  # noqa: BLE001 - shown as Python shows an uncaught one; the exit code says it failed
+            import traceback
+
+            traceback.print_exc(file=sys.stderr)
             sys.stderr.write(f"Error: agent-env {name} failed: {type(exc).__name__}: {exc}\n")
             code = 1
         finally:
