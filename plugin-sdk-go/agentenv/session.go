@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"runtime/debug"
 	"strings"
 	"sync"
 )
@@ -169,7 +170,7 @@ func (s *session) execute(ctx context.Context, req *Request, settings map[string
 		}
 		call.Context.Raw = params.Context
 	}
-	metadata, err := step.Execute(ctx, call)
+	metadata, err := executeStep(ctx, step, call)
 	if err != nil {
 		return nil, stepError(err)
 	}
@@ -298,4 +299,19 @@ func (s *session) genericCall(ctx context.Context, req *Request, group, op strin
 			s.plugin.Name, req.Method, group, found.Name, strings.Join(sortedKeys(found.Methods), ", "))
 	}
 	return method(ctx, &GenericCall{Method: req.Method, Params: req.Params, Host: s.host, Settings: settings})
+}
+
+// executeStep runs step.Execute; a panic in it fails the step as a Rust or Python step's does:
+// step-failed with error_type "panic", the panic's value as the message, and where it happened
+// (the goroutine's stack) as data.traceback, which agent-env shows with --verbose and keeps in the
+// instance record. The stack also goes to stderr, as for any handler that panics.
+func executeStep(ctx context.Context, step *TaskStep, call *StepCall) (metadata map[string]any, err error) {
+	defer func() {
+		if p := recover(); p != nil {
+			stack := debug.Stack()
+			fmt.Fprintf(os.Stderr, "agentenv: the step '%s' panicked: %v\n%s", call.Type, p, stack)
+			metadata, err = nil, StepFailed("panic", "%v", p).With("traceback", fmt.Sprintf("panic: %v\n\n%s", p, stack))
+		}
+	}()
+	return step.Execute(ctx, call)
 }

@@ -1,6 +1,7 @@
 package agentenv
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"io/fs"
@@ -44,5 +45,25 @@ func TestAStepFailedWithoutCausesSendsNoTraceback(t *testing.T) {
 	}
 	if rpcErr.DataString("error_type") != "ValueError" {
 		t.Fatalf("error_type %v", rpcErr.Data)
+	}
+}
+
+func TestAPanickingStepFailsWithItsStackAsTraceback(t *testing.T) {
+	step := &TaskStep{Type: "boom_step", Execute: func(context.Context, *StepCall) (map[string]any, error) {
+		var scores map[string]float64
+		scores["essay"] = 1 // assignment to entry in nil map
+		return nil, nil
+	}}
+	_, err := executeStep(context.Background(), step, &StepCall{Type: "boom_step"})
+	var rpcErr *Error
+	if !errors.As(stepError(err), &rpcErr) || rpcErr.Kind() != KindStepFailed {
+		t.Fatalf("not step-failed: %v", err)
+	}
+	if rpcErr.DataString("error_type") != "panic" || !strings.Contains(rpcErr.Message, "assignment to entry in nil map") {
+		t.Fatalf("type or message: %v %v", rpcErr.Message, rpcErr.Data)
+	}
+	traceback := rpcErr.DataString("traceback")
+	if !strings.HasPrefix(traceback, "panic: assignment to entry in nil map") || !strings.Contains(traceback, "step_errors_test.go") {
+		t.Fatalf("traceback:\n%s", traceback)
 	}
 }

@@ -259,7 +259,7 @@ func (s *session) closeStores(log io.Writer) {
 
 // withArticle is "an object", "a document", ...
 func withArticle(kind StoreKind) string {
-	if strings.ContainsRune("aeiou", rune(string(kind+"x")[0])) {
+	if strings.ContainsRune("aeiou", rune(string(kind + "x")[0])) {
 		return "an " + string(kind)
 	}
 	return "a " + string(kind)
