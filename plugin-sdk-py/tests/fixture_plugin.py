@@ -27,6 +27,12 @@ def echo(step, context, host):
     return {"metadata": {"echo": {"step": step, "context": context, "settings": host.settings}}}
 
 
+@plugin.task_step("misplaced", cls="Misplaced")
+def misplaced(step, context, host):
+    """Returns its verifications beside `metadata` instead of under it (a mistake)."""
+    return {"verifications": {"v": {"score": 1.0}}}
+
+
 @plugin.task_step("noisy", cls="Noisy")
 def noisy(step, context, host):
     print("hi from print")

@@ -84,6 +84,17 @@ def test_execute_gets_step_context_and_settings(start):
     assert echoed["settings"] == {"timeout": 30}
 
 
+def test_a_result_beside_metadata_is_answered_and_said_to_be_unread(start):
+    plugin = start()
+    plugin.initialize()
+    assert execute(plugin, "misplaced") == {"verifications": {"v": {"score": 1.0}}}
+    plugin.shutdown()
+    assert (
+        "agent-env-plugin: task step 'misplaced' returned 'verifications' beside 'metadata', which agent-env "
+        "does not read; return {'metadata': {...}}, whose keys are merged into the task's metadata\n"
+    ) in plugin.stderr
+
+
 def test_a_step_that_raises_is_step_failed_with_its_type_and_message(start):
     plugin = start()
     plugin.initialize()

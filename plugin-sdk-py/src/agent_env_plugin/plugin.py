@@ -495,6 +495,14 @@ class Plugin:
             return {"metadata": {}}
         if not isinstance(result, dict):
             raise _step_failed("TypeError", f"task step '{step.type}' returned {type(result).__name__}, not a dict")
+        unread = sorted(str(key) for key in result if key != "metadata")
+        if unread:
+            # agent-env reads `metadata` alone: a score returned beside it would be lost without a word.
+            named = ", ".join(f"'{key}'" for key in unread)
+            sys.stderr.write(
+                f"agent-env-plugin: task step '{step.type}' returned {named} beside 'metadata', which agent-env "
+                "does not read; return {'metadata': {...}}, whose keys are merged into the task's metadata\n"
+            )
         return result
 
     def _validate(self, params: Dict[str, Any]) -> None:
