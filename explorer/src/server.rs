@@ -152,7 +152,13 @@ async fn run(
         plugins: plugins.clone(),
         loaded,
     };
-    let data = Arc::new(Data::open(&session));
+    // Opening probes the configured document store, which blocks (a hosted one on this runtime).
+    let opening = session.clone();
+    let data = Arc::new(
+        tokio::task::spawn_blocking(move || Data::open(&opening))
+            .await
+            .map_err(|e| UpError::Serve(std::io::Error::other(e.to_string())))?,
+    );
     if let Some(why) = &data.left_out {
         out.note(&format!("warning: {why}"));
     }

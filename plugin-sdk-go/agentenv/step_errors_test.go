@@ -50,20 +50,18 @@ func TestAStepFailedWithoutCausesSendsNoTraceback(t *testing.T) {
 
 func TestAPanickingStepFailsWithItsStackAsTraceback(t *testing.T) {
 	step := &TaskStep{Type: "boom_step", Execute: func(context.Context, *StepCall) (map[string]any, error) {
-		var scores map[string]float64
-		scores["essay"] = 1 // assignment to entry in nil map
-		return nil, nil
+		panic("the essay's scores are missing")
 	}}
 	_, err := executeStep(context.Background(), step, &StepCall{Type: "boom_step"})
 	var rpcErr *Error
 	if !errors.As(stepError(err), &rpcErr) || rpcErr.Kind() != KindStepFailed {
 		t.Fatalf("not step-failed: %v", err)
 	}
-	if rpcErr.DataString("error_type") != "panic" || !strings.Contains(rpcErr.Message, "assignment to entry in nil map") {
+	if rpcErr.DataString("error_type") != "panic" || rpcErr.Message != "the essay's scores are missing" {
 		t.Fatalf("type or message: %v %v", rpcErr.Message, rpcErr.Data)
 	}
 	traceback := rpcErr.DataString("traceback")
-	if !strings.HasPrefix(traceback, "panic: assignment to entry in nil map") || !strings.Contains(traceback, "step_errors_test.go") {
+	if !strings.HasPrefix(traceback, "panic: the essay's scores are missing") || !strings.Contains(traceback, "step_errors_test.go") {
 		t.Fatalf("traceback:\n%s", traceback)
 	}
 }

@@ -55,7 +55,7 @@ impl Dsn {
         }
         let mut config = Config::from_str(text).map_err(|e| {
             StoreError::Config(format!(
-                "{CLASS}: dsn does not parse ({}); write it as postgres://USER:PASSWORD@HOST:PORT/DATABASE, with the password through a reference such as dsn = \"env:AGENT_ENV_PG_DSN\"",
+                "{CLASS}: dsn does not parse ({}); write it as postgres://USER:PASSWORD@HOST:PORT/DATABASE, with the password through a reference such as dsn = \"env:TEAM_PG_DSN\" (not an AGENT_ENV_ name: plugins get those)",
                 without_secrets(&e.to_string(), text)
             ))
         })?;

@@ -92,9 +92,11 @@ impl S3Client {
         }
         let root = self.at.root().to_string();
         Err(match self.wire.failure(response, "list", &root) {
+            // S3 says NoSuchBucket (which `failure` tells as such); a bare 404 is a server that is
+            // no S3 server, or one that takes the bucket elsewhere.
             StoreError::NotFound(_) => StoreError::Config(format!(
-                "{CLASS}: the bucket '{}' does not exist at {}; create it, or set [stores.object] config bucket to one that does",
-                self.settings.bucket, self.settings.endpoint
+                "{CLASS}: {} answered 404 to a listing of the bucket '{}', without an S3 error; check that [stores.object] endpoint names an S3 server, and path_style for one that takes the bucket in the path",
+                self.settings.endpoint, self.settings.bucket
             )),
             other => other,
         })
@@ -271,6 +273,40 @@ fn http_date_to_rfc3339(date: &str) -> Option<String> {
 #[cfg(test)]
 mod tests {
     use super::plain_http_to_this_machine;
+
+    #[test]
+    fn a_bare_404_is_no_s3_server_rather_than_a_missing_bucket() {
+        use std::io::{Read, Write};
+        // A web server that is not S3: every request is a 404 with no body.
+        let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+        let port = listener.local_addr().unwrap().port();
+        std::thread::spawn(move || {
+            if let Ok((mut conn, _)) = listener.accept() {
+                let mut request = [0u8; 4096];
+                let _ = conn.read(&mut request);
+                let _ = conn.write_all(
+                    b"HTTP/1.1 404 Not Found\r\nContent-Length: 0\r\nConnection: close\r\n\r\n",
+                );
+            }
+        });
+        let endpoint = format!("http://127.0.0.1:{port}");
+        let table = serde_json::json!({"bucket": "team", "endpoint": endpoint,
+            "access_key_id": "k", "secret_access_key": "s", "timeout_seconds": 5});
+        let settings =
+            crate::settings::S3Settings::from_table(table.as_object().unwrap(), &|_: &str| None)
+                .unwrap();
+        let err = super::S3Client::new(settings)
+            .unwrap()
+            .check_connection()
+            .unwrap_err()
+            .to_string();
+        assert!(
+            err.contains(&format!(
+                "{endpoint} answered 404 to a listing of the bucket 'team', without an S3 error; check that [stores.object] endpoint names an S3 server"
+            )),
+            "{err}"
+        );
+    }
 
     #[test]
     fn only_a_loopback_host_counts_as_this_machine() {

@@ -178,12 +178,17 @@ fn none_listed(recorded: usize, args: &ListArgs) -> String {
 }
 
 /// Where instances are recorded: the local store (bundle runs), then the configured document store
-/// (stored tasks' runs). A configured store that cannot be used is warned about and left out.
-fn instance_sources(session: &Session, term: &Terminal) -> Recorded {
+/// (stored tasks' runs), with what a reader should know about them: a configured store that cannot be
+/// used (left out), and runs that ended without finishing. Each warning is printed on stderr here; a
+/// `--json` document carries them too.
+struct Sources {
+    recorded: Recorded,
+    warnings: Vec<String>,
+}
+
+fn instance_sources(session: &Session, term: &Terminal) -> Sources {
     let recorded = Recorded::open(session);
-    if let Some(why) = recorded.left_out() {
-        term.warn(why.to_string());
-    }
+    let mut warnings: Vec<String> = recorded.left_out().map(String::from).into_iter().collect();
     let dead = crate::run::liveness::dead_runs(&session.paths().locks_dir()).len();
     if dead > 0 {
         let (runs, they) = if dead == 1 {
@@ -191,11 +196,14 @@ fn instance_sources(session: &Session, term: &Terminal) -> Recorded {
         } else {
             ("runs", "they")
         };
-        term.warn(format!(
+        warnings.push(format!(
             "{dead} earlier {runs} ended without finishing (agent-env was killed, or its machine stopped): the task instances {they} left show as running until the next agent-env run marks them failed and removes the sandboxes {they} left"
         ));
     }
-    recorded
+    for warning in &warnings {
+        term.warn(warning.clone());
+    }
+    Sources { recorded, warnings }
 }
 
 fn put(args: PutArgs, session: &Session, term: &Terminal) -> Exit {
@@ -385,7 +393,10 @@ fn summary(doc: &Document, scores: &InstanceScores<'_>) -> Value {
 /// Lists the instances `args` selects, newest first; `none` is what a person reads when there are none.
 fn list(
     args: ListArgs,
-    sources: &Recorded,
+    Sources {
+        recorded: sources,
+        warnings,
+    }: &Sources,
     home: Option<&std::path::Path>,
     none: impl Fn(usize, &ListArgs) -> String,
     term: &Terminal,
@@ -403,10 +414,12 @@ fn list(
     let scores = InstanceScores::new(sources);
     if args.json {
         let rows: Vec<Value> = found.iter().map(|d| summary(d, &scores)).collect();
-        term.print(&format!(
-            "{}\n",
-            pretty(&json!({"format_version": 1, "instances": rows}))
-        ));
+        let mut doc = json!({"format_version": 1, "instances": rows});
+        // Present only when there are some: a script can tell "no runs" from "a store left out".
+        if !warnings.is_empty() {
+            doc["warnings"] = json!(warnings);
+        }
+        term.print(&format!("{}\n", pretty(&doc)));
         return Ok(0);
     }
     if found.is_empty() {
@@ -452,7 +465,14 @@ fn list(
     Ok(0)
 }
 
-fn get(args: GetArgs, sources: &Recorded, term: &Terminal) -> Exit {
+fn get(
+    args: GetArgs,
+    Sources {
+        recorded: sources,
+        warnings,
+    }: &Sources,
+    term: &Terminal,
+) -> Exit {
     let wanted = args.instance.trim();
     let all = all_instances(sources)?;
     let exact: Vec<&Document> = all
@@ -470,7 +490,12 @@ fn get(args: GetArgs, sources: &Recorded, term: &Terminal) -> Exit {
         [one] => *one,
         [] => {
             return Err(Failure::new(format!(
-                "no task instance '{wanted}' in the local or the configured document store; agent-env task list shows the recorded ones"
+                "no task instance '{wanted}' in the local or the configured document store{}; agent-env task list shows the recorded ones",
+                if warnings.iter().any(|w| w.starts_with("the configured document store")) {
+                    " (which could not be read: see the warning above)"
+                } else {
+                    ""
+                }
             )))
         }
         many => {
@@ -513,7 +538,7 @@ fn checks(doc: &Document) -> String {
                 .get("justification")
                 .and_then(Value::as_str)
                 .unwrap_or("");
-            let verdict = match row.get("result").and_then(Value::as_bool) {
+            let verdict = match criterion_passed(row) {
                 Some(true) => "passed".to_string(),
                 Some(false) => format!("did not pass: {}", verify_sandbox::one_line(why)),
                 None => format!("skipped: {}", verify_sandbox::one_line(why)),
@@ -616,4 +641,37 @@ fn describe(doc: &Document, scores: &InstanceScores<'_>) -> String {
 
 fn pretty(value: &Value) -> String {
     serde_json::to_string_pretty(value).unwrap_or_else(|e| format!("{{\"error\": \"{e}\"}}"))
+}
+
+/// Whether a result row passed; `None` when it was skipped. A row says so by `result` (`true` /
+/// `false`, or a plugin's `"pass"` / `"fail"`), else by `skipped`, else by its `score`.
+fn criterion_passed(row: &Value) -> Option<bool> {
+    match row.get("result") {
+        Some(Value::Bool(passed)) => Some(*passed),
+        Some(Value::String(s)) if matches!(s.as_str(), "pass" | "passed") => Some(true),
+        Some(Value::String(s)) if matches!(s.as_str(), "fail" | "failed") => Some(false),
+        _ if row.get("skipped").and_then(Value::as_bool) == Some(true) => None,
+        _ => row.get("score").and_then(Value::as_f64).map(|s| s >= 1.0),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_row_passes_by_its_result_then_by_skipped_then_by_its_score() {
+        for (row, passed) in [
+            (json!({"result": true}), Some(true)),
+            (json!({"result": false, "score": 1.0}), Some(false)),
+            (json!({"result": "pass"}), Some(true)),
+            (json!({"result": "fail"}), Some(false)),
+            (json!({"result": null, "skipped": true, "score": 1.0}), None),
+            (json!({"skipped": false, "score": 1.0}), Some(true)),
+            (json!({"score": 0.5}), Some(false)),
+            (json!({}), None),
+        ] {
+            assert_eq!(criterion_passed(&row), passed, "{row}");
+        }
+    }
 }

@@ -401,6 +401,23 @@ fn a_shared_store_that_does_not_answer_leaves_this_machines_runs_readable() {
         Some(1),
         "{doc:#}"
     );
+    // A script reads what was left out from the document too.
+    assert!(
+        doc["warnings"][0]
+            .as_str()
+            .unwrap_or_default()
+            .starts_with("the configured document store can't be read"),
+        "{doc:#}"
+    );
+    let missing = s.run(&["task", "get-instance", "team-nope"]);
+    assert_eq!(missing.code, 1, "{}", missing.both());
+    assert!(
+        missing.stderr.contains(
+            "in the local or the configured document store (which could not be read: see the warning above)"
+        ),
+        "{}",
+        missing.stderr
+    );
     assert!(
         listed.stderr.starts_with(
             "Warning: the configured document store can't be read, so stored tasks and their instances are left out: PostgresDocumentStore could not reach"

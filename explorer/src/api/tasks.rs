@@ -374,27 +374,31 @@ pub async fn list_runs(State(s): State<Shared>, ids: Ids, Q(q): Q) -> ApiResult<
         task_id: Some(task_id),
         ..InstanceFilter::default()
     };
-    let st = s.clone();
-    let mut page =
-        blocking_scan(move || instances::list(st.data.documents.as_ref(), &which, window, false))
-            .await?;
-    let scores = InstanceScores::new(s.data.documents.as_ref());
-    page.items = page
-        .items
-        .into_iter()
-        .map(|doc| {
-            let Value::Object(doc) = doc else { return doc };
-            let mut summary = instances::summary(&doc, &scores);
-            summary["workflow_id"] = doc
-                .get("context")
-                .and_then(|c| c.get("metadata"))
-                .and_then(|m| m.get(WORKFLOW_KEY))
-                .cloned()
-                .unwrap_or(Value::Null);
-            summary
-        })
-        .collect();
-    Ok(Json(page))
+    // The summaries read the stores too (each instance's task version): on the blocking pool, with
+    // the listing, since a hosted store blocks on the explorer's own runtime.
+    blocking_scan(move || {
+        let docs = s.data.documents.as_ref();
+        let mut page = instances::list(docs, &which, window, false)?;
+        let scores = InstanceScores::new(docs);
+        page.items = page
+            .items
+            .into_iter()
+            .map(|doc| {
+                let Value::Object(doc) = doc else { return doc };
+                let mut summary = instances::summary(&doc, &scores);
+                summary["workflow_id"] = doc
+                    .get("context")
+                    .and_then(|c| c.get("metadata"))
+                    .and_then(|m| m.get(WORKFLOW_KEY))
+                    .cloned()
+                    .unwrap_or(Value::Null);
+                summary
+            })
+            .collect();
+        Ok(page)
+    })
+    .await
+    .map(Json)
 }
 
 pub async fn list_instances(State(s): State<Shared>, ids: Ids, Q(q): Q) -> ApiResult<Json<Page>> {

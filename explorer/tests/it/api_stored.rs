@@ -74,3 +74,31 @@ fn runs_of_stored_tasks_are_seen_beside_bundle_runs() {
         "{detail}"
     );
 }
+
+/// The same with PostgreSQL as the configured document store, which blocks on the explorer's own
+/// runtime: every read of it must happen on the blocking pool, the summaries of a task's runs too.
+#[test]
+fn a_stored_tasks_runs_are_listed_from_postgres() {
+    let world = World::new();
+    let dsn = agent_env_test_support::servers::shared_postgres()
+        .value("PG_DSN")
+        .to_string();
+    let schema = format!("explorer_runs_{}", std::process::id());
+    world.config(&format!(
+        "[stores.document]\nimpl = \"PostgresDocumentStore\"\n\n[stores.document.config]\ndsn = \"{dsn}\"\nschema = \"{schema}\"\n"
+    ));
+    let file = world.root.join("stored.json");
+    std::fs::write(&file, PASS).expect("task file");
+    let put = world.agent_env(&["task", "put", "--id", "team/stored", file.to_str().unwrap()]);
+    assert_eq!(put.code, 0, "{}", put.both());
+    let ran = world.agent_env(&["task", "run", "team/stored"]);
+    assert_eq!(ran.code, 0, "{}", ran.both());
+
+    let server = Explorer::start(&world);
+    let runs = server
+        .get(&format!("/api/v1/tasks/{}/runs", seg("team/stored")))
+        .expect(200)
+        .json();
+    assert_eq!(runs["total"], 1, "{runs}");
+    assert_eq!(runs["items"][0]["outcome"], "passed", "{runs}");
+}
