@@ -120,7 +120,7 @@ pub enum HostError {
     },
 
     /// `call-timeout`: a call got no answer in time and was cancelled.
-    #[error("plugin {} ({}) did not answer {method} within {}; the call was cancelled (raise AGENT_ENV_PLUGIN_CALL_TIMEOUT if it is just slow){}", .ctx.package, .ctx.executable, secs(*.timeout), suffix(.ctx))]
+    #[error("plugin {} ({}) did not answer {method} within {}; {}{}", .ctx.package, .ctx.executable, secs(*.timeout), timeout_advice(*.timeout, .waited_on.as_ref()), suffix(.ctx))]
     CallTimeout {
         /// Who failed.
         ctx: Box<FailureContext>,
@@ -128,6 +128,9 @@ pub enum HostError {
         method: String,
         /// The timeout that ran out.
         timeout: Duration,
+        /// The plugin's own request agent-env spent longest answering during the call, and how
+        /// long: when that is most of the timeout, the plugin was waiting on agent-env.
+        waited_on: Option<(String, Duration)>,
     },
 
     /// `crash-loop`: it failed too often in this invocation to be started again.
@@ -311,6 +314,18 @@ fn suffix(ctx: &FailureContext) -> String {
         }
     }
     out
+}
+
+/// What to do about a call that timed out: raise the timeout for a slow plugin, or, when agent-env
+/// spent most of the call answering the plugin's own request, look at what that request waits on.
+fn timeout_advice(timeout: Duration, waited_on: Option<&(String, Duration)>) -> String {
+    match waited_on {
+        Some((method, took)) if *took * 2 >= timeout => format!(
+            "the call was cancelled. agent-env spent {} of it answering the plugin's own {method} request, so what that waits on (a store, its server, the network) is what was slow: check it, or lower that store's own timeout below the call's (AGENT_ENV_PLUGIN_CALL_TIMEOUT)",
+            secs(Duration::from_secs_f64((took.as_secs_f64() * 10.0).round() / 10.0))
+        ),
+        _ => "the call was cancelled (raise AGENT_ENV_PLUGIN_CALL_TIMEOUT if it is just slow)".to_string(),
+    }
 }
 
 #[cfg(test)]

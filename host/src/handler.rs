@@ -37,6 +37,7 @@ impl Handler for HostHandler {
             ));
         }
         let (services, params) = self.router.for_params(params);
+        let _serving = self.router.serving(method);
         services.handle(&self.package, method, params)
     }
 

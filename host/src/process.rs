@@ -332,6 +332,7 @@ impl PluginProcess {
         }
         use std::sync::atomic::Ordering;
         self.in_flight.fetch_add(1, Ordering::SeqCst);
+        let began = std::time::Instant::now();
         let mut entered = None;
         let result = self
             .child
@@ -347,7 +348,7 @@ impl PluginProcess {
         }
         self.in_flight.fetch_sub(1, Ordering::SeqCst);
         result.map_err(|e| {
-            let error = self.call_error(method, e);
+            let error = self.call_error(method, e, began);
             if error.is_process_failure() || matches!(error, HostError::CallTimeout { .. }) {
                 let mut status = lock(&self.status);
                 status.failure = Some(FailureSummary {
@@ -399,7 +400,8 @@ impl PluginProcess {
         (status.timeouts >= CRASH_LOOP_LIMIT).then(|| self.unresponsive_error(&status))
     }
 
-    fn call_error(&self, method: &str, error: CallError) -> HostError {
+    /// The host error for a call begun at `began` that failed with `error`.
+    fn call_error(&self, method: &str, error: CallError, began: std::time::Instant) -> HostError {
         let method = method.to_string();
         match error {
             CallError::Rpc(error) if error.kind() == Some(ErrorKind::MessageTooLarge) => {
@@ -418,6 +420,7 @@ impl PluginProcess {
                 ctx: self.ctx(),
                 method,
                 timeout,
+                waited_on: self.router.longest_served_since(began),
             },
             CallError::TooLarge { size, max } => HostError::MessageTooLarge {
                 ctx: self.ctx(),

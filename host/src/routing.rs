@@ -6,6 +6,7 @@
 
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex, MutexGuard};
+use std::time::{Duration, Instant};
 
 use agent_env_protocol::message::Id;
 use agent_env_protocol::methods::CALL_ID;
@@ -18,6 +19,8 @@ use super::services::HostServices;
 pub(crate) struct CallRouter {
     default: Arc<dyn HostServices>,
     calls: Mutex<HashMap<Id, Arc<dyn HostServices>>>,
+    /// The plugin's `host.*` requests agent-env is answering, and the last ones it answered.
+    served: Mutex<Served>,
     /// The services of the call that began last: what the plugin writes to stderr just after a call
     /// ended is still that caller's to show.
     last: Mutex<Option<Arc<dyn HostServices>>>,
@@ -32,6 +35,7 @@ impl CallRouter {
         CallRouter {
             default,
             calls: Mutex::new(HashMap::new()),
+            served: Mutex::new(Served::default()),
             last: Mutex::new(None),
         }
     }
@@ -40,6 +44,39 @@ impl CallRouter {
     pub(crate) fn enter(&self, id: &Id, services: Arc<dyn HostServices>) {
         *lock(&self.last) = Some(services.clone());
         lock(&self.calls).insert(id.clone(), services);
+    }
+
+    /// Notes that agent-env is answering the plugin's request `method`, until the guard drops.
+    pub(crate) fn serving(&self, method: &str) -> Serving<'_> {
+        let started = Instant::now();
+        lock(&self.served)
+            .in_flight
+            .push((method.to_string(), started));
+        Serving {
+            router: self,
+            started,
+        }
+    }
+
+    /// The request of the plugin agent-env spent longest answering since `since` (one still being
+    /// answered counts what it took so far), and that time: what a call that timed out was waiting on
+    /// when agent-env itself was the slow one.
+    pub(crate) fn longest_served_since(&self, since: Instant) -> Option<(String, Duration)> {
+        let served = lock(&self.served);
+        let now = Instant::now();
+        served
+            .in_flight
+            .iter()
+            .map(|(method, started)| (method, *started, now.duration_since(*started)))
+            .chain(
+                served
+                    .done
+                    .iter()
+                    .map(|(m, started, took)| (m, *started, *took)),
+            )
+            .filter(|(_, started, _)| *started >= since)
+            .max_by_key(|(_, _, took)| *took)
+            .map(|(method, _, took)| (method.clone(), took))
     }
 
     /// Who hears a stderr line: the one call in flight; with none, the call that began last; with
@@ -92,6 +129,40 @@ impl CallRouter {
     pub(crate) fn for_notification(&self, params: &Value) -> Arc<dyn HostServices> {
         let id = params.get(CALL_ID).and_then(|v| Id::deserialize(v).ok());
         self.for_call(id.as_ref())
+    }
+}
+
+/// How many answered requests are remembered.
+const SERVED_KEPT: usize = 16;
+
+/// The plugin's requests agent-env answers: those in flight (method, when it began) and the last
+/// [`SERVED_KEPT`] it answered (method, when it began, how long it took).
+#[derive(Default)]
+struct Served {
+    in_flight: Vec<(String, Instant)>,
+    done: std::collections::VecDeque<(String, Instant, Duration)>,
+}
+
+/// A request agent-env is answering, while it lives.
+pub(crate) struct Serving<'r> {
+    router: &'r CallRouter,
+    started: Instant,
+}
+
+impl Drop for Serving<'_> {
+    fn drop(&mut self) {
+        let mut served = lock(&self.router.served);
+        if let Some(at) = served
+            .in_flight
+            .iter()
+            .position(|(_, s)| *s == self.started)
+        {
+            let (method, started) = served.in_flight.remove(at);
+            if served.done.len() == SERVED_KEPT {
+                served.done.pop_front();
+            }
+            served.done.push_back((method, started, started.elapsed()));
+        }
     }
 }
 

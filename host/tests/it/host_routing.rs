@@ -124,3 +124,55 @@ fn release_idle_leaves_a_process_another_caller_is_using() {
     );
     assert!(host.get(&spec.package).is_none());
 }
+
+/// Answers every request after `delay`: a store whose server has stopped answering.
+struct Slow {
+    delay: std::time::Duration,
+}
+
+impl HostServices for Slow {
+    fn handle(&self, _package: &str, _method: &str, _params: Value) -> Result<Value, RpcError> {
+        std::thread::sleep(self.delay);
+        Ok(Value::Null)
+    }
+}
+
+#[test]
+fn a_call_that_times_out_while_agent_env_answers_the_plugin_says_so() {
+    let process = start("fixture-works", "agentenv-fixture-works");
+    let err = process
+        .call_for(
+            "call_host",
+            json!({"method": "host.store.object.put", "params": {}}),
+            std::time::Duration::from_millis(500),
+            Arc::new(Slow {
+                delay: std::time::Duration::from_secs(3),
+            }),
+        )
+        .unwrap_err();
+    let text = err.to_string();
+    assert!(
+        text.contains("did not answer call_host within 0.5 s; the call was cancelled. agent-env spent ")
+            && text.contains(" of it answering the plugin's own host.store.object.put request, so what that waits on (a store, its server, the network) is what was slow"),
+        "{text}"
+    );
+    // A plugin that is itself slow is not said to wait on agent-env.
+    let hanging = start("fixture-hang-call", "agentenv-fixture-hang-call");
+    let err = hanging
+        .call_for(
+            "hang",
+            json!({}),
+            std::time::Duration::from_millis(300),
+            Arc::new(NoServices),
+        )
+        .unwrap_err();
+    assert!(
+        err.to_string().contains("did not answer hang within"),
+        "{err}"
+    );
+    assert!(
+        err.to_string()
+            .contains("(raise AGENT_ENV_PLUGIN_CALL_TIMEOUT if it is just slow)"),
+        "{err}"
+    );
+}
