@@ -401,12 +401,18 @@ fn show(args: &ShowArgs, verbose: bool, session: &Session, term: &Terminal) -> E
         term.print(&documents::to_json(&doc));
         return Ok(0);
     }
+    let stores = built
+        .stores_by_row(registry)
+        .into_iter()
+        .nth(index)
+        .unwrap_or_default();
     let details = human::ShowDetails {
         requires: requires_line(registry, source),
         location: location(registry, source),
         config_effect: config_effect.as_deref(),
         manifest: &manifest,
         process: process.as_ref(),
+        stores: &stores,
     };
     term.print(&human::show(&built.report, &dist, &details));
     Ok(0)

@@ -223,6 +223,8 @@ pub struct ShowDetails<'a> {
     pub config_effect: Option<&'a str>,
     pub manifest: &'a ManifestInfo,
     pub process: Option<&'a ProcessDiagnosis>,
+    /// The store classes its manifest declares, class → kind.
+    pub stores: &'a std::collections::BTreeMap<String, String>,
 }
 
 /// `plugin show PACKAGE`.
@@ -240,6 +242,19 @@ pub fn show(report: &Report, dist: &Distribution, details: &ShowDetails<'_>) -> 
         let _ = writeln!(out, "  config:   {effect}");
     }
     out.push_str(&manifest_lines(details.manifest));
+    if !details.stores.is_empty() {
+        let declared: Vec<String> = details
+            .stores
+            .iter()
+            .map(|(class, kind)| format!("{kind} store {class}"))
+            .collect();
+        let _ = writeln!(
+            out,
+            "  stores:   {} (each started when [stores.<kind>] impl names it as {}:<Class>)",
+            declared.join(", "),
+            dist.name
+        );
+    }
     if let Some(p) = details.process {
         out.push_str(&process_lines(p));
     }

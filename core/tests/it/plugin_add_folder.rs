@@ -468,6 +468,13 @@ fn a_store_only_plugin_is_added() {
         .plugins_dir()
         .join("agentenv-store-only/agent-env-plugin.toml")
         .is_file());
+    // `plugin show` lists what it declares, as `plugin list` does.
+    let (code, shown, _) = output(&sb, &["plugin", "show", "agentenv-store-only"]);
+    assert_eq!(code, 0, "{shown}");
+    assert!(
+        shown.contains("\n  stores:   object store ShelfObjectStore (each started when [stores.<kind>] impl names it as agentenv-store-only:<Class>)\n"),
+        "{shown}"
+    );
 }
 
 /// A plugin source folder: `manifest` and the executable script `plugin.sh` it starts.
@@ -503,8 +510,6 @@ fn a_plugin_with_no_contributions_and_no_stores_is_rolled_back() {
     assert_eq!(before, tree(&sb.plugins_dir()), "rolled back");
 }
 
-/// A package that declares only stores is started by the check all the same: one that cannot answer
-/// `initialize` is not added.
 #[test]
 fn a_store_the_plugin_declares_but_does_not_give_is_rolled_back() {
     let sb = Sandbox::new();
@@ -529,6 +534,8 @@ fn a_store_the_plugin_declares_but_does_not_give_is_rolled_back() {
     assert!(tree(&sb.plugins_dir()).is_empty(), "{out}");
 }
 
+/// A package that declares only stores is started by the check all the same: one that cannot answer
+/// `initialize` is not added.
 #[test]
 fn a_store_only_plugin_that_cannot_start_is_rolled_back() {
     let sb = Sandbox::new();
