@@ -83,7 +83,10 @@ fn judge(ended: Option<Ended>, stderr: &[String], wrote_stdout: bool, grace: Dur
                 Check::Cookie,
                 format!(
                     "without {COOKIE_VAR}=1 it was still running after {:.1} s (killed); a plugin run by hand \
-                     prints one line on stderr saying it is an agent-env plugin and exits {NO_COOKIE_EXIT}",
+                     prints one line on stderr saying it is an agent-env plugin and exits {NO_COOKIE_EXIT}: check \
+                     for {COOKIE_VAR} first thing, before slow imports (one that takes over {:.1} s to get there \
+                     fails this rule too)",
+                    grace.as_secs_f64(),
                     grace.as_secs_f64()
                 ),
             )
