@@ -403,9 +403,9 @@ fn place_manifest(
     Ok(None)
 }
 
-/// A hint when the printed manifest starts with a line no manifest starts with: output the plugin
-/// wrote before its SDK's serve took stdout over (a print at import, in an `init` function).
-fn stray_first_line(text: &str) -> String {
+/// A hint when a manifest the plugin printed starts with a line no manifest starts with: output the
+/// plugin wrote before its SDK's serve took stdout over (a print at import, in an `init` function).
+pub(super) fn stray_first_line(text: &str) -> String {
     let first = text.lines().find(|l| !l.trim().is_empty()).unwrap_or("");
     let trimmed = first.trim_start();
     if trimmed.starts_with('[') || trimmed.starts_with('#') {

@@ -117,7 +117,19 @@ pub fn classify(
                 // its own fault before anything is copied.
                 Installer::Folder => match Manifest::load(&path.join(MANIFEST_FILE)) {
                     Ok(manifest) => Some(manifest.name),
-                    Err(e) => return Err(bad(text, format!("its manifest does not load: {e}"))),
+                    Err(e) => {
+                        // A manifest written with `plugin --agent-env-manifest > FILE` holds what
+                        // the plugin printed before its SDK took stdout over.
+                        let written =
+                            std::fs::read_to_string(path.join(MANIFEST_FILE)).unwrap_or_default();
+                        return Err(bad(
+                            text,
+                            format!(
+                                "its manifest does not load: {e}{}",
+                                super::plan::stray_first_line(&written)
+                            ),
+                        ));
+                    }
                 },
                 Installer::Cargo => toml_name(&path.join("Cargo.toml"), "package"),
                 Installer::Pip => toml_name(&path.join("pyproject.toml"), "project"),
@@ -211,6 +223,24 @@ mod tests {
         assert_eq!(
             (s.installer, s.name.as_deref()),
             (Installer::Cargo, Some("c"))
+        );
+    }
+
+    #[test]
+    fn a_manifest_that_starts_with_a_stray_print_says_so() {
+        let tmp = tempfile::tempdir().unwrap();
+        std::fs::write(
+            tmp.path().join(MANIFEST_FILE),
+            "loading the model\n[plugin]\nname = \"x\"\n",
+        )
+        .unwrap();
+        let err = classify(tmp.path().to_str().unwrap(), None, None)
+            .unwrap_err()
+            .to_string();
+        assert!(err.contains("its manifest does not load: "), "{err}");
+        assert!(
+            err.ends_with("; its first line, 'loading the model', is no manifest line: something in the plugin writes to stdout before serve is called (a print at import or in an init function); write it to stderr instead"),
+            "{err}"
         );
     }
 }
