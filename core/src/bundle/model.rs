@@ -100,3 +100,10 @@ impl Bundle {
             .find(|a| a.name == name_or_id || a.id == name_or_id)
     }
 }
+
+/// What an eval that names a task its bundle lacks is told, after where it is.
+pub fn not_a_task_of_this_bundle(name: &str) -> String {
+    format!(
+        "'{name}' is not a task of this bundle; an eval in a bundle runs the bundle's own tasks"
+    )
+}

@@ -39,6 +39,7 @@ pub fn parse_tree(
         root: display_root.to_string(),
         id_root: id_root.to_string(),
         problems: Vec::new(),
+        task_files: Default::default(),
         bundle: Bundle {
             display_root: display_root.to_string(),
             id_root: id_root.to_string(),
@@ -65,6 +66,8 @@ struct Parser<'a> {
     id_root: String,
     problems: Vec<String>,
     bundle: Bundle,
+    /// The name of every task file, those that did not parse included: what an eval may name.
+    task_files: std::collections::BTreeSet<String>,
 }
 
 /// The key two names collide under: case-folded, compatibility-normalized.
@@ -160,6 +163,7 @@ impl Parser<'_> {
         }
         if has("evals") {
             self.read_evals();
+            self.check_eval_tasks();
         }
         for kind in ["envs", "agents"] {
             if has(kind) {
@@ -393,6 +397,7 @@ impl Parser<'_> {
                 continue;
             };
             let name = nfc(stem);
+            self.task_files.insert(name.clone());
             if let Some(other) = seen.insert(collision_key(&name), name.clone()) {
                 self.problem(
                     &rel,
@@ -497,6 +502,23 @@ impl Parser<'_> {
             steps.push(step);
         }
         steps
+    }
+
+    /// Each task an eval names must be a task file of this bundle (one that did not parse is
+    /// reported as itself): found now, with every other problem, rather than when the run plans.
+    fn check_eval_tasks(&mut self) {
+        let mut unknown = Vec::new();
+        for eval in &self.bundle.evals {
+            for name in &eval.tasks {
+                let is_file = |file: &String| file == name || self.entity_id(file) == *name;
+                if self.bundle.task(name).is_none() && !self.task_files.iter().any(is_file) {
+                    unknown.push((eval.path.clone(), name.clone()));
+                }
+            }
+        }
+        for (path, name) in unknown {
+            self.problem(&path, super::model::not_a_task_of_this_bundle(&name));
+        }
     }
 
     fn read_evals(&mut self) {
@@ -781,5 +803,32 @@ mod tests {
         assert!(!is_valid_alias("-a"));
         assert!(!is_valid_alias("A"));
         assert!(!is_valid_alias(&"a".repeat(65)));
+    }
+
+    #[test]
+    fn an_eval_naming_no_task_file_is_reported_with_the_other_problems() {
+        let tmp = tempfile::tempdir().unwrap();
+        let root = tmp.path();
+        std::fs::create_dir_all(root.join("tasks")).unwrap();
+        std::fs::create_dir_all(root.join("evals")).unwrap();
+        std::fs::write(root.join("tasks/broken.json"), "{not json").unwrap();
+        std::fs::write(
+            root.join("evals/e.toml"),
+            "tasks = [\"broken\", \"missing\"]\n",
+        )
+        .unwrap();
+        let err = parse_tree(Tree::Disk(root), "b", "@local/~/b")
+            .unwrap_err()
+            .to_string();
+        assert!(
+            err.contains("b/tasks/broken.json: isn't valid JSON"),
+            "{err}"
+        );
+        assert!(
+            err.contains("b/evals/e.toml: 'missing' is not a task of this bundle"),
+            "{err}"
+        );
+        // The broken file is one problem, not two: an eval may name it.
+        assert!(!err.contains("'broken' is not a task"), "{err}");
     }
 }

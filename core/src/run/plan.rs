@@ -234,8 +234,9 @@ fn select<'b>(
             match bundle.task(name) {
                 Some(t) => push_unique(&mut tasks, t),
                 None => problems.push(format!(
-                    "{}: '{name}' is not a task of this bundle; an eval in a bundle runs the bundle's own tasks",
-                    bundle.place(&eval.path)
+                    "{}: {}",
+                    bundle.place(&eval.path),
+                    crate::bundle::model::not_a_task_of_this_bundle(name)
                 )),
             }
         }
