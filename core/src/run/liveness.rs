@@ -49,6 +49,10 @@ impl RunJournal {
     /// Starts the journal of the run `run_group_id`; `None` when the state folder cannot hold one
     /// (a run goes on without: only the cleanup after a kill is lost).
     pub fn begin(locks_dir: &Path, run_group_id: &str) -> Option<RunJournal> {
+        // The id names a file: one that could name another folder gets no journal.
+        if run_group_id.is_empty() || run_group_id.contains('/') || run_group_id.starts_with('.') {
+            return None;
+        }
         let folder = journals(locks_dir);
         std::fs::create_dir_all(&folder).ok()?;
         let path = folder.join(format!("{run_group_id}{SUFFIX}"));
