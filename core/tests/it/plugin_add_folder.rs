@@ -47,6 +47,28 @@ fn output(sb: &Sandbox, args: &[&str]) -> (i32, String, String) {
     )
 }
 
+/// A copy of the `folder-plugin` fixture in `<sandbox>/<folder>`, its manifest and script as `edit`
+/// returns them from the fixture's.
+fn edited_folder_plugin(
+    sb: &Sandbox,
+    folder: &str,
+    edit: impl FnOnce(&str, &str) -> (String, String),
+) -> PathBuf {
+    let fixture = fixture_dir("folder-plugin");
+    let read = |name: &str| std::fs::read_to_string(fixture.join(name)).unwrap();
+    let (manifest, script) = edit(&read("agent-env-plugin.toml"), &read("plugin.sh"));
+    let src = sb.dir().join(folder);
+    std::fs::create_dir_all(&src).unwrap();
+    std::fs::write(src.join("agent-env-plugin.toml"), manifest).unwrap();
+    std::fs::write(src.join("plugin.sh"), script).unwrap();
+    std::fs::set_permissions(
+        src.join("plugin.sh"),
+        std::fs::Permissions::from_mode(0o755),
+    )
+    .unwrap();
+    src
+}
+
 /// An existing plugin that must survive a failed change untouched.
 fn existing_plugin(sb: &Sandbox) {
     let path = sb.plugin_dir_manifest(
@@ -106,23 +128,11 @@ fn a_plugin_folder_is_copied_checked_and_added_once() {
 #[test]
 fn a_plugin_that_prints_to_stdout_is_added_with_a_warning() {
     let sb = Sandbox::new();
-    let src = sb.dir().join("noisy-src");
-    std::fs::create_dir_all(&src).unwrap();
-    let fixture = fixture_dir("folder-plugin");
-    std::fs::copy(
-        fixture.join("agent-env-plugin.toml"),
-        src.join("agent-env-plugin.toml"),
-    )
-    .unwrap();
-    let script = std::fs::read_to_string(fixture.join("plugin.sh")).unwrap();
-    let noisy = script.replacen("answered=0\n", "answered=0\necho 'loading the model'\n", 1);
-    assert_ne!(noisy, script);
-    std::fs::write(src.join("plugin.sh"), noisy).unwrap();
-    std::fs::set_permissions(
-        src.join("plugin.sh"),
-        std::fs::Permissions::from_mode(0o755),
-    )
-    .unwrap();
+    let src = edited_folder_plugin(&sb, "noisy-src", |manifest, script| {
+        let noisy = script.replacen("answered=0\n", "answered=0\necho 'loading the model'\n", 1);
+        assert_ne!(noisy, script);
+        (manifest.to_string(), noisy)
+    });
     let (code, out, err) = output(&sb, &["plugin", "add", src.to_str().unwrap(), "--yes"]);
     assert_eq!(code, 0, "{out}{err}");
     assert!(
@@ -513,16 +523,12 @@ fn a_plugin_with_no_contributions_and_no_stores_is_rolled_back() {
 #[test]
 fn a_store_the_plugin_declares_but_does_not_give_is_rolled_back() {
     let sb = Sandbox::new();
-    let src = sb.dir().join("ghost-src");
-    std::fs::create_dir_all(&src).unwrap();
-    let fixture = fixture_dir("folder-plugin");
-    std::fs::copy(fixture.join("plugin.sh"), src.join("plugin.sh")).unwrap();
-    let manifest = std::fs::read_to_string(fixture.join("agent-env-plugin.toml")).unwrap();
-    std::fs::write(
-        src.join("agent-env-plugin.toml"),
-        format!("{manifest}\n[provides.stores]\nGhostStore = \"object\"\n"),
-    )
-    .unwrap();
+    let src = edited_folder_plugin(&sb, "ghost-src", |manifest, script| {
+        (
+            format!("{manifest}\n[provides.stores]\nGhostStore = \"object\"\n"),
+            script.to_string(),
+        )
+    });
     let (code, out, err) = output(&sb, &["plugin", "add", src.to_str().unwrap(), "--yes"]);
     assert_eq!(code, 1, "{out}{err}");
     assert!(

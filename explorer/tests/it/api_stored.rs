@@ -10,16 +10,21 @@ const PASS: &str = r#"[{"id": "box", "type": "deploy_sandbox", "sandbox_name": "
     {"id": "check", "type": "verify_sandbox", "sandbox_name": "box", "verifier_id": "v",
      "criteria": [{"type": "bash_cmd_succeeds", "criterion": "ok", "bash_cmd": "true"}]}]"#;
 
-#[test]
-fn runs_of_stored_tasks_are_seen_beside_bundle_runs() {
-    let world = World::new();
-    world.run_hello();
+/// `task put` of the passing task as `team/stored`, then one `task run` of it.
+fn put_and_run_stored(world: &World) {
     let file = world.root.join("stored.json");
     std::fs::write(&file, PASS).expect("task file");
     let put = world.agent_env(&["task", "put", "--id", "team/stored", file.to_str().unwrap()]);
     assert_eq!(put.code, 0, "{}", put.both());
     let ran = world.agent_env(&["task", "run", "team/stored"]);
     assert_eq!(ran.code, 0, "{}", ran.both());
+}
+
+#[test]
+fn runs_of_stored_tasks_are_seen_beside_bundle_runs() {
+    let world = World::new();
+    world.run_hello();
+    put_and_run_stored(&world);
     let listed = world.agent_env(&["task", "list", "--json"]);
     let listed: Value = serde_json::from_str(&listed.stdout).expect("task list --json");
     let stored_instance = listed["instances"]
@@ -87,12 +92,7 @@ fn a_stored_tasks_runs_are_listed_from_postgres() {
     world.config(&format!(
         "[stores.document]\nimpl = \"PostgresDocumentStore\"\n\n[stores.document.config]\ndsn = \"{dsn}\"\nschema = \"{schema}\"\n"
     ));
-    let file = world.root.join("stored.json");
-    std::fs::write(&file, PASS).expect("task file");
-    let put = world.agent_env(&["task", "put", "--id", "team/stored", file.to_str().unwrap()]);
-    assert_eq!(put.code, 0, "{}", put.both());
-    let ran = world.agent_env(&["task", "run", "team/stored"]);
-    assert_eq!(ran.code, 0, "{}", ran.both());
+    put_and_run_stored(&world);
 
     let server = Explorer::start(&world);
     let runs = server
