@@ -15,6 +15,7 @@ pub mod plan;
 pub mod remove;
 pub mod snapshot;
 pub mod source;
+pub mod stray_output;
 pub mod touched;
 
 pub use error::InstallError;

@@ -12,6 +12,7 @@ use sha2::{Digest, Sha256};
 use super::folder_name::folder_name;
 use super::interrupt::{run_to_end, Interrupts};
 use super::source::{Installer, Spec};
+use super::stray_output::stray_first_line;
 use super::{InstallError, CARGO_ROOT, PYTHON_ENV};
 use crate::output::Output;
 use crate::quote;
@@ -403,19 +404,6 @@ fn place_manifest(
     Ok(None)
 }
 
-/// A hint when a manifest the plugin printed starts with a line no manifest starts with: output the
-/// plugin wrote before its SDK's serve took stdout over (a print at import, in an `init` function).
-pub(super) fn stray_first_line(text: &str) -> String {
-    let first = text.lines().find(|l| !l.trim().is_empty()).unwrap_or("");
-    let trimmed = first.trim_start();
-    if trimmed.starts_with('[') || trimmed.starts_with('#') {
-        return String::new();
-    }
-    format!(
-        "; its first line, '{first}', is no manifest line: something in the plugin writes to stdout before serve is called (a print at import or in an init function); write it to stderr instead"
-    )
-}
-
 /// Copies a folder: files with their modes, symlinks as symlinks.
 pub fn copy_tree(from: &Path, to: &Path) -> Result<(), InstallError> {
     use std::os::unix::fs::PermissionsExt;
@@ -466,17 +454,6 @@ mod tests {
                 "{} {PRINT_MANIFEST_ARG} ended with exit status: 1: agentenv: task step type 'dup' is registered twice",
                 exe.display()
             )
-        );
-    }
-
-    #[test]
-    fn a_stray_first_line_is_pointed_out() {
-        assert_eq!(stray_first_line("[plugin]\nname = 'x'\n"), "");
-        assert_eq!(stray_first_line("# made by the SDK\n[plugin]\n"), "");
-        let hint = stray_first_line("init: loading config\n[plugin]\n");
-        assert!(
-            hint.contains("its first line, 'init: loading config', is no manifest line"),
-            "{hint}"
         );
     }
 

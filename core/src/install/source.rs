@@ -126,7 +126,7 @@ pub fn classify(
                             text,
                             format!(
                                 "its manifest does not load: {e}{}",
-                                super::plan::stray_first_line(&written)
+                                super::stray_output::stray_first_line(&written)
                             ),
                         ));
                     }
