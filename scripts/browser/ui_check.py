@@ -73,6 +73,9 @@ def check(base: str, driver: str, chromium: str, shots: Path) -> None:
         browser.click(browser.wait_css(".instance-link"))
         browser.wait_text("#instance-scores", "hello: 1")
         browser.wait_text("td.criterion", "greets")
+        verdicts = browser.execute("return [...document.querySelectorAll('td.criterion + td .badge')].map(b => b.textContent);")
+        if verdicts != ["passed", "passed"]:
+            raise WebDriverError(f"hello's two criteria show {verdicts!r}, not passed twice")
         no_error_on_page(browser, "instance")
         browser.screenshot(shots / "04-instance.png")
 

@@ -27,6 +27,15 @@ function show(...children) {
   main.replaceChildren(...children.flat(2).filter((c) => c !== null && c !== undefined && c !== false));
 }
 
+// A criterion's row as a word: its result (true or false, or a plugin's "pass" or "fail"), else
+// skipped, else its score (as `agent-env task get-instance` reads it).
+function criterionWord(r) {
+  const said = { true: "passed", false: "failed", pass: "passed", passed: "passed", fail: "failed", failed: "failed" };
+  if (said[String(r.result)]) return said[String(r.result)];
+  if (r.skipped) return "skipped";
+  return typeof r.score === "number" ? (r.score >= 1 ? "passed" : "failed") : "skipped";
+}
+
 function badge(word) {
   const kind = String(word || "unknown").replace(/[^a-z]+/gi, "-").toLowerCase();
   return h("span", { class: `badge badge-${kind}`, "data-status": word }, word || "unknown");
@@ -293,7 +302,7 @@ async function instance(id) {
     ...Object.entries(verifications).map(([vid, v]) => h("section", { class: "card" },
       h("h3", {}, vid, " ", h("span", { class: "muted" }, `score ${v.score}`)),
       table(["Criterion", "Result", "Score", "Why"], (v.results || []).map((r) => h("tr", {},
-        h("td", { class: "criterion" }, r.criterion ?? `#${r.criterion_index}`), h("td", {}, badge(r.skipped ? "skipped" : r.result ? "passed" : "failed")),
+        h("td", { class: "criterion" }, r.criterion ?? `#${r.criterion_index}`), h("td", {}, badge(criterionWord(r))),
         h("td", {}, r.score), h("td", {}, r.justification || "")))))),
     artifactIds.length ? [h("h2", {}, "Artifacts it used"),
       h("ul", {}, artifactIds.map((a) => h("li", {}, link(`/artifacts/${enc(a)}`, a, { class: "mono artifact-link" }))))] : null,
