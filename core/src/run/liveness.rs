@@ -12,18 +12,14 @@ use std::path::{Path, PathBuf};
 
 use serde_json::{json, Map};
 
+use super::recorder::{INSTANCES, RUN_GROUP_PATH};
 use crate::clock;
+use crate::sandbox::LOCAL_FOLDER_PREFIX;
 use crate::stores::document::UpdateSpec;
 use crate::stores::{DocumentStore, Filter, Predicate};
 
-/// Where a run's instances name their run group.
-const RUN_GROUP_PATH: &str = "context.metadata.run_group_id";
-/// The instances collection.
-const INSTANCES: &str = "task_instances";
 /// A journal's file name ends so.
 const SUFFIX: &str = ".journal";
-/// The prefix of every local sandbox folder: the only folders a sweep removes.
-const LOCAL_SANDBOX_PREFIX: &str = "agent-env-local-";
 /// A killed run's instance is told so.
 const ENDED_UNFINISHED: &str = "the run that was running this task ended without finishing it (agent-env was killed, or its machine stopped); a later run marked it failed";
 
@@ -158,7 +154,8 @@ impl Swept {
 
 /// Cleans up after the runs under `locks_dir` that ended without finishing: their instances in
 /// `docs` still `running` become `failed`, saying why; their sandboxes that are local sandbox
-/// folders directly under `sandbox_root` are removed (nothing else is, whatever a journal says);
+/// folders ([`LOCAL_FOLDER_PREFIX`]) directly under `sandbox_root` are removed (nothing else is,
+/// whatever a journal says);
 /// their journals are deleted.
 pub fn sweep(locks_dir: &Path, sandbox_root: &Path, docs: &dyn DocumentStore) -> Swept {
     let mut swept = Swept::default();
@@ -179,7 +176,7 @@ pub fn sweep(locks_dir: &Path, sandbox_root: &Path, docs: &dyn DocumentStore) ->
             let ours = sandbox.parent() == Some(sandbox_root)
                 && sandbox
                     .file_name()
-                    .is_some_and(|n| n.to_string_lossy().starts_with(LOCAL_SANDBOX_PREFIX));
+                    .is_some_and(|n| n.to_string_lossy().starts_with(LOCAL_FOLDER_PREFIX));
             if ours && std::fs::remove_dir_all(sandbox).is_ok() {
                 swept.sandboxes += 1;
             }

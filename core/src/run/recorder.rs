@@ -26,6 +26,9 @@ use crate::stores::{Document, DocumentStore, Filter, StoreError};
 /// The collection of run instances.
 pub const INSTANCES: &str = "task_instances";
 
+/// Where an instance document records its run group (`run_group_id` in its context's metadata).
+pub const RUN_GROUP_PATH: &str = "context.metadata.run_group_id";
+
 /// At most this long passes between a change to a running task's instance and its write.
 pub const FLUSH_INTERVAL: Duration = Duration::from_millis(100);
 

@@ -5,6 +5,8 @@ use std::path::{Path, PathBuf};
 
 /// The built-in provider's name.
 pub const LOCAL: &str = "local";
+/// How every local sandbox's folder name begins: `agent-env-local-<8 hex>-<random>`.
+pub const LOCAL_FOLDER_PREFIX: &str = "agent-env-local-";
 
 /// A sandbox that is up.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -107,7 +109,7 @@ impl SandboxProvider for LocalProvider {
         let short = random_hex(8);
         let work_dir = self
             .root
-            .join(format!("agent-env-local-{short}-{}", random_suffix(8)));
+            .join(format!("{LOCAL_FOLDER_PREFIX}{short}-{}", random_suffix(8)));
         std::fs::create_dir_all(&work_dir).map_err(|source| SandboxError::Create {
             path: work_dir.clone(),
             source,

@@ -4,15 +4,12 @@
 use std::collections::BTreeMap;
 
 use agent_env::run::recorded::{verifier_scores, InstanceScores};
-use agent_env::run::recorder::INSTANCES;
+use agent_env::run::recorder::{INSTANCES, RUN_GROUP_PATH};
 use agent_env_store::document::{Document, DocumentStore, Filter, Predicate, Sort};
 use serde_json::{json, Map, Value};
 
 use crate::http::page::{Page, Window};
 use crate::http::problem::{ApiError, ApiResult};
-
-/// Where an instance records its run group.
-pub const RUN_GROUP_PATH: &str = "context.metadata.run_group_id";
 
 /// Which instances a list wants.
 #[derive(Debug, Clone, Default)]
