@@ -14,7 +14,7 @@ use serde_json::{json, Map};
 
 use super::recorder::{INSTANCES, RUN_GROUP_PATH};
 use crate::clock;
-use crate::sandbox::LOCAL_FOLDER_PREFIX;
+use crate::sandbox::{DeployLog, LOCAL_FOLDER_PREFIX};
 use crate::stores::document::UpdateSpec;
 use crate::stores::{DocumentStore, Filter, Predicate};
 
@@ -35,9 +35,12 @@ pub struct RunJournal {
     path: PathBuf,
 }
 
-impl crate::sandbox::DeployLog for RunJournal {
+impl DeployLog for RunJournal {
+    /// Notes a sandbox the run deployed, by its folder on this machine.
     fn deployed(&self, work_dir: &Path) {
-        self.note_sandbox(work_dir);
+        // One short write in append mode: lines from tasks on several threads never interleave.
+        let line = format!("sandbox\t{}\n", work_dir.display());
+        let _ = (&self.file).write_all(line.as_bytes());
     }
 }
 
@@ -64,13 +67,6 @@ impl RunJournal {
             return None;
         }
         Some(RunJournal { file, path })
-    }
-
-    /// Notes a sandbox the run deployed, by its folder on this machine.
-    pub fn note_sandbox(&self, work_dir: &Path) {
-        // One short write in append mode: lines from tasks on several threads never interleave.
-        let line = format!("sandbox\t{}\n", work_dir.display());
-        let _ = (&self.file).write_all(line.as_bytes());
     }
 }
 
@@ -208,7 +204,7 @@ mod tests {
         std::fs::create_dir_all(&elsewhere).unwrap();
 
         let live = RunJournal::begin(&locks, "run-live").unwrap();
-        live.note_sandbox(&root.join("agent-env-local-live-0000"));
+        live.deployed(&root.join("agent-env-local-live-0000"));
         // What a killed run leaves: its journal, unlocked.
         std::fs::write(
             journals(&locks).join("run-killed.journal"),
