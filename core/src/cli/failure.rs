@@ -28,6 +28,15 @@ impl Failure {
         self
     }
 
+    /// The same failure told as a wrong command line (exit 2, a bad or missing value) when `wrong`.
+    pub fn usage_if(self, wrong: bool) -> Failure {
+        if wrong {
+            self.with_code(2)
+        } else {
+            self
+        }
+    }
+
     /// The exit code.
     pub fn code(&self) -> i32 {
         self.code

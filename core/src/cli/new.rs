@@ -68,12 +68,8 @@ pub fn run(args: &NewArgs, session: &Session, term: &Terminal) -> Exit {
     };
     let files = scaffold::scaffold(&request).map_err(|e| {
         // A name it cannot use is a bad value on the command line.
-        let code = if matches!(e, ScaffoldError::BadName { .. }) {
-            2
-        } else {
-            1
-        };
-        Failure::new(e).with_code(code)
+        let bad_name = matches!(e, ScaffoldError::BadName { .. });
+        Failure::new(e).usage_if(bad_name)
     })?;
     let shown = args
         .dir

@@ -194,12 +194,8 @@ fn changing(
 ) -> Exit {
     // Without --yes or a terminal to ask on, the command line lacks what it needs.
     let failure = |e: crate::install::InstallError| {
-        let code = if matches!(e, crate::install::InstallError::NoTerminal) {
-            2
-        } else {
-            1
-        };
-        Failure::new(e).with_code(code)
+        let no_terminal = matches!(e, crate::install::InstallError::NoTerminal);
+        Failure::new(e).usage_if(no_terminal)
     };
     if !json {
         return change(term).map_err(failure);

@@ -30,12 +30,8 @@ pub struct VerifyArgs {
 pub fn run(args: &VerifyArgs, session: &Session, term: &Terminal) -> Exit {
     let outcome = verify_plugin(session, &args.package, args.step.as_deref()).map_err(|e| {
         // A `--step` that is not a step document is a bad value on the command line.
-        let code = if matches!(e, VerifyCommandError::Step(_)) {
-            2
-        } else {
-            1
-        };
-        Failure::new(e).with_code(code)
+        let bad_step = matches!(e, VerifyCommandError::Step(_));
+        Failure::new(e).usage_if(bad_step)
     })?;
     for warning in &outcome.warnings {
         term.warn(warning);
