@@ -468,8 +468,7 @@ fn list(
 fn get(
     args: GetArgs,
     Sources {
-        recorded: sources,
-        warnings,
+        recorded: sources, ..
     }: &Sources,
     term: &Terminal,
 ) -> Exit {
@@ -491,7 +490,7 @@ fn get(
         [] => {
             return Err(Failure::new(format!(
                 "no task instance '{wanted}' in the local or the configured document store{}; agent-env task list shows the recorded ones",
-                if warnings.iter().any(|w| w.starts_with("the configured document store")) {
+                if sources.left_out().is_some() {
                     " (which could not be read: see the warning above)"
                 } else {
                     ""
