@@ -4,8 +4,7 @@
 use std::path::{Path, PathBuf};
 
 use super::error::BundleError;
-use super::installed::{InstalledBundle, Location};
-use super::tree::EmbeddedFile;
+use super::installed::InstalledBundle;
 
 /// Refuses a `folder` that holds anything: writing a bundle never mixes with or replaces files.
 pub fn ensure_empty(folder: &Path) -> Result<(), BundleError> {
@@ -24,6 +23,9 @@ pub fn ensure_empty(folder: &Path) -> Result<(), BundleError> {
 }
 
 /// Copies `bundle`'s files into `folder` (missing or empty); returns the files written, in order.
+/// The files are the ones its tree lists, as a run reads them: dot entries, `__pycache__` and links
+/// to folders are left out. A file keeps its permissions; a built-in one that starts with `#!` is made
+/// executable, as it is in the source tree.
 pub fn copy_out(bundle: &InstalledBundle, folder: &Path) -> Result<Vec<PathBuf>, BundleError> {
     if let Some(problem) = &bundle.problem {
         return Err(BundleError::one(format!(
@@ -32,66 +34,40 @@ pub fn copy_out(bundle: &InstalledBundle, folder: &Path) -> Result<Vec<PathBuf>,
         )));
     }
     ensure_empty(folder)?;
+    let tree = bundle.tree();
+    let read = |rel: &str, e: std::io::Error| {
+        BundleError::one(format!(
+            "cannot read {rel} of {}: {e}",
+            bundle.qualified_name()
+        ))
+    };
     let mut written = Vec::new();
-    match &bundle.location {
-        Location::Embedded(files) => {
-            for file in files.iter() {
-                written.push(write_embedded(file, folder)?);
-            }
+    for rel in tree.files_below("").map_err(|e| read("its files", e))? {
+        let bytes = tree.read(&rel).map_err(|e| read(&rel, e))?;
+        let path = folder.join(&rel);
+        let wrote =
+            |e: std::io::Error| BundleError::one(format!("cannot write {}: {e}", path.display()));
+        if let Some(parent) = path.parent() {
+            std::fs::create_dir_all(parent).map_err(wrote)?;
         }
-        Location::Folder(source) => copy_tree(source, folder, &mut written)?,
+        std::fs::write(&path, &bytes).map_err(wrote)?;
+        let permissions = match tree.disk_path(&rel) {
+            Some(source) => Some(
+                std::fs::metadata(source)
+                    .map_err(|e| read(&rel, e))?
+                    .permissions(),
+            ),
+            None => bytes.starts_with(b"#!").then(|| {
+                use std::os::unix::fs::PermissionsExt;
+                std::fs::Permissions::from_mode(0o755)
+            }),
+        };
+        if let Some(permissions) = permissions {
+            std::fs::set_permissions(&path, permissions).map_err(wrote)?;
+        }
+        written.push(path);
     }
     Ok(written)
-}
-
-/// Writes one built-in file; a script (`#!` first) is made executable, as in the source tree.
-fn write_embedded(file: &EmbeddedFile, folder: &Path) -> Result<PathBuf, BundleError> {
-    let path = folder.join(file.path);
-    make_parent(&path)?;
-    std::fs::write(&path, file.bytes)
-        .map_err(|e| BundleError::one(format!("cannot write {}: {e}", path.display())))?;
-    if file.bytes.starts_with(b"#!") {
-        use std::os::unix::fs::PermissionsExt;
-        std::fs::set_permissions(&path, std::fs::Permissions::from_mode(0o755)).map_err(|e| {
-            BundleError::one(format!("cannot make {} executable: {e}", path.display()))
-        })?;
-    }
-    Ok(path)
-}
-
-/// Copies the folder `from` into `to`, files with their permissions, in name order.
-fn copy_tree(from: &Path, to: &Path, written: &mut Vec<PathBuf>) -> Result<(), BundleError> {
-    let read = |e: std::io::Error| BundleError::one(format!("cannot read {}: {e}", from.display()));
-    let mut entries: Vec<_> = std::fs::read_dir(from)
-        .map_err(read)?
-        .collect::<Result<_, _>>()
-        .map_err(read)?;
-    entries.sort_by_key(|e| e.file_name());
-    for entry in entries {
-        let target = to.join(entry.file_name());
-        if entry.path().is_dir() {
-            copy_tree(&entry.path(), &target, written)?;
-        } else {
-            make_parent(&target)?;
-            std::fs::copy(entry.path(), &target).map_err(|e| {
-                BundleError::one(format!(
-                    "cannot copy {} to {}: {e}",
-                    entry.path().display(),
-                    target.display()
-                ))
-            })?;
-            written.push(target);
-        }
-    }
-    Ok(())
-}
-
-fn make_parent(path: &Path) -> Result<(), BundleError> {
-    match path.parent() {
-        Some(parent) => std::fs::create_dir_all(parent)
-            .map_err(|e| BundleError::one(format!("cannot create {}: {e}", parent.display()))),
-        None => Ok(()),
-    }
 }
 
 #[cfg(test)]
@@ -128,5 +104,44 @@ mod tests {
         // A second copy into the same folder is refused, and nothing is touched.
         let err = copy_out(hello, &folder).unwrap_err().to_string();
         assert!(err.contains("exists and is not empty"), "{err}");
+    }
+
+    #[test]
+    fn a_plugins_bundle_is_copied_as_a_run_reads_it_with_its_files_modes() {
+        use std::os::unix::fs::PermissionsExt;
+        let tmp = tempfile::tempdir().unwrap();
+        let source = tmp.path().join("src");
+        std::fs::create_dir_all(source.join("tasks")).unwrap();
+        std::fs::create_dir_all(source.join("artifacts/a")).unwrap();
+        std::fs::write(source.join("tasks/t.json"), "[]").unwrap();
+        std::fs::write(source.join("artifacts/a/run"), "x").unwrap();
+        std::fs::set_permissions(
+            source.join("artifacts/a/run"),
+            std::fs::Permissions::from_mode(0o750),
+        )
+        .unwrap();
+        std::fs::write(source.join(".hidden"), "x").unwrap();
+        // A link to a folder could reach anywhere: not copied, as a run does not read it.
+        std::os::unix::fs::symlink(tmp.path(), source.join("artifacts/a/everything")).unwrap();
+        let bundle = InstalledBundle {
+            name: "b".into(),
+            package: "agentenv-p".into(),
+            package_version: "1.0".into(),
+            location: crate::bundle::installed::Location::Folder(source),
+            manifest: None,
+            problem: None,
+            qualified_only: false,
+        };
+        let folder = tmp.path().join("copy");
+        let written = copy_out(&bundle, &folder).unwrap();
+        assert_eq!(
+            written,
+            [folder.join("artifacts/a/run"), folder.join("tasks/t.json")]
+        );
+        let mode = std::fs::metadata(folder.join("artifacts/a/run"))
+            .unwrap()
+            .permissions()
+            .mode();
+        assert_eq!(mode & 0o777, 0o750);
     }
 }
