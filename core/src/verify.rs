@@ -154,19 +154,6 @@ fn parse_step(text: &str) -> Result<Map<String, Value>, VerifyCommandError> {
     Ok(step)
 }
 
-/// The language of the project in `folder`, by the file its build tool reads.
-fn project_language(folder: &Path) -> Option<&'static str> {
-    [
-        ("pyproject.toml", "Python"),
-        ("setup.py", "Python"),
-        ("Cargo.toml", "Rust"),
-        ("go.mod", "Go"),
-    ]
-    .into_iter()
-    .find(|(marker, _)| folder.join(marker).is_file())
-    .map(|(_, language)| language)
-}
-
 /// An installed package by any spelling of its name, else a manifest file or a folder holding one.
 fn find_manifest(session: &Session, target: &str) -> Result<Manifest, VerifyCommandError> {
     let discovery = session.discovery();
@@ -183,7 +170,8 @@ fn find_manifest(session: &Session, target: &str) -> Result<Manifest, VerifyComm
         let absolute = std::path::absolute(&file).unwrap_or(file);
         return Manifest::load(&absolute).map_err(|e| VerifyCommandError::Manifest(e.to_string()));
     }
-    if let Some(language) = project_language(path) {
+    // A project `plugin add` would build, recognised as `plugin add` recognises it.
+    if let Some(language) = crate::install::source::installer_of(path).and_then(|i| i.language()) {
         return Err(VerifyCommandError::Project {
             target: target.to_string(),
             language,

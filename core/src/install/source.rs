@@ -21,6 +21,16 @@ pub enum Installer {
 }
 
 impl Installer {
+    /// The language of the projects it builds; `None` for a folder that is copied as it is.
+    pub fn language(self) -> Option<&'static str> {
+        match self {
+            Installer::Folder => None,
+            Installer::Pip => Some("Python"),
+            Installer::Cargo => Some("Rust"),
+            Installer::Go => Some("Go"),
+        }
+    }
+
     pub fn name(self) -> &'static str {
         match self {
             Installer::Folder => "folder",
@@ -71,6 +81,23 @@ fn looks_like_path(text: &str) -> bool {
     text.starts_with('.') || text.starts_with('/') || text.starts_with('~') || text.ends_with('/')
 }
 
+/// The installer a plugin source folder needs, by the file it holds: a manifest (copied as it is),
+/// else a Rust, Go or Python project's own file.
+pub fn installer_of(folder: &Path) -> Option<Installer> {
+    let has = |f: &str| folder.join(f).is_file();
+    if has(MANIFEST_FILE) {
+        Some(Installer::Folder)
+    } else if has("Cargo.toml") {
+        Some(Installer::Cargo)
+    } else if has("go.mod") {
+        Some(Installer::Go)
+    } else if has("pyproject.toml") || has("setup.py") {
+        Some(Installer::Pip)
+    } else {
+        None
+    }
+}
+
 /// Reads a spec. `forced` is `--installer`.
 pub fn classify(
     text: &str,
@@ -96,16 +123,7 @@ pub fn classify(
     if local {
         let path = std::path::absolute(&expanded).unwrap_or(expanded.clone());
         if path.is_dir() {
-            let has = |f: &str| path.join(f).is_file();
-            let detected = if has(MANIFEST_FILE) {
-                Installer::Folder
-            } else if has("Cargo.toml") {
-                Installer::Cargo
-            } else if has("go.mod") {
-                Installer::Go
-            } else if has("pyproject.toml") || has("setup.py") {
-                Installer::Pip
-            } else {
+            let Some(detected) = installer_of(&path) else {
                 return Err(bad(
                     text,
                     format!("the folder holds none of {MANIFEST_FILE}, Cargo.toml, go.mod, pyproject.toml or setup.py, so it is no plugin source"),
