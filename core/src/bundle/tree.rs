@@ -38,7 +38,8 @@ impl Tree<'_> {
                 let mut out = Vec::new();
                 for item in read {
                     let item = item?;
-                    let is_dir = if item.file_type()?.is_symlink() {
+                    let kind = item.file_type()?;
+                    let is_dir = if kind.is_symlink() {
                         match std::fs::metadata(item.path()) {
                             // A link to a folder is not followed: it could reach anywhere on
                             // the machine (the original's walk does not follow one either).
@@ -47,7 +48,7 @@ impl Tree<'_> {
                             _ => false,
                         }
                     } else {
-                        item.file_type()?.is_dir()
+                        kind.is_dir()
                     };
                     out.push(Entry {
                         name: item.file_name().to_string_lossy().into_owned(),
