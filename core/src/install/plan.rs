@@ -25,6 +25,10 @@ pub enum Step {
         argv: Vec<String>,
         cwd: Option<PathBuf>,
         env: Vec<(String, String)>,
+        /// A folder put first on the installer's `PATH` and left out of the plan's text: the folder
+        /// `cargo install` writes to, which it otherwise warns is not on `PATH` (agent-env finds the
+        /// executables there through the manifests it writes, so the warning would mislead).
+        first_on_path: Option<PathBuf>,
     },
     /// Replace `to` with a copy of the folder `from`.
     Copy { from: PathBuf, to: PathBuf },
@@ -37,7 +41,7 @@ pub enum Step {
 impl Step {
     pub fn describe(&self, plugins: &Path) -> String {
         match self {
-            Step::Run { argv, cwd, env } => {
+            Step::Run { argv, cwd, env, .. } => {
                 let mut words: Vec<String> = env.iter().map(|(k, v)| format!("{k}={v}")).collect();
                 words.extend(argv.iter().cloned());
                 let cd = cwd
@@ -129,6 +133,7 @@ pub fn build(specs: &[Spec], plugins: &Path, pip: &PipOptions) -> Result<Vec<Ste
                 ],
                 cwd: None,
                 env: Vec::new(),
+                first_on_path: None,
             });
             steps.push(Step::Run {
                 argv: vec![
@@ -140,6 +145,7 @@ pub fn build(specs: &[Spec], plugins: &Path, pip: &PipOptions) -> Result<Vec<Ste
                 ],
                 cwd: None,
                 env: Vec::new(),
+                first_on_path: None,
             });
         }
         let mut argv = vec![
@@ -167,6 +173,7 @@ pub fn build(specs: &[Spec], plugins: &Path, pip: &PipOptions) -> Result<Vec<Ste
             argv,
             cwd: None,
             env: Vec::new(),
+            first_on_path: None,
         });
     }
     let root = plugins.join(CARGO_ROOT);
@@ -185,6 +192,7 @@ pub fn build(specs: &[Spec], plugins: &Path, pip: &PipOptions) -> Result<Vec<Ste
             argv,
             cwd: None,
             env: Vec::new(),
+            first_on_path: Some(root.join("bin")),
         });
     }
     if !crates.is_empty() {
@@ -206,6 +214,7 @@ pub fn build(specs: &[Spec], plugins: &Path, pip: &PipOptions) -> Result<Vec<Ste
             argv: vec!["go".into(), "install".into(), target],
             cwd,
             env: vec![("GOBIN".into(), staging.display().to_string())],
+            first_on_path: None,
         });
     }
     if !modules.is_empty() {
@@ -230,7 +239,12 @@ pub fn run(
     out: &dyn Output,
 ) -> Result<StepOutcome, InstallError> {
     match step {
-        Step::Run { argv, cwd, env } => {
+        Step::Run {
+            argv,
+            cwd,
+            env,
+            first_on_path,
+        } => {
             let mut cmd = Command::new(&argv[0]);
             cmd.args(&argv[1..]);
             if let Some(d) = cwd {
@@ -238,6 +252,9 @@ pub fn run(
             }
             for (k, v) in env {
                 cmd.env(k, v);
+            }
+            if let Some(path) = first_on_path.as_deref().and_then(path_with_first) {
+                cmd.env("PATH", path);
             }
             let status = run_to_end(cmd, interrupts, out)?;
             if status.success() {
@@ -283,6 +300,18 @@ pub fn run(
             Ok(StepOutcome::Done)
         }
     }
+}
+
+/// This process's `PATH` with `folder` first; `None` when the result cannot be a `PATH` (a folder
+/// name holding `:`), and then the installer runs with the `PATH` it would have had.
+fn path_with_first(folder: &Path) -> Option<std::ffi::OsString> {
+    let rest = std::env::var_os("PATH").unwrap_or_default();
+    let mut folders = vec![folder.to_path_buf()];
+    // An empty PATH stays without entries: split, it would add "" (the current folder).
+    if !rest.is_empty() {
+        folders.extend(std::env::split_paths(&rest));
+    }
+    std::env::join_paths(folders).ok()
 }
 
 fn write_err(path: &Path, source: std::io::Error) -> InstallError {

@@ -20,12 +20,13 @@ fn dir_of(tool: &str) -> Option<Vec<PathBuf>> {
     Some(std::env::split_paths(&std::env::var_os("PATH")?).collect())
 }
 
-fn add_ok(sb: &Sandbox, spec: &str, package: &str, line: &str) {
-    add_ok_with(sb, &[spec], package, line);
+fn add_ok(sb: &Sandbox, spec: &str, package: &str, line: &str) -> std::process::Output {
+    add_ok_with(sb, &[spec], package, line)
 }
 
-/// `plugin add --yes` with `args` (the specs and any options) adds `package`, which prints `line`.
-fn add_ok_with(sb: &Sandbox, args: &[&str], package: &str, line: &str) {
+/// `plugin add --yes` with `args` (the specs and any options) adds `package`, which prints `line`;
+/// returns what the add printed.
+fn add_ok_with(sb: &Sandbox, args: &[&str], package: &str, line: &str) -> std::process::Output {
     let mut command = vec!["plugin", "add", "--yes"];
     command.extend_from_slice(args);
     let out = sb.run(&command);
@@ -39,6 +40,7 @@ fn add_ok_with(sb: &Sandbox, args: &[&str], package: &str, line: &str) {
         report["plugins"][0]["contributions"][0]["status"], "active",
         "{report:#}"
     );
+    out
 }
 
 fn remove_ok(sb: &Sandbox, package: &str) {
@@ -273,12 +275,16 @@ fn a_local_crate_is_cargo_installed_and_its_manifest_written() {
         sb.set("RUSTUP_TOOLCHAIN", &toolchain);
     }
     let src = fixture_dir("rust-plugin");
-    add_ok(
+    let added = add_ok(
         &sb,
         src.to_str().unwrap(),
         "agentenv-rsdemo",
         "  agentenv-rsdemo: task_steps rs_step active\n",
     );
+    // agent-env finds the executable through the manifest it writes: cargo's advice to put its
+    // folder on PATH would mislead.
+    let stderr = String::from_utf8_lossy(&added.stderr);
+    assert!(!stderr.contains("to your PATH"), "{stderr}");
     let manifest = std::fs::read_to_string(
         sb.plugins_dir()
             .join("agentenv-rsdemo/agent-env-plugin.toml"),
