@@ -189,15 +189,26 @@ struct Sources {
 fn instance_sources(session: &Session, term: &Terminal) -> Sources {
     let recorded = Recorded::open(session);
     let mut warnings: Vec<String> = recorded.left_out().map(String::from).into_iter().collect();
-    let dead = crate::run::liveness::dead_runs(&session.paths().locks_dir()).len();
-    if dead > 0 {
-        let (runs, they) = if dead == 1 {
+    let dead = crate::run::liveness::dead_runs(&session.paths().locks_dir());
+    let killed = dead.iter().filter(|run| !run.ended).count();
+    let unrecorded = dead.len() - killed;
+    let they = |n: usize| {
+        if n == 1 {
             ("run", "it")
         } else {
             ("runs", "they")
-        };
+        }
+    };
+    if killed > 0 {
+        let (runs, they) = they(killed);
         warnings.push(format!(
-            "{dead} earlier {runs} ended without finishing (agent-env was killed, or its machine stopped): the task instances {they} left show as running until the next agent-env run marks them failed and removes the sandboxes {they} left"
+            "{killed} earlier {runs} ended without finishing (agent-env was killed, or its machine stopped): the task instances {they} left show as running until the next agent-env run marks them failed and removes the sandboxes {they} left"
+        ));
+    }
+    if unrecorded > 0 {
+        let (runs, they) = they(unrecorded);
+        warnings.push(format!(
+            "{unrecorded} earlier {runs} could not write the end of some tasks to the document store: those task instances show as running until the next agent-env run marks them failed (once the store takes writes); {they} said why when {they} ran"
         ));
     }
     for warning in &warnings {

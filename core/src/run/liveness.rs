@@ -4,11 +4,15 @@
 //! that stopped) leaves it behind, unlocked, since the kernel drops a dead process's locks. The next
 //! run finds it: it marks the task instances that run left `running` as failed, removes the local
 //! sandboxes it left, and deletes the journal ([`sweep`]); `task list` says such runs are there.
-
+//!
+//! A run that ends but could not write a task's end to the document store (the store went down or
+//! refused the write) leaves its journal behind too, marked as ended, so the next run marks that
+//! instance failed once the store takes writes again: it would show as `running` forever otherwise.
 use std::fs::{File, OpenOptions};
 use std::io::{BufRead, BufReader, Write};
 use std::os::fd::AsRawFd;
 use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicBool, Ordering};
 
 use serde_json::{json, Map};
 
@@ -22,25 +26,34 @@ use crate::stores::{DocumentStore, Filter, Predicate};
 const SUFFIX: &str = ".journal";
 /// A killed run's instance is told so.
 const ENDED_UNFINISHED: &str = "the run that was running this task ended without finishing it (agent-env was killed, or its machine stopped); a later run marked it failed";
+/// An instance whose end its run could not write is told so.
+const END_UNRECORDED: &str = "the run that ran this task could not write its end to the document store (the store was down or refused the write; that run said why); a later run marked it failed";
+/// A journal's line for a sandbox deployed.
+const SANDBOX_LINE: &str = "sandbox\t";
+/// A journal's line for an instance whose end was not written.
+const UNRECORDED_LINE: &str = "unrecorded\t";
+/// A journal's last line when its run ended (and kept it for an unwritten end).
+const ENDED_LINE: &str = "ended";
 
 /// The folder of the journals under the locks folder.
 fn journals(locks_dir: &Path) -> PathBuf {
     locks_dir.join("runs")
 }
 
-/// A live run's journal: locked while the run lives, removed when it ends.
+/// A live run's journal: locked while the run lives, removed when it ends (kept when a task's end
+/// could not be written).
 #[derive(Debug)]
 pub struct RunJournal {
     file: File,
     path: PathBuf,
+    /// A task's end was not written to the document store: the journal outlives the run.
+    unrecorded: AtomicBool,
 }
 
 impl DeployLog for RunJournal {
     /// Notes a sandbox the run deployed, by its folder on this machine.
     fn deployed(&self, work_dir: &Path) {
-        // One short write in append mode: lines from tasks on several threads never interleave.
-        let line = format!("sandbox\t{}\n", work_dir.display());
-        let _ = (&self.file).write_all(line.as_bytes());
+        self.note(&format!("{SANDBOX_LINE}{}", work_dir.display()));
     }
 }
 
@@ -66,12 +79,34 @@ impl RunJournal {
             let _ = std::fs::remove_file(&partial);
             return None;
         }
-        Some(RunJournal { file, path })
+        Some(RunJournal {
+            file,
+            path,
+            unrecorded: AtomicBool::new(false),
+        })
+    }
+
+    /// Notes that the end of the task instance `instance_id` could not be written to the document
+    /// store, so that it shows as `running` there: the journal is kept when the run ends, for the
+    /// next run to mark it failed.
+    pub fn end_unrecorded(&self, instance_id: &str) {
+        self.note(&format!("{UNRECORDED_LINE}{instance_id}"));
+        self.unrecorded.store(true, Ordering::SeqCst);
+    }
+
+    fn note(&self, line: &str) {
+        // One short write in append mode: lines from tasks on several threads never interleave.
+        let _ = (&self.file).write_all(format!("{line}\n").as_bytes());
     }
 }
 
 impl Drop for RunJournal {
     fn drop(&mut self) {
+        if self.unrecorded.load(Ordering::SeqCst) {
+            // Left for the next run, which finds it unlocked once the descriptor closes.
+            self.note(ENDED_LINE);
+            return;
+        }
         // Removed while still locked; the lock goes with the descriptor, closed right after.
         let _ = std::fs::remove_file(&self.path);
     }
@@ -84,6 +119,8 @@ pub struct DeadRun {
     pub run_group_id: String,
     /// The sandbox folders it deployed, as it noted them.
     pub sandboxes: Vec<PathBuf>,
+    /// It ended, keeping its journal because some task's end was not written; else it was killed.
+    pub ended: bool,
     journal: PathBuf,
     _locked: File,
 }
@@ -109,14 +146,18 @@ pub fn dead_runs(locks_dir: &Path) -> Vec<DeadRun> {
         if !lock(&file) {
             continue;
         }
-        let sandboxes = BufReader::new(&file)
+        let lines: Vec<String> = BufReader::new(&file)
             .lines()
             .map_while(Result::ok)
-            .filter_map(|line| line.strip_prefix("sandbox\t").map(PathBuf::from))
+            .collect();
+        let sandboxes = lines
+            .iter()
+            .filter_map(|line| line.strip_prefix(SANDBOX_LINE).map(PathBuf::from))
             .collect();
         dead.push(DeadRun {
             run_group_id: run_group_id.to_string(),
             sandboxes,
+            ended: lines.iter().any(|line| line == ENDED_LINE),
             journal: entry.path(),
             _locked: file,
         });
@@ -128,46 +169,76 @@ pub fn dead_runs(locks_dir: &Path) -> Vec<DeadRun> {
 /// What a sweep cleaned up.
 #[derive(Debug, Default, PartialEq, Eq)]
 pub struct Swept {
-    pub runs: usize,
-    pub instances: u64,
+    /// Runs that were killed, and the instances they left `running` now marked failed.
+    pub killed_runs: usize,
+    pub killed_instances: u64,
+    /// Runs that ended without writing some task's end, and those instances now marked failed.
+    pub unrecorded_runs: usize,
+    pub unrecorded_instances: u64,
+    /// Runs whose instances could not be marked (the store refused): their journals stay for
+    /// the next run, with the store's answer.
+    pub not_marked: Vec<(String, String)>,
     pub sandboxes: usize,
 }
 
 impl Swept {
-    /// What a run says before it starts, when it cleaned up after others.
-    pub fn sentence(&self) -> String {
-        format!(
-            "note: {} earlier {} ended without finishing (agent-env was killed, or its machine stopped): {} task {} it left running marked failed, {} {} it left removed",
-            self.runs,
-            crate::words::plural(self.runs, "run", "runs"),
-            self.instances,
-            crate::words::plural(self.instances as usize, "instance", "instances"),
-            self.sandboxes,
-            crate::words::plural(self.sandboxes, "sandbox", "sandboxes"),
-        )
+    /// What a run says before it starts, when it cleaned up after others (nothing when it did not).
+    pub fn sentences(&self) -> Vec<String> {
+        use crate::words::plural;
+        let mut out = Vec::new();
+        if self.killed_runs > 0 {
+            out.push(format!(
+                "note: {} earlier {} ended without finishing (agent-env was killed, or its machine stopped): {} task {} it left running marked failed, {} {} it left removed",
+                self.killed_runs,
+                plural(self.killed_runs, "run", "runs"),
+                self.killed_instances,
+                plural(self.killed_instances as usize, "instance", "instances"),
+                self.sandboxes,
+                plural(self.sandboxes, "sandbox", "sandboxes"),
+            ));
+        }
+        if self.unrecorded_runs > 0 {
+            out.push(format!(
+                "note: {} earlier {} could not write the end of some tasks to the document store: {} task {} left showing as running marked failed",
+                self.unrecorded_runs,
+                plural(self.unrecorded_runs, "run", "runs"),
+                self.unrecorded_instances,
+                plural(self.unrecorded_instances as usize, "instance", "instances"),
+            ));
+        }
+        for (run, why) in &self.not_marked {
+            out.push(format!(
+                "note: the task instances that the earlier run {run} left showing as running could not be marked failed ({why}); the next run tries again"
+            ));
+        }
+        out
     }
 }
 
-/// Cleans up after the runs under `locks_dir` that ended without finishing: their instances in
-/// `docs` still `running` become `failed`, saying why; their sandboxes that are local sandbox
-/// folders ([`LOCAL_FOLDER_PREFIX`]) directly under `sandbox_root` are removed (nothing else is,
-/// whatever a journal says);
-/// their journals are deleted.
+/// Cleans up after the runs under `locks_dir` that ended without finishing (or without writing
+/// some task's end): their instances in `docs` still `running` become `failed`, saying why; their
+/// sandboxes that are local sandbox folders ([`LOCAL_FOLDER_PREFIX`]) directly under `sandbox_root`
+/// are removed (nothing else is, whatever a journal says); their journals are deleted, but for a run
+/// whose instances `docs` refused to mark, which is tried again by the next sweep.
 pub fn sweep(locks_dir: &Path, sandbox_root: &Path, docs: &dyn DocumentStore) -> Swept {
     let mut swept = Swept::default();
     for run in dead_runs(locks_dir) {
-        swept.runs += 1;
         let filter = Filter::eq(RUN_GROUP_PATH, run.run_group_id.as_str())
             .and("status", Predicate::Eq(json!("running")));
         let mut set = Map::new();
         set.insert("status".into(), json!("failed"));
-        set.insert("error".into(), json!(ENDED_UNFINISHED));
+        let why = if run.ended {
+            END_UNRECORDED
+        } else {
+            ENDED_UNFINISHED
+        };
+        set.insert("error".into(), json!(why));
         set.insert("completed_at_utc".into(), json!(clock::minute_now()));
         let update = UpdateSpec {
             set,
             ..UpdateSpec::default()
         };
-        swept.instances += docs.update(INSTANCES, &filter, &update, false).unwrap_or(0);
+        let marked = docs.update(INSTANCES, &filter, &update, false);
         for sandbox in &run.sandboxes {
             let ours = sandbox.parent() == Some(sandbox_root)
                 && sandbox
@@ -175,6 +246,22 @@ pub fn sweep(locks_dir: &Path, sandbox_root: &Path, docs: &dyn DocumentStore) ->
                     .is_some_and(|n| n.to_string_lossy().starts_with(LOCAL_FOLDER_PREFIX));
             if ours && std::fs::remove_dir_all(sandbox).is_ok() {
                 swept.sandboxes += 1;
+            }
+        }
+        match marked {
+            Ok(n) if run.ended => {
+                swept.unrecorded_runs += 1;
+                swept.unrecorded_instances += n;
+            }
+            Ok(n) => {
+                swept.killed_runs += 1;
+                swept.killed_instances += n;
+            }
+            Err(e) => {
+                swept
+                    .not_marked
+                    .push((run.run_group_id.clone(), e.to_string()));
+                continue;
             }
         }
         let _ = std::fs::remove_file(&run.journal);
@@ -235,9 +322,10 @@ mod tests {
         assert_eq!(
             swept,
             Swept {
-                runs: 1,
-                instances: 1,
-                sandboxes: 1
+                killed_runs: 1,
+                killed_instances: 1,
+                sandboxes: 1,
+                ..Swept::default()
             }
         );
         assert!(!left.exists());
@@ -261,5 +349,55 @@ mod tests {
         assert!(path.exists());
         drop(live);
         assert!(!path.exists());
+    }
+
+    #[test]
+    fn a_run_that_could_not_write_a_task_end_leaves_its_journal_until_the_store_takes_the_mark() {
+        let tmp = tempfile::tempdir().unwrap();
+        let locks = tmp.path().join("locks");
+        let root = tmp.path().join("sandboxes");
+        let docs = LocalSqliteDocumentStore::new(tmp.path().join("d.db"));
+        for (id, status) in [("i1", "running"), ("i2", "completed")] {
+            let doc = json!({"instance_id": id, "status": status,
+                "context": {"metadata": {"run_group_id": "run-ended"}}});
+            docs.insert(INSTANCES, doc.as_object().unwrap()).unwrap();
+        }
+        let journal = RunJournal::begin(&locks, "run-ended").unwrap();
+        journal.end_unrecorded("i1");
+        drop(journal);
+        let path = journals(&locks).join("run-ended.journal");
+        assert!(path.exists(), "kept for the next run");
+        let dead = dead_runs(&locks);
+        assert!(dead.len() == 1 && dead[0].ended, "{dead:?}");
+        drop(dead);
+
+        // A store that cannot be written keeps the journal for a later sweep, saying why.
+        let down = LocalSqliteDocumentStore::new(tmp.path().to_path_buf());
+        let swept = sweep(&locks, &root, &down);
+        assert_eq!(swept.not_marked.len(), 1, "{swept:?}");
+        assert_eq!(swept.not_marked[0].0, "run-ended");
+        assert!(path.exists());
+        let sentences = swept.sentences();
+        assert!(
+            sentences.len() == 1 && sentences[0].contains("the next run tries again"),
+            "{sentences:?}"
+        );
+
+        let swept = sweep(&locks, &root, &docs);
+        assert_eq!(
+            swept,
+            Swept {
+                unrecorded_runs: 1,
+                unrecorded_instances: 1,
+                ..Swept::default()
+            }
+        );
+        assert!(!path.exists());
+        let i1 = docs
+            .find_one(INSTANCES, &Filter::eq("instance_id", "i1"), None)
+            .unwrap()
+            .unwrap();
+        assert_eq!(i1["status"], "failed");
+        assert_eq!(i1["error"], END_UNRECORDED);
     }
 }

@@ -192,12 +192,12 @@ pub fn run_planned(
         &options.places.sandbox_dir,
         stores.documents.as_ref(),
     );
-    if swept.runs > 0 {
-        out.note(&swept.sentence());
+    for sentence in swept.sentences() {
+        out.note(&sentence);
     }
     // Held, and so locked, until this function returns: the sign that this run is alive.
     let journal = liveness::RunJournal::begin(&options.places.locks_dir, &run_group_id)
-        .map(|j| std::sync::Arc::new(j) as std::sync::Arc<dyn crate::sandbox::DeployLog>);
+        .map(std::sync::Arc::new);
     options.observer.event(&RunEvent::RunStarted {
         run_group_id: run_group_id.clone(),
         bundle: label.to_string(),

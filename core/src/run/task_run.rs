@@ -14,6 +14,7 @@ use crate::run::cancel::Cancel;
 use crate::run::context::TaskStepContext;
 use crate::run::events::{RunEvent, RunObserver, StepFailure, StepRef, StepStatus, TaskScore};
 use crate::run::executor::StepExecutor;
+use crate::run::liveness::RunJournal;
 use crate::run::local_stores::LocalStores;
 use crate::run::outcome::{missing_scores, scores, seconds, Outcome};
 use crate::run::plan::{substitute_seed, PlannedStep, PlannedTask, StepKind};
@@ -39,8 +40,9 @@ pub struct RunShared<'a> {
     pub flusher: &'a Flusher,
     /// How many of the run's tasks have ended, of how many: what a task's last line counts.
     pub ended: &'a Tally,
-    /// The run's journal, told of each sandbox deployed (none when the state folder holds none).
-    pub journal: Option<std::sync::Arc<dyn crate::sandbox::DeployLog>>,
+    /// The run's journal, told of each sandbox deployed and of each task end the document store
+    /// did not take (none when the state folder holds none).
+    pub journal: Option<std::sync::Arc<RunJournal>>,
 }
 
 /// Counts the run's tasks as they end.
@@ -147,7 +149,12 @@ pub fn run_task(planned: &PlannedTask<'_>, version: i64, shared: &RunShared<'_>)
         total_steps: planned.steps.len(),
     });
     let context = Mutex::new(context);
-    let deployed = Deployed::new((shared.provider)()).logged(shared.journal.clone());
+    let deployed = Deployed::new((shared.provider)()).logged(
+        shared
+            .journal
+            .clone()
+            .map(|j| j as std::sync::Arc<dyn crate::sandbox::DeployLog>),
+    );
     let env = StepEnv {
         context: &context,
         stores: shared.stores,
@@ -215,7 +222,12 @@ pub fn run_task(planned: &PlannedTask<'_>, version: i64, shared: &RunShared<'_>)
     }
     result.duration = started.elapsed();
     let objects = shared.executor.objects_written(&instance_id);
-    match recorder.finish(&result.outcome, &final_context, &objects) {
+    let finished = recorder.finish(&result.outcome, &final_context, &objects);
+    if let (Err(RecordError::NotUpdated(_)), Some(journal)) = (&finished, &shared.journal) {
+        // The store shows the instance running: the next run marks it failed.
+        journal.end_unrecorded(&instance_id);
+    }
+    match finished {
         Ok(()) => {}
         // Nothing of the task run is stored: that fails it, whatever its steps did.
         Err(RecordError::NotRecorded(e)) if !cancelled => {

@@ -40,6 +40,7 @@ mod run_output;
 mod run_plugin_stores;
 mod run_plugins;
 mod run_signals;
+mod run_store_refusals;
 mod run_timeouts;
 mod secret_masking;
 mod store_cli;
