@@ -76,7 +76,7 @@ pub enum ConfigError {
         kind: &'static str,
     },
 
-    #[error("Unknown AGENT_ENV_DOCUMENT_STORE='{value}' (expected 'local', or a [stores.document] table for mongo)")]
+    #[error("Unknown AGENT_ENV_DOCUMENT_STORE='{value}' (expected 'local', or a [stores.document] table for a hosted backend such as PostgreSQL)")]
     UnknownDocumentAlias { value: String },
 
     #[error("The 'mongo' document backend has no built-in coordinates: configure a [stores.document] table (and unset AGENT_ENV_DOCUMENT_STORE, which overrides it).")]
@@ -84,6 +84,14 @@ pub enum ConfigError {
 
     #[error("Unknown AGENT_ENV_RUNNER='{value}' (expected 'local', or a [runner] table)")]
     UnknownRunnerAlias { value: String },
+
+    /// A string in the file where a store (or the runner) is selected that is not an alias.
+    #[error("{place} = '{value}': {expected}")]
+    UnknownAliasInFile {
+        place: String,
+        value: String,
+        expected: String,
+    },
 
     /// A store failed to build (unknown class, unknown key, bad value): the store's own sentence.
     #[error("{0}")]

@@ -66,7 +66,10 @@ pub fn sources(doc: &ConfigDocument, env: &dyn Fn(&str) -> Option<String>) -> Ve
         },
     ];
     for section in ALIASED_SECTIONS {
-        let value = env(section.env_var).filter(|v| !v.is_empty());
+        // A connection string's password is masked, as everywhere a value is shown.
+        let value = env(section.env_var)
+            .filter(|v| !v.is_empty())
+            .map(|v| super::mask::mask_str(&v, false));
         out.push(Source {
             kind: "env",
             name: Some(section.env_var.to_string()),

@@ -171,11 +171,20 @@ struct Resolved {
     warnings: Vec<String>,
 }
 
-/// Expands a string value through the section's alias. `from_env` says whether it came from the variable.
+/// Which layer a string alias came from.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum AliasFrom {
+    Env,
+    File,
+}
+
+/// Expands a string value through the section's alias. A value that is not an alias is shown masked
+/// (a connection string's password stays out of the message), and told as coming from where it did.
 fn expand_alias(
     section: &AliasedSection,
     value: &str,
     state_root: &Path,
+    from: AliasFrom,
 ) -> Result<Resolved, ConfigError> {
     if value == "local" {
         return Ok(Resolved {
@@ -184,17 +193,31 @@ fn expand_alias(
             warnings: Vec::new(),
         });
     }
+    let shown = super::mask::mask_str(value, false);
+    if from == AliasFrom::File {
+        let place = match section.toml_path.split_last() {
+            Some((key, parents)) if !parents.is_empty() => format!("[{}] {key}", parents.join(".")),
+            _ => section.name.to_string(),
+        };
+        let table = section.table_name();
+        let expected = if section.name == "document" && value == "mongo" {
+            format!("the 'mongo' document backend has no built-in coordinates: configure a {table} table with its impl and config")
+        } else {
+            format!("expected 'local', or a {table} table naming the implementation (impl) and its config")
+        };
+        return Err(ConfigError::UnknownAliasInFile {
+            place,
+            value: shown,
+            expected,
+        });
+    }
     Err(match section.name {
         "document" if value == "mongo" => ConfigError::MongoHasNoCoordinates,
-        "document" => ConfigError::UnknownDocumentAlias {
-            value: value.to_string(),
-        },
-        "runner" => ConfigError::UnknownRunnerAlias {
-            value: value.to_string(),
-        },
+        "document" => ConfigError::UnknownDocumentAlias { value: shown },
+        "runner" => ConfigError::UnknownRunnerAlias { value: shown },
         kind => ConfigError::UnknownStoreAlias {
             var: section.env_var.to_string(),
-            value: value.to_string(),
+            value: shown,
             kind: static_kind(kind),
         },
     })
@@ -267,7 +290,7 @@ fn file_layer(
         return Ok(None);
     };
     let resolved = match value {
-        Value::String(s) => expand_alias(section, s, state_root),
+        Value::String(s) => expand_alias(section, s, state_root, AliasFrom::File),
         Value::Table(t) => from_table(section, t),
         other => Err(ConfigError::NotATable {
             path: section.toml_path.join("."),
@@ -319,7 +342,7 @@ pub fn selection_with(
     doc.require()?;
     let file = file_layer(&section, doc, state_root);
     if let Some(value) = env_value.filter(|v| !v.is_empty()) {
-        let resolved = expand_alias(&section, value, state_root)?;
+        let resolved = expand_alias(&section, value, state_root, AliasFrom::Env)?;
         let origin = Layer {
             kind: LayerKind::Env,
             location: format!("${}", section.env_var),
@@ -405,23 +428,38 @@ mod tests {
                 .to_string()
         };
         assert_eq!(e("object", "bogus"), "Unknown AGENT_ENV_OBJECT_STORE='bogus': expected 'local', or a [stores.object] table for a hosted backend (and unset AGENT_ENV_OBJECT_STORE, which overrides it)");
-        assert_eq!(e("document", "x"), "Unknown AGENT_ENV_DOCUMENT_STORE='x' (expected 'local', or a [stores.document] table for mongo)");
+        assert_eq!(e("document", "x"), "Unknown AGENT_ENV_DOCUMENT_STORE='x' (expected 'local', or a [stores.document] table for a hosted backend such as PostgreSQL)");
         assert_eq!(e("document", "mongo"), "The 'mongo' document backend has no built-in coordinates: configure a [stores.document] table (and unset AGENT_ENV_DOCUMENT_STORE, which overrides it).");
         assert_eq!(
             e("runner", "x"),
             "Unknown AGENT_ENV_RUNNER='x' (expected 'local', or a [runner] table)"
         );
-        // The variable's name appears even when the string came from the file.
-        let s = selection_with(
-            &doc("[stores]\nimage = 'x'"),
-            "image",
-            None,
-            Path::new(ROOT),
+        // A connection string's password stays out of the message.
+        let shown = e("document", "postgres://alice:Pw55secret@127.0.0.1:5432/db");
+        assert!(!shown.contains("Pw55secret"), "{shown}");
+        // A string from the file is told as the file's, not as the variable's.
+        let f = |text: &str, kind: &str| {
+            selection_with(&doc(text), kind, None, Path::new(ROOT))
+                .unwrap_err()
+                .to_string()
+        };
+        assert_eq!(
+            f("[stores]\nimage = 'x'", "image"),
+            "[stores] image = 'x': expected 'local', or a [stores.image] table naming the implementation (impl) and its config"
         );
-        assert!(s
-            .unwrap_err()
-            .to_string()
-            .starts_with("Unknown AGENT_ENV_IMAGE_STORE='x'"));
+        let shown = f(
+            "[stores]\nobject = 's3://AKIAKEY:S3StrSecret77@bucket'",
+            "object",
+        );
+        assert!(
+            shown.starts_with("[stores] object = '") && !shown.contains("S3StrSecret77"),
+            "{shown}"
+        );
+        assert!(f("[stores]\ndocument = 'mongo'", "document").starts_with(
+            "[stores] document = 'mongo': the 'mongo' document backend has no built-in coordinates"
+        ));
+        assert!(f("runner = 'x'", "runner")
+            .starts_with("runner = 'x': expected 'local', or a [runner] table"));
     }
 
     #[test]

@@ -690,6 +690,35 @@ fn sources_lists_layers_lowest_first_with_referenced_variables() {
 }
 
 #[test]
+fn a_password_in_a_store_string_is_masked_and_a_file_string_is_told_as_the_files() {
+    let p = Project::new("[stores]\nobject = \"s3://AKIAKEY:S3StrSecret77@bucket\"\n");
+    let env = [(
+        "AGENT_ENV_DOCUMENT_STORE",
+        "postgres://alice:EnvOverridePw55@127.0.0.1:5432/db",
+    )];
+    for args in [
+        &["config", "sources"][..],
+        &["config", "show"],
+        &["config", "show", "--json"],
+        &["config", "check"],
+    ] {
+        let (_, out, err) = p.run_with(&env, args);
+        let both = format!("{out}{err}");
+        assert!(
+            !both.contains("EnvOverridePw55") && !both.contains("S3StrSecret77"),
+            "{args:?}: {both}"
+        );
+    }
+    let (code, out, _) = p.run(&["config", "check"]);
+    assert_eq!(code, 1);
+    assert!(
+        out.contains("problem: [stores] object = 's3://***@bucket': expected 'local', or a [stores.object] table"),
+        "{out}"
+    );
+    assert!(!out.contains("AGENT_ENV_OBJECT_STORE"), "{out}");
+}
+
+#[test]
 fn explain_tries_the_first_segment_then_dotted_names_longest_first() {
     let p = Project::new("[plugins.acme]\nbrowser = 1\n[plugins.acme-browser-x]\ntimeout = 2\n");
     let (_, out, _) = p.run(&["config", "explain", "plugins.acme.browser"]);
