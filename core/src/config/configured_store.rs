@@ -87,11 +87,42 @@ pub fn store_spec(
         secrets
     };
     let table = format!("stores.{}.config", selection.kind);
-    let config = resolve_table_at(&selection.config, &table, env, lookup)?;
+    let mut config = resolve_table_at(&selection.config, &table, env, lookup)?;
+    if let Some(base) = &selection.relative_to {
+        anchor_relative_path(&mut config, selection, kind, base);
+    }
     if kind == StoreKind::Secret {
         remember_literal_secrets(&config);
     }
     Ok(spec_from(kind, selection, &config, env))
+}
+
+/// A built-in store's relative path written in a config file is taken from the project's folder
+/// (`paths_base`), not from wherever agent-env runs: otherwise each subfolder would get a store of
+/// its own. `~` is expanded by the store; a plugin's store gets its config as written.
+fn anchor_relative_path(
+    config: &mut Table,
+    selection: &StoreSelection,
+    kind: StoreKind,
+    base: &std::path::Path,
+) {
+    if !matches!(
+        crate::stores::classify(kind, &selection.impl_name),
+        Ok(crate::stores::Target::Builtin(_))
+    ) {
+        return;
+    }
+    let Some(key) = crate::stores::local::path_key(selection.class_name()) else {
+        return;
+    };
+    if let Some(toml::Value::String(path)) = config.get_mut(key) {
+        let relative = !path.is_empty()
+            && !path.starts_with('~')
+            && std::path::Path::new(path.as_str()).is_relative();
+        if relative {
+            *path = base.join(path.as_str()).display().to_string();
+        }
+    }
 }
 
 /// The secret store's `values` are secrets whatever their names (as `config show` masks them): each is

@@ -5,7 +5,7 @@
 use super::document::ConfigDocument;
 use super::error::ConfigError;
 use super::tables::{py_repr, py_repr_table, table_at, type_name};
-use std::path::Path;
+use std::path::{Path, PathBuf};
 use toml::{Table, Value};
 
 /// One of the aliased sections: the four store kinds and the runner.
@@ -153,6 +153,9 @@ pub struct StoreSelection {
     pub origin: Layer,
     /// The layers the winner beat, highest first.
     pub shadowed: Vec<Layer>,
+    /// The folder a relative path in `config` is taken from, when the config file selected the
+    /// store (a path from `local` or the default is absolute already).
+    pub relative_to: Option<PathBuf>,
     /// `Ignoring unknown key 'extra' in store section (expected 'impl'/'config')`.
     pub warnings: Vec<String>,
 }
@@ -307,6 +310,16 @@ fn file_layer(
     Ok(Some((layer, resolved)))
 }
 
+/// The folder relative paths in the config file `file` are taken from: the project's folder for a
+/// project's `.agentenv/config.toml` (the folder holding `.agentenv`), else the file's own folder.
+pub fn paths_base(file: &Path) -> PathBuf {
+    let folder = file.parent().unwrap_or(Path::new("/"));
+    match folder.file_name() {
+        Some(name) if name == ".agentenv" => folder.parent().unwrap_or(folder).to_path_buf(),
+        _ => folder.to_path_buf(),
+    }
+}
+
 fn default_layer() -> Layer {
     Layer {
         kind: LayerKind::Default,
@@ -355,6 +368,7 @@ pub fn selection_with(
             impl_name: resolved.impl_name,
             config: resolved.config,
             origin,
+            relative_to: None,
             shadowed: match file {
                 Ok(layer) => layer.map(|(layer, _)| layer).into_iter().collect(),
                 Err(error) => vec![Layer {
@@ -375,6 +389,7 @@ pub fn selection_with(
             impl_name: resolved.impl_name,
             config: resolved.config,
             origin: layer,
+            relative_to: doc.path.as_deref().map(paths_base),
             shadowed: Vec::new(),
             warnings: resolved.warnings,
         });
@@ -384,6 +399,7 @@ pub fn selection_with(
         impl_name: section.local_impl.to_string(),
         config: section.local_config(state_root),
         origin: default_layer(),
+        relative_to: None,
         shadowed: Vec::new(),
         warnings: Vec::new(),
     })

@@ -78,6 +78,17 @@ pub fn opt_string(impl_name: &str, table: &ConfigTable, key: &str) -> StoreResul
     }
 }
 
+/// An optional path: a string that is not empty. An empty one (often a reference whose variable is set
+/// to nothing) would make SQLite keep a throwaway database, or the current folder the store.
+pub fn opt_path(impl_name: &str, table: &ConfigTable, key: &str) -> StoreResult<Option<String>> {
+    match opt_string(impl_name, table, key)? {
+        Some(path) if path.trim().is_empty() => Err(StoreError::Config(format!(
+            "The config table for '{impl_name}' sets {key} to an empty string; it must name a path, or be left out (a reference such as env:NAME gives an empty string when NAME is set to nothing)"
+        ))),
+        other => Ok(other),
+    }
+}
+
 /// An optional boolean value.
 pub fn opt_bool(impl_name: &str, table: &ConfigTable, key: &str) -> StoreResult<Option<bool>> {
     match table.get(key) {
@@ -145,5 +156,21 @@ mod tests {
         );
         assert!(check_keys("S", &table(json!({"root":"/x"})), &takes, &["root"]).is_ok());
         assert!(matches!(err, StoreError::Config(_)));
+    }
+
+    #[test]
+    fn an_empty_path_is_refused_and_an_absent_one_is_not() {
+        let err = opt_path("S", &table(json!({"path": " "})), "path").unwrap_err();
+        assert!(
+            err.to_string().starts_with(
+                "The config table for 'S' sets path to an empty string; it must name a path"
+            ),
+            "{err}"
+        );
+        assert_eq!(opt_path("S", &table(json!({})), "path").unwrap(), None);
+        assert_eq!(
+            opt_path("S", &table(json!({"path": "/x"})), "path").unwrap(),
+            Some("/x".to_string())
+        );
     }
 }

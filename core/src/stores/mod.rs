@@ -24,7 +24,8 @@ pub use agent_env_store::{
 };
 pub use dispatch::HostStoreDispatcher;
 pub use from_spec::{
-    build_store, try_build_store, AnyStore, BuildFailure, PluginStoreFactory, StoreSpec,
+    build_store, classify, try_build_store, AnyStore, BuildFailure, PluginStoreFactory, StoreSpec,
+    Target,
 };
 pub use local::{
     LocalFilesystemObjectStore, LocalRegistryImageStore, LocalSecretStore, LocalSqliteDocumentStore,

@@ -719,6 +719,48 @@ fn a_password_in_a_store_string_is_masked_and_a_file_string_is_told_as_the_files
 }
 
 #[test]
+fn a_relative_store_path_in_the_project_config_is_taken_from_the_project_folder() {
+    let p = Project::new(
+        "[stores.document]\nimpl = \"LocalSqliteDocumentStore\"\nconfig = { path = \"team/docs.db\" }\n",
+    );
+    let task = p.root.join("t.json");
+    std::fs::write(
+        &task,
+        r#"[{"id": "box", "type": "deploy_sandbox", "sandbox_name": "box"}]"#,
+    )
+    .unwrap();
+    let task = task.display().to_string();
+    // Put from a subfolder, read from the project's folder: one store.
+    let (code, _, err) = p.run(&["task", "put", &task, "--id", "team/check"]);
+    assert_eq!(code, 0, "{err}");
+    assert!(p.root.join("team/docs.db").exists());
+    assert!(!p.root.join("sub/dir/team").exists());
+    let out = p
+        .command(&p.root, &["task", "get", "team/check"])
+        .output()
+        .unwrap();
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+}
+
+#[test]
+fn an_empty_store_path_is_a_problem_not_a_throwaway_store() {
+    let p = Project::new(
+        "[stores.document]\nimpl = \"LocalSqliteDocumentStore\"\nconfig = { path = \"env:TEAM_DB\" }\n",
+    );
+    let (code, out, _) = p.run_with(&[("TEAM_DB", "")], &["config", "check"]);
+    assert_eq!(code, 1, "{out}");
+    assert!(
+        out.contains("sets path to an empty string; it must name a path"),
+        "{out}"
+    );
+}
+
+#[test]
 fn explain_tries_the_first_segment_then_dotted_names_longest_first() {
     let p = Project::new("[plugins.acme]\nbrowser = 1\n[plugins.acme-browser-x]\ntimeout = 2\n");
     let (_, out, _) = p.run(&["config", "explain", "plugins.acme.browser"]);

@@ -69,7 +69,7 @@ impl LocalSecretStore {
             })
             .unwrap_or_default();
         let file_path = problems
-            .keep(config_table::opt_string(impl_name, table, "file_path"))
+            .keep(config_table::opt_path(impl_name, table, "file_path"))
             .flatten()
             .map(|p| config_table::expand_home(&p, env));
         let use_env = problems

@@ -119,7 +119,7 @@ impl LocalFilesystemObjectStore {
             .and_then(|lifetime| problems.keep(settings::check_lifetime(lifetime)))
             .unwrap_or(agent_env_store::grant::DEFAULT_GRANT_LIFETIME_SECONDS);
         let root = problems
-            .keep(config_table::opt_string(impl_name, table, "root"))
+            .keep(config_table::opt_path(impl_name, table, "root"))
             .flatten()
             .map(|root| config_table::expand_home(&root, env))
             .unwrap_or_else(|| Self::default_root(env));

@@ -85,7 +85,7 @@ impl LocalSqliteDocumentStore {
     ) -> Result<Self, SettingsProblems> {
         let mut problems = config_table::key_problems(impl_name, table, &CONFIG_KEYS, &[]);
         let path = problems
-            .keep(config_table::opt_string(impl_name, table, "path"))
+            .keep(config_table::opt_path(impl_name, table, "path"))
             .flatten()
             .map(|p| config_table::expand_home(&p, env))
             .unwrap_or_else(|| Self::default_path(env));
