@@ -118,6 +118,12 @@ impl ConfigDocument {
 
 fn read_and_parse(path: &Path) -> Result<Table, ConfigError> {
     let shown = path.display().to_string();
+    if let Some(message) = not_a_file(path) {
+        return Err(ConfigError::Unreadable {
+            path: shown,
+            message,
+        });
+    }
     let bytes = std::fs::read(path).map_err(|e| match e.kind() {
         std::io::ErrorKind::NotFound => ConfigError::Vanished {
             path: shown.clone(),
@@ -140,6 +146,23 @@ fn read_and_parse(path: &Path) -> Result<Table, ConfigError> {
     parse(&text, path)
 }
 
+/// Why what is at `path` cannot be a config file: a folder, or a link to nothing.
+fn not_a_file(path: &Path) -> Option<String> {
+    match std::fs::metadata(path) {
+        Ok(meta) if meta.is_dir() => {
+            Some("it is a folder; the config is a TOML file at that path".to_string())
+        }
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
+            let target = std::fs::read_link(path).ok()?;
+            Some(format!(
+                "it is a link to {}, which does not exist; restore that file, or remove the link",
+                target.display()
+            ))
+        }
+        _ => None,
+    }
+}
+
 fn parse(text: &str, path: &Path) -> Result<Table, ConfigError> {
     let text = text.strip_prefix('\u{feff}').unwrap_or(text);
     toml::from_str::<Table>(text).map_err(|e| ConfigError::Malformed {
@@ -151,6 +174,47 @@ fn parse(text: &str, path: &Path) -> Result<Table, ConfigError> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_folder_or_a_link_to_nothing_where_the_config_is_found_is_a_problem_not_skipped() {
+        let dir = tempfile::tempdir().unwrap();
+        let root = std::fs::canonicalize(dir.path()).unwrap();
+        // A parent's config that must not be used instead.
+        std::fs::create_dir_all(root.join(".agentenv")).unwrap();
+        std::fs::write(root.join(".agentenv/config.toml"), "").unwrap();
+        std::fs::create_dir_all(root.join("folder/.agentenv/config.toml")).unwrap();
+        std::fs::create_dir_all(root.join("link/.agentenv")).unwrap();
+        std::os::unix::fs::symlink(
+            root.join("gone.toml"),
+            root.join("link/.agentenv/config.toml"),
+        )
+        .unwrap();
+        let load = |cwd: &str| {
+            let env = Environment::from_vars(Vec::<(String, String)>::new(), &root.join(cwd));
+            ConfigDocument::load_from(None, Arc::new(env))
+        };
+        let doc = load("folder");
+        assert_eq!(
+            doc.path.as_deref(),
+            Some(root.join("folder/.agentenv/config.toml").as_path())
+        );
+        let problem = doc.error.unwrap();
+        assert_eq!(problem.code, "config-unreadable");
+        assert!(
+            problem.reason.contains("it is a folder"),
+            "{}",
+            problem.reason
+        );
+        let problem = load("link").error.unwrap();
+        assert!(
+            problem.reason.contains(&format!(
+                "it is a link to {}, which does not exist",
+                root.join("gone.toml").display()
+            )),
+            "{}",
+            problem.reason
+        );
+    }
 
     #[test]
     fn malformed_toml_names_line_and_column() {

@@ -1,5 +1,7 @@
 //! Finding `.agentenv/config.toml`: `$AGENT_ENV_CONFIG`, else the nearest one walking up from the working
-//! directory. Only file-existence checks; nothing is read here.
+//! directory. Only existence checks; nothing is read here. Whatever is there counts, a folder or a
+//! link to nothing included: reading it then says what is wrong, where skipping it would quietly use
+//! a parent's config (or none) instead.
 
 use super::error::ConfigError;
 use std::ffi::OsString;
@@ -56,7 +58,7 @@ pub fn locate(env_value: Option<OsString>, cwd: &Path) -> Located {
         } else {
             path
         };
-        if path.is_file() {
+        if is_there(&path) {
             return Located {
                 path: Some(path),
                 source: ConfigSource::Env,
@@ -76,7 +78,7 @@ pub fn locate(env_value: Option<OsString>, cwd: &Path) -> Located {
     let found = search_root
         .ancestors()
         .map(|dir| dir.join(CONFIG_RELATIVE))
-        .find(|candidate| candidate.is_file());
+        .find(|candidate| is_there(candidate));
     Located {
         source: if found.is_some() {
             ConfigSource::WalkUp
@@ -87,6 +89,11 @@ pub fn locate(env_value: Option<OsString>, cwd: &Path) -> Located {
         search_root,
         error: None,
     }
+}
+
+/// Something is at `path` (a file, a folder, a link even to nothing).
+fn is_there(path: &Path) -> bool {
+    std::fs::symlink_metadata(path).is_ok()
 }
 
 /// One place discovery looks, for `config debug`.
@@ -108,7 +115,7 @@ pub fn candidates(env_value: Option<OsString>, cwd: &Path) -> Vec<Candidate> {
     if let Some(value) = env_value.filter(|v| !v.is_empty()) {
         let path = found.search_root.join(PathBuf::from(&value));
         out.push(Candidate {
-            exists: path.is_file(),
+            exists: is_there(&path),
             chosen: found.source == ConfigSource::Env,
             path: path.display().to_string(),
             via: "env",
@@ -117,7 +124,7 @@ pub fn candidates(env_value: Option<OsString>, cwd: &Path) -> Vec<Candidate> {
     for dir in found.search_root.ancestors() {
         let path = dir.join(CONFIG_RELATIVE);
         out.push(Candidate {
-            exists: path.is_file(),
+            exists: is_there(&path),
             chosen: found.source == ConfigSource::WalkUp && found.path.as_deref() == Some(&path),
             path: path.display().to_string(),
             via: "walk-up",
