@@ -97,12 +97,25 @@ pub fn main() -> i32 {
     for warning in session.take_plugin_warnings() {
         term.warn(warning);
     }
-    match result {
+    let code = match result {
         Ok(code) => code,
         Err(failure) => {
             term.error(&failure);
             failure.code()
         }
+    };
+    match term.stdout_failure() {
+        Some(why) => {
+            term.error(format!(
+                "could not write the output to stdout: {why}; what was written is incomplete (the command itself ended with exit code {code})"
+            ));
+            if code == 0 {
+                1
+            } else {
+                code
+            }
+        }
+        None => code,
     }
 }
 

@@ -5,6 +5,9 @@
 //! bundle run must not stop half way with its sandboxes up), and agent-env exits with the command's own
 //! exit code, printing nothing about the pipe. The same holds for a closed stderr. Nothing here panics.
 //!
+//! Any other failure to write stdout (a full disk, an I/O error) loses output a script relies on: it
+//! is kept ([`Terminal::stdout_failure`]), and the command's exit says so, never 0.
+//!
 //! Every secret value the invocation holds is masked on the way out ([`redaction`]): a plugin's stderr,
 //! a store's error or a step's message may quote one, and none of them reaches the screen or a pipe.
 //! Only [`Terminal::print_verbatim`] (an object the user asked to print) writes bytes as given.
@@ -26,6 +29,8 @@ pub struct Terminal {
     /// document gets an error document instead).
     stdout_written: AtomicBool,
     stderr_closed: AtomicBool,
+    /// The first failure to write stdout that was not its reader going away.
+    stdout_failure: OnceLock<String>,
     /// Set once the command line is read (`--color`); no colour until then.
     style: OnceLock<Style>,
 }
@@ -55,7 +60,8 @@ impl Terminal {
 
     /// Writes `text` to stderr (no newline added).
     pub fn eprint(&self, text: &str) {
-        write_to(
+        // A failing stderr has nowhere left to be told.
+        let _ = write_to(
             &mut io::stderr().lock(),
             &self.stderr_closed,
             &redaction::redact(text),
@@ -76,7 +82,15 @@ impl Terminal {
     /// (`store get URL` of their own object), never for a message.
     pub fn print_verbatim(&self, text: &str) {
         self.stdout_written.store(true, Ordering::Relaxed);
-        write_to(&mut io::stdout().lock(), &self.stdout_closed, text);
+        if let Some(e) = write_to(&mut io::stdout().lock(), &self.stdout_closed, text) {
+            let _ = self.stdout_failure.set(e.to_string());
+        }
+    }
+
+    /// Why stdout could not be written, when that was not its reader going away (a full disk, an I/O
+    /// error): what the command printed is incomplete.
+    pub fn stdout_failure(&self) -> Option<&str> {
+        self.stdout_failure.get().map(String::as_str)
     }
 
     /// Whether anything was written to stdout so far.
@@ -89,7 +103,7 @@ impl Terminal {
         let mut line = String::with_capacity(text.len() + 1);
         line.push_str(text);
         line.push('\n');
-        write_to(
+        let _ = write_to(
             &mut io::stderr().lock(),
             &self.stderr_closed,
             &redaction::redact(&line),
@@ -125,18 +139,18 @@ impl Output for Terminal {
 }
 
 /// Writes and flushes `text` unless the stream is known to be closed; any write error marks it closed
-/// (a terminal or pipe that failed once is not written to again).
-fn write_to(stream: &mut impl Write, closed: &AtomicBool, text: &str) {
+/// (a terminal or pipe that failed once is not written to again). Returns the error when it was not
+/// the reader going away (a broken pipe).
+fn write_to(stream: &mut impl Write, closed: &AtomicBool, text: &str) -> Option<io::Error> {
     if closed.load(Ordering::Relaxed) {
-        return;
+        return None;
     }
-    if stream
+    let e = stream
         .write_all(text.as_bytes())
         .and_then(|()| stream.flush())
-        .is_err()
-    {
-        closed.store(true, Ordering::Relaxed);
-    }
+        .err()?;
+    closed.store(true, Ordering::Relaxed);
+    (e.kind() != io::ErrorKind::BrokenPipe).then_some(e)
 }
 
 #[cfg(test)]
@@ -174,11 +188,34 @@ mod tests {
             written: Vec::new(),
             writes: 0,
         };
-        write_to(&mut stream, &closed, "hello\n");
+        assert!(
+            write_to(&mut stream, &closed, "hello\n").is_none(),
+            "a reader going away is no failure"
+        );
         assert!(closed.load(Ordering::Relaxed));
         assert_eq!(stream.written, b"hel");
         let writes = stream.writes;
-        write_to(&mut stream, &closed, "more\n");
+        let _ = write_to(&mut stream, &closed, "more\n");
         assert_eq!(stream.writes, writes, "nothing is tried after the close");
+    }
+
+    /// A stream on a full disk.
+    struct Full;
+
+    impl Write for Full {
+        fn write(&mut self, _: &[u8]) -> io::Result<usize> {
+            Err(io::Error::from_raw_os_error(libc::ENOSPC))
+        }
+        fn flush(&mut self) -> io::Result<()> {
+            Ok(())
+        }
+    }
+
+    #[test]
+    fn a_write_that_fails_for_another_reason_is_returned() {
+        let closed = AtomicBool::new(false);
+        let e = write_to(&mut Full, &closed, "x").expect("the failure");
+        assert_eq!(e.raw_os_error(), Some(libc::ENOSPC));
+        assert!(closed.load(Ordering::Relaxed));
     }
 }

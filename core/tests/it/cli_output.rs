@@ -159,6 +159,28 @@ fn every_printing_command_ends_quietly_on_a_closed_stdout() {
     assert!(s.sandboxes_left().is_empty(), "{:?}", s.sandboxes_left());
 }
 
+/// A stdout that fails for another reason than its reader going (a full disk) loses output a script
+/// relies on: the command says so and exits non-zero, 0 never.
+#[test]
+fn a_stdout_on_a_full_disk_fails_the_command() {
+    let s = Sandboxed::new();
+    let full = std::fs::OpenOptions::new()
+        .write(true)
+        .open("/dev/full")
+        .expect("/dev/full");
+    let out = s
+        .command(&["config", "show", "--json"])
+        .stdout(full)
+        .output()
+        .expect("run agent-env");
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(1), "{stderr}");
+    assert!(
+        stderr.contains("could not write the output to stdout: No space left on device"),
+        "{stderr}"
+    );
+}
+
 /// The commands that warn on stderr (unsafe paths, a plugin's stray stdout lines) warn through the
 /// same writer: a closed stderr, or both streams closed, changes nothing but what is seen.
 #[test]
