@@ -80,12 +80,31 @@ pub fn answer_field<T: DeserializeOwned>(
     field: &str,
 ) -> Result<T, StoreError> {
     let value = answer.get(field).cloned().unwrap_or(Value::Null);
+    let kind = json_kind(&value);
     serde_json::from_value(value).map_err(|e| {
+        // A secret store's answer may hold a secret, and so may serde's words about it.
+        if method.starts_with("store.secret.") {
+            return StoreError::Internal(format!(
+                "the answer to {method} has no valid '{field}': it is {kind} (the answer is not shown, as a secret store's answers may hold secrets)"
+            ));
+        }
         StoreError::Internal(format!(
             "the answer to {method} has no valid '{field}' ({e}): {}",
             shorten(&answer.to_string())
         ))
     })
+}
+
+/// What kind of JSON value `value` is, for a message that must not quote it.
+fn json_kind(value: &Value) -> &'static str {
+    match value {
+        Value::Null => "missing or null",
+        Value::Bool(_) => "a boolean",
+        Value::Number(_) => "a number",
+        Value::String(_) => "a string",
+        Value::Array(_) => "an array",
+        Value::Object(_) => "an object",
+    }
 }
 
 fn shorten(text: &str) -> String {
@@ -105,4 +124,26 @@ pub fn unknown_op(method: &str) -> RpcError {
         ErrorKind::MethodNotFound,
         format!("{method} is not a store operation"),
     )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    #[test]
+    fn a_wrong_answer_from_a_secret_store_is_told_without_its_value() {
+        let answer = json!({"value": {"username": "svc", "password": "hunter2-topsecret"}});
+        let e = answer_field::<Option<String>>("store.secret.get", &answer, "value").unwrap_err();
+        let text = e.to_string();
+        assert!(!text.contains("hunter2"), "{text}");
+        assert!(text.contains("it is an object"), "{text}");
+        // Serde quotes a wrong string: not for a secret store either.
+        let answer = json!({"value": "hunter2-topsecret"});
+        let e = answer_field::<Option<bool>>("store.secret.get", &answer, "value").unwrap_err();
+        assert!(!e.to_string().contains("hunter2"), "{e}");
+        // Other stores' answers are quoted, to help their authors.
+        let e = answer_field::<u64>("store.object.put", &json!({"size": "x"}), "size").unwrap_err();
+        assert!(e.to_string().contains(r#"{"size":"x"}"#), "{e}");
+    }
 }
