@@ -11,42 +11,69 @@ use super::SHARE_SUBDIR;
 /// `site-packages`, its own `.dist-info` metadata left out. Empty for a manifest that is not in a
 /// virtual environment or that no distribution lists.
 pub fn distribution_code(manifest: &Path) -> Vec<PathBuf> {
-    let Some(venv) = venv_of(manifest) else {
+    let Some(installed) = installing_distribution(manifest) else {
         return Vec::new();
     };
-    let Ok(manifest) = manifest.canonicalize() else {
-        return Vec::new();
-    };
+    installed
+        .record
+        .lines()
+        .filter_map(row)
+        .filter(|(path, hashed)| {
+            *hashed && !path.starts_with("../") && !path.contains(".dist-info/")
+        })
+        .map(|(path, _)| installed.site.join(path))
+        .filter(|path| path.is_file())
+        .collect()
+}
+
+/// The name of the distribution that installed `manifest` (its `METADATA`'s `Name`), which pip knows
+/// it by: it need not be the plugin's name. `None` when no distribution lists the manifest.
+pub fn distribution_name(manifest: &Path) -> Option<String> {
+    let installed = installing_distribution(manifest)?;
+    let metadata = std::fs::read_to_string(installed.dist_info.join("METADATA")).ok()?;
+    metadata
+        .lines()
+        .take_while(|line| !line.is_empty())
+        .find_map(|line| line.strip_prefix("Name:"))
+        .map(|name| name.trim().to_string())
+        .filter(|name| !name.is_empty())
+}
+
+/// A distribution installed in a virtual environment, found by the manifest its `RECORD` lists.
+struct Installed {
+    site: PathBuf,
+    dist_info: PathBuf,
+    record: String,
+}
+
+fn installing_distribution(manifest: &Path) -> Option<Installed> {
+    let venv = venv_of(manifest)?;
+    let manifest = manifest.canonicalize().ok()?;
     for site in site_packages(&venv) {
         let Ok(entries) = std::fs::read_dir(&site) else {
             continue;
         };
         for entry in entries.flatten() {
-            let name = entry.file_name();
-            if !name.to_string_lossy().ends_with(".dist-info") {
+            if !entry.file_name().to_string_lossy().ends_with(".dist-info") {
                 continue;
             }
             let Ok(record) = std::fs::read_to_string(entry.path().join("RECORD")) else {
                 continue;
             };
-            let rows: Vec<(&str, bool)> = record.lines().filter_map(row).collect();
-            let lists_manifest = rows.iter().any(|(path, _)| {
+            let lists_manifest = record.lines().filter_map(row).any(|(path, _)| {
                 path.ends_with(".toml")
                     && site.join(path).canonicalize().ok().as_deref() == Some(manifest.as_path())
             });
             if lists_manifest {
-                return rows
-                    .into_iter()
-                    .filter(|(path, hashed)| {
-                        *hashed && !path.starts_with("../") && !path.contains(".dist-info/")
-                    })
-                    .map(|(path, _)| site.join(path))
-                    .filter(|path| path.is_file())
-                    .collect();
+                return Some(Installed {
+                    site,
+                    dist_info: entry.path(),
+                    record,
+                });
             }
         }
     }
-    Vec::new()
+    None
 }
 
 /// The virtual environment a manifest under its `share/agent-env/plugins/` belongs to.
@@ -123,13 +150,14 @@ mod tests {
         std::fs::create_dir_all(site.join("other-2.0.dist-info")).unwrap();
         std::fs::write(venv.join("pyvenv.cfg"), "home = /usr/bin\n").unwrap();
         std::fs::write(share.join("mine.toml"), "").unwrap();
-        for file in [
-            "mine/__init__.py",
-            "mine/sub/plugin.py",
-            "mine-1.0.dist-info/METADATA",
-        ] {
+        for file in ["mine/__init__.py", "mine/sub/plugin.py"] {
             std::fs::write(site.join(file), "x").unwrap();
         }
+        std::fs::write(
+            site.join("mine-1.0.dist-info/METADATA"),
+            "Metadata-Version: 2.1\nName: acme-mine\nVersion: 1.0\n\nName: not this, the body\n",
+        )
+        .unwrap();
         std::fs::write(
             site.join("other-2.0.dist-info/RECORD"),
             "other/x.py,sha256=a,1\n",
@@ -150,8 +178,14 @@ mod tests {
                 site.join("mine/sub/plugin.py")
             ]
         );
+        // pip knows it by its distribution's name, which need not be the plugin's.
+        assert_eq!(
+            distribution_name(&share.join("mine.toml")).as_deref(),
+            Some("acme-mine")
+        );
         // A manifest outside a virtual environment has no distribution.
         std::fs::remove_file(venv.join("pyvenv.cfg")).unwrap();
         assert!(distribution_code(&share.join("mine.toml")).is_empty());
+        assert_eq!(distribution_name(&share.join("mine.toml")), None);
     }
 }

@@ -201,9 +201,12 @@ fn removal_of(
     venv: &Path,
 ) -> Result<Removal, InstallError> {
     if manifest.starts_with(venv) {
+        // pip knows the package by the name of the distribution that installed the manifest.
+        let name = crate::discovery::python_record::distribution_name(manifest)
+            .unwrap_or_else(|| name.to_string());
         return Ok(Removal::Pip {
             python: venv.join("bin/python"),
-            name: name.to_string(),
+            name,
         });
     }
     let Some(folder) = plugin_folder(plugins, manifest) else {

@@ -152,6 +152,38 @@ fn site_packages(sb: &Sandbox) -> PathBuf {
 
 /// A sandbox whose pip finds nothing but what it is given (python3 on `PATH`, no index), or `None`
 /// when there is no python3.
+/// pip knows a package by its distribution's name, which need not be the plugin's: `remove` takes
+/// the plugin's name and uninstalls the distribution that installed its manifest.
+#[test]
+fn a_python_plugin_whose_distribution_has_another_name_is_removed_by_the_plugins_name() {
+    let Some(sb) = offline_pip_sandbox() else {
+        eprintln!("skipped: no python3");
+        return;
+    };
+    let out = Command::new("python3")
+        .arg(fixture_dir("make_wheel.py"))
+        .arg(fixture_dir("py-plugin"))
+        .arg(sb.dir().join("dist"))
+        .arg("acme-pydemo")
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let wheel = String::from_utf8(out.stdout).unwrap().trim().to_string();
+    add_ok(
+        &sb,
+        &wheel,
+        "agentenv-pydemo",
+        "  agentenv-pydemo: task_steps py_step active\n",
+    );
+    let dry = sb.stdout(&["plugin", "remove", "agentenv-pydemo", "--dry-run"], 0);
+    assert!(dry.contains("pip uninstall -y acme-pydemo"), "{dry}");
+    remove_ok(&sb, "agentenv-pydemo");
+}
+
 fn offline_pip_sandbox() -> Option<Sandbox> {
     let python = dir_of("python3")?;
     let mut sb = Sandbox::new();
