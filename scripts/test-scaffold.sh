@@ -55,7 +55,7 @@ own_tests() {
         "import sys, $module.plugin; sys.exit('typing' in sys.modules)" \
         || fail "$dir: importing $module.plugin imports typing, which only its annotations need"
       rm -rf "$dir/.venv" "$dir/src/"*.egg-info ;;
-    go) (cd "$dir" && go vet ./... && go test ./... >/dev/null) || fail "$dir: go test failed" ;;
+    go) (cd "$dir" && go mod tidy && go vet ./... && go test ./... >/dev/null) || fail "$dir: go test failed" ;;
   esac
 }
 

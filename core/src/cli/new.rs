@@ -90,7 +90,8 @@ pub fn run(args: &NewArgs, session: &Session, term: &Terminal) -> Exit {
         Language::Python => {
             "python3 -m pytest   (with the project installed: pip install -e '.[test]')"
         }
-        Language::Go => "go test ./...",
+        // go.sum is written by go mod tidy (from the module proxy); go test refuses to run without it.
+        Language::Go => "go mod tidy && go test ./...",
     };
     // `plugin add` reads a bare word as a package name: show the folder as a path.
     let folder = crate::quote::word(&if shown.is_absolute() || shown.starts_with(".") {

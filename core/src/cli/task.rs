@@ -539,10 +539,14 @@ fn checks(doc: &Document) -> String {
             continue;
         };
         out.push_str(&format!("checks ({verifier}):\n"));
-        for row in rows {
+        for (position, row) in rows.iter().enumerate() {
+            // Counted from 1, as people count; a row with no index (a plugin's) by its place.
             let name = match verify_sandbox::criterion_of(row) {
                 verify_sandbox::CriterionName::Named(c) => c.to_string(),
-                verify_sandbox::CriterionName::Numbered(i) => format!("criterion {i}"),
+                verify_sandbox::CriterionName::Numbered(i) if i >= 0 => {
+                    format!("criterion {}", i + 1)
+                }
+                verify_sandbox::CriterionName::Numbered(_) => format!("criterion {}", position + 1),
             };
             let why = row
                 .get("justification")

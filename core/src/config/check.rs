@@ -129,6 +129,21 @@ fn unused_runner(impl_name: &str) -> String {
     )
 }
 
+/// `[sandbox] default` as `agent-env run` reads it: a chain of provider names, one of which this
+/// agent-env must have.
+fn sandbox_default_problem(doc: &ConfigDocument) -> Option<ConfigError> {
+    let value = doc.table.get("sandbox")?.as_table()?.get("default")?;
+    let Some(chain) = value.as_str() else {
+        return Some(ConfigError::SandboxDefault(format!(
+            "[sandbox] default must be a string of sandbox provider names (the built-in one is 'local'), got {}",
+            super::tables::type_name(value)
+        )));
+    };
+    crate::sandbox::first_available(chain).is_none().then(|| {
+        ConfigError::SandboxDefault(crate::sandbox::no_provider("[sandbox] default", chain))
+    })
+}
+
 fn run_checks(doc: &ConfigDocument, builder: &dyn StoreBuilder, found: &mut Findings) {
     let Findings {
         errors,
@@ -231,6 +246,9 @@ fn run_checks(doc: &ConfigDocument, builder: &dyn StoreBuilder, found: &mut Find
         }
     }
     if let Err(e) = check_agents(doc) {
+        errors.push(e);
+    }
+    if let Some(e) = sandbox_default_problem(doc) {
         errors.push(e);
     }
     // References in the plain sections are resolved where they are read; resolve them now.

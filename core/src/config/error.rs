@@ -117,6 +117,10 @@ pub enum ConfigError {
     #[error("config.toml sandbox provider '{name}' collides with a built-in backend: a built-in's impl cannot be replaced; supply a config-only table instead")]
     SandboxProviderIsBuiltin { name: String },
 
+    /// `[sandbox] default` names no provider this agent-env has, or is not a string.
+    #[error("{0}")]
+    SandboxDefault(String),
+
     #[error("config.toml state provider '{name}' collides with a built-in backend")]
     StateProviderIsBuiltin { name: String },
 

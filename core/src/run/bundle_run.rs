@@ -284,20 +284,10 @@ fn pick_sandbox_provider(
     let Some(chain) = chain else {
         return Ok(crate::sandbox::LOCAL.to_string());
     };
-    let names: Vec<&str> = chain
-        .split(',')
-        .map(str::trim)
-        .filter(|s| !s.is_empty())
-        .collect();
-    names
-        .iter()
-        .find(|n| crate::sandbox::provider(n, sandbox_dir).is_some())
-        .map(|n| n.to_string())
-        .ok_or_else(|| {
-            BundleError::one(format!(
-                "{source} '{chain}': no sandbox provider of that name is available; the built-in one is 'local'"
-            ))
-        })
+    crate::sandbox::first_available(chain)
+        .filter(|name| crate::sandbox::provider(name, sandbox_dir).is_some())
+        .map(str::to_string)
+        .ok_or_else(|| BundleError::one(crate::sandbox::no_provider(source, chain)))
 }
 
 /// Step types and store references, as planning asks for them.

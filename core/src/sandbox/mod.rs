@@ -165,6 +165,21 @@ pub fn map_app_path(work_dir: &Path, path: &str) -> Result<PathBuf, SandboxError
 }
 
 /// The provider named `name`, when this build has it.
+/// What is said of a chain none of whose names is a provider; `source` says where it was written.
+pub fn no_provider(source: &str, chain: &str) -> String {
+    format!("{source} '{chain}': no sandbox provider of that name is available; the built-in one is 'local'")
+}
+
+/// The first name of a comma-separated chain (`--sandbox`, `[sandbox] default`) that names a
+/// sandbox provider this agent-env has.
+pub fn first_available(chain: &str) -> Option<&str> {
+    chain
+        .split(',')
+        .map(str::trim)
+        .filter(|name| !name.is_empty())
+        .find(|name| *name == LOCAL)
+}
+
 pub fn provider(name: &str, local_root: &Path) -> Option<Box<dyn SandboxProvider>> {
     (name == LOCAL).then(|| {
         Box::new(LocalProvider::with_root(local_root.to_path_buf())) as Box<dyn SandboxProvider>

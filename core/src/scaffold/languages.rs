@@ -114,7 +114,7 @@ pub(super) fn files(
         Language::Python => {
             "Test it (in a virtual environment):\n\n```bash\npython3 -m venv .venv && .venv/bin/pip install -e '.[test]'\n.venv/bin/python -m pytest\n```"
         }
-        Language::Go => "Build and test it:\n\n```bash\ngo vet ./... && go test ./...\n```",
+        Language::Go => "Build and test it (`go mod tidy` fetches the SDK and writes `go.sum`, which Go needs before it builds):\n\n```bash\ngo mod tidy\ngo vet ./... && go test ./...\n```",
     };
     let sdk_note = sdk_note(language, sdk_text.as_deref());
     let mut readme_vars = vars_base.clone();

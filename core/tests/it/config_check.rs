@@ -269,6 +269,25 @@ fn unknown_keys_are_checked_once_the_reference_resolves() {
     );
 }
 
+/// `[sandbox] default` is read by `run`: a chain naming no provider, or a value that is not a
+/// string, is a problem `config check` reports, not only the run that refuses it.
+#[test]
+fn a_sandbox_default_naming_no_provider_is_a_problem() {
+    let (code, json) = Project::new("[sandbox]\ndefault = \"nope\"\n").check(&[]);
+    assert_eq!(code, 1);
+    assert_eq!(
+        messages(&json),
+        ["[sandbox] default 'nope': no sandbox provider of that name is available; the built-in one is 'local'"]
+    );
+    let (code, json) = Project::new("[sandbox]\ndefault = 3\n").check(&[]);
+    assert_eq!(code, 1, "{json}");
+    let (code, _) = Project::new("[sandbox]\ndefault = \"docker, local\"\n").check(&[]);
+    assert_eq!(
+        code, 0,
+        "a chain with one provider this agent-env has is fine"
+    );
+}
+
 #[test]
 fn store_variables_are_checked_and_beat_the_file() {
     let p = Project::new("[stores.object]\nimpl = \"fakestore.Store\"\n");

@@ -54,13 +54,13 @@ fn a_criterion_without_its_command_names_both_spellings() {
     assert_eq!(r.code, 1, "{}", r.both());
     assert!(
         r.stderr
-            .contains("criterion 0 (bash_cmd_succeeds) needs 'command' (or 'bash_cmd')"),
+            .contains("criterion 1 (bash_cmd_succeeds) needs 'command' (or 'bash_cmd')"),
         "{}",
         r.stderr
     );
     assert!(
         r.stderr
-            .contains("criterion 1 (probe_file_contains) needs 'expected' (or 'value')"),
+            .contains("criterion 2 (probe_file_contains) needs 'expected' (or 'value')"),
         "{}",
         r.stderr
     );

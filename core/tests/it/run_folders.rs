@@ -228,7 +228,7 @@ fn a_step_that_does_not_fail_the_task_lets_the_run_go_on() {
     assert_eq!(rows[1]["skipped"], true);
     // The skipped criterion is said, once; the soft step failed and is not warned about again.
     assert!(
-        r.stderr.contains("[tasks/t.json] Warning: step 'real' skipped criterion 1 of type 'not_a_criterion', which verify_sandbox does not know"),
+        r.stderr.contains("[tasks/t.json] Warning: step 'real' skipped criterion 2 of type 'not_a_criterion', which verify_sandbox does not know"),
         "{}",
         r.stderr
     );

@@ -77,7 +77,9 @@ impl BuiltinStep for VerifySandbox {
             problems.push("needs 'criteria' (a list of criterion objects)".to_string());
             return problems;
         };
-        for (i, c) in criteria.iter().enumerate() {
+        for (index, c) in criteria.iter().enumerate() {
+            // Counted from 1 in messages, as people count.
+            let i = index + 1;
             let kind = c.get("type").and_then(Value::as_str).unwrap_or("");
             if let Some(w) = c.get("weight") {
                 if !w.as_f64().is_some_and(|w| w.is_finite() && w >= 0.0) {
@@ -257,7 +259,8 @@ impl BuiltinStep for VerifySandbox {
                 let kind = r.get("type").and_then(Value::as_str).unwrap_or("");
                 format!(
                     "step '{step_id}' skipped criterion {} of type '{kind}', which verify_sandbox does not know (it knows {})",
-                    r.get("criterion_index").and_then(Value::as_i64).unwrap_or(-1),
+                    // Counted from 1, as people count (the stored criterion_index counts from 0).
+                    r.get("criterion_index").and_then(Value::as_i64).map_or(0, |i| i + 1),
                     CRITERIA.join(", ")
                 )
             })
@@ -584,9 +587,9 @@ mod tests {
             problems,
             [
                 "'shell_timeout_seconds' must be a number of seconds above 0, got 0",
-                "criterion 1 (bash_cmd_succeeds): 'weight' must be a number, 0 or more, got -1",
-                "criterion 2 (bash_cmd_succeeds): 'weight' must be a number, 0 or more, got \"heavy\"",
-                "criterion 3 (bash_cmd_succeeds): 'timeout_seconds' must be a number of seconds above 0, got \"1\"",
+                "criterion 2 (bash_cmd_succeeds): 'weight' must be a number, 0 or more, got -1",
+                "criterion 3 (bash_cmd_succeeds): 'weight' must be a number, 0 or more, got \"heavy\"",
+                "criterion 4 (bash_cmd_succeeds): 'timeout_seconds' must be a number of seconds above 0, got \"1\"",
             ]
         );
     }

@@ -301,8 +301,10 @@ async function instance(id) {
     h("h2", {}, "Verifications"),
     ...Object.entries(verifications).map(([vid, v]) => h("section", { class: "card" },
       h("h3", {}, vid, " ", h("span", { class: "muted" }, `score ${v.score}`)),
-      table(["Criterion", "Result", "Score", "Why"], (v.results || []).map((r) => h("tr", {},
-        h("td", { class: "criterion" }, r.criterion ?? `#${r.criterion_index}`), h("td", {}, badge(criterionWord(r))),
+      // An unnamed criterion is numbered from 1, by its index when it has one, else by its place.
+      table(["Criterion", "Result", "Score", "Why"], (v.results || []).map((r, place) => h("tr", {},
+        h("td", { class: "criterion" }, r.criterion ?? `#${(Number.isInteger(r.criterion_index) ? r.criterion_index : place) + 1}`),
+        h("td", {}, badge(criterionWord(r))),
         h("td", {}, r.score), h("td", {}, r.justification || "")))))),
     artifactIds.length ? [h("h2", {}, "Artifacts it used"),
       h("ul", {}, artifactIds.map((a) => h("li", {}, link(`/artifacts/${enc(a)}`, a, { class: "mono artifact-link" }))))] : null,
