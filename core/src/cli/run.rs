@@ -1,7 +1,9 @@
 //! `agent-env run [BUNDLE] [--task NAME]... [--eval NAME]... [--keep] [--dry-run] ...`: run a bundle's
 //! tasks and evals; with no BUNDLE, list the installed bundles.
 
+use std::io::Write;
 use std::path::Path;
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 
 use serde_json::{json, Map, Value};
@@ -12,6 +14,7 @@ use crate::cli::run_json::RunCollector;
 use crate::cli::run_view::RunView;
 use crate::cli::{Exit, Failure, Terminal};
 use crate::output::Output;
+use crate::run::cancel::Signalled;
 use crate::run::events::{Fanout, RunObserver};
 use crate::run::outcome::format_g;
 use crate::run::run_log::RunLog;
@@ -141,7 +144,7 @@ pub fn run(args: RunArgs, verbose: bool, session: &Session, term: &Terminal) -> 
         sandbox: args.sandbox,
         keep: args.keep,
         dry_run: args.dry_run,
-        on_second_signal: Some(exit_on_second_signal),
+        on_signal: Some(on_signal),
         cancel: None,
         run_group_id: None,
         context_metadata: Map::new(),
@@ -185,6 +188,7 @@ impl Watch<'_> {
         go: impl FnOnce(&dyn Output, Arc<dyn RunObserver>) -> Result<RunStatus, RunError>,
     ) -> Exit {
         let (json, fail_under, verbose) = (self.json, self.fail_under, self.verbose);
+        PRINTS_JSON.store(json, Ordering::SeqCst);
         let log = (!self.dry_run).then(|| Arc::new(RunLog::new(&session.paths().run_logs_dir())));
         let view = Arc::new(RunView::new(term.style(), verbose, self.quiet, json));
         let collector = Arc::new(RunCollector::new(self.label, fail_under));
@@ -193,6 +197,7 @@ impl Watch<'_> {
             observers.push(log.clone());
         }
         let result = go(view.as_ref(), Arc::new(Fanout(observers)));
+        RUN_ENDED.store(true, Ordering::SeqCst);
         drop(view);
         if let Some(why) = log.as_ref().and_then(|l| l.failure()) {
             term.warn(format!("{why}; the run went on without a log"));
@@ -423,9 +428,44 @@ fn contents(b: &crate::bundle::Bundle) -> String {
     }
 }
 
-/// A second Ctrl-C (or SIGTERM) during a run's teardown: agent-env stops at once, exiting as the
-/// signal says (128 + its number). The one exit below `main`, since the teardown it cuts short is
-/// still running on other threads.
-pub(crate) fn exit_on_second_signal(signal: i32) {
-    std::process::exit(128 + signal);
+/// Whether the run of this process prints its JSON document: read when a second signal stops it
+/// before it could.
+static PRINTS_JSON: AtomicBool = AtomicBool::new(false);
+/// Whether the run has ended (its teardown with it): a signal then changes nothing, and the run's
+/// own document and exit follow.
+static RUN_ENDED: AtomicBool = AtomicBool::new(false);
+
+/// A signal during a run. The first says, at once, that the run is stopping (its teardown may take
+/// seconds, and a silent terminal invites a second Ctrl-C). Another during that teardown stops
+/// agent-env at once, exiting as the signal says (128 + its number), after a `cancelled` document
+/// for a `--json` run: the one exit below `main`, since the teardown it cuts short is still running
+/// on other threads. What is left is cleaned up by the next run.
+pub(crate) fn on_signal(signalled: Signalled) {
+    let mut stderr = std::io::stderr();
+    match signalled {
+        Signalled::First(_) => {
+            let _ = writeln!(
+                stderr,
+                "Stopping: cancelling the running steps and tearing down the sandboxes; another Ctrl-C stops at once, leaving them for the next run to clean up"
+            );
+        }
+        Signalled::Again(_) if RUN_ENDED.load(Ordering::SeqCst) => {}
+        Signalled::Again(signal) => {
+            let code = 128 + signal;
+            if PRINTS_JSON.load(Ordering::SeqCst) {
+                let doc = serde_json::json!({
+                    "format_version": 1,
+                    "status": "cancelled",
+                    "exit_code": code,
+                    "error": "stopped at once by a second signal, before the run's teardown ended; the next agent-env run marks its instances failed and removes its sandboxes",
+                });
+                let _ = writeln!(std::io::stdout(), "{doc:#}");
+            }
+            let _ = writeln!(
+                stderr,
+                "Stopped at once: the teardown was cut short; the next agent-env run marks this run's unfinished instances failed and removes its sandboxes"
+            );
+            std::process::exit(code);
+        }
+    }
 }

@@ -286,7 +286,7 @@ fn run_stored(args: RunTaskArgs, verbose: bool, session: &Session, term: &Termin
         user_overrides: Map::new(),
         sandbox: args.sandbox,
         keep: args.keep,
-        on_second_signal: Some(super::run::exit_on_second_signal),
+        on_signal: Some(super::run::on_signal),
     };
     let watch = super::run::Watch {
         label: &args.id,

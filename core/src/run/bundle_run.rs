@@ -45,9 +45,9 @@ pub struct RunRequest {
     pub keep: bool,
     /// Write and run nothing; say what would be.
     pub dry_run: bool,
-    /// What a second SIGINT or SIGTERM does while the first one's teardown runs (the CLI exits with
-    /// 128 + the signal); with none, the teardown goes on.
-    pub on_second_signal: Option<fn(i32)>,
+    /// Told of each SIGINT, SIGTERM or SIGHUP (the first cancels the run; the CLI exits with 128 +
+    /// the signal on another); with none, the teardown goes on whatever comes.
+    pub on_signal: Option<super::cancel::OnSignal>,
     /// The caller's own cancel handle (the explorer cancels a run it started through it). With one,
     /// the run watches no signals: the caller decides what cancels it.
     pub cancel: Option<Arc<Cancel>>,
@@ -78,7 +78,7 @@ pub fn run_bundle_observed(
 ) -> Result<RunStatus, RunError> {
     // Signals are watched from the start: Ctrl-C while the bundle is read, its plugins start or its
     // entities are written cancels the run like Ctrl-C during its tasks.
-    let cancel = super::cancel_of(request.cancel.as_ref(), request.on_second_signal)?;
+    let cancel = super::cancel_of(request.cancel.as_ref(), request.on_signal)?;
     // A folder comes before any installed bundle and agent-env's own bundles keep their bare names, so
     // neither `run ./folder` nor `run hello` needs a look at the installed plugins.
     let home = session.paths().home_dir();
@@ -151,7 +151,7 @@ pub fn run_bundle_observed(
         keep: request.keep,
         user_overrides: request.user_overrides.clone(),
         sandbox_provider,
-        on_second_signal: request.on_second_signal,
+        on_signal: request.on_signal,
         cancel: Some(cancel),
         run_group_id: request.run_group_id.clone(),
         context_metadata: request.context_metadata.clone(),

@@ -104,22 +104,37 @@ pub fn kill_group(pgid: i32) {
     }
 }
 
-/// Watches SIGINT, SIGTERM and SIGHUP (the terminal closed) on a thread of its own: the first cancels the run, a later one is
-/// handed to `on_second` (the CLI exits at once with the signal's exit code, stopping the teardown).
-pub fn watch_signals(cancel: Arc<Cancel>, on_second: Option<fn(i32)>) -> std::io::Result<()> {
+/// A signal the run was sent, as its caller is told of it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Signalled {
+    /// The first: the run is cancelled, and tears down what it started.
+    First(i32),
+    /// Another, while that teardown runs.
+    Again(i32),
+}
+
+/// What the caller does on each signal (the CLI says that the run is stopping, and on another
+/// signal exits at once with the signal's exit code, stopping the teardown).
+pub type OnSignal = fn(Signalled);
+
+/// Watches SIGINT, SIGTERM and SIGHUP (the terminal closed) on a thread of its own: the first cancels
+/// the run; each is handed to `on_signal` as well.
+pub fn watch_signals(cancel: Arc<Cancel>, on_signal: Option<OnSignal>) -> std::io::Result<()> {
     use signal_hook::consts::{SIGHUP, SIGINT, SIGTERM};
     let mut signals = signal_hook::iterator::Signals::new([SIGINT, SIGTERM, SIGHUP])?;
     std::thread::Builder::new()
         .name("agent-env-signals".into())
         .spawn(move || {
             for signal in signals.forever() {
-                if cancel.is_cancelled() {
-                    if let Some(on_second) = on_second {
-                        on_second(signal);
-                    }
-                    continue;
+                let signalled = if cancel.is_cancelled() {
+                    Signalled::Again(signal)
+                } else {
+                    cancel.cancel(signal);
+                    Signalled::First(signal)
+                };
+                if let Some(on_signal) = on_signal {
+                    on_signal(signalled);
                 }
-                cancel.cancel(signal);
             }
         })?;
     Ok(())

@@ -58,8 +58,9 @@ pub struct RunOptions {
     pub sandbox_provider: String,
     /// Where the run writes: the per-id locks folder and the artifacts' object key prefix.
     pub places: materialize::Places,
-    /// Called with a second SIGINT or SIGTERM (the first cancels the run); the caller decides.
-    pub on_second_signal: Option<fn(i32)>,
+    /// Told of each SIGINT, SIGTERM or SIGHUP (the first cancels the run); the caller decides what
+    /// else happens.
+    pub on_signal: Option<cancel::OnSignal>,
     /// A cancel handle the caller keeps; with one, no signal is watched (see [`RunRequest::cancel`]).
     pub cancel: Option<Arc<Cancel>>,
     /// The run group id; with none, a fresh `run-<suffix>`.
@@ -97,7 +98,7 @@ pub fn execute(
     if options.dry_run {
         out.line(DRY_RUN_LINE);
     }
-    let cancel = cancel_of(options.cancel.as_ref(), options.on_second_signal)?;
+    let cancel = cancel_of(options.cancel.as_ref(), options.on_signal)?;
     let versions = match materialize::materialize(
         bundle,
         tree,
@@ -153,17 +154,17 @@ pub fn execute(
 pub const CANCELLED_BEFORE_TASKS: &str =
     "Cancelled before any task ran; the next run goes on from what was written.";
 
-/// What cancels the run: the caller's, else one that SIGINT, SIGTERM and SIGHUP set from now on (a
-/// second signal goes to `on_second`).
+/// What cancels the run: the caller's, else one that SIGINT, SIGTERM and SIGHUP set from now on
+/// (each signal is told to `on_signal` too).
 pub fn cancel_of(
     given: Option<&Arc<Cancel>>,
-    on_second: Option<fn(i32)>,
+    on_signal: Option<cancel::OnSignal>,
 ) -> Result<Arc<Cancel>, RunError> {
     match given {
         Some(cancel) => Ok(cancel.clone()),
         None => {
             let cancel = Cancel::new();
-            cancel::watch_signals(cancel.clone(), on_second).map_err(RunError::WatchSignals)?;
+            cancel::watch_signals(cancel.clone(), on_signal).map_err(RunError::WatchSignals)?;
             Ok(cancel)
         }
     }
@@ -181,7 +182,7 @@ pub fn run_planned(
     options: &RunOptions,
     out: &dyn Output,
 ) -> Result<RunStatus, RunError> {
-    let cancel = cancel_of(options.cancel.as_ref(), options.on_second_signal)?;
+    let cancel = cancel_of(options.cancel.as_ref(), options.on_signal)?;
     let run_group_id = options
         .run_group_id
         .clone()

@@ -42,8 +42,8 @@ pub struct StoredRunRequest {
     pub sandbox: Option<String>,
     /// Keep the sandboxes up after the run, until Ctrl-C.
     pub keep: bool,
-    /// What a second SIGINT or SIGTERM does while the first one's teardown runs.
-    pub on_second_signal: Option<fn(i32)>,
+    /// Told of each SIGINT, SIGTERM or SIGHUP (the first cancels the run).
+    pub on_signal: Option<super::cancel::OnSignal>,
 }
 
 /// The configured document and object stores, as a run writes to them.
@@ -271,7 +271,7 @@ pub fn run_stored_task(
     observer: Arc<dyn RunObserver>,
 ) -> Result<RunStatus, RunError> {
     // Signals are watched from the start, as a bundle run watches them.
-    let cancel = super::cancel_of(None, request.on_second_signal)?;
+    let cancel = super::cancel_of(None, request.on_signal)?;
     let config = session.config();
     let manifests = match config.path {
         Some(_) => session.manifests(),
@@ -336,7 +336,7 @@ pub fn run_stored_task(
         keep: request.keep,
         user_overrides: request.user_overrides.clone(),
         sandbox_provider,
-        on_second_signal: request.on_second_signal,
+        on_signal: request.on_signal,
         cancel: Some(cancel),
         run_group_id: None,
         context_metadata: Map::new(),

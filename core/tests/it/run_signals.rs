@@ -258,6 +258,64 @@ fn sigint_while_waiting_for_the_bundles_locks_cancels_and_prints_the_json() {
     drop(held);
 }
 
+/// The first signal says at once that the run is stopping; a second during the teardown (here a
+/// plugin step deaf to cancellation holds it for seconds) stops agent-env at once, and a `--json`
+/// run still prints its one document.
+#[test]
+fn a_second_signal_during_the_teardown_stops_at_once_with_a_cancelled_document() {
+    let s = Sandboxed::new();
+    let deaf = s.script(
+        "deaf.sh",
+        r#"#!/bin/sh
+trap '' TERM INT HUP
+IFS= read -r line
+printf '%s\n' '{"jsonrpc":"2.0","id":1,"result":{"protocol":1,"plugin":{"name":"agentenv-deaf","version":"1"},"contributions":[{"group":"task_steps","name":"deaf_step","type":"deaf_step","class":"DeafStep","methods":["execute","from_dict"]}]}}'
+while IFS= read -r line; do
+  case $line in *'"execute"'*) exec /bin/sleep 60 ;; esac
+  rest=${line#*\"id\":}
+  id=${rest%%[!0-9]*}
+  [ -n "$id" ] && printf '{"jsonrpc":"2.0","id":%s,"result":null}\n' "$id"
+done
+"#,
+    );
+    s.install_manifest(
+        "deaf",
+        &format!(
+            "[plugin]\nname = \"agentenv-deaf\"\nversion = \"1\"\nexec = [\"/bin/sh\", \"{}\"]\nprotocol = [1, 1]\n[provides.task_steps]\ndeaf_step = \"DeafStep\"\n",
+            deaf.display()
+        ),
+    );
+    s.write(
+        "deaf/tasks/t.json",
+        r#"[{"id": "box", "type": "deploy_sandbox", "sandbox_name": "box"},
+            {"id": "d", "type": "deaf_step"}]"#,
+    );
+    let mut child = s
+        .command(&["run", "./deaf", "--json"])
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let rx = lines_of(child.stderr.take().unwrap());
+    let mut seen = Vec::new();
+    read_until(&rx, "step 2/2 d (deaf_step)", &mut seen);
+    // SAFETY: sends a signal to the child we started.
+    unsafe {
+        libc::kill(child.id() as i32, libc::SIGINT);
+    }
+    read_until(&rx, "Stopping: cancelling the running steps", &mut seen);
+    // SAFETY: as above.
+    unsafe {
+        libc::kill(child.id() as i32, libc::SIGINT);
+    }
+    let out = child.wait_with_output().unwrap();
+    assert_eq!(out.status.code(), Some(130), "{seen:?}");
+    let doc: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(doc["status"], "cancelled", "{doc:#}");
+    assert_eq!(doc["exit_code"], 130);
+    read_until(&rx, "Stopped at once", &mut seen);
+}
+
 /// Waits, up to a minute, for `ready` to hold.
 fn wait_for(what: &str, ready: impl Fn() -> bool) {
     for _ in 0..1200 {

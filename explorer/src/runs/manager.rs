@@ -311,7 +311,7 @@ fn run_workflow(workflow: &Workflow, env: Environment, slots: &Slots, stopping: 
         sandbox: None,
         keep: false,
         dry_run: false,
-        on_second_signal: None,
+        on_signal: None,
         cancel: Some(workflow.cancel.clone()),
         run_group_id: Some(workflow.run_group_id.clone()),
         context_metadata,
