@@ -122,6 +122,8 @@ class FixtureSecrets(SecretStore):
         self.values = dict(values or {})
 
     def get(self, name):
+        if name == "explode":
+            raise RuntimeError("the vault is sealed")
         return self.values.get(name)
 
 

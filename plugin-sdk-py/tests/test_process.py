@@ -364,6 +364,11 @@ def test_store_errors_keep_their_kind_across_the_pipe(start):
     )["handle"]
     assert plugin.request("store.secret.get", {"handle": secrets, "name": "a"}) == {"value": ""}
     assert plugin.request("store.secret.get", {"handle": secrets, "name": "zz"}) == {"value": None}
+    # An exception no one meant to raise: its traceback goes to stderr, where agent-env shows it.
+    answer = plugin.wait_message(plugin.start_request("store.secret.get", {"handle": secrets, "name": "explode"}))
+    assert isinstance(answer, wire.ErrorResponse) and answer.kind == "internal-error", answer
+    assert "store.secret.get raised:" in plugin.stderr
+    assert "Traceback" in plugin.stderr and "the vault is sealed" in plugin.stderr
     meta = plugin.request("store.object.get_object_metadata", {"handle": handle, "key": "k"})["metadata"]
     assert meta["size"] == 2 and meta["content_type"] == "application/octet-stream"
     assert meta["last_modified"].endswith("Z")

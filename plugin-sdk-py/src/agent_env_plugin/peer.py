@@ -274,9 +274,15 @@ class Connection:
                 return wire.encode_error(
                     ctx.id, "internal-error", f"the handler of {ctx.method} tried to exit the plugin"
                 )
-            from .errors import to_wire
+            from .errors import PluginError, to_wire
 
             kind, message, data = to_wire(exc)
+            if kind == "internal-error" and not isinstance(exc, PluginError):
+                # An exception nobody meant to raise: its traceback is what its author debugs with,
+                # and stderr is where agent-env shows it (`-v`, the run's log).
+                import traceback
+
+                _log(f"{self._name}: {ctx.method} raised:\n{traceback.format_exc().rstrip()}")
             return wire.encode_error(ctx.id, kind, message, data)
         try:
             return wire.encode_result(ctx.id, result)
