@@ -44,13 +44,13 @@ class ExplorerRequest:
         headers: Dict[str, str] | None = None,
         body: bytes = b"",
     ) -> None:
-        self.method = method
-        self.path = path
-        self.route = route
+        self.method: str = method
+        self.path: str = path
+        self.route: str = route
         self.path_params: Dict[str, str] = dict(path_params or {})
-        self.query = query
+        self.query: str = query
         self.headers: Dict[str, str] = dict(headers or {})
-        self.body = body
+        self.body: bytes = body
 
     def param(self, name: str) -> Optional[str]:
         """The route segment `{name}`, percent-decoded."""
@@ -103,9 +103,9 @@ class ExplorerResponse:
     __slots__ = ("status", "headers", "body")
 
     def __init__(self, status: int = 200, headers: Dict[str, str] | None = None, body: Union[str, bytes] = "") -> None:
-        self.status = status
+        self.status: int = status
         self.headers: Dict[str, str] = dict(headers or {})
-        self.body = body
+        self.body: Union[str, bytes] = body
 
     def __repr__(self) -> str:
         return f"ExplorerResponse(status={self.status!r}, headers={self.headers!r}, body={self.body!r})"
