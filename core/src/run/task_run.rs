@@ -227,16 +227,28 @@ pub fn run_task(planned: &PlannedTask<'_>, version: i64, shared: &RunShared<'_>)
         // The store shows the instance running: the next run marks it failed.
         journal.end_unrecorded(&instance_id);
     }
+    if let Err(RecordError::NotRecorded(_)) = &finished {
+        // Nothing was stored under the id: pointing at it would send the user to nothing.
+        result.instance_id = None;
+    }
     match finished {
         Ok(()) => {}
         // Nothing of the task run is stored: that fails it, whatever its steps did.
         Err(RecordError::NotRecorded(e)) if !cancelled => {
-            result.outcome = Outcome::Failed("StoreError".into(), e);
+            result.outcome = Outcome::Failed(
+                "StoreError".into(),
+                format!(
+                    "the document store did not take the task's instance, so none is recorded: {e}"
+                ),
+            );
         }
         Err(RecordError::NotUpdated(e))
             if !result.outcome.is_failure() && !result.outcome.is_cancelled() =>
         {
-            result.outcome = Outcome::Failed("StoreError".into(), e);
+            result.outcome = Outcome::Failed(
+                "StoreError".into(),
+                format!("the document store did not take the task's end, so it shows the task running until the next run marks it failed: {e}"),
+            );
         }
         Err(_) => {}
     }

@@ -66,7 +66,13 @@ fn a_task_end_the_store_did_not_take_is_marked_failed_by_the_next_run() {
     std::fs::write(&release, "").unwrap();
     wait_for("the lock released", || !held.exists());
     assert_eq!(refused.code, 1, "{}", refused.both());
-    assert!(refused.both().contains("StoreError"), "{}", refused.both());
+    assert!(
+        refused
+            .both()
+            .contains("StoreError: the document store did not take the task's end"),
+        "{}",
+        refused.both()
+    );
     let locked = |s: &Sandboxed| {
         s.docs("task_instances")
             .into_iter()
