@@ -76,7 +76,21 @@ pub fn mask_value(value: &Value, sensitive: bool) -> Value {
         Value::String(s) => Value::String(mask_str(s, sensitive)),
         Value::Table(t) => Value::Table(mask_entries(t, sensitive)),
         Value::Array(items) => {
-            Value::Array(items.iter().map(|v| mask_value(v, sensitive)).collect())
+            let masked: Vec<Value> = items.iter().map(|v| mask_value(v, sensitive)).collect();
+            // A list of words may be a command line: the word after `--password` is its value.
+            let words: Option<Vec<String>> = masked
+                .iter()
+                .map(|v| v.as_str().map(str::to_string))
+                .collect();
+            match words {
+                Some(words) if !sensitive => Value::Array(
+                    super::mask_text::mask_args(&words)
+                        .into_iter()
+                        .map(Value::String)
+                        .collect(),
+                ),
+                _ => Value::Array(masked),
+            }
         }
         _ if sensitive => Value::String(MASK.to_string()),
         Value::Datetime(d) => Value::String(d.to_string()),
@@ -164,6 +178,10 @@ mod tests {
             "headers",
             "credentials",
             "passphrase",
+            "signing_key",
+            "sessionid",
+            "session_token",
+            "encryption-key",
         ] {
             assert!(is_secret_key(key), "{key}");
         }
@@ -183,6 +201,8 @@ mod tests {
             "fallback = 'env:X?sk-abcdefghijklmnop'\n",
             "plain = 'env:HOST?example.org'\n",
             "args = ['--token=abc', 'x']\n",
+            "argv = ['--password', 'v-argpw-123456', '--name', 'n']\n",
+            "hdr = 'X-Api-Key: v-hdr-123456'\n",
         ))
         .unwrap();
         let m = mask_table(&t, &[]);
@@ -192,6 +212,12 @@ mod tests {
         assert_eq!(m["fallback"].as_str(), Some("env:X?***"));
         assert_eq!(m["plain"].as_str(), Some("env:HOST?example.org"));
         assert_eq!(m["args"][0].as_str(), Some("--token=***"));
+        // A list of words is read as a command line: a secret flag's value may be the next word.
+        assert_eq!(
+            m["argv"],
+            toml::Value::try_from(["--password", "***", "--name", "n"]).unwrap()
+        );
+        assert_eq!(m["hdr"].as_str(), Some("X-Api-Key: ***"));
     }
 
     #[test]

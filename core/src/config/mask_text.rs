@@ -114,14 +114,39 @@ fn value_after(text: &str, from: usize) -> (usize, usize) {
     (start, start + end)
 }
 
-/// Masks the value of every `name=value` pair whose name is secret-like.
+/// Where the value of a pair starts after byte `at`: a `=`, or a `:` followed by a space (a header,
+/// `X-Api-Key: …`; a `:` with no space after it is a URL's, or a `secret:NAME` reference's).
+fn next_separator(text: &str, at: usize) -> Option<usize> {
+    text[at..]
+        .char_indices()
+        .find(|&(i, c)| c == '=' || (c == ':' && text[at + i + 1..].starts_with([' ', '\t'])))
+        .map(|(i, _)| at + i)
+}
+
+/// The byte range of a header's value: from after the spaces at `from` to the end of the line (a
+/// value such as `Basic dXNl…` holds a space).
+fn header_value(text: &str, from: usize) -> (usize, usize) {
+    let start = from
+        + text[from..]
+            .find(|c: char| c != ' ' && c != '\t')
+            .unwrap_or(text.len() - from);
+    let end = text[start..]
+        .find(['\r', '\n'])
+        .map_or(text.len(), |i| start + i);
+    (start, end)
+}
+
+/// Masks the value of every `name=value` (or `Name: value`) pair whose name is secret-like.
 fn mask_pairs(text: &str) -> String {
     let mut out = String::with_capacity(text.len());
     let mut copied = 0;
     let mut at = 0;
-    while let Some(offset) = text[at..].find('=') {
-        let eq = at + offset;
-        let (start, end) = value_after(text, eq + 1);
+    while let Some(eq) = next_separator(text, at) {
+        let (start, end) = if text[eq..].starts_with(':') {
+            header_value(text, eq + 1)
+        } else {
+            value_after(text, eq + 1)
+        };
         if end > start && is_secret_parameter(name_before(text, eq)) {
             out.push_str(&text[copied..start]);
             out.push_str(MASK);
@@ -213,7 +238,15 @@ mod tests {
                 "a basic setup, bearer of news",
                 "a basic setup, bearer of news",
             ),
-            ("Authorization: basic dXNlcjpw", "Authorization: basic ***"),
+            ("Authorization: basic dXNlcjpw", "Authorization: ***"),
+            (
+                "X-Api-Key: v-hdr-123456\nAccept: */*",
+                "X-Api-Key: ***\nAccept: */*",
+            ),
+            ("password: hunter2", "password: ***"),
+            ("secret:NAME and env:HOME", "secret:NAME and env:HOME"),
+            ("note: the token expired", "note: the token expired"),
+            ("https://h:8080/x", "https://h:8080/x"),
             ("sk-abcdefghijklmnop", "***"),
             ("ghp_abcdefghijklmnop", "***"),
             ("AKIAABCDEFGHIJKLMNOP", "***"),

@@ -3,7 +3,7 @@
 
 /// Words that make a key secret-like, compared in lower case with `-`, `_`, `.` and spaces left out (so
 /// `api_key`, `api-key`, `apiKey` and `X-Api-Key` all hold `apikey`).
-pub const SECRET_WORDS: [&str; 15] = [
+pub const SECRET_WORDS: [&str; 18] = [
     "password",
     "passwd",
     "passphrase",
@@ -15,6 +15,9 @@ pub const SECRET_WORDS: [&str; 15] = [
     "privatekey",
     "accesskey",
     "accountkey",
+    "signingkey",
+    "encryptionkey",
+    "session",
     "auth",
     "bearer",
     "cookie",
