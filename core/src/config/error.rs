@@ -174,6 +174,11 @@ fn quoted_list(items: &[String]) -> String {
 
 /// What to do about a reference that has no value.
 fn remedy(scheme: &str, name: &str) -> String {
+    if name.is_empty() {
+        return format!(
+            "it names nothing: write the name after '{scheme}:' ({scheme}:NAME, or {scheme}:NAME?DEFAULT)"
+        );
+    }
     match scheme {
         "secret" => format!(
             "put {name} in the configured secret store (the built-in one reads the environment variable {name} first, then its values and its file)"
@@ -198,5 +203,15 @@ mod tests {
             "[plugins.bar]: Unresolved env:NOPE reference (no value and no default); set the environment variable NOPE, or give a default: env:NOPE?DEFAULT"
         );
         assert_eq!(e.code(), "config-invalid");
+        let nameless = ConfigError::Unresolved {
+            scheme: "env",
+            name: String::new(),
+        };
+        assert!(
+            nameless.to_string().ends_with(
+                "it names nothing: write the name after 'env:' (env:NAME, or env:NAME?DEFAULT)"
+            ),
+            "{nameless}"
+        );
     }
 }
