@@ -620,6 +620,10 @@ impl Child {
         };
         if self.exit.ended().is_none() {
             if polite && !self.peer.is_closed() {
+                // Calls still running (a step when Ctrl-C came) are cancelled first, and given the
+                // grace to answer, so that work watching for cancellation ends and says so now,
+                // rather than being cut off at the grace's end.
+                self.peer.cancel_pending(grace);
                 let _ = self.peer.call(SHUTDOWN, json!({}), Some(grace));
             }
             self.peer.close_output();

@@ -385,7 +385,6 @@ impl PluginSteps {
         at: &StepRef,
     ) -> Result<Map<String, Value>, StepError> {
         let spec = self.spec(package)?;
-        let process = self.host.connect(&spec).map_err(|e| host_failure(&e))?;
         let step_timeout = step_timeout(step);
         let params = ExecuteParams {
             type_name: type_name.to_string(),
@@ -393,24 +392,33 @@ impl PluginSteps {
             context: context.clone(),
         };
         let params = serde_json::to_value(params).map_err(|e| StepError::runtime(e.to_string()))?;
-        // Ctrl-C stops the plugin (its whole process group), which ends the call at once.
-        let running = process.clone();
-        cancel.on_cancel(move || {
-            let running = running.clone();
-            std::thread::spawn(move || {
-                running.stop();
-            });
-        });
         // The step's own limit, else the host's call timeout (`AGENT_ENV_PLUGIN_CALL_TIMEOUT`).
         let limit = match step_timeout {
             Some(limit) => limit + STEP_TIMEOUT_GRACE,
             None => self.host.config().call_timeout,
         };
-        let services = Arc::new(StepServices {
+        let services: Arc<dyn agent_env_host::HostServices> = Arc::new(StepServices {
             run: self.services.clone(),
             step: at.clone(),
         });
-        let answer = process.call_for(EXECUTE, params, limit, services);
+        let call = || -> Result<Result<Value, HostError>, StepError> {
+            let process = self.host.connect(&spec).map_err(|e| host_failure(&e))?;
+            // Ctrl-C stops the plugin (its whole process group), which ends the call at once.
+            let running = process.clone();
+            cancel.on_cancel(move || {
+                let running = running.clone();
+                std::thread::spawn(move || {
+                    running.stop();
+                });
+            });
+            Ok(process.call_for(EXECUTE, params.clone(), limit, services.clone()))
+        };
+        let answer = match call()? {
+            // Never sent: the process was stopped between this task's connect and its call (it
+            // crashed under another task, whose connect cleaned it up). A fresh one takes it.
+            Err(HostError::ShutDown { .. }) if !cancel.is_cancelled() => call()?,
+            answer => answer,
+        };
         match answer {
             Ok(answer) => {
                 let result: ExecuteResult = serde_json::from_value(answer).map_err(|e| {

@@ -114,6 +114,20 @@ fn a_timed_out_call_is_cancelled_in_the_plugin() {
     }
 }
 
+/// Stopping a plugin (Ctrl-C during a step) cancels the calls still running first, so work that
+/// watches for cancellation ends and answers, rather than being killed at the grace's end.
+#[test]
+fn stopping_a_plugin_cancels_its_running_calls_first() {
+    let p = Arc::new(start("fixture-works", "agentenv-fixture-works"));
+    let caller = p.clone();
+    let call = std::thread::spawn(move || caller.call("sleep", json!({"ms": 20_000})));
+    // Give the call a moment to be sent.
+    std::thread::sleep(Duration::from_millis(300));
+    p.stop();
+    let err = call.join().unwrap().unwrap_err();
+    assert_eq!(err.error_kind(), Some(ErrorKind::Cancelled), "{err}");
+}
+
 #[test]
 fn sixteen_mebibytes_travel_each_way() {
     let p = start("fixture-works", "agentenv-fixture-works");

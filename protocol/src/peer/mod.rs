@@ -331,6 +331,43 @@ impl Peer {
         }
     }
 
+    /// Asks the other side to cancel every call of this side still waiting for its answer (a
+    /// `$/cancelRequest` for each), then waits up to `wait` for those calls to be answered: before a
+    /// shutdown, so that work watching for cancellation ends and says so, rather than being cut off
+    /// when the other side exits.
+    pub fn cancel_pending(&self, wait: Duration) {
+        let waiting: Vec<Id> = lock(&self.inner.state)
+            .pending
+            .iter()
+            .filter(|(_, reply)| reply.is_none())
+            .map(|(id, _)| id.clone())
+            .collect();
+        for id in &waiting {
+            let _ = self.notify(CANCEL_REQUEST, json!({ "id": id }));
+        }
+        let deadline = Instant::now() + wait;
+        let mut state = lock(&self.inner.state);
+        // A call's slot fills when its answer arrives, and goes once its caller took it.
+        while state.closed.is_none()
+            && waiting
+                .iter()
+                .any(|id| matches!(state.pending.get(id), Some(None)))
+        {
+            let now = Instant::now();
+            if now >= deadline {
+                return;
+            }
+            state.waiters += 1;
+            state = self
+                .inner
+                .changed
+                .wait_timeout(state, deadline - now)
+                .unwrap_or_else(|p| p.into_inner())
+                .0;
+            state.waiters -= 1;
+        }
+    }
+
     /// Sends a notification.
     pub fn notify(&self, method: &str, params: Value) -> Result<(), CallError> {
         self.send(&Message::notification(method, params))

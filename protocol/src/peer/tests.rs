@@ -110,6 +110,24 @@ fn a_caller_reads_its_own_answer_and_runs_requests_sent_during_its_call() {
 }
 
 #[test]
+fn cancel_pending_cancels_every_waiting_call_on_the_other_side() {
+    let (a, _b) = pair(PeerConfig::default());
+    let caller = a.clone();
+    // "sleep" runs a second unless cancelled, and answers `cancelled` only when it was.
+    let call =
+        thread::spawn(move || caller.call("sleep", json!({}), Some(Duration::from_secs(10))));
+    while lock(&a.inner.state).pending.is_empty() {
+        thread::sleep(Duration::from_millis(1));
+    }
+    a.cancel_pending(Duration::from_secs(10));
+    let answer = call.join().unwrap();
+    assert!(
+        matches!(&answer, Err(CallError::Rpc(e)) if e.kind() == Some(ErrorKind::Cancelled)),
+        "{answer:?}"
+    );
+}
+
+#[test]
 fn a_timed_out_call_is_cancelled_on_the_other_side() {
     let (a, _b) = pair(PeerConfig::default());
     let err = a
