@@ -38,6 +38,12 @@ fn main() {
             println!("cargo:rerun-if-changed={}", path.display());
         }
     }
+    let version = std::env::var("CARGO_PKG_VERSION").unwrap_or_default();
+    let build = match &commit {
+        Some(commit) => format!("{version} ({commit})"),
+        None => version,
+    };
+    println!("cargo:rustc-env=AGENT_ENV_BUILD={build}");
     println!(
         "cargo:rustc-env=AGENT_ENV_COMMIT={}",
         commit.unwrap_or_default()

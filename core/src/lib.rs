@@ -32,6 +32,10 @@ pub const VERSION: &str = env!("CARGO_PKG_VERSION");
 /// build had neither git nor `AGENT_ENV_BUILD_COMMIT`.
 pub const COMMIT: &str = env!("AGENT_ENV_COMMIT");
 
+/// The version and the commit together (`0.10.0 (1a2b3c4d5e6f 2026-12-03)`): which build this is. The
+/// explorer executable is told agent-env's, and refuses to serve for another build.
+pub const BUILD: &str = env!("AGENT_ENV_BUILD");
+
 /// What `agent-env --version` prints: the version and commit, then the protocol versions spoken.
 pub fn version_text() -> String {
     let range = agent_env_protocol::version::ProtocolRange::ours();

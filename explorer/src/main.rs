@@ -11,8 +11,11 @@ use clap::Parser;
 
 /// Serve the explorer (web UI and REST API) on 127.0.0.1.
 #[derive(Parser)]
-#[command(name = "agent-env up", version = agent_env::VERSION)]
+#[command(name = "agent-env up", version = agent_env::BUILD)]
 struct Args {
+    /// The build of the agent-env that started this (set by `agent-env up`).
+    #[arg(long = "started-by-build", hide = true)]
+    started_by_build: Option<String>,
     /// The port to listen on (else [explorer] port, else 8234); 0 picks a free one.
     #[arg(long)]
     port: Option<u16>,
@@ -30,6 +33,20 @@ fn main() {
         }
     };
     let term = Terminal::new();
+    if let Some(theirs) = args
+        .started_by_build
+        .as_deref()
+        .filter(|b| *b != agent_env::BUILD)
+    {
+        let exe = std::env::current_exe()
+            .map(|p| p.display().to_string())
+            .unwrap_or_else(|_| "agent-env-explorer".into());
+        term.error(format!(
+            "{exe} is another build ({}) than the agent-env that started it ({theirs}); the explorer runs tasks with its own copy of agent-env, so the two must match: build both (cargo build --release -p agent-env -p agent-env-explorer), or install both from one release",
+            agent_env::BUILD
+        ));
+        std::process::exit(1);
+    }
     let session = Arc::new(Session::new(Environment::from_process()));
     let options = UpOptions {
         port: args.port,

@@ -9,6 +9,9 @@ use std::path::{Path, PathBuf};
 use crate::cli::{Exit, Failure};
 use crate::session::Session;
 
+/// The hidden option `agent-env up` tells the explorer its own build with.
+pub const STARTED_BY_BUILD: &str = "--started-by-build";
+
 /// The explorer's executable.
 pub const EXPLORER_EXE: &str = "agent-env-explorer";
 
@@ -52,6 +55,8 @@ pub fn run(args: UpArgs, session: &Session) -> Exit {
     })?;
     let mut command = std::process::Command::new(&explorer);
     command.args(args.to_args());
+    // The explorer runs tasks with its own copy of the engine: it checks that it is this build.
+    command.arg(format!("{STARTED_BY_BUILD}={}", crate::BUILD));
     use std::os::unix::process::CommandExt;
     let error = command.exec();
     Err(Failure::new(format!(

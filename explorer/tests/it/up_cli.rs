@@ -49,3 +49,32 @@ fn the_config_port_is_used_and_a_taken_port_is_named_with_the_flag() {
     );
     assert_ne!(server.port, port);
 }
+
+/// The explorer runs tasks with its own copy of agent-env: started by an agent-env of another build
+/// (one rebuilt without it), it refuses, saying how to build both.
+#[test]
+fn an_explorer_started_by_another_build_refuses_to_serve() {
+    let world = World::new();
+    let explorer = workspace_binary("agent-env-explorer", "agent-env-explorer");
+    let out = world
+        .command(&explorer)
+        .args([
+            "--port",
+            "0",
+            "--started-by-build=0.0.1 (000000000000 2020-01-01)",
+        ])
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(1), "{stderr}");
+    assert!(
+        stderr.contains("than the agent-env that started it (0.0.1 (000000000000 2020-01-01))")
+            && stderr.contains("cargo build --release -p agent-env -p agent-env-explorer"),
+        "{stderr}"
+    );
+    let version = world.command(&explorer).arg("--version").output().unwrap();
+    assert_eq!(
+        String::from_utf8_lossy(&version.stdout).trim(),
+        format!("agent-env up {}", agent_env::BUILD)
+    );
+}
