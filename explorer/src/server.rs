@@ -240,21 +240,35 @@ impl Signals {
     }
 }
 
-/// Opens `url` with the desktop's opener, without waiting for it.
+/// Opens `url` with the desktop's opener. The opener hands the page to the browser and exits: its
+/// failure (no browser, no desktop) is waited for, briefly, to be said; one still busy after that is
+/// reaped in the background, so it leaves no zombie.
 fn open_browser(url: &str) -> Result<(), String> {
     let opener = if cfg!(target_os = "macos") {
         "open"
     } else {
         "xdg-open"
     };
-    std::process::Command::new(opener)
+    let mut child = std::process::Command::new(opener)
         .arg(url)
         .stdin(std::process::Stdio::null())
         .stdout(std::process::Stdio::null())
         .stderr(std::process::Stdio::null())
         .spawn()
-        .map(|_| ())
-        .map_err(|e| format!("{opener}: {e}"))
+        .map_err(|e| format!("{opener}: {e}"))?;
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(3);
+    while std::time::Instant::now() < deadline {
+        match child.try_wait() {
+            Ok(Some(status)) if status.success() => return Ok(()),
+            Ok(Some(status)) => return Err(format!("{opener} ended with {status}")),
+            Ok(None) => std::thread::sleep(std::time::Duration::from_millis(20)),
+            Err(e) => return Err(format!("{opener}: {e}")),
+        }
+    }
+    std::thread::spawn(move || {
+        let _ = child.wait();
+    });
+    Ok(())
 }
 
 #[cfg(test)]

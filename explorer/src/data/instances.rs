@@ -155,7 +155,9 @@ pub fn summary(doc: &Document, scores: &InstanceScores<'_>) -> Value {
         "created_at_utc": field("created_at_utc"),
         "started_at_utc": field("started_at_utc"),
         "completed_at_utc": field("completed_at_utc"),
-        "current_step": field("current_step"),
+        // Counted as the progress counts it (a step a cancel stopped is not done), so every view of
+        // the instance says the same.
+        "current_step": progress(doc, &[])["current_step"],
         "total_steps": field("total_steps"),
         "run_group_id": run_group_of(doc),
     })
@@ -436,6 +438,10 @@ mod tests {
         assert_eq!(p["steps"][2]["state"], "cancelled");
         assert_eq!(p["current_step"], 1);
         assert!((p["fraction"].as_f64().unwrap() - 1.0 / 3.0).abs() < 1e-9);
+        // A list of runs counts the steps done as the progress does, whatever the record says.
+        let mut recorded = d.clone();
+        recorded.insert("current_step".into(), json!(2));
+        assert_eq!(summary(&recorded, &none_stored())["current_step"], 1);
 
         let failed = doc(json!({
             "instance_id": "i", "status": "failed", "total_steps": 1,

@@ -78,3 +78,43 @@ fn an_explorer_started_by_another_build_refuses_to_serve() {
         format!("agent-env up {}", agent_env::BUILD)
     );
 }
+
+/// `--open` where no browser can be opened (the opener fails, as xdg-open does with no desktop):
+/// the explorer says so and serves on.
+#[test]
+fn open_says_when_no_browser_could_be_opened() {
+    use std::io::{BufRead, BufReader};
+    use std::os::unix::fs::PermissionsExt;
+    let world = World::new();
+    let fake = world.state_root().join("fake-bin");
+    std::fs::create_dir_all(&fake).unwrap();
+    let opener = fake.join("xdg-open");
+    std::fs::write(&opener, "#!/bin/sh\nexit 3\n").unwrap();
+    std::fs::set_permissions(&opener, std::fs::Permissions::from_mode(0o755)).unwrap();
+    let path = format!(
+        "{}:{}",
+        fake.display(),
+        std::env::var("PATH").unwrap_or_default()
+    );
+    let explorer = workspace_binary("agent-env-explorer", "agent-env-explorer");
+    let mut child = world
+        .command(&explorer)
+        .args(["--port", "0", "--open"])
+        .env("PATH", path)
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    let stderr = BufReader::new(child.stderr.take().unwrap());
+    let said = stderr
+        .lines()
+        .map_while(Result::ok)
+        .find(|line| line.contains("can't open a browser"));
+    let _ = child.kill();
+    let _ = child.wait();
+    let said = said.expect("a line saying no browser could be opened");
+    assert!(
+        said.contains("xdg-open ended with exit status: 3"),
+        "{said}"
+    );
+}
