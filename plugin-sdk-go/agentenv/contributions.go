@@ -3,6 +3,7 @@ package agentenv
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"io"
 )
 
@@ -39,7 +40,9 @@ type TaskStep struct {
 	// failure of this step then does not fail its task unless the task document says otherwise.
 	FailTaskOnError *bool
 	// Execute runs one step. It returns what the step adds to context.metadata. Return StepFailed(...) for
-	// a failure the run should print; return ctx.Err() (or an error wrapping it) when cancelled.
+	// a failure the run should print. ctx ends when the host cancels the call ($/cancelRequest, on its
+	// timeout) or shuts the plugin down (shutdown, or stdin closed), which leaves the step one second
+	// to return: watch it in long work, and return ctx.Err() (or an error wrapping it) when it ends.
 	Execute func(ctx context.Context, call *StepCall) (metadata map[string]any, err error)
 	// Validate (optional) checks a step while the run is planned; return an error to refuse it.
 	Validate func(stepType string, step map[string]any) error
@@ -51,7 +54,9 @@ type StepCall struct {
 	RequestID ID
 	// Type is the step type the host asked for.
 	Type string
-	// Step is the step as the task document wrote it.
+	// Step is the step as the task document wrote it, decoded by encoding/json: a JSON number is a
+	// float64 (a task's "retries": 3 is float64(3), not int), an object a map[string]any, an array a
+	// []any. DecodeStep reads it into a struct instead.
 	Step map[string]any
 	// Context is the run's context.
 	Context RunContext
@@ -59,6 +64,38 @@ type StepCall struct {
 	Host *Host
 	// Settings is the plugin's settings table from initialize.
 	Settings map[string]any
+
+	// rawStep is the step as it came on the wire, so that DecodeStep keeps its numbers exact.
+	rawStep json.RawMessage
+}
+
+// DecodeStep unmarshals the step document into v, usually a pointer to a struct with json tags, so
+// that fields arrive typed (an int field takes 3, not float64(3)). A field of the wrong type is a
+// StepFailed ValueError naming it and the step, which Execute can return as it is:
+//
+//	var step struct {
+//		Word  string `json:"word"`
+//		Times int    `json:"times"`
+//	}
+//	if err := call.DecodeStep(&step); err != nil {
+//		return nil, err
+//	}
+func (c *StepCall) DecodeStep(v any) error {
+	name := "of type '" + c.Type + "'"
+	if id, ok := c.Step["id"]; ok {
+		name = fmt.Sprintf("'%v'", id)
+	}
+	raw := []byte(c.rawStep)
+	if raw == nil {
+		var err error
+		if raw, err = json.Marshal(c.Step); err != nil {
+			return StepFailed("ValueError", "the step %s cannot be read: %s", name, err)
+		}
+	}
+	if err := json.Unmarshal(raw, v); err != nil {
+		return StepFailed("ValueError", "the step %s does not fit: %s", name, describeJSONError(err))
+	}
+	return nil
 }
 
 // Progress tells the host how far the step is ($/progress); total is 0 when unknown.

@@ -14,10 +14,12 @@
 // [Plugin.Manifest] is the agent-env-plugin.toml for what is registered; the binary prints it when run
 // with --agent-env-manifest, so the manifest can never disagree with the code.
 //
-// Main does the SDK duties: refuse to run by hand (exit 2), move fd 1 aside to stderr so a stray print
-// cannot corrupt the protocol, answer initialize, dispatch each request on its own goroutine so a
-// handler can call the host back ([Host]), honour $/cancelRequest through the handler's context, and
-// exit 0 on stdin end of file or after shutdown. Underneath is [Conn], a bidirectional JSON-RPC 2.0
+// Main does the SDK duties: refuse to run by hand (exit 2); keep the protocol's own copies of stdin and
+// stdout and point fd 0 at /dev/null and fd 1 at stderr, so that neither a stray print nor a child
+// process (one started with cmd.Stdin = os.Stdin included) can read or corrupt the protocol; answer
+// initialize; dispatch each request on its own goroutine so a handler can call the host back ([Host]);
+// honour $/cancelRequest through the handler's context; and exit 0 on stdin end of file or after
+// shutdown, having cancelled the handlers still in flight and given them a second to return. Underneath is [Conn], a bidirectional JSON-RPC 2.0
 // connection with one compact message per line, lines up to [MaxMessageBytes].
 //
 // Package agentenvtest, beside this one, tests a plugin from go test: the object store kit, an

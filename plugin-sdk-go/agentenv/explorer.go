@@ -26,13 +26,17 @@ type Explorer struct {
 	Name string
 	// Class is the class label the manifest names; "" means Name.
 	Class string
-	// Page (optional) is the GET route the explorer's navigation links to; Title is the link's text.
+	// Page (optional) is the path the explorer's navigation links to; Title is the link's text. One of
+	// the GET Routes must answer exactly that path ("/ext/words" is not answered by
+	// "/ext/words/{word}"), else Check reports it: the link would be a 404.
 	Page, Title string
 	// Routes are the routes it serves.
 	Routes []ExplorerRoute
 }
 
-// ExplorerRoute is one route: a method ("GET", "POST", ...), an absolute path, and its handler.
+// ExplorerRoute is one route: a method ("GET", "POST", ...), an absolute path, and its handler. Each
+// segment of the path is a literal, which matches itself, or one whole "{name}" (letters, digits and
+// "_"), which matches any one non-empty segment.
 type ExplorerRoute struct {
 	Method, Path string
 	Handle       func(ctx context.Context, req *ExplorerRequest) (*ExplorerResponse, error)
@@ -128,9 +132,75 @@ func (p *Plugin) AddExplorer(e Explorer) {
 			p.problem("explorer plugin '%s': route '%s' is registered twice", e.Name, key)
 			return
 		}
+		if segment, bad := badRouteSegment(r.Path); bad {
+			p.problem("explorer plugin '%s': route '%s': segment '%s' is neither a literal nor one whole {name}, so the explorer would not serve it",
+				e.Name, key, segment)
+			return
+		}
 		seen[key] = true
 	}
+	if e.Page != "" && !e.answersPage() {
+		// Its routes work; only the link is wrong, so it stays registered for Serve without Check.
+		p.problem("explorer plugin '%s': Page '%s' is answered by none of its GET routes, so the explorer's link to it would be a 404; add a GET route with the path '%s'",
+			e.Name, e.Page, e.Page)
+	}
 	p.explorers[e.Name] = &e
+}
+
+// answersPage reports whether one of e's GET routes answers a request for e.Page (its query dropped).
+func (e *Explorer) answersPage() bool {
+	page, _, _ := strings.Cut(e.Page, "?")
+	for _, r := range e.Routes {
+		if r.Method == "GET" && routeMatches(r.Path, page) {
+			return true
+		}
+	}
+	return false
+}
+
+// routeMatches reports whether a route's path answers a request path, as the explorer matches them
+// (docs/protocol.md §4.6): the same number of segments, "{name}" matching any non-empty one, any other
+// segment only itself.
+func routeMatches(route, path string) bool {
+	want, got := strings.Split(route, "/"), strings.Split(path, "/")
+	if len(want) != len(got) {
+		return false
+	}
+	for i, segment := range want {
+		if isRouteParam(segment) {
+			if got[i] == "" {
+				return false
+			}
+		} else if segment != got[i] {
+			return false
+		}
+	}
+	return true
+}
+
+// isRouteParam reports whether a route segment is one whole "{name}" (letters, digits and "_").
+func isRouteParam(segment string) bool {
+	name, ok := strings.CutPrefix(segment, "{")
+	name, closed := strings.CutSuffix(name, "}")
+	if !ok || !closed || name == "" {
+		return false
+	}
+	for _, ch := range name {
+		if !(ch == '_' || ch >= '0' && ch <= '9' || ch >= 'a' && ch <= 'z' || ch >= 'A' && ch <= 'Z') {
+			return false
+		}
+	}
+	return true
+}
+
+// badRouteSegment finds a segment of a route's path with a brace that is not one whole "{name}".
+func badRouteSegment(path string) (string, bool) {
+	for _, segment := range strings.Split(path, "/") {
+		if strings.ContainsAny(segment, "{}") && !isRouteParam(segment) {
+			return segment, true
+		}
+	}
+	return "", false
 }
 
 type explorerRouterParams struct {

@@ -92,3 +92,37 @@ func TestExplorerRegistrationMistakesAreReported(t *testing.T) {
 		}
 	}
 }
+
+// A Page no GET route answers exactly would be a navigation link to a 404: Check says so.
+func TestAPageWithoutItsOwnRouteIsReported(t *testing.T) {
+	ok := func(context.Context, *agentenv.ExplorerRequest) (*agentenv.ExplorerResponse, error) { return nil, nil }
+	register := func(page string, routes ...agentenv.ExplorerRoute) error {
+		p := agentenv.NewPlugin("agentenv-words", "0.1.0")
+		p.AddExplorer(agentenv.Explorer{Name: "words", Page: page, Routes: routes})
+		return p.Check()
+	}
+	word := agentenv.ExplorerRoute{Method: "GET", Path: "/ext/words/{word}", Handle: ok}
+	err := register("/ext/words", word)
+	if err == nil || !strings.Contains(err.Error(), "Page '/ext/words' is answered by none of its GET routes") {
+		t.Fatalf("a page only a longer route matches: %v", err)
+	}
+	err = register("/ext/words", agentenv.ExplorerRoute{Method: "POST", Path: "/ext/words", Handle: ok})
+	if err == nil || !strings.Contains(err.Error(), "Page '/ext/words'") {
+		t.Fatalf("a page only a POST route has: %v", err)
+	}
+	if err := register("/ext/words/", word); err == nil {
+		t.Fatal("a page whose last segment is empty matched a {word} route")
+	}
+	for _, page := range []string{"/ext/words/index", "/ext/words/all?sort=1"} {
+		if err := register(page, word); err != nil {
+			t.Errorf("page %s is answered by %s: %v", page, word.Path, err)
+		}
+	}
+	if err := register("/ext/words", agentenv.ExplorerRoute{Method: "get", Path: "/ext/words", Handle: ok}); err != nil {
+		t.Errorf("a page with its own route: %v", err)
+	}
+	err = register("", agentenv.ExplorerRoute{Method: "GET", Path: "/ext/a{id}", Handle: ok})
+	if err == nil || !strings.Contains(err.Error(), "segment 'a{id}' is neither a literal nor one whole {name}") {
+		t.Fatalf("a route the explorer cannot read: %v", err)
+	}
+}

@@ -20,11 +20,11 @@ const (
 	StoreOpenMethod        = "store.open"
 )
 
-// shutdownGrace is how long in-flight handlers get to return after the input ends or shutdown is answered.
-const shutdownGrace = 2 * time.Second
-
-// cancelGrace is how long handlers get to return once cancelled at exit.
-const cancelGrace = 500 * time.Millisecond
+// shutdownGrace is how long the handlers still in flight get to return once they are cancelled at
+// shutdown or at the end of the input. It is well inside the host's own grace (docs/protocol.md §3: it
+// waits 2 s for the exit after closing stdin, then sends SIGTERM), so the store Close hooks still run
+// and the plugin exits 0 before the host kills it.
+const shutdownGrace = time.Second
 
 // Plugin is what one plugin executable registers. Build it with NewPlugin, add contributions, then call
 // Main from func main. Its manifest is generated from what is registered (Manifest), so the two cannot
@@ -210,6 +210,12 @@ func watchParent(name string, parent int) {
 
 // Serve answers the host on in/out until in ends or shutdown is answered. commandMode says the
 // protocol runs on fds 3/4 and stdin/stdout/stderr are the terminal's (CLI commands may use them).
+//
+// When shutdown is answered or in ends, the host is done with the process and kills it soon after
+// (docs/protocol.md §3), so Serve cancels the context of every handler still in flight at once, as
+// $/cancelRequest would, waits up to one second for them to return (their answers, "cancelled" unless
+// they return something else, are written while out is open), closes the open stores that are
+// io.Closers, and returns.
 func (p *Plugin) Serve(in io.Reader, out io.Writer, commandMode bool) {
 	s := newSession(p, commandMode)
 	// initialize runs before the next line is read, so requests pipelined behind it find it done.
@@ -219,14 +225,10 @@ func (p *Plugin) Serve(in io.Reader, out io.Writer, commandMode bool) {
 	select {
 	case <-conn.Done():
 		// The host is gone, or closed our input after its last request: calls to it now fail at once.
-		// Let the work in flight finish (its answers are still written), then cancel what is left.
-		if !conn.WaitHandlers(shutdownGrace) {
-			conn.Shutdown(cancelGrace)
-		}
 	case <-s.shutdown:
-		// The shutdown answer is written by its handler; wait for it, and let other calls finish.
-		conn.WaitHandlers(shutdownGrace)
+		// The shutdown answer is written by its own handler, which Shutdown waits for with the others.
 	}
+	conn.Shutdown(shutdownGrace)
 	s.closeStores(os.Stderr)
 }
 

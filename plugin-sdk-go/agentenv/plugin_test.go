@@ -9,6 +9,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"os"
 	"os/exec"
 	"strings"
@@ -46,6 +47,17 @@ func helperPlugin() *Plugin {
 			return nil, err
 		}
 		return map[string]any{"printed": true}, nil
+	}})
+	p.AddTaskStep(TaskStep{Type: "read_stdin", Class: "ReadStdin", Execute: func(ctx context.Context, call *StepCall) (map[string]any, error) {
+		// A child process given the plugin's stdin, then Go code reading it: both must find /dev/null,
+		// not the host's next messages.
+		child := exec.CommandContext(ctx, "/bin/sh", "-c", `read -r line; echo "got:$line" >&2`)
+		child.Stdin, child.Stderr = os.Stdin, os.Stderr
+		if err := child.Run(); err != nil {
+			return nil, err
+		}
+		data, err := io.ReadAll(os.Stdin)
+		return map[string]any{"stdin": string(data)}, err
 	}})
 	return p
 }
@@ -88,6 +100,98 @@ func TestAStrayPrintLandsOnStderrNotOnTheProtocol(t *testing.T) {
 		if !strings.Contains(stderr.String(), want) {
 			t.Errorf("stderr lacks %q:\n%s", want, stderr)
 		}
+	}
+}
+
+// fd 0 points at /dev/null while the plugin runs: a child process started with cmd.Stdin = os.Stdin
+// (and Go code reading os.Stdin) gets end of file at once instead of taking the host's next request.
+func TestAChildGivenStdinCannotTakeTheHostsMessages(t *testing.T) {
+	cmd, _, stderr := startHelper(t, CookieVar+"=1")
+	cmd.Stdout = nil
+	// A child left behind may hold stderr open; do not wait for it after the plugin exits.
+	cmd.WaitDelay = time.Second
+	stdin, err := cmd.StdinPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	stdout, err := cmd.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	exited := make(chan error, 1)
+	go func() { exited <- cmd.Wait() }()
+	fail := func(format string, args ...any) {
+		t.Helper()
+		_ = cmd.Process.Kill()
+		_ = stdin.Close()
+		<-exited
+		t.Fatalf(format+"\nstderr:\n%s", append(args, stderr)...)
+	}
+	answers := make(chan *Message, 10)
+	go func() {
+		scanner := bufio.NewScanner(stdout)
+		for scanner.Scan() {
+			if msg, err := Decode(scanner.Bytes()); err == nil {
+				answers <- msg
+			}
+		}
+		close(answers)
+	}()
+	answered := map[int64]*Message{}
+	waitFor := func(id int64, limit time.Duration) *Message {
+		t.Helper()
+		deadline := time.After(limit)
+		for answered[id] == nil {
+			select {
+			case msg, open := <-answers:
+				if !open {
+					fail("the plugin closed stdout before answering request %d", id)
+				}
+				answered[msg.ID.Int()] = msg
+			case <-deadline:
+				return nil
+			}
+		}
+		return answered[id]
+	}
+	send := func(line string) {
+		t.Helper()
+		if _, err := io.WriteString(stdin, line+"\n"); err != nil {
+			fail("cannot write to the plugin: %v", err)
+		}
+	}
+	send(`{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"host":{"name":"t","version":"0"},"protocol":{"min":1,"max":1},"package":"agentenv-helper"}}`)
+	send(`{"jsonrpc":"2.0","id":2,"method":"execute","params":{"type":"read_stdin","step":{"id":"s"},"context":{}}}`)
+	if waitFor(1, callTimeout) == nil {
+		fail("no answer to initialize")
+	}
+	// With the bug, the child still waits on the host's pipe here and takes the next line.
+	execute := waitFor(2, 2*time.Second)
+	send(`{"jsonrpc":"2.0","id":3,"method":"ping"}`)
+	if ping := waitFor(3, callTimeout); ping == nil || ping.Error == nil || ping.Error.Code != -32601 {
+		fail("the request sent while the step's child ran was not answered (-32601): %v", ping)
+	}
+	if execute == nil {
+		execute = waitFor(2, callTimeout)
+	}
+	if execute == nil || execute.Error != nil || string(execute.Result) != `{"metadata":{"stdin":""}}` {
+		fail("execute answered %v", execute)
+	}
+	send(`{"jsonrpc":"2.0","id":4,"method":"shutdown"}`)
+	stdin.Close()
+	select {
+	case err := <-exited:
+		if err != nil {
+			t.Fatalf("want exit 0, got %v\nstderr:\n%s", err, stderr)
+		}
+	case <-time.After(callTimeout):
+		fail("the plugin did not exit after shutdown")
+	}
+	if !strings.Contains(stderr.String(), "got:\n") || strings.Contains(stderr.String(), "got:{") {
+		t.Fatalf("the child read something other than end of file:\n%s", stderr)
 	}
 }
 
@@ -180,6 +284,7 @@ func TestInitializeListsTheContributions(t *testing.T) {
 		t.Fatal(err)
 	}
 	want := []Contribution{
+		{Group: "task_steps", Name: "read_stdin", Type: "read_stdin", Class: "ReadStdin", Methods: []string{"execute", "from_dict"}},
 		{Group: "task_steps", Name: "stray_print", Type: "stray_print", Class: "StrayPrint", Methods: []string{"execute", "from_dict"}},
 		{Group: "cli_plugins", Name: "helper", Type: "helper", Class: "helper", Methods: []string{"run"}, Description: "Help"},
 	}
@@ -321,5 +426,72 @@ func TestThePluginExitsWhenItsParentDies(t *testing.T) {
 		}
 	case <-time.After(callTimeout):
 		t.Fatal("the plugin did not exit after its parent died")
+	}
+}
+
+// closingSecrets is a secret store that records that it was closed.
+type closingSecrets struct{ closed chan struct{} }
+
+func (closingSecrets) Get(context.Context, string) (string, bool, error) { return "", false, nil }
+func (s closingSecrets) Close() error {
+	close(s.closed)
+	return nil
+}
+
+// Once shutdown is answered, or the input ends, the host kills the plugin within seconds: Serve cancels
+// every call still in flight at once, so a step that watches its ctx ends well before that, answers
+// "cancelled", and the stores are closed.
+func TestShutdownAndEndOfInputCancelTheCallsInFlight(t *testing.T) {
+	for _, end := range []string{"shutdown", "end of input"} {
+		t.Run(end, func(t *testing.T) {
+			started := make(chan struct{})
+			secrets := closingSecrets{closed: make(chan struct{})}
+			p := NewPlugin("agentenv-waits", "0.0.1")
+			p.AddTaskStep(TaskStep{Type: "wait", Class: "Wait", Execute: func(ctx context.Context, _ *StepCall) (map[string]any, error) {
+				close(started)
+				<-ctx.Done()
+				return nil, ctx.Err()
+			}})
+			p.AddSecretStore(StoreClass[SecretStore]{Class: "Closing",
+				Open: func(context.Context, StoreConfig) (SecretStore, error) { return secrets, nil }})
+			host, finished := servePlugin(t, p)
+			ctx := withTimeout(t)
+			if err := host.conn.Call(ctx, "initialize", initializeParamsFor(Range{1, 1}), nil); err != nil {
+				t.Fatal(err)
+			}
+			if err := host.conn.Call(ctx, "store.open", map[string]any{"kind": "secret", "class": "Closing", "config": map[string]any{}}, nil); err != nil {
+				t.Fatal(err)
+			}
+			answer := make(chan error, 1)
+			go func() {
+				answer <- host.conn.Call(ctx, "execute", map[string]any{"type": "wait", "step": map[string]any{"id": "w"}}, nil)
+			}()
+			select {
+			case <-started:
+			case <-time.After(callTimeout):
+				t.Fatal("the step never started")
+			}
+			begin := time.Now()
+			if end == "shutdown" {
+				if err := host.conn.Call(ctx, "shutdown", nil, nil); err != nil {
+					t.Fatal(err)
+				}
+			} else {
+				host.close()
+			}
+			waitFinished(t, finished)
+			if took := time.Since(begin); took > 500*time.Millisecond {
+				t.Fatalf("Serve returned %s after %s; the step's ctx should have ended at once", took, end)
+			}
+			var rpcErr *Error
+			if err := <-answer; !errors.As(err, &rpcErr) || rpcErr.Kind() != KindCancelled {
+				t.Fatalf("want the execute call answered as cancelled, got %v", err)
+			}
+			select {
+			case <-secrets.closed:
+			default:
+				t.Fatal("the open store was not closed")
+			}
+		})
 	}
 }

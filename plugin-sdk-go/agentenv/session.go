@@ -10,6 +10,7 @@ import (
 	"runtime/debug"
 	"strings"
 	"sync"
+	"unicode/utf8"
 )
 
 // session is the state of one connection to the host.
@@ -138,7 +139,7 @@ func (s *session) initialize(req *Request) (any, error) {
 
 type executeParams struct {
 	Type    string          `json:"type"`
-	Step    map[string]any  `json:"step"`
+	Step    json.RawMessage `json:"step"`
 	Context json.RawMessage `json:"context"`
 }
 
@@ -160,9 +161,12 @@ func (s *session) execute(ctx context.Context, req *Request, settings map[string
 	if err != nil {
 		return nil, err
 	}
-	call := &StepCall{RequestID: req.ID, Type: params.Type, Step: params.Step, Host: s.host, Settings: settings}
-	if call.Step == nil {
-		call.Step = map[string]any{}
+	call := &StepCall{RequestID: req.ID, Type: params.Type, Step: map[string]any{}, Host: s.host, Settings: settings}
+	if len(params.Step) > 0 && !isNull(params.Step) {
+		if err := json.Unmarshal(params.Step, &call.Step); err != nil {
+			return nil, NewError(KindInvalidParams, "the params of '%s' do not fit: 'step': %s", req.Method, describeJSONError(err))
+		}
+		call.rawStep = params.Step
 	}
 	if len(params.Context) > 0 && !isNull(params.Context) {
 		if err := json.Unmarshal(params.Context, &call.Context); err != nil {
@@ -241,7 +245,7 @@ func (s *session) rootOption(ctx context.Context, req *Request, settings map[str
 	}
 	var opt *RootOption
 	for name, candidate := range s.plugin.rootOptions {
-		if params.Flag == name || params.Flag == "--"+name || len(name) == 1 && params.Flag == "-"+name {
+		if params.Flag == name || params.Flag == "--"+name || utf8.RuneCountInString(name) == 1 && params.Flag == "-"+name {
 			opt = candidate
 		}
 	}

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/base64"
 	"encoding/json"
+	"strings"
 )
 
 // storeParams reads the params of one store.<kind>.<op> request; its errors are invalid-params errors
@@ -88,6 +89,28 @@ func orEmpty[T any](list []T) []T {
 		return []T{}
 	}
 	return list
+}
+
+// ServeObjectStore answers one object store request from store: req.Method is prefix plus the
+// operation ("store.object.put" with prefix "store.object.", "host.store.object.put" with prefix
+// "host.store.object.") and its params are those of docs/protocol.md §4.4 (bytes as base64, files by
+// path); params it does not read, such as handle and call_id, are ignored. It is how a plugin answers
+// for its own object stores, and how a test host plays the host's object store (agentenvtest's
+// HostOptions.ObjectStore). Errors keep their kind; any other error is an io-error.
+func ServeObjectStore(ctx context.Context, store ObjectStore, prefix string, req *Request) (any, error) {
+	op, ok := strings.CutPrefix(req.Method, prefix)
+	if !ok {
+		return nil, NewError(KindMethodNotFound, "no method '%s': the object store's methods start with '%s'", req.Method, prefix)
+	}
+	params, err := newStoreParams(req)
+	if err != nil {
+		return nil, err
+	}
+	result, err := serveObject(ctx, store, op, params)
+	if err != nil {
+		return nil, storeError(err)
+	}
+	return result, nil
 }
 
 // serveObject answers store.object.<op> against an open object store.

@@ -9,6 +9,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -17,20 +18,47 @@ import (
 )
 
 // Host plays agent-env's side of one plugin connection in a test: it sends requests with Call (or the
-// helpers) and answers the plugin's host.* calls with HostHandler.
+// helpers Initialize, OpenStore and OpenObjectStore) and answers the plugin's host.* calls from
+// HostOptions (ObjectStore, HostHandler).
 type Host struct {
 	// Conn is the host's end of the protocol.
-	Conn   *agentenv.Conn
-	stderr *syncBuffer
-	close  func()
+	Conn      *agentenv.Conn
+	stderr    *syncBuffer
+	close     func() error
+	closeOnce sync.Once
+	closeErr  error
 }
 
-// HostOptions tune StartPlugin and ServeInProcess.
+// HostOptions tune StartPlugin, ServeInProcess and NewInProcessHost.
 type HostOptions struct {
-	// HostHandler answers the plugin's host.* requests; nil answers each with method-not-found.
+	// ObjectStore (optional) plays the host's object store: it answers the plugin's
+	// host.store.object.<op> requests, which is what a step's call.Host.ObjectStore() calls, e.g.
+	// NewMemoryObjectStore("host"). A test reads what the plugin wrote from it afterwards.
+	ObjectStore agentenv.ObjectStore
+	// HostHandler answers the plugin's other host.* requests; nil answers each with method-not-found.
 	HostHandler agentenv.Handler
 	// Env is added to the child's environment (StartPlugin only).
 	Env []string
+}
+
+// hostObjectPrefix is the method prefix of the host's object store (docs/protocol.md §5).
+const hostObjectPrefix = "host.store.object."
+
+// handler is what answers the plugin's host.* requests: ObjectStore for host.store.object.*, then
+// HostHandler.
+func (o HostOptions) handler() agentenv.Handler {
+	if o.ObjectStore == nil {
+		return o.HostHandler
+	}
+	return agentenv.HandlerFunc(func(ctx context.Context, req *agentenv.Request) (any, error) {
+		if strings.HasPrefix(req.Method, hostObjectPrefix) {
+			return agentenv.ServeObjectStore(ctx, o.ObjectStore, hostObjectPrefix, req)
+		}
+		if o.HostHandler == nil {
+			return nil, agentenv.NewError(agentenv.KindMethodNotFound, "the test host has no method '%s'", req.Method)
+		}
+		return o.HostHandler.HandleRequest(ctx, req)
+	})
 }
 
 // waitLimit bounds how long Close waits for the plugin to exit before killing it.
@@ -71,30 +99,49 @@ func StartPlugin(t *testing.T, binary string, opts HostOptions) *Host {
 		_ = cmd.Wait()
 		close(exited)
 	}()
-	h.Conn = agentenv.NewConn(out, in, opts.HostHandler, agentenv.Options{Log: h.stderr})
+	h.Conn = agentenv.NewConn(out, in, opts.handler(), agentenv.Options{Log: h.stderr})
 	h.Conn.Start()
-	h.close = func() {
+	h.close = func() error {
 		ctx, cancel := context.WithTimeout(context.Background(), waitLimit)
 		defer cancel()
 		_ = h.Conn.Call(ctx, agentenv.ShutdownMethod, nil, nil)
 		_ = in.Close()
 		select {
 		case <-exited:
+			return nil
 		case <-time.After(waitLimit):
 			_ = cmd.Process.Kill()
 			<-exited
+			return fmt.Errorf("the plugin %s did not exit within %s of shutdown and was killed", binary, waitLimit)
 		}
 	}
-	t.Cleanup(h.close)
+	t.Cleanup(func() { _ = h.Close() })
 	return h
 }
 
 // ServeInProcess serves p on a pair of pipes inside the test process, with no binary to build: what
-// StartPlugin gives, minus the process-level duties (the cookie, fd 1 moved aside).
+// StartPlugin gives, minus the process-level duties (the cookie, fds 0 and 1 moved aside). The plugin
+// is stopped when the test ends.
 func ServeInProcess(t *testing.T, p *agentenv.Plugin, opts HostOptions) *Host {
 	t.Helper()
-	if err := p.Check(); err != nil {
+	h, err := NewInProcessHost(p, opts)
+	if err != nil {
 		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		if err := h.Close(); err != nil {
+			t.Error(err)
+		}
+	})
+	return h
+}
+
+// NewInProcessHost is ServeInProcess for code without a *testing.T (an Example, a helper of your own):
+// it serves p on a pair of pipes inside the process and returns the host's end. Close it when done.
+// It fails when p's registration is wrong (Plugin.Check).
+func NewInProcessHost(p *agentenv.Plugin, opts HostOptions) (*Host, error) {
+	if err := p.Check(); err != nil {
+		return nil, err
 	}
 	toPluginR, toPluginW := io.Pipe()
 	fromPluginR, fromPluginW := io.Pipe()
@@ -105,18 +152,32 @@ func ServeInProcess(t *testing.T, p *agentenv.Plugin, opts HostOptions) *Host {
 		close(finished)
 	}()
 	h := &Host{stderr: &syncBuffer{}}
-	h.Conn = agentenv.NewConn(fromPluginR, toPluginW, opts.HostHandler, agentenv.Options{Log: h.stderr})
+	h.Conn = agentenv.NewConn(fromPluginR, toPluginW, opts.handler(), agentenv.Options{Log: h.stderr})
 	h.Conn.Start()
-	h.close = func() {
+	h.close = func() error {
 		_ = toPluginW.Close()
 		select {
 		case <-finished:
+			return nil
 		case <-time.After(waitLimit):
-			t.Errorf("the plugin did not return from Serve within %s of its input ending", waitLimit)
+			return fmt.Errorf("the plugin did not return from Serve within %s of its input ending", waitLimit)
 		}
 	}
-	t.Cleanup(h.close)
-	return h
+	return h, nil
+}
+
+// Close stops the plugin as agent-env does: StartPlugin's gets shutdown, then its stdin is closed and
+// it is waited for (killed after 10 s); an in-process one's input is closed and Serve waited for.
+// StartPlugin and ServeInProcess close the Host when the test ends; closing it again does nothing.
+func (h *Host) Close() error {
+	h.closeOnce.Do(func() { h.closeErr = h.close() })
+	return h.closeErr
+}
+
+// Call sends a request to the plugin and waits for its answer, unmarshalled into result (unless result
+// is nil); an error answer is an *agentenv.Error. It is h.Conn.Call.
+func (h *Host) Call(ctx context.Context, method string, params, result any) error {
+	return h.Conn.Call(ctx, method, params, result)
 }
 
 // Stderr is what the plugin wrote to stderr so far (StartPlugin), with the host connection's own log.

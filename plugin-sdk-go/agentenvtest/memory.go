@@ -14,7 +14,9 @@ import (
 
 // NewMemoryObjectStore is an object store held in memory, with URLs mem://<bucket>/<key>: write-once
 // unless allowOverwrite, per process. It is the reference the object kit is checked on, and a stand-in
-// for the host's object store in tests.
+// for the host's object store in tests: given as HostOptions.ObjectStore, it answers the plugin's
+// host.store.object.<op> calls (a step's call.Host.ObjectStore()), and the test reads back from it
+// what the plugin wrote.
 func NewMemoryObjectStore(bucket string) agentenv.ObjectStore {
 	return agentenv.CompleteObjectStore(&memoryObjectStore{bucket: bucket, objects: map[string]memoryObject{}})
 }

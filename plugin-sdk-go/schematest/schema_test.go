@@ -41,7 +41,7 @@ func plugin() *agentenv.Plugin {
 			prefix, _ := config["prefix"].(string)
 			return prefixed{prefix}, nil
 		}})
-	p.AddExplorer(agentenv.Explorer{Name: "schema", Page: "/ext/schema", Title: "Schema",
+	p.AddExplorer(agentenv.Explorer{Name: "schema", Page: "/ext/schema/messages", Title: "Schema",
 		Routes: []agentenv.ExplorerRoute{{Method: "GET", Path: "/ext/schema/{name}",
 			Handle: func(_ context.Context, r *agentenv.ExplorerRequest) (*agentenv.ExplorerResponse, error) {
 				return agentenv.HTMLResponse("<p>" + r.Param("name") + "</p>"), nil
@@ -128,6 +128,9 @@ func orWhole(def string) string {
 
 func TestEveryMessageTheSDKSendsMatchesTheSchema(t *testing.T) {
 	s := load(t)
+	if err := plugin().Check(); err != nil {
+		t.Fatal(err)
+	}
 	toPlugin, fromHost := io.Pipe()
 	fromPlugin, toHost := io.Pipe()
 	done := make(chan struct{})
