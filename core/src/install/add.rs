@@ -57,6 +57,8 @@ pub fn add(opts: &AddOptions, ctx: &Context<'_>) -> Result<i32, InstallError> {
     let plugins = ctx.plugins_dir.clone();
     let _lock = lock::acquire(&plugins, &ctx.locks_dir)?;
     let steps = plan::build(&specs, &plugins, &opts.pip)?;
+    // Before anything is written, and in a dry run too: an installer that is not there.
+    plan::check_tools(&steps)?;
     out.line(&format!(
         "agent-env: plugins directory at {}",
         plugins.display()

@@ -35,6 +35,13 @@ pub enum InstallError {
         path: PathBuf,
         source: std::io::Error,
     },
+    #[error("the Python environment agent-env keeps Python plugins in, {}, is broken: its interpreter {} is gone (the Python it was made with was removed or upgraded); remove that folder, then add your Python plugins again (`agent-env plugin list --no-load` names them)", venv.display(), gone.display())]
+    BrokenVenv { venv: PathBuf, gone: PathBuf },
+    #[error("{program} is not on PATH: {needs}; install it, or put it on PATH, and add the plugin again")]
+    ToolMissing {
+        program: String,
+        needs: &'static str,
+    },
     #[error("cannot start {program}: {source}")]
     Spawn {
         program: String,

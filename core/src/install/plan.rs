@@ -121,7 +121,16 @@ pub fn build(specs: &[Spec], plugins: &Path, pip: &PipOptions) -> Result<Vec<Ste
     }
     if !python.is_empty() {
         let venv = plugins.join(PYTHON_ENV);
-        if !venv.join("bin/python").exists() {
+        let interpreter = venv.join("bin/python");
+        // There but not runnable: the Python it was made with was removed or upgraded.
+        if !interpreter.exists() && fs::symlink_metadata(&interpreter).is_ok() {
+            let gone = fs::canonicalize(&interpreter)
+                .err()
+                .and_then(|_| broken_link_end(&interpreter))
+                .unwrap_or_else(|| interpreter.clone());
+            return Err(InstallError::BrokenVenv { venv, gone });
+        }
+        if !interpreter.exists() {
             // venv, then ensurepip as a step of its own: venv's own pip set-up hides why it failed.
             steps.push(Step::Run {
                 argv: vec![
@@ -221,6 +230,48 @@ pub fn build(specs: &[Spec], plugins: &Path, pip: &PipOptions) -> Result<Vec<Ste
         steps.push(Step::GoManifests { staging });
     }
     Ok(steps)
+}
+
+/// Where a chain of symbolic links from `link` ends, when that is missing.
+fn broken_link_end(link: &Path) -> Option<PathBuf> {
+    let mut at = link.to_path_buf();
+    for _ in 0..40 {
+        let target = fs::read_link(&at).ok()?;
+        let next = at.parent().map_or(target.clone(), |dir| dir.join(&target));
+        if fs::symlink_metadata(&next).is_err() {
+            return Some(next);
+        }
+        at = next;
+    }
+    None
+}
+
+/// The installers the steps start, each found on `PATH` (a Python venv's own interpreter is given
+/// by its path); the first missing one is an error saying what it is needed for.
+pub fn check_tools(steps: &[Step]) -> Result<(), InstallError> {
+    for step in steps {
+        let Step::Run { argv, .. } = step else {
+            continue;
+        };
+        let Some(program) = argv.first() else {
+            continue;
+        };
+        let needs = match program.as_str() {
+            "go" => "a Go module is built with `go install`",
+            "cargo" => "a Rust crate is built with `cargo install`",
+            "python3" => {
+                "a Python plugin is installed into a virtual environment made with python3"
+            }
+            _ => continue,
+        };
+        if which::which(program).is_err() {
+            return Err(InstallError::ToolMissing {
+                program: program.clone(),
+                needs,
+            });
+        }
+    }
+    Ok(())
 }
 
 /// How running a step went.

@@ -77,6 +77,20 @@ fn requirement_name(text: &str) -> &str {
 
 /// Whether `text` is written as a path: a package or module name never starts with `.`, `/` or `~`,
 /// nor ends with `/` (`my-plugin/` is a folder; `github.com/a/b` is a Go module).
+/// A Go module path (`example.com/team/cmd/tool@v1.2.0`): a host name with a dot, a path, an optional
+/// `@version`. No Python requirement has a `/` outside a URL, and a URL has a `:`.
+fn looks_like_go_module(text: &str) -> bool {
+    let path = text.split('@').next().unwrap_or(text);
+    let Some((host, rest)) = path.split_once('/') else {
+        return false;
+    };
+    host.contains('.')
+        && !rest.is_empty()
+        && !text.contains(':')
+        && !text.contains(char::is_whitespace)
+        && !text.ends_with(".whl")
+}
+
 fn looks_like_path(text: &str) -> bool {
     text.starts_with('.') || text.starts_with('/') || text.starts_with('~') || text.ends_with('/')
 }
@@ -165,6 +179,7 @@ pub fn classify(
             "a file is a plugin source only as a Python wheel (.whl)",
         ));
     }
+    let forced = forced.or_else(|| looks_like_go_module(text).then_some(Installer::Go));
     if let Some((name, url)) = text.split_once('@') {
         let name = name.trim();
         if forced.is_none() || forced == Some(Installer::Pip) {
@@ -222,6 +237,18 @@ mod tests {
             (s.installer, s.name.as_deref()),
             (Installer::Go, Some("tool"))
         );
+        // A module path is Go's without --installer go: pip would read it as a path.
+        for module in [
+            "corp.example.com/tools/cmd/agentenv-x@v0.2.0",
+            "github.com/a/b",
+        ] {
+            let s = classify(module, None, None).unwrap();
+            assert_eq!(s.installer, Installer::Go, "{module}");
+        }
+        for python in ["agentenv-x==1.0", "pkg @ https://h.example/p.whl", "x.y"] {
+            let s = classify(python, None, None).unwrap();
+            assert_eq!(s.installer, Installer::Pip, "{python}");
+        }
         assert!(classify("./nope-such-dir", None, None).is_err());
         // A missing folder written with a trailing slash is not sent to an installer as a name.
         let err = classify("nope-such-dir/", None, None)

@@ -254,7 +254,11 @@ fn a_python_project_folder_added_again_changes_only_when_its_code_does() {
 
 #[test]
 fn pip_options_reach_the_pip_command() {
-    let sb = Sandbox::new();
+    // python3 makes the managed venv: the plan needs it on PATH.
+    let Some(sb) = offline_pip_sandbox() else {
+        eprintln!("skipped: no python3");
+        return;
+    };
     let dry = sb.stdout(
         &[
             "plugin",
@@ -552,4 +556,33 @@ fn a_python_project_whose_library_changed_is_added_again() {
     add_ok(&sb, spec, "agentenv-pyproject", PYPROJECT_LINE);
     let installed = site_packages(&sb).join("agentenv_pylib/__init__.py");
     assert_eq!(std::fs::read_to_string(installed).unwrap(), "VALUE = 2\n");
+}
+
+/// What an add cannot do is said before anything runs, in a dry run too: an installer missing from
+/// `PATH` (the sandbox's holds neither go nor cargo), and the managed Python environment left broken
+/// by the Python it was made with going away.
+#[test]
+fn a_missing_installer_and_a_broken_python_environment_are_said_before_anything_runs() {
+    let sb = Sandbox::new();
+    let module = sb.dir().join("gomod");
+    std::fs::create_dir_all(&module).unwrap();
+    std::fs::write(module.join("go.mod"), "module example.com/x\n\ngo 1.22\n").unwrap();
+    let out = sb.run(&["plugin", "add", module.to_str().unwrap(), "--dry-run"]);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(1), "{stderr}");
+    assert!(
+        stderr.contains("go is not on PATH: a Go module is built with `go install`"),
+        "{stderr}"
+    );
+
+    let bin = sb.plugins_dir().join(".python/bin");
+    std::fs::create_dir_all(&bin).unwrap();
+    std::os::unix::fs::symlink("/nonexistent/python3", bin.join("python")).unwrap();
+    let out = sb.run(&["plugin", "add", "agentenv-x", "--dry-run"]);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(1), "{stderr}");
+    assert!(
+        stderr.contains("is broken: its interpreter /nonexistent/python3 is gone"),
+        "{stderr}"
+    );
 }
