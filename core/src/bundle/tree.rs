@@ -24,6 +24,21 @@ pub struct Entry {
     pub is_dir: bool,
 }
 
+/// A file name of a bundle folder, which ids, lines and paths are made of: UTF-8 text with no control
+/// character (one would reach the terminal as an escape sequence, or split a line of the run's
+/// output in two). Anything else is refused naming the file, never read under a mangled name.
+fn entry_name(name: std::ffi::OsString) -> io::Result<String> {
+    let why = match name.into_string() {
+        Ok(name) if !name.chars().any(char::is_control) => return Ok(name),
+        Ok(name) => format!("{name:?} holds a control character"),
+        Err(name) => format!("{name:?} is not UTF-8 text"),
+    };
+    Err(io::Error::new(
+        io::ErrorKind::InvalidData,
+        format!("the name {why}; rename the file (task and artifact ids are made of file names)"),
+    ))
+}
+
 impl Tree<'_> {
     /// The entries of the folder at `rel` (`""` is the root), sorted by name; a missing folder is empty.
     pub fn list(&self, rel: &str) -> io::Result<Vec<Entry>> {
@@ -51,7 +66,7 @@ impl Tree<'_> {
                         kind.is_dir()
                     };
                     out.push(Entry {
-                        name: item.file_name().to_string_lossy().into_owned(),
+                        name: entry_name(item.file_name())?,
                         is_dir,
                     });
                 }
@@ -235,6 +250,26 @@ mod tests {
         let (sha, size) = Tree::Embedded(&FILES).hash("a.txt").unwrap();
         assert_eq!(sha, hex::encode(Sha256::digest(b"hello\n")));
         assert_eq!(size, 6);
+    }
+
+    #[test]
+    fn a_name_with_a_control_character_or_not_utf8_is_refused_naming_it() {
+        use std::os::unix::ffi::OsStrExt;
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::write(dir.path().join("esc\u{1b}[2Jred.json"), "[]").unwrap();
+        let err = Tree::Disk(dir.path()).list("").unwrap_err().to_string();
+        assert!(
+            err.contains(r#""esc\u{1b}[2Jred.json" holds a control character; rename the file"#),
+            "{err}"
+        );
+        std::fs::remove_file(dir.path().join("esc\u{1b}[2Jred.json")).unwrap();
+        let bad = std::ffi::OsStr::from_bytes(b"bad\xffname.json");
+        std::fs::write(dir.path().join(bad), "[]").unwrap();
+        let err = Tree::Disk(dir.path()).list("").unwrap_err().to_string();
+        assert!(
+            err.contains(r#""bad\xFFname.json" is not UTF-8 text"#),
+            "{err}"
+        );
     }
 
     #[test]

@@ -406,6 +406,27 @@ fn eval_tallies(
         .collect()
 }
 
+/// How many tasks came out each way, so the one failure among hundreds is not left to a search:
+/// `300 tasks: 299 passed, 1 failed`.
+fn tally_line(results: &[TaskRunResult]) -> String {
+    let order = [
+        ("passed", "passed"),
+        ("scored_below_one", "scored below 1"),
+        ("unscored", "unscored"),
+        ("failed", "failed"),
+        ("cancelled", "cancelled"),
+        ("didnt_start", "did not start"),
+    ];
+    let counts: Vec<String> = order
+        .iter()
+        .filter_map(|(key, words)| {
+            let n = results.iter().filter(|r| r.outcome.key() == *key).count();
+            (n > 0).then(|| format!("{n} {words}"))
+        })
+        .collect();
+    format!("  {} tasks: {}", results.len(), counts.join(", "))
+}
+
 fn print_summary(
     plan: &Plan<'_>,
     results: &[TaskRunResult],
@@ -426,6 +447,9 @@ fn print_summary(
             r.version,
             r.outcome.text()
         ));
+    }
+    if results.len() > 1 {
+        out.line(&tally_line(results));
     }
     if !plan.evals.is_empty() {
         out.line("Evals:");

@@ -466,6 +466,8 @@ fn each_tasks_last_line_counts_the_tasks_ended() {
         "{}",
         r.stdout
     );
+    // The summary counts them by how they came out.
+    r.assert_stdout_has("  2 tasks: 1 passed, 1 unscored\n");
     // A lone task's line stays as it was.
     let one = s.run(&["run", "./counted", "--task", "hello"]);
     assert!(
@@ -474,4 +476,5 @@ fn each_tasks_last_line_counts_the_tasks_ended() {
         one.stdout
     );
     assert!(!one.stdout.contains("tasks ended"), "{}", one.stdout);
+    assert!(!one.stdout.contains("1 tasks:"), "{}", one.stdout);
 }
