@@ -92,11 +92,17 @@ pub fn remove(opts: &RemoveOptions, ctx: &Context<'_>) -> Result<i32, InstallErr
             )),
             (None, _) => {}
         }
+        // Removing several, each line says which of them it is about ("its" alone would not).
+        let whose = if opts.packages.len() > 1 {
+            format!("{}: ", m.name)
+        } else {
+            String::new()
+        };
         for b in found {
             if opts.force {
-                out.note(&format!("warning: {b}"));
+                out.note(&format!("warning: {whose}{b}"));
             } else {
-                out.note(&format!("blocked: {b}"));
+                out.note(&format!("blocked: {whose}{b}"));
                 blocked = true;
             }
         }

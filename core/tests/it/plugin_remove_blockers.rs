@@ -59,6 +59,26 @@ fn another_plugin_requiring_it_blocks_until_forced() {
         serde_json::json!(["agentenv-grader is required by agentenv-essays"]),
         "{doc:#}"
     );
+    // Removing several, each blocker names the one it is about.
+    sb.plugin_dir_manifest(
+        "agentenv-spare",
+        "[plugin]\nname = \"agentenv-spare\"\nversion = \"1.0\"\nexec = [\"./x\"]\nprotocol = [1, 1]\n",
+    );
+    let (code, _, err) = run(
+        &sb,
+        &[
+            "plugin",
+            "remove",
+            "agentenv-spare",
+            "agentenv-grader",
+            "--yes",
+        ],
+    );
+    assert_eq!(code, 1, "{err}");
+    assert!(
+        err.contains("blocked: agentenv-grader: agentenv-grader is required by agentenv-essays"),
+        "{err}"
+    );
     // Removing both together is not blocked by each other.
     let (code, out, err) = run(
         &sb,
