@@ -169,16 +169,22 @@ pub fn add(opts: &AddOptions, ctx: &Context<'_>) -> Result<i32, InstallError> {
     for p in &problems {
         out.note(&format!("problem: {p}"));
     }
-    if problems
-        .iter()
-        .any(|p| p.contains(&plugins.display().to_string()))
-    {
+    if problems.iter().any(|p| names_an_installed_copy(p, &plugins)) {
         out.note(&format!(
             "note: paths under {} above are of the installed copy, which is removed now; make the change in what you added and add it again",
             plugins.display()
         ));
     }
     restore(&before, ROLLING_BACK, 1, out)
+}
+
+/// Whether `problem` names a path in a plugin's installed folder (`<plugins>/<name>/…`), which the
+/// rollback removes; the folders agent-env keeps for installers (`.python`, `.cargo`) are not one.
+fn names_an_installed_copy(problem: &str, plugins: &Path) -> bool {
+    let prefix = format!("{}/", plugins.display());
+    problem
+        .match_indices(&prefix)
+        .any(|(at, _)| !problem[at + prefix.len()..].starts_with('.'))
 }
 
 /// `problem` with each copied folder's installed path written as the folder it was copied from.
@@ -212,4 +218,24 @@ fn pin_added(search: &SearchPath, plugins: &Path, added: &[String]) -> Result<()
         .filter(|m| m.path.starts_with(plugins) && added.contains(&m.canonical_name()))
         .collect();
     crate::discovery::pins::pin_packages(plugins, &manifests)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn only_a_plugins_installed_folder_is_an_installed_copy() {
+        let plugins = Path::new("/p/plugins");
+        assert!(names_an_installed_copy(
+            "its manifest /p/plugins/agentenv-x/agent-env-plugin.toml does not load",
+            plugins
+        ));
+        // The installers' own folders are kept: a failure of the venv's pip names no copy.
+        assert!(!names_an_installed_copy(
+            "the installer failed (/p/plugins/.python/bin/python ended with exit status: 1)",
+            plugins
+        ));
+        assert!(!names_an_installed_copy("pip: no index", plugins));
+    }
 }
