@@ -169,7 +169,10 @@ pub fn add(opts: &AddOptions, ctx: &Context<'_>) -> Result<i32, InstallError> {
     for p in &problems {
         out.note(&format!("problem: {p}"));
     }
-    if problems.iter().any(|p| names_an_installed_copy(p, &plugins)) {
+    if problems
+        .iter()
+        .any(|p| names_an_installed_copy(p, &plugins))
+    {
         out.note(&format!(
             "note: paths under {} above are of the installed copy, which is removed now; make the change in what you added and add it again",
             plugins.display()

@@ -152,7 +152,7 @@ fn an_env_var_shadows_the_secret_file() {
     ));
     let out = env.run(&["store", "check", "secret"], &[]);
     assert_eq!(out.status.code(), Some(1));
-    assert!(stdout(&out).contains("FAILED get_returns_value: get(\"conformance_present\"): expected Some(\"value-1\"), got Some(\"from-file\")"), "{}", stdout(&out));
+    assert!(stdout(&out).contains("FAILED get_returns_value: get(\"conformance_present\"): expected \"value-1\", got \"from-file\""), "{}", stdout(&out));
     let shadowed = env.run(
         &["store", "check", "secret"],
         &[("conformance_present", "value-1")],

@@ -19,15 +19,20 @@ pub fn ensure(cond: bool, message: impl FnOnce() -> String) -> Result<(), String
     }
 }
 
-/// Equality with both sides in the message.
-pub fn ensure_eq<T: PartialEq + std::fmt::Debug>(
+/// Equality with both sides in the message, written as JSON (`[1]`, not Rust's `[Number(1)]`): a
+/// store's author may work in any language.
+pub fn ensure_eq<T: PartialEq + serde::Serialize>(
     got: T,
     want: T,
     what: &str,
 ) -> Result<(), String> {
     ensure(got == want, || {
-        format!("{what}: expected {want:?}, got {got:?}")
+        format!("{what}: expected {}, got {}", as_json(&want), as_json(&got))
     })
+}
+
+fn as_json(value: &impl serde::Serialize) -> String {
+    serde_json::to_string(value).unwrap_or_else(|e| format!("(not shown: {e})"))
 }
 
 /// Names the operation an unexpected store error came from.
