@@ -387,7 +387,8 @@ pub fn render_text(answer: &Explanation) -> String {
     }
     match &answer.value {
         None => out.push_str(&format!(
-            "{path}: (unset) — no layer supplies this path{note}\n"
+            "{path}: (unset) — no layer supplies this path{note}{}\n",
+            unknown_section_hint(&answer.path)
         )),
         Some(value) => {
             let lines = render_value_lines(value);
@@ -430,4 +431,43 @@ fn one_line(value: &Value) -> String {
 /// The JSON answer, two-space indented.
 pub fn render_json(answer: &Explanation) -> String {
     serde_json::to_string_pretty(answer).unwrap_or_else(|e| format!("{{\"error\": \"{e}\"}}"))
+}
+
+/// When the path's first part is no section agent-env reads (a typo, most likely): which one it may
+/// have meant, or the ones there are.
+fn unknown_section_hint(path: &str) -> String {
+    let first = path.split('.').next().unwrap_or(path);
+    let mut known: Vec<&str> = super::schema::top_level_names().collect();
+    for section in ALIASED_SECTIONS {
+        if !known.contains(&section.name) {
+            known.push(section.name);
+        }
+    }
+    if first.is_empty() || known.contains(&first) {
+        return String::new();
+    }
+    match super::similar::best_match(first, known.iter().copied(), super::warnings::HINT_CUTOFF) {
+        Some(meant) => format!("; agent-env reads no section '{first}': did you mean '{meant}'?"),
+        None => format!(
+            "; agent-env reads no section '{first}' (it reads {})",
+            known.join(", ")
+        ),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_path_under_no_section_agent_env_reads_says_so() {
+        assert_eq!(
+            unknown_section_hint("documnet"),
+            "; agent-env reads no section 'documnet': did you mean 'document'?"
+        );
+        assert!(unknown_section_hint("zzz.a")
+            .starts_with("; agent-env reads no section 'zzz' (it reads stores, "));
+        assert_eq!(unknown_section_hint("stores.document.config.path"), "");
+        assert_eq!(unknown_section_hint("document"), "");
+    }
 }
