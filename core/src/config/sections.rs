@@ -30,19 +30,6 @@ pub const SECTION_ORDER: [&str; 14] = [
     "explorer",
 ];
 
-/// Where the default of a plain (non-aliased) section lives, as `from default in <module>` names it.
-pub fn default_module(section: &str) -> &'static str {
-    match section {
-        "state" => "providers.env_state.env_state_provider",
-        "artifacts" => "artifact.registry",
-        "task_steps" => "task_step.registry",
-        "envs" => "env.registry",
-        "sandbox" => "sandbox.registry",
-        "explorer" => "explorer.server",
-        _ => "config.runtime",
-    }
-}
-
 /// The layer that won a section.
 #[derive(Debug, Clone, Serialize)]
 pub struct WinnerView {
@@ -201,7 +188,8 @@ fn plain_view(doc: &ConfigDocument, name: &'static str) -> SectionView {
             name,
             winner: Some(WinnerView {
                 kind: LayerKind::Default.as_str(),
-                location: format!("default in {}", default_module(name)),
+                // As the store sections say it (the original named its Python modules here).
+                location: "built-in default".to_string(),
                 value: None,
             }),
             shadowed: Vec::new(),
