@@ -259,4 +259,12 @@ fn a_failed_command_names_the_variables_it_expands_that_were_withheld() {
         "{out}"
     );
     assert!(!out.contains("tok-should-not-pass"), "{out}");
+    // The instance keeps it with the row, for get-instance and the explorer.
+    let instance = s.docs("task_instances").pop().unwrap();
+    let row = &instance["context"]["metadata"]["verifications"];
+    assert!(
+        row.to_string()
+            .contains("AGENT_ENV_SANDBOX_ENV=MY_SERVICE_TOKEN passes it"),
+        "{row}"
+    );
 }

@@ -214,27 +214,19 @@ impl BuiltinStep for VerifySandbox {
             .and_then(|verifier| metadata.get("verifications")?.get(verifier)?.get("results"))
             .and_then(Value::as_array)
             .map_or(&[][..], Vec::as_slice);
-        let criteria = step
-            .get("criteria")
-            .and_then(Value::as_array)
-            .map_or(&[][..], Vec::as_slice);
         rows.iter()
             .filter(|r| r.get("result").and_then(Value::as_bool) == Some(false))
             .map(|r| {
                 let name = match criterion_of(r) {
                     CriterionName::Named(c) => format!("'{c}'"),
-                    CriterionName::Numbered(i) => i.to_string(),
+                    // Counted from 1, as people count.
+                    CriterionName::Numbered(i) => (i + 1).to_string(),
                 };
                 let kind = r.get("type").and_then(Value::as_str).unwrap_or("");
+                // A command's justification says already which withheld variables it expands.
                 let why = r.get("justification").and_then(Value::as_str).unwrap_or("");
-                let command = r
-                    .get("criterion_index")
-                    .and_then(Value::as_u64)
-                    .and_then(|i| criteria.get(usize::try_from(i).ok()?))
-                    .and_then(command_of);
-                let withheld = command.map(withheld_note).unwrap_or_default();
                 format!(
-                    "step '{step_id}': criterion {name} ({kind}) did not pass: {}{withheld}",
+                    "step '{step_id}': criterion {name} ({kind}) did not pass: {}",
                     one_line(why)
                 )
             })
@@ -442,12 +434,27 @@ fn run_command(
 ) -> Result<(bool, String), StepError> {
     let limit = Duration::try_from_secs_f64(timeout_seconds.max(0.0)).unwrap_or(Duration::MAX);
     let done = bash_command::run(command, cwd, limit, env.cancel)?;
+    // Kept in the instance with the rest, so get-instance and the explorer show it too.
+    let withheld = withheld_note(command);
     if done.timed_out {
-        return Ok((false, format!("timed out after {timeout_seconds}s")));
+        return Ok((
+            false,
+            format!("timed out after {timeout_seconds}s{withheld}"),
+        ));
+    }
+    if done.code == 0 {
+        return Ok((
+            true,
+            format!("exit=0; stderr={}", stderr_tail(&done.stderr)),
+        ));
     }
     Ok((
-        done.code == 0,
-        format!("exit={}; stderr={}", done.code, stderr_tail(&done.stderr)),
+        false,
+        format!(
+            "exit={}; stderr={}{withheld}",
+            done.code,
+            stderr_tail(&done.stderr)
+        ),
     ))
 }
 
