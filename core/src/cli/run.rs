@@ -8,7 +8,7 @@ use std::sync::Arc;
 
 use serde_json::{json, Map, Value};
 
-use crate::bundle::installed::InstalledBundle;
+use crate::bundle::installed::{InstalledBundle, Location};
 use crate::bundle::{self, BundleError};
 use crate::cli::run_json::RunCollector;
 use crate::cli::run_view::RunView;
@@ -327,7 +327,12 @@ fn list_json(installed: &[InstalledBundle], home: Option<&Path>) -> Value {
                 "name": b.run_name(),
                 "package": b.package,
                 "package_version": b.package_version,
-                "folder": b.folder_display(home),
+                // A path, or null for a bundle built into agent-env (`built_in`), never prose.
+                "folder": match &b.location {
+                    Location::Folder(path) => json!(path.display().to_string()),
+                    Location::Embedded(_) => Value::Null,
+                },
+                "built_in": matches!(b.location, Location::Embedded(_)),
                 "description": description,
                 "tasks": tasks,
                 "evals": evals,

@@ -296,6 +296,35 @@ fn run_json_with_no_bundle_lists_the_installed_bundles() {
         .unwrap_or_else(|| panic!("{doc:#}"));
     assert_eq!(hello["package"], "agentenv-framework");
     assert_eq!(hello["tasks"], serde_json::json!(["hello"]));
+    // Built in: no folder, said as such, not in a sentence a script cannot use.
+    assert_eq!(hello["folder"], Value::Null, "{hello:#}");
+    assert_eq!(hello["built_in"], true);
+    // A plugin's bundle folder is its absolute path.
+    let folder = s.plugins().join("shipper/bundles/shipped");
+    std::fs::create_dir_all(folder.join("tasks")).unwrap();
+    std::fs::write(
+        folder.join("tasks/t.json"),
+        r#"[{"id": "box", "type": "deploy_sandbox", "sandbox_name": "box"}]"#,
+    )
+    .unwrap();
+    s.install_manifest(
+        "shipper",
+        "[plugin]\nname = \"agentenv-shipper\"\nversion = \"1\"\nexec = [\"./x\"]\nprotocol = [1, 1]\n[provides.bundles]\nshipped = \"bundles/shipped\"\n",
+    );
+    let doc = json_of(&s.run(&["run", "--json"]).stdout);
+    let shipped = doc["bundles"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|b| b["name"] == "shipped")
+        .unwrap_or_else(|| panic!("{doc:#}"))
+        .clone();
+    assert_eq!(
+        shipped["folder"],
+        folder.display().to_string(),
+        "{shipped:#}"
+    );
+    assert_eq!(shipped["built_in"], false);
 }
 
 #[test]
