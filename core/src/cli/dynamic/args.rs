@@ -95,6 +95,13 @@ mod tests {
         let mut ours: Vec<String> = CORE_COMMANDS.iter().map(|c| c.to_string()).collect();
         ours.sort();
         assert_eq!(ours, clap_names);
+        // No plugin may claim one of them as its command (`builtin_names::CLI_COMMANDS`).
+        for name in &clap_names {
+            assert!(
+                crate::builtin_names::is_builtin("cli_plugins", name),
+                "builtin_names::CLI_COMMANDS lacks '{name}'"
+            );
+        }
     }
 
     #[test]
