@@ -118,13 +118,40 @@ pub fn verify_plugin(
     let verification = verify::verify(&spec, &config, services, &options, &problems);
     drop(scratch);
     let verification = verification?;
+    let mut warnings = relative_file_warnings(&manifest);
+    if let Some(answer) = &verification.handshake {
+        warnings.extend(undeclared_warnings(&manifest, answer));
+    }
     Ok(VerifyOutcome {
         package: manifest.name.clone(),
         version: manifest.version.clone(),
         manifest: manifest.path.clone(),
         verification,
-        warnings: relative_file_warnings(&manifest),
+        warnings,
     })
+}
+
+/// A warning for each contribution the plugin answers that its manifest does not declare: agent-env
+/// finds contributions in manifests, so it never uses one (the protocol allows the answer to hold more).
+fn undeclared_warnings(manifest: &Manifest, answer: &InitializeResult) -> Vec<String> {
+    let declared: Vec<(&str, &str)> = manifest
+        .contributions()
+        .map(|(group, name, _)| (group, name))
+        .collect();
+    answer
+        .contributions
+        .iter()
+        .filter(|c| !declared.contains(&(c.group.as_str(), c.name.as_str())))
+        .map(|c| {
+            format!(
+                "the plugin answers [{group}] {name} ({class}), which its manifest does not declare, so agent-env never uses it; to use it, add {name} = \"{class}\" under [provides.{group}] in {}",
+                manifest.path.display(),
+                group = c.group,
+                name = c.name,
+                class = c.class,
+            )
+        })
+        .collect()
 }
 
 /// A warning for each argument that names a file beside the manifest by a relative path.
@@ -210,7 +237,19 @@ pub fn manifest_problems(manifest: &Manifest, answer: &InitializeResult) -> Vec<
             continue;
         }
         if let Err(problem) = validate::check_contribution(group, name, &entry.class, answer) {
-            problems.push(format!("[provides.{group}] {name}: {problem}"));
+            // A class the plugin does provide, under another name: the names differ, not the code.
+            let elsewhere = answer
+                .contributions
+                .iter()
+                .find(|c| c.group == group && c.class == entry.class && c.name != name)
+                .map(|c| {
+                    format!(
+                        " (it provides {} as '{}': make the two names the same)",
+                        entry.class, c.name
+                    )
+                })
+                .unwrap_or_default();
+            problems.push(format!("[provides.{group}] {name}: {problem}{elsewhere}"));
         }
     }
     for (class, kind) in &manifest.stores {

@@ -330,6 +330,39 @@ fn a_missing_executable_is_an_error_naming_it_and_the_manifest() {
     );
 }
 
+/// An answer and a manifest that name a contribution differently: the manifest's name fails with
+/// the one the plugin gives, and what the plugin answers beyond its manifest is a warning (agent-env
+/// never uses it).
+#[test]
+fn names_the_answer_and_the_manifest_give_differently_are_said() {
+    let sb = Sandbox::new();
+    let text = std::fs::read_to_string(
+        std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+            .join("../tests/fixture-plugins/manifests/works.toml"),
+    )
+    .unwrap()
+    .replace(
+        "exec = [\"fixture-works\"]",
+        &format!("exec = [\"{}\"]", fixture("fixture-works").display()),
+    )
+    .replace("echo_step = \"EchoStep\"", "echo_stepp = \"EchoStep\"");
+    sb.plugin_dir_manifest("works", &text);
+    let out = sb.run(&["plugin", "verify", "agentenv-fixture-works", "--json"]);
+    assert_eq!(out.status.code(), Some(1));
+    let doc: Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert!(
+        message(&doc, "manifest").contains(
+            "[provides.task_steps] echo_stepp: EchoStep is not provided by the plugin (it provides EchoStep as 'echo_step': make the two names the same)"
+        ),
+        "{doc:#}"
+    );
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        stderr.contains("the plugin answers [task_steps] image_ref (ImageRef), which its manifest does not declare, so agent-env never uses it"),
+        "{stderr}"
+    );
+}
+
 #[test]
 fn the_sdk_fixture_passes_with_a_step_that_calls_the_host_stores() {
     let sb = Sandbox::new();
