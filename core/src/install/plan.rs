@@ -216,7 +216,9 @@ pub fn build(specs: &[Spec], plugins: &Path, pip: &PipOptions) -> Result<Vec<Ste
         .collect();
     for s in &modules {
         let (target, cwd) = match &s.path {
-            Some(p) => ("./...".to_string(), Some(p.clone())),
+            // A module's folder builds every command in it; a command's folder inside a module, that one.
+            Some(p) if p.join("go.mod").is_file() => ("./...".to_string(), Some(p.clone())),
+            Some(p) => (".".to_string(), Some(p.clone())),
             None => (s.text.clone(), None),
         };
         steps.push(Step::Run {
@@ -341,13 +343,40 @@ pub fn run(
         }
         Step::GoManifests { staging } => {
             let built: Vec<PathBuf> = digests(staging).keys().map(|n| staging.join(n)).collect();
-            for exe in built {
-                if let Some(problem) = place_manifest(&exe, plugins, true)? {
-                    let _ = fs::remove_dir_all(staging);
-                    return Ok(StepOutcome::Failed(problem));
+            let mut placed = 0;
+            let mut problems = Vec::new();
+            for exe in &built {
+                match place_manifest(exe, plugins, true) {
+                    Ok(None) => placed += 1,
+                    Ok(Some(problem)) => problems.push((exe, problem)),
+                    Err(e) => {
+                        let _ = fs::remove_dir_all(staging);
+                        return Err(e);
+                    }
                 }
             }
             let _ = fs::remove_dir_all(staging);
+            // A module may hold commands besides its plugins (a helper, a tool): with a plugin
+            // installed, each of those is said and left out; with none, the module is no plugin.
+            if placed == 0 {
+                if let Some(problem) = problems
+                    .into_iter()
+                    .map(|(_, p)| p)
+                    .reduce(|a, b| format!("{a}; {b}"))
+                {
+                    return Ok(StepOutcome::Failed(problem));
+                }
+                return Ok(StepOutcome::Done);
+            }
+            for (exe, problem) in problems {
+                let name = exe
+                    .file_name()
+                    .map(|n| n.to_string_lossy().into_owned())
+                    .unwrap_or_default();
+                out.note(&format!(
+                    "note: the module also built {name}, which is not installed: it gave no plugin manifest ({problem})"
+                ));
+            }
             Ok(StepOutcome::Done)
         }
     }

@@ -137,7 +137,10 @@ pub fn classify(
     if local {
         let path = std::path::absolute(&expanded).unwrap_or(expanded.clone());
         if path.is_dir() {
-            let Some(detected) = installer_of(&path) else {
+            // A command's folder inside a Go module (`--installer go` names the installer).
+            let in_module = forced == Some(Installer::Go)
+                && path.ancestors().any(|dir| dir.join("go.mod").is_file());
+            let Some(detected) = installer_of(&path).or(in_module.then_some(Installer::Go)) else {
                 return Err(bad(
                     text,
                     format!("the folder holds none of {MANIFEST_FILE}, Cargo.toml, go.mod, pyproject.toml or setup.py, so it is no plugin source"),

@@ -366,6 +366,41 @@ fn a_local_go_module_is_go_installed_into_its_plugin_folder() {
         .collect();
     assert!(leftovers.is_empty(), "the staging folder is removed");
     remove_ok(&sb, "agentenv-godemo");
+
+    // A module whose plugin sits beside a helper command: the plugin is installed, the helper said
+    // and left out; the plugin's own folder is added alone with --installer go.
+    let module = sb.dir().join("go-multi");
+    let command = module.join("cmd/agentenv-godemo");
+    std::fs::create_dir_all(&command).unwrap();
+    std::fs::create_dir_all(module.join("cmd/helper")).unwrap();
+    std::fs::copy(src.join("go.mod"), module.join("go.mod")).unwrap();
+    std::fs::copy(src.join("main.go"), command.join("main.go")).unwrap();
+    std::fs::write(
+        module.join("cmd/helper/main.go"),
+        "package main\n\nimport \"fmt\"\n\nfunc main() { fmt.Println(\"helper ready\") }\n",
+    )
+    .unwrap();
+    let added = add_ok(
+        &sb,
+        module.to_str().unwrap(),
+        "agentenv-godemo",
+        "  agentenv-godemo: task_steps go_step active\n",
+    );
+    let said = String::from_utf8_lossy(&added.stderr);
+    assert!(
+        said.contains("note: the module also built helper, which is not installed"),
+        "{said}"
+    );
+    assert!(!sb.plugins_dir().join("helper").exists());
+    remove_ok(&sb, "agentenv-godemo");
+    let added = add_ok_with(
+        &sb,
+        &[command.to_str().unwrap(), "--installer", "go"],
+        "agentenv-godemo",
+        "  agentenv-godemo: task_steps go_step active\n",
+    );
+    assert!(!String::from_utf8_lossy(&added.stderr).contains("helper"));
+    remove_ok(&sb, "agentenv-godemo");
 }
 
 /// A package index of one wheel, served on loopback by Python's http.server (its folder listings are
