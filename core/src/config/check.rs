@@ -271,10 +271,14 @@ fn run_checks(doc: &ConfigDocument, builder: &dyn StoreBuilder, found: &mut Find
     }
     let mut unread: Vec<String> = noted.names.borrow().clone();
     unread.dedup();
+    let why = match builder.secrets_unavailable() {
+        Some(reason) => format!(
+            "the configured secret store could not be built ({reason}), so what names it was checked without its value"
+        ),
+        None => "no secret store is built by this check".to_string(),
+    };
     for name in unread {
-        notes.push(format!(
-            "secret:{name} was not looked up: no secret store is built by this check"
-        ));
+        notes.push(format!("secret:{name} was not looked up: {why}"));
     }
 }
 

@@ -32,6 +32,11 @@ pub trait StoreBuilder {
     /// The configured secret store, for `secret:` references outside `[stores.secret]`. `None` means
     /// secret references are not resolved (each is noted instead).
     fn secrets(&self) -> Option<&dyn SecretLookup>;
+
+    /// Why there is no secret store to resolve `secret:` references with, when that is known.
+    fn secrets_unavailable(&self) -> Option<String> {
+        None
+    }
 }
 
 /// Builds each configured store with the real constructors. A plugin's store is checked against the
@@ -39,7 +44,7 @@ pub trait StoreBuilder {
 /// one it is noted as unchecked.
 pub struct StoresBuilder<'a> {
     env: Arc<Environment>,
-    secrets: Option<StoreSecrets>,
+    secrets: Result<StoreSecrets, String>,
     plugins: Option<&'a dyn PluginStoreFactory>,
     manifests: Option<&'a [Manifest]>,
     /// Whether each built store is asked to reach its server (`config check`); a run's preflight does
@@ -55,7 +60,7 @@ impl<'a> StoresBuilder<'a> {
     ) -> StoresBuilder<'a> {
         StoresBuilder {
             env: doc.env.clone(),
-            secrets: configured_secrets(doc, plugins).ok(),
+            secrets: configured_secrets(doc, plugins).map_err(|e| e.to_string()),
             plugins,
             manifests: None,
             probe: false,
@@ -169,6 +174,10 @@ impl StoreBuilder for StoresBuilder<'_> {
     }
 
     fn secrets(&self) -> Option<&dyn SecretLookup> {
-        self.secrets.as_ref().map(|s| s as &dyn SecretLookup)
+        self.secrets.as_ref().ok().map(|s| s as &dyn SecretLookup)
+    }
+
+    fn secrets_unavailable(&self) -> Option<String> {
+        self.secrets.as_ref().err().cloned()
     }
 }

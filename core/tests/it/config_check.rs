@@ -288,6 +288,22 @@ fn a_sandbox_default_naming_no_provider_is_a_problem() {
     );
 }
 
+/// A `secret:` reference the check could not look up says why: here the configured secret store
+/// itself could not be built.
+#[test]
+fn a_secret_not_looked_up_says_the_secret_store_could_not_be_built() {
+    let p = Project::new(
+        "[stores.secret]\nimpl = \"agentenv-vault:Vault\"\n[stores.image]\nimpl = \"LocalRegistryImageStore\"\nconfig = { registry_host = \"secret:HOST\" }\n",
+    );
+    let (code, json) = p.check(&[]);
+    assert_eq!(code, 1, "{json:#}");
+    let notes = json["notes"].to_string();
+    assert!(
+        notes.contains("secret:HOST was not looked up: the configured secret store could not be built (Cannot import impl 'agentenv-vault:Vault'"),
+        "{json:#}"
+    );
+}
+
 #[test]
 fn store_variables_are_checked_and_beat_the_file() {
     let p = Project::new("[stores.object]\nimpl = \"fakestore.Store\"\n");
