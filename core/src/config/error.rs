@@ -34,6 +34,10 @@ pub enum ConfigError {
     )]
     NoSecretStore { name: String },
 
+    /// A `secret:` reference where none is taken (`[explorer]`: none of its settings is a secret).
+    #[error("takes no secret: reference ('secret:{name}'): none of these settings is a secret; write the value, or an env:NAME reference")]
+    NoSecretHere { name: String },
+
     #[error("Cannot resolve 'secret:{name}': the secret store failed: {message}")]
     SecretStoreFailed { name: String, message: String },
 

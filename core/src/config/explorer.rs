@@ -184,10 +184,28 @@ fn resolve_each_key(
         let one = toml::Table::from_iter([(key.clone(), value.clone())]);
         match resolve_table_at(&one, "explorer", &doc.env, None) {
             Ok(one) => resolved.extend(one),
-            Err(e) => problems.push(e.into()),
+            Err(e) => problems.push(no_secret_here(e).into()),
         }
     }
     resolved
+}
+
+/// A `secret:` reference here is refused by design, not for want of a secret store: said so.
+fn no_secret_here(error: ConfigError) -> ConfigError {
+    match error {
+        ConfigError::At { place, source } => match *source {
+            ConfigError::NoSecretStore { name } => ConfigError::At {
+                place,
+                source: Box::new(ConfigError::NoSecretHere { name }),
+            },
+            other => ConfigError::At {
+                place,
+                source: Box::new(other),
+            },
+        },
+        ConfigError::NoSecretStore { name } => ConfigError::NoSecretHere { name },
+        other => other,
+    }
 }
 
 fn port_of(value: &Value) -> Result<u16, SettingsError> {
@@ -365,7 +383,7 @@ mod tests {
             "{found:?}"
         );
         assert!(
-            found[1].starts_with("[explorer] allowed_hosts: Cannot resolve 'secret:H'"),
+            found[1].starts_with("[explorer] allowed_hosts: takes no secret: reference ('secret:H'): none of these settings is a secret"),
             "{found:?}"
         );
         assert!(
