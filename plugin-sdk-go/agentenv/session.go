@@ -308,12 +308,12 @@ func (s *session) genericCall(ctx context.Context, req *Request, group, op strin
 // executeStep runs step.Execute; a panic in it fails the step as a Rust or Python step's does:
 // step-failed with error_type "panic", the panic's value as the message, and where it happened
 // (the goroutine's stack) as data.traceback, which agent-env shows with --verbose and keeps in the
-// instance record. The stack also goes to stderr, as for any handler that panics.
+// instance record. Stderr gets one line, not the stack again: agent-env -v shows both.
 func executeStep(ctx context.Context, step *TaskStep, call *StepCall) (metadata map[string]any, err error) {
 	defer func() {
 		if p := recover(); p != nil {
 			stack := debug.Stack()
-			fmt.Fprintf(os.Stderr, "agentenv: the step '%s' panicked: %v\n%s", call.Type, p, stack)
+			fmt.Fprintf(os.Stderr, "agentenv: the step '%s' panicked: %v (its stack goes with the step's failure)\n", call.Type, p)
 			metadata, err = nil, StepFailed("panic", "%v", p).With("traceback", fmt.Sprintf("panic: %v\n\n%s", p, stack))
 		}
 	}()
