@@ -35,6 +35,7 @@ fn our_manifests(search: &SearchPath, plugins: &Path) -> Manifests {
                 name: p.manifest.name.clone(),
                 path: p.manifest.path.clone(),
                 bytes,
+                version: p.manifest.version.clone(),
             };
             (p.manifest.canonical_name(), installed)
         })
@@ -154,6 +155,9 @@ pub fn add(opts: &AddOptions, ctx: &Context<'_>) -> Result<i32, InstallError> {
         }
     }
     if problems.is_empty() {
+        for note in downgrades(&manifests_before, &our_manifests(&ctx.search, &plugins)) {
+            out.note(&note);
+        }
         out.line("Added. `agent-env plugin list` shows every installed plugin.");
         return Ok(0);
     }
@@ -179,6 +183,28 @@ pub fn add(opts: &AddOptions, ctx: &Context<'_>) -> Result<i32, InstallError> {
         ));
     }
     restore(&before, ROLLING_BACK, 1, out)
+}
+
+/// A note for each package the add replaced with an older version (a source's `@latest`, say, behind
+/// what was installed from a folder): it is not an error, but it is easy to miss.
+fn downgrades(before: &Manifests, after: &Manifests) -> Vec<String> {
+    let older =
+        |old: &str, new: &str| match (semver::Version::parse(old), semver::Version::parse(new)) {
+            (Ok(old), Ok(new)) => new < old,
+            _ => false,
+        };
+    after
+        .iter()
+        .filter_map(|(key, now)| {
+            let was = before.get(key)?;
+            older(&was.version, &now.version).then(|| {
+                format!(
+                    "note: {} {} replaced the installed {}, a newer version",
+                    now.name, now.version, was.version
+                )
+            })
+        })
+        .collect()
 }
 
 /// Whether `problem` names a path in a plugin's installed folder (`<plugins>/<name>/…`), which the
@@ -240,5 +266,22 @@ mod tests {
             plugins
         ));
         assert!(!names_an_installed_copy("pip: no index", plugins));
+    }
+
+    #[test]
+    fn a_package_replaced_by_an_older_version_is_noted() {
+        let installed = |version: &str| InstalledManifest {
+            name: "agentenv-x".into(),
+            path: "/p/agentenv-x/agent-env-plugin.toml".into(),
+            bytes: Vec::new(),
+            version: version.into(),
+        };
+        let of = |version: &str| Manifests::from([("agentenv-x".to_string(), installed(version))]);
+        assert_eq!(
+            downgrades(&of("0.2.1"), &of("0.2.0")),
+            ["note: agentenv-x 0.2.0 replaced the installed 0.2.1, a newer version"]
+        );
+        assert!(downgrades(&of("0.2.0"), &of("0.2.1")).is_empty());
+        assert!(downgrades(&Manifests::new(), &of("0.2.0")).is_empty());
     }
 }

@@ -23,6 +23,8 @@ pub struct InstalledManifest {
     pub path: PathBuf,
     /// Its bytes.
     pub bytes: Vec<u8>,
+    /// The version it gives.
+    pub version: String,
 }
 
 /// Canonical name → the manifest of that package.
@@ -160,6 +162,7 @@ mod tests {
             name: name.to_string(),
             path: path.to_path_buf(),
             bytes: bytes.as_bytes().to_vec(),
+            version: "1".into(),
         }
     }
 
