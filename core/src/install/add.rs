@@ -55,6 +55,9 @@ pub fn add(opts: &AddOptions, ctx: &Context<'_>) -> Result<i32, InstallError> {
             return Err(InstallError::CoreAdd(s.text.clone()));
         }
     }
+    for note in specs.iter().filter_map(super::source::folder_of_that_name) {
+        out.note(&note);
+    }
     let plugins = ctx.plugins_dir.clone();
     let _lock = lock::acquire(&plugins, &ctx.locks_dir)?;
     let steps = plan::build(&specs, &plugins, &opts.pip)?;

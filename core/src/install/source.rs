@@ -77,6 +77,17 @@ fn requirement_name(text: &str) -> &str {
 
 /// Whether `text` is written as a path: a package or module name never starts with `.`, `/` or `~`,
 /// nor ends with `/` (`my-plugin/` is a folder; `github.com/a/b` is a Go module).
+/// The note for a bare word that names a package although a folder of that name is here.
+pub fn folder_of_that_name(spec: &Spec) -> Option<String> {
+    let bare = spec.path.is_none() && !spec.text.contains('/') && !looks_like_path(&spec.text);
+    (bare && Path::new(&spec.text).is_dir()).then(|| {
+        format!(
+            "note: {0} is read as a package's name; a folder of that name is here too: write ./{0} to add the folder",
+            spec.text
+        )
+    })
+}
+
 /// A Go module path (`example.com/team/cmd/tool@v1.2.0`): a host name with a dot, a path, an optional
 /// `@version`. No Python requirement has a `/` outside a URL, and a URL has a `:`.
 fn looks_like_go_module(text: &str) -> bool {
@@ -124,7 +135,10 @@ pub fn classify(
             .unwrap_or_else(|| PathBuf::from(text)),
         None => PathBuf::from(text),
     };
-    let local = expanded.exists();
+    // A bare word is a package's name even where a folder of that name is (`plugin add my-plugin`
+    // from the folder holding its source means the published one); a path says it is one.
+    let bare_word = !text.contains('/') && !looks_like_path(text) && !text.ends_with(".whl");
+    let local = expanded.exists() && !bare_word;
     if !local && looks_like_path(text) {
         return Err(bad(text, "no such file or folder"));
     }

@@ -621,3 +621,32 @@ fn a_missing_installer_and_a_broken_python_environment_are_said_before_anything_
         "{stderr}"
     );
 }
+
+/// A bare word is a package's name even where a folder of that name is (run from the folder that
+/// holds a plugin's source, `plugin add my-plugin` means the published one); a note says how to
+/// add the folder instead.
+#[test]
+fn a_bare_word_is_a_package_name_even_beside_a_folder_of_that_name() {
+    let Some(sb) = offline_pip_sandbox() else {
+        eprintln!("skipped: no python3");
+        return;
+    };
+    let folder = sb.dir().join("work/agentenv-local");
+    std::fs::create_dir_all(&folder).unwrap();
+    std::fs::write(
+        folder.join("agent-env-plugin.toml"),
+        "[plugin]\nname = \"agentenv-local\"\nversion = \"1\"\nexec = [\"./x\"]\nprotocol = [1, 1]\n",
+    )
+    .unwrap();
+    let out = sb.run(&["plugin", "add", "agentenv-local", "--dry-run"]);
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(0), "{stdout}{stderr}");
+    assert!(stdout.contains("pip install agentenv-local"), "{stdout}");
+    assert!(
+        stderr.contains("note: agentenv-local is read as a package's name; a folder of that name is here too: write ./agentenv-local to add the folder"),
+        "{stderr}"
+    );
+    let out = sb.run(&["plugin", "add", "./agentenv-local", "--dry-run"]);
+    assert!(String::from_utf8_lossy(&out.stdout).contains("Will copy"));
+}
