@@ -381,7 +381,11 @@ fn show(args: &ShowArgs, verbose: bool, session: &Session, term: &Terminal) -> E
     let dist = built.report.plugins[index].clone();
     let manifest = manifest_info(registry, source);
     let process = match source {
-        RowSource::Plugin(i) => registry.probes.get(&i).map(|p| p.diagnosis.clone()),
+        RowSource::Plugin(i) => registry
+            .probes
+            .get(&i)
+            .map(|p| p.diagnosis.clone())
+            .or_else(|| store_only_diagnosis(registry, i, session)),
         _ => None,
     };
     let config_effect = registry.loaded.then(|| CONFIG_EFFECT.to_string());
@@ -412,6 +416,31 @@ fn show(args: &ShowArgs, verbose: bool, session: &Session, term: &Terminal) -> E
     };
     term.print(&human::show(&built.report, &dist, &details));
     Ok(0)
+}
+
+/// A plugin that provides only stores is started by nothing that loads the registry (a store opens
+/// when `[stores.<kind>]` names it): `show` starts it here, once, so that a plugin that cannot start is
+/// diagnosed like any other. `None` without loading (`--no-load`) or for a plugin with contributions.
+fn store_only_diagnosis(
+    registry: &Registry,
+    plugin: usize,
+    session: &Session,
+) -> Option<crate::registry::ProcessDiagnosis> {
+    let manifest = &registry.discovery.plugins.get(plugin)?.manifest;
+    if !registry.loaded || manifest.stores.is_empty() {
+        return None;
+    }
+    let mut launch = crate::registry::launch_of(manifest);
+    if let Ok(settings) = crate::registry::config_input::settings(&registry.config, &launch.package)
+    {
+        launch.settings = settings;
+    }
+    use crate::registry::Prober;
+    let prober = crate::registry::host_prober::HostProber::new(session.host_config());
+    prober
+        .probe_all(&[launch])
+        .pop()
+        .map(|probe| probe.diagnosis)
 }
 
 /// `agentenv-framework>=0.9 (installed 0.10.0)`, or `no agent-env requirement declared (installed …)`,

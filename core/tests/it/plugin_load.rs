@@ -358,6 +358,37 @@ fn a_misbehaving_child_fails_with_a_code_and_the_others_still_load() {
     );
 }
 
+/// A plugin that provides only stores is started by nothing that lists plugins; `plugin show`
+/// starts it to diagnose it, so one that cannot start says so there.
+#[test]
+fn show_starts_a_store_only_plugin_to_diagnose_it() {
+    let sb = Sandbox::new();
+    sb.plugin_dir_manifest(
+        "agentenv-exit",
+        &fixture_manifest(
+            "agentenv-exit",
+            "fixture-exit-at-start",
+            "\n[provides.stores]\nVault = \"secret\"\n",
+        ),
+    );
+    let doc = sb.json(&["plugin", "show", "agentenv-exit", "--json"], 0);
+    assert_eq!(doc["process"]["exit_code"], 3, "{:#}", doc["process"]);
+    assert!(
+        doc["process"]["stderr_tail"]
+            .as_str()
+            .unwrap()
+            .contains("the settings file is missing"),
+        "{:#}",
+        doc["process"]
+    );
+    // Without loading, nothing starts.
+    let doc = sb.json(
+        &["plugin", "show", "agentenv-exit", "--json", "--no-load"],
+        0,
+    );
+    assert!(doc["process"].is_null(), "{:#}", doc["process"]);
+}
+
 #[test]
 fn no_load_starts_nothing() {
     let sb = Sandbox::new();
