@@ -103,6 +103,7 @@ impl<'f> Recorder<'f> {
             "completed_at_utc": null,
             "current_step": 0,
             "completed_steps": [],
+            "running_steps": [],
             "context": new.context.to_safe_dict(),
             "attempt_epoch": 0,
             "step_attempt_failures": {},
@@ -125,6 +126,21 @@ impl<'f> Recorder<'f> {
         Recorder { record, flusher }
     }
 
+    /// A step started: it is in `running_steps` until it ends (written behind, as the rest is), so a
+    /// reader can tell the step running from the ones still to come.
+    pub fn step_started(&self, step_id: &str) {
+        let mut state = self.record.lock();
+        match state.doc.get_mut("running_steps") {
+            Some(Value::Array(steps)) => steps.push(json!(step_id)),
+            _ => {
+                state.doc.insert("running_steps".into(), json!([step_id]));
+            }
+        }
+        let rev = state.doc.get("rev").and_then(Value::as_i64).unwrap_or(0) + 1;
+        state.doc.insert("rev".into(), json!(rev));
+        state.dirty = true;
+    }
+
     /// A step ended: it joins `completed_steps` and `current_step` counts it.
     pub fn step_done(
         &self,
@@ -140,6 +156,11 @@ impl<'f> Recorder<'f> {
             "status": ended.status(),
             "duration_seconds": took.as_secs_f64(),
         });
+        if let Some(Value::Array(running)) = doc.get_mut("running_steps") {
+            if let Some(at) = running.iter().position(|id| id.as_str() == Some(step_id)) {
+                running.remove(at);
+            }
+        }
         let count = match doc.get_mut("completed_steps") {
             Some(Value::Array(steps)) => {
                 steps.push(done);
@@ -179,6 +200,8 @@ impl<'f> Recorder<'f> {
         doc.insert("error".into(), error);
         doc.insert("completed_at_utc".into(), json!(clock::minute_now()));
         doc.insert("objects".into(), json!(objects));
+        // A step a cancel cut short, say, is no longer running.
+        doc.insert("running_steps".into(), json!([]));
         changed(&mut state, context);
         self.record.write(&mut state)
     }
@@ -471,7 +494,13 @@ mod tests {
         let flusher = Flusher::new();
         let context = TaskStepContext::default();
         let recorder = started(&docs, &flusher, "t-1", &context);
+        recorder.step_started("box");
         recorder.step_done("box", StepEnd::Success, Duration::from_millis(3), &context);
+        recorder.step_started("check");
+        {
+            let state = recorder.record.lock();
+            assert_eq!(state.doc["running_steps"], json!(["check"]), "box ended");
+        }
         recorder.step_done(
             "check",
             StepEnd::Failure,
@@ -486,8 +515,9 @@ mod tests {
         assert_eq!(docs.replaces.load(Ordering::SeqCst), 0);
         let doc = stored(&docs, "t-1").expect("the instance is stored");
         assert_eq!(doc["status"], "completed");
-        assert_eq!(doc["rev"], 3);
+        assert_eq!(doc["rev"], 5);
         assert_eq!(doc["current_step"], 2);
+        assert_eq!(doc["running_steps"], json!([]));
         assert_eq!(doc["completed_steps"][0]["step_id"], "box");
         assert_eq!(doc["completed_steps"][1]["status"], "failure");
         assert_eq!(doc["objects"], json!(["o/1"]));

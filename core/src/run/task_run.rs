@@ -379,6 +379,7 @@ fn run_steps(
                             StepKind::Builtin(_) => None,
                         },
                     });
+                    recorder.step_started(step.id());
                     let tx = tx.clone();
                     let at = step_ref(planned, env, step);
                     let work = move || {

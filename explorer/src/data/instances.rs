@@ -164,7 +164,7 @@ pub fn summary(doc: &Document, scores: &InstanceScores<'_>) -> Value {
 }
 
 /// What an instance's progress is: steps done of all, and each step's state (`succeeded`, `failed`,
-/// `cancelled`, `pending`, `not run`) with its error and how long it took.
+/// `cancelled`, `running`, `pending`, `not run`) with its error and how long it took.
 pub fn progress(doc: &Document, task_steps: &[Value]) -> Value {
     let done: Vec<&Value> = doc
         .get("completed_steps")
@@ -199,6 +199,12 @@ pub fn progress(doc: &Document, task_steps: &[Value]) -> Value {
         None if finished => "not run",
         None => "pending",
     };
+    // The steps running now, as the run records them (a record from before it did has none).
+    let running: Vec<&str> = doc
+        .get("running_steps")
+        .and_then(Value::as_array)
+        .map(|a| a.iter().filter_map(Value::as_str).collect())
+        .unwrap_or_default();
     let steps: Vec<Value> = task_steps
         .iter()
         .map(|step| {
@@ -219,7 +225,11 @@ pub fn progress(doc: &Document, task_steps: &[Value]) -> Value {
             json!({
                 "step_id": id,
                 "type": step.get("type").cloned().unwrap_or(Value::Null),
-                "state": state_of(completed, failure),
+                "state": if completed.is_none() && !finished && running.contains(&id) {
+                    "running"
+                } else {
+                    state_of(completed, failure)
+                },
                 "error": failure.and_then(|f| f.get("error")).cloned().unwrap_or(Value::Null),
                 "duration_seconds": duration,
             })
@@ -406,18 +416,21 @@ mod tests {
     #[test]
     fn progress_marks_each_step() {
         let d = doc(json!({
-            "instance_id": "i", "status": "running", "total_steps": 2,
+            "instance_id": "i", "status": "running", "total_steps": 3,
             "completed_steps": [{"step_id": "a", "status": "success"}],
+            "running_steps": ["b"],
         }));
         let steps = [
             json!({"id": "a", "type": "x"}),
             json!({"id": "b", "type": "y"}),
+            json!({"id": "c", "type": "z"}),
         ];
         let p = progress(&d, &steps);
         assert_eq!(p["current_step"], 1);
-        assert_eq!(p["fraction"], 0.5);
+        assert!((p["fraction"].as_f64().unwrap() - 1.0 / 3.0).abs() < 1e-9);
         assert_eq!(p["steps"][0]["state"], "succeeded");
-        assert_eq!(p["steps"][1]["state"], "pending");
+        assert_eq!(p["steps"][1]["state"], "running");
+        assert_eq!(p["steps"][2]["state"], "pending");
     }
 
     #[test]

@@ -341,7 +341,9 @@ async function artifact(id) {
   const preview = h("div", { id: "preview" });
   const view = (file) => {
     preview.replaceChildren(h("h2", {}, file.path),
-      h("iframe", { src: objectUrl(file.object_url), sandbox: "", title: file.path, class: "preview" }));
+      // Scripts run, as the object's own sandbox CSP lets them (a stored HTML replay's player), in
+      // an opaque origin: no allow-same-origin, so they reach neither the explorer nor its API.
+      h("iframe", { src: objectUrl(file.object_url), sandbox: "allow-scripts", title: file.path, class: "preview" }));
   };
   show(h("h1", {}, doc.name || id, " ", h("span", { class: "muted" }, `v${doc.version} · ${doc.type}`)),
     h("p", { class: "mono" }, id),
