@@ -152,8 +152,9 @@ pub fn classify(kind: StoreKind, impl_name: &str) -> StoreResult<Target> {
     if let Target::Builtin(k) = target {
         if k != kind {
             return Err(StoreError::Config(format!(
-                "impl '{impl_name}' is not a subclass of {}",
-                interface_name(kind)
+                "impl '{impl_name}' is not a subclass of {}: it is agent-env's {k} store, which goes under [stores.{k}]; [stores.{kind}]'s own is {}",
+                interface_name(kind),
+                builtin_impl(kind).rsplit(':').next().unwrap_or_default()
             )));
         }
     }
@@ -301,7 +302,7 @@ mod tests {
             classify(StoreKind::Object, "LocalSecretStore")
                 .unwrap_err()
                 .to_string(),
-            "impl 'LocalSecretStore' is not a subclass of ObjectStore"
+            "impl 'LocalSecretStore' is not a subclass of ObjectStore: it is agent-env's secret store, which goes under [stores.secret]; [stores.object]'s own is LocalFilesystemObjectStore"
         );
         assert!(classify(StoreKind::Object, "agent_env.store:Nope").is_err());
     }
