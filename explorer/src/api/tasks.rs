@@ -593,20 +593,28 @@ pub fn group_snapshot(
                 == Some(w.id.as_str())
         })
     };
+    // Runs cancelled while queued never recorded one either: they count as `cancelled`.
     let mut errors: Vec<String> = Vec::new();
     let mut errored = 0u64;
+    let mut cancelled_unrecorded = 0u64;
     for w in &workflows {
-        if let Phase::Errored(e) = w.phase() {
-            if !recorded_by(w) {
+        match w.phase() {
+            Phase::Errored(e) if !recorded_by(w) => {
                 errored += 1;
                 if !errors.contains(&e) {
                     errors.push(e);
                 }
             }
+            Phase::Finished("cancelled") if !recorded_by(w) => cancelled_unrecorded += 1,
+            _ => {}
         }
     }
     if errored > 0 {
         state["outcomes"]["error"] = json!(errored);
+    }
+    if cancelled_unrecorded > 0 {
+        let recorded = state["outcomes"]["cancelled"].as_u64().unwrap_or(0);
+        state["outcomes"]["cancelled"] = json!(recorded + cancelled_unrecorded);
     }
     state["errors"] = json!(errors);
     if state["task_id"].is_null() {

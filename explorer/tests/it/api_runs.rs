@@ -371,12 +371,51 @@ fn start_slow(server: &Explorer, task: &str) -> String {
     instance
 }
 
+/// Four runs go at once; a fifth cancelled while it waits for a slot records no instance, and its
+/// group counts it as cancelled with the four cancelled running.
+#[test]
+fn a_run_cancelled_while_queued_counts_as_cancelled_in_its_group() {
+    let world = World::new();
+    let (_, task) = slow_bundle(&world);
+    let server = Explorer::start(&world);
+    let group = server
+        .post(
+            &format!("/api/v1/tasks/{}/runs", seg(&task)),
+            r#"{"count": 5}"#,
+        )
+        .expect(200)
+        .json();
+    let id = group["run_group_id"].as_str().unwrap().to_string();
+    let queued = group["runs"][4]["workflow_id"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    server
+        .post(&format!("/api/v1/workflows/{}/cancel", seg(&queued)), "{}")
+        .expect(200);
+    server
+        .post(
+            &format!("/api/v1/tasks/{}/cancel-run", seg(&task)),
+            &json!({"run_group_id": id}).to_string(),
+        )
+        .expect(200);
+    let done = server.poll(
+        &format!("/api/v1/tasks/{}/run-groups/{id}", seg(&task)),
+        |v| v["complete"] == true && v["outcomes"]["cancelled"] == 5,
+    );
+    assert_eq!(done["total"], 5, "{done:#}");
+}
+
 #[test]
 fn a_run_of_a_folder_bundle_can_be_cancelled_and_its_sandbox_is_torn_down() {
     let world = World::new();
     let (_, task) = slow_bundle(&world);
     let server = Explorer::start(&world);
     let instance = start_slow(&server, &task);
+    // The step running now is said to be running, not pending.
+    server.poll(&format!("/api/v1/task-instances/{}", seg(&instance)), |v| {
+        v["progress"]["steps"][1]["state"] == "running"
+    });
 
     let r = server
         .post(
