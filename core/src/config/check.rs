@@ -311,11 +311,64 @@ fn check_store(
     let table = format!("stores.{}.config", selection.kind);
     // The secret store is built before any secret store exists, so it cannot use secret: references.
     let lookup = (selection.kind != "secret").then_some(secrets);
-    let config = resolve_table_at(&selection.config, &table, env, lookup).map_err(|e| vec![e])?;
+    let config = match resolve_table_at(&selection.config, &table, env, lookup) {
+        Ok(config) => config,
+        Err(e) => return Err(with_the_other_settings(selection, e, env, builder, lookup)),
+    };
     if let Some(note) = builder.build(selection, &config)? {
         notes.push(note);
     }
     Ok(())
+}
+
+/// A reference that does not resolve, and the problems of a built-in local store's other settings
+/// (an unknown key, a wrong type), which it would otherwise hide until it resolves: each key is
+/// resolved on its own, and the store is checked without the keys that did not, leaving out what it
+/// says about those. A hosted or a plugin's store is not checked so, since checking it reaches its
+/// server, which a missing setting would fail.
+fn with_the_other_settings(
+    selection: &StoreSelection,
+    first: ConfigError,
+    env: &crate::environment::Environment,
+    builder: &dyn StoreBuilder,
+    lookup: Option<&dyn SecretLookup>,
+) -> Vec<ConfigError> {
+    let local = [
+        crate::stores::local::fs_object::CLASS,
+        crate::stores::local::sqlite_docs::CLASS,
+        crate::stores::local::secrets::CLASS,
+        crate::stores::local::registry_images::CLASS,
+    ];
+    if !local.contains(&selection.class_name()) {
+        return vec![first];
+    }
+    let table = format!("stores.{}.config", selection.kind);
+    let mut errors = Vec::new();
+    let mut resolved = toml::Table::new();
+    let mut unresolved: Vec<String> = Vec::new();
+    for (key, value) in &selection.config {
+        let one = toml::Table::from_iter([(key.clone(), value.clone())]);
+        match resolve_table_at(&one, &table, env, lookup) {
+            Ok(one) => resolved.extend(one),
+            Err(e) => {
+                errors.push(e);
+                unresolved.push(key.clone());
+            }
+        }
+    }
+    if errors.is_empty() {
+        return vec![first];
+    }
+    if let Err(found) = builder.build(selection, &resolved) {
+        let about_unresolved = |e: &ConfigError| {
+            let text = e.to_string();
+            unresolved
+                .iter()
+                .any(|key| text.contains(&format!("'{key}'")) || text.contains(&format!(" {key} ")))
+        };
+        errors.extend(found.into_iter().filter(|e| !about_unresolved(e)));
+    }
+    errors
 }
 
 /// The text answer: each problem, then `ok: …` or the count.

@@ -222,6 +222,8 @@ x = "env:NOPE"
         [
             "[stores.document]: Store section is missing an 'impl' dotted path: {'config': {'bogus': 1}}; write impl = \"LocalSqliteDocumentStore\" for the built-in store, or \"<package>:<Class>\" for a plugin's",
             "[stores.object.config] root: Unresolved env:NOPE reference (no value and no default); set the environment variable NOPE, or give a default: env:NOPE?DEFAULT",
+            // The unresolved reference hides none of the store's other settings.
+            "The config table for 'agent_env.store.object_store:LocalFilesystemObjectStore' has unknown key 'bucket'; it takes root, grants, grant_bind_host, grant_advertise_host, grant_lifetime_seconds",
             "[stores.image] impl must be 'module.path:ClassName', got 'fakestore.Store'; write impl = \"LocalRegistryImageStore\" for the built-in store, or \"<package>:<Class>\" for a plugin's",
             "[envs] impl must be a 'module:Class' string, got int: 5",
             "[task_steps] impls must be a list of 'module:Class' strings, got str",
@@ -251,7 +253,7 @@ x = "env:NOPE"
     );
     let path = p.root.join(".agentenv/config.toml");
     assert!(
-        text.ends_with(&format!("\n6 problem(s) in {}\n", path.display())),
+        text.ends_with(&format!("\n7 problem(s) in {}\n", path.display())),
         "{text}"
     );
 }
@@ -301,6 +303,38 @@ fn a_secret_not_looked_up_says_the_secret_store_could_not_be_built() {
     assert!(
         notes.contains("secret:HOST was not looked up: the configured secret store could not be built (Cannot import impl 'agentenv-vault:Vault'"),
         "{json:#}"
+    );
+}
+
+/// A reference that does not resolve hides none of the store's other problems.
+#[test]
+fn an_unresolved_reference_and_the_stores_other_problems_are_said_together() {
+    let p = Project::new(
+        "[stores.image]\nimpl = \"LocalRegistryImageStore\"\nconfig = { registry_host = \"env:IMG_HOST_UNSET\", foo = 1 }\n[stores.secret]\nimpl = \"LocalSecretStore\"\nconfig = { use_env = \"yes\", file_path = \"env:NOPE_NOT_SET\" }\n",
+    );
+    let (code, json) = p.check(&[]);
+    assert_eq!(code, 1);
+    let found = messages(&json);
+    assert_eq!(found.len(), 4, "{found:#?}");
+    assert!(
+        found
+            .iter()
+            .any(|m| m.contains("Unresolved env:IMG_HOST_UNSET")),
+        "{found:#?}"
+    );
+    assert!(
+        found.iter().any(|m| m.contains("has unknown key 'foo'")),
+        "{found:#?}"
+    );
+    assert!(
+        found
+            .iter()
+            .any(|m| m.contains("Unresolved env:NOPE_NOT_SET")),
+        "{found:#?}"
+    );
+    assert!(
+        found.iter().any(|m| m.contains("sets use_env to \"yes\"")),
+        "{found:#?}"
     );
 }
 
