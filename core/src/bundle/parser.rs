@@ -445,6 +445,9 @@ impl Parser<'_> {
     fn read_steps(&mut self, rel: &str, items: Vec<Value>) -> Vec<Map<String, Value>> {
         let mut steps = Vec::new();
         let mut ids_so_far: Vec<String> = Vec::new();
+        // verifier_id → the step that gives it: the task is scored by each verifier's score, so a
+        // second step giving one would replace the first's score (a failing grade hidden).
+        let mut verifiers: Vec<(String, String)> = Vec::new();
         if items.is_empty() {
             self.problem(rel, "a task needs at least one step");
         }
@@ -472,6 +475,17 @@ impl Parser<'_> {
                     rel,
                     format!("two steps have the id '{id}'; step ids must be unique in a task"),
                 );
+            }
+            if let Some(Value::String(verifier)) = step.get("verifier_id") {
+                match verifiers.iter().find(|(v, _)| v == verifier) {
+                    Some((_, first)) => self.problem(
+                        rel,
+                        format!(
+                            "steps '{first}' and '{id}' both give verifier_id '{verifier}': the task is scored by each verifier's score, so '{id}' would replace the score of '{first}'; give each step its own verifier_id"
+                        ),
+                    ),
+                    None => verifiers.push((verifier.clone(), id.clone())),
+                }
             }
             if let Some(f) = step.get("fail_task_on_error") {
                 if !f.is_boolean() {

@@ -40,6 +40,29 @@ fn a_task_in_the_originals_spelling_plans_and_scores_as_the_original_scores_it()
     assert_eq!(rows[2]["criterion_index"], 2);
 }
 
+/// A task is scored by each verifier's score: two steps giving one verifier_id would let the second
+/// replace the first's (a failing grade hidden), so the task is refused before anything runs.
+#[test]
+fn two_steps_giving_one_verifier_id_are_refused() {
+    let s = Sandboxed::new();
+    s.write(
+        "vid/tasks/same.json",
+        r#"[{"id": "box", "type": "deploy_sandbox", "sandbox_name": "box"},
+            {"id": "first", "type": "verify_sandbox", "sandbox_name": "box", "verifier_id": "grade",
+             "criteria": [{"type": "bash_cmd_succeeds", "command": "false"}]},
+            {"id": "second", "type": "verify_sandbox", "sandbox_name": "box", "verifier_id": "grade",
+             "criteria": [{"type": "bash_cmd_succeeds", "command": "true"}]}]"#,
+    );
+    let r = s.run(&["run", "--dry-run", "./vid"]);
+    assert_eq!(r.code, 1, "{}", r.both());
+    assert!(
+        r.stderr
+            .contains("steps 'first' and 'second' both give verifier_id 'grade'"),
+        "{}",
+        r.stderr
+    );
+}
+
 #[test]
 fn a_criterion_without_its_command_names_both_spellings() {
     let s = Sandboxed::new();
