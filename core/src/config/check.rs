@@ -69,12 +69,19 @@ struct Findings {
     unused: Vec<String>,
     notes: Vec<String>,
     checked: Checked,
+    /// For a run's preflight: the sections this agent-env does not read (`[model]`,
+    /// `[conversations]`, `[agents]`) are left to the tools that do, so a reference there that does
+    /// not resolve (an API key not set here) stops no run. `config check` still says it.
+    for_run: bool,
 }
 
 /// Every problem in the tables agent-env reads, for a caller that only needs them (`agent-env run`
 /// before any step). The plugins' own tables are left to their plugins.
 pub fn check_all(doc: &ConfigDocument, builder: &dyn StoreBuilder) -> Vec<ConfigError> {
-    let mut found = Findings::default();
+    let mut found = Findings {
+        for_run: true,
+        ..Findings::default()
+    };
     run_checks(doc, builder, &mut found);
     found.errors
 }
@@ -151,6 +158,7 @@ fn run_checks(doc: &ConfigDocument, builder: &dyn StoreBuilder, found: &mut Find
         unused,
         notes,
         checked,
+        for_run,
     } = found;
     if let Some(problem) = &doc.error {
         errors.push(problem.error.clone());
@@ -255,6 +263,9 @@ fn run_checks(doc: &ConfigDocument, builder: &dyn StoreBuilder, found: &mut Find
     // `[explorer]`'s are `ExplorerSettings::problems`' to check, with the rules `agent-env up` reads
     // them by (no `secret:`), and fail only `up`.
     for name in ["model", "conversations", "agents", "sandbox"] {
+        if *for_run && name != "sandbox" {
+            continue;
+        }
         match table_at(&doc.table, &[name]) {
             Err(e) => errors.push(e),
             Ok(None) => {}

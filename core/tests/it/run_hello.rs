@@ -4,6 +4,27 @@ use crate::support::run::{has_suffix_id, mask_durations, Sandboxed};
 
 const INSTANCE_PREFIX: &str = "@local/agentenv-framework/hello/hello-";
 
+/// A team's shared config names an API key for the tools that use the model; this agent-env reads
+/// no `[model]` or `[conversations]`, so a reference there that does not resolve here stops no run,
+/// and `config check` still says it.
+#[test]
+fn a_reference_in_a_section_agent_env_does_not_read_stops_no_run() {
+    let s = Sandboxed::new();
+    s.write(
+        ".agentenv/config.toml",
+        "[model]\napi_key = \"env:OPENAI_API_KEY_NOT_SET\"\n[conversations]\ndefault_human_a2a_url = \"env:HUMAN_URL_NOT_SET\"\n",
+    );
+    let r = s.run(&["run", "hello", "-q"]);
+    assert_eq!(r.code, 0, "{}", r.both());
+    let check = s.run(&["config", "check"]);
+    assert_eq!(check.code, 1, "{}", check.both());
+    assert!(
+        check.stdout.contains("OPENAI_API_KEY_NOT_SET"),
+        "{}",
+        check.stdout
+    );
+}
+
 #[test]
 fn a_first_run_of_hello_prints_the_reference_output_and_tears_down() {
     let s = Sandboxed::new();
