@@ -338,6 +338,32 @@ fn an_unresolved_reference_and_the_stores_other_problems_are_said_together() {
     );
 }
 
+/// The @local documents' database (what bundle runs write) is not a configured document store: its
+/// ids would mix with a team's.
+#[test]
+fn a_document_store_on_the_local_database_is_refused() {
+    let p = Project::new("");
+    let local = p
+        .home
+        .join(".local/state/agent-env/document_store/local.db");
+    std::fs::write(
+        p.root.join(".agentenv/config.toml"),
+        format!(
+            "[stores.document]\nimpl = \"LocalSqliteDocumentStore\"\nconfig = {{ path = \"{}\" }}\n",
+            local.display()
+        ),
+    )
+    .unwrap();
+    let (code, json) = p.check(&[]);
+    assert_eq!(code, 1, "{json:#}");
+    assert!(
+        messages(&json)
+            .iter()
+            .any(|m| m.contains("which is kept for @local documents")),
+        "{json:#}"
+    );
+}
+
 #[test]
 fn store_variables_are_checked_and_beat_the_file() {
     let p = Project::new("[stores.object]\nimpl = \"fakestore.Store\"\n");

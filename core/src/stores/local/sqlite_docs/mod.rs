@@ -89,6 +89,13 @@ impl LocalSqliteDocumentStore {
             .flatten()
             .map(|p| config_table::expand_home(&p, env))
             .unwrap_or_else(|| Self::default_path(env));
+        let local = crate::paths::local_documents_db(&crate::paths::Paths::new(env).state_root());
+        if same_file(&path, &local) {
+            problems.push(format!(
+                "The config table for '{impl_name}' sets path to {}, which is kept for @local documents (the ones bundle runs write); point [stores.document] somewhere else",
+                path.display()
+            ));
+        }
         problems.into_result(Self::new(path))
     }
 
@@ -389,6 +396,23 @@ impl DocumentStore for LocalSqliteDocumentStore {
             }
             IdPolicy::LocalNamespace => ids::check_local_namespace_id(id),
         }
+    }
+}
+
+/// Whether `a` and `b` name one file (either may not exist yet): their folders resolved, the names
+/// compared.
+fn same_file(a: &Path, b: &Path) -> bool {
+    let resolved = |p: &Path| -> Option<std::path::PathBuf> {
+        let absolute = std::path::absolute(p).ok()?;
+        let folder = absolute.parent()?;
+        let folder = folder
+            .canonicalize()
+            .unwrap_or_else(|_| folder.to_path_buf());
+        Some(folder.join(absolute.file_name()?))
+    };
+    match (resolved(a), resolved(b)) {
+        (Some(a), Some(b)) => a == b,
+        _ => false,
     }
 }
 
