@@ -106,8 +106,17 @@ fn check_plugin_store(
 ) -> Result<(), ConfigError> {
     let wanted = canonical_name(package);
     let Some(manifest) = manifests.iter().find(|m| canonical_name(&m.name) == wanted) else {
+        // The original's impl names a Python module (`agentenv_x.stores:Class`): the package a
+        // plugin here goes by, when one installed lists the class, is said as what to write.
+        let provider = manifests
+            .iter()
+            .find(|m| m.stores.get(class).is_some_and(|k| k == kind.as_str()));
+        let instead = match provider {
+            Some(m) => format!("; {} provides {class}: write impl = \"{}:{class}\"", m.name, m.name),
+            None => "; a plugin's store is named '<package>:<Class>', with the package as `agent-env plugin list` prints it".to_string(),
+        };
         return Err(ConfigError::Store(format!(
-            "Cannot import impl '{impl_name}': no installed plugin package named '{package}'; a plugin's store is named '<package>:<Class>', with the package as `agent-env plugin list` prints it"
+            "Cannot import impl '{impl_name}': no installed plugin package named '{package}'{instead}"
         )));
     };
     match manifest.stores.get(class) {

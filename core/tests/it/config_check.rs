@@ -399,6 +399,8 @@ fn plugin_stores_are_checked_against_the_installed_manifests() {
         ("object", "agentenv-openciv3:Nope", "Cannot import impl 'agentenv-openciv3:Nope': agentenv-openciv3 0.1.0 lists no store class 'Nope' under [provides.stores] (it lists ContentAddressedObjectStore)"),
         ("object", "nobody:Cas", "Cannot import impl 'nobody:Cas': no installed plugin package named 'nobody'; a plugin's store is named '<package>:<Class>', with the package as `agent-env plugin list` prints it"),
         ("document", "agentenv-openciv3:ContentAddressedObjectStore", "impl 'agentenv-openciv3:ContentAddressedObjectStore' is an object store (agentenv-openciv3 lists it so under [provides.stores]); [stores.document] needs a document store"),
+        // The original's impl names a Python module: the package that lists the class is named.
+        ("object", "agentenv_openciv3.stores:ContentAddressedObjectStore", "Cannot import impl 'agentenv_openciv3.stores:ContentAddressedObjectStore': no installed plugin package named 'agentenv_openciv3.stores'; agentenv-openciv3 provides ContentAddressedObjectStore: write impl = \"agentenv-openciv3:ContentAddressedObjectStore\""),
     ] {
         std::fs::write(p.root.join(".agentenv/config.toml"), config(kind, imp)).unwrap();
         let (code, json) = p.check(&[]);
