@@ -199,7 +199,7 @@ fn run_checks(doc: &ConfigDocument, builder: &dyn StoreBuilder, found: &mut Find
                 checked.plugin_tables += 1;
                 if let Err(e) = plugin_settings(doc, &table.package, Some(secrets)) {
                     plugin_problems.push(format!(
-                        "{e}; this fails only {}'s read of its settings, and agent-env itself does not read the table",
+                        "{e}; {} is not started while its table cannot be read, so what it provides fails to load (agent-env itself does not read the table)",
                         table.package
                     ));
                 }

@@ -240,8 +240,8 @@ x = "env:NOPE"
     assert_eq!(
         warnings,
         [
-            "config.toml sets acme-browser's settings more than once, as [plugins.acme_browser], [plugins.\"acme.browser\"]; keep one; this fails only acme-browser's read of its settings, and agent-env itself does not read the table",
-            "[plugins.bar]: Unresolved env:NOPE reference (no value and no default); set the environment variable NOPE, or give a default: env:NOPE?DEFAULT; this fails only bar's read of its settings, and agent-env itself does not read the table",
+            "config.toml sets acme-browser's settings more than once, as [plugins.acme_browser], [plugins.\"acme.browser\"]; keep one; acme-browser is not started while its table cannot be read, so what it provides fails to load (agent-env itself does not read the table)",
+            "[plugins.bar]: Unresolved env:NOPE reference (no value and no default); set the environment variable NOPE, or give a default: env:NOPE?DEFAULT; bar is not started while its table cannot be read, so what it provides fails to load (agent-env itself does not read the table)",
         ]
     );
     let (code, text) = p.run_with(&[], &["config", "check"]);
