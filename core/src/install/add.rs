@@ -135,7 +135,10 @@ pub fn add(opts: &AddOptions, ctx: &Context<'_>) -> Result<i32, InstallError> {
             ));
         }
         if changed.is_empty() && problems.is_empty() {
-            problems.push("none of the packages it installed declares an agent-env manifest, so it is not an agent-env plugin".into());
+            problems.push(format!(
+                "none of the packages it installed declares an agent-env manifest, so it is not an agent-env plugin{}",
+                original_entry_points(&plugins, &changed_paths)
+            ));
         }
         // Pinned before the check, which starts them in a fresh process (a package added again
         // replaces its pins); a rollback puts the pin file back with the rest.
@@ -186,6 +189,38 @@ pub fn add(opts: &AddOptions, ctx: &Context<'_>) -> Result<i32, InstallError> {
         ));
     }
     restore(&before, ROLLING_BACK, 1, out)
+}
+
+/// For a Python package written for the original agent-env (its plugins are `agent_env.*` entry
+/// points, loaded into the original's process): what this agent-env needs instead. Empty otherwise.
+fn original_entry_points(plugins: &Path, changed: &[std::path::PathBuf]) -> String {
+    let groups: Vec<String> = changed
+        .iter()
+        .filter(|p| p.file_name().is_some_and(|n| n == "entry_points.txt"))
+        .filter_map(|p| {
+            std::fs::read_to_string(plugins.join(p))
+                .or_else(|_| std::fs::read_to_string(p))
+                .ok()
+        })
+        .flat_map(|text| {
+            text.lines()
+                .filter_map(|l| {
+                    l.trim()
+                        .strip_prefix('[')?
+                        .strip_suffix(']')
+                        .map(str::to_string)
+                })
+                .filter(|group| group.starts_with("agent_env."))
+                .collect::<Vec<_>>()
+        })
+        .collect();
+    if groups.is_empty() {
+        return String::new();
+    }
+    format!(
+        "; it declares the original agent-env's entry points ({}), which this agent-env does not load: here a plugin is a program that agent-env starts, found by its manifest (shipped as share/agent-env/plugins/<name>.toml); port it with the Python plugin SDK (agent-env-plugin-sdk), as `agent-env plugin new NAME --lang python` sets one up",
+        groups.join(", ")
+    )
 }
 
 /// A note for each package the add replaced with an older version (a source's `@latest`, say, behind
@@ -269,6 +304,26 @@ mod tests {
             plugins
         ));
         assert!(!names_an_installed_copy("pip: no index", plugins));
+    }
+
+    #[test]
+    fn a_package_written_for_the_original_is_told_how_to_port_it() {
+        let tmp = tempfile::tempdir().unwrap();
+        let record = std::path::PathBuf::from(
+            ".python/lib/python3.11/site-packages/essay-1.0.dist-info/entry_points.txt",
+        );
+        std::fs::create_dir_all(tmp.path().join(record.parent().unwrap())).unwrap();
+        std::fs::write(
+            tmp.path().join(&record),
+            "[agent_env.task_steps]\ngrade = essay.steps:Grade\n\n[console_scripts]\nessay = essay:main\n",
+        )
+        .unwrap();
+        let said = original_entry_points(tmp.path(), &[record]);
+        assert!(
+            said.starts_with("; it declares the original agent-env's entry points (agent_env.task_steps), which this agent-env does not load"),
+            "{said}"
+        );
+        assert_eq!(original_entry_points(tmp.path(), &[]), "");
     }
 
     #[test]
