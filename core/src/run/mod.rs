@@ -127,6 +127,15 @@ pub fn execute(
         for t in &plan.tasks {
             out.line(&format!("  {} v{}", t.task.path, version_of(&t.task.id)));
         }
+        for t in &plan.tasks {
+            for step in &t.steps {
+                if let plan::StepKind::Builtin(builtin) = step.kind {
+                    for note in builtin.check_notes(&step.spec) {
+                        out.note(&format!("note: {}: {note}", t.task.path));
+                    }
+                }
+            }
+        }
         options.observer.event(&RunEvent::RunPlanned {
             bundle: bundle.display_root.clone(),
             tasks: planned_infos(plan, &version_of),

@@ -247,6 +247,14 @@ fn criteria_of_no_known_type_pass_with_a_warning() {
                  "criteria": [{{"type": "probe_file_contain", "paths": ["x"], "expected": "y"}}]}}]"#
         ),
     );
+    // A dry run says so before anything runs.
+    let dry = s.run(&["run", "./typo", "--dry-run"]);
+    assert_eq!(dry.code, 0, "{}", dry.both());
+    assert!(
+        dry.stderr.contains("note: tasks/t.json: step 'check' criterion 1 has the type 'probe_file_contain', which verify_sandbox does not know: a run skips it"),
+        "{}",
+        dry.both()
+    );
     let r = s.run(&["run", "./typo"]);
     assert_eq!(r.code, 0, "{}", r.both());
     r.assert_stdout_has("  tasks/t.json v1: passed (check: 1), ");

@@ -56,6 +56,28 @@ impl BuiltinStep for VerifySandbox {
         "verify_sandbox"
     }
 
+    fn check_notes(&self, step: &Map<String, Value>) -> Vec<String> {
+        let step_id = str_field(step, "id").unwrap_or("");
+        let criteria = step
+            .get("criteria")
+            .and_then(Value::as_array)
+            .map_or(&[][..], Vec::as_slice);
+        criteria
+            .iter()
+            .enumerate()
+            .filter_map(|(index, c)| {
+                let kind = c.get("type").and_then(Value::as_str)?;
+                (!kind.is_empty() && !CRITERIA.contains(&kind)).then(|| {
+                    format!(
+                        "step '{step_id}' criterion {} has the type '{kind}', which verify_sandbox does not know: a run skips it (it knows {})",
+                        index + 1,
+                        CRITERIA.join(", ")
+                    )
+                })
+            })
+            .collect()
+    }
+
     fn check(&self, step: &Map<String, Value>) -> Vec<String> {
         let mut problems = Vec::new();
         require_str(step, "sandbox_name", &mut problems);
