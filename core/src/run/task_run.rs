@@ -182,6 +182,21 @@ pub fn run_task(planned: &PlannedTask<'_>, version: i64, shared: &RunShared<'_>)
             .collect();
         let metadata = &final_context.metadata;
         let mut warnings = missing_scores(succeeded.iter().copied(), metadata);
+        // A grading step that failed without failing its task scores nothing: said, since the
+        // task's score then leaves out what it was to check.
+        for (step, _) in planned
+            .steps
+            .iter()
+            .zip(&states)
+            .filter(|(_, state)| matches!(state, StepState::Failed(false)))
+        {
+            if let Some(verifier) = step.spec.get("verifier_id").and_then(Value::as_str) {
+                warnings.push(format!(
+                    "step '{}' failed without failing the task (fail_task_on_error is false), so verifier '{verifier}' gave no score and the task's score leaves it out",
+                    step.id()
+                ));
+            }
+        }
         for step in &succeeded {
             if let StepKind::Builtin(b) = &step.kind {
                 warnings.extend(b.warnings(&step.spec, metadata));
