@@ -37,6 +37,10 @@ pub enum SandboxError {
     },
     #[error("the local sandbox maps only /app (to its work folder), so '{0}' is outside it")]
     OutsideApp(String),
+    #[error(
+        "'{0}' has a '..' part: a sandbox path may not climb, even where it would stay inside /app"
+    )]
+    Climbs(String),
     #[error("sandbox_mode must be one of ['container', 'vm'], got '{0}'")]
     Mode(String),
     #[error("Sandbox '{0}' is already deployed")]
@@ -155,7 +159,7 @@ pub fn map_app_path(work_dir: &Path, path: &str) -> Result<PathBuf, SandboxError
         path
     };
     if rest.split('/').any(|s| s == "..") {
-        return Err(SandboxError::OutsideApp(path.to_string()));
+        return Err(SandboxError::Climbs(path.to_string()));
     }
     Ok(if rest.is_empty() {
         work_dir.to_path_buf()
@@ -164,7 +168,6 @@ pub fn map_app_path(work_dir: &Path, path: &str) -> Result<PathBuf, SandboxError
     })
 }
 
-/// The provider named `name`, when this build has it.
 /// What is said of a chain none of whose names is a provider; `source` says where it was written.
 pub fn no_provider(source: &str, chain: &str) -> String {
     format!("{source} '{chain}': no sandbox provider of that name is available; the built-in one is 'local'")
@@ -180,6 +183,7 @@ pub fn first_available(chain: &str) -> Option<&str> {
         .find(|name| *name == LOCAL)
 }
 
+/// The provider named `name`, when this build has it.
 pub fn provider(name: &str, local_root: &Path) -> Option<Box<dyn SandboxProvider>> {
     (name == LOCAL).then(|| {
         Box::new(LocalProvider::with_root(local_root.to_path_buf())) as Box<dyn SandboxProvider>

@@ -63,6 +63,35 @@ fn two_steps_giving_one_verifier_id_are_refused() {
     );
 }
 
+/// What is fixed text in a task is checked before the run: where base_dir and destination_path
+/// lead, the type of paths, and an empty command (which passes whatever the sandbox holds).
+#[test]
+fn fixed_paths_and_commands_are_checked_before_the_run() {
+    let s = Sandboxed::new();
+    s.write("fixed/artifacts/a/x", "x");
+    s.write(
+        "fixed/tasks/t.json",
+        r#"[{"id": "box", "type": "deploy_sandbox", "sandbox_name": "box"},
+            {"id": "l", "type": "load_artifact", "sandbox_name": "box", "artifact_id": "a", "destination_path": "/tmp/out"},
+            {"id": "v", "type": "verify_sandbox", "sandbox_name": "box", "verifier_id": "v", "base_dir": "/app/sub/..",
+             "criteria": [{"type": "probe_file_exists", "paths": ["x", 5]},
+                          {"type": "bash_cmd_succeeds", "command": " "}]},
+            {"id": "w", "type": "verify_sandbox", "sandbox_name": "box", "verifier_id": "w", "base_dir": 7,
+             "criteria": [{"type": "probe_file_exists", "paths": ["x"]}]}]"#,
+    );
+    let r = s.run(&["run", "--dry-run", "./fixed"]);
+    assert_eq!(r.code, 1, "{}", r.both());
+    for said in [
+        "destination_path: the local sandbox maps only /app (to its work folder), so '/tmp/out' is outside it",
+        "base_dir: '/app/sub/..' has a '..' part",
+        "criterion 1 (probe_file_exists): 'paths' must be a list of paths (strings), got [\"x\",5]",
+        "criterion 2 (bash_cmd_succeeds): the command is empty",
+        "base_dir must be a path in the sandbox (a string such as /app/repo), got 7",
+    ] {
+        assert!(r.stderr.contains(said), "{said}\n{}", r.stderr);
+    }
+}
+
 #[test]
 fn a_criterion_without_its_command_names_both_spellings() {
     let s = Sandboxed::new();

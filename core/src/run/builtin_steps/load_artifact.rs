@@ -20,6 +20,12 @@ impl BuiltinStep for LoadArtifact {
         require_str(step, "sandbox_name", &mut problems);
         require_str(step, "artifact_id", &mut problems);
         require_str(step, "destination_path", &mut problems);
+        // Fixed text: where it leads is known before the run.
+        if let Some(destination) = str_field(step, "destination_path") {
+            if let Err(e) = crate::sandbox::map_app_path(Path::new("/"), destination) {
+                problems.push(format!("destination_path: {e}"));
+            }
+        }
         problems
     }
 

@@ -95,6 +95,18 @@ impl BuiltinStep for VerifySandbox {
         {
             problems.push(problem);
         }
+        // base_dir is fixed text: where it leads is known before the run.
+        match step.get("base_dir") {
+            None | Some(Value::Null) => {}
+            Some(Value::String(dir)) => {
+                if let Err(e) = crate::sandbox::map_app_path(Path::new("/"), dir) {
+                    problems.push(format!("base_dir: {e}"));
+                }
+            }
+            Some(other) => problems.push(format!(
+                "base_dir must be a path in the sandbox (a string such as /app/repo), got {other}"
+            )),
+        }
         let Some(criteria) = step.get("criteria").and_then(Value::as_array) else {
             problems.push("needs 'criteria' (a list of criterion objects)".to_string());
             return problems;
@@ -112,6 +124,21 @@ impl BuiltinStep for VerifySandbox {
             }
             if let Some(problem) = seconds_problem("timeout_seconds", c.get("timeout_seconds")) {
                 problems.push(format!("criterion {i} ({kind}): {problem}"));
+            }
+            if let Some(paths) = c.get("paths") {
+                if !paths
+                    .as_array()
+                    .is_some_and(|items| items.iter().all(Value::is_string))
+                {
+                    problems.push(format!(
+                        "criterion {i} ({kind}): 'paths' must be a list of paths (strings), got {paths}"
+                    ));
+                }
+            }
+            if let Some(path) = c.get("path").filter(|p| !p.is_string()) {
+                problems.push(format!(
+                    "criterion {i} ({kind}): 'path' must be a path (a string), got {path}"
+                ));
             }
             match kind {
                 "probe_file_contains" => {
@@ -133,6 +160,13 @@ impl BuiltinStep for VerifySandbox {
                 }
                 "probe_file_exists" | "probe_dir_exists" if paths_of(c).is_empty() => {
                     problems.push(format!("criterion {i} ({kind}) needs 'paths'"));
+                }
+                "bash_cmd_succeeds"
+                    if command_of(c).is_some_and(|command| command.trim().is_empty()) =>
+                {
+                    problems.push(format!(
+                        "criterion {i} ({kind}): the command is empty, which passes whatever the sandbox holds; give the command that checks it"
+                    ));
                 }
                 "bash_cmd_succeeds" if command_of(c).is_none() => {
                     problems.push(format!(
