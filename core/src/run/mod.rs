@@ -128,12 +128,14 @@ pub fn execute(
             out.line(&format!("  {} v{}", t.task.path, version_of(&t.task.id)));
         }
         for t in &plan.tasks {
+            let mut notes = sandbox_notes(&t.steps);
             for step in &t.steps {
                 if let plan::StepKind::Builtin(builtin) = step.kind {
-                    for note in builtin.check_notes(&step.spec) {
-                        out.note(&format!("note: {}: {note}", t.task.path));
-                    }
+                    notes.extend(builtin.check_notes(&step.spec));
                 }
+            }
+            for note in notes {
+                out.note(&format!("note: {}: {note}", t.task.path));
             }
         }
         options.observer.event(&RunEvent::RunPlanned {
@@ -434,6 +436,50 @@ fn tally_line(results: &[TaskRunResult]) -> String {
         })
         .collect();
     format!("  {} tasks: {}", results.len(), counts.join(", "))
+}
+
+/// What a dry run can tell of a task's sandboxes when all its steps are built in (a plugin's step
+/// may deploy one of its own): a sandbox no `deploy_sandbox` step deploys, or one deployed twice,
+/// each of which the run fails on.
+fn sandbox_notes(steps: &[plan::PlannedStep]) -> Vec<String> {
+    let builtin = |s: &plan::PlannedStep| match s.kind {
+        plan::StepKind::Builtin(b) => Some(b.type_name()),
+        plan::StepKind::Plugin { .. } => None,
+    };
+    if steps.iter().any(|s| builtin(s).is_none()) {
+        return Vec::new();
+    }
+    fn name_of(s: &plan::PlannedStep) -> Option<&str> {
+        s.spec.get("sandbox_name").and_then(Value::as_str)
+    }
+    let mut notes = Vec::new();
+    let mut deployed: Vec<&str> = Vec::new();
+    for step in steps
+        .iter()
+        .filter(|s| builtin(s) == Some("deploy_sandbox"))
+    {
+        let Some(name) = name_of(step) else { continue };
+        if deployed.contains(&name) {
+            notes.push(format!(
+                "two deploy_sandbox steps deploy the sandbox '{name}': the second fails, as a task deploys each sandbox once"
+            ));
+        } else {
+            deployed.push(name);
+        }
+    }
+    for step in steps
+        .iter()
+        .filter(|s| builtin(s) != Some("deploy_sandbox"))
+    {
+        let Some(name) = name_of(step) else { continue };
+        if !deployed.contains(&name) {
+            notes.push(format!(
+                "step '{}' names the sandbox '{name}', which no deploy_sandbox step of the task deploys: the step fails",
+                step.id()
+            ));
+        }
+    }
+    notes
 }
 
 fn print_summary(

@@ -92,6 +92,32 @@ fn fixed_paths_and_commands_are_checked_before_the_run() {
     }
 }
 
+/// A dry run says which sandbox a step names that no step deploys, or that is deployed twice.
+#[test]
+fn a_dry_run_says_which_sandboxes_the_run_would_fail_on() {
+    let s = Sandboxed::new();
+    s.write(
+        "boxes/tasks/t.json",
+        r#"[{"id": "box", "type": "deploy_sandbox", "sandbox_name": "box"},
+            {"id": "box2", "type": "deploy_sandbox", "sandbox_name": "box"},
+            {"id": "v", "type": "verify_sandbox", "sandbox_name": "bx", "verifier_id": "v",
+             "criteria": [{"type": "probe_dir_exists", "paths": ["."]}]}]"#,
+    );
+    let r = s.run(&["run", "--dry-run", "./boxes"]);
+    assert_eq!(r.code, 0, "{}", r.both());
+    assert!(
+        r.stderr
+            .contains("note: tasks/t.json: two deploy_sandbox steps deploy the sandbox 'box'"),
+        "{}",
+        r.stderr
+    );
+    assert!(
+        r.stderr.contains("note: tasks/t.json: step 'v' names the sandbox 'bx', which no deploy_sandbox step of the task deploys"),
+        "{}",
+        r.stderr
+    );
+}
+
 #[test]
 fn a_criterion_without_its_command_names_both_spellings() {
     let s = Sandboxed::new();
