@@ -62,6 +62,7 @@ impl BuiltinStep for VerifySandbox {
             .get("criteria")
             .and_then(Value::as_array)
             .map_or(&[][..], Vec::as_slice);
+        let zero = zero_weights(step);
         criteria
             .iter()
             .enumerate()
@@ -75,6 +76,7 @@ impl BuiltinStep for VerifySandbox {
                     )
                 })
             })
+            .chain(zero)
             .collect()
     }
 
@@ -322,6 +324,7 @@ impl BuiltinStep for VerifySandbox {
                 "step '{step_id}' scored {score} with no criterion checked"
             ));
         }
+        out.extend(zero_weights(step));
         out
     }
 }
@@ -335,6 +338,27 @@ fn seconds_problem(key: &str, value: Option<&Value>) -> Option<String> {
             "'{key}' must be a number of seconds above 0, got {value}"
         )),
     }
+}
+
+/// A `weighted_average` step whose criteria's weights add up to 0: it scores 0 whatever they find,
+/// which is said (it is not wrong, but rarely meant).
+fn zero_weights(step: &Map<String, Value>) -> Option<String> {
+    let aggregator = aggregator_of(step).and_then(Value::as_str)?;
+    let criteria = step.get("criteria").and_then(Value::as_array)?;
+    let counted: Vec<f64> = criteria
+        .iter()
+        .filter(|c| {
+            c.get("type")
+                .and_then(Value::as_str)
+                .is_some_and(|t| CRITERIA.contains(&t))
+        })
+        .map(|c| c.get("weight").and_then(Value::as_f64).unwrap_or(1.0))
+        .collect();
+    (aggregator == "weighted_average" && !counted.is_empty() && counted.iter().sum::<f64>() <= 0.0)
+        .then(|| {
+            let step_id = str_field(step, "id").unwrap_or("");
+            format!("step '{step_id}': its criteria's weights add up to 0, so weighted_average scores it 0 whatever they find")
+        })
 }
 
 /// Combines row scores (score, weight) into one.
@@ -633,6 +657,25 @@ mod tests {
         let problems = VerifySandbox.check(step.as_object().unwrap());
         assert_eq!(problems.len(), 2, "{problems:?}");
         assert!(problems[0].contains("not a valid regular expression"));
+    }
+
+    #[test]
+    fn weights_adding_up_to_zero_are_noted() {
+        let step = json!({"id": "v", "aggregator": "weighted_average", "criteria": [
+            {"type": "bash_cmd_succeeds", "command": "true", "weight": 0},
+            {"type": "no_such_type", "weight": 3}
+        ]});
+        let notes = VerifySandbox.check_notes(step.as_object().unwrap());
+        assert!(
+            notes.iter().any(|n| n == "step 'v': its criteria's weights add up to 0, so weighted_average scores it 0 whatever they find"),
+            "{notes:?}"
+        );
+        let weighted = json!({"id": "v", "aggregator": "weighted_average", "criteria": [
+            {"type": "bash_cmd_succeeds", "command": "true", "weight": 2}
+        ]});
+        assert!(VerifySandbox
+            .check_notes(weighted.as_object().unwrap())
+            .is_empty());
     }
 
     #[test]
