@@ -134,8 +134,13 @@ pub fn put_task(
     steps: Vec<Map<String, Value>>,
 ) -> Result<i64, RunError> {
     if id.starts_with('@') {
+        let what = if id.starts_with(LOCAL_PREFIX) {
+            "an @local id (@local tasks live in bundles, run with agent-env run)".to_string()
+        } else {
+            "an id with the reserved '@' prefix".to_string()
+        };
         return Err(BundleError::one(format!(
-            "'{id}' is an @local id; a stored task has a bare id (such as team/hello), and @local tasks live in bundles run with agent-env run"
+            "'{id}' is {what}; a stored task has a bare id, such as team/hello"
         ))
         .into());
     }
@@ -221,7 +226,8 @@ fn entity(
         let hint = match (newest, collection) {
             (Some(newest), _) => format!("; its newest version is v{newest}"),
             (None, _) if id.starts_with(LOCAL_PREFIX) => format!(
-                "; an @local id names what a bundle run recorded, which the configured store does not hold: put a {what} there under a bare id (such as team/{})",
+                "; an @local id names what a bundle run recorded, which the configured store does not hold: put {} there under a bare id (such as team/{}), or copy the bundle it came from with agent-env bundle init FOLDER --from-bundle NAME",
+                crate::words::with_article(what),
                 id.rsplit('/').next().unwrap_or(id)
             ),
             (None, TASKS) => format!("; put one with agent-env task put FILE --id {id}"),
