@@ -367,6 +367,10 @@ def test_store_errors_keep_their_kind_across_the_pipe(start):
     # An exception no one meant to raise: its traceback goes to stderr, where agent-env shows it.
     answer = plugin.wait_message(plugin.start_request("store.secret.get", {"handle": secrets, "name": "explode"}))
     assert isinstance(answer, wire.ErrorResponse) and answer.kind == "internal-error", answer
+    # Written before the answer, but read by the test's own stderr thread: give it a moment.
+    deadline = time.monotonic() + 10
+    while "the vault is sealed" not in plugin.stderr and time.monotonic() < deadline:
+        time.sleep(0.01)
     assert "store.secret.get raised:" in plugin.stderr
     assert "Traceback" in plugin.stderr and "the vault is sealed" in plugin.stderr
     meta = plugin.request("store.object.get_object_metadata", {"handle": handle, "key": "k"})["metadata"]

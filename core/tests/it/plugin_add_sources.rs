@@ -63,18 +63,7 @@ fn a_local_python_wheel_goes_into_the_managed_venv() {
         eprintln!("skipped: no python3");
         return;
     };
-    let out = Command::new("python3")
-        .arg(fixture_dir("make_wheel.py"))
-        .arg(fixture_dir("py-plugin"))
-        .arg(sb.dir().join("dist"))
-        .output()
-        .unwrap();
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    let wheel = String::from_utf8(out.stdout).unwrap().trim().to_string();
+    let wheel = make_wheel(&sb, "dist", None);
     let dry = sb.stdout(&["plugin", "add", &wheel, "--dry-run"], 0);
     assert!(dry.contains(" -m pip install "), "{dry}");
     assert!(!sb.plugins_dir().join(".python").exists());
@@ -150,8 +139,6 @@ fn site_packages(sb: &Sandbox) -> PathBuf {
         .join("site-packages")
 }
 
-/// A sandbox whose pip finds nothing but what it is given (python3 on `PATH`, no index), or `None`
-/// when there is no python3.
 /// pip knows a package by its distribution's name, which need not be the plugin's: `remove` takes
 /// the plugin's name and uninstalls the distribution that installed its manifest.
 #[test]
@@ -160,19 +147,7 @@ fn a_python_plugin_whose_distribution_has_another_name_is_removed_by_the_plugins
         eprintln!("skipped: no python3");
         return;
     };
-    let out = Command::new("python3")
-        .arg(fixture_dir("make_wheel.py"))
-        .arg(fixture_dir("py-plugin"))
-        .arg(sb.dir().join("dist"))
-        .arg("acme-pydemo")
-        .output()
-        .unwrap();
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    let wheel = String::from_utf8(out.stdout).unwrap().trim().to_string();
+    let wheel = make_wheel(&sb, "dist", Some("acme-pydemo"));
     add_ok(
         &sb,
         &wheel,
@@ -184,6 +159,26 @@ fn a_python_plugin_whose_distribution_has_another_name_is_removed_by_the_plugins
     remove_ok(&sb, "agentenv-pydemo");
 }
 
+/// The `py-plugin` fixture's wheel, built into `<sandbox>/<folder>` (with `distribution`, under
+/// that name rather than the plugin's); its path.
+fn make_wheel(sb: &Sandbox, folder: &str, distribution: Option<&str>) -> String {
+    let out = Command::new("python3")
+        .arg(fixture_dir("make_wheel.py"))
+        .arg(fixture_dir("py-plugin"))
+        .arg(sb.dir().join(folder))
+        .args(distribution)
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    String::from_utf8(out.stdout).unwrap().trim().to_string()
+}
+
+/// A sandbox whose pip finds nothing but what it is given (python3 on `PATH`, no index), or `None`
+/// when there is no python3.
 fn offline_pip_sandbox() -> Option<Sandbox> {
     let python = dir_of("python3")?;
     let mut sb = Sandbox::new();

@@ -23,6 +23,19 @@ const CHECKS: [&str; 11] = [
 
 const STEP: &str = r#"{"type": "verify_step", "id": "v"}"#;
 
+/// The SDK-built fixture's manifest, its `exec` the built fixture.
+fn works_manifest() -> String {
+    std::fs::read_to_string(
+        std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+            .join("../tests/fixture-plugins/manifests/works.toml"),
+    )
+    .unwrap()
+    .replace(
+        "exec = [\"fixture-works\"]",
+        &format!("exec = [\"{}\"]", fixture("fixture-works").display()),
+    )
+}
+
 /// A sandbox with `fixture-verify-faults` installed as `fixture-verify`, breaking `rule` (none: "").
 fn faults(rule: &str) -> Sandbox {
     let mut sb = Sandbox::new();
@@ -336,16 +349,7 @@ fn a_missing_executable_is_an_error_naming_it_and_the_manifest() {
 #[test]
 fn names_the_answer_and_the_manifest_give_differently_are_said() {
     let sb = Sandbox::new();
-    let text = std::fs::read_to_string(
-        std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
-            .join("../tests/fixture-plugins/manifests/works.toml"),
-    )
-    .unwrap()
-    .replace(
-        "exec = [\"fixture-works\"]",
-        &format!("exec = [\"{}\"]", fixture("fixture-works").display()),
-    )
-    .replace("echo_step = \"EchoStep\"", "echo_stepp = \"EchoStep\"");
+    let text = works_manifest().replace("echo_step = \"EchoStep\"", "echo_stepp = \"EchoStep\"");
     sb.plugin_dir_manifest("works", &text);
     let out = sb.run(&["plugin", "verify", "agentenv-fixture-works", "--json"]);
     assert_eq!(out.status.code(), Some(1));
@@ -366,15 +370,7 @@ fn names_the_answer_and_the_manifest_give_differently_are_said() {
 #[test]
 fn the_sdk_fixture_passes_with_a_step_that_calls_the_host_stores() {
     let sb = Sandbox::new();
-    let text = std::fs::read_to_string(
-        std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
-            .join("../tests/fixture-plugins/manifests/works.toml"),
-    )
-    .unwrap()
-    .replace(
-        "exec = [\"fixture-works\"]",
-        &format!("exec = [\"{}\"]", fixture("fixture-works").display()),
-    );
+    let text = works_manifest();
     sb.plugin_dir_manifest("works", &text);
     let doc = sb.json(
         &[
