@@ -75,8 +75,6 @@ fn requirement_name(text: &str) -> &str {
     &text[..end]
 }
 
-/// Whether `text` is written as a path: a package or module name never starts with `.`, `/` or `~`,
-/// nor ends with `/` (`my-plugin/` is a folder; `github.com/a/b` is a Go module).
 /// The note for a bare word that names a package although a folder of that name is here.
 pub fn folder_of_that_name(spec: &Spec) -> Option<String> {
     let bare = spec.path.is_none() && !spec.text.contains('/') && !looks_like_path(&spec.text);
@@ -102,6 +100,8 @@ fn looks_like_go_module(text: &str) -> bool {
         && !text.ends_with(".whl")
 }
 
+/// Whether `text` is written as a path: a package or module name never starts with `.`, `/` or `~`,
+/// nor ends with `/` (`my-plugin/` is a folder; `github.com/a/b` is a Go module).
 fn looks_like_path(text: &str) -> bool {
     text.starts_with('.') || text.starts_with('/') || text.starts_with('~') || text.ends_with('/')
 }
