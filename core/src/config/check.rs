@@ -215,9 +215,23 @@ fn run_checks(doc: &ConfigDocument, builder: &dyn StoreBuilder, found: &mut Find
                     checked.registrations += 1;
                 }
                 let table = path.join(".");
+                // `config check` also names an impl whose package is not installed, as `plugin
+                // check` does; a run leaves that to the step that would use it.
+                let installed = (!*for_run).then(|| builder.installed_packages()).flatten();
                 for item in items {
-                    if let Err(e) = split_impl(&item) {
-                        errors.push(e.at(format!("[{table}] impls")));
+                    match split_impl(&item) {
+                        Err(e) => errors.push(e.at(format!("[{table}] impls"))),
+                        Ok((package, _)) => {
+                            let package = package.trim();
+                            let missing = installed.as_ref().is_some_and(|names| {
+                                !names.contains(&agent_env_protocol::names::canonical_name(package))
+                            });
+                            if missing {
+                                errors.push(ConfigError::Store(format!(
+                                    "[{table}] impls: Cannot import impl '{item}': no installed plugin package named '{package}'; `agent-env plugin list` shows the installed ones"
+                                )));
+                            }
+                        }
                     }
                 }
             }

@@ -37,6 +37,11 @@ pub trait StoreBuilder {
     fn secrets_unavailable(&self) -> Option<String> {
         None
     }
+
+    /// The installed plugin packages (canonical names), when the check was given the manifests.
+    fn installed_packages(&self) -> Option<Vec<String>> {
+        None
+    }
 }
 
 /// Builds each configured store with the real constructors. A plugin's store is checked against the
@@ -188,5 +193,10 @@ impl StoreBuilder for StoresBuilder<'_> {
 
     fn secrets_unavailable(&self) -> Option<String> {
         self.secrets.as_ref().err().cloned()
+    }
+
+    fn installed_packages(&self) -> Option<Vec<String>> {
+        self.manifests
+            .map(|manifests| manifests.iter().map(Manifest::canonical_name).collect())
     }
 }

@@ -99,8 +99,9 @@ fn messages(json: &serde_json::Value) -> Vec<String> {
 #[test]
 fn a_clean_config_is_ok() {
     let p = Project::new(
-        "[stores.object]\nimpl = \"agent_env.store.object_store:LocalFilesystemObjectStore\"\nconfig = { root = \"env:NOPE?/tmp/x\" }\n[task_steps]\nimpls = [\"pkg.mod:Other\"]\n[plugins.acme]\nurl = \"env:ACME_URL?http://h\"\n",
+        "[stores.object]\nimpl = \"agent_env.store.object_store:LocalFilesystemObjectStore\"\nconfig = { root = \"env:NOPE?/tmp/x\" }\n[task_steps]\nimpls = [\"agentenv_openciv3:Match\"]\n[plugins.acme]\nurl = \"env:ACME_URL?http://h\"\n",
     );
+    p.manifest("openciv3", OPENCIV3);
     let (code, out) = p.run_with(&[], &["config", "check"]);
     assert_eq!(code, 0, "{out}");
     assert!(
@@ -362,6 +363,27 @@ fn a_document_store_on_the_local_database_is_refused() {
             .any(|m| m.contains("which is kept for @local documents")),
         "{json:#}"
     );
+}
+
+/// An impl in a registration table whose package is not installed is a problem here, as `plugin
+/// check` reports it (a run leaves it to the step that would use it).
+#[test]
+fn an_impl_of_a_package_not_installed_is_a_problem() {
+    let p = Project::new("[task_steps]\nimpls = [\"mycorp_demo.steps:GradeTaskStep\"]\n");
+    let (code, json) = p.check(&[]);
+    assert_eq!(code, 1, "{json:#}");
+    assert_eq!(
+        messages(&json),
+        ["[task_steps] impls: Cannot import impl 'mycorp_demo.steps:GradeTaskStep': no installed plugin package named 'mycorp_demo.steps'; `agent-env plugin list` shows the installed ones"]
+    );
+    p.manifest("openciv3", OPENCIV3);
+    std::fs::write(
+        p.root.join(".agentenv/config.toml"),
+        "[task_steps]\nimpls = [\"agentenv_openciv3:Match\"]\n",
+    )
+    .unwrap();
+    let (code, json) = p.check(&[]);
+    assert_eq!(code, 0, "{json:#}");
 }
 
 #[test]
