@@ -131,6 +131,13 @@ pub fn execute(
             let mut notes = sandbox_notes(&t.steps);
             for step in &t.steps {
                 if let plan::StepKind::Builtin(builtin) = step.kind {
+                    let mut known: Vec<&str> = builtin_steps::STEP_FIELDS.to_vec();
+                    known.extend(builtin.fields());
+                    notes.extend(builtin_steps::typo_notes(
+                        &format!("step '{}'", step.id()),
+                        &step.spec,
+                        &known,
+                    ));
                     notes.extend(builtin.check_notes(&step.spec));
                 }
             }

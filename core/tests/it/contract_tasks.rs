@@ -118,6 +118,29 @@ fn a_dry_run_says_which_sandboxes_the_run_would_fail_on() {
     );
 }
 
+/// A field name close to one a built-in step reads is a typo, most likely: a dry run says which it
+/// may have meant (an optional field misspelled was ignored, and changed the scoring). A field close
+/// to none (a description for other tools) is left alone.
+#[test]
+fn a_dry_run_names_the_field_a_typo_may_have_meant() {
+    let s = Sandboxed::new();
+    s.write(
+        "ty/tasks/typo.json",
+        r#"[{"id": "box", "type": "deploy_sandbox", "sandbox_name": "box", "description": "a box"},
+            {"id": "v", "type": "verify_sandbox", "sandbox_name": "box", "verifier_id": "v", "agregator": "any_pass",
+             "criteria": [{"type": "bash_cmd_succeeds", "command": "true", "wieght": 3}]}]"#,
+    );
+    let r = s.run(&["run", "--dry-run", "./ty"]);
+    assert_eq!(r.code, 0, "{}", r.both());
+    for said in [
+        "note: tasks/typo.json: step 'v': 'agregator' is not a field it reads: did you mean 'aggregator'?",
+        "note: tasks/typo.json: step 'v' criterion 1: 'wieght' is not a field it reads: did you mean 'weight'?",
+    ] {
+        assert!(r.stderr.contains(said), "{said}\n{}", r.stderr);
+    }
+    assert!(!r.stderr.contains("'description'"), "{}", r.stderr);
+}
+
 #[test]
 fn a_criterion_without_its_command_names_both_spellings() {
     let s = Sandboxed::new();

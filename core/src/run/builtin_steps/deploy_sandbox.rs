@@ -11,6 +11,10 @@ impl BuiltinStep for DeploySandbox {
         "deploy_sandbox"
     }
 
+    fn fields(&self) -> &'static [&'static str] {
+        &["sandbox_name", "sandbox_mode", "sandbox_type"]
+    }
+
     fn check(&self, step: &Map<String, Value>) -> Vec<String> {
         let mut problems = Vec::new();
         require_str(step, "sandbox_name", &mut problems);

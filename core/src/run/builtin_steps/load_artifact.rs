@@ -15,6 +15,10 @@ impl BuiltinStep for LoadArtifact {
         "load_artifact"
     }
 
+    fn fields(&self) -> &'static [&'static str] {
+        &["sandbox_name", "artifact_id", "destination_path"]
+    }
+
     fn check(&self, step: &Map<String, Value>) -> Vec<String> {
         let mut problems = Vec::new();
         require_str(step, "sandbox_name", &mut problems);

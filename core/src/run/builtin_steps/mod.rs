@@ -107,6 +107,10 @@ pub trait BuiltinStep: Sync {
     fn check_notes(&self, _step: &Map<String, Value>) -> Vec<String> {
         Vec::new()
     }
+    /// The fields of its own it reads, besides those every step has ([`STEP_FIELDS`]).
+    fn fields(&self) -> &'static [&'static str] {
+        &[]
+    }
     /// Fields that name an artifact (a bundle name there is rewritten to its id).
     fn artifact_fields(&self) -> &'static [&'static str] {
         &[]
@@ -150,6 +154,33 @@ pub fn not_yet_built_in(type_name: &str) -> bool {
 }
 
 /// A string field of a step.
+/// The fields every step may have.
+pub const STEP_FIELDS: [&str; 7] = [
+    "id",
+    "type",
+    "depends_on",
+    "fail_task_on_error",
+    "retry_config",
+    "verifier_id",
+    "timeout_seconds",
+];
+
+/// For each key of `object` that is none of `known` but close to one (a typo, most likely): a note
+/// naming the one it may have meant. A key close to none is left alone (a task may carry fields
+/// for other tools, such as a description).
+pub fn typo_notes(what: &str, object: &Map<String, Value>, known: &[&str]) -> Vec<String> {
+    object
+        .keys()
+        .filter(|key| !known.contains(&key.as_str()))
+        .filter_map(|key| {
+            let meant = crate::config::similar::best_match(key, known.iter().copied(), 0.75)?;
+            Some(format!(
+                "{what}: '{key}' is not a field it reads: did you mean '{meant}'?"
+            ))
+        })
+        .collect()
+}
+
 pub fn str_field<'a>(step: &'a Map<String, Value>, key: &str) -> Option<&'a str> {
     step.get(key).and_then(Value::as_str)
 }

@@ -27,6 +27,19 @@ const CRITERIA: [&str; 4] = [
     "bash_cmd_succeeds",
 ];
 const AGGREGATORS: [&str; 3] = ["all_pass", "any_pass", "weighted_average"];
+/// The fields a criterion may have.
+const CRITERION_FIELDS: [&str; 10] = [
+    "type",
+    "criterion",
+    "paths",
+    "path",
+    "expected",
+    "value",
+    "command",
+    "bash_cmd",
+    "weight",
+    "timeout_seconds",
+];
 /// How long a `bash_cmd_succeeds` command may run when the criterion does not say.
 const DEFAULT_COMMAND_TIMEOUT_SECONDS: f64 = 300.0;
 
@@ -56,6 +69,17 @@ impl BuiltinStep for VerifySandbox {
         "verify_sandbox"
     }
 
+    fn fields(&self) -> &'static [&'static str] {
+        &[
+            "sandbox_name",
+            "criteria",
+            "base_dir",
+            "aggregator",
+            "score_aggregator",
+            "shell_timeout_seconds",
+        ]
+    }
+
     fn check_notes(&self, step: &Map<String, Value>) -> Vec<String> {
         let step_id = str_field(step, "id").unwrap_or("");
         let criteria = step
@@ -63,6 +87,18 @@ impl BuiltinStep for VerifySandbox {
             .and_then(Value::as_array)
             .map_or(&[][..], Vec::as_slice);
         let zero = zero_weights(step);
+        let typos: Vec<String> = criteria
+            .iter()
+            .enumerate()
+            .filter_map(|(index, c)| Some((index, c.as_object()?)))
+            .flat_map(|(index, c)| {
+                super::typo_notes(
+                    &format!("step '{step_id}' criterion {}", index + 1),
+                    c,
+                    &CRITERION_FIELDS,
+                )
+            })
+            .collect();
         criteria
             .iter()
             .enumerate()
@@ -77,6 +113,7 @@ impl BuiltinStep for VerifySandbox {
                 })
             })
             .chain(zero)
+            .chain(typos)
             .collect()
     }
 
