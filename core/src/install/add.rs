@@ -101,6 +101,8 @@ pub fn add(opts: &AddOptions, ctx: &Context<'_>) -> Result<i32, InstallError> {
     if interrupts.interrupted() {
         return restore(&before, INTERRUPTED, 130, out);
     }
+    // Said once the change stands: packages it replaced with an older version.
+    let mut downgraded = Vec::new();
     if problems.is_empty() {
         let after = Snapshot::take(&plugins)?;
         let changed_paths = code_changes(before.changed_paths(&after));
@@ -117,6 +119,7 @@ pub fn add(opts: &AddOptions, ctx: &Context<'_>) -> Result<i32, InstallError> {
             return Ok(0);
         }
         let now = our_manifests(&ctx.search, &plugins);
+        downgraded = downgrades(&manifests_before, &now);
         let changed = touched(
             &plugins,
             &manifests_before,
@@ -161,8 +164,8 @@ pub fn add(opts: &AddOptions, ctx: &Context<'_>) -> Result<i32, InstallError> {
         }
     }
     if problems.is_empty() {
-        for note in downgrades(&manifests_before, &our_manifests(&ctx.search, &plugins)) {
-            out.note(&note);
+        for note in &downgraded {
+            out.note(note);
         }
         out.line("Added. `agent-env plugin list` shows every installed plugin.");
         return Ok(0);
