@@ -157,48 +157,88 @@ pub fn summary(doc: &Document, scores: &InstanceScores<'_>) -> Value {
         "completed_at_utc": field("completed_at_utc"),
         // Counted as the progress counts it (a step a cancel stopped is not done), so every view of
         // the instance says the same.
-        "current_step": progress(doc, &[])["current_step"],
+        "current_step": StepRecord::of(doc).steps_done(),
         "total_steps": field("total_steps"),
         "run_group_id": run_group_of(doc),
     })
 }
 
+/// What an instance records of its steps: the ones that ended (`completed_steps`), the failures
+/// beside them, and whether it finished or was cancelled.
+struct StepRecord<'d> {
+    done: Vec<&'d Value>,
+    failed: Vec<&'d Value>,
+    finished: bool,
+    cancelled: bool,
+}
+
+impl<'d> StepRecord<'d> {
+    fn of(doc: &'d Document) -> StepRecord<'d> {
+        let list = |v: Option<&'d Value>| -> Vec<&'d Value> {
+            v.and_then(Value::as_array)
+                .map(|a| a.iter().collect())
+                .unwrap_or_default()
+        };
+        let status = doc.get("status").and_then(Value::as_str);
+        StepRecord {
+            done: list(doc.get("completed_steps")),
+            failed: list(
+                doc.get("context")
+                    .and_then(|c| c.get("metadata"))
+                    .and_then(|m| m.get("failed_steps")),
+            ),
+            finished: !matches!(status, Some("running") | Some("queued")),
+            cancelled: status == Some("cancelled"),
+        }
+    }
+
+    /// A step's state from its record. A step the cancel stopped is recorded as `cancelled`; an
+    /// older record wrote `failure` with no failure recorded beside it.
+    fn state_of(&self, completed: Option<&Value>, failure: Option<&Value>) -> &'static str {
+        match completed
+            .and_then(|c| c.get("status"))
+            .and_then(Value::as_str)
+        {
+            Some("success") => "succeeded",
+            Some("cancelled") => "cancelled",
+            Some(_) if failure.is_none() && self.cancelled => "cancelled",
+            Some(_) => "failed",
+            None if self.cancelled => "cancelled",
+            None if self.finished => "not run",
+            None => "pending",
+        }
+    }
+
+    /// The failure recorded for the step `id`, the latest when it ran more than once.
+    fn failure_of(&self, id: Option<&str>) -> Option<&'d Value> {
+        self.failed
+            .iter()
+            .rev()
+            .find(|f| f.get("step_id").and_then(Value::as_str) == id)
+            .copied()
+    }
+
+    /// The steps done: those that ended, but for the ones a cancel stopped.
+    fn steps_done(&self) -> usize {
+        self.done
+            .iter()
+            .filter(|d| {
+                let failure = self.failure_of(d.get("step_id").and_then(Value::as_str));
+                self.state_of(Some(d), failure) != "cancelled"
+            })
+            .count()
+    }
+}
+
 /// What an instance's progress is: steps done of all, and each step's state (`succeeded`, `failed`,
 /// `cancelled`, `running`, `pending`, `not run`) with its error and how long it took.
 pub fn progress(doc: &Document, task_steps: &[Value]) -> Value {
-    let done: Vec<&Value> = doc
-        .get("completed_steps")
-        .and_then(Value::as_array)
-        .map(|a| a.iter().collect())
-        .unwrap_or_default();
-    let failed: Vec<&Value> = doc
-        .get("context")
-        .and_then(|c| c.get("metadata"))
-        .and_then(|m| m.get("failed_steps"))
-        .and_then(Value::as_array)
-        .map(|a| a.iter().collect())
-        .unwrap_or_default();
+    let record = StepRecord::of(doc);
     let total = doc
         .get("total_steps")
         .and_then(Value::as_u64)
         .unwrap_or(task_steps.len() as u64);
-    let status = doc.get("status").and_then(Value::as_str);
-    let finished = !matches!(status, Some("running") | Some("queued"));
-    let cancelled = status == Some("cancelled");
-    // A step the cancel stopped is recorded as `cancelled`; an older record wrote `failure` with no
-    // failure recorded beside it.
-    let state_of = |completed: Option<&&Value>, failure: Option<&&Value>| match completed
-        .and_then(|c| c.get("status"))
-        .and_then(Value::as_str)
-    {
-        Some("success") => "succeeded",
-        Some("cancelled") => "cancelled",
-        Some(_) if failure.is_none() && cancelled => "cancelled",
-        Some(_) => "failed",
-        None if cancelled => "cancelled",
-        None if finished => "not run",
-        None => "pending",
-    };
+    let finished = record.finished;
     // The steps running now, as the run records them (a record from before it did has none).
     let running: Vec<&str> = doc
         .get("running_steps")
@@ -209,14 +249,13 @@ pub fn progress(doc: &Document, task_steps: &[Value]) -> Value {
         .iter()
         .map(|step| {
             let id = step.get("id").and_then(Value::as_str).unwrap_or("");
-            let completed = done
+            let completed = record
+                .done
                 .iter()
                 .rev()
-                .find(|d| d.get("step_id").and_then(Value::as_str) == Some(id));
-            let failure = failed
-                .iter()
-                .rev()
-                .find(|f| f.get("step_id").and_then(Value::as_str) == Some(id));
+                .find(|d| d.get("step_id").and_then(Value::as_str) == Some(id))
+                .copied();
+            let failure = record.failure_of(Some(id));
             let duration = completed
                 .and_then(|c| c.get("duration_seconds"))
                 .or_else(|| failure.and_then(|f| f.get("duration_seconds")))
@@ -228,24 +267,14 @@ pub fn progress(doc: &Document, task_steps: &[Value]) -> Value {
                 "state": if completed.is_none() && !finished && running.contains(&id) {
                     "running"
                 } else {
-                    state_of(completed, failure)
+                    record.state_of(completed, failure)
                 },
                 "error": failure.and_then(|f| f.get("error")).cloned().unwrap_or(Value::Null),
                 "duration_seconds": duration,
             })
         })
         .collect();
-    // Steps a cancel stopped did not get done.
-    let ended = done
-        .iter()
-        .filter(|d| {
-            let id = d.get("step_id").and_then(Value::as_str);
-            let failure = failed
-                .iter()
-                .find(|f| f.get("step_id").and_then(Value::as_str) == id);
-            state_of(Some(d), failure) != "cancelled"
-        })
-        .count();
+    let ended = record.steps_done();
     let fraction = if total == 0 {
         if finished {
             1.0
