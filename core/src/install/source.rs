@@ -77,8 +77,7 @@ fn requirement_name(text: &str) -> &str {
 
 /// The note for a bare word that names a package although a folder of that name is here.
 pub fn folder_of_that_name(spec: &Spec) -> Option<String> {
-    let bare = spec.path.is_none() && !spec.text.contains('/') && !looks_like_path(&spec.text);
-    (bare && Path::new(&spec.text).is_dir()).then(|| {
+    (spec.path.is_none() && is_bare_word(&spec.text) && Path::new(&spec.text).is_dir()).then(|| {
         format!(
             "note: {0} is read as a package's name; a folder of that name is here too: write ./{0} to add the folder",
             spec.text
@@ -98,6 +97,12 @@ fn looks_like_go_module(text: &str) -> bool {
         && !text.contains(':')
         && !text.contains(char::is_whitespace)
         && !text.ends_with(".whl")
+}
+
+/// A bare word (`my-plugin`): a package's name, never read as a path even where a file or folder of
+/// that name is (a wheel's file name excepted).
+fn is_bare_word(text: &str) -> bool {
+    !text.contains('/') && !looks_like_path(text) && !text.ends_with(".whl")
 }
 
 /// Whether `text` is written as a path: a package or module name never starts with `.`, `/` or `~`,
@@ -137,8 +142,7 @@ pub fn classify(
     };
     // A bare word is a package's name even where a folder of that name is (`plugin add my-plugin`
     // from the folder holding its source means the published one); a path says it is one.
-    let bare_word = !text.contains('/') && !looks_like_path(text) && !text.ends_with(".whl");
-    let local = expanded.exists() && !bare_word;
+    let local = expanded.exists() && !is_bare_word(text);
     if !local && looks_like_path(text) {
         return Err(bad(text, "no such file or folder"));
     }
