@@ -358,13 +358,9 @@ fn with_the_other_settings(
     builder: &dyn StoreBuilder,
     lookup: Option<&dyn SecretLookup>,
 ) -> Vec<ConfigError> {
-    let local = [
-        crate::stores::local::fs_object::CLASS,
-        crate::stores::local::sqlite_docs::CLASS,
-        crate::stores::local::secrets::CLASS,
-        crate::stores::local::registry_images::CLASS,
-    ];
-    if !local.contains(&selection.class_name()) {
+    let is_local = super::configured_store::store_kind(selection)
+        .is_ok_and(|kind| crate::stores::local_builtin(kind, &selection.impl_name).is_some());
+    if !is_local {
         return vec![first];
     }
     let table = format!("stores.{}.config", selection.kind);

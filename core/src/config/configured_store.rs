@@ -106,13 +106,9 @@ fn anchor_relative_path(
     kind: StoreKind,
     base: &std::path::Path,
 ) {
-    if !matches!(
-        crate::stores::classify(kind, &selection.impl_name),
-        Ok(crate::stores::Target::Builtin(_))
-    ) {
-        return;
-    }
-    let Some(key) = crate::stores::local::path_key(selection.class_name()) else {
+    let Some(key) = crate::stores::local_builtin(kind, &selection.impl_name)
+        .and_then(crate::stores::local::path_key)
+    else {
         return;
     };
     if let Some(toml::Value::String(path)) = config.get_mut(key) {

@@ -116,6 +116,23 @@ fn bad_impl_form(kind: StoreKind, impl_name: &str) -> StoreError {
     ))
 }
 
+/// The class of a built-in local store (one that keeps its files on this machine, and reaches no
+/// server) that `impl_name` selects for `kind`; `None` for a hosted or a plugin's store.
+pub fn local_builtin(kind: StoreKind, impl_name: &str) -> Option<&'static str> {
+    if !matches!(classify(kind, impl_name), Ok(Target::Builtin(_))) {
+        return None;
+    }
+    let class = impl_name.rsplit(':').next().unwrap_or(impl_name).trim();
+    [
+        fs_object::CLASS,
+        sqlite_docs::CLASS,
+        secrets::CLASS,
+        registry_images::CLASS,
+    ]
+    .into_iter()
+    .find(|local| *local == class)
+}
+
 /// Classifies an impl for a kind: built-in (bare class, or under the original's `agent_env…` modules) or
 /// `<package>:<Class>` of a plugin.
 pub fn classify(kind: StoreKind, impl_name: &str) -> StoreResult<Target> {

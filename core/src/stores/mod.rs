@@ -24,8 +24,8 @@ pub use agent_env_store::{
 };
 pub use dispatch::HostStoreDispatcher;
 pub use from_spec::{
-    build_store, classify, try_build_store, AnyStore, BuildFailure, PluginStoreFactory, StoreSpec,
-    Target,
+    build_store, classify, local_builtin, try_build_store, AnyStore, BuildFailure,
+    PluginStoreFactory, StoreSpec, Target,
 };
 pub use local::{
     LocalFilesystemObjectStore, LocalRegistryImageStore, LocalSecretStore, LocalSqliteDocumentStore,
