@@ -402,6 +402,11 @@ impl DocumentStore for LocalSqliteDocumentStore {
 /// Whether `a` and `b` name one file (either may not exist yet): their folders resolved, the names
 /// compared.
 fn same_file(a: &Path, b: &Path) -> bool {
+    // Different names are different files: no folder is resolved (the common case, on every
+    // build of the configured store).
+    if a.file_name() != b.file_name() {
+        return false;
+    }
     let resolved = |p: &Path| -> Option<std::path::PathBuf> {
         let absolute = std::path::absolute(p).ok()?;
         let folder = absolute.parent()?;
