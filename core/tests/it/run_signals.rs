@@ -32,6 +32,19 @@ fn start(s: &Sandboxed, args: &[&str]) -> (Child, mpsc::Receiver<String>) {
     (child, lines_of(out))
 }
 
+/// Starts the command with its stdout kept for the end (a `--json` document) and a channel of its
+/// stderr lines, read as they come.
+fn start_reading_stderr(s: &Sandboxed, args: &[&str]) -> (Child, mpsc::Receiver<String>) {
+    let mut child = s
+        .command(args)
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let err = child.stderr.take().unwrap();
+    (child, lines_of(err))
+}
+
 /// A channel of the lines `stream` yields, read on a thread of their own.
 fn lines_of(stream: impl std::io::Read + Send + 'static) -> mpsc::Receiver<String> {
     let (tx, rx) = mpsc::channel();
@@ -237,13 +250,7 @@ fn sigint_while_waiting_for_the_bundles_locks_cancels_and_prints_the_json() {
         // SAFETY: flock(2) on a descriptor this test owns.
         assert_eq!(unsafe { libc::flock(file.as_raw_fd(), libc::LOCK_EX) }, 0);
     }
-    let mut child = s
-        .command(&["run", "./locked", "--json"])
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
-    let rx = lines_of(child.stderr.take().unwrap());
+    let (child, rx) = start_reading_stderr(&s, &["run", "./locked", "--json"]);
     let mut seen = Vec::new();
     read_until(&rx, "waiting for another agent-env run", &mut seen);
     // SAFETY: sends a signal to the child we started.
@@ -290,13 +297,7 @@ done
         r#"[{"id": "box", "type": "deploy_sandbox", "sandbox_name": "box"},
             {"id": "d", "type": "deaf_step"}]"#,
     );
-    let mut child = s
-        .command(&["run", "./deaf", "--json"])
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
-    let rx = lines_of(child.stderr.take().unwrap());
+    let (child, rx) = start_reading_stderr(&s, &["run", "./deaf", "--json"]);
     let mut seen = Vec::new();
     read_until(&rx, "step 2/2 d (deaf_step)", &mut seen);
     // SAFETY: sends a signal to the child we started.
