@@ -207,6 +207,9 @@ fn run_checks(doc: &ConfigDocument, builder: &dyn StoreBuilder, found: &mut Find
         }
     }
 
+    // `config check` also names an impl whose package is not installed, as `plugin check` does; a
+    // run leaves that to the step that would use it.
+    let installed = (!*for_run).then(|| builder.installed_packages()).flatten();
     for (group, path) in IMPL_TABLES {
         match impls(doc, group) {
             Err(e) => errors.push(e),
@@ -215,9 +218,6 @@ fn run_checks(doc: &ConfigDocument, builder: &dyn StoreBuilder, found: &mut Find
                     checked.registrations += 1;
                 }
                 let table = path.join(".");
-                // `config check` also names an impl whose package is not installed, as `plugin
-                // check` does; a run leaves that to the step that would use it.
-                let installed = (!*for_run).then(|| builder.installed_packages()).flatten();
                 for item in items {
                     match split_impl(&item) {
                         Err(e) => errors.push(e.at(format!("[{table}] impls"))),
