@@ -10,12 +10,12 @@ use serde_json::{json, Map, Value};
 
 use crate::bundle::installed::{InstalledBundle, Location};
 use crate::bundle::{self, BundleError};
-use crate::cli::run_json::RunCollector;
+use crate::cli::run_json::{RunCollector, RunDocument};
 use crate::cli::run_view::RunView;
 use crate::cli::{Exit, Failure, Terminal};
 use crate::output::Output;
 use crate::run::cancel::Signalled;
-use crate::run::events::{Fanout, RunObserver};
+use crate::run::events::{Fanout, RunEvent, RunObserver};
 use crate::run::outcome::format_g;
 use crate::run::run_log::RunLog;
 use crate::run::{run_bundle_observed, RunError, RunRequest, RunStatus};
@@ -196,9 +196,21 @@ impl Watch<'_> {
         if let Some(log) = &log {
             observers.push(log.clone());
         }
+        let hold = Arc::new(HoldWatch {
+            json,
+            collector: collector.clone(),
+            fail_under,
+            log: log.clone(),
+            term: Terminal::with_style(term.style()),
+            printed: AtomicBool::new(false),
+        });
+        // After the collector, so the document it prints has the kept sandboxes.
+        observers.push(hold.clone());
         let result = go(view.as_ref(), Arc::new(Fanout(observers)));
         RUN_ENDED.store(true, Ordering::SeqCst);
         drop(view);
+        term.absorb(&hold.term);
+        let printed_early = hold.printed.load(Ordering::SeqCst);
         if let Some(why) = log.as_ref().and_then(|l| l.failure()) {
             term.warn(format!("{why}; the run went on without a log"));
         }
@@ -229,15 +241,41 @@ impl Watch<'_> {
                 return Err(Failure::new(message));
             }
         };
-        let below = match (&status, fail_under) {
+        let verdict = Verdict::of(&status, &collector, fail_under);
+        for line in &verdict.below {
+            term.eprintln(line);
+        }
+        if verdict.code != 0 || verbose {
+            if let Some(hint) = &log_hint {
+                term.eprintln(hint);
+            }
+        }
+        if json && !printed_early {
+            term.print(&format!(
+                "{}\n",
+                pretty(&verdict.document(&collector, written_log))
+            ));
+        }
+        Ok(verdict.code)
+    }
+}
+
+/// How a run that ran is judged: its exit code, the document's `status` word, and the tasks below
+/// `--fail-under`.
+struct Verdict {
+    code: i32,
+    word: &'static str,
+    below: Vec<String>,
+}
+
+impl Verdict {
+    fn of(status: &RunStatus, collector: &RunCollector, fail_under: Option<f64>) -> Verdict {
+        let below = match (status, fail_under) {
             (RunStatus::Finished { failed: false }, Some(minimum)) => {
-                below_fail_under(&collector, minimum)
+                below_fail_under(collector, minimum)
             }
             _ => Vec::new(),
         };
-        for line in &below {
-            term.eprintln(line);
-        }
         let all_passed = collector
             .document()
             .tasks
@@ -253,19 +291,60 @@ impl Watch<'_> {
             RunStatus::Finished { failed: false } if all_passed => (0, "passed"),
             RunStatus::Finished { failed: false } => (0, "not_passed"),
         };
-        if code != 0 || verbose {
-            if let Some(hint) = &log_hint {
-                term.eprintln(hint);
-            }
+        Verdict { code, word, below }
+    }
+
+    /// The run's JSON document, judged.
+    fn document(&self, collector: &RunCollector, log: Option<String>) -> RunDocument {
+        let mut doc = collector.document();
+        doc.log = log;
+        doc.status = self.word.to_string();
+        doc.exit_code = self.code;
+        doc
+    }
+}
+
+/// Watches for `--keep`'s hold after the run: a signal then only tears the sandboxes down, and a
+/// `--json` run prints its document as the hold begins, so a script reads it (the kept sandboxes
+/// included) while they are up rather than after Ctrl-C. The document is the one the run would
+/// print at its end: the run has ended, the hold only waits.
+struct HoldWatch {
+    json: bool,
+    collector: Arc<RunCollector>,
+    fail_under: Option<f64>,
+    log: Option<Arc<RunLog>>,
+    /// Its own writer (an observer outlives the borrowed one); merged into the command's after.
+    term: Terminal,
+    printed: AtomicBool,
+}
+
+impl RunObserver for HoldWatch {
+    fn event(&self, event: &RunEvent) {
+        if !matches!(event, RunEvent::SandboxesKept { .. }) {
+            return;
         }
-        if json {
-            let mut doc = collector.document();
-            doc.log = written_log;
-            doc.status = word.to_string();
-            doc.exit_code = code;
-            term.print(&format!("{}\n", pretty(&doc)));
+        HOLDING.store(true, Ordering::SeqCst);
+        if !self.json {
+            return;
         }
-        Ok(code)
+        let Some(failed) = self.collector.finished_failed() else {
+            return;
+        };
+        let verdict = Verdict::of(
+            &RunStatus::Finished { failed },
+            &self.collector,
+            self.fail_under,
+        );
+        let log = self
+            .log
+            .as_ref()
+            .filter(|l| l.written())
+            .map(|l| l.path().display().to_string());
+        self.term.print(&format!(
+            "{}\n",
+            pretty(&verdict.document(&self.collector, log))
+        ));
+        self.printed.store(true, Ordering::SeqCst);
     }
 }
 
@@ -439,6 +518,9 @@ static PRINTS_JSON: AtomicBool = AtomicBool::new(false);
 /// Whether the run has ended (its teardown with it): a signal then changes nothing, and the run's
 /// own document and exit follow.
 static RUN_ENDED: AtomicBool = AtomicBool::new(false);
+/// Whether the run has ended and `--keep` holds its sandboxes up: a signal then only tears them
+/// down, and a `--json` run has printed its document already.
+static HOLDING: AtomicBool = AtomicBool::new(false);
 
 /// A signal during a run. The first says, at once, that the run is stopping (its teardown may take
 /// seconds, and a silent terminal invites a second Ctrl-C). Another during that teardown stops
@@ -448,6 +530,12 @@ static RUN_ENDED: AtomicBool = AtomicBool::new(false);
 pub(crate) fn on_signal(signalled: Signalled) {
     let mut stderr = std::io::stderr();
     match signalled {
+        Signalled::First(_) if HOLDING.load(Ordering::SeqCst) => {
+            let _ = writeln!(
+                stderr,
+                "Tearing down the kept sandboxes; another Ctrl-C stops at once, leaving them for the next run to clean up"
+            );
+        }
         Signalled::First(_) => {
             let _ = writeln!(
                 stderr,
@@ -457,7 +545,7 @@ pub(crate) fn on_signal(signalled: Signalled) {
         Signalled::Again(_) if RUN_ENDED.load(Ordering::SeqCst) => {}
         Signalled::Again(signal) => {
             let code = 128 + signal;
-            if PRINTS_JSON.load(Ordering::SeqCst) {
+            if PRINTS_JSON.load(Ordering::SeqCst) && !HOLDING.load(Ordering::SeqCst) {
                 let doc = serde_json::json!({
                     "format_version": 1,
                     "status": "cancelled",

@@ -7,7 +7,7 @@ use std::sync::Mutex;
 use serde::Serialize;
 use serde_json::{Map, Value};
 
-use crate::run::events::{EvalTally, RunEvent, RunObserver, StepStatus};
+use crate::run::events::{EvalTally, KeptSandbox, RunEvent, RunObserver, StepStatus};
 
 /// The version of the document's shape.
 pub const RUN_FORMAT_VERSION: u32 = 1;
@@ -42,6 +42,9 @@ pub struct RunDocument {
     pub skipped: Vec<SkippedDocument>,
     /// What the run warned about (also on stderr), in order.
     pub warnings: Vec<WarningDocument>,
+    /// With `--keep`, the sandboxes held up after the run (the document is printed as the hold
+    /// begins, so they are still up when a script reads it); else empty.
+    pub kept_sandboxes: Vec<KeptSandbox>,
 }
 
 /// One entity of the bundle.
@@ -117,6 +120,8 @@ pub struct StepDocument {
 /// Builds a [`RunDocument`] from the events it sees.
 pub struct RunCollector {
     doc: Mutex<RunDocument>,
+    /// How the run ended, once it has (whether any task failed).
+    finished_failed: Mutex<Option<bool>>,
 }
 
 impl RunCollector {
@@ -137,7 +142,17 @@ impl RunCollector {
                 evals: Vec::new(),
                 skipped: Vec::new(),
                 warnings: Vec::new(),
+                kept_sandboxes: Vec::new(),
             }),
+            finished_failed: Mutex::new(None),
+        }
+    }
+
+    /// Whether any task failed, once the run has ended; `None` before.
+    pub fn finished_failed(&self) -> Option<bool> {
+        match self.finished_failed.lock() {
+            Ok(f) => *f,
+            Err(p) => *p.into_inner(),
         }
     }
 
@@ -296,8 +311,16 @@ impl RunObserver for RunCollector {
                 }
             }
             RunEvent::RunFinished {
-                duration_seconds, ..
-            } => doc.duration_seconds = Some(*duration_seconds),
+                duration_seconds,
+                failed,
+                ..
+            } => {
+                doc.duration_seconds = Some(*duration_seconds);
+                if let Ok(mut f) = self.finished_failed.lock() {
+                    *f = Some(*failed);
+                }
+            }
+            RunEvent::SandboxesKept { sandboxes } => doc.kept_sandboxes = sandboxes.clone(),
             RunEvent::PluginProgress { .. } | RunEvent::PluginOutput { .. } => {}
         }
     }

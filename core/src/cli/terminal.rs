@@ -119,6 +119,23 @@ impl Terminal {
     pub fn stdout_closed(&self) -> bool {
         self.stdout_closed.load(Ordering::Relaxed)
     }
+
+    /// Takes on what `other`, a second writer over the same streams, learned about them: that
+    /// stdout was written, closed or failed, and that stderr was closed.
+    pub fn absorb(&self, other: &Terminal) {
+        for (mine, theirs) in [
+            (&self.stdout_written, &other.stdout_written),
+            (&self.stdout_closed, &other.stdout_closed),
+            (&self.stderr_closed, &other.stderr_closed),
+        ] {
+            if theirs.load(Ordering::Relaxed) {
+                mine.store(true, Ordering::Relaxed);
+            }
+        }
+        if let Some(why) = other.stdout_failure() {
+            let _ = self.stdout_failure.set(why.to_string());
+        }
+    }
 }
 
 impl Output for Terminal {

@@ -227,6 +227,8 @@ pub enum RunEvent {
         cancelled: bool,
         duration_seconds: f64,
     },
+    /// `--keep`: the run ended and holds these sandboxes up until it is signalled.
+    SandboxesKept { sandboxes: Vec<KeptSandbox> },
     /// A plugin's `$/progress` during a step (the step, when exactly one of that plugin's steps is
     /// running).
     PluginProgress {
@@ -244,6 +246,19 @@ pub enum RunEvent {
         stream: PluginStream,
         line: String,
     },
+}
+
+/// A sandbox `--keep` holds up after the run.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct KeptSandbox {
+    /// The task that deployed it.
+    pub task_path: String,
+    pub sandbox_id: String,
+    /// Its name in the task (`deploy_sandbox`'s `sandbox_name`).
+    pub name: String,
+    pub provider: String,
+    /// The host folder behind its `/app`.
+    pub work_dir: String,
 }
 
 #[cfg(test)]

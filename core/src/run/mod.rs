@@ -37,7 +37,7 @@ use crate::run::plan::Plan;
 pub use bundle_run::{run_bundle, run_bundle_observed, RunRequest};
 use cancel::Cancel;
 pub use error::RunError;
-use events::{EvalTally, PlannedTaskInfo, RunEvent, RunObserver};
+use events::{EvalTally, KeptSandbox, PlannedTaskInfo, RunEvent, RunObserver};
 use executor::StepExecutor;
 use local_stores::LocalStores;
 use outcome::{seconds, Outcome};
@@ -281,6 +281,9 @@ pub fn run_planned(
             plural(kept_count, "sandbox", "sandboxes"),
             if kept_count == 1 { "it" } else { "them" }
         ));
+        options.observer.event(&RunEvent::SandboxesKept {
+            sandboxes: kept_sandboxes(&results),
+        });
         while !cancel.is_cancelled() {
             std::thread::sleep(std::time::Duration::from_millis(50));
         }
@@ -315,6 +318,23 @@ pub fn run_planned(
     Ok(RunStatus::Finished {
         failed: results.iter().any(|r| r.outcome.is_failure()),
     })
+}
+
+/// The sandboxes `--keep` holds up, as the run's events name them.
+fn kept_sandboxes(results: &[TaskRunResult]) -> Vec<KeptSandbox> {
+    results
+        .iter()
+        .filter_map(|r| r.kept.as_ref().map(|d| (r, d)))
+        .flat_map(|(r, d)| {
+            d.all().into_iter().map(|s| KeptSandbox {
+                task_path: r.path.clone(),
+                sandbox_id: s.id.clone(),
+                name: s.name.clone(),
+                provider: s.provider.clone(),
+                work_dir: s.work_dir.display().to_string(),
+            })
+        })
+        .collect()
 }
 
 /// The tasks a plan runs, as the run's events name them.

@@ -248,6 +248,16 @@ pub fn describe(event: &RunEvent) -> String {
             };
             format!("run {run_group_id} {how} in {duration_seconds:.1}s")
         }
+        RunEvent::SandboxesKept { sandboxes } => {
+            let mut text = format!("--keep holds {} sandbox(es) up:", sandboxes.len());
+            for s in sandboxes {
+                text.push_str(&format!(
+                    "\n    [{}] {} ({}) {}",
+                    s.task_path, s.sandbox_id, s.provider, s.work_dir
+                ));
+            }
+            text
+        }
         RunEvent::PluginProgress {
             package,
             step,

@@ -232,6 +232,51 @@ fn keep_holds_the_sandbox_until_ctrl_c_then_tears_it_down() {
     assert!(s.sandboxes_left().is_empty());
 }
 
+/// `--keep --json` prints its document as the hold begins, with the sandboxes kept, so a script
+/// reads where they are while they are up; Ctrl-C then tears them down and prints nothing more.
+#[test]
+fn keep_with_json_prints_the_document_while_the_sandboxes_are_up() {
+    let s = Sandboxed::new();
+    let (mut child, rx) = start(&s, &["run", "hello", "--keep", "--json"]);
+    let mut lines = Vec::new();
+    // The pretty document ends with its closing brace alone on a line.
+    while lines.last().map(String::as_str) != Some("}") {
+        let line = rx
+            .recv_timeout(Duration::from_secs(60))
+            .unwrap_or_else(|_| panic!("no whole document on stdout; got {lines:?}"));
+        lines.push(line);
+    }
+    let doc: serde_json::Value = serde_json::from_str(&lines.join("\n")).unwrap();
+    assert_eq!(doc["status"], "passed", "{doc:#}");
+    assert_eq!(doc["exit_code"], 0, "{doc:#}");
+    let kept = doc["kept_sandboxes"].as_array().unwrap();
+    assert_eq!(kept.len(), 1, "{doc:#}");
+    assert_eq!(kept[0]["task_path"], "tasks/hello.json");
+    assert_eq!(kept[0]["name"], "box");
+    assert_eq!(kept[0]["provider"], "local");
+    let work_dir = std::path::PathBuf::from(kept[0]["work_dir"].as_str().unwrap());
+    assert_eq!(
+        std::fs::read_to_string(work_dir.join("greeting/hello.txt")).unwrap(),
+        "hello\n",
+        "the kept sandbox is up while the document is read"
+    );
+    // SAFETY: sends a signal to the child we started.
+    unsafe {
+        libc::kill(child.id() as i32, libc::SIGINT);
+    }
+    let mut stderr = String::new();
+    std::io::Read::read_to_string(&mut child.stderr.take().unwrap(), &mut stderr).unwrap();
+    let status = child.wait().unwrap();
+    let after: Vec<String> = rx.iter().collect();
+    assert_eq!(status.code(), Some(0), "{stderr}");
+    assert!(after.is_empty(), "one document only: {after:?}");
+    assert!(
+        stderr.contains("Tearing down the kept sandboxes;"),
+        "{stderr}"
+    );
+    assert!(!work_dir.exists(), "{stderr}");
+}
+
 /// Ctrl-C while the run waits for another run to finish writing the bundle's ids cancels it like
 /// Ctrl-C during its tasks: exit 130, and `--json` still prints its one document.
 #[test]
