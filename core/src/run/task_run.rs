@@ -508,6 +508,11 @@ fn run_steps(
                         Some(r) => {
                             retries_used[i] += 1;
                             for j in rerun_set(planned, r.from) {
+                                if let (StepState::Succeeded, StepKind::Builtin(b)) =
+                                    (&states[j], &planned.steps[j].kind)
+                                {
+                                    b.before_rerun(&planned.steps[j].spec, env);
+                                }
                                 if !matches!(states[j], StepState::Running) {
                                     states[j] = StepState::Pending;
                                 }

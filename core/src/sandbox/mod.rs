@@ -230,6 +230,8 @@ mod tests {
 pub struct Deployed {
     provider: Box<dyn SandboxProvider>,
     sandboxes: std::sync::Mutex<Vec<Sandbox>>,
+    /// What tearing down the sandboxes a retry replaced did, reported with the rest.
+    retired: std::sync::Mutex<Teardown>,
     log: Option<std::sync::Arc<dyn DeployLog>>,
 }
 
@@ -251,6 +253,7 @@ impl Deployed {
         Deployed {
             provider,
             sandboxes: std::sync::Mutex::new(Vec::new()),
+            retired: std::sync::Mutex::new(Teardown::default()),
             log: None,
         }
     }
@@ -296,13 +299,35 @@ impl Deployed {
         self.sandboxes.lock().map(|l| l.clone()).unwrap_or_default()
     }
 
+    /// Tears down the sandbox of this name, for a retry that deploys it again: it is no longer up
+    /// under that name, and [`Deployed::teardown_all`] reports it (as torn down, or as still up
+    /// with why). Returns it, or `None` when none of that name is up.
+    pub fn retire(&self, name: &str) -> Option<Sandbox> {
+        let sandbox = {
+            let mut list = self.sandboxes.lock().ok()?;
+            let at = list.iter().rposition(|s| s.name == name)?;
+            list.remove(at)
+        };
+        let outcome = self.provider.teardown(&sandbox);
+        if let Ok(mut retired) = self.retired.lock() {
+            match outcome {
+                Ok(()) => retired.torn_down.push(sandbox.clone()),
+                Err(e) => retired.still_up.push((sandbox.clone(), e.to_string())),
+            }
+        }
+        Some(sandbox)
+    }
+
     /// Tears every sandbox down.
     pub fn teardown_all(&self) -> Teardown {
         let list = match self.sandboxes.lock() {
             Ok(mut l) => std::mem::take(&mut *l),
             Err(_) => Vec::new(),
         };
-        let mut report = Teardown::default();
+        let mut report = match self.retired.lock() {
+            Ok(mut r) => std::mem::take(&mut *r),
+            Err(_) => Teardown::default(),
+        };
         for s in list {
             match self.provider.teardown(&s) {
                 Ok(()) => report.torn_down.push(s),

@@ -409,6 +409,44 @@ fn a_failed_step_with_retry_config_runs_again_from_the_step_it_names() {
     ), "{}", r.stderr);
 }
 
+/// A retry that runs `deploy_sandbox` again gets a fresh sandbox: the first is torn down, not
+/// refused as "already deployed", and both are in the instance's `torn_down_sandbox_ids`.
+#[test]
+fn a_retry_from_deploy_sandbox_starts_over_in_a_fresh_sandbox() {
+    let s = Sandboxed::new();
+    s.write("redeploy/artifacts/note/note.txt", "a note\n");
+    // The first sandbox gets a file `made` (loading into `made/` then fails); the second a folder.
+    s.write(
+        "redeploy/tasks/r.json",
+        &format!(
+            r#"[{DEPLOY},
+               {{"id": "mk", "type": "verify_sandbox", "sandbox_name": "box", "base_dir": "/app", "verifier_id": "mk",
+                 "criteria": [{{"type": "bash_cmd_succeeds", "command": "if [ -e \"$HOME/once\" ]; then mkdir made; else touch made \"$HOME/once\"; fi"}}]}},
+               {{"id": "check", "type": "load_artifact", "sandbox_name": "box", "artifact_id": "note", "destination_path": "/app/made/",
+                 "retry_config": {{"retry_from_step_id": "box"}}}}]"#
+        ),
+    );
+    let r = s.run(&["run", "./redeploy"]);
+    assert_eq!(r.code, 0, "{}{}", r.stdout, r.stderr);
+    r.assert_stdout_has("; retrying from step 'box'\n");
+    assert_eq!(
+        r.stdout.matches("step 1/3 box done in").count(),
+        2,
+        "{}",
+        r.stdout
+    );
+    r.assert_stdout_has("passed (mk: 1)");
+    let context = &s.docs("task_instances")[0]["context"];
+    let deployed = context["deployed_sandboxes"].as_array().unwrap();
+    assert_eq!(deployed.len(), 1, "{context:#}");
+    let torn = context["metadata"]["torn_down_sandbox_ids"]
+        .as_array()
+        .unwrap();
+    assert_eq!(torn.len(), 2, "{context:#}");
+    assert_eq!(torn[1], deployed[0]["sandbox_id"], "{context:#}");
+    assert!(s.sandboxes_left().is_empty(), "{:?}", s.sandboxes_left());
+}
+
 /// A file in one of a bundle's folders that agent-env does not read (an eval written as JSON) is
 /// named, with what the folder holds instead; the run goes on.
 #[test]

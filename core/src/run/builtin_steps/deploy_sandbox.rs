@@ -65,4 +65,16 @@ impl BuiltinStep for DeploySandbox {
         });
         env.with_context(|c| c.deployed_sandboxes.push(record))
     }
+
+    /// A retry that runs this step again gets a fresh sandbox: the one it deployed is torn down, and
+    /// its record leaves `context.deployed_sandboxes` (its id is in `torn_down_sandbox_ids` at the end).
+    fn before_rerun(&self, step: &Map<String, Value>, env: &StepEnv<'_>) {
+        let name = str_field(step, "sandbox_name").unwrap_or("box");
+        if let Some(old) = env.sandboxes.retire(name) {
+            let _ = env.with_context(|c| {
+                c.deployed_sandboxes
+                    .retain(|r| r.get("sandbox_id").and_then(Value::as_str) != Some(&old.id))
+            });
+        }
+    }
 }

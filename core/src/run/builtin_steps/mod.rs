@@ -120,6 +120,9 @@ pub trait BuiltinStep: Sync {
         true
     }
     fn run(&self, step: &Map<String, Value>, env: &StepEnv<'_>) -> Result<(), StepError>;
+    /// Undoes what the step, having succeeded, left that would stop it from running again, before a
+    /// retry runs it again (a sandbox it deployed).
+    fn before_rerun(&self, _step: &Map<String, Value>, _env: &StepEnv<'_>) {}
     /// What a person should hear about what the step, having succeeded, left in the task's
     /// `metadata` (a result that passes but should not have, say); one sentence each.
     fn warnings(&self, _step: &Map<String, Value>, _metadata: &Map<String, Value>) -> Vec<String> {
