@@ -335,11 +335,16 @@ fn check(args: &ReportArgs, verbose: bool, session: &Session, term: &Terminal) -
         term.warn(w);
     }
     let result = documents::check(&built.report);
+    let warnings = unrunnable_bundles(session);
+    for w in &warnings {
+        term.warn(w);
+    }
     if args.json {
         let doc = CheckDocument {
             ok: result.ok(),
             problems: result.problems.clone(),
             report: built.report,
+            warnings,
         };
         term.print(&documents::to_json(&doc));
         return Ok(if result.ok() { 0 } else { 1 });
@@ -350,6 +355,28 @@ fn check(args: &ReportArgs, verbose: bool, session: &Session, term: &Terminal) -
     } else {
         Err(Failure::new(result.reasons.join("; ")))
     }
+}
+
+/// A sentence for each bundle a plugin installs that `agent-env run` would refuse for its step
+/// types: the plugin checks out, but what it ships cannot run here.
+fn unrunnable_bundles(session: &Session) -> Vec<String> {
+    let home = session.paths().home_dir();
+    crate::bundle::installed(&session.manifests())
+        .iter()
+        .filter(|b| !b.is_core())
+        .filter_map(|b| {
+            let parsed = b.parse(home.as_deref()).ok()?;
+            let missing = crate::run::bundle_run::missing_step_types(session, &parsed);
+            (!missing.is_empty()).then(|| {
+                format!(
+                    "the bundle '{}' of {} cannot run here: {}",
+                    b.run_name(),
+                    b.package,
+                    crate::run::bundle_run::missing_step_types_sentence(&missing)
+                )
+            })
+        })
+        .collect()
 }
 
 fn show(args: &ShowArgs, verbose: bool, session: &Session, term: &Terminal) -> Exit {

@@ -14,6 +14,7 @@ use crate::cli::run_json::{RunCollector, RunDocument};
 use crate::cli::run_view::RunView;
 use crate::cli::{Exit, Failure, Terminal};
 use crate::output::Output;
+use crate::run::bundle_run::{missing_step_types, missing_step_types_sentence};
 use crate::run::cancel::Signalled;
 use crate::run::events::{Fanout, RunEvent, RunObserver};
 use crate::run::outcome::format_g;
@@ -117,13 +118,26 @@ pub fn run(args: RunArgs, verbose: bool, session: &Session, term: &Terminal) -> 
         }
         let installed = bundle::installed(&session.manifests());
         let home = session.paths().home_dir();
+        let parsed: Vec<Result<crate::bundle::Bundle, BundleError>> =
+            installed.iter().map(|b| b.parse(home.as_deref())).collect();
+        // Why each bundle that parses cannot run here: step types nothing here has.
+        let unrunnable: Vec<Option<String>> = parsed
+            .iter()
+            .map(|p| {
+                let missing = missing_step_types(session, p.as_ref().ok()?);
+                (!missing.is_empty()).then(|| missing_step_types_sentence(&missing))
+            })
+            .collect();
+        let listed = Listed {
+            installed: &installed,
+            parsed: &parsed,
+            unrunnable: &unrunnable,
+            home: home.as_deref(),
+        };
         if args.json {
-            term.print(&format!(
-                "{}\n",
-                pretty(&list_json(&installed, home.as_deref()))
-            ));
+            term.print(&format!("{}\n", pretty(&list_json(&listed))));
         } else {
-            list(&installed, home.as_deref(), term);
+            list(&listed, term);
         }
         return Ok(0);
     };
@@ -376,31 +390,69 @@ fn pretty(value: &impl serde::Serialize) -> String {
     serde_json::to_string_pretty(value).unwrap_or_else(|e| format!("{{\"error\": \"{e}\"}}"))
 }
 
+/// The installed bundles as `agent-env run` with no BUNDLE lists them.
+struct Listed<'a> {
+    installed: &'a [InstalledBundle],
+    /// Each bundle, read.
+    parsed: &'a [Result<crate::bundle::Bundle, BundleError>],
+    /// Why each bundle that reads fine cannot run here, if it cannot.
+    unrunnable: &'a [Option<String>],
+    home: Option<&'a Path>,
+}
+
+impl Listed<'_> {
+    /// Each bundle with what it contains, its description and why it cannot run (if it cannot).
+    fn rows(&self) -> impl Iterator<Item = ListedRow<'_>> {
+        self.installed
+            .iter()
+            .zip(self.parsed)
+            .zip(self.unrunnable)
+            .map(|((bundle, parsed), unrunnable)| ListedRow {
+                bundle,
+                parsed: parsed.as_ref().ok(),
+                problem: bundle
+                    .problem
+                    .clone()
+                    .or_else(|| parsed.as_ref().err().map(BundleError::summary))
+                    .or_else(|| unrunnable.clone()),
+            })
+    }
+}
+
+/// One installed bundle of a [`Listed`].
+struct ListedRow<'a> {
+    bundle: &'a InstalledBundle,
+    parsed: Option<&'a crate::bundle::Bundle>,
+    problem: Option<String>,
+}
+
+impl ListedRow<'_> {
+    fn aliases(&self) -> Vec<String> {
+        self.parsed
+            .map(|p| {
+                p.aliases
+                    .values()
+                    .flat_map(|m| m.values().flatten().cloned())
+                    .collect()
+            })
+            .unwrap_or_default()
+    }
+}
+
 /// `agent-env run --json` with no BUNDLE: the installed bundles.
-fn list_json(installed: &[InstalledBundle], home: Option<&Path>) -> Value {
-    let bundles: Vec<Value> = installed
-        .iter()
-        .map(|b| {
-            let parsed = b.parse(home);
-            let (tasks, evals, description, aliases, problem) = match &parsed {
-                Ok(p) => (
-                    json!(p.tasks.iter().map(|t| t.name.clone()).collect::<Vec<_>>()),
-                    json!(p.evals.iter().map(|e| e.name.clone()).collect::<Vec<_>>()),
+fn list_json(listed: &Listed<'_>) -> Value {
+    let bundles: Vec<Value> = listed
+        .rows()
+        .map(|row| {
+            let b = row.bundle;
+            let names = |items: Vec<String>| json!(items);
+            let (tasks, evals, description) = match row.parsed {
+                Some(p) => (
+                    names(p.tasks.iter().map(|t| t.name.clone()).collect()),
+                    names(p.evals.iter().map(|e| e.name.clone()).collect()),
                     json!(p.description),
-                    json!(p
-                        .aliases
-                        .values()
-                        .flat_map(|m| m.values().flatten().cloned())
-                        .collect::<Vec<_>>()),
-                    json!(b.problem),
                 ),
-                Err(e) => (
-                    json!([]),
-                    json!([]),
-                    Value::Null,
-                    json!([]),
-                    json!(b.problem.clone().unwrap_or_else(|| e.summary())),
-                ),
+                None => (json!([]), json!([]), Value::Null),
             };
             json!({
                 "name": b.run_name(),
@@ -415,8 +467,8 @@ fn list_json(installed: &[InstalledBundle], home: Option<&Path>) -> Value {
                 "description": description,
                 "tasks": tasks,
                 "evals": evals,
-                "aliases": aliases,
-                "problem": problem,
+                "aliases": row.aliases(),
+                "problem": row.problem,
             })
         })
         .collect();
@@ -424,21 +476,21 @@ fn list_json(installed: &[InstalledBundle], home: Option<&Path>) -> Value {
 }
 
 /// `agent-env run` with no BUNDLE.
-fn list(installed: &[InstalledBundle], home: Option<&Path>, out: &dyn Output) {
-    if installed.is_empty() {
+fn list(listed: &Listed<'_>, out: &dyn Output) {
+    if listed.installed.is_empty() {
         out.line("No bundles are installed. agent-env run PATH runs a folder.");
         return;
     }
-    let parsed: Vec<Result<crate::bundle::Bundle, BundleError>> =
-        installed.iter().map(|b| b.parse(home)).collect();
-    let rows: Vec<[String; 4]> = installed
-        .iter()
-        .zip(&parsed)
-        .map(|(b, p)| {
-            let (contents, description) = match (&b.problem, p) {
-                (Some(problem), _) => ("invalid".to_string(), problem.clone()),
-                (None, Ok(p)) => (contents(p), p.description.clone().unwrap_or_default()),
-                (None, Err(e)) => ("invalid".to_string(), e.summary()),
+    let rows: Vec<[String; 4]> = listed
+        .rows()
+        .map(|row| {
+            let b = row.bundle;
+            let (contents, description) = match (row.parsed, b.problem.is_some()) {
+                (Some(p), false) => (contents(p), p.description.clone().unwrap_or_default()),
+                _ => (
+                    "invalid".to_string(),
+                    row.problem.clone().unwrap_or_default(),
+                ),
             };
             [
                 b.run_name(),
@@ -472,20 +524,17 @@ fn list(installed: &[InstalledBundle], home: Option<&Path>, out: &dyn Output) {
         .to_string()
     };
     out.line(&line(header));
-    for ((b, row), parsed) in installed.iter().zip(&rows).zip(&parsed) {
-        out.line(&line([&row[0], &row[1], &row[2], &row[3]]));
-        let mut folder = format!("  {}", b.folder_display(home));
-        if let Ok(parsed) = parsed {
-            let aliases: Vec<String> = parsed
-                .aliases
-                .values()
-                .flat_map(|m| m.values().flatten().cloned())
-                .collect();
-            if !aliases.is_empty() {
-                folder.push_str(&format!("  aliases: {}", aliases.join(", ")));
-            }
+    for (row, cells) in listed.rows().zip(&rows) {
+        out.line(&line([&cells[0], &cells[1], &cells[2], &cells[3]]));
+        let mut folder = format!("  {}", row.bundle.folder_display(listed.home));
+        let aliases = row.aliases();
+        if !aliases.is_empty() {
+            folder.push_str(&format!("  aliases: {}", aliases.join(", ")));
         }
         out.line(&folder);
+        if let (Some(_), None, Some(problem)) = (row.parsed, &row.bundle.problem, &row.problem) {
+            out.line(&format!("  cannot run here: {problem}"));
+        }
     }
     out.line("");
     out.line("Run one with agent-env run NAME. To change one, write a copy with agent-env bundle init FOLDER --from-bundle NAME and run the copy.");

@@ -62,6 +62,10 @@ pub struct CheckDocument {
     pub report: Report,
     pub ok: bool,
     pub problems: Vec<Problem>,
+    /// What is wrong beside the contributions (an installed bundle that cannot run here); present
+    /// only when there is something.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub warnings: Vec<String>,
 }
 
 /// What `plugin check` found.

@@ -17,7 +17,7 @@ use super::plugin_steps::PluginSteps;
 use super::{execute, RunError, RunOptions, RunStatus};
 use crate::bundle::installed::Target;
 use crate::bundle::tree::Tree;
-use crate::bundle::{self, BundleError};
+use crate::bundle::{self, Bundle, BundleError};
 use crate::output::Output;
 use crate::registry::{RegistryError, Resolved};
 use crate::run::plan::{self, PlanContext, StepKind};
@@ -105,6 +105,14 @@ pub fn run_bundle_observed(
         if let Some(why) = crate::bundle::parser::why_ignored(rel) {
             out.note(&format!("Note: {rel} is not read: {why}"));
         }
+    }
+    if !parsed.builds.is_empty() {
+        let paths: Vec<&str> = parsed.builds.iter().map(|b| b.path.as_str()).collect();
+        out.note(&format!(
+            "Note: {} {} not built: this agent-env builds no env or agent images (the Python agent-env builds them with Docker), so the tasks run without them",
+            paths.join(", "),
+            if paths.len() == 1 { "is" } else { "are" }
+        ));
     }
     let tree = match (&target, &folder) {
         (_, Some(path)) => Tree::Disk(path),
@@ -299,6 +307,75 @@ pub(super) struct RunPlanContext<'a> {
     pub(super) bare: bool,
 }
 
+/// What runs a step type: agent-env itself, or an installed plugin's class.
+enum StepSource {
+    Builtin(&'static dyn crate::run::builtin_steps::BuiltinStep),
+    Plugin { package: String, class: String },
+}
+
+/// What runs the step type `type_name`, or why nothing here can (a step type only the Python
+/// agent-env has, or one no plugin provides).
+fn step_source(session: &Session, type_name: &str) -> Result<StepSource, String> {
+    if let Some(b) = crate::run::builtin_steps::builtin(type_name) {
+        return Ok(StepSource::Builtin(b));
+    }
+    let only_in_python = || {
+        format!("the step type '{type_name}' is built into the Python agent-env, and this agent-env does not have it yet")
+    };
+    match session
+        .registry(RegistryLoad::ConfigNamed)
+        .resolve("task_steps", type_name)
+    {
+        Ok(Resolved::Plugin { package, class, .. }) => Ok(StepSource::Plugin {
+            package: canonical_name(&package),
+            class,
+        }),
+        Ok(Resolved::BuiltIn { .. }) => Err(only_in_python()),
+        Err(RegistryError::Unknown { detail: None, .. })
+            if crate::run::builtin_steps::not_yet_built_in(type_name) =>
+        {
+            Err(only_in_python())
+        }
+        Err(RegistryError::Unknown { detail: None, .. }) => Err(format!(
+            "'{type_name}' is not a known step type; no built-in step or installed plugin provides it (agent-env plugin list shows what plugins provide)"
+        )),
+        Err(e) => Err(e.not_known("step")),
+    }
+}
+
+/// The step types `bundle`'s tasks use that nothing here runs, each once, in the order first used:
+/// a bundle that lists and parses fine but that `agent-env run` would refuse.
+pub fn missing_step_types(session: &Session, bundle: &Bundle) -> Vec<String> {
+    let mut missing: Vec<String> = Vec::new();
+    for step in bundle.tasks.iter().flat_map(|t| &t.steps) {
+        let Some(type_name) = step.get("type").and_then(Value::as_str) else {
+            continue;
+        };
+        if !missing.iter().any(|m| m == type_name) && step_source(session, type_name).is_err() {
+            missing.push(type_name.to_string());
+        }
+    }
+    missing
+}
+
+/// One sentence for a bundle whose tasks use `missing` step types: why `run` refuses it.
+pub fn missing_step_types_sentence(missing: &[String]) -> String {
+    let quoted: Vec<String> = missing.iter().map(|m| format!("'{m}'")).collect();
+    let python_only = missing
+        .iter()
+        .all(|m| crate::run::builtin_steps::not_yet_built_in(m));
+    format!(
+        "its tasks use step {} {} that this agent-env has no step for{}, so agent-env run refuses the bundle",
+        crate::words::plural(missing.len(), "type", "types"),
+        quoted.join(", "),
+        if python_only {
+            " (built into the Python agent-env)"
+        } else {
+            " (no built-in step or installed plugin provides them)"
+        }
+    )
+}
+
 impl RunPlanContext<'_> {
     /// The manifest's `fail_task_on_error` for the plugin's step, when the entry naming that class
     /// sets one; otherwise a failure fails the task.
@@ -329,35 +406,12 @@ impl PlanContext for RunPlanContext<'_> {
     }
 
     fn step_kind(&self, type_name: &str) -> Result<StepKind, String> {
-        if let Some(b) = crate::run::builtin_steps::builtin(type_name) {
-            return Ok(StepKind::Builtin(b));
-        }
-        match self
-            .session
-            .registry(RegistryLoad::ConfigNamed)
-            .resolve("task_steps", type_name)
-        {
-            Ok(Resolved::Plugin { package, class, .. }) => {
-                let canonical = canonical_name(&package);
-                Ok(StepKind::Plugin {
-                    fails_task_by_default: self.fails_task_by_default(&canonical, type_name, &class),
-                    package: canonical,
-                })
-            }
-            Ok(Resolved::BuiltIn { .. }) => Err(format!(
-                "the step type '{type_name}' is built into the Python agent-env, and this agent-env does not have it yet"
-            )),
-            Err(RegistryError::Unknown { detail: None, .. })
-                if crate::run::builtin_steps::not_yet_built_in(type_name) =>
-            {
-                Err(format!(
-                    "the step type '{type_name}' is built into the Python agent-env, and this agent-env does not have it yet"
-                ))
-            }
-            Err(RegistryError::Unknown { detail: None, .. }) => Err(format!(
-                "'{type_name}' is not a known step type; no built-in step or installed plugin provides it (agent-env plugin list shows what plugins provide)"
-            )),
-            Err(e) => Err(e.not_known("step")),
+        match step_source(self.session, type_name)? {
+            StepSource::Builtin(b) => Ok(StepKind::Builtin(b)),
+            StepSource::Plugin { package, class } => Ok(StepKind::Plugin {
+                fails_task_by_default: self.fails_task_by_default(&package, type_name, &class),
+                package,
+            }),
         }
     }
 

@@ -409,6 +409,66 @@ fn a_failed_step_with_retry_config_runs_again_from_the_step_it_names() {
     ), "{}", r.stderr);
 }
 
+/// An installed bundle whose tasks use step types nothing here runs is told as one that cannot run
+/// (by `run`'s list and `plugin check`), not only when `run` refuses it.
+#[test]
+fn an_installed_bundle_with_step_types_nothing_runs_is_told_before_it_is_run() {
+    let s = Sandboxed::new();
+    let plugin = s.plugins().join("games");
+    std::fs::create_dir_all(plugin.join("bundles/match/tasks")).unwrap();
+    std::fs::write(
+        plugin.join("bundles/match/tasks/play.json"),
+        r#"[{"id": "env", "type": "deploy_env", "env_id": "x"},
+            {"id": "go", "type": "nowhere_step"},
+            {"id": "again", "type": "deploy_env", "env_id": "y"}]"#,
+    )
+    .unwrap();
+    std::fs::write(
+        plugin.join("agent-env-plugin.toml"),
+        "[plugin]\nname = \"games\"\nversion = \"1.0.0\"\nexec = [\"./none\"]\nprotocol = [1, 1]\n\n[provides.bundles]\nmatch = \"bundles/match\"\n",
+    )
+    .unwrap();
+    let why = "its tasks use step types 'deploy_env', 'nowhere_step' that this agent-env has no step for (no built-in step or installed plugin provides them), so agent-env run refuses the bundle";
+    let list = s.run(&["run"]);
+    assert_eq!(list.code, 0, "{}", list.stderr);
+    list.assert_stdout_has(&format!("\n  cannot run here: {why}\n"));
+    assert_eq!(
+        list.stdout.matches("cannot run here").count(),
+        1,
+        "{}",
+        list.stdout
+    );
+    let listed = s.run(&["run", "--json"]);
+    let doc: serde_json::Value = serde_json::from_str(&listed.stdout).unwrap();
+    let problems: Vec<&serde_json::Value> = doc["bundles"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|b| &b["problem"])
+        .collect();
+    assert_eq!(
+        problems,
+        [&serde_json::Value::Null, &serde_json::json!(why)],
+        "{doc:#}"
+    );
+    let check = s.run(&["plugin", "check", "--no-load", "--json"]);
+    let doc: serde_json::Value = serde_json::from_str(&check.stdout).unwrap();
+    assert_eq!(
+        doc["warnings"],
+        serde_json::json!([format!(
+            "the bundle 'match' of games cannot run here: {why}"
+        )]),
+        "{doc:#}"
+    );
+    assert!(
+        check
+            .stderr
+            .contains("Warning: the bundle 'match' of games cannot run here: "),
+        "{}",
+        check.stderr
+    );
+}
+
 /// A retry that runs `deploy_sandbox` again gets a fresh sandbox: the first is torn down, not
 /// refused as "already deployed", and both are in the instance's `torn_down_sandbox_ids`.
 #[test]
@@ -455,6 +515,8 @@ fn a_file_a_bundle_folder_does_not_read_is_named() {
     s.write("mixed/tasks/t.json", &format!(r#"[{DEPLOY}]"#));
     s.write("mixed/evals/smoke.json", "{}");
     s.write("mixed/tasks/notes.md", "notes");
+    s.write("mixed/envs/web/Dockerfile", "FROM scratch\n");
+    s.write("mixed/agents/bot/Dockerfile", "FROM scratch\n");
     let r = s.run(&["run", "./mixed"]);
     assert_eq!(r.code, 0, "{}", r.both());
     assert!(
@@ -462,6 +524,12 @@ fn a_file_a_bundle_folder_does_not_read_is_named() {
             .contains("Note: evals/smoke.json is not read: an eval is a .toml file")
             && r.stderr
                 .contains("Note: tasks/notes.md is not read: a task is a .json file"),
+        "{}",
+        r.stderr
+    );
+    // Build contexts are read (their ids are checked) but nothing builds them: said, not skipped.
+    assert!(
+        r.stderr.contains("Note: envs/web, agents/bot are not built: this agent-env builds no env or agent images"),
         "{}",
         r.stderr
     );

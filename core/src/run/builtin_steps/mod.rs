@@ -156,7 +156,6 @@ pub fn not_yet_built_in(type_name: &str) -> bool {
     crate::builtin_names::TASK_STEPS.contains(&type_name) && builtin(type_name).is_none()
 }
 
-/// A string field of a step.
 /// The fields every step may have.
 pub const STEP_FIELDS: [&str; 7] = [
     "id",
@@ -184,6 +183,7 @@ pub fn typo_notes(what: &str, object: &Map<String, Value>, known: &[&str]) -> Ve
         .collect()
 }
 
+/// A string field of a step.
 pub fn str_field<'a>(step: &'a Map<String, Value>, key: &str) -> Option<&'a str> {
     step.get(key).and_then(Value::as_str)
 }
