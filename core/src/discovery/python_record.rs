@@ -29,8 +29,56 @@ pub fn distribution_code(manifest: &Path) -> Vec<PathBuf> {
 /// The name of the distribution that installed `manifest` (its `METADATA`'s `Name`), which pip knows
 /// it by: it need not be the plugin's name. `None` when no distribution lists the manifest.
 pub fn distribution_name(manifest: &Path) -> Option<String> {
-    let installed = installing_distribution(manifest)?;
-    let metadata = std::fs::read_to_string(installed.dist_info.join("METADATA")).ok()?;
+    metadata_name(&installing_distribution(manifest)?.dist_info)
+}
+
+/// The name (its `METADATA`'s `Name`) of the distribution installed in `venv` that `name` names,
+/// compared as package names are (case, and runs of `-`, `_` and `.`, ignored): one found without any
+/// manifest, such as a package `plugin add --keep` kept although it declares none.
+pub fn installed_distribution(venv: &Path, name: &str) -> Option<String> {
+    let wanted = agent_env_protocol::names::canonical_name(name);
+    site_packages(venv)
+        .iter()
+        .filter_map(|site| std::fs::read_dir(site).ok())
+        .flat_map(|entries| entries.flatten())
+        .filter(|e| e.file_name().to_string_lossy().ends_with(".dist-info"))
+        .filter_map(|e| metadata_name(&e.path()))
+        .find(|found| agent_env_protocol::names::canonical_name(found) == wanted)
+}
+
+/// The distributions installed in `venv` that require `name` (a `Requires-Dist` of their
+/// `METADATA`, extras included), by their `Name`.
+pub fn required_by(venv: &Path, name: &str) -> Vec<String> {
+    let wanted = agent_env_protocol::names::canonical_name(name);
+    let mut found: Vec<String> = site_packages(venv)
+        .iter()
+        .filter_map(|site| std::fs::read_dir(site).ok())
+        .flat_map(|entries| entries.flatten())
+        .filter(|e| e.file_name().to_string_lossy().ends_with(".dist-info"))
+        .filter_map(|e| {
+            let metadata = std::fs::read_to_string(e.path().join("METADATA")).ok()?;
+            let requires = metadata
+                .lines()
+                .take_while(|line| !line.is_empty())
+                .filter_map(|line| line.strip_prefix("Requires-Dist:"))
+                .map(|spec| {
+                    let spec = spec.trim_start();
+                    let end = spec
+                        .find(|c: char| !(c.is_ascii_alphanumeric() || "-_.".contains(c)))
+                        .unwrap_or(spec.len());
+                    agent_env_protocol::names::canonical_name(&spec[..end])
+                })
+                .any(|required| required == wanted);
+            requires.then(|| metadata_name(&e.path())).flatten()
+        })
+        .collect();
+    found.sort();
+    found
+}
+
+/// The `Name` a `.dist-info` folder's `METADATA` gives.
+fn metadata_name(dist_info: &Path) -> Option<String> {
+    let metadata = std::fs::read_to_string(dist_info.join("METADATA")).ok()?;
     metadata
         .lines()
         .take_while(|line| !line.is_empty())
@@ -132,6 +180,31 @@ mod tests {
         );
         assert_eq!(row("\"pkg/a,b.py\",sha256=x,3"), Some(("pkg/a,b.py", true)));
         assert_eq!(row(""), None);
+    }
+
+    #[test]
+    fn a_distribution_is_found_by_its_package_name_and_by_what_requires_it() {
+        let tmp = tempfile::tempdir().unwrap();
+        let site = tmp.path().join("lib/python3.11/site-packages");
+        for (folder, metadata) in [
+            ("Acme_Helpers-1.0.dist-info", "Name: Acme.Helpers\nVersion: 1.0\n"),
+            (
+                "grader-2.0.dist-info",
+                "Name: grader\nRequires-Dist: acme-helpers (>=1); extra == 'x'\nRequires-Dist: acme-helpers-extra\n\nRequires-Dist: body-only\n",
+            ),
+            ("loner-1.0.dist-info", "Name: loner\nRequires-Dist: body-only\n"),
+        ] {
+            std::fs::create_dir_all(site.join(folder)).unwrap();
+            std::fs::write(site.join(folder).join("METADATA"), metadata).unwrap();
+        }
+        assert_eq!(
+            installed_distribution(tmp.path(), "acme-helpers").as_deref(),
+            Some("Acme.Helpers")
+        );
+        assert_eq!(installed_distribution(tmp.path(), "acme"), None);
+        assert_eq!(required_by(tmp.path(), "ACME_helpers"), ["grader"]);
+        assert_eq!(required_by(tmp.path(), "body-only"), ["loner"]);
+        assert!(required_by(tmp.path(), "grader").is_empty());
     }
 
     #[test]

@@ -25,6 +25,11 @@ pub enum InstallError {
     NotInstalled(String),
     #[error("{name} was not installed by agent-env (its manifest is {path}); remove it with the tool that installed it")]
     NotOurs { name: String, path: PathBuf },
+    #[error(
+        "{name} is not a plugin: agent-env's Python environment needs it{}; it is left installed",
+        required_by(users)
+    )]
+    NotAPlugin { name: String, users: Vec<String> },
     #[error("cannot read {path}: {source}")]
     Read {
         path: PathBuf,
@@ -55,4 +60,13 @@ pub enum InstallError {
     },
     #[error("could not restore the plugins directory exactly: {0}")]
     Restore(String),
+}
+
+/// `, required by a, b`, or nothing for a package the environment itself needs.
+fn required_by(users: &[String]) -> String {
+    if users.is_empty() {
+        String::new()
+    } else {
+        format!(" (required by {})", users.join(", "))
+    }
 }

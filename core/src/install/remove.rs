@@ -24,6 +24,9 @@ pub struct RemoveOptions {
     pub check_usage: bool,
 }
 
+/// What agent-env's Python environment itself needs: never removed as a plugin.
+const ENVIRONMENT_PACKAGES: [&str; 3] = ["pip", "setuptools", "wheel"];
+
 enum Removal {
     /// The plugin's folder, and the executable `cargo install` put in `.cargo/bin` for it, if any.
     Folder(PathBuf, Option<PathBuf>),
@@ -54,8 +57,24 @@ pub fn remove(opts: &RemoveOptions, ctx: &Context<'_>) -> Result<i32, InstallErr
             let broken = discovery
                 .broken
                 .iter()
-                .find(|b| canonical_name(&b.label) == canonical)
-                .ok_or_else(|| InstallError::NotInstalled(p.clone()))?;
+                .find(|b| canonical_name(&b.label) == canonical);
+            let Some(broken) = broken else {
+                // No manifest at all: a package `plugin add --keep` kept in the managed venv.
+                let name = crate::discovery::python_record::installed_distribution(&venv, p)
+                    .ok_or_else(|| InstallError::NotInstalled(p.clone()))?;
+                let users = crate::discovery::python_record::required_by(&venv, &name);
+                if ENVIRONMENT_PACKAGES.contains(&canonical.as_str()) || !users.is_empty() {
+                    return Err(InstallError::NotAPlugin { name, users });
+                }
+                out.note(&format!(
+                    "note: {name} is in agent-env's Python environment without an agent-env manifest (plugin add --keep leaves such a package), so it provides nothing and nothing names it"
+                ));
+                removals.push(Removal::Pip {
+                    python: venv.join("bin/python"),
+                    name,
+                });
+                continue;
+            };
             removals.push(removal_of(
                 &broken.path,
                 &broken.label,

@@ -162,11 +162,20 @@ fn a_python_plugin_whose_distribution_has_another_name_is_removed_by_the_plugins
 /// The `py-plugin` fixture's wheel, built into `<sandbox>/<folder>` (with `distribution`, under
 /// that name rather than the plugin's); its path.
 fn make_wheel(sb: &Sandbox, folder: &str, distribution: Option<&str>) -> String {
+    wheel_of(sb, folder, distribution.into_iter().collect())
+}
+
+/// The same wheel under `distribution`, without the plugin's manifest: a package that is no plugin.
+fn make_wheel_without_manifest(sb: &Sandbox, folder: &str, distribution: &str) -> String {
+    wheel_of(sb, folder, vec![distribution, "no-manifest"])
+}
+
+fn wheel_of(sb: &Sandbox, folder: &str, args: Vec<&str>) -> String {
     let out = Command::new("python3")
         .arg(fixture_dir("make_wheel.py"))
         .arg(fixture_dir("py-plugin"))
         .arg(sb.dir().join(folder))
-        .args(distribution)
+        .args(args)
         .output()
         .unwrap();
     assert!(
@@ -175,6 +184,49 @@ fn make_wheel(sb: &Sandbox, folder: &str, distribution: Option<&str>) -> String 
         String::from_utf8_lossy(&out.stderr)
     );
     String::from_utf8(out.stdout).unwrap().trim().to_string()
+}
+
+/// A package kept by `add --keep` although it declares no manifest is removed by its name; a package
+/// the managed venv itself needs is not.
+#[test]
+fn a_package_kept_without_a_manifest_can_be_removed() {
+    let Some(sb) = offline_pip_sandbox() else {
+        eprintln!("skipped: no python3");
+        return;
+    };
+    let wheel = make_wheel_without_manifest(&sb, "dist", "acme-helpers");
+    let kept = sb.run(&["plugin", "add", &wheel, "--yes", "--keep"]);
+    let both = |out: &std::process::Output| {
+        format!(
+            "{}{}",
+            String::from_utf8_lossy(&out.stdout),
+            String::from_utf8_lossy(&out.stderr)
+        )
+    };
+    assert!(
+        both(&kept).contains("Kept as installed (--keep)."),
+        "{}",
+        both(&kept)
+    );
+    let dist_info = site_packages(&sb).join("acme_helpers-0.1.0.dist-info");
+    assert!(dist_info.is_dir());
+    let removed = sb.run(&["plugin", "remove", "Acme_Helpers", "--yes"]);
+    assert_eq!(removed.status.code(), Some(0), "{}", both(&removed));
+    assert!(
+        both(&removed).contains(
+            "note: acme-helpers is in agent-env's Python environment without an agent-env manifest"
+        ),
+        "{}",
+        both(&removed)
+    );
+    assert!(!dist_info.exists());
+    let refused = sb.run(&["plugin", "remove", "pip", "--yes"]);
+    assert_eq!(refused.status.code(), Some(1), "{}", both(&refused));
+    assert!(
+        both(&refused).contains("pip is not a plugin: agent-env's Python environment needs it"),
+        "{}",
+        both(&refused)
+    );
 }
 
 /// A sandbox whose pip finds nothing but what it is given (python3 on `PATH`, no index), or `None`
