@@ -115,6 +115,12 @@ pub fn run_task(planned: &PlannedTask<'_>, version: i64, shared: &RunShared<'_>)
     result.instance_id = Some(instance_id.clone());
     let mut context = TaskStepContext {
         instance_id: Some(instance_id.clone()),
+        // `--model`: the model a step that runs an agent uses, where every step looks for it.
+        agent_model: shared
+            .user_overrides
+            .get("agent_model")
+            .and_then(Value::as_str)
+            .map(str::to_string),
         ..TaskStepContext::default()
     };
     for (key, value) in shared.context_metadata {

@@ -172,6 +172,29 @@ fn hello_passes_with_no_path_in_the_environment() {
     );
 }
 
+/// `--model` is the context's `agent_model`, where a step reads it; every override is also kept in
+/// `metadata.user_overrides`.
+#[test]
+fn the_model_options_reach_the_task_context() {
+    let s = Sandboxed::new();
+    let r = s.run(&[
+        "run",
+        "hello",
+        "--model",
+        "m-agent",
+        "--judge-model",
+        "m-judge",
+    ]);
+    assert_eq!(r.code, 0, "{}", r.both());
+    let context = &s.docs("task_instances")[0]["context"];
+    assert_eq!(context["agent_model"], "m-agent", "{context:#}");
+    assert_eq!(
+        context["metadata"]["user_overrides"],
+        serde_json::json!({"agent_model": "m-agent", "judge_model": "m-judge"}),
+        "{context:#}"
+    );
+}
+
 #[test]
 fn a_dry_run_on_a_clean_state_writes_nothing() {
     let s = Sandboxed::new();
