@@ -21,6 +21,7 @@ pub mod sandbox;
 pub mod scaffold;
 pub mod session;
 pub mod stores;
+pub mod table;
 pub mod toml_errors;
 pub mod verify;
 pub mod words;

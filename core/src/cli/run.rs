@@ -501,31 +501,15 @@ fn list(listed: &Listed<'_>, out: &dyn Output) {
         })
         .collect();
     let header = ["NAME", "PACKAGE", "CONTENTS", "DESCRIPTION"];
-    let width = |i: usize| {
-        rows.iter()
-            .map(|r| r[i].chars().count())
-            .chain([header[i].len()])
-            .max()
-            .unwrap_or(0)
-    };
-    let widths = [width(0), width(1), width(2)];
-    let line = |cells: [&str; 4]| {
-        format!(
-            "{:w0$}  {:w1$}  {:w2$}  {}",
-            cells[0],
-            cells[1],
-            cells[2],
-            cells[3],
-            w0 = widths[0],
-            w1 = widths[1],
-            w2 = widths[2]
-        )
-        .trim_end()
-        .to_string()
-    };
-    out.line(&line(header));
-    for (row, cells) in listed.rows().zip(&rows) {
-        out.line(&line([&cells[0], &cells[1], &cells[2], &cells[3]]));
+    let table: Vec<[String; 4]> = std::iter::once(header.map(str::to_string))
+        .chain(rows)
+        .collect();
+    let mut lines = crate::table::lines(&table).into_iter();
+    if let Some(head) = lines.next() {
+        out.line(&head);
+    }
+    for (row, line) in listed.rows().zip(lines) {
+        out.line(&line);
         let mut folder = format!("  {}", row.bundle.folder_display(listed.home));
         let aliases = row.aliases();
         if !aliases.is_empty() {

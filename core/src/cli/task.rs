@@ -455,20 +455,12 @@ fn list(
         })
         .collect();
     let header = ["INSTANCE", "STATUS", "SCORES", "TASK", "STARTED"];
-    let mut widths = header.map(str::len);
-    for row in &rows {
-        for (w, cell) in widths.iter_mut().zip(row) {
-            *w = (*w).max(cell.chars().count());
-        }
-    }
+    let table: Vec<[String; 5]> = std::iter::once(header.map(str::to_string))
+        .chain(rows)
+        .collect();
     let mut out = String::new();
-    for row in std::iter::once(header.map(str::to_string)).chain(rows) {
-        let cells: Vec<String> = row
-            .iter()
-            .zip(widths)
-            .map(|(c, w)| format!("{c:<w$}"))
-            .collect();
-        out.push_str(cells.join("  ").trim_end());
+    for line in crate::table::lines(&table) {
+        out.push_str(&line);
         out.push('\n');
     }
     out.push_str("Show one with agent-env task get-instance INSTANCE.\n");

@@ -135,29 +135,10 @@ pub fn status_cell(dist: &Distribution) -> String {
 
 /// Left-aligned columns two spaces apart; the last column is not padded.
 fn table(rows: &[Vec<String>], indent: &str) -> String {
-    let columns = rows.iter().map(Vec::len).max().unwrap_or(0);
-    let mut widths = vec![0; columns];
-    for row in rows {
-        for (i, cell) in row.iter().enumerate() {
-            widths[i] = widths[i].max(cell.chars().count());
-        }
-    }
-    let mut out = String::new();
-    for row in rows {
-        let mut line = indent.to_string();
-        for (i, cell) in row.iter().enumerate() {
-            if i + 1 == row.len() {
-                line.push_str(cell);
-            } else {
-                let pad = widths[i] - cell.chars().count();
-                line.push_str(cell);
-                line.push_str(&" ".repeat(pad + 2));
-            }
-        }
-        out.push_str(line.trim_end());
-        out.push('\n');
-    }
-    out
+    crate::table::lines(rows)
+        .into_iter()
+        .map(|line| format!("{indent}{line}\n"))
+        .collect()
 }
 
 /// The group errors, each after a blank line.
