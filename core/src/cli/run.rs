@@ -222,6 +222,8 @@ impl Watch<'_> {
         observers.push(hold.clone());
         let result = go(view.as_ref(), Arc::new(Fanout(observers)));
         RUN_ENDED.store(true, Ordering::SeqCst);
+        // The run's lines went through the view's writer: a stdout that failed there fails the command.
+        term.absorb(view.terminal());
         drop(view);
         term.absorb(&hold.term);
         let printed_early = hold.printed.load(Ordering::SeqCst);

@@ -28,6 +28,8 @@ pub struct RunView {
     live: bool,
     /// The run's lines go to stderr (stdout carries the JSON document).
     lines_to_stderr: bool,
+    /// The run has several tasks: a plugin's line then names the task it is about.
+    several_tasks: std::sync::atomic::AtomicBool,
     state: Mutex<ViewState>,
 }
 
@@ -50,8 +52,14 @@ impl RunView {
             quiet,
             live: std::io::stderr().is_terminal(),
             lines_to_stderr: json,
+            several_tasks: std::sync::atomic::AtomicBool::new(false),
             state: Mutex::new(ViewState::default()),
         }
+    }
+
+    /// The writer the view prints through, for what it learned of the streams.
+    pub fn terminal(&self) -> &Terminal {
+        &self.term
     }
 
     /// Runs `write` with the bar cleared, then draws the bar again.
@@ -134,6 +142,9 @@ impl Output for RunView {
 impl RunObserver for RunView {
     fn event(&self, event: &RunEvent) {
         match event {
+            RunEvent::RunStarted { tasks, .. } => self
+                .several_tasks
+                .store(tasks.len() > 1, std::sync::atomic::Ordering::Relaxed),
             RunEvent::PluginProgress {
                 package,
                 step,
@@ -149,12 +160,22 @@ impl RunObserver for RunView {
             }
             RunEvent::PluginOutput {
                 package,
+                step,
                 stream,
                 line,
             } if self.verbose => {
+                // Which task a line is about, when the run has several.
+                let at = step
+                    .as_ref()
+                    .filter(|_| {
+                        self.several_tasks
+                            .load(std::sync::atomic::Ordering::Relaxed)
+                    })
+                    .map(|s| format!(" [{}]", s.task_path))
+                    .unwrap_or_default();
                 let text = match stream {
-                    PluginStream::Stderr => format!("[{package}] {line}"),
-                    PluginStream::Log { level } => format!("[{package}] {level}: {line}"),
+                    PluginStream::Stderr => format!("[{package}]{at} {line}"),
+                    PluginStream::Log { level } => format!("[{package}]{at} {level}: {line}"),
                 };
                 let text = self.style.dim(Stream::Stderr, &text);
                 self.around_bar(|t| t.eprintln(&text));

@@ -132,6 +132,15 @@ pub enum PluginStream {
     Log { level: String },
 }
 
+impl PluginStream {
+    /// A `$/log` notification at `level`.
+    pub fn log(level: &str) -> PluginStream {
+        PluginStream::Log {
+            level: level.to_string(),
+        }
+    }
+}
+
 /// One thing that happened during a run.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 #[serde(tag = "event", rename_all = "snake_case")]
@@ -239,9 +248,12 @@ pub enum RunEvent {
         total: Option<f64>,
         message: Option<String>,
     },
-    /// A line of a plugin's stderr or a `$/log` message, as it arrives.
+    /// A line of a plugin's stderr or a `$/log` message, as it arrives. `step`: the step it is
+    /// about, when that is known (a `$/log` naming its call, or a plugin running one step).
     PluginOutput {
         package: String,
+        #[serde(skip_serializing_if = "Option::is_none")]
+        step: Option<StepRef>,
         #[serde(flatten)]
         stream: PluginStream,
         line: String,
@@ -270,6 +282,7 @@ mod tests {
     fn events_serialize_tagged_with_their_kind() {
         let e = RunEvent::PluginOutput {
             package: "p".into(),
+            step: None,
             stream: PluginStream::Log {
                 level: "info".into(),
             },

@@ -39,6 +39,16 @@ struct RunServices {
 }
 
 impl RunServices {
+    /// Tells the run's watchers of a line of `package`'s output, about `step` when known.
+    fn output(&self, package: &str, step: Option<StepRef>, stream: PluginStream, line: &str) {
+        self.observer.event(&RunEvent::PluginOutput {
+            package: package.to_string(),
+            step,
+            stream,
+            line: line.to_string(),
+        });
+    }
+
     /// Answers a store request; `wrote` hears of each object written.
     fn store_call(
         &self,
@@ -83,21 +93,13 @@ impl HostServices for RunServices {
     }
 
     fn log(&self, package: &str, level: &str, message: &str) {
-        self.observer.event(&RunEvent::PluginOutput {
-            package: package.to_string(),
-            stream: PluginStream::Log {
-                level: level.to_string(),
-            },
-            line: message.to_string(),
-        });
+        let step = self.running.only(package);
+        self.output(package, step, PluginStream::log(level), message);
     }
 
     fn stderr_line(&self, package: &str, line: &str) {
-        self.observer.event(&RunEvent::PluginOutput {
-            package: package.to_string(),
-            stream: PluginStream::Stderr,
-            line: line.to_string(),
-        });
+        let step = self.running.only(package);
+        self.output(package, step, PluginStream::Stderr, line);
     }
 }
 
@@ -126,8 +128,11 @@ impl HostServices for StepServices {
         });
     }
 
+    /// A `$/log` that names this call is about this step, however many the plugin runs.
     fn log(&self, package: &str, level: &str, message: &str) {
-        self.run.log(package, level, message)
+        let step = Some(self.step.clone());
+        self.run
+            .output(package, step, PluginStream::log(level), message);
     }
 
     fn stderr_line(&self, package: &str, line: &str) {

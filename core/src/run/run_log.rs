@@ -280,12 +280,19 @@ pub fn describe(event: &RunEvent) -> String {
         }
         RunEvent::PluginOutput {
             package,
+            step,
             stream,
             line,
-        } => match stream {
-            PluginStream::Stderr => format!("[{package}] stderr: {line}"),
-            PluginStream::Log { level } => format!("[{package}] {level}: {line}"),
-        },
+        } => {
+            let at = step
+                .as_ref()
+                .map(|s| format!(" [{}] {}", s.task_path, s.step_id))
+                .unwrap_or_default();
+            match stream {
+                PluginStream::Stderr => format!("[{package}]{at} stderr: {line}"),
+                PluginStream::Log { level } => format!("[{package}]{at} {level}: {line}"),
+            }
+        }
     }
 }
 
@@ -320,6 +327,7 @@ mod tests {
         assert!(!a.written() && !a.path().exists());
         a.event(&RunEvent::PluginOutput {
             package: "p".into(),
+            step: None,
             stream: PluginStream::Stderr,
             line: "oops".into(),
         });

@@ -164,21 +164,28 @@ fn every_printing_command_ends_quietly_on_a_closed_stdout() {
 #[test]
 fn a_stdout_on_a_full_disk_fails_the_command() {
     let s = Sandboxed::new();
-    let full = std::fs::OpenOptions::new()
-        .write(true)
-        .open("/dev/full")
-        .expect("/dev/full");
-    let out = s
-        .command(&["config", "show", "--json"])
-        .stdout(full)
-        .output()
-        .expect("run agent-env");
-    let stderr = String::from_utf8_lossy(&out.stderr);
-    assert_eq!(out.status.code(), Some(1), "{stderr}");
-    assert!(
-        stderr.contains("could not write the output to stdout: No space left on device"),
-        "{stderr}"
-    );
+    // A run's lines go through the run's own view, its `--json` document through the command's.
+    for args in [
+        &["config", "show", "--json"][..],
+        &["run", "hello"],
+        &["run", "hello", "--json"],
+    ] {
+        let full = std::fs::OpenOptions::new()
+            .write(true)
+            .open("/dev/full")
+            .expect("/dev/full");
+        let out = s
+            .command(args)
+            .stdout(full)
+            .output()
+            .expect("run agent-env");
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(1), "{args:?}: {stderr}");
+        assert!(
+            stderr.contains("could not write the output to stdout: No space left on device"),
+            "{args:?}: {stderr}"
+        );
+    }
 }
 
 /// The commands that warn on stderr (unsafe paths, a plugin's stray stdout lines) warn through the

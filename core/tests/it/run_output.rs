@@ -50,6 +50,33 @@ fn only_log(s: &Sandboxed) -> (std::path::PathBuf, String) {
     (logs[0].clone(), text)
 }
 
+/// With several tasks running one plugin's steps at once, a `$/log` line naming its call says which
+/// task it is about, on the terminal (`-v`) and in the log.
+#[test]
+fn with_several_tasks_a_plugins_log_line_names_its_task() {
+    let s = Sandboxed::new();
+    install_chatty(&s);
+    for name in ["a", "b"] {
+        s.write(
+            &format!("chatty/tasks/{name}.json"),
+            r#"[{"id": "talk", "type": "chatty_step"}]"#,
+        );
+    }
+    let r = s.run(&["-v", "run", "./chatty"]);
+    assert_eq!(r.code, 0, "{}{}", r.stdout, r.stderr);
+    let (_, log) = only_log(&s);
+    for task in ["tasks/a.json", "tasks/b.json"] {
+        let shown = format!("[{PACKAGE}] [{task}] warning: chatty: a log line");
+        assert!(
+            r.stderr.contains(&shown),
+            "{shown:?} missing:\n{}",
+            r.stderr
+        );
+        let logged = format!("[{PACKAGE}] [{task}] talk warning: chatty: a log line");
+        assert!(log.contains(&logged), "{logged:?} missing:\n{log}");
+    }
+}
+
 #[test]
 fn a_panicking_rust_step_shows_its_output_with_verbose_and_keeps_all_of_it() {
     let s = Sandboxed::new();
@@ -94,8 +121,9 @@ fn a_panicking_rust_step_shows_its_output_with_verbose_and_keeps_all_of_it() {
         path.display()
     )));
     for expected in [
-        "[agentenv-fixture-works] stderr: chatty: a line on stderr",
-        "[agentenv-fixture-works] warning: chatty: a log line",
+        // With the step when the line came while it ran (stderr may come after it ended).
+        " stderr: chatty: a line on stderr",
+        " warning: chatty: a log line",
         "progress 2/3 (67%): halfway",
         "failed in ",
         "panicked at ",
@@ -140,7 +168,7 @@ fn without_verbose_plugin_output_goes_only_to_the_log_and_progress_is_plain_line
         "The run's log, with each plugin's output: {}\n",
         path.display()
     )));
-    assert!(log.contains("[agentenv-fixture-works] stderr: chatty: a line on stderr"));
+    assert!(log.contains(" stderr: chatty: a line on stderr"));
 }
 
 #[test]
