@@ -244,8 +244,9 @@ fn run_checks(doc: &ConfigDocument, builder: &dyn StoreBuilder, found: &mut Find
                 for entry in entries {
                     checked.registrations += 1;
                     let table = entry.table_name();
-                    if let Some(e) = builtin_provider_problem(&entry) {
-                        errors.push(e);
+                    match builtin_provider_problem(&entry) {
+                        Some(e) => errors.push(e),
+                        None => unused.extend(unrun_builtin_provider(&entry)),
                     }
                     if let Some(impl_name) = &entry.impl_name {
                         if let Err(e) = split_impl(impl_name) {
@@ -305,6 +306,22 @@ fn run_checks(doc: &ConfigDocument, builder: &dyn StoreBuilder, found: &mut Find
     for name in unread {
         notes.push(format!("secret:{name} was not looked up: {why}"));
     }
+}
+
+/// A config-only sandbox provider table on a name the Python agent-env has built in and this one
+/// does not run (`modal`): accepted, as the original accepts it, but nothing here reads it.
+fn unrun_builtin_provider(entry: &super::registrations::ProviderEntry) -> Option<String> {
+    let reserved = entry.kind == ProviderKind::Sandbox
+        && entry.name != crate::sandbox::LOCAL
+        && crate::builtin_names::is_builtin(entry.kind.group(), &entry.name);
+    reserved.then(|| {
+        format!(
+            "[{}] configures '{}', a sandbox provider built into the Python agent-env that this agent-env does not run (its one provider is '{}'), so nothing uses the table; remove it, or keep it for the Python agent-env",
+            entry.table_name(),
+            entry.name,
+            crate::sandbox::LOCAL
+        )
+    })
 }
 
 /// A provider table on a built-in backend's name: a sandbox one may only configure it, a state one may not

@@ -118,14 +118,17 @@ pub enum ConfigError {
         got: &'static str,
     },
 
-    #[error("config.toml sandbox provider '{name}' collides with a built-in backend: a built-in's impl cannot be replaced; supply a config-only table instead")]
+    #[error("config.toml sandbox provider '{name}' collides with a built-in backend: a built-in's impl cannot be replaced; supply a config-only table instead{}", reserved_name_hint(name))]
     SandboxProviderIsBuiltin { name: String },
 
     /// `[sandbox] default` names no provider this agent-env has, or is not a string.
     #[error("{0}")]
     SandboxDefault(String),
 
-    #[error("config.toml state provider '{name}' collides with a built-in backend")]
+    #[error(
+        "config.toml state provider '{name}' collides with a built-in backend{}",
+        reserved_name_hint(name)
+    )]
     StateProviderIsBuiltin { name: String },
 
     #[error(
@@ -218,4 +221,15 @@ mod tests {
             "{nameless}"
         );
     }
+}
+
+/// For a provider name the Python agent-env has built in but this one does not run (`modal`,
+/// `local_postgres`): that the name is only reserved, and what to do.
+fn reserved_name_hint(name: &str) -> String {
+    if name == crate::sandbox::LOCAL {
+        return String::new();
+    }
+    format!(
+        " ('{name}' is built into the Python agent-env and reserved here, though this agent-env does not run it: give your provider another name, such as 'my-{name}', and use that name)"
+    )
 }

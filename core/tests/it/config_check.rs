@@ -649,8 +649,28 @@ fn provider_tables_on_built_in_backends() {
         [
             "config.toml sandbox provider 'local' collides with a built-in backend: a built-in's impl cannot be replaced; supply a config-only table instead",
             "[sandbox.providers.modal] configures a built-in backend and accepts only a 'config' table; got ['extra', 'config']",
-            "config.toml state provider 'local_postgres' collides with a built-in backend",
+            "config.toml state provider 'local_postgres' collides with a built-in backend ('local_postgres' is built into the Python agent-env and reserved here, though this agent-env does not run it: give your provider another name, such as 'my-local_postgres', and use that name)",
         ]
+    );
+}
+
+/// A config-only table for a sandbox provider only the Python agent-env runs is a warning: nothing
+/// here reads it.
+#[test]
+fn a_provider_only_the_python_agent_env_runs_is_a_warning() {
+    let p = Project::new("[sandbox.providers.modal]\nconfig = { region = \"x\" }\n");
+    let (code, json) = p.check(&[]);
+    assert_eq!(code, 0, "{json}");
+    let warnings: Vec<&str> = json["warnings"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter_map(|w| w.as_str())
+        .collect();
+    assert_eq!(
+        warnings,
+        ["[sandbox.providers.modal] configures 'modal', a sandbox provider built into the Python agent-env that this agent-env does not run (its one provider is 'local'), so nothing uses the table; remove it, or keep it for the Python agent-env"],
+        "{json}"
     );
 }
 
