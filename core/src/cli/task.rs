@@ -44,8 +44,8 @@ pub struct PutArgs {
     /// Task files: a JSON array of steps, or an object with a `steps` array.
     #[arg(required = true, value_name = "FILE")]
     pub files: Vec<std::path::PathBuf>,
-    /// The task's id (a bare id, such as team/hello); with one file only. Default: the file's name
-    /// without `.json`.
+    /// The task's id (a bare id, such as team/hello); with one file only. Default: the `id` of a
+    /// file in object form (as `task get ID --json` prints one), else the file's name without `.json`.
     #[arg(long, value_name = "ID")]
     pub id: Option<String>,
 }
@@ -227,9 +227,11 @@ fn put(args: PutArgs, session: &Session, term: &Terminal) -> Exit {
             .map_err(|e| Failure::new(format!("can't read {shown}: {e}")))?;
         let steps =
             stored_task::steps_of(&text, &shown).map_err(|e| Failure::new(e.to_string()))?;
-        let id = match &args.id {
-            Some(id) => id.clone(),
-            None => file
+        // `--id`, else the id a stored task's document names (`task get ID --json` prints one), else
+        // the file's name.
+        let id = match (args.id.clone(), stored_task::id_of(&text)) {
+            (Some(id), _) | (None, Some(id)) => id,
+            (None, None) => file
                 .file_stem()
                 .map(|s| s.to_string_lossy().into_owned())
                 .unwrap_or_default(),

@@ -93,6 +93,19 @@ fn as_bundle(id: &str, steps: Vec<Map<String, Value>>) -> Bundle {
     }
 }
 
+/// The id a task file in object form names (`{"id": ..., "steps": [...]}`, as `task get ID --json`
+/// prints a stored task), when it names one.
+pub fn id_of(text: &str) -> Option<String> {
+    #[derive(serde::Deserialize)]
+    struct Named {
+        id: String,
+    }
+    serde_json::from_str::<Named>(text)
+        .ok()
+        .map(|n| n.id)
+        .filter(|id| !id.trim().is_empty())
+}
+
 /// The steps of a task file: a JSON array of step objects, or an object with a `steps` array.
 pub fn steps_of(text: &str, file: &str) -> Result<Vec<Map<String, Value>>, BundleError> {
     let value: Value = serde_json::from_str(text)

@@ -214,6 +214,33 @@ fn a_stored_task_id_that_is_no_path_of_names_is_refused() {
     assert!(listed.stdout.contains(" solo v1 "), "{}", listed.stdout);
 }
 
+/// What `task get ID --json` prints, put again, keeps its id: the document's `id` is the default,
+/// before the file's name; `--id` still wins.
+#[test]
+fn a_stored_task_document_put_again_keeps_its_id() {
+    let s = Sandboxed::new();
+    let file = s.write(
+        "t.json",
+        r#"[{"id": "box", "type": "deploy_sandbox", "sandbox_name": "box"}]"#,
+    );
+    let r = s.run(&["task", "put", file.to_str().unwrap(), "--id", "team/box"]);
+    assert_eq!(r.code, 0, "{}", r.both());
+    let got = s.run(&["task", "get", "team/box", "--json"]);
+    assert_eq!(got.code, 0, "{}", got.both());
+    let exported = s.write("exported.json", &got.stdout);
+    let again = s.run(&["task", "put", exported.to_str().unwrap()]);
+    assert_eq!(again.code, 0, "{}", again.both());
+    assert_eq!(again.stdout, "team/box: v2\n");
+    let renamed = s.run(&[
+        "task",
+        "put",
+        exported.to_str().unwrap(),
+        "--id",
+        "team/copy",
+    ]);
+    assert_eq!(renamed.stdout, "team/copy: v1\n", "{}", renamed.both());
+}
+
 /// hello's task loads an artifact from its bundle; as a stored task it can load only what the
 /// configured store holds, and the refusal names the task once and says so.
 #[test]
