@@ -15,6 +15,7 @@ pub mod completions;
 pub mod config;
 pub mod dynamic;
 pub mod failure;
+pub mod migration;
 pub mod new;
 pub mod plugin;
 pub mod run;
@@ -126,9 +127,9 @@ pub fn run_args(args: Vec<std::ffi::OsString>, session: &Session, term: &Termina
         return dynamic::main(args, session, term);
     }
     let json = asks_for_json(&args);
-    let cli = match Cli::try_parse_from(args) {
+    let cli = match Cli::try_parse_from(&args) {
         Ok(cli) => cli,
-        Err(e) => return Ok(clap_exit(&e)),
+        Err(e) => return Ok(clap_exit(&e, &args, term)),
     };
     let result = dispatch(cli, session, term);
     if let (true, Err(failure), false) = (json, &result, term.stdout_written()) {
@@ -186,7 +187,13 @@ pub fn dispatch(cli: Cli, session: &Session, term: &Terminal) -> Exit {
 }
 
 /// Shows a clap error or help text (clap writes it, ignoring a closed pipe) and returns its exit code.
-pub(crate) fn clap_exit(e: &clap::Error) -> i32 {
+/// A command line written for the Python agent-env gets a hint at what to do here.
+pub(crate) fn clap_exit(e: &clap::Error, args: &[std::ffi::OsString], term: &Terminal) -> i32 {
     let _ = e.print();
+    if e.use_stderr() {
+        if let Some(hint) = migration::hint(args) {
+            term.eprintln(&format!("hint: {hint}"));
+        }
+    }
     e.exit_code()
 }

@@ -255,3 +255,22 @@ fn a_json_command_that_fails_prints_one_error_document() {
     // Without --json nothing goes to stdout.
     assert_eq!(s.run(&["task", "get", "nope"]).stdout, "");
 }
+
+/// A command line written for the Python agent-env gets clap's usage error (exit 2) and a hint at what
+/// this agent-env does instead; a plain typo gets clap's own suggestion alone.
+#[test]
+fn the_python_agent_envs_commands_get_a_hint() {
+    let s = Sandboxed::new();
+    for (args, hint) in [
+        (&["task", "create", "t.json"][..], "hint: a task here is a JSON file of steps: `agent-env task put FILE --id ID` stores one"),
+        (&["up", "--no-bootstrap"], "hint: this agent-env's `up` starts the explorer alone"),
+        (&["eval", "run", "smoke"], "hint: an eval here is a bundle file, evals/NAME.toml"),
+    ] {
+        let r = s.run(args);
+        assert_eq!(r.code, 2, "{args:?}: {}", r.both());
+        assert!(r.stderr.contains(hint), "{args:?}: {}", r.stderr);
+    }
+    let typo = s.run(&["task", "lisst"]);
+    assert_eq!(typo.code, 2);
+    assert!(!typo.stderr.contains("hint:"), "{}", typo.stderr);
+}

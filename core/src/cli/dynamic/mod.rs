@@ -40,9 +40,9 @@ pub fn main(args: Vec<OsString>, session: &Session, term: &Terminal) -> Exit {
         None => (args, Vec::new()),
     };
     let mut command = with_plugins(Cli::command(), &plugins);
-    let matches = match command.try_get_matches_from_mut(head) {
+    let matches = match command.try_get_matches_from_mut(&head) {
         Ok(m) => m,
-        Err(e) => return Ok(super::clap_exit(&e)),
+        Err(e) => return Ok(super::clap_exit(&e, &head, term)),
     };
     if matches.get_flag("version") {
         term.print(&crate::version_text());
@@ -65,7 +65,7 @@ pub fn main(args: Vec<OsString>, session: &Session, term: &Terminal) -> Exit {
         }
         Some(_) => match Cli::from_arg_matches(&matches) {
             Ok(cli) => super::dispatch(cli, session, term),
-            Err(e) => Ok(super::clap_exit(&e)),
+            Err(e) => Ok(super::clap_exit(&e, &head, term)),
         },
     }
 }

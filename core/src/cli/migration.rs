@@ -1,0 +1,69 @@
+//! Hints for command lines written for the Python agent-env: when clap refuses one of its commands or
+//! options, say what this agent-env does instead, so a team moving over is not left with clap's
+//! "unrecognized subcommand" alone.
+
+use std::ffi::OsString;
+
+/// What to do instead of a command line the Python agent-env takes and this one does not.
+pub fn hint(args: &[OsString]) -> Option<&'static str> {
+    let words: Vec<&str> = args.iter().skip(1).filter_map(|a| a.to_str()).collect();
+    let mut commands = words.iter().copied().filter(|w| !w.starts_with('-'));
+    let (first, second) = (commands.next()?, commands.next());
+    let has = |flag: &str| words.contains(&flag);
+    match (first, second) {
+        ("up", _) if has("--no-bootstrap") => Some(
+            "this agent-env's `up` starts the explorer alone, with no stack to bootstrap: run `agent-env up`",
+        ),
+        ("task", Some("create")) => Some(
+            "a task here is a JSON file of steps: `agent-env task put FILE --id ID` stores one, and a bundle keeps them as tasks/NAME.json",
+        ),
+        ("task", Some("run-batch")) => Some(
+            "`agent-env task run ID --runs N` runs a stored task N times; `agent-env run BUNDLE` runs a bundle's tasks",
+        ),
+        ("task", Some("validate")) => Some(
+            "`agent-env task put FILE` checks a task's steps before it stores it, and `agent-env run FOLDER --dry-run` checks a whole bundle",
+        ),
+        ("eval", _) => Some(
+            "an eval here is a bundle file, evals/NAME.toml, listing the tasks it runs: `agent-env run BUNDLE --eval NAME` runs it",
+        ),
+        ("env", _) => Some(
+            "this agent-env has no env commands: tasks run in local sandboxes (`deploy_sandbox`), and deploying envs is the Python agent-env's",
+        ),
+        ("a2a-agent", _) => Some("this agent-env has no A2A agent commands; they are the Python agent-env's"),
+        (
+            "artifact",
+            Some("cli" | "file-artifact-universe" | "environment" | "environment-universe" | "skill"),
+        ) => Some(
+            "`agent-env artifact put FOLDER --id ID` stores an artifact of any type; an artifact.toml in the folder gives its type",
+        ),
+        _ => None,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn hint_of(line: &str) -> Option<&'static str> {
+        let args: Vec<OsString> = std::iter::once("agent-env")
+            .chain(line.split(' '))
+            .map(OsString::from)
+            .collect();
+        hint(&args)
+    }
+
+    #[test]
+    fn the_python_agent_envs_commands_get_a_hint() {
+        assert!(hint_of("task create x.json").is_some_and(|h| h.contains("task put FILE")));
+        assert!(hint_of("-v up --no-bootstrap").is_some_and(|h| h.contains("agent-env up")));
+        assert!(hint_of("eval add-tasks e t").is_some_and(|h| h.contains("--eval NAME")));
+        assert!(hint_of("artifact skill ./s").is_some_and(|h| h.contains("artifact put")));
+    }
+
+    #[test]
+    fn other_mistakes_get_none() {
+        assert_eq!(hint_of("task lisst"), None);
+        assert_eq!(hint_of("up --bogus"), None);
+        assert_eq!(hint_of(""), None);
+    }
+}
