@@ -194,6 +194,17 @@ fn remedy(scheme: &str, name: &str) -> String {
     }
 }
 
+/// For a provider name the Python agent-env has built in but this one does not run (`modal`,
+/// `local_postgres`): that the name is only reserved, and what to do.
+fn reserved_name_hint(name: &str) -> String {
+    if name == crate::sandbox::LOCAL {
+        return String::new();
+    }
+    format!(
+        " ('{name}' is built into the Python agent-env and reserved here, though this agent-env does not run it: give your provider another name, such as 'my-{name}', and use that name)"
+    )
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -221,15 +232,4 @@ mod tests {
             "{nameless}"
         );
     }
-}
-
-/// For a provider name the Python agent-env has built in but this one does not run (`modal`,
-/// `local_postgres`): that the name is only reserved, and what to do.
-fn reserved_name_hint(name: &str) -> String {
-    if name == crate::sandbox::LOCAL {
-        return String::new();
-    }
-    format!(
-        " ('{name}' is built into the Python agent-env and reserved here, though this agent-env does not run it: give your provider another name, such as 'my-{name}', and use that name)"
-    )
 }
