@@ -256,6 +256,26 @@ fn describe_toml(value: &toml::Value) -> String {
     format!("{} {shown}", value.type_str())
 }
 
+/// `requires` written as something other than a table (a list of specifiers, as Python packaging
+/// writes them, or one string): what it must be instead.
+fn requires_not_a_table(
+    text: &str,
+    span: Option<std::ops::Range<usize>>,
+    message: &str,
+) -> Option<String> {
+    let start = span?.start;
+    let line_start = text[..start.min(text.len())]
+        .rfind('\n')
+        .map_or(0, |i| i + 1);
+    let line = text.get(line_start..)?.lines().next()?.trim_start();
+    let on_requires = line
+        .strip_prefix("requires")
+        .is_some_and(|rest| rest.trim_start().starts_with('='));
+    (on_requires && message.contains("expected a map")).then(|| {
+        "plugin.requires is a table of package = version range, such as requires = { agentenv-framework = \">=0.1.0\" }, not a list or a string".to_string()
+    })
+}
+
 /// The TOML reader's message, in the manifest's own terms where it would otherwise name serde's internals:
 /// a table (often made by a dotted key such as `a.b = …`) where a plain value belongs is reported as
 /// such, with how to write the value.
@@ -403,6 +423,9 @@ impl Manifest {
         };
         let raw: RawManifest = toml::from_str(text).map_err(|e| {
             let message = plain_toml_message(e.message());
+            if let Some(message) = requires_not_a_table(text, e.span(), &message) {
+                return err_at(e.span(), Some("plugin.requires"), message);
+            }
             let key = guess_key(&message);
             err_at(e.span(), key.as_deref(), message)
         })?;
@@ -776,6 +799,22 @@ mod fuzz_regressions {
                 "{shown}"
             );
             assert!(err.line.is_some(), "{shown}");
+        }
+    }
+
+    #[test]
+    fn requires_as_a_list_says_it_is_a_table() {
+        for requires in [
+            "[\"agentenv-framework>=0.1\"]",
+            "\"agentenv-framework>=0.1\"",
+        ] {
+            let text = format!("{HEAD}requires = {requires}\n");
+            let err = Manifest::parse(Path::new("/p/agent-env-plugin.toml"), &text).unwrap_err();
+            assert_eq!(err.key.as_deref(), Some("plugin.requires"), "{err}");
+            assert!(
+                err.to_string().contains("plugin.requires is a table of package = version range, such as requires = { agentenv-framework = \">=0.1.0\" }"),
+                "{err}"
+            );
         }
     }
 }
