@@ -76,6 +76,27 @@ pub(crate) fn check(executable: &Path, args: &[String], grace: Duration) -> Find
     judge(ended, &stderr.last_lines(usize::MAX), wrote_stdout, grace)
 }
 
+/// Whether the one line says the program is an agent-env plugin (`… is an agent-env plugin; …`), and
+/// is not an interpreter's own complaint that happens to exit 2 (`python3: can't open file …`).
+fn says_it_is_a_plugin(line: &str) -> bool {
+    let lower = line.to_lowercase();
+    let names_agent_env = ["agent-env", "agentenv", "agent_env"]
+        .iter()
+        .any(|n| lower.contains(n));
+    let interpreter_error = [
+        "can't open file",
+        "no such file or directory",
+        "command not found",
+        "traceback (most recent call last)",
+        "modulenotfounderror",
+        "importerror",
+        "syntaxerror",
+    ]
+    .iter()
+    .any(|e| lower.contains(e));
+    names_agent_env && lower.contains("plugin") && !interpreter_error
+}
+
 fn judge(ended: Option<Ended>, stderr: &[String], wrote_stdout: bool, grace: Duration) -> Finding {
     let how = match ended {
         None => {
@@ -116,6 +137,16 @@ fn judge(ended: Option<Ended>, stderr: &[String], wrote_stdout: bool, grace: Dur
             format!("without {COOKIE_VAR}=1 it wrote to stdout; its one line goes to stderr"),
         );
     }
+    if !says_it_is_a_plugin(&stderr[0]) {
+        return Finding::failed(
+            Check::Cookie,
+            format!(
+                "without {COOKIE_VAR}=1 it exited {NO_COOKIE_EXIT}, but its line does not say it is an agent-env plugin: {}; \
+                 that exit may be its interpreter's own (a missing script or module exits 2 too)",
+                stderr[0]
+            ),
+        );
+    }
     Finding::passed(
         Check::Cookie,
         format!(
@@ -123,4 +154,33 @@ fn judge(ended: Option<Ended>, stderr: &[String], wrote_stdout: bool, grace: Dur
             stderr[0]
         ),
     )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_line_that_says_what_it_is_passes_and_an_interpreters_complaint_does_not() {
+        assert!(says_it_is_a_plugin(
+            "agentenv-x 0.1.0 is an agent-env plugin; agent-env starts it (try agent-env plugin show agentenv-x)"
+        ));
+        assert!(!says_it_is_a_plugin(
+            "/venvs/agentenv-x/bin/python3: can't open file '/srv/agentenv_x/plugin.py': [Errno 2] No such file or directory"
+        ));
+        assert!(!says_it_is_a_plugin("usage: tool [-h] FILE"));
+        let finding = judge(
+            Some(Ended::Exited(2)),
+            &["python3: can't open file 'agentenv_plugin.py': [Errno 2] No such file or directory".into()],
+            false,
+            Duration::from_secs(1),
+        );
+        assert!(
+            finding
+                .message
+                .contains("does not say it is an agent-env plugin"),
+            "{}",
+            finding.message
+        );
+    }
 }
