@@ -399,6 +399,7 @@ fn summary(doc: &Document, scores: &InstanceScores<'_>) -> Value {
         "scores": scores.of(doc),
         "started_at_utc": text(doc, "started_at_utc"),
         "completed_at_utc": doc.get("completed_at_utc").cloned().unwrap_or(Value::Null),
+        "ended_at_utc": doc.get("ended_at_utc").cloned().unwrap_or(Value::Null),
         "run_group_id": doc.get("context").and_then(|c| c.get("metadata")).and_then(|m| m.get("run_group_id")).cloned().unwrap_or(Value::Null),
     })
 }
@@ -575,7 +576,10 @@ fn describe(doc: &Document, scores: &InstanceScores<'_>) -> String {
     line("status:", text(doc, "status").to_string());
     line("scores:", scores_text(&scores.of(doc)));
     line("started:", text(doc, "started_at_utc").to_string());
-    if let Some(done) = doc.get("completed_at_utc").and_then(Value::as_str) {
+    let ended = ["ended_at_utc", "completed_at_utc"]
+        .iter()
+        .find_map(|key| doc.get(*key).and_then(Value::as_str));
+    if let Some(done) = ended {
         // A failed or cancelled instance ended; it did not complete.
         let label = match text(doc, "status") {
             "completed" => "completed:",

@@ -198,7 +198,9 @@ impl<'f> Recorder<'f> {
         let doc = &mut state.doc;
         doc.insert("status".into(), json!(status));
         doc.insert("error".into(), error);
+        // The original's minute, and the moment to the microsecond beside `started_at_utc`.
         doc.insert("completed_at_utc".into(), json!(clock::minute_now()));
+        doc.insert("ended_at_utc".into(), json!(clock::iso_now()));
         doc.insert("objects".into(), json!(objects));
         // A step a cancel cut short, say, is no longer running.
         doc.insert("running_steps".into(), json!([]));

@@ -70,6 +70,16 @@ fn a_second_run_reuses_both_versions_and_records_two_completed_instances() {
     for i in &instances {
         assert_eq!(i["status"], "completed");
         assert_eq!(i["task_version"], 1);
+        // The end to the microsecond, in the form of the start, so the two order and subtract.
+        let (started, ended) = (
+            i["started_at_utc"].as_str().unwrap(),
+            i["ended_at_utc"].as_str().unwrap(),
+        );
+        assert_eq!(started.len(), ended.len(), "{started} {ended}");
+        assert!(
+            ended.ends_with('Z') && ended >= started,
+            "{started} {ended}"
+        );
         assert_eq!(
             i["context"]["metadata"]["verifications"]["hello"]["score"],
             1.0

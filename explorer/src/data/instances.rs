@@ -155,6 +155,7 @@ pub fn summary(doc: &Document, scores: &InstanceScores<'_>) -> Value {
         "created_at_utc": field("created_at_utc"),
         "started_at_utc": field("started_at_utc"),
         "completed_at_utc": field("completed_at_utc"),
+        "ended_at_utc": field("ended_at_utc"),
         // Counted as the progress counts it (a step a cancel stopped is not done), so every view of
         // the instance says the same.
         "current_step": StepRecord::of(doc).steps_done(),

@@ -292,7 +292,7 @@ async function instance(id) {
       h("dt", {}, "Status"), h("dd", {}, doc.status),
       h("dt", {}, "Scores"), h("dd", { id: "instance-scores" }, scoresText(data.summary.scores)),
       h("dt", {}, "Started"), h("dd", {}, doc.started_at_utc || doc.created_at_utc || ""),
-      h("dt", {}, "Completed"), h("dd", {}, doc.completed_at_utc || "—"),
+      h("dt", {}, doc.status === "completed" ? "Completed" : "Ended"), h("dd", {}, doc.ended_at_utc || doc.completed_at_utc || "—"),
       h("dt", {}, "Run group"), h("dd", { class: "mono" }, metadata.run_group_id || ""),
       data.workflow ? [h("dt", {}, "Started here"), h("dd", {}, link(`/runs/${enc(data.workflow.workflow_id)}`, "the run's page"))] : null,
       doc.error ? [h("dt", {}, "Error"), h("dd", { class: "error-text" }, doc.error)] : null),
