@@ -5,7 +5,8 @@
 //!
 //! - the variables a program needs to run on this machine ([`PASS_THROUGH`]: `PATH`, `HOME`, the
 //!   locale, temp and XDG folders, proxies and CA bundles, the Python, Go and Rust toolchain
-//!   variables) and every `AGENT_ENV_*` variable;
+//!   variables) and every `AGENT_ENV_*` variable but the store selections ([`STORE_SELECTIONS`],
+//!   which may hold a password: a plugin reaches the stores through the host);
 //! - what its manifest asks for (`[plugin] env = ["OPENAI_API_KEY", "AWS_*"]`);
 //! - what the user adds for every plugin with `AGENT_ENV_PLUGIN_ENV` (a comma-separated list of names
 //!   or prefixes ending in `*`);
@@ -75,8 +76,20 @@ pub const PASS_THROUGH: &[&str] = &[
 /// Prefixes every plugin and every task's command gets.
 pub const PASS_THROUGH_PREFIXES: &[&str] = &["LC_", "XDG_"];
 
-/// agent-env's own variables: every plugin gets them, a task's command only when listed.
+/// agent-env's own variables: every plugin gets them (but [`STORE_SELECTIONS`]), a task's command
+/// only when listed.
 pub const AGENT_ENV_PREFIX: &str = "AGENT_ENV_";
+
+/// agent-env's variables that choose its stores: a connection string there may carry a password
+/// (`postgres://u:pw@…`, `s3://key:secret@…`), and a plugin reaches the stores through the host's
+/// `host.store.*` calls, never by them, so a plugin gets them only when its manifest or the user
+/// lists them.
+pub const STORE_SELECTIONS: &[&str] = &[
+    "AGENT_ENV_OBJECT_STORE",
+    "AGENT_ENV_DOCUMENT_STORE",
+    "AGENT_ENV_IMAGE_STORE",
+    "AGENT_ENV_SECRET_STORE",
+];
 
 /// Who a filtered environment is for: the two differ in `AGENT_ENV_*`, in the variable that adds
 /// to the list, and in whether a manifest declares more.
@@ -106,7 +119,9 @@ pub fn allowed(name: &str, declared: &[String], extra: &[String]) -> bool {
 fn allowed_for(child: Child, name: &str, declared: &[String], extra: &[String]) -> bool {
     PASS_THROUGH.contains(&name)
         || PASS_THROUGH_PREFIXES.iter().any(|p| name.starts_with(p))
-        || (matches!(child, Child::Plugin) && name.starts_with(AGENT_ENV_PREFIX))
+        || (matches!(child, Child::Plugin)
+            && name.starts_with(AGENT_ENV_PREFIX)
+            && !STORE_SELECTIONS.contains(&name))
         || declared
             .iter()
             .chain(extra)
@@ -247,6 +262,21 @@ mod tests {
             names(&sandbox_env(listed)),
             ["PATH", "XDG_STATE_HOME", "AGENT_ENV_PLUGIN_DIR"]
         );
+    }
+
+    #[test]
+    fn a_plugin_gets_no_store_selection_unless_listed() {
+        let parent = vars(&[
+            ("PATH", "/bin"),
+            ("AGENT_ENV_DOCUMENT_STORE", "postgres://me:pw@db/x"),
+            ("AGENT_ENV_CONFIG", "/c/config.toml"),
+        ]);
+        assert_eq!(
+            names(&child_env(parent.clone(), &[])),
+            ["PATH", "AGENT_ENV_CONFIG"]
+        );
+        let declared = vec!["AGENT_ENV_DOCUMENT_STORE".to_string()];
+        assert_eq!(names(&child_env(parent, &declared)).len(), 3);
     }
 
     #[test]
