@@ -238,7 +238,7 @@ pub fn sweep(locks_dir: &Path, sandbox_root: &Path, docs: &dyn DocumentStore) ->
             set,
             ..UpdateSpec::default()
         };
-        let marked = docs.update(INSTANCES, &filter, &update, false);
+        let marked = mark_each(docs, &filter, &update);
         for sandbox in &run.sandboxes {
             let ours = sandbox.parent() == Some(sandbox_root)
                 && sandbox
@@ -267,6 +267,24 @@ pub fn sweep(locks_dir: &Path, sandbox_root: &Path, docs: &dyn DocumentStore) ->
         let _ = std::fs::remove_file(&run.journal);
     }
     swept
+}
+
+/// Applies `update` to every instance `filter` matches, one by one (a document store's `update`
+/// changes the first match only); how many it changed.
+fn mark_each(
+    docs: &dyn DocumentStore,
+    filter: &Filter,
+    update: &UpdateSpec,
+) -> Result<u64, crate::stores::StoreError> {
+    let mut marked = 0;
+    for instance in docs.query(INSTANCES, filter, None, None, 0)? {
+        let Some(id) = instance.get("instance_id").and_then(|v| v.as_str()) else {
+            continue;
+        };
+        let one = filter.clone().and("instance_id", Predicate::Eq(json!(id)));
+        marked += docs.update(INSTANCES, &one, update, false)?;
+    }
+    Ok(marked)
 }
 
 /// Takes `file`'s exclusive lock without waiting; false when another process holds it.
@@ -309,10 +327,13 @@ mod tests {
         drop(dead);
 
         let docs = LocalSqliteDocumentStore::new(tmp.path().join("d.db"));
+        // A killed run of several tasks leaves each of them running: every one is marked.
         for (id, group, status) in [
             ("i1", "run-killed", "running"),
             ("i2", "run-killed", "completed"),
             ("i3", "run-live", "running"),
+            ("i4", "run-killed", "running"),
+            ("i5", "run-killed", "running"),
         ] {
             let doc = json!({"instance_id": id, "status": status,
                 "context": {"metadata": {"run_group_id": group}}});
@@ -323,7 +344,7 @@ mod tests {
             swept,
             Swept {
                 killed_runs: 1,
-                killed_instances: 1,
+                killed_instances: 3,
                 sandboxes: 1,
                 ..Swept::default()
             }
@@ -342,6 +363,10 @@ mod tests {
         assert_eq!(
             (status("i1"), status("i2"), status("i3")),
             (json!("failed"), json!("completed"), json!("running"))
+        );
+        assert_eq!(
+            (status("i4"), status("i5")),
+            (json!("failed"), json!("failed"))
         );
         assert!(dead_runs(&locks).is_empty());
         // A run that ends takes its journal with it.
