@@ -249,7 +249,8 @@ pub enum RunEvent {
         message: Option<String>,
     },
     /// A line of a plugin's stderr or a `$/log` message, as it arrives. `step`: the step it is
-    /// about, when that is known (a `$/log` naming its call, or a plugin running one step).
+    /// about, when that is known (a `$/log` naming its call, or one the plugin sent while it ran a
+    /// single step; never a stderr line, which names no call).
     PluginOutput {
         package: String,
         #[serde(skip_serializing_if = "Option::is_none")]

@@ -97,9 +97,10 @@ impl HostServices for RunServices {
         self.output(package, step, PluginStream::log(level), message);
     }
 
+    /// A stderr line names no call, and may arrive after the step that wrote it ended and another
+    /// began: it is put down to no step rather than perhaps to the wrong one.
     fn stderr_line(&self, package: &str, line: &str) {
-        let step = self.running.only(package);
-        self.output(package, step, PluginStream::Stderr, line);
+        self.output(package, None, PluginStream::Stderr, line);
     }
 }
 
