@@ -45,6 +45,13 @@ pub enum SandboxError {
     Mode(String),
     #[error("Sandbox '{0}' is already deployed")]
     AlreadyDeployed(String),
+    #[error("{path} leads through a symbolic link to {target}, outside the sandbox; agent-env reads and writes only the sandbox's own files")]
+    LinkOutside { path: PathBuf, target: PathBuf },
+    #[error("can't tell where {path} leads: {source}")]
+    Resolve {
+        path: PathBuf,
+        source: std::io::Error,
+    },
 }
 
 /// What a sandbox provider does.
@@ -144,6 +151,34 @@ impl SandboxProvider for LocalProvider {
 
     fn describe(&self, sandbox: &Sandbox) -> String {
         format!("folder  {}", sandbox.work_dir.display())
+    }
+}
+
+/// Checks that `target`, a path under `work_dir`, stays in it once symbolic links are followed: a
+/// link the sandbox's own commands made (`ln -s ~/.bashrc d/p.txt`) must not make agent-env read or
+/// write a file of the machine. Parts of `target` that do not exist yet are fine: agent-env makes
+/// them as folders.
+pub fn stays_inside(work_dir: &Path, target: &Path) -> Result<(), SandboxError> {
+    let resolve = |path: &Path| {
+        path.canonicalize().map_err(|source| SandboxError::Resolve {
+            path: path.to_path_buf(),
+            source,
+        })
+    };
+    let root = resolve(work_dir)?;
+    // The deepest part that exists (a dangling link exists, and fails to resolve).
+    let existing = target
+        .ancestors()
+        .find(|p| p.symlink_metadata().is_ok())
+        .unwrap_or(work_dir);
+    let resolved = resolve(existing)?;
+    if resolved.starts_with(&root) {
+        Ok(())
+    } else {
+        Err(SandboxError::LinkOutside {
+            path: target.to_path_buf(),
+            target: resolved,
+        })
     }
 }
 

@@ -469,6 +469,69 @@ fn an_installed_bundle_with_step_types_nothing_runs_is_told_before_it_is_run() {
     );
 }
 
+/// A link the sandbox's own commands made, to a file or folder of the machine, does not make
+/// `load_artifact` write there nor a probe read there: the step fails, naming the link.
+#[test]
+fn links_out_of_the_sandbox_are_neither_written_nor_read_through() {
+    let s = Sandboxed::new();
+    let victim = s.write("victim/important.txt", "keep\n");
+    let victim_dir = victim.parent().unwrap().to_path_buf();
+    s.write("links/artifacts/a/p.txt", "OVERWRITTEN\n");
+    let link_step = |command: String| {
+        format!(
+            r#"{{"id": "mk", "type": "verify_sandbox", "sandbox_name": "box", "verifier_id": "mk",
+                "criteria": [{{"type": "bash_cmd_succeeds", "command": "{command}"}}]}}"#
+        )
+    };
+    let load = |to: &str| {
+        format!(
+            r#"{{"id": "load", "type": "load_artifact", "sandbox_name": "box", "artifact_id": "a", "destination_path": "{to}"}}"#
+        )
+    };
+    s.write(
+        "links/tasks/file.json",
+        &format!(
+            "[{DEPLOY}, {}, {}]",
+            link_step(format!("mkdir d && ln -s {} d/p.txt", victim.display())),
+            load("/app/d")
+        ),
+    );
+    s.write(
+        "links/tasks/folder.json",
+        &format!(
+            "[{DEPLOY}, {}, {}]",
+            link_step(format!("ln -s {} out", victim_dir.display())),
+            load("/app/out")
+        ),
+    );
+    s.write(
+        "links/tasks/read.json",
+        &format!(
+            r#"[{DEPLOY}, {}, {{"id": "probe", "type": "verify_sandbox", "sandbox_name": "box", "verifier_id": "probe",
+                "criteria": [{{"type": "probe_file_contains", "paths": ["seen.txt"], "expected": "keep"}}]}}]"#,
+            link_step(format!("ln -s {} seen.txt", victim.display()))
+        ),
+    );
+    let r = s.run(&["run", "./links"]);
+    assert_eq!(r.code, 1, "{}", r.both());
+    assert_eq!(std::fs::read_to_string(&victim).unwrap(), "keep\n");
+    assert!(!victim_dir.join("p.txt").exists());
+    for (task, via) in [
+        ("file", "/d/p.txt leads through a symbolic link to "),
+        ("folder", "/out/p.txt leads through a symbolic link to "),
+        ("read", "/seen.txt leads through a symbolic link to "),
+    ] {
+        let said = r
+            .stdout
+            .lines()
+            .any(|l| l.starts_with(&format!("[tasks/{task}.json]")) && l.contains(via));
+        assert!(said, "{task}: {}", r.stdout);
+    }
+    r.assert_stdout_has(
+        "outside the sandbox; agent-env reads and writes only the sandbox's own files",
+    );
+}
+
 /// A retry that runs `deploy_sandbox` again gets a fresh sandbox: the first is torn down, not
 /// refused as "already deployed", and both are in the instance's `torn_down_sandbox_ids`.
 #[test]

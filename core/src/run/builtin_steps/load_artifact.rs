@@ -52,6 +52,8 @@ impl BuiltinStep for LoadArtifact {
             if env.cancel.is_cancelled() {
                 return Err(StepError::cancelled());
             }
+            crate::sandbox::stays_inside(&sandbox.work_dir, to)
+                .map_err(|e| StepError::value(e.to_string()))?;
             env.stores
                 .objects
                 .download_to_file(url, to)

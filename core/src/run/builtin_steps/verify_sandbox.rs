@@ -442,23 +442,25 @@ fn paths_of(criterion: &Value) -> Vec<String> {
         .unwrap_or_default()
 }
 
+/// Where a criterion's `path` is on this machine: a sandbox path (`/app/…`) mapped the way the
+/// provider maps it, else under `base`; never through a link that leads out of the sandbox.
 fn resolve(base: &Path, path: &str, env: &StepEnv<'_>) -> Result<PathBuf, StepError> {
-    if path.starts_with('/') {
-        // An absolute path is a sandbox path: map it the way the provider maps /app.
-        let work = env
-            .sandboxes
-            .all()
-            .into_iter()
-            .find(|s| base.starts_with(&s.work_dir))
-            .map(|s| s.work_dir)
-            .unwrap_or_else(|| base.to_path_buf());
-        return crate::sandbox::map_app_path(&work, path)
-            .map_err(|e| StepError::value(e.to_string()));
-    }
-    if path.split('/').any(|s| s == "..") {
+    let work = env
+        .sandboxes
+        .all()
+        .into_iter()
+        .find(|s| base.starts_with(&s.work_dir))
+        .map(|s| s.work_dir)
+        .unwrap_or_else(|| base.to_path_buf());
+    let full = if path.starts_with('/') {
+        crate::sandbox::map_app_path(&work, path).map_err(|e| StepError::value(e.to_string()))?
+    } else if path.split('/').any(|s| s == "..") {
         return Err(StepError::value(format!("'{path}' climbs out of base_dir")));
-    }
-    Ok(base.join(path))
+    } else {
+        base.join(path)
+    };
+    crate::sandbox::stays_inside(&work, &full).map_err(|e| StepError::value(e.to_string()))?;
+    Ok(full)
 }
 
 /// Whether a criterion holds, and why.
