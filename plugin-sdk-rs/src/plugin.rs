@@ -470,6 +470,35 @@ impl Handler for Dispatcher {
         method: &str,
         params: Value,
     ) -> Result<Value, RpcError> {
+        // Any handler's panic is answered, whatever it was doing: a request left unanswered would
+        // hold the host until its call limit (a command has none), then be told as a slow plugin.
+        // A step's own panic is answered as its step's failure, inside `execute`.
+        crate::panics::catching(|| self.route(request, method, params)).unwrap_or_else(|panic| {
+            Err(RpcError::new(
+                ErrorKind::InternalError,
+                format!(
+                    "{} panicked while answering {method}: {}",
+                    self.plugin.name, panic.message
+                ),
+            )
+            .with_data("error_type", Value::String("panic".into()))
+            .with_data("traceback", Value::String(panic.traceback)))
+        })
+    }
+
+    fn closed(&self, _reason: &CloseReason) {
+        self.set_done(|d| d.closed = true);
+    }
+}
+
+impl Dispatcher {
+    /// Answers one request by its method.
+    fn route(
+        &self,
+        request: &RequestContext,
+        method: &str,
+        params: Value,
+    ) -> Result<Value, RpcError> {
         let ctx = StepContext::new(request, &self.plugin.name, self.settings());
         match method {
             INITIALIZE => self.initialize(params),
@@ -497,9 +526,5 @@ impl Handler for Dispatcher {
                 ))
             }
         }
-    }
-
-    fn closed(&self, _reason: &CloseReason) {
-        self.set_done(|d| d.closed = true);
     }
 }

@@ -110,6 +110,43 @@ fn the_plugins_exit_status_is_agent_envs() {
     }
 }
 
+/// A command that panics is answered as an error at once (it held agent-env for ever); one that
+/// ends with `std::process::exit(N)`, as clap does, gives N, quietly.
+#[test]
+fn a_command_that_panics_or_exits_ends_agent_env_at_once() {
+    let s = Sandbox::new();
+    s.tools(
+        "agentenv-tools",
+        "[provides.cli_plugins]\npanic = \"Panic\"\nquit = \"Quit\"\n",
+    );
+    let mut child = s
+        .command(&["panic"])
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(30);
+    while child.try_wait().unwrap().is_none() {
+        if std::time::Instant::now() > deadline {
+            let _ = child.kill();
+            panic!("a panicking command held agent-env");
+        }
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    }
+    let out = child.wait_with_output().unwrap();
+    assert_eq!(out.status.code(), Some(1), "{}", text(&out));
+    assert!(
+        stderr(&out).contains(
+            "agentenv-tools panicked while answering cli.run: the panic command panicked"
+        ),
+        "{}",
+        text(&out)
+    );
+    let out = s.run(&["quit", "2"]);
+    assert_eq!(out.status.code(), Some(2), "{}", text(&out));
+    assert!(!stderr(&out).contains("crashed"), "{}", text(&out));
+}
+
 #[test]
 fn arguments_after_the_command_are_the_plugins_verbatim() {
     let s = Sandbox::new();

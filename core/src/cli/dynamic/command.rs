@@ -88,8 +88,15 @@ pub fn run(
 }
 
 /// How a `cli.run` that did not answer ends: a plugin killed by Ctrl-C exits as a shell reports it
-/// (130), quietly; any other end is reported.
+/// (130), quietly; one that exited with a code of its own (`std::process::exit(2)`, as clap does
+/// for a usage error) gives that code, quietly, as a program run from a shell would; any other end
+/// is reported.
 fn failed_call(error: &HostError, ended: Option<Ended>, verbose: bool) -> Exit {
+    if let (HostError::Crashed { .. }, Some(Ended::Exited(code)), false) = (error, ended, verbose) {
+        if code != 0 {
+            return Ok(code);
+        }
+    }
     if let (HostError::Crashed { .. }, Some(Ended::Signaled(sig))) = (error, ended) {
         if sig == libc::SIGINT {
             return Ok(128 + sig);

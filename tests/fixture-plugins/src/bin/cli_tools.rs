@@ -55,6 +55,8 @@ impl CliCommand for Tool {
                 0
             }
             "exit" => argv.first().and_then(|a| a.parse().ok()).unwrap_or(0),
+            "panic" => panic!("the panic command panicked"),
+            "quit" => std::process::exit(argv.first().and_then(|a| a.parse().ok()).unwrap_or(0)),
             "whoami" | "tool" => {
                 println!("{} argv={argv:?}", package());
                 0
@@ -133,6 +135,8 @@ fn main() {
         "sleep",
         "die",
         "tool",
+        "panic",
+        "quit",
     ] {
         plugin = plugin.cli_command(Tool(name));
     }
