@@ -59,6 +59,9 @@ pub fn remember(value: &str) {
         }
     }
     ANY.store(true, Ordering::Release);
+    // A plugin's stderr line is cut short where the host keeps it: masked first, so a secret cut in
+    // two is not left half shown.
+    agent_env_host::mask_lines_with(|line| redact(line).into_owned());
 }
 
 /// Remembers what of a setting's string is secret: all of it when it came from a `secret:` reference

@@ -306,6 +306,14 @@ fn suffix(ctx: &FailureContext) -> String {
     match ctx.stderr_tail.as_slice() {
         [] => out.push_str("; its stderr was empty"),
         [.., last] => {
+            // Rust's panic ends with a hint about RUST_BACKTRACE: the panic's message is the line
+            // before it.
+            let last = ctx
+                .stderr_tail
+                .iter()
+                .rev()
+                .find(|l| !l.starts_with("note: run with `RUST_BACKTRACE"))
+                .unwrap_or(last);
             out.push_str(&format!("; its stderr's last line: '{last}'"));
             if let (true, Some(block)) = (ctx.stderr_tail.len() > 1, ctx.stderr_block()) {
                 out.push('\n');

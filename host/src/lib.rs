@@ -61,7 +61,7 @@ pub use process::{PluginProcess, StartFailure, CRASH_LOOP_LIMIT};
 pub use services::{HostServices, NoServices};
 pub use spawn::{resolve_executable, ResolveError, COMMAND_MODE_FDS};
 pub use spec::SpawnSpec;
-pub use stderr::{StderrTail, STDERR_TAIL_BYTES};
+pub use stderr::{mask_lines_with, StderrTail, STDERR_TAIL_BYTES};
 
 pub use agent_env_protocol::message::RpcError;
 pub use agent_env_protocol::methods::ProgressParams;

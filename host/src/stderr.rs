@@ -157,7 +157,24 @@ impl LineSplitter {
     }
 }
 
+/// How the program that hosts plugins masks secrets in text, set once at its start: a line is
+/// masked before it is cut short, since a secret cut in two no longer matches its value.
+static MASK: std::sync::OnceLock<fn(&str) -> String> = std::sync::OnceLock::new();
+
+/// Sets how [`StderrTail::last_lines`] masks a line before cutting it (the first call wins).
+pub fn mask_lines_with(mask: fn(&str) -> String) {
+    let _ = MASK.set(mask);
+}
+
 fn truncate_line(line: &str, max: usize) -> String {
+    let masked;
+    let line = match MASK.get() {
+        Some(mask) => {
+            masked = mask(line);
+            masked.as_str()
+        }
+        None => line,
+    };
     if line.len() <= max {
         return line.to_string();
     }
@@ -171,6 +188,18 @@ fn truncate_line(line: &str, max: usize) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_line_is_masked_before_it_is_cut() {
+        mask_lines_with(|l| l.replace("sk-livesecretvalue-123456", "***"));
+        let line = format!(
+            "{}settings={{\"api_key\": \"sk-livesecretvalue-123456\"}}",
+            "x".repeat(262)
+        );
+        let cut = truncate_line(&line, 300);
+        assert!(cut.contains("\"api_key\": \"***\"}"), "{cut}");
+        assert!(!cut.contains("sk-live"), "{cut}");
+    }
 
     #[test]
     fn keeps_only_the_last_64_kib_and_counts_every_line() {
