@@ -85,6 +85,7 @@ impl Session {
             &plugins_dir,
             discovery,
         ));
+        warnings.extend(crate::discovery::pins::unreadable(&plugins_dir));
         warnings
     }
 

@@ -14,10 +14,22 @@ pub fn pin_file(plugins_dir: &Path) -> PathBuf {
     plugins_dir.join(".pins.json")
 }
 
-/// Pins each of `manifests` as its files are now, replacing its earlier pins.
+/// Why the plugins directory's pin file cannot be read, when it cannot: then no plugin's files are
+/// checked before it starts, which the user must hear of.
+pub fn unreadable(plugins_dir: &Path) -> Option<String> {
+    let path = pin_file(plugins_dir);
+    let problem = pins::load(&path).err()?;
+    Some(format!(
+        "{problem}: the files of the plugins agent-env installed are not checked before they start; `agent-env plugin approve PACKAGE…` pins what is installed now, writing the file again"
+    ))
+}
+
+/// Pins each of `manifests` as its files are now (its manifest included: a changed `exec` starts
+/// other code), replacing its earlier pins.
 pub fn pin_packages(plugins_dir: &Path, manifests: &[&Manifest]) -> Result<(), String> {
     let path = pin_file(plugins_dir);
-    let mut file = pins::load(&path).map_err(|e| e.to_string())?;
+    // A file that cannot be read pins nothing any more: it is written anew.
+    let mut file = pins::load(&path).unwrap_or_default();
     for manifest in manifests {
         let argv = manifest.resolved_exec();
         let Some(program) = argv.first() else {
@@ -28,6 +40,7 @@ pub fn pin_packages(plugins_dir: &Path, manifests: &[&Manifest]) -> Result<(), S
             continue;
         };
         let mut files = pins::files_of(&argv, &executable);
+        files.push(manifest.path.clone());
         // A Python plugin's console script only imports its code: pin the code too.
         for file in super::python_record::distribution_code(&manifest.path) {
             if !files.contains(&file) {

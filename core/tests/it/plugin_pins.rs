@@ -81,6 +81,44 @@ fn a_changed_plugin_file_is_refused_until_approved() {
     assert!(!pins.contains("agentenv-pinned"), "{pins}");
 }
 
+/// The manifest is pinned too: an `exec` changed to start other code is refused like a changed
+/// script; a pin file that cannot be read is warned about, and `approve` writes it anew.
+#[test]
+fn a_changed_manifest_or_an_unreadable_pin_file_is_not_passed_over() {
+    let s = Sandboxed::new();
+    add_pinned_plugin(&s);
+    let manifest = s.plugins().join("agentenv-pinned/agent-env-plugin.toml");
+    let text = std::fs::read_to_string(&manifest).unwrap();
+    std::fs::write(
+        &manifest,
+        text.replace(
+            "exec = [\"./step.sh\"]",
+            "exec = [\"./step.sh\", \"--other\"]",
+        ),
+    )
+    .unwrap();
+    let r = s.run(&["run", "./pb"]);
+    assert_eq!(r.code, 1, "{}", r.both());
+    assert!(
+        r.stderr.contains("agent-env-plugin.toml (sha256 "),
+        "{}",
+        r.stderr
+    );
+    assert_eq!(s.run(&["plugin", "approve", "agentenv-pinned"]).code, 0);
+    assert_eq!(s.run(&["run", "./pb"]).code, 0);
+
+    std::fs::write(s.plugins().join(".pins.json"), "garbage").unwrap();
+    let list = s.run(&["plugin", "list"]);
+    assert!(
+        list.stderr.contains("are not checked before they start; `agent-env plugin approve PACKAGE…` pins what is installed now"),
+        "{}",
+        list.both()
+    );
+    assert_eq!(s.run(&["plugin", "approve", "agentenv-pinned"]).code, 0);
+    let list = s.run(&["plugin", "list"]);
+    assert!(!list.stderr.contains("are not checked"), "{}", list.both());
+}
+
 fn json_of(r: &crate::support::run::Ran) -> serde_json::Value {
     serde_json::from_str(&r.stdout).unwrap_or_else(|e| panic!("{e}: {}", r.both()))
 }
