@@ -48,6 +48,7 @@ pub fn touched(
         .filter(|(canonical, manifest)| {
             before.get(*canonical).map(|m| &m.bytes) != Some(&manifest.bytes)
                 || folder_changed(plugins, &manifest.path, changed)
+                || executable_changed(plugins, manifest, changed)
                 || manifest
                     .path
                     .file_name()
@@ -70,6 +71,35 @@ pub fn code_changes(changed: Vec<PathBuf>) -> Vec<PathBuf> {
                 .any(|c| c == Component::Normal("__pycache__".as_ref()))
         })
         .collect()
+}
+
+/// Whether the executable `manifest` starts from is among `changed`: a crate's binary that
+/// `cargo install` rebuilt in `<plugins>/.cargo/bin` (its manifest, in a folder of its own, is
+/// unchanged when only its code was edited), or a Go module's.
+fn executable_changed(plugins: &Path, manifest: &InstalledManifest, changed: &[PathBuf]) -> bool {
+    let Ok(text) = std::str::from_utf8(&manifest.bytes) else {
+        return false;
+    };
+    let Ok(parsed) = agent_env_protocol::manifest::Manifest::parse(&manifest.path, text) else {
+        return false;
+    };
+    let Some(program) = parsed.resolved_exec().into_iter().next() else {
+        return false;
+    };
+    // `../.cargo/bin/x` beside the manifest: resolved by its parts, as the file system would.
+    let mut executable = PathBuf::new();
+    for part in Path::new(&program).components() {
+        match part {
+            Component::ParentDir => {
+                executable.pop();
+            }
+            Component::CurDir => {}
+            other => executable.push(other),
+        }
+    }
+    executable
+        .strip_prefix(plugins)
+        .is_ok_and(|rel| changed.iter().any(|c| c == rel))
 }
 
 /// Whether `manifest` is a folder plugin's (`<plugins>/<folder>/…`) and a path in that folder changed.

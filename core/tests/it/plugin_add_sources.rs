@@ -357,7 +357,9 @@ fn a_local_crate_is_cargo_installed_and_its_manifest_written() {
     if let Ok(toolchain) = std::env::var("RUSTUP_TOOLCHAIN") {
         sb.set("RUSTUP_TOOLCHAIN", &toolchain);
     }
-    let src = fixture_dir("rust-plugin");
+    // A copy, edited below.
+    let src = sb.dir().join("rsdemo");
+    copy_dir(&fixture_dir("rust-plugin"), &src);
     let added = add_ok(
         &sb,
         src.to_str().unwrap(),
@@ -376,6 +378,20 @@ fn a_local_crate_is_cargo_installed_and_its_manifest_written() {
     assert!(
         manifest.contains("exec = [\"../.cargo/bin/agentenv-rsdemo\"]"),
         "{manifest}"
+    );
+    // Its code edited under the same version: the rebuilt executable is the change, added again.
+    edit(&src.join("src/main.rs"), |code| {
+        code.replace(
+            "let result = if answered",
+            "let _edited = 1;\n        let result = if answered",
+        )
+        .replace("\"null\" } else", "\"{}\" } else")
+    });
+    add_ok(
+        &sb,
+        src.to_str().unwrap(),
+        "agentenv-rsdemo",
+        "  agentenv-rsdemo: task_steps rs_step active\n",
     );
     remove_ok(&sb, "agentenv-rsdemo");
     assert!(!sb.plugins_dir().join(".cargo/bin/agentenv-rsdemo").exists());
