@@ -206,6 +206,7 @@ impl Watch<'_> {
         let log = (!self.dry_run).then(|| Arc::new(RunLog::new(&session.paths().run_logs_dir())));
         let view = Arc::new(RunView::new(term.style(), verbose, self.quiet, json));
         let collector = Arc::new(RunCollector::new(self.label, fail_under));
+        let _ = COLLECTED.set(collector.clone());
         let mut observers: Vec<Arc<dyn RunObserver>> = vec![view.clone(), collector.clone()];
         if let Some(log) = &log {
             observers.push(log.clone());
@@ -336,6 +337,10 @@ struct HoldWatch {
 
 impl RunObserver for HoldWatch {
     fn event(&self, event: &RunEvent) {
+        if matches!(event, RunEvent::RunFinished { .. }) {
+            // Every task has ended and torn its sandboxes down: a signal now changes nothing.
+            TASKS_ENDED.store(true, Ordering::SeqCst);
+        }
         if !matches!(event, RunEvent::SandboxesKept { .. }) {
             return;
         }
@@ -556,6 +561,20 @@ static RUN_ENDED: AtomicBool = AtomicBool::new(false);
 /// Whether the run has ended and `--keep` holds its sandboxes up: a signal then only tears them
 /// down, and a `--json` run has printed its document already.
 static HOLDING: AtomicBool = AtomicBool::new(false);
+/// Whether every task has ended (and torn its sandboxes down): a second signal then has nothing to
+/// cut short.
+static TASKS_ENDED: AtomicBool = AtomicBool::new(false);
+/// The run's document so far, for the `cancelled` document a second signal prints.
+static COLLECTED: std::sync::OnceLock<Arc<RunCollector>> = std::sync::OnceLock::new();
+
+/// How a person sends another of `signal`.
+fn another(signal: i32) -> &'static str {
+    if signal == libc::SIGINT {
+        "another Ctrl-C"
+    } else {
+        "another signal"
+    }
+}
 
 /// A signal during a run. The first says, at once, that the run is stopping (its teardown may take
 /// seconds, and a silent terminal invites a second Ctrl-C). Another during that teardown stops
@@ -565,28 +584,43 @@ static HOLDING: AtomicBool = AtomicBool::new(false);
 pub(crate) fn on_signal(signalled: Signalled) {
     let mut stderr = std::io::stderr();
     match signalled {
-        Signalled::First(_) if HOLDING.load(Ordering::SeqCst) => {
+        Signalled::First(signal) if HOLDING.load(Ordering::SeqCst) => {
             let _ = writeln!(
                 stderr,
-                "Tearing down the kept sandboxes; another Ctrl-C stops at once, leaving them for the next run to clean up"
+                "Tearing down the kept sandboxes; {} stops at once, leaving them for the next run to clean up",
+                another(signal)
             );
         }
-        Signalled::First(_) => {
+        Signalled::First(signal) => {
             let _ = writeln!(
                 stderr,
-                "Stopping: cancelling the running steps and tearing down the sandboxes; another Ctrl-C stops at once, leaving them for the next run to clean up"
+                "Stopping: cancelling the running steps and tearing down the sandboxes; {} stops at once, leaving them for the next run to clean up",
+                another(signal)
             );
         }
         Signalled::Again(_) if RUN_ENDED.load(Ordering::SeqCst) => {}
+        Signalled::Again(_)
+            if TASKS_ENDED.load(Ordering::SeqCst) && !HOLDING.load(Ordering::SeqCst) => {}
         Signalled::Again(signal) => {
             let code = 128 + signal;
             if PRINTS_JSON.load(Ordering::SeqCst) && !HOLDING.load(Ordering::SeqCst) {
-                let doc = serde_json::json!({
-                    "format_version": 1,
-                    "status": "cancelled",
-                    "exit_code": code,
-                    "error": "stopped at once by a second signal, before the run's teardown ended; the next agent-env run marks its instances failed and removes its sandboxes",
-                });
+                let error = "stopped at once by a second signal, before the run's teardown ended; the next agent-env run marks its instances failed and removes its sandboxes";
+                let doc = match COLLECTED.get() {
+                    // What the run got to: its entities and tasks, each as far as it came.
+                    Some(collector) => {
+                        let mut doc = collector.document();
+                        doc.status = "cancelled".into();
+                        doc.exit_code = code;
+                        doc.error = Some(error.into());
+                        serde_json::to_value(&doc).unwrap_or_default()
+                    }
+                    None => serde_json::json!({
+                        "format_version": 1,
+                        "status": "cancelled",
+                        "exit_code": code,
+                        "error": error,
+                    }),
+                };
                 let _ = writeln!(std::io::stdout(), "{doc:#}");
             }
             let _ = writeln!(

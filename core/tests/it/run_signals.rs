@@ -359,6 +359,13 @@ done
     let doc: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
     assert_eq!(doc["status"], "cancelled", "{doc:#}");
     assert_eq!(doc["exit_code"], 130);
+    // The run's document as far as it came, not a bare error: a script reads its tasks as ever.
+    assert!(doc["run_group_id"].is_string(), "{doc:#}");
+    assert_eq!(doc["tasks"][0]["path"], "tasks/t.json", "{doc:#}");
+    assert!(doc["error"]
+        .as_str()
+        .unwrap()
+        .starts_with("stopped at once by a second signal"));
     read_until(&rx, "Stopped at once", &mut seen);
 }
 
