@@ -260,16 +260,18 @@ pub fn run_planned(
     let mut torn: usize = results.iter().map(|r| r.torn_down).sum();
     let mut still_up: Vec<(crate::sandbox::Sandbox, String)> =
         results.iter().flat_map(|r| r.still_up.clone()).collect();
-    let kept: Vec<&crate::sandbox::Deployed> =
-        results.iter().filter_map(|r| r.kept.as_ref()).collect();
-    let kept_count: usize = kept.iter().map(|d| d.all().len()).sum();
+    let kept: Vec<(&str, &crate::sandbox::Deployed)> = results
+        .iter()
+        .filter_map(|r| r.kept.as_ref().map(|d| (r.path.as_str(), d)))
+        .collect();
+    let kept_count: usize = kept.iter().map(|(_, d)| d.all().len()).sum();
     if kept_count > 0 {
         out.line("");
         out.line("Kept up:");
-        for d in &kept {
+        for (task, d) in &kept {
             for s in d.all() {
                 out.line(&format!(
-                    "  {}  {} sandbox  {}",
+                    "  {}  {} sandbox  {}  [{task}]",
                     s.id,
                     d.provider().name(),
                     d.provider().describe(&s)
@@ -287,7 +289,7 @@ pub fn run_planned(
         while !cancel.is_cancelled() {
             std::thread::sleep(std::time::Duration::from_millis(50));
         }
-        for d in &kept {
+        for (_, d) in &kept {
             let report = d.teardown_all();
             torn += report.torn_down.len();
             still_up.extend(report.still_up);

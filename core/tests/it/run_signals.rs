@@ -211,7 +211,10 @@ fn keep_holds_the_sandbox_until_ctrl_c_then_tears_it_down() {
     assert_eq!(kept.len(), 1, "{kept:?}");
     let work_dir = s.sandboxes().join(&kept[0]);
     assert!(
-        out.contains(&format!("local sandbox  folder  {}", work_dir.display())),
+        out.contains(&format!(
+            "local sandbox  folder  {}  [tasks/hello.json]",
+            work_dir.display()
+        )),
         "{out}"
     );
     assert_eq!(
