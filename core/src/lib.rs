@@ -12,6 +12,7 @@ pub mod environment;
 pub mod install;
 pub mod output;
 pub mod paths;
+pub mod printable;
 pub mod quote;
 pub mod redaction;
 pub mod registry;

@@ -41,6 +41,9 @@ struct ViewState {
     last_plain: Option<String>,
 }
 
+/// Back to the start of the line, and erase it: where the progress bar is drawn again.
+const ERASE_LINE: &[u8] = b"\r\x1b[2K";
+
 impl RunView {
     /// A view over this process's terminal. `json`: stdout is kept for the JSON document, so the
     /// run's lines go to stderr.
@@ -69,7 +72,7 @@ impl RunView {
             return;
         };
         if state.bar.is_some() {
-            self.term.eprint("\r\x1b[2K");
+            self.term.eprint_after(ERASE_LINE, "");
         }
         write(&self.term);
         if let Some(bar) = &state.bar {
@@ -80,7 +83,7 @@ impl RunView {
     fn clear_bar(&self) {
         if let Ok(mut state) = self.state.lock() {
             if state.bar.take().is_some() {
-                self.term.eprint("\r\x1b[2K");
+                self.term.eprint_after(ERASE_LINE, "");
             }
         }
     }
@@ -91,7 +94,7 @@ impl RunView {
         };
         if self.live {
             let bar = bar_line(label, progress, total, message, terminal_width());
-            self.term.eprint(&format!("\r\x1b[2K{bar}"));
+            self.term.eprint_after(ERASE_LINE, &bar);
             state.bar = Some(bar);
             return;
         }

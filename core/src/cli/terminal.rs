@@ -10,7 +10,9 @@
 //!
 //! Every secret value the invocation holds is masked on the way out ([`redaction`]): a plugin's stderr,
 //! a store's error or a step's message may quote one, and none of them reaches the screen or a pipe.
-//! Only [`Terminal::print_verbatim`] (an object the user asked to print) writes bytes as given.
+//! The control characters such text may hold are shown as escapes ([`printable`]), so it cannot
+//! move the cursor or rewrite a line. Only [`Terminal::print_verbatim`] (an object the user asked
+//! to print) writes bytes as given.
 
 use std::io::{self, Write};
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -18,6 +20,7 @@ use std::sync::OnceLock;
 
 use crate::cli::style::Style;
 use crate::output::Output;
+use crate::printable::printable;
 use crate::redaction;
 
 /// stdout and stderr of this process, each written whole (one lock per write) and each dropped
@@ -60,12 +63,19 @@ impl Terminal {
 
     /// Writes `text` to stderr (no newline added).
     pub fn eprint(&self, text: &str) {
+        self.eprint_after(&[], text);
+    }
+
+    /// Writes `control` (terminal control bytes agent-env itself chose, such as the progress bar's
+    /// "back to the line's start, erase it"), then `text` as [`Terminal::eprint`] does, in one write.
+    pub fn eprint_after(&self, control: &[u8], text: &str) {
+        let text = redaction::redact(text);
+        let text = printable(&text);
+        let mut bytes = Vec::with_capacity(control.len() + text.len());
+        bytes.extend_from_slice(control);
+        bytes.extend_from_slice(text.as_bytes());
         // A failing stderr has nowhere left to be told.
-        let _ = write_to(
-            &mut io::stderr().lock(),
-            &self.stderr_closed,
-            &redaction::redact(text),
-        );
+        let _ = write_bytes_to(&mut io::stderr().lock(), &self.stderr_closed, &bytes);
     }
 
     /// Writes `Error: <text>` to stderr.
@@ -75,7 +85,7 @@ impl Terminal {
 
     /// Writes `text` to stdout (no newline added).
     pub fn print(&self, text: &str) {
-        self.print_verbatim(&redaction::redact(text));
+        self.print_verbatim(&printable(&redaction::redact(text)));
     }
 
     /// Writes `text` to stdout exactly as given, secrets and all: for content the user asked to see
@@ -106,7 +116,7 @@ impl Terminal {
         let _ = write_to(
             &mut io::stderr().lock(),
             &self.stderr_closed,
-            &redaction::redact(&line),
+            &printable(&redaction::redact(&line)),
         );
     }
 
@@ -159,11 +169,15 @@ impl Output for Terminal {
 /// (a terminal or pipe that failed once is not written to again). Returns the error when it was not
 /// the reader going away (a broken pipe).
 fn write_to(stream: &mut impl Write, closed: &AtomicBool, text: &str) -> Option<io::Error> {
+    write_bytes_to(stream, closed, text.as_bytes())
+}
+
+fn write_bytes_to(stream: &mut impl Write, closed: &AtomicBool, bytes: &[u8]) -> Option<io::Error> {
     if closed.load(Ordering::Relaxed) {
         return None;
     }
     let e = stream
-        .write_all(text.as_bytes())
+        .write_all(bytes)
         .and_then(|()| stream.flush())
         .err()?;
     closed.store(true, Ordering::Relaxed);

@@ -532,6 +532,27 @@ fn links_out_of_the_sandbox_are_neither_written_nor_read_through() {
     );
 }
 
+/// What a task's command writes reaches the terminal with its control characters shown, not obeyed:
+/// it cannot erase a line and print a fake `passed` over it.
+#[test]
+fn control_characters_from_a_task_reach_the_terminal_escaped() {
+    let s = Sandboxed::new();
+    s.write(
+        "esc/tasks/t.json",
+        &format!(
+            r#"[{DEPLOY}, {{"id": "v", "type": "verify_sandbox", "sandbox_name": "box", "verifier_id": "v",
+                "criteria": [{{"type": "bash_cmd_succeeds", "command": "printf 'bad\\033[2K\\rpassed\\n' >&2; exit 1"}}]}}]"#
+        ),
+    );
+    let r = s.run(&["run", "./esc"]);
+    assert!(
+        !r.stdout.contains('\u{1b}') && !r.stdout.contains('\r'),
+        "{:?}",
+        r.stdout
+    );
+    r.assert_stdout_has("bad\\x1b[2K\\rpassed");
+}
+
 /// A retry that runs `deploy_sandbox` again gets a fresh sandbox: the first is torn down, not
 /// refused as "already deployed", and both are in the instance's `torn_down_sandbox_ids`.
 #[test]
