@@ -121,10 +121,21 @@ impl SandboxProvider for LocalProvider {
         let work_dir = self
             .root
             .join(format!("{LOCAL_FOLDER_PREFIX}{short}-{}", random_suffix(8)));
-        std::fs::create_dir_all(&work_dir).map_err(|source| SandboxError::Create {
-            path: work_dir.clone(),
+        std::fs::create_dir_all(&self.root).map_err(|source| SandboxError::Create {
+            path: self.root.clone(),
             source,
         })?;
+        // The user's alone, as the stores are: it holds copies of artifacts, and what a task made.
+        {
+            use std::os::unix::fs::DirBuilderExt;
+            std::fs::DirBuilder::new()
+                .mode(0o700)
+                .create(&work_dir)
+                .map_err(|source| SandboxError::Create {
+                    path: work_dir.clone(),
+                    source,
+                })?;
+        }
         Ok(Sandbox {
             id: format!("local-{short}"),
             name: name.to_string(),
@@ -248,6 +259,9 @@ mod tests {
         let p = LocalProvider::with_root(root.path().to_path_buf());
         let s = p.deploy("box", "vm").unwrap();
         assert!(s.work_dir.is_dir());
+        use std::os::unix::fs::PermissionsExt;
+        let mode = std::fs::metadata(&s.work_dir).unwrap().permissions().mode();
+        assert_eq!(mode & 0o777, 0o700, "the user's alone: {mode:o}");
         let name = s
             .work_dir
             .file_name()
