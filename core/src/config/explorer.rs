@@ -33,6 +33,8 @@ pub enum SettingsError {
     NotAList { key: &'static str, got: String },
     #[error("[explorer] cors_origins cannot contain '*': the explorer has no auth, so any web page could drive it; list the origins that may call it, such as \"http://localhost:3000\"")]
     WildcardOrigin,
+    #[error("[explorer] cors_origins cannot contain 'null': that is the origin of every sandboxed frame and local file, so any of them could drive the explorer; list the origins that may call it, such as \"http://localhost:3000\"")]
+    NullOrigin,
 }
 
 /// Every problem `agent-env up` found in `[explorer]` (never none): it names them all at once, so
@@ -138,9 +140,17 @@ impl ExplorerSettings {
             .map(|h| h.to_ascii_lowercase())
             .collect();
         let cors_origins = strings(&explorer, "cors_origins")
-            .and_then(|origins| match origins.iter().any(|o| o.trim() == "*") {
-                true => Err(SettingsError::WildcardOrigin),
-                false => Ok(origins),
+            .and_then(|origins| {
+                if origins.iter().any(|o| o.trim() == "*") {
+                    Err(SettingsError::WildcardOrigin)
+                } else if origins
+                    .iter()
+                    .any(|o| o.trim().eq_ignore_ascii_case("null"))
+                {
+                    Err(SettingsError::NullOrigin)
+                } else {
+                    Ok(origins)
+                }
             })
             .map_err(&mut keep)
             .unwrap_or_default();
@@ -311,6 +321,8 @@ mod tests {
     fn a_wildcard_origin_and_a_bad_port_are_refused() {
         let e = settings("[explorer]\ncors_origins = ['*']\n").unwrap_err();
         assert!(e.to_string().contains("cannot contain '*'"), "{e}");
+        let e = settings("[explorer]\ncors_origins = ['http://a', 'null']\n").unwrap_err();
+        assert!(e.to_string().contains("cannot contain 'null'"), "{e}");
         let e = settings("[explorer]\nport = 70000\n").unwrap_err();
         assert!(e.to_string().contains("got 70000"), "{e}");
         let e = settings("[explorer]\nplugin_timeout_seconds = 0\n").unwrap_err();
