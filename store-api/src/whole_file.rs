@@ -36,12 +36,18 @@ pub fn write_whole<R: Read + ?Sized>(source: &mut R, dest: &Path) -> StoreResult
     copied
 }
 
-/// A new hidden file in `dest`'s folder, named after it.
+/// A new hidden file in `dest`'s folder, named after it (after its first 100 bytes: a name near the
+/// file system's 255-byte limit leaves no room for the staging name's additions).
 fn partial_beside(dest: &Path) -> std::io::Result<(PathBuf, File)> {
-    let name = dest
+    let whole = dest
         .file_name()
         .map(|n| n.to_string_lossy().into_owned())
         .unwrap_or_default();
+    let mut cut = whole.len().min(100);
+    while !whole.is_char_boundary(cut) {
+        cut -= 1;
+    }
+    let name = &whole[..cut];
     // Unique within this process by the counter; another process's file of the same name (a pid
     // reused in another container sharing the folder) is skipped by `create_new`.
     static NEXT: AtomicU64 = AtomicU64::new(0);
@@ -63,6 +69,14 @@ fn partial_beside(dest: &Path) -> std::io::Result<(PathBuf, File)> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_name_at_the_file_systems_limit_is_written() {
+        let dir = tempfile::tempdir().unwrap();
+        let dest = dir.path().join("L".repeat(250));
+        let (partial, _file) = partial_beside(&dest).unwrap();
+        assert!(partial.file_name().unwrap().len() < 255);
+    }
 
     /// Gives `good` bytes, then fails.
     struct Breaks {
