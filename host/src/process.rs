@@ -49,6 +49,14 @@ struct Status {
     last_timeout: Option<HostError>,
 }
 
+/// Whose limit a call has: the host's call timeout, after which a plugin is taken as not answering,
+/// or one the caller set for the work itself.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Limit {
+    Host,
+    Caller,
+}
+
 /// After this many process failures (or call timeouts of one process) in one invocation a plugin
 /// is not started again.
 pub const CRASH_LOOP_LIMIT: u32 = 3;
@@ -294,7 +302,7 @@ impl PluginProcess {
         params: Value,
         timeout: Duration,
     ) -> Result<Value, HostError> {
-        self.call_inner(method, params, timeout, None)
+        self.call_inner(method, params, timeout, None, Limit::Host)
     }
 
     /// [`call_with_timeout`](Self::call_with_timeout), with `services` answering what the plugin asks
@@ -307,7 +315,22 @@ impl PluginProcess {
         timeout: Duration,
         services: Arc<dyn HostServices>,
     ) -> Result<Value, HostError> {
-        self.call_inner(method, params, timeout, Some(services))
+        self.call_inner(method, params, timeout, Some(services), Limit::Host)
+    }
+
+    /// [`call_for`](Self::call_for) with a limit the caller chose for the work itself (a task
+    /// step's `timeout_seconds`): a call that runs past it says the work was slow, not that the
+    /// plugin stopped answering, so it does not count towards the [`CRASH_LOOP_LIMIT`] timeouts
+    /// after which every call of the process fails (three slow agents in an eval of three hundred
+    /// tasks failed all the rest). Each call still ends at its limit.
+    pub fn call_for_within_own_limit(
+        &self,
+        method: &str,
+        params: Value,
+        timeout: Duration,
+        services: Arc<dyn HostServices>,
+    ) -> Result<Value, HostError> {
+        self.call_inner(method, params, timeout, Some(services), Limit::Caller)
     }
 
     fn call_inner(
@@ -316,6 +339,7 @@ impl PluginProcess {
         params: Value,
         timeout: Duration,
         services: Option<Arc<dyn HostServices>>,
+        limit: Limit,
     ) -> Result<Value, HostError> {
         {
             let mut status = lock(&self.status);
@@ -355,7 +379,7 @@ impl PluginProcess {
                     code: error.code().into(),
                     message: error.to_string(),
                 });
-                if matches!(error, HostError::CallTimeout { .. }) {
+                if matches!(error, HostError::CallTimeout { .. }) && limit == Limit::Host {
                     status.timeouts += 1;
                     status.last_timeout = Some(error.clone());
                     if status.timeouts == CRASH_LOOP_LIMIT {

@@ -417,7 +417,17 @@ impl PluginSteps {
                     running.stop();
                 });
             });
-            Ok(process.call_for(EXECUTE, params.clone(), limit, services.clone()))
+            let answer = match step_timeout {
+                // The task's limit for the step: running past it is the step's slowness.
+                Some(_) => process.call_for_within_own_limit(
+                    EXECUTE,
+                    params.clone(),
+                    limit,
+                    services.clone(),
+                ),
+                None => process.call_for(EXECUTE, params.clone(), limit, services.clone()),
+            };
+            Ok(answer)
         };
         let answer = match call()? {
             // Never sent: the process was stopped between this task's connect and its call (it

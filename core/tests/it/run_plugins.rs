@@ -35,6 +35,35 @@ store_roundtrip = "StoreRoundTrip"
     );
 }
 
+/// Steps that run past their own `timeout_seconds` fail their tasks, and only theirs: the plugin is
+/// slow, not unresponsive, so the other tasks' steps still run in it (three such timeouts made
+/// every later task fail with crash-loop).
+#[test]
+fn steps_past_their_own_timeout_fail_only_their_tasks() {
+    let s = Sandboxed::new();
+    install_works(&s);
+    for i in 1..=4 {
+        s.write(
+            &format!("slow/tasks/a{i}.json"),
+            r#"[{"id": "wait", "type": "echo_step", "sleep_seconds": 3, "timeout_seconds": 0.2}]"#,
+        );
+    }
+    for i in 1..=3 {
+        s.write(
+            &format!("slow/tasks/z{i}.json"),
+            r#"[{"id": "quick", "type": "echo_step"}]"#,
+        );
+    }
+    let r = s.run(&["run", "./slow", "-q"]);
+    assert_eq!(r.code, 1, "{}", r.both());
+    r.assert_stdout_has("7 tasks: 3 unscored, 4 failed");
+    assert!(
+        !r.both().contains("crash-loop") && !r.both().contains("will not start it again"),
+        "{}",
+        r.both()
+    );
+}
+
 #[test]
 fn plugin_steps_run_in_the_plugin_and_reach_the_hosts_stores() {
     let s = Sandboxed::new();

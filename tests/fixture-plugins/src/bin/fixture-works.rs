@@ -25,6 +25,10 @@ impl TaskStep for EchoStep {
         if step.get("fail").and_then(Value::as_bool) == Some(true) {
             return Err(StepError::value("asked to fail"));
         }
+        // `sleep_seconds`: a slow step (each call runs on a thread of its own, so others go on).
+        if let Some(seconds) = step.get("sleep_seconds").and_then(Value::as_f64) {
+            std::thread::sleep(std::time::Duration::from_secs_f64(seconds));
+        }
         let mut metadata = Map::new();
         metadata.insert(
             "echo".into(),
