@@ -97,7 +97,8 @@ impl Outcome {
 }
 
 /// The scores of a run: for each step with a `verifier_id`, `metadata.verifications[<id>].score`, keyed
-/// by the step id, in step order.
+/// by the step id, in step order; a step without one is scored by `verifications[<its step id>]`
+/// when it wrote one there (the convention a step follows when its document names no verifier).
 pub fn scores(
     steps: &[PlannedStep],
     metadata: &serde_json::Map<String, Value>,
@@ -115,9 +116,13 @@ pub fn step_scores<'s>(
     steps
         .into_iter()
         .filter_map(|spec| {
-            let verifier = spec.get("verifier_id")?.as_str()?;
+            let step_id = crate::bundle::step_fields::step_id(spec);
+            let verifier = match spec.get("verifier_id") {
+                Some(named) => named.as_str()?,
+                None => step_id,
+            };
             let score = verifications?.get(verifier)?.get("score")?.as_f64()?;
-            Some((crate::bundle::step_fields::step_id(spec).to_string(), score))
+            Some((step_id.to_string(), score))
         })
         .collect()
 }
@@ -215,6 +220,20 @@ mod tests {
             fail_task_on_error: true,
             retry: None,
         }
+    }
+
+    #[test]
+    fn a_step_without_a_verifier_id_is_scored_by_its_own_id() {
+        let steps = [
+            step("graded", Some("v")),
+            step("length", None),
+            step("quiet", None),
+        ];
+        let metadata = json!({"verifications": {"v": {"score": 1.0}, "length": {"score": 0.0}}});
+        assert_eq!(
+            scores(&steps, metadata.as_object().unwrap()),
+            [("graded".to_string(), 1.0), ("length".to_string(), 0.0)]
+        );
     }
 
     fn missing(metadata: Value) -> Vec<String> {
