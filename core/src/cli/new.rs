@@ -104,10 +104,20 @@ pub fn run(args: &NewArgs, session: &Session, term: &Terminal) -> Exit {
         args.name
     ));
     if request.sdk == SdkSource::Registry {
-        text.push_str(
-            "Its SDK comes from the package registry; until the SDK is published there, make it with --sdk \
-             pointing at a checkout of agent-env.\n",
-        );
+        // Said where the project is kept: making it again would refuse the folder, which is not empty.
+        let instead = match language {
+            Language::Rust => "in Cargo.toml write agent-env-plugin-sdk = { path = \"CHECKOUT/plugin-sdk-rs\" }",
+            Language::Python => "pip install CHECKOUT/plugin-sdk-py before the project",
+            Language::Go => "add to go.mod: replace github.com/agent-env/agent-env/plugin-sdk-go => CHECKOUT/plugin-sdk-go",
+        };
+        text.push_str(&format!(
+            "Its SDK comes from the package registry ({}). Where the registry does not have it, build against a checkout of agent-env: {instead} (or make the project in a new folder with --sdk CHECKOUT).\n",
+            match language {
+                Language::Rust => "crates.io",
+                Language::Python => "PyPI or your own index",
+                Language::Go => "the Go module proxy",
+            }
+        ));
     }
     term.print(&text);
     Ok(0)

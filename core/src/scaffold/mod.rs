@@ -93,7 +93,7 @@ pub enum ScaffoldError {
     #[error("{} exists and is not empty; choose another folder with --dir, or remove it", .0.display())]
     NotEmpty(PathBuf),
     /// The checkout given with `--sdk` lacks the language's SDK.
-    #[error("{} is not an agent-env checkout: it has no {missing}; give --sdk the folder that holds plugin-sdk-rs, plugin-sdk-py and plugin-sdk-go", .checkout.display())]
+    #[error("{} is not an agent-env checkout: {}; give --sdk the folder that holds plugin-sdk-rs, plugin-sdk-py and plugin-sdk-go", .checkout.display(), if .checkout.exists() { format!("it has no {missing}") } else { "there is no such folder".to_string() })]
     NoSdk {
         /// The folder given.
         checkout: PathBuf,
