@@ -42,7 +42,13 @@ pub fn copy_out(bundle: &InstalledBundle, folder: &Path) -> Result<Vec<PathBuf>,
         ))
     };
     let mut written = Vec::new();
-    for rel in tree.files_below("").map_err(|e| read("its files", e))? {
+    let files = tree.files_below("").map_err(|e| read("its files", e))?;
+    // What a run reads: a dot entry at the bundle's top is no part of it (one inside an artifact is).
+    let read_by_a_run = files.into_iter().filter(|rel| {
+        let top = rel.split('/').next().unwrap_or(rel);
+        !super::tree::is_ignored_name(top)
+    });
+    for rel in read_by_a_run {
         let bytes = tree.read(&rel).map_err(|e| read(&rel, e))?;
         let path = folder.join(&rel);
         let wrote =

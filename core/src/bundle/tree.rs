@@ -156,8 +156,9 @@ impl Tree<'_> {
         }
     }
 
-    /// Every file below the folder `rel`, as paths relative to that folder, sorted; dot entries and
-    /// `__pycache__` are left out.
+    /// Every file below the folder `rel`, as paths relative to that folder, sorted; what
+    /// [`is_left_out_of_files`] names (version-control folders, `__pycache__`) is left out. Dot files
+    /// (`.env`, `.gitignore`, `.github/`) are files of an artifact like any other.
     pub fn files_below(&self, rel: &str) -> io::Result<Vec<String>> {
         let mut out = Vec::new();
         self.walk(rel, "", &mut out)?;
@@ -168,7 +169,7 @@ impl Tree<'_> {
     fn walk(&self, base: &str, sub: &str, out: &mut Vec<String>) -> io::Result<()> {
         let here = join_rel(base, sub);
         for entry in self.list(&here)? {
-            if is_ignored_name(&entry.name) {
+            if is_left_out_of_files(&entry.name) {
                 continue;
             }
             let child = join_rel(sub, &entry.name);
@@ -190,9 +191,15 @@ impl Tree<'_> {
     }
 }
 
-/// Dot entries and `__pycache__` are not part of a bundle.
+/// Dot entries and `__pycache__` are not part of a bundle's own structure (its kind folders).
 pub fn is_ignored_name(name: &str) -> bool {
     name.starts_with('.') || name == "__pycache__"
+}
+
+/// What is never one of an artifact's files: version control's own folders, Python's bytecode
+/// caches and the Finder's folder settings, which change without any file of the artifact changing.
+pub fn is_left_out_of_files(name: &str) -> bool {
+    matches!(name, ".git" | ".hg" | ".svn" | "__pycache__" | ".DS_Store")
 }
 
 /// `a/b` from `a` and `b`, where either may be empty.

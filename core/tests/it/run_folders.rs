@@ -553,6 +553,33 @@ fn control_characters_from_a_task_reach_the_terminal_escaped() {
     r.assert_stdout_has("bad\\x1b[2K\\rpassed");
 }
 
+/// An artifact's dot files are its files like any other (a repository's `.env`, `.github/`); its
+/// version-control folder and bytecode caches are not.
+#[test]
+fn an_artifacts_dot_files_are_loaded_and_its_git_folder_is_not() {
+    let s = Sandboxed::new();
+    s.write("dots/artifacts/repo/.env", "K=1\n");
+    s.write("dots/artifacts/repo/.config/settings", "x\n");
+    s.write("dots/artifacts/repo/src/main.py", "print(1)\n");
+    s.write("dots/artifacts/repo/.git/HEAD", "ref: refs/heads/main\n");
+    s.write(
+        "dots/artifacts/repo/src/__pycache__/main.cpython-311.pyc",
+        "x",
+    );
+    s.write(
+        "dots/tasks/d.json",
+        &format!(
+            r#"[{DEPLOY}, {{"id": "load", "type": "load_artifact", "sandbox_name": "box", "artifact_id": "repo", "destination_path": "/app/repo"}},
+               {{"id": "v", "type": "verify_sandbox", "sandbox_name": "box", "verifier_id": "v", "base_dir": "/app/repo",
+                 "criteria": [{{"type": "probe_file_exists", "paths": [".env", ".config/settings", "src/main.py"]}},
+                              {{"type": "bash_cmd_succeeds", "command": "test ! -e .git && test ! -e src/__pycache__"}}]}}]"#
+        ),
+    );
+    let r = s.run(&["run", "./dots"]);
+    assert_eq!(r.code, 0, "{}", r.both());
+    r.assert_stdout_has("passed (v: 1)");
+}
+
 /// A retry that runs `deploy_sandbox` again gets a fresh sandbox: the first is torn down, not
 /// refused as "already deployed", and both are in the instance's `torn_down_sandbox_ids`.
 #[test]
