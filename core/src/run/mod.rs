@@ -143,6 +143,11 @@ pub fn execute(
             }
             for note in notes {
                 out.note(&format!("note: {}: {note}", t.task.path));
+                // A script linting with `--dry-run --json` reads them in the document's warnings.
+                options.observer.event(&RunEvent::Warning {
+                    task_path: Some(t.task.path.clone()),
+                    message: note,
+                });
             }
         }
         options.observer.event(&RunEvent::RunPlanned {

@@ -263,6 +263,17 @@ fn criteria_of_no_known_type_pass_with_a_warning() {
         "{}",
         dry.both()
     );
+    // And so does its document, for a script that lints with --dry-run --json.
+    let dry = s.run(&["run", "./typo", "--dry-run", "--json"]);
+    let doc: serde_json::Value = serde_json::from_str(&dry.stdout).unwrap();
+    assert_eq!(doc["warnings"][0]["path"], "tasks/t.json", "{doc:#}");
+    assert!(
+        doc["warnings"][0]["message"]
+            .as_str()
+            .unwrap()
+            .starts_with("step 'check' criterion 1 has the type 'probe_file_contain'"),
+        "{doc:#}"
+    );
     let r = s.run(&["run", "./typo"]);
     assert_eq!(r.code, 0, "{}", r.both());
     r.assert_stdout_has("  tasks/t.json v1: passed (check: 1), ");
