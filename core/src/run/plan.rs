@@ -195,6 +195,8 @@ fn select<'b>(
     let mut evals: Vec<&Eval> = Vec::new();
     let mut skipped = Vec::new();
     for arg in task_args {
+        // `tasks/t001.json`, as every run line names a task, is the task `t001`.
+        let arg = &as_entity_name(arg, "tasks/", ".json");
         match bundle.task(arg) {
             Some(t) => push_unique(&mut tasks, t),
             None => problems.push(unknown_selection(
@@ -206,6 +208,7 @@ fn select<'b>(
         }
     }
     for arg in eval_args {
+        let arg = &as_entity_name(arg, "evals/", ".toml");
         match bundle.evals.iter().find(|e| e.name == *arg || e.id == *arg) {
             Some(e) if evals.iter().any(|picked| picked.id == e.id) => {}
             Some(e) => evals.push(e),
@@ -259,6 +262,20 @@ fn push_unique<'b>(list: &mut Vec<&'b Task>, task: &'b Task) {
     }
 }
 
+/// `prefix<name>suffix` (a task's path in its bundle, `tasks/t001.json`) as the name it is; any
+/// other text as given.
+fn as_entity_name(arg: &str, prefix: &str, suffix: &str) -> String {
+    let bare = arg.strip_prefix("./").unwrap_or(arg);
+    let bare = bare.strip_prefix(prefix).unwrap_or(bare);
+    match bare.strip_suffix(suffix) {
+        Some(name) if !name.is_empty() && !name.contains('/') => name.to_string(),
+        _ => arg.to_string(),
+    }
+}
+
+/// How many names a refusal lists before it says how many more there are.
+const NAMES_LISTED: usize = 20;
+
 /// The message for a `--task`/`--eval` the bundle does not have.
 fn unknown_selection<'n>(
     option: &str,
@@ -275,13 +292,28 @@ fn unknown_selection<'n>(
             "{option} '{arg}' isn't in this bundle, but '{near}' is; names are case-sensitive"
         );
     }
+    let near = names
+        .iter()
+        .map(|n| (strsim::damerau_levenshtein(arg, n), n))
+        .filter(|(distance, n)| *distance <= 2 && *distance < n.chars().count())
+        .min_by_key(|(distance, _)| *distance)
+        .map(|(_, n)| format!(" (did you mean '{n}'?)"))
+        .unwrap_or_default();
     let listing = if names.is_empty() {
         format!("it has no {noun}s")
     } else {
-        let quoted: Vec<String> = names.iter().map(|n| format!("'{n}'")).collect();
-        format!("its {noun}s are {}", quoted.join(", "))
+        let quoted: Vec<String> = names
+            .iter()
+            .take(NAMES_LISTED)
+            .map(|n| format!("'{n}'"))
+            .collect();
+        let more = match names.len().saturating_sub(NAMES_LISTED) {
+            0 => String::new(),
+            n => format!(" and {n} more"),
+        };
+        format!("its {noun}s are {}{more}", quoted.join(", "))
     };
-    format!("{option} '{arg}': this bundle has no {noun} with that name or id; {listing}")
+    format!("{option} '{arg}': this bundle has no {noun} with that name or id{near}; {listing}")
 }
 
 fn plan_task<'b>(
@@ -469,6 +501,28 @@ mod tests {
         assert_eq!(
             unknown_selection("--task", "task", "Hello", names.into_iter()),
             "--task 'Hello' isn't in this bundle, but 'hello' is; names are case-sensitive"
+        );
+        let many: Vec<String> = (0..25).map(|i| format!("t{i:03}")).collect();
+        let said = unknown_selection("--task", "task", "tx19", many.iter().map(String::as_str));
+        assert!(
+            said.starts_with("--task 'tx19': this bundle has no task with that name or id (did you mean 't019'?); its tasks are 't000', "),
+            "{said}"
+        );
+        assert!(said.ends_with(", 't019' and 5 more"), "{said}");
+    }
+
+    #[test]
+    fn a_task_or_eval_named_by_its_path_is_that_name() {
+        assert_eq!(as_entity_name("tasks/t001.json", "tasks/", ".json"), "t001");
+        assert_eq!(
+            as_entity_name("./evals/small.toml", "evals/", ".toml"),
+            "small"
+        );
+        assert_eq!(as_entity_name("small.toml", "evals/", ".toml"), "small");
+        assert_eq!(as_entity_name("team/t001", "tasks/", ".json"), "team/t001");
+        assert_eq!(
+            as_entity_name("tasks/a/b.json", "tasks/", ".json"),
+            "tasks/a/b.json"
         );
     }
 
