@@ -555,8 +555,30 @@ fn print_summary(
             }
             out.line(&line);
         }
-        for t in &plan.skipped {
+        skipped_lines(&plan.skipped, out);
+    }
+}
+
+/// The tasks no eval names, which did not run: a line each when there are a few, else one line
+/// (a bundle of hundreds of tasks and one small eval buried its summary under them; `--json` lists
+/// every one under `skipped`).
+fn skipped_lines(skipped: &[&crate::bundle::Task], out: &dyn Output) {
+    const EACH_UP_TO: usize = 3;
+    if skipped.len() <= EACH_UP_TO {
+        for t in skipped {
             out.line(&format!("{} {}", t.path, skipped_reason(t)));
         }
+        return;
     }
+    let first: Vec<&str> = skipped
+        .iter()
+        .take(EACH_UP_TO)
+        .map(|t| t.path.as_str())
+        .collect();
+    out.line(&format!(
+        "{} tasks no eval names didn't run ({}, and {} more); run one with --task NAME",
+        skipped.len(),
+        first.join(", "),
+        skipped.len() - EACH_UP_TO
+    ));
 }

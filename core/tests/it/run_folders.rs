@@ -591,6 +591,26 @@ fn an_artifacts_dot_files_are_loaded_and_its_git_folder_is_not() {
     r.assert_stdout_has("passed (v: 1)");
 }
 
+/// Many tasks no eval names are one line after the summary, not one each; `--json` lists each.
+#[test]
+fn many_tasks_no_eval_names_are_one_line() {
+    let s = Sandboxed::new();
+    for name in ["a", "b", "c", "d", "e"] {
+        s.write(&format!("many/tasks/{name}.json"), &format!("[{DEPLOY}]"));
+    }
+    s.write("many/evals/one.toml", "tasks = [\"a\"]\n");
+    let r = s.run(&["run", "./many", "-q"]);
+    assert_eq!(r.code, 0, "{}", r.both());
+    assert!(
+        r.stdout.contains("\n4 tasks no eval names didn't run (tasks/b.json, tasks/c.json, tasks/d.json, and 1 more); run one with --task NAME\n"),
+        "{}",
+        r.stdout
+    );
+    let json = s.run(&["run", "./many", "--json"]);
+    let doc: serde_json::Value = serde_json::from_str(&json.stdout).unwrap();
+    assert_eq!(doc["skipped"].as_array().unwrap().len(), 4);
+}
+
 /// A retry that runs `deploy_sandbox` again gets a fresh sandbox: the first is torn down, not
 /// refused as "already deployed", and both are in the instance's `torn_down_sandbox_ids`.
 #[test]
