@@ -435,6 +435,12 @@ fn show(args: &ShowArgs, verbose: bool, session: &Session, term: &Terminal) -> E
         .unwrap_or_default();
     let details = human::ShowDetails {
         requires: requires_line(registry, source),
+        env: match source {
+            RowSource::Plugin(i) => crate::discovery::env_request::env_request(
+                &registry.discovery.plugins[i].manifest.env,
+            ),
+            _ => None,
+        },
         location: location(registry, source),
         config_effect: config_effect.as_deref(),
         manifest: &manifest,

@@ -18,6 +18,7 @@ use std::path::{Path, PathBuf};
 
 use agent_env_protocol::manifest::{Manifest, ManifestError, MANIFEST_FILE};
 
+pub mod env_request;
 pub mod permissions;
 pub mod pins;
 pub mod python_record;

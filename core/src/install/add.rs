@@ -102,7 +102,7 @@ pub fn add(opts: &AddOptions, ctx: &Context<'_>) -> Result<i32, InstallError> {
         return restore(&before, INTERRUPTED, 130, out);
     }
     // Said once the change stands: packages it replaced with an older version.
-    let mut downgraded = Vec::new();
+    let mut notes_after = Vec::new();
     if problems.is_empty() {
         let after = Snapshot::take(&plugins)?;
         let changed_paths = code_changes(before.changed_paths(&after));
@@ -119,7 +119,7 @@ pub fn add(opts: &AddOptions, ctx: &Context<'_>) -> Result<i32, InstallError> {
             return Ok(0);
         }
         let now = our_manifests(&ctx.search, &plugins);
-        downgraded = downgrades(&manifests_before, &now);
+        notes_after = downgrades(&manifests_before, &now);
         let changed = touched(
             &plugins,
             &manifests_before,
@@ -127,6 +127,7 @@ pub fn add(opts: &AddOptions, ctx: &Context<'_>) -> Result<i32, InstallError> {
             &changed_paths,
             &asked_distributions(&specs),
         );
+        notes_after.extend(env_requests(&now, &changed));
         let removed: Vec<&String> = manifests_before
             .iter()
             .filter(|(k, _)| !now.contains_key(*k))
@@ -164,7 +165,7 @@ pub fn add(opts: &AddOptions, ctx: &Context<'_>) -> Result<i32, InstallError> {
         }
     }
     if problems.is_empty() {
-        for note in &downgraded {
+        for note in &notes_after {
             out.note(note);
         }
         out.line("Added. `agent-env plugin list` shows every installed plugin.");
@@ -244,6 +245,22 @@ fn downgrades(before: &Manifests, after: &Manifests) -> Vec<String> {
                     now.name, now.version, was.version
                 )
             })
+        })
+        .collect()
+}
+
+/// For each added package whose manifest asks for environment variables: what it asks for, said
+/// once it is installed, so the user sees what of their keys and tokens it can read.
+fn env_requests(now: &Manifests, added: &[(String, String)]) -> Vec<String> {
+    added
+        .iter()
+        .filter_map(|(canonical, name)| {
+            let installed = now.get(canonical)?;
+            let text = std::str::from_utf8(&installed.bytes).ok()?;
+            let manifest =
+                agent_env_protocol::manifest::Manifest::parse(&installed.path, text).ok()?;
+            let request = crate::discovery::env_request::env_request(&manifest.env)?;
+            Some(format!("note: {name} {request}"))
         })
         .collect()
 }

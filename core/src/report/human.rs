@@ -200,6 +200,8 @@ pub fn outcome(c: &Contribution) -> String {
 pub struct ShowDetails<'a> {
     /// `requires:` text, or `None` for agent-env itself.
     pub requires: Option<String>,
+    /// What of the environment its manifest asks for, when it asks.
+    pub env: Option<String>,
     pub location: String,
     pub config_effect: Option<&'a str>,
     pub manifest: &'a ManifestInfo,
@@ -219,6 +221,9 @@ pub fn show(report: &Report, dist: &Distribution, details: &ShowDetails<'_>) -> 
         None => out.push_str("  agent-env itself\n"),
     }
     let _ = writeln!(out, "  location: {}", details.location);
+    if let Some(env) = &details.env {
+        let _ = writeln!(out, "  env:      {env}");
+    }
     if let Some(effect) = details.config_effect {
         let _ = writeln!(out, "  config:   {effect}");
     }

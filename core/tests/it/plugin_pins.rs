@@ -119,6 +119,31 @@ fn a_changed_manifest_or_an_unreadable_pin_file_is_not_passed_over() {
     assert!(!list.stderr.contains("are not checked"), "{}", list.both());
 }
 
+/// What of the environment a plugin's manifest asks for is said when it is added and by `plugin
+/// show`, a broad prefix called so.
+#[test]
+fn the_environment_a_plugin_asks_for_is_said() {
+    let s = Sandboxed::new();
+    let script = s.write("envy/step.sh", STEP);
+    use std::os::unix::fs::PermissionsExt;
+    std::fs::set_permissions(&script, std::fs::Permissions::from_mode(0o755)).unwrap();
+    s.write(
+        "envy/agent-env-plugin.toml",
+        "[plugin]\nname = \"agentenv-pinned\"\nversion = \"1.0.0\"\nexec = [\"./step.sh\"]\nprotocol = [1, 1]\nenv = [\"OPENAI_API_KEY\", \"A*\"]\n\n[provides.task_steps]\npinned_step = \"PinnedStep\"\n",
+    );
+    let r = s.run(&["plugin", "add", "./envy", "--yes"]);
+    assert_eq!(r.code, 0, "{}", r.both());
+    let said = "agentenv-pinned asks for the environment variables OPENAI_API_KEY, A* beside the pass-through list; 'A*' is broad";
+    assert!(r.both().contains(&format!("note: {said}")), "{}", r.both());
+    let show = s.run(&["plugin", "show", "agentenv-pinned"]);
+    assert!(
+        show.stdout
+            .contains("  env:      asks for the environment variables OPENAI_API_KEY, A*"),
+        "{}",
+        show.both()
+    );
+}
+
 fn json_of(r: &crate::support::run::Ran) -> serde_json::Value {
     serde_json::from_str(&r.stdout).unwrap_or_else(|e| panic!("{e}: {}", r.both()))
 }
