@@ -188,6 +188,16 @@ pub fn run_task(planned: &PlannedTask<'_>, version: i64, shared: &RunShared<'_>)
             .collect();
         let metadata = &final_context.metadata;
         let mut warnings = missing_scores(succeeded.iter().copied(), metadata);
+        // 1 is full marks and 0 none: a score past either end passes or fails the task by a margin
+        // its grader likely did not mean.
+        for (step_id, score) in scores(&planned.steps, metadata) {
+            if !(0.0..=1.0).contains(&score) {
+                warnings.push(format!(
+                    "step '{step_id}' scored {}, outside 0 to 1 (1 is full marks); the task is judged by it as it is",
+                    crate::run::outcome::format_g(score)
+                ));
+            }
+        }
         // A grading step that failed without failing its task scores nothing: said, since the
         // task's score then leaves out what it was to check.
         for (step, _) in planned

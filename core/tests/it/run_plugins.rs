@@ -35,6 +35,29 @@ store_roundtrip = "StoreRoundTrip"
     );
 }
 
+/// A score past 1 (or below 0) is warned about: 1 is full marks.
+#[test]
+fn a_score_outside_zero_to_one_is_warned_about() {
+    let s = Sandboxed::new();
+    shell_plugin(
+        &s,
+        r#"printf '{"jsonrpc":"2.0","id":%s,"result":{"metadata":{"verifications":{"g":{"score":2.5}}}}}\n' "$id""#,
+    );
+    s.write(
+        "big/tasks/t.json",
+        r#"[{"id": "grade", "type": "boom", "verifier_id": "g"}]"#,
+    );
+    let r = s.run(&["run", "./big"]);
+    assert_eq!(r.code, 0, "{}", r.both());
+    assert!(
+        r.stderr.contains(
+            "[tasks/t.json] Warning: step 'grade' scored 2.5, outside 0 to 1 (1 is full marks)"
+        ),
+        "{}",
+        r.both()
+    );
+}
+
 /// Steps that run past their own `timeout_seconds` fail their tasks, and only theirs: the plugin is
 /// slow, not unresponsive, so the other tasks' steps still run in it (three such timeouts made
 /// every later task fail with crash-loop).
