@@ -13,6 +13,10 @@ pub const HANDSHAKE_TIMEOUT_VAR: &str = "AGENT_ENV_PLUGIN_HANDSHAKE_TIMEOUT";
 /// Environment variable overriding [`HostConfig::call_timeout`], in seconds.
 pub const CALL_TIMEOUT_VAR: &str = "AGENT_ENV_PLUGIN_CALL_TIMEOUT";
 
+/// How long the host waits past a task step's own `timeout_seconds` before it gives up on
+/// `execute`: time for the plugin to notice its deadline and answer with its own error, never more.
+pub const STEP_TIMEOUT_GRACE: std::time::Duration = std::time::Duration::from_secs(2);
+
 /// Who the host is and how long it waits for each stage of a plugin's life.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct HostConfig {

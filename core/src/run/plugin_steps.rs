@@ -27,9 +27,7 @@ use crate::session::Session;
 use crate::stores::{AnyStore, HostStoreDispatcher, StoreKind, StoreSet};
 use agent_env_host::{HostError, HostServices, PluginHost, SpawnSpec};
 
-/// How long the host waits past a step's own `timeout_seconds` before it gives up on `execute`: time
-/// for the plugin to notice its deadline and answer with its own error, never more.
-pub const STEP_TIMEOUT_GRACE: Duration = Duration::from_secs(2);
+pub use agent_env_host::STEP_TIMEOUT_GRACE;
 
 /// What the host answers a plugin during a run, and where the plugin's progress and output go.
 struct RunServices {

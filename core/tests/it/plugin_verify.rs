@@ -390,6 +390,27 @@ fn the_sdk_fixture_passes_with_a_step_that_calls_the_host_stores() {
     );
 }
 
+/// `--step` with its own `timeout_seconds` is given that long, as a run gives it, not the host's
+/// shorter call timeout.
+#[test]
+fn a_steps_own_timeout_is_its_limit_under_verify() {
+    let mut sb = Sandbox::new();
+    sb.plugin_dir_manifest("works", &works_manifest());
+    sb.set("AGENT_ENV_PLUGIN_CALL_TIMEOUT", "1");
+    let doc = sb.json(
+        &[
+            "plugin",
+            "verify",
+            "agentenv-fixture-works",
+            "--step",
+            r#"{"type": "echo_step", "id": "slow", "sleep_seconds": 1.5, "timeout_seconds": 5}"#,
+            "--json",
+        ],
+        0,
+    );
+    assert!(!failed(&doc).contains("nested-calls"), "{doc:#}");
+}
+
 #[test]
 fn an_argument_that_works_only_from_the_manifests_folder_is_warned_about() {
     let sb = Sandbox::new();

@@ -382,10 +382,18 @@ impl Kit<'_> {
     fn nested(&self, run: &mut Conversation, options: &VerifyOptions) -> Finding {
         let check = Check::NestedCalls;
         let Some(step) = &options.step else {
+            let offers_steps = self
+                .handshake
+                .as_ref()
+                .is_none_or(|h| h.contributions.iter().any(|c| c.group == "task_steps"));
             return Finding::skipped(
                 check,
-                "no step to run: give one with --step '{\"type\": \"<task step>\", …}' to check the calls \
-                 a step makes to agent-env",
+                if offers_steps {
+                    "no step to run: give one with --step '{\"type\": \"<task step>\", …}' to check the calls \
+                     a step makes to agent-env"
+                } else {
+                    "the plugin offers no task step, so there is no step to run"
+                },
             );
         };
         let type_name = step.get("type").and_then(Value::as_str).unwrap_or("");
@@ -421,7 +429,15 @@ impl Kit<'_> {
             "step": step,
             "context": {"instance_id": "agent-env-verify", "metadata": {}},
         });
-        let exchange: Exchange = run.call(EXECUTE, params, self.config.call_timeout);
+        // The step's own limit, as a run gives it (plus the grace for its own answer), else the
+        // host's call timeout.
+        let limit = step
+            .get("timeout_seconds")
+            .and_then(Value::as_f64)
+            .filter(|s| s.is_finite() && *s > 0.0)
+            .map(|s| Duration::from_secs_f64(s) + crate::config::STEP_TIMEOUT_GRACE)
+            .unwrap_or(self.config.call_timeout);
+        let exchange: Exchange = run.call(EXECUTE, params, limit);
         let answered = matches!(exchange.answer, Answer::Result(_) | Answer::Error(_));
         if let Some(problem) = exchange.problems.first() {
             return Finding::failed(
