@@ -81,6 +81,7 @@ impl RunLog {
         };
         if let Some(dir) = self.path.parent() {
             fs::create_dir_all(dir).map_err(|e| fail(dir, e))?;
+            prune(dir, KEPT_LOGS);
         }
         let mut options = File::options();
         options.create_new(true).write(true);
@@ -138,6 +139,31 @@ impl RunObserver for RunLog {
 impl Drop for RunLog {
     fn drop(&mut self) {
         self.flush();
+    }
+}
+
+/// How many run logs a logs folder keeps: the newest; a run that writes its log removes the oldest
+/// beyond them (a busy machine wrote hundreds of megabytes of logs nobody read).
+pub const KEPT_LOGS: usize = 200;
+
+/// Removes the oldest `*.log` files of `dir` beyond the newest `keep` (their names start with the
+/// time they were begun, so they sort by age). What cannot be removed is left.
+fn prune(dir: &Path, keep: usize) {
+    let Ok(entries) = fs::read_dir(dir) else {
+        return;
+    };
+    let mut logs: Vec<std::path::PathBuf> = entries
+        .flatten()
+        .map(|e| e.path())
+        .filter(|p| p.extension().is_some_and(|x| x == "log"))
+        .collect();
+    if logs.len() <= keep {
+        return;
+    }
+    logs.sort();
+    let excess = logs.len() - keep;
+    for old in logs.into_iter().take(excess) {
+        let _ = fs::remove_file(old);
     }
 }
 
@@ -317,6 +343,35 @@ fn indent(text: &str) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn only_the_newest_logs_are_kept() {
+        let dir = tempfile::tempdir().unwrap();
+        for day in 1..=5 {
+            fs::write(
+                dir.path()
+                    .join(format!("2026-12-0{day}T00-00-00-aaaaaa.log")),
+                "x",
+            )
+            .unwrap();
+        }
+        fs::write(dir.path().join("notes.txt"), "mine").unwrap();
+        prune(dir.path(), 3);
+        let mut left: Vec<String> = fs::read_dir(dir.path())
+            .unwrap()
+            .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+            .collect();
+        left.sort();
+        assert_eq!(
+            left,
+            [
+                "2026-12-03T00-00-00-aaaaaa.log",
+                "2026-12-04T00-00-00-aaaaaa.log",
+                "2026-12-05T00-00-00-aaaaaa.log",
+                "notes.txt"
+            ]
+        );
+    }
 
     #[test]
     fn every_line_gets_the_time_and_the_file_is_new_each_run() {
