@@ -22,6 +22,10 @@ pub const ARTIFACTS: &[&str] = &[
     "skill",
 ];
 
+/// The built-in task step types this agent-env runs (the rest of [`TASK_STEPS`] are reserved: the
+/// Python agent-env has them).
+pub const RUNNABLE_TASK_STEPS: &[&str] = &["deploy_sandbox", "load_artifact", "verify_sandbox"];
+
 /// Built-in task step types.
 pub const TASK_STEPS: &[&str] = &[
     // deploy and set up

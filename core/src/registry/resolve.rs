@@ -68,9 +68,25 @@ impl RegistryError {
                     .as_deref()
                     .map(|d| format!(" ({d})"))
                     .unwrap_or_default();
+                // A step type only the Python agent-env runs is no answer to "which could I mean".
+                let known: Vec<&String> = known
+                    .iter()
+                    .filter(|k| {
+                        what != "step"
+                            || !crate::builtin_names::TASK_STEPS.contains(&k.as_str())
+                            || crate::builtin_names::RUNNABLE_TASK_STEPS.contains(&k.as_str())
+                    })
+                    .collect();
                 let known = match known.is_empty() {
                     true => String::new(),
-                    false => format!("; the known ones are {}", known.join(", ")),
+                    false => format!(
+                        "; the known ones are {}",
+                        known
+                            .iter()
+                            .map(|k| k.as_str())
+                            .collect::<Vec<_>>()
+                            .join(", ")
+                    ),
                 };
                 format!("'{name}' is not a known {what} type{detail}{known}")
             }

@@ -209,6 +209,8 @@ mod tests {
             );
             assert!(!not_yet_built_in(name), "{name} is implemented");
         }
+        let implemented: Vec<&str> = BUILTINS.iter().map(|s| s.type_name()).collect();
+        assert_eq!(implemented, crate::builtin_names::RUNNABLE_TASK_STEPS);
         assert!(not_yet_built_in("prompt_agent"));
         assert!(!not_yet_built_in("no_such_step"));
     }
