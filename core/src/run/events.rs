@@ -115,11 +115,14 @@ pub struct EvalTally {
     pub eval_id: String,
     pub eval_path: String,
     pub eval_version: i64,
-    /// How many of its tasks ran, passed, failed and were cancelled.
+    /// How many tasks it names (each one the run planned), and how they came out.
     pub tasks: usize,
     pub passed: usize,
     pub failed: usize,
+    /// Cancelled, whether while running or before they started (`didnt_start` of them).
     pub cancelled: usize,
+    /// Of the cancelled, those a signal stopped before they started: they never ran.
+    pub didnt_start: usize,
 }
 
 /// Which of a plugin's two output channels a line came from.

@@ -446,6 +446,7 @@ fn eval_tallies(
                 passed: count(|o| matches!(o, Outcome::Passed(_))),
                 failed: count(Outcome::is_failure),
                 cancelled: count(Outcome::is_cancelled),
+                didnt_start: count(|o| matches!(o, Outcome::DidntStart)),
             }
         })
         .collect()
@@ -543,20 +544,29 @@ fn print_summary(
     if !plan.evals.is_empty() {
         out.line("Evals:");
         for tally in eval_tallies(plan, results, version_of) {
-            let mut line = format!(
-                "  {} v{}: {} of {} passed",
-                tally.eval_path, tally.eval_version, tally.passed, tally.tasks
-            );
-            if tally.failed > 0 {
-                line.push_str(&format!(", {} failed", tally.failed));
-            }
-            if tally.cancelled > 0 {
-                line.push_str(&format!(", {} cancelled", tally.cancelled));
-            }
-            out.line(&line);
+            out.line(&eval_line(&tally));
         }
         skipped_lines(&plan.skipped, out);
     }
+}
+
+/// `  evals/all.toml v1: 10 of 300 passed, 4 cancelled, 282 did not start`.
+fn eval_line(tally: &EvalTally) -> String {
+    let mut line = format!(
+        "  {} v{}: {} of {} passed",
+        tally.eval_path, tally.eval_version, tally.passed, tally.tasks
+    );
+    if tally.failed > 0 {
+        line.push_str(&format!(", {} failed", tally.failed));
+    }
+    let stopped_running = tally.cancelled - tally.didnt_start.min(tally.cancelled);
+    if stopped_running > 0 {
+        line.push_str(&format!(", {stopped_running} cancelled"));
+    }
+    if tally.didnt_start > 0 {
+        line.push_str(&format!(", {} did not start", tally.didnt_start));
+    }
+    line
 }
 
 /// The tasks no eval names, which did not run: a line each when there are a few, else one line
@@ -581,4 +591,27 @@ fn skipped_lines(skipped: &[&crate::bundle::Task], out: &dyn Output) {
         first.join(", "),
         skipped.len() - EACH_UP_TO
     ));
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn an_eval_line_tells_cancelled_from_never_started() {
+        let tally = EvalTally {
+            eval_id: "@local/b/all".into(),
+            eval_path: "evals/all.toml".into(),
+            eval_version: 1,
+            tasks: 300,
+            passed: 10,
+            failed: 0,
+            cancelled: 286,
+            didnt_start: 282,
+        };
+        assert_eq!(
+            eval_line(&tally),
+            "  evals/all.toml v1: 10 of 300 passed, 4 cancelled, 282 did not start"
+        );
+    }
 }
