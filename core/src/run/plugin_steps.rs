@@ -200,6 +200,23 @@ impl RunningSteps {
         }
     }
 
+    /// The other tasks whose steps `package` is running beside `at`'s.
+    fn others(&self, package: &str, at: &StepRef) -> Vec<String> {
+        let Ok(running) = self.by_package.lock() else {
+            return Vec::new();
+        };
+        let mut tasks: Vec<String> = running
+            .get(package)
+            .into_iter()
+            .flatten()
+            .filter(|s| s.instance_id != at.instance_id)
+            .map(|s| s.task_path.clone())
+            .collect();
+        tasks.sort();
+        tasks.dedup();
+        tasks
+    }
+
     fn end(&self, package: &str, at: &StepRef) {
         if let Ok(mut running) = self.by_package.lock() {
             if let Some(steps) = running.get_mut(package) {
@@ -449,6 +466,19 @@ impl PluginSteps {
                 match (step_timeout, &error) {
                     (Some(limit), HostError::CallTimeout { .. }) => {
                         Err(step_timed_out(package, type_name, limit, &error))
+                    }
+                    (_, HostError::Crashed { .. }) => {
+                        // One process serves every task's steps: a crash ends them all, and may
+                        // have come from another task's step than this one.
+                        let mut failure = host_failure(&error);
+                        let others = self.running.others(package, at);
+                        if !others.is_empty() {
+                            failure.message.push_str(&format!(
+                                " (it was running steps of {} too, so the crash may have come from one of those)",
+                                others.join(", ")
+                            ));
+                        }
+                        Err(failure)
                     }
                     _ => Err(host_failure(&error)),
                 }

@@ -35,6 +35,33 @@ store_roundtrip = "StoreRoundTrip"
     );
 }
 
+/// A plugin process that crashes ends every step it runs: the tasks that only ran beside the one
+/// that crashed it are told that the crash may have come from another task.
+#[test]
+fn a_crash_under_several_tasks_names_the_others() {
+    let s = Sandboxed::new();
+    install_works(&s);
+    s.write(
+        "crash/tasks/bad.json",
+        r#"[{"id": "die", "type": "echo_step", "exit_after_seconds": 1}]"#,
+    );
+    s.write(
+        "crash/tasks/good.json",
+        r#"[{"id": "wait", "type": "echo_step", "sleep_seconds": 5}]"#,
+    );
+    let r = s.run(&["run", "./crash"]);
+    assert_eq!(r.code, 1, "{}", r.both());
+    let good = r
+        .stdout
+        .lines()
+        .find(|l| l.starts_with("  tasks/good.json v1: failed"))
+        .unwrap_or_else(|| panic!("{}", r.stdout));
+    assert!(
+        good.contains("(it was running steps of tasks/bad.json too, so the crash may have come from one of those)"),
+        "{good}"
+    );
+}
+
 /// A score past 1 (or below 0) is warned about: 1 is full marks.
 #[test]
 fn a_score_outside_zero_to_one_is_warned_about() {

@@ -29,6 +29,11 @@ impl TaskStep for EchoStep {
         if let Some(seconds) = step.get("sleep_seconds").and_then(Value::as_f64) {
             std::thread::sleep(std::time::Duration::from_secs_f64(seconds));
         }
+        // `exit_after_seconds`: the whole process ends under every step it runs.
+        if let Some(seconds) = step.get("exit_after_seconds").and_then(Value::as_f64) {
+            std::thread::sleep(std::time::Duration::from_secs_f64(seconds));
+            std::process::exit(9);
+        }
         let mut metadata = Map::new();
         metadata.insert(
             "echo".into(),
