@@ -76,6 +76,14 @@ fn a_second_run_reuses_both_versions_and_records_two_completed_instances() {
             i["ended_at_utc"].as_str().unwrap(),
         );
         assert_eq!(started.len(), ended.len(), "{started} {ended}");
+        // Which version of its artifact it loaded.
+        let loaded = &i["context"]["metadata"]["loaded_artifacts"][0];
+        assert_eq!(
+            loaded["artifact_id"], "@local/agentenv-framework/hello/greeting",
+            "{i:#}"
+        );
+        assert_eq!(loaded["version"], 1);
+        assert_eq!(loaded["step_id"], "load");
         assert!(
             ended.ends_with('Z') && ended >= started,
             "{started} {ended}"

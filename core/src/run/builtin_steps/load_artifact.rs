@@ -86,7 +86,22 @@ impl BuiltinStep for LoadArtifact {
                 )))
             }
         }
-        Ok(())
+        // Which version it loaded: two instances of one task version may have loaded different files.
+        let loaded = serde_json::json!({
+            "step_id": crate::bundle::step_fields::step_id(step),
+            "artifact_id": id,
+            "version": version,
+            "destination_path": destination,
+        });
+        env.with_context(|c| {
+            let list = c
+                .metadata
+                .entry("loaded_artifacts")
+                .or_insert_with(|| Value::Array(Vec::new()));
+            if let Value::Array(items) = list {
+                items.push(loaded);
+            }
+        })
     }
 }
 
