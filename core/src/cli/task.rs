@@ -608,21 +608,45 @@ fn describe(doc: &Document, scores: &InstanceScores<'_>) -> String {
     }
     out.push_str(&checks(doc));
     let total = doc.get("total_steps").and_then(Value::as_u64).unwrap_or(0);
-    out.push_str(&format!("steps ({total}):\n"));
     let completed = doc
         .get("completed_steps")
         .and_then(Value::as_array)
         .cloned()
         .unwrap_or_default();
+    let id_of = |step: &Value| {
+        step.get("step_id")
+            .and_then(Value::as_str)
+            .unwrap_or("?")
+            .to_string()
+    };
+    // A retried step has a row per attempt: numbered, so the rows add up.
+    let attempts_of = |id: &str| completed.iter().filter(|s| id_of(s) == id).count();
+    if completed.len() as u64 > total {
+        out.push_str(&format!(
+            "steps ({total}; {} attempts, with retries):\n",
+            completed.len()
+        ));
+    } else {
+        out.push_str(&format!("steps ({total}):\n"));
+    }
+    let mut seen: std::collections::HashMap<String, usize> = std::collections::HashMap::new();
     for step in &completed {
+        let id = id_of(step);
         let took = step
             .get("duration_seconds")
             .and_then(Value::as_f64)
             .map(|s| format!(" in {s:.2}s"))
             .unwrap_or_default();
+        let attempt = seen.entry(id.clone()).or_insert(0);
+        *attempt += 1;
+        let of = attempts_of(&id);
+        let numbered = if of > 1 {
+            format!(" (attempt {attempt} of {of})")
+        } else {
+            String::new()
+        };
         out.push_str(&format!(
-            "  {} {}{took}\n",
-            step.get("step_id").and_then(Value::as_str).unwrap_or("?"),
+            "  {id} {}{took}{numbered}\n",
             step.get("status").and_then(Value::as_str).unwrap_or("?"),
         ));
     }
@@ -634,9 +658,11 @@ fn describe(doc: &Document, scores: &InstanceScores<'_>) -> String {
         .cloned()
         .unwrap_or_default();
     for f in &failed {
+        let retried = f.get("retried").and_then(Value::as_bool) == Some(true);
         out.push_str(&format!(
-            "failed step {}: {}: {}\n",
+            "failed step {}{}: {}: {}\n",
             f.get("step_id").and_then(Value::as_str).unwrap_or("?"),
+            if retried { " (retried)" } else { "" },
             f.get("error_type")
                 .and_then(Value::as_str)
                 .unwrap_or("Error"),

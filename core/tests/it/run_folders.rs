@@ -647,6 +647,30 @@ fn a_retry_from_deploy_sandbox_starts_over_in_a_fresh_sandbox() {
     assert_eq!(torn.len(), 2, "{context:#}");
     assert_eq!(torn[1], deployed[0]["sandbox_id"], "{context:#}");
     assert!(s.sandboxes_left().is_empty(), "{:?}", s.sandboxes_left());
+    // get-instance numbers the attempts, so its rows add up, and marks the retried failure.
+    let id = s.docs("task_instances")[0]["instance_id"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    let shown = s.run(&["task", "get-instance", &id]);
+    assert!(
+        shown
+            .stdout
+            .contains("steps (3; 5 attempts, with retries):\n"),
+        "{}",
+        shown.stdout
+    );
+    assert!(shown.stdout.contains("  box success"), "{}", shown.stdout);
+    assert!(
+        shown.stdout.contains(" (attempt 2 of 2)\n"),
+        "{}",
+        shown.stdout
+    );
+    assert!(
+        shown.stdout.contains("failed step check (retried): "),
+        "{}",
+        shown.stdout
+    );
 }
 
 /// A file in one of a bundle's folders that agent-env does not read (an eval written as JSON) is
