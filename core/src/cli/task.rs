@@ -358,11 +358,14 @@ fn matches(doc: &Document, args: &ListArgs, bundle_filter: Option<&BundleFilter>
     let task_id = text(doc, "task_id");
     let (bundle, name) = split_task_id(task_id);
     let bundle_ok = bundle_filter.is_none_or(|f| f.admits(bundle));
-    // The name, the whole id, or the id as the TASK column shows it (without `@local/`).
-    let task_ok = args
-        .task
-        .as_deref()
-        .is_none_or(|t| name == t || task_id == t || task_id.strip_prefix("@local/") == Some(t));
+    // The name, the whole id, the id as the TASK column shows it (without `@local/`), or its end
+    // from a `/` on (`slow/s01` of `@local/~/work/slow/s01`).
+    let task_ok = args.task.as_deref().is_none_or(|t| {
+        name == t
+            || task_id == t
+            || task_id.strip_prefix("@local/") == Some(t)
+            || task_id.ends_with(&format!("/{t}"))
+    });
     bundle_ok && task_ok
 }
 
@@ -424,6 +427,20 @@ fn list(
         .collect();
     if args.limit > 0 {
         found.truncate(args.limit);
+    }
+    // A name several bundles' tasks share lists them all: said, with how to name one alone.
+    if let Some(asked) = &args.task {
+        let mut tasks: Vec<&str> = found.iter().map(|d| text(d, "task_id")).collect();
+        tasks.sort();
+        tasks.dedup();
+        if tasks.len() > 1 {
+            term.warn(format!(
+                "'{asked}' names {} tasks ({}); give more of an id, such as {}, to list one alone",
+                tasks.len(),
+                tasks.join(", "),
+                tasks[0].strip_prefix("@local/").unwrap_or(tasks[0])
+            ));
+        }
     }
     let scores = InstanceScores::new(sources);
     if args.json {

@@ -453,3 +453,34 @@ fn a_shared_store_that_does_not_answer_leaves_this_machines_runs_readable() {
         listed.stderr
     );
 }
+
+/// A task name two bundles share lists both, saying so; more of the id (its end from a `/`) lists
+/// one alone.
+#[test]
+fn a_name_two_bundles_share_is_said_and_the_end_of_an_id_picks_one() {
+    let s = Sandboxed::new();
+    assert_eq!(s.run(&["run", "hello"]).code, 0);
+    assert_eq!(
+        s.run(&["bundle", "init", "hello1", "--from-bundle", "hello"])
+            .code,
+        0
+    );
+    assert_eq!(s.run(&["run", "./hello1"]).code, 0);
+    let both = s.run(&["task", "instances", "hello"]);
+    assert_eq!(both.code, 0, "{}", both.both());
+    assert!(
+        both.stderr.contains("'hello' names 2 tasks ("),
+        "{}",
+        both.both()
+    );
+    let one = s.run(&["task", "instances", "hello1/hello", "--json"]);
+    assert_eq!(one.code, 0, "{}", one.both());
+    let doc: serde_json::Value = serde_json::from_str(&one.stdout).unwrap();
+    let rows = doc["instances"].as_array().unwrap();
+    assert_eq!(rows.len(), 1, "{doc:#}");
+    assert!(rows[0]["task_id"]
+        .as_str()
+        .unwrap()
+        .ends_with("/hello1/hello"));
+    assert!(!one.stderr.contains("names 2 tasks"), "{}", one.stderr);
+}
