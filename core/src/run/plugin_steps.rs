@@ -497,10 +497,18 @@ fn step_timeout(step: &Map<String, Value>) -> Option<Duration> {
 
 /// A step that ran past its own `timeout_seconds`: the limit to raise is the step's, not the host's.
 fn step_timed_out(package: &str, type_name: &str, limit: Duration, error: &HostError) -> StepError {
+    // An answer the host could not read (a line that is no JSON-RPC) reads as no answer: the line
+    // is the likelier cause than slowness, so it is named first.
+    let unreadable = error
+        .context()
+        .noise_sample
+        .as_ref()
+        .map(|line| format!("; it wrote a line to stdout that is no protocol message, so an answer it meant may be lost: '{line}'"))
+        .unwrap_or_default();
     let mut e = StepError::new(
         "PluginError",
         format!(
-            "the {type_name} step of plugin {package} did not finish within its timeout_seconds ({} s) and was cancelled; raise timeout_seconds in the task if it is just slow",
+            "the {type_name} step of plugin {package} did not finish within its timeout_seconds ({} s) and was cancelled{unreadable}; raise timeout_seconds in the task if it is just slow",
             limit.as_secs_f64()
         ),
     );

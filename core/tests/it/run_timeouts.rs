@@ -66,3 +66,21 @@ fn a_steps_own_timeout_seconds_is_its_limit_and_its_message() {
     );
     assert_eq!(s.docs("task_instances")[0]["status"], "failed");
 }
+
+/// A step whose answer the host could not read (a cut-off JSON line) runs out its time as one that
+/// did not answer, but the message names the line, the likelier cause.
+#[test]
+fn an_unreadable_answer_is_named_when_the_step_times_out() {
+    let s = Sandboxed::new();
+    shell_plugin(
+        &s,
+        r#"printf '{"jsonrpc":"2.0","id":%s,"resu\n' "$id"; sleep 40; exit 3"#,
+    );
+    s.write(
+        "cut/tasks/c.json",
+        &format!(r#"[{DEPLOY}, {{"id": "wait", "type": "boom", "timeout_seconds": 0.5}}]"#),
+    );
+    let r = s.run(&["run", "./cut"]);
+    assert_eq!(r.code, 1, "{}", r.both());
+    r.assert_stdout_has("it wrote a line to stdout that is no protocol message, so an answer it meant may be lost: '{\"jsonrpc\":\"2.0\",\"id\":");
+}
