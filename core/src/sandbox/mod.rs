@@ -121,21 +121,32 @@ impl SandboxProvider for LocalProvider {
         let work_dir = self
             .root
             .join(format!("{LOCAL_FOLDER_PREFIX}{short}-{}", random_suffix(8)));
-        std::fs::create_dir_all(&self.root).map_err(|source| SandboxError::Create {
-            path: self.root.clone(),
-            source,
-        })?;
         // The user's alone, as the stores are: it holds copies of artifacts, and what a task made.
-        {
+        let make = || {
             use std::os::unix::fs::DirBuilderExt;
-            std::fs::DirBuilder::new()
-                .mode(0o700)
-                .create(&work_dir)
-                .map_err(|source| SandboxError::Create {
-                    path: work_dir.clone(),
-                    source,
-                })?;
-        }
+            std::fs::DirBuilder::new().mode(0o700).create(&work_dir)
+        };
+        let made = match make() {
+            // The first sandbox under this root: the root is made, then the sandbox.
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
+                std::fs::create_dir_all(&self.root)
+                    .map_err(|source| SandboxError::Create {
+                        path: self.root.clone(),
+                        source,
+                    })
+                    .and_then(|()| {
+                        make().map_err(|source| SandboxError::Create {
+                            path: work_dir.clone(),
+                            source,
+                        })
+                    })
+            }
+            other => other.map_err(|source| SandboxError::Create {
+                path: work_dir.clone(),
+                source,
+            }),
+        };
+        made?;
         Ok(Sandbox {
             id: format!("local-{short}"),
             name: name.to_string(),
@@ -170,6 +181,28 @@ impl SandboxProvider for LocalProvider {
 /// write a file of the machine. Parts of `target` that do not exist yet are fine: agent-env makes
 /// them as folders.
 pub fn stays_inside(work_dir: &Path, target: &Path) -> Result<(), SandboxError> {
+    let Ok(below) = target.strip_prefix(work_dir) else {
+        return Ok(());
+    };
+    // Only a link among the parts below the work folder can lead out: each is looked at without
+    // following it (one lstat a part), and resolved only when it is a link.
+    let mut here = work_dir.to_path_buf();
+    for part in below.components() {
+        here.push(part);
+        match here.symlink_metadata() {
+            Ok(meta) if meta.file_type().is_symlink() => {
+                return resolves_inside(work_dir, &here, target)
+            }
+            Ok(_) => {}
+            // Not there yet: agent-env makes it, as a plain folder or file.
+            Err(_) => return Ok(()),
+        }
+    }
+    Ok(())
+}
+
+/// Whether the link `link` (a part of `target` under `work_dir`) leads to a place inside it.
+fn resolves_inside(work_dir: &Path, link: &Path, target: &Path) -> Result<(), SandboxError> {
     let resolve = |path: &Path| {
         path.canonicalize().map_err(|source| SandboxError::Resolve {
             path: path.to_path_buf(),
@@ -177,14 +210,11 @@ pub fn stays_inside(work_dir: &Path, target: &Path) -> Result<(), SandboxError> 
         })
     };
     let root = resolve(work_dir)?;
-    // The deepest part that exists (a dangling link exists, and fails to resolve).
-    let existing = target
-        .ancestors()
-        .find(|p| p.symlink_metadata().is_ok())
-        .unwrap_or(work_dir);
-    let resolved = resolve(existing)?;
+    let resolved = resolve(link)?;
     if resolved.starts_with(&root) {
-        Ok(())
+        // A link that stays inside may lead to more links: the rest is checked from where it leads.
+        let rest = target.strip_prefix(link).unwrap_or(Path::new(""));
+        stays_inside(&root, &resolved.join(rest))
     } else {
         Err(SandboxError::LinkOutside {
             path: target.to_path_buf(),
@@ -251,6 +281,24 @@ mod tests {
         assert_eq!(map_app_path(w, "x/y").unwrap(), PathBuf::from("/w/x/y"));
         assert!(map_app_path(w, "/etc/passwd").is_err());
         assert!(map_app_path(w, "/app/../x").is_err());
+    }
+
+    #[test]
+    fn only_a_link_that_leads_out_of_the_work_folder_is_refused() {
+        let tmp = tempfile::tempdir().unwrap();
+        let work = tmp.path().join("work");
+        let outside = tmp.path().join("outside");
+        std::fs::create_dir_all(work.join("real")).unwrap();
+        std::fs::create_dir_all(&outside).unwrap();
+        std::os::unix::fs::symlink(work.join("real"), work.join("inner")).unwrap();
+        std::os::unix::fs::symlink(&outside, work.join("real/out")).unwrap();
+        // Not there yet, or plain folders: fine.
+        assert!(stays_inside(&work, &work.join("new/deeper/f.txt")).is_ok());
+        assert!(stays_inside(&work, &work.join("real/f.txt")).is_ok());
+        // A link that stays inside, then one that leads out through it.
+        assert!(stays_inside(&work, &work.join("inner/f.txt")).is_ok());
+        let e = stays_inside(&work, &work.join("inner/out/f.txt")).unwrap_err();
+        assert!(matches!(e, SandboxError::LinkOutside { .. }), "{e}");
     }
 
     #[test]
