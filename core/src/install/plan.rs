@@ -479,6 +479,12 @@ fn place_manifest(
         Ok(f) => plugins.join(f),
         Err(e) => return Ok(Some(e.to_string())),
     };
+    // What an earlier install of the package left in its folder (a folder plugin's copy, a Go
+    // binary) is no part of this one: the folder holds this install's manifest (and executable) alone.
+    // A rollback puts it back as it was.
+    if folder.is_dir() {
+        fs::remove_dir_all(&folder).map_err(|e| write_err(&folder, e))?;
+    }
     fs::create_dir_all(&folder).map_err(|e| write_err(&folder, e))?;
     let exec = if move_in {
         let dest = folder.join(&file_name);

@@ -379,6 +379,10 @@ fn a_local_crate_is_cargo_installed_and_its_manifest_written() {
         manifest.contains("exec = [\"../.cargo/bin/agentenv-rsdemo\"]"),
         "{manifest}"
     );
+    // What an earlier install left in the package's folder (a folder plugin's executable, say)
+    // goes when it is added again.
+    let stale = sb.plugins_dir().join("agentenv-rsdemo/agentenv-rsdemo-old");
+    std::fs::write(&stale, "an earlier install's executable").unwrap();
     // Its code edited under the same version: the rebuilt executable is the change, added again.
     edit(&src.join("src/main.rs"), |code| {
         code.replace(
@@ -393,6 +397,7 @@ fn a_local_crate_is_cargo_installed_and_its_manifest_written() {
         "agentenv-rsdemo",
         "  agentenv-rsdemo: task_steps rs_step active\n",
     );
+    assert!(!stale.exists(), "the earlier install's file is left");
     remove_ok(&sb, "agentenv-rsdemo");
     assert!(!sb.plugins_dir().join(".cargo/bin/agentenv-rsdemo").exists());
 }
