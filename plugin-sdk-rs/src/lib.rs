@@ -46,6 +46,7 @@ mod explorer;
 mod host;
 mod panics;
 mod plugin;
+mod plugin_process;
 mod root_option;
 mod serve;
 mod step;

@@ -14,10 +14,14 @@
 //! testing::assert_secret_store_conforms(&MySecrets);
 //! ```
 //!
+//! [`PluginProcess`] drives a plugin's built executable over its stdin and stdout as agent-env does
+//! (handshake, `execute`, `shutdown`), for a test of its steps end to end.
+//!
 //! `assert_object_store_conforms(&store)` (and the document and image equivalents) write under a fresh
 //! namespace each call, so they work on an empty store and on a shared one alike. For a report instead of
 //! a panic, run a kit with [`object_kit`] (and friends) and look at the [`KitReport`].
 
+pub use crate::plugin_process::PluginProcess;
 use agent_env_store::kits::{self, KitReport};
 use agent_env_store::{DocumentStore, ImageStore, ObjectStore, SecretStore, StoreKind};
 

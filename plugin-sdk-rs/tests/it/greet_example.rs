@@ -73,3 +73,18 @@ fn it_answers_initialize_and_execute_then_exits_on_eof() {
     assert_eq!(out.status.code(), Some(0));
     assert!(String::from_utf8_lossy(&out.stderr).contains("this goes to stderr"));
 }
+
+/// `testing::PluginProcess` drives the same plugin in a few lines: what a plugin's own tests use.
+#[test]
+fn the_testing_harness_drives_a_step_and_shuts_the_plugin_down() {
+    use agent_env_plugin_sdk::testing::PluginProcess;
+    let (mut plugin, init) = PluginProcess::start(example(), "agentenv-greet").unwrap();
+    assert_eq!(init["result"]["contributions"][0]["type"], "greet");
+    let run = plugin
+        .execute(json!({"id": "g", "type": "greet", "who": "Ada"}))
+        .unwrap();
+    assert_eq!(run["result"]["metadata"]["greeting"], "hello, Ada", "{run}");
+    let bad = plugin.execute(json!({"id": "g", "type": "greet"})).unwrap();
+    assert_eq!(bad["error"]["data"]["error_type"], "ValueError", "{bad}");
+    assert_eq!(plugin.shutdown().unwrap(), Some(0));
+}
