@@ -96,6 +96,14 @@ fn messages(json: &serde_json::Value) -> Vec<String> {
         .collect()
 }
 
+/// The `warnings` of a `config check --json` document.
+fn warnings_of(json: &serde_json::Value) -> Vec<&str> {
+    json["warnings"]
+        .as_array()
+        .map(|w| w.iter().filter_map(|w| w.as_str()).collect())
+        .unwrap_or_default()
+}
+
 #[test]
 fn a_clean_config_is_ok() {
     let p = Project::new(
@@ -232,12 +240,7 @@ x = "env:NOPE"
         ]
     );
     // A plugin's own table is reported, never a problem of the config: it fails only that plugin.
-    let warnings: Vec<&str> = json["warnings"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .filter_map(|w| w.as_str())
-        .collect();
+    let warnings = warnings_of(&json);
     assert_eq!(
         warnings,
         [
@@ -661,12 +664,7 @@ fn a_provider_only_the_python_agent_env_runs_is_a_warning() {
     let p = Project::new("[sandbox.providers.modal]\nconfig = { region = \"x\" }\n");
     let (code, json) = p.check(&[]);
     assert_eq!(code, 0, "{json}");
-    let warnings: Vec<&str> = json["warnings"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .filter_map(|w| w.as_str())
-        .collect();
+    let warnings = warnings_of(&json);
     assert_eq!(
         warnings,
         ["[sandbox.providers.modal] configures 'modal', a sandbox provider built into the Python agent-env that this agent-env does not run (its one provider is 'local'), so nothing uses the table; remove it, or keep it for the Python agent-env"],

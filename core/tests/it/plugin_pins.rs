@@ -13,14 +13,20 @@ while IFS= read -r line; do
 done
 "#;
 
-fn add_pinned_plugin(s: &Sandboxed) {
-    let script = s.write("src-plugin/step.sh", STEP);
+/// The plugin's source folder `folder`: its script and its manifest, with `plugin_extra` lines added
+/// to the manifest's `[plugin]` table.
+fn write_plugin_source(s: &Sandboxed, folder: &str, plugin_extra: &str) {
+    let script = s.write(&format!("{folder}/step.sh"), STEP);
     use std::os::unix::fs::PermissionsExt;
     std::fs::set_permissions(&script, std::fs::Permissions::from_mode(0o755)).unwrap();
     s.write(
-        "src-plugin/agent-env-plugin.toml",
-        "[plugin]\nname = \"agentenv-pinned\"\nversion = \"1.0.0\"\nexec = [\"./step.sh\"]\nprotocol = [1, 1]\n\n[provides.task_steps]\npinned_step = \"PinnedStep\"\n",
+        &format!("{folder}/agent-env-plugin.toml"),
+        &format!("[plugin]\nname = \"agentenv-pinned\"\nversion = \"1.0.0\"\nexec = [\"./step.sh\"]\nprotocol = [1, 1]\n{plugin_extra}\n[provides.task_steps]\npinned_step = \"PinnedStep\"\n"),
     );
+}
+
+fn add_pinned_plugin(s: &Sandboxed) {
+    write_plugin_source(s, "src-plugin", "");
     s.write("pb/tasks/t.json", r#"[{"id": "p", "type": "pinned_step"}]"#);
     let r = s.run(&["plugin", "add", "./src-plugin", "--yes"]);
     assert_eq!(r.code, 0, "{}", r.both());
@@ -124,13 +130,7 @@ fn a_changed_manifest_or_an_unreadable_pin_file_is_not_passed_over() {
 #[test]
 fn the_environment_a_plugin_asks_for_is_said() {
     let s = Sandboxed::new();
-    let script = s.write("envy/step.sh", STEP);
-    use std::os::unix::fs::PermissionsExt;
-    std::fs::set_permissions(&script, std::fs::Permissions::from_mode(0o755)).unwrap();
-    s.write(
-        "envy/agent-env-plugin.toml",
-        "[plugin]\nname = \"agentenv-pinned\"\nversion = \"1.0.0\"\nexec = [\"./step.sh\"]\nprotocol = [1, 1]\nenv = [\"OPENAI_API_KEY\", \"A*\"]\n\n[provides.task_steps]\npinned_step = \"PinnedStep\"\n",
-    );
+    write_plugin_source(&s, "envy", "env = [\"OPENAI_API_KEY\", \"A*\"]\n");
     let r = s.run(&["plugin", "add", "./envy", "--yes"]);
     assert_eq!(r.code, 0, "{}", r.both());
     let said = "agentenv-pinned asks for the environment variables OPENAI_API_KEY, A* beside the pass-through list; 'A*' is broad";
@@ -151,13 +151,7 @@ fn json_of(r: &crate::support::run::Ran) -> serde_json::Value {
 #[test]
 fn plugin_add_and_remove_answer_in_json_for_a_script() {
     let s = Sandboxed::new();
-    let script = s.write("src-plugin/step.sh", STEP);
-    use std::os::unix::fs::PermissionsExt;
-    std::fs::set_permissions(&script, std::fs::Permissions::from_mode(0o755)).unwrap();
-    s.write(
-        "src-plugin/agent-env-plugin.toml",
-        "[plugin]\nname = \"agentenv-pinned\"\nversion = \"1.0.0\"\nexec = [\"./step.sh\"]\nprotocol = [1, 1]\n\n[provides.task_steps]\npinned_step = \"PinnedStep\"\n",
-    );
+    write_plugin_source(&s, "src-plugin", "");
 
     let asks = s.run(&["plugin", "add", "./src-plugin", "--json"]);
     assert_eq!(asks.code, 2, "{}", asks.both());
