@@ -149,6 +149,16 @@ mod tests {
     use super::*;
 
     #[test]
+    fn every_colour_painted_is_one_the_terminal_writer_keeps() {
+        for code in [RED, GREEN, YELLOW, BOLD_RED, DIM, "0"] {
+            assert!(
+                crate::printable::OWN_COLOURS.contains(&code),
+                "{code} would be shown as an escape"
+            );
+        }
+    }
+
+    #[test]
     fn outcome_words_are_coloured_only_where_colour_is_on() {
         let on = Style::choose(ColorChoice::Always, None);
         assert_eq!(

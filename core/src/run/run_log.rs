@@ -81,7 +81,8 @@ impl RunLog {
         };
         if let Some(dir) = self.path.parent() {
             fs::create_dir_all(dir).map_err(|e| fail(dir, e))?;
-            prune(dir, KEPT_LOGS);
+            // Room for this one among the kept.
+            prune(dir, KEPT_LOGS - 1);
         }
         let mut options = File::options();
         options.create_new(true).write(true);

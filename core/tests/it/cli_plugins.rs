@@ -100,6 +100,25 @@ fn stdout_and_stderr_arrive_in_the_order_written() {
     );
 }
 
+/// A command's description with control characters is listed in `--help` with them shown, not
+/// obeyed: it could retitle the window or erase a line.
+#[test]
+fn a_commands_description_reaches_help_escaped() {
+    let s = Sandbox::new();
+    s.tools(
+        "agentenv-tools",
+        "[provides.cli_plugins]\nexit = { class = \"Exit\", description = \"says hi \\u001b]0;PWNED\\u0007 \\u001b[2K\\rfake\" }\n",
+    );
+    let out = s.run(&["--help"]);
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out));
+    let help = stdout(&out);
+    assert!(
+        help.contains("says hi \\x1b]0;PWNED\\x07 \\x1b[2K\\rfake"),
+        "{help}"
+    );
+    assert!(!help.contains('\u{1b}'), "{help:?}");
+}
+
 #[test]
 fn the_plugins_exit_status_is_agent_envs() {
     let s = Sandbox::new();

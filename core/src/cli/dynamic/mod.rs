@@ -75,9 +75,11 @@ pub fn main(args: Vec<OsString>, session: &Session, term: &Terminal) -> Exit {
 pub fn with_plugins(mut command: Command, plugins: &PluginCli) -> Command {
     for c in &plugins.commands {
         let package = &plugins.manifest(c.claimants[0]).name;
+        // A manifest's words, shown inside agent-env's help: no control character of theirs acts.
         let about = c
             .description
-            .clone()
+            .as_deref()
+            .map(|d| crate::printable::plain(d).into_owned())
             .unwrap_or_else(|| format!("A command of the plugin {package}"));
         command = command.subcommand(
             Command::new(c.name.clone())
@@ -90,7 +92,8 @@ pub fn with_plugins(mut command: Command, plugins: &PluginCli) -> Command {
         let package = &plugins.manifest(o.plugin).name;
         let help = o
             .description
-            .clone()
+            .as_deref()
+            .map(|d| crate::printable::plain(d).into_owned())
             .unwrap_or_else(|| format!("A root option of the plugin {package}"));
         let mut arg = Arg::new(o.flag.clone()).help(help);
         arg = match o.flag.strip_prefix("--") {
