@@ -543,7 +543,8 @@ fn run_steps(
                 continue;
             }
             let ended = match states[i] {
-                StepState::Succeeded | StepState::Failed(false) => StepEnd::Success,
+                StepState::Succeeded => StepEnd::Success,
+                // A step that failed is recorded so, whether or not its failure failed the task.
                 StepState::Cancelled => StepEnd::Cancelled,
                 _ => StepEnd::Failure,
             };
