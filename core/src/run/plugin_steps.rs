@@ -154,11 +154,19 @@ fn is_object_write(method: &str) -> bool {
     )
 }
 
+/// A running step's key: its instance and its id.
+fn key(at: &StepRef) -> (String, String) {
+    (at.instance_id.clone(), at.step_id.clone())
+}
+
 /// The steps each plugin is executing right now, so its progress can name the step, and the objects
 /// each task instance's steps wrote.
 #[derive(Default)]
 struct RunningSteps {
     by_package: Mutex<HashMap<String, Vec<StepRef>>>,
+    /// (instance id, step id) of a running step → the tasks whose steps its plugin ran beside it at
+    /// any moment of its run (taken under `by_package`'s lock, after it).
+    beside: Mutex<HashMap<(String, String), std::collections::BTreeSet<String>>>,
     /// instance id → URLs of the objects its plugin steps wrote, in order.
     written: Mutex<HashMap<String, Vec<String>>>,
 }
@@ -193,31 +201,39 @@ impl RunningSteps {
 
     fn begin(&self, package: &str, at: &StepRef) {
         if let Ok(mut running) = self.by_package.lock() {
-            running
-                .entry(package.to_string())
-                .or_default()
-                .push(at.clone());
+            let steps = running.entry(package.to_string()).or_default();
+            if let Ok(mut beside) = self.beside.lock() {
+                let mine = key(at);
+                beside.entry(mine.clone()).or_default();
+                for other in steps.iter().filter(|s| s.instance_id != at.instance_id) {
+                    if let Some(set) = beside.get_mut(&mine) {
+                        set.insert(other.task_path.clone());
+                    }
+                    beside
+                        .entry(key(other))
+                        .or_default()
+                        .insert(at.task_path.clone());
+                }
+            }
+            steps.push(at.clone());
         }
     }
 
-    /// The other tasks whose steps `package` is running beside `at`'s.
-    fn others(&self, package: &str, at: &StepRef) -> Vec<String> {
-        let Ok(running) = self.by_package.lock() else {
-            return Vec::new();
-        };
-        let mut tasks: Vec<String> = running
-            .get(package)
-            .into_iter()
-            .flatten()
-            .filter(|s| s.instance_id != at.instance_id)
-            .map(|s| s.task_path.clone())
-            .collect();
-        tasks.sort();
-        tasks.dedup();
-        tasks
+    /// The other tasks whose steps the plugin ran beside `at`'s at any moment of its run, whether
+    /// or not they are still running.
+    fn others(&self, at: &StepRef) -> Vec<String> {
+        self.beside
+            .lock()
+            .ok()
+            .and_then(|beside| beside.get(&key(at)).cloned())
+            .map(|set| set.into_iter().collect())
+            .unwrap_or_default()
     }
 
     fn end(&self, package: &str, at: &StepRef) {
+        if let Ok(mut beside) = self.beside.lock() {
+            beside.remove(&key(at));
+        }
         if let Ok(mut running) = self.by_package.lock() {
             if let Some(steps) = running.get_mut(package) {
                 if let Some(i) = steps.iter().position(|s| s == at) {
@@ -471,7 +487,7 @@ impl PluginSteps {
                         // One process serves every task's steps: a crash ends them all, and may
                         // have come from another task's step than this one.
                         let mut failure = host_failure(&error);
-                        let others = self.running.others(package, at);
+                        let others = self.running.others(at);
                         if !others.is_empty() {
                             failure.message.push_str(&format!(
                                 " (it was running steps of {} too, so the crash may have come from one of those)",

@@ -226,7 +226,10 @@ fn a_step_that_does_not_fail_the_task_lets_the_run_go_on() {
     );
     // The step failed, though its failure did not fail the task: its record says so.
     assert_eq!(instance["completed_steps"][1]["step_id"], "soft");
-    assert_eq!(instance["completed_steps"][1]["status"], "failure", "{instance:#}");
+    assert_eq!(
+        instance["completed_steps"][1]["status"], "failure",
+        "{instance:#}"
+    );
     let rows = &instance["context"]["metadata"]["verifications"]["r"]["results"];
     assert_eq!(rows[1]["skipped"], true);
     // The skipped criterion is said, once; the soft step's failure is said where it happened, and
