@@ -613,12 +613,32 @@ fn approve(args: &ApproveArgs, session: &Session, term: &Terminal) -> Exit {
         }
         manifests.push(&found.manifest);
     }
+    let was_unreadable = crate::discovery::pins::unreadable(&plugins_dir).is_some();
     crate::discovery::pins::pin_packages(&plugins_dir, &manifests).map_err(Failure::new)?;
     for m in &manifests {
         term.print(&format!(
             "Approved {} {}: its files are pinned as they are now.\n",
             m.name, m.version
         ));
+    }
+    if was_unreadable {
+        // The pins of every other package were in the file that could not be read.
+        let approved: Vec<&str> = manifests.iter().map(|m| m.name.as_str()).collect();
+        let unpinned: Vec<&str> = discovery
+            .plugins
+            .iter()
+            .map(|p| &p.manifest)
+            .filter(|m| m.path.starts_with(&plugins_dir) && !approved.contains(&m.name.as_str()))
+            .map(|m| m.name.as_str())
+            .collect();
+        if !unpinned.is_empty() {
+            term.warn(format!(
+                "the pin file could not be read, so it was written anew with only what you approved; {} {} not pinned now: approve each you trust (agent-env plugin approve {})",
+                unpinned.join(", "),
+                if unpinned.len() == 1 { "is" } else { "are" },
+                unpinned.join(" ")
+            ));
+        }
     }
     Ok(0)
 }

@@ -120,7 +120,18 @@ fn a_changed_manifest_or_an_unreadable_pin_file_is_not_passed_over() {
         "{}",
         list.both()
     );
-    assert_eq!(s.run(&["plugin", "approve", "agentenv-pinned"]).code, 0);
+    // Another plugin's pins were in the file too: approving one says the rest are not pinned now.
+    s.install_manifest(
+        "other",
+        "[plugin]\nname = \"agentenv-other\"\nversion = \"1\"\nexec = [\"./x\"]\nprotocol = [1, 1]\n",
+    );
+    let approve = s.run(&["plugin", "approve", "agentenv-pinned"]);
+    assert_eq!(approve.code, 0, "{}", approve.both());
+    assert!(
+        approve.stderr.contains("agentenv-other is not pinned now: approve each you trust (agent-env plugin approve agentenv-other)"),
+        "{}",
+        approve.both()
+    );
     let list = s.run(&["plugin", "list"]);
     assert!(!list.stderr.contains("are not checked"), "{}", list.both());
 }
