@@ -69,6 +69,13 @@ pub fn add(opts: &AddOptions, ctx: &Context<'_>) -> Result<i32, InstallError> {
     ));
     for step in &steps {
         out.line(&step.describe(&plugins));
+        // A folder's manifest can be read before anything is installed: what of the environment it
+        // asks for is said before the question (other sources say it once installed).
+        if let plan::Step::Copy { from, .. } = step {
+            if let Some(request) = folder_env_request(from) {
+                out.line(&format!("  {request}"));
+            }
+        }
     }
     if opts.dry_run {
         return Ok(0);
@@ -247,6 +254,14 @@ fn downgrades(before: &Manifests, after: &Manifests) -> Vec<String> {
             })
         })
         .collect()
+}
+
+/// What of the environment the manifest of the folder `from` asks for, when it asks.
+fn folder_env_request(from: &Path) -> Option<String> {
+    let path = from.join(agent_env_protocol::manifest::MANIFEST_FILE);
+    let manifest = agent_env_protocol::manifest::Manifest::load(&path).ok()?;
+    let request = crate::discovery::env_request::env_request(&manifest.env)?;
+    Some(format!("{} {request}", manifest.name))
 }
 
 /// For each added package whose manifest asks for environment variables: what it asks for, said

@@ -142,6 +142,13 @@ fn a_changed_manifest_or_an_unreadable_pin_file_is_not_passed_over() {
 fn the_environment_a_plugin_asks_for_is_said() {
     let s = Sandboxed::new();
     write_plugin_source(&s, "envy", "env = [\"OPENAI_API_KEY\", \"A*\"]\n");
+    // A folder's is said in the plan, before anything is installed.
+    let dry = s.run(&["plugin", "add", "./envy", "--dry-run"]);
+    assert!(
+        dry.stdout.contains("\n  agentenv-pinned asks for the environment variables OPENAI_API_KEY, A* beside the pass-through list; 'A*' is broad"),
+        "{}",
+        dry.both()
+    );
     let r = s.run(&["plugin", "add", "./envy", "--yes"]);
     assert_eq!(r.code, 0, "{}", r.both());
     let said = "agentenv-pinned asks for the environment variables OPENAI_API_KEY, A* beside the pass-through list; 'A*' is broad";
