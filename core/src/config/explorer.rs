@@ -149,7 +149,11 @@ impl ExplorerSettings {
                 {
                     Err(SettingsError::NullOrigin)
                 } else {
-                    Ok(origins)
+                    // A browser's Origin never ends with '/': `https://dash.example/` means the same.
+                    Ok(origins
+                        .into_iter()
+                        .map(|o| o.trim().trim_end_matches('/').to_string())
+                        .collect())
                 }
             })
             .map_err(&mut keep)
@@ -323,6 +327,8 @@ mod tests {
         assert!(e.to_string().contains("cannot contain '*'"), "{e}");
         let e = settings("[explorer]\ncors_origins = ['http://a', 'null']\n").unwrap_err();
         assert!(e.to_string().contains("cannot contain 'null'"), "{e}");
+        let s = settings("[explorer]\ncors_origins = ['https://dash.example/']\n").unwrap();
+        assert_eq!(s.cors_origins, ["https://dash.example"]);
         let e = settings("[explorer]\nport = 70000\n").unwrap_err();
         assert!(e.to_string().contains("got 70000"), "{e}");
         let e = settings("[explorer]\nplugin_timeout_seconds = 0\n").unwrap_err();
