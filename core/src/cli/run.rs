@@ -231,10 +231,7 @@ impl Watch<'_> {
         if let Some(why) = log.as_ref().and_then(|l| l.failure()) {
             term.warn(format!("{why}; the run went on without a log"));
         }
-        let written_log = log
-            .as_ref()
-            .filter(|l| l.written())
-            .map(|l| l.path().display().to_string());
+        let written_log = written(log.as_deref());
         let log_hint = written_log
             .as_ref()
             .map(|p| format!("The run's log, with each plugin's output: {p}"));
@@ -356,17 +353,19 @@ impl RunObserver for HoldWatch {
             &self.collector,
             self.fail_under,
         );
-        let log = self
-            .log
-            .as_ref()
-            .filter(|l| l.written())
-            .map(|l| l.path().display().to_string());
+        let log = written(self.log.as_deref());
         self.term.print(&format!(
             "{}\n",
             pretty(&verdict.document(&self.collector, log))
         ));
         self.printed.store(true, Ordering::SeqCst);
     }
+}
+
+/// The run log's path, when something was written to it (a document names no file that is not there).
+fn written(log: Option<&RunLog>) -> Option<String> {
+    log.filter(|l| l.written())
+        .map(|l| l.path().display().to_string())
 }
 
 /// One line per task whose scores fall below `minimum` (a task with no score is below any).

@@ -20,14 +20,18 @@ fn write_slow_bundle(s: &Sandboxed) {
     );
 }
 
-/// Starts the run and returns the child and a channel of its stdout lines.
-fn start(s: &Sandboxed, args: &[&str]) -> (Child, mpsc::Receiver<String>) {
-    let mut child = s
-        .command(args)
+/// Starts the command with both streams piped.
+fn spawn_piped(s: &Sandboxed, args: &[&str]) -> Child {
+    s.command(args)
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())
         .spawn()
-        .unwrap();
+        .unwrap()
+}
+
+/// Starts the run and returns the child and a channel of its stdout lines.
+fn start(s: &Sandboxed, args: &[&str]) -> (Child, mpsc::Receiver<String>) {
+    let mut child = spawn_piped(s, args);
     let out = child.stdout.take().unwrap();
     (child, lines_of(out))
 }
@@ -35,12 +39,7 @@ fn start(s: &Sandboxed, args: &[&str]) -> (Child, mpsc::Receiver<String>) {
 /// Starts the command with its stdout kept for the end (a `--json` document) and a channel of its
 /// stderr lines, read as they come.
 fn start_reading_stderr(s: &Sandboxed, args: &[&str]) -> (Child, mpsc::Receiver<String>) {
-    let mut child = s
-        .command(args)
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
+    let mut child = spawn_piped(s, args);
     let err = child.stderr.take().unwrap();
     (child, lines_of(err))
 }
