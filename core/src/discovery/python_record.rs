@@ -37,12 +37,8 @@ pub fn distribution_name(manifest: &Path) -> Option<String> {
 /// manifest, such as a package `plugin add --keep` kept although it declares none.
 pub fn installed_distribution(venv: &Path, name: &str) -> Option<String> {
     let wanted = agent_env_protocol::names::canonical_name(name);
-    site_packages(venv)
-        .iter()
-        .filter_map(|site| std::fs::read_dir(site).ok())
-        .flat_map(|entries| entries.flatten())
-        .filter(|e| e.file_name().to_string_lossy().ends_with(".dist-info"))
-        .filter_map(|e| metadata_name(&e.path()))
+    installed_metadata(venv)
+        .filter_map(|metadata| header(&metadata, "Name").map(str::to_string))
         .find(|found| agent_env_protocol::names::canonical_name(found) == wanted)
 }
 
@@ -50,41 +46,49 @@ pub fn installed_distribution(venv: &Path, name: &str) -> Option<String> {
 /// `METADATA`, extras included), by their `Name`.
 pub fn required_by(venv: &Path, name: &str) -> Vec<String> {
     let wanted = agent_env_protocol::names::canonical_name(name);
-    let mut found: Vec<String> = site_packages(venv)
-        .iter()
-        .filter_map(|site| std::fs::read_dir(site).ok())
-        .flat_map(|entries| entries.flatten())
-        .filter(|e| e.file_name().to_string_lossy().ends_with(".dist-info"))
-        .filter_map(|e| {
-            let metadata = std::fs::read_to_string(e.path().join("METADATA")).ok()?;
-            let requires = metadata
-                .lines()
-                .take_while(|line| !line.is_empty())
-                .filter_map(|line| line.strip_prefix("Requires-Dist:"))
-                .map(|spec| {
-                    let spec = spec.trim_start();
-                    let end = spec
-                        .find(|c: char| !(c.is_ascii_alphanumeric() || "-_.".contains(c)))
-                        .unwrap_or(spec.len());
-                    agent_env_protocol::names::canonical_name(&spec[..end])
-                })
-                .any(|required| required == wanted);
-            requires.then(|| metadata_name(&e.path())).flatten()
+    let mut found: Vec<String> = installed_metadata(venv)
+        .filter(|metadata| {
+            headers(metadata, "Requires-Dist").any(|spec| {
+                let end = spec
+                    .find(|c: char| !(c.is_ascii_alphanumeric() || "-_.".contains(c)))
+                    .unwrap_or(spec.len());
+                agent_env_protocol::names::canonical_name(&spec[..end]) == wanted
+            })
         })
+        .filter_map(|metadata| header(&metadata, "Name").map(str::to_string))
         .collect();
     found.sort();
     found
 }
 
-/// The `Name` a `.dist-info` folder's `METADATA` gives.
-fn metadata_name(dist_info: &Path) -> Option<String> {
-    let metadata = std::fs::read_to_string(dist_info.join("METADATA")).ok()?;
+/// The `METADATA` text of every distribution installed in `venv`.
+fn installed_metadata(venv: &Path) -> impl Iterator<Item = String> {
+    site_packages(venv)
+        .into_iter()
+        .filter_map(|site| std::fs::read_dir(site).ok())
+        .flat_map(|entries| entries.flatten())
+        .filter(|e| e.file_name().to_string_lossy().ends_with(".dist-info"))
+        .filter_map(|e| std::fs::read_to_string(e.path().join("METADATA")).ok())
+}
+
+/// The values of a `METADATA` header field (its headers end at the first empty line), trimmed.
+fn headers<'m>(metadata: &'m str, field: &'m str) -> impl Iterator<Item = &'m str> {
     metadata
         .lines()
         .take_while(|line| !line.is_empty())
-        .find_map(|line| line.strip_prefix("Name:"))
-        .map(|name| name.trim().to_string())
-        .filter(|name| !name.is_empty())
+        .filter_map(move |line| line.strip_prefix(field)?.strip_prefix(':'))
+        .map(str::trim)
+}
+
+/// The first value of a `METADATA` header field, when it is not empty.
+fn header<'m>(metadata: &'m str, field: &'m str) -> Option<&'m str> {
+    headers(metadata, field).next().filter(|v| !v.is_empty())
+}
+
+/// The `Name` a `.dist-info` folder's `METADATA` gives.
+fn metadata_name(dist_info: &Path) -> Option<String> {
+    let metadata = std::fs::read_to_string(dist_info.join("METADATA")).ok()?;
+    header(&metadata, "Name").map(str::to_string)
 }
 
 /// A distribution installed in a virtual environment, found by the manifest its `RECORD` lists.
