@@ -593,7 +593,7 @@ impl Child {
                 let line_router = router.clone();
                 let package = spec.package.clone();
                 let tail = StderrTail::capture_lines(stderr, &name, move |line| {
-                    line_router.for_output().stderr_line(&package, line)
+                    line_router.stderr_line(&package, line)
                 });
                 let handler = HostHandler {
                     package: spec.package.clone(),

@@ -2,7 +2,8 @@
 //! processes serve several callers at once (a run's steps, the explorer's requests, the store set) gives
 //! each call its own services; the plugin names the call in its request (`call_id`, which the SDKs set).
 //! A request that names none (an older plugin) goes to the services of the one call in flight, and when
-//! there is no single one, to the pool's defaults.
+//! there is no single one, to the pool's defaults. What the plugin writes to stderr before its first
+//! call with services (while it starts) is kept for that call's services, which say where it goes.
 
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex, MutexGuard};
@@ -24,6 +25,19 @@ pub(crate) struct CallRouter {
     /// The services of the call that began last: what the plugin writes to stderr just after a call
     /// ended is still that caller's to show.
     last: Mutex<Option<Arc<dyn HostServices>>>,
+    /// The stderr lines written before any call with services began (at most [`EARLY_KEPT`], and
+    /// how many more there were); `None` once one began and was given them.
+    early: Mutex<Option<EarlyLines>>,
+}
+
+/// How many stderr lines a plugin wrote while it started are kept for its first call.
+const EARLY_KEPT: usize = 100;
+
+#[derive(Default)]
+struct EarlyLines {
+    package: String,
+    lines: Vec<String>,
+    dropped: usize,
 }
 
 fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
@@ -37,13 +51,48 @@ impl CallRouter {
             calls: Mutex::new(HashMap::new()),
             served: Mutex::new(Served::default()),
             last: Mutex::new(None),
+            early: Mutex::new(Some(EarlyLines::default())),
         }
     }
 
-    /// `services` answer what the plugin asks while call `id` is in flight.
+    /// `services` answer what the plugin asks while call `id` is in flight. The first call with
+    /// services is given what the plugin wrote to stderr before it.
     pub(crate) fn enter(&self, id: &Id, services: Arc<dyn HostServices>) {
         *lock(&self.last) = Some(services.clone());
-        lock(&self.calls).insert(id.clone(), services);
+        lock(&self.calls).insert(id.clone(), services.clone());
+        // Held while the lines are given, so a line written meanwhile comes after them.
+        let mut early = lock(&self.early);
+        let Some(kept) = early.take() else {
+            return;
+        };
+        for line in &kept.lines {
+            services.stderr_line(&kept.package, line);
+        }
+        if kept.dropped > 0 {
+            let more = format!(
+                "(agent-env left out {} more lines the plugin wrote while it started)",
+                kept.dropped
+            );
+            services.stderr_line(&kept.package, &more);
+        }
+    }
+
+    /// One line `package` wrote to its stderr: for who [`for_output`](Self::for_output) names, or
+    /// kept for the first call when none has begun.
+    pub(crate) fn stderr_line(&self, package: &str, line: &str) {
+        {
+            let mut early = lock(&self.early);
+            if let Some(early) = early.as_mut() {
+                if early.lines.len() < EARLY_KEPT {
+                    early.package = package.to_string();
+                    early.lines.push(line.to_string());
+                } else {
+                    early.dropped += 1;
+                }
+                return;
+            }
+        }
+        self.for_output().stderr_line(package, line);
     }
 
     /// Notes that agent-env is answering the plugin's request `method`, until the guard drops.
@@ -212,6 +261,42 @@ mod tests {
         assert_eq!(answer(&router, json!({"call_id": 2})).0, "own");
         router.enter(&Id::Number(3), Arc::new(Named("other")));
         assert_eq!(answer(&router, json!({})).0, Value::Null);
+    }
+
+    /// Services that keep the stderr lines they are given.
+    #[derive(Default)]
+    struct Hearing(Mutex<Vec<String>>);
+
+    impl HostServices for Hearing {
+        fn handle(&self, _: &str, _: &str, _: Value) -> Result<Value, RpcError> {
+            Ok(Value::Null)
+        }
+        fn stderr_line(&self, package: &str, line: &str) {
+            lock(&self.0).push(format!("{package}: {line}"));
+        }
+    }
+
+    #[test]
+    fn stderr_written_while_the_plugin_started_reaches_its_first_call() {
+        let router = CallRouter::new(Arc::new(NoServices));
+        for n in 0..EARLY_KEPT + 2 {
+            router.stderr_line("p", &format!("line {n}"));
+        }
+        let first = Arc::new(Hearing::default());
+        router.enter(&Id::Number(1), first.clone());
+        router.stderr_line("p", "during the call");
+        let heard = lock(&first.0).clone();
+        assert_eq!(heard.len(), EARLY_KEPT + 2);
+        assert_eq!(heard[0], "p: line 0");
+        assert_eq!(
+            heard[EARLY_KEPT],
+            "p: (agent-env left out 2 more lines the plugin wrote while it started)"
+        );
+        assert_eq!(heard[EARLY_KEPT + 1], "p: during the call");
+        router.leave(&Id::Number(1));
+        let second = Arc::new(Hearing::default());
+        router.enter(&Id::Number(2), second.clone());
+        assert!(lock(&second.0).is_empty(), "given once");
     }
 
     #[test]

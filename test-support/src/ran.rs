@@ -42,4 +42,15 @@ impl Ran {
             self.stderr
         );
     }
+
+    /// Asserts stderr contains `needle`, showing stdout and stderr when it doesn't.
+    #[track_caller]
+    pub fn assert_stderr_has(&self, needle: &str) {
+        assert!(
+            self.stderr.contains(needle),
+            "stderr lacks {needle:?}\n--- stdout\n{}--- stderr\n{}",
+            self.stdout,
+            self.stderr
+        );
+    }
 }

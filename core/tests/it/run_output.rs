@@ -77,6 +77,27 @@ fn with_several_tasks_a_plugins_log_line_names_its_task() {
     }
 }
 
+/// What a plugin writes to stderr while it starts, before any step, reaches `-v` and the run's log
+/// (it was dropped: no call was there to hear it).
+#[test]
+fn a_plugins_stderr_while_it_starts_reaches_verbose_and_the_log() {
+    let s = Sandboxed::new();
+    crate::run_plugins::shell_plugin_starting(
+        &s,
+        "echo 'crashy: loaded 3 models, 1 skipped' >&2",
+        r#"printf '{"jsonrpc":"2.0","id":%s,"result":{"metadata":{}}}\n' "$id""#,
+    );
+    s.write("early/tasks/t.json", r#"[{"id": "go", "type": "boom"}]"#);
+    let r = s.run(&["-v", "run", "./early"]);
+    assert_eq!(r.code, 0, "{}", r.both());
+    r.assert_stderr_has("[agentenv-crashy] crashy: loaded 3 models, 1 skipped");
+    let (_, log) = only_log(&s);
+    assert!(
+        log.contains("stderr: crashy: loaded 3 models, 1 skipped"),
+        "{log}"
+    );
+}
+
 #[test]
 fn a_panicking_rust_step_shows_its_output_with_verbose_and_keeps_all_of_it() {
     let s = Sandboxed::new();

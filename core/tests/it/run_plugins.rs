@@ -326,6 +326,15 @@ fn crashing_plugin(s: &Sandboxed) -> std::path::PathBuf {
 
 /// The same plugin, doing `on_execute` when asked to execute.
 pub(crate) fn shell_plugin(s: &Sandboxed, on_execute: &str) -> std::path::PathBuf {
+    shell_plugin_starting(s, "", on_execute)
+}
+
+/// The same, running the shell lines `at_start` before it reads its first request.
+pub(crate) fn shell_plugin_starting(
+    s: &Sandboxed,
+    at_start: &str,
+    on_execute: &str,
+) -> std::path::PathBuf {
     let pid_file = s.dir.path().join("plugin.pid");
     let result = r#"{"protocol":1,"plugin":{"name":"agentenv-crashy","version":"1.0"},"contributions":[{"group":"task_steps","name":"boom","type":"boom","class":"Boom","methods":["execute","from_dict"]}],"stores":[]}"#;
     let script = s.script(
@@ -333,6 +342,7 @@ pub(crate) fn shell_plugin(s: &Sandboxed, on_execute: &str) -> std::path::PathBu
         &format!(
             r#"#!/bin/sh
 echo $$ > {pid}
+{at_start}
 sleep 300 &
 while IFS= read -r line; do
   case "$line" in *'"id":'*) ;; *) continue ;; esac
@@ -346,6 +356,7 @@ while IFS= read -r line; do
 done
 "#,
             pid = pid_file.display(),
+            at_start = at_start,
             on_execute = on_execute
         ),
     );
