@@ -149,29 +149,62 @@ impl<'f> Recorder<'f> {
         took: Duration,
         context: &TaskStepContext,
     ) {
-        let mut state = self.record.lock();
-        let doc = &mut state.doc;
         let done = json!({
             "step_id": step_id,
             "status": ended.status(),
             "duration_seconds": took.as_secs_f64(),
         });
-        if let Some(Value::Array(running)) = doc.get_mut("running_steps") {
-            if let Some(at) = running.iter().position(|id| id.as_str() == Some(step_id)) {
-                running.remove(at);
+        let mut state = self.record.lock();
+        record_step(&mut state.doc, step_id, done, &[]);
+        changed(&mut state, context);
+    }
+
+    /// A step failed and a retry runs it again with the steps in `again` (where the retry starts and
+    /// the steps after it that depend on it). Its attempt joins `completed_steps` marked `retried`;
+    /// it and the earlier entries of the steps in `again` are marked `superseded`, so `current_step`
+    /// counts each step once and never passes `total_steps`. `attempt_epoch` counts the retries,
+    /// `step_attempt_failures` the step's failed attempts and `rerecorded_steps` the steps that
+    /// will be recorded again.
+    pub fn step_retried(
+        &self,
+        step_id: &str,
+        took: Duration,
+        again: &[&str],
+        context: &TaskStepContext,
+    ) {
+        let attempt = json!({
+            "step_id": step_id,
+            "status": StepEnd::Failure.status(),
+            "duration_seconds": took.as_secs_f64(),
+            "retried": true,
+        });
+        let mut state = self.record.lock();
+        let doc = &mut state.doc;
+        let mut superseded: Vec<&str> = again.to_vec();
+        superseded.push(step_id);
+        record_step(doc, step_id, attempt, &superseded);
+        let epoch = doc
+            .get("attempt_epoch")
+            .and_then(Value::as_i64)
+            .unwrap_or(0)
+            + 1;
+        doc.insert("attempt_epoch".into(), json!(epoch));
+        if let Some(Value::Object(failures)) = doc.get_mut("step_attempt_failures") {
+            let count = failures.get(step_id).and_then(Value::as_i64).unwrap_or(0) + 1;
+            failures.insert(step_id.to_string(), json!(count));
+        } else {
+            doc.insert("step_attempt_failures".into(), json!({ step_id: 1 }));
+        }
+        let mut listed: Vec<Value> = match doc.get("rerecorded_steps") {
+            Some(Value::Array(ids)) => ids.clone(),
+            _ => Vec::new(),
+        };
+        for id in superseded {
+            if !listed.iter().any(|l| l.as_str() == Some(id)) {
+                listed.push(json!(id));
             }
         }
-        let count = match doc.get_mut("completed_steps") {
-            Some(Value::Array(steps)) => {
-                steps.push(done);
-                steps.len()
-            }
-            _ => {
-                doc.insert("completed_steps".into(), json!([done]));
-                1
-            }
-        };
-        doc.insert("current_step".into(), json!(count));
+        doc.insert("rerecorded_steps".into(), Value::Array(listed));
         changed(&mut state, context);
     }
 
@@ -216,6 +249,38 @@ pub struct NewInstance<'a> {
     pub version: i64,
     pub total_steps: usize,
     pub context: &'a TaskStepContext,
+}
+
+/// Adds `entry` for step `step_id` to `completed_steps`, first marking `superseded` the entries of
+/// the steps in `superseded` (a retry runs them again); `current_step` is then the number of entries
+/// not superseded, one per step that ended in the current attempt.
+fn record_step(doc: &mut Document, step_id: &str, entry: Value, superseded: &[&str]) {
+    if let Some(Value::Array(running)) = doc.get_mut("running_steps") {
+        if let Some(at) = running.iter().position(|id| id.as_str() == Some(step_id)) {
+            running.remove(at);
+        }
+    }
+    let list = doc
+        .entry("completed_steps")
+        .or_insert_with(|| Value::Array(Vec::new()));
+    if !list.is_array() {
+        *list = Value::Array(Vec::new());
+    }
+    let Value::Array(steps) = list else {
+        return;
+    };
+    steps.push(entry);
+    for step in steps.iter_mut().filter_map(Value::as_object_mut) {
+        let id = step.get("step_id").and_then(Value::as_str).unwrap_or("");
+        if superseded.contains(&id) {
+            step.insert("superseded".into(), json!(true));
+        }
+    }
+    let current = steps
+        .iter()
+        .filter(|s| s.get("superseded") != Some(&Value::Bool(true)))
+        .count();
+    doc.insert("current_step".into(), json!(current));
 }
 
 /// Every change carries the context as it is then (secrets stripped) and a new `rev`.

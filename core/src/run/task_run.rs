@@ -523,7 +523,12 @@ fn run_steps(
                     match retry {
                         Some(r) => {
                             retries_used[i] += 1;
-                            for j in rerun_set(planned, r.from) {
+                            let again = rerun_set(planned, r.from);
+                            let ids: Vec<&str> =
+                                again.iter().map(|&j| planned.steps[j].id()).collect();
+                            let snapshot = env.with_context(|c| c.clone()).unwrap_or_default();
+                            recorder.step_retried(step.id(), took, &ids, &snapshot);
+                            for j in again {
                                 if let (StepState::Succeeded, StepKind::Builtin(b)) =
                                     (&states[j], &planned.steps[j].kind)
                                 {

@@ -1,6 +1,8 @@
 //! Black-box runs of folder bundles and installed bundles (reference scenarios 17, 18, 19, 22, 24, 27),
 //! step scheduling, and problems reported before any step runs.
 
+use serde_json::json;
+
 use crate::support::run::{has_suffix_id, Sandboxed};
 
 const DEPLOY: &str = r#"{"id": "box", "type": "deploy_sandbox", "sandbox_name": "box", "sandbox_mode": "vm", "sandbox_type": "local"}"#;
@@ -630,6 +632,7 @@ fn a_retry_from_deploy_sandbox_starts_over_in_a_fresh_sandbox() {
             r#"[{DEPLOY},
                {{"id": "mk", "type": "verify_sandbox", "sandbox_name": "box", "base_dir": "/app", "verifier_id": "mk",
                  "criteria": [{{"type": "bash_cmd_succeeds", "command": "if [ -e \"$HOME/once\" ]; then mkdir made; else touch made \"$HOME/once\"; fi"}}]}},
+               {{"id": "ld", "type": "load_artifact", "sandbox_name": "box", "artifact_id": "note", "destination_path": "/app/elsewhere/"}},
                {{"id": "check", "type": "load_artifact", "sandbox_name": "box", "artifact_id": "note", "destination_path": "/app/made/",
                  "retry_config": {{"retry_from_step_id": "box"}}}}]"#
         ),
@@ -638,7 +641,7 @@ fn a_retry_from_deploy_sandbox_starts_over_in_a_fresh_sandbox() {
     assert_eq!(r.code, 0, "{}{}", r.stdout, r.stderr);
     r.assert_stdout_has("; retrying from step 'box'\n");
     assert_eq!(
-        r.stdout.matches("step 1/3 box done in").count(),
+        r.stdout.matches("step 1/4 box done in").count(),
         2,
         "{}",
         r.stdout
@@ -653,6 +656,37 @@ fn a_retry_from_deploy_sandbox_starts_over_in_a_fresh_sandbox() {
     assert_eq!(torn.len(), 2, "{context:#}");
     assert_eq!(torn[1], deployed[0]["sandbox_id"], "{context:#}");
     assert!(s.sandboxes_left().is_empty(), "{:?}", s.sandboxes_left());
+    // The record counts each step once (the first attempts are superseded) and the retry.
+    let doc = &s.docs("task_instances")[0];
+    assert_eq!(doc["current_step"], 4, "{doc:#}");
+    assert_eq!(doc["total_steps"], 4, "{doc:#}");
+    assert_eq!(doc["attempt_epoch"], 1, "{doc:#}");
+    assert_eq!(doc["step_attempt_failures"], json!({"check": 1}), "{doc:#}");
+    assert_eq!(
+        doc["rerecorded_steps"],
+        json!(["box", "mk", "ld", "check"]),
+        "{doc:#}"
+    );
+    let steps = doc["completed_steps"].as_array().unwrap();
+    let superseded: Vec<bool> = steps.iter().map(|s| s["superseded"] == true).collect();
+    assert_eq!(
+        superseded,
+        [true, true, true, true, false, false, false, false],
+        "{doc:#}"
+    );
+    assert_eq!(steps[3]["retried"], true, "{doc:#}");
+    let loaded = doc["context"]["metadata"]["loaded_artifacts"]
+        .as_array()
+        .unwrap();
+    let ids: Vec<&str> = loaded
+        .iter()
+        .map(|l| l["step_id"].as_str().unwrap())
+        .collect();
+    assert_eq!(
+        ids,
+        ["ld", "check"],
+        "one entry a step, however often it ran: {doc:#}"
+    );
     // get-instance numbers the attempts, so its rows add up, and marks the retried failure.
     let id = s.docs("task_instances")[0]["instance_id"]
         .as_str()
@@ -662,7 +696,7 @@ fn a_retry_from_deploy_sandbox_starts_over_in_a_fresh_sandbox() {
     assert!(
         shown
             .stdout
-            .contains("steps (3; 5 attempts, with retries):\n"),
+            .contains("steps (4; 8 attempts, with retries):\n"),
         "{}",
         shown.stdout
     );

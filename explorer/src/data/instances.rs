@@ -182,7 +182,11 @@ impl<'d> StepRecord<'d> {
         };
         let status = doc.get("status").and_then(Value::as_str);
         StepRecord {
-            done: list(doc.get("completed_steps")),
+            // A retry marks the entries of the steps it runs again `superseded`.
+            done: list(doc.get("completed_steps"))
+                .into_iter()
+                .filter(|d| d.get("superseded") != Some(&Value::Bool(true)))
+                .collect(),
             failed: list(
                 doc.get("context")
                     .and_then(|c| c.get("metadata"))
@@ -210,11 +214,13 @@ impl<'d> StepRecord<'d> {
         }
     }
 
-    /// The failure recorded for the step `id`, the latest when it ran more than once.
+    /// The failure recorded for the step `id`, the latest when it ran more than once; a failure a
+    /// retry answered is not the step's.
     fn failure_of(&self, id: Option<&str>) -> Option<&'d Value> {
         self.failed
             .iter()
             .rev()
+            .filter(|f| f.get("retried") != Some(&Value::Bool(true)))
             .find(|f| f.get("step_id").and_then(Value::as_str) == id)
             .copied()
     }
@@ -495,5 +501,29 @@ mod tests {
         assert_eq!(p["steps"][0]["state"], "failed");
         assert_eq!(p["steps"][0]["error"], "boom");
         assert_eq!(p["fraction"], 1.0);
+    }
+
+    /// While a retry runs steps again, their first attempts (marked `superseded`) neither count as
+    /// done nor decide their state, and the failure the retry answered is not shown as the step's.
+    #[test]
+    fn progress_during_a_retry_counts_each_step_once() {
+        let d = doc(json!({
+            "instance_id": "i", "status": "running", "total_steps": 3,
+            "completed_steps": [
+                {"step_id": "a", "status": "success", "superseded": true},
+                {"step_id": "b", "status": "success", "superseded": true},
+                {"step_id": "c", "status": "failure", "retried": true, "superseded": true},
+                {"step_id": "a", "status": "success"},
+            ],
+            "running_steps": ["b"],
+            "context": {"metadata": {"failed_steps": [{"step_id": "c", "error": "boom", "retried": true}]}},
+        }));
+        let steps = [json!({"id": "a"}), json!({"id": "b"}), json!({"id": "c"})];
+        let p = progress(&d, &steps);
+        assert_eq!(p["current_step"], 1);
+        assert_eq!(p["steps"][0]["state"], "succeeded");
+        assert_eq!(p["steps"][1]["state"], "running");
+        assert_eq!(p["steps"][2]["state"], "pending");
+        assert_eq!(p["steps"][2]["error"], Value::Null);
     }
 }

@@ -87,6 +87,7 @@ impl BuiltinStep for LoadArtifact {
             }
         }
         // Which version it loaded: two instances of one task version may have loaded different files.
+        // One entry a step.
         let loaded = serde_json::json!({
             "step_id": crate::bundle::step_fields::step_id(step),
             "artifact_id": id,
@@ -99,6 +100,9 @@ impl BuiltinStep for LoadArtifact {
                 .entry("loaded_artifacts")
                 .or_insert_with(|| Value::Array(Vec::new()));
             if let Value::Array(items) = list {
+                // A retry that runs the step again loaded what the sandbox holds now.
+                let step_id = loaded.get("step_id").cloned();
+                items.retain(|item| item.get("step_id") != step_id.as_ref());
                 items.push(loaded);
             }
         })
