@@ -263,6 +263,7 @@ pub fn run_planned(
     }
     print_summary(plan, &results, version_of, out);
     let mut torn: usize = results.iter().map(|r| r.torn_down).sum();
+    let mut replaced: usize = results.iter().map(|r| r.replaced).sum();
     let mut still_up: Vec<(crate::sandbox::Sandbox, String)> =
         results.iter().flat_map(|r| r.still_up.clone()).collect();
     let kept: Vec<(&str, &crate::sandbox::Deployed)> = results
@@ -297,13 +298,20 @@ pub fn run_planned(
         for (_, d) in &kept {
             let report = d.teardown_all();
             torn += report.torn_down.len();
+            replaced += report.replaced;
             still_up.extend(report.still_up);
         }
     }
     if torn > 0 {
         out.line("");
+        // Those a retry replaced were torn down while their task ran: said, so that the count
+        // agrees with what "Holding" said was up.
+        let by_retries = match replaced {
+            0 => String::new(),
+            n => format!(", {n} of them replaced by retries"),
+        };
         out.line(&format!(
-            "Tore down {torn} {}.",
+            "Tore down {torn} {}{by_retries}.",
             plural(torn, "sandbox", "sandboxes")
         ));
     }

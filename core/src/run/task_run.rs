@@ -80,6 +80,8 @@ pub struct TaskRunResult {
     /// Its sandboxes, when `--keep` left them up (else empty: they were torn down).
     pub kept: Option<Deployed>,
     pub torn_down: usize,
+    /// How many of `torn_down` a retry replaced.
+    pub replaced: usize,
     pub still_up: Vec<(crate::sandbox::Sandbox, String)>,
 }
 
@@ -105,6 +107,7 @@ pub fn run_task(planned: &PlannedTask<'_>, version: i64, shared: &RunShared<'_>)
         instance_id: None,
         kept: None,
         torn_down: 0,
+        replaced: 0,
         still_up: Vec::new(),
     };
     if shared.cancel.is_cancelled() {
@@ -249,6 +252,7 @@ pub fn run_task(planned: &PlannedTask<'_>, version: i64, shared: &RunShared<'_>)
             .metadata
             .insert("torn_down_sandbox_ids".into(), Value::Array(ids));
         result.torn_down = report.torn_down.len();
+        result.replaced = report.replaced;
         result.still_up = report.still_up;
     }
     result.duration = started.elapsed();

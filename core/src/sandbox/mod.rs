@@ -341,6 +341,8 @@ pub trait DeployLog: Send + Sync {
 #[derive(Debug, Default)]
 pub struct Teardown {
     pub torn_down: Vec<Sandbox>,
+    /// How many of `torn_down` a retry replaced while the task ran (they were down before the end).
+    pub replaced: usize,
     /// Sandboxes still up, with why.
     pub still_up: Vec<(Sandbox, String)>,
 }
@@ -408,7 +410,10 @@ impl Deployed {
         let outcome = self.provider.teardown(&sandbox);
         if let Ok(mut retired) = self.retired.lock() {
             match outcome {
-                Ok(()) => retired.torn_down.push(sandbox.clone()),
+                Ok(()) => {
+                    retired.torn_down.push(sandbox.clone());
+                    retired.replaced += 1;
+                }
                 Err(e) => retired.still_up.push((sandbox.clone(), e.to_string())),
             }
         }

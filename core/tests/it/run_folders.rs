@@ -640,6 +640,7 @@ fn a_retry_from_deploy_sandbox_starts_over_in_a_fresh_sandbox() {
     let r = s.run(&["run", "./redeploy"]);
     assert_eq!(r.code, 0, "{}{}", r.stdout, r.stderr);
     r.assert_stdout_has("; retrying from step 'box'\n");
+    r.assert_stdout_has("\nTore down 2 sandboxes, 1 of them replaced by retries.\n");
     assert_eq!(
         r.stdout.matches("step 1/4 box done in").count(),
         2,
