@@ -6,6 +6,7 @@
 
 pub mod add;
 pub mod blockers;
+mod cargo_tracking;
 pub mod check;
 pub mod error;
 pub mod folder_name;

@@ -13,6 +13,7 @@ use super::{
     ROLLING_BACK,
 };
 use crate::discovery::discover;
+use crate::output::Output;
 use crate::quote;
 
 pub struct RemoveOptions {
@@ -207,12 +208,35 @@ pub fn remove(opts: &RemoveOptions, ctx: &Context<'_>) -> Result<i32, InstallErr
     if problem.is_none() {
         problem = crate::discovery::pins::unpin_packages(&plugins, &removing).err();
     }
+    if problem.is_none() {
+        forget_cargo_installs(&removals, &plugins, out);
+    }
     if let Some(p) = problem {
         out.note(&format!("problem: {p}"));
         return restore(&before, ROLLING_BACK, 1, out);
     }
     out.line("Removed.");
     Ok(0)
+}
+
+/// Takes the executables removed out of `cargo install`'s record. A record that cannot be changed
+/// is said, not rolled back for: it lists an executable that is gone, which the next install (run
+/// with `--force`) replaces.
+fn forget_cargo_installs(removals: &[Removal], plugins: &Path, out: &dyn Output) {
+    let root = plugins.join(CARGO_ROOT);
+    for removal in removals {
+        let Removal::Folder(_, Some(built)) = removal else {
+            continue;
+        };
+        let Some(bin) = built.file_name().and_then(|n| n.to_str()) else {
+            continue;
+        };
+        if let Err(e) = super::cargo_tracking::forget_executable(&root, bin) {
+            out.note(&format!(
+                "warning: {bin} is removed, but cargo's record of it stays: {e}"
+            ));
+        }
+    }
 }
 
 /// How the package whose manifest is `manifest` goes: by pip when it lives in the managed venv, else

@@ -398,8 +398,14 @@ fn a_local_crate_is_cargo_installed_and_its_manifest_written() {
         "  agentenv-rsdemo: task_steps rs_step active\n",
     );
     assert!(!stale.exists(), "the earlier install's file is left");
+    let record = sb.plugins_dir().join(".cargo/.crates.toml");
+    let listed = std::fs::read_to_string(&record).unwrap();
+    assert!(listed.contains("agentenv-rsdemo"), "{listed}");
     remove_ok(&sb, "agentenv-rsdemo");
     assert!(!sb.plugins_dir().join(".cargo/bin/agentenv-rsdemo").exists());
+    // cargo's record of what it installed no longer lists it.
+    let listed = std::fs::read_to_string(&record).unwrap();
+    assert!(!listed.contains("agentenv-rsdemo"), "{listed}");
 }
 
 #[test]

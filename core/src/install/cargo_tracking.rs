@@ -1,0 +1,112 @@
+//! The record `cargo install --root` keeps of what it installed (`.crates.toml` and `.crates2.json` in
+//! the root): when `plugin remove` deletes a crate plugin's executable, its line goes too, so the
+//! record does not list an executable that is gone.
+
+use std::path::Path;
+
+use serde_json::Value;
+
+/// The record's two files, as cargo names them.
+const TOML_RECORD: &str = ".crates.toml";
+const JSON_RECORD: &str = ".crates2.json";
+
+/// Takes the executable `bin` out of the install record in `cargo_root`: out of its package's list of
+/// executables, and the package's entry out when that was its last. A record that is missing is left
+/// so; one that cannot be read or written is an error (the executable itself is gone either way).
+pub fn forget_executable(cargo_root: &Path, bin: &str) -> Result<(), String> {
+    let toml_path = cargo_root.join(TOML_RECORD);
+    if let Some(text) = read(&toml_path)? {
+        let mut record: toml::Table = text
+            .parse()
+            .map_err(|e| format!("cannot read {}: {e}", toml_path.display()))?;
+        if let Some(toml::Value::Table(packages)) = record.get_mut("v1") {
+            packages.retain(|_, bins| match bins {
+                toml::Value::Array(list) => {
+                    list.retain(|b| b.as_str() != Some(bin));
+                    !list.is_empty()
+                }
+                _ => true,
+            });
+        }
+        write(&toml_path, &record.to_string())?;
+    }
+    let json_path = cargo_root.join(JSON_RECORD);
+    if let Some(text) = read(&json_path)? {
+        let mut record: Value = serde_json::from_str(&text)
+            .map_err(|e| format!("cannot read {}: {e}", json_path.display()))?;
+        if let Some(Value::Object(installs)) = record.get_mut("installs") {
+            installs.retain(|_, install| match install.get_mut("bins") {
+                Some(Value::Array(list)) => {
+                    list.retain(|b| b.as_str() != Some(bin));
+                    !list.is_empty()
+                }
+                _ => true,
+            });
+        }
+        let text = serde_json::to_string(&record)
+            .map_err(|e| format!("cannot write {}: {e}", json_path.display()))?;
+        write(&json_path, &text)?;
+    }
+    Ok(())
+}
+
+fn read(path: &Path) -> Result<Option<String>, String> {
+    match std::fs::read_to_string(path) {
+        Ok(text) => Ok(Some(text)),
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(None),
+        Err(e) => Err(format!("cannot read {}: {e}", path.display())),
+    }
+}
+
+/// Writes beside and renames over, so a reader never sees half a record.
+fn write(path: &Path, text: &str) -> Result<(), String> {
+    let staged = path.with_extension("agent-env-new");
+    std::fs::write(&staged, text)
+        .and_then(|()| std::fs::rename(&staged, path))
+        .map_err(|e| format!("cannot write {}: {e}", path.display()))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_removed_executable_leaves_both_records_and_the_others_stay() {
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::write(
+            dir.path().join(TOML_RECORD),
+            "[v1]\n\"agentenv-a 0.1.0 (path+file:///src/a)\" = [\"agentenv-a\"]\n\"tools 1.0.0 (path+file:///src/t)\" = [\"agentenv-b\", \"helper\"]\n",
+        )
+        .unwrap();
+        std::fs::write(
+            dir.path().join(JSON_RECORD),
+            r#"{"installs":{"agentenv-a 0.1.0 (path+file:///src/a)":{"bins":["agentenv-a"],"profile":"release"},"tools 1.0.0 (path+file:///src/t)":{"bins":["agentenv-b","helper"]}}}"#,
+        )
+        .unwrap();
+        forget_executable(dir.path(), "agentenv-a").unwrap();
+        forget_executable(dir.path(), "agentenv-b").unwrap();
+        let toml_text = std::fs::read_to_string(dir.path().join(TOML_RECORD)).unwrap();
+        assert!(!toml_text.contains("agentenv-a"), "{toml_text}");
+        assert!(
+            toml_text.contains("\"tools 1.0.0 (path+file:///src/t)\" = [\"helper\"]"),
+            "{toml_text}"
+        );
+        let json: Value =
+            serde_json::from_str(&std::fs::read_to_string(dir.path().join(JSON_RECORD)).unwrap())
+                .unwrap();
+        assert_eq!(
+            json,
+            serde_json::json!({"installs": {"tools 1.0.0 (path+file:///src/t)": {"bins": ["helper"]}}})
+        );
+    }
+
+    #[test]
+    fn no_record_is_no_error_and_a_broken_one_is_named() {
+        let dir = tempfile::tempdir().unwrap();
+        forget_executable(dir.path(), "x").unwrap();
+        std::fs::write(dir.path().join(TOML_RECORD), "[v1\n").unwrap();
+        let e = forget_executable(dir.path(), "x").unwrap_err();
+        assert!(e.starts_with("cannot read "), "{e}");
+        assert!(e.contains(".crates.toml"), "{e}");
+    }
+}
