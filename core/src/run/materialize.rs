@@ -410,13 +410,16 @@ impl Places {
     }
 }
 
-/// Per-id file locks, `<locks dir>/entity-<sha256(id)[:16]>.lock`, held until dropped.
+/// Per-id file locks, `<locks dir>/entity-<sha256(id)[:16]>.lock`, held until dropped. A lock's
+/// file is removed as it is released (one file per id ever written piled up): a run that opened the
+/// file before it went and then gets the lock finds the path no longer names its file, and opens it
+/// anew.
 struct Locks<'a> {
     dir: &'a Path,
     /// A lock another run holds is waited for until this run is cancelled.
     cancel: &'a Cancel,
     out: &'a dyn Output,
-    held: BTreeMap<String, File>,
+    held: BTreeMap<String, (PathBuf, File)>,
     announced: bool,
     /// The folder is known to exist.
     dir_made: bool,
@@ -450,13 +453,27 @@ impl<'a> Locks<'a> {
             "entity-{}.lock",
             sha256_hex_prefix(id.as_bytes(), 16)
         ));
+        let file = loop {
+            let file = self.lock_file(&path)?;
+            // The run that held it may have removed the file as it let go: then this lock guards
+            // nothing, and the path's file (anew) is the one to lock.
+            if names_file(&path, &file) {
+                break file;
+            }
+        };
+        self.held.insert(id.to_string(), (path, file));
+        Ok(())
+    }
+
+    /// Opens (or makes) the lock file at `path` and locks it, waiting while another run holds it.
+    fn lock_file(&mut self, path: &Path) -> Result<File, MaterializeError> {
         let file = File::options()
             .create(true)
             .truncate(false)
             .write(true)
-            .open(&path)
+            .open(path)
             .map_err(|source| MaterializeError::Lock {
-                path: path.clone(),
+                path: path.to_path_buf(),
                 source,
             })?;
         if !flock(&file, libc::LOCK_EX | libc::LOCK_NB) {
@@ -470,7 +487,7 @@ impl<'a> Locks<'a> {
                 let error = std::io::Error::last_os_error();
                 if error.kind() != std::io::ErrorKind::WouldBlock {
                     return Err(MaterializeError::Lock {
-                        path,
+                        path: path.to_path_buf(),
                         source: error,
                     });
                 }
@@ -478,8 +495,25 @@ impl<'a> Locks<'a> {
                 std::thread::sleep(LOCK_POLL);
             }
         }
-        self.held.insert(id.to_string(), file);
-        Ok(())
+        Ok(file)
+    }
+}
+
+impl Drop for Locks<'_> {
+    /// Each lock's file goes before the lock is let go, so no run locks a file while it is removed.
+    fn drop(&mut self) {
+        for (path, _file) in self.held.values() {
+            let _ = std::fs::remove_file(path);
+        }
+    }
+}
+
+/// Whether `path` still names the file `file` has open.
+fn names_file(path: &Path, file: &File) -> bool {
+    use std::os::unix::fs::MetadataExt;
+    match (file.metadata(), std::fs::metadata(path)) {
+        (Ok(open), Ok(named)) => open.dev() == named.dev() && open.ino() == named.ino(),
+        _ => false,
     }
 }
 
@@ -504,4 +538,24 @@ fn flock(file: &File, op: libc::c_int) -> bool {
     use std::os::unix::io::AsRawFd;
     // SAFETY: flock(2) on a descriptor we own; no memory is shared with the kernel.
     unsafe { libc::flock(file.as_raw_fd(), op) == 0 }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A run that opened a lock file before its holder removed it, and then gets the lock, sees the
+    /// path no longer names what it locked (and opens the path anew).
+    #[test]
+    fn a_lock_file_removed_or_replaced_is_told_apart() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("entity-x.lock");
+        let opened_before = File::create(&path).unwrap();
+        assert!(names_file(&path, &opened_before));
+        std::fs::remove_file(&path).unwrap();
+        assert!(!names_file(&path, &opened_before), "removed");
+        let anew = File::create(&path).unwrap();
+        assert!(!names_file(&path, &opened_before), "replaced");
+        assert!(names_file(&path, &anew));
+    }
 }

@@ -807,3 +807,65 @@ fn each_tasks_last_line_counts_the_tasks_ended() {
     assert!(!one.stdout.contains("tasks ended"), "{}", one.stdout);
     assert!(!one.stdout.contains("1 tasks:"), "{}", one.stdout);
 }
+
+/// Runs of one bundle started together each write an id once between them (the ids' locks hold
+/// while their files come and go), and leave no lock file behind.
+#[test]
+fn runs_started_together_write_each_id_once_and_leave_no_lock_files() {
+    let s = Sandboxed::new();
+    let bundle = s.copy_hello("together");
+    let task = std::fs::read_to_string(bundle.join("tasks/hello.json")).unwrap();
+    for i in 0..12 {
+        std::fs::write(bundle.join(format!("tasks/t{i:02}.json")), &task).unwrap();
+    }
+    for round in 0..2 {
+        if round == 1 {
+            // Every task changed: each run that sees it first writes version 2, once.
+            for i in 0..12 {
+                let changed = task.replace("/app/greeting", "/app/greeting.txt");
+                std::fs::write(bundle.join(format!("tasks/t{i:02}.json")), changed).unwrap();
+            }
+        }
+        let children: Vec<_> = (0..4)
+            .map(|_| {
+                s.command(&["run", "./together", "-q"])
+                    .stdout(std::process::Stdio::piped())
+                    .stderr(std::process::Stdio::piped())
+                    .spawn()
+                    .unwrap()
+            })
+            .collect();
+        for child in children {
+            let out = child.wait_with_output().unwrap();
+            assert_eq!(
+                out.status.code(),
+                Some(0),
+                "{}{}",
+                String::from_utf8_lossy(&out.stdout),
+                String::from_utf8_lossy(&out.stderr)
+            );
+        }
+        let mut versions: Vec<(String, i64)> = s
+            .docs("tasks")
+            .iter()
+            .map(|d| {
+                (
+                    d["id"].as_str().unwrap().to_string(),
+                    d["version"].as_i64().unwrap(),
+                )
+            })
+            .collect();
+        versions.sort();
+        let before = versions.len();
+        versions.dedup();
+        assert_eq!(before, versions.len(), "an id's version written twice");
+        // hello.json once, the 12 copies once a round.
+        assert_eq!(versions.len(), 1 + 12 * (round + 1), "{versions:?}");
+    }
+    let left: Vec<_> = std::fs::read_dir(s.state().join("locks"))
+        .unwrap()
+        .map(|e| e.unwrap().file_name())
+        .filter(|n| n.to_string_lossy().starts_with("entity-"))
+        .collect();
+    assert!(left.is_empty(), "{left:?}");
+}

@@ -287,10 +287,25 @@ fn sigint_while_waiting_for_the_bundles_locks_cancels_and_prints_the_json() {
     let s = Sandboxed::new();
     s.copy_hello("locked");
     assert_eq!(s.run(&["run", "./locked"]).code, 0);
-    // Another run holds every entity's lock.
-    let held: Vec<std::fs::File> = std::fs::read_dir(s.state().join("locks"))
+    let locks = s.state().join("locks");
+    let left: Vec<_> = std::fs::read_dir(&locks)
         .unwrap()
-        .map(|e| std::fs::File::open(e.unwrap().path()).unwrap())
+        .map(|e| e.unwrap().file_name())
+        .filter(|n| n.to_string_lossy().starts_with("entity-"))
+        .collect();
+    assert!(left.is_empty(), "a run removes its lock files: {left:?}");
+    // Another run holds every entity's lock (its file named by the entity's id).
+    let ids: Vec<String> = ["artifacts", "tasks"]
+        .iter()
+        .flat_map(|c| s.docs(c))
+        .map(|d| d["id"].as_str().unwrap().to_string())
+        .collect();
+    let held: Vec<std::fs::File> = ids
+        .iter()
+        .map(|id| {
+            let hash = agent_env::bundle::ids::sha256_hex_prefix(id.as_bytes(), 16);
+            std::fs::File::create(locks.join(format!("entity-{hash}.lock"))).unwrap()
+        })
         .collect();
     assert!(!held.is_empty());
     for file in &held {
