@@ -29,6 +29,9 @@ use super::stderr::{StderrTail, MESSAGE_TAIL_LINES};
 /// How long to wait for the last stderr bytes of a child that ended.
 const STDERR_SETTLE: Duration = Duration::from_millis(250);
 
+/// How long a plugin that did not heed a cancel is given to answer `shutdown`.
+const DEAF_SHUTDOWN_WAIT: Duration = Duration::from_millis(500);
+
 /// The live parts of a started child.
 struct Child {
     peer: Peer,
@@ -643,18 +646,27 @@ impl Child {
             None => descendants::snapshot(self.exit.pid()),
         };
         if self.exit.ended().is_none() {
+            let mut deaf = !polite;
             if polite && !self.peer.is_closed() {
                 // Calls still running (a step when Ctrl-C came) are cancelled first, and given the
                 // grace to answer, so that work watching for cancellation ends and says so now,
                 // rather than being cut off at the grace's end.
-                self.peer.cancel_pending(grace);
-                let _ = self.peer.call(SHUTDOWN, json!({}), Some(grace));
+                let heeded = self.peer.cancel_pending(grace);
+                // A plugin that did not heed the cancel may still answer `shutdown` at once (its
+                // step is busy, its loop is not), but is not waited on for a whole grace again.
+                let shutdown_wait = match heeded {
+                    true => grace,
+                    false => grace.min(DEAF_SHUTDOWN_WAIT),
+                };
+                let answer = self.peer.call(SHUTDOWN, json!({}), Some(shutdown_wait));
+                // No answer to `shutdown`: it would not exit of its own accord in the grace either.
+                deaf = matches!(answer, Err(CallError::Timeout(_)));
             }
             self.peer.close_output();
-            let first_wait = if polite {
-                grace
-            } else {
+            let first_wait = if deaf {
                 grace.min(Duration::from_millis(100))
+            } else {
+                grace
             };
             if self.exit.wait_timeout(first_wait).is_none() {
                 self.exit.signal(libc::SIGTERM);

@@ -334,8 +334,9 @@ impl Peer {
     /// Asks the other side to cancel every call of this side still waiting for its answer (a
     /// `$/cancelRequest` for each), then waits up to `wait` for those calls to be answered: before a
     /// shutdown, so that work watching for cancellation ends and says so, rather than being cut off
-    /// when the other side exits.
-    pub fn cancel_pending(&self, wait: Duration) {
+    /// when the other side exits. Returns whether they were all answered (or the connection closed)
+    /// in time: `false` says the other side did not heed the cancel.
+    pub fn cancel_pending(&self, wait: Duration) -> bool {
         let waiting: Vec<Id> = lock(&self.inner.state)
             .pending
             .iter()
@@ -355,7 +356,7 @@ impl Peer {
         {
             let now = Instant::now();
             if now >= deadline {
-                return;
+                return false;
             }
             state.waiters += 1;
             state = self
@@ -366,6 +367,7 @@ impl Peer {
                 .0;
             state.waiters -= 1;
         }
+        true
     }
 
     /// Sends a notification.
