@@ -199,16 +199,29 @@ fn instance_sources(session: &Session, term: &Terminal) -> Sources {
             ("runs", "they")
         }
     };
+    // Which command's run marks them: one writing to the store their instances are in.
+    let marked_by = |ended: bool| {
+        let mut by: Vec<&str> = dead
+            .iter()
+            .filter(|run| run.ended == ended)
+            .map(|run| run.instances_in.map_or("agent-env run", |i| i.marked_by()))
+            .collect();
+        by.sort_unstable();
+        by.dedup();
+        by.join(" or ")
+    };
     if killed > 0 {
         let (runs, they) = they(killed);
+        let by = marked_by(false);
         warnings.push(format!(
-            "{killed} earlier {runs} ended without finishing (agent-env was killed, or its machine stopped): the task instances {they} left show as running until the next agent-env run marks them failed and removes the sandboxes {they} left"
+            "{killed} earlier {runs} ended without finishing (agent-env was killed, or its machine stopped): the task instances {they} left show as running until the next {by} marks them failed and removes the sandboxes {they} left"
         ));
     }
     if unrecorded > 0 {
         let (runs, they) = they(unrecorded);
+        let by = marked_by(true);
         warnings.push(format!(
-            "{unrecorded} earlier {runs} could not write the end of some tasks to the document store: those task instances show as running until the next agent-env run marks them failed (once the store takes writes); {they} said why when {they} ran"
+            "{unrecorded} earlier {runs} could not write the end of some tasks to the document store: those task instances show as running until the next {by} marks them failed (once the store takes writes); {they} said why when {they} ran"
         ));
     }
     for warning in &warnings {

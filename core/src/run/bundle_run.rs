@@ -168,6 +168,7 @@ pub fn run_bundle_observed(
             locks_dir: session.paths().locks_dir(),
             fixture_prefix: session.env().var(FIXTURE_PREFIX_VAR),
             sandbox_dir,
+            instances_in: super::liveness::InstancesIn::Local,
         },
     };
     let status = match &plugins {

@@ -8,6 +8,11 @@
 //! A run that ends but could not write a task's end to the document store (the store went down or
 //! refused the write) leaves its journal behind too, marked as ended, so the next run marks that
 //! instance failed once the store takes writes again: it would show as `running` forever otherwise.
+//!
+//! A journal says which document store its run's instances went to ([`InstancesIn`]): a bundle run's
+//! go to this machine's @local store, `task run`'s to the configured one. A sweep marks only the
+//! instances in its own run's store; a journal of the other store's is left (its sandboxes removed)
+//! for a run that writes there.
 use std::fs::{File, OpenOptions};
 use std::io::{BufRead, BufReader, Write};
 use std::os::fd::AsRawFd;
@@ -34,6 +39,41 @@ const SANDBOX_LINE: &str = "sandbox\t";
 const UNRECORDED_LINE: &str = "unrecorded\t";
 /// A journal's last line when its run ended (and kept it for an unwritten end).
 const ENDED_LINE: &str = "ended";
+/// A journal's first line: the document store its run's instances go to.
+const STORE_LINE: &str = "instances\t";
+
+/// The document store a run's task instances go to.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub enum InstancesIn {
+    /// This machine's @local store: a bundle run's.
+    #[default]
+    Local,
+    /// The configured document store: a stored task's run (`agent-env task run`).
+    Configured,
+}
+
+impl InstancesIn {
+    fn word(self) -> &'static str {
+        match self {
+            InstancesIn::Local => "local",
+            InstancesIn::Configured => "configured",
+        }
+    }
+
+    fn from_word(word: &str) -> Option<InstancesIn> {
+        [InstancesIn::Local, InstancesIn::Configured]
+            .into_iter()
+            .find(|i| i.word() == word)
+    }
+
+    /// The command whose run marks such a store's instances.
+    pub fn marked_by(self) -> &'static str {
+        match self {
+            InstancesIn::Local => "agent-env run (of a bundle)",
+            InstancesIn::Configured => "agent-env task run",
+        }
+    }
+}
 
 /// The folder of the journals under the locks folder.
 fn journals(locks_dir: &Path) -> PathBuf {
@@ -60,7 +100,11 @@ impl DeployLog for RunJournal {
 impl RunJournal {
     /// Starts the journal of the run `run_group_id`; `None` when the state folder cannot hold one
     /// (a run goes on without: only the cleanup after a kill is lost).
-    pub fn begin(locks_dir: &Path, run_group_id: &str) -> Option<RunJournal> {
+    pub fn begin(
+        locks_dir: &Path,
+        run_group_id: &str,
+        instances_in: InstancesIn,
+    ) -> Option<RunJournal> {
         // The id names a file: one that could name another folder gets no journal.
         if run_group_id.is_empty() || run_group_id.contains('/') || run_group_id.starts_with('.') {
             return None;
@@ -79,11 +123,13 @@ impl RunJournal {
             let _ = std::fs::remove_file(&partial);
             return None;
         }
-        Some(RunJournal {
+        let journal = RunJournal {
             file,
             path,
             unrecorded: AtomicBool::new(false),
-        })
+        };
+        journal.note(&format!("{STORE_LINE}{}", instances_in.word()));
+        Some(journal)
     }
 
     /// Notes that the end of the task instance `instance_id` could not be written to the document
@@ -121,6 +167,8 @@ pub struct DeadRun {
     pub sandboxes: Vec<PathBuf>,
     /// It ended, keeping its journal because some task's end was not written; else it was killed.
     pub ended: bool,
+    /// Where its instances went (`None` for a journal written before journals said).
+    pub instances_in: Option<InstancesIn>,
     journal: PathBuf,
     _locked: File,
 }
@@ -158,6 +206,10 @@ pub fn dead_runs(locks_dir: &Path) -> Vec<DeadRun> {
             run_group_id: run_group_id.to_string(),
             sandboxes,
             ended: lines.iter().any(|line| line == ENDED_LINE),
+            instances_in: lines
+                .iter()
+                .find_map(|line| line.strip_prefix(STORE_LINE))
+                .and_then(InstancesIn::from_word),
             journal: entry.path(),
             _locked: file,
         });
@@ -179,6 +231,10 @@ pub struct Swept {
     /// the next run, with the store's answer.
     pub not_marked: Vec<(String, String)>,
     pub sandboxes: usize,
+    /// Runs whose instances are in the other document store (left for a run that writes there),
+    /// and how many sandboxes they left were removed.
+    pub elsewhere: Vec<InstancesIn>,
+    pub elsewhere_sandboxes: usize,
 }
 
 impl Swept {
@@ -206,6 +262,16 @@ impl Swept {
                 plural(self.unrecorded_instances as usize, "instance", "instances"),
             ));
         }
+        if self.elsewhere_sandboxes > 0 {
+            let mut by: Vec<&str> = self.elsewhere.iter().map(|i| i.marked_by()).collect();
+            by.dedup();
+            out.push(format!(
+                "note: removed {} {} that earlier runs left (agent-env was killed, or its machine stopped); the task instances they left running are in another document store, and the next {} marks them failed",
+                self.elsewhere_sandboxes,
+                plural(self.elsewhere_sandboxes, "sandbox", "sandboxes"),
+                by.join(" or "),
+            ));
+        }
         for (run, why) in &self.not_marked {
             out.push(format!(
                 "note: the task instances that the earlier run {run} left showing as running could not be marked failed ({why}); the next run tries again"
@@ -219,10 +285,22 @@ impl Swept {
 /// some task's end): their instances in `docs` still `running` become `failed`, saying why; their
 /// sandboxes that are local sandbox folders ([`LOCAL_FOLDER_PREFIX`]) directly under `sandbox_root`
 /// are removed (nothing else is, whatever a journal says); their journals are deleted, but for a run
-/// whose instances `docs` refused to mark, which is tried again by the next sweep.
-pub fn sweep(locks_dir: &Path, sandbox_root: &Path, docs: &dyn DocumentStore) -> Swept {
+/// whose instances `docs` refused to mark, which is tried again by the next sweep. `docs` is the
+/// store `ours` names: a run whose journal names the other is left for a run that writes there
+/// (only its sandboxes are removed).
+pub fn sweep(
+    locks_dir: &Path,
+    sandbox_root: &Path,
+    docs: &dyn DocumentStore,
+    ours: InstancesIn,
+) -> Swept {
     let mut swept = Swept::default();
     for run in dead_runs(locks_dir) {
+        if let Some(theirs) = run.instances_in.filter(|theirs| *theirs != ours) {
+            swept.elsewhere_sandboxes += remove_sandboxes(&run.sandboxes, sandbox_root);
+            swept.elsewhere.push(theirs);
+            continue;
+        }
         let filter = Filter::eq(RUN_GROUP_PATH, run.run_group_id.as_str())
             .and("status", Predicate::Eq(json!("running")));
         let mut set = Map::new();
@@ -239,15 +317,7 @@ pub fn sweep(locks_dir: &Path, sandbox_root: &Path, docs: &dyn DocumentStore) ->
             ..UpdateSpec::default()
         };
         let marked = mark_each(docs, &filter, &update);
-        for sandbox in &run.sandboxes {
-            let ours = sandbox.parent() == Some(sandbox_root)
-                && sandbox
-                    .file_name()
-                    .is_some_and(|n| n.to_string_lossy().starts_with(LOCAL_FOLDER_PREFIX));
-            if ours && std::fs::remove_dir_all(sandbox).is_ok() {
-                swept.sandboxes += 1;
-            }
-        }
+        swept.sandboxes += remove_sandboxes(&run.sandboxes, sandbox_root);
         match marked {
             Ok(n) if run.ended => {
                 swept.unrecorded_runs += 1;
@@ -267,6 +337,21 @@ pub fn sweep(locks_dir: &Path, sandbox_root: &Path, docs: &dyn DocumentStore) ->
         let _ = std::fs::remove_file(&run.journal);
     }
     swept
+}
+
+/// Removes the local sandbox folders ([`LOCAL_FOLDER_PREFIX`]) directly under `sandbox_root` among
+/// `sandboxes` (nothing else, whatever a journal says); how many it removed.
+fn remove_sandboxes(sandboxes: &[PathBuf], sandbox_root: &Path) -> usize {
+    sandboxes
+        .iter()
+        .filter(|sandbox| {
+            sandbox.parent() == Some(sandbox_root)
+                && sandbox
+                    .file_name()
+                    .is_some_and(|n| n.to_string_lossy().starts_with(LOCAL_FOLDER_PREFIX))
+        })
+        .filter(|sandbox| std::fs::remove_dir_all(sandbox).is_ok())
+        .count()
 }
 
 /// Applies `update` to every instance `filter` matches, one by one (a document store's `update`
@@ -308,7 +393,7 @@ mod tests {
         std::fs::create_dir_all(&left).unwrap();
         std::fs::create_dir_all(&elsewhere).unwrap();
 
-        let live = RunJournal::begin(&locks, "run-live").unwrap();
+        let live = RunJournal::begin(&locks, "run-live", InstancesIn::Local).unwrap();
         live.deployed(&root.join("agent-env-local-live-0000"));
         // What a killed run leaves: its journal, unlocked.
         std::fs::write(
@@ -339,7 +424,7 @@ mod tests {
                 "context": {"metadata": {"run_group_id": group}}});
             docs.insert(INSTANCES, doc.as_object().unwrap()).unwrap();
         }
-        let swept = sweep(&locks, &root, &docs);
+        let swept = sweep(&locks, &root, &docs, InstancesIn::Local);
         assert_eq!(
             swept,
             Swept {
@@ -387,7 +472,7 @@ mod tests {
                 "context": {"metadata": {"run_group_id": "run-ended"}}});
             docs.insert(INSTANCES, doc.as_object().unwrap()).unwrap();
         }
-        let journal = RunJournal::begin(&locks, "run-ended").unwrap();
+        let journal = RunJournal::begin(&locks, "run-ended", InstancesIn::Local).unwrap();
         journal.end_unrecorded("i1");
         drop(journal);
         let path = journals(&locks).join("run-ended.journal");
@@ -398,7 +483,7 @@ mod tests {
 
         // A store that cannot be written keeps the journal for a later sweep, saying why.
         let down = LocalSqliteDocumentStore::new(tmp.path().to_path_buf());
-        let swept = sweep(&locks, &root, &down);
+        let swept = sweep(&locks, &root, &down, InstancesIn::Local);
         assert_eq!(swept.not_marked.len(), 1, "{swept:?}");
         assert_eq!(swept.not_marked[0].0, "run-ended");
         assert!(path.exists());
@@ -408,7 +493,7 @@ mod tests {
             "{sentences:?}"
         );
 
-        let swept = sweep(&locks, &root, &docs);
+        let swept = sweep(&locks, &root, &docs, InstancesIn::Local);
         assert_eq!(
             swept,
             Swept {
@@ -424,5 +509,52 @@ mod tests {
             .unwrap();
         assert_eq!(i1["status"], "failed");
         assert_eq!(i1["error"], END_UNRECORDED);
+    }
+
+    /// A killed `task run` wrote to the configured store: a bundle run's sweep (the @local store)
+    /// removes its sandboxes but leaves its instances, and its journal, for a `task run`.
+    #[test]
+    fn a_sweep_leaves_the_instances_of_the_other_store_to_a_run_that_writes_there() {
+        let tmp = tempfile::tempdir().unwrap();
+        let locks = tmp.path().join("locks");
+        let root = tmp.path().join("sandboxes");
+        let left = root.join("agent-env-local-cccc-dddd");
+        std::fs::create_dir_all(&left).unwrap();
+        let configured = LocalSqliteDocumentStore::new(tmp.path().join("configured.db"));
+        let local = LocalSqliteDocumentStore::new(tmp.path().join("local.db"));
+        let doc = json!({"instance_id": "i1", "status": "running",
+            "context": {"metadata": {"run_group_id": "run-task"}}});
+        configured
+            .insert(INSTANCES, doc.as_object().unwrap())
+            .unwrap();
+        // What a killed `task run` leaves: its journal, unlocked, naming the configured store.
+        std::fs::create_dir_all(journals(&locks)).unwrap();
+        let path = journals(&locks).join("run-task.journal");
+        std::fs::write(
+            &path,
+            format!("instances\tconfigured\nsandbox\t{}\n", left.display()),
+        )
+        .unwrap();
+
+        let swept = sweep(&locks, &root, &local, InstancesIn::Local);
+        assert_eq!(swept.killed_runs, 0, "{swept:?}");
+        assert_eq!(swept.elsewhere, [InstancesIn::Configured]);
+        assert_eq!(swept.elsewhere_sandboxes, 1);
+        assert!(!left.exists());
+        let said = swept.sentences().join("\n");
+        assert!(
+            said.contains("the next agent-env task run marks them failed"),
+            "{said}"
+        );
+        assert!(path.exists(), "left for a task run");
+
+        let swept = sweep(&locks, &root, &configured, InstancesIn::Configured);
+        assert_eq!(swept.killed_instances, 1, "{swept:?}");
+        let i1 = configured
+            .find_one(INSTANCES, &Filter::eq("instance_id", "i1"), None)
+            .unwrap()
+            .unwrap();
+        assert_eq!(i1["status"], "failed");
+        assert!(!path.exists());
     }
 }

@@ -398,6 +398,8 @@ pub struct Places {
     pub fixture_prefix: Option<String>,
     /// The `local` sandbox provider's root (`$AGENT_ENV_LOCAL_SANDBOX_DIR`).
     pub sandbox_dir: PathBuf,
+    /// Which document store the run's task instances go to.
+    pub instances_in: super::liveness::InstancesIn,
 }
 
 impl Places {

@@ -215,13 +215,18 @@ pub fn run_planned(
         &options.places.locks_dir,
         &options.places.sandbox_dir,
         stores.documents.as_ref(),
+        options.places.instances_in,
     );
     for sentence in swept.sentences() {
         out.note(&sentence);
     }
     // Held, and so locked, until this function returns: the sign that this run is alive.
-    let journal = liveness::RunJournal::begin(&options.places.locks_dir, &run_group_id)
-        .map(std::sync::Arc::new);
+    let journal = liveness::RunJournal::begin(
+        &options.places.locks_dir,
+        &run_group_id,
+        options.places.instances_in,
+    )
+    .map(std::sync::Arc::new);
     options.observer.event(&RunEvent::RunStarted {
         run_group_id: run_group_id.clone(),
         bundle: label.to_string(),

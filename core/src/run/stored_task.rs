@@ -364,6 +364,7 @@ pub fn run_stored_task(
             locks_dir: session.paths().locks_dir(),
             fixture_prefix: None,
             sandbox_dir,
+            instances_in: super::liveness::InstancesIn::Configured,
         },
     };
     let version_of = |_: &str| version;
