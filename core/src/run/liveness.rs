@@ -218,6 +218,20 @@ pub fn dead_runs(locks_dir: &Path) -> Vec<DeadRun> {
     dead
 }
 
+/// Whether the run `run_group_id` is running now on this machine: its journal is there and locked
+/// by its live process. A run elsewhere (another machine sharing the document store) is not seen.
+pub fn is_running(locks_dir: &Path, run_group_id: &str) -> bool {
+    if run_group_id.is_empty() || run_group_id.contains('/') || run_group_id.starts_with('.') {
+        return false;
+    }
+    let path = journals(locks_dir).join(format!("{run_group_id}{SUFFIX}"));
+    let Ok(file) = File::open(path) else {
+        return false;
+    };
+    // Taken (and let go at once as the file closes) only when no live run holds it.
+    !lock(&file)
+}
+
 /// What a sweep cleaned up.
 #[derive(Debug, Default, PartialEq, Eq)]
 pub struct Swept {
@@ -459,6 +473,19 @@ mod tests {
         assert!(path.exists());
         drop(live);
         assert!(!path.exists());
+    }
+
+    #[test]
+    fn a_run_is_running_while_its_journal_is_locked() {
+        let tmp = tempfile::tempdir().unwrap();
+        let locks = tmp.path().join("locks");
+        assert!(!is_running(&locks, "run-x"));
+        let journal = RunJournal::begin(&locks, "run-x", InstancesIn::Local).unwrap();
+        // flock is per open file: this process's own lock is seen as another's.
+        assert!(is_running(&locks, "run-x"));
+        assert!(!is_running(&locks, "../run-x"));
+        drop(journal);
+        assert!(!is_running(&locks, "run-x"));
     }
 
     #[test]
