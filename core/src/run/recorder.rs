@@ -283,6 +283,27 @@ fn record_step(doc: &mut Document, step_id: &str, entry: Value, superseded: &[&s
     doc.insert("current_step".into(), json!(current));
 }
 
+/// Writes each NUL character in `value`'s strings (and keys) as the text `\x00`, as the terminal shows
+/// it: a command's output may hold one, and a store like PostgreSQL's jsonb refuses a document that
+/// does, which lost the task's whole record.
+fn escape_nul(value: &mut Value) {
+    const NUL: char = '\0';
+    match value {
+        Value::String(s) if s.contains(NUL) => *s = s.replace(NUL, "\\x00"),
+        Value::Array(items) => items.iter_mut().for_each(escape_nul),
+        Value::Object(map) => {
+            let renamed: Vec<String> = map.keys().filter(|k| k.contains(NUL)).cloned().collect();
+            for key in renamed {
+                if let Some(v) = map.remove(&key) {
+                    map.insert(key.replace(NUL, "\\x00"), v);
+                }
+            }
+            map.values_mut().for_each(escape_nul);
+        }
+        _ => {}
+    }
+}
+
 /// Every change carries the context as it is then (secrets stripped) and a new `rev`.
 fn changed(state: &mut RecordState, context: &TaskStepContext) {
     let rev = state.doc.get("rev").and_then(Value::as_i64).unwrap_or(0) + 1;
@@ -329,6 +350,7 @@ impl Record {
         // gets it.
         for value in state.doc.values_mut() {
             redaction::redact_json(value);
+            escape_nul(value);
         }
         if state.stored {
             self.docs
@@ -554,6 +576,16 @@ mod tests {
 
     /// With no flush between them, a task's start, steps and end are one insert of the final
     /// document, the same document the writes one by one made.
+    #[test]
+    fn a_nul_in_the_record_is_written_as_text() {
+        let mut doc = json!({"a": "x\u{0}y", "list": ["\u{0}"], "k\u{0}": {"ok": "plain"}});
+        escape_nul(&mut doc);
+        assert_eq!(
+            doc,
+            json!({"a": "x\\x00y", "list": ["\\x00"], "k\\x00": {"ok": "plain"}})
+        );
+    }
+
     #[test]
     fn a_short_task_is_written_once_with_its_final_document() {
         let dir = tempfile::tempdir().unwrap();

@@ -869,3 +869,24 @@ fn runs_started_together_write_each_id_once_and_leave_no_lock_files() {
         .collect();
     assert!(left.is_empty(), "{left:?}");
 }
+
+/// A NUL in a command's output is recorded as the text `\x00` (PostgreSQL's jsonb refuses a NUL,
+/// which lost the task's whole record there).
+#[test]
+fn a_nul_in_a_commands_output_is_recorded_as_text() {
+    let s = Sandboxed::new();
+    s.write(
+        "nul/tasks/n.json",
+        &format!(
+            r#"[{DEPLOY},
+               {{"id": "check", "type": "verify_sandbox", "sandbox_name": "box", "verifier_id": "check",
+                 "criteria": [{{"type": "bash_cmd_succeeds", "command": "printf 'a\\0b' >&2; exit 1"}}]}}]"#
+        ),
+    );
+    let r = s.run(&["run", "./nul"]);
+    assert_eq!(r.code, 0, "{}", r.both());
+    let doc = &s.docs("task_instances")[0];
+    let text = doc.to_string();
+    assert!(!text.contains("\\u0000"), "{text}");
+    assert!(text.contains("a\\\\x00b"), "{text}");
+}
