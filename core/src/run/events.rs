@@ -118,6 +118,9 @@ pub struct EvalTally {
     /// How many tasks it names (each one the run planned), and how they came out.
     pub tasks: usize,
     pub passed: usize,
+    /// Ran, and scored below 1 or recorded no score: with the others they add up to `tasks`.
+    pub scored_below_one: usize,
+    pub unscored: usize,
     pub failed: usize,
     /// Cancelled, whether while running or before they started (`didnt_start` of them).
     pub cancelled: usize,

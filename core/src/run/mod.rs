@@ -457,6 +457,8 @@ fn eval_tallies(
                 eval_version: version_of(&pe.eval.id),
                 tasks: runs.len(),
                 passed: count(|o| matches!(o, Outcome::Passed(_))),
+                scored_below_one: count(|o| matches!(o, Outcome::ScoredBelowOne(_))),
+                unscored: count(|o| matches!(o, Outcome::Unscored)),
                 failed: count(Outcome::is_failure),
                 cancelled: count(Outcome::is_cancelled),
                 didnt_start: count(|o| matches!(o, Outcome::DidntStart)),
@@ -569,6 +571,12 @@ fn eval_line(tally: &EvalTally) -> String {
         "  {} v{}: {} of {} passed",
         tally.eval_path, tally.eval_version, tally.passed, tally.tasks
     );
+    if tally.scored_below_one > 0 {
+        line.push_str(&format!(", {} scored below 1", tally.scored_below_one));
+    }
+    if tally.unscored > 0 {
+        line.push_str(&format!(", {} unscored", tally.unscored));
+    }
     if tally.failed > 0 {
         line.push_str(&format!(", {} failed", tally.failed));
     }
@@ -618,13 +626,15 @@ mod tests {
             eval_version: 1,
             tasks: 300,
             passed: 10,
-            failed: 0,
+            scored_below_one: 2,
+            unscored: 1,
+            failed: 1,
             cancelled: 286,
             didnt_start: 282,
         };
         assert_eq!(
             eval_line(&tally),
-            "  evals/all.toml v1: 10 of 300 passed, 4 cancelled, 282 did not start"
+            "  evals/all.toml v1: 10 of 300 passed, 2 scored below 1, 1 unscored, 1 failed, 4 cancelled, 282 did not start"
         );
     }
 }

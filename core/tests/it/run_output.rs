@@ -284,7 +284,7 @@ fn run_json_carries_entities_evals_skipped_tasks_warnings_and_the_dry_run_plan()
     assert_eq!(
         doc["evals"],
         serde_json::json!([{"eval_id": "@local/~/full/one", "eval_path": "evals/one.toml",
-                            "eval_version": 1, "tasks": 1, "passed": 1, "failed": 0, "cancelled": 0, "didnt_start": 0}])
+                            "eval_version": 1, "tasks": 1, "passed": 1, "scored_below_one": 0, "unscored": 0, "failed": 0, "cancelled": 0, "didnt_start": 0}])
     );
     assert_eq!(doc["skipped"][0]["path"], "tasks/other.json");
     assert_eq!(
