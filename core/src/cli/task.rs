@@ -393,10 +393,10 @@ fn scores_text(scores: &Map<String, Value>) -> String {
         .join(", ")
 }
 
+/// As `agent-env run` shows a score.
 fn score_text(score: &Value) -> String {
     match score.as_f64() {
-        Some(f) if f.fract() == 0.0 => format!("{f:.0}"),
-        Some(f) => format!("{f}"),
+        Some(f) => crate::run::outcome::format_g(f),
         None => score.to_string(),
     }
 }

@@ -173,6 +173,11 @@ pub fn format_g(v: f64) -> String {
     }
     let s = format!("{v:.6}");
     let s = s.trim_end_matches('0').trim_end_matches('.');
+    // Six decimals made a whole number of what is not one (0.99999999 read as "1", beside a verdict
+    // of "scored below 1"): such a value is shown in full.
+    if !s.contains('.') && v.is_finite() {
+        return format!("{v}");
+    }
     s.to_string()
 }
 
@@ -185,6 +190,15 @@ pub fn seconds(d: std::time::Duration) -> String {
 mod tests {
     use super::*;
     use serde_json::json;
+
+    #[test]
+    fn a_score_just_below_or_above_a_whole_number_is_not_shown_as_one() {
+        assert_eq!(format_g(0.99999999), "0.99999999");
+        assert_eq!(format_g(1.0000000001), "1.0000000001");
+        assert_eq!(format_g(2.0 / 3.0), "0.666667");
+        assert_eq!(format_g(1.0), "1");
+        assert_eq!(format_g(0.5), "0.5");
+    }
 
     #[test]
     fn outcome_texts() {
