@@ -15,7 +15,7 @@ use crate::run::recorded::{newest_started_first, InstanceScores, Recorded};
 use crate::run::recorder::INSTANCES;
 use crate::run::stored_task;
 use crate::session::Session;
-use crate::stores::{Document, DocumentStore, Filter};
+use crate::stores::{Document, DocumentStore, Filter, Sort};
 
 #[derive(Args)]
 pub struct TaskArgs {
@@ -317,13 +317,47 @@ fn run_stored(args: RunTaskArgs, verbose: bool, session: &Session, term: &Termin
 }
 
 /// Every instance of every source, newest first.
-fn all_instances(sources: &Recorded) -> Result<Vec<Document>, Failure> {
-    let mut all = sources
-        .query(INSTANCES, &Filter::all(), None, None, 0)
-        .map_err(|e| Failure::new(format!("cannot read the recorded task instances: {e}")))?;
-    all.sort_by(newest_started_first);
-    Ok(all)
+/// The recorded instances `keep` keeps, newest first, at most `up_to` of them (all with `None`).
+/// They are read a page at a time and only the kept ones held: an instance can be tens of
+/// megabytes (a verifier's rows), and `task list --limit 1` read and held every one.
+fn newest_instances(
+    sources: &Recorded,
+    keep: impl Fn(&Document) -> bool,
+    up_to: Option<usize>,
+) -> Result<Vec<Document>, Failure> {
+    let newest_first = Sort::by("started_at_utc", true);
+    let mut page = up_to.map_or(FIRST_PAGE, |n| n.saturating_mul(2).max(FIRST_PAGE));
+    let mut offset = 0;
+    let mut kept = Vec::new();
+    loop {
+        let batch = sources
+            .query(
+                INSTANCES,
+                &Filter::all(),
+                Some(&newest_first),
+                Some(page),
+                offset,
+            )
+            .map_err(|e| Failure::new(format!("cannot read the recorded task instances: {e}")))?;
+        let read = batch.len();
+        kept.extend(batch.into_iter().filter(|d| keep(d)));
+        if up_to.is_some_and(|n| kept.len() >= n) || read < page {
+            break;
+        }
+        offset += read;
+        page = page.saturating_mul(2).min(LAST_PAGE);
+    }
+    // The stores each sort; their merge is sorted again the way a list shows it.
+    kept.sort_by(newest_started_first);
+    if let Some(n) = up_to {
+        kept.truncate(n);
+    }
+    Ok(kept)
 }
+
+/// How many instances the first page reads, and the most a page grows to.
+const FIRST_PAGE: usize = 64;
+const LAST_PAGE: usize = 1024;
 
 fn text<'a>(doc: &'a Document, key: &str) -> &'a str {
     doc.get(key).and_then(Value::as_str).unwrap_or("")
@@ -432,15 +466,11 @@ fn list(
     term: &Terminal,
 ) -> Exit {
     let bundle_filter = args.bundle.as_deref().map(|b| BundleFilter::new(b, home));
-    let all = all_instances(sources)?;
-    let recorded = all.len();
-    let mut found: Vec<Document> = all
-        .into_iter()
-        .filter(|d| matches(d, &args, bundle_filter.as_ref()))
-        .collect();
-    if args.limit > 0 {
-        found.truncate(args.limit);
-    }
+    let found = newest_instances(
+        sources,
+        |d| matches(d, &args, bundle_filter.as_ref()),
+        (args.limit > 0).then_some(args.limit),
+    )?;
     // A name several bundles' tasks share lists them all: said, with how to name one alone.
     if let Some(asked) = &args.task {
         let mut tasks: Vec<&str> = found.iter().map(|d| text(d, "task_id")).collect();
@@ -467,7 +497,8 @@ fn list(
         return Ok(0);
     }
     if found.is_empty() {
-        term.print(&none(recorded, &args));
+        let recorded = sources.count(INSTANCES, &Filter::all()).unwrap_or(0);
+        term.print(&none(recorded as usize, &args));
         return Ok(0);
     }
     let rows: Vec<[String; 5]> = found
@@ -509,20 +540,27 @@ fn get(
     term: &Terminal,
 ) -> Exit {
     let wanted = args.instance.trim();
-    let all = all_instances(sources)?;
-    let exact: Vec<&Document> = all
-        .iter()
-        .filter(|d| text(d, "instance_id") == wanted)
-        .collect();
-    let candidates: Vec<&Document> = if exact.is_empty() {
-        all.iter()
-            .filter(|d| short_id(text(d, "instance_id")) == wanted)
-            .collect()
+    // The whole id is looked up; the short form (its end) is looked for among them all.
+    let exact = sources
+        .query(
+            INSTANCES,
+            &Filter::eq("instance_id", wanted),
+            None,
+            Some(2),
+            0,
+        )
+        .map_err(|e| Failure::new(format!("cannot read the recorded task instances: {e}")))?;
+    let candidates = if exact.is_empty() {
+        newest_instances(
+            sources,
+            |d| short_id(text(d, "instance_id")) == wanted,
+            None,
+        )?
     } else {
         exact
     };
     let doc = match candidates.as_slice() {
-        [one] => *one,
+        [one] => one,
         [] => {
             return Err(Failure::new(format!(
                 "no task instance '{wanted}' in the local or the configured document store{}; agent-env task list shows the recorded ones",
@@ -741,5 +779,35 @@ mod tests {
         ] {
             assert_eq!(criterion_passed(&row), passed, "{row}");
         }
+    }
+
+    /// Read a page at a time from two stores, the newest kept ones come back in order, however many
+    /// pages it takes to find them.
+    #[test]
+    fn the_newest_kept_instances_are_found_across_pages_and_stores() {
+        use crate::stores::local::LocalSqliteDocumentStore;
+        use std::sync::Arc;
+        let dir = tempfile::tempdir().unwrap();
+        let a = LocalSqliteDocumentStore::new(dir.path().join("a.db"));
+        let b = LocalSqliteDocumentStore::new(dir.path().join("b.db"));
+        for n in 0..300 {
+            let store = if n % 3 == 0 { &b } else { &a };
+            let doc = json!({"instance_id": format!("t-{n:03}"), "task_id": if n < 5 { "old" } else { "new" },
+                "started_at_utc": format!("2026-01-01T00:{:02}:{:02}.000000Z", n / 60, n % 60)});
+            store.insert(INSTANCES, doc.as_object().unwrap()).unwrap();
+        }
+        let sources = Recorded::of(vec![Arc::new(a), Arc::new(b)]);
+        let ids = |docs: Vec<Document>| -> Vec<String> {
+            docs.iter()
+                .map(|d| text(d, "instance_id").to_string())
+                .collect()
+        };
+        let newest = newest_instances(&sources, |_| true, Some(3)).unwrap();
+        assert_eq!(ids(newest), ["t-299", "t-298", "t-297"]);
+        // The old ones are beyond the first pages.
+        let old = newest_instances(&sources, |d| text(d, "task_id") == "old", Some(2)).unwrap();
+        assert_eq!(ids(old), ["t-004", "t-003"]);
+        let every = newest_instances(&sources, |_| true, None).unwrap();
+        assert_eq!(every.len(), 300);
     }
 }
