@@ -5,7 +5,8 @@ use clap::{Args, Subcommand};
 use serde_json::Value;
 
 use super::{Exit, Failure, Terminal};
-use crate::run::{stored_artifact, stored_task};
+use crate::run::cancel::{watch_signals, Cancel, Signalled};
+use crate::run::{stored_artifact, stored_task, RunError};
 use crate::session::Session;
 use crate::words::plural;
 
@@ -91,6 +92,28 @@ fn get(args: GetArgs, session: &Session, term: &Terminal) -> Exit {
     Ok(0)
 }
 
+/// A signal during `artifact put`: the first lets the file being written finish (an upload cut
+/// short is left half-made in some stores), the next stops at once.
+fn on_put_signal(signalled: Signalled) {
+    use std::io::Write;
+    let mut stderr = std::io::stderr();
+    match signalled {
+        Signalled::First(_) => {
+            let _ = writeln!(
+                stderr,
+                "Stopping once the file being written is written; another signal stops at once"
+            );
+        }
+        Signalled::Again(signal) => {
+            let _ = writeln!(
+                stderr,
+                "Stopped at once: no version was recorded; the file being written may be left half-written in the object store; put the folder again"
+            );
+            std::process::exit(128 + signal);
+        }
+    }
+}
+
 fn put(args: PutArgs, session: &Session, term: &Terminal) -> Exit {
     let shown = args.folder.display().to_string();
     if !args.folder.is_dir() {
@@ -105,8 +128,16 @@ fn put(args: PutArgs, session: &Session, term: &Terminal) -> Exit {
             .and_then(|p| p.file_name().map(|n| n.to_string_lossy().into_owned()))
             .unwrap_or_default(),
     };
-    let put = stored_artifact::put_artifact(session, &id, &args.folder)
-        .map_err(|e| Failure::new(format!("{shown}: {e}")))?;
+    let cancel = Cancel::new();
+    watch_signals(cancel.clone(), Some(on_put_signal))
+        .map_err(|e| Failure::new(format!("{shown}: can't watch for Ctrl-C: {e}")))?;
+    let put = stored_artifact::put_artifact(session, &id, &args.folder, &cancel).map_err(|e| {
+        let code = match &e {
+            RunError::Interrupted { signal, .. } => 128 + signal,
+            _ => 1,
+        };
+        Failure::new(format!("{shown}: {e}")).with_code(code)
+    })?;
     term.print(&format!(
         "{id}: v{} ({}, {} {})\n",
         put.version,

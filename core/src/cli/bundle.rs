@@ -88,25 +88,30 @@ fn init(args: InitArgs, session: &Session, term: &Terminal) -> Exit {
         });
     }
     let folder = session.env().cwd().join(&args.folder);
+    crate::bundle::copy::ensure_empty(&folder).map_err(|e| Failure::new(e.to_string()))?;
+    // Written beside it and moved into place whole: a store that fails halfway (an artifact's
+    // object gone, a server down) leaves nothing, so the same command can simply be run again.
+    let staging = Staging::beside(&folder)?;
     let artifacts = export::artifact_folders(&tasks);
-    let written = export::write_bundle(&folder, &tasks, &evals, &artifacts)
+    let written = export::write_bundle(staging.path(), &tasks, &evals, &artifacts)
         .map_err(|e| Failure::new(e.to_string()))?;
     let mut out = String::new();
     for file in &written.files {
-        let shown = file.strip_prefix(&folder).unwrap_or(file);
+        let shown = file.strip_prefix(staging.path()).unwrap_or(file);
         out.push_str(&format!("wrote {}\n", args.folder.join(shown).display()));
     }
     // The stored artifacts the tasks load, copied in: the bundle runs without the shared stores.
     for (id, name) in &artifacts {
         let rel = std::path::Path::new("artifacts").join(name);
-        let count = stored_artifact::write_out(session, id, &folder.join(&rel))
-            .map_err(|e| Failure::new(e.to_string()))?;
+        let count = stored_artifact::write_out(session, id, &staging.path().join(&rel))
+            .map_err(|e| Failure::new(format!("{e}; nothing was written")))?;
         out.push_str(&format!(
             "wrote {}/ ({id}, {count} {})\n",
             args.folder.join(&rel).display(),
             plural(count, "file", "files")
         ));
     }
+    staging.finish(&folder)?;
     out.push_str(&format!(
         "Run it with agent-env run {}.\n",
         shown_folder(&args.folder)
@@ -116,6 +121,57 @@ fn init(args: InitArgs, session: &Session, term: &Terminal) -> Exit {
         term.eprintln(&format!("note: {note}"));
     }
     Ok(0)
+}
+
+/// A folder written beside its destination and moved there whole by [`Staging::finish`]; dropped
+/// before that, it is removed.
+struct Staging {
+    path: std::path::PathBuf,
+    finished: bool,
+}
+
+impl Staging {
+    fn beside(folder: &std::path::Path) -> Result<Staging, Failure> {
+        let name = folder
+            .file_name()
+            .map(|n| n.to_string_lossy().into_owned())
+            .unwrap_or_default();
+        let parent = folder.parent().unwrap_or(std::path::Path::new("."));
+        let path = parent.join(format!(
+            ".{name}.agent-env-partial-{}",
+            crate::sandbox::random_hex(6)
+        ));
+        std::fs::create_dir_all(&path)
+            .map_err(|e| Failure::new(format!("cannot create {}: {e}", path.display())))?;
+        Ok(Staging {
+            path,
+            finished: false,
+        })
+    }
+
+    fn path(&self) -> &std::path::Path {
+        &self.path
+    }
+
+    /// Moves the folder to `folder` (missing, or empty: an empty folder is replaced).
+    fn finish(mut self, folder: &std::path::Path) -> Result<(), Failure> {
+        std::fs::rename(&self.path, folder).map_err(|e| {
+            Failure::new(format!(
+                "cannot move the written bundle to {}: {e}",
+                folder.display()
+            ))
+        })?;
+        self.finished = true;
+        Ok(())
+    }
+}
+
+impl Drop for Staging {
+    fn drop(&mut self) {
+        if !self.finished {
+            let _ = std::fs::remove_dir_all(&self.path);
+        }
+    }
 }
 
 /// Writes a copy of the installed bundle `name` into `folder`.

@@ -20,4 +20,7 @@ pub enum RunError {
     /// Ctrl-C could not be watched for, so a run could not be stopped cleanly.
     #[error("can't watch for Ctrl-C: {0}")]
     WatchSignals(std::io::Error),
+    /// A signal stopped the work between two of its steps; `what` says what it left.
+    #[error("{what}")]
+    Interrupted { signal: i32, what: String },
 }

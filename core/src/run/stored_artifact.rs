@@ -19,8 +19,9 @@ use crate::bundle::ids::{check_bare_id, object_key_segment};
 use crate::bundle::parser::{implied_artifact_type, read_artifact_manifest, ArtifactManifest};
 use crate::bundle::tree::Tree;
 use crate::bundle::BundleError;
+use crate::run::cancel::Cancel;
 use crate::session::Session;
-use crate::stores::Document;
+use crate::stores::{Document, Filter};
 
 /// The artifact types a stored task's `load_artifact` step can load.
 const LOADABLE: [&str; 3] = ["file", "file_artifact_universe", "skill"];
@@ -33,8 +34,15 @@ pub struct PutArtifact {
     pub files: usize,
 }
 
-/// Writes the files of `folder` as the next version of the stored artifact `id`.
-pub fn put_artifact(session: &Session, id: &str, folder: &Path) -> Result<PutArtifact, RunError> {
+/// Writes the files of `folder` as the next version of the stored artifact `id`. The document store
+/// is reached before any file is written (a store that is down would leave the files unreferenced);
+/// `cancel` stops the put between two files, with the files already written named.
+pub fn put_artifact(
+    session: &Session,
+    id: &str,
+    folder: &Path,
+    cancel: &Cancel,
+) -> Result<PutArtifact, RunError> {
     check_bare_id(id).map_err(|problem| {
         BundleError::one(format!("{problem} (--id gives one, such as team/greeting)"))
     })?;
@@ -55,6 +63,14 @@ pub fn put_artifact(session: &Session, id: &str, folder: &Path) -> Result<PutArt
         .into());
     }
     let stores = configured_stores(session)?;
+    stores
+        .documents
+        .count(ARTIFACTS, &Filter::eq("id", id))
+        .map_err(|e| {
+            BundleError::one(format!(
+                "the configured document store, which records the artifact: {e}; nothing was written"
+            ))
+        })?;
     let prefix = format!(
         "artifacts/{artifact_type}/{}/{}",
         object_key_segment(id),
@@ -62,6 +78,12 @@ pub fn put_artifact(session: &Session, id: &str, folder: &Path) -> Result<PutArt
     );
     let mut listed = Vec::new();
     for rel in &files {
+        if let Some(signal) = cancel.signal() {
+            return Err(RunError::Interrupted {
+                signal,
+                what: unrecorded(listed.len(), files.len(), &prefix, "stopped by a signal"),
+            });
+        }
         let path = folder.join(rel);
         let (sha256, size) = Tree::Disk(folder)
             .hash(rel)
@@ -73,7 +95,13 @@ pub fn put_artifact(session: &Session, id: &str, folder: &Path) -> Result<PutArt
                 &path,
                 crate::stores::DEFAULT_CONTENT_TYPE,
             )
-            .map_err(|e| BundleError::one(format!("writing {rel} to the object store: {e}")))?;
+            .map_err(|e| {
+                let left = match listed.len() {
+                    0 => String::new(),
+                    n => format!("; {}", unrecorded(n, files.len(), &prefix, "it stopped")),
+                };
+                BundleError::one(format!("writing {rel} to the object store: {e}{left}"))
+            })?;
         listed.push(json!({"path": rel, "object_url": url, "sha256": sha256, "size": size}));
     }
     let name = id.rsplit('/').next().unwrap_or(id);
@@ -87,12 +115,38 @@ pub fn put_artifact(session: &Session, id: &str, folder: &Path) -> Result<PutArt
         doc.insert("config".into(), Value::Object(config));
     }
     doc.insert("created_at_utc".into(), json!(crate::clock::iso_now()));
-    let version = put_next_version(&stores, ARTIFACTS, &doc)?;
+    let version = put_next_version(&stores, ARTIFACTS, &doc).map_err(|e| {
+        BundleError::one(format!(
+            "{e}; {}",
+            unrecorded(
+                listed_count(&doc),
+                files.len(),
+                &prefix,
+                "its files were written"
+            )
+        ))
+    })?;
     Ok(PutArtifact {
         version,
         artifact_type,
         files: files.len(),
     })
+}
+
+/// What a put that did not record its version left: `written` of `total` files under `prefix`,
+/// which nothing names (an object store keeps what it was given).
+fn unrecorded(written: usize, total: usize, prefix: &str, how: &str) -> String {
+    format!(
+        "{how} after writing {written} of {total} {} to the object store under {prefix}; no version was recorded, so nothing uses {}; put the folder again",
+        crate::words::plural(total, "file", "files"),
+        if written == 1 { "it" } else { "them" }
+    )
+}
+
+fn listed_count(doc: &Document) -> usize {
+    doc.get("files")
+        .and_then(Value::as_array)
+        .map_or(0, Vec::len)
 }
 
 /// The type and settings `artifact.toml` declares (read as a bundle reads it), else the type

@@ -263,3 +263,100 @@ fn a_stored_artifact_whose_files_are_gone_says_how_to_put_them_back() {
         ran.stdout
     );
 }
+
+/// A document store that cannot be reached is found before any file is written: nothing is left
+/// in the object store that no version names.
+#[test]
+fn a_put_whose_document_store_is_down_writes_no_file() {
+    let s = Sandboxed::new();
+    let folder = greeting(&s, "hello there\n");
+    s.write(
+        ".agentenv/config.toml",
+        "[stores.document]\nimpl = \"PostgresDocumentStore\"\n[stores.document.config]\ndsn = \"postgres://u:p@127.0.0.1:9/db?connect_timeout=2\"\n",
+    );
+    let put = s.run(&[
+        "artifact",
+        "put",
+        folder.to_str().unwrap(),
+        "--id",
+        "team/greeting",
+    ]);
+    assert_eq!(put.code, 1, "{}", put.both());
+    assert!(
+        put.stderr
+            .contains("the configured document store, which records the artifact: ")
+            && put.stderr.contains("; nothing was written"),
+        "{}",
+        put.both()
+    );
+    let objects = s.state().join("object_store");
+    let written: Vec<_> = walk(&objects);
+    assert!(written.is_empty(), "{written:?}");
+}
+
+fn walk(dir: &std::path::Path) -> Vec<std::path::PathBuf> {
+    let Ok(entries) = std::fs::read_dir(dir) else {
+        return Vec::new();
+    };
+    entries
+        .flatten()
+        .flat_map(|e| {
+            let path = e.path();
+            if path.is_dir() {
+                walk(&path)
+            } else {
+                vec![path]
+            }
+        })
+        .collect()
+}
+
+/// A `bundle init` that fails halfway (an artifact's object gone) leaves no folder, so the same
+/// command runs again once the object is back.
+#[test]
+fn a_bundle_init_that_fails_halfway_leaves_nothing() {
+    let s = Sandboxed::new();
+    let folder = greeting(&s, "hello there\n");
+    let task = hello_loading(&s, "team/greeting");
+    let put = s.run(&[
+        "artifact",
+        "put",
+        folder.to_str().unwrap(),
+        "--id",
+        "team/greeting",
+    ]);
+    assert_eq!(put.code, 0, "{}", put.both());
+    let put = s.run(&["task", "put", task.to_str().unwrap(), "--id", "team/hello"]);
+    assert_eq!(put.code, 0, "{}", put.both());
+    // The stored object of hello.txt, outside the home folder the artifact was put from.
+    let object = walk(s.dir.path())
+        .into_iter()
+        .find(|p| !p.starts_with(s.home()) && p.ends_with("hello.txt"))
+        .expect("the stored object");
+    let kept = std::fs::read(&object).unwrap();
+    std::fs::remove_file(&object).unwrap();
+    let out = s.home().join("copy");
+    let init = |s: &Sandboxed| {
+        s.run(&[
+            "bundle",
+            "init",
+            out.to_str().unwrap(),
+            "--from-task",
+            "team/hello",
+        ])
+    };
+    let r = init(&s);
+    assert_eq!(r.code, 1, "{}", r.both());
+    assert!(r.stderr.contains("; nothing was written"), "{}", r.both());
+    assert!(!out.exists(), "half a bundle left");
+    let partial: Vec<_> = std::fs::read_dir(s.home())
+        .unwrap()
+        .flatten()
+        .filter(|e| e.file_name().to_string_lossy().contains("partial"))
+        .collect();
+    assert!(partial.is_empty(), "{partial:?}");
+    std::fs::write(&object, kept).unwrap();
+    let r = init(&s);
+    assert_eq!(r.code, 0, "{}", r.both());
+    assert!(out.join("artifacts/greeting/hello.txt").is_file());
+}
