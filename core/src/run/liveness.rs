@@ -354,7 +354,8 @@ pub fn sweep(
 }
 
 /// Removes the local sandbox folders ([`LOCAL_FOLDER_PREFIX`]) directly under `sandbox_root` among
-/// `sandboxes` (nothing else, whatever a journal says); how many it removed.
+/// `sandboxes` (nothing else, whatever a journal says), first stopping the processes still working
+/// in one (a task command's children outlive a killed run); how many folders it removed.
 fn remove_sandboxes(sandboxes: &[PathBuf], sandbox_root: &Path) -> usize {
     sandboxes
         .iter()
@@ -364,8 +365,43 @@ fn remove_sandboxes(sandboxes: &[PathBuf], sandbox_root: &Path) -> usize {
                     .file_name()
                     .is_some_and(|n| n.to_string_lossy().starts_with(LOCAL_FOLDER_PREFIX))
         })
-        .filter(|sandbox| std::fs::remove_dir_all(sandbox).is_ok())
+        .filter(|sandbox| {
+            kill_processes_in(sandbox);
+            std::fs::remove_dir_all(sandbox).is_ok()
+        })
         .count()
+}
+
+/// SIGKILLs this user's processes whose working folder is `folder` or inside it (read from
+/// `/proc`; where there is none, nothing is stopped).
+fn kill_processes_in(folder: &Path) {
+    let Ok(entries) = std::fs::read_dir("/proc") else {
+        return;
+    };
+    let own = std::process::id();
+    for entry in entries.flatten() {
+        let Some(pid) = entry
+            .file_name()
+            .to_str()
+            .and_then(|n| n.parse::<u32>().ok())
+        else {
+            continue;
+        };
+        if pid == own {
+            continue;
+        }
+        let Ok(cwd) = std::fs::read_link(entry.path().join("cwd")) else {
+            continue;
+        };
+        if cwd.starts_with(folder) {
+            if let Ok(pid) = libc::pid_t::try_from(pid) {
+                // SAFETY: kill(2) on a pid read from /proc; it has no memory effects.
+                unsafe {
+                    libc::kill(pid, libc::SIGKILL);
+                }
+            }
+        }
+    }
 }
 
 /// Applies `update` to every instance `filter` matches, one by one (a document store's `update`
@@ -473,6 +509,24 @@ mod tests {
         assert!(path.exists());
         drop(live);
         assert!(!path.exists());
+    }
+
+    #[test]
+    fn a_sweep_stops_the_processes_left_working_in_a_sandbox() {
+        let tmp = tempfile::tempdir().unwrap();
+        let root = tmp.path().join("sandboxes");
+        let left = root.join(format!("{LOCAL_FOLDER_PREFIX}eeee-ffff"));
+        std::fs::create_dir_all(&left).unwrap();
+        let mut orphan = std::process::Command::new("sleep")
+            .arg("60")
+            .current_dir(&left)
+            .spawn()
+            .unwrap();
+        assert_eq!(remove_sandboxes(std::slice::from_ref(&left), &root), 1);
+        let status = orphan.wait().unwrap();
+        use std::os::unix::process::ExitStatusExt;
+        assert_eq!(status.signal(), Some(libc::SIGKILL));
+        assert!(!left.exists());
     }
 
     #[test]
