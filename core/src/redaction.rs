@@ -12,7 +12,8 @@
 //! - every value under a secret-like key (`api_token`, `password`, …, as the config masking names them),
 //!   resolved or literal, when it is at least [`MIN_NAMED_CHARS`] long (shorter ones are settings such as
 //!   `auth = "none"`, which would mask ordinary words);
-//! - the password of every `scheme://user:password@host` URI in a setting.
+//! - the password of every `scheme://user:password@host` URI in a setting, as written and
+//!   percent-decoded (`p%40ss` is also remembered as `p@ss`).
 //!
 //! Values shorter than [`MIN_SECRET_CHARS`] are not remembered: masking every `1` or `on` in a log would
 //! hide more than it protects. The set only grows: a value once known stays masked for the rest of the
@@ -65,17 +66,55 @@ pub fn remember(value: &str) {
 }
 
 /// Remembers what of a setting's string is secret: all of it when it came from a `secret:` reference
-/// or sits under a secret-like key (`under_secret_key`), else the password of a URI in it.
+/// or sits under a secret-like key (`under_secret_key`), and the password of a URI in it, as written
+/// and percent-decoded (what the server is sent, and what a program given the URI may print).
 pub fn remember_setting(value: &str, from_secret_reference: bool, under_secret_key: bool) {
-    if from_secret_reference {
+    let named = under_secret_key && value.chars().count() >= MIN_NAMED_CHARS;
+    if from_secret_reference || named {
         remember(value);
-    } else if under_secret_key {
-        if value.chars().count() >= MIN_NAMED_CHARS {
-            remember(value);
-        }
-    } else if let Some(password) = uri_password(value) {
-        remember(password);
     }
+    if let Some(password) = uri_password(value) {
+        remember(password);
+        if let Some(decoded) = percent_decoded(password) {
+            remember(&decoded);
+        }
+    }
+}
+
+/// `text` with each `%XX` escape replaced by its byte, when it holds one and the result is UTF-8 text
+/// (a `%` not followed by two hex digits stays as it is, as URI parsers leave it).
+pub fn percent_decoded(text: &str) -> Option<String> {
+    let bytes = text.as_bytes();
+    let mut out = Vec::with_capacity(bytes.len());
+    let mut escaped = false;
+    let mut i = 0;
+    while i < bytes.len() {
+        let pair = bytes.get(i + 1..i + 3).and_then(hex_byte);
+        match (bytes[i], pair) {
+            (b'%', Some(byte)) => {
+                out.push(byte);
+                escaped = true;
+                i += 3;
+            }
+            (other, _) => {
+                out.push(other);
+                i += 1;
+            }
+        }
+    }
+    if !escaped {
+        return None;
+    }
+    String::from_utf8(out).ok()
+}
+
+/// The byte two hex digits spell.
+fn hex_byte(pair: &[u8]) -> Option<u8> {
+    let digits = std::str::from_utf8(pair).ok()?;
+    if !digits.bytes().all(|b| b.is_ascii_hexdigit()) {
+        return None;
+    }
+    u8::from_str_radix(digits, 16).ok()
 }
 
 /// The password of a `scheme://user:password@host/…` URI at the start of `text`, when it has one.
@@ -201,6 +240,34 @@ mod tests {
         );
         remember_setting("http://localhost:9222", false, false);
         assert_eq!(redact("http://localhost:9222"), "http://localhost:9222");
+    }
+
+    #[test]
+    fn a_percent_encoded_uri_password_is_masked_as_written_and_decoded() {
+        remember_setting(
+            "postgres://special:rd%40ss%3Aw%2Frd%2541%23%C3%A9%21x@127.0.0.1:5432/db",
+            false,
+            false,
+        );
+        assert_eq!(
+            redact("printed rd@ss:w/rd%41#é!x and rd%40ss%3Aw%2Frd%2541%23%C3%A9%21x"),
+            "printed *** and ***"
+        );
+        // Under a secret-like key or from a `secret:` reference, the URI's decoded password is masked too.
+        remember_setting("postgres://u:rd%20zeta%20pw@h/db", true, false);
+        assert_eq!(redact("pw: rd zeta pw"), "pw: ***");
+    }
+
+    #[test]
+    fn percent_decoding_keeps_what_is_not_an_escape() {
+        assert_eq!(percent_decoded("a%41b").as_deref(), Some("aAb"));
+        assert_eq!(percent_decoded("100%25").as_deref(), Some("100%"));
+        assert_eq!(percent_decoded("50%zz%4").as_deref(), None);
+        assert_eq!(percent_decoded("x%4g%41").as_deref(), Some("x%4gA"));
+        assert_eq!(percent_decoded("%C3%A9").as_deref(), Some("é"));
+        // Not UTF-8 once decoded: no text form to mask.
+        assert_eq!(percent_decoded("%FF"), None);
+        assert_eq!(percent_decoded("é%21").as_deref(), Some("é!"));
     }
 
     #[test]

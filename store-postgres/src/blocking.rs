@@ -18,7 +18,7 @@ use std::time::Duration;
 
 use tokio::runtime::{Builder, Handle, Runtime, RuntimeFlavor};
 use tokio_postgres::types::ToSql;
-use tokio_postgres::{Config, Error, NoTls, Row, SimpleQueryMessage};
+use tokio_postgres::{Config, Error, NoTls, Row};
 
 /// The runtime started here when the process has none to share.
 static OWN_RUNTIME: OnceLock<Runtime> = OnceLock::new();
@@ -173,11 +173,6 @@ impl Connection {
                 Ok(Ok(_))
             )
         })
-    }
-
-    /// Runs `sql` (no parameters, possibly several statements) and returns what the server said.
-    pub fn simple_query(&self, sql: &str) -> Result<Vec<SimpleQueryMessage>, CallError> {
-        self.call(self.client.simple_query(sql))
     }
 
     /// The one row `sql` returns.

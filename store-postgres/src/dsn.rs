@@ -55,10 +55,16 @@ impl Dsn {
         }
         let mut config = Config::from_str(text).map_err(|e| {
             StoreError::Config(format!(
-                "{CLASS}: dsn does not parse ({}); write it as postgres://USER:PASSWORD@HOST:PORT/DATABASE, with the password through a reference such as dsn = \"env:TEAM_PG_DSN\" (not an AGENT_ENV_ name: plugins get those)",
-                without_secrets(&e.to_string(), text)
+                "{CLASS}: dsn does not parse ({}); write it as postgres://USER:PASSWORD@HOST:PORT/DATABASE, with the password through a reference such as dsn = \"env:TEAM_PG_DSN\" (not an AGENT_ENV_ name: plugins get those){}",
+                without_secrets(&e.to_string(), text),
+                encoding_hint(text)
             ))
         })?;
+        if unencoded_credentials(text, &config) {
+            return Err(StoreError::Config(format!(
+                "{CLASS}: dsn does not parse as a URL: its user name or password holds an @, /, ? or # that is not percent-encoded{ENCODE_HINT}"
+            )));
+        }
         if config.get_ssl_mode() == SslMode::Require {
             return Err(no_tls("require"));
         }
@@ -82,6 +88,46 @@ impl Dsn {
             config,
         })
     }
+}
+
+/// How to write a password with special characters in a URL, for a DSN that seems to hold one.
+const ENCODE_HINT: &str = "; percent-encode the special characters of the password in the dsn: @ as %40, / as %2F, : as %3A, ? as %3F, # as %23, % as %25 and a space as %20 (in Python: urllib.parse.quote(password, safe=''))";
+
+/// [`ENCODE_HINT`] when `text` is a URL whose part before its last `@` (the user and password, unless
+/// a character of the password cut it short) holds a character a URL's password must percent-encode:
+/// `@`, `/`, `?`, `#`, or a `%` that starts no escape. Nothing else of the DSN is looked at.
+fn encoding_hint(text: &str) -> &'static str {
+    let Some((_, rest)) = text.split_once("://") else {
+        return "";
+    };
+    let Some((userinfo, _)) = rest.rsplit_once('@') else {
+        return "";
+    };
+    let bad_percent = userinfo.match_indices('%').any(|(at, _)| {
+        let digits = userinfo.get(at + 1..at + 3).unwrap_or("");
+        digits.len() != 2 || !digits.bytes().all(|b| b.is_ascii_hexdigit())
+    });
+    if bad_percent || userinfo.contains(['@', '/', '?', '#']) {
+        ENCODE_HINT
+    } else {
+        ""
+    }
+}
+
+/// Whether a URL dsn the client library parsed holds an `@`, `/`, `?` or `#` in its user name or
+/// password as it is: the library takes everything up to the first `@` as the user and password, so a
+/// `/` there passes (though every other reader of the URL, the masking of passwords in output among
+/// them, ends the host at it), and an `@` in the password ends up in the host name.
+fn unencoded_credentials(text: &str, config: &Config) -> bool {
+    let Some((_, rest)) = text.split_once("://") else {
+        return false;
+    };
+    let userinfo = rest.split_once('@').map_or("", |(userinfo, _)| userinfo);
+    let host_holds_at = config
+        .get_hosts()
+        .iter()
+        .any(|host| matches!(host, Host::Tcp(name) if name.contains('@')));
+    host_holds_at || userinfo.contains(['/', '?', '#'])
 }
 
 /// A parser message with the DSN's password cut out, should the message quote it.
@@ -124,6 +170,39 @@ mod tests {
         assert!(!text.contains("s3cret"), "{text}");
         let err = Dsn::parse("postgres://h/db?sslmode=require").unwrap_err();
         assert!(err.to_string().contains("sslmode=require"), "{err}");
+    }
+
+    /// A password with characters a URL must percent-encode: the message says to encode them, and
+    /// shows no part of the password.
+    #[test]
+    fn a_password_with_unencoded_special_characters_is_told_to_be_percent_encoded() {
+        for dsn in [
+            "postgres://special:p@ss:w/rd%41#e!x@127.0.0.1:5432/db",
+            "postgres://special:pw@ss@127.0.0.1:5432/db",
+            "postgresql://special:p/ss:w@127.0.0.1:5432/db",
+        ] {
+            let err = Dsn::parse(dsn).unwrap_err().to_string();
+            assert!(
+                err.starts_with("PostgresDocumentStore: dsn does not parse"),
+                "{dsn}: {err}"
+            );
+            assert!(
+                err.contains("percent-encode the special characters of the password in the dsn: @ as %40, / as %2F"),
+                "{dsn}: {err}"
+            );
+            for part in ["ss:w", "rd%41", "pw@ss", "p/ss"] {
+                assert!(!err.contains(part), "{dsn}: {err}");
+            }
+        }
+        // Encoded, it parses; a dsn whose password holds no such character gets no hint.
+        assert!(Dsn::parse(
+            "postgres://special:p%40ss%3Aw%2Frd%2541%23%C3%A9%21x@127.0.0.1:5432/db"
+        )
+        .is_ok());
+        let err = Dsn::parse("postgres://team:s3cret@host:notaport/db")
+            .unwrap_err()
+            .to_string();
+        assert!(!err.contains("percent-encode"), "{err}");
     }
 
     /// A managed server's dsn asks for a verified certificate: that is refused as TLS, not as a dsn

@@ -4,6 +4,7 @@
 //! equalities select in SQL are matched, sorted and windowed by the store API's own evaluator.
 //!
 //! - `dsn`: the setting, parsed once and shown without its password;
+//! - `access`: what `config check` asks beyond a login: whether the user may create the tables;
 //! - `pool`: a few connections reused across calls, made and used through `blocking`, which runs them
 //!   all on one async runtime (the explorer's when there is one) and starts nothing until the store is
 //!   used;
@@ -17,6 +18,7 @@
 
 #![warn(missing_docs)]
 
+mod access;
 mod blocking;
 mod dsn;
 mod errors;
@@ -54,7 +56,7 @@ pub const REQUIRED_KEYS: [&str; 1] = ["dsn"];
 pub struct PostgresDocumentStore {
     pool: Pool,
     schema: String,
-    /// Tables known to exist (collections are never dropped, so a positive answer is kept).
+    /// Tables known to exist: a positive answer is kept until this store drops the collection.
     tables: Mutex<HashSet<String>>,
     /// Indexes this store made sure of: `ensure_index` is called on every run of a task, and each
     /// check is a transaction on the server.
@@ -94,13 +96,17 @@ impl PostgresDocumentStore {
         }
     }
 
-    /// Connects and asks the server one question: what `agent-env config check` runs before any work.
+    /// Connects and asks the server, read-only, whether the dsn's user may create the store's tables in
+    /// its schema (or create the schema, when it does not exist yet): what `agent-env config check` runs
+    /// before any work. A user who may not is a [`StoreError::Config`] naming the user, the schema and the
+    /// grant to ask for.
     pub fn check_connection(&self) -> StoreResult<()> {
         let client = self.pool.get()?;
-        client
-            .simple_query("SELECT 1")
-            .map_err(|e| pg_error(self.pool.shown(), &e))?;
-        Ok(())
+        let found = access::privileges(&client, self.pool.shown(), &self.schema)?;
+        match access::problem(&found, self.pool.shown(), &self.schema) {
+            Some(problem) => Err(problem),
+            None => Ok(()),
+        }
     }
 
     fn table(&self, collection: &str) -> Table {
@@ -117,6 +123,16 @@ impl PostgresDocumentStore {
     fn remember(&self, table: &Table) {
         if let Ok(mut tables) = self.tables.lock() {
             tables.insert(table.qualified.clone());
+        }
+    }
+
+    /// Forgets what this store knew of a table it dropped: that it existed, and its indexes.
+    fn forget(&self, table: &Table) {
+        if let Ok(mut tables) = self.tables.lock() {
+            tables.remove(&table.qualified);
+        }
+        if let Ok(mut indexes) = self.indexes.lock() {
+            indexes.retain(|statement| !sql::indexes(statement, table));
         }
     }
 
@@ -366,6 +382,15 @@ impl DocumentStore for PostgresDocumentStore {
         if let Ok(mut indexes) = self.indexes.lock() {
             indexes.insert(statement);
         }
+        Ok(())
+    }
+
+    /// Drops the collection's table (its indexes go with it), under the schema-change lock.
+    fn drop_collection(&self, collection: &str) -> StoreResult<()> {
+        let table = self.table(collection);
+        let mut client = self.pool.get()?;
+        sql::run_ddl(&mut client, self.pool.shown(), &[sql::drop_table(&table)])?;
+        self.forget(&table);
         Ok(())
     }
 

@@ -104,6 +104,16 @@ pub fn create_table(schema: &str, table: &Table) -> Vec<String> {
     out
 }
 
+/// The statement that removes a collection's table, with its indexes (none when it does not exist).
+pub fn drop_table(table: &Table) -> String {
+    format!("DROP TABLE IF EXISTS {}", table.qualified)
+}
+
+/// Whether `statement`, one [`create_index`] made, is an index of `table`.
+pub fn indexes(statement: &str, table: &Table) -> bool {
+    statement.contains(&format!(" ON {} (", table.qualified))
+}
+
 /// The statement that creates an index on `fields` (unique or not). A JSON `null` and a missing field
 /// both index as SQL NULL, which a unique index never counts as a repeat, as in the SQLite store.
 pub fn create_index(table: &Table, fields: &[&str], unique: bool) -> StoreResult<String> {

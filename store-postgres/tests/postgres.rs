@@ -280,3 +280,126 @@ fn a_connection_the_server_closed_while_idle_is_replaced() {
     store.insert("c", &doc(json!({"id": "b"}))).unwrap();
     assert_eq!(store.count("c", &Filter::all()).unwrap(), 2);
 }
+
+/// Runs `sql` (statements, no parameters) as the cluster's owner: what a test sets up beside the store.
+fn as_owner(sql: &str) {
+    let runtime = tokio::runtime::Runtime::new().unwrap();
+    runtime.block_on(async {
+        let (client, connection) = tokio_postgres::connect(&dsn(), tokio_postgres::NoTls)
+            .await
+            .unwrap();
+        tokio::spawn(connection);
+        client.batch_execute(sql).await.unwrap();
+    });
+}
+
+/// The names of the tables in `schema` whose names start with `prefix`, as the cluster's owner sees
+/// them.
+fn tables_in(schema: &str, prefix: &str) -> Vec<String> {
+    let runtime = tokio::runtime::Runtime::new().unwrap();
+    runtime.block_on(async {
+        let (client, connection) = tokio_postgres::connect(&dsn(), tokio_postgres::NoTls)
+            .await
+            .unwrap();
+        tokio::spawn(connection);
+        client
+            .query(
+                "SELECT tablename::text FROM pg_tables WHERE schemaname = $1 AND starts_with(tablename, $2) ORDER BY 1",
+                &[&schema, &prefix],
+            )
+            .await
+            .unwrap()
+            .iter()
+            .map(|row| row.get(0))
+            .collect()
+    })
+}
+
+/// The dsn of the shared cluster's database for another user.
+fn dsn_as(user: &str, password: &str) -> String {
+    let real = dsn();
+    let host = real.rsplit_once('@').unwrap().1;
+    format!("postgres://{user}:{password}@{host}")
+}
+
+/// The document kit drops every table it made: `agent-env store check document` leaves nothing behind.
+#[test]
+fn the_document_kit_leaves_no_table_behind() {
+    let store = store("kit_cleanup");
+    let ns = kits::unique_namespace(agent_env_store::StoreKind::Document);
+    let report = kits::run(&kits::document::cases(), &store as &dyn DocumentStore, &ns);
+    assert!(report.all_passed(), "{}", report.render());
+    assert_eq!(tables_in("kit_cleanup", "docs_"), Vec::<String>::new());
+}
+
+/// A dropped collection's table and indexes are gone, and the same store makes them again on the next
+/// write (it forgets it knew them); dropping a collection that does not exist is no error.
+#[test]
+fn a_dropped_collection_is_gone_and_can_be_made_again() {
+    let store = store("dropping");
+    store.ensure_index("c", &["id"], true).unwrap();
+    store.insert("c", &doc(json!({"id": "a"}))).unwrap();
+    assert_eq!(tables_in("dropping", "docs_c"), ["docs_c"]);
+
+    store.drop_collection("c").unwrap();
+    assert_eq!(tables_in("dropping", "docs_c"), Vec::<String>::new());
+    assert_eq!(store.count("c", &Filter::all()).unwrap(), 0);
+    store.drop_collection("c").unwrap();
+    store.drop_collection("never_made").unwrap();
+
+    store.ensure_index("c", &["id"], true).unwrap();
+    store.insert("c", &doc(json!({"id": "a"}))).unwrap();
+    let again = store.insert("c", &doc(json!({"id": "a"})));
+    assert!(
+        matches!(again, Err(StoreError::DuplicateKey(_))),
+        "{again:?}"
+    );
+    assert_eq!(store.count("c", &Filter::all()).unwrap(), 1);
+}
+
+/// `config check` asks, read-only, whether the dsn's user may create the store's tables: a user who may
+/// log in but not create in the schema (or create the schema) is told which grant to ask for, before
+/// any work; once granted, the check passes. Nothing is created by the check.
+#[test]
+fn a_user_who_may_not_create_tables_is_named_with_the_grant_to_ask_for() {
+    let role = format!("limited_{}", std::process::id());
+    as_owner(&format!(
+        "CREATE ROLE {role} LOGIN PASSWORD 'limited-pw-4821'"
+    ));
+    let dsn = dsn_as(&role, "limited-pw-4821");
+
+    let public = PostgresDocumentStore::new(&dsn, None).unwrap();
+    let err = public.check_connection().unwrap_err();
+    assert!(matches!(err, StoreError::Config(_)), "{err:?}");
+    let text = err.to_string();
+    assert!(
+        text.contains(&format!(
+            "the dsn's user '{role}' may not create tables in the schema 'public', so the first write would fail; ask the database's administrator for GRANT USAGE, CREATE ON SCHEMA public TO {role}"
+        )),
+        "{text}"
+    );
+    assert!(!text.contains("limited-pw-4821"), "{text}");
+
+    let missing = format!("missing_{role}");
+    let elsewhere = PostgresDocumentStore::new(&dsn, Some(&missing)).unwrap();
+    let text = elsewhere.check_connection().unwrap_err().to_string();
+    assert!(
+        text.contains(&format!(
+            "the schema '{missing}' does not exist and the dsn's user '{role}' may not create it"
+        )),
+        "{text}"
+    );
+    assert!(
+        text.contains(&format!("GRANT CREATE ON DATABASE agentenv TO {role}")),
+        "{text}"
+    );
+    assert_eq!(tables_in(&missing, ""), Vec::<String>::new());
+
+    as_owner(&format!(
+        "GRANT CREATE ON SCHEMA public TO {role}; GRANT CREATE ON DATABASE agentenv TO {role}"
+    ));
+    public.check_connection().unwrap();
+    elsewhere.check_connection().unwrap();
+    // The owner of the database may create anywhere in it.
+    store("owner_check").check_connection().unwrap();
+}

@@ -188,7 +188,14 @@ fn check_endpoint(endpoint: &str) -> Result<(), String> {
     Ok(())
 }
 
-/// The key pair (and session token), from the table or else the environment; every problem found.
+/// Half a key pair in the environment: requests would go unsigned, and the server answer "Access
+/// Denied" without saying why.
+const HALF_PAIR_IN_ENV_KEY: &str = "the environment sets AWS_ACCESS_KEY_ID but not AWS_SECRET_ACCESS_KEY, and access_key_id and secret_access_key are not set; set both variables (or both keys, such as secret_access_key = \"env:TEAM_S3_SECRET\"), or unset AWS_ACCESS_KEY_ID to send unsigned requests to a public bucket";
+/// The other half of [`HALF_PAIR_IN_ENV_KEY`].
+const HALF_PAIR_IN_ENV_SECRET: &str = "the environment sets AWS_SECRET_ACCESS_KEY but not AWS_ACCESS_KEY_ID, and access_key_id and secret_access_key are not set; set both variables (or both keys), or unset AWS_SECRET_ACCESS_KEY to send unsigned requests to a public bucket";
+
+/// The key pair (and session token), from the table or else the environment (both variables or
+/// neither); every problem found.
 fn credentials(
     table: &Map<String, Value>,
     env: &dyn Fn(&str) -> Option<String>,
@@ -210,7 +217,9 @@ fn credentials(
         (Some(key), Some(secret)) => (key, secret, token),
         (None, None) => match (env("AWS_ACCESS_KEY_ID"), env("AWS_SECRET_ACCESS_KEY")) {
             (Some(key), Some(secret)) => (key, secret, token.or_else(|| env("AWS_SESSION_TOKEN"))),
-            _ => return Ok(None),
+            (None, None) => return Ok(None),
+            (Some(_), None) => return Err(vec![HALF_PAIR_IN_ENV_KEY.to_string()]),
+            (None, Some(_)) => return Err(vec![HALF_PAIR_IN_ENV_SECRET.to_string()]),
         },
         (Some(_), None) => {
             return Err(vec![
@@ -293,6 +302,38 @@ mod tests {
         let creds = s.credentials.unwrap();
         assert_eq!(creds.access_key_id, "AK");
         assert!(!format!("{creds:?}").contains("SK"));
+    }
+
+    /// Half a key pair in the environment is a problem naming the variables, not unsigned requests
+    /// the server refuses with "Access Denied"; the table's pair wins over the environment's half.
+    #[test]
+    fn half_a_key_pair_in_the_environment_is_refused_naming_the_variables() {
+        let key_only = |name: &str| (name == "AWS_ACCESS_KEY_ID").then(|| "AK".to_string());
+        let err = S3Settings::from_table(&table(json!({"bucket": "b"})), &key_only).unwrap_err();
+        assert_eq!(
+            err.to_string(),
+            "S3ObjectStore: the environment sets AWS_ACCESS_KEY_ID but not AWS_SECRET_ACCESS_KEY, and access_key_id and secret_access_key are not set; set both variables (or both keys, such as secret_access_key = \"env:TEAM_S3_SECRET\"), or unset AWS_ACCESS_KEY_ID to send unsigned requests to a public bucket"
+        );
+        let secret_only =
+            |name: &str| (name == "AWS_SECRET_ACCESS_KEY").then(|| "SK-hidden".to_string());
+        let err = S3Settings::from_table(&table(json!({"bucket": "b"})), &secret_only).unwrap_err();
+        assert!(
+            err.to_string().starts_with(
+                "S3ObjectStore: the environment sets AWS_SECRET_ACCESS_KEY but not AWS_ACCESS_KEY_ID"
+            ),
+            "{err}"
+        );
+        assert!(!err.to_string().contains("SK-hidden"), "{err}");
+        // An empty variable counts as unset.
+        let empty_secret = |name: &str| match name {
+            "AWS_ACCESS_KEY_ID" => Some("AK".to_string()),
+            "AWS_SECRET_ACCESS_KEY" => Some(String::new()),
+            _ => None,
+        };
+        assert!(S3Settings::from_table(&table(json!({"bucket": "b"})), &empty_secret).is_err());
+        let pair = json!({"bucket": "b", "access_key_id": "TK", "secret_access_key": "TS"});
+        let s = S3Settings::from_table(&table(pair), &key_only).unwrap();
+        assert_eq!(s.credentials.unwrap().access_key_id, "TK");
     }
 
     #[test]

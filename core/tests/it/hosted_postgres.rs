@@ -2,10 +2,60 @@
 //! cluster started by `scripts/servers/postgres.sh`: `config check` connects before any work and names
 //! what to fix without printing the password, and `store check document` runs the whole kit.
 
-use agent_env_test_support::servers::shared_postgres;
+use std::process::Command;
+
+use agent_env_test_support::servers::{scripts_dir, shared_postgres};
 use serde_json::Value;
 
 use crate::hosted_s3::{problems, World};
+
+/// Runs `sql` with `psql` as the shared cluster's owner (a role to test with, a look at the tables) and
+/// returns what it printed, one row a line. `postgres.sh install` names the folder of the client.
+pub(crate) fn psql(sql: &str) -> String {
+    let dsn = shared_postgres().value("PG_DSN").to_string();
+    let bin = Command::new("bash")
+        .arg(scripts_dir().join("postgres.sh"))
+        .arg("install")
+        .output()
+        .unwrap();
+    let bin = String::from_utf8_lossy(&bin.stdout).trim().to_string();
+    let scratch = tempfile::tempdir().unwrap();
+    let out = Command::new(format!("{bin}/psql"))
+        .args([
+            dsn.as_str(),
+            "-X",
+            "-q",
+            "-A",
+            "-t",
+            "-v",
+            "ON_ERROR_STOP=1",
+            "-c",
+            sql,
+        ])
+        .env("HOME", scratch.path())
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "psql -c {sql}: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    String::from_utf8_lossy(&out.stdout).trim().to_string()
+}
+
+/// The shared cluster's dsn for another user.
+pub(crate) fn dsn_as(user: &str, password_encoded: &str) -> String {
+    let dsn = shared_postgres().value("PG_DSN").to_string();
+    let host = dsn.rsplit_once('@').unwrap().1.to_string();
+    format!("postgres://{user}:{password_encoded}@{host}")
+}
+
+/// The tables in `schema`, one a line.
+fn tables_in(schema: &str) -> String {
+    psql(&format!(
+        "SELECT tablename FROM pg_tables WHERE schemaname = '{schema}' ORDER BY 1"
+    ))
+}
 
 fn pg_config(schema: &str) -> String {
     format!(
@@ -35,6 +85,62 @@ fn config_check_connects_and_store_check_runs_every_document_case() {
         Some(45),
         "{report:#}"
     );
+    // The kit dropped every table it made.
+    assert_eq!(tables_in("core_cli"), "");
+}
+
+/// A user who may log in but not create tables is reported by `config check`, before any work, with
+/// the grant to ask for; once granted, the check passes.
+#[test]
+fn config_check_names_a_user_who_may_not_create_tables_and_the_grant_to_ask_for() {
+    let role = format!("core_limited_{}", std::process::id());
+    psql(&format!(
+        "CREATE ROLE {role} LOGIN PASSWORD 'core-limited-pw'"
+    ));
+    let dsn = dsn_as(&role, "core-limited-pw");
+    let world = World::with_config(&pg_config("public"));
+    let out = world.run(&["config", "check", "--json"], &[("TEAM_PG_DSN", &dsn)]);
+    assert_eq!(out.status.code(), Some(1));
+    let found = problems(&out).join("\n");
+    assert!(
+        found.contains(&format!(
+            "the dsn's user '{role}' may not create tables in the schema 'public', so the first write would fail; ask the database's administrator for GRANT USAGE, CREATE ON SCHEMA public TO {role}"
+        )),
+        "{found}"
+    );
+    assert!(!found.contains("core-limited-pw"), "{found}");
+
+    psql(&format!("GRANT CREATE ON SCHEMA public TO {role}"));
+    let out = world.run(&["config", "check"], &[("TEAM_PG_DSN", &dsn)]);
+    assert!(
+        out.status.success(),
+        "{}{}",
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr)
+    );
+}
+
+/// A password with a character a URL must percent-encode, written as it is: the problem says to encode
+/// it, and shows no part of the password.
+#[test]
+fn a_dsn_with_an_unencoded_password_character_is_told_to_percent_encode_it() {
+    let world = World::with_config(&pg_config("core_cli"));
+    let out = world.run(
+        &["config", "check", "--json"],
+        &[(
+            "TEAM_PG_DSN",
+            "postgres://special:p@ss:w/rd%41#x@127.0.0.1:5432/db",
+        )],
+    );
+    assert_eq!(out.status.code(), Some(1));
+    let found = problems(&out).join("\n");
+    assert!(
+        found.contains(
+            "percent-encode the special characters of the password in the dsn: @ as %40, / as %2F"
+        ),
+        "{found}"
+    );
+    assert!(!found.contains("ss:w"), "{found}");
 }
 
 #[test]

@@ -143,3 +143,41 @@ fn a_missing_bucket_wrong_credentials_or_a_server_that_is_down_are_reported_befo
         "{found}"
     );
 }
+
+/// With no key pair in the config, the store reads the AWS variables: half a pair there is named by
+/// `config check` (not sent as unsigned requests the server answers "Access Denied"), and the whole
+/// pair reaches the bucket.
+#[test]
+fn half_a_key_pair_in_the_environment_is_named_before_any_work() {
+    let endpoint = shared_seaweedfs().value("S3_ENDPOINT").to_string();
+    let [(_, key), (_, secret)] = credentials();
+    let world = World::with_config(&format!(
+        "[stores.object]\nimpl = \"S3ObjectStore\"\n\n[stores.object.config]\nbucket = \"core\"\nendpoint = \"{endpoint}\"\n"
+    ));
+    let out = world.run(
+        &["config", "check", "--json"],
+        &[("AWS_ACCESS_KEY_ID", &key)],
+    );
+    assert_eq!(out.status.code(), Some(1));
+    let found = problems(&out).join("\n");
+    assert!(
+        found.contains(
+            "S3ObjectStore: the environment sets AWS_ACCESS_KEY_ID but not AWS_SECRET_ACCESS_KEY"
+        ),
+        "{found}"
+    );
+
+    let out = world.run(
+        &["config", "check"],
+        &[
+            ("AWS_ACCESS_KEY_ID", &key),
+            ("AWS_SECRET_ACCESS_KEY", &secret),
+        ],
+    );
+    assert!(
+        out.status.success(),
+        "{}{}",
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr)
+    );
+}

@@ -268,3 +268,46 @@ fn a_failed_command_names_the_variables_it_expands_that_were_withheld() {
         "{row}"
     );
 }
+
+/// A dsn's password with characters a URL must percent-encode (`p@ss:w/rd%41#é!x`, written
+/// `p%40ss%3Aw%2Frd%2541%23%C3%A9%21x`) is masked in both forms: a task's command that prints the
+/// password the server is sent (the decoded one) shows `***`, as it does for the text of the dsn.
+#[test]
+fn a_percent_encoded_dsn_password_is_masked_decoded_as_well() {
+    const DECODED: &str = "p@ss:w/rd%41#é!x";
+    const ENCODED: &str = "p%40ss%3Aw%2Frd%2541%23%C3%A9%21x";
+    let role = format!("special_{}", std::process::id());
+    crate::hosted_postgres::psql(&format!(
+        "CREATE ROLE {role} LOGIN PASSWORD '{DECODED}'; CREATE SCHEMA {role} AUTHORIZATION {role}"
+    ));
+    let s = Sandboxed::new();
+    s.write(
+        ".agentenv/config.toml",
+        &format!(
+            "[stores.document]\nimpl = \"PostgresDocumentStore\"\n\n[stores.document.config]\ndsn = \"env:SP_DSN\"\nschema = \"{role}\"\n"
+        ),
+    );
+    write_command_task(
+        &s,
+        "printsb",
+        &format!(
+            r#"{{"type": "bash_cmd_succeeds", "criterion": "prints", "bash_cmd": "printf '%s and %s' '{DECODED}' '{ENCODED}' >&2; exit 1"}}"#
+        ),
+    );
+    let mut cmd = s.command(&["run", "./printsb"]);
+    cmd.env("SP_DSN", crate::hosted_postgres::dsn_as(&role, ENCODED));
+    let ran = agent_env_test_support::Ran::from(cmd.output().unwrap());
+    let out = format!("{}{}", ran.stdout, ran.stderr);
+    assert!(
+        out.contains(
+            "criterion 'prints' (bash_cmd_succeeds) did not pass: exit=1; stderr=*** and ***"
+        ),
+        "{out}"
+    );
+    assert!(!out.contains(DECODED) && !out.contains(ENCODED), "{out}");
+    // The dsn is the user's own: the server lets it in with the decoded password.
+    let mut cmd = s.command(&["config", "check"]);
+    cmd.env("SP_DSN", crate::hosted_postgres::dsn_as(&role, ENCODED));
+    let check = agent_env_test_support::Ran::from(cmd.output().unwrap());
+    assert_eq!(check.code, 0, "{}{}", check.stdout, check.stderr);
+}

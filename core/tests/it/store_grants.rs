@@ -256,3 +256,32 @@ fn the_grant_server_refuses_with_the_original_sentences() {
     assert!(store.issue_read_grant(&url, Some(Duration::ZERO)).is_err());
     assert!(store.issue_read_grant("file:///etc/passwd", None).is_err());
 }
+
+/// A grant the kit cannot reach (its URL names an address the server does not listen on) fails the
+/// grant cases with messages that name the request but not the grant: the signed token in the local
+/// store's grant path is shown as `***`.
+#[test]
+fn a_failed_grant_case_shows_the_grant_url_without_its_token() {
+    let dir = tempfile::tempdir().unwrap();
+    let store = store(dir.path(), json!({"grant_advertise_host": "127.0.0.2"}));
+    let report = kits::run(
+        &kits::object::cases_for(true),
+        &store as &dyn ObjectStore,
+        "",
+    );
+    let failures = report.failures().join("\n");
+    assert!(
+        failures.contains("FAILED read_grant_fetches_the_object: GET https://127.0.0.2:"),
+        "{}",
+        report.render()
+    );
+    assert!(failures.contains("/v1/grants/*** failed: "), "{failures}");
+    assert!(!failures.contains("/v1/grants/v1."), "{failures}");
+    // The token of a grant like the ones the cases used is nowhere in the messages.
+    let url = store.put("t.txt", b"x", "text/plain", false).unwrap();
+    let grant = store.issue_read_grant(&url, None).unwrap();
+    let token = grant.url.rsplit('/').next().unwrap();
+    let signature = token.rsplit('.').next().unwrap();
+    assert!(signature.len() > 20, "{}", grant.url);
+    assert!(!failures.contains(signature), "{failures}");
+}

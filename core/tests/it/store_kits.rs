@@ -7,9 +7,9 @@ use std::sync::Arc;
 use agent_env::stores::kits::{self, KitReport, Outcome};
 use agent_env::stores::remote::{Direction, StoreTransport};
 use agent_env::stores::{
-    serve, LocalFilesystemObjectStore, LocalRegistryImageStore, LocalSecretStore,
-    LocalSqliteDocumentStore, ObjectStore, PluginDocumentStore, PluginObjectStore,
-    PluginSecretStore, SecretStore, StoreError, StoreResult,
+    serve, DocumentStore, Filter, LocalFilesystemObjectStore, LocalRegistryImageStore,
+    LocalSecretStore, LocalSqliteDocumentStore, ObjectStore, PluginDocumentStore,
+    PluginObjectStore, PluginSecretStore, SecretStore, StoreError, StoreResult,
 };
 use agent_env_protocol::message::RpcError;
 use serde_json::Value;
@@ -55,6 +55,23 @@ fn sqlite_document_store_passes_the_document_kit() {
     let dir = tempfile::tempdir().unwrap();
     let store = LocalSqliteDocumentStore::new(dir.path().join("docs.db"));
     assert_passed(&kits::run(&kits::document::cases(), &store, "coll"), 45);
+    assert_kit_left_no_document(&store, "coll");
+}
+
+/// Every collection the document kit wrote in under `ns` (each case's, and the two beside
+/// `collections_are_separate`'s) holds no document once the kit ended.
+fn assert_kit_left_no_document(store: &dyn DocumentStore, ns: &str) {
+    let mut collections = Vec::new();
+    for case in kits::document::cases().cases {
+        let own = format!("{ns}__{}", case.name);
+        collections.push(format!("{own}_left"));
+        collections.push(format!("{own}_right"));
+        collections.push(own);
+    }
+    for collection in collections {
+        let left = store.count(&collection, &Filter::all()).unwrap();
+        assert_eq!(left, 0, "the kit left {left} document(s) in {collection}");
+    }
 }
 
 #[test]
@@ -141,6 +158,7 @@ fn document_kit_passes_through_the_plugin_proxy() {
     });
     let proxy = PluginDocumentStore::with_direction(transport, Direction::ToHost);
     assert_passed(&kits::run(&kits::document::cases(), &proxy, "coll"), 45);
+    assert_kit_left_no_document(&proxy, "coll");
 }
 
 #[test]

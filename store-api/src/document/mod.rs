@@ -77,6 +77,25 @@ pub trait DocumentStore: Send + Sync {
     /// Makes sure an index on `fields` exists (idempotent); a unique one is enforced by inserts and upserts.
     fn ensure_index(&self, collection: &str, fields: &[&str], unique: bool) -> StoreResult<()>;
 
+    /// Removes the collection: its documents and its indexes, so that nothing of it stays in the store;
+    /// a collection that does not exist is no error. Meant for a collection no one else is using (the
+    /// conformance kit's own): a writer in another process at the same time may fail or write again.
+    ///
+    /// The default deletes the documents one by one (with [`DocumentStore::delete`], at most as many
+    /// times as [`DocumentStore::count`] said plus one, so a store that reports deletes it does not make
+    /// cannot keep it looping), leaving whatever the store keeps for an empty collection; a store that
+    /// can remove a collection whole overrides it.
+    fn drop_collection(&self, collection: &str) -> StoreResult<()> {
+        let all = Filter::default();
+        let held = self.count(collection, &all)?;
+        for _ in 0..=held {
+            if self.delete(collection, &all)? == 0 {
+                break;
+            }
+        }
+        Ok(())
+    }
+
     /// Checks that the store can serve requests now (a hosted store reaches its server and is let in):
     /// what `agent-env config check` runs before any work. Stores on this machine have nothing to check.
     fn probe(&self) -> StoreResult<()> {

@@ -1,16 +1,17 @@
 //! The document kit: the original's 37 cases, including the 8-thread races, then 8 for the rules they
 //! leave open ([`super::document_rules`]). Each case works in its own collection, `<ns>__<case>`, so the
-//! kit can run against a store that already holds data.
+//! kit can run against a store that already holds data, and drops the collections it wrote in when it
+//! ends ([`DocumentStore::drop_collection`]), so it leaves none behind.
 
 use std::sync::Barrier;
 
 use serde_json::{json, Value};
 
 use super::document_rules::{
-    collections_are_separate, ensure_index_twice_is_harmless, eq_null_matches_null_and_absent,
-    exists_matches_presence_even_of_null, gte_and_lte_are_inclusive_and_typed,
-    query_sorts_absent_and_null_lowest, set_creates_parents_and_inc_starts_at_zero,
-    update_and_replace_touch_one_match,
+    collections_are_separate, collections_beside, ensure_index_twice_is_harmless,
+    eq_null_matches_null_and_absent, exists_matches_presence_even_of_null,
+    gte_and_lte_are_inclusive_and_typed, query_sorts_absent_and_null_lowest,
+    set_creates_parents_and_inc_starts_at_zero, update_and_replace_touch_one_match,
 };
 use super::support::{describe, doc, ensure, ensure_eq, insert_all, Ctx};
 use super::{Case, Kit};
@@ -27,9 +28,32 @@ macro_rules! cases {
     ($($f:ident),* $(,)?) => {
         vec![$(DocCase {
             name: stringify!($f),
-            run: |store, ns| $f(store, &format!("{ns}__{}", stringify!($f))),
+            run: |store, ns| in_own_collection(store, ns, stringify!($f), $f),
         }),*]
     };
+}
+
+/// Runs case `name` in its collection `<ns>__<name>`, then drops every collection it wrote in (that
+/// one, and the two more `collections_are_separate` uses), so the kit leaves nothing in the store. A
+/// case that passed but whose collections could not be dropped fails, naming the call.
+fn in_own_collection(
+    store: &dyn DocumentStore,
+    ns: &str,
+    name: &str,
+    case: fn(&dyn DocumentStore, &str) -> Result<(), String>,
+) -> Result<(), String> {
+    let coll = format!("{ns}__{name}");
+    let outcome = case(store, &coll);
+    let mut written = vec![coll.clone()];
+    if name == "collections_are_separate" {
+        written.extend(collections_beside(&coll));
+    }
+    let dropped = written.iter().try_for_each(|c| {
+        store
+            .drop_collection(c)
+            .ctx(&format!("drop_collection({c:?}), as the kit cleans up"))
+    });
+    outcome.and(dropped)
 }
 
 /// The 45 cases: the original's 37 in its order, then the rules they leave open.

@@ -232,9 +232,14 @@ pub fn ensure_index_twice_is_harmless(store: &dyn DocumentStore, coll: &str) -> 
     }
 }
 
+/// The two collections `collections_are_separate` writes in, beside its own `coll`.
+pub fn collections_beside(coll: &str) -> [String; 2] {
+    [format!("{coll}_left"), format!("{coll}_right")]
+}
+
 /// Collections are apart: documents and unique indexes of one are not seen in another.
 pub fn collections_are_separate(store: &dyn DocumentStore, coll: &str) -> Result<(), String> {
-    let (left, right) = (format!("{coll}_left"), format!("{coll}_right"));
+    let [left, right] = collections_beside(coll);
     store
         .ensure_index(&left, &["id"], true)
         .ctx("ensure_index")?;

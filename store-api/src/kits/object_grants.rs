@@ -33,10 +33,15 @@ pub const GRANT_CASES: [ObjectCase; 3] = [
 
 /// A client that trusts what the store says its grants need (its private CA), or the public CAs.
 fn agent(store: &dyn ObjectStore) -> Result<ureq::Agent, String> {
+    agent_trusting(store.grant_trust_pem().as_deref())
+}
+
+/// A client that trusts the CA `pem` when given, else the public CAs.
+fn agent_trusting(pem: Option<&str>) -> Result<ureq::Agent, String> {
     let mut config = ureq::Agent::config_builder()
         .http_status_as_error(false)
         .timeout_global(Some(Duration::from_secs(60)));
-    if let Some(pem) = store.grant_trust_pem() {
+    if let Some(pem) = pem {
         let cert = ureq::tls::Certificate::from_pem(pem.as_bytes())
             .map_err(|e| format!("the store's grant CA is not a PEM certificate: {e}"))?;
         config = config.tls_config(
@@ -48,9 +53,21 @@ fn agent(store: &dyn ObjectStore) -> Result<ureq::Agent, String> {
     Ok(config.build().into())
 }
 
-/// Status and body of one request.
+/// Status and body of one request, with a client that trusts what the store's grants need.
 fn exchange(
     store: &dyn ObjectStore,
+    method: &str,
+    url: &str,
+    headers: &std::collections::BTreeMap<String, String>,
+    extra: &[(&str, String)],
+    body: Option<Vec<u8>>,
+) -> Result<(u16, Vec<u8>), String> {
+    exchange_with(&agent(store)?, method, url, headers, extra, body)
+}
+
+/// Status and body of one request sent with `agent`.
+fn exchange_with(
+    agent: &ureq::Agent,
     method: &str,
     url: &str,
     headers: &std::collections::BTreeMap<String, String>,
@@ -64,7 +81,6 @@ fn exchange(
     for (name, value) in extra {
         builder = builder.header(*name, value.as_str());
     }
-    let agent = agent(store)?;
     let sent = match body {
         Some(bytes) => builder
             .header("Content-Length", bytes.len().to_string())
@@ -76,10 +92,13 @@ fn exchange(
             .map_err(|e| e.to_string())
             .and_then(|r| agent.run(r).map_err(|e| e.to_string())),
     };
-    // A grant's URL is a credential until it expires: messages show it without its query (the
-    // signature), which is enough to tell which request failed.
-    let shown = url.split_once('?').map_or(url, |(path, _)| path);
-    let mut response = sent.map_err(|e| format!("{method} {shown} failed: {e}"))?;
+    let shown = shown_url(url);
+    let mut response = sent.map_err(|e| {
+        format!(
+            "{method} {shown} failed: {}",
+            without_grant(&e, url, &shown)
+        )
+    })?;
     let status = response.status().as_u16();
     let body = response
         .body_mut()
@@ -88,6 +107,45 @@ fn exchange(
         .read_to_vec()
         .map_err(|e| format!("reading the answer to {method} {shown}: {e}"))?;
     Ok((status, body))
+}
+
+/// The shortest path segment taken for a signed token: longer than any name the kit gives an object.
+const MIN_TOKEN_CHARS: usize = 32;
+
+/// A grant's URL as messages show it. The URL is a credential until it expires, so what signs it is
+/// left out: the query and fragment (where an S3 grant's signature is), and every path segment that is
+/// a token ([`is_token`]; the local object store's grant is `/v1/grants/<signed token>`), shown as
+/// `***`. What is left tells which request failed.
+fn shown_url(url: &str) -> String {
+    let end = url.find(['?', '#']).unwrap_or(url.len());
+    url[..end]
+        .split('/')
+        .map(|segment| if is_token(segment) { "***" } else { segment })
+        .collect::<Vec<_>>()
+        .join("/")
+}
+
+/// Whether a path segment is a token rather than a name: [`MIN_TOKEN_CHARS`] or more of the characters
+/// base64url, hex and signed-token formats use (letters, digits, `-`, `_`, `.`, `=`, `~`, `%`).
+fn is_token(segment: &str) -> bool {
+    segment.len() >= MIN_TOKEN_CHARS
+        && segment
+            .chars()
+            .all(|c| c.is_ascii_alphanumeric() || matches!(c, '-' | '_' | '.' | '=' | '~' | '%'))
+}
+
+/// An HTTP client's error text with the grant's URL, and each token of it, as [`shown_url`] shows
+/// them, should the text quote the URL.
+fn without_grant(error: &impl std::fmt::Display, url: &str, shown: &str) -> String {
+    let mut text = error.to_string().replace(url, shown);
+    let end = url.find(['?', '#']).unwrap_or(url.len());
+    for token in url[..end].split('/').filter(|s| is_token(s)) {
+        text = text.replace(token, "***");
+    }
+    if end < url.len() {
+        text = text.replace(&url[end..], "");
+    }
+    text
 }
 
 fn read_grant_fetches_the_object(store: &dyn ObjectStore, ns: &str) -> Result<(), String> {
@@ -252,4 +310,54 @@ fn namespace_grant_confines_uploads_to_its_root(
     ensure(!store.exists(&oversized).ctx("exists")?, || {
         format!("the refused oversized upload wrote {oversized}")
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The local object store's grant carries its signed token in the path; an S3 grant its signature
+    /// in the query. Neither is shown; the host and the object's key are.
+    #[test]
+    fn a_grant_url_is_shown_without_its_token_or_signature() {
+        let local = "https://127.0.0.1:37517/v1/grants/v1.eyJvcCI6ImdldCIsInMiOiIwMTIzNDU2Nzg5YWJjZGVmIn0.3q2-7wTi1mXh8yC0nQZ5P4sVbA9uLkR6dEoJfGhIwUs";
+        assert_eq!(shown_url(local), "https://127.0.0.1:37517/v1/grants/***");
+        let s3 = "http://127.0.0.1:8333/kit/agent-env-kit/0123456789ab/grant/read.bin?X-Amz-Algorithm=AWS4-HMAC-SHA256&X-Amz-Signature=abcdef0123456789";
+        assert_eq!(
+            shown_url(s3),
+            "http://127.0.0.1:8333/kit/agent-env-kit/0123456789ab/grant/read.bin"
+        );
+        let hex_token = format!("https://h/t/{}", "ab".repeat(32));
+        assert_eq!(shown_url(&hex_token), "https://h/t/***");
+    }
+
+    /// An HTTP client's error that quotes the URL quotes it as messages show it.
+    #[test]
+    fn an_error_quoting_the_grant_url_shows_it_shortened() {
+        let url = "https://h:1/v1/grants/v1.eyJvcCI6ImdldCJ9eyJvcCI6ImdldCJ9.c2lnbmF0dXJlc2lnbmF0dXJl?x=sig";
+        let shown = shown_url(url);
+        let text = without_grant(
+            &format!(
+                "bad uri {url} and v1.eyJvcCI6ImdldCJ9eyJvcCI6ImdldCJ9.c2lnbmF0dXJlc2lnbmF0dXJl"
+            ),
+            url,
+            &shown,
+        );
+        assert_eq!(text, "bad uri https://h:1/v1/grants/*** and ***");
+        let refused = exchange_error_text(url);
+        assert!(
+            refused.starts_with("GET https://h:1/v1/grants/*** failed: "),
+            "{refused}"
+        );
+        assert!(
+            !refused.contains("c2lnbmF0dXJl") && !refused.contains("sig"),
+            "{refused}"
+        );
+    }
+
+    /// What `exchange_with` says when the request cannot be sent (no server on port 1).
+    fn exchange_error_text(url: &str) -> String {
+        let agent = agent_trusting(None).unwrap();
+        exchange_with(&agent, "GET", url, &Default::default(), &[], None).unwrap_err()
+    }
 }

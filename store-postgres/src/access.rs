@@ -1,0 +1,132 @@
+//! What `agent-env config check` asks the server beyond a login: whether the dsn's user may create the
+//! store's tables, read-only (the privilege functions of the catalog), so that a user who may log in but
+//! not create tables is told so before any work instead of at the first write.
+
+use agent_env_store::error::{StoreError, StoreResult};
+
+use crate::blocking::Connection;
+use crate::errors::pg_error;
+use crate::CLASS;
+
+/// The user, the database, and what the user may do in the schema (or in the database, when the schema
+/// does not exist yet: the store creates it on first use).
+const PRIVILEGES: &str = "SELECT current_user::text, current_database()::text, n.oid IS NOT NULL, \
+     coalesce(has_schema_privilege(n.oid, 'CREATE') AND has_schema_privilege(n.oid, 'USAGE'), false), \
+     has_database_privilege(current_database(), 'CREATE') \
+     FROM (SELECT $1::text AS name) AS wanted \
+     LEFT JOIN pg_catalog.pg_namespace AS n ON n.nspname = wanted.name";
+
+/// What the server said about the user's privileges.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Privileges {
+    /// The user the dsn logs in as.
+    pub user: String,
+    /// The database the dsn names.
+    pub database: String,
+    /// Whether the schema exists.
+    pub schema_exists: bool,
+    /// Whether the user may create tables in the schema and use it (`CREATE` and `USAGE`).
+    pub may_create_in_schema: bool,
+    /// Whether the user may create schemas in the database (`CREATE` on the database).
+    pub may_create_schema: bool,
+}
+
+/// Asks the server what the user may do in `schema`.
+pub fn privileges(client: &Connection, shown: &str, schema: &str) -> StoreResult<Privileges> {
+    let row = client
+        .query_one(PRIVILEGES, &[&schema])
+        .map_err(|e| pg_error(shown, &e))?;
+    Ok(Privileges {
+        user: row.get(0),
+        database: row.get(1),
+        schema_exists: row.get(2),
+        may_create_in_schema: row.get(3),
+        may_create_schema: row.get(4),
+    })
+}
+
+/// The problem with the user's privileges, naming the user, the schema and the grant to ask for; `None`
+/// when the store can create its tables.
+pub fn problem(found: &Privileges, shown: &str, schema: &str) -> Option<StoreError> {
+    let user = identifier(&found.user);
+    let message = if found.schema_exists {
+        if found.may_create_in_schema {
+            return None;
+        }
+        format!(
+            "{CLASS}: on {shown}, the dsn's user '{}' may not create tables in the schema '{schema}', so the first write would fail; ask the database's administrator for GRANT USAGE, CREATE ON SCHEMA {} TO {user}, or name a schema the user owns in schema",
+            found.user,
+            identifier(schema)
+        )
+    } else if schema == "public" {
+        format!(
+            "{CLASS}: {shown} has no schema 'public', which the store keeps its tables in; ask the database's administrator to create it (CREATE SCHEMA public AUTHORIZATION {user}), or name an existing schema in schema"
+        )
+    } else {
+        if found.may_create_schema {
+            return None;
+        }
+        format!(
+            "{CLASS}: on {shown}, the schema '{schema}' does not exist and the dsn's user '{}' may not create it, so the first write would fail; ask the database's administrator to create it (CREATE SCHEMA {} AUTHORIZATION {user}) or for GRANT CREATE ON DATABASE {} TO {user}",
+            found.user,
+            identifier(schema),
+            identifier(&found.database)
+        )
+    };
+    Some(StoreError::Config(message))
+}
+
+/// A name as SQL reads it: as it is when it is a plain lower-case identifier, else in double quotes.
+fn identifier(name: &str) -> String {
+    let plain = name
+        .chars()
+        .next()
+        .is_some_and(|c| c.is_ascii_lowercase() || c == '_')
+        && name
+            .chars()
+            .all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || c == '_');
+    if plain {
+        name.to_string()
+    } else {
+        crate::sql::quote(name)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn found(schema_exists: bool, in_schema: bool, in_database: bool) -> Privileges {
+        Privileges {
+            user: "Reader".into(),
+            database: "team".into(),
+            schema_exists,
+            may_create_in_schema: in_schema,
+            may_create_schema: in_database,
+        }
+    }
+
+    #[test]
+    fn a_user_who_may_create_what_the_store_needs_has_no_problem() {
+        assert!(problem(&found(true, true, false), "h:5432/team", "agents").is_none());
+        assert!(problem(&found(false, false, true), "h:5432/team", "agents").is_none());
+    }
+
+    #[test]
+    fn each_missing_privilege_names_the_user_the_schema_and_the_grant() {
+        let text = |f: Privileges, schema: &str| {
+            problem(&f, "h:5432/team", schema)
+                .map(|e| e.to_string())
+                .unwrap_or_default()
+        };
+        assert_eq!(
+            text(found(true, false, true), "public"),
+            "PostgresDocumentStore: on h:5432/team, the dsn's user 'Reader' may not create tables in the schema 'public', so the first write would fail; ask the database's administrator for GRANT USAGE, CREATE ON SCHEMA public TO \"Reader\", or name a schema the user owns in schema"
+        );
+        assert_eq!(
+            text(found(false, false, false), "agent-env"),
+            "PostgresDocumentStore: on h:5432/team, the schema 'agent-env' does not exist and the dsn's user 'Reader' may not create it, so the first write would fail; ask the database's administrator to create it (CREATE SCHEMA \"agent-env\" AUTHORIZATION \"Reader\") or for GRANT CREATE ON DATABASE team TO \"Reader\""
+        );
+        assert!(text(found(false, false, true), "public").contains("has no schema 'public'"));
+    }
+}
