@@ -26,13 +26,20 @@ impl Recorded {
     /// The @local store under the session's state root, then the configured document store. A
     /// configured store that cannot be built, or that does not answer (a server that is down), is
     /// left out, so the runs this machine recorded are still read; [`Recorded::left_out`] says why.
+    /// It is asked by a read of the instances, not by `probe`, which may also ask for the right to
+    /// write: a user who may only read still sees the stored runs.
     pub fn open(session: &Session) -> Recorded {
         let local = local_stores::open(&session.paths().state_root()).documents;
         let configured = session
             .stores()
             .document()
             .map_err(|e| e.to_string())
-            .and_then(|store| store.probe().map(|()| store).map_err(|e| e.to_string()));
+            .and_then(|store| {
+                store
+                    .count(super::recorder::INSTANCES, &Filter::all())
+                    .map(|_| store)
+                    .map_err(|e| e.to_string())
+            });
         match configured {
             Ok(configured) => Recorded::of(vec![local, configured]),
             Err(e) => Recorded {
