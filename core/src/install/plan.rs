@@ -169,15 +169,30 @@ pub fn build(specs: &[Spec], plugins: &Path, pip: &PipOptions) -> Result<Vec<Ste
         for url in &pip.extra_index_urls {
             argv.extend(["--extra-index-url".into(), url.clone()]);
         }
+        let packages: Vec<String> = python
+            .iter()
+            .map(|s| {
+                s.path
+                    .as_ref()
+                    .map(|p| p.display().to_string())
+                    .unwrap_or_else(|| s.text.clone())
+            })
+            .collect();
         if pip.reinstall {
-            argv.push("--force-reinstall".into());
+            // The packages named, again, without their dependencies: pip's --force-reinstall alone
+            // fetched every dependency anew (an SDK installed from a checkout, which no index has,
+            // failed the reinstall). The plain install after it adds any dependency now missing.
+            let mut again = argv.clone();
+            again.extend(["--force-reinstall".into(), "--no-deps".into()]);
+            again.extend(packages.iter().cloned());
+            steps.push(Step::Run {
+                argv: again,
+                cwd: None,
+                env: Vec::new(),
+                first_on_path: None,
+            });
         }
-        argv.extend(python.iter().map(|s| {
-            s.path
-                .as_ref()
-                .map(|p| p.display().to_string())
-                .unwrap_or_else(|| s.text.clone())
-        }));
+        argv.extend(packages);
         steps.push(Step::Run {
             argv,
             cwd: None,
@@ -581,12 +596,21 @@ mod tests {
             reinstall: true,
         };
         let steps = build(&specs, Path::new("/nowhere"), &pip).unwrap();
-        let line = steps.last().unwrap().describe(Path::new("/nowhere"));
+        let lines: Vec<String> = steps
+            .iter()
+            .map(|s| s.describe(Path::new("/nowhere")))
+            .collect();
+        let n = lines.len();
         assert!(
-            line.ends_with(
-                "pip install --extra-index-url http://127.0.0.1:9/simple --force-reinstall agentenv-x"
+            lines[n - 2].ends_with(
+                "pip install --extra-index-url http://127.0.0.1:9/simple --force-reinstall --no-deps agentenv-x"
             ),
-            "{line}"
+            "{lines:?}"
+        );
+        assert!(
+            lines[n - 1]
+                .ends_with("pip install --extra-index-url http://127.0.0.1:9/simple agentenv-x"),
+            "{lines:?}"
         );
     }
 }

@@ -319,7 +319,8 @@ fn pip_options_reach_the_pip_command() {
         0,
     );
     assert!(
-        dry.contains(" install --extra-index-url http://127.0.0.1:9/simple --force-reinstall agentenv-somewhere"),
+        dry.contains(" install --extra-index-url http://127.0.0.1:9/simple --force-reinstall --no-deps agentenv-somewhere\n")
+            && dry.contains(" install --extra-index-url http://127.0.0.1:9/simple agentenv-somewhere\n"),
         "{dry}"
     );
     let out = sb.run(&[
