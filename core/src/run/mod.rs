@@ -546,11 +546,16 @@ fn print_summary(
             (Some(id), _) => format!(", {}, instance {id}", seconds(r.duration)),
             (None, _) => format!(", {}, no instance recorded", seconds(r.duration)),
         };
+        // A failure of several lines (a plugin's last stderr lines) keeps the time and instance on
+        // its first, where they are read, not between its lines.
+        let text = r.outcome.text();
+        let (first, rest) = match text.split_once('\n') {
+            Some((first, rest)) => (first, format!("\n{rest}")),
+            None => (text.as_str(), String::new()),
+        };
         out.line(&format!(
-            "  {} v{}: {}{instance}",
-            r.path,
-            r.version,
-            r.outcome.text()
+            "  {} v{}: {first}{instance}{rest}",
+            r.path, r.version
         ));
     }
     if results.len() > 1 {

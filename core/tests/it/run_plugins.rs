@@ -516,3 +516,34 @@ fn ctrl_c_during_a_plugin_step_stops_the_plugin_and_exits_130() {
         .unwrap();
     assert!(!running(pid), "the plugin process is still running");
 }
+
+/// A failure of several lines keeps the task's time and instance on its first line in the summary,
+/// not between its lines.
+#[test]
+fn a_failure_of_several_lines_keeps_the_summary_line_whole() {
+    let s = Sandboxed::new();
+    shell_plugin(
+        &s,
+        r#"printf '{"jsonrpc":"2.0","id":%s,"error":{"code":-32603,"message":"line one\\nline two"}}\n' "$id""#,
+    );
+    s.write("multi/tasks/m.json", r#"[{"id": "go", "type": "boom"}]"#);
+    let r = s.run(&["run", "./multi"]);
+    assert_eq!(r.code, 1, "{}", r.both());
+    let summary = r
+        .stdout
+        .lines()
+        .skip_while(|l| *l != "Tasks:")
+        .nth(1)
+        .unwrap_or_default()
+        .to_string();
+    assert!(
+        summary.starts_with("  tasks/m.json v1: failed at step 'go': "),
+        "{}",
+        r.both()
+    );
+    assert!(
+        summary.contains(": line one, ") && summary.contains("s, instance "),
+        "{summary}"
+    );
+    r.assert_stdout_has(&format!("{summary}\nline two"));
+}
