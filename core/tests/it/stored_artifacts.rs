@@ -360,3 +360,34 @@ fn a_bundle_init_that_fails_halfway_leaves_nothing() {
     assert_eq!(r.code, 0, "{}", r.both());
     assert!(out.join("artifacts/greeting/hello.txt").is_file());
 }
+
+/// An object that changed after its artifact was put (another size than recorded) is not loaded as
+/// the artifact's.
+#[test]
+fn an_object_changed_after_the_put_is_not_loaded() {
+    let s = Sandboxed::new();
+    let folder = greeting(&s, "hello there\n");
+    let task = hello_loading(&s, "team/greeting");
+    let put = s.run(&[
+        "artifact",
+        "put",
+        folder.to_str().unwrap(),
+        "--id",
+        "team/greeting",
+    ]);
+    assert_eq!(put.code, 0, "{}", put.both());
+    let put = s.run(&["task", "put", task.to_str().unwrap(), "--id", "team/hello"]);
+    assert_eq!(put.code, 0, "{}", put.both());
+    let object = walk(s.dir.path())
+        .into_iter()
+        .find(|p| !p.starts_with(s.home()) && p.ends_with("hello.txt"))
+        .expect("the stored object");
+    std::fs::write(&object, "TAMPERED, and longer\n").unwrap();
+    let r = s.run(&["task", "run", "team/hello"]);
+    assert_eq!(r.code, 1, "{}", r.both());
+    assert!(
+        r.stdout.contains("holds 21 bytes, but the artifact 'team/greeting' v1 recorded 12: the object changed after the artifact was put"),
+        "{}",
+        r.both()
+    );
+}

@@ -48,6 +48,7 @@ impl BuiltinStep for LoadArtifact {
             .host_path(&sandbox, destination)
             .map_err(|e| StepError::value(e.to_string()))?;
         let version = artifact.get("version").and_then(Value::as_i64).unwrap_or(0);
+        let sizes = listed_sizes(&artifact);
         let copy = |url: &str, to: &Path| -> Result<(), StepError> {
             if env.cancel.is_cancelled() {
                 return Err(StepError::cancelled());
@@ -63,7 +64,18 @@ impl BuiltinStep for LoadArtifact {
                         put_again(id)
                     )),
                     e => StepError::runtime(format!("can't copy {url} into the sandbox: {e}")),
-                })
+                })?;
+            // An object changed since the artifact was recorded (objects are written once) is not
+            // loaded as if it were the artifact's.
+            let listed = sizes.get(url).copied();
+            let got = std::fs::metadata(to).map(|m| m.len()).ok();
+            match (listed, got) {
+                (Some(listed), Some(got)) if listed != got => Err(StepError::runtime(format!(
+                    "{url} holds {got} bytes, but the artifact '{id}' v{version} recorded {listed}: the object changed after the artifact was put (an object store keeps objects as written), so it is not loaded; {}",
+                    put_again(id)
+                ))),
+                _ => Ok(()),
+            }
         };
         let kind = artifact.get("type").and_then(Value::as_str).unwrap_or("");
         match kind {
@@ -107,6 +119,19 @@ impl BuiltinStep for LoadArtifact {
             }
         })
     }
+}
+
+/// The size each file an artifact document lists was recorded with, by object URL.
+fn listed_sizes(doc: &Map<String, Value>) -> std::collections::HashMap<&str, u64> {
+    doc.get("files")
+        .and_then(Value::as_array)
+        .map(|files| {
+            files
+                .iter()
+                .filter_map(|f| Some((f.get("object_url")?.as_str()?, f.get("size")?.as_u64()?)))
+                .collect()
+        })
+        .unwrap_or_default()
 }
 
 /// How to get an artifact's files back into the object store: a bundle's are written again by its
