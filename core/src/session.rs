@@ -237,8 +237,9 @@ impl Session {
     }
 
     /// What opens plugin stores (`impl = "<package>:<Class>"`) for a store set: on the set's first
-    /// store, the session's plugin pool (store calls get no host services) over every installed package,
-    /// each with its `[plugins.<package>]` settings resolved through the configured secret store.
+    /// store, the session's plugin pool over every installed package (store calls answer no `host.*`
+    /// request; their stderr goes to `stores::store_output`), each with its `[plugins.<package>]`
+    /// settings resolved through the configured secret store.
     /// Nothing starts until a plugin store is opened.
     pub fn plugin_store_opener(&self) -> OpenPluginStores {
         let manifests = self.manifests();

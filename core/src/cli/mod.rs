@@ -167,6 +167,12 @@ pub fn dispatch(cli: Cli, session: &Session, term: &Terminal) -> Exit {
         return Ok(0);
     }
     let verbose = cli.verbose;
+    // With -v, what plugin stores write to stderr is shown, whatever the command (a run shows it as
+    // its own plugin output meanwhile).
+    let _store_stderr = verbose.then(|| {
+        crate::stores::store_output::StoreOutput::invocation()
+            .listen(std::sync::Arc::new(store::PrintStoreStderr::new(term)))
+    });
     match cli.command {
         Some(Command::Plugin(args)) => plugin::run(args, verbose, session, term),
         Some(Command::Config(args)) => config::run(args, verbose, session, term),

@@ -5,10 +5,19 @@
 //! The object kit writes under a fresh key prefix (`agent-env-kit/<hex>/`), the document kit into fresh
 //! collections (`kit_<hex>__<case>`), the image kit into a fresh repository, so a check never clobbers
 //! what a real, shared store holds. (Stores have no delete for objects, so those writes stay behind.)
+//!
+//! `agent-env store get URL [-o FILE|-]` writes one object to a file or to stdout, streamed through a
+//! temporary file whatever its size, binary bytes refused only on a terminal.
 
+use std::io::{IsTerminal, Read, Write};
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+
+use agent_env_host::{HostServices, NoServices, RpcError};
 use clap::{Args, Subcommand, ValueEnum};
 use serde_json::{json, Value};
 
+use crate::cli::style::Stream;
 use crate::cli::{Exit, Failure, Terminal};
 use crate::config::configured_store::{configured_secrets, store_spec};
 use crate::config::references::SecretLookup;
@@ -17,7 +26,7 @@ use crate::output::Output;
 use crate::session::Session;
 use crate::stores::from_spec::{classify, Target};
 use crate::stores::kits::{self, KitReport};
-use crate::stores::{build_store, AnyStore, StoreKind, StoreSpec};
+use crate::stores::{build_store, AnyStore, ObjectStore, StoreError, StoreKind, StoreSpec};
 
 #[derive(Args)]
 pub struct StoreArgs {
@@ -43,7 +52,8 @@ pub enum StoreCommand {
     Get {
         /// The object's URL, such as s3://bucket/key or file:///….
         url: String,
-        /// Write the bytes to this file instead of printing them (needed for binary objects).
+        /// Write the bytes to this file instead of printing them ('-' is stdout). Without it a binary
+        /// object is refused when stdout is a terminal; a pipe gets the bytes as they are.
         #[arg(long, short = 'o', value_name = "FILE")]
         output: Option<std::path::PathBuf>,
     },
@@ -68,48 +78,174 @@ impl From<KindArg> for StoreKind {
     }
 }
 
-/// Runs `store check`.
+/// Runs `store check` or `store get`. With `-v`, what plugin stores write to stderr is shown, a line
+/// at a time, as `[<package>] <line>` (as a run shows its plugins' lines; `cli::dispatch` listens).
 pub fn run(args: StoreArgs, verbose: bool, session: &Session, term: &Terminal) -> Exit {
     match args.command {
         StoreCommand::Check { kind, json, seed } => {
             check(kind.into(), json, seed, verbose, session, term).map_err(Failure::new)
         }
-        StoreCommand::Get { url, output } => get(&url, output.as_deref(), session, term),
+        StoreCommand::Get { url, output } => get(&url, output.as_deref(), session),
     }
 }
 
-/// `store get URL`: the configured object store when it owns the URL, else the local one.
-fn get(url: &str, output: Option<&std::path::Path>, session: &Session, term: &Terminal) -> Exit {
+/// Shows each stderr line of a plugin store on agent-env's stderr (secrets masked, control characters
+/// escaped), as `[<package>] <line>`: what `-v` does with them outside a run.
+pub struct PrintStoreStderr {
+    term: Terminal,
+}
+
+impl PrintStoreStderr {
+    /// A printer in `term`'s style.
+    pub fn new(term: &Terminal) -> PrintStoreStderr {
+        PrintStoreStderr {
+            term: Terminal::with_style(term.style()),
+        }
+    }
+}
+
+impl HostServices for PrintStoreStderr {
+    fn handle(&self, package: &str, method: &str, params: Value) -> Result<Value, RpcError> {
+        NoServices.handle(package, method, params)
+    }
+
+    fn stderr_line(&self, package: &str, line: &str) {
+        let text = format!("[{package}] {line}");
+        self.term
+            .eprintln(&self.term.style().dim(Stream::Stderr, &text));
+    }
+}
+
+/// `store get URL`: the configured object store when it owns the URL, else the local one. The object
+/// goes to the file `--output` names, or to stdout (also for `-o -`).
+fn get(url: &str, output: Option<&Path>, session: &Session) -> Exit {
+    let store = store_owning(url, session)?;
+    match output {
+        Some(path) if path != Path::new("-") => {
+            store
+                .download_to_file(url, path)
+                .map_err(|e| Failure::new(e.to_string()))?;
+            Ok(0)
+        }
+        _ => print_object(store.as_ref(), url),
+    }
+}
+
+/// The object store `url` is one of: the configured one, else the local one.
+fn store_owning(url: &str, session: &Session) -> Result<Arc<dyn ObjectStore>, Failure> {
     let configured = session
         .stores()
         .object()
         .map_err(|e| Failure::new(format!("the configured object store can't be used: {e}")))?;
-    let local = crate::run::local_stores::open(&session.paths().state_root()).objects;
-    let store = match configured.owns(url) {
-        Ok(true) => configured,
-        _ if local.owns(url).unwrap_or(false) => local,
-        _ => {
-            return Err(Failure::new(format!(
-                "'{url}' is not a URL of the configured object store or of the local one"
-            )))
-        }
-    };
-    if let Some(path) = output {
-        store
-            .download_to_file(url, path)
-            .map_err(|e| Failure::new(e.to_string()))?;
-        return Ok(0);
+    if let Ok(true) = configured.owns(url) {
+        return Ok(configured);
     }
-    let bytes = store.get(url).map_err(|e| Failure::new(e.to_string()))?;
-    match String::from_utf8(bytes) {
-        Ok(text) => {
-            term.print_verbatim(&text);
-            Ok(0)
-        }
-        Err(_) => Err(Failure::new(format!(
-            "{url} holds binary bytes; write them to a file with --output FILE"
+    let local = crate::run::local_stores::open(&session.paths().state_root()).objects;
+    if local.owns(url).unwrap_or(false) {
+        return Ok(local);
+    }
+    Err(Failure::new(format!(
+        "'{url}' is not a URL of the configured object store or of the local one"
+    )))
+}
+
+/// Writes the object to stdout, whatever its size: the store downloads it to a private temporary file
+/// (a plugin's store writes the file itself; nothing crosses the pipe but its path), which is copied
+/// out a piece at a time. Bytes that are not text are refused only when stdout is a terminal, which
+/// they would garble; a pipe or a file gets them as they are.
+fn print_object(store: &dyn ObjectStore, url: &str) -> Exit {
+    let scratch = Scratch::new().map_err(|e| {
+        Failure::new(format!(
+            "cannot make a temporary folder to fetch {url} into: {e}; set TMPDIR to a folder you can write, or use --output FILE"
         ))
-        .with_code(2)),
+    })?;
+    let file = scratch.path.join("object");
+    download(store, url, &file)?;
+    let stdout = std::io::stdout();
+    if stdout.is_terminal() && !is_utf8(&file).map_err(|e| reading(&file, &e))? {
+        return Err(Failure::new(format!(
+            "{url} holds binary bytes, which a terminal cannot show; write them to a file with --output FILE, or pipe them to a program"
+        )));
+    }
+    copy_to(&file, &mut stdout.lock(), url)
+}
+
+/// `store.download_to_file(url, file)`; a store that does not implement it has the object read whole.
+fn download(store: &dyn ObjectStore, url: &str, file: &Path) -> Result<(), Failure> {
+    match store.download_to_file(url, file) {
+        Err(StoreError::NotSupported(_)) => {
+            let bytes = store.get(url).map_err(|e| Failure::new(e.to_string()))?;
+            std::fs::write(file, bytes)
+                .map_err(|e| Failure::new(format!("cannot write {}: {e}", file.display())))
+        }
+        other => other.map_err(|e| Failure::new(e.to_string())),
+    }
+}
+
+fn reading(file: &Path, e: &std::io::Error) -> Failure {
+    Failure::new(format!(
+        "cannot read the downloaded object {}: {e}",
+        file.display()
+    ))
+}
+
+/// How much of the object is read at a time.
+const CHUNK: usize = 64 * 1024;
+
+/// Whether `file` is UTF-8 text, read a piece at a time.
+fn is_utf8(file: &Path) -> std::io::Result<bool> {
+    let mut reader = std::fs::File::open(file)?;
+    // A character cut at a piece's end (at most 3 of its bytes) is carried to the next piece.
+    let mut buf = vec![0u8; CHUNK + 3];
+    let mut carried = 0;
+    loop {
+        let n = reader.read(&mut buf[carried..carried + CHUNK])?;
+        if n == 0 {
+            return Ok(carried == 0);
+        }
+        let filled = carried + n;
+        carried = match std::str::from_utf8(&buf[..filled]) {
+            Ok(_) => 0,
+            Err(e) if e.error_len().is_none() => {
+                buf.copy_within(e.valid_up_to()..filled, 0);
+                filled - e.valid_up_to()
+            }
+            Err(_) => return Ok(false),
+        };
+    }
+}
+
+/// Copies `file` to `out`. A reader that went away (`| head`) is no failure: it chose to stop.
+fn copy_to(file: &Path, out: &mut impl Write, url: &str) -> Exit {
+    let mut reader = std::fs::File::open(file).map_err(|e| reading(file, &e))?;
+    match std::io::copy(&mut reader, out).and_then(|_| out.flush()) {
+        Ok(()) => Ok(0),
+        Err(e) if e.kind() == std::io::ErrorKind::BrokenPipe => Ok(0),
+        Err(e) => Err(Failure::new(format!(
+            "could not write {url} to stdout: {e}; what was written is incomplete"
+        ))),
+    }
+}
+
+/// A folder only this user can read, removed with what it holds when dropped.
+struct Scratch {
+    path: PathBuf,
+}
+
+impl Scratch {
+    fn new() -> std::io::Result<Scratch> {
+        use std::os::unix::fs::DirBuilderExt;
+        let mut random = [0u8; 8];
+        getrandom::getrandom(&mut random).map_err(|e| std::io::Error::other(e.to_string()))?;
+        let path = std::env::temp_dir().join(format!("agent-env-get-{}", hex::encode(random)));
+        std::fs::DirBuilder::new().mode(0o700).create(&path)?;
+        Ok(Scratch { path })
+    }
+}
+
+impl Drop for Scratch {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_dir_all(&self.path);
     }
 }
 

@@ -24,6 +24,7 @@ use crate::run::events::{PluginStream, RunEvent, RunObserver, StepRef};
 use crate::run::executor::StepExecutor;
 use crate::run::local_stores::LocalStores;
 use crate::session::Session;
+use crate::stores::store_output::{Listening, StoreOutput};
 use crate::stores::{AnyStore, HostStoreDispatcher, StoreKind, StoreSet};
 use agent_env_host::{HostError, HostServices, PluginHost, SpawnSpec};
 
@@ -252,6 +253,40 @@ pub struct PluginSteps {
     services: Arc<RunServices>,
     specs: Mutex<HashMap<String, SpawnSpec>>,
     running: Arc<RunningSteps>,
+    /// The run hears what plugin stores write to stderr while it runs, through the same services
+    /// as its steps' plugins: a process that answers a store call and runs a step at once has one
+    /// listener for both.
+    _store_stderr: Listening,
+}
+
+/// What plugin stores write to stderr, told to `observer` as the run's plugin output (its terminal
+/// lines under `-v` and its log) until the guard drops: for a run's whole life, also before its
+/// plugin steps start (a task read from a plugin document store) and when it has none.
+pub fn hear_store_stderr(observer: Arc<dyn RunObserver>) -> Listening {
+    StoreOutput::invocation().listen(Arc::new(StoreStderr(observer)))
+}
+
+/// Tells a run's watchers of each stderr line of a plugin store; answers nothing else.
+struct StoreStderr(Arc<dyn RunObserver>);
+
+impl HostServices for StoreStderr {
+    fn handle(&self, package: &str, method: &str, _params: Value) -> Result<Value, RpcError> {
+        Err(RpcError::new(
+            ErrorKind::MethodNotFound,
+            format!(
+                "agent-env offers no method '{method}' to plugin {package} during a store call"
+            ),
+        ))
+    }
+
+    fn stderr_line(&self, package: &str, line: &str) {
+        self.0.event(&RunEvent::PluginOutput {
+            package: package.to_string(),
+            step: None,
+            stream: PluginStream::Stderr,
+            line: line.to_string(),
+        });
+    }
 }
 
 impl PluginSteps {
@@ -277,11 +312,13 @@ impl PluginSteps {
             observer,
             running: running.clone(),
         });
+        let store_stderr = StoreOutput::invocation().listen(services.clone());
         Ok(Arc::new(PluginSteps {
             host: session.plugin_pool().map_err(|e| e.to_string())?,
             services,
             specs: Mutex::new(HashMap::new()),
             running,
+            _store_stderr: store_stderr,
         }))
     }
 

@@ -12,6 +12,7 @@ pub mod from_spec;
 pub mod hosted;
 pub mod local;
 pub mod plugin_stores;
+pub mod store_output;
 pub mod store_set;
 
 pub use agent_env_store::{document, error, image, kits, object, remote, secret, serve, wire};

@@ -1,18 +1,29 @@
 //! `HostPluginStores`: the [`PluginStoreFactory`] over the child-process host. It finds the package's
 //! manifest, checks that `[provides.stores]` lists the class for this kind, starts (or reuses) the plugin,
-//! sends `store.open`, and returns a transport that adds the opened handle to every request. Errors the
-//! plugin answers keep their kind; a plugin that cannot start or crashes is an internal error naming it.
+//! sends `store.open`, and returns a transport that adds the opened handle to every request.
+//!
+//! The transport holds the store, not one process: when the plugin crashed (or was stopped) since its
+//! last call, the next call gets a new process from the pool and opens the store in it again, so a
+//! store outlives a crash as docs/protocol.md §3 says; the pool counts each crash, and after 3 it refuses
+//! to start the plugin again (`crash-loop`). A call that was in flight when the plugin crashed fails: it
+//! is not sent again, since the plugin may have done it.
+//!
+//! Errors the plugin answers keep their kind; one of no named kind (internal, I/O) names the plugin, as
+//! does a plugin that cannot start or crashed. What the plugin writes to stderr goes to the invocation's
+//! [`StoreOutput`].
 
-use std::sync::Arc;
+use std::sync::{Arc, Mutex, MutexGuard};
 
 use agent_env_protocol::manifest::Manifest;
+use agent_env_protocol::message::RpcError;
 use agent_env_protocol::methods::{StoreOpenParams, StoreOpenResult, STORE_OPEN};
 use agent_env_protocol::names::canonical_name;
 use serde_json::{Map, Value};
 
 use super::config_table::ConfigTable;
 use super::from_spec::PluginStoreFactory;
-use agent_env_host::{HostError, PluginHost, PluginProcess, SpawnSpec};
+use super::store_output::StoreOutput;
+use agent_env_host::{HostError, HostServices, NoServices, PluginHost, PluginProcess, SpawnSpec};
 use agent_env_store::error::{StoreError, StoreResult};
 use agent_env_store::remote::StoreTransport;
 use agent_env_store::StoreKind;
@@ -30,11 +41,24 @@ pub struct PluginPackage {
 pub struct HostPluginStores {
     host: Arc<PluginHost>,
     packages: Vec<PluginPackage>,
+    output: StoreOutput,
 }
 
 impl HostPluginStores {
+    /// Stores of `packages` in processes of `host`; what their plugins write to stderr goes to the
+    /// invocation's [`StoreOutput`].
     pub fn new(host: Arc<PluginHost>, packages: Vec<PluginPackage>) -> Self {
-        HostPluginStores { host, packages }
+        HostPluginStores {
+            host,
+            packages,
+            output: StoreOutput::invocation(),
+        }
+    }
+
+    /// The same, with the stores' stderr lines going to `output` instead.
+    pub fn with_output(mut self, output: StoreOutput) -> Self {
+        self.output = output;
+        self
     }
 
     fn package(&self, name: &str) -> Option<&PluginPackage> {
@@ -43,13 +67,76 @@ impl HostPluginStores {
             .iter()
             .find(|p| canonical_name(&p.manifest.name) == wanted)
     }
+
+    /// How to start the plugin that provides `package:class` as a `kind` store, once its manifest is
+    /// found to list the class for that kind.
+    fn spawn_spec(&self, kind: StoreKind, package: &str, class: &str) -> StoreResult<SpawnSpec> {
+        let impl_name = format!("{package}:{class}");
+        let Some(found) = self.package(package) else {
+            return Err(StoreError::Config(format!(
+                "Cannot import impl '{impl_name}': no plugin package '{package}' is installed \
+                 (agent-env plugin list shows the installed ones)"
+            )));
+        };
+        check_class(&found.manifest, kind, package, class)?;
+        let settings = found.settings.clone().map_err(|why| {
+            StoreError::Config(format!(
+                "impl '{impl_name}': the plugin {package} can't be started: {why}"
+            ))
+        })?;
+        Ok(SpawnSpec::from_manifest(&found.manifest, settings))
+    }
 }
 
-/// A host failure as a store error: the plugin's own answer keeps its kind.
+/// Whether `manifest` lists `class` under `[provides.stores]` as a store of `kind`.
+fn check_class(
+    manifest: &Manifest,
+    kind: StoreKind,
+    package: &str,
+    class: &str,
+) -> StoreResult<()> {
+    let impl_name = format!("{package}:{class}");
+    match manifest.stores.get(class) {
+        Some(k) if k == kind.as_str() => Ok(()),
+        Some(other) => Err(StoreError::Config(format!(
+            "impl '{impl_name}' is not a subclass of {}: its manifest lists it as a {other} store",
+            interface(kind)
+        ))),
+        None => {
+            let listed: Vec<&str> = manifest.stores.keys().map(String::as_str).collect();
+            Err(StoreError::Config(format!(
+                "Cannot import impl '{impl_name}': {package}'s manifest lists no store class '{class}' under [provides.stores]{}",
+                if listed.is_empty() {
+                    String::new()
+                } else {
+                    format!(" (it lists {})", listed.join(", "))
+                }
+            )))
+        }
+    }
+}
+
+/// A host failure as a store error. The plugin's own answer keeps its kind and message when it is one
+/// callers tell apart (not-found, already-exists, invalid-value, …: the message is the user's). One of
+/// no named kind (internal, I/O, a kind this host does not know) says whose answer it is, as the host
+/// says it: `plugin agentenv-x (/opt/x/bin/x) refused store.object.get: <its message>`. A plugin that
+/// cannot start or crashed is an internal error naming it.
 pub fn from_host_error(err: HostError) -> StoreError {
-    match err {
-        HostError::PluginError { error, .. } => StoreError::from(error),
-        other => StoreError::Internal(other.to_string()),
+    match &err {
+        HostError::PluginError { error, .. } => plugin_answer(&err, error),
+        _ => StoreError::Internal(err.to_string()),
+    }
+}
+
+/// The store error of `err`, the host's error for the plugin's answer `answer`.
+fn plugin_answer(err: &HostError, answer: &RpcError) -> StoreError {
+    match StoreError::from(answer.clone()) {
+        StoreError::Internal(_) => StoreError::Internal(err.to_string()),
+        StoreError::Io { raw_os_error, .. } => StoreError::Io {
+            message: err.to_string(),
+            raw_os_error,
+        },
+        named => named,
     }
 }
 
@@ -61,57 +148,27 @@ impl PluginStoreFactory for HostPluginStores {
         class: &str,
         config: &ConfigTable,
     ) -> StoreResult<Arc<dyn StoreTransport>> {
-        let impl_name = format!("{package}:{class}");
-        let Some(found) = self.package(package) else {
-            return Err(StoreError::Config(format!(
-                "Cannot import impl '{impl_name}': no plugin package '{package}' is installed \
-                 (agent-env plugin list shows the installed ones)"
-            )));
-        };
-        match found.manifest.stores.get(class) {
-            Some(k) if k == kind.as_str() => {}
-            Some(other) => {
-                return Err(StoreError::Config(format!(
-                    "impl '{impl_name}' is not a subclass of {}: its manifest lists it as a {other} store",
-                    interface(kind)
-                )))
-            }
-            None => {
-                let listed: Vec<&str> = found.manifest.stores.keys().map(String::as_str).collect();
-                return Err(StoreError::Config(format!(
-                    "Cannot import impl '{impl_name}': {package}'s manifest lists no store class '{class}' under [provides.stores]{}",
-                    if listed.is_empty() {
-                        String::new()
-                    } else {
-                        format!(" (it lists {})", listed.join(", "))
-                    }
-                )))
-            }
-        }
-        let settings = found.settings.clone().map_err(|why| {
-            StoreError::Config(format!(
-                "impl '{impl_name}': the plugin {package} can't be started: {why}"
-            ))
-        })?;
-        let spec = SpawnSpec::from_manifest(&found.manifest, settings);
-        let process = self.host.connect(&spec).map_err(from_host_error)?;
+        let spec = self.spawn_spec(kind, package, class)?;
         let params = StoreOpenParams {
             kind: kind.as_str().to_string(),
             class: class.to_string(),
             config: config.clone(),
         };
-        let params = serde_json::to_value(params)
+        let open = serde_json::to_value(params)
             .map_err(|e| StoreError::Internal(format!("encoding store.open: {e}")))?;
-        let answer = process.call(STORE_OPEN, params).map_err(from_host_error)?;
-        let opened: StoreOpenResult = serde_json::from_value(answer).map_err(|e| {
-            StoreError::Internal(format!(
-                "plugin {package} answered store.open for {class} without a handle: {e}"
-            ))
-        })?;
-        Ok(Arc::new(ProcessTransport {
-            process,
-            handle: opened.handle,
-        }))
+        let transport = ProcessTransport {
+            host: self.host.clone(),
+            spec,
+            class: class.to_string(),
+            open,
+            services: Arc::new(StoreCallServices {
+                output: self.output.clone(),
+            }),
+            opened: Mutex::new(None),
+        };
+        // Opened now, so that a config the plugin refuses is an error of building the store.
+        transport.opened()?;
+        Ok(Arc::new(transport))
     }
 }
 
@@ -124,17 +181,167 @@ fn interface(kind: StoreKind) -> &'static str {
     }
 }
 
-/// Requests to one opened store in one plugin process.
-struct ProcessTransport {
+/// What answers a store plugin during a store call. A store serves the host and has no host services
+/// to call back (its `host.*` requests get `method-not-found`, as before any services were passed); its
+/// stderr lines go to the invocation's [`StoreOutput`]. To the router it shares that output's listener
+/// (a run's services while a run listens), which a run's step calls share too: while a plugin runs a
+/// step and answers a store call at once, a request that names no call, and its stderr, still go to
+/// the run.
+struct StoreCallServices {
+    output: StoreOutput,
+}
+
+impl HostServices for StoreCallServices {
+    fn handle(&self, package: &str, method: &str, params: Value) -> Result<Value, RpcError> {
+        NoServices.handle(package, method, params)
+    }
+
+    fn stderr_line(&self, package: &str, line: &str) {
+        self.output.line(package, line)
+    }
+
+    fn shared(&self) -> Option<Arc<dyn HostServices>> {
+        self.output.listener()
+    }
+}
+
+/// The store opened in one process of the plugin, and the handle the plugin gave it.
+#[derive(Clone)]
+struct Opened {
     process: Arc<PluginProcess>,
     handle: String,
 }
 
+fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
+    m.lock().unwrap_or_else(|p| p.into_inner())
+}
+
+/// Requests to one store of a plugin, in whichever process of it the pool runs now.
+struct ProcessTransport {
+    host: Arc<PluginHost>,
+    spec: SpawnSpec,
+    class: String,
+    /// The `store.open` params, sent again to each new process.
+    open: Value,
+    services: Arc<dyn HostServices>,
+    /// Where the store was opened last; a process that is not the pool's any more (it crashed, or was
+    /// stopped as idle) has the store opened again in the one that is.
+    opened: Mutex<Option<Opened>>,
+}
+
+impl ProcessTransport {
+    /// The store opened in the plugin's running process: the pool's process (started, or restarted
+    /// after a crash, as needed; refused after too many failures), the store opened in it unless it
+    /// was already.
+    fn opened(&self) -> StoreResult<Opened> {
+        let process = self.host.connect(&self.spec).map_err(from_host_error)?;
+        let mut opened = lock(&self.opened);
+        if let Some(current) = opened.as_ref() {
+            if Arc::ptr_eq(&current.process, &process) {
+                return Ok(current.clone());
+            }
+        }
+        let handle = self.open_in(&process)?;
+        let fresh = Opened { process, handle };
+        *opened = Some(fresh.clone());
+        Ok(fresh)
+    }
+
+    /// Sends `store.open` to `process`; the handle it answers.
+    fn open_in(&self, process: &PluginProcess) -> StoreResult<String> {
+        let answer = self.send(process, STORE_OPEN, self.open.clone())?;
+        let opened: StoreOpenResult = serde_json::from_value(answer).map_err(|e| {
+            StoreError::Internal(format!(
+                "plugin {} answered store.open for {} without a handle: {e}",
+                self.spec.package, self.class
+            ))
+        })?;
+        Ok(opened.handle)
+    }
+
+    /// One call to `process`, its failure noted with the pool (a crash is the pool's to count).
+    fn send(&self, process: &PluginProcess, method: &str, params: Value) -> StoreResult<Value> {
+        let timeout = self.host.config().call_timeout;
+        process
+            .call_for(method, params, timeout, self.services.clone())
+            .map_err(|error| {
+                self.host.note_failure(&self.spec.package, &error);
+                from_host_error(error)
+            })
+    }
+}
+
 impl StoreTransport for ProcessTransport {
     fn call(&self, method: &str, mut params: Value) -> StoreResult<Value> {
+        let opened = self.opened()?;
         if let Value::Object(map) = &mut params {
-            map.insert("handle".into(), Value::String(self.handle.clone()));
+            map.insert("handle".into(), Value::String(opened.handle.clone()));
         }
-        self.process.call(method, params).map_err(from_host_error)
+        self.send(&opened.process, method, params)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use agent_env_host::FailureContext;
+    use agent_env_protocol::codes::ErrorKind;
+
+    fn refused(answer: RpcError) -> HostError {
+        HostError::PluginError {
+            ctx: Box::new(FailureContext {
+                package: "agentenv-x".into(),
+                executable: "/opt/x/bin/x".into(),
+                manifest_path: "/opt/x/agent-env-plugin.toml".into(),
+                stderr_tail: vec![],
+                noise_sample: None,
+            }),
+            method: "store.object.get".into(),
+            error: answer,
+        }
+    }
+
+    #[test]
+    fn an_answer_of_a_named_kind_keeps_its_kind_and_its_message() {
+        let err = from_host_error(refused(RpcError::new(
+            ErrorKind::NotFound,
+            "No object at cas://x.",
+        )));
+        assert!(matches!(err, StoreError::NotFound(_)), "{err:?}");
+        assert_eq!(err.to_string(), "No object at cas://x.");
+        let err = from_host_error(refused(RpcError::new(ErrorKind::AlreadyExists, "taken")));
+        assert_eq!(
+            (err.kind(), err.to_string()),
+            (ErrorKind::AlreadyExists, "taken".into())
+        );
+    }
+
+    #[test]
+    fn an_answer_of_no_named_kind_names_the_plugin_and_the_method() {
+        let err = from_host_error(refused(RpcError::new(
+            ErrorKind::InternalError,
+            "Exception: nothing at mem://b/nope",
+        )));
+        assert!(matches!(err, StoreError::Internal(_)), "{err:?}");
+        assert_eq!(
+            err.to_string(),
+            "plugin agentenv-x (/opt/x/bin/x) refused store.object.get: Exception: nothing at mem://b/nope"
+        );
+        let io = StoreError::io("reading /x", &std::io::Error::from_raw_os_error(libc::EIO));
+        let err = from_host_error(refused(io.to_rpc_error()));
+        assert_eq!(err.io_kind(), io.io_kind(), "the errno survives");
+        assert!(
+            err.to_string().starts_with(
+                "plugin agentenv-x (/opt/x/bin/x) refused store.object.get: reading /x: "
+            ),
+            "{err}"
+        );
+        // A code with no kind this host knows.
+        let err = from_host_error(refused(RpcError {
+            code: -1,
+            message: "odd".into(),
+            data: None,
+        }));
+        assert!(err.to_string().starts_with("plugin agentenv-x"), "{err}");
     }
 }

@@ -52,5 +52,6 @@ mod store_grants;
 mod store_kits;
 mod store_object;
 mod store_plugin;
+mod store_plugin_faults;
 mod stored_artifacts;
 mod task_instances;

@@ -39,10 +39,12 @@ const STATEMENT_CACHE: usize = 64;
 /// One open database and what this connection has learnt about it.
 pub struct Db {
     pub conn: Connection,
-    /// Tables known to exist (collections are never dropped, so a positive answer is kept).
+    /// Tables known to exist: a positive answer is kept until this connection drops the table
+    /// ([`Db::drop_table`]); a table dropped by another process is not noticed (dropping is meant
+    /// for a collection no one else is using).
     tables: HashSet<String>,
-    /// Indexes this connection has created or found by name (an index is never dropped, so the DDL
-    /// runs once per process rather than once per call).
+    /// Indexes this connection has created or found by name, so that the DDL runs once per process
+    /// rather than once per call; forgotten with their table.
     ensured_indexes: HashSet<String>,
     /// Sort indexes this connection could not create (a read-only or busy database): not tried again.
     refused_indexes: HashSet<String>,
@@ -153,6 +155,33 @@ impl Db {
             .map_err(|e| sqlite_error(path, &e))?;
         self.tables.insert(table.to_string());
         self.learn_indexes(path, table)
+    }
+
+    /// Drops the collection's table, its indexes with it (none when it does not exist), and forgets
+    /// what this connection knew of them, so that the next write creates the table again and the next
+    /// `ensure_index` the index.
+    pub fn drop_table(&mut self, path: &Path, collection: &str) -> StoreResult<()> {
+        let table = table_name(collection);
+        self.conn
+            .execute_batch(&format!("DROP TABLE IF EXISTS \"{table}\""))
+            .map_err(|e| sqlite_error(path, &e))?;
+        self.forget(&table);
+        Ok(())
+    }
+
+    /// Forgets `table`, its leading fields, and the indexes named after it. An index name is
+    /// `<table>_<fields>_<kind>`, so the names of a table whose name starts with this one's
+    /// (`docs_a_b` beside `docs_a`) match too: those are only made again, idempotently, on their next use.
+    fn forget(&mut self, table: &str) {
+        let prefix = format!("{table}_");
+        self.tables.remove(table);
+        self.leading_fields.remove(table);
+        self.ensured_indexes
+            .retain(|name| !name.starts_with(&prefix));
+        self.refused_indexes
+            .retain(|name| !name.starts_with(&prefix));
+        // Statements prepared on the dropped table are of no more use.
+        self.conn.flush_prepared_statement_cache();
     }
 
     /// Creates an expression index on `fields` (unique or not), idempotently.

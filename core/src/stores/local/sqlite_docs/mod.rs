@@ -388,6 +388,14 @@ impl DocumentStore for LocalSqliteDocumentStore {
         Ok(())
     }
 
+    /// Drops the collection's table with its indexes (`DROP TABLE IF EXISTS`), rather than leaving an
+    /// empty table as deleting its documents one by one would. A database that does not exist yet is
+    /// not created.
+    fn drop_collection(&self, collection: &str) -> StoreResult<()> {
+        self.with_db(false, |db, path| db.drop_table(path, collection))?;
+        Ok(())
+    }
+
     fn check_id(&self, id: &str) -> StoreResult<()> {
         match self.policy {
             IdPolicy::Configured => {
@@ -449,6 +457,110 @@ mod tests {
         assert_eq!(log.len(), 0);
         let again = LocalSqliteDocumentStore::new(&path);
         assert_eq!(again.count("c", &Filter::default()).unwrap(), 50);
+    }
+
+    /// Whether the database holds a table named `name`, asked of SQLite itself.
+    fn table_exists(store: &LocalSqliteDocumentStore, name: &str) -> bool {
+        let found = store
+            .with_db(false, |db, _| {
+                Ok(db
+                    .conn
+                    .query_row(
+                        "SELECT count(*) FROM sqlite_master WHERE type = 'table' AND name = ?1",
+                        [name],
+                        |row| row.get::<_, i64>(0),
+                    )
+                    .unwrap())
+            })
+            .unwrap();
+        found == Some(1)
+    }
+
+    /// Dropping removes the table itself (not only its documents) and what the connection knew of
+    /// it: the collection reads empty, takes writes again, and its unique index, ensured again, holds.
+    /// A collection whose name starts with the dropped one's keeps its documents and its index.
+    #[test]
+    fn a_dropped_collection_is_gone_and_can_be_written_again() {
+        let dir = tempfile::tempdir().unwrap();
+        let store = LocalSqliteDocumentStore::new(dir.path().join("d.db"));
+        let a = doc(json!({"id": "a", "version": 1}));
+        for collection in ["c", "c_more"] {
+            store
+                .ensure_index(collection, &["id", "version"], true)
+                .unwrap();
+            store.insert(collection, &a).unwrap();
+        }
+        // A sorted page makes the connection remember a sort index of the table as well.
+        store
+            .query(
+                "c",
+                &Filter::default(),
+                Some(&Sort::by("id", false)),
+                Some(1),
+                0,
+            )
+            .unwrap();
+
+        store.drop_collection("c").unwrap();
+        assert!(!table_exists(&store, "docs_c"));
+        assert_eq!(store.count("c", &Filter::default()).unwrap(), 0);
+        assert_eq!(
+            store.find_one("c", &Filter::eq("id", "a"), None).unwrap(),
+            None
+        );
+        assert_eq!(
+            store
+                .query(
+                    "c",
+                    &Filter::default(),
+                    Some(&Sort::by("id", false)),
+                    Some(1),
+                    0
+                )
+                .unwrap(),
+            Vec::<Document>::new()
+        );
+
+        store.ensure_index("c", &["id", "version"], true).unwrap();
+        store.insert("c", &a).unwrap();
+        assert!(matches!(
+            store.insert("c", &a),
+            Err(StoreError::DuplicateKey(_))
+        ));
+        assert_eq!(store.count("c", &Filter::default()).unwrap(), 1);
+        // The sort index named in the query is made again, not assumed.
+        let page = store
+            .query(
+                "c",
+                &Filter::default(),
+                Some(&Sort::by("id", false)),
+                Some(1),
+                0,
+            )
+            .unwrap();
+        assert_eq!(page, vec![a.clone()]);
+        assert_eq!(store.count("c_more", &Filter::default()).unwrap(), 1);
+        store
+            .ensure_index("c_more", &["id", "version"], true)
+            .unwrap();
+        assert!(matches!(
+            store.insert("c_more", &a),
+            Err(StoreError::DuplicateKey(_))
+        ));
+    }
+
+    /// Dropping a collection that was never written, in a database that does not exist yet, is no
+    /// error and creates nothing.
+    #[test]
+    fn dropping_what_does_not_exist_creates_nothing() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("never.db");
+        let store = LocalSqliteDocumentStore::new(&path);
+        store.drop_collection("c").unwrap();
+        assert!(!path.exists());
+        store.insert("other", &doc(json!({"id": 1}))).unwrap();
+        store.drop_collection("c").unwrap();
+        assert_eq!(store.count("other", &Filter::default()).unwrap(), 1);
     }
 
     /// The keys-first page is the page the whole-document path gives, for values of every JSON type
