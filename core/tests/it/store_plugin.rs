@@ -116,4 +116,11 @@ fn a_class_the_manifest_does_not_list_is_refused_before_starting_anything() {
         err.contains("no plugin package 'agentenv-missing' is installed"),
         "{err}"
     );
+    // A typo in the package's name: the package that provides the class is named.
+    let work = write_setup(dir.path(), "agentenv-fixture-work:MemoryObjectStore", "{}");
+    let (_, _, err) = check(dir.path(), &work);
+    assert!(
+        err.contains("no plugin package 'agentenv-fixture-work' is installed; agentenv-fixture-works provides MemoryObjectStore: write impl = \"agentenv-fixture-works:MemoryObjectStore\""),
+        "{err}"
+    );
 }
