@@ -296,9 +296,12 @@ fn check(
         seed_fixture(&mut spec)?;
     }
     // The store's own calls back to the host are not served (a store check needs none).
-    let plugins = match classify(spec.kind, &spec.impl_name) {
-        Ok(Target::Plugin { .. }) => Some(session.plugin_store_opener()(doc, secrets.as_ref())?),
-        _ => None,
+    let (plugins, package) = match classify(spec.kind, &spec.impl_name) {
+        Ok(Target::Plugin { package, .. }) => (
+            Some(session.plugin_store_opener()(doc, secrets.as_ref())?),
+            Some(package),
+        ),
+        _ => (None, None),
     };
     let result = build_store(&spec, plugins.as_deref())
         .map_err(|e| e.to_string())
@@ -310,6 +313,12 @@ fn check(
                 term,
             )
         });
+    // A store that writes to stdout besides the protocol's messages passes its cases while a
+    // partial line would stall its next answer: said, as `plugin list` says it.
+    let noise = package.and_then(|p| session.plugin_pool().ok()?.diagnosis(&p)?.noise());
+    if let Some(warning) = noise {
+        term.eprintln(&format!("warning: {warning}"));
+    }
     // Dropping the factory drops its host, which stops the plugin.
     drop(plugins);
     result

@@ -124,3 +124,44 @@ fn a_class_the_manifest_does_not_list_is_refused_before_starting_anything() {
         "{err}"
     );
 }
+
+/// A store that writes lines to stdout besides the protocol's messages is warned about by `store
+/// check`, as `plugin list` warns (a partial line would stall its next answer).
+#[test]
+fn a_store_that_writes_noise_to_stdout_is_warned_about() {
+    let dir = tempfile::tempdir().unwrap();
+    let work = write_setup(dir.path(), "agentenv-noisy:NoisyStore", "{}");
+    let script = dir.path().join("noisy.sh");
+    std::fs::write(
+        &script,
+        r#"#!/bin/sh
+while IFS= read -r line; do
+  rest=${line#*\"id\":}
+  id=${rest%%[!0-9]*}
+  [ -n "$id" ] || continue
+  case "$line" in
+    *'"method":"initialize"'*) printf '{"jsonrpc":"2.0","id":%s,"result":{"protocol":1,"plugin":{"name":"agentenv-noisy","version":"1"},"contributions":[],"stores":[{"class":"NoisyStore","kind":"object"}]}}\n' "$id" ;;
+    *'"method":"store.open"'*) echo "debug: opening the store"; printf '{"jsonrpc":"2.0","id":%s,"result":{"handle":"h1"}}\n' "$id" ;;
+    *) printf '{"jsonrpc":"2.0","id":%s,"error":{"code":-32603,"message":"not here"}}\n' "$id" ;;
+  esac
+done
+"#,
+    )
+    .unwrap();
+    let plugin = dir.path().join("data/agent-env/plugins/noisy");
+    std::fs::create_dir_all(&plugin).unwrap();
+    std::fs::write(
+        plugin.join("agent-env-plugin.toml"),
+        format!(
+            "[plugin]\nname = \"agentenv-noisy\"\nversion = \"1\"\nexec = [\"/bin/sh\", \"{}\"]\nprotocol = [1, 1]\n\n[provides.stores]\nNoisyStore = \"object\"\n",
+            script.display()
+        ),
+    )
+    .unwrap();
+    let (code, _, err) = check(dir.path(), &work);
+    assert_eq!(code, Some(1), "{err}");
+    assert!(
+        err.contains("warning: plugin agentenv-noisy wrote 1 line(s) to stdout that are not protocol messages (first: 'debug: opening the store')"),
+        "{err}"
+    );
+}
