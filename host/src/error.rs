@@ -120,7 +120,7 @@ pub enum HostError {
     },
 
     /// `call-timeout`: a call got no answer in time and was cancelled.
-    #[error("plugin {} ({}) did not answer {method} within {}; {}{}", .ctx.package, .ctx.executable, secs(*.timeout), timeout_advice(*.timeout, .waited_on.as_ref()), suffix(.ctx))]
+    #[error("plugin {} ({}) did not answer {method} within {}; {}{}", .ctx.package, .ctx.executable, secs(*.timeout), timeout_advice(*.timeout, .waited_on.as_ref(), .ctx.noise_sample.is_some()), suffix(.ctx))]
     CallTimeout {
         /// Who failed.
         ctx: Box<FailureContext>,
@@ -325,9 +325,16 @@ fn suffix(ctx: &FailureContext) -> String {
 }
 
 /// What to do about a call that timed out: raise the timeout for a slow plugin, or, when agent-env
-/// spent most of the call answering the plugin's own request, look at what that request waits on.
-fn timeout_advice(timeout: Duration, waited_on: Option<&(String, Duration)>) -> String {
+/// spent most of the call answering the plugin's own request, look at what that request waits on, or,
+/// when the plugin wrote to stdout besides the protocol (`noisy`), stop that: a partial line there
+/// swallows the answer written after it.
+fn timeout_advice(
+    timeout: Duration,
+    waited_on: Option<&(String, Duration)>,
+    noisy: bool,
+) -> String {
     match waited_on {
+        _ if noisy => "the call was cancelled. The plugin wrote to stdout besides the protocol's messages, and a line it did not end there swallows the answer written after it: write logs to stderr (raise AGENT_ENV_PLUGIN_CALL_TIMEOUT only if it is just slow)".to_string(),
         Some((method, took)) if *took * 2 >= timeout => format!(
             "the call was cancelled. agent-env spent {} of it answering the plugin's own {method} request, so what that waits on (a store, its server, the network) is what was slow: check it, or lower that store's own timeout below the call's (AGENT_ENV_PLUGIN_CALL_TIMEOUT)",
             secs(Duration::from_secs_f64((took.as_secs_f64() * 10.0).round() / 10.0))
@@ -339,6 +346,20 @@ fn timeout_advice(timeout: Duration, waited_on: Option<&(String, Duration)>) -> 
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_timed_out_call_of_a_plugin_that_wrote_noise_points_at_the_noise() {
+        let noisy = timeout_advice(Duration::from_secs(3), None, true);
+        assert!(
+            noisy.contains("a line it did not end there swallows the answer written after it: write logs to stderr"),
+            "{noisy}"
+        );
+        let quiet = timeout_advice(Duration::from_secs(3), None, false);
+        assert_eq!(
+            quiet,
+            "the call was cancelled (raise AGENT_ENV_PLUGIN_CALL_TIMEOUT if it is just slow)"
+        );
+    }
 
     fn ctx(tail: &[&str]) -> Box<FailureContext> {
         Box::new(FailureContext {
