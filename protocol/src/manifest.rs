@@ -580,7 +580,7 @@ impl Manifest {
             if p.is_relative() {
                 let beside = self.folder().join(p);
                 if first.contains('/') || beside.exists() {
-                    *first = beside.to_string_lossy().into_owned();
+                    *first = tidy(&beside).to_string_lossy().into_owned();
                 }
             }
         }
@@ -665,9 +665,48 @@ fn is_env_pattern(text: &str) -> bool {
     !name.is_empty() && name.chars().all(|c| c.is_ascii_alphanumeric() || c == '_')
 }
 
+/// `path` without its `.` parts, and with each `..` taken back over the folder before it when that
+/// folder is not a link (where a link leads, `..` leaves from its target): the same file, as a person
+/// reads it in a message (`…/plugins/../../../bin/x` was shown as written).
+fn tidy(path: &Path) -> PathBuf {
+    use std::path::Component;
+    let mut out = PathBuf::new();
+    for part in path.components() {
+        match part {
+            Component::CurDir => {}
+            Component::ParentDir => {
+                let folder = matches!(out.components().next_back(), Some(Component::Normal(_)));
+                let link =
+                    std::fs::symlink_metadata(&out).is_ok_and(|m| m.file_type().is_symlink());
+                if folder && !link {
+                    out.pop();
+                } else {
+                    out.push("..");
+                }
+            }
+            other => out.push(other),
+        }
+    }
+    out
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_relative_executable_is_shown_without_dot_parts() {
+        let dir = tempfile::tempdir().unwrap();
+        let deep = dir.path().join("share/agent-env/plugins/x");
+        std::fs::create_dir_all(&deep).unwrap();
+        std::fs::create_dir_all(dir.path().join("bin")).unwrap();
+        let tidied = tidy(&deep.join("../../../../bin/./tool"));
+        assert_eq!(tidied, dir.path().join("bin/tool"));
+        // Past a link, `..` is kept: it leaves from where the link leads.
+        std::os::unix::fs::symlink(&deep, dir.path().join("link")).unwrap();
+        let through = dir.path().join("link/../tool");
+        assert_eq!(tidy(&through), through);
+    }
 
     #[test]
     fn pep440_requirements_read_as_the_original_reads_them() {
@@ -722,7 +761,7 @@ ContentAddressedObjectStore = "object"
             Some("Set up and watch OpenCiv3 games")
         );
         assert_eq!(m.stores["ContentAddressedObjectStore"], "object");
-        assert_eq!(m.resolved_exec()[0], "/p/./bin/agentenv-openciv3");
+        assert_eq!(m.resolved_exec()[0], "/p/bin/agentenv-openciv3");
         assert_eq!(m.contributions().count(), 4);
     }
 

@@ -169,7 +169,7 @@ fn a_failing_check_is_rolled_back_byte_for_byte_unless_kept() {
     // The installed copy is rolled back: what to fix is named in the folder that was added.
     assert!(
         err.contains(&format!(
-            "its executable {}/./missing does not exist; fix 'exec' in {}/agent-env-plugin.toml",
+            "its executable {}/missing does not exist; fix 'exec' in {}/agent-env-plugin.toml",
             src.display(),
             src.display()
         )),
