@@ -169,11 +169,11 @@ pub fn dispatch(cli: Cli, session: &Session, term: &Terminal) -> Exit {
     let verbose = cli.verbose;
     // With -v, what plugin stores write to stderr is shown, whatever the command (a run shows it as
     // its own plugin output meanwhile).
-    let _store_stderr = verbose.then(|| {
+    let store_stderr = verbose.then(|| {
         crate::stores::store_output::StoreOutput::invocation()
             .listen(std::sync::Arc::new(store::PrintStoreStderr::new(term)))
     });
-    match cli.command {
+    let result = match cli.command {
         Some(Command::Plugin(args)) => plugin::run(args, verbose, session, term),
         Some(Command::Config(args)) => config::run(args, verbose, session, term),
         Some(Command::Store(args)) => store::run(args, verbose, session, term),
@@ -189,7 +189,12 @@ pub fn dispatch(cli: Cli, session: &Session, term: &Terminal) -> Exit {
             let _ = Cli::command().print_help();
             Ok(2)
         }
+    };
+    if store_stderr.is_some() {
+        // The plugins stop now, while -v still listens: a store's last lines arrive as it ends.
+        session.shutdown_plugins();
     }
+    result
 }
 
 /// Shows a clap error or help text (clap writes it, ignoring a closed pipe) and returns its exit code.
