@@ -16,7 +16,7 @@ use crate::data::Data;
 use crate::error::UpError;
 use crate::guard::{self, Guard};
 use crate::plugins::{forward, ExplorerPlugins, PluginRouting};
-use crate::runs::RunManager;
+use crate::runs::{CurrentSession, RunManager};
 use crate::state::{AppState, Shared};
 use agent_env::config::explorer::ExplorerSettings;
 
@@ -164,6 +164,7 @@ async fn run(
     }
     let state: Shared = Arc::new(AppState {
         data,
+        current: CurrentSession::new(session.env().clone()),
         session: session.clone(),
         runs: runs.clone(),
         stopping: stop_rx.clone(),

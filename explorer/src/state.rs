@@ -6,14 +6,19 @@ use std::time::Duration;
 use agent_env::session::Session;
 use tokio::sync::watch;
 
+use crate::data::instances::Judge;
+use crate::data::runs_here::RunsHere;
 use crate::data::Data;
 use crate::plugins::ExplorerPlugins;
-use crate::runs::RunManager;
+use crate::runs::{CurrentSession, RunManager};
 
 /// The server's state.
 pub struct AppState {
     /// The `up` invocation's session: its environment, config and discovery.
     pub session: Arc<Session>,
+    /// A session that knows the plugins as they are now (installed since `up` started included):
+    /// what runs are checked against and bundles are listed from.
+    pub current: CurrentSession,
     pub data: Arc<Data>,
     pub runs: Arc<RunManager>,
     /// Turns true when the server is stopping; live streams end on it.
@@ -26,3 +31,19 @@ pub struct AppState {
 
 /// The state as handlers take it.
 pub type Shared = Arc<AppState>;
+
+impl AppState {
+    /// What a request judges instances by: the stores it reads, and the runs live on this machine
+    /// (read at most once, when needed), the explorer's own runs still going among them.
+    pub fn judge(&self) -> Judge<'_> {
+        let going = self
+            .runs
+            .all()
+            .iter()
+            .filter(|w| !w.phase().is_done())
+            .map(|w| w.id.clone())
+            .collect();
+        let runs = RunsHere::new(self.session.paths().locks_dir(), going);
+        Judge::new(self.data.documents.as_ref(), runs)
+    }
+}

@@ -1,7 +1,9 @@
 //! `GET /api/v1/tasks/{task_id}/run-groups/{run_group_id}/stream`: the group's state as Server-Sent
 //! Events, as the original sends them: a `snapshot` at once and then every 2 s, `complete` when every
-//! run has finished (a group finished already gets one `snapshot`, then `complete`), `not_found` for a group nobody knows, `timeout` after 600 snapshots. The stream
-//! also ends when the server stops.
+//! run has finished (a group finished already gets one `snapshot`, then `complete`), `not_found` for
+//! a group nobody knows, `timeout` after 600 snapshots. A group whose run is live on this machine
+//! (`run_live`) is not complete, and its snapshots do not count towards the timeout: the stream goes
+//! on for as long as the run does. The stream also ends when the server stops.
 //!
 //! Server-Sent Events over axum, not jsonrpsee: the original's clients read an SSE stream of named
 //! events over plain HTTP, which jsonrpsee (JSON-RPC subscriptions over WebSocket) does not speak.
@@ -20,13 +22,15 @@ use crate::http::blocking::blocking;
 use crate::http::problem::ApiResult;
 use crate::state::Shared;
 
-/// Snapshots sent before the stream gives up with `timeout`.
+/// Snapshots sent, while the group's run is not live here, before the stream gives up with `timeout`.
 pub const MAX_SNAPSHOTS: u32 = 600;
 
 enum Step {
-    /// Send a snapshot (waiting first, unless it is the first).
+    /// Send a snapshot (waiting first, unless it is the first); `counted` are those sent while the
+    /// run was not live, which the timeout counts.
     Snapshot {
         sent: u32,
+        counted: u32,
     },
     /// Send `complete` with this state now (a group finished before the stream began: it got its
     /// snapshot first).
@@ -40,18 +44,22 @@ pub async fn group_stream(
 ) -> ApiResult<Sse<impl Stream<Item = Result<Event, Infallible>>>> {
     let task = ids.at(0)?.to_string();
     let group = ids.at(1)?.to_string();
-    let events = stream::unfold(Step::Snapshot { sent: 0 }, move |step| {
+    let first = Step::Snapshot {
+        sent: 0,
+        counted: 0,
+    };
+    let events = stream::unfold(first, move |step| {
         let (s, task, group) = (s.clone(), task.clone(), group.clone());
         async move {
-            let sent = match step {
-                Step::Snapshot { sent } => sent,
+            let (sent, counted) = match step {
+                Step::Snapshot { sent, counted } => (sent, counted),
                 Step::Complete(state) => return Some((Ok(event("complete", &state)), Step::Done)),
                 Step::Done => return None,
             };
             if sent > 0 && !wait(&s, s.snapshot_every).await {
                 return None;
             }
-            if sent >= MAX_SNAPSHOTS {
+            if counted >= MAX_SNAPSHOTS {
                 let e = event(
                     "timeout",
                     &json!({"run_group_id": group, "snapshots": sent}),
@@ -60,7 +68,7 @@ pub async fn group_stream(
             }
             let st = s.clone();
             let (g, t) = (group.clone(), task.clone());
-            let snapshot = blocking(move || group_snapshot(&st, &g, Some(&t))).await;
+            let snapshot = blocking(move || group_snapshot(&st, &g, Some(&t), &st.judge())).await;
             let (e, next) = match snapshot {
                 Ok(None) => (
                     event(
@@ -75,7 +83,14 @@ pub async fn group_stream(
                 Ok(Some(state)) if state["complete"] == json!(true) => {
                     (event("complete", &state), Step::Done)
                 }
-                Ok(Some(state)) => (event("snapshot", &state), Step::Snapshot { sent: sent + 1 }),
+                Ok(Some(state)) => {
+                    let live = state["run_live"] == json!(true);
+                    let next = Step::Snapshot {
+                        sent: sent + 1,
+                        counted: counted + u32::from(!live),
+                    };
+                    (event("snapshot", &state), next)
+                }
                 Err(e) => (event("error", &json!({"detail": e.detail})), Step::Done),
             };
             Some((Ok(e), next))

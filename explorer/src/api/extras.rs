@@ -18,7 +18,6 @@ use crate::runs::manager::{self, StartSpec, WORKFLOW_KEY};
 use crate::state::Shared;
 use agent_env::config::{show, InstalledPackage};
 use agent_env::report::{build_report, human, RowSource};
-use agent_env::run::recorded::InstanceScores;
 use agent_env::session::{RegistryLoad, Session};
 use agent_env_store::document::{Filter, Predicate};
 
@@ -29,8 +28,9 @@ pub async fn health() -> Json<Value> {
 pub async fn list_bundles(State(s): State<Shared>, Q(q): Q) -> ApiResult<Json<Page>> {
     let window = Window::from_query(&q, 50)?;
     blocking(move || {
-        let home = s.session.paths().home_dir();
-        let all: Vec<Value> = bundles::installed(&s.session)
+        let session = s.current.get();
+        let home = session.paths().home_dir();
+        let all: Vec<Value> = bundles::installed(&session)
             .iter()
             .map(|b| bundles::describe(b, home.as_deref()))
             .collect();
@@ -60,10 +60,11 @@ pub async fn run_bundle(State(s): State<Shared>, ids: Ids, body: Bytes) -> ApiRe
     let st = s.clone();
     let (tasks, evals) = (body.tasks.clone(), body.evals.clone());
     let bundle = blocking(move || {
-        let all = bundles::installed(&st.session);
+        let session = st.current.get();
+        let all = bundles::installed(&session);
         let found = bundles::find(&all, &name)?;
         // A bundle that does not parse is left to the run, which reports why in its lines.
-        if let Ok(parsed) = found.parse(st.session.paths().home_dir().as_deref()) {
+        if let Ok(parsed) = found.parse(session.paths().home_dir().as_deref()) {
             bundles::check_selection(&parsed, &tasks, &evals)?;
         }
         Ok(found.run_name())
@@ -119,10 +120,10 @@ pub async fn get_workflow(State(s): State<Shared>, ids: Ids, Q(q): Q) -> ApiResu
             None,
             0,
         )?;
-        let scores = InstanceScores::new(st.data.documents.as_ref());
+        let judge = st.judge();
         Ok(docs
             .iter()
-            .map(|d| instances::summary(d, &scores))
+            .map(|d| instances::summary(d, &judge))
             .collect::<Vec<_>>())
     });
     let mut doc = workflow.with_instances(instances).await?;

@@ -11,7 +11,7 @@ use serde_json::{json, Map, Value};
 
 use super::extract::{json_body, Ids, Q};
 use crate::data::entities::{self, COLLECTIONS};
-use crate::data::instances::{self, InstanceFilter};
+use crate::data::instances::{self, InstanceFilter, Judge};
 use crate::http::blocking::{blocking, blocking_scan};
 use crate::http::page::{Page, Window};
 use crate::http::problem::{ApiError, ApiResult};
@@ -20,7 +20,6 @@ use crate::runs::manager::{self, Phase, StartSpec, Workflow, WORKFLOW_KEY};
 use crate::runs::pin::Pin;
 use crate::runs::RunManager;
 use crate::state::{AppState, Shared};
-use agent_env::run::recorded::InstanceScores;
 use agent_env_store::document::{Filter, Predicate};
 
 /// The most runs one request may start.
@@ -98,9 +97,11 @@ async fn task_doc(s: &Shared, task_id: &str, version: Option<i64>) -> ApiResult<
 /// nor stored is a 404, as for any read).
 async fn runnable(s: &Shared, task_id: &str, version: Option<i64>) -> ApiResult<(i64, TaskSource)> {
     let newest = task_doc(s, task_id, None).await?;
-    let session = s.session.clone();
+    let st = s.clone();
     let (id, doc) = (task_id.to_string(), newest.clone());
     let (source, now) = blocking(move || {
+        // The plugins as they are now: a step type installed since `up` started is known.
+        let session = st.current.get();
         let source = source_of(&session, &doc)?;
         let now = version_now(&session, &source, &id)?;
         Ok((source, now))
@@ -378,14 +379,14 @@ pub async fn list_runs(State(s): State<Shared>, ids: Ids, Q(q): Q) -> ApiResult<
     // the listing, since a hosted store blocks on the explorer's own runtime.
     blocking_scan(move || {
         let docs = s.data.documents.as_ref();
-        let mut page = instances::list(docs, &which, window, false)?;
-        let scores = InstanceScores::new(docs);
+        let mut page = instances::list(docs, &which, window, None)?;
+        let judge = s.judge();
         page.items = page
             .items
             .into_iter()
             .map(|doc| {
                 let Value::Object(doc) = doc else { return doc };
-                let mut summary = instances::summary(&doc, &scores);
+                let mut summary = instances::summary(&doc, &judge);
                 summary["workflow_id"] = doc
                     .get("context")
                     .and_then(|c| c.get("metadata"))
@@ -410,7 +411,7 @@ pub async fn list_instances(State(s): State<Shared>, ids: Ids, Q(q): Q) -> ApiRe
         status: q.all("status"),
         ..InstanceFilter::default()
     };
-    blocking_scan(move || instances::list(s.data.documents.as_ref(), &which, window, false))
+    blocking_scan(move || instances::list(s.data.documents.as_ref(), &which, window, None))
         .await
         .map(Json)
 }
@@ -422,9 +423,12 @@ pub async fn list_all_instances(State(s): State<Shared>, Q(q): Q) -> ApiResult<J
         status: q.all("status"),
         ..InstanceFilter::default()
     };
-    blocking_scan(move || instances::list(s.data.documents.as_ref(), &which, window, true))
-        .await
-        .map(Json)
+    blocking_scan(move || {
+        let judge = s.judge();
+        instances::list(s.data.documents.as_ref(), &which, window, Some(&judge))
+    })
+    .await
+    .map(Json)
 }
 
 pub async fn get_instance(State(s): State<Shared>, ids: Ids) -> ApiResult<Json<Value>> {
@@ -435,7 +439,11 @@ pub async fn get_instance(State(s): State<Shared>, ids: Ids) -> ApiResult<Json<V
 }
 
 /// An instance's progress against its task version's steps.
-fn progress_of(s: &AppState, doc: &agent_env_store::document::Document) -> ApiResult<Value> {
+fn progress_of(
+    s: &AppState,
+    doc: &agent_env_store::document::Document,
+    judge: &Judge<'_>,
+) -> ApiResult<Value> {
     let task_id = doc.get("task_id").and_then(Value::as_str).unwrap_or("");
     let version = doc.get("task_version").and_then(Value::as_i64);
     let steps = match entities::get(s.data.documents.as_ref(), COLLECTIONS[2], task_id, version) {
@@ -447,14 +455,14 @@ fn progress_of(s: &AppState, doc: &agent_env_store::document::Document) -> ApiRe
         Err(e) if e.status == axum::http::StatusCode::NOT_FOUND => Vec::new(),
         Err(e) => return Err(e),
     };
-    Ok(instances::progress(doc, &steps))
+    Ok(instances::progress(doc, &steps, judge))
 }
 
 pub async fn progress(State(s): State<Shared>, ids: Ids) -> ApiResult<Json<Value>> {
     let (task, instance) = (ids.at(0)?.to_string(), ids.at(1)?.to_string());
     blocking(move || {
         let doc = instances::get(s.data.documents.as_ref(), &instance, Some(&task))?;
-        progress_of(&s, &doc)
+        progress_of(&s, &doc, &s.judge())
     })
     .await
     .map(Json)
@@ -464,7 +472,8 @@ pub async fn get_any_instance(State(s): State<Shared>, ids: Ids) -> ApiResult<Js
     let instance = ids.at(0)?.to_string();
     blocking(move || {
         let doc = instances::get(s.data.documents.as_ref(), &instance, None)?;
-        let progress = progress_of(&s, &doc)?;
+        let judge = s.judge();
+        let progress = progress_of(&s, &doc, &judge)?;
         let workflow = doc
             .get("context")
             .and_then(|c| c.get("metadata"))
@@ -474,7 +483,7 @@ pub async fn get_any_instance(State(s): State<Shared>, ids: Ids) -> ApiResult<Js
             .map(|w| w.to_json());
         Ok(json!({
             "instance": doc,
-            "summary": instances::summary(&doc, &InstanceScores::new(s.data.documents.as_ref())),
+            "summary": instances::summary(&doc, &judge),
             "progress": progress,
             "workflow": workflow,
         }))
@@ -529,7 +538,8 @@ pub async fn list_groups(State(s): State<Shared>, ids: Ids, Q(q): Q) -> ApiResul
     let window = Window::from_query(&q, 50)?;
     require_task(&s, &task_id).await?;
     blocking(move || {
-        let mut groups = instances::groups_of_task(s.data.documents.as_ref(), &task_id)?;
+        let judge = s.judge();
+        let mut groups = instances::groups_of_task(s.data.documents.as_ref(), &task_id, &judge)?;
         // The explorer's own groups of this task that recorded nothing (their runs are waiting, or
         // stopped with an error) come first: they are the newest.
         let mut own: Vec<Value> = Vec::new();
@@ -542,7 +552,7 @@ pub async fn list_groups(State(s): State<Shared>, ids: Ids, Q(q): Q) -> ApiResul
             {
                 continue;
             }
-            if let Some(mut state) = group_snapshot(&s, group, Some(&task_id))? {
+            if let Some(mut state) = group_snapshot(&s, group, Some(&task_id), &judge)? {
                 if let Value::Object(m) = &mut state {
                     m.remove("instances");
                     m.remove("workflows");
@@ -562,6 +572,7 @@ pub fn group_snapshot(
     s: &AppState,
     group: &str,
     task_id: Option<&str>,
+    judge: &Judge<'_>,
 ) -> ApiResult<Option<Value>> {
     let found = instances::of_group(s.data.documents.as_ref(), group, task_id)?;
     let workflows: Vec<_> = s
@@ -574,8 +585,7 @@ pub fn group_snapshot(
         return Ok(None);
     }
     let planned = (!workflows.is_empty()).then_some(workflows.len() as u64);
-    let scores = InstanceScores::new(s.data.documents.as_ref());
-    let mut state = instances::group_state(group, &found, planned, &scores);
+    let mut state = instances::group_state(group, &found, planned, judge);
     let all_done = !workflows.is_empty() && workflows.iter().all(|w| w.phase().is_done());
     if all_done {
         let running = state["running"].as_u64().unwrap_or(0);
@@ -636,7 +646,8 @@ fn group_not_found(group: &str, task_id: Option<&str>) -> ApiError {
 pub async fn get_group(State(s): State<Shared>, ids: Ids) -> ApiResult<Json<Value>> {
     let (task, group) = (ids.at(0)?.to_string(), ids.at(1)?.to_string());
     blocking(move || {
-        group_snapshot(&s, &group, Some(&task))?.ok_or_else(|| group_not_found(&group, Some(&task)))
+        group_snapshot(&s, &group, Some(&task), &s.judge())?
+            .ok_or_else(|| group_not_found(&group, Some(&task)))
     })
     .await
     .map(Json)
@@ -644,7 +655,9 @@ pub async fn get_group(State(s): State<Shared>, ids: Ids) -> ApiResult<Json<Valu
 
 pub async fn get_any_group(State(s): State<Shared>, ids: Ids) -> ApiResult<Json<Value>> {
     let group = ids.at(0)?.to_string();
-    blocking(move || group_snapshot(&s, &group, None)?.ok_or_else(|| group_not_found(&group, None)))
-        .await
-        .map(Json)
+    blocking(move || {
+        group_snapshot(&s, &group, None, &s.judge())?.ok_or_else(|| group_not_found(&group, None))
+    })
+    .await
+    .map(Json)
 }

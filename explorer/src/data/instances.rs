@@ -3,11 +3,13 @@
 
 use std::collections::BTreeMap;
 
-use agent_env::run::recorded::{verifier_scores, InstanceScores};
+use agent_env::run::outcome::Outcome;
+use agent_env::run::recorded::InstanceScores;
 use agent_env::run::recorder::{INSTANCES, RUN_GROUP_PATH};
 use agent_env_store::document::{Document, DocumentStore, Filter, Predicate, Sort};
 use serde_json::{json, Map, Value};
 
+use super::runs_here::{Interrupted, RunsHere};
 use crate::http::page::{Page, Window};
 use crate::http::problem::{ApiError, ApiResult};
 
@@ -44,12 +46,12 @@ fn newest_first() -> Sort {
         .then("instance_id", false)
 }
 
-/// A page of instance documents, newest first; with `summarize`, each as its [`summary`].
+/// A page of instance documents, newest first; with a `judge`, each as its [`summary`].
 pub fn list(
     docs: &dyn DocumentStore,
     which: &InstanceFilter,
     w: Window,
-    summarize: bool,
+    judge: Option<&Judge<'_>>,
 ) -> ApiResult<Page> {
     let filter = which.to_filter();
     let total = docs.count(INSTANCES, &filter)?;
@@ -60,15 +62,11 @@ pub fn list(
         Some(w.limit as usize),
         w.offset as usize,
     )?;
-    let scores = InstanceScores::new(docs);
     let items = items
         .into_iter()
-        .map(|d| {
-            if summarize {
-                summary(&d, &scores)
-            } else {
-                Value::Object(d)
-            }
+        .map(|d| match judge {
+            Some(judge) => summary(&d, judge),
+            None => Value::Object(d),
         })
         .collect();
     Ok(Page::new(items, total, w))
@@ -92,44 +90,85 @@ pub fn get(
     }
 }
 
-/// The scores an instance recorded, by verifier: `context.metadata.verifications.<verifier>.score`
-/// (what its outcome is judged by; [`summary`] shows them keyed by the verifying step).
-pub fn scores(doc: &Document) -> Map<String, Value> {
-    let empty = Map::new();
-    let metadata = doc
-        .get("context")
-        .and_then(|c| c.get("metadata"))
-        .and_then(Value::as_object)
-        .unwrap_or(&empty);
-    // Only numbers count as scores here.
-    verifier_scores(metadata)
-        .into_iter()
-        .filter(|(_, score)| score.is_number())
-        .map(|(id, score)| (id, json!(score.as_f64())))
-        .collect()
+/// What an instance's outcome is judged by besides its own record: its task's verifiers (the
+/// scores `agent-env run` and `task list` count) and the runs live on this machine (an instance
+/// recorded `running` whose run ended without finishing it is `interrupted`).
+pub struct Judge<'a> {
+    docs: &'a dyn DocumentStore,
+    scores: InstanceScores<'a>,
+    runs: RunsHere,
 }
 
-/// How the run came out, in the words `agent-env run` uses: `running`, `passed`, `scored below 1`,
-/// `unscored`, `failed`, `cancelled`.
-pub fn outcome(doc: &Document) -> &'static str {
-    match doc.get("status").and_then(Value::as_str) {
-        Some("running") | Some("queued") => "running",
-        Some("failed") => "failed",
-        Some("cancelled") => "cancelled",
-        _ => {
-            let scores = scores(doc);
-            if scores.is_empty() {
-                "unscored"
-            } else if scores
-                .values()
-                .all(|s| s.as_f64().is_some_and(|s| s >= 1.0))
-            {
-                "passed"
-            } else {
-                "scored below 1"
-            }
+/// How one instance came out, as the explorer shows it.
+pub struct Verdict {
+    /// `running`, `interrupted`, `passed`, `scored below 1`, `unscored`, `failed` or `cancelled`.
+    pub outcome: &'static str,
+    /// Its scores, keyed by the verifying step's id.
+    pub scores: Map<String, Value>,
+    /// Why an `interrupted` instance is not running.
+    pub interrupted: Option<Interrupted>,
+}
+
+impl<'a> Judge<'a> {
+    pub fn new(docs: &'a dyn DocumentStore, runs: RunsHere) -> Judge<'a> {
+        Judge {
+            docs,
+            scores: InstanceScores::new(docs),
+            runs,
         }
     }
+
+    /// The runs live on this machine, as this judge sees them.
+    pub fn runs(&self) -> &RunsHere {
+        &self.runs
+    }
+
+    /// How `doc` came out: `running` while it runs (`interrupted` when its run ended without
+    /// finishing it), `failed`, `cancelled`, else its scores' outcome as `agent-env run` words it,
+    /// from the scores of the task's verifiers only.
+    pub fn verdict(&self, doc: &Document) -> Verdict {
+        let scores = self.scores.of(doc);
+        let (outcome, interrupted) = match doc.get("status").and_then(Value::as_str) {
+            Some("running") | Some("queued") => match self.interrupted(doc) {
+                Some(why) => ("interrupted", Some(why)),
+                None => ("running", None),
+            },
+            Some("failed") => ("failed", None),
+            Some("cancelled") => ("cancelled", None),
+            _ => (scored(&scores), None),
+        };
+        Verdict {
+            outcome,
+            scores,
+            interrupted,
+        }
+    }
+
+    /// Why `doc` (recorded `running`) is not running. An instance with no journal of its run here
+    /// is read again first: a run writes its instances' ends before it removes its journal, so one
+    /// still `running` after the journal went was left so; one that ended meanwhile was not.
+    fn interrupted(&self, doc: &Document) -> Option<Interrupted> {
+        let why = self.runs.interrupted(doc)?;
+        if why != Interrupted::NoRun {
+            return Some(why);
+        }
+        let id = doc.get("instance_id").and_then(Value::as_str)?;
+        let again = self
+            .docs
+            .find_one(INSTANCES, &Filter::eq("instance_id", id), None)
+            .ok()??;
+        self.runs.interrupted(&again)
+    }
+}
+
+/// A finished run's outcome from its scores, as [`Outcome::from_scores`] decides it (only numbers
+/// count).
+fn scored(scores: &Map<String, Value>) -> &'static str {
+    let numbers = scores
+        .iter()
+        .filter_map(|(id, score)| Some((id.clone(), score.as_f64()?)))
+        .collect();
+    Outcome::from_scores(numbers).word()
 }
 
 /// The run group an instance belongs to.
@@ -141,16 +180,18 @@ pub fn run_group_of(doc: &Document) -> Option<&str> {
 }
 
 /// What a list of runs shows of one instance; its scores are keyed by the verifying step's id, as
-/// `agent-env run` and `task list` key them.
-pub fn summary(doc: &Document, scores: &InstanceScores<'_>) -> Value {
+/// `agent-env run` and `task list` key them. `warning` says why an `interrupted` one is not running.
+pub fn summary(doc: &Document, judge: &Judge<'_>) -> Value {
     let field = |k: &str| doc.get(k).cloned().unwrap_or(Value::Null);
+    let verdict = judge.verdict(doc);
     json!({
         "instance_id": field("instance_id"),
         "task_id": field("task_id"),
         "task_version": field("task_version"),
         "status": field("status"),
-        "outcome": outcome(doc),
-        "scores": scores.of(doc),
+        "outcome": verdict.outcome,
+        "warning": verdict.interrupted.as_ref().map(Interrupted::warning),
+        "scores": verdict.scores,
         "error": field("error"),
         "created_at_utc": field("created_at_utc"),
         "started_at_utc": field("started_at_utc"),
@@ -158,23 +199,26 @@ pub fn summary(doc: &Document, scores: &InstanceScores<'_>) -> Value {
         "ended_at_utc": field("ended_at_utc"),
         // Counted as the progress counts it (a step a cancel stopped is not done), so every view of
         // the instance says the same.
-        "current_step": StepRecord::of(doc).steps_done(),
+        "current_step": StepRecord::of(doc, false).steps_done(),
         "total_steps": field("total_steps"),
         "run_group_id": run_group_of(doc),
     })
 }
 
-/// What an instance records of its steps: the ones that ended (`completed_steps`), the failures
-/// beside them, and whether it finished or was cancelled.
+/// What an instance records of its steps: the ones that ended (`completed_steps`), the ones running
+/// (`running_steps`), the failures beside them, and whether it finished, was cancelled, or was left
+/// `running` by a run that ended without finishing it (interrupted: nothing more will happen to it).
 struct StepRecord<'d> {
     done: Vec<&'d Value>,
+    running: Vec<&'d str>,
     failed: Vec<&'d Value>,
     finished: bool,
     cancelled: bool,
+    interrupted: bool,
 }
 
 impl<'d> StepRecord<'d> {
-    fn of(doc: &'d Document) -> StepRecord<'d> {
+    fn of(doc: &'d Document, interrupted: bool) -> StepRecord<'d> {
         let list = |v: Option<&'d Value>| -> Vec<&'d Value> {
             v.and_then(Value::as_array)
                 .map(|a| a.iter().collect())
@@ -187,6 +231,11 @@ impl<'d> StepRecord<'d> {
                 .into_iter()
                 .filter(|d| d.get("superseded") != Some(&Value::Bool(true)))
                 .collect(),
+            // The steps running now, as the run records them (a record from before it did has none).
+            running: list(doc.get("running_steps"))
+                .into_iter()
+                .filter_map(Value::as_str)
+                .collect(),
             failed: list(
                 doc.get("context")
                     .and_then(|c| c.get("metadata"))
@@ -194,12 +243,21 @@ impl<'d> StepRecord<'d> {
             ),
             finished: !matches!(status, Some("running") | Some("queued")),
             cancelled: status == Some("cancelled"),
+            interrupted,
         }
     }
 
-    /// A step's state from its record. A step the cancel stopped is recorded as `cancelled`; an
-    /// older record wrote `failure` with no failure recorded beside it.
-    fn state_of(&self, completed: Option<&Value>, failure: Option<&Value>) -> &'static str {
+    /// A step's state from its record. A step the cancel stopped is recorded as `cancelled` (an
+    /// older record wrote `failure` with no failure recorded beside it, or left it in
+    /// `running_steps`); one that never started is `not run` once the instance ended, and one its
+    /// run left running when it ended without finishing is `interrupted`.
+    fn state_of(
+        &self,
+        id: &str,
+        completed: Option<&Value>,
+        failure: Option<&Value>,
+    ) -> &'static str {
+        let running = self.running.contains(&id);
         match completed
             .and_then(|c| c.get("status"))
             .and_then(Value::as_str)
@@ -208,8 +266,10 @@ impl<'d> StepRecord<'d> {
             Some("cancelled") => "cancelled",
             Some(_) if failure.is_none() && self.cancelled => "cancelled",
             Some(_) => "failed",
-            None if self.cancelled => "cancelled",
-            None if self.finished => "not run",
+            None if running && self.cancelled => "cancelled",
+            None if running && self.interrupted => "interrupted",
+            None if self.finished || self.interrupted => "not run",
+            None if running => "running",
             None => "pending",
         }
     }
@@ -230,28 +290,25 @@ impl<'d> StepRecord<'d> {
         self.done
             .iter()
             .filter(|d| {
-                let failure = self.failure_of(d.get("step_id").and_then(Value::as_str));
-                self.state_of(Some(d), failure) != "cancelled"
+                let id = d.get("step_id").and_then(Value::as_str);
+                let failure = self.failure_of(id);
+                self.state_of(id.unwrap_or(""), Some(d), failure) != "cancelled"
             })
             .count()
     }
 }
 
 /// What an instance's progress is: steps done of all, and each step's state (`succeeded`, `failed`,
-/// `cancelled`, `running`, `pending`, `not run`) with its error and how long it took.
-pub fn progress(doc: &Document, task_steps: &[Value]) -> Value {
-    let record = StepRecord::of(doc);
+/// `cancelled`, `running`, `pending`, `not run`, `interrupted`) with its error and how long it took.
+/// `finished` is true once nothing more will happen to it (an `interrupted` one included).
+pub fn progress(doc: &Document, task_steps: &[Value], judge: &Judge<'_>) -> Value {
+    let verdict = judge.verdict(doc);
+    let record = StepRecord::of(doc, verdict.interrupted.is_some());
     let total = doc
         .get("total_steps")
         .and_then(Value::as_u64)
         .unwrap_or(task_steps.len() as u64);
-    let finished = record.finished;
-    // The steps running now, as the run records them (a record from before it did has none).
-    let running: Vec<&str> = doc
-        .get("running_steps")
-        .and_then(Value::as_array)
-        .map(|a| a.iter().filter_map(Value::as_str).collect())
-        .unwrap_or_default();
+    let finished = record.finished || record.interrupted;
     let steps: Vec<Value> = task_steps
         .iter()
         .map(|step| {
@@ -271,11 +328,7 @@ pub fn progress(doc: &Document, task_steps: &[Value]) -> Value {
             json!({
                 "step_id": id,
                 "type": step.get("type").cloned().unwrap_or(Value::Null),
-                "state": if completed.is_none() && !finished && running.contains(&id) {
-                    "running"
-                } else {
-                    record.state_of(completed, failure)
-                },
+                "state": record.state_of(id, completed, failure),
                 "error": failure.and_then(|f| f.get("error")).cloned().unwrap_or(Value::Null),
                 "duration_seconds": duration,
             })
@@ -294,7 +347,7 @@ pub fn progress(doc: &Document, task_steps: &[Value]) -> Value {
     json!({
         "instance_id": doc.get("instance_id").cloned().unwrap_or(Value::Null),
         "status": doc.get("status").cloned().unwrap_or(Value::Null),
-        "outcome": outcome(doc),
+        "outcome": verdict.outcome,
         "current_step": ended,
         "total_steps": total,
         "fraction": fraction.min(1.0),
@@ -303,20 +356,30 @@ pub fn progress(doc: &Document, task_steps: &[Value]) -> Value {
     })
 }
 
-/// A run group's state from its instances: how many ran, how each came out.
+/// A run group's state from its instances: how many ran, how each came out. While its run is live
+/// on this machine (`run_live`: an `agent-env run` under way, between two tasks even) it is not
+/// complete, and with no runs `planned` its `total` is not known yet: `null`.
 pub fn group_state(
     run_group_id: &str,
     instances: &[Document],
     planned: Option<u64>,
-    scores: &InstanceScores<'_>,
+    judge: &Judge<'_>,
 ) -> Value {
+    let summaries: Vec<Value> = instances.iter().map(|d| summary(d, judge)).collect();
     let mut outcomes: BTreeMap<&str, u64> = BTreeMap::new();
-    for d in instances {
-        *outcomes.entry(outcome(d)).or_default() += 1;
+    for s in &summaries {
+        *outcomes
+            .entry(s["outcome"].as_str().unwrap_or("unknown"))
+            .or_default() += 1;
     }
     let running = outcomes.get("running").copied().unwrap_or(0);
     let recorded = instances.len() as u64;
-    let total = planned.unwrap_or(recorded).max(recorded);
+    let live = judge.runs().is_live(run_group_id);
+    let total = match planned {
+        Some(planned) => Some(planned.max(recorded)),
+        None if live => None,
+        None => Some(recorded),
+    };
     let task_id = instances
         .first()
         .and_then(|d| d.get("task_id"))
@@ -333,10 +396,11 @@ pub fn group_state(
         "total": total,
         "recorded": recorded,
         "running": running,
+        "run_live": live,
         "outcomes": outcomes,
         "created_at_utc": created,
-        "complete": running == 0 && recorded >= total,
-        "instances": instances.iter().map(|d| summary(d, scores)).collect::<Vec<_>>(),
+        "complete": !live && running == 0 && total.is_some_and(|t| recorded >= t),
+        "instances": summaries,
     })
 }
 
@@ -358,7 +422,11 @@ pub fn of_group(
 }
 
 /// The run groups of a task, newest first, each as its [`group_state`] without the instances.
-pub fn groups_of_task(docs: &dyn DocumentStore, task_id: &str) -> ApiResult<Vec<Value>> {
+pub fn groups_of_task(
+    docs: &dyn DocumentStore,
+    task_id: &str,
+    judge: &Judge<'_>,
+) -> ApiResult<Vec<Value>> {
     let all = docs.query(
         INSTANCES,
         &Filter::eq("task_id", task_id),
@@ -377,11 +445,10 @@ pub fn groups_of_task(docs: &dyn DocumentStore, task_id: &str) -> ApiResult<Vec<
         }
         members.entry(group).or_default().push(d);
     }
-    let scores = InstanceScores::new(docs);
     Ok(order
         .into_iter()
         .map(|g| {
-            let mut state = group_state(&g, &members[&g], None, &scores);
+            let mut state = group_state(&g, &members[&g], None, judge);
             if let Value::Object(m) = &mut state {
                 m.remove("instances");
             }
@@ -393,11 +460,17 @@ pub fn groups_of_task(docs: &dyn DocumentStore, task_id: &str) -> ApiResult<Vec<
 #[cfg(test)]
 mod tests {
     use super::*;
+    use agent_env::stores::local::LocalSqliteDocumentStore;
+    use std::sync::Arc;
 
-    /// Scores read with no task stored: keyed by verifier.
-    fn none_stored() -> InstanceScores<'static> {
+    /// A judge with no task stored (scores keyed by verifier) and no machine's runs known.
+    fn none_stored() -> Judge<'static> {
         let empty = agent_env::run::recorded::Recorded::of(Vec::new());
-        InstanceScores::new(Box::leak(Box::new(empty)))
+        Judge::new(Box::leak(Box::new(empty)), RunsHere::unknown())
+    }
+
+    fn outcome(d: &Document) -> &'static str {
+        none_stored().verdict(d).outcome
     }
 
     fn doc(v: Value) -> Document {
@@ -431,22 +504,130 @@ mod tests {
         assert_eq!(outcome(&with_score("cancelled", None)), "cancelled");
     }
 
+    /// A store holding the task `t` v1 of two steps: `a` verified by `a`, and `b`, which names no
+    /// verifier.
+    fn with_task(dir: &std::path::Path) -> Arc<dyn DocumentStore> {
+        let store = LocalSqliteDocumentStore::new(dir.join("d.db"));
+        let task = doc(json!({"id": "t", "version": 1, "steps": [
+            {"id": "a", "type": "x", "verifier_id": "a"},
+            {"id": "b", "type": "y"},
+        ]}));
+        store
+            .insert(agent_env::run::stored_task::TASKS, &task)
+            .unwrap();
+        Arc::new(store)
+    }
+
+    /// The outcome counts the task's verifiers only, as `agent-env run` does: a score a step wrote
+    /// under a key no step verifies by changes neither the outcome nor the scores.
+    #[test]
+    fn the_outcome_counts_the_scores_of_the_tasks_verifiers_only() {
+        let tmp = tempfile::tempdir().unwrap();
+        let store = with_task(tmp.path());
+        let judge = Judge::new(store.as_ref(), RunsHere::unknown());
+        let instance = |verifications: Value| {
+            doc(
+                json!({"instance_id": "i", "status": "completed", "task_id": "t",
+                "task_version": 1, "context": {"metadata": {"verifications": verifications}}}),
+            )
+        };
+        let stray = instance(json!({"a": {"score": 1}, "zzz": {"score": 0}}));
+        let s = summary(&stray, &judge);
+        assert_eq!(
+            (s["outcome"].clone(), s["scores"].clone()),
+            (json!("passed"), json!({"a": 1.0}))
+        );
+        let only_stray = instance(json!({"zzz": {"score": 0}}));
+        let s = summary(&only_stray, &judge);
+        assert_eq!(
+            (s["outcome"].clone(), s["scores"].clone()),
+            (json!("unscored"), json!({}))
+        );
+        let below = instance(json!({"a": {"score": 1}, "b": {"score": 0.5}}));
+        assert_eq!(judge.verdict(&below).outcome, "scored below 1");
+        assert_eq!(progress(&only_stray, &[], &judge)["outcome"], "unscored");
+        let group = group_state("g", &[stray, only_stray], None, &judge);
+        assert_eq!(group["outcomes"], json!({"passed": 1, "unscored": 1}));
+    }
+
     #[test]
     fn a_group_is_complete_when_every_planned_run_finished() {
         let done = with_score("completed", Some(1.0));
         let running = with_score("running", None);
+        let judge = none_stored();
         assert_eq!(
-            group_state("g", std::slice::from_ref(&done), None, &none_stored())["complete"],
+            group_state("g", std::slice::from_ref(&done), None, &judge)["complete"],
             true
         );
         assert_eq!(
-            group_state("g", std::slice::from_ref(&done), Some(2), &none_stored())["complete"],
+            group_state("g", std::slice::from_ref(&done), Some(2), &judge)["complete"],
             false
         );
         assert_eq!(
-            group_state("g", &[done, running], None, &none_stored())["complete"],
+            group_state("g", &[done, running], None, &judge)["complete"],
             false
         );
+    }
+
+    /// While its run is live on this machine (between two tasks, say) a group is not complete, and
+    /// its total is not known.
+    #[test]
+    fn a_group_whose_run_is_live_is_not_complete() {
+        let tmp = tempfile::tempdir().unwrap();
+        let locks = tmp.path().join("locks");
+        let journal = agent_env::run::liveness::RunJournal::begin(
+            &locks,
+            "g",
+            agent_env::run::liveness::InstancesIn::Local,
+        )
+        .unwrap();
+        let empty = agent_env::run::recorded::Recorded::of(Vec::new());
+        let done = [with_score("completed", Some(1.0))];
+        let live = Judge::new(&empty, RunsHere::new(locks.clone(), Default::default()));
+        let state = group_state("g", &done, None, &live);
+        assert_eq!(state["complete"], false, "{state}");
+        assert_eq!(state["total"], Value::Null);
+        assert_eq!(state["run_live"], true);
+        drop(journal);
+        let ended = Judge::new(&empty, RunsHere::new(locks, Default::default()));
+        let state = group_state("g", &done, None, &ended);
+        assert_eq!(state["complete"], true, "{state}");
+        assert_eq!(state["total"], 1);
+        assert_eq!(state["run_live"], false);
+    }
+
+    /// An instance left `running` by a run that was killed is `interrupted`, says why, and nothing
+    /// more happens to its steps.
+    #[test]
+    fn an_instance_a_killed_run_left_running_is_interrupted() {
+        let tmp = tempfile::tempdir().unwrap();
+        let locks = tmp.path().join("locks");
+        std::fs::create_dir_all(locks.join("runs")).unwrap();
+        std::fs::write(locks.join("runs/g.journal"), "instances\tlocal\n").unwrap();
+        let empty = agent_env::run::recorded::Recorded::of(Vec::new());
+        let judge = Judge::new(&empty, RunsHere::new(locks, Default::default()));
+        let d = doc(json!({
+            "instance_id": "@local/b/t-1", "status": "running", "total_steps": 3,
+            "completed_steps": [{"step_id": "a", "status": "success"}],
+            "running_steps": ["b"],
+            "context": {"metadata": {"run_group_id": "g"}},
+        }));
+        let s = summary(&d, &judge);
+        assert_eq!(s["outcome"], "interrupted");
+        assert!(
+            s["warning"]
+                .as_str()
+                .is_some_and(|w| w.contains("ended without finishing")),
+            "{s}"
+        );
+        let steps = [json!({"id": "a"}), json!({"id": "b"}), json!({"id": "c"})];
+        let p = progress(&d, &steps, &judge);
+        assert_eq!(p["finished"], true);
+        assert_eq!(p["steps"][1]["state"], "interrupted");
+        assert_eq!(p["steps"][2]["state"], "not run");
+        let group = group_state("g", &[d], None, &judge);
+        assert_eq!(group["complete"], true, "{group}");
+        assert_eq!(group["outcomes"], json!({"interrupted": 1}));
     }
 
     #[test]
@@ -461,7 +642,7 @@ mod tests {
             json!({"id": "b", "type": "y"}),
             json!({"id": "c", "type": "z"}),
         ];
-        let p = progress(&d, &steps);
+        let p = progress(&d, &steps, &none_stored());
         assert_eq!(p["current_step"], 1);
         assert!((p["fraction"].as_f64().unwrap() - 1.0 / 3.0).abs() < 1e-9);
         assert_eq!(p["steps"][0]["state"], "succeeded");
@@ -479,12 +660,13 @@ mod tests {
             ],
         }));
         let steps = [json!({"id": "a"}), json!({"id": "b"}), json!({"id": "c"})];
-        let p = progress(&d, &steps);
+        let p = progress(&d, &steps, &none_stored());
         assert_eq!(p["status"], "cancelled");
         assert_eq!(p["steps"][0]["duration_seconds"], 1.5);
         assert_eq!(p["steps"][1]["state"], "cancelled");
         assert_eq!(p["steps"][1]["duration_seconds"], 0.25);
-        assert_eq!(p["steps"][2]["state"], "cancelled");
+        // The cancel came before it started: it never ran.
+        assert_eq!(p["steps"][2]["state"], "not run");
         assert_eq!(p["current_step"], 1);
         assert!((p["fraction"].as_f64().unwrap() - 1.0 / 3.0).abs() < 1e-9);
         // A list of runs counts the steps done as the progress does, whatever the record says.
@@ -497,10 +679,39 @@ mod tests {
             "completed_steps": [{"step_id": "a", "status": "failure", "duration_seconds": 2.0}],
             "context": {"metadata": {"failed_steps": [{"step_id": "a", "error": "boom", "duration_seconds": 2.0}]}},
         }));
-        let p = progress(&failed, &[json!({"id": "a"})]);
+        let p = progress(&failed, &[json!({"id": "a"})], &none_stored());
         assert_eq!(p["steps"][0]["state"], "failed");
         assert_eq!(p["steps"][0]["error"], "boom");
         assert_eq!(p["fraction"], 1.0);
+    }
+
+    /// In a cancelled instance, a step recorded `cancelled` (or, in an older record, left running)
+    /// is `cancelled`; a step with no record never ran.
+    #[test]
+    fn a_cancelled_instances_steps_that_never_started_are_not_run() {
+        let d = doc(json!({
+            "instance_id": "i", "status": "cancelled", "total_steps": 4,
+            "completed_steps": [
+                {"step_id": "a", "status": "success"},
+                {"step_id": "b", "status": "cancelled"},
+            ],
+            "running_steps": ["c"],
+        }));
+        let steps = [
+            json!({"id": "a"}),
+            json!({"id": "b"}),
+            json!({"id": "c"}),
+            json!({"id": "d"}),
+        ];
+        let p = progress(&d, &steps, &none_stored());
+        let states: Vec<&str> = p["steps"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|s| s["state"].as_str().unwrap())
+            .collect();
+        assert_eq!(states, ["succeeded", "cancelled", "cancelled", "not run"]);
+        assert_eq!(p["current_step"], 1);
     }
 
     /// While a retry runs steps again, their first attempts (marked `superseded`) neither count as
@@ -519,7 +730,7 @@ mod tests {
             "context": {"metadata": {"failed_steps": [{"step_id": "c", "error": "boom", "retried": true}]}},
         }));
         let steps = [json!({"id": "a"}), json!({"id": "b"}), json!({"id": "c"})];
-        let p = progress(&d, &steps);
+        let p = progress(&d, &steps, &none_stored());
         assert_eq!(p["current_step"], 1);
         assert_eq!(p["steps"][0]["state"], "succeeded");
         assert_eq!(p["steps"][1]["state"], "running");

@@ -6,6 +6,7 @@
 pub mod entities;
 pub mod instances;
 pub mod objects;
+pub mod runs_here;
 
 use std::sync::Arc;
 

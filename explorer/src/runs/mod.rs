@@ -5,8 +5,10 @@
 
 pub mod bundles;
 pub mod capture;
+pub mod current;
 pub mod manager;
 pub mod pin;
 pub mod slots;
 
+pub use current::CurrentSession;
 pub use manager::{RunManager, StartSpec, Workflow};

@@ -8,6 +8,7 @@ mod support;
 
 mod api_entities;
 mod api_guards;
+mod api_now;
 mod api_objects;
 mod api_runs;
 mod api_secrets;

@@ -215,10 +215,11 @@ async function task(id) {
       h("td", {}, link(`/instances/${enc(i.instance_id)}`, i.instance_id, { class: "mono" }))))),
     h("h2", {}, "Run groups"),
     table(["Group", "Runs", "Outcomes", "Complete"], groups.items.map((g) => h("tr", {},
-      h("td", { class: "mono" }, g.run_group_id), h("td", {}, g.total),
+      // A group whose run is still going here has no total yet: the runs recorded so far.
+      h("td", { class: "mono" }, g.run_group_id), h("td", {}, g.total ?? `${g.recorded} so far`),
       h("td", { class: "group-outcomes" }, Object.entries(g.outcomes || {}).map(([k, v]) => `${v} ${k}`).join(", "),
         (g.errors || []).map((e) => h("div", { class: "error-text" }, e))),
-      h("td", {}, g.complete ? "yes" : "no")))),
+      h("td", {}, g.complete ? "yes" : g.run_live ? "no (its run is going)" : "no")))),
     h("h2", {}, "Versions"),
     table(["Version", "Written"], versions.items.map((v) => h("tr", {},
       h("td", {}, `v${v.version}`), h("td", {}, v.created_at_utc || "")))));
@@ -265,6 +266,7 @@ async function run(id) {
       return h("section", { class: "card", "data-instance": i.instance_id },
         h("h3", {}, link(`/instances/${enc(i.instance_id)}`, i.task_id, { class: "instance-link" }), " ",
           badge(full.summary.outcome)),
+        full.summary.warning ? h("p", { class: "error-text run-warning" }, full.summary.warning) : null,
         progressBar(full.progress),
         h("p", {}, "Scores: ", scoresText(full.summary.scores)),
         stepsTable(full.progress));
@@ -295,7 +297,8 @@ async function instance(id) {
       h("dt", {}, doc.status === "completed" ? "Completed" : "Ended"), h("dd", {}, doc.ended_at_utc || doc.completed_at_utc || "—"),
       h("dt", {}, "Run group"), h("dd", { class: "mono" }, metadata.run_group_id || ""),
       data.workflow ? [h("dt", {}, "Started here"), h("dd", {}, link(`/runs/${enc(data.workflow.workflow_id)}`, "the run's page"))] : null,
-      doc.error ? [h("dt", {}, "Error"), h("dd", { class: "error-text" }, doc.error)] : null),
+      doc.error ? [h("dt", {}, "Error"), h("dd", { class: "error-text" }, doc.error)] : null,
+      data.summary.warning ? [h("dt", {}, "Warning"), h("dd", { class: "error-text", id: "instance-warning" }, data.summary.warning)] : null),
     progressBar(data.progress),
     h("h2", {}, "Steps"), stepsTable(data.progress),
     h("h2", {}, "Verifications"),

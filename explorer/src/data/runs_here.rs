@@ -1,0 +1,215 @@
+//! Which runs are live on this machine, from their journals (`<state>/locks/runs/`): a run holds its
+//! journal locked while it lives, removes it when it ends, and leaves it behind, unlocked, when it was
+//! killed (see `agent_env::run::liveness`). One request reads the journals folder once, and only
+//! when it judges an instance recorded as `running` or a run group.
+
+use std::cell::OnceCell;
+use std::collections::{HashMap, HashSet};
+use std::path::PathBuf;
+
+use agent_env::bundle::ids::LOCAL_PREFIX;
+use agent_env::run::liveness::dead_runs;
+use agent_env_store::document::Document;
+use serde_json::Value;
+
+use super::instances::run_group_of;
+use crate::runs::manager::WORKFLOW_KEY;
+
+/// Why an instance recorded as `running` is not running: its run ended without finishing it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Interrupted {
+    /// Its run was killed (its journal is left behind); `by` names the command whose next run marks
+    /// the instance failed.
+    Killed { by: &'static str },
+    /// Its run ended but could not write the instance's end to the document store.
+    EndUnrecorded { by: &'static str },
+    /// A bundle run's instance (this machine's) whose run has no journal here, live or left behind.
+    NoRun,
+}
+
+impl Interrupted {
+    /// What the explorer says of such an instance, in the words `agent-env task list` warns with.
+    pub fn warning(&self) -> String {
+        match self {
+            Interrupted::Killed { by } => format!(
+                "the run of this task ended without finishing it (agent-env was killed, or its machine stopped): it shows as running until the next {by} marks it failed and removes the sandboxes it left"
+            ),
+            Interrupted::EndUnrecorded { by } => format!(
+                "the run of this task could not write its end to the document store: it shows as running until the next {by} marks it failed (once the store takes writes); the run said why when it ran"
+            ),
+            Interrupted::NoRun => "no run on this machine is running this task any more, and its run left no journal for a later run to mark it failed: it ended without finishing".to_string(),
+        }
+    }
+}
+
+/// The journals as one read found them.
+#[derive(Debug, Default)]
+struct Journals {
+    /// Run groups whose run is live here.
+    live: HashSet<String>,
+    /// Run groups whose run left its journal behind: whether it ended (else it was killed), and the
+    /// command whose next run marks its instances failed.
+    dead: HashMap<String, (bool, &'static str)>,
+}
+
+/// The runs live on this machine as one request sees them.
+pub struct RunsHere {
+    /// Where the journals are; `None` reads nothing (every run counts as live, none as dead).
+    locks_dir: Option<PathBuf>,
+    /// The explorer's own runs still going, by workflow id: live, whatever their journals say.
+    going: HashSet<String>,
+    journals: OnceCell<Journals>,
+}
+
+impl RunsHere {
+    /// The runs of the journals under `locks_dir`, read on first need; `going` are the explorer's
+    /// workflows that have not finished.
+    pub fn new(locks_dir: PathBuf, going: HashSet<String>) -> RunsHere {
+        RunsHere {
+            locks_dir: Some(locks_dir),
+            going,
+            journals: OnceCell::new(),
+        }
+    }
+
+    /// Knows no journals: nothing is live and nothing interrupted (for a reader without a machine).
+    pub fn unknown() -> RunsHere {
+        RunsHere {
+            locks_dir: None,
+            going: HashSet::new(),
+            journals: OnceCell::new(),
+        }
+    }
+
+    fn journals(&self) -> &Journals {
+        self.journals.get_or_init(|| match &self.locks_dir {
+            Some(dir) => read(dir),
+            None => Journals::default(),
+        })
+    }
+
+    /// Whether the run of `run_group_id` is live on this machine now.
+    pub fn is_live(&self, run_group_id: &str) -> bool {
+        self.locks_dir.is_some() && self.journals().live.contains(run_group_id)
+    }
+
+    /// Why `doc`, recorded as `running`, is not running: its run left a journal behind (killed, or
+    /// ended without writing its end), or it is a bundle run's (recorded on this machine) and no run
+    /// here is live under its group. `None` while it may be running (or is not recorded `running`).
+    pub fn interrupted(&self, doc: &Document) -> Option<Interrupted> {
+        let status = doc.get("status").and_then(Value::as_str);
+        if !matches!(status, Some("running") | Some("queued")) || self.locks_dir.is_none() {
+            return None;
+        }
+        let group = run_group_of(doc)?;
+        let journals = self.journals();
+        if let Some((ended, by)) = journals.dead.get(group) {
+            return Some(if *ended {
+                Interrupted::EndUnrecorded { by }
+            } else {
+                Interrupted::Killed { by }
+            });
+        }
+        // A bundle run's instance is recorded on this machine, by a run that holds a journal here.
+        // The explorer's own runs are live while their workflow goes, whatever their journals say
+        // (the runs of one group share a journal name).
+        let local = doc
+            .get("instance_id")
+            .and_then(Value::as_str)
+            .is_some_and(|id| id.starts_with(LOCAL_PREFIX));
+        let workflow = doc
+            .get("context")
+            .and_then(|c| c.get("metadata"))
+            .and_then(|m| m.get(WORKFLOW_KEY))
+            .and_then(Value::as_str);
+        let ours_going = workflow.is_some_and(|w| self.going.contains(w));
+        (local && !ours_going && !journals.live.contains(group)).then_some(Interrupted::NoRun)
+    }
+}
+
+/// One read of the journals folder: the runs that left theirs behind (as `agent-env task list` finds
+/// them), and every other journal there, which a live run holds.
+fn read(locks_dir: &std::path::Path) -> Journals {
+    // Each dead journal is locked while it is read, and let go at once.
+    let dead: HashMap<String, (bool, &'static str)> = dead_runs(locks_dir)
+        .into_iter()
+        .map(|run| {
+            let by = run.instances_in.map_or("agent-env run", |i| i.marked_by());
+            (run.run_group_id, (run.ended, by))
+        })
+        .collect();
+    let live = std::fs::read_dir(locks_dir.join("runs"))
+        .map(|entries| {
+            entries
+                .flatten()
+                .filter_map(|e| e.file_name().into_string().ok())
+                .filter(|name| !name.starts_with('.'))
+                .filter_map(|name| name.strip_suffix(".journal").map(String::from))
+                .filter(|group| !dead.contains_key(group))
+                .collect()
+        })
+        .unwrap_or_default();
+    Journals { live, dead }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use agent_env::run::liveness::{InstancesIn, RunJournal};
+    use serde_json::json;
+
+    fn instance(id: &str, status: &str, group: &str) -> Document {
+        match json!({"instance_id": id, "status": status,
+                     "context": {"metadata": {"run_group_id": group}}})
+        {
+            Value::Object(m) => m,
+            _ => Document::new(),
+        }
+    }
+
+    #[test]
+    fn a_running_instance_whose_run_is_gone_is_interrupted() {
+        let tmp = tempfile::tempdir().unwrap();
+        let locks = tmp.path().join("locks");
+        let live = RunJournal::begin(&locks, "run-live", InstancesIn::Local).unwrap();
+        // What a killed run leaves: its journal, unlocked.
+        std::fs::write(locks.join("runs/run-killed.journal"), "instances\tlocal\n").unwrap();
+        let runs = RunsHere::new(locks.clone(), HashSet::from(["wf-1".to_string()]));
+        assert!(runs.is_live("run-live"));
+        assert!(!runs.is_live("run-killed"));
+        assert_eq!(
+            runs.interrupted(&instance("@local/b/t-1", "running", "run-live")),
+            None
+        );
+        assert_eq!(
+            runs.interrupted(&instance("@local/b/t-2", "running", "run-killed")),
+            Some(Interrupted::Killed {
+                by: "agent-env run (of a bundle)"
+            })
+        );
+        assert_eq!(
+            runs.interrupted(&instance("@local/b/t-3", "running", "run-gone")),
+            Some(Interrupted::NoRun)
+        );
+        // A stored task's run may run on another machine: no journal here says nothing.
+        assert_eq!(
+            runs.interrupted(&instance("team/t-4", "running", "run-gone")),
+            None
+        );
+        assert_eq!(
+            runs.interrupted(&instance("@local/b/t-5", "completed", "run-killed")),
+            None
+        );
+        // The explorer's own run is live while its workflow goes.
+        let mut ours = instance("@local/b/t-6", "running", "rg-1");
+        ours.insert(
+            "context".into(),
+            json!({"metadata": {"run_group_id": "rg-1", WORKFLOW_KEY: "wf-1"}}),
+        );
+        assert_eq!(runs.interrupted(&ours), None);
+        drop(live);
+        assert!(RunsHere::unknown()
+            .interrupted(&instance("@local/b/t-3", "running", "run-gone"))
+            .is_none());
+    }
+}
