@@ -114,7 +114,11 @@ func everyKindPlugin() *agentenv.Plugin {
 			if config["root"] == "broken" {
 				return nil, errors.New("the root is broken")
 			}
-			return agentenvtest.NewMemoryObjectStore("m"), nil
+			bucket, err := config.String("bucket", "m")
+			if err != nil {
+				return nil, err
+			}
+			return agentenvtest.NewMemoryObjectStore(bucket), nil
 		}})
 	p.AddDocumentStore(agentenv.StoreClass[agentenv.DocumentStore]{Class: "Notes",
 		Open: func(context.Context, agentenv.StoreConfig) (agentenv.DocumentStore, error) { return &notes{}, nil }})
@@ -292,6 +296,10 @@ func TestStoreOpenChecksTheConfigTable(t *testing.T) {
 		{open("object", "Nope", nil), "impl 'agentenv-every-kind:Nope' names no store class of agentenv-every-kind; its store classes are Mem, Notes, Registry, Vault"},
 		{open("document", "Mem", map[string]any{"root": "/r"}), "impl 'agentenv-every-kind:Mem' is an object store, not a document store"},
 		{open("object", "Mem", map[string]any{"root": "broken"}), "Cannot build 'agentenv-every-kind:Mem' from its config table: the root is broken"},
+		{open("object", "Mem", map[string]any{"root": "/r", "bucket": 5}),
+			"Cannot build 'agentenv-every-kind:Mem' from its config table: the store config key 'bucket' must be a string, not 5"},
+		{open("object", "Mem", map[string]any{"root": "/r", "bucket": map[string]any{"name": "b"}}),
+			`Cannot build 'agentenv-every-kind:Mem' from its config table: the store config key 'bucket' must be a string, not {"name":"b"}`},
 	}
 	for _, c := range cases {
 		if c.err.Kind() != agentenv.KindConfigError || c.err.Code != -32003 || c.err.Message != c.want {

@@ -2,6 +2,7 @@ package agentenv
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -28,8 +29,10 @@ type StoreClass[S any] struct {
 // already resolved by the host.
 type StoreConfig map[string]any
 
-// String is the string under key; fallback when the key is absent, an invalid-value error when it
-// holds something else.
+// String is the string under key; fallback when the key is absent. When it holds something else the
+// error names the key and the value as the table gave it (in JSON); returned from Open, it reaches the
+// user as store.open's config-error naming the store: "Cannot build '<package>:<Class>' from its
+// config table: the store config key 'root' must be a string, not 5".
 func (c StoreConfig) String(key, fallback string) (string, error) {
 	value, ok := c[key]
 	if !ok || value == nil {
@@ -37,9 +40,25 @@ func (c StoreConfig) String(key, fallback string) (string, error) {
 	}
 	s, ok := value.(string)
 	if !ok {
-		return "", NewError(KindConfigError, "the store config key '%s' must be a string, not %v", key, value)
+		return "", &configValueError{key: key, value: value, want: "a string"}
 	}
 	return s, nil
+}
+
+// configValueError is a config key holding a value of the wrong type. It is not an *Error, so that
+// store.open wraps it in the config-error that names the store it was building.
+type configValueError struct {
+	key   string
+	value any
+	want  string
+}
+
+func (e *configValueError) Error() string {
+	shown, err := json.Marshal(e.value)
+	if err != nil {
+		shown = []byte(fmt.Sprint(e.value))
+	}
+	return fmt.Sprintf("the store config key '%s' must be %s, not %s", e.key, e.want, shown)
 }
 
 // storeClass is a registered StoreClass without its type parameter.

@@ -145,12 +145,15 @@ type DocumentStore interface {
 	Count(ctx context.Context, collection string, filter Filter) (int64, error)
 	// Insert adds doc; a unique index it violates makes it KindDuplicateKey.
 	Insert(ctx context.Context, collection string, doc Document) error
-	// Update applies update to the first match (or inserts one when upsert); it returns 0 or 1 matched.
+	// Update applies update to the first match or, with upsert and no match, inserts the document the
+	// filter's equalities and update make. It returns 1 when it matched or, with upsert, inserted; 0
+	// otherwise (agent-env's compare-and-swap reads 0 as a lost race and tries again).
 	Update(ctx context.Context, collection string, filter Filter, update Update, upsert bool) (int, error)
 	// UpdateOneAndGet is Update returning the document after (returnAfter) or before the update; nil
 	// when nothing matched and nothing was inserted.
 	UpdateOneAndGet(ctx context.Context, collection string, filter Filter, update Update, returnAfter, upsert bool) (Document, error)
-	// Replace replaces the first match with doc (or inserts it when upsert); it returns 0 or 1 matched.
+	// Replace replaces the first match with doc or, with upsert and no match, inserts doc. It returns 1
+	// when it matched or, with upsert, inserted; 0 otherwise.
 	Replace(ctx context.Context, collection string, filter Filter, doc Document, upsert bool) (int, error)
 	// Delete deletes the first match; it returns 0 or 1.
 	Delete(ctx context.Context, collection string, filter Filter) (int, error)

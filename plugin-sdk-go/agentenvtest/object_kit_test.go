@@ -189,6 +189,13 @@ func (f faulty) GetObjectKey(ctx context.Context, url string) (string, error) {
 		key = "/" + key
 	case f.fault == "foreign urls are accepted" && agentenv.IsKind(err, agentenv.KindForeignURL):
 		return url, nil
+	case f.fault == "another bucket's urls are taken" && agentenv.IsKind(err, agentenv.KindForeignURL):
+		// Any mem:// URL, whatever its bucket: a store that checks the scheme only.
+		if rest, ok := strings.CutPrefix(url, "mem://"); ok {
+			if _, k, ok := strings.Cut(rest, "/"); ok {
+				return k, nil
+			}
+		}
 	}
 	return key, err
 }
@@ -203,6 +210,10 @@ func (f faulty) Exists(ctx context.Context, key string) (bool, error) {
 func (f faulty) Owns(ctx context.Context, url string) (bool, error) {
 	if f.fault == "owns everything" {
 		return true, nil
+	}
+	if f.fault == "another bucket's urls are taken" {
+		_, err := f.GetObjectKey(ctx, url)
+		return err == nil, nil
 	}
 	return f.ObjectStore.Owns(ctx, url)
 }
@@ -244,6 +255,7 @@ func TestEveryCaseCatchesAStoreThatBreaksItsRule(t *testing.T) {
 		"missing_object_reads_are_not_found":  {"missing objects are io errors", "prefixes have metadata"},
 		"object_url_matches_put":              {"object_url differs from put"},
 		"foreign_url_is_refused":              {"foreign urls are not-found"},
+		"at_methods_refuse_foreign_urls":      {"another bucket's urls are taken"},
 	}
 	for _, c := range ObjectCases() {
 		fault, ok := faults[c.Name]
@@ -262,5 +274,37 @@ func TestEveryCaseCatchesAStoreThatBreaksItsRule(t *testing.T) {
 				t.Errorf("case %s failed with an unreadable message: %q", c.Name, err)
 			}
 		}
+	}
+}
+
+func TestURLsOfOtherStoresChangeTheBucketOrHostAndTheRootFolder(t *testing.T) {
+	cases := []struct {
+		own, key string
+		want     []string
+	}{
+		{"mem://b/k.bin", "k.bin", []string{"mem://other-b/k.bin"}},
+		{"s3://team/ns/k.bin", "ns/k.bin", []string{"s3://other-team/ns/k.bin"}},
+		{"file:///data/objects/ns/k.bin", "ns/k.bin", []string{"file:///data/objects-other/ns/k.bin"}},
+		{"https://user@host:9000/bucket/k.bin", "k.bin",
+			[]string{"https://user@other-host:9000/bucket/k.bin", "https://user@host:9000/bucket-other/k.bin"}},
+		{"mem://b/ab12/k.bin?v=1", "k.bin", []string{"mem://other-b/ab12/k.bin?v=1"}},
+		{"file:///k.bin", "k.bin", nil},
+		{"not a url", "k.bin", nil},
+	}
+	for _, c := range cases {
+		if got := urlsOfOtherStores(c.own, c.key); !slices.Equal(got, c.want) {
+			t.Errorf("urlsOfOtherStores(%q, %q) = %q, want %q", c.own, c.key, got, c.want)
+		}
+	}
+}
+
+// A store that takes any mem:// URL as its own, whatever the bucket, passed a kit that tried only an
+// https URL; the foreign-URL case now names the other bucket's URL.
+func TestAStoreTakingAnotherBucketsURLsFailsTheForeignURLCase(t *testing.T) {
+	store := faulty{NewMemoryObjectStore("b"), "another bucket's urls are taken"}
+	err := atMethodsRefuseForeignURLs(context.Background(), store, "ns/")
+	want := `owns("mem://other-b/ns/foreign-probe.bin") is true; it must be false for a URL of another store`
+	if err == nil || err.Error() != want {
+		t.Fatalf("got %v, want %s", err, want)
 	}
 }

@@ -8,6 +8,7 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"strings"
 
 	"github.com/agent-env/agent-env/plugin-sdk-go/agentenv"
 )
@@ -73,24 +74,85 @@ func listIsSorted(ctx context.Context, s agentenv.ObjectStore, ns string) error 
 	return nil
 }
 
-// atMethodsRefuseForeignURLs: GetObjectKey and the *At methods refuse a URL of another store.
-func atMethodsRefuseForeignURLs(ctx context.Context, s agentenv.ObjectStore, _ string) error {
+// probeKey is the key whose URL atMethodsRefuseForeignURLs turns into URLs of other stores; it is
+// never written.
+const probeKey = "foreign-probe.bin"
+
+// urlsOfOtherStores are URLs of the scheme of own, the store's URL of key, that name another store of
+// that scheme: the same URL under another authority, that is another bucket or host (mem://b/k →
+// mem://other-b/k), and, when own ends with key below a folder, key in a folder beside the store's
+// root (file:///data/objects/k → file:///data/objects-other/k, https://host/bucket/k →
+// https://host/bucket-other/k). None for a URL without "scheme://". The Rust kit makes the same.
+func urlsOfOtherStores(own, key string) []string {
+	scheme, rest, ok := strings.Cut(own, "://")
+	if !ok {
+		return nil
+	}
+	slash := strings.IndexByte(rest, '/')
+	if slash < 0 {
+		slash = len(rest)
+	}
+	authority, path := rest[:slash], rest[slash:]
+	var urls []string
+	if authority != "" {
+		// After any user part (user@host), so that the host is what changes.
+		user, host := "", authority
+		if at := strings.LastIndexByte(authority, '@'); at >= 0 {
+			user, host = authority[:at+1], authority[at+1:]
+		}
+		urls = append(urls, scheme+"://"+user+"other-"+host+path)
+	}
+	if base, found := strings.CutSuffix(path, key); found {
+		root := strings.TrimRight(base, "/")
+		if i := strings.LastIndexByte(root, '/'); i >= 0 && i < len(root)-1 {
+			urls = append(urls, scheme+"://"+authority+root[:i]+"/"+root[i+1:]+"-other/"+key)
+		}
+	}
+	return urls
+}
+
+// refusesToReadAt: Owns is false for url, and GetObjectKey, GetObjectMetadataAt and ListAt refuse it
+// with foreign-url.
+func refusesToReadAt(ctx context.Context, s agentenv.ObjectStore, url string) error {
+	owned, err := s.Owns(ctx, url)
+	if err != nil {
+		return did(fmt.Sprintf("owns(%q)", url), err)
+	}
+	if owned {
+		return fail("owns(%q) is true; it must be false for a URL of another store", url)
+	}
+	_, err = s.GetObjectKey(ctx, url)
+	if err := expectKind(err, agentenv.KindForeignURL, fmt.Sprintf("get_object_key(%q)", url)); err != nil {
+		return err
+	}
+	_, err = s.GetObjectMetadataAt(ctx, url)
+	if err := expectKind(err, agentenv.KindForeignURL, fmt.Sprintf("get_object_metadata_at(%q)", url)); err != nil {
+		return err
+	}
+	_, err = s.ListAt(ctx, url)
+	return expectKind(err, agentenv.KindForeignURL, fmt.Sprintf("list_at(%q)", url))
+}
+
+// atMethodsRefuseForeignURLs: Owns is false for a URL of another store, and GetObjectKey and the *At
+// methods refuse it with foreign-url: an https URL of another server, and URLs of the store's own
+// scheme naming another store (another bucket or host, a folder beside its root), made from its URL
+// of a key. PutFileAt is tried at the https URL only, so a store that takes the others writes nothing
+// beside its own objects.
+func atMethodsRefuseForeignURLs(ctx context.Context, s agentenv.ObjectStore, ns string) error {
 	path, cleanup, err := tempFile([]byte("must not land"))
 	if err != nil {
 		return err
 	}
 	defer cleanup()
-	_, err = s.GetObjectKey(ctx, foreignURL)
-	if err := expectKind(err, agentenv.KindForeignURL, fmt.Sprintf("get_object_key(%q)", foreignURL)); err != nil {
-		return err
+	key := ns + probeKey
+	own, err := s.ObjectURL(ctx, key)
+	if err != nil {
+		return did(fmt.Sprintf("object_url(%q)", key), err)
 	}
-	_, err = s.GetObjectMetadataAt(ctx, foreignURL)
-	if err := expectKind(err, agentenv.KindForeignURL, fmt.Sprintf("get_object_metadata_at(%q)", foreignURL)); err != nil {
-		return err
-	}
-	_, err = s.ListAt(ctx, foreignURL)
-	if err := expectKind(err, agentenv.KindForeignURL, fmt.Sprintf("list_at(%q)", foreignURL)); err != nil {
-		return err
+	for _, url := range append([]string{foreignURL}, urlsOfOtherStores(own, key)...) {
+		if err := refusesToReadAt(ctx, s, url); err != nil {
+			return err
+		}
 	}
 	_, err = s.PutFileAt(ctx, foreignURL, path, agentenv.DefaultContentType)
 	return expectKind(err, agentenv.KindForeignURL, fmt.Sprintf("put_file_at(%q)", foreignURL))

@@ -70,6 +70,15 @@ class ForeignTakingStore(MemoryObjectStore):
         return super().get_object_key(object_url)
 
 
+class AnyBucketStore(MemoryObjectStore):
+    """Takes a `mem://` URL of any bucket as its own: a store that checks the scheme only."""
+
+    def get_object_key(self, object_url):
+        if object_url.startswith("mem://"):
+            return object_url[len("mem://") :].partition("/")[2]
+        return super().get_object_key(object_url)
+
+
 class TypeDroppingStore(MemoryObjectStore):
     def get_object_metadata(self, key):
         meta = super().get_object_metadata(key)
@@ -174,3 +183,31 @@ def test_agent_env_store_check_object_passes_the_python_store(tmp_path, installe
     passed = sorted(name for name, outcome in outcomes.items() if outcome == "passed")
     assert passed == sorted(case.__name__ for case in object_cases.CASES), outcomes
     assert "failed" not in outcomes.values()
+
+
+def test_urls_of_other_stores_change_the_bucket_or_host_and_the_root_folder():
+    cases = [
+        ("mem://b/k.bin", "k.bin", ["mem://other-b/k.bin"]),
+        ("s3://team/ns/k.bin", "ns/k.bin", ["s3://other-team/ns/k.bin"]),
+        ("file:///data/objects/ns/k.bin", "ns/k.bin", ["file:///data/objects-other/ns/k.bin"]),
+        (
+            "https://user@host:9000/bucket/k.bin",
+            "k.bin",
+            ["https://user@other-host:9000/bucket/k.bin", "https://user@host:9000/bucket-other/k.bin"],
+        ),
+        ("mem://b/ab12/k.bin?v=1", "k.bin", ["mem://other-b/ab12/k.bin?v=1"]),
+        ("file:///k.bin", "k.bin", []),
+        ("not a url", "k.bin", []),
+    ]
+    for own, key, want in cases:
+        assert object_cases.urls_of_other_stores(own, key) == want, own
+
+
+def test_a_store_taking_another_buckets_urls_fails_the_foreign_url_case():
+    """It passed when the case tried only an https URL."""
+    object_cases.at_methods_refuse_foreign_urls(MemoryObjectStore(bucket="b"), "ns/")
+    with pytest.raises(object_cases.ConformanceFailure) as failure:
+        object_cases.at_methods_refuse_foreign_urls(AnyBucketStore(bucket="b"), "ns/")
+    assert str(failure.value) == (
+        "owns('mem://other-b/ns/foreign-probe.bin') is True; it must be False for a URL of another store"
+    )

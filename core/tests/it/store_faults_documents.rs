@@ -89,6 +89,8 @@ enum Fault {
     IndexOnce,
     /// Every collection is one table.
     OneCollection,
+    /// An `update` or `replace` with upsert that inserts answers 0, as for a miss.
+    UpsertInsertCountsZero,
 }
 
 struct BrokenDocs {
@@ -239,6 +241,11 @@ impl DocumentStore for BrokenDocs {
         self.inner.insert(self.coll(c), doc)
     }
     fn update(&self, c: &str, f: &Filter, u: &UpdateSpec, upsert: bool) -> StoreResult<u64> {
+        if self.has(Fault::UpsertInsertCountsZero) {
+            let missed = self.inner.count(c, f)? == 0;
+            let written = self.inner.update(c, f, u, upsert)?;
+            return Ok(if upsert && missed { 0 } else { written });
+        }
         let mut u = u.clone();
         if self.has(Fault::AddToSetPushes) {
             u.push.extend(std::mem::take(&mut u.add_to_set));
@@ -289,6 +296,11 @@ impl DocumentStore for BrokenDocs {
         self.swallow(got, None)
     }
     fn replace(&self, c: &str, f: &Filter, doc: &Document, upsert: bool) -> StoreResult<u64> {
+        if self.has(Fault::UpsertInsertCountsZero) {
+            let missed = self.inner.count(c, f)? == 0;
+            let written = self.inner.replace(c, f, doc, upsert)?;
+            return Ok(if upsert && missed { 0 } else { written });
+        }
         let upsert = upsert && !self.has(Fault::UpsertIgnored);
         let replaced = self
             .inner
@@ -519,16 +531,7 @@ fn each_document_case_catches_the_rule_it_checks() {
     assert_eq!(names, paired, "every case has a fault here");
     for (case, fault) in pairs {
         let dir = tempfile::tempdir().unwrap();
-        let only = kits::Kit {
-            name: "document",
-            cases: kit
-                .cases
-                .iter()
-                .copied()
-                .filter(|c| c.name == case)
-                .collect(),
-            skipped: Vec::new(),
-        };
+        let only = only(case);
         let clean = LocalSqliteDocumentStore::new(dir.path().join("clean.db"));
         assert!(kits::run(&only, &clean, "coll").all_passed(), "{case}");
         let store = BrokenDocs {
@@ -540,6 +543,40 @@ fn each_document_case_catches_the_rule_it_checks() {
         assert!(
             matches!(report.results[0], (_, Outcome::Failed(_))),
             "{case} should catch {fault:?}: {:?}",
+            report.lines()
+        );
+    }
+}
+
+/// The document kit with its case `name` alone.
+fn only(name: &str) -> kits::Kit<dyn DocumentStore> {
+    let mut kit = kits::document::cases();
+    kit.cases.retain(|c| c.name == name);
+    kit
+}
+
+/// `update` and `replace` with upsert count an insert as 1, as the core relies on (`compare_and_swap`
+/// would take a 0 for a lost race and apply its change again): each of the two cases that upsert
+/// with one of them fails a store that answers 0 for the insert, saying the rule.
+#[test]
+fn an_upsert_that_inserts_but_counts_zero_fails_for_update_and_replace() {
+    for (case, op) in [
+        ("replace_and_upsert", "replace"),
+        ("update_upsert_synthesizes_from_filter", "update"),
+    ] {
+        let dir = tempfile::tempdir().unwrap();
+        let store = BrokenDocs {
+            inner: LocalSqliteDocumentStore::new(dir.path().join("broken.db")),
+            fault: Fault::UpsertInsertCountsZero,
+            indexes: Mutex::new(HashSet::new()),
+        };
+        let report = kits::run(&only(case), &store, "coll");
+        let want = format!(
+            "{op} with upsert of a miss, which inserts (1 when it matched or, with upsert, inserted; 0 otherwise): expected 1, got 0"
+        );
+        assert!(
+            matches!(&report.results[0], (_, Outcome::Failed(why)) if *why == want),
+            "{case}: {:?}",
             report.lines()
         );
     }

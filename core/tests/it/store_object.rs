@@ -360,6 +360,9 @@ enum Fault {
     EmptyPutRefused,
     /// `put_file_at` writes under the file's own name, not at the URL.
     PutFileAtIgnoresUrl,
+    /// `get_object_key` (and so `owns`) takes a `file://` URL of any folder, keeping its file name: a
+    /// store that checks the scheme only.
+    OtherFoldersTaken,
 }
 
 /// A local store that gets the rules in `faults` wrong.
@@ -514,7 +517,14 @@ impl ObjectStore for BrokenStore {
         })
     }
     fn get_object_key(&self, url: &str) -> StoreResult<String> {
-        let key = self.inner.get_object_key(url)?;
+        let key = match self.inner.get_object_key(url) {
+            Err(StoreError::ForeignUrl(_))
+                if self.has(Fault::OtherFoldersTaken) && url.starts_with("file:///") =>
+            {
+                url.rsplit('/').next().unwrap_or_default().to_string()
+            }
+            other => other?,
+        };
         Ok(if self.has(Fault::KeyNotInverse) {
             format!("other/{key}")
         } else {
@@ -540,7 +550,8 @@ impl ObjectStore for BrokenStore {
         Ok(!self.has(Fault::NeverExists) && self.inner.exists(key)?)
     }
     fn owns(&self, url: &str) -> StoreResult<bool> {
-        Ok(self.has(Fault::OwnsEverything) || self.inner.owns(url)?)
+        let taken = self.has(Fault::OtherFoldersTaken) && self.get_object_key(url).is_ok();
+        Ok(self.has(Fault::OwnsEverything) || taken || self.inner.owns(url)?)
     }
 }
 
@@ -631,7 +642,7 @@ fn the_kit_catches_a_broken_store() {
     );
     assert_eq!(
         failed[0].1,
-        "a second put to the same key should fail with already-exists (objects are write-once), but it succeeded with \"file://".to_string()
+        "a second put to the same key should fail with already-exists (objects are write-once), but it succeeded, returning \"file://".to_string()
             + &dir.path().join("root/dup").canonicalize().unwrap().display().to_string()
             + "\""
     );
@@ -639,7 +650,7 @@ fn the_kit_catches_a_broken_store() {
     assert!(
         failed[1]
             .1
-            .ends_with("nf/absent.bin\") should fail with not-found, but it succeeded with ()"),
+            .ends_with("nf/absent.bin\") should fail with not-found, but it succeeded"),
         "{}",
         failed[1].1
     );
@@ -784,4 +795,37 @@ fn a_symlinked_staging_or_sidecar_folder_sends_nothing_outside() {
         assert_symlink_refused(&err, &link);
         assert_eq!(names_in(&outside), ["secret.txt"], "{reserved}");
     }
+}
+
+/// A store that takes `file://` URLs of any folder as its own fails the foreign-URL case only, at a
+/// URL of the folder beside its root (an https URL alone did not catch it).
+#[test]
+fn the_kit_catches_a_store_that_takes_urls_of_another_folder() {
+    let dir = tempfile::tempdir().unwrap();
+    let store = BrokenStore::new(store_in(dir.path()), &[Fault::OtherFoldersTaken]);
+    let report = kits::run(&kits::object::cases(), &store, "");
+    let failed: Vec<(&str, &str)> = report
+        .results
+        .iter()
+        .filter_map(|(name, o)| match o {
+            Outcome::Failed(why) => Some((*name, why.as_str())),
+            _ => None,
+        })
+        .collect();
+    let sibling = dir
+        .path()
+        .canonicalize()
+        .unwrap()
+        .join("root-other/foreign-probe.bin");
+    assert_eq!(
+        failed,
+        [(
+            "at_methods_refuse_foreign_urls",
+            format!(
+                "owns(\"file://{}\"), a URL of another store: expected false, got true",
+                sibling.display()
+            )
+            .as_str()
+        )]
+    );
 }

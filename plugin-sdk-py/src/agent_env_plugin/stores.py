@@ -257,7 +257,12 @@ class DocumentStore(Store):
         raise self._unsupported("insert")
 
     def update(self, collection: str, filter: Dict[str, Any], update: Dict[str, Any], upsert: bool = False) -> int:
-        """Updates the first match; returns how many matched (0 or 1)."""
+        """Updates the first match or, with `upsert` and no match, inserts the document the filter's
+        equalities and `update` make.
+
+        Returns 1 when it matched or, with upsert, inserted; 0 otherwise (agent-env's compare-and-swap reads
+        0 as a lost race and tries again).
+        """
         raise self._unsupported("update")
 
     def update_one_and_get(
@@ -272,6 +277,10 @@ class DocumentStore(Store):
         raise self._unsupported("update_one_and_get")
 
     def replace(self, collection: str, filter: Dict[str, Any], doc: Dict[str, Any], upsert: bool = False) -> int:
+        """Replaces the first match with `doc` or, with `upsert` and no match, inserts `doc`.
+
+        Returns 1 when it matched or, with upsert, inserted; 0 otherwise.
+        """
         raise self._unsupported("replace")
 
     def delete(self, collection: str, filter: Dict[str, Any]) -> int:

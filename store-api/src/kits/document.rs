@@ -118,7 +118,7 @@ fn field_values(docs: &[Document], field: &str) -> Vec<Value> {
         .collect()
 }
 
-fn expect_duplicate<T: std::fmt::Debug>(
+fn expect_duplicate<T: serde::Serialize>(
     result: Result<T, StoreError>,
     what: &str,
 ) -> Result<(), String> {
@@ -494,6 +494,11 @@ fn update_one_and_get_before_after_and_miss(
     )
 }
 
+/// What `replace` and `update` return, said in each failure of an upsert's count: an insert counts,
+/// as in the built-in stores. [`compare_and_swap`] relies on it: it reads 0 as a lost race and tries
+/// again, so with a store that answers 0 for its insert the change can be applied twice.
+const UPSERT_COUNT_RULE: &str = "1 when it matched or, with upsert, inserted; 0 otherwise";
+
 fn replace_and_upsert(store: &dyn DocumentStore, coll: &str) -> Result<(), String> {
     store
         .insert(coll, &doc(json!({"id": "a", "v": 1})))
@@ -507,10 +512,27 @@ fn replace_and_upsert(store: &dyn DocumentStore, coll: &str) -> Result<(), Strin
         Some(doc(json!({"id": "a", "w": 2}))),
         "replaced wholesale",
     )?;
+    let missed = store
+        .replace(coll, &by_id("b"), &doc(json!({"id": "b", "x": 0})), false)
+        .ctx("replace")?;
+    ensure_eq(
+        missed,
+        0,
+        &format!("replace without upsert of a miss ({UPSERT_COUNT_RULE})"),
+    )?;
+    ensure_eq(
+        store.count(coll, &by_id("b")).ctx("count")?,
+        0,
+        "documents a replace without upsert inserted",
+    )?;
     let upserted = store
         .replace(coll, &by_id("b"), &doc(json!({"id": "b", "x": 1})), true)
         .ctx("replace(upsert)")?;
-    ensure_eq(upserted, 1, "replace with upsert of a miss")?;
+    ensure_eq(
+        upserted,
+        1,
+        &format!("replace with upsert of a miss, which inserts ({UPSERT_COUNT_RULE})"),
+    )?;
     ensure_eq(
         store.find_one(coll, &by_id("b"), None).ctx("find_one")?,
         Some(doc(json!({"id": "b", "x": 1}))),
@@ -523,9 +545,14 @@ fn update_upsert_synthesizes_from_filter(
     coll: &str,
 ) -> Result<(), String> {
     let filter = Filter::of([("id", json!("z")), ("kind", json!("k"))]);
-    store
+    let upserted = store
         .update(coll, &filter, &UpdateSpec::new().set("n", 1), true)
         .ctx("update(upsert)")?;
+    ensure_eq(
+        upserted,
+        1,
+        &format!("update with upsert of a miss, which inserts ({UPSERT_COUNT_RULE})"),
+    )?;
     ensure_eq(
         store.find_one(coll, &by_id("z"), None).ctx("find_one")?,
         Some(doc(json!({"id": "z", "kind": "k", "n": 1}))),

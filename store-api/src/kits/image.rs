@@ -7,7 +7,7 @@
 use std::path::Path;
 use std::process::{Command, Stdio};
 
-use super::support::{ensure, ensure_eq, Ctx, TempDir};
+use super::support::{as_json, ensure, ensure_eq, Ctx, TempDir};
 use super::{Case, Kit};
 use crate::image::ImageStore;
 
@@ -111,7 +111,8 @@ fn image_refs_differ_by_repository_and_tag(
         refs[0] != refs[1] && refs[0] != refs[2] && refs[1] != refs[2],
         || {
             format!(
-                "image_ref of ({repo:?}, v1), ({repo:?}, v2) and ({other_repo:?}, v1) should be three refs, got {refs:?}"
+                "image_ref of ({repo:?}, v1), ({repo:?}, v2) and ({other_repo:?}, v1) should be three refs, got {}",
+                as_json(&refs)
             )
         },
     )

@@ -12,7 +12,7 @@ use super::object_rules::{
     list_is_a_string_prefix, list_is_sorted, metadata_keeps_the_content_type,
     put_file_at_writes_at_its_url,
 };
-use super::support::{describe, ensure, ensure_eq, put, Ctx, TempDir};
+use super::support::{as_json, describe, ensure, ensure_eq, put, Ctx, TempDir};
 use super::{Case, Kit};
 use crate::error::StoreError;
 use crate::object::{ObjectStore, DEFAULT_CONTENT_TYPE};
@@ -100,7 +100,7 @@ pub const CASES: [ObjectCase; 27] = [
     case!(put_file_at_writes_at_its_url),
 ];
 
-fn expect_already_exists<T: std::fmt::Debug>(
+fn expect_already_exists<T: serde::Serialize>(
     result: Result<T, StoreError>,
     what: &str,
 ) -> Result<(), String> {
@@ -345,7 +345,10 @@ fn list_at_matches_list(store: &dyn ObjectStore, ns: &str) -> Result<(), String>
         .collect::<Result<_, _>>()
         .ctx("object_url")?;
     ensure(by_url.len() == 2, || {
-        format!("list_at({prefix_url:?}) should hold the 2 objects under lp/, got {by_url:?}")
+        format!(
+            "list_at({prefix_url:?}) should hold the 2 objects under lp/, got {}",
+            as_json(&by_url)
+        )
     })?;
     ensure_eq(
         by_url,

@@ -7,7 +7,7 @@
 
 use std::time::Duration;
 
-use super::support::{ensure, ensure_eq, put, Ctx};
+use super::support::{as_json, ensure, ensure_eq, put, Ctx};
 use super::Case;
 use crate::error::StoreError;
 use crate::grant::HttpPostPolicyGrant;
@@ -179,7 +179,10 @@ fn write_grant_uploads_with_the_signed_content_type(
     ensure(
         grant.headers.get("Content-Type").map(String::as_str) == Some("application/json"),
         || {
-            format!("the write grant should require Content-Type application/json, its headers are {:?}", grant.headers)
+            format!(
+                "the write grant should require Content-Type application/json, its headers are {}",
+                as_json(&grant.headers)
+            )
         },
     )?;
     let (status, body) = exchange(

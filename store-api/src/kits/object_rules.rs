@@ -1,8 +1,8 @@
 //! The object kit's cases beyond the original's 17: the rules those left open, each one a way a real
 //! store was seen to break the contract while passing them (a folder-style `list`, an unsorted `list`,
-//! foreign URLs taken by the `*_at` methods, a dropped content type, a `last_modified` in another format,
-//! keys that leave the store, text-mangled bytes, objects cut at 64 KiB, a refused empty object, a
-//! `put_file_at` that writes somewhere else).
+//! foreign URLs taken as the store's own, another bucket's of its own scheme among them, a dropped
+//! content type, a `last_modified` in another format, keys that leave the store, text-mangled bytes,
+//! objects cut at 64 KiB, a refused empty object, a `put_file_at` that writes somewhere else).
 
 use std::io::Read;
 
@@ -85,32 +85,96 @@ pub fn list_is_sorted(store: &dyn ObjectStore, ns: &str) -> Result<(), String> {
     )
 }
 
-/// `get_object_key` and the `*_at` methods refuse a URL that is not the store's with foreign-url.
-pub fn at_methods_refuse_foreign_urls(store: &dyn ObjectStore, _ns: &str) -> Result<(), String> {
-    let tmp = TempDir::new()?;
-    let file = tmp.file("foreign.bin", b"must not land")?;
-    let foreign = |op: &str, result: Result<String, StoreError>| {
-        match result {
+/// The key whose URL [`at_methods_refuse_foreign_urls`] turns into URLs of other stores (it is never
+/// written).
+const PROBE_KEY: &str = "foreign-probe.bin";
+
+/// URLs of the scheme of `own`, the store's URL of `key`, that name another store of that scheme:
+///
+/// - the same URL under another authority, that is another bucket or host (`mem://b/k` →
+///   `mem://other-b/k`, `s3://team/k` → `s3://other-team/k`);
+/// - when `own` ends with `key` below a folder, `key` in a folder beside the store's root
+///   (`file:///data/objects/k` → `file:///data/objects-other/k`, `https://host/bucket/k` →
+///   `https://host/bucket-other/k`): another root of a store of files, another bucket of a
+///   path-style URL.
+///
+/// None for a URL without `scheme://`; only the first for a root at the top (`mem://b/k`).
+pub fn urls_of_other_stores(own: &str, key: &str) -> Vec<String> {
+    let Some((scheme, rest)) = own.split_once("://") else {
+        return Vec::new();
+    };
+    let (authority, path) = rest.split_at(rest.find('/').unwrap_or(rest.len()));
+    let mut urls = Vec::new();
+    if !authority.is_empty() {
+        // After any user part (`user@host`), so that the host is what changes.
+        let (user, host) = match authority.rsplit_once('@') {
+            Some((user, host)) => (format!("{user}@"), host),
+            None => (String::new(), authority),
+        };
+        urls.push(format!("{scheme}://{user}other-{host}{path}"));
+    }
+    let root = path
+        .strip_suffix(key)
+        .map(|base| base.trim_end_matches('/'));
+    if let Some((parent, folder)) = root.and_then(|r| r.rsplit_once('/')) {
+        if !folder.is_empty() {
+            urls.push(format!(
+                "{scheme}://{authority}{parent}/{folder}-other/{key}"
+            ));
+        }
+    }
+    urls
+}
+
+/// `Ok` when `result` is a foreign-url error, else what the call did instead.
+fn expect_foreign<T: serde::Serialize>(
+    op: &str,
+    url: &str,
+    result: Result<T, StoreError>,
+) -> Result<(), String> {
+    match result {
         Err(StoreError::ForeignUrl(_)) => Ok(()),
         other => Err(format!(
-            "{op}({FOREIGN_URL:?}) should fail with foreign-url (the URL is not this store's), but {}",
+            "{op}({url:?}) should fail with foreign-url (the URL is not this store's), but {}",
             describe(&other)
         )),
     }
-    };
-    foreign("get_object_key", store.get_object_key(FOREIGN_URL))?;
-    foreign(
+}
+
+/// `owns` is false for `url`, and `get_object_key`, `get_object_metadata_at` and `list_at` refuse it
+/// with foreign-url.
+fn refuses_to_read_at(store: &dyn ObjectStore, url: &str) -> Result<(), String> {
+    ensure_eq(
+        store.owns(url).ctx(&format!("owns({url:?})"))?,
+        false,
+        &format!("owns({url:?}), a URL of another store"),
+    )?;
+    expect_foreign("get_object_key", url, store.get_object_key(url))?;
+    expect_foreign(
         "get_object_metadata_at",
-        store
-            .get_object_metadata_at(FOREIGN_URL)
-            .map(|m| format!("{m:?}")),
+        url,
+        store.get_object_metadata_at(url),
     )?;
-    foreign(
-        "list_at",
-        store.list_at(FOREIGN_URL).map(|l| format!("{l:?}")),
-    )?;
-    foreign(
+    expect_foreign("list_at", url, store.list_at(url))
+}
+
+/// `owns` is false for a URL that is not the store's, and `get_object_key` and the `*_at` methods
+/// refuse it with foreign-url: an https URL of another server ([`FOREIGN_URL`]), and URLs of the
+/// store's own scheme naming another store, made from its URL of a key ([`urls_of_other_stores`]:
+/// another bucket or host, a folder beside its root). `put_file_at` is tried at the https URL only,
+/// so a store that takes the others writes nothing beside its own objects.
+pub fn at_methods_refuse_foreign_urls(store: &dyn ObjectStore, ns: &str) -> Result<(), String> {
+    let tmp = TempDir::new()?;
+    let file = tmp.file("foreign.bin", b"must not land")?;
+    let key = format!("{ns}{PROBE_KEY}");
+    let own = store.object_url(&key).ctx("object_url")?;
+    refuses_to_read_at(store, FOREIGN_URL)?;
+    for url in urls_of_other_stores(&own, &key) {
+        refuses_to_read_at(store, &url)?;
+    }
+    expect_foreign(
         "put_file_at",
+        FOREIGN_URL,
         store.put_file_at(FOREIGN_URL, &file, DEFAULT_CONTENT_TYPE),
     )
 }
@@ -310,5 +374,129 @@ pub fn put_file_at_writes_at_its_url(store: &dyn ObjectStore, ns: &str) -> Resul
             "a second put_file_at({url:?}) should fail with already-exists (objects are write-once), but {}",
             describe(&other)
         )),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use std::collections::BTreeMap;
+    use std::sync::Mutex;
+
+    use super::*;
+    use crate::error::StoreResult;
+    use crate::object::ObjectMetadata;
+
+    #[test]
+    fn urls_of_other_stores_change_the_bucket_or_host_and_the_root_folder() {
+        let cases: [(&str, &str, &[&str]); 7] = [
+            ("mem://b/k.bin", "k.bin", &["mem://other-b/k.bin"]),
+            (
+                "s3://team/ns/k.bin",
+                "ns/k.bin",
+                &["s3://other-team/ns/k.bin"],
+            ),
+            (
+                "file:///data/objects/ns/k.bin",
+                "ns/k.bin",
+                &["file:///data/objects-other/ns/k.bin"],
+            ),
+            (
+                "https://user@host:9000/bucket/k.bin",
+                "k.bin",
+                &[
+                    "https://user@other-host:9000/bucket/k.bin",
+                    "https://user@host:9000/bucket-other/k.bin",
+                ],
+            ),
+            // A URL that does not end with its key: only its authority can change.
+            (
+                "mem://b/ab12/k.bin?v=1",
+                "k.bin",
+                &["mem://other-b/ab12/k.bin?v=1"],
+            ),
+            ("file:///k.bin", "k.bin", &[]),
+            ("not a url", "k.bin", &[]),
+        ];
+        for (own, key, want) in cases {
+            assert_eq!(urls_of_other_stores(own, key), want, "{own}");
+        }
+    }
+
+    /// An object store in memory at `mem://<bucket>/`, which, when `sloppy`, takes any `mem://` URL
+    /// as its own (the key is what follows the authority): the mistake a plugin's author reported
+    /// passing the kit.
+    struct Memory {
+        bucket: &'static str,
+        sloppy: bool,
+        objects: Mutex<BTreeMap<String, Vec<u8>>>,
+    }
+
+    impl Memory {
+        fn base(&self) -> String {
+            format!("mem://{}/", self.bucket)
+        }
+    }
+
+    impl ObjectStore for Memory {
+        fn put(&self, key: &str, data: &[u8], _ct: &str, overwrite: bool) -> StoreResult<String> {
+            let mut objects = self.objects.lock().unwrap();
+            if objects.contains_key(key) && !overwrite {
+                return Err(StoreError::AlreadyExists(key.into()));
+            }
+            objects.insert(key.into(), data.to_vec());
+            self.object_url(key)
+        }
+        fn get(&self, url: &str) -> StoreResult<Vec<u8>> {
+            let key = self.get_object_key(url)?;
+            let objects = self.objects.lock().unwrap();
+            objects.get(&key).cloned().ok_or(StoreError::NotFound(key))
+        }
+        fn put_file_at(&self, url: &str, path: &std::path::Path, ct: &str) -> StoreResult<String> {
+            let key = self.get_object_key(url)?;
+            self.put_file(&key, path, ct)
+        }
+        fn list_at(&self, url: &str) -> StoreResult<Vec<String>> {
+            let prefix = self.get_object_key(url)?;
+            let objects = self.objects.lock().unwrap();
+            Ok(objects
+                .keys()
+                .filter(|k| k.starts_with(&prefix))
+                .map(|k| format!("{}{k}", self.base()))
+                .collect())
+        }
+        fn get_object_metadata_at(&self, url: &str) -> StoreResult<Option<ObjectMetadata>> {
+            self.get_object_key(url)?;
+            Ok(None)
+        }
+        fn object_url(&self, key: &str) -> StoreResult<String> {
+            Ok(format!("{}{key}", self.base()))
+        }
+        fn get_object_key(&self, url: &str) -> StoreResult<String> {
+            let own = url.strip_prefix(&self.base());
+            let any = url
+                .strip_prefix("mem://")
+                .and_then(|rest| rest.split_once('/'))
+                .map(|(_, key)| key);
+            match (own, any) {
+                (Some(key), _) => Ok(key.into()),
+                (None, Some(key)) if self.sloppy => Ok(key.into()),
+                _ => Err(StoreError::ForeignUrl(url.into())),
+            }
+        }
+    }
+
+    #[test]
+    fn a_store_that_takes_another_buckets_urls_fails_and_a_careful_one_passes() {
+        let store = |sloppy| Memory {
+            bucket: "b",
+            sloppy,
+            objects: Mutex::new(BTreeMap::new()),
+        };
+        at_methods_refuse_foreign_urls(&store(false), "ns/").unwrap();
+        let why = at_methods_refuse_foreign_urls(&store(true), "ns/").unwrap_err();
+        assert_eq!(
+            why,
+            "owns(\"mem://other-b/ns/foreign-probe.bin\"), a URL of another store: expected false, got true"
+        );
     }
 }

@@ -31,7 +31,8 @@ pub fn ensure_eq<T: PartialEq + serde::Serialize>(
     })
 }
 
-fn as_json(value: &impl serde::Serialize) -> String {
+/// A value as JSON text, the way every kit message shows values.
+pub fn as_json(value: &impl serde::Serialize) -> String {
     serde_json::to_string(value).unwrap_or_else(|e| format!("(not shown: {e})"))
 }
 
@@ -46,10 +47,15 @@ impl<T> Ctx<T> for Result<T, StoreError> {
     }
 }
 
-/// What a call that should have failed did instead.
-pub fn describe<T: std::fmt::Debug>(result: &Result<T, StoreError>) -> String {
+/// What a call that should have failed did instead: `it succeeded` for a call that returns nothing
+/// (`insert`) or `null`, `it succeeded, returning 1` with any other value written as JSON, or the
+/// error's kind and message.
+pub fn describe<T: serde::Serialize>(result: &Result<T, StoreError>) -> String {
     match result {
-        Ok(v) => format!("it succeeded with {v:?}"),
+        Ok(v) => match serde_json::to_value(v) {
+            Ok(Value::Null) => "it succeeded".to_string(),
+            _ => format!("it succeeded, returning {}", as_json(v)),
+        },
         Err(e) => format!("it failed with {} ({e})", e.kind()),
     }
 }
@@ -119,4 +125,27 @@ pub(super) fn insert_all(
         store.insert(coll, &doc(d.clone())).ctx("insert")?;
     }
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_call_that_succeeded_is_described_without_rust_syntax() {
+        let unit: Result<(), StoreError> = Ok(());
+        assert_eq!(describe(&unit), "it succeeded");
+        let none: Result<Option<u8>, StoreError> = Ok(None);
+        assert_eq!(describe(&none), "it succeeded");
+        let doc: Result<Option<serde_json::Value>, StoreError> =
+            Ok(Some(serde_json::json!({"id": "a", "n": [1]})));
+        assert_eq!(
+            describe(&doc),
+            r#"it succeeded, returning {"id":"a","n":[1]}"#
+        );
+        let url: Result<String, StoreError> = Ok("mem://b/k".into());
+        assert_eq!(describe(&url), r#"it succeeded, returning "mem://b/k""#);
+        let failed: Result<u64, StoreError> = Err(StoreError::NotFound("no k".into()));
+        assert!(describe(&failed).starts_with("it failed with not-found ("));
+    }
 }

@@ -276,16 +276,61 @@ def list_is_sorted(store: ObjectStore, ns: str) -> None:
     _check(urls == sorted(urls), f"list_at({prefix_url!r}) returned {urls}, not in byte order")
 
 
+#: The key whose URL `at_methods_refuse_foreign_urls` turns into URLs of other stores; it is never written.
+PROBE_KEY = "foreign-probe.bin"
+
+
+def urls_of_other_stores(own: str, key: str) -> List[str]:
+    """URLs of the scheme of `own`, the store's URL of `key`, that name another store of that scheme.
+
+    The same URL under another authority, that is another bucket or host (``mem://b/k`` →
+    ``mem://other-b/k``), and, when `own` ends with `key` below a folder, `key` in a folder beside the
+    store's root (``file:///data/objects/k`` → ``file:///data/objects-other/k``, ``https://host/bucket/k`` →
+    ``https://host/bucket-other/k``). None for a URL without ``scheme://``. The Rust kit makes the same.
+    """
+    scheme, sep, rest = own.partition("://")
+    if not sep:
+        return []
+    slash = rest.find("/")
+    authority, path = (rest, "") if slash < 0 else (rest[:slash], rest[slash:])
+    urls = []
+    if authority:
+        # After any user part (user@host), so that the host is what changes.
+        user, at, host = authority.rpartition("@")
+        urls.append(f"{scheme}://{user}{at}other-{host}{path}")
+    if path.endswith(key):
+        parent, sep, folder = path[: len(path) - len(key)].rstrip("/").rpartition("/")
+        if sep and folder:
+            urls.append(f"{scheme}://{authority}{parent}/{folder}-other/{key}")
+    return urls
+
+
+def _refuses_to_read_at(store: ObjectStore, url: str) -> None:
+    """`owns(url)` is False, and `get_object_key`, `get_object_metadata_at` and `list_at` raise ForeignUrlError."""
+    owned = store.owns(url)
+    _check(owned is False, f"owns({url!r}) is {owned!r}; it must be False for a URL of another store")
+    for name, action in (
+        ("get_object_key", lambda: store.get_object_key(url)),
+        ("get_object_metadata_at", lambda: store.get_object_metadata_at(url)),
+        ("list_at", lambda: store.list_at(url)),
+    ):
+        _raises(ForeignUrlError, action, f"{name}({url!r})")
+
+
 def at_methods_refuse_foreign_urls(store: ObjectStore, ns: str) -> None:
+    """A URL of another store: `owns` is False, and `get_object_key` and the `*_at` methods raise ForeignUrlError.
+
+    Tried with an https URL of another server, and with URLs of the store's own scheme naming another
+    store (another bucket or host, a folder beside its root), made from its URL of a key
+    (`urls_of_other_stores`). `put_file_at` is tried at the https URL only, so a store that takes the others
+    writes nothing beside its own objects.
+    """
+    key = ns + PROBE_KEY
+    for url in [FOREIGN_URL, *urls_of_other_stores(store.object_url(key), key)]:
+        _refuses_to_read_at(store, url)
     with _TempDir() as tmp:
         path = tmp.file("foreign.bin", b"must not land")
-        for name, action in (
-            ("get_object_key", lambda: store.get_object_key(FOREIGN_URL)),
-            ("get_object_metadata_at", lambda: store.get_object_metadata_at(FOREIGN_URL)),
-            ("list_at", lambda: store.list_at(FOREIGN_URL)),
-            ("put_file_at", lambda: store.put_file_at(FOREIGN_URL, path)),
-        ):
-            _raises(ForeignUrlError, action, f"{name}({FOREIGN_URL!r})")
+        _raises(ForeignUrlError, lambda: store.put_file_at(FOREIGN_URL, path), f"put_file_at({FOREIGN_URL!r})")
 
 
 def metadata_keeps_the_content_type(store: ObjectStore, ns: str) -> None:
