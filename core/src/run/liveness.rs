@@ -75,6 +75,36 @@ impl InstancesIn {
     }
 }
 
+/// What separates a journal's run group from the part that makes it one run's: several runs may share
+/// a group (the explorer's runs of a group), each with a journal of its own.
+const RUN_MARK: char = '@';
+
+/// The run group a journal's file name (without [`SUFFIX`]) is of: `<group>@<run>`, or `<group>` as
+/// journals were named before.
+fn group_of(stem: &str) -> &str {
+    stem.rsplit_once(RUN_MARK).map_or(stem, |(group, _)| group)
+}
+
+/// The run group of the journal named `file_name` in the journals folder; `None` for a file that is
+/// not a journal (or one still being made).
+pub fn journal_group(file_name: &str) -> Option<&str> {
+    file_name
+        .strip_suffix(SUFFIX)
+        .filter(|stem| !stem.starts_with('.'))
+        .map(group_of)
+}
+
+/// A name no other journal of this machine has: the process and a count within it.
+fn run_part() -> String {
+    use std::sync::atomic::AtomicU64;
+    static NEXT: AtomicU64 = AtomicU64::new(0);
+    format!(
+        "{}-{}",
+        std::process::id(),
+        NEXT.fetch_add(1, Ordering::Relaxed)
+    )
+}
+
 /// The folder of the journals under the locks folder.
 fn journals(locks_dir: &Path) -> PathBuf {
     locks_dir.join("runs")
@@ -111,9 +141,10 @@ impl RunJournal {
         }
         let folder = journals(locks_dir);
         std::fs::create_dir_all(&folder).ok()?;
-        let path = folder.join(format!("{run_group_id}{SUFFIX}"));
+        let stem = format!("{run_group_id}{RUN_MARK}{}", run_part());
+        let path = folder.join(format!("{stem}{SUFFIX}"));
         // Locked before it has its name, so no sweep ever sees it unlocked while its run lives.
-        let partial = folder.join(format!(".{run_group_id}{SUFFIX}.{}", std::process::id()));
+        let partial = folder.join(format!(".{stem}{SUFFIX}"));
         let file = OpenOptions::new()
             .create(true)
             .append(true)
@@ -181,12 +212,13 @@ pub fn dead_runs(locks_dir: &Path) -> Vec<DeadRun> {
     let mut dead = Vec::new();
     for entry in entries.flatten() {
         let name = entry.file_name().to_string_lossy().into_owned();
-        let Some(run_group_id) = name.strip_suffix(SUFFIX) else {
+        let Some(stem) = name.strip_suffix(SUFFIX) else {
             continue;
         };
-        if run_group_id.starts_with('.') {
+        if stem.starts_with('.') {
             continue;
         }
+        let run_group_id = group_of(stem);
         let Ok(file) = File::open(entry.path()) else {
             continue;
         };
@@ -224,12 +256,18 @@ pub fn is_running(locks_dir: &Path, run_group_id: &str) -> bool {
     if run_group_id.is_empty() || run_group_id.contains('/') || run_group_id.starts_with('.') {
         return false;
     }
-    let path = journals(locks_dir).join(format!("{run_group_id}{SUFFIX}"));
-    let Ok(file) = File::open(path) else {
+    let Ok(entries) = std::fs::read_dir(journals(locks_dir)) else {
         return false;
     };
-    // Taken (and let go at once as the file closes) only when no live run holds it.
-    !lock(&file)
+    entries.flatten().any(|entry| {
+        let name = entry.file_name();
+        let of_group = name
+            .to_str()
+            .and_then(journal_group)
+            .is_some_and(|group| group == run_group_id);
+        // Taken (and let go at once as the file closes) only when no live run holds it.
+        of_group && File::open(entry.path()).is_ok_and(|file| !lock(&file))
+    })
 }
 
 /// What a sweep cleaned up.
@@ -505,7 +543,7 @@ mod tests {
         );
         assert!(dead_runs(&locks).is_empty());
         // A run that ends takes its journal with it.
-        let path = journals(&locks).join("run-live.journal");
+        let path = only_journal_of(&locks, "run-live");
         assert!(path.exists());
         drop(live);
         assert!(!path.exists());
@@ -527,6 +565,36 @@ mod tests {
         use std::os::unix::process::ExitStatusExt;
         assert_eq!(status.signal(), Some(libc::SIGKILL));
         assert!(!left.exists());
+    }
+
+    /// The one journal of the run group `group`.
+    fn only_journal_of(locks: &Path, group: &str) -> PathBuf {
+        let found: Vec<PathBuf> = std::fs::read_dir(journals(locks))
+            .unwrap()
+            .map(|e| e.unwrap().path())
+            .filter(|p| {
+                let name = p.file_name().unwrap().to_string_lossy().into_owned();
+                name.strip_suffix(SUFFIX)
+                    .is_some_and(|stem| group_of(stem) == group)
+            })
+            .collect();
+        assert_eq!(found.len(), 1, "{found:?}");
+        found[0].clone()
+    }
+
+    /// Runs of one group (the explorer's) each hold a journal: one ending leaves the other's.
+    #[test]
+    fn runs_of_one_group_each_keep_a_journal() {
+        let tmp = tempfile::tempdir().unwrap();
+        let locks = tmp.path().join("locks");
+        let first = RunJournal::begin(&locks, "grp", InstancesIn::Local).unwrap();
+        let second = RunJournal::begin(&locks, "grp", InstancesIn::Local).unwrap();
+        drop(first);
+        assert!(is_running(&locks, "grp"), "the second still runs");
+        assert!(dead_runs(&locks).is_empty());
+        drop(second);
+        assert!(!is_running(&locks, "grp"));
+        assert!(!is_running(&locks, "gr"));
     }
 
     #[test]
@@ -556,7 +624,7 @@ mod tests {
         let journal = RunJournal::begin(&locks, "run-ended", InstancesIn::Local).unwrap();
         journal.end_unrecorded("i1");
         drop(journal);
-        let path = journals(&locks).join("run-ended.journal");
+        let path = only_journal_of(&locks, "run-ended");
         assert!(path.exists(), "kept for the next run");
         let dead = dead_runs(&locks);
         assert!(dead.len() == 1 && dead[0].ended, "{dead:?}");

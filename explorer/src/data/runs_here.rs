@@ -8,7 +8,7 @@ use std::collections::{HashMap, HashSet};
 use std::path::PathBuf;
 
 use agent_env::bundle::ids::LOCAL_PREFIX;
-use agent_env::run::liveness::dead_runs;
+use agent_env::run::liveness::{dead_runs, journal_group};
 use agent_env_store::document::Document;
 use serde_json::Value;
 
@@ -111,8 +111,8 @@ impl RunsHere {
             });
         }
         // A bundle run's instance is recorded on this machine, by a run that holds a journal here.
-        // The explorer's own runs are live while their workflow goes, whatever their journals say
-        // (the runs of one group share a journal name).
+        // The explorer's own runs are live while their workflow goes (between its runs no journal
+        // of the group is held).
         let local = doc
             .get("instance_id")
             .and_then(Value::as_str)
@@ -143,8 +143,7 @@ fn read(locks_dir: &std::path::Path) -> Journals {
             entries
                 .flatten()
                 .filter_map(|e| e.file_name().into_string().ok())
-                .filter(|name| !name.starts_with('.'))
-                .filter_map(|name| name.strip_suffix(".journal").map(String::from))
+                .filter_map(|name| journal_group(&name).map(String::from))
                 .filter(|group| !dead.contains_key(group))
                 .collect()
         })
