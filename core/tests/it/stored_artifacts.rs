@@ -311,13 +311,11 @@ fn walk(dir: &std::path::Path) -> Vec<std::path::PathBuf> {
         .collect()
 }
 
-/// A `bundle init` that fails halfway (an artifact's object gone) leaves no folder, so the same
-/// command runs again once the object is back.
-#[test]
-fn a_bundle_init_that_fails_halfway_leaves_nothing() {
-    let s = Sandboxed::new();
-    let folder = greeting(&s, "hello there\n");
-    let task = hello_loading(&s, "team/greeting");
+/// Puts the greeting artifact and hello's task loading it (`team/hello`); the stored object of
+/// hello.txt (outside the home folder the artifact was put from).
+fn stored_hello(s: &Sandboxed) -> std::path::PathBuf {
+    let folder = greeting(s, "hello there\n");
+    let task = hello_loading(s, "team/greeting");
     let put = s.run(&[
         "artifact",
         "put",
@@ -328,11 +326,18 @@ fn a_bundle_init_that_fails_halfway_leaves_nothing() {
     assert_eq!(put.code, 0, "{}", put.both());
     let put = s.run(&["task", "put", task.to_str().unwrap(), "--id", "team/hello"]);
     assert_eq!(put.code, 0, "{}", put.both());
-    // The stored object of hello.txt, outside the home folder the artifact was put from.
-    let object = walk(s.dir.path())
+    walk(s.dir.path())
         .into_iter()
         .find(|p| !p.starts_with(s.home()) && p.ends_with("hello.txt"))
-        .expect("the stored object");
+        .expect("the stored object")
+}
+
+/// A `bundle init` that fails halfway (an artifact's object gone) leaves no folder, so the same
+/// command runs again once the object is back.
+#[test]
+fn a_bundle_init_that_fails_halfway_leaves_nothing() {
+    let s = Sandboxed::new();
+    let object = stored_hello(&s);
     let kept = std::fs::read(&object).unwrap();
     std::fs::remove_file(&object).unwrap();
     let out = s.home().join("copy");
@@ -366,22 +371,7 @@ fn a_bundle_init_that_fails_halfway_leaves_nothing() {
 #[test]
 fn an_object_changed_after_the_put_is_not_loaded() {
     let s = Sandboxed::new();
-    let folder = greeting(&s, "hello there\n");
-    let task = hello_loading(&s, "team/greeting");
-    let put = s.run(&[
-        "artifact",
-        "put",
-        folder.to_str().unwrap(),
-        "--id",
-        "team/greeting",
-    ]);
-    assert_eq!(put.code, 0, "{}", put.both());
-    let put = s.run(&["task", "put", task.to_str().unwrap(), "--id", "team/hello"]);
-    assert_eq!(put.code, 0, "{}", put.both());
-    let object = walk(s.dir.path())
-        .into_iter()
-        .find(|p| !p.starts_with(s.home()) && p.ends_with("hello.txt"))
-        .expect("the stored object");
+    let object = stored_hello(&s);
     std::fs::write(&object, "TAMPERED, and longer\n").unwrap();
     let r = s.run(&["task", "run", "team/hello"]);
     assert_eq!(r.code, 1, "{}", r.both());
