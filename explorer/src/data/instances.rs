@@ -9,7 +9,7 @@ use agent_env::run::recorder::{INSTANCES, RUN_GROUP_PATH};
 use agent_env_store::document::{Document, DocumentStore, Filter, Predicate, Sort};
 use serde_json::{json, Map, Value};
 
-use super::runs_here::{Interrupted, RunsHere};
+use super::runs_here::{run_group_of, Interrupted, RunsHere};
 use crate::http::page::{Page, Window};
 use crate::http::problem::{ApiError, ApiResult};
 
@@ -169,14 +169,6 @@ fn scored(scores: &Map<String, Value>) -> &'static str {
         .filter_map(|(id, score)| Some((id.clone(), score.as_f64()?)))
         .collect();
     Outcome::from_scores(numbers).word()
-}
-
-/// The run group an instance belongs to.
-pub fn run_group_of(doc: &Document) -> Option<&str> {
-    doc.get("context")?
-        .get("metadata")?
-        .get("run_group_id")?
-        .as_str()
 }
 
 /// What a list of runs shows of one instance; its scores are keyed by the verifying step's id, as

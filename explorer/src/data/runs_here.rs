@@ -12,7 +12,6 @@ use agent_env::run::liveness::{dead_runs, journal_group};
 use agent_env_store::document::Document;
 use serde_json::Value;
 
-use super::instances::run_group_of;
 use crate::runs::manager::WORKFLOW_KEY;
 
 /// Why an instance recorded as `running` is not running: its run ended without finishing it.
@@ -149,6 +148,14 @@ fn read(locks_dir: &std::path::Path) -> Journals {
         })
         .unwrap_or_default();
     Journals { live, dead }
+}
+
+/// The run group an instance belongs to.
+pub fn run_group_of(doc: &Document) -> Option<&str> {
+    doc.get("context")?
+        .get("metadata")?
+        .get("run_group_id")?
+        .as_str()
 }
 
 #[cfg(test)]
