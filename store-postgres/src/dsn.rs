@@ -127,7 +127,10 @@ fn unencoded_credentials(text: &str, config: &Config) -> bool {
         .get_hosts()
         .iter()
         .any(|host| matches!(host, Host::Tcp(name) if name.contains('@')));
-    host_holds_at || userinfo.contains(['/', '?', '#'])
+    // A URL holds one `@` as it is, the one ending its user and password: with an `@` and then a `/`
+    // in the password, the rest of it is read as the database's name (and shown in messages).
+    let more_than_one_at = rest.matches('@').count() > 1;
+    host_holds_at || more_than_one_at || userinfo.contains(['/', '?', '#'])
 }
 
 /// A parser message with the DSN's password cut out, should the message quote it.
@@ -180,6 +183,8 @@ mod tests {
             "postgres://special:p@ss:w/rd%41#e!x@127.0.0.1:5432/db",
             "postgres://special:pw@ss@127.0.0.1:5432/db",
             "postgresql://special:p/ss:w@127.0.0.1:5432/db",
+            // An `@` then a `/`: the library reads the host as `pw` and the rest as the database.
+            "postgres://qa:Qa@pw/x:long1@127.0.0.1:5432/agentenv",
         ] {
             let err = Dsn::parse(dsn).unwrap_err().to_string();
             assert!(
@@ -190,7 +195,7 @@ mod tests {
                 err.contains("percent-encode the special characters of the password in the dsn: @ as %40, / as %2F"),
                 "{dsn}: {err}"
             );
-            for part in ["ss:w", "rd%41", "pw@ss", "p/ss"] {
+            for part in ["ss:w", "rd%41", "pw@ss", "p/ss", "long1"] {
                 assert!(!err.contains(part), "{dsn}: {err}");
             }
         }
