@@ -151,8 +151,11 @@ impl PostgresDocumentStore {
         Ok(found)
     }
 
+    /// Creates the collection's table (and its containment index) unless it exists. Asked first, as
+    /// creating "if not exists" still needs to own the table: a second user of a shared database,
+    /// granted the right to write it, was refused ("must be owner of table").
     fn ensure_table(&self, client: &mut Connection, table: &Table) -> StoreResult<()> {
-        if self.known(table) {
+        if self.exists(client, table)? {
             return Ok(());
         }
         sql::run_ddl(
@@ -371,7 +374,18 @@ impl DocumentStore for PostgresDocumentStore {
         }
         let mut client = self.pool.get()?;
         self.ensure_table(&mut client, &table)?;
-        sql::run_ddl(&mut client, self.pool.shown(), std::slice::from_ref(&statement)).map_err(|e| match e {
+        // One that exists (made by another user of the database, say) is not made again: that would
+        // need to own the table.
+        let name = sql::index_name(&table, fields, unique);
+        let made = client
+            .query_one(
+                "SELECT EXISTS (SELECT 1 FROM pg_indexes WHERE schemaname = $1 AND indexname = $2)",
+                &[&self.schema, &name],
+            )
+            .map_err(|e| pg_error(self.pool.shown(), &e))?
+            .get::<_, bool>(0);
+        if !made {
+            sql::run_ddl(&mut client, self.pool.shown(), std::slice::from_ref(&statement)).map_err(|e| match e {
             StoreError::DuplicateKey(_) => StoreError::DuplicateKey(format!(
                 "a document in '{collection}' has the same {} as another, which the unique index on [{}] refuses",
                 fields.join(", "),
@@ -379,6 +393,7 @@ impl DocumentStore for PostgresDocumentStore {
             )),
             other => other,
         })?;
+        }
         if let Ok(mut indexes) = self.indexes.lock() {
             indexes.insert(statement);
         }

@@ -114,6 +114,22 @@ pub fn indexes(statement: &str, table: &Table) -> bool {
     statement.contains(&format!(" ON {} (", table.qualified))
 }
 
+/// The name of the index [`create_index`] makes on `fields` of `table`. Index names are per schema,
+/// not per table: the hash covers the table as well as the fields, so two collections whose names start
+/// alike never share one.
+pub fn index_name(table: &Table, fields: &[&str], unique: bool) -> String {
+    let kind = if unique { "unique" } else { "index" };
+    format!(
+        "{}_{}_{kind}",
+        table.bare.chars().take(30).collect::<String>(),
+        short_hash(&format!(
+            "{}\u{1f}{}",
+            table.qualified,
+            fields.join("\u{1f}")
+        ))
+    )
+}
+
 /// The statement that creates an index on `fields` (unique or not). A JSON `null` and a missing field
 /// both index as SQL NULL, which a unique index never counts as a repeat, as in the SQLite store.
 pub fn create_index(table: &Table, fields: &[&str], unique: bool) -> StoreResult<String> {
@@ -126,18 +142,7 @@ pub fn create_index(table: &Table, fields: &[&str], unique: bool) -> StoreResult
         .iter()
         .map(|f| field_expr(f))
         .collect::<StoreResult<Vec<_>>>()?;
-    let kind = if unique { "unique" } else { "index" };
-    // Index names are per schema, not per table: the hash covers the table as well as the fields, so
-    // two collections whose names start alike never share one.
-    let name = format!(
-        "{}_{}_{kind}",
-        table.bare.chars().take(30).collect::<String>(),
-        short_hash(&format!(
-            "{}\u{1f}{}",
-            table.qualified,
-            fields.join("\u{1f}")
-        ))
-    );
+    let name = index_name(table, fields, unique);
     Ok(format!(
         "CREATE {}INDEX IF NOT EXISTS {} ON {} ({})",
         if unique { "UNIQUE " } else { "" },

@@ -403,3 +403,33 @@ fn a_user_who_may_not_create_tables_is_named_with_the_grant_to_ask_for() {
     // The owner of the database may create anywhere in it.
     store("owner_check").check_connection().unwrap();
 }
+
+/// A second user of a shared database, granted the right to write the tables the first made, uses
+/// them: the store does not try to make again (as their owner only may) what exists.
+#[test]
+fn a_second_user_granted_the_tables_writes_them_without_owning_them() {
+    let schema = format!("shared_{}", std::process::id());
+    let owner = store(&schema);
+    owner
+        .ensure_index("tasks", &["id", "version"], true)
+        .unwrap();
+    owner
+        .insert("tasks", &doc(json!({"id": "a", "version": 1})))
+        .unwrap();
+    let role = format!("second_{}", std::process::id());
+    as_owner(&format!(
+        "CREATE ROLE {role} LOGIN PASSWORD 'second-pw-7731';
+         GRANT USAGE, CREATE ON SCHEMA {schema} TO {role};
+         GRANT SELECT, INSERT, UPDATE, DELETE ON ALL TABLES IN SCHEMA {schema} TO {role};
+         GRANT USAGE ON ALL SEQUENCES IN SCHEMA {schema} TO {role}"
+    ));
+    let second =
+        PostgresDocumentStore::new(&dsn_as(&role, "second-pw-7731"), Some(&schema)).unwrap();
+    second
+        .ensure_index("tasks", &["id", "version"], true)
+        .unwrap();
+    second
+        .insert("tasks", &doc(json!({"id": "a", "version": 2})))
+        .unwrap();
+    assert_eq!(second.count("tasks", &Filter::eq("id", "a")).unwrap(), 2);
+}
