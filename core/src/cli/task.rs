@@ -326,7 +326,8 @@ fn newest_instances(
     up_to: Option<usize>,
 ) -> Result<Vec<Document>, Failure> {
     let newest_first = Sort::by("started_at_utc", true);
-    let mut page = up_to.map_or(FIRST_PAGE, |n| n.saturating_mul(2).max(FIRST_PAGE));
+    // A list of N reads N first (most lists are not filtered), then pages twice as large each time.
+    let mut page = up_to.map_or(FIRST_PAGE, |n| n.max(1));
     let mut offset = 0;
     let mut kept = Vec::new();
     loop {
@@ -355,9 +356,10 @@ fn newest_instances(
     Ok(kept)
 }
 
-/// How many instances the first page reads, and the most a page grows to.
+/// How many instances the first page of a whole scan reads, and the most a page grows to: whole
+/// documents, held together while they are filtered.
 const FIRST_PAGE: usize = 64;
-const LAST_PAGE: usize = 1024;
+const LAST_PAGE: usize = 256;
 
 fn text<'a>(doc: &'a Document, key: &str) -> &'a str {
     doc.get(key).and_then(Value::as_str).unwrap_or("")
