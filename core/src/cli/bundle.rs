@@ -143,6 +143,10 @@ impl Staging {
         ));
         std::fs::create_dir_all(&path)
             .map_err(|e| Failure::new(format!("cannot create {}: {e}", path.display())))?;
+        // A signal ends the process before any drop: the folder goes first.
+        let _ = STAGING.set(path.clone());
+        crate::run::cancel::watch_signals(crate::run::cancel::Cancel::new(), Some(on_signal))
+            .map_err(|e| Failure::new(format!("can't watch for Ctrl-C: {e}")))?;
         Ok(Staging {
             path,
             finished: false,
@@ -164,6 +168,32 @@ impl Staging {
         self.finished = true;
         Ok(())
     }
+}
+
+/// The folder a `bundle init` is writing, for its signal handler.
+static STAGING: std::sync::OnceLock<std::path::PathBuf> = std::sync::OnceLock::new();
+
+/// A signal during `bundle init`: what it wrote beside the folder is removed, and it stops, exiting
+/// as the signal says (128 + its number).
+fn on_signal(signalled: crate::run::cancel::Signalled) {
+    let signal = match signalled {
+        crate::run::cancel::Signalled::First(s) | crate::run::cancel::Signalled::Again(s) => s,
+    };
+    if let Some(path) = STAGING.get() {
+        // Moved aside first: the command goes on writing into it meanwhile, and a folder being
+        // written into cannot always be removed. What it makes again there is removed after.
+        let aside = path.with_extension("removing");
+        if std::fs::rename(path, &aside).is_ok() {
+            let _ = std::fs::remove_dir_all(&aside);
+        }
+        for _ in 0..3 {
+            if std::fs::remove_dir_all(path).is_err() && !path.exists() {
+                break;
+            }
+        }
+    }
+    eprintln!("Stopped: nothing was written");
+    std::process::exit(128 + signal);
 }
 
 impl Drop for Staging {
