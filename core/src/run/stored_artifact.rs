@@ -190,6 +190,7 @@ pub fn write_out(session: &Session, id: &str, dest: &Path) -> Result<usize, RunE
     let stores = configured_stores(session)?;
     let doc = super::stored_task::get_document(session, ARTIFACTS, id, None)?;
     let files = super::artifact_objects::listed_files(&doc);
+    let sizes = super::artifact_objects::listed_sizes(&doc);
     for (rel, url) in &files {
         if rel
             .split('/')
@@ -204,6 +205,14 @@ pub fn write_out(session: &Session, id: &str, dest: &Path) -> Result<usize, RunE
             .objects
             .download_to_file(url, &dest.join(rel))
             .map_err(|e| BundleError::one(format!("reading {rel} of the artifact '{id}': {e}")))?;
+        if let Some((got, listed)) =
+            super::artifact_objects::changed_size(&sizes, url, &dest.join(rel))
+        {
+            return Err(BundleError::one(format!(
+                "{url} holds {got} bytes, but the artifact '{id}' recorded {listed}: the object changed after the artifact was put, so it is not copied; put its files again with agent-env artifact put FOLDER --id {id}"
+            ))
+            .into());
+        }
     }
     let mut manifest = toml::Table::new();
     if let Some(Value::String(artifact_type)) = doc.get("type") {

@@ -380,4 +380,21 @@ fn an_object_changed_after_the_put_is_not_loaded() {
         "{}",
         r.both()
     );
+    // Nor is it copied into a bundle.
+    let out = s.home().join("copy");
+    let r = s.run(&[
+        "bundle",
+        "init",
+        out.to_str().unwrap(),
+        "--from-task",
+        "team/hello",
+    ]);
+    assert_eq!(r.code, 1, "{}", r.both());
+    assert!(
+        r.stderr
+            .contains("holds 21 bytes, but the artifact 'team/greeting' recorded 12"),
+        "{}",
+        r.both()
+    );
+    assert!(!out.exists());
 }

@@ -5,7 +5,7 @@ use std::path::Path;
 use serde_json::{Map, Value};
 
 use super::{require_str, str_field, BuiltinStep, StepEnv, StepError};
-use crate::run::artifact_objects::listed_files;
+use crate::run::artifact_objects::{changed_size, listed_files, listed_sizes};
 use crate::stores::{Filter, Sort, StoreError};
 
 pub struct LoadArtifact;
@@ -67,14 +67,12 @@ impl BuiltinStep for LoadArtifact {
                 })?;
             // An object changed since the artifact was recorded (objects are written once) is not
             // loaded as if it were the artifact's.
-            let listed = sizes.get(url).copied();
-            let got = std::fs::metadata(to).map(|m| m.len()).ok();
-            match (listed, got) {
-                (Some(listed), Some(got)) if listed != got => Err(StepError::runtime(format!(
+            match changed_size(&sizes, url, to) {
+                Some((got, listed)) => Err(StepError::runtime(format!(
                     "{url} holds {got} bytes, but the artifact '{id}' v{version} recorded {listed}: the object changed after the artifact was put (an object store keeps objects as written), so it is not loaded; {}",
                     put_again(id)
                 ))),
-                _ => Ok(()),
+                None => Ok(()),
             }
         };
         let kind = artifact.get("type").and_then(Value::as_str).unwrap_or("");
@@ -119,19 +117,6 @@ impl BuiltinStep for LoadArtifact {
             }
         })
     }
-}
-
-/// The size each file an artifact document lists was recorded with, by object URL.
-fn listed_sizes(doc: &Map<String, Value>) -> std::collections::HashMap<&str, u64> {
-    doc.get("files")
-        .and_then(Value::as_array)
-        .map(|files| {
-            files
-                .iter()
-                .filter_map(|f| Some((f.get("object_url")?.as_str()?, f.get("size")?.as_u64()?)))
-                .collect()
-        })
-        .unwrap_or_default()
 }
 
 /// How to get an artifact's files back into the object store: a bundle's are written again by its
