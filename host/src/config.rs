@@ -31,6 +31,9 @@ pub struct HostConfig {
     pub call_timeout: Duration,
     /// Each wait of the shutdown sequence: after `shutdown` and closing stdin, then after SIGTERM.
     pub grace: Duration,
+    /// How long a plugin given up on for failing too often (`crash-loop`) is not started again: a
+    /// long-lived host (the explorer) then tries it once more.
+    pub crash_loop_pause: Duration,
     /// The pin file of the plugins `plugin add` installed ([`crate::pins`]); a pinned plugin whose
     /// files changed is not started. None: nothing is checked.
     pub pins: Option<std::path::PathBuf>,
@@ -49,6 +52,7 @@ impl HostConfig {
             handshake_timeout: Duration::from_secs(10),
             call_timeout: Duration::from_secs(60),
             grace: Duration::from_secs(2),
+            crash_loop_pause: Duration::from_secs(60),
             pins: None,
             parent_env: None,
         }

@@ -134,7 +134,7 @@ pub enum HostError {
     },
 
     /// `crash-loop`: it failed too often in this invocation to be started again.
-    #[error("plugin {} ({}) failed {crashes} times in this invocation, so agent-env will not start it again until the next run; last failure: {last}", .ctx.package, .ctx.executable)]
+    #[error("plugin {} ({}) failed {crashes} times in this invocation, so agent-env will not start it again for a minute (or until the next agent-env command); last failure: {last}", .ctx.package, .ctx.executable)]
     CrashLoop {
         /// Who failed.
         ctx: Box<FailureContext>,

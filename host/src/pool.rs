@@ -4,6 +4,7 @@
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex, MutexGuard};
 use std::thread;
+use std::time::Instant;
 
 use agent_env_protocol::names::canonical_name;
 
@@ -22,6 +23,9 @@ struct Entry {
     failures: u32,
     /// A failure that starting again cannot fix in this invocation.
     permanent: Option<HostError>,
+    /// When the package was given up on for failing too often: a long-lived invocation (the
+    /// explorer) tries it again once the config's `crash_loop_pause` has passed.
+    gave_up_at: Option<Instant>,
     last_failure: Option<HostError>,
     /// The diagnosis of the last process that ended or failed to start.
     last_diagnosis: Option<Diagnosis>,
@@ -65,6 +69,15 @@ impl PluginHost {
         let entry = self.entry(&spec.package);
         // One start at a time per package; other packages start in parallel.
         let mut entry = lock(&entry);
+        if entry
+            .gave_up_at
+            .is_some_and(|at| at.elapsed() >= self.config.crash_loop_pause)
+        {
+            // One more try: a failure now gives up again at once.
+            entry.gave_up_at = None;
+            entry.permanent = None;
+            entry.failures = CRASH_LOOP_LIMIT - 1;
+        }
         if let Some(error) = &entry.permanent {
             return Err(error.clone());
         }
@@ -134,6 +147,7 @@ impl PluginHost {
             last,
         };
         entry.permanent = Some(error.clone());
+        entry.gave_up_at = Some(Instant::now());
         error
     }
 

@@ -205,7 +205,7 @@ fn a_store_plugin_that_crashes_every_time_is_given_up_after_three_failures() {
     let err = put(store.as_ref(), "e").unwrap_err().to_string();
     assert!(err.contains(&format!("plugin {PACKAGE} (")), "{err}");
     assert!(
-        err.contains("failed 3 times in this invocation, so agent-env will not start it again until the next run; last failure: crashed: "),
+        err.contains("failed 3 times in this invocation, so agent-env will not start it again for a minute (or until the next agent-env command); last failure: crashed: "),
         "{err}"
     );
     // No 4th process was started, and none is asked again.

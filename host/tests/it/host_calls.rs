@@ -4,7 +4,7 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use crate::support::*;
-use agent_env_host::{NoServices, PluginHost, PluginProcess, CRASH_LOOP_LIMIT};
+use agent_env_host::{HostConfig, NoServices, PluginHost, PluginProcess, CRASH_LOOP_LIMIT};
 use agent_env_protocol::codes::ErrorKind;
 use serde_json::json;
 
@@ -184,7 +184,7 @@ fn the_pool_restarts_a_crashed_plugin_then_breaks_a_crash_loop() {
         "{message}"
     );
     assert!(message.contains("fixture-crash"), "{message}");
-    // For the rest of the invocation.
+    // For the pause (a minute; the rest of a command).
     assert_eq!(host.connect(&s).unwrap_err().code(), "crash-loop");
     // The diagnosis is the last process's: the one that crashed third.
     let d = host.diagnosis(CRASH).unwrap();
@@ -203,6 +203,34 @@ fn the_pool_restarts_a_crashed_plugin_then_breaks_a_crash_loop() {
     for pid in pids.into_iter().chain([works_pid]) {
         assert_gone(pid);
     }
+}
+
+/// A long-lived host (the explorer) tries a plugin it gave up on again after the pause: once, and
+/// a failure then gives up again at once.
+#[test]
+fn a_plugin_given_up_on_is_tried_once_more_after_the_pause() {
+    let config = HostConfig {
+        crash_loop_pause: Duration::from_millis(300),
+        ..quick_config()
+    };
+    let host = PluginHost::new(config, Arc::new(NoServices));
+    let s = spec("fixture-crash", CRASH);
+    for _ in 0..CRASH_LOOP_LIMIT {
+        let p = host.connect(&s).unwrap();
+        assert_eq!(p.call("crash", json!({})).unwrap_err().code(), "crashed");
+    }
+    assert_eq!(host.connect(&s).unwrap_err().code(), "crash-loop");
+    std::thread::sleep(Duration::from_millis(400));
+    let again = host.connect(&s).unwrap();
+    assert_eq!(
+        again.call("echo", json!({"z": 1})).unwrap(),
+        json!({"z": 1})
+    );
+    assert_eq!(
+        again.call("crash", json!({})).unwrap_err().code(),
+        "crashed"
+    );
+    assert_eq!(host.connect(&s).unwrap_err().code(), "crash-loop");
 }
 
 #[test]

@@ -46,6 +46,7 @@ pub fn quick_config() -> HostConfig {
         handshake_timeout: Duration::from_secs(3),
         call_timeout: Duration::from_secs(20),
         grace: Duration::from_millis(500),
+        crash_loop_pause: Duration::from_secs(60),
         pins: None,
         parent_env: None,
     }
