@@ -92,6 +92,9 @@ fn get(args: GetArgs, session: &Session, term: &Terminal) -> Exit {
     Ok(0)
 }
 
+/// What a put stopped at once now would leave, as the put says it before each file.
+static LEFT: std::sync::Mutex<String> = std::sync::Mutex::new(String::new());
+
 /// A signal during `artifact put`: the first lets the file being written finish (an upload cut
 /// short is left half-made in some stores), the next stops at once.
 fn on_put_signal(signalled: Signalled) {
@@ -105,10 +108,12 @@ fn on_put_signal(signalled: Signalled) {
             );
         }
         Signalled::Again(signal) => {
-            let _ = writeln!(
-                stderr,
-                "Stopped at once: no version was recorded; the file being written may be left half-written in the object store; put the folder again"
-            );
+            let left = LEFT.lock().map(|l| l.clone()).unwrap_or_default();
+            let left = match left.is_empty() {
+                true => "nothing was written".to_string(),
+                false => left,
+            };
+            let _ = writeln!(stderr, "Stopped at once: {left}");
             std::process::exit(128 + signal);
         }
     }
@@ -131,13 +136,19 @@ fn put(args: PutArgs, session: &Session, term: &Terminal) -> Exit {
     let cancel = Cancel::new();
     watch_signals(cancel.clone(), Some(on_put_signal))
         .map_err(|e| Failure::new(format!("{shown}: can't watch for Ctrl-C: {e}")))?;
-    let put = stored_artifact::put_artifact(session, &id, &args.folder, &cancel).map_err(|e| {
-        let code = match &e {
-            RunError::Interrupted { signal, .. } => 128 + signal,
-            _ => 1,
-        };
-        Failure::new(format!("{shown}: {e}")).with_code(code)
-    })?;
+    let left = |what: &str| {
+        if let Ok(mut told) = LEFT.lock() {
+            *told = what.to_string();
+        }
+    };
+    let put =
+        stored_artifact::put_artifact(session, &id, &args.folder, &cancel, &left).map_err(|e| {
+            let code = match &e {
+                RunError::Interrupted { signal, .. } => 128 + signal,
+                _ => 1,
+            };
+            Failure::new(format!("{shown}: {e}")).with_code(code)
+        })?;
     term.print(&format!(
         "{id}: v{} ({}, {} {})\n",
         put.version,

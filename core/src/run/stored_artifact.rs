@@ -36,12 +36,14 @@ pub struct PutArtifact {
 
 /// Writes the files of `folder` as the next version of the stored artifact `id`. The document store
 /// is reached before any file is written (a store that is down would leave the files unreferenced);
-/// `cancel` stops the put between two files, with the files already written named.
+/// `cancel` stops the put between two files, with the files already written named. `left` is told,
+/// before each file, what a stop there would leave (for a caller that must stop at once).
 pub fn put_artifact(
     session: &Session,
     id: &str,
     folder: &Path,
     cancel: &Cancel,
+    left: &dyn Fn(&str),
 ) -> Result<PutArtifact, RunError> {
     check_bare_id(id).map_err(|problem| {
         BundleError::one(format!("{problem} (--id gives one, such as team/greeting)"))
@@ -84,6 +86,12 @@ pub fn put_artifact(
                 what: unrecorded(listed.len(), files.len(), &prefix, "stopped by a signal"),
             });
         }
+        left(&unrecorded(
+            listed.len(),
+            files.len(),
+            &prefix,
+            &format!("stopped while writing {rel}, which may be left half-written,"),
+        ));
         let path = folder.join(rel);
         let (sha256, size) = Tree::Disk(folder)
             .hash(rel)
