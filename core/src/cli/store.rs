@@ -23,6 +23,7 @@ use crate::config::configured_store::{configured_secrets, store_spec};
 use crate::config::references::SecretLookup;
 use crate::config::store_selection::selection;
 use crate::output::Output;
+use crate::run::cancel::{watch_signals, Cancel, Signalled};
 use crate::session::Session;
 use crate::stores::from_spec::{classify, Target};
 use crate::stores::kits::{self, KitReport};
@@ -350,32 +351,61 @@ fn run_check(checked: &Checked, store: &AnyStore, json_output: bool, term: &Term
             }
         ));
     }
-    let report = run_kit(store, &checked.namespace);
+    // A signal lets the case running end, removing what it made, and skips the rest.
+    let cancel = Cancel::new();
+    let watching = watch_signals(cancel.clone(), Some(on_check_signal));
+    let stopped = || cancel.is_cancelled();
+    let report = run_kit(store, &checked.namespace, &stopped);
     for warning in store.take_warnings() {
         term.eprintln(&format!("warning: {warning}"));
+    }
+    if let Err(e) = watching {
+        term.eprintln(&format!("warning: can't watch for Ctrl-C: {e}"));
     }
     if json_output {
         term.line(&render_json(checked, &report));
     } else {
         term.print(&report.render());
     }
-    if report.all_passed() {
-        0
-    } else {
-        1
+    match cancel.signal() {
+        Some(signal) => 128 + signal,
+        None if report.all_passed() => 0,
+        None => 1,
     }
 }
 
-fn run_kit(store: &AnyStore, ns: &str) -> KitReport {
+/// A signal during `store check`: the first lets the case running finish (it removes what it made),
+/// the next stops at once.
+fn on_check_signal(signalled: Signalled) {
+    let mut stderr = std::io::stderr();
+    match signalled {
+        Signalled::First(_) => {
+            let _ = writeln!(
+                stderr,
+                "Stopping once the case running has removed what it made; another signal stops at once"
+            );
+        }
+        Signalled::Again(signal) => {
+            let _ = writeln!(
+                stderr,
+                "Stopped at once: the case that was running may have left what it made in the store"
+            );
+            std::process::exit(128 + signal);
+        }
+    }
+}
+
+fn run_kit(store: &AnyStore, ns: &str, stopped: &dyn Fn() -> bool) -> KitReport {
     match store {
-        AnyStore::Object(s) => kits::run(
+        AnyStore::Object(s) => kits::run_until(
             &kits::object::cases_for(s.supports_transfer_grants()),
             s.as_ref(),
             ns,
+            stopped,
         ),
-        AnyStore::Document(s) => kits::run(&kits::document::cases(), s.as_ref(), ns),
-        AnyStore::Image(s) => kits::run(&kits::image::cases(), s.as_ref(), ns),
-        AnyStore::Secret(s) => kits::run(&kits::secret::cases(), s.as_ref(), ns),
+        AnyStore::Document(s) => kits::run_until(&kits::document::cases(), s.as_ref(), ns, stopped),
+        AnyStore::Image(s) => kits::run_until(&kits::image::cases(), s.as_ref(), ns, stopped),
+        AnyStore::Secret(s) => kits::run_until(&kits::secret::cases(), s.as_ref(), ns, stopped),
     }
 }
 

@@ -158,8 +158,26 @@ impl KitReport {
 /// Runs every case of a kit against `store` with namespace `ns`. A case that panics counts as failed,
 /// with the panic's message.
 pub fn run<S: ?Sized>(kit: &Kit<S>, store: &S, ns: &str) -> KitReport {
+    run_until(kit, store, ns, &|| false)
+}
+
+/// [`run`], stopping before the next case once `stopped` says so (a signal: the case running then ends,
+/// and removes what it made); the cases not run are skipped, saying why.
+pub fn run_until<S: ?Sized>(
+    kit: &Kit<S>,
+    store: &S,
+    ns: &str,
+    stopped: &dyn Fn() -> bool,
+) -> KitReport {
     let mut results: Vec<(&'static str, Outcome)> = Vec::new();
     for case in &kit.cases {
+        if stopped() {
+            results.push((
+                case.name,
+                Outcome::Skipped("not run: the check was stopped".into()),
+            ));
+            continue;
+        }
         let outcome = match catch_unwind(AssertUnwindSafe(|| (case.run)(store, ns))) {
             Ok(Ok(())) => Outcome::Passed,
             Ok(Err(why)) => Outcome::Failed(why),
@@ -193,4 +211,54 @@ fn panic_text(panic: &Box<dyn std::any::Any + Send>) -> String {
         .cloned()
         .or_else(|| panic.downcast_ref::<&str>().map(|s| s.to_string()))
         .unwrap_or_else(|| "(no message)".to_string())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::cell::Cell;
+
+    fn ok(_: &Cell<u32>, _: &str) -> Result<(), String> {
+        Ok(())
+    }
+
+    fn counted(runs: &Cell<u32>, _: &str) -> Result<(), String> {
+        runs.set(runs.get() + 1);
+        Ok(())
+    }
+
+    #[test]
+    fn a_stopped_kit_skips_the_cases_it_did_not_run() {
+        let kit = Kit {
+            name: "test",
+            cases: vec![
+                Case {
+                    name: "first",
+                    run: counted,
+                },
+                Case {
+                    name: "second",
+                    run: counted,
+                },
+                Case {
+                    name: "third",
+                    run: ok,
+                },
+            ],
+            skipped: Vec::new(),
+        };
+        let runs = Cell::new(0);
+        let report = run_until(&kit, &runs, "ns", &|| runs.get() >= 1);
+        assert_eq!(runs.get(), 1);
+        let text = report.render();
+        assert!(text.contains("PASSED first"), "{text}");
+        assert!(
+            text.contains("SKIPPED second: not run: the check was stopped"),
+            "{text}"
+        );
+        assert!(
+            text.contains("SKIPPED third: not run: the check was stopped"),
+            "{text}"
+        );
+    }
 }
