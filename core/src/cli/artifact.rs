@@ -98,25 +98,17 @@ static LEFT: std::sync::Mutex<String> = std::sync::Mutex::new(String::new());
 /// A signal during `artifact put`: the first lets the file being written finish (an upload cut
 /// short is left half-made in some stores), the next stops at once.
 fn on_put_signal(signalled: Signalled) {
-    use std::io::Write;
-    let mut stderr = std::io::stderr();
-    match signalled {
-        Signalled::First(_) => {
-            let _ = writeln!(
-                stderr,
-                "Stopping once the file being written is written; another signal stops at once"
-            );
-        }
-        Signalled::Again(signal) => {
+    super::stopping::two_step(
+        signalled,
+        "Stopping once the file being written is written",
+        || {
             let left = LEFT.lock().map(|l| l.clone()).unwrap_or_default();
-            let left = match left.is_empty() {
+            match left.is_empty() {
                 true => "nothing was written".to_string(),
                 false => left,
-            };
-            let _ = writeln!(stderr, "Stopped at once: {left}");
-            std::process::exit(128 + signal);
-        }
-    }
+            }
+        },
+    );
 }
 
 fn put(args: PutArgs, session: &Session, term: &Terminal) -> Exit {

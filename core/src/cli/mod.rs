@@ -21,6 +21,7 @@ pub mod plugin;
 pub mod run;
 pub mod run_json;
 pub mod run_view;
+mod stopping;
 pub mod store;
 pub mod style;
 pub mod task;

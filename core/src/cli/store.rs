@@ -377,22 +377,11 @@ fn run_check(checked: &Checked, store: &AnyStore, json_output: bool, term: &Term
 /// A signal during `store check`: the first lets the case running finish (it removes what it made),
 /// the next stops at once.
 fn on_check_signal(signalled: Signalled) {
-    let mut stderr = std::io::stderr();
-    match signalled {
-        Signalled::First(_) => {
-            let _ = writeln!(
-                stderr,
-                "Stopping once the case running has removed what it made; another signal stops at once"
-            );
-        }
-        Signalled::Again(signal) => {
-            let _ = writeln!(
-                stderr,
-                "Stopped at once: the case that was running may have left what it made in the store"
-            );
-            std::process::exit(128 + signal);
-        }
-    }
+    super::stopping::two_step(
+        signalled,
+        "Stopping once the case running has removed what it made",
+        || "the case that was running may have left what it made in the store".to_string(),
+    );
 }
 
 fn run_kit(store: &AnyStore, ns: &str, stopped: &dyn Fn() -> bool) -> KitReport {
