@@ -23,6 +23,7 @@ use serde_json::{json, Map};
 
 use super::recorder::{INSTANCES, RUN_GROUP_PATH};
 use crate::clock;
+use crate::run::builtin_steps::bash_command::COMMAND_MARKER;
 use crate::sandbox::{DeployLog, LOCAL_FOLDER_PREFIX};
 use crate::stores::document::UpdateSpec;
 use crate::stores::{DocumentStore, Filter, Predicate};
@@ -123,6 +124,8 @@ pub struct RunJournal {
 impl DeployLog for RunJournal {
     /// Notes a sandbox the run deployed, by its folder on this machine.
     fn deployed(&self, work_dir: &Path) {
+        // Whole, so a sweep from another folder finds it (a sandbox root may be given relative).
+        let work_dir = std::path::absolute(work_dir).unwrap_or_else(|_| work_dir.to_path_buf());
         self.note(&format!("{SANDBOX_LINE}{}", work_dir.display()));
     }
 }
@@ -395,6 +398,8 @@ pub fn sweep(
 /// `sandboxes` (nothing else, whatever a journal says), first stopping the processes still working
 /// in one (a task command's children outlive a killed run); how many folders it removed.
 fn remove_sandboxes(sandboxes: &[PathBuf], sandbox_root: &Path) -> usize {
+    let sandbox_root =
+        &std::path::absolute(sandbox_root).unwrap_or_else(|_| sandbox_root.to_path_buf());
     sandboxes
         .iter()
         .filter(|sandbox| {
@@ -410,8 +415,11 @@ fn remove_sandboxes(sandboxes: &[PathBuf], sandbox_root: &Path) -> usize {
         .count()
 }
 
-/// SIGKILLs this user's processes whose working folder is `folder` or inside it (read from
-/// `/proc`; where there is none, nothing is stopped).
+/// SIGKILLs the processes a task command of a killed run left working in the sandbox `folder`: those
+/// whose environment marks them as started by a command there ([`COMMAND_MARKER`], which a command's
+/// children inherit). A process that only works in the folder (a person's shell looking into it) is
+/// left alone. Read from `/proc`, where only this user's processes can be read; without it, nothing is
+/// stopped.
 fn kill_processes_in(folder: &Path) {
     let Ok(entries) = std::fs::read_dir("/proc") else {
         return;
@@ -425,21 +433,30 @@ fn kill_processes_in(folder: &Path) {
         else {
             continue;
         };
-        if pid == own {
+        if pid == own || !marked_in(&entry.path().join("environ"), folder) {
             continue;
         }
-        let Ok(cwd) = std::fs::read_link(entry.path().join("cwd")) else {
-            continue;
-        };
-        if cwd.starts_with(folder) {
-            if let Ok(pid) = libc::pid_t::try_from(pid) {
-                // SAFETY: kill(2) on a pid read from /proc; it has no memory effects.
-                unsafe {
-                    libc::kill(pid, libc::SIGKILL);
-                }
+        if let Ok(pid) = libc::pid_t::try_from(pid) {
+            // SAFETY: kill(2) on a pid read from /proc; it has no memory effects.
+            unsafe {
+                libc::kill(pid, libc::SIGKILL);
             }
         }
     }
+}
+
+/// Whether the environment in the file `environ` (`/proc/<pid>/environ`) marks its process as started
+/// by a task command in `folder` or below it.
+fn marked_in(environ: &Path, folder: &Path) -> bool {
+    use std::os::unix::ffi::OsStrExt;
+    let Ok(bytes) = std::fs::read(environ) else {
+        return false;
+    };
+    let prefix = format!("{COMMAND_MARKER}=");
+    bytes
+        .split(|b| *b == 0)
+        .filter_map(|var| var.strip_prefix(prefix.as_bytes()))
+        .any(|dir| Path::new(std::ffi::OsStr::from_bytes(dir)).starts_with(folder))
 }
 
 /// Applies `update` to every instance `filter` matches, one by one (a document store's `update`
@@ -555,9 +572,19 @@ mod tests {
         let root = tmp.path().join("sandboxes");
         let left = root.join(format!("{LOCAL_FOLDER_PREFIX}eeee-ffff"));
         std::fs::create_dir_all(&left).unwrap();
+        std::fs::create_dir_all(left.join("app")).unwrap();
+        // What a task command left (marked, as a command and its children are), and a person's
+        // shell looking into the sandbox (not marked).
         let mut orphan = std::process::Command::new("sleep")
             .arg("60")
+            .current_dir(left.join("app"))
+            .env(COMMAND_MARKER, left.join("app"))
+            .spawn()
+            .unwrap();
+        let mut looking = std::process::Command::new("sleep")
+            .arg("60")
             .current_dir(&left)
+            .env_remove(COMMAND_MARKER)
             .spawn()
             .unwrap();
         assert_eq!(remove_sandboxes(std::slice::from_ref(&left), &root), 1);
@@ -565,6 +592,12 @@ mod tests {
         use std::os::unix::process::ExitStatusExt;
         assert_eq!(status.signal(), Some(libc::SIGKILL));
         assert!(!left.exists());
+        assert!(
+            looking.try_wait().unwrap().is_none(),
+            "a process the run did not start"
+        );
+        looking.kill().unwrap();
+        looking.wait().unwrap();
     }
 
     /// The one journal of the run group `group`.

@@ -202,9 +202,20 @@ fn through_bash(command: &str, cwd: &Path) -> std::io::Result<PipedCommand> {
         program,
         arg0: "bash".into(),
         args: vec!["-c".into(), command.into()],
-        env: sandbox_env().to_vec(),
+        env: with_marker(sandbox_env().to_vec(), cwd),
         cwd: cwd.to_path_buf(),
     })
+}
+
+/// The variable that marks a task command, and every process it starts, with the folder it ran in: what
+/// the sweep after a killed run looks for to stop the processes that run left (and only those).
+pub const COMMAND_MARKER: &str = "AGENT_ENV_TASK_COMMAND_DIR";
+
+fn with_marker(mut env: Vec<(OsString, OsString)>, cwd: &Path) -> Vec<(OsString, OsString)> {
+    let dir = std::path::absolute(cwd).unwrap_or_else(|_| cwd.to_path_buf());
+    env.retain(|(name, _)| name != COMMAND_MARKER);
+    env.push((COMMAND_MARKER.into(), dir.into()));
+    env
 }
 
 /// The command started without bash, when bash would only have exec'd it.
@@ -232,7 +243,7 @@ fn direct(command: &str, cwd: &Path) -> Option<PipedCommand> {
         program,
         arg0: (*first).to_string(),
         args: args.iter().map(|a| a.to_string()).collect(),
-        env,
+        env: with_marker(env, cwd),
         cwd: cwd.to_path_buf(),
     })
 }

@@ -11,7 +11,7 @@ use crate::run::context::TaskStepContext;
 use crate::run::local_stores::LocalStores;
 use crate::sandbox::Deployed;
 
-mod bash_command;
+pub(crate) mod bash_command;
 pub mod deploy_sandbox;
 pub mod load_artifact;
 mod patterns;
