@@ -7,6 +7,7 @@ use serde_json::Value;
 
 use super::{Exit, Failure, Terminal};
 use crate::bundle::export::{self, EvalExport, TaskExport};
+use crate::run::cancel::{watch_signals, Cancel, Signalled};
 use crate::run::{stored_artifact, stored_task};
 use crate::session::Session;
 use crate::words::plural;
@@ -92,6 +93,10 @@ fn init(args: InitArgs, session: &Session, term: &Terminal) -> Exit {
     // Written beside it and moved into place whole: a store that fails halfway (an artifact's
     // object gone, a server down) leaves nothing, so the same command can simply be run again.
     let staging = Staging::beside(&folder)?;
+    // A signal stops the copy between two files; the staging folder then goes as it drops.
+    let cancel = Cancel::new();
+    watch_signals(cancel.clone(), Some(on_init_signal))
+        .map_err(|e| Failure::new(format!("can't watch for Ctrl-C: {e}")))?;
     let artifacts = export::artifact_folders(&tasks);
     let written = export::write_bundle(staging.path(), &tasks, &evals, &artifacts)
         .map_err(|e| Failure::new(e.to_string()))?;
@@ -103,8 +108,14 @@ fn init(args: InitArgs, session: &Session, term: &Terminal) -> Exit {
     // The stored artifacts the tasks load, copied in: the bundle runs without the shared stores.
     for (id, name) in &artifacts {
         let rel = std::path::Path::new("artifacts").join(name);
-        let count = stored_artifact::write_out(session, id, &staging.path().join(&rel))
-            .map_err(|e| Failure::new(format!("{e}; nothing was written")))?;
+        let count = stored_artifact::write_out(session, id, &staging.path().join(&rel), &cancel)
+            .map_err(|e| {
+                let code = match &e {
+                    crate::run::RunError::Interrupted { signal, .. } => 128 + signal,
+                    _ => 1,
+                };
+                Failure::new(format!("{e}; nothing was written")).with_code(code)
+            })?;
         out.push_str(&format!(
             "wrote {}/ ({id}, {count} {})\n",
             args.folder.join(&rel).display(),
@@ -143,10 +154,6 @@ impl Staging {
         ));
         std::fs::create_dir_all(&path)
             .map_err(|e| Failure::new(format!("cannot create {}: {e}", path.display())))?;
-        // A signal ends the process before any drop: the folder goes first.
-        let _ = STAGING.set(path.clone());
-        crate::run::cancel::watch_signals(crate::run::cancel::Cancel::new(), Some(on_signal))
-            .map_err(|e| Failure::new(format!("can't watch for Ctrl-C: {e}")))?;
         Ok(Staging {
             path,
             finished: false,
@@ -170,38 +177,25 @@ impl Staging {
     }
 }
 
-/// The folder a `bundle init` is writing, for its signal handler.
-static STAGING: std::sync::OnceLock<std::path::PathBuf> = std::sync::OnceLock::new();
-
-/// A signal during `bundle init`: what it wrote beside the folder is removed, and it stops, exiting
-/// as the signal says (128 + its number).
-fn on_signal(signalled: crate::run::cancel::Signalled) {
-    let signal = match signalled {
-        crate::run::cancel::Signalled::First(s) | crate::run::cancel::Signalled::Again(s) => s,
-    };
-    if let Some(path) = STAGING.get() {
-        // Moved aside first: the command goes on writing into it meanwhile, and a folder being
-        // written into cannot always be removed. What it makes again there is removed after.
-        let aside = path.with_extension("removing");
-        if std::fs::rename(path, &aside).is_ok() {
-            let _ = std::fs::remove_dir_all(&aside);
-        }
-        for _ in 0..3 {
-            if std::fs::remove_dir_all(path).is_err() && !path.exists() {
-                break;
-            }
-        }
-    }
-    eprintln!("Stopped: nothing was written");
-    std::process::exit(128 + signal);
-}
-
 impl Drop for Staging {
     fn drop(&mut self) {
         if !self.finished {
             let _ = std::fs::remove_dir_all(&self.path);
         }
     }
+}
+
+/// A signal during `bundle init`: the first stops the copy once the file being copied is written (what
+/// was written beside the folder is then removed), the next stops at once.
+fn on_init_signal(signalled: Signalled) {
+    super::stopping::two_step(
+        signalled,
+        "Stopping once the file being copied is copied",
+        || {
+            "a hidden folder .<name>.agent-env-partial-… may be left beside the folder; remove it"
+                .to_string()
+        },
+    );
 }
 
 /// Writes a copy of the installed bundle `name` into `folder`.

@@ -193,13 +193,24 @@ fn files_of(folder: &Path) -> Result<Vec<String>, RunError> {
 
 /// Writes the latest version of the stored artifact `id` into `dest` (a bundle's
 /// `artifacts/<name>/`): its files, read from the configured object store, and an `artifact.toml`
-/// giving its type and settings. Returns how many files it wrote.
-pub fn write_out(session: &Session, id: &str, dest: &Path) -> Result<usize, RunError> {
+/// giving its type and settings. Returns how many files it wrote. `cancel` stops it between files.
+pub fn write_out(
+    session: &Session,
+    id: &str,
+    dest: &Path,
+    cancel: &Cancel,
+) -> Result<usize, RunError> {
     let stores = configured_stores(session)?;
     let doc = super::stored_task::get_document(session, ARTIFACTS, id, None)?;
     let files = super::artifact_objects::listed_files(&doc);
     let sizes = super::artifact_objects::listed_sizes(&doc);
     for (rel, url) in &files {
+        if let Some(signal) = cancel.signal() {
+            return Err(RunError::Interrupted {
+                signal,
+                what: format!("stopped by a signal while copying the artifact '{id}'"),
+            });
+        }
         if rel
             .split('/')
             .any(|part| part.is_empty() || part == "." || part == "..")
