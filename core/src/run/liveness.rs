@@ -460,7 +460,9 @@ fn marked_in(environ: &Path, folder: &Path) -> bool {
 }
 
 /// Applies `update` to every instance `filter` matches, one by one (a document store's `update`
-/// changes the first match only); how many it changed.
+/// changes the first match only); how many it changed. The steps an instance shows running end as
+/// it does: each joins `completed_steps` as a `failure` marked `interrupted`, and `running_steps`
+/// empties, as when a task ends.
 fn mark_each(
     docs: &dyn DocumentStore,
     filter: &Filter,
@@ -472,9 +474,42 @@ fn mark_each(
             continue;
         };
         let one = filter.clone().and("instance_id", Predicate::Eq(json!(id)));
-        marked += docs.update(INSTANCES, &one, update, false)?;
+        marked += docs.update(INSTANCES, &one, &with_steps_ended(&instance, update), false)?;
     }
     Ok(marked)
+}
+
+/// `update`, also ending the steps `instance` shows running (see [`mark_each`]).
+fn with_steps_ended(instance: &crate::stores::Document, update: &UpdateSpec) -> UpdateSpec {
+    let running: Vec<&serde_json::Value> = instance
+        .get("running_steps")
+        .and_then(|r| r.as_array())
+        .map(|r| r.iter().collect())
+        .unwrap_or_default();
+    let mut update = update.clone();
+    if running.is_empty() {
+        return update;
+    }
+    let mut completed: Vec<serde_json::Value> = instance
+        .get("completed_steps")
+        .and_then(|c| c.as_array())
+        .cloned()
+        .unwrap_or_default();
+    completed.extend(
+        running
+            .into_iter()
+            .map(|step_id| json!({"step_id": step_id, "status": "failure", "interrupted": true})),
+    );
+    let current = completed
+        .iter()
+        .filter(|s| s.get("superseded") != Some(&json!(true)))
+        .count();
+    update
+        .set
+        .insert("completed_steps".into(), json!(completed));
+    update.set.insert("current_step".into(), json!(current));
+    update.set.insert("running_steps".into(), json!([]));
+    update
 }
 
 /// Takes `file`'s exclusive lock without waiting; false when another process holds it.
@@ -628,6 +663,35 @@ mod tests {
         drop(second);
         assert!(!is_running(&locks, "grp"));
         assert!(!is_running(&locks, "gr"));
+    }
+
+    /// The step a killed run was running ends with its instance: recorded as an interrupted failure,
+    /// and no longer shown running.
+    #[test]
+    fn the_steps_a_killed_run_was_running_end_with_its_instance() {
+        let tmp = tempfile::tempdir().unwrap();
+        let locks = tmp.path().join("locks");
+        let docs = LocalSqliteDocumentStore::new(tmp.path().join("d.db"));
+        let doc = json!({"instance_id": "i1", "status": "running", "current_step": 1,
+            "completed_steps": [{"step_id": "box", "status": "success"}],
+            "running_steps": ["wait"],
+            "context": {"metadata": {"run_group_id": "run-k"}}});
+        docs.insert(INSTANCES, doc.as_object().unwrap()).unwrap();
+        std::fs::create_dir_all(journals(&locks)).unwrap();
+        std::fs::write(journals(&locks).join("run-k.journal"), "instances\tlocal\n").unwrap();
+        let swept = sweep(&locks, &tmp.path().join("sb"), &docs, InstancesIn::Local);
+        assert_eq!(swept.killed_instances, 1, "{swept:?}");
+        let i1 = docs
+            .find_one(INSTANCES, &Filter::eq("instance_id", "i1"), None)
+            .unwrap()
+            .unwrap();
+        assert_eq!(i1["status"], "failed");
+        assert_eq!(i1["running_steps"], json!([]));
+        assert_eq!(i1["current_step"], 2);
+        assert_eq!(
+            i1["completed_steps"][1],
+            json!({"step_id": "wait", "status": "failure", "interrupted": true})
+        );
     }
 
     #[test]

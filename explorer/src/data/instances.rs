@@ -256,6 +256,10 @@ impl<'d> StepRecord<'d> {
         {
             Some("success") => "succeeded",
             Some("cancelled") => "cancelled",
+            // A step a killed run was running, ended by the run that marked its instance failed.
+            Some(_) if completed.and_then(|c| c.get("interrupted")) == Some(&Value::Bool(true)) => {
+                "interrupted"
+            }
             Some(_) if failure.is_none() && self.cancelled => "cancelled",
             Some(_) => "failed",
             None if running && self.cancelled => "cancelled",
@@ -728,5 +732,22 @@ mod tests {
         assert_eq!(p["steps"][1]["state"], "running");
         assert_eq!(p["steps"][2]["state"], "pending");
         assert_eq!(p["steps"][2]["error"], Value::Null);
+    }
+
+    /// A step a killed run was running, ended by the run that marked the instance failed.
+    #[test]
+    fn a_step_a_killed_run_was_running_is_interrupted() {
+        let d = doc(json!({
+            "instance_id": "i", "status": "failed", "total_steps": 3,
+            "completed_steps": [
+                {"step_id": "a", "status": "success"},
+                {"step_id": "b", "status": "failure", "interrupted": true},
+            ],
+            "running_steps": [],
+        }));
+        let steps = [json!({"id": "a"}), json!({"id": "b"}), json!({"id": "c"})];
+        let p = progress(&d, &steps, &none_stored());
+        assert_eq!(p["steps"][1]["state"], "interrupted");
+        assert_eq!(p["steps"][2]["state"], "not run");
     }
 }
