@@ -94,6 +94,8 @@ impl PluginHost {
             if let Some(error) = unresponsive {
                 entry.failures = entry.failures.max(CRASH_LOOP_LIMIT);
                 entry.permanent = Some(error.clone());
+                // Given up on as for crashes: tried once more after the pause.
+                entry.gave_up_at = Some(Instant::now());
                 return Err(error);
             }
             entry.failures += 1;

@@ -297,6 +297,32 @@ fn repeated_call_timeouts_kill_the_plugin_and_later_calls_fail_fast() {
     assert_gone(pid);
 }
 
+/// A plugin killed as unresponsive is tried once more after the pause too, as one that crashed is.
+#[test]
+fn an_unresponsive_plugin_is_tried_once_more_after_the_pause() {
+    let config = HostConfig {
+        crash_loop_pause: Duration::from_millis(300),
+        ..quick_config()
+    };
+    let host = PluginHost::new(config, Arc::new(NoServices));
+    let s = spec("fixture-hang-call", "agentenv-fixture-hang-call");
+    let p = host.connect(&s).unwrap();
+    for _ in 0..CRASH_LOOP_LIMIT {
+        let err = p
+            .call_with_timeout("hang", json!({}), Duration::from_millis(100))
+            .unwrap_err();
+        assert_eq!(err.code(), "call-timeout");
+    }
+    assert_eq!(host.connect(&s).unwrap_err().code(), "crash-loop");
+    std::thread::sleep(Duration::from_millis(400));
+    let again = host.connect(&s).unwrap();
+    assert_ne!(again.pid(), p.pid());
+    assert_eq!(
+        again.call("echo", json!({"w": 1})).unwrap(),
+        json!({"w": 1})
+    );
+}
+
 #[test]
 fn shutdown_kills_a_grandchild_that_left_the_group_with_setsid() {
     let mut s = spec("fixture-grandchild", "agentenv-fixture-grandchild");
