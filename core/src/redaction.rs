@@ -124,7 +124,9 @@ pub fn uri_password(text: &str) -> Option<&str> {
     (!password.is_empty()).then_some(password)
 }
 
-/// The byte range of the userinfo (`user:pass`) of a URI at the start of `text`.
+/// The byte range of the userinfo (`user:pass`) of a URI at the start of `text`. A password that holds
+/// a `/`, `?` or `#` written as it is (a URL must encode them) still ends at the last `@` before any
+/// space, so what shows it masks it; `host:8443/…@…` is a port and a path, not a password.
 pub fn userinfo_range(text: &str) -> Option<(usize, usize)> {
     let scheme_end = text.find("://")?;
     let scheme = &text[..scheme_end];
@@ -138,8 +140,15 @@ pub fn userinfo_range(text: &str) -> Option<(usize, usize)> {
     let authority_start = scheme_end + 3;
     let rest = &text[authority_start..];
     let authority_len = rest.find(['/', '?', '#']).unwrap_or(rest.len());
-    let at = rest[..authority_len].rfind('@')?;
-    Some((authority_start, authority_start + at))
+    if let Some(at) = rest[..authority_len].rfind('@') {
+        return Some((authority_start, authority_start + at));
+    }
+    let token = &rest[..rest.find(char::is_whitespace).unwrap_or(rest.len())];
+    let at = token.rfind('@')?;
+    let (user, password) = token[..at].split_once(':')?;
+    let before_cut = password.split(['/', '?', '#']).next().unwrap_or("");
+    let a_port = !before_cut.is_empty() && before_cut.bytes().all(|b| b.is_ascii_digit());
+    (!user.contains(['/', '?', '#']) && !a_port).then_some((authority_start, authority_start + at))
 }
 
 /// Whether any secret was remembered (when none was, [`redact`] changes nothing).
@@ -240,6 +249,22 @@ mod tests {
         );
         remember_setting("http://localhost:9222", false, false);
         assert_eq!(redact("http://localhost:9222"), "http://localhost:9222");
+    }
+
+    #[test]
+    fn a_password_with_an_unencoded_slash_is_still_found() {
+        assert_eq!(
+            uri_password("postgres://qa:Sup3r/SecretPw@127.0.0.1:1/db"),
+            Some("Sup3r/SecretPw")
+        );
+        assert_eq!(uri_password("postgres://qa:a?b#c@h/db"), Some("a?b#c"));
+        // A port, a path with an @, a URL without credentials: no password.
+        assert_eq!(uri_password("https://host:8443/users/@alice"), None);
+        assert_eq!(uri_password("https://example.com/path@foo"), None);
+        assert_eq!(
+            uri_password("postgres://u:pw@h/db?application_name=me@x"),
+            Some("pw")
+        );
     }
 
     #[test]
