@@ -129,7 +129,9 @@ fn unencoded_credentials(text: &str, config: &Config) -> bool {
         .any(|host| matches!(host, Host::Tcp(name) if name.contains('@')));
     // A URL holds one `@` as it is, the one ending its user and password: with an `@` and then a `/`
     // in the password, the rest of it is read as the database's name (and shown in messages).
-    let more_than_one_at = rest.matches('@').count() > 1;
+    // (Before any `?`: a query's value may hold an `@`.)
+    let before_query = rest.split('?').next().unwrap_or(rest);
+    let more_than_one_at = before_query.matches('@').count() > 1;
     host_holds_at || more_than_one_at || userinfo.contains(['/', '?', '#'])
 }
 
@@ -199,6 +201,11 @@ mod tests {
                 assert!(!err.contains(part), "{dsn}: {err}");
             }
         }
+        // An `@` in the query is the query's.
+        assert!(
+            Dsn::parse("postgres://qa:SecretPass99@127.0.0.1:1/db?application_name=me@host")
+                .is_ok()
+        );
         // Encoded, it parses; a dsn whose password holds no such character gets no hint.
         assert!(Dsn::parse(
             "postgres://special:p%40ss%3Aw%2Frd%2541%23%C3%A9%21x@127.0.0.1:5432/db"
