@@ -89,6 +89,12 @@ fn init(args: InitArgs, session: &Session, term: &Terminal) -> Exit {
         });
     }
     let folder = session.env().cwd().join(&args.folder);
+    // A link to an empty folder is written through, as --from-bundle writes: the bundle is moved
+    // onto the folder it leads to (a rename onto the link itself fails).
+    let folder = match std::fs::canonicalize(&folder) {
+        Ok(real) if real.is_dir() => real,
+        _ => folder,
+    };
     crate::bundle::copy::ensure_empty(&folder).map_err(|e| Failure::new(e.to_string()))?;
     // Written beside it and moved into place whole: a store that fails halfway (an artifact's
     // object gone, a server down) leaves nothing, so the same command can simply be run again.
