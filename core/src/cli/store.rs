@@ -240,8 +240,30 @@ impl Scratch {
         getrandom::getrandom(&mut random).map_err(|e| std::io::Error::other(e.to_string()))?;
         let path = std::env::temp_dir().join(format!("agent-env-get-{}", hex::encode(random)));
         std::fs::DirBuilder::new().mode(0o700).create(&path)?;
+        // A signal ends the command before any drop (`store get … | less`, then Ctrl-C): the copy
+        // of the object goes first.
+        if SCRATCH.set(path.clone()).is_ok() {
+            watch_signals(Cancel::new(), Some(on_get_signal))?;
+        }
         Ok(Scratch { path })
     }
+}
+
+/// The folder `store get` copies the object into, for its signal handler.
+static SCRATCH: std::sync::OnceLock<PathBuf> = std::sync::OnceLock::new();
+
+/// A signal during `store get`: the copy is removed and the command ends as the signal says.
+fn on_get_signal(signalled: Signalled) {
+    let (Signalled::First(signal) | Signalled::Again(signal)) = signalled;
+    if let Some(path) = SCRATCH.get() {
+        // Again if the download made it anew meanwhile.
+        for _ in 0..3 {
+            if std::fs::remove_dir_all(path).is_err() && !path.exists() {
+                break;
+            }
+        }
+    }
+    std::process::exit(128 + signal);
 }
 
 impl Drop for Scratch {
