@@ -163,12 +163,19 @@ fn print_object(store: &dyn ObjectStore, url: &str) -> Exit {
     let file = scratch.path.join("object");
     download(store, url, &file)?;
     let stdout = std::io::stdout();
-    if stdout.is_terminal() && !is_utf8(&file).map_err(|e| reading(&file, &e))? {
+    if !stdout.is_terminal() {
+        return copy_to(&file, &mut stdout.lock(), url);
+    }
+    if !is_utf8(&file).map_err(|e| reading(&file, &e))? {
         return Err(Failure::new(format!(
             "{url} holds binary bytes, which a terminal cannot show; write them to a file with --output FILE, or pipe them to a program"
         )));
     }
-    copy_to(&file, &mut stdout.lock(), url)
+    // Text from a shared store reaches the terminal with its control characters shown as escapes
+    // (one could retitle the window or clear the screen); a pipe or a file gets the bytes as they are.
+    let text = std::fs::read_to_string(&file).map_err(|e| reading(&file, &e))?;
+    let shown = crate::printable::plain(&text);
+    copy_bytes(shown.as_bytes(), &mut stdout.lock(), url)
 }
 
 /// `store.download_to_file(url, file)`; a store that does not implement it has the object read whole.
@@ -219,7 +226,23 @@ fn is_utf8(file: &Path) -> std::io::Result<bool> {
 /// Copies `file` to `out`. A reader that went away (`| head`) is no failure: it chose to stop.
 fn copy_to(file: &Path, out: &mut impl Write, url: &str) -> Exit {
     let mut reader = std::fs::File::open(file).map_err(|e| reading(file, &e))?;
-    match std::io::copy(&mut reader, out).and_then(|_| out.flush()) {
+    written(
+        std::io::copy(&mut reader, out).and_then(|_| out.flush()),
+        url,
+    )
+}
+
+/// Writes `bytes` to `out` as [`copy_to`] writes a file.
+fn copy_bytes(mut bytes: &[u8], out: &mut impl Write, url: &str) -> Exit {
+    written(
+        std::io::copy(&mut bytes, out).and_then(|_| out.flush()),
+        url,
+    )
+}
+
+/// What a write of the object to stdout came to: a reader that went away is not a failure.
+fn written(result: std::io::Result<()>, url: &str) -> Exit {
+    match result {
         Ok(()) => Ok(0),
         Err(e) if e.kind() == std::io::ErrorKind::BrokenPipe => Ok(0),
         Err(e) => Err(Failure::new(format!(

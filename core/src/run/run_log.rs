@@ -95,7 +95,10 @@ impl RunLog {
     pub fn write(&self, text: &str) {
         let now = clock::iso_now();
         let mut block = String::new();
-        for line in redaction::redact(text).lines() {
+        // Control characters as escapes: a plugin's output could otherwise retitle the terminal of
+        // whoever reads the log with cat, or hide its lines.
+        let masked = redaction::redact(text);
+        for line in crate::printable::plain(&masked).lines() {
             block.push_str(&now);
             block.push(' ');
             block.push_str(line);
@@ -385,7 +388,7 @@ mod tests {
             package: "p".into(),
             step: None,
             stream: PluginStream::Stderr,
-            line: "oops".into(),
+            line: "oops \u{1b}]0;title\u{7}".into(),
         });
         a.write("two\nlines");
         assert!(a.written() && a.failure().is_none());
@@ -400,7 +403,12 @@ mod tests {
         let text = fs::read_to_string(a.path()).unwrap();
         let lines: Vec<&str> = text.lines().collect();
         assert_eq!(lines.len(), 4);
-        assert!(lines[0].ends_with("Z [p] stderr: oops"), "{}", lines[0]);
+        // A control character is written as an escape: cat shows the log, not what it would do.
+        assert!(
+            lines[0].ends_with("Z [p] stderr: oops \\x1b]0;title\\x07"),
+            "{}",
+            lines[0]
+        );
         assert!(lines[2].ends_with("Z lines"));
         assert!(
             lines[3].ends_with("Z run g finished in 0.5s"),

@@ -373,6 +373,14 @@ fn store_get_refuses_binary_bytes_on_a_terminal_with_exit_1_and_prints_text() {
     assert_eq!(code, 0, "{stderr}");
     // The terminal turns each "\n" into "\r\n".
     assert_eq!(shown.replace("\r\n", "\n").into_bytes(), text_bytes);
+    // Control characters reach a terminal as escapes (a pipe gets them as they are).
+    let sneaky = world.object("sneaky.txt", b"title\x1b]0;owned\x07 and clear\x1b[2J\n");
+    let (code, shown, stderr) = on_a_terminal(world.command(&["store", "get", &sneaky]));
+    assert_eq!(code, 0, "{stderr}");
+    assert_eq!(
+        shown.replace("\r\n", "\n"),
+        "title\\x1b]0;owned\\x07 and clear\\x1b[2J\n"
+    );
 }
 
 /// Runs `cmd` with its stdout on a pseudo-terminal: its exit code, what the terminal showed, and its
