@@ -114,7 +114,7 @@ pub fn add(opts: &AddOptions, ctx: &Context<'_>) -> Result<i32, InstallError> {
         let after = Snapshot::take(&plugins)?;
         let changed_paths = code_changes(before.changed_paths(&after));
         if changed_paths.is_empty() {
-            out.line("Nothing changed: the installer left every package as it was.");
+            out.line("Nothing changed: every installed file is as it was (the installer may have written the same files again).");
             // pip installs a project folder afresh every time, so only a package from an index or a
             // file can have kept old code under an unchanged version.
             let kept_by_version = |s: &Spec| {
