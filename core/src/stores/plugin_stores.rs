@@ -177,7 +177,9 @@ impl PluginStoreFactory for HostPluginStores {
             open,
             services: Arc::new(StoreCallServices {
                 output: self.output.clone(),
+                held: Mutex::new(Held::default()),
             }),
+            kind,
             opened: Mutex::new(None),
         };
         // Opened now, so that a config the plugin refuses is an error of building the store.
@@ -201,8 +203,41 @@ fn interface(kind: StoreKind) -> &'static str {
 /// (a run's services while a run listens), which a run's step calls share too: while a plugin runs a
 /// step and answers a store call at once, a request that names no call, and its stderr, still go to
 /// the run.
+///
+/// A secret store's lines are held while one of its calls is in flight and given out once its answer
+/// is read: a plugin that logs the secret it is returning is masked then, as agent-env knows the value.
 struct StoreCallServices {
     output: StoreOutput,
+    held: Mutex<Held>,
+}
+
+/// The secret-store calls in flight, and the stderr lines held until they end.
+#[derive(Default)]
+struct Held {
+    calls: usize,
+    lines: Vec<(String, String)>,
+}
+
+impl StoreCallServices {
+    /// A secret-store call begins: its plugin's stderr lines are held.
+    fn hold(&self) {
+        lock(&self.held).calls += 1;
+    }
+
+    /// A secret-store call ended (its secret remembered): the lines held go out once none is left.
+    fn release(&self) {
+        let lines = {
+            let mut held = lock(&self.held);
+            held.calls = held.calls.saturating_sub(1);
+            match held.calls {
+                0 => std::mem::take(&mut held.lines),
+                _ => Vec::new(),
+            }
+        };
+        for (package, line) in lines {
+            self.output.line(&package, &line);
+        }
+    }
 }
 
 impl HostServices for StoreCallServices {
@@ -211,6 +246,13 @@ impl HostServices for StoreCallServices {
     }
 
     fn stderr_line(&self, package: &str, line: &str) {
+        {
+            let mut held = lock(&self.held);
+            if held.calls > 0 {
+                held.lines.push((package.to_string(), line.to_string()));
+                return;
+            }
+        }
         self.output.line(package, line)
     }
 
@@ -237,7 +279,8 @@ struct ProcessTransport {
     class: String,
     /// The `store.open` params, sent again to each new process.
     open: Value,
-    services: Arc<dyn HostServices>,
+    services: Arc<StoreCallServices>,
+    kind: StoreKind,
     /// Where the store was opened last; a process that is not the pool's any more (it crashed, or was
     /// stopped as idle) has the store opened again in the one that is.
     opened: Mutex<Option<Opened>>,
@@ -277,7 +320,12 @@ impl ProcessTransport {
     fn send(&self, process: &PluginProcess, method: &str, params: Value) -> StoreResult<Value> {
         let timeout = self.host.config().call_timeout;
         process
-            .call_for(method, params, timeout, self.services.clone())
+            .call_for(
+                method,
+                params,
+                timeout,
+                self.services.clone() as Arc<dyn HostServices>,
+            )
             .map_err(|error| {
                 self.host.note_failure(&self.spec.package, &error);
                 from_host_error(error)
@@ -291,7 +339,22 @@ impl StoreTransport for ProcessTransport {
         if let Value::Object(map) = &mut params {
             map.insert("handle".into(), Value::String(opened.handle.clone()));
         }
-        self.send(&opened.process, method, params)
+        if self.kind != StoreKind::Secret {
+            return self.send(&opened.process, method, params);
+        }
+        self.services.hold();
+        let answer = self.send(&opened.process, method, params);
+        // The secret is known (and so masked) before the lines its plugin wrote go out.
+        if let Some(secret) = answer
+            .as_ref()
+            .ok()
+            .and_then(|a| a.get("value"))
+            .and_then(Value::as_str)
+        {
+            crate::redaction::remember(secret);
+        }
+        self.services.release();
+        answer
     }
 }
 

@@ -451,15 +451,19 @@ fn with_v_a_store_plugins_stderr_is_shown_and_without_it_it_is_not() {
     assert_eq!(text(&out.stderr), "");
 }
 
-/// Services that keep the stderr lines they hear.
+/// Services that keep the stderr lines they hear (masked as a printer masks them, when `masking`).
 #[derive(Default)]
-struct Hearing(Mutex<Vec<String>>);
+struct Hearing(Mutex<Vec<String>>, bool);
 
 impl HostServices for Hearing {
     fn handle(&self, _: &str, _: &str, _: Value) -> Result<Value, RpcError> {
         Ok(Value::Null)
     }
     fn stderr_line(&self, package: &str, line: &str) {
+        let line = match self.1 {
+            true => agent_env::redaction::redact(line).into_owned(),
+            false => line.to_string(),
+        };
         self.0.lock().unwrap().push(format!("{package}: {line}"));
     }
 }
@@ -524,5 +528,82 @@ fn during_a_run_a_store_plugins_stderr_reaches_verbose_and_the_log() {
     assert!(
         log.contains("stderr: fixture-store: download_to_file "),
         "{log}"
+    );
+}
+
+/// A secret store's plugin that logs the secret it returns: its line is heard once the answer is
+/// read, masked, however the line and the answer race.
+#[test]
+fn a_secret_a_secret_store_plugin_logs_is_masked_where_its_stderr_goes() {
+    let dir = tempfile::tempdir().unwrap();
+    let script = dir.path().join("secrets.sh");
+    std::fs::write(
+        &script,
+        r#"#!/bin/sh
+while IFS= read -r line; do
+  rest=${line#*\"id\":}
+  id=${rest%%[!0-9]*}
+  [ -n "$id" ] || continue
+  case "$line" in
+    *'"method":"initialize"'*) printf '{"jsonrpc":"2.0","id":%s,"result":{"protocol":1,"plugin":{"name":"agentenv-secrets","version":"1"},"contributions":[],"stores":[{"class":"Vault","kind":"secret"}]}}\n' "$id" ;;
+    *'"method":"store.open"'*) printf '{"jsonrpc":"2.0","id":%s,"result":{"handle":"h1"}}\n' "$id" ;;
+    *'"method":"store.secret.get"'*) echo "vault: get -> Vault-Value-8812" >&2; printf '{"jsonrpc":"2.0","id":%s,"result":{"value":"Vault-Value-8812"}}\n' "$id" ;;
+    *) printf '{"jsonrpc":"2.0","id":%s,"error":{"code":-32603,"message":"not here"}}\n' "$id" ;;
+  esac
+done
+"#,
+    )
+    .unwrap();
+    let plugins = dir.path().join("plugins");
+    std::fs::create_dir_all(plugins.join("secrets")).unwrap();
+    std::fs::write(
+        plugins.join("secrets/agent-env-plugin.toml"),
+        format!(
+            "[plugin]\nname = \"agentenv-secrets\"\nversion = \"1\"\nexec = [\"/bin/sh\", \"{}\"]\nprotocol = [1, 1]\n\n[provides.stores]\nVault = \"secret\"\n",
+            script.display()
+        ),
+    )
+    .unwrap();
+    let host = Arc::new(PluginHost::new(
+        HostConfig::new(agent_env::VERSION),
+        Arc::new(NoServices),
+    ));
+    let packages = discover(&SearchPath::new(plugins, &Default::default()))
+        .plugins
+        .into_iter()
+        .map(|p| PluginPackage {
+            manifest: p.manifest,
+            settings: Ok(Map::new()),
+        })
+        .collect();
+    let output = StoreOutput::new();
+    // Masked as it is heard, as the terminal and the run's log mask what they write.
+    let hearing = Arc::new(Hearing(Mutex::default(), true));
+    let _listening = output.listen(hearing.clone());
+    let factory = HostPluginStores::new(host.clone(), packages).with_output(output);
+    let config_path = dir.path().join("config.toml");
+    let doc = ConfigDocument::from_text(
+        "[stores.secret]\nimpl = \"agentenv-secrets:Vault\"\n",
+        &config_path,
+    );
+    let secrets = configured_stores(doc, Some(Arc::new(factory)))
+        .secret()
+        .unwrap();
+    assert_eq!(
+        secrets.get("token").unwrap().as_deref(),
+        Some("Vault-Value-8812")
+    );
+    let wanted = "agentenv-secrets: vault: get -> ***";
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(5);
+    while !hearing.0.lock().unwrap().iter().any(|l| l == wanted)
+        && std::time::Instant::now() < deadline
+    {
+        std::thread::sleep(std::time::Duration::from_millis(10));
+    }
+    let heard = hearing.0.lock().unwrap().clone();
+    assert!(heard.iter().any(|l| l == wanted), "{heard:?}");
+    assert!(
+        !heard.iter().any(|l| l.contains("Vault-Value-8812")),
+        "{heard:?}"
     );
 }
