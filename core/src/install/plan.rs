@@ -30,6 +30,12 @@ pub enum Step {
         /// executables there through the manifests it writes, so the warning would mislead).
         first_on_path: Option<PathBuf>,
     },
+    /// An installer command run only when `check` fails (exits non-zero, or cannot run): pip's
+    /// install of what a reinstalled package needs, run only when `pip check` finds it missing.
+    RunUnless {
+        check: Vec<String>,
+        argv: Vec<String>,
+    },
     /// Replace `to` with a copy of the folder `from`.
     Copy { from: PathBuf, to: PathBuf },
     /// Ask each executable that `cargo install` wrote for its manifest; write it to `<plugins>/<name>/`.
@@ -50,6 +56,11 @@ impl Step {
                     .unwrap_or_default();
                 format!("Will run: {cd}{}", quote::line(&words))
             }
+            Step::RunUnless { check, argv } => format!(
+                "Will run: {} (only when {} finds something missing)",
+                quote::line(argv),
+                quote::line(check)
+            ),
             // An installed copy is replaced (the check that follows decides whether it stays).
             Step::Copy { from, to } if to.exists() => format!(
                 "Will replace: {} with a copy of {}",
@@ -181,7 +192,9 @@ pub fn build(specs: &[Spec], plugins: &Path, pip: &PipOptions) -> Result<Vec<Ste
         if pip.reinstall {
             // The packages named, again, without their dependencies: pip's --force-reinstall alone
             // fetched every dependency anew (an SDK installed from a checkout, which no index has,
-            // failed the reinstall). The plain install after it adds any dependency now missing.
+            // failed the reinstall). A plain install after it adds a dependency now missing, run
+            // only when `pip check` finds one: pip collects a dependency given as a folder again
+            // even when it is installed.
             let mut again = argv.clone();
             again.extend(["--force-reinstall".into(), "--no-deps".into()]);
             again.extend(packages.iter().cloned());
@@ -191,14 +204,23 @@ pub fn build(specs: &[Spec], plugins: &Path, pip: &PipOptions) -> Result<Vec<Ste
                 env: Vec::new(),
                 first_on_path: None,
             });
+            argv.extend(packages);
+            let check = vec![
+                venv.join("bin/python").display().to_string(),
+                "-m".into(),
+                "pip".into(),
+                "check".into(),
+            ];
+            steps.push(Step::RunUnless { check, argv });
+        } else {
+            argv.extend(packages);
+            steps.push(Step::Run {
+                argv,
+                cwd: None,
+                env: Vec::new(),
+                first_on_path: None,
+            });
         }
-        argv.extend(packages);
-        steps.push(Step::Run {
-            argv,
-            cwd: None,
-            env: Vec::new(),
-            first_on_path: None,
-        });
     }
     let root = plugins.join(CARGO_ROOT);
     let crates: Vec<&Spec> = specs
@@ -333,6 +355,27 @@ pub fn run(
                     argv[0]
                 )))
             }
+        }
+        Step::RunUnless { check, argv } => {
+            let satisfied = check.split_first().is_some_and(|(program, args)| {
+                Command::new(program)
+                    .args(args)
+                    .stdin(std::process::Stdio::null())
+                    .stdout(std::process::Stdio::null())
+                    .stderr(std::process::Stdio::null())
+                    .status()
+                    .is_ok_and(|s| s.success())
+            });
+            if satisfied {
+                return Ok(StepOutcome::Done);
+            }
+            let run = Step::Run {
+                argv: argv.clone(),
+                cwd: None,
+                env: Vec::new(),
+                first_on_path: None,
+            };
+            self::run(&run, plugins, interrupts, cargo_before, out)
         }
         Step::Copy { from, to } => {
             fs::create_dir_all(plugins).map_err(|e| write_err(plugins, e))?;
@@ -608,8 +651,9 @@ mod tests {
             "{lines:?}"
         );
         assert!(
-            lines[n - 1]
-                .ends_with("pip install --extra-index-url http://127.0.0.1:9/simple agentenv-x"),
+            lines[n - 1].ends_with(
+                "pip install --extra-index-url http://127.0.0.1:9/simple agentenv-x (only when /nowhere/.python/bin/python -m pip check finds something missing)"
+            ),
             "{lines:?}"
         );
     }
