@@ -318,16 +318,28 @@ fn run_stored(args: RunTaskArgs, verbose: bool, session: &Session, term: &Termin
 
 /// Every instance of every source, newest first.
 /// The recorded instances `keep` keeps, newest first, at most `up_to` of them (all with `None`).
-/// They are read a page at a time and only the kept ones held: an instance can be tens of
-/// megabytes (a verifier's rows), and `task list --limit 1` read and held every one.
+/// A list of N reads N first and holds only what it keeps: an instance can be tens of megabytes (a
+/// verifier's rows), and `task list --limit 1` read and held every one. When a filter leaves it
+/// short, it reads pages twice as large each time, so the reads stay about twice the instances (a
+/// store windows a sorted page only after reading what it sorts). A whole list is one read.
 fn newest_instances(
     sources: &Recorded,
     keep: impl Fn(&Document) -> bool,
     up_to: Option<usize>,
 ) -> Result<Vec<Document>, Failure> {
+    let read_error = |e: crate::stores::StoreError| {
+        Failure::new(format!("cannot read the recorded task instances: {e}"))
+    };
+    let Some(wanted) = up_to else {
+        let mut all = sources
+            .query(INSTANCES, &Filter::all(), None, None, 0)
+            .map_err(read_error)?;
+        all.retain(|d| keep(d));
+        all.sort_by(newest_started_first);
+        return Ok(all);
+    };
     let newest_first = Sort::by("started_at_utc", true);
-    // A list of N reads N first (most lists are not filtered), then pages twice as large each time.
-    let mut page = up_to.map_or(FIRST_PAGE, |n| n.max(1));
+    let mut page = wanted.max(1);
     let mut offset = 0;
     let mut kept = Vec::new();
     loop {
@@ -339,27 +351,20 @@ fn newest_instances(
                 Some(page),
                 offset,
             )
-            .map_err(|e| Failure::new(format!("cannot read the recorded task instances: {e}")))?;
+            .map_err(read_error)?;
         let read = batch.len();
         kept.extend(batch.into_iter().filter(|d| keep(d)));
-        if up_to.is_some_and(|n| kept.len() >= n) || read < page {
+        if kept.len() >= wanted || read < page {
             break;
         }
         offset += read;
-        page = page.saturating_mul(2).min(LAST_PAGE);
+        page = page.saturating_mul(2);
     }
     // The stores each sort; their merge is sorted again the way a list shows it.
     kept.sort_by(newest_started_first);
-    if let Some(n) = up_to {
-        kept.truncate(n);
-    }
+    kept.truncate(wanted);
     Ok(kept)
 }
-
-/// How many instances the first page of a whole scan reads, and the most a page grows to: whole
-/// documents, held together while they are filtered.
-const FIRST_PAGE: usize = 64;
-const LAST_PAGE: usize = 256;
 
 fn text<'a>(doc: &'a Document, key: &str) -> &'a str {
     doc.get(key).and_then(Value::as_str).unwrap_or("")
