@@ -150,3 +150,44 @@ plain = "as written"
     assert_eq!(settings["token"], "***", "{instance}");
     assert_eq!(settings["plain"], "as written");
 }
+
+/// A built-in store whose setting is a `secret:` reference the configured secret store answers, that
+/// store being a plugin's: the run's check of the config does not start the plugin, and does not
+/// refuse the setting for the empty stand-in it used ("sets root to an empty string").
+#[test]
+fn a_setting_a_plugin_secret_store_answers_passes_the_runs_check() {
+    let s = Sandboxed::new();
+    let objects = s.dir.path().join("objects-from-vault");
+    let script = s.script(
+        "vault.sh",
+        &format!(
+            r#"#!/bin/sh
+while IFS= read -r line; do
+  rest=${{line#*\"id\":}}
+  id=${{rest%%[!0-9]*}}
+  [ -n "$id" ] || continue
+  case "$line" in
+    *'"method":"initialize"'*) printf '{{"jsonrpc":"2.0","id":%s,"result":{{"protocol":1,"plugin":{{"name":"agentenv-vault","version":"1"}},"contributions":[],"stores":[{{"class":"Vault","kind":"secret"}}]}}}}\n' "$id" ;;
+    *'"method":"store.open"'*) printf '{{"jsonrpc":"2.0","id":%s,"result":{{"handle":"h1"}}}}\n' "$id" ;;
+    *'"method":"store.secret.get"'*) printf '{{"jsonrpc":"2.0","id":%s,"result":{{"value":"{}"}}}}\n' "$id" ;;
+    *) printf '{{"jsonrpc":"2.0","id":%s,"result":null}}\n' "$id" ;;
+  esac
+done
+"#,
+            objects.display()
+        ),
+    );
+    s.install_manifest(
+        "vault",
+        &format!(
+            "[plugin]\nname = \"agentenv-vault\"\nversion = \"1\"\nexec = [\"/bin/sh\", \"{}\"]\nprotocol = [1, 1]\n\n[provides.stores]\nVault = \"secret\"\n",
+            script.display()
+        ),
+    );
+    s.write(
+        ".agentenv/config.toml",
+        "[stores.secret]\nimpl = \"agentenv-vault:Vault\"\n\n[stores.object]\nimpl = \"LocalFilesystemObjectStore\"\n[stores.object.config]\nroot = \"secret:OBJROOT\"\n",
+    );
+    let r = s.run(&["run", "hello"]);
+    assert_eq!(r.code, 0, "{}", r.both());
+}
