@@ -42,6 +42,8 @@ const UNRECORDED_LINE: &str = "unrecorded\t";
 const ENDED_LINE: &str = "ended";
 /// A journal's first line: the document store its run's instances go to.
 const STORE_LINE: &str = "instances\t";
+/// A journal's line for the sandbox root its run deployed under (whole).
+const ROOT_LINE: &str = "root\t";
 
 /// The document store a run's task instances go to.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
@@ -137,6 +139,7 @@ impl RunJournal {
         locks_dir: &Path,
         run_group_id: &str,
         instances_in: InstancesIn,
+        sandbox_root: &Path,
     ) -> Option<RunJournal> {
         // The id names a file: one that could name another folder gets no journal.
         if run_group_id.is_empty() || run_group_id.contains('/') || run_group_id.starts_with('.') {
@@ -163,6 +166,8 @@ impl RunJournal {
             unrecorded: AtomicBool::new(false),
         };
         journal.note(&format!("{STORE_LINE}{}", instances_in.word()));
+        let root = std::path::absolute(sandbox_root).unwrap_or_else(|_| sandbox_root.to_path_buf());
+        journal.note(&format!("{ROOT_LINE}{}", root.display()));
         Some(journal)
     }
 
@@ -203,6 +208,10 @@ pub struct DeadRun {
     pub ended: bool,
     /// Where its instances went (`None` for a journal written before journals said).
     pub instances_in: Option<InstancesIn>,
+    /// The sandbox root it deployed under (`None` for a journal written before journals said): its
+    /// sandboxes are removed from there whatever root the sweeping run has (a relative one given
+    /// in another folder names another folder).
+    pub sandbox_root: Option<PathBuf>,
     journal: PathBuf,
     _locked: File,
 }
@@ -245,6 +254,10 @@ pub fn dead_runs(locks_dir: &Path) -> Vec<DeadRun> {
                 .iter()
                 .find_map(|line| line.strip_prefix(STORE_LINE))
                 .and_then(InstancesIn::from_word),
+            sandbox_root: lines
+                .iter()
+                .find_map(|line| line.strip_prefix(ROOT_LINE))
+                .map(PathBuf::from),
             journal: entry.path(),
             _locked: file,
         });
@@ -352,7 +365,8 @@ pub fn sweep(
     let mut swept = Swept::default();
     for run in dead_runs(locks_dir) {
         if let Some(theirs) = run.instances_in.filter(|theirs| *theirs != ours) {
-            swept.elsewhere_sandboxes += remove_sandboxes(&run.sandboxes, sandbox_root);
+            swept.elsewhere_sandboxes +=
+                remove_sandboxes(&run.sandboxes, sandbox_root, run.sandbox_root.as_deref());
             swept.elsewhere.push(theirs);
             continue;
         }
@@ -372,7 +386,8 @@ pub fn sweep(
             ..UpdateSpec::default()
         };
         let marked = mark_each(docs, &filter, &update);
-        swept.sandboxes += remove_sandboxes(&run.sandboxes, sandbox_root);
+        swept.sandboxes +=
+            remove_sandboxes(&run.sandboxes, sandbox_root, run.sandbox_root.as_deref());
         match marked {
             Ok(n) if run.ended => {
                 swept.unrecorded_runs += 1;
@@ -394,16 +409,21 @@ pub fn sweep(
     swept
 }
 
-/// Removes the local sandbox folders ([`LOCAL_FOLDER_PREFIX`]) directly under `sandbox_root` among
-/// `sandboxes` (nothing else, whatever a journal says), first stopping the processes still working
-/// in one (a task command's children outlive a killed run); how many folders it removed.
-fn remove_sandboxes(sandboxes: &[PathBuf], sandbox_root: &Path) -> usize {
-    let sandbox_root =
-        &std::path::absolute(sandbox_root).unwrap_or_else(|_| sandbox_root.to_path_buf());
+/// Removes the local sandbox folders ([`LOCAL_FOLDER_PREFIX`]) among `sandboxes` directly under
+/// `sandbox_root` or under `their_root`, the root the dead run recorded (nothing else, whatever a
+/// journal says), first stopping the processes its task commands left working in one; how many
+/// folders it removed.
+fn remove_sandboxes(
+    sandboxes: &[PathBuf],
+    sandbox_root: &Path,
+    their_root: Option<&Path>,
+) -> usize {
+    let ours = std::path::absolute(sandbox_root).unwrap_or_else(|_| sandbox_root.to_path_buf());
     sandboxes
         .iter()
         .filter(|sandbox| {
-            sandbox.parent() == Some(sandbox_root)
+            let parent = sandbox.parent();
+            (parent == Some(ours.as_path()) || (their_root.is_some() && parent == their_root))
                 && sandbox
                     .file_name()
                     .is_some_and(|n| n.to_string_lossy().starts_with(LOCAL_FOLDER_PREFIX))
@@ -533,7 +553,7 @@ mod tests {
         std::fs::create_dir_all(&left).unwrap();
         std::fs::create_dir_all(&elsewhere).unwrap();
 
-        let live = RunJournal::begin(&locks, "run-live", InstancesIn::Local).unwrap();
+        let live = RunJournal::begin(&locks, "run-live", InstancesIn::Local, &root).unwrap();
         live.deployed(&root.join("agent-env-local-live-0000"));
         // What a killed run leaves: its journal, unlocked.
         std::fs::write(
@@ -622,7 +642,10 @@ mod tests {
             .env_remove(COMMAND_MARKER)
             .spawn()
             .unwrap();
-        assert_eq!(remove_sandboxes(std::slice::from_ref(&left), &root), 1);
+        assert_eq!(
+            remove_sandboxes(std::slice::from_ref(&left), &root, None),
+            1
+        );
         let status = orphan.wait().unwrap();
         use std::os::unix::process::ExitStatusExt;
         assert_eq!(status.signal(), Some(libc::SIGKILL));
@@ -655,8 +678,8 @@ mod tests {
     fn runs_of_one_group_each_keep_a_journal() {
         let tmp = tempfile::tempdir().unwrap();
         let locks = tmp.path().join("locks");
-        let first = RunJournal::begin(&locks, "grp", InstancesIn::Local).unwrap();
-        let second = RunJournal::begin(&locks, "grp", InstancesIn::Local).unwrap();
+        let first = RunJournal::begin(&locks, "grp", InstancesIn::Local, tmp.path()).unwrap();
+        let second = RunJournal::begin(&locks, "grp", InstancesIn::Local, tmp.path()).unwrap();
         drop(first);
         assert!(is_running(&locks, "grp"), "the second still runs");
         assert!(dead_runs(&locks).is_empty());
@@ -694,12 +717,38 @@ mod tests {
         );
     }
 
+    /// A run whose sandbox root was relative named another folder than the sweeping run's: the root
+    /// its journal recorded is where its sandboxes are removed from.
+    #[test]
+    fn a_sandbox_is_removed_from_the_root_its_run_recorded() {
+        let tmp = tempfile::tempdir().unwrap();
+        let locks = tmp.path().join("locks");
+        let theirs = tmp.path().join("wd1/relsb");
+        let left = theirs.join(format!("{LOCAL_FOLDER_PREFIX}1111-2222"));
+        std::fs::create_dir_all(&left).unwrap();
+        std::fs::create_dir_all(journals(&locks)).unwrap();
+        std::fs::write(
+            journals(&locks).join("run-r.journal"),
+            format!(
+                "instances\tlocal\nroot\t{}\nsandbox\t{}\n",
+                theirs.display(),
+                left.display()
+            ),
+        )
+        .unwrap();
+        let docs = LocalSqliteDocumentStore::new(tmp.path().join("d.db"));
+        let ours = tmp.path().join("wd2/relsb");
+        let swept = sweep(&locks, &ours, &docs, InstancesIn::Local);
+        assert_eq!(swept.sandboxes, 1, "{swept:?}");
+        assert!(!left.exists());
+    }
+
     #[test]
     fn a_run_is_running_while_its_journal_is_locked() {
         let tmp = tempfile::tempdir().unwrap();
         let locks = tmp.path().join("locks");
         assert!(!is_running(&locks, "run-x"));
-        let journal = RunJournal::begin(&locks, "run-x", InstancesIn::Local).unwrap();
+        let journal = RunJournal::begin(&locks, "run-x", InstancesIn::Local, tmp.path()).unwrap();
         // flock is per open file: this process's own lock is seen as another's.
         assert!(is_running(&locks, "run-x"));
         assert!(!is_running(&locks, "../run-x"));
@@ -718,7 +767,7 @@ mod tests {
                 "context": {"metadata": {"run_group_id": "run-ended"}}});
             docs.insert(INSTANCES, doc.as_object().unwrap()).unwrap();
         }
-        let journal = RunJournal::begin(&locks, "run-ended", InstancesIn::Local).unwrap();
+        let journal = RunJournal::begin(&locks, "run-ended", InstancesIn::Local, &root).unwrap();
         journal.end_unrecorded("i1");
         drop(journal);
         let path = only_journal_of(&locks, "run-ended");

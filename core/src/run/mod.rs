@@ -225,6 +225,7 @@ pub fn run_planned(
         &options.places.locks_dir,
         &run_group_id,
         options.places.instances_in,
+        &options.places.sandbox_dir,
     )
     .map(std::sync::Arc::new);
     options.observer.event(&RunEvent::RunStarted {
