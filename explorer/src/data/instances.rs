@@ -575,6 +575,7 @@ mod tests {
             &locks,
             "g",
             agent_env::run::liveness::InstancesIn::Local,
+            &locks,
         )
         .unwrap();
         let empty = agent_env::run::recorded::Recorded::of(Vec::new());

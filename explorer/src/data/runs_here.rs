@@ -177,7 +177,7 @@ mod tests {
     fn a_running_instance_whose_run_is_gone_is_interrupted() {
         let tmp = tempfile::tempdir().unwrap();
         let locks = tmp.path().join("locks");
-        let live = RunJournal::begin(&locks, "run-live", InstancesIn::Local).unwrap();
+        let live = RunJournal::begin(&locks, "run-live", InstancesIn::Local, &locks).unwrap();
         // What a killed run leaves: its journal, unlocked.
         std::fs::write(locks.join("runs/run-killed.journal"), "instances\tlocal\n").unwrap();
         let runs = RunsHere::new(locks.clone(), HashSet::from(["wf-1".to_string()]));

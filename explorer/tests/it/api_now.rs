@@ -101,6 +101,7 @@ fn a_run_group_whose_run_goes_on_is_not_complete_between_its_tasks() {
         &world.state_root().join("locks"),
         &group,
         InstancesIn::Local,
+        &world.state_root().join("sandboxes"),
     )
     .expect("a journal");
     let state = server
