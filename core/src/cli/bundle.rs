@@ -160,6 +160,7 @@ impl Staging {
         ));
         std::fs::create_dir_all(&path)
             .map_err(|e| Failure::new(format!("cannot create {}: {e}", path.display())))?;
+        let _ = STAGING.set(path.clone());
         Ok(Staging {
             path,
             finished: false,
