@@ -198,12 +198,15 @@ fn on_init_signal(signalled: Signalled) {
     super::stopping::two_step(
         signalled,
         "Stopping once the file being copied is copied",
-        || {
-            "a hidden folder .<name>.agent-env-partial-… may be left beside the folder; remove it"
-                .to_string()
+        || match STAGING.get() {
+            Some(path) => format!("what was written is left in {}; remove it", path.display()),
+            None => "nothing was written".to_string(),
         },
     );
 }
+
+/// The folder `bundle init` writes beside the one it was given, for its signal handler to name.
+static STAGING: std::sync::OnceLock<std::path::PathBuf> = std::sync::OnceLock::new();
 
 /// Writes a copy of the installed bundle `name` into `folder`.
 fn copy_installed(
