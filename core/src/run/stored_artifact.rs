@@ -126,12 +126,8 @@ pub fn put_artifact(
     let version = put_next_version(&stores, ARTIFACTS, &doc).map_err(|e| {
         BundleError::one(format!(
             "{e}; {}",
-            unrecorded(
-                listed_count(&doc),
-                files.len(),
-                &prefix,
-                "its files were written"
-            )
+            // Every file was written by then.
+            unrecorded(files.len(), files.len(), &prefix, "its files were written")
         ))
     })?;
     Ok(PutArtifact {
@@ -149,12 +145,6 @@ fn unrecorded(written: usize, total: usize, prefix: &str, how: &str) -> String {
         crate::words::plural(total, "file", "files"),
         if written == 1 { "it" } else { "them" }
     )
-}
-
-fn listed_count(doc: &Document) -> usize {
-    doc.get("files")
-        .and_then(Value::as_array)
-        .map_or(0, Vec::len)
 }
 
 /// The type and settings `artifact.toml` declares (read as a bundle reads it), else the type
