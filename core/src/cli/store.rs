@@ -383,6 +383,10 @@ fn checked_for(spec: &StoreSpec, origin: &str) -> Checked {
 }
 
 fn run_check(checked: &Checked, store: &AnyStore, json_output: bool, term: &Terminal) -> i32 {
+    // A signal lets the case running end, removing what it made, and skips the rest: watched from
+    // before the header, which says the check began.
+    let cancel = Cancel::new();
+    let watching = watch_signals(cancel.clone(), Some(on_check_signal));
     if !json_output {
         term.line(&format!(
             "Checking the {} store {} (from {}){}",
@@ -396,9 +400,6 @@ fn run_check(checked: &Checked, store: &AnyStore, json_output: bool, term: &Term
             }
         ));
     }
-    // A signal lets the case running end, removing what it made, and skips the rest.
-    let cancel = Cancel::new();
-    let watching = watch_signals(cancel.clone(), Some(on_check_signal));
     let stopped = || cancel.is_cancelled();
     let report = run_kit(store, &checked.namespace, &stopped);
     for warning in store.take_warnings() {

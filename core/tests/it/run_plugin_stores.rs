@@ -2,6 +2,7 @@
 //! secret store a plugin provides, and an image store whose config takes a value through `secret:`.
 
 use crate::support::run::{fixture, Sandboxed};
+use crate::support::shell_store::ShellStore;
 
 /// The working fixture plugin, providing the steps and the secret store.
 fn install(s: &Sandboxed) {
@@ -158,32 +159,18 @@ plain = "as written"
 fn a_setting_a_plugin_secret_store_answers_passes_the_runs_check() {
     let s = Sandboxed::new();
     let objects = s.dir.path().join("objects-from-vault");
-    let script = s.script(
-        "vault.sh",
-        &format!(
-            r#"#!/bin/sh
-while IFS= read -r line; do
-  rest=${{line#*\"id\":}}
-  id=${{rest%%[!0-9]*}}
-  [ -n "$id" ] || continue
-  case "$line" in
-    *'"method":"initialize"'*) printf '{{"jsonrpc":"2.0","id":%s,"result":{{"protocol":1,"plugin":{{"name":"agentenv-vault","version":"1"}},"contributions":[],"stores":[{{"class":"Vault","kind":"secret"}}]}}}}\n' "$id" ;;
-    *'"method":"store.open"'*) printf '{{"jsonrpc":"2.0","id":%s,"result":{{"handle":"h1"}}}}\n' "$id" ;;
-    *'"method":"store.secret.get"'*) printf '{{"jsonrpc":"2.0","id":%s,"result":{{"value":"{}"}}}}\n' "$id" ;;
-    *) printf '{{"jsonrpc":"2.0","id":%s,"result":null}}\n' "$id" ;;
-  esac
-done
-"#,
-            objects.display()
-        ),
+    let answer = format!(
+        r#"printf '{{"jsonrpc":"2.0","id":%s,"result":{{"value":"{}"}}}}\n' "$id""#,
+        objects.display()
     );
-    s.install_manifest(
-        "vault",
-        &format!(
-            "[plugin]\nname = \"agentenv-vault\"\nversion = \"1\"\nexec = [\"/bin/sh\", \"{}\"]\nprotocol = [1, 1]\n\n[provides.stores]\nVault = \"secret\"\n",
-            script.display()
-        ),
-    );
+    ShellStore {
+        package: "agentenv-vault",
+        class: "Vault",
+        kind: "secret",
+        on_open: "",
+        on_call: &answer,
+    }
+    .install(&s.plugins(), "vault");
     s.write(
         ".agentenv/config.toml",
         "[stores.secret]\nimpl = \"agentenv-vault:Vault\"\n\n[stores.object]\nimpl = \"LocalFilesystemObjectStore\"\n[stores.object.config]\nroot = \"secret:OBJROOT\"\n",

@@ -4,6 +4,7 @@
 
 use std::process::Command;
 
+use crate::support::shell_store::{ShellStore, REFUSE};
 use crate::support::{IsolatedDirs, AGENT_ENV};
 
 fn write_setup(dir: &std::path::Path, impl_name: &str, config: &str) -> std::path::PathBuf {
@@ -131,37 +132,70 @@ fn a_class_the_manifest_does_not_list_is_refused_before_starting_anything() {
 fn a_store_that_writes_noise_to_stdout_is_warned_about() {
     let dir = tempfile::tempdir().unwrap();
     let work = write_setup(dir.path(), "agentenv-noisy:NoisyStore", "{}");
-    let script = dir.path().join("noisy.sh");
-    std::fs::write(
-        &script,
-        r#"#!/bin/sh
-while IFS= read -r line; do
-  rest=${line#*\"id\":}
-  id=${rest%%[!0-9]*}
-  [ -n "$id" ] || continue
-  case "$line" in
-    *'"method":"initialize"'*) printf '{"jsonrpc":"2.0","id":%s,"result":{"protocol":1,"plugin":{"name":"agentenv-noisy","version":"1"},"contributions":[],"stores":[{"class":"NoisyStore","kind":"object"}]}}\n' "$id" ;;
-    *'"method":"store.open"'*) echo "debug: opening the store"; printf '{"jsonrpc":"2.0","id":%s,"result":{"handle":"h1"}}\n' "$id" ;;
-    *) printf '{"jsonrpc":"2.0","id":%s,"error":{"code":-32603,"message":"not here"}}\n' "$id" ;;
-  esac
-done
-"#,
-    )
-    .unwrap();
-    let plugin = dir.path().join("data/agent-env/plugins/noisy");
-    std::fs::create_dir_all(&plugin).unwrap();
-    std::fs::write(
-        plugin.join("agent-env-plugin.toml"),
-        format!(
-            "[plugin]\nname = \"agentenv-noisy\"\nversion = \"1\"\nexec = [\"/bin/sh\", \"{}\"]\nprotocol = [1, 1]\n\n[provides.stores]\nNoisyStore = \"object\"\n",
-            script.display()
-        ),
-    )
-    .unwrap();
+    ShellStore {
+        package: "agentenv-noisy",
+        class: "NoisyStore",
+        kind: "object",
+        on_open: r#"echo "debug: opening the store""#,
+        on_call: REFUSE,
+    }
+    .install(&dir.path().join("data/agent-env/plugins"), "noisy");
     let (code, _, err) = check(dir.path(), &work);
     assert_eq!(code, Some(1), "{err}");
     assert!(
         err.contains("warning: plugin agentenv-noisy wrote 1 line(s) to stdout that are not protocol messages (first: 'debug: opening the store')"),
         "{err}"
+    );
+}
+
+/// Ctrl-C during `store check` lets the case running end (it removes what it made), skips the rest
+/// and exits 130.
+#[test]
+fn a_store_check_stopped_by_a_signal_skips_the_rest_and_exits_130() {
+    use std::io::{BufRead, BufReader};
+    let dir = tempfile::tempdir().unwrap();
+    let work = write_setup(dir.path(), "agentenv-slow:SlowStore", "{}");
+    ShellStore {
+        package: "agentenv-slow",
+        class: "SlowStore",
+        kind: "object",
+        on_open: "",
+        on_call: &format!("sleep 0.2; {REFUSE}"),
+    }
+    .install(&dir.path().join("data/agent-env/plugins"), "slow");
+    let mut cmd = Command::new(AGENT_ENV);
+    cmd.env_clear();
+    let mut child = IsolatedDirs {
+        home: dir.path().join("home"),
+        xdg_data: dir.path().join("data"),
+        xdg_state: dir.path().join("state"),
+        xdg_config: dir.path().join("home/.config"),
+        plugins: dir.path().join("data/agent-env/plugins"),
+    }
+    .apply(&mut cmd)
+    .args(["store", "check", "object"])
+    .current_dir(&work)
+    .env("PATH", "/usr/bin:/bin")
+    .stdout(std::process::Stdio::piped())
+    .stderr(std::process::Stdio::piped())
+    .spawn()
+    .unwrap();
+    let mut stdout = BufReader::new(child.stdout.take().unwrap());
+    let mut header = String::new();
+    stdout.read_line(&mut header).unwrap();
+    assert!(header.starts_with("Checking the object store"), "{header}");
+    // SAFETY: sends a signal to the child this test started.
+    unsafe {
+        libc::kill(child.id() as i32, libc::SIGINT);
+    }
+    let mut rest = String::new();
+    std::io::Read::read_to_string(&mut stdout, &mut rest).unwrap();
+    let out = child.wait_with_output().unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(130), "{rest}{stderr}");
+    assert!(rest.contains("not run: the check was stopped"), "{rest}");
+    assert!(
+        stderr.contains("Stopping once the case running has removed what it made"),
+        "{stderr}"
     );
 }

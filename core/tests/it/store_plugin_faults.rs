@@ -17,6 +17,7 @@ use agent_env::stores::{ObjectStore, StoreError};
 use agent_env_host::{HostConfig, HostServices, NoServices, PluginHost, RpcError};
 use serde_json::{Map, Value};
 
+use crate::support::shell_store::ShellStore;
 use crate::support::{fixture, IsolatedDirs, AGENT_ENV};
 
 const PACKAGE: &str = "agentenv-fixture-store";
@@ -536,34 +537,16 @@ fn during_a_run_a_store_plugins_stderr_reaches_verbose_and_the_log() {
 #[test]
 fn a_secret_a_secret_store_plugin_logs_is_masked_where_its_stderr_goes() {
     let dir = tempfile::tempdir().unwrap();
-    let script = dir.path().join("secrets.sh");
-    std::fs::write(
-        &script,
-        r#"#!/bin/sh
-while IFS= read -r line; do
-  rest=${line#*\"id\":}
-  id=${rest%%[!0-9]*}
-  [ -n "$id" ] || continue
-  case "$line" in
-    *'"method":"initialize"'*) printf '{"jsonrpc":"2.0","id":%s,"result":{"protocol":1,"plugin":{"name":"agentenv-secrets","version":"1"},"contributions":[],"stores":[{"class":"Vault","kind":"secret"}]}}\n' "$id" ;;
-    *'"method":"store.open"'*) printf '{"jsonrpc":"2.0","id":%s,"result":{"handle":"h1"}}\n' "$id" ;;
-    *'"method":"store.secret.get"'*) echo "vault: get -> Vault-Value-8812" >&2; printf '{"jsonrpc":"2.0","id":%s,"result":{"value":"Vault-Value-8812"}}\n' "$id" ;;
-    *) printf '{"jsonrpc":"2.0","id":%s,"error":{"code":-32603,"message":"not here"}}\n' "$id" ;;
-  esac
-done
-"#,
-    )
-    .unwrap();
     let plugins = dir.path().join("plugins");
-    std::fs::create_dir_all(plugins.join("secrets")).unwrap();
-    std::fs::write(
-        plugins.join("secrets/agent-env-plugin.toml"),
-        format!(
-            "[plugin]\nname = \"agentenv-secrets\"\nversion = \"1\"\nexec = [\"/bin/sh\", \"{}\"]\nprotocol = [1, 1]\n\n[provides.stores]\nVault = \"secret\"\n",
-            script.display()
-        ),
-    )
-    .unwrap();
+    ShellStore {
+        package: "agentenv-secrets",
+        class: "Vault",
+        kind: "secret",
+        on_open: "",
+        on_call: r#"echo "vault: get -> Vault-Value-8812" >&2
+      printf '{"jsonrpc":"2.0","id":%s,"result":{"value":"Vault-Value-8812"}}\n' "$id""#,
+    }
+    .install(&plugins, "secrets");
     let host = Arc::new(PluginHost::new(
         HostConfig::new(agent_env::VERSION),
         Arc::new(NoServices),

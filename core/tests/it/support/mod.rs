@@ -8,6 +8,7 @@
 pub mod cli;
 pub mod plugins;
 pub mod run;
+pub mod shell_store;
 
 pub use agent_env_test_support::{fixture, IsolatedDirs};
 
