@@ -116,19 +116,7 @@ impl World {
     /// The store as a command builds it, in a pool of this test's own, its plugin's stderr going to
     /// `output`.
     fn store(&self, output: StoreOutput) -> (Arc<PluginHost>, Arc<dyn ObjectStore>) {
-        let host = Arc::new(PluginHost::new(
-            HostConfig::new(agent_env::VERSION),
-            Arc::new(NoServices),
-        ));
-        let packages = discover(&SearchPath::new(self.plugins(), &Default::default()))
-            .plugins
-            .into_iter()
-            .map(|p| PluginPackage {
-                manifest: p.manifest,
-                settings: Ok(Map::new()),
-            })
-            .collect();
-        let factory = HostPluginStores::new(host.clone(), packages).with_output(output);
+        let (host, factory) = plugin_stores(&self.plugins(), output);
         let config = std::fs::read_to_string(self.work().join(".agentenv/config.toml")).unwrap();
         let doc = ConfigDocument::from_text(&config, &self.work().join(".agentenv/config.toml"));
         let store = configured_stores(doc, Some(Arc::new(factory)))
@@ -136,6 +124,25 @@ impl World {
             .unwrap();
         (host, store)
     }
+}
+
+/// A pool and the plugin stores of the packages installed in `plugins`, each with no settings, their
+/// stderr going to `output`.
+fn plugin_stores(plugins: &Path, output: StoreOutput) -> (Arc<PluginHost>, HostPluginStores) {
+    let host = Arc::new(PluginHost::new(
+        HostConfig::new(agent_env::VERSION),
+        Arc::new(NoServices),
+    ));
+    let packages = discover(&SearchPath::new(plugins.to_path_buf(), &Default::default()))
+        .plugins
+        .into_iter()
+        .map(|p| PluginPackage {
+            manifest: p.manifest,
+            settings: Ok(Map::new()),
+        })
+        .collect();
+    let factory = HostPluginStores::new(host.clone(), packages).with_output(output);
+    (host, factory)
 }
 
 fn text(bytes: &[u8]) -> String {
@@ -547,23 +554,11 @@ fn a_secret_a_secret_store_plugin_logs_is_masked_where_its_stderr_goes() {
       printf '{"jsonrpc":"2.0","id":%s,"result":{"value":"Vault-Value-8812"}}\n' "$id""#,
     }
     .install(&plugins, "secrets");
-    let host = Arc::new(PluginHost::new(
-        HostConfig::new(agent_env::VERSION),
-        Arc::new(NoServices),
-    ));
-    let packages = discover(&SearchPath::new(plugins, &Default::default()))
-        .plugins
-        .into_iter()
-        .map(|p| PluginPackage {
-            manifest: p.manifest,
-            settings: Ok(Map::new()),
-        })
-        .collect();
     let output = StoreOutput::new();
     // Masked as it is heard, as the terminal and the run's log mask what they write.
     let hearing = Arc::new(Hearing(Mutex::default(), true));
     let _listening = output.listen(hearing.clone());
-    let factory = HostPluginStores::new(host.clone(), packages).with_output(output);
+    let (_host, factory) = plugin_stores(&plugins, output);
     let config_path = dir.path().join("config.toml");
     let doc = ConfigDocument::from_text(
         "[stores.secret]\nimpl = \"agentenv-secrets:Vault\"\n",
