@@ -90,7 +90,7 @@ fn group_of(stem: &str) -> &str {
 
 /// The run group of the journal named `file_name` in the journals folder; `None` for a file that is
 /// not a journal (or one still being made).
-pub fn journal_group(file_name: &str) -> Option<&str> {
+fn journal_group(file_name: &str) -> Option<&str> {
     file_name
         .strip_suffix(SUFFIX)
         .filter(|stem| !stem.starts_with('.'))
@@ -218,24 +218,38 @@ pub struct DeadRun {
 
 /// The runs under `locks_dir` that ended without finishing.
 pub fn dead_runs(locks_dir: &Path) -> Vec<DeadRun> {
-    let Ok(entries) = std::fs::read_dir(journals(locks_dir)) else {
-        return Vec::new();
+    journals_here(locks_dir).dead
+}
+
+/// The run journals on this machine, read once: the groups of the runs live here now (their journals
+/// locked by their processes; a run elsewhere, on another machine sharing the store, is not seen), and
+/// the runs that left theirs behind.
+pub struct JournalsHere {
+    pub live: std::collections::BTreeSet<String>,
+    pub dead: Vec<DeadRun>,
+}
+
+/// Reads the journals under `locks_dir` (see [`JournalsHere`]). Each dead one stays locked while
+/// its [`DeadRun`] lives.
+pub fn journals_here(locks_dir: &Path) -> JournalsHere {
+    let mut here = JournalsHere {
+        live: std::collections::BTreeSet::new(),
+        dead: Vec::new(),
     };
-    let mut dead = Vec::new();
+    let Ok(entries) = std::fs::read_dir(journals(locks_dir)) else {
+        return here;
+    };
     for entry in entries.flatten() {
         let name = entry.file_name().to_string_lossy().into_owned();
-        let Some(stem) = name.strip_suffix(SUFFIX) else {
+        let Some(run_group_id) = journal_group(&name) else {
             continue;
         };
-        if stem.starts_with('.') {
-            continue;
-        }
-        let run_group_id = group_of(stem);
         let Ok(file) = File::open(entry.path()) else {
             continue;
         };
         // Locked by a live run: not dead.
         if !lock(&file) {
+            here.live.insert(run_group_id.to_string());
             continue;
         }
         let lines: Vec<String> = BufReader::new(&file)
@@ -246,7 +260,7 @@ pub fn dead_runs(locks_dir: &Path) -> Vec<DeadRun> {
             .iter()
             .filter_map(|line| line.strip_prefix(SANDBOX_LINE).map(PathBuf::from))
             .collect();
-        dead.push(DeadRun {
+        here.dead.push(DeadRun {
             run_group_id: run_group_id.to_string(),
             sandboxes,
             ended: lines.iter().any(|line| line == ENDED_LINE),
@@ -262,28 +276,9 @@ pub fn dead_runs(locks_dir: &Path) -> Vec<DeadRun> {
             _locked: file,
         });
     }
-    dead.sort_by(|a, b| a.run_group_id.cmp(&b.run_group_id));
-    dead
-}
-
-/// Whether the run `run_group_id` is running now on this machine: its journal is there and locked
-/// by its live process. A run elsewhere (another machine sharing the document store) is not seen.
-pub fn is_running(locks_dir: &Path, run_group_id: &str) -> bool {
-    if run_group_id.is_empty() || run_group_id.contains('/') || run_group_id.starts_with('.') {
-        return false;
-    }
-    let Ok(entries) = std::fs::read_dir(journals(locks_dir)) else {
-        return false;
-    };
-    entries.flatten().any(|entry| {
-        let name = entry.file_name();
-        let of_group = name
-            .to_str()
-            .and_then(journal_group)
-            .is_some_and(|group| group == run_group_id);
-        // Taken (and let go at once as the file closes) only when no live run holds it.
-        of_group && File::open(entry.path()).is_ok_and(|file| !lock(&file))
-    })
+    here.dead
+        .sort_by(|a, b| a.run_group_id.cmp(&b.run_group_id));
+    here
 }
 
 /// What a sweep cleaned up.
@@ -681,11 +676,13 @@ mod tests {
         let first = RunJournal::begin(&locks, "grp", InstancesIn::Local, tmp.path()).unwrap();
         let second = RunJournal::begin(&locks, "grp", InstancesIn::Local, tmp.path()).unwrap();
         drop(first);
-        assert!(is_running(&locks, "grp"), "the second still runs");
+        assert!(
+            journals_here(&locks).live.contains("grp"),
+            "the second still runs"
+        );
         assert!(dead_runs(&locks).is_empty());
         drop(second);
-        assert!(!is_running(&locks, "grp"));
-        assert!(!is_running(&locks, "gr"));
+        assert!(journals_here(&locks).live.is_empty());
     }
 
     /// The step a killed run was running ends with its instance: recorded as an interrupted failure,
@@ -747,13 +744,15 @@ mod tests {
     fn a_run_is_running_while_its_journal_is_locked() {
         let tmp = tempfile::tempdir().unwrap();
         let locks = tmp.path().join("locks");
-        assert!(!is_running(&locks, "run-x"));
+        assert!(journals_here(&locks).live.is_empty());
         let journal = RunJournal::begin(&locks, "run-x", InstancesIn::Local, tmp.path()).unwrap();
         // flock is per open file: this process's own lock is seen as another's.
-        assert!(is_running(&locks, "run-x"));
-        assert!(!is_running(&locks, "../run-x"));
+        assert_eq!(
+            journals_here(&locks).live,
+            std::collections::BTreeSet::from(["run-x".to_string()])
+        );
         drop(journal);
-        assert!(!is_running(&locks, "run-x"));
+        assert!(journals_here(&locks).live.is_empty());
     }
 
     #[test]

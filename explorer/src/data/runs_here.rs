@@ -8,7 +8,7 @@ use std::collections::{HashMap, HashSet};
 use std::path::PathBuf;
 
 use agent_env::bundle::ids::LOCAL_PREFIX;
-use agent_env::run::liveness::{dead_runs, journal_group};
+use agent_env::run::liveness::journals_here;
 use agent_env_store::document::Document;
 use serde_json::Value;
 
@@ -127,27 +127,22 @@ impl RunsHere {
 }
 
 /// One read of the journals folder: the runs that left theirs behind (as `agent-env task list` finds
-/// them), and every other journal there, which a live run holds.
+/// them), and the groups whose runs are live.
 fn read(locks_dir: &std::path::Path) -> Journals {
     // Each dead journal is locked while it is read, and let go at once.
-    let dead: HashMap<String, (bool, &'static str)> = dead_runs(locks_dir)
+    let here = journals_here(locks_dir);
+    let dead = here
+        .dead
         .into_iter()
         .map(|run| {
             let by = run.instances_in.map_or("agent-env run", |i| i.marked_by());
             (run.run_group_id, (run.ended, by))
         })
         .collect();
-    let live = std::fs::read_dir(locks_dir.join("runs"))
-        .map(|entries| {
-            entries
-                .flatten()
-                .filter_map(|e| e.file_name().into_string().ok())
-                .filter_map(|name| journal_group(&name).map(String::from))
-                .filter(|group| !dead.contains_key(group))
-                .collect()
-        })
-        .unwrap_or_default();
-    Journals { live, dead }
+    Journals {
+        live: here.live.into_iter().collect(),
+        dead,
+    }
 }
 
 /// The run group an instance belongs to.
