@@ -398,3 +398,64 @@ fn an_object_changed_after_the_put_is_not_loaded() {
     );
     assert!(!out.exists());
 }
+
+/// Ctrl-C during `artifact put` lets the file being written finish, then stops: exit 130, no version
+/// recorded, and what it wrote under which prefix said.
+#[test]
+fn a_put_stopped_by_a_signal_records_nothing_and_says_what_it_wrote() {
+    use crate::support::shell_store::{ShellStore, REFUSE};
+    let s = Sandboxed::new();
+    let folder = greeting(&s, "hello there\n");
+    let started = s.dir.path().join("put-started");
+    let on_call = format!(
+        r#"case "$line" in
+        *'"method":"store.object.put_file"'*) touch {}; sleep 0.5
+          printf '{{"jsonrpc":"2.0","id":%s,"result":{{"url":"slow://b/x"}}}}\n' "$id" ;;
+        *) {REFUSE} ;;
+      esac"#,
+        started.display()
+    );
+    ShellStore {
+        package: "agentenv-slow-objects",
+        class: "SlowObjects",
+        kind: "object",
+        on_open: "",
+        on_call: &on_call,
+    }
+    .install(&s.plugins(), "slow");
+    s.write(
+        ".agentenv/config.toml",
+        "[stores.object]\nimpl = \"agentenv-slow-objects:SlowObjects\"\n",
+    );
+    let child = s
+        .command(&[
+            "artifact",
+            "put",
+            folder.to_str().unwrap(),
+            "--id",
+            "team/greeting",
+        ])
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(30);
+    while !started.exists() && std::time::Instant::now() < deadline {
+        std::thread::sleep(std::time::Duration::from_millis(10));
+    }
+    assert!(started.exists(), "the put never began");
+    // SAFETY: sends a signal to the child this test started.
+    unsafe {
+        libc::kill(child.id() as i32, libc::SIGINT);
+    }
+    let out = child.wait_with_output().unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(130), "{stderr}");
+    assert!(
+        stderr.contains("stopped by a signal after writing 1 of 3 files to the object store under artifacts/file_artifact_universe/team/greeting/")
+            && stderr.contains("no version was recorded"),
+        "{stderr}"
+    );
+    let got = s.run(&["artifact", "get", "team/greeting"]);
+    assert_eq!(got.code, 1, "no version recorded: {}", got.both());
+}
