@@ -4,7 +4,7 @@
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex, MutexGuard};
 use std::thread;
-use std::time::Instant;
+use std::time::{Duration, Instant};
 
 use agent_env_protocol::names::canonical_name;
 
@@ -266,16 +266,26 @@ impl PluginHost {
         diagnoses
     }
 
+    /// The process of each package, as the pool holds it now.
+    fn processes(&self) -> Vec<Arc<PluginProcess>> {
+        let entries = lock(&self.entries);
+        entries
+            .values()
+            .filter_map(|e| lock(e).process.clone())
+            .collect()
+    }
+
+    /// Returns once every running process's stderr lines written before this call are handed to
+    /// their listeners, or `within` has passed for each ([`PluginProcess::catch_up_stderr`]).
+    pub fn catch_up_stderr(&self, within: Duration) {
+        for process in self.processes() {
+            process.catch_up_stderr(within);
+        }
+    }
+
     /// Shuts every process down (in parallel) and returns their final diagnoses.
     pub fn shutdown_all(&self) -> Vec<Diagnosis> {
-        let processes: Vec<Arc<PluginProcess>> = {
-            let entries = lock(&self.entries);
-            entries
-                .values()
-                .filter_map(|e| lock(e).process.clone())
-                .collect()
-        };
-        stop_together(&processes)
+        stop_together(&self.processes())
     }
 }
 

@@ -253,6 +253,14 @@ impl PluginProcess {
         })
     }
 
+    /// Returns once every stderr line the plugin wrote before this call is handed to its listener,
+    /// or `within` has passed ([`StderrTail::catch_up`]).
+    pub fn catch_up_stderr(&self, within: Duration) {
+        if let Some(tail) = &self.child.stderr {
+            tail.catch_up(within);
+        }
+    }
+
     /// Whether a call to it is in flight.
     pub fn busy(&self) -> bool {
         self.in_flight.load(std::sync::atomic::Ordering::SeqCst) > 0
@@ -595,7 +603,7 @@ impl Child {
             } => {
                 let line_router = router.clone();
                 let package = spec.package.clone();
-                let tail = StderrTail::capture_lines(stderr, &name, move |line| {
+                let tail = StderrTail::capture_pipe_lines(stderr, &name, move |line| {
                     line_router.stderr_line(&package, line)
                 });
                 let handler = HostHandler {

@@ -2,11 +2,18 @@
 //!
 //! A plugin may write any amount to stderr; the host keeps only the last [`STDERR_TAIL_BYTES`], so a
 //! plugin that writes 10 MB neither blocks (the pipe is always drained) nor bloats memory.
+//!
+//! Lines are read on a thread of their own, so one a plugin wrote just before it answered may be
+//! handed over a moment after the answer. Whoever must hear every line written so far (a run about to
+//! stop listening) asks the reader to [`catch up`](StderrTail::catch_up): it reads what the pipe
+//! holds at that moment and hands it over before the call returns.
 
 use std::collections::VecDeque;
-use std::io::Read;
-use std::sync::{Arc, Mutex, MutexGuard};
+use std::io::{PipeReader, PipeWriter, Read, Write};
+use std::os::fd::AsRawFd;
+use std::sync::{Arc, Condvar, Mutex, MutexGuard};
 use std::thread;
+use std::time::{Duration, Instant};
 
 /// How many bytes of stderr the host keeps.
 pub const STDERR_TAIL_BYTES: usize = 64 * 1024;
@@ -20,12 +27,24 @@ struct Tail {
     total_bytes: u64,
     lines: u64,
     ended: bool,
+    /// Catch-ups asked for so far, and the last one the reader answered.
+    asked: u64,
+    caught_up: u64,
+}
+
+#[derive(Default)]
+struct Shared {
+    tail: Mutex<Tail>,
+    /// Told when the reader catches up or the stream ends.
+    changed: Condvar,
+    /// Wakes a pipe's reader to catch up; none for a stream of another kind.
+    wake: Option<PipeWriter>,
 }
 
 /// The captured stderr of one child. Cheap to clone.
 #[derive(Clone, Default)]
 pub struct StderrTail {
-    inner: Arc<Mutex<Tail>>,
+    inner: Arc<Shared>,
 }
 
 fn lock(m: &Mutex<Tail>) -> MutexGuard<'_, Tail> {
@@ -51,30 +70,120 @@ impl StderrTail {
             .name(format!("{name}-stderr"))
             .spawn(move || writer.drain(stream, on_line));
         if spawned.is_err() {
-            lock(&tail.inner).ended = true;
+            writer_gone(&tail);
         }
         tail
+    }
+
+    /// Like [`StderrTail::capture_lines`] for a pipe, whose reader can also be asked to
+    /// [`catch up`](StderrTail::catch_up).
+    pub fn capture_pipe_lines<F>(stream: PipeReader, name: &str, on_line: F) -> StderrTail
+    where
+        F: Fn(&str) + Send + 'static,
+    {
+        let Ok((wake_reader, wake_writer)) = std::io::pipe() else {
+            return StderrTail::capture_lines(stream, name, on_line);
+        };
+        // A wake-up that finds the pipe full is not needed: the reader has one to read already.
+        set_nonblocking(&wake_writer);
+        let tail = StderrTail {
+            inner: Arc::new(Shared {
+                wake: Some(wake_writer),
+                ..Shared::default()
+            }),
+        };
+        let writer = tail.clone();
+        let spawned = thread::Builder::new()
+            .name(format!("{name}-stderr"))
+            .spawn(move || writer.drain_pipe(stream, wake_reader, on_line));
+        if spawned.is_err() {
+            writer_gone(&tail);
+        }
+        tail
+    }
+
+    /// Returns once every line written to the stream before this call is handed over, the stream
+    /// has ended, or `within` has passed. Immediate for a stream that is not a pipe.
+    pub fn catch_up(&self, within: Duration) {
+        let Some(wake) = &self.inner.wake else { return };
+        let asked = {
+            let mut tail = lock(&self.inner.tail);
+            if tail.ended {
+                return;
+            }
+            tail.asked += 1;
+            tail.asked
+        };
+        let _ = (&*wake).write(&[1]);
+        let deadline = Instant::now() + within;
+        let mut tail = lock(&self.inner.tail);
+        while !tail.ended && tail.caught_up < asked {
+            let left = deadline.saturating_duration_since(Instant::now());
+            if left.is_zero() {
+                return;
+            }
+            tail = match self.inner.changed.wait_timeout(tail, left) {
+                Ok((guard, _)) => guard,
+                Err(poisoned) => poisoned.into_inner().0,
+            };
+        }
     }
 
     fn drain<R: Read, F: Fn(&str)>(&self, mut stream: R, on_line: F) {
         let mut buf = vec![0u8; 64 * 1024];
         let mut lines = LineSplitter::default();
-        loop {
-            match stream.read(&mut buf) {
-                Ok(0) | Err(_) => break,
-                Ok(n) => {
-                    self.push(&buf[..n]);
-                    lines.feed(&buf[..n], &on_line);
+        while self.read_once(&mut stream, &mut buf, &mut lines, &on_line) {}
+        lines.finish(&on_line);
+        writer_gone(self);
+    }
+
+    /// Reads one chunk and hands its lines over; false at end of file or on an error.
+    fn read_once<R: Read, F: Fn(&str)>(
+        &self,
+        stream: &mut R,
+        buf: &mut [u8],
+        lines: &mut LineSplitter,
+        on_line: &F,
+    ) -> bool {
+        match stream.read(buf) {
+            Ok(0) | Err(_) => false,
+            Ok(n) => {
+                self.push(&buf[..n]);
+                lines.feed(&buf[..n], on_line);
+                true
+            }
+        }
+    }
+
+    /// [`drain`](Self::drain) for a pipe, waiting on the stream and on wake-ups to catch up at once.
+    fn drain_pipe<F: Fn(&str)>(&self, mut stream: PipeReader, mut wake: PipeReader, on_line: F) {
+        let mut buf = vec![0u8; 64 * 1024];
+        let mut lines = LineSplitter::default();
+        while let Some((data, woken)) = wait_readable(&stream, &wake) {
+            if woken {
+                let _ = wake.read(&mut [0u8; 64]);
+                // Every catch-up asked for up to now is answered by reading what the pipe holds now.
+                let asked = lock(&self.inner.tail).asked;
+                let mut open = true;
+                while open && readable_now(&stream) {
+                    open = self.read_once(&mut stream, &mut buf, &mut lines, &on_line);
                 }
+                lock(&self.inner.tail).caught_up = asked;
+                self.inner.changed.notify_all();
+                if !open {
+                    break;
+                }
+            } else if data && !self.read_once(&mut stream, &mut buf, &mut lines, &on_line) {
+                break;
             }
         }
         lines.finish(&on_line);
-        lock(&self.inner).ended = true;
+        writer_gone(self);
     }
 
     /// Appends bytes, dropping the oldest beyond the cap.
     pub fn push(&self, chunk: &[u8]) {
-        let mut tail = lock(&self.inner);
+        let mut tail = lock(&self.inner.tail);
         tail.total_bytes += chunk.len() as u64;
         tail.lines += chunk.iter().filter(|b| **b == b'\n').count() as u64;
         let keep = &chunk[chunk.len().saturating_sub(STDERR_TAIL_BYTES)..];
@@ -85,7 +194,7 @@ impl StderrTail {
 
     /// The kept bytes as text (lossy UTF-8).
     pub fn text(&self) -> String {
-        let tail = lock(&self.inner);
+        let tail = lock(&self.inner.tail);
         let (a, b) = tail.bytes.as_slices();
         let mut all = Vec::with_capacity(a.len() + b.len());
         all.extend_from_slice(a);
@@ -105,17 +214,66 @@ impl StderrTail {
 
     /// Lines seen (newlines counted over everything written, not just the kept tail).
     pub fn lines(&self) -> u64 {
-        lock(&self.inner).lines
+        lock(&self.inner.tail).lines
     }
 
     /// Bytes written in all.
     pub fn total_bytes(&self) -> u64 {
-        lock(&self.inner).total_bytes
+        lock(&self.inner.tail).total_bytes
     }
 
     /// Whether the stream has ended (every writer closed it).
     pub fn ended(&self) -> bool {
-        lock(&self.inner).ended
+        lock(&self.inner.tail).ended
+    }
+}
+
+/// Marks the stream ended and wakes whoever waits for the reader.
+fn writer_gone(tail: &StderrTail) {
+    lock(&tail.inner.tail).ended = true;
+    tail.inner.changed.notify_all();
+}
+
+fn set_nonblocking(pipe: &PipeWriter) {
+    let fd = pipe.as_raw_fd();
+    // SAFETY: fcntl on a descriptor this function's caller owns; no memory is passed.
+    unsafe {
+        let flags = libc::fcntl(fd, libc::F_GETFL);
+        if flags >= 0 {
+            libc::fcntl(fd, libc::F_SETFL, flags | libc::O_NONBLOCK);
+        }
+    }
+}
+
+/// Waits until `stream` has bytes (or has ended) or `wake` was written to: (stream ready, woken);
+/// `None` when waiting itself failed.
+fn wait_readable(stream: &PipeReader, wake: &PipeReader) -> Option<(bool, bool)> {
+    let mut fds = [pollfd(stream.as_raw_fd()), pollfd(wake.as_raw_fd())];
+    loop {
+        // SAFETY: `fds` is a live array of two pollfd structs, as the length says.
+        let n = unsafe { libc::poll(fds.as_mut_ptr(), 2, -1) };
+        if n >= 0 {
+            return Some((fds[0].revents != 0, fds[1].revents != 0));
+        }
+        if std::io::Error::last_os_error().kind() != std::io::ErrorKind::Interrupted {
+            return None;
+        }
+    }
+}
+
+/// Whether a read of `stream` would not block now (bytes are there, or it has ended).
+fn readable_now(stream: &PipeReader) -> bool {
+    let mut fds = [pollfd(stream.as_raw_fd())];
+    // SAFETY: `fds` is a live array of one pollfd struct.
+    let n = unsafe { libc::poll(fds.as_mut_ptr(), 1, 0) };
+    n > 0 && fds[0].revents != 0
+}
+
+fn pollfd(fd: std::os::fd::RawFd) -> libc::pollfd {
+    libc::pollfd {
+        fd,
+        events: libc::POLLIN,
+        revents: 0,
     }
 }
 
@@ -199,6 +357,51 @@ mod tests {
         let cut = truncate_line(&line, 300);
         assert!(cut.contains("\"api_key\": \"***\"}"), "{cut}");
         assert!(!cut.contains("sk-live"), "{cut}");
+    }
+
+    #[test]
+    fn a_catch_up_returns_once_every_line_written_before_it_is_handed_over() {
+        let (reader, mut writer) = std::io::pipe().unwrap();
+        let seen = Arc::new(Mutex::new(Vec::new()));
+        let heard = seen.clone();
+        // A slow listener: without the catch-up, the lines would arrive well after the writes.
+        let tail = StderrTail::capture_pipe_lines(reader, "slow", move |line| {
+            std::thread::sleep(Duration::from_millis(40));
+            heard.lock().unwrap().push(line.to_string());
+        });
+        for n in 0..5 {
+            writeln!(writer, "line {n}").unwrap();
+        }
+        tail.catch_up(Duration::from_secs(10));
+        let heard_so_far = seen.lock().unwrap().clone();
+        assert_eq!(heard_so_far.len(), 5, "{heard_so_far:?}");
+        assert!(!tail.ended());
+        drop(writer);
+        tail.catch_up(Duration::from_secs(10));
+        let deadline = Instant::now() + Duration::from_secs(10);
+        while !tail.ended() && Instant::now() < deadline {
+            std::thread::sleep(Duration::from_millis(1));
+        }
+        assert!(tail.ended());
+        // Once the stream has ended, a catch-up has nothing to wait for.
+        let started = Instant::now();
+        tail.catch_up(Duration::from_secs(10));
+        assert!(started.elapsed() < Duration::from_secs(5));
+    }
+
+    #[test]
+    fn a_catch_up_gives_up_after_its_time() {
+        let (reader, mut writer) = std::io::pipe().unwrap();
+        let (release, stuck) = std::sync::mpsc::channel::<()>();
+        let stuck = Mutex::new(stuck);
+        let tail = StderrTail::capture_pipe_lines(reader, "stuck", move |_| {
+            let _ = stuck.lock().unwrap().recv();
+        });
+        writeln!(writer, "a line its listener never finishes hearing").unwrap();
+        let started = Instant::now();
+        tail.catch_up(Duration::from_millis(100));
+        assert!(started.elapsed() >= Duration::from_millis(100));
+        release.send(()).unwrap();
     }
 
     #[test]

@@ -170,6 +170,7 @@ impl PluginStoreFactory for HostPluginStores {
         };
         let open = serde_json::to_value(params)
             .map_err(|e| StoreError::Internal(format!("encoding store.open: {e}")))?;
+        self.output.report_from(&self.host);
         let transport = ProcessTransport {
             host: self.host.clone(),
             spec,

@@ -6,11 +6,19 @@
 //!
 //! The listener that began last hears, alone: a run inside a `-v` command takes the lines to its own
 //! output and log, and hands them back when it ends, so no line is shown twice.
+//!
+//! A plugin's stderr is read on a thread of its own, so a line written just before an answer may
+//! arrive after it. A listener that stops first has the pools that report here catch up (every line
+//! their plugins wrote until then is handed over), so the last lines of a run reach its log.
 
 use std::sync::atomic::{AtomicU64, Ordering};
-use std::sync::{Arc, LazyLock, Mutex, MutexGuard};
+use std::sync::{Arc, LazyLock, Mutex, MutexGuard, Weak};
+use std::time::Duration;
 
-use agent_env_host::HostServices;
+use agent_env_host::{HostServices, PluginHost};
+
+/// How long a listener that stops waits for the lines already written to arrive.
+const CATCH_UP_WITHIN: Duration = Duration::from_millis(500);
 
 /// Where the stderr lines of plugin stores go: a stack of listeners, the last of which hears.
 #[derive(Clone, Default)]
@@ -23,6 +31,22 @@ struct Listeners {
     /// (id, services) in the order they began listening.
     stack: Mutex<Vec<(u64, Arc<dyn HostServices>)>>,
     next: AtomicU64,
+    /// The pools whose plugins' stderr lines come here.
+    sources: Mutex<Vec<Weak<PluginHost>>>,
+}
+
+impl Listeners {
+    /// Hands over every line the sources' plugins wrote so far.
+    fn catch_up(&self) {
+        let sources: Vec<Arc<PluginHost>> = {
+            let mut sources = lock(&self.sources);
+            sources.retain(|s| s.strong_count() > 0);
+            sources.iter().filter_map(Weak::upgrade).collect()
+        };
+        for host in sources {
+            host.catch_up_stderr(CATCH_UP_WITHIN);
+        }
+    }
 }
 
 fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
@@ -55,6 +79,18 @@ impl StoreOutput {
         }
     }
 
+    /// Notes that plugins of `host` report their stderr lines here, so that a listener that stops has
+    /// them hand over what they wrote until then.
+    pub fn report_from(&self, host: &Arc<PluginHost>) {
+        let mut sources = lock(&self.inner.sources);
+        let known = sources
+            .iter()
+            .any(|s| std::ptr::eq(s.as_ptr(), Arc::as_ptr(host)));
+        if !known {
+            sources.push(Arc::downgrade(host));
+        }
+    }
+
     /// Who hears now: the listener that began last, if any.
     pub fn listener(&self) -> Option<Arc<dyn HostServices>> {
         lock(&self.inner.stack).last().map(|(_, s)| s.clone())
@@ -78,6 +114,8 @@ pub struct Listening {
 
 impl Drop for Listening {
     fn drop(&mut self) {
+        // Before it leaves the stack, and outside its lock: the lines handed over now are still its.
+        self.inner.catch_up();
         lock(&self.inner.stack).retain(|(id, _)| *id != self.id);
     }
 }
