@@ -166,16 +166,27 @@ fn print_object(store: &dyn ObjectStore, url: &str) -> Exit {
     if !stdout.is_terminal() {
         return copy_to(&file, &mut stdout.lock(), url);
     }
-    if !is_utf8(&file).map_err(|e| reading(&file, &e))? {
+    let is_text = match text_pieces(&file, |_| Ok(())) {
+        Ok(is_text) => is_text,
+        Err(e) => return e.exit(&file, url),
+    };
+    if !is_text {
         return Err(Failure::new(format!(
             "{url} holds binary bytes, which a terminal cannot show; write them to a file with --output FILE, or pipe them to a program"
         )));
     }
     // Text from a shared store reaches the terminal with its control characters shown as escapes
-    // (one could retitle the window or clear the screen); a pipe or a file gets the bytes as they are.
-    let text = std::fs::read_to_string(&file).map_err(|e| reading(&file, &e))?;
-    let shown = crate::printable::plain(&text);
-    copy_bytes(shown.as_bytes(), &mut stdout.lock(), url)
+    // (one could retitle the window or clear the screen), a piece at a time; a pipe or a file gets
+    // the bytes as they are.
+    let mut out = stdout.lock();
+    let shown = text_pieces(&file, |piece| {
+        out.write_all(crate::printable::plain(piece).as_bytes())
+    })
+    .and_then(|_| out.flush().map_err(PieceError::Write));
+    match shown {
+        Err(e) => e.exit(&file, url),
+        Ok(()) => Ok(0),
+    }
 }
 
 /// `store.download_to_file(url, file)`; a store that does not implement it has the object read whole.
@@ -200,26 +211,52 @@ fn reading(file: &Path, e: &std::io::Error) -> Failure {
 /// How much of the object is read at a time.
 const CHUNK: usize = 64 * 1024;
 
-/// Whether `file` is UTF-8 text, read a piece at a time.
-fn is_utf8(file: &Path) -> std::io::Result<bool> {
-    let mut reader = std::fs::File::open(file)?;
+/// What stopped [`text_pieces`]: reading the file, or what was done with a piece.
+enum PieceError {
+    Read(std::io::Error),
+    Write(std::io::Error),
+}
+
+impl PieceError {
+    /// How the command ends: a reader of stdout that went away is no failure, as [`written`] says.
+    fn exit(self, file: &Path, url: &str) -> Exit {
+        match self {
+            PieceError::Read(e) => Err(reading(file, &e)),
+            PieceError::Write(e) => written(Err(e), url),
+        }
+    }
+}
+
+/// Hands `file` to `on_piece` as text, a piece at a time; `Ok(false)` at the first bytes that are not
+/// UTF-8 (what came before them was handed over).
+fn text_pieces(
+    file: &Path,
+    mut on_piece: impl FnMut(&str) -> std::io::Result<()>,
+) -> Result<bool, PieceError> {
+    let mut reader = std::fs::File::open(file).map_err(PieceError::Read)?;
     // A character cut at a piece's end (at most 3 of its bytes) is carried to the next piece.
     let mut buf = vec![0u8; CHUNK + 3];
     let mut carried = 0;
     loop {
-        let n = reader.read(&mut buf[carried..carried + CHUNK])?;
+        let n = reader
+            .read(&mut buf[carried..carried + CHUNK])
+            .map_err(PieceError::Read)?;
         if n == 0 {
             return Ok(carried == 0);
         }
         let filled = carried + n;
-        carried = match std::str::from_utf8(&buf[..filled]) {
-            Ok(_) => 0,
-            Err(e) if e.error_len().is_none() => {
-                buf.copy_within(e.valid_up_to()..filled, 0);
-                filled - e.valid_up_to()
-            }
-            Err(_) => return Ok(false),
+        let (valid, is_text) = match std::str::from_utf8(&buf[..filled]) {
+            Ok(_) => (filled, true),
+            Err(e) => (e.valid_up_to(), e.error_len().is_none()),
         };
+        // Checked just above: the first `valid` bytes are UTF-8.
+        let piece = std::str::from_utf8(&buf[..valid]).unwrap_or_default();
+        on_piece(piece).map_err(PieceError::Write)?;
+        if !is_text {
+            return Ok(false);
+        }
+        buf.copy_within(valid..filled, 0);
+        carried = filled - valid;
     }
 }
 
@@ -228,14 +265,6 @@ fn copy_to(file: &Path, out: &mut impl Write, url: &str) -> Exit {
     let mut reader = std::fs::File::open(file).map_err(|e| reading(file, &e))?;
     written(
         std::io::copy(&mut reader, out).and_then(|_| out.flush()),
-        url,
-    )
-}
-
-/// Writes `bytes` to `out` as [`copy_to`] writes a file.
-fn copy_bytes(mut bytes: &[u8], out: &mut impl Write, url: &str) -> Exit {
-    written(
-        std::io::copy(&mut bytes, out).and_then(|_| out.flush()),
         url,
     )
 }

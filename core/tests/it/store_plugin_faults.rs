@@ -389,6 +389,19 @@ fn store_get_refuses_binary_bytes_on_a_terminal_with_exit_1_and_prints_text() {
         shown.replace("\r\n", "\n"),
         "title\\x1b]0;owned\\x07 and clear\\x1b[2J\n"
     );
+    // Past the first piece too: the text is shown a piece at a time.
+    let long = "y".repeat(64 * 1024 + 5);
+    let late_escape = world.object("late.txt", format!("{long}\x1b[2J\n").as_bytes());
+    let (code, shown, stderr) = on_a_terminal(world.command(&["store", "get", &late_escape]));
+    assert_eq!(code, 0, "{stderr}");
+    assert_eq!(shown.replace("\r\n", "\n"), format!("{long}\\x1b[2J\n"));
+    // Bytes that are not text far into an object: refused before any of it is shown.
+    let mut late_binary = long.into_bytes();
+    late_binary.extend_from_slice(&[0xff, b'\n']);
+    let late_binary = world.object("late.bin", &late_binary);
+    let (code, shown, stderr) = on_a_terminal(world.command(&["store", "get", &late_binary]));
+    assert_eq!(code, 1, "{stderr}");
+    assert!(shown.is_empty(), "{}", shown.len());
 }
 
 /// Runs `cmd` with its stdout on a pseudo-terminal: its exit code, what the terminal showed, and its
