@@ -1,6 +1,8 @@
 //! The connection to one bucket: its settings, the signer's handles, and the requests every operation is
 //! made of (a signed PUT, GET, HEAD, a listing), with S3's answers turned into store errors.
 
+use std::sync::Arc;
+
 use rusty_s3::actions::{GetObject, HeadObject, ListObjectsV2, PutObject};
 use rusty_s3::{Bucket, Credentials, S3Action, UrlStyle};
 use ureq::http::Method;
@@ -18,7 +20,7 @@ pub struct S3Client {
     pub(crate) bucket: Bucket,
     pub(crate) credentials: Option<Credentials>,
     pub(crate) at: Locations,
-    pub(crate) wire: Wire,
+    pub(crate) wire: Arc<Wire>,
 }
 
 impl std::fmt::Debug for S3Client {
@@ -68,7 +70,11 @@ impl S3Client {
             });
         Ok(S3Client {
             at: Locations::new(&settings.bucket),
-            wire: Wire::new(&settings.endpoint, &settings.bucket, settings.timeout),
+            wire: Arc::new(Wire::new(
+                &settings.endpoint,
+                &settings.bucket,
+                settings.timeout,
+            )),
             settings,
             bucket,
             credentials,

@@ -15,6 +15,7 @@
 //! - `client`: the bucket's settings, signer and requests, which the modules below build on;
 //! - `store`: the [`ObjectStore`](agent_env_store::ObjectStore) implementation;
 //! - `upload`: streamed and multipart uploads of files;
+//! - [`open_uploads`]: the multipart uploads under way, for a command stopped at once to abort;
 //! - `grants`: presigned GET/PUT grants and POST upload policies.
 
 #![warn(missing_docs)]
@@ -22,12 +23,14 @@
 mod client;
 mod grants;
 mod location;
+pub mod open_uploads;
 pub mod settings;
 mod stall;
 mod store;
 mod upload;
 mod wire;
 
+pub use open_uploads::abort_uploads_under_way;
 pub use settings::{S3Credentials, S3Settings, CLASS, CONFIG_KEYS, REQUIRED_KEYS};
 pub use store::S3ObjectStore;
 pub use upload::PART_SIZE;

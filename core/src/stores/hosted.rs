@@ -9,6 +9,15 @@ use agent_env_store::SettingsProblems;
 use agent_env_store_postgres::PostgresDocumentStore;
 use agent_env_store_s3::{S3ObjectStore, S3Settings};
 
+/// How long a process stopped at once waits for the server to confirm the uploads it aborts.
+const ABORT_WITHIN: std::time::Duration = std::time::Duration::from_secs(3);
+
+/// Aborts the S3 multipart uploads this process has under way, for a command stopped at once; how
+/// many the server confirmed (their parts are gone from the bucket).
+pub fn abort_uploads_under_way() -> usize {
+    agent_env_store_s3::abort_uploads_under_way(ABORT_WITHIN)
+}
+
 /// `S3ObjectStore` from its config table (references resolved); the AWS variables of `env` fill in the
 /// credentials, region and endpoint the table leaves out. Nothing is sent until the store is used. The
 /// error names every problem: unknown keys and every bad value (the S3 crate names a missing bucket).

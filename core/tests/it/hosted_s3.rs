@@ -26,6 +26,11 @@ impl World {
     }
 
     pub(crate) fn run(&self, args: &[&str], vars: &[(&str, &str)]) -> Output {
+        self.command(args, vars).output().unwrap()
+    }
+
+    /// The command `run` runs, to start it another way.
+    pub(crate) fn command(&self, args: &[&str], vars: &[(&str, &str)]) -> Command {
         let base: &Path = self.dir.path();
         let mut cmd = Command::new(env!("CARGO_BIN_EXE_agent-env"));
         cmd.args(args).current_dir(base.join("work")).env_clear();
@@ -40,7 +45,7 @@ impl World {
         for (k, v) in vars {
             cmd.env(k, v);
         }
-        cmd.output().unwrap()
+        cmd
     }
 }
 
@@ -179,5 +184,67 @@ fn half_a_key_pair_in_the_environment_is_named_before_any_work() {
         "{}{}",
         String::from_utf8_lossy(&out.stdout),
         String::from_utf8_lossy(&out.stderr)
+    );
+}
+
+/// A second Ctrl-C stops `artifact put` at once, in the middle of a multipart upload: the upload is
+/// called off on the server (aborted, its parts dropped), not left for a bucket's lifecycle rule.
+#[test]
+fn a_put_stopped_at_once_calls_off_the_upload_under_way() {
+    use agent_env_test_support::slow_bodies::{SlowBody, SlowBodyServer};
+    // A link that takes an upload's parts slowly but keeps moving: the put is midway for seconds.
+    let server = SlowBodyServer::start(SlowBody::TricklesUpload {
+        chunk: 64 << 10,
+        pause: std::time::Duration::from_millis(50),
+    });
+    let world = World::with_config(&s3_config("b", &server.endpoint()));
+    let creds = [
+        ("TEAM_S3_KEY", "key".to_string()),
+        ("TEAM_S3_SECRET", "secret".to_string()),
+    ];
+    let folder = world.dir.path().join("work/big");
+    std::fs::create_dir_all(&folder).unwrap();
+    // Three parts of zeros that take no disk.
+    std::fs::File::create(folder.join("sparse.bin"))
+        .unwrap()
+        .set_len(3 * agent_env_store_s3::PART_SIZE)
+        .unwrap();
+    let child = world
+        .command(
+            &["artifact", "put", "big", "--id", "team/big"],
+            &vars(&creds),
+        )
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(60);
+    while !server.requests().iter().any(|r| r.contains("partNumber=")) {
+        assert!(
+            std::time::Instant::now() < deadline,
+            "no part was sent: {:?}",
+            server.requests()
+        );
+        std::thread::sleep(std::time::Duration::from_millis(5));
+    }
+    for _ in 0..2 {
+        // SAFETY: kill signals our own child, which has not been reaped.
+        unsafe { libc::kill(child.id() as i32, libc::SIGINT) };
+        std::thread::sleep(std::time::Duration::from_millis(200));
+    }
+    let out = child.wait_with_output().unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(130), "{stderr}");
+    assert!(
+        stderr.contains("Stopped at once: stopped while writing sparse.bin")
+            && stderr.contains("; the upload under way was called off"),
+        "{stderr}"
+    );
+    let requests = server.requests();
+    assert!(
+        requests
+            .iter()
+            .any(|r| r.starts_with("DELETE /b/") && r.contains("uploadId=")),
+        "{requests:?}"
     );
 }

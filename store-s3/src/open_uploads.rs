@@ -1,0 +1,129 @@
+//! The multipart uploads this process has started and not yet completed or aborted, so that a command
+//! stopped at once (a second Ctrl-C) can abort them on its way out instead of leaving their parts in
+//! the bucket until a lifecycle rule collects them.
+//!
+//! Each upload is kept with what its abort needs (the client, the bucket and credentials to sign it
+//! with when it is sent, however long the upload took), nothing of the store that started it.
+
+use std::sync::{Arc, Mutex, MutexGuard};
+use std::thread;
+use std::time::{Duration, Instant};
+
+use rusty_s3::actions::AbortMultipartUpload;
+use rusty_s3::{Bucket, Credentials, S3Action};
+use ureq::http::Method;
+
+use crate::client::S3Client;
+use crate::wire::{Wire, REQUEST_SIGNATURE_LIFETIME};
+
+/// One upload under way, with what its abort needs.
+struct Open {
+    id: u64,
+    wire: Arc<Wire>,
+    bucket: Bucket,
+    credentials: Option<Credentials>,
+    key: String,
+    upload_id: String,
+}
+
+impl Open {
+    /// Sends the abort; whether the server confirmed it.
+    fn abort(&self) -> bool {
+        let url = abort_url(
+            &self.bucket,
+            self.credentials.as_ref(),
+            &self.key,
+            &self.upload_id,
+        );
+        self.wire
+            .send(Method::DELETE, &url, &[])
+            .is_ok_and(|r| r.status().is_success())
+    }
+}
+
+/// The presigned request that aborts `upload_id` of `key`.
+pub(crate) fn abort_url(
+    bucket: &Bucket,
+    credentials: Option<&Credentials>,
+    key: &str,
+    upload_id: &str,
+) -> String {
+    AbortMultipartUpload::new(bucket, credentials, key, upload_id)
+        .sign(REQUEST_SIGNATURE_LIFETIME)
+        .to_string()
+}
+
+#[derive(Default)]
+struct Registry {
+    open: Vec<Open>,
+    next: u64,
+}
+
+static REGISTRY: Mutex<Registry> = Mutex::new(Registry {
+    open: Vec::new(),
+    next: 0,
+});
+
+fn registry() -> MutexGuard<'static, Registry> {
+    REGISTRY.lock().unwrap_or_else(|p| p.into_inner())
+}
+
+/// An upload noted as under way until this drops (it completed, or its own abort was sent).
+pub(crate) struct UnderWay {
+    id: u64,
+}
+
+impl UnderWay {
+    /// Notes the upload `upload_id` of `key` that `store` started.
+    pub(crate) fn note(store: &S3Client, key: &str, upload_id: &str) -> UnderWay {
+        let mut registry = registry();
+        let id = registry.next;
+        registry.next += 1;
+        registry.open.push(Open {
+            id,
+            wire: store.wire.clone(),
+            bucket: store.bucket.clone(),
+            credentials: store.credentials.clone(),
+            key: key.to_string(),
+            upload_id: upload_id.to_string(),
+        });
+        UnderWay { id }
+    }
+}
+
+impl Drop for UnderWay {
+    fn drop(&mut self) {
+        registry().open.retain(|open| open.id != self.id);
+    }
+}
+
+/// Aborts every multipart upload of this process still under way, in parallel, waiting at most
+/// `within` for the server's answers; how many the server confirmed. Meant for a process about to
+/// exit: the uploads' own threads may still send parts, which the server then refuses.
+pub fn abort_uploads_under_way(within: Duration) -> usize {
+    let open = std::mem::take(&mut registry().open);
+    if open.is_empty() {
+        return 0;
+    }
+    let (done, answers) = std::sync::mpsc::channel();
+    for upload in open {
+        let done = done.clone();
+        // Detached: a server that does not answer must not hold the process past `within`.
+        let _ = thread::Builder::new()
+            .name("s3-abort".into())
+            .spawn(move || {
+                let _ = done.send(upload.abort());
+            });
+    }
+    drop(done);
+    let deadline = Instant::now() + within;
+    let mut confirmed = 0;
+    loop {
+        let left = deadline.saturating_duration_since(Instant::now());
+        match answers.recv_timeout(left) {
+            Ok(true) => confirmed += 1,
+            Ok(false) => {}
+            Err(_) => return confirmed,
+        }
+    }
+}
