@@ -154,12 +154,13 @@ async fn run(
     };
     // Opening probes the configured document store, which blocks (a hosted one on this runtime).
     let opening = session.clone();
+    let retry = settings.store_retry;
     let data = Arc::new(
-        tokio::task::spawn_blocking(move || Data::open(&opening))
+        tokio::task::spawn_blocking(move || Data::open(&opening, retry))
             .await
             .map_err(|e| UpError::Serve(std::io::Error::other(e.to_string())))?,
     );
-    if let Some(why) = &data.left_out {
+    if let Some(why) = data.documents.left_out() {
         out.note(&format!("warning: {why}"));
     }
     let state: Shared = Arc::new(AppState {

@@ -3,10 +3,13 @@
 use std::sync::Arc;
 use std::time::Duration;
 
+use agent_env::run::recorded::Recorded;
 use agent_env::session::Session;
+use agent_env_store::document::DocumentStore;
 use tokio::sync::watch;
 
 use crate::data::instances::Judge;
+use crate::data::records::{Opened, Reading};
 use crate::data::runs_here::RunsHere;
 use crate::data::Data;
 use crate::plugins::ExplorerPlugins;
@@ -33,9 +36,18 @@ pub struct AppState {
 pub type Shared = Arc<AppState>;
 
 impl AppState {
-    /// What a request judges instances by: the stores it reads, and the runs live on this machine
-    /// (read at most once, when needed), the explorer's own runs still going among them.
-    pub fn judge(&self) -> Judge<'_> {
+    /// The stores a request reads. A configured document store left out is tried again when it is
+    /// due, in the session that knows the config and plugins as they are now: this blocks, so call
+    /// it on the blocking pool.
+    pub fn reading(&self) -> Reading {
+        self.data
+            .documents
+            .reading(|| Opened::from(Recorded::open(&self.current.get())))
+    }
+
+    /// What a request judges instances by: the stores it reads (`docs`), and the runs live on this
+    /// machine (read at most once, when needed), the explorer's own runs still going among them.
+    pub fn judge<'a>(&self, docs: &'a dyn DocumentStore) -> Judge<'a> {
         let going = self
             .runs
             .all()
@@ -44,6 +56,6 @@ impl AppState {
             .map(|w| w.id.clone())
             .collect();
         let runs = RunsHere::new(self.session.paths().locks_dir(), going);
-        Judge::new(self.data.documents.as_ref(), runs)
+        Judge::new(docs, runs)
     }
 }

@@ -2,8 +2,9 @@
 //! `allowed_hosts`, `cors_origins` (`static_dir` is the original's and has no use here: the UI is
 //! built in), and ours for explorer plugins: `plugin_timeout_seconds` (how long a plugin may take to
 //! answer one request before the client gets 504) and `plugin_idle_seconds` (how long an explorer
-//! plugin's process stays up without a request). `env:` references resolve; `secret:` ones are
-//! refused, as none of these keys is a secret.
+//! plugin's process stays up without a request); and `store_retry_seconds` (how long the explorer
+//! waits before it tries again a configured document store it could not read). `env:` references
+//! resolve; `secret:` ones are refused, as none of these keys is a secret.
 
 use super::references::resolve_table_at;
 use super::tables::table_at;
@@ -19,6 +20,9 @@ pub const DEFAULT_PORT: u16 = 8234;
 pub const DEFAULT_PLUGIN_TIMEOUT: Duration = Duration::from_secs(30);
 /// How long an explorer plugin's process stays up without a request, unless `plugin_idle_seconds` says.
 pub const DEFAULT_PLUGIN_IDLE: Duration = Duration::from_secs(300);
+/// How long the explorer waits before it tries again a configured document store it could not read,
+/// unless `store_retry_seconds` says.
+pub const DEFAULT_STORE_RETRY: Duration = Duration::from_secs(30);
 
 /// A problem in the `[explorer]` table.
 #[derive(Debug, thiserror::Error)]
@@ -84,6 +88,9 @@ pub struct ExplorerSettings {
     pub plugin_timeout: Duration,
     /// How long an explorer plugin's process stays up without a request.
     pub plugin_idle: Duration,
+    /// How long a configured document store that could not be read is left out before a request
+    /// tries it again.
+    pub store_retry: Duration,
 }
 
 impl Default for ExplorerSettings {
@@ -94,6 +101,7 @@ impl Default for ExplorerSettings {
             cors_origins: Vec::new(),
             plugin_timeout: DEFAULT_PLUGIN_TIMEOUT,
             plugin_idle: DEFAULT_PLUGIN_IDLE,
+            store_retry: DEFAULT_STORE_RETRY,
         }
     }
 }
@@ -168,6 +176,11 @@ impl ExplorerSettings {
             .ok()
             .flatten()
             .unwrap_or(DEFAULT_PLUGIN_IDLE);
+        let store_retry = seconds(&explorer, "store_retry_seconds")
+            .map_err(&mut keep)
+            .ok()
+            .flatten()
+            .unwrap_or(DEFAULT_STORE_RETRY);
         if !problems.is_empty() {
             return Err(problems);
         }
@@ -177,6 +190,7 @@ impl ExplorerSettings {
             cors_origins,
             plugin_timeout,
             plugin_idle,
+            store_retry,
         })
     }
 
@@ -309,6 +323,15 @@ mod tests {
             .unwrap();
         assert_eq!(s.plugin_timeout, Duration::from_millis(1500));
         assert_eq!(s.plugin_idle, Duration::from_secs(2));
+    }
+
+    #[test]
+    fn the_store_retry_is_seconds_with_a_default() {
+        let s = settings("[explorer]\nstore_retry_seconds = 0.5\n").unwrap();
+        assert_eq!(s.store_retry, Duration::from_millis(500));
+        let s = settings("[explorer]\nport = 9100\n").unwrap();
+        assert_eq!(s.store_retry, DEFAULT_STORE_RETRY);
+        assert!(settings("[explorer]\nstore_retry_seconds = 0\n").is_err());
     }
 
     #[test]

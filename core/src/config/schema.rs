@@ -101,6 +101,7 @@ pub const TOP_LEVEL: &[(&str, Node)] = &[
             ("static_dir", Node::Leaf),
             ("plugin_timeout_seconds", Node::Leaf),
             ("plugin_idle_seconds", Node::Leaf),
+            ("store_retry_seconds", Node::Leaf),
             ("plugins", Node::Table(&[("impls", Node::Leaf)])),
         ]),
     ),

@@ -25,9 +25,12 @@ pub async fn list(c: Collection, State(s): State<Shared>, Q(q): Q) -> ApiResult<
         descending: q.bool("descending", true)?,
         window: Window::from_query(&q, 50)?,
     };
-    blocking(move || entities::list(s.data.documents.as_ref(), c, &request))
-        .await
-        .map(Json)
+    blocking(move || {
+        let r = s.reading();
+        r.page(entities::list(r.docs(), c, &request))
+    })
+    .await
+    .map(Json)
 }
 
 pub async fn get_one(
@@ -38,9 +41,12 @@ pub async fn get_one(
 ) -> ApiResult<Json<Value>> {
     let id = ids.at(0)?.to_string();
     let version = q.opt_int("version", 0)?;
-    blocking(move || entities::get(s.data.documents.as_ref(), c, &id, version))
-        .await
-        .map(Json)
+    blocking(move || {
+        let r = s.reading();
+        r.document(entities::get(r.docs(), c, &id, version))
+    })
+    .await
+    .map(Json)
 }
 
 pub async fn versions(
@@ -51,7 +57,10 @@ pub async fn versions(
 ) -> ApiResult<Json<Page>> {
     let id = ids.at(0)?.to_string();
     let window = Window::from_query(&q, 100)?;
-    blocking(move || entities::versions(s.data.documents.as_ref(), c, &id, window))
-        .await
-        .map(Json)
+    blocking(move || {
+        let r = s.reading();
+        r.page(entities::versions(r.docs(), c, &id, window))
+    })
+    .await
+    .map(Json)
 }

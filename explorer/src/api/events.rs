@@ -68,7 +68,15 @@ pub async fn group_stream(
             }
             let st = s.clone();
             let (g, t) = (group.clone(), task.clone());
-            let snapshot = blocking(move || group_snapshot(&st, &g, Some(&t), &st.judge())).await;
+            let snapshot = blocking(move || {
+                let r = st.reading();
+                let snapshot = group_snapshot(&st, r.docs(), &g, Some(&t), &st.judge(r.docs()));
+                match snapshot {
+                    Ok(Some(state)) => r.object(Ok(state)).map(Some),
+                    other => other,
+                }
+            })
+            .await;
             let (e, next) = match snapshot {
                 Ok(None) => (
                     event(

@@ -110,7 +110,8 @@ pub async fn get_workflow(State(s): State<Shared>, ids: Ids, Q(q): Q) -> ApiResu
             &format!("context.metadata.{WORKFLOW_KEY}"),
             Predicate::Eq(json!(wid)),
         );
-        let docs = st.data.documents.query(
+        let r = st.reading();
+        let docs = r.docs().query(
             agent_env::run::recorder::INSTANCES,
             &filter,
             Some(
@@ -120,7 +121,7 @@ pub async fn get_workflow(State(s): State<Shared>, ids: Ids, Q(q): Q) -> ApiResu
             None,
             0,
         )?;
-        let judge = st.judge();
+        let judge = st.judge(r.docs());
         Ok(docs
             .iter()
             .map(|d| instances::summary(d, &judge))

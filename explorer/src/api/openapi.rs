@@ -136,6 +136,11 @@ fn schemas() -> Value {
                 "limit": {"type": "integer"},
                 "offset": {"type": "integer"},
                 "has_more": {"type": "boolean"},
+                "warnings": {
+                    "type": "array",
+                    "items": {"type": "string"},
+                    "description": "what the list left out and why (a configured document store that cannot be read); absent when nothing was",
+                },
             },
         },
         "RunRequest": {

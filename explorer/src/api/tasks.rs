@@ -20,7 +20,7 @@ use crate::runs::manager::{self, Phase, StartSpec, Workflow, WORKFLOW_KEY};
 use crate::runs::pin::Pin;
 use crate::runs::RunManager;
 use crate::state::{AppState, Shared};
-use agent_env_store::document::{Filter, Predicate};
+use agent_env_store::document::{DocumentStore, Filter, Predicate};
 
 /// The most runs one request may start.
 pub const MAX_RUNS_PER_REQUEST: usize = 100;
@@ -88,7 +88,11 @@ pub fn overrides(
 async fn task_doc(s: &Shared, task_id: &str, version: Option<i64>) -> ApiResult<Value> {
     let s = s.clone();
     let id = task_id.to_string();
-    blocking(move || entities::get(s.data.documents.as_ref(), COLLECTIONS[2], &id, version)).await
+    blocking(move || {
+        let r = s.reading();
+        r.document(entities::get(r.docs(), COLLECTIONS[2], &id, version))
+    })
+    .await
 }
 
 /// What runs a task: its bundle, found again, and the version a run records, which is the one
@@ -185,12 +189,10 @@ fn wait_for_instance(s: &AppState, workflow: &Workflow) -> ApiResult<Option<Stri
         &format!("context.metadata.{WORKFLOW_KEY}"),
         Predicate::Eq(json!(workflow.id)),
     );
+    let r = s.reading();
     loop {
         let done = workflow.phase().is_done();
-        let found = s
-            .data
-            .documents
-            .find_one(instances_collection(), &filter, None)?;
+        let found = r.docs().find_one(instances_collection(), &filter, None)?;
         if let Some(doc) = found {
             return Ok(doc
                 .get("instance_id")
@@ -332,9 +334,11 @@ pub async fn cancel_run(State(s): State<Shared>, ids: Ids, body: Bytes) -> ApiRe
     if let Some(instance) = &body.instance_id {
         let st = s.clone();
         let (instance, task) = (instance.clone(), task_id.clone());
-        let doc =
-            blocking(move || instances::get(st.data.documents.as_ref(), &instance, Some(&task)))
-                .await?;
+        let doc = blocking(move || {
+            let r = st.reading();
+            r.document(instances::get(r.docs(), &instance, Some(&task)))
+        })
+        .await?;
         let workflow = doc
             .get("context")
             .and_then(|c| c.get("metadata"))
@@ -378,9 +382,10 @@ pub async fn list_runs(State(s): State<Shared>, ids: Ids, Q(q): Q) -> ApiResult<
     // The summaries read the stores too (each instance's task version): on the blocking pool, with
     // the listing, since a hosted store blocks on the explorer's own runtime.
     blocking_scan(move || {
-        let docs = s.data.documents.as_ref();
+        let r = s.reading();
+        let docs = r.docs();
         let mut page = instances::list(docs, &which, window, None)?;
-        let judge = s.judge();
+        let judge = s.judge(docs);
         page.items = page
             .items
             .into_iter()
@@ -396,7 +401,7 @@ pub async fn list_runs(State(s): State<Shared>, ids: Ids, Q(q): Q) -> ApiResult<
                 summary
             })
             .collect();
-        Ok(page)
+        r.page(Ok(page))
     })
     .await
     .map(Json)
@@ -411,9 +416,12 @@ pub async fn list_instances(State(s): State<Shared>, ids: Ids, Q(q): Q) -> ApiRe
         status: q.all("status"),
         ..InstanceFilter::default()
     };
-    blocking_scan(move || instances::list(s.data.documents.as_ref(), &which, window, None))
-        .await
-        .map(Json)
+    blocking_scan(move || {
+        let r = s.reading();
+        r.page(instances::list(r.docs(), &which, window, None))
+    })
+    .await
+    .map(Json)
 }
 
 pub async fn list_all_instances(State(s): State<Shared>, Q(q): Q) -> ApiResult<Json<Page>> {
@@ -424,8 +432,9 @@ pub async fn list_all_instances(State(s): State<Shared>, Q(q): Q) -> ApiResult<J
         ..InstanceFilter::default()
     };
     blocking_scan(move || {
-        let judge = s.judge();
-        instances::list(s.data.documents.as_ref(), &which, window, Some(&judge))
+        let r = s.reading();
+        let judge = s.judge(r.docs());
+        r.page(instances::list(r.docs(), &which, window, Some(&judge)))
     })
     .await
     .map(Json)
@@ -433,20 +442,23 @@ pub async fn list_all_instances(State(s): State<Shared>, Q(q): Q) -> ApiResult<J
 
 pub async fn get_instance(State(s): State<Shared>, ids: Ids) -> ApiResult<Json<Value>> {
     let (task, instance) = (ids.at(0)?.to_string(), ids.at(1)?.to_string());
-    blocking(move || instances::get(s.data.documents.as_ref(), &instance, Some(&task)))
-        .await
-        .map(|d| Json(Value::Object(d)))
+    blocking(move || {
+        let r = s.reading();
+        r.document(instances::get(r.docs(), &instance, Some(&task)))
+    })
+    .await
+    .map(|d| Json(Value::Object(d)))
 }
 
 /// An instance's progress against its task version's steps.
 fn progress_of(
-    s: &AppState,
+    docs: &dyn DocumentStore,
     doc: &agent_env_store::document::Document,
     judge: &Judge<'_>,
 ) -> ApiResult<Value> {
     let task_id = doc.get("task_id").and_then(Value::as_str).unwrap_or("");
     let version = doc.get("task_version").and_then(Value::as_i64);
-    let steps = match entities::get(s.data.documents.as_ref(), COLLECTIONS[2], task_id, version) {
+    let steps = match entities::get(docs, COLLECTIONS[2], task_id, version) {
         Ok(task) => task
             .get("steps")
             .and_then(Value::as_array)
@@ -461,8 +473,10 @@ fn progress_of(
 pub async fn progress(State(s): State<Shared>, ids: Ids) -> ApiResult<Json<Value>> {
     let (task, instance) = (ids.at(0)?.to_string(), ids.at(1)?.to_string());
     blocking(move || {
-        let doc = instances::get(s.data.documents.as_ref(), &instance, Some(&task))?;
-        progress_of(&s, &doc, &s.judge())
+        let r = s.reading();
+        let answer = instances::get(r.docs(), &instance, Some(&task))
+            .and_then(|doc| progress_of(r.docs(), &doc, &s.judge(r.docs())));
+        r.object(answer)
     })
     .await
     .map(Json)
@@ -471,30 +485,41 @@ pub async fn progress(State(s): State<Shared>, ids: Ids) -> ApiResult<Json<Value
 pub async fn get_any_instance(State(s): State<Shared>, ids: Ids) -> ApiResult<Json<Value>> {
     let instance = ids.at(0)?.to_string();
     blocking(move || {
-        let doc = instances::get(s.data.documents.as_ref(), &instance, None)?;
-        let judge = s.judge();
-        let progress = progress_of(&s, &doc, &judge)?;
-        let workflow = doc
-            .get("context")
-            .and_then(|c| c.get("metadata"))
-            .and_then(|m| m.get(WORKFLOW_KEY))
-            .and_then(Value::as_str)
-            .and_then(|w| s.runs.get(w))
-            .map(|w| w.to_json());
-        Ok(json!({
-            "instance": doc,
-            "summary": instances::summary(&doc, &judge),
-            "progress": progress,
-            "workflow": workflow,
-        }))
+        let r = s.reading();
+        r.object(any_instance(&s, r.docs(), &instance))
     })
     .await
     .map(Json)
 }
 
+/// An instance with its summary, its progress and, when the explorer started it, its workflow.
+fn any_instance(s: &AppState, docs: &dyn DocumentStore, instance: &str) -> ApiResult<Value> {
+    let doc = instances::get(docs, instance, None)?;
+    let judge = s.judge(docs);
+    let progress = progress_of(docs, &doc, &judge)?;
+    let workflow = doc
+        .get("context")
+        .and_then(|c| c.get("metadata"))
+        .and_then(|m| m.get(WORKFLOW_KEY))
+        .and_then(Value::as_str)
+        .and_then(|w| s.runs.get(w))
+        .map(|w| w.to_json());
+    Ok(json!({
+        "instance": doc,
+        "summary": instances::summary(&doc, &judge),
+        "progress": progress,
+        "workflow": workflow,
+    }))
+}
+
 /// A page of `collection`'s documents whose `field` is `value`.
-fn page_of(s: &AppState, collection: &str, field: &str, value: &str, w: Window) -> ApiResult<Page> {
-    let docs = s.data.documents.as_ref();
+fn page_of(
+    docs: &dyn DocumentStore,
+    collection: &str,
+    field: &str,
+    value: &str,
+    w: Window,
+) -> ApiResult<Page> {
     let filter = Filter::eq(field, value);
     let total = docs.count(collection, &filter)?;
     let items = docs.query(
@@ -515,8 +540,10 @@ pub async fn triggers(State(s): State<Shared>, ids: Ids, Q(q): Q) -> ApiResult<J
     let (task, instance) = (ids.at(0)?.to_string(), ids.at(1)?.to_string());
     let window = Window::from_query(&q, 50)?;
     blocking(move || {
-        instances::get(s.data.documents.as_ref(), &instance, Some(&task))?;
-        page_of(&s, "triggers", "instance_id", &instance, window)
+        let r = s.reading();
+        let answer = instances::get(r.docs(), &instance, Some(&task))
+            .and_then(|_| page_of(r.docs(), "triggers", "instance_id", &instance, window));
+        r.page(answer)
     })
     .await
     .map(Json)
@@ -526,8 +553,17 @@ pub async fn conversations(State(s): State<Shared>, ids: Ids, Q(q): Q) -> ApiRes
     let instance = ids.at(0)?.to_string();
     let window = Window::from_query(&q, 50)?;
     blocking(move || {
-        instances::get(s.data.documents.as_ref(), &instance, None)?;
-        page_of(&s, "conversations", "task_instance_id", &instance, window)
+        let r = s.reading();
+        let answer = instances::get(r.docs(), &instance, None).and_then(|_| {
+            page_of(
+                r.docs(),
+                "conversations",
+                "task_instance_id",
+                &instance,
+                window,
+            )
+        });
+        r.page(answer)
     })
     .await
     .map(Json)
@@ -538,43 +574,55 @@ pub async fn list_groups(State(s): State<Shared>, ids: Ids, Q(q): Q) -> ApiResul
     let window = Window::from_query(&q, 50)?;
     require_task(&s, &task_id).await?;
     blocking(move || {
-        let judge = s.judge();
-        let mut groups = instances::groups_of_task(s.data.documents.as_ref(), &task_id, &judge)?;
-        // The explorer's own groups of this task that recorded nothing (their runs are waiting, or
-        // stopped with an error) come first: they are the newest.
-        let mut own: Vec<Value> = Vec::new();
-        for w in s.runs.all() {
-            let group = w.run_group_id.as_str();
-            let listed = |g: &Value| g["run_group_id"].as_str() == Some(group);
-            if w.spec.task_id.as_deref() != Some(task_id.as_str())
-                || groups.iter().any(listed)
-                || own.iter().any(listed)
-            {
-                continue;
-            }
-            if let Some(mut state) = group_snapshot(&s, group, Some(&task_id), &judge)? {
-                if let Value::Object(m) = &mut state {
-                    m.remove("instances");
-                    m.remove("workflows");
-                }
-                own.push(state);
-            }
-        }
-        own.append(&mut groups);
-        Ok(Page::of_all(own, window))
+        let r = s.reading();
+        r.page(groups_of_task(&s, r.docs(), &task_id, window))
     })
     .await
     .map(Json)
 }
 
+/// The run groups of `task_id`: the ones recorded, and the explorer's own that recorded nothing.
+fn groups_of_task(
+    s: &AppState,
+    docs: &dyn DocumentStore,
+    task_id: &str,
+    window: Window,
+) -> ApiResult<Page> {
+    let judge = s.judge(docs);
+    let mut groups = instances::groups_of_task(docs, task_id, &judge)?;
+    // The explorer's own groups of this task that recorded nothing (their runs are waiting, or
+    // stopped with an error) come first: they are the newest.
+    let mut own: Vec<Value> = Vec::new();
+    for w in s.runs.all() {
+        let group = w.run_group_id.as_str();
+        let listed = |g: &Value| g["run_group_id"].as_str() == Some(group);
+        if w.spec.task_id.as_deref() != Some(task_id)
+            || groups.iter().any(listed)
+            || own.iter().any(listed)
+        {
+            continue;
+        }
+        if let Some(mut state) = group_snapshot(s, docs, group, Some(task_id), &judge)? {
+            if let Value::Object(m) = &mut state {
+                m.remove("instances");
+                m.remove("workflows");
+            }
+            own.push(state);
+        }
+    }
+    own.append(&mut groups);
+    Ok(Page::of_all(own, window))
+}
+
 /// A run group's state from the store and the explorer's own workflows; `None` when neither knows it.
 pub fn group_snapshot(
     s: &AppState,
+    docs: &dyn DocumentStore,
     group: &str,
     task_id: Option<&str>,
     judge: &Judge<'_>,
 ) -> ApiResult<Option<Value>> {
-    let found = instances::of_group(s.data.documents.as_ref(), group, task_id)?;
+    let found = instances::of_group(docs, group, task_id)?;
     let workflows: Vec<_> = s
         .runs
         .of_group(group)
@@ -646,8 +694,9 @@ fn group_not_found(group: &str, task_id: Option<&str>) -> ApiError {
 pub async fn get_group(State(s): State<Shared>, ids: Ids) -> ApiResult<Json<Value>> {
     let (task, group) = (ids.at(0)?.to_string(), ids.at(1)?.to_string());
     blocking(move || {
-        group_snapshot(&s, &group, Some(&task), &s.judge())?
-            .ok_or_else(|| group_not_found(&group, Some(&task)))
+        let r = s.reading();
+        let snapshot = group_snapshot(&s, r.docs(), &group, Some(&task), &s.judge(r.docs()));
+        r.object(snapshot.and_then(|g| g.ok_or_else(|| group_not_found(&group, Some(&task)))))
     })
     .await
     .map(Json)
@@ -656,7 +705,9 @@ pub async fn get_group(State(s): State<Shared>, ids: Ids) -> ApiResult<Json<Valu
 pub async fn get_any_group(State(s): State<Shared>, ids: Ids) -> ApiResult<Json<Value>> {
     let group = ids.at(0)?.to_string();
     blocking(move || {
-        group_snapshot(&s, &group, None, &s.judge())?.ok_or_else(|| group_not_found(&group, None))
+        let r = s.reading();
+        let snapshot = group_snapshot(&s, r.docs(), &group, None, &s.judge(r.docs()));
+        r.object(snapshot.and_then(|g| g.ok_or_else(|| group_not_found(&group, None))))
     })
     .await
     .map(Json)

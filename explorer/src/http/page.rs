@@ -1,4 +1,5 @@
-//! The pagination envelope every list answers with: `{"items", "total", "limit", "offset", "has_more"}`.
+//! The pagination envelope every list answers with: `{"items", "total", "limit", "offset", "has_more"}`,
+//! and `warnings` when the list left something out (a configured document store that cannot be read).
 
 use serde::Serialize;
 use serde_json::Value;
@@ -17,6 +18,9 @@ pub struct Page {
     pub limit: u64,
     pub offset: u64,
     pub has_more: bool,
+    /// What the list left out, and why; absent when nothing was.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub warnings: Vec<String>,
 }
 
 impl Page {
@@ -29,6 +33,7 @@ impl Page {
             limit: window.limit,
             offset: window.offset,
             has_more,
+            warnings: Vec::new(),
         }
     }
 

@@ -102,3 +102,72 @@ fn a_stored_tasks_runs_are_listed_from_postgres() {
     assert_eq!(runs["total"], 1, "{runs}");
     assert_eq!(runs["items"][0]["outcome"], "passed", "{runs}");
 }
+
+/// A configured document store that cannot be read when the explorer starts is left out with a
+/// notice, and tried again later: once it can be read (and the retry interval passed), its stored
+/// tasks and their runs are there, and the notice is gone.
+#[test]
+fn a_document_store_that_fails_at_start_is_read_once_it_recovers() {
+    let world = World::new();
+    let shared = world.root.join("shared");
+    let away = world.root.join("shared.away");
+    world.config(&format!(
+        "[explorer]\nstore_retry_seconds = 0.5\n\n[stores.document]\nimpl = \"LocalSqliteDocumentStore\"\n\n[stores.document.config]\npath = \"{}\"\n",
+        shared.join("documents.db").display()
+    ));
+    put_and_run_stored(&world);
+    // The store's database is moved away, and a folder stands where it was: SQLite cannot open it.
+    std::fs::rename(&shared, &away).unwrap();
+    std::fs::create_dir_all(shared.join("documents.db")).unwrap();
+
+    let server = Explorer::start(&world);
+    let tasks = server.get("/api/v1/tasks").expect(200).json();
+    assert_eq!(tasks["total"], 0, "{tasks}");
+    let notice = tasks["warnings"][0]
+        .as_str()
+        .unwrap_or_default()
+        .to_string();
+    assert!(
+        notice.contains("the configured document store can't be read")
+            && notice.ends_with("; tried again every 0.5 s"),
+        "the list says what it left out: {tasks}"
+    );
+    let instances = server.get("/api/v1/task-instances").expect(200).json();
+    assert_eq!(instances["total"], 0, "{instances}");
+    assert_eq!(instances["warnings"][0], notice.as_str(), "{instances}");
+    let missing = server
+        .get(&format!("/api/v1/tasks/{}", seg("team/stored")))
+        .expect(404)
+        .json();
+    assert!(
+        missing["detail"]
+            .as_str()
+            .unwrap()
+            .contains("the configured document store can't be read"),
+        "{missing}"
+    );
+
+    // The store comes back.
+    std::fs::remove_dir_all(&shared).unwrap();
+    std::fs::rename(&away, &shared).unwrap();
+    std::thread::sleep(std::time::Duration::from_millis(600));
+    let tasks = server.get("/api/v1/tasks").expect(200).json();
+    assert_eq!(tasks["total"], 1, "the stored task is read now: {tasks}");
+    assert_eq!(tasks["items"][0]["id"], "team/stored");
+    assert!(tasks.get("warnings").is_none(), "{tasks}");
+    let runs = server
+        .get(&format!("/api/v1/tasks/{}/runs", seg("team/stored")))
+        .expect(200)
+        .json();
+    assert_eq!(runs["total"], 1, "{runs}");
+    assert_eq!(runs["items"][0]["outcome"], "passed", "{runs}");
+
+    let stopped = server.stop();
+    assert!(
+        stopped
+            .stderr
+            .contains("warning: the configured document store can't be read"),
+        "the start still warns: {}",
+        stopped.stderr
+    );
+}
