@@ -29,6 +29,7 @@ var documentOpParams = map[string][]string{
 	"replace":            {"filter", "doc"},
 	"delete":             {"filter"},
 	"ensure_index":       {"fields"},
+	"drop_collection":    {},
 }
 
 func readDocumentArgs(op string, p storeParams) (*documentArgs, error) {
@@ -62,6 +63,10 @@ func serveDocument(ctx context.Context, s DocumentStore, op string, p storeParam
 	if _, known := documentOpParams[op]; !known {
 		return nil, unknownStoreOp(p.method, DocumentKind, op)
 	}
+	dropper, drops := s.(CollectionDropper)
+	if op == "drop_collection" && !drops {
+		return nil, NewError(KindMethodNotFound, "no method '%s': %T does not implement drop_collection", p.method, s)
+	}
 	a, err := readDocumentArgs(op, p)
 	if err != nil {
 		return nil, err
@@ -90,6 +95,8 @@ func serveDocument(ctx context.Context, s DocumentStore, op string, p storeParam
 	case "delete":
 		n, err := s.Delete(ctx, a.collection, a.filter)
 		return keyed("deleted", n, err)
+	case "drop_collection":
+		return nil, dropper.DropCollection(ctx, a.collection)
 	default: // ensure_index
 		return nil, s.EnsureIndex(ctx, a.collection, a.fields, a.unique)
 	}

@@ -135,7 +135,8 @@ func (m *ObjectMetadata) UnmarshalJSON(data []byte) error {
 
 // DocumentStore holds collections of JSON documents (docs/protocol.md, "Documents"). Embed
 // UnsupportedDocumentOps and implement the operations the store supports; the others answer
-// not-supported. Matching follows Mongo's rules, as the host's reference evaluator does.
+// not-supported. Matching follows Mongo's rules, as the host's reference evaluator does. A store that
+// can remove a collection whole also implements CollectionDropper.
 type DocumentStore interface {
 	// FindOne is the first document matching filter in sort order; nil when none matches.
 	FindOne(ctx context.Context, collection string, filter Filter, sort []SortKey) (Document, error)
@@ -159,6 +160,14 @@ type DocumentStore interface {
 	Delete(ctx context.Context, collection string, filter Filter) (int, error)
 	// EnsureIndex makes an index on fields (dotted paths), unique or not.
 	EnsureIndex(ctx context.Context, collection string, fields []string, unique bool) error
+}
+
+// CollectionDropper is what a DocumentStore implements to answer store.document.drop_collection: it
+// removes the collection whole (its documents, its indexes and whatever the store keeps for it); a
+// collection that does not exist is no error. It is optional: a store without it answers
+// method-not-found, and agent-env then empties the collection with Count and Delete itself.
+type CollectionDropper interface {
+	DropCollection(ctx context.Context, collection string) error
 }
 
 // Document is one JSON document.
@@ -203,7 +212,8 @@ type Update struct {
 }
 
 // UnsupportedDocumentOps answers every DocumentStore operation with not-supported. Embed it in a
-// document store and override the operations the store has.
+// document store and override the operations the store has. It has no DropCollection, so embedding it
+// does not make a store a CollectionDropper.
 type UnsupportedDocumentOps struct{}
 
 func notSupported(op string) error {

@@ -528,3 +528,135 @@ impl Dispatcher {
         }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use std::sync::atomic::{AtomicU64, Ordering};
+
+    use agent_env_store::{Document, DocumentStore, Filter, Sort, StoreResult, UpdateSpec};
+
+    use super::*;
+
+    /// Counts `held` documents, and deletes them one at a time; keeps the store API's default
+    /// `drop_collection`.
+    struct Docs {
+        held: AtomicU64,
+    }
+
+    /// [`Docs`] with a `drop_collection` of its own, which records the collections it dropped.
+    struct Dropping {
+        docs: Docs,
+        dropped: Arc<Mutex<Vec<String>>>,
+    }
+
+    macro_rules! document_store {
+        ($store:ty, $docs:ident => $inner:expr, { $($extra:item)* }) => {
+            impl DocumentStore for $store {
+                fn find_one(&self, _: &str, _: &Filter, _: Option<&Sort>) -> StoreResult<Option<Document>> {
+                    Ok(None)
+                }
+                fn query(
+                    &self,
+                    _: &str,
+                    _: &Filter,
+                    _: Option<&Sort>,
+                    _: Option<usize>,
+                    _: usize,
+                ) -> StoreResult<Vec<Document>> {
+                    Ok(Vec::new())
+                }
+                fn count(&self, _: &str, _: &Filter) -> StoreResult<u64> {
+                    let $docs = self;
+                    Ok($inner.held.load(Ordering::SeqCst))
+                }
+                fn insert(&self, _: &str, _: &Document) -> StoreResult<()> {
+                    Ok(())
+                }
+                fn update(&self, _: &str, _: &Filter, _: &UpdateSpec, _: bool) -> StoreResult<u64> {
+                    Ok(0)
+                }
+                fn update_one_and_get(
+                    &self,
+                    _: &str,
+                    _: &Filter,
+                    _: &UpdateSpec,
+                    _: bool,
+                    _: bool,
+                ) -> StoreResult<Option<Document>> {
+                    Ok(None)
+                }
+                fn replace(&self, _: &str, _: &Filter, _: &Document, _: bool) -> StoreResult<u64> {
+                    Ok(0)
+                }
+                fn delete(&self, _: &str, _: &Filter) -> StoreResult<u64> {
+                    let $docs = self;
+                    let held = $inner.held.load(Ordering::SeqCst);
+                    $inner.held.store(held.saturating_sub(1), Ordering::SeqCst);
+                    Ok(u64::from(held > 0))
+                }
+                fn ensure_index(&self, _: &str, _: &[&str], _: bool) -> StoreResult<()> {
+                    Ok(())
+                }
+                $($extra)*
+            }
+        };
+    }
+
+    document_store!(Docs, d => d, {});
+    document_store!(Dropping, d => d.docs, {
+        fn drop_collection(&self, collection: &str) -> StoreResult<()> {
+            lock(&self.dropped).push(collection.to_string());
+            self.docs.held.store(0, Ordering::SeqCst);
+            Ok(())
+        }
+    });
+
+    /// Opens `class` of a plugin whose store classes are `Own` (drops collections itself) and
+    /// `Default`, each holding 3 documents; the dispatcher, the handle, and what `Own` dropped.
+    fn opened(class: &str) -> (Arc<Dispatcher>, String, Arc<Mutex<Vec<String>>>) {
+        let dropped = Arc::new(Mutex::new(Vec::new()));
+        let record = dropped.clone();
+        let docs = || Docs {
+            held: AtomicU64::new(3),
+        };
+        let plugin = Plugin::new("agentenv-docs", "0.1.0")
+            .store(StoreClass::document("Own", &[], move |_| {
+                Ok(Dropping {
+                    docs: docs(),
+                    dropped: record.clone(),
+                })
+            }))
+            .store(StoreClass::document("Default", &[], move |_| Ok(docs())));
+        let dispatcher = plugin.into_dispatcher();
+        let open = json!({"kind": "document", "class": class, "config": {}});
+        let handle = dispatcher.store_open(open).unwrap()["handle"]
+            .as_str()
+            .unwrap()
+            .to_string();
+        (dispatcher, handle, dropped)
+    }
+
+    fn send(dispatcher: &Dispatcher, op: &str, handle: &str) -> Value {
+        let method = format!("store.document.{op}");
+        let params = json!({"handle": handle, "collection": "kit_a"});
+        dispatcher
+            .store_op(&method, "document", op, params)
+            .unwrap()
+    }
+
+    #[test]
+    fn drop_collection_reaches_a_store_that_drops_collections_itself() {
+        let (dispatcher, handle, dropped) = opened("Own");
+        assert_eq!(send(&dispatcher, "drop_collection", &handle), Value::Null);
+        assert_eq!(*lock(&dropped), ["kit_a"]);
+        assert_eq!(send(&dispatcher, "count", &handle), json!({"count": 0}));
+    }
+
+    #[test]
+    fn a_store_that_keeps_the_default_empties_the_collection_in_the_plugin() {
+        let (dispatcher, handle, dropped) = opened("Default");
+        assert_eq!(send(&dispatcher, "drop_collection", &handle), Value::Null);
+        assert!(lock(&dropped).is_empty());
+        assert_eq!(send(&dispatcher, "count", &handle), json!({"count": 0}));
+    }
+}

@@ -2,7 +2,10 @@
 //! The host uses it for `host.store.*` requests; the Rust plugin SDK uses it for `store.*` requests to a
 //! plugin's own store (after looking up the handle). Fields a request leaves out take the defaults the
 //! protocol names (`content_type` is [`DEFAULT_CONTENT_TYPE`], `allow_overwrite` and `upsert` are false,
-//! `return_after` is true); extra fields (such as `handle`) are ignored.
+//! `return_after` is true); extra fields (such as `handle`) are ignored. `document.drop_collection` is
+//! answered too (with the store's own way, or the trait's default of deleting one document at a time);
+//! the host, which must not let a plugin drop a collection of the user's stores, refuses it before it
+//! gets here.
 
 use std::path::Path;
 
@@ -126,6 +129,10 @@ pub fn document(
             store.ensure_index(coll, &fields, p.bool_or("unique", false)?)?;
             Value::Null
         }
+        "drop_collection" => {
+            store.drop_collection(coll)?;
+            Value::Null
+        }
         _ => return Err(unknown_op(method)),
     })
 }
@@ -222,6 +229,83 @@ mod tests {
             .unwrap();
             assert_eq!(answer, json!({ "exists": want }), "{key}");
         }
+    }
+
+    #[test]
+    fn drop_collection_reaches_the_store_and_answers_null() {
+        struct Drops(std::sync::Mutex<Vec<String>>);
+        impl DocumentStore for Drops {
+            fn find_one(
+                &self,
+                _: &str,
+                _: &Filter,
+                _: Option<&Sort>,
+            ) -> StoreResult<Option<Document>> {
+                Ok(None)
+            }
+            fn query(
+                &self,
+                _: &str,
+                _: &Filter,
+                _: Option<&Sort>,
+                _: Option<usize>,
+                _: usize,
+            ) -> StoreResult<Vec<Document>> {
+                Ok(Vec::new())
+            }
+            fn count(&self, _: &str, _: &Filter) -> StoreResult<u64> {
+                panic!("counted instead of dropping")
+            }
+            fn insert(&self, _: &str, _: &Document) -> StoreResult<()> {
+                Ok(())
+            }
+            fn update(&self, _: &str, _: &Filter, _: &UpdateSpec, _: bool) -> StoreResult<u64> {
+                Ok(0)
+            }
+            fn update_one_and_get(
+                &self,
+                _: &str,
+                _: &Filter,
+                _: &UpdateSpec,
+                _: bool,
+                _: bool,
+            ) -> StoreResult<Option<Document>> {
+                Ok(None)
+            }
+            fn replace(&self, _: &str, _: &Filter, _: &Document, _: bool) -> StoreResult<u64> {
+                Ok(0)
+            }
+            fn delete(&self, _: &str, _: &Filter) -> StoreResult<u64> {
+                panic!("deleted instead of dropping")
+            }
+            fn ensure_index(&self, _: &str, _: &[&str], _: bool) -> StoreResult<()> {
+                Ok(())
+            }
+            fn drop_collection(&self, collection: &str) -> StoreResult<()> {
+                self.0.lock().unwrap().push(collection.to_string());
+                Ok(())
+            }
+        }
+        let store = Drops(std::sync::Mutex::new(Vec::new()));
+        let params = json!({"handle": "s1", "collection": "kit_x"});
+        let answer = document(
+            &store,
+            "store.document.drop_collection",
+            "drop_collection",
+            &params,
+        )
+        .unwrap();
+        assert_eq!(answer, Value::Null);
+        assert_eq!(*store.0.lock().unwrap(), ["kit_x"]);
+        let Err(e) = document(
+            &store,
+            "store.document.drop_collection",
+            "drop_collection",
+            &json!({}),
+        ) else {
+            panic!("a drop_collection without a collection answered")
+        };
+        assert_eq!(e.kind(), Some(ErrorKind::InvalidParams));
     }
 
     #[test]

@@ -1,5 +1,6 @@
 //! `HostStoreDispatcher`: answers a plugin's `host.store.<kind>.<op>` requests (docs/protocol.md §5)
-//! against the host's configured stores, each built on first use.
+//! against the host's configured stores, each built on first use. `host.store.document.drop_collection`
+//! is not offered: a plugin may delete documents but not drop a collection of the user's store.
 
 use std::sync::Arc;
 
@@ -50,6 +51,12 @@ impl HostStoreDispatcher {
                 ),
             ));
         };
+        if kind == StoreKind::Document && op == "drop_collection" {
+            return Err(RpcError::new(
+                ErrorKind::MethodNotFound,
+                format!("{method}: a plugin cannot drop a collection of the configured document store (delete its documents instead)"),
+            ));
+        }
         let answer = serve::any(&self.stores.get(kind)?, method, op, params)?;
         // A secret handed to a plugin is one it may repeat: it is masked from now on.
         if kind == StoreKind::Secret {

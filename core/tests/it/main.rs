@@ -52,6 +52,7 @@ mod store_grants;
 mod store_kits;
 mod store_object;
 mod store_plugin;
+mod store_plugin_documents;
 mod store_plugin_faults;
 mod stored_artifacts;
 mod task_instances;

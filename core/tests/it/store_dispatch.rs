@@ -112,3 +112,31 @@ fn errors_keep_their_kind_and_code() {
         .unwrap()
         .ends_with('Z'));
 }
+
+/// `host.store.document.drop_collection` is not offered: a plugin cannot drop a collection of the
+/// user's store, and its documents stay.
+#[test]
+fn a_plugin_cannot_drop_a_collection_of_the_configured_store() {
+    let dir = tempfile::tempdir().unwrap();
+    let host = dispatcher(dir.path().to_path_buf());
+    let insert = json!({"collection": "runs", "doc": {"id": "r1"}});
+    host.dispatch("host.store.document.insert", &insert)
+        .unwrap();
+    let refused = host
+        .dispatch(
+            "host.store.document.drop_collection",
+            &json!({"collection": "runs"}),
+        )
+        .unwrap_err();
+    assert_eq!(
+        (refused.kind(), refused.code),
+        (Some(ErrorKind::MethodNotFound), -32601)
+    );
+    let count = host
+        .dispatch(
+            "host.store.document.count",
+            &json!({"collection": "runs", "filter": {}}),
+        )
+        .unwrap();
+    assert_eq!(count, json!({"count": 1}));
+}

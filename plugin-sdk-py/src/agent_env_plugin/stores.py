@@ -12,7 +12,7 @@ import itertools
 import os
 from abc import ABC, abstractmethod
 
-from .errors import ConfigError, NotSupportedError, ObjectNotFoundError
+from .errors import ConfigError, MethodNotFoundError, NotSupportedError, ObjectNotFoundError
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -216,6 +216,11 @@ class DocumentStore(Store):
     A `sort` is a list of `{"field", "descending"}`. An `update` is `{"set", "unset", "inc", "add_to_set",
     "push"}`. Implement the operations the store supports; the others answer `not-supported`. Return plain
     values: the SDK shapes them for the wire (`find_one` -> `{"doc"}`, `query` -> `{"docs"}`, ...).
+
+    `drop_collection` is optional: override it when the store can remove a collection whole (its
+    documents, indexes and whatever it keeps for the collection). A class that does not override it
+    answers `store.document.drop_collection` with `method-not-found`, and agent-env empties the
+    collection with `count` and `delete` instead.
     """
 
     kind = "document"
@@ -229,6 +234,7 @@ class DocumentStore(Store):
         "replace",
         "delete",
         "ensure_index",
+        "drop_collection",
     )
 
     def _unsupported(self, op: str) -> NotSupportedError:
@@ -289,6 +295,19 @@ class DocumentStore(Store):
 
     def ensure_index(self, collection: str, fields: List[str], unique: bool = False) -> None:
         raise self._unsupported("ensure_index")
+
+    def drop_collection(self, collection: str) -> None:
+        """Removes the collection and everything the store keeps for it; a collection that does not exist
+        is no error.
+
+        Override it to drop a collection whole. This default deletes the documents one at a time (at
+        most as many times as `count` said, plus one), and the SDK does not offer it on the wire: a class
+        that leaves it answers `method-not-found`, so agent-env does the same from its side.
+        """
+        held = self.count(collection, {})
+        for _ in range(held + 1):
+            if not self.delete(collection, {}):
+                break
 
 
 class ImageStore(Store):
@@ -445,6 +464,7 @@ DOCUMENT_OPS: Dict[str, Tuple[Tuple[str, ...], Tuple[str, ...], str | None]] = {
     "replace": (("filter", "doc"), ("upsert",), "matched"),
     "delete": (("filter",), (), "deleted"),
     "ensure_index": (("fields",), ("unique",), None),
+    "drop_collection": ((), (), None),
 }
 DOCUMENT_RESULT_KEYS: Dict[str, str | None] = {op: spec[2] for op, spec in DOCUMENT_OPS.items()}
 
@@ -458,6 +478,8 @@ def call_document_op(store: DocumentStore, op: str, params: Dict[str, Any]) -> A
     required, optional, key = spec
     method = f"store.document.{op}"
     collection = _need(params, method, "collection")
+    if op == "drop_collection" and type(store).drop_collection is DocumentStore.drop_collection:
+        raise MethodNotFoundError(f"no method '{method}': {type(store).__name__} does not implement drop_collection")
     args: Dict[str, Any] = {}
     for name in required:
         if params.get(name) is None:

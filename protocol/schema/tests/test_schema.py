@@ -107,6 +107,9 @@ def test_every_method_has_params_and_every_call_a_result() -> None:
         for op in ops:
             assert f"store.{kind}.{op}" in methods
             assert f"host.store.{kind}.{op}" in methods
+    # Optional for a plugin's document store, and not offered by the host's.
+    assert "store.document.drop_collection" in methods
+    assert "host.store.document.drop_collection" not in methods
 
 
 def manifests(pattern: str) -> List[Path]:

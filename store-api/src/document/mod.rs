@@ -81,19 +81,13 @@ pub trait DocumentStore: Send + Sync {
     /// a collection that does not exist is no error. Meant for a collection no one else is using (the
     /// conformance kit's own): a writer in another process at the same time may fail or write again.
     ///
-    /// The default deletes the documents one by one (with [`DocumentStore::delete`], at most as many
-    /// times as [`DocumentStore::count`] said plus one, so a store that reports deletes it does not make
-    /// cannot keep it looping), leaving whatever the store keeps for an empty collection; a store that
-    /// can remove a collection whole overrides it.
+    /// The default deletes the documents one by one ([`delete_one_by_one`]: with [`DocumentStore::delete`],
+    /// at most as many times as [`DocumentStore::count`] said plus one, so a store that reports deletes it
+    /// does not make cannot keep it looping), leaving whatever the store keeps for an empty collection; a
+    /// store that can remove a collection whole overrides it. A plugin's store is asked over the wire
+    /// (`store.document.drop_collection`) and falls back to this when the plugin cannot.
     fn drop_collection(&self, collection: &str) -> StoreResult<()> {
-        let all = Filter::default();
-        let held = self.count(collection, &all)?;
-        for _ in 0..=held {
-            if self.delete(collection, &all)? == 0 {
-                break;
-            }
-        }
-        Ok(())
+        delete_one_by_one(self, collection)
     }
 
     /// Checks that the store can serve requests now (a hosted store reaches its server and is let in):
@@ -208,6 +202,23 @@ pub trait DocumentStore: Send + Sync {
             Some(&Sort::by("version", true)),
         )
     }
+}
+
+/// Empties `collection` with [`DocumentStore::delete`], one document at a time, at most as many times as
+/// [`DocumentStore::count`] said plus one: what [`DocumentStore::drop_collection`] does by default, and
+/// what a store that asks another process to drop a collection falls back to when that process cannot.
+pub fn delete_one_by_one<S: DocumentStore + ?Sized>(
+    store: &S,
+    collection: &str,
+) -> StoreResult<()> {
+    let all = Filter::default();
+    let held = store.count(collection, &all)?;
+    for _ in 0..=held {
+        if store.delete(collection, &all)? == 0 {
+            break;
+        }
+    }
+    Ok(())
 }
 
 /// The highest-versioned document per id, in order of each id's first appearance. Documents without the id

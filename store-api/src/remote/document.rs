@@ -1,6 +1,13 @@
 //! `PluginDocumentStore`: a document store in another process; filters, sorts and updates cross in their
 //! serde form (docs/protocol.md, Documents).
+//!
+//! `drop_collection` is optional on the wire: a plugin's store is asked with
+//! `store.document.drop_collection`, and one that answers `method-not-found` or `not-supported` (a
+//! plugin written before the method, or one whose store has no way of its own) has the collection
+//! emptied one document at a time instead, and is not asked again. The host's stores offer no `host.store.document.drop_collection`, so a
+//! plugin's proxy to them empties a collection one document at a time without asking.
 
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 
 use serde::de::DeserializeOwned;
@@ -8,14 +15,16 @@ use serde_json::{json, Value};
 
 use super::transport::{Direction, StoreTransport};
 use crate::document::query::{Document, Filter, Sort, UpdateSpec};
-use crate::document::DocumentStore;
-use crate::error::StoreResult;
+use crate::document::{delete_one_by_one, DocumentStore};
+use crate::error::{StoreError, StoreResult};
 use crate::wire::answer_field;
 
 /// A document store reached through a [`StoreTransport`].
 pub struct PluginDocumentStore {
     transport: Arc<dyn StoreTransport>,
     direction: Direction,
+    /// Whether the other side answered that it cannot drop a collection; it is not asked again.
+    no_drop: AtomicBool,
 }
 
 impl PluginDocumentStore {
@@ -29,6 +38,7 @@ impl PluginDocumentStore {
         PluginDocumentStore {
             transport,
             direction,
+            no_drop: AtomicBool::new(direction == Direction::ToHost),
         }
     }
 
@@ -135,5 +145,165 @@ impl DocumentStore for PluginDocumentStore {
             json!({"fields": fields, "unique": unique}),
         )?;
         Ok(())
+    }
+
+    fn drop_collection(&self, collection: &str) -> StoreResult<()> {
+        if !self.no_drop.load(Ordering::Relaxed) {
+            match self.call("drop_collection", collection, json!({})) {
+                Ok(_) => return Ok(()),
+                Err(StoreError::NotSupported(_)) => self.no_drop.store(true, Ordering::Relaxed),
+                Err(other) => return Err(other),
+            }
+        }
+        delete_one_by_one(self, collection)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use std::sync::Mutex;
+
+    use agent_env_protocol::codes::ErrorKind;
+    use agent_env_protocol::message::RpcError;
+
+    use super::*;
+
+    /// A plugin's store as the host sees it: answers `count` and `delete` from `held` documents, and
+    /// `drop_collection` with `drop` (`None`: it does not know the method); records every method.
+    struct Fake {
+        held: Mutex<u64>,
+        drop: Option<Value>,
+        sent: Mutex<Vec<(String, Value)>>,
+    }
+
+    impl Fake {
+        fn new(held: u64, drop: Option<Value>) -> Arc<Fake> {
+            Arc::new(Fake {
+                held: Mutex::new(held),
+                drop,
+                sent: Mutex::new(Vec::new()),
+            })
+        }
+
+        fn methods(&self) -> Vec<String> {
+            let sent = self.sent.lock().unwrap();
+            sent.iter().map(|(m, _)| m.clone()).collect()
+        }
+    }
+
+    impl StoreTransport for Fake {
+        fn call(&self, method: &str, params: Value) -> StoreResult<Value> {
+            self.sent.lock().unwrap().push((method.to_string(), params));
+            let mut held = self.held.lock().unwrap();
+            match method.rsplit('.').next().unwrap() {
+                "count" => Ok(json!({ "count": *held })),
+                "delete" => {
+                    let deleted = u64::from(*held > 0);
+                    *held -= deleted;
+                    Ok(json!({ "deleted": deleted }))
+                }
+                "drop_collection" => match &self.drop {
+                    Some(answer) => {
+                        *held = 0;
+                        Ok(answer.clone())
+                    }
+                    None => Err(StoreError::from(RpcError::new(
+                        ErrorKind::MethodNotFound,
+                        format!("no method '{method}'"),
+                    ))),
+                },
+                other => panic!("unexpected {other}"),
+            }
+        }
+    }
+
+    #[test]
+    fn a_plugin_that_drops_collections_is_asked_to_and_nothing_is_deleted_one_by_one() {
+        let fake = Fake::new(3, Some(Value::Null));
+        let store = PluginDocumentStore::new(fake.clone());
+        store.drop_collection("kit_a").unwrap();
+        store.drop_collection("kit_b").unwrap();
+        assert_eq!(
+            fake.methods(),
+            [
+                "store.document.drop_collection",
+                "store.document.drop_collection"
+            ]
+        );
+        let sent = fake.sent.lock().unwrap();
+        assert_eq!(sent[0].1, json!({"collection": "kit_a"}));
+    }
+
+    #[test]
+    fn a_plugin_without_drop_collection_has_the_collection_emptied_and_is_asked_once() {
+        let fake = Fake::new(2, None);
+        let store = PluginDocumentStore::new(fake.clone());
+        store.drop_collection("kit_a").unwrap();
+        assert_eq!(*fake.held.lock().unwrap(), 0, "the documents are deleted");
+        *fake.held.lock().unwrap() = 1;
+        store.drop_collection("kit_b").unwrap();
+        assert_eq!(*fake.held.lock().unwrap(), 0);
+        assert_eq!(
+            fake.methods(),
+            [
+                "store.document.drop_collection",
+                "store.document.count",
+                "store.document.delete",
+                "store.document.delete",
+                "store.document.delete",
+                "store.document.count",
+                "store.document.delete",
+                "store.document.delete",
+            ]
+        );
+    }
+
+    #[test]
+    fn a_plugin_store_that_answers_not_supported_is_emptied_too() {
+        struct NotSupported(Fake);
+        impl StoreTransport for NotSupported {
+            fn call(&self, method: &str, params: Value) -> StoreResult<Value> {
+                if method.ends_with(".drop_collection") {
+                    return Err(StoreError::unimplemented("drop_collection"));
+                }
+                self.0.call(method, params)
+            }
+        }
+        let transport = Arc::new(NotSupported(Fake {
+            held: Mutex::new(1),
+            drop: None,
+            sent: Mutex::new(Vec::new()),
+        }));
+        let store = PluginDocumentStore::new(transport.clone());
+        store.drop_collection("kit_a").unwrap();
+        assert_eq!(*transport.0.held.lock().unwrap(), 0);
+    }
+
+    #[test]
+    fn another_failure_of_drop_collection_is_the_callers() {
+        struct Refuses;
+        impl StoreTransport for Refuses {
+            fn call(&self, _method: &str, _params: Value) -> StoreResult<Value> {
+                Err(StoreError::Internal("the plugin crashed".into()))
+            }
+        }
+        let store = PluginDocumentStore::new(Arc::new(Refuses));
+        let err = store.drop_collection("kit_a").unwrap_err();
+        assert_eq!(err.to_string(), "the plugin crashed");
+    }
+
+    #[test]
+    fn a_plugin_reaching_the_hosts_store_empties_a_collection_without_asking_to_drop_it() {
+        let fake = Fake::new(1, Some(Value::Null));
+        let store = PluginDocumentStore::with_direction(fake.clone(), Direction::ToHost);
+        store.drop_collection("mine").unwrap();
+        assert_eq!(
+            fake.methods(),
+            [
+                "host.store.document.count",
+                "host.store.document.delete",
+                "host.store.document.delete"
+            ]
+        );
     }
 }
