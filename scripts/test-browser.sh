@@ -3,8 +3,11 @@
 # starts `agent-env up` on a free port in a temp HOME, and drives headless Chromium through it with
 # chromedriver (scripts/browser/ui_check.py: Home, run `hello` from the Bundles page and watch it
 # pass live, the instance, the artifact, the plugin report, the config, and the grader example's
-# explorer page reached from the navigation, scoring a text). Screenshots land in
-# target/browser/. Fails, never skips, when the browser cannot be installed or started.
+# explorer page reached from the navigation, scoring a text). Then a second explorer, in a world
+# whose configured document store can't be read as it starts (scripts/browser/store_notice_check.py:
+# the pages show the notice that the store is left out, and drop it once the store is back).
+# Screenshots land in target/browser/. Fails, never skips, when the browser cannot be installed or
+# started.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 root=$(pwd)
@@ -75,17 +78,37 @@ export HOME="$work/home" XDG_DATA_HOME="$work/data" XDG_STATE_HOME="$work/state"
 export AGENT_ENV_PLUGIN_DIR="$work/plugins"
 export PATH="$grader_bin:$PATH"
 
-(cd "$work/home" && exec "$bin/agent-env" up --port 0) >"$work/explorer.out" 2>"$work/explorer.err" &
-explorer_pid=$!
-url=""
-for _ in $(seq 1 300); do
-  url=$(grep -o 'http://127.0.0.1:[0-9]*' "$work/explorer.out" 2>/dev/null | head -1 || true)
-  [ -n "$url" ] && break
-  kill -0 "$explorer_pid" 2>/dev/null || fail "agent-env up exited: $(cat "$work/explorer.out" "$work/explorer.err")"
-  sleep 0.1
-done
-[ -n "$url" ] || fail "agent-env up printed no URL: $(cat "$work/explorer.out" "$work/explorer.err")"
-echo "explorer at $url"
+# `agent-env up --port 0` in the world under $1 (its home, data, state, config and plugins folders);
+# sets explorer_pid and url.
+start_explorer() {
+  local world=$1
+  (export HOME="$world/home" XDG_DATA_HOME="$world/data" XDG_STATE_HOME="$world/state" \
+      XDG_CONFIG_HOME="$world/config" AGENT_ENV_PLUGIN_DIR="$world/plugins"
+    cd "$world/home" && exec "$bin/agent-env" up --port 0) >"$world/explorer.out" 2>"$world/explorer.err" &
+  explorer_pid=$!
+  url=""
+  for _ in $(seq 1 300); do
+    url=$(grep -o 'http://127.0.0.1:[0-9]*' "$world/explorer.out" 2>/dev/null | head -1 || true)
+    [ -n "$url" ] && break
+    kill -0 "$explorer_pid" 2>/dev/null || fail "agent-env up exited: $(cat "$world/explorer.out" "$world/explorer.err")"
+    sleep 0.1
+  done
+  [ -n "$url" ] || fail "agent-env up printed no URL: $(cat "$world/explorer.out" "$world/explorer.err")"
+  echo "explorer at $url"
+}
+
+# Ctrl-C to the explorer of the world under $1: it stops, exits 0 and says so.
+stop_explorer() {
+  local world=$1
+  kill -INT "$explorer_pid"
+  for _ in $(seq 1 300); do kill -0 "$explorer_pid" 2>/dev/null || break; sleep 0.1; done
+  if kill -0 "$explorer_pid" 2>/dev/null; then fail "agent-env up did not stop on Ctrl-C"; fi
+  wait "$explorer_pid" || fail "agent-env up exited non-zero on Ctrl-C: $(cat "$world/explorer.out" "$world/explorer.err")"
+  explorer_pid=""
+  grep -q "Stopped." "$world/explorer.out" || fail "agent-env up did not say it stopped"
+}
+
+start_explorer "$work"
 
 driver_port=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')
 "$driver" --port="$driver_port" >"$work/driver.log" 2>&1 &
@@ -111,11 +134,45 @@ if ! python3 scripts/browser/ui_check.py --explorer "$url" --driver "http://127.
   echo "--- chromedriver log (tail)"; tail -20 "$work/driver.log"
   fail "the UI check failed"
 fi
+stop_explorer "$work"
 
-kill -INT "$explorer_pid"
-for _ in $(seq 1 300); do kill -0 "$explorer_pid" 2>/dev/null || break; sleep 0.1; done
-if kill -0 "$explorer_pid" 2>/dev/null; then fail "agent-env up did not stop on Ctrl-C"; fi
-wait "$explorer_pid" || fail "agent-env up exited non-zero on Ctrl-C: $(cat "$work/explorer.out" "$work/explorer.err")"
-explorer_pid=""
-grep -q "Stopped." "$work/explorer.out" || fail "agent-env up did not say it stopped"
+# A second world: a task stored in a SQLite document store, and a run of `hello` (recorded on this
+# machine); then the store's database is moved away and a folder put in its place, so the explorer
+# can't read the store as it starts.
+store_world="$work/store-world"
+retry=1
+mkdir -p "$store_world/home/.agentenv" "$store_world/data" "$store_world/state" "$store_world/config" \
+  "$store_world/plugins"
+cat > "$store_world/home/.agentenv/config.toml" <<TOML
+[explorer]
+store_retry_seconds = $retry
+
+[stores.document]
+impl = "LocalSqliteDocumentStore"
+
+[stores.document.config]
+path = "$store_world/shared/documents.db"
+TOML
+cat > "$store_world/stored.json" <<'JSON'
+[{"id": "box", "type": "deploy_sandbox", "sandbox_name": "box"},
+ {"id": "check", "type": "verify_sandbox", "sandbox_name": "box", "verifier_id": "v",
+  "criteria": [{"type": "bash_cmd_succeeds", "criterion": "ok", "bash_cmd": "true"}]}]
+JSON
+(export HOME="$store_world/home" XDG_DATA_HOME="$store_world/data" XDG_STATE_HOME="$store_world/state" \
+    XDG_CONFIG_HOME="$store_world/config" AGENT_ENV_PLUGIN_DIR="$store_world/plugins"
+  cd "$store_world/home" && "$bin/agent-env" task put --id team/stored "$store_world/stored.json" \
+    && "$bin/agent-env" run hello) \
+  >"$store_world/put.out" 2>&1 || fail "agent-env task put or run hello failed: $(cat "$store_world/put.out")"
+mv "$store_world/shared" "$store_world/shared.away"
+mkdir -p "$store_world/shared/documents.db"
+
+start_explorer "$store_world"
+if ! python3 scripts/browser/store_notice_check.py --explorer "$url" --driver "http://127.0.0.1:$driver_port" \
+    --chromium "$chromium" --screenshots "$shots" --store "$store_world/shared" --away "$store_world/shared.away" \
+    --retry-seconds "$retry" --task team/stored; then
+  echo "--- explorer output"; cat "$store_world/explorer.out" "$store_world/explorer.err"
+  echo "--- chromedriver log (tail)"; tail -20 "$work/driver.log"
+  fail "the store notice check failed"
+fi
+stop_explorer "$store_world"
 echo "test-browser: passed"

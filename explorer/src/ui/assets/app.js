@@ -60,6 +60,22 @@ function errorBox(error) {
   return h("p", { class: "error", role: "alert" }, String(error.message || error));
 }
 
+// What the answers a page shows left out (a configured document store that cannot be read), each
+// sentence once, as one notice for the top of the page; null when no answer left anything out.
+function warningsNotice(...answers) {
+  const said = [...new Set(answers.flatMap((a) => (a && Array.isArray(a.warnings) ? a.warnings : [])))];
+  if (!said.length) return null;
+  return h("div", { class: "warning notice", role: "status", id: "answer-warnings" },
+    said.map((w) => h("p", {}, String(w))));
+}
+
+// A place for that notice on a page updated in place: emptied when the newest answers left nothing out.
+function noticeSlot() {
+  const slot = h("div", { class: "notice-slot" });
+  slot.update = (...answers) => slot.replaceChildren(...[warningsNotice(...answers)].filter(Boolean));
+  return slot;
+}
+
 function json(value) {
   return h("pre", { class: "json" }, JSON.stringify(value, null, 2));
 }
@@ -148,6 +164,7 @@ async function home() {
     ]);
     show(
       h("h1", {}, "Recent runs"),
+      warningsNotice(instances),
       table(["Started", "Task", "Outcome", "Scores", "Steps", "Instance"], instanceRows(instances.items), { id: "recent-runs" }),
       pager(instances, (o) => { offset = o; render().catch((e) => show(errorBox(e))); }),
       h("h2", {}, "Runs started here"),
@@ -187,6 +204,7 @@ async function bundles() {
 async function tasks() {
   const page = await api("/tasks?limit=500&sort_by=id&descending=false");
   show(h("h1", {}, "Tasks"),
+    warningsNotice(page),
     h("p", { class: "muted" }, "Tasks as the runs stored them (the newest version of each)."),
     table(["Task", "Version", "Bundle", "Written"], page.items.map((t) => h("tr", {},
       h("td", {}, link(`/tasks/${enc(t.id)}`, t.id, { class: "mono" })),
@@ -203,6 +221,7 @@ async function task(id) {
     api(`/tasks/${enc(id)}/run-groups?limit=20`),
   ]);
   show(h("h1", {}, doc.name || id, " ", h("span", { class: "muted" }, `v${doc.version}`)),
+    warningsNotice(versions, runs, groups),
     h("p", { class: "mono" }, id),
     h("button", { class: "primary", id: "run-task", onclick: (ev) => startTask(id, ev.target) }, "Run this task"),
     h("h2", {}, "Steps"),
@@ -248,7 +267,8 @@ async function run(id) {
     try { await api(`/workflows/${enc(id)}/cancel`, { method: "POST" }); } catch (e) { cancel.after(errorBox(e)); }
   } }, "Cancel");
   const header = h("p", { class: "muted" });
-  show(h("h1", {}, "Run ", status), header, cancel, h("h2", {}, "Tasks"), instances, h("h2", {}, "Output"), log);
+  const notice = noticeSlot();
+  show(h("h1", {}, "Run ", status), notice, header, cancel, h("h2", {}, "Tasks"), instances, h("h2", {}, "Output"), log);
   const tick = async () => {
     const w = await api(`/workflows/${enc(id)}?since=${since}`);
     status.replaceChildren(badge(w.status));
@@ -261,8 +281,9 @@ async function run(id) {
       log.append(h("span", { class: `line-${line.stream}` }, line.text), "\n");
       since = line.seq + 1;
     }
-    const cards = await Promise.all((w.instances || []).map(async (i) => {
-      const full = await api(`/task-instances/${enc(i.instance_id)}`);
+    const answers = await Promise.all((w.instances || []).map((i) => api(`/task-instances/${enc(i.instance_id)}`)));
+    const cards = (w.instances || []).map((i, n) => {
+      const full = answers[n];
       return h("section", { class: "card", "data-instance": i.instance_id },
         h("h3", {}, link(`/instances/${enc(i.instance_id)}`, i.task_id, { class: "instance-link" }), " ",
           badge(full.summary.outcome)),
@@ -270,7 +291,8 @@ async function run(id) {
         progressBar(full.progress),
         h("p", {}, "Scores: ", scoresText(full.summary.scores)),
         stepsTable(full.progress));
-    }));
+    });
+    notice.update(...answers);
     instances.replaceChildren(...(cards.length ? cards : [h("p", { class: "muted" }, w.done ? "No task ran." : "Starting…")]));
     if (!w.done) setTimeout(() => tick().catch((e) => header.append(errorBox(e))), 500);
   };
@@ -288,6 +310,7 @@ async function instance(id) {
     if (step.artifact_id) artifactIds.push(step.artifact_id);
   }
   show(h("h1", {}, "Task instance ", badge(data.summary.outcome)),
+    warningsNotice(data),
     h("p", { class: "mono" }, id),
     h("dl", {},
       h("dt", {}, "Task"), h("dd", {}, link(`/tasks/${enc(doc.task_id)}`, `${doc.task_id} v${doc.task_version}`)),
@@ -319,9 +342,11 @@ async function artifacts() {
   let offset = 0;
   let filter = "";
   const body = h("div");
+  const notice = noticeSlot();
   const input = h("input", { type: "search", placeholder: "Filter by id", "aria-label": "Filter by id" });
   const render = async () => {
     const page = await api(`/artifacts?limit=50&offset=${offset}&sort_by=id&descending=false${filter ? `&id=${enc(filter)}` : ""}`);
+    notice.update(page);
     body.replaceChildren(
       table(["Artifact", "Type", "Version", "Files", "Written"], page.items.map((a) => h("tr", {},
         h("td", {}, link(`/artifacts/${enc(a.id)}`, a.id, { class: "mono" })),
@@ -330,7 +355,7 @@ async function artifacts() {
       pager(page, (o) => { offset = o; render().catch((e) => body.replaceChildren(errorBox(e))); }));
   };
   input.addEventListener("change", () => { filter = input.value.trim(); offset = 0; render().catch((e) => body.replaceChildren(errorBox(e))); });
-  show(h("h1", {}, "Artifacts"), input, body);
+  show(h("h1", {}, "Artifacts"), notice, input, body);
   await render();
 }
 
@@ -349,6 +374,7 @@ async function artifact(id) {
       h("iframe", { src: objectUrl(file.object_url), sandbox: "allow-scripts", title: file.path, class: "preview" }));
   };
   show(h("h1", {}, doc.name || id, " ", h("span", { class: "muted" }, `v${doc.version} · ${doc.type}`)),
+    warningsNotice(versions),
     h("p", { class: "mono" }, id),
     h("h2", {}, "Files"),
     table(["File", "Size", "SHA-256", ""], (doc.files || []).map((f) => h("tr", { "data-file": f.path },

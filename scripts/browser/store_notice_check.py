@@ -1,0 +1,132 @@
+"""Drives headless Chromium through an explorer whose configured document store could not be read
+when it started (its SQLite database is a folder): the Tasks, Home, Task and Task instance pages (of
+a run recorded on this machine) show the notice that the store is left out, in the API's own words,
+and the stored task is not listed. Then the store comes
+back (the database is put where it was), and once the explorer's retry interval has passed, the
+Tasks page lists the stored task and shows no notice. Exits non-zero, naming the step, when anything
+is not as expected."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import shutil
+import sys
+import tempfile
+import time
+import urllib.request
+from pathlib import Path
+from typing import Any
+from urllib.parse import quote
+
+from ui_check import CHROMIUM_ARGS, no_error_on_page
+from webdriver import Session, WebDriverError
+
+NOTICE = "#answer-warnings"
+
+
+def api(base: str, path: str) -> Any:
+    with urllib.request.urlopen(base + path, timeout=60) as response:
+        return json.loads(response.read())
+
+
+def listed_tasks(browser: Session) -> list[str]:
+    ids = browser.execute("return [...document.querySelectorAll('main table td a.mono')].map(a => a.textContent);")
+    return [str(i) for i in ids or []]
+
+
+def restore(store: Path, away: Path) -> None:
+    """Puts the store's folder back where the explorer reads it, in place of the folder that stood in."""
+    shutil.rmtree(store)
+    os.rename(away, store)
+
+
+def check(base: str, driver: str, chromium: str, shots: Path, store: Path, away: Path, retry: float, task: str) -> None:
+    said = api(base, "/api/v1/tasks").get("warnings", [])
+    if len(said) != 1 or "the configured document store can't be read" not in said[0]:
+        raise WebDriverError(f"the API's task list warns {said!r}, not that the store is left out")
+    profile = tempfile.mkdtemp(prefix="agent-env-chromium-")
+    options = {"binary": chromium, "args": CHROMIUM_ARGS + [f"--user-data-dir={profile}"]}
+    browser = Session(driver, {"browserName": "chrome", "goog:chromeOptions": options})
+    try:
+        print("tasks page: the store is left out")
+        browser.get(base + "/tasks")
+        browser.wait_text("h1", "Tasks")
+        shown = browser.wait_text(NOTICE, said[0])
+        if browser.attribute(browser.wait_css(NOTICE), "role") != "status":
+            raise WebDriverError("the notice is not a status region")
+        if task in listed_tasks(browser):
+            raise WebDriverError(f"the Tasks page lists {task} while its store is left out")
+        no_error_on_page(browser, "tasks")
+        browser.screenshot(shots / "09-store-left-out-tasks.png")
+        print(f"  the notice: {shown}")
+
+        print("home page: the store is left out")
+        browser.get(base + "/")
+        browser.wait_css("#recent-runs")
+        browser.wait_text(NOTICE, said[0])
+
+        runs = api(base, "/api/v1/task-instances?limit=1")["items"]
+        if not runs:
+            raise WebDriverError("the run recorded on this machine is not listed")
+        print("task page: the store is left out")
+        browser.get(f"{base}/tasks/{quote(runs[0]['task_id'], safe='')}")
+        browser.wait_text("h2", "Steps")
+        browser.wait_text(NOTICE, said[0])
+        no_error_on_page(browser, "task")
+
+        print("instance page: the store is left out")
+        browser.get(f"{base}/instances/{quote(runs[0]['instance_id'], safe='')}")
+        browser.wait_css("#instance-scores")
+        browser.wait_text(NOTICE, said[0])
+        no_error_on_page(browser, "instance")
+        browser.screenshot(shots / "10-store-left-out-instance.png")
+
+        print("the store comes back")
+        restore(store, away)
+        time.sleep(retry + 0.5)
+
+        print("tasks page: the stored task, no notice")
+        browser.get(base + "/tasks")
+        browser.wait_for(f"the Tasks page to list {task}", lambda: task in listed_tasks(browser))
+        left = browser.find(NOTICE)
+        if left is not None:
+            raise WebDriverError(f"the Tasks page still shows the notice: {browser.text(left)}")
+        no_error_on_page(browser, "tasks")
+        browser.screenshot(shots / "11-store-read.png")
+    except WebDriverError:
+        try:
+            browser.screenshot(shots / "failed-store-notice.png")
+            print(f"the page at {browser.current_url()} is in {shots / 'failed-store-notice.png'}", file=sys.stderr)
+        except (WebDriverError, OSError):
+            pass
+        raise
+    finally:
+        browser.quit()
+        shutil.rmtree(profile, ignore_errors=True)
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__)
+    parser.add_argument("--explorer", required=True, help="the explorer's base URL")
+    parser.add_argument("--driver", required=True, help="chromedriver's URL")
+    parser.add_argument("--chromium", required=True, help="the Chromium binary")
+    parser.add_argument("--screenshots", required=True, type=Path, help="where the screenshots go")
+    parser.add_argument("--store", required=True, type=Path, help="the store's folder, a stand-in now")
+    parser.add_argument("--away", required=True, type=Path, help="where the store's folder was moved")
+    parser.add_argument("--retry-seconds", required=True, type=float, help="[explorer] store_retry_seconds")
+    parser.add_argument("--task", required=True, help="the id of the task stored in it")
+    args = parser.parse_args()
+    try:
+        check(args.explorer.rstrip("/"), args.driver, args.chromium, args.screenshots,
+              args.store, args.away, args.retry_seconds, args.task)
+    except (WebDriverError, OSError) as error:
+        print(f"FAILED: {error}", file=sys.stderr)
+        return 1
+    print("The UI shows a document store left out, and drops the notice once it is read")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
