@@ -160,7 +160,10 @@ async fn run(
             .await
             .map_err(|e| UpError::Serve(std::io::Error::other(e.to_string())))?,
     );
-    if let Some(why) = data.documents.left_out() {
+    for why in [data.documents.left_out(), data.objects.left_out()]
+        .into_iter()
+        .flatten()
+    {
         out.note(&format!("warning: {why}"));
     }
     let state: Shared = Arc::new(AppState {

@@ -9,7 +9,7 @@ use agent_env_store::document::DocumentStore;
 use tokio::sync::watch;
 
 use crate::data::instances::Judge;
-use crate::data::records::{Opened, Reading};
+use crate::data::records::{DocumentStores, ObjectStores, Opened, Reading};
 use crate::data::runs_here::RunsHere;
 use crate::data::Data;
 use crate::plugins::ExplorerPlugins;
@@ -39,10 +39,18 @@ impl AppState {
     /// The stores a request reads. A configured document store left out is tried again when it is
     /// due, in the session that knows the config and plugins as they are now: this blocks, so call
     /// it on the blocking pool.
-    pub fn reading(&self) -> Reading {
+    pub fn reading(&self) -> Reading<DocumentStores> {
         self.data
             .documents
             .reading(|| Opened::from(Recorded::open(&self.current.get())))
+    }
+
+    /// The object stores a request looks a URL up in; a configured one left out is tried again as
+    /// [`AppState::reading`] tries a document store. This blocks too.
+    pub fn object_stores(&self) -> Reading<ObjectStores> {
+        self.data
+            .objects
+            .reading(|| crate::data::object_stores(&self.current.get()))
     }
 
     /// What a request judges instances by: the stores it reads (`docs`), and the runs live on this

@@ -24,7 +24,11 @@ const CHUNK: usize = 64 * 1024;
 
 pub async fn metadata(State(s): State<Shared>, Q(q): Q) -> ApiResult<Json<Value>> {
     let url = q.required("object_url")?.to_string();
-    let found = blocking(move || objects::find(&s.data.objects, &url)).await?;
+    let found = blocking(move || {
+        let stores = s.object_stores();
+        stores.document(objects::find(stores.objects(), &url))
+    })
+    .await?;
     Ok(Json(json!({
         "size_bytes": found.size,
         "content_type": found.content_type,
@@ -35,7 +39,8 @@ pub async fn content(State(s): State<Shared>, Q(q): Q) -> ApiResult<Response> {
     let url = q.required("object_url")?.to_string();
     let download = q.bool("download", false)?;
     let (found, reader) = blocking(move || {
-        let found = objects::find(&s.data.objects, &url)?;
+        let stores = s.object_stores();
+        let found = stores.document(objects::find(stores.objects(), &url))?;
         let reader = objects::open(&found)?;
         Ok((found, reader))
     })

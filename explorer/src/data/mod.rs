@@ -1,7 +1,7 @@
 //! What the explorer reads: the stores runs are recorded in, read as one (the @local store a bundle
 //! run writes, `local.db`, and the configured document store a stored task's run writes), and the
 //! object stores that hold their files (the run's local object store, then the configured one).
-//! A configured document store that cannot be read is left out and tried again later ([`records`]).
+//! A configured store that cannot be used is left out and tried again later ([`records`]).
 //! Every call here blocks; handlers call it on the blocking pool.
 
 pub mod entities;
@@ -10,39 +10,48 @@ pub mod objects;
 pub mod records;
 pub mod runs_here;
 
-use std::sync::Arc;
 use std::time::Duration;
 
 use agent_env::run::local_stores;
 use agent_env::run::recorded::Recorded;
 use agent_env::session::Session;
-use agent_env_store::object::ObjectStore;
 
-use self::records::{Opened, Records};
+use self::records::{DocumentStores, ObjectStores, Opened, Records};
 
 /// The stores the explorer reads, opened as the server starts (nothing touches disk until a read
 /// finds a file).
 pub struct Data {
     /// The @local store, then the configured one, read as one; the configured one left out while it
     /// cannot be read, and tried again at most once per `store_retry_seconds`.
-    pub documents: Records,
-    /// The @local object store, then the configured one (when it builds).
-    pub objects: Vec<Arc<dyn ObjectStore>>,
+    pub documents: Records<DocumentStores>,
+    /// The @local object store, then the configured one; left out, and tried again, the same way.
+    pub objects: Records<ObjectStores>,
 }
 
 impl Data {
-    /// The stores of `session`'s state root and config; a configured document store that cannot be
-    /// read is tried again once `retry_every` has passed.
+    /// The stores of `session`'s state root and config; a configured store that cannot be used is
+    /// tried again once `retry_every` has passed.
     pub fn open(session: &Session, retry_every: Duration) -> Data {
-        let local = local_stores::open(&session.paths().state_root());
-        let mut objects = vec![local.objects];
-        if let Ok(configured) = session.stores().object() {
-            objects.push(configured);
-        }
         let opened = Opened::from(Recorded::open(session));
         Data {
             documents: Records::new(opened, retry_every),
-            objects,
+            objects: Records::new(object_stores(session), retry_every),
         }
     }
+}
+
+/// The @local object store of `session`'s state root, then its configured one when it builds.
+pub fn object_stores(session: &Session) -> Opened<ObjectStores> {
+    let local = local_stores::open(&session.paths().state_root());
+    let mut stores = vec![local.objects];
+    let left_out = match session.stores().object() {
+        Ok(configured) => {
+            stores.push(configured);
+            None
+        }
+        Err(e) => Some(format!(
+            "the configured object store can't be used, so the files in it can't be shown: {e}"
+        )),
+    };
+    Opened { stores, left_out }
 }

@@ -1,9 +1,11 @@
-//! The stores runs are recorded in, as the explorer reads them, and what to do when the configured
-//! document store cannot be read as the explorer starts (a plugin that fails to start, a server
-//! that is not up yet). It is left out, and [`Records`] tries it again on a later request that
-//! reads the records, at most once per interval (`[explorer] store_retry_seconds`); from the first
-//! try that reads it, it is read like any other store. A store that fails after it was read is not
-//! the business of this module: its own reconnects (a plugin store's new process) handle that.
+//! The stores the explorer reads, and what to do when a configured store cannot be used as the
+//! explorer starts (a plugin that fails to start, a server that is not up yet, a credential not
+//! set). It is left out, and [`Records`] tries it again on a later request that reads those stores,
+//! at most once per interval (`[explorer] store_retry_seconds`); from the first try that opens it,
+//! it is read like any other store. The explorer keeps one for the stores runs are recorded in (the
+//! configured document store) and one for the object stores that hold their files. A store that
+//! fails after it was read is not the business of this module: its own reconnects (a plugin store's
+//! new process) handle that.
 //!
 //! Each request takes one [`Reading`]: the stores it reads, and why the configured one is left out
 //! of them, which the answer passes on.
@@ -13,34 +15,41 @@ use std::time::{Duration, Instant};
 
 use agent_env::run::recorded::Recorded;
 use agent_env_store::document::DocumentStore;
+use agent_env_store::object::ObjectStore;
 use serde_json::Value;
 
 use crate::http::page::Page;
 use crate::http::problem::{ApiError, ApiResult};
 
-/// The record stores as one try at opening them left them: read as one, and why the configured
-/// store is not among them, when it is not.
-pub struct Opened {
-    pub documents: Arc<dyn DocumentStore>,
+/// The stores as one try at opening them left them, and why the configured one is not among them,
+/// when it is not.
+pub struct Opened<S> {
+    pub stores: S,
     pub left_out: Option<String>,
 }
 
-impl From<Recorded> for Opened {
-    fn from(recorded: Recorded) -> Opened {
+/// The record stores: the @local one and the configured one, read as one.
+pub type DocumentStores = Arc<dyn DocumentStore>;
+
+/// The object stores, in the order a URL is looked up in them: the @local one, then the configured one.
+pub type ObjectStores = Vec<Arc<dyn ObjectStore>>;
+
+impl From<Recorded> for Opened<DocumentStores> {
+    fn from(recorded: Recorded) -> Opened<DocumentStores> {
         Opened {
             left_out: recorded.left_out().map(String::from),
-            documents: Arc::new(recorded),
+            stores: Arc::new(recorded),
         }
     }
 }
 
 /// Where the configured store stands.
-enum State {
+enum State<S> {
     /// It was read: the stores stay as they are for the server's life.
-    Read(Arc<dyn DocumentStore>),
-    /// It is left out: `documents` are the others, read meanwhile.
+    Read(S),
+    /// It is left out: `stores` are the others, read meanwhile.
     Out {
-        documents: Arc<dyn DocumentStore>,
+        stores: S,
         why: String,
         /// When it was last tried.
         tried: Instant,
@@ -49,26 +58,26 @@ enum State {
     },
 }
 
-/// The record stores of the server, the configured document store tried again while it is out.
-pub struct Records {
+/// Stores of the server, the configured one tried again while it is out.
+pub struct Records<S> {
     every: Duration,
-    state: Mutex<State>,
+    state: Mutex<State<S>>,
 }
 
-/// What one request reads: the stores, and why the configured document store is not among them.
-pub struct Reading {
-    documents: Arc<dyn DocumentStore>,
+/// What one request reads: the stores, and why the configured store is not among them.
+pub struct Reading<S> {
+    stores: S,
     left_out: Option<String>,
 }
 
-impl Records {
+impl<S: Clone> Records<S> {
     /// The stores as they opened when the server started; a configured store left out then is
     /// tried again once `every` has passed.
-    pub fn new(opened: Opened, every: Duration) -> Records {
+    pub fn new(opened: Opened<S>, every: Duration) -> Records<S> {
         let state = match opened.left_out {
-            None => State::Read(opened.documents),
+            None => State::Read(opened.stores),
             Some(why) => State::Out {
-                documents: opened.documents,
+                stores: opened.stores,
                 why,
                 tried: Instant::now(),
                 trying: false,
@@ -92,19 +101,19 @@ impl Records {
     /// The stores a request reads. While the configured store is out and `every` has passed since
     /// it was last tried, this request tries it with `reopen` (which blocks: call it on the
     /// blocking pool), and reads it if it opens; requests that come meanwhile read without it.
-    pub fn reading(&self, reopen: impl FnOnce() -> Opened) -> Reading {
+    pub fn reading(&self, reopen: impl FnOnce() -> Opened<S>) -> Reading<S> {
         {
             let mut state = self.lock();
             match &mut *state {
-                State::Read(documents) => return Reading::of(documents.clone(), None),
+                State::Read(stores) => return Reading::of(stores.clone(), None),
                 State::Out {
-                    documents,
+                    stores,
                     why,
                     tried,
                     trying,
                 } => {
                     if *trying || tried.elapsed() < self.every {
-                        return Reading::of(documents.clone(), Some(self.notice(why)));
+                        return Reading::of(stores.clone(), Some(self.notice(why)));
                     }
                     *trying = true;
                 }
@@ -123,44 +132,44 @@ impl Records {
         format!("{why}; tried again every {}", seconds(self.every))
     }
 
-    fn lock(&self) -> MutexGuard<'_, State> {
+    fn lock(&self) -> MutexGuard<'_, State<S>> {
         self.state.lock().unwrap_or_else(PoisonError::into_inner)
     }
 }
 
 /// One request's try at the configured store. Dropped before it ends (its opener panicked), it
 /// lets the next request try.
-struct Attempt<'a> {
-    records: &'a Records,
+struct Attempt<'a, S: Clone> {
+    records: &'a Records<S>,
     ended: bool,
 }
 
-impl Attempt<'_> {
+impl<S: Clone> Attempt<'_, S> {
     /// Keeps what the try opened: the store read from now on, or left out until the next try.
-    fn end(mut self, opened: Opened) -> Reading {
+    fn end(mut self, opened: Opened<S>) -> Reading<S> {
         self.ended = true;
         let records = self.records;
         let mut state = records.lock();
         match opened.left_out {
             None => {
-                *state = State::Read(opened.documents.clone());
-                Reading::of(opened.documents, None)
+                *state = State::Read(opened.stores.clone());
+                Reading::of(opened.stores, None)
             }
             Some(why) => {
                 let notice = records.notice(&why);
                 *state = State::Out {
-                    documents: opened.documents.clone(),
+                    stores: opened.stores.clone(),
                     why,
                     tried: Instant::now(),
                     trying: false,
                 };
-                Reading::of(opened.documents, Some(notice))
+                Reading::of(opened.stores, Some(notice))
             }
         }
     }
 }
 
-impl Drop for Attempt<'_> {
+impl<S: Clone> Drop for Attempt<'_, S> {
     fn drop(&mut self) {
         if self.ended {
             return;
@@ -182,17 +191,23 @@ fn seconds(d: Duration) -> String {
     }
 }
 
-impl Reading {
-    fn of(documents: Arc<dyn DocumentStore>, left_out: Option<String>) -> Reading {
-        Reading {
-            documents,
-            left_out,
-        }
-    }
-
-    /// The stores, read as one.
+impl Reading<DocumentStores> {
+    /// The record stores, read as one.
     pub fn docs(&self) -> &dyn DocumentStore {
-        self.documents.as_ref()
+        self.stores.as_ref()
+    }
+}
+
+impl Reading<ObjectStores> {
+    /// The object stores, in the order a URL is looked up in them.
+    pub fn objects(&self) -> &[Arc<dyn ObjectStore>] {
+        &self.stores
+    }
+}
+
+impl<S> Reading<S> {
+    fn of(stores: S, left_out: Option<String>) -> Reading<S> {
+        Reading { stores, left_out }
     }
 
     /// What the answer says was left out: nothing, or why the configured store was.
@@ -224,7 +239,8 @@ impl Reading {
             .map_err(|e| self.not_found(e))
     }
 
-    /// A document as the store keeps it (no field added); a 404 as [`Reading::page`] gives it.
+    /// An answer as the store gives it, no field added (a document, an object found); a 404 as
+    /// [`Reading::page`] gives it.
     pub fn document<T>(&self, answer: ApiResult<T>) -> ApiResult<T> {
         answer.map_err(|e| self.not_found(e))
     }
@@ -246,9 +262,9 @@ mod tests {
     use agent_env::run::recorded::Recorded;
     use std::sync::atomic::{AtomicUsize, Ordering};
 
-    fn opened(left_out: Option<&str>) -> Opened {
+    fn opened(left_out: Option<&str>) -> Opened<DocumentStores> {
         Opened {
-            documents: Arc::new(Recorded::of(Vec::new())),
+            stores: Arc::new(Recorded::of(Vec::new())),
             left_out: left_out.map(String::from),
         }
     }

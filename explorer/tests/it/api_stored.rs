@@ -171,3 +171,49 @@ fn a_document_store_that_fails_at_start_is_read_once_it_recovers() {
         stopped.stderr
     );
 }
+
+/// A configured object store that cannot be built as the explorer starts (a credential it names is
+/// not set) is named in a warning, and a URL of it is a 404 that says the store is left out; once
+/// the config is mended, the store is built again and asked.
+#[test]
+fn an_object_store_that_cannot_be_built_at_start_is_tried_again() {
+    let world = World::new();
+    let s3 = |key: &str| {
+        format!(
+            "[explorer]\nstore_retry_seconds = 0.5\n\n[stores.object]\nimpl = \"S3ObjectStore\"\n\n[stores.object.config]\nbucket = \"b\"\nendpoint = \"http://127.0.0.1:9\"\naccess_key_id = \"{key}\"\nsecret_access_key = \"s\"\ntimeout_seconds = 2\n"
+        )
+    };
+    world.config(&s3("env:TEAM_KEY_NOT_SET"));
+    let server = Explorer::start(&world);
+    let url = format!(
+        "/api/v1/objects/metadata?object_url={}",
+        seg("s3://b/replays/game.html")
+    );
+    let missing = server.get(&url).expect(404).json();
+    let detail = missing["detail"].as_str().unwrap_or_default().to_string();
+    assert!(
+        detail.starts_with("no object at the given object_url; it may be in the store left out: the configured object store can't be used")
+            && detail.contains("TEAM_KEY_NOT_SET")
+            && detail.ends_with("; tried again every 0.5 s"),
+        "{detail}"
+    );
+
+    // The config is mended: the next request past the interval builds the store and asks its server
+    // (none listens there, so the answer is that it cannot be reached, not that it is left out).
+    world.config(&s3("key"));
+    std::thread::sleep(std::time::Duration::from_millis(600));
+    let asked = server.get(&url);
+    let detail = asked.detail().to_string();
+    assert_ne!(asked.status, 404, "{detail}");
+    assert!(!detail.contains("left out"), "{detail}");
+    assert!(detail.contains("127.0.0.1:9"), "{detail}");
+
+    let stopped = server.stop();
+    assert!(
+        stopped
+            .stderr
+            .contains("warning: the configured object store can't be used"),
+        "{}",
+        stopped.stderr
+    );
+}
