@@ -49,12 +49,13 @@ pub enum StoreCommand {
         seed: bool,
     },
     /// Read one object by its URL (as a task instance records it) from the configured object store,
-    /// or from the local one for a URL of its.
+    /// or from the local object store when the URL is one of the local store's.
     Get {
         /// The object's URL, such as s3://bucket/key or file:///….
         url: String,
-        /// Write the bytes to this file instead of printing them ('-' is stdout). Without it a binary
-        /// object is refused when stdout is a terminal; a pipe gets the bytes as they are.
+        /// Write the bytes to this file instead of printing them ('-' is stdout, as they are). Without
+        /// it a binary object is refused when stdout is a terminal, and text is shown with its control
+        /// characters escaped; a pipe gets the bytes as they are.
         #[arg(long, short = 'o', value_name = "FILE")]
         output: Option<std::path::PathBuf>,
     },
@@ -128,7 +129,8 @@ fn get(url: &str, output: Option<&Path>, session: &Session) -> Exit {
                 .map_err(|e| Failure::new(e.to_string()))?;
             Ok(0)
         }
-        _ => print_object(store.as_ref(), url),
+        Some(_) => print_object(store.as_ref(), url, Shown::AsTheyAre),
+        None => print_object(store.as_ref(), url, Shown::ForTheTerminal),
     }
 }
 
@@ -150,11 +152,21 @@ fn store_owning(url: &str, session: &Session) -> Result<Arc<dyn ObjectStore>, Fa
     )))
 }
 
+/// How `store get` writes an object to stdout.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Shown {
+    /// Its bytes, whatever stdout is (`-o -`).
+    AsTheyAre,
+    /// Its bytes to a pipe or file; to a terminal, text with its control characters escaped, and
+    /// binary bytes refused.
+    ForTheTerminal,
+}
+
 /// Writes the object to stdout, whatever its size: the store downloads it to a private temporary file
 /// (a plugin's store writes the file itself; nothing crosses the pipe but its path), which is copied
 /// out a piece at a time. Bytes that are not text are refused only when stdout is a terminal, which
 /// they would garble; a pipe or a file gets them as they are.
-fn print_object(store: &dyn ObjectStore, url: &str) -> Exit {
+fn print_object(store: &dyn ObjectStore, url: &str, shown: Shown) -> Exit {
     let scratch = Scratch::new().map_err(|e| {
         Failure::new(format!(
             "cannot make a temporary folder to fetch {url} into: {e}; set TMPDIR to a folder you can write, or use --output FILE"
@@ -163,7 +175,7 @@ fn print_object(store: &dyn ObjectStore, url: &str) -> Exit {
     let file = scratch.path.join("object");
     download(store, url, &file)?;
     let stdout = std::io::stdout();
-    if !stdout.is_terminal() {
+    if shown == Shown::AsTheyAre || !stdout.is_terminal() {
         return copy_to(&file, &mut stdout.lock(), url);
     }
     let is_text = match text_pieces(&file, |_| Ok(())) {

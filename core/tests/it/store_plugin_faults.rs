@@ -402,6 +402,13 @@ fn store_get_refuses_binary_bytes_on_a_terminal_with_exit_1_and_prints_text() {
     let (code, shown, stderr) = on_a_terminal(world.command(&["store", "get", &late_binary]));
     assert_eq!(code, 1, "{stderr}");
     assert!(shown.is_empty(), "{}", shown.len());
+    // `-o -` asks for the bytes as they are, on a terminal too.
+    let (code, shown, stderr) = on_a_terminal(world.command(&["store", "get", &sneaky, "-o", "-"]));
+    assert_eq!(code, 0, "{stderr}");
+    assert_eq!(
+        shown.replace("\r\n", "\n"),
+        "title\x1b]0;owned\x07 and clear\x1b[2J\n"
+    );
 }
 
 /// Runs `cmd` with its stdout on a pseudo-terminal: its exit code, what the terminal showed, and its
