@@ -132,23 +132,3 @@ def test_store_check_empties_the_collections_of_a_store_without_drop_collection(
     for path in files:
         assert json.loads(path.read_text()) == [], f"{path.name} was not emptied"
     assert not (root / ".drops").exists()
-
-
-def test_the_hosts_document_store_refuses_to_drop_a_collection_and_deletes_nothing() -> None:
-    from typing import cast
-
-    from agent_env_plugin.host import HostDocumentStore, HostHandle
-
-    class Recording:
-        def __init__(self) -> None:
-            self.methods: List[str] = []
-
-        def call(self, method: str, params: Dict[str, Any]) -> Any:
-            self.methods.append(method)
-            return {"count": 3, "deleted": 1}
-
-    host = Recording()
-    store = HostDocumentStore(cast(HostHandle, host))
-    with pytest.raises(MethodNotFoundError, match="cannot drop a collection of the configured document store"):
-        store.drop_collection("runs")
-    assert host.methods == [], "nothing was counted or deleted"

@@ -13,7 +13,6 @@ from . import _sync, wire
 from .errors import (
     AlreadyExistsError,
     CancelledError,
-    MethodNotFoundError,
     NotFoundError,
     ObjectAlreadyExistsError,
     ObjectNotFoundError,
@@ -280,11 +279,3 @@ class HostDocumentStore(DocumentStore):
 
     def ensure_index(self, collection: str, fields: List[str], unique: bool = False) -> None:
         self._op("ensure_index", collection, {"fields": fields, "unique": unique})
-
-    def drop_collection(self, collection: str) -> None:
-        """Refused, as the host refuses `host.store.document.drop_collection`: a plugin may delete documents of
-        the configured store but not drop its collections."""
-        raise MethodNotFoundError(
-            "host.store.document.drop_collection: a plugin cannot drop a collection of the configured document "
-            "store (delete its documents instead)"
-        )

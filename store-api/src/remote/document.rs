@@ -4,8 +4,8 @@
 //! `drop_collection` is optional on the wire: a plugin's store is asked with
 //! `store.document.drop_collection`, and one that answers `method-not-found` or `not-supported` (a
 //! plugin written before the method, or one whose store has no way of its own) has the collection
-//! emptied one document at a time instead, and is not asked again. The host's stores offer no
-//! `host.store.document.drop_collection`, and a plugin's proxy to them refuses it as the host would.
+//! emptied one document at a time instead, and is not asked again. The host's stores offer no `host.store.document.drop_collection`, so a
+//! plugin's proxy to them empties a collection one document at a time without asking.
 
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
@@ -18,9 +18,6 @@ use crate::document::query::{Document, Filter, Sort, UpdateSpec};
 use crate::document::{delete_one_by_one, DocumentStore};
 use crate::error::{StoreError, StoreResult};
 use crate::wire::answer_field;
-
-/// Why a plugin's proxy to the host's store refuses `drop_collection`, as the host refuses it.
-const HOST_DROP_REFUSED: &str = "host.store.document.drop_collection: a plugin cannot drop a collection of the configured document store (delete its documents instead)";
 
 /// A document store reached through a [`StoreTransport`].
 pub struct PluginDocumentStore {
@@ -41,7 +38,7 @@ impl PluginDocumentStore {
         PluginDocumentStore {
             transport,
             direction,
-            no_drop: AtomicBool::new(false),
+            no_drop: AtomicBool::new(direction == Direction::ToHost),
         }
     }
 
@@ -151,9 +148,6 @@ impl DocumentStore for PluginDocumentStore {
     }
 
     fn drop_collection(&self, collection: &str) -> StoreResult<()> {
-        if self.direction == Direction::ToHost {
-            return Err(StoreError::NotSupported(HOST_DROP_REFUSED.into()));
-        }
         if !self.no_drop.load(Ordering::Relaxed) {
             match self.call("drop_collection", collection, json!({})) {
                 Ok(_) => return Ok(()),
@@ -299,18 +293,17 @@ mod tests {
     }
 
     #[test]
-    fn a_plugin_reaching_the_hosts_store_may_not_drop_a_collection_of_it() {
+    fn a_plugin_reaching_the_hosts_store_empties_a_collection_without_asking_to_drop_it() {
         let fake = Fake::new(1, Some(Value::Null));
         let store = PluginDocumentStore::with_direction(fake.clone(), Direction::ToHost);
-        let err = store.drop_collection("mine").unwrap_err();
-        assert!(matches!(err, StoreError::NotSupported(_)), "{err:?}");
-        assert!(
-            err.to_string().contains("delete its documents instead"),
-            "{err}"
-        );
-        assert!(
-            fake.methods().is_empty(),
-            "nothing is sent, nothing deleted"
+        store.drop_collection("mine").unwrap();
+        assert_eq!(
+            fake.methods(),
+            [
+                "host.store.document.count",
+                "host.store.document.delete",
+                "host.store.document.delete"
+            ]
         );
     }
 }
