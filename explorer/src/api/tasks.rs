@@ -12,6 +12,7 @@ use serde_json::{json, Map, Value};
 use super::extract::{json_body, Ids, Q};
 use crate::data::entities::{self, COLLECTIONS};
 use crate::data::instances::{self, InstanceFilter, Judge};
+use crate::data::runs_here::workflow_of;
 use crate::http::blocking::{blocking, blocking_scan};
 use crate::http::page::{Page, Window};
 use crate::http::problem::{ApiError, ApiResult};
@@ -339,12 +340,7 @@ pub async fn cancel_run(State(s): State<Shared>, ids: Ids, body: Bytes) -> ApiRe
             r.document(instances::get(r.docs(), &instance, Some(&task)))
         })
         .await?;
-        let workflow = doc
-            .get("context")
-            .and_then(|c| c.get("metadata"))
-            .and_then(|m| m.get(WORKFLOW_KEY))
-            .and_then(Value::as_str);
-        chosen.extend(workflow.and_then(|w| s.runs.get(w)));
+        chosen.extend(workflow_of(&doc).and_then(|w| s.runs.get(w)));
     }
     chosen.retain(|w| w.spec.task_id.as_deref() == Some(task_id.as_str()));
     chosen.dedup_by(|a, b| a.id == b.id);
@@ -392,12 +388,7 @@ pub async fn list_runs(State(s): State<Shared>, ids: Ids, Q(q): Q) -> ApiResult<
             .map(|doc| {
                 let Value::Object(doc) = doc else { return doc };
                 let mut summary = instances::summary(&doc, &judge);
-                summary["workflow_id"] = doc
-                    .get("context")
-                    .and_then(|c| c.get("metadata"))
-                    .and_then(|m| m.get(WORKFLOW_KEY))
-                    .cloned()
-                    .unwrap_or(Value::Null);
+                summary["workflow_id"] = workflow_of(&doc).map(Value::from).unwrap_or(Value::Null);
                 summary
             })
             .collect();
@@ -497,11 +488,7 @@ fn any_instance(s: &AppState, docs: &dyn DocumentStore, instance: &str) -> ApiRe
     let doc = instances::get(docs, instance, None)?;
     let judge = s.judge(docs);
     let progress = progress_of(docs, &doc, &judge)?;
-    let workflow = doc
-        .get("context")
-        .and_then(|c| c.get("metadata"))
-        .and_then(|m| m.get(WORKFLOW_KEY))
-        .and_then(Value::as_str)
+    let workflow = workflow_of(&doc)
         .and_then(|w| s.runs.get(w))
         .map(|w| w.to_json());
     Ok(json!({
@@ -642,15 +629,7 @@ pub fn group_snapshot(
         state["complete"] = json!(false);
     }
     // Runs that stopped with an error before recording an instance count as `error`, with why.
-    let recorded_by = |w: &Workflow| {
-        found.iter().any(|d| {
-            d.get("context")
-                .and_then(|c| c.get("metadata"))
-                .and_then(|m| m.get(WORKFLOW_KEY))
-                .and_then(Value::as_str)
-                == Some(w.id.as_str())
-        })
-    };
+    let recorded_by = |w: &Workflow| found.iter().any(|d| workflow_of(d) == Some(w.id.as_str()));
     // Runs cancelled while queued never recorded one either: they count as `cancelled`.
     let mut errors: Vec<String> = Vec::new();
     let mut errored = 0u64;

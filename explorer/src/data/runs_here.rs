@@ -116,12 +116,7 @@ impl RunsHere {
             .get("instance_id")
             .and_then(Value::as_str)
             .is_some_and(|id| id.starts_with(LOCAL_PREFIX));
-        let workflow = doc
-            .get("context")
-            .and_then(|c| c.get("metadata"))
-            .and_then(|m| m.get(WORKFLOW_KEY))
-            .and_then(Value::as_str);
-        let ours_going = workflow.is_some_and(|w| self.going.contains(w));
+        let ours_going = workflow_of(doc).is_some_and(|w| self.going.contains(w));
         (local && !ours_going && !journals.live.contains(group)).then_some(Interrupted::NoRun)
     }
 }
@@ -147,10 +142,16 @@ fn read(locks_dir: &std::path::Path) -> Journals {
 
 /// The run group an instance belongs to.
 pub fn run_group_of(doc: &Document) -> Option<&str> {
-    doc.get("context")?
-        .get("metadata")?
-        .get("run_group_id")?
-        .as_str()
+    metadata_text(doc, "run_group_id")
+}
+
+/// The explorer's workflow that ran an instance, when the explorer started it.
+pub fn workflow_of(doc: &Document) -> Option<&str> {
+    metadata_text(doc, WORKFLOW_KEY)
+}
+
+fn metadata_text<'a>(doc: &'a Document, key: &str) -> Option<&'a str> {
+    doc.get("context")?.get("metadata")?.get(key)?.as_str()
 }
 
 #[cfg(test)]
