@@ -11,7 +11,7 @@ use serde_json::{json, Map, Value};
 
 use super::extract::{json_body, Ids, Q};
 use crate::data::entities::{self, COLLECTIONS};
-use crate::data::instances::{self, InstanceFilter, Judge};
+use crate::data::instances::{self, InstanceFilter, Judge, Verdict};
 use crate::data::runs_here::workflow_of;
 use crate::http::blocking::{blocking, blocking_scan};
 use crate::http::page::{Page, Window};
@@ -441,11 +441,11 @@ pub async fn get_instance(State(s): State<Shared>, ids: Ids) -> ApiResult<Json<V
     .map(|d| Json(Value::Object(d)))
 }
 
-/// An instance's progress against its task version's steps.
+/// An instance's progress against its task version's steps, as `verdict` judged it.
 fn progress_of(
     docs: &dyn DocumentStore,
     doc: &agent_env_store::document::Document,
-    judge: &Judge<'_>,
+    verdict: &Verdict,
 ) -> ApiResult<Value> {
     let task_id = doc.get("task_id").and_then(Value::as_str).unwrap_or("");
     let version = doc.get("task_version").and_then(Value::as_i64);
@@ -458,7 +458,7 @@ fn progress_of(
         Err(e) if e.status == axum::http::StatusCode::NOT_FOUND => Vec::new(),
         Err(e) => return Err(e),
     };
-    Ok(instances::progress(doc, &steps, judge))
+    Ok(instances::progress_of(doc, &steps, verdict))
 }
 
 pub async fn progress(State(s): State<Shared>, ids: Ids) -> ApiResult<Json<Value>> {
@@ -466,7 +466,7 @@ pub async fn progress(State(s): State<Shared>, ids: Ids) -> ApiResult<Json<Value
     blocking(move || {
         let r = s.reading();
         let answer = instances::get(r.docs(), &instance, Some(&task))
-            .and_then(|doc| progress_of(r.docs(), &doc, &s.judge(r.docs())));
+            .and_then(|doc| progress_of(r.docs(), &doc, &s.judge(r.docs()).verdict(&doc)));
         r.object(answer)
     })
     .await
@@ -486,14 +486,15 @@ pub async fn get_any_instance(State(s): State<Shared>, ids: Ids) -> ApiResult<Js
 /// An instance with its summary, its progress and, when the explorer started it, its workflow.
 fn any_instance(s: &AppState, docs: &dyn DocumentStore, instance: &str) -> ApiResult<Value> {
     let doc = instances::get(docs, instance, None)?;
-    let judge = s.judge(docs);
-    let progress = progress_of(docs, &doc, &judge)?;
+    // Judged once: the summary and the progress say the same.
+    let verdict = s.judge(docs).verdict(&doc);
+    let progress = progress_of(docs, &doc, &verdict)?;
     let workflow = workflow_of(&doc)
         .and_then(|w| s.runs.get(w))
         .map(|w| w.to_json());
     Ok(json!({
         "instance": doc,
-        "summary": instances::summary(&doc, &judge),
+        "summary": instances::summary_of(&doc, &verdict),
         "progress": progress,
         "workflow": workflow,
     }))

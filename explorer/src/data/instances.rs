@@ -174,8 +174,13 @@ fn scored(scores: &Map<String, Value>) -> &'static str {
 /// What a list of runs shows of one instance; its scores are keyed by the verifying step's id, as
 /// `agent-env run` and `task list` key them. `warning` says why an `interrupted` one is not running.
 pub fn summary(doc: &Document, judge: &Judge<'_>) -> Value {
+    summary_of(doc, &judge.verdict(doc))
+}
+
+/// [`summary`] of an instance already judged: an answer that shows its summary and its progress
+/// judges it once, so both say the same.
+pub fn summary_of(doc: &Document, verdict: &Verdict) -> Value {
     let field = |k: &str| doc.get(k).cloned().unwrap_or(Value::Null);
-    let verdict = judge.verdict(doc);
     json!({
         "instance_id": field("instance_id"),
         "task_id": field("task_id"),
@@ -298,7 +303,11 @@ impl<'d> StepRecord<'d> {
 /// `cancelled`, `running`, `pending`, `not run`, `interrupted`) with its error and how long it took.
 /// `finished` is true once nothing more will happen to it (an `interrupted` one included).
 pub fn progress(doc: &Document, task_steps: &[Value], judge: &Judge<'_>) -> Value {
-    let verdict = judge.verdict(doc);
+    progress_of(doc, task_steps, &judge.verdict(doc))
+}
+
+/// [`progress`] of an instance already judged (see [`summary_of`]).
+pub fn progress_of(doc: &Document, task_steps: &[Value], verdict: &Verdict) -> Value {
     let record = StepRecord::of(doc, verdict.interrupted.is_some());
     let total = doc
         .get("total_steps")
@@ -361,13 +370,16 @@ pub fn group_state(
     planned: Option<u64>,
     judge: &Judge<'_>,
 ) -> Value {
-    let summaries: Vec<Value> = instances.iter().map(|d| summary(d, judge)).collect();
+    let verdicts: Vec<Verdict> = instances.iter().map(|d| judge.verdict(d)).collect();
     let mut outcomes: BTreeMap<&str, u64> = BTreeMap::new();
-    for s in &summaries {
-        *outcomes
-            .entry(s["outcome"].as_str().unwrap_or("unknown"))
-            .or_default() += 1;
+    for verdict in &verdicts {
+        *outcomes.entry(verdict.outcome).or_default() += 1;
     }
+    let summaries: Vec<Value> = instances
+        .iter()
+        .zip(&verdicts)
+        .map(|(d, v)| summary_of(d, v))
+        .collect();
     let running = outcomes.get("running").copied().unwrap_or(0);
     let recorded = instances.len() as u64;
     let live = judge.runs().is_live(run_group_id);
@@ -591,6 +603,35 @@ mod tests {
         assert_eq!(state["complete"], true, "{state}");
         assert_eq!(state["total"], 1);
         assert_eq!(state["run_live"], false);
+    }
+
+    /// An instance whose run left no journal is read again before it is called interrupted: one that
+    /// ended since the list was read is not, one still `running` in the store is.
+    #[test]
+    fn an_instance_with_no_run_is_read_again_before_it_is_called_interrupted() {
+        let tmp = tempfile::tempdir().unwrap();
+        let locks = tmp.path().join("locks");
+        std::fs::create_dir_all(&locks).unwrap();
+        let store = LocalSqliteDocumentStore::new(tmp.path().join("d.db"));
+        let read_before = doc(json!({
+            "instance_id": "@local/b/t-1", "status": "running",
+            "context": {"metadata": {"run_group_id": "g"}},
+        }));
+        let mut ended = read_before.clone();
+        ended.insert("status".into(), json!("completed"));
+        store.insert(INSTANCES, &ended).unwrap();
+        let judge = Judge::new(&store, RunsHere::new(locks.clone(), Default::default()));
+        let verdict = judge.verdict(&read_before);
+        assert_eq!((verdict.outcome, verdict.interrupted), ("running", None));
+
+        store.drop_collection(INSTANCES).unwrap();
+        store.insert(INSTANCES, &read_before).unwrap();
+        let judge = Judge::new(&store, RunsHere::new(locks, Default::default()));
+        let verdict = judge.verdict(&read_before);
+        assert_eq!(
+            (verdict.outcome, verdict.interrupted),
+            ("interrupted", Some(Interrupted::NoRun))
+        );
     }
 
     /// An instance left `running` by a run that was killed is `interrupted`, says why, and nothing
