@@ -4,6 +4,7 @@
 
 use std::path::Path;
 
+use agent_env_store::whole_file::write_whole;
 use serde_json::Value;
 
 /// The record's two files, as cargo names them.
@@ -58,12 +59,9 @@ fn read(path: &Path) -> Result<Option<String>, String> {
     }
 }
 
-/// Writes beside and renames over, so a reader never sees half a record.
+/// Writes beside and renames over ([`write_whole`]), so a reader never sees half a record.
 fn write(path: &Path, text: &str) -> Result<(), String> {
-    let staged = path.with_extension("agent-env-new");
-    std::fs::write(&staged, text)
-        .and_then(|()| std::fs::rename(&staged, path))
-        .map_err(|e| format!("cannot write {}: {e}", path.display()))
+    write_whole(&mut text.as_bytes(), path).map_err(|e| e.to_string())
 }
 
 #[cfg(test)]
