@@ -6,7 +6,7 @@ use serde_json::Value;
 
 use super::{Exit, Failure, Terminal};
 use crate::run::cancel::{watch_signals, Cancel, Signalled};
-use crate::run::{stored_artifact, stored_task, RunError};
+use crate::run::{stored_artifact, stored_task};
 use crate::session::Session;
 use crate::words::plural;
 
@@ -133,14 +133,8 @@ fn put(args: PutArgs, session: &Session, term: &Terminal) -> Exit {
             *told = what.to_string();
         }
     };
-    let put =
-        stored_artifact::put_artifact(session, &id, &args.folder, &cancel, &left).map_err(|e| {
-            let code = match &e {
-                RunError::Interrupted { signal, .. } => 128 + signal,
-                _ => 1,
-            };
-            Failure::new(format!("{shown}: {e}")).with_code(code)
-        })?;
+    let put = stored_artifact::put_artifact(session, &id, &args.folder, &cancel, &left)
+        .map_err(|e| Failure::new(format!("{shown}: {e}")).with_code(e.exit_code()))?;
     term.print(&format!(
         "{id}: v{} ({}, {} {})\n",
         put.version,

@@ -116,11 +116,7 @@ fn init(args: InitArgs, session: &Session, term: &Terminal) -> Exit {
         let rel = std::path::Path::new("artifacts").join(name);
         let count = stored_artifact::write_out(session, id, &staging.path().join(&rel), &cancel)
             .map_err(|e| {
-                let code = match &e {
-                    crate::run::RunError::Interrupted { signal, .. } => 128 + signal,
-                    _ => 1,
-                };
-                Failure::new(format!("{e}; nothing was written")).with_code(code)
+                Failure::new(format!("{e}; nothing was written")).with_code(e.exit_code())
             })?;
         out.push_str(&format!(
             "wrote {}/ ({id}, {count} {})\n",

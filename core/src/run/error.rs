@@ -24,3 +24,13 @@ pub enum RunError {
     #[error("{what}")]
     Interrupted { signal: i32, what: String },
 }
+
+impl RunError {
+    /// The exit code of a command this error ends: 128 + the signal for one a signal stopped, else 1.
+    pub fn exit_code(&self) -> i32 {
+        match self {
+            RunError::Interrupted { signal, .. } => 128 + signal,
+            _ => 1,
+        }
+    }
+}
