@@ -316,7 +316,6 @@ fn run_stored(args: RunTaskArgs, verbose: bool, session: &Session, term: &Termin
     })
 }
 
-/// Every instance of every source, newest first.
 /// The recorded instances `keep` keeps, newest first, at most `up_to` of them (all with `None`).
 /// A list of N reads N first and holds only what it keeps: an instance can be tens of megabytes (a
 /// verifier's rows), and `task list --limit 1` read and held every one. When a filter leaves it

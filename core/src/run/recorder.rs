@@ -574,8 +574,6 @@ mod tests {
         assert_eq!(docs.count(INSTANCES, &Filter::default()).unwrap(), 3);
     }
 
-    /// With no flush between them, a task's start, steps and end are one insert of the final
-    /// document, the same document the writes one by one made.
     #[test]
     fn a_nul_in_the_record_is_written_as_text() {
         let mut doc = json!({"a": "x\u{0}y", "list": ["\u{0}"], "k\u{0}": {"ok": "plain"}});
@@ -586,6 +584,8 @@ mod tests {
         );
     }
 
+    /// With no flush between them, a task's start, steps and end are one insert of the final
+    /// document, the same document the writes one by one made.
     #[test]
     fn a_short_task_is_written_once_with_its_final_document() {
         let dir = tempfile::tempdir().unwrap();
