@@ -15,7 +15,7 @@
 //! - `client`: the bucket's settings, signer and requests, which the modules below build on;
 //! - `store`: the [`ObjectStore`](agent_env_store::ObjectStore) implementation;
 //! - `upload`: streamed and multipart uploads of files;
-//! - [`open_uploads`]: the multipart uploads under way, for a command stopped at once to abort;
+//! - `open_uploads`: the multipart uploads under way, for a command stopped at once to abort;
 //! - `grants`: presigned GET/PUT grants and POST upload policies.
 
 #![warn(missing_docs)]
@@ -23,7 +23,7 @@
 mod client;
 mod grants;
 mod location;
-pub mod open_uploads;
+mod open_uploads;
 pub mod settings;
 mod stall;
 mod store;

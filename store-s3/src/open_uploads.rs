@@ -53,7 +53,6 @@ pub(crate) fn abort_url(
         .to_string()
 }
 
-#[derive(Default)]
 struct Registry {
     open: Vec<Open>,
     next: u64,
@@ -88,6 +87,21 @@ impl UnderWay {
             upload_id: upload_id.to_string(),
         });
         UnderWay { id }
+    }
+}
+
+impl UnderWay {
+    /// Aborts the upload now (it failed), so that its parts do not stay in the bucket; a failure of the
+    /// abort only leaves them for the bucket's lifecycle rules, so it is not reported.
+    pub(crate) fn abort(self) {
+        let open = {
+            let mut registry = registry();
+            let at = registry.open.iter().position(|open| open.id == self.id);
+            at.map(|at| registry.open.swap_remove(at))
+        };
+        if let Some(open) = open {
+            open.abort();
+        }
     }
 }
 

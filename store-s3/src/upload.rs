@@ -13,7 +13,7 @@ use ureq::http::Method;
 use agent_env_store::error::{StoreError, StoreResult};
 
 use crate::client::S3Client;
-use crate::open_uploads::{abort_url, UnderWay};
+use crate::open_uploads::UnderWay;
 use crate::settings::CLASS;
 use crate::wire::{header, xml_field, Outgoing, REQUEST_SIGNATURE_LIFETIME};
 
@@ -47,11 +47,11 @@ pub fn put_file(
     let part_size = PART_SIZE.max(len.div_ceil(MAX_PARTS));
     let upload_id = create(store, key, content_type, &url)?;
     // Until it completes or is aborted here, a command stopped at once aborts it on its way out.
-    let _under_way = UnderWay::note(store, key, &upload_id);
+    let under_way = UnderWay::note(store, key, &upload_id);
     let result = upload_parts(store, key, &upload_id, &mut file, len, part_size, &url)
         .and_then(|etags| complete(store, key, &upload_id, &etags, &url));
     if result.is_err() {
-        abort(store, key, &upload_id);
+        under_way.abort();
     }
     result.map(|()| url)
 }
@@ -257,11 +257,4 @@ fn complete(
         });
     }
     Ok(())
-}
-
-/// Drops the parts of an upload that will not complete; a failure here only leaves parts for the
-/// bucket's lifecycle rules to collect, so it is not reported.
-fn abort(store: &S3Client, key: &str, upload_id: &str) {
-    let url = abort_url(&store.bucket, store.credentials.as_ref(), key, upload_id);
-    let _ = store.wire.send(Method::DELETE, &url, &[]);
 }
