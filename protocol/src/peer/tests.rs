@@ -22,6 +22,11 @@ impl Handler for Echo {
                     Some(Duration::from_secs(5)),
                 )
                 .map_err(|e| RpcError::new(ErrorKind::InternalError, e.to_string())),
+            // Half a second, whether cancelled or not.
+            "deaf" => {
+                thread::sleep(Duration::from_millis(500));
+                Ok(Value::Null)
+            }
             "sleep" => {
                 for _ in 0..200 {
                     if ctx.is_cancelled() {
@@ -119,12 +124,27 @@ fn cancel_pending_cancels_every_waiting_call_on_the_other_side() {
     while lock(&a.inner.state).pending.is_empty() {
         thread::sleep(Duration::from_millis(1));
     }
-    a.cancel_pending(Duration::from_secs(10));
+    assert!(
+        a.cancel_pending(Duration::from_secs(10)),
+        "answered in time"
+    );
     let answer = call.join().unwrap();
     assert!(
         matches!(&answer, Err(CallError::Rpc(e)) if e.kind() == Some(ErrorKind::Cancelled)),
         "{answer:?}"
     );
+}
+
+#[test]
+fn cancel_pending_says_when_the_other_side_does_not_heed_it() {
+    let (a, _b) = pair(PeerConfig::default());
+    let caller = a.clone();
+    let call = thread::spawn(move || caller.call("deaf", json!({}), Some(Duration::from_secs(10))));
+    while lock(&a.inner.state).pending.is_empty() {
+        thread::sleep(Duration::from_millis(1));
+    }
+    assert!(!a.cancel_pending(Duration::from_millis(50)));
+    assert_eq!(call.join().unwrap().unwrap(), Value::Null);
 }
 
 #[test]
