@@ -358,10 +358,15 @@ pub fn sweep(
     ours: InstancesIn,
 ) -> Swept {
     let mut swept = Swept::default();
+    let marked = MarkedProcesses::default();
     for run in dead_runs(locks_dir) {
         if let Some(theirs) = run.instances_in.filter(|theirs| *theirs != ours) {
-            swept.elsewhere_sandboxes +=
-                remove_sandboxes(&run.sandboxes, sandbox_root, run.sandbox_root.as_deref());
+            swept.elsewhere_sandboxes += remove_sandboxes(
+                &run.sandboxes,
+                sandbox_root,
+                run.sandbox_root.as_deref(),
+                &marked,
+            );
             swept.elsewhere.push(theirs);
             continue;
         }
@@ -380,10 +385,14 @@ pub fn sweep(
             set,
             ..UpdateSpec::default()
         };
-        let marked = mark_each(docs, &filter, &update);
-        swept.sandboxes +=
-            remove_sandboxes(&run.sandboxes, sandbox_root, run.sandbox_root.as_deref());
-        match marked {
+        let marked_failed = mark_each(docs, &filter, &update);
+        swept.sandboxes += remove_sandboxes(
+            &run.sandboxes,
+            sandbox_root,
+            run.sandbox_root.as_deref(),
+            &marked,
+        );
+        match marked_failed {
             Ok(n) if run.ended => {
                 swept.unrecorded_runs += 1;
                 swept.unrecorded_instances += n;
@@ -412,6 +421,7 @@ fn remove_sandboxes(
     sandboxes: &[PathBuf],
     sandbox_root: &Path,
     their_root: Option<&Path>,
+    marked: &MarkedProcesses,
 ) -> usize {
     let ours = std::path::absolute(sandbox_root).unwrap_or_else(|_| sandbox_root.to_path_buf());
     sandboxes
@@ -424,54 +434,62 @@ fn remove_sandboxes(
                     .is_some_and(|n| n.to_string_lossy().starts_with(LOCAL_FOLDER_PREFIX))
         })
         .filter(|sandbox| {
-            kill_processes_in(sandbox);
+            marked.kill_in(sandbox);
             std::fs::remove_dir_all(sandbox).is_ok()
         })
         .count()
 }
 
-/// SIGKILLs the processes a task command of a killed run left working in the sandbox `folder`: those
-/// whose environment marks them as started by a command there ([`COMMAND_MARKER`], which a command's
-/// children inherit). A process that only works in the folder (a person's shell looking into it) is
-/// left alone. Read from `/proc`, where only this user's processes can be read; without it, nothing is
-/// stopped.
-fn kill_processes_in(folder: &Path) {
-    let Ok(entries) = std::fs::read_dir("/proc") else {
-        return;
-    };
-    let own = std::process::id();
-    for entry in entries.flatten() {
-        let Some(pid) = entry
-            .file_name()
-            .to_str()
-            .and_then(|n| n.parse::<u32>().ok())
-        else {
-            continue;
-        };
-        if pid == own || !marked_in(&entry.path().join("environ"), folder) {
-            continue;
-        }
-        if let Ok(pid) = libc::pid_t::try_from(pid) {
-            // SAFETY: kill(2) on a pid read from /proc; it has no memory effects.
-            unsafe {
-                libc::kill(pid, libc::SIGKILL);
+/// The processes task commands started, as `/proc` shows them: each one's pid and the folder its
+/// environment marks it as started in ([`COMMAND_MARKER`], which a command's children inherit). Read
+/// once a sweep, and only when it removes a sandbox; only this user's processes can be read, and
+/// without `/proc` there are none.
+#[derive(Default)]
+struct MarkedProcesses(std::cell::OnceCell<Vec<(libc::pid_t, PathBuf)>>);
+
+impl MarkedProcesses {
+    /// SIGKILLs the processes a task command of a killed run left working in the sandbox `folder`.
+    /// A process that only works in the folder (a person's shell looking into it) is left alone.
+    fn kill_in(&self, folder: &Path) {
+        for (pid, dir) in self.0.get_or_init(read_marked) {
+            if dir.starts_with(folder) {
+                // SAFETY: kill(2) on a pid read from /proc; it has no memory effects.
+                unsafe {
+                    libc::kill(*pid, libc::SIGKILL);
+                }
             }
         }
     }
 }
 
-/// Whether the environment in the file `environ` (`/proc/<pid>/environ`) marks its process as started
-/// by a task command in `folder` or below it.
-fn marked_in(environ: &Path, folder: &Path) -> bool {
-    use std::os::unix::ffi::OsStrExt;
-    let Ok(bytes) = std::fs::read(environ) else {
-        return false;
+fn read_marked() -> Vec<(libc::pid_t, PathBuf)> {
+    let Ok(entries) = std::fs::read_dir("/proc") else {
+        return Vec::new();
     };
+    let own = std::process::id();
+    entries
+        .flatten()
+        .filter_map(|entry| {
+            let pid = entry.file_name().to_str()?.parse::<u32>().ok()?;
+            if pid == own {
+                return None;
+            }
+            let dir = marker_of(&entry.path().join("environ"))?;
+            Some((libc::pid_t::try_from(pid).ok()?, dir))
+        })
+        .collect()
+}
+
+/// The folder the environment in the file `environ` (`/proc/<pid>/environ`) marks its process as
+/// started in by a task command, if it does.
+fn marker_of(environ: &Path) -> Option<PathBuf> {
+    use std::os::unix::ffi::OsStrExt;
+    let bytes = std::fs::read(environ).ok()?;
     let prefix = format!("{COMMAND_MARKER}=");
     bytes
         .split(|b| *b == 0)
-        .filter_map(|var| var.strip_prefix(prefix.as_bytes()))
-        .any(|dir| Path::new(std::ffi::OsStr::from_bytes(dir)).starts_with(folder))
+        .find_map(|var| var.strip_prefix(prefix.as_bytes()))
+        .map(|dir| PathBuf::from(std::ffi::OsStr::from_bytes(dir)))
 }
 
 /// Applies `update` to every instance `filter` matches, one by one (a document store's `update`
@@ -638,7 +656,12 @@ mod tests {
             .spawn()
             .unwrap();
         assert_eq!(
-            remove_sandboxes(std::slice::from_ref(&left), &root, None),
+            remove_sandboxes(
+                std::slice::from_ref(&left),
+                &root,
+                None,
+                &MarkedProcesses::default()
+            ),
             1
         );
         let status = orphan.wait().unwrap();
