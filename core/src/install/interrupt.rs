@@ -32,6 +32,14 @@ impl Interrupts {
         Interrupts { count }
     }
 
+    /// Counts nothing: no handler is installed (for tests).
+    #[cfg(test)]
+    pub fn none() -> Interrupts {
+        Interrupts {
+            count: Arc::new(AtomicUsize::new(0)),
+        }
+    }
+
     pub fn count(&self) -> usize {
         self.count.load(Ordering::SeqCst)
     }

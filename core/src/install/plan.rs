@@ -609,6 +609,36 @@ pub fn copy_tree(from: &Path, to: &Path) -> Result<(), InstallError> {
 mod tests {
     use super::*;
 
+    /// `RunUnless` runs its installer only when its check fails or cannot start.
+    #[test]
+    fn run_unless_installs_only_when_its_check_does_not_pass() {
+        let tmp = tempfile::tempdir().unwrap();
+        let installed = tmp.path().join("installed");
+        let step = |check: &str| Step::RunUnless {
+            check: vec![check.to_string()],
+            argv: vec!["touch".into(), installed.display().to_string()],
+        };
+        let ran = |check: &str| {
+            let out = crate::output::Collected::default();
+            let done = run(
+                &step(check),
+                &tmp.path().join("plugins"),
+                &Interrupts::none(),
+                &BTreeMap::new(),
+                &out,
+            );
+            assert!(matches!(done, Ok(StepOutcome::Done)), "{check}");
+            installed.exists()
+        };
+        assert!(!ran("true"), "a check that passed installs nothing");
+        assert!(ran("false"), "a check that failed installs");
+        std::fs::remove_file(&installed).unwrap();
+        assert!(
+            ran("/nonexistent/check"),
+            "a check that cannot start installs"
+        );
+    }
+
     #[test]
     fn an_executable_that_refuses_to_print_its_manifest_is_quoted() {
         use std::os::unix::fs::PermissionsExt;
