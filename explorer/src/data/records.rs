@@ -74,18 +74,9 @@ impl<S: Clone> Records<S> {
     /// The stores as they opened when the server started; a configured store left out then is
     /// tried again once `every` has passed.
     pub fn new(opened: Opened<S>, every: Duration) -> Records<S> {
-        let state = match opened.left_out {
-            None => State::Read(opened.stores),
-            Some(why) => State::Out {
-                stores: opened.stores,
-                why,
-                tried: Instant::now(),
-                trying: false,
-            },
-        };
         Records {
             every,
-            state: Mutex::new(state),
+            state: Mutex::new(State::from(opened)),
         }
     }
 
@@ -148,23 +139,29 @@ impl<S: Clone> Attempt<'_, S> {
     /// Keeps what the try opened: the store read from now on, or left out until the next try.
     fn end(mut self, opened: Opened<S>) -> Reading<S> {
         self.ended = true;
-        let records = self.records;
-        let mut state = records.lock();
+        let reading = Reading::of(
+            opened.stores.clone(),
+            opened
+                .left_out
+                .as_deref()
+                .map(|why| self.records.notice(why)),
+        );
+        *self.records.lock() = State::from(opened);
+        reading
+    }
+}
+
+impl<S> From<Opened<S>> for State<S> {
+    /// Read, or left out as of now (tried just now, no try under way).
+    fn from(opened: Opened<S>) -> State<S> {
         match opened.left_out {
-            None => {
-                *state = State::Read(opened.stores.clone());
-                Reading::of(opened.stores, None)
-            }
-            Some(why) => {
-                let notice = records.notice(&why);
-                *state = State::Out {
-                    stores: opened.stores.clone(),
-                    why,
-                    tried: Instant::now(),
-                    trying: false,
-                };
-                Reading::of(opened.stores, Some(notice))
-            }
+            None => State::Read(opened.stores),
+            Some(why) => State::Out {
+                stores: opened.stores,
+                why,
+                tried: Instant::now(),
+                trying: false,
+            },
         }
     }
 }
@@ -183,12 +180,7 @@ impl<S: Clone> Drop for Attempt<'_, S> {
 
 /// `30 s`, `0.5 s`.
 fn seconds(d: Duration) -> String {
-    let s = d.as_secs_f64();
-    if s.fract() == 0.0 {
-        format!("{s:.0} s")
-    } else {
-        format!("{s} s")
-    }
+    format!("{} s", agent_env::run::outcome::format_g(d.as_secs_f64()))
 }
 
 impl Reading<DocumentStores> {
