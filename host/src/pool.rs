@@ -293,8 +293,10 @@ impl PluginHost {
 /// descendants that left a plugin's process group reads the process table once for all of them
 /// (about 10 µs a process on the machine), not once a plugin.
 pub fn stop_together(processes: &[Arc<PluginProcess>]) -> Vec<Diagnosis> {
-    if processes.is_empty() {
-        return Vec::new();
+    // Stopped already (a second shutdown at the end of a command): their diagnoses, without reading
+    // the process table or starting a thread each.
+    if processes.iter().all(|p| p.was_stopped()) {
+        return processes.iter().map(|p| p.stop()).collect();
     }
     let table = ProcessTable::read();
     let table = &table;

@@ -520,6 +520,11 @@ impl PluginProcess {
         self.stop_seeing(None)
     }
 
+    /// Whether it was stopped already: [`PluginProcess::stop`] gives its final diagnosis at once.
+    pub(crate) fn was_stopped(&self) -> bool {
+        lock(&self.status).stopped.is_some()
+    }
+
     /// [`PluginProcess::stop`], finding the descendants to sweep in `table` (read once for many
     /// processes stopped together) instead of reading `/proc` again.
     pub(crate) fn stop_with_table(&self, table: &ProcessTable) -> Diagnosis {
