@@ -514,34 +514,30 @@ fn mark_each(
 
 /// `update`, also ending the steps `instance` shows running (see [`mark_each`]).
 fn with_steps_ended(instance: &crate::stores::Document, update: &UpdateSpec) -> UpdateSpec {
-    let running: Vec<&serde_json::Value> = instance
+    let running: Vec<String> = instance
         .get("running_steps")
         .and_then(|r| r.as_array())
-        .map(|r| r.iter().collect())
+        .map(|r| {
+            r.iter()
+                .filter_map(|id| id.as_str().map(String::from))
+                .collect()
+        })
         .unwrap_or_default();
     let mut update = update.clone();
     if running.is_empty() {
         return update;
     }
-    let mut completed: Vec<serde_json::Value> = instance
-        .get("completed_steps")
-        .and_then(|c| c.as_array())
-        .cloned()
-        .unwrap_or_default();
-    completed.extend(
-        running
-            .into_iter()
-            .map(|step_id| json!({"step_id": step_id, "status": "failure", "interrupted": true})),
-    );
-    let current = completed
-        .iter()
-        .filter(|s| s.get("superseded") != Some(&json!(true)))
-        .count();
-    update
-        .set
-        .insert("completed_steps".into(), json!(completed));
-    update.set.insert("current_step".into(), json!(current));
-    update.set.insert("running_steps".into(), json!([]));
+    // Each ends as the recorder ends a step that failed.
+    let mut ended = instance.clone();
+    for step_id in &running {
+        let entry = json!({"step_id": step_id, "status": "failure", "interrupted": true});
+        super::recorder::record_step(&mut ended, step_id, entry, &[]);
+    }
+    for key in ["completed_steps", "current_step", "running_steps"] {
+        if let Some(value) = ended.remove(key) {
+            update.set.insert(key.into(), value);
+        }
+    }
     update
 }
 

@@ -254,7 +254,7 @@ pub struct NewInstance<'a> {
 /// Adds `entry` for step `step_id` to `completed_steps`, first marking `superseded` the entries of
 /// the steps in `superseded` (a retry runs them again); `current_step` is then the number of entries
 /// not superseded, one per step that ended in the current attempt.
-fn record_step(doc: &mut Document, step_id: &str, entry: Value, superseded: &[&str]) {
+pub(super) fn record_step(doc: &mut Document, step_id: &str, entry: Value, superseded: &[&str]) {
     if let Some(Value::Array(running)) = doc.get_mut("running_steps") {
         if let Some(at) = running.iter().position(|id| id.as_str() == Some(step_id)) {
             running.remove(at);
