@@ -201,14 +201,11 @@ fn instance_sources(session: &Session, term: &Terminal) -> Sources {
     };
     // Which command's run marks them: one writing to the store their instances are in.
     let marked_by = |ended: bool| {
-        let mut by: Vec<&str> = dead
-            .iter()
-            .filter(|run| run.ended == ended)
-            .map(|run| run.instances_in.map_or("agent-env run", |i| i.marked_by()))
-            .collect();
-        by.sort_unstable();
-        by.dedup();
-        by.join(" or ")
+        crate::run::liveness::either_of(
+            dead.iter()
+                .filter(|run| run.ended == ended)
+                .map(crate::run::liveness::DeadRun::marked_by),
+        )
     };
     if killed > 0 {
         let (runs, they) = they(killed);

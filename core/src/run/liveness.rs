@@ -216,6 +216,23 @@ pub struct DeadRun {
     _locked: File,
 }
 
+impl DeadRun {
+    /// The command whose run marks this run's instances failed: one writing to the store they are in
+    /// (`agent-env run` for a journal that does not say).
+    pub fn marked_by(&self) -> &'static str {
+        self.instances_in
+            .map_or("agent-env run", InstancesIn::marked_by)
+    }
+}
+
+/// The commands `by`, each once, in order: `agent-env run or agent-env task run`.
+pub fn either_of(by: impl IntoIterator<Item = &'static str>) -> String {
+    let mut by: Vec<&str> = by.into_iter().collect();
+    by.sort_unstable();
+    by.dedup();
+    by.join(" or ")
+}
+
 /// The runs under `locks_dir` that ended without finishing.
 pub fn dead_runs(locks_dir: &Path) -> Vec<DeadRun> {
     journals_here(locks_dir).dead
@@ -326,13 +343,12 @@ impl Swept {
             ));
         }
         if self.elsewhere_sandboxes > 0 {
-            let mut by: Vec<&str> = self.elsewhere.iter().map(|i| i.marked_by()).collect();
-            by.dedup();
+            let by = either_of(self.elsewhere.iter().map(|i| i.marked_by()));
             out.push(format!(
                 "note: removed {} {} that earlier runs left (agent-env was killed, or its machine stopped); the task instances they left running are in another document store, and the next {} marks them failed",
                 self.elsewhere_sandboxes,
                 plural(self.elsewhere_sandboxes, "sandbox", "sandboxes"),
-                by.join(" or "),
+                by,
             ));
         }
         for (run, why) in &self.not_marked {

@@ -130,7 +130,7 @@ fn read(locks_dir: &std::path::Path) -> Journals {
         .dead
         .into_iter()
         .map(|run| {
-            let by = run.instances_in.map_or("agent-env run", |i| i.marked_by());
+            let by = run.marked_by();
             (run.run_group_id, (run.ended, by))
         })
         .collect();
