@@ -568,6 +568,20 @@ mod tests {
     use super::*;
     use crate::stores::local::LocalSqliteDocumentStore;
 
+    /// `look()` again until `settled` holds (for at most 5 s), and its last answer. A journal's lock
+    /// this process let go may be held a moment longer: a child another test forked to run a command
+    /// keeps a copy of the open file, and so of its lock, until it execs.
+    fn once_let_go<T>(look: impl Fn() -> T, settled: impl Fn(&T) -> bool) -> T {
+        let deadline = std::time::Instant::now() + std::time::Duration::from_secs(5);
+        loop {
+            let seen = look();
+            if settled(&seen) || std::time::Instant::now() > deadline {
+                return seen;
+            }
+            std::thread::sleep(std::time::Duration::from_millis(5));
+        }
+    }
+
     #[test]
     fn only_an_unlocked_journal_is_dead_and_a_sweep_removes_only_local_sandboxes() {
         let tmp = tempfile::tempdir().unwrap();
@@ -609,7 +623,10 @@ mod tests {
                 "context": {"metadata": {"run_group_id": group}}});
             docs.insert(INSTANCES, doc.as_object().unwrap()).unwrap();
         }
-        let swept = sweep(&locks, &root, &docs, InstancesIn::Local);
+        let swept = once_let_go(
+            || sweep(&locks, &root, &docs, InstancesIn::Local),
+            |s| s.killed_runs == 1,
+        );
         assert_eq!(
             swept,
             Swept {
@@ -806,13 +823,16 @@ mod tests {
         drop(journal);
         let path = only_journal_of(&locks, "run-ended");
         assert!(path.exists(), "kept for the next run");
-        let dead = dead_runs(&locks);
+        let dead = once_let_go(|| dead_runs(&locks), |d| d.len() == 1);
         assert!(dead.len() == 1 && dead[0].ended, "{dead:?}");
         drop(dead);
 
         // A store that cannot be written keeps the journal for a later sweep, saying why.
         let down = LocalSqliteDocumentStore::new(tmp.path().to_path_buf());
-        let swept = sweep(&locks, &root, &down, InstancesIn::Local);
+        let swept = once_let_go(
+            || sweep(&locks, &root, &down, InstancesIn::Local),
+            |s| s.not_marked.len() == 1,
+        );
         assert_eq!(swept.not_marked.len(), 1, "{swept:?}");
         assert_eq!(swept.not_marked[0].0, "run-ended");
         assert!(path.exists());
@@ -822,7 +842,10 @@ mod tests {
             "{sentences:?}"
         );
 
-        let swept = sweep(&locks, &root, &docs, InstancesIn::Local);
+        let swept = once_let_go(
+            || sweep(&locks, &root, &docs, InstancesIn::Local),
+            |s| s.unrecorded_runs == 1,
+        );
         assert_eq!(
             swept,
             Swept {
@@ -877,7 +900,10 @@ mod tests {
         );
         assert!(path.exists(), "left for a task run");
 
-        let swept = sweep(&locks, &root, &configured, InstancesIn::Configured);
+        let swept = once_let_go(
+            || sweep(&locks, &root, &configured, InstancesIn::Configured),
+            |s| s.killed_instances == 1,
+        );
         assert_eq!(swept.killed_instances, 1, "{swept:?}");
         let i1 = configured
             .find_one(INSTANCES, &Filter::eq("instance_id", "i1"), None)
