@@ -117,8 +117,7 @@ impl Session {
 
     /// Where discovery looks: the plugins directory and `$PATH`.
     pub fn search_path(&self) -> SearchPath {
-        let path = self.env.var_os("PATH").map(Into::into).unwrap_or_default();
-        SearchPath::new(self.paths().plugins_dir(), &path)
+        search_path_of(&self.env)
     }
 
     /// Every manifest found (nothing is run); read on first use.
@@ -268,6 +267,12 @@ pub fn plugin_packages(
             manifest: manifest.clone(),
         })
         .collect()
+}
+
+/// Where `env` finds plugins: its plugins directory and its `PATH`.
+pub fn search_path_of(env: &Environment) -> SearchPath {
+    let path = env.var_os("PATH").map(Into::into).unwrap_or_default();
+    SearchPath::new(Paths::new(env).plugins_dir(), &path)
 }
 
 #[cfg(test)]

@@ -110,6 +110,22 @@ impl SearchPath {
 
 /// Reads every manifest the search path holds.
 pub fn discover(search: &SearchPath) -> Discovery {
+    candidates(search).into_discovery()
+}
+
+/// The manifest files [`discover`] reads from `search`, in its order, without reading them (a folder
+/// of the plugins directory whose manifest is missing is listed too, as discovery reports it broken):
+/// what a reader that wants to know whether the plugins changed looks at.
+pub fn manifest_paths(search: &SearchPath) -> Vec<PathBuf> {
+    candidates(search)
+        .candidates
+        .into_iter()
+        .map(|(path, _, _)| path)
+        .collect()
+}
+
+/// The manifest files to read from `search`, found by discovery's rules.
+fn candidates(search: &SearchPath) -> Found {
     let mut found = Found::default();
     scan_plugins_dir(&search.plugins_dir, &mut found);
     // The Python venv `plugin add` manages puts its packages' manifests here, as pip does for any prefix.
@@ -136,7 +152,7 @@ pub fn discover(search: &SearchPath) -> Discovery {
             }
         }
     }
-    found.into_discovery()
+    found
 }
 
 /// Manifest files to read, in discovery order.

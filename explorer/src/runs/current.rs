@@ -3,35 +3,30 @@
 //! unknown to it. [`CurrentSession`] hands out a session built after the last change to what
 //! discovery reads: it keeps one while nothing changed, and builds a new one when something did.
 
-use std::collections::HashSet;
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 use std::sync::{Arc, Mutex, PoisonError};
 use std::time::SystemTime;
 
 use agent_env::config::locate::{locate, CONFIG_VAR};
-use agent_env::discovery::{SearchPath, PATH_MANIFEST_PREFIX, SHARE_SUBDIR};
+use agent_env::discovery::manifest_paths;
 use agent_env::environment::Environment;
-use agent_env::paths::Paths;
-use agent_env::session::Session;
-use agent_env_protocol::manifest::MANIFEST_FILE;
+use agent_env::session::{search_path_of, Session};
 
 /// A file as it is now: its modification time and size, or nothing when it is not there.
 type FileState = Option<(Option<SystemTime>, u64)>;
 
 /// What a session reads that decides which plugins it knows: every manifest discovery would read
-/// (the plugins directory's folders, its Python packages' manifests, and the `PATH` directories'
-/// with the `share` folders beside them), the config file and the plugin pins, each by its path
-/// with its modification time and size. Listing the folders and reading those times costs a few
-/// directory reads; parsing the manifests, which discovery does, is left to the session.
+/// ([`manifest_paths`]: the plugins directory's folders, its Python packages' manifests, and the
+/// `PATH` directories' with the `share` folders beside them), the config file and the plugin pins,
+/// each by its path with its modification time and size. Listing the folders and reading those times
+/// costs a few directory reads; parsing the manifests, which discovery does, is left to the session.
 #[derive(Debug, Clone, PartialEq, Eq)]
 struct Fingerprint(Vec<(PathBuf, FileState)>);
 
 impl Fingerprint {
     fn of(env: &Environment) -> Fingerprint {
-        let paths = Paths::new(env);
-        let path_var: std::ffi::OsString = env.var_os("PATH").map(Into::into).unwrap_or_default();
-        let search = SearchPath::new(paths.plugins_dir(), &path_var);
-        let mut files = manifests(&search);
+        let search = search_path_of(env);
+        let mut files = manifest_paths(&search);
         files.push(agent_env::discovery::pins::pin_file(&search.plugins_dir));
         if let Some(config) = locate(env.var_os(CONFIG_VAR).map(Into::into), env.cwd()).path {
             files.push(config);
@@ -48,62 +43,6 @@ impl Fingerprint {
                 .collect(),
         )
     }
-}
-
-/// The manifest files discovery reads from `search`, found by the same rules (a folder of the
-/// plugins directory whose manifest is missing is listed too, as discovery reports it broken).
-fn manifests(search: &SearchPath) -> Vec<PathBuf> {
-    let mut files: Vec<PathBuf> = names(&search.plugins_dir)
-        .into_iter()
-        .filter(|name| !name.starts_with('.'))
-        .map(|name| search.plugins_dir.join(name).join(MANIFEST_FILE))
-        .collect();
-    files.extend(tomls(
-        &search.plugins_dir.join(".python").join(SHARE_SUBDIR),
-        "",
-    ));
-    let mut seen: HashSet<PathBuf> = HashSet::new();
-    for dir in &search.path_dirs {
-        if dir.as_os_str().is_empty() || dir.is_relative() {
-            continue;
-        }
-        let Ok(canonical) = dir.canonicalize() else {
-            continue;
-        };
-        if !seen.insert(canonical.clone()) {
-            continue;
-        }
-        files.extend(tomls(&canonical, PATH_MANIFEST_PREFIX));
-        if let Some(parent) = canonical.parent() {
-            let share = parent.join(SHARE_SUBDIR);
-            if seen.insert(share.clone()) {
-                files.extend(tomls(&share, ""));
-            }
-        }
-    }
-    files
-}
-
-/// The names in `dir`, sorted; none when it cannot be read.
-fn names(dir: &Path) -> Vec<String> {
-    let Ok(read) = std::fs::read_dir(dir) else {
-        return Vec::new();
-    };
-    let mut names: Vec<String> = read
-        .flatten()
-        .filter_map(|e| e.file_name().into_string().ok())
-        .collect();
-    names.sort();
-    names
-}
-
-/// The `<prefix>…toml` files in `dir`.
-fn tomls(dir: &Path, prefix: &str) -> Vec<PathBuf> {
-    names(dir)
-        .into_iter()
-        .filter(|n| n.starts_with(prefix) && n.ends_with(".toml") && !n.starts_with('.'))
-        .map(|n| dir.join(n))
-        .collect()
 }
 
 /// Hands out the session that knows the plugins as they are now. Each caller keeps the session it
@@ -146,6 +85,8 @@ impl CurrentSession {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use agent_env_protocol::manifest::MANIFEST_FILE;
+    use std::path::Path;
 
     fn env_in(dir: &Path) -> Environment {
         Environment::from_vars(
