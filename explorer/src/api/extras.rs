@@ -228,8 +228,9 @@ pub async fn plugin_show(State(s): State<Shared>, ids: Ids) -> ApiResult<Json<Va
 /// `config show --json` (masked) and its text, read now.
 pub async fn config_show(State(s): State<Shared>) -> ApiResult<Json<Value>> {
     blocking(move || {
-        // A session of its own, so the page shows the config as it is now.
-        let session = &Session::new(s.session.env().clone());
+        // The session that knows the config as it is now (built again when it changed).
+        let current = s.current.get();
+        let session = current.as_ref();
         let installed: Vec<InstalledPackage> = session
             .manifests()
             .iter()
