@@ -13,14 +13,13 @@ import json
 import os
 import shutil
 import sys
-import tempfile
 import time
 import urllib.request
 from pathlib import Path
 from typing import Any
 from urllib.parse import quote
 
-from ui_check import CHROMIUM_ARGS, no_error_on_page
+from ui_check import chromium_session, no_error_on_page
 from webdriver import Session, WebDriverError
 
 NOTICE = "#answer-warnings"
@@ -46,10 +45,7 @@ def check(base: str, driver: str, chromium: str, shots: Path, store: Path, away:
     said = api(base, "/api/v1/tasks").get("warnings", [])
     if len(said) != 1 or "the configured document store can't be read" not in said[0]:
         raise WebDriverError(f"the API's task list warns {said!r}, not that the store is left out")
-    profile = tempfile.mkdtemp(prefix="agent-env-chromium-")
-    options = {"binary": chromium, "args": CHROMIUM_ARGS + [f"--user-data-dir={profile}"]}
-    browser = Session(driver, {"browserName": "chrome", "goog:chromeOptions": options})
-    try:
+    with chromium_session(driver, chromium, shots, "failed-store-notice.png") as browser:
         print("tasks page: the store is left out")
         browser.get(base + "/tasks")
         browser.wait_text("h1", "Tasks")
@@ -95,16 +91,6 @@ def check(base: str, driver: str, chromium: str, shots: Path, store: Path, away:
             raise WebDriverError(f"the Tasks page still shows the notice: {browser.text(left)}")
         no_error_on_page(browser, "tasks")
         browser.screenshot(shots / "11-store-read.png")
-    except WebDriverError:
-        try:
-            browser.screenshot(shots / "failed-store-notice.png")
-            print(f"the page at {browser.current_url()} is in {shots / 'failed-store-notice.png'}", file=sys.stderr)
-        except (WebDriverError, OSError):
-            pass
-        raise
-    finally:
-        browser.quit()
-        shutil.rmtree(profile, ignore_errors=True)
 
 
 def main() -> int:

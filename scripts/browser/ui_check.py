@@ -12,7 +12,9 @@ import shutil
 import sys
 import tempfile
 import urllib.request
+from contextlib import contextmanager
 from pathlib import Path
+from typing import Iterator
 
 from webdriver import Session, WebDriverError
 
@@ -36,11 +38,29 @@ def no_error_on_page(browser: Session, page: str) -> None:
         raise WebDriverError(f"the {page} page shows an error: {browser.text(error)}")
 
 
-def check(base: str, driver: str, chromium: str, shots: Path) -> None:
+@contextmanager
+def chromium_session(driver: str, chromium: str, shots: Path, failed: str) -> Iterator[Session]:
+    """Headless Chromium in a profile of its own, removed afterwards. When the check fails, what the
+    page showed goes to the screenshot `failed`, for whoever reads the failure."""
     profile = tempfile.mkdtemp(prefix="agent-env-chromium-")
     options = {"binary": chromium, "args": CHROMIUM_ARGS + [f"--user-data-dir={profile}"]}
     browser = Session(driver, {"browserName": "chrome", "goog:chromeOptions": options})
     try:
+        yield browser
+    except WebDriverError:
+        try:
+            browser.screenshot(shots / failed)
+            print(f"the page at {browser.current_url()} is in {shots / failed}", file=sys.stderr)
+        except (WebDriverError, OSError):
+            pass
+        raise
+    finally:
+        browser.quit()
+        shutil.rmtree(profile, ignore_errors=True)
+
+
+def check(base: str, driver: str, chromium: str, shots: Path) -> None:
+    with chromium_session(driver, chromium, shots, "failed.png") as browser:
         print("home page")
         browser.get(base + "/")
         browser.wait_text("h1", "Recent runs")
@@ -129,17 +149,6 @@ def check(base: str, driver: str, chromium: str, shots: Path) -> None:
         browser.wait_css("#config-text")
         no_error_on_page(browser, "config")
         browser.screenshot(shots / "07-config.png")
-    except WebDriverError:
-        # What the page showed when the check failed, for whoever reads the failure.
-        try:
-            browser.screenshot(shots / "failed.png")
-            print(f"the page at {browser.current_url()} is in {shots / 'failed.png'}", file=sys.stderr)
-        except (WebDriverError, OSError):
-            pass
-        raise
-    finally:
-        browser.quit()
-        shutil.rmtree(profile, ignore_errors=True)
 
 
 def main() -> int:
