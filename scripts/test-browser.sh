@@ -78,13 +78,18 @@ export HOME="$work/home" XDG_DATA_HOME="$work/data" XDG_STATE_HOME="$work/state"
 export AGENT_ENV_PLUGIN_DIR="$work/plugins"
 export PATH="$grader_bin:$PATH"
 
-# `agent-env up --port 0` in the world under $1 (its home, data, state, config and plugins folders);
-# sets explorer_pid and url.
+# Enters the world under $1 (its home, data, state, config and plugins folders), in the shell that
+# calls it: call it in a subshell.
+enter_world() {
+  export HOME="$1/home" XDG_DATA_HOME="$1/data" XDG_STATE_HOME="$1/state" \
+    XDG_CONFIG_HOME="$1/config" AGENT_ENV_PLUGIN_DIR="$1/plugins"
+  cd "$1/home"
+}
+
+# `agent-env up --port 0` in the world under $1; sets explorer_pid and url.
 start_explorer() {
   local world=$1
-  (export HOME="$world/home" XDG_DATA_HOME="$world/data" XDG_STATE_HOME="$world/state" \
-      XDG_CONFIG_HOME="$world/config" AGENT_ENV_PLUGIN_DIR="$world/plugins"
-    cd "$world/home" && exec "$bin/agent-env" up --port 0) >"$world/explorer.out" 2>"$world/explorer.err" &
+  (enter_world "$world" && exec "$bin/agent-env" up --port 0) >"$world/explorer.out" 2>"$world/explorer.err" &
   explorer_pid=$!
   url=""
   for _ in $(seq 1 300); do
@@ -158,9 +163,7 @@ cat > "$store_world/stored.json" <<'JSON'
  {"id": "check", "type": "verify_sandbox", "sandbox_name": "box", "verifier_id": "v",
   "criteria": [{"type": "bash_cmd_succeeds", "criterion": "ok", "bash_cmd": "true"}]}]
 JSON
-(export HOME="$store_world/home" XDG_DATA_HOME="$store_world/data" XDG_STATE_HOME="$store_world/state" \
-    XDG_CONFIG_HOME="$store_world/config" AGENT_ENV_PLUGIN_DIR="$store_world/plugins"
-  cd "$store_world/home" && "$bin/agent-env" task put --id team/stored "$store_world/stored.json" \
+(enter_world "$store_world" && "$bin/agent-env" task put --id team/stored "$store_world/stored.json" \
     && "$bin/agent-env" run hello) \
   >"$store_world/put.out" 2>&1 || fail "agent-env task put or run hello failed: $(cat "$store_world/put.out")"
 mv "$store_world/shared" "$store_world/shared.away"
