@@ -13,12 +13,13 @@ use super::document_rules::{
     gte_and_lte_are_inclusive_and_typed, query_sorts_absent_and_null_lowest,
     set_creates_parents_and_inc_starts_at_zero, update_and_replace_touch_one_match,
 };
-use super::support::{describe, doc, ensure, ensure_eq, insert_all, Ctx};
+use super::support::{doc, ensure, ensure_eq, expect_kind, insert_all, Ctx};
 use super::{Case, Kit};
 use crate::document::query::{Document, Filter, Predicate, Sort, UpdateSpec};
 use crate::document::versioned::{compare_and_swap, VersionedEntityStore};
 use crate::document::DocumentStore;
 use crate::error::StoreError;
+use agent_env_protocol::codes::ErrorKind;
 
 type DocCase = Case<dyn DocumentStore>;
 
@@ -122,13 +123,7 @@ fn expect_duplicate<T: serde::Serialize>(
     result: Result<T, StoreError>,
     what: &str,
 ) -> Result<(), String> {
-    match result {
-        Err(StoreError::DuplicateKey(_)) => Ok(()),
-        other => Err(format!(
-            "{what} should fail with duplicate-key, but {}",
-            describe(&other)
-        )),
-    }
+    expect_kind(result, ErrorKind::DuplicateKey, what, "")
 }
 
 fn by_id(id: &str) -> Filter {

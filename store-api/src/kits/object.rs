@@ -12,10 +12,11 @@ use super::object_rules::{
     list_is_a_string_prefix, list_is_sorted, metadata_keeps_the_content_type,
     put_file_at_writes_at_its_url,
 };
-use super::support::{as_json, describe, ensure, ensure_eq, put, Ctx, TempDir};
+use super::support::{as_json, describe, ensure, ensure_eq, expect_kind, put, Ctx, TempDir};
 use super::{Case, Kit};
 use crate::error::StoreError;
 use crate::object::{ObjectStore, DEFAULT_CONTENT_TYPE};
+use agent_env_protocol::codes::ErrorKind;
 
 type ObjectCase = Case<dyn ObjectStore>;
 
@@ -104,13 +105,12 @@ fn expect_already_exists<T: serde::Serialize>(
     result: Result<T, StoreError>,
     what: &str,
 ) -> Result<(), String> {
-    match result {
-        Err(StoreError::AlreadyExists(_)) => Ok(()),
-        other => Err(format!(
-            "{what} should fail with already-exists (objects are write-once), but {}",
-            describe(&other)
-        )),
-    }
+    expect_kind(
+        result,
+        ErrorKind::AlreadyExists,
+        what,
+        " (objects are write-once)",
+    )
 }
 
 fn put_get_roundtrip(store: &dyn ObjectStore, ns: &str) -> Result<(), String> {

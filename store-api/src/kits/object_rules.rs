@@ -8,9 +8,10 @@ use std::io::Read;
 
 use super::rfc3339;
 use super::support::put;
-use super::support::{describe, ensure, ensure_eq, Ctx, TempDir};
+use super::support::{describe, ensure, ensure_eq, expect_kind, Ctx, TempDir};
 use crate::error::StoreError;
 use crate::object::{ObjectStore, DEFAULT_CONTENT_TYPE};
+use agent_env_protocol::codes::ErrorKind;
 
 /// A URL no store of the test owns, which the `*_at` methods must refuse.
 pub const FOREIGN_URL: &str = "https://example.test/not/this/store.bin";
@@ -132,13 +133,12 @@ fn expect_foreign<T: serde::Serialize>(
     url: &str,
     result: Result<T, StoreError>,
 ) -> Result<(), String> {
-    match result {
-        Err(StoreError::ForeignUrl(_)) => Ok(()),
-        other => Err(format!(
-            "{op}({url:?}) should fail with foreign-url (the URL is not this store's), but {}",
-            describe(&other)
-        )),
-    }
+    expect_kind(
+        result,
+        ErrorKind::ForeignUrl,
+        &format!("{op}({url:?})"),
+        " (the URL is not this store's)",
+    )
 }
 
 /// `owns` is false for `url`, and `get_object_key`, `get_object_metadata_at` and `list_at` refuse it

@@ -50,6 +50,23 @@ impl<T> Ctx<T> for Result<T, StoreError> {
 /// What a call that should have failed did instead: `it succeeded` for a call that returns nothing
 /// (`insert`) or `null`, `it succeeded, returning 1` with any other value written as JSON, or the
 /// error's kind and message.
+/// Ok when `result` failed with an error of `kind`; else that `what` should have (`note` said after
+/// the kind, as ` (objects are write-once)`), and what it came to instead.
+pub fn expect_kind<T: serde::Serialize>(
+    result: Result<T, StoreError>,
+    kind: agent_env_protocol::codes::ErrorKind,
+    what: &str,
+    note: &str,
+) -> Result<(), String> {
+    match &result {
+        Err(e) if e.kind() == kind => Ok(()),
+        _ => Err(format!(
+            "{what} should fail with {kind}{note}, but {}",
+            describe(&result)
+        )),
+    }
+}
+
 pub fn describe<T: serde::Serialize>(result: &Result<T, StoreError>) -> String {
     match result {
         Ok(v) => match serde_json::to_value(v) {
