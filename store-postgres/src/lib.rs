@@ -25,7 +25,7 @@ mod errors;
 mod pool;
 mod sql;
 
-use std::collections::HashSet;
+use std::collections::{HashMap, HashSet};
 use std::sync::Mutex;
 
 use agent_env_store::document::eval;
@@ -58,9 +58,9 @@ pub struct PostgresDocumentStore {
     schema: String,
     /// Tables known to exist: a positive answer is kept until this store drops the collection.
     tables: Mutex<HashSet<String>>,
-    /// Indexes this store made sure of: `ensure_index` is called on every run of a task, and each
-    /// check is a transaction on the server.
-    indexes: Mutex<HashSet<String>>,
+    /// Indexes this store made sure of, by table (forgotten with a table it drops): `ensure_index` is
+    /// called on every run of a task, and each check is a transaction on the server.
+    indexes: Mutex<HashMap<String, HashSet<String>>>,
 }
 
 impl std::fmt::Debug for PostgresDocumentStore {
@@ -90,7 +90,7 @@ impl PostgresDocumentStore {
                 pool: Pool::new(dsn),
                 schema,
                 tables: Mutex::new(HashSet::new()),
-                indexes: Mutex::new(HashSet::new()),
+                indexes: Mutex::new(HashMap::new()),
             }),
             _ => Err(problems),
         }
@@ -132,7 +132,7 @@ impl PostgresDocumentStore {
             tables.remove(&table.qualified);
         }
         if let Ok(mut indexes) = self.indexes.lock() {
-            indexes.retain(|statement| !sql::indexes(statement, table));
+            indexes.remove(&table.qualified);
         }
     }
 
@@ -365,11 +365,11 @@ impl DocumentStore for PostgresDocumentStore {
     fn ensure_index(&self, collection: &str, fields: &[&str], unique: bool) -> StoreResult<()> {
         let table = self.table(collection);
         let statement = sql::create_index(&table, fields, unique)?;
-        if self
-            .indexes
-            .lock()
-            .is_ok_and(|indexes| indexes.contains(&statement))
-        {
+        if self.indexes.lock().is_ok_and(|indexes| {
+            indexes
+                .get(&table.qualified)
+                .is_some_and(|made| made.contains(&statement))
+        }) {
             return Ok(());
         }
         let mut client = self.pool.get()?;
@@ -395,7 +395,10 @@ impl DocumentStore for PostgresDocumentStore {
         })?;
         }
         if let Ok(mut indexes) = self.indexes.lock() {
-            indexes.insert(statement);
+            indexes
+                .entry(table.qualified.clone())
+                .or_default()
+                .insert(statement);
         }
         Ok(())
     }

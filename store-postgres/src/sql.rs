@@ -109,11 +109,6 @@ pub fn drop_table(table: &Table) -> String {
     format!("DROP TABLE IF EXISTS {}", table.qualified)
 }
 
-/// Whether `statement`, one [`create_index`] made, is an index of `table`.
-pub fn indexes(statement: &str, table: &Table) -> bool {
-    statement.contains(&format!(" ON {} (", table.qualified))
-}
-
 /// The name of the index [`create_index`] makes on `fields` of `table`. Index names are per schema,
 /// not per table: the hash covers the table as well as the fields, so two collections whose names start
 /// alike never share one.
