@@ -25,6 +25,7 @@ use crate::state::Shared;
 /// Snapshots sent, while the group's run is not live here, before the stream gives up with `timeout`.
 pub const MAX_SNAPSHOTS: u32 = 600;
 
+#[derive(Debug, PartialEq)]
 enum Step {
     /// Send a snapshot (waiting first, unless it is the first); `counted` are those sent while the
     /// run was not live, which the timeout counts.
@@ -85,19 +86,9 @@ pub async fn group_stream(
                     ),
                     Step::Done,
                 ),
-                Ok(Some(state)) if state["complete"] == json!(true) && sent == 0 => {
-                    (event("snapshot", &state), Step::Complete(state))
-                }
-                Ok(Some(state)) if state["complete"] == json!(true) => {
-                    (event("complete", &state), Step::Done)
-                }
                 Ok(Some(state)) => {
-                    let live = state["run_live"] == json!(true);
-                    let next = Step::Snapshot {
-                        sent: sent + 1,
-                        counted: counted + u32::from(!live),
-                    };
-                    (event("snapshot", &state), next)
+                    let (name, next) = after_snapshot(&state, sent, counted);
+                    (event(name, &state), next)
                 }
                 Err(e) => (event("error", &json!({"detail": e.detail})), Step::Done),
             };
@@ -105,6 +96,26 @@ pub async fn group_stream(
         }
     });
     Ok(Sse::new(events).keep_alive(KeepAlive::default()))
+}
+
+/// The event that carries the group's `state`, read for the snapshot after `sent` snapshots (of
+/// which `counted` count towards the timeout), and the step after it: a group complete from the start
+/// gets a snapshot and then `complete`, one that completes later `complete`; else a snapshot, which
+/// counts towards the timeout only while the group's run is not live (a run under way keeps the stream
+/// going for as long as it runs).
+fn after_snapshot(state: &Value, sent: u32, counted: u32) -> (&'static str, Step) {
+    if state["complete"] == json!(true) {
+        return match sent {
+            0 => ("snapshot", Step::Complete(state.clone())),
+            _ => ("complete", Step::Done),
+        };
+    }
+    let live = state["run_live"] == json!(true);
+    let next = Step::Snapshot {
+        sent: sent + 1,
+        counted: counted + u32::from(!live),
+    };
+    ("snapshot", next)
 }
 
 fn event(name: &str, data: &Value) -> Event {
@@ -120,5 +131,46 @@ async fn wait(s: &Shared, every: Duration) -> bool {
     tokio::select! {
         _ = tokio::time::sleep(every) => !*stopping.borrow(),
         _ = stopping.changed() => false,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn only_snapshots_of_a_group_whose_run_is_not_live_count_towards_the_timeout() {
+        let live = json!({"complete": false, "run_live": true});
+        assert_eq!(
+            after_snapshot(&live, 7, 3),
+            (
+                "snapshot",
+                Step::Snapshot {
+                    sent: 8,
+                    counted: 3
+                }
+            )
+        );
+        let idle = json!({"complete": false, "run_live": false});
+        assert_eq!(
+            after_snapshot(&idle, 7, 3),
+            (
+                "snapshot",
+                Step::Snapshot {
+                    sent: 8,
+                    counted: 4
+                }
+            )
+        );
+    }
+
+    #[test]
+    fn a_complete_group_ends_the_stream_after_a_snapshot_or_at_once() {
+        let done = json!({"complete": true, "run_live": false});
+        assert_eq!(
+            after_snapshot(&done, 0, 0),
+            ("snapshot", Step::Complete(done.clone()))
+        );
+        assert_eq!(after_snapshot(&done, 4, 1), ("complete", Step::Done));
     }
 }
