@@ -233,3 +233,36 @@ fn end_process(pid: i32) {
         .arg(pid.to_string())
         .status();
 }
+
+/// A bundle a plugin brings, installed after the explorer started, is listed: the bundle listing
+/// reads the plugins as they are now, as runs do.
+#[test]
+fn a_bundle_installed_after_the_explorer_started_is_listed() {
+    let world = World::new();
+    let server = Explorer::start(&world);
+    let names = || -> Vec<String> {
+        let bundles = server.get("/api/v1/bundles").expect(200).json();
+        bundles["items"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|b| b["name"].as_str().unwrap_or_default().to_string())
+            .collect()
+    };
+    assert!(!names().contains(&"late".to_string()));
+
+    let plugin = world.dirs.plugins.join("late");
+    std::fs::create_dir_all(plugin.join("bundles/late/tasks")).unwrap();
+    std::fs::write(
+        plugin.join("agent-env-plugin.toml"),
+        "[plugin]\nname = \"agentenv-late\"\nversion = \"1.0.0\"\nexec = [\"./late\"]\nprotocol = [1, 1]\n\n[provides.bundles]\nlate = \"bundles/late\"\n",
+    )
+    .unwrap();
+    let task = json!([
+        {"id": "box", "type": "deploy_sandbox", "sandbox_name": "box"},
+        {"id": "check", "type": "verify_sandbox", "sandbox_name": "box", "verifier_id": "v",
+         "criteria": [{"type": "bash_cmd_succeeds", "criterion": "ok", "bash_cmd": "true"}]}
+    ]);
+    std::fs::write(plugin.join("bundles/late/tasks/t.json"), task.to_string()).unwrap();
+    assert!(names().contains(&"late".to_string()), "{:?}", names());
+}
