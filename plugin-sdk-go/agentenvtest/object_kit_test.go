@@ -3,6 +3,7 @@ package agentenvtest
 import (
 	"bytes"
 	"context"
+	"encoding/json"
 	"os"
 	"path/filepath"
 	"slices"
@@ -277,24 +278,33 @@ func TestEveryCaseCatchesAStoreThatBreaksItsRule(t *testing.T) {
 	}
 }
 
+// The shared vectors (other-stores-urls.jsonl, this module's copy of protocol/vectors), which the Rust
+// and Python kits derive the same.
 func TestURLsOfOtherStoresChangeTheBucketOrHostAndTheRootFolder(t *testing.T) {
-	cases := []struct {
-		own, key string
-		want     []string
-	}{
-		{"mem://b/k.bin", "k.bin", []string{"mem://other-b/k.bin"}},
-		{"s3://team/ns/k.bin", "ns/k.bin", []string{"s3://other-team/ns/k.bin"}},
-		{"file:///data/objects/ns/k.bin", "ns/k.bin", []string{"file:///data/objects-other/ns/k.bin"}},
-		{"https://user@host:9000/bucket/k.bin", "k.bin",
-			[]string{"https://user@other-host:9000/bucket/k.bin", "https://user@host:9000/bucket-other/k.bin"}},
-		{"mem://b/ab12/k.bin?v=1", "k.bin", []string{"mem://other-b/ab12/k.bin?v=1"}},
-		{"file:///k.bin", "k.bin", nil},
-		{"not a url", "k.bin", nil},
+	path := filepath.Join("..", "testdata", "vectors", "other-stores-urls.jsonl")
+	text, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatalf("cannot open the shared test vectors: %v", err)
 	}
-	for _, c := range cases {
-		if got := urlsOfOtherStores(c.own, c.key); !slices.Equal(got, c.want) {
-			t.Errorf("urlsOfOtherStores(%q, %q) = %q, want %q", c.own, c.key, got, c.want)
+	count := 0
+	for _, line := range strings.Split(string(text), "\n") {
+		if strings.TrimSpace(line) == "" {
+			continue
 		}
+		var v struct {
+			Name, Own, Key string
+			Want           []string
+		}
+		if err := json.Unmarshal([]byte(line), &v); err != nil {
+			t.Fatalf("%s: a vector does not parse: %v", path, err)
+		}
+		count++
+		if got := urlsOfOtherStores(v.Own, v.Key); !slices.Equal(got, v.Want) {
+			t.Errorf("%s: urlsOfOtherStores(%q, %q) = %q, want %q", v.Name, v.Own, v.Key, got, v.Want)
+		}
+	}
+	if count != 7 {
+		t.Fatalf("%s holds %d vectors, not 7", path, count)
 	}
 }
 

@@ -7,6 +7,7 @@ import json
 import subprocess
 
 import pytest
+from sdk_helpers import vectors_dir
 
 from agent_env_plugin.conformance import object_cases
 from agent_env_plugin.conformance.memory import MemoryObjectStore
@@ -186,21 +187,12 @@ def test_agent_env_store_check_object_passes_the_python_store(tmp_path, installe
 
 
 def test_urls_of_other_stores_change_the_bucket_or_host_and_the_root_folder():
-    cases = [
-        ("mem://b/k.bin", "k.bin", ["mem://other-b/k.bin"]),
-        ("s3://team/ns/k.bin", "ns/k.bin", ["s3://other-team/ns/k.bin"]),
-        ("file:///data/objects/ns/k.bin", "ns/k.bin", ["file:///data/objects-other/ns/k.bin"]),
-        (
-            "https://user@host:9000/bucket/k.bin",
-            "k.bin",
-            ["https://user@other-host:9000/bucket/k.bin", "https://user@host:9000/bucket-other/k.bin"],
-        ),
-        ("mem://b/ab12/k.bin?v=1", "k.bin", ["mem://other-b/ab12/k.bin?v=1"]),
-        ("file:///k.bin", "k.bin", []),
-        ("not a url", "k.bin", []),
-    ]
-    for own, key, want in cases:
-        assert object_cases.urls_of_other_stores(own, key) == want, own
+    """The shared vectors (protocol/vectors/other-stores-urls.jsonl), which the Rust and Go kits derive the same."""
+    lines = (vectors_dir() / "other-stores-urls.jsonl").read_text().splitlines()
+    vectors = [json.loads(line) for line in lines if line.strip()]
+    assert len(vectors) == 7
+    for v in vectors:
+        assert object_cases.urls_of_other_stores(v["own"], v["key"]) == v["want"], v["name"]
 
 
 def test_a_store_taking_another_buckets_urls_fails_the_foreign_url_case():
