@@ -261,20 +261,15 @@ fn a_connection_the_server_closed_while_idle_is_replaced() {
     .unwrap();
     store.insert("c", &doc(json!({"id": "a"}))).unwrap();
     // An administrator ends the store's session (as a restart does to every session).
-    let runtime = tokio::runtime::Runtime::new().unwrap();
-    let ended: i64 = runtime.block_on(async {
-        let (client, connection) = tokio_postgres::connect(&dsn(), tokio_postgres::NoTls)
-            .await
-            .unwrap();
-        tokio::spawn(connection);
-        let row = client
+    let ended: i64 = owner_session(async |client| {
+        client
             .query_one(
                 "SELECT count(pg_terminate_backend(pid)) FROM pg_stat_activity WHERE application_name = $1",
                 &[&name],
             )
             .await
-            .unwrap();
-        row.get(0)
+            .unwrap()
+            .get(0)
     });
     assert_eq!(ended, 1, "the store's idle connection was not found");
     // Idle for over a second, it is checked before reuse.
@@ -283,27 +278,28 @@ fn a_connection_the_server_closed_while_idle_is_replaced() {
     assert_eq!(store.count("c", &Filter::all()).unwrap(), 2);
 }
 
-/// Runs `sql` (statements, no parameters) as the cluster's owner: what a test sets up beside the store.
-fn as_owner(sql: &str) {
+/// `work` with a client connected as the cluster's owner, on a runtime of its own: what a test sets up
+/// or looks at beside the store.
+fn owner_session<T>(work: impl AsyncFnOnce(&tokio_postgres::Client) -> T) -> T {
     let runtime = tokio::runtime::Runtime::new().unwrap();
     runtime.block_on(async {
         let (client, connection) = tokio_postgres::connect(&dsn(), tokio_postgres::NoTls)
             .await
             .unwrap();
         tokio::spawn(connection);
-        client.batch_execute(sql).await.unwrap();
-    });
+        work(&client).await
+    })
+}
+
+/// Runs `sql` (statements, no parameters) as the cluster's owner: what a test sets up beside the store.
+fn as_owner(sql: &str) {
+    owner_session(async |client| client.batch_execute(sql).await.unwrap());
 }
 
 /// The names of the tables in `schema` whose names start with `prefix`, as the cluster's owner sees
 /// them.
 fn tables_in(schema: &str, prefix: &str) -> Vec<String> {
-    let runtime = tokio::runtime::Runtime::new().unwrap();
-    runtime.block_on(async {
-        let (client, connection) = tokio_postgres::connect(&dsn(), tokio_postgres::NoTls)
-            .await
-            .unwrap();
-        tokio::spawn(connection);
+    owner_session(async |client| {
         client
             .query(
                 "SELECT tablename::text FROM pg_tables WHERE schemaname = $1 AND starts_with(tablename, $2) ORDER BY 1",
