@@ -30,7 +30,7 @@ mod store;
 mod upload;
 mod wire;
 
-pub use open_uploads::abort_uploads_under_way;
+pub use open_uploads::{abort_uploads_under_way, Aborted, LeftUpload};
 pub use settings::{S3Credentials, S3Settings, CLASS, CONFIG_KEYS, REQUIRED_KEYS};
 pub use store::S3ObjectStore;
 pub use upload::PART_SIZE;

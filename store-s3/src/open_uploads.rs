@@ -111,33 +111,68 @@ impl Drop for UnderWay {
     }
 }
 
+/// What became of the uploads a process stopped at once aborted.
+#[derive(Debug, Default, Clone, PartialEq, Eq)]
+pub struct Aborted {
+    /// How many the server confirmed aborted (their parts are gone from the bucket).
+    pub confirmed: usize,
+    /// Those it did not confirm in time, or refused: their parts stay until a lifecycle rule or an
+    /// abort of their own removes them.
+    pub left: Vec<LeftUpload>,
+}
+
+/// An upload whose abort the server did not confirm: what an abort of one's own needs.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct LeftUpload {
+    /// The bucket's name.
+    pub bucket: String,
+    /// The object's key.
+    pub key: String,
+    /// The server's id of the upload, which an abort names.
+    pub upload_id: String,
+}
+
 /// Aborts every multipart upload of this process still under way, in parallel, waiting at most
-/// `within` for the server's answers; how many the server confirmed. Meant for a process about to
-/// exit: the uploads' own threads may still send parts, which the server then refuses.
-pub fn abort_uploads_under_way(within: Duration) -> usize {
+/// `within` for the server's answers. Meant for a process about to exit: the uploads' own threads may
+/// still send parts, which the server then refuses.
+pub fn abort_uploads_under_way(within: Duration) -> Aborted {
     let open = std::mem::take(&mut registry().open);
+    let mut aborted = Aborted::default();
     if open.is_empty() {
-        return 0;
+        return aborted;
     }
     let (done, answers) = std::sync::mpsc::channel();
+    let mut unanswered: Vec<(u64, LeftUpload)> = Vec::with_capacity(open.len());
     for upload in open {
+        unanswered.push((
+            upload.id,
+            LeftUpload {
+                bucket: upload.bucket.name().to_string(),
+                key: upload.key.clone(),
+                upload_id: upload.upload_id.clone(),
+            },
+        ));
         let done = done.clone();
         // Detached: a server that does not answer must not hold the process past `within`.
         let _ = thread::Builder::new()
             .name("s3-abort".into())
             .spawn(move || {
-                let _ = done.send(upload.abort());
+                let _ = done.send((upload.id, upload.abort()));
             });
     }
     drop(done);
     let deadline = Instant::now() + within;
-    let mut confirmed = 0;
-    loop {
+    while !unanswered.is_empty() {
         let left = deadline.saturating_duration_since(Instant::now());
         match answers.recv_timeout(left) {
-            Ok(true) => confirmed += 1,
-            Ok(false) => {}
-            Err(_) => return confirmed,
+            Ok((id, true)) => {
+                unanswered.retain(|(open, _)| *open != id);
+                aborted.confirmed += 1;
+            }
+            Ok((_, false)) => {}
+            Err(_) => break,
         }
     }
+    aborted.left = unanswered.into_iter().map(|(_, upload)| upload).collect();
+    aborted
 }

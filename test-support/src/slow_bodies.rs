@@ -75,6 +75,8 @@ struct ServerState {
     open: Mutex<Option<Vec<TcpStream>>>,
     /// Each request's method and target, in the order they came.
     requests: Mutex<Vec<String>>,
+    /// Whether an abort of a multipart upload gets `503` instead of `204`.
+    refuses_aborts: std::sync::atomic::AtomicBool,
 }
 
 impl ServerState {
@@ -114,6 +116,7 @@ impl SlowBodyServer {
         let state = Arc::new(ServerState {
             open: Mutex::new(Some(Vec::new())),
             requests: Mutex::new(Vec::new()),
+            refuses_aborts: std::sync::atomic::AtomicBool::new(false),
         });
         let acceptor = {
             let state = Arc::clone(&state);
@@ -134,6 +137,14 @@ impl SlowBodyServer {
             .lock()
             .map(|r| r.clone())
             .unwrap_or_default()
+    }
+
+    /// From now on, answers an abort of a multipart upload (`DELETE`) `503 Service Unavailable`, as a
+    /// server that cannot take it would.
+    pub fn refuse_aborts(&self) {
+        self.state
+            .refuses_aborts
+            .store(true, std::sync::atomic::Ordering::SeqCst);
     }
 
     /// Its address as an S3 `endpoint`: `http://127.0.0.1:<port>`.
@@ -232,8 +243,17 @@ fn serve(socket: TcpStream, body: SlowBody, state: &ServerState) {
                 })
             }
             (SlowBody::StallsUpload { .. } | SlowBody::TricklesUpload { .. }, method) => {
+                let refused = method == "DELETE"
+                    && state
+                        .refuses_aborts
+                        .load(std::sync::atomic::Ordering::SeqCst);
+                let answer = if refused {
+                    "HTTP/1.1 503 Service Unavailable\r\nContent-Length: 0\r\n\r\n".to_string()
+                } else {
+                    s3_answer(method, &request.target)
+                };
                 skip_body(&mut reader, request.content_length)
-                    .and_then(|()| writer.write_all(s3_answer(method, &request.target).as_bytes()))
+                    .and_then(|()| writer.write_all(answer.as_bytes()))
             }
         };
         if answered.is_err() {

@@ -12,9 +12,12 @@ use agent_env_store_s3::{S3ObjectStore, S3Settings};
 /// How long a process stopped at once waits for the server to confirm the uploads it aborts.
 const ABORT_WITHIN: std::time::Duration = std::time::Duration::from_secs(3);
 
-/// Aborts the S3 multipart uploads this process has under way, for a command stopped at once; how
-/// many the server confirmed (their parts are gone from the bucket).
-pub fn abort_uploads_under_way() -> usize {
+/// How long, in seconds, for what a command says when an abort went unconfirmed.
+pub const ABORT_WITHIN_SECONDS: u64 = ABORT_WITHIN.as_secs();
+
+/// Aborts the S3 multipart uploads this process has under way, for a command stopped at once: how
+/// many the server confirmed (their parts are gone from the bucket) and which it did not.
+pub fn abort_uploads_under_way() -> agent_env_store_s3::Aborted {
     agent_env_store_s3::abort_uploads_under_way(ABORT_WITHIN)
 }
 

@@ -187,16 +187,11 @@ fn half_a_key_pair_in_the_environment_is_named_before_any_work() {
     );
 }
 
-/// A second Ctrl-C stops `artifact put` at once, in the middle of a multipart upload: the upload is
-/// called off on the server (aborted, its parts dropped), not left for a bucket's lifecycle rule.
-#[test]
-fn a_put_stopped_at_once_calls_off_the_upload_under_way() {
-    use agent_env_test_support::slow_bodies::{SlowBody, SlowBodyServer};
-    // A link that takes an upload's parts slowly but keeps moving: the put is midway for seconds.
-    let server = SlowBodyServer::start(SlowBody::TricklesUpload {
-        chunk: 64 << 10,
-        pause: std::time::Duration::from_millis(50),
-    });
+/// Starts `artifact put` of a file of three parts against `server`, waits until a part is on its way,
+/// then sends it two Ctrl-Cs: its exit code and stderr.
+fn put_stopped_at_once_midway(
+    server: &agent_env_test_support::slow_bodies::SlowBodyServer,
+) -> (Option<i32>, String) {
     let world = World::with_config(&s3_config("b", &server.endpoint()));
     let creds = [
         ("TEAM_S3_KEY", "key".to_string()),
@@ -233,8 +228,28 @@ fn a_put_stopped_at_once_calls_off_the_upload_under_way() {
         std::thread::sleep(std::time::Duration::from_millis(200));
     }
     let out = child.wait_with_output().unwrap();
-    let stderr = String::from_utf8_lossy(&out.stderr);
-    assert_eq!(out.status.code(), Some(130), "{stderr}");
+    (
+        out.status.code(),
+        String::from_utf8_lossy(&out.stderr).into_owned(),
+    )
+}
+
+/// A link that takes an upload's parts slowly but keeps moving: a put is midway for seconds.
+fn trickling_server() -> agent_env_test_support::slow_bodies::SlowBodyServer {
+    use agent_env_test_support::slow_bodies::{SlowBody, SlowBodyServer};
+    SlowBodyServer::start(SlowBody::TricklesUpload {
+        chunk: 64 << 10,
+        pause: std::time::Duration::from_millis(50),
+    })
+}
+
+/// A second Ctrl-C stops `artifact put` at once, in the middle of a multipart upload: the upload is
+/// called off on the server (aborted, its parts dropped), not left for a bucket's lifecycle rule.
+#[test]
+fn a_put_stopped_at_once_calls_off_the_upload_under_way() {
+    let server = trickling_server();
+    let (code, stderr) = put_stopped_at_once_midway(&server);
+    assert_eq!(code, Some(130), "{stderr}");
     assert!(
         stderr.contains("Stopped at once: stopped while writing sparse.bin")
             && stderr.contains("; the upload under way was called off"),
@@ -247,4 +262,21 @@ fn a_put_stopped_at_once_calls_off_the_upload_under_way() {
             .any(|r| r.starts_with("DELETE /b/") && r.contains("uploadId=")),
         "{requests:?}"
     );
+}
+
+/// When the server does not take the abort, the user is told the upload's parts stay, and what to
+/// abort by hand.
+#[test]
+fn a_put_stopped_at_once_whose_abort_is_refused_says_what_stays() {
+    let server = trickling_server();
+    server.refuse_aborts();
+    let (code, stderr) = put_stopped_at_once_midway(&server);
+    assert_eq!(code, Some(130), "{stderr}");
+    assert!(
+        stderr.contains("the upload under way could not be called off")
+            && stderr.contains("its parts stay in bucket 'b'")
+            && stderr.contains("upload 'stalled-upload' of key '"),
+        "{stderr}"
+    );
+    assert!(!stderr.contains("was called off"), "{stderr}");
 }
