@@ -82,7 +82,7 @@ impl HostConfig {
 
 /// A timeout variable that does not hold a number of seconds.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
-#[error("{var} is '{value}', which is not a number of seconds (e.g. 10 or 0.5); fix or unset it")]
+#[error("{var} is '{value}', which is not a number of seconds greater than 0 and at most 1000000000 (e.g. 10 or 0.5); fix or unset it")]
 pub struct HostConfigError {
     /// The variable's name.
     pub var: &'static str,
@@ -90,10 +90,13 @@ pub struct HostConfigError {
     pub value: String,
 }
 
+/// The most seconds a timeout may be (about 31 years): more would overflow the clock's arithmetic.
+pub const MAX_SECONDS: f64 = 1e9;
+
 /// A positive, finite number of seconds (`10`, `0.5`), as the timeout variables take it.
 pub fn parse_seconds(text: &str) -> Option<Duration> {
     let seconds: f64 = text.trim().parse().ok()?;
-    if !seconds.is_finite() || seconds <= 0.0 || seconds > 1e9 {
+    if !seconds.is_finite() || seconds <= 0.0 || seconds > MAX_SECONDS {
         return None;
     }
     Some(Duration::from_secs_f64(seconds))

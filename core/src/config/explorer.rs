@@ -31,7 +31,7 @@ pub enum SettingsError {
     Config(#[from] ConfigError),
     #[error("[explorer] port must be a whole number from 1 to 65535 (got {0}); fix it in the config, or pass --port")]
     Port(String),
-    #[error("[explorer] {key} must be a number of seconds greater than 0 (got {got}); fix it in the config")]
+    #[error("[explorer] {key} must be a number of seconds greater than 0 and at most 1000000000 (got {got}); fix it in the config")]
     Seconds { key: &'static str, got: String },
     #[error("[explorer] {key} must be a list of strings (got {got})")]
     NotAList { key: &'static str, got: String },
@@ -357,6 +357,12 @@ mod tests {
         let e = settings("[explorer]\nplugin_timeout_seconds = 0\n").unwrap_err();
         assert!(
             e.to_string().contains("plugin_timeout_seconds must be"),
+            "{e}"
+        );
+        let e = settings("[explorer]\nstore_retry_seconds = 2e9\n").unwrap_err();
+        assert!(
+            e.to_string()
+                .contains("store_retry_seconds must be a number of seconds greater than 0 and at most 1000000000 (got 2000000000.0)"),
             "{e}"
         );
         let e = settings("[explorer]\nallowed_hosts = [1]\n").unwrap_err();
