@@ -78,6 +78,7 @@ pub fn add(opts: &AddOptions, ctx: &Context<'_>) -> Result<i32, InstallError> {
         }
     }
     if opts.dry_run {
+        out.line("Dry run: nothing was changed.");
         return Ok(0);
     }
     if !confirm(opts.yes, out)? {
@@ -89,6 +90,8 @@ pub fn add(opts: &AddOptions, ctx: &Context<'_>) -> Result<i32, InstallError> {
     let manifests_before = our_manifests(&ctx.search, &plugins);
     let cargo_before = plan::digests(&plugins.join(CARGO_ROOT).join("bin"));
     let mut problems = Vec::new();
+    // What to do about a failed installer, said after the problems.
+    let mut hints = Vec::new();
     for step in &steps {
         if interrupts.interrupted() {
             break;
@@ -97,6 +100,9 @@ pub fn add(opts: &AddOptions, ctx: &Context<'_>) -> Result<i32, InstallError> {
             Ok(StepOutcome::Done) => {}
             Ok(StepOutcome::Failed(p)) => {
                 problems.push(p);
+                if matches!(step, Step::Run { .. } | Step::RunUnless { .. }) {
+                    hints = super::sdk_advice::after_failed_install(&specs);
+                }
                 break;
             }
             Err(e) => {
@@ -182,6 +188,9 @@ pub fn add(opts: &AddOptions, ctx: &Context<'_>) -> Result<i32, InstallError> {
         for p in &problems {
             out.note(&format!("problem: {p}"));
         }
+        for hint in &hints {
+            out.note(&format!("hint: {hint}"));
+        }
         out.line("Kept as installed (--keep).");
         return Ok(1);
     }
@@ -198,6 +207,9 @@ pub fn add(opts: &AddOptions, ctx: &Context<'_>) -> Result<i32, InstallError> {
             "note: paths under {} above are of the installed copy, which is removed now; make the change in what you added and add it again",
             plugins.display()
         ));
+    }
+    for hint in &hints {
+        out.note(&format!("hint: {hint}"));
     }
     restore(&before, ROLLING_BACK, 1, out)
 }

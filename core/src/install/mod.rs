@@ -14,6 +14,7 @@ pub mod interrupt;
 pub mod lock;
 pub mod plan;
 pub mod remove;
+mod sdk_advice;
 pub mod snapshot;
 pub mod source;
 pub mod stray_output;

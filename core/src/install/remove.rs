@@ -158,6 +158,7 @@ pub fn remove(opts: &RemoveOptions, ctx: &Context<'_>) -> Result<i32, InstallErr
         }
     }
     if opts.dry_run {
+        out.line("Dry run: nothing was changed.");
         return Ok(0);
     }
     if !confirm(opts.yes, out)? {

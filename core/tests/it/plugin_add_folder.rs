@@ -86,6 +86,7 @@ fn a_plugin_folder_is_copied_checked_and_added_once() {
     let (code, out, _) = output(&sb, &["plugin", "add", spec, "--dry-run"]);
     assert_eq!(code, 0);
     assert!(out.contains("Will copy: "), "{out}");
+    assert!(out.ends_with("Dry run: nothing was changed.\n"), "{out}");
     assert!(
         tree(&sb.plugins_dir()).is_empty(),
         "a dry run changes nothing"

@@ -725,3 +725,34 @@ fn a_bare_word_is_a_package_name_even_beside_a_folder_of_that_name() {
     let out = sb.run(&["plugin", "add", "./agentenv-local", "--dry-run"]);
     assert!(String::from_utf8_lossy(&out.stdout).contains("Will copy"));
 }
+
+/// A project that needs the Python SDK by name, where pip's index does not hold it (the SDK is not on
+/// PyPI): the failure says how to install the SDK with it.
+#[test]
+fn a_python_project_needing_the_sdk_pip_cannot_find_is_told_where_to_get_it() {
+    let sb = offline_pip_sandbox().expect("python3 on PATH");
+    let project = python_project(&sb, "needs-sdk");
+    edit(&project.join("pyproject.toml"), |text| {
+        text.replace(
+            "dependencies = []",
+            "dependencies = [\"agent-env-plugin-sdk>=0.1.0\"]",
+        )
+    });
+    let out = sb.run(&["plugin", "add", project.to_str().unwrap(), "--yes"]);
+    let said = format!(
+        "{}{}",
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert_eq!(out.status.code(), Some(1), "{said}");
+    assert!(said.contains("problem: the installer failed"), "{said}");
+    assert!(
+        said.contains("hint: ")
+            && said.contains("depends on the Python SDK by name (agent-env-plugin-sdk)")
+            && said.contains(&format!(
+                "`agent-env plugin add CHECKOUT/plugin-sdk-py {}`",
+                project.display()
+            )),
+        "{said}"
+    );
+}
