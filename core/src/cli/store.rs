@@ -5,9 +5,12 @@
 //! The object kit writes under a fresh key prefix (`agent-env-kit/<hex>/`), the document kit into fresh
 //! collections (`kit_<hex>__<case>`), the image kit into a fresh repository, so a check never clobbers
 //! what a real, shared store holds. (Stores have no delete for objects, so those writes stay behind.)
+//! After the kit, notes say what the user should know of how it went: a plugin's document store that
+//! cannot drop a collection had the kit's collections emptied one document at a time instead.
 //!
 //! `agent-env store get URL [-o FILE|-]` writes one object to a file or to stdout, streamed through a
-//! temporary file whatever its size, binary bytes refused only on a terminal.
+//! temporary file (under `TMPDIR`) whatever its size, binary bytes refused only on a terminal, where
+//! text has its control and invisible characters shown as escapes.
 
 use std::io::{IsTerminal, Read, Write};
 use std::path::{Path, PathBuf};
@@ -27,7 +30,10 @@ use crate::run::cancel::{watch_signals, Cancel, Signalled};
 use crate::session::Session;
 use crate::stores::from_spec::{classify, Target};
 use crate::stores::kits::{self, KitReport};
-use crate::stores::{build_store, AnyStore, ObjectStore, StoreError, StoreKind, StoreSpec};
+use crate::stores::{
+    build_store, AnyStore, ObjectStore, PluginDocumentStore, PluginStoreFactory, StoreError,
+    StoreKind, StoreSpec,
+};
 
 #[derive(Args)]
 pub struct StoreArgs {
@@ -55,7 +61,8 @@ pub enum StoreCommand {
         url: String,
         /// Write the bytes to this file instead of printing them ('-' is stdout, as they are). Without
         /// it a binary object is refused when stdout is a terminal, and text is shown with its control
-        /// characters escaped; a pipe gets the bytes as they are.
+        /// and invisible characters (bidi controls, zero-width spaces) escaped; a pipe gets the bytes
+        /// as they are.
         #[arg(long, short = 'o', value_name = "FILE")]
         output: Option<std::path::PathBuf>,
     },
@@ -167,13 +174,10 @@ enum Shown {
 /// out a piece at a time. Bytes that are not text are refused only when stdout is a terminal, which
 /// they would garble; a pipe or a file gets them as they are.
 fn print_object(store: &dyn ObjectStore, url: &str, shown: Shown) -> Exit {
-    let scratch = Scratch::new().map_err(|e| {
-        Failure::new(format!(
-            "cannot make a temporary folder to fetch {url} into: {e}; set TMPDIR to a folder you can write, or use --output FILE"
-        ))
-    })?;
+    let temp = std::env::temp_dir();
+    let scratch = Scratch::new_in(&temp).map_err(|e| scratch_failure(url, &temp, &e))?;
     let file = scratch.path.join("object");
-    download(store, url, &file)?;
+    download(store, url, &file).map_err(|e| download_failure(url, &temp, &e))?;
     let stdout = std::io::stdout();
     if shown == Shown::AsTheyAre || !stdout.is_terminal() {
         return copy_to(&file, &mut stdout.lock(), url);
@@ -188,11 +192,15 @@ fn print_object(store: &dyn ObjectStore, url: &str, shown: Shown) -> Exit {
         )));
     }
     // Text from a shared store reaches the terminal with its control characters shown as escapes
-    // (one could retitle the window or clear the screen), a piece at a time; a pipe or a file gets
-    // the bytes as they are.
+    // (one could retitle the window or clear the screen), and its invisible ones too (a bidi control
+    // could show other text than the object holds), a piece at a time; a pipe or a file gets the
+    // bytes as they are.
     let mut out = stdout.lock();
+    let mut at_start = true;
     let shown = text_pieces(&file, |piece| {
-        out.write_all(crate::printable::plain(piece).as_bytes())
+        let written = out.write_all(escaped_piece(piece, at_start).as_bytes());
+        at_start &= piece.is_empty();
+        written
     })
     .and_then(|_| out.flush().map_err(PieceError::Write));
     match shown {
@@ -201,16 +209,65 @@ fn print_object(store: &dyn ObjectStore, url: &str, shown: Shown) -> Exit {
     }
 }
 
+/// A piece of the object's text as a terminal gets it: [`crate::printable::plain`], a byte order mark
+/// kept only at the object's start.
+fn escaped_piece(piece: &str, at_start: bool) -> std::borrow::Cow<'_, str> {
+    if at_start {
+        crate::printable::plain(piece)
+    } else {
+        crate::printable::plain_continued(piece)
+    }
+}
+
 /// `store.download_to_file(url, file)`; a store that does not implement it has the object read whole.
-fn download(store: &dyn ObjectStore, url: &str, file: &Path) -> Result<(), Failure> {
+fn download(store: &dyn ObjectStore, url: &str, file: &Path) -> Result<(), StoreError> {
     match store.download_to_file(url, file) {
         Err(StoreError::NotSupported(_)) => {
-            let bytes = store.get(url).map_err(|e| Failure::new(e.to_string()))?;
+            let bytes = store.get(url)?;
             std::fs::write(file, bytes)
-                .map_err(|e| Failure::new(format!("cannot write {}: {e}", file.display())))
+                .map_err(|e| StoreError::io(format_args!("cannot write {}", file.display()), &e))
         }
-        other => other.map_err(|e| Failure::new(e.to_string())),
+        other => other,
     }
+}
+
+/// Whether an I/O error of `kind` says the disk, or the user's quota on it, is full.
+fn out_of_room(kind: std::io::ErrorKind) -> bool {
+    matches!(
+        kind,
+        std::io::ErrorKind::StorageFull | std::io::ErrorKind::QuotaExceeded
+    )
+}
+
+/// The temporary folder `temp` could not hold the scratch folder `store get` fetches `url` into.
+fn scratch_failure(url: &str, temp: &Path, e: &std::io::Error) -> Failure {
+    if out_of_room(e.kind()) {
+        return no_room(url, temp, e);
+    }
+    Failure::new(format!(
+        "cannot fetch {url} to show it: the temporary folder {} cannot be written ({e}); set TMPDIR to \
+         a folder you can write that has room for the object, or write the object to a file with \
+         --output FILE",
+        temp.display()
+    ))
+}
+
+/// The download of `url` into the temporary folder `temp` failed: for want of room, said so with what
+/// to do; else the store's own words.
+fn download_failure(url: &str, temp: &Path, e: &StoreError) -> Failure {
+    match e.io_kind() {
+        Some(kind) if out_of_room(kind) => no_room(url, temp, e),
+        _ => Failure::new(e.to_string()),
+    }
+}
+
+/// The temporary folder `temp` has no room for `url`.
+fn no_room(url: &str, temp: &Path, e: &dyn std::fmt::Display) -> Failure {
+    Failure::new(format!(
+        "cannot fetch {url} to show it: the temporary folder {} is full ({e}); free space there, set \
+         TMPDIR to a folder with room for the object, or write the object to a file with --output FILE",
+        temp.display()
+    ))
 }
 
 fn reading(file: &Path, e: &std::io::Error) -> Failure {
@@ -298,11 +355,12 @@ struct Scratch {
 }
 
 impl Scratch {
-    fn new() -> std::io::Result<Scratch> {
+    /// A new folder in `temp`.
+    fn new_in(temp: &Path) -> std::io::Result<Scratch> {
         use std::os::unix::fs::DirBuilderExt;
         let mut random = [0u8; 8];
         getrandom::getrandom(&mut random).map_err(|e| std::io::Error::other(e.to_string()))?;
-        let path = std::env::temp_dir().join(format!("agent-env-get-{}", hex::encode(random)));
+        let path = temp.join(format!("agent-env-get-{}", hex::encode(random)));
         std::fs::DirBuilder::new().mode(0o700).create(&path)?;
         // A signal ends the command before any drop (`store get … | less`, then Ctrl-C): the copy
         // of the object goes first.
@@ -390,16 +448,14 @@ fn check(
         ),
         _ => (None, None),
     };
-    let result = build_store(&spec, plugins.as_deref())
-        .map_err(|e| e.to_string())
-        .map(|store| {
-            run_check(
-                &checked_for(&spec, &selected.origin.location),
-                &store,
-                json_output,
-                term,
-            )
-        });
+    let result = open_checked(&spec, plugins.as_deref()).map(|store| {
+        run_check(
+            &checked_for(&spec, &selected.origin.location),
+            &store,
+            json_output,
+            term,
+        )
+    });
     // A store that writes to stdout besides the protocol's messages passes its cases while a
     // partial line would stall its next answer: said, as `plugin list` says it.
     let noise = package.and_then(|p| session.plugin_pool().ok()?.diagnosis(&p)?.noise());
@@ -409,6 +465,64 @@ fn check(
     // Dropping the factory drops its host, which stops the plugin.
     drop(plugins);
     result
+}
+
+/// The store a check runs against and, when it is a plugin's document store, that store as such, which
+/// can say afterwards how it removed the kit's collections.
+struct CheckedStore {
+    store: AnyStore,
+    plugin_documents: Option<Arc<PluginDocumentStore>>,
+}
+
+/// Builds the store `spec` selects, as [`build_store`] does, keeping a plugin's document store as such.
+fn open_checked(
+    spec: &StoreSpec,
+    plugins: Option<&dyn PluginStoreFactory>,
+) -> Result<CheckedStore, String> {
+    let plugin_class = match classify(spec.kind, spec.impl_name.trim()) {
+        Ok(Target::Plugin { package, class }) => Some((package, class)),
+        _ => None,
+    };
+    if let (StoreKind::Document, Some(factory), Some((package, class))) =
+        (spec.kind, plugins, plugin_class)
+    {
+        let transport = factory
+            .open(spec.kind, &package, &class, &spec.config)
+            .map_err(|e| e.to_string())?;
+        let documents = Arc::new(PluginDocumentStore::new(transport));
+        return Ok(CheckedStore {
+            store: AnyStore::Document(documents.clone()),
+            plugin_documents: Some(documents),
+        });
+    }
+    let store = build_store(spec, plugins).map_err(|e| e.to_string())?;
+    Ok(CheckedStore {
+        store,
+        plugin_documents: None,
+    })
+}
+
+/// What the user should know of how the kit went besides its cases, one sentence each.
+fn notes(checked: &Checked, store: &CheckedStore) -> Vec<String> {
+    let emptied = store
+        .plugin_documents
+        .as_ref()
+        .is_some_and(|documents| documents.refused_drop_collection());
+    if emptied {
+        vec![emptied_one_by_one(&checked.namespace)]
+    } else {
+        Vec::new()
+    }
+}
+
+/// The note for a plugin's document store that could not drop the collections of namespace `ns`.
+fn emptied_one_by_one(ns: &str) -> String {
+    format!(
+        "the plugin's document store does not implement store.document.drop_collection, so the kit's \
+         collections ('{ns}__<case>') were emptied one document at a time instead of dropped, and any \
+         that the store keeps while empty are still there; the plugin can implement \
+         store.document.drop_collection to have them dropped whole"
+    )
 }
 
 fn checked_for(spec: &StoreSpec, origin: &str) -> Checked {
@@ -423,7 +537,8 @@ fn checked_for(spec: &StoreSpec, origin: &str) -> Checked {
     }
 }
 
-fn run_check(checked: &Checked, store: &AnyStore, json_output: bool, term: &Terminal) -> i32 {
+fn run_check(checked: &Checked, opened: &CheckedStore, json_output: bool, term: &Terminal) -> i32 {
+    let store = &opened.store;
     // A signal lets the case running end, removing what it made, and skips the rest: watched from
     // before the header, which says the check began.
     let cancel = Cancel::new();
@@ -449,10 +564,14 @@ fn run_check(checked: &Checked, store: &AnyStore, json_output: bool, term: &Term
     if let Err(e) = watching {
         term.eprintln(&format!("warning: can't watch for Ctrl-C: {e}"));
     }
+    let notes = notes(checked, opened);
     if json_output {
-        term.line(&render_json(checked, &report));
+        term.line(&render_json(checked, &report, &notes));
     } else {
         term.print(&report.render());
+        for note in &notes {
+            term.line(&format!("note: {note}"));
+        }
     }
     match cancel.signal() {
         Some(signal) => 128 + signal,
@@ -510,16 +629,94 @@ fn seed_fixture(spec: &mut StoreSpec) -> Result<(), String> {
     Ok(())
 }
 
-fn render_json(checked: &Checked, report: &KitReport) -> String {
+fn render_json(checked: &Checked, report: &KitReport, notes: &[String]) -> String {
     let mut out = json!({
         "format_version": 1,
         "kind": checked.kind.as_str(),
         "impl": checked.impl_name,
         "from": checked.origin,
         "namespace": checked.namespace,
+        "notes": notes,
     });
     if let (Value::Object(map), Value::Object(kit)) = (&mut out, report.to_json()) {
         map.extend(kit);
     }
     serde_json::to_string_pretty(&out).unwrap_or_else(|_| out.to_string())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const URL: &str = "s3://bucket/big.txt";
+
+    fn temp() -> PathBuf {
+        PathBuf::from("/var/tmp/scratch")
+    }
+
+    #[test]
+    fn a_full_temporary_folder_is_named_with_what_to_do() {
+        let full = "cannot fetch s3://bucket/big.txt to show it: the temporary folder /var/tmp/scratch \
+                    is full (No space left on device (os error 28)); free space there, set TMPDIR to a \
+                    folder with room for the object, or write the object to a file with --output FILE";
+        let no_space = StoreError::Io {
+            message: "No space left on device (os error 28)".into(),
+            raw_os_error: Some(libc::ENOSPC),
+        };
+        assert_eq!(download_failure(URL, &temp(), &no_space).to_string(), full);
+        let making = std::io::Error::from_raw_os_error(libc::ENOSPC);
+        assert_eq!(scratch_failure(URL, &temp(), &making).to_string(), full);
+        let quota = StoreError::io("writing", &std::io::Error::from_raw_os_error(libc::EDQUOT));
+        let said = download_failure(URL, &temp(), &quota).to_string();
+        assert!(
+            said.contains("/var/tmp/scratch is full (writing: "),
+            "{said}"
+        );
+    }
+
+    #[test]
+    fn a_temporary_folder_that_cannot_be_written_is_named_with_what_to_do() {
+        let missing = std::io::Error::from_raw_os_error(libc::ENOENT);
+        assert_eq!(
+            scratch_failure(URL, &temp(), &missing).to_string(),
+            "cannot fetch s3://bucket/big.txt to show it: the temporary folder /var/tmp/scratch cannot \
+             be written (No such file or directory (os error 2)); set TMPDIR to a folder you can write \
+             that has room for the object, or write the object to a file with --output FILE"
+        );
+    }
+
+    #[test]
+    fn another_download_failure_is_the_stores_own() {
+        let failures = [
+            StoreError::object_not_found(URL),
+            StoreError::io("reading", &std::io::Error::from_raw_os_error(libc::EIO)),
+            StoreError::Io {
+                message: "the plugin's disk is gone".into(),
+                raw_os_error: None,
+            },
+        ];
+        for e in failures {
+            assert_eq!(
+                download_failure(URL, &temp(), &e).to_string(),
+                e.to_string()
+            );
+        }
+    }
+
+    #[test]
+    fn a_byte_order_mark_is_kept_only_at_the_start_of_the_object() {
+        assert_eq!(escaped_piece("\u{feff}a\u{202e}", true), "\u{feff}a\\u202e");
+        assert_eq!(escaped_piece("\u{feff}a", false), "\\ufeffa");
+    }
+
+    #[test]
+    fn the_note_for_emptied_collections_names_them_and_the_method_to_implement() {
+        let note = emptied_one_by_one("kit_0a1b2c");
+        assert!(note.contains("('kit_0a1b2c__<case>')"), "{note}");
+        assert!(note.contains("emptied one document at a time"), "{note}");
+        assert!(
+            note.ends_with("implement store.document.drop_collection to have them dropped whole"),
+            "{note}"
+        );
+    }
 }

@@ -44,6 +44,7 @@ mod run_store_refusals;
 mod run_timeouts;
 mod secret_masking;
 mod store_cli;
+mod store_command_notes;
 mod store_dispatch;
 mod store_documents;
 mod store_faults_documents;

@@ -36,7 +36,8 @@ macro_rules! cases {
 
 /// Runs case `name` in its collection `<ns>__<name>`, then drops every collection it wrote in (that
 /// one, and the two more `collections_are_separate` uses), so the kit leaves nothing in the store. A
-/// case that passed but whose collections could not be dropped fails, naming the call.
+/// collection that could not be dropped fails the case, naming the call and what the kit left behind
+/// ([`left_behind`]); a case that failed too says both.
 fn in_own_collection(
     store: &dyn DocumentStore,
     ns: &str,
@@ -49,12 +50,37 @@ fn in_own_collection(
     if name == "collections_are_separate" {
         written.extend(collections_beside(&coll));
     }
-    let dropped = written.iter().try_for_each(|c| {
-        store
-            .drop_collection(c)
-            .ctx(&format!("drop_collection({c:?}), as the kit cleans up"))
-    });
-    outcome.and(dropped)
+    match (outcome, drop_all(store, &written)) {
+        (outcome, Ok(())) => outcome,
+        (Ok(()), Err(why)) => Err(left_behind(ns, &why)),
+        (Err(failed), Err(why)) => Err(format!("{failed}; then {}", left_behind(ns, &why))),
+    }
+}
+
+/// Drops each of `collections`, every one tried; the first failure, naming its call.
+fn drop_all(store: &dyn DocumentStore, collections: &[String]) -> Result<(), String> {
+    let failures: Vec<String> = collections
+        .iter()
+        .filter_map(|c| {
+            store
+                .drop_collection(c)
+                .ctx(&format!("drop_collection({c:?}), as the kit cleans up"))
+                .err()
+        })
+        .collect();
+    match failures.into_iter().next() {
+        Some(first) => Err(first),
+        None => Ok(()),
+    }
+}
+
+/// A failed cleanup, `why`, told with what it left and how to remove it: every collection the kit
+/// wrote in is named `<ns>__<case>`.
+fn left_behind(ns: &str, why: &str) -> String {
+    format!(
+        "{why}; so what the kit wrote may be left in the store: remove every collection whose name \
+         starts with '{ns}__' with the store's own tools"
+    )
 }
 
 /// The 45 cases: the original's 37 in its order, then the rules they leave open.
@@ -1287,4 +1313,140 @@ fn concurrent_compare_and_swap_loses_no_update(
         Some(json!(RACERS)),
         "the counter",
     )
+}
+
+#[cfg(test)]
+mod tests {
+    use std::sync::Mutex;
+
+    use super::*;
+    use crate::error::StoreResult;
+
+    /// A store that answers only `drop_collection`: it fails for the collections named in `refuse`
+    /// and records every collection it was asked to drop.
+    struct Drops {
+        refuse: Vec<String>,
+        asked: Mutex<Vec<String>>,
+    }
+
+    impl Drops {
+        fn refusing(refuse: &[&str]) -> Drops {
+            Drops {
+                refuse: refuse.iter().map(|c| c.to_string()).collect(),
+                asked: Mutex::new(Vec::new()),
+            }
+        }
+    }
+
+    fn unused<T>() -> StoreResult<T> {
+        Err(StoreError::Internal("not used by these tests".into()))
+    }
+
+    impl DocumentStore for Drops {
+        fn find_one(&self, _: &str, _: &Filter, _: Option<&Sort>) -> StoreResult<Option<Document>> {
+            unused()
+        }
+        fn query(
+            &self,
+            _: &str,
+            _: &Filter,
+            _: Option<&Sort>,
+            _: Option<usize>,
+            _: usize,
+        ) -> StoreResult<Vec<Document>> {
+            unused()
+        }
+        fn count(&self, _: &str, _: &Filter) -> StoreResult<u64> {
+            unused()
+        }
+        fn insert(&self, _: &str, _: &Document) -> StoreResult<()> {
+            unused()
+        }
+        fn update(&self, _: &str, _: &Filter, _: &UpdateSpec, _: bool) -> StoreResult<u64> {
+            unused()
+        }
+        fn update_one_and_get(
+            &self,
+            _: &str,
+            _: &Filter,
+            _: &UpdateSpec,
+            _: bool,
+            _: bool,
+        ) -> StoreResult<Option<Document>> {
+            unused()
+        }
+        fn replace(&self, _: &str, _: &Filter, _: &Document, _: bool) -> StoreResult<u64> {
+            unused()
+        }
+        fn delete(&self, _: &str, _: &Filter) -> StoreResult<u64> {
+            unused()
+        }
+        fn ensure_index(&self, _: &str, _: &[&str], _: bool) -> StoreResult<()> {
+            unused()
+        }
+        fn drop_collection(&self, collection: &str) -> StoreResult<()> {
+            self.asked.lock().unwrap().push(collection.to_string());
+            if self.refuse.iter().any(|c| c == collection) {
+                return Err(StoreError::Io {
+                    message: "the disk went away".into(),
+                    raw_os_error: None,
+                });
+            }
+            Ok(())
+        }
+    }
+
+    fn passes(_: &dyn DocumentStore, _: &str) -> Result<(), String> {
+        Ok(())
+    }
+
+    fn fails(_: &dyn DocumentStore, _: &str) -> Result<(), String> {
+        Err("count: expected 2, got 3".into())
+    }
+
+    #[test]
+    fn a_cleanup_that_fails_names_the_prefix_left_and_how_to_remove_it() {
+        let store = Drops::refusing(&["kit_ab12__count"]);
+        let why = in_own_collection(&store, "kit_ab12", "count", passes).unwrap_err();
+        assert_eq!(
+            why,
+            "drop_collection(\"kit_ab12__count\"), as the kit cleans up failed (io-error): the disk \
+             went away; so what the kit wrote may be left in the store: remove every collection whose \
+             name starts with 'kit_ab12__' with the store's own tools"
+        );
+    }
+
+    #[test]
+    fn a_case_that_failed_and_could_not_clean_up_says_both() {
+        let store = Drops::refusing(&["kit_ab12__count"]);
+        let why = in_own_collection(&store, "kit_ab12", "count", fails).unwrap_err();
+        assert!(
+            why.starts_with("count: expected 2, got 3; then drop_collection("),
+            "{why}"
+        );
+        assert!(why.contains("starts with 'kit_ab12__'"), "{why}");
+    }
+
+    #[test]
+    fn every_collection_is_dropped_even_after_one_could_not_be() {
+        let store = Drops::refusing(&["kit_ab12__collections_are_separate"]);
+        let why =
+            in_own_collection(&store, "kit_ab12", "collections_are_separate", passes).unwrap_err();
+        assert!(why.contains("starts with 'kit_ab12__'"), "{why}");
+        let asked = store.asked.lock().unwrap();
+        assert_eq!(asked.len(), 3, "{asked:?}");
+    }
+
+    #[test]
+    fn a_cleanup_that_works_leaves_the_outcome_as_it_was() {
+        let store = Drops::refusing(&[]);
+        assert_eq!(
+            in_own_collection(&store, "kit_ab12", "count", passes),
+            Ok(())
+        );
+        assert_eq!(
+            in_own_collection(&store, "kit_ab12", "count", fails),
+            Err("count: expected 2, got 3".to_string())
+        );
+    }
 }

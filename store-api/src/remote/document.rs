@@ -42,6 +42,14 @@ impl PluginDocumentStore {
         }
     }
 
+    /// Whether the plugin answered `store.document.drop_collection` with `method-not-found` or
+    /// `not-supported`, so that the collections it was asked to drop were emptied one document at a
+    /// time instead (and any it keeps for an empty collection remain). False until a drop is asked
+    /// for, and for a store reached from a plugin ([`Direction::ToHost`]), which is never asked.
+    pub fn refused_drop_collection(&self) -> bool {
+        self.direction == Direction::ToPlugin && self.no_drop.load(Ordering::Relaxed)
+    }
+
     fn call(&self, op: &str, collection: &str, mut params: Value) -> StoreResult<(String, Value)> {
         if let Value::Object(map) = &mut params {
             map.insert("collection".into(), Value::from(collection));
@@ -256,6 +264,35 @@ mod tests {
                 "store.document.delete",
             ]
         );
+    }
+
+    #[test]
+    fn a_store_says_whether_the_plugin_refused_to_drop_a_collection() {
+        let refusing = PluginDocumentStore::new(Fake::new(1, None));
+        assert!(!refusing.refused_drop_collection(), "not asked yet");
+        refusing.drop_collection("kit_a").unwrap();
+        assert!(refusing.refused_drop_collection());
+        let dropping = PluginDocumentStore::new(Fake::new(1, Some(Value::Null)));
+        dropping.drop_collection("kit_a").unwrap();
+        assert!(!dropping.refused_drop_collection());
+        let failing = PluginDocumentStore::new(Arc::new(Crashed));
+        assert!(failing.drop_collection("kit_a").is_err());
+        assert!(!failing.refused_drop_collection(), "a crash is no answer");
+        let to_host = PluginDocumentStore::with_direction(Fake::new(1, None), Direction::ToHost);
+        to_host.drop_collection("mine").unwrap();
+        assert!(
+            !to_host.refused_drop_collection(),
+            "the host is never asked"
+        );
+    }
+
+    /// A plugin that crashed: every call fails with an internal error.
+    struct Crashed;
+
+    impl StoreTransport for Crashed {
+        fn call(&self, _method: &str, _params: Value) -> StoreResult<Value> {
+            Err(StoreError::Internal("the plugin crashed".into()))
+        }
     }
 
     #[test]
