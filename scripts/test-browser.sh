@@ -3,11 +3,14 @@
 # starts `agent-env up` on a free port in a temp HOME, and drives headless Chromium through it with
 # chromedriver (scripts/browser/ui_check.py: Home, run `hello` from the Bundles page and watch it
 # pass live, the instance, the artifact, the plugin report, the config, and the grader example's
-# explorer page reached from the navigation, scoring a text). Then a second explorer, in a world
-# whose configured document store can't be read as it starts (scripts/browser/store_notice_check.py:
-# the pages show the notice that the store is left out, and drop it once the store is back).
-# Screenshots land in target/browser/. Fails, never skips, when the browser cannot be installed or
-# started.
+# explorer page reached from the navigation, scoring a text); then runs of `agent-env run` in the
+# same world (scripts/browser/run_state_check.py: one killed mid-run, shown interrupted with its
+# warning; one under way, its run group's counts "so far" and then final). Then a second explorer,
+# in a world whose configured document store can't be read as it starts
+# (scripts/browser/store_notice_check.py: the pages show the notice that the store is left out, and
+# drop it, without a reload, once the store is back). Builds into $CARGO_TARGET_DIR when it is set
+# (else target/). Screenshots land in target/browser/. Fails, never skips, when the browser cannot be
+# installed or started.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 root=$(pwd)
@@ -39,7 +42,9 @@ fi
 
 echo "building agent-env and agent-env-explorer"
 cargo build --quiet -p agent-env -p agent-env-explorer
-bin="$root/target/debug"
+target_dir=${CARGO_TARGET_DIR:-target}
+case "$target_dir" in /*) ;; *) target_dir="$root/$target_dir" ;; esac
+bin="$target_dir/debug"
 
 # The grader example (Python) serves an explorer page; installed into the test venv, found on PATH.
 echo "installing the grader example plugin"
@@ -138,6 +143,13 @@ if ! python3 scripts/browser/ui_check.py --explorer "$url" --driver "http://127.
   echo "--- explorer output"; cat "$work/explorer.out" "$work/explorer.err"
   echo "--- chromedriver log (tail)"; tail -20 "$work/driver.log"
   fail "the UI check failed"
+fi
+if ! python3 scripts/browser/run_state_check.py --explorer "$url" --driver "http://127.0.0.1:$driver_port" \
+    --chromium "$chromium" --screenshots "$shots" --agent-env "$bin/agent-env" --home "$work/home" \
+    --work "$work/run-state"; then
+  echo "--- explorer output"; cat "$work/explorer.out" "$work/explorer.err"
+  echo "--- chromedriver log (tail)"; tail -20 "$work/driver.log"
+  fail "the run state check failed"
 fi
 stop_explorer "$work"
 

@@ -1,9 +1,10 @@
 """Drives headless Chromium through an explorer whose configured document store could not be read
 when it started (its SQLite database is a folder): the Tasks, Home, Task and Task instance pages (of
 a run recorded on this machine) show the notice that the store is left out, in the API's own words,
-and the stored task is not listed. Then the store comes
-back (the database is put where it was), and once the explorer's retry interval has passed, the
-Tasks page lists the stored task and shows no notice. Exits non-zero, naming the step, when anything
+the stored task is not listed, and its own page says it was not found but may be in the store left
+out. Each page stays open, in a window of its own, while the store comes back (the database is put
+where it was): without being loaded again, the Tasks page lists the stored task, no page shows the
+notice any more, and the stored task's page shows it. Exits non-zero, naming the step, when anything
 is not as expected."""
 
 from __future__ import annotations
@@ -13,7 +14,6 @@ import json
 import os
 import shutil
 import sys
-import time
 import urllib.request
 from pathlib import Path
 from typing import Any
@@ -41,12 +41,36 @@ def restore(store: Path, away: Path) -> None:
     os.rename(away, store)
 
 
+def mark_load(browser: Session) -> None:
+    """Marks the page load in the current window: a reload (or a navigation) would drop the mark."""
+    browser.execute("window.__sameLoad = true;")
+
+
+def same_load(browser: Session, page: str) -> None:
+    if browser.execute("return window.__sameLoad === true;") is not True:
+        raise WebDriverError(f"the {page} page was loaded again instead of updating in place")
+
+
+def notice_gone(browser: Session, page: str) -> None:
+    browser.wait_for(f"the {page} page to drop the notice", lambda: browser.find(NOTICE) is None)
+
+
 def check(base: str, driver: str, chromium: str, shots: Path, store: Path, away: Path, retry: float, task: str) -> None:
     said = api(base, "/api/v1/tasks").get("warnings", [])
     if len(said) != 1 or "the configured document store can't be read" not in said[0]:
         raise WebDriverError(f"the API's task list warns {said!r}, not that the store is left out")
+    if f"tried again every {retry:g} s" not in said[0]:
+        raise WebDriverError(f"the API's task list warns {said[0]!r}, not that it is tried every {retry:g} s")
+    runs = api(base, "/api/v1/task-instances?limit=1")["items"]
+    if not runs:
+        raise WebDriverError("the run recorded on this machine is not listed")
     with chromium_session(driver, chromium, shots, "failed-store-notice.png") as browser:
+        # Each page in a window of its own, left open while the store comes back: none of them
+        # refreshes itself for what it shows (no run is under way), and none is loaded again.
+        windows: dict[str, str] = {}
+
         print("tasks page: the store is left out")
+        windows["tasks"] = browser.window()
         browser.get(base + "/tasks")
         browser.wait_text("h1", "Tasks")
         shown = browser.wait_text(NOTICE, said[0])
@@ -55,42 +79,65 @@ def check(base: str, driver: str, chromium: str, shots: Path, store: Path, away:
         if task in listed_tasks(browser):
             raise WebDriverError(f"the Tasks page lists {task} while its store is left out")
         no_error_on_page(browser, "tasks")
+        mark_load(browser)
         browser.screenshot(shots / "09-store-left-out-tasks.png")
         print(f"  the notice: {shown}")
 
         print("home page: the store is left out")
+        windows["home"] = browser.new_window()
         browser.get(base + "/")
         browser.wait_css("#recent-runs")
         browser.wait_text(NOTICE, said[0])
+        mark_load(browser)
 
-        runs = api(base, "/api/v1/task-instances?limit=1")["items"]
-        if not runs:
-            raise WebDriverError("the run recorded on this machine is not listed")
         print("task page: the store is left out")
+        windows["task"] = browser.new_window()
         browser.get(f"{base}/tasks/{quote(runs[0]['task_id'], safe='')}")
         browser.wait_text("h2", "Steps")
         browser.wait_text(NOTICE, said[0])
         no_error_on_page(browser, "task")
+        mark_load(browser)
 
         print("instance page: the store is left out")
+        windows["instance"] = browser.new_window()
         browser.get(f"{base}/instances/{quote(runs[0]['instance_id'], safe='')}")
         browser.wait_css("#instance-scores")
         browser.wait_text(NOTICE, said[0])
         no_error_on_page(browser, "instance")
+        mark_load(browser)
         browser.screenshot(shots / "10-store-left-out-instance.png")
 
-        print("the store comes back")
-        restore(store, away)
-        time.sleep(retry + 0.5)
+        print(f"stored task's page: {task} not found, maybe in the store left out")
+        windows["stored task"] = browser.new_window()
+        browser.get(f"{base}/tasks/{quote(task, safe='')}")
+        browser.wait_text(".error", "it may be in the store left out")
+        mark_load(browser)
 
-        print("tasks page: the stored task, no notice")
-        browser.get(base + "/tasks")
+        print("the store comes back; each page follows without being loaded again")
+        restore(store, away)
+
+        browser.switch_to(windows["tasks"])
         browser.wait_for(f"the Tasks page to list {task}", lambda: task in listed_tasks(browser))
-        left = browser.find(NOTICE)
-        if left is not None:
-            raise WebDriverError(f"the Tasks page still shows the notice: {browser.text(left)}")
+        notice_gone(browser, "tasks")
+        same_load(browser, "tasks")
         no_error_on_page(browser, "tasks")
         browser.screenshot(shots / "11-store-read.png")
+
+        for page in ("home", "task", "instance"):
+            print(f"  {page} page: no notice")
+            browser.switch_to(windows[page])
+            notice_gone(browser, page)
+            same_load(browser, page)
+            no_error_on_page(browser, page)
+
+        print(f"  stored task's page: {task}")
+        browser.switch_to(windows["stored task"])
+        browser.wait_text("h2", "Steps")
+        browser.wait_text("main p.mono", task)
+        same_load(browser, "stored task's")
+        no_error_on_page(browser, "stored task's")
+        if browser.find(NOTICE) is not None:
+            raise WebDriverError("the stored task's page shows the notice once the store is read")
 
 
 def main() -> int:

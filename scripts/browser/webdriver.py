@@ -57,6 +57,19 @@ class Session:
     def current_url(self) -> str:
         return str(self._session("GET", "/url"))
 
+    def window(self) -> str:
+        """The handle of the window commands go to."""
+        return str(self._session("GET", "/window"))
+
+    def new_window(self) -> str:
+        """Opens a window of its own (not a tab, so its page is not hidden) and switches to it."""
+        handle = str(self._session("POST", "/window/new", {"type": "window"})["handle"])
+        self.switch_to(handle)
+        return handle
+
+    def switch_to(self, handle: str) -> None:
+        self._session("POST", "/window", {"handle": handle})
+
     def execute(self, script: str, *args: Any) -> Any:
         return self._session("POST", "/execute/sync", {"script": script, "args": list(args)})
 

@@ -60,19 +60,28 @@ function errorBox(error) {
   return h("p", { class: "error", role: "alert" }, String(error.message || error));
 }
 
-// What the answers a page shows left out (a configured document store that cannot be read), each
-// sentence once, as one notice for the top of the page; null when no answer left anything out.
+// What the answers left out (a configured document store that cannot be read), each sentence once.
+function warningsOf(...answers) {
+  return [...new Set(answers.flat().flatMap((a) => (a && Array.isArray(a.warnings) ? a.warnings : [])))];
+}
+
+// Those sentences as one notice for the top of the page; null when no answer left anything out.
 function warningsNotice(...answers) {
-  const said = [...new Set(answers.flatMap((a) => (a && Array.isArray(a.warnings) ? a.warnings : [])))];
+  const said = warningsOf(...answers);
   if (!said.length) return null;
   return h("div", { class: "warning notice", role: "status", id: "answer-warnings" },
     said.map((w) => h("p", {}, String(w))));
 }
 
-// A place for that notice on a page updated in place: emptied when the newest answers left nothing out.
+// A place for that notice on a page updated in place: emptied when the newest answers left nothing
+// out. `update` says whether it shows one.
 function noticeSlot() {
   const slot = h("div", { class: "notice-slot" });
-  slot.update = (...answers) => slot.replaceChildren(...[warningsNotice(...answers)].filter(Boolean));
+  slot.update = (...answers) => {
+    const notice = warningsNotice(...answers);
+    slot.replaceChildren(...[notice].filter(Boolean));
+    return notice !== null;
+  };
   return slot;
 }
 
@@ -82,6 +91,49 @@ function json(value) {
 
 function link(href, text, attrs) {
   return h("a", Object.assign({ href }, attrs || {}), text);
+}
+
+// ---- keeping a page true without a reload ---------------------------------------------------------
+
+// How often a page whose answers left something out asks for them again. A store left out is tried
+// again by a request that reads it (at most once per `[explorer] store_retry_seconds`), so asking is
+// what brings it back; once it is read, the notice goes and what it holds joins the page.
+const RECHECK_MS = 3000;
+
+// A page drawn from its answers and kept true: `load` asks the API for them (an array), `draw` shows
+// them. While `going(answers)` (a run under way) they are asked for again every `every` ms, and while
+// they left something out every RECHECK_MS; the page is drawn again only when they changed, and
+// nothing more is asked once they neither go on nor leave anything out. Returns `refresh`, which
+// loads and draws now (the first time, or for a pager or a filter) and rejects when the load fails.
+function keptPage(load, draw, options) {
+  const going = (options && options.going) || (() => false);
+  const every = (options && options.every) || 2000;
+  let timer = null;
+  let drawn = null;
+  let latest = 0;
+  // `own`: a refresh of its own, whose failure leaves the page as it is and tries again later.
+  const refresh = async (own) => {
+    clearTimeout(timer);
+    timer = null;
+    const mine = ++latest;
+    let answers;
+    try {
+      answers = await load();
+    } catch (e) {
+      if (!own) throw e;
+      if (mine === latest) timer = setTimeout(() => refresh(true), RECHECK_MS);
+      return;
+    }
+    if (mine !== latest) return; // a newer refresh (a pager's) took over
+    const text = JSON.stringify(answers);
+    if (text !== drawn) {
+      drawn = text;
+      draw(answers);
+    }
+    const live = going(answers);
+    if (live || warningsOf(answers).length) timer = setTimeout(() => refresh(true), live ? every : RECHECK_MS);
+  };
+  return () => refresh(false);
 }
 
 // ---- the API ------------------------------------------------------------------------------------
@@ -99,7 +151,9 @@ async function api(path, options) {
   try { data = text ? JSON.parse(text) : null; } catch (_) { data = text; }
   if (!response.ok) {
     const detail = data && data.detail !== undefined ? data.detail : text;
-    throw new Error(typeof detail === "string" ? detail : JSON.stringify(detail));
+    const error = new Error(typeof detail === "string" ? detail : JSON.stringify(detail));
+    error.status = response.status;
+    throw error;
   }
   return data;
 }
@@ -157,16 +211,16 @@ function instanceRows(items) {
 
 async function home() {
   let offset = 0;
-  const render = async () => {
-    const [instances, workflows] = await Promise.all([
-      api(`/task-instances?limit=20&offset=${offset}`),
-      api("/workflows?limit=10"),
-    ]);
+  const load = () => Promise.all([
+    api(`/task-instances?limit=20&offset=${offset}`),
+    api("/workflows?limit=10"),
+  ]);
+  const draw = ([instances, workflows]) => {
     show(
       h("h1", {}, "Recent runs"),
       warningsNotice(instances),
       table(["Started", "Task", "Outcome", "Scores", "Steps", "Instance"], instanceRows(instances.items), { id: "recent-runs" }),
-      pager(instances, (o) => { offset = o; render().catch((e) => show(errorBox(e))); }),
+      pager(instances, (o) => { offset = o; refresh().catch((e) => show(errorBox(e))); }),
       h("h2", {}, "Runs started here"),
       table(["Started", "Bundle", "Tasks", "Status", ""], workflows.items.map((w) => h("tr", {},
         h("td", {}, w.created_at_utc),
@@ -175,10 +229,11 @@ async function home() {
         h("td", {}, badge(w.status)),
         h("td", {}, link(`/runs/${enc(w.workflow_id)}`, "open"))))),
       h("p", {}, link("/bundles", "Run a bundle →")));
-    const live = instances.items.some((i) => i.outcome === "running") || workflows.items.some((w) => !w.done);
-    if (live) setTimeout(() => render().catch(() => {}), 2000);
   };
-  await render();
+  const going = ([instances, workflows]) =>
+    instances.items.some((i) => i.outcome === "running") || workflows.items.some((w) => !w.done);
+  const refresh = keptPage(load, draw, { going });
+  await refresh();
 }
 
 async function bundles() {
@@ -202,7 +257,10 @@ async function bundles() {
 }
 
 async function tasks() {
-  const page = await api("/tasks?limit=500&sort_by=id&descending=false");
+  await keptPage(() => Promise.all([api("/tasks?limit=500&sort_by=id&descending=false")]), drawTasks)();
+}
+
+function drawTasks([page]) {
   show(h("h1", {}, "Tasks"),
     warningsNotice(page),
     h("p", { class: "muted" }, "Tasks as the runs stored them (the newest version of each)."),
@@ -213,13 +271,20 @@ async function tasks() {
       h("td", {}, t.created_at_utc || "")))));
 }
 
+// The Task page draws itself again while a run of the task is under way (its groups' counts so far).
 async function task(id) {
-  const [doc, versions, runs, groups] = await Promise.all([
+  const load = () => Promise.all([
     api(`/tasks/${enc(id)}`),
     api(`/tasks/${enc(id)}/versions`),
     api(`/tasks/${enc(id)}/runs?limit=50`),
     api(`/tasks/${enc(id)}/run-groups?limit=20`),
   ]);
+  const going = ([, , runs, groups]) => runs.items.some((i) => i.outcome === "running")
+    || groups.items.some((g) => g.run_live || g.running > 0);
+  await keptPage(load, (answers) => drawTask(id, answers), { going })();
+}
+
+function drawTask(id, [doc, versions, runs, groups]) {
   show(h("h1", {}, doc.name || id, " ", h("span", { class: "muted" }, `v${doc.version}`)),
     warningsNotice(versions, runs, groups),
     h("p", { class: "mono" }, id),
@@ -233,12 +298,12 @@ async function task(id) {
       h("td", {}, `${i.current_step ?? 0}/${i.total_steps ?? "?"}`),
       h("td", {}, link(`/instances/${enc(i.instance_id)}`, i.instance_id, { class: "mono" }))))),
     h("h2", {}, "Run groups"),
-    table(["Group", "Runs", "Outcomes", "Complete"], groups.items.map((g) => h("tr", {},
+    table(["Group", "Runs", "Outcomes", "Complete"], groups.items.map((g) => h("tr", { "data-run-group": g.run_group_id },
       // A group whose run is still going here has no total yet: the runs recorded so far.
-      h("td", { class: "mono" }, g.run_group_id), h("td", {}, g.total ?? `${g.recorded} so far`),
+      h("td", { class: "mono" }, g.run_group_id), h("td", { class: "group-runs" }, g.total ?? `${g.recorded} so far`),
       h("td", { class: "group-outcomes" }, Object.entries(g.outcomes || {}).map(([k, v]) => `${v} ${k}`).join(", "),
         (g.errors || []).map((e) => h("div", { class: "error-text" }, e))),
-      h("td", {}, g.complete ? "yes" : g.run_live ? "no (its run is going)" : "no")))),
+      h("td", { class: "group-complete" }, g.complete ? "yes" : g.run_live ? "no (its run is going)" : "no"))), { id: "run-groups" }),
     h("h2", {}, "Versions"),
     table(["Version", "Written"], versions.items.map((v) => h("tr", {},
       h("td", {}, `v${v.version}`), h("td", {}, v.created_at_utc || "")))));
@@ -292,20 +357,33 @@ async function run(id) {
         h("p", {}, "Scores: ", scoresText(full.summary.scores)),
         stepsTable(full.progress));
     });
-    notice.update(...answers);
+    const warned = notice.update(...answers);
     instances.replaceChildren(...(cards.length ? cards : [h("p", { class: "muted" }, w.done ? "No task ran." : "Starting…")]));
+    // Once the run is done, asked again only while its answers leave something out.
     if (!w.done) setTimeout(() => tick().catch((e) => header.append(errorBox(e))), 500);
+    else if (warned) setTimeout(again, RECHECK_MS);
   };
+  const again = () => tick().catch(() => setTimeout(again, RECHECK_MS));
   await tick();
 }
 
+// The Task instance page draws itself again while the instance runs.
 async function instance(id) {
-  const data = await api(`/task-instances/${enc(id)}`);
+  const load = async () => {
+    const data = await api(`/task-instances/${enc(id)}`);
+    const doc = data.instance;
+    const taskDoc = await api(`/tasks/${enc(doc.task_id)}?version=${doc.task_version}`).catch(() => null);
+    return [data, taskDoc];
+  };
+  const going = ([data]) => data.summary.outcome === "running";
+  await keptPage(load, (answers) => drawInstance(id, answers), { going, every: 1000 })();
+}
+
+function drawInstance(id, [data, taskDoc]) {
   const doc = data.instance;
   const metadata = (doc.context && doc.context.metadata) || {};
   const verifications = metadata.verifications || {};
   const artifactIds = [];
-  const taskDoc = await api(`/tasks/${enc(doc.task_id)}?version=${doc.task_version}`).catch(() => null);
   for (const step of (taskDoc && taskDoc.steps) || []) {
     if (step.artifact_id) artifactIds.push(step.artifact_id);
   }
@@ -335,7 +413,6 @@ async function instance(id) {
     artifactIds.length ? [h("h2", {}, "Artifacts it used"),
       h("ul", {}, artifactIds.map((a) => h("li", {}, link(`/artifacts/${enc(a)}`, a, { class: "mono artifact-link" }))))] : null,
     h("details", {}, h("summary", {}, "The instance document"), json(doc)));
-  if (data.summary.outcome === "running") setTimeout(() => instance(id).catch(() => {}), 1000);
 }
 
 async function artifacts() {
@@ -344,29 +421,37 @@ async function artifacts() {
   const body = h("div");
   const notice = noticeSlot();
   const input = h("input", { type: "search", placeholder: "Filter by id", "aria-label": "Filter by id" });
-  const render = async () => {
-    const page = await api(`/artifacts?limit=50&offset=${offset}&sort_by=id&descending=false${filter ? `&id=${enc(filter)}` : ""}`);
+  const load = () => Promise.all([
+    api(`/artifacts?limit=50&offset=${offset}&sort_by=id&descending=false${filter ? `&id=${enc(filter)}` : ""}`),
+  ]);
+  const draw = ([page]) => {
     notice.update(page);
     body.replaceChildren(
       table(["Artifact", "Type", "Version", "Files", "Written"], page.items.map((a) => h("tr", {},
         h("td", {}, link(`/artifacts/${enc(a.id)}`, a.id, { class: "mono" })),
         h("td", {}, a.type || ""), h("td", {}, `v${a.version}`),
         h("td", {}, (a.files || []).length), h("td", {}, a.created_at_utc || "")))),
-      pager(page, (o) => { offset = o; render().catch((e) => body.replaceChildren(errorBox(e))); }));
+      pager(page, (o) => { offset = o; refresh().catch((e) => body.replaceChildren(errorBox(e))); }));
   };
-  input.addEventListener("change", () => { filter = input.value.trim(); offset = 0; render().catch((e) => body.replaceChildren(errorBox(e))); });
+  const refresh = keptPage(load, draw);
+  input.addEventListener("change", () => { filter = input.value.trim(); offset = 0; refresh().catch((e) => body.replaceChildren(errorBox(e))); });
   show(h("h1", {}, "Artifacts"), notice, input, body);
-  await render();
+  await refresh();
 }
 
 async function artifact(id) {
   const params = new URLSearchParams(location.search);
   const version = params.get("version");
-  const [doc, versions] = await Promise.all([
+  const load = () => Promise.all([
     api(`/artifacts/${enc(id)}${version ? `?version=${enc(version)}` : ""}`),
     api(`/artifacts/${enc(id)}/versions`),
   ]);
+  // The file on view stays when the page is drawn again.
   const preview = h("div", { id: "preview" });
+  await keptPage(load, (answers) => drawArtifact(id, answers, preview))();
+}
+
+function drawArtifact(id, [doc, versions], preview) {
   const view = (file) => {
     preview.replaceChildren(h("h2", {}, file.path),
       // Scripts run, as the object's own sandbox CSP lets them (a stored HTML replay's player), in
@@ -457,11 +542,16 @@ async function boot() {
     show(h("h1", {}, "Not found"), h("p", {}, "Nothing is served at this address. ", link("/", "Home")));
     return;
   }
-  try {
-    await views[view](id);
-  } catch (e) {
-    show(h("h1", {}, document.title.split(" · ")[0]), errorBox(e));
-  }
+  const attempt = async () => {
+    try {
+      await views[view](id);
+    } catch (e) {
+      show(h("h1", {}, document.title.split(" · ")[0]), errorBox(e));
+      // Not found while a store is left out, it may be in that store: asked for again until it is read.
+      if (e.status === 404 && String(e.message).includes("it may be in the store left out")) setTimeout(attempt, RECHECK_MS);
+    }
+  };
+  await attempt();
 }
 
 boot();

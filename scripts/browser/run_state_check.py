@@ -1,0 +1,224 @@
+"""Drives headless Chromium through two runs of `agent-env run`, started by this check in the world
+the explorer reads (its HOME and state), each on a folder bundle whose second step waits for a file
+the check writes (so no step's length is guessed):
+
+- interrupted: the Task instance page of a run under way shows it running; the run's agent-env is
+  killed (SIGKILL, its journal left behind), and the same page, not loaded again, shows the instance
+  interrupted, the warning that its run ended without finishing it, and its steps as succeeded,
+  interrupted, not run; the Home page lists it as interrupted.
+- live: the Task page, open while the run goes on, shows its run group's runs as "1 so far" and the
+  group not complete while its run goes; once the run ends, the same page, not loaded again, shows
+  the group's total, 1 passed, and complete.
+
+Exits non-zero, naming the step, when anything is not as expected."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import subprocess
+import sys
+import time
+import urllib.error
+import urllib.request
+from pathlib import Path
+from typing import Any, Callable, TypeVar
+from urllib.parse import quote
+
+from ui_check import chromium_session, no_error_on_page
+from webdriver import Session, WebDriverError
+
+T = TypeVar("T")
+
+
+def api(base: str, path: str) -> Any:
+    with urllib.request.urlopen(base + path, timeout=60) as response:
+        return json.loads(response.read())
+
+
+def wait_until(what: str, check: Callable[[], T | None], timeout: float = 120.0) -> T:
+    """Polls `check` (no browser) until it returns something truthy; fails naming `what`."""
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        result = check()
+        if result:
+            return result
+        time.sleep(0.1)
+    raise WebDriverError(f"timed out waiting for {what}")
+
+
+def waiting_bundle(home: Path, name: str, release: Path) -> str:
+    """A folder bundle `name` in `home` whose one task deploys a sandbox, then waits (at most two
+    minutes) until `release` exists, then checks a command succeeds. Its task's id."""
+    folder = home / name / "tasks"
+    folder.mkdir(parents=True, exist_ok=True)
+    wait = f"for _ in $(seq 1 1200); do [ -e '{release}' ] && exit 0; sleep 0.1; done; exit 1"
+    task = [
+        {"id": "box", "type": "deploy_sandbox", "sandbox_name": "box"},
+        {"id": "wait", "type": "verify_sandbox", "sandbox_name": "box", "verifier_id": "w",
+         "criteria": [{"type": "bash_cmd_succeeds", "criterion": "released", "bash_cmd": wait}]},
+        {"id": "after", "type": "verify_sandbox", "sandbox_name": "box", "verifier_id": "a",
+         "criteria": [{"type": "bash_cmd_succeeds", "criterion": "ok", "bash_cmd": "true"}]},
+    ]
+    (folder / f"{name}.json").write_text(json.dumps(task))
+    return f"@local/~/{name}/{name}"
+
+
+class Run:
+    """`agent-env run ./NAME` in `home`, in the background, its output in `log`."""
+
+    def __init__(self, agent_env: str, home: Path, name: str, log: Path) -> None:
+        self.log = log
+        with open(log, "wb") as out:
+            self.process = subprocess.Popen([agent_env, "run", f"./{name}"], cwd=home, stdout=out,
+                                            stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL)
+
+    def output(self) -> str:
+        return self.log.read_text(errors="replace")
+
+    def alive(self) -> bool:
+        if self.process.poll() is not None:
+            raise WebDriverError(f"agent-env run exited ({self.process.returncode}): {self.output()}")
+        return True
+
+    def stop(self) -> None:
+        if self.process.poll() is None:
+            self.process.kill()
+            self.process.wait()
+
+
+def running_instance(base: str, task_id: str, run: Run) -> dict[str, Any] | None:
+    """The instance of `task_id` under way at its second step (the first one recorded), if any."""
+    run.alive()
+    items = api(base, "/api/v1/task-instances?status=running&limit=50")["items"]
+    found = [i for i in items if i.get("task_id") == task_id and i.get("current_step") == 1]
+    return found[0] if found else None
+
+
+def mark_load(browser: Session) -> None:
+    browser.execute("window.__sameLoad = true;")
+
+
+def same_load(browser: Session, page: str) -> None:
+    if browser.execute("return window.__sameLoad === true;") is not True:
+        raise WebDriverError(f"the {page} page was loaded again instead of updating in place")
+
+
+def texts(browser: Session, css: str) -> list[str]:
+    found = browser.execute("return [...document.querySelectorAll(arguments[0])].map(e => e.textContent);", css)
+    return [str(t) for t in found or []]
+
+
+def interrupted(base: str, browser: Session, shots: Path, agent_env: str, home: Path, work: Path) -> None:
+    release = work / "sleepy.release"
+    task_id = waiting_bundle(home, "sleepy", release)
+    print("interrupted: agent-env run ./sleepy, under way")
+    run = Run(agent_env, home, "sleepy", work / "sleepy.out")
+    try:
+        instance = wait_until("the sleepy task's instance at its second step",
+                              lambda: running_instance(base, task_id, run))
+        instance_id = str(instance["instance_id"])
+        browser.get(f"{base}/instances/{quote(instance_id, safe='')}")
+        browser.wait_text("h1 .badge", "running")
+        mark_load(browser)
+
+        print("interrupted: kill -9 the run; the instance page follows")
+        run.stop()
+    finally:
+        run.stop()
+        release.touch()  # the step's shell, left behind by the killed run, ends by itself
+    warning = browser.wait_text("#instance-warning", "ended without finishing")
+    browser.wait_text("h1 .badge", "interrupted")
+    expected = ["succeeded", "interrupted", "not run"]
+
+    def steps_interrupted() -> list[str] | None:
+        steps = texts(browser, "[data-step] .badge")
+        return steps if steps == expected else None
+
+    steps = browser.wait_for(f"the steps to show as {expected}", steps_interrupted, timeout=30)
+    same_load(browser, "instance")
+    no_error_on_page(browser, "instance")
+    browser.screenshot(shots / "12-interrupted-instance.png")
+    print(f"  the warning: {warning}")
+    print(f"  the steps: {steps}")
+
+    print("interrupted: the Home page lists it")
+    browser.get(base + "/")
+    browser.wait_text(f'[data-instance="{instance_id}"] .badge', "interrupted")
+    no_error_on_page(browser, "home")
+
+
+def group_cells(browser: Session, runs: str, complete: str | None = None) -> tuple[str, str, str] | None:
+    """The one run group's (runs, outcomes, complete) cells once they show `runs` (and `complete`)."""
+    shown = texts(browser, "#run-groups td.group-runs")
+    if shown != [runs]:
+        return None
+    outcomes = texts(browser, "#run-groups td.group-outcomes")
+    done = texts(browser, "#run-groups td.group-complete")
+    if complete is not None and done != [complete]:
+        return None
+    return shown[0], outcomes[0], done[0]
+
+
+def live(base: str, browser: Session, shots: Path, agent_env: str, home: Path, work: Path) -> None:
+    release = work / "slow.release"
+    task_id = waiting_bundle(home, "slow", release)
+    print("live: agent-env run ./slow, under way")
+    run = Run(agent_env, home, "slow", work / "slow.out")
+    try:
+        wait_until("the slow task's instance at its second step", lambda: running_instance(base, task_id, run))
+        browser.get(f"{base}/tasks/{quote(task_id, safe='')}")
+        going = browser.wait_for("the run group's runs so far", lambda: group_cells(browser, "1 so far"))
+        if going[2] != "no (its run is going)":
+            raise WebDriverError(f"the group of a run under way shows complete as {going[2]!r}")
+        if "1 running" not in going[1]:
+            raise WebDriverError(f"the group of a run under way shows its outcomes as {going[1]!r}")
+        mark_load(browser)
+        no_error_on_page(browser, "task")
+        browser.screenshot(shots / "13-run-group-so-far.png")
+        print(f"  while it runs: {going}")
+
+        print("live: the run ends; the task page follows")
+        release.touch()
+        wait_until("agent-env run ./slow to end", lambda: run.process.poll() is not None)
+        if run.process.returncode != 0:
+            raise WebDriverError(f"agent-env run ./slow exited {run.process.returncode}: {run.output()}")
+    finally:
+        release.touch()
+        run.stop()
+    ended = browser.wait_for("the run group's final counts", lambda: group_cells(browser, "1", "yes"), timeout=30)
+    if ended[1] != "1 passed":
+        raise WebDriverError(f"the ended group shows its outcomes as {ended[1]!r}")
+    same_load(browser, "task")
+    no_error_on_page(browser, "task")
+    browser.screenshot(shots / "14-run-group-ended.png")
+    print(f"  once it ended: {ended}")
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__)
+    parser.add_argument("--explorer", required=True, help="the explorer's base URL")
+    parser.add_argument("--driver", required=True, help="chromedriver's URL")
+    parser.add_argument("--chromium", required=True, help="the Chromium binary")
+    parser.add_argument("--screenshots", required=True, type=Path, help="where the screenshots go")
+    parser.add_argument("--agent-env", required=True, help="the agent-env binary")
+    parser.add_argument("--home", required=True, type=Path, help="the HOME the explorer reads (the runs start there)")
+    parser.add_argument("--work", required=True, type=Path, help="a folder for the check's own files")
+    args = parser.parse_args()
+    base = args.explorer.rstrip("/")
+    args.work.mkdir(parents=True, exist_ok=True)
+    try:
+        with chromium_session(args.driver, args.chromium, args.screenshots, "failed-run-state.png") as browser:
+            interrupted(base, browser, args.screenshots, args.agent_env, args.home, args.work)
+            live(base, browser, args.screenshots, args.agent_env, args.home, args.work)
+    except (WebDriverError, OSError, urllib.error.URLError) as error:
+        print(f"FAILED: {error}", file=sys.stderr)
+        for log in sorted(args.work.glob("*.out")):
+            print(f"--- {log.name}\n{log.read_text(errors='replace')}", file=sys.stderr)
+        return 1
+    print("The UI shows an interrupted instance, and a run group's counts while its run goes and after")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
