@@ -152,7 +152,7 @@ fn walk(table: &toml::Table, at: &str, f: &mut dyn FnMut(&str, &str, &toml::Valu
     }
 }
 
-/// Counts stored documents in the local SQLite document stores that use types only this package provides.
+/// Stored documents in the local SQLite document stores that use types only this package provides.
 fn stored_blockers(target: &Manifest, discovery: &Discovery, state_root: &Path) -> Vec<String> {
     let dir = state_root.join("document_store");
     let mut out = Vec::new();
@@ -161,30 +161,22 @@ fn stored_blockers(target: &Manifest, discovery: &Discovery, state_root: &Path) 
         if types.is_empty() {
             continue;
         }
-        let mut count = 0usize;
-        let mut used = BTreeSet::new();
-        for db in ["local.db", "documents.db"] {
+        // The @local store holds what bundle runs recorded; the other, the default document store.
+        for (db, place) in [
+            ("local.db", " recorded by bundle runs"),
+            ("documents.db", ""),
+        ] {
             let path = dir.join(db);
             if !path.is_file() {
                 continue;
             }
-            match count_uses(&path, collection, &types, in_steps) {
-                Ok((n, names)) => {
-                    count += n;
-                    used.extend(names);
-                }
+            match local_uses(&path, collection, &types, in_steps) {
+                Ok(uses) => out.extend(uses.sentence(collection, place, label)),
                 Err(e) => out.push(format!(
                     "the document store {} cannot be read, so stored {collection} were not checked: {e}",
                     path.display()
                 )),
             }
-        }
-        if count > 0 {
-            let names: Vec<String> = used.into_iter().collect();
-            out.push(format!(
-                "{count} stored {collection} use its {label} ({})",
-                names.join(", ")
-            ));
         }
     }
     out
@@ -222,25 +214,84 @@ pub fn remote_blockers(
                 continue;
             }
         };
-        let mut count = 0usize;
-        let mut used = BTreeSet::new();
+        let mut uses = Uses::default();
         for doc in all {
-            let found = uses(&serde_json::Value::Object(doc), &types, in_steps);
-            if !found.is_empty() {
-                count += 1;
-                used.extend(found);
-            }
+            uses.note(&serde_json::Value::Object(doc), &types, in_steps);
         }
-        if count > 0 {
-            let names: Vec<String> = used.into_iter().collect();
-            out.push(format!(
-                "{count} stored {collection} in the document store ({}) use its {label} ({})",
-                remote.impl_name,
-                names.join(", ")
-            ));
-        }
+        let place = format!(" in the document store ({})", remote.impl_name);
+        out.extend(uses.sentence(collection, &place, label));
     }
     out
+}
+
+/// How many ids a blocker names before it says how many more there are.
+const IDS_NAMED: usize = 5;
+
+/// The stored documents of one collection that use some of a package's types.
+#[derive(Default)]
+struct Uses {
+    documents: usize,
+    types: BTreeSet<String>,
+    /// Each document's `id`, with how many documents (versions) have it.
+    ids: std::collections::BTreeMap<String, usize>,
+}
+
+impl Uses {
+    /// Counts `doc` when it uses any of `types`.
+    fn note(&mut self, doc: &serde_json::Value, types: &BTreeSet<String>, in_steps: bool) {
+        let found = uses(doc, types, in_steps);
+        if found.is_empty() {
+            return;
+        }
+        self.documents += 1;
+        self.types.extend(found);
+        let id = doc["id"].as_str().unwrap_or("(no id)").to_string();
+        *self.ids.entry(id).or_default() += 1;
+    }
+
+    /// The `blocked:` sentence, when any document uses the types: how many, which types, which ids,
+    /// and for tasks what removing anyway means for them.
+    fn sentence(&self, collection: &str, place: &str, label: &str) -> Option<String> {
+        if self.documents == 0 {
+            return None;
+        }
+        let types: Vec<&str> = self.types.iter().map(String::as_str).collect();
+        let mut ids: Vec<String> = self
+            .ids
+            .iter()
+            .take(IDS_NAMED)
+            .map(|(id, versions)| match versions {
+                1 => id.clone(),
+                n => format!("{id} ({n} versions)"),
+            })
+            .collect();
+        if self.ids.len() > IDS_NAMED {
+            ids.push(format!("and {} more", self.ids.len() - IDS_NAMED));
+        }
+        let (noun, verb) = match self.documents {
+            1 => (collection.strip_suffix('s').unwrap_or(collection), "uses"),
+            _ => (collection, "use"),
+        };
+        let mut said = format!(
+            "{} stored {noun}{place} {verb} its {label} ({}): {}",
+            self.documents,
+            types.join(", "),
+            ids.join(", ")
+        );
+        if collection == "tasks" {
+            said.push_str(&format!(
+                "; {} stored if it is removed anyway (--force), but cannot run again until a \
+                 plugin provides {}",
+                if self.documents == 1 {
+                    "it stays"
+                } else {
+                    "they stay"
+                },
+                types.join(", ")
+            ));
+        }
+        Some(said)
+    }
 }
 
 /// The collections whose documents name types, the group each type comes from, and whether the types
@@ -273,12 +324,13 @@ fn uses(doc: &serde_json::Value, types: &BTreeSet<String>, in_steps: bool) -> Ve
     }
 }
 
-fn count_uses(
+/// What of `collection` in the local store `db` uses any of `types`.
+fn local_uses(
     db: &Path,
     collection: &str,
     types: &BTreeSet<String>,
     in_steps: bool,
-) -> Result<(usize, BTreeSet<String>), rusqlite::Error> {
+) -> Result<Uses, rusqlite::Error> {
     let conn =
         rusqlite::Connection::open_with_flags(db, rusqlite::OpenFlags::SQLITE_OPEN_READ_ONLY)?;
     // The local store keeps collection `c` in the table `docs_c` (these names need no escaping).
@@ -288,23 +340,17 @@ fn count_uses(
         [&table],
         |r| r.get(0),
     )?;
+    let mut found = Uses::default();
     if exists == 0 {
-        return Ok((0, BTreeSet::new()));
+        return Ok(found);
     }
     let mut stmt = conn.prepare(&format!("SELECT doc FROM \"{table}\""))?;
     let mut rows = stmt.query([])?;
-    let mut count = 0;
-    let mut used = BTreeSet::new();
     while let Some(row) = rows.next()? {
         let text: String = row.get(0)?;
-        let Ok(doc) = serde_json::from_str::<serde_json::Value>(&text) else {
-            continue;
-        };
-        let found = uses(&doc, types, in_steps);
-        if !found.is_empty() {
-            count += 1;
-            used.extend(found);
+        if let Ok(doc) = serde_json::from_str::<serde_json::Value>(&text) {
+            found.note(&doc, types, in_steps);
         }
     }
-    Ok((count, used))
+    Ok(found)
 }

@@ -131,7 +131,7 @@ fn one_home_puts_and_runs_a_task_and_the_other_sees_its_instance_and_objects() {
         stderr(&out)
     );
     assert!(
-        stderr(&out).contains("blocked: 1 stored tasks in the document store (PostgresDocumentStore) use its task step types (store_roundtrip)"),
+        stderr(&out).contains("blocked: 1 stored task in the document store (PostgresDocumentStore) uses its task step types (store_roundtrip): "),
         "{}",
         stderr(&out)
     );

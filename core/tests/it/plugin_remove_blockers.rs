@@ -151,16 +151,17 @@ fn stored_tasks_using_its_step_types_block() {
     let db = rusqlite::Connection::open(dir.join("local.db")).unwrap();
     db.execute_batch("CREATE TABLE docs_tasks (id TEXT PRIMARY KEY, doc TEXT NOT NULL);")
         .unwrap();
-    for (id, ty) in [
-        ("a", "grade_essay"),
-        ("b", "grade_essay"),
-        ("c", "other"),
-        ("d", "grade_essay"),
+    for (key, id, ty) in [
+        ("a1", "a", "grade_essay"),
+        ("b1", "b", "grade_essay"),
+        ("b2", "b", "grade_essay"),
+        ("c1", "c", "other"),
+        ("d1", "d", "grade_essay"),
     ] {
         let doc = format!(r#"{{"id":"{id}","steps":[{{"type":"{ty}"}}]}}"#);
         db.execute(
             "INSERT INTO docs_tasks (id, doc) VALUES (?1, ?2)",
-            [id, doc.as_str()],
+            [key, doc.as_str()],
         )
         .unwrap();
     }
@@ -169,7 +170,7 @@ fn stored_tasks_using_its_step_types_block() {
     assert_eq!(code, 1);
     assert_eq!(
         err,
-        format!("blocked: 3 stored tasks use its task step types (grade_essay)\n{REFUSED}")
+        format!("blocked: 4 stored tasks recorded by bundle runs use its task step types (grade_essay): a, b (2 versions), d; they stay stored if it is removed anyway (--force), but cannot run again until a plugin provides grade_essay\n{REFUSED}")
     );
 }
 
