@@ -443,10 +443,11 @@ pub fn render_text(outcome: &CheckOutcome) -> String {
                 problem.message, problem.code
             ));
         }
-        out.push_str(&format!(
-            "{} problem(s) in {place}\n",
-            outcome.problems.len()
-        ));
+        let found = match outcome.config_path.as_deref() {
+            Some(path) => format!("in {path}"),
+            None => "found; no config file was read".to_string(),
+        };
+        out.push_str(&format!("{} problem(s) {found}\n", outcome.problems.len()));
     }
     out
 }
@@ -471,8 +472,8 @@ pub fn render_json(outcome: &CheckOutcome) -> String {
 /// Why `agent-env run` refused to start: the config has problems.
 #[derive(Debug, Clone, thiserror::Error)]
 #[error(
-    "the config {} has {} problem(s), so nothing was run:\n{}\nFix them, then check with `agent-env config check`.",
-    place.as_deref().map(|p| format!("at {p}")).unwrap_or_else(|| "(no config file)".into()),
+    "the config{} has {} problem(s), so nothing was run:\n{}\nFix them, then check with `agent-env config check`.",
+    place.as_deref().map(|p| format!(" at {p}")).unwrap_or_default(),
     problems.len(),
     problems.iter().map(|p| format!("  {p}")).collect::<Vec<_>>().join("\n")
 )]

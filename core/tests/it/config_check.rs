@@ -603,6 +603,12 @@ fn scenario_13_a_missing_agent_env_config_fails_the_check() {
         ["AGENT_ENV_CONFIG='/nope.toml' does not point to an existing file"]
     );
     assert_eq!(json["problems"][0]["code"], "config-not-found");
+    let (code, text) = p.run_with(&[("AGENT_ENV_CONFIG", "/nope.toml")], &["config", "check"]);
+    assert_eq!(code, 1);
+    assert!(
+        text.ends_with("\n1 problem(s) found; no config file was read\n"),
+        "{text}"
+    );
 }
 
 #[test]
