@@ -73,23 +73,29 @@ fn get(args: GetArgs, session: &Session, term: &Terminal) -> Exit {
         field("type"),
         field("created_at_utc")
     );
-    for file in doc
+    out.push_str(&file_rows(&doc));
+    term.print(&out);
+    Ok(0)
+}
+
+/// The artifact's files, one a line, in columns: path, size, object URL.
+fn file_rows(doc: &serde_json::Map<String, Value>) -> String {
+    let rows: Vec<(&str, String, &str)> = doc
         .get("files")
         .and_then(Value::as_array)
         .into_iter()
         .flatten()
-    {
-        out.push_str(&format!(
-            "  {}  {} bytes  {}\n",
-            file.get("path").and_then(Value::as_str).unwrap_or("?"),
-            file.get("size").and_then(Value::as_u64).unwrap_or(0),
-            file.get("object_url")
-                .and_then(Value::as_str)
-                .unwrap_or("?")
-        ));
-    }
-    term.print(&out);
-    Ok(0)
+        .map(|file| {
+            let text = |key: &str| file.get(key).and_then(Value::as_str).unwrap_or("?");
+            let size = file.get("size").and_then(Value::as_u64).unwrap_or(0);
+            (text("path"), format!("{size} bytes"), text("object_url"))
+        })
+        .collect();
+    let path_width = rows.iter().map(|r| r.0.chars().count()).max().unwrap_or(0);
+    let size_width = rows.iter().map(|r| r.1.len()).max().unwrap_or(0);
+    rows.iter()
+        .map(|(path, size, url)| format!("  {path:<path_width$}  {size:>size_width$}  {url}\n"))
+        .collect()
 }
 
 /// What a put stopped at once now would leave, as the put says it before each file.

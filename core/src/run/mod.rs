@@ -83,7 +83,10 @@ pub enum RunStatus {
     Cancelled { signal: i32 },
 }
 
+/// What a dry run says first, before what it would write and run.
 const DRY_RUN_LINE: &str = "Dry run: nothing is written or run.";
+/// What a dry run says last, under the plan it showed.
+const DRY_RUN_DONE: &str = "Dry run: nothing was written or run.";
 
 /// Writes, runs and reports what happened to `out`; says how the run ended.
 pub fn execute(
@@ -155,7 +158,7 @@ pub fn execute(
             tasks: planned_infos(plan, &version_of),
         });
         skipped_events(plan, options.observer.as_ref());
-        out.line(DRY_RUN_LINE);
+        out.line(DRY_RUN_DONE);
         return Ok(RunStatus::DryRun { versions });
     }
     let options = RunOptions {

@@ -56,7 +56,7 @@ fn a_broken_plugin_table_never_stops_a_run_and_fails_only_its_own_plugin() {
     assert_eq!(dry.code, 0, "{}", dry.both());
     assert!(dry
         .stdout
-        .ends_with("Dry run: nothing is written or run.\n"));
+        .ends_with("Dry run: nothing was written or run.\n"));
     let r = s.run(&["run", "hello"]);
     assert_eq!(r.code, 0, "{}", r.both());
     r.assert_stdout_has("  tasks/hello.json v1: passed (hello: 1), ");

@@ -225,7 +225,7 @@ artifacts/greeting: v1 (new)
 tasks/hello.json: v1 (new)
 Would run:
   tasks/hello.json v1
-Dry run: nothing is written or run.
+Dry run: nothing was written or run.
 "
     );
     assert!(!s.state().exists(), "the state root was created");

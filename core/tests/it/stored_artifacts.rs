@@ -90,13 +90,29 @@ fn a_stored_task_loads_an_artifact_put_before_it_and_each_put_is_a_new_version()
         "{}",
         shown.stdout
     );
+    // One column each for the paths, the sizes and the URLs.
+    let rows: Vec<&str> = shown
+        .stdout
+        .lines()
+        .skip_while(|l| *l != "files:")
+        .skip(1)
+        .collect();
+    assert_eq!(rows.len(), 3, "{}", shown.stdout);
+    let column = |needle: &str| {
+        rows.iter()
+            .map(|r| r.find(needle).unwrap_or(usize::MAX))
+            .collect::<Vec<_>>()
+    };
+    let urls = column("file://");
+    assert!(urls.iter().all(|at| *at == urls[0]), "{}", shown.stdout);
     assert!(
-        shown.stdout.contains("\n  hello.txt  8 bytes  file://"),
+        rows.iter().any(|r| r.starts_with("  hello.txt "))
+            && rows.iter().any(|r| r.contains(" 8 bytes  file://")),
         "{}",
         shown.stdout
     );
     assert!(
-        shown.stdout.contains("\n  more/notes.md  5 bytes  "),
+        rows.iter().any(|r| r.starts_with("  more/notes.md ")),
         "{}",
         shown.stdout
     );
