@@ -21,6 +21,7 @@ pub mod run;
 pub mod sandbox;
 pub mod scaffold;
 pub mod session;
+pub mod similar;
 pub mod stores;
 pub mod table;
 pub mod toml_errors;

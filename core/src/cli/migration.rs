@@ -1,6 +1,6 @@
-//! Hints for command lines written for the Python agent-env: when clap refuses one of its commands or
-//! options, say what this agent-env does instead, so a team moving over is not left with clap's
-//! "unrecognized subcommand" alone.
+//! Hints for command lines written for the Python agent-env, and for the names a newcomer guesses
+//! (`task show`): when clap refuses one of those commands or options, say what this agent-env does
+//! instead, so the user is not left with clap's "unrecognized subcommand" alone.
 
 use std::ffi::OsString;
 
@@ -19,6 +19,9 @@ pub fn hint(args: &[OsString]) -> Option<&'static str> {
         ),
         ("task", Some("run-batch")) => Some(
             "`agent-env task run ID --runs N` runs a stored task N times; `agent-env run BUNDLE` runs a bundle's tasks",
+        ),
+        ("task" | "artifact", Some("show" | "describe" | "view" | "inspect")) => Some(
+            "`agent-env task get ID` shows a stored task, `agent-env task get-instance INSTANCE` one of its runs, and `agent-env artifact get ID` an artifact",
         ),
         ("task", Some("validate")) => Some(
             "`agent-env task put FILE` checks a task's steps before it stores it, and `agent-env run FOLDER --dry-run` checks a whole bundle",
@@ -58,6 +61,7 @@ mod tests {
         assert!(hint_of("-v up --no-bootstrap").is_some_and(|h| h.contains("agent-env up")));
         assert!(hint_of("eval add-tasks e t").is_some_and(|h| h.contains("--eval NAME")));
         assert!(hint_of("artifact skill ./s").is_some_and(|h| h.contains("artifact put")));
+        assert!(hint_of("task show t").is_some_and(|h| h.contains("task get ID")));
     }
 
     #[test]

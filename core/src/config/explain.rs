@@ -433,26 +433,63 @@ pub fn render_json(answer: &Explanation) -> String {
     serde_json::to_string_pretty(answer).unwrap_or_else(|e| format!("{{\"error\": \"{e}\"}}"))
 }
 
-/// When the path's first part is no section agent-env reads (a typo, most likely): which one it may
-/// have meant, or the ones there are.
+/// When a part of the path is no section or key agent-env reads (a typo, most likely): which one it
+/// may have meant, or the ones there are. Empty when every part is read, or lies below a table whose
+/// keys are the user's (a store's `config`, a plugin's table).
 fn unknown_section_hint(path: &str) -> String {
-    let first = path.split('.').next().unwrap_or(path);
+    let mut parts = path.split('.');
+    let first = parts.next().unwrap_or(path);
     let mut known: Vec<&str> = super::schema::top_level_names().collect();
     for section in ALIASED_SECTIONS {
         if !known.contains(&section.name) {
             known.push(section.name);
         }
     }
-    if first.is_empty() || known.contains(&first) {
+    if first.is_empty() {
         return String::new();
     }
-    match super::similar::best_match(first, known.iter().copied(), super::warnings::HINT_CUTOFF) {
-        Some(meant) => format!("; agent-env reads no section '{first}': did you mean '{meant}'?"),
-        None => format!(
-            "; agent-env reads no section '{first}' (it reads {})",
-            known.join(", ")
-        ),
+    if !known.contains(&first) {
+        return match crate::similar::best_match(
+            first,
+            known.iter().copied(),
+            super::warnings::HINT_CUTOFF,
+        ) {
+            Some(meant) => {
+                format!("; agent-env reads no section '{first}': did you mean '{meant}'?")
+            }
+            None => format!(
+                "; agent-env reads no section '{first}' (it reads {})",
+                known.join(", ")
+            ),
+        };
     }
+    // An aliased store section (`[document]`) is a seam, as `[stores.document]` is.
+    let mut node = super::schema::top_level(first).unwrap_or(super::schema::Node::Seam);
+    let mut at = first.to_string();
+    for part in parts {
+        let keys = node.keys();
+        let Some(child) = node.child(part) else {
+            if keys.is_empty() {
+                return String::new();
+            }
+            return match crate::similar::best_match(
+                part,
+                keys.iter().copied(),
+                super::warnings::HINT_CUTOFF,
+            ) {
+                Some(meant) => {
+                    format!("; agent-env reads no key '{part}' in [{at}]: did you mean '{meant}'?")
+                }
+                None => format!(
+                    "; agent-env reads no key '{part}' in [{at}] (it reads {})",
+                    keys.join(", ")
+                ),
+            };
+        };
+        node = child;
+        at = format!("{at}.{part}");
+    }
+    String::new()
 }
 
 #[cfg(test)]
@@ -469,5 +506,22 @@ mod tests {
             .starts_with("; agent-env reads no section 'zzz' (it reads stores, "));
         assert_eq!(unknown_section_hint("stores.document.config.path"), "");
         assert_eq!(unknown_section_hint("document"), "");
+    }
+
+    #[test]
+    fn a_key_agent_env_does_not_read_in_a_section_it_reads_says_so() {
+        assert_eq!(
+            unknown_section_hint("stores.objct"),
+            "; agent-env reads no key 'objct' in [stores]: did you mean 'object'?"
+        );
+        assert_eq!(
+            unknown_section_hint("stores.object.confg"),
+            "; agent-env reads no key 'confg' in [stores.object]: did you mean 'config'?"
+        );
+        assert!(unknown_section_hint("stores.zzz").starts_with(
+            "; agent-env reads no key 'zzz' in [stores] (it reads document, object, "
+        ));
+        assert_eq!(unknown_section_hint("document.impl"), "");
+        assert_eq!(unknown_section_hint("stores.object.config.anything"), "");
     }
 }

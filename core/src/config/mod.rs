@@ -31,7 +31,6 @@ pub mod schema;
 pub mod secret_names;
 pub mod sections;
 pub mod show;
-pub mod similar;
 pub mod sources;
 pub mod store_builder;
 pub mod store_selection;

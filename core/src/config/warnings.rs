@@ -3,8 +3,8 @@
 //! mean" hint.
 
 use super::schema::{self, Node};
-use super::similar::best_match;
 use super::tables::toml_key;
+use crate::similar::best_match;
 use toml::{Table, Value};
 
 /// The cutoff for "Did you mean" hints on keys and tables.

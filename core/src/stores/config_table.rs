@@ -56,9 +56,25 @@ pub fn check_keys(
         format!("it takes {}", takes.join(", "))
     };
     Err(StoreError::Config(format!(
-        "The config table for '{impl_name}' has {}; {takes_text}",
-        parts.join(" and ")
+        "The config table for '{impl_name}' has {}; {takes_text}{}",
+        parts.join(" and "),
+        meant_keys(&unknown, takes)
     )))
+}
+
+/// For each unknown key close to a key the store takes: `; did you mean 'root' for 'rooot'?`.
+fn meant_keys(unknown: &[&str], takes: &[&str]) -> String {
+    let meant: Vec<String> = unknown
+        .iter()
+        .filter_map(|key| {
+            let close = crate::similar::best_match(key, takes.iter().copied(), 0.75)?;
+            Some(format!("'{close}' for '{key}'"))
+        })
+        .collect();
+    match meant.is_empty() {
+        true => String::new(),
+        false => format!("; did you mean {}?", meant.join(", ")),
+    }
 }
 
 fn quoted_list(items: &[&str]) -> String {
@@ -156,6 +172,17 @@ mod tests {
         );
         assert!(check_keys("S", &table(json!({"root":"/x"})), &takes, &["root"]).is_ok());
         assert!(matches!(err, StoreError::Config(_)));
+    }
+
+    #[test]
+    fn an_unknown_key_close_to_one_taken_gets_a_did_you_mean() {
+        let takes = ["root", "grants"];
+        let err =
+            check_keys("X:Y", &table(json!({"rooot":"x", "zzz": 1})), &takes, &[]).unwrap_err();
+        assert_eq!(
+            err.to_string(),
+            "The config table for 'X:Y' has unknown key 'rooot', 'zzz'; it takes root, grants; did you mean 'root' for 'rooot'?"
+        );
     }
 
     #[test]

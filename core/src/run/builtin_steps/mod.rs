@@ -175,7 +175,7 @@ pub fn typo_notes(what: &str, object: &Map<String, Value>, known: &[&str]) -> Ve
         .keys()
         .filter(|key| !known.contains(&key.as_str()))
         .filter_map(|key| {
-            let meant = crate::config::similar::best_match(key, known.iter().copied(), 0.75)?;
+            let meant = crate::similar::best_match(key, known.iter().copied(), 0.75)?;
             Some(format!(
                 "{what}: '{key}' is not a field it reads: did you mean '{meant}'?"
             ))
