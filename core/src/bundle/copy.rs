@@ -9,9 +9,12 @@ use super::installed::InstalledBundle;
 /// Refuses a `folder` that holds anything: writing a bundle never mixes with or replaces files.
 pub fn ensure_empty(folder: &Path) -> Result<(), BundleError> {
     match std::fs::read_dir(folder).map(|mut entries| entries.next().is_some()) {
+        // Named as the folder it is (`proj/../slow` is `slow`).
         Ok(true) => Err(BundleError::one(format!(
             "{} exists and is not empty; choose another folder, or empty it",
-            folder.display()
+            std::fs::canonicalize(folder)
+                .unwrap_or_else(|_| folder.to_path_buf())
+                .display()
         ))),
         Ok(false) => Ok(()),
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(()),
@@ -110,6 +113,14 @@ mod tests {
         // A second copy into the same folder is refused, and nothing is touched.
         let err = copy_out(hello, &folder).unwrap_err().to_string();
         assert!(err.contains("exists and is not empty"), "{err}");
+        // Named as the folder it is, however the path reached it.
+        let roundabout = folder.join("tasks/..");
+        let err = copy_out(hello, &roundabout).unwrap_err().to_string();
+        let real = std::fs::canonicalize(&folder).unwrap();
+        assert!(
+            err.starts_with(&format!("{} exists", real.display())),
+            "{err}"
+        );
     }
 
     #[test]
