@@ -11,7 +11,8 @@
 //!   server that never answers;
 //! - [`slow_bodies`]: loopback servers that stall, or trickle, midway through a download or an
 //!   upload;
-//! - [`deadline`]: running a call that might hang under a bound, so the test fails instead.
+//! - [`deadline`]: running a call that might hang under a bound, so the test fails instead;
+//! - [`terminal`]: running a command with its stdout on a pseudo-terminal.
 //!
 //! Test-only (`publish = false`): it panics with a message instead of returning errors where a test
 //! cannot go on without what it asked for.
@@ -23,6 +24,7 @@ pub mod local_db;
 pub mod ran;
 pub mod servers;
 pub mod slow_bodies;
+pub mod terminal;
 
 pub use binaries::{cargo_build, fixture, profile_dir, workspace_binary};
 pub use isolation::{forget_inherited, IsolatedDirs};

@@ -4,9 +4,8 @@
 //! fetch an object into and what to do; `store check document` notes that a plugin's document store
 //! without `store.document.drop_collection` had the kit's collections emptied one document at a time.
 
-use std::io::Read;
 use std::path::{Path, PathBuf};
-use std::process::{Command, Output, Stdio};
+use std::process::{Command, Output};
 
 use crate::support::{fixture, IsolatedDirs, AGENT_ENV};
 
@@ -123,55 +122,11 @@ fn text(bytes: &[u8]) -> String {
     String::from_utf8_lossy(bytes).into_owned()
 }
 
-/// Runs `cmd` with its stdout on a pseudo-terminal: its exit code, what the terminal showed (each
-/// "\r\n" the terminal made of a new line back to "\n"), and its stderr.
-fn on_a_terminal(mut cmd: Command) -> (i32, String, String) {
-    use std::os::fd::{FromRawFd, OwnedFd};
-    let (mut leader, mut follower) = (0, 0);
-    // SAFETY: openpty writes the two fds it opens; the name, termios and window size may be null.
-    let opened = unsafe {
-        libc::openpty(
-            &mut leader,
-            &mut follower,
-            std::ptr::null_mut(),
-            std::ptr::null(),
-            std::ptr::null(),
-        )
-    };
-    assert_eq!(opened, 0, "no pseudo-terminal");
-    // SAFETY: both fds were just opened, and nothing else owns them.
-    let (leader, follower) =
-        unsafe { (OwnedFd::from_raw_fd(leader), OwnedFd::from_raw_fd(follower)) };
-    let mut child = cmd
-        .stdout(Stdio::from(follower))
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
-    // The command holds the parent's copy of the follower: dropped, the child's is the last.
-    drop(cmd);
-    let mut terminal = std::fs::File::from(leader);
-    let reader = std::thread::spawn(move || {
-        let mut shown = Vec::new();
-        let mut buf = [0u8; 65536];
-        // The read fails (EIO) once the child's end is closed.
-        while let Ok(n) = terminal.read(&mut buf) {
-            if n == 0 {
-                break;
-            }
-            shown.extend_from_slice(&buf[..n]);
-        }
-        shown
-    });
-    let mut stderr = String::new();
-    child
-        .stderr
-        .take()
-        .unwrap()
-        .read_to_string(&mut stderr)
-        .unwrap();
-    let code = child.wait().unwrap().code().unwrap_or(-1);
-    let shown = text(&reader.join().unwrap()).replace("\r\n", "\n");
-    (code, shown, stderr)
+/// Runs `cmd` with its stdout on a pseudo-terminal: its exit code, what the terminal showed, and its
+/// stderr.
+fn on_a_terminal(cmd: Command) -> (i32, String, String) {
+    let ran = agent_env_test_support::terminal::on_a_terminal(cmd);
+    (ran.code, ran.shown, ran.stderr)
 }
 
 /// The trojan-source line: on a terminal it reads `user" // Check if admin`, while it holds a string

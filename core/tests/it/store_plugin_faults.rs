@@ -413,51 +413,9 @@ fn store_get_refuses_binary_bytes_on_a_terminal_with_exit_1_and_prints_text() {
 
 /// Runs `cmd` with its stdout on a pseudo-terminal: its exit code, what the terminal showed, and its
 /// stderr.
-fn on_a_terminal(mut cmd: Command) -> (i32, String, String) {
-    use std::os::fd::{FromRawFd, OwnedFd};
-    let (mut master, mut slave) = (0, 0);
-    // SAFETY: openpty fills the two fds; the name, termios and winsize are optional.
-    let opened = unsafe {
-        libc::openpty(
-            &mut master,
-            &mut slave,
-            std::ptr::null_mut(),
-            std::ptr::null(),
-            std::ptr::null(),
-        )
-    };
-    assert_eq!(opened, 0, "no pseudo-terminal");
-    // SAFETY: both fds were just opened and are owned here alone.
-    let (master, slave) = unsafe { (OwnedFd::from_raw_fd(master), OwnedFd::from_raw_fd(slave)) };
-    let mut child = cmd
-        .stdout(Stdio::from(slave))
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
-    // The parent's copy of the terminal's end is gone with `cmd`; read until the child's closes.
-    drop(cmd);
-    let mut terminal = std::fs::File::from(master);
-    let reader = std::thread::spawn(move || {
-        let mut all = Vec::new();
-        let mut buf = [0u8; 65536];
-        // EIO once the child's end is closed.
-        while let Ok(n) = terminal.read(&mut buf) {
-            if n == 0 {
-                break;
-            }
-            all.extend_from_slice(&buf[..n]);
-        }
-        all
-    });
-    let mut stderr = String::new();
-    child
-        .stderr
-        .take()
-        .unwrap()
-        .read_to_string(&mut stderr)
-        .unwrap();
-    let code = child.wait().unwrap().code().unwrap_or(-1);
-    (code, text(&reader.join().unwrap()), stderr)
+fn on_a_terminal(cmd: Command) -> (i32, String, String) {
+    let ran = agent_env_test_support::terminal::on_a_terminal(cmd);
+    (ran.code, ran.shown, ran.stderr)
 }
 
 #[test]
