@@ -14,7 +14,6 @@ Exits non-zero, naming the step, when anything is not as expected."""
 
 from __future__ import annotations
 
-import argparse
 import json
 import subprocess
 import sys
@@ -25,7 +24,7 @@ from pathlib import Path
 from typing import Any, Callable, TypeVar
 from urllib.parse import quote
 
-from ui_check import chromium_session, no_error_on_page
+from ui_check import browser_arguments, chromium_session, no_error_on_page
 from webdriver import Session, WebDriverError
 
 T = TypeVar("T")
@@ -196,11 +195,7 @@ def live(base: str, browser: Session, shots: Path, agent_env: str, home: Path, w
 
 
 def main() -> int:
-    parser = argparse.ArgumentParser(description=__doc__)
-    parser.add_argument("--explorer", required=True, help="the explorer's base URL")
-    parser.add_argument("--driver", required=True, help="chromedriver's URL")
-    parser.add_argument("--chromium", required=True, help="the Chromium binary")
-    parser.add_argument("--screenshots", required=True, type=Path, help="where the screenshots go")
+    parser = browser_arguments(__doc__)
     parser.add_argument("--agent-env", required=True, help="the agent-env binary")
     parser.add_argument("--home", required=True, type=Path, help="the HOME the explorer reads (the runs start there)")
     parser.add_argument("--work", required=True, type=Path, help="a folder for the check's own files")

@@ -9,7 +9,6 @@ is not as expected."""
 
 from __future__ import annotations
 
-import argparse
 import json
 import os
 import shutil
@@ -19,7 +18,7 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import quote
 
-from ui_check import chromium_session, no_error_on_page
+from ui_check import browser_arguments, chromium_session, no_error_on_page
 from webdriver import Session, WebDriverError
 
 NOTICE = "#answer-warnings"
@@ -141,11 +140,7 @@ def check(base: str, driver: str, chromium: str, shots: Path, store: Path, away:
 
 
 def main() -> int:
-    parser = argparse.ArgumentParser(description=__doc__)
-    parser.add_argument("--explorer", required=True, help="the explorer's base URL")
-    parser.add_argument("--driver", required=True, help="chromedriver's URL")
-    parser.add_argument("--chromium", required=True, help="the Chromium binary")
-    parser.add_argument("--screenshots", required=True, type=Path, help="where the screenshots go")
+    parser = browser_arguments(__doc__)
     parser.add_argument("--store", required=True, type=Path, help="the store's folder, a stand-in now")
     parser.add_argument("--away", required=True, type=Path, help="where the store's folder was moved")
     parser.add_argument("--retry-seconds", required=True, type=float, help="[explorer] store_retry_seconds")

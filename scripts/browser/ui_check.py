@@ -59,6 +59,17 @@ def chromium_session(driver: str, chromium: str, shots: Path, failed: str) -> It
         shutil.rmtree(profile, ignore_errors=True)
 
 
+def browser_arguments(description: str | None) -> argparse.ArgumentParser:
+    """The options every browser check takes: the explorer, chromedriver, Chromium and where the
+    screenshots go."""
+    parser = argparse.ArgumentParser(description=description)
+    parser.add_argument("--explorer", required=True, help="the explorer's base URL")
+    parser.add_argument("--driver", required=True, help="chromedriver's URL")
+    parser.add_argument("--chromium", required=True, help="the Chromium binary")
+    parser.add_argument("--screenshots", required=True, type=Path, help="where the screenshots go")
+    return parser
+
+
 def check(base: str, driver: str, chromium: str, shots: Path) -> None:
     with chromium_session(driver, chromium, shots, "failed.png") as browser:
         print("home page")
@@ -152,11 +163,7 @@ def check(base: str, driver: str, chromium: str, shots: Path) -> None:
 
 
 def main() -> int:
-    parser = argparse.ArgumentParser(description=__doc__)
-    parser.add_argument("--explorer", required=True, help="the explorer's base URL")
-    parser.add_argument("--driver", required=True, help="chromedriver's URL")
-    parser.add_argument("--chromium", required=True, help="the Chromium binary")
-    parser.add_argument("--screenshots", required=True, type=Path, help="where the screenshots go")
+    parser = browser_arguments(__doc__)
     args = parser.parse_args()
     with urllib.request.urlopen(args.explorer + "/api/v1/health", timeout=30) as response:
         print("explorer:", json.loads(response.read()))
