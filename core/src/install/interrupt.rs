@@ -50,14 +50,20 @@ impl Interrupts {
 }
 
 /// Runs `cmd` to the end with SIGINT ignored in the child (so a Ctrl-C at the terminal lets it finish);
-/// a second interrupt kills it. The child keeps the terminal, so its own prompts work.
+/// a second interrupt kills it. The child keeps the terminal, so its own prompts work; what it writes
+/// to stdout goes to agent-env's stderr, since stdout is the command's own (one document under
+/// `--json`, which pip's progress lines would break).
 pub fn run_to_end(
     mut cmd: Command,
     interrupts: &Interrupts,
     out: &dyn Output,
 ) -> Result<ExitStatus, InstallError> {
+    use std::os::fd::AsFd;
     use std::os::unix::process::CommandExt;
     let program = cmd.get_program().to_string_lossy().into_owned();
+    if let Ok(stderr) = std::io::stderr().as_fd().try_clone_to_owned() {
+        cmd.stdout(std::process::Stdio::from(stderr));
+    }
     // SAFETY: only async-signal-safe calls between fork and exec.
     unsafe {
         cmd.pre_exec(|| {

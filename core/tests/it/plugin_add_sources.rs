@@ -756,3 +756,29 @@ fn a_python_project_needing_the_sdk_pip_cannot_find_is_told_where_to_get_it() {
         "{said}"
     );
 }
+
+/// Under `--json`, stdout is the one document: pip's lines (it writes its progress to stdout) go to
+/// stderr, for `add` and `remove` both.
+#[test]
+fn a_python_projects_add_and_remove_under_json_keep_pips_lines_off_stdout() {
+    let sb = offline_pip_sandbox().expect("python3 on PATH");
+    let project = python_project(&sb, "json-project");
+    let spec = project.to_str().unwrap();
+    for args in [
+        vec!["plugin", "add", spec, "--yes", "--json"],
+        vec!["plugin", "remove", "agentenv-pyproject", "--yes", "--json"],
+    ] {
+        let out = sb.run(&args);
+        let stdout = String::from_utf8_lossy(&out.stdout);
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(0), "{args:?}\n{stdout}{stderr}");
+        let doc: serde_json::Value = serde_json::from_str(&stdout).unwrap_or_else(|e| {
+            panic!("{args:?}: stdout is not one JSON document ({e}):\n{stdout}")
+        });
+        assert_eq!(doc["format_version"], 1, "{stdout}");
+        assert!(
+            stderr.contains("agentenv-pyproject") || stderr.contains("agentenv_pyproject"),
+            "pip's lines belong on stderr: {stderr}"
+        );
+    }
+}
