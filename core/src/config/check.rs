@@ -172,7 +172,10 @@ fn run_checks(doc: &ConfigDocument, builder: &dyn StoreBuilder, found: &mut Find
         let selection = match selection(doc, section.name) {
             Ok(s) => s,
             Err(e) => {
-                errors.push(e);
+                // A `[stores]` that is not a table is every store section's problem: said once.
+                if !errors.contains(&e) {
+                    errors.push(e);
+                }
                 continue;
             }
         };

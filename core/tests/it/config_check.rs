@@ -805,3 +805,14 @@ fn every_bad_setting_of_a_hosted_store_is_its_own_problem() {
         "PostgresDocumentStore: schema must name a schema, got an empty string"
     );
 }
+
+#[test]
+fn a_stores_value_that_is_not_a_table_is_one_problem() {
+    let p = Project::new("stores = 5\n");
+    let (code, json) = p.check(&[]);
+    assert_eq!(code, 1);
+    assert_eq!(
+        messages(&json),
+        ["config.toml [stores] must be a table, got int"]
+    );
+}
