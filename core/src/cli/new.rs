@@ -1,12 +1,13 @@
-//! `agent-env plugin new NAME --lang rust|python|go [--kind step|store|cli] [--dir DIR] [--sdk CHECKOUT]`: writes
-//! a working plugin project (see [`crate::scaffold`]) and says what to run next.
+//! `agent-env plugin new NAME --lang rust|python|go [--kind step|store|cli] [--store object|document|secret]
+//! [--dir DIR] [--sdk CHECKOUT]`: writes a working plugin project (see [`crate::scaffold`]) and says what
+//! to run next.
 
 use std::path::PathBuf;
 
 use clap::{Args, ValueEnum};
 
 use crate::cli::{Exit, Failure, Terminal};
-use crate::scaffold::{self, Kind, Language, Request, ScaffoldError, SdkSource};
+use crate::scaffold::{self, Kind, Language, Request, ScaffoldError, SdkSource, StoreKind};
 use crate::session::Session;
 
 #[derive(Args)]
@@ -16,9 +17,12 @@ pub struct NewArgs {
     /// The language of the plugin.
     #[arg(long = "lang", value_enum)]
     pub language: LanguageArg,
-    /// What the plugin gives.
-    #[arg(long, value_enum, default_value = "step")]
-    pub kind: KindArg,
+    /// What the plugin gives [default: step].
+    #[arg(long, value_enum)]
+    pub kind: Option<KindArg>,
+    /// With --kind store: the kind of store it gives [default: secret].
+    #[arg(long, value_enum)]
+    pub store: Option<StoreArg>,
     /// The folder to write (default: ./NAME); it must be empty or missing.
     #[arg(long)]
     pub dir: Option<PathBuf>,
@@ -38,10 +42,45 @@ pub enum LanguageArg {
 pub enum KindArg {
     /// A task step that scores a text.
     Step,
-    /// A secret store that reads a JSON file.
+    /// A store: a secret store that reads a JSON file, or the kind --store names.
     Store,
     /// A command, `agent-env <name>`, that counts the words of its arguments.
     Cli,
+}
+
+#[derive(Clone, Copy, ValueEnum)]
+pub enum StoreArg {
+    /// Write-once objects as files under a folder.
+    Object,
+    /// Collections of JSON documents, a file each in a folder.
+    Document,
+    /// The secrets of a JSON file.
+    Secret,
+}
+
+/// What the project gives: `--kind` (a step when not given), and with `--kind store` the store `--store`
+/// names (a secret store when not given). `--store` with another kind is a wrong command line.
+fn kind_of(kind: Option<KindArg>, store: Option<StoreArg>) -> Result<Kind, Failure> {
+    Ok(match (kind, store) {
+        (Some(KindArg::Store), store) => Kind::Store(match store {
+            Some(StoreArg::Object) => StoreKind::Object,
+            Some(StoreArg::Document) => StoreKind::Document,
+            Some(StoreArg::Secret) | None => StoreKind::Secret,
+        }),
+        (other, Some(_)) => {
+            let given = match other {
+                Some(KindArg::Cli) => "this is a --kind cli project",
+                Some(KindArg::Step) => "this is a --kind step project",
+                _ => "without --kind the project is a step",
+            };
+            return Err(Failure::new(format!(
+                "--store chooses the store of a --kind store project, and {given}: add --kind store, or leave --store out"
+            ))
+            .with_code(2));
+        }
+        (Some(KindArg::Cli), None) => Kind::Cli,
+        (Some(KindArg::Step) | None, None) => Kind::Step,
+    })
 }
 
 /// Runs `plugin new`.
@@ -51,11 +90,7 @@ pub fn run(args: &NewArgs, session: &Session, term: &Terminal) -> Exit {
         LanguageArg::Python => Language::Python,
         LanguageArg::Go => Language::Go,
     };
-    let kind = match args.kind {
-        KindArg::Step => Kind::Step,
-        KindArg::Store => Kind::Store,
-        KindArg::Cli => Kind::Cli,
-    };
+    let kind = kind_of(args.kind, args.store)?;
     let cwd = session.env().cwd().to_path_buf();
     let request = Request {
         name: args.name.clone(),
@@ -105,20 +140,46 @@ pub fn run(args: &NewArgs, session: &Session, term: &Terminal) -> Exit {
     ));
     if request.sdk == SdkSource::Registry {
         // Said where the project is kept: making it again would refuse the folder, which is not empty.
-        let instead = match language {
-            Language::Rust => "in Cargo.toml write agent-env-plugin-sdk = { path = \"CHECKOUT/plugin-sdk-rs\" }",
-            Language::Python => "pip install CHECKOUT/plugin-sdk-py before the project",
-            Language::Go => "add to go.mod: replace github.com/agent-env/agent-env/plugin-sdk-go => CHECKOUT/plugin-sdk-go",
-        };
         text.push_str(&format!(
-            "Its SDK comes from the package registry ({}). Where the registry does not have it, build against a checkout of agent-env: {instead} (or make the project in a new folder with --sdk CHECKOUT).\n",
-            match language {
-                Language::Rust => "crates.io",
-                Language::Python => "PyPI or your own index",
-                Language::Go => "the Go module proxy",
-            }
+            "Its SDK comes from the package registry ({}). Where the registry does not have it, build against a checkout of agent-env: {} (or make the project in a new folder with --sdk CHECKOUT).\n",
+            language.sdk_registry(),
+            language.sdk_from_checkout().replace("./PROJECT", &folder)
         ));
     }
     term.print(&text);
     Ok(0)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn store_chooses_the_store_of_a_store_project_and_is_refused_with_any_other_kind() {
+        assert_eq!(
+            kind_of(Some(KindArg::Store), None).unwrap(),
+            Kind::Store(StoreKind::Secret)
+        );
+        assert_eq!(
+            kind_of(Some(KindArg::Store), Some(StoreArg::Object)).unwrap(),
+            Kind::Store(StoreKind::Object)
+        );
+        assert_eq!(
+            kind_of(Some(KindArg::Store), Some(StoreArg::Document)).unwrap(),
+            Kind::Store(StoreKind::Document)
+        );
+        assert_eq!(kind_of(None, None).unwrap(), Kind::Step);
+        for (kind, said) in [
+            (None, "without --kind the project is a step"),
+            (Some(KindArg::Step), "this is a --kind step project"),
+            (Some(KindArg::Cli), "this is a --kind cli project"),
+        ] {
+            let refused = kind_of(kind, Some(StoreArg::Document)).unwrap_err();
+            assert_eq!(refused.code(), 2);
+            assert_eq!(
+                refused.to_string(),
+                format!("--store chooses the store of a --kind store project, and {said}: add --kind store, or leave --store out")
+            );
+        }
+    }
 }

@@ -2,34 +2,27 @@
 
 use std::path::{Path, PathBuf};
 
-use super::{render, Kind, Language, Names, ScaffoldFile};
+use super::{render, Kind, Language, Names, ScaffoldFile, StoreKind};
 
 const README: &str = include_str!("templates/README.md.tmpl");
 
 /// Where the README says the SDK comes from, and what to do when it cannot be had there.
 fn sdk_note(language: Language, checkout: Option<&str>) -> String {
-    let (package, manifest, registry) = match language {
-        Language::Rust => ("agent-env-plugin-sdk", "Cargo.toml", "crates.io"),
-        Language::Python => (
-            "agent-env-plugin-sdk",
-            "pyproject.toml",
-            "PyPI or your own index (`pip install --index-url URL`)",
-        ),
-        Language::Go => (
-            "github.com/agent-env/agent-env/plugin-sdk-go",
-            "go.mod",
-            "the Go module proxy",
-        ),
+    let (package, manifest) = match language {
+        Language::Rust => ("agent-env-plugin-sdk", "Cargo.toml"),
+        Language::Python => ("agent-env-plugin-sdk", "pyproject.toml"),
+        Language::Go => ("github.com/agent-env/agent-env/plugin-sdk-go", "go.mod"),
     };
+    let registry = language.sdk_registry();
     match checkout {
         Some(path) => format!(
             "`{manifest}` takes its SDK, `{package}`, from the agent-env checkout at `{path}`; point it \
              at a published version when you ship the plugin."
         ),
         None => format!(
-            "`{manifest}` takes its SDK, `{package}`, from {registry}. Where it cannot be found there, \
-             make the project again with `agent-env plugin new --sdk CHECKOUT`, which points `{manifest}` \
-             at a checkout of agent-env."
+            "`{manifest}` takes its SDK, `{package}`, from {registry}. Where it cannot be found there \
+             (until your team publishes it), build against a checkout of agent-env: {}.",
+            language.sdk_from_checkout()
         ),
     }
 }
@@ -65,17 +58,14 @@ pub(super) fn files(
              into `metadata.verifications[<verifier_id>]`, which is how a run scores its task.",
             names.contribution
         ),
-        Kind::Store => format!(
-            "It gives one secret store, `{}`: the secrets of a JSON file that maps each name to its value.",
-            names.class
-        ),
+        Kind::Store(store) => store_what(store, language, &names.class),
         Kind::Cli => format!(
             "It gives one command, `agent-env {command} TEXT…`, which prints how many words its arguments hold."
         ),
     };
     let usage = match kind {
         Kind::Step => String::new(),
-        Kind::Store => format!(
+        Kind::Store(StoreKind::Secret) => format!(
             "\n\nTo use the store, select it in `.agentenv/config.toml`:\n\n```toml\n[stores.secret]\n\
              impl = \"{name}:{class}\"\nconfig = {{ path = \"~/.config/{name}/secrets.json\" }}\n```\n\n\
              then write its secrets file and run agent-env's secret kit against the store. The kit reads two \
@@ -86,6 +76,21 @@ pub(super) fn files(
             class = names.class,
             name = names.package
         ),
+        Kind::Store(store) => format!(
+            "\n\nTo use the store, select it in `.agentenv/config.toml`:\n\n```toml\n[stores.{kind}]\n\
+             impl = \"{name}:{class}\"\nconfig = {{ root = \"~/.local/share/{name}\" }}\n```\n\n\
+             then run agent-env's {kind} kit against it. {leftovers}\n\n```bash\nagent-env store check {kind}\n```",
+            kind = store.name(),
+            class = names.class,
+            name = names.package,
+            leftovers = match store {
+                StoreKind::Object => {
+                    "The kit writes its objects under a fresh `agent-env-kit/<hex>/` prefix, and they stay \
+                     there: an object store has no delete."
+                }
+                _ => "Each of its cases works in a collection of its own and drops it when it ends.",
+            }
+        ),
         Kind::Cli => format!("\n\nThen run it: `agent-env {command} one two three` prints 3."),
     };
     let verify_step = match kind {
@@ -93,7 +98,11 @@ pub(super) fn files(
             " --step '{{\"type\": \"{}\", \"id\": \"s\", \"text\": \"one two three\"}}'",
             names.contribution
         ),
-        Kind::Store | Kind::Cli => String::new(),
+        Kind::Store(_) | Kind::Cli => String::new(),
+    };
+    let store_kind = match kind {
+        Kind::Store(store) => store.name(),
+        Kind::Step | Kind::Cli => "",
     };
     let vars_base: Vec<(&str, &str)> = vec![
         ("name", &names.package),
@@ -104,6 +113,7 @@ pub(super) fn files(
         ("python_sdk", &python_sdk),
         ("go_replace", &go_replace),
         ("command", &command),
+        ("store_kind", store_kind),
     ];
     let file = |path: String, template: &str, vars: &[(&str, &str)]| ScaffoldFile {
         path: PathBuf::from(path),
@@ -130,7 +140,7 @@ pub(super) fn files(
     let v = &vars_base;
     let prefix = match kind {
         Kind::Step => "step",
-        Kind::Store => "store",
+        Kind::Store(_) => "store",
         Kind::Cli => "cli",
     };
     match language {
@@ -148,7 +158,7 @@ pub(super) fn files(
                 v,
             ));
             out.push(file("src/main.rs".into(), rust_template(kind, "main"), v));
-            if kind == Kind::Store {
+            if matches!(kind, Kind::Store(_)) {
                 out.push(file("src/lib.rs".into(), rust_template(kind, "lib"), v));
             }
             if kind != Kind::Cli {
@@ -191,30 +201,56 @@ pub(super) fn files(
     out
 }
 
-/// The Rust template of a kind's file (`manifest`, `main`, `lib`, `test`).
+/// The Rust template of a kind's file (`manifest`, `main`, `lib`, `test`). The store kinds share the
+/// manifest (it names the kind) and `main.rs`; each has its own store and test.
 fn rust_template(kind: Kind, part: &str) -> &'static str {
     match (kind, part) {
         (Kind::Step, "manifest") => include_str!("templates/rust/step-manifest.toml.tmpl"),
         (Kind::Step, "main") => include_str!("templates/rust/step-main.rs.tmpl"),
         (Kind::Step, _) => include_str!("templates/rust/step-test.rs.tmpl"),
-        (Kind::Store, "manifest") => include_str!("templates/rust/store-manifest.toml.tmpl"),
-        (Kind::Store, "main") => include_str!("templates/rust/store-main.rs.tmpl"),
-        (Kind::Store, "lib") => include_str!("templates/rust/store-lib.rs.tmpl"),
-        (Kind::Store, _) => include_str!("templates/rust/store-test.rs.tmpl"),
+        (Kind::Store(_), "manifest") => include_str!("templates/rust/store-manifest.toml.tmpl"),
+        (Kind::Store(_), "main") => include_str!("templates/rust/store-main.rs.tmpl"),
+        (Kind::Store(StoreKind::Secret), "lib") => {
+            include_str!("templates/rust/secret-lib.rs.tmpl")
+        }
+        (Kind::Store(StoreKind::Secret), _) => include_str!("templates/rust/secret-test.rs.tmpl"),
+        (Kind::Store(StoreKind::Object), "lib") => {
+            include_str!("templates/rust/object-lib.rs.tmpl")
+        }
+        (Kind::Store(StoreKind::Object), _) => include_str!("templates/rust/object-test.rs.tmpl"),
+        (Kind::Store(StoreKind::Document), "lib") => {
+            include_str!("templates/rust/document-lib.rs.tmpl")
+        }
+        (Kind::Store(StoreKind::Document), _) => {
+            include_str!("templates/rust/document-test.rs.tmpl")
+        }
         (Kind::Cli, "manifest") => include_str!("templates/rust/cli-manifest.toml.tmpl"),
         (Kind::Cli, _) => include_str!("templates/rust/cli-main.rs.tmpl"),
     }
 }
 
-/// The Python template of a kind's file (`manifest`, `plugin`, `test`).
+/// The Python template of a kind's file (`manifest`, `plugin`, `test`); the store kinds share the
+/// manifest.
 fn python_template(kind: Kind, part: &str) -> &'static str {
     match (kind, part) {
         (Kind::Step, "manifest") => include_str!("templates/python/step-manifest.toml.tmpl"),
         (Kind::Step, "plugin") => include_str!("templates/python/step-plugin.py.tmpl"),
         (Kind::Step, _) => include_str!("templates/python/step-test.py.tmpl"),
-        (Kind::Store, "manifest") => include_str!("templates/python/store-manifest.toml.tmpl"),
-        (Kind::Store, "plugin") => include_str!("templates/python/store-plugin.py.tmpl"),
-        (Kind::Store, _) => include_str!("templates/python/store-test.py.tmpl"),
+        (Kind::Store(_), "manifest") => include_str!("templates/python/store-manifest.toml.tmpl"),
+        (Kind::Store(StoreKind::Secret), "plugin") => {
+            include_str!("templates/python/secret-plugin.py.tmpl")
+        }
+        (Kind::Store(StoreKind::Secret), _) => include_str!("templates/python/secret-test.py.tmpl"),
+        (Kind::Store(StoreKind::Object), "plugin") => {
+            include_str!("templates/python/object-plugin.py.tmpl")
+        }
+        (Kind::Store(StoreKind::Object), _) => include_str!("templates/python/object-test.py.tmpl"),
+        (Kind::Store(StoreKind::Document), "plugin") => {
+            include_str!("templates/python/document-plugin.py.tmpl")
+        }
+        (Kind::Store(StoreKind::Document), _) => {
+            include_str!("templates/python/document-test.py.tmpl")
+        }
         (Kind::Cli, "manifest") => include_str!("templates/python/cli-manifest.toml.tmpl"),
         (Kind::Cli, "plugin") => include_str!("templates/python/cli-plugin.py.tmpl"),
         (Kind::Cli, _) => include_str!("templates/python/cli-test.py.tmpl"),
@@ -226,11 +262,52 @@ fn go_template(kind: Kind, part: &str) -> &'static str {
     match (kind, part) {
         (Kind::Step, "main") => include_str!("templates/go/step-main.go.tmpl"),
         (Kind::Step, _) => include_str!("templates/go/step-test.go.tmpl"),
-        (Kind::Store, "main") => include_str!("templates/go/store-main.go.tmpl"),
-        (Kind::Store, _) => include_str!("templates/go/store-test.go.tmpl"),
+        (Kind::Store(StoreKind::Secret), "main") => {
+            include_str!("templates/go/secret-main.go.tmpl")
+        }
+        (Kind::Store(StoreKind::Secret), _) => include_str!("templates/go/secret-test.go.tmpl"),
+        (Kind::Store(StoreKind::Object), "main") => {
+            include_str!("templates/go/object-main.go.tmpl")
+        }
+        (Kind::Store(StoreKind::Object), _) => include_str!("templates/go/object-test.go.tmpl"),
+        (Kind::Store(StoreKind::Document), "main") => {
+            include_str!("templates/go/document-main.go.tmpl")
+        }
+        (Kind::Store(StoreKind::Document), _) => include_str!("templates/go/document-test.go.tmpl"),
         (Kind::Cli, "main") => include_str!("templates/go/cli-main.go.tmpl"),
         (Kind::Cli, _) => include_str!("templates/go/cli-test.go.tmpl"),
     }
+}
+
+/// What the README says a store project gives, and how its test checks it.
+fn store_what(store: StoreKind, language: Language, class: &str) -> String {
+    let gives = match store {
+        StoreKind::Secret => {
+            return format!(
+                "It gives one secret store, `{class}`: the secrets of a JSON file that maps each name to its value."
+            )
+        }
+        StoreKind::Object => format!(
+            "It gives one object store, `{class}`: write-once objects kept as files under a folder, each \
+             written to a temporary file first and then moved into place, so no reader sees half an object."
+        ),
+        StoreKind::Document => format!(
+            "It gives one document store, `{class}`: collections of JSON documents, each kept in a JSON file \
+             of its own under a folder and rewritten whole, under a lock, by every change."
+        ),
+    };
+    let kind = store.name();
+    let test = match (store, language) {
+        (_, Language::Rust) | (StoreKind::Object, _) => {
+            format!("Its test runs agent-env's {kind} kit, from the SDK, against the store in-process.")
+        }
+        _ => format!(
+            "Its test runs agent-env's {kind} kit against the plugin as agent-env starts it, with \
+             `agent-env store check {kind}` in a home of its own: it needs `agent-env` on `PATH` (or \
+             `AGENT_ENV_BIN`), and is skipped without it (or fails, when `CI` is set)."
+        ),
+    };
+    format!("{gives} {test}")
 }
 
 /// A TOML basic string.

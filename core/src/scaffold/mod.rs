@@ -1,6 +1,7 @@
-//! `agent-env plugin new NAME --lang rust|python|go [--kind step|store|cli]`: a plugin project that works as written: a
-//! manifest, the code of one contribution, and a test that drives it over the protocol. `agent-env
-//! plugin add` installs the folder as it is and `agent-env plugin verify` passes it.
+//! `agent-env plugin new NAME --lang rust|python|go [--kind step|store|cli] [--store object|document|secret]`:
+//! a plugin project that works as written: a manifest, the code of one contribution, and a test that
+//! drives it (a step over the protocol, a store through its kind's conformance kit). `agent-env plugin
+//! add` installs the folder as it is and `agent-env plugin verify` passes it.
 //!
 //! The files come from the templates in `templates/`, with `{{name}}`-style placeholders filled from
 //! the package name ([`names::Names`]) and from where the SDK comes from ([`SdkSource`]): the package
@@ -34,6 +35,34 @@ impl Language {
             Language::Go => "Go",
         }
     }
+
+    /// The registry a project depends on its SDK from, when it is not made with `--sdk`.
+    pub fn sdk_registry(self) -> &'static str {
+        match self {
+            Language::Rust => "crates.io",
+            Language::Python => "PyPI or your own index (`pip install --index-url URL`)",
+            Language::Go => "the Go module proxy",
+        }
+    }
+
+    /// How to point a project made without `--sdk` at the SDK of an agent-env checkout instead, by
+    /// editing it (making it again would be refused: its folder is not empty).
+    pub fn sdk_from_checkout(self) -> &'static str {
+        match self {
+            Language::Rust => {
+                "in Cargo.toml write `agent-env-plugin-sdk = { path = \"CHECKOUT/plugin-sdk-rs\" }`"
+            }
+            Language::Python => {
+                "in pyproject.toml's dependencies write `\"agent-env-plugin-sdk @ file:///CHECKOUT/plugin-sdk-py\"` \
+                 (CHECKOUT an absolute path), or install both at once with \
+                 `agent-env plugin add CHECKOUT/plugin-sdk-py ./PROJECT`"
+            }
+            Language::Go => {
+                "run `go mod edit -replace github.com/agent-env/agent-env/plugin-sdk-go=CHECKOUT/plugin-sdk-go` \
+                 in the project, then `go mod tidy` (it needs no module proxy then)"
+            }
+        }
+    }
 }
 
 /// What the plugin gives.
@@ -41,10 +70,32 @@ impl Language {
 pub enum Kind {
     /// A task step that grades a text (`[provides.task_steps]`).
     Step,
-    /// A secret store that reads a JSON file (`[provides.stores]`).
-    Store,
+    /// A store of one kind (`[provides.stores]`).
+    Store(StoreKind),
     /// A command, `agent-env <name>` (`[provides.cli_plugins]`).
     Cli,
+}
+
+/// The store a `Kind::Store` project gives: the kind its manifest declares.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum StoreKind {
+    /// Write-once objects as files under a folder.
+    Object,
+    /// Collections of JSON documents, one file each in a folder.
+    Document,
+    /// The secrets of a JSON file.
+    Secret,
+}
+
+impl StoreKind {
+    /// The kind's name, as the manifest, `[stores.<kind>]` and `agent-env store check` spell it.
+    pub fn name(self) -> &'static str {
+        match self {
+            StoreKind::Object => "object",
+            StoreKind::Document => "document",
+            StoreKind::Secret => "secret",
+        }
+    }
 }
 
 /// Where the scaffold's SDK dependency comes from.
@@ -190,10 +241,19 @@ mod tests {
         }
     }
 
+    const LANGUAGES: [Language; 3] = [Language::Rust, Language::Python, Language::Go];
+    const KINDS: [Kind; 5] = [
+        Kind::Step,
+        Kind::Store(StoreKind::Object),
+        Kind::Store(StoreKind::Document),
+        Kind::Store(StoreKind::Secret),
+        Kind::Cli,
+    ];
+
     #[test]
     fn every_placeholder_is_filled_in_every_language_and_kind() {
-        for language in [Language::Rust, Language::Python, Language::Go] {
-            for kind in [Kind::Step, Kind::Store, Kind::Cli] {
+        for language in LANGUAGES {
+            for kind in KINDS {
                 let request = Request {
                     kind,
                     ..request(language, SdkSource::Registry)
@@ -213,17 +273,94 @@ mod tests {
     }
 
     #[test]
+    fn each_store_kind_has_its_own_store_declared_as_that_kind_and_checked_by_that_kit() {
+        for language in LANGUAGES {
+            let mut stores = Vec::new();
+            for store in [StoreKind::Object, StoreKind::Document, StoreKind::Secret] {
+                let files = scaffold(&Request {
+                    kind: Kind::Store(store),
+                    ..request(language, SdkSource::Registry)
+                })
+                .unwrap();
+                let text = |name: &str| {
+                    files
+                        .iter()
+                        .find(|f| f.path.ends_with(name))
+                        .map(|f| f.text.clone())
+                        .unwrap_or_else(|| panic!("{language:?} {store:?}: no {name}"))
+                };
+                let kind = store.name();
+                let (code, test, declared) = match language {
+                    // Rust and Python declare the kind in the manifest; a Go plugin's manifest is what
+                    // its code registers.
+                    Language::Rust => (
+                        text("src/lib.rs"),
+                        text("tests/store.rs"),
+                        text("src/agent-env-plugin.toml"),
+                    ),
+                    Language::Python => (
+                        text("plugin.py"),
+                        text("tests/test_plugin.py"),
+                        text("agentenv-word-count.toml"),
+                    ),
+                    Language::Go => (text("main.go"), text("main_test.go"), text("main.go")),
+                };
+                let declaration = match language {
+                    Language::Go => format!("Add{}Store(", title_case(kind)),
+                    _ => format!("WordCount = \"{kind}\""),
+                };
+                assert!(
+                    declared.contains(&declaration),
+                    "{language:?} {store:?}: {declared}"
+                );
+                assert!(
+                    text("README.md").contains(&format!("agent-env store check {kind}")),
+                    "{language:?} {store:?}"
+                );
+                // The test runs the kind's kit: in-process where the SDK ships it, else through agent-env.
+                let kit = match (language, store) {
+                    (Language::Rust, _) => format!("assert_{kind}_store_conforms"),
+                    (Language::Python, StoreKind::Object) => "object_cases.CASES".into(),
+                    (Language::Go, StoreKind::Object) => "agentenvtest.CheckObjectStore".into(),
+                    (_, StoreKind::Secret) => "conformance_present_empty".into(),
+                    (_, StoreKind::Document) => "\"store\", \"check\", \"document\"".into(),
+                };
+                assert!(test.contains(&kit), "{language:?} {store:?}: {test}");
+                stores.push(code);
+            }
+            stores.dedup();
+            assert_eq!(
+                stores.len(),
+                3,
+                "{language:?}: two store kinds share their code"
+            );
+        }
+    }
+
+    fn title_case(word: &str) -> String {
+        let mut chars = word.chars();
+        chars
+            .next()
+            .map(|first| first.to_ascii_uppercase().to_string() + chars.as_str())
+            .unwrap_or_default()
+    }
+
+    #[test]
     fn the_readme_says_where_the_sdk_comes_from_and_what_to_do_without_it() {
-        for language in [Language::Rust, Language::Python, Language::Go] {
+        for language in LANGUAGES {
             let files = scaffold(&request(language, SdkSource::Registry)).unwrap();
             let readme = &files
                 .iter()
                 .find(|f| f.path.ends_with("README.md"))
                 .unwrap()
                 .text;
+            // What to edit, not to make the project again (its folder would be refused).
             assert!(
-                readme.contains("takes its SDK")
-                    && readme.contains("agent-env plugin new --sdk CHECKOUT"),
+                readme.contains("takes its SDK") && readme.contains(language.sdk_from_checkout()),
+                "{language:?}: {readme}"
+            );
+            assert!(
+                !readme.contains("plugin new --sdk"),
                 "{language:?}: {readme}"
             );
         }

@@ -100,7 +100,7 @@ impl Names {
                         "'{word}' is a Python keyword, and the code names a module or function after it; choose {suggestion}"
                     )));
                 }
-                if kind == Kind::Store && reserved::is_python_keyword(&self.class) {
+                if matches!(kind, Kind::Store(_)) && reserved::is_python_keyword(&self.class) {
                     return Err(bad(format!(
                         "'{}' is a Python keyword, and the code names its store class after it; choose {suggestion}",
                         self.class
@@ -152,6 +152,7 @@ impl Names {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::scaffold::StoreKind;
 
     #[test]
     fn names_derive_from_the_package() {
@@ -205,13 +206,13 @@ mod tests {
             (
                 "import",
                 Language::Python,
-                Kind::Store,
+                Kind::Store(StoreKind::Object),
                 "'import' is a Python keyword",
             ),
             (
                 "agentenv-none",
                 Language::Python,
-                Kind::Store,
+                Kind::Store(StoreKind::Document),
                 "'None' is a Python keyword",
             ),
             (
@@ -235,7 +236,7 @@ mod tests {
             (
                 "match",
                 Language::Rust,
-                Kind::Store,
+                Kind::Store(StoreKind::Secret),
                 "'match' is a word Rust reserves",
             ),
             (
@@ -270,7 +271,11 @@ mod tests {
             ("agentenv-none", Language::Python, Kind::Step),
             ("agentenv-run", Language::Python, Kind::Step),
             ("agentenv-deploy-sandbox", Language::Rust, Kind::Cli),
-            ("agentenv-word-count", Language::Python, Kind::Store),
+            (
+                "agentenv-word-count",
+                Language::Python,
+                Kind::Store(StoreKind::Document),
+            ),
         ] {
             let names = Names::of(name).unwrap();
             assert!(names.usable_in(language, kind).is_ok(), "{name}");
