@@ -426,7 +426,8 @@ impl Manifest {
             if let Some(message) = requires_not_a_table(text, e.span(), &message) {
                 return err_at(e.span(), Some("plugin.requires"), message);
             }
-            let key = guess_key(&message);
+            let key =
+                guess_key(&message).or_else(|| e.span().and_then(|span| key_at(text, span.start)));
             err_at(e.span(), key.as_deref(), message)
         })?;
         let plugin = raw.plugin;
@@ -653,10 +654,36 @@ fn pep440_clause(clause: &str) -> String {
 }
 
 fn guess_key(message: &str) -> Option<String> {
-    // serde messages look like "missing field 'exec'" or "unknown field 'taskz', expected ...".
-    let start = message.find('\'')? + 1;
+    // serde messages look like "missing field 'exec'" or "unknown field 'taskz', expected ...";
+    // another quoted word ("invalid type: integer '1'") is a value, not a key.
+    let start = message.find("field '")? + "field '".len();
     let end = start + message[start..].find('\'')?;
     Some(message[start..end].to_string())
+}
+
+/// The dotted key whose value stands at `offset` of the manifest `text` (`plugin.version` for the `1`
+/// of `version = 1` under `[plugin]`), when the value is on a `key = value` line.
+fn key_at(text: &str, offset: usize) -> Option<String> {
+    let offset = offset.min(text.len());
+    let line_start = text[..offset].rfind('\n').map_or(0, |i| i + 1);
+    let key = text[line_start..offset].split_once('=')?.0.trim();
+    if key.is_empty() || key.starts_with('#') {
+        return None;
+    }
+    // The nearest table header above the line, if any.
+    let table = text[..line_start].lines().rev().find_map(|line| {
+        let line = line.trim();
+        let name = line.strip_prefix('[')?.strip_suffix(']')?;
+        Some(
+            name.trim_matches(|c| c == '[' || c == ']')
+                .trim()
+                .to_string(),
+        )
+    });
+    Some(match table {
+        Some(table) => format!("{table}.{key}"),
+        None => key.to_string(),
+    })
 }
 
 /// A variable name (`OPENAI_API_KEY`) or a prefix ending in `*` (`AWS_*`).
@@ -773,6 +800,17 @@ ContentAddressedObjectStore = "object"
         assert!(e.line.is_some());
         assert!(e.to_string().starts_with("/p/m.toml:1"), "{e}");
         assert!(e.message.contains("missing field 'exec'"), "{e}");
+    }
+
+    #[test]
+    fn a_value_of_the_wrong_type_names_its_key_not_the_value() {
+        let text = "[plugin]\nname = \"x\"\nversion = 1\nexec = [\"x\"]\nprotocol = [1, 1]\n";
+        let e = Manifest::parse(Path::new("/p/m.toml"), text).unwrap_err();
+        assert_eq!(e.key.as_deref(), Some("plugin.version"), "{e}");
+        assert_eq!(e.line, Some(3), "{e}");
+        assert_eq!(key_at("a = 1", 4), Some("a".into()));
+        assert_eq!(key_at("[t]\n# c\nx = [1,\n 2]", 14), Some("t.x".into()));
+        assert_eq!(key_at("[t]\n# c\nx = [1,\n 2]", 17), None);
     }
 
     #[test]
