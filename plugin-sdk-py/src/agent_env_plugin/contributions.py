@@ -154,16 +154,50 @@ class FunctionCommand(CliCommand):
         return self._function(argv, host)
 
 
+def root_flag(name: str) -> str:
+    """The flag agent-env makes of a `[provides.cli_root_options]` name, and sends as `cli.root_option`'s
+    `flag`: `tenant` is `--tenant`, a one-letter name a short flag (`t` is `-t`), and a name starting with
+    `-` is the flag itself (docs/protocol.md §4.5)."""
+    if name.startswith("-"):
+        return name
+    return f"-{name}" if len(name) == 1 else f"--{name}"
+
+
 class RootOption:
     """A flag on the root command (`agent-env --tenant acme ...`). `apply(value, host)` gets the flag's
-    value (None when it is absent) and may return a config file path the host then reads."""
+    value (None when it is absent) and may return a config file path the host then reads.
 
-    def __init__(self, name: str, flag: str, function: RootOptionFunction, label: str, description: str | None) -> None:
+    Its manifest entry is `name = { class = label, description = ..., value = ..., always = ... }`: `value`
+    (e.g. `"NAME"`) makes a flag that takes a value, shown as `--tenant <NAME>` in `--help`; without it the
+    flag is a switch, sent the value `"true"` when given. `always` asks agent-env to call it on every
+    invocation, the flag given or not. `flag` is the flag the name makes (`root_flag`)."""
+
+    def __init__(
+        self,
+        name: str,
+        flag: str,
+        function: RootOptionFunction,
+        label: str,
+        description: str | None,
+        value: str | None = None,
+        always: bool = False,
+    ) -> None:
         self.name = name
         self.flag = flag
         self.function = function
         self.label: str = label
         self.description = description
+        self.value = value
+        self.always = always
+
+    def manifest_keys(self) -> Dict[str, str | bool]:
+        """The entry's keys beyond `class` and `description`, as the manifest writes them."""
+        keys: Dict[str, str | bool] = {}
+        if self.value is not None:
+            keys["value"] = self.value
+        if self.always:
+            keys["always"] = True
+        return keys
 
 
 class Contribution:

@@ -16,6 +16,7 @@ from .contributions import (
     FunctionStep,
     RootOption,
     TaskStep,
+    root_flag,
 )
 from .peer import CallContext, Connection
 
@@ -40,6 +41,7 @@ if TYPE_CHECKING:
     from .errors import PluginError, StepFailedError
     from .explorer import Explorer
     from .host import HostHandle
+    from .manifest import Entry as ManifestEntry
     from .stores import Store
 
     StoreClassT = TypeVar("StoreClassT", bound=Type[Store])
@@ -246,10 +248,36 @@ class Plugin:
         return command
 
     def root_option(
-        self, name: str, flag: str | None = None, cls: str | None = None, description: str | None = None
+        self,
+        name: str,
+        flag: str | None = None,
+        cls: str | None = None,
+        description: str | None = None,
+        *,
+        value: str | None = None,
+        always: bool = False,
     ) -> Callable[[RootOptionFunctionT], RootOptionFunctionT]:
-        """Registers a root option: a function `(value, host) -> config path or None`. `flag` defaults to
-        `--<name>`."""
+        """Registers a flag on `agent-env` itself: decorate a function `(value, host) -> config path or None`.
+
+        `name` is the manifest key, and the key is the flag: `tenant` is `--tenant`, a one-letter name a
+        short flag (`t` is `-t`), a name starting with `-` the flag itself. `cls` is the class label
+        (default: `name`), `description` the `--help` text (default: the function's first doc line).
+        `value="NAME"` makes a flag that takes a value (`--tenant NAME`), which the function gets as a
+        string; without it the flag is a switch, and the function gets `"true"` when it is given. It gets
+        `None` when the flag is absent: agent-env calls it then only if `always=True` (and `plugin list` /
+        `check` do, to see that it works). Options run synchronously: an `async def` is refused.
+
+        `flag` is no longer needed and is deprecated: the flag is the one the name makes. Giving that flag
+        (or the name) warns (`DeprecationWarning`); any other flag is a `ValueError`, since agent-env would
+        never send it."""
+        option_flag = root_flag(name)
+        if flag is not None:
+            _deprecated_flag(name, flag, option_flag)
+        if value is not None and (not isinstance(value, str) or not value):
+            raise ValueError(
+                f"@root_option({name!r}): value={value!r}; give the name of the flag's value in --help "
+                '(value="NAME"), or leave it out for a switch'
+            )
 
         def register(function: RootOptionFunctionT) -> RootOptionFunctionT:
             _refuse_coroutine(function, f"@root_option({name!r}): {getattr(function, '__name__', 'the option')}")
@@ -257,7 +285,7 @@ class Plugin:
                 raise ValueError(f"root option '{name}' is registered twice in {self.name}")
             label = cls or name
             self._root_options[name] = RootOption(
-                name, flag or f"--{name}", function, label, description or _first_doc_line(function)
+                name, option_flag, function, label, description or _first_doc_line(function), value, bool(always)
             )
             return function
 
@@ -360,13 +388,16 @@ class Plugin:
 
     def manifest(self, exec_argv: Sequence[str] | None = None) -> str:
         """The manifest (TOML) for what is registered; `exec` is this program unless given."""
-        provides: Dict[str, List[Tuple[str, str, str | None]]] = {}
-        for info in self.contributions():
-            provides.setdefault(info["group"], []).append((info["name"], info["class"], info.get("description")))
-        stores = [(label, cls.kind) for label, cls in self._store_classes.items()]
-        argv = list(exec_argv) if exec_argv is not None else (self.exec or _own_argv())
         from . import manifest as manifest_text
 
+        provides: Dict[str, List[ManifestEntry]] = {}
+        for info in self.contributions():
+            group, name = info["group"], info["name"]
+            option = self._root_options.get(name) if group == "cli_root_options" else None
+            extra = option.manifest_keys() if option is not None else {}
+            provides.setdefault(group, []).append((name, info["class"], info.get("description"), extra))
+        stores = [(label, cls.kind) for label, cls in self._store_classes.items()]
+        argv = list(exec_argv) if exec_argv is not None else (self.exec or _own_argv())
         return manifest_text.render(
             self.name, self.version, argv, self.protocol, provides, stores, self.description, self.requires
         )
@@ -595,6 +626,7 @@ class Plugin:
         from .errors import InvalidParamsError, InvalidValueError
 
         flag = _need_str(params, "cli.root_option", "flag")
+        # agent-env sends the flag the name makes (`root_flag`); the bare name and `--<name>` are taken too.
         option = next((o for o in self._root_options.values() if flag in (o.flag, o.name, f"--{o.name}")), None)
         if option is None:
             raise InvalidValueError(f"{self.name} has no root option '{flag}'")
@@ -783,6 +815,25 @@ def _refuse_coroutine(function: object, what: str) -> None:
             f"{what} is an async def; agent-env calls it synchronously on a thread of its own, so write a plain "
             "def (run a coroutine inside it with asyncio.run(...) if you need one)"
         )
+
+
+def _deprecated_flag(name: str, flag: str, option_flag: str) -> None:
+    """`root_option(name, flag=...)`: the manifest has no place for a flag of its own (its key is the flag),
+    so `flag` can only repeat the one the name makes. Repeating it warns; another one is refused."""
+    if flag not in (option_flag, name):
+        raise ValueError(
+            f"@root_option({name!r}, flag={flag!r}): the flag is the manifest name, so this option is "
+            f"{option_flag}; agent-env never sends {flag}. Register the option under the name of the flag you "
+            f"want (@root_option({flag.lstrip('-')!r}) is {root_flag(flag.lstrip('-'))}) and leave out flag="
+        )
+    import warnings
+
+    warnings.warn(
+        f"@root_option({name!r}, flag={flag!r}): flag= is deprecated and changes nothing; the flag is the one "
+        f"the name makes ({option_flag}), so leave it out",
+        DeprecationWarning,
+        stacklevel=3,
+    )
 
 
 def _first_doc_line(target: Any) -> str | None:

@@ -24,6 +24,16 @@ def tenant(value: str, host: HostHandle) -> str | None:
     return value
 
 
+@plugin.root_option("zone", value=True)  # expect: mypy[arg-type] pyright[reportArgumentType]
+def zone(value: str | None, host: HostHandle) -> None:
+    pass
+
+
+@plugin.root_option("cell", always="yes")  # expect: mypy[arg-type] pyright[reportArgumentType]
+def cell(value: str | None, host: HostHandle) -> None:
+    pass
+
+
 @plugin.method("typing.later")  # expect: mypy[type-var] pyright[reportArgumentType]
 async def later_method(params: Dict[str, Any], host: HostHandle) -> Dict[str, Any]:
     return {}

@@ -31,6 +31,11 @@ def tenant(value: str | None, host: HostHandle) -> str | None:
     return f"/etc/agent-env/{value}.toml" if value else None
 
 
+@plugin.root_option("region", cls="Region", value="REGION", always=True)
+def region(value: str | None, host: HostHandle) -> None:
+    """Called on every invocation; `value` is None when --region is absent."""
+
+
 def from_dict(params: Dict[str, Any], host: HostHandle) -> Dict[str, Any]:
     return {"type": params["type"]}
 
