@@ -604,7 +604,8 @@ fn checks(doc: &Document) -> String {
         let Some(rows) = verification.get("results").and_then(Value::as_array) else {
             continue;
         };
-        out.push_str(&format!("checks ({verifier}):\n"));
+        // Named by its verifier, which the scores line (by step) does not show.
+        out.push_str(&format!("checks (verifier {verifier}):\n"));
         for (position, row) in rows.iter().enumerate() {
             // Counted from 1, as people count; a row with no index (a plugin's) by its place.
             let name = match verify_sandbox::criterion_of(row) {

@@ -199,7 +199,7 @@ fn a_task_scoring_below_one_says_which_criteria_did_not_pass_and_why() {
     let shown = s.run(&["task", "get-instance", id]);
     assert!(
         shown.stdout.contains(
-            "checks (v):\n  quiet: passed\n  noisy: did not pass: exit=3; stderr=… the-real-error\n"
+            "checks (verifier v):\n  quiet: passed\n  noisy: did not pass: exit=3; stderr=… the-real-error\n"
         ),
         "{}",
         shown.stdout
