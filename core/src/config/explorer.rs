@@ -39,6 +39,10 @@ pub enum SettingsError {
     WildcardOrigin,
     #[error("[explorer] cors_origins cannot contain 'null': that is the origin of every sandboxed frame and local file, so any of them could drive the explorer; list the origins that may call it, such as \"http://localhost:3000\"")]
     NullOrigin,
+    #[error("[explorer] cors_origins has {origin:?}, which no browser sends as an origin: {why}; write scheme://host or scheme://host:port, such as \"http://localhost:3000\"")]
+    BadOrigin { origin: String, why: &'static str },
+    #[error("[explorer] allowed_hosts has {host:?}, which no request's Host can match: {why}; list host names such as \"explorer.internal\" (the port is not part of one)")]
+    BadHost { host: String, why: &'static str },
 }
 
 /// Every problem `agent-env up` found in `[explorer]` (never none): it names them all at once, so
@@ -144,28 +148,15 @@ impl ExplorerSettings {
         let allowed_hosts = strings(&explorer, "allowed_hosts")
             .map_err(&mut keep)
             .unwrap_or_default()
-            .into_iter()
-            .map(|h| h.to_ascii_lowercase())
+            .iter()
+            .filter_map(|h| host_name(h).map_err(&mut keep).ok())
             .collect();
         let cors_origins = strings(&explorer, "cors_origins")
-            .and_then(|origins| {
-                if origins.iter().any(|o| o.trim() == "*") {
-                    Err(SettingsError::WildcardOrigin)
-                } else if origins
-                    .iter()
-                    .any(|o| o.trim().eq_ignore_ascii_case("null"))
-                {
-                    Err(SettingsError::NullOrigin)
-                } else {
-                    // A browser's Origin never ends with '/': `https://dash.example/` means the same.
-                    Ok(origins
-                        .into_iter()
-                        .map(|o| o.trim().trim_end_matches('/').to_string())
-                        .collect())
-                }
-            })
             .map_err(&mut keep)
-            .unwrap_or_default();
+            .unwrap_or_default()
+            .iter()
+            .filter_map(|o| origin(o).map_err(&mut keep).ok())
+            .collect();
         let plugin_timeout = seconds(&explorer, "plugin_timeout_seconds")
             .map_err(&mut keep)
             .ok()
@@ -265,6 +256,93 @@ fn seconds(table: &toml::Table, key: &'static str) -> Result<Option<Duration>, S
             key,
             got: value.to_string(),
         })
+}
+
+/// An `allowed_hosts` entry as the guard compares it with a request's `Host`: lowercased, without a
+/// port (the guard leaves the port out of the `Host` too, so `name:8234` means `name`).
+fn host_name(written: &str) -> Result<String, SettingsError> {
+    let host = written.trim().to_ascii_lowercase();
+    let bad = |why| SettingsError::BadHost {
+        host: written.to_string(),
+        why,
+    };
+    if host.is_empty() {
+        return Err(bad("it is empty"));
+    }
+    if host.contains('*') {
+        return Err(bad(
+            "patterns are not read, and allowing any host would let any web page drive the explorer",
+        ));
+    }
+    if host.contains("://") || host.contains('/') || host.contains(char::is_whitespace) {
+        return Err(bad(
+            "a host is a name alone, with no scheme, path or spaces",
+        ));
+    }
+    // `[::1]:8080` and `name:8080` without the port; a bare IPv6 address has several colons and stays.
+    let name = match host.strip_prefix('[') {
+        Some(rest) => match rest.split_once(']') {
+            Some((inside, after)) if after.is_empty() || after.starts_with(':') => {
+                format!("[{inside}]")
+            }
+            _ => return Err(bad("its brackets do not close an IPv6 address")),
+        },
+        None => match host.split_once(':') {
+            Some((name, port)) if !port.contains(':') => {
+                if !port.chars().all(|c| c.is_ascii_digit()) {
+                    return Err(bad("what follows ':' is no port"));
+                }
+                name.to_string()
+            }
+            _ => host,
+        },
+    };
+    Ok(name)
+}
+
+/// A `cors_origins` entry as a browser sends it in `Origin`: `scheme://host[:port]`, the scheme and host
+/// lowercased, a default port (80 for http, 443 for https) and a trailing `/` left out.
+fn origin(written: &str) -> Result<String, SettingsError> {
+    let trimmed = written.trim();
+    if trimmed == "*" {
+        return Err(SettingsError::WildcardOrigin);
+    }
+    if trimmed.eq_ignore_ascii_case("null") {
+        return Err(SettingsError::NullOrigin);
+    }
+    let bad = |why| SettingsError::BadOrigin {
+        origin: written.to_string(),
+        why,
+    };
+    let Some((scheme, rest)) = trimmed.split_once("://") else {
+        return Err(bad("it has no scheme (http:// or https://)"));
+    };
+    let scheme = scheme.to_ascii_lowercase();
+    let default_port = match scheme.as_str() {
+        "http" => "80",
+        "https" => "443",
+        _ => return Err(bad("the explorer is reached over http or https only")),
+    };
+    // A browser's Origin never ends with '/': `https://dash.example/` means the same.
+    let authority = rest.strip_suffix('/').unwrap_or(rest).to_ascii_lowercase();
+    if authority.is_empty() {
+        return Err(bad("it names no host"));
+    }
+    if authority.contains(['/', '?', '#', '@']) || authority.contains(char::is_whitespace) {
+        return Err(bad("an origin has no path, query, user or spaces"));
+    }
+    let (host, port) = match authority.rsplit_once(':') {
+        Some((host, port)) if !host.is_empty() && !port.contains(']') => (host, Some(port)),
+        _ => (authority.as_str(), None),
+    };
+    match port {
+        Some(port) if port.is_empty() || !port.chars().all(|c| c.is_ascii_digit()) => {
+            Err(bad("what follows ':' is no port"))
+        }
+        Some(port) if port == default_port => Ok(format!("{scheme}://{host}")),
+        Some(port) => Ok(format!("{scheme}://{host}:{port}")),
+        None => Ok(format!("{scheme}://{host}")),
+    }
 }
 
 fn strings(table: &toml::Table, key: &'static str) -> Result<Vec<String>, SettingsError> {
@@ -367,6 +445,62 @@ mod tests {
         );
         let e = settings("[explorer]\nallowed_hosts = [1]\n").unwrap_err();
         assert!(e.to_string().contains("list of strings"), "{e}");
+    }
+
+    #[test]
+    fn origins_are_read_as_a_browser_sends_them_and_every_bad_one_is_named() {
+        let s = settings(
+            "[explorer]\ncors_origins = ['HTTPS://Dash.Example:443/', 'http://a.example:80', 'http://b.example:3000']\n",
+        )
+        .unwrap();
+        assert_eq!(
+            s.cors_origins,
+            [
+                "https://dash.example",
+                "http://a.example",
+                "http://b.example:3000"
+            ]
+        );
+        let e = settings(
+            "[explorer]\ncors_origins = ['https://a.example/path', 'not a url', 'ftp://x', '*', 'null', 'http://h:x']\n",
+        )
+        .unwrap_err()
+        .to_string();
+        assert!(e.contains("has 6 problems"), "{e}");
+        for part in [
+            "\"https://a.example/path\", which no browser sends as an origin: an origin has no path",
+            "\"not a url\", which no browser sends as an origin: it has no scheme",
+            "\"ftp://x\", which no browser sends as an origin: the explorer is reached over http or https only",
+            "cannot contain '*'",
+            "cannot contain 'null'",
+            "\"http://h:x\", which no browser sends as an origin: what follows ':' is no port",
+        ] {
+            assert!(e.contains(part), "{part}\n{e}");
+        }
+    }
+
+    #[test]
+    fn allowed_hosts_are_names_without_a_port_and_every_bad_one_is_named() {
+        let s = settings(
+            "[explorer]\nallowed_hosts = ['Explorer.Internal', 'box:8234', '[::1]:8080', '::1']\n",
+        )
+        .unwrap();
+        assert_eq!(
+            s.allowed_hosts,
+            ["explorer.internal", "box", "[::1]", "::1"]
+        );
+        let e = settings("[explorer]\nallowed_hosts = ['', '*', 'http://x', 'a:b']\n")
+            .unwrap_err()
+            .to_string();
+        assert!(e.contains("has 4 problems"), "{e}");
+        for part in [
+            "\"\", which no request's Host can match: it is empty",
+            "\"*\", which no request's Host can match: patterns are not read",
+            "\"http://x\", which no request's Host can match: a host is a name alone",
+            "\"a:b\", which no request's Host can match: what follows ':' is no port",
+        ] {
+            assert!(e.contains(part), "{part}\n{e}");
+        }
     }
 
     #[test]
