@@ -229,7 +229,10 @@ pub fn as_folder(text: &str, home: Option<&Path>) -> Option<Result<PathBuf, Bund
         return Some(Err(BundleError::one(if path.exists() {
             format!("{text}: not a folder; a bundle is a folder")
         } else {
-            format!("{text}: no such folder")
+            format!(
+                "{text}: no such folder; give a bundle's folder, or an installed bundle's name \
+                 (agent-env run lists the installed bundles)"
+            )
         })));
     }
     None
@@ -398,7 +401,10 @@ mod tests {
             .unwrap()
             .unwrap_err()
             .to_string();
-        assert_eq!(err, "~/work/b: no such folder");
+        assert_eq!(
+            err,
+            "~/work/b: no such folder; give a bundle's folder, or an installed bundle's name (agent-env run lists the installed bundles)"
+        );
         assert_eq!(
             other("demo", "x").folder_display(Some(Path::new("/elsewhere"))),
             "/nonexistent"
