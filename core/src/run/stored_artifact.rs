@@ -112,6 +112,13 @@ pub fn put_artifact(
             })?;
         listed.push(json!({"path": rel, "object_url": url, "sha256": sha256, "size": size}));
     }
+    // A signal during the last file: it is written, and still nothing is recorded.
+    if let Some(signal) = cancel.signal() {
+        return Err(RunError::Interrupted {
+            signal,
+            what: unrecorded(listed.len(), files.len(), &prefix, "stopped by a signal"),
+        });
+    }
     let name = id.rsplit('/').next().unwrap_or(id);
     let mut doc = Document::new();
     doc.insert("id".into(), json!(id));

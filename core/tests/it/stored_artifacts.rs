@@ -417,11 +417,13 @@ fn an_object_changed_after_the_put_is_not_loaded() {
 
 /// Ctrl-C during `artifact put` lets the file being written finish, then stops: exit 130, no version
 /// recorded, and what it wrote under which prefix said.
-#[test]
-fn a_put_stopped_by_a_signal_records_nothing_and_says_what_it_wrote() {
+/// Starts `artifact put FOLDER --id team/greeting` against an object store plugin that takes half
+/// a second a file, sends it Ctrl-C as its first file is being written, and returns how it ended.
+fn put_stopped_during_its_first_file(
+    s: &Sandboxed,
+    folder: &std::path::Path,
+) -> std::process::Output {
     use crate::support::shell_store::{ShellStore, REFUSE};
-    let s = Sandboxed::new();
-    let folder = greeting(&s, "hello there\n");
     let started = s.dir.path().join("put-started");
     let on_call = format!(
         r#"case "$line" in
@@ -464,11 +466,38 @@ fn a_put_stopped_by_a_signal_records_nothing_and_says_what_it_wrote() {
     unsafe {
         libc::kill(child.id() as i32, libc::SIGINT);
     }
-    let out = child.wait_with_output().unwrap();
+    child.wait_with_output().unwrap()
+}
+
+#[test]
+fn a_put_stopped_by_a_signal_records_nothing_and_says_what_it_wrote() {
+    let s = Sandboxed::new();
+    let folder = greeting(&s, "hello there\n");
+    let out = put_stopped_during_its_first_file(&s, &folder);
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert_eq!(out.status.code(), Some(130), "{stderr}");
     assert!(
         stderr.contains("stopped by a signal after writing 1 of 3 files to the object store under artifacts/file_artifact_universe/team/greeting/")
+            && stderr.contains("no version was recorded"),
+        "{stderr}"
+    );
+    let got = s.run(&["artifact", "get", "team/greeting"]);
+    assert_eq!(got.code, 1, "no version recorded: {}", got.both());
+}
+
+/// A signal while the folder's only (or last) file is written: the file is finished, and no version
+/// is recorded all the same.
+#[test]
+fn a_put_stopped_during_its_last_file_records_nothing() {
+    let s = Sandboxed::new();
+    let folder = s.dir.path().join("work/one-file");
+    std::fs::create_dir_all(&folder).unwrap();
+    std::fs::write(folder.join("model.bin"), b"weights").unwrap();
+    let out = put_stopped_during_its_first_file(&s, &folder);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(130), "{stderr}");
+    assert!(
+        stderr.contains("stopped by a signal after writing 1 of 1 file to the object store under ")
             && stderr.contains("no version was recorded"),
         "{stderr}"
     );
