@@ -159,6 +159,9 @@ pub fn run(args: TaskArgs, verbose: bool, session: &Session, term: &Terminal) ->
     }
 }
 
+/// What a list says when it found nothing here and the configured document store could not be read.
+const NONE_READABLE: &str = "None found in the local store; the configured document store, where stored tasks' runs are recorded, can't be read (see the warning above), so its instances are not listed. Check it with agent-env config check.\n";
+
 /// What `task list` says when it lists nothing: that nothing is recorded, or that nothing matches.
 fn none_listed(recorded: usize, args: &ListArgs) -> String {
     if recorded == 0 || (args.bundle.is_none() && args.task.is_none()) {
@@ -500,6 +503,11 @@ fn list(
         return Ok(0);
     }
     if found.is_empty() {
+        // Not "nothing recorded": what the store left out may hold them.
+        if sources.left_out().is_some() {
+            term.print(NONE_READABLE);
+            return Ok(0);
+        }
         let recorded = sources.count(INSTANCES, &Filter::all()).unwrap_or(0);
         term.print(&none(recorded as usize, &args));
         return Ok(0);

@@ -436,6 +436,14 @@ fn a_shared_store_that_does_not_answer_leaves_this_machines_runs_readable() {
             .starts_with("the configured document store can't be read"),
         "{doc:#}"
     );
+    // Nothing of a stored task here: not "recorded yet", since the store left out may hold its runs.
+    let stored = s.run(&["task", "instances", "team/t"]);
+    assert_eq!(stored.code, 0, "{}", stored.both());
+    assert!(
+        stored.stdout.starts_with("None found in the local store; the configured document store, where stored tasks' runs are recorded, can't be read"),
+        "{}",
+        stored.both()
+    );
     let missing = s.run(&["task", "get-instance", "team-nope"]);
     assert_eq!(missing.code, 1, "{}", missing.both());
     assert!(
