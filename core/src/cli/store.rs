@@ -448,14 +448,16 @@ fn check(
         ),
         _ => (None, None),
     };
-    let result = open_checked(&spec, plugins.as_deref()).map(|store| {
-        run_check(
-            &checked_for(&spec, &selected.origin.location),
-            &store,
-            json_output,
-            term,
-        )
-    });
+    let result = open_checked(&spec, plugins.as_deref())
+        .and_then(|store| reachable(store, &spec.impl_name))
+        .map(|store| {
+            run_check(
+                &checked_for(&spec, &selected.origin.location),
+                &store,
+                json_output,
+                term,
+            )
+        });
     // A store that writes to stdout besides the protocol's messages passes its cases while a
     // partial line would stall its next answer: said, as `plugin list` says it.
     let noise = package.and_then(|p| session.plugin_pool().ok()?.diagnosis(&p)?.noise());
@@ -465,6 +467,17 @@ fn check(
     // Dropping the factory drops its host, which stops the plugin.
     drop(plugins);
     result
+}
+
+/// The store, once it answered that it can serve requests (a hosted one reaches its server): one that
+/// cannot is one sentence, not a failure of every case.
+fn reachable(store: CheckedStore, impl_name: &str) -> Result<CheckedStore, String> {
+    match store.store.probe() {
+        Ok(()) => Ok(store),
+        Err(e) => Err(format!(
+            "the store {impl_name} cannot serve requests, so no case was run: {e}"
+        )),
+    }
 }
 
 /// The store a check runs against and, when it is a plugin's document store, that store as such, which

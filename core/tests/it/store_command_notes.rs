@@ -277,3 +277,32 @@ fn store_check_has_no_note_for_a_plugin_document_store_that_drops_collections() 
     );
     assert!(!stdout.contains("note:"), "{stdout}");
 }
+
+/// A hosted store that cannot be reached is one sentence, not a failure of every case.
+#[test]
+fn store_check_of_a_store_that_cannot_be_reached_says_so_once() {
+    let world = World::new();
+    // A port nothing listens on: connecting is refused at once.
+    let port = std::net::TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port();
+    world.configure(&format!(
+        "[stores.document]\nimpl = \"PostgresDocumentStore\"\nconfig = {{ dsn = \"postgresql://u:p@127.0.0.1:{port}/db\" }}\n"
+    ));
+    let out = world.run(&["store", "check", "document"]);
+    let (stdout, stderr) = (text(&out.stdout), text(&out.stderr));
+    assert_eq!(out.status.code(), Some(1), "{stdout}{stderr}");
+    assert!(
+        stderr.contains(
+            "the store PostgresDocumentStore cannot serve requests, so no case was run: "
+        ),
+        "{stderr}"
+    );
+    assert!(!stdout.contains("FAILED"), "{stdout}");
+    assert!(
+        !format!("{stdout}{stderr}").contains("u:p@"),
+        "the password is never shown"
+    );
+}
