@@ -148,10 +148,12 @@ impl Wire {
     }
 
     fn unreachable(&self, err: &dyn std::fmt::Display) -> StoreError {
+        let said = err.to_string();
         StoreError::Io {
             message: format!(
-                "{CLASS} could not reach {} ({err}); check that the server is running and that [stores.object] endpoint names it",
-                self.endpoint
+                "{CLASS} could not reach {} ({said}); {}",
+                self.endpoint,
+                what_to_check(&self.endpoint, &said)
             ),
             raw_os_error: None,
         }
@@ -231,9 +233,32 @@ pub fn header(response: &Response<Body>, name: &str) -> Option<String> {
         .map(str::to_string)
 }
 
+/// What to check when `endpoint` could not be reached with the error `said`: an https endpoint whose
+/// server answered in plain HTTP (TLS reads it as a corrupt record) is told to use http.
+fn what_to_check(endpoint: &str, said: &str) -> &'static str {
+    let plain_http_answer = said.contains("InvalidContentType") || said.contains("corrupt message");
+    if endpoint.starts_with("https://") && plain_http_answer {
+        "the server answered in plain HTTP, not TLS: write the endpoint with http:// in [stores.object]"
+    } else {
+        "check that the server is running and that [stores.object] endpoint names it"
+    }
+}
+
 #[cfg(test)]
 mod tests {
-    use super::xml_field;
+    use super::{what_to_check, xml_field};
+
+    #[test]
+    fn an_https_endpoint_answered_in_plain_http_is_told_to_use_http() {
+        let tls_said = "io: received corrupt message of type InvalidContentType";
+        assert!(what_to_check("https://127.0.0.1:9000", tls_said)
+            .contains("write the endpoint with http://"));
+        assert!(
+            what_to_check("http://127.0.0.1:9000", tls_said).starts_with("check that the server")
+        );
+        assert!(what_to_check("https://s3.example", "Connection refused")
+            .starts_with("check that the server"));
+    }
 
     #[test]
     fn error_fields_are_read_from_s3_answers() {

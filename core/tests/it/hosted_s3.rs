@@ -280,3 +280,38 @@ fn a_put_stopped_at_once_whose_abort_is_refused_says_what_stays() {
     );
     assert!(!stderr.contains("was called off"), "{stderr}");
 }
+
+/// An `https://` endpoint whose server speaks plain HTTP is told to use `http://`.
+#[test]
+fn an_https_endpoint_of_a_plain_http_server_is_told_to_use_http() {
+    // A plain HTTP server that answers whatever comes (a TLS hello included) with a 400, as S3
+    // servers do.
+    let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let endpoint = format!("https://{}", listener.local_addr().unwrap());
+    std::thread::spawn(move || {
+        for mut socket in listener.incoming().flatten() {
+            use std::io::{Read, Write};
+            let mut hello = [0u8; 512];
+            let _ = socket.read(&mut hello);
+            let _ = socket.write_all(b"HTTP/1.1 400 Bad Request\r\nContent-Length: 0\r\n\r\n");
+        }
+    });
+    let world = World::with_config(&s3_config("b", &endpoint));
+    let creds = [
+        ("TEAM_S3_KEY", "key".to_string()),
+        ("TEAM_S3_SECRET", "secret".to_string()),
+    ];
+    let out = world.run(&["config", "check"], &vars(&creds));
+    let said = format!(
+        "{}{}",
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert_eq!(out.status.code(), Some(1), "{said}");
+    assert!(
+        said.contains(
+            "the server answered in plain HTTP, not TLS: write the endpoint with http://"
+        ),
+        "{said}"
+    );
+}
