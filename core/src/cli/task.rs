@@ -656,16 +656,32 @@ fn describe(doc: &Document, scores: &InstanceScores<'_>) -> String {
     line("status:", text(doc, "status").to_string());
     line("scores:", scores_text(&scores.of(doc)));
     line("started:", text(doc, "started_at_utc").to_string());
-    let ended = ["ended_at_utc", "completed_at_utc"]
-        .iter()
-        .find_map(|key| doc.get(*key).and_then(Value::as_str));
-    if let Some(done) = ended {
+    let ended = doc.get("ended_at_utc").and_then(Value::as_str);
+    let completed = doc.get("completed_at_utc").and_then(Value::as_str);
+    match (ended, completed) {
         // A failed or cancelled instance ended; it did not complete.
-        let label = match text(doc, "status") {
-            "completed" => "completed:",
-            _ => "ended:",
-        };
-        line(label, done.to_string());
+        (Some(done), _) => {
+            let label = match text(doc, "status") {
+                "completed" => "completed:",
+                _ => "ended:",
+            };
+            line(label, done.to_string());
+        }
+        // Only the minute: a later run found it ended (its own end was not written) and marked it.
+        (None, Some(marked)) if crate::run::liveness::marked_by_a_later_run(doc) => line(
+            "ended:",
+            format!("unknown; a later run marked it failed at {marked}"),
+        ),
+        // An instance the Python agent-env recorded has the minute alone.
+        (None, Some(done)) => line(
+            if text(doc, "status") == "completed" {
+                "completed:"
+            } else {
+                "ended:"
+            },
+            done.to_string(),
+        ),
+        (None, None) => {}
     }
     if let Some(error) = doc.get("error").filter(|e| !e.is_null()) {
         line(

@@ -32,6 +32,15 @@ use crate::stores::{DocumentStore, Filter, Predicate};
 const SUFFIX: &str = ".journal";
 /// A killed run's instance is told so.
 const ENDED_UNFINISHED: &str = "the run that was running this task ended without finishing it (agent-env was killed, or its machine stopped); a later run marked it failed";
+/// Whether `instance` was marked failed by a later run's sweep (its own run never wrote its end, so
+/// when it ended is not known; its `completed_at_utc` is when it was marked).
+pub fn marked_by_a_later_run(instance: &serde_json::Map<String, serde_json::Value>) -> bool {
+    instance
+        .get("error")
+        .and_then(serde_json::Value::as_str)
+        .is_some_and(|error| error == ENDED_UNFINISHED || error == END_UNRECORDED)
+}
+
 /// An instance whose end its run could not write is told so.
 const END_UNRECORDED: &str = "the run that ran this task could not write its end to the document store (the store was down or refused the write; that run said why); a later run marked it failed";
 /// A journal's line for a sandbox deployed.

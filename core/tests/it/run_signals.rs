@@ -453,6 +453,19 @@ fn the_next_run_cleans_up_after_a_killed_one() {
         "{}",
         stuck[0]
     );
+    // When it ended is not known: its view says so, and when it was marked.
+    let shown = s.run(&[
+        "task",
+        "get-instance",
+        stuck[0]["instance_id"].as_str().unwrap(),
+    ]);
+    assert!(
+        shown
+            .stdout
+            .contains("\nended:     unknown; a later run marked it failed at "),
+        "{}",
+        shown.both()
+    );
     // Cleaned up once: the next run has nothing to say.
     let again = s.run(&["run", "hello", "-q"]);
     assert!(!again.stderr.contains("earlier run"), "{}", again.both());
