@@ -91,17 +91,15 @@ impl UnderWay {
 }
 
 impl UnderWay {
-    /// Aborts the upload now (it failed), so that its parts do not stay in the bucket; a failure of the
-    /// abort only leaves them for the bucket's lifecycle rules, so it is not reported.
-    pub(crate) fn abort(self) {
+    /// Aborts the upload now (it failed), so that its parts do not stay in the bucket; whether the
+    /// server confirmed it (when not, the parts stay until the bucket's lifecycle rules remove them).
+    pub(crate) fn abort(self) -> bool {
         let open = {
             let mut registry = registry();
             let at = registry.open.iter().position(|open| open.id == self.id);
             at.map(|at| registry.open.swap_remove(at))
         };
-        if let Some(open) = open {
-            open.abort();
-        }
+        open.is_none_or(|open| open.abort())
     }
 }
 

@@ -50,10 +50,20 @@ pub fn put_file(
     let under_way = UnderWay::note(store, key, &upload_id);
     let result = upload_parts(store, key, &upload_id, &mut file, len, part_size, &url)
         .and_then(|etags| complete(store, key, &upload_id, &etags, &url));
-    if result.is_err() {
-        under_way.abort();
+    match result {
+        Ok(()) => Ok(url),
+        Err(mut failed) => {
+            if !under_way.abort() {
+                // The server could not take the abort either (it is down, say): its parts stay.
+                if let StoreError::Io { message, .. } = &mut failed {
+                    message.push_str(&format!(
+                        "; the unfinished multipart upload of {key} (upload id {upload_id}) could not be called off, so its parts stay in the bucket until its lifecycle rules remove them"
+                    ));
+                }
+            }
+            Err(failed)
+        }
     }
-    result.map(|()| url)
 }
 
 fn create(store: &S3Client, key: &str, content_type: &str, url: &str) -> StoreResult<String> {

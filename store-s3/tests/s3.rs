@@ -409,6 +409,29 @@ fn a_multipart_upload_the_server_stops_taking_fails_within_the_timeout() {
     );
 }
 
+/// A failed multipart upload whose abort the server refuses says its parts stay in the bucket.
+#[test]
+fn a_failed_upload_whose_abort_is_refused_says_its_parts_stay() {
+    let server = SlowBodyServer::start(SlowBody::StallsUpload { taken: 256 << 10 });
+    server.refuse_aborts();
+    let store = store_on(&server);
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("parts.bin");
+    std::fs::File::create(&path)
+        .unwrap()
+        .set_len(agent_env_store_s3::PART_SIZE * 3)
+        .unwrap();
+    let err = returns_within(HUNG, "a stalled multipart put_file", move || {
+        store.put_file("stalls/parts.bin", &path, "application/octet-stream")
+    })
+    .unwrap_err();
+    let said = err.to_string();
+    assert!(
+        said.ends_with("; the unfinished multipart upload of stalls/parts.bin (upload id stalled-upload) could not be called off, so its parts stay in the bucket until its lifecycle rules remove them"),
+        "{said}"
+    );
+}
+
 /// A download on a slow link that keeps moving is not cut off: timeout_seconds bounds each wait for
 /// the next bytes, not the whole body, which here takes more than twice as long.
 #[test]
