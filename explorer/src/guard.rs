@@ -46,7 +46,13 @@ impl Guard {
 
     /// Whether `host` (the `Host` header, port stripped, lowercased) may be served.
     pub fn host_allowed(&self, host: &str) -> bool {
-        LOOPBACK_HOSTS.contains(&host) || self.allowed_hosts.iter().any(|h| h == host)
+        // An IPv6 address matches with or without its brackets (the config keeps a bare one bare).
+        let host = unbracketed(host);
+        LOOPBACK_HOSTS
+            .iter()
+            .copied()
+            .chain(self.allowed_hosts.iter().map(String::as_str))
+            .any(|h| unbracketed(h) == host)
     }
 
     /// Whether a page at `origin` may call the API: one of `cors_origins`, or with none listed,
@@ -78,27 +84,49 @@ pub fn host_of(headers: &HeaderMap) -> String {
         .unwrap_or("")
         .trim()
         .to_ascii_lowercase();
+    host_name(&raw)
+}
+
+/// An IPv6 address without its brackets; any other host as it is.
+fn unbracketed(host: &str) -> &str {
+    host.strip_prefix('[')
+        .and_then(|h| h.strip_suffix(']'))
+        .unwrap_or(host)
+}
+
+/// `host[:port]`'s host. An IPv6 address is written in brackets (`[::1]:8234`); one written bare
+/// (`::1`, as `curl -H` sends it) has no port, and is given its brackets, so it reads as the same host.
+fn host_name(raw: &str) -> String {
     if raw.starts_with('[') {
         return match raw.find(']') {
             Some(end) => raw[..=end].to_string(),
-            None => raw,
+            None => raw.to_string(),
         };
     }
-    match raw.rsplit_once(':') {
-        Some((host, _port)) => host.to_string(),
-        None => raw,
+    match raw.matches(':').count() {
+        0 => raw.to_string(),
+        1 => raw.split(':').next().unwrap_or(raw).to_string(),
+        _ => format!("[{raw}]"),
     }
+}
+
+/// The 421 a host not allowed gets, saying how to allow it.
+fn host_refused(host: &str) -> ApiError {
+    let detail = if host.is_empty() {
+        "a request with no Host header is not served; send the name the explorer is reached by (localhost, 127.0.0.1 or [::1], or one of [explorer] allowed_hosts in .agentenv/config.toml)".to_string()
+    } else {
+        format!(
+            "host '{host}' not allowed; to serve it, list it in .agentenv/config.toml under [explorer] as allowed_hosts = [\"{host}\"] and start agent-env up again"
+        )
+    };
+    ApiError::new(StatusCode::MISDIRECTED_REQUEST, detail)
 }
 
 /// The middleware: refuses what the rules refuse, answers CORS preflights, and adds the headers.
 pub async fn guard(State(guard): State<Arc<Guard>>, request: Request, next: Next) -> Response {
     let host = host_of(request.headers());
     if !guard.host_allowed(&host) {
-        let mut response = ApiError::new(
-            StatusCode::MISDIRECTED_REQUEST,
-            format!("host '{host}' not allowed"),
-        )
-        .into_response();
+        let mut response = host_refused(&host).into_response();
         add_page_headers(response.headers_mut());
         return response;
     }
@@ -232,12 +260,40 @@ mod tests {
         assert_eq!(host("127.0.0.1"), "127.0.0.1");
         assert_eq!(host("[::1]:8234"), "[::1]");
         assert_eq!(host_of(&HeaderMap::new()), "");
+        // An IPv6 address written bare has no port, and is the same host as in brackets.
+        assert_eq!(host("::1"), "[::1]");
+        assert_eq!(host("FE80::1"), "[fe80::1]");
+        assert_eq!(host("[::1"), "[::1");
+    }
+
+    #[test]
+    fn a_refused_host_is_told_how_to_allow_it() {
+        let e = host_refused("evil.com");
+        assert_eq!(e.status, StatusCode::MISDIRECTED_REQUEST);
+        let detail = e.detail.as_str().unwrap();
+        assert!(
+            detail.starts_with("host 'evil.com' not allowed;")
+                && detail.contains("[explorer]")
+                && detail.contains("allowed_hosts = [\"evil.com\"]"),
+            "{detail}"
+        );
+        assert!(host_refused("")
+            .detail
+            .as_str()
+            .unwrap()
+            .contains("no Host header"));
     }
 
     #[test]
     fn loopback_names_and_listed_hosts_pass() {
-        let g = guard(&["explorer.example.com"], &[]);
-        for ok in ["localhost", "127.0.0.1", "[::1]", "explorer.example.com"] {
+        let g = guard(&["explorer.example.com", "fe80::1"], &[]);
+        for ok in [
+            "localhost",
+            "127.0.0.1",
+            "[::1]",
+            "explorer.example.com",
+            "[fe80::1]",
+        ] {
             assert!(g.host_allowed(ok), "{ok}");
         }
         for refused in ["evil.example", "", "127.0.0.2"] {

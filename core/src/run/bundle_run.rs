@@ -12,7 +12,7 @@ use super::cancel::Cancel;
 use super::events::{NoObserver, RunObserver};
 use super::executor::NoPlugins;
 use super::local_stores::{self, LocalStores};
-use super::materialize::Places;
+use super::materialize::{Places, Versions};
 use super::plugin_steps::PluginSteps;
 use super::{execute, RunError, RunOptions, RunStatus};
 use crate::bundle::installed::Target;
@@ -75,6 +75,20 @@ pub fn run_bundle_observed(
     request: &RunRequest,
     out: &dyn Output,
     observer: Arc<dyn RunObserver>,
+) -> Result<RunStatus, RunError> {
+    run_bundle_pinned(session, request, out, observer, &Versions::new())
+}
+
+/// [`run_bundle_observed`], held to the task versions in `pinned` (by task id): when the bundle
+/// would now record another version of one of them, the run writes and runs nothing and ends with
+/// [`MaterializeError::VersionChanged`](super::materialize::MaterializeError::VersionChanged). The
+/// explorer pins the version it answered a request with before the run waited its turn.
+pub fn run_bundle_pinned(
+    session: &Session,
+    request: &RunRequest,
+    out: &dyn Output,
+    observer: Arc<dyn RunObserver>,
+    pinned: &Versions,
 ) -> Result<RunStatus, RunError> {
     // Signals are watched from the start: Ctrl-C while the bundle is read, its plugins start or its
     // entities are written cancels the run like Ctrl-C during its tasks.
@@ -165,6 +179,7 @@ pub fn run_bundle_observed(
         run_group_id: request.run_group_id.clone(),
         context_metadata: request.context_metadata.clone(),
         observer,
+        pinned: pinned.clone(),
         places: Places {
             locks_dir: session.paths().locks_dir(),
             fixture_prefix: session.env().var(FIXTURE_PREFIX_VAR),

@@ -40,6 +40,10 @@ pub enum MaterializeError {
     /// entity interrupted mid-write is adopted or written anew by the next run).
     #[error("the run was cancelled while its bundle's entities were written")]
     Cancelled,
+    /// The bundle would record another version of a pinned task than the one the run was asked
+    /// for (its file changed since); nothing was written.
+    #[error("the bundle changed since the run was asked for: a run now records version {found} of '{id}', not version {pinned}; nothing was written or run")]
+    VersionChanged { id: String, pinned: i64, found: i64 },
     #[error("can't make the locks folder {path}: {source}; it must be a folder agent-env can write: fix it, or point XDG_STATE_HOME at a writable place")]
     LocksFolder {
         path: PathBuf,
@@ -64,7 +68,12 @@ pub fn materialize(
         places,
         cancel,
         observer,
+        pinned,
     } = writing;
+    if !dry_run {
+        // Before anything is written: a run held to versions the bundle no longer gives writes none.
+        check_pinned_tasks(bundle, stores, plan, pinned)?;
+    }
     let decided = |kind: &str, path: &str, id: &str, decision: &Decision| {
         let line = format!("{path}: {}", decision.describe());
         match decision {
@@ -131,15 +140,14 @@ pub fn materialize(
     for planned in &plan.tasks {
         cancel.check()?;
         let task = planned.task;
-        let steps = Value::Array(planned.step_docs());
-        let inputs = Inputs {
-            entity_type: "task".to_string(),
-            config_sha256: ledger::sha256_json(&steps),
-            files: BTreeMap::new(),
-        };
+        let (steps, inputs) = task_inputs(planned);
         let decision = decide(
             bundle, stores, "tasks", &task.id, &inputs, dry_run, &mut locks,
         )?;
+        if !dry_run {
+            // Again under the id's lock: another run may have written a version since the check.
+            check_pinned(pinned, &task.id, decision.version())?;
+        }
         if let (false, Decision::Write { version, .. }) = (dry_run, &decision) {
             let mut doc = entity_base(bundle, &task.id, "task", *version, &task.name);
             doc.insert("steps".into(), steps);
@@ -203,6 +211,55 @@ pub fn materialize(
         versions.insert(eval.id.clone(), decision.version());
     }
     Ok(versions)
+}
+
+/// A planned task's steps as its document holds them, and what the ledger decides its version by.
+fn task_inputs(planned: &crate::run::plan::PlannedTask<'_>) -> (Value, Inputs) {
+    let steps = Value::Array(planned.step_docs());
+    let inputs = Inputs {
+        entity_type: "task".to_string(),
+        config_sha256: ledger::sha256_json(&steps),
+        files: BTreeMap::new(),
+    };
+    (steps, inputs)
+}
+
+/// Decides (writing nothing, taking no lock) the version of each pinned task of the plan, and
+/// refuses the run when one is not the version pinned.
+fn check_pinned_tasks(
+    bundle: &Bundle,
+    stores: &LocalStores,
+    plan: &Plan<'_>,
+    pinned: &Versions,
+) -> Result<(), MaterializeError> {
+    for planned in plan
+        .tasks
+        .iter()
+        .filter(|t| pinned.contains_key(&t.task.id))
+    {
+        let (_, inputs) = task_inputs(planned);
+        let decision = ledger::decide(
+            stores.documents.as_ref(),
+            "tasks",
+            &bundle.id_root,
+            &planned.task.id,
+            &inputs,
+        )?;
+        check_pinned(pinned, &planned.task.id, decision.version())?;
+    }
+    Ok(())
+}
+
+/// An error when `id` is pinned to another version than `version`.
+fn check_pinned(pinned: &Versions, id: &str, version: i64) -> Result<(), MaterializeError> {
+    match pinned.get(id) {
+        Some(&want) if want != version => Err(MaterializeError::VersionChanged {
+            id: id.to_string(),
+            pinned: want,
+            found: version,
+        }),
+        _ => Ok(()),
+    }
 }
 
 fn decide(
@@ -387,6 +444,9 @@ pub struct Writing<'a> {
     pub cancel: &'a Cancel,
     /// Told each entity's version as it is decided.
     pub observer: &'a dyn RunObserver,
+    /// Task versions the run must record, by task id: when the bundle would record another (its
+    /// file changed since the run was asked for), nothing is written ([`MaterializeError::VersionChanged`]).
+    pub pinned: &'a Versions,
 }
 
 /// Where a run writes outside the stores, as the session's environment sets it.

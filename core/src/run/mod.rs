@@ -34,7 +34,7 @@ use crate::bundle::tree::Tree;
 use crate::bundle::Bundle;
 use crate::output::Output;
 use crate::run::plan::Plan;
-pub use bundle_run::{run_bundle, run_bundle_observed, RunRequest};
+pub use bundle_run::{run_bundle, run_bundle_observed, run_bundle_pinned, RunRequest};
 use cancel::Cancel;
 pub use error::RunError;
 use events::{EvalTally, KeptSandbox, PlannedTaskInfo, RunEvent, RunObserver};
@@ -69,6 +69,8 @@ pub struct RunOptions {
     pub context_metadata: Map<String, Value>,
     /// Who watches the run's events.
     pub observer: Arc<dyn RunObserver>,
+    /// Task versions the run must record, by task id (see [`materialize::Writing::pinned`]).
+    pub pinned: materialize::Versions,
 }
 
 /// How a run that got as far as running ended.
@@ -112,6 +114,7 @@ pub fn execute(
             places: &options.places,
             cancel: &cancel,
             observer: options.observer.as_ref(),
+            pinned: &options.pinned,
         },
         out,
     ) {

@@ -361,6 +361,7 @@ pub fn run_stored_task(
         run_group_id: None,
         context_metadata: Map::new(),
         observer,
+        pinned: Default::default(),
         places: Places {
             locks_dir: session.paths().locks_dir(),
             fixture_prefix: None,

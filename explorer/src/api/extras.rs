@@ -65,7 +65,7 @@ pub async fn run_bundle(State(s): State<Shared>, ids: Ids, body: Bytes) -> ApiRe
         let found = bundles::find(&all, &name)?;
         // A bundle that does not parse is left to the run, which reports why in its lines.
         if let Ok(parsed) = found.parse(session.paths().home_dir().as_deref()) {
-            bundles::check_selection(&parsed, &tasks, &evals)?;
+            bundles::check_selection(&parsed, &found.run_name(), &tasks, &evals)?;
         }
         Ok(found.run_name())
     })

@@ -425,7 +425,8 @@ pub fn routes() -> Vec<Route> {
     all
 }
 
-/// The methods the API's routes take at `path` (a request path, its ids one segment each).
+/// The methods the API's routes take at `path` (a request path, its ids one segment each); `HEAD`
+/// after `GET`, which serves it too.
 pub fn methods_at(path: &str) -> Vec<Method> {
     static TABLE: std::sync::OnceLock<Vec<(Method, String)>> = std::sync::OnceLock::new();
     let table = TABLE.get_or_init(|| routes().into_iter().map(|r| (r.method, r.path)).collect());
@@ -440,6 +441,9 @@ pub fn methods_at(path: &str) -> Vec<Method> {
                 .all(|(p, s)| p == s || (p.starts_with('{') && !s.is_empty()));
         if matches && !found.contains(method) {
             found.push(method.clone());
+            if *method == Method::GET {
+                found.push(Method::HEAD);
+            }
         }
     }
     found

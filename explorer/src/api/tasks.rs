@@ -11,7 +11,7 @@ use serde_json::{json, Map, Value};
 
 use super::extract::{json_body, Ids, Q};
 use crate::data::entities::{self, COLLECTIONS};
-use crate::data::instances::{self, InstanceFilter, Judge, Verdict};
+use crate::data::instances::{self, InstanceFilter, Judge, Shape, Verdict};
 use crate::data::runs_here::workflow_of;
 use crate::http::blocking::{blocking, blocking_scan};
 use crate::http::page::{Page, Window};
@@ -318,6 +318,8 @@ pub async fn start_group(State(s): State<Shared>, ids: Ids, body: Bytes) -> ApiR
 pub async fn cancel_run(State(s): State<Shared>, ids: Ids, body: Bytes) -> ApiResult<Json<Value>> {
     let task_id = ids.at(0)?.to_string();
     let body: CancelBody = json_body(&body)?;
+    // A task that is not there has no runs to cancel: said as such, not as runs that don't match.
+    require_task(&s, &task_id).await?;
     if body.workflow_id.is_none() && body.instance_id.is_none() && body.run_group_id.is_none() {
         return Err(ApiError::invalid(
             &["body"],
@@ -362,9 +364,23 @@ pub async fn cancel_run(State(s): State<Shared>, ids: Ids, body: Bytes) -> ApiRe
     ))
 }
 
-/// 404 unless the task has a document.
+/// 404 `Task '<id>' not found` unless the task has a document (no version named: the route is
+/// about the task, not one of its versions).
 async fn require_task(s: &Shared, task_id: &str) -> ApiResult<()> {
-    task_doc(s, task_id, None).await.map(|_| ())
+    let s = s.clone();
+    let id = task_id.to_string();
+    blocking(move || {
+        let r = s.reading();
+        let found = entities::get(r.docs(), COLLECTIONS[2], &id, None).map_err(|e| {
+            if e.status == axum::http::StatusCode::NOT_FOUND {
+                ApiError::not_found(format!("Task '{id}' not found"))
+            } else {
+                e
+            }
+        });
+        r.document(found).map(|_| ())
+    })
+    .await
 }
 
 pub async fn list_runs(State(s): State<Shared>, ids: Ids, Q(q): Q) -> ApiResult<Json<Page>> {
@@ -380,8 +396,8 @@ pub async fn list_runs(State(s): State<Shared>, ids: Ids, Q(q): Q) -> ApiResult<
     blocking_scan(move || {
         let r = s.reading();
         let docs = r.docs();
-        let mut page = instances::list(docs, &which, window, None)?;
         let judge = s.judge(docs);
+        let mut page = instances::list(docs, &which, window, &judge, Shape::Documents)?;
         page.items = page
             .items
             .into_iter()
@@ -401,15 +417,22 @@ pub async fn list_runs(State(s): State<Shared>, ids: Ids, Q(q): Q) -> ApiResult<
 pub async fn list_instances(State(s): State<Shared>, ids: Ids, Q(q): Q) -> ApiResult<Json<Page>> {
     let task_id = ids.at(0)?.to_string();
     let window = Window::from_query(&q, 50)?;
-    require_task(&s, &task_id).await?;
     let which = InstanceFilter {
-        task_id: Some(task_id),
-        status: q.all("status"),
+        task_id: Some(task_id.clone()),
         ..InstanceFilter::default()
-    };
+    }
+    .with_status(&q.all("status"))?;
+    require_task(&s, &task_id).await?;
     blocking_scan(move || {
         let r = s.reading();
-        r.page(instances::list(r.docs(), &which, window, None))
+        let judge = s.judge(r.docs());
+        r.page(instances::list(
+            r.docs(),
+            &which,
+            window,
+            &judge,
+            Shape::Documents,
+        ))
     })
     .await
     .map(Json)
@@ -419,13 +442,19 @@ pub async fn list_all_instances(State(s): State<Shared>, Q(q): Q) -> ApiResult<J
     let window = Window::from_query(&q, 50)?;
     let which = InstanceFilter {
         task_id: q.get("task_id").filter(|t| !t.is_empty()).map(String::from),
-        status: q.all("status"),
         ..InstanceFilter::default()
-    };
+    }
+    .with_status(&q.all("status"))?;
     blocking_scan(move || {
         let r = s.reading();
         let judge = s.judge(r.docs());
-        r.page(instances::list(r.docs(), &which, window, Some(&judge)))
+        r.page(instances::list(
+            r.docs(),
+            &which,
+            window,
+            &judge,
+            Shape::Summaries,
+        ))
     })
     .await
     .map(Json)
@@ -524,13 +553,19 @@ fn page_of(
     ))
 }
 
+/// An instance document's whole id.
+fn id_of(doc: &agent_env_store::document::Document) -> &str {
+    doc.get("instance_id").and_then(Value::as_str).unwrap_or("")
+}
+
 pub async fn triggers(State(s): State<Shared>, ids: Ids, Q(q): Q) -> ApiResult<Json<Page>> {
     let (task, instance) = (ids.at(0)?.to_string(), ids.at(1)?.to_string());
     let window = Window::from_query(&q, 50)?;
     blocking(move || {
         let r = s.reading();
+        // By the whole id: the path may give the short one.
         let answer = instances::get(r.docs(), &instance, Some(&task))
-            .and_then(|_| page_of(r.docs(), "triggers", "instance_id", &instance, window));
+            .and_then(|d| page_of(r.docs(), "triggers", "instance_id", id_of(&d), window));
         r.page(answer)
     })
     .await
@@ -542,12 +577,12 @@ pub async fn conversations(State(s): State<Shared>, ids: Ids, Q(q): Q) -> ApiRes
     let window = Window::from_query(&q, 50)?;
     blocking(move || {
         let r = s.reading();
-        let answer = instances::get(r.docs(), &instance, None).and_then(|_| {
+        let answer = instances::get(r.docs(), &instance, None).and_then(|d| {
             page_of(
                 r.docs(),
                 "conversations",
                 "task_instance_id",
-                &instance,
+                id_of(&d),
                 window,
             )
         });
@@ -655,11 +690,11 @@ pub fn group_snapshot(
         state["outcomes"]["cancelled"] = json!(recorded + cancelled_unrecorded);
     }
     state["errors"] = json!(errors);
-    if state["task_id"].is_null() {
-        if let Some(task) = workflows.iter().find_map(|w| w.spec.task_id.clone()) {
-            state["task_id"] = json!(task);
-        }
-    }
+    // Runs that recorded nothing yet are of the task they were asked for.
+    instances::set_task_ids(
+        &mut state,
+        workflows.iter().filter_map(|w| w.spec.task_id.as_deref()),
+    );
     state["workflows"] = json!(workflows.iter().map(|w| w.to_json()).collect::<Vec<_>>());
     Ok(Some(state))
 }

@@ -5,38 +5,16 @@ use std::collections::BTreeMap;
 
 use agent_env::run::outcome::Outcome;
 use agent_env::run::recorded::InstanceScores;
-use agent_env::run::recorder::{INSTANCES, RUN_GROUP_PATH};
-use agent_env_store::document::{Document, DocumentStore, Filter, Predicate, Sort};
+use agent_env::run::recorder::INSTANCES;
+use agent_env_store::document::{Document, DocumentStore, Filter, Sort};
 use serde_json::{json, Map, Value};
 
 use super::runs_here::{run_group_of, Interrupted, RunsHere};
+use super::short_ids;
 use crate::http::page::{Page, Window};
 use crate::http::problem::{ApiError, ApiResult};
 
-/// Which instances a list wants.
-#[derive(Debug, Clone, Default)]
-pub struct InstanceFilter {
-    pub task_id: Option<String>,
-    pub run_group_id: Option<String>,
-    pub status: Vec<String>,
-}
-
-impl InstanceFilter {
-    fn to_filter(&self) -> Filter {
-        let mut filter = Filter::default();
-        if let Some(task) = &self.task_id {
-            filter = filter.and("task_id", Predicate::Eq(json!(task)));
-        }
-        if let Some(group) = &self.run_group_id {
-            filter = filter.and(RUN_GROUP_PATH, Predicate::Eq(json!(group)));
-        }
-        if !self.status.is_empty() {
-            let statuses = self.status.iter().map(|s| json!(s)).collect();
-            filter = filter.and("status", Predicate::In(statuses));
-        }
-        filter
-    }
-}
+pub use super::filter::InstanceFilter;
 
 /// Newest first: `created_at_utc` has minutes only, so runs of one minute are ordered by their
 /// `started_at_utc`, then by id, so pages do not shuffle.
@@ -46,14 +24,42 @@ fn newest_first() -> Sort {
         .then("instance_id", false)
 }
 
-/// A page of instance documents, newest first; with a `judge`, each as its [`summary`].
+/// How a list gives each instance.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Shape {
+    /// Its document, as recorded.
+    Documents,
+    /// Its [`summary`].
+    Summaries,
+}
+
+/// A page of instances, newest first, in `shape`. A filter of outcomes judges every instance it
+/// may want (those of the statuses the outcomes are recorded with) before it pages them.
 pub fn list(
     docs: &dyn DocumentStore,
     which: &InstanceFilter,
     w: Window,
-    judge: Option<&Judge<'_>>,
+    judge: &Judge<'_>,
+    shape: Shape,
 ) -> ApiResult<Page> {
     let filter = which.to_filter();
+    let give = |d: Document| match shape {
+        Shape::Summaries => summary(&d, judge),
+        Shape::Documents => Value::Object(d),
+    };
+    if which.judges() {
+        let all = docs.query(INSTANCES, &filter, Some(&newest_first()), None, 0)?;
+        let kept: Vec<Document> = all
+            .into_iter()
+            .filter(|d| which.keeps(d, judge.verdict(d).outcome))
+            .collect();
+        let total = kept.len() as u64;
+        let page = kept
+            .into_iter()
+            .skip(w.offset as usize)
+            .take(w.limit as usize);
+        return Ok(Page::new(page.map(give).collect(), total, w));
+    }
     let total = docs.count(INSTANCES, &filter)?;
     let items = docs.query(
         INSTANCES,
@@ -62,31 +68,37 @@ pub fn list(
         Some(w.limit as usize),
         w.offset as usize,
     )?;
-    let items = items
-        .into_iter()
-        .map(|d| match judge {
-            Some(judge) => summary(&d, judge),
-            None => Value::Object(d),
-        })
-        .collect();
-    Ok(Page::new(items, total, w))
+    Ok(Page::new(items.into_iter().map(give).collect(), total, w))
 }
 
-/// One instance document; 404 when there is none (or it belongs to another task than `task_id`).
+/// One instance document, by its whole id or its short one (see [`short_ids`]); 404 when there is
+/// none (or it belongs to another task than `task_id`), 409 when a short id ends several ids.
 pub fn get(
     docs: &dyn DocumentStore,
     instance_id: &str,
     task_id: Option<&str>,
 ) -> ApiResult<Document> {
-    let doc = docs.find_one(INSTANCES, &Filter::eq("instance_id", instance_id), None)?;
-    match doc {
-        Some(d) if task_id.is_none_or(|t| d.get("task_id").and_then(Value::as_str) == Some(t)) => {
-            Ok(d)
+    let of_task =
+        |d: &Document| task_id.is_none_or(|t| d.get("task_id").and_then(Value::as_str) == Some(t));
+    let exact = docs.find_one(INSTANCES, &Filter::eq("instance_id", instance_id), None)?;
+    let mut found = match exact {
+        Some(d) => vec![d],
+        None if short_ids::is_short(instance_id) => {
+            short_ids::ending_in(docs, instance_id, task_id)?
         }
-        _ => Err(ApiError::not_found(match task_id {
+        None => Vec::new(),
+    };
+    found.retain(of_task);
+    match found.len() {
+        1 => Ok(found.remove(0)),
+        0 => Err(ApiError::not_found(match task_id {
             Some(t) => format!("Task instance '{instance_id}' of task '{t}' not found"),
-            None => format!("Task instance '{instance_id}' not found"),
+            None => format!(
+                "Task instance '{instance_id}' not found; {}",
+                short_ids::HOW_IDS_ARE_WRITTEN
+            ),
         })),
+        _ => Err(short_ids::ambiguous(instance_id, &found)),
     }
 }
 
@@ -388,19 +400,13 @@ pub fn group_state(
         None if live => None,
         None => Some(recorded),
     };
-    let task_id = instances
-        .first()
-        .and_then(|d| d.get("task_id"))
-        .cloned()
-        .unwrap_or(Value::Null);
     let created = instances
         .iter()
         .filter_map(|d| d.get("created_at_utc").and_then(Value::as_str))
         .min()
         .map(String::from);
-    json!({
+    let mut state = json!({
         "run_group_id": run_group_id,
-        "task_id": task_id,
         "total": total,
         "recorded": recorded,
         "running": running,
@@ -409,7 +415,30 @@ pub fn group_state(
         "created_at_utc": created,
         "complete": !live && running == 0 && total.is_some_and(|t| recorded >= t),
         "instances": summaries,
-    })
+    });
+    let tasks = instances
+        .iter()
+        .filter_map(|d| d.get("task_id").and_then(Value::as_str));
+    set_task_ids(&mut state, tasks);
+    state
+}
+
+/// A group's `task_ids` (every task its runs are of, sorted, once each: those already in `state`
+/// and `more`), and its `task_id`: the one task when there is one, else null.
+pub fn set_task_ids<'t>(state: &mut Value, more: impl Iterator<Item = &'t str>) {
+    let mut ids: std::collections::BTreeSet<String> = state["task_ids"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .filter_map(Value::as_str)
+        .map(String::from)
+        .collect();
+    ids.extend(more.map(String::from));
+    state["task_id"] = match ids.len() {
+        1 => json!(ids.first()),
+        _ => Value::Null,
+    };
+    state["task_ids"] = json!(ids);
 }
 
 /// Every instance of one run group (of one task, when given), oldest first.
@@ -421,7 +450,7 @@ pub fn of_group(
     let which = InstanceFilter {
         task_id: task_id.map(String::from),
         run_group_id: Some(run_group_id.to_string()),
-        status: Vec::new(),
+        ..InstanceFilter::default()
     };
     let sort = Sort::by("created_at_utc", false)
         .then("started_at_utc", false)
@@ -470,6 +499,45 @@ mod tests {
     use super::*;
     use agent_env::stores::local::LocalSqliteDocumentStore;
     use std::sync::Arc;
+
+    /// An instance is found by its whole id or by the end `task list` prints; an end several ids
+    /// share is a 409 naming them, and one of another task is not found under that task.
+    #[test]
+    fn an_instance_is_got_by_its_whole_or_short_id() {
+        let tmp = tempfile::tempdir().unwrap();
+        let store = LocalSqliteDocumentStore::new(tmp.path().join("d.db"));
+        for (id, task) in [
+            ("@local/a/t-x1", "@local/a/t"),
+            ("@local/b/t-x1", "@local/b/t"),
+            ("@local/a/t-y2", "@local/a/t"),
+        ] {
+            let d = doc(json!({"instance_id": id, "task_id": task, "status": "completed"}));
+            store.insert(INSTANCES, &d).unwrap();
+        }
+        let id_of = |d: Document| d["instance_id"].as_str().unwrap().to_string();
+        assert_eq!(
+            id_of(get(&store, "@local/a/t-x1", None).unwrap()),
+            "@local/a/t-x1"
+        );
+        assert_eq!(id_of(get(&store, "t-y2", None).unwrap()), "@local/a/t-y2");
+        let both = get(&store, "t-x1", None).unwrap_err();
+        assert_eq!(both.status, axum::http::StatusCode::CONFLICT);
+        let detail = both.detail.as_str().unwrap();
+        assert!(detail.contains("@local/a/t-x1, @local/b/t-x1"), "{detail}");
+        // Under one task, the end is that task's instance only.
+        assert_eq!(
+            id_of(get(&store, "t-x1", Some("@local/b/t")).unwrap()),
+            "@local/b/t-x1"
+        );
+        let none = get(&store, "t-y2", Some("@local/b/t")).unwrap_err();
+        assert_eq!(none.status, axum::http::StatusCode::NOT_FOUND);
+        let missing = get(&store, "t-zz", None).unwrap_err();
+        assert!(missing
+            .detail
+            .as_str()
+            .unwrap()
+            .contains("give its whole id"));
+    }
 
     /// A judge with no task stored (scores keyed by verifier) and no machine's runs known.
     fn none_stored() -> Judge<'static> {

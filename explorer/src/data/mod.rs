@@ -5,10 +5,12 @@
 //! Every call here blocks; handlers call it on the blocking pool.
 
 pub mod entities;
+pub mod filter;
 pub mod instances;
 pub mod objects;
 pub mod records;
 pub mod runs_here;
+pub mod short_ids;
 
 use std::time::Duration;
 

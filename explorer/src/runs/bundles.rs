@@ -83,38 +83,45 @@ fn looks_like_folder(name: &str) -> bool {
     name.starts_with(['.', '/', '~'])
 }
 
-/// Checks a run's `tasks` and `evals` against the bundle's before it starts: 422 at the body key
-/// and place of the first one the bundle does not have.
-pub fn check_selection(b: &Bundle, tasks: &[String], evals: &[String]) -> ApiResult<()> {
-    let quoted = |names: Vec<&str>| {
-        if names.is_empty() {
-            "none".to_string()
-        } else {
-            names
-                .iter()
-                .map(|n| format!("'{n}'"))
-                .collect::<Vec<_>>()
-                .join(", ")
-        }
-    };
+/// Checks a run's `tasks` and `evals` against those of the bundle `name`s before it starts: 422 at
+/// the body key and place of the first one the bundle does not have.
+pub fn check_selection(
+    b: &Bundle,
+    name: &str,
+    tasks: &[String],
+    evals: &[String],
+) -> ApiResult<()> {
     if let Some((i, t)) = tasks.iter().enumerate().find(|(_, t)| b.task(t).is_none()) {
-        let names = quoted(b.tasks.iter().map(|t| t.name.as_str()).collect());
+        let names: Vec<&str> = b.tasks.iter().map(|t| t.name.as_str()).collect();
         return Err(ApiError::invalid(
             &["body", "tasks", &i.to_string()],
-            format!("this bundle has no task named '{t}' (by name or id); its tasks are {names}"),
+            not_in_bundle(name, "task", "tasks", t, &names),
             "value_error",
         ));
     }
     let has_eval = |e: &str| b.evals.iter().any(|x| x.name == e || x.id == e);
     if let Some((i, e)) = evals.iter().enumerate().find(|(_, e)| !has_eval(e)) {
-        let names = quoted(b.evals.iter().map(|e| e.name.as_str()).collect());
+        let names: Vec<&str> = b.evals.iter().map(|e| e.name.as_str()).collect();
         return Err(ApiError::invalid(
             &["body", "evals", &i.to_string()],
-            format!("this bundle has no eval named '{e}' (by name or id); its evals are {names}"),
+            not_in_bundle(name, "eval", "evals", e, &names),
             "value_error",
         ));
     }
     Ok(())
+}
+
+/// `bundle 'b' has no task named 'x' (by name or id); its tasks are 'a', 'c'`, or, for a bundle
+/// with none, `bundle 'b' has no evals, so none named 'x'`.
+fn not_in_bundle(bundle: &str, noun: &str, nouns: &str, asked: &str, names: &[&str]) -> String {
+    if names.is_empty() {
+        return format!("bundle '{bundle}' has no {nouns}, so none named '{asked}'");
+    }
+    let quoted: Vec<String> = names.iter().map(|n| format!("'{n}'")).collect();
+    format!(
+        "bundle '{bundle}' has no {noun} named '{asked}' (by name or id); its {nouns} are {}",
+        quoted.join(", ")
+    )
 }
 
 /// How to run a stored task again: the bundle argument `agent-env run` takes, and the task's name.
@@ -157,8 +164,14 @@ pub fn source_of(session: &Session, task: &Value) -> ApiResult<TaskSource> {
 
 /// The version of `task_id` a run of `source` would record now, worked out as `agent-env run
 /// --dry-run` does (nothing is written or run): the stored version while the bundle is unchanged, the
-/// next one when it changed since.
+/// next one when it changed since. A bundle that no longer has the task is said so first, in the
+/// API's words.
 pub fn version_now(session: &Session, source: &TaskSource, task_id: &str) -> ApiResult<i64> {
+    if let Some(parsed) = parse_source(session, source) {
+        if parsed.task(&source.task_name).is_none() {
+            return Err(task_gone(source, task_id, &parsed));
+        }
+    }
     let request = RunRequest {
         bundle: source.bundle.clone(),
         tasks: vec![source.task_name.clone()],
@@ -168,15 +181,74 @@ pub fn version_now(session: &Session, source: &TaskSource, task_id: &str) -> Api
     match run_bundle(session, &request, &Collected::default()) {
         Ok(RunStatus::DryRun { versions }) => versions.get(task_id).copied().ok_or_else(|| {
             ApiError::unprocessable(format!(
-                "the bundle {} no longer has the task '{task_id}'; run the bundle as it is now with POST /api/v1/bundles/{{bundle}}/run",
-                source.bundle
+                "the bundle {} no longer has the task '{task_id}'; {}",
+                source.bundle,
+                run_as_it_is(source)
             ))
         }),
         Ok(_) => Err(ApiError::internal("a dry run ran")),
         Err(e) => Err(ApiError::unprocessable(format!(
-            "the task '{task_id}' can't run now: {e}"
+            "the task '{task_id}' can't run now: {}",
+            without_flags(&e.to_string())
         ))),
     }
+}
+
+/// The bundle `source` names, parsed as a run would parse it now; none when it does not parse
+/// (the dry run then says why).
+fn parse_source(session: &Session, source: &TaskSource) -> Option<Bundle> {
+    let home = session.paths().home_dir();
+    if looks_like_folder(&source.bundle) {
+        return bundle::parse(Path::new(&source.bundle), home.as_deref()).ok();
+    }
+    installed(session)
+        .iter()
+        .find(|b| b.run_name() == source.bundle)?
+        .parse(home.as_deref())
+        .ok()
+}
+
+/// 422 for a stored task whose bundle no longer has it (its file removed or renamed).
+fn task_gone(source: &TaskSource, task_id: &str, parsed: &Bundle) -> ApiError {
+    let names: Vec<String> = parsed
+        .tasks
+        .iter()
+        .map(|t| format!("'{}'", t.name))
+        .collect();
+    let has = if names.is_empty() {
+        "it has no tasks".to_string()
+    } else {
+        format!("its tasks are {}", names.join(", "))
+    };
+    ApiError::unprocessable(format!(
+        "the task '{task_id}' can't run now: its bundle {} no longer has a task named '{}' ({has}); {}",
+        source.bundle,
+        source.task_name,
+        run_as_it_is(source)
+    ))
+}
+
+/// How to run the bundle as it is now: by its name through the API, or a folder with the CLI.
+fn run_as_it_is(source: &TaskSource) -> String {
+    if looks_like_folder(&source.bundle) {
+        format!(
+            "run the folder as it is now with agent-env run {}",
+            source.bundle
+        )
+    } else {
+        format!(
+            "run the bundle as it is now with POST /api/v1/bundles/{}/run",
+            source.bundle
+        )
+    }
+}
+
+/// A run's message in the API's words: the CLI's `--task 'x'` and `--eval 'x'` as `task 'x'` and
+/// `eval 'x'` (the API names them in a body or a path, not by a flag).
+fn without_flags(message: &str) -> String {
+    message
+        .replace("--task '", "task '")
+        .replace("--eval '", "eval '")
 }
 
 /// The folder a folder bundle's id root names; none for a root that is not a folder's.
@@ -197,6 +269,14 @@ pub fn folder_of_root(root: &str, home: Option<PathBuf>) -> Option<PathBuf> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_runs_message_names_no_flag() {
+        assert_eq!(
+            without_flags("--task 'p': this bundle has no task with that name or id"),
+            "task 'p': this bundle has no task with that name or id"
+        );
+    }
 
     #[test]
     fn folder_roots_map_back_to_folders() {

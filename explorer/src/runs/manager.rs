@@ -3,20 +3,22 @@
 //! a run group id, so their instances are found together in the store.
 
 use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
 use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
 
 use agent_env::environment::Environment;
+use agent_env::output::Output;
 use agent_env::run::cancel::Cancel;
-use agent_env::run::events::{NoObserver, RunObserver};
-use agent_env::run::{run_bundle_observed, RunRequest, RunStatus, MAX_CONCURRENT_TASKS};
+use agent_env::run::run_log::RunLog;
+use agent_env::run::{run_bundle_pinned, RunError, RunRequest, RunStatus, MAX_CONCURRENT_TASKS};
 use agent_env::session::Session;
 use serde_json::{json, Map, Value};
 
 use super::capture::LineLog;
-use super::pin::{Pin, PinObserver};
+use super::pin::Pin;
 use super::slots::Slots;
 
 /// The signal number a cancel from the API records (as if Ctrl-C had cancelled the run).
@@ -83,6 +85,8 @@ pub struct Workflow {
     pub log: LineLog,
     pub created_at_utc: String,
     phase: Mutex<(Phase, Option<String>)>,
+    /// The run log's path, once the run started (the file is made with its first line).
+    run_log: Mutex<Option<PathBuf>>,
 }
 
 impl Workflow {
@@ -91,6 +95,19 @@ impl Workflow {
             .lock()
             .map(|p| p.0.clone())
             .unwrap_or(Phase::Errored("the workflow's state is unreadable".into()))
+    }
+
+    fn set_run_log(&self, path: &Path) {
+        if let Ok(mut log) = self.run_log.lock() {
+            *log = Some(path.to_path_buf());
+        }
+    }
+
+    /// The run log, when the run has written one (a run refused before anything happened has none,
+    /// and the oldest logs are removed as new ones are made).
+    pub fn run_log(&self) -> Option<PathBuf> {
+        let path = self.run_log.lock().ok()?.clone()?;
+        path.is_file().then_some(path)
     }
 
     fn set_phase(&self, phase: Phase) {
@@ -126,6 +143,7 @@ impl Workflow {
             "error": error,
             "created_at_utc": self.created_at_utc,
             "finished_at_utc": finished,
+            "log": self.run_log().map(|p| p.display().to_string()),
         })
     }
 
@@ -196,6 +214,7 @@ impl RunManager {
             log: LineLog::default(),
             created_at_utc: agent_env::clock::iso_now(),
             phase: Mutex::new((Phase::Queued, None)),
+            run_log: Mutex::new(None),
         });
         let thread = {
             let workflow = workflow.clone();
@@ -298,58 +317,79 @@ fn run_workflow(workflow: &Workflow, env: Environment, slots: &Slots, stopping: 
         return;
     };
     workflow.set_phase(Phase::Running);
+    let session = Session::new(env);
+    // The log `agent-env run` writes: every event, each plugin's stderr included.
+    let run_log = Arc::new(RunLog::new(&session.paths().run_logs_dir()));
+    workflow.set_run_log(run_log.path());
+    let pinned = workflow
+        .spec
+        .pin
+        .as_ref()
+        .map(Pin::versions)
+        .unwrap_or_default();
+    let ran = run_bundle_pinned(
+        &session,
+        &request_of(workflow),
+        &workflow.log,
+        run_log.clone(),
+        &pinned,
+    );
+    let phase = phase_of(workflow, ran, &run_log);
+    for warning in session.take_store_warnings() {
+        workflow.log.note(&format!("warning: {warning}"));
+    }
+    if let Some(why) = run_log.failure() {
+        workflow
+            .log
+            .note(&format!("warning: {why}; the run went on without a log"));
+    }
+    // Whole on disk before the workflow says it is done.
+    run_log.flush();
+    workflow.set_phase(phase);
+}
+
+/// The request `agent-env run` would make for the workflow, with its cancel handle, run group and
+/// the metadata that ties its instances to it.
+fn request_of(workflow: &Workflow) -> RunRequest {
     let mut context_metadata = Map::new();
     context_metadata.insert(WORKFLOW_KEY.into(), json!(workflow.id));
     if let Some(seed) = &workflow.spec.seed {
         context_metadata.insert("seed".into(), Value::Object(seed.clone()));
     }
-    let request = RunRequest {
+    RunRequest {
         bundle: workflow.spec.bundle.clone(),
         tasks: workflow.spec.tasks.clone(),
         evals: workflow.spec.evals.clone(),
         user_overrides: workflow.spec.user_overrides.clone(),
-        sandbox: None,
-        keep: false,
-        dry_run: false,
-        on_signal: None,
         cancel: Some(workflow.cancel.clone()),
         run_group_id: Some(workflow.run_group_id.clone()),
         context_metadata,
-    };
-    let session = Session::new(env);
-    let pin = workflow
-        .spec
-        .pin
-        .clone()
-        .map(|p| Arc::new(PinObserver::new(p, workflow.cancel.clone(), CANCEL_SIGNAL)));
-    let observer: Arc<dyn RunObserver> = match &pin {
-        Some(p) => p.clone(),
-        None => Arc::new(NoObserver),
-    };
-    let ran = run_bundle_observed(&session, &request, &workflow.log, observer);
-    let refusal = pin.and_then(|p| p.refusal());
-    let phase = match ran {
-        _ if refusal.is_some() => {
-            let why = refusal.unwrap_or_default();
-            use agent_env::output::Output;
-            workflow.log.note(&format!("Error: {why}"));
-            Phase::Errored(why)
-        }
+        ..RunRequest::default()
+    }
+}
+
+/// Where the run ended; an error is said in the workflow's lines and, as the CLI does, in the run
+/// log once it has one (a pinned version refused in the API's words).
+fn phase_of(workflow: &Workflow, ran: Result<RunStatus, RunError>, run_log: &RunLog) -> Phase {
+    match ran {
         Ok(RunStatus::Finished { failed: false }) => Phase::Finished("finished"),
         Ok(RunStatus::Finished { failed: true }) => Phase::Finished("failed"),
         Ok(RunStatus::Cancelled { .. }) => Phase::Finished("cancelled"),
         Ok(RunStatus::DryRun { .. }) => Phase::Finished("finished"),
         Err(e) => {
-            use agent_env::output::Output;
-            workflow.log.note(&format!("Error: {e}"));
-            Phase::Errored(e.to_string())
+            let why = workflow
+                .spec
+                .pin
+                .as_ref()
+                .and_then(|p| p.refusal(&e))
+                .unwrap_or_else(|| e.to_string());
+            workflow.log.note(&format!("Error: {why}"));
+            if run_log.written() {
+                run_log.write(&format!("Error: {why}"));
+            }
+            Phase::Errored(why)
         }
-    };
-    for warning in session.take_store_warnings() {
-        use agent_env::output::Output;
-        workflow.log.note(&format!("warning: {warning}"));
     }
-    workflow.set_phase(phase);
 }
 
 #[cfg(test)]
@@ -365,6 +405,7 @@ mod tests {
             log: LineLog::default(),
             created_at_utc: agent_env::clock::iso_now(),
             phase: Mutex::new((Phase::Queued, None)),
+            run_log: Mutex::new(None),
         };
         workflow.set_phase(Phase::Running);
         workflow

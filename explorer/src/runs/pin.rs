@@ -1,11 +1,12 @@
 //! Holds a task run to the version its request was answered with: the bundle is read again when the
-//! run starts, and if it changed since the answer, the run is stopped before any task starts (so it
-//! records no instance) and the workflow says why.
+//! run starts, and if the version it would record is not the one answered, the run writes and runs
+//! nothing (the engine checks before it writes the bundle's entities: [`run_bundle_pinned`]) and the
+//! workflow says why.
+//!
+//! [`run_bundle_pinned`]: agent_env::run::run_bundle_pinned
 
-use std::sync::{Arc, Mutex};
-
-use agent_env::run::cancel::Cancel;
-use agent_env::run::events::{RunEvent, RunObserver};
+use agent_env::run::materialize::{MaterializeError, Versions};
+use agent_env::run::RunError;
 
 /// The task and version a run was promised to record.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -14,86 +15,47 @@ pub struct Pin {
     pub version: i64,
 }
 
-/// Watches a run's start: a planned version other than the pinned one cancels the run.
-pub struct PinObserver {
-    pin: Pin,
-    cancel: Arc<Cancel>,
-    signal: i32,
-    found: Mutex<Option<i64>>,
-}
-
-impl PinObserver {
-    pub fn new(pin: Pin, cancel: Arc<Cancel>, signal: i32) -> PinObserver {
-        PinObserver {
-            pin,
-            cancel,
-            signal,
-            found: Mutex::new(None),
-        }
+impl Pin {
+    /// The versions the run is held to, as the engine takes them.
+    pub fn versions(&self) -> Versions {
+        Versions::from([(self.task_id.clone(), self.version)])
     }
 
-    /// Why the run was stopped, when the version it would have recorded was not the pinned one.
-    pub fn refusal(&self) -> Option<String> {
-        let found = (*self.found.lock().ok()?)?;
-        Some(format!(
-            "the task's bundle changed after the run was asked for: a run now records version {found} of '{}', not version {}; nothing ran. Ask again to run the bundle as it is now",
-            self.pin.task_id, self.pin.version
-        ))
-    }
-}
-
-impl RunObserver for PinObserver {
-    fn event(&self, event: &RunEvent) {
-        let RunEvent::RunStarted { tasks, .. } = event else {
-            return;
+    /// Why the run was refused, in the API's words, when `error` is the engine's refusal of this pin.
+    pub fn refusal(&self, error: &RunError) -> Option<String> {
+        let RunError::Materialize(MaterializeError::VersionChanged { id, pinned, found }) = error
+        else {
+            return None;
         };
-        let planned = tasks
-            .iter()
-            .find(|t| t.task_id == self.pin.task_id)
-            .map(|t| t.task_version);
-        if let Some(version) = planned.filter(|v| *v != self.pin.version) {
-            if let Ok(mut found) = self.found.lock() {
-                *found = Some(version);
-            }
-            self.cancel.cancel(self.signal);
-        }
+        (*id == self.task_id).then(|| {
+            format!(
+                "the task's bundle changed after the run was asked for: a run now records version {found} of '{id}', not version {pinned}; nothing ran and nothing was written. Ask again to run the bundle as it is now"
+            )
+        })
     }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
-    use agent_env::run::events::PlannedTaskInfo;
-
-    fn started(version: i64) -> RunEvent {
-        RunEvent::RunStarted {
-            run_group_id: "g".into(),
-            bundle: "b".into(),
-            tasks: vec![PlannedTaskInfo {
-                task_id: "t".into(),
-                task_path: "tasks/t.json".into(),
-                task_version: version,
-                total_steps: 1,
-            }],
-        }
-    }
 
     #[test]
-    fn another_version_cancels_the_run_and_says_why() {
+    fn the_engines_refusal_is_said_in_the_apis_words() {
         let pin = Pin {
             task_id: "t".into(),
             version: 2,
         };
-        let same = PinObserver::new(pin.clone(), Cancel::new(), 2);
-        same.event(&started(2));
-        assert!(same.refusal().is_none());
-        assert!(!same.cancel.is_cancelled());
-        let other = PinObserver::new(pin, Cancel::new(), 2);
-        other.event(&started(3));
-        assert!(other.cancel.is_cancelled());
-        assert!(other
-            .refusal()
+        assert_eq!(pin.versions(), Versions::from([("t".to_string(), 2)]));
+        let refused = RunError::Materialize(MaterializeError::VersionChanged {
+            id: "t".into(),
+            pinned: 2,
+            found: 3,
+        });
+        assert!(pin
+            .refusal(&refused)
             .unwrap()
-            .contains("records version 3 of 't', not version 2"));
+            .contains("records version 3 of 't', not version 2; nothing ran"));
+        let other = RunError::Materialize(MaterializeError::Cancelled);
+        assert!(pin.refusal(&other).is_none());
     }
 }

@@ -122,9 +122,12 @@ fn unknown_ids_are_404_and_bad_parameters_422() {
     assert_eq!(r.detail(), "Task '@local/nope' (latest) not found");
     let r = server.get(&format!("/api/v1/agents/{}?version=4", seg("x")));
     assert_eq!(r.expect(404).detail(), "Agent 'x' version 4 not found");
-    server
-        .get(&format!("/api/v1/artifacts/{}/versions", seg("x")))
-        .expect(404);
+    // Every version of a task that has none: the task is not found, no "(latest)" about it.
+    let r = server.get(&format!("/api/v1/tasks/{}/versions", seg("@local/nope")));
+    assert_eq!(
+        r.expect(404).detail(),
+        "Task '@local/nope' not found: no version of it is stored"
+    );
 
     for (query, param) in [
         ("limit=0", "limit"),
@@ -133,11 +136,19 @@ fn unknown_ids_are_404_and_bad_parameters_422() {
         ("limit=ten", "limit"),
         ("descending=perhaps", "descending"),
         ("sort_by=a%3Bb", "sort_by"),
+        ("sort_by=nosuch", "sort_by"),
     ] {
         let r = server.get(&format!("/api/v1/tasks?{query}"));
         r.expect(422);
         assert_eq!(r.detail()[0]["loc"], json!(["query", param]), "{query}");
     }
+    // A field to sort by is one the documents have, and the 422 names them.
+    let r = server.get("/api/v1/tasks?sort_by=nosuch&descending=false");
+    assert_eq!(
+        r.expect(422).detail()[0]["msg"],
+        "sort_by can't be 'nosuch': it should be one of 'created_at_utc', 'id', 'name', 'type', 'version'"
+    );
+    server.get("/api/v1/tasks?sort_by=name").expect(200);
     let r = server.get(&format!("/api/v1/tasks/{}?version=x", seg("t")));
     assert_eq!(
         r.expect(422).detail()[0]["loc"],
@@ -164,9 +175,13 @@ fn unknown_ids_are_404_and_bad_parameters_422() {
     let r = server.request("DELETE", "/api/v1/tasks", &[], b"");
     assert_eq!(
         r.expect(405).detail(),
-        "Method Not Allowed: this path does not take DELETE; it takes GET"
+        "Method Not Allowed: this path does not take DELETE; it takes GET, HEAD"
     );
-    assert_eq!(r.header("allow"), Some("GET"));
+    assert_eq!(r.header("allow"), Some("GET, HEAD"));
+    // As it says: HEAD is served where GET is.
+    server
+        .request("HEAD", "/api/v1/tasks", &[], b"")
+        .expect(200);
     let r = server.get(&format!("/api/v1/tasks/{}/run", seg("t")));
     assert!(r
         .expect(405)

@@ -20,10 +20,31 @@ fn a_host_outside_loopback_and_the_allow_list_gets_421() {
         b"",
     );
     r.expect(421);
-    assert_eq!(r.detail(), "host 'attacker.example' not allowed");
+    // The answer says how to allow the host.
+    assert_eq!(
+        r.detail(),
+        "host 'attacker.example' not allowed; to serve it, list it in .agentenv/config.toml under [explorer] as allowed_hosts = [\"attacker.example\"] and start agent-env up again"
+    );
     let page = server.request("GET", "/", &[("Host", "attacker.example")], b"");
     page.expect(421);
-    for host in ["localhost:1", "127.0.0.1", "[::1]:8234", "explorer.example"] {
+    // An IPv6 address is read whole, bracketed or not (a bare one has no port).
+    let r = server.request("GET", "/api/v1/health", &[("Host", "fe80::2")], b"");
+    assert!(
+        r.expect(421)
+            .detail()
+            .as_str()
+            .unwrap()
+            .starts_with("host '[fe80::2]' not allowed;"),
+        "{}",
+        r.text()
+    );
+    for host in [
+        "localhost:1",
+        "127.0.0.1",
+        "[::1]:8234",
+        "::1",
+        "explorer.example",
+    ] {
         server
             .request("GET", "/api/v1/health", &[("Host", host)], b"")
             .expect(200);

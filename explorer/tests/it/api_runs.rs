@@ -303,6 +303,18 @@ fn run_requests_that_cannot_be_done_are_refused_with_the_reason() {
         json!(["body", "evals", "0"])
     );
     assert_eq!(
+        r.detail()[0]["msg"],
+        "bundle 'hello' has no evals, so none named 'nope'"
+    );
+    // A task that is not there is said to be missing, whatever the body names.
+    for body in ["{}", r#"{"workflow_id": "wf-nope"}"#] {
+        let r = server.post(
+            &format!("/api/v1/tasks/{}/cancel-run", seg("@local/nope")),
+            body,
+        );
+        assert_eq!(r.expect(404).detail(), "Task '@local/nope' not found");
+    }
+    assert_eq!(
         server.get("/api/v1/workflows").json()["total"],
         0,
         "nothing started"
@@ -656,9 +668,180 @@ fn a_run_whose_bundle_changed_while_it_waited_runs_nothing_and_says_why() {
     let error = done["error"].as_str().unwrap();
     assert!(
         error.contains(
-            "a run now records version 2 of '@local/~/quick/quick', not version 1; nothing ran"
+            "a run now records version 2 of '@local/~/quick/quick', not version 1; nothing ran and nothing was written"
         ),
         "{error}"
     );
     assert_eq!(done["instances"], json!([]), "{done}");
+    // It wrote nothing either: no version 2 that no run used.
+    let t = seg(&quick);
+    let versions = server.get(&format!("/api/v1/tasks/{t}/versions")).json();
+    assert_eq!(versions["total"], 1, "{versions}");
+    // With the file as it was, a run records version 1 again (not a version 3).
+    quick_bundle(&world, "ok");
+    let again = server
+        .post(&format!("/api/v1/tasks/{t}/run"), "{}")
+        .expect(200)
+        .json();
+    assert_eq!(again["task_version"], 1, "{again}");
+    let versions = server.get(&format!("/api/v1/tasks/{t}/versions")).json();
+    assert_eq!(versions["total"], 1, "{versions}");
+}
+
+#[test]
+fn a_run_started_from_the_api_writes_the_run_log_the_cli_writes() {
+    let world = World::new();
+    let server = Explorer::start(&world);
+    let started = server
+        .post("/api/v1/bundles/hello/run", "{}")
+        .expect(200)
+        .json();
+    let id = started["workflow_id"].as_str().unwrap();
+    let done = server.poll(&format!("/api/v1/workflows/{id}"), |w| w["done"] == true);
+    assert_eq!(done["status"], "finished", "{done}");
+    let log = done["log"].as_str().expect("the run log's path");
+    let logs = world.state_root().join("logs");
+    assert!(
+        std::path::Path::new(log).starts_with(&logs),
+        "{log} is not in {}",
+        logs.display()
+    );
+    let text = std::fs::read_to_string(log).unwrap();
+    assert!(text.contains("[tasks/hello.json] started v1"), "{text}");
+    assert!(text.contains(" finished in "), "{text}");
+    // The list says where it is too.
+    let listed = server.get("/api/v1/workflows").json();
+    assert_eq!(listed["items"][0]["log"], log);
+}
+
+/// A folder bundle of two quick tasks, `one` and `two`, run once with the CLI (one run group).
+fn pair_bundle(world: &World) -> (String, String) {
+    let folder = world.dirs.home.join("pair");
+    std::fs::create_dir_all(folder.join("tasks")).unwrap();
+    let task = json!([
+        {"id": "box", "type": "deploy_sandbox", "sandbox_name": "box"},
+        {"id": "check", "type": "verify_sandbox", "sandbox_name": "box", "verifier_id": "v",
+         "criteria": [{"type": "bash_cmd_succeeds", "criterion": "ok", "bash_cmd": "true"}]}
+    ]);
+    for name in ["one", "two"] {
+        std::fs::write(folder.join(format!("tasks/{name}.json")), task.to_string()).unwrap();
+    }
+    let ran = world.agent_env(&["run", "./pair"]);
+    assert_eq!(ran.code, 0, "{}", ran.both());
+    (
+        "@local/~/pair/one".to_string(),
+        "@local/~/pair/two".to_string(),
+    )
+}
+
+#[test]
+fn a_run_group_of_several_tasks_names_them_all() {
+    let world = World::new();
+    let (one, two) = pair_bundle(&world);
+    world.run_hello();
+    let server = Explorer::start(&world);
+    let listed = server
+        .get(&format!("/api/v1/task-instances?task_id={}", seg(&one)))
+        .json();
+    let group = listed["items"][0]["run_group_id"].as_str().unwrap();
+    let state = server
+        .get(&format!("/api/v1/run-groups/{group}"))
+        .expect(200)
+        .json();
+    assert_eq!(state["task_id"], Value::Null, "{state}");
+    assert_eq!(state["task_ids"], json!([one, two]), "{state}");
+    assert_eq!(state["recorded"], 2);
+    // A group of one task names it both ways.
+    let listed = server
+        .get(&format!(
+            "/api/v1/task-instances?task_id={}",
+            seg(HELLO_TASK)
+        ))
+        .json();
+    let group = listed["items"][0]["run_group_id"].as_str().unwrap();
+    let state = server.get(&format!("/api/v1/run-groups/{group}")).json();
+    assert_eq!(state["task_id"], HELLO_TASK, "{state}");
+    assert_eq!(state["task_ids"], json!([HELLO_TASK]), "{state}");
+}
+
+#[test]
+fn a_task_whose_file_was_removed_is_refused_in_the_apis_words() {
+    let world = World::new();
+    let (_, two) = pair_bundle(&world);
+    std::fs::remove_file(world.dirs.home.join("pair/tasks/two.json")).unwrap();
+    let server = Explorer::start(&world);
+    let r = server.post(&format!("/api/v1/tasks/{}/run", seg(&two)), "{}");
+    let detail = r.expect(422).detail();
+    let detail = detail.as_str().unwrap();
+    assert!(!detail.contains("--task"), "{detail}");
+    assert!(
+        detail.contains("no longer has a task named 'two' (its tasks are 'one')")
+            && detail.contains("agent-env run "),
+        "{detail}"
+    );
+}
+
+#[test]
+fn an_instance_is_found_by_the_short_id_task_list_prints() {
+    let world = World::new();
+    world.run_hello();
+    let server = Explorer::start(&world);
+    let listed = server.get("/api/v1/task-instances").json();
+    let whole = listed["items"][0]["instance_id"].as_str().unwrap();
+    let short = whole.rsplit('/').next().unwrap();
+    assert_ne!(short, whole);
+    let found = server
+        .get(&format!("/api/v1/task-instances/{short}"))
+        .expect(200)
+        .json();
+    assert_eq!(found["instance"]["instance_id"], whole);
+    let task = seg(HELLO_TASK);
+    let doc = server
+        .get(&format!("/api/v1/tasks/{task}/instances/{short}"))
+        .expect(200)
+        .json();
+    assert_eq!(doc["instance_id"], whole);
+    server
+        .get(&format!("/api/v1/tasks/{task}/instances/{short}/progress"))
+        .expect(200);
+    // One that is no instance's: the 404 says how an id is written.
+    let r = server.get("/api/v1/task-instances/hello-nosuch00");
+    let detail = r.expect(404).detail();
+    assert!(
+        detail.as_str().unwrap().contains("give its whole id"),
+        "{detail}"
+    );
+}
+
+#[test]
+fn instances_filter_by_status_or_outcome_and_refuse_other_words() {
+    let world = World::new();
+    world.run_hello();
+    let server = Explorer::start(&world);
+    let task = seg(HELLO_TASK);
+    for (words, total) in [
+        ("status=completed", 1),
+        ("status=passed", 1),
+        ("status=scored%20below%201", 0),
+        ("status=interrupted", 0),
+        ("status=failed&status=passed", 1),
+    ] {
+        let all = server.get(&format!("/api/v1/task-instances?{words}"));
+        assert_eq!(all.expect(200).json()["total"], total, "{words}");
+        let of_task = server.get(&format!("/api/v1/tasks/{task}/instances?{words}"));
+        assert_eq!(of_task.expect(200).json()["total"], total, "{words}");
+    }
+    for path in [
+        "/api/v1/task-instances?status=bogus".to_string(),
+        format!("/api/v1/tasks/{task}/instances?status=bogus"),
+    ] {
+        let r = server.get(&path);
+        let detail = r.expect(422).detail();
+        assert_eq!(detail[0]["loc"], json!(["query", "status"]), "{path}");
+        let msg = detail[0]["msg"].as_str().unwrap();
+        assert!(
+            msg.contains("'bogus'") && msg.contains("'completed'") && msg.contains("'passed'"),
+            "{msg}"
+        );
+    }
 }
