@@ -94,9 +94,14 @@ fn needs_escape(c: char, index: usize, place: Place) -> bool {
 }
 
 fn escaped(text: &str, keep_own_colours: bool, place: Place) -> Cow<'_, str> {
-    let suspicious = text
-        .char_indices()
-        .any(|(index, c)| needs_escape(c, index, place));
+    // Most lines are ASCII: their bytes are their characters, and only controls need an escape.
+    let suspicious = if text.is_ascii() {
+        text.bytes()
+            .any(|b| (b < 0x20 && b != b'\n' && b != b'\t') || b == 0x7f)
+    } else {
+        text.char_indices()
+            .any(|(index, c)| needs_escape(c, index, place))
+    };
     if !suspicious {
         return Cow::Borrowed(text);
     }
