@@ -423,19 +423,7 @@ pub async fn list_instances(State(s): State<Shared>, ids: Ids, Q(q): Q) -> ApiRe
     }
     .with_status(&q.all("status"))?;
     require_task(&s, &task_id).await?;
-    blocking_scan(move || {
-        let r = s.reading();
-        let judge = s.judge(r.docs());
-        r.page(instances::list(
-            r.docs(),
-            &which,
-            window,
-            &judge,
-            Shape::Documents,
-        ))
-    })
-    .await
-    .map(Json)
+    scan_instances(s, which, window, Shape::Documents).await
 }
 
 pub async fn list_all_instances(State(s): State<Shared>, Q(q): Q) -> ApiResult<Json<Page>> {
@@ -445,16 +433,20 @@ pub async fn list_all_instances(State(s): State<Shared>, Q(q): Q) -> ApiResult<J
         ..InstanceFilter::default()
     }
     .with_status(&q.all("status"))?;
+    scan_instances(s, which, window, Shape::Summaries).await
+}
+
+/// One page of the instances `which` selects, each judged, in `shape`.
+async fn scan_instances(
+    s: Shared,
+    which: InstanceFilter,
+    window: Window,
+    shape: Shape,
+) -> ApiResult<Json<Page>> {
     blocking_scan(move || {
         let r = s.reading();
         let judge = s.judge(r.docs());
-        r.page(instances::list(
-            r.docs(),
-            &which,
-            window,
-            &judge,
-            Shape::Summaries,
-        ))
+        r.page(instances::list(r.docs(), &which, window, &judge, shape))
     })
     .await
     .map(Json)
