@@ -372,24 +372,29 @@ fn a_write_the_server_stops_taking_fails_within_the_timeout() {
     );
 }
 
+/// `put_file` of `stalls/parts.bin`, three whole parts of zeros (no disk), to `server`, which stops
+/// taking them: the error it fails with. Each part is larger than the socket buffers, so a part cannot
+/// go out whole and meet the bound on the answer instead.
+fn put_three_parts(server: &SlowBodyServer) -> StoreError {
+    let store = store_on(server);
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("parts.bin");
+    std::fs::File::create(&path)
+        .unwrap()
+        .set_len(agent_env_store_s3::PART_SIZE * 3)
+        .unwrap();
+    returns_within(HUNG, "a stalled multipart put_file", move || {
+        store.put_file("stalls/parts.bin", &path, "application/octet-stream")
+    })
+    .unwrap_err()
+}
+
 /// A multipart upload whose parts the server stops taking fails within the timeout, naming a part,
 /// and is aborted.
 #[test]
 fn a_multipart_upload_the_server_stops_taking_fails_within_the_timeout() {
     let server = SlowBodyServer::start(SlowBody::StallsUpload { taken: 256 << 10 });
-    let store = store_on(&server);
-    let dir = tempfile::tempdir().unwrap();
-    let path = dir.path().join("parts.bin");
-    // Three whole parts, sent at once, each larger than the socket buffers (a part small enough to
-    // go out whole would meet the bound on the answer instead); zeros that take no disk.
-    std::fs::File::create(&path)
-        .unwrap()
-        .set_len(agent_env_store_s3::PART_SIZE * 3)
-        .unwrap();
-    let err = returns_within(HUNG, "a stalled multipart put_file", move || {
-        store.put_file("stalls/parts.bin", &path, "application/octet-stream")
-    })
-    .unwrap_err();
+    let err = put_three_parts(&server);
     assert!(matches!(err, StoreError::Io { .. }), "{err:?}");
     let said = err.to_string();
     let part = ["1", "2", "3"]
@@ -414,17 +419,7 @@ fn a_multipart_upload_the_server_stops_taking_fails_within_the_timeout() {
 fn a_failed_upload_whose_abort_is_refused_says_its_parts_stay() {
     let server = SlowBodyServer::start(SlowBody::StallsUpload { taken: 256 << 10 });
     server.refuse_aborts();
-    let store = store_on(&server);
-    let dir = tempfile::tempdir().unwrap();
-    let path = dir.path().join("parts.bin");
-    std::fs::File::create(&path)
-        .unwrap()
-        .set_len(agent_env_store_s3::PART_SIZE * 3)
-        .unwrap();
-    let err = returns_within(HUNG, "a stalled multipart put_file", move || {
-        store.put_file("stalls/parts.bin", &path, "application/octet-stream")
-    })
-    .unwrap_err();
+    let err = put_three_parts(&server);
     let said = err.to_string();
     assert!(
         said.ends_with("; the unfinished multipart upload of stalls/parts.bin (upload id stalled-upload) could not be called off, so its parts stay in the bucket until its lifecycle rules remove them"),
