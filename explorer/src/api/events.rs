@@ -3,7 +3,7 @@
 //! run has finished (a group finished already gets one `snapshot`, then `complete`), `not_found` for
 //! a group nobody knows, `timeout` after 600 snapshots. A group whose run is live on this machine
 //! (`run_live`) is not complete, and its snapshots do not count towards the timeout: the stream goes
-//! on for as long as the run does. The stream also ends when the server stops.
+//! on for as long as the run does. When the server stops, the stream ends with `shutdown`.
 //!
 //! Server-Sent Events over axum, not jsonrpsee: the original's clients read an SSE stream of named
 //! events over plain HTTP, which jsonrpsee (JSON-RPC subscriptions over WebSocket) does not speak.
@@ -58,7 +58,12 @@ pub async fn group_stream(
                 Step::Done => return None,
             };
             if sent > 0 && !wait(&s, s.snapshot_every).await {
-                return None;
+                // Said, so a client can tell the server stopping from a connection dropped.
+                let e = event(
+                    "shutdown",
+                    &json!({"run_group_id": group, "detail": "the explorer is stopping"}),
+                );
+                return Some((Ok(e), Step::Done));
             }
             if counted >= MAX_SNAPSHOTS {
                 let e = event(

@@ -475,6 +475,40 @@ fn stopping_the_server_cancels_its_runs_and_tears_them_down() {
     assert!(left.is_empty(), "sandboxes left: {left:?}");
 }
 
+/// A stream open when the server stops ends with `shutdown`, so a client can tell it from a dropped
+/// connection.
+#[test]
+fn a_group_stream_open_when_the_server_stops_ends_with_shutdown() {
+    let world = World::new();
+    let (_, task) = slow_bundle(&world);
+    let server = Explorer::start(&world);
+    let group = server
+        .post(
+            &format!("/api/v1/tasks/{}/runs", seg(&task)),
+            r#"{"count": 1}"#,
+        )
+        .expect(200)
+        .json();
+    let id = group["run_group_id"].as_str().unwrap();
+    let mut stream = crate::support::http::EventStream::open(
+        server.port,
+        &format!("/api/v1/tasks/{}/run-groups/{id}/stream", seg(&task)),
+    );
+    let first = stream.next_event().expect("a first event");
+    assert_eq!(first.name, "snapshot", "{first:?}");
+    let stopped = server.stop();
+    assert_eq!(stopped.code, Some(0), "{stopped:?}");
+    let mut names = Vec::new();
+    while let Some(event) = stream.next_event() {
+        names.push(event.name);
+    }
+    assert_eq!(
+        names.last().map(String::as_str),
+        Some("shutdown"),
+        "{names:?}"
+    );
+}
+
 /// A folder bundle with one quick task, run once with the CLI so its task is stored (version 1).
 fn quick_bundle(world: &World, criterion: &str) -> String {
     let folder = world.dirs.home.join("quick");

@@ -137,40 +137,61 @@ pub struct Event {
     pub data: Value,
 }
 
-/// Reads `GET path` as an event stream until an event named in `last` (returning every event).
-pub fn events_until(port: u16, path: &str, last: &[&str]) -> (Vec<(String, String)>, Vec<Event>) {
-    let mut stream = TcpStream::connect(("127.0.0.1", port)).expect("connect to the explorer");
-    write_request(&mut stream, port, "GET", path, &[], b"");
-    let mut reader = BufReader::new(stream);
-    let (status, headers) = read_head(&mut reader);
-    assert_eq!(status, 200, "the stream answered {status}");
-    let mut events = Vec::new();
-    let (mut name, mut data) = (String::new(), String::new());
-    loop {
-        let mut line = String::new();
-        if reader.read_line(&mut line).expect("a stream line") == 0 {
-            break;
-        }
-        let line = line.trim_end_matches(['\r', '\n']);
-        // Chunk-size lines of the chunked encoding are hex numbers; the stream's own lines never are.
-        if !line.is_empty() && line.bytes().all(|b| b.is_ascii_hexdigit()) {
-            continue;
-        }
-        if let Some(v) = line.strip_prefix("event:") {
-            name = v.trim().to_string();
-        } else if let Some(v) = line.strip_prefix("data:") {
-            data.push_str(v.trim_start());
-        } else if line.is_empty() && !name.is_empty() {
-            let event = Event {
-                name: std::mem::take(&mut name),
-                data: serde_json::from_str(&std::mem::take(&mut data)).unwrap_or(Value::Null),
-            };
-            let stop = last.contains(&event.name.as_str());
-            events.push(event);
-            if stop {
-                break;
+/// An event stream being read: `GET path` answered 200, its events read one at a time.
+pub struct EventStream {
+    reader: BufReader<TcpStream>,
+    /// The answer's headers.
+    pub headers: Vec<(String, String)>,
+}
+
+impl EventStream {
+    /// Sends `GET path` and reads the answer's head, which must be 200.
+    pub fn open(port: u16, path: &str) -> EventStream {
+        let mut stream = TcpStream::connect(("127.0.0.1", port)).expect("connect to the explorer");
+        write_request(&mut stream, port, "GET", path, &[], b"");
+        let mut reader = BufReader::new(stream);
+        let (status, headers) = read_head(&mut reader);
+        assert_eq!(status, 200, "the stream answered {status}");
+        EventStream { reader, headers }
+    }
+
+    /// The next event, or `None` once the stream ended.
+    pub fn next_event(&mut self) -> Option<Event> {
+        let (mut name, mut data) = (String::new(), String::new());
+        loop {
+            let mut line = String::new();
+            if self.reader.read_line(&mut line).expect("a stream line") == 0 {
+                return None;
+            }
+            let line = line.trim_end_matches(['\r', '\n']);
+            // Chunk-size lines of the chunked encoding are hex numbers; the stream's own lines never are.
+            if !line.is_empty() && line.bytes().all(|b| b.is_ascii_hexdigit()) {
+                continue;
+            }
+            if let Some(v) = line.strip_prefix("event:") {
+                name = v.trim().to_string();
+            } else if let Some(v) = line.strip_prefix("data:") {
+                data.push_str(v.trim_start());
+            } else if line.is_empty() && !name.is_empty() {
+                return Some(Event {
+                    name,
+                    data: serde_json::from_str(&data).unwrap_or(Value::Null),
+                });
             }
         }
     }
-    (headers, events)
+}
+
+/// Reads `GET path` as an event stream until an event named in `last` (returning every event).
+pub fn events_until(port: u16, path: &str, last: &[&str]) -> (Vec<(String, String)>, Vec<Event>) {
+    let mut stream = EventStream::open(port, path);
+    let mut events = Vec::new();
+    while let Some(event) = stream.next_event() {
+        let stop = last.contains(&event.name.as_str());
+        events.push(event);
+        if stop {
+            break;
+        }
+    }
+    (stream.headers, events)
 }
