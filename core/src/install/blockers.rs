@@ -225,7 +225,7 @@ pub fn remote_blockers(
 }
 
 /// How many ids a blocker names before it says how many more there are.
-const IDS_NAMED: usize = 5;
+const IDS_NAMED: usize = 20;
 
 /// The stored documents of one collection that use some of a package's types.
 #[derive(Default)]
@@ -268,25 +268,25 @@ impl Uses {
         if self.ids.len() > IDS_NAMED {
             ids.push(format!("and {} more", self.ids.len() - IDS_NAMED));
         }
-        let (noun, verb) = match self.documents {
+        // Counted by id; each stored version of an id is a document of its own.
+        let entities = self.ids.len();
+        let (noun, verb) = match entities {
             1 => (collection.strip_suffix('s').unwrap_or(collection), "uses"),
             _ => (collection, "use"),
         };
+        let versions = match self.documents {
+            n if n == entities => String::new(),
+            n => format!(" ({n} versions)"),
+        };
         let mut said = format!(
-            "{} stored {noun}{place} {verb} its {label} ({}): {}",
-            self.documents,
+            "{entities} stored {noun}{versions}{place} {verb} its {label} ({}): {}",
             types.join(", "),
             ids.join(", ")
         );
         if collection == "tasks" {
             said.push_str(&format!(
-                "; {} stored if it is removed anyway (--force), but cannot run again until a \
-                 plugin provides {}",
-                if self.documents == 1 {
-                    "it stays"
-                } else {
-                    "they stay"
-                },
+                "; removing it leaves {} stored, but unable to run until a plugin provides {}",
+                if entities == 1 { "it" } else { "them" },
                 types.join(", ")
             ));
         }

@@ -170,7 +170,7 @@ fn stored_tasks_using_its_step_types_block() {
     assert_eq!(code, 1);
     assert_eq!(
         err,
-        format!("blocked: 4 stored tasks recorded by bundle runs use its task step types (grade_essay): a, b (2 versions), d; they stay stored if it is removed anyway (--force), but cannot run again until a plugin provides grade_essay\n{REFUSED}")
+        format!("blocked: 3 stored tasks (4 versions) recorded by bundle runs use its task step types (grade_essay): a, b (2 versions), d; removing it leaves them stored, but unable to run until a plugin provides grade_essay\n{REFUSED}")
     );
 }
 
