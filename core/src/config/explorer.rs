@@ -279,6 +279,11 @@ fn host_name(written: &str) -> Result<String, SettingsError> {
             "a host is a name alone, with no scheme, path or spaces",
         ));
     }
+    if !host.is_ascii() {
+        return Err(bad(
+            "a browser sends a name of other letters in its ASCII form (xn--…, punycode); write that",
+        ));
+    }
     // `[::1]:8080` and `name:8080` without the port; a bare IPv6 address has several colons and stays.
     let name = match host.strip_prefix('[') {
         Some(rest) => match rest.split_once(']') {
@@ -331,13 +336,23 @@ fn origin(written: &str) -> Result<String, SettingsError> {
     if authority.contains(['/', '?', '#', '@']) || authority.contains(char::is_whitespace) {
         return Err(bad("an origin has no path, query, user or spaces"));
     }
+    if authority.contains('*') {
+        return Err(bad(
+            "patterns are not read (a browser sends its own host), and allowing any would let any such page drive the explorer; list each origin",
+        ));
+    }
+    if !authority.is_ascii() {
+        return Err(bad(
+            "a browser sends a host of other letters in its ASCII form (xn--…, punycode); write that",
+        ));
+    }
     let (host, port) = match authority.rsplit_once(':') {
         Some((host, port)) if !host.is_empty() && !port.contains(']') => (host, Some(port)),
         _ => (authority.as_str(), None),
     };
     match port {
-        Some(port) if port.is_empty() || !port.chars().all(|c| c.is_ascii_digit()) => {
-            Err(bad("what follows ':' is no port"))
+        Some(port) if !matches!(port.parse::<u16>(), Ok(1..)) => {
+            Err(bad("what follows ':' is no port (a port is 1 to 65535)"))
         }
         Some(port) if port == default_port => Ok(format!("{scheme}://{host}")),
         Some(port) => Ok(format!("{scheme}://{host}:{port}")),
@@ -462,11 +477,11 @@ mod tests {
             ]
         );
         let e = settings(
-            "[explorer]\ncors_origins = ['https://a.example/path', 'not a url', 'ftp://x', '*', 'null', 'http://h:x']\n",
+            "[explorer]\ncors_origins = ['https://a.example/path', 'not a url', 'ftp://x', '*', 'null', 'http://h:x', 'https://*.example', 'http://127.0.0.1:99999', 'https://é.example']\n",
         )
         .unwrap_err()
         .to_string();
-        assert!(e.contains("has 6 problems"), "{e}");
+        assert!(e.contains("has 9 problems"), "{e}");
         for part in [
             "\"https://a.example/path\", which no browser sends as an origin: an origin has no path",
             "\"not a url\", which no browser sends as an origin: it has no scheme",
@@ -474,6 +489,9 @@ mod tests {
             "cannot contain '*'",
             "cannot contain 'null'",
             "\"http://h:x\", which no browser sends as an origin: what follows ':' is no port",
+            "\"https://*.example\", which no browser sends as an origin: patterns are not read",
+            "\"http://127.0.0.1:99999\", which no browser sends as an origin: what follows ':' is no port",
+            "\"https://é.example\", which no browser sends as an origin: a browser sends a host of other letters",
         ] {
             assert!(e.contains(part), "{part}\n{e}");
         }
@@ -489,15 +507,17 @@ mod tests {
             s.allowed_hosts,
             ["explorer.internal", "box", "[::1]", "::1"]
         );
-        let e = settings("[explorer]\nallowed_hosts = ['', '*', 'http://x', 'a:b']\n")
-            .unwrap_err()
-            .to_string();
-        assert!(e.contains("has 4 problems"), "{e}");
+        let e =
+            settings("[explorer]\nallowed_hosts = ['', '*', 'http://x', 'a:b', 'ééé.example']\n")
+                .unwrap_err()
+                .to_string();
+        assert!(e.contains("has 5 problems"), "{e}");
         for part in [
             "\"\", which no request's Host can match: it is empty",
             "\"*\", which no request's Host can match: patterns are not read",
             "\"http://x\", which no request's Host can match: a host is a name alone",
             "\"a:b\", which no request's Host can match: what follows ':' is no port",
+            "\"ééé.example\", which no request's Host can match: a browser sends a name of other letters",
         ] {
             assert!(e.contains(part), "{part}\n{e}");
         }
