@@ -108,8 +108,21 @@ impl Session {
 
     /// Makes `path` the invocation's config file (a root option chose it). Refused when something has
     /// read the config already: the whole invocation must see one file.
-    pub fn choose_config(&self, path: &std::path::Path) -> Result<(), AlreadyRead> {
-        let doc = ConfigDocument::load_from(Some(path.as_os_str().into()), self.env.clone());
+    pub fn choose_config(
+        &self,
+        path: &std::path::Path,
+        chosen_by: &str,
+    ) -> Result<(), AlreadyRead> {
+        let mut doc = ConfigDocument::load_from(Some(path.as_os_str().into()), self.env.clone());
+        if let Some(problem) = &mut doc.error {
+            if let crate::config::ConfigError::EnvPathMissing { value } = &problem.error {
+                *problem = crate::config::ConfigError::ChosenPathMissing {
+                    path: value.clone(),
+                    chosen_by: chosen_by.to_string(),
+                }
+                .into();
+            }
+        }
         self.config.set(doc).map_err(|_| AlreadyRead)?;
         let _ = self.chosen_config.set(path.to_path_buf());
         Ok(())
@@ -293,9 +306,9 @@ mod tests {
         let chosen = dir.path().join("acme.toml");
         std::fs::write(&chosen, "[x]\na = 1\n").unwrap();
         let session = session_in(dir.path());
-        assert_eq!(session.choose_config(&chosen), Ok(()));
+        assert_eq!(session.choose_config(&chosen, "--x"), Ok(()));
         assert_eq!(
-            session.choose_config(&dir.path().join("other.toml")),
+            session.choose_config(&dir.path().join("other.toml"), "--x"),
             Err(AlreadyRead)
         );
         let doc = session.config();
@@ -310,7 +323,7 @@ mod tests {
         let session = session_in(dir.path());
         assert!(session.config().path.is_none());
         assert_eq!(
-            session.choose_config(&dir.path().join("late.toml")),
+            session.choose_config(&dir.path().join("late.toml"), "--x"),
             Err(AlreadyRead)
         );
     }

@@ -7,6 +7,11 @@ pub enum ConfigError {
     #[error("AGENT_ENV_CONFIG='{value}' does not point to an existing file")]
     EnvPathMissing { value: String },
 
+    /// A root option (`--tenant acme`) chose a config file that is not there: named by the option,
+    /// not by `AGENT_ENV_CONFIG`, which the user did not set.
+    #[error("{chosen_by} chose the config file '{path}', which does not exist; give the option a value its plugin knows, or create the file")]
+    ChosenPathMissing { path: String, chosen_by: String },
+
     #[error("Malformed config.toml at {path}: {message}")]
     Malformed { path: String, message: String },
 
@@ -156,7 +161,9 @@ impl ConfigError {
     /// `config-invalid` for anything wrong inside a readable file.
     pub fn code(&self) -> &'static str {
         match self {
-            ConfigError::EnvPathMissing { .. } => "config-not-found",
+            ConfigError::EnvPathMissing { .. } | ConfigError::ChosenPathMissing { .. } => {
+                "config-not-found"
+            }
             ConfigError::Malformed { .. }
             | ConfigError::NotUtf8 { .. }
             | ConfigError::Vanished { .. }

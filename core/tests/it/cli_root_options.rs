@@ -43,7 +43,14 @@ fn an_unknown_tenant_is_a_config_error_on_first_use_but_help_still_works() {
     let out = s.run(&["--tenant", "nope", "put", "x"]);
     assert_eq!(out.status.code(), Some(1), "{}", text(&out));
     assert!(stderr(&out).contains("ConfigError"), "{}", text(&out));
-    assert!(stderr(&out).contains("tenants/nope.toml"), "{}", text(&out));
+    assert!(
+        stderr(&out)
+            .contains("CLI root option '--tenant' from 'agentenv-tenant' chose the config file '")
+            && stderr(&out).contains("tenants/nope.toml', which does not exist"),
+        "{}",
+        text(&out)
+    );
+    assert!(!stderr(&out).contains("AGENT_ENV_CONFIG"), "{}", text(&out));
     let out = s.run(&["--tenant", "nope", "--help"]);
     assert_eq!(out.status.code(), Some(0), "{}", text(&out));
     assert!(stdout(&out).contains("--tenant <NAME>"), "{}", text(&out));

@@ -116,7 +116,11 @@ pub fn apply(
     if let Some((path, flag, package)) = config_path {
         // The session tells the plugins it starts later (AGENT_ENV_CONFIG), and refuses the file if
         // anything read another one first.
-        if session.choose_config(std::path::Path::new(&path)).is_err() {
+        let chosen_by = format!("CLI root option '{flag}' from '{package}'");
+        if session
+            .choose_config(std::path::Path::new(&path), &chosen_by)
+            .is_err()
+        {
             return Err(RootOptionFailed {
                 flag,
                 package,
