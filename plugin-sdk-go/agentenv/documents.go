@@ -501,7 +501,8 @@ func SortDocuments(docs []Document, keys []SortKey) {
 }
 
 // QueryDocuments is what Query answers over docs: the documents that match filter, sorted by keys,
-// then offset of them skipped, then limit kept (0 keeps all). FindOne is its first with limit 1, Count
+// then offset of them skipped, then limit kept (0 or a negative limit keeps all; a negative offset skips
+// none, as the Python SDK's query_documents). FindOne is its first with limit 1, Count
 // its length. It refuses a filter CheckFilter refuses; docs is left as it is.
 func QueryDocuments(docs []Document, filter Filter, keys []SortKey, limit, offset int) ([]Document, error) {
 	if err := CheckFilter(filter); err != nil {

@@ -246,3 +246,18 @@ func TestCopyDocumentSharesNothing(t *testing.T) {
 		t.Fatalf("%v", doc)
 	}
 }
+
+func TestQueryDocumentsTreatsNegativeWindowsAsNone(t *testing.T) {
+	docs := []Document{{"i": 0}, {"i": 1}, {"i": 2}, {"i": 3}}
+	for _, c := range []struct{ limit, offset, from, to int }{
+		{-1, 0, 0, 4}, {0, -2, 0, 4}, {-1, -2, 0, 4}, {2, -2, 0, 2}, {-3, 1, 1, 4}, {2, 1, 1, 3}, {0, 9, 4, 4},
+	} {
+		got, err := QueryDocuments(docs, Filter{}, nil, c.limit, c.offset)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if want := docs[c.from:c.to]; !reflect.DeepEqual(got, want) {
+			t.Errorf("limit %d, offset %d: %v, want %v", c.limit, c.offset, got, want)
+		}
+	}
+}

@@ -186,6 +186,17 @@ def test_query_documents_windows_after_sorting():
     assert d.query_documents(iter(docs), where("i", "in", [1, 3]), None) == [{"i": 1}, {"i": 3}]
 
 
+def test_query_documents_treats_negative_windows_as_go_does():
+    """A negative offset skips none and a negative limit keeps all, as Go's QueryDocuments: never Python's
+    slicing from the end."""
+    docs = [{"i": i} for i in range(4)]
+    assert d.query_documents(docs, {}, None, limit=-1) == docs
+    assert d.query_documents(docs, {}, None, offset=-2) == docs
+    assert d.query_documents(docs, {}, None, limit=-1, offset=-2) == docs
+    assert d.query_documents(docs, {}, None, limit=2, offset=-2) == docs[:2]
+    assert d.query_documents(docs, {}, None, limit=-3, offset=1) == docs[1:]
+
+
 def test_unique_keys_leave_out_absent_and_null_fields():
     assert d.unique_key({"id": "a", "v": {"n": 1}}, ["id", "v.n"]) == ["a", 1]
     assert d.unique_key({"id": "a"}, ["id", "v"]) is None

@@ -18,6 +18,7 @@ except ModuleNotFoundError:  # Python < 3.11: the same parser, as a package (tes
     import tomli as tomllib
 
 from agent_env_plugin import Plugin
+from agent_env_plugin.contributions import root_flag
 
 PLUGIN = HERE / "root_option_plugin.py"
 MANIFEST_SCHEMA = json.loads((REPO / "protocol" / "schema" / "manifest.schema.json").read_text(encoding="utf-8"))
@@ -101,6 +102,26 @@ def test_flag_other_than_the_names_flag_is_refused():
     refused = r"this option is --tenant; agent-env never sends --org\b.*@root_option\('org'\)"
     with pytest.raises(ValueError, match=refused):
         plugin.root_option("tenant", flag="--org")
+
+
+@pytest.mark.parametrize(
+    "name, flag, advice",
+    [
+        ("x", "--y", "@root_option('--y') is --y"),  # `y` would be -y
+        ("x", "--x", "@root_option('--x') is --x"),  # what they wrote, `x`, is -x
+        ("tenant", "-o", "@root_option('o') is -o"),
+        ("tenant", "--org", "@root_option('org') is --org"),
+        ("tenant", "-xy", "@root_option('-xy') is -xy"),
+    ],
+)
+def test_refused_flag_advice_names_a_registration_that_gives_that_flag(name, flag, advice):
+    plugin = Plugin("agentenv-roots", "0.1.0")
+    with pytest.raises(ValueError) as refused:
+        plugin.root_option(name, flag=flag)
+    assert advice in str(refused.value)
+    # The advice holds: that registration makes the flag asked for.
+    register = advice.split("'")[1]
+    assert root_flag(register) == flag
 
 
 def test_without_flag_there_is_no_warning():

@@ -83,6 +83,20 @@ fn kind_of(kind: Option<KindArg>, store: Option<StoreArg>) -> Result<Kind, Failu
     })
 }
 
+/// The commands the "Next:" line gives to build and test a new project: those its README gives.
+fn test_command(language: Language) -> &'static str {
+    match language {
+        Language::Rust => "cargo test",
+        // In a virtual environment of the project's own, as the README says: a bare `pip` installs into
+        // whatever Python is first on PATH.
+        Language::Python => {
+            "python3 -m venv .venv && .venv/bin/pip install -e '.[test]' && .venv/bin/python -m pytest"
+        }
+        // go.sum is written by go mod tidy (from the module proxy); go test refuses to run without it.
+        Language::Go => "go mod tidy && go test ./...",
+    }
+}
+
 /// Runs `plugin new`.
 pub fn run(args: &NewArgs, session: &Session, term: &Terminal) -> Exit {
     let language = match args.language {
@@ -120,14 +134,7 @@ pub fn run(args: &NewArgs, session: &Session, term: &Terminal) -> Exit {
     for file in &files {
         text.push_str(&format!("  {}\n", file.path.display()));
     }
-    let test = match language {
-        Language::Rust => "cargo test",
-        Language::Python => {
-            "python3 -m pytest   (with the project installed: pip install -e '.[test]')"
-        }
-        // go.sum is written by go mod tidy (from the module proxy); go test refuses to run without it.
-        Language::Go => "go mod tidy && go test ./...",
-    };
+    let test = test_command(language);
     // `plugin add` reads a bare word as a package name: show the folder as a path.
     let folder = crate::quote::word(&if shown.is_absolute() || shown.starts_with(".") {
         shown.display().to_string()
@@ -153,6 +160,40 @@ pub fn run(args: &NewArgs, session: &Session, term: &Terminal) -> Exit {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn the_next_line_tests_a_python_project_in_the_venv_its_readme_makes() {
+        let test = test_command(Language::Python);
+        let request = Request {
+            name: "agentenv-venvcheck".into(),
+            language: Language::Python,
+            kind: Kind::Step,
+            sdk: SdkSource::Registry,
+        };
+        let files = scaffold::scaffold(&request).unwrap();
+        let readme = files
+            .iter()
+            .find(|f| f.path == std::path::Path::new("README.md"))
+            .unwrap();
+        for command in test.split(" && ") {
+            assert!(
+                readme.text.contains(command),
+                "{command:?} is not in the README:\n{}",
+                readme.text
+            );
+            // Every pip and python is the venv's.
+            let first = command.split(' ').next().unwrap();
+            assert!(
+                first.starts_with(".venv/bin/") || command.starts_with("python3 -m venv "),
+                "{command:?} does not run in the venv"
+            );
+        }
+        assert!(
+            test.contains(".venv/bin/pip install -e '.[test]'"),
+            "{test}"
+        );
+        assert!(test.ends_with(".venv/bin/python -m pytest"), "{test}");
+    }
 
     #[test]
     fn store_chooses_the_store_of_a_store_project_and_is_refused_with_any_other_kind() {

@@ -359,11 +359,13 @@ def query_documents(
     offset: int = 0,
 ) -> List[Dict[str, Any]]:
     """What `query` answers over `docs`: the documents that match `filter`, sorted by `sort`, then
-    `offset` of them skipped, then `limit` kept (None or 0 keeps all). `find_one` is its first with
-    `limit=1`, `count` the length with no sort."""
+    `offset` of them skipped, then `limit` kept (None, 0 or a negative limit keeps all; a negative offset
+    skips none), as the Go SDK's `QueryDocuments` does. `find_one` is its first with `limit=1`, `count`
+    the length with no sort."""
     check_filter(filter)
     found = sort_documents((doc for doc in docs if matches(doc, filter)), sort)
-    return found[offset : offset + limit] if limit else found[offset:]
+    found = found[max(offset or 0, 0) :]
+    return found[:limit] if limit is not None and limit > 0 else found
 
 
 # -------------------------------------------------------------------------------------------- updates

@@ -821,10 +821,16 @@ def _deprecated_flag(name: str, flag: str, option_flag: str) -> None:
     """`root_option(name, flag=...)`: the manifest has no place for a flag of its own (its key is the flag),
     so `flag` can only repeat the one the name makes. Repeating it warns; another one is refused."""
     if flag not in (option_flag, name):
+        # The name that makes the flag asked for: `org` for `--org` and `o` for `-o`, but the flag itself
+        # where the bare name would make another one (`y` is `-y`, so `--y` is `@root_option('--y')`).
+        wanted = flag if flag.startswith("-") else root_flag(flag)
+        register = wanted.lstrip("-")
+        if not register or root_flag(register) != wanted:
+            register = wanted
         raise ValueError(
             f"@root_option({name!r}, flag={flag!r}): the flag is the manifest name, so this option is "
             f"{option_flag}; agent-env never sends {flag}. Register the option under the name of the flag you "
-            f"want (@root_option({flag.lstrip('-')!r}) is {root_flag(flag.lstrip('-'))}) and leave out flag="
+            f"want (@root_option({register!r}) is {root_flag(register)}) and leave out flag="
         )
     import warnings
 
