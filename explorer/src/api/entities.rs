@@ -43,6 +43,7 @@ pub async fn get_one(
     let version = q.opt_int("version", 0)?;
     blocking(move || {
         let r = s.reading();
+        let id = as_stored(r.docs(), c, id);
         r.document(entities::get(r.docs(), c, &id, version))
     })
     .await
@@ -59,8 +60,21 @@ pub async fn versions(
     let window = Window::from_query(&q, 100)?;
     blocking(move || {
         let r = s.reading();
+        let id = as_stored(r.docs(), c, id);
         r.page(entities::versions(r.docs(), c, &id, window))
     })
     .await
     .map(Json)
+}
+
+/// A task's id as the store holds it (see [`entities::task_id_as_stored`]); another entity's as given.
+fn as_stored(
+    docs: &dyn agent_env_store::document::DocumentStore,
+    c: Collection,
+    id: String,
+) -> String {
+    match c.collection {
+        "tasks" => entities::task_id_as_stored(docs, &id),
+        _ => id,
+    }
 }

@@ -16,7 +16,7 @@ use axum::response::sse::{Event, KeepAlive, Sse};
 use futures_util::stream::{self, Stream};
 use serde_json::{json, Value};
 
-use super::extract::Ids;
+use super::extract::TaskIds;
 use super::tasks::group_snapshot;
 use crate::http::blocking::blocking;
 use crate::http::problem::ApiResult;
@@ -41,7 +41,7 @@ enum Step {
 
 pub async fn group_stream(
     State(s): State<Shared>,
-    ids: Ids,
+    TaskIds(ids): TaskIds,
 ) -> ApiResult<Sse<impl Stream<Item = Result<Event, Infallible>>>> {
     let task = ids.at(0)?.to_string();
     let group = ids.at(1)?.to_string();

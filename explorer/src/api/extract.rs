@@ -5,8 +5,11 @@ use axum::extract::{FromRequestParts, Path, RawQuery};
 use axum::http::request::Parts;
 use serde::de::DeserializeOwned;
 
+use crate::data::entities::task_id_as_stored;
+use crate::http::blocking::blocking;
 use crate::http::problem::{ApiError, ApiResult};
 use crate::http::query::Query;
+use crate::state::Shared;
 
 /// The path's parameters in order, decoded.
 pub struct Ids(pub Vec<String>);
@@ -32,6 +35,27 @@ impl Ids {
             .get(i)
             .map(String::as_str)
             .ok_or_else(|| ApiError::internal("a route's parameter is missing"))
+    }
+}
+
+/// The path's parameters, the first a task id as the store holds it: one given as `agent-env task
+/// list` prints it (a bundle run's task without `@local/`) is read as the stored one
+/// ([`task_id_as_stored`](crate::data::entities::task_id_as_stored)).
+pub struct TaskIds(pub Ids);
+
+impl FromRequestParts<Shared> for TaskIds {
+    type Rejection = ApiError;
+
+    async fn from_request_parts(
+        parts: &mut Parts,
+        state: &Shared,
+    ) -> Result<Self, Self::Rejection> {
+        let Ids(mut ids) = Ids::from_request_parts(parts, state).await?;
+        if let Some(given) = ids.first().filter(|id| !id.starts_with('@')).cloned() {
+            let s = state.clone();
+            ids[0] = blocking(move || Ok(task_id_as_stored(s.reading().docs(), &given))).await?;
+        }
+        Ok(TaskIds(Ids(ids)))
     }
 }
 

@@ -9,7 +9,7 @@ use axum::Json;
 use serde::Deserialize;
 use serde_json::{json, Map, Value};
 
-use super::extract::{json_body, Ids, Q};
+use super::extract::{json_body, Ids, TaskIds, Q};
 use crate::data::entities::{self, COLLECTIONS};
 use crate::data::instances::{self, InstanceFilter, Judge, Shape, Verdict};
 use crate::data::runs_here::workflow_of;
@@ -126,7 +126,11 @@ async fn runnable(s: &Shared, task_id: &str, version: Option<i64>) -> ApiResult<
     Ok((now, source))
 }
 
-pub async fn start_one(State(s): State<Shared>, ids: Ids, body: Bytes) -> ApiResult<Json<Value>> {
+pub async fn start_one(
+    State(s): State<Shared>,
+    TaskIds(ids): TaskIds,
+    body: Bytes,
+) -> ApiResult<Json<Value>> {
     let task_id = ids.at(0)?.to_string();
     let body: RunBody = json_body(&body)?;
     let (version, source) = runnable(&s, &task_id, body.version).await?;
@@ -223,7 +227,11 @@ fn new_group_id() -> String {
     )
 }
 
-pub async fn start_group(State(s): State<Shared>, ids: Ids, body: Bytes) -> ApiResult<Json<Value>> {
+pub async fn start_group(
+    State(s): State<Shared>,
+    TaskIds(ids): TaskIds,
+    body: Bytes,
+) -> ApiResult<Json<Value>> {
     let task_id = ids.at(0)?.to_string();
     let body: GroupBody = json_body(&body)?;
     let seeds: Vec<Option<Map<String, Value>>> = match &body.seeds {
@@ -315,7 +323,11 @@ pub async fn start_group(State(s): State<Shared>, ids: Ids, body: Bytes) -> ApiR
     })))
 }
 
-pub async fn cancel_run(State(s): State<Shared>, ids: Ids, body: Bytes) -> ApiResult<Json<Value>> {
+pub async fn cancel_run(
+    State(s): State<Shared>,
+    TaskIds(ids): TaskIds,
+    body: Bytes,
+) -> ApiResult<Json<Value>> {
     let task_id = ids.at(0)?.to_string();
     let body: CancelBody = json_body(&body)?;
     // A task that is not there has no runs to cancel: said as such, not as runs that don't match.
@@ -383,7 +395,11 @@ async fn require_task(s: &Shared, task_id: &str) -> ApiResult<()> {
     .await
 }
 
-pub async fn list_runs(State(s): State<Shared>, ids: Ids, Q(q): Q) -> ApiResult<Json<Page>> {
+pub async fn list_runs(
+    State(s): State<Shared>,
+    TaskIds(ids): TaskIds,
+    Q(q): Q,
+) -> ApiResult<Json<Page>> {
     let task_id = ids.at(0)?.to_string();
     let window = Window::from_query(&q, 50)?;
     require_task(&s, &task_id).await?;
@@ -414,7 +430,11 @@ pub async fn list_runs(State(s): State<Shared>, ids: Ids, Q(q): Q) -> ApiResult<
     .map(Json)
 }
 
-pub async fn list_instances(State(s): State<Shared>, ids: Ids, Q(q): Q) -> ApiResult<Json<Page>> {
+pub async fn list_instances(
+    State(s): State<Shared>,
+    TaskIds(ids): TaskIds,
+    Q(q): Q,
+) -> ApiResult<Json<Page>> {
     let task_id = ids.at(0)?.to_string();
     let window = Window::from_query(&q, 50)?;
     let which = InstanceFilter {
@@ -428,8 +448,18 @@ pub async fn list_instances(State(s): State<Shared>, ids: Ids, Q(q): Q) -> ApiRe
 
 pub async fn list_all_instances(State(s): State<Shared>, Q(q): Q) -> ApiResult<Json<Page>> {
     let window = Window::from_query(&q, 50)?;
+    let task_id = match q.get("task_id").filter(|t| !t.is_empty()) {
+        Some(given) => {
+            let (s, given) = (s.clone(), given.to_string());
+            Some(
+                blocking(move || Ok(entities::task_id_as_stored(s.reading().docs(), &given)))
+                    .await?,
+            )
+        }
+        None => None,
+    };
     let which = InstanceFilter {
-        task_id: q.get("task_id").filter(|t| !t.is_empty()).map(String::from),
+        task_id,
         ..InstanceFilter::default()
     }
     .with_status(&q.all("status"))?;
@@ -452,7 +482,10 @@ async fn scan_instances(
     .map(Json)
 }
 
-pub async fn get_instance(State(s): State<Shared>, ids: Ids) -> ApiResult<Json<Value>> {
+pub async fn get_instance(
+    State(s): State<Shared>,
+    TaskIds(ids): TaskIds,
+) -> ApiResult<Json<Value>> {
     let (task, instance) = (ids.at(0)?.to_string(), ids.at(1)?.to_string());
     blocking(move || {
         let r = s.reading();
@@ -482,7 +515,7 @@ fn progress_of(
     Ok(instances::progress_of(doc, &steps, verdict))
 }
 
-pub async fn progress(State(s): State<Shared>, ids: Ids) -> ApiResult<Json<Value>> {
+pub async fn progress(State(s): State<Shared>, TaskIds(ids): TaskIds) -> ApiResult<Json<Value>> {
     let (task, instance) = (ids.at(0)?.to_string(), ids.at(1)?.to_string());
     blocking(move || {
         let r = s.reading();
@@ -550,7 +583,11 @@ fn id_of(doc: &agent_env_store::document::Document) -> &str {
     doc.get("instance_id").and_then(Value::as_str).unwrap_or("")
 }
 
-pub async fn triggers(State(s): State<Shared>, ids: Ids, Q(q): Q) -> ApiResult<Json<Page>> {
+pub async fn triggers(
+    State(s): State<Shared>,
+    TaskIds(ids): TaskIds,
+    Q(q): Q,
+) -> ApiResult<Json<Page>> {
     let (task, instance) = (ids.at(0)?.to_string(), ids.at(1)?.to_string());
     let window = Window::from_query(&q, 50)?;
     blocking(move || {
@@ -584,7 +621,11 @@ pub async fn conversations(State(s): State<Shared>, ids: Ids, Q(q): Q) -> ApiRes
     .map(Json)
 }
 
-pub async fn list_groups(State(s): State<Shared>, ids: Ids, Q(q): Q) -> ApiResult<Json<Page>> {
+pub async fn list_groups(
+    State(s): State<Shared>,
+    TaskIds(ids): TaskIds,
+    Q(q): Q,
+) -> ApiResult<Json<Page>> {
     let task_id = ids.at(0)?.to_string();
     let window = Window::from_query(&q, 50)?;
     require_task(&s, &task_id).await?;
@@ -698,7 +739,7 @@ fn group_not_found(group: &str, task_id: Option<&str>) -> ApiError {
     })
 }
 
-pub async fn get_group(State(s): State<Shared>, ids: Ids) -> ApiResult<Json<Value>> {
+pub async fn get_group(State(s): State<Shared>, TaskIds(ids): TaskIds) -> ApiResult<Json<Value>> {
     let (task, group) = (ids.at(0)?.to_string(), ids.at(1)?.to_string());
     blocking(move || {
         let r = s.reading();

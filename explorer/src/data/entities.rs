@@ -150,6 +150,23 @@ pub fn get(
         .ok_or_else(|| ApiError::not_found(not_found(c, id, version)))
 }
 
+/// The id a task is stored under, for `id` as `agent-env task list` may print it: a bundle run's task
+/// is shown without its `@local/` prefix, so a bare id no task has is taken as the `@local/` one when
+/// that one exists. Any other id is as given.
+pub fn task_id_as_stored(docs: &dyn DocumentStore, id: &str) -> String {
+    let tasks = COLLECTIONS[2].collection;
+    let has = |id: &str| {
+        docs.count(tasks, &Filter::eq("id", id))
+            .is_ok_and(|n| n > 0)
+    };
+    let local = format!("@local/{id}");
+    if !id.starts_with('@') && !has(id) && has(&local) {
+        local
+    } else {
+        id.to_string()
+    }
+}
+
 /// `Task '<id>' (latest) not found` / `Task '<id>' version 3 not found`.
 pub fn not_found(c: Collection, id: &str, version: Option<i64>) -> String {
     let label = match version {

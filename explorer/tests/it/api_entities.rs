@@ -207,3 +207,46 @@ fn a_body_too_large_is_refused_in_the_apis_shape() {
         "the request body is larger than the 2 MB the API reads; send a smaller one"
     );
 }
+
+/// A task id as `agent-env task list` prints it (a bundle run's task without `@local/`) names the same
+/// task in every task route and the instance filter.
+#[test]
+fn a_task_id_as_the_cli_prints_it_is_the_stored_task() {
+    let world = World::new();
+    let ran = world.agent_env(&["run", "hello", "-q"]);
+    assert_eq!(ran.code, 0, "{}", ran.both());
+    let server = Explorer::start(&world);
+    let printed = "agentenv-framework/hello/hello";
+    let task = server
+        .get(&format!("/api/v1/tasks/{}", seg(printed)))
+        .expect(200)
+        .json();
+    assert_eq!(
+        task["id"], "@local/agentenv-framework/hello/hello",
+        "{task}"
+    );
+    let versions = server
+        .get(&format!("/api/v1/tasks/{}/versions", seg(printed)))
+        .expect(200)
+        .json();
+    assert_eq!(versions["total"], 1, "{versions}");
+    let runs = server
+        .get(&format!("/api/v1/tasks/{}/instances", seg(printed)))
+        .expect(200)
+        .json();
+    assert_eq!(runs["total"], 1, "{runs}");
+    let filtered = server
+        .get(&format!("/api/v1/task-instances?task_id={}", seg(printed)))
+        .expect(200)
+        .json();
+    assert_eq!(filtered["total"], 1, "{filtered}");
+    // An id no task has is still not found, under the name it was given.
+    let missing = server.get(&format!(
+        "/api/v1/tasks/{}/instances",
+        seg("nobody/nothing")
+    ));
+    assert_eq!(
+        missing.expect(404).detail(),
+        "Task 'nobody/nothing' not found"
+    );
+}
