@@ -21,7 +21,8 @@ pub mod run;
 pub mod sandbox;
 pub mod scaffold;
 pub mod session;
-pub mod similar;
+/// The likeness of two words, for "did you mean" hints (the store API's, which the Rust SDK shares).
+pub use agent_env_store::similar;
 pub mod stores;
 pub mod table;
 pub mod toml_errors;

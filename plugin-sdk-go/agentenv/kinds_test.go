@@ -291,6 +291,8 @@ func TestStoreOpenChecksTheConfigTable(t *testing.T) {
 	}{
 		{open("object", "Mem", map[string]any{"root": "/r", "compress": true}),
 			"The config table for 'agentenv-every-kind:Mem' has unknown key 'compress'; it takes bucket, root"},
+		{open("object", "Mem", map[string]any{"rooot": "/r"}),
+			"The config table for 'agentenv-every-kind:Mem' has unknown key 'rooot' and no value for 'root'; it takes bucket, root; did you mean 'root' for 'rooot'?"},
 		{open("object", "Mem", map[string]any{}),
 			"The config table for 'agentenv-every-kind:Mem' has no value for 'root'; it takes bucket, root"},
 		{open("object", "Nope", nil), "impl 'agentenv-every-kind:Nope' names no store class of agentenv-every-kind; its store classes are Mem, Notes, Registry, Vault"},

@@ -148,13 +148,20 @@ func checkStoreConfig(impl string, c *storeClass, config StoreConfig) error {
 	for _, key := range c.configKeys {
 		takes[key] = true
 	}
-	var unknown, missing []string
+	var unknown, missing, meant []string
+	var bare []string
 	for key := range config {
 		if !takes[key] {
-			unknown = append(unknown, "'"+key+"'")
+			bare = append(bare, key)
 		}
 	}
-	sort.Strings(unknown)
+	sort.Strings(bare)
+	for _, key := range bare {
+		unknown = append(unknown, "'"+key+"'")
+		if close, ok := closestKey(key, c.configKeys); ok {
+			meant = append(meant, "'"+close+"' for '"+key+"'")
+		}
+	}
 	for _, key := range c.requiredKeys {
 		if _, ok := config[key]; !ok {
 			missing = append(missing, "'"+key+"'")
@@ -174,7 +181,11 @@ func checkStoreConfig(impl string, c *storeClass, config StoreConfig) error {
 	if takesText == "" {
 		takesText = "no keys"
 	}
-	return NewError(KindConfigError, "The config table for '%s' has %s; it takes %s", impl, strings.Join(parts, " and "), takesText)
+	hint := ""
+	if len(meant) > 0 {
+		hint = "; did you mean " + strings.Join(meant, ", ") + "?"
+	}
+	return NewError(KindConfigError, "The config table for '%s' has %s; it takes %s%s", impl, strings.Join(parts, " and "), takesText, hint)
 }
 
 // openStoreFor answers store.open: it finds the class, checks the config and builds the store.

@@ -128,8 +128,15 @@ impl StoreClass {
             } else {
                 format!("it takes {takes}")
             };
+            let meant = agent_env_store::similar::best_match(
+                key,
+                self.info.config_keys.iter().map(String::as_str),
+                0.75,
+            )
+            .map(|close| format!("; did you mean '{close}' for '{key}'?"))
+            .unwrap_or_default();
             return Err(StoreError::Config(format!(
-                "The config table for '{package}:{class}' has unknown key '{key}'; {takes}"
+                "The config table for '{package}:{class}' has unknown key '{key}'; {takes}{meant}"
             )));
         }
         if let Some(missing) = self
@@ -190,5 +197,12 @@ mod tests {
         assert!(class()
             .open_checked("agentenv-x", &config(json!({"root": "/r"})))
             .is_ok());
+        let Err(e) = class().open_checked("agentenv-x", &config(json!({"rooot": "/r"}))) else {
+            panic!("a misspelled key was accepted")
+        };
+        assert_eq!(
+            e.to_string(),
+            "The config table for 'agentenv-x:Vault' has unknown key 'rooot'; it takes root, bucket; did you mean 'root' for 'rooot'?"
+        );
     }
 }

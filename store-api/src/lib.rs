@@ -6,7 +6,8 @@
 //! - [`StoreError`]: one error type whose kind survives the JSON-RPC pipe ([`error`]).
 //! - [`wire`] and [`serve`]: the store methods of `docs/protocol.md` §4.4, read and answered against a store
 //!   of this process; [`remote`]: stores in another process, reached through a [`StoreTransport`].
-//! - [`SettingsProblems`]: every problem of one store's config table, kept so all of them are named at once.
+//! - [`SettingsProblems`]: every problem of one store's config table, kept so all of them are named at once;
+//!   [`similar`]: the likeness of two words, for the "did you mean" of a misspelled setting.
 //! - [`kits`]: the conformance kits, run in-process against any store; they return a report and never print.
 //!
 //! It depends on the protocol crate only: the local SQLite and filesystem stores live in the core.
@@ -26,6 +27,7 @@ pub mod remote;
 pub mod secret;
 pub mod serve;
 pub mod settings;
+pub mod similar;
 pub mod whole_file;
 pub mod wire;
 

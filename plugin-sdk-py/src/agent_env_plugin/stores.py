@@ -57,7 +57,23 @@ def check_config(label: str, cls: type[Store], config: Dict[str, Any]) -> None:
     if missing:
         parts.append("no value for " + ", ".join(f"'{key}'" for key in missing))
     takes_text = ", ".join(takes) if takes else "no keys"
-    raise ConfigError(f"The config table for '{label}' has {' and '.join(parts)}; it takes {takes_text}")
+    raise ConfigError(
+        f"The config table for '{label}' has {' and '.join(parts)}; it takes {takes_text}{_meant_keys(unknown, takes)}"
+    )
+
+
+def _meant_keys(unknown: List[str], takes: List[str]) -> str:
+    """For each unknown key close to a key the store takes: ``; did you mean 'root' for 'rooot'?``."""
+    if not unknown or not takes:
+        return ""
+    import difflib  # only on this error's path: a plugin pays for no import at start
+
+    meant = []
+    for key in unknown:
+        close = difflib.get_close_matches(key, takes, n=1, cutoff=0.75)
+        if close:
+            meant.append(f"'{close[0]}' for '{key}'")
+    return f"; did you mean {', '.join(meant)}?" if meant else ""
 
 
 class ObjectMetadata:
