@@ -13,7 +13,14 @@ version=$(sed -n 's/^version = "\(.*\)"$/\1/p' Cargo.toml | head -1)
 for crate in agent-env-protocol agent-env-store agent-env-plugin-sdk; do
   rm -rf "${CARGO_HOME:-$HOME/.cargo}"/registry/src/*/"$crate-$version"
 done
-cargo package --quiet --allow-dirty -p agent-env-protocol -p agent-env-store -p agent-env-plugin-sdk
+# The verification builds go to a target folder of their own, where cargo takes a packaged crate for a
+# registry's, built once for its version: a crate changed since under the same version would be checked
+# against its stale build (the SDK against an older store API). Those three are built afresh each time;
+# their dependencies stay cached.
+verify=target/package-verify
+rm -rf target/package "$verify"/debug/.fingerprint/agent-env-* "$verify"/debug/deps/libagent_env_* \
+  "$verify"/debug/deps/agent_env_*
+cargo package --quiet --allow-dirty --target-dir "$verify" -p agent-env-protocol -p agent-env-store -p agent-env-plugin-sdk
 for crate in agent-env-protocol agent-env-store agent-env-plugin-sdk; do
   listing=$(cargo package --list --allow-dirty -p "$crate")
   for file in Cargo.toml README.md src/lib.rs; do
