@@ -28,6 +28,8 @@ pub mod secret;
 pub mod serve;
 pub mod settings;
 pub mod similar;
+#[cfg(test)]
+mod test_stores;
 pub mod whole_file;
 pub mod wire;
 

@@ -233,60 +233,8 @@ mod tests {
 
     #[test]
     fn drop_collection_reaches_the_store_and_answers_null() {
-        struct Drops(std::sync::Mutex<Vec<String>>);
-        impl DocumentStore for Drops {
-            fn find_one(
-                &self,
-                _: &str,
-                _: &Filter,
-                _: Option<&Sort>,
-            ) -> StoreResult<Option<Document>> {
-                Ok(None)
-            }
-            fn query(
-                &self,
-                _: &str,
-                _: &Filter,
-                _: Option<&Sort>,
-                _: Option<usize>,
-                _: usize,
-            ) -> StoreResult<Vec<Document>> {
-                Ok(Vec::new())
-            }
-            fn count(&self, _: &str, _: &Filter) -> StoreResult<u64> {
-                panic!("counted instead of dropping")
-            }
-            fn insert(&self, _: &str, _: &Document) -> StoreResult<()> {
-                Ok(())
-            }
-            fn update(&self, _: &str, _: &Filter, _: &UpdateSpec, _: bool) -> StoreResult<u64> {
-                Ok(0)
-            }
-            fn update_one_and_get(
-                &self,
-                _: &str,
-                _: &Filter,
-                _: &UpdateSpec,
-                _: bool,
-                _: bool,
-            ) -> StoreResult<Option<Document>> {
-                Ok(None)
-            }
-            fn replace(&self, _: &str, _: &Filter, _: &Document, _: bool) -> StoreResult<u64> {
-                Ok(0)
-            }
-            fn delete(&self, _: &str, _: &Filter) -> StoreResult<u64> {
-                panic!("deleted instead of dropping")
-            }
-            fn ensure_index(&self, _: &str, _: &[&str], _: bool) -> StoreResult<()> {
-                Ok(())
-            }
-            fn drop_collection(&self, collection: &str) -> StoreResult<()> {
-                self.0.lock().unwrap().push(collection.to_string());
-                Ok(())
-            }
-        }
-        let store = Drops(std::sync::Mutex::new(Vec::new()));
+        // Any call but drop_collection fails, so counting and deleting instead would not answer null.
+        let store = crate::test_stores::Drops::refusing(&[]);
         let params = json!({"handle": "s1", "collection": "kit_x"});
         let answer = document(
             &store,
@@ -296,7 +244,7 @@ mod tests {
         )
         .unwrap();
         assert_eq!(answer, Value::Null);
-        assert_eq!(*store.0.lock().unwrap(), ["kit_x"]);
+        assert_eq!(*store.asked.lock().unwrap(), ["kit_x"]);
         let Err(e) = document(
             &store,
             "store.document.drop_collection",

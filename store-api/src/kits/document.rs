@@ -1317,84 +1317,8 @@ fn concurrent_compare_and_swap_loses_no_update(
 
 #[cfg(test)]
 mod tests {
-    use std::sync::Mutex;
-
     use super::*;
-    use crate::error::StoreResult;
-
-    /// A store that answers only `drop_collection`: it fails for the collections named in `refuse`
-    /// and records every collection it was asked to drop.
-    struct Drops {
-        refuse: Vec<String>,
-        asked: Mutex<Vec<String>>,
-    }
-
-    impl Drops {
-        fn refusing(refuse: &[&str]) -> Drops {
-            Drops {
-                refuse: refuse.iter().map(|c| c.to_string()).collect(),
-                asked: Mutex::new(Vec::new()),
-            }
-        }
-    }
-
-    fn unused<T>() -> StoreResult<T> {
-        Err(StoreError::Internal("not used by these tests".into()))
-    }
-
-    impl DocumentStore for Drops {
-        fn find_one(&self, _: &str, _: &Filter, _: Option<&Sort>) -> StoreResult<Option<Document>> {
-            unused()
-        }
-        fn query(
-            &self,
-            _: &str,
-            _: &Filter,
-            _: Option<&Sort>,
-            _: Option<usize>,
-            _: usize,
-        ) -> StoreResult<Vec<Document>> {
-            unused()
-        }
-        fn count(&self, _: &str, _: &Filter) -> StoreResult<u64> {
-            unused()
-        }
-        fn insert(&self, _: &str, _: &Document) -> StoreResult<()> {
-            unused()
-        }
-        fn update(&self, _: &str, _: &Filter, _: &UpdateSpec, _: bool) -> StoreResult<u64> {
-            unused()
-        }
-        fn update_one_and_get(
-            &self,
-            _: &str,
-            _: &Filter,
-            _: &UpdateSpec,
-            _: bool,
-            _: bool,
-        ) -> StoreResult<Option<Document>> {
-            unused()
-        }
-        fn replace(&self, _: &str, _: &Filter, _: &Document, _: bool) -> StoreResult<u64> {
-            unused()
-        }
-        fn delete(&self, _: &str, _: &Filter) -> StoreResult<u64> {
-            unused()
-        }
-        fn ensure_index(&self, _: &str, _: &[&str], _: bool) -> StoreResult<()> {
-            unused()
-        }
-        fn drop_collection(&self, collection: &str) -> StoreResult<()> {
-            self.asked.lock().unwrap().push(collection.to_string());
-            if self.refuse.iter().any(|c| c == collection) {
-                return Err(StoreError::Io {
-                    message: "the disk went away".into(),
-                    raw_os_error: None,
-                });
-            }
-            Ok(())
-        }
-    }
+    use crate::test_stores::Drops;
 
     fn passes(_: &dyn DocumentStore, _: &str) -> Result<(), String> {
         Ok(())
