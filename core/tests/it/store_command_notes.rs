@@ -7,7 +7,7 @@
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 
-use crate::support::{fixture, IsolatedDirs, AGENT_ENV};
+use crate::support::{IsolatedDirs, AGENT_ENV};
 
 /// A temp world: a work folder whose config selects `stores` (a `[stores.*]` table), plugins in the
 /// world's plugins dir, HOME and the XDG folders inside it.
@@ -36,16 +36,13 @@ impl World {
 
     /// Installs the fixture plugin `exe` as `package`, providing `class` of `kind`.
     fn install(&self, package: &str, exe: &str, class: &str, kind: &str) {
-        let folder = self.plugins().join(package);
-        std::fs::create_dir_all(&folder).unwrap();
-        std::fs::write(
-            folder.join("agent-env-plugin.toml"),
-            format!(
-                "[plugin]\nname = \"{package}\"\nversion = \"0.1.0\"\nexec = [\"{}\"]\nprotocol = [1, 1]\n\n[provides.stores]\n{class} = \"{kind}\"\n",
-                fixture(exe).display()
-            ),
-        )
-        .unwrap();
+        crate::support::install_store_fixture(
+            &self.plugins(),
+            package,
+            (package, "0.1.0"),
+            exe,
+            (class, kind),
+        );
     }
 
     fn configure(&self, stores: &str) {

@@ -8,17 +8,13 @@ use crate::support::shell_store::{ShellStore, REFUSE};
 use crate::support::{IsolatedDirs, AGENT_ENV};
 
 fn write_setup(dir: &std::path::Path, impl_name: &str, config: &str) -> std::path::PathBuf {
-    let exe = crate::support::fixture("fixture-works");
-    let plugin = dir.join("data/agent-env/plugins/works");
-    std::fs::create_dir_all(&plugin).unwrap();
-    std::fs::write(
-        plugin.join("agent-env-plugin.toml"),
-        format!(
-            "[plugin]\nname = \"agentenv-fixture-works\"\nversion = \"0.3.0\"\nexec = [\"{}\"]\nprotocol = [1, 1]\n\n[provides.stores]\nMemoryObjectStore = \"object\"\n",
-            exe.display()
-        ),
-    )
-    .unwrap();
+    crate::support::install_store_fixture(
+        &dir.join("data/agent-env/plugins"),
+        "works",
+        ("agentenv-fixture-works", "0.3.0"),
+        "fixture-works",
+        ("MemoryObjectStore", "object"),
+    );
     let work = dir.join("work");
     std::fs::create_dir_all(work.join(".agentenv")).unwrap();
     std::fs::write(

@@ -11,17 +11,13 @@ use crate::support::{IsolatedDirs, AGENT_ENV};
 
 /// Installs the fixture and a config selecting its store over `root`, `drop` as given; the work dir.
 fn setup(dir: &Path, root: &Path, drop: Option<&str>) -> PathBuf {
-    let exe = crate::support::fixture("fixture-documents");
-    let plugin = dir.join("data/agent-env/plugins/documents");
-    std::fs::create_dir_all(&plugin).unwrap();
-    std::fs::write(
-        plugin.join("agent-env-plugin.toml"),
-        format!(
-            "[plugin]\nname = \"agentenv-fixture-documents\"\nversion = \"0.1.0\"\nexec = [\"{}\"]\nprotocol = [1, 1]\n\n[provides.stores]\nDiskDocumentStore = \"document\"\n",
-            exe.display()
-        ),
-    )
-    .unwrap();
+    crate::support::install_store_fixture(
+        &dir.join("data/agent-env/plugins"),
+        "documents",
+        ("agentenv-fixture-documents", "0.1.0"),
+        "fixture-documents",
+        ("DiskDocumentStore", "document"),
+    );
     let work = dir.join("work");
     std::fs::create_dir_all(work.join(".agentenv")).unwrap();
     let drop = drop

@@ -14,3 +14,24 @@ pub use agent_env_test_support::{fixture, IsolatedDirs};
 
 /// The `agent-env` binary under test.
 pub const AGENT_ENV: &str = env!("CARGO_BIN_EXE_agent-env");
+
+/// Installs the fixture plugin `exe` in `<plugins>/<folder>` as `package` at `version`, providing the
+/// store `class` of `kind`.
+pub fn install_store_fixture(
+    plugins: &std::path::Path,
+    folder: &str,
+    (package, version): (&str, &str),
+    exe: &str,
+    (class, kind): (&str, &str),
+) {
+    let dir = plugins.join(folder);
+    std::fs::create_dir_all(&dir).unwrap();
+    std::fs::write(
+        dir.join("agent-env-plugin.toml"),
+        format!(
+            "[plugin]\nname = \"{package}\"\nversion = \"{version}\"\nexec = [\"{}\"]\nprotocol = [1, 1]\n\n[provides.stores]\n{class} = \"{kind}\"\n",
+            fixture(exe).display()
+        ),
+    )
+    .unwrap();
+}
