@@ -156,6 +156,7 @@ fn a_python_plugin_whose_distribution_has_another_name_is_removed_by_the_plugins
     );
     let dry = sb.stdout(&["plugin", "remove", "agentenv-pydemo", "--dry-run"], 0);
     assert!(dry.contains("pip uninstall -y acme-pydemo"), "{dry}");
+    assert!(dry.ends_with("Dry run: nothing was changed.\n"), "{dry}");
     remove_ok(&sb, "agentenv-pydemo");
 }
 
