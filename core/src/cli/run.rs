@@ -162,6 +162,7 @@ pub fn run(args: RunArgs, verbose: bool, session: &Session, term: &Terminal) -> 
         cancel: None,
         run_group_id: None,
         context_metadata: Map::new(),
+        selection_words: crate::run::plan::SelectionWords::FLAGS,
     };
     let watch = Watch {
         label: &request.bundle,

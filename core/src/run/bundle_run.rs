@@ -56,6 +56,8 @@ pub struct RunRequest {
     /// Entries every task's `context.metadata` starts with (a `seed` whose values fill the steps'
     /// `<key>` tokens; the explorer's workflow id).
     pub context_metadata: Map<String, Value>,
+    /// How the caller's user names `tasks` and `evals` (the CLI's flags unless said).
+    pub selection_words: super::plan::SelectionWords,
 }
 
 /// Finds, checks, plans and runs the requested bundle; nobody watches its events.
@@ -154,7 +156,13 @@ pub fn run_bundle_pinned(
         session,
         bare: false,
     };
-    let plan = plan::plan(&parsed, &request.tasks, &request.evals, &ctx)?;
+    let plan = plan::plan_worded(
+        &parsed,
+        &request.tasks,
+        &request.evals,
+        request.selection_words,
+        &ctx,
+    )?;
     // Every plugin a step needs is started, handshaken and asked to validate its steps before
     // anything is written; a dry run stops them again at once and runs nothing.
     let plugins = start_plugin_steps(&parsed, &plan, &stores, session, observer.clone())?;

@@ -119,6 +119,35 @@ pub struct Plan<'b> {
 /// Artifact types a bundle run can write.
 pub const WRITABLE_ARTIFACT_TYPES: [&str; 3] = ["file", "file_artifact_universe", "skill"];
 
+/// How a caller names a run's selections in what it tells its user: the CLI by its flags, the
+/// explorer's API by the fields of its requests.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct SelectionWords {
+    /// What picks tasks (`--task`).
+    pub task: &'static str,
+    /// What picks evals (`--eval`).
+    pub eval: &'static str,
+}
+
+impl SelectionWords {
+    /// The CLI's flags.
+    pub const FLAGS: SelectionWords = SelectionWords {
+        task: "--task",
+        eval: "--eval",
+    };
+    /// The words of the explorer's API, which names them in a body or a path.
+    pub const NAMES: SelectionWords = SelectionWords {
+        task: "task",
+        eval: "eval",
+    };
+}
+
+impl Default for SelectionWords {
+    fn default() -> Self {
+        SelectionWords::FLAGS
+    }
+}
+
 /// Plans a run of `bundle` with the given `--task` and `--eval` selections.
 pub fn plan<'b>(
     bundle: &'b Bundle,
@@ -126,8 +155,19 @@ pub fn plan<'b>(
     eval_args: &[String],
     ctx: &dyn PlanContext,
 ) -> Result<Plan<'b>, BundleError> {
+    plan_worded(bundle, task_args, eval_args, SelectionWords::FLAGS, ctx)
+}
+
+/// [`plan`], its problems naming the selections in `words`.
+pub fn plan_worded<'b>(
+    bundle: &'b Bundle,
+    task_args: &[String],
+    eval_args: &[String],
+    words: SelectionWords,
+    ctx: &dyn PlanContext,
+) -> Result<Plan<'b>, BundleError> {
     let mut problems = Vec::new();
-    let (tasks, evals, skipped) = select(bundle, task_args, eval_args, &mut problems);
+    let (tasks, evals, skipped) = select(bundle, task_args, eval_args, words, &mut problems);
     let mut planned = Vec::new();
     for task in &tasks {
         planned.push(plan_task(bundle, task, ctx, &mut problems));
@@ -189,6 +229,7 @@ fn select<'b>(
     bundle: &'b Bundle,
     task_args: &[String],
     eval_args: &[String],
+    words: SelectionWords,
     problems: &mut Vec<String>,
 ) -> Selection<'b> {
     let mut tasks: Vec<&Task> = Vec::new();
@@ -200,7 +241,7 @@ fn select<'b>(
         match bundle.task(arg) {
             Some(t) => push_unique(&mut tasks, t),
             None => problems.push(unknown_selection(
-                "--task",
+                words.task,
                 "task",
                 arg,
                 bundle.tasks.iter().map(|t| t.name.as_str()),
@@ -213,7 +254,7 @@ fn select<'b>(
             Some(e) if evals.iter().any(|picked| picked.id == e.id) => {}
             Some(e) => evals.push(e),
             None => problems.push(unknown_selection(
-                "--eval",
+                words.eval,
                 "eval",
                 arg,
                 bundle.evals.iter().map(|e| e.name.as_str()),
@@ -556,6 +597,18 @@ mod tests {
 
     fn deploy(id: &str) -> serde_json::Value {
         json!({"id": id, "type": "deploy_sandbox", "sandbox_name": id})
+    }
+
+    #[test]
+    fn an_unknown_selection_is_named_in_the_callers_words() {
+        let b = bundle_with(json!([deploy("a")]));
+        let asked = ["p".to_string()];
+        let said = |words| match plan_worded(&b, &asked, &[], words, &OnlyBuiltins) {
+            Err(e) => e.to_string(),
+            Ok(_) => panic!("an unknown task was planned"),
+        };
+        assert!(said(SelectionWords::FLAGS).starts_with("--task 'p': this bundle has no task"));
+        assert!(said(SelectionWords::NAMES).starts_with("task 'p': this bundle has no task"));
     }
 
     #[test]

@@ -6,6 +6,7 @@ use std::path::{Path, PathBuf};
 use agent_env::bundle::installed::InstalledBundle;
 use agent_env::bundle::{self, Bundle};
 use agent_env::output::Collected;
+use agent_env::run::plan::SelectionWords;
 use agent_env::run::{run_bundle, RunRequest, RunStatus};
 use agent_env::session::Session;
 use serde_json::{json, Value};
@@ -176,6 +177,7 @@ pub fn version_now(session: &Session, source: &TaskSource, task_id: &str) -> Api
         bundle: source.bundle.clone(),
         tasks: vec![source.task_name.clone()],
         dry_run: true,
+        selection_words: SelectionWords::NAMES,
         ..RunRequest::default()
     };
     match run_bundle(session, &request, &Collected::default()) {
@@ -189,7 +191,7 @@ pub fn version_now(session: &Session, source: &TaskSource, task_id: &str) -> Api
         Ok(_) => Err(ApiError::internal("a dry run ran")),
         Err(e) => Err(ApiError::unprocessable(format!(
             "the task '{task_id}' can't run now: {}",
-            without_flags(&e.to_string())
+            e
         ))),
     }
 }
@@ -243,14 +245,6 @@ fn run_as_it_is(source: &TaskSource) -> String {
     }
 }
 
-/// A run's message in the API's words: the CLI's `--task 'x'` and `--eval 'x'` as `task 'x'` and
-/// `eval 'x'` (the API names them in a body or a path, not by a flag).
-fn without_flags(message: &str) -> String {
-    message
-        .replace("--task '", "task '")
-        .replace("--eval '", "eval '")
-}
-
 /// The folder a folder bundle's id root names; none for a root that is not a folder's.
 pub fn folder_of_root(root: &str, home: Option<PathBuf>) -> Option<PathBuf> {
     let rest = root.strip_prefix(bundle::ids::LOCAL_PREFIX)?;
@@ -269,14 +263,6 @@ pub fn folder_of_root(root: &str, home: Option<PathBuf>) -> Option<PathBuf> {
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn a_runs_message_names_no_flag() {
-        assert_eq!(
-            without_flags("--task 'p': this bundle has no task with that name or id"),
-            "task 'p': this bundle has no task with that name or id"
-        );
-    }
 
     #[test]
     fn folder_roots_map_back_to_folders() {
