@@ -12,7 +12,7 @@ use serde_json::{json, Map, Value};
 use super::{Exit, Failure, Terminal};
 use crate::run::builtin_steps::verify_sandbox;
 use crate::run::recorded::{newest_started_first, InstanceScores, Recorded};
-use crate::run::recorder::INSTANCES;
+use crate::run::recorder::{short_id, INSTANCES};
 use crate::run::stored_task;
 use crate::session::Session;
 use crate::stores::{Document, DocumentStore, Filter, Sort};
@@ -439,11 +439,6 @@ fn score_text(score: &Value) -> String {
         Some(f) => crate::run::outcome::format_g(f),
         None => score.to_string(),
     }
-}
-
-/// The short form `run` prints last: the part after the last `/`.
-fn short_id(instance_id: &str) -> &str {
-    instance_id.rsplit('/').next().unwrap_or(instance_id)
 }
 
 fn summary(doc: &Document, scores: &InstanceScores<'_>) -> Value {

@@ -26,6 +26,12 @@ use crate::stores::{Document, DocumentStore, Filter, StoreError};
 /// The collection of run instances.
 pub const INSTANCES: &str = "task_instances";
 
+/// The short form of an instance id that `run` and `task list` print, and that `task get-instance`
+/// and the explorer take: the part after the last `/`.
+pub fn short_id(instance_id: &str) -> &str {
+    instance_id.rsplit('/').next().unwrap_or(instance_id)
+}
+
 /// Where an instance document records its run group (`run_group_id` in its context's metadata).
 pub const RUN_GROUP_PATH: &str = "context.metadata.run_group_id";
 

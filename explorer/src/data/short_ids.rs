@@ -3,19 +3,15 @@
 //! is looked up first; a short one is looked for among every instance (of the task, when one is
 //! given), as `agent-env task get-instance` does, and must be the end of one id only.
 
+pub use agent_env::run::recorder::short_id;
 use agent_env::run::recorder::INSTANCES;
-use agent_env_store::document::{Document, DocumentStore, Filter, Sort};
+use agent_env_store::document::{Document, DocumentStore, Filter, Predicate, Sort};
 use serde_json::Value;
 
 use crate::http::problem::{ApiError, ApiResult};
 
 /// How many instances one read of the scan takes.
 const PAGE: usize = 500;
-
-/// The short form of an instance id: the part after the last `/`.
-pub fn short_id(instance_id: &str) -> &str {
-    instance_id.rsplit('/').next().unwrap_or(instance_id)
-}
 
 /// Whether `wanted` can be a short id: no `/`, not empty.
 pub fn is_short(wanted: &str) -> bool {
@@ -32,22 +28,39 @@ pub fn ending_in(
         Some(t) => Filter::eq("task_id", t),
         None => Filter::default(),
     };
+    // Each page starts at the last id of the one before (kept, then skipped), not at an offset: the
+    // merged stores would read every earlier page again to find an offset.
     let sort = Sort::by("instance_id", false);
     let mut found = Vec::new();
-    let mut offset = 0;
+    let mut after: Option<String> = None;
     loop {
-        let page = docs.query(INSTANCES, &filter, Some(&sort), Some(PAGE), offset)?;
+        let from = match &after {
+            Some(last) => filter
+                .clone()
+                .and("instance_id", Predicate::Gte(Value::from(last.as_str()))),
+            None => filter.clone(),
+        };
+        let page = docs.query(INSTANCES, &from, Some(&sort), Some(PAGE), 0)?;
         let read = page.len();
-        found.extend(page.into_iter().filter(|d| short_of(d) == Some(wanted)));
-        if read < PAGE {
+        let last = page.last().and_then(id_of).map(str::to_string);
+        found.extend(
+            page.into_iter()
+                .filter(|d| id_of(d) != after.as_deref())
+                .filter(|d| short_of(d) == Some(wanted)),
+        );
+        if read < PAGE || last == after {
             return Ok(found);
         }
-        offset += read;
+        after = last;
     }
 }
 
+fn id_of(doc: &Document) -> Option<&str> {
+    doc.get("instance_id").and_then(Value::as_str)
+}
+
 fn short_of(doc: &Document) -> Option<&str> {
-    doc.get("instance_id").and_then(Value::as_str).map(short_id)
+    id_of(doc).map(short_id)
 }
 
 /// 409 for a short id that ends several instances' ids, naming them.
@@ -80,5 +93,39 @@ mod tests {
         assert!(is_short("slow-dkta22co"));
         assert!(!is_short("@local/x-1"));
         assert!(!is_short(""));
+    }
+
+    #[test]
+    fn every_instance_is_read_once_across_pages() {
+        let dir = tempfile::tempdir().unwrap();
+        let docs = agent_env::run::local_stores::open(dir.path()).documents;
+        let mut ids: Vec<String> = (0..PAGE * 2 + 3)
+            .map(|n| format!("@local/b/t-{n:04}"))
+            .collect();
+        // A short id two instances end in, one of them read on the last page.
+        ids.push(format!("@local/z/t-{:04}", PAGE));
+        for id in &ids {
+            let serde_json::Value::Object(doc) = serde_json::json!({"instance_id": id}) else {
+                unreachable!()
+            };
+            docs.insert(INSTANCES, &doc).unwrap();
+        }
+        let found = |wanted: &str| -> Vec<String> {
+            ending_in(docs.as_ref(), wanted, None)
+                .unwrap()
+                .iter()
+                .filter_map(|d| id_of(d).map(str::to_string))
+                .collect()
+        };
+        assert_eq!(found("t-0000"), ["@local/b/t-0000"]);
+        assert_eq!(
+            found(&format!("t-{PAGE:04}")),
+            [
+                format!("@local/b/t-{PAGE:04}"),
+                format!("@local/z/t-{PAGE:04}")
+            ]
+        );
+        assert_eq!(found(&format!("t-{:04}", PAGE * 2 + 2)).len(), 1);
+        assert!(found("t-9999").is_empty());
     }
 }
