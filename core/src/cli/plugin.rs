@@ -236,6 +236,14 @@ fn changing(
         _ if said("Restor") => "rolled_back",
         _ => "refused",
     };
+    // A script reads `error` to learn why a command did not succeed, so a failure that ended in
+    // problems (a failed installer, a rolled-back check) names them there too.
+    let error = error.or_else(|| match code {
+        0 => None,
+        130 => Some("interrupted; the plugins directory was restored as it was".to_owned()),
+        _ if problems.is_empty() => Some(format!("plugin {command} did not finish (exit {code})")),
+        _ => Some(problems.join("; ")),
+    });
     // What is installed now, read again (the change happened after this session discovered).
     let installed: Vec<serde_json::Value> = crate::discovery::discover(&session.search_path())
         .plugins

@@ -208,6 +208,11 @@ fn plugin_add_and_remove_answer_in_json_for_a_script() {
         "{doc}"
     );
     assert_eq!(doc["installed"].as_array().unwrap().len(), 1, "{doc}");
+    assert_eq!(
+        doc["error"], doc["problems"][0],
+        "a failure's error is never null: {doc}"
+    );
+    assert_eq!(again["error"], serde_json::Value::Null, "{again}");
 
     let removed = s.run(&["plugin", "remove", "agentenv-pinned", "--yes", "--json"]);
     assert_eq!(removed.code, 0, "{}", removed.both());
