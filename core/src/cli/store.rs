@@ -245,7 +245,7 @@ fn scratch_failure(url: &str, temp: &Path, e: &std::io::Error) -> Failure {
         return no_room(url, temp, e);
     }
     Failure::new(format!(
-        "cannot fetch {url} to show it: the temporary folder {} cannot be written ({e}); set TMPDIR to \
+        "cannot fetch {url} to print it: the temporary folder {} cannot be written ({e}); set TMPDIR to \
          a folder you can write that has room for the object, or write the object to a file with \
          --output FILE",
         temp.display()
@@ -264,7 +264,7 @@ fn download_failure(url: &str, temp: &Path, e: &StoreError) -> Failure {
 /// The temporary folder `temp` has no room for `url`.
 fn no_room(url: &str, temp: &Path, e: &dyn std::fmt::Display) -> Failure {
     Failure::new(format!(
-        "cannot fetch {url} to show it: the temporary folder {} is full ({e}); free space there, set \
+        "cannot fetch {url} to print it: the temporary folder {} is full ({e}); free space there, set \
          TMPDIR to a folder with room for the object, or write the object to a file with --output FILE",
         temp.display()
     ))
@@ -669,7 +669,7 @@ mod tests {
 
     #[test]
     fn a_full_temporary_folder_is_named_with_what_to_do() {
-        let full = "cannot fetch s3://bucket/big.txt to show it: the temporary folder /var/tmp/scratch \
+        let full = "cannot fetch s3://bucket/big.txt to print it: the temporary folder /var/tmp/scratch \
                     is full (No space left on device (os error 28)); free space there, set TMPDIR to a \
                     folder with room for the object, or write the object to a file with --output FILE";
         let no_space = StoreError::Io {
@@ -692,7 +692,7 @@ mod tests {
         let missing = std::io::Error::from_raw_os_error(libc::ENOENT);
         assert_eq!(
             scratch_failure(URL, &temp(), &missing).to_string(),
-            "cannot fetch s3://bucket/big.txt to show it: the temporary folder /var/tmp/scratch cannot \
+            "cannot fetch s3://bucket/big.txt to print it: the temporary folder /var/tmp/scratch cannot \
              be written (No such file or directory (os error 2)); set TMPDIR to a folder you can write \
              that has room for the object, or write the object to a file with --output FILE"
         );

@@ -192,7 +192,7 @@ fn store_get_names_the_temporary_folder_it_cannot_write_and_what_to_do() {
             assert_eq!(out.status.code(), Some(1), "{stderr}");
             assert!(out.stdout.is_empty(), "{}", text(&out.stdout));
             let said = format!(
-                "Error: cannot fetch {url} to show it: the temporary folder {} cannot be written ({why}",
+                "Error: cannot fetch {url} to print it: the temporary folder {} cannot be written ({why}",
                 temp.display()
             );
             assert!(stderr.starts_with(&said), "{stderr}");
