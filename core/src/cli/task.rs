@@ -556,12 +556,11 @@ fn get(
             0,
         )
         .map_err(|e| Failure::new(format!("cannot read the recorded task instances: {e}")))?;
-    let candidates = if exact.is_empty() {
-        newest_instances(
-            sources,
-            |d| short_id(text(d, "instance_id")) == wanted,
-            None,
-        )?
+    let candidates = if exact.is_empty() && crate::run::short_ids::is_short(wanted) {
+        let mut found = crate::run::short_ids::ending_in(sources, wanted, None)
+            .map_err(|e| Failure::new(format!("cannot read the recorded task instances: {e}")))?;
+        found.sort_by(newest_started_first);
+        found
     } else {
         exact
     };

@@ -20,6 +20,7 @@ pub mod plugin_steps;
 pub mod recorded;
 pub mod recorder;
 pub mod run_log;
+pub mod short_ids;
 pub mod stored_artifact;
 pub mod stored_task;
 pub mod task_run;
