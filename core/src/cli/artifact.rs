@@ -8,6 +8,7 @@ use super::{Exit, Failure, Terminal};
 use crate::run::cancel::{watch_signals, Cancel, Signalled};
 use crate::run::{stored_artifact, stored_task};
 use crate::session::Session;
+use crate::table::width;
 use crate::words::plural;
 
 #[derive(Args)]
@@ -91,10 +92,14 @@ fn file_rows(doc: &serde_json::Map<String, Value>) -> String {
             (text("path"), format!("{size} bytes"), text("object_url"))
         })
         .collect();
-    let path_width = rows.iter().map(|r| r.0.chars().count()).max().unwrap_or(0);
+    // Padded by the columns a terminal gives each path (a CJK name takes two a character).
+    let path_width = rows.iter().map(|r| width(r.0)).max().unwrap_or(0);
     let size_width = rows.iter().map(|r| r.1.len()).max().unwrap_or(0);
     rows.iter()
-        .map(|(path, size, url)| format!("  {path:<path_width$}  {size:>size_width$}  {url}\n"))
+        .map(|(path, size, url)| {
+            let pad = " ".repeat(path_width - width(path));
+            format!("  {path}{pad}  {size:>size_width$}  {url}\n")
+        })
         .collect()
 }
 
@@ -149,4 +154,23 @@ fn put(args: PutArgs, session: &Session, term: &Terminal) -> Exit {
         plural(put.files, "file", "files")
     ));
     Ok(0)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn file_columns_line_up_by_terminal_width() {
+        let serde_json::Value::Object(doc) = serde_json::json!({"files": [
+            {"path": "数据.txt", "size": 5, "object_url": "file:///a"},
+            {"path": "readme.md", "size": 12345, "object_url": "file:///b"},
+        ]}) else {
+            unreachable!()
+        };
+        assert_eq!(
+            file_rows(&doc),
+            "  数据.txt       5 bytes  file:///a\n  readme.md  12345 bytes  file:///b\n"
+        );
+    }
 }
