@@ -186,10 +186,19 @@ fn run_checks(doc: &ConfigDocument, builder: &dyn StoreBuilder, found: &mut Find
         // store is checked with its real values when it is built.
         let took_unread_secret = noted.names.borrow().len() > noted_before;
         match result {
-            Err(_) if took_unread_secret => notes.push(format!(
-                "[stores.{}] takes a secret: value the check cannot read here; its settings are checked with it when the store is built",
-                section.name
-            )),
+            Err(found) if took_unread_secret => {
+                // What the stand-in caused is left out; the section's other problems stay.
+                let from_secrets = keys_taking_secrets(&selection.config);
+                errors.extend(
+                    found
+                        .into_iter()
+                        .filter(|e| !names_one_of(e, &from_secrets)),
+                );
+                notes.push(format!(
+                    "[stores.{}] takes a secret: value the check cannot read here; its settings are checked with it when the store is built",
+                    section.name
+                ));
+            }
             Err(found) => errors.extend(found),
             Ok(()) => {}
         }
@@ -412,15 +421,35 @@ fn with_the_other_settings(
         return vec![first];
     }
     if let Err(found) = builder.build(selection, &resolved) {
-        let about_unresolved = |e: &ConfigError| {
-            let text = e.to_string();
-            unresolved
-                .iter()
-                .any(|key| text.contains(&format!("'{key}'")) || text.contains(&format!(" {key} ")))
-        };
-        errors.extend(found.into_iter().filter(|e| !about_unresolved(e)));
+        errors.extend(found.into_iter().filter(|e| !names_one_of(e, &unresolved)));
     }
     errors
+}
+
+/// Whether the problem `e` is about one of the settings `keys`, as a store's problems name them.
+fn names_one_of(e: &ConfigError, keys: &[String]) -> bool {
+    let text = e.to_string();
+    keys.iter()
+        .any(|key| text.contains(&format!("'{key}'")) || text.contains(&format!(" {key} ")))
+}
+
+/// The keys of a store's config whose value holds a `secret:` reference, at any depth.
+fn keys_taking_secrets(config: &toml::Table) -> Vec<String> {
+    fn takes(value: &toml::Value) -> bool {
+        match value {
+            toml::Value::String(text) => {
+                super::references::parse_reference(text).is_some_and(|r| r.scheme == "secret")
+            }
+            toml::Value::Array(items) => items.iter().any(takes),
+            toml::Value::Table(table) => table.values().any(takes),
+            _ => false,
+        }
+    }
+    config
+        .iter()
+        .filter(|(_, value)| takes(value))
+        .map(|(key, _)| key.clone())
+        .collect()
 }
 
 /// The text answer: each problem, then `ok: …` or the count.

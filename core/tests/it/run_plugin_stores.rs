@@ -178,3 +178,37 @@ fn a_setting_a_plugin_secret_store_answers_passes_the_runs_check() {
     let r = s.run(&["run", "hello"]);
     assert_eq!(r.code, 0, "{}", r.both());
 }
+
+/// The same store with a mistake of its own besides: `config check` (which starts the secret store)
+/// and the run's check (which leaves out only what the secret's stand-in caused) name it.
+#[test]
+fn a_setting_from_a_plugin_secret_store_does_not_hide_the_sections_other_problems() {
+    let s = Sandboxed::new();
+    ShellStore {
+        package: "agentenv-vault",
+        class: "Vault",
+        kind: "secret",
+        on_open: "",
+        on_call: r#"printf '{"jsonrpc":"2.0","id":%s,"result":{"value":"/tmp"}}\n' "$id""#,
+    }
+    .install(&s.plugins(), "vault");
+    s.write(
+        ".agentenv/config.toml",
+        "[stores.secret]\nimpl = \"agentenv-vault:Vault\"\n\n[stores.object]\nimpl = \"LocalFilesystemObjectStore\"\n[stores.object.config]\nroot = \"secret:OBJROOT\"\nrooot_mode = \"x\"\n",
+    );
+    let r = s.run(&["config", "check"]);
+    assert_eq!(r.code, 1, "{}", r.both());
+    assert!(
+        r.stdout.contains("unknown key 'rooot_mode'"),
+        "{}",
+        r.both()
+    );
+    let r = s.run(&["run", "hello"]);
+    assert_ne!(r.code, 0, "{}", r.both());
+    assert!(
+        r.stderr.contains("unknown key 'rooot_mode'"),
+        "{}",
+        r.both()
+    );
+    assert!(!r.both().contains("empty string"), "{}", r.both());
+}
