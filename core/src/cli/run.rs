@@ -27,8 +27,8 @@ pub const EXIT_BELOW_FAIL_UNDER: i32 = 3;
 
 #[derive(clap::Args)]
 pub struct RunArgs {
-    /// A bundle folder (starting with `.`, `/` or `~`), or an installed bundle's `<name>` or
-    /// `<package>/<name>`. Without it, lists the installed bundles.
+    /// A bundle folder (a path starting with `.`, `/` or `~`, or a folder here of that name), or an
+    /// installed bundle's `<name>` or `<package>/<name>`. Without it, lists the installed bundles.
     pub bundle: Option<String>,
     /// Run this task (name or id); repeatable.
     #[arg(long = "task", value_name = "NAME")]
@@ -153,6 +153,7 @@ pub fn run(args: RunArgs, verbose: bool, session: &Session, term: &Terminal) -> 
     let request = RunRequest {
         user_overrides: args.user_overrides(),
         bundle,
+        installed_only: false,
         tasks: args.tasks,
         evals: args.evals,
         sandbox: args.sandbox,

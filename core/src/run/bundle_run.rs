@@ -33,6 +33,9 @@ pub struct RunRequest {
     /// A bundle folder (starting with `.`, `/` or `~`), or an installed bundle's `<name>` or
     /// `<package>/<name>`.
     pub bundle: String,
+    /// `bundle` is an installed bundle's name even when a folder of that name is at hand (the
+    /// explorer's API runs no folder it was not asked for by its path).
+    pub installed_only: bool,
     /// Tasks to run (name or id); none selects as the bundle says.
     pub tasks: Vec<String>,
     /// Evals whose tasks to run (name or id).
@@ -101,7 +104,11 @@ pub fn run_bundle_pinned(
     let home = session.paths().home_dir();
     let home = home.as_deref();
     let installed;
-    let target = match bundle::as_folder(&request.bundle, home) {
+    let folder = match request.installed_only {
+        true => None,
+        false => bundle::as_folder(&request.bundle, home),
+    };
+    let target = match folder {
         Some(folder) => Target::Folder(folder?),
         None => {
             let core = bundle::core_bundles();

@@ -79,8 +79,10 @@ pub fn find<'a>(all: &'a [InstalledBundle], name: &str) -> ApiResult<&'a Install
         })
 }
 
-/// A bundle argument `agent-env run` takes as a folder: it starts with `.`, `/` or `~`.
-fn looks_like_folder(name: &str) -> bool {
+/// A bundle argument `agent-env run` takes as a folder: it starts with `.`, `/` or `~`. The explorer
+/// names a folder so only when it found it itself (a stored task's bundle); any other name is an
+/// installed bundle's.
+pub fn looks_like_folder(name: &str) -> bool {
     name.starts_with(['.', '/', '~'])
 }
 
@@ -175,6 +177,7 @@ pub fn version_now(session: &Session, source: &TaskSource, task_id: &str) -> Api
     }
     let request = RunRequest {
         bundle: source.bundle.clone(),
+        installed_only: !looks_like_folder(&source.bundle),
         tasks: vec![source.task_name.clone()],
         dry_run: true,
         selection_words: SelectionWords::NAMES,

@@ -358,6 +358,7 @@ fn request_of(workflow: &Workflow) -> RunRequest {
     }
     RunRequest {
         bundle: workflow.spec.bundle.clone(),
+        installed_only: !super::bundles::looks_like_folder(&workflow.spec.bundle),
         tasks: workflow.spec.tasks.clone(),
         evals: workflow.spec.evals.clone(),
         user_overrides: workflow.spec.user_overrides.clone(),

@@ -324,6 +324,11 @@ fn run_requests_that_cannot_be_done_are_refused_with_the_reason() {
 #[test]
 fn a_bundle_runs_by_its_name() {
     let world = World::new();
+    // A folder of the bundle's name where the explorer runs: the API runs the installed bundle, not
+    // a folder it was not asked for by its path.
+    let here = world.dirs.home.join("hello/tasks");
+    std::fs::create_dir_all(&here).unwrap();
+    std::fs::write(here.join("hello.json"), "not a task").unwrap();
     let server = Explorer::start(&world);
     let bundles = server.get("/api/v1/bundles").json();
     let hello = bundles["items"]
@@ -342,6 +347,8 @@ fn a_bundle_runs_by_its_name() {
     let done = server.poll(&format!("/api/v1/workflows/{id}"), |w| w["done"] == true);
     assert_eq!(done["status"], "finished", "{done}");
     assert_eq!(done["instances"][0]["outcome"], "passed");
+    let instance = done["instances"][0]["instance_id"].as_str().unwrap();
+    assert!(instance.starts_with(HELLO_TASK), "{done}");
     let listed = server.get("/api/v1/workflows").json();
     assert_eq!(listed["items"][0]["workflow_id"], id);
 }
