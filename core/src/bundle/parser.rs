@@ -680,10 +680,12 @@ impl Parser<'_> {
             .chain(b.evals.iter().map(|e| ("evals", &e.id, &e.path)))
             .chain(b.builds.iter().map(|e| (e.kind.as_str(), &e.id, &e.path)));
         for (store, id, path) in entries {
-            let store = if store == "skills" {
-                "artifacts"
-            } else {
-                store
+            // Skills are stored with artifacts; a task and an eval are written under one ledger
+            // entry per id, so an eval may not take a task's id either.
+            let store = match store {
+                "skills" => "artifacts",
+                "evals" => "tasks",
+                other => other,
             };
             owners
                 .entry((store.to_string(), id.clone()))
@@ -692,8 +694,14 @@ impl Parser<'_> {
         }
         for ((_, id), paths) in owners {
             if paths.len() > 1 {
+                let task_and_eval = paths.iter().any(|p| p.starts_with("evals/"))
+                    && paths.iter().any(|p| p.starts_with("tasks/"));
+                let why = match task_and_eval {
+                    true => "a task and an eval may not share an id (a run records one version per id), so rename one",
+                    false => "ids must be unique",
+                };
                 self.problems.push(format!(
-                    "{}: {} have the same id '{id}'; ids must be unique",
+                    "{}: {} have the same id '{id}'; {why}",
                     self.root,
                     paths.join(" and ")
                 ));
@@ -844,5 +852,22 @@ mod tests {
         );
         // The broken file is one problem, not two: an eval may name it.
         assert!(!err.contains("'broken' is not a task"), "{err}");
+    }
+
+    #[test]
+    fn a_task_and_an_eval_of_one_name_are_refused() {
+        let tmp = tempfile::tempdir().unwrap();
+        let root = tmp.path();
+        std::fs::create_dir_all(root.join("tasks")).unwrap();
+        std::fs::create_dir_all(root.join("evals")).unwrap();
+        std::fs::write(root.join("tasks/dup.json"), "[]").unwrap();
+        std::fs::write(root.join("evals/dup.toml"), "tasks = [\"dup\"]\n").unwrap();
+        let err = parse_tree(Tree::Disk(root), "b", "@local/~/b")
+            .unwrap_err()
+            .to_string();
+        assert!(
+            err.contains("tasks/dup.json and evals/dup.toml have the same id '@local/~/b/dup'; a task and an eval may not share an id"),
+            "{err}"
+        );
     }
 }
