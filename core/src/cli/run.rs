@@ -209,6 +209,9 @@ impl Watch<'_> {
         let view = Arc::new(RunView::new(term.style(), verbose, self.quiet, json));
         let collector = Arc::new(RunCollector::new(self.label, fail_under));
         let _ = COLLECTED.set(collector.clone());
+        if let Some(log) = &log {
+            let _ = LOG.set(log.clone());
+        }
         let mut observers: Vec<Arc<dyn RunObserver>> = vec![view.clone(), collector.clone()];
         if let Some(log) = &log {
             observers.push(log.clone());
@@ -567,6 +570,16 @@ static HOLDING: AtomicBool = AtomicBool::new(false);
 static TASKS_ENDED: AtomicBool = AtomicBool::new(false);
 /// The run's document so far, for the `cancelled` document a second signal prints.
 static COLLECTED: std::sync::OnceLock<Arc<RunCollector>> = std::sync::OnceLock::new();
+/// The run's log, told of the signals that stop the run (a second one exits before it is dropped).
+static LOG: std::sync::OnceLock<Arc<RunLog>> = std::sync::OnceLock::new();
+
+/// Says in the run's log what a signal did, and writes the log out.
+fn log_signal(text: String) {
+    if let Some(log) = LOG.get() {
+        log.write(&text);
+        log.flush();
+    }
+}
 
 /// How a person sends another of `signal`.
 fn another(signal: i32) -> &'static str {
@@ -598,12 +611,24 @@ pub(crate) fn on_signal(signalled: Signalled) {
                 "Stopping: cancelling the running steps and tearing down the sandboxes; {} stops at once, leaving them for the next run to clean up",
                 another(signal)
             );
+            log_signal(format!(
+                "{} received: cancelling the running steps and tearing down the sandboxes",
+                agent_env_host::signal_name(signal)
+            ));
         }
         Signalled::Again(_) if RUN_ENDED.load(Ordering::SeqCst) => {}
         Signalled::Again(_)
             if TASKS_ENDED.load(Ordering::SeqCst) && !HOLDING.load(Ordering::SeqCst) => {}
         Signalled::Again(signal) => {
             let code = 128 + signal;
+            log_signal(format!(
+                "{} received again: stopped at once, the teardown cut short",
+                agent_env_host::signal_name(signal)
+            ));
+            let log = LOG
+                .get()
+                .filter(|l| l.written())
+                .map(|l| l.path().display().to_string());
             if PRINTS_JSON.load(Ordering::SeqCst) && !HOLDING.load(Ordering::SeqCst) {
                 let error = "stopped at once by a second signal, before the run's teardown ended; the next agent-env run marks its instances failed and removes its sandboxes";
                 let doc = match COLLECTED.get() {
@@ -613,6 +638,7 @@ pub(crate) fn on_signal(signalled: Signalled) {
                         doc.status = "cancelled".into();
                         doc.exit_code = code;
                         doc.error = Some(error.into());
+                        doc.log = log;
                         serde_json::to_value(&doc).unwrap_or_default()
                     }
                     None => serde_json::json!({

@@ -7,23 +7,46 @@
 use std::fs::{self, File};
 use std::io::{self, BufWriter, Write};
 use std::path::{Path, PathBuf};
-use std::sync::Mutex;
+use std::sync::{Arc, Condvar, Mutex, MutexGuard};
+use std::thread::JoinHandle;
+use std::time::Duration;
 
 use crate::clock;
 use crate::redaction;
 use crate::run::events::{PluginStream, RunEvent, RunObserver, StepStatus};
 use crate::run::outcome::format_g;
 
+/// At most this long passes between a line's write and its reaching the file: a reader following
+/// the log (`tail -f`) sees a step start while the step runs, and a run killed outright (`kill -9`)
+/// leaves its log whole but for its last moment. A run of many short tasks still writes the file a
+/// few times a second, not once a line.
+pub const FLUSH_DELAY: Duration = Duration::from_millis(100);
+
 /// A run's log file. Writes that fail (a full disk) are dropped: the log never stops a run.
 pub struct RunLog {
     path: PathBuf,
-    file: Mutex<LogFile>,
+    shared: Arc<Shared>,
+    /// Writes buffered lines out [`FLUSH_DELAY`] after the first of them; started with the file.
+    flusher: Mutex<Option<JoinHandle<()>>>,
+}
+
+/// What the run's threads and the flusher share.
+struct Shared {
+    state: Mutex<State>,
+    /// Told when lines are buffered after a flush, and when the log is dropped.
+    wake: Condvar,
+}
+
+struct State {
+    file: LogFile,
+    /// Lines are buffered that the file does not have yet.
+    dirty: bool,
+    /// The log is being dropped: the flusher writes what is left and ends.
+    closed: bool,
 }
 
 enum LogFile {
     NotYet,
-    /// Lines are buffered, and written out as each task ends, when the run ends, and when the log is
-    /// dropped: a run of many tasks writes the file a few times per task, not once per line.
     Open(BufWriter<File>),
     Failed(RunLogError),
 }
@@ -49,7 +72,15 @@ impl RunLog {
         let path = dir.join(format!("{stamp}-{}.log", crate::sandbox::random_suffix(6)));
         RunLog {
             path,
-            file: Mutex::new(LogFile::NotYet),
+            shared: Arc::new(Shared {
+                state: Mutex::new(State {
+                    file: LogFile::NotYet,
+                    dirty: false,
+                    closed: false,
+                }),
+                wake: Condvar::new(),
+            }),
+            flusher: Mutex::new(None),
         }
     }
 
@@ -58,17 +89,19 @@ impl RunLog {
         &self.path
     }
 
+    fn state(&self) -> Option<MutexGuard<'_, State>> {
+        self.shared.state.lock().ok()
+    }
+
     /// Whether the file exists: something was written to it.
     pub fn written(&self) -> bool {
-        self.file
-            .lock()
-            .map(|f| matches!(*f, LogFile::Open(_)))
-            .unwrap_or(false)
+        self.state()
+            .is_some_and(|s| matches!(s.file, LogFile::Open(_)))
     }
 
     /// Why the file could not be made, when it could not.
     pub fn failure(&self) -> Option<String> {
-        match &*self.file.lock().ok()? {
+        match &self.state()?.file {
             LogFile::Failed(e) => Some(e.to_string()),
             _ => None,
         }
@@ -91,7 +124,8 @@ impl RunLog {
         options.open(&self.path).map_err(|e| fail(&self.path, e))
     }
 
-    /// Appends one line (or several: each gets the time), every secret value masked.
+    /// Appends one line (or several: each gets the time), every secret value masked. It reaches
+    /// the file within [`FLUSH_DELAY`].
     pub fn write(&self, text: &str) {
         let now = clock::iso_now();
         let mut block = String::new();
@@ -104,26 +138,78 @@ impl RunLog {
             block.push_str(line);
             block.push('\n');
         }
-        let Ok(mut file) = self.file.lock() else {
+        let Some(mut state) = self.state() else {
             return;
         };
-        if matches!(*file, LogFile::NotYet) {
-            *file = match self.open() {
-                Ok(f) => LogFile::Open(BufWriter::new(f)),
+        if matches!(state.file, LogFile::NotYet) {
+            state.file = match self.open() {
+                Ok(f) => {
+                    self.start_flusher();
+                    LogFile::Open(BufWriter::new(f))
+                }
                 Err(e) => LogFile::Failed(e),
             };
         }
-        if let LogFile::Open(f) = &mut *file {
+        if let LogFile::Open(f) = &mut state.file {
             let _ = f.write_all(block.as_bytes());
+            if !state.dirty {
+                state.dirty = true;
+                self.shared.wake.notify_one();
+            }
         }
     }
 
-    /// Writes out what is buffered.
+    /// Writes out what is buffered now.
     pub fn flush(&self) {
-        if let Ok(mut file) = self.file.lock() {
-            if let LogFile::Open(f) = &mut *file {
-                let _ = f.flush();
-            }
+        if let Some(mut state) = self.state() {
+            flush_state(&mut state);
+        }
+    }
+
+    fn start_flusher(&self) {
+        let shared = self.shared.clone();
+        let started = std::thread::Builder::new()
+            .name("run-log".into())
+            .spawn(move || flush_until_closed(&shared));
+        // Without the thread, lines reach the file as each task and the run end.
+        if let (Ok(handle), Ok(mut slot)) = (started, self.flusher.lock()) {
+            *slot = Some(handle);
+        }
+    }
+}
+
+fn flush_state(state: &mut State) {
+    if let LogFile::Open(f) = &mut state.file {
+        let _ = f.flush();
+    }
+    state.dirty = false;
+}
+
+/// The flusher's loop: waits for buffered lines, gives later ones [`FLUSH_DELAY`] to join them,
+/// writes them out; on close, writes what is left and ends.
+fn flush_until_closed(shared: &Shared) {
+    let Ok(mut state) = shared.state.lock() else {
+        return;
+    };
+    loop {
+        while !state.dirty && !state.closed {
+            state = match shared.wake.wait(state) {
+                Ok(s) => s,
+                Err(_) => return,
+            };
+        }
+        if !state.closed {
+            state = match shared
+                .wake
+                .wait_timeout_while(state, FLUSH_DELAY, |s| !s.closed)
+            {
+                Ok((s, _)) => s,
+                Err(_) => return,
+            };
+        }
+        flush_state(&mut state);
+        if state.closed {
+            return;
         }
     }
 }
@@ -131,10 +217,7 @@ impl RunLog {
 impl RunObserver for RunLog {
     fn event(&self, event: &RunEvent) {
         self.write(&describe(event));
-        if matches!(
-            event,
-            RunEvent::TaskFinished { .. } | RunEvent::RunFinished { .. }
-        ) {
+        if matches!(event, RunEvent::RunFinished { .. }) {
             self.flush();
         }
     }
@@ -142,7 +225,15 @@ impl RunObserver for RunLog {
 
 impl Drop for RunLog {
     fn drop(&mut self) {
-        self.flush();
+        if let Some(mut state) = self.state() {
+            state.closed = true;
+            flush_state(&mut state);
+        }
+        self.shared.wake.notify_all();
+        let handle = self.flusher.lock().ok().and_then(|mut h| h.take());
+        if let Some(handle) = handle {
+            let _ = handle.join();
+        }
     }
 }
 

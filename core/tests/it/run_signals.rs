@@ -163,6 +163,10 @@ fn sigkill_takes_the_commands_own_process_with_agent_env() {
         .find_map(|e| std::fs::read_to_string(e.path().join("child.pid")).ok())
         .and_then(|text| text.trim().parse().ok())
         .unwrap();
+    // The log reaches the file while the step runs, so a run killed outright leaves it behind.
+    wait_for("the step's start in the run's log", || {
+        the_log(&s).contains("step 2/2 wait (verify_sandbox)")
+    });
     // SAFETY: signals the child we started.
     unsafe {
         libc::kill(child.id() as i32, libc::SIGKILL);
@@ -384,6 +388,32 @@ done
         .unwrap()
         .starts_with("stopped at once by a second signal"));
     read_until(&rx, "Stopped at once", &mut seen);
+    // The log is written out before the exit, and says which signal did what.
+    let log = the_log(&s);
+    assert_eq!(
+        doc["log"].as_str().map(Path::new),
+        Some(the_log_path(&s).as_path())
+    );
+    assert!(log.contains("step 2/2 d (deaf_step)"), "{log}");
+    assert!(log.contains(" SIGINT received: cancelling"), "{log}");
+    assert!(
+        log.contains(" SIGINT received again: stopped at once"),
+        "{log}"
+    );
+}
+
+/// The one run log of the sandbox's state.
+fn the_log_path(s: &Sandboxed) -> std::path::PathBuf {
+    let logs: Vec<_> = std::fs::read_dir(s.state().join("logs"))
+        .map(|d| d.flatten().map(|e| e.path()).collect())
+        .unwrap_or_default();
+    assert!(logs.len() <= 1, "{logs:?}");
+    logs.into_iter().next().unwrap_or_default()
+}
+
+/// What the one run log holds so far (nothing before it is made).
+fn the_log(s: &Sandboxed) -> String {
+    std::fs::read_to_string(the_log_path(s)).unwrap_or_default()
 }
 
 /// Waits, up to a minute, for `ready` to hold.
