@@ -282,8 +282,9 @@ fn mark_conflict(reg: &mut Registry, group: &'static str, key: &str, usable: &[u
             )
         } else {
             format!(
-                "also registered by {}; remove all but one with `agent-env plugin remove <package>`",
-                other_labels.join(", ")
+                "also registered by {}; {}",
+                other_labels.join(", "),
+                how_to_remove_all_but_one(reg, usable)
             )
         };
         let conflicts_with = others
@@ -305,14 +306,45 @@ fn mark_conflict(reg: &mut Registry, group: &'static str, key: &str, usable: &[u
             labels.join("; ")
         )
     } else {
+        let advice = how_to_remove_all_but_one(reg, usable);
+        let mut advice = advice.chars();
+        let first = advice.next().map(|c| c.to_uppercase().to_string());
         format!(
-            "{} installed plugins register '{key}' in {rg}: {}. Remove all but one with `agent-env plugin remove <package>`.",
+            "{} installed plugins register '{key}' in {rg}: {}. {}{}.",
             usable.len(),
-            labels.join("; ")
+            labels.join("; "),
+            first.unwrap_or_default(),
+            advice.as_str()
         )
     };
     reg.warnings.push(message.clone());
     reg.failures.insert((group, key.to_string()), message);
+}
+
+/// How to leave one of the packages behind the conflicting `claims`: `plugin remove` for those in the
+/// plugins directory; a package found through `PATH` was not installed by agent-env, which cannot
+/// remove it, so its manifest is named.
+fn how_to_remove_all_but_one(reg: &Registry, claims: &[usize]) -> String {
+    let plugins: BTreeSet<usize> = claims.iter().map(|&i| reg.claims[i].plugin).collect();
+    let on_path: Vec<String> = plugins
+        .iter()
+        .map(|&p| &reg.discovery.plugins[p])
+        .filter(|p| p.source != crate::discovery::Source::PluginsDir)
+        .map(|p| format!("{} ({})", p.manifest.name, p.manifest.path.display()))
+        .collect();
+    if on_path.is_empty() {
+        return "remove all but one with `agent-env plugin remove <package>`".to_string();
+    }
+    let (was, them) = match on_path.len() {
+        1 => ("was", "it"),
+        _ => ("were", "them"),
+    };
+    format!(
+        "remove all but one: `agent-env plugin remove <package>` removes a package it installed, but \
+         {} {was} found through PATH and agent-env did not install {them}: remove {them} with the \
+         tool that installed {them}, or take {them} off PATH",
+        on_path.join(", ")
+    )
 }
 
 /// Starts (in parallel) every plugin that has a claim left to load or that config names. A plugin whose

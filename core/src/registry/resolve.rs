@@ -64,10 +64,11 @@ impl RegistryError {
                 known,
                 ..
             } => {
-                let detail = detail
-                    .as_deref()
-                    .map(|d| format!(" ({d})"))
-                    .unwrap_or_default();
+                // A name some plugin registers that did not take effect (a conflict, a failed
+                // load) is known, and unusable for the reason given.
+                if let Some(why) = detail {
+                    return format!("the {what} type '{name}' can't be used: {why}");
+                }
                 // A step type only the Python agent-env runs is no answer to "which could I mean".
                 let known: Vec<&String> = known
                     .iter()
@@ -88,7 +89,7 @@ impl RegistryError {
                             .join(", ")
                     ),
                 };
-                format!("'{name}' is not a known {what} type{detail}{known}")
+                format!("'{name}' is not a known {what} type{known}")
             }
             other => other.to_string(),
         }

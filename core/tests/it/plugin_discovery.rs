@@ -349,6 +349,40 @@ fn each_path_directory_is_read_once() {
     assert_eq!(show["manifest"]["source"], "PATH");
 }
 
+/// A conflict with a package found through PATH says how to leave that one out: `plugin remove`
+/// refuses a package agent-env did not install.
+#[test]
+fn a_conflict_with_a_plugin_on_path_names_its_manifest() {
+    let sb = Sandbox::new();
+    sb.plugin_dir_manifest("a", &step_plugin("agentenv-a", "1", &["dup"]));
+    let on_path = sb.path_manifest("b", &step_plugin("agentenv-b", "1", &["dup"]));
+    let report = sb.json(&["plugin", "list", "--json", "--no-load"], 0);
+    let (status, _, reason) = outcome(&report, "agentenv-a", "dup");
+    assert_eq!(status, "conflict");
+    assert_eq!(
+        reason,
+        format!(
+            "also registered by 'dup' from agentenv-b 1 (Dup); remove all but one: `agent-env plugin remove <package>` removes a package it installed, but agentenv-b ({}) was found through PATH and agent-env did not install it: remove it with the tool that installed it, or take it off PATH",
+            on_path.display()
+        )
+    );
+    // A run names the step type as known, and unusable for that reason.
+    let bundle = sb.dir().join("uses-dup");
+    std::fs::create_dir_all(bundle.join("tasks")).unwrap();
+    std::fs::write(
+        bundle.join("tasks/t.json"),
+        r#"[{"id": "d", "type": "dup"}]"#,
+    )
+    .unwrap();
+    let ran = sb.run(&["run", bundle.to_str().unwrap()]);
+    let stderr = String::from_utf8_lossy(&ran.stderr);
+    assert_eq!(ran.status.code(), Some(1), "{stderr}");
+    assert!(
+        stderr.contains("the step type 'dup' can't be used: 2 installed plugins register 'dup'"),
+        "{stderr}"
+    );
+}
+
 #[test]
 fn incompatible_core_claims_nothing() {
     let sb = Sandbox::new();
