@@ -179,10 +179,22 @@ impl StoreBuilder for StoresBuilder<'_> {
                 )));
             }
         }
+        // A plugin that failed to answer (it crashed, timed out, or could not start) is said under
+        // the section that chose it, which its own words do not name; what the plugin said of its
+        // settings is the config's problem as it stands.
+        let in_section = |e: crate::stores::StoreError| match (&target, e) {
+            (Target::Plugin { .. }, crate::stores::StoreError::Internal(why)) => {
+                ConfigError::Store(format!("[stores.{}] {why}", selection.kind))
+            }
+            (_, e) => store_error(e),
+        };
         let store = try_build_store(&spec_from(kind, selection, config, &self.env), self.plugins)
-            .map_err(build_problems)?;
+            .map_err(|f| match f {
+            BuildFailure::Store(e) => vec![in_section(e)],
+            settings => build_problems(settings),
+        })?;
         if self.probe {
-            store.probe().map_err(|e| vec![store_error(e)])?;
+            store.probe().map_err(|e| vec![in_section(e)])?;
         }
         Ok(None)
     }

@@ -212,3 +212,31 @@ fn a_setting_from_a_plugin_secret_store_does_not_hide_the_sections_other_problem
     );
     assert!(!r.both().contains("empty string"), "{}", r.both());
 }
+
+/// A store plugin that crashes as it opens its store: `config check` says so under the section
+/// that chose the plugin.
+#[test]
+fn a_store_plugin_that_crashes_on_open_is_named_by_its_section() {
+    let s = Sandboxed::new();
+    ShellStore {
+        package: "agentenv-brittle",
+        class: "Brittle",
+        kind: "object",
+        on_open: "exit 11;",
+        on_call: "",
+    }
+    .install(&s.plugins(), "brittle");
+    s.write(
+        ".agentenv/config.toml",
+        "[stores.object]\nimpl = \"agentenv-brittle:Brittle\"\n",
+    );
+    let r = s.run(&["config", "check"]);
+    assert_eq!(r.code, 1, "{}", r.both());
+    assert!(
+        r.stdout
+            .contains("problem: [stores.object] plugin agentenv-brittle"),
+        "{}",
+        r.both()
+    );
+    assert!(r.stdout.contains("store.open"), "{}", r.both());
+}
