@@ -386,12 +386,28 @@ fn drain(child: &PipedChild, deadline: Option<Instant>, pgid: i32) -> (Vec<u8>, 
                         stderr = None;
                     }
                 }
-                Ok(n) if !is_stdout => kept.extend_from_slice(&buffer[..n]),
+                Ok(n) if !is_stdout => keep_tail(&mut kept, &buffer[..n]),
                 Ok(_) => {}
             }
         }
     }
+    if kept.len() > STDERR_KEPT_BYTES {
+        kept.drain(..kept.len() - STDERR_KEPT_BYTES);
+    }
     (kept, timed_out)
+}
+
+/// How much of a command's stderr is kept while it runs: its end, where a failing command says why
+/// (a justification shows far less). A command that floods stderr costs no more memory than this.
+const STDERR_KEPT_BYTES: usize = 16 * 1024;
+
+/// Appends `read` to `kept`, dropping the front once it holds twice [`STDERR_KEPT_BYTES`] (so the
+/// copying is paid once per that much read, not on every read).
+fn keep_tail(kept: &mut Vec<u8>, read: &[u8]) {
+    kept.extend_from_slice(read);
+    if kept.len() > 2 * STDERR_KEPT_BYTES {
+        kept.drain(..kept.len() - STDERR_KEPT_BYTES);
+    }
 }
 
 /// A descriptor that becomes readable when the process `pid` ends (pidfd_open(2), Linux 5.3 and
@@ -623,6 +639,30 @@ mod tests {
         let done = run("bash fails.sh", dir, Duration::MAX, &Cancel::new()).unwrap();
         assert_eq!(done.code, 3);
         assert!(!done.timed_out);
+    }
+
+    #[test]
+    fn a_flood_on_stderr_keeps_only_its_end() {
+        let tmp = tempfile::tempdir().unwrap();
+        // 8 MiB of stderr, then the line that says why.
+        let done = run(
+            "head -c 8388608 /dev/zero | tr '\\0' x >&2; echo the-end >&2; exit 1",
+            tmp.path(),
+            Duration::from_secs(60),
+            &Cancel::new(),
+        )
+        .unwrap();
+        assert_eq!(done.code, 1);
+        assert!(
+            done.stderr.len() <= STDERR_KEPT_BYTES,
+            "{}",
+            done.stderr.len()
+        );
+        assert!(
+            done.stderr.ends_with("xxxthe-end\n"),
+            "{:?}",
+            &done.stderr[done.stderr.len() - 20..]
+        );
     }
 
     #[test]
