@@ -367,6 +367,22 @@ impl Parser<'_> {
             self.problem(rel, "is empty: put the artifact's files in it");
         }
         let artifact_type = declared_type.unwrap_or_else(|| implied_artifact_type(&files).into());
+        // A `file` artifact is one file: a folder of several would load only the first.
+        if artifact_type == "file" && files.len() > 1 {
+            let shown: Vec<&str> = files.iter().take(5).map(String::as_str).collect();
+            let more = match files.len() - shown.len() {
+                0 => String::new(),
+                n => format!(" and {n} more"),
+            };
+            self.problem(
+                rel,
+                format!(
+                    "type = \"file\" is one file, and this folder has {} ({}{more}); keep one, or write type = \"file_artifact_universe\" (or no type) to load them all",
+                    files.len(),
+                    shown.join(", ")
+                ),
+            );
+        }
         self.bundle.artifacts.push(Artifact {
             name: name.to_string(),
             path: rel.to_string(),
@@ -852,6 +868,48 @@ mod tests {
         );
         // The broken file is one problem, not two: an eval may name it.
         assert!(!err.contains("'broken' is not a task"), "{err}");
+    }
+
+    #[test]
+    fn a_file_artifact_of_several_files_is_refused() {
+        let tmp = tempfile::tempdir().unwrap();
+        let root = tmp.path();
+        std::fs::create_dir_all(root.join("artifacts/multi")).unwrap();
+        std::fs::write(
+            root.join("artifacts/multi/artifact.toml"),
+            "type = \"file\"\n",
+        )
+        .unwrap();
+        std::fs::write(root.join("artifacts/multi/a"), "1").unwrap();
+        std::fs::write(root.join("artifacts/multi/b"), "2").unwrap();
+        let err = parse_tree(Tree::Disk(root), "b", "@local/~/b")
+            .unwrap_err()
+            .to_string();
+        assert!(
+            err.contains(
+                "b/artifacts/multi: type = \"file\" is one file, and this folder has 2 (a, b)"
+            ),
+            "{err}"
+        );
+    }
+
+    #[test]
+    fn a_named_pipe_in_an_artifact_is_refused_not_read() {
+        let tmp = tempfile::tempdir().unwrap();
+        let root = tmp.path();
+        std::fs::create_dir_all(root.join("artifacts/a")).unwrap();
+        std::fs::write(root.join("artifacts/a/x"), "1").unwrap();
+        let pipe = root.join("artifacts/a/p");
+        let c_path = std::ffi::CString::new(pipe.to_str().unwrap()).unwrap();
+        // SAFETY: a valid NUL-terminated path.
+        assert_eq!(unsafe { libc::mkfifo(c_path.as_ptr(), 0o644) }, 0);
+        let err = parse_tree(Tree::Disk(root), "b", "@local/~/b")
+            .unwrap_err()
+            .to_string();
+        assert!(
+            err.contains("is a named pipe (FIFO), not a regular file"),
+            "{err}"
+        );
     }
 
     #[test]

@@ -59,10 +59,15 @@ impl Tree<'_> {
                             // A link to a folder is not followed: it could reach anywhere on
                             // the machine (the original's walk does not follow one either).
                             Ok(m) if m.is_dir() => continue,
+                            Ok(m) => {
+                                refuse_special(&item.path(), m.file_type())?;
+                                false
+                            }
                             // A link to a file is read through; a dangling one says so when read.
-                            _ => false,
+                            Err(_) => false,
                         }
                     } else {
+                        refuse_special(&item.path(), kind)?;
                         kind.is_dir()
                     };
                     out.push(Entry {
@@ -189,6 +194,28 @@ impl Tree<'_> {
             Tree::Embedded(_) => None,
         }
     }
+}
+
+/// A named pipe, socket or device is no file of a bundle: reading one could wait for ever (a pipe
+/// with no writer) or never end (a device), so it is refused, naming it.
+fn refuse_special(path: &Path, kind: std::fs::FileType) -> io::Result<()> {
+    use std::os::unix::fs::FileTypeExt;
+    let what = if kind.is_fifo() {
+        "a named pipe (FIFO)"
+    } else if kind.is_socket() {
+        "a socket"
+    } else if kind.is_block_device() || kind.is_char_device() {
+        "a device"
+    } else {
+        return Ok(());
+    };
+    Err(io::Error::new(
+        io::ErrorKind::InvalidInput,
+        format!(
+            "{} is {what}, not a regular file; a bundle holds files and folders only, so remove it",
+            path.display()
+        ),
+    ))
 }
 
 /// Dot entries and `__pycache__` are not part of a bundle's own structure (its kind folders).
