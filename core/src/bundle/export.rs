@@ -82,10 +82,13 @@ pub fn artifact_folders(tasks: &[TaskExport]) -> BTreeMap<String, String> {
     folders
 }
 
-/// Writes the bundle into `folder` (missing or empty). A step naming one of `artifacts` (a stored
-/// artifact's id → its folder under `artifacts/`, which the caller fills) names the folder instead.
+/// Writes the bundle into `folder` (missing or empty), its README titled `title` (the name of the
+/// folder it ends up in, which a caller writing into a staging folder knows). A step naming one of
+/// `artifacts` (a stored artifact's id → its folder under `artifacts/`, which the caller fills) names
+/// the folder instead.
 pub fn write_bundle(
     folder: &Path,
+    title: &str,
     tasks: &[TaskExport],
     evals: &[EvalExport],
     artifacts: &BTreeMap<String, String>,
@@ -171,14 +174,11 @@ pub fn write_bundle(
     }
     let mut ids: Vec<&str> = tasks.iter().map(|t| t.id.as_str()).collect();
     ids.extend(evals.iter().map(|e| e.id.as_str()));
-    let title = folder
-        .file_name()
-        .map(|n| n.to_string_lossy().into_owned())
-        .unwrap_or_else(|| "bundle".into());
+    let run = crate::quote::word(&format!("./{title}"));
     write(
         folder.join("README.md"),
         format!(
-            "# {title}\n\nStored tasks written out as a bundle: {}.\n\nRun it with `agent-env run ./{title}`; it runs under ids of its own (`@local/…`), so changing it changes nothing in the shared store.\n",
+            "# {title}\n\nStored tasks written out as a bundle: {}.\n\nRun it with `agent-env run {run}`; it runs under ids of its own (`@local/…`), so changing it changes nothing in the shared store.\n",
             ids.join(", ")
         ),
         &mut written,

@@ -104,7 +104,11 @@ fn init(args: InitArgs, session: &Session, term: &Terminal) -> Exit {
     watch_signals(cancel.clone(), Some(on_init_signal))
         .map_err(|e| Failure::new(format!("can't watch for Ctrl-C: {e}")))?;
     let artifacts = export::artifact_folders(&tasks);
-    let written = export::write_bundle(staging.path(), &tasks, &evals, &artifacts)
+    let title = folder
+        .file_name()
+        .map(|n| n.to_string_lossy().into_owned())
+        .unwrap_or_else(|| "bundle".into());
+    let written = export::write_bundle(staging.path(), &title, &tasks, &evals, &artifacts)
         .map_err(|e| Failure::new(e.to_string()))?;
     let mut out = String::new();
     for file in &written.files {
@@ -236,9 +240,14 @@ fn copy_installed(
 /// How `run` is told the folder: a relative one starts with `./`.
 fn shown_folder(folder: &std::path::Path) -> String {
     let text = folder.display().to_string();
-    if folder.is_absolute() || text.starts_with('.') || text.starts_with('~') {
+    let path = if folder.is_absolute() || text.starts_with('.') || text.starts_with('~') {
         text
     } else {
         format!("./{text}")
+    };
+    // Quoted as a shell needs it, so the line can be pasted (a leading `~` stays bare to expand).
+    match path.strip_prefix("~/") {
+        Some(rest) => format!("~/{}", crate::quote::word(rest)),
+        None => crate::quote::word(&path),
     }
 }

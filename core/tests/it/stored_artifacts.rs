@@ -224,6 +224,11 @@ fn a_bundle_written_out_from_a_stored_task_carries_the_artifacts_it_loads() {
         r.stdout
     );
     assert!(!r.stderr.contains("note:"), "{}", r.stderr);
+    // The README names the folder it is in, not the one it was written in before the move.
+    let name = out.file_name().unwrap().to_str().unwrap();
+    let readme = std::fs::read_to_string(out.join("README.md")).unwrap();
+    assert!(readme.starts_with(&format!("# {name}\n")), "{readme}");
+    assert!(!readme.contains("partial"), "{readme}");
     let copied = out.join("artifacts/greeting");
     assert_eq!(
         std::fs::read_to_string(copied.join("hello.txt")).unwrap(),
