@@ -368,9 +368,23 @@ fn step_source(session: &Session, type_name: &str) -> Result<StepSource, String>
         {
             Err(only_in_python())
         }
-        Err(RegistryError::Unknown { detail: None, .. }) => Err(format!(
-            "'{type_name}' is not a known step type; no built-in step or installed plugin provides it (agent-env plugin list shows what plugins provide)"
-        )),
+        Err(RegistryError::Unknown {
+            detail: None,
+            known,
+            ..
+        }) => {
+            // A near miss among the step types that run here: built-in, and plugins'.
+            let runnable = crate::builtin_names::RUNNABLE_TASK_STEPS
+                .iter()
+                .copied()
+                .chain(known.iter().map(String::as_str));
+            let meant = crate::similar::best_match(type_name, runnable, 0.75)
+                .map(|m| format!("; did you mean '{m}'?"))
+                .unwrap_or_default();
+            Err(format!(
+                "'{type_name}' is not a known step type; no built-in step or installed plugin provides it{meant} (agent-env plugin list shows what plugins provide)"
+            ))
+        }
         Err(e) => Err(e.not_known("step")),
     }
 }

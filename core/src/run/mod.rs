@@ -134,29 +134,7 @@ pub fn execute(
         for t in &plan.tasks {
             out.line(&format!("  {} v{}", t.task.path, version_of(&t.task.id)));
         }
-        for t in &plan.tasks {
-            let mut notes = sandbox_notes(&t.steps);
-            for step in &t.steps {
-                if let plan::StepKind::Builtin(builtin) = step.kind {
-                    let mut known: Vec<&str> = builtin_steps::STEP_FIELDS.to_vec();
-                    known.extend(builtin.fields());
-                    notes.extend(builtin_steps::typo_notes(
-                        &format!("step '{}'", step.id()),
-                        &step.spec,
-                        &known,
-                    ));
-                    notes.extend(builtin.check_notes(&step.spec));
-                }
-            }
-            for note in notes {
-                out.note(&format!("note: {}: {note}", t.task.path));
-                // A script linting with `--dry-run --json` reads them in the document's warnings.
-                options.observer.event(&RunEvent::Warning {
-                    task_path: Some(t.task.path.clone()),
-                    message: note,
-                });
-            }
-        }
+        say_task_notes(plan, true, options.observer.as_ref(), out);
         options.observer.event(&RunEvent::RunPlanned {
             bundle: bundle.display_root.clone(),
             tasks: planned_infos(plan, &version_of),
@@ -165,6 +143,9 @@ pub fn execute(
         out.line(DRY_RUN_DONE);
         return Ok(RunStatus::DryRun { versions });
     }
+    // A typo'd field or criterion type is said on every run, not only a dry one: a task that
+    // skips the criterion it meant to check would otherwise pass without a word.
+    say_task_notes(plan, false, options.observer.as_ref(), out);
     let options = RunOptions {
         cancel: Some(cancel),
         ..options.clone()
@@ -178,6 +159,43 @@ pub fn execute(
         &options,
         out,
     )
+}
+
+/// What the planned tasks' built-in steps hold that they do not read (a field close to one they
+/// do, a criterion of a type they do not know) and, with `predictions` (a dry run, which runs
+/// nothing that would fail), what will not run as written; as `note:` lines and warnings (a script
+/// reads them in the document's `warnings`).
+fn say_task_notes(
+    plan: &plan::Plan,
+    predictions: bool,
+    observer: &dyn RunObserver,
+    out: &dyn Output,
+) {
+    for t in &plan.tasks {
+        let mut notes = match predictions {
+            true => sandbox_notes(&t.steps),
+            false => Vec::new(),
+        };
+        for step in &t.steps {
+            if let plan::StepKind::Builtin(builtin) = step.kind {
+                let mut known: Vec<&str> = builtin_steps::STEP_FIELDS.to_vec();
+                known.extend(builtin.fields());
+                notes.extend(builtin_steps::typo_notes(
+                    &format!("step '{}'", step.id()),
+                    &step.spec,
+                    &known,
+                ));
+                notes.extend(builtin.check_notes(&step.spec));
+            }
+        }
+        for note in notes {
+            out.note(&format!("note: {}: {note}", t.task.path));
+            observer.event(&RunEvent::Warning {
+                task_path: Some(t.task.path.clone()),
+                message: note,
+            });
+        }
+    }
 }
 
 /// What a run cancelled before its first task says.

@@ -171,6 +171,52 @@ fn unknown_step_types_and_bad_fields_are_reported_before_any_step_runs() {
         "{err}"
     );
     assert!(!s.state().exists(), "a refused run wrote state");
+
+    // A near miss of a step type that runs here is named.
+    s.write(
+        "typo2/tasks/t.json",
+        r#"[{"id": "box", "type": "deploy_sandbx", "sandbox_name": "box"}]"#,
+    );
+    let r = s.run(&["run", "./typo2"]);
+    assert_eq!(r.code, 1);
+    assert!(
+        r.stderr.contains("'deploy_sandbx' is not a known step type; no built-in step or installed plugin provides it; did you mean 'deploy_sandbox'?"),
+        "{}",
+        r.stderr
+    );
+}
+
+/// A field close to one a step reads, and a criterion type close to a known one, are said on a real
+/// run too (not only a dry one): the task would otherwise pass having checked nothing.
+#[test]
+fn typos_a_run_would_skip_are_said_on_every_run() {
+    let s = Sandboxed::new();
+    s.write(
+        "ty/tasks/t.json",
+        &format!(
+            r#"[{DEPLOY},
+               {{"id": "v", "type": "verify_sandbox", "sandbox_name": "box", "verifier_id": "v",
+                 "agregator": "any_pass", "criteria": [{{"type": "probe_file_exist", "paths": ["x"]}}]}}]"#
+        ),
+    );
+    let r = s.run(&["run", "./ty", "--json"]);
+    assert_eq!(r.code, 0, "{}", r.both());
+    assert!(
+        r.stderr.contains("note: tasks/t.json: step 'v': 'agregator' is not a field it reads: did you mean 'aggregator'?"),
+        "{}",
+        r.stderr
+    );
+    assert!(
+        r.stderr.contains("criterion 1 has the type 'probe_file_exist', which verify_sandbox does not know: a run skips it; did you mean 'probe_file_exists'?"),
+        "{}",
+        r.stderr
+    );
+    let doc: serde_json::Value = serde_json::from_str(&r.stdout).unwrap();
+    assert_eq!(
+        doc["warnings"][0]["message"],
+        "step 'v': 'agregator' is not a field it reads: did you mean 'aggregator'?",
+        "{doc:#}"
+    );
 }
 
 #[test]

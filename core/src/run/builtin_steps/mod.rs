@@ -103,7 +103,7 @@ pub trait BuiltinStep: Sync {
     /// Problems with the step's own fields, found while planning.
     fn check(&self, step: &Map<String, Value>) -> Vec<String>;
     /// What is not wrong with the step's fields but will not do what it may seem to (a criterion of
-    /// a type it does not know, skipped when it runs): said by a dry run.
+    /// a type it does not know, skipped when it runs): said before a run, and by a dry run.
     fn check_notes(&self, _step: &Map<String, Value>) -> Vec<String> {
         Vec::new()
     }

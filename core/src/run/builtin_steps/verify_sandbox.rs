@@ -105,11 +105,17 @@ impl BuiltinStep for VerifySandbox {
             .filter_map(|(index, c)| {
                 let kind = c.get("type").and_then(Value::as_str)?;
                 (!kind.is_empty() && !CRITERIA.contains(&kind)).then(|| {
-                    format!(
-                        "step '{step_id}' criterion {} has the type '{kind}', which verify_sandbox does not know: a run skips it (it knows {})",
-                        index + 1,
-                        CRITERIA.join(", ")
-                    )
+                    match crate::similar::best_match(kind, CRITERIA.iter().copied(), 0.75) {
+                        Some(meant) => format!(
+                            "step '{step_id}' criterion {} has the type '{kind}', which verify_sandbox does not know: a run skips it; did you mean '{meant}'?",
+                            index + 1
+                        ),
+                        None => format!(
+                            "step '{step_id}' criterion {} has the type '{kind}', which verify_sandbox does not know: a run skips it (it knows {})",
+                            index + 1,
+                            CRITERIA.join(", ")
+                        ),
+                    }
                 })
             })
             .chain(zero)
