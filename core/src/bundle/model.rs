@@ -88,9 +88,12 @@ impl Bundle {
 
     /// The task with this name or id.
     pub fn task(&self, name_or_id: &str) -> Option<&Task> {
+        // Names and ids are kept in NFC, as the files' names are read; a name typed or written in
+        // another form (`café` with a combining accent) is the same name.
+        let wanted = as_nfc(name_or_id);
         self.tasks
             .iter()
-            .find(|t| t.name == name_or_id || t.id == name_or_id)
+            .find(|t| t.name == *wanted || t.id == *wanted)
     }
 
     /// The artifact (or skill) with this name or id.
@@ -106,4 +109,13 @@ pub fn not_a_task_of_this_bundle(name: &str) -> String {
     format!(
         "'{name}' is not a task of this bundle; an eval in a bundle runs the bundle's own tasks"
     )
+}
+
+/// `text` in Unicode's composed form (NFC), borrowed when it is in that form already.
+pub fn as_nfc(text: &str) -> std::borrow::Cow<'_, str> {
+    use unicode_normalization::UnicodeNormalization;
+    match unicode_normalization::is_nfc_quick(text.chars()) {
+        unicode_normalization::IsNormalized::Yes => std::borrow::Cow::Borrowed(text),
+        _ => std::borrow::Cow::Owned(text.nfc().collect()),
+    }
 }

@@ -913,6 +913,33 @@ mod tests {
     }
 
     #[test]
+    fn names_in_another_unicode_form_are_the_same_name() {
+        let tmp = tempfile::tempdir().unwrap();
+        let root = tmp.path();
+        std::fs::create_dir_all(root.join("tasks")).unwrap();
+        std::fs::create_dir_all(root.join("evals")).unwrap();
+        // The file's name decomposed (as macOS writes it), the eval's entry and the lookup composed
+        // and decomposed.
+        let decomposed = "cafe\u{301}";
+        std::fs::write(
+            root.join(format!("tasks/{decomposed}.json")),
+            r#"[{"id": "b", "type": "deploy_sandbox", "sandbox_name": "b"}]"#,
+        )
+        .unwrap();
+        std::fs::write(
+            root.join("evals/e.toml"),
+            format!("tasks = [\"{decomposed}\"]\n"),
+        )
+        .unwrap();
+        let bundle = parse_tree(Tree::Disk(root), "b", "@local/~/b").unwrap();
+        assert_eq!(
+            bundle.task("caf\u{e9}").map(|t| t.name.as_str()),
+            Some("caf\u{e9}")
+        );
+        assert!(bundle.task(decomposed).is_some());
+    }
+
+    #[test]
     fn a_task_and_an_eval_of_one_name_are_refused() {
         let tmp = tempfile::tempdir().unwrap();
         let root = tmp.path();

@@ -306,6 +306,8 @@ fn push_unique<'b>(list: &mut Vec<&'b Task>, task: &'b Task) {
 /// `prefix<name>suffix` (a task's path in its bundle, `tasks/t001.json`) as the name it is; any
 /// other text as given.
 fn as_entity_name(arg: &str, prefix: &str, suffix: &str) -> String {
+    // In NFC, as names read from the bundle's files are.
+    let arg = &*crate::bundle::model::as_nfc(arg);
     let bare = arg.strip_prefix("./").unwrap_or(arg);
     let bare = bare.strip_prefix(prefix).unwrap_or(bare);
     match bare.strip_suffix(suffix) {
@@ -560,6 +562,10 @@ mod tests {
             "small"
         );
         assert_eq!(as_entity_name("small.toml", "evals/", ".toml"), "small");
+        assert_eq!(
+            as_entity_name("tasks/cafe\u{301}.json", "tasks/", ".json"),
+            "caf\u{e9}"
+        );
         assert_eq!(as_entity_name("team/t001", "tasks/", ".json"), "team/t001");
         assert_eq!(
             as_entity_name("tasks/a/b.json", "tasks/", ".json"),
