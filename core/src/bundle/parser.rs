@@ -511,6 +511,24 @@ impl Parser<'_> {
                     );
                 }
             }
+            match step.get("retry_config") {
+                None | Some(Value::Null) => {}
+                Some(config) => match super::step_fields::retry_form(config) {
+                    Err(m) => self.problem(rel, format!("step '{id}': {m}")),
+                    Ok(form) => {
+                        if let Some(from) =
+                            form.from.filter(|f| *f != id && !ids_so_far.contains(f))
+                        {
+                            self.problem(
+                                rel,
+                                format!(
+                                    "step '{id}': retry_config resumes from '{from}', which is not this step or an earlier step of this task"
+                                ),
+                            );
+                        }
+                    }
+                },
+            }
             if let Some(deps) = step.get("depends_on") {
                 match super::step_fields::dependency_ids(deps) {
                     Ok(list) => {
@@ -937,6 +955,30 @@ mod tests {
             Some("caf\u{e9}")
         );
         assert!(bundle.task(decomposed).is_some());
+    }
+
+    #[test]
+    fn a_retry_and_a_dependency_problem_are_said_together() {
+        let tmp = tempfile::tempdir().unwrap();
+        let root = tmp.path();
+        std::fs::create_dir_all(root.join("tasks")).unwrap();
+        std::fs::write(
+            root.join("tasks/t.json"),
+            r#"[{"id": "w", "type": "x", "retry_config": {"retry_from_step_id": "nope"}},
+                {"id": "v", "type": "x", "retry_config": []},
+                {"id": "d", "type": "x", "depends_on": ["zzz"]}]"#,
+        )
+        .unwrap();
+        let err = parse_tree(Tree::Disk(root), "b", "@local/~/b")
+            .unwrap_err()
+            .to_string();
+        for said in [
+            "step 'w': retry_config resumes from 'nope', which is not this step or an earlier step of this task",
+            "step 'v': retry_config must be an object such as {\"max_retries\": 1}",
+            "step 'd' depends on 'zzz', which is not an earlier step of this task",
+        ] {
+            assert!(err.contains(said), "{said}\n{err}");
+        }
     }
 
     #[test]

@@ -1,4 +1,4 @@
-//! The common fields of a step object: `depends_on` and `fail_task_on_error`.
+//! The common fields of a step object: `depends_on`, `fail_task_on_error` and `retry_config`.
 
 use serde_json::{Map, Value};
 
@@ -40,4 +40,35 @@ pub fn fails_task_on_error(step: &Map<String, Value>) -> bool {
 /// Whether the step declares `depends_on`.
 pub fn declares_dependencies(step: &Map<String, Value>) -> bool {
     step.contains_key("depends_on")
+}
+
+/// What a `retry_config` says: the step it resumes from (`retry_from_step_id`, or the original's
+/// `go_to_step_id`; none is the step itself) and how many times.
+pub struct RetryForm {
+    pub from: Option<String>,
+    pub max_retries: u32,
+}
+
+/// Reads a `retry_config`'s form: `{"retry_from_step_id": …, "max_retries": 1}`. Whether the step it
+/// resumes from is one it depends on is the plan's to check.
+pub fn retry_form(value: &Value) -> Result<RetryForm, String> {
+    let Value::Object(map) = value else {
+        return Err("retry_config must be an object such as {\"max_retries\": 1}".to_string());
+    };
+    let max_retries = match map.get("max_retries") {
+        None => 1,
+        Some(v) => v
+            .as_u64()
+            .and_then(|n| u32::try_from(n).ok())
+            .ok_or("retry_config.max_retries must be a whole number of 0 or more")?,
+    };
+    let from = match map
+        .get("retry_from_step_id")
+        .or_else(|| map.get("go_to_step_id"))
+    {
+        None | Some(Value::Null) => None,
+        Some(Value::String(id)) => Some(id.clone()),
+        Some(_) => return Err("retry_config.retry_from_step_id must be a step id".to_string()),
+    };
+    Ok(RetryForm { from, max_retries })
 }

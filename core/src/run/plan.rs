@@ -474,29 +474,15 @@ fn retry_of(
     ids: &[&str],
     ancestors: &std::collections::BTreeSet<usize>,
 ) -> Result<Retry, String> {
-    let Value::Object(map) = config else {
-        return Err("retry_config must be a table such as {\"max_retries\": 1}".to_string());
-    };
-    let max_retries = match map.get("max_retries") {
-        None => 1,
-        Some(v) => v
-            .as_u64()
-            .and_then(|n| u32::try_from(n).ok())
-            .ok_or("retry_config.max_retries must be a whole number of 0 or more")?,
-    };
-    let target = map
-        .get("retry_from_step_id")
-        .or_else(|| map.get("go_to_step_id"))
-        .and_then(Value::as_str);
-    let from = match target {
+    let form = crate::bundle::step_fields::retry_form(config)?;
+    let max_retries = form.max_retries;
+    let from = match form.from.as_deref() {
         None => index,
         Some(t) => match ids.iter().position(|i| *i == t) {
             Some(p) if p == index || ancestors.contains(&p) => p,
-            _ => {
-                return Err(format!(
+            _ => return Err(format!(
                 "retry_config resumes from '{t}', which must be this step or a step it depends on"
-            ))
-            }
+            )),
         },
     };
     Ok(Retry { from, max_retries })
