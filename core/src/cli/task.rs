@@ -413,13 +413,39 @@ fn matches(doc: &Document, args: &ListArgs, bundle_filter: Option<&BundleFilter>
     let bundle_ok = bundle_filter.is_none_or(|f| f.admits(bundle));
     // The name, the whole id, the id as the TASK column shows it (without `@local/`), or its end
     // from a `/` on (`slow/s01` of `@local/~/work/slow/s01`).
-    let task_ok = args.task.as_deref().is_none_or(|t| {
-        name == t
-            || task_id == t
-            || task_id.strip_prefix("@local/") == Some(t)
-            || task_id.ends_with(&format!("/{t}"))
-    });
+    let task_ok = args
+        .task
+        .as_deref()
+        .is_none_or(|t| names_task(t, task_id, name));
     bundle_ok && task_ok
+}
+
+/// Whether `asked` names the task `task_id` (whose name is `name`): the name, the whole id, the id as
+/// the TASK column shows it (without `@local/`), or its end from a `/` on (`slow/s01` of
+/// `@local/~/work/slow/s01`).
+fn names_task(asked: &str, task_id: &str, name: &str) -> bool {
+    name == asked
+        || task_id == asked
+        || task_id.strip_prefix("@local/") == Some(asked)
+        || task_id.ends_with(&format!("/{asked}"))
+}
+
+/// Whether any stored task (of any version) is one `asked` names: a typo is told apart from a task
+/// that has not run yet.
+fn some_task_named(sources: &Recorded, asked: &str) -> Result<bool, Failure> {
+    let tasks = sources
+        .query(
+            crate::run::stored_task::TASKS,
+            &Filter::all(),
+            None,
+            None,
+            0,
+        )
+        .map_err(|e| Failure::new(format!("cannot read the stored tasks: {e}")))?;
+    Ok(tasks.iter().any(|t| {
+        let id = text(t, "id");
+        names_task(asked, id, split_task_id(id).1)
+    }))
 }
 
 fn scores_text(scores: &Map<String, Value>) -> String {
@@ -484,6 +510,14 @@ fn list(
                 tasks.join(", "),
                 tasks[0].strip_prefix("@local/").unwrap_or(tasks[0])
             ));
+        }
+    }
+    // A task name that names no task at all (a typo) is an error, not an empty list.
+    if let Some(asked) = args.task.as_deref() {
+        if found.is_empty() && sources.left_out().is_none() && !some_task_named(sources, asked)? {
+            return Err(Failure::new(format!(
+                "no task '{asked}' is recorded in the local or the configured document store; agent-env task list shows the tasks that ran"
+            )));
         }
     }
     let scores = InstanceScores::new(sources);

@@ -78,6 +78,31 @@ fn past_instances_are_listed_newest_first_and_filtered() {
         ],
     );
     assert_eq!(shown["instances"].as_array().unwrap().len(), 2, "{shown}");
+
+    // A name that names no task at all is a typo, not "none yet": for a person and for a script.
+    let typo = s.run(&["task", "instances", "helo"]);
+    assert_eq!(typo.code, 1, "{}", typo.both());
+    assert!(
+        typo.stderr
+            .contains("no task 'helo' is recorded in the local or the configured document store"),
+        "{}",
+        typo.stderr
+    );
+    let typo = s.run(&["task", "list", "--task", "helo", "--json"]);
+    assert_eq!(typo.code, 1, "{}", typo.both());
+    let doc: Value = serde_json::from_str(&typo.stdout).unwrap();
+    assert!(
+        doc["error"].as_str().unwrap().contains("no task 'helo'"),
+        "{doc}"
+    );
+    // A task of another bundle is no typo: the filter just leaves nothing.
+    let none = json(
+        &s,
+        &[
+            "task", "list", "--bundle", "hello", "--task", "fails", "--json",
+        ],
+    );
+    assert_eq!(none["instances"], serde_json::json!([]), "{none}");
 }
 
 #[test]
