@@ -264,6 +264,10 @@ fn changing(
         "installed": installed,
     });
     term.print(&documents::to_json(&doc));
+    // As every command's failure, said on stderr too (what a person watching a script's log reads).
+    if let Some(error) = doc["error"].as_str() {
+        term.eprintln(&format!("Error: {error}"));
+    }
     Ok(code)
 }
 

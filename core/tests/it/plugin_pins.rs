@@ -212,6 +212,11 @@ fn plugin_add_and_remove_answer_in_json_for_a_script() {
         doc["error"], doc["problems"][0],
         "a failure's error is never null: {doc}"
     );
+    assert!(
+        failed.stderr.contains("Error: agentenv-broken: "),
+        "{}",
+        failed.stderr
+    );
     assert_eq!(again["error"], serde_json::Value::Null, "{again}");
 
     let removed = s.run(&["plugin", "remove", "agentenv-pinned", "--yes", "--json"]);
