@@ -33,6 +33,12 @@ pub enum VerifyCommandError {
         /// The installed packages, comma-separated (or "none").
         installed: String,
     },
+    /// agent-env's own package, whose built-ins run in this process.
+    #[error("{target} is agent-env itself: its built-in steps and stores run inside agent-env, not as a plugin's process, so there is nothing to verify; give an installed plugin's package name (agent-env plugin list shows them)")]
+    Core {
+        /// What was asked for.
+        target: String,
+    },
     /// A project folder: a plugin built from it is verified once installed.
     #[error("{target} is a {language} project, not an installed plugin or a folder holding {MANIFEST_FILE}: install it with `agent-env plugin add {target}`, then verify it by its package name (`agent-env plugin verify NAME`)")]
     Project {
@@ -188,6 +194,11 @@ fn find_manifest(session: &Session, target: &str) -> Result<Manifest, VerifyComm
         return Ok(found.manifest.clone());
     }
     let path = Path::new(target);
+    if crate::install::is_core(target) && !path.exists() {
+        return Err(VerifyCommandError::Core {
+            target: target.to_string(),
+        });
+    }
     let file = if path.is_dir() {
         path.join(MANIFEST_FILE)
     } else {

@@ -294,6 +294,14 @@ fn a_folder_or_manifest_path_is_verified_without_installing_it() {
 #[test]
 fn an_unknown_package_and_a_bad_step_are_errors_that_say_what_to_give() {
     let sb = faults("");
+    // agent-env's own package has no process to verify: said so, not "not installed".
+    let out = sb.run(&["plugin", "verify", "agentenv-framework"]);
+    assert_eq!(out.status.code(), Some(1));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        err.contains("agentenv-framework is agent-env itself"),
+        "{err}"
+    );
     let out = sb.run(&["plugin", "verify", "nope"]);
     assert_eq!(out.status.code(), Some(1));
     let err = String::from_utf8_lossy(&out.stderr);
