@@ -248,19 +248,7 @@ pub fn manifest_problems(manifest: &Manifest, answer: &InitializeResult) -> Vec<
             continue;
         }
         if let Err(problem) = validate::check_contribution(group, name, &entry.class, answer) {
-            // A class the plugin does provide, under another name: the names differ, not the code.
-            let elsewhere = answer
-                .contributions
-                .iter()
-                .find(|c| c.group == group && c.class == entry.class && c.name != name)
-                .map(|c| {
-                    format!(
-                        " (it provides {} as '{}': make the two names the same)",
-                        entry.class, c.name
-                    )
-                })
-                .unwrap_or_default();
-            problems.push(format!("[provides.{group}] {name}: {problem}{elsewhere}"));
+            problems.push(format!("[provides.{group}] {name}: {problem}"));
         }
     }
     for (class, kind) in &manifest.stores {

@@ -38,7 +38,32 @@ pub fn find_contribution<'a>(
         .contributions
         .iter()
         .find(|c| c.group == group && c.name == name)
-        .ok_or_else(|| format!("{class} is not provided by the plugin"))
+        .ok_or_else(|| not_provided(group, name, class, answer))
+}
+
+/// Why the manifest's `name = class` of `group` is not in the answer, with what the answer has
+/// instead: the class under another name (a manifest and a plugin that disagree), or the names the
+/// group does have.
+fn not_provided(group: &str, name: &str, class: &str, answer: &InitializeResult) -> String {
+    let in_group: Vec<&ContributionInfo> = answer
+        .contributions
+        .iter()
+        .filter(|c| c.group == group)
+        .collect();
+    if let Some(other) = in_group.iter().find(|c| c.class == class) {
+        return format!(
+            "{class} is not provided by the plugin (it provides {class} as '{}': make the two names the same)",
+            other.name
+        );
+    }
+    let names: Vec<&str> = in_group.iter().map(|c| c.name.as_str()).collect();
+    match names.is_empty() {
+        true => format!("{class} is not provided by the plugin"),
+        false => format!(
+            "{class} is not provided by the plugin (its {group} are {})",
+            names.join(", ")
+        ),
+    }
 }
 
 /// The group's rules for the class the entry describes: its type and its methods.
@@ -182,5 +207,14 @@ mod tests {
             "Gone is not provided by the plugin"
         );
         assert_eq!(join_and(&["a", "b", "c"]), "a, b and c");
+        // What the answer has instead: the class under another name, or the group's names.
+        assert_eq!(
+            check_contribution("task_steps", "renamed", "C", &a).unwrap_err(),
+            "C is not provided by the plugin (it provides C as 'half': make the two names the same)"
+        );
+        assert_eq!(
+            check_contribution("task_steps", "other", "Other", &a).unwrap_err(),
+            "Other is not provided by the plugin (its task_steps are half, wrong)"
+        );
     }
 }

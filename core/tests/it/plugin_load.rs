@@ -205,7 +205,7 @@ fn scenarios_8_and_10_the_answer_is_held_against_the_manifest() {
     );
     expect(
         "missing_step",
-        "failed to load: Missing is not provided by the plugin",
+        "failed to load: Missing is not provided by the plugin (its task_steps are half_step, wrong, good_step)",
     );
     expect(
         "box",
