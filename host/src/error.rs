@@ -183,6 +183,29 @@ pub enum HostError {
         /// The method of the call.
         method: String,
     },
+
+    /// `unresponsive`: a call cut short because agent-env killed the process as unresponsive (its
+    /// calls timed out [`CRASH_LOOP_LIMIT`](crate::CRASH_LOOP_LIMIT) times) while this one was in
+    /// flight. Not a crash: the plugin did not end by itself.
+    #[error("plugin {} ({}) was stopped by agent-env while answering {method}: {timeouts} of its calls got no answer in time (the last: {last}), so agent-env took it as stuck and killed it, cutting this call short (raise AGENT_ENV_PLUGIN_CALL_TIMEOUT if it is just slow){}", .ctx.package, .ctx.executable, suffix(.ctx))]
+    Unresponsive {
+        /// Who failed.
+        ctx: Box<FailureContext>,
+        /// The method of the call that was cut short.
+        method: String,
+        /// How many of its calls had timed out.
+        timeouts: u32,
+        /// The call that timed out last, in words: "execute within 2 s".
+        last: String,
+    },
+
+    /// `start-cancelled`: its caller stopped the start (a run's Ctrl-C) before the plugin answered
+    /// `initialize`; the process was killed. Says nothing about the plugin.
+    #[error("plugin {} ({}) was stopped while it started: agent-env was told to stop before the plugin answered initialize", .ctx.package, .ctx.executable)]
+    StartCancelled {
+        /// Who was starting.
+        ctx: Box<FailureContext>,
+    },
 }
 
 /// The `ctx` field of any [`HostError`] (every variant has one), by reference or by mutable
@@ -203,7 +226,9 @@ macro_rules! failure_context {
             | HostError::PluginError { ctx, .. }
             | HostError::MessageTooLarge { ctx, .. }
             | HostError::Tampered { ctx, .. }
-            | HostError::ShutDown { ctx, .. } => ctx,
+            | HostError::ShutDown { ctx, .. }
+            | HostError::Unresponsive { ctx, .. }
+            | HostError::StartCancelled { ctx } => ctx,
         }
     };
 }
@@ -226,6 +251,8 @@ impl HostError {
             HostError::MessageTooLarge { .. } => "message-too-large",
             HostError::Tampered { .. } => "tampered",
             HostError::ShutDown { .. } => "shut-down",
+            HostError::Unresponsive { .. } => "unresponsive",
+            HostError::StartCancelled { .. } => "start-cancelled",
         }
     }
 
@@ -285,7 +312,8 @@ impl HostError {
     }
 }
 
-fn secs(d: Duration) -> String {
+/// `2 s`, `0.5 s`: a duration as a message says it.
+pub(crate) fn secs(d: Duration) -> String {
     let s = d.as_secs_f64();
     if s.fract() == 0.0 {
         format!("{s:.0} s")

@@ -23,6 +23,7 @@
 //! - `handler.rs`: the host's side of the connection, routing `host.*` requests to the services.
 //! - `services.rs`: [`HostServices`], what the host answers when a plugin calls it.
 //! - `exit.rs`: watching the child's wait status and signalling it without racing the reaper.
+//! - `start_abort.rs`: [`StartAbort`], a switch that stops plugin starts (a run's Ctrl-C).
 //! - `stderr.rs`: [`StderrTail`], the bounded tail of a child's stderr.
 //! - `error.rs`: [`HostError`], the failure codes of `docs/protocol.md` ("Failure codes").
 //! - `diagnosis.rs`: [`Diagnosis`], what `agent-env plugin show` says about a process.
@@ -46,6 +47,7 @@ mod routing;
 mod services;
 mod spawn;
 mod spec;
+mod start_abort;
 mod stderr;
 pub mod verify;
 
@@ -61,6 +63,7 @@ pub use process::{PluginProcess, StartFailure, CRASH_LOOP_LIMIT};
 pub use services::{HostServices, NoServices};
 pub use spawn::{resolve_executable, ResolveError, COMMAND_MODE_FDS};
 pub use spec::SpawnSpec;
+pub use start_abort::StartAbort;
 pub use stderr::{mask_lines_with, StderrTail, STDERR_TAIL_BYTES};
 
 pub use agent_env_protocol::message::RpcError;

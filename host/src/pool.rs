@@ -15,6 +15,7 @@ use super::error::HostError;
 use super::process::{spec_context, PluginProcess, CRASH_LOOP_LIMIT};
 use super::services::HostServices;
 use super::spec::SpawnSpec;
+use super::start_abort::StartAbort;
 
 #[derive(Default)]
 struct Entry {
@@ -66,6 +67,26 @@ impl PluginHost {
 
     /// The running process for `spec.package`, started (or restarted after a crash) if needed.
     pub fn connect(&self, spec: &SpawnSpec) -> Result<Arc<PluginProcess>, HostError> {
+        self.connect_inner(spec, None)
+    }
+
+    /// [`connect`](Self::connect), with a start it needs stopped by `abort`
+    /// ([`PluginProcess::start_diagnosed_unless`]): a run's Ctrl-C ends the wait for a slow
+    /// plugin's handshake at once. A start stopped so (`start-cancelled`) says nothing about the
+    /// plugin and does not count towards the crash-loop breaker.
+    pub fn connect_unless(
+        &self,
+        spec: &SpawnSpec,
+        abort: &StartAbort,
+    ) -> Result<Arc<PluginProcess>, HostError> {
+        self.connect_inner(spec, Some(abort))
+    }
+
+    fn connect_inner(
+        &self,
+        spec: &SpawnSpec,
+        abort: Option<&StartAbort>,
+    ) -> Result<Arc<PluginProcess>, HostError> {
         let entry = self.entry(&spec.package);
         // One start at a time per package; other packages start in parallel.
         let mut entry = lock(&entry);
@@ -103,11 +124,23 @@ impl PluginHost {
         if entry.failures >= CRASH_LOOP_LIMIT {
             return Err(self.crash_loop(&mut entry, spec));
         }
-        match PluginProcess::start_diagnosed(spec.clone(), &self.config, self.services.clone()) {
+        let (config, services) = (&self.config, self.services.clone());
+        let started = match abort {
+            Some(abort) => {
+                PluginProcess::start_diagnosed_unless(spec.clone(), config, services, abort)
+            }
+            None => PluginProcess::start_diagnosed(spec.clone(), config, services),
+        };
+        match started {
             Ok(process) => {
                 let process = Arc::new(process);
                 entry.process = Some(process.clone());
                 Ok(process)
+            }
+            Err(failure) if matches!(failure.error, HostError::StartCancelled { .. }) => {
+                // Not the plugin's doing: not counted towards the crash-loop breaker.
+                entry.last_diagnosis = Some(*failure.diagnosis);
+                Err(failure.error)
             }
             Err(failure) => {
                 let error = failure.error;

@@ -17,17 +17,23 @@ use serde_json::{json, Value};
 use super::config::HostConfig;
 use super::descendants::{self, ProcessTable};
 use super::diagnosis::{Diagnosis, FailureSummary};
-use super::error::{FailureContext, HostError};
+use super::error::{secs, FailureContext, HostError};
 use super::exit::{Ended, ExitWatch, NoReaper};
 use super::handler::HostHandler;
 use super::routing::CallRouter;
 use super::services::HostServices;
 use super::spawn::{self, ChildIo, LaunchError, ResolveError};
 use super::spec::SpawnSpec;
+use super::start_abort::StartAbort;
 use super::stderr::{StderrTail, MESSAGE_TAIL_LINES};
 
 /// How long to wait for the last stderr bytes of a child that ended.
 const STDERR_SETTLE: Duration = Duration::from_millis(250);
+
+/// How long a child that ended (or was stopped) is given for the lines its stderr pipe still holds
+/// to reach their listener: a pipe holds at most a few thousand lines, handed over in well under
+/// this unless the listener is stuck.
+const STDERR_CATCH_UP: Duration = Duration::from_secs(5);
 
 /// How long a plugin that did not heed a cancel is given to answer `shutdown`.
 const DEAF_SHUTDOWN_WAIT: Duration = Duration::from_millis(500);
@@ -50,6 +56,9 @@ struct Status {
     /// The last call that timed out; once `timeouts` reaches [`CRASH_LOOP_LIMIT`] the process is
     /// killed and every later call fails fast with `crash-loop` instead of waiting again.
     last_timeout: Option<HostError>,
+    /// The host killed the process as unresponsive: a call that was in flight then was cut short
+    /// by agent-env, not ended by a crash.
+    killed_unresponsive: bool,
 }
 
 /// Whose limit a call has: the host's call timeout, after which a plugin is taken as not answering,
@@ -117,9 +126,9 @@ impl Attempt<'_> {
     }
 
     /// Ends the child (if any) and describes the attempt with its failure.
-    fn fail(self, config: &HostConfig, child: Option<Child>, error: HostError) -> StartFailure {
+    fn fail(self, grace: Duration, child: Option<Child>, error: HostError) -> StartFailure {
         if let Some(child) = &child {
-            child.stop(config.grace, false, None);
+            child.stop(grace, false, None);
         }
         // Ending the child may have brought more stderr: rebuild the message with it.
         let error = refresh_context(error, self.ctx(child.as_ref()));
@@ -144,6 +153,17 @@ impl Attempt<'_> {
             diagnosis: Box::new(diagnosis),
         }
     }
+
+    /// Kills the child of a start its caller stopped, at once (no grace: nobody waits for it), and
+    /// describes the attempt with `start-cancelled`.
+    fn cancelled(self, child: Child) -> StartFailure {
+        let ctx = self.ctx(Some(&child));
+        self.fail(
+            Duration::ZERO,
+            Some(child),
+            HostError::StartCancelled { ctx },
+        )
+    }
 }
 
 impl PluginProcess {
@@ -162,6 +182,27 @@ impl PluginProcess {
         config: &HostConfig,
         services: Arc<dyn HostServices>,
     ) -> Result<PluginProcess, StartFailure> {
+        Self::start_inner(spec, config, services, None)
+    }
+
+    /// [`start_diagnosed`](Self::start_diagnosed), stopped by `abort`: thrown before the start, it
+    /// spawns nothing; thrown while the plugin has not answered `initialize`, the wait ends at once
+    /// and the process is killed and reaped. Either fails with `start-cancelled`.
+    pub fn start_diagnosed_unless(
+        spec: SpawnSpec,
+        config: &HostConfig,
+        services: Arc<dyn HostServices>,
+        abort: &StartAbort,
+    ) -> Result<PluginProcess, StartFailure> {
+        Self::start_inner(spec, config, services, Some(abort))
+    }
+
+    fn start_inner(
+        spec: SpawnSpec,
+        config: &HostConfig,
+        services: Arc<dyn HostServices>,
+        abort: Option<&StartAbort>,
+    ) -> Result<PluginProcess, StartFailure> {
         let mut attempt = Attempt {
             spec: &spec,
             executable: None,
@@ -174,19 +215,23 @@ impl PluginProcess {
             Ok(path) => path,
             Err(ResolveError::NotFound(_)) => {
                 let ctx = attempt.ctx(None);
-                return Err(attempt.fail(config, None, HostError::NotFound { ctx }));
+                return Err(attempt.fail(config.grace, None, HostError::NotFound { ctx }));
             }
             Err(ResolveError::NotExecutable { path, reason }) => {
                 attempt.executable = Some(path);
                 let ctx = attempt.ctx(None);
                 let error = HostError::NotExecutable { ctx, reason };
-                return Err(attempt.fail(config, None, error));
+                return Err(attempt.fail(config.grace, None, error));
             }
         };
         attempt.executable = Some(executable.clone());
+        if abort.is_some_and(StartAbort::is_aborted) {
+            let ctx = attempt.ctx(None);
+            return Err(attempt.fail(config.grace, None, HostError::StartCancelled { ctx }));
+        }
         if let Some(changed) = pinned_change(config, &spec) {
             let ctx = attempt.ctx(None);
-            return Err(attempt.fail(config, None, HostError::Tampered { ctx, changed }));
+            return Err(attempt.fail(config.grace, None, HostError::Tampered { ctx, changed }));
         }
         let spawned_at = SystemTime::now();
         let clock = Instant::now();
@@ -194,7 +239,7 @@ impl PluginProcess {
             Ok(l) => l,
             Err(e) => {
                 let error = launch_error(attempt.ctx(None), &executable, e);
-                return Err(attempt.fail(config, None, error));
+                return Err(attempt.fail(config.grace, None, error));
             }
         };
         let spawn_time = clock.elapsed();
@@ -210,7 +255,7 @@ impl PluginProcess {
                     ctx,
                     reason: e.to_string(),
                 };
-                return Err(attempt.fail(config, None, error));
+                return Err(attempt.fail(config.grace, None, error));
             }
         };
 
@@ -225,10 +270,23 @@ impl PluginProcess {
             settings: spec.settings.clone(),
         };
         let params = serde_json::to_value(&params).unwrap_or_else(|_| json!({}));
+        // While the start may be stopped, its connection is on the switch's list: throwing it
+        // closes the connection, which ends the wait below at once.
+        let waiting = match abort.map(|a| a.enter(&child.peer)) {
+            Some(None) => return Err(attempt.cancelled(child)),
+            Some(Some(waiting)) => Some(waiting),
+            None => None,
+        };
         let answer = child
             .peer
             .call(INITIALIZE, params, Some(config.handshake_timeout));
+        drop(waiting);
         let initialize_time = clock.elapsed();
+        // Stopped while it started: whatever the answer (the connection may have been closed just
+        // after it came), the start is cancelled, not failed.
+        if abort.is_some_and(StartAbort::is_aborted) {
+            return Err(attempt.cancelled(child));
+        }
         // Only an answer has a time to answer: a handshake that timed out, or a plugin that died
         // first, has none to show.
         if matches!(answer, Ok(_) | Err(CallError::Rpc(_))) {
@@ -236,7 +294,7 @@ impl PluginProcess {
         }
         let handshake = match check_handshake(&attempt, &child, config, answer) {
             Ok(h) => h,
-            Err(error) => return Err(attempt.fail(config, Some(child), error)),
+            Err(error) => return Err(attempt.fail(config.grace, Some(child), error)),
         };
         Ok(PluginProcess {
             executable,
@@ -374,12 +432,14 @@ impl PluginProcess {
             .peer
             .call_noting_id(method, params, Some(timeout), |id| {
                 if let Some(services) = services {
-                    self.router.enter(id, services);
-                    entered = Some(id.clone());
+                    services.call_sent();
+                    self.router.enter(id, services.clone());
+                    entered = Some((id.clone(), services));
                 }
             });
-        if let Some(id) = entered {
+        if let Some((id, services)) = entered {
             self.router.leave(&id);
+            services.call_ended();
         }
         self.in_flight.fetch_sub(1, Ordering::SeqCst);
         result.map_err(|e| {
@@ -395,7 +455,9 @@ impl PluginProcess {
                     status.last_timeout = Some(error.clone());
                     if status.timeouts == CRASH_LOOP_LIMIT {
                         // Unresponsive: kill it now (without the graceful shutdown call, which
-                        // would only time out too); the pool does not start it again.
+                        // would only time out too); the pool does not start it again. Marked
+                        // first, under the lock a call cut short by the kill reads it under.
+                        status.killed_unresponsive = true;
                         self.child.exit.signal(libc::SIGKILL);
                     }
                 }
@@ -465,11 +527,36 @@ impl PluginProcess {
                 ),
             },
             CallError::Closed(reason) => {
-                if lock(&self.status).stopping {
-                    return HostError::ShutDown {
-                        ctx: self.ctx(),
-                        method,
-                    };
+                {
+                    let status = lock(&self.status);
+                    // Checked first: the stop that follows the kill (the pool's, when the next
+                    // caller finds the process gone) is not why this call ended.
+                    if status.killed_unresponsive {
+                        // agent-env killed it as unresponsive while this call was in flight: the
+                        // call was cut short, the plugin did not crash.
+                        let last = match &status.last_timeout {
+                            Some(HostError::CallTimeout {
+                                method, timeout, ..
+                            }) => format!("{method} within {}", secs(*timeout)),
+                            _ => "a call".into(),
+                        };
+                        let timeouts = status.timeouts;
+                        drop(status);
+                        self.child.exit.wait_timeout(self.config.grace);
+                        self.child.settle_stderr();
+                        return HostError::Unresponsive {
+                            ctx: self.ctx(),
+                            method,
+                            timeouts,
+                            last,
+                        };
+                    }
+                    if status.stopping {
+                        return HostError::ShutDown {
+                            ctx: self.ctx(),
+                            method,
+                        };
+                    }
                 }
                 let ended = match self.child.exit.wait_timeout(self.config.grace) {
                     Some(ended) => {
@@ -699,9 +786,11 @@ impl Child {
         self.settle_stderr();
     }
 
-    /// Gives the stderr reader a moment to take in the last bytes of a child that ended.
+    /// Hands the listener what the stderr pipe of a child that ended still holds, and gives the
+    /// reader a moment to see the end of the stream.
     fn settle_stderr(&self) {
         let Some(tail) = &self.stderr else { return };
+        tail.catch_up(STDERR_CATCH_UP);
         let deadline = Instant::now() + STDERR_SETTLE;
         while !tail.ended() && Instant::now() < deadline {
             std::thread::sleep(Duration::from_millis(1));

@@ -28,6 +28,17 @@ pub trait HostServices: Send + Sync {
     fn shared(&self) -> Option<Arc<dyn HostServices>> {
         None
     }
+
+    /// The call these services were given for ([`PluginProcess::call_for`]) is going out to the
+    /// plugin: it is in flight from now until [`call_ended`](Self::call_ended). Not called for a
+    /// call the process refused without sending it (one found unresponsive, one shut down).
+    ///
+    /// [`PluginProcess::call_for`]: crate::PluginProcess::call_for
+    fn call_sent(&self) {}
+
+    /// The call [`call_sent`](Self::call_sent) told of ended: answered, failed, timed out, or cut
+    /// short by the end of the process.
+    fn call_ended(&self) {}
 }
 
 /// Services that answer every request with `method-not-found`.

@@ -5,12 +5,15 @@
 //!
 //! Lines are read on a thread of their own, so one a plugin wrote just before it answered may be
 //! handed over a moment after the answer. Whoever must hear every line written so far (a run about to
-//! stop listening) asks the reader to [`catch up`](StderrTail::catch_up): it reads what the pipe
-//! holds at that moment and hands it over before the call returns.
+//! stop listening, a step whose plugin just answered) asks the reader to
+//! [`catch up`](StderrTail::catch_up): it reads what the pipe holds at that moment and hands it over
+//! before the call returns. When the pipe is empty and the reader is not handing lines over, a
+//! catch-up returns at once, without waking the reader: a plugin that writes nothing costs nothing.
 
 use std::collections::VecDeque;
 use std::io::{PipeReader, PipeWriter, Read, Write};
 use std::os::fd::AsRawFd;
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Condvar, Mutex, MutexGuard};
 use std::thread;
 use std::time::{Duration, Instant};
@@ -30,6 +33,10 @@ struct Tail {
     /// Catch-ups asked for so far, and the last one the reader answered.
     asked: u64,
     caught_up: u64,
+    /// A second descriptor of a pipe's read end (close-on-exec), only ever polled: a catch-up
+    /// with nothing to read returns at once. Dropped when the reader ends, so that a writer then
+    /// finds no reader, as it did before.
+    probe: Option<PipeReader>,
 }
 
 #[derive(Default)]
@@ -39,6 +46,9 @@ struct Shared {
     changed: Condvar,
     /// Wakes a pipe's reader to catch up; none for a stream of another kind.
     wake: Option<PipeWriter>,
+    /// Set by the reader before it reads and cleared once it has handed over the lines of what it
+    /// read: while set, bytes taken out of the pipe may not have reached the listener yet.
+    reading: AtomicBool,
 }
 
 /// The captured stderr of one child. Cheap to clone.
@@ -88,6 +98,10 @@ impl StderrTail {
         set_nonblocking(&wake_writer);
         let tail = StderrTail {
             inner: Arc::new(Shared {
+                tail: Mutex::new(Tail {
+                    probe: stream.try_clone().ok(),
+                    ..Tail::default()
+                }),
                 wake: Some(wake_writer),
                 ..Shared::default()
             }),
@@ -103,9 +117,13 @@ impl StderrTail {
     }
 
     /// Returns once every line written to the stream before this call is handed over, the stream
-    /// has ended, or `within` has passed. Immediate for a stream that is not a pipe.
+    /// has ended, or `within` has passed. Immediate for a stream that is not a pipe, and when the
+    /// pipe is empty and the reader has handed over all it read.
     pub fn catch_up(&self, within: Duration) {
         let Some(wake) = &self.inner.wake else { return };
+        if !self.pending() {
+            return;
+        }
         let asked = {
             let mut tail = lock(&self.inner.tail);
             if tail.ended {
@@ -127,6 +145,21 @@ impl StderrTail {
                 Err(poisoned) => poisoned.into_inner().0,
             };
         }
+    }
+
+    /// Whether bytes written before this call may not have reached the listener yet: the pipe holds
+    /// some, or the reader is between taking some out and handing their lines over. (Every byte
+    /// written before the call is in the pipe or was read; the reader marks itself reading before
+    /// each read and clears the mark only once the lines read are handed over.)
+    fn pending(&self) -> bool {
+        let tail = lock(&self.inner.tail);
+        if tail.ended {
+            return false;
+        }
+        let Some(probe) = &tail.probe else {
+            return true;
+        };
+        readable_now(probe) || self.inner.reading.load(Ordering::SeqCst)
     }
 
     fn drain<R: Read, F: Fn(&str)>(&self, mut stream: R, on_line: F) {
@@ -159,22 +192,30 @@ impl StderrTail {
     fn drain_pipe<F: Fn(&str)>(&self, mut stream: PipeReader, mut wake: PipeReader, on_line: F) {
         let mut buf = vec![0u8; 64 * 1024];
         let mut lines = LineSplitter::default();
+        let reading = &self.inner.reading;
         while let Some((data, woken)) = wait_readable(&stream, &wake) {
             if woken {
                 let _ = wake.read(&mut [0u8; 64]);
                 // Every catch-up asked for up to now is answered by reading what the pipe holds now.
                 let asked = lock(&self.inner.tail).asked;
+                reading.store(true, Ordering::SeqCst);
                 let mut open = true;
                 while open && readable_now(&stream) {
                     open = self.read_once(&mut stream, &mut buf, &mut lines, &on_line);
                 }
+                reading.store(false, Ordering::SeqCst);
                 lock(&self.inner.tail).caught_up = asked;
                 self.inner.changed.notify_all();
                 if !open {
                     break;
                 }
-            } else if data && !self.read_once(&mut stream, &mut buf, &mut lines, &on_line) {
-                break;
+            } else if data {
+                reading.store(true, Ordering::SeqCst);
+                let open = self.read_once(&mut stream, &mut buf, &mut lines, &on_line);
+                reading.store(false, Ordering::SeqCst);
+                if !open {
+                    break;
+                }
             }
         }
         lines.finish(&on_line);
@@ -230,7 +271,10 @@ impl StderrTail {
 
 /// Marks the stream ended and wakes whoever waits for the reader.
 fn writer_gone(tail: &StderrTail) {
-    lock(&tail.inner.tail).ended = true;
+    let mut state = lock(&tail.inner.tail);
+    state.ended = true;
+    state.probe = None;
+    drop(state);
     tail.inner.changed.notify_all();
 }
 
@@ -387,6 +431,29 @@ mod tests {
         let started = Instant::now();
         tail.catch_up(Duration::from_secs(10));
         assert!(started.elapsed() < Duration::from_secs(5));
+    }
+
+    #[test]
+    fn a_catch_up_with_nothing_to_read_does_not_wake_the_reader() {
+        let (reader, mut writer) = std::io::pipe().unwrap();
+        let seen = Arc::new(Mutex::new(Vec::new()));
+        let heard = seen.clone();
+        let tail = StderrTail::capture_pipe_lines(reader, "quiet", move |line| {
+            heard.lock().unwrap().push(line.to_string());
+        });
+        let asked = || lock(&tail.inner.tail).asked;
+        // Nothing written: nothing asked of the reader.
+        tail.catch_up(Duration::from_secs(10));
+        assert_eq!(asked(), 0);
+        // A line written: the catch-up hands it over, asking the reader unless it was quicker.
+        writeln!(writer, "one").unwrap();
+        tail.catch_up(Duration::from_secs(10));
+        assert_eq!(*seen.lock().unwrap(), ["one"]);
+        let after_one = asked();
+        assert!(after_one <= 1);
+        // Handed over and the pipe empty again: nothing more asked.
+        tail.catch_up(Duration::from_secs(10));
+        assert_eq!(asked(), after_one);
     }
 
     #[test]

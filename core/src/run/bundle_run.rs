@@ -172,7 +172,7 @@ pub fn run_bundle_pinned(
     )?;
     // Every plugin a step needs is started, handshaken and asked to validate its steps before
     // anything is written; a dry run stops them again at once and runs nothing.
-    let plugins = start_plugin_steps(&parsed, &plan, &stores, session, observer.clone())?;
+    let plugins = start_plugin_steps(&parsed, &plan, &stores, session, observer.clone(), &cancel)?;
     let plugins = match plugins {
         Some(p) if request.dry_run || cancel.is_cancelled() => {
             warn_noise(&p.shutdown(), out);
@@ -220,13 +220,14 @@ pub(super) fn warn_noise(warnings: &[String], out: &dyn Output) {
 }
 
 /// Starts the plugins the plan's plugin steps need and preflights each step; `None` when no step
-/// comes from a plugin (nothing is started).
+/// comes from a plugin (nothing is started). `cancel` stops a start still waiting for its plugin.
 pub(super) fn start_plugin_steps(
     bundle: &crate::bundle::Bundle,
     plan: &plan::Plan<'_>,
     stores: &LocalStores,
     session: &Session,
     observer: Arc<dyn RunObserver>,
+    cancel: &super::cancel::Cancel,
 ) -> Result<Option<Arc<PluginSteps>>, BundleError> {
     let plugin_steps: Vec<(&str, &plan::PlannedStep, &str)> = plan
         .tasks
@@ -244,6 +245,7 @@ pub(super) fn start_plugin_steps(
         return Ok(None);
     }
     let steps = PluginSteps::new(stores, session, observer).map_err(BundleError::one)?;
+    steps.follow(cancel);
     let mut problems = Vec::new();
     let mut unsettled = Vec::new();
     for (_, _, package) in &plugin_steps {

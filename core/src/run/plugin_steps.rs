@@ -3,6 +3,10 @@
 //! host's stores (`host.store.*`); in a bundle run those are the @local stores (documents in `local.db`,
 //! objects in the local object store), and the configured secret and image stores, built as every
 //! configured store is (`secret:` references resolved, a plugin's store opened in its plugin).
+//!
+//! What a plugin wrote to stderr before it answered `execute` reaches the run's watchers (its log)
+//! before the step is reported done. The run's cancel stops a plugin's start too: Ctrl-C while a
+//! slow plugin starts ends the wait for its handshake at once.
 
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
@@ -26,9 +30,15 @@ use crate::run::local_stores::LocalStores;
 use crate::session::Session;
 use crate::stores::store_output::{Listening, StoreOutput};
 use crate::stores::{AnyStore, HostStoreDispatcher, StoreKind, StoreSet};
-use agent_env_host::{HostError, HostServices, PluginHost, SpawnSpec};
+use agent_env_host::{HostError, HostServices, PluginHost, PluginProcess, SpawnSpec, StartAbort};
 
 pub use agent_env_host::STEP_TIMEOUT_GRACE;
+
+/// How long a step that got its plugin's answer waits, at most, for the lines the plugin wrote to
+/// stderr before answering to reach the run's watchers (its log): a pipe holds a few thousand lines
+/// at most, handed over in far less unless a watcher is stuck. Nothing is waited for when the pipe
+/// is empty.
+const STDERR_CATCH_UP: Duration = Duration::from_secs(5);
 
 /// What the host answers a plugin during a run, and where the plugin's progress and output go.
 struct RunServices {
@@ -109,6 +119,8 @@ impl HostServices for RunServices {
 struct StepServices {
     run: Arc<RunServices>,
     step: StepRef,
+    /// The process the call goes to, told apart from others while the call runs.
+    process: ProcessKey,
 }
 
 impl HostServices for StepServices {
@@ -144,6 +156,25 @@ impl HostServices for StepServices {
     fn shared(&self) -> Option<Arc<dyn HostServices>> {
         Some(self.run.clone())
     }
+
+    fn call_sent(&self) {
+        self.run.running.sent(self.process, &self.step);
+    }
+
+    fn call_ended(&self) {
+        self.run.running.answered(self.process, &self.step);
+    }
+}
+
+/// One plugin process, told apart from the others whose calls overlap with its own: the address
+/// of the process a call holds while it runs, so no other process has it meanwhile.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+struct ProcessKey(usize);
+
+impl ProcessKey {
+    fn of(process: &Arc<PluginProcess>) -> ProcessKey {
+        ProcessKey(Arc::as_ptr(process) as usize)
+    }
 }
 
 /// Whether a host store method writes an object (and answers with its URL).
@@ -165,8 +196,11 @@ fn key(at: &StepRef) -> (String, String) {
 #[derive(Default)]
 struct RunningSteps {
     by_package: Mutex<HashMap<String, Vec<StepRef>>>,
-    /// (instance id, step id) of a running step → the tasks whose steps its plugin ran beside it at
-    /// any moment of its run (taken under `by_package`'s lock, after it).
+    /// The steps whose `execute` is in flight on each process now: sent, not yet ended.
+    in_flight: Mutex<HashMap<ProcessKey, Vec<StepRef>>>,
+    /// (instance id, step id) of a running step → the other tasks whose `execute` was in flight on
+    /// the same process as its own at any moment of its own (taken under `in_flight`'s lock, after
+    /// it).
     beside: Mutex<HashMap<(String, String), std::collections::BTreeSet<String>>>,
     /// instance id → URLs of the objects its plugin steps wrote, in order.
     written: Mutex<HashMap<String, Vec<String>>>,
@@ -202,26 +236,51 @@ impl RunningSteps {
 
     fn begin(&self, package: &str, at: &StepRef) {
         if let Ok(mut running) = self.by_package.lock() {
-            let steps = running.entry(package.to_string()).or_default();
-            if let Ok(mut beside) = self.beside.lock() {
-                let mine = key(at);
-                beside.entry(mine.clone()).or_default();
-                for other in steps.iter().filter(|s| s.instance_id != at.instance_id) {
-                    if let Some(set) = beside.get_mut(&mine) {
-                        set.insert(other.task_path.clone());
-                    }
-                    beside
-                        .entry(key(other))
-                        .or_default()
-                        .insert(at.task_path.clone());
-                }
-            }
-            steps.push(at.clone());
+            running
+                .entry(package.to_string())
+                .or_default()
+                .push(at.clone());
         }
     }
 
-    /// The other tasks whose steps the plugin ran beside `at`'s at any moment of its run, whether
-    /// or not they are still running.
+    /// `at`'s `execute` went out to `process`: it is beside every other task's call in flight there.
+    fn sent(&self, process: ProcessKey, at: &StepRef) {
+        let Ok(mut in_flight) = self.in_flight.lock() else {
+            return;
+        };
+        let calls = in_flight.entry(process).or_default();
+        if let Ok(mut beside) = self.beside.lock() {
+            let mine = key(at);
+            beside.entry(mine.clone()).or_default();
+            for other in calls.iter().filter(|s| s.instance_id != at.instance_id) {
+                if let Some(set) = beside.get_mut(&mine) {
+                    set.insert(other.task_path.clone());
+                }
+                beside
+                    .entry(key(other))
+                    .or_default()
+                    .insert(at.task_path.clone());
+            }
+        }
+        calls.push(at.clone());
+    }
+
+    /// `at`'s `execute` on `process` ended.
+    fn answered(&self, process: ProcessKey, at: &StepRef) {
+        if let Ok(mut in_flight) = self.in_flight.lock() {
+            if let Some(calls) = in_flight.get_mut(&process) {
+                if let Some(i) = calls.iter().position(|s| s == at) {
+                    calls.remove(i);
+                }
+                if calls.is_empty() {
+                    in_flight.remove(&process);
+                }
+            }
+        }
+    }
+
+    /// The other tasks whose `execute` was in flight on the same process as `at`'s at any moment of
+    /// its own, whether or not they still are.
     fn others(&self, at: &StepRef) -> Vec<String> {
         self.beside
             .lock()
@@ -253,6 +312,11 @@ pub struct PluginSteps {
     services: Arc<RunServices>,
     specs: Mutex<HashMap<String, SpawnSpec>>,
     running: Arc<RunningSteps>,
+    /// Stops the starts of this run's plugins when the run is cancelled: Ctrl-C while a slow
+    /// plugin starts ends the wait for its handshake at once.
+    starts: StartAbort,
+    /// The cancels (by address) that throw `starts`.
+    followed: Mutex<Vec<usize>>,
     /// The run hears what plugin stores write to stderr while it runs, through the same services
     /// as its steps' plugins: a process that answers a store call and runs a step at once has one
     /// listener for both.
@@ -313,13 +377,34 @@ impl PluginSteps {
             running: running.clone(),
         });
         let store_stderr = StoreOutput::invocation().listen(services.clone());
-        Ok(Arc::new(PluginSteps {
+        let steps = Arc::new(PluginSteps {
             host: session.plugin_pool().map_err(|e| e.to_string())?,
             services,
             specs: Mutex::new(HashMap::new()),
             running,
+            starts: StartAbort::new(),
+            followed: Mutex::new(Vec::new()),
             _store_stderr: store_stderr,
-        }))
+        });
+        Ok(steps)
+    }
+
+    /// Stops the starts of this run's plugins when `cancel` is cancelled (at once, when it is
+    /// already): a start waiting for its plugin's handshake ends at once, its process killed, and
+    /// no later start begins.
+    pub fn follow(&self, cancel: &Cancel) {
+        let address = cancel as *const Cancel as usize;
+        match self.followed.lock() {
+            Ok(mut followed) if !followed.contains(&address) => followed.push(address),
+            _ => return,
+        }
+        let starts = self.starts.clone();
+        cancel.on_cancel(move || starts.abort());
+    }
+
+    /// Whether the run stopped its plugins' starts (it was cancelled).
+    fn stopping(&self) -> bool {
+        self.starts.is_aborted()
     }
 
     /// `package`'s `[plugins.<package>]` settings, `secret:` references resolved through the
@@ -362,8 +447,16 @@ impl PluginSteps {
         step: &Map<String, Value>,
     ) -> Result<(), String> {
         let spec = self.spec(package).map_err(|e| e.message)?;
-        // The whole reason: why it could not start, and the end of its stderr.
-        let process = self.host.connect(&spec).map_err(|e| e.to_string())?;
+        // The whole reason: why it could not start, and the end of its stderr. A run cancelled
+        // meanwhile has nothing to report: its caller sees the cancel and says so.
+        let process = match self.host.connect_unless(&spec, &self.starts) {
+            Ok(process) => process,
+            Err(_) if self.stopping() => return Ok(()),
+            Err(e) => return Err(e.to_string()),
+        };
+        if self.stopping() {
+            return Ok(());
+        }
         let contribution = process
             .handshake()
             .contributions
@@ -459,6 +552,7 @@ impl PluginSteps {
         at: &StepRef,
     ) -> Result<Map<String, Value>, StepError> {
         let spec = self.spec(package)?;
+        self.follow(cancel);
         let step_timeout = step_timeout(step);
         let params = ExecuteParams {
             type_name: type_name.to_string(),
@@ -471,12 +565,17 @@ impl PluginSteps {
             Some(limit) => limit + STEP_TIMEOUT_GRACE,
             None => self.host.config().call_timeout,
         };
-        let services: Arc<dyn agent_env_host::HostServices> = Arc::new(StepServices {
-            run: self.services.clone(),
-            step: at.clone(),
-        });
         let call = || -> Result<Result<Value, HostError>, StepError> {
-            let process = self.host.connect(&spec).map_err(|e| host_failure(&e))?;
+            let process = match self.host.connect_unless(&spec, &self.starts) {
+                Ok(process) => process,
+                Err(_) if cancel.is_cancelled() => return Err(StepError::cancelled()),
+                Err(e) => return Err(host_failure(&e)),
+            };
+            let services: Arc<dyn HostServices> = Arc::new(StepServices {
+                run: self.services.clone(),
+                step: at.clone(),
+                process: ProcessKey::of(&process),
+            });
             // Ctrl-C stops the plugin (its whole process group), which ends the call at once.
             let running = process.clone();
             cancel.on_cancel(move || {
@@ -495,6 +594,9 @@ impl PluginSteps {
                 ),
                 None => process.call_for(EXECUTE, params.clone(), limit, services.clone()),
             };
+            // What the plugin wrote to stderr before it answered reaches the run's watchers (its
+            // log) before the step is reported done: the lines are read on a thread of their own.
+            process.catch_up_stderr(STDERR_CATCH_UP);
             Ok(answer)
         };
         let answer = match call()? {

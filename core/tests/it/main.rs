@@ -37,6 +37,7 @@ mod run_events;
 mod run_folders;
 mod run_hello;
 mod run_output;
+mod run_plugin_ends;
 mod run_plugin_stores;
 mod run_plugins;
 mod run_signals;

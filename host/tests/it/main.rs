@@ -12,3 +12,4 @@ mod host_death;
 mod host_faults;
 mod host_routing;
 mod host_sdk;
+mod host_stops;

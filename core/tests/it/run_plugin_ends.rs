@@ -1,0 +1,168 @@
+//! How a run's plugin steps end when something else ends them: Ctrl-C while a slow plugin starts,
+//! agent-env killing a plugin whose calls stopped answering, and the run's end right after a step
+//! whose plugin wrote much to stderr (every line reaches the run's log).
+
+use std::process::Stdio;
+use std::time::{Duration, Instant};
+
+use crate::run_plugins::{shell_plugin, shell_plugin_starting};
+use crate::support::run::{running, Sandboxed};
+use agent_env_test_support::Ran;
+
+/// Waits, up to a minute, for `ready` to hold.
+fn wait_for(what: &str, ready: impl Fn() -> bool) {
+    let deadline = Instant::now() + Duration::from_secs(60);
+    while !ready() {
+        assert!(
+            Instant::now() < deadline,
+            "{what} did not happen within a minute"
+        );
+        std::thread::sleep(Duration::from_millis(20));
+    }
+}
+
+/// The pid a plugin wrote to `path`, once it has.
+fn pid_in(path: &std::path::Path) -> i32 {
+    wait_for("the plugin's start", || {
+        std::fs::read_to_string(path).is_ok_and(|t| t.trim().parse::<i32>().is_ok())
+    });
+    std::fs::read_to_string(path)
+        .unwrap()
+        .trim()
+        .parse()
+        .unwrap()
+}
+
+/// Ctrl-C (or SIGTERM) while the run waits for a plugin that takes its time to start ends the wait
+/// at once: the plugin is killed, the run ends cancelled with the signal's exit code, and the plugin
+/// is not blamed for a handshake it was not given the time for.
+fn a_signal_during_a_slow_start(signal: i32, code: i32) {
+    let s = Sandboxed::new();
+    // It sleeps before it reads `initialize`, far past the two minutes the run would wait.
+    let pid_file = shell_plugin_starting(&s, "sleep 300", "exit 3");
+    s.write("slow/tasks/t.json", r#"[{"id": "go", "type": "boom"}]"#);
+    let mut child = s
+        .command(&["run", "./slow"])
+        .env("AGENT_ENV_PLUGIN_HANDSHAKE_TIMEOUT", "120")
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let plugin = pid_in(&pid_file);
+    // SAFETY: sends a signal to the child we started.
+    unsafe {
+        libc::kill(child.id() as i32, signal);
+    }
+    // Well before the handshake timeout: a run that waited it out would still be running here.
+    let deadline = Instant::now() + Duration::from_secs(60);
+    while child.try_wait().unwrap().is_none() {
+        if Instant::now() > deadline {
+            let _ = child.kill();
+            let _ = child.wait();
+            panic!("the run did not end within a minute of the signal");
+        }
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    let r = Ran::from(child.wait_with_output().unwrap());
+    assert_eq!(r.code, code, "{}", r.both());
+    r.assert_stdout_has("Cancelled before any task ran");
+    for blame in [
+        "did not answer initialize",
+        "not an agent-env plugin",
+        "Error",
+    ] {
+        assert!(!r.both().contains(blame), "{}", r.both());
+    }
+    assert!(!running(plugin), "the plugin {plugin} outlived its start");
+}
+
+#[test]
+fn ctrl_c_while_a_plugin_starts_stops_the_start_at_once_and_exits_130() {
+    a_signal_during_a_slow_start(libc::SIGINT, 130);
+}
+
+#[test]
+fn sigterm_while_a_plugin_starts_exits_143() {
+    a_signal_during_a_slow_start(libc::SIGTERM, 143);
+}
+
+/// A plugin whose calls time out three times is killed as unresponsive: a call still in flight then
+/// (here a step with a limit of its own, far off) is cut short by agent-env, which says so, and is no
+/// crash, nor a bug of the plugin's; no task is told that a crash may have come from another.
+#[test]
+fn a_step_cut_short_by_killing_an_unresponsive_plugin_is_not_called_a_crash() {
+    let s = Sandboxed::new();
+    shell_plugin(&s, "sleep 300");
+    s.write(
+        "stuck/tasks/t1.json",
+        r#"[{"id": "go", "type": "boom", "timeout_seconds": 100}]"#,
+    );
+    for n in 2..=6 {
+        s.write(
+            &format!("stuck/tasks/t{n}.json"),
+            r#"[{"id": "go", "type": "boom"}]"#,
+        );
+    }
+    let r = Ran::from(
+        s.command(&["run", "./stuck", "-q"])
+            .env("AGENT_ENV_PLUGIN_CALL_TIMEOUT", "2")
+            .output()
+            .unwrap(),
+    );
+    assert_eq!(r.code, 1, "{}", r.both());
+    let t1 = r
+        .stdout
+        .lines()
+        .find(|l| l.starts_with("  tasks/t1.json v1: failed"))
+        .unwrap_or_else(|| panic!("{}", r.both()));
+    assert!(
+        t1.contains(
+            "was stopped by agent-env while answering execute: 3 of its calls got no answer in time (the last: execute within 2 s), so agent-env took it as stuck and killed it, cutting this call short"
+        ),
+        "{t1}"
+    );
+    for blame in ["crashed", "bug in the plugin", "it was running steps of"] {
+        assert!(!r.both().contains(blame), "{}", r.both());
+    }
+    r.assert_stdout_has("did not answer execute within 2 s");
+}
+
+/// Every line a step's plugin wrote to stderr before it answered is in the run's log, before the
+/// line that says the run finished, even when the run ends right after the step.
+#[test]
+fn the_run_log_has_every_stderr_line_of_a_step_that_ended_the_run() {
+    let s = Sandboxed::new();
+    shell_plugin(
+        &s,
+        r#"seq -f 'stderr-line %.0f' 1 20000 >&2; printf '{"jsonrpc":"2.0","id":%s,"result":{"metadata":{}}}\n' "$id""#,
+    );
+    s.write("loud/tasks/t.json", r#"[{"id": "go", "type": "boom"}]"#);
+    for attempt in 1..=3 {
+        let r = s.run(&["run", "./loud", "-q"]);
+        assert_eq!(r.code, 0, "{}", r.both());
+        let log = newest_log(&s);
+        let text = std::fs::read_to_string(&log).unwrap();
+        let last = text
+            .find(" stderr: stderr-line 20000\n")
+            .unwrap_or_else(|| panic!("run {attempt}: the last line is missing from {log:?}"));
+        let finished = text
+            .find(" finished in ")
+            .unwrap_or_else(|| panic!("run {attempt}: no finishing line in {log:?}"));
+        assert!(
+            last < finished,
+            "run {attempt}: the last stderr line comes after the run's end in {log:?}"
+        );
+        let lines = text.matches(" stderr: stderr-line ").count();
+        assert_eq!(lines, 20_000, "run {attempt}: {log:?}");
+    }
+}
+
+/// The newest run log of the sandbox's state.
+fn newest_log(s: &Sandboxed) -> std::path::PathBuf {
+    std::fs::read_dir(s.state().join("logs"))
+        .unwrap()
+        .flatten()
+        .map(|e| e.path())
+        .max_by_key(|p| std::fs::metadata(p).and_then(|m| m.modified()).unwrap())
+        .unwrap()
+}
