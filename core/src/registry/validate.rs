@@ -38,13 +38,13 @@ pub fn find_contribution<'a>(
         .contributions
         .iter()
         .find(|c| c.group == group && c.name == name)
-        .ok_or_else(|| not_provided(group, name, class, answer))
+        .ok_or_else(|| not_provided(group, class, answer))
 }
 
-/// Why the manifest's `name = class` of `group` is not in the answer, with what the answer has
-/// instead: the class under another name (a manifest and a plugin that disagree), or the names the
-/// group does have.
-fn not_provided(group: &str, name: &str, class: &str, answer: &InitializeResult) -> String {
+/// Why the manifest's `class` of `group` is not in the answer under its name, with what the answer
+/// has instead: the class under another name (a manifest and a plugin that disagree), or the names
+/// the group does have.
+fn not_provided(group: &str, class: &str, answer: &InitializeResult) -> String {
     let in_group: Vec<&ContributionInfo> = answer
         .contributions
         .iter()

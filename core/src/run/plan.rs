@@ -480,9 +480,11 @@ fn retry_of(
         None => index,
         Some(t) => match ids.iter().position(|i| *i == t) {
             Some(p) if p == index || ancestors.contains(&p) => p,
-            _ => return Err(format!(
+            _ => {
+                return Err(format!(
                 "retry_config resumes from '{t}', which must be this step or a step it depends on"
-            )),
+            ))
+            }
         },
     };
     Ok(Retry { from, max_retries })
