@@ -228,6 +228,11 @@ impl Watch<'_> {
         observers.push(hold.clone());
         let result = go(view.as_ref(), Arc::new(Fanout(observers)));
         RUN_ENDED.store(true, Ordering::SeqCst);
+        // Written out now: what the plugins said as they stopped came after the run's last event,
+        // and the log is never dropped (a second signal's handler holds it).
+        if let Some(log) = &log {
+            log.flush();
+        }
         // The run's lines went through the view's writer: a stdout that failed there fails the command.
         term.absorb(view.terminal());
         drop(view);
@@ -245,6 +250,7 @@ impl Watch<'_> {
             Err(e) => {
                 if let Some(log) = log.as_ref().filter(|l| l.written()) {
                     log.write(&format!("Error: {e}"));
+                    log.flush();
                 }
                 if json {
                     let mut doc = collector.document();
