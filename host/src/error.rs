@@ -44,14 +44,14 @@ impl FailureContext {
 #[derive(Debug, Clone, PartialEq, thiserror::Error)]
 pub enum HostError {
     /// `not-found`: the executable does not exist.
-    #[error("plugin {} cannot start: its executable {} does not exist; fix 'exec' in {} or reinstall the plugin{}", .ctx.package, .ctx.executable, .ctx.manifest_path, suffix(.ctx))]
+    #[error("plugin {} cannot start: its executable {} does not exist; fix 'exec' in {} or reinstall the plugin", .ctx.package, .ctx.executable, .ctx.manifest_path)]
     NotFound {
         /// Who failed.
         ctx: Box<FailureContext>,
     },
 
     /// `not-executable`: the file exists but cannot be executed.
-    #[error("plugin {} cannot start: its executable {} is not executable ({reason}); run chmod +x on it or reinstall the plugin{}", .ctx.package, .ctx.executable, suffix(.ctx))]
+    #[error("plugin {} cannot start: its executable {} is not executable ({reason}); run chmod +x on it or reinstall the plugin", .ctx.package, .ctx.executable)]
     NotExecutable {
         /// Who failed.
         ctx: Box<FailureContext>,
@@ -334,6 +334,11 @@ fn suffix(ctx: &FailureContext) -> String {
     match ctx.stderr_tail.as_slice() {
         [] => out.push_str("; its stderr was empty"),
         [.., last] => {
+            // A Go panic's message comes before its goroutines' stacks, which end the stderr.
+            let go_panic = ctx
+                .stderr_tail
+                .iter()
+                .find(|l| l.starts_with("panic: ") || l.starts_with("fatal error: "));
             // Rust's panic ends with a hint about RUST_BACKTRACE: the panic's message is the line
             // before it.
             let last = ctx
@@ -342,7 +347,10 @@ fn suffix(ctx: &FailureContext) -> String {
                 .rev()
                 .find(|l| !l.starts_with("note: run with `RUST_BACKTRACE"))
                 .unwrap_or(last);
-            out.push_str(&format!("; its stderr's last line: '{last}'"));
+            match go_panic {
+                Some(panic) => out.push_str(&format!("; its stderr says: '{panic}'")),
+                None => out.push_str(&format!("; its stderr's last line: '{last}'")),
+            }
             if let (true, Some(block)) = (ctx.stderr_tail.len() > 1, ctx.stderr_block()) {
                 out.push('\n');
                 out.push_str(&block);
@@ -397,6 +405,32 @@ mod tests {
             stderr_tail: tail.iter().map(|s| s.to_string()).collect(),
             noise_sample: None,
         })
+    }
+
+    #[test]
+    fn a_go_panic_is_quoted_by_its_message_not_its_last_stack_frame() {
+        let e = HostError::Crashed {
+            ctx: ctx(&[
+                "panic: assignment to entry in nil map",
+                "",
+                "goroutine 1 [running]:",
+                "main.main()",
+                "\t/src/main.go:52 +0x37c",
+            ]),
+            ended: "exited with code 2".into(),
+            method: "execute".into(),
+        };
+        let text = e.to_string();
+        assert!(
+            text.contains("; its stderr says: 'panic: assignment to entry in nil map'"),
+            "{text}"
+        );
+    }
+
+    #[test]
+    fn a_plugin_that_never_ran_has_no_stderr_to_speak_of() {
+        let e = HostError::NotFound { ctx: ctx(&[]) };
+        assert!(!e.to_string().contains("stderr"), "{e}");
     }
 
     #[test]
