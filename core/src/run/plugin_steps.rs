@@ -16,7 +16,7 @@ use agent_env_protocol::codes::ErrorKind;
 use agent_env_protocol::manifest::Manifest;
 use agent_env_protocol::message::RpcError;
 use agent_env_protocol::methods::{
-    ExecuteParams, ExecuteResult, ProgressParams, ValidateParams, EXECUTE, TASK_STEP_VALIDATE,
+    ExecuteParams, ProgressParams, ValidateParams, EXECUTE, TASK_STEP_VALIDATE,
 };
 use agent_env_protocol::names::canonical_name;
 use serde_json::{Map, Value};
@@ -606,15 +606,14 @@ impl PluginSteps {
             answer => answer,
         };
         match answer {
-            Ok(answer) => {
-                let result: ExecuteResult = serde_json::from_value(answer).map_err(|e| {
-                    StepError::new(
-                        "PluginError",
-                        format!("plugin {package} answered execute with a result of the wrong shape: {e}"),
-                    )
-                })?;
-                Ok(result.metadata)
-            }
+            Ok(answer) => metadata_of(answer).map_err(|why| {
+                StepError::new(
+                    "PluginError",
+                    format!(
+                        "plugin {package} answered execute with a result of the wrong shape: {why}"
+                    ),
+                )
+            }),
             Err(_) if cancel.is_cancelled() => Err(StepError::cancelled()),
             Err(error) => {
                 self.host.note_failure(package, &error);
@@ -696,4 +695,31 @@ fn host_failure(error: &HostError) -> StepError {
         e.detail = Some(rest.to_string());
     }
     e
+}
+
+/// The `metadata` of an `execute` answer (an `ExecuteResult`): what is wrong with its shape, said by
+/// the field's name and what it holds, when it is not an object whose `metadata` is one.
+fn metadata_of(answer: Value) -> Result<Map<String, Value>, String> {
+    let kind = |v: &Value| match v {
+        Value::Null => "null",
+        Value::Bool(_) => "a boolean",
+        Value::Number(_) => "a number",
+        Value::String(_) => "a string",
+        Value::Array(_) => "a list",
+        Value::Object(_) => "an object",
+    };
+    let Value::Object(mut result) = answer else {
+        return Err(format!(
+            "the result must be an object such as {{\"metadata\": {{…}}}}, and it is {}",
+            kind(&answer)
+        ));
+    };
+    match result.remove("metadata") {
+        None | Some(Value::Null) => Ok(Map::new()),
+        Some(Value::Object(metadata)) => Ok(metadata),
+        Some(other) => Err(format!(
+            "its 'metadata' (merged into the task's context.metadata) must be an object, and it is {}",
+            kind(&other)
+        )),
+    }
 }

@@ -166,3 +166,20 @@ fn newest_log(s: &Sandboxed) -> std::path::PathBuf {
         .max_by_key(|p| std::fs::metadata(p).and_then(|m| m.modified()).unwrap())
         .unwrap()
 }
+
+/// An answer to `execute` of the wrong shape names the field and what it holds (serde's own words
+/// named neither).
+#[test]
+fn an_answer_of_the_wrong_shape_names_the_field() {
+    let s = Sandboxed::new();
+    shell_plugin(
+        &s,
+        r#"printf '{"jsonrpc":"2.0","id":%s,"result":{"metadata":"oops"}}\n' "$id""#,
+    );
+    s.write("shape/tasks/t.json", r#"[{"id": "go", "type": "boom"}]"#);
+    let r = s.run(&["run", "./shape", "-q"]);
+    assert_eq!(r.code, 1, "{}", r.both());
+    r.assert_stdout_has(
+        "answered execute with a result of the wrong shape: its 'metadata' (merged into the task's context.metadata) must be an object, and it is a string",
+    );
+}
