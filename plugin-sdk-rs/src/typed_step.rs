@@ -82,11 +82,17 @@ pub(crate) struct Typed<S>(pub(crate) S);
 
 impl<S: TypedStep> Typed<S> {
     fn input(&self, step: &Map<String, Value>) -> Result<S::Input, StepError> {
-        serde_json::from_value(Value::Object(step.clone())).map_err(|e| {
+        // Read with the path to what did not fit, so the message names the field.
+        serde_path_to_error::deserialize(Value::Object(step.clone())).map_err(|e| {
             let id = step.get("id").and_then(Value::as_str).unwrap_or("?");
+            let at = match e.path().to_string() {
+                path if path == "." => String::new(),
+                path => format!("{path}: "),
+            };
             StepError::value(format!(
-                "step '{id}' of type '{}' does not fit what the step takes: {e}",
-                self.0.type_name()
+                "step '{id}' of type '{}' does not fit what the step takes: {at}{}",
+                self.0.type_name(),
+                e.inner()
             ))
         })
     }

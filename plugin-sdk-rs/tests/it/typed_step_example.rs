@@ -65,7 +65,9 @@ fn a_typed_step_reads_its_document_scores_it_and_refuses_one_that_does_not_fit()
     assert_eq!(wrong["error"]["code"], -32020, "{wrong}");
     let message = wrong["error"]["data"]["message"].as_str().unwrap();
     assert!(
-        message.starts_with("step 'len' of type 'count_words' does not fit what the step takes"),
+        message.starts_with(
+            "step 'len' of type 'count_words' does not fit what the step takes: text: invalid type: sequence"
+        ),
         "{message}"
     );
     let planned = ask(
