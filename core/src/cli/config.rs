@@ -153,8 +153,10 @@ pub fn run(args: ConfigArgs, verbose: bool, session: &Session, term: &Terminal) 
             let builder = StoresBuilder::new(doc, factory.as_deref())
                 .with_manifests(&manifests)
                 .probing();
-            let outcome = check::check(doc, &builder);
+            let mut outcome = check::check(doc, &builder);
             if json {
+                // What a person reads on stderr, a script reads in the document.
+                outcome.warnings.extend(session.take_plugin_warnings());
                 term.line(&check::render_json(&outcome));
             } else {
                 term.print(&check::render_text(&outcome));

@@ -119,6 +119,31 @@ fn a_clean_config_is_ok() {
     assert!(out.contains("ok: "));
 }
 
+/// A plugins directory other users can write to is said in the document's warnings, not only on
+/// stderr where a script reading the JSON does not look.
+#[test]
+fn an_unsafe_plugins_directory_is_in_the_json_warnings() {
+    use std::os::unix::fs::PermissionsExt;
+    let p = Project::new("");
+    p.manifest("openciv3", OPENCIV3);
+    let plugins = p.home.join("plugins");
+    std::fs::set_permissions(&plugins, std::fs::Permissions::from_mode(0o777)).unwrap();
+    let (code, json, stderr) = p.run_stderr(&[], &["config", "check", "--json"]);
+    assert_eq!(code, 0, "{json}{stderr}");
+    let json: serde_json::Value = serde_json::from_str(&json).unwrap();
+    let warnings = warnings_of(&json);
+    assert!(
+        warnings
+            .iter()
+            .any(|w| w.contains(plugins.to_str().unwrap())),
+        "{json:#}"
+    );
+    assert!(
+        !stderr.contains(plugins.to_str().unwrap()),
+        "said twice: {stderr}"
+    );
+}
+
 #[test]
 fn an_empty_file_keeps_every_default_and_is_ok() {
     let p = Project::new("");
