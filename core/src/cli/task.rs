@@ -601,14 +601,15 @@ fn get(
     let doc = match candidates.as_slice() {
         [one] => one,
         [] => {
-            return Err(Failure::new(format!(
-                "no task instance '{wanted}' in the local or the configured document store{}; agent-env task list shows the recorded ones",
-                if sources.left_out().is_some() {
-                    " (which could not be read: see the warning above)"
-                } else {
-                    ""
-                }
-            )))
+            // Why the configured store was left out, said here too: a script reads only this.
+            return Err(Failure::new(match sources.left_out() {
+                Some(why) => format!(
+                    "no task instance '{wanted}' in the local document store, and {why}; agent-env config check says what is wrong with it"
+                ),
+                None => format!(
+                    "no task instance '{wanted}' in the local or the configured document store; agent-env task list shows the recorded ones"
+                ),
+            }));
         }
         many => {
             let ids: Vec<&str> = many.iter().map(|d| text(d, "instance_id")).collect();

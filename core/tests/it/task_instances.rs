@@ -473,7 +473,7 @@ fn a_shared_store_that_does_not_answer_leaves_this_machines_runs_readable() {
     assert_eq!(missing.code, 1, "{}", missing.both());
     assert!(
         missing.stderr.contains(
-            "in the local or the configured document store (which could not be read: see the warning above)"
+            "no task instance 'team-nope' in the local document store, and the configured document store can't be read, so stored tasks and their instances are left out: PostgresDocumentStore could not reach"
         ),
         "{}",
         missing.stderr
