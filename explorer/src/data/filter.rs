@@ -22,6 +22,15 @@ pub const OUTCOMES: [(&str, &[&str]); 4] = [
     ("interrupted", &["running", "queued"]),
 ];
 
+/// The API's word for an outcome `agent-env run --json` words otherwise (`scored_below_one`), so a
+/// script may use the CLI's words here too; any other word as it is.
+fn cli_outcome(word: &str) -> &str {
+    match word {
+        "scored_below_one" => "scored below 1",
+        other => other,
+    }
+}
+
 /// Which instances a list wants.
 #[derive(Debug, Clone, Default)]
 pub struct InstanceFilter {
@@ -40,7 +49,10 @@ impl InstanceFilter {
         for word in words.iter().map(|w| w.trim()).filter(|w| !w.is_empty()) {
             if let Some(status) = STATUSES.iter().find(|s| **s == word) {
                 self.status.push(status.to_string());
-            } else if let Some((outcome, _)) = OUTCOMES.iter().find(|(o, _)| *o == word) {
+            } else if let Some((outcome, _)) = OUTCOMES
+                .iter()
+                .find(|(o, _)| *o == word || *o == cli_outcome(word))
+            {
                 self.outcomes.push(outcome);
             } else {
                 return Err(unknown_status(word));
@@ -142,5 +154,10 @@ mod tests {
         let done: Document = serde_json::from_value(json!({"status": "completed"})).unwrap();
         assert!(f.keeps(&done, "passed"));
         assert!(!f.keeps(&done, "scored below 1"));
+        // The CLI's word for it is taken too.
+        let cli = InstanceFilter::default()
+            .with_status(&["scored_below_one".to_string()])
+            .unwrap();
+        assert_eq!(cli.outcomes, ["scored below 1"]);
     }
 }
