@@ -394,7 +394,7 @@ done
         doc["log"].as_str().map(Path::new),
         Some(the_log_path(&s).as_path())
     );
-    assert!(log.contains("step 2/2 d (deaf_step)"), "{log}");
+    assert!(log.contains("step 1/2 box done"), "{log}");
     assert!(log.contains(" SIGINT received: cancelling"), "{log}");
     assert!(
         log.contains(" SIGINT received again: stopped at once"),

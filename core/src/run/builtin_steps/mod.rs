@@ -190,8 +190,11 @@ pub fn str_field<'a>(step: &'a Map<String, Value>, key: &str) -> Option<&'a str>
 
 /// A problem unless `key` is a non-empty string.
 pub fn require_str(step: &Map<String, Value>, key: &str, problems: &mut Vec<String>) {
-    if !matches!(step.get(key), Some(Value::String(s)) if !s.is_empty()) {
-        problems.push(format!("needs '{key}' (a non-empty string)"));
+    match step.get(key) {
+        Some(Value::String(s)) if !s.is_empty() => {}
+        None | Some(Value::Null) => problems.push(format!("needs '{key}' (a non-empty string)")),
+        Some(Value::String(_)) => problems.push(format!("'{key}' is empty; give it a value")),
+        Some(other) => problems.push(format!("'{key}' must be a non-empty string, got {other}")),
     }
 }
 

@@ -152,9 +152,18 @@ impl BuiltinStep for VerifySandbox {
                 "base_dir must be a path in the sandbox (a string such as /app/repo), got {other}"
             )),
         }
-        let Some(criteria) = step.get("criteria").and_then(Value::as_array) else {
-            problems.push("needs 'criteria' (a list of criterion objects)".to_string());
-            return problems;
+        let criteria = match step.get("criteria") {
+            Some(Value::Array(criteria)) => criteria,
+            None | Some(Value::Null) => {
+                problems.push("needs 'criteria' (a list of criterion objects)".to_string());
+                return problems;
+            }
+            Some(other) => {
+                problems.push(format!(
+                    "'criteria' must be a list of criterion objects, got {other}"
+                ));
+                return problems;
+            }
         };
         for (index, c) in criteria.iter().enumerate() {
             // Counted from 1 in messages, as people count.
@@ -187,7 +196,7 @@ impl BuiltinStep for VerifySandbox {
             }
             match kind {
                 "probe_file_contains" => {
-                    if paths_of(c).is_empty() {
+                    if lacks_paths(c) {
                         problems.push(format!("criterion {i} ({kind}) needs 'paths'"));
                     }
                     match pattern_of(c) {
@@ -203,7 +212,7 @@ impl BuiltinStep for VerifySandbox {
                         )),
                     }
                 }
-                "probe_file_exists" | "probe_dir_exists" if paths_of(c).is_empty() => {
+                "probe_file_exists" | "probe_dir_exists" if lacks_paths(c) => {
                     problems.push(format!("criterion {i} ({kind}) needs 'paths'"));
                 }
                 "bash_cmd_succeeds"
@@ -433,6 +442,15 @@ fn aggregate(aggregator: &str, rows: &[(f64, f64)]) -> f64 {
 }
 
 /// `paths` (a list) or `path` (one).
+/// Whether a criterion names no path at all: neither `paths` nor `path` holds one. One of the wrong
+/// type is said as such, not as missing.
+fn lacks_paths(criterion: &Value) -> bool {
+    let given = |key: &str| !matches!(criterion.get(key), None | Some(Value::Null));
+    let wrong_type = (given("paths") && !criterion["paths"].is_array())
+        || (given("path") && !criterion["path"].is_string());
+    paths_of(criterion).is_empty() && !wrong_type
+}
+
 fn paths_of(criterion: &Value) -> Vec<String> {
     if let Some(list) = criterion.get("paths").and_then(Value::as_array) {
         return list
@@ -666,6 +684,35 @@ fn truncate(text: &str, max: usize) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_value_of_the_wrong_type_is_said_as_such_not_as_missing() {
+        let check = |step: serde_json::Value| {
+            let serde_json::Value::Object(step) = step else {
+                unreachable!()
+            };
+            VerifySandbox.check(&step)
+        };
+        let problems = check(serde_json::json!({
+            "sandbox_name": 3, "verifier_id": "", "criteria": "x"
+        }));
+        assert_eq!(
+            problems,
+            [
+                "'sandbox_name' must be a non-empty string, got 3",
+                "'verifier_id' is empty; give it a value",
+                "'criteria' must be a list of criterion objects, got \"x\""
+            ]
+        );
+        let problems = check(serde_json::json!({
+            "sandbox_name": "b", "verifier_id": "v",
+            "criteria": [{"type": "probe_file_exists", "paths": "notalist"}]
+        }));
+        assert_eq!(
+            problems,
+            ["criterion 1 (probe_file_exists): 'paths' must be a list of paths (strings), got \"notalist\""]
+        );
+    }
 
     #[test]
     fn a_long_stderr_keeps_its_end_in_whole_lines() {
