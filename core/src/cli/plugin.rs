@@ -133,6 +133,14 @@ pub fn run(args: PluginArgs, verbose: bool, session: &Session, term: &Terminal) 
         PluginCommand::Check(a) => check(&a, verbose, session, term),
         PluginCommand::Add(a) => {
             let (json, dry_run, yes) = (a.json, a.dry_run, a.yes);
+            let indexes = a.index_url.iter().map(|u| ("--index-url", u));
+            for (flag, url) in
+                indexes.chain(a.extra_index_url.iter().map(|u| ("--extra-index-url", u)))
+            {
+                // A password in the URL (a private index's token) is masked wherever it is shown.
+                crate::redaction::remember_setting(url, false, false);
+                check_index_url(flag, url)?;
+            }
             let options = crate::install::add::AddOptions {
                 specs: a.specs.clone(),
                 installer: a.installer,
@@ -269,6 +277,19 @@ fn changing(
         term.eprintln(&format!("Error: {error}"));
     }
     Ok(code)
+}
+
+/// An index URL pip can read (`http://`, `https://` or `file://`): anything else is refused before
+/// anything changes (pip only warns, then fails on what it could not find).
+fn check_index_url(flag: &str, url: &str) -> Result<(), Failure> {
+    let scheme = url.split_once("://").map(|(s, _)| s.to_ascii_lowercase());
+    match scheme.as_deref() {
+        Some("http" | "https" | "file") => Ok(()),
+        _ => Err(Failure::new(format!(
+            "{flag} '{url}' is not an index pip can read: give its whole URL, starting with https://, http:// or file:// (such as https://pypi.example.internal/simple)"
+        ))
+        .with_code(2)),
+    }
 }
 
 /// What `plugin add` and `plugin remove` take from the session.

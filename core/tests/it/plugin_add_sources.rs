@@ -338,6 +338,43 @@ fn pip_options_reach_the_pip_command() {
         "{stderr}"
     );
     assert_eq!(out.status.code(), Some(1));
+
+    // A private index's password is masked where the plan is shown, in words and in JSON.
+    let shown = sb.run(&[
+        "plugin",
+        "add",
+        "agentenv-somewhere",
+        "--index-url",
+        "http://alice:s3cr3tTOKEN@127.0.0.1:9/simple",
+        "--dry-run",
+        "--json",
+    ]);
+    let both = format!(
+        "{}{}",
+        String::from_utf8_lossy(&shown.stdout),
+        String::from_utf8_lossy(&shown.stderr)
+    );
+    assert!(
+        both.contains("http://alice:***@127.0.0.1:9/simple"),
+        "{both}"
+    );
+    assert!(!both.contains("s3cr3tTOKEN"), "{both}");
+
+    // A URL pip could not read is refused before anything runs.
+    let refused = sb.run(&[
+        "plugin",
+        "add",
+        "agentenv-somewhere",
+        "--index-url",
+        "127.0.0.1:9/simple",
+        "--dry-run",
+    ]);
+    assert_eq!(refused.status.code(), Some(2));
+    let stderr = String::from_utf8_lossy(&refused.stderr);
+    assert!(
+        stderr.contains("--index-url '127.0.0.1:9/simple' is not an index pip can read"),
+        "{stderr}"
+    );
 }
 
 #[test]
