@@ -100,9 +100,11 @@ pub fn add(opts: &AddOptions, ctx: &Context<'_>) -> Result<i32, InstallError> {
             Ok(StepOutcome::Done) => {}
             Ok(StepOutcome::Failed(p)) => {
                 problems.push(p);
-                if matches!(step, Step::Run { .. } | Step::RunUnless { .. }) {
-                    hints = super::sdk_advice::after_failed_install(&specs);
-                }
+                break;
+            }
+            Ok(StepOutcome::InstallerFailed { problem, said }) => {
+                problems.push(problem);
+                hints = super::sdk_advice::after_failed_install(&specs, &said);
                 break;
             }
             Err(e) => {

@@ -49,21 +49,34 @@ impl Interrupts {
     }
 }
 
+/// How an installer ended, and the end of what it wrote (for advice that depends on why it failed).
+pub struct Finished {
+    pub status: ExitStatus,
+    /// The last [`SAID_KEPT`] bytes it wrote to stdout and stderr, as text.
+    pub said: String,
+}
+
+/// How much of an installer's output [`run_to_end`] keeps for advice.
+const SAID_KEPT: usize = 16 * 1024;
+
 /// Runs `cmd` to the end with SIGINT ignored in the child (so a Ctrl-C at the terminal lets it finish);
-/// a second interrupt kills it. The child keeps the terminal, so its own prompts work; what it writes
-/// to stdout goes to agent-env's stderr, since stdout is the command's own (one document under
-/// `--json`, which pip's progress lines would break).
+/// a second interrupt kills it. The child keeps the terminal's stdin, so its own prompts work; what it
+/// writes to stdout and stderr goes on to agent-env's stderr as it comes (stdout is the command's own:
+/// one document under `--json`, which pip's progress lines would break), and its end is kept.
 pub fn run_to_end(
     mut cmd: Command,
     interrupts: &Interrupts,
     out: &dyn Output,
-) -> Result<ExitStatus, InstallError> {
-    use std::os::fd::AsFd;
+) -> Result<Finished, InstallError> {
     use std::os::unix::process::CommandExt;
     let program = cmd.get_program().to_string_lossy().into_owned();
-    if let Ok(stderr) = std::io::stderr().as_fd().try_clone_to_owned() {
-        cmd.stdout(std::process::Stdio::from(stderr));
-    }
+    let spawn_error = |source| InstallError::Spawn {
+        program: program.clone(),
+        source,
+    };
+    let (reader, writer) = std::io::pipe().map_err(spawn_error)?;
+    cmd.stdout(writer.try_clone().map_err(spawn_error)?);
+    cmd.stderr(writer);
     // SAFETY: only async-signal-safe calls between fork and exec.
     unsafe {
         cmd.pre_exec(|| {
@@ -71,13 +84,15 @@ pub fn run_to_end(
             Ok(())
         });
     }
-    let mut child: Child = cmd
-        .spawn()
-        .map_err(|source| InstallError::Spawn { program, source })?;
+    let spawned = cmd.spawn();
+    // The command holds the pipe's write ends: dropped, the pipe ends when the installer does.
+    drop(cmd);
+    let mut child: Child = spawned.map_err(spawn_error)?;
+    let said = tee_to_stderr(reader);
     let mut told = false;
-    loop {
+    let status = loop {
         if let Ok(Some(status)) = child.try_wait() {
-            return Ok(status);
+            break status;
         }
         let n = interrupts.count();
         if n == 1 && !told {
@@ -86,11 +101,50 @@ pub fn run_to_end(
         }
         if n >= 2 {
             let _ = child.kill();
-            return child.wait().map_err(|source| InstallError::Spawn {
-                program: cmd.get_program().to_string_lossy().into_owned(),
-                source,
-            });
+            break child.wait().map_err(spawn_error)?;
         }
         std::thread::sleep(Duration::from_millis(25));
+    };
+    // What it wrote last, once the pipe ends (a process it left running may hold the pipe: then
+    // what was read so far).
+    let said = said
+        .recv_timeout(Duration::from_secs(2))
+        .unwrap_or_default();
+    Ok(Finished { status, said })
+}
+
+/// Copies what `reader` gives to agent-env's stderr as it comes, on a thread; the channel gets the
+/// end of it once the pipe ends.
+fn tee_to_stderr(mut reader: std::io::PipeReader) -> std::sync::mpsc::Receiver<String> {
+    use std::io::{Read, Write};
+    let (send, receive) = std::sync::mpsc::channel();
+    let copied = std::thread::Builder::new()
+        .name("installer-output".into())
+        .spawn(move || {
+            let mut kept: Vec<u8> = Vec::new();
+            let mut buffer = [0u8; 8192];
+            let mut stderr = std::io::stderr();
+            loop {
+                match reader.read(&mut buffer) {
+                    Ok(0) => break,
+                    Ok(n) => {
+                        let _ = stderr.write_all(&buffer[..n]);
+                        kept.extend_from_slice(&buffer[..n]);
+                        if kept.len() > 2 * SAID_KEPT {
+                            kept.drain(..kept.len() - SAID_KEPT);
+                        }
+                    }
+                    Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
+                    Err(_) => break,
+                }
+            }
+            let start = kept.len().saturating_sub(SAID_KEPT);
+            let _ = send.send(String::from_utf8_lossy(&kept[start..]).into_owned());
+        });
+    // Without the thread, nothing is shown; the installer's end status still counts.
+    if copied.is_err() {
+        let (_, empty) = std::sync::mpsc::channel();
+        return empty;
     }
+    receive
 }

@@ -318,6 +318,12 @@ pub enum StepOutcome {
     Done,
     /// A problem to report (then roll back).
     Failed(String),
+    /// The installer ended with an error: the problem, and the end of what it wrote (which says
+    /// why, for advice).
+    InstallerFailed {
+        problem: String,
+        said: String,
+    },
 }
 
 /// Runs one step. Installer output goes straight to the terminal.
@@ -346,14 +352,17 @@ pub fn run(
             if let Some(path) = first_on_path.as_deref().and_then(path_with_first) {
                 cmd.env("PATH", path);
             }
-            let status = run_to_end(cmd, interrupts, out)?;
-            if status.success() {
+            let finished = run_to_end(cmd, interrupts, out)?;
+            if finished.status.success() {
                 Ok(StepOutcome::Done)
             } else {
-                Ok(StepOutcome::Failed(format!(
-                    "the installer failed ({} ended with {status})",
-                    argv[0]
-                )))
+                Ok(StepOutcome::InstallerFailed {
+                    problem: format!(
+                        "the installer failed ({} ended with {})",
+                        argv[0], finished.status
+                    ),
+                    said: finished.said,
+                })
             }
         }
         Step::RunUnless { check, argv } => {

@@ -177,8 +177,11 @@ pub fn remove(opts: &RemoveOptions, ctx: &Context<'_>) -> Result<i32, InstallErr
                 let mut cmd = Command::new(python);
                 cmd.args(["-m", "pip", "uninstall", "-y", name]);
                 match run_to_end(cmd, &interrupts, out) {
-                    Ok(s) if s.success() => Ok(()),
-                    Ok(s) => Err(format!("the installer failed (pip ended with {s})")),
+                    Ok(f) if f.status.success() => Ok(()),
+                    Ok(f) => Err(format!(
+                        "the installer failed (pip ended with {})",
+                        f.status
+                    )),
                     Err(e) => Err(e.to_string()),
                 }
             }
