@@ -39,9 +39,12 @@ impl Language {
     /// The registry a project depends on its SDK from, when it is not made with `--sdk`.
     pub fn sdk_registry(self) -> &'static str {
         match self {
-            Language::Rust => "crates.io",
-            Language::Python => "PyPI or your own index (`pip install --index-url URL`)",
-            Language::Go => "the Go module proxy",
+            Language::Rust => "crates.io, or the registry your Cargo configuration puts in its place",
+            Language::Python => {
+                "your package index (`agent-env plugin add . --index-url URL`, or `PIP_INDEX_URL` set \
+                 once; the index must serve setuptools too)"
+            }
+            Language::Go => "the Go module proxy (`GOPROXY`; with a proxy of your own, set `GONOSUMDB=github.com/agent-env/*` too)",
         }
     }
 
