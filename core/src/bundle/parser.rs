@@ -71,6 +71,17 @@ struct Parser<'a> {
 }
 
 /// The key two names collide under: case-folded, compatibility-normalized.
+/// `text` cut to its first 60 characters, marked as cut.
+fn shortened(text: &str) -> String {
+    match text.char_indices().nth(60) {
+        Some((at, _)) => format!("{}…", &text[..at]),
+        None => text.to_string(),
+    }
+}
+
+/// What some editors write at the start of a UTF-8 file.
+const UTF8_BOM: &[u8] = b"\xEF\xBB\xBF";
+
 fn collision_key(name: &str) -> String {
     name.nfkc().flat_map(char::to_lowercase).collect()
 }
@@ -430,7 +441,9 @@ impl Parser<'_> {
                 }
             };
             // An array of steps, or an object with a `steps` array (the form `task put` also takes).
-            let steps = match serde_json::from_slice::<Value>(&text) {
+            // A byte order mark (some editors write one) is not part of the JSON.
+            let json = text.strip_prefix(UTF8_BOM).unwrap_or(&text);
+            let steps = match serde_json::from_slice::<Value>(json) {
                 Ok(Value::Array(items)) => self.read_steps(&rel, items),
                 Ok(Value::Object(mut doc)) if doc.get("steps").is_some_and(Value::is_array) => {
                     let items = match doc.remove("steps") {
@@ -440,7 +453,10 @@ impl Parser<'_> {
                     self.read_steps(&rel, items)
                 }
                 Ok(_) => {
-                    self.problem(&rel, "a task file must be a JSON array of step objects");
+                    self.problem(
+                        &rel,
+                        "a task file must be a JSON array of step objects, or an object with a \"steps\" array",
+                    );
                     continue;
                 }
                 Err(e) => {
@@ -470,7 +486,13 @@ impl Parser<'_> {
         for (index, item) in items.into_iter().enumerate() {
             let n = index + 1;
             let Value::Object(step) = item else {
-                self.problem(rel, "a task file must be a JSON array of step objects");
+                self.problem(
+                    rel,
+                    format!(
+                        "step {n} is {}, not a step object ({{\"id\": …, \"type\": …}})",
+                        shortened(&item.to_string())
+                    ),
+                );
                 continue;
             };
             let id = match step.get("id") {
@@ -979,6 +1001,34 @@ mod tests {
         ] {
             assert!(err.contains(said), "{said}\n{err}");
         }
+    }
+
+    #[test]
+    fn a_task_file_with_a_byte_order_mark_reads_and_a_bad_one_says_its_forms() {
+        let tmp = tempfile::tempdir().unwrap();
+        let root = tmp.path();
+        std::fs::create_dir_all(root.join("tasks")).unwrap();
+        std::fs::create_dir_all(root.join("evals")).unwrap();
+        std::fs::write(
+            root.join("tasks/bom.json"),
+            "\u{feff}[{\"id\": \"b\", \"type\": \"deploy_sandbox\", \"sandbox_name\": \"b\"}]",
+        )
+        .unwrap();
+        std::fs::write(root.join("evals/e.toml"), "\u{feff}tasks = [\"bom\"]\n").unwrap();
+        assert!(parse_tree(Tree::Disk(root), "b", "@local/~/b").is_ok());
+        std::fs::write(root.join("tasks/obj.json"), "{}").unwrap();
+        std::fs::write(root.join("tasks/odd.json"), r#"["string step"]"#).unwrap();
+        let err = parse_tree(Tree::Disk(root), "b", "@local/~/b")
+            .unwrap_err()
+            .to_string();
+        assert!(
+            err.contains("b/tasks/obj.json: a task file must be a JSON array of step objects, or an object with a \"steps\" array"),
+            "{err}"
+        );
+        assert!(
+            err.contains("b/tasks/odd.json: step 1 is \"string step\", not a step object"),
+            "{err}"
+        );
     }
 
     #[test]
