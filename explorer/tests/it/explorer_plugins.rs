@@ -336,7 +336,8 @@ fn a_listed_class_the_process_does_not_provide_fails_to_load() {
         .find(|p| p["name"] == "ghost")
         .unwrap_or_else(|| panic!("{plugins:?}"));
     assert_eq!(
-        ghost["error"], "failed to load: Ghost is not provided by the plugin (its explorer_plugins are fx)",
+        ghost["error"],
+        "failed to load: Ghost is not provided by the plugin (its explorer_plugins are fx)",
         "{plugins:?}"
     );
     server.stop();
