@@ -388,20 +388,29 @@ fn plan_task<'b>(
                 ));
             }
             for field in b.artifact_fields() {
-                if let Some(name) = raw.get(*field).and_then(Value::as_str) {
-                    match bundle.artifact(name) {
-                        Some(a) => {
-                            spec.insert(field.to_string(), Value::String(a.id.clone()));
-                        }
-                        None => match ctx.store_artifact_exists(name) {
-                            Ok(true) => {}
-                            Ok(false) => problems.push(format!(
-                                "{where_}: step '{id}': {field}: there is no artifact '{name}' {}",
-                                ctx.artifacts_looked_in(name)
-                            )),
-                            Err(why) => problems.push(format!("{where_}: step '{id}': {why}")),
-                        },
+                // An empty one is said by the step's own check ("needs …").
+                let Some(name) = raw
+                    .get(*field)
+                    .and_then(Value::as_str)
+                    .filter(|n| !n.is_empty())
+                else {
+                    continue;
+                };
+                match bundle.artifact(name) {
+                    Some(a) => {
+                        spec.insert(field.to_string(), Value::String(a.id.clone()));
                     }
+                    None => match ctx.store_artifact_exists(name) {
+                        Ok(true) => {}
+                        Ok(false) => problems.push(format!(
+                            "{where_}: step '{id}': {field}: there is no artifact '{name}' {}",
+                            ctx.artifacts_looked_in(name)
+                        )),
+                        Err(why) => problems.push(format!(
+                            "{where_}: step '{id}': {why}{}",
+                            near_artifact(bundle, name)
+                        )),
+                    },
                 }
             }
         }
@@ -464,6 +473,17 @@ fn plan_task<'b>(
         }
     }
     PlannedTask { task, steps }
+}
+
+/// `; did you mean 'x'?` for a name close to one of the bundle's artifacts, else `; its artifacts
+/// are …` (or nothing when it has none).
+fn near_artifact(bundle: &Bundle, name: &str) -> String {
+    let names: Vec<&str> = bundle.artifacts.iter().map(|a| a.name.as_str()).collect();
+    match crate::similar::best_match(name, names.iter().copied(), 0.75) {
+        Some(near) => format!("; did you mean '{near}'?"),
+        None if names.is_empty() => String::new(),
+        None => format!("; its artifacts are {}", names.join(", ")),
+    }
 }
 
 /// Reads a `retry_config`: `{retry_from_step_id | go_to_step_id, max_retries = 1}`; the resume point

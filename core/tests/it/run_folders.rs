@@ -127,7 +127,7 @@ fn every_problem_of_a_bundle_is_reported_together_sorted() {
             "~/bad/artifacts/skilly: this looks like a skill: skills live in skills/<name>/, not artifacts/",
             "~/bad/bundle.toml: reserved: a bundle takes its name from the folder and its description from README.md",
             "~/bad/tasks/folder: task folders are not supported yet; write tasks/folder.json",
-            "~/bad/tasks/x.json: a task file must be a JSON array of step objects",
+            "~/bad/tasks/x.json: a task file must be a JSON array of step objects, or an object with a \"steps\" array",
         ]
     );
     assert!(!s.state().exists());
@@ -175,12 +175,19 @@ fn unknown_step_types_and_bad_fields_are_reported_before_any_step_runs() {
     // A near miss of a step type that runs here is named.
     s.write(
         "typo2/tasks/t.json",
-        r#"[{"id": "box", "type": "deploy_sandbx", "sandbox_name": "box"}]"#,
+        r#"[{"id": "box", "type": "deploy_sandbx", "sandbox_name": "box"},
+            {"id": "l", "type": "load_artifact", "sandbox_name": "box", "artifact_id": "greting", "destination_path": "/app/g"}]"#,
     );
+    s.write("typo2/artifacts/greeting/hello.txt", "hello\n");
     let r = s.run(&["run", "./typo2"]);
     assert_eq!(r.code, 1);
     assert!(
         r.stderr.contains("'deploy_sandbx' is not a known step type; no built-in step or installed plugin provides it; did you mean 'deploy_sandbox'?"),
+        "{}",
+        r.stderr
+    );
+    assert!(
+        r.stderr.contains("'greting' is not an artifact of this bundle, and a bundle run reads only @local ids from the store; did you mean 'greeting'?"),
         "{}",
         r.stderr
     );
