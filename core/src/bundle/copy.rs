@@ -18,6 +18,10 @@ pub fn ensure_empty(folder: &Path) -> Result<(), BundleError> {
         ))),
         Ok(false) => Ok(()),
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(()),
+        Err(_) if folder.exists() && !folder.is_dir() => Err(BundleError::one(format!(
+            "{} is a file, not a folder; give the folder to write the bundle into (a new one, or an empty one)",
+            folder.display()
+        ))),
         Err(e) => Err(BundleError::one(format!(
             "cannot read {}: {e}",
             folder.display()

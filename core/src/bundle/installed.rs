@@ -244,6 +244,24 @@ pub fn resolve_installed<'a>(
     text: &str,
     installed: &'a [InstalledBundle],
 ) -> Result<Target<'a>, BundleError> {
+    resolve_named(text, installed, "neither a folder nor an installed bundle")
+}
+
+/// [`resolve_installed`] where only an installed bundle's name is taken (`bundle init
+/// --from-bundle`): one that names none is "not an installed bundle".
+pub fn resolve_installed_only<'a>(
+    text: &str,
+    installed: &'a [InstalledBundle],
+) -> Result<Target<'a>, BundleError> {
+    resolve_named(text, installed, "not an installed bundle")
+}
+
+/// The installed bundle `text` names; `unknown` says what one that names none is.
+fn resolve_named<'a>(
+    text: &str,
+    installed: &'a [InstalledBundle],
+    unknown: &str,
+) -> Result<Target<'a>, BundleError> {
     if let Some((package, name)) = text.split_once('/') {
         let package = canonical_name(package);
         if let Some(b) = installed
@@ -278,7 +296,7 @@ pub fn resolve_installed<'a>(
         None => String::new(),
     };
     Err(BundleError::one(format!(
-        "'{text}' is neither a folder nor an installed bundle{hint} (agent-env run lists the installed bundles)"
+        "'{text}' is {unknown}{hint} (agent-env run lists the installed bundles)"
     )))
 }
 

@@ -218,7 +218,7 @@ fn copy_installed(
     let installed = crate::bundle::installed(&session.manifests());
     let failure = |e: crate::bundle::BundleError| Failure::new(e.to_string());
     let crate::bundle::Target::Installed(bundle) =
-        crate::bundle::resolve_installed(name, &installed).map_err(failure)?
+        crate::bundle::installed::resolve_installed_only(name, &installed).map_err(failure)?
     else {
         return Err(Failure::new(format!("'{name}' is not an installed bundle")));
     };

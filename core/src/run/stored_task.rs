@@ -239,9 +239,10 @@ fn entity(
         let hint = match (newest, collection) {
             (Some(newest), _) => format!("; its newest version is v{newest}"),
             (None, _) if id.starts_with(LOCAL_PREFIX) => format!(
-                "; an @local id names what a bundle run recorded, which the configured store does not hold: put {} there under a bare id (such as team/{}), or copy the bundle it came from with agent-env bundle init FOLDER --from-bundle NAME",
+                "; an @local id names what a bundle run recorded, which the configured store does not hold: put {} there under a bare id (such as team/{}), or {}",
                 crate::words::with_article(what),
-                id.rsplit('/').next().unwrap_or(id)
+                id.rsplit('/').next().unwrap_or(id),
+                bundle_of_local_id(id)
             ),
             (None, TASKS) => format!("; put one with agent-env task put FILE --id {id}"),
             (None, ARTIFACTS) => format!("; put one with agent-env artifact put FOLDER --id {id}"),
@@ -396,9 +397,51 @@ pub fn run_stored_task(
     status
 }
 
+/// How to get at the bundle an @local id came from: run its folder (`@local/~/…` under the home
+/// folder, `@local/<absolute parts>`, when that folder is here), else copy the installed bundle
+/// (`@local/<package>/<bundle>`).
+fn bundle_of_local_id(id: &str) -> String {
+    let root = id
+        .strip_prefix(LOCAL_PREFIX)
+        .and_then(|rest| rest.rsplit_once('/'))
+        .map_or("", |(root, _)| root);
+    if root.starts_with("~/") {
+        return format!("run the bundle it came from with agent-env run {root}");
+    }
+    let folder = std::path::Path::new("/").join(root);
+    if !root.is_empty() && folder.is_dir() {
+        return format!(
+            "run the bundle it came from with agent-env run {}",
+            folder.display()
+        );
+    }
+    match root.split_once('/') {
+        Some((package, name)) if !name.contains('/') => format!(
+            "copy the bundle it came from with agent-env bundle init FOLDER --from-bundle {package}/{name}"
+        ),
+        _ => "run the bundle it came from with agent-env run FOLDER".to_string(),
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn an_at_local_id_leads_to_its_bundle() {
+        assert_eq!(
+            bundle_of_local_id("@local/agentenv-framework/hello/hello"),
+            "copy the bundle it came from with agent-env bundle init FOLDER --from-bundle agentenv-framework/hello"
+        );
+        assert_eq!(
+            bundle_of_local_id("@local/~/work/mine/t"),
+            "run the bundle it came from with agent-env run ~/work/mine"
+        );
+        assert_eq!(
+            bundle_of_local_id("@local/tmp/t"),
+            "run the bundle it came from with agent-env run /tmp"
+        );
+    }
 
     #[test]
     fn local_references_are_found_with_their_path() {
