@@ -430,9 +430,9 @@ fn names_task(asked: &str, task_id: &str, name: &str) -> bool {
         || task_id.ends_with(&format!("/{asked}"))
 }
 
-/// Whether any stored task (of any version) is one `asked` names: a typo is told apart from a task
-/// that has not run yet.
-fn some_task_named(sources: &Recorded, asked: &str) -> Result<bool, Failure> {
+/// The ids of the stored tasks (of any version) `asked` names, sorted: a typo (none) is told apart
+/// from a task that has not run yet, and a name several tasks share is counted whole.
+fn tasks_named(sources: &Recorded, asked: &str) -> Result<Vec<String>, Failure> {
     let tasks = sources
         .query(
             crate::run::stored_task::TASKS,
@@ -442,10 +442,15 @@ fn some_task_named(sources: &Recorded, asked: &str) -> Result<bool, Failure> {
             0,
         )
         .map_err(|e| Failure::new(format!("cannot read the stored tasks: {e}")))?;
-    Ok(tasks.iter().any(|t| {
-        let id = text(t, "id");
-        names_task(asked, id, split_task_id(id).1)
-    }))
+    let mut ids: Vec<String> = tasks
+        .iter()
+        .map(|t| text(t, "id"))
+        .filter(|id| names_task(asked, id, split_task_id(id).1))
+        .map(str::to_string)
+        .collect();
+    ids.sort();
+    ids.dedup();
+    Ok(ids)
 }
 
 fn scores_text(scores: &Map<String, Value>) -> String {
@@ -498,9 +503,16 @@ fn list(
         |d| matches(d, &args, bundle_filter.as_ref()),
         (args.limit > 0).then_some(args.limit),
     )?;
-    // A name several bundles' tasks share lists them all: said, with how to name one alone.
+    // A name several bundles' tasks share lists them all: said, with how to name one alone (all of
+    // them, when `--limit` may have cut some off).
     if let Some(asked) = &args.task {
-        let mut tasks: Vec<&str> = found.iter().map(|d| text(d, "task_id")).collect();
+        let mut tasks: Vec<String> = found
+            .iter()
+            .map(|d| text(d, "task_id").to_string())
+            .collect();
+        if args.limit > 0 && found.len() >= args.limit {
+            tasks.extend(tasks_named(sources, asked)?);
+        }
         tasks.sort();
         tasks.dedup();
         if tasks.len() > 1 {
@@ -508,13 +520,16 @@ fn list(
                 "'{asked}' names {} tasks ({}); give more of an id, such as {}, to list one alone",
                 tasks.len(),
                 tasks.join(", "),
-                tasks[0].strip_prefix("@local/").unwrap_or(tasks[0])
+                tasks[0].strip_prefix("@local/").unwrap_or(&tasks[0])
             ));
         }
     }
     // A task name that names no task at all (a typo) is an error, not an empty list.
     if let Some(asked) = args.task.as_deref() {
-        if found.is_empty() && sources.left_out().is_none() && !some_task_named(sources, asked)? {
+        if found.is_empty()
+            && sources.left_out().is_none()
+            && tasks_named(sources, asked)?.is_empty()
+        {
             return Err(Failure::new(format!(
                 "no task '{asked}' is recorded in the local or the configured document store; agent-env task list shows the tasks that ran"
             )));

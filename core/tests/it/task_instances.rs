@@ -506,6 +506,13 @@ fn a_name_two_bundles_share_is_said_and_the_end_of_an_id_picks_one() {
         "{}",
         both.both()
     );
+    // Counted whole, though --limit shows only the newest instance.
+    let limited = s.run(&["task", "instances", "hello", "--limit", "1"]);
+    assert!(
+        limited.stderr.contains("'hello' names 2 tasks ("),
+        "{}",
+        limited.both()
+    );
     let one = s.run(&["task", "instances", "hello1/hello", "--json"]);
     assert_eq!(one.code, 0, "{}", one.both());
     let doc: serde_json::Value = serde_json::from_str(&one.stdout).unwrap();
