@@ -187,13 +187,36 @@ pub fn list(report: &Report, stores: &[BTreeMap<String, String>]) -> String {
     out
 }
 
-/// `<status>: <reason> [<code>]`, or just the status.
+/// `<status>: <reason> [<code>]`, or just the status. A reason of several lines (a failed start's
+/// stderr follows its first) keeps its code on the first; the rest follows on the lines after it.
 pub fn outcome(c: &Contribution) -> String {
-    match (&c.reason, &c.code) {
-        (Some(reason), Some(code)) => format!("{}: {reason} [{code}]", c.status.as_str()),
-        (Some(reason), None) => format!("{}: {reason}", c.status.as_str()),
-        _ => c.status.as_str().to_string(),
+    let (line, rest) = reason_lines(c);
+    match rest {
+        Some(rest) => format!("{line}\n{rest}"),
+        None => line,
     }
+}
+
+/// [`outcome`]'s first line alone, for a row whose details are shown elsewhere (`plugin show`
+/// prints the process's stderr above its rows).
+pub fn outcome_line(c: &Contribution) -> String {
+    reason_lines(c).0
+}
+
+fn reason_lines(c: &Contribution) -> (String, Option<&str>) {
+    let status = c.status.as_str();
+    let Some(reason) = &c.reason else {
+        return (status.to_string(), None);
+    };
+    let (first, rest) = match reason.split_once('\n') {
+        Some((first, rest)) => (first, Some(rest)),
+        None => (reason.as_str(), None),
+    };
+    let line = match &c.code {
+        Some(code) => format!("{status}: {first} [{code}]"),
+        None => format!("{status}: {first}"),
+    };
+    (line, rest)
 }
 
 /// What `plugin show` prints about one package beyond its rows.
@@ -253,7 +276,7 @@ pub fn show(report: &Report, dist: &Distribution, details: &ShowDetails<'_>) -> 
                 kind_words(&c.group).0.to_string(),
                 c.name.clone(),
                 c.value.clone(),
-                outcome(c),
+                outcome_line(c),
             ]
         })
         .collect();
@@ -382,4 +405,31 @@ pub fn check(report: &Report, result: &CheckResult) -> String {
         out.push('\n');
     }
     out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_reason_of_several_lines_keeps_its_code_on_the_first() {
+        let c = Contribution {
+            group: "agent_env.task_steps".into(),
+            name: "bad".into(),
+            value: "Bad".into(),
+            status: Status::Failed,
+            code: Some("exited-at-start".into()),
+            reason: Some("failed to load: it exited\nits stderr ends with:\n    boom".into()),
+            replaced_by: None,
+            conflicts_with: Vec::new(),
+        };
+        assert_eq!(
+            outcome(&c),
+            "failed: failed to load: it exited [exited-at-start]\nits stderr ends with:\n    boom"
+        );
+        assert_eq!(
+            outcome_line(&c),
+            "failed: failed to load: it exited [exited-at-start]"
+        );
+    }
 }
