@@ -638,23 +638,24 @@ pub(crate) fn on_signal(signalled: Signalled) {
             if PRINTS_JSON.load(Ordering::SeqCst) && !HOLDING.load(Ordering::SeqCst) {
                 let error = "stopped at once by a second signal, before the run's teardown ended; the next agent-env run marks its instances failed and removes its sandboxes";
                 let doc = match COLLECTED.get() {
-                    // What the run got to: its entities and tasks, each as far as it came.
+                    // What the run got to: its entities and tasks, each as far as it came, its
+                    // keys in the order every run document has them.
                     Some(collector) => {
                         let mut doc = collector.document();
                         doc.status = "cancelled".into();
                         doc.exit_code = code;
                         doc.error = Some(error.into());
                         doc.log = log;
-                        serde_json::to_value(&doc).unwrap_or_default()
+                        pretty(&doc)
                     }
-                    None => serde_json::json!({
+                    None => pretty(&serde_json::json!({
                         "format_version": 1,
                         "status": "cancelled",
                         "exit_code": code,
                         "error": error,
-                    }),
+                    })),
                 };
-                let _ = writeln!(std::io::stdout(), "{doc:#}");
+                let _ = writeln!(std::io::stdout(), "{doc}");
             }
             let _ = writeln!(
                 stderr,
