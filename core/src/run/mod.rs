@@ -139,7 +139,7 @@ pub fn execute(
             bundle: bundle.display_root.clone(),
             tasks: planned_infos(plan, &version_of),
         });
-        skipped_events(plan, options.observer.as_ref());
+        skipped_events(plan, true, options.observer.as_ref());
         out.line(DRY_RUN_DONE);
         return Ok(RunStatus::DryRun { versions });
     }
@@ -258,7 +258,7 @@ pub fn run_planned(
         bundle: label.to_string(),
         tasks: planned_infos(plan, version_of),
     });
-    skipped_events(plan, options.observer.as_ref());
+    skipped_events(plan, false, options.observer.as_ref());
     let provider_name = options.sandbox_provider.clone();
     let provider = move || -> Box<dyn crate::sandbox::SandboxProvider> {
         crate::sandbox::provider(&provider_name, &options.places.sandbox_dir).unwrap_or_else(|| {
@@ -396,21 +396,26 @@ fn planned_infos(plan: &Plan<'_>, version_of: &dyn Fn(&str) -> i64) -> Vec<Plann
         .collect()
 }
 
-/// Why a task the plan leaves out does not run.
-fn skipped_reason(task: &crate::bundle::Task) -> String {
+/// Why a task the plan leaves out does not run (a dry run: would not).
+fn skipped_reason(task: &crate::bundle::Task, dry_run: bool) -> String {
+    let did = if dry_run {
+        "would not run"
+    } else {
+        "didn't run"
+    };
     format!(
-        "isn't named by any eval, so it didn't run; run it with --task {}",
+        "isn't named by any eval, so it {did}; run it with --task {}",
         task.name
     )
 }
 
 /// One event per task the plan leaves out.
-fn skipped_events(plan: &Plan<'_>, observer: &dyn RunObserver) {
+fn skipped_events(plan: &Plan<'_>, dry_run: bool, observer: &dyn RunObserver) {
     for t in &plan.skipped {
         observer.event(&RunEvent::TaskSkipped {
             task_id: t.id.clone(),
             task_path: t.path.clone(),
-            reason: skipped_reason(t),
+            reason: skipped_reason(t, dry_run),
         });
     }
 }
@@ -628,7 +633,7 @@ fn skipped_lines(skipped: &[&crate::bundle::Task], out: &dyn Output) {
     const EACH_UP_TO: usize = 3;
     if skipped.len() <= EACH_UP_TO {
         for t in skipped {
-            out.line(&format!("{} {}", t.path, skipped_reason(t)));
+            out.line(&format!("{} {}", t.path, skipped_reason(t, false)));
         }
         return;
     }

@@ -257,6 +257,10 @@ fn run_json_carries_entities_evals_skipped_tasks_warnings_and_the_dry_run_plan()
     assert_eq!(doc["tasks"][0]["outcome"], "planned");
     assert_eq!(doc["entities"][0]["path"], "artifacts/greeting");
     assert_eq!(doc["entities"][0]["reasons"], serde_json::json!(["new"]));
+    assert_eq!(
+        doc["skipped"][0]["reason"],
+        "isn't named by any eval, so it would not run; run it with --task other"
+    );
 
     let r = s.run(&["run", "./full", "--json"]);
     assert_eq!(r.code, 0, "{}", r.stderr);
