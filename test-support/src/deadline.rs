@@ -22,3 +22,17 @@ pub fn returns_within<T: Send + 'static>(
         Err(std::sync::mpsc::RecvTimeoutError::Disconnected) => panic!("{what} panicked"),
     }
 }
+
+/// Waits until `ready` holds, asking every 20 ms; panics naming `what` when it still does not after
+/// `limit` (a generous bound for a machine under load, never a measure of speed).
+pub fn wait_until(limit: Duration, what: &str, ready: impl Fn() -> bool) {
+    let deadline = std::time::Instant::now() + limit;
+    while !ready() {
+        assert!(
+            std::time::Instant::now() < deadline,
+            "{what} did not happen within {} s",
+            limit.as_secs()
+        );
+        std::thread::sleep(Duration::from_millis(20));
+    }
+}

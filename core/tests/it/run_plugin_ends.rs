@@ -11,14 +11,7 @@ use agent_env_test_support::Ran;
 
 /// Waits, up to a minute, for `ready` to hold.
 fn wait_for(what: &str, ready: impl Fn() -> bool) {
-    let deadline = Instant::now() + Duration::from_secs(60);
-    while !ready() {
-        assert!(
-            Instant::now() < deadline,
-            "{what} did not happen within a minute"
-        );
-        std::thread::sleep(Duration::from_millis(20));
-    }
+    agent_env_test_support::deadline::wait_until(Duration::from_secs(60), what, ready);
 }
 
 /// The pid a plugin wrote to `path`, once it has.

@@ -418,13 +418,7 @@ fn the_log(s: &Sandboxed) -> String {
 
 /// Waits, up to a minute, for `ready` to hold.
 fn wait_for(what: &str, ready: impl Fn() -> bool) {
-    for _ in 0..1200 {
-        if ready() {
-            return;
-        }
-        std::thread::sleep(Duration::from_millis(50));
-    }
-    panic!("{what} did not happen within a minute");
+    agent_env_test_support::deadline::wait_until(Duration::from_secs(60), what, ready);
 }
 
 #[test]

@@ -27,13 +27,7 @@ os.remove(held)
 
 /// Waits, up to two minutes, for `ready` to hold.
 fn wait_for(what: &str, ready: impl Fn() -> bool) {
-    for _ in 0..2400 {
-        if ready() {
-            return;
-        }
-        std::thread::sleep(Duration::from_millis(50));
-    }
-    panic!("{what} did not happen within two minutes");
+    agent_env_test_support::deadline::wait_until(Duration::from_secs(120), what, ready);
 }
 
 #[test]

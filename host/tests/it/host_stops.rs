@@ -4,7 +4,7 @@
 
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{mpsc, Arc, Mutex};
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use crate::support::*;
 use agent_env_host::{HostConfig, HostServices, NoServices, PluginHost, StartAbort};
@@ -13,14 +13,7 @@ use serde_json::{json, Value};
 
 /// Waits, up to a minute, for `ready` to hold.
 fn wait_for(what: &str, ready: impl Fn() -> bool) {
-    let deadline = Instant::now() + Duration::from_secs(60);
-    while !ready() {
-        assert!(
-            Instant::now() < deadline,
-            "{what} did not happen within a minute"
-        );
-        std::thread::sleep(Duration::from_millis(10));
-    }
+    agent_env_test_support::deadline::wait_until(Duration::from_secs(60), what, ready);
 }
 
 /// A plugin that writes its pid to `pid_file` and then sleeps, never answering `initialize`.
