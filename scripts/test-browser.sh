@@ -2,10 +2,14 @@
 # The explorer's UI in a real browser: installs Debian's chromium and chromium-driver when missing,
 # starts `agent-env up` on a free port in a temp HOME, and drives headless Chromium through it with
 # chromedriver (scripts/browser/ui_check.py: Home, run `hello` from the Bundles page and watch it
-# pass live, the instance, the artifact, the plugin report, the config, and the grader example's
-# explorer page reached from the navigation, scoring a text); then runs of `agent-env run` in the
-# same world (scripts/browser/run_state_check.py: one killed mid-run, shown interrupted with its
-# warning; one under way, its run group's counts "so far" and then final). Then a second explorer,
+# pass live, Back to pages the browser restores from its cache, the instance, the artifact, the task
+# run again from its page, the lists' pagers, the plugin report, the config, the grader example's
+# explorer page reached from the navigation, scoring a text, and the pages at a phone's width); then
+# runs of `agent-env run` in the same world (scripts/browser/run_state_check.py: one killed mid-run,
+# shown interrupted with its warning; one under way, its run group's counts "so far" and then final;
+# one whose step fails). Then an explorer of the check's own in that world, stopped and started
+# again under open pages (scripts/browser/contact_check.py: a run waiting for a free slot, the notice
+# of lost contact, a run of an explorer that has since stopped). Then a second explorer,
 # in a world whose configured document store can't be read as it starts
 # (scripts/browser/store_notice_check.py: the pages show the notice that the store is left out, and
 # drop it, without a reload, once the store is back). Builds into $CARGO_TARGET_DIR when it is set
@@ -152,6 +156,15 @@ if ! python3 scripts/browser/run_state_check.py --explorer "$url" --driver "http
   fail "the run state check failed"
 fi
 stop_explorer "$work"
+
+# The same world, served by an explorer the check starts itself at an address of its own, and stops and
+# starts again while its pages are open.
+if ! python3 scripts/browser/contact_check.py --driver "http://127.0.0.1:$driver_port" \
+    --chromium "$chromium" --screenshots "$shots" --agent-env "$bin/agent-env" --home "$work/home" \
+    --work "$work/contact"; then
+  echo "--- chromedriver log (tail)"; tail -20 "$work/driver.log"
+  fail "the contact check failed"
+fi
 
 # A second world: a task stored in a SQLite document store, and a run of `hello` (recorded on this
 # machine); then the store's database is moved away and a folder put in its place, so the explorer

@@ -6,15 +6,23 @@ the check writes (so no step's length is guessed):
   killed (SIGKILL, its journal left behind), and the same page, not loaded again, shows the instance
   interrupted, the warning that its run ended without finishing it, and its steps as succeeded,
   interrupted, not run; the Home page lists it as interrupted.
+  Redrawn, the page keeps what the person did: the instance document they opened stays open, and the
+  link they focused keeps the focus.
 - live: the Task page, open while the run goes on, shows its run group's runs as "1 so far" and the
   group not complete while its run goes; once the run ends, the same page, not loaded again, shows
   the group's total, 1 passed, and complete.
+- failed: a task whose second step fails; its instance page says "1 of 2 steps succeeded, 1 failed"
+  (the failed step is not counted with the ones that succeeded) and shows no empty Verifications
+  heading. Its bundle's folder is then removed: its Task page's Run button answers an error, and a
+  second click replaces that error rather than adding another.
+- the Tasks page pages through the tasks (two a page, as its address asks).
 
 Exits non-zero, naming the step, when anything is not as expected."""
 
 from __future__ import annotations
 
 import json
+import shutil
 import subprocess
 import sys
 import time
@@ -120,6 +128,10 @@ def interrupted(base: str, browser: Session, shots: Path, agent_env: str, home: 
         browser.get(f"{base}/instances/{quote(instance_id, safe='')}")
         browser.wait_text("h1 .badge", "running")
         mark_load(browser)
+        # What a person did on the page, which its next redraw keeps: opened the instance document,
+        # and moved the focus to the task's link.
+        browser.click(browser.wait_css("#instance-document summary"))
+        browser.execute("document.getElementById('instance-task').focus();")
 
         print("interrupted: kill -9 the run; the instance page follows")
         run.stop()
@@ -136,6 +148,11 @@ def interrupted(base: str, browser: Session, shots: Path, agent_env: str, home: 
 
     steps = browser.wait_for(f"the steps to show as {expected}", steps_interrupted, timeout=30)
     same_load(browser, "instance")
+    if browser.execute("return document.getElementById('instance-document').open;") is not True:
+        raise WebDriverError("the redrawn instance page closed the instance document the person opened")
+    focused = browser.execute("return document.activeElement && document.activeElement.id;")
+    if focused != "instance-task":
+        raise WebDriverError(f"the redrawn instance page moved the focus from the task's link to {focused!r}")
     no_error_on_page(browser, "instance")
     browser.screenshot(shots / "12-interrupted-instance.png")
     print(f"  the warning: {warning}")
@@ -194,6 +211,70 @@ def live(base: str, browser: Session, shots: Path, agent_env: str, home: Path, w
     print(f"  once it ended: {ended}")
 
 
+def failing_bundle(home: Path, name: str) -> str:
+    """A folder bundle `name` in `home` whose one task deploys a sandbox, then verifies in one it
+    never deployed (a step that fails). Its task's id."""
+    folder = home / name / "tasks"
+    folder.mkdir(parents=True, exist_ok=True)
+    task = [
+        {"id": "box", "type": "deploy_sandbox", "sandbox_name": "box"},
+        {"id": "check", "type": "verify_sandbox", "sandbox_name": "elsewhere", "verifier_id": "v",
+         "criteria": [{"type": "bash_cmd_succeeds", "criterion": "ok", "bash_cmd": "true"}]},
+    ]
+    (folder / f"{name}.json").write_text(json.dumps(task))
+    return f"@local/~/{name}/{name}"
+
+
+def failed(base: str, browser: Session, shots: Path, agent_env: str, home: Path, work: Path) -> None:
+    task_id = failing_bundle(home, "broken")
+    print("failed: agent-env run ./broken, whose second step fails")
+    run = Run(agent_env, home, "broken", work / "broken.out")
+    wait_until("agent-env run ./broken to end", lambda: run.process.poll() is not None)
+    items = api(base, f"/api/v1/task-instances?task_id={quote(task_id, safe='')}&limit=1")["items"]
+    if not items or items[0]["outcome"] != "failed":
+        raise WebDriverError(f"the broken task's run is listed as {items!r}, not failed: {run.output()}")
+    browser.get(f"{base}/instances/{quote(str(items[0]['instance_id']), safe='')}")
+    browser.wait_text("h1 .badge", "failed")
+    said = browser.wait_text(".progress .progress-text", "1 of 2 steps succeeded, 1 failed")
+    if browser.find(".progress .bar-failed") is None:
+        raise WebDriverError("the progress bar does not show the failed step apart")
+    if "Verifications" in texts(browser, "main h2"):
+        raise WebDriverError("the instance page shows a Verifications heading with no verification under it")
+    browser.screenshot(shots / "16-failed-instance.png")
+    print(f"  its progress: {said}")
+
+    print("failed: its bundle's folder is gone; Run twice shows one error")
+    shutil.rmtree(home / "broken")
+    browser.get(f"{base}/tasks/{quote(task_id, safe='')}")
+    button = browser.wait_css("#run-task")
+    # Each click's error is a box of its own, marked once seen: the next click's is a new one.
+    fresh_error = "#run-task + .error:not([data-seen])"
+    for attempt in (1, 2):
+        browser.wait_for("the Run button to be enabled", lambda: browser.execute("return !document.getElementById('run-task').disabled;"))
+        browser.click(button)
+        browser.wait_for(f"the error of Run #{attempt}", lambda: browser.find(fresh_error))
+        browser.execute("document.querySelector(arguments[0]).dataset.seen = 'yes';", fresh_error)
+    errors = texts(browser, "main .error")
+    if len(errors) != 1 or "neither installed nor a folder" not in errors[0]:
+        raise WebDriverError(f"two failed runs show the errors {errors!r}, not one saying the bundle is gone")
+
+
+def tasks_paged(base: str, browser: Session) -> None:
+    total = int(api(base, "/api/v1/tasks?limit=1")["total"])
+    print(f"the Tasks page, two a page, of {total}")
+    if total < 3:
+        raise WebDriverError(f"only {total} tasks are stored: too few to page through")
+    browser.get(base + "/tasks?per_page=2")
+    browser.wait_text('[data-pager="tasks"] .pager-count', f"showing 1–2 of {total}")
+    first = texts(browser, "#tasks [data-task] a")
+    browser.click(browser.wait_css('[aria-label="Next page of tasks"]'))
+    browser.wait_text('[data-pager="tasks"] .pager-count', f"showing 3–{min(4, total)} of {total}")
+    second = texts(browser, "#tasks [data-task] a")
+    if set(first) & set(second):
+        raise WebDriverError(f"the Tasks page's second page {second} repeats its first {first}")
+    no_error_on_page(browser, "tasks")
+
+
 def main() -> int:
     parser = browser_arguments(__doc__)
     parser.add_argument("--agent-env", required=True, help="the agent-env binary")
@@ -206,6 +287,8 @@ def main() -> int:
         with chromium_session(args.driver, args.chromium, args.screenshots, "failed-run-state.png") as browser:
             interrupted(base, browser, args.screenshots, args.agent_env, args.home, args.work)
             live(base, browser, args.screenshots, args.agent_env, args.home, args.work)
+            failed(base, browser, args.screenshots, args.agent_env, args.home, args.work)
+            tasks_paged(base, browser)
     except (WebDriverError, OSError, urllib.error.URLError) as error:
         print(f"FAILED: {error}", file=sys.stderr)
         for log in sorted(args.work.glob("*.out")):

@@ -4,7 +4,8 @@ a run recorded on this machine) show the notice that the store is left out, in t
 the stored task is not listed, and its own page says it was not found but may be in the store left
 out. Each page stays open, in a window of its own, while the store comes back (the database is put
 where it was): without being loaded again, the Tasks page lists the stored task, no page shows the
-notice any more, and the stored task's page shows it. Exits non-zero, naming the step, when anything
+notice any more, and the stored task's page shows it, with no Run button (the explorer runs only
+bundles' tasks) but the command that runs it. Exits non-zero, naming the step, when anything
 is not as expected."""
 
 from __future__ import annotations
@@ -137,6 +138,11 @@ def check(base: str, driver: str, chromium: str, shots: Path, store: Path, away:
         no_error_on_page(browser, "stored task's")
         if browser.find(NOTICE) is not None:
             raise WebDriverError("the stored task's page shows the notice once the store is read")
+        # A stored task comes from no bundle: the explorer can't run it, and says what can.
+        said = browser.wait_text("#run-task-stored", f"the explorer runs only bundles' tasks; run it with agent-env task run {task}")
+        if browser.find("#run-task") is not None:
+            raise WebDriverError("the stored task's page offers a Run button the API refuses")
+        print(f"  instead of a Run button: {said}")
 
 
 def main() -> int:

@@ -1,8 +1,13 @@
 """Drives headless Chromium through the explorer as a person would: Home, start the `hello` bundle
-from the Bundles page and watch it pass on the live Run page, open the instance, the artifact it
-loaded (and view its file), the plugin report, the config, and an explorer plugin's page (the grader
-example's, reached from the navigation: paste a text, score it); saves a screenshot of each page. Exits non-zero,
-naming the step, when anything is not as expected."""
+from the Bundles page and watch it pass on the live Run page (Back to the Bundles page, which the
+browser restores from its back/forward cache: its Run buttons work again), open the instance, the
+artifact it loaded (and view its file), run the task again from its Task page (Back: the restored page
+lists the new run and its button works), page through the Task and Home pages' lists, the plugin
+report, the config, and an explorer plugin's page (the grader example's, reached from the navigation:
+paste a text, score it); then the pages at a phone's width, none of which scrolls sideways. On the way,
+every link and button says what it does, every column header has a name, the navigation marks the
+page's own section. Saves a screenshot of each page. Exits non-zero, naming the step, when anything is
+not as expected."""
 
 from __future__ import annotations
 
@@ -15,6 +20,7 @@ import urllib.request
 from contextlib import contextmanager
 from pathlib import Path
 from typing import Iterator
+from urllib.parse import quote
 
 from webdriver import Session, WebDriverError
 
@@ -38,6 +44,71 @@ def no_error_on_page(browser: Session, page: str) -> None:
         raise WebDriverError(f"the {page} page shows an error: {browser.text(error)}")
 
 
+def mark_load(browser: Session) -> None:
+    """Marks the page load in the current window: a reload (or a navigation) would drop the mark."""
+    browser.execute("window.__sameLoad = true;")
+
+
+def same_load(browser: Session) -> bool:
+    return browser.execute("return window.__sameLoad === true;") is True
+
+
+# What is wrong with the names the page gives its links, buttons, column headers and progress bars:
+# one with no name, or one name for links that lead to different places (or for several buttons),
+# which a screen reader's list of links and buttons cannot tell apart.
+NAME_PROBLEMS = """
+const named = (el) => (el.getAttribute('aria-label') || el.textContent || '').replace(/\\s+/g, ' ').trim();
+const problems = [];
+for (const th of document.querySelectorAll('main th')) {
+  if (!th.textContent.trim()) problems.push('a column header with no text');
+}
+for (const bar of document.querySelectorAll('main [role=progressbar]')) {
+  if (!bar.getAttribute('aria-label')) problems.push('a progress bar with no label');
+  if (bar.getAttribute('aria-valuenow') === null) problems.push('a progress bar with no value');
+}
+const targets = new Map();
+let buttons = 0;
+for (const el of document.querySelectorAll('main a[href], main button')) {
+  if (el.hidden || el.closest('[hidden]')) continue;
+  const name = named(el);
+  if (!name) { problems.push(`a ${el.tagName.toLowerCase()} with no name`); continue; }
+  const target = el.tagName === 'A' ? el.getAttribute('href') : `button ${buttons++}`;
+  if (!targets.has(name)) targets.set(name, new Set());
+  targets.get(name).add(target);
+}
+for (const [name, where] of targets) {
+  if (where.size > 1) problems.push(`${where.size} links or buttons all named ${JSON.stringify(name)}`);
+}
+return problems;
+"""
+
+
+def names_say_what(browser: Session, page: str) -> None:
+    problems = browser.execute(NAME_PROBLEMS)
+    if problems:
+        raise WebDriverError(f"the {page} page's names: {'; '.join(sorted(set(problems)))}")
+
+
+def section_is(browser: Session, page: str, expected: list[str]) -> None:
+    current = browser.execute("return [...document.querySelectorAll('nav a[aria-current=page]')].map(a => a.dataset.nav);")
+    if current != expected:
+        raise WebDriverError(f"the {page} page's navigation marks {current}, not {expected}")
+
+
+def enabled(browser: Session, css: str) -> bool:
+    return browser.execute("const b = document.querySelector(arguments[0]); return !!b && !b.disabled;", css) is True
+
+
+def pager_says(browser: Session, what: str, expected: str) -> str:
+    return browser.wait_text(f'[data-pager="{what}"] .pager-count', expected)
+
+
+def no_sideways_scroll(browser: Session, page: str) -> None:
+    widths = browser.execute("const d = document.documentElement; return [d.scrollWidth, d.clientWidth];")
+    if widths[0] > widths[1]:
+        raise WebDriverError(f"the {page} page is {widths[0]} px wide in a {widths[1]} px window: it scrolls sideways")
+
+
 @contextmanager
 def chromium_session(driver: str, chromium: str, shots: Path, failed: str) -> Iterator[Session]:
     """Headless Chromium in a profile of its own, removed afterwards. When the check fails, what the
@@ -59,15 +130,22 @@ def chromium_session(driver: str, chromium: str, shots: Path, failed: str) -> It
         shutil.rmtree(profile, ignore_errors=True)
 
 
-def browser_arguments(description: str | None) -> argparse.ArgumentParser:
-    """The options every browser check takes: the explorer, chromedriver, Chromium and where the
-    screenshots go."""
+def browser_arguments(description: str | None, explorer: bool = True) -> argparse.ArgumentParser:
+    """The options every browser check takes: the explorer (unless the check starts its own),
+    chromedriver, Chromium and where the screenshots go."""
     parser = argparse.ArgumentParser(description=description)
-    parser.add_argument("--explorer", required=True, help="the explorer's base URL")
+    if explorer:
+        parser.add_argument("--explorer", required=True, help="the explorer's base URL")
     parser.add_argument("--driver", required=True, help="chromedriver's URL")
     parser.add_argument("--chromium", required=True, help="the Chromium binary")
     parser.add_argument("--screenshots", required=True, type=Path, help="where the screenshots go")
     return parser
+
+
+def api_total(base: str, path: str) -> int:
+    """The `total` of an API list."""
+    with urllib.request.urlopen(base + path, timeout=60) as response:
+        return int(json.loads(response.read())["total"])
 
 
 def check(base: str, driver: str, chromium: str, shots: Path) -> None:
@@ -79,14 +157,19 @@ def check(base: str, driver: str, chromium: str, shots: Path) -> None:
         no_error_on_page(browser, "home")
         browser.screenshot(shots / "01-home.png")
 
+        names_say_what(browser, "home")
+        section_is(browser, "home", ["home"])
+
         print("bundles page: start hello")
         browser.get(base + "/bundles")
         button = browser.wait_css('[data-run-task="hello/hello"]')
+        names_say_what(browser, "bundles")
         browser.screenshot(shots / "02-bundles.png")
+        mark_load(browser)
         browser.click(button)
         browser.wait_for("the Run page", lambda: "/runs/" in browser.current_url())
         # Marks this page load: if the page were reloaded to show progress, the mark would be gone.
-        browser.execute("window.__sameLoad = true;")
+        mark_load(browser)
 
         print("run page: hello passes live")
         browser.wait_text("#run-status", "finished")
@@ -98,11 +181,28 @@ def check(base: str, driver: str, chromium: str, shots: Path) -> None:
         if steps != ["succeeded", "succeeded", "succeeded"]:
             raise WebDriverError(f"the Run page shows the steps as {steps}")
         no_error_on_page(browser, "run")
+        browser.wait_text("[data-instance] .progress-text", "3 of 3 steps succeeded")
+        names_say_what(browser, "run")
+        section_is(browser, "run", ["bundles"])
         browser.screenshot(shots / "03-run.png")
+        run_url = browser.current_url()
+        task_id = browser.text(browser.wait_css(".instance-link"))
+        instance_url = str(browser.execute("return document.querySelector('.instance-link').href;"))
+
+        print("back to the bundles page: its buttons work again, as they would on a fresh load")
+        browser.back()
+        browser.wait_for("the Bundles page", lambda: browser.current_url().endswith("/bundles"))
+        cached = same_load(browser)
+        browser.wait_for("the Bundles page's Run button to work again", lambda: enabled(browser, '[data-run-task="hello/hello"]'))
+        browser.wait_for("the Bundles page's Run all tasks button to work again", lambda: enabled(browser, "#run-bundle-hello"))
+        print(f"  restored from the back/forward cache: {'yes' if cached else 'no (loaded again)'}")
+        browser.get(run_url)
 
         print("instance page")
         browser.click(browser.wait_css(".instance-link"))
         browser.wait_text("#instance-scores", "hello: 1")
+        section_is(browser, "instance", ["tasks"])
+        names_say_what(browser, "instance")
         browser.wait_text("td.criterion", "greets")
         verdicts = browser.execute("return [...document.querySelectorAll('td.criterion + td .badge')].map(b => b.textContent);")
         if verdicts != ["passed", "passed"]:
@@ -126,7 +226,53 @@ def check(base: str, driver: str, chromium: str, shots: Path) -> None:
         if body != "hello\n":
             raise WebDriverError(f"the artifact's file reads {body!r}")
         no_error_on_page(browser, "artifact")
+        names_say_what(browser, "artifact")
+        for name in ("View hello.txt", "Download hello.txt", "Open hello.txt in a new tab"):
+            if browser.find(f'[aria-label="{name}"]') is None:
+                raise WebDriverError(f"the artifact page has no link or button named {name!r}")
         browser.screenshot(shots / "05-artifact.png")
+
+        task_url = f"{base}/tasks/{quote(task_id, safe='')}"
+        print("task page: run it, then Back")
+        browser.get(task_url)
+        run_button = browser.wait_css("#run-task")
+        browser.wait_css("#task-runs [data-instance]")
+        names_say_what(browser, "task")
+        section_is(browser, "task", ["tasks"])
+        mark_load(browser)
+        browser.click(run_button)
+        browser.wait_for("the Run page", lambda: "/runs/" in browser.current_url())
+        browser.wait_text("#run-status", "finished")
+        new_instance = browser.attribute(browser.wait_css("#run-instances [data-instance]"), "data-instance")
+        browser.back()
+        browser.wait_for("the Task page", lambda: browser.current_url() == task_url)
+        cached = same_load(browser)
+        browser.wait_for("the Task page to list the new run",
+                         lambda: browser.find(f'#task-runs [data-instance="{new_instance}"]'))
+        browser.wait_for("the Task page's Run button to work again", lambda: enabled(browser, "#run-task"))
+        no_error_on_page(browser, "task")
+        print(f"  restored from the back/forward cache: {'yes' if cached else 'no (loaded again)'}")
+
+        print("task page: its lists page through what they hold")
+        runs_total = api_total(base, f"/api/v1/tasks/{quote(task_id, safe='')}/runs?limit=1")
+        groups_total = api_total(base, f"/api/v1/tasks/{quote(task_id, safe='')}/run-groups?limit=1")
+        browser.get(task_url + "?per_page=1")
+        pager_says(browser, "runs", f"showing 1–1 of {runs_total}")
+        pager_says(browser, "run groups", f"showing 1–1 of {groups_total}")
+        first = browser.execute("return document.querySelector('#task-runs [data-instance]').dataset.instance;")
+        browser.click(browser.wait_css('[aria-label="Next page of runs"]'))
+        pager_says(browser, "runs", f"showing 2–2 of {runs_total}")
+        second = browser.execute("return document.querySelector('#task-runs [data-instance]').dataset.instance;")
+        if first == second:
+            raise WebDriverError(f"the Task page's next page of runs shows {first} again")
+        names_say_what(browser, "task")
+        browser.screenshot(shots / "05b-task-paged.png")
+
+        print("home page: its lists page through what they hold")
+        browser.get(base + "/?per_page=1")
+        pager_says(browser, "recent runs", f"showing 1–1 of {api_total(base, '/api/v1/task-instances?limit=1')}")
+        pager_says(browser, "runs started here", f"showing 1–1 of {api_total(base, '/api/v1/workflows?limit=1')}")
+        names_say_what(browser, "home")
 
         print("plugins page")
         browser.get(base + "/plugins")
@@ -160,6 +306,17 @@ def check(base: str, driver: str, chromium: str, shots: Path) -> None:
         browser.wait_css("#config-text")
         no_error_on_page(browser, "config")
         browser.screenshot(shots / "07-config.png")
+
+        print("a phone's width: no page scrolls sideways (a table scrolls in its own box)")
+        browser.set_window_size(390, 844)
+        artifact_url = base + "/artifacts"
+        for page, url in [("home", base + "/"), ("tasks", base + "/tasks"), ("artifacts", artifact_url),
+                          ("task", task_url), ("instance", instance_url), ("run", run_url)]:
+            browser.get(url)
+            browser.wait_css("main table")
+            no_sideways_scroll(browser, page)
+        browser.screenshot(shots / "15-phone-run.png")
+        browser.set_window_size(1280, 1000)
 
 
 def main() -> int:

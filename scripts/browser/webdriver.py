@@ -54,6 +54,13 @@ class Session:
     def get(self, url: str) -> None:
         self._session("POST", "/url", {"url": url})
 
+    def back(self) -> None:
+        """The browser's Back button."""
+        self._session("POST", "/back", {})
+
+    def set_window_size(self, width: int, height: int) -> None:
+        self._session("POST", "/window/rect", {"width": width, "height": height})
+
     def current_url(self) -> str:
         return str(self._session("GET", "/url"))
 

@@ -55,15 +55,17 @@ impl View {
         }
     }
 
-    /// The navigation entry the page belongs under.
-    fn section(self) -> &'static str {
+    /// The navigation entry the page belongs under, if any: a run is a bundle's (the Bundles page
+    /// starts it), a task instance its task's.
+    fn section(self) -> Option<&'static str> {
         match self {
-            View::Home | View::Run | View::Instance | View::NotFound => "home",
-            View::Bundles => "bundles",
-            View::Tasks | View::Task => "tasks",
-            View::Artifacts | View::Artifact => "artifacts",
-            View::Plugins | View::Plugin => "plugins",
-            View::Config => "config",
+            View::Home => Some("home"),
+            View::Bundles | View::Run => Some("bundles"),
+            View::Tasks | View::Task | View::Instance => Some("tasks"),
+            View::Artifacts | View::Artifact => Some("artifacts"),
+            View::Plugins | View::Plugin => Some("plugins"),
+            View::Config => Some("config"),
+            View::NotFound => None,
         }
     }
 }
@@ -98,7 +100,7 @@ pub fn page(view: View, id: Option<&str>) -> Html<String> {
     let nav: String = NAV
         .iter()
         .map(|(section, href, label)| {
-            let current = if *section == view.section() {
+            let current = if Some(*section) == view.section() {
                 " aria-current=\"page\""
             } else {
                 ""
@@ -116,7 +118,8 @@ pub fn page(view: View, id: Option<&str>) -> Html<String> {
     Html(format!(
         "<!doctype html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">\
 <meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">\
-<title>{title} · agent-env explorer</title><link rel=\"stylesheet\" href=\"/static/style.css\"></head>\
+<title>{title} · agent-env explorer</title><link rel=\"icon\" href=\"data:,\">\
+<link rel=\"stylesheet\" href=\"/static/style.css\"></head>\
 <body><header><a class=\"brand\" href=\"/\">agent-env explorer</a><nav id=\"plugin-nav\">{nav}</nav></header>\
 <main id=\"main\" data-view=\"{view}\"{id_attr}><p class=\"muted\">Loading…</p>\
 <noscript><p>This page needs JavaScript; the same data is at <a href=\"/openapi.json\">the API</a>.</p></noscript></main>\
@@ -143,5 +146,32 @@ mod tests {
         assert!(
             html.contains("<a href=\"/artifacts\" data-nav=\"artifacts\" aria-current=\"page\">")
         );
+        assert!(
+            html.contains("<link rel=\"icon\" href=\"data:,\">"),
+            "{html}"
+        );
+    }
+
+    #[test]
+    fn a_run_and_an_instance_highlight_their_own_sections() {
+        let current = |view: View| {
+            let Html(html) = page(view, Some("x"));
+            html.split("<a href=")
+                .filter(|a| a.contains("aria-current"))
+                .map(|a| {
+                    a.split("data-nav=\"")
+                        .nth(1)
+                        .unwrap_or("")
+                        .split('"')
+                        .next()
+                        .unwrap_or("")
+                        .to_string()
+                })
+                .collect::<Vec<_>>()
+        };
+        assert_eq!(current(View::Run), ["bundles"]);
+        assert_eq!(current(View::Instance), ["tasks"]);
+        assert_eq!(current(View::Task), ["tasks"]);
+        assert!(current(View::NotFound).is_empty());
     }
 }

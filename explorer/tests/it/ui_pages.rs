@@ -33,6 +33,11 @@ fn every_page_is_a_shell_of_its_view_with_embedded_assets() {
             "{path}: {html}"
         );
         assert!(html.contains("<script src=\"/static/app.js\">"), "{path}");
+        // The page names its icon inline, so no browser asks for /favicon.ico (a 404 on each load).
+        assert!(
+            html.contains("<link rel=\"icon\" href=\"data:,\">"),
+            "{path}"
+        );
         assert!(
             !html.contains("http://") && !html.contains("https://"),
             "{path} loads nothing from elsewhere"

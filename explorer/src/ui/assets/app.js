@@ -6,6 +6,9 @@
 const main = document.getElementById("main");
 const enc = encodeURIComponent;
 
+// How many runs go at once (the explorer's run slots); the others wait for a free one.
+const RUN_SLOTS = 4;
+
 // ---- building elements --------------------------------------------------------------------------
 
 function h(tag, attrs, ...children) {
@@ -23,8 +26,40 @@ function h(tag, attrs, ...children) {
   return el;
 }
 
+// What names an element across redraws: its id, else what it is and where it leads (a details by
+// its summary), so the one drawn again in its place is found.
+function stateKey(el) {
+  if (el.id) return `#${el.id}`;
+  const marks = ["href", "aria-label", "data-run-task", "data-view-file", "data-key"].map((a) => el.getAttribute(a) || "");
+  const summary = el.tagName === "DETAILS" ? el.querySelector("summary") : null;
+  const text = (summary || el.tagName !== "DETAILS" ? (summary || el).textContent : "") || "";
+  return `${el.tagName}|${marks.join("|")}|${text.trim().slice(0, 120)}`;
+}
+
+// Replaces what `container` holds, keeping what a person did to it: the element that had the
+// keyboard focus gets it back, and a <details> they opened stays open.
+function replaceKeeping(container, children) {
+  const open = new Set([...container.querySelectorAll("details[open]")].map(stateKey));
+  const active = document.activeElement;
+  const focused = active && active !== document.body && container.contains(active) ? stateKey(active) : null;
+  container.replaceChildren(...children);
+  for (const details of container.querySelectorAll("details")) {
+    if (open.has(stateKey(details))) details.open = true;
+  }
+  if (focused) {
+    const again = [...container.querySelectorAll("a[href], button, input, select, textarea, summary, [tabindex]")]
+      .find((el) => stateKey(el) === focused);
+    if (again) again.focus({ preventScroll: true });
+  }
+}
+
 function show(...children) {
-  main.replaceChildren(...children.flat(2).filter((c) => c !== null && c !== undefined && c !== false));
+  replaceKeeping(main, children.flat(2).filter((c) => c !== null && c !== undefined && c !== false));
+}
+
+// Text for a screen reader only (a column header with nothing to show, say).
+function hidden(text) {
+  return h("span", { class: "visually-hidden" }, text);
 }
 
 // A criterion's row as a word: its result (true or false, or a plugin's "pass" or "fail"), else
@@ -41,10 +76,14 @@ function badge(word) {
   return h("span", { class: `badge badge-${kind}`, "data-status": word }, word || "unknown");
 }
 
+// A table in a box of its own that scrolls sideways when the table is wider than the page (a
+// phone), so the page itself never does. A header is text, or an element (`hidden(…)`).
 function table(headers, rows, attrs) {
-  return h("table", attrs || {},
-    h("thead", {}, h("tr", {}, headers.map((x) => h("th", {}, x)))),
-    h("tbody", {}, rows.length ? rows : h("tr", {}, h("td", { colspan: headers.length, class: "muted" }, "Nothing yet."))));
+  const own = Object.assign({}, attrs || {});
+  if (headers.length >= 4) own.class = own.class ? `${own.class} wide` : "wide";
+  return h("div", { class: "table-wrap" }, h("table", own,
+    h("thead", {}, h("tr", {}, headers.map((x) => h("th", { scope: "col" }, x)))),
+    h("tbody", {}, rows.length ? rows : h("tr", {}, h("td", { colspan: headers.length, class: "muted" }, "Nothing yet.")))));
 }
 
 function scoresText(scores) {
@@ -58,6 +97,18 @@ function seconds(value) {
 
 function errorBox(error) {
   return h("p", { class: "error", role: "alert" }, String(error.message || error));
+}
+
+// The error of what `el` does, shown after it: one box, the newest, however often it fails.
+function errorAfter(el, error) {
+  if (el.errorBox) el.errorBox.remove();
+  el.errorBox = errorBox(error);
+  el.after(el.errorBox);
+}
+
+function clearErrorAfter(el) {
+  if (el.errorBox) el.errorBox.remove();
+  el.errorBox = null;
 }
 
 // What the answers left out (a configured document store that cannot be read), each sentence once.
@@ -93,6 +144,81 @@ function link(href, text, attrs) {
   return h("a", Object.assign({ href }, attrs || {}), text);
 }
 
+// ---- one page load, and the next ------------------------------------------------------------------
+
+// A page the browser restores from its back/forward cache (Back after starting a run) is drawn again
+// from fresh answers: each drawing belongs to a generation, and what an older one scheduled stops.
+let generation = 0;
+
+// Whether the drawing that called it is still the page's.
+function current() {
+  const mine = generation;
+  return () => mine === generation;
+}
+
+// ---- staying in touch with the explorer -----------------------------------------------------------
+
+// While the explorer does not answer (stopped, restarting), one notice says so in place of the
+// browser's own words, the health route is asked again with a growing pause, and what waited for it
+// (each page's next update) goes on once it answers.
+const contact = (() => {
+  const slot = h("div", { class: "contact-slot", id: "contact" });
+  main.before(slot);
+  let lost = false;
+  let tries = 0;
+  let probe = null;
+  let waiting = [];
+  const pause = () => Math.min(500 * 2 ** tries, 8000);
+  const ask = async () => {
+    probe = null;
+    try {
+      const response = await fetch("/api/v1/health", { headers: { Accept: "application/json" }, cache: "no-store" });
+      await response.text();
+      back();
+      return;
+    } catch (_) {
+      // Still away.
+    }
+    tries += 1;
+    if (lost) probe = setTimeout(ask, pause());
+  };
+  function back() {
+    if (!lost) return;
+    lost = false;
+    clearTimeout(probe);
+    probe = null;
+    slot.replaceChildren();
+    const then = waiting;
+    waiting = [];
+    for (const go of then) go();
+  }
+  return {
+    lose() {
+      if (lost) return;
+      lost = true;
+      tries = 0;
+      slot.replaceChildren(h("div", { class: "warning notice", role: "status", id: "lost-contact" },
+        h("p", {}, `Lost contact with the explorer at ${location.origin}; retrying…`)));
+      probe = setTimeout(ask, pause());
+    },
+    back,
+    isLost: () => lost,
+    // `go` runs once the explorer answers again (at once if it does now).
+    whenBack(go) {
+      if (lost) waiting.push(go);
+      else setTimeout(go, 0);
+    },
+    // A page restored from the cache starts afresh: its next request says whether it is lost.
+    forget() {
+      lost = false;
+      clearTimeout(probe);
+      probe = null;
+      waiting = [];
+      slot.replaceChildren();
+    },
+  };
+})();
+
 // ---- keeping a page true without a reload ---------------------------------------------------------
 
 // How often a page whose answers left something out asks for them again. A store left out is tried
@@ -103,40 +229,59 @@ const RECHECK_MS = 3000;
 // A page drawn from its answers and kept true: `load` asks the API for them (an array), `draw` shows
 // them. While `going(answers)` (a run under way) they are asked for again every `every` ms, and while
 // they left something out every RECHECK_MS; the page is drawn again only when they changed, and
-// nothing more is asked once they neither go on nor leave anything out. Returns `refresh`, which
-// loads and draws now (the first time, or for a pager or a filter) and rejects when the load fails.
+// nothing more is asked once they neither go on nor leave anything out. While the explorer does not
+// answer, the page stays as it is and is asked for again once it does. Returns `refresh`, which loads
+// and draws now (the first time, or for a pager or a filter) and rejects when the load fails (but for
+// lost contact, which the notice says).
 function keptPage(load, draw, options) {
   const going = (options && options.going) || (() => false);
   const every = (options && options.every) || 2000;
+  const alive = current();
   let timer = null;
   let drawn = null;
   let latest = 0;
+  const later = (ms) => {
+    if (alive()) timer = setTimeout(() => refresh(true), ms);
+  };
   // `own`: a refresh of its own, whose failure leaves the page as it is and tries again later.
   const refresh = async (own) => {
     clearTimeout(timer);
     timer = null;
+    if (!alive()) return;
     const mine = ++latest;
     let answers;
     try {
       answers = await load();
     } catch (e) {
+      if (mine !== latest || !alive()) return;
+      if (e.lost) {
+        contact.whenBack(() => refresh(true));
+        return;
+      }
       if (!own) throw e;
-      if (mine === latest) timer = setTimeout(() => refresh(true), RECHECK_MS);
+      later(RECHECK_MS);
       return;
     }
-    if (mine !== latest) return; // a newer refresh (a pager's) took over
+    if (mine !== latest || !alive()) return; // a newer refresh (a pager's) took over
     const text = JSON.stringify(answers);
     if (text !== drawn) {
       drawn = text;
       draw(answers);
     }
     const live = going(answers);
-    if (live || warningsOf(answers).length) timer = setTimeout(() => refresh(true), live ? every : RECHECK_MS);
+    if (live || warningsOf(answers).length) later(live ? every : RECHECK_MS);
   };
   return () => refresh(false);
 }
 
 // ---- the API ------------------------------------------------------------------------------------
+
+// An error for a request the explorer never answered.
+function lostError() {
+  const error = new Error(`Lost contact with the explorer at ${location.origin}`);
+  error.lost = true;
+  return error;
+}
 
 async function api(path, options) {
   const init = Object.assign({ headers: { Accept: "application/json" } }, options || {});
@@ -145,8 +290,16 @@ async function api(path, options) {
     init.headers["Content-Type"] = "application/json";
     init.body = JSON.stringify(init.body);
   }
-  const response = await fetch(`/api/v1${path}`, init);
-  const text = await response.text();
+  let response;
+  let text;
+  try {
+    response = await fetch(`/api/v1${path}`, init);
+    text = await response.text();
+  } catch (_) {
+    contact.lose();
+    throw lostError();
+  }
+  contact.back();
   let data = null;
   try { data = text ? JSON.parse(text) : null; } catch (_) { data = text; }
   if (!response.ok) {
@@ -162,39 +315,59 @@ function objectUrl(url, download) {
   return `/api/v1/objects/content?object_url=${enc(url)}${download ? "&download=true" : ""}`;
 }
 
-// ---- a pager for enveloped lists ----------------------------------------------------------------
+// ---- paging enveloped lists ---------------------------------------------------------------------
 
-function pager(page, go) {
-  const from = page.total ? page.offset + 1 : 0;
+// How many rows a list shows at once: `fallback`, or the page address's `per_page` (1 to 500).
+function perPage(fallback) {
+  const asked = Number(new URLSearchParams(location.search).get("per_page"));
+  return Number.isInteger(asked) && asked >= 1 && asked <= 500 ? asked : fallback;
+}
+
+// Which rows of `what` are shown, of how many, and buttons to the others; nothing when one page
+// shows them all.
+function pager(page, go, what) {
+  if (page.offset === 0 && !page.has_more) return null;
+  const from = page.items.length ? page.offset + 1 : 0;
   const to = page.offset + page.items.length;
-  return h("div", { class: "pager" },
-    h("button", { disabled: page.offset === 0, onclick: () => go(Math.max(0, page.offset - page.limit)) }, "‹ Previous"),
-    h("span", { class: "muted" }, ` ${from}–${to} of ${page.total} `),
-    h("button", { disabled: !page.has_more, onclick: () => go(page.offset + page.limit) }, "Next ›"));
+  const of = page.total === null || page.total === undefined ? "more" : page.total;
+  return h("div", { class: "pager", role: "group", "aria-label": `Pages of ${what}`, "data-pager": what },
+    h("button", { disabled: page.offset === 0, "aria-label": `Previous page of ${what}`,
+      onclick: () => go(Math.max(0, page.offset - page.limit)) }, "‹ Previous"),
+    h("span", { class: "muted pager-count" }, `showing ${from}–${to} of ${of}`),
+    h("button", { disabled: !page.has_more, "aria-label": `Next page of ${what}`,
+      onclick: () => go(page.offset + page.limit) }, "Next ›"));
+}
+
+// For a list shown without a pager (a version history): says so when it is cut.
+function cutNote(page, what) {
+  if (!page.has_more) return null;
+  return h("p", { class: "muted cut-note" }, `showing the ${page.items.length} newest ${what} of ${page.total}`);
 }
 
 // ---- starting runs ------------------------------------------------------------------------------
 
-async function startBundle(name, tasks, button) {
+// Starts a run and goes to its page; a button left behind (the page restored by Back) is enabled
+// again when the page is shown again.
+async function startRun(path, body, button) {
   button.disabled = true;
+  button.dataset.busy = "true";
   try {
-    const workflow = await api(`/bundles/${enc(name)}/run`, { body: { tasks } });
-    location.href = `/runs/${enc(workflow.workflow_id)}`;
-  } catch (e) {
-    button.disabled = false;
-    button.after(errorBox(e));
-  }
-}
-
-async function startTask(taskId, button) {
-  button.disabled = true;
-  try {
-    const started = await api(`/tasks/${enc(taskId)}/run`, { body: {} });
+    const started = await api(path, { body });
+    clearErrorAfter(button);
     location.href = `/runs/${enc(started.workflow_id)}`;
   } catch (e) {
     button.disabled = false;
-    button.after(errorBox(e));
+    delete button.dataset.busy;
+    errorAfter(button, e);
   }
+}
+
+function startBundle(name, tasks, button) {
+  return startRun(`/bundles/${enc(name)}/run`, { tasks }, button);
+}
+
+function startTask(taskId, button) {
+  return startRun(`/tasks/${enc(taskId)}/run`, {}, button);
 }
 
 // ---- views --------------------------------------------------------------------------------------
@@ -211,23 +384,31 @@ function instanceRows(items) {
 
 async function home() {
   let offset = 0;
+  let startedAt = 0;
+  const per = perPage(20);
+  const startedPer = perPage(10);
   const load = () => Promise.all([
-    api(`/task-instances?limit=20&offset=${offset}`),
-    api("/workflows?limit=10"),
+    api(`/task-instances?limit=${per}&offset=${offset}`),
+    api(`/workflows?limit=${startedPer}&offset=${startedAt}`),
   ]);
+  const failed = (e) => show(h("h1", {}, "Recent runs"), errorBox(e));
   const draw = ([instances, workflows]) => {
     show(
       h("h1", {}, "Recent runs"),
       warningsNotice(instances),
       table(["Started", "Task", "Outcome", "Scores", "Steps", "Instance"], instanceRows(instances.items), { id: "recent-runs" }),
-      pager(instances, (o) => { offset = o; refresh().catch((e) => show(errorBox(e))); }),
+      pager(instances, (o) => { offset = o; refresh().catch(failed); }, "recent runs"),
       h("h2", {}, "Runs started here"),
-      table(["Started", "Bundle", "Tasks", "Status", ""], workflows.items.map((w) => h("tr", {},
-        h("td", {}, w.created_at_utc),
-        h("td", {}, w.bundle),
-        h("td", {}, (w.tasks || []).join(", ") || "all"),
-        h("td", {}, badge(w.status)),
-        h("td", {}, link(`/runs/${enc(w.workflow_id)}`, "open"))))),
+      table(["Asked for", "Bundle", "Tasks", "Status", hidden("Its page")], workflows.items.map((w) => {
+        const what = `${w.bundle}${(w.tasks || []).length ? ` (${w.tasks.join(", ")})` : ""}`;
+        return h("tr", { "data-workflow": w.workflow_id },
+          h("td", {}, w.created_at_utc),
+          h("td", {}, w.bundle),
+          h("td", {}, (w.tasks || []).join(", ") || "all"),
+          h("td", {}, badge(w.status)),
+          h("td", {}, link(`/runs/${enc(w.workflow_id)}`, "open", { "aria-label": `Open the run of ${what} asked for at ${w.created_at_utc}` })));
+      }), { id: "runs-started-here" }),
+      pager(workflows, (o) => { startedAt = o; refresh().catch(failed); }, "runs started here"),
       h("p", {}, link("/bundles", "Run a bundle →")));
   };
   const going = ([instances, workflows]) =>
@@ -240,63 +421,92 @@ async function bundles() {
   const page = await api("/bundles?limit=500");
   show(h("h1", {}, "Bundles"),
     h("p", { class: "muted" }, "Every bundle agent-env run can name. A run here is the same run as agent-env run NAME."),
+    cutNote(page, "bundles"),
     ...page.items.map((b) => h("section", { class: "card", "data-bundle": b.name },
       h("h2", {}, b.name, " ", h("span", { class: "muted" }, `${b.package} ${b.package_version}`)),
       b.description ? h("p", {}, b.description) : null,
-      h("p", { class: "muted" }, b.folder),
+      h("p", { class: "muted mono" }, b.folder),
       b.problem ? h("p", { class: "error" }, b.problem) : null,
-      h("button", { class: "primary", id: `run-bundle-${b.name}`, disabled: !!b.problem,
-        onclick: (ev) => startBundle(b.name, [], ev.target) }, "Run all tasks"),
-      table(["Task", "Steps", "Id", ""], (b.tasks || []).map((t) => h("tr", {},
+      h("button", { class: "primary", id: `run-bundle-${b.name}`, disabled: !!b.problem, "aria-label": `Run all tasks of ${b.name}`,
+        onclick: (ev) => startBundle(b.name, [], ev.currentTarget) }, "Run all tasks"),
+      table(["Task", "Steps", "Id", hidden("Run it")], (b.tasks || []).map((t) => h("tr", {},
         h("td", {}, t.name),
         h("td", {}, t.steps),
         h("td", {}, link(`/tasks/${enc(t.id)}`, t.id, { class: "mono" })),
-        h("td", {}, h("button", { "data-run-task": `${b.name}/${t.name}`,
-          onclick: (ev) => startBundle(b.name, [t.name], ev.target) }, "Run"))))),
+        h("td", {}, h("button", { "data-run-task": `${b.name}/${t.name}`, "aria-label": `Run ${b.name}/${t.name}`,
+          onclick: (ev) => startBundle(b.name, [t.name], ev.currentTarget) }, "Run"))))),
       (b.evals || []).length ? h("p", { class: "muted" }, `Evals: ${b.evals.map((e) => e.name).join(", ")}`) : null)));
 }
 
 async function tasks() {
-  await keptPage(() => Promise.all([api("/tasks?limit=500&sort_by=id&descending=false")]), drawTasks)();
+  let offset = 0;
+  const per = perPage(100);
+  const load = () => Promise.all([api(`/tasks?limit=${per}&offset=${offset}&sort_by=id&descending=false`)]);
+  const refresh = keptPage(load, ([page]) => drawTasks(page, (o) => {
+    offset = o;
+    refresh().catch((e) => show(h("h1", {}, "Tasks"), errorBox(e)));
+  }));
+  await refresh();
 }
 
-function drawTasks([page]) {
+function drawTasks(page, go) {
   show(h("h1", {}, "Tasks"),
     warningsNotice(page),
     h("p", { class: "muted" }, "Tasks as the runs stored them (the newest version of each)."),
-    table(["Task", "Version", "Bundle", "Written"], page.items.map((t) => h("tr", {},
+    table(["Task", "Version", "Bundle", "Written"], page.items.map((t) => h("tr", { "data-task": t.id },
       h("td", {}, link(`/tasks/${enc(t.id)}`, t.id, { class: "mono" })),
       h("td", {}, `v${t.version}`),
       h("td", {}, t.bundle || ""),
-      h("td", {}, t.created_at_utc || "")))));
+      h("td", {}, t.created_at_utc || ""))), { id: "tasks" }),
+    pager(page, go, "tasks"));
+}
+
+// Whether the explorer can run a task: one a bundle wrote (its document names the bundle and its
+// name there); a stored one (`agent-env task put`) comes from no bundle.
+function fromBundle(doc) {
+  return typeof doc.bundle === "string" && doc.bundle !== "" && typeof doc.name === "string" && doc.name !== "";
 }
 
 // The Task page draws itself again while a run of the task is under way (its groups' counts so far).
 async function task(id) {
+  let runsAt = 0;
+  let groupsAt = 0;
+  const runsPer = perPage(50);
+  const groupsPer = perPage(20);
   const load = () => Promise.all([
     api(`/tasks/${enc(id)}`),
     api(`/tasks/${enc(id)}/versions`),
-    api(`/tasks/${enc(id)}/runs?limit=50`),
-    api(`/tasks/${enc(id)}/run-groups?limit=20`),
+    api(`/tasks/${enc(id)}/runs?limit=${runsPer}&offset=${runsAt}`),
+    api(`/tasks/${enc(id)}/run-groups?limit=${groupsPer}&offset=${groupsAt}`),
   ]);
   const going = ([, , runs, groups]) => runs.items.some((i) => i.outcome === "running")
     || groups.items.some((g) => g.run_live || g.running > 0);
-  await keptPage(load, (answers) => drawTask(id, answers), { going })();
+  const failed = (e) => show(h("h1", {}, id), errorBox(e));
+  const pages = {
+    runs: (o) => { runsAt = o; refresh().catch(failed); },
+    groups: (o) => { groupsAt = o; refresh().catch(failed); },
+  };
+  const refresh = keptPage(load, (answers) => drawTask(id, answers, pages), { going });
+  await refresh();
 }
 
-function drawTask(id, [doc, versions, runs, groups]) {
+function drawTask(id, [doc, versions, runs, groups], pages) {
   show(h("h1", {}, doc.name || id, " ", h("span", { class: "muted" }, `v${doc.version}`)),
     warningsNotice(versions, runs, groups),
     h("p", { class: "mono" }, id),
-    h("button", { class: "primary", id: "run-task", onclick: (ev) => startTask(id, ev.target) }, "Run this task"),
+    fromBundle(doc)
+      ? h("button", { class: "primary", id: "run-task", onclick: (ev) => startTask(id, ev.currentTarget) }, "Run this task")
+      : h("p", { class: "muted", id: "run-task-stored" }, "A stored task (it comes from no bundle): the explorer runs only bundles' tasks; run it with ",
+        h("code", {}, `agent-env task run ${id}`), "."),
     h("h2", {}, "Steps"),
     table(["Step", "Type", "Fails the task"], (doc.steps || []).map((s) => h("tr", {},
       h("td", {}, s.id), h("td", {}, s.type), h("td", {}, s.fail_task_on_error === false ? "no" : "yes")))),
     h("h2", {}, "Runs"),
-    table(["Started", "Outcome", "Scores", "Steps", "Instance"], runs.items.map((i) => h("tr", {},
+    table(["Started", "Outcome", "Scores", "Steps", "Instance"], runs.items.map((i) => h("tr", { "data-instance": i.instance_id },
       h("td", {}, i.started_at_utc || i.created_at_utc), h("td", {}, badge(i.outcome)), h("td", {}, scoresText(i.scores)),
       h("td", {}, `${i.current_step ?? 0}/${i.total_steps ?? "?"}`),
-      h("td", {}, link(`/instances/${enc(i.instance_id)}`, i.instance_id, { class: "mono" }))))),
+      h("td", {}, link(`/instances/${enc(i.instance_id)}`, i.instance_id, { class: "mono" })))), { id: "task-runs" }),
+    pager(runs, pages.runs, "runs"),
     h("h2", {}, "Run groups"),
     table(["Group", "Runs", "Outcomes", "Complete"], groups.items.map((g) => h("tr", { "data-run-group": g.run_group_id },
       // A group whose run is still going here has no total yet: the runs recorded so far.
@@ -304,9 +514,11 @@ function drawTask(id, [doc, versions, runs, groups]) {
       h("td", { class: "group-outcomes" }, Object.entries(g.outcomes || {}).map(([k, v]) => `${v} ${k}`).join(", "),
         (g.errors || []).map((e) => h("div", { class: "error-text" }, e))),
       h("td", { class: "group-complete" }, g.complete ? "yes" : g.run_live ? "no (its run is going)" : "no"))), { id: "run-groups" }),
+    pager(groups, pages.groups, "run groups"),
     h("h2", {}, "Versions"),
     table(["Version", "Written"], versions.items.map((v) => h("tr", {},
-      h("td", {}, `v${v.version}`), h("td", {}, v.created_at_utc || "")))));
+      h("td", {}, `v${v.version}`), h("td", {}, v.created_at_utc || "")))),
+    cutNote(versions, "versions"));
 }
 
 function stepsTable(progress) {
@@ -315,55 +527,151 @@ function stepsTable(progress) {
     h("td", {}, seconds(s.duration_seconds)), h("td", { class: "error-text" }, s.error || ""))), { class: "steps" });
 }
 
-function progressBar(progress) {
-  const percent = Math.round((progress.fraction || 0) * 100);
-  return h("div", { class: "progress", role: "progressbar", "aria-valuenow": percent, "aria-valuemin": 0, "aria-valuemax": 100 },
-    h("div", { class: "bar", style: `width: ${percent}%` }),
-    h("span", {}, `${progress.current_step}/${progress.total_steps} steps`));
+// How an instance's steps went, in words: "1 of 2 steps succeeded, 1 failed". A failed step ended,
+// but it is not counted with the ones that succeeded.
+function stepsSaid(progress) {
+  const steps = progress.steps || [];
+  const total = progress.total_steps ?? steps.length;
+  if (!steps.length) return { text: `${progress.current_step ?? 0} of ${total} steps done`, succeeded: progress.current_step ?? 0, failed: 0, total };
+  const count = (state) => steps.filter((s) => s.state === state).length;
+  const succeeded = count("succeeded");
+  const others = ["failed", "interrupted", "cancelled", "running"].map((state) => [state, count(state)]).filter(([, n]) => n);
+  const text = [`${succeeded} of ${total} steps succeeded`, ...others.map(([state, n]) => `${n} ${state}`)].join(", ");
+  return { text, succeeded, failed: count("failed") + count("interrupted"), total };
 }
 
+function progressBar(progress, what) {
+  const said = stepsSaid(progress);
+  const part = (n) => (said.total ? Math.min(100, Math.round((n / said.total) * 100)) : 0);
+  const done = progress.finished && !said.total ? 100 : part(said.succeeded);
+  const failed = Math.min(100 - done, part(said.failed));
+  return h("div", { class: "progress", role: "progressbar", "aria-label": `Steps of ${what}`, "aria-valuenow": done,
+    "aria-valuemin": 0, "aria-valuemax": 100, "aria-valuetext": said.text },
+  h("div", { class: "bar", style: `width: ${done}%` }),
+  failed ? h("div", { class: "bar bar-failed", style: `left: ${done}%; width: ${failed}%` }) : null,
+  h("span", { class: "progress-text" }, said.text));
+}
+
+function remembered(id) {
+  try {
+    const list = JSON.parse(sessionStorage.getItem(`agent-env-run:${id}`) || "[]");
+    return Array.isArray(list) ? list : [];
+  } catch (_) {
+    return [];
+  }
+}
+
+function remember(id, list) {
+  try { sessionStorage.setItem(`agent-env-run:${id}`, JSON.stringify(list)); } catch (_) { /* not kept */ }
+}
+
+// The Run page: asks for the workflow every half second until it is done. While the explorer does
+// not answer, the page stays as it was last seen and goes on once it does; a workflow the explorer
+// does not know (it was started by one that has since stopped: workflows live in its memory) is
+// said in the UI's words, with the instances the page knew.
 async function run(id) {
+  const alive = current();
   let since = 0;
+  let cancelling = false;
+  let known = remembered(id);
   const log = h("pre", { class: "log", id: "run-log" });
   const status = h("span", { id: "run-status" });
   const instances = h("div", { id: "run-instances" });
+  const problem = h("div", { class: "problem-slot" });
   const cancel = h("button", { id: "cancel-run", onclick: async () => {
+    cancelling = true;
     cancel.disabled = true;
-    try { await api(`/workflows/${enc(id)}/cancel`, { method: "POST" }); } catch (e) { cancel.after(errorBox(e)); }
+    try {
+      await api(`/workflows/${enc(id)}/cancel`, { method: "POST" });
+      clearErrorAfter(cancel);
+    } catch (e) {
+      cancelling = false;
+      cancel.disabled = contact.isLost();
+      errorAfter(cancel, e);
+    }
   } }, "Cancel");
-  const header = h("p", { class: "muted" });
+  const header = h("div", { class: "muted", id: "run-header" });
   const notice = noticeSlot();
-  show(h("h1", {}, "Run ", status), notice, header, cancel, h("h2", {}, "Tasks"), instances, h("h2", {}, "Output"), log);
+  show(h("h1", {}, "Run ", status), notice, header, problem, cancel, h("h2", {}, "Tasks"), instances, h("h2", {}, "Output"), log);
+  const gone = () => {
+    const links = known.map((i) => h("li", {},
+      link(`/instances/${enc(i.instance_id)}`, i.task_id || i.instance_id, { class: "gone-instance" }), " ",
+      h("span", { class: "mono muted" }, i.instance_id)));
+    show(h("h1", {}, "Run"),
+      h("div", { class: "warning notice", id: "run-gone", role: "status" },
+        h("p", {}, "This run was started by an explorer that has since stopped; its task instances are still listed under ",
+          link("/", "Recent runs"), " on Home", links.length ? ". This run's:" : "."),
+        links.length ? h("ul", {}, links) : null),
+      log.childNodes.length ? [h("h2", {}, "Output"), log] : null);
+  };
   const tick = async () => {
-    const w = await api(`/workflows/${enc(id)}?since=${since}`);
+    if (!alive()) return;
+    let w;
+    let answers;
+    try {
+      w = await api(`/workflows/${enc(id)}?since=${since}`);
+    } catch (e) {
+      if (!alive()) return;
+      if (e.status === 404) return gone();
+      return trouble(e);
+    }
+    try {
+      answers = await Promise.all((w.instances || []).map((i) => api(`/task-instances/${enc(i.instance_id)}`)));
+    } catch (e) {
+      if (alive()) trouble(e);
+      return;
+    }
+    if (!alive()) return;
+    problem.replaceChildren();
+    draw(w, answers);
+    const warned = notice.update(...answers);
+    // Once the run is done, asked again only while its answers leave something out.
+    if (!w.done) setTimeout(tick, 500);
+    else if (warned) setTimeout(tick, RECHECK_MS);
+  };
+  // No answer: the page stays as last seen (and can't cancel) until the explorer answers; another
+  // error is shown once, and asked again.
+  const trouble = (e) => {
+    if (e.lost) {
+      cancel.disabled = true;
+      if (!status.querySelector(".last-seen")) status.append(" ", h("span", { class: "muted small last-seen" }, "(as last seen)"));
+      contact.whenBack(tick);
+      return;
+    }
+    problem.replaceChildren(errorBox(e));
+    setTimeout(tick, RECHECK_MS);
+  };
+  const draw = (w, answers) => {
+    const queued = w.status === "queued";
     status.replaceChildren(badge(w.status));
+    const started = (w.instances || []).map((i) => i.started_at_utc).filter(Boolean).sort()[0];
     header.replaceChildren(`${w.bundle}${(w.tasks || []).length ? ` (${w.tasks.join(", ")})` : ""} · run group `,
-      h("span", { class: "mono" }, w.run_group_id), ` · started ${w.created_at_utc}`,
+      h("span", { class: "mono" }, w.run_group_id),
+      queued ? ` · waiting since ${w.created_at_utc}` : started ? ` · started ${started}` : "",
       w.finished_at_utc ? ` · finished ${w.finished_at_utc}` : "");
     if (w.error) header.append(h("p", { class: "error" }, w.error));
     cancel.hidden = w.done;
+    cancel.disabled = cancelling || !!w.cancel_requested;
     for (const line of w.lines) {
       log.append(h("span", { class: `line-${line.stream}` }, line.text), "\n");
       since = line.seq + 1;
     }
-    const answers = await Promise.all((w.instances || []).map((i) => api(`/task-instances/${enc(i.instance_id)}`)));
+    known = (w.instances || []).map((i) => ({ instance_id: i.instance_id, task_id: i.task_id }));
+    remember(id, known);
     const cards = (w.instances || []).map((i, n) => {
       const full = answers[n];
       return h("section", { class: "card", "data-instance": i.instance_id },
         h("h3", {}, link(`/instances/${enc(i.instance_id)}`, i.task_id, { class: "instance-link" }), " ",
           badge(full.summary.outcome)),
         full.summary.warning ? h("p", { class: "error-text run-warning" }, full.summary.warning) : null,
-        progressBar(full.progress),
+        progressBar(full.progress, i.task_id),
         h("p", {}, "Scores: ", scoresText(full.summary.scores)),
         stepsTable(full.progress));
     });
-    const warned = notice.update(...answers);
-    instances.replaceChildren(...(cards.length ? cards : [h("p", { class: "muted" }, w.done ? "No task ran." : "Starting…")]));
-    // Once the run is done, asked again only while its answers leave something out.
-    if (!w.done) setTimeout(() => tick().catch((e) => header.append(errorBox(e))), 500);
-    else if (warned) setTimeout(again, RECHECK_MS);
+    const waiting = `Waiting for a free slot (at most ${RUN_SLOTS} runs at once).`;
+    replaceKeeping(instances, cards.length ? cards
+      : [h("p", { class: "muted", id: "run-waiting" }, w.done ? "No task ran." : queued ? waiting : "Starting…")]);
   };
-  const again = () => tick().catch(() => setTimeout(again, RECHECK_MS));
   await tick();
 }
 
@@ -372,7 +680,10 @@ async function instance(id) {
   const load = async () => {
     const data = await api(`/task-instances/${enc(id)}`);
     const doc = data.instance;
-    const taskDoc = await api(`/tasks/${enc(doc.task_id)}?version=${doc.task_version}`).catch(() => null);
+    const taskDoc = await api(`/tasks/${enc(doc.task_id)}?version=${doc.task_version}`).catch((e) => {
+      if (e.lost) throw e;
+      return null;
+    });
     return [data, taskDoc];
   };
   const going = ([data]) => data.summary.outcome === "running";
@@ -382,7 +693,7 @@ async function instance(id) {
 function drawInstance(id, [data, taskDoc]) {
   const doc = data.instance;
   const metadata = (doc.context && doc.context.metadata) || {};
-  const verifications = metadata.verifications || {};
+  const verifications = Object.entries(metadata.verifications || {});
   const artifactIds = [];
   for (const step of (taskDoc && taskDoc.steps) || []) {
     if (step.artifact_id) artifactIds.push(step.artifact_id);
@@ -391,7 +702,7 @@ function drawInstance(id, [data, taskDoc]) {
     warningsNotice(data),
     h("p", { class: "mono" }, id),
     h("dl", {},
-      h("dt", {}, "Task"), h("dd", {}, link(`/tasks/${enc(doc.task_id)}`, `${doc.task_id} v${doc.task_version}`)),
+      h("dt", {}, "Task"), h("dd", {}, link(`/tasks/${enc(doc.task_id)}`, `${doc.task_id} v${doc.task_version}`, { id: "instance-task" })),
       h("dt", {}, "Status"), h("dd", {}, doc.status),
       h("dt", {}, "Scores"), h("dd", { id: "instance-scores" }, scoresText(data.summary.scores)),
       h("dt", {}, "Started"), h("dd", {}, doc.started_at_utc || doc.created_at_utc || ""),
@@ -400,10 +711,10 @@ function drawInstance(id, [data, taskDoc]) {
       data.workflow ? [h("dt", {}, "Started here"), h("dd", {}, link(`/runs/${enc(data.workflow.workflow_id)}`, "the run's page"))] : null,
       doc.error ? [h("dt", {}, "Error"), h("dd", { class: "error-text" }, doc.error)] : null,
       data.summary.warning ? [h("dt", {}, "Warning"), h("dd", { class: "error-text", id: "instance-warning" }, data.summary.warning)] : null),
-    progressBar(data.progress),
+    progressBar(data.progress, doc.task_id),
     h("h2", {}, "Steps"), stepsTable(data.progress),
-    h("h2", {}, "Verifications"),
-    ...Object.entries(verifications).map(([vid, v]) => h("section", { class: "card" },
+    verifications.length ? h("h2", {}, "Verifications") : null,
+    ...verifications.map(([vid, v]) => h("section", { class: "card", "data-verification": vid },
       h("h3", {}, vid, " ", h("span", { class: "muted" }, `score ${v.score}`)),
       // An unnamed criterion is numbered from 1, by its index when it has one, else by its place.
       table(["Criterion", "Result", "Score", "Why"], (v.results || []).map((r, place) => h("tr", {},
@@ -412,29 +723,32 @@ function drawInstance(id, [data, taskDoc]) {
         h("td", {}, r.score), h("td", {}, r.justification || "")))))),
     artifactIds.length ? [h("h2", {}, "Artifacts it used"),
       h("ul", {}, artifactIds.map((a) => h("li", {}, link(`/artifacts/${enc(a)}`, a, { class: "mono artifact-link" }))))] : null,
-    h("details", {}, h("summary", {}, "The instance document"), json(doc)));
+    h("details", { id: "instance-document" }, h("summary", {}, "The instance document"), json(doc)));
 }
 
 async function artifacts() {
   let offset = 0;
   let filter = "";
+  const per = perPage(50);
   const body = h("div");
   const notice = noticeSlot();
   const input = h("input", { type: "search", placeholder: "Filter by id", "aria-label": "Filter by id" });
   const load = () => Promise.all([
-    api(`/artifacts?limit=50&offset=${offset}&sort_by=id&descending=false${filter ? `&id=${enc(filter)}` : ""}`),
+    api(`/artifacts?limit=${per}&offset=${offset}&sort_by=id&descending=false${filter ? `&id=${enc(filter)}` : ""}`),
   ]);
+  const failed = (e) => body.replaceChildren(errorBox(e));
   const draw = ([page]) => {
     notice.update(page);
-    body.replaceChildren(
+    replaceKeeping(body, [
       table(["Artifact", "Type", "Version", "Files", "Written"], page.items.map((a) => h("tr", {},
         h("td", {}, link(`/artifacts/${enc(a.id)}`, a.id, { class: "mono" })),
         h("td", {}, a.type || ""), h("td", {}, `v${a.version}`),
-        h("td", {}, (a.files || []).length), h("td", {}, a.created_at_utc || "")))),
-      pager(page, (o) => { offset = o; refresh().catch((e) => body.replaceChildren(errorBox(e))); }));
+        h("td", {}, (a.files || []).length), h("td", {}, a.created_at_utc || ""))), { id: "artifacts" }),
+      pager(page, (o) => { offset = o; refresh().catch(failed); }, "artifacts"),
+    ].filter(Boolean));
   };
   const refresh = keptPage(load, draw);
-  input.addEventListener("change", () => { filter = input.value.trim(); offset = 0; refresh().catch((e) => body.replaceChildren(errorBox(e))); });
+  input.addEventListener("change", () => { filter = input.value.trim(); offset = 0; refresh().catch(failed); });
   show(h("h1", {}, "Artifacts"), notice, input, body);
   await refresh();
 }
@@ -462,17 +776,18 @@ function drawArtifact(id, [doc, versions], preview) {
     warningsNotice(versions),
     h("p", { class: "mono" }, id),
     h("h2", {}, "Files"),
-    table(["File", "Size", "SHA-256", ""], (doc.files || []).map((f) => h("tr", { "data-file": f.path },
+    table(["File", "Size", "SHA-256", hidden("View or download")], (doc.files || []).map((f) => h("tr", { "data-file": f.path },
       h("td", {}, f.path), h("td", {}, f.size ?? ""), h("td", { class: "mono small" }, (f.sha256 || "").slice(0, 16)),
-      h("td", {},
-        h("button", { "data-view-file": f.path, onclick: () => view(f) }, "View"), " ",
-        link(objectUrl(f.object_url, true), "Download"), " ",
-        link(objectUrl(f.object_url), "Open", { target: "_blank", rel: "noopener" }))))),
+      h("td", { class: "actions" },
+        h("button", { "data-view-file": f.path, "aria-label": `View ${f.path}`, onclick: () => view(f) }, "View"), " ",
+        link(objectUrl(f.object_url, true), "Download", { "aria-label": `Download ${f.path}` }), " ",
+        link(objectUrl(f.object_url), "Open", { target: "_blank", rel: "noopener", "aria-label": `Open ${f.path} in a new tab` }))))),
     preview,
     h("h2", {}, "Versions"),
     table(["Version", "Written"], versions.items.map((v) => h("tr", {},
       h("td", {}, link(`/artifacts/${enc(id)}?version=${v.version}`, `v${v.version}`)), h("td", {}, v.created_at_utc || "")))),
-    h("details", {}, h("summary", {}, "The artifact document"), json(doc)));
+    cutNote(versions, "versions"),
+    h("details", { id: "artifact-document" }, h("summary", {}, "The artifact document"), json(doc)));
 }
 
 function contributionRows(plugin) {
@@ -492,7 +807,7 @@ async function plugins() {
       table(["Group", "Name", "Status", "Code", "Reason"], contributionRows(p)))),
     h("h2", {}, "Explorer plugins"),
     table(["Page", "Package", "Routes", "Problems"], explorerPluginRows(await explorerPlugins), { id: "explorer-plugins" }),
-    h("details", {}, h("summary", {}, "As text"), h("pre", { id: "plugin-text" }, data.text)));
+    h("details", { id: "plugin-report-text" }, h("summary", {}, "As text"), h("pre", { id: "plugin-text" }, data.text)));
 }
 
 // Explorer plugins' pages join the navigation; the Plugins page lists what each serves or why not.
@@ -534,8 +849,9 @@ const views = { home, bundles, tasks, task, run, instance, artifacts, artifact, 
 
 let explorerPlugins = Promise.resolve([]);
 
-async function boot() {
-  explorerPlugins = explorerNav().catch(() => []);
+// Draws the page's view (again, for a page restored from the back/forward cache).
+async function start() {
+  const alive = current();
   const view = main.dataset.view;
   const id = main.dataset.id;
   if (!views[view]) {
@@ -543,9 +859,16 @@ async function boot() {
     return;
   }
   const attempt = async () => {
+    if (!alive()) return;
     try {
       await views[view](id);
     } catch (e) {
+      if (!alive()) return;
+      // The explorer did not answer: the notice says so, and the page is drawn once it does.
+      if (e.lost) {
+        contact.whenBack(attempt);
+        return;
+      }
       show(h("h1", {}, document.title.split(" · ")[0]), errorBox(e));
       // Not found while a store is left out, it may be in that store: asked for again until it is read.
       if (e.status === 404 && String(e.message).includes("it may be in the store left out")) setTimeout(attempt, RECHECK_MS);
@@ -554,4 +877,18 @@ async function boot() {
   await attempt();
 }
 
-boot();
+// Back (or Forward) to a page the browser kept: what it showed is as old as when it was left, and a
+// button that started a run is still disabled. Its buttons are enabled again, and it is drawn anew.
+window.addEventListener("pageshow", (event) => {
+  if (!event.persisted) return;
+  generation += 1;
+  contact.forget();
+  for (const button of document.querySelectorAll("button[data-busy]")) {
+    button.disabled = false;
+    delete button.dataset.busy;
+  }
+  start();
+});
+
+explorerPlugins = explorerNav().catch(() => []);
+start();
