@@ -26,22 +26,46 @@ fn matched(a: &[char], b: &[char]) -> usize {
 /// picks it.
 fn longest_match(a: &[char], b: &[char]) -> (usize, usize, usize) {
     let mut best = (0, 0, 0);
-    // lengths[j + 1] = length of the common block ending at a[i], b[j].
+    // lengths[j + 1] = length of the common block ending at a[i], b[j]; two rows, reused.
     let mut previous = vec![0usize; b.len() + 1];
+    let mut current = vec![0usize; b.len() + 1];
     for (i, ca) in a.iter().enumerate() {
-        let mut current = vec![0usize; b.len() + 1];
         for (j, cb) in b.iter().enumerate() {
-            if ca == cb {
-                let k = previous[j] + 1;
-                current[j + 1] = k;
-                if k > best.2 {
-                    best = (i + 1 - k, j + 1 - k, k);
-                }
+            let k = if ca == cb { previous[j] + 1 } else { 0 };
+            current[j + 1] = k;
+            if k > best.2 {
+                best = (i + 1 - k, j + 1 - k, k);
             }
         }
-        previous = current;
+        std::mem::swap(&mut previous, &mut current);
     }
     best
+}
+
+/// An upper bound on [`ratio`] from the characters alone, whatever their order (difflib's
+/// `quick_ratio`): a pair below the cutoff by it is below it by the ratio, which is not worked out.
+fn quick_ratio(a: &str, b: &str) -> f64 {
+    let mut a: Vec<char> = a.chars().collect();
+    let mut b: Vec<char> = b.chars().collect();
+    let total = a.len() + b.len();
+    if total == 0 {
+        return 1.0;
+    }
+    a.sort_unstable();
+    b.sort_unstable();
+    let (mut i, mut j, mut common) = (0, 0, 0);
+    while i < a.len() && j < b.len() {
+        match a[i].cmp(&b[j]) {
+            std::cmp::Ordering::Less => i += 1,
+            std::cmp::Ordering::Greater => j += 1,
+            std::cmp::Ordering::Equal => {
+                common += 1;
+                i += 1;
+                j += 1;
+            }
+        }
+    }
+    2.0 * common as f64 / total as f64
 }
 
 /// Up to `n` possibilities whose ratio to `word` is at least `cutoff`, best first (ties keep input order).
@@ -51,8 +75,17 @@ pub fn close_matches<'a>(
     n: usize,
     cutoff: f64,
 ) -> Vec<&'a str> {
+    // As difflib does: the cheap bounds first (lengths, then characters), the ratio only for a pair
+    // they leave in reach of the cutoff. The answer is the same; a step's every field is checked so.
+    let words = word.chars().count();
     let mut scored: Vec<(f64, &'a str)> = possibilities
         .into_iter()
+        .filter(|p| {
+            let chars = p.chars().count();
+            let total = chars + words;
+            total == 0 || 2.0 * chars.min(words) as f64 / total as f64 >= cutoff
+        })
+        .filter(|p| quick_ratio(p, word) >= cutoff)
         .map(|p| (ratio(p, word), p))
         .filter(|(score, _)| *score >= cutoff)
         .collect();
@@ -83,6 +116,18 @@ mod tests {
         assert!((ratio("abcd", "bcda") - 0.75).abs() < 1e-9);
         assert_eq!(ratio("", ""), 1.0);
         assert_eq!(ratio("abc", "xyz"), 0.0);
+    }
+
+    #[test]
+    fn the_quick_bound_is_never_below_the_ratio() {
+        let words = [
+            "plugins", "plugin", "impls", "implz", "abcd", "bcda", "", "aab", "aba",
+        ];
+        for a in words {
+            for b in words {
+                assert!(quick_ratio(a, b) + 1e-12 >= ratio(a, b), "{a} {b}");
+            }
+        }
     }
 
     #[test]

@@ -156,10 +156,11 @@ pub fn not_yet_built_in(type_name: &str) -> bool {
     crate::builtin_names::TASK_STEPS.contains(&type_name) && builtin(type_name).is_none()
 }
 
-/// The fields every step may have.
-pub const STEP_FIELDS: [&str; 7] = [
+/// The fields every step may have (`version` is in every stored step, and a run's plan adds it).
+pub const STEP_FIELDS: [&str; 8] = [
     "id",
     "type",
+    "version",
     "depends_on",
     "fail_task_on_error",
     "retry_config",
