@@ -113,6 +113,15 @@ def check(base: str, driver: str, chromium: str, shots: Path, store: Path, away:
         browser.wait_text(".error", "it may be in the store left out")
         mark_load(browser)
 
+        print("config page: what config check finds about the store")
+        browser.new_window()
+        browser.get(base + "/config")
+        browser.wait_text("h1", "Config")
+        found = browser.wait_text("#config-check .error", "agent-env config check finds")
+        if "[stores.document]" not in found and "documents" not in found:
+            raise WebDriverError(f"the Config page's problems do not name the document store: {found!r}")
+        print(f"  {found.splitlines()[0]}")
+
         print("the store comes back; each page follows without being loaded again")
         restore(store, away)
 

@@ -52,9 +52,19 @@ pub struct StoresBuilder<'a> {
     secrets: Result<StoreSecrets, String>,
     plugins: Option<&'a dyn PluginStoreFactory>,
     manifests: Option<&'a [Manifest]>,
-    /// Whether each built store is asked to reach its server (`config check`); a run's preflight does
-    /// not, so a bundle run never waits on a hosted store it does not use.
-    probe: bool,
+    /// Which built stores are asked whether they can serve requests: every one (`config check`, a
+    /// hosted one reaching its server), the built-in stores on this machine's disk only (the
+    /// explorer's Config page, which waits on no server), or none (a run's preflight, so a bundle run
+    /// never waits on a hosted store it does not use).
+    probe: Probe,
+}
+
+/// Which stores a [`StoresBuilder`] asks whether they can serve requests.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Probe {
+    None,
+    OnDisk,
+    All,
 }
 
 impl<'a> StoresBuilder<'a> {
@@ -68,7 +78,7 @@ impl<'a> StoresBuilder<'a> {
             secrets: configured_secrets(doc, plugins).map_err(|e| e.to_string()),
             plugins,
             manifests: None,
-            probe: false,
+            probe: Probe::None,
         }
     }
 
@@ -81,7 +91,15 @@ impl<'a> StoresBuilder<'a> {
 
     /// Also asks each store to reach its server (a hosted store's endpoint, bucket, DSN, credentials).
     pub fn probing(mut self) -> Self {
-        self.probe = true;
+        self.probe = Probe::All;
+        self
+    }
+
+    /// Also asks the built-in stores on this machine's disk (objects, documents, secrets) whether
+    /// they can serve requests (a path that is a folder, a file it may not write), reaching no
+    /// server.
+    pub fn probing_disk(mut self) -> Self {
+        self.probe = Probe::OnDisk;
         self
     }
 }
@@ -193,7 +211,9 @@ impl StoreBuilder for StoresBuilder<'_> {
             BuildFailure::Store(e) => vec![in_section(e)],
             settings => build_problems(settings),
         })?;
-        if self.probe {
+        let on_disk = kind != StoreKind::Image
+            && crate::stores::local_builtin(kind, &selection.impl_name).is_some();
+        if self.probe == Probe::All || (self.probe == Probe::OnDisk && on_disk) {
             store.probe().map_err(|e| vec![in_section(e)])?;
         }
         Ok(None)

@@ -16,6 +16,7 @@ use crate::http::problem::{ApiError, ApiResult};
 use crate::runs::bundles;
 use crate::runs::manager::{self, StartSpec, WORKFLOW_KEY};
 use crate::state::Shared;
+use agent_env::config::store_builder::StoresBuilder;
 use agent_env::config::{show, InstalledPackage};
 use agent_env::report::{build_report, human, RowSource};
 use agent_env::session::{RegistryLoad, Session};
@@ -252,6 +253,16 @@ pub async fn config_show(State(s): State<Shared>) -> ApiResult<Json<Value>> {
             ApiError::internal(format!("config show gave JSON that does not parse: {e}"))
         })?;
         doc["text"] = json!(show::render_text(&report));
+        // What `agent-env config check` finds, short of reaching a hosted store's server or starting
+        // a plugin (a page load does neither; the stores on this disk are asked whether they can
+        // serve): the page shows the problems above the settings.
+        let manifests = session.manifests();
+        let builder = StoresBuilder::new(session.config(), None)
+            .with_manifests(&manifests)
+            .probing_disk();
+        let checked = agent_env::config::check::check(session.config(), &builder);
+        doc["check"] = serde_json::to_value(&checked)
+            .map_err(|e| ApiError::internal(format!("the config check does not serialize: {e}")))?;
         Ok(doc)
     })
     .await

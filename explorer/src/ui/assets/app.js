@@ -841,8 +841,23 @@ async function plugin(name) {
 async function config() {
   const data = await api("/config");
   show(h("h1", {}, "Config"),
+    configCheck(data.check),
     h("p", { class: "muted" }, "What agent-env config show prints; secrets are masked."),
     h("pre", { id: "config-text" }, data.text));
+}
+
+// What agent-env config check finds (short of reaching hosted stores or starting plugins): its
+// problems, then its warnings, above the settings they are about; nothing when it finds none.
+function configCheck(check) {
+  if (!check) return null;
+  const problems = (check.problems || []).map((p) => h("li", {}, `${p.message} [${p.code}]`));
+  const warnings = (check.warnings || []).map((w) => h("li", {}, w));
+  return h("div", { id: "config-check" },
+    problems.length ? h("div", { class: "error", role: "alert" },
+      h("p", {}, `agent-env config check finds ${problems.length} problem${problems.length === 1 ? "" : "s"}:`),
+      h("ul", {}, ...problems)) : null,
+    warnings.length ? h("div", { class: "warning notice", role: "status" },
+      h("p", {}, "Warnings:"), h("ul", {}, ...warnings)) : null);
 }
 
 const views = { home, bundles, tasks, task, run, instance, artifacts, artifact, plugins, plugin, config };
