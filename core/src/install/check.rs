@@ -74,7 +74,13 @@ pub fn check_package(name: &str, out: &dyn Output) -> Vec<String> {
             .unwrap_or_default();
         out.line(&format!("  {name}: {group} {cname} {status}{reason}"));
         if status != "active" && status != "replaced" {
-            problems.push(format!("{name}: {cname} is {status}{reason}"));
+            let why = c["reason"]
+                .as_str()
+                .map(|r| format!(": {r}"))
+                .unwrap_or_default();
+            problems.push(format!(
+                "{name}: {group} {cname} did not take effect ({status}){why}"
+            ));
         }
     }
     problems.extend(store_problems);

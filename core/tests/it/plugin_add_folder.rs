@@ -164,7 +164,9 @@ fn a_failing_check_is_rolled_back_byte_for_byte_unless_kept() {
         "{out}"
     );
     assert!(
-        err.contains("problem: agentenv-broken: broken_step is failed"),
+        err.contains(
+            "problem: agentenv-broken: task_steps broken_step did not take effect (failed)"
+        ),
         "{err}"
     );
     // The installed copy is rolled back: what to fix is named in the folder that was added.

@@ -204,7 +204,7 @@ fn plugin_add_and_remove_answer_in_json_for_a_script() {
         doc["problems"][0]
             .as_str()
             .unwrap()
-            .starts_with("agentenv-broken: broken_step is failed"),
+            .starts_with("agentenv-broken: task_steps broken_step did not take effect (failed): "),
         "{doc}"
     );
     assert_eq!(doc["installed"].as_array().unwrap().len(), 1, "{doc}");
