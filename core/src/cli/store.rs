@@ -571,13 +571,20 @@ fn run_check(checked: &Checked, opened: &CheckedStore, json_output: bool, term: 
     }
     let stopped = || cancel.is_cancelled();
     let report = run_kit(store, &checked.namespace, &stopped);
-    for warning in store.take_warnings() {
-        term.eprintln(&format!("warning: {warning}"));
+    let warnings = store.take_warnings();
+    // A script reading --json reads the store's warnings among the notes; a person, on stderr.
+    if !json_output {
+        for warning in &warnings {
+            term.eprintln(&format!("warning: {warning}"));
+        }
     }
     if let Err(e) = watching {
         term.eprintln(&format!("warning: can't watch for Ctrl-C: {e}"));
     }
-    let notes = notes(checked, opened);
+    let mut notes = notes(checked, opened);
+    if json_output {
+        notes.extend(warnings);
+    }
     if json_output {
         term.line(&render_json(checked, &report, &notes));
     } else {

@@ -174,6 +174,23 @@ fn image_check_needs_no_docker() {
         text.contains("image kit: 6 passed, 0 failed, 1 skipped"),
         "{text}"
     );
+    // The store's own warning (no registry here) is on stderr for a person, in the notes for --json.
+    if stderr(&out).contains("no registry answers") {
+        let json = env.run(
+            &["store", "check", "image", "--json"],
+            &[("PATH", "/nonexistent")],
+        );
+        let doc: serde_json::Value = serde_json::from_str(&stdout(&json)).unwrap();
+        assert!(
+            doc["notes"].to_string().contains("no registry answers"),
+            "{doc:#}"
+        );
+        assert!(
+            !stderr(&json).contains("no registry answers"),
+            "{}",
+            stderr(&json)
+        );
+    }
 }
 
 #[test]
