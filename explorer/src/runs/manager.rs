@@ -85,6 +85,8 @@ pub struct Workflow {
     pub log: LineLog,
     pub created_at_utc: String,
     phase: Mutex<(Phase, Option<String>)>,
+    /// When it left the queue and started running.
+    started_at: Mutex<Option<String>>,
     /// The run log's path, once the run started (the file is made with its first line).
     run_log: Mutex<Option<PathBuf>>,
 }
@@ -111,6 +113,11 @@ impl Workflow {
     }
 
     fn set_phase(&self, phase: Phase) {
+        if phase == Phase::Running {
+            if let Ok(mut started) = self.started_at.lock() {
+                started.get_or_insert_with(agent_env::clock::iso_now);
+            }
+        }
         let finished_at = phase.is_done().then(agent_env::clock::iso_now);
         if let Ok(mut p) = self.phase.lock() {
             *p = (phase, finished_at);
@@ -142,6 +149,7 @@ impl Workflow {
             "cancel_requested": self.cancel.is_cancelled(),
             "error": error,
             "created_at_utc": self.created_at_utc,
+            "started_at_utc": self.started_at.lock().ok().and_then(|s| s.clone()),
             "finished_at_utc": finished,
             "log": self.run_log().map(|p| p.display().to_string()),
         })
@@ -214,6 +222,7 @@ impl RunManager {
             log: LineLog::default(),
             created_at_utc: agent_env::clock::iso_now(),
             phase: Mutex::new((Phase::Queued, None)),
+            started_at: Mutex::new(None),
             run_log: Mutex::new(None),
         });
         let thread = {
@@ -406,6 +415,7 @@ mod tests {
             log: LineLog::default(),
             created_at_utc: agent_env::clock::iso_now(),
             phase: Mutex::new((Phase::Queued, None)),
+            started_at: Mutex::new(None),
             run_log: Mutex::new(None),
         };
         workflow.set_phase(Phase::Running);

@@ -349,6 +349,16 @@ fn a_bundle_runs_by_its_name() {
     assert_eq!(done["instances"][0]["outcome"], "passed");
     let instance = done["instances"][0]["instance_id"].as_str().unwrap();
     assert!(instance.starts_with(HELLO_TASK), "{done}");
+    // When it left the queue, between its creation and its end.
+    let started = done["started_at_utc"].as_str().unwrap();
+    assert!(
+        done["created_at_utc"].as_str().unwrap() <= started,
+        "{done}"
+    );
+    assert!(
+        started <= done["finished_at_utc"].as_str().unwrap(),
+        "{done}"
+    );
     let listed = server.get("/api/v1/workflows").json();
     assert_eq!(listed["items"][0]["workflow_id"], id);
 }

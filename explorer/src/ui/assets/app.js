@@ -644,7 +644,9 @@ async function run(id) {
   const draw = (w, answers) => {
     const queued = w.status === "queued";
     status.replaceChildren(badge(w.status));
-    const started = (w.instances || []).map((i) => i.started_at_utc).filter(Boolean).sort()[0];
+    // When the run left the queue; its first instance's start when the answer does not say.
+    const started = w.started_at_utc
+      || (w.instances || []).map((i) => i.started_at_utc).filter(Boolean).sort()[0];
     header.replaceChildren(`${w.bundle}${(w.tasks || []).length ? ` (${w.tasks.join(", ")})` : ""} · run group `,
       h("span", { class: "mono" }, w.run_group_id),
       queued ? ` · waiting since ${w.created_at_utc}` : started ? ` · started ${started}` : "",
