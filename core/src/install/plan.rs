@@ -230,7 +230,13 @@ pub fn build(specs: &[Spec], plugins: &Path, pip: &PipOptions) -> Result<Vec<Ste
     for s in &crates {
         let mut argv: Vec<String> = vec!["cargo".into(), "install".into(), "--force".into()];
         match &s.path {
-            Some(p) => argv.extend(["--path".into(), p.display().to_string()]),
+            Some(p) => {
+                // The versions the project was built and tested with, when it keeps them.
+                if p.join("Cargo.lock").is_file() {
+                    argv.push("--locked".into());
+                }
+                argv.extend(["--path".into(), p.display().to_string()]);
+            }
             None => argv.push(s.text.clone()),
         }
         argv.extend(["--root".into(), root.display().to_string()]);
@@ -666,6 +672,32 @@ mod tests {
                 "{} {PRINT_MANIFEST_ARG} ended with exit status: 1: agentenv: task step type 'dup' is registered twice",
                 exe.display()
             )
+        );
+    }
+
+    #[test]
+    fn a_crate_that_keeps_its_lock_file_is_installed_with_it() {
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::write(
+            dir.path().join("Cargo.toml"),
+            "[package]\nname = \"agentenv-x\"\nversion = \"0.1.0\"\n",
+        )
+        .unwrap();
+        let describe = |dir: &Path| -> String {
+            let spec = super::super::source::classify(dir.to_str().unwrap(), None, None).unwrap();
+            let steps = build(&[spec], Path::new("/nowhere"), &PipOptions::default()).unwrap();
+            steps[0].describe(Path::new("/nowhere"))
+        };
+        assert!(
+            !describe(dir.path()).contains("--locked"),
+            "{}",
+            describe(dir.path())
+        );
+        std::fs::write(dir.path().join("Cargo.lock"), "version = 3\n").unwrap();
+        assert!(
+            describe(dir.path()).contains("cargo install --force --locked --path"),
+            "{}",
+            describe(dir.path())
         );
     }
 
