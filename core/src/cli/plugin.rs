@@ -137,8 +137,9 @@ pub fn run(args: PluginArgs, verbose: bool, session: &Session, term: &Terminal) 
             for (flag, url) in
                 indexes.chain(a.extra_index_url.iter().map(|u| ("--extra-index-url", u)))
             {
-                // A password in the URL (a private index's token) is masked wherever it is shown.
-                crate::redaction::remember_setting(url, false, false);
+                // The credentials in the URL (a private index's token) are masked wherever it is
+                // shown, this command's own refusal included.
+                remember_index_credentials(url);
                 check_index_url(flag, url)?;
             }
             let options = crate::install::add::AddOptions {
@@ -277,6 +278,20 @@ fn changing(
         term.eprintln(&format!("Error: {error}"));
     }
     Ok(code)
+}
+
+/// Remembers as secret what an index URL carries before its host: the password of `user:password@`,
+/// or the whole of `token@` (a token as the user name, as many private indexes take it).
+fn remember_index_credentials(url: &str) {
+    crate::redaction::remember_setting(url, false, false);
+    let rest = url.split_once("://").map_or(url, |(_, rest)| rest);
+    let authority = rest.split(['/', '?', '#']).next().unwrap_or(rest);
+    if let Some((userinfo, _)) = authority.rsplit_once('@') {
+        match userinfo.split_once(':') {
+            Some((_, password)) => crate::redaction::remember(password),
+            None => crate::redaction::remember(userinfo),
+        }
+    }
 }
 
 /// An index URL pip can read (`http://`, `https://` or `file://`): anything else is refused before

@@ -360,6 +360,36 @@ fn pip_options_reach_the_pip_command() {
     );
     assert!(!both.contains("s3cr3tTOKEN"), "{both}");
 
+    // A token as the user name is masked too, and so is a refused URL's password.
+    let token = sb.run(&[
+        "plugin",
+        "add",
+        "agentenv-somewhere",
+        "--index-url",
+        "https://tok3nSECRET@127.0.0.1:9/simple",
+        "--dry-run",
+    ]);
+    let both = format!(
+        "{}{}",
+        String::from_utf8_lossy(&token.stdout),
+        String::from_utf8_lossy(&token.stderr)
+    );
+    assert!(both.contains("https://***@127.0.0.1:9/simple"), "{both}");
+    let refused = sb.run(&[
+        "plugin",
+        "add",
+        "x",
+        "--extra-index-url",
+        "u:s3cretPW@127.0.0.1:9/simple",
+        "--dry-run",
+    ]);
+    let both = format!(
+        "{}{}",
+        String::from_utf8_lossy(&refused.stdout),
+        String::from_utf8_lossy(&refused.stderr)
+    );
+    assert!(!both.contains("s3cretPW"), "{both}");
+
     // A URL pip could not read is refused before anything runs.
     let refused = sb.run(&[
         "plugin",
