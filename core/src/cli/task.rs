@@ -238,11 +238,12 @@ fn put(args: PutArgs, session: &Session, term: &Terminal) -> Exit {
         let shown = file.display().to_string();
         let text = std::fs::read_to_string(file)
             .map_err(|e| Failure::new(format!("can't read {shown}: {e}")))?;
-        let steps =
-            stored_task::steps_of(&text, &shown).map_err(|e| Failure::new(e.to_string()))?;
+        // A byte order mark (some editors write one) is not part of the JSON, as in a bundle.
+        let text = text.strip_prefix('\u{feff}').unwrap_or(&text);
+        let steps = stored_task::steps_of(text, &shown).map_err(|e| Failure::new(e.to_string()))?;
         // `--id`, else the id a stored task's document names (`task get ID --json` prints one), else
         // the file's name.
-        let id = match (args.id.clone(), stored_task::id_of(&text)) {
+        let id = match (args.id.clone(), stored_task::id_of(text)) {
             (Some(id), _) | (None, Some(id)) => id,
             (None, None) => file
                 .file_stem()
@@ -497,6 +498,13 @@ fn list(
     none: impl Fn(usize, &ListArgs) -> String,
     term: &Terminal,
 ) -> Exit {
+    // Names are recorded in NFC, as a bundle's file names are read.
+    let args = ListArgs {
+        task: args
+            .task
+            .map(|t| crate::bundle::model::as_nfc(&t).into_owned()),
+        ..args
+    };
     let bundle_filter = args.bundle.as_deref().map(|b| BundleFilter::new(b, home));
     let found = newest_instances(
         sources,
@@ -594,7 +602,8 @@ fn get(
     }: &Sources,
     term: &Terminal,
 ) -> Exit {
-    let wanted = args.instance.trim();
+    let wanted = crate::bundle::model::as_nfc(args.instance.trim());
+    let wanted = wanted.as_ref();
     // The whole id is looked up; the short form (its end) is looked for among them all.
     let exact = sources
         .query(

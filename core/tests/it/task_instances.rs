@@ -524,3 +524,32 @@ fn a_name_two_bundles_share_is_said_and_the_end_of_an_id_picks_one() {
         .ends_with("/hello1/hello"));
     assert!(!one.stderr.contains("names 2 tasks"), "{}", one.stderr);
 }
+
+/// A task file with a byte order mark is put as a bundle reads one, and a task's name typed in
+/// another Unicode form (a combining accent) names the same task.
+#[test]
+fn a_byte_order_mark_and_another_unicode_form_are_no_obstacle() {
+    let s = Sandboxed::new();
+    s.write(
+        "bom.json",
+        "\u{feff}[{\"id\": \"b\", \"type\": \"deploy_sandbox\", \"sandbox_name\": \"b\"}]",
+    );
+    let put = s.run(&["task", "put", "bom.json", "--id", "team/bom"]);
+    assert_eq!(put.code, 0, "{}", put.both());
+
+    let composed = "caf\u{e9}";
+    let decomposed = "cafe\u{301}";
+    let folder = s.copy_hello("nf");
+    std::fs::rename(
+        folder.join("tasks/hello.json"),
+        folder.join(format!("tasks/{decomposed}.json")),
+    )
+    .unwrap();
+    assert_eq!(s.run(&["run", "./nf", "-q"]).code, 0);
+    for name in [composed, decomposed] {
+        let listed = s.run(&["task", "instances", name, "--json"]);
+        assert_eq!(listed.code, 0, "{name:?}: {}", listed.both());
+        let doc: serde_json::Value = serde_json::from_str(&listed.stdout).unwrap();
+        assert_eq!(doc["instances"].as_array().unwrap().len(), 1, "{doc:#}");
+    }
+}
