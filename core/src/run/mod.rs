@@ -185,7 +185,7 @@ fn say_task_notes(
                     &step.spec,
                     &known,
                 ));
-                notes.extend(builtin.check_notes(&step.spec));
+                notes.extend(builtin.check_notes(&step.spec, predictions));
             }
         }
         for note in notes {

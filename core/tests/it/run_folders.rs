@@ -213,10 +213,24 @@ fn typos_a_run_would_skip_are_said_on_every_run() {
         "{}",
         r.stderr
     );
+    // Said once, as the run skips it, with the near miss.
     assert!(
-        r.stderr.contains("criterion 1 has the type 'probe_file_exist', which verify_sandbox does not know: a run skips it; did you mean 'probe_file_exists'?"),
+        r.stderr.contains("skipped criterion 1 of type 'probe_file_exist', which verify_sandbox does not know; did you mean 'probe_file_exists'?"),
         "{}",
         r.stderr
+    );
+    assert_eq!(
+        r.stderr.matches("probe_file_exist'").count(),
+        1,
+        "{}",
+        r.stderr
+    );
+    // A dry run, which skips nothing, says it beforehand.
+    let dry = s.run(&["run", "./ty", "--dry-run"]);
+    assert!(
+        dry.stderr.contains("criterion 1 has the type 'probe_file_exist', which verify_sandbox does not know: a run skips it; did you mean 'probe_file_exists'?"),
+        "{}",
+        dry.stderr
     );
     let doc: serde_json::Value = serde_json::from_str(&r.stdout).unwrap();
     assert_eq!(

@@ -103,8 +103,9 @@ pub trait BuiltinStep: Sync {
     /// Problems with the step's own fields, found while planning.
     fn check(&self, step: &Map<String, Value>) -> Vec<String>;
     /// What is not wrong with the step's fields but will not do what it may seem to (a criterion of
-    /// a type it does not know, skipped when it runs): said before a run, and by a dry run.
-    fn check_notes(&self, _step: &Map<String, Value>) -> Vec<String> {
+    /// a type it does not know, skipped when it runs): said before a run; `dry_run` adds what a run
+    /// would say itself as it goes.
+    fn check_notes(&self, _step: &Map<String, Value>, _dry_run: bool) -> Vec<String> {
         Vec::new()
     }
     /// The fields of its own it reads, besides those every step has ([`STEP_FIELDS`]).
@@ -157,7 +158,8 @@ pub fn not_yet_built_in(type_name: &str) -> bool {
 }
 
 /// The fields every step may have (`version` is in every stored step, and a run's plan adds it).
-pub const STEP_FIELDS: [&str; 8] = [
+/// `timeout_seconds` limits a plugin's step; a built-in step does not read it.
+pub const STEP_FIELDS: [&str; 7] = [
     "id",
     "type",
     "version",
@@ -165,7 +167,6 @@ pub const STEP_FIELDS: [&str; 8] = [
     "fail_task_on_error",
     "retry_config",
     "verifier_id",
-    "timeout_seconds",
 ];
 
 /// For each key of `object` that is none of `known` but close to one (a typo, most likely): a note
@@ -176,12 +177,31 @@ pub fn typo_notes(what: &str, object: &Map<String, Value>, known: &[&str]) -> Ve
         .keys()
         .filter(|key| !known.contains(&key.as_str()))
         .filter_map(|key| {
-            let meant = crate::similar::best_match(key, known.iter().copied(), 0.75)?;
+            if key == "timeout_seconds" {
+                return Some(format!(
+                    "{what}: 'timeout_seconds' limits a plugin's step, and a built-in step does not read it"
+                ));
+            }
+            let near = known.iter().copied().filter(|k| same_words_but_a_typo(key, k));
+            let meant = crate::similar::best_match(key, near, 0.75)?;
             Some(format!(
                 "{what}: '{key}' is not a field it reads: did you mean '{meant}'?"
             ))
         })
         .collect()
+}
+
+/// Whether `key` could be `known` mistyped: as many `_`-separated words, each the same or close
+/// (`sandbox_mod` for `sandbox_mode`), not another word in one place (`sandbox_id` is no mistyped
+/// `sandbox_mode`, whatever their letters share).
+fn same_words_but_a_typo(key: &str, known: &str) -> bool {
+    let (words, known_words): (Vec<&str>, Vec<&str>) =
+        (key.split('_').collect(), known.split('_').collect());
+    words.len() == known_words.len()
+        && words
+            .iter()
+            .zip(&known_words)
+            .all(|(w, k)| w == k || crate::similar::ratio(w, k) >= 0.75)
 }
 
 /// A string field of a step.
@@ -202,6 +222,26 @@ pub fn require_str(step: &Map<String, Value>, key: &str, problems: &mut Vec<Stri
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_typo_is_told_from_another_word() {
+        let Value::Object(step) = serde_json::json!({
+            "sandbox_mod": "vm", "sandbox_id": "x", "sandbox_image": "y", "agregator": "any_pass",
+            "timeout_seconds": 5, "description": "free text"
+        }) else {
+            unreachable!()
+        };
+        let known = ["sandbox_mode", "sandbox_name", "aggregator"];
+        let notes = typo_notes("step 's'", &step, &known);
+        assert_eq!(
+            notes,
+            [
+                "step 's': 'agregator' is not a field it reads: did you mean 'aggregator'?",
+                "step 's': 'sandbox_mod' is not a field it reads: did you mean 'sandbox_mode'?",
+                "step 's': 'timeout_seconds' limits a plugin's step, and a built-in step does not read it",
+            ]
+        );
+    }
 
     #[test]
     fn every_implemented_step_is_a_listed_builtin_and_not_reported_missing() {

@@ -80,7 +80,7 @@ impl BuiltinStep for VerifySandbox {
         ]
     }
 
-    fn check_notes(&self, step: &Map<String, Value>) -> Vec<String> {
+    fn check_notes(&self, step: &Map<String, Value>, dry_run: bool) -> Vec<String> {
         let step_id = str_field(step, "id").unwrap_or("");
         let criteria = step
             .get("criteria")
@@ -99,28 +99,23 @@ impl BuiltinStep for VerifySandbox {
                 )
             })
             .collect();
-        criteria
+        // A criterion of a type this step does not know: a run says so as it skips it, so only a
+        // dry run (which runs nothing) says it beforehand.
+        let unknown = criteria
             .iter()
             .enumerate()
+            .filter(|_| dry_run)
             .filter_map(|(index, c)| {
                 let kind = c.get("type").and_then(Value::as_str)?;
                 (!kind.is_empty() && !CRITERIA.contains(&kind)).then(|| {
-                    match crate::similar::best_match(kind, CRITERIA.iter().copied(), 0.75) {
-                        Some(meant) => format!(
-                            "step '{step_id}' criterion {} has the type '{kind}', which verify_sandbox does not know: a run skips it; did you mean '{meant}'?",
-                            index + 1
-                        ),
-                        None => format!(
-                            "step '{step_id}' criterion {} has the type '{kind}', which verify_sandbox does not know: a run skips it (it knows {})",
-                            index + 1,
-                            CRITERIA.join(", ")
-                        ),
-                    }
+                    format!(
+                        "step '{step_id}' criterion {} has the type '{kind}', which verify_sandbox does not know: a run skips it{}",
+                        index + 1,
+                        known_criteria(kind)
+                    )
                 })
-            })
-            .chain(zero)
-            .chain(typos)
-            .collect()
+            });
+        unknown.chain(zero).chain(typos).collect()
     }
 
     fn check(&self, step: &Map<String, Value>) -> Vec<String> {
@@ -360,10 +355,10 @@ impl BuiltinStep for VerifySandbox {
             .map(|r| {
                 let kind = r.get("type").and_then(Value::as_str).unwrap_or("");
                 format!(
-                    "step '{step_id}' skipped criterion {} of type '{kind}', which verify_sandbox does not know (it knows {})",
+                    "step '{step_id}' skipped criterion {} of type '{kind}', which verify_sandbox does not know{}",
                     // Counted from 1, as people count (the stored criterion_index counts from 0).
                     r.get("criterion_index").and_then(Value::as_i64).map_or(0, |i| i + 1),
-                    CRITERIA.join(", ")
+                    known_criteria(kind)
                 )
             })
             .collect();
@@ -641,6 +636,14 @@ pub fn criterion_of(row: &Value) -> CriterionName<'_> {
     }
 }
 
+/// What to say after an unknown criterion type `kind`: the near miss, else the types there are.
+fn known_criteria(kind: &str) -> String {
+    match crate::similar::best_match(kind, CRITERIA.iter().copied(), 0.75) {
+        Some(meant) => format!("; did you mean '{meant}'?"),
+        None => format!(" (it knows {})", CRITERIA.join(", ")),
+    }
+}
+
 /// How much of a failed command's stderr its justification keeps.
 const STDERR_KEPT: usize = 300;
 
@@ -757,7 +760,7 @@ mod tests {
             {"type": "bash_cmd_succeeds", "command": "true", "weight": 0},
             {"type": "no_such_type", "weight": 3}
         ]});
-        let notes = VerifySandbox.check_notes(step.as_object().unwrap());
+        let notes = VerifySandbox.check_notes(step.as_object().unwrap(), true);
         assert!(
             notes.iter().any(|n| n == "step 'v': its criteria's weights add up to 0, so weighted_average scores it 0 whatever they find"),
             "{notes:?}"
@@ -766,7 +769,7 @@ mod tests {
             {"type": "bash_cmd_succeeds", "command": "true", "weight": 2}
         ]});
         assert!(VerifySandbox
-            .check_notes(weighted.as_object().unwrap())
+            .check_notes(weighted.as_object().unwrap(), true)
             .is_empty());
     }
 
