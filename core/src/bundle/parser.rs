@@ -533,23 +533,21 @@ impl Parser<'_> {
                     );
                 }
             }
-            match step.get("retry_config") {
-                None | Some(Value::Null) => {}
-                Some(config) => match super::step_fields::retry_form(config) {
-                    Err(m) => self.problem(rel, format!("step '{id}': {m}")),
-                    Ok(form) => {
-                        if let Some(from) =
-                            form.from.filter(|f| *f != id && !ids_so_far.contains(f))
-                        {
-                            self.problem(
-                                rel,
-                                format!(
-                                    "step '{id}': retry_config resumes from '{from}', which is not this step or an earlier step of this task"
-                                ),
-                            );
-                        }
-                    }
-                },
+            if let Some(config) = step.get("retry_config").filter(|c| !c.is_null()) {
+                if let Err(m) = super::step_fields::retry_form(config) {
+                    self.problem(rel, format!("step '{id}': {m}"));
+                }
+                let target = super::step_fields::retry_target(config);
+                if let Some(from) =
+                    target.filter(|f| *f != id && !ids_so_far.iter().any(|i| i == f))
+                {
+                    self.problem(
+                        rel,
+                        format!(
+                            "step '{id}': retry_config resumes from '{from}', which is not this step or an earlier step of this task"
+                        ),
+                    );
+                }
             }
             if let Some(deps) = step.get("depends_on") {
                 match super::step_fields::dependency_ids(deps) {
@@ -988,7 +986,8 @@ mod tests {
             root.join("tasks/t.json"),
             r#"[{"id": "w", "type": "x", "retry_config": {"retry_from_step_id": "nope"}},
                 {"id": "v", "type": "x", "retry_config": []},
-                {"id": "d", "type": "x", "depends_on": ["zzz"]}]"#,
+                {"id": "d", "type": "x", "depends_on": ["zzz"]},
+                {"id": "x", "type": "x", "retry_config": {"max_retries": "2", "retry_from_step_id": "ghost"}}]"#,
         )
         .unwrap();
         let err = parse_tree(Tree::Disk(root), "b", "@local/~/b")
@@ -996,6 +995,8 @@ mod tests {
             .to_string();
         for said in [
             "step 'w': retry_config resumes from 'nope', which is not this step or an earlier step of this task",
+            "step 'x': retry_config.max_retries must be a whole number of 0 or more",
+            "step 'x': retry_config resumes from 'ghost', which is not this step or an earlier step of this task",
             "step 'v': retry_config must be an object such as {\"max_retries\": 1}",
             "step 'd' depends on 'zzz', which is not an earlier step of this task",
         ] {

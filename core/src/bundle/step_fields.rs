@@ -55,20 +55,48 @@ pub fn retry_form(value: &Value) -> Result<RetryForm, String> {
     let Value::Object(map) = value else {
         return Err("retry_config must be an object such as {\"max_retries\": 1}".to_string());
     };
+    // Every problem of the object at once.
+    let mut problems = Vec::new();
     let max_retries = match map.get("max_retries") {
         None => 1,
         Some(v) => v
             .as_u64()
             .and_then(|n| u32::try_from(n).ok())
-            .ok_or("retry_config.max_retries must be a whole number of 0 or more")?,
+            .unwrap_or_else(|| {
+                problems.push("retry_config.max_retries must be a whole number of 0 or more");
+                1
+            }),
     };
-    let from = match map
-        .get("retry_from_step_id")
-        .or_else(|| map.get("go_to_step_id"))
-    {
-        None | Some(Value::Null) => None,
-        Some(Value::String(id)) => Some(id.clone()),
-        Some(_) => return Err("retry_config.retry_from_step_id must be a step id".to_string()),
+    let target = |key: &str| match map.get(key) {
+        None | Some(Value::Null) => Ok(None),
+        Some(Value::String(id)) => Ok(Some(id.clone())),
+        Some(_) => Err(format!("retry_config.{key} must be a step id")),
     };
+    let (retry_from, go_to) = (target("retry_from_step_id"), target("go_to_step_id"));
+    let mut said: Vec<String> = problems.iter().map(|p| p.to_string()).collect();
+    let from = match (retry_from, go_to) {
+        (Err(e), _) | (_, Err(e)) => {
+            said.push(e);
+            None
+        }
+        (Ok(Some(a)), Ok(Some(b))) if a != b => {
+            said.push(format!(
+                "retry_config gives retry_from_step_id '{a}' and go_to_step_id '{b}': give one of them"
+            ));
+            None
+        }
+        (Ok(a), Ok(b)) => a.or(b),
+    };
+    if !said.is_empty() {
+        return Err(said.join("; "));
+    }
     Ok(RetryForm { from, max_retries })
+}
+
+/// The step a `retry_config` resumes from, when it names one as a string, whatever else is wrong
+/// with it (so its existence is checked beside the object's other problems).
+pub fn retry_target(value: &Value) -> Option<&str> {
+    ["retry_from_step_id", "go_to_step_id"]
+        .iter()
+        .find_map(|key| value.get(key).and_then(Value::as_str))
 }
