@@ -378,21 +378,8 @@ impl Parser<'_> {
             self.problem(rel, "is empty: put the artifact's files in it");
         }
         let artifact_type = declared_type.unwrap_or_else(|| implied_artifact_type(&files).into());
-        // A `file` artifact is one file: a folder of several would load only the first.
-        if artifact_type == "file" && files.len() > 1 {
-            let shown: Vec<&str> = files.iter().take(5).map(String::as_str).collect();
-            let more = match files.len() - shown.len() {
-                0 => String::new(),
-                n => format!(" and {n} more"),
-            };
-            self.problem(
-                rel,
-                format!(
-                    "type = \"file\" is one file, and this folder has {} ({}{more}); keep one, or write type = \"file_artifact_universe\" (or no type) to load them all",
-                    files.len(),
-                    shown.join(", ")
-                ),
-            );
+        if let Some(problem) = several_files_for_one(&artifact_type, &files) {
+            self.problem(rel, problem);
         }
         self.bundle.artifacts.push(Artifact {
             name: name.to_string(),
@@ -849,6 +836,24 @@ pub fn toml_to_json(value: toml::Value) -> Value {
             Value::Object(t.into_iter().map(|(k, v)| (k, toml_to_json(v))).collect())
         }
     }
+}
+
+/// A `file` artifact is one file: a folder of several would load only the first. The problem, when
+/// `artifact_type` is `file` and `files` are more than one.
+pub fn several_files_for_one(artifact_type: &str, files: &[String]) -> Option<String> {
+    if artifact_type != "file" || files.len() <= 1 {
+        return None;
+    }
+    let shown: Vec<&str> = files.iter().take(5).map(String::as_str).collect();
+    let more = match files.len() - shown.len() {
+        0 => String::new(),
+        n => format!(" and {n} more"),
+    };
+    Some(format!(
+        "type = \"file\" is one file, and this folder has {} ({}{more}); keep one, or write type = \"file_artifact_universe\" (or no type) to load them all",
+        files.len(),
+        shown.join(", ")
+    ))
 }
 
 /// The type of an artifact whose folder has no `artifact.toml` saying it: a `Dockerfile` makes an

@@ -212,7 +212,7 @@ fn refuse_special(path: &Path, kind: std::fs::FileType) -> io::Result<()> {
     Err(io::Error::new(
         io::ErrorKind::InvalidInput,
         format!(
-            "{} is {what}, not a regular file; a bundle holds files and folders only, so remove it",
+            "{} is {what}, not a regular file; a bundle or an artifact holds files and folders only, so remove it",
             path.display()
         ),
     ))

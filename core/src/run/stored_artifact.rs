@@ -16,7 +16,9 @@ use serde_json::{json, Map, Value};
 use super::stored_task::{configured_stores, put_next_version, ARTIFACTS};
 use super::RunError;
 use crate::bundle::ids::{check_bare_id, object_key_segment};
-use crate::bundle::parser::{implied_artifact_type, read_artifact_manifest, ArtifactManifest};
+use crate::bundle::parser::{
+    implied_artifact_type, read_artifact_manifest, several_files_for_one, ArtifactManifest,
+};
 use crate::bundle::tree::Tree;
 use crate::bundle::BundleError;
 use crate::run::cancel::Cancel;
@@ -51,6 +53,9 @@ pub fn put_artifact(
     let shown = folder.display();
     let files = files_of(folder)?;
     let (artifact_type, config) = declared(folder, &files)?;
+    if let Some(problem) = several_files_for_one(&artifact_type, &files) {
+        return Err(BundleError::one(format!("{shown}: {problem}")).into());
+    }
     if !LOADABLE.contains(&artifact_type.as_str()) {
         return Err(BundleError::one(format!(
             "{shown} is an artifact of type '{artifact_type}', which a stored task could not load; this agent-env stores {} artifacts (artifact.toml's type says which)",

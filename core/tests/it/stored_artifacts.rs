@@ -155,6 +155,18 @@ fn refused(s: &Sandboxed, folder: &std::path::Path, id: &str, says: &str) {
 #[test]
 fn what_a_put_cannot_store_is_refused_saying_why() {
     let s = Sandboxed::new();
+    // A `file` artifact of several files, as a bundle's is refused.
+    let several = s.home().join("several");
+    std::fs::create_dir_all(several.join("sub")).unwrap();
+    std::fs::write(several.join("artifact.toml"), "type = \"file\"\n").unwrap();
+    std::fs::write(several.join("one.txt"), "1").unwrap();
+    std::fs::write(several.join("sub/two.txt"), "2").unwrap();
+    refused(
+        &s,
+        &several,
+        "team/several",
+        "type = \"file\" is one file, and this folder has 2 (one.txt, sub/two.txt)",
+    );
     let empty = s.home().join("empty");
     std::fs::create_dir_all(&empty).unwrap();
     refused(
