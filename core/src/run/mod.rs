@@ -134,7 +134,7 @@ pub fn execute(
         for t in &plan.tasks {
             out.line(&format!("  {} v{}", t.task.path, version_of(&t.task.id)));
         }
-        say_task_notes(plan, true, options.observer.as_ref(), out);
+        say_task_notes(&plan.tasks, true, options.observer.as_ref(), out);
         options.observer.event(&RunEvent::RunPlanned {
             bundle: bundle.display_root.clone(),
             tasks: planned_infos(plan, &version_of),
@@ -145,7 +145,7 @@ pub fn execute(
     }
     // A typo'd field or criterion type is said on every run, not only a dry one: a task that
     // skips the criterion it meant to check would otherwise pass without a word.
-    say_task_notes(plan, false, options.observer.as_ref(), out);
+    say_task_notes(&plan.tasks, false, options.observer.as_ref(), out);
     let options = RunOptions {
         cancel: Some(cancel),
         ..options.clone()
@@ -165,13 +165,13 @@ pub fn execute(
 /// do, a criterion of a type they do not know) and, with `predictions` (a dry run, which runs
 /// nothing that would fail), what will not run as written; as `note:` lines and warnings (a script
 /// reads them in the document's `warnings`).
-fn say_task_notes(
-    plan: &plan::Plan,
+pub(super) fn say_task_notes(
+    tasks: &[plan::PlannedTask<'_>],
     predictions: bool,
     observer: &dyn RunObserver,
     out: &dyn Output,
 ) {
-    for t in &plan.tasks {
+    for t in tasks {
         let mut notes = match predictions {
             true => sandbox_notes(&t.steps),
             false => Vec::new(),
@@ -186,6 +186,14 @@ fn say_task_notes(
                     &known,
                 ));
                 notes.extend(builtin.check_notes(&step.spec, predictions));
+            }
+            // Any step's retry_config, which agent-env reads whoever runs the step.
+            if let Some(Value::Object(retry)) = step.spec.get("retry_config") {
+                notes.extend(builtin_steps::typo_notes(
+                    &format!("step '{}' retry_config", step.id()),
+                    retry,
+                    &["retry_from_step_id", "go_to_step_id", "max_retries"],
+                ));
             }
         }
         for note in notes {

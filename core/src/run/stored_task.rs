@@ -371,6 +371,13 @@ pub fn run_stored_task(
         },
     };
     let version_of = |_: &str| version;
+    // What the task holds that its steps do not read, said once however many times it runs.
+    super::say_task_notes(
+        &plan.tasks[..plan.tasks.len().min(1)],
+        false,
+        options.observer.as_ref(),
+        out,
+    );
     let status = match &plugins {
         Some(p) => run_planned(
             &plan,

@@ -553,3 +553,28 @@ fn a_byte_order_mark_and_another_unicode_form_are_no_obstacle() {
         assert_eq!(doc["instances"].as_array().unwrap().len(), 1, "{doc:#}");
     }
 }
+
+/// A stored task's run notes what its steps do not read, as a bundle run does, once however many
+/// runs it makes; a retry_config's keys are checked too.
+#[test]
+fn a_stored_tasks_run_says_its_typos_once() {
+    let s = Sandboxed::new();
+    let file = s.write(
+        "typo.json",
+        r#"[{"id": "box", "type": "deploy_sandbox", "sandbox_name": "box", "sandbox_mod": "vm"},
+            {"id": "check", "type": "verify_sandbox", "sandbox_name": "box", "verifier_id": "v",
+             "retry_config": {"max_retry": 2},
+             "criteria": [{"type": "bash_cmd_succeeds", "bash_cmd": "true"}]}]"#,
+    );
+    let put = s.run(&["task", "put", file.to_str().unwrap(), "--id", "team/typo"]);
+    assert_eq!(put.code, 0, "{}", put.both());
+    let r = s.run(&["task", "run", "team/typo", "--runs", "2"]);
+    assert_eq!(r.code, 0, "{}", r.both());
+    let said = "'sandbox_mod' is not a field it reads: did you mean 'sandbox_mode'?";
+    assert_eq!(r.stderr.matches(said).count(), 1, "{}", r.stderr);
+    assert!(
+        r.stderr.contains("step 'check' retry_config: 'max_retry' is not a field it reads: did you mean 'max_retries'?"),
+        "{}",
+        r.stderr
+    );
+}

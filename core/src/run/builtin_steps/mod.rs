@@ -191,17 +191,33 @@ pub fn typo_notes(what: &str, object: &Map<String, Value>, known: &[&str]) -> Ve
         .collect()
 }
 
-/// Whether `key` could be `known` mistyped: as many `_`-separated words, each the same or close
-/// (`sandbox_mod` for `sandbox_mode`), not another word in one place (`sandbox_id` is no mistyped
+/// How alike two words must be to be one word mistyped (`retry` for `retries` is 0.67; `id` for
+/// `mode` 0.33, `image` for `name` 0.44); the whole key must still be 0.75 alike.
+const WORD_CLOSE: f64 = 0.6;
+
+/// Whether `key` could be `known` mistyped: its `_`-separated words each the same or close
+/// (`sandbox_mod` for `sandbox_mode`), one word left off either end at most (`retry_from_step` for
+/// `retry_from_step_id`); not another word in one place (`sandbox_id` is no mistyped
 /// `sandbox_mode`, whatever their letters share).
 fn same_words_but_a_typo(key: &str, known: &str) -> bool {
-    let (words, known_words): (Vec<&str>, Vec<&str>) =
-        (key.split('_').collect(), known.split('_').collect());
-    words.len() == known_words.len()
-        && words
+    let words: Vec<&str> = key.split('_').collect();
+    let known_words: Vec<&str> = known.split('_').collect();
+    let (short, long) = match words.len() <= known_words.len() {
+        true => (&words, &known_words),
+        false => (&known_words, &words),
+    };
+    // The short one's words against the long one's, from its first word or its second.
+    let close_from = |start: usize| {
+        short
             .iter()
-            .zip(&known_words)
-            .all(|(w, k)| w == k || crate::similar::ratio(w, k) >= 0.75)
+            .zip(&long[start..])
+            .all(|(w, k)| w == k || crate::similar::ratio(w, k) >= WORD_CLOSE)
+    };
+    match long.len() - short.len() {
+        0 => close_from(0),
+        1 => close_from(0) || close_from(1),
+        _ => false,
+    }
 }
 
 /// A string field of a step.
@@ -227,16 +243,22 @@ mod tests {
     fn a_typo_is_told_from_another_word() {
         let Value::Object(step) = serde_json::json!({
             "sandbox_mod": "vm", "sandbox_id": "x", "sandbox_image": "y", "agregator": "any_pass",
-            "timeout_seconds": 5, "description": "free text"
+            "timeout_seconds": 5, "description": "free text", "retry_from_step": "a"
         }) else {
             unreachable!()
         };
-        let known = ["sandbox_mode", "sandbox_name", "aggregator"];
+        let known = [
+            "sandbox_mode",
+            "sandbox_name",
+            "aggregator",
+            "retry_from_step_id",
+        ];
         let notes = typo_notes("step 's'", &step, &known);
         assert_eq!(
             notes,
             [
                 "step 's': 'agregator' is not a field it reads: did you mean 'aggregator'?",
+                "step 's': 'retry_from_step' is not a field it reads: did you mean 'retry_from_step_id'?",
                 "step 's': 'sandbox_mod' is not a field it reads: did you mean 'sandbox_mode'?",
                 "step 's': 'timeout_seconds' limits a plugin's step, and a built-in step does not read it",
             ]
