@@ -383,7 +383,10 @@ fn check(args: &ReportArgs, verbose: bool, session: &Session, term: &Terminal) -
         term.warn(w);
     }
     let result = documents::check(&built.report);
-    let warnings = unrunnable_bundles(session);
+    // Unsafe plugin paths (as plugin list says them) and bundles that cannot run: for a person on
+    // stderr, for a script in the document too.
+    let mut warnings = session.take_plugin_warnings();
+    warnings.extend(unrunnable_bundles(session));
     for w in &warnings {
         term.warn(w);
     }

@@ -228,6 +228,17 @@ impl Watch<'_> {
         observers.push(hold.clone());
         let result = go(view.as_ref(), Arc::new(Fanout(observers)));
         RUN_ENDED.store(true, Ordering::SeqCst);
+        // Unsafe plugin paths the run's discovery found: a script reads them in the document's
+        // warnings (a person, on stderr, as every command says them).
+        if json {
+            for message in session.take_plugin_warnings() {
+                term.warn(&message);
+                collector.event(&RunEvent::Warning {
+                    task_path: None,
+                    message,
+                });
+            }
+        }
         // Written out now: what the plugins said as they stopped came after the run's last event,
         // and the log is never dropped (a second signal's handler holds it).
         if let Some(log) = &log {
