@@ -106,7 +106,7 @@ fn unknown_status(word: &str) -> ApiError {
     ApiError::invalid(
         &["query", "status"],
         format!(
-            "'{word}' is neither a status nor an outcome; status takes a recorded status or an outcome: {}",
+            "'{word}' is neither a status nor an outcome; status takes a recorded status or an outcome: {} ('scored_below_one', as agent-env run --json words it, is taken too)",
             quoted.join(", ")
         ),
         "enum",
