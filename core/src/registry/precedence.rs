@@ -310,8 +310,13 @@ fn mark_conflict(reg: &mut Registry, group: &'static str, key: &str, usable: &[u
         let mut advice = advice.chars();
         let first = advice.next().map(|c| c.to_uppercase().to_string());
         format!(
-            "{} installed plugins register '{key}' in {rg}: {}. {}{}.",
+            "{} {} register '{key}' in {rg}: {}. {}{}.",
             usable.len(),
+            if any_on_path(reg, usable) {
+                "plugins"
+            } else {
+                "installed plugins"
+            },
             labels.join("; "),
             first.unwrap_or_default(),
             advice.as_str()
@@ -339,12 +344,26 @@ fn how_to_remove_all_but_one(reg: &Registry, claims: &[usize]) -> String {
         1 => ("was", "it"),
         _ => ("were", "them"),
     };
-    format!(
-        "remove all but one: `agent-env plugin remove <package>` removes a package it installed, but \
-         {} {was} found through PATH and agent-env did not install {them}: remove {them} with the \
+    let found = format!(
+        "{} {was} found through PATH and agent-env did not install {them}: remove {them} with the \
          tool that installed {them}, or take {them} off PATH",
         on_path.join(", ")
+    );
+    if on_path.len() == plugins.len() {
+        return format!("remove all but one: {found}");
+    }
+    format!(
+        "remove all but one: `agent-env plugin remove <package>` removes a package it installed, but \
+         {found}"
     )
+}
+
+/// Whether any of the plugins behind `claims` was found through `PATH` (agent-env did not install
+/// it).
+fn any_on_path(reg: &Registry, claims: &[usize]) -> bool {
+    claims.iter().any(|&i| {
+        reg.discovery.plugins[reg.claims[i].plugin].source != crate::discovery::Source::PluginsDir
+    })
 }
 
 /// Starts (in parallel) every plugin that has a claim left to load or that config names. A plugin whose

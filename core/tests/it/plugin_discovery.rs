@@ -378,7 +378,7 @@ fn a_conflict_with_a_plugin_on_path_names_its_manifest() {
     let stderr = String::from_utf8_lossy(&ran.stderr);
     assert_eq!(ran.status.code(), Some(1), "{stderr}");
     assert!(
-        stderr.contains("the step type 'dup' can't be used: 2 installed plugins register 'dup'"),
+        stderr.contains("the step type 'dup' can't be used: 2 plugins register 'dup'"),
         "{stderr}"
     );
 }
