@@ -81,7 +81,7 @@ fn get(args: GetArgs, session: &Session, term: &Terminal) -> Exit {
 
 /// The artifact's files, one a line, in columns: path, size, object URL.
 fn file_rows(doc: &serde_json::Map<String, Value>) -> String {
-    let rows: Vec<(&str, String, &str)> = doc
+    let rows: Vec<(String, String, &str)> = doc
         .get("files")
         .and_then(Value::as_array)
         .into_iter()
@@ -89,11 +89,16 @@ fn file_rows(doc: &serde_json::Map<String, Value>) -> String {
         .map(|file| {
             let text = |key: &str| file.get(key).and_then(Value::as_str).unwrap_or("?");
             let size = file.get("size").and_then(Value::as_u64).unwrap_or(0);
-            (text("path"), format!("{size} bytes"), text("object_url"))
+            // As the terminal will show it (an invisible character escaped), so padded by that.
+            (
+                crate::printable::plain(text("path")).into_owned(),
+                format!("{size} bytes"),
+                text("object_url"),
+            )
         })
         .collect();
     // Padded by the columns a terminal gives each path (a CJK name takes two a character).
-    let path_width = rows.iter().map(|r| width(r.0)).max().unwrap_or(0);
+    let path_width = rows.iter().map(|r| width(&r.0)).max().unwrap_or(0);
     let size_width = rows.iter().map(|r| r.1.len()).max().unwrap_or(0);
     rows.iter()
         .map(|(path, size, url)| {
@@ -172,5 +177,15 @@ mod tests {
             file_rows(&doc),
             "  数据.txt       5 bytes  file:///a\n  readme.md  12345 bytes  file:///b\n"
         );
+        // A name with an invisible character is padded as it is shown, escaped.
+        let serde_json::Value::Object(doc) = serde_json::json!({"files": [
+            {"path": "zero\u{200b}w.txt", "size": 1, "object_url": "file:///a"},
+            {"path": "plain.txt", "size": 1, "object_url": "file:///b"},
+        ]}) else {
+            unreachable!()
+        };
+        let rows = file_rows(&doc);
+        let starts: Vec<usize> = rows.lines().map(|l| l.find("1 bytes").unwrap()).collect();
+        assert_eq!(starts[0], starts[1], "{rows}");
     }
 }
