@@ -466,7 +466,9 @@ fn show(args: &ShowArgs, verbose: bool, session: &Session, term: &Terminal) -> E
             .or_else(|| store_only_diagnosis(registry, i, session)),
         _ => None,
     };
-    let config_effect = registry.loaded.then(|| CONFIG_EFFECT.to_string());
+    // Said of a plugin's process; agent-env's own built-ins (a row of no plugin) have none.
+    let config_effect = (registry.loaded && matches!(source, RowSource::Plugin(_)))
+        .then(|| CONFIG_EFFECT.to_string());
     if args.report.json {
         let mut report = built.report;
         report.plugins = vec![dist];

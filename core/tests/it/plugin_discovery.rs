@@ -651,6 +651,9 @@ fn scenario_15_show_of_an_unknown_package_and_usage_errors() {
         "{core}"
     );
     assert!(core.contains("  bundle  hello  "), "{core}");
+    // agent-env itself has no process of its own to speak of.
+    let loaded = sb.stdout(&["plugin", "show", "agentenv-framework"], 0);
+    assert!(!loaded.contains("runs in its own process"), "{loaded}");
 }
 
 #[test]
