@@ -150,12 +150,20 @@ fn asks_for_json(args: &[std::ffi::OsString]) -> bool {
 
 /// The document a `--json` command prints when it failed before printing its own.
 fn json_failure(failure: &Failure) -> String {
-    let doc = serde_json::json!({
-        "format_version": 1,
-        "status": "error",
-        "exit_code": failure.code(),
-        "error": failure.to_string(),
-    });
+    /// Its keys in the order every document begins with.
+    #[derive(serde::Serialize)]
+    struct FailureDocument {
+        format_version: u32,
+        status: &'static str,
+        exit_code: i32,
+        error: String,
+    }
+    let doc = FailureDocument {
+        format_version: 1,
+        status: "error",
+        exit_code: failure.code(),
+        error: failure.to_string(),
+    };
     let mut text = serde_json::to_string_pretty(&doc).unwrap_or_default();
     text.push('\n');
     text
