@@ -27,6 +27,12 @@ def echo(step, context, host):
     return {"metadata": {"echo": {"step": step, "context": context, "settings": host.settings}}}
 
 
+@plugin.task_step("not_a_number", cls="NotANumber")
+def not_a_number(step, context, host):
+    """Scores NaN, which JSON cannot carry."""
+    return {"metadata": {"verifications": {step["id"]: {"score": float("nan")}}}}
+
+
 @plugin.task_step("misplaced", cls="Misplaced")
 def misplaced(step, context, host):
     """Returns its verifications beside `metadata` instead of under it (a mistake)."""

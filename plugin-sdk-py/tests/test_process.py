@@ -112,6 +112,16 @@ def test_a_step_that_raises_is_step_failed_with_its_type_and_message(start):
     assert "Traceback" not in plugin.stderr
 
 
+def test_an_answer_json_cannot_carry_says_why_and_names_the_plugin(start):
+    plugin = start()
+    plugin.initialize()
+    id = plugin.start_request("execute", {"type": "not_a_number", "step": {"id": "g", "type": "not_a_number"}, "context": {}})
+    answer = plugin.wait_message(id)
+    assert isinstance(answer, wire.ErrorResponse) and answer.kind == "internal-error", answer
+    assert answer.message.startswith("agentenv-fixture could not send its answer to execute: it holds NaN"), answer
+    plugin.shutdown()
+
+
 def test_class_based_steps_and_an_unknown_type(start):
     plugin = start()
     plugin.initialize()

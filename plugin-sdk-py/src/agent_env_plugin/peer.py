@@ -287,7 +287,13 @@ class Connection:
         try:
             return wire.encode_result(ctx.id, result)
         except (TypeError, ValueError, RecursionError) as exc:
-            return wire.encode_error(ctx.id, "internal-error", f"the answer to {ctx.method} is not JSON: {exc}")
+            why = str(exc)
+            if "Out of range float" in why:
+                # json's words for NaN and infinity, which JSON has no numbers for.
+                why = "it holds NaN or an infinite number, which JSON cannot carry (a score must be a finite number)"
+            return wire.encode_error(
+                ctx.id, "internal-error", f"{self._name} could not send its answer to {ctx.method}: {why}"
+            )
 
     def _cancel(self, id: Any) -> None:
         with self._state_lock:
