@@ -186,6 +186,16 @@ pub(super) fn say_task_notes(
                     &known,
                 ));
                 notes.extend(builtin.check_notes(&step.spec, predictions));
+            } else {
+                // A plugin's step: its own fields are its plugin's to read, but the ones every
+                // step has are agent-env's (a key close to one of them, and to none else).
+                let mut known: Vec<&str> = builtin_steps::STEP_FIELDS.to_vec();
+                known.push("timeout_seconds");
+                notes.extend(builtin_steps::typo_notes(
+                    &format!("step '{}'", step.id()),
+                    &step.spec,
+                    &known,
+                ));
             }
             // Any step's retry_config, which agent-env reads whoever runs the step.
             if let Some(Value::Object(retry)) = step.spec.get("retry_config") {

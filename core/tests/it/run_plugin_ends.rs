@@ -176,3 +176,29 @@ fn an_answer_of_the_wrong_shape_names_the_field() {
         "answered execute with a result of the wrong shape: its 'metadata' (merged into the task's context.metadata) must be an object, and it is a string",
     );
 }
+
+/// A plugin's step is checked for the fields every step has (agent-env reads those), not for its
+/// own.
+#[test]
+fn a_plugin_steps_common_fields_are_checked_for_typos() {
+    let s = Sandboxed::new();
+    shell_plugin(
+        &s,
+        r#"printf '{"jsonrpc":"2.0","id":%s,"result":{"metadata":{}}}\n' "$id""#,
+    );
+    s.write(
+        "typo/tasks/t.json",
+        r#"[{"id": "a", "type": "boom"},
+            {"id": "go", "type": "boom", "depend_on": ["a"], "words": 3, "timeout_seconds": 30}]"#,
+    );
+    let r = s.run(&["run", "./typo", "-q"]);
+    assert_eq!(r.code, 0, "{}", r.both());
+    assert!(
+        r.stderr
+            .contains("step 'go': 'depend_on' is not a field it reads: did you mean 'depends_on'?"),
+        "{}",
+        r.stderr
+    );
+    assert!(!r.stderr.contains("'words'"), "{}", r.stderr);
+    assert!(!r.stderr.contains("timeout_seconds"), "{}", r.stderr);
+}
