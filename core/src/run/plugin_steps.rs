@@ -451,7 +451,18 @@ impl PluginSteps {
         // meanwhile has nothing to report: its caller sees the cancel and says so.
         let process = match self.host.connect_unless(&spec, &self.starts) {
             Ok(process) => process,
-            Err(_) if self.stopping() => return Ok(()),
+            Err(e) if self.stopping() => {
+                // Said in the run's log, which otherwise shows only the signal: which start it cut.
+                if matches!(e, HostError::StartCancelled { .. }) {
+                    self.services.observer.event(&RunEvent::Warning {
+                        task_path: None,
+                        message: format!(
+                            "stopped the start of the plugin {package}, which had not answered initialize yet"
+                        ),
+                    });
+                }
+                return Ok(());
+            }
             Err(e) => return Err(e.to_string()),
         };
         if self.stopping() {

@@ -67,6 +67,9 @@ fn a_signal_during_a_slow_start(signal: i32, code: i32) {
         assert!(!r.both().contains(blame), "{}", r.both());
     }
     assert!(!running(plugin), "the plugin {plugin} outlived its start");
+    // The log says which start the signal cut, not only the signal.
+    let log = std::fs::read_to_string(newest_log(&s)).unwrap();
+    assert!(log.contains("stopped the start of the plugin "), "{log}");
 }
 
 #[test]
