@@ -42,6 +42,9 @@ pub fn declares_dependencies(step: &Map<String, Value>) -> bool {
     step.contains_key("depends_on")
 }
 
+/// The keys a `retry_config` takes.
+pub const RETRY_FIELDS: [&str; 3] = ["retry_from_step_id", "go_to_step_id", "max_retries"];
+
 /// What a `retry_config` says: the step it resumes from (`retry_from_step_id`, or the original's
 /// `go_to_step_id`; none is the step itself) and how many times.
 pub struct RetryForm {
@@ -96,7 +99,7 @@ pub fn retry_form(value: &Value) -> Result<RetryForm, String> {
 /// The step a `retry_config` resumes from, when it names one as a string, whatever else is wrong
 /// with it (so its existence is checked beside the object's other problems).
 pub fn retry_target(value: &Value) -> Option<&str> {
-    ["retry_from_step_id", "go_to_step_id"]
+    RETRY_FIELDS[..2]
         .iter()
         .find_map(|key| value.get(key).and_then(Value::as_str))
 }

@@ -177,33 +177,13 @@ pub(super) fn say_task_notes(
             false => Vec::new(),
         };
         for step in &t.steps {
-            if let plan::StepKind::Builtin(builtin) = step.kind {
-                let mut known: Vec<&str> = builtin_steps::STEP_FIELDS.to_vec();
-                known.extend(builtin.fields());
-                notes.extend(builtin_steps::typo_notes(
-                    &format!("step '{}'", step.id()),
-                    &step.spec,
-                    &known,
-                ));
+            let builtin = match step.kind {
+                plan::StepKind::Builtin(builtin) => Some(builtin),
+                plan::StepKind::Plugin { .. } => None,
+            };
+            notes.extend(builtin_steps::step_notes(step.id(), &step.spec, builtin));
+            if let Some(builtin) = builtin {
                 notes.extend(builtin.check_notes(&step.spec, predictions));
-            } else {
-                // A plugin's step: its own fields are its plugin's to read, but the ones every
-                // step has are agent-env's (a key close to one of them, and to none else).
-                let mut known: Vec<&str> = builtin_steps::STEP_FIELDS.to_vec();
-                known.push("timeout_seconds");
-                notes.extend(builtin_steps::typo_notes(
-                    &format!("step '{}'", step.id()),
-                    &step.spec,
-                    &known,
-                ));
-            }
-            // Any step's retry_config, which agent-env reads whoever runs the step.
-            if let Some(Value::Object(retry)) = step.spec.get("retry_config") {
-                notes.extend(builtin_steps::typo_notes(
-                    &format!("step '{}' retry_config", step.id()),
-                    retry,
-                    &["retry_from_step_id", "go_to_step_id", "max_retries"],
-                ));
             }
         }
         for note in notes {

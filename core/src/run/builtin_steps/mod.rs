@@ -158,8 +158,8 @@ pub fn not_yet_built_in(type_name: &str) -> bool {
 }
 
 /// The fields every step may have (`version` is in every stored step, and a run's plan adds it).
-/// `timeout_seconds` limits a plugin's step; a built-in step does not read it.
-pub const STEP_FIELDS: [&str; 7] = [
+/// `timeout_seconds` limits a plugin's step; a built-in step does not read it ([`step_notes`]).
+pub const STEP_FIELDS: [&str; 8] = [
     "id",
     "type",
     "version",
@@ -167,7 +167,35 @@ pub const STEP_FIELDS: [&str; 7] = [
     "fail_task_on_error",
     "retry_config",
     "verifier_id",
+    "timeout_seconds",
 ];
+
+/// What a step holds that nothing reads: a key close to one of the fields every step has (and to
+/// one of `builtin`'s own, for a built-in step; a plugin's own fields are its plugin's to read),
+/// `timeout_seconds` on a built-in step, and a `retry_config` key close to one it takes.
+pub fn step_notes(
+    step_id: &str,
+    step: &Map<String, Value>,
+    builtin: Option<&dyn BuiltinStep>,
+) -> Vec<String> {
+    let what = format!("step '{step_id}'");
+    let mut known: Vec<&str> = STEP_FIELDS.to_vec();
+    known.extend(builtin.map(|b| b.fields()).unwrap_or_default());
+    let mut notes = typo_notes(&what, step, &known);
+    if builtin.is_some() && step.contains_key("timeout_seconds") {
+        notes.push(format!(
+            "{what}: 'timeout_seconds' limits a plugin's step, and a built-in step does not read it"
+        ));
+    }
+    if let Some(Value::Object(retry)) = step.get("retry_config") {
+        notes.extend(typo_notes(
+            &format!("{what} retry_config"),
+            retry,
+            &crate::bundle::step_fields::RETRY_FIELDS,
+        ));
+    }
+    notes
+}
 
 /// For each key of `object` that is none of `known` but close to one (a typo, most likely): a note
 /// naming the one it may have meant. A key close to none is left alone (a task may carry fields
@@ -177,12 +205,10 @@ pub fn typo_notes(what: &str, object: &Map<String, Value>, known: &[&str]) -> Ve
         .keys()
         .filter(|key| !known.contains(&key.as_str()))
         .filter_map(|key| {
-            if key == "timeout_seconds" {
-                return Some(format!(
-                    "{what}: 'timeout_seconds' limits a plugin's step, and a built-in step does not read it"
-                ));
-            }
-            let near = known.iter().copied().filter(|k| same_words_but_a_typo(key, k));
+            let near = known
+                .iter()
+                .copied()
+                .filter(|k| same_words_but_a_typo(key, k));
             let meant = crate::similar::best_match(key, near, 0.75)?;
             Some(format!(
                 "{what}: '{key}' is not a field it reads: did you mean '{meant}'?"
@@ -243,7 +269,7 @@ mod tests {
     fn a_typo_is_told_from_another_word() {
         let Value::Object(step) = serde_json::json!({
             "sandbox_mod": "vm", "sandbox_id": "x", "sandbox_image": "y", "agregator": "any_pass",
-            "timeout_seconds": 5, "description": "free text", "retry_from_step": "a"
+            "description": "free text", "retry_from_step": "a"
         }) else {
             unreachable!()
         };
@@ -260,7 +286,33 @@ mod tests {
                 "step 's': 'agregator' is not a field it reads: did you mean 'aggregator'?",
                 "step 's': 'retry_from_step' is not a field it reads: did you mean 'retry_from_step_id'?",
                 "step 's': 'sandbox_mod' is not a field it reads: did you mean 'sandbox_mode'?",
+            ]
+        );
+    }
+
+    #[test]
+    fn a_steps_notes_cover_its_limit_and_its_retry_config() {
+        let Value::Object(step) = serde_json::json!({
+            "id": "s", "type": "deploy_sandbox", "sandbox_name": "b", "timeout_seconds": 5,
+            "retry_config": {"max_retry": 2}, "depend_on": ["a"]
+        }) else {
+            unreachable!()
+        };
+        let deploy: &dyn BuiltinStep = &deploy_sandbox::DeploySandbox;
+        assert_eq!(
+            step_notes("s", &step, Some(deploy)),
+            [
+                "step 's': 'depend_on' is not a field it reads: did you mean 'depends_on'?",
                 "step 's': 'timeout_seconds' limits a plugin's step, and a built-in step does not read it",
+                "step 's' retry_config: 'max_retry' is not a field it reads: did you mean 'max_retries'?",
+            ]
+        );
+        // A plugin's step reads its limit; its own fields are its plugin's.
+        assert_eq!(
+            step_notes("s", &step, None),
+            [
+                "step 's': 'depend_on' is not a field it reads: did you mean 'depends_on'?",
+                "step 's' retry_config: 'max_retry' is not a field it reads: did you mean 'max_retries'?",
             ]
         );
     }
