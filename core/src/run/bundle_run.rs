@@ -244,8 +244,7 @@ pub(super) fn start_plugin_steps(
     if plugin_steps.is_empty() {
         return Ok(None);
     }
-    let steps = PluginSteps::new(stores, session, observer).map_err(BundleError::one)?;
-    steps.follow(cancel);
+    let steps = PluginSteps::new(stores, session, observer, cancel).map_err(BundleError::one)?;
     let mut problems = Vec::new();
     let mut unsettled = Vec::new();
     for (_, _, package) in &plugin_steps {

@@ -315,8 +315,6 @@ pub struct PluginSteps {
     /// Stops the starts of this run's plugins when the run is cancelled: Ctrl-C while a slow
     /// plugin starts ends the wait for its handshake at once.
     starts: StartAbort,
-    /// The cancels (by address) that throw `starts`.
-    followed: Mutex<Vec<usize>>,
     /// The run hears what plugin stores write to stderr while it runs, through the same services
     /// as its steps' plugins: a process that answers a store call and runs a step at once has one
     /// listener for both.
@@ -356,11 +354,14 @@ impl HostServices for StoreStderr {
 impl PluginSteps {
     /// A host whose plugins reach the run's stores: the @local object and document stores, and the
     /// session's configured secret and image stores (each built on first use). The plugins'
-    /// progress, `$/log` messages and stderr lines go to `observer`.
+    /// progress, `$/log` messages and stderr lines go to `observer`. The run's `cancel` stops their
+    /// starts: a start waiting for its plugin's handshake ends at once, its process killed, and no
+    /// later start begins.
     pub fn new(
         stores: &LocalStores,
         session: &Session,
         observer: Arc<dyn RunObserver>,
+        cancel: &Cancel,
     ) -> Result<Arc<PluginSteps>, String> {
         let objects = stores.objects.clone();
         let documents = stores.documents.clone();
@@ -383,23 +384,11 @@ impl PluginSteps {
             specs: Mutex::new(HashMap::new()),
             running,
             starts: StartAbort::new(),
-            followed: Mutex::new(Vec::new()),
             _store_stderr: store_stderr,
         });
-        Ok(steps)
-    }
-
-    /// Stops the starts of this run's plugins when `cancel` is cancelled (at once, when it is
-    /// already): a start waiting for its plugin's handshake ends at once, its process killed, and
-    /// no later start begins.
-    pub fn follow(&self, cancel: &Cancel) {
-        let address = cancel as *const Cancel as usize;
-        match self.followed.lock() {
-            Ok(mut followed) if !followed.contains(&address) => followed.push(address),
-            _ => return,
-        }
-        let starts = self.starts.clone();
+        let starts = steps.starts.clone();
         cancel.on_cancel(move || starts.abort());
+        Ok(steps)
     }
 
     /// Whether the run stopped its plugins' starts (it was cancelled).
@@ -563,7 +552,6 @@ impl PluginSteps {
         at: &StepRef,
     ) -> Result<Map<String, Value>, StepError> {
         let spec = self.spec(package)?;
-        self.follow(cancel);
         let step_timeout = step_timeout(step);
         let params = ExecuteParams {
             type_name: type_name.to_string(),
