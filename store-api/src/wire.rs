@@ -96,7 +96,7 @@ pub fn answer_field<T: DeserializeOwned>(
 }
 
 /// What kind of JSON value `value` is, for a message that must not quote it.
-fn json_kind(value: &Value) -> &'static str {
+pub fn json_kind(value: &Value) -> &'static str {
     match value {
         Value::Null => "missing or null",
         Value::Bool(_) => "a boolean",

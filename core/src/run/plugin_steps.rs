@@ -699,14 +699,7 @@ fn host_failure(error: &HostError) -> StepError {
 /// The `metadata` of an `execute` answer (an `ExecuteResult`): what is wrong with its shape, said by
 /// the field's name and what it holds, when it is not an object whose `metadata` is one.
 fn metadata_of(answer: Value) -> Result<Map<String, Value>, String> {
-    let kind = |v: &Value| match v {
-        Value::Null => "null",
-        Value::Bool(_) => "a boolean",
-        Value::Number(_) => "a number",
-        Value::String(_) => "a string",
-        Value::Array(_) => "a list",
-        Value::Object(_) => "an object",
-    };
+    let kind = agent_env_store::wire::json_kind;
     let Value::Object(mut result) = answer else {
         return Err(format!(
             "the result must be an object such as {{\"metadata\": {{…}}}}, and it is {}",
