@@ -59,7 +59,7 @@ pub use diagnosis::{noise_warning, Diagnosis, FailureSummary};
 pub use error::{FailureContext, HostError};
 pub use exit::{signal_name, Ended};
 pub use pool::{stop_together, PluginHost};
-pub use process::{PluginProcess, StartFailure, CRASH_LOOP_LIMIT};
+pub use process::{PluginProcess, StartFailure, CRASH_LOOP_LIMIT, STDERR_CATCH_UP};
 pub use services::{HostServices, NoServices};
 pub use spawn::{resolve_executable, ResolveError, COMMAND_MODE_FDS};
 pub use spec::SpawnSpec;

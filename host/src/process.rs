@@ -33,7 +33,7 @@ const STDERR_SETTLE: Duration = Duration::from_millis(250);
 /// How long a child that ended (or was stopped) is given for the lines its stderr pipe still holds
 /// to reach their listener: a pipe holds at most a few thousand lines, handed over in well under
 /// this unless the listener is stuck.
-const STDERR_CATCH_UP: Duration = Duration::from_secs(5);
+pub const STDERR_CATCH_UP: Duration = Duration::from_secs(5);
 
 /// How long a plugin that did not heed a cancel is given to answer `shutdown`.
 const DEAF_SHUTDOWN_WAIT: Duration = Duration::from_millis(500);

@@ -34,12 +34,6 @@ use agent_env_host::{HostError, HostServices, PluginHost, PluginProcess, SpawnSp
 
 pub use agent_env_host::STEP_TIMEOUT_GRACE;
 
-/// How long a step that got its plugin's answer waits, at most, for the lines the plugin wrote to
-/// stderr before answering to reach the run's watchers (its log): a pipe holds a few thousand lines
-/// at most, handed over in far less unless a watcher is stuck. Nothing is waited for when the pipe
-/// is empty.
-const STDERR_CATCH_UP: Duration = Duration::from_secs(5);
-
 /// What the host answers a plugin during a run, and where the plugin's progress and output go.
 struct RunServices {
     stores: HostStoreDispatcher,
@@ -595,7 +589,8 @@ impl PluginSteps {
             };
             // What the plugin wrote to stderr before it answered reaches the run's watchers (its
             // log) before the step is reported done: the lines are read on a thread of their own.
-            process.catch_up_stderr(STDERR_CATCH_UP);
+            // What it wrote before its answer reaches the run's log before the step is said done.
+            process.catch_up_stderr(agent_env_host::STDERR_CATCH_UP);
             Ok(answer)
         };
         let answer = match call()? {
