@@ -174,23 +174,31 @@ fn image_check_needs_no_docker() {
         text.contains("image kit: 6 passed, 0 failed, 1 skipped"),
         "{text}"
     );
-    // The store's own warning (no registry here) is on stderr for a person, in the notes for --json.
-    if stderr(&out).contains("no registry answers") {
-        let json = env.run(
-            &["store", "check", "image", "--json"],
-            &[("PATH", "/nonexistent")],
-        );
-        let doc: serde_json::Value = serde_json::from_str(&stdout(&json)).unwrap();
-        assert!(
-            doc["notes"].to_string().contains("no registry answers"),
-            "{doc:#}"
-        );
-        assert!(
-            !stderr(&json).contains("no registry answers"),
-            "{}",
-            stderr(&json)
-        );
-    }
+    // The store's own warning (no registry answers at port 1, which none listens on) is on stderr
+    // for a person, in the notes for --json.
+    env.config(
+        "[stores.image]\nimpl = \"LocalRegistryImageStore\"\nconfig = { registry_host = \"127.0.0.1:1\" }\n",
+    );
+    let said = env.run(&["store", "check", "image"], &[("PATH", "/nonexistent")]);
+    assert!(
+        stderr(&said).contains("no registry answers"),
+        "{}",
+        stderr(&said)
+    );
+    let json = env.run(
+        &["store", "check", "image", "--json"],
+        &[("PATH", "/nonexistent")],
+    );
+    let doc: serde_json::Value = serde_json::from_str(&stdout(&json)).unwrap();
+    assert!(
+        doc["notes"].to_string().contains("no registry answers"),
+        "{doc:#}"
+    );
+    assert!(
+        !stderr(&json).contains("no registry answers"),
+        "{}",
+        stderr(&json)
+    );
 }
 
 #[test]
