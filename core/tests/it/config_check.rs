@@ -143,28 +143,25 @@ fn an_unsafe_plugins_directory_is_in_the_json_warnings() {
         "said twice: {stderr}"
     );
     // So do plugin check's and a run's documents (this run reads the manifests for its step type).
-    let (_, json, _) = p.run_stderr(&[], &["plugin", "check", "--json"]);
-    let json: serde_json::Value = serde_json::from_str(&json).unwrap();
-    assert!(
-        json["warnings"]
-            .to_string()
-            .contains(plugins.to_str().unwrap()),
-        "{json:#}"
-    );
     std::fs::create_dir_all(p.root.join("b/tasks")).unwrap();
     std::fs::write(
         p.root.join("b/tasks/t.json"),
         r#"[{"id": "x", "type": "no_such_step"}]"#,
     )
     .unwrap();
-    let (_, json, _) = p.run_stderr(&[], &["run", "./b", "--json"]);
-    let json: serde_json::Value = serde_json::from_str(&json).unwrap();
-    assert!(
-        json["warnings"]
-            .to_string()
-            .contains(plugins.to_str().unwrap()),
-        "{json:#}"
-    );
+    for args in [
+        &["plugin", "check", "--json"][..],
+        &["run", "./b", "--json"],
+    ] {
+        let (_, json, _) = p.run_stderr(&[], args);
+        let json: serde_json::Value = serde_json::from_str(&json).unwrap();
+        assert!(
+            json["warnings"]
+                .to_string()
+                .contains(plugins.to_str().unwrap()),
+            "{args:?}: {json:#}"
+        );
+    }
 }
 
 #[test]
