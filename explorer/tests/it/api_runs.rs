@@ -407,13 +407,7 @@ fn a_run_cancelled_while_queued_counts_as_cancelled_in_its_group() {
     let world = World::new();
     let (_, task) = slow_bundle(&world);
     let server = Explorer::start(&world);
-    let group = server
-        .post(
-            &format!("/api/v1/tasks/{}/runs", seg(&task)),
-            r#"{"count": 5}"#,
-        )
-        .expect(200)
-        .json();
+    let group = start_group(&server, &task, 5);
     let id = group["run_group_id"].as_str().unwrap().to_string();
     let queued = group["runs"][4]["workflow_id"]
         .as_str()
@@ -499,13 +493,7 @@ fn a_group_stream_open_when_the_server_stops_ends_with_shutdown() {
     let world = World::new();
     let (_, task) = slow_bundle(&world);
     let server = Explorer::start(&world);
-    let group = server
-        .post(
-            &format!("/api/v1/tasks/{}/runs", seg(&task)),
-            r#"{"count": 1}"#,
-        )
-        .expect(200)
-        .json();
+    let group = start_group(&server, &task, 1);
     let id = group["run_group_id"].as_str().unwrap();
     let mut stream = crate::support::http::EventStream::open(
         server.port,
@@ -636,13 +624,7 @@ fn a_group_whose_runs_all_stopped_with_an_error_says_why() {
     let ran = world.agent_env(&["run", "./quick"]);
     assert_eq!(ran.code, 0, "{}", ran.both());
     let server = Explorer::start(&world);
-    let busy = server
-        .post(
-            &format!("/api/v1/tasks/{}/runs", seg(&slow)),
-            r#"{"count": 4}"#,
-        )
-        .expect(200)
-        .json();
+    let busy = start_group(&server, &slow, 4);
     let busy = busy["run_group_id"].as_str().unwrap().to_string();
     server.poll(&format!("/api/v1/run-groups/{busy}"), |g| g["running"] == 4);
 
@@ -689,13 +671,7 @@ fn a_run_whose_bundle_changed_while_it_waited_runs_nothing_and_says_why() {
     let ran = world.agent_env(&["run", "./quick"]);
     assert_eq!(ran.code, 0, "{}", ran.both());
     let server = Explorer::start(&world);
-    let busy = server
-        .post(
-            &format!("/api/v1/tasks/{}/runs", seg(&slow)),
-            r#"{"count": 4}"#,
-        )
-        .expect(200)
-        .json();
+    let busy = start_group(&server, &slow, 4);
     let busy = busy["run_group_id"].as_str().unwrap().to_string();
     server.poll(&format!("/api/v1/run-groups/{busy}"), |g| g["running"] == 4);
 
@@ -895,4 +871,15 @@ fn instances_filter_by_status_or_outcome_and_refuse_other_words() {
             "{msg}"
         );
     }
+}
+
+/// Starts `count` runs of `task` as one group (`POST /tasks/{task}/runs`); the group's answer.
+fn start_group(server: &Explorer, task: &str, count: usize) -> Value {
+    server
+        .post(
+            &format!("/api/v1/tasks/{}/runs", seg(task)),
+            &format!(r#"{{"count": {count}}}"#),
+        )
+        .expect(200)
+        .json()
 }
