@@ -1,7 +1,7 @@
 //! One running plugin: spawn, `initialize` handshake, calls, diagnosis and graceful shutdown.
 
 use std::path::PathBuf;
-use std::sync::{Arc, Mutex, MutexGuard};
+use std::sync::{Arc, Condvar, Mutex, MutexGuard};
 use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
 use agent_env_protocol::codes::ErrorKind;
@@ -84,6 +84,8 @@ pub struct PluginProcess {
     spawn_time: Duration,
     initialize_time: Duration,
     status: Mutex<Status>,
+    /// Told when a stop has ended: a second stop waits for the first instead of stopping again.
+    stopped_signal: Condvar,
     /// Whose services answer the plugin's `host.*` requests.
     router: Arc<CallRouter>,
     /// Calls in flight now.
@@ -304,6 +306,7 @@ impl PluginProcess {
             spawn_time,
             initialize_time,
             status: Mutex::new(Status::default()),
+            stopped_signal: Condvar::new(),
             config: config.clone(),
             spec,
             router,
@@ -602,7 +605,8 @@ impl PluginProcess {
     }
 
     /// Ends the process: `shutdown` request, close stdin, grace, SIGTERM to the group, grace, SIGKILL
-    /// to the group; always reaped, leftover group members killed. Idempotent.
+    /// to the group; always reaped, leftover group members killed. Idempotent: a caller that comes
+    /// while another stops it waits for that stop to end, and gets its diagnosis.
     pub fn stop(&self) -> Diagnosis {
         self.stop_seeing(None)
     }
@@ -621,6 +625,13 @@ impl PluginProcess {
     fn stop_seeing(&self, table: Option<&ProcessTable>) -> Diagnosis {
         {
             let mut status = lock(&self.status);
+            // Stopped by another caller, or being stopped: its diagnosis, once that stop ends.
+            while status.stopping && status.stopped.is_none() {
+                status = self
+                    .stopped_signal
+                    .wait(status)
+                    .unwrap_or_else(|p| p.into_inner());
+            }
             if let Some(stopped) = &status.stopped {
                 return stopped.clone();
             }
@@ -633,6 +644,7 @@ impl PluginProcess {
         let mut status = lock(&self.status);
         d.failure = status.failure.clone();
         status.stopped = Some(d.clone());
+        self.stopped_signal.notify_all();
         d
     }
 

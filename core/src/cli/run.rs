@@ -340,7 +340,8 @@ impl Verdict {
     }
 }
 
-/// Watches for `--keep`'s hold after the run: a signal then only tears the sandboxes down, and a
+/// Watches where the run is, for what a signal does: whether a task has started, whether every
+/// task has ended, and `--keep`'s hold after the run: a signal then only tears the sandboxes down, and a
 /// `--json` run prints its document as the hold begins, so a script reads it (the kept sandboxes
 /// included) while they are up rather than after Ctrl-C. The document is the one the run would
 /// print at its end: the run has ended, the hold only waits.
@@ -356,6 +357,9 @@ struct HoldWatch {
 
 impl RunObserver for HoldWatch {
     fn event(&self, event: &RunEvent) {
+        if matches!(event, RunEvent::TaskStarted { .. }) {
+            TASK_STARTED.store(true, Ordering::SeqCst);
+        }
         if matches!(event, RunEvent::RunFinished { .. }) {
             // Every task has ended and torn its sandboxes down: a signal now changes nothing.
             TASKS_ENDED.store(true, Ordering::SeqCst);
@@ -585,6 +589,9 @@ static HOLDING: AtomicBool = AtomicBool::new(false);
 /// Whether every task has ended (and torn its sandboxes down): a second signal then has nothing to
 /// cut short.
 static TASKS_ENDED: AtomicBool = AtomicBool::new(false);
+/// Whether a task has started: before, a signal stops a run that has no step to cancel and no
+/// sandbox to tear down (it may be starting its plugins or writing the bundle to the stores).
+static TASK_STARTED: AtomicBool = AtomicBool::new(false);
 /// The run's document so far, for the `cancelled` document a second signal prints.
 static COLLECTED: std::sync::OnceLock<Arc<RunCollector>> = std::sync::OnceLock::new();
 /// The run's log, told of the signals that stop the run (a second one exits before it is dropped).
@@ -621,6 +628,17 @@ pub(crate) fn on_signal(signalled: Signalled) {
                 "Tearing down the kept sandboxes; {} stops at once, leaving them for the next run to clean up",
                 another(signal)
             );
+        }
+        Signalled::First(signal) if !TASK_STARTED.load(Ordering::SeqCst) => {
+            let _ = writeln!(
+                stderr,
+                "Stopping before any task started; {} stops at once",
+                another(signal)
+            );
+            log_signal(format!(
+                "{} received before any task started: stopping",
+                agent_env_host::signal_name(signal)
+            ));
         }
         Signalled::First(signal) => {
             let _ = writeln!(

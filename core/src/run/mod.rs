@@ -16,6 +16,7 @@ pub mod local_stores;
 pub mod materialize;
 pub mod outcome;
 pub mod plan;
+mod plugin_cancel;
 pub mod plugin_steps;
 pub mod recorded;
 pub mod recorder;

@@ -27,6 +27,7 @@ use crate::run::cancel::Cancel;
 use crate::run::events::{PluginStream, RunEvent, RunObserver, StepRef};
 use crate::run::executor::StepExecutor;
 use crate::run::local_stores::LocalStores;
+use crate::run::plugin_cancel::CancelStops;
 use crate::session::Session;
 use crate::stores::store_output::{Listening, StoreOutput};
 use crate::stores::{AnyStore, HostStoreDispatcher, StoreKind, StoreSet};
@@ -309,6 +310,8 @@ pub struct PluginSteps {
     /// Stops the starts of this run's plugins when the run is cancelled: Ctrl-C while a slow
     /// plugin starts ends the wait for its handshake at once.
     starts: StartAbort,
+    /// Stops the processes running this run's steps when the run is cancelled.
+    cancel_stops: CancelStops,
     /// The run hears what plugin stores write to stderr while it runs, through the same services
     /// as its steps' plugins: a process that answers a store call and runs a step at once has one
     /// listener for both.
@@ -378,6 +381,7 @@ impl PluginSteps {
             specs: Mutex::new(HashMap::new()),
             running,
             starts: StartAbort::new(),
+            cancel_stops: CancelStops::default(),
             _store_stderr: store_stderr,
         });
         let starts = steps.starts.clone();
@@ -570,13 +574,7 @@ impl PluginSteps {
                 process: ProcessKey::of(&process),
             });
             // Ctrl-C stops the plugin (its whole process group), which ends the call at once.
-            let running = process.clone();
-            cancel.on_cancel(move || {
-                let running = running.clone();
-                std::thread::spawn(move || {
-                    running.stop();
-                });
-            });
+            self.cancel_stops.hook(cancel, &process);
             let answer = match step_timeout {
                 // The task's limit for the step: running past it is the step's slowness.
                 Some(_) => process.call_for_within_own_limit(
@@ -589,8 +587,12 @@ impl PluginSteps {
             };
             // What the plugin wrote to stderr before it answered reaches the run's watchers (its
             // log) before the step is reported done: the lines are read on a thread of their own.
-            // What it wrote before its answer reaches the run's log before the step is said done.
             process.catch_up_stderr(agent_env_host::STDERR_CATCH_UP);
+            if answer.is_err() && cancel.is_cancelled() {
+                let grace = self.host.config().grace;
+                self.cancel_stops
+                    .settle(&process, grace, self.services.observer.as_ref());
+            }
             Ok(answer)
         };
         let answer = match call()? {

@@ -59,6 +59,17 @@ fn a_signal_during_a_slow_start(signal: i32, code: i32) {
     let r = Ran::from(child.wait_with_output().unwrap());
     assert_eq!(r.code, code, "{}", r.both());
     r.assert_stdout_has("Cancelled before any task ran");
+    // No step runs and no sandbox is up yet: the signal's line does not speak of them.
+    assert!(
+        r.stderr.contains("Stopping before any task started; "),
+        "{}",
+        r.both()
+    );
+    assert!(
+        !r.both().contains("cancelling the running steps"),
+        "{}",
+        r.both()
+    );
     for blame in [
         "did not answer initialize",
         "not an agent-env plugin",
@@ -70,6 +81,10 @@ fn a_signal_during_a_slow_start(signal: i32, code: i32) {
     // The log says which start the signal cut, not only the signal.
     let log = std::fs::read_to_string(newest_log(&s)).unwrap();
     assert!(log.contains("stopped the start of the plugin "), "{log}");
+    assert!(
+        log.contains(" received before any task started: stopping"),
+        "{log}"
+    );
 }
 
 #[test]
@@ -154,7 +169,7 @@ fn the_run_log_has_every_stderr_line_of_a_step_that_ended_the_run() {
 }
 
 /// The newest run log of the sandbox's state.
-fn newest_log(s: &Sandboxed) -> std::path::PathBuf {
+pub(crate) fn newest_log(s: &Sandboxed) -> std::path::PathBuf {
     std::fs::read_dir(s.state().join("logs"))
         .unwrap()
         .flatten()

@@ -473,11 +473,11 @@ fn a_crashed_plugins_stderr_is_kept_with_its_failed_step() {
     );
 }
 
-#[test]
-fn ctrl_c_during_a_plugin_step_stops_the_plugin_and_exits_130() {
+/// Runs a task whose plugin step does `on_execute`, and sends the run SIGINT once the step has
+/// reached the plugin; returns the plugin's pid file.
+fn ctrl_c_during_a_plugin_step(s: &Sandboxed, on_execute: &str) -> std::path::PathBuf {
     use std::io::{BufRead, BufReader};
-    let s = Sandboxed::new();
-    let pid_file = shell_plugin(&s, "sleep 300");
+    let pid_file = shell_plugin(s, on_execute);
     s.write(
         "hang/tasks/h.json",
         &format!(r#"[{DEPLOY}, {{"id": "wait", "type": "boom"}}]"#),
@@ -498,6 +498,23 @@ fn ctrl_c_during_a_plugin_step_stops_the_plugin_and_exits_130() {
             break;
         }
     }
+    // The plugin says on stderr that it got `execute`, which the run's log has within 100 ms.
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(60);
+    while !std::fs::read_dir(s.state().join("logs"))
+        .map(|logs| {
+            logs.flatten().any(|log| {
+                std::fs::read_to_string(log.path())
+                    .is_ok_and(|text| text.contains("crashy: dying in the middle of execute"))
+            })
+        })
+        .unwrap_or(false)
+    {
+        assert!(
+            std::time::Instant::now() < deadline,
+            "the step never reached the plugin"
+        );
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    }
     // SAFETY: sends a signal to the child we started.
     unsafe {
         libc::kill(child.id() as i32, libc::SIGINT);
@@ -509,12 +526,41 @@ fn ctrl_c_during_a_plugin_step_stops_the_plugin_and_exits_130() {
     assert!(out.contains("  tasks/h.json v1: cancelled, "), "{out}");
     assert!(out.ends_with("Tore down 1 sandbox."), "{out}");
     assert_eq!(s.docs("task_instances")[0]["status"], "cancelled");
+    pid_file
+}
+
+#[test]
+fn ctrl_c_during_a_plugin_step_stops_the_plugin_and_exits_130() {
+    let s = Sandboxed::new();
+    // The step sleeps on, deaf to the cancel: the plugin is ended with a signal, and the log says
+    // so, so its author learns why the teardown waited.
+    let pid_file = ctrl_c_during_a_plugin_step(&s, "sleep 300");
     let pid: i32 = std::fs::read_to_string(&pid_file)
         .unwrap()
         .trim()
         .parse()
         .unwrap();
     assert!(!running(pid), "the plugin process is still running");
+    let log = std::fs::read_to_string(crate::run_plugin_ends::newest_log(&s)).unwrap();
+    assert!(
+        log.contains("Warning: plugin agentenv-crashy did not end when the run was cancelled"),
+        "{log}"
+    );
+    assert!(log.contains("so agent-env ended it with SIGTERM"), "{log}");
+}
+
+#[test]
+fn a_plugin_that_heeds_the_cancel_is_not_said_to_ignore_it() {
+    let s = Sandboxed::new();
+    // The step answers nothing until its call is cancelled: the shell loop then answers the
+    // cancel's id (the step's) and `shutdown`, and exits when its stdin closes.
+    ctrl_c_during_a_plugin_step(&s, "pending=$id");
+    let log = std::fs::read_to_string(crate::run_plugin_ends::newest_log(&s)).unwrap();
+    assert!(log.contains(" SIGINT received: cancelling"), "{log}");
+    assert!(
+        !log.contains("did not end when the run was cancelled"),
+        "{log}"
+    );
 }
 
 /// A failure of several lines keeps the task's time and instance on its first line in the summary,

@@ -229,3 +229,39 @@ fn a_catch_up_after_an_answer_hands_over_what_the_plugin_wrote_before_it() {
     p.catch_up_stderr(Duration::from_secs(60));
     assert_eq!(services.heard.lock().unwrap().len(), 5);
 }
+
+/// Several callers stopping one process at once (a run's Ctrl-C, and the step whose call it ended)
+/// get the one stop's diagnosis: the process is stopped once, and every caller hears that agent-env
+/// ended it, not that it ended by itself under a second stop.
+#[test]
+fn stops_at_once_share_the_one_stop() {
+    let p = Arc::new(start("fixture-hang-call", "agentenv-fixture-hang-call"));
+    let pid = p.pid();
+    let heard = Arc::new(Counting::default());
+    let in_flight = {
+        let (p, heard) = (p.clone(), heard.clone());
+        std::thread::spawn(move || {
+            let _ = p.call_for_within_own_limit("hang", json!({}), Duration::from_secs(600), heard);
+        })
+    };
+    wait_for("the call to reach the plugin", || {
+        heard
+            .heard
+            .lock()
+            .unwrap()
+            .iter()
+            .any(|l| l.contains("hanging in 'hang'"))
+    });
+    let stops: Vec<_> = (0..3)
+        .map(|_| {
+            let p = p.clone();
+            std::thread::spawn(move || p.stop())
+        })
+        .collect();
+    let seen: Vec<_> = stops.into_iter().map(|t| t.join().unwrap()).collect();
+    in_flight.join().unwrap();
+    assert!(seen[0].stopped_by_host, "{:?}", seen[0]);
+    assert!(seen.iter().all(|d| d == &seen[0]), "{seen:#?}");
+    assert_eq!(p.stop(), seen[0]);
+    assert_gone(pid);
+}
