@@ -1,6 +1,7 @@
 package agentenv
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -209,6 +210,20 @@ type Update struct {
 	Inc      map[string]any `json:"inc,omitempty"`
 	AddToSet map[string]any `json:"add_to_set,omitempty"`
 	Push     map[string]any `json:"push,omitempty"`
+}
+
+// UnmarshalJSON reads an update, refusing a part of another name ($set, as MongoDB writes it): an
+// update that changed nothing would still say it matched.
+func (u *Update) UnmarshalJSON(data []byte) error {
+	type plain Update
+	decoder := json.NewDecoder(bytes.NewReader(data))
+	decoder.DisallowUnknownFields()
+	var w plain
+	if err := decoder.Decode(&w); err != nil {
+		return fmt.Errorf("an update's parts are set, unset, inc, add_to_set and push: %w", err)
+	}
+	*u = Update(w)
+	return nil
 }
 
 // UnsupportedDocumentOps answers every DocumentStore operation with not-supported. Embed it in a

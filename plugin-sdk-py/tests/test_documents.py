@@ -150,7 +150,9 @@ def test_check_update_refuses_what_cannot_apply():
         d.check_update({"set": {"b": 1, "a": 1}, "unset": ["b", "a"]})
     with pytest.raises(InvalidValueError, match=r"one of its ancestors: \['a', 'a.b', 'a.c'\]$"):
         d.check_update({"set": {"a": 1}, "inc": {"a.c": 1, "a.b": 1}})
-    d.check_update({"set": {"a": 1, "ab": 2, "b.a": 3}, "rename": {"x": "y"}})
+    with pytest.raises(InvalidParamsError, match=r"push, not \['\$set', 'rename'\]$"):
+        d.check_update({"$set": {"a": 1}, "rename": {"x": "y"}})
+    d.check_update({"set": {"a": 1, "ab": 2, "b.a": 3}})
 
 
 def test_apply_update_copies_what_it_writes():

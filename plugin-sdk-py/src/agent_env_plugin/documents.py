@@ -388,13 +388,19 @@ def _quoted_list(paths: Iterable[str]) -> str:
 def check_update(update: Dict[str, Any]) -> None:
     """Raises unless `update` can apply: `InvalidParamsError` when it is not `{"set": {path: value},
     "unset": [path], "inc": {path: number}, "add_to_set": {path: value}, "push": {path: value}}` (parts
-    may be left out; other keys are ignored), `InvalidValueError` when it writes a path twice or a path
-    and one inside it (`a` and `a.b`).
+    may be left out; a part of another name, such as MongoDB's `$set`, is refused: an update that changed
+    nothing would still say it matched), `InvalidValueError` when it writes a path twice or a path and
+    one inside it (`a` and `a.b`).
 
     Check a request's update with this before looking for the document to change: an update that cannot
     apply is refused even when nothing matches."""
     if not isinstance(update, dict):
         raise InvalidParamsError(f"an update is an object of set, unset, inc, add_to_set and push, not {update!r}")
+    others = sorted(key for key in update if key not in UPDATE_PARTS)
+    if others:
+        raise InvalidParamsError(
+            f"an update's parts are set, unset, inc, add_to_set and push, not {_quoted_list(others)}"
+        )
     for part in UPDATE_PARTS:
         if part not in update:
             continue

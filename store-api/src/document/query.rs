@@ -126,8 +126,11 @@ impl Sort {
     }
 }
 
-/// An update on dotted paths, applied in the order set, unset, inc, add_to_set, push.
+/// An update on dotted paths, applied in the order set, unset, inc, add_to_set, push. A part of
+/// another name (`$set`, as MongoDB writes it) is refused, not ignored: an update that changed
+/// nothing would still say it matched.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
 pub struct UpdateSpec {
     /// Values to set, by field path.
     #[serde(default, skip_serializing_if = "Map::is_empty")]
@@ -259,6 +262,16 @@ mod tests {
         assert_eq!(
             serde_json::to_value(&update).unwrap(),
             json!({"set":{"a":1},"inc":{"n":2}})
+        );
+    }
+
+    #[test]
+    fn update_parts_of_other_names_are_refused() {
+        let update = serde_json::from_value::<UpdateSpec>(json!({"$set": {"a": 1}}));
+        let message = update.unwrap_err().to_string();
+        assert!(
+            message.contains("unknown field `$set`, expected one of `set`"),
+            "{message}"
         );
     }
 
