@@ -27,6 +27,12 @@ pub trait StepExecutor: Send + Sync {
     fn objects_written(&self, _instance_id: &str) -> Vec<String> {
         Vec::new()
     }
+
+    /// What the plugin steps of task instance `instance_id` answered that their author should hear
+    /// of, as the task's warnings (each asked once, when the instance ends).
+    fn warnings(&self, _instance_id: &str) -> Vec<String> {
+        Vec::new()
+    }
 }
 
 /// The executor for a run with no plugin steps: any call is a bug in planning, reported as a failure.

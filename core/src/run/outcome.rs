@@ -138,7 +138,13 @@ pub fn missing_scores<'s>(
         .into_iter()
         .filter_map(|s| {
             let verifier = s.spec.get("verifier_id")?.as_str()?;
+            let kind = agent_env_store::wire::json_kind;
             let found = match verifications.and_then(|v| v.get(verifier)) {
+                // Not an object: no verifier's entry can be in it.
+                None if metadata.get("verifications").is_some_and(|v| !v.is_object()) => format!(
+                    "metadata.verifications is {}, not an object of verifier ids (such as {{\"{verifier}\": {{\"score\": 1.0}}}})",
+                    kind(&metadata["verifications"])
+                ),
                 None if metadata.get("metadata").is_some_and(Value::is_object) => {
                     "there is none; the step's result has a `metadata` inside `metadata` (the SDK already puts what a step returns under it)".to_string()
                 }
@@ -152,6 +158,10 @@ pub fn missing_scores<'s>(
                     ),
                     _ => "there is none".to_string(),
                 },
+                Some(entry) if !entry.is_object() => format!(
+                    "it is {}, not an object such as {{\"score\": 1.0}}",
+                    kind(entry)
+                ),
                 Some(entry) => match entry.get("score") {
                     Some(score) if score.is_number() => return None,
                     Some(score) => format!("its score is {score}, not a number"),
@@ -271,6 +281,11 @@ mod tests {
             why(json!({"metadata": {"verifications": {"v": {"score": 1}}}}))
                 .contains("a `metadata` inside `metadata`")
         );
+        assert!(why(json!({"verifications": "nope"})).ends_with(
+            "metadata.verifications is a string, not an object of verifier ids (such as {\"v\": {\"score\": 1.0}})"
+        ));
+        assert!(why(json!({"verifications": {"v": 0.5}}))
+            .ends_with("it is a number, not an object such as {\"score\": 1.0}"));
         assert_eq!(format_g(1.0 / 3.0), "0.333333");
     }
 }

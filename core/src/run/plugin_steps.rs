@@ -199,6 +199,8 @@ struct RunningSteps {
     beside: Mutex<HashMap<(String, String), std::collections::BTreeSet<String>>>,
     /// instance id → URLs of the objects its plugin steps wrote, in order.
     written: Mutex<HashMap<String, Vec<String>>>,
+    /// instance id → what its plugin steps answered that their authors should hear of.
+    warnings: Mutex<HashMap<String, Vec<String>>>,
 }
 
 impl RunningSteps {
@@ -216,6 +218,16 @@ impl RunningSteps {
     fn wrote(&self, package: &str, url: &str) {
         if let Some(step) = self.only(package) {
             self.wrote_for(&step.instance_id, url);
+        }
+    }
+
+    /// Records a warning about a step of task instance `instance_id`.
+    fn warn_for(&self, instance_id: &str, warning: String) {
+        if let Ok(mut warnings) = self.warnings.lock() {
+            warnings
+                .entry(instance_id.to_string())
+                .or_default()
+                .push(warning);
         }
     }
 
@@ -537,6 +549,15 @@ impl StepExecutor for PluginSteps {
             .and_then(|mut w| w.remove(instance_id))
             .unwrap_or_default()
     }
+
+    fn warnings(&self, instance_id: &str) -> Vec<String> {
+        self.running
+            .warnings
+            .lock()
+            .ok()
+            .and_then(|mut w| w.remove(instance_id))
+            .unwrap_or_default()
+    }
 }
 
 impl PluginSteps {
@@ -602,14 +623,23 @@ impl PluginSteps {
             answer => answer,
         };
         match answer {
-            Ok(answer) => metadata_of(answer).map_err(|why| {
-                StepError::new(
-                    "PluginError",
-                    format!(
-                        "plugin {package} answered execute with a result of the wrong shape: {why}"
-                    ),
-                )
-            }),
+            Ok(answer) => {
+                let (metadata, ignored) = metadata_of(answer).map_err(|why| {
+                    StepError::new(
+                        "PluginError",
+                        format!(
+                            "plugin {package} answered execute with a result of the wrong shape: {why}"
+                        ),
+                    )
+                })?;
+                if !ignored.is_empty() {
+                    self.running.warn_for(
+                        &at.instance_id,
+                        ignored_result_keys(&at.step_id, package, &ignored),
+                    );
+                }
+                Ok(metadata)
+            }
             Err(_) if cancel.is_cancelled() => Err(StepError::cancelled()),
             Err(error) => {
                 self.host.note_failure(package, &error);
@@ -695,7 +725,7 @@ fn host_failure(error: &HostError) -> StepError {
 
 /// The `metadata` of an `execute` answer (an `ExecuteResult`): what is wrong with its shape, said by
 /// the field's name and what it holds, when it is not an object whose `metadata` is one.
-fn metadata_of(answer: Value) -> Result<Map<String, Value>, String> {
+fn metadata_of(answer: Value) -> Result<(Map<String, Value>, Vec<String>), String> {
     let kind = agent_env_store::wire::json_kind;
     let Value::Object(mut result) = answer else {
         return Err(format!(
@@ -703,12 +733,25 @@ fn metadata_of(answer: Value) -> Result<Map<String, Value>, String> {
             kind(&answer)
         ));
     };
-    match result.remove("metadata") {
-        None | Some(Value::Null) => Ok(Map::new()),
-        Some(Value::Object(metadata)) => Ok(metadata),
-        Some(other) => Err(format!(
-            "its 'metadata' (merged into the task's context.metadata) must be an object, and it is {}",
-            kind(&other)
-        )),
-    }
+    let metadata = match result.remove("metadata") {
+        None | Some(Value::Null) => Map::new(),
+        Some(Value::Object(metadata)) => metadata,
+        Some(other) => {
+            return Err(format!(
+                "its 'metadata' (merged into the task's context.metadata) must be an object, and it is {}",
+                kind(&other)
+            ))
+        }
+    };
+    Ok((metadata, result.keys().cloned().collect()))
+}
+
+/// The warning for a step whose plugin answered `execute` with keys beside `metadata`, which the
+/// run ignores: most often what was meant to go in it (`verifications` at the top).
+fn ignored_result_keys(step_id: &str, package: &str, keys: &[String]) -> String {
+    let quoted: Vec<String> = keys.iter().map(|k| format!("'{k}'")).collect();
+    format!(
+        "step '{step_id}': plugin {package} answered execute with {} beside 'metadata', which agent-env ignores; what a step gives the task goes under 'metadata', as in {{\"metadata\": {{\"verifications\": …}}}}",
+        quoted.join(", ")
+    )
 }

@@ -221,6 +221,7 @@ pub fn run_task(planned: &PlannedTask<'_>, version: i64, shared: &RunShared<'_>)
                 warnings.extend(b.warnings(&step.spec, metadata));
             }
         }
+        warnings.extend(shared.executor.warnings(&instance_id));
         for warning in warnings {
             shared
                 .out

@@ -195,6 +195,41 @@ fn an_answer_of_the_wrong_shape_names_the_field() {
     );
 }
 
+/// An answer with the step's results beside `metadata` (where agent-env reads none) runs, and its
+/// task is warned, in the run's output and its JSON document, of the keys it ignored.
+#[test]
+fn keys_beside_metadata_in_an_answer_are_warned_about() {
+    let s = Sandboxed::new();
+    shell_plugin(
+        &s,
+        r#"printf '{"jsonrpc":"2.0","id":%s,"result":{"verifications":{"v":{"score":1}}}}\n' "$id""#,
+    );
+    s.write(
+        "top/tasks/t.json",
+        r#"[{"id": "go", "type": "boom", "verifier_id": "v"}]"#,
+    );
+    let r = s.run(&["run", "./top", "--json"]);
+    let doc: serde_json::Value = serde_json::from_str(&r.stdout).unwrap();
+    let warnings: Vec<&str> = doc["warnings"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter_map(|w| w["message"].as_str())
+        .collect();
+    assert!(
+        warnings.iter().any(|w| w.starts_with(
+            "step 'go': plugin agentenv-crashy answered execute with 'verifications' beside 'metadata', which agent-env ignores;"
+        )),
+        "{warnings:?}"
+    );
+    assert!(
+        r.stderr
+            .contains("Warning: step 'go': plugin agentenv-crashy answered"),
+        "{}",
+        r.stderr
+    );
+}
+
 /// A plugin's step is checked for the fields every step has (agent-env reads those), not for its
 /// own.
 #[test]
