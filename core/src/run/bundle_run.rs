@@ -9,7 +9,7 @@ use agent_env_protocol::names::canonical_name;
 use serde_json::{Map, Value};
 
 use super::cancel::Cancel;
-use super::events::{NoObserver, RunObserver};
+use super::events::{NoObserver, RunEvent, RunObserver};
 use super::executor::NoPlugins;
 use super::local_stores::{self, LocalStores};
 use super::materialize::{Places, Versions};
@@ -175,7 +175,7 @@ pub fn run_bundle_pinned(
     let plugins = start_plugin_steps(&parsed, &plan, &stores, session, observer.clone(), &cancel)?;
     let plugins = match plugins {
         Some(p) if request.dry_run || cancel.is_cancelled() => {
-            warn_noise(&p.shutdown(), out);
+            warn_noise(&p.shutdown(), out, observer.as_ref());
             None
         }
         other => other,
@@ -207,15 +207,20 @@ pub fn run_bundle_pinned(
         None => execute(&parsed, tree, &plan, &stores, &NoPlugins, &options, out),
     };
     if let Some(p) = plugins {
-        warn_noise(&p.shutdown(), out);
+        warn_noise(&p.shutdown(), out, options.observer.as_ref());
     }
     status
 }
 
-/// The noise warnings of the run's plugins, one per plugin, on the diagnostics stream.
-pub(super) fn warn_noise(warnings: &[String], out: &dyn Output) {
+/// The noise warnings of the run's plugins, one per plugin, on the diagnostics stream and to the
+/// run's watchers (its log and its JSON document's warnings).
+pub(super) fn warn_noise(warnings: &[String], out: &dyn Output, observer: &dyn RunObserver) {
     for warning in warnings {
         out.note(&format!("Warning: {warning}"));
+        observer.event(&RunEvent::Warning {
+            task_path: None,
+            message: warning.clone(),
+        });
     }
 }
 

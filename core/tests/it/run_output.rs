@@ -470,6 +470,25 @@ fn a_plugin_that_writes_noise_to_stdout_is_warned_about_once_per_run() {
         );
         assert!(!r.stdout.contains("a stray print"), "{}", r.stdout);
     }
+    // A script reads it in the run's document, and the run's log keeps it.
+    let r = s.run(&["run", "./noisy", "--json"]);
+    let doc: serde_json::Value = serde_json::from_str(&r.stdout).unwrap();
+    let said = doc["warnings"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|w| {
+            w["message"].as_str().is_some_and(|m| {
+                m.starts_with("plugin agentenv-noisy wrote 1 line(s) to stdout that are not protocol messages")
+            })
+        })
+        .count();
+    assert_eq!(said, 1, "{doc:#}");
+    let log = std::fs::read_to_string(doc["log"].as_str().unwrap()).unwrap();
+    assert!(
+        log.contains("Warning: plugin agentenv-noisy wrote 1 line(s)"),
+        "{log}"
+    );
 }
 
 /// `--quiet` leaves out the line per step and per unchanged entity; what was written, each task's
