@@ -14,6 +14,7 @@ pub mod message;
 pub mod methods;
 pub mod names;
 pub mod peer;
+pub mod stray_output;
 pub mod version;
 
 pub use codes::ErrorKind;

@@ -422,7 +422,13 @@ impl Manifest {
             }
         };
         let raw: RawManifest = toml::from_str(text).map_err(|e| {
-            let message = plain_toml_message(e.message());
+            // A manifest written with `plugin --agent-env-manifest > FILE` holds what the plugin
+            // printed before its SDK took stdout over.
+            let message = format!(
+                "{}{}",
+                plain_toml_message(e.message()),
+                crate::stray_output::stray_first_line(text)
+            );
             if let Some(message) = requires_not_a_table(text, e.span(), &message) {
                 return err_at(e.span(), Some("plugin.requires"), message);
             }

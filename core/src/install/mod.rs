@@ -17,7 +17,6 @@ pub mod remove;
 mod sdk_advice;
 pub mod snapshot;
 pub mod source;
-pub mod stray_output;
 pub mod touched;
 
 pub use error::InstallError;

@@ -12,7 +12,6 @@ use sha2::{Digest, Sha256};
 use super::folder_name::folder_name;
 use super::interrupt::{run_to_end, Interrupts};
 use super::source::{Installer, Spec};
-use super::stray_output::stray_first_line;
 use super::{InstallError, CARGO_ROOT, PYTHON_ENV};
 use crate::output::Output;
 use crate::quote;
@@ -537,10 +536,9 @@ fn place_manifest(
         Ok(m) => m,
         Err(e) => {
             return Ok(Some(format!(
-                "the manifest {} printed does not parse: {}{}",
+                "the manifest {} printed does not parse: {}",
                 exe.display(),
-                e.message,
-                stray_first_line(&text)
+                e.message
             )))
         }
     };

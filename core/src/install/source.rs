@@ -170,19 +170,9 @@ pub fn classify(
                 // its own fault before anything is copied.
                 Installer::Folder => match Manifest::load(&path.join(MANIFEST_FILE)) {
                     Ok(manifest) => Some(manifest.name),
-                    Err(e) => {
-                        // A manifest written with `plugin --agent-env-manifest > FILE` holds what
-                        // the plugin printed before its SDK took stdout over.
-                        let written =
-                            std::fs::read_to_string(path.join(MANIFEST_FILE)).unwrap_or_default();
-                        return Err(bad(
-                            text,
-                            format!(
-                                "its manifest does not load: {e}{}",
-                                super::stray_output::stray_first_line(&written)
-                            ),
-                        ));
-                    }
+                    // A manifest written with `plugin --agent-env-manifest > FILE` says what the
+                    // plugin printed before its SDK took stdout over.
+                    Err(e) => return Err(bad(text, format!("its manifest does not load: {e}"))),
                 },
                 Installer::Cargo => toml_name(&path.join("Cargo.toml"), "package"),
                 Installer::Pip => toml_name(&path.join("pyproject.toml"), "project"),

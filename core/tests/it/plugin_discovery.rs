@@ -225,6 +225,29 @@ fn a_broken_manifest_is_its_own_row_and_hides_nothing() {
     );
 }
 
+/// A manifest a user wrote with `plugin --agent-env-manifest > FILE` for a plugin that prints at
+/// import starts with that print: the report says so, as `plugin add` does, beside TOML's words.
+#[test]
+fn a_manifest_starting_with_a_stray_print_says_where_it_came_from() {
+    let sb = Sandbox::new();
+    sb.plugin_dir_manifest(
+        "noisy",
+        &format!(
+            "init: debug banner\n{}",
+            step_plugin("agentenv-noisy", "1.0", &["noisy_step"])
+        ),
+    );
+    let report = sb.json(&["plugin", "list", "--json", "--no-load"], 0);
+    let (_, code, reason) = outcome(&report, "noisy", "agent-env-plugin.toml");
+    assert_eq!(code, "manifest-invalid");
+    assert!(
+        reason.ends_with(
+            "; its first line, 'init: debug banner', is no manifest line: something in the plugin writes to stdout before serve is called (a print at import or in an init function); write it to stderr instead"
+        ),
+        "{reason}"
+    );
+}
+
 #[test]
 fn a_name_that_is_not_a_package_name_makes_the_manifest_invalid() {
     let sb = Sandbox::new();
