@@ -22,9 +22,16 @@ use crate::run::outcome::format_g;
 /// few times a second, not once a line.
 pub const FLUSH_DELAY: Duration = Duration::from_millis(100);
 
+/// How much of its plugins' output (stderr lines, `$/log` messages) one run's log keeps: past it,
+/// their lines are counted, not written, while the run's own lines go on. A plugin flooding stderr
+/// would otherwise fill the disk with one log (the 200 logs kept are each unbounded).
+pub const PLUGIN_OUTPUT_KEPT: u64 = 64 * 1024 * 1024;
+
 /// A run's log file. Writes that fail (a full disk) are dropped: the log never stops a run.
 pub struct RunLog {
     path: PathBuf,
+    /// The plugin output it keeps, in bytes ([`PLUGIN_OUTPUT_KEPT`]).
+    plugin_output_kept: u64,
     shared: Arc<Shared>,
     /// Writes buffered lines out [`FLUSH_DELAY`] after the first of them; started with the file.
     flusher: Mutex<Option<JoinHandle<()>>>,
@@ -43,6 +50,10 @@ struct State {
     dirty: bool,
     /// The log is being dropped: the flusher writes what is left and ends.
     closed: bool,
+    /// Bytes of plugin output written, and the lines left out past the limit (and their bytes).
+    plugin_bytes: u64,
+    plugin_lines_left_out: u64,
+    plugin_bytes_left_out: u64,
 }
 
 enum LogFile {
@@ -64,6 +75,11 @@ impl RunLog {
     /// A log in `dir` (made when missing), named by the current time; the file is created with its
     /// first line.
     pub fn new(dir: &Path) -> RunLog {
+        RunLog::keeping_plugin_output(dir, PLUGIN_OUTPUT_KEPT)
+    }
+
+    /// [`RunLog::new`], keeping `kept` bytes of its plugins' output.
+    fn keeping_plugin_output(dir: &Path, kept: u64) -> RunLog {
         let stamp: String = clock::iso_now()
             .chars()
             .take(19)
@@ -72,11 +88,15 @@ impl RunLog {
         let path = dir.join(format!("{stamp}-{}.log", crate::sandbox::random_suffix(6)));
         RunLog {
             path,
+            plugin_output_kept: kept,
             shared: Arc::new(Shared {
                 state: Mutex::new(State {
                     file: LogFile::NotYet,
                     dirty: false,
                     closed: false,
+                    plugin_bytes: 0,
+                    plugin_lines_left_out: 0,
+                    plugin_bytes_left_out: 0,
                 }),
                 wake: Condvar::new(),
             }),
@@ -214,9 +234,57 @@ fn flush_until_closed(shared: &Shared) {
     }
 }
 
+impl RunLog {
+    /// Whether a line of plugin output of `len` bytes is kept; past the limit, it is counted, and
+    /// the first one left out says so.
+    fn keeps_plugin_output(&self, len: usize) -> bool {
+        let Some(mut state) = self.state() else {
+            return false;
+        };
+        let len = len as u64;
+        if state.plugin_bytes_left_out == 0 && state.plugin_bytes + len <= self.plugin_output_kept {
+            state.plugin_bytes += len;
+            return true;
+        }
+        let first = state.plugin_lines_left_out == 0;
+        state.plugin_lines_left_out += 1;
+        state.plugin_bytes_left_out += len;
+        drop(state);
+        if first {
+            self.write(&format!(
+                "the plugins' output has reached {} MiB, all this log keeps of it: later lines are counted, not written (the run's own lines go on)",
+                self.plugin_output_kept / (1024 * 1024)
+            ));
+        }
+        false
+    }
+
+    /// How much plugin output was left out, when some was.
+    fn plugin_output_left_out(&self) -> Option<String> {
+        let state = self.state()?;
+        (state.plugin_lines_left_out > 0).then(|| {
+            format!(
+                "left out {} line(s) of plugin output ({} bytes) past the {} MiB this log keeps",
+                state.plugin_lines_left_out,
+                state.plugin_bytes_left_out,
+                self.plugin_output_kept / (1024 * 1024)
+            )
+        })
+    }
+}
+
 impl RunObserver for RunLog {
     fn event(&self, event: &RunEvent) {
-        self.write(&describe(event));
+        let text = describe(event);
+        if matches!(event, RunEvent::PluginOutput { .. }) && !self.keeps_plugin_output(text.len()) {
+            return;
+        }
+        if matches!(event, RunEvent::RunFinished { .. }) {
+            if let Some(left_out) = self.plugin_output_left_out() {
+                self.write(&left_out);
+            }
+        }
+        self.write(&text);
         if matches!(event, RunEvent::RunFinished { .. }) {
             self.flush();
         }
@@ -438,6 +506,48 @@ fn indent(text: &str) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    fn stderr_line(line: &str) -> RunEvent {
+        RunEvent::PluginOutput {
+            package: "agentenv-loud".into(),
+            step: None,
+            stream: PluginStream::Stderr,
+            line: line.into(),
+        }
+    }
+
+    #[test]
+    fn plugin_output_past_the_limit_is_counted_not_written() {
+        let dir = tempfile::tempdir().unwrap();
+        let log = RunLog::keeping_plugin_output(dir.path(), 200);
+        for n in 0..10 {
+            log.event(&stderr_line(&format!("line {n} {}", "x".repeat(40))));
+        }
+        log.event(&RunEvent::Warning {
+            task_path: None,
+            message: "the run's own line".into(),
+        });
+        log.event(&RunEvent::RunFinished {
+            run_group_id: "run-1".into(),
+            failed: false,
+            cancelled: false,
+            duration_seconds: 1.0,
+        });
+        let text = fs::read_to_string(log.path()).unwrap();
+        assert!(text.contains("stderr: line 1 "), "{text}");
+        assert!(!text.contains("stderr: line 9 "), "{text}");
+        assert_eq!(
+            text.matches("all this log keeps of it").count(),
+            1,
+            "{text}"
+        );
+        assert!(text.contains("Warning: the run's own line"), "{text}");
+        let left_out = text.find("line(s) of plugin output").unwrap();
+        assert!(
+            left_out < text.find("run run-1 finished").unwrap(),
+            "{text}"
+        );
+    }
 
     #[test]
     fn only_the_newest_logs_are_kept() {
