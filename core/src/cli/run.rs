@@ -684,7 +684,9 @@ pub(crate) fn on_signal(signalled: Signalled) {
                         "error": error,
                     })),
                 };
-                let _ = writeln!(std::io::stdout(), "{doc}");
+                // Every secret masked, as in the document a run prints at its end: its steps'
+                // errors and tracebacks may hold one.
+                let _ = writeln!(std::io::stdout(), "{}", crate::redaction::redact(&doc));
             }
             let _ = writeln!(
                 stderr,

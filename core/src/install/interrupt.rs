@@ -113,22 +113,41 @@ pub fn run_to_end(
     Ok(Finished { status, said })
 }
 
-/// Copies what `reader` gives to agent-env's stderr as it comes, on a thread; the channel gets the
-/// end of it once the pipe ends.
+/// Writes the whole lines of `pending` to `out`, masked, and keeps the rest for the next read: all
+/// of it at the `end`, or when it has grown past a line's reasonable length.
+fn pass_on_lines(pending: &mut Vec<u8>, end: bool, out: &mut impl std::io::Write) {
+    let whole = match pending.iter().rposition(|&b| b == b'\n' || b == b'\r') {
+        _ if end || pending.len() > LINE_HELD => pending.len(),
+        Some(last) => last + 1,
+        None => return,
+    };
+    let text = String::from_utf8_lossy(&pending[..whole]);
+    let _ = out.write_all(crate::redaction::redact(&text).as_bytes());
+    pending.drain(..whole);
+}
+
+/// How long a line without its end is held back for the rest of it.
+const LINE_HELD: usize = 64 * 1024;
+
+/// Copies what `reader` gives to agent-env's stderr as it comes, a line at a time (a progress
+/// bar's `\r` ends one too) with every secret the invocation knows masked (a password in
+/// `--index-url` that an installer prints), on a thread; the channel gets the end of it once the
+/// pipe ends.
 fn tee_to_stderr(mut reader: std::io::PipeReader) -> std::sync::mpsc::Receiver<String> {
-    use std::io::{Read, Write};
+    use std::io::Read;
     let (send, receive) = std::sync::mpsc::channel();
     let copied = std::thread::Builder::new()
         .name("installer-output".into())
         .spawn(move || {
             let mut kept: Vec<u8> = Vec::new();
             let mut buffer = [0u8; 8192];
-            let mut stderr = std::io::stderr();
+            let mut pending: Vec<u8> = Vec::new();
             loop {
                 match reader.read(&mut buffer) {
                     Ok(0) => break,
                     Ok(n) => {
-                        let _ = stderr.write_all(&buffer[..n]);
+                        pending.extend_from_slice(&buffer[..n]);
+                        pass_on_lines(&mut pending, false, &mut std::io::stderr());
                         kept.extend_from_slice(&buffer[..n]);
                         if kept.len() > 2 * SAID_KEPT {
                             kept.drain(..kept.len() - SAID_KEPT);
@@ -138,8 +157,10 @@ fn tee_to_stderr(mut reader: std::io::PipeReader) -> std::sync::mpsc::Receiver<S
                     Err(_) => break,
                 }
             }
+            pass_on_lines(&mut pending, true, &mut std::io::stderr());
             let start = kept.len().saturating_sub(SAID_KEPT);
-            let _ = send.send(String::from_utf8_lossy(&kept[start..]).into_owned());
+            let said = String::from_utf8_lossy(&kept[start..]);
+            let _ = send.send(crate::redaction::redact(&said).into_owned());
         });
     // Without the thread, nothing is shown; the installer's end status still counts.
     if copied.is_err() {
@@ -147,4 +168,29 @@ fn tee_to_stderr(mut reader: std::io::PipeReader) -> std::sync::mpsc::Receiver<S
         return empty;
     }
     receive
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn installer_lines_are_passed_on_whole_and_masked() {
+        crate::redaction::remember("hunter2-index-pass");
+        let mut out = Vec::new();
+        // The secret arrives split over two reads: the line is held until its end comes.
+        let mut pending = b"Looking in indexes: https://me:hunter2-in".to_vec();
+        pass_on_lines(&mut pending, false, &mut out);
+        assert!(out.is_empty());
+        pending.extend_from_slice(b"dex-pass@pypi.example/simple\nCollecting x");
+        pass_on_lines(&mut pending, false, &mut out);
+        assert_eq!(
+            String::from_utf8_lossy(&out),
+            "Looking in indexes: https://me:***@pypi.example/simple\n"
+        );
+        assert_eq!(pending, b"Collecting x");
+        pass_on_lines(&mut pending, true, &mut out);
+        assert!(String::from_utf8_lossy(&out).ends_with("\nCollecting x"));
+        assert!(pending.is_empty());
+    }
 }
