@@ -57,10 +57,23 @@ pub fn resolve_executable(program: &str) -> Result<PathBuf, ResolveError> {
         return which::which(program).map_err(|_| ResolveError::NotFound(program.into()));
     }
     let path = PathBuf::from(program);
-    let meta = std::fs::metadata(&path).map_err(|_| ResolveError::NotFound(program.into()))?;
     let not_executable = |reason: &str| ResolveError::NotExecutable {
         path: path.clone(),
         reason: reason.into(),
+    };
+    // Only a file that is not there is "not found": a folder on the way that may not be searched
+    // (or a loop of links) is the folder's to fix, not the manifest's.
+    let meta = match std::fs::metadata(&path) {
+        Ok(meta) => meta,
+        Err(e) if e.kind() == io::ErrorKind::NotFound => {
+            return Err(ResolveError::NotFound(program.into()))
+        }
+        Err(e) if e.kind() == io::ErrorKind::PermissionDenied => {
+            return Err(not_executable(
+                "a folder on its path may not be searched by this user (permission denied); check the folders' permissions",
+            ))
+        }
+        Err(e) => return Err(not_executable(&format!("it cannot be looked at: {e}"))),
     };
     if meta.is_dir() {
         return Err(not_executable("it is a directory"));

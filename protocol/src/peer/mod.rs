@@ -421,6 +421,14 @@ impl Peer {
         state.closed.is_some()
     }
 
+    /// Whether a request of this side had `id` (every id it sends is a number counted up from 1).
+    fn was_sent(&self, id: &Id) -> bool {
+        match id {
+            Id::Number(n) => *n >= 1 && *n < self.inner.next_id.load(Ordering::Relaxed),
+            _ => false,
+        }
+    }
+
     /// What arrived so far that was not a message.
     pub fn noise(&self) -> NoiseStats {
         lock(&self.inner.state).noise.clone()
@@ -600,6 +608,8 @@ impl Peer {
                     if wake {
                         self.inner.changed.notify_all();
                     }
+                } else if !self.was_sent(&id) && state.noise.unsent_answer_id.is_none() {
+                    state.noise.unsent_answer_id = Some(id);
                 }
                 // A late answer to a call that timed out is dropped.
                 Step::Routed

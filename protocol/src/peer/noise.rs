@@ -17,6 +17,9 @@ pub struct NoiseStats {
     pub samples: Vec<String>,
     /// Lines over the maximum message size (discarded; counted in `lines` too).
     pub too_large: u64,
+    /// The first answer whose id this side never sent (not one it gave up waiting for): a peer
+    /// that numbers its answers itself instead of echoing the request's id.
+    pub unsent_answer_id: Option<Id>,
 }
 
 /// The first bytes of a line, as text.

@@ -176,6 +176,28 @@ fn noise_is_counted_and_the_connection_lives() {
     assert_eq!(host.close_reason(), Some(CloseReason::Eof));
 }
 
+/// An answer whose id was never sent is kept apart from a late answer to a call given up on: the
+/// first says the other side numbers its answers itself.
+#[test]
+fn an_answer_to_an_id_never_sent_is_noted() {
+    let (host, mut child_write, _child_read) = host_end(Arc::new(NoHandler), PeerConfig::default());
+    // A late answer to a call that was sent (id 1) is dropped without a word.
+    let gave_up = host.call("slow", json!({}), Some(Duration::from_millis(20)));
+    assert!(matches!(gave_up, Err(CallError::Timeout(_))));
+    child_write
+        .write_all(b"{\"jsonrpc\":\"2.0\",\"id\":1,\"result\":null}\n")
+        .unwrap();
+    for id in ["12345", "\"mine\""] {
+        child_write
+            .write_all(format!("{{\"jsonrpc\":\"2.0\",\"id\":{id},\"result\":null}}\n").as_bytes())
+            .unwrap();
+    }
+    drop(child_write);
+    assert!(host.wait_closed(Some(Duration::from_secs(5))));
+    assert_eq!(host.noise().unsent_answer_id, Some(Id::Number(12345)));
+    assert_eq!(host.noise().lines, 0);
+}
+
 #[test]
 fn an_oversized_message_is_refused_both_ways() {
     let config = PeerConfig {
