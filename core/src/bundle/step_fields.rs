@@ -30,11 +30,12 @@ pub fn step_type(step: &Map<String, Value>) -> &str {
     step.get("type").and_then(Value::as_str).unwrap_or("")
 }
 
-/// Whether a failure of this step fails the task (default true).
-pub fn fails_task_on_error(step: &Map<String, Value>) -> bool {
+/// Whether a failure of this step fails the task: its `fail_task_on_error`, else `default` (its
+/// kind's: a built-in step's or its plugin's manifest's).
+pub fn fails_task_on_error(step: &Map<String, Value>, default: bool) -> bool {
     step.get("fail_task_on_error")
         .and_then(Value::as_bool)
-        .unwrap_or(true)
+        .unwrap_or(default)
 }
 
 /// Whether the step declares `depends_on`.

@@ -422,10 +422,7 @@ fn plan_task<'b>(
             }) => *fails_task_by_default,
             None => true,
         };
-        let fail_task_on_error = raw
-            .get("fail_task_on_error")
-            .and_then(Value::as_bool)
-            .unwrap_or(fail_default);
+        let fail_task_on_error = crate::bundle::step_fields::fails_task_on_error(raw, fail_default);
         spec.insert("fail_task_on_error".into(), Value::Bool(fail_task_on_error));
         spec.entry("version").or_insert(json!(1));
         let deps: Vec<usize> = if !any_declares {
