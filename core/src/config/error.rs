@@ -4,7 +4,7 @@
 /// A problem with the config document, a value in it, or a store selection.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 pub enum ConfigError {
-    #[error("AGENT_ENV_CONFIG='{value}' does not point to an existing file")]
+    #[error("AGENT_ENV_CONFIG='{value}' does not point to an existing file; unset AGENT_ENV_CONFIG or point it at a config file")]
     EnvPathMissing { value: String },
 
     /// A root option (`--tenant acme`) chose a config file that is not there: named by the option,

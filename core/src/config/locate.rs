@@ -156,7 +156,7 @@ mod tests {
         assert_eq!(found.source, ConfigSource::Error);
         assert_eq!(
             found.error.unwrap().to_string(),
-            "AGENT_ENV_CONFIG='/nope.toml' does not point to an existing file"
+            "AGENT_ENV_CONFIG='/nope.toml' does not point to an existing file; unset AGENT_ENV_CONFIG or point it at a config file"
         );
     }
 

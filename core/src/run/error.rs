@@ -18,7 +18,7 @@ pub enum RunError {
     #[error(transparent)]
     Materialize(#[from] MaterializeError),
     /// Ctrl-C could not be watched for, so a run could not be stopped cleanly.
-    #[error("can't watch for Ctrl-C: {0}")]
+    #[error("can't watch for Ctrl-C ({0}), so a run could not be stopped cleanly and was not started; this is the system refusing a signal handler or a thread: check the process's limits (ulimit -u) and try again")]
     WatchSignals(std::io::Error),
     /// A signal stopped the work between two of its steps; `what` says what it left.
     #[error("{what}")]

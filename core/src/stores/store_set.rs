@@ -36,7 +36,11 @@ impl StoreSet {
         let mut built = self
             .built
             .lock()
-            .map_err(|_| StoreError::Internal("a thread panicked while building a store".into()))?;
+            .map_err(|_| {
+                StoreError::Internal(format!(
+                    "the {kind} store cannot be built: another store's build in this process failed with a panic, a bug in agent-env; run the command again, and report it if it happens again"
+                ))
+            })?;
         if let Some(store) = built.get(&kind) {
             return Ok(store.clone());
         }

@@ -60,7 +60,7 @@ fn a_missing_agent_env_config_is_config_not_found() {
     assert_eq!(problem.code, "config-not-found");
     assert_eq!(
         problem.reason,
-        "AGENT_ENV_CONFIG='/nope.toml' does not point to an existing file"
+        "AGENT_ENV_CONFIG='/nope.toml' does not point to an existing file; unset AGENT_ENV_CONFIG or point it at a config file"
     );
     // A command that needs the config gets the same sentence as an error.
     assert_eq!(

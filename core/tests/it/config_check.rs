@@ -645,7 +645,7 @@ fn scenario_13_a_missing_agent_env_config_fails_the_check() {
     assert_eq!(code, 1);
     assert_eq!(
         messages(&json),
-        ["AGENT_ENV_CONFIG='/nope.toml' does not point to an existing file"]
+        ["AGENT_ENV_CONFIG='/nope.toml' does not point to an existing file; unset AGENT_ENV_CONFIG or point it at a config file"]
     );
     assert_eq!(json["problems"][0]["code"], "config-not-found");
     let (code, text) = p.run_with(&[("AGENT_ENV_CONFIG", "/nope.toml")], &["config", "check"]);

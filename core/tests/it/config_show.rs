@@ -321,7 +321,7 @@ fn scenario_13_a_missing_agent_env_config_prints_only_the_config_block() {
         out,
         "config:         (none)
                 discovery failed
-                (error) AGENT_ENV_CONFIG='/nope.toml' does not point to an existing file
+                (error) AGENT_ENV_CONFIG='/nope.toml' does not point to an existing file; unset AGENT_ENV_CONFIG or point it at a config file
 "
     );
     let (code, out, _) = p.run_with(

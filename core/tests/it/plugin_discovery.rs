@@ -628,9 +628,9 @@ fn scenario_13_a_missing_config_blocks_every_group_with_claims() {
     assert_eq!(lines[1], "config: (none)");
     assert_eq!(
         lines[2],
-        "(error) AGENT_ENV_CONFIG='/nope.toml' does not point to an existing file [config-not-found]"
+        "(error) AGENT_ENV_CONFIG='/nope.toml' does not point to an existing file; unset AGENT_ENV_CONFIG or point it at a config file [config-not-found]"
     );
-    assert!(text.contains("\n(error) nothing in agent_env.task_steps loads: ConfigError: AGENT_ENV_CONFIG='/nope.toml' does not point to an existing file [config-not-found]\n"), "{text}");
+    assert!(text.contains("\n(error) nothing in agent_env.task_steps loads: ConfigError: AGENT_ENV_CONFIG='/nope.toml' does not point to an existing file; unset AGENT_ENV_CONFIG or point it at a config file [config-not-found]\n"), "{text}");
     let report = sb.json(&["plugin", "list", "--json", "--no-load"], 0);
     assert_eq!(report["config"]["error"]["code"], "config-not-found");
     assert_eq!(
