@@ -26,7 +26,13 @@ pub struct NewArgs {
     /// The folder to write (default: ./NAME); it must be empty or missing.
     #[arg(long)]
     pub dir: Option<PathBuf>,
-    /// Take the SDK from this agent-env checkout instead of the package registry.
+    /// Take the SDK from this agent-env checkout (the folder holding plugin-sdk-rs, plugin-sdk-py and
+    /// plugin-sdk-go).
+    ///
+    /// Without it the project requires the SDK by name, and gets it from your team's own registry, where the
+    /// SDK was published (a Cargo registry, a Python package index, a Go module proxy): it is not on PyPI or
+    /// the public Go module proxy. What is printed after the files says how to point the tools at that
+    /// registry, and what to do when it does not have the SDK.
     #[arg(long, value_name = "CHECKOUT")]
     pub sdk: Option<PathBuf>,
 }
@@ -141,18 +147,20 @@ pub fn run(args: &NewArgs, session: &Session, term: &Terminal) -> Exit {
     } else {
         format!("./{}", shown.display())
     });
+    if request.sdk == SdkSource::Registry {
+        // Said before the commands, which fetch the SDK; and where the project is kept: making it
+        // again would refuse the folder, which is not empty.
+        text.push_str(&format!(
+            "Its SDK installs by name from {}. Where that registry does not have it, publish it there ({} says how), or build against a checkout of agent-env: {}; or make the project again in a new folder with --sdk CHECKOUT.\n",
+            language.sdk_registry(),
+            language.sdk_publishing(),
+            language.sdk_from_checkout().replace("./PROJECT", &folder)
+        ));
+    }
     text.push_str(&format!(
         "Next: cd {folder} && {test}\nThen: agent-env plugin add {folder} -y && agent-env plugin verify {}\n",
         args.name
     ));
-    if request.sdk == SdkSource::Registry {
-        // Said where the project is kept: making it again would refuse the folder, which is not empty.
-        text.push_str(&format!(
-            "Its SDK comes from the package registry ({}). Where the registry does not have it, build against a checkout of agent-env: {} (or make the project in a new folder with --sdk CHECKOUT).\n",
-            language.sdk_registry(),
-            language.sdk_from_checkout().replace("./PROJECT", &folder)
-        ));
-    }
     term.print(&text);
     Ok(0)
 }

@@ -68,8 +68,8 @@ pub struct AddArgs {
     /// --index-url; repeatable.
     #[arg(long, value_name = "URL")]
     pub extra_index_url: Vec<String>,
-    /// Install a Python package again even when the same version is installed (after changing its
-    /// code without raising its version).
+    /// Install a Python package from an index or a wheel again even when the same version is installed
+    /// (after changing its code without raising its version); a folder is installed afresh every time.
     #[arg(long)]
     pub reinstall: bool,
     /// Print one JSON document for a script (with --yes or --dry-run: it cannot ask).

@@ -20,8 +20,9 @@ fn sdk_note(language: Language, checkout: Option<&str>) -> String {
              at a published version when you ship the plugin."
         ),
         None => format!(
-            "`{manifest}` takes its SDK, `{package}`, from {registry}. Where it cannot be found there \
-             (until your team publishes it), build against a checkout of agent-env: {}.",
+            "`{manifest}` takes its SDK, `{package}`, by name from {registry}. Where that registry does not \
+             have it, publish it there ({} says how), or build against a checkout of agent-env: {}.",
+            language.sdk_publishing(),
             language.sdk_from_checkout()
         ),
     }

@@ -36,15 +36,41 @@ impl Language {
         }
     }
 
-    /// The registry a project depends on its SDK from, when it is not made with `--sdk`.
+    /// Where a project made without `--sdk` gets its SDK: the registry of the team's own that the SDK
+    /// was published to (the public registries do not have it), and how to point the tools at it.
     pub fn sdk_registry(self) -> &'static str {
         match self {
-            Language::Rust => "crates.io, or the registry your Cargo configuration puts in its place",
-            Language::Python => {
-                "your package index (`agent-env plugin add . --index-url URL`, or `PIP_INDEX_URL` set \
-                 once; the index must serve setuptools too)"
+            Language::Rust => {
+                "your team's own Cargo registry, where the SDK was published: Cargo reads a dependency that \
+                 names no registry as one from crates.io, so put your registry in crates.io's place in \
+                 `.cargo/config.toml` (`[source.crates-io] replace-with = \"NAME\"`)"
             }
-            Language::Go => "the Go module proxy (`GOPROXY`; with a proxy of your own, set `GONOSUMDB=github.com/agent-env/*` too)",
+            Language::Python => {
+                "your team's own package index, where the SDK was published (it is not on PyPI, and its \
+                 name is free there: a pip that looks only at PyPI finds nothing, or a stranger's package): set \
+                 `PIP_INDEX_URL=URL` before you install, which pip and `agent-env plugin add` both read, or \
+                 pass `--index-url URL` to each (the index must serve setuptools too)"
+            }
+            Language::Go => {
+                "your team's own Go module proxy, where the SDK was tagged (the public Go module proxy does \
+                 not serve it, so `go mod tidy` fails there): set `GOPROXY=URL` and \
+                 `GONOSUMDB=github.com/agent-env/*` before you build"
+            }
+        }
+    }
+
+    /// The part of the agent-env repository that says how to publish the SDK to a registry of your own.
+    pub fn sdk_publishing(self) -> &'static str {
+        match self {
+            Language::Rust => {
+                "\"Where the crate comes from\" in plugin-sdk-rs/README.md of agent-env"
+            }
+            Language::Python => {
+                "\"From your own package index\" in plugin-sdk-py/README.md of agent-env"
+            }
+            Language::Go => {
+                "\"From your own module proxy\" in plugin-sdk-go/README.md of agent-env"
+            }
         }
     }
 
@@ -104,7 +130,7 @@ impl StoreKind {
 /// Where the scaffold's SDK dependency comes from.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum SdkSource {
-    /// The language's package registry (crates.io, PyPI, the Go module proxy).
+    /// The SDK by name, from the registry the team published it to (see [`Language::sdk_registry`]).
     Registry,
     /// The SDK folders of an agent-env checkout (`plugin-sdk-rs`, `plugin-sdk-py`, `plugin-sdk-go`).
     Checkout(PathBuf),

@@ -42,3 +42,45 @@ fn a_name_the_project_could_not_use_is_a_bad_value_and_writes_nothing() {
     assert_eq!(r.code, 0, "{}{}", r.stdout, r.stderr);
     assert!(s.home().join("agentenv-class/Cargo.toml").is_file());
 }
+
+#[test]
+fn without_sdk_it_says_before_the_next_steps_that_the_sdk_comes_from_the_teams_own_registry() {
+    let s = Sandboxed::new();
+    for (lang, registry, public) in [
+        (
+            "python",
+            "your team's own package index",
+            "it is not on PyPI",
+        ),
+        (
+            "go",
+            "your team's own Go module proxy",
+            "the public Go module proxy does not serve it",
+        ),
+        ("rust", "your team's own Cargo registry", "crates.io"),
+    ] {
+        let name = format!("agentenv-sdk-{lang}");
+        let r = s.run(&["plugin", "new", &name, "--lang", lang]);
+        assert_eq!(r.code, 0, "{lang}: {}{}", r.stdout, r.stderr);
+        let said = r
+            .stdout
+            .find(&format!("Its SDK installs by name from {registry}"))
+            .unwrap_or_else(|| panic!("{lang}: {}", r.stdout));
+        let next = r.stdout.find("\nNext: ").unwrap();
+        assert!(
+            said < next,
+            "{lang}: said after the commands that need it: {}",
+            r.stdout
+        );
+        for words in [public, "publish it there", "--sdk CHECKOUT"] {
+            assert!(
+                r.stdout.contains(words),
+                "{lang}: no {words:?} in {}",
+                r.stdout
+            );
+        }
+        // The project's README says the same.
+        let readme = std::fs::read_to_string(s.home().join(&name).join("README.md")).unwrap();
+        assert!(readme.contains(registry), "{lang}: {readme}");
+    }
+}
