@@ -1,6 +1,6 @@
 //! The `explorer_plugins` group's methods: a plugin's explorer class says which HTTP routes it serves
 //! (`explorer.router`), and `agent-env up` forwards each request that matches one to it as a call
-//! (`explorer.request`) and relays the answer. See `docs/protocol.md` §4.7.
+//! (`explorer.request`) and relays the answer. See `docs/protocol.md` §4.6.
 
 use std::collections::BTreeMap;
 

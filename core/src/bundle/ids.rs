@@ -1,5 +1,6 @@
-//! Ids of bundle entities (§7, §10.2 of the reference): `@local/` ids, their checks, the id root of a
-//! bundle, derived ids, and the object-key segment an id's objects live under.
+//! Ids of bundle entities (the end of `docs/protocol.md`'s Bundles section says how they are made):
+//! `@local/` ids, their checks, the id root of a bundle, derived ids, and the object-key segment an id's
+//! objects live under.
 
 use std::path::Path;
 

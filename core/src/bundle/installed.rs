@@ -1,6 +1,6 @@
-//! Installed bundles (§10.3): agent-env's own, built into the binary, and every `[provides.bundles]`
-//! entry of a plugin manifest (found from the manifest alone, without starting the plugin); and the
-//! resolution of `agent-env run TEXT` to a folder or an installed bundle.
+//! Installed bundles: agent-env's own, built into the binary, and every `[provides.bundles]` entry of a
+//! plugin manifest (found from the manifest alone, without starting the plugin); and the resolution of
+//! `agent-env run TEXT` to a folder or an installed bundle.
 
 use std::path::{Path, PathBuf};
 

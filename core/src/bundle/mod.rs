@@ -1,4 +1,5 @@
-//! Bundles as data: folders of tasks, evals, artifacts, skills, envs and agents (§10 of the reference).
+//! Bundles as data: folders of tasks, evals, artifacts, skills, envs and agents (`docs/protocol.md`,
+//! Bundles).
 //!
 //! - [`parse`] reads a folder with the [`parser`] into a [`Bundle`] ([`model`]) and reports every problem
 //!   at once ([`BundleError`]); [`tree`] reads a folder on disk or a bundle built into the binary.

@@ -1,5 +1,6 @@
-//! The bundle parser (§10.1): reads a bundle's tree (its kind directories and their entries) into a
-//! [`Bundle`]. Every problem is collected, then all are reported together, sorted.
+//! The bundle parser: reads a bundle's tree (its kind directories and their entries, as
+//! `docs/protocol.md` lists them under Bundles) into a [`Bundle`]. Every problem is collected, then all
+//! are reported together, sorted.
 
 use std::collections::BTreeMap;
 

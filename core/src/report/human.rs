@@ -1,4 +1,4 @@
-//! The human layouts of `plugin list`, `plugin show` and `plugin check` (the reference's §9, observed).
+//! The human layouts of `plugin list`, `plugin show` and `plugin check` (`docs/plugin-report.md`).
 //! Scripts should read the JSON: this text is for people and may change.
 
 use std::collections::BTreeMap;

@@ -1,4 +1,5 @@
-//! `TaskStepContext` (§10.9): what the steps of one task run share, and its secret-free form.
+//! `TaskStepContext`: what the steps of one task run share (a plugin's step gets it as `execute`'s
+//! `context`, `docs/protocol.md` §4.3), and its secret-free form.
 
 use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};

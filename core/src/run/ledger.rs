@@ -1,6 +1,6 @@
-//! The bundle ledger (§10.6 step 3): one row per written entity in the @local store's `bundle_ledger`
-//! collection, holding a digest over the entity's inputs, so an unchanged entity is not written again
-//! and a changed one is written with the reasons why.
+//! The bundle ledger: one row per written entity in the @local store's `bundle_ledger` collection,
+//! holding a digest over the entity's inputs, so an unchanged entity is not written again and a changed
+//! one is written with the reasons why.
 
 use std::collections::BTreeMap;
 

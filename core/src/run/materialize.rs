@@ -1,5 +1,6 @@
-//! Writing a bundle's entities to the @local store (§10.6 step 3): artifacts, then tasks, then evals,
-//! each through the bundle ledger under a per-id file lock, so unchanged entities are not written again.
+//! Writing a bundle's entities to the @local store, before its tasks run: artifacts, then tasks, then
+//! evals, each through the bundle ledger under a per-id file lock, so unchanged entities are not written
+//! again.
 //! A dry run makes the same decisions and writes nothing.
 
 use std::collections::BTreeMap;

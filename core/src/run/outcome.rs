@@ -1,4 +1,4 @@
-//! The outcome of one task run and how the summary words it (§10.7).
+//! The outcome of one task run and how the summary words it (`docs/tasks.md`, Scores).
 
 use serde_json::Value;
 

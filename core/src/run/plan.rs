@@ -1,6 +1,6 @@
-//! Planning a bundle run (§10.6 step 1): what to run (`--task`, `--eval`, else every eval, else every
-//! task), each step's type resolved and fields checked, bundle names rewritten to ids, and the step
-//! graph. Every problem is found here, before anything is written.
+//! Planning a bundle run: what to run (`--task`, `--eval`, else every eval, else every task), each step's
+//! type resolved and fields checked, bundle names rewritten to ids, and the step graph. Every problem is
+//! found here, before anything is written (`docs/tasks.md` says what is checked).
 
 use serde_json::{json, Map, Value};
 

@@ -1,6 +1,6 @@
-//! The §3.1 semantics of the query algebra, evaluated on JSON documents: path resolution, predicate
-//! matching, update application and the two sort orders. Every document store may use it; the SQLite
-//! store evaluates everything but index narrowing here.
+//! The semantics of the query algebra (`docs/protocol.md`, Documents), evaluated on JSON documents: path
+//! resolution, predicate matching, update application and the two sort orders. Every document store may
+//! use it; the SQLite store evaluates everything but index narrowing here.
 
 use std::cmp::Ordering;
 
@@ -365,6 +365,15 @@ pub fn window(
     }
 }
 
+/// `find_one` over every match: the first of `docs` in `query`'s order by `sort` (of equals, the one
+/// read first), or without a sort the first read.
+pub fn first(docs: Vec<Document>, sort: Option<&Sort>) -> Option<Document> {
+    match sort {
+        Some(sort) => docs.into_iter().min_by(|a, b| query_order(a, b, sort)),
+        None => docs.into_iter().next(),
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -429,5 +438,27 @@ mod tests {
         assert_eq!(query_order(&none, &a, &desc), Ordering::Greater);
         assert_eq!(latest_order(&none, &a, &asc), Ordering::Greater);
         assert_eq!(latest_order(&none, &a, &desc), Ordering::Greater);
+    }
+
+    #[test]
+    fn the_first_match_is_the_least_in_query_order_else_the_first_read() {
+        let docs = || {
+            vec![
+                doc(json!({"n": "a", "r": 2})),
+                doc(json!({"n": "b", "r": 1})),
+                doc(json!({"n": "c", "r": 1})),
+            ]
+        };
+        let name = |d: Option<Document>| d.and_then(|d| d.get("n").cloned());
+        assert_eq!(
+            name(first(docs(), Some(&Sort::by("r", false)))),
+            Some(json!("b"))
+        );
+        assert_eq!(
+            name(first(docs(), Some(&Sort::by("r", true)))),
+            Some(json!("a"))
+        );
+        assert_eq!(name(first(docs(), None)), Some(json!("a")));
+        assert_eq!(first(Vec::new(), None), None);
     }
 }

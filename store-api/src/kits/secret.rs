@@ -1,5 +1,5 @@
-//! The secret kit: the original's 3 cases (§9.4). The store must be seeded with [`FIXTURE`] and must not
-//! hold `conformance_absent`.
+//! The secret kit: the original's 3 cases (`docs/store-contract.md`, Secret stores). The store must be
+//! seeded with [`FIXTURE`] and must not hold `conformance_absent`.
 //!
 //! Seeding, for `agent-env store check secret`: a store that reads the environment (the built-in
 //! `LocalSecretStore` does, with `use_env`) is seeded by running the check with the two variables set:
