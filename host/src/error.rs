@@ -22,6 +22,10 @@ pub struct FailureContext {
     pub stderr_tail: Vec<String>,
     /// The first bytes of the first non-protocol line it wrote to stdout, if any.
     pub noise_sample: Option<String>,
+    /// The id of the first answer it sent to a request agent-env never made (it numbers its
+    /// answers itself instead of echoing each request's id), as the wire wrote it.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub unsent_answer_id: Option<String>,
 }
 
 impl FailureContext {
@@ -51,7 +55,7 @@ pub enum HostError {
     },
 
     /// `not-executable`: the file exists but cannot be executed.
-    #[error("plugin {} cannot start: its executable {} is not executable ({reason}); run chmod +x on it or reinstall the plugin", .ctx.package, .ctx.executable)]
+    #[error("plugin {} cannot start: its executable {} is not executable ({reason}); {}", .ctx.package, .ctx.executable, unrunnable_advice(reason))]
     NotExecutable {
         /// Who failed.
         ctx: Box<FailureContext>,
@@ -120,7 +124,7 @@ pub enum HostError {
     },
 
     /// `call-timeout`: a call got no answer in time and was cancelled.
-    #[error("plugin {} ({}) did not answer {method} within {}; {}{}", .ctx.package, .ctx.executable, secs(*.timeout), timeout_advice(*.timeout, .waited_on.as_ref(), .ctx.noise_sample.is_some()), suffix(.ctx))]
+    #[error("plugin {} ({}) did not answer {method} within {}; {}{}", .ctx.package, .ctx.executable, secs(*.timeout), timeout_advice(*.timeout, .waited_on.as_ref(), .ctx), suffix(.ctx))]
     CallTimeout {
         /// Who failed.
         ctx: Box<FailureContext>,
@@ -144,8 +148,9 @@ pub enum HostError {
         last: String,
     },
 
-    /// The plugin answered a call with an error of its own.
-    #[error("plugin {} ({}) refused {method}: {}", .ctx.package, .ctx.executable, .error.message)]
+    /// The plugin answered a call with an error of its own: a refusal, or its own failure (an
+    /// internal error: a panic or an exception its SDK caught), which is no refusal.
+    #[error("plugin {} ({}) {} {method}: {}", .ctx.package, .ctx.executable, answered_with(.error), .error.message)]
     PluginError {
         /// Who failed.
         ctx: Box<FailureContext>,
@@ -312,6 +317,23 @@ impl HostError {
     }
 }
 
+/// What to do about an executable that cannot be run, for the reason given.
+fn unrunnable_advice(reason: &str) -> &'static str {
+    if reason == crate::spawn::FOLDER_NOT_SEARCHABLE {
+        "let the user search each folder above it (chmod +x on the folder), or reinstall the plugin where it can"
+    } else {
+        "run chmod +x on it or reinstall the plugin"
+    }
+}
+
+/// How a plugin's error answer reads: its own failure, or a refusal.
+fn answered_with(error: &RpcError) -> &'static str {
+    match error.kind() {
+        Some(ErrorKind::InternalError) => "failed while answering",
+        _ => "refused",
+    }
+}
+
 /// `2 s`, `0.5 s`: a duration as a message says it.
 pub(crate) fn secs(d: Duration) -> String {
     let s = d.as_secs_f64();
@@ -362,15 +384,23 @@ fn suffix(ctx: &FailureContext) -> String {
 
 /// What to do about a call that timed out: raise the timeout for a slow plugin, or, when agent-env
 /// spent most of the call answering the plugin's own request, look at what that request waits on, or,
-/// when the plugin wrote to stdout besides the protocol (`noisy`), stop that: a partial line there
-/// swallows the answer written after it.
+/// when an answer went astray on the plugin's stdout, mend that: an answer under an id agent-env
+/// never sent, or one that a line the plugin did not end swallowed (the line holds a message).
 fn timeout_advice(
     timeout: Duration,
     waited_on: Option<&(String, Duration)>,
-    noisy: bool,
+    ctx: &FailureContext,
 ) -> String {
+    let swallowed = ctx
+        .noise_sample
+        .as_ref()
+        .is_some_and(|line| line.contains("\"jsonrpc\""));
     match waited_on {
-        _ if noisy => "the call was cancelled. The plugin wrote to stdout besides the protocol's messages, and a line it did not end there swallows the answer written after it: write logs to stderr (raise AGENT_ENV_PLUGIN_CALL_TIMEOUT only if it is just slow)".to_string(),
+        _ if ctx.unsent_answer_id.is_some() => format!(
+            "the call was cancelled. The plugin answered id {}, which agent-env never sent: an answer must carry the id of the request it answers",
+            ctx.unsent_answer_id.as_deref().unwrap_or_default()
+        ),
+        _ if swallowed => "the call was cancelled. A line the plugin wrote to stdout and did not end swallowed a message written after it: write logs to stderr (raise AGENT_ENV_PLUGIN_CALL_TIMEOUT only if it is just slow)".to_string(),
         Some((method, took)) if *took * 2 >= timeout => format!(
             "the call was cancelled. agent-env spent {} of it answering the plugin's own {method} request, so what that waits on (a store, its server, the network) is what was slow: check it, or lower that store's own timeout below the call's (AGENT_ENV_PLUGIN_CALL_TIMEOUT)",
             secs(Duration::from_secs_f64((took.as_secs_f64() * 10.0).round() / 10.0))
@@ -384,17 +414,26 @@ mod tests {
     use super::*;
 
     #[test]
-    fn a_timed_out_call_of_a_plugin_that_wrote_noise_points_at_the_noise() {
-        let noisy = timeout_advice(Duration::from_secs(3), None, true);
+    fn a_timed_out_call_says_where_its_answer_went_astray() {
+        let mut said = *ctx(&[]);
+        let advice = |ctx: &FailureContext| timeout_advice(Duration::from_secs(3), None, ctx);
+        let quiet =
+            "the call was cancelled (raise AGENT_ENV_PLUGIN_CALL_TIMEOUT if it is just slow)";
+        assert_eq!(advice(&said), quiet);
+        // An ended line of its own is no swallowed answer: the noise is said once, by the suffix.
+        said.noise_sample = Some("I am confused".into());
+        assert_eq!(advice(&said), quiet);
+        said.noise_sample = Some(r#"loading{"jsonrpc":"2.0","id":3,"result":{}}"#.into());
         assert!(
-            noisy.contains("a line it did not end there swallows the answer written after it: write logs to stderr"),
-            "{noisy}"
+            advice(&said)
+                .contains("did not end swallowed a message written after it: write logs to stderr"),
+            "{}",
+            advice(&said)
         );
-        let quiet = timeout_advice(Duration::from_secs(3), None, false);
-        assert_eq!(
-            quiet,
-            "the call was cancelled (raise AGENT_ENV_PLUGIN_CALL_TIMEOUT if it is just slow)"
-        );
+        said.unsent_answer_id = Some("12345".into());
+        assert!(advice(&said).ends_with(
+            "The plugin answered id 12345, which agent-env never sent: an answer must carry the id of the request it answers"
+        ));
     }
 
     fn ctx(tail: &[&str]) -> Box<FailureContext> {
@@ -404,6 +443,7 @@ mod tests {
             manifest_path: "/opt/x/agent-env-plugin.toml".into(),
             stderr_tail: tail.iter().map(|s| s.to_string()).collect(),
             noise_sample: None,
+            unsent_answer_id: None,
         })
     }
 

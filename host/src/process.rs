@@ -988,13 +988,14 @@ fn failure_context(
         .and_then(|c| c.stderr.as_ref())
         .map(|t| t.last_lines(MESSAGE_TAIL_LINES))
         .unwrap_or_default();
-    let noise_sample = child.and_then(|c| c.peer.noise().samples.into_iter().next());
+    let noise = child.map(|c| c.peer.noise()).unwrap_or_default();
     Box::new(FailureContext {
         package: spec.package.clone(),
         executable,
         manifest_path: spec.manifest_path.display().to_string(),
         stderr_tail,
-        noise_sample,
+        noise_sample: noise.samples.into_iter().next(),
+        unsent_answer_id: noise.unsent_answer_id.map(|id| id.to_string()),
     })
 }
 

@@ -48,6 +48,10 @@ pub enum ResolveError {
     },
 }
 
+/// Why an executable cannot be used when a folder on its path may not be searched.
+pub(crate) const FOLDER_NOT_SEARCHABLE: &str =
+    "a folder on its path may not be searched by this user (permission denied)";
+
 /// Finds the file `program` names: a path (anything with a `/`) as is, a bare name on `PATH`.
 pub fn resolve_executable(program: &str) -> Result<PathBuf, ResolveError> {
     if program.is_empty() {
@@ -69,9 +73,7 @@ pub fn resolve_executable(program: &str) -> Result<PathBuf, ResolveError> {
             return Err(ResolveError::NotFound(program.into()))
         }
         Err(e) if e.kind() == io::ErrorKind::PermissionDenied => {
-            return Err(not_executable(
-                "a folder on its path may not be searched by this user (permission denied); check the folders' permissions",
-            ))
+            return Err(not_executable(FOLDER_NOT_SEARCHABLE))
         }
         Err(e) => return Err(not_executable(&format!("it cannot be looked at: {e}"))),
     };

@@ -133,7 +133,8 @@ fn check_class(
 /// A host failure as a store error. The plugin's own answer keeps its kind and message when it is one
 /// callers tell apart (not-found, already-exists, invalid-value, …: the message is the user's). One of
 /// no named kind (internal, I/O, a kind this host does not know) says whose answer it is, as the host
-/// says it: `plugin agentenv-x (/opt/x/bin/x) refused store.object.get: <its message>`. A plugin that
+/// says it: `plugin agentenv-x (/opt/x/bin/x) refused store.object.get: <its message>` (`failed while
+/// answering store.object.get` for an internal error, the plugin's own failure). A plugin that
 /// cannot start or crashed is an internal error naming it.
 pub fn from_host_error(err: HostError) -> StoreError {
     match &err {
@@ -373,6 +374,7 @@ mod tests {
                 manifest_path: "/opt/x/agent-env-plugin.toml".into(),
                 stderr_tail: vec![],
                 noise_sample: None,
+                unsent_answer_id: None,
             }),
             method: "store.object.get".into(),
             error: answer,
@@ -403,7 +405,7 @@ mod tests {
         assert!(matches!(err, StoreError::Internal(_)), "{err:?}");
         assert_eq!(
             err.to_string(),
-            "plugin agentenv-x (/opt/x/bin/x) refused store.object.get: Exception: nothing at mem://b/nope"
+            "plugin agentenv-x (/opt/x/bin/x) failed while answering store.object.get: Exception: nothing at mem://b/nope"
         );
         let io = StoreError::io("reading /x", &std::io::Error::from_raw_os_error(libc::EIO));
         let err = from_host_error(refused(io.to_rpc_error()));

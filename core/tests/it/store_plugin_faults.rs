@@ -235,7 +235,7 @@ fn a_store_error_of_no_named_kind_names_the_plugin_and_a_named_one_does_not() {
     assert_eq!(
         text(&out.stderr).trim_end(),
         format!(
-            "Error: plugin {PACKAGE} ({}) refused store.object.download_to_file: RuntimeError: the acme backend said 503 Service Unavailable",
+            "Error: plugin {PACKAGE} ({}) failed while answering store.object.download_to_file: RuntimeError: the acme backend said 503 Service Unavailable",
             exe.display()
         )
     );
