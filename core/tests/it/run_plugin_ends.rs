@@ -195,6 +195,28 @@ fn an_answer_of_the_wrong_shape_names_the_field() {
     );
 }
 
+/// A plugin that answers under an id of its own (not the request's) is told so when the call
+/// times out, not only that it did not answer.
+#[test]
+fn an_answer_under_an_id_never_sent_is_named_when_the_call_times_out() {
+    let s = Sandboxed::new();
+    shell_plugin(
+        &s,
+        r#"printf '{"jsonrpc":"2.0","id":12345,"result":{"metadata":{}}}\n'"#,
+    );
+    s.write("ids/tasks/t.json", r#"[{"id": "go", "type": "boom"}]"#);
+    let r = s
+        .command(&["run", "./ids", "-q"])
+        .env("AGENT_ENV_PLUGIN_CALL_TIMEOUT", "1")
+        .output()
+        .map(Ran::from)
+        .unwrap();
+    assert_eq!(r.code, 1, "{}", r.both());
+    r.assert_stdout_has(
+        "did not answer execute within 1 s; the call was cancelled. The plugin answered id 12345, which agent-env never sent: an answer must carry the id of the request it answers",
+    );
+}
+
 /// An answer with the step's results beside `metadata` (where agent-env reads none) runs, and its
 /// task is warned, in the run's output and its JSON document, of the keys it ignored.
 #[test]
