@@ -73,13 +73,28 @@ struct Findings {
     /// `[conversations]`, `[agents]`) are left to the tools that do, so a reference there that does
     /// not resolve (an API key not set here) stops no run. `config check` still says it.
     for_run: bool,
+    /// For a run's preflight: the store sections the run reads (a bundle run keeps its objects
+    /// and documents in the local stores, whatever `[stores.object]` and `[stores.document]` say,
+    /// so a teammate without the shared stores' credentials still runs bundles); `None` for all.
+    stores_read: Option<&'static [&'static str]>,
 }
 
 /// Every problem in the tables agent-env reads, for a caller that only needs them (`agent-env run`
 /// before any step). The plugins' own tables are left to their plugins.
 pub fn check_all(doc: &ConfigDocument, builder: &dyn StoreBuilder) -> Vec<ConfigError> {
+    check_for_run(doc, builder, None)
+}
+
+/// [`check_all`] for a run that reads only the store sections `stores_read` names (all for
+/// `None`).
+fn check_for_run(
+    doc: &ConfigDocument,
+    builder: &dyn StoreBuilder,
+    stores_read: Option<&'static [&'static str]>,
+) -> Vec<ConfigError> {
     let mut found = Findings {
         for_run: true,
+        stores_read,
         ..Findings::default()
     };
     run_checks(doc, builder, &mut found);
@@ -159,6 +174,7 @@ fn run_checks(doc: &ConfigDocument, builder: &dyn StoreBuilder, found: &mut Find
         notes,
         checked,
         for_run,
+        stores_read,
     } = found;
     if let Some(problem) = &doc.error {
         errors.push(problem.error.clone());
@@ -168,6 +184,9 @@ fn run_checks(doc: &ConfigDocument, builder: &dyn StoreBuilder, found: &mut Find
     let secrets: &dyn SecretLookup = builder.secrets().unwrap_or(&noted);
 
     for section in STORE_SECTIONS {
+        if stores_read.is_some_and(|read| !read.contains(&section.name)) {
+            continue;
+        }
         checked.stores += 1;
         let selection = match selection(doc, section.name) {
             Ok(s) => s,
@@ -514,16 +533,21 @@ pub struct PreflightError {
     pub problems: Vec<ConfigError>,
 }
 
-/// The check `agent-env run` makes before any step runs: the process's config, every store built (a plugin
-/// store is opened by `plugins` when given, else checked against the installed `manifests`), every
-/// reference resolved.
+/// The store sections a bundle run reads: its objects and documents are the local stores', so
+/// only the secret and image stores its plugin steps reach are the configured ones.
+pub const BUNDLE_RUN_STORES: &[&str] = &["secret", "image"];
+
+/// The check a run makes before any step runs: the process's config, every store the run reads
+/// built (`stores_read` names their sections, all of them for `None`; a plugin store is opened by
+/// `plugins` when given, else checked against the installed `manifests`), every reference resolved.
 pub fn preflight(
     doc: &ConfigDocument,
     plugins: Option<&dyn crate::stores::PluginStoreFactory>,
     manifests: &[agent_env_protocol::manifest::Manifest],
+    stores_read: Option<&'static [&'static str]>,
 ) -> Result<(), PreflightError> {
     let builder = StoresBuilder::new(doc, plugins).with_manifests(manifests);
-    let problems = check_all(doc, &builder);
+    let problems = check_for_run(doc, &builder, stores_read);
     if problems.is_empty() {
         Ok(())
     } else {

@@ -156,7 +156,12 @@ pub fn run_bundle_pinned(
         Some(_) => session.manifests(),
         None => Vec::new(),
     };
-    crate::config::check::preflight(config, None, &manifests)?;
+    crate::config::check::preflight(
+        config,
+        None,
+        &manifests,
+        Some(crate::config::check::BUNDLE_RUN_STORES),
+    )?;
     let stores = local_stores::open(&session.paths().state_root());
     let ctx = RunPlanContext {
         stores: &stores,

@@ -298,7 +298,7 @@ pub fn run_stored_task(
         Some(_) => session.manifests(),
         None => Vec::new(),
     };
-    crate::config::check::preflight(config, None, &manifests)?;
+    crate::config::check::preflight(config, None, &manifests, None)?;
     let stores = configured_stores(session)?;
     let task = entity(&stores, TASKS, &request.id, None)?;
     let version = task.get("version").and_then(Value::as_i64).unwrap_or(1);

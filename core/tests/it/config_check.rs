@@ -668,7 +668,7 @@ fn malformed_toml_fails_the_check_as_unreadable() {
 #[test]
 fn run_checks_the_config_before_any_step() {
     let p = Project::new(
-        "[stores.object]\nimpl = \"agent_env.store.object_store:LocalFilesystemObjectStore\"\nconfig = { root = \"env:NOPE\" }\n[envs]\nimpls = 3\n",
+        "[stores.secret]\nimpl = \"LocalSecretStore\"\nconfig = { file_path = \"env:NOPE\" }\n[envs]\nimpls = 3\n",
     );
     let (code, out, err) = p.run_stderr(&[], &["run", "hello", "--dry-run"]);
     assert_eq!(code, 1, "{out}{err}");
@@ -678,7 +678,7 @@ fn run_checks_the_config_before_any_step() {
         err,
         format!(
             "Error: the config at {} has 2 problem(s), so nothing was run:
-  [stores.object.config] root: Unresolved env:NOPE reference (no value and no default); set the environment variable NOPE, or give a default: env:NOPE?DEFAULT
+  [stores.secret.config] file_path: Unresolved env:NOPE reference (no value and no default); set the environment variable NOPE, or give a default: env:NOPE?DEFAULT
   [envs] impls must be a list of 'module:Class' strings, got int
 Fix them, then check with `agent-env config check`.
 ",
@@ -688,6 +688,24 @@ Fix them, then check with `agent-env config check`.
     assert!(
         !p.home.join(".local").exists(),
         "the refused run wrote state"
+    );
+}
+
+/// A bundle run keeps its objects and documents in the local stores, so the shared stores'
+/// sections are not its to check: a teammate without their credentials still runs bundles. A
+/// stored task's run reads them, and refuses.
+#[test]
+fn a_bundle_run_is_not_stopped_by_the_shared_stores_credentials() {
+    let p = Project::new(
+        "[stores.document]\nimpl = \"PostgresDocumentStore\"\nconfig = { dsn = \"env:TEAM_PG_DSN\" }\n[stores.object]\nimpl = \"S3ObjectStore\"\nconfig = { bucket = \"team\", region = \"eu-west-3\", secret_access_key = \"env:TEAM_S3_SECRET\", access_key_id = \"env:TEAM_S3_KEY\" }\n",
+    );
+    let (code, out, err) = p.run_stderr(&[], &["run", "hello", "-q"]);
+    assert_eq!(code, 0, "{out}{err}");
+    let (code, _, err) = p.run_stderr(&[], &["task", "run", "team/hello"]);
+    assert_eq!(code, 1, "{err}");
+    assert!(
+        err.contains("[stores.document.config] dsn: Unresolved env:TEAM_PG_DSN reference"),
+        "{err}"
     );
 }
 
@@ -790,11 +808,12 @@ config = { values = 5, use_env = "yes" }
             "The config table for 'LocalSecretStore' sets use_env to \"yes\"; it must be true or false",
         ]
     );
-    // A run refuses to start and names them all too.
+    // A bundle run refuses to start and names those of the stores it reads (the secret and image
+    // stores: its objects and documents are the local stores').
     let (code, _, err) = p.run_stderr(&[], &["run", "hello", "--dry-run"]);
     assert_eq!(code, 1, "{err}");
     assert!(
-        err.contains("has 11 problem(s), so nothing was run"),
+        err.contains("has 3 problem(s), so nothing was run"),
         "{err}"
     );
 }
