@@ -285,12 +285,7 @@ impl DocumentStore for PostgresDocumentStore {
         sort: Option<&Sort>,
     ) -> StoreResult<Option<Document>> {
         let docs = self.read_matching(collection, filter)?;
-        Ok(match sort {
-            Some(sort) => docs
-                .into_iter()
-                .min_by(|a, b| eval::query_order(a, b, sort)),
-            None => docs.into_iter().next(),
-        })
+        Ok(eval::first(docs, sort))
     }
 
     fn query(

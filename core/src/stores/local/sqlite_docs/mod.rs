@@ -1,6 +1,6 @@
 //! `LocalSqliteDocumentStore`: one SQLite file (default `<state root>/document_store/documents.db`),
 //! a table `docs_<collection>` per collection with one JSON `doc` column, expression indexes on
-//! `json_extract`, and the §3.1 query semantics evaluated in Rust.
+//! `json_extract`, and the query semantics of `docs/protocol.md` (Documents) evaluated in Rust.
 //!
 //! One connection per store, behind a mutex; WAL (synchronous=NORMAL) and a 5 s busy timeout; every read-modify-write runs in a
 //! `BEGIN IMMEDIATE` transaction, so writers in several threads and several processes never lose an
@@ -296,12 +296,7 @@ impl DocumentStore for LocalSqliteDocumentStore {
         sort: Option<&Sort>,
     ) -> StoreResult<Option<Document>> {
         let docs = self.read_matching(collection, filter)?;
-        Ok(match sort {
-            Some(sort) => docs
-                .into_iter()
-                .min_by(|a, b| eval::query_order(a, b, sort)),
-            None => docs.into_iter().next(),
-        })
+        Ok(eval::first(docs, sort))
     }
 
     fn query(

@@ -1,0 +1,111 @@
+//! The command line of `agent-env task`: its subcommands and their arguments.
+
+use clap::{Args, Subcommand};
+
+#[derive(Args)]
+pub struct TaskArgs {
+    #[command(subcommand)]
+    pub command: TaskCommand,
+}
+
+#[derive(Subcommand)]
+pub enum TaskCommand {
+    /// Store task files (JSON arrays of steps) in the configured document store, each as a new version.
+    Put(PutArgs),
+    /// Run a stored task against the configured stores; its instances and objects go there.
+    Run(RunTaskArgs),
+    /// Show a stored task: its latest version (or the one asked for) and its steps.
+    Get(GetTaskArgs),
+    /// List the instances of one task (a stored task's id, or a bundle task's name or id), newest first.
+    Instances(InstancesArgs),
+    /// List the task instances past runs recorded, newest first.
+    List(ListArgs),
+    /// Show one task instance: status, scores, steps with their timings, the error.
+    GetInstance(GetArgs),
+}
+
+#[derive(Args)]
+pub struct PutArgs {
+    /// Task files: a JSON array of steps, or an object with a `steps` array.
+    #[arg(required = true, value_name = "FILE")]
+    pub files: Vec<std::path::PathBuf>,
+    /// The task's id (a bare id, such as team/hello); with one file only. Default: the `id` of a
+    /// file in object form (as `task get ID --json` prints one), else the file's name without `.json`.
+    #[arg(long, value_name = "ID")]
+    pub id: Option<String>,
+}
+
+#[derive(Args)]
+pub struct RunTaskArgs {
+    /// The stored task's id, as `task put` printed it.
+    pub id: String,
+    /// Run it this many times, in one run group (at most four at once).
+    #[arg(long, default_value_t = 1, value_name = "N")]
+    pub runs: usize,
+    /// The sandbox provider (a comma-separated fallback chain); default: the config's `[sandbox] default`, else the built-in `local`.
+    #[arg(long, value_name = "PROVIDER")]
+    pub sandbox: Option<String>,
+    /// Keep the sandboxes up after the run, until Ctrl-C.
+    #[arg(long)]
+    pub keep: bool,
+    /// Print the run as one JSON document on stdout (progress still goes to stderr).
+    #[arg(long)]
+    pub json: bool,
+    /// Exit 3 when a run scores below this (a run with no score counts as below).
+    #[arg(long, value_name = "SCORE")]
+    pub fail_under: Option<f64>,
+    /// Leave out the line per step: print how each run ended (and why below 1) and the summary.
+    #[arg(short, long)]
+    pub quiet: bool,
+}
+
+#[derive(Args)]
+pub struct GetTaskArgs {
+    /// The stored task's id.
+    pub id: String,
+    /// This version instead of the latest.
+    #[arg(long, value_name = "N")]
+    pub version: Option<i64>,
+    /// Print the task document as JSON.
+    #[arg(long)]
+    pub json: bool,
+}
+
+#[derive(Args)]
+pub struct InstancesArgs {
+    /// The task: a stored task's id, or a bundle task's name or id.
+    pub id: String,
+    /// At most this many (0: all).
+    #[arg(long, default_value_t = 20, value_name = "N")]
+    pub limit: usize,
+    /// Print JSON for a script instead of a table.
+    #[arg(long)]
+    pub json: bool,
+}
+
+#[derive(Args)]
+pub struct ListArgs {
+    /// Only instances of this bundle: its name (`hello`), the end of its folder path, or the folder as
+    /// `run` was given it (`./my-bundle`, `~/bundles/b`).
+    #[arg(long, value_name = "BUNDLE")]
+    pub bundle: Option<String>,
+    /// Only instances of this task (its name, e.g. `hello`, or its full id).
+    #[arg(long, value_name = "TASK")]
+    pub task: Option<String>,
+    /// At most this many (0: all).
+    #[arg(long, default_value_t = 20, value_name = "N")]
+    pub limit: usize,
+    /// Print JSON for a script instead of a table.
+    #[arg(long)]
+    pub json: bool,
+}
+
+#[derive(Args)]
+pub struct GetArgs {
+    /// The instance id as `run` and `task list` print it (the part after the last `/` is enough when
+    /// it is unique).
+    pub instance: String,
+    /// Print the whole instance document as JSON.
+    #[arg(long)]
+    pub json: bool,
+}

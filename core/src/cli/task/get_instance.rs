@@ -1,0 +1,70 @@
+//! `task get-instance ID`: one recorded instance, found by its whole id or the end of it, printed as
+//! JSON or as [`describe`] renders it.
+
+use serde_json::Value;
+
+use super::describe::describe;
+use super::sources::Sources;
+use super::{pretty, text, GetArgs};
+use crate::cli::{Exit, Failure, Terminal};
+use crate::run::recorded::{newest_started_first, InstanceScores};
+use crate::run::recorder::INSTANCES;
+use crate::stores::{DocumentStore, Filter};
+
+pub(super) fn get(
+    args: GetArgs,
+    Sources {
+        recorded: sources, ..
+    }: &Sources,
+    term: &Terminal,
+) -> Exit {
+    let wanted = crate::bundle::model::as_nfc(args.instance.trim());
+    let wanted = wanted.as_ref();
+    // The whole id is looked up; the short form (its end) is looked for among them all.
+    let exact = sources
+        .query(
+            INSTANCES,
+            &Filter::eq("instance_id", wanted),
+            None,
+            Some(2),
+            0,
+        )
+        .map_err(|e| Failure::new(format!("cannot read the recorded task instances: {e}")))?;
+    let candidates = if exact.is_empty() && crate::run::short_ids::is_short(wanted) {
+        let mut found = crate::run::short_ids::ending_in(sources, wanted, None)
+            .map_err(|e| Failure::new(format!("cannot read the recorded task instances: {e}")))?;
+        found.sort_by(newest_started_first);
+        found
+    } else {
+        exact
+    };
+    let doc = match candidates.as_slice() {
+        [one] => one,
+        [] => {
+            // Why the configured store was left out, said here too: a script reads only this.
+            return Err(Failure::new(match sources.left_out() {
+                Some(why) => format!(
+                    "no task instance '{wanted}' in the local document store, and {why}; agent-env config check says what is wrong with it"
+                ),
+                None => format!(
+                    "no task instance '{wanted}' in the local or the configured document store; agent-env task list shows the recorded ones"
+                ),
+            }));
+        }
+        many => {
+            let ids: Vec<&str> = many.iter().map(|d| text(d, "instance_id")).collect();
+            return Err(Failure::new(format!(
+                "'{wanted}' names {} instances ({}); give the whole id",
+                many.len(),
+                ids.join(", ")
+            ))
+            .with_code(2));
+        }
+    };
+    if args.json {
+        term.print(&format!("{}\n", pretty(&Value::Object(doc.clone()))));
+        return Ok(0);
+    }
+    term.print(&describe(doc, &InstanceScores::new(sources)));
+    Ok(0)
+}

@@ -1,0 +1,101 @@
+//! The stored-task subcommands: `task put` writes task files as stored tasks, `task get` shows one,
+//! and `task run` runs one against the configured stores.
+
+use serde_json::{Map, Value};
+
+use super::{pretty, text, GetTaskArgs, PutArgs, RunTaskArgs};
+use crate::cli::{Exit, Failure, Terminal};
+use crate::run::stored_task;
+use crate::session::Session;
+
+pub(super) fn put(args: PutArgs, session: &Session, term: &Terminal) -> Exit {
+    if args.id.is_some() && args.files.len() > 1 {
+        return Err(Failure::new("--id names one task: give one FILE with it").with_code(2));
+    }
+    for file in &args.files {
+        let shown = file.display().to_string();
+        let text = std::fs::read_to_string(file)
+            .map_err(|e| Failure::new(format!("can't read {shown}: {e}")))?;
+        // A byte order mark (some editors write one) is not part of the JSON, as in a bundle.
+        let text = text.strip_prefix('\u{feff}').unwrap_or(&text);
+        let steps = stored_task::steps_of(text, &shown).map_err(|e| Failure::new(e.to_string()))?;
+        // `--id`, else the id a stored task's document names (`task get ID --json` prints one), else
+        // the file's name.
+        let id = match (args.id.clone(), stored_task::id_of(text)) {
+            (Some(id), _) | (None, Some(id)) => id,
+            (None, None) => file
+                .file_stem()
+                .map(|s| s.to_string_lossy().into_owned())
+                .unwrap_or_default(),
+        };
+        let version = stored_task::put_task(session, &id, steps)
+            .map_err(|e| Failure::new(format!("{shown}: {e}")))?;
+        term.print(&format!("{id}: v{version}\n"));
+    }
+    Ok(0)
+}
+
+pub(super) fn get_task(args: GetTaskArgs, session: &Session, term: &Terminal) -> Exit {
+    let doc = stored_task::get_task(session, &args.id, args.version)
+        .map_err(|e| Failure::new(e.to_string()))?;
+    if args.json {
+        term.print(&format!("{}\n", pretty(&Value::Object(doc))));
+        return Ok(0);
+    }
+    let mut out = format!(
+        "task:      {} v{}\ncreated:   {}\nsteps:\n",
+        text(&doc, "id"),
+        doc.get("version").and_then(Value::as_i64).unwrap_or(0),
+        text(&doc, "created_at_utc")
+    );
+    for step in doc
+        .get("steps")
+        .and_then(Value::as_array)
+        .into_iter()
+        .flatten()
+    {
+        out.push_str(&format!(
+            "  {} ({})\n",
+            step.get("id").and_then(Value::as_str).unwrap_or("?"),
+            step.get("type").and_then(Value::as_str).unwrap_or("?")
+        ));
+    }
+    out.push_str(&format!(
+        "Run it with agent-env task run {}.\n",
+        text(&doc, "id")
+    ));
+    term.print(&out);
+    Ok(0)
+}
+
+pub(super) fn run_stored(
+    args: RunTaskArgs,
+    verbose: bool,
+    session: &Session,
+    term: &Terminal,
+) -> Exit {
+    if args.runs == 0 {
+        return Err(
+            Failure::new("--runs 0: give how many times to run it, 1 or more").with_code(2),
+        );
+    }
+    let request = stored_task::StoredRunRequest {
+        id: args.id.clone(),
+        runs: args.runs,
+        user_overrides: Map::new(),
+        sandbox: args.sandbox,
+        keep: args.keep,
+        on_signal: Some(crate::cli::run::on_signal),
+    };
+    let watch = crate::cli::run::Watch {
+        label: &args.id,
+        dry_run: false,
+        json: args.json,
+        fail_under: args.fail_under,
+        verbose,
+        quiet: args.quiet,
+    };
+    watch.run(session, term, |out, observer| {
+        stored_task::run_stored_task(session, &request, out, observer)
+    })
+}

@@ -1,0 +1,93 @@
+//! Running a planned bundle: its entities written (a dry run says what it would write and run, and
+//! stops there), then its tasks run as [`run_planned`] runs them.
+
+use super::cancel_handle::{cancel_of, CANCELLED_BEFORE_TASKS};
+use super::events::RunEvent;
+use super::executor::StepExecutor;
+use super::local_stores::LocalStores;
+use super::materialize;
+use super::options::RunOptions;
+use super::plan::Plan;
+use super::planned_tasks::{planned_infos, run_planned};
+use super::skipped::skipped_events;
+use super::status::RunStatus;
+use super::task_notes::say_task_notes;
+use super::RunError;
+use crate::bundle::tree::Tree;
+use crate::bundle::Bundle;
+use crate::output::Output;
+
+/// What a dry run says first, before what it would write and run.
+const DRY_RUN_LINE: &str = "Dry run: nothing is written or run.";
+/// What a dry run says last, under the plan it showed.
+const DRY_RUN_DONE: &str = "Dry run: nothing was written or run.";
+
+/// Writes, runs and reports what happened to `out`; says how the run ended.
+pub fn execute(
+    bundle: &Bundle,
+    tree: Tree<'_>,
+    plan: &Plan<'_>,
+    stores: &LocalStores,
+    executor: &dyn StepExecutor,
+    options: &RunOptions,
+    out: &dyn Output,
+) -> Result<RunStatus, RunError> {
+    if options.dry_run {
+        out.line(DRY_RUN_LINE);
+    }
+    let cancel = cancel_of(options.cancel.as_ref(), options.on_signal)?;
+    let versions = match materialize::materialize(
+        bundle,
+        tree,
+        plan,
+        stores,
+        materialize::Writing {
+            dry_run: options.dry_run,
+            places: &options.places,
+            cancel: &cancel,
+            observer: options.observer.as_ref(),
+            pinned: &options.pinned,
+        },
+        out,
+    ) {
+        Err(materialize::MaterializeError::Cancelled) => {
+            out.line(CANCELLED_BEFORE_TASKS);
+            return Ok(RunStatus::Cancelled {
+                signal: cancel.signal().unwrap_or(libc::SIGINT),
+            });
+        }
+        other => other?,
+    };
+
+    let version_of = |id: &str| versions.get(id).copied().unwrap_or(0);
+    if options.dry_run {
+        out.line("Would run:");
+        for t in &plan.tasks {
+            out.line(&format!("  {} v{}", t.task.path, version_of(&t.task.id)));
+        }
+        say_task_notes(&plan.tasks, true, options.observer.as_ref(), out);
+        options.observer.event(&RunEvent::RunPlanned {
+            bundle: bundle.display_root.clone(),
+            tasks: planned_infos(plan, &version_of),
+        });
+        skipped_events(plan, true, options.observer.as_ref());
+        out.line(DRY_RUN_DONE);
+        return Ok(RunStatus::DryRun { versions });
+    }
+    // A typo'd field or criterion type is said on every run, not only a dry one: a task that
+    // skips the criterion it meant to check would otherwise pass without a word.
+    say_task_notes(&plan.tasks, false, options.observer.as_ref(), out);
+    let options = RunOptions {
+        cancel: Some(cancel),
+        ..options.clone()
+    };
+    run_planned(
+        plan,
+        &version_of,
+        &bundle.display_root,
+        stores,
+        executor,
+        &options,
+        out,
+    )
+}
