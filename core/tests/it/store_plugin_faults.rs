@@ -316,7 +316,7 @@ fn store_get_streams_an_object_over_the_message_limit_to_a_pipe_in_bounded_memor
     let left: Vec<_> = std::fs::read_dir(world.path())
         .unwrap()
         .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
-        .filter(|n| n.starts_with("agent-env-get-"))
+        .filter(|n| n.starts_with(".agent-env-get-"))
         .collect();
     assert!(left.is_empty(), "temporary files left: {left:?}");
 }
@@ -361,6 +361,46 @@ fn store_get_gives_a_pipe_binary_bytes_as_they_are_and_dash_means_stdout() {
     assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
     assert!(out.stdout.is_empty());
     assert_eq!(std::fs::read(&file).unwrap(), bytes);
+}
+
+/// Ctrl-C while `store get -o FILE` downloads leaves neither the file nor a part of it: the part is
+/// written in a private folder beside the file, which the signal removes.
+#[test]
+fn ctrl_c_during_store_get_to_a_file_leaves_nothing_behind() {
+    let world = World::new("");
+    let url = world.object("slow-big.bin", &[7u8; 1 << 20]);
+    let out_dir = world.path().join("out");
+    std::fs::create_dir_all(&out_dir).unwrap();
+    let file = out_dir.join("big.bin");
+    let mut child = world
+        .command(&["store", "get", &url, "-o", file.to_str().unwrap()])
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .unwrap();
+    let part_written = || {
+        std::fs::read_dir(&out_dir).unwrap().flatten().any(|e| {
+            std::fs::read_dir(e.path())
+                .map(|mut inside| inside.next().is_some())
+                .unwrap_or(false)
+        })
+    };
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(60);
+    while !part_written() {
+        assert!(std::time::Instant::now() < deadline, "no part was written");
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    }
+    // SAFETY: signals the child we started.
+    unsafe {
+        libc::kill(child.id() as i32, libc::SIGINT);
+    }
+    assert_eq!(child.wait().unwrap().code(), Some(130));
+    let left: Vec<_> = std::fs::read_dir(&out_dir)
+        .unwrap()
+        .flatten()
+        .map(|e| e.path())
+        .collect();
+    assert!(left.is_empty(), "left behind: {left:?}");
 }
 
 #[test]

@@ -1,6 +1,7 @@
 //! `agent-env store get URL [-o FILE|-]` writes one object to a file or to stdout, streamed through a
 //! temporary file (under `TMPDIR`) whatever its size, binary bytes refused only on a terminal, where
-//! text has its control and invisible characters shown as escapes.
+//! text has its control and invisible characters shown as escapes. A file is written in a private
+//! folder beside it and renamed into place, so Ctrl-C leaves neither it half-written nor a part of it.
 
 use std::io::{IsTerminal, Read, Write};
 use std::path::Path;
@@ -16,15 +17,40 @@ use crate::stores::{ObjectStore, StoreError};
 pub(super) fn get(url: &str, output: Option<&Path>, session: &Session) -> Exit {
     let store = store_owning(url, session)?;
     match output {
-        Some(path) if path != Path::new("-") => {
-            store
-                .download_to_file(url, path)
-                .map_err(|e| Failure::new(e.to_string()))?;
-            Ok(0)
-        }
+        Some(path) if path != Path::new("-") => save_to(store.as_ref(), url, path),
         Some(_) => print_object(store.as_ref(), url, Shown::AsTheyAre),
         None => print_object(store.as_ref(), url, Shown::ForTheTerminal),
     }
+}
+
+/// Writes the object to `path`: downloaded into a private folder beside it (the same filesystem),
+/// which a signal removes with what it holds, then renamed into place. The folders above `path` are
+/// made as a store's download makes them.
+fn save_to(store: &dyn ObjectStore, url: &str, path: &Path) -> Exit {
+    let cannot = |e: &dyn std::fmt::Display| {
+        Failure::new(format!(
+            "cannot write {} ({e}); nothing was written",
+            path.display()
+        ))
+    };
+    let folder = match path.parent() {
+        Some(parent) if !parent.as_os_str().is_empty() => parent,
+        _ => Path::new("."),
+    };
+    std::fs::create_dir_all(folder).map_err(|e| cannot(&e))?;
+    let scratch = Scratch::new_in(folder).map_err(|e| cannot(&e))?;
+    let part = scratch
+        .path
+        .join(path.file_name().unwrap_or(std::ffi::OsStr::new("object")));
+    store.download_to_file(url, &part).map_err(|e| {
+        // The user named the file, not the folder it was written in first.
+        Failure::new(
+            e.to_string()
+                .replace(&part.display().to_string(), &path.display().to_string()),
+        )
+    })?;
+    std::fs::rename(&part, path).map_err(|e| cannot(&e))?;
+    Ok(0)
 }
 
 /// The object store `url` is one of: the configured one, else the local one.

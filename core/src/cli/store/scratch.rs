@@ -1,5 +1,6 @@
-//! The private folder `store get` downloads an object into: removed with what it holds when dropped,
-//! and by a signal handler, which then ends the command, when a signal comes first.
+//! The private folder `store get` downloads an object into (in `TMPDIR` to print it, beside the file
+//! `-o` names to write it there): removed with what it holds when dropped, and by a signal handler,
+//! which then ends the command, when a signal comes first.
 
 use std::path::{Path, PathBuf};
 
@@ -16,7 +17,7 @@ impl Scratch {
         use std::os::unix::fs::DirBuilderExt;
         let mut random = [0u8; 8];
         getrandom::getrandom(&mut random).map_err(|e| std::io::Error::other(e.to_string()))?;
-        let path = temp.join(format!("agent-env-get-{}", hex::encode(random)));
+        let path = temp.join(format!(".agent-env-get-{}", hex::encode(random)));
         std::fs::DirBuilder::new().mode(0o700).create(&path)?;
         // A signal ends the command before any drop (`store get … | less`, then Ctrl-C): the copy
         // of the object goes first.

@@ -8,7 +8,8 @@
 //! the store, in `<root>/.calls`, so a restarted process goes on counting.
 //!
 //! Keys (and URLs, `disk://fixture/<key>`) that start with `fail-internal` fail with an internal error,
-//! those that start with `fail-io` with an I/O error.
+//! those that start with `fail-io` with an I/O error. A download of a key that starts with `slow`
+//! writes half the object, says so on stderr, and waits a minute before it writes the rest.
 
 use std::path::{Path, PathBuf};
 
@@ -191,6 +192,13 @@ impl ObjectStore for DiskObjectStore {
         if let Some(parent) = dest.parent() {
             std::fs::create_dir_all(parent)
                 .map_err(|e| StoreError::io(format!("creating {}", parent.display()), &e))?;
+        }
+        if self.key_of(url)?.starts_with("slow") {
+            let bytes = std::fs::read(&path)
+                .map_err(|e| StoreError::io(format!("reading {}", path.display()), &e))?;
+            write_file(dest, &bytes[..bytes.len() / 2])?;
+            eprintln!("fixture-store: wrote half of {url}, waiting");
+            std::thread::sleep(std::time::Duration::from_secs(60));
         }
         std::fs::copy(&path, dest)
             .map_err(|e| StoreError::io(format!("writing {}", dest.display()), &e))?;
