@@ -1,6 +1,7 @@
 //! What `agent-env config check` asks the server beyond a login: whether the dsn's user may create the
-//! store's tables, read-only (the privilege functions of the catalog), so that a user who may log in but
-//! not create tables is told so before any work instead of at the first write.
+//! store's tables and write those already there (another user's, on a shared database), read-only (the
+//! privilege functions of the catalog), so that a user who may log in but not create or write tables is
+//! told so before any work instead of at the first write.
 
 use agent_env_store::error::{StoreError, StoreResult};
 
@@ -9,10 +10,18 @@ use crate::errors::pg_error;
 use crate::CLASS;
 
 /// The user, the database, and what the user may do in the schema (or in the database, when the schema
-/// does not exist yet: the store creates it on first use).
+/// does not exist yet: the store creates it on first use); then the store's tables there (`docs_*`)
+/// the user may not read and write, and those whose id sequence it may not use (an insert needs it).
 const PRIVILEGES: &str = "SELECT current_user::text, current_database()::text, n.oid IS NOT NULL, \
      coalesce(has_schema_privilege(n.oid, 'CREATE') AND has_schema_privilege(n.oid, 'USAGE'), false), \
-     has_database_privilege(current_database(), 'CREATE') \
+     has_database_privilege(current_database(), 'CREATE'), \
+     coalesce((SELECT array_agg(c.relname::text ORDER BY c.relname) FROM pg_catalog.pg_class AS c \
+       WHERE c.relnamespace = n.oid AND c.relkind = 'r' AND c.relname LIKE 'docs\\_%' \
+       AND NOT (has_table_privilege(c.oid, 'SELECT') AND has_table_privilege(c.oid, 'INSERT') \
+         AND has_table_privilege(c.oid, 'UPDATE') AND has_table_privilege(c.oid, 'DELETE'))), '{}'), \
+     coalesce((SELECT array_agg(s.relname::text ORDER BY s.relname) FROM pg_catalog.pg_class AS s \
+       WHERE s.relnamespace = n.oid AND s.relkind = 'S' AND s.relname LIKE 'docs\\_%' \
+       AND CASE WHEN s.relkind = 'S' THEN NOT has_sequence_privilege(s.oid, 'USAGE') END), '{}') \
      FROM (SELECT $1::text AS name) AS wanted \
      LEFT JOIN pg_catalog.pg_namespace AS n ON n.nspname = wanted.name";
 
@@ -29,6 +38,11 @@ pub struct Privileges {
     pub may_create_in_schema: bool,
     /// Whether the user may create schemas in the database (`CREATE` on the database).
     pub may_create_schema: bool,
+    /// The store's tables in the schema the user may not read and write (`SELECT`, `INSERT`,
+    /// `UPDATE`, `DELETE`): another user's, on a shared database.
+    pub tables_not_writable: Vec<String>,
+    /// The id sequences of the store's tables the user may not use (`USAGE`), which an insert needs.
+    pub sequences_not_usable: Vec<String>,
 }
 
 /// Asks the server what the user may do in `schema`.
@@ -42,6 +56,8 @@ pub fn privileges(client: &Connection, shown: &str, schema: &str) -> StoreResult
         schema_exists: row.get(2),
         may_create_in_schema: row.get(3),
         may_create_schema: row.get(4),
+        tables_not_writable: row.get(5),
+        sequences_not_usable: row.get(6),
     })
 }
 
@@ -51,7 +67,7 @@ pub fn problem(found: &Privileges, shown: &str, schema: &str) -> Option<StoreErr
     let user = identifier(&found.user);
     let message = if found.schema_exists {
         if found.may_create_in_schema {
-            return None;
+            return not_writable(found, shown, schema);
         }
         format!(
             "{CLASS}: on {shown}, the dsn's user '{}' may not create tables in the schema '{schema}', so the first write would fail; ask the database's administrator for GRANT USAGE, CREATE ON SCHEMA {} TO {user}, or name a schema the user owns in schema",
@@ -74,6 +90,25 @@ pub fn problem(found: &Privileges, shown: &str, schema: &str) -> Option<StoreErr
         )
     };
     Some(StoreError::Config(message))
+}
+
+/// The problem with the tables already in the schema (another user made them), naming them and the
+/// grants to ask for; `None` when the user may read and write each.
+fn not_writable(found: &Privileges, shown: &str, schema: &str) -> Option<StoreError> {
+    if found.tables_not_writable.is_empty() && found.sequences_not_usable.is_empty() {
+        return None;
+    }
+    let (user, in_schema) = (identifier(&found.user), identifier(schema));
+    let mut names = found.tables_not_writable.clone();
+    names.extend(found.sequences_not_usable.iter().cloned());
+    let shown_names = match names.len() {
+        n if n > 4 => format!("{} and {} more", names[..3].join(", "), n - 3),
+        _ => names.join(", "),
+    };
+    Some(StoreError::Config(format!(
+        "{CLASS}: on {shown}, the dsn's user '{}' may create tables in the schema '{schema}' but not write the store's tables already there, which another user made ({shown_names}), so reads or writes would fail; ask the database's administrator for GRANT SELECT, INSERT, UPDATE, DELETE ON ALL TABLES IN SCHEMA {in_schema} TO {user} and GRANT USAGE ON ALL SEQUENCES IN SCHEMA {in_schema} TO {user}, or use the user that made them",
+        found.user
+    )))
 }
 
 /// A name as SQL reads it: as it is when it is a plain lower-case identifier, else in double quotes.
@@ -103,6 +138,8 @@ mod tests {
             schema_exists,
             may_create_in_schema: in_schema,
             may_create_schema: in_database,
+            tables_not_writable: Vec::new(),
+            sequences_not_usable: Vec::new(),
         }
     }
 
@@ -110,6 +147,23 @@ mod tests {
     fn a_user_who_may_create_what_the_store_needs_has_no_problem() {
         assert!(problem(&found(true, true, false), "h:5432/team", "agents").is_none());
         assert!(problem(&found(false, false, true), "h:5432/team", "agents").is_none());
+    }
+
+    #[test]
+    fn tables_another_user_made_are_named_a_few_at_a_time() {
+        let mut f = found(true, true, false);
+        f.tables_not_writable = ["docs_a", "docs_b", "docs_c", "docs_d"]
+            .map(String::from)
+            .to_vec();
+        f.sequences_not_usable = vec!["docs_a_id_seq".into()];
+        let text = problem(&f, "h:5432/team", "public").unwrap().to_string();
+        assert!(
+            text.contains(
+                "already there, which another user made (docs_a, docs_b, docs_c and 2 more)"
+            ),
+            "{text}"
+        );
+        assert!(text.contains("GRANT USAGE ON ALL SEQUENCES IN SCHEMA public TO \"Reader\""));
     }
 
     #[test]

@@ -393,7 +393,8 @@ fn a_user_who_may_not_create_tables_is_named_with_the_grant_to_ask_for() {
 }
 
 /// A second user of a shared database, granted the right to write the tables the first made, uses
-/// them: the store does not try to make again (as their owner only may) what exists.
+/// them: the store does not try to make again (as their owner only may) what exists. Before the
+/// tables' grants, the check names them and the grants to ask for (it passed, and every write failed).
 #[test]
 fn a_second_user_granted_the_tables_writes_them_without_owning_them() {
     let schema = format!("shared_{}", std::process::id());
@@ -407,12 +408,28 @@ fn a_second_user_granted_the_tables_writes_them_without_owning_them() {
     let role = format!("second_{}", std::process::id());
     as_owner(&format!(
         "CREATE ROLE {role} LOGIN PASSWORD 'second-pw-7731';
-         GRANT USAGE, CREATE ON SCHEMA {schema} TO {role};
-         GRANT SELECT, INSERT, UPDATE, DELETE ON ALL TABLES IN SCHEMA {schema} TO {role};
-         GRANT USAGE ON ALL SEQUENCES IN SCHEMA {schema} TO {role}"
+         GRANT USAGE, CREATE ON SCHEMA {schema} TO {role}"
     ));
     let second =
         PostgresDocumentStore::new(&dsn_as(&role, "second-pw-7731"), Some(&schema)).unwrap();
+    let text = second.check_connection().unwrap_err().to_string();
+    assert!(
+        text.contains(&format!(
+            "the dsn's user '{role}' may create tables in the schema '{schema}' but not write the store's tables already there, which another user made (docs_tasks, docs_tasks_id_seq)"
+        )),
+        "{text}"
+    );
+    assert!(
+        text.contains(&format!(
+            "GRANT SELECT, INSERT, UPDATE, DELETE ON ALL TABLES IN SCHEMA {schema} TO {role} and GRANT USAGE ON ALL SEQUENCES IN SCHEMA {schema} TO {role}"
+        )),
+        "{text}"
+    );
+    as_owner(&format!(
+        "GRANT SELECT, INSERT, UPDATE, DELETE ON ALL TABLES IN SCHEMA {schema} TO {role};
+         GRANT USAGE ON ALL SEQUENCES IN SCHEMA {schema} TO {role}"
+    ));
+    second.check_connection().unwrap();
     second
         .ensure_index("tasks", &["id", "version"], true)
         .unwrap();
