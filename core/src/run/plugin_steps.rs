@@ -647,6 +647,15 @@ impl PluginSteps {
                     (Some(limit), HostError::CallTimeout { .. }) => {
                         Err(step_timed_out(package, type_name, limit, &error))
                     }
+                    // The host's limit for any call: a step slow by design takes a limit of its
+                    // own in the task, which says so where the step is.
+                    (None, HostError::CallTimeout { .. }) => {
+                        let mut failure = host_failure(&error);
+                        failure.message.push_str(
+                            "; a step that takes long by design can be given its own limit in the task (timeout_seconds)",
+                        );
+                        Err(failure)
+                    }
                     (_, HostError::Crashed { .. }) => {
                         // One process serves every task's steps: a crash ends them all, and may
                         // have come from another task's step than this one.

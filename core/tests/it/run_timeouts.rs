@@ -28,6 +28,9 @@ fn a_step_without_timeout_seconds_gets_the_call_timeout_from_the_environment() {
     assert_eq!(r.code, 1, "{}", r.both());
     r.assert_stdout_has("failed at step 'wait': PluginError: plugin agentenv-crashy (");
     r.assert_stdout_has("did not answer execute within 1 s; the call was cancelled (raise AGENT_ENV_PLUGIN_CALL_TIMEOUT");
+    r.assert_stdout_has(
+        "; a step that takes long by design can be given its own limit in the task (timeout_seconds)",
+    );
     assert_eq!(s.docs("task_instances")[0]["status"], "failed");
     assert!(s.sandboxes_left().is_empty());
 }

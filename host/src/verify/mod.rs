@@ -389,7 +389,7 @@ impl Kit<'_> {
             return Finding::skipped(
                 check,
                 if offers_steps {
-                    "no step to run: give one with --step '{\"type\": \"<task step>\", …}' to check the calls \
+                    "no step to run: give one with --step '{\"id\": \"s\", \"type\": \"<task step>\", …}' to check the calls \
                      a step makes to agent-env"
                 } else {
                     "the plugin offers no task step, so there is no step to run"
