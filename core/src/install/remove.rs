@@ -52,6 +52,7 @@ pub fn remove(opts: &RemoveOptions, ctx: &Context<'_>) -> Result<i32, InstallErr
     let removing: Vec<String> = opts.packages.iter().map(|p| canonical_name(p)).collect();
     let mut removals = Vec::new();
     let mut blocked = false;
+    let mut table_notes: Vec<String> = Vec::new();
     for p in &opts.packages {
         let canonical = canonical_name(p);
         let Some(found) = discovery.find(&canonical) else {
@@ -127,7 +128,7 @@ pub fn remove(opts: &RemoveOptions, ctx: &Context<'_>) -> Result<i32, InstallErr
             }
         }
         if ctx.config_path.is_some() {
-            out.line(&format!(
+            table_notes.push(format!(
                 "note: the config's [plugins.{}] table, if any, stays in the file; delete it yourself if you no longer need it",
                 m.name
             ));
@@ -135,6 +136,10 @@ pub fn remove(opts: &RemoveOptions, ctx: &Context<'_>) -> Result<i32, InstallErr
     }
     if blocked {
         return Err(InstallError::Blocked);
+    }
+    // Said only of a removal that goes ahead: a refused one leaves everything as it was.
+    for note in &table_notes {
+        out.line(note);
     }
     for r in &removals {
         match r {

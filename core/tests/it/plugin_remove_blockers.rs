@@ -115,8 +115,10 @@ fn config_naming_what_only_it_provides_blocks_and_its_table_stays() {
                 [runner]\nimpl = \"agentenv-grader:Runner\"\n\
                 [plugins.agentenv-grader]\nrubric = \"strict\"\n";
     config(&sb, text);
-    let (code, _, err) = run(&sb, &["plugin", "remove", "agentenv-grader", "--yes"]);
+    let (code, refused_out, err) = run(&sb, &["plugin", "remove", "agentenv-grader", "--yes"]);
     assert_eq!(code, 1);
+    // A refused removal says nothing of what a removal leaves behind.
+    assert!(!refused_out.contains("stays in the file"), "{refused_out}");
     for line in [
         "blocked: [sandbox] default = 'local,firecracker' names its sandbox provider\n",
         "blocked: [sandbox.providers.firecracker] configures its provider\n",
