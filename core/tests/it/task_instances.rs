@@ -461,13 +461,24 @@ fn a_shared_store_that_does_not_answer_leaves_this_machines_runs_readable() {
             .starts_with("the configured document store can't be read"),
         "{doc:#}"
     );
-    // Nothing of a stored task here: not "recorded yet", since the store left out may hold its runs.
+    // Nothing of a stored task here: no answer (exit 1), not "none recorded", since the store left
+    // out may hold its runs; a script reads the same in the error document.
     let stored = s.run(&["task", "instances", "team/t"]);
-    assert_eq!(stored.code, 0, "{}", stored.both());
+    assert_eq!(stored.code, 1, "{}", stored.both());
     assert!(
-        stored.stdout.starts_with("None found in the local store; the configured document store, where stored tasks' runs are recorded, can't be read"),
+        stored.stderr.contains("cannot list the instances of 'team/t': none is in the local store, and the configured document store can't be read, so stored tasks and their instances are left out: PostgresDocumentStore could not reach"),
         "{}",
         stored.both()
+    );
+    let scripted = s.run(&["task", "instances", "team/t", "--json"]);
+    assert_eq!(scripted.code, 1, "{}", scripted.both());
+    let error: Value = serde_json::from_str(&scripted.stdout).unwrap();
+    assert!(
+        error["error"]
+            .as_str()
+            .unwrap_or_default()
+            .starts_with("cannot list the instances of 'team/t'"),
+        "{error:#}"
     );
     let missing = s.run(&["task", "get-instance", "team-nope"]);
     assert_eq!(missing.code, 1, "{}", missing.both());

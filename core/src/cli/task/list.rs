@@ -151,6 +151,15 @@ pub(super) fn list(
             )));
         }
     }
+    // One task's instances asked for, none found, and the store that records stored tasks' runs
+    // unreadable: no answer, not "no runs" (a script would read an empty list as that).
+    if let (Some(asked), Some(why), true) =
+        (args.task.as_deref(), sources.left_out(), found.is_empty())
+    {
+        return Err(Failure::new(format!(
+            "cannot list the instances of '{asked}': none is in the local store, and {why}; check it with agent-env config check"
+        )));
+    }
     let scores = InstanceScores::new(sources);
     if args.json {
         let rows: Vec<Value> = found.iter().map(|d| summary(d, &scores)).collect();
