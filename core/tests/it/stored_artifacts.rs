@@ -297,6 +297,39 @@ fn a_stored_artifact_whose_files_are_gone_says_how_to_put_them_back() {
     );
 }
 
+/// A stored artifact put through another object store (another bucket, another root) is not said
+/// to be missing: the run says the configured store is not the one it was put through.
+#[test]
+fn a_stored_artifact_put_through_another_object_store_says_so() {
+    let s = Sandboxed::new();
+    let folder = greeting(&s, "hello there\n");
+    let task = hello_loading(&s, "team/greeting");
+    s.run(&[
+        "artifact",
+        "put",
+        folder.to_str().unwrap(),
+        "--id",
+        "team/greeting",
+    ]);
+    s.run(&["task", "put", task.to_str().unwrap(), "--id", "team/hello"]);
+    let elsewhere = s.dir.path().join("other-objects");
+    s.write(
+        ".agentenv/config.toml",
+        &format!(
+            "[stores.object]\nimpl = \"LocalFilesystemObjectStore\"\nconfig = {{ root = \"{}\" }}\n",
+            elsewhere.display()
+        ),
+    );
+    let ran = s.run(&["task", "run", "team/hello"]);
+    assert_eq!(ran.code, 1, "{}", ran.both());
+    assert!(
+        ran.stdout.contains("the artifact 'team/greeting' v1 lists it, but it is no URL of the configured object store (")
+            && ran.stdout.contains("so the artifact was put through another one (another bucket or server); point [stores.object] at that store, or put its files again"),
+        "{}",
+        ran.stdout
+    );
+}
+
 /// A document store that cannot be reached is found before any file is written: nothing is left
 /// in the object store that no version names.
 #[test]

@@ -59,7 +59,12 @@ impl BuiltinStep for LoadArtifact {
                 .objects
                 .download_to_file(url, to)
                 .map_err(|e| match e {
-                    StoreError::NotFound(_) | StoreError::ForeignUrl(_) => StepError::runtime(format!(
+                    // Put through another store (another bucket or server): it may well hold it.
+                    StoreError::ForeignUrl(_) => StepError::runtime(format!(
+                        "can't copy {url} into the sandbox: the artifact '{id}' v{version} lists it, but it is no URL of the configured object store ({e}), so the artifact was put through another one (another bucket or server); point [stores.object] at that store, or {}",
+                        put_again(id)
+                    )),
+                    StoreError::NotFound(_) => StepError::runtime(format!(
                         "can't copy {url} into the sandbox: the object store does not hold it, though the artifact '{id}' v{version} lists it ({e}); {}",
                         put_again(id)
                     )),
