@@ -111,6 +111,11 @@ pub fn check(doc: &ConfigDocument, builder: &dyn StoreBuilder) -> CheckOutcome {
     } else {
         Vec::new()
     };
+    if doc.error.is_none() {
+        all_warnings.extend(super::shared_variables::credentials_in_plugins_variables(
+            &doc.table,
+        ));
+    }
     all_warnings.extend(found.plugin_tables);
     all_warnings.extend(found.unused);
     let mut problems: Vec<Problem> = found

@@ -30,6 +30,7 @@ pub mod registrations;
 pub mod schema;
 pub mod secret_names;
 pub mod sections;
+pub mod shared_variables;
 pub mod show;
 pub mod sources;
 pub mod store_builder;
