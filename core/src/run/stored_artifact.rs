@@ -109,11 +109,8 @@ pub fn put_artifact(
                 crate::stores::DEFAULT_CONTENT_TYPE,
             )
             .map_err(|e| {
-                let left = match listed.len() {
-                    0 => String::new(),
-                    n => format!("; {}", unrecorded(n, files.len(), &prefix, "it stopped")),
-                };
-                BundleError::one(format!("writing {rel} to the object store: {e}{left}"))
+                let left = unrecorded(listed.len(), files.len(), &prefix, "it stopped");
+                BundleError::one(format!("writing {rel} to the object store: {e}; {left}"))
             })?;
         listed.push(json!({"path": rel, "object_url": url, "sha256": sha256, "size": size}));
     }
@@ -152,6 +149,12 @@ pub fn put_artifact(
 /// What a put that did not record its version left: `written` of `total` files under `prefix`,
 /// which nothing names (an object store keeps what it was given).
 fn unrecorded(written: usize, total: usize, prefix: &str, how: &str) -> String {
+    if written == 0 {
+        return format!(
+            "{how} with none of its {total} {} written whole to the object store under {prefix}; no version was recorded; put the folder again",
+            crate::words::plural(total, "file", "files")
+        );
+    }
     format!(
         "{how} after writing {written} of {total} {} to the object store under {prefix}; no version was recorded, so nothing uses {}; put the folder again",
         crate::words::plural(total, "file", "files"),

@@ -554,3 +554,44 @@ fn a_put_stopped_during_its_last_file_records_nothing() {
     let got = s.run(&["artifact", "get", "team/greeting"]);
     assert_eq!(got.code, 1, "no version recorded: {}", got.both());
 }
+
+/// A put whose first file the store refuses says, as any other failed put, that no version was
+/// recorded and what to do.
+#[test]
+fn a_put_whose_first_file_fails_says_nothing_was_recorded() {
+    use crate::support::shell_store::{ShellStore, REFUSE};
+    let s = Sandboxed::new();
+    let folder = greeting(&s, "hello there\n");
+    ShellStore {
+        package: "agentenv-full-objects",
+        class: "FullObjects",
+        kind: "object",
+        on_open: "",
+        on_call: &format!(
+            r#"case "$line" in
+        *'"method":"store.object.put_file"'*)
+          printf '{{"jsonrpc":"2.0","id":%s,"error":{{"code":-32000,"message":"the bucket is full","data":{{"kind":"io-error"}}}}}}\n' "$id" ;;
+        *) {REFUSE} ;;
+      esac"#
+        ),
+    }
+    .install(&s.plugins(), "full");
+    s.write(
+        ".agentenv/config.toml",
+        "[stores.object]\nimpl = \"agentenv-full-objects:FullObjects\"\n",
+    );
+    let r = s.run(&[
+        "artifact",
+        "put",
+        folder.to_str().unwrap(),
+        "--id",
+        "team/greeting",
+    ]);
+    assert_eq!(r.code, 1, "{}", r.both());
+    assert!(
+        r.stderr.contains("the bucket is full; it stopped with none of its 3 files written whole to the object store under artifacts/file_artifact_universe/team/greeting/")
+            && r.stderr.contains("no version was recorded; put the folder again"),
+        "{}",
+        r.stderr
+    );
+}
