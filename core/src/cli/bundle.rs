@@ -128,6 +128,13 @@ fn init(args: InitArgs, session: &Session, term: &Terminal) -> Exit {
             plural(count, "file", "files")
         ));
     }
+    // A signal during the last file: it is copied, and the bundle is not put in place all the same.
+    if let Some(signal) = cancel.signal() {
+        return Err(Failure::new(
+            "stopped by a signal before the bundle was put in place; nothing was written".to_string(),
+        )
+        .with_code(128 + signal));
+    }
     staging.finish(&folder)?;
     out.push_str(&format!(
         "Run it with agent-env run {}.\n",

@@ -603,3 +603,75 @@ fn a_secret_a_secret_store_plugin_logs_is_masked_where_its_stderr_goes() {
         "{heard:?}"
     );
 }
+
+/// Ctrl-C while `bundle init --from-task` copies a stored task's last artifact file: the file is
+/// finished, and the bundle is not put in place all the same (it was written whole, exit 0).
+#[test]
+fn ctrl_c_during_bundle_inits_last_file_puts_nothing_in_place() {
+    let world = World::new(", slow_download_ms = 1500");
+    let folder = world.path().join("greeting");
+    std::fs::create_dir_all(&folder).unwrap();
+    std::fs::write(folder.join("hello.txt"), "hello\n").unwrap();
+    let put = world.run(&[
+        "artifact",
+        "put",
+        folder.to_str().unwrap(),
+        "--id",
+        "team/greeting",
+    ]);
+    assert_eq!(put.status.code(), Some(0), "{}", text(&put.stderr));
+    let task = world.path().join("hello.json");
+    std::fs::write(
+        &task,
+        r#"[{"id": "box", "type": "deploy_sandbox", "sandbox_name": "box"},
+            {"id": "load", "type": "load_artifact", "sandbox_name": "box", "artifact_id": "team/greeting", "destination_path": "/app"}]"#,
+    )
+    .unwrap();
+    let put = world.run(&["task", "put", task.to_str().unwrap(), "--id", "team/hello"]);
+    assert_eq!(put.status.code(), Some(0), "{}", text(&put.stderr));
+    let target = world.work().join("copy");
+    let mut child = world
+        .command(&[
+            "bundle",
+            "init",
+            target.to_str().unwrap(),
+            "--from-task",
+            "team/hello",
+        ])
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    let halfway = || {
+        std::fs::read_dir(world.work()).unwrap().flatten().any(|e| {
+            e.file_name()
+                .to_string_lossy()
+                .contains(".agent-env-partial-")
+                && e.path().join("artifacts/greeting/hello.txt").exists()
+        })
+    };
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(60);
+    while !halfway() {
+        assert!(std::time::Instant::now() < deadline, "the copy never began");
+        std::thread::sleep(std::time::Duration::from_millis(10));
+    }
+    // SAFETY: signals the child we started.
+    unsafe {
+        libc::kill(child.id() as i32, libc::SIGINT);
+    }
+    let out = child.wait_with_output().unwrap();
+    let stderr = text(&out.stderr);
+    assert_eq!(out.status.code(), Some(130), "{stderr}");
+    assert!(stderr.contains("nothing was written"), "{stderr}");
+    assert!(!target.exists(), "the bundle was put in place");
+    let left: Vec<_> = std::fs::read_dir(world.work())
+        .unwrap()
+        .flatten()
+        .map(|e| e.file_name())
+        .collect();
+    assert!(
+        left.iter()
+            .all(|n| !n.to_string_lossy().contains("agent-env-partial")),
+        "{left:?}"
+    );
+}

@@ -9,7 +9,8 @@
 //!
 //! Keys (and URLs, `disk://fixture/<key>`) that start with `fail-internal` fail with an internal error,
 //! those that start with `fail-io` with an I/O error. A download of a key that starts with `slow`
-//! writes half the object, says so on stderr, and waits a minute before it writes the rest.
+//! writes half the object, says so on stderr, and waits a minute before it writes the rest;
+//! `slow_download_ms = N` makes every download do so, waiting N milliseconds.
 
 use std::path::{Path, PathBuf};
 
@@ -27,13 +28,14 @@ struct DiskObjectStore {
     root: PathBuf,
     crash_at: Option<u64>,
     crash_from: Option<u64>,
+    slow_download_ms: Option<u64>,
 }
 
 impl DiskObjectStore {
     fn class() -> StoreClass {
         StoreClass::object(
             "DiskObjectStore",
-            &["root", "crash_at", "crash_from"],
+            &["root", "crash_at", "crash_from", "slow_download_ms"],
             |config| {
                 let root = config.get("root").and_then(Value::as_str).unwrap_or("");
                 std::fs::create_dir_all(root)
@@ -42,6 +44,7 @@ impl DiskObjectStore {
                     root: PathBuf::from(root),
                     crash_at: config.get("crash_at").and_then(Value::as_u64),
                     crash_from: config.get("crash_from").and_then(Value::as_u64),
+                    slow_download_ms: config.get("slow_download_ms").and_then(Value::as_u64),
                 })
             },
         )
@@ -193,12 +196,19 @@ impl ObjectStore for DiskObjectStore {
             std::fs::create_dir_all(parent)
                 .map_err(|e| StoreError::io(format!("creating {}", parent.display()), &e))?;
         }
-        if self.key_of(url)?.starts_with("slow") {
+        let wait = match self.slow_download_ms {
+            Some(ms) => Some(std::time::Duration::from_millis(ms)),
+            None if self.key_of(url)?.starts_with("slow") => {
+                Some(std::time::Duration::from_secs(60))
+            }
+            None => None,
+        };
+        if let Some(wait) = wait {
             let bytes = std::fs::read(&path)
                 .map_err(|e| StoreError::io(format!("reading {}", path.display()), &e))?;
             write_file(dest, &bytes[..bytes.len() / 2])?;
             eprintln!("fixture-store: wrote half of {url}, waiting");
-            std::thread::sleep(std::time::Duration::from_secs(60));
+            std::thread::sleep(wait);
         }
         std::fs::copy(&path, dest)
             .map_err(|e| StoreError::io(format!("writing {}", dest.display()), &e))?;
