@@ -138,12 +138,14 @@ pub enum HostError {
     },
 
     /// `crash-loop`: it failed too often in this invocation to be started again.
-    #[error("plugin {} ({}) failed {crashes} times in this invocation, so agent-env will not start it again for a minute (or until the next agent-env command); last failure: {last}", .ctx.package, .ctx.executable)]
+    #[error("plugin {} ({}) failed {crashes} times in this invocation, so agent-env will not start it again for {} (or until the next agent-env command); last failure: {last}", .ctx.package, .ctx.executable, pause_text(*.pause))]
     CrashLoop {
         /// Who failed.
         ctx: Box<FailureContext>,
         /// Failures in this invocation.
         crashes: u32,
+        /// How long it is not started again (`HostConfig::crash_loop_pause`).
+        pause: Duration,
         /// The last failure, in one line.
         last: String,
     },
@@ -317,6 +319,14 @@ impl HostError {
     }
 }
 
+/// How long a plugin given up on waits, as the crash-loop message says it: "a minute", "90 s".
+fn pause_text(pause: Duration) -> String {
+    match pause.as_secs_f64() {
+        s if s == 60.0 => "a minute".to_string(),
+        _ => secs(pause),
+    }
+}
+
 /// What to do about an executable that cannot be run, for the reason given.
 fn unrunnable_advice(reason: &str) -> &'static str {
     if reason == crate::spawn::FOLDER_NOT_SEARCHABLE {
@@ -412,6 +422,21 @@ fn timeout_advice(
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_crash_loop_says_how_long_it_waits() {
+        let said = |pause| {
+            HostError::CrashLoop {
+                ctx: ctx(&[]),
+                crashes: 3,
+                pause,
+                last: "crashed".into(),
+            }
+            .to_string()
+        };
+        assert!(said(Duration::from_secs(60)).contains("will not start it again for a minute ("));
+        assert!(said(Duration::from_millis(300)).contains("will not start it again for 0.3 s ("));
+    }
 
     #[test]
     fn a_timed_out_call_says_where_its_answer_went_astray() {

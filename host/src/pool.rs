@@ -179,6 +179,7 @@ impl PluginHost {
         let error = HostError::CrashLoop {
             ctx,
             crashes: entry.failures,
+            pause: self.config.crash_loop_pause,
             last,
         };
         entry.permanent = Some(error.clone());

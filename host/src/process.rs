@@ -490,6 +490,7 @@ impl PluginProcess {
         HostError::CrashLoop {
             ctx: self.ctx(),
             crashes: status.timeouts,
+            pause: self.config.crash_loop_pause,
             last,
         }
     }

@@ -630,7 +630,7 @@ fn ctrl_c_during_bundle_inits_last_file_puts_nothing_in_place() {
     let put = world.run(&["task", "put", task.to_str().unwrap(), "--id", "team/hello"]);
     assert_eq!(put.status.code(), Some(0), "{}", text(&put.stderr));
     let target = world.work().join("copy");
-    let mut child = world
+    let child = world
         .command(&[
             "bundle",
             "init",
