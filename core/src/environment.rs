@@ -3,8 +3,9 @@
 //! `AGENT_ENV_*` variable reads it from here, so one invocation sees one environment and a test can
 //! hand in its own.
 //!
-//! A plugin child's stripped environment is built by the host from the real process environment, not
-//! from this snapshot.
+//! A plugin child's stripped environment is built by the host from this snapshot too (the session
+//! hands it over as `HostConfig::parent_env`); only the installers `plugin add` runs see the real
+//! process environment.
 
 use std::collections::HashMap;
 use std::ffi::{OsStr, OsString};
