@@ -6,6 +6,7 @@
 //! cleared before any other line is written and drawn again after it: lines and bar never mix.
 
 use std::io::IsTerminal;
+use std::sync::atomic::Ordering;
 use std::sync::Mutex;
 
 use crate::cli::style::{Stream, Style};
@@ -30,6 +31,8 @@ pub struct RunView {
     lines_to_stderr: bool,
     /// The run has several tasks: a plugin's line then names the task it is about.
     several_tasks: std::sync::atomic::AtomicBool,
+    /// Whether it said, once, where a failed step's traceback is (without `-v`).
+    traceback_pointed_at: std::sync::atomic::AtomicBool,
     state: Mutex<ViewState>,
 }
 
@@ -56,6 +59,7 @@ impl RunView {
             live: std::io::stderr().is_terminal(),
             lines_to_stderr: json,
             several_tasks: std::sync::atomic::AtomicBool::new(false),
+            traceback_pointed_at: std::sync::atomic::AtomicBool::new(false),
             state: Mutex::new(ViewState::default()),
         }
     }
@@ -187,12 +191,25 @@ impl RunObserver for RunView {
                 status, failure, ..
             } => {
                 self.clear_bar();
-                if let (true, StepStatus::Failed, Some(f)) = (self.verbose, status, failure) {
-                    if let Some(traceback) = &f.traceback {
+                let traceback = match (status, failure) {
+                    (StepStatus::Failed, Some(f)) => f.traceback.as_ref(),
+                    _ => None,
+                };
+                match traceback {
+                    Some(traceback) if self.verbose => {
                         let text: Vec<String> =
                             traceback.lines().map(|l| format!("    {l}")).collect();
                         self.around_bar(|t| t.eprintln(&text.join("\n")));
                     }
+                    // Said once a run: a person who has not met -v learns where it is.
+                    Some(_) if !self.traceback_pointed_at.swap(true, Ordering::Relaxed) => {
+                        let text = self.style.dim(
+                            Stream::Stderr,
+                            "    (the failed step's traceback: -v shows it here, and the run's log has it)",
+                        );
+                        self.around_bar(|t| t.eprintln(&text));
+                    }
+                    _ => {}
                 }
             }
             RunEvent::TaskFinished { .. } | RunEvent::RunFinished { .. } => self.clear_bar(),

@@ -163,6 +163,24 @@ fn a_panicking_rust_step_shows_its_output_with_verbose_and_keeps_all_of_it() {
         .unwrap()
         .contains("chatty was told to panic"));
     assert_eq!(doc["tasks"][0]["instance_id"], instance["instance_id"]);
+    assert!(!r.stderr.contains("-v shows it here"), "{}", r.stderr);
+    // Without -v, where the traceback is, once.
+    let quiet = s.run(&["run", "./chatty"]);
+    assert_eq!(quiet.code, 1, "{}", quiet.both());
+    assert_eq!(
+        quiet
+            .both()
+            .matches("(the failed step's traceback: -v shows it here, and the run's log has it)")
+            .count(),
+        1,
+        "{}",
+        quiet.both()
+    );
+    assert!(
+        !quiet.both().contains("    panicked at "),
+        "{}",
+        quiet.both()
+    );
 }
 
 #[test]
