@@ -321,9 +321,10 @@ impl HostError {
 
 /// How long a plugin given up on waits, as the crash-loop message says it: "a minute", "90 s".
 fn pause_text(pause: Duration) -> String {
-    match pause.as_secs_f64() {
-        s if s == 60.0 => "a minute".to_string(),
-        _ => secs(pause),
+    if pause == Duration::from_secs(60) {
+        "a minute".to_string()
+    } else {
+        secs(pause)
     }
 }
 

@@ -131,7 +131,8 @@ fn init(args: InitArgs, session: &Session, term: &Terminal) -> Exit {
     // A signal during the last file: it is copied, and the bundle is not put in place all the same.
     if let Some(signal) = cancel.signal() {
         return Err(Failure::new(
-            "stopped by a signal before the bundle was put in place; nothing was written".to_string(),
+            "stopped by a signal before the bundle was put in place; nothing was written"
+                .to_string(),
         )
         .with_code(128 + signal));
     }
