@@ -76,6 +76,7 @@ struct Findings {
     /// For a run's preflight: the store sections the run reads (a bundle run keeps its objects
     /// and documents in the local stores, whatever `[stores.object]` and `[stores.document]` say,
     /// so a teammate without the shared stores' credentials still runs bundles); `None` for all.
+    /// The others are resolved all the same, so the secrets they hold are masked.
     stores_read: Option<&'static [&'static str]>,
 }
 
@@ -189,10 +190,6 @@ fn run_checks(doc: &ConfigDocument, builder: &dyn StoreBuilder, found: &mut Find
     let secrets: &dyn SecretLookup = builder.secrets().unwrap_or(&noted);
 
     for section in STORE_SECTIONS {
-        if stores_read.is_some_and(|read| !read.contains(&section.name)) {
-            continue;
-        }
-        checked.stores += 1;
         let selection = match selection(doc, section.name) {
             Ok(s) => s,
             Err(e) => {
@@ -205,6 +202,12 @@ fn run_checks(doc: &ConfigDocument, builder: &dyn StoreBuilder, found: &mut Find
         };
         let noted_before = noted.names.borrow().len();
         let result = check_store(&selection, &doc.env, builder, secrets, notes);
+        // A section the run does not read is still resolved (each secret it holds is remembered,
+        // so the run masks it), but what is wrong with it stops nothing.
+        if stores_read.is_some_and(|read| !read.contains(&section.name)) {
+            continue;
+        }
+        checked.stores += 1;
         // A `secret:` value the check could not read (the secret store is a plugin's, not started
         // here) stands in as an empty string: what that fails is not the config's fault, and the
         // store is checked with its real values when it is built.

@@ -203,7 +203,8 @@ fn a_setting_from_a_plugin_secret_store_does_not_hide_the_sections_other_problem
         "{}",
         r.both()
     );
-    let r = s.run(&["run", "hello"]);
+    // A stored task's run reads the object store (a bundle run keeps its objects locally).
+    let r = s.run(&["task", "run", "team/any"]);
     assert_ne!(r.code, 0, "{}", r.both());
     assert!(
         r.stderr.contains("unknown key 'rooot_mode'"),
