@@ -391,10 +391,69 @@ fn drain(child: &PipedChild, deadline: Option<Instant>, pgid: i32) -> (Vec<u8>, 
             }
         }
     }
+    // Both pipes closed while the command runs on (`exec >log 2>&1`, or `exec >&- 2>&-`): its
+    // limit holds all the same.
+    if !exited && !timed_out && !ended_by(child.pid, exit_watch.as_ref(), deadline) {
+        timed_out = true;
+        kill_group(pgid);
+    }
     if kept.len() > STDERR_KEPT_BYTES {
         kept.drain(..kept.len() - STDERR_KEPT_BYTES);
     }
     (kept, timed_out)
+}
+
+/// Waits for the process `pid` to end, up to `deadline` (none: without a limit); whether it ended.
+/// Its pidfd tells, when there is one; else its state is looked at every 20 ms, leaving it unreaped.
+fn ended_by(pid: u32, exit_watch: Option<&OwnedFd>, deadline: Option<Instant>) -> bool {
+    let left = || deadline.map(|d| d.saturating_duration_since(Instant::now()));
+    match exit_watch {
+        Some(watch) => loop {
+            let mut fd = [libc::pollfd {
+                fd: watch.as_raw_fd(),
+                events: libc::POLLIN,
+                revents: 0,
+            }];
+            let millis = left().map_or(-1, |w| w.as_millis().min(i32::MAX as u128) as i32);
+            // SAFETY: `fd` is a live array of one pollfd for the duration of the call.
+            let ready = unsafe { libc::poll(fd.as_mut_ptr(), 1, millis) };
+            match ready {
+                n if n > 0 => return true,
+                0 if left().is_some_and(|l| l.is_zero()) => return false,
+                // Interrupted, or poll's own limit came before the deadline.
+                _ => {}
+            }
+        },
+        None => loop {
+            if has_ended(pid) {
+                return true;
+            }
+            if left().is_some_and(|l| l.is_zero()) {
+                return false;
+            }
+            std::thread::sleep(Duration::from_millis(20));
+        },
+    }
+}
+
+/// Whether the child `pid` has ended, without reaping it (`waitid` with `WNOWAIT`).
+fn has_ended(pid: u32) -> bool {
+    let Ok(id) = libc::id_t::try_from(pid) else {
+        return true;
+    };
+    // SAFETY: an all-zero siginfo_t is a valid value for waitid to fill in.
+    let mut info: libc::siginfo_t = unsafe { std::mem::zeroed() };
+    // SAFETY: waitid writes into `info`, which lives for the call; WNOWAIT leaves the child unreaped.
+    let found = unsafe {
+        libc::waitid(
+            libc::P_PID,
+            id,
+            &mut info,
+            libc::WEXITED | libc::WNOHANG | libc::WNOWAIT,
+        )
+    };
+    // SAFETY: waitid filled `info` in; si_pid is 0 when the child has not changed state.
+    found != 0 || unsafe { info.si_pid() } != 0
 }
 
 /// How much of a command's stderr is kept while it runs: its end, where a failing command says why
@@ -673,6 +732,37 @@ mod tests {
         let done = run("sleep 30", dir, Duration::from_millis(200), &cancel).unwrap();
         assert!(done.timed_out);
         assert_eq!(done.code, -9);
+    }
+
+    /// A command that sends its output elsewhere (or closes it) still ends at its limit: the pipes
+    /// closing early is not its end.
+    #[test]
+    fn the_deadline_holds_for_a_command_that_closes_its_pipes() {
+        let tmp = tempfile::tempdir().unwrap();
+        let dir = tmp.path();
+        for command in ["exec >run.log 2>&1; sleep 30", "exec >&- 2>&-; sleep 30"] {
+            let done = run(command, dir, Duration::from_millis(300), &Cancel::new()).unwrap();
+            assert!(done.timed_out, "{command}: {done:?}");
+            assert_eq!(done.code, -9, "{command}");
+        }
+        let done = run(
+            "exec >&- 2>&-; exit 3",
+            dir,
+            Duration::from_secs(20),
+            &Cancel::new(),
+        )
+        .unwrap();
+        assert_eq!((done.code, done.timed_out), (3, false));
+        // Without a pidfd, the child's state is looked at, and it is left for its wait to reap.
+        let mut child = std::process::Command::new("sleep")
+            .arg("30")
+            .spawn()
+            .unwrap();
+        let soon = Instant::now() + Duration::from_millis(100);
+        assert!(!ended_by(child.id(), None, Some(soon)));
+        child.kill().unwrap();
+        assert!(ended_by(child.id(), None, None));
+        assert!(child.wait().is_ok(), "ended_by reaped the child");
     }
 
     #[test]
