@@ -438,9 +438,7 @@ fn ended_by(pid: u32, exit_watch: Option<&OwnedFd>, deadline: Option<Instant>) -
 
 /// Whether the child `pid` has ended, without reaping it (`waitid` with `WNOWAIT`).
 fn has_ended(pid: u32) -> bool {
-    let Ok(id) = libc::id_t::try_from(pid) else {
-        return true;
-    };
+    let id: libc::id_t = pid;
     // SAFETY: an all-zero siginfo_t is a valid value for waitid to fill in.
     let mut info: libc::siginfo_t = unsafe { std::mem::zeroed() };
     // SAFETY: waitid writes into `info`, which lives for the call; WNOWAIT leaves the child unreaped.
