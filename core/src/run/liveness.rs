@@ -23,7 +23,7 @@ use serde_json::{json, Map};
 
 use super::recorder::{INSTANCES, RUN_GROUP_PATH};
 use crate::clock;
-use crate::run::builtin_steps::bash_command::COMMAND_MARKER;
+use crate::run::marked_processes::MarkedProcesses;
 use crate::sandbox::{DeployLog, LOCAL_FOLDER_PREFIX};
 use crate::stores::document::UpdateSpec;
 use crate::stores::{DocumentStore, Filter, Predicate};
@@ -465,58 +465,6 @@ fn remove_sandboxes(
         .count()
 }
 
-/// The processes task commands started, as `/proc` shows them: each one's pid and the folder its
-/// environment marks it as started in ([`COMMAND_MARKER`], which a command's children inherit). Read
-/// once a sweep, and only when it removes a sandbox; only this user's processes can be read, and
-/// without `/proc` there are none.
-#[derive(Default)]
-struct MarkedProcesses(std::cell::OnceCell<Vec<(libc::pid_t, PathBuf)>>);
-
-impl MarkedProcesses {
-    /// SIGKILLs the processes a task command of a killed run left working in the sandbox `folder`.
-    /// A process that only works in the folder (a person's shell looking into it) is left alone.
-    fn kill_in(&self, folder: &Path) {
-        for (pid, dir) in self.0.get_or_init(read_marked) {
-            if dir.starts_with(folder) {
-                // SAFETY: kill(2) on a pid read from /proc; it has no memory effects.
-                unsafe {
-                    libc::kill(*pid, libc::SIGKILL);
-                }
-            }
-        }
-    }
-}
-
-fn read_marked() -> Vec<(libc::pid_t, PathBuf)> {
-    let Ok(entries) = std::fs::read_dir("/proc") else {
-        return Vec::new();
-    };
-    let own = std::process::id();
-    entries
-        .flatten()
-        .filter_map(|entry| {
-            let pid = entry.file_name().to_str()?.parse::<u32>().ok()?;
-            if pid == own {
-                return None;
-            }
-            let dir = marker_of(&entry.path().join("environ"))?;
-            Some((libc::pid_t::try_from(pid).ok()?, dir))
-        })
-        .collect()
-}
-
-/// The folder the environment in the file `environ` (`/proc/<pid>/environ`) marks its process as
-/// started in by a task command, if it does.
-fn marker_of(environ: &Path) -> Option<PathBuf> {
-    use std::os::unix::ffi::OsStrExt;
-    let bytes = std::fs::read(environ).ok()?;
-    let prefix = format!("{COMMAND_MARKER}=");
-    bytes
-        .split(|b| *b == 0)
-        .find_map(|var| var.strip_prefix(prefix.as_bytes()))
-        .map(|dir| PathBuf::from(std::ffi::OsStr::from_bytes(dir)))
-}
-
 /// Applies `update` to every instance `filter` matches, one by one (a document store's `update`
 /// changes the first match only); how many it changed. The steps an instance shows running end as
 /// it does: each joins `completed_steps` as a `failure` marked `interrupted`, and `running_steps`
@@ -575,6 +523,7 @@ fn lock(file: &File) -> bool {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::run::builtin_steps::bash_command::COMMAND_MARKER;
     use crate::stores::local::LocalSqliteDocumentStore;
 
     /// `look()` again until `settled` holds (for at most 5 s), and its last answer. A journal's lock

@@ -75,6 +75,11 @@ pub fn run(
     // The group may hold children the command left behind; none outlive the criterion.
     kill_group(pgid);
     cancel.unregister_group(pgid);
+    // Cut short: what it started that left its group (`setsid`) goes too, found by its marker.
+    if timed_out || cancel.is_cancelled() {
+        let marked_in = std::path::absolute(cwd).unwrap_or_else(|_| cwd.to_path_buf());
+        crate::run::marked_processes::MarkedProcesses::default().kill_in(&marked_in);
+    }
     if cancel.is_cancelled() {
         return Err(StepError::cancelled());
     }
@@ -761,6 +766,41 @@ mod tests {
         child.kill().unwrap();
         assert!(ended_by(child.id(), None, None));
         assert!(child.wait().is_ok(), "ended_by reaped the child");
+    }
+
+    /// What a command cut short by its limit started outside its process group (`setsid`) goes
+    /// with it: found by the folder its environment says it was started in.
+    #[test]
+    fn the_deadline_stops_what_left_the_commands_group() {
+        let tmp = tempfile::tempdir().unwrap();
+        let dir = tmp.path();
+        let done = run(
+            "setsid sleep 60 & echo $! > escaped.pid; sleep 60",
+            dir,
+            Duration::from_millis(500),
+            &Cancel::new(),
+        )
+        .unwrap();
+        assert!(done.timed_out, "{done:?}");
+        let pid: i32 = std::fs::read_to_string(dir.join("escaped.pid"))
+            .unwrap()
+            .trim()
+            .parse()
+            .unwrap();
+        let gone = (0..100).any(|_| {
+            // SAFETY: signal 0 only asks whether the process exists.
+            let alive = unsafe { libc::kill(pid, 0) } == 0
+                && !std::fs::read_to_string(format!("/proc/{pid}/stat"))
+                    .is_ok_and(|s| s.contains(") Z "));
+            if alive {
+                std::thread::sleep(Duration::from_millis(20));
+            }
+            !alive
+        });
+        assert!(
+            gone,
+            "the escaped process {pid} outlived the command's limit"
+        );
     }
 
     #[test]
