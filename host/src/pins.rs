@@ -40,6 +40,9 @@ pub struct PinFile {
 pub enum PinError {
     #[error("cannot read the plugin pins {path}: {reason}; remove it and re-approve each plugin with `agent-env plugin approve PACKAGE`")]
     Unreadable { path: String, reason: String },
+    /// The file (or its folder) may not be read: the permissions to mend, not the file.
+    #[error("cannot read the plugin pins {path}: {reason}; let this user read it and its folder")]
+    Forbidden { path: String, reason: String },
     #[error("cannot write the plugin pins {path}: {reason}")]
     Unwritable { path: String, reason: String },
     #[error("cannot hash {path}: {reason}")]
@@ -140,6 +143,10 @@ pub fn load(path: &Path) -> Result<PinFile, PinError> {
             reason: e.to_string(),
         }),
         Err(e) if e.kind() == io::ErrorKind::NotFound => Ok(PinFile::default()),
+        Err(e) if e.kind() == io::ErrorKind::PermissionDenied => Err(PinError::Forbidden {
+            path: path.display().to_string(),
+            reason: e.to_string(),
+        }),
         Err(e) => Err(PinError::Unreadable {
             path: path.display().to_string(),
             reason: e.to_string(),

@@ -161,6 +161,8 @@ struct Found {
     candidates: Vec<(PathBuf, String, Source)>,
     /// Paths already listed, so a file reached twice is read once.
     seen: HashSet<PathBuf>,
+    /// Folders of plugins that could not be read, as failures of their own.
+    unreadable: Vec<BrokenManifest>,
 }
 
 /// Below this many manifests, reading them on one thread is faster than starting more.
@@ -177,7 +179,10 @@ impl Found {
     /// copy of each package.
     fn into_discovery(self) -> Discovery {
         let parsed = load_all(&self.candidates);
-        let mut discovery = Discovery::default();
+        let mut discovery = Discovery {
+            broken: self.unreadable,
+            ..Discovery::default()
+        };
         let mut index: HashMap<String, usize> = HashMap::new();
         for ((path, label, source), result) in self.candidates.into_iter().zip(parsed) {
             match result {
@@ -241,8 +246,15 @@ fn load_all(candidates: &[(PathBuf, String, Source)]) -> Vec<Result<Manifest, Ma
 
 /// Sorted entries of a directory (name, path, is_dir); an unreadable or missing directory has none.
 fn sorted_entries(dir: &Path) -> Vec<(String, PathBuf, bool)> {
-    let Ok(read) = std::fs::read_dir(dir) else {
-        return Vec::new();
+    entries_or_why(dir).unwrap_or_default()
+}
+
+/// [`sorted_entries`], or why the directory could not be read; a missing one has none.
+fn entries_or_why(dir: &Path) -> std::io::Result<Vec<(String, PathBuf, bool)>> {
+    let read = match std::fs::read_dir(dir) {
+        Ok(read) => read,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(Vec::new()),
+        Err(e) => return Err(e),
     };
     let mut entries: Vec<(String, PathBuf, bool)> = read
         .filter_map(Result::ok)
@@ -253,11 +265,35 @@ fn sorted_entries(dir: &Path) -> Vec<(String, PathBuf, bool)> {
         })
         .collect();
     entries.sort();
-    entries
+    Ok(entries)
 }
 
+/// The plugins folder's plugins. One that cannot be read hides every plugin installed there, so it
+/// is a failure of the report's own (`plugin check` fails), not an empty folder.
 fn scan_plugins_dir(dir: &Path, found: &mut Found) {
-    for (name, path, is_dir) in sorted_entries(dir) {
+    let entries = match entries_or_why(dir) {
+        Ok(entries) => entries,
+        Err(e) => {
+            found.unreadable.push(BrokenManifest {
+                label: dir
+                    .file_name()
+                    .map(|n| n.to_string_lossy().into_owned())
+                    .unwrap_or_default(),
+                path: dir.to_path_buf(),
+                error: ManifestError {
+                    path: dir.to_path_buf(),
+                    line: None,
+                    column: None,
+                    key: None,
+                    message: format!(
+                        "the plugins folder cannot be read ({e}), so no plugin installed there is found; let this user read it (chmod u+rx)"
+                    ),
+                },
+            });
+            return;
+        }
+    };
+    for (name, path, is_dir) in entries {
         if name.starts_with('.') || !is_dir {
             continue;
         }

@@ -697,3 +697,29 @@ fn verbose_prints_the_registry_warnings() {
         "Warning: Plugin 'mcp_server' from agentenv-a 1.0 (X) in agent_env.envs clashes with a built-in and was skipped\n"
     );
 }
+
+/// A plugins folder that cannot be read hides every plugin installed there: the report says so as a
+/// failure of its own, and `plugin check` fails, instead of listing none.
+#[test]
+fn a_plugins_folder_that_cannot_be_read_fails_the_report() {
+    let sb = Sandbox::new();
+    let dir = sb.plugins_dir();
+    std::fs::create_dir_all(dir.parent().unwrap()).unwrap();
+    let _ = std::fs::remove_dir_all(&dir);
+    // Root reads any folder, so the folder is made unreadable the way root cannot read it either.
+    std::fs::write(&dir, "not a folder").unwrap();
+    let report = sb.json(&["plugin", "list", "--json", "--no-load"], 0);
+    let name = dir.file_name().unwrap().to_string_lossy().into_owned();
+    let (status, code, reason) = outcome(&report, &name, &name);
+    assert_eq!(
+        (status.as_str(), code.as_str()),
+        ("failed", "manifest-invalid")
+    );
+    assert!(
+        reason.contains("the plugins folder cannot be read (")
+            && reason.contains("so no plugin installed there is found"),
+        "{reason}"
+    );
+    let out = sb.run(&["plugin", "check", "--no-load"]);
+    assert_eq!(out.status.code(), Some(1));
+}
