@@ -22,12 +22,15 @@ impl<'a> Paths<'a> {
         Paths { env }
     }
 
-    /// The user's home directory, from `$HOME`.
+    /// The user's home directory: `$HOME` when it is an absolute path, else the user's entry in the
+    /// system's user database (an unset, empty or relative `HOME` put agent-env's state at the
+    /// filesystem's root or under the working folder).
     pub fn home_dir(&self) -> Option<PathBuf> {
         self.env
             .var_os("HOME")
-            .filter(|h| !h.is_empty())
             .map(PathBuf::from)
+            .filter(|h| h.is_absolute())
+            .or_else(users_home)
     }
 
     /// An absolute path from a variable; a relative or empty one is ignored, as XDG says.
@@ -101,6 +104,33 @@ impl<'a> Paths<'a> {
     }
 }
 
+/// The home folder the user database gives the user this process runs as, when it is absolute.
+fn users_home() -> Option<PathBuf> {
+    use std::os::unix::ffi::OsStrExt;
+    let mut buffer = vec![0u8; 16 * 1024];
+    // SAFETY: an all-zero passwd is a valid value for getpwuid_r to fill in.
+    let mut entry: libc::passwd = unsafe { std::mem::zeroed() };
+    let mut found: *mut libc::passwd = std::ptr::null_mut();
+    // SAFETY: getpwuid_r writes the entry into `entry` and its strings into `buffer`, both alive
+    // for the call and as long as they are read below; `found` points at `entry` or is null.
+    let status = unsafe {
+        libc::getpwuid_r(
+            libc::getuid(),
+            &mut entry,
+            buffer.as_mut_ptr().cast(),
+            buffer.len(),
+            &mut found,
+        )
+    };
+    if status != 0 || found.is_null() || entry.pw_dir.is_null() {
+        return None;
+    }
+    // SAFETY: pw_dir is a NUL-terminated string inside `buffer`, which is still alive.
+    let dir = unsafe { std::ffi::CStr::from_ptr(entry.pw_dir) };
+    let dir = PathBuf::from(std::ffi::OsStr::from_bytes(dir.to_bytes()));
+    dir.is_absolute().then_some(dir)
+}
+
 /// `path` with the home folder `home` shown as `~` (`~/work/b`), else as it is.
 pub fn tilde_in(path: &Path, home: Option<&Path>) -> String {
     if let Some(rest) = home.and_then(|h| path.strip_prefix(h).ok()) {
@@ -117,4 +147,23 @@ pub fn local_documents_db(state_root: &Path) -> PathBuf {
 /// `<state root>/object_store`: the local object store, which bundle runs write.
 pub fn local_objects_root(state_root: &Path) -> PathBuf {
     state_root.join("object_store")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_home_that_is_not_an_absolute_path_is_the_users_own() {
+        let users = users_home();
+        assert!(users.as_ref().is_some_and(|h| h.is_absolute()), "{users:?}");
+        for home in [None, Some(""), Some("relative/dir")] {
+            let env = Environment::from_vars(home.map(|h| ("HOME", h)), Path::new("/work"));
+            let paths = Paths::new(&env);
+            assert_eq!(paths.home_dir(), users, "HOME={home:?}");
+            assert!(paths.state_root().starts_with(users.as_ref().unwrap()));
+        }
+        let env = Environment::from_vars([("HOME", "/home/me")], Path::new("/work"));
+        assert_eq!(Paths::new(&env).home_dir(), Some(PathBuf::from("/home/me")));
+    }
 }
