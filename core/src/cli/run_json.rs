@@ -287,6 +287,7 @@ impl RunObserver for RunCollector {
             }
             RunEvent::TaskFinished {
                 instance_id,
+                started_as,
                 task_path,
                 outcome,
                 summary,
@@ -294,7 +295,9 @@ impl RunObserver for RunCollector {
                 duration_seconds,
                 ..
             } => {
-                let run = match instance_id {
+                // Found by the id it started under: one the store took no record of is shown
+                // with none.
+                let run = match started_as {
                     Some(id) => by_instance(&mut doc.tasks, id),
                     // A task that did not start has no instance.
                     None => not_started(&mut doc.tasks, task_path),
@@ -356,4 +359,51 @@ fn not_started<'d>(tasks: &'d mut [TaskDocument], path: &str) -> Option<&'d mut 
     tasks
         .iter_mut()
         .find(|t| t.path == path && t.instance_id.is_none() && t.outcome == "planned")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::run::events::PlannedTaskInfo;
+
+    /// A task whose instance the document store took no record of ends as failed in the document,
+    /// with no instance id to look up, as the run's text says it.
+    #[test]
+    fn a_task_the_store_took_no_record_of_ends_failed_with_no_instance() {
+        let collector = RunCollector::new("b", None);
+        collector.event(&RunEvent::RunStarted {
+            run_group_id: "run-1".into(),
+            bundle: "b".into(),
+            tasks: vec![PlannedTaskInfo {
+                task_id: "@local/b/t".into(),
+                task_path: "tasks/t.json".into(),
+                task_version: 1,
+                total_steps: 1,
+            }],
+        });
+        collector.event(&RunEvent::TaskStarted {
+            instance_id: "@local/b/t-1".into(),
+            task_id: "@local/b/t".into(),
+            task_path: "tasks/t.json".into(),
+            task_version: 1,
+            total_steps: 1,
+        });
+        collector.event(&RunEvent::TaskFinished {
+            instance_id: None,
+            started_as: Some("@local/b/t-1".into()),
+            task_id: "@local/b/t".into(),
+            task_path: "tasks/t.json".into(),
+            task_version: 1,
+            outcome: "failed".into(),
+            summary: "failed: StoreError: the document store did not take the task's instance"
+                .into(),
+            scores: Vec::new(),
+            duration_seconds: 0.5,
+        });
+        let task = &collector.document().tasks[0];
+        assert_eq!(task.outcome, "failed");
+        assert_eq!(task.instance_id, None);
+        assert!(task.summary.contains("StoreError"), "{}", task.summary);
+        assert_eq!(task.duration_seconds, Some(0.5));
+    }
 }

@@ -221,8 +221,12 @@ pub enum RunEvent {
     },
     /// A task run ended.
     TaskFinished {
-        /// None when it was cancelled before it started.
+        /// None when it was cancelled before it started, or when the document store took no
+        /// record of it (then `started_as` is the id it ran under).
         instance_id: Option<String>,
+        /// The instance id it ran under, recorded or not (its `TaskStarted` named it); None when it
+        /// did not start.
+        started_as: Option<String>,
         task_id: String,
         task_path: String,
         task_version: i64,

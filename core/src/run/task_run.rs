@@ -111,7 +111,7 @@ pub fn run_task(planned: &PlannedTask<'_>, version: i64, shared: &RunShared<'_>)
         still_up: Vec::new(),
     };
     if shared.cancel.is_cancelled() {
-        task_finished(planned, &result, shared.observer);
+        task_finished(planned, &result, None, shared.observer);
         return result;
     }
     let instance_id = format!("{}-{}", task.id, crate::sandbox::random_suffix(8));
@@ -295,13 +295,20 @@ pub fn run_task(planned: &PlannedTask<'_>, version: i64, shared: &RunShared<'_>)
         seconds(result.duration),
         shared.ended.one_more()
     ));
-    task_finished(planned, &result, shared.observer);
+    task_finished(planned, &result, Some(&instance_id), shared.observer);
     result
 }
 
-fn task_finished(planned: &PlannedTask<'_>, result: &TaskRunResult, observer: &dyn RunObserver) {
+/// Tells the run's watchers how the task ended; `started_as` is the instance id it ran under.
+fn task_finished(
+    planned: &PlannedTask<'_>,
+    result: &TaskRunResult,
+    started_as: Option<&str>,
+    observer: &dyn RunObserver,
+) {
     observer.event(&RunEvent::TaskFinished {
         instance_id: result.instance_id.clone(),
+        started_as: started_as.map(str::to_string),
         task_id: planned.task.id.clone(),
         task_path: result.path.clone(),
         task_version: result.version,
