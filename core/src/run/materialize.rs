@@ -541,8 +541,7 @@ impl<'a> Locks<'a> {
             })?;
         if !flock(&file, libc::LOCK_EX | libc::LOCK_NB) {
             if !self.announced {
-                self.out
-                    .note("waiting for another agent-env run to finish writing this bundle's ids");
+                self.out.note(&waiting_for(holder_of(&file), path));
                 self.announced = true;
             }
             // Polled rather than blocked on, so that Ctrl-C stops the wait.
@@ -569,6 +568,48 @@ impl Drop for Locks<'_> {
             let _ = std::fs::remove_file(path);
         }
     }
+}
+
+/// What a run says as it starts waiting for the lock at `path`, held by the process `holder` (when
+/// known): which process, and whether it is stopped (a run paused with Ctrl-Z holds its locks).
+fn waiting_for(holder: Option<u32>, path: &Path) -> String {
+    let Some(pid) = holder else {
+        return format!(
+            "waiting for another agent-env run to finish writing this bundle's ids (it holds {}); Ctrl-C stops waiting",
+            path.display()
+        );
+    };
+    let stopped = std::fs::read_to_string(format!("/proc/{pid}/stat"))
+        .ok()
+        .and_then(|stat| {
+            stat.rsplit_once(')')
+                .map(|(_, rest)| rest.trim_start().starts_with('T'))
+        })
+        .unwrap_or(false);
+    let state = match stopped {
+        true => format!(", which is stopped: kill -CONT {pid} lets it go on"),
+        false => String::new(),
+    };
+    format!(
+        "waiting for another agent-env run (pid {pid}{state}) to finish writing this bundle's ids (it holds {}); Ctrl-C stops waiting",
+        path.display()
+    )
+}
+
+/// The process holding the flock on `file`, as `/proc/locks` says (its lines name each lock's
+/// holder and its file's inode); `None` without `/proc` or when the lock is gone.
+fn holder_of(file: &File) -> Option<u32> {
+    use std::os::unix::fs::MetadataExt;
+    let ino = file.metadata().ok()?.ino().to_string();
+    let locks = std::fs::read_to_string("/proc/locks").ok()?;
+    locks.lines().find_map(|line| {
+        // `1: FLOCK  ADVISORY  WRITE 1234 fd:01:5678 0 EOF`
+        let fields: Vec<&str> = line.split_whitespace().collect();
+        let (kind, pid, file_id) = (fields.get(1)?, fields.get(4)?, fields.get(5)?);
+        (*kind == "FLOCK" && file_id.rsplit(':').next() == Some(ino.as_str()))
+            .then(|| pid.parse().ok())
+            .flatten()
+    })
 }
 
 /// Whether `path` still names the file `file` has open.
@@ -606,6 +647,28 @@ fn flock(file: &File, op: libc::c_int) -> bool {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// The lock's holder is named, and said to be stopped when it is.
+    #[test]
+    fn a_wait_names_the_process_holding_the_lock() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("entity-y.lock");
+        let held = File::create(&path).unwrap();
+        assert!(flock(&held, libc::LOCK_EX | libc::LOCK_NB));
+        let waiting = File::open(&path).unwrap();
+        assert_eq!(holder_of(&waiting), Some(std::process::id()));
+        let said = waiting_for(holder_of(&waiting), &path);
+        assert!(
+            said.starts_with(&format!(
+                "waiting for another agent-env run (pid {}) to finish",
+                std::process::id()
+            )),
+            "{said}"
+        );
+        assert!(said.ends_with("; Ctrl-C stops waiting"), "{said}");
+        drop(held);
+        assert_eq!(holder_of(&waiting), None);
+    }
 
     /// A run that opened a lock file before its holder removed it, and then gets the lock, sees the
     /// path no longer names what it locked (and opens the path anew).

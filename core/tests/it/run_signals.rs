@@ -318,7 +318,15 @@ fn sigint_while_waiting_for_the_bundles_locks_cancels_and_prints_the_json() {
     }
     let (child, rx) = start_reading_stderr(&s, &["run", "./locked", "--json"]);
     let mut seen = Vec::new();
-    read_until(&rx, "waiting for another agent-env run", &mut seen);
+    // It names who holds the lock: this test's process.
+    read_until(
+        &rx,
+        &format!(
+            "waiting for another agent-env run (pid {}) to finish",
+            std::process::id()
+        ),
+        &mut seen,
+    );
     // SAFETY: sends a signal to the child we started.
     unsafe {
         libc::kill(child.id() as i32, libc::SIGINT);
