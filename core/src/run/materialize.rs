@@ -32,7 +32,7 @@ pub enum MaterializeError {
         path: String,
         source: std::io::Error,
     },
-    #[error("can't take the lock {path}: {source}")]
+    #[error("can't take the lock {path}: {source}{}", read_only_hint(source))]
     Lock {
         path: PathBuf,
         source: std::io::Error,
@@ -570,6 +570,14 @@ impl Drop for Locks<'_> {
     }
 }
 
+/// What to do about a lock that could not be made on a read-only file system.
+fn read_only_hint(source: &std::io::Error) -> &'static str {
+    match source.raw_os_error() {
+        Some(libc::EROFS) => "; agent-env's state folder is on a file system mounted read-only: point XDG_STATE_HOME at a writable place (task list and task get-instance still read it)",
+        _ => "",
+    }
+}
+
 /// What a run says as it starts waiting for the lock at `path`, held by the process `holder` (when
 /// known): which process, and whether it is stopped (a run paused with Ctrl-Z holds its locks).
 fn waiting_for(holder: Option<u32>, path: &Path) -> String {
@@ -647,6 +655,22 @@ fn flock(file: &File, op: libc::c_int) -> bool {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_lock_on_a_read_only_file_system_says_what_to_do() {
+        let error = MaterializeError::Lock {
+            path: PathBuf::from("/state/locks/entity-x.lock"),
+            source: std::io::Error::from_raw_os_error(libc::EROFS),
+        };
+        assert!(error
+            .to_string()
+            .ends_with("mounted read-only: point XDG_STATE_HOME at a writable place (task list and task get-instance still read it)"));
+        let other = MaterializeError::Lock {
+            path: PathBuf::from("/state/locks/entity-x.lock"),
+            source: std::io::Error::from_raw_os_error(libc::EACCES),
+        };
+        assert!(!other.to_string().contains("XDG_STATE_HOME"));
+    }
 
     /// The lock's holder is named, and said to be stopped when it is.
     #[test]

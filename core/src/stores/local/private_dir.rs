@@ -53,24 +53,30 @@ pub fn check_makeable(dir: &Path) -> StoreResult<()> {
             Err(e) => return Err(cannot_create(dir, &e)),
         }
     }
-    if writable(existing) {
-        Ok(())
-    } else {
-        Err(cannot_create(
-            dir,
-            &std::io::Error::other(format!("this user may not write in {}", existing.display())),
-        ))
+    match why_not_writable(existing) {
+        None => Ok(()),
+        Some(why) => Err(cannot_create(dir, &std::io::Error::other(why))),
     }
 }
 
-/// Whether this process may make entries in the folder `dir` (write and search permission).
-fn writable(dir: &Path) -> bool {
+/// Why this process may not make entries in the folder `dir`: its file system is mounted
+/// read-only, or the folder's permissions say no; `None` when it may.
+fn why_not_writable(dir: &Path) -> Option<String> {
     use std::os::unix::ffi::OsStrExt;
     let Ok(path) = std::ffi::CString::new(dir.as_os_str().as_bytes()) else {
-        return false;
+        return Some(format!("{} is no path the system takes", dir.display()));
     };
     // SAFETY: `path` is a valid NUL-terminated string that outlives the call.
-    unsafe { libc::access(path.as_ptr(), libc::W_OK | libc::X_OK) == 0 }
+    if unsafe { libc::access(path.as_ptr(), libc::W_OK | libc::X_OK) } == 0 {
+        return None;
+    }
+    Some(match std::io::Error::last_os_error().raw_os_error() {
+        Some(libc::EROFS) => format!(
+            "{} is on a file system mounted read-only; point XDG_STATE_HOME at a writable place",
+            dir.display()
+        ),
+        _ => format!("this user may not write in {}", dir.display()),
+    })
 }
 
 fn cannot_create(dir: &Path, err: &std::io::Error) -> StoreError {
