@@ -79,8 +79,8 @@ pub async fn run_bundle(State(s): State<Shared>, ids: Ids, body: Bytes) -> ApiRe
             &body.agent_model,
             &body.user_model,
             &body.judge_model,
-            &body.agent,
-        ),
+            ("agent", &body.agent),
+        )?,
         ..StartSpec::default()
     };
     let workflow = s

@@ -120,6 +120,8 @@ fn responses(produces: &str) -> Value {
 
 fn schemas() -> Value {
     let string = json!({"type": ["string", "null"]});
+    // A model's or an agent's name (`tasks::MAX_NAME_CHARS`).
+    let name = json!({"type": ["string", "null"], "maxLength": super::tasks::MAX_NAME_CHARS});
     let seed =
         json!({"type": ["object", "null"], "description": "values for the steps' <key> tokens"});
     json!({
@@ -148,10 +150,10 @@ fn schemas() -> Value {
             "additionalProperties": false,
             "properties": {
                 "version": {"type": ["integer", "null"]},
-                "agent_model": string,
-                "user_model": string,
-                "judge_model": string,
-                "agent_artifact_id": string,
+                "agent_model": name,
+                "user_model": name,
+                "judge_model": name,
+                "agent_artifact_id": name,
                 "seed": seed,
             },
         },
@@ -160,10 +162,10 @@ fn schemas() -> Value {
             "additionalProperties": false,
             "properties": {
                 "version": {"type": ["integer", "null"]},
-                "agent_model": string,
-                "user_model": string,
-                "judge_model": string,
-                "agent_artifact_id": string,
+                "agent_model": name,
+                "user_model": name,
+                "judge_model": name,
+                "agent_artifact_id": name,
                 "count": {"type": ["integer", "null"], "minimum": 1, "maximum": 100},
                 "seeds": {"type": ["array", "null"], "items": seed, "maxItems": 100},
             },
@@ -179,10 +181,10 @@ fn schemas() -> Value {
             "properties": {
                 "tasks": {"type": "array", "items": {"type": "string"}},
                 "evals": {"type": "array", "items": {"type": "string"}},
-                "agent_model": string,
-                "user_model": string,
-                "judge_model": string,
-                "agent": string,
+                "agent_model": name,
+                "user_model": name,
+                "judge_model": name,
+                "agent": name,
             },
         },
     })

@@ -64,25 +64,38 @@ pub struct CancelBody {
     pub run_group_id: Option<String>,
 }
 
-/// The `user_overrides` a run's models and agent become, as `agent-env run --model …` sets them.
+/// The longest model or agent name a run takes: a name, not a document (each run records it, so a
+/// megabyte of it was written into every instance a request started).
+pub const MAX_NAME_CHARS: usize = 256;
+
+/// The `user_overrides` a run's models and agent become, as `agent-env run --model …` sets them;
+/// 422 naming the field when one is longer than [`MAX_NAME_CHARS`]. `agent` is the body's field
+/// naming the agent and its value.
 pub fn overrides(
     agent_model: &Option<String>,
     user_model: &Option<String>,
     judge_model: &Option<String>,
-    agent: &Option<String>,
-) -> Map<String, Value> {
+    agent: (&str, &Option<String>),
+) -> ApiResult<Map<String, Value>> {
     let mut o = Map::new();
-    for (key, value) in [
-        ("agent_model", agent_model),
-        ("user_model", user_model),
-        ("judge_model", judge_model),
-        ("agent", agent),
+    for (key, field, value) in [
+        ("agent_model", "agent_model", agent_model),
+        ("user_model", "user_model", user_model),
+        ("judge_model", "judge_model", judge_model),
+        ("agent", agent.0, agent.1),
     ] {
         if let Some(v) = value {
+            if v.chars().count() > MAX_NAME_CHARS {
+                return Err(ApiError::invalid(
+                    &["body", field],
+                    format!("String should have at most {MAX_NAME_CHARS} characters"),
+                    "string_too_long",
+                ));
+            }
             o.insert(key.into(), json!(v));
         }
     }
-    o
+    Ok(o)
 }
 
 /// The task document (`version`, else the newest); 404 `Task '<id>' … not found`.
@@ -141,8 +154,8 @@ pub async fn start_one(
             &body.agent_model,
             &body.user_model,
             &body.judge_model,
-            &body.agent_artifact_id,
-        ),
+            ("agent_artifact_id", &body.agent_artifact_id),
+        )?,
         seed: body.seed,
         pin: Some(Pin {
             task_id: task_id.clone(),
@@ -288,8 +301,8 @@ pub async fn start_group(
         &body.agent_model,
         &body.user_model,
         &body.judge_model,
-        &body.agent_artifact_id,
-    );
+        ("agent_artifact_id", &body.agent_artifact_id),
+    )?;
     let runs: Vec<Value> = seeds
         .into_iter()
         .enumerate()

@@ -224,6 +224,25 @@ fn run_requests_that_cannot_be_done_are_refused_with_the_reason() {
         "at most 100 runs per request (got 101)"
     );
     server.post(&runs, r#"{"seeds": [1]}"#).expect(422);
+    // A model's name is a name: one of a megabyte was written into every instance started.
+    let long = "m".repeat(257);
+    for (path, body, field) in [
+        (&run, json!({"agent_model": long}), "agent_model"),
+        (
+            &runs,
+            json!({"judge_model": long, "count": 2}),
+            "judge_model",
+        ),
+        (
+            &run,
+            json!({"agent_artifact_id": long}),
+            "agent_artifact_id",
+        ),
+    ] {
+        let r = server.post(path, &body.to_string());
+        assert_eq!(r.expect(422).detail()[0]["loc"], json!(["body", field]));
+        assert_eq!(r.detail()[0]["type"], "string_too_long");
+    }
     let r = server.post(&run, "[]");
     assert_eq!(r.expect(422).detail()[0]["loc"], json!(["body"]));
     assert!(!r.detail()[0]["msg"].as_str().unwrap().contains("RunBody"));
