@@ -727,6 +727,26 @@ mod tests {
         );
     }
 
+    /// The process whose pid `pid_file` holds, and whether it is gone (or a zombie) within 2 s.
+    fn ends_soon(pid_file: &Path) -> (i32, bool) {
+        let pid: i32 = std::fs::read_to_string(pid_file)
+            .unwrap()
+            .trim()
+            .parse()
+            .unwrap();
+        let gone = (0..100).any(|_| {
+            // SAFETY: signal 0 only asks whether the process exists.
+            let alive = unsafe { libc::kill(pid, 0) } == 0
+                && !std::fs::read_to_string(format!("/proc/{pid}/stat"))
+                    .is_ok_and(|stat| stat.contains(") Z "));
+            if alive {
+                std::thread::sleep(Duration::from_millis(20));
+            }
+            !alive
+        });
+        (pid, gone)
+    }
+
     #[test]
     fn the_deadline_kills_the_group() {
         let tmp = tempfile::tempdir().unwrap();
@@ -782,21 +802,7 @@ mod tests {
         )
         .unwrap();
         assert!(done.timed_out, "{done:?}");
-        let pid: i32 = std::fs::read_to_string(dir.join("escaped.pid"))
-            .unwrap()
-            .trim()
-            .parse()
-            .unwrap();
-        let gone = (0..100).any(|_| {
-            // SAFETY: signal 0 only asks whether the process exists.
-            let alive = unsafe { libc::kill(pid, 0) } == 0
-                && !std::fs::read_to_string(format!("/proc/{pid}/stat"))
-                    .is_ok_and(|s| s.contains(") Z "));
-            if alive {
-                std::thread::sleep(Duration::from_millis(20));
-            }
-            !alive
-        });
+        let (pid, gone) = ends_soon(&dir.join("escaped.pid"));
         assert!(
             gone,
             "the escaped process {pid} outlived the command's limit"
@@ -819,21 +825,7 @@ mod tests {
         assert_eq!(done.code, 0);
         assert_eq!(done.stderr, "kept\n");
         // What it left running went with its group.
-        let pid: i32 = std::fs::read_to_string(dir.join("bg.pid"))
-            .unwrap()
-            .trim()
-            .parse()
-            .unwrap();
-        let gone = (0..100).any(|_| {
-            // SAFETY: signal 0 only asks whether the process exists.
-            let alive = unsafe { libc::kill(pid, 0) } == 0
-                && !std::fs::read_to_string(format!("/proc/{pid}/stat"))
-                    .is_ok_and(|stat| stat.contains(") Z "));
-            if alive {
-                std::thread::sleep(Duration::from_millis(20));
-            }
-            !alive
-        });
+        let (pid, gone) = ends_soon(&dir.join("bg.pid"));
         assert!(gone, "the background sleep {pid} still runs");
     }
 }
