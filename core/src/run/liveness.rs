@@ -523,7 +523,7 @@ fn lock(file: &File) -> bool {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::run::builtin_steps::bash_command::COMMAND_MARKER;
+    use crate::run::marked_processes::COMMAND_MARKER;
     use crate::stores::local::LocalSqliteDocumentStore;
 
     /// `look()` again until `settled` holds (for at most 5 s), and its last answer. A journal's lock

@@ -6,7 +6,9 @@
 
 use std::path::{Path, PathBuf};
 
-use crate::run::builtin_steps::bash_command::COMMAND_MARKER;
+/// The variable that marks a task command, and every process it starts, with the folder it ran in: what
+/// the sweep after a killed run looks for to stop the processes that run left (and only those).
+pub const COMMAND_MARKER: &str = "AGENT_ENV_TASK_COMMAND_DIR";
 
 /// The processes task commands started, as `/proc` shows them: each one's pid and the folder its
 /// environment marks it as started in. Read once (a sweep reads it only when it removes a sandbox);

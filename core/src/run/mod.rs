@@ -15,7 +15,7 @@ pub mod executor;
 pub mod ledger;
 pub mod liveness;
 pub mod local_stores;
-mod marked_processes;
+pub(crate) mod marked_processes;
 pub mod materialize;
 mod options;
 pub mod outcome;

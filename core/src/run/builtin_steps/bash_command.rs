@@ -34,6 +34,7 @@ use std::time::{Duration, Instant};
 use agent_env_host::piped_child::{PipedChild, PipedCommand};
 
 use crate::run::cancel::{kill_group, Cancel};
+use crate::run::marked_processes::{MarkedProcesses, COMMAND_MARKER};
 
 use super::StepError;
 
@@ -78,7 +79,7 @@ pub fn run(
     // Cut short: what it started that left its group (`setsid`) goes too, found by its marker.
     if timed_out || cancel.is_cancelled() {
         let marked_in = std::path::absolute(cwd).unwrap_or_else(|_| cwd.to_path_buf());
-        crate::run::marked_processes::MarkedProcesses::default().kill_in(&marked_in);
+        MarkedProcesses::default().kill_in(&marked_in);
     }
     if cancel.is_cancelled() {
         return Err(StepError::cancelled());
@@ -211,10 +212,6 @@ fn through_bash(command: &str, cwd: &Path) -> std::io::Result<PipedCommand> {
         cwd: cwd.to_path_buf(),
     })
 }
-
-/// The variable that marks a task command, and every process it starts, with the folder it ran in: what
-/// the sweep after a killed run looks for to stop the processes that run left (and only those).
-pub const COMMAND_MARKER: &str = "AGENT_ENV_TASK_COMMAND_DIR";
 
 fn with_marker(mut env: Vec<(OsString, OsString)>, cwd: &Path) -> Vec<(OsString, OsString)> {
     let dir = std::path::absolute(cwd).unwrap_or_else(|_| cwd.to_path_buf());
