@@ -20,6 +20,7 @@ pub mod new;
 pub mod plugin;
 pub mod run;
 pub mod run_json;
+mod run_signal;
 pub mod run_view;
 mod stopping;
 pub mod store;

@@ -1,7 +1,6 @@
 //! `agent-env run [BUNDLE] [--task NAME]... [--eval NAME]... [--keep] [--dry-run] ...`: run a bundle's
 //! tasks and evals; with no BUNDLE, list the installed bundles.
 
-use std::io::Write;
 use std::path::Path;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
@@ -10,17 +9,19 @@ use serde_json::{json, Map, Value};
 
 use crate::bundle::installed::{InstalledBundle, Location};
 use crate::bundle::{self, BundleError};
-use crate::cli::run_json::{RunCollector, RunDocument};
+use crate::cli::run_json::{pretty, RunCollector, RunDocument};
 use crate::cli::run_view::RunView;
 use crate::cli::{Exit, Failure, Terminal};
 use crate::output::Output;
 use crate::run::bundle_run::{missing_step_types, missing_step_types_sentence};
-use crate::run::cancel::Signalled;
 use crate::run::events::{Fanout, RunEvent, RunObserver};
 use crate::run::outcome::format_g;
 use crate::run::run_log::RunLog;
 use crate::run::{run_bundle_observed, RunError, RunRequest, RunStatus};
 use crate::session::Session;
+
+pub(crate) use super::run_signal::on_signal;
+use super::run_signal::STATE;
 
 /// The exit code of a run whose tasks all ran without failing, with a score below `--fail-under`.
 pub const EXIT_BELOW_FAIL_UNDER: i32 = 3;
@@ -204,13 +205,13 @@ impl Watch<'_> {
         go: impl FnOnce(&dyn Output, Arc<dyn RunObserver>) -> Result<RunStatus, RunError>,
     ) -> Exit {
         let (json, fail_under, verbose) = (self.json, self.fail_under, self.verbose);
-        PRINTS_JSON.store(json, Ordering::SeqCst);
+        STATE.prints_json.store(json, Ordering::SeqCst);
         let log = (!self.dry_run).then(|| Arc::new(RunLog::new(&session.paths().run_logs_dir())));
         let view = Arc::new(RunView::new(term.style(), verbose, self.quiet, json));
         let collector = Arc::new(RunCollector::new(self.label, fail_under));
-        let _ = COLLECTED.set(collector.clone());
+        let _ = STATE.collected.set(collector.clone());
         if let Some(log) = &log {
-            let _ = LOG.set(log.clone());
+            let _ = STATE.log.set(log.clone());
         }
         let mut observers: Vec<Arc<dyn RunObserver>> = vec![view.clone(), collector.clone()];
         if let Some(log) = &log {
@@ -227,7 +228,7 @@ impl Watch<'_> {
         // After the collector, so the document it prints has the kept sandboxes.
         observers.push(hold.clone());
         let result = go(view.as_ref(), Arc::new(Fanout(observers)));
-        RUN_ENDED.store(true, Ordering::SeqCst);
+        STATE.run_ended.store(true, Ordering::SeqCst);
         // Unsafe plugin paths the run's discovery found: a script reads them in the document's
         // warnings (a person, on stderr, as every command says them).
         if json {
@@ -358,16 +359,16 @@ struct HoldWatch {
 impl RunObserver for HoldWatch {
     fn event(&self, event: &RunEvent) {
         if matches!(event, RunEvent::TaskStarted { .. }) {
-            TASK_STARTED.store(true, Ordering::SeqCst);
+            STATE.task_started.store(true, Ordering::SeqCst);
         }
         if matches!(event, RunEvent::RunFinished { .. }) {
             // Every task has ended and torn its sandboxes down: a signal now changes nothing.
-            TASKS_ENDED.store(true, Ordering::SeqCst);
+            STATE.tasks_ended.store(true, Ordering::SeqCst);
         }
         if !matches!(event, RunEvent::SandboxesKept { .. }) {
             return;
         }
-        HOLDING.store(true, Ordering::SeqCst);
+        STATE.holding.store(true, Ordering::SeqCst);
         if !self.json {
             return;
         }
@@ -416,10 +417,6 @@ fn below_fail_under(collector: &RunCollector, minimum: f64) -> Vec<String> {
             }
         })
         .collect()
-}
-
-fn pretty(value: &impl serde::Serialize) -> String {
-    serde_json::to_string_pretty(value).unwrap_or_else(|e| format!("{{\"error\": \"{e}\"}}"))
 }
 
 /// The installed bundles as `agent-env run` with no BUNDLE lists them.
@@ -574,125 +571,5 @@ fn contents(b: &crate::bundle::Bundle) -> String {
         "nothing to run".to_string()
     } else {
         parts.join(", ")
-    }
-}
-
-/// Whether the run of this process prints its JSON document: read when a second signal stops it
-/// before it could.
-static PRINTS_JSON: AtomicBool = AtomicBool::new(false);
-/// Whether the run has ended (its teardown with it): a signal then changes nothing, and the run's
-/// own document and exit follow.
-static RUN_ENDED: AtomicBool = AtomicBool::new(false);
-/// Whether the run has ended and `--keep` holds its sandboxes up: a signal then only tears them
-/// down, and a `--json` run has printed its document already.
-static HOLDING: AtomicBool = AtomicBool::new(false);
-/// Whether every task has ended (and torn its sandboxes down): a second signal then has nothing to
-/// cut short.
-static TASKS_ENDED: AtomicBool = AtomicBool::new(false);
-/// Whether a task has started: before, a signal stops a run that has no step to cancel and no
-/// sandbox to tear down (it may be starting its plugins or writing the bundle to the stores).
-static TASK_STARTED: AtomicBool = AtomicBool::new(false);
-/// The run's document so far, for the `cancelled` document a second signal prints.
-static COLLECTED: std::sync::OnceLock<Arc<RunCollector>> = std::sync::OnceLock::new();
-/// The run's log, told of the signals that stop the run (a second one exits before it is dropped).
-static LOG: std::sync::OnceLock<Arc<RunLog>> = std::sync::OnceLock::new();
-
-/// Says in the run's log what a signal did, and writes the log out.
-fn log_signal(text: String) {
-    if let Some(log) = LOG.get() {
-        log.write(&text);
-        log.flush();
-    }
-}
-
-/// How a person sends another of `signal`.
-fn another(signal: i32) -> &'static str {
-    if signal == libc::SIGINT {
-        "another Ctrl-C"
-    } else {
-        "another signal"
-    }
-}
-
-/// A signal during a run. The first says, at once, that the run is stopping (its teardown may take
-/// seconds, and a silent terminal invites a second Ctrl-C). Another during that teardown stops
-/// agent-env at once, exiting as the signal says (128 + its number), after a `cancelled` document
-/// for a `--json` run: the one exit below `main`, since the teardown it cuts short is still running
-/// on other threads. What is left is cleaned up by the next run.
-pub(crate) fn on_signal(signalled: Signalled) {
-    let mut stderr = std::io::stderr();
-    match signalled {
-        Signalled::First(signal) if HOLDING.load(Ordering::SeqCst) => {
-            let _ = writeln!(
-                stderr,
-                "Tearing down the kept sandboxes; {} stops at once, leaving them for the next run to clean up",
-                another(signal)
-            );
-        }
-        Signalled::First(signal) if !TASK_STARTED.load(Ordering::SeqCst) => {
-            let _ = writeln!(
-                stderr,
-                "Stopping before any task started; {} stops at once",
-                another(signal)
-            );
-            log_signal(format!(
-                "{} received before any task started: stopping",
-                agent_env_host::signal_name(signal)
-            ));
-        }
-        Signalled::First(signal) => {
-            let _ = writeln!(
-                stderr,
-                "Stopping: cancelling the running steps and tearing down the sandboxes; {} stops at once, leaving them for the next run to clean up",
-                another(signal)
-            );
-            log_signal(format!(
-                "{} received: cancelling the running steps and tearing down the sandboxes",
-                agent_env_host::signal_name(signal)
-            ));
-        }
-        Signalled::Again(_) if RUN_ENDED.load(Ordering::SeqCst) => {}
-        Signalled::Again(_)
-            if TASKS_ENDED.load(Ordering::SeqCst) && !HOLDING.load(Ordering::SeqCst) => {}
-        Signalled::Again(signal) => {
-            let code = 128 + signal;
-            log_signal(format!(
-                "{} received again: stopped at once, the teardown cut short",
-                agent_env_host::signal_name(signal)
-            ));
-            let log = LOG
-                .get()
-                .filter(|l| l.written())
-                .map(|l| l.path().display().to_string());
-            if PRINTS_JSON.load(Ordering::SeqCst) && !HOLDING.load(Ordering::SeqCst) {
-                let error = "stopped at once by a second signal, before the run's teardown ended; the next agent-env run marks its instances failed and removes its sandboxes";
-                let doc = match COLLECTED.get() {
-                    // What the run got to: its entities and tasks, each as far as it came, its
-                    // keys in the order every run document has them.
-                    Some(collector) => {
-                        let mut doc = collector.document();
-                        doc.status = "cancelled".into();
-                        doc.exit_code = code;
-                        doc.error = Some(error.into());
-                        doc.log = log;
-                        pretty(&doc)
-                    }
-                    None => pretty(&serde_json::json!({
-                        "format_version": 1,
-                        "status": "cancelled",
-                        "exit_code": code,
-                        "error": error,
-                    })),
-                };
-                // Every secret masked, as in the document a run prints at its end: its steps'
-                // errors and tracebacks may hold one.
-                let _ = writeln!(std::io::stdout(), "{}", crate::redaction::redact(&doc));
-            }
-            let _ = writeln!(
-                stderr,
-                "Stopped at once: the teardown was cut short; the next agent-env run marks this run's unfinished instances failed and removes its sandboxes"
-            );
-            std::process::exit(code);
-        }
     }
 }

@@ -361,6 +361,11 @@ fn not_started<'d>(tasks: &'d mut [TaskDocument], path: &str) -> Option<&'d mut 
         .find(|t| t.path == path && t.instance_id.is_none() && t.outcome == "planned")
 }
 
+/// A document as a run prints it: pretty JSON (one that cannot be written says why, as JSON).
+pub(crate) fn pretty(value: &impl serde::Serialize) -> String {
+    serde_json::to_string_pretty(value).unwrap_or_else(|e| format!("{{\"error\": \"{e}\"}}"))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -1,0 +1,149 @@
+//! What a signal does to `agent-env run` (and `task run`): the first says at once that the run is
+//! stopping, the next stops agent-env at once. The handler runs on the signal-watching thread, which
+//! holds no reference to the run, so what it needs to know of the run is in [`STATE`], one per
+//! process (a process runs one run): where the run is, its document so far and its log.
+
+use std::io::Write;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, OnceLock};
+
+use super::run_json::{pretty, RunCollector};
+use crate::run::cancel::Signalled;
+use crate::run::run_log::RunLog;
+
+/// Where this process's run is, for its signal handler.
+pub(super) struct RunSignalState {
+    /// Whether the run prints its JSON document: read when a second signal stops it before it
+    /// could.
+    pub(super) prints_json: AtomicBool,
+    /// Whether the run has ended (its teardown with it): a signal then changes nothing, and the
+    /// run's own document and exit follow.
+    pub(super) run_ended: AtomicBool,
+    /// Whether the run has ended and `--keep` holds its sandboxes up: a signal then only tears them
+    /// down, and a `--json` run has printed its document already.
+    pub(super) holding: AtomicBool,
+    /// Whether every task has ended (and torn its sandboxes down): a second signal then has nothing
+    /// to cut short.
+    pub(super) tasks_ended: AtomicBool,
+    /// Whether a task has started: before, a signal stops a run that has no step to cancel and no
+    /// sandbox to tear down (it may be starting its plugins or writing the bundle to the stores).
+    pub(super) task_started: AtomicBool,
+    /// The run's document so far, for the `cancelled` document a second signal prints.
+    pub(super) collected: OnceLock<Arc<RunCollector>>,
+    /// The run's log, told of the signals that stop the run (a second one exits before it is
+    /// dropped).
+    pub(super) log: OnceLock<Arc<RunLog>>,
+}
+
+/// This process's run, as its signal handler sees it.
+pub(super) static STATE: RunSignalState = RunSignalState {
+    prints_json: AtomicBool::new(false),
+    run_ended: AtomicBool::new(false),
+    holding: AtomicBool::new(false),
+    tasks_ended: AtomicBool::new(false),
+    task_started: AtomicBool::new(false),
+    collected: OnceLock::new(),
+    log: OnceLock::new(),
+};
+
+/// Says in the run's log what a signal did, and writes the log out.
+fn log_signal(text: String) {
+    if let Some(log) = STATE.log.get() {
+        log.write(&text);
+        log.flush();
+    }
+}
+
+/// How a person sends another of `signal`.
+fn another(signal: i32) -> &'static str {
+    if signal == libc::SIGINT {
+        "another Ctrl-C"
+    } else {
+        "another signal"
+    }
+}
+
+/// A signal during a run. The first says, at once, that the run is stopping (its teardown may take
+/// seconds, and a silent terminal invites a second Ctrl-C). Another during that teardown stops
+/// agent-env at once, exiting as the signal says (128 + its number), after a `cancelled` document
+/// for a `--json` run: the one exit below `main`, since the teardown it cuts short is still running
+/// on other threads. What is left is cleaned up by the next run.
+pub(crate) fn on_signal(signalled: Signalled) {
+    let mut stderr = std::io::stderr();
+    match signalled {
+        Signalled::First(signal) if STATE.holding.load(Ordering::SeqCst) => {
+            let _ = writeln!(
+                stderr,
+                "Tearing down the kept sandboxes; {} stops at once, leaving them for the next run to clean up",
+                another(signal)
+            );
+        }
+        Signalled::First(signal) if !STATE.task_started.load(Ordering::SeqCst) => {
+            let _ = writeln!(
+                stderr,
+                "Stopping before any task started; {} stops at once",
+                another(signal)
+            );
+            log_signal(format!(
+                "{} received before any task started: stopping",
+                agent_env_host::signal_name(signal)
+            ));
+        }
+        Signalled::First(signal) => {
+            let _ = writeln!(
+                stderr,
+                "Stopping: cancelling the running steps and tearing down the sandboxes; {} stops at once, leaving them for the next run to clean up",
+                another(signal)
+            );
+            log_signal(format!(
+                "{} received: cancelling the running steps and tearing down the sandboxes",
+                agent_env_host::signal_name(signal)
+            ));
+        }
+        Signalled::Again(_) if STATE.run_ended.load(Ordering::SeqCst) => {}
+        Signalled::Again(_)
+            if STATE.tasks_ended.load(Ordering::SeqCst)
+                && !STATE.holding.load(Ordering::SeqCst) => {}
+        Signalled::Again(signal) => {
+            let code = 128 + signal;
+            log_signal(format!(
+                "{} received again: stopped at once, the teardown cut short",
+                agent_env_host::signal_name(signal)
+            ));
+            let log = STATE
+                .log
+                .get()
+                .filter(|l| l.written())
+                .map(|l| l.path().display().to_string());
+            if STATE.prints_json.load(Ordering::SeqCst) && !STATE.holding.load(Ordering::SeqCst) {
+                let error = "stopped at once by a second signal, before the run's teardown ended; the next agent-env run marks its instances failed and removes its sandboxes";
+                let doc = match STATE.collected.get() {
+                    // What the run got to: its entities and tasks, each as far as it came, its
+                    // keys in the order every run document has them.
+                    Some(collector) => {
+                        let mut doc = collector.document();
+                        doc.status = "cancelled".into();
+                        doc.exit_code = code;
+                        doc.error = Some(error.into());
+                        doc.log = log;
+                        pretty(&doc)
+                    }
+                    None => pretty(&serde_json::json!({
+                        "format_version": 1,
+                        "status": "cancelled",
+                        "exit_code": code,
+                        "error": error,
+                    })),
+                };
+                // Every secret masked, as in the document a run prints at its end: its steps'
+                // errors and tracebacks may hold one.
+                let _ = writeln!(std::io::stdout(), "{}", crate::redaction::redact(&doc));
+            }
+            let _ = writeln!(
+                stderr,
+                "Stopped at once: the teardown was cut short; the next agent-env run marks this run's unfinished instances failed and removes its sandboxes"
+            );
+            std::process::exit(code);
+        }
+    }
+}
