@@ -78,8 +78,7 @@ pub fn run(
     cancel.unregister_group(pgid);
     // Cut short: what it started that left its group (`setsid`) goes too, found by its marker.
     if timed_out || cancel.is_cancelled() {
-        let marked_in = std::path::absolute(cwd).unwrap_or_else(|_| cwd.to_path_buf());
-        MarkedProcesses::default().kill_in(&marked_in);
+        MarkedProcesses::default().kill_in(&marker_dir(cwd));
     }
     if cancel.is_cancelled() {
         return Err(StepError::cancelled());
@@ -213,8 +212,13 @@ fn through_bash(command: &str, cwd: &Path) -> std::io::Result<PipedCommand> {
     })
 }
 
+/// The folder a command started in `cwd` is marked with (and its leftovers are found by).
+fn marker_dir(cwd: &Path) -> PathBuf {
+    std::path::absolute(cwd).unwrap_or_else(|_| cwd.to_path_buf())
+}
+
 fn with_marker(mut env: Vec<(OsString, OsString)>, cwd: &Path) -> Vec<(OsString, OsString)> {
-    let dir = std::path::absolute(cwd).unwrap_or_else(|_| cwd.to_path_buf());
+    let dir = marker_dir(cwd);
     env.retain(|(name, _)| name != COMMAND_MARKER);
     env.push((COMMAND_MARKER.into(), dir.into()));
     env
@@ -322,7 +326,9 @@ fn drain(child: &PipedChild, deadline: Option<Instant>, pgid: i32) -> (Vec<u8>, 
     let mut kept = Vec::new();
     let mut timed_out = false;
     let mut buffer = [0u8; 8192];
-    while stdout.is_some() || stderr.is_some() {
+    // The pipes closing is not the command's end when it has a pidfd: one that closed or redirected
+    // both (`exec >log 2>&1`) is watched to its end or its limit all the same.
+    while stdout.is_some() || stderr.is_some() || (exit_watch.is_some() && !timed_out) {
         let wait = if exited {
             // Ended: take what is already in the pipes, and wait for nothing more.
             Some(Duration::ZERO)
@@ -393,9 +399,8 @@ fn drain(child: &PipedChild, deadline: Option<Instant>, pgid: i32) -> (Vec<u8>, 
             }
         }
     }
-    // Both pipes closed while the command runs on (`exec >log 2>&1`, or `exec >&- 2>&-`): its
-    // limit holds all the same.
-    if !exited && !timed_out && !ended_by(child.pid, exit_watch.as_ref(), deadline) {
+    // Without a pidfd, both pipes closed while the command runs on: its limit holds all the same.
+    if !exited && !timed_out && !ended_by(child.pid, deadline) {
         timed_out = true;
         kill_group(pgid);
     }
@@ -406,35 +411,16 @@ fn drain(child: &PipedChild, deadline: Option<Instant>, pgid: i32) -> (Vec<u8>, 
 }
 
 /// Waits for the process `pid` to end, up to `deadline` (none: without a limit); whether it ended.
-/// Its pidfd tells, when there is one; else its state is looked at every 20 ms, leaving it unreaped.
-fn ended_by(pid: u32, exit_watch: Option<&OwnedFd>, deadline: Option<Instant>) -> bool {
-    let left = || deadline.map(|d| d.saturating_duration_since(Instant::now()));
-    match exit_watch {
-        Some(watch) => loop {
-            let mut fd = [libc::pollfd {
-                fd: watch.as_raw_fd(),
-                events: libc::POLLIN,
-                revents: 0,
-            }];
-            let millis = left().map_or(-1, |w| w.as_millis().min(i32::MAX as u128) as i32);
-            // SAFETY: `fd` is a live array of one pollfd for the duration of the call.
-            let ready = unsafe { libc::poll(fd.as_mut_ptr(), 1, millis) };
-            match ready {
-                n if n > 0 => return true,
-                0 if left().is_some_and(|l| l.is_zero()) => return false,
-                // Interrupted, or poll's own limit came before the deadline.
-                _ => {}
-            }
-        },
-        None => loop {
-            if has_ended(pid) {
-                return true;
-            }
-            if left().is_some_and(|l| l.is_zero()) {
-                return false;
-            }
-            std::thread::sleep(Duration::from_millis(20));
-        },
+/// For a kernel without pidfds: its state is looked at every 20 ms, leaving it unreaped.
+fn ended_by(pid: u32, deadline: Option<Instant>) -> bool {
+    loop {
+        if has_ended(pid) {
+            return true;
+        }
+        if deadline.is_some_and(|d| Instant::now() >= d) {
+            return false;
+        }
+        std::thread::sleep(Duration::from_millis(20));
     }
 }
 
@@ -779,9 +765,9 @@ mod tests {
             .spawn()
             .unwrap();
         let soon = Instant::now() + Duration::from_millis(100);
-        assert!(!ended_by(child.id(), None, Some(soon)));
+        assert!(!ended_by(child.id(), Some(soon)));
         child.kill().unwrap();
-        assert!(ended_by(child.id(), None, None));
+        assert!(ended_by(child.id(), None));
         assert!(child.wait().is_ok(), "ended_by reaped the child");
     }
 
