@@ -172,6 +172,16 @@ impl ProcessKey {
     }
 }
 
+/// What `by_instance` holds for task instance `instance_id`, taken out (it is asked once, as the
+/// instance ends).
+fn take_for(by_instance: &Mutex<HashMap<String, Vec<String>>>, instance_id: &str) -> Vec<String> {
+    by_instance
+        .lock()
+        .ok()
+        .and_then(|mut held| held.remove(instance_id))
+        .unwrap_or_default()
+}
+
 /// Whether a host store method writes an object (and answers with its URL).
 fn is_object_write(method: &str) -> bool {
     let op = method.strip_prefix("host.").unwrap_or(method);
@@ -542,21 +552,11 @@ impl StepExecutor for PluginSteps {
     }
 
     fn objects_written(&self, instance_id: &str) -> Vec<String> {
-        self.running
-            .written
-            .lock()
-            .ok()
-            .and_then(|mut w| w.remove(instance_id))
-            .unwrap_or_default()
+        take_for(&self.running.written, instance_id)
     }
 
     fn warnings(&self, instance_id: &str) -> Vec<String> {
-        self.running
-            .warnings
-            .lock()
-            .ok()
-            .and_then(|mut w| w.remove(instance_id))
-            .unwrap_or_default()
+        take_for(&self.running.warnings, instance_id)
     }
 }
 
