@@ -268,21 +268,28 @@ fn a_bundle_written_out_from_a_stored_task_carries_the_artifacts_it_loads() {
     );
 }
 
-/// A stored task whose artifact's files have left the object store fails at its load step saying so
-/// and how to put them back.
-#[test]
-fn a_stored_artifact_whose_files_are_gone_says_how_to_put_them_back() {
-    let s = Sandboxed::new();
-    let folder = greeting(&s, "hello there\n");
-    let task = hello_loading(&s, "team/greeting");
-    s.run(&[
+/// Stores the artifact `team/greeting` and the task `team/hello` that loads it.
+fn put_hello_loading_greeting(s: &Sandboxed) {
+    let folder = greeting(s, "hello there\n");
+    let task = hello_loading(s, "team/greeting");
+    let put = s.run(&[
         "artifact",
         "put",
         folder.to_str().unwrap(),
         "--id",
         "team/greeting",
     ]);
-    s.run(&["task", "put", task.to_str().unwrap(), "--id", "team/hello"]);
+    assert_eq!(put.code, 0, "{}", put.both());
+    let put = s.run(&["task", "put", task.to_str().unwrap(), "--id", "team/hello"]);
+    assert_eq!(put.code, 0, "{}", put.both());
+}
+
+/// A stored task whose artifact's files have left the object store fails at its load step saying so
+/// and how to put them back.
+#[test]
+fn a_stored_artifact_whose_files_are_gone_says_how_to_put_them_back() {
+    let s = Sandboxed::new();
+    put_hello_loading_greeting(&s);
     std::fs::remove_dir_all(s.state().join("object_store/artifacts")).unwrap();
     let ran = s.run(&["task", "run", "team/hello"]);
     assert_eq!(ran.code, 1, "{}", ran.both());
@@ -302,16 +309,7 @@ fn a_stored_artifact_whose_files_are_gone_says_how_to_put_them_back() {
 #[test]
 fn a_stored_artifact_put_through_another_object_store_says_so() {
     let s = Sandboxed::new();
-    let folder = greeting(&s, "hello there\n");
-    let task = hello_loading(&s, "team/greeting");
-    s.run(&[
-        "artifact",
-        "put",
-        folder.to_str().unwrap(),
-        "--id",
-        "team/greeting",
-    ]);
-    s.run(&["task", "put", task.to_str().unwrap(), "--id", "team/hello"]);
+    put_hello_loading_greeting(&s);
     let elsewhere = s.dir.path().join("other-objects");
     s.write(
         ".agentenv/config.toml",
