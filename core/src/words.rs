@@ -19,9 +19,34 @@ pub fn plural<'s>(n: usize, one: &'s str, many: &'s str) -> &'s str {
     }
 }
 
+/// A size for a person: `512 B`, `3.0 KiB`, `1.4 GiB`.
+pub fn byte_size(bytes: u64) -> String {
+    const UNITS: [&str; 5] = ["KiB", "MiB", "GiB", "TiB", "PiB"];
+    if bytes < 1024 {
+        return format!("{bytes} B");
+    }
+    let mut value = bytes as f64 / 1024.0;
+    let mut unit = 0;
+    while value >= 1024.0 && unit + 1 < UNITS.len() {
+        value /= 1024.0;
+        unit += 1;
+    }
+    format!("{value:.1} {}", UNITS[unit])
+}
+
 #[cfg(test)]
 mod tests {
-    use super::{plural, with_article};
+    use super::{byte_size, plural, with_article};
+
+    #[test]
+    fn sizes_are_said_in_the_largest_unit_below_them() {
+        assert_eq!(byte_size(0), "0 B");
+        assert_eq!(byte_size(1023), "1023 B");
+        assert_eq!(byte_size(1024), "1.0 KiB");
+        assert_eq!(byte_size(134_217_728), "128.0 MiB");
+        assert_eq!(byte_size(1_503_238_554), "1.4 GiB");
+        assert_eq!(byte_size(u64::MAX), "16384.0 PiB");
+    }
 
     #[test]
     fn one_is_singular_and_every_other_count_plural() {

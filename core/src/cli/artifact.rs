@@ -4,12 +4,16 @@
 use clap::{Args, Subcommand};
 use serde_json::Value;
 
+use std::io::IsTerminal;
+
+use super::terminal::ERASE_LINE;
 use super::{Exit, Failure, Terminal};
 use crate::run::cancel::{watch_signals, Cancel, Signalled};
+use crate::run::stored_artifact::FileUnderWay;
 use crate::run::{stored_artifact, stored_task};
 use crate::session::Session;
 use crate::table::width;
-use crate::words::plural;
+use crate::words::{byte_size, plural};
 
 #[derive(Args)]
 pub struct ArtifactArgs {
@@ -108,6 +112,17 @@ fn file_rows(doc: &serde_json::Map<String, Value>) -> String {
         .collect()
 }
 
+/// `Writing <path> (3 of 12, 1.4 GiB)`: the file a put is hashing and writing.
+fn progress_line(file: &FileUnderWay<'_>) -> String {
+    format!(
+        "Writing {} ({} of {}, {})",
+        file.path,
+        file.written + 1,
+        file.total,
+        byte_size(file.size)
+    )
+}
+
 /// What a put stopped at once now would leave, as the put says it before each file.
 static LEFT: std::sync::Mutex<String> = std::sync::Mutex::new(String::new());
 
@@ -144,13 +159,22 @@ fn put(args: PutArgs, session: &Session, term: &Terminal) -> Exit {
     let cancel = Cancel::new();
     watch_signals(cancel.clone(), Some(on_put_signal))
         .map_err(|e| Failure::new(format!("{shown}: can't watch for Ctrl-C: {e}")))?;
-    let left = |what: &str| {
+    // On a terminal, the file being hashed and written is shown on one line, drawn again for each
+    // (a large artifact takes minutes to reach a hosted store); a script's stderr gets none of it.
+    let live = std::io::stderr().is_terminal();
+    let before_file = |file: &FileUnderWay<'_>| {
         if let Ok(mut told) = LEFT.lock() {
-            *told = what.to_string();
+            *told = file.left_if_stopped.to_string();
+        }
+        if live {
+            term.eprint_after(ERASE_LINE, &progress_line(file));
         }
     };
-    let put = stored_artifact::put_artifact(session, &id, &args.folder, &cancel, &left)
-        .map_err(|e| Failure::new(format!("{shown}: {e}")).with_code(e.exit_code()))?;
+    let put = stored_artifact::put_artifact(session, &id, &args.folder, &cancel, &before_file);
+    if live {
+        term.eprint_after(ERASE_LINE, "");
+    }
+    let put = put.map_err(|e| Failure::new(format!("{shown}: {e}")).with_code(e.exit_code()))?;
     term.print(&format!(
         "{id}: v{} ({}, {} {})\n",
         put.version,
@@ -164,6 +188,21 @@ fn put(args: PutArgs, session: &Session, term: &Terminal) -> Exit {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn the_progress_line_counts_from_one_and_gives_the_size() {
+        let file = FileUnderWay {
+            path: "model/weights.bin",
+            written: 2,
+            total: 12,
+            size: 1_503_238_554,
+            left_if_stopped: "",
+        };
+        assert_eq!(
+            progress_line(&file),
+            "Writing model/weights.bin (3 of 12, 1.4 GiB)"
+        );
+    }
 
     #[test]
     fn file_columns_line_up_by_terminal_width() {

@@ -44,8 +44,7 @@ struct ViewState {
     last_plain: Option<String>,
 }
 
-/// Back to the start of the line, and erase it: where the progress bar is drawn again.
-const ERASE_LINE: &[u8] = b"\r\x1b[2K";
+use super::terminal::ERASE_LINE;
 
 impl RunView {
     /// A view over this process's terminal. `json`: stdout is kept for the JSON document, so the

@@ -23,6 +23,9 @@ use crate::output::Output;
 use crate::printable::printable;
 use crate::redaction;
 
+/// Back to the start of the line, and erase it: where a progress line is drawn again.
+pub(crate) const ERASE_LINE: &[u8] = b"\r\x1b[2K";
+
 /// stdout and stderr of this process, each written whole (one lock per write) and each dropped
 /// quietly once the reader has gone.
 #[derive(Debug, Default)]

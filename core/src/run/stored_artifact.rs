@@ -36,16 +36,32 @@ pub struct PutArtifact {
     pub files: usize,
 }
 
+/// The file a put is about to hash and write, told to its caller before each file.
+#[derive(Debug)]
+pub struct FileUnderWay<'a> {
+    /// Its path in the folder.
+    pub path: &'a str,
+    /// How many files were written before it.
+    pub written: usize,
+    /// How many files the put writes in all.
+    pub total: usize,
+    /// Its size in bytes, as the folder lists it.
+    pub size: u64,
+    /// What a stop at once during it would leave, said as the put would say it.
+    pub left_if_stopped: &'a str,
+}
+
 /// Writes the files of `folder` as the next version of the stored artifact `id`. The document store
 /// is reached before any file is written (a store that is down would leave the files unreferenced);
-/// `cancel` stops the put between two files, with the files already written named. `left` is told,
-/// before each file, what a stop there would leave (for a caller that must stop at once).
+/// `cancel` stops the put between two files, with the files already written named. `before_file` is
+/// told of each file before it is hashed and written (for progress, and for a caller that must stop
+/// at once to say what that leaves).
 pub fn put_artifact(
     session: &Session,
     id: &str,
     folder: &Path,
     cancel: &Cancel,
-    left: &dyn Fn(&str),
+    before_file: &dyn Fn(&FileUnderWay<'_>),
 ) -> Result<PutArtifact, RunError> {
     check_bare_id(id).map_err(|problem| {
         BundleError::one(format!("{problem} (--id gives one, such as team/greeting)"))
@@ -91,13 +107,20 @@ pub fn put_artifact(
                 what: unrecorded(listed.len(), files.len(), &prefix, "stopped by a signal"),
             });
         }
-        left(&unrecorded(
+        let path = folder.join(rel);
+        let left_if_stopped = unrecorded(
             listed.len(),
             files.len(),
             &prefix,
             &format!("stopped while writing {rel}, which may be left half-written,"),
-        ));
-        let path = folder.join(rel);
+        );
+        before_file(&FileUnderWay {
+            path: rel,
+            written: listed.len(),
+            total: files.len(),
+            size: std::fs::metadata(&path).map(|m| m.len()).unwrap_or(0),
+            left_if_stopped: &left_if_stopped,
+        });
         let (sha256, size) = Tree::Disk(folder)
             .hash(rel)
             .map_err(|e| BundleError::one(format!("can't read {}: {e}", path.display())))?;
