@@ -136,8 +136,22 @@ impl Staged {
     pub fn copy_from(&mut self, source: &Path) -> StoreResult<u64> {
         let mut input = File::open(source)
             .map_err(|e| StoreError::io(format!("opening {}", source.display()), &e))?;
-        std::io::copy(&mut input, &mut self.file)
-            .map_err(|e| StoreError::io(format!("copying {}", source.display()), &e))
+        std::io::copy(&mut input, &mut self.file).map_err(|e| {
+            // The kernel's copy does not say which side failed; these only a write can meet.
+            let writing = matches!(
+                e.raw_os_error(),
+                Some(libc::ENOSPC | libc::EDQUOT | libc::EFBIG | libc::EROFS)
+            );
+            let context = match writing {
+                true => format!(
+                    "copying {} into the object store, whose disk (under {}) could not take it",
+                    source.display(),
+                    store_root(self.dir.path()).display()
+                ),
+                false => format!("copying {}", source.display()),
+            };
+            StoreError::io(context, &e)
+        })
     }
 
     /// Stamps a modification time no other write of this process has used, and returns it in ns.
@@ -167,6 +181,11 @@ impl Drop for Staged {
             let _ = self.dir.remove_file(name);
         }
     }
+}
+
+/// The store's folder, from its staging folder's path (`<root>/.agentenv-tmp`).
+fn store_root(tmp: &Path) -> &Path {
+    tmp.parent().unwrap_or(tmp)
 }
 
 /// Nanoseconds since the epoch, strictly increasing within this process.
