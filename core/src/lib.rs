@@ -40,7 +40,7 @@ pub const COMMIT: &str = env!("AGENT_ENV_COMMIT");
 /// explorer executable is told agent-env's, and refuses to serve for another build.
 pub const BUILD: &str = env!("AGENT_ENV_BUILD");
 
-/// What `agent-env --version` prints: the version and commit, then the protocol versions spoken.
+/// What `agent-env --version` prints, on one line: the version, the commit and the protocol versions spoken.
 pub fn version_text() -> String {
     let range = agent_env_protocol::version::ProtocolRange::ours();
     let protocol = if range.min == range.max {
@@ -48,14 +48,11 @@ pub fn version_text() -> String {
     } else {
         format!("{} (accepts {}-{})", range.max, range.min, range.max)
     };
-    let commit = if COMMIT.is_empty() {
+    // One line, the version second, as the Python agent-env printed it: scripts take `$2`.
+    let built = if COMMIT.is_empty() {
         String::new()
     } else {
-        format!(" ({COMMIT})")
+        format!("{COMMIT}; ")
     };
-    format!(
-        "agent-env {VERSION}{commit}
-protocol {protocol}
-"
-    )
+    format!("agent-env {VERSION} ({built}protocol {protocol})\n")
 }

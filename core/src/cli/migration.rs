@@ -9,11 +9,7 @@ pub fn hint(args: &[OsString]) -> Option<&'static str> {
     let words: Vec<&str> = args.iter().skip(1).filter_map(|a| a.to_str()).collect();
     let mut commands = words.iter().copied().filter(|w| !w.starts_with('-'));
     let (first, second) = (commands.next()?, commands.next());
-    let has = |flag: &str| words.contains(&flag);
     match (first, second) {
-        ("up", _) if has("--no-bootstrap") => Some(
-            "this agent-env's `up` starts the explorer alone, with no stack to bootstrap: run `agent-env up`",
-        ),
         ("task", Some("create")) => Some(
             "a task here is a JSON file of steps: `agent-env task put FILE --id ID` stores one, and a bundle keeps them as tasks/NAME.json",
         ),
@@ -58,7 +54,6 @@ mod tests {
     #[test]
     fn the_python_agent_envs_commands_get_a_hint() {
         assert!(hint_of("task create x.json").is_some_and(|h| h.contains("task put FILE")));
-        assert!(hint_of("-v up --no-bootstrap").is_some_and(|h| h.contains("agent-env up")));
         assert!(hint_of("eval add-tasks e t").is_some_and(|h| h.contains("--eval NAME")));
         assert!(hint_of("artifact skill ./s").is_some_and(|h| h.contains("artifact put")));
         assert!(hint_of("task show t").is_some_and(|h| h.contains("task get ID")));

@@ -23,6 +23,10 @@ pub struct UpArgs {
     /// Open the UI in a browser once it is serving.
     #[arg(long)]
     pub open: bool,
+    /// Taken for the Python agent-env's command lines: this `up` starts the explorer alone, with no
+    /// stack to bootstrap, which is what the flag asked for.
+    #[arg(long, hide = true)]
+    pub no_bootstrap: bool,
 }
 
 impl UpArgs {

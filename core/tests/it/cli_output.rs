@@ -263,7 +263,6 @@ fn the_python_agent_envs_commands_get_a_hint() {
     let s = Sandboxed::new();
     for (args, hint) in [
         (&["task", "create", "t.json"][..], "hint: a task here is a JSON file of steps: `agent-env task put FILE --id ID` stores one"),
-        (&["up", "--no-bootstrap"], "hint: this agent-env's `up` starts the explorer alone"),
         (&["eval", "run", "smoke"], "hint: an eval here is a bundle file, evals/NAME.toml"),
     ] {
         let r = s.run(args);

@@ -54,10 +54,15 @@ fn version_and_core_commands_ignore_plugin_manifests() {
         let out = s.run(&[flag]);
         let text = stdout(&out);
         let lines: Vec<&str> = text.lines().collect();
-        assert_eq!(lines.len(), 2, "{text}");
-        // `agent-env 0.1.0 (1a2b3c4d5e6f 2026-12-03)`: the version, then the commit it was built from
-        // (when the build had git).
-        let version = format!("agent-env {}", env!("CARGO_PKG_VERSION"));
+        // `agent-env 0.1.0 (1a2b3c4d5e6f 2026-12-03; protocol 1)`: one line, the version second (as
+        // scripts read it), then the commit it was built from (when the build had git) and the protocol.
+        assert_eq!(lines.len(), 1, "{text}");
+        assert_eq!(
+            text.split_whitespace().nth(1),
+            Some(env!("CARGO_PKG_VERSION")),
+            "{text}"
+        );
+        let version = format!("agent-env {} (", env!("CARGO_PKG_VERSION"));
         assert!(lines[0].starts_with(&version), "{text}");
         let head = std::process::Command::new("git")
             .args(["rev-parse", "--short=12", "HEAD"])
@@ -67,7 +72,7 @@ fn version_and_core_commands_ignore_plugin_manifests() {
             let hash = String::from_utf8_lossy(&head.stdout).trim().to_string();
             assert!(lines[0].contains(&format!(" ({hash} ")), "{text} vs {hash}");
         }
-        assert_eq!(lines[1], "protocol 1");
+        assert!(lines[0].ends_with("protocol 1)"), "{text}");
         assert_eq!(stderr(&out), "", "no warning: no manifest was read");
     }
 }
