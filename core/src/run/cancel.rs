@@ -117,19 +117,34 @@ pub enum Signalled {
 /// signal exits at once with the signal's exit code, stopping the teardown).
 pub type OnSignal = fn(Signalled);
 
+/// How soon after the first signal the same signal again is taken for the same stop. `timeout -s INT`
+/// sends its signal to the command and then to its whole process group, so agent-env gets it twice,
+/// microseconds apart. A person who presses Ctrl-C twice within it is told the run is stopping and
+/// that another signal stops at once.
+pub const SAME_STOP_WITHIN: std::time::Duration = std::time::Duration::from_millis(500);
+
 /// Watches SIGINT, SIGTERM and SIGHUP (the terminal closed) on a thread of its own: the first cancels
-/// the run; each is handed to `on_signal` as well.
+/// the run; each is handed to `on_signal` as well, but for the first one's echo (the same signal
+/// within [`SAME_STOP_WITHIN`]), which is no second request.
 pub fn watch_signals(cancel: Arc<Cancel>, on_signal: Option<OnSignal>) -> std::io::Result<()> {
     use signal_hook::consts::{SIGHUP, SIGINT, SIGTERM};
     let mut signals = signal_hook::iterator::Signals::new([SIGINT, SIGTERM, SIGHUP])?;
     std::thread::Builder::new()
         .name("agent-env-signals".into())
         .spawn(move || {
+            let mut first: Option<(i32, std::time::Instant)> = None;
             for signal in signals.forever() {
                 let signalled = if cancel.is_cancelled() {
+                    let echo = first.is_some_and(|(number, at)| {
+                        number == signal && at.elapsed() < SAME_STOP_WITHIN
+                    });
+                    if echo {
+                        continue;
+                    }
                     Signalled::Again(signal)
                 } else {
                     cancel.cancel(signal);
+                    first = Some((signal, std::time::Instant::now()));
                     Signalled::First(signal)
                 };
                 if let Some(on_signal) = on_signal {

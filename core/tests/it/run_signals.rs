@@ -379,6 +379,8 @@ done
         libc::kill(child.id() as i32, libc::SIGINT);
     }
     read_until(&rx, "Stopping: cancelling the running steps", &mut seen);
+    // The same signal at once is the first one's echo (below); a person's second comes later.
+    std::thread::sleep(agent_env::run::cancel::SAME_STOP_WITHIN + Duration::from_millis(100));
     // SAFETY: as above.
     unsafe {
         libc::kill(child.id() as i32, libc::SIGINT);
@@ -408,6 +410,41 @@ done
         log.contains(" SIGINT received again: stopped at once"),
         "{log}"
     );
+}
+
+/// `timeout -s INT N agent-env run …` sends SIGINT to agent-env and then to its process group, so it
+/// arrives twice at once: that is one Ctrl-C, and the run tears down in full.
+#[test]
+fn the_same_signal_twice_at_once_is_one_stop() {
+    let s = Sandboxed::new();
+    write_slow_bundle(&s);
+    let mut child = spawn_piped(&s, &["run", "./slow"]);
+    let (out, err) = (
+        lines_of(child.stdout.take().unwrap()),
+        lines_of(child.stderr.take().unwrap()),
+    );
+    let mut seen = Vec::new();
+    read_until(&out, "step 2/2 wait (verify_sandbox)", &mut seen);
+    // SAFETY: sends signals to the child we started.
+    unsafe {
+        libc::kill(child.id() as i32, libc::SIGINT);
+    }
+    // The echo comes once the first was taken (sent at once, the kernel may merge the two).
+    read_until(&err, "Stopping", &mut seen);
+    // SAFETY: as above.
+    unsafe {
+        libc::kill(child.id() as i32, libc::SIGINT);
+    }
+    let status = child.wait().unwrap();
+    seen.extend(out.iter());
+    let shown = seen.join("\n");
+    assert_eq!(status.code(), Some(130), "{shown}");
+    assert!(shown.ends_with("Tore down 1 sandbox."), "{shown}");
+    assert!(s.sandboxes_left().is_empty());
+    assert_eq!(s.docs("task_instances")[0]["status"], "cancelled");
+    assert!(!err.iter().any(|l| l.contains("Stopped at once")));
+    let log = the_log(&s);
+    assert!(!log.contains("received again"), "{log}");
 }
 
 /// The one run log of the sandbox's state.
