@@ -375,8 +375,15 @@ impl Parser<'_> {
                 }
             }
         }
-        if declared_type.is_none() && files.is_empty() {
-            self.problem(rel, "is empty: put the artifact's files in it");
+        if files.is_empty() {
+            match declared_type.as_deref() {
+                None => self.problem(rel, "is empty: put the artifact's files in it"),
+                Some(declared) if FILE_ARTIFACT_TYPES.contains(&declared) => self.problem(
+                    rel,
+                    format!("holds only artifact.toml, and a '{declared}' artifact is files: put its files beside it"),
+                ),
+                Some(_) => {}
+            }
         }
         let artifact_type = declared_type.unwrap_or_else(|| implied_artifact_type(&files).into());
         if let Some(problem) = several_files_for_one(&artifact_type, &files) {
@@ -396,11 +403,14 @@ impl Parser<'_> {
         let mut seen: BTreeMap<String, String> = BTreeMap::new();
         for (entry, rel) in self.entries_of("tasks") {
             if entry.is_dir {
-                let name = entry.name.clone();
-                self.problem(
-                    &rel,
-                    format!("task folders are not supported yet; write tasks/{name}.json"),
-                );
+                let message = match entry.name.ends_with(".json") {
+                    true => "is a folder, but a task is a file: make it a JSON file of the task's steps".to_string(),
+                    false => format!(
+                        "task folders are not supported yet; write tasks/{}.json",
+                        entry.name
+                    ),
+                };
+                self.problem(&rel, message);
                 continue;
             }
             let Some(stem) = entry.name.strip_suffix(".json") else {
@@ -841,6 +851,9 @@ pub fn toml_to_json(value: toml::Value) -> Value {
 
 /// A `file` artifact is one file: a folder of several would load only the first. The problem, when
 /// `artifact_type` is `file` and `files` are more than one.
+/// The artifact types that are their folder's files (`load_artifact` copies them into a sandbox).
+const FILE_ARTIFACT_TYPES: [&str; 3] = ["file", "file_artifact_universe", "skill"];
+
 pub fn several_files_for_one(artifact_type: &str, files: &[String]) -> Option<String> {
     if artifact_type != "file" || files.len() <= 1 {
         return None;

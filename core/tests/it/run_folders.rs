@@ -110,6 +110,8 @@ fn every_problem_of_a_bundle_is_reported_together_sorted() {
     s.write("bad/bundle.toml", "name = 'x'\n");
     s.write("bad/tasks/x.json", "{\"id\": \"a\"}");
     s.write("bad/tasks/folder/inner.json", "[]");
+    s.write("bad/tasks/named.json/inner.json", "[]");
+    s.write("bad/artifacts/only_toml/artifact.toml", "type = \"file\"\n");
     s.write("bad/artifacts/a__b/f.txt", "x");
     s.write("bad/artifacts/skilly/SKILL.md", "x");
     let r = s.run(&["run", "./bad"]);
@@ -124,9 +126,11 @@ fn every_problem_of_a_bundle_is_reported_together_sorted() {
         lines,
         [
             "~/bad/artifacts/a__b: 'a__b': '__' is reserved in artifact and skill names, since derived ids use it",
+            "~/bad/artifacts/only_toml: holds only artifact.toml, and a 'file' artifact is files: put its files beside it",
             "~/bad/artifacts/skilly: this looks like a skill: skills live in skills/<name>/, not artifacts/",
             "~/bad/bundle.toml: reserved: a bundle takes its name from the folder and its description from README.md",
             "~/bad/tasks/folder: task folders are not supported yet; write tasks/folder.json",
+            "~/bad/tasks/named.json: is a folder, but a task is a file: make it a JSON file of the task's steps",
             "~/bad/tasks/x.json: a task file must be a JSON array of step objects, or an object with a \"steps\" array",
         ]
     );
