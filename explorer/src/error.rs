@@ -15,6 +15,8 @@ pub enum UpError {
     },
     #[error(transparent)]
     Settings(#[from] SettingsProblems),
+    #[error(transparent)]
+    Limits(#[from] crate::connections::LimitsError),
     #[error("can't start the explorer's async runtime: {0}")]
     Runtime(#[source] std::io::Error),
     #[error("can't watch for Ctrl-C: {0}")]

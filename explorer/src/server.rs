@@ -1,7 +1,8 @@
 //! `agent-env up`: binds 127.0.0.1 (only), serves the API and the UI, and on Ctrl-C (or SIGTERM)
 //! stops accepting, ends the live streams, cancels the runs it started and waits for their teardown,
 //! and stops every explorer plugin child before returning. Explorer plugins start in the background
-//! as it begins serving; an idle one is stopped and starts again on its next request.
+//! as it begins serving; an idle one is stopped and starts again on its next request. Connections are
+//! accepted and bounded by [`crate::connections`].
 
 use std::sync::Arc;
 use std::time::Duration;
@@ -12,6 +13,7 @@ use axum::middleware;
 use axum::Router;
 use tokio::sync::watch;
 
+use crate::connections::{serve_connections, ConnectionLimits};
 use crate::data::Data;
 use crate::error::UpError;
 use crate::guard::{self, Guard};
@@ -49,10 +51,11 @@ impl Default for UpOptions {
 /// Serves until Ctrl-C or SIGTERM. Lines for the user (the URL, the stop) go to `out`.
 pub fn serve(session: Arc<Session>, options: UpOptions, out: &dyn Output) -> Result<(), UpError> {
     let settings = ExplorerSettings::from_config(session.config(), options.port)?;
+    let limits = ConnectionLimits::from_env(session.env())?;
     let port = settings.port(options.port);
     let listener = bind(port)?;
     let runtime = build_runtime()?;
-    runtime.block_on(run(session, settings, options, listener, out))
+    runtime.block_on(run(session, settings, limits, options, listener, out))
 }
 
 /// The server's runtime, which is also the process's one: a configured PostgreSQL store (which the
@@ -135,6 +138,7 @@ fn start_plugins(
 async fn run(
     session: Arc<Session>,
     settings: ExplorerSettings,
+    limits: ConnectionLimits,
     options: UpOptions,
     listener: std::net::TcpListener,
     out: &dyn Output,
@@ -186,14 +190,7 @@ async fn run(
             ));
         }
     }
-    let mut stop_wait = stop_rx.clone();
-    // Each connection gets a clone of the app: `into_make_service` makes that a reference count,
-    // where serving the router itself rebuilt its route table for every connection (64 KiB each).
-    let server =
-        axum::serve(listener, app.into_make_service()).with_graceful_shutdown(async move {
-            let _ = stop_wait.wait_for(|stopping| *stopping).await;
-        });
-    let server = tokio::spawn(async move { server.await });
+    let server = tokio::spawn(serve_connections(listener, app, limits, stop_rx.clone()));
     let signal = signals.next().await;
     out.line(&format!(
         "{signal}: stopping the explorer (the runs it started are cancelled and torn down)..."
@@ -213,11 +210,8 @@ async fn run(
             RUN_TEARDOWN_WAIT.as_secs()
         ));
     }
-    let served = tokio::time::timeout(REQUEST_DRAIN_WAIT, server).await;
+    let _ = tokio::time::timeout(REQUEST_DRAIN_WAIT, server).await;
     let _ = tokio::task::spawn_blocking(move || plugins.shutdown()).await;
-    if let Ok(Ok(Err(e))) = served {
-        return Err(UpError::Serve(e));
-    }
     out.line("Stopped.");
     Ok(())
 }

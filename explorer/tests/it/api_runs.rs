@@ -384,7 +384,7 @@ fn a_bundle_runs_by_its_name() {
 
 /// A folder bundle whose task waits while `marker` exists, so it can be run fast once (to store it)
 /// and slow afterwards.
-fn slow_bundle(world: &World) -> (std::path::PathBuf, String) {
+pub(crate) fn slow_bundle(world: &World) -> (std::path::PathBuf, String) {
     let folder = world.dirs.home.join("slowpoke");
     let marker = world.root.join("slow-now");
     std::fs::create_dir_all(folder.join("tasks")).unwrap();
@@ -893,7 +893,7 @@ fn instances_filter_by_status_or_outcome_and_refuse_other_words() {
 }
 
 /// Starts `count` runs of `task` as one group (`POST /tasks/{task}/runs`); the group's answer.
-fn start_group(server: &Explorer, task: &str, count: usize) -> Value {
+pub(crate) fn start_group(server: &Explorer, task: &str, count: usize) -> Value {
     server
         .post(
             &format!("/api/v1/tasks/{}/runs", seg(task)),

@@ -14,6 +14,7 @@ mod api_objects;
 mod api_runs;
 mod api_secrets;
 mod api_stored;
+mod connection_limits;
 mod connections;
 mod explorer_plugins;
 mod openapi;

@@ -11,7 +11,9 @@ use crate::support::{Explorer, World};
 fn agent_env_up_serves_and_stops_on_ctrl_c() {
     let world = World::new();
     let agent_env = workspace_binary("agent-env", "agent-env");
-    let server = Explorer::start_program(&world, &agent_env, &["up", "--port", "0"]);
+    // `--no-bootstrap`, from the Python agent-env's command lines, asks for what `up` does anyway.
+    let server =
+        Explorer::start_program(&world, &agent_env, &["up", "--port", "0", "--no-bootstrap"]);
     let health = server.get("/api/v1/health").expect(200).json();
     assert_eq!(health["status"], "ok");
     let home = server.get("/");

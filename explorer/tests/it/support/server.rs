@@ -45,12 +45,25 @@ impl Explorer {
         Self::start_program(world, Path::new(EXPLORER), &["--port", "0"])
     }
 
+    /// `agent-env-explorer --port 0` in `world`, with `vars` added to its environment.
+    pub fn start_with_env(world: &World, vars: &[(&str, &str)]) -> Explorer {
+        let mut command = world.command(Path::new(EXPLORER));
+        command.args(["--port", "0"]).envs(vars.iter().copied());
+        Self::spawn(command)
+    }
+
     /// `program ARGS` in `world`; waits for the line with its URL (failing with its output when
     /// it exits first).
     pub fn start_program(world: &World, program: &Path, args: &[&str]) -> Explorer {
-        let mut child = world
-            .command(program)
-            .args(args)
+        let mut command = world.command(program);
+        command.args(args);
+        Self::spawn(command)
+    }
+
+    /// Starts `command` and waits for the line with its URL (failing with its output when it exits
+    /// first).
+    fn spawn(mut command: std::process::Command) -> Explorer {
+        let mut child = command
             .stdout(Stdio::piped())
             .stderr(Stdio::piped())
             .spawn()
