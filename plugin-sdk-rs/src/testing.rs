@@ -86,7 +86,7 @@ pub fn assert_passed(report: &KitReport) {
     if failures.is_empty() {
         return;
     }
-    let ran = report.results.len() - report.count(|o| matches!(o, kits::Outcome::Skipped(_)));
+    let ran = report.results.len() - report.count(|o| matches!(o, kits::CaseOutcome::Skipped(_)));
     panic!(
         "the {} kit failed {} of {ran} cases:\n{}",
         report.kit,

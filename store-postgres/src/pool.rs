@@ -1,5 +1,6 @@
 //! A small pool of connections: handed out one per operation, returned when done, dropped when broken.
 
+use std::mem::ManuallyDrop;
 use std::ops::{Deref, DerefMut};
 use std::sync::{Mutex, MutexGuard};
 use std::time::{Duration, Instant};
@@ -30,7 +31,8 @@ pub struct Pool {
 /// A connection on loan; it goes back to the pool on drop unless it broke.
 pub struct Pooled<'a> {
     pool: &'a Pool,
-    client: Option<Connection>,
+    /// Held for the whole loan; its drop handing it back (or dropping it) is the only place it leaves.
+    client: ManuallyDrop<Connection>,
 }
 
 impl Pool {
@@ -62,10 +64,7 @@ impl Pool {
                     if since.elapsed() > CHECK_AFTER_IDLE && !client.is_valid(CHECK_TIMEOUT) {
                         continue;
                     }
-                    return Ok(Pooled {
-                        pool: self,
-                        client: Some(client),
-                    });
+                    return Ok(Pooled::lend(self, client));
                 }
                 None => break,
             }
@@ -74,10 +73,16 @@ impl Pool {
             ConnectError::Call(e) => pg_error(&self.dsn.shown, &e),
             ConnectError::Runtime(e) => runtime_error(&self.dsn.shown, &e),
         })?;
-        Ok(Pooled {
-            pool: self,
-            client: Some(client),
-        })
+        Ok(Pooled::lend(self, client))
+    }
+}
+
+impl<'a> Pooled<'a> {
+    fn lend(pool: &'a Pool, client: Connection) -> Pooled<'a> {
+        Pooled {
+            pool,
+            client: ManuallyDrop::new(client),
+        }
     }
 }
 
@@ -85,27 +90,27 @@ impl Deref for Pooled<'_> {
     type Target = Connection;
 
     fn deref(&self) -> &Connection {
-        // The client is taken only in drop.
-        self.client.as_ref().unwrap_or_else(|| unreachable!())
+        &self.client
     }
 }
 
 impl DerefMut for Pooled<'_> {
     fn deref_mut(&mut self) -> &mut Connection {
-        self.client.as_mut().unwrap_or_else(|| unreachable!())
+        &mut self.client
     }
 }
 
 impl Drop for Pooled<'_> {
     fn drop(&mut self) {
-        if let Some(client) = self.client.take() {
-            if client.is_closed() {
-                return;
-            }
-            let mut idle = self.pool.idle();
-            if idle.len() < MAX_IDLE {
-                idle.push((client, Instant::now()));
-            }
+        // SAFETY: `client` is taken once, here, and nothing reads it after: the guard is going away,
+        // and a `ManuallyDrop` field is not dropped again.
+        let client = unsafe { ManuallyDrop::take(&mut self.client) };
+        if client.is_closed() {
+            return;
+        }
+        let mut idle = self.pool.idle();
+        if idle.len() < MAX_IDLE {
+            idle.push((client, Instant::now()));
         }
     }
 }

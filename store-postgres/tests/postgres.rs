@@ -34,7 +34,7 @@ fn the_document_kit_passes_against_a_real_postgres() {
     );
     assert!(report.all_passed(), "{}", report.render());
     assert_eq!(
-        report.count(|o| matches!(o, kits::Outcome::Passed)),
+        report.count(|o| matches!(o, kits::CaseOutcome::Passed)),
         45,
         "{}",
         report.render()

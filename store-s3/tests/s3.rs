@@ -54,7 +54,7 @@ fn the_object_kit_passes_against_a_real_s3_server() {
     assert!(report.all_passed(), "{}", report.render());
     // The 27 cases and the 3 grant cases, none skipped.
     assert_eq!(
-        report.count(|o| matches!(o, kits::Outcome::Passed)),
+        report.count(|o| matches!(o, kits::CaseOutcome::Passed)),
         30,
         "{}",
         report.render()

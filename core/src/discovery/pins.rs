@@ -5,7 +5,7 @@
 
 use std::path::{Path, PathBuf};
 
-use agent_env_host::pins::{self, PinFile};
+use agent_env_host::pins::{self, PinError, PinFile};
 use agent_env_protocol::manifest::Manifest;
 use agent_env_protocol::names::canonical_name;
 
@@ -25,8 +25,9 @@ pub fn unreadable(plugins_dir: &Path) -> Option<String> {
 }
 
 /// Pins each of `manifests` as its files are now (its manifest included: a changed `exec` starts
-/// other code), replacing its earlier pins.
-pub fn pin_packages(plugins_dir: &Path, manifests: &[&Manifest]) -> Result<(), String> {
+/// other code), replacing its earlier pins. An error names the file that could not be hashed, or the
+/// pin file that could not be written.
+pub fn pin_packages(plugins_dir: &Path, manifests: &[&Manifest]) -> Result<(), PinError> {
     let path = pin_file(plugins_dir);
     // A file that cannot be read pins nothing any more: it is written anew.
     let mut file = pins::load(&path).unwrap_or_default();
@@ -50,17 +51,17 @@ pub fn pin_packages(plugins_dir: &Path, manifests: &[&Manifest]) -> Result<(), S
         let pinned = files
             .iter()
             .map(|f| pins::pin(f))
-            .collect::<Result<Vec<_>, _>>()
-            .map_err(|e| e.to_string())?;
+            .collect::<Result<Vec<_>, _>>()?;
         file.packages.insert(manifest.canonical_name(), pinned);
     }
-    pins::save(&path, &file).map_err(|e| e.to_string())
+    pins::save(&path, &file)
 }
 
-/// Forgets the pins of `packages` (they were removed).
-pub fn unpin_packages(plugins_dir: &Path, packages: &[String]) -> Result<(), String> {
+/// Forgets the pins of `packages` (they were removed). An error names the pin file that could not be
+/// read or written.
+pub fn unpin_packages(plugins_dir: &Path, packages: &[String]) -> Result<(), PinError> {
     let path = pin_file(plugins_dir);
-    let mut file: PinFile = pins::load(&path).map_err(|e| e.to_string())?;
+    let mut file: PinFile = pins::load(&path)?;
     let before = file.packages.len();
     for package in packages {
         file.packages.remove(&canonical_name(package));
@@ -68,5 +69,5 @@ pub fn unpin_packages(plugins_dir: &Path, packages: &[String]) -> Result<(), Str
     if file.packages.len() == before {
         return Ok(());
     }
-    pins::save(&path, &file).map_err(|e| e.to_string())
+    pins::save(&path, &file)
 }

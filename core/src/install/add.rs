@@ -167,7 +167,7 @@ pub fn add(opts: &AddOptions, ctx: &Context<'_>) -> Result<i32, InstallError> {
             .collect();
         if problems.is_empty() {
             if let Err(e) = pin_added(&ctx.search, &plugins, &added) {
-                problems.push(e);
+                problems.push(e.to_string());
             }
         }
         if problems.is_empty() {
@@ -325,7 +325,11 @@ fn asked_distributions(specs: &[Spec]) -> Vec<String> {
 }
 
 /// Pins the files each added package starts from (see [`super::pins`]).
-fn pin_added(search: &SearchPath, plugins: &Path, added: &[String]) -> Result<(), String> {
+fn pin_added(
+    search: &SearchPath,
+    plugins: &Path,
+    added: &[String],
+) -> Result<(), agent_env_host::pins::PinError> {
     let discovery = discover(search);
     let manifests: Vec<&agent_env_protocol::manifest::Manifest> = discovery
         .plugins

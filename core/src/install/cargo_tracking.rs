@@ -2,9 +2,10 @@
 //! the root): when `plugin remove` deletes a crate plugin's executable, its line goes too, so the
 //! record does not list an executable that is gone.
 
-use std::path::Path;
+use std::path::{Path, PathBuf};
 
 use agent_env_store::whole_file::write_whole;
+use agent_env_store::StoreError;
 use serde_json::Value;
 
 /// The record's two files, as cargo names them.
@@ -14,12 +15,13 @@ const JSON_RECORD: &str = ".crates2.json";
 /// Takes the executable `bin` out of the install record in `cargo_root`: out of its package's list of
 /// executables, and the package's entry out when that was its last. A record that is missing is left
 /// so; one that cannot be read or written is an error (the executable itself is gone either way).
-pub fn forget_executable(cargo_root: &Path, bin: &str) -> Result<(), String> {
+pub fn forget_executable(cargo_root: &Path, bin: &str) -> Result<(), CargoRecordError> {
     let toml_path = cargo_root.join(TOML_RECORD);
     if let Some(text) = read(&toml_path)? {
-        let mut record: toml::Table = text
-            .parse()
-            .map_err(|e| format!("cannot read {}: {e}", toml_path.display()))?;
+        let mut record: toml::Table = text.parse().map_err(|source| CargoRecordError::NotToml {
+            path: toml_path.clone(),
+            source,
+        })?;
         if let Some(toml::Value::Table(packages)) = record.get_mut("v1") {
             packages.retain(|_, bins| match bins {
                 toml::Value::Array(list) => {
@@ -33,8 +35,11 @@ pub fn forget_executable(cargo_root: &Path, bin: &str) -> Result<(), String> {
     }
     let json_path = cargo_root.join(JSON_RECORD);
     if let Some(text) = read(&json_path)? {
-        let mut record: Value = serde_json::from_str(&text)
-            .map_err(|e| format!("cannot read {}: {e}", json_path.display()))?;
+        let mut record: Value =
+            serde_json::from_str(&text).map_err(|source| CargoRecordError::NotJson {
+                path: json_path.clone(),
+                source,
+            })?;
         if let Some(Value::Object(installs)) = record.get_mut("installs") {
             installs.retain(|_, install| match install.get_mut("bins") {
                 Some(Value::Array(list)) => {
@@ -44,24 +49,62 @@ pub fn forget_executable(cargo_root: &Path, bin: &str) -> Result<(), String> {
                 _ => true,
             });
         }
-        let text = serde_json::to_string(&record)
-            .map_err(|e| format!("cannot write {}: {e}", json_path.display()))?;
+        let text =
+            serde_json::to_string(&record).map_err(|source| CargoRecordError::Unserializable {
+                path: json_path.clone(),
+                source,
+            })?;
         write(&json_path, &text)?;
     }
     Ok(())
 }
 
-fn read(path: &Path) -> Result<Option<String>, String> {
+/// Why cargo's install record could not be brought in step.
+#[derive(Debug, thiserror::Error)]
+pub enum CargoRecordError {
+    /// A record file is there but cannot be read.
+    #[error("cannot read {}: {source}", path.display())]
+    Unreadable {
+        path: PathBuf,
+        source: std::io::Error,
+    },
+    /// `.crates.toml` is not TOML.
+    #[error("cannot read {}: {source}", path.display())]
+    NotToml {
+        path: PathBuf,
+        source: toml::de::Error,
+    },
+    /// `.crates2.json` is not JSON.
+    #[error("cannot read {}: {source}", path.display())]
+    NotJson {
+        path: PathBuf,
+        source: serde_json::Error,
+    },
+    /// The changed `.crates2.json` could not be written out as JSON.
+    #[error("cannot write {}: {source}", path.display())]
+    Unserializable {
+        path: PathBuf,
+        source: serde_json::Error,
+    },
+    /// A changed record could not be written (its message names the file).
+    #[error(transparent)]
+    Unwritable(StoreError),
+}
+
+fn read(path: &Path) -> Result<Option<String>, CargoRecordError> {
     match std::fs::read_to_string(path) {
         Ok(text) => Ok(Some(text)),
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(None),
-        Err(e) => Err(format!("cannot read {}: {e}", path.display())),
+        Err(source) => Err(CargoRecordError::Unreadable {
+            path: path.to_path_buf(),
+            source,
+        }),
     }
 }
 
 /// Writes beside and renames over ([`write_whole`]), so a reader never sees half a record.
-fn write(path: &Path, text: &str) -> Result<(), String> {
-    write_whole(&mut text.as_bytes(), path).map_err(|e| e.to_string())
+fn write(path: &Path, text: &str) -> Result<(), CargoRecordError> {
+    write_whole(&mut text.as_bytes(), path).map_err(CargoRecordError::Unwritable)
 }
 
 #[cfg(test)]
@@ -103,7 +146,7 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         forget_executable(dir.path(), "x").unwrap();
         std::fs::write(dir.path().join(TOML_RECORD), "[v1\n").unwrap();
-        let e = forget_executable(dir.path(), "x").unwrap_err();
+        let e = forget_executable(dir.path(), "x").unwrap_err().to_string();
         assert!(e.starts_with("cannot read "), "{e}");
         assert!(e.contains(".crates.toml"), "{e}");
     }

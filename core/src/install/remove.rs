@@ -215,7 +215,9 @@ pub fn remove(opts: &RemoveOptions, ctx: &Context<'_>) -> Result<i32, InstallErr
         }
     }
     if problem.is_none() {
-        problem = crate::discovery::pins::unpin_packages(&plugins, &removing).err();
+        problem = crate::discovery::pins::unpin_packages(&plugins, &removing)
+            .err()
+            .map(|e| e.to_string());
     }
     if problem.is_none() {
         forget_cargo_installs(&removals, &plugins, out);

@@ -4,7 +4,7 @@
 
 use std::collections::BTreeMap;
 
-use super::outcome::{codes, Outcome, Status};
+use super::outcome::{codes, ClaimOutcome, Status};
 use super::resolve::{Entry, Registry};
 use crate::builtin_names;
 use crate::bundle::manifest_entry;
@@ -20,7 +20,7 @@ pub(super) fn classify(reg: &mut Registry, incompatible: &[Option<String>]) {
         }
         let manifest = &reg.discovery.plugins[claim.plugin].manifest;
         let outcome = if let Some(needs) = &incompatible[claim.plugin] {
-            Some(Outcome::with(
+            Some(ClaimOutcome::with(
                 Status::Failed,
                 codes::INCOMPATIBLE_CORE,
                 format!("{} {needs}", manifest.name),
@@ -33,7 +33,7 @@ pub(super) fn classify(reg: &mut Registry, incompatible: &[Option<String>]) {
                 &claim.class,
                 reg.home.as_deref(),
             )
-            .map(|p| Outcome::with(Status::Failed, codes::INVALID_PLUGIN, p))
+            .map(|p| ClaimOutcome::with(Status::Failed, codes::INVALID_PLUGIN, p))
         };
         match outcome {
             Some(outcome) => {
@@ -67,7 +67,7 @@ pub(super) fn classify(reg: &mut Registry, incompatible: &[Option<String>]) {
             let canonical = reg.discovery.plugins[reg.claims[i].plugin]
                 .manifest
                 .canonical_name();
-            reg.claims[i].outcome = Outcome::with(
+            reg.claims[i].outcome = ClaimOutcome::with(
                 Status::Active,
                 codes::QUALIFIED_ONLY,
                 format!("another package also installs '{name}', so run this one as '{canonical}/{name}'"),
@@ -122,7 +122,8 @@ pub(super) fn check_types(reg: &mut Registry) {
                 ("bundles", reg.claims[i].name.clone()),
                 format!("registered by {label} but {problem}"),
             );
-            reg.claims[i].outcome = Outcome::with(Status::Failed, codes::INVALID_PLUGIN, problem);
+            reg.claims[i].outcome =
+                ClaimOutcome::with(Status::Failed, codes::INVALID_PLUGIN, problem);
         }
     }
 }

@@ -7,7 +7,7 @@ use std::path::PathBuf;
 use std::sync::Arc;
 
 use super::outcome::Diagnostic;
-use crate::config::{ConfigDocument, ProviderEntry, ProviderKind, SecretLookup};
+use crate::config::{ConfigDocument, ConfigError, ProviderEntry, ProviderKind, SecretLookup};
 
 /// Where a plugin's `secret:` settings are looked up (the configured secret store).
 pub type Secrets = Arc<dyn SecretLookup + Send + Sync>;
@@ -66,17 +66,17 @@ impl ConfigState {
     }
 }
 
-/// The `impls` of a group's table; the error is the ConfigError's sentence.
-pub fn impls(doc: &ConfigDocument, group: &str) -> Result<Vec<String>, String> {
-    crate::config::impls(doc, group).map_err(|e| e.to_string())
+/// The `impls` of a group's table.
+pub fn impls(doc: &ConfigDocument, group: &str) -> Result<Vec<String>, ConfigError> {
+    crate::config::impls(doc, group)
 }
 
 /// The entries of `[sandbox.providers]` or `[state.providers]`.
 pub fn provider_tables(
     doc: &ConfigDocument,
     kind: ProviderKind,
-) -> Result<Vec<ProviderEntry>, String> {
-    crate::config::provider_entries(doc, kind).map_err(|e| e.to_string())
+) -> Result<Vec<ProviderEntry>, ConfigError> {
+    crate::config::provider_entries(doc, kind)
 }
 
 /// The plugin's `[plugins.<package>]` table with `env:` and `secret:` references resolved, for
@@ -84,11 +84,11 @@ pub fn provider_tables(
 pub fn settings(
     config: &ConfigState,
     package: &str,
-) -> Result<serde_json::Map<String, serde_json::Value>, String> {
+) -> Result<serde_json::Map<String, serde_json::Value>, ConfigError> {
     match &config.document {
         Some(doc) => {
             let secrets = config.secrets.as_deref().map(|s| s as &dyn SecretLookup);
-            crate::config::plugin_settings(doc, package, secrets).map_err(|e| e.to_string())
+            crate::config::plugin_settings(doc, package, secrets)
         }
         None => Ok(serde_json::Map::new()),
     }

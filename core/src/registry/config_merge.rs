@@ -34,6 +34,70 @@ const PROVIDER_SECTIONS: [(&str, ProviderKind); 2] = [
     ("state_providers", ProviderKind::State),
 ];
 
+/// Why a config table fails its group's build; the message follows `ConfigError: ` in the group's
+/// `config-invalid` diagnostic.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+enum ConfigMergeError {
+    /// The table itself is wrong (its shape, a provider table missing its impl, a built-in's name).
+    #[error(transparent)]
+    Config(#[from] ConfigError),
+    /// The impl it names can't be loaded.
+    #[error("[{table}] {source}")]
+    Impl {
+        table: String,
+        source: ImplLoadError,
+    },
+    /// The class it names breaks its group's rules (a method it must implement).
+    #[error("[{table}] impl '{spec}': {problem}")]
+    BreaksGroupRules {
+        table: String,
+        spec: String,
+        /// The group's rule, as the registry's validation words it.
+        problem: String,
+    },
+    /// Its class's type is a name a built-in or another config table has.
+    #[error("[{table}] impl '{spec}' type '{name}' is already registered (conflicts with a built-in or another {custom})")]
+    AlreadyRegistered {
+        table: String,
+        spec: String,
+        name: String,
+        /// What the other table's entries are (`custom step`).
+        custom: &'static str,
+    },
+    /// A state provider table whose impl answers with another type than the table's name.
+    #[error("config.toml state provider '{name}' declares impl '{spec}' with type '{type_name}'; they must match — the name is the identity a store is reattached and torn down by")]
+    StateProviderTypeMismatch {
+        name: String,
+        spec: String,
+        type_name: String,
+    },
+}
+
+/// Why the `"<package>:<Class>"` an impl names can't be loaded.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+enum ImplLoadError {
+    /// It is not of the form `<package>:<Class>`.
+    #[error(transparent)]
+    Malformed(ConfigError),
+    #[error("Cannot import impl '{spec}': no installed plugin package named '{package}'")]
+    NoSuchPackage { spec: String, package: String },
+    /// The plugin did not start or answer `initialize`; `reason` is its failure's message.
+    #[error("Cannot import impl '{spec}': {reason}")]
+    PluginFailed { spec: String, reason: String },
+    #[error("Cannot import impl '{spec}': the plugin was not started")]
+    PluginNotStarted { spec: String },
+    /// The plugin's answer lists no such class in the group.
+    #[error(
+        "Cannot import impl '{spec}': the plugin {plugin} provides no class '{class}' in {group}"
+    )]
+    NoSuchClass {
+        spec: String,
+        plugin: String,
+        class: String,
+        group: String,
+    },
+}
+
 /// Plugins that config names in an impl, so they are started with the others.
 pub(super) fn plugins_named_by_config(reg: &Registry) -> Vec<usize> {
     let Some(doc) = reg.config.document.as_ref() else {
@@ -69,26 +133,30 @@ pub(super) fn merge(reg: &mut Registry) {
         if reg.group_errors.contains_key(group) {
             continue;
         }
-        let result = impls(&doc, group).and_then(|list| {
-            list.iter()
-                .try_for_each(|s| merge_impl(reg, group, table, custom, s))
-        });
+        let result = impls(&doc, group)
+            .map_err(ConfigMergeError::from)
+            .and_then(|list| {
+                list.iter()
+                    .try_for_each(|s| merge_impl(reg, group, table, custom, s))
+            });
         fail_group(reg, group, result);
     }
     for (group, kind) in PROVIDER_SECTIONS {
         if reg.group_errors.contains_key(group) {
             continue;
         }
-        let result = provider_tables(&doc, kind).and_then(|tables| {
-            tables
-                .iter()
-                .try_for_each(|t| merge_provider(reg, group, t))
-        });
+        let result = provider_tables(&doc, kind)
+            .map_err(ConfigMergeError::from)
+            .and_then(|tables| {
+                tables
+                    .iter()
+                    .try_for_each(|t| merge_provider(reg, group, t))
+            });
         fail_group(reg, group, result);
     }
 }
 
-fn fail_group(reg: &mut Registry, group: &'static str, result: Result<(), String>) {
+fn fail_group(reg: &mut Registry, group: &'static str, result: Result<(), ConfigMergeError>) {
     if let Err(message) = result {
         reg.group_errors.insert(
             group,
@@ -105,8 +173,8 @@ fn load_impl(
     reg: &Registry,
     group: &str,
     spec: &str,
-) -> Result<(usize, String, ContributionInfo), String> {
-    let (package, class) = split_impl(spec).map_err(|e| e.to_string())?;
+) -> Result<(usize, String, ContributionInfo), ImplLoadError> {
+    let (package, class) = split_impl(spec).map_err(ImplLoadError::Malformed)?;
     let (package, class) = (package.trim(), class.trim());
     let canonical = canonical_name(package);
     let Some(plugin) = reg
@@ -115,19 +183,23 @@ fn load_impl(
         .iter()
         .position(|p| p.manifest.canonical_name() == canonical)
     else {
-        return Err(format!(
-            "Cannot import impl '{spec}': no installed plugin package named '{package}'"
-        ));
+        return Err(ImplLoadError::NoSuchPackage {
+            spec: spec.to_string(),
+            package: package.to_string(),
+        });
     };
     let answer = match reg.probes.get(&plugin).map(|p| &p.handshake) {
         Some(Ok(answer)) => answer,
         Some(Err(failure)) => {
-            return Err(format!("Cannot import impl '{spec}': {}", failure.message))
+            return Err(ImplLoadError::PluginFailed {
+                spec: spec.to_string(),
+                reason: failure.message.clone(),
+            })
         }
         None => {
-            return Err(format!(
-                "Cannot import impl '{spec}': the plugin was not started"
-            ))
+            return Err(ImplLoadError::PluginNotStarted {
+                spec: spec.to_string(),
+            })
         }
     };
     let Some(info) = answer
@@ -135,10 +207,12 @@ fn load_impl(
         .iter()
         .find(|c| c.group == group && c.class == class)
     else {
-        return Err(format!(
-            "Cannot import impl '{spec}': the plugin {} provides no class '{class}' in {group}",
-            reg.discovery.plugins[plugin].manifest.name
-        ));
+        return Err(ImplLoadError::NoSuchClass {
+            spec: spec.to_string(),
+            plugin: reg.discovery.plugins[plugin].manifest.name.clone(),
+            class: class.to_string(),
+            group: group.to_string(),
+        });
     };
     Ok((plugin, class.to_string(), info.clone()))
 }
@@ -186,13 +260,21 @@ fn merge_impl(
     reg: &mut Registry,
     group: &'static str,
     table: &str,
-    custom: &str,
+    custom: &'static str,
     spec: &str,
-) -> Result<(), String> {
+) -> Result<(), ConfigMergeError> {
     let (plugin, class, info) =
-        load_impl(reg, group, spec).map_err(|m| format!("[{table}] {m}"))?;
-    validate::check_methods(group, &class, &info.methods)
-        .map_err(|p| format!("[{table}] impl '{spec}': {p}"))?;
+        load_impl(reg, group, spec).map_err(|source| ConfigMergeError::Impl {
+            table: table.to_string(),
+            source,
+        })?;
+    validate::check_methods(group, &class, &info.methods).map_err(|problem| {
+        ConfigMergeError::BreaksGroupRules {
+            table: table.to_string(),
+            spec: spec.to_string(),
+            problem,
+        }
+    })?;
     let name = info.type_name.clone();
     if conflicted(reg, group, &name) {
         let reason = conflict_reason(reg, group, &name);
@@ -219,9 +301,12 @@ fn merge_impl(
             }
         }
         Some(_) => {
-            return Err(format!(
-                "[{table}] impl '{spec}' type '{name}' is already registered (conflicts with a built-in or another {custom})"
-            ))
+            return Err(ConfigMergeError::AlreadyRegistered {
+                table: table.to_string(),
+                spec: spec.to_string(),
+                name,
+                custom,
+            })
         }
         None => {}
     }
@@ -241,7 +326,7 @@ fn merge_provider(
     reg: &mut Registry,
     group: &'static str,
     t: &ProviderEntry,
-) -> Result<(), String> {
+) -> Result<(), ConfigMergeError> {
     let name = t.name.clone();
     let table = t.table_name();
     let where_ = format!("[{table}]");
@@ -267,7 +352,7 @@ fn merge_provider(
                 kind: t.kind.as_str(),
                 name,
             }
-            .to_string());
+            .into());
         };
         let owner = match &entry {
             Entry::BuiltIn { .. } => "a built-in backend".to_string(),
@@ -280,7 +365,7 @@ fn merge_provider(
             }
         };
         if let Some(violation) = t.config_only_violation(&owner) {
-            return Err(violation.to_string());
+            return Err(violation.into());
         }
         let merged = match entry {
             Entry::BuiltIn { .. } => Entry::BuiltIn {
@@ -306,18 +391,27 @@ fn merge_provider(
             "state" => ConfigError::StateProviderIsBuiltin { name },
             _ => ConfigError::SandboxProviderIsBuiltin { name },
         };
-        return Err(error.to_string());
+        return Err(error.into());
     }
     let (plugin, class, info) =
-        load_impl(reg, group, &spec).map_err(|m| format!("{where_} {m}"))?;
-    validate::check_methods(group, &class, &info.methods)
-        .map_err(|p| format!("{where_} impl '{spec}': {p}"))?;
+        load_impl(reg, group, &spec).map_err(|source| ConfigMergeError::Impl {
+            table: table.clone(),
+            source,
+        })?;
+    validate::check_methods(group, &class, &info.methods).map_err(|problem| {
+        ConfigMergeError::BreaksGroupRules {
+            table: table.clone(),
+            spec: spec.clone(),
+            problem,
+        }
+    })?;
     if t.kind == ProviderKind::State {
         if info.type_name != name {
-            return Err(format!(
-                "config.toml state provider '{name}' declares impl '{spec}' with type '{}'; they must match — the name is the identity a store is reattached and torn down by",
-                info.type_name
-            ));
+            return Err(ConfigMergeError::StateProviderTypeMismatch {
+                name,
+                spec,
+                type_name: info.type_name,
+            });
         }
         reg.warnings.extend(t.extra_key_warnings());
     }

@@ -2,8 +2,8 @@
 //! and the config, with the original's precedence: built-in name, then incompatible core, then conflict,
 //! then load (spawn and handshake), then validate, then config.
 //!
-//! [`Registry::build`] records an [`Outcome`] for every claim (what `plugin list` reports) and keeps the
-//! names that took effect, which [`Registry::resolve`] answers for.
+//! [`Registry::build`] records a [`ClaimOutcome`] for every claim (what `plugin list` reports) and
+//! keeps the names that took effect, which [`Registry::resolve`] answers for.
 //!
 //! - [`outcome`]: what became of each claim; `resolve`: the built registries and their answers.
 //! - `precedence`: the build itself, claim by claim in precedence order; `bundle_claims` checks the
@@ -33,7 +33,7 @@ mod tests;
 pub use crate::compat;
 pub use config_input::ConfigState;
 pub use load::{Launch, LoadFailure, Probe, Prober, ProcessDiagnosis};
-pub use outcome::{ClaimRecord, Outcome};
+pub use outcome::{ClaimOutcome, ClaimRecord};
 pub use precedence::{root_flag, Loading};
 pub use resolve::{claim_label, launch_of, Registry, RegistryError, Resolved};
 

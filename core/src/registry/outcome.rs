@@ -1,6 +1,6 @@
-//! What became of each claim: its [`Status`], stable code and reason ([`Outcome`]), who else claimed the
-//! name, and the group and config [`Diagnostic`]s. The registry decides these; the report prints them
-//! (their serde shape is the report's JSON).
+//! What became of each claim: its [`Status`], stable code and reason ([`ClaimOutcome`]), who else
+//! claimed the name, and the group and config [`Diagnostic`]s. The registry decides these; the report
+//! prints them (their serde shape is the report's JSON).
 
 use serde::Serialize;
 
@@ -98,7 +98,7 @@ pub struct Diagnostic {
 
 /// What became of one claim.
 #[derive(Debug, Clone, PartialEq)]
-pub struct Outcome {
+pub struct ClaimOutcome {
     pub status: Status,
     pub code: Option<String>,
     pub reason: Option<String>,
@@ -106,9 +106,9 @@ pub struct Outcome {
     pub conflicts_with: Vec<Claimant>,
 }
 
-impl Outcome {
-    pub fn active() -> Outcome {
-        Outcome {
+impl ClaimOutcome {
+    pub fn active() -> ClaimOutcome {
+        ClaimOutcome {
             status: Status::Active,
             code: None,
             reason: None,
@@ -117,8 +117,8 @@ impl Outcome {
         }
     }
 
-    pub fn with(status: Status, code: &str, reason: impl Into<String>) -> Outcome {
-        Outcome {
+    pub fn with(status: Status, code: &str, reason: impl Into<String>) -> ClaimOutcome {
+        ClaimOutcome {
             status,
             code: Some(code.to_string()),
             reason: Some(reason.into()),
@@ -137,5 +137,5 @@ pub struct ClaimRecord {
     pub name: String,
     /// The class label as the manifest writes it (the report's `value`).
     pub class: String,
-    pub outcome: Outcome,
+    pub outcome: ClaimOutcome,
 }

@@ -8,7 +8,7 @@ use agent_env_protocol::names::{report_group, GROUPS, TYPE_GROUPS};
 
 use super::config_input::ConfigState;
 use super::load::{LoadFailure, Probe, Prober};
-use super::outcome::{codes, ClaimRecord, Diagnostic, Outcome, Status};
+use super::outcome::{codes, ClaimOutcome, ClaimRecord, Diagnostic, Status};
 use super::resolve::{conflicted, launch_of, Entry, Registry};
 use super::{bundle_claims, config_input, config_merge, validate};
 use crate::builtin_names;
@@ -87,7 +87,7 @@ pub(super) fn build(
         Loading::None => {
             for &i in &candidates {
                 reg.claims[i].outcome =
-                    Outcome::with(Status::Unloaded, codes::NOT_LOADED, NOT_LOADED_REASON);
+                    ClaimOutcome::with(Status::Unloaded, codes::NOT_LOADED, NOT_LOADED_REASON);
             }
         }
         Loading::All(prober) | Loading::ConfigNamed(prober) => {
@@ -125,7 +125,7 @@ fn collect_claims(discovery: &Discovery) -> Vec<ClaimRecord> {
                 group,
                 name: name.to_string(),
                 class: entry.class.clone(),
-                outcome: Outcome::active(),
+                outcome: ClaimOutcome::active(),
             });
         }
     }
@@ -186,7 +186,7 @@ fn classify_before_load(
             };
             for &i in &claims {
                 reg.claims[i].outcome =
-                    Outcome::with(Status::Skipped, codes::BUILTIN_NAME, &reason);
+                    ClaimOutcome::with(Status::Skipped, codes::BUILTIN_NAME, &reason);
             }
             if group == "cli_plugins" {
                 for &i in &claims {
@@ -223,7 +223,7 @@ fn classify_before_load(
             match &incompatible[reg.claims[i].plugin] {
                 Some(needs) => {
                     reg.claims[i].outcome =
-                        Outcome::with(Status::Failed, codes::INCOMPATIBLE_CORE, needs.clone());
+                        ClaimOutcome::with(Status::Failed, codes::INCOMPATIBLE_CORE, needs.clone());
                     reg.warnings
                         .push(format!("Plugin {label} in {rg} was skipped: it {needs}"));
                     first_unmet.get_or_insert((i, needs.clone()));
@@ -291,7 +291,7 @@ fn mark_conflict(reg: &mut Registry, group: &'static str, key: &str, usable: &[u
             .iter()
             .map(|&j| reg.claimant(&reg.claims[j]))
             .collect();
-        let mut outcome = Outcome::with(Status::Conflict, codes::NAME_CONFLICT, reason);
+        let mut outcome = ClaimOutcome::with(Status::Conflict, codes::NAME_CONFLICT, reason);
         outcome.conflicts_with = conflicts_with;
         reg.claims[i].outcome = outcome;
     }
@@ -420,7 +420,7 @@ fn load_and_validate(reg: &mut Registry, i: usize) {
     let label = reg.label(&claim);
     let rg = report_group(claim.group);
     let Some(probe) = reg.probes.get(&claim.plugin) else {
-        reg.claims[i].outcome = Outcome::with(
+        reg.claims[i].outcome = ClaimOutcome::with(
             Status::Unloaded,
             codes::STATUS_UNKNOWN,
             "its status could not be determined",
@@ -457,7 +457,7 @@ fn load_and_validate(reg: &mut Registry, i: usize) {
         };
         if let Some(message) = failed {
             let flag = root_flag(&claim.name);
-            reg.claims[i].outcome = Outcome::with(
+            reg.claims[i].outcome = ClaimOutcome::with(
                 Status::Failed,
                 codes::LOAD_FAILED,
                 format!("its callback failed with the flag absent: {message}"),
@@ -480,7 +480,7 @@ fn load_and_validate(reg: &mut Registry, i: usize) {
                 ClaimFailure::NotClick(..) => message.to_string(),
                 _ => format!("failed to load: {message}"),
             };
-            reg.claims[i].outcome = Outcome::with(Status::Failed, code, &reason);
+            reg.claims[i].outcome = ClaimOutcome::with(Status::Failed, code, &reason);
             let warning = match (claim.group, &failure) {
                 ("cli_plugins", ClaimFailure::NotClick(kind, _)) => format!(
                     "CLI plugin '{}' from '{manifest_name}' {kind} and was skipped",
@@ -554,7 +554,7 @@ fn settle_cli_commands(reg: &mut Registry, candidates: &[usize]) {
             Some(&w) => {
                 let winner = reg.claims[w].clone();
                 let dist = reg.discovery.plugins[winner.plugin].manifest.name.clone();
-                let mut outcome = Outcome::with(
+                let mut outcome = ClaimOutcome::with(
                     Status::Skipped,
                     codes::NAME_CONFLICT,
                     format!(
@@ -617,7 +617,7 @@ fn block_groups_with_errors(reg: &mut Registry) {
         ) {
             continue;
         }
-        claim.outcome = Outcome::with(Status::Blocked, &error.code, &error.reason);
+        claim.outcome = ClaimOutcome::with(Status::Blocked, &error.code, &error.reason);
     }
 }
 
@@ -680,7 +680,8 @@ fn check_artifact_extra_names(reg: &mut Registry) {
                 ("artifacts", claim.name.clone()),
                 format!("registered by {label} but {problem}"),
             );
-            reg.claims[i].outcome = Outcome::with(Status::Failed, codes::INVALID_PLUGIN, problem);
+            reg.claims[i].outcome =
+                ClaimOutcome::with(Status::Failed, codes::INVALID_PLUGIN, problem);
         }
     }
 }

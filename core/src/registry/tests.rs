@@ -68,7 +68,7 @@ fn config(text: &str) -> ConfigState {
     ConfigState::from_text(text, "/c/.agentenv/config.toml")
 }
 
-fn outcome<'a>(reg: &'a Registry, group: &str, name: &str, package: &str) -> &'a Outcome {
+fn outcome<'a>(reg: &'a Registry, group: &str, name: &str, package: &str) -> &'a ClaimOutcome {
     &reg.claims
         .iter()
         .find(|c| {

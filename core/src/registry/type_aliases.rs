@@ -10,6 +10,35 @@
 
 use super::outcome::{codes, Diagnostic};
 use super::resolve::{conflicted, Entry, Registry};
+use crate::words::with_article;
+
+/// Why `[artifacts] type_aliases` fails the artifacts group; the message follows `ConfigError: ` in
+/// the group's `config-invalid` diagnostic.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+enum TypeAliasError {
+    #[error(
+        "[artifacts] type_aliases must be a table of old_name = \"new_name\", not {}",
+        with_article(found)
+    )]
+    NotATable { found: &'static str },
+    #[error("[artifacts] type_aliases.{legacy} must be a string (the artifact type it stands for), not {}", with_article(found))]
+    NotAString { legacy: String, found: &'static str },
+    #[error("[artifacts] type_aliases maps '{legacy}' to itself; remove it")]
+    ToItself { legacy: String },
+    /// Its target is an alias too; `next` is what that one stands for.
+    #[error("[artifacts] type_aliases maps '{legacy}' to '{target}', which is an alias itself; map '{legacy}' to '{next}'")]
+    ToAnAlias {
+        legacy: String,
+        target: String,
+        next: String,
+    },
+    #[error("[artifacts] type_aliases maps '{legacy}' to '{target}', which no artifact registers; declare it under [artifacts].impls or correct the alias")]
+    ToNothing { legacy: String, target: String },
+    #[error("[artifacts] type_aliases maps '{legacy}', which plugins conflict on; uninstall one of them or drop the alias")]
+    ConflictedName { legacy: String },
+    #[error("[artifacts] type_aliases maps '{legacy}' to '{target}', but '{legacy}' is registered to another class; drop the alias or the registration")]
+    NameTaken { legacy: String, target: String },
+}
 
 /// Applies the config's aliases to the artifacts registry (after the config's impls took effect).
 pub(super) fn apply(reg: &mut Registry) {
@@ -40,30 +69,31 @@ pub(super) fn apply(reg: &mut Registry) {
     }
 }
 
-fn apply_table(reg: &mut Registry, aliases: &toml::Value) -> Result<(), String> {
+fn apply_table(reg: &mut Registry, aliases: &toml::Value) -> Result<(), TypeAliasError> {
     let Some(aliases) = aliases.as_table() else {
-        return Err(format!(
-            "[artifacts] type_aliases must be a table of old_name = \"new_name\", not {}",
-            crate::words::with_article(aliases.type_str())
-        ));
+        return Err(TypeAliasError::NotATable {
+            found: aliases.type_str(),
+        });
     };
     let mut pairs = Vec::new();
     for (legacy, target) in aliases {
         let Some(target) = target.as_str() else {
-            return Err(format!(
-                "[artifacts] type_aliases.{legacy} must be a string (the artifact type it stands for), not {}",
-                crate::words::with_article(target.type_str())
-            ));
+            return Err(TypeAliasError::NotAString {
+                legacy: legacy.clone(),
+                found: target.type_str(),
+            });
         };
         if target == legacy {
-            return Err(format!(
-                "[artifacts] type_aliases maps '{legacy}' to itself; remove it"
-            ));
+            return Err(TypeAliasError::ToItself {
+                legacy: legacy.clone(),
+            });
         }
         if let Some(next) = aliases.get(target).and_then(toml::Value::as_str) {
-            return Err(format!(
-                "[artifacts] type_aliases maps '{legacy}' to '{target}', which is an alias itself; map '{legacy}' to '{next}'"
-            ));
+            return Err(TypeAliasError::ToAnAlias {
+                legacy: legacy.clone(),
+                target: target.to_string(),
+                next: next.to_string(),
+            });
         }
         pairs.push((legacy.clone(), target.to_string()));
     }
@@ -77,30 +107,20 @@ fn apply_table(reg: &mut Registry, aliases: &toml::Value) -> Result<(), String> 
                 Some(why) => reg.warnings.push(format!(
                     "[artifacts] type_aliases maps '{legacy}' to '{target}', skipped: {why}"
                 )),
-                None => {
-                    return Err(format!(
-                        "[artifacts] type_aliases maps '{legacy}' to '{target}', which no artifact registers; declare it under [artifacts].impls or correct the alias"
-                    ))
-                }
+                None => return Err(TypeAliasError::ToNothing { legacy, target }),
             }
             continue;
         };
         let legacy_key = ("artifacts", legacy.clone());
         if conflicted(reg, "artifacts", &legacy) {
-            return Err(format!(
-                "[artifacts] type_aliases maps '{legacy}', which plugins conflict on; uninstall one of them or drop the alias"
-            ));
+            return Err(TypeAliasError::ConflictedName { legacy });
         }
         match reg.entries.get(&legacy_key) {
             None => {
                 reg.entries.insert(legacy_key, entry);
             }
             Some(existing) if same_class(existing, &entry) => {}
-            Some(_) => {
-                return Err(format!(
-                    "[artifacts] type_aliases maps '{legacy}' to '{target}', but '{legacy}' is registered to another class; drop the alias or the registration"
-                ))
-            }
+            Some(_) => return Err(TypeAliasError::NameTaken { legacy, target }),
         }
     }
     Ok(())

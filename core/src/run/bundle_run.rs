@@ -20,7 +20,7 @@ use crate::bundle::tree::Tree;
 use crate::bundle::{self, Bundle, BundleError};
 use crate::output::Output;
 use crate::registry::{RegistryError, Resolved};
-use crate::run::plan::{self, PlanContext, StepKind};
+use crate::run::plan::{self, PlanContext, StepKind, StepTypeError, StoreArtifactError};
 use crate::session::{RegistryLoad, Session};
 use crate::stores::{Filter, Sort};
 
@@ -358,12 +358,12 @@ enum StepSource {
 
 /// What runs the step type `type_name`, or why nothing here can (a step type only the Python
 /// agent-env has, or one no plugin provides).
-fn step_source(session: &Session, type_name: &str) -> Result<StepSource, String> {
+fn step_source(session: &Session, type_name: &str) -> Result<StepSource, StepTypeError> {
     if let Some(b) = crate::run::builtin_steps::builtin(type_name) {
         return Ok(StepSource::Builtin(b));
     }
-    let only_in_python = || {
-        format!("the step type '{type_name}' is built into the Python agent-env, and this agent-env does not have it yet")
+    let only_in_python = || StepTypeError::OnlyInPython {
+        type_name: type_name.to_string(),
     };
     match session
         .registry(RegistryLoad::ConfigNamed)
@@ -389,14 +389,12 @@ fn step_source(session: &Session, type_name: &str) -> Result<StepSource, String>
                 .iter()
                 .copied()
                 .chain(known.iter().map(String::as_str));
-            let meant = crate::similar::best_match(type_name, runnable, 0.75)
-                .map(|m| format!("; did you mean '{m}'?"))
-                .unwrap_or_default();
-            Err(format!(
-                "'{type_name}' is not a known step type; no built-in step or installed plugin provides it{meant} (agent-env plugin list shows what plugins provide)"
-            ))
+            Err(StepTypeError::Unknown {
+                type_name: type_name.to_string(),
+                near: crate::similar::best_match(type_name, runnable, 0.75).map(str::to_string),
+            })
         }
-        Err(e) => Err(e.not_known("step")),
+        Err(e) => Err(StepTypeError::Unusable(e)),
     }
 }
 
@@ -462,7 +460,7 @@ impl PlanContext for RunPlanContext<'_> {
             .map(|e| e.not_known("artifact"))
     }
 
-    fn step_kind(&self, type_name: &str) -> Result<StepKind, String> {
+    fn step_kind(&self, type_name: &str) -> Result<StepKind, StepTypeError> {
         match step_source(self.session, type_name)? {
             StepSource::Builtin(b) => Ok(StepKind::Builtin(b)),
             StepSource::Plugin { package, class } => Ok(StepKind::Plugin {
@@ -480,17 +478,13 @@ impl PlanContext for RunPlanContext<'_> {
         }
     }
 
-    fn store_artifact_exists(&self, id: &str) -> Result<bool, String> {
+    fn store_artifact_exists(&self, id: &str) -> Result<bool, StoreArtifactError> {
         let local = id.starts_with(crate::bundle::ids::LOCAL_PREFIX);
         if self.bare && local {
-            return Err(format!(
-                "'{id}' is an @local id, and a stored task's run reads and writes only the configured stores; put the artifact in the configured store under a bare id"
-            ));
+            return Err(StoreArtifactError::LocalIdInStoredTask { id: id.to_string() });
         }
         if !self.bare && !local {
-            return Err(format!(
-                "'{id}' is not an artifact of this bundle, and a bundle run reads only @local ids from the store"
-            ));
+            return Err(StoreArtifactError::BareIdInBundleRun { id: id.to_string() });
         }
         self.stores
             .documents
@@ -500,6 +494,6 @@ impl PlanContext for RunPlanContext<'_> {
                 Some(&Sort::by("version", true)),
             )
             .map(|d| d.is_some())
-            .map_err(|e| e.to_string())
+            .map_err(StoreArtifactError::from)
     }
 }

@@ -20,6 +20,7 @@ pub mod materialize;
 mod options;
 pub mod outcome;
 pub mod plan;
+mod plan_errors;
 mod planned_bundle;
 mod planned_tasks;
 mod plugin_cancel;

@@ -6,7 +6,7 @@ use crate::run::plan::PlannedStep;
 
 /// How a task run ended.
 #[derive(Debug, Clone, PartialEq)]
-pub enum Outcome {
+pub enum TaskOutcome {
     /// Every score ≥ 1.
     Passed(Vec<(String, f64)>),
     ScoredBelowOne(Vec<(String, f64)>),
@@ -20,43 +20,46 @@ pub enum Outcome {
     DidntStart,
 }
 
-impl Outcome {
+impl TaskOutcome {
     /// From the scores a finished run recorded.
-    pub fn from_scores(scores: Vec<(String, f64)>) -> Outcome {
+    pub fn from_scores(scores: Vec<(String, f64)>) -> TaskOutcome {
         if scores.is_empty() {
-            Outcome::Unscored
+            TaskOutcome::Unscored
         } else if scores.iter().all(|(_, s)| *s >= 1.0) {
-            Outcome::Passed(scores)
+            TaskOutcome::Passed(scores)
         } else {
-            Outcome::ScoredBelowOne(scores)
+            TaskOutcome::ScoredBelowOne(scores)
         }
     }
 
     pub fn is_failure(&self) -> bool {
-        matches!(self, Outcome::FailedAtSteps(_) | Outcome::Failed(..))
+        matches!(
+            self,
+            TaskOutcome::FailedAtSteps(_) | TaskOutcome::Failed(..)
+        )
     }
 
     pub fn is_cancelled(&self) -> bool {
-        matches!(self, Outcome::Cancelled | Outcome::DidntStart)
+        matches!(self, TaskOutcome::Cancelled | TaskOutcome::DidntStart)
     }
 
     /// A stable key for scripts: `passed`, `scored_below_one`, `unscored`, `failed`, `cancelled`,
     /// `didnt_start`.
     pub fn key(&self) -> &'static str {
         match self {
-            Outcome::Passed(_) => "passed",
-            Outcome::ScoredBelowOne(_) => "scored_below_one",
-            Outcome::Unscored => "unscored",
-            Outcome::FailedAtSteps(_) | Outcome::Failed(..) => "failed",
-            Outcome::Cancelled => "cancelled",
-            Outcome::DidntStart => "didnt_start",
+            TaskOutcome::Passed(_) => "passed",
+            TaskOutcome::ScoredBelowOne(_) => "scored_below_one",
+            TaskOutcome::Unscored => "unscored",
+            TaskOutcome::FailedAtSteps(_) | TaskOutcome::Failed(..) => "failed",
+            TaskOutcome::Cancelled => "cancelled",
+            TaskOutcome::DidntStart => "didnt_start",
         }
     }
 
     /// The scores it recorded (none unless it finished scored).
     pub fn scores(&self) -> &[(String, f64)] {
         match self {
-            Outcome::Passed(s) | Outcome::ScoredBelowOne(s) => s,
+            TaskOutcome::Passed(s) | TaskOutcome::ScoredBelowOne(s) => s,
             _ => &[],
         }
     }
@@ -64,11 +67,11 @@ impl Outcome {
     /// The word the run-end line uses: `[tasks/x.json] passed in 0.3s`.
     pub fn word(&self) -> &'static str {
         match self {
-            Outcome::Passed(_) => "passed",
-            Outcome::ScoredBelowOne(_) => "scored below 1",
-            Outcome::Unscored => "unscored",
-            Outcome::FailedAtSteps(_) | Outcome::Failed(..) => "failed",
-            Outcome::Cancelled | Outcome::DidntStart => "cancelled",
+            TaskOutcome::Passed(_) => "passed",
+            TaskOutcome::ScoredBelowOne(_) => "scored below 1",
+            TaskOutcome::Unscored => "unscored",
+            TaskOutcome::FailedAtSteps(_) | TaskOutcome::Failed(..) => "failed",
+            TaskOutcome::Cancelled | TaskOutcome::DidntStart => "cancelled",
         }
     }
 
@@ -81,17 +84,17 @@ impl Outcome {
                 .join(", ")
         };
         match self {
-            Outcome::Passed(s) => format!("passed ({})", scores(s)),
-            Outcome::ScoredBelowOne(s) => format!("scored below 1 ({})", scores(s)),
-            Outcome::Unscored => "unscored".to_string(),
-            Outcome::FailedAtSteps(f) => f
+            TaskOutcome::Passed(s) => format!("passed ({})", scores(s)),
+            TaskOutcome::ScoredBelowOne(s) => format!("scored below 1 ({})", scores(s)),
+            TaskOutcome::Unscored => "unscored".to_string(),
+            TaskOutcome::FailedAtSteps(f) => f
                 .iter()
                 .map(|(id, t, m)| format!("failed at step '{id}': {t}: {m}"))
                 .collect::<Vec<_>>()
                 .join("; "),
-            Outcome::Failed(t, m) => format!("failed: {t}: {m}"),
-            Outcome::Cancelled => "cancelled".to_string(),
-            Outcome::DidntStart => "didn't start".to_string(),
+            TaskOutcome::Failed(t, m) => format!("failed: {t}: {m}"),
+            TaskOutcome::Cancelled => "cancelled".to_string(),
+            TaskOutcome::DidntStart => "didn't start".to_string(),
         }
     }
 }
@@ -213,16 +216,16 @@ mod tests {
     #[test]
     fn outcome_texts() {
         assert_eq!(
-            Outcome::from_scores(vec![("hello".into(), 1.0)]).text(),
+            TaskOutcome::from_scores(vec![("hello".into(), 1.0)]).text(),
             "passed (hello: 1)"
         );
         assert_eq!(
-            Outcome::from_scores(vec![("hello".into(), 0.0)]).text(),
+            TaskOutcome::from_scores(vec![("hello".into(), 0.0)]).text(),
             "scored below 1 (hello: 0)"
         );
-        assert_eq!(Outcome::from_scores(vec![]).text(), "unscored");
+        assert_eq!(TaskOutcome::from_scores(vec![]).text(), "unscored");
         assert_eq!(
-            Outcome::FailedAtSteps(vec![("b".into(), "ValueError".into(), "x".into())]).text(),
+            TaskOutcome::FailedAtSteps(vec![("b".into(), "ValueError".into(), "x".into())]).text(),
             "failed at step 'b': ValueError: x"
         );
         assert_eq!(format_g(0.25), "0.25");

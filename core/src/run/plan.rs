@@ -5,6 +5,7 @@
 use serde_json::{json, Map, Value};
 
 use super::builtin_steps::BuiltinStep;
+pub use super::plan_errors::{RetryConfigError, StepTypeError, StoreArtifactError};
 use crate::bundle::step_fields::{declares_dependencies, dependency_ids, step_id, step_type};
 use crate::bundle::{Artifact, Bundle, BundleError, Eval, Task};
 
@@ -35,11 +36,11 @@ pub const BUNDLE_ARTIFACTS_LOOKED_IN: &str = "in the store (nor in this bundle)"
 
 /// Resolves step types and checks references to the store while planning.
 pub trait PlanContext {
-    /// The kind that runs `type_name`, or the problem (unknown type, failed plugin) to report.
-    fn step_kind(&self, type_name: &str) -> Result<StepKind, String>;
+    /// The kind that runs `type_name`, or why nothing here runs it (unknown type, failed plugin).
+    fn step_kind(&self, type_name: &str) -> Result<StepKind, StepTypeError>;
     /// Whether an artifact id that is not in the bundle exists in the store; `Err` says why it can't
     /// be used.
-    fn store_artifact_exists(&self, id: &str) -> Result<bool, String>;
+    fn store_artifact_exists(&self, id: &str) -> Result<bool, StoreArtifactError>;
     /// Where the artifact `name`, not found, was looked for (and how to put it there), for the message
     /// that says so.
     fn artifacts_looked_in(&self, _name: &str) -> String {
@@ -490,17 +491,18 @@ fn retry_of(
     index: usize,
     ids: &[&str],
     ancestors: &std::collections::BTreeSet<usize>,
-) -> Result<Retry, String> {
-    let form = crate::bundle::step_fields::retry_form(config)?;
+) -> Result<Retry, RetryConfigError> {
+    let form =
+        crate::bundle::step_fields::retry_form(config).map_err(RetryConfigError::Malformed)?;
     let max_retries = form.max_retries;
     let from = match form.from.as_deref() {
         None => index,
         Some(t) => match ids.iter().position(|i| *i == t) {
             Some(p) if p == index || ancestors.contains(&p) => p,
             _ => {
-                return Err(format!(
-                "retry_config resumes from '{t}', which must be this step or a step it depends on"
-            ))
+                return Err(RetryConfigError::NotThisStepNorADependency {
+                    from: t.to_string(),
+                })
             }
         },
     };
@@ -581,12 +583,15 @@ mod tests {
     struct OnlyBuiltins;
 
     impl PlanContext for OnlyBuiltins {
-        fn step_kind(&self, type_name: &str) -> Result<StepKind, String> {
+        fn step_kind(&self, type_name: &str) -> Result<StepKind, StepTypeError> {
             crate::run::builtin_steps::builtin(type_name)
                 .map(StepKind::Builtin)
-                .ok_or_else(|| format!("unknown step type '{type_name}'"))
+                .ok_or_else(|| StepTypeError::Unknown {
+                    type_name: type_name.to_string(),
+                    near: None,
+                })
         }
-        fn store_artifact_exists(&self, _id: &str) -> Result<bool, String> {
+        fn store_artifact_exists(&self, _id: &str) -> Result<bool, StoreArtifactError> {
             Ok(false)
         }
     }

@@ -20,7 +20,7 @@ use serde_json::{json, Value};
 use crate::clock;
 use crate::redaction;
 use crate::run::context::TaskStepContext;
-use crate::run::outcome::Outcome;
+use crate::run::outcome::TaskOutcome;
 use crate::stores::{Document, DocumentStore, Filter, StoreError};
 
 /// The collection of run instances.
@@ -218,15 +218,15 @@ impl<'f> Recorder<'f> {
     /// the document is written now, with the run waiting for the store's answer.
     pub fn finish(
         self,
-        outcome: &Outcome,
+        outcome: &TaskOutcome,
         context: &TaskStepContext,
         objects: &[String],
     ) -> Result<(), RecordError> {
         self.flusher.forget(&self.record);
         let mut state = self.record.lock();
         let status = match outcome {
-            Outcome::Cancelled | Outcome::DidntStart => "cancelled",
-            Outcome::FailedAtSteps(_) | Outcome::Failed(..) => "failed",
+            TaskOutcome::Cancelled | TaskOutcome::DidntStart => "cancelled",
+            TaskOutcome::FailedAtSteps(_) | TaskOutcome::Failed(..) => "failed",
             _ => "completed",
         };
         let error = if outcome.is_failure() {
@@ -573,7 +573,7 @@ mod tests {
             let id = format!("t-{i}");
             let recorder = started(&docs, &flusher, &id, &context);
             recorder
-                .finish(&Outcome::Passed(Vec::new()), &context, &[])
+                .finish(&TaskOutcome::Passed(Vec::new()), &context, &[])
                 .unwrap();
         }
         assert_eq!(docs.ensured.load(Ordering::SeqCst), 1);
@@ -614,7 +614,7 @@ mod tests {
         );
         assert!(stored(&docs, "t-1").is_none(), "written before the end");
         recorder
-            .finish(&Outcome::Passed(Vec::new()), &context, &["o/1".into()])
+            .finish(&TaskOutcome::Passed(Vec::new()), &context, &["o/1".into()])
             .unwrap();
         assert_eq!(docs.inserts.load(Ordering::SeqCst), 1);
         assert_eq!(docs.replaces.load(Ordering::SeqCst), 0);
@@ -655,7 +655,7 @@ mod tests {
             };
             assert_eq!(running["status"], "running");
             recorder
-                .finish(&Outcome::Passed(Vec::new()), &context, &[])
+                .finish(&TaskOutcome::Passed(Vec::new()), &context, &[])
                 .unwrap();
         });
         assert_eq!(docs.inserts.load(Ordering::SeqCst), 1);
@@ -681,7 +681,7 @@ mod tests {
         ));
         drop(state);
         recorder.step_done("box", StepEnd::Success, Duration::from_millis(3), &context);
-        let end = recorder.finish(&Outcome::Passed(Vec::new()), &context, &[]);
+        let end = recorder.finish(&TaskOutcome::Passed(Vec::new()), &context, &[]);
         match end {
             Err(RecordError::NotRecorded(why)) => {
                 assert!(why.contains("the disk is full"), "{why}")

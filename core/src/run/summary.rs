@@ -2,7 +2,7 @@
 //! each eval's tasks ended (which the run's events carry too).
 
 use super::events::EvalTally;
-use super::outcome::{seconds, Outcome};
+use super::outcome::{seconds, TaskOutcome};
 use super::plan::Plan;
 use super::skipped::skipped_lines;
 use super::task_run::TaskRunResult;
@@ -26,18 +26,18 @@ pub(super) fn eval_tallies(
                 })
                 .collect();
             let count =
-                |pick: fn(&Outcome) -> bool| runs.iter().filter(|r| pick(&r.outcome)).count();
+                |pick: fn(&TaskOutcome) -> bool| runs.iter().filter(|r| pick(&r.outcome)).count();
             EvalTally {
                 eval_id: pe.eval.id.clone(),
                 eval_path: pe.eval.path.clone(),
                 eval_version: version_of(&pe.eval.id),
                 tasks: runs.len(),
-                passed: count(|o| matches!(o, Outcome::Passed(_))),
-                scored_below_one: count(|o| matches!(o, Outcome::ScoredBelowOne(_))),
-                unscored: count(|o| matches!(o, Outcome::Unscored)),
-                failed: count(Outcome::is_failure),
-                cancelled: count(Outcome::is_cancelled),
-                didnt_start: count(|o| matches!(o, Outcome::DidntStart)),
+                passed: count(|o| matches!(o, TaskOutcome::Passed(_))),
+                scored_below_one: count(|o| matches!(o, TaskOutcome::ScoredBelowOne(_))),
+                unscored: count(|o| matches!(o, TaskOutcome::Unscored)),
+                failed: count(TaskOutcome::is_failure),
+                cancelled: count(TaskOutcome::is_cancelled),
+                didnt_start: count(|o| matches!(o, TaskOutcome::DidntStart)),
             }
         })
         .collect()
@@ -76,7 +76,7 @@ pub(super) fn print_summary(
     out.line("Tasks:");
     for r in results {
         let instance = match (&r.instance_id, &r.outcome) {
-            (_, Outcome::DidntStart) => String::new(),
+            (_, TaskOutcome::DidntStart) => String::new(),
             (Some(id), _) => format!(", {}, instance {id}", seconds(r.duration)),
             (None, _) => format!(", {}, no instance recorded", seconds(r.duration)),
         };

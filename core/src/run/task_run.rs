@@ -16,7 +16,7 @@ use crate::run::events::{RunEvent, RunObserver, StepFailure, StepRef, StepStatus
 use crate::run::executor::StepExecutor;
 use crate::run::liveness::RunJournal;
 use crate::run::local_stores::LocalStores;
-use crate::run::outcome::{missing_scores, scores, seconds, Outcome};
+use crate::run::outcome::{missing_scores, scores, seconds, TaskOutcome};
 use crate::run::plan::{substitute_seed, PlannedStep, PlannedTask, StepKind};
 use crate::run::recorder::{Flusher, NewInstance, RecordError, Recorder, StepEnd};
 use crate::sandbox::{Deployed, SandboxProvider};
@@ -74,7 +74,7 @@ impl Tally {
 pub struct TaskRunResult {
     pub path: String,
     pub version: i64,
-    pub outcome: Outcome,
+    pub outcome: TaskOutcome,
     pub duration: Duration,
     pub instance_id: Option<String>,
     /// Its sandboxes, when `--keep` left them up (else empty: they were torn down).
@@ -102,7 +102,7 @@ pub fn run_task(planned: &PlannedTask<'_>, version: i64, shared: &RunShared<'_>)
     let mut result = TaskRunResult {
         path: task.path.clone(),
         version,
-        outcome: Outcome::DidntStart,
+        outcome: TaskOutcome::DidntStart,
         duration: Duration::ZERO,
         instance_id: None,
         kept: None,
@@ -177,9 +177,9 @@ pub fn run_task(planned: &PlannedTask<'_>, version: i64, shared: &RunShared<'_>)
         shared.cancel.is_cancelled() || states.iter().any(|s| matches!(s, StepState::Cancelled));
     let final_context = context.lock().map(|c| c.clone()).unwrap_or_default();
     result.outcome = if cancelled {
-        Outcome::Cancelled
+        TaskOutcome::Cancelled
     } else if !failures.is_empty() {
-        Outcome::FailedAtSteps(failures)
+        TaskOutcome::FailedAtSteps(failures)
     } else {
         // A step that failed without failing its task has said why already.
         let succeeded: Vec<&PlannedStep> = planned
@@ -231,8 +231,8 @@ pub fn run_task(planned: &PlannedTask<'_>, version: i64, shared: &RunShared<'_>)
                 message: warning,
             });
         }
-        let outcome = Outcome::from_scores(scores(&planned.steps, &final_context.metadata));
-        if matches!(outcome, Outcome::ScoredBelowOne(_)) {
+        let outcome = TaskOutcome::from_scores(scores(&planned.steps, &final_context.metadata));
+        if matches!(outcome, TaskOutcome::ScoredBelowOne(_)) {
             for step in &succeeded {
                 if let StepKind::Builtin(b) = &step.kind {
                     for miss in b.misses(&step.spec, metadata) {
@@ -271,7 +271,7 @@ pub fn run_task(planned: &PlannedTask<'_>, version: i64, shared: &RunShared<'_>)
         Ok(()) => {}
         // Nothing of the task run is stored: that fails it, whatever its steps did.
         Err(RecordError::NotRecorded(e)) if !cancelled => {
-            result.outcome = Outcome::Failed(
+            result.outcome = TaskOutcome::Failed(
                 "StoreError".into(),
                 format!(
                     "the document store did not take the task's instance, so none is recorded: {e}"
@@ -281,7 +281,7 @@ pub fn run_task(planned: &PlannedTask<'_>, version: i64, shared: &RunShared<'_>)
         Err(RecordError::NotUpdated(e))
             if !result.outcome.is_failure() && !result.outcome.is_cancelled() =>
         {
-            result.outcome = Outcome::Failed(
+            result.outcome = TaskOutcome::Failed(
                 "StoreError".into(),
                 format!("the document store did not take the task's end, so it shows the task running until the next run marks it failed: {e}"),
             );

@@ -7,7 +7,7 @@ use std::sync::Mutex;
 
 use agent_env::stores::document::eval::{apply_update, latest_order, query_order, window};
 use agent_env::stores::document::reduce_to_latest;
-use agent_env::stores::kits::{self, Outcome};
+use agent_env::stores::kits::{self, CaseOutcome};
 use agent_env::stores::{
     Document, DocumentStore, Filter, LocalSqliteDocumentStore, Predicate, Sort, StoreError,
     StoreResult, UpdateSpec,
@@ -541,7 +541,7 @@ fn each_document_case_catches_the_rule_it_checks() {
         };
         let report = kits::run(&only, &store, "coll");
         assert!(
-            matches!(report.results[0], (_, Outcome::Failed(_))),
+            matches!(report.results[0], (_, CaseOutcome::Failed(_))),
             "{case} should catch {fault:?}: {:?}",
             report.lines()
         );
@@ -575,7 +575,7 @@ fn an_upsert_that_inserts_but_counts_zero_fails_for_update_and_replace() {
             "{op} with upsert of a miss, which inserts (1 when it matched or, with upsert, inserted; 0 otherwise): expected 1, got 0"
         );
         assert!(
-            matches!(&report.results[0], (_, Outcome::Failed(why)) if *why == want),
+            matches!(&report.results[0], (_, CaseOutcome::Failed(why)) if *why == want),
             "{case}: {:?}",
             report.lines()
         );

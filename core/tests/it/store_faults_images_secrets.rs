@@ -5,7 +5,7 @@
 use std::collections::{HashMap, HashSet};
 use std::sync::Mutex;
 
-use agent_env::stores::kits::{self, Outcome};
+use agent_env::stores::kits::{self, CaseOutcome};
 use agent_env::stores::{
     ImageStore, LocalRegistryImageStore, LocalSecretStore, RegistryAuth, SecretStore, StoreError,
     StoreResult,
@@ -127,7 +127,7 @@ fn each_image_case_catches_the_rule_it_checks() {
         };
         let report = kits::run(&only, &store, "kit-repo");
         assert!(
-            matches!(report.results[0], (_, Outcome::Failed(_))),
+            matches!(report.results[0], (_, CaseOutcome::Failed(_))),
             "{case} should catch {fault:?}: {:?}",
             report.lines()
         );
@@ -204,7 +204,7 @@ fn each_secret_case_catches_the_rule_it_checks() {
         };
         let report = kits::run(&only, &store, "");
         assert!(
-            matches!(report.results[0], (_, Outcome::Failed(_))),
+            matches!(report.results[0], (_, CaseOutcome::Failed(_))),
             "{case} should catch {fault:?}: {:?}",
             report.lines()
         );

@@ -79,7 +79,7 @@ fn the_object_kit_with_its_grant_cases_passes_over_https() {
     );
     assert!(report.all_passed(), "{}", report.render());
     assert_eq!(
-        report.count(|o| matches!(o, kits::Outcome::Passed)),
+        report.count(|o| matches!(o, kits::CaseOutcome::Passed)),
         30,
         "{}",
         report.render()

@@ -4,7 +4,7 @@
 use std::collections::HashMap;
 use std::sync::Arc;
 
-use agent_env::stores::kits::{self, KitReport, Outcome};
+use agent_env::stores::kits::{self, CaseOutcome, KitReport};
 use agent_env::stores::remote::{Direction, StoreTransport};
 use agent_env::stores::{
     serve, DocumentStore, Filter, LocalFilesystemObjectStore, LocalRegistryImageStore,
@@ -24,7 +24,7 @@ fn assert_passed(report: &KitReport, expected_cases: usize) {
         report.kit,
         report.lines()
     );
-    let ran = report.count(|o| *o == Outcome::Passed);
+    let ran = report.count(|o| *o == CaseOutcome::Passed);
     assert_eq!(ran, expected_cases, "{} kit cases that passed", report.kit);
 }
 
@@ -35,7 +35,7 @@ fn local_object_store_passes_the_object_kit() {
     let report = kits::run(&kits::object::cases(), &store, "");
     assert_passed(&report, 27);
     assert_eq!(
-        report.count(|o| matches!(o, Outcome::Skipped(_))),
+        report.count(|o| matches!(o, CaseOutcome::Skipped(_))),
         3,
         "the grant cases are skipped"
     );
@@ -82,7 +82,7 @@ fn local_image_store_passes_the_image_kit_without_docker() {
         println!("{line}");
     }
     assert!(report.all_passed(), "{:?}", report.lines());
-    assert!(report.count(|o| *o == Outcome::Passed) >= 3);
+    assert!(report.count(|o| *o == CaseOutcome::Passed) >= 3);
 }
 
 fn seeded_secret_store() -> LocalSecretStore {

@@ -6,7 +6,7 @@ use std::os::unix::fs::PermissionsExt;
 use std::path::Path;
 use std::sync::{Arc, Barrier};
 
-use agent_env::stores::kits::{self, Outcome};
+use agent_env::stores::kits::{self, CaseOutcome};
 use agent_env::stores::{
     LocalFilesystemObjectStore, ObjectMetadata, ObjectReader, ObjectStore, StoreError, StoreResult,
     DEFAULT_CONTENT_TYPE,
@@ -607,7 +607,7 @@ fn each_kit_case_catches_the_rule_it_checks() {
         let report = kits::run(&kit, &store, "");
         let outcome = report.results.iter().find(|(n, _)| *n == case);
         assert!(
-            matches!(outcome, Some((_, Outcome::Failed(_)))),
+            matches!(outcome, Some((_, CaseOutcome::Failed(_)))),
             "{case} should catch {fault:?}: {:?}",
             report.lines()
         );
@@ -627,7 +627,7 @@ fn the_kit_catches_a_broken_store() {
         .results
         .iter()
         .filter_map(|(name, o)| match o {
-            Outcome::Failed(why) => Some((*name, why.clone())),
+            CaseOutcome::Failed(why) => Some((*name, why.clone())),
             _ => None,
         })
         .collect();
@@ -808,7 +808,7 @@ fn the_kit_catches_a_store_that_takes_urls_of_another_folder() {
         .results
         .iter()
         .filter_map(|(name, o)| match o {
-            Outcome::Failed(why) => Some((*name, why.as_str())),
+            CaseOutcome::Failed(why) => Some((*name, why.as_str())),
             _ => None,
         })
         .collect();

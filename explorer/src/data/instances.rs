@@ -3,7 +3,7 @@
 
 use std::collections::BTreeMap;
 
-use agent_env::run::outcome::Outcome;
+use agent_env::run::outcome::TaskOutcome;
 use agent_env::run::recorded::InstanceScores;
 use agent_env::run::recorder::INSTANCES;
 use agent_env_store::document::{Document, DocumentStore, Filter, Sort};
@@ -173,14 +173,14 @@ impl<'a> Judge<'a> {
     }
 }
 
-/// A finished run's outcome from its scores, as [`Outcome::from_scores`] decides it (only numbers
+/// A finished run's outcome from its scores, as [`TaskOutcome::from_scores`] decides it (only numbers
 /// count).
 fn scored(scores: &Map<String, Value>) -> &'static str {
     let numbers = scores
         .iter()
         .filter_map(|(id, score)| Some((id.clone(), score.as_f64()?)))
         .collect();
-    Outcome::from_scores(numbers).word()
+    TaskOutcome::from_scores(numbers).word()
 }
 
 /// What a list of runs shows of one instance; its scores are keyed by the verifying step's id, as

@@ -63,7 +63,7 @@ pub struct Kit<S: ?Sized> {
 
 /// How one case ended.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub enum Outcome {
+pub enum CaseOutcome {
     /// The store did what the case checks.
     Passed,
     /// The store got the case's rule wrong, and how.
@@ -72,13 +72,17 @@ pub enum Outcome {
     Skipped(String),
 }
 
+/// [`CaseOutcome`]'s former name, kept for plugins that match on a [`KitReport`]'s results by it.
+#[deprecated(note = "renamed to `CaseOutcome`")]
+pub type Outcome = CaseOutcome;
+
 /// The outcome of every case of a kit, in order.
 #[derive(Debug, Clone)]
 pub struct KitReport {
     /// The kit's name.
     pub kit: &'static str,
     /// Each case's name and outcome, the ones that ran first, then the skipped ones.
-    pub results: Vec<(&'static str, Outcome)>,
+    pub results: Vec<(&'static str, CaseOutcome)>,
 }
 
 impl KitReport {
@@ -87,11 +91,11 @@ impl KitReport {
         !self
             .results
             .iter()
-            .any(|(_, o)| matches!(o, Outcome::Failed(_)))
+            .any(|(_, o)| matches!(o, CaseOutcome::Failed(_)))
     }
 
     /// How many cases ended as `wanted` says.
-    pub fn count(&self, wanted: fn(&Outcome) -> bool) -> usize {
+    pub fn count(&self, wanted: fn(&CaseOutcome) -> bool) -> usize {
         self.results.iter().filter(|(_, o)| wanted(o)).count()
     }
 
@@ -100,9 +104,9 @@ impl KitReport {
         self.results
             .iter()
             .map(|(name, outcome)| match outcome {
-                Outcome::Passed => format!("PASSED {name}"),
-                Outcome::Failed(why) => format!("FAILED {name}: {why}"),
-                Outcome::Skipped(why) => format!("SKIPPED {name}: {why}"),
+                CaseOutcome::Passed => format!("PASSED {name}"),
+                CaseOutcome::Failed(why) => format!("FAILED {name}: {why}"),
+                CaseOutcome::Skipped(why) => format!("SKIPPED {name}: {why}"),
             })
             .collect()
     }
@@ -111,9 +115,9 @@ impl KitReport {
     pub fn summary(&self) -> String {
         format!(
             "{} passed, {} failed, {} skipped",
-            self.count(|o| *o == Outcome::Passed),
-            self.count(|o| matches!(o, Outcome::Failed(_))),
-            self.count(|o| matches!(o, Outcome::Skipped(_)))
+            self.count(|o| *o == CaseOutcome::Passed),
+            self.count(|o| matches!(o, CaseOutcome::Failed(_))),
+            self.count(|o| matches!(o, CaseOutcome::Skipped(_)))
         )
     }
 
@@ -134,7 +138,7 @@ impl KitReport {
         self.results
             .iter()
             .filter_map(|(name, outcome)| match outcome {
-                Outcome::Failed(why) => Some(format!("FAILED {name}: {why}")),
+                CaseOutcome::Failed(why) => Some(format!("FAILED {name}: {why}")),
                 _ => None,
             })
             .collect()
@@ -146,9 +150,13 @@ impl KitReport {
             .results
             .iter()
             .map(|(name, outcome)| match outcome {
-                Outcome::Passed => json!({"name": name, "outcome": "passed"}),
-                Outcome::Failed(why) => json!({"name": name, "outcome": "failed", "reason": why}),
-                Outcome::Skipped(why) => json!({"name": name, "outcome": "skipped", "reason": why}),
+                CaseOutcome::Passed => json!({"name": name, "outcome": "passed"}),
+                CaseOutcome::Failed(why) => {
+                    json!({"name": name, "outcome": "failed", "reason": why})
+                }
+                CaseOutcome::Skipped(why) => {
+                    json!({"name": name, "outcome": "skipped", "reason": why})
+                }
             })
             .collect();
         json!({"kit": self.kit, "passed": self.all_passed(), "cases": cases})
@@ -169,24 +177,24 @@ pub fn run_until<S: ?Sized>(
     ns: &str,
     stopped: &dyn Fn() -> bool,
 ) -> KitReport {
-    let mut results: Vec<(&'static str, Outcome)> = Vec::new();
+    let mut results: Vec<(&'static str, CaseOutcome)> = Vec::new();
     for case in &kit.cases {
         if stopped() {
             results.push((
                 case.name,
-                Outcome::Skipped("not run: the check was stopped".into()),
+                CaseOutcome::Skipped("not run: the check was stopped".into()),
             ));
             continue;
         }
         let outcome = match catch_unwind(AssertUnwindSafe(|| (case.run)(store, ns))) {
-            Ok(Ok(())) => Outcome::Passed,
-            Ok(Err(why)) => Outcome::Failed(why),
-            Err(panic) => Outcome::Failed(format!("panicked: {}", panic_text(&panic))),
+            Ok(Ok(())) => CaseOutcome::Passed,
+            Ok(Err(why)) => CaseOutcome::Failed(why),
+            Err(panic) => CaseOutcome::Failed(format!("panicked: {}", panic_text(&panic))),
         };
         results.push((case.name, outcome));
     }
     for (name, why) in &kit.skipped {
-        results.push((name, Outcome::Skipped(why.clone())));
+        results.push((name, CaseOutcome::Skipped(why.clone())));
     }
     KitReport {
         kit: kit.name,
