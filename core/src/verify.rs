@@ -1,8 +1,9 @@
 //! `agent-env plugin verify`: finds the plugin to verify (an installed package, or a manifest or
 //! the folder holding one), hands it to the protocol kit of the host
 //! ([`agent_env_host::verify`]) and holds its `initialize` answer against its manifest with the
-//! registry's own rules. A step run with `--step` reaches fresh built-in object, document and
-//! secret stores in a scratch folder that is removed afterwards, never the user's configured stores.
+//! registry's own rules. A package with CLI commands is also started in command mode, as running one
+//! starts it. A step run with `--step` reaches fresh built-in object, document and secret stores in a
+//! scratch folder that is removed afterwards, never the user's configured stores.
 
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
@@ -99,10 +100,12 @@ pub fn verify_plugin(
     target: &str,
     step: Option<&str>,
 ) -> Result<VerifyOutcome, VerifyCommandError> {
-    let options = VerifyOptions {
-        step: step.map(parse_step).transpose()?,
-    };
+    let step = step.map(parse_step).transpose()?;
     let manifest = find_manifest(session, target)?;
+    let options = VerifyOptions {
+        step,
+        cli_commands: cli_commands(&manifest),
+    };
     let doc = session.config();
     let secrets = configured_secrets(doc, None).ok();
     let settings = crate::config::plugins::plugin_settings(
@@ -135,6 +138,16 @@ pub fn verify_plugin(
         verification,
         warnings,
     })
+}
+
+/// The commands of the manifest's `[provides.cli_plugins]`: running any of them starts the plugin in
+/// command mode, which the kit then checks too.
+fn cli_commands(manifest: &Manifest) -> Vec<String> {
+    manifest
+        .contributions()
+        .filter(|(group, _, _)| *group == "cli_plugins")
+        .map(|(_, name, _)| name.to_string())
+        .collect()
 }
 
 /// A warning for each contribution the plugin answers that its manifest does not declare: agent-env

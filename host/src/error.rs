@@ -73,21 +73,27 @@ pub enum HostError {
     },
 
     /// `exited-at-start`: it ended before answering `initialize`.
-    #[error("plugin {} ({}) {ended} before answering initialize{}", .ctx.package, .ctx.executable, suffix(.ctx))]
+    #[error("plugin {} ({}) {ended} before answering initialize{}", .ctx.package, .ctx.executable, start_suffix(.ctx, *.command_mode))]
     ExitedAtStart {
         /// Who failed.
         ctx: Box<FailureContext>,
         /// How it ended, e.g. "exited with code 1".
         ended: String,
+        /// Whether it was started in command mode (for a CLI command), where the message says
+        /// where the protocol runs.
+        command_mode: bool,
     },
 
     /// `handshake-timeout`: no answer to `initialize` in time.
-    #[error("plugin {} ({}) did not answer initialize within {}; it is not an agent-env plugin, or it is stuck (raise AGENT_ENV_PLUGIN_HANDSHAKE_TIMEOUT if it is just slow){}", .ctx.package, .ctx.executable, secs(*.timeout), suffix(.ctx))]
+    #[error("plugin {} ({}) did not answer initialize within {}; it is not an agent-env plugin, or it is stuck (raise AGENT_ENV_PLUGIN_HANDSHAKE_TIMEOUT if it is just slow){}", .ctx.package, .ctx.executable, secs(*.timeout), start_suffix(.ctx, *.command_mode))]
     HandshakeTimeout {
         /// Who failed.
         ctx: Box<FailureContext>,
         /// The timeout that ran out.
         timeout: Duration,
+        /// Whether it was started in command mode (for a CLI command), where the message says
+        /// where the protocol runs.
+        command_mode: bool,
     },
 
     /// `handshake-failed`: its answer to `initialize` is not a valid one.
@@ -355,6 +361,22 @@ pub(crate) fn secs(d: Duration) -> String {
     }
 }
 
+/// What follows a failed start: [`suffix`] in normal mode. In command mode a plugin that gave no
+/// answer most likely speaks the protocol on stdin and stdout, which are the terminal's there, so
+/// the message says where the protocol runs; its stderr went to the terminal too, so nothing is said
+/// about it unless something was captured.
+fn start_suffix(ctx: &FailureContext, command_mode: bool) -> String {
+    if !command_mode {
+        return suffix(ctx);
+    }
+    let said = if ctx.stderr_tail.is_empty() && ctx.noise_sample.is_none() {
+        String::new()
+    } else {
+        suffix(ctx)
+    };
+    format!("; {}{said}", crate::spawn::command_mode_contract())
+}
+
 /// What the plugin said: the noise it wrote to stdout and the tail of its stderr.
 fn suffix(ctx: &FailureContext) -> String {
     let mut out = String::new();
@@ -491,6 +513,46 @@ mod tests {
             text.contains("; its stderr says: 'panic: assignment to entry in nil map'"),
             "{text}"
         );
+    }
+
+    #[test]
+    fn a_start_that_failed_in_command_mode_says_where_the_protocol_runs() {
+        let exited = |command_mode| HostError::ExitedAtStart {
+            ctx: ctx(&[]),
+            ended: "exited with code 0".into(),
+            command_mode,
+        };
+        let timed_out = |command_mode| HostError::HandshakeTimeout {
+            ctx: ctx(&[]),
+            timeout: Duration::from_secs(10),
+            command_mode,
+        };
+        let contract = "; in command mode (a CLI command) a plugin speaks the protocol on file descriptors 3 and 4 (AGENT_ENV_RPC_FDS=3,4), not on stdin and stdout";
+        for e in [exited(true), timed_out(true)] {
+            let text = e.to_string();
+            assert!(text.contains(contract), "{text}");
+            assert!(
+                text.ends_with(
+                    "a hand-written plugin must read requests from fd 3 and write answers to fd 4"
+                ),
+                "{text}"
+            );
+            // Its stderr went to the terminal: nothing was captured to call empty.
+            assert!(!text.contains("stderr was empty"), "{text}");
+        }
+        assert_eq!(
+            exited(true).to_string().split(contract).next(),
+            Some("plugin agentenv-x (/opt/x/bin/x) exited with code 0 before answering initialize")
+        );
+        // Normal (stdio) mode reads as it always did.
+        assert_eq!(
+            exited(false).to_string(),
+            "plugin agentenv-x (/opt/x/bin/x) exited with code 0 before answering initialize; its stderr was empty"
+        );
+        assert!(!timed_out(false).to_string().contains("command mode"));
+        assert!(timed_out(false).to_string().ends_with(
+            "(raise AGENT_ENV_PLUGIN_HANDSHAKE_TIMEOUT if it is just slow); its stderr was empty"
+        ));
     }
 
     #[test]

@@ -4,8 +4,8 @@
 
 use std::os::fd::RawFd;
 
-/// The most fds a child is given at chosen numbers (stdin, stdout, stderr, or the protocol's 3 and 4).
-pub(crate) const MAX_FDS: usize = 4;
+/// The most fds a child is given at chosen numbers (stdin, stdout, stderr, the protocol's 3 and 4).
+pub(crate) const MAX_FDS: usize = 5;
 /// Where the sources move before they go to their numbers: above any number handed out.
 const MOVE_ABOVE: RawFd = 10;
 

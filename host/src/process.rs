@@ -861,6 +861,7 @@ fn check_handshake(
             return Err(HostError::HandshakeTimeout {
                 ctx: attempt.ctx(Some(child)),
                 timeout,
+                command_mode: spec.command_mode,
             });
         }
         Err(CallError::Closed(reason)) => {
@@ -870,6 +871,7 @@ fn check_handshake(
                     HostError::ExitedAtStart {
                         ctx: attempt.ctx(Some(child)),
                         ended: ended.describe(),
+                        command_mode: spec.command_mode,
                     }
                 }
                 None => HostError::HandshakeFailed {

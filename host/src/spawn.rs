@@ -34,6 +34,16 @@ use super::spec::SpawnSpec;
 /// The fds a command-mode plugin reads and writes the protocol on.
 pub const COMMAND_MODE_FDS: (i32, i32) = (3, 4);
 
+/// Where a command-mode plugin speaks the protocol, as messages about one that did not answer say it.
+pub fn command_mode_contract() -> String {
+    let (reads, writes) = COMMAND_MODE_FDS;
+    format!(
+        "in command mode (a CLI command) a plugin speaks the protocol on file descriptors {reads} and {writes} \
+         ({RPC_FDS_VAR}={reads},{writes}), not on stdin and stdout, which are the terminal's: every SDK does \
+         this by itself; a hand-written plugin must read requests from fd {reads} and write answers to fd {writes}"
+    )
+}
+
 /// Why the executable cannot be used.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum ResolveError {
@@ -109,6 +119,23 @@ pub struct Launched {
     pub own_group: bool,
 }
 
+/// Where a command-mode child's stdin, stdout and stderr go.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Terminal {
+    /// agent-env's own: the child shares the terminal and agent-env's process group (a command run
+    /// by a user).
+    Shared,
+    /// None: stdin reads `/dev/null`, stdout and stderr are pipes for the caller to read, and the
+    /// child leads a process group of its own (a command-mode start being checked).
+    Withheld,
+}
+
+/// A command-mode child started with [`Terminal::Withheld`]: the pipes its stdout and stderr write to.
+pub struct WithheldTerminal {
+    pub stdout: PipeReader,
+    pub stderr: PipeReader,
+}
+
 /// Why the child did not start.
 #[derive(Debug)]
 pub enum LaunchError {
@@ -124,9 +151,44 @@ pub fn launch(
     executable: &Path,
     config: &HostConfig,
 ) -> Result<Launched, LaunchError> {
+    launch_with(spec, executable, config, Terminal::Shared).map(|(launched, _)| launched)
+}
+
+/// Starts the command-mode child for `spec` as [`launch`] does, but away from the terminal
+/// ([`Terminal::Withheld`]): what it writes to stdout and stderr is the caller's to read.
+pub fn launch_off_terminal(
+    spec: &SpawnSpec,
+    executable: &Path,
+    config: &HostConfig,
+) -> Result<(Launched, WithheldTerminal), LaunchError> {
+    let (launched, withheld) = launch_with(spec, executable, config, Terminal::Withheld)?;
+    match withheld {
+        Some(withheld) => Ok((launched, withheld)),
+        None => Err(LaunchError::Io(io::Error::other(
+            "the plugin was not started in command mode",
+        ))),
+    }
+}
+
+fn launch_with(
+    spec: &SpawnSpec,
+    executable: &Path,
+    config: &HostConfig,
+    terminal: Terminal,
+) -> Result<(Launched, Option<WithheldTerminal>), LaunchError> {
     // The child's ends: given to it at their numbers, and closed here once it has started (or it
     // would never see the end of its input).
     let mut child_ends: Vec<(OwnedFd, RawFd)> = Vec::new();
+    let mut withheld = None;
+    if spec.command_mode && terminal == Terminal::Withheld {
+        let null = std::fs::File::open("/dev/null").map_err(LaunchError::Io)?;
+        let (stdout, child_stdout) = io::pipe().map_err(LaunchError::Io)?;
+        let (stderr, child_stderr) = io::pipe().map_err(LaunchError::Io)?;
+        child_ends.push((null.into(), 0));
+        child_ends.push((child_stdout.into(), 1));
+        child_ends.push((child_stderr.into(), 2));
+        withheld = Some(WithheldTerminal { stdout, stderr });
+    }
     let io = if spec.command_mode {
         let (child_reads, to_child) = io::pipe().map_err(LaunchError::Io)?;
         let (from_child, child_writes) = io::pipe().map_err(LaunchError::Io)?;
@@ -155,8 +217,8 @@ pub fn launch(
     };
     // Normal mode: its own group, so a terminal Ctrl-C reaches agent-env, which shuts plugins down
     // cleanly, and signals to the group reach grandchildren too. Command mode stays in ours so that
-    // the plugin can use the terminal.
-    let own_group = !spec.command_mode;
+    // the plugin can use the terminal, unless it is kept from the terminal.
+    let own_group = !spec.command_mode || withheld.is_some();
     let fds: Vec<(RawFd, RawFd)> = child_ends
         .iter()
         .map(|(fd, number)| (fd.as_raw_fd(), *number))
@@ -171,7 +233,7 @@ pub fn launch(
     .map_err(LaunchError::Io)?;
     let keep = child_ends.into_iter().map(|(fd, _)| fd).collect();
     let pid = spawn_on_spawner_thread(start, keep, config.start_timeout)?;
-    Ok(Launched { pid, io, own_group })
+    Ok((Launched { pid, io, own_group }, withheld))
 }
 
 /// The child's whole environment: what the environment policy lets through, then the protocol's own

@@ -10,6 +10,7 @@ mod support;
 
 mod build_static;
 mod cli_broken;
+mod cli_command_mode;
 mod cli_completions;
 mod cli_output;
 mod cli_plugins;

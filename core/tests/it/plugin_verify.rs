@@ -1,5 +1,6 @@
 //! Black-box: `plugin verify` against a plugin written on the wire alone (`fixture-verify-faults`),
-//! keeping every rule and then breaking each one in turn, and against the SDK-built fixture.
+//! keeping every rule and then breaking each one in turn, against the SDK-built fixture, and against
+//! a plugin with a CLI command that speaks stdin and stdout only (`fixture-stdio-cli`).
 
 use std::collections::BTreeSet;
 
@@ -7,7 +8,7 @@ use crate::support::plugins::{fixture, plugin_table, Sandbox};
 use serde_json::Value;
 
 /// Every check, in report order.
-const CHECKS: [&str; 11] = [
+const CHECKS: [&str; 12] = [
     "cookie",
     "initialize",
     "manifest",
@@ -17,6 +18,7 @@ const CHECKS: [&str; 11] = [
     "nested-calls",
     "shutdown",
     "stdin-eof",
+    "command-mode",
     "no-leftovers",
     "stdout-clean",
 ];
@@ -108,7 +110,20 @@ fn a_plugin_that_keeps_every_rule_passes_every_check() {
     let got = statuses(&doc);
     let checks: Vec<&str> = got.iter().map(|(c, _)| c.as_str()).collect();
     assert_eq!(checks, CHECKS);
-    assert!(got.iter().all(|(_, s)| s == "passed"), "{doc:#}");
+    // It provides no CLI command, so nothing starts it in command mode.
+    assert!(
+        got.iter().all(|(c, s)| s
+            == if c == "command-mode" {
+                "skipped"
+            } else {
+                "passed"
+            }),
+        "{doc:#}"
+    );
+    assert!(
+        message(&doc, "command-mode").contains("the plugin provides no CLI command"),
+        "{doc:#}"
+    );
     assert!(
         message(&doc, "nested-calls").contains("host.settings"),
         "{doc:#}"
@@ -141,7 +156,11 @@ fn a_step_type_the_plugin_lacks_fails_the_nested_calls_check() {
 
 #[test]
 fn each_broken_rule_fails_its_own_check_and_no_other() {
-    let rules = &CHECKS;
+    // `command-mode` has a fixture of its own (`fixture-stdio-cli`, below).
+    let rules: Vec<&str> = CHECKS
+        .into_iter()
+        .filter(|c| *c != "command-mode")
+        .collect();
     std::thread::scope(|scope| {
         let handles: Vec<_> = rules
             .iter()
@@ -257,7 +276,7 @@ fn the_human_report_has_a_line_per_check_and_a_summary() {
     assert!(text.contains("  pass  cookie  "), "{text}");
     assert!(text.contains("  skip  nested-calls  "), "{text}");
     assert!(
-        text.contains("11 checks: 9 passed, 1 failed, 1 skipped"),
+        text.contains("12 checks: 9 passed, 1 failed, 2 skipped"),
         "{text}"
     );
 }
@@ -396,6 +415,60 @@ fn the_sdk_fixture_passes_with_a_step_that_calls_the_host_stores() {
         nested.contains("host.store.object.put") && nested.contains("succeeded"),
         "{doc:#}"
     );
+    // It provides the command `works`: started as that command starts it, the SDK speaks on fds 3
+    // and 4.
+    assert!(
+        statuses(&doc).contains(&("command-mode".to_string(), "passed".to_string())),
+        "{doc:#}"
+    );
+    assert_eq!(
+        message(&doc, "command-mode"),
+        "started in command mode as `agent-env works` starts it, it answered initialize and shutdown on fds 3 and 4, and once fd 3 closed, it exited 0"
+    );
+}
+
+/// A sandbox with `fixture-stdio-cli` installed as `agentenv-oldgrader`: a hand-written plugin whose
+/// command `oldgrader` speaks the protocol on stdin and stdout, not on fds 3 and 4.
+fn stdio_only_cli() -> Sandbox {
+    let mut sb = Sandbox::new();
+    let exec = format!("[\"{}\"]", fixture("fixture-stdio-cli").display());
+    let text = format!(
+        "{}\n[provides.cli_plugins]\noldgrader = \"OldGrader\"\n",
+        plugin_table("agentenv-oldgrader", "0.1.0", &exec)
+    );
+    sb.plugin_dir_manifest("oldgrader", &text);
+    sb.set("AGENT_ENV_PLUGIN_HANDSHAKE_TIMEOUT", "3");
+    sb
+}
+
+/// The plugin keeps every rule over stdin and stdout, so only the command-mode start shows that its
+/// command cannot run: the finding says where a command-mode plugin speaks the protocol.
+#[test]
+fn a_cli_plugin_that_speaks_only_stdin_and_stdout_fails_the_command_mode_check() {
+    let sb = stdio_only_cli();
+    let doc = sb.json(&["plugin", "verify", "agentenv-oldgrader", "--json"], 1);
+    assert_eq!(
+        failed(&doc),
+        BTreeSet::from(["command-mode".to_string()]),
+        "{doc:#}"
+    );
+    let said = message(&doc, "command-mode");
+    assert!(
+        said.starts_with(
+            "started in command mode as `agent-env oldgrader` starts it, it exited with code 0 before answering 'initialize' on fd 4; "
+        ),
+        "{said}"
+    );
+    assert!(
+        said.ends_with(
+            "in command mode (a CLI command) a plugin speaks the protocol on file descriptors 3 and 4 \
+             (AGENT_ENV_RPC_FDS=3,4), not on stdin and stdout, which are the terminal's: every SDK does \
+             this by itself; a hand-written plugin must read requests from fd 3 and write answers to fd 4"
+        ),
+        "{said}"
+    );
+    let text = sb.stdout(&["plugin", "verify", "agentenv-oldgrader"], 1);
+    assert!(text.contains("  FAIL  command-mode  "), "{text}");
 }
 
 /// `--step` with its own `timeout_seconds` is given that long, as a run gives it, not the host's

@@ -10,7 +10,7 @@ use std::io::{BufRead, BufReader, Read, Write};
 use std::io::{PipeReader, PipeWriter};
 use std::path::Path;
 use std::sync::mpsc::{self, Receiver, RecvTimeoutError};
-use std::sync::Arc;
+use std::sync::{Arc, Mutex};
 use std::thread;
 use std::time::{Duration, Instant};
 
@@ -86,8 +86,13 @@ pub(crate) struct Conversation {
     package: String,
     settings: Map<String, Value>,
     services: Arc<dyn HostServices>,
+    /// Where requests go: its stdin, or its fd 3 in command mode.
     stdin: Option<PipeWriter>,
+    /// What its answers come from: its stdout, or its fd 4 in command mode.
     incoming: Receiver<Incoming>,
+    /// In command mode, its stdout (the terminal's place, captured): the first line on it that is a
+    /// protocol message, once read.
+    terminal_stdout: Option<Arc<Mutex<Option<String>>>>,
     exit: Arc<ExitWatch>,
     stderr: StderrTail,
     next_id: i64,
@@ -104,14 +109,8 @@ impl Conversation {
         config: &HostConfig,
         services: Arc<dyn HostServices>,
     ) -> Result<Conversation, String> {
-        let launched = spawn::launch(spec, executable, config).map_err(|e| match e {
-            LaunchError::Io(e) => format!("cannot start {}: {e}", executable.display()),
-            LaunchError::Timeout(t) => format!(
-                "{} did not start within {:.1} s",
-                executable.display(),
-                t.as_secs_f64()
-            ),
-        })?;
+        let launched =
+            spawn::launch(spec, executable, config).map_err(|e| not_started(executable, e))?;
         let ChildIo::Stdio {
             stdin,
             stdout,
@@ -120,17 +119,67 @@ impl Conversation {
         else {
             return Err("the plugin was started in command mode".into());
         };
+        let streams = Streams {
+            requests: stdin,
+            answers: stdout,
+            stderr,
+            terminal_stdout: None,
+        };
+        let process = (launched.pid, launched.own_group);
+        Conversation::over(spec, executable, process, streams, services)
+    }
+
+    /// Starts the plugin of `spec` in command mode, as a CLI command starts it but away from the
+    /// terminal: requests go to its fd 3 and answers come from its fd 4, its stdin reads
+    /// `/dev/null`, its stdout and stderr are captured, and it leads a process group of its own.
+    pub(crate) fn start_in_command_mode(
+        spec: &SpawnSpec,
+        executable: &Path,
+        config: &HostConfig,
+        services: Arc<dyn HostServices>,
+    ) -> Result<Conversation, String> {
+        let spec = spec.clone().in_command_mode();
+        let (launched, terminal) = spawn::launch_off_terminal(&spec, executable, config)
+            .map_err(|e| not_started(executable, e))?;
+        let ChildIo::Fds {
+            to_child,
+            from_child,
+        } = launched.io
+        else {
+            return Err("the plugin was not started in command mode".into());
+        };
+        let name = format!("{}-verify-command", spec.package);
+        let streams = Streams {
+            requests: to_child,
+            answers: from_child,
+            stderr: terminal.stderr,
+            terminal_stdout: Some(watch_terminal_stdout(terminal.stdout, &name)),
+        };
+        let process = (launched.pid, launched.own_group);
+        Conversation::over(&spec, executable, process, streams, services)
+    }
+
+    /// The conversation with a started plugin: `process` is its pid and whether it leads its own
+    /// process group.
+    fn over(
+        spec: &SpawnSpec,
+        executable: &Path,
+        (pid, own_group): (u32, bool),
+        streams: Streams,
+        services: Arc<dyn HostServices>,
+    ) -> Result<Conversation, String> {
         let name = format!("{}-verify", spec.package);
-        let exit = ExitWatch::start(launched.pid, launched.own_group, &name, |_| {})
+        let exit = ExitWatch::start(pid, own_group, &name, |_| {})
             .map_err(|e| format!("cannot watch {}: {e}", executable.display()))?;
-        let stderr = StderrTail::capture(stderr, &name);
-        let incoming = read_lines(stdout, &name);
+        let stderr = StderrTail::capture(streams.stderr, &name);
+        let incoming = read_lines(streams.answers, &name);
         Ok(Conversation {
             package: spec.package.clone(),
             settings: spec.settings.clone(),
             services,
-            stdin: Some(stdin),
+            stdin: Some(streams.requests),
             incoming,
+            terminal_stdout: streams.terminal_stdout,
             exit,
             stderr,
             next_id: 0,
@@ -382,6 +431,13 @@ impl Conversation {
         }
     }
 
+    /// In command mode, the start of the first line the plugin wrote to its stdout (the terminal's
+    /// place) that is a protocol message: an answer sent where the terminal, not agent-env, reads it.
+    pub(crate) fn protocol_line_on_terminal(&self) -> Option<String> {
+        let seen = self.terminal_stdout.as_ref()?;
+        seen.lock().unwrap_or_else(|p| p.into_inner()).clone()
+    }
+
     /// Lines seen on stdout that were not protocol messages, and the first few of them.
     pub(crate) fn noise(&self) -> (usize, &[String]) {
         (self.noise_lines, &self.noise_samples)
@@ -404,6 +460,63 @@ impl Drop for Conversation {
     fn drop(&mut self) {
         self.kill(&[]);
     }
+}
+
+/// The ends of a started plugin's streams the kit holds.
+struct Streams {
+    /// Where requests go.
+    requests: PipeWriter,
+    /// Where answers come from.
+    answers: PipeReader,
+    /// Its stderr.
+    stderr: PipeReader,
+    /// In command mode, the first protocol message it wrote to its stdout, once read.
+    terminal_stdout: Option<Arc<Mutex<Option<String>>>>,
+}
+
+/// Why the plugin did not start, as a finding says it.
+fn not_started(executable: &Path, e: LaunchError) -> String {
+    match e {
+        LaunchError::Io(e) => format!("cannot start {}: {e}", executable.display()),
+        LaunchError::Timeout(t) => format!(
+            "{} did not start within {:.1} s",
+            executable.display(),
+            t.as_secs_f64()
+        ),
+    }
+}
+
+/// Reads a command-mode plugin's stdout to its end on a thread of its own (so that it never blocks
+/// on a full pipe), keeping the first line that is a protocol message.
+fn watch_terminal_stdout(stdout: PipeReader, name: &str) -> Arc<Mutex<Option<String>>> {
+    let seen = Arc::new(Mutex::new(None));
+    let found = seen.clone();
+    let reader = move || {
+        let mut reader = BufReader::new(stdout);
+        let mut line = Vec::new();
+        loop {
+            line.clear();
+            match (&mut reader)
+                .take((MAX_MESSAGE_BYTES + 1) as u64)
+                .read_until(b'\n', &mut line)
+            {
+                Ok(0) | Err(_) => return,
+                Ok(_) => {}
+            }
+            let text = line.strip_suffix(b"\n").unwrap_or(&line);
+            let text = text.strip_suffix(b"\r").unwrap_or(text);
+            if Message::decode(text).is_ok() {
+                let mut found = found.lock().unwrap_or_else(|p| p.into_inner());
+                if found.is_none() {
+                    *found = Some(sample(text));
+                }
+            }
+        }
+    };
+    let _ = thread::Builder::new()
+        .name(format!("{name}-terminal"))
+        .spawn(reader);
+    seen
 }
 
 fn answer_of(result: Result<Value, RpcError>) -> Answer {

@@ -27,6 +27,9 @@ pub enum Check {
     Shutdown,
     /// It exits 0 within the grace period when stdin closes without `shutdown`.
     StdinEof,
+    /// A package with CLI commands, started as a command starts it (command mode), answers
+    /// `initialize` and `shutdown` on fds 3 and 4 and exits 0 once fd 3 closes.
+    CommandMode,
     /// Once it has exited, nothing it started is still running.
     NoLeftovers,
     /// Everything it writes on stdout is a protocol message.
@@ -35,7 +38,7 @@ pub enum Check {
 
 impl Check {
     /// Every check, in the order they are reported.
-    pub const ALL: [Check; 11] = [
+    pub const ALL: [Check; 12] = [
         Check::Cookie,
         Check::Initialize,
         Check::Manifest,
@@ -45,6 +48,7 @@ impl Check {
         Check::NestedCalls,
         Check::Shutdown,
         Check::StdinEof,
+        Check::CommandMode,
         Check::NoLeftovers,
         Check::StdoutClean,
     ];
@@ -61,6 +65,7 @@ impl Check {
             Check::NestedCalls => "nested-calls",
             Check::Shutdown => "shutdown",
             Check::StdinEof => "stdin-eof",
+            Check::CommandMode => "command-mode",
             Check::NoLeftovers => "no-leftovers",
             Check::StdoutClean => "stdout-clean",
         }
@@ -80,6 +85,9 @@ impl Check {
             }
             Check::Shutdown => "it answers shutdown and exits 0 once stdin closes",
             Check::StdinEof => "it exits 0 when stdin closes without shutdown",
+            Check::CommandMode => {
+                "with CLI commands, it answers on fds 3 and 4 in command mode and exits 0 once fd 3 closes"
+            }
             Check::NoLeftovers => "nothing it started runs on after it exits",
             Check::StdoutClean => "everything it writes on stdout is a protocol message",
         }

@@ -4,9 +4,11 @@
 //! The plugin runs three times: once by hand, without the cookie ([`cookie`]); once for a whole
 //! session (`initialize`, an unknown method, a line that is not a request, `$/cancelRequest`, a task
 //! step when one is given, `shutdown`); and once to see it exit when stdin closes without
-//! `shutdown`. Each run is in its own process group and is killed, with everything it started, when
-//! the kit is done with it.
+//! `shutdown`. A package with CLI commands runs a fourth time, in command mode ([`command_mode`]).
+//! Each run is in its own process group and is killed, with everything it started, when the kit is
+//! done with it.
 
+mod command_mode;
 mod conversation;
 mod cookie;
 mod finding;
@@ -43,6 +45,9 @@ pub struct VerifyOptions {
     /// A task step document (with its `type`) to run with `execute`, so that the step's own calls to
     /// agent-env are seen; without one the nested-calls check is skipped.
     pub step: Option<Map<String, Value>>,
+    /// The CLI commands the package provides (`[provides.cli_plugins]`): with any, the plugin is
+    /// also started in command mode, as running the first of them starts it.
+    pub cli_commands: Vec<String>,
 }
 
 /// Why the kit could not verify the plugin at all.
@@ -103,6 +108,7 @@ pub fn verify(
     ));
     kit.session(options, manifest_problems);
     kit.stdin_eof();
+    kit.command_mode(options);
     kit.finish_leftovers();
     kit.finish_stdout();
     kit.findings.sort_by_key(|f| order(f.check));
@@ -152,6 +158,16 @@ impl Kit<'_> {
 
     /// `initialize`, checked. `None` (with the reason) when it did not give a valid answer.
     fn initialize(&self, run: &mut Conversation) -> Result<InitializeResult, String> {
+        let exchange = run.call(
+            INITIALIZE,
+            self.initialize_params(),
+            self.config.handshake_timeout,
+        );
+        self.initialize_result(run, exchange.answer)
+    }
+
+    /// The params of `initialize`, as the host sends them.
+    fn initialize_params(&self) -> Value {
         let params = InitializeParams {
             host: HostInfo {
                 name: "agent-env".into(),
@@ -161,9 +177,16 @@ impl Kit<'_> {
             package: self.spec.package.clone(),
             settings: self.spec.settings.clone(),
         };
-        let params = serde_json::to_value(&params).unwrap_or_else(|_| json!({}));
-        let exchange = run.call(INITIALIZE, params, self.config.handshake_timeout);
-        let value = match exchange.answer {
+        serde_json::to_value(&params).unwrap_or_else(|_| json!({}))
+    }
+
+    /// The plugin's answer to `initialize`, checked.
+    fn initialize_result(
+        &self,
+        run: &Conversation,
+        answer: Answer,
+    ) -> Result<InitializeResult, String> {
+        let value = match answer {
             Answer::Result(value) => value,
             other => return Err(self.describe_failure(run, INITIALIZE, &other)),
         };
