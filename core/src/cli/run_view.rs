@@ -151,6 +151,12 @@ impl RunObserver for RunView {
             RunEvent::RunStarted { tasks, .. } => self
                 .several_tasks
                 .store(tasks.len() > 1, std::sync::atomic::Ordering::Relaxed),
+            // A warning about the whole run (a plugin's noise, one that ignored the cancel) is said
+            // here; a task's warnings are said with the task's lines, by the task.
+            RunEvent::Warning {
+                task_path: None,
+                message,
+            } => self.note(&format!("Warning: {message}")),
             RunEvent::PluginProgress {
                 package,
                 step,

@@ -180,7 +180,7 @@ pub fn run_bundle_pinned(
     let plugins = start_plugin_steps(&parsed, &plan, &stores, session, observer.clone(), &cancel)?;
     let plugins = match plugins {
         Some(p) if request.dry_run || cancel.is_cancelled() => {
-            warn_noise(&p.shutdown(), out, observer.as_ref());
+            warn_noise(&p.shutdown(), observer.as_ref());
             None
         }
         other => other,
@@ -212,16 +212,15 @@ pub fn run_bundle_pinned(
         None => execute(&parsed, tree, &plan, &stores, &NoPlugins, &options, out),
     };
     if let Some(p) = plugins {
-        warn_noise(&p.shutdown(), out, options.observer.as_ref());
+        warn_noise(&p.shutdown(), options.observer.as_ref());
     }
     status
 }
 
-/// The noise warnings of the run's plugins, one per plugin, on the diagnostics stream and to the
-/// run's watchers (its log and its JSON document's warnings).
-pub(super) fn warn_noise(warnings: &[String], out: &dyn Output, observer: &dyn RunObserver) {
+/// The noise warnings of the run's plugins, one per plugin, to the run's watchers (the person's
+/// view says them on the diagnostics stream; its log and its JSON document's warnings keep them).
+pub(super) fn warn_noise(warnings: &[String], observer: &dyn RunObserver) {
     for warning in warnings {
-        out.note(&format!("Warning: {warning}"));
         observer.event(&RunEvent::Warning {
             task_path: None,
             message: warning.clone(),

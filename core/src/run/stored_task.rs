@@ -347,7 +347,7 @@ pub fn run_stored_task(
     let plugins = start_plugin_steps(&bundle, &plan, &stores, session, observer.clone(), &cancel)?;
     if let Some(signal) = cancel.signal() {
         if let Some(p) = plugins {
-            warn_noise(&p.shutdown(), out, observer.as_ref());
+            warn_noise(&p.shutdown(), observer.as_ref());
         }
         out.line(super::CANCELLED_BEFORE_TASKS);
         return Ok(RunStatus::Cancelled { signal });
@@ -399,7 +399,7 @@ pub fn run_stored_task(
         ),
     };
     if let Some(p) = plugins {
-        warn_noise(&p.shutdown(), out, options.observer.as_ref());
+        warn_noise(&p.shutdown(), options.observer.as_ref());
     }
     status
 }

@@ -485,7 +485,7 @@ fn ctrl_c_during_a_plugin_step(s: &Sandboxed, on_execute: &str) -> std::path::Pa
     let mut child = s
         .command(&["run", "./hang"])
         .stdout(std::process::Stdio::piped())
-        .stderr(std::process::Stdio::null())
+        .stderr(std::fs::File::create(s.home().join("run-stderr.txt")).unwrap())
         .spawn()
         .unwrap();
     let mut lines = BufReader::new(child.stdout.take().unwrap()).lines();
@@ -547,6 +547,15 @@ fn ctrl_c_during_a_plugin_step_stops_the_plugin_and_exits_130() {
         "{log}"
     );
     assert!(log.contains("so agent-env ended it with SIGTERM"), "{log}");
+    // The person watching is told too, not only the log and the JSON.
+    let stderr = std::fs::read_to_string(s.home().join("run-stderr.txt")).unwrap();
+    assert_eq!(
+        stderr
+            .matches("Warning: plugin agentenv-crashy did not end when the run was cancelled")
+            .count(),
+        1,
+        "{stderr}"
+    );
 }
 
 #[test]
