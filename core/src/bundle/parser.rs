@@ -404,7 +404,10 @@ impl Parser<'_> {
         for (entry, rel) in self.entries_of("tasks") {
             if entry.is_dir {
                 let message = match entry.name.ends_with(".json") {
-                    true => "is a folder, but a task is a file: make it a JSON file of the task's steps".to_string(),
+                    true => {
+                        "is a folder, but a task is a file: make it a JSON file of the task's steps"
+                            .to_string()
+                    }
                     false => format!(
                         "task folders are not supported yet; write tasks/{}.json",
                         entry.name

@@ -89,11 +89,13 @@ mod tests {
         let args = UpArgs {
             port: Some(0),
             open: true,
+            no_bootstrap: true,
         };
         assert_eq!(args.to_args(), vec!["--port", "0", "--open"]);
         let none = UpArgs {
             port: None,
             open: false,
+            no_bootstrap: false,
         };
         assert!(none.to_args().is_empty());
     }

@@ -225,7 +225,10 @@ fn put_stopped_at_once_midway(
     for _ in 0..2 {
         // SAFETY: kill signals our own child, which has not been reaped.
         unsafe { libc::kill(child.id() as i32, libc::SIGINT) };
-        std::thread::sleep(std::time::Duration::from_millis(200));
+        // Past the time within which the same signal again is taken for the first one's echo.
+        std::thread::sleep(
+            agent_env::run::cancel::SAME_STOP_WITHIN + std::time::Duration::from_millis(100),
+        );
     }
     let out = child.wait_with_output().unwrap();
     (
