@@ -33,7 +33,7 @@ pub fn hint(args: &[OsString]) -> Option<&'static str> {
             "artifact",
             Some("cli" | "file-artifact-universe" | "environment" | "environment-universe" | "skill"),
         ) => Some(
-            "`agent-env artifact put FOLDER --id ID` stores an artifact of any type; an artifact.toml in the folder gives its type",
+            "`agent-env artifact put FOLDER --id ID` stores a file, file_artifact_universe or skill artifact, its type given by an artifact.toml in the folder; cli, environment and docker_image artifacts have no counterpart here",
         ),
         _ => None,
     }
