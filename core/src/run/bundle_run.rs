@@ -397,36 +397,60 @@ fn step_source(session: &Session, type_name: &str) -> Result<StepSource, StepTyp
     }
 }
 
+/// A step type a bundle's tasks use that nothing here runs, and why.
+#[derive(Debug)]
+pub struct MissingStepType {
+    pub type_name: String,
+    pub why: StepTypeError,
+}
+
 /// The step types `bundle`'s tasks use that nothing here runs, each once, in the order first used:
 /// a bundle that lists and parses fine but that `agent-env run` would refuse.
-pub fn missing_step_types(session: &Session, bundle: &Bundle) -> Vec<String> {
-    let mut missing: Vec<String> = Vec::new();
+pub fn missing_step_types(session: &Session, bundle: &Bundle) -> Vec<MissingStepType> {
+    let mut missing: Vec<MissingStepType> = Vec::new();
     for step in bundle.tasks.iter().flat_map(|t| &t.steps) {
         let Some(type_name) = step.get("type").and_then(Value::as_str) else {
             continue;
         };
-        if !missing.iter().any(|m| m == type_name) && step_source(session, type_name).is_err() {
-            missing.push(type_name.to_string());
+        if missing.iter().any(|m| m.type_name == type_name) {
+            continue;
+        }
+        if let Err(why) = step_source(session, type_name) {
+            missing.push(MissingStepType {
+                type_name: type_name.to_string(),
+                why,
+            });
         }
     }
     missing
 }
 
-/// One sentence for a bundle whose tasks use `missing` step types: why `run` refuses it.
-pub fn missing_step_types_sentence(missing: &[String]) -> String {
-    let quoted: Vec<String> = missing.iter().map(|m| format!("'{m}'")).collect();
+/// One sentence for a bundle whose tasks use `missing` step types: why `run` refuses it. A type a
+/// plugin claims but that cannot be used (the plugin failed to load, or clashes) says why.
+pub fn missing_step_types_sentence(missing: &[MissingStepType]) -> String {
+    let quoted: Vec<String> = missing
+        .iter()
+        .map(|m| format!("'{}'", m.type_name))
+        .collect();
+    let unusable: Vec<String> = missing
+        .iter()
+        .filter(|m| matches!(m.why, StepTypeError::Unusable(_)))
+        .map(|m| m.why.to_string())
+        .collect();
     let python_only = missing
         .iter()
-        .all(|m| crate::run::builtin_steps::not_yet_built_in(m));
+        .all(|m| crate::run::builtin_steps::not_yet_built_in(&m.type_name));
+    let why = if !unusable.is_empty() {
+        format!(" ({})", unusable.join("; "))
+    } else if python_only {
+        " (built into the Python agent-env)".to_string()
+    } else {
+        " (no built-in step or installed plugin provides them)".to_string()
+    };
     format!(
-        "its tasks use step {} {} that this agent-env has no step for{}, so agent-env run refuses the bundle",
+        "its tasks use step {} {} that this agent-env has no step for{why}, so agent-env run refuses the bundle",
         crate::words::plural(missing.len(), "type", "types"),
         quoted.join(", "),
-        if python_only {
-            " (built into the Python agent-env)"
-        } else {
-            " (no built-in step or installed plugin provides them)"
-        }
     )
 }
 

@@ -961,3 +961,42 @@ fn a_nul_in_a_commands_output_is_recorded_as_text() {
     assert!(!text.contains("\\u0000"), "{text}");
     assert!(text.contains("a\\\\x00b"), "{text}");
 }
+
+/// A bundle whose step type its own plugin provides, when that plugin fails to load (here its
+/// settings table can't be read), is told why the type can't be used (it was said that no installed
+/// plugin provides it).
+#[test]
+fn a_bundle_whose_step_plugin_fails_is_told_why_the_step_cannot_run() {
+    let s = Sandboxed::new();
+    s.write(
+        ".agentenv/config.toml",
+        "[plugins.agentenv-essay]\nkey = \"env:NOPE_NOT_SET\"\n",
+    );
+    let plugin = s.plugins().join("essay");
+    std::fs::create_dir_all(plugin.join("bundles/essay/tasks")).unwrap();
+    std::fs::write(
+        plugin.join("bundles/essay/tasks/grade.json"),
+        r#"[{"id": "g", "type": "grade_essay"}]"#,
+    )
+    .unwrap();
+    std::fs::write(
+        plugin.join("agent-env-plugin.toml"),
+        "[plugin]\nname = \"agentenv-essay\"\nversion = \"1.0.0\"\nexec = [\"./none\"]\nprotocol = [1, 1]\n\n[provides.task_steps]\ngrade_essay = \"Grader\"\n\n[provides.bundles]\nessay = \"bundles/essay\"\n",
+    )
+    .unwrap();
+    let check = s.run(&["plugin", "check"]);
+    assert!(
+        check.stderr.contains(
+            "Warning: the bundle 'essay' of agentenv-essay cannot run here: its tasks use step type 'grade_essay' that this agent-env has no step for (the step type 'grade_essay' can't be used: "
+        ),
+        "{}",
+        check.both()
+    );
+    assert!(
+        !check
+            .stderr
+            .contains("no built-in step or installed plugin provides"),
+        "{}",
+        check.stderr
+    );
+}
