@@ -644,9 +644,13 @@ impl PluginSteps {
             Err(error) => {
                 self.host.note_failure(package, &error);
                 match (step_timeout, &error) {
-                    (Some(limit), HostError::CallTimeout { .. }) => {
-                        Err(step_timed_out(package, type_name, limit, &error))
-                    }
+                    (Some(limit), HostError::CallTimeout { .. }) => Err(step_timed_out(
+                        package,
+                        type_name,
+                        limit,
+                        &error,
+                        &self.running.others(at),
+                    )),
                     // The host's limit for any call: a step slow by design takes a limit of its
                     // own in the task, which says so where the step is.
                     (None, HostError::CallTimeout { .. }) => {
@@ -685,7 +689,14 @@ fn step_timeout(step: &Map<String, Value>) -> Option<Duration> {
 }
 
 /// A step that ran past its own `timeout_seconds`: the limit to raise is the step's, not the host's.
-fn step_timed_out(package: &str, type_name: &str, limit: Duration, error: &HostError) -> StepError {
+/// `others` are the tasks whose steps the same process was running meanwhile.
+fn step_timed_out(
+    package: &str,
+    type_name: &str,
+    limit: Duration,
+    error: &HostError,
+    others: &[String],
+) -> StepError {
     // An answer the host could not read (a line that is no JSON-RPC) reads as no answer: the line
     // is the likelier cause than slowness, so it is named first.
     let unreadable = error
@@ -702,8 +713,32 @@ fn step_timed_out(package: &str, type_name: &str, limit: Duration, error: &HostE
         ),
     );
     // The host's own call-timeout sentence would contradict this one; only the stderr is added.
-    e.detail = error.context().stderr_block();
+    e.detail = shared_stderr_block(package, &error.context().stderr_tail, others);
     e
+}
+
+/// The last lines of `package`'s stderr, said to be the process's rather than the step's: one
+/// process runs the steps of every task in the run, and a line names no step, so the lines may be
+/// another task's (those of `others`, running beside the step, or of a task whose step ran before).
+fn shared_stderr_block(package: &str, tail: &[String], others: &[String]) -> Option<String> {
+    if tail.is_empty() {
+        return None;
+    }
+    let whose = match others {
+        [] => "so they may come from another task's step".to_string(),
+        _ => format!(
+            "and it was running steps of {} too, so they may come from one of those",
+            others.join(", ")
+        ),
+    };
+    let mut block = format!(
+        "the stderr of plugin {package}'s process ends with these lines (one process runs the steps of every task in the run, {whose}):"
+    );
+    for line in tail {
+        block.push_str("\n    ");
+        block.push_str(line);
+    }
+    Some(block)
 }
 
 /// A step failure from a host error: a `step-failed` answer keeps the plugin's own error type and
