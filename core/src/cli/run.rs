@@ -63,17 +63,34 @@ pub struct RunArgs {
     /// installed bundles.
     #[arg(long)]
     pub json: bool,
-    /// Exit with code 3 when a task that ran has a score below SCORE (or no score at all).
+    /// Exit with code 3 when a task that ran has a score below SCORE (or no score at all); SCORE is
+    /// from 0 to 1, as a task's score is.
     #[arg(
         long = "fail-under",
         value_name = "SCORE",
-        allow_negative_numbers = true
+        allow_negative_numbers = true,
+        value_parser = fail_under_score
     )]
     pub fail_under: Option<f64>,
     /// Leave out the line per step and per unchanged entity: print what was written, how each task
     /// ended (and why below 1), and the summary.
     #[arg(short, long)]
     pub quiet: bool,
+}
+
+/// `--fail-under`'s value: a score a task can have, from 0 to 1. Above 1 every task would be below
+/// it, and below 0 none; either is a slip, refused as clap's usage error (exit 2).
+pub(crate) fn fail_under_score(text: &str) -> Result<f64, String> {
+    const RANGE: &str =
+        "give a score from 0 to 1 (a task's score is in that range), such as 1 or 0.75";
+    let score: f64 = text
+        .trim()
+        .parse()
+        .map_err(|_| format!("not a number; {RANGE}"))?;
+    match (0.0..=1.0).contains(&score) {
+        true => Ok(score),
+        false => Err(format!("outside 0 to 1; {RANGE}")),
+    }
 }
 
 impl RunArgs {
@@ -142,12 +159,6 @@ pub fn run(args: RunArgs, verbose: bool, session: &Session, term: &Terminal) -> 
         }
         return Ok(0);
     };
-    if let Some(score) = args.fail_under.filter(|s| !s.is_finite()) {
-        return Err(Failure::new(format!(
-            "--fail-under {score}: give a number, such as 1 or 0.75"
-        ))
-        .with_code(2));
-    }
     let json = args.json;
     let fail_under = args.fail_under;
     let quiet = args.quiet;

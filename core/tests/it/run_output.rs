@@ -337,23 +337,58 @@ fn fail_under_exits_3_naming_the_task_below_it() {
     let s = Sandboxed::new();
     let r = s.run(&["run", "hello", "--fail-under", "1"]);
     assert_eq!(r.code, 0, "{}", r.stderr);
-    let r = s.run(&["run", "hello", "--fail-under", "1.5", "--json"]);
+    // One criterion of two passes: the task scores 0.5.
+    s.write(
+        "half/tasks/half.json",
+        r#"[{"id": "box", "type": "deploy_sandbox", "sandbox_name": "box"},
+            {"id": "check", "type": "verify_sandbox", "sandbox_name": "box", "verifier_id": "half",
+             "aggregator": "weighted_average",
+             "criteria": [{"type": "bash_cmd_succeeds", "command": "true"},
+                          {"type": "bash_cmd_succeeds", "command": "false"}]}]"#,
+    );
+    let r = s.run(&["run", "./half", "--fail-under", "0.75", "--json"]);
     assert_eq!(r.code, 3, "{}", r.stderr);
     assert!(
         r.stderr
-            .contains("tasks/hello.json scored 1, below --fail-under 1.5\n"),
+            .contains("tasks/half.json scored 0.5, below --fail-under 0.75\n"),
         "{}",
         r.stderr
     );
     let doc = json_of(&r.stdout);
     assert_eq!(doc["status"], "below_fail_under");
     assert_eq!(doc["exit_code"], 3);
-    assert_eq!(doc["fail_under"], 1.5);
-    let r = s.run(&["run", "hello", "--fail-under", "nan"]);
-    assert_eq!(r.code, 2, "{}", r.stderr);
-    // A negative bound is a value, not an option.
-    let r = s.run(&["run", "hello", "--fail-under", "-1", "-q"]);
+    assert_eq!(doc["fail_under"], 0.75);
+    let r = s.run(&["run", "./half", "--fail-under", "0.5", "-q"]);
     assert_eq!(r.code, 0, "{}", r.stderr);
+}
+
+/// A task's score is from 0 to 1: a bound outside that (which every task, or none, would be below)
+/// is a slip, refused before anything runs, as clap refuses any value it cannot read.
+#[test]
+fn fail_under_outside_0_to_1_is_a_usage_error() {
+    let s = Sandboxed::new();
+    for (value, why) in [
+        ("1.5", "outside 0 to 1"),
+        // A negative bound is a value, not an option, and is refused as one.
+        ("-1", "outside 0 to 1"),
+        ("nan", "outside 0 to 1"),
+        ("inf", "outside 0 to 1"),
+        ("most", "not a number"),
+    ] {
+        for command in [&["run", "hello"][..], &["task", "run", "team/hello"][..]] {
+            let mut args = command.to_vec();
+            args.extend(["--fail-under", value]);
+            let r = s.run(&args);
+            assert_eq!(r.code, 2, "{args:?}: {}", r.both());
+            assert!(
+                r.stderr.contains(&format!(
+                    "invalid value '{value}' for '--fail-under <SCORE>': {why}; give a score from 0 to 1 (a task's score is in that range), such as 1 or 0.75"
+                )),
+                "{args:?}: {}",
+                r.stderr
+            );
+        }
+    }
 }
 
 #[test]

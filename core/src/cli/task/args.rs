@@ -51,8 +51,13 @@ pub struct RunTaskArgs {
     /// Print the run as one JSON document on stdout (progress still goes to stderr).
     #[arg(long)]
     pub json: bool,
-    /// Exit 3 when a run scores below this (a run with no score counts as below).
-    #[arg(long, value_name = "SCORE")]
+    /// Exit 3 when a run scores below this (a run with no score counts as below); from 0 to 1.
+    #[arg(
+        long,
+        value_name = "SCORE",
+        allow_negative_numbers = true,
+        value_parser = crate::cli::run::fail_under_score
+    )]
     pub fail_under: Option<f64>,
     /// Leave out the line per step: print how each run ended (and why below 1) and the summary.
     #[arg(short, long)]
