@@ -225,6 +225,9 @@ pub fn as_folder(text: &str, home: Option<&Path>) -> Option<Result<PathBuf, Bund
                 .map_err(|e| BundleError::one(format!("{text}: can't be read: {e}"))),
         );
     }
+    if let Some(hint) = task_file_hint(text, &path) {
+        return Some(Err(BundleError::one(hint)));
+    }
     if looks_like_path {
         return Some(Err(BundleError::one(if path.exists() {
             format!("{text}: not a folder; a bundle is a folder")
@@ -236,6 +239,27 @@ pub fn as_folder(text: &str, home: Option<&Path>) -> Option<Result<PathBuf, Bund
         })));
     }
     None
+}
+
+/// For `text` naming a task file of a bundle folder (`./b/tasks/build.json`): that a run takes the
+/// bundle's folder and the task's name, with the command that runs it.
+fn task_file_hint(text: &str, path: &Path) -> Option<String> {
+    let task = path.file_name()?.to_str()?.strip_suffix(".json")?;
+    let in_tasks = path.parent()?.file_name().is_some_and(|d| d == "tasks");
+    if !in_tasks || task.is_empty() || !path.is_file() {
+        return None;
+    }
+    // The bundle's folder as the text gave it: what is left of it without `tasks/<name>.json`.
+    let bundle = Path::new(text)
+        .parent()
+        .and_then(Path::parent)
+        .map(|p| p.to_string_lossy().into_owned())
+        .filter(|p| !p.is_empty())
+        .unwrap_or_else(|| ".".to_string());
+    Some(format!(
+        "{text}: a task file, not a bundle; a run takes the bundle's folder and the task's name: {}",
+        crate::quote::line(&["agent-env", "run", &bundle, "--task", task])
+    ))
 }
 
 /// The installed bundle a name that [`as_folder`] found no folder for stands for: `<name>` or

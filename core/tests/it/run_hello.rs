@@ -328,6 +328,40 @@ fn unknown_bundles_get_a_suggestion() {
     );
 }
 
+/// A task file given for the bundle gets the command that runs that task of its bundle.
+#[test]
+fn a_task_file_given_as_the_bundle_gets_the_command_that_runs_it() {
+    let s = Sandboxed::new();
+    s.copy_hello("my bundle");
+    for (given, command) in [
+        (
+            "./my bundle/tasks/hello.json",
+            "agent-env run './my bundle' --task hello",
+        ),
+        (
+            "my bundle/tasks/hello.json",
+            "agent-env run 'my bundle' --task hello",
+        ),
+        ("./tasks/hello.json", "agent-env run . --task hello"),
+    ] {
+        let cwd = match given {
+            "./tasks/hello.json" => s.home().join("my bundle"),
+            _ => s.home(),
+        };
+        let r = agent_env_test_support::Ran::from(
+            s.command(&["run", given])
+                .current_dir(cwd)
+                .output()
+                .unwrap(),
+        );
+        assert_eq!(r.code, 1, "{}", r.both());
+        assert_eq!(
+            r.stderr.trim(),
+            format!("Error: {given}: a task file, not a bundle; a run takes the bundle's folder and the task's name: {command}")
+        );
+    }
+}
+
 /// State agent-env cannot write stops the run with the folder, the reason and what to do.
 #[test]
 fn a_locks_folder_that_cannot_be_made_is_explained() {
