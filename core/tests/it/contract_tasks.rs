@@ -141,6 +141,49 @@ fn a_dry_run_names_the_field_a_typo_may_have_meant() {
     assert!(!r.stderr.contains("'description'"), "{}", r.stderr);
 }
 
+/// The likeliest ways to mistype a built-in step's time limit, which it would ignore (a command
+/// sleeping past it would pass): each is noted with the field that limits the command.
+#[test]
+fn a_time_limit_a_built_in_step_does_not_read_names_the_one_it_does() {
+    let s = Sandboxed::new();
+    s.write(
+        "limits/tasks/t.json",
+        r#"[{"id": "box", "type": "deploy_sandbox", "sandbox_name": "box"},
+            {"id": "v", "type": "verify_sandbox", "sandbox_name": "box", "verifier_id": "v",
+             "timeout_seconds": 1, "timeout": 1,
+             "criteria": [{"type": "probe_dir_exists", "paths": ["."], "timeout": 1},
+                          {"type": "bash_cmd_succeeds", "command": "true", "timeout": 1}]}]"#,
+    );
+    let r = s.run(&["run", "--dry-run", "./limits"]);
+    assert_eq!(r.code, 0, "{}", r.both());
+    let notes: Vec<&str> = r
+        .stderr
+        .lines()
+        .filter(|l| l.starts_with("note: "))
+        .collect();
+    assert_eq!(
+        notes,
+        [
+            "note: tasks/t.json: step 'v': 'timeout_seconds' limits a plugin's step, and a built-in step does not read it; verify_sandbox limits each bash_cmd_succeeds command instead, by its criterion's 'timeout_seconds', else the step's 'shell_timeout_seconds' (300 seconds without either)",
+            "note: tasks/t.json: step 'v': 'timeout' is not a field it reads: did you mean 'shell_timeout_seconds' (the time limit of each bash_cmd_succeeds command, in seconds)?",
+            "note: tasks/t.json: step 'v' criterion 2: 'timeout' is not a field it reads: did you mean 'timeout_seconds' (the command's time limit, in seconds)?",
+        ],
+        "{}",
+        r.stderr
+    );
+    // A step without a limit of its own keeps the note it had.
+    s.write(
+        "deploy/tasks/t.json",
+        r#"[{"id": "box", "type": "deploy_sandbox", "sandbox_name": "box", "timeout_seconds": 1}]"#,
+    );
+    let r = s.run(&["run", "--dry-run", "./deploy"]);
+    assert!(
+        r.stderr.contains("note: tasks/t.json: step 'box': 'timeout_seconds' limits a plugin's step, and a built-in step does not read it\n"),
+        "{}",
+        r.stderr
+    );
+}
+
 #[test]
 fn a_criterion_without_its_command_names_both_spellings() {
     let s = Sandboxed::new();
@@ -335,6 +378,79 @@ fn a_bundle_artifact_of_an_unknown_type_is_refused() {
 
 /// A file artifact loads into its destination folder under its own name, as the original loads it, so
 /// a check with that folder as `base_dir` finds it.
+/// What stands in the way of an artifact's file in the sandbox (a `destination_path` that is a file,
+/// say a file artifact's own path) is said in the sandbox's terms, with what to do.
+#[test]
+fn what_stands_where_an_artifacts_file_goes_is_named_in_the_sandbox() {
+    let s = Sandboxed::new();
+    s.write("load/artifacts/g/greeting.txt", "hello\n");
+    s.write("load/artifacts/u/c.txt", "c\n");
+    s.write("load/artifacts/u/greeting.txt/b.txt", "b\n");
+    s.write("load/artifacts/h/x", "x\n");
+    // Each task first loads `g` into /app/x: /app/x/greeting.txt is a file, /app/x a folder.
+    let second = [
+        r#""artifact_id": "g", "destination_path": "/app/x/greeting.txt""#,
+        r#""artifact_id": "g", "destination_path": "x/greeting.txt/in""#,
+        r#""artifact_id": "u", "destination_path": "/app/x""#,
+        r#""artifact_id": "h", "destination_path": "/app""#,
+    ];
+    for (n, load) in second.iter().enumerate() {
+        s.write(
+            &format!("load/tasks/t{n}.json"),
+            &format!(
+                r#"[{{"id": "box", "type": "deploy_sandbox", "sandbox_name": "box"}},
+                    {{"id": "first", "type": "load_artifact", "sandbox_name": "box", "artifact_id": "g", "destination_path": "/app/x"}},
+                    {{"id": "load", "type": "load_artifact", "sandbox_name": "box", {load}}}]"#
+            ),
+        );
+    }
+    let r = s.run(&["run", "./load"]);
+    assert_eq!(r.code, 1, "{}", r.both());
+    for said in [
+        "tasks/t0.json v1: failed at step 'load': ValueError: can't load the artifact '@local/~/load/g' into the sandbox: destination_path '/app/x/greeting.txt' is a file, not a folder; give destination_path the folder to copy into (it is made when missing), such as /app/x,",
+        "tasks/t1.json v1: failed at step 'load': ValueError: can't load the artifact '@local/~/load/g' into the sandbox: /app/x/greeting.txt is a file, not a folder, so destination_path 'x/greeting.txt/in' can't be made; give destination_path the folder to copy into (it is made when missing), such as /app/x,",
+        "tasks/t2.json v1: failed at step 'load': ValueError: can't load the artifact '@local/~/load/u' into the sandbox: its file greeting.txt/b.txt goes in /app/x/greeting.txt, but /app/x/greeting.txt is a file, not a folder; remove it in an earlier step, or load the artifact into another folder,",
+        "tasks/t3.json v1: failed at step 'load': ValueError: can't load the artifact '@local/~/load/h' into the sandbox: its file x goes at /app/x, which is a folder; remove it in an earlier step, or load the artifact into another folder,",
+    ] {
+        r.assert_stdout_has(said);
+    }
+    // No host path: neither the object store's nor the sandbox folder's.
+    let state = s.state();
+    assert!(
+        !r.stdout.contains(&*state.to_string_lossy())
+            && !r.stdout.contains(&*s.sandboxes().to_string_lossy()),
+        "{}",
+        r.stdout
+    );
+}
+
+/// A script an artifact holds arrives without its mode: a criterion running it as `./check.sh`
+/// fails with bash's exit 126, and the run says how to run it.
+#[test]
+fn a_script_that_is_not_executable_gets_the_ways_to_run_it() {
+    use std::os::unix::fs::PermissionsExt;
+    let s = Sandboxed::new();
+    let script = s.write("exec/artifacts/s/check.sh", "#!/bin/sh\necho checked\n");
+    std::fs::set_permissions(&script, std::fs::Permissions::from_mode(0o755)).unwrap();
+    s.write("exec/artifacts/s/notes.txt", "notes\n");
+    s.write(
+        "exec/tasks/t.json",
+        r#"[{"id": "box", "type": "deploy_sandbox", "sandbox_name": "box"},
+            {"id": "load", "type": "load_artifact", "sandbox_name": "box", "artifact_id": "s", "destination_path": "/app/s"},
+            {"id": "check", "type": "verify_sandbox", "sandbox_name": "box", "base_dir": "/app/s", "verifier_id": "v",
+             "criteria": [{"type": "bash_cmd_succeeds", "command": "./check.sh --all"},
+                          {"type": "bash_cmd_succeeds", "command": "bash ./check.sh"},
+                          {"type": "bash_cmd_succeeds", "command": "chmod +x ./check.sh && ./check.sh"}]}]"#,
+    );
+    let r = s.run(&["run", "./exec"]);
+    assert_eq!(r.code, 0, "{}", r.both());
+    r.assert_stdout_has("step 'check': criterion 1 (bash_cmd_succeeds) did not pass: exit=126; stderr=bash: line 1: ./check.sh: Permission denied … (./check.sh is not executable: an artifact's files arrive with their contents, not their modes; run it as bash ./check.sh, or make it executable first: chmod +x ./check.sh && ./check.sh)\n");
+    // Both ways it names pass.
+    let rows = &s.docs("task_instances")[0]["context"]["metadata"]["verifications"]["v"]["results"];
+    assert_eq!(rows[1]["result"], true, "{rows}");
+    assert_eq!(rows[2]["result"], true, "{rows}");
+}
+
 #[test]
 fn a_file_artifact_loads_into_its_destination_folder() {
     let s = Sandboxed::new();

@@ -1,6 +1,6 @@
 //! `load_artifact`: copies an artifact's files into a sandbox path.
 
-use std::path::Path;
+use std::path::{Path, PathBuf};
 
 use serde_json::{Map, Value};
 
@@ -49,12 +49,25 @@ impl BuiltinStep for LoadArtifact {
             .map_err(|e| StepError::value(e.to_string()))?;
         let version = artifact.get("version").and_then(Value::as_i64).unwrap_or(0);
         let sizes = listed_sizes(&artifact);
-        let copy = |url: &str, to: &Path| -> Result<(), StepError> {
+        let copy = |url: &str, to: &Path, file: &str| -> Result<(), StepError> {
             if env.cancel.is_cancelled() {
                 return Err(StepError::cancelled());
             }
             crate::sandbox::stays_inside(&sandbox.work_dir, to)
                 .map_err(|e| StepError::value(e.to_string()))?;
+            if let Some(blocker) = in_the_way(&sandbox.work_dir, to) {
+                let place = Place {
+                    work_dir: &sandbox.work_dir,
+                    dest: &dest,
+                    destination,
+                    to,
+                    file,
+                };
+                return Err(StepError::value(format!(
+                    "can't load the artifact '{id}' into the sandbox: {}",
+                    place.blocked_by(&blocker)
+                )));
+            }
             env.stores
                 .objects
                 .download_to_file(url, to)
@@ -84,7 +97,7 @@ impl BuiltinStep for LoadArtifact {
         match kind {
             "file_artifact_universe" | "skill" => {
                 for (path, url) in listed_files(&artifact) {
-                    copy(url, &dest.join(path))?;
+                    copy(url, &dest.join(path), path)?;
                 }
             }
             "file" => {
@@ -93,7 +106,7 @@ impl BuiltinStep for LoadArtifact {
                     .next()
                     .ok_or_else(|| StepError::value(format!("artifact '{id}' has no file")))?;
                 // As the original: the destination is a folder, and the file keeps its name in it.
-                copy(url, &dest.join(name))?;
+                copy(url, &dest.join(name), name)?;
             }
             other => {
                 return Err(StepError::value(format!(
@@ -121,6 +134,86 @@ impl BuiltinStep for LoadArtifact {
                 items.push(loaded);
             }
         })
+    }
+}
+
+/// What stands where a file of an artifact is to be written in a sandbox.
+enum InTheWay {
+    /// A file (this one, on the host) where a folder on the way to it must be.
+    File(PathBuf),
+    /// A folder where the file goes.
+    Folder,
+}
+
+/// What is in the way of writing `to`, a path in the sandbox folder `work_dir`: a file where one
+/// of its folders must be, or a folder where it goes. `None` when the way is clear (folders not
+/// there yet are made).
+fn in_the_way(work_dir: &Path, to: &Path) -> Option<InTheWay> {
+    let inside = to.strip_prefix(work_dir).ok()?;
+    let mut at = work_dir.to_path_buf();
+    for part in inside.parent()?.components() {
+        at.push(part);
+        match std::fs::metadata(&at) {
+            Ok(found) if !found.is_dir() => return Some(InTheWay::File(at)),
+            Ok(_) => {}
+            Err(_) => return None,
+        }
+    }
+    std::fs::metadata(to)
+        .is_ok_and(|found| found.is_dir())
+        .then_some(InTheWay::Folder)
+}
+
+/// Where a file of an artifact was to go, for saying what was in the way in the sandbox's terms.
+struct Place<'a> {
+    work_dir: &'a Path,
+    /// `destination_path` on the host, and as the step gave it.
+    dest: &'a Path,
+    destination: &'a str,
+    /// The file's path on the host, and in the artifact.
+    to: &'a Path,
+    file: &'a str,
+}
+
+impl Place<'_> {
+    /// A host path in the sandbox as steps name it (`/app/...`).
+    fn in_sandbox(&self, host: &Path) -> String {
+        match host.strip_prefix(self.work_dir) {
+            Ok(inside) if inside.as_os_str().is_empty() => "/app".to_string(),
+            Ok(inside) => format!("/app/{}", inside.display()),
+            Err(_) => host.display().to_string(),
+        }
+    }
+
+    /// What `blocker` keeps from happening, and what to do.
+    fn blocked_by(&self, blocker: &InTheWay) -> String {
+        let destination = self.destination;
+        let give_a_folder = |file: &Path| {
+            let parent = self.in_sandbox(file.parent().unwrap_or(self.work_dir));
+            format!("give destination_path the folder to copy into (it is made when missing), such as {parent}")
+        };
+        match blocker {
+            InTheWay::File(at) if at == self.dest => format!(
+                "destination_path '{destination}' is a file, not a folder; {}",
+                give_a_folder(at)
+            ),
+            InTheWay::File(at) if self.dest.starts_with(at) => format!(
+                "{} is a file, not a folder, so destination_path '{destination}' can't be made; {}",
+                self.in_sandbox(at),
+                give_a_folder(at)
+            ),
+            InTheWay::File(at) => format!(
+                "its file {} goes in {}, but {} is a file, not a folder; remove it in an earlier step, or load the artifact into another folder",
+                self.file,
+                self.in_sandbox(self.to.parent().unwrap_or(self.work_dir)),
+                self.in_sandbox(at)
+            ),
+            InTheWay::Folder => format!(
+                "its file {} goes at {}, which is a folder; remove it in an earlier step, or load the artifact into another folder",
+                self.file,
+                self.in_sandbox(self.to)
+            ),
+        }
     }
 }
 

@@ -14,6 +14,7 @@ use crate::sandbox::Deployed;
 pub(crate) mod bash_command;
 pub mod deploy_sandbox;
 pub mod load_artifact;
+mod not_executable;
 mod patterns;
 pub mod verify_sandbox;
 
@@ -112,6 +113,11 @@ pub trait BuiltinStep: Sync {
     fn fields(&self) -> &'static [&'static str] {
         &[]
     }
+    /// What limits how long the step's work may take, when something does: said to a task that
+    /// gives the step a `timeout_seconds`, which only a plugin's step reads.
+    fn time_limits(&self) -> Option<&'static str> {
+        None
+    }
     /// Fields that name an artifact (a bundle name there is rewritten to its id).
     fn artifact_fields(&self) -> &'static [&'static str] {
         &[]
@@ -182,9 +188,13 @@ pub fn step_notes(
     let mut known: Vec<&str> = STEP_FIELDS.to_vec();
     known.extend(builtin.map(|b| b.fields()).unwrap_or_default());
     let mut notes = typo_notes(&what, step, &known);
-    if builtin.is_some() && step.contains_key("timeout_seconds") {
+    if let Some(builtin) = builtin.filter(|_| step.contains_key("timeout_seconds")) {
+        let instead = builtin
+            .time_limits()
+            .map(|limits| format!("; {limits}"))
+            .unwrap_or_default();
         notes.push(format!(
-            "{what}: 'timeout_seconds' limits a plugin's step, and a built-in step does not read it"
+            "{what}: 'timeout_seconds' limits a plugin's step, and a built-in step does not read it{instead}"
         ));
     }
     if let Some(Value::Object(retry)) = step.get("retry_config") {

@@ -43,6 +43,27 @@ const CRITERION_FIELDS: [&str; 10] = [
 /// How long a `bash_cmd_succeeds` command may run when the criterion does not say.
 const DEFAULT_COMMAND_TIMEOUT_SECONDS: f64 = 300.0;
 
+/// A `timeout` where a time limit was meant: on the step (its commands' limit is
+/// `shell_timeout_seconds`) or on a `bash_cmd_succeeds` criterion (its command's is
+/// `timeout_seconds`). Too short for the typo notes to take it for either, and read by neither.
+fn timeout_notes(step_id: &str, step: &Map<String, Value>, criteria: &[Value]) -> Vec<String> {
+    let on_step = step.contains_key("timeout").then(|| {
+        format!(
+            "step '{step_id}': 'timeout' is not a field it reads: did you mean 'shell_timeout_seconds' (the time limit of each bash_cmd_succeeds command, in seconds)?"
+        )
+    });
+    let on_criteria = criteria.iter().enumerate().filter_map(|(index, c)| {
+        let command = c.get("type").and_then(Value::as_str) == Some("bash_cmd_succeeds");
+        (command && c.get("timeout").is_some()).then(|| {
+            format!(
+                "step '{step_id}' criterion {}: 'timeout' is not a field it reads: did you mean 'timeout_seconds' (the command's time limit, in seconds)?",
+                index + 1
+            )
+        })
+    });
+    on_step.into_iter().chain(on_criteria).collect()
+}
+
 /// A field under either of its names: ours first, then the original's.
 fn either<'a>(v: &'a Value, ours: &str, original: &str) -> Option<&'a Value> {
     v.get(ours).or_else(|| v.get(original))
@@ -80,6 +101,10 @@ impl BuiltinStep for VerifySandbox {
         ]
     }
 
+    fn time_limits(&self) -> Option<&'static str> {
+        Some("verify_sandbox limits each bash_cmd_succeeds command instead, by its criterion's 'timeout_seconds', else the step's 'shell_timeout_seconds' (300 seconds without either)")
+    }
+
     fn check_notes(&self, step: &Map<String, Value>, dry_run: bool) -> Vec<String> {
         let step_id = str_field(step, "id").unwrap_or("");
         let criteria = step
@@ -115,7 +140,8 @@ impl BuiltinStep for VerifySandbox {
                     )
                 })
             });
-        unknown.chain(zero).chain(typos).collect()
+        let timeouts = timeout_notes(step_id, step, criteria);
+        unknown.chain(zero).chain(typos).chain(timeouts).collect()
     }
 
     fn check(&self, step: &Map<String, Value>) -> Vec<String> {
@@ -586,12 +612,19 @@ fn run_command(
             format!("exit=0; stderr={}", stderr_tail(&done.stderr)),
         ));
     }
+    let stderr = stderr_tail(&done.stderr);
+    // After the stderr, on a line of its own when the stderr ends one.
+    let not_executable = super::not_executable::hint(command, done.code, &done.stderr)
+        .map(|hint| match stderr.ends_with('\n') {
+            true => hint,
+            false => format!(" {hint}"),
+        })
+        .unwrap_or_default();
     Ok((
         false,
         format!(
-            "exit={}; stderr={}{withheld}",
-            done.code,
-            stderr_tail(&done.stderr)
+            "exit={}; stderr={stderr}{not_executable}{withheld}",
+            done.code
         ),
     ))
 }
