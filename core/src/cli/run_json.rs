@@ -91,6 +91,8 @@ pub struct TaskDocument {
     pub summary: String,
     /// Verifying step id → score.
     pub scores: Map<String, Value>,
+    /// Verifier id → what it found: its score and each criterion's result.
+    pub verifications: Map<String, Value>,
     pub duration_seconds: Option<f64>,
     pub steps: Vec<StepDocument>,
 }
@@ -292,6 +294,7 @@ impl RunObserver for RunCollector {
                 outcome,
                 summary,
                 scores,
+                verifications,
                 duration_seconds,
                 ..
             } => {
@@ -310,6 +313,7 @@ impl RunObserver for RunCollector {
                         .iter()
                         .map(|s| (s.step_id.clone(), serde_json::json!(s.score)))
                         .collect();
+                    t.verifications = verifications.clone();
                     t.duration_seconds = Some(*duration_seconds);
                 }
             }
@@ -339,6 +343,7 @@ fn planned(t: &crate::run::events::PlannedTaskInfo) -> TaskDocument {
         outcome: "planned".into(),
         summary: String::new(),
         scores: Map::new(),
+        verifications: Map::new(),
         duration_seconds: None,
         steps: Vec::new(),
     }
@@ -403,6 +408,7 @@ mod tests {
             summary: "failed: StoreError: the document store did not take the task's instance"
                 .into(),
             scores: Vec::new(),
+            verifications: Map::new(),
             duration_seconds: 0.5,
         });
         let task = &collector.document().tasks[0];

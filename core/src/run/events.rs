@@ -235,6 +235,9 @@ pub enum RunEvent {
         /// The outcome as the summary words it.
         summary: String,
         scores: Vec<TaskScore>,
+        /// What each verifier found, by its id: the instance's `verifications` (its score and each
+        /// criterion's result and justification); empty when no verifier ran.
+        verifications: serde_json::Map<String, serde_json::Value>,
         duration_seconds: f64,
     },
     /// The run ended (before the `--keep` wait and the teardown report).

@@ -83,6 +83,8 @@ pub struct TaskRunResult {
     /// How many of `torn_down` a retry replaced.
     pub replaced: usize,
     pub still_up: Vec<(crate::sandbox::Sandbox, String)>,
+    /// The instance's `verifications`: what each verifier found.
+    pub verifications: Map<String, Value>,
 }
 
 #[derive(Clone, Debug)]
@@ -109,6 +111,7 @@ pub fn run_task(planned: &PlannedTask<'_>, version: i64, shared: &RunShared<'_>)
         torn_down: 0,
         replaced: 0,
         still_up: Vec::new(),
+        verifications: Map::new(),
     };
     if shared.cancel.is_cancelled() {
         task_finished(planned, &result, None, shared.observer);
@@ -244,6 +247,9 @@ pub fn run_task(planned: &PlannedTask<'_>, version: i64, shared: &RunShared<'_>)
         outcome
     };
     let mut final_context = final_context;
+    if let Some(Value::Object(found)) = final_context.metadata.get("verifications") {
+        result.verifications = found.clone();
+    }
     if shared.keep && !cancelled {
         result.kept = Some(deployed);
     } else {
@@ -323,6 +329,7 @@ fn task_finished(
                 score: *score,
             })
             .collect(),
+        verifications: result.verifications.clone(),
         duration_seconds: result.duration.as_secs_f64(),
     });
 }

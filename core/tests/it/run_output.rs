@@ -232,6 +232,28 @@ fn a_run_that_passes_prints_no_log_path_and_json_has_scores_steps_and_timings() 
     assert_eq!(task["outcome"], "passed");
     assert_eq!(task["summary"], "passed (hello: 1)");
     assert_eq!(task["scores"]["hello"], 1.0);
+    // What each criterion found, as the instance records it: a script needs no second command.
+    let found = &task["verifications"]["hello"];
+    assert_eq!(found["score"], 1.0);
+    let criteria: Vec<(&str, bool, &str)> = found["results"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|c| {
+            (
+                c["criterion"].as_str().unwrap(),
+                c["result"].as_bool().unwrap(),
+                c["justification"].as_str().unwrap(),
+            )
+        })
+        .collect();
+    assert_eq!(
+        criteria,
+        [
+            ("greets", true, "contains 'hello'"),
+            ("check passes", true, "exit=0; stderr=")
+        ]
+    );
     let steps: Vec<&str> = task["steps"]
         .as_array()
         .unwrap()
