@@ -278,6 +278,10 @@ impl Watch<'_> {
                 if json {
                     let mut doc = collector.document();
                     doc.error = Some(e.to_string());
+                    // A bundle's problems one by one, so a script need not split the message.
+                    if let RunError::Bundle(bundle) = &e {
+                        doc.problems = bundle.problems.clone();
+                    }
                     doc.log = written_log.clone();
                     term.print(&format!("{}\n", pretty(&doc)));
                 }

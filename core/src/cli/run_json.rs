@@ -26,6 +26,9 @@ pub struct RunDocument {
     pub exit_code: i32,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub error: Option<String>,
+    /// With `error`, when the bundle was refused: each of its problems (what `error` joins).
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub problems: Vec<String>,
     pub run_group_id: Option<String>,
     pub duration_seconds: Option<f64>,
     /// The run's log file (every event, each plugin's stderr and `$/log` lines).
@@ -135,6 +138,7 @@ impl RunCollector {
                 status: "error".into(),
                 exit_code: 1,
                 error: None,
+                problems: Vec::new(),
                 run_group_id: None,
                 duration_seconds: None,
                 log: None,

@@ -135,6 +135,19 @@ fn every_problem_of_a_bundle_is_reported_together_sorted() {
         ]
     );
     assert!(!s.state().exists());
+    // A script gets them one by one, beside the joined message.
+    let r = s.run(&["run", "./bad", "--json"]);
+    assert_eq!(r.code, 1);
+    let doc: serde_json::Value = serde_json::from_str(&r.stdout).unwrap();
+    assert_eq!(doc["status"], "error");
+    let problems: Vec<&str> = doc["problems"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|p| p.as_str().unwrap())
+        .collect();
+    assert_eq!(problems, lines, "{doc:#}");
+    assert_eq!(doc["error"].as_str().unwrap().lines().count(), lines.len());
 }
 
 #[test]
