@@ -477,10 +477,25 @@ fn plan_task<'b>(
 /// are …` (or nothing when it has none).
 fn near_artifact(bundle: &Bundle, name: &str) -> String {
     let names: Vec<&str> = bundle.artifacts.iter().map(|a| a.name.as_str()).collect();
+    // Where the bundle would hold it, for a name that can be a folder's.
+    let folder = match name.contains('/') {
+        true => String::new(),
+        false => format!("artifacts/{name}/"),
+    };
     match crate::similar::best_match(name, names.iter().copied(), 0.75) {
         Some(near) => format!("; did you mean '{near}'?"),
-        None if names.is_empty() => String::new(),
-        None => format!("; its artifacts are {}", names.join(", ")),
+        None if names.is_empty() && folder.is_empty() => "; the bundle has no artifacts".into(),
+        None if names.is_empty() => {
+            format!("; the bundle has no artifacts: put the artifact's files in {folder}")
+        }
+        None => {
+            let quoted: Vec<String> = names.iter().map(|n| format!("'{n}'")).collect();
+            let new_one = match folder.is_empty() {
+                true => String::new(),
+                false => format!(" (a new one goes in {folder})"),
+            };
+            format!("; its artifacts are {}{new_one}", quoted.join(", "))
+        }
     }
 }
 

@@ -184,7 +184,7 @@ fn unknown_step_types_and_bad_fields_are_reported_before_any_step_runs() {
         "{err}"
     );
     assert!(
-        err.contains("'missing' is not an artifact of this bundle"),
+        err.contains("'missing' is not an artifact of this bundle, and a bundle run reads only @local ids from the store; the bundle has no artifacts: put the artifact's files in artifacts/missing/"),
         "{err}"
     );
     assert!(!s.state().exists(), "a refused run wrote state");
