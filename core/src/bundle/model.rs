@@ -25,6 +25,9 @@ pub struct Bundle {
     pub aliases: BTreeMap<String, BTreeMap<String, Vec<String>>>,
     /// Entries that are not part of the bundle, relative to its root.
     pub ignored: Vec<String>,
+    /// What the bundle's files say that a run does not read, each a sentence that starts with the
+    /// file's path (a task file's own `id`).
+    pub unread: Vec<String>,
 }
 
 /// An artifact (or skill) folder.

@@ -51,6 +51,7 @@ pub fn parse_tree(
             builds: Vec::new(),
             aliases: BTreeMap::new(),
             ignored: Vec::new(),
+            unread: Vec::new(),
         },
     };
     p.parse_root();
@@ -447,6 +448,14 @@ impl Parser<'_> {
             let steps = match serde_json::from_slice::<Value>(json) {
                 Ok(Value::Array(items)) => self.read_steps(&rel, items),
                 Ok(Value::Object(mut doc)) if doc.get("steps").is_some_and(Value::is_array) => {
+                    // `task put` takes the id a task file gives; a bundle names its tasks by file.
+                    if let Some(given) = doc.get("id").and_then(Value::as_str) {
+                        if given != name {
+                            self.bundle.unread.push(format!(
+                                "{rel} gives the id '{given}', which a bundle run does not read: a bundle's task is named by its file, so this one is '{name}' (agent-env task put reads the id)"
+                            ));
+                        }
+                    }
                     let items = match doc.remove("steps") {
                         Some(Value::Array(items)) => items,
                         _ => Vec::new(),

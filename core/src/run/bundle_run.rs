@@ -130,6 +130,9 @@ pub fn run_bundle_pinned(
             out.note(&format!("Note: {rel} is not read: {why}"));
         }
     }
+    for unread in &parsed.unread {
+        out.note(&format!("Note: {unread}"));
+    }
     if !parsed.builds.is_empty() {
         let paths: Vec<&str> = parsed.builds.iter().map(|b| b.path.as_str()).collect();
         out.note(&format!(

@@ -90,6 +90,7 @@ fn as_bundle(id: &str, steps: Vec<Map<String, Value>>) -> Bundle {
         builds: Vec::new(),
         aliases: Default::default(),
         ignored: Vec::new(),
+        unread: Vec::new(),
     }
 }
 

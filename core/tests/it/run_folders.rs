@@ -1013,3 +1013,27 @@ fn a_bundle_whose_step_plugin_fails_is_told_why_the_step_cannot_run() {
         check.stderr
     );
 }
+
+/// A task file in object form may give an id (`task put` reads it); a bundle names its tasks by
+/// file, and says so when the file's id is another, rather than dropping it in silence.
+#[test]
+fn a_task_files_own_id_in_a_bundle_is_said_to_be_unread() {
+    let s = Sandboxed::new();
+    let steps = r#"[{"id": "box", "type": "deploy_sandbox", "sandbox_name": "box"}]"#;
+    s.write(
+        "ids/tasks/a.json",
+        &format!(r#"{{"id": "same", "steps": {steps}}}"#),
+    );
+    s.write(
+        "ids/tasks/b.json",
+        &format!(r#"{{"id": "b", "steps": {steps}}}"#),
+    );
+    let r = s.run(&["run", "./ids"]);
+    assert_eq!(r.code, 0, "{}", r.both());
+    assert!(
+        r.stderr.contains("Note: tasks/a.json gives the id 'same', which a bundle run does not read: a bundle's task is named by its file, so this one is 'a' (agent-env task put reads the id)"),
+        "{}",
+        r.stderr
+    );
+    assert!(!r.stderr.contains("tasks/b.json gives"), "{}", r.stderr);
+}
