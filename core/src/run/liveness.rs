@@ -31,7 +31,7 @@ use crate::stores::{DocumentStore, Filter, Predicate};
 /// A journal's file name ends so.
 const SUFFIX: &str = ".journal";
 /// A killed run's instance is told so.
-const ENDED_UNFINISHED: &str = "the run that was running this task ended without finishing it (agent-env was killed, or its machine stopped); a later run marked it failed";
+const ENDED_UNFINISHED: &str = "the run that was running this task ended without finishing it (agent-env was killed or stopped at once by a second signal, or its machine stopped); a later run marked it failed";
 /// Whether `instance` was marked failed by a later run's sweep (its own run never wrote its end, so
 /// when it ended is not known; its `completed_at_utc` is when it was marked).
 pub fn marked_by_a_later_run(instance: &serde_json::Map<String, serde_json::Value>) -> bool {
@@ -333,7 +333,7 @@ impl Swept {
         let mut out = Vec::new();
         if self.killed_runs > 0 {
             out.push(format!(
-                "note: {} earlier {} ended without finishing (agent-env was killed, or its machine stopped): {} task {} it left running marked failed, {} {} it left removed",
+                "note: {} earlier {} ended without finishing (agent-env was killed or stopped at once by a second signal, or its machine stopped): {} task {} it left running marked failed, {} {} it left removed",
                 self.killed_runs,
                 plural(self.killed_runs, "run", "runs"),
                 self.killed_instances,
@@ -354,7 +354,7 @@ impl Swept {
         if self.elsewhere_sandboxes > 0 {
             let by = either_of(self.elsewhere.iter().map(|i| i.marked_by()));
             out.push(format!(
-                "note: removed {} {} that earlier runs left (agent-env was killed, or its machine stopped); the task instances they left running are in another document store, and the next {} marks them failed",
+                "note: removed {} {} that earlier runs left (agent-env was killed or stopped at once by a second signal, or its machine stopped); the task instances they left running are in another document store, and the next {} marks them failed",
                 self.elsewhere_sandboxes,
                 plural(self.elsewhere_sandboxes, "sandbox", "sandboxes"),
                 by,

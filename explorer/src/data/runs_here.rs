@@ -31,7 +31,7 @@ impl Interrupted {
     pub fn warning(&self) -> String {
         match self {
             Interrupted::Killed { by } => format!(
-                "the run of this task ended without finishing it (agent-env was killed, or its machine stopped): it shows as running until the next {by} marks it failed and removes the sandboxes it left"
+                "the run of this task ended without finishing it (agent-env was killed or stopped at once by a second signal, or its machine stopped): it shows as running until the next {by} marks it failed and removes the sandboxes it left"
             ),
             Interrupted::EndUnrecorded { by } => format!(
                 "the run of this task could not write its end to the document store: it shows as running until the next {by} marks it failed (once the store takes writes); the run said why when it ran"
