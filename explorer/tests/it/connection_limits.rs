@@ -10,7 +10,7 @@ use std::path::Path;
 use std::time::Duration;
 
 use crate::api_runs::{slow_bundle, start_group};
-use crate::support::http::EventStream;
+use crate::support::http::{health_on_kept_alive_connection, EventStream};
 use crate::support::server::EXPLORER;
 use crate::support::{seg, Explorer, World};
 
@@ -66,23 +66,6 @@ fn closed_already(stream: &mut TcpStream) -> bool {
     closed
 }
 
-/// `GET /api/v1/health` on a keep-alive connection, its whole answer read; the connection stays open.
-fn health_kept_alive(port: u16) -> TcpStream {
-    let mut stream = TcpStream::connect(("127.0.0.1", port)).unwrap();
-    stream.set_read_timeout(Some(CLOSE_WAIT)).unwrap();
-    let request = format!("GET /api/v1/health HTTP/1.1\r\nHost: 127.0.0.1:{port}\r\n\r\n");
-    stream.write_all(request.as_bytes()).unwrap();
-    let mut answer = Vec::new();
-    let mut buffer = [0u8; 4096];
-    while !String::from_utf8_lossy(&answer).contains("\"status\":\"ok\"") {
-        let n = stream.read(&mut buffer).unwrap();
-        assert!(n > 0, "the server closed the connection: {answer:?}");
-        answer.extend_from_slice(&buffer[..n]);
-    }
-    assert!(answer.starts_with(b"HTTP/1.1 200"), "{answer:?}");
-    stream
-}
-
 #[test]
 fn a_connection_that_sends_half_a_head_is_closed_while_others_are_answered() {
     let world = World::new();
@@ -112,7 +95,7 @@ fn a_connection_that_sends_half_a_head_is_closed_while_others_are_answered() {
 fn a_keep_alive_connection_left_idle_is_closed() {
     let world = World::new();
     let server = Explorer::start_with_env(&world, &[(HEADER_TIMEOUT_VAR, "1")]);
-    let mut idle = health_kept_alive(server.port);
+    let mut idle = health_on_kept_alive_connection(server.port, CLOSE_WAIT);
     let sent = wait_until_closed(&mut idle);
     assert!(sent.is_empty(), "{:?}", String::from_utf8_lossy(&sent));
     server.get("/api/v1/health").expect(200);

@@ -195,3 +195,22 @@ pub fn events_until(port: u16, path: &str, last: &[&str]) -> (Vec<(String, Strin
     }
     (stream.headers, events)
 }
+
+/// Opens a keep-alive connection to `port` and reads one whole answer of `GET /api/v1/health` on it
+/// (a read waits at most `read_wait`); the connection stays open, for tests of what open connections
+/// cost and how long the server keeps them.
+pub fn health_on_kept_alive_connection(port: u16, read_wait: std::time::Duration) -> TcpStream {
+    let mut stream = TcpStream::connect(("127.0.0.1", port)).unwrap();
+    stream.set_read_timeout(Some(read_wait)).unwrap();
+    let request = format!("GET /api/v1/health HTTP/1.1\r\nHost: 127.0.0.1:{port}\r\n\r\n");
+    stream.write_all(request.as_bytes()).unwrap();
+    let mut answer = Vec::new();
+    let mut buffer = [0u8; 4096];
+    while !String::from_utf8_lossy(&answer).contains("\"status\":\"ok\"") {
+        let n = stream.read(&mut buffer).unwrap();
+        assert!(n > 0, "the server closed the connection: {answer:?}");
+        answer.extend_from_slice(&buffer[..n]);
+    }
+    assert!(answer.starts_with(b"HTTP/1.1 200"), "{answer:?}");
+    stream
+}
