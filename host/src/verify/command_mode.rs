@@ -9,7 +9,7 @@ use serde_json::json;
 use agent_env_protocol::methods::{INITIALIZE, SHUTDOWN};
 
 use super::conversation::{Answer, Conversation};
-use super::{tail_note, Check, Finding, Kit, VerifyOptions, TAIL_LINES};
+use super::{AnswersOn, Check, Finding, Kit, VerifyOptions};
 use crate::spawn::command_mode_contract;
 
 impl Kit<'_> {
@@ -92,19 +92,7 @@ impl Kit<'_> {
         if !matches!(answer, Answer::TimedOut(_) | Answer::Ended(_)) {
             return self.initialize_result(run, answer).map(|_| ());
         }
-        let failure = match answer {
-            Answer::TimedOut(t) => format!(
-                "it did not answer 'initialize' on fd 4 within {:.1} s",
-                t.as_secs_f64()
-            ),
-            Answer::Ended(how) => format!(
-                "it {} before answering 'initialize' on fd 4{}",
-                how.map(|h| h.describe())
-                    .unwrap_or_else(|| "closed fd 4".into()),
-                tail_note(&run.final_stderr_tail(TAIL_LINES))
-            ),
-            other => self.describe_failure(run, INITIALIZE, &other),
-        };
+        let failure = self.describe_failure_via(run, INITIALIZE, &answer, AnswersOn::Fd4);
         let on_stdout = match run.protocol_line_on_terminal() {
             Some(line) => format!("; it wrote a protocol message to stdout instead: '{line}'"),
             None => String::new(),

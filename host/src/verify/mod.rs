@@ -664,15 +664,29 @@ impl Kit<'_> {
 
     /// "it did not answer 'x' within 10.0 s" / "it exited with code 3 before answering 'x': <stderr>".
     fn describe_failure(&self, run: &Conversation, method: &str, answer: &Answer) -> String {
+        self.describe_failure_via(run, method, answer, AnswersOn::Stdout)
+    }
+
+    /// As [`Self::describe_failure`], for a plugin that answers on `channel`.
+    fn describe_failure_via(
+        &self,
+        run: &Conversation,
+        method: &str,
+        answer: &Answer,
+        channel: AnswersOn,
+    ) -> String {
+        let (on, closed) = match channel {
+            AnswersOn::Stdout => ("", "closed its stdout"),
+            AnswersOn::Fd4 => (" on fd 4", "closed fd 4"),
+        };
         match answer {
             Answer::TimedOut(t) => format!(
-                "it did not answer '{method}' within {:.1} s",
+                "it did not answer '{method}'{on} within {:.1} s",
                 t.as_secs_f64()
             ),
             Answer::Ended(how) => format!(
-                "it {} before answering '{method}'{}",
-                how.map(|h| h.describe())
-                    .unwrap_or_else(|| "closed its stdout".into()),
+                "it {} before answering '{method}'{on}{}",
+                how.map(|h| h.describe()).unwrap_or_else(|| closed.into()),
                 tail_note(&run.final_stderr_tail(TAIL_LINES))
             ),
             Answer::Result(v) => format!("it answered '{method}' with {}", short(v)),
@@ -682,6 +696,13 @@ impl Kit<'_> {
             ),
         }
     }
+}
+
+/// Where a plugin writes its answers: stdout, or fd 4 in command mode (a CLI command).
+#[derive(Clone, Copy)]
+enum AnswersOn {
+    Stdout,
+    Fd4,
 }
 
 fn plural(n: usize) -> &'static str {
