@@ -155,8 +155,41 @@ pub fn is_builtin(group: &str, name: &str) -> bool {
     names(group).contains(&name)
 }
 
+/// The built-in names of a group that this agent-env has itself; the rest of [`names`] are built into
+/// the Python agent-env and only reserved here. It runs three of the original's steps and its one
+/// sandbox provider, deploys no envs and acquires no env state, and accepts every built-in artifact
+/// type; the CLI groups name its own commands and flags.
+fn own_names(group: &str) -> &'static [&'static str] {
+    match group {
+        "task_steps" => RUNNABLE_TASK_STEPS,
+        "sandbox_providers" => &[crate::sandbox::LOCAL],
+        "envs" | "state_providers" | "env_providers" => &[],
+        other => names(other),
+    }
+}
+
+/// Whether `name` is built into the Python agent-env and reserved here, though this agent-env does not
+/// have it (`prompt_agent`, `modal`).
+pub fn only_in_python(group: &str, name: &str) -> bool {
+    is_builtin(group, name) && !own_names(group).contains(&name)
+}
+
 #[cfg(test)]
 mod tests {
+    #[test]
+    fn the_names_this_agent_env_has_are_told_from_the_reserved_ones() {
+        use super::only_in_python;
+        assert!(only_in_python("task_steps", "prompt_agent"));
+        assert!(!only_in_python("task_steps", "deploy_sandbox"));
+        assert!(only_in_python("sandbox_providers", "modal"));
+        assert!(!only_in_python("sandbox_providers", "local"));
+        assert!(only_in_python("envs", "mcp_server"));
+        assert!(!only_in_python("artifacts", "file"));
+        assert!(!only_in_python("cli_plugins", "run"));
+        // Not built in anywhere.
+        assert!(!only_in_python("task_steps", "grade_essay"));
+    }
+
     #[test]
     fn the_lists_hold_no_duplicates() {
         for group in agent_env_protocol::names::GROUPS {

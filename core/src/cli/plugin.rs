@@ -358,6 +358,7 @@ fn list(args: &ReportArgs, verbose: bool, session: &Session, term: &Terminal) ->
     let (registry, built) = collect(args, verbose, session, term);
     let mut warnings = session.take_plugin_warnings();
     warnings.extend(crate::report::noise::warnings(registry));
+    warnings.extend(crate::report::unused::warnings(registry, None));
     for w in &warnings {
         term.warn(w);
     }
@@ -383,10 +384,11 @@ fn check(args: &ReportArgs, verbose: bool, session: &Session, term: &Terminal) -
         term.warn(w);
     }
     let result = documents::check(&built.report);
-    // Unsafe plugin paths (as plugin list says them) and bundles that cannot run: for a person on
-    // stderr, for a script in the document too.
+    // Unsafe plugin paths (as plugin list says them), bundles that cannot run and contributions no
+    // run uses: for a person on stderr, for a script in the document too.
     let mut warnings = session.take_plugin_warnings();
     warnings.extend(unrunnable_bundles(session));
+    warnings.extend(crate::report::unused::warnings(registry, None));
     for w in &warnings {
         term.warn(w);
     }
@@ -455,6 +457,10 @@ fn show(args: &ShowArgs, verbose: bool, session: &Session, term: &Terminal) -> E
             args.package
         )));
     };
+    // The show document has no key for them: a person reads them on stderr, as `list` prints them.
+    for w in crate::report::unused::warnings(registry, Some(wanted.as_str())) {
+        term.warn(&w);
+    }
     let source = built.sources[index];
     let dist = built.report.plugins[index].clone();
     let manifest = manifest_info(registry, source);

@@ -158,8 +158,11 @@ fn unused_runner(impl_name: &str) -> String {
 }
 
 /// `[sandbox] default` as `agent-env run` reads it: a chain of provider names, one of which this
-/// agent-env must have.
-fn sandbox_default_problem(doc: &ConfigDocument) -> Option<ConfigError> {
+/// agent-env must have (a plugin's provider, which loads, is said to be unused here).
+fn sandbox_default_problem(
+    doc: &ConfigDocument,
+    manifests: &[agent_env_protocol::manifest::Manifest],
+) -> Option<ConfigError> {
     let value = doc.table.get("sandbox")?.as_table()?.get("default")?;
     let Some(chain) = value.as_str() else {
         return Some(ConfigError::SandboxDefault(format!(
@@ -168,7 +171,11 @@ fn sandbox_default_problem(doc: &ConfigDocument) -> Option<ConfigError> {
         )));
     };
     crate::sandbox::first_available(chain).is_none().then(|| {
-        ConfigError::SandboxDefault(crate::sandbox::no_provider("[sandbox] default", chain))
+        ConfigError::SandboxDefault(super::sandbox_chain::no_provider_here(
+            "[sandbox] default",
+            chain,
+            manifests,
+        ))
     })
 }
 
@@ -321,7 +328,7 @@ fn run_checks(doc: &ConfigDocument, builder: &dyn StoreBuilder, found: &mut Find
     if let Err(e) = check_agents(doc) {
         errors.push(e);
     }
-    if let Some(e) = sandbox_default_problem(doc) {
+    if let Some(e) = sandbox_default_problem(doc, builder.manifests()) {
         errors.push(e);
     }
     // References in the plain sections are resolved where they are read; resolve them now.

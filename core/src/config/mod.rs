@@ -13,6 +13,7 @@
 //!   [`configured_store::configured_secrets`].
 //! - [`impls`] and [`provider_entries`] for the registration tables' shapes.
 //! - [`check_all`] / [`check::preflight`] before a run starts any step.
+//! - [`sandbox_chain::no_provider_here`]: why `--sandbox` or `[sandbox] default` picks no provider.
 
 pub mod check;
 pub mod configured_store;
@@ -27,6 +28,7 @@ pub mod mask_text;
 pub mod plugins;
 pub mod references;
 pub mod registrations;
+pub mod sandbox_chain;
 pub mod schema;
 pub mod secret_names;
 pub mod sections;

@@ -1,5 +1,6 @@
-//! `[plugins.<package>]`: each plugin's own settings. agent-env reads nothing in a table and checks none of its
-//! keys; it finds the table by canonical name, resolves references and hands it to the plugin.
+//! `[plugins.<package>]`: each plugin's own settings. agent-env checks none of a table's keys (the plugin
+//! does); it finds the table by canonical name, resolves its references and hands it to the plugin as it
+//! starts it. A table it cannot read or resolve is that plugin's failure to load (`load-failed`).
 
 use super::document::ConfigDocument;
 use super::error::ConfigError;
@@ -198,7 +199,7 @@ impl Owner {
     pub fn explain_note(&self) -> String {
         match self {
             Owner::Plugin { name, version } => {
-                format!("in the table of the plugin {name} {version}; agent-env does not read or check it")
+                format!("in the table of the plugin {name} {version}, which gets it when it starts: agent-env resolves its env: and secret: references but leaves its keys to the plugin, and a table it cannot read or resolve stops the plugin from loading (load-failed)")
             }
             Owner::NotAPlugin { name, version } => format!(
                 "in the table of {name} {version}, which is installed but declares no agent_env entry point; agent-env does not read it"

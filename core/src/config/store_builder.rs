@@ -42,6 +42,11 @@ pub trait StoreBuilder {
     fn installed_packages(&self) -> Option<Vec<String>> {
         None
     }
+
+    /// The installed plugins' manifests, when the check was given them (else none).
+    fn manifests(&self) -> &[Manifest] {
+        &[]
+    }
 }
 
 /// Builds each configured store with the real constructors. A plugin's store is checked against the
@@ -230,5 +235,9 @@ impl StoreBuilder for StoresBuilder<'_> {
     fn installed_packages(&self) -> Option<Vec<String>> {
         self.manifests
             .map(|manifests| manifests.iter().map(Manifest::canonical_name).collect())
+    }
+
+    fn manifests(&self) -> &[Manifest] {
+        self.manifests.unwrap_or(&[])
     }
 }

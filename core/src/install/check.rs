@@ -73,6 +73,15 @@ pub fn check_package(name: &str, out: &dyn Output) -> Vec<String> {
             .map(|r| format!(" ({r})"))
             .unwrap_or_default();
         out.line(&format!("  {name}: {group} {cname} {status}{reason}"));
+        // In effect, but of a group no run here uses: not a reason to refuse it, said while it is new.
+        if status == "active" {
+            let package = doc["plugins"][0]["name"].as_str().unwrap_or(name);
+            if let Some(unused) =
+                crate::registry::unused_here::unused_contribution_warning(package, group, cname)
+            {
+                out.note(&format!("warning: {unused}"));
+            }
+        }
         if status != "active" && status != "replaced" {
             let why = c["reason"]
                 .as_str()

@@ -11,6 +11,7 @@
 //!   maps the config's legacy artifact type names.
 //! - [`load`] and [`host_prober`]: starting plugins to read their handshakes; [`validate`]: what a
 //!   handshake must satisfy ([`crate::compat`] checks a manifest's requirements, before any of this).
+//! - [`unused_here`]: the groups whose contributions load but that nothing in this agent-env uses yet.
 
 use std::path::PathBuf;
 
@@ -25,6 +26,7 @@ pub mod outcome;
 mod precedence;
 mod resolve;
 mod type_aliases;
+pub mod unused_here;
 pub mod validate;
 
 #[cfg(test)]

@@ -168,6 +168,23 @@ fn claims_by_key(reg: &Registry, group: &str) -> BTreeMap<String, Vec<usize>> {
     by_key
 }
 
+/// Why a plugin may not take a name the Python agent-env has built in and this one does not have
+/// (`prompt_agent`): the claim is skipped all the same, and the plugin has to be renamed.
+fn reserved_for_python(group: &str) -> String {
+    let what = match group {
+        "task_steps" => "step",
+        "envs" => "env type",
+        "sandbox_providers" => "sandbox provider",
+        "state_providers" => "state provider",
+        "env_providers" => "environment provider",
+        "artifacts" => "artifact type",
+        _ => "name",
+    };
+    format!(
+        "reserved for a built-in {what} of the Python agent-env, which this agent-env does not have; the plugin must use another name"
+    )
+}
+
 /// Built-in clash, incompatible core and conflict for one group; returns the claims left to load.
 fn classify_before_load(
     reg: &mut Registry,
@@ -179,9 +196,11 @@ fn classify_before_load(
     for (key, claims) in claims_by_key(reg, group) {
         let labels: Vec<String> = claims.iter().map(|&i| reg.label(&reg.claims[i])).collect();
         if builtin_names::is_builtin(group, &key) {
+            let only_in_python = builtin_names::only_in_python(group, &key);
             let reason = match group {
                 "cli_plugins" => format!("clashes with existing command '{key}'"),
                 "cli_root_options" => format!("clashes with core root option '{key}'"),
+                _ if only_in_python => reserved_for_python(group),
                 _ => "clashes with a built-in".to_string(),
             };
             for &i in &claims {
@@ -202,6 +221,18 @@ fn classify_before_load(
                         "CLI root option '{key}' from '{dist}' clashes with core root option '{key}' and was skipped"
                     ));
                 }
+            } else if only_in_python {
+                reg.warnings.push(format!(
+                    "Plugin {} in {rg} was skipped: the name is {reason}",
+                    labels.join("; ")
+                ));
+                reg.failures.insert(
+                    (group, key.clone()),
+                    format!(
+                        "registered by {}, but the name is {reason}",
+                        labels.join("; ")
+                    ),
+                );
             } else {
                 reg.warnings.push(format!(
                     "Plugin {} in {rg} clashes with a built-in and was skipped",

@@ -153,7 +153,7 @@ pub fn run_bundle_pinned(
     // before anything is written or run.
     let config = session.config();
     let sandbox_provider =
-        choose_sandbox_provider(request.sandbox.as_deref(), config, &sandbox_dir)?;
+        choose_sandbox_provider(request.sandbox.as_deref(), session, &sandbox_dir)?;
     // Only a config file can name a plugin's store, so with none there are no manifests to check against.
     let manifests = match config.path {
         Some(_) => session.manifests(),
@@ -294,18 +294,19 @@ pub(super) fn start_plugin_steps(
     }
 }
 
-/// The first provider of a `--sandbox` chain this build has.
 /// The sandbox provider of a run: the first available one of `--sandbox`'s chain, else of the
 /// config's `[sandbox] default`, else the built-in `local`. A chain none of whose providers is
-/// available stops the run, naming where it was written.
+/// available stops the run, naming where it was written (and a plugin's provider it names, which
+/// runs here do not use).
 pub(super) fn choose_sandbox_provider(
     flag: Option<&str>,
-    config: &crate::config::ConfigDocument,
+    session: &Session,
     sandbox_dir: &std::path::Path,
 ) -> Result<String, BundleError> {
     if let Some(chain) = flag {
-        return pick_sandbox_provider(Some(chain), "--sandbox", sandbox_dir);
+        return pick_sandbox_provider(Some(chain), "--sandbox", session, sandbox_dir);
     }
+    let config = session.config();
     let source = match &config.path {
         Some(path) => format!("[sandbox] default in {}", path.display()),
         None => "[sandbox] default".to_string(),
@@ -313,6 +314,7 @@ pub(super) fn choose_sandbox_provider(
     pick_sandbox_provider(
         configured_sandbox_chain(config).as_deref(),
         &source,
+        session,
         sandbox_dir,
     )
 }
@@ -332,6 +334,7 @@ fn configured_sandbox_chain(config: &crate::config::ConfigDocument) -> Option<St
 fn pick_sandbox_provider(
     chain: Option<&str>,
     source: &str,
+    session: &Session,
     sandbox_dir: &std::path::Path,
 ) -> Result<String, BundleError> {
     let Some(chain) = chain else {
@@ -340,7 +343,13 @@ fn pick_sandbox_provider(
     crate::sandbox::first_available(chain)
         .filter(|name| crate::sandbox::provider(name, sandbox_dir).is_some())
         .map(str::to_string)
-        .ok_or_else(|| BundleError::one(crate::sandbox::no_provider(source, chain)))
+        .ok_or_else(|| {
+            BundleError::one(crate::config::sandbox_chain::no_provider_here(
+                source,
+                chain,
+                &session.manifests(),
+            ))
+        })
 }
 
 /// Step types and store references, as planning asks for them.

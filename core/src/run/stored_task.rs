@@ -344,7 +344,7 @@ pub fn run_stored_task(
     };
     let sandbox_dir = session.paths().local_sandbox_dir();
     let sandbox_provider =
-        choose_sandbox_provider(request.sandbox.as_deref(), session.config(), &sandbox_dir)?;
+        choose_sandbox_provider(request.sandbox.as_deref(), session, &sandbox_dir)?;
     let plugins = start_plugin_steps(&bundle, &plan, &stores, session, observer.clone(), &cancel)?;
     if let Some(signal) = cancel.signal() {
         if let Some(p) = plugins {

@@ -190,6 +190,29 @@ impl PluginStoreFactory for HostPluginStores {
     }
 }
 
+/// A refusal of a named kind to `store.open` (the plugin's own words about its settings, such as
+/// "unknown key 'x'") said with what was being done: which plugin refused to open which store (named
+/// unless its words name it already), with which settings. The kind is kept. One of no named kind
+/// (internal, I/O) names the plugin and the method already.
+fn refused_open(package: &str, kind: StoreKind, class: &str, err: StoreError) -> StoreError {
+    if matches!(err, StoreError::Internal(_) | StoreError::Io { .. }) {
+        return err;
+    }
+    let words = err.to_string();
+    let store = format!("{package}:{class}");
+    let which = if words.contains(&store) {
+        format!("its {kind} store")
+    } else {
+        format!("its {kind} store {store}")
+    };
+    StoreError::from_kind(
+        err.kind(),
+        format!(
+            "the plugin {package} refused to open {which} with the settings in [stores.{kind}]: {words}"
+        ),
+    )
+}
+
 fn interface(kind: StoreKind) -> &'static str {
     match kind {
         StoreKind::Object => "ObjectStore",
@@ -308,7 +331,9 @@ impl ProcessTransport {
 
     /// Sends `store.open` to `process`; the handle it answers.
     fn open_in(&self, process: &PluginProcess) -> StoreResult<String> {
-        let answer = self.send(process, STORE_OPEN, self.open.clone())?;
+        let answer = self
+            .send(process, STORE_OPEN, self.open.clone())
+            .map_err(|e| refused_open(&self.spec.package, self.kind, &self.class, e))?;
         let opened: StoreOpenResult = serde_json::from_value(answer).map_err(|e| {
             StoreError::Internal(format!(
                 "plugin {} answered store.open for {} without a handle: {e}",
@@ -379,6 +404,43 @@ mod tests {
             method: "store.object.get".into(),
             error: answer,
         }
+    }
+
+    #[test]
+    fn a_refused_open_names_the_plugin_the_store_and_the_settings() {
+        let err = refused_open(
+            "agentenv-x",
+            StoreKind::Object,
+            "Disk",
+            StoreError::Config("nope".into()),
+        );
+        assert!(matches!(err, StoreError::Config(_)), "{err:?}");
+        assert_eq!(
+            err.to_string(),
+            "the plugin agentenv-x refused to open its object store agentenv-x:Disk with the settings in [stores.object]: nope"
+        );
+        // The plugin's words name the store already: not said twice.
+        let err = refused_open(
+            "agentenv-x",
+            StoreKind::Secret,
+            "Vault",
+            StoreError::InvalidValue(
+                "The config table for 'agentenv-x:Vault' has unknown key 'a'".into(),
+            ),
+        );
+        assert_eq!(
+            (err.kind(), err.to_string()),
+            (ErrorKind::InvalidValue, "the plugin agentenv-x refused to open its secret store with the settings in [stores.secret]: The config table for 'agentenv-x:Vault' has unknown key 'a'".into())
+        );
+        // A failure that names the plugin and the method already is left as it is.
+        let internal = "plugin agentenv-x (/x) failed while answering store.open: boom";
+        let err = refused_open(
+            "agentenv-x",
+            StoreKind::Object,
+            "Disk",
+            StoreError::Internal(internal.into()),
+        );
+        assert_eq!(err.to_string(), internal);
     }
 
     #[test]

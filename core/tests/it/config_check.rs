@@ -489,8 +489,8 @@ fn a_plugin_store_is_opened_in_its_plugin_which_checks_its_keys() {
     assert_eq!(code, 0, "{json}");
     assert_eq!(json["notes"], serde_json::json!([]));
     for (config, message) in [
-        ("{ bucket = \"b\" }", "The config table for 'agentenv-fixture-works:MemoryObjectStore' lacks the required key 'root'; it takes root, bucket"),
-        ("{ root = \"/x\", colour = 1 }", "The config table for 'agentenv-fixture-works:MemoryObjectStore' has unknown key 'colour'; it takes root, bucket"),
+        ("{ bucket = \"b\" }", "the plugin agentenv-fixture-works refused to open its object store with the settings in [stores.object]: The config table for 'agentenv-fixture-works:MemoryObjectStore' lacks the required key 'root'; it takes root, bucket"),
+        ("{ root = \"/x\", colour = 1 }", "the plugin agentenv-fixture-works refused to open its object store with the settings in [stores.object]: The config table for 'agentenv-fixture-works:MemoryObjectStore' has unknown key 'colour'; it takes root, bucket"),
     ] {
         std::fs::write(
             p.root.join(".agentenv/config.toml"),

@@ -618,7 +618,7 @@ fn plugin_tables_are_labelled_with_their_installed_owner() {
     let (_, out, _) = p.run(&["config", "explain", "plugins.agentenv-browser.timeout"]);
     assert_eq!(
         out,
-        "plugins.agentenv-browser.timeout = 30; in the table of the plugin agentenv-browser 2.1.0; agent-env does not read or check it\n  from [plugins.agentenv_browser]\n"
+        "plugins.agentenv-browser.timeout = 30; in the table of the plugin agentenv-browser 2.1.0, which gets it when it starts: agent-env resolves its env: and secret: references but leaves its keys to the plugin, and a table it cannot read or resolve stops the plugin from loading (load-failed)\n  from [plugins.agentenv_browser]\n"
     );
     let (_, out, _) = p.run(&["config", "explain", "plugins.acme-stores.x"]);
     assert!(out.contains("; in the table of acme-stores 0.2.0, which is installed but declares no agent_env entry point; agent-env does not read it\n"), "{out}");

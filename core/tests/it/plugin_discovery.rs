@@ -491,7 +491,7 @@ fn scenarios_2_and_3_builtin_names_and_conflicts() {
     let (s, c, r) = outcome(&report, "agentenv-a", "mcp_server");
     assert_eq!(
         (s.as_str(), c.as_str(), r.as_str()),
-        ("skipped", "builtin-name", "clashes with a built-in")
+        ("skipped", "builtin-name", "reserved for a built-in env type of the Python agent-env, which this agent-env does not have; the plugin must use another name")
     );
     let mcp = crate::support::plugins::contribution(&report, "agentenv-a", "mcp_server");
     assert_eq!(mcp["conflicts_with"], serde_json::json!([]));
@@ -694,7 +694,7 @@ fn verbose_prints_the_registry_warnings() {
     let loud = sb.run(&["--verbose", "plugin", "list", "--no-load"]);
     assert_eq!(
         String::from_utf8_lossy(&loud.stderr),
-        "Warning: Plugin 'mcp_server' from agentenv-a 1.0 (X) in agent_env.envs clashes with a built-in and was skipped\n"
+        "Warning: Plugin 'mcp_server' from agentenv-a 1.0 (X) in agent_env.envs was skipped: the name is reserved for a built-in env type of the Python agent-env, which this agent-env does not have; the plugin must use another name\n"
     );
 }
 
@@ -722,4 +722,39 @@ fn a_plugins_folder_that_cannot_be_read_fails_the_report() {
     );
     let out = sb.run(&["plugin", "check", "--no-load"]);
     assert_eq!(out.status.code(), Some(1));
+}
+
+/// A step name only the Python agent-env has built in (`prompt_agent`) is skipped as reserved, with a
+/// reason that says this agent-env does not have the step and the plugin must rename its own; a name
+/// this agent-env runs itself (`deploy_sandbox`) still clashes with a built-in.
+#[test]
+fn a_step_name_reserved_for_the_python_agent_env_says_so() {
+    let sb = Sandbox::new();
+    sb.plugin_dir_manifest(
+        "a",
+        &step_plugin("agentenv-a", "1.0", &["prompt_agent", "deploy_sandbox"]),
+    );
+    let report = sb.json(&["plugin", "list", "--json", "--no-load"], 0);
+    assert_eq!(
+        outcome(&report, "agentenv-a", "prompt_agent"),
+        (
+            "skipped".to_string(),
+            "builtin-name".to_string(),
+            "reserved for a built-in step of the Python agent-env, which this agent-env does not have; the plugin must use another name".to_string()
+        )
+    );
+    assert_eq!(
+        outcome(&report, "agentenv-a", "deploy_sandbox"),
+        (
+            "skipped".to_string(),
+            "builtin-name".to_string(),
+            "clashes with a built-in".to_string()
+        )
+    );
+    let loud = sb.run(&["--verbose", "plugin", "list", "--no-load"]);
+    let err = String::from_utf8_lossy(&loud.stderr);
+    assert!(
+        err.contains("Warning: Plugin 'prompt_agent' from agentenv-a 1.0 (PromptAgent) in agent_env.task_steps was skipped: the name is reserved for a built-in step of the Python agent-env, which this agent-env does not have; the plugin must use another name\n"),
+        "{err}"
+    );
 }

@@ -164,9 +164,17 @@ done
         assert!(!err.contains("agentenv-fixture-works wrote"), "{err}");
     }
     let listed = sb.json(&["plugin", "list", "--json"], 0);
+    // Then each env type in effect, which no run here uses.
+    let unused = |env: &str, package: &str| {
+        format!("the env type '{env}' of {package} is active, but this agent-env does not use plugins' env types yet: nothing here deploys envs, so no run uses it")
+    };
     assert_eq!(
         listed["warnings"],
-        serde_json::json!([warning.trim_start_matches("Warning: ").trim_end()]),
+        serde_json::json!([
+            warning.trim_start_matches("Warning: ").trim_end(),
+            unused("noisy_env", "agentenv-noisy"),
+            unused("fixture_env", "agentenv-fixture-works"),
+        ]),
         "{listed:#}"
     );
 }
@@ -354,7 +362,8 @@ fn a_misbehaving_child_fails_with_a_code_and_the_others_still_load() {
     );
     assert_eq!(
         String::from_utf8_lossy(&out.stderr).trim(),
-        "Error: 5 plugin contribution(s) did not take effect"
+        "Warning: the env type 'fixture_env' of agentenv-fixture-works is active, but this agent-env does not use plugins' env types yet: nothing here deploys envs, so no run uses it\n\
+         Error: 5 plugin contribution(s) did not take effect"
     );
 }
 
@@ -658,4 +667,76 @@ fn artifact_type_aliases_resolve_or_fail_the_artifacts_group() {
     );
     let out = sb.run(&["plugin", "check"]);
     assert_eq!(out.status.code(), Some(1));
+}
+
+/// A plugin's sandbox provider loads and is `active`, as the original's rules give, but no run here
+/// uses it: `list`, `check` and `show` warn so (and `--json` carries the warning), `check` stays ok,
+/// and `config check` says why `[sandbox] default` naming it picks nothing.
+#[test]
+fn a_plugins_sandbox_provider_is_active_but_said_to_be_unused_here() {
+    let sb = Sandbox::new();
+    sh_plugin(
+        &sb,
+        "boxes",
+        "agentenv-boxes",
+        "[provides.sandbox_providers]\nmyprov = \"MyProv\"\n",
+        r#"{"group":"sandbox_providers","name":"myprov","type":"myprov","class":"MyProv","methods":["create_sandbox"]}"#,
+    );
+    let warning = "the sandbox provider 'myprov' of agentenv-boxes is active, but this agent-env does not use plugins' sandbox providers yet: every run deploys its sandboxes with the built-in 'local' provider, so `agent-env run --sandbox myprov` (or [sandbox] default = \"myprov\") cannot pick it";
+    let listed = sb.json(&["plugin", "list", "--json"], 0);
+    assert_eq!(
+        outcome(&listed, "agentenv-boxes", "myprov"),
+        ("active".into(), String::new(), String::new())
+    );
+    assert_eq!(
+        listed["warnings"],
+        serde_json::json!([warning]),
+        "{listed:#}"
+    );
+    for args in [
+        &["plugin", "list"][..],
+        &["plugin", "check"][..],
+        &["plugin", "show", "agentenv-boxes"][..],
+    ] {
+        let out = sb.run(args);
+        assert_eq!(out.status.code(), Some(0), "{args:?}");
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert!(
+            err.contains(&format!("Warning: {warning}\n")),
+            "{args:?}: {err}"
+        );
+    }
+    let checked = sb.json(&["plugin", "check", "--json"], 0);
+    assert_eq!(checked["ok"], true, "{checked:#}");
+    assert_eq!(
+        checked["warnings"],
+        serde_json::json!([warning]),
+        "{checked:#}"
+    );
+    // Manifests only: nothing is in effect yet, so nothing is said.
+    let out = sb.run(&["plugin", "list", "--no-load"]);
+    assert!(String::from_utf8_lossy(&out.stderr).is_empty());
+
+    std::fs::create_dir_all(sb.dir().join("work/.agentenv")).unwrap();
+    std::fs::write(
+        sb.dir().join("work/.agentenv/config.toml"),
+        "[sandbox]\ndefault = \"myprov\"\n",
+    )
+    .unwrap();
+    let out = sb.run(&["config", "check"]);
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert_eq!(out.status.code(), Some(1), "{text}");
+    assert!(
+        text.contains("[sandbox] default 'myprov': no sandbox provider of that name is available; the built-in one is 'local' ('myprov' is a sandbox provider of the plugin agentenv-boxes, and this agent-env does not use plugins' sandbox providers yet)"),
+        "{text}"
+    );
+    // A run asked for it says the same.
+    std::fs::remove_file(sb.dir().join("work/.agentenv/config.toml")).unwrap();
+    let out = sb.run(&["run", "hello", "--sandbox", "myprov"]);
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(1), "{err}");
+    assert!(
+        err.contains("--sandbox 'myprov': no sandbox provider of that name is available; the built-in one is 'local' ('myprov' is a sandbox provider of the plugin agentenv-boxes, and this agent-env does not use plugins' sandbox providers yet)"),
+        "{err}"
+    );
 }

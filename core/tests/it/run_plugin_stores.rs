@@ -241,3 +241,32 @@ fn a_store_plugin_that_crashes_on_open_is_named_by_its_section() {
     );
     assert!(r.stdout.contains("store.open"), "{}", r.both());
 }
+
+/// A store plugin that refuses to open its store (a `config-error` answer to `store.open`):
+/// `config check` names the section, the plugin and its store, and says what was refused, before
+/// the plugin's own words; the kind of the answer stays `config-invalid`.
+#[test]
+fn a_store_plugin_that_refuses_to_open_is_named_with_its_store() {
+    let s = Sandboxed::new();
+    ShellStore {
+        package: "agentenv-picky",
+        class: "Picky",
+        kind: "object",
+        on_open: r#"printf '{"jsonrpc":"2.0","id":%s,"error":{"code":-32003,"message":"nope","data":{"kind":"config-error"}}}\n' "$id"; continue;"#,
+        on_call: "",
+    }
+    .install(&s.plugins(), "picky");
+    s.write(
+        ".agentenv/config.toml",
+        "[stores.object]\nimpl = \"agentenv-picky:Picky\"\nconfig = { colour = \"blue\" }\n",
+    );
+    let r = s.run(&["config", "check"]);
+    assert_eq!(r.code, 1, "{}", r.both());
+    assert!(
+        r.stdout.contains(
+            "problem: the plugin agentenv-picky refused to open its object store agentenv-picky:Picky with the settings in [stores.object]: nope [config-invalid]\n"
+        ),
+        "{}",
+        r.both()
+    );
+}
