@@ -157,6 +157,7 @@ fn fresh_report(s: &Shared) -> (Session, Value) {
             &registry.discovery,
         );
         warnings.extend(agent_env::report::noise::warnings(registry));
+        warnings.extend(agent_env::report::unused::warnings(registry, None));
         let processes: serde_json::Map<String, Value> = built
             .report
             .plugins
