@@ -589,3 +589,27 @@ fn a_stored_tasks_run_says_its_typos_once() {
         r.stderr
     );
 }
+
+/// A local store that may not be looked for (here a file stands where its folder would be; a folder
+/// this user may not enter does the same) is an error, not a store with no runs.
+#[test]
+fn task_list_fails_when_the_local_store_cannot_be_looked_for() {
+    let s = Sandboxed::new();
+    let blocker = s.home().join("not-a-folder");
+    std::fs::write(&blocker, "").unwrap();
+    let out = s
+        .command(&["task", "list", "--json"])
+        .env("XDG_STATE_HOME", blocker.join("state"))
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(1));
+    let doc: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(doc["status"], "error", "{doc:#}");
+    assert!(
+        doc["error"]
+            .as_str()
+            .unwrap()
+            .contains("cannot read the recorded task instances: looking for "),
+        "{doc:#}"
+    );
+}

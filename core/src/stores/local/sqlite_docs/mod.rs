@@ -121,7 +121,13 @@ impl LocalSqliteDocumentStore {
     ) -> StoreResult<Option<T>> {
         let mut guard = self.lock()?;
         if guard.is_none() {
-            if !create && !self.path.exists() {
+            // A database that is not there holds nothing yet; one that may not be looked for (a
+            // folder this user may not enter) is an error, not an empty store.
+            let exists = self
+                .path
+                .try_exists()
+                .map_err(|e| StoreError::io(format!("looking for {}", self.path.display()), &e))?;
+            if !create && !exists {
                 return Ok(None);
             }
             if let Some(parent) = self.path.parent() {
