@@ -48,7 +48,7 @@ pub struct Cli {
     /// Print agent-env's version, its commit and the plugin protocol version, and exit.
     #[arg(short = 'V', long)]
     pub version: bool,
-    /// When to use colour: auto (on a terminal, unless NO_COLOR is set), always or never.
+    /// When to use colour: auto (on a terminal, unless NO_COLOR is set or TERM is dumb), always or never.
     #[arg(long, global = true, value_enum, value_name = "WHEN", default_value_t = style::ColorChoice::Auto)]
     pub color: style::ColorChoice,
     #[command(subcommand)]
@@ -86,7 +86,10 @@ pub fn main() -> i32 {
     let args: Vec<std::ffi::OsString> = std::env::args_os().collect();
     term.set_style(style::Style::choose(
         style::ColorChoice::from_args(&args),
-        session.env().var("NO_COLOR").as_deref(),
+        style::env_asks_no_colour(
+            session.env().var("NO_COLOR").as_deref(),
+            session.env().var("TERM").as_deref(),
+        ),
     ));
     let result = run_args(args, &session, &term);
     // The plugin processes the command left running (a plugin store, say) stop now, together.

@@ -7,7 +7,7 @@ use std::io::IsTerminal;
 /// `--color`.
 #[derive(clap::ValueEnum, Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub enum ColorChoice {
-    /// Colour on a terminal, unless NO_COLOR is set.
+    /// Colour on a terminal, unless NO_COLOR is set or TERM is dumb.
     #[default]
     Auto,
     Always,
@@ -69,16 +69,23 @@ const OUTCOMES: [(&str, &str); 6] = [
     ("didn't start", YELLOW),
 ];
 
+/// Whether the environment asks for no colour: `NO_COLOR` set to anything, or a terminal that
+/// says it cannot show colour (`TERM=dumb`, as editors' shells and some CI logs set it).
+pub fn env_asks_no_colour(no_color: Option<&str>, term: Option<&str>) -> bool {
+    no_color.is_some_and(|v| !v.is_empty()) || term == Some("dumb")
+}
+
 impl Style {
-    /// The style `choice` gives, with `NO_COLOR` as the environment has it.
-    pub fn choose(choice: ColorChoice, no_color: Option<&str>) -> Style {
+    /// The style `choice` gives; `auto` is off when the environment asks for no colour
+    /// ([`env_asks_no_colour`]).
+    pub fn choose(choice: ColorChoice, env_asks_no_colour: bool) -> Style {
         match choice {
             ColorChoice::Always => Style {
                 stdout: true,
                 stderr: true,
             },
             ColorChoice::Never => Style::default(),
-            ColorChoice::Auto if no_color.is_some_and(|v| !v.is_empty()) => Style::default(),
+            ColorChoice::Auto if env_asks_no_colour => Style::default(),
             ColorChoice::Auto => Style {
                 stdout: std::io::stdout().is_terminal(),
                 stderr: std::io::stderr().is_terminal(),
@@ -160,7 +167,7 @@ mod tests {
 
     #[test]
     fn outcome_words_are_coloured_only_where_colour_is_on() {
-        let on = Style::choose(ColorChoice::Always, None);
+        let on = Style::choose(ColorChoice::Always, false);
         assert_eq!(
             on.outcome_words(Stream::Stdout, "[tasks/a.json] passed in 0.3s"),
             "[tasks/a.json] \x1b[32mpassed\x1b[0m in 0.3s"
@@ -173,12 +180,12 @@ mod tests {
             on.outcome_words(Stream::Stdout, "artifacts/passed: v1 (new)"),
             "artifacts/passed: v1 (new)"
         );
-        let off = Style::choose(ColorChoice::Never, None);
+        let off = Style::choose(ColorChoice::Never, false);
         assert_eq!(off.error_label(), "Error:");
-        assert_eq!(
-            Style::choose(ColorChoice::Auto, Some("1")),
-            Style::default()
-        );
+        assert_eq!(Style::choose(ColorChoice::Auto, true), Style::default());
+        assert!(env_asks_no_colour(Some("1"), None));
+        assert!(env_asks_no_colour(None, Some("dumb")));
+        assert!(!env_asks_no_colour(Some(""), Some("xterm-256color")));
         assert_eq!(on.error_label(), "\x1b[1;31mError:\x1b[0m");
         let args = |l: &[&str]| l.iter().map(std::ffi::OsString::from).collect::<Vec<_>>();
         assert_eq!(
