@@ -390,6 +390,37 @@ fn task_list_takes_the_bundle_folder_as_run_took_it() {
             other.display()
         )
     );
+    // A script reads the same in the document's warnings.
+    let none = json(
+        &s,
+        &[
+            "task",
+            "list",
+            "--bundle",
+            other.to_str().unwrap(),
+            "--json",
+        ],
+    );
+    assert_eq!(none["instances"], serde_json::json!([]), "{none:#}");
+    assert_eq!(
+        none["warnings"],
+        serde_json::json!([format!(
+            "None of the 1 recorded task instances matches --bundle {}; agent-env task list shows them all.",
+            other.display()
+        )]),
+        "{none:#}"
+    );
+    // A folder that is not there is a typo, not a bundle with no runs.
+    let typo = s.run(&["task", "list", "--bundle", "./my-helo", "--json"]);
+    assert_eq!(typo.code, 1, "{}", typo.both());
+    let doc: serde_json::Value = serde_json::from_str(&typo.stdout).unwrap();
+    assert!(
+        doc["error"]
+            .as_str()
+            .unwrap()
+            .starts_with("--bundle ./my-helo: no such folder"),
+        "{doc:#}"
+    );
 }
 
 /// Writers putting the same id at once each get a version of their own: none is lost, none repeated,

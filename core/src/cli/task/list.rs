@@ -151,6 +151,15 @@ pub(super) fn list(
             )));
         }
     }
+    // A bundle folder that is not there (a typo) and has no recorded instance is an error, as an
+    // unknown task is: a CI job's filter that selects nothing must not read as "no runs".
+    if let (Some(asked), true) = (args.bundle.as_deref(), found.is_empty()) {
+        if let Some(Err(missing)) = crate::bundle::as_folder(asked, home) {
+            return Err(Failure::new(format!(
+                "--bundle {missing}; no task instance of it is recorded"
+            )));
+        }
+    }
     // One task's instances asked for, none found, and the store that records stored tasks' runs
     // unreadable: no answer, not "no runs" (a script would read an empty list as that).
     if let (Some(asked), Some(why), true) =
@@ -164,7 +173,15 @@ pub(super) fn list(
     if args.json {
         let rows: Vec<Value> = found.iter().map(|d| summary(d, &scores)).collect();
         let mut doc = json!({"format_version": 1, "instances": rows});
-        // Present only when there are some: a script can tell "no runs" from "a store left out".
+        // Present only when there are some: a script can tell "no runs" from "a store left out",
+        // and from a filter that matches none of the runs there are.
+        let mut warnings = warnings.clone();
+        if found.is_empty() && (args.bundle.is_some() || args.task.is_some()) {
+            let recorded = sources.count(INSTANCES, &Filter::all()).unwrap_or(0) as usize;
+            if recorded > 0 {
+                warnings.push(none(recorded, &args).trim_end().to_string());
+            }
+        }
         if !warnings.is_empty() {
             doc["warnings"] = json!(warnings);
         }
