@@ -25,7 +25,7 @@ pub struct Sandbox {
 /// Why a sandbox could not be deployed, reached or torn down.
 #[derive(Debug, thiserror::Error)]
 pub enum SandboxError {
-    #[error("can't create the local sandbox folder {path}: {source}")]
+    #[error("can't create the local sandbox folder {path}: {source}{}", elsewhere_hint(.source))]
     Create {
         path: PathBuf,
         source: std::io::Error,
@@ -52,6 +52,16 @@ pub enum SandboxError {
         path: PathBuf,
         source: std::io::Error,
     },
+}
+
+/// For a folder this user may not write: where sandboxes can go instead.
+fn elsewhere_hint(error: &std::io::Error) -> &'static str {
+    match error.raw_os_error() {
+        Some(libc::EACCES | libc::EPERM | libc::EROFS) => {
+            "; set AGENT_ENV_LOCAL_SANDBOX_DIR to a folder you may write, and local sandboxes go there"
+        }
+        _ => "",
+    }
 }
 
 /// What a sandbox provider does.
@@ -268,6 +278,22 @@ pub fn provider(name: &str, local_root: &Path) -> Option<Box<dyn SandboxProvider
 
 #[cfg(test)]
 mod tests {
+    #[test]
+    fn a_folder_that_may_not_be_written_says_where_sandboxes_can_go() {
+        let denied = SandboxError::Create {
+            path: "/ro/sandboxes".into(),
+            source: std::io::Error::from_raw_os_error(libc::EROFS),
+        };
+        assert!(denied
+            .to_string()
+            .ends_with("; set AGENT_ENV_LOCAL_SANDBOX_DIR to a folder you may write, and local sandboxes go there"));
+        let missing = SandboxError::Create {
+            path: "/x".into(),
+            source: std::io::Error::from_raw_os_error(libc::ENOENT),
+        };
+        assert!(!missing.to_string().contains("AGENT_ENV_LOCAL_SANDBOX_DIR"));
+    }
+
     use super::*;
 
     #[test]
