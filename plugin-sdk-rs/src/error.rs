@@ -46,6 +46,35 @@ impl From<HostCallError> for StepError {
     }
 }
 
+/// A file or system error in a task step, so `?` works on `std::fs` and friends: typed as Python
+/// names the same failures (`FileNotFoundError`, `PermissionError`, `FileExistsError`, else
+/// `OSError`), which is how the run shows a step's error type.
+impl From<std::io::Error> for StepError {
+    fn from(e: std::io::Error) -> StepError {
+        let error_type = match e.kind() {
+            std::io::ErrorKind::NotFound => "FileNotFoundError",
+            std::io::ErrorKind::PermissionDenied => "PermissionError",
+            std::io::ErrorKind::AlreadyExists => "FileExistsError",
+            _ => "OSError",
+        };
+        StepError::new(error_type, e.to_string())
+    }
+}
+
+/// JSON that a step could not read or write, so `?` works on `serde_json`: a `JSONDecodeError`
+/// for text that is not JSON, else a `ValueError` (a value of the wrong shape).
+impl From<serde_json::Error> for StepError {
+    fn from(e: serde_json::Error) -> StepError {
+        let error_type = match e.classify() {
+            serde_json::error::Category::Syntax | serde_json::error::Category::Eof => {
+                "JSONDecodeError"
+            }
+            _ => "ValueError",
+        };
+        StepError::new(error_type, e.to_string())
+    }
+}
+
 /// A store error in a task step. The stores a step reaches through the SDK are the host's
 /// ([`crate::HostHandle::objects`] and friends), so it keeps the type name a failed host call has:
 /// the run prints `failed at step '<id>': HostCallError: <message>`.
@@ -115,5 +144,24 @@ impl From<HostCallError> for RpcError {
             HostCallError::Host(e) => e,
             other => RpcError::new(ErrorKind::InternalError, other.to_string()),
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn io_and_json_failures_take_the_type_names_python_gives_them() {
+        let missing = std::io::Error::from(std::io::ErrorKind::NotFound);
+        assert_eq!(StepError::from(missing).error_type, "FileNotFoundError");
+        let denied = std::io::Error::from(std::io::ErrorKind::PermissionDenied);
+        assert_eq!(StepError::from(denied).error_type, "PermissionError");
+        let other = std::io::Error::from(std::io::ErrorKind::BrokenPipe);
+        assert_eq!(StepError::from(other).error_type, "OSError");
+        let not_json = serde_json::from_str::<Value>("{oops").unwrap_err();
+        assert_eq!(StepError::from(not_json).error_type, "JSONDecodeError");
+        let wrong_shape = serde_json::from_str::<u32>("\"seven\"").unwrap_err();
+        assert_eq!(StepError::from(wrong_shape).error_type, "ValueError");
     }
 }
