@@ -49,14 +49,20 @@ pub fn unmet(manifest: &Manifest) -> Vec<String> {
             out.push(format!("{package}{} (installed: {installed})", req.text));
         }
     }
+    out.extend(unmet_protocol(manifest));
+    out
+}
+
+/// The manifest's protocol range when it has no version in common with ours, as
+/// `agent-env protocol <range> (installed: <ours>)`.
+pub fn unmet_protocol(manifest: &Manifest) -> Option<String> {
     let ours = ProtocolRange::ours();
-    if ours.negotiate(&manifest.protocol).is_none() {
-        out.push(format!(
+    ours.negotiate(&manifest.protocol).is_none().then(|| {
+        format!(
             "agent-env protocol {} (installed: {ours})",
             manifest.protocol
-        ));
-    }
-    out
+        )
+    })
 }
 
 #[cfg(test)]

@@ -244,9 +244,11 @@ fn find_manifest(session: &Session, target: &str) -> Result<Manifest, VerifyComm
 }
 
 /// Where the `initialize` answer departs from the manifest, by the rules the registry applies when
-/// it loads the plugin, plus the store classes of `[provides.stores]`.
+/// it loads the plugin, plus what the registry lets pass but is still wrong: a protocol range
+/// `plugin add` refuses or the plugin does not keep to, a class label the answer does not give,
+/// the store classes of `[provides.stores]`.
 pub fn manifest_problems(manifest: &Manifest, answer: &InitializeResult) -> Vec<String> {
-    let mut problems = Vec::new();
+    let mut problems = protocol_problems(manifest, answer);
     if let Err(problem) = validate::check_package(&manifest.name, answer) {
         problems.push(problem);
     }
@@ -260,8 +262,16 @@ pub fn manifest_problems(manifest: &Manifest, answer: &InitializeResult) -> Vec<
         if group == "bundles" {
             continue;
         }
-        if let Err(problem) = validate::check_contribution(group, name, &entry.class, answer) {
-            problems.push(format!("[provides.{group}] {name}: {problem}"));
+        match validate::check_contribution(group, name, &entry.class, answer) {
+            Err(problem) => problems.push(format!("[provides.{group}] {name}: {problem}")),
+            // The registry finds a contribution by its name alone, so a wrong label loads, and
+            // then names the class wrongly wherever agent-env shows it.
+            Ok(info) if info.class != entry.class => problems.push(format!(
+                "[provides.{group}] {name}: the manifest declares the class {}, but the initialize answer \
+                 gives {name} as {}; make the two the same",
+                entry.class, info.class
+            )),
+            Ok(_) => {}
         }
     }
     for (class, kind) in &manifest.stores {
@@ -278,6 +288,26 @@ pub fn manifest_problems(manifest: &Manifest, answer: &InitializeResult) -> Vec<
         }
     }
     problems
+}
+
+/// The manifest's `protocol` range against the host's (which `plugin add` holds it to) and against
+/// the version the plugin answered with.
+fn protocol_problems(manifest: &Manifest, answer: &InitializeResult) -> Vec<String> {
+    if let Some(unmet) = crate::compat::unmet_protocol(manifest) {
+        return vec![format!(
+            "[plugin] protocol: needs {unmet}, so plugin add refuses it; declare a range that \
+             includes protocol {}, which the plugin speaks",
+            answer.protocol
+        )];
+    }
+    if !manifest.protocol.contains(answer.protocol) {
+        return vec![format!(
+            "[plugin] protocol: the plugin answered initialize with protocol {}, which is outside its \
+             manifest's range ({}); make the manifest's protocol range include it",
+            answer.protocol, manifest.protocol
+        )];
+    }
+    Vec::new()
 }
 
 /// Fresh built-in object, document and secret stores in a folder of their own (no image store: a
@@ -321,5 +351,39 @@ impl ScratchStores {
 impl Drop for ScratchStores {
     fn drop(&mut self) {
         let _ = std::fs::remove_dir_all(&self.dir);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use agent_env_protocol::methods::PluginInfo;
+
+    fn manifest(protocol: &str) -> Manifest {
+        let text = format!(
+            "[plugin]\nname = \"p\"\nversion = \"1\"\nexec = [\"x\"]\nprotocol = {protocol}\n"
+        );
+        Manifest::parse(Path::new("m.toml"), &text).unwrap()
+    }
+
+    fn answered(protocol: u32) -> InitializeResult {
+        InitializeResult {
+            protocol,
+            plugin: PluginInfo {
+                name: "p".into(),
+                version: "1".into(),
+            },
+            contributions: vec![],
+            stores: vec![],
+        }
+    }
+
+    #[test]
+    fn an_answer_outside_the_manifests_protocol_range_is_a_problem() {
+        assert!(manifest_problems(&manifest("[1, 1]"), &answered(1)).is_empty());
+        assert_eq!(
+            manifest_problems(&manifest("[1, 2]"), &answered(3)),
+            ["[plugin] protocol: the plugin answered initialize with protocol 3, which is outside its manifest's range (1-2); make the manifest's protocol range include it"]
+        );
     }
 }

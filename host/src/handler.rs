@@ -16,7 +16,8 @@ pub(crate) struct HostHandler {
     pub settings: Map<String, Value>,
     /// Whose services answer: those of the call a request names (see [`CallRouter`]).
     pub router: Arc<CallRouter>,
-    /// `$/log` lines are kept with the stderr tail, so diagnoses show them in order.
+    /// `$/log` lines are kept with the stderr tail, so diagnoses show them in order (each a whole
+    /// line, never inside one the plugin is still writing to stderr).
     pub log: Option<StderrTail>,
 }
 
@@ -36,7 +37,7 @@ impl Handler for HostHandler {
                 format!("agent-env answers only host.* methods; '{method}' is not one"),
             ));
         }
-        let (services, params) = self.router.for_params(params);
+        let (services, params) = self.router.for_params(params)?;
         let _serving = self.router.serving(method);
         services.handle(&self.package, method, params)
     }
@@ -44,10 +45,11 @@ impl Handler for HostHandler {
     fn notification(&self, method: &str, params: Value) {
         match method {
             PROGRESS => {
+                // Progress about a call not in flight is nobody's to show.
                 if let Ok(p) = serde_json::from_value::<ProgressParams>(params) {
-                    self.router
-                        .for_call(Some(&p.id))
-                        .progress(&self.package, &p);
+                    if let Ok(services) = self.router.for_call(Some(&p.id)) {
+                        services.progress(&self.package, &p);
+                    }
                 }
             }
             LOG => {
@@ -57,7 +59,7 @@ impl Handler for HostHandler {
                     .unwrap_or("info");
                 let message = params.get("message").and_then(Value::as_str).unwrap_or("");
                 if let Some(tail) = &self.log {
-                    tail.push(format!("[{level}] {message}\n").as_bytes());
+                    tail.push_whole_line(&format!("[{level}] {message}"));
                 }
                 self.router
                     .for_notification(&params)

@@ -434,15 +434,20 @@ impl PluginProcess {
             .child
             .peer
             .call_noting_id(method, params, Some(timeout), |id| {
-                if let Some(services) = services {
-                    services.call_sent();
-                    self.router.enter(id, services.clone());
-                    entered = Some((id.clone(), services));
+                match &services {
+                    Some(services) => {
+                        services.call_sent();
+                        self.router.enter(id, services.clone());
+                    }
+                    None => self.router.enter_without_services(id),
                 }
+                entered = Some(id.clone());
             });
-        if let Some((id, services)) = entered {
+        if let Some(id) = entered {
             self.router.leave(&id);
-            services.call_ended();
+            if let Some(services) = &services {
+                services.call_ended();
+            }
         }
         self.in_flight.fetch_sub(1, Ordering::SeqCst);
         result.map_err(|e| {

@@ -2,14 +2,18 @@
 //! processes serve several callers at once (a run's steps, the explorer's requests, the store set) gives
 //! each call its own services; the plugin names the call in its request (`call_id`, which the SDKs set).
 //! A request that names none (an older plugin) goes to the services of the one call in flight, and when
-//! there is no single one, to the pool's defaults. What the plugin writes to stderr before its first
-//! call with services (while it starts) is kept for that call's services, which say where it goes.
+//! there is no single one, to the pool's defaults. A request that names a call not in flight (a host
+//! handle kept past the end of its call, a step still working after its call timed out) is refused:
+//! given to another call, what it writes would be credited to that call. What the plugin writes to
+//! stderr before its first call with services (while it starts) is kept for that call's services,
+//! which say where it goes.
 
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet};
 use std::sync::{Arc, Mutex, MutexGuard};
 use std::time::{Duration, Instant};
 
-use agent_env_protocol::message::Id;
+use agent_env_protocol::codes::ErrorKind;
+use agent_env_protocol::message::{Id, RpcError};
 use agent_env_protocol::methods::CALL_ID;
 use serde::Deserialize;
 use serde_json::Value;
@@ -20,6 +24,8 @@ use super::services::HostServices;
 pub(crate) struct CallRouter {
     default: Arc<dyn HostServices>,
     calls: Mutex<HashMap<Id, Arc<dyn HostServices>>>,
+    /// The calls in flight made without services of their own: what they ask is the defaults'.
+    plain_calls: Mutex<HashSet<Id>>,
     /// The plugin's `host.*` requests agent-env is answering, and the last ones it answered.
     served: Mutex<Served>,
     /// The services of the call that began last: what the plugin writes to stderr just after a call
@@ -49,6 +55,7 @@ impl CallRouter {
         CallRouter {
             default,
             calls: Mutex::new(HashMap::new()),
+            plain_calls: Mutex::new(HashSet::new()),
             served: Mutex::new(Served::default()),
             last: Mutex::new(None),
             early: Mutex::new(Some(EarlyLines::default())),
@@ -75,6 +82,11 @@ impl CallRouter {
             );
             services.stderr_line(&kept.package, &more);
         }
+    }
+
+    /// Call `id` is in flight without services of its own: the defaults answer what it asks.
+    pub(crate) fn enter_without_services(&self, id: &Id) {
+        lock(&self.plain_calls).insert(id.clone());
     }
 
     /// One line `package` wrote to its stderr: for who [`for_output`](Self::for_output) names, or
@@ -148,37 +160,85 @@ impl CallRouter {
     /// Call `id` ended.
     pub(crate) fn leave(&self, id: &Id) {
         lock(&self.calls).remove(id);
+        lock(&self.plain_calls).remove(id);
     }
 
-    /// The services of call `id` when it is in flight, else as for a request that names none.
-    pub(crate) fn for_call(&self, id: Option<&Id>) -> Arc<dyn HostServices> {
+    /// The services of call `id`, which must be in flight; with no id, those of the one call in
+    /// flight, or when several are, the services they all share, else the defaults.
+    pub(crate) fn for_call(
+        &self,
+        id: Option<&Id>,
+    ) -> Result<Arc<dyn HostServices>, CallNotInFlight> {
         let calls = lock(&self.calls);
-        if let Some(services) = id.and_then(|id| calls.get(id)) {
-            return services.clone();
-        }
-        if calls.len() == 1 {
-            if let Some(only) = calls.values().next() {
-                return only.clone();
+        let Some(id) = id else {
+            if calls.len() == 1 {
+                if let Some(only) = calls.values().next() {
+                    return Ok(only.clone());
+                }
             }
+            // Several in flight and none named: services all of them share, if they share one.
+            return Ok(shared_by_all(&calls).unwrap_or_else(|| self.default.clone()));
+        };
+        if let Some(services) = calls.get(id) {
+            return Ok(services.clone());
         }
-        // Several in flight and none named: services all of them share, if they share one.
-        shared_by_all(&calls).unwrap_or_else(|| self.default.clone())
+        if lock(&self.plain_calls).contains(id) {
+            return Ok(self.default.clone());
+        }
+        Err(CallNotInFlight { call: id.clone() })
     }
 
     /// The services for a request with `params`, and the params without the call's id.
-    pub(crate) fn for_params(&self, mut params: Value) -> (Arc<dyn HostServices>, Value) {
-        let id = params
-            .as_object_mut()
-            .and_then(|p| p.remove(CALL_ID))
-            .and_then(|v| serde_json::from_value::<Id>(v).ok());
-        (self.for_call(id.as_ref()), params)
+    pub(crate) fn for_params(
+        &self,
+        mut params: Value,
+    ) -> Result<(Arc<dyn HostServices>, Value), RpcError> {
+        let named = params.as_object_mut().and_then(|p| p.remove(CALL_ID));
+        let id = match named {
+            None | Some(Value::Null) => None,
+            Some(value) => Some(
+                serde_json::from_value::<Id>(value.clone()).map_err(|_| not_a_call_id(&value))?,
+            ),
+        };
+        Ok((self.for_call(id.as_ref())?, params))
     }
 
-    /// The services for a notification with `params` (which keeps them as they are).
+    /// The services for a notification with `params` (which keeps them as they are). One that
+    /// names a call not in flight goes where a stderr line would: it cannot be refused, and it is
+    /// no more that call's than a line on stderr is.
     pub(crate) fn for_notification(&self, params: &Value) -> Arc<dyn HostServices> {
         let id = params.get(CALL_ID).and_then(|v| Id::deserialize(v).ok());
         self.for_call(id.as_ref())
+            .unwrap_or_else(|_| self.for_output())
     }
+}
+
+/// A plugin's request named a call (`call_id`) agent-env does not have in flight to it: that call
+/// ended (its handler returned, or agent-env stopped waiting for it), or never began.
+#[derive(Debug, Clone, PartialEq, thiserror::Error)]
+#[error(
+    "the call {call} this request belongs to (its call_id) has ended, so agent-env did not carry it out; \
+     a plugin may call the host only while the call it works for runs, and a host handle is valid only \
+     until its call returns"
+)]
+pub(crate) struct CallNotInFlight {
+    call: Id,
+}
+
+impl From<CallNotInFlight> for RpcError {
+    fn from(refused: CallNotInFlight) -> RpcError {
+        RpcError::new(ErrorKind::InvalidRequest, refused.to_string())
+    }
+}
+
+/// The refusal of a request whose `call_id` is not a request id.
+fn not_a_call_id(value: &Value) -> RpcError {
+    RpcError::new(
+        ErrorKind::InvalidParams,
+        format!(
+            "call_id must be the id of the host's request this one works for (a number or a string), not {value}"
+        ),
+    )
 }
 
 /// How many answered requests are remembered.
@@ -322,7 +382,7 @@ mod tests {
     }
 
     fn answer(router: &CallRouter, params: Value) -> (Value, Value) {
-        let (services, params) = router.for_params(params);
+        let (services, params) = router.for_params(params).unwrap();
         (
             services
                 .handle("p", "host.x", Value::Null)
@@ -345,7 +405,43 @@ mod tests {
         router.leave(&Id::Number(1));
         // One in flight: a request that names none is its.
         assert_eq!(answer(&router, json!({})).0, "two");
-        assert_eq!(answer(&router, json!({"call_id": 99})).0, "two");
+        assert_eq!(answer(&router, json!({"call_id": null})).0, "two");
+    }
+
+    #[test]
+    fn a_request_naming_a_call_not_in_flight_is_refused_not_given_to_another() {
+        let router = CallRouter::new(Arc::new(Named("defaults")));
+        router.enter(&Id::Number(1), Arc::new(Named("one")));
+        router.enter(&Id::Number(2), Arc::new(Named("two")));
+        router.leave(&Id::Number(1));
+        for ended in [json!({"call_id": 1}), json!({"call_id": 99})] {
+            let refused = router.for_params(ended).err().unwrap();
+            assert_eq!(refused.kind(), Some(ErrorKind::InvalidRequest));
+            assert!(
+                refused
+                    .message
+                    .contains("has ended, so agent-env did not carry it out"),
+                "{}",
+                refused.message
+            );
+        }
+        let refused = router.for_params(json!({"call_id": [1]})).err().unwrap();
+        assert_eq!(refused.kind(), Some(ErrorKind::InvalidParams));
+        // A notification cannot be refused: it goes where a stderr line would.
+        let log = json!({"level": "info", "message": "m", "call_id": 1});
+        let heard = router.for_notification(&log);
+        assert_eq!(heard.handle("p", "host.x", Value::Null).unwrap(), "two");
+    }
+
+    #[test]
+    fn a_call_made_without_services_is_answered_by_the_defaults() {
+        let router = CallRouter::new(Arc::new(Named("defaults")));
+        router.enter(&Id::Number(1), Arc::new(Named("one")));
+        router.enter_without_services(&Id::Number(2));
+        assert_eq!(answer(&router, json!({"call_id": 2})).0, "defaults");
+        assert_eq!(answer(&router, json!({})).0, "one");
+        router.leave(&Id::Number(2));
+        assert!(router.for_params(json!({"call_id": 2})).is_err());
     }
 
     #[test]

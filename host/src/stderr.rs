@@ -233,6 +233,27 @@ impl StderrTail {
         tail.bytes.extend(keep);
     }
 
+    /// Adds `line`, one that did not come from the stream (a `$/log` line), as a whole line: before
+    /// the line the stream has begun but not finished, if any, so that it never lands inside one.
+    /// Whole lines stay in the order they arrived.
+    pub fn push_whole_line(&self, line: &str) {
+        let mut tail = lock(&self.inner.tail);
+        let added = line.len() as u64 + 1;
+        tail.total_bytes += added;
+        tail.lines += 1 + line.bytes().filter(|b| *b == b'\n').count() as u64;
+        let unfinished_from = tail
+            .bytes
+            .iter()
+            .rposition(|b| *b == b'\n')
+            .map_or(0, |newline| newline + 1);
+        let unfinished: Vec<u8> = tail.bytes.drain(unfinished_from..).collect();
+        tail.bytes.extend(line.as_bytes());
+        tail.bytes.push_back(b'\n');
+        tail.bytes.extend(unfinished);
+        let overflow = tail.bytes.len().saturating_sub(STDERR_TAIL_BYTES);
+        tail.bytes.drain(..overflow);
+    }
+
     /// The kept bytes as text (lossy UTF-8).
     pub fn text(&self) -> String {
         let tail = lock(&self.inner.tail);
@@ -499,6 +520,25 @@ mod tests {
             *seen.lock().unwrap(),
             ["first line", "second", "", "third"].map(String::from)
         );
+    }
+
+    #[test]
+    fn a_line_added_between_halves_of_a_stream_line_lands_before_it() {
+        let tail = StderrTail::default();
+        tail.push(b"earlier\nfirst half ");
+        tail.push_whole_line("[info] a log line");
+        tail.push(b"second half\n");
+        tail.push_whole_line("[warning] after");
+        assert_eq!(
+            tail.text(),
+            "earlier\n[info] a log line\nfirst half second half\n[warning] after\n"
+        );
+        assert_eq!(tail.lines(), 4);
+        // A stream whose kept bytes hold no newline at all: the added line goes first.
+        let tail = StderrTail::default();
+        tail.push(b"no newline yet");
+        tail.push_whole_line("[error] logged");
+        assert_eq!(tail.text(), "[error] logged\nno newline yet");
     }
 
     #[test]

@@ -57,3 +57,10 @@ impl<'a> StepContext<'a> {
         &self.settings
     }
 }
+
+/// The call ends with its context: a host handle cloned out of it fails from now on.
+impl Drop for StepContext<'_> {
+    fn drop(&mut self) {
+        self.host.end();
+    }
+}

@@ -1,9 +1,11 @@
 //! Calling the host (`host.*`) while one of its calls to the plugin is in flight. The host's configured
 //! stores are the store API's remote stores ([`agent_env_store::remote`]) over this plugin's connection.
 
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 
-use agent_env_protocol::message::Id;
+use agent_env_protocol::codes::ErrorKind;
+use agent_env_protocol::message::{Id, RpcError};
 use agent_env_protocol::methods::{CALL_ID, HOST_SETTINGS, LOG};
 use agent_env_protocol::peer::Peer;
 use agent_env_store::remote::Direction;
@@ -15,13 +17,42 @@ use serde_json::{json, Map, Value};
 
 use crate::error::HostCallError;
 
-/// The host, as seen from inside a call. Valid only while the call it was given to runs.
+/// The host, as seen from inside a call. Valid only while the call it was given to runs: once that
+/// call's handler has returned, this handle, its clones and the stores it gave fail every host call
+/// at once (the host would refuse them too), so a handle kept past its call cannot write in the name
+/// of another.
 #[derive(Clone)]
 pub struct HostHandle {
     peer: Peer,
     /// The host request this handle works for; every call names it (`call_id`), so a host with several
     /// calls in flight to this plugin answers in the right one's name.
     call: Id,
+    ended: CallEnded,
+}
+
+/// Whether the call a handle was given for has ended; shared by the handle's clones and stores.
+#[derive(Clone, Default)]
+struct CallEnded(Arc<AtomicBool>);
+
+impl CallEnded {
+    fn mark(&self) {
+        self.0.store(true, Ordering::SeqCst);
+    }
+
+    /// The error of host `method` called for `call` once it ended, `Ok` while it runs.
+    fn check(&self, call: &Id, method: &str) -> Result<(), RpcError> {
+        if !self.0.load(Ordering::SeqCst) {
+            return Ok(());
+        }
+        Err(RpcError::new(
+            ErrorKind::InvalidRequest,
+            format!(
+                "{method} was not sent: the call {call} this host handle was given for has ended; \
+                 a host handle is valid only while its call runs, so call the host from inside the \
+                 handler, not from a thread or value that outlives it"
+            ),
+        ))
+    }
 }
 
 /// `params` naming the host request it works for (no params become an object that names it, as the
@@ -41,11 +72,23 @@ fn naming(call: &Id, params: Value) -> Value {
 
 impl HostHandle {
     pub(crate) fn new(peer: Peer, call: Id) -> Self {
-        HostHandle { peer, call }
+        HostHandle {
+            peer,
+            call,
+            ended: CallEnded::default(),
+        }
+    }
+
+    /// The call this handle was given for has ended: from now on it fails every host call.
+    pub(crate) fn end(&self) {
+        self.ended.mark();
     }
 
     /// Calls any host method and returns its raw result.
     pub fn call(&self, method: &str, params: Value) -> Result<Value, HostCallError> {
+        self.ended
+            .check(&self.call, method)
+            .map_err(HostCallError::Host)?;
         self.peer
             .call(method, naming(&self.call, params), None)
             .map_err(|e| HostCallError::from_call(method, e))
@@ -78,6 +121,7 @@ impl HostHandle {
         Arc::new(HostStoreTransport {
             peer: self.peer.clone(),
             call: self.call.clone(),
+            ended: self.ended.clone(),
         })
     }
 
@@ -106,10 +150,12 @@ impl HostHandle {
 struct HostStoreTransport {
     peer: Peer,
     call: Id,
+    ended: CallEnded,
 }
 
 impl StoreTransport for HostStoreTransport {
     fn call(&self, method: &str, params: Value) -> StoreResult<Value> {
+        self.ended.check(&self.call, method)?;
         self.peer
             .call(method, naming(&self.call, params), None)
             .map_err(|e| StoreError::from(HostCallError::from_call(method, e)))

@@ -66,7 +66,10 @@ impl Plugin {
         }
     }
 
-    /// The manifest (TOML) printed for `--agent-env-manifest`, e.g. `include_str!("../agent-env-plugin.toml")`.
+    /// The manifest (TOML) printed for `--agent-env-manifest`, e.g. `include_str!("agent-env-plugin.toml")`
+    /// with the manifest in `src/`, beside `main.rs`. Keep it out of the crate's root: there,
+    /// `agent-env plugin add ./my-crate` takes the crate's folder for a folder plugin instead of
+    /// building and installing the crate.
     pub fn manifest(mut self, toml: &str) -> Plugin {
         self.manifest = Some(toml.into());
         self

@@ -19,7 +19,9 @@ pub struct PluginProcess {
 
 impl PluginProcess {
     /// Starts `executable` (in a cargo test, `env!("CARGO_BIN_EXE_<name>")`) with the cookie set and
-    /// hands it `initialize` for `package`; the answer's `result` is kept for [`Self::initialized`].
+    /// hands it `initialize` for `package`. Returns the process and the plugin's whole answer to
+    /// `initialize`, as [`call`](Self::call) does: `{"result": …}` (the handshake is its `result`), or
+    /// `{"error": …}` when the plugin refused it.
     pub fn start(
         executable: impl AsRef<Path>,
         package: &str,

@@ -394,6 +394,48 @@ fn names_the_answer_and_the_manifest_give_differently_are_said() {
     );
 }
 
+/// A manifest whose protocol range agent-env does not speak loads nowhere (`plugin add` refuses
+/// it), though the plugin itself speaks agent-env's protocol: the manifest check says so, in the
+/// words `plugin add` uses.
+#[test]
+fn a_protocol_range_the_host_cannot_speak_fails_the_manifest_check() {
+    let sb = Sandbox::new();
+    let text = works_manifest().replace("protocol = [1, 1]", "protocol = [2, 2]");
+    sb.plugin_dir_manifest("works", &text);
+    let doc = sb.json(&["plugin", "verify", "agentenv-fixture-works", "--json"], 1);
+    assert_eq!(
+        failed(&doc),
+        BTreeSet::from(["manifest".to_string()]),
+        "{doc:#}"
+    );
+    assert_eq!(
+        message(&doc, "manifest"),
+        "[plugin] protocol: needs agent-env protocol 2 (installed: 1), so plugin add refuses it; declare a range that includes protocol 1, which the plugin speaks"
+    );
+}
+
+/// The registry finds a contribution by its name, so a manifest's wrong class label loads; verify
+/// says it, as it does for a store class the answer does not give.
+#[test]
+fn a_class_label_the_answer_does_not_give_fails_the_manifest_check() {
+    let sb = Sandbox::new();
+    let text = works_manifest().replace(
+        "store_roundtrip = \"StoreRoundTrip\"",
+        "store_roundtrip = { class = \"RoundTripStore\" }",
+    );
+    sb.plugin_dir_manifest("works", &text);
+    let doc = sb.json(&["plugin", "verify", "agentenv-fixture-works", "--json"], 1);
+    assert_eq!(
+        failed(&doc),
+        BTreeSet::from(["manifest".to_string()]),
+        "{doc:#}"
+    );
+    assert_eq!(
+        message(&doc, "manifest"),
+        "[provides.task_steps] store_roundtrip: the manifest declares the class RoundTripStore, but the initialize answer gives store_roundtrip as StoreRoundTrip; make the two the same"
+    );
+}
+
 #[test]
 fn the_sdk_fixture_passes_with_a_step_that_calls_the_host_stores() {
     let sb = Sandbox::new();

@@ -35,6 +35,27 @@ fn a_crash_mid_call_names_the_signal_the_method_and_the_stderr_tail() {
 }
 
 #[test]
+fn a_log_line_sent_mid_stderr_line_is_quoted_whole_beside_it() {
+    let p = start("fixture-crash", CRASH);
+    let err = p.call("exit_mid_line", json!({})).unwrap_err();
+    assert_eq!(err.code(), "crashed", "{err}");
+    let message = err.to_string();
+    assert!(
+        message.contains("fixture-crash: first half of a line, and its second half"),
+        "the stderr line was cut: {message}"
+    );
+    assert!(
+        message.contains("[info] a log line between the halves"),
+        "{message}"
+    );
+    assert!(
+        !message.contains("first half of a line, [info]"),
+        "the log line landed inside the stderr line: {message}"
+    );
+    p.shutdown();
+}
+
+#[test]
 fn a_crash_is_seen_by_wait_status_while_a_grandchild_holds_stdout() {
     let p = start("fixture-grandchild", "agentenv-fixture-grandchild");
     let grandchild = p.call("grandchild_pid", json!({})).unwrap()["pid"]

@@ -176,3 +176,70 @@ fn a_call_that_times_out_while_agent_env_answers_the_plugin_says_so() {
         "{err}"
     );
 }
+
+/// Services that note every method they are asked to answer, and answer none.
+#[derive(Default)]
+struct Noting(Mutex<Vec<String>>);
+
+impl HostServices for Noting {
+    fn handle(&self, _package: &str, method: &str, _params: Value) -> Result<Value, RpcError> {
+        self.0.lock().unwrap().push(method.to_string());
+        Ok(json!({"url": "mem://written"}))
+    }
+}
+
+const WORKS: &str = "agentenv-fixture-works";
+const LIMIT: std::time::Duration = std::time::Duration::from_secs(30);
+
+#[test]
+fn a_host_handle_kept_past_its_call_fails_while_another_call_runs() {
+    let process = start("fixture-works", WORKS);
+    let first = Arc::new(Noting::default());
+    let second = Arc::new(Noting::default());
+    process
+        .call_for("leak_host", json!({}), LIMIT, first.clone())
+        .unwrap();
+    let late = process
+        .call_for("use_leaked_host", json!({}), LIMIT, second.clone())
+        .unwrap();
+    let error = late["error"].as_str().unwrap_or_default();
+    assert!(
+        error.contains("host.store.object.put was not sent: the call ")
+            && error.contains(" this host handle was given for has ended"),
+        "{late}"
+    );
+    assert!(first.0.lock().unwrap().is_empty(), "nothing is written");
+    assert!(second.0.lock().unwrap().is_empty(), "nothing is written");
+    process.shutdown();
+}
+
+#[test]
+fn a_request_for_a_call_the_host_stopped_waiting_for_is_refused_not_given_to_another() {
+    let process = start("fixture-works", WORKS);
+    let first = Arc::new(Noting::default());
+    let second = Arc::new(Noting::default());
+    // The step goes on after its call timed out here, and puts once the next call is in flight.
+    let timed_out = process.call_for_within_own_limit(
+        "outlive_call",
+        json!({}),
+        std::time::Duration::from_millis(300),
+        first.clone(),
+    );
+    assert!(timed_out.is_err(), "{timed_out:?}");
+    let late = process
+        .call_for("release_outliver", json!({}), LIMIT, second.clone())
+        .unwrap();
+    let error = late["error"].as_str().unwrap_or_default();
+    assert!(
+        error.contains(
+            "this request belongs to (its call_id) has ended, so agent-env did not carry it out"
+        ),
+        "{late}"
+    );
+    assert!(first.0.lock().unwrap().is_empty(), "nothing is written");
+    assert!(
+        second.0.lock().unwrap().is_empty(),
+        "the late put was credited to another call"
+    );
+    process.shutdown();
+}

@@ -1,5 +1,10 @@
 //! A plugin that works: echo and friends, task steps (two call back into the host's stores), an
-//! in-memory object store, a secret store of its config's values, and a CLI command.
+//! in-memory object store, a secret store of its config's values, and a CLI command. It can also
+//! misuse a host handle: keep one past its call (`leak_host`, then `use_leaked_host`), or go on
+//! working after the host stopped waiting for its call (`outlive_call`, let go by `release_outliver`).
+
+use std::sync::{mpsc, Condvar, Mutex};
+use std::time::Duration;
 
 use agent_env_fixture_plugins::{with_basics, MemoryObjectStore, TableSecretStore};
 use agent_env_plugin_sdk::{
@@ -147,6 +152,56 @@ impl TaskStep for ChattyStep {
     }
 }
 
+/// The host handle `leak_host` kept past the end of its call.
+static LEAKED: Mutex<Option<HostHandle>> = Mutex::new(None);
+
+/// What a late put with `host` gave back: its url, or its error.
+fn late_put(host: &HostHandle) -> Value {
+    match host.objects().put("late.txt", b"late", "text/plain", true) {
+        Ok(url) => json!({ "url": url }),
+        Err(e) => json!({ "error": e.to_string() }),
+    }
+}
+
+/// How `release_outliver` reaches the call `outlive_call` keeps busy: it hands over where the
+/// outcome of the late put goes.
+struct Outliver {
+    waiting: Mutex<Option<mpsc::Sender<mpsc::Sender<Value>>>>,
+    arrived: Condvar,
+}
+
+static OUTLIVER: Outliver = Outliver {
+    waiting: Mutex::new(None),
+    arrived: Condvar::new(),
+};
+
+/// Waits to be let go, then puts an object with its own call's handle and sends what that gave.
+fn outlive_call(ctx: &StepContext<'_>) -> Value {
+    let (let_go, wait) = mpsc::channel();
+    *OUTLIVER.waiting.lock().unwrap() = Some(let_go);
+    OUTLIVER.arrived.notify_all();
+    if let Ok(outcome_to) = wait.recv() {
+        let _ = outcome_to.send(late_put(ctx.host()));
+    }
+    Value::Null
+}
+
+/// Lets `outlive_call` go on (once it is waiting) and answers with what its late put gave.
+fn release_outliver() -> Value {
+    let waiting = OUTLIVER.waiting.lock().unwrap();
+    let (mut waiting, _) = OUTLIVER
+        .arrived
+        .wait_timeout_while(waiting, Duration::from_secs(30), |w| w.is_none())
+        .unwrap();
+    let Some(let_go) = waiting.take() else {
+        return json!({ "error": "no outlive_call was waiting" });
+    };
+    drop(waiting);
+    let (outcome_to, outcome) = mpsc::channel();
+    let _ = let_go.send(outcome_to);
+    outcome.recv().unwrap_or(Value::Null)
+}
+
 struct WorksCli;
 
 impl CliCommand for WorksCli {
@@ -186,6 +241,16 @@ fn main() {
             println!("this stray line must land on stderr, not on the protocol stream");
             Ok(json!("printed"))
         })
+        .method("leak_host", |ctx, _| {
+            *LEAKED.lock().unwrap() = Some(ctx.host().clone());
+            Ok(Value::Null)
+        })
+        .method("use_leaked_host", |_ctx, _| {
+            let leaked = LEAKED.lock().unwrap().take();
+            Ok(leaked.map_or(Value::Null, |host| late_put(&host)))
+        })
+        .method("outlive_call", |ctx, _| Ok(outlive_call(ctx)))
+        .method("release_outliver", |_ctx, _| Ok(release_outliver()))
         .method("settings", |ctx, _| {
             Ok(Value::Object(ctx.settings().clone()))
         })
