@@ -345,19 +345,23 @@ fn sigint_while_waiting_for_the_bundles_locks_cancels_and_prints_the_json() {
 #[test]
 fn a_second_signal_during_the_teardown_stops_at_once_with_a_cancelled_document() {
     let s = Sandboxed::new();
+    // The plugin marks when `execute` reached it: a signal before that finds it still listening,
+    // and its teardown quick.
+    let executing = s.home().join("executing");
     let deaf = s.script(
         "deaf.sh",
-        r#"#!/bin/sh
+        &r#"#!/bin/sh
 trap '' TERM INT HUP
 IFS= read -r line
 printf '%s\n' '{"jsonrpc":"2.0","id":1,"result":{"protocol":1,"plugin":{"name":"agentenv-deaf","version":"1"},"contributions":[{"group":"task_steps","name":"deaf_step","type":"deaf_step","class":"DeafStep","methods":["execute","from_dict"]}]}}'
 while IFS= read -r line; do
-  case $line in *'"execute"'*) exec /bin/sleep 60 ;; esac
+  case $line in *'"execute"'*) : > 'EXECUTING'; exec /bin/sleep 60 ;; esac
   rest=${line#*\"id\":}
   id=${rest%%[!0-9]*}
   [ -n "$id" ] && printf '{"jsonrpc":"2.0","id":%s,"result":null}\n' "$id"
 done
-"#,
+"#
+        .replace("EXECUTING", executing.to_str().unwrap()),
     );
     s.install_manifest(
         "deaf",
@@ -374,6 +378,11 @@ done
     let (child, rx) = start_reading_stderr(&s, &["run", "./deaf", "--json"]);
     let mut seen = Vec::new();
     read_until(&rx, "step 2/2 d (deaf_step)", &mut seen);
+    agent_env_test_support::deadline::wait_until(
+        Duration::from_secs(60),
+        "the step to reach the plugin",
+        || executing.exists(),
+    );
     // SAFETY: sends a signal to the child we started.
     unsafe {
         libc::kill(child.id() as i32, libc::SIGINT);
