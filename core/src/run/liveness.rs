@@ -13,6 +13,12 @@
 //! go to this machine's @local store, `task run`'s to the configured one. A sweep marks only the
 //! instances in its own run's store; a journal of the other store's is left (its sandboxes removed)
 //! for a run that writes there.
+//!
+//! A journal also says which process its run is ([`ProcessIdentity`]: pid, start time, boot). A lock
+//! belongs to one file, so a copy of the state folder taken while a run went on (a CI cache saved
+//! mid-run, then restored for another job) holds that run's journal unlocked: while the process it
+//! names still runs, the journal is a live run's all the same, and no sweep touches its instances or
+//! its sandboxes. Journals written before they said so are told by their lock alone.
 use std::fs::{File, OpenOptions};
 use std::io::{BufRead, BufReader, Write};
 use std::os::fd::AsRawFd;
@@ -21,6 +27,7 @@ use std::sync::atomic::{AtomicBool, Ordering};
 
 use serde_json::{json, Map};
 
+use super::process_identity::{ProcessIdentity, ProcessState};
 use super::recorder::{INSTANCES, RUN_GROUP_PATH};
 use crate::clock;
 use crate::run::marked_processes::MarkedProcesses;
@@ -53,6 +60,9 @@ const ENDED_LINE: &str = "ended";
 const STORE_LINE: &str = "instances\t";
 /// A journal's line for the sandbox root its run deployed under (whole).
 const ROOT_LINE: &str = "root\t";
+/// A journal's line for the process its run is ([`ProcessIdentity`]): while that process lives, the
+/// run is live, whatever the journal's lock says (a copy of the journal has no lock).
+const PROCESS_LINE: &str = "process\t";
 
 /// The document store a run's task instances go to.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
@@ -165,19 +175,29 @@ impl RunJournal {
             .append(true)
             .open(&partial)
             .ok()?;
-        if !lock(&file) || std::fs::rename(&partial, &path).is_err() {
+        let root = std::path::absolute(sandbox_root).unwrap_or_else(|_| sandbox_root.to_path_buf());
+        let mut head = vec![
+            format!("{STORE_LINE}{}", instances_in.word()),
+            format!("{ROOT_LINE}{}", root.display()),
+        ];
+        if let Some(process) = ProcessIdentity::of_this_process() {
+            head.push(format!("{PROCESS_LINE}{}", process.to_fields()));
+        }
+        // Written before it has its name too: a copy of the folder never holds a journal that
+        // does not yet say which process it is.
+        let ready = lock(&file) && {
+            head.iter().for_each(|line| append(&file, line));
+            std::fs::rename(&partial, &path).is_ok()
+        };
+        if !ready {
             let _ = std::fs::remove_file(&partial);
             return None;
         }
-        let journal = RunJournal {
+        Some(RunJournal {
             file,
             path,
             unrecorded: AtomicBool::new(false),
-        };
-        journal.note(&format!("{STORE_LINE}{}", instances_in.word()));
-        let root = std::path::absolute(sandbox_root).unwrap_or_else(|_| sandbox_root.to_path_buf());
-        journal.note(&format!("{ROOT_LINE}{}", root.display()));
-        Some(journal)
+        })
     }
 
     /// Notes that the end of the task instance `instance_id` could not be written to the document
@@ -189,9 +209,15 @@ impl RunJournal {
     }
 
     fn note(&self, line: &str) {
-        // One short write in append mode: lines from tasks on several threads never interleave.
-        let _ = (&self.file).write_all(format!("{line}\n").as_bytes());
+        append(&self.file, line);
     }
+}
+
+/// Appends `line` to the journal `file`. A line that cannot be written (a full disk) is lost: the
+/// journal never stops a run.
+fn append(mut file: &File, line: &str) {
+    // One short write in append mode: lines from tasks on several threads never interleave.
+    let _ = file.write_all(format!("{line}\n").as_bytes());
 }
 
 impl Drop for RunJournal {
@@ -206,8 +232,8 @@ impl Drop for RunJournal {
     }
 }
 
-/// A run whose journal is left behind, unlocked: its process is gone. Holds the journal's lock
-/// while it is cleaned up after.
+/// A run whose journal is left behind, unlocked, and whose process (when the journal names it) no
+/// longer runs. Holds the journal's lock while it is cleaned up after.
 #[derive(Debug)]
 pub struct DeadRun {
     pub run_group_id: String,
@@ -248,8 +274,8 @@ pub fn dead_runs(locks_dir: &Path) -> Vec<DeadRun> {
 }
 
 /// The run journals on this machine, read once: the groups of the runs live here now (their journals
-/// locked by their processes; a run elsewhere, on another machine sharing the store, is not seen), and
-/// the runs that left theirs behind.
+/// locked by their processes, or naming a process that still runs; a run elsewhere, on another
+/// machine sharing the store, is not seen), and the runs that left theirs behind.
 pub struct JournalsHere {
     pub live: std::collections::BTreeSet<String>,
     pub dead: Vec<DeadRun>,
@@ -282,6 +308,13 @@ pub fn journals_here(locks_dir: &Path) -> JournalsHere {
             .lines()
             .map_while(Result::ok)
             .collect();
+        let ended = lines.iter().any(|line| line == ENDED_LINE);
+        // Unlocked, yet its process still runs: a copy of a live run's journal (the state folder
+        // copied, or restored from a cache, while the run went on). Not dead until that process is.
+        if !ended && process_of(&lines).is_some_and(|p| p.state() == ProcessState::Alive) {
+            here.live.insert(run_group_id.to_string());
+            continue;
+        }
         let sandboxes = lines
             .iter()
             .filter_map(|line| line.strip_prefix(SANDBOX_LINE).map(PathBuf::from))
@@ -289,7 +322,7 @@ pub fn journals_here(locks_dir: &Path) -> JournalsHere {
         here.dead.push(DeadRun {
             run_group_id: run_group_id.to_string(),
             sandboxes,
-            ended: lines.iter().any(|line| line == ENDED_LINE),
+            ended,
             instances_in: lines
                 .iter()
                 .find_map(|line| line.strip_prefix(STORE_LINE))
@@ -305,6 +338,14 @@ pub fn journals_here(locks_dir: &Path) -> JournalsHere {
     here.dead
         .sort_by(|a, b| a.run_group_id.cmp(&b.run_group_id));
     here
+}
+
+/// The process a journal's run is, when the journal says (journals written before did not).
+fn process_of(lines: &[String]) -> Option<ProcessIdentity> {
+    lines
+        .iter()
+        .find_map(|line| line.strip_prefix(PROCESS_LINE))
+        .and_then(ProcessIdentity::from_fields)
 }
 
 /// What a sweep cleaned up.
@@ -676,6 +717,63 @@ mod tests {
             .collect();
         assert_eq!(found.len(), 1, "{found:?}");
         found[0].clone()
+    }
+
+    /// A copy of a live run's journal (its state folder copied, or restored from a cache, mid-run)
+    /// holds no lock, yet names a process that still runs: that run is live, and a sweep from the
+    /// copy leaves its instances and its sandbox, whatever sandbox root the sweeping run has. Once
+    /// the process it names is gone, the copy is a dead run's.
+    #[test]
+    fn a_copied_journal_is_live_while_its_process_runs() {
+        let tmp = tempfile::tempdir().unwrap();
+        let locks = tmp.path().join("locks");
+        let copied = tmp.path().join("copied-locks");
+        let root = tmp.path().join("sandboxes");
+        let sandbox = root.join(format!("{LOCAL_FOLDER_PREFIX}abcd-efgh"));
+        std::fs::create_dir_all(&sandbox).unwrap();
+        let live = RunJournal::begin(&locks, "run-a", InstancesIn::Local, &root).unwrap();
+        live.deployed(&sandbox);
+        let original = only_journal_of(&locks, "run-a");
+        let copy = journals(&copied).join(original.file_name().unwrap());
+        std::fs::create_dir_all(journals(&copied)).unwrap();
+        std::fs::copy(&original, &copy).unwrap();
+        let docs = LocalSqliteDocumentStore::new(tmp.path().join("d.db"));
+        let doc = json!({"instance_id": "i1", "status": "running",
+            "context": {"metadata": {"run_group_id": "run-a"}}});
+        docs.insert(INSTANCES, doc.as_object().unwrap()).unwrap();
+
+        let swept = sweep(
+            &copied,
+            &tmp.path().join("other"),
+            &docs,
+            InstancesIn::Local,
+        );
+        assert_eq!(swept, Swept::default());
+        assert!(sandbox.exists());
+        assert!(copy.exists());
+        assert!(journals_here(&copied).live.contains("run-a"));
+
+        // The process it names, on another boot: gone.
+        let text = std::fs::read_to_string(&copy).unwrap();
+        let process = text
+            .lines()
+            .find(|l| l.starts_with(PROCESS_LINE))
+            .expect("the journal names its process");
+        let (kept, _boot) = process.rsplit_once('\t').unwrap();
+        std::fs::write(
+            &copy,
+            text.replace(process, &format!("{kept}\tanother-boot")),
+        )
+        .unwrap();
+        let swept = sweep(
+            &copied,
+            &tmp.path().join("other"),
+            &docs,
+            InstancesIn::Local,
+        );
+        assert_eq!((swept.killed_runs, swept.sandboxes), (1, 1), "{swept:?}");
+        assert!(!sandbox.exists());
+        drop(live);
     }
 
     /// Runs of one group (the explorer's) each hold a journal: one ending leaves the other's.

@@ -25,6 +25,7 @@ mod planned_bundle;
 mod planned_tasks;
 mod plugin_cancel;
 pub mod plugin_steps;
+mod process_identity;
 pub mod recorded;
 pub mod recorder;
 pub mod run_log;

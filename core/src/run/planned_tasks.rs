@@ -51,6 +51,14 @@ pub fn run_planned(
     );
     for sentence in swept.sentences() {
         out.note(&sentence);
+        // For the run's log and `run --json`'s warnings too (the person's view has just said it).
+        options.observer.event(&RunEvent::Warning {
+            task_path: None,
+            message: sentence
+                .strip_prefix("note: ")
+                .unwrap_or(&sentence)
+                .to_string(),
+        });
     }
     // Held, and so locked, until this function returns: the sign that this run is alive.
     let journal = liveness::RunJournal::begin(

@@ -3,6 +3,10 @@
 //! path when something failed. The file is made on the first line, so a run refused before anything
 //! happened (a typo in a task name) leaves no log behind. Only its owner can read it (mode 0600), and
 //! every secret value the run holds is masked in it.
+//!
+//! The logs folder keeps the newest [`KEPT_LOGS`]. A run holds a shared lock (flock) on its log for
+//! as long as it writes it, and the pruning of old logs passes over a log it cannot lock: a run that
+//! has gone on for longer than many others took keeps its log, however old its name.
 
 use std::fs::{self, File};
 use std::io::{self, BufWriter, Write};
@@ -141,7 +145,10 @@ impl RunLog {
         options.create_new(true).write(true);
         #[cfg(unix)]
         std::os::unix::fs::OpenOptionsExt::mode(&mut options, 0o600);
-        options.open(&self.path).map_err(|e| fail(&self.path, e))
+        let file = options.open(&self.path).map_err(|e| fail(&self.path, e))?;
+        // Held with the file, so no other run's pruning removes it while this run writes it.
+        lock_without_waiting(&file, libc::LOCK_SH);
+        Ok(file)
     }
 
     /// Appends one line (or several: each gets the time), every secret value masked. It reaches
@@ -310,7 +317,8 @@ impl Drop for RunLog {
 pub const KEPT_LOGS: usize = 200;
 
 /// Removes the oldest `*.log` files of `dir` beyond the newest `keep` (their names start with the
-/// time they were begun, so they sort by age). What cannot be removed is left.
+/// time they were begun, so they sort by age). A log a run still writes (locked) is passed over,
+/// and the next oldest goes in its place; what cannot be removed is left.
 fn prune(dir: &Path, keep: usize) {
     let Ok(entries) = fs::read_dir(dir) else {
         return;
@@ -324,10 +332,32 @@ fn prune(dir: &Path, keep: usize) {
         return;
     }
     logs.sort();
-    let excess = logs.len() - keep;
-    for old in logs.into_iter().take(excess) {
-        let _ = fs::remove_file(old);
+    let mut excess = logs.len() - keep;
+    for old in logs {
+        if excess == 0 {
+            return;
+        }
+        if remove_unless_written(&old) {
+            excess -= 1;
+        }
     }
+}
+
+/// Removes the log `path` unless a run holds it (see [`RunLog`]); whether it was removed.
+fn remove_unless_written(path: &Path) -> bool {
+    let Ok(file) = File::open(path) else {
+        return false;
+    };
+    // Removed while locked, so no run takes it up meanwhile; the lock goes with the file.
+    lock_without_waiting(&file, libc::LOCK_EX) && fs::remove_file(path).is_ok()
+}
+
+/// Takes `file`'s lock of the kind `how` (`LOCK_SH`, `LOCK_EX`) without waiting; false when
+/// another open file holds one that excludes it.
+fn lock_without_waiting(file: &File, how: libc::c_int) -> bool {
+    use std::os::fd::AsRawFd;
+    // SAFETY: flock(2) on a descriptor we own; no memory is shared with the kernel.
+    unsafe { libc::flock(file.as_raw_fd(), how | libc::LOCK_NB) == 0 }
 }
 
 /// One event as the log words it.
@@ -576,6 +606,40 @@ mod tests {
                 "notes.txt"
             ]
         );
+    }
+
+    #[test]
+    fn a_log_a_run_still_writes_is_not_pruned() {
+        let dir = tempfile::tempdir().unwrap();
+        // Begun first, so the oldest by name, and still written.
+        let writing = RunLog::new(dir.path());
+        writing.write("begun");
+        for day in 1..=3 {
+            fs::write(
+                dir.path()
+                    .join(format!("2999-12-0{day}T00-00-00-aaaaaa.log")),
+                "x",
+            )
+            .unwrap();
+        }
+        prune(dir.path(), 2);
+        let mut left: Vec<String> = fs::read_dir(dir.path())
+            .unwrap()
+            .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+            .collect();
+        left.sort();
+        let own = writing
+            .path()
+            .file_name()
+            .unwrap()
+            .to_string_lossy()
+            .into_owned();
+        assert_eq!(left, [own, "2999-12-03T00-00-00-aaaaaa.log".to_string()]);
+        // Once its run let it go, it is an old log like any other.
+        drop(writing);
+        prune(dir.path(), 1);
+        assert_eq!(fs::read_dir(dir.path()).unwrap().count(), 1);
+        assert!(dir.path().join("2999-12-03T00-00-00-aaaaaa.log").exists());
     }
 
     #[test]
