@@ -42,6 +42,13 @@ impl FailureContext {
         }
         Some(out)
     }
+
+    /// What the plugin said, as every failure message of it ends: the noise it wrote to stdout
+    /// and the tail of its stderr (`; its stderr was empty` when it wrote none). For a caller that
+    /// words a failure of its own about the plugin.
+    pub fn what_it_said(&self) -> String {
+        suffix(self)
+    }
 }
 
 /// Why a plugin could not be started or a call to it failed.

@@ -98,7 +98,7 @@ pub fn run_bundle_pinned(
     // Signals are watched from the start: Ctrl-C while the bundle is read, its plugins start or its
     // entities are written cancels the run like Ctrl-C during its tasks.
     let cancel = super::cancel_of(request.cancel.as_ref(), request.on_signal)?;
-    let _store_stderr = super::plugin_steps::hear_store_stderr(observer.clone());
+    let _store_stderr = super::plugin_steps::hear_store_stderr(observer.clone(), session);
     // A folder comes before any installed bundle and agent-env's own bundles keep their bare names, so
     // neither `run ./folder` nor `run hello` needs a look at the installed plugins.
     let home = session.paths().home_dir();

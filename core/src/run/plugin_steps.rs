@@ -4,13 +4,16 @@
 //! objects in the local object store), and the configured secret and image stores, built as every
 //! configured store is (`secret:` references resolved, a plugin's store opened in its plugin).
 //!
+//! A step's store calls end by the step's limit (`stores::caller_limit`): a plugin store that hangs
+//! fails the step's `host.store` call, named, while the step can still answer with that error.
+//!
 //! What a plugin wrote to stderr before it answered `execute` reaches the run's watchers (its log)
 //! before the step is reported done. The run's cancel stops a plugin's start too: Ctrl-C while a
 //! slow plugin starts ends the wait for its handshake at once.
 
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 use agent_env_protocol::codes::ErrorKind;
 use agent_env_protocol::manifest::Manifest;
@@ -29,6 +32,8 @@ use crate::run::executor::StepExecutor;
 use crate::run::local_stores::LocalStores;
 use crate::run::plugin_cancel::CancelStops;
 use crate::session::Session;
+use crate::stores::caller_limit::{self, CallerLimit};
+use crate::stores::plugin_stores::close_plugin_stores;
 use crate::stores::store_output::{Listening, StoreOutput};
 use crate::stores::{AnyStore, HostStoreDispatcher, StoreKind, StoreSet};
 use agent_env_host::{HostError, HostServices, PluginHost, PluginProcess, SpawnSpec, StartAbort};
@@ -116,12 +121,18 @@ struct StepServices {
     step: StepRef,
     /// The process the call goes to, told apart from others while the call runs.
     process: ProcessKey,
+    /// When the step's store calls must end, so that the step hears their error in its own time.
+    store_limit: Arc<CallerLimit>,
 }
 
 impl HostServices for StepServices {
+    /// A store call for this step ends by the step's store limit: a plugin store that hangs fails
+    /// the call, naming itself, while the step still has the time to answer with that error.
     fn handle(&self, package: &str, method: &str, params: Value) -> Result<Value, RpcError> {
-        self.run.store_call(package, method, &params, |url| {
-            self.run.running.wrote_for(&self.step.instance_id, url)
+        caller_limit::answering_within(&self.store_limit, || {
+            self.run.store_call(package, method, &params, |url| {
+                self.run.running.wrote_for(&self.step.instance_id, url)
+            })
         })
     }
 
@@ -342,9 +353,32 @@ pub struct PluginSteps {
 
 /// What plugin stores write to stderr, told to `observer` as the run's plugin output (its terminal
 /// lines under `-v` and its log) until the guard drops: for a run's whole life, also before its
-/// plugin steps start (a task read from a plugin document store) and when it has none.
-pub fn hear_store_stderr(observer: Arc<dyn RunObserver>) -> Listening {
-    StoreOutput::invocation().listen(Arc::new(StoreStderr(observer)))
+/// plugin steps start (a task read from a plugin document store) and when it has none. As it drops,
+/// the plugin stores of `session` are closed first, so what they write as they stop is the run's too.
+pub fn hear_store_stderr(observer: Arc<dyn RunObserver>, session: &Session) -> HearingStoreStderr {
+    HearingStoreStderr {
+        pool: session.plugin_pool().ok(),
+        listening: Some(StoreOutput::invocation().listen(Arc::new(StoreStderr(observer)))),
+    }
+}
+
+/// A run hearing its plugin stores' stderr ([`hear_store_stderr`]).
+#[must_use = "the run stops hearing its stores when this guard drops"]
+pub struct HearingStoreStderr {
+    /// The session's pool, which runs the run's plugin stores.
+    pool: Option<Arc<PluginHost>>,
+    listening: Option<Listening>,
+}
+
+impl Drop for HearingStoreStderr {
+    /// Closes the plugin stores while the run still listens (a store flushing, or failing, as it
+    /// stops says so in the run's log, which is written out after), then stops listening.
+    fn drop(&mut self) {
+        if let Some(pool) = &self.pool {
+            close_plugin_stores(&StoreOutput::invocation(), pool);
+        }
+        drop(self.listening.take());
+    }
 }
 
 /// Tells a run's watchers of each stderr line of a plugin store; answers nothing else.
@@ -583,6 +617,7 @@ impl PluginSteps {
             Some(limit) => limit + STEP_TIMEOUT_GRACE,
             None => self.host.config().call_timeout,
         };
+        let store_limit = Arc::new(store_limit_of(&at.step_id, step_timeout, limit));
         let call = || -> Result<Result<Value, HostError>, StepError> {
             let process = match self.host.connect_unless(&spec, &self.starts) {
                 Ok(process) => process,
@@ -593,6 +628,7 @@ impl PluginSteps {
                 run: self.services.clone(),
                 step: at.clone(),
                 process: ProcessKey::of(&process),
+                store_limit: store_limit.clone(),
             });
             // Ctrl-C stops the plugin (its whole process group), which ends the call at once.
             self.cancel_stops.hook(cancel, &process);
@@ -644,17 +680,22 @@ impl PluginSteps {
             Err(error) => {
                 self.host.note_failure(package, &error);
                 match (step_timeout, &error) {
-                    (Some(limit), HostError::CallTimeout { .. }) => Err(step_timed_out(
-                        package,
-                        type_name,
-                        limit,
-                        &error,
-                        &self.running.others(at),
-                    )),
+                    (Some(limit), HostError::CallTimeout { .. }) => {
+                        let mut failure = step_timed_out(
+                            package,
+                            type_name,
+                            limit,
+                            &error,
+                            &self.running.others(at),
+                        );
+                        failure.message.push_str(&waited_on_store(&store_limit));
+                        Err(failure)
+                    }
                     // The host's limit for any call: a step slow by design takes a limit of its
                     // own in the task, which says so where the step is.
                     (None, HostError::CallTimeout { .. }) => {
                         let mut failure = host_failure(&error);
+                        failure.message.push_str(&waited_on_store(&store_limit));
                         failure.message.push_str(
                             "; a step that takes long by design can be given its own limit in the task (timeout_seconds)",
                         );
@@ -678,6 +719,38 @@ impl PluginSteps {
             }
         }
     }
+}
+
+/// When the store calls of step `step_id` must end: by its own `timeout_seconds` (the grace the host
+/// gives past it is the step's, to answer with their error), else by its `limit` less a tenth of it
+/// (at most [`STEP_TIMEOUT_GRACE`]). A plugin store that hangs then fails the step's store call,
+/// named, before the step runs out of time and its own plugin is blamed.
+fn store_limit_of(step_id: &str, own: Option<Duration>, limit: Duration) -> CallerLimit {
+    let (within, described) = match own {
+        Some(own) => (
+            own,
+            format!(
+                "the timeout_seconds of step '{step_id}' ({} s)",
+                own.as_secs_f64()
+            ),
+        ),
+        None => (
+            limit - (limit / 10).min(STEP_TIMEOUT_GRACE),
+            format!(
+                "the limit of step '{step_id}' (AGENT_ENV_PLUGIN_CALL_TIMEOUT, {} s)",
+                limit.as_secs_f64()
+            ),
+        ),
+    };
+    CallerLimit::new(Instant::now() + within, described, own.is_some())
+}
+
+/// What a step that ran out of time had waited on: the last of its store calls that got no answer.
+fn waited_on_store(store_limit: &CallerLimit) -> String {
+    store_limit
+        .last_unanswered()
+        .map(|what| format!("; a store call it made got no answer: {what}"))
+        .unwrap_or_default()
 }
 
 /// The step's own `timeout_seconds`, when it names a positive number.

@@ -293,7 +293,7 @@ pub fn run_stored_task(
 ) -> Result<RunStatus, RunError> {
     // Signals are watched from the start, as a bundle run watches them.
     let cancel = super::cancel_of(None, request.on_signal)?;
-    let _store_stderr = super::plugin_steps::hear_store_stderr(observer.clone());
+    let _store_stderr = super::plugin_steps::hear_store_stderr(observer.clone(), session);
     let config = session.config();
     let manifests = match config.path {
         Some(_) => session.manifests(),

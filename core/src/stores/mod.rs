@@ -6,6 +6,7 @@
 //! serving, remote stores and the conformance kits) lives in the `agent_env_store` crate, shared with the
 //! Rust plugin SDK; it is re-exported here so `crate::stores::…` names every store item.
 
+pub mod caller_limit;
 pub mod config_table;
 pub mod dispatch;
 pub mod from_spec;

@@ -11,6 +11,11 @@
 //! Errors the plugin answers keep their kind; one of no named kind (internal, I/O) names the plugin, as
 //! does a plugin that cannot start or crashed. What the plugin writes to stderr goes to the invocation's
 //! [`StoreOutput`].
+//!
+//! A call made for a caller with a limit (a plugin step's `host.store.*` request, [`caller_limit`])
+//! ends by that limit when it comes before the call timeout, with an error naming the store plugin, so
+//! the step fails with the store's error rather than its own plugin's timeout. [`close_plugin_stores`]
+//! shuts the stores' processes down while their stderr still has a listener (a run's, at its end).
 
 use std::sync::{Arc, Mutex, MutexGuard};
 
@@ -20,10 +25,14 @@ use agent_env_protocol::methods::{StoreOpenParams, StoreOpenResult, STORE_OPEN};
 use agent_env_protocol::names::canonical_name;
 use serde_json::{Map, Value};
 
+use super::caller_limit::{self, CallerLimit};
 use super::config_table::ConfigTable;
 use super::from_spec::PluginStoreFactory;
 use super::store_output::StoreOutput;
-use agent_env_host::{HostError, HostServices, NoServices, PluginHost, PluginProcess, SpawnSpec};
+use agent_env_host::{
+    Diagnosis, FailureContext, HostError, HostServices, NoServices, PluginHost, PluginProcess,
+    SpawnSpec,
+};
 use agent_env_store::error::{StoreError, StoreResult};
 use agent_env_store::remote::StoreTransport;
 use agent_env_store::StoreKind;
@@ -102,6 +111,14 @@ impl HostPluginStores {
     }
 }
 
+/// Closes the plugin stores whose processes `host` runs and whose stderr goes to `output`: each of those
+/// processes that answers no call now is shut down, and what it writes to stderr as it stops (a flush,
+/// an error) reaches `output`'s listener before this returns. A close is no failure of the plugin: a
+/// store used again opens in a fresh process. Their final diagnoses.
+pub fn close_plugin_stores(output: &StoreOutput, host: &Arc<PluginHost>) -> Vec<Diagnosis> {
+    host.release_idle_together(&output.store_packages(host))
+}
+
 /// Whether `manifest` lists `class` under `[provides.stores]` as a store of `kind`.
 fn check_class(
     manifest: &Manifest,
@@ -171,7 +188,7 @@ impl PluginStoreFactory for HostPluginStores {
         };
         let open = serde_json::to_value(params)
             .map_err(|e| StoreError::Internal(format!("encoding store.open: {e}")))?;
-        self.output.report_from(&self.host);
+        self.output.report_from(&self.host, &spec.package);
         let transport = ProcessTransport {
             host: self.host.clone(),
             spec,
@@ -211,6 +228,30 @@ fn refused_open(package: &str, kind: StoreKind, class: &str, err: StoreError) ->
             "the plugin {package} refused to open {which} with the settings in [stores.{kind}]: {words}"
         ),
     )
+}
+
+/// A store call that the limit of the caller it was made for ended: the store plugin did not answer
+/// `method` in the `waited` the caller had left. What the plugin said comes last, as in every failure
+/// of a plugin.
+fn cut_short_by(
+    caller: &CallerLimit,
+    ctx: &FailureContext,
+    method: &str,
+    waited: std::time::Duration,
+) -> String {
+    format!(
+        "plugin {} ({}) did not answer {method} within {:.1} s, all that was left of {}, so the call was cancelled; {}{}",
+        ctx.package,
+        ctx.executable,
+        waited.as_secs_f64(),
+        caller.described(),
+        caller.remedy(),
+        ctx.what_it_said()
+    )
+}
+
+fn first_line(text: &str) -> String {
+    text.lines().next().unwrap_or_default().to_string()
 }
 
 fn interface(kind: StoreKind) -> &'static str {
@@ -344,19 +385,37 @@ impl ProcessTransport {
     }
 
     /// One call to `process`, its failure noted with the pool (a crash is the pool's to count).
+    /// Made for a caller with a limit ([`caller_limit`]) that leaves less than the call timeout, it
+    /// gets what is left, as the caller's limit: running past it says the caller is out of time, not
+    /// that the plugin stopped answering, so it does not count towards the plugin's unanswered calls.
     fn send(&self, process: &PluginProcess, method: &str, params: Value) -> StoreResult<Value> {
         let timeout = self.host.config().call_timeout;
-        process
-            .call_for(
-                method,
-                params,
-                timeout,
-                self.services.clone() as Arc<dyn HostServices>,
-            )
-            .map_err(|error| {
-                self.host.note_failure(&self.spec.package, &error);
-                from_host_error(error)
-            })
+        let caller = caller_limit::current();
+        let cut_short = caller
+            .as_ref()
+            .map(|c| c.left())
+            .filter(|left| *left < timeout);
+        let services = self.services.clone() as Arc<dyn HostServices>;
+        let answer = match cut_short {
+            Some(left) => process.call_for_within_own_limit(method, params, left, services),
+            None => process.call_for(method, params, timeout, services),
+        };
+        answer.map_err(|error| {
+            self.host.note_failure(&self.spec.package, &error);
+            let HostError::CallTimeout { ctx, timeout, .. } = &error else {
+                return from_host_error(error);
+            };
+            let failure = match (&caller, cut_short) {
+                (Some(caller), Some(_)) => {
+                    StoreError::Internal(cut_short_by(caller, ctx, method, *timeout))
+                }
+                _ => from_host_error(error.clone()),
+            };
+            if let Some(caller) = &caller {
+                caller.note_unanswered(first_line(&failure.to_string()));
+            }
+            failure
+        })
     }
 }
 
@@ -388,7 +447,6 @@ impl StoreTransport for ProcessTransport {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use agent_env_host::FailureContext;
     use agent_env_protocol::codes::ErrorKind;
 
     fn refused(answer: RpcError) -> HostError {

@@ -32,7 +32,13 @@ struct Listeners {
     stack: Mutex<Vec<(u64, Arc<dyn HostServices>)>>,
     next: AtomicU64,
     /// The pools whose plugins' stderr lines come here.
-    sources: Mutex<Vec<Weak<PluginHost>>>,
+    sources: Mutex<Vec<Source>>,
+}
+
+/// A pool whose plugins' stderr lines come here, and the packages whose stores it runs.
+struct Source {
+    host: Weak<PluginHost>,
+    packages: Vec<String>,
 }
 
 impl Listeners {
@@ -40,8 +46,8 @@ impl Listeners {
     fn catch_up(&self) {
         let sources: Vec<Arc<PluginHost>> = {
             let mut sources = lock(&self.sources);
-            sources.retain(|s| s.strong_count() > 0);
-            sources.iter().filter_map(Weak::upgrade).collect()
+            sources.retain(|s| s.host.strong_count() > 0);
+            sources.iter().filter_map(|s| s.host.upgrade()).collect()
         };
         for host in sources {
             host.catch_up_stderr(CATCH_UP_WITHIN);
@@ -79,16 +85,33 @@ impl StoreOutput {
         }
     }
 
-    /// Notes that plugins of `host` report their stderr lines here, so that a listener that stops has
-    /// them hand over what they wrote until then.
-    pub fn report_from(&self, host: &Arc<PluginHost>) {
+    /// Notes that `package`'s process in `host` runs a store that reports its stderr lines here, so
+    /// that a listener that stops has it hand over what it wrote until then.
+    pub fn report_from(&self, host: &Arc<PluginHost>, package: &str) {
         let mut sources = lock(&self.inner.sources);
-        let known = sources
-            .iter()
-            .any(|s| std::ptr::eq(s.as_ptr(), Arc::as_ptr(host)));
-        if !known {
-            sources.push(Arc::downgrade(host));
+        let source = match sources.iter().position(|s| same_host(s, host)) {
+            Some(at) => &mut sources[at],
+            None => {
+                sources.push(Source {
+                    host: Arc::downgrade(host),
+                    packages: Vec::new(),
+                });
+                let last = sources.len() - 1;
+                &mut sources[last]
+            }
+        };
+        if !source.packages.iter().any(|p| p == package) {
+            source.packages.push(package.to_string());
         }
+    }
+
+    /// The packages whose processes in `host` run stores that report here.
+    pub fn store_packages(&self, host: &Arc<PluginHost>) -> Vec<String> {
+        lock(&self.inner.sources)
+            .iter()
+            .find(|s| same_host(s, host))
+            .map(|s| s.packages.clone())
+            .unwrap_or_default()
     }
 
     /// Who hears now: the listener that began last, if any.
@@ -103,6 +126,10 @@ impl StoreOutput {
             listener.stderr_line(package, line);
         }
     }
+}
+
+fn same_host(source: &Source, host: &Arc<PluginHost>) -> bool {
+    std::ptr::eq(source.host.as_ptr(), Arc::as_ptr(host))
 }
 
 /// A listener of a [`StoreOutput`]; it stops hearing when this drops.
