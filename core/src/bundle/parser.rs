@@ -832,6 +832,17 @@ pub fn read_artifact_manifest(text: &str) -> (ArtifactManifest, Vec<String>) {
             return (manifest, problems);
         }
     };
+    // A near miss of `type` (`typ = "file"`) would be taken for a setting in silence, and the
+    // artifact's type guessed from its files.
+    if !table.contains_key("type") {
+        for key in table.keys() {
+            if crate::similar::best_match(key, ["type"], 0.75).is_some() {
+                problems.push(format!(
+                    "'{key}' would be a setting of the artifact, and its type guessed from its files; did you mean 'type'?"
+                ));
+            }
+        }
+    }
     for (key, value) in table {
         match (key.as_str(), value) {
             ("type", toml::Value::String(t)) => manifest.artifact_type = Some(t),
@@ -861,10 +872,11 @@ pub fn toml_to_json(value: toml::Value) -> Value {
     }
 }
 
-/// A `file` artifact is one file: a folder of several would load only the first. The problem, when
-/// `artifact_type` is `file` and `files` are more than one.
 /// The artifact types that are their folder's files (`load_artifact` copies them into a sandbox).
 const FILE_ARTIFACT_TYPES: [&str; 3] = ["file", "file_artifact_universe", "skill"];
+
+/// A `file` artifact is one file: a folder of several would load only the first. The problem, when
+/// `artifact_type` is `file` and `files` are more than one.
 
 pub fn several_files_for_one(artifact_type: &str, files: &[String]) -> Option<String> {
     if artifact_type != "file" || files.len() <= 1 {
@@ -896,6 +908,18 @@ pub fn implied_artifact_type(files: &[String]) -> &'static str {
 
 #[cfg(test)]
 mod tests {
+    #[test]
+    fn a_near_miss_of_type_in_artifact_toml_is_a_problem_not_a_setting() {
+        let (manifest, problems) = read_artifact_manifest("typ = \"file\"\nmode = \"fast\"\n");
+        assert_eq!(
+            problems,
+            ["'typ' would be a setting of the artifact, and its type guessed from its files; did you mean 'type'?"]
+        );
+        assert!(manifest.artifact_type.is_none());
+        let (_, problems) = read_artifact_manifest("type = \"file\"\ntypes = [1]\n");
+        assert!(problems.is_empty(), "{problems:?}");
+    }
+
     use super::*;
 
     #[test]
