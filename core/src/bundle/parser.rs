@@ -877,7 +877,6 @@ const FILE_ARTIFACT_TYPES: [&str; 3] = ["file", "file_artifact_universe", "skill
 
 /// A `file` artifact is one file: a folder of several would load only the first. The problem, when
 /// `artifact_type` is `file` and `files` are more than one.
-
 pub fn several_files_for_one(artifact_type: &str, files: &[String]) -> Option<String> {
     if artifact_type != "file" || files.len() <= 1 {
         return None;
