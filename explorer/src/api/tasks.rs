@@ -659,6 +659,23 @@ fn groups_of_task(
 ) -> ApiResult<Page> {
     let judge = s.judge(docs);
     let mut groups = instances::groups_of_task(docs, task_id, &judge)?;
+    // A recorded group the explorer started is told as its own snapshot tells it: its planned
+    // total, and the runs still waiting their turn (the store knows only those that began).
+    for group in groups.iter_mut() {
+        let Some(id) = group["run_group_id"].as_str().map(String::from) else {
+            continue;
+        };
+        if s.runs.of_group(&id).is_empty() {
+            continue;
+        }
+        if let Some(mut state) = group_snapshot(s, docs, &id, Some(task_id), &judge)? {
+            if let Value::Object(m) = &mut state {
+                m.remove("instances");
+                m.remove("workflows");
+            }
+            *group = state;
+        }
+    }
     // The explorer's own groups of this task that recorded nothing (their runs are waiting, or
     // stopped with an error) come first: they are the newest.
     let mut own: Vec<Value> = Vec::new();

@@ -448,6 +448,44 @@ fn a_run_cancelled_while_queued_counts_as_cancelled_in_its_group() {
     assert_eq!(done["total"], 5, "{done:#}");
 }
 
+/// A task's list of run groups tells a group the explorer started as the group's own page does: its
+/// planned total, with the runs still waiting their turn (the store knows only those that began).
+#[test]
+fn a_tasks_run_groups_give_the_planned_total_of_the_explorers_own() {
+    let world = World::new();
+    let (_, task) = slow_bundle(&world);
+    let server = Explorer::start(&world);
+    let group = start_group(&server, &task, 6);
+    let id = group["run_group_id"].as_str().unwrap().to_string();
+    // Some of its runs have recorded their instances, the rest wait for a slot.
+    let listed = server.poll(&format!("/api/v1/tasks/{}/run-groups", seg(&task)), |v| {
+        v["items"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .any(|g| g["run_group_id"] == id.as_str() && g["running"].as_u64() > Some(0))
+    });
+    let mine = listed["items"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|g| g["run_group_id"] == id.as_str())
+        .unwrap()
+        .clone();
+    assert_eq!(mine["total"], 6, "{mine:#}");
+    assert!(mine.get("instances").is_none(), "{mine:#}");
+    server
+        .post(
+            &format!("/api/v1/tasks/{}/cancel-run", seg(&task)),
+            &json!({"run_group_id": id}).to_string(),
+        )
+        .expect(200);
+    server.poll(
+        &format!("/api/v1/tasks/{}/run-groups/{id}", seg(&task)),
+        |v| v["complete"] == true,
+    );
+}
+
 #[test]
 fn a_run_of_a_folder_bundle_can_be_cancelled_and_its_sandbox_is_torn_down() {
     let world = World::new();
