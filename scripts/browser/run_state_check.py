@@ -240,8 +240,13 @@ def failed(base: str, browser: Session, shots: Path, agent_env: str, home: Path,
         raise WebDriverError("the progress bar does not show the failed step apart")
     if "Verifications" in texts(browser, "main h2"):
         raise WebDriverError("the instance page shows a Verifications heading with no verification under it")
+    error_cell = browser.wait_text('[data-step="check"] .step-error', "")
+    if not error_cell.strip():
+        raise WebDriverError("the failed step's Error cell is empty")
+    if browser.find('[data-step="check"] details.traceback pre *') is not None:
+        raise WebDriverError("the failed step's traceback holds markup, not text")
     browser.screenshot(shots / "16-failed-instance.png")
-    print(f"  its progress: {said}")
+    print(f"  its progress: {said}; its error: {error_cell}")
 
     print("failed: its bundle's folder is gone; Run twice shows one error")
     shutil.rmtree(home / "broken")
@@ -272,6 +277,19 @@ def tasks_paged(base: str, browser: Session) -> None:
     second = texts(browser, "#tasks [data-task] a")
     if set(first) & set(second):
         raise WebDriverError(f"the Tasks page's second page {second} repeats its first {first}")
+    if total <= 4:
+        # Next is disabled on the last page: the keyboard focus goes to Previous, not the page's body.
+        focused = browser.wait_for("the focus on the pager's other button", lambda: browser.execute(
+            "const a = document.activeElement; return a && a.getAttribute('aria-label') === 'Previous page of tasks' ? 'Previous' : null;"))
+        print(f"  on the last page the focus is on {focused}")
+    no_error_on_page(browser, "tasks")
+
+    print("a run the page never saw: /runs/wf-doesnotexist")
+    browser.get(base + "/runs/wf-doesnotexist")
+    said = browser.wait_text("#run-unknown", "No run wf-doesnotexist here")
+    if browser.find("#run-gone") is not None or browser.find('#run-unknown a[href="/"]') is None:
+        raise WebDriverError("a mistyped run's page says the run's explorer stopped, or links no way home")
+    print(f"  it says: {said}")
     no_error_on_page(browser, "tasks")
 
 

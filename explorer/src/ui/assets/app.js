@@ -42,6 +42,7 @@ function replaceKeeping(container, children) {
   const open = new Set([...container.querySelectorAll("details[open]")].map(stateKey));
   const active = document.activeElement;
   const focused = active && active !== document.body && container.contains(active) ? stateKey(active) : null;
+  const pagerOf = focused && active.closest("[data-pager]") ? active.closest("[data-pager]").dataset.pager : null;
   container.replaceChildren(...children);
   for (const details of container.querySelectorAll("details")) {
     if (open.has(stateKey(details))) details.open = true;
@@ -49,7 +50,22 @@ function replaceKeeping(container, children) {
   if (focused) {
     const again = [...container.querySelectorAll("a[href], button, input, select, textarea, summary, [tabindex]")]
       .find((el) => stateKey(el) === focused);
-    if (again) again.focus({ preventScroll: true });
+    if (again && !again.disabled) again.focus({ preventScroll: true });
+    else if (pagerOf !== null) focusPager(container, pagerOf);
+  }
+}
+
+// The focus a pager's button had, once that button is disabled (the list's first or last page): the
+// pager's other button, else the pager itself.
+function focusPager(container, what) {
+  const pager = [...container.querySelectorAll("[data-pager]")].find((el) => el.dataset.pager === what);
+  if (!pager) return;
+  const other = [...pager.querySelectorAll("button")].find((b) => !b.disabled);
+  if (other) {
+    other.focus({ preventScroll: true });
+  } else {
+    pager.setAttribute("tabindex", "-1");
+    pager.focus({ preventScroll: true });
   }
 }
 
@@ -375,7 +391,7 @@ function startTask(taskId, button) {
 function instanceRows(items) {
   return items.map((i) => h("tr", { "data-instance": i.instance_id },
     h("td", {}, i.started_at_utc || i.created_at_utc || ""),
-    h("td", {}, link(`/tasks/${enc(i.task_id)}`, i.task_id)),
+    h("td", { class: "wrap" }, link(`/tasks/${enc(i.task_id)}`, i.task_id)),
     h("td", {}, badge(i.outcome)),
     h("td", {}, scoresText(i.scores)),
     h("td", {}, `${i.current_step ?? 0}/${i.total_steps ?? "?"}`),
@@ -403,8 +419,8 @@ async function home() {
         const what = `${w.bundle}${(w.tasks || []).length ? ` (${w.tasks.join(", ")})` : ""}`;
         return h("tr", { "data-workflow": w.workflow_id },
           h("td", {}, w.created_at_utc),
-          h("td", {}, w.bundle),
-          h("td", {}, (w.tasks || []).join(", ") || "all"),
+          h("td", { class: "wrap" }, w.bundle),
+          h("td", { class: "wrap" }, (w.tasks || []).join(", ") || "all"),
           h("td", {}, badge(w.status)),
           h("td", {}, link(`/runs/${enc(w.workflow_id)}`, "open", { "aria-label": `Open the run of ${what} asked for at ${w.created_at_utc}` })));
       }), { id: "runs-started-here" }),
@@ -430,7 +446,7 @@ async function bundles() {
       h("button", { class: "primary", id: `run-bundle-${b.name}`, disabled: !!b.problem, "aria-label": `Run all tasks of ${b.name}`,
         onclick: (ev) => startBundle(b.name, [], ev.currentTarget) }, "Run all tasks"),
       table(["Task", "Steps", "Id", hidden("Run it")], (b.tasks || []).map((t) => h("tr", {},
-        h("td", {}, t.name),
+        h("td", { class: "wrap" }, t.name),
         h("td", {}, t.steps),
         h("td", {}, link(`/tasks/${enc(t.id)}`, t.id, { class: "mono" })),
         h("td", {}, h("button", { "data-run-task": `${b.name}/${t.name}`, "aria-label": `Run ${b.name}/${t.name}`,
@@ -454,9 +470,9 @@ function drawTasks(page, go) {
     warningsNotice(page),
     h("p", { class: "muted" }, "Tasks as the runs stored them (the newest version of each)."),
     table(["Task", "Version", "Bundle", "Written"], page.items.map((t) => h("tr", { "data-task": t.id },
-      h("td", {}, link(`/tasks/${enc(t.id)}`, t.id, { class: "mono" })),
+      h("td", { class: "wrap" }, link(`/tasks/${enc(t.id)}`, t.id, { class: "mono" })),
       h("td", {}, `v${t.version}`),
-      h("td", {}, t.bundle || ""),
+      h("td", { class: "wrap" }, t.bundle || ""),
       h("td", {}, t.created_at_utc || ""))), { id: "tasks" }),
     pager(page, go, "tasks"));
 }
@@ -500,7 +516,7 @@ function drawTask(id, [doc, versions, runs, groups], pages) {
         h("code", {}, `agent-env task run ${id}`), "."),
     h("h2", {}, "Steps"),
     table(["Step", "Type", "Fails the task"], (doc.steps || []).map((s) => h("tr", {},
-      h("td", {}, s.id), h("td", {}, s.type), h("td", {}, s.fail_task_on_error === false ? "no" : "yes")))),
+      h("td", { class: "wrap" }, s.id), h("td", {}, s.type), h("td", {}, s.fail_task_on_error === false ? "no" : "yes")))),
     h("h2", {}, "Runs"),
     table(["Started", "Outcome", "Scores", "Steps", "Instance"], runs.items.map((i) => h("tr", { "data-instance": i.instance_id },
       h("td", {}, i.started_at_utc || i.created_at_utc), h("td", {}, badge(i.outcome)), h("td", {}, scoresText(i.scores)),
@@ -521,10 +537,42 @@ function drawTask(id, [doc, versions, runs, groups], pages) {
     cutNote(versions, "versions"));
 }
 
-function stepsTable(progress) {
+// The failures an instance document records for each step (its context's `failed_steps`), in order.
+function failuresOf(doc) {
+  const metadata = (doc && doc.context && doc.context.metadata) || {};
+  const byStep = new Map();
+  for (const f of Array.isArray(metadata.failed_steps) ? metadata.failed_steps : []) {
+    if (!f || typeof f !== "object") continue;
+    const id = String(f.step_id ?? "");
+    byStep.set(id, [...(byStep.get(id) || []), f]);
+  }
+  return byStep;
+}
+
+// A step's Error cell: its error type and message, whether it was retried, and the traceback folded
+// under it (all as text).
+function stepError(step, failures) {
+  const last = failures.length ? failures[failures.length - 1] : {};
+  const message = step.error || last.error || "";
+  if (!message && !failures.length) return "";
+  const type = step.error_type || last.error_type;
+  const traceback = step.traceback || last.traceback;
+  const retried = failures.filter((f) => f.retried).length;
+  return [
+    h("span", { class: "step-error" }, type ? h("span", { class: "error-type mono" }, String(type), ": ") : null, String(message)),
+    retried ? h("span", { class: "muted small step-retried" }, ` (failed ${retried} time${retried === 1 ? "" : "s"} before, retried)`) : null,
+    traceback ? h("details", { class: "traceback", "data-key": `traceback:${step.step_id}` },
+      h("summary", {}, "traceback"), h("pre", {}, String(traceback))) : null,
+  ];
+}
+
+// The steps of an instance; `doc`, its document, adds what the failures recorded (type, traceback).
+function stepsTable(progress, doc) {
+  const failures = failuresOf(doc);
   return table(["Step", "Type", "State", "Took", "Error"], (progress.steps || []).map((s) => h("tr", { "data-step": s.step_id },
-    h("td", {}, s.step_id), h("td", {}, s.type || ""), h("td", {}, badge(s.state)),
-    h("td", {}, seconds(s.duration_seconds)), h("td", { class: "error-text" }, s.error || ""))), { class: "steps" });
+    h("td", { class: "wrap" }, s.step_id), h("td", {}, s.type || ""), h("td", {}, badge(s.state)),
+    h("td", {}, seconds(s.duration_seconds)),
+    h("td", { class: "error-text step-error-cell" }, stepError(s, failures.get(String(s.step_id)) || [])))), { class: "steps" });
 }
 
 // How an instance's steps went, in words: "1 of 2 steps succeeded, 1 failed". A failed step ended,
@@ -561,6 +609,11 @@ function remembered(id) {
   }
 }
 
+// Whether this tab's page ever saw the run `id` answered.
+function seenBefore(id) {
+  try { return sessionStorage.getItem(`agent-env-run:${id}`) !== null; } catch (_) { return false; }
+}
+
 function remember(id, list) {
   try { sessionStorage.setItem(`agent-env-run:${id}`, JSON.stringify(list)); } catch (_) { /* not kept */ }
 }
@@ -574,6 +627,7 @@ async function run(id) {
   let since = 0;
   let cancelling = false;
   let known = remembered(id);
+  let seen = seenBefore(id);
   const log = h("pre", { class: "log", id: "run-log" });
   const status = h("span", { id: "run-status" });
   const instances = h("div", { id: "run-instances" });
@@ -604,6 +658,13 @@ async function run(id) {
         links.length ? h("ul", {}, links) : null),
       log.childNodes.length ? [h("h2", {}, "Output"), log] : null);
   };
+  // A run this page never saw (a mistyped address): nothing says an explorer ever started it.
+  const unknown = () => {
+    show(h("h1", {}, "Run"),
+      h("div", { class: "warning notice", id: "run-unknown", role: "status" },
+        h("p", {}, "No run ", h("span", { class: "mono" }, id), " here. ",
+          link("/", "Home"), " lists the recent runs.")));
+  };
   const tick = async () => {
     if (!alive()) return;
     let w;
@@ -612,7 +673,7 @@ async function run(id) {
       w = await api(`/workflows/${enc(id)}?since=${since}`);
     } catch (e) {
       if (!alive()) return;
-      if (e.status === 404) return gone();
+      if (e.status === 404) return seen || known.length ? gone() : unknown();
       return trouble(e);
     }
     try {
@@ -660,6 +721,7 @@ async function run(id) {
     }
     known = (w.instances || []).map((i) => ({ instance_id: i.instance_id, task_id: i.task_id }));
     remember(id, known);
+    seen = true;
     const cards = (w.instances || []).map((i, n) => {
       const full = answers[n];
       return h("section", { class: "card", "data-instance": i.instance_id },
@@ -668,7 +730,7 @@ async function run(id) {
         full.summary.warning ? h("p", { class: "error-text run-warning" }, full.summary.warning) : null,
         progressBar(full.progress, i.task_id),
         h("p", {}, "Scores: ", scoresText(full.summary.scores)),
-        stepsTable(full.progress));
+        stepsTable(full.progress, full.instance));
     });
     const waiting = `Waiting for a free slot (at most ${RUN_SLOTS} runs at once).`;
     replaceKeeping(instances, cards.length ? cards
@@ -714,7 +776,7 @@ function drawInstance(id, [data, taskDoc]) {
       doc.error ? [h("dt", {}, "Error"), h("dd", { class: "error-text" }, doc.error)] : null,
       data.summary.warning ? [h("dt", {}, "Warning"), h("dd", { class: "error-text", id: "instance-warning" }, data.summary.warning)] : null),
     progressBar(data.progress, doc.task_id),
-    h("h2", {}, "Steps"), stepsTable(data.progress),
+    h("h2", {}, "Steps"), stepsTable(data.progress, doc),
     verifications.length ? h("h2", {}, "Verifications") : null,
     ...verifications.map(([vid, v]) => h("section", { class: "card", "data-verification": vid },
       h("h3", {}, vid, " ", h("span", { class: "muted" }, `score ${v.score}`)),
@@ -767,8 +829,33 @@ async function artifact(id) {
   await keptPage(load, (answers) => drawArtifact(id, answers, preview))();
 }
 
+// Whether the explorer serves a file of `contentType` to be shown in the page (as its objects API
+// decides: documents, text, images, audio, video, JSON, PDF); anything else is only downloaded.
+function shownInline(contentType) {
+  const essence = String(contentType || "").split(";")[0].trim().toLowerCase();
+  return ["text/", "image/", "video/", "audio/"].some((p) => essence.startsWith(p))
+    || ["application/xhtml+xml", "application/xml", "application/json", "application/pdf"].includes(essence);
+}
+
 function drawArtifact(id, [doc, versions], preview) {
-  const view = (file) => {
+  let viewing = 0;
+  const view = async (file) => {
+    const mine = ++viewing;
+    preview.replaceChildren(h("h2", {}, file.path), h("p", { class: "muted" }, "Loading…"));
+    let meta;
+    try {
+      meta = await api(`/objects/metadata?object_url=${enc(file.object_url)}`);
+    } catch (e) {
+      if (mine === viewing) preview.replaceChildren(h("h2", {}, file.path), errorBox(e));
+      return;
+    }
+    if (mine !== viewing) return;
+    if (!shownInline(meta && meta.content_type)) {
+      preview.replaceChildren(h("h2", {}, file.path),
+        h("p", { class: "muted", id: "no-preview" }, `No preview for this file type (${(meta && meta.content_type) || "unknown"}). `,
+          link(objectUrl(file.object_url, true), "Download", { "aria-label": `Download ${file.path} (no preview)`, id: "no-preview-download" })));
+      return;
+    }
     preview.replaceChildren(h("h2", {}, file.path),
       // Scripts run, as the object's own sandbox CSP lets them (a stored HTML replay's player), in
       // an opaque origin: no allow-same-origin, so they reach neither the explorer nor its API.
