@@ -207,45 +207,35 @@ fn classify_before_load(
                 reg.claims[i].outcome =
                     ClaimOutcome::with(Status::Skipped, codes::BUILTIN_NAME, &reason);
             }
-            if group == "cli_plugins" {
+            // A CLI name is said per package; any other, once for the claims on it, with the
+            // failure a lookup of the name reports.
+            let cli_clash = match group {
+                "cli_plugins" => Some(("CLI plugin", "existing command")),
+                "cli_root_options" => Some(("CLI root option", "core root option")),
+                _ => None,
+            };
+            if let Some((what, existing)) = cli_clash {
                 for &i in &claims {
                     let dist = &reg.discovery.plugins[reg.claims[i].plugin].manifest.name;
                     reg.warnings.push(format!(
-                        "CLI plugin '{key}' from '{dist}' clashes with existing command '{key}' and was skipped"
+                        "{what} '{key}' from '{dist}' clashes with {existing} '{key}' and was skipped"
                     ));
                 }
-            } else if group == "cli_root_options" {
-                for &i in &claims {
-                    let dist = &reg.discovery.plugins[reg.claims[i].plugin].manifest.name;
-                    reg.warnings.push(format!(
-                        "CLI root option '{key}' from '{dist}' clashes with core root option '{key}' and was skipped"
-                    ));
-                }
-            } else if only_in_python {
-                reg.warnings.push(format!(
-                    "Plugin {} in {rg} was skipped: the name is {reason}",
-                    labels.join("; ")
-                ));
-                reg.failures.insert(
-                    (group, key.clone()),
-                    format!(
-                        "registered by {}, but the name is {reason}",
-                        labels.join("; ")
-                    ),
-                );
-            } else {
-                reg.warnings.push(format!(
-                    "Plugin {} in {rg} clashes with a built-in and was skipped",
-                    labels.join("; ")
-                ));
-                reg.failures.insert(
-                    (group, key.clone()),
-                    format!(
-                        "registered by {} but clashes with a built-in",
-                        labels.join("; ")
-                    ),
-                );
+                continue;
             }
+            let labels = labels.join("; ");
+            let (warning, failure) = match only_in_python {
+                true => (
+                    format!("Plugin {labels} in {rg} was skipped: the name is {reason}"),
+                    format!("registered by {labels}, but the name is {reason}"),
+                ),
+                false => (
+                    format!("Plugin {labels} in {rg} clashes with a built-in and was skipped"),
+                    format!("registered by {labels} but clashes with a built-in"),
+                ),
+            };
+            reg.warnings.push(warning);
+            reg.failures.insert((group, key.clone()), failure);
             continue;
         }
         let mut usable = Vec::new();
