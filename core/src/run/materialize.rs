@@ -583,7 +583,7 @@ fn read_only_hint(source: &std::io::Error) -> &'static str {
 fn waiting_for(holder: Option<u32>, path: &Path) -> String {
     let Some(pid) = holder else {
         return format!(
-            "waiting for another agent-env run to finish writing this bundle's ids (it holds {}); Ctrl-C stops waiting",
+            "waiting for another agent-env run to finish writing this bundle's ids (it holds {}); cancelling this run stops the wait (Ctrl-C in a terminal, Cancel in the explorer)",
             path.display()
         );
     };
@@ -599,7 +599,7 @@ fn waiting_for(holder: Option<u32>, path: &Path) -> String {
         false => String::new(),
     };
     format!(
-        "waiting for another agent-env run (pid {pid}{state}) to finish writing this bundle's ids (it holds {}); Ctrl-C stops waiting",
+        "waiting for another agent-env run (pid {pid}{state}) to finish writing this bundle's ids (it holds {}); cancelling this run stops the wait (Ctrl-C in a terminal, Cancel in the explorer)",
         path.display()
     )
 }
@@ -689,7 +689,10 @@ mod tests {
             )),
             "{said}"
         );
-        assert!(said.ends_with("; Ctrl-C stops waiting"), "{said}");
+        assert!(
+            said.ends_with("; cancelling this run stops the wait (Ctrl-C in a terminal, Cancel in the explorer)"),
+            "{said}"
+        );
         drop(held);
         assert_eq!(holder_of(&waiting), None);
     }
