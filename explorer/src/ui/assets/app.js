@@ -320,11 +320,26 @@ async function api(path, options) {
   try { data = text ? JSON.parse(text) : null; } catch (_) { data = text; }
   if (!response.ok) {
     const detail = data && data.detail !== undefined ? data.detail : text;
-    const error = new Error(typeof detail === "string" ? detail : JSON.stringify(detail));
+    const error = new Error(detailText(detail));
     error.status = response.status;
     throw error;
   }
   return data;
+}
+
+// An error answer's `detail` in words: a string as it is; a 422's list of problems as
+// "query version: msg; …" (each problem's place and message), not as raw JSON.
+function detailText(detail) {
+  if (typeof detail === "string") return detail;
+  if (Array.isArray(detail)) {
+    const said = detail.map((p) => {
+      const place = Array.isArray(p && p.loc) ? p.loc.join(" ") : "";
+      const msg = p && typeof p.msg === "string" ? p.msg : JSON.stringify(p);
+      return place ? `${place}: ${msg}` : msg;
+    });
+    if (said.length) return said.join("; ");
+  }
+  return JSON.stringify(detail);
 }
 
 function objectUrl(url, download) {
