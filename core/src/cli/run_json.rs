@@ -227,6 +227,10 @@ impl RunObserver for RunCollector {
                 path: task_path.clone(),
                 message: message.clone(),
             }),
+            RunEvent::Noted { message } => doc.warnings.push(WarningDocument {
+                path: None,
+                message: message.clone(),
+            }),
             RunEvent::EvalFinished(tally) => doc.evals.push(tally.clone()),
             // A task run is known by its instance from its start on: one task may run several times
             // (`task run --runs N`), each run under the same path.

@@ -42,9 +42,6 @@ struct ViewState {
     bar: Option<String>,
     /// The last plain progress line, so a repeated one is not printed again.
     last_plain: Option<String>,
-    /// The last note said, so a warning that repeats it for the run's log and JSON document (the
-    /// cleanup after earlier runs) is not said twice.
-    last_note: Option<String>,
 }
 
 use super::terminal::ERASE_LINE;
@@ -84,17 +81,6 @@ impl RunView {
         if let Some(bar) = &state.bar {
             self.term.eprint(bar);
         }
-    }
-
-    /// Whether the last note said was `note: <message>`.
-    fn just_noted(&self, message: &str) -> bool {
-        self.state.lock().is_ok_and(|state| {
-            state
-                .last_note
-                .as_deref()
-                .and_then(|note| note.strip_prefix("note: "))
-                .is_some_and(|said| said == message)
-        })
     }
 
     fn clear_bar(&self) {
@@ -150,9 +136,6 @@ impl Output for RunView {
 
     fn note(&self, text: &str) {
         self.around_bar(|t| t.eprintln(text));
-        if let Ok(mut state) = self.state.lock() {
-            state.last_note = Some(text.to_string());
-        }
     }
 
     fn detail(&self, text: &str) {
@@ -169,12 +152,11 @@ impl RunObserver for RunView {
                 .several_tasks
                 .store(tasks.len() > 1, std::sync::atomic::Ordering::Relaxed),
             // A warning about the whole run (a plugin's noise, one that ignored the cancel) is said
-            // here; a task's warnings are said with the task's lines, by the task, and one the run
-            // has just said as a note (`note: <message>`) is not said again.
+            // here; a task's warnings are said with the task's lines, by the task.
             RunEvent::Warning {
                 task_path: None,
                 message,
-            } if !self.just_noted(message) => self.note(&format!("Warning: {message}")),
+            } => self.note(&format!("Warning: {message}")),
             RunEvent::PluginProgress {
                 package,
                 step,

@@ -181,6 +181,9 @@ pub enum RunEvent {
         task_path: Option<String>,
         message: String,
     },
+    /// A warning the run has said to the person already, as a note of its own (the cleanup after
+    /// earlier runs): for the run's log and its document's warnings, not to be said again.
+    Noted { message: String },
     /// The tasks of an eval have all ended.
     EvalFinished(EvalTally),
     /// The run begins: the bundle is planned and its plugins are started.

@@ -51,9 +51,7 @@ pub fn run_planned(
     );
     for sentence in swept.sentences() {
         out.note(&sentence);
-        // For the run's log and `run --json`'s warnings too (the person's view has just said it).
-        options.observer.event(&RunEvent::Warning {
-            task_path: None,
+        options.observer.event(&RunEvent::Noted {
             message: sentence
                 .strip_prefix("note: ")
                 .unwrap_or(&sentence)

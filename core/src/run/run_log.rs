@@ -385,7 +385,8 @@ pub fn describe(event: &RunEvent) -> String {
         RunEvent::Warning {
             task_path: None,
             message,
-        } => format!("Warning: {message}"),
+        }
+        | RunEvent::Noted { message } => format!("Warning: {message}"),
         RunEvent::EvalFinished(t) => format!(
             "{} v{}: {} of {} passed, {} failed, {} cancelled",
             t.eval_path, t.eval_version, t.passed, t.tasks, t.failed, t.cancelled
