@@ -21,12 +21,12 @@
 //! its sandboxes. Journals written before they said so are told by their lock alone.
 use std::fs::{File, OpenOptions};
 use std::io::{BufRead, BufReader, Write};
-use std::os::fd::AsRawFd;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, Ordering};
 
 use serde_json::{json, Map};
 
+use super::file_lock::lock_without_waiting;
 use super::process_identity::{ProcessIdentity, ProcessState};
 use super::recorder::{INSTANCES, RUN_GROUP_PATH};
 use crate::clock;
@@ -185,7 +185,7 @@ impl RunJournal {
         }
         // Written before it has its name too: a copy of the folder never holds a journal that
         // does not yet say which process it is.
-        let ready = lock(&file) && {
+        let ready = lock_without_waiting(&file, libc::LOCK_EX) && {
             head.iter().for_each(|line| append(&file, line));
             std::fs::rename(&partial, &path).is_ok()
         };
@@ -300,7 +300,7 @@ pub fn journals_here(locks_dir: &Path) -> JournalsHere {
             continue;
         };
         // Locked by a live run: not dead.
-        if !lock(&file) {
+        if !lock_without_waiting(&file, libc::LOCK_EX) {
             here.live.insert(run_group_id.to_string());
             continue;
         }
@@ -553,12 +553,6 @@ fn with_steps_ended(instance: &crate::stores::Document, update: &UpdateSpec) -> 
         }
     }
     update
-}
-
-/// Takes `file`'s exclusive lock without waiting; false when another process holds it.
-fn lock(file: &File) -> bool {
-    // SAFETY: flock(2) on a descriptor we own; no memory is shared with the kernel.
-    unsafe { libc::flock(file.as_raw_fd(), libc::LOCK_EX | libc::LOCK_NB) == 0 }
 }
 
 #[cfg(test)]

@@ -9,6 +9,7 @@ use std::path::{Path, PathBuf};
 
 use serde_json::{json, Map, Value};
 
+use super::file_lock::lock_without_waiting;
 use crate::bundle::ids::{object_key_segment, sha256_hex_prefix, universe_file_id};
 use crate::bundle::tree::{join_rel, Tree};
 use crate::bundle::{Artifact, Bundle};
@@ -539,13 +540,13 @@ impl<'a> Locks<'a> {
                 path: path.to_path_buf(),
                 source,
             })?;
-        if !flock(&file, libc::LOCK_EX | libc::LOCK_NB) {
+        if !lock_without_waiting(&file, libc::LOCK_EX) {
             if !self.announced {
                 self.out.note(&waiting_for(holder_of(&file), path));
                 self.announced = true;
             }
             // Polled rather than blocked on, so that Ctrl-C stops the wait.
-            while !flock(&file, libc::LOCK_EX | libc::LOCK_NB) {
+            while !lock_without_waiting(&file, libc::LOCK_EX) {
                 let error = std::io::Error::last_os_error();
                 if error.kind() != std::io::ErrorKind::WouldBlock {
                     return Err(MaterializeError::Lock {
@@ -646,12 +647,6 @@ impl CheckCancel for Cancel {
     }
 }
 
-fn flock(file: &File, op: libc::c_int) -> bool {
-    use std::os::unix::io::AsRawFd;
-    // SAFETY: flock(2) on a descriptor we own; no memory is shared with the kernel.
-    unsafe { libc::flock(file.as_raw_fd(), op) == 0 }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -678,7 +673,7 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         let path = dir.path().join("entity-y.lock");
         let held = File::create(&path).unwrap();
-        assert!(flock(&held, libc::LOCK_EX | libc::LOCK_NB));
+        assert!(lock_without_waiting(&held, libc::LOCK_EX));
         let waiting = File::open(&path).unwrap();
         assert_eq!(holder_of(&waiting), Some(std::process::id()));
         let said = waiting_for(holder_of(&waiting), &path);

@@ -12,6 +12,7 @@ pub mod context;
 pub mod error;
 pub mod events;
 pub mod executor;
+mod file_lock;
 pub mod ledger;
 pub mod liveness;
 pub mod local_stores;

@@ -15,6 +15,7 @@ use std::sync::{Arc, Condvar, Mutex, MutexGuard};
 use std::thread::JoinHandle;
 use std::time::Duration;
 
+use super::file_lock::lock_without_waiting;
 use crate::clock;
 use crate::redaction;
 use crate::run::events::{PluginStream, RunEvent, RunObserver, StepStatus};
@@ -350,14 +351,6 @@ fn remove_unless_written(path: &Path) -> bool {
     };
     // Removed while locked, so no run takes it up meanwhile; the lock goes with the file.
     lock_without_waiting(&file, libc::LOCK_EX) && fs::remove_file(path).is_ok()
-}
-
-/// Takes `file`'s lock of the kind `how` (`LOCK_SH`, `LOCK_EX`) without waiting; false when
-/// another open file holds one that excludes it.
-fn lock_without_waiting(file: &File, how: libc::c_int) -> bool {
-    use std::os::fd::AsRawFd;
-    // SAFETY: flock(2) on a descriptor we own; no memory is shared with the kernel.
-    unsafe { libc::flock(file.as_raw_fd(), how | libc::LOCK_NB) == 0 }
 }
 
 /// One event as the log words it.
