@@ -6,24 +6,14 @@ use crate::support::shell_store::ShellStore;
 
 /// The working fixture plugin, providing the steps and the secret store.
 fn install(s: &Sandboxed) {
-    s.install_manifest(
-        "works",
-        &format!(
-            r#"[plugin]
-name = "agentenv-fixture-works"
-version = "0.3.0"
-exec = ["{}"]
-protocol = [1, 1]
-
-[provides.task_steps]
+    s.install_fixture_works(
+        r#"[provides.task_steps]
 store_roundtrip = "StoreRoundTrip"
 image_ref = "ImageRef"
 
 [provides.stores]
 TableSecretStore = "secret"
 "#,
-            fixture("fixture-works").display()
-        ),
     );
 }
 

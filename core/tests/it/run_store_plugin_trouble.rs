@@ -6,27 +6,13 @@
 //! image store is a plugin written in `sh` (see [`ShellStore`]).
 
 use crate::run_plugin_ends::newest_log;
-use crate::support::run::{fixture, Sandboxed};
+use crate::support::run::Sandboxed;
 use crate::support::shell_store::ShellStore;
 use agent_env_test_support::Ran;
 
 /// The step's plugin: `image_ref` and nothing else.
 fn install_step_plugin(s: &Sandboxed) {
-    s.install_manifest(
-        "works",
-        &format!(
-            r#"[plugin]
-name = "agentenv-fixture-works"
-version = "0.3.0"
-exec = ["{}"]
-protocol = [1, 1]
-
-[provides.task_steps]
-image_ref = "ImageRef"
-"#,
-            fixture("fixture-works").display()
-        ),
-    );
+    s.install_fixture_works("[provides.task_steps]\nimage_ref = \"ImageRef\"\n");
 }
 
 /// The image store plugin `agentenv-depot`, answering `store.image.*` with `on_call`, and the config

@@ -160,6 +160,19 @@ impl Sandboxed {
         path
     }
 
+    /// Installs the working fixture plugin (`fixture-works`, as `agentenv-fixture-works` 0.3.0) in
+    /// `<plugins dir>/works`, providing what `provides` declares (the manifest's `[provides.*]`
+    /// tables, as TOML).
+    pub fn install_fixture_works(&self, provides: &str) -> PathBuf {
+        self.install_manifest(
+            "works",
+            &format!(
+                "[plugin]\nname = \"agentenv-fixture-works\"\nversion = \"0.3.0\"\nexec = [\"{}\"]\nprotocol = [1, 1]\n\n{provides}",
+                fixture("fixture-works").display()
+            ),
+        )
+    }
+
     /// Writes an executable script below the temp dir.
     pub fn script(&self, name: &str, body: &str) -> PathBuf {
         use std::os::unix::fs::PermissionsExt;
