@@ -13,6 +13,7 @@ from agent_env_plugin import (
     DuplicateKeyError,
     NotFoundError,
     Plugin,
+    PluginError,
     SecretStore,
     TaskStep,
 )
@@ -200,6 +201,31 @@ plugin.contribute(
 @plugin.method("fixture.ping")
 def ping(params, host):
     return {"pong": params.get("n", 0) + 1}
+
+
+#: The host handle `fixture.keep_host` kept past the end of its call.
+kept_hosts: list = []
+
+
+@plugin.method("fixture.keep_host")
+def keep_host(params, host):
+    """Uses its host handle, then keeps it for `fixture.use_kept_host` (a mistake a plugin can make)."""
+    kept_hosts.append(host)
+    return {"url": host.objects.put("kept/during.txt", b"during its call", "text/plain")}
+
+
+@plugin.method("fixture.use_kept_host")
+def use_kept_host(params, host):
+    """Puts with the handle `fixture.keep_host` kept, and says what that gave; also reports progress and
+    logs through it."""
+    kept = kept_hosts.pop()
+    kept.progress(1, 2, "after the call")
+    kept.log("info", "logged after the call")
+    try:
+        url = kept.objects.put("kept/after.txt", b"after its call", "text/plain")
+    except PluginError as exc:
+        return {"error_type": type(exc).__name__, "kind": exc.kind, "message": exc.message, "ended": kept.ended}
+    return {"url": url}
 
 
 @plugin.method("fixture.collector")

@@ -166,6 +166,28 @@ def test_nested_host_calls_during_execute_get_their_answers(start):
     assert put_params["content_type"] == "text/plain" and put_params["allow_overwrite"] is False
 
 
+def test_a_host_handle_kept_past_its_call_fails_without_sending_anything(start):
+    plugin = start(host_methods=memory_host_object_store())
+    plugin.initialize()
+    keep = plugin.start_request("fixture.keep_host", {})
+    # During its call the handle works, and its put names that call.
+    assert plugin.wait(keep) == {"url": "mem://host/kept/during.txt"}
+    assert [(method, params["call_id"]) for method, params in plugin.host_calls] == [("host.store.object.put", keep)]
+    late = plugin.request("fixture.use_kept_host", {})
+    assert late == {
+        "error_type": "CallEndedError",
+        "kind": "invalid-request",
+        "ended": True,
+        "message": f"host.store.object.put was not sent: the call {keep} this host handle was given for has ended; "
+        "a host handle is valid only while its call runs, so call the host from inside the handler, "
+        "not from a thread or value that outlives it",
+    }
+    assert len(plugin.host_calls) == 1, plugin.host_calls
+    # Progress about the ended call is dropped; a log line is still sent (as the Rust SDK does), naming it.
+    sent = [(n.method, n.params) for n in plugin.notifications]
+    assert sent == [("$/log", {"level": "info", "message": "logged after the call", "call_id": keep})], sent
+
+
 def test_many_requests_in_flight_at_once_are_answered_by_id(start):
     plugin = start()
     plugin.initialize()

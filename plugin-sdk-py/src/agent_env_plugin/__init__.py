@@ -32,6 +32,7 @@ if TYPE_CHECKING:
     from .contributions import CliCommand, Contribution, TaskStep
     from .errors import (
         AlreadyExistsError,
+        CallEndedError,
         CancelledError,
         ConcurrentModificationError,
         ConfigError,
@@ -68,6 +69,7 @@ __version__ = "0.1.0"
 
 __all__ = [
     "AlreadyExistsError",
+    "CallEndedError",
     "CancelledError",
     "CliCommand",
     "ConcurrentModificationError",
@@ -111,6 +113,7 @@ _EXPORTS = {
     "Contribution": "contributions",
     "TaskStep": "contributions",
     "AlreadyExistsError": "errors",
+    "CallEndedError": "errors",
     "CancelledError": "errors",
     "ConcurrentModificationError": "errors",
     "ConfigError": "errors",

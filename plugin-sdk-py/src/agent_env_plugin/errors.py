@@ -130,6 +130,13 @@ class ProtocolMismatchError(PluginError):
     kind = "protocol-mismatch"
 
 
+class CallEndedError(PluginError):
+    """A host handle (or a store it gave) was used after the call it was given for had returned: nothing
+    was sent. A handle is valid only while its call runs; use the one the current call was given."""
+
+    kind = "invalid-request"
+
+
 class ConnectionClosedError(PluginError):
     """The connection ended before an answer came."""
 

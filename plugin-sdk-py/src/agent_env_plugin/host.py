@@ -2,16 +2,21 @@
 
 A `HostHandle` is valid while the call it came with is being answered: it reaches the stores the user
 configured (`host.objects`, `host.secrets`, `host.documents`, `host.images`), reports progress, and
-tells whether the host cancelled the call.
+tells whether the host cancelled the call. Once that call's handler has returned, the handle and the
+stores it gave fail every host call at once with `CallEndedError`, before anything is sent (agent-env
+would refuse it too), so a handle kept past its call cannot write in the name of another; progress
+about the ended call is dropped, and a `$/log` line is still sent (agent-env keeps it with the plugin's
+stderr).
 """
 
 from __future__ import annotations
 
 import os
 
-from . import _sync, wire
+from . import _codec, _sync, wire
 from .errors import (
     AlreadyExistsError,
+    CallEndedError,
     CancelledError,
     NotFoundError,
     ObjectAlreadyExistsError,
@@ -44,11 +49,14 @@ def current_host() -> HostHandle | None:
 
 
 class HostHandle:
-    """What a contribution can ask of the host while one host call is in flight."""
+    """What a contribution can ask of the host while one host call is in flight. Valid only while that
+    call runs: kept past it (on another thread, in a global), every host call through it raises
+    `CallEndedError`."""
 
     def __init__(self, ctx: CallContext, settings: Dict[str, Any]) -> None:
         self._ctx = ctx
         self._settings = settings
+        self._ended = False
         self.objects: HostObjectStore = HostObjectStore(self)
         self.secrets: HostSecretStore = HostSecretStore(self)
         self.documents: HostDocumentStore = HostDocumentStore(self)
@@ -88,11 +96,23 @@ class HostHandle:
         if self.cancelled:
             raise CancelledError(f"{self._ctx.method} was cancelled by the host")
 
+    @property
+    def ended(self) -> bool:
+        """True once the call this handle was given for has returned: host calls through it then fail."""
+        return self._ended
+
+    def _end(self) -> None:
+        """The call this handle was given for has returned: from now on it fails every host call."""
+        self._ended = True
+
     def call(self, method: str, params: Dict[str, Any] | None = None, timeout: float | None = None) -> Any:
         """Calls a `host.*` method and returns its result; a failed call raises the class of its kind.
 
         The params name the host request this call works for (`call_id`), so a host with several calls in
-        flight to this plugin answers in the right one's name."""
+        flight to this plugin answers in the right one's name. Once that call has returned, this raises
+        `CallEndedError` and sends nothing."""
+        if self._ended:
+            raise CallEndedError(_ended_message(method, self._ctx.id))
         return self._ctx.connection.call(method, {**(params or {}), wire.CALL_ID: self._ctx.id}, timeout)
 
     def fetch_settings(self) -> Dict[str, Any]:
@@ -101,7 +121,10 @@ class HostHandle:
         return result if isinstance(result, dict) else {}
 
     def progress(self, progress: float, total: float | None = None, message: str | None = None) -> None:
-        """Sends `$/progress` about this call."""
+        """Sends `$/progress` about this call; once it has returned, progress is nobody's to show and is
+        dropped."""
+        if self._ended:
+            return
         params: Dict[str, Any] = {"id": self._ctx.id, "progress": progress}
         if total is not None:
             params["total"] = total
@@ -110,8 +133,19 @@ class HostHandle:
         self._ctx.connection.notify(wire.PROGRESS, params)
 
     def log(self, level: str, message: str) -> None:
-        """Sends `$/log` (`info`, `warning` or `error`)."""
+        """Sends `$/log` (`info`, `warning` or `error`), naming this call; after the call has returned it
+        is still sent, and agent-env keeps it with the plugin's stderr."""
         self._ctx.connection.notify(wire.LOG, {"level": level, "message": message, wire.CALL_ID: self._ctx.id})
+
+
+def _ended_message(method: str, call: wire.Id) -> str:
+    """What a host call through a handle whose call has ended says (the Rust and Go SDKs say the same)."""
+    shown = _codec.dumps(call) if isinstance(call, str) else str(call)
+    return (
+        f"{method} was not sent: the call {shown} this host handle was given for has ended; "
+        "a host handle is valid only while its call runs, so call the host from inside the handler, "
+        "not from a thread or value that outlives it"
+    )
 
 
 class WireObjectStore(ObjectStore):

@@ -460,6 +460,8 @@ class Plugin:
         try:
             return self._dispatch(ctx.method, ctx.params, host)
         finally:
+            # The call ends with its handler: a handle kept past it fails from now on.
+            host._end()
             _current.host = None
 
     def _dispatch(self, method: str, params: Dict[str, Any], host: HostHandle) -> Any:
