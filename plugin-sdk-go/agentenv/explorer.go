@@ -250,7 +250,7 @@ func (s *session) explorerRouter(req *Request) (any, error) {
 	return out, nil
 }
 
-func (s *session) explorerRequest(ctx context.Context, req *Request, settings map[string]any) (any, error) {
+func (s *session) explorerRequest(ctx context.Context, req *Request, host *Host, settings map[string]any) (any, error) {
 	var params explorerRequestParams
 	if err := req.DecodeParams(&params); err != nil {
 		return nil, err
@@ -284,7 +284,7 @@ func (s *session) explorerRequest(ctx context.Context, req *Request, settings ma
 	}
 	request := &ExplorerRequest{
 		Method: method, Path: params.Path, Route: params.Route, PathParams: params.PathParams,
-		Query: params.Query, Headers: params.Headers, Body: body, Host: s.host, Settings: settings,
+		Query: params.Query, Headers: params.Headers, Body: body, Host: host, Settings: settings,
 	}
 	answer, err := route.Handle(ctx, request)
 	if err != nil {

@@ -220,7 +220,7 @@ func (p *Plugin) Serve(in io.Reader, out io.Writer, commandMode bool) {
 	s := newSession(p, commandMode)
 	// initialize runs before the next line is read, so requests pipelined behind it find it done.
 	conn := NewConn(in, out, s, Options{Inline: func(method string) bool { return method == InitializeMethod }})
-	s.host = &Host{conn: conn}
+	s.conn = conn
 	conn.Start()
 	select {
 	case <-conn.Done():

@@ -18,13 +18,17 @@ import (
 	"time"
 )
 
-// helperVar makes the test binary act as a plugin (see TestMain), so the SDK's process-level duties
-// (the cookie, fd 1 moved aside, exit statuses) are tested in a real child process.
+// helperVar makes the test binary act as a plugin (see TestMain: "1" is helperPlugin, "kept-host"
+// KeptHostPlugin), so the SDK's process-level duties (the cookie, fd 1 moved aside, exit statuses) are
+// tested in a real child process.
 const helperVar = "AGENTENV_TEST_HELPER_PLUGIN"
 
 func TestMain(m *testing.M) {
-	if os.Getenv(helperVar) == "1" {
+	switch os.Getenv(helperVar) {
+	case "1":
 		helperPlugin().Main()
+	case "kept-host":
+		KeptHostPlugin().Main()
 	}
 	os.Exit(m.Run())
 }

@@ -13,16 +13,22 @@ type RemoteObjectStore struct {
 	remote
 }
 
-// remote calls "<prefix><op>" on conn, with the handle (when not "") in every call's params.
+// remote calls "<prefix><op>" on conn, with the handle (when not "") in every call's params. A store
+// a Host gave (host, not nil) names that Host's call and fails once it has ended; any other names the
+// call ctx works for, if any.
 type remote struct {
 	conn   *Conn
 	prefix string
 	handle string
+	host   *Host
 }
 
 func (r remote) call(ctx context.Context, op string, params map[string]any, result any) error {
 	if r.handle != "" {
 		params["handle"] = r.handle
+	}
+	if r.host != nil {
+		return r.host.Call(ctx, r.prefix+op, params, result)
 	}
 	return r.conn.Call(ctx, r.prefix+op, namingCall(ctx, params), result)
 }
@@ -32,10 +38,10 @@ func NewRemoteObjectStore(conn *Conn, prefix, handle string) *RemoteObjectStore 
 	return &RemoteObjectStore{remote{conn: conn, prefix: prefix, handle: handle}}
 }
 
-// ObjectStore is the host's configured object store (host.store.object.*), usable while a host call is
-// in flight.
+// ObjectStore is the host's configured object store (host.store.object.*), usable while the Host's call
+// is in flight.
 func (h *Host) ObjectStore() ObjectStore {
-	return NewRemoteObjectStore(h.conn, "host.store.object.", "")
+	return &RemoteObjectStore{remote{conn: h.conn, prefix: "host.store.object.", host: h}}
 }
 
 func (r *RemoteObjectStore) url(ctx context.Context, op string, params map[string]any) (string, error) {

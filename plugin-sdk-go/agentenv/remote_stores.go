@@ -15,7 +15,7 @@ func NewRemoteDocumentStore(conn *Conn, prefix, handle string) *RemoteDocumentSt
 
 // DocumentStore is the host's configured document store (host.store.document.*).
 func (h *Host) DocumentStore() DocumentStore {
-	return NewRemoteDocumentStore(h.conn, "host.store.document.", "")
+	return &RemoteDocumentStore{remote{conn: h.conn, prefix: "host.store.document.", host: h}}
 }
 
 func filterOrEmpty(f Filter) Filter {
@@ -112,7 +112,7 @@ func NewRemoteImageStore(conn *Conn, prefix, handle string) *RemoteImageStore {
 
 // ImageStore is the host's configured image store (host.store.image.*).
 func (h *Host) ImageStore() ImageStore {
-	return NewRemoteImageStore(h.conn, "host.store.image.", "")
+	return &RemoteImageStore{remote{conn: h.conn, prefix: "host.store.image.", host: h}}
 }
 
 // ImageRef sends image_ref.
@@ -159,7 +159,7 @@ func NewRemoteSecretStore(conn *Conn, prefix, handle string) *RemoteSecretStore 
 
 // SecretStore is the host's configured secret store (host.store.secret.*).
 func (h *Host) SecretStore() SecretStore {
-	return NewRemoteSecretStore(h.conn, "host.store.secret.", "")
+	return &RemoteSecretStore{remote{conn: h.conn, prefix: "host.store.secret.", host: h}}
 }
 
 // Get sends get; a null value is found false.

@@ -17,7 +17,7 @@ import (
 type session struct {
 	plugin      *Plugin
 	commandMode bool
-	host        *Host
+	conn        *Conn
 
 	mu          sync.Mutex
 	initialized bool
@@ -56,8 +56,10 @@ type initializeParams struct {
 
 // HandleRequest dispatches the host's requests.
 func (s *session) HandleRequest(ctx context.Context, req *Request) (any, error) {
-	// What the handler asks the host names this request (call_id).
+	// What the handler asks the host names this request (call_id), and its Host ends with it.
 	ctx = withCallID(ctx, req.ID)
+	host := newHost(s.conn, req.ID)
+	defer host.end()
 	if req.Method == InitializeMethod {
 		return s.initialize(req)
 	}
@@ -72,13 +74,13 @@ func (s *session) HandleRequest(ctx context.Context, req *Request) (any, error) 
 		s.shutdownOnce.Do(func() { close(s.shutdown) })
 		return nil, nil
 	case ExecuteMethod:
-		return s.execute(ctx, req, settings)
+		return s.execute(ctx, req, host, settings)
 	case TaskStepValidateMethod:
 		return s.validate(req)
 	case CLIRunMethod:
-		return s.cliRun(ctx, req, settings)
+		return s.cliRun(ctx, req, host, settings)
 	case CLIRootOptionMethod:
-		return s.rootOption(ctx, req, settings)
+		return s.rootOption(ctx, req, host, settings)
 	case StoreOpenMethod:
 		return s.openStoreFor(ctx, req)
 	case ExplorerRouterMethod:
@@ -87,14 +89,14 @@ func (s *session) HandleRequest(ctx context.Context, req *Request) (any, error) 
 		}
 	case ExplorerRequestMethod:
 		if len(s.plugin.explorers) > 0 {
-			return s.explorerRequest(ctx, req, settings)
+			return s.explorerRequest(ctx, req, host, settings)
 		}
 	}
 	if strings.HasPrefix(req.Method, "store.") {
 		return s.storeOp(ctx, req)
 	}
 	if group, op, found := strings.Cut(req.Method, "."); found && s.plugin.generics[group] != nil {
-		return s.genericCall(ctx, req, group, op, settings)
+		return s.genericCall(ctx, req, host, group, op, settings)
 	}
 	return nil, NewError(KindMethodNotFound, "%s has no method '%s'", s.plugin.Name, req.Method)
 }
@@ -152,7 +154,7 @@ func (s *session) step(stepType string) (*TaskStep, error) {
 	return step, nil
 }
 
-func (s *session) execute(ctx context.Context, req *Request, settings map[string]any) (any, error) {
+func (s *session) execute(ctx context.Context, req *Request, host *Host, settings map[string]any) (any, error) {
 	var params executeParams
 	if err := req.DecodeParams(&params); err != nil {
 		return nil, err
@@ -161,7 +163,7 @@ func (s *session) execute(ctx context.Context, req *Request, settings map[string
 	if err != nil {
 		return nil, err
 	}
-	call := &StepCall{RequestID: req.ID, Type: params.Type, Step: map[string]any{}, Host: s.host, Settings: settings}
+	call := &StepCall{RequestID: req.ID, Type: params.Type, Step: map[string]any{}, Host: host, Settings: settings}
 	if len(params.Step) > 0 && !isNull(params.Step) {
 		if err := json.Unmarshal(params.Step, &call.Step); err != nil {
 			return nil, NewError(KindInvalidParams, "the params of '%s' do not fit: 'step': %s", req.Method, describeJSONError(err))
@@ -209,7 +211,7 @@ func (s *session) validate(req *Request) (any, error) {
 	return nil, nil
 }
 
-func (s *session) cliRun(ctx context.Context, req *Request, settings map[string]any) (any, error) {
+func (s *session) cliRun(ctx context.Context, req *Request, host *Host, settings map[string]any) (any, error) {
 	var params struct {
 		Command     string   `json:"command"`
 		Argv        []string `json:"argv"`
@@ -226,7 +228,7 @@ func (s *session) cliRun(ctx context.Context, req *Request, settings map[string]
 	}
 	inv := &Invocation{
 		Command: params.Command, Argv: params.Argv, Cwd: params.Cwd, Interactive: params.Interactive,
-		Stdin: os.Stdin, Stdout: os.Stdout, Stderr: os.Stderr, Host: s.host, Settings: settings,
+		Stdin: os.Stdin, Stdout: os.Stdout, Stderr: os.Stderr, Host: host, Settings: settings,
 	}
 	if !s.commandMode {
 		// Outside command mode fd 1 is the protocol's; keep the command's output off it.
@@ -235,7 +237,7 @@ func (s *session) cliRun(ctx context.Context, req *Request, settings map[string]
 	return map[string]int{"exit_code": cmd.Run(ctx, inv)}, nil
 }
 
-func (s *session) rootOption(ctx context.Context, req *Request, settings map[string]any) (any, error) {
+func (s *session) rootOption(ctx context.Context, req *Request, host *Host, settings map[string]any) (any, error) {
 	var params struct {
 		Flag  string  `json:"flag"`
 		Value *string `json:"value"`
@@ -253,7 +255,7 @@ func (s *session) rootOption(ctx context.Context, req *Request, settings map[str
 		return nil, NewError(KindInvalidParams, "%s has no root option '%s'; it has %s",
 			s.plugin.Name, params.Flag, strings.Join(sortedKeys(s.plugin.rootOptions), ", "))
 	}
-	path, err := opt.Apply(ctx, &RootOptionCall{Flag: params.Flag, Value: params.Value, Host: s.host, Settings: settings})
+	path, err := opt.Apply(ctx, &RootOptionCall{Flag: params.Flag, Value: params.Value, Host: host, Settings: settings})
 	if err != nil {
 		return nil, err
 	}
@@ -269,7 +271,7 @@ func (s *session) rootOption(ctx context.Context, req *Request, settings map[str
 
 // genericCall answers "<group>.<op>" for a Generic contribution: params.type picks the contribution
 // when the group has several.
-func (s *session) genericCall(ctx context.Context, req *Request, group, op string, settings map[string]any) (any, error) {
+func (s *session) genericCall(ctx context.Context, req *Request, host *Host, group, op string, settings map[string]any) (any, error) {
 	var params struct {
 		Type *string `json:"type"`
 	}
@@ -302,7 +304,7 @@ func (s *session) genericCall(ctx context.Context, req *Request, group, op strin
 		return nil, NewError(KindMethodNotFound, "%s has no method '%s': %s '%s' implements %s",
 			s.plugin.Name, req.Method, group, found.Name, strings.Join(sortedKeys(found.Methods), ", "))
 	}
-	return method(ctx, &GenericCall{Method: req.Method, Params: req.Params, Host: s.host, Settings: settings})
+	return method(ctx, &GenericCall{Method: req.Method, Params: req.Params, Host: host, Settings: settings})
 }
 
 // executeStep runs step.Execute; a panic in it fails the step as a Rust or Python step's does:
