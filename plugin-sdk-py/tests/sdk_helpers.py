@@ -13,6 +13,7 @@ from agent_env_plugin import testing
 HERE = Path(__file__).resolve().parent
 REPO = HERE.parents[1]
 FIXTURE = HERE / "fixture_plugin.py"
+KEPT_HOST = HERE / "kept_host_plugin.py"
 
 
 def vectors_dir() -> Path:
