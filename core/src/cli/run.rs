@@ -23,6 +23,9 @@ use crate::session::Session;
 pub(crate) use super::run_signal::on_signal;
 use super::run_signal::STATE;
 
+/// The exit code of a run that failed a task, and of a dry run that tells the run would.
+pub const EXIT_TASK_FAILED: i32 = 1;
+
 /// The exit code of a run whose tasks all ran without failing, with a score below `--fail-under`.
 pub const EXIT_BELOW_FAIL_UNDER: i32 = 3;
 
@@ -56,7 +59,7 @@ pub struct RunArgs {
     #[arg(long)]
     pub keep: bool,
     /// Show what would be written and run, start and handshake every plugin the run needs, and
-    /// write and run nothing.
+    /// write and run nothing; exit 1 when it sees a task the run would fail.
     #[arg(long = "dry-run")]
     pub dry_run: bool,
     /// Print the result as JSON on stdout (the run's lines go to stderr); with no BUNDLE, the
@@ -294,7 +297,7 @@ impl Watch<'_> {
             }
         };
         let verdict = Verdict::of(&status, &collector, fail_under);
-        for line in &verdict.below {
+        for line in &verdict.said {
             term.eprintln(line);
         }
         if verdict.code != 0 || verbose {
@@ -312,12 +315,12 @@ impl Watch<'_> {
     }
 }
 
-/// How a run that ran is judged: its exit code, the document's `status` word, and the tasks below
-/// `--fail-under`.
+/// How a run that ran is judged: its exit code, the document's `status` word, and what the verdict
+/// says on stderr (the tasks below `--fail-under`, the tasks a dry run tells the run would fail).
 struct Verdict {
     code: i32,
     word: &'static str,
-    below: Vec<String>,
+    said: Vec<String>,
 }
 
 impl Verdict {
@@ -328,14 +331,19 @@ impl Verdict {
             }
             _ => Vec::new(),
         };
-        let all_passed = collector
-            .document()
+        let document = collector.document();
+        let all_passed = document.tasks.iter().all(|t| t.outcome == "passed");
+        let would_fail: Vec<&str> = document
             .tasks
             .iter()
-            .all(|t| t.outcome == "passed");
+            .filter(|t| t.would_fail.as_ref().is_some_and(|w| !w.is_empty()))
+            .map(|t| t.path.as_str())
+            .collect();
         let (code, word) = match status {
+            // A dry run that tells the run would fail a task exits as that run would.
+            RunStatus::DryRun { .. } if !would_fail.is_empty() => (EXIT_TASK_FAILED, "dry_run"),
             RunStatus::DryRun { .. } => (0, "dry_run"),
-            RunStatus::Finished { failed: true } => (1, "failed"),
+            RunStatus::Finished { failed: true } => (EXIT_TASK_FAILED, "failed"),
             RunStatus::Cancelled { signal } => (128 + signal, "cancelled"),
             RunStatus::Finished { failed: false } if !below.is_empty() => {
                 (EXIT_BELOW_FAIL_UNDER, "below_fail_under")
@@ -343,7 +351,11 @@ impl Verdict {
             RunStatus::Finished { failed: false } if all_passed => (0, "passed"),
             RunStatus::Finished { failed: false } => (0, "not_passed"),
         };
-        Verdict { code, word, below }
+        let said = match would_fail.is_empty() {
+            true => below,
+            false => vec![would_fail_line(&would_fail, document.tasks.len(), code)],
+        };
+        Verdict { code, word, said }
     }
 
     /// The run's JSON document, judged.
@@ -408,6 +420,25 @@ impl RunObserver for HoldWatch {
 fn written(log: Option<&RunLog>) -> Option<String> {
     log.filter(|l| l.written())
         .map(|l| l.path().display().to_string())
+}
+
+/// What a dry run says last when it tells the run would fail some of its tasks: how many, which
+/// (the first few of many), and the exit code that reflects it.
+fn would_fail_line(paths: &[&str], planned: usize, code: i32) -> String {
+    const EACH_UP_TO: usize = 3;
+    let named = match paths.len() > EACH_UP_TO {
+        true => format!(
+            "{} and {} more",
+            paths[..EACH_UP_TO].join(", "),
+            paths.len() - EACH_UP_TO
+        ),
+        false => paths.join(", "),
+    };
+    format!(
+        "Dry run: {} of {planned} {} would fail ({named}; the notes above say why), so this dry run exits {code}, as the run would",
+        paths.len(),
+        crate::words::plural(planned, "task", "tasks"),
+    )
 }
 
 /// One line per task whose scores fall below `minimum` (a task with no score is below any).

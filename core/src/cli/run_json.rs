@@ -18,9 +18,10 @@ pub struct RunDocument {
     pub format_version: u32,
     /// The bundle as named on the command line.
     pub bundle: String,
-    /// `passed` (every task passed or the run was a dry run's success), `failed` (a task failed),
-    /// `below_fail_under` (a score is below `--fail-under`), `not_passed` (a task scored below 1 or
-    /// was unscored), `cancelled`, `dry_run`, or `error` (the run could not start; see `error`).
+    /// `passed` (every task passed), `failed` (a task failed), `below_fail_under` (a score is below
+    /// `--fail-under`), `not_passed` (a task scored below 1 or was unscored), `cancelled`, `dry_run`
+    /// (its `exit_code` 1 when it sees a task the run would fail: the tasks' `would_fail`), or
+    /// `error` (the run could not start; see `error`).
     pub status: String,
     /// The exit code agent-env exits with.
     pub exit_code: i32,
@@ -98,6 +99,18 @@ pub struct TaskDocument {
     pub verifications: Map<String, Value>,
     pub duration_seconds: Option<f64>,
     pub steps: Vec<StepDocument>,
+    /// A dry run only: the steps whose failure would fail the task, each with why (empty when the
+    /// dry run saw nothing that would fail it).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub would_fail: Option<Vec<WouldFailDocument>>,
+}
+
+/// A step a dry run tells would fail its task.
+#[derive(Debug, Clone, Serialize)]
+pub struct WouldFailDocument {
+    pub step_id: String,
+    /// Why it would fail, as the dry run's note says it.
+    pub error: String,
 }
 
 /// One attempt of one step.
@@ -198,7 +211,29 @@ impl RunObserver for RunCollector {
                 doc.run_group_id = Some(run_group_id.clone());
                 doc.tasks = tasks.iter().map(planned).collect();
             }
-            RunEvent::RunPlanned { tasks, .. } => doc.tasks = tasks.iter().map(planned).collect(),
+            RunEvent::RunPlanned { tasks, .. } => {
+                doc.tasks = tasks
+                    .iter()
+                    .map(|t| TaskDocument {
+                        would_fail: Some(Vec::new()),
+                        ..planned(t)
+                    })
+                    .collect()
+            }
+            RunEvent::TaskWouldFail {
+                task_path,
+                step_id,
+                message,
+                ..
+            } => {
+                let task = doc.tasks.iter_mut().find(|t| &t.path == task_path);
+                if let Some(would_fail) = task.and_then(|t| t.would_fail.as_mut()) {
+                    would_fail.push(WouldFailDocument {
+                        step_id: step_id.clone(),
+                        error: message.clone(),
+                    });
+                }
+            }
             RunEvent::EntityDecided {
                 kind,
                 path,
@@ -354,6 +389,7 @@ fn planned(t: &crate::run::events::PlannedTaskInfo) -> TaskDocument {
         verifications: Map::new(),
         duration_seconds: None,
         steps: Vec::new(),
+        would_fail: None,
     }
 }
 

@@ -170,6 +170,14 @@ pub enum RunEvent {
         bundle: String,
         tasks: Vec<PlannedTaskInfo>,
     },
+    /// A dry run's plan: a task the run would fail, at the step whose failure fails it, and why (said
+    /// after [`RunEvent::RunPlanned`], once per such step).
+    TaskWouldFail {
+        task_id: String,
+        task_path: String,
+        step_id: String,
+        message: String,
+    },
     /// A task of the bundle that does not run, and why.
     TaskSkipped {
         task_id: String,

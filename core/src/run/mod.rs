@@ -30,6 +30,7 @@ mod process_identity;
 pub mod recorded;
 pub mod recorder;
 pub mod run_log;
+mod sandbox_predictions;
 pub mod short_ids;
 mod skipped;
 mod status;

@@ -1,5 +1,5 @@
 //! Running a planned bundle: its entities written (a dry run says what it would write and run, and
-//! stops there), then its tasks run as [`run_planned`] runs them.
+//! the tasks the run would fail, and stops there), then its tasks run as [`run_planned`] runs them.
 
 use super::cancel_handle::{cancel_of, CANCELLED_BEFORE_TASKS};
 use super::events::RunEvent;
@@ -65,11 +65,19 @@ pub fn execute(
         for t in &plan.tasks {
             out.line(&format!("  {} v{}", t.task.path, version_of(&t.task.id)));
         }
-        say_task_notes(&plan.tasks, true, options.observer.as_ref(), out);
+        let would_fail = say_task_notes(&plan.tasks, true, options.observer.as_ref(), out);
         options.observer.event(&RunEvent::RunPlanned {
             bundle: bundle.display_root.clone(),
             tasks: planned_infos(plan, &version_of),
         });
+        for w in would_fail {
+            options.observer.event(&RunEvent::TaskWouldFail {
+                task_id: w.task_id,
+                task_path: w.task_path,
+                step_id: w.step_id,
+                message: w.message,
+            });
+        }
         skipped_events(plan, true, options.observer.as_ref());
         out.line(DRY_RUN_DONE);
         return Ok(RunStatus::DryRun { versions });

@@ -368,6 +368,12 @@ pub fn describe(event: &RunEvent) -> String {
         RunEvent::RunPlanned { bundle, tasks } => {
             format!("dry run of {bundle}: would run {} task(s)", tasks.len())
         }
+        RunEvent::TaskWouldFail {
+            task_path,
+            step_id,
+            message,
+            ..
+        } => format!("[{task_path}] would fail at step '{step_id}': {message}"),
         RunEvent::TaskSkipped {
             task_path, reason, ..
         } => format!("{task_path} {reason}"),

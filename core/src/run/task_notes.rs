@@ -1,28 +1,52 @@
 //! Notes on the planned tasks' steps before they run: fields their built-in steps do not read,
-//! criteria of types they do not know and, on a dry run, the sandboxes a task will not find.
-
-use serde_json::Value;
+//! criteria of types they do not know and, on a dry run, the sandboxes a task will not find (with
+//! the tasks the run would fail for it).
 
 use super::builtin_steps;
 use super::events::{RunEvent, RunObserver};
 use super::plan;
+use super::sandbox_predictions::sandbox_predictions;
 use crate::output::Output;
+
+/// A task a dry run tells the run would fail, and why.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(super) struct WouldFail {
+    pub task_id: String,
+    pub task_path: String,
+    /// The step whose failure fails it.
+    pub step_id: String,
+    pub message: String,
+}
 
 /// What the planned tasks' built-in steps hold that they do not read (a field close to one they
 /// do, a criterion of a type they do not know) and, with `predictions` (a dry run, which runs
 /// nothing that would fail), what will not run as written; as `note:` lines and warnings (a script
-/// reads them in the document's `warnings`).
+/// reads them in the document's `warnings`). Returns what the predictions tell the run would fail
+/// (nothing without them).
 pub(super) fn say_task_notes(
     tasks: &[plan::PlannedTask<'_>],
     predictions: bool,
     observer: &dyn RunObserver,
     out: &dyn Output,
-) {
+) -> Vec<WouldFail> {
+    let mut would_fail = Vec::new();
     for t in tasks {
-        let mut notes = match predictions {
-            true => sandbox_notes(&t.steps),
+        let sandboxes = match predictions {
+            true => sandbox_predictions(&t.steps),
             false => Vec::new(),
         };
+        let mut notes = Vec::new();
+        for p in sandboxes {
+            if let Some(step_id) = p.fails_task_at {
+                would_fail.push(WouldFail {
+                    task_id: t.task.id.clone(),
+                    task_path: t.task.path.clone(),
+                    step_id,
+                    message: p.message.clone(),
+                });
+            }
+            notes.push(p.message);
+        }
         for step in &t.steps {
             let builtin = match step.kind {
                 plan::StepKind::Builtin(builtin) => Some(builtin),
@@ -41,48 +65,5 @@ pub(super) fn say_task_notes(
             });
         }
     }
-}
-
-/// What a dry run can tell of a task's sandboxes when all its steps are built in (a plugin's step
-/// may deploy one of its own): a sandbox no `deploy_sandbox` step deploys, or one deployed twice,
-/// each of which the run fails on.
-fn sandbox_notes(steps: &[plan::PlannedStep]) -> Vec<String> {
-    let builtin = |s: &plan::PlannedStep| match s.kind {
-        plan::StepKind::Builtin(b) => Some(b.type_name()),
-        plan::StepKind::Plugin { .. } => None,
-    };
-    if steps.iter().any(|s| builtin(s).is_none()) {
-        return Vec::new();
-    }
-    fn name_of(s: &plan::PlannedStep) -> Option<&str> {
-        s.spec.get("sandbox_name").and_then(Value::as_str)
-    }
-    let mut notes = Vec::new();
-    let mut deployed: Vec<&str> = Vec::new();
-    for step in steps
-        .iter()
-        .filter(|s| builtin(s) == Some("deploy_sandbox"))
-    {
-        let Some(name) = name_of(step) else { continue };
-        if deployed.contains(&name) {
-            notes.push(format!(
-                "two deploy_sandbox steps deploy the sandbox '{name}': the second fails, as a task deploys each sandbox once"
-            ));
-        } else {
-            deployed.push(name);
-        }
-    }
-    for step in steps
-        .iter()
-        .filter(|s| builtin(s) != Some("deploy_sandbox"))
-    {
-        let Some(name) = name_of(step) else { continue };
-        if !deployed.contains(&name) {
-            notes.push(format!(
-                "step '{}' names the sandbox '{name}', which no deploy_sandbox step of the task deploys: the step fails",
-                step.id()
-            ));
-        }
-    }
-    notes
+    would_fail
 }

@@ -92,32 +92,6 @@ fn fixed_paths_and_commands_are_checked_before_the_run() {
     }
 }
 
-/// A dry run says which sandbox a step names that no step deploys, or that is deployed twice.
-#[test]
-fn a_dry_run_says_which_sandboxes_the_run_would_fail_on() {
-    let s = Sandboxed::new();
-    s.write(
-        "boxes/tasks/t.json",
-        r#"[{"id": "box", "type": "deploy_sandbox", "sandbox_name": "box"},
-            {"id": "box2", "type": "deploy_sandbox", "sandbox_name": "box"},
-            {"id": "v", "type": "verify_sandbox", "sandbox_name": "bx", "verifier_id": "v",
-             "criteria": [{"type": "probe_dir_exists", "paths": ["."]}]}]"#,
-    );
-    let r = s.run(&["run", "--dry-run", "./boxes"]);
-    assert_eq!(r.code, 0, "{}", r.both());
-    assert!(
-        r.stderr
-            .contains("note: tasks/t.json: two deploy_sandbox steps deploy the sandbox 'box'"),
-        "{}",
-        r.stderr
-    );
-    assert!(
-        r.stderr.contains("note: tasks/t.json: step 'v' names the sandbox 'bx', which no deploy_sandbox step of the task deploys"),
-        "{}",
-        r.stderr
-    );
-}
-
 /// A field name close to one a built-in step reads is a typo, most likely: a dry run says which it
 /// may have meant (an optional field misspelled was ignored, and changed the scoring). A field close
 /// to none (a description for other tools) is left alone.

@@ -34,6 +34,7 @@ mod plugin_pins;
 mod plugin_remove_blockers;
 mod plugin_safety;
 mod plugin_verify;
+mod run_dry_run;
 mod run_events;
 mod run_folders;
 mod run_hello;

@@ -1,0 +1,238 @@
+//! What a dry run can tell of a task's sandboxes when all its steps are built in (a plugin's step may
+//! deploy one of its own): a step that names a sandbox no `deploy_sandbox` step deploys, and a sandbox
+//! deployed twice. Each is sorted: a sure failure (the run would fail the task) or a notice (a step
+//! fails without failing the task, or whether it fails is left to which step starts first).
+
+use serde_json::Value;
+
+use super::plan::{PlannedStep, StepKind};
+
+/// One thing a dry run tells of a task's sandboxes.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(super) struct SandboxPrediction {
+    /// The sentence said to the person (after the task's path).
+    pub message: String,
+    /// The step whose failure fails the task, when the run surely fails it; `None` for a notice.
+    pub fails_task_at: Option<String>,
+}
+
+/// What a dry run can tell of the sandboxes of a task of `steps`, in step order: nothing when a
+/// step comes from a plugin.
+pub(super) fn sandbox_predictions(steps: &[PlannedStep]) -> Vec<SandboxPrediction> {
+    let builtin = |s: &PlannedStep| match s.kind {
+        StepKind::Builtin(b) => Some(b.type_name()),
+        StepKind::Plugin { .. } => None,
+    };
+    if steps.iter().any(|s| builtin(s).is_none()) {
+        return Vec::new();
+    }
+    let is_deploy = |s: &PlannedStep| builtin(s) == Some("deploy_sandbox");
+    let before = ancestors(steps);
+    let mut predictions = Vec::new();
+    for (i, step) in steps.iter().enumerate() {
+        let Some(name) = sandbox_name(step) else {
+            continue;
+        };
+        let same_name = |j: &usize| is_deploy(&steps[*j]) && sandbox_name(&steps[*j]) == Some(name);
+        if is_deploy(step) {
+            let earlier: Vec<usize> = (0..i).filter(same_name).collect();
+            if let Some(p) = deployed_again(steps, i, &earlier, &before[i]) {
+                predictions.push(p);
+            }
+        } else if !(0..steps.len()).any(|j| same_name(&j)) {
+            predictions.push(undeployed(step, name));
+        }
+    }
+    predictions
+}
+
+/// The sandbox a step names.
+fn sandbox_name(step: &PlannedStep) -> Option<&str> {
+    step.spec.get("sandbox_name").and_then(Value::as_str)
+}
+
+/// For each step, the steps it waits for, directly or not (a step waits only for earlier ones).
+fn ancestors(steps: &[PlannedStep]) -> Vec<Vec<bool>> {
+    let mut before: Vec<Vec<bool>> = Vec::with_capacity(steps.len());
+    for step in steps {
+        let mut mine = vec![false; steps.len()];
+        for &d in step.deps.iter().filter(|&&d| d < before.len()) {
+            mine[d] = true;
+            for (k, waits) in before[d].iter().enumerate() {
+                mine[k] |= *waits;
+            }
+        }
+        before.push(mine);
+    }
+    before
+}
+
+/// Why a step that fails does not fail the task.
+const NOT_FATAL: &str = ", without failing the task (its fail_task_on_error is false)";
+
+/// The step `i` deploys a sandbox the `earlier` deploy steps deploy too (`before`: the steps it
+/// waits for). It fails when one of them has deployed it first: surely when it waits for one, and
+/// the task with it when both fail the task on error (one that may fail without failing it could
+/// leave the name free). Two that do not wait for each other start together, and which one fails
+/// (if either does) is left to chance.
+fn deployed_again(
+    steps: &[PlannedStep],
+    i: usize,
+    earlier: &[usize],
+    before: &[bool],
+) -> Option<SandboxPrediction> {
+    let step = &steps[i];
+    let name = sandbox_name(step)?;
+    let first = *earlier.first()?;
+    let waited: Vec<usize> = earlier.iter().copied().filter(|&j| before[j]).collect();
+    let Some(&deployer) = waited.first() else {
+        return Some(SandboxPrediction {
+            message: format!(
+                "two deploy_sandbox steps deploy the sandbox '{name}' ('{}' and '{}') and neither waits for the other: a task deploys each sandbox once, so the one that starts second may fail",
+                steps[first].id(),
+                step.id()
+            ),
+            fails_task_at: None,
+        });
+    };
+    let head = format!(
+        "two deploy_sandbox steps deploy the sandbox '{name}' ('{}', then '{}'): a task deploys each sandbox once, so step '{}' fails",
+        steps[deployer].id(),
+        step.id(),
+        step.id()
+    );
+    let fatal_first = waited.iter().any(|&j| steps[j].fail_task_on_error);
+    Some(match (step.fail_task_on_error, fatal_first) {
+        (true, true) => SandboxPrediction {
+            message: format!("{head}, and the task with it"),
+            fails_task_at: Some(step.id().to_string()),
+        },
+        (true, false) => SandboxPrediction {
+            message: format!(
+                "{head} unless '{}' failed first (its fail_task_on_error is false)",
+                steps[deployer].id()
+            ),
+            fails_task_at: None,
+        },
+        (false, _) => SandboxPrediction {
+            message: format!("{head}{NOT_FATAL}"),
+            fails_task_at: None,
+        },
+    })
+}
+
+/// A step that names the sandbox `name`, which no step of its task deploys: it fails when it runs,
+/// and fails the task unless it says otherwise.
+fn undeployed(step: &PlannedStep, name: &str) -> SandboxPrediction {
+    let head = format!(
+        "step '{}' names the sandbox '{name}', which no deploy_sandbox step of the task deploys: the step fails",
+        step.id()
+    );
+    match step.fail_task_on_error {
+        true => SandboxPrediction {
+            message: format!("{head}, and the task with it"),
+            fails_task_at: Some(step.id().to_string()),
+        },
+        false => SandboxPrediction {
+            message: format!("{head}{NOT_FATAL}"),
+            fails_task_at: None,
+        },
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::run::builtin_steps;
+    use serde_json::json;
+
+    /// A built-in step of `type_name`, named `id`, using the sandbox `name`, waiting for `deps`.
+    fn step(id: &str, type_name: &str, name: &str, deps: &[usize], fatal: bool) -> PlannedStep {
+        let Value::Object(spec) = json!({"id": id, "type": type_name, "sandbox_name": name}) else {
+            unreachable!()
+        };
+        let Some(builtin) = builtin_steps::builtin(type_name) else {
+            panic!("{type_name} is no built-in step");
+        };
+        PlannedStep {
+            spec,
+            kind: StepKind::Builtin(builtin),
+            deps: deps.to_vec(),
+            fail_task_on_error: fatal,
+            retry: None,
+        }
+    }
+
+    fn failing_steps(predictions: &[SandboxPrediction]) -> Vec<Option<&str>> {
+        predictions
+            .iter()
+            .map(|p| p.fails_task_at.as_deref())
+            .collect()
+    }
+
+    #[test]
+    fn a_sandbox_deployed_again_after_it_is_up_fails_the_task() {
+        let steps = [
+            step("a", "deploy_sandbox", "box", &[], true),
+            step("b", "deploy_sandbox", "box", &[0], true),
+        ];
+        let p = sandbox_predictions(&steps);
+        assert_eq!(failing_steps(&p), [Some("b")]);
+        assert!(p[0]
+            .message
+            .starts_with("two deploy_sandbox steps deploy the sandbox 'box' ('a', then 'b')"));
+    }
+
+    #[test]
+    fn a_step_that_may_fail_without_failing_the_task_is_a_notice() {
+        // The second may fail without failing the task.
+        let steps = [
+            step("a", "deploy_sandbox", "box", &[], true),
+            step("b", "deploy_sandbox", "box", &[0], false),
+            step("v", "verify_sandbox", "bx", &[1], false),
+        ];
+        let p = sandbox_predictions(&steps);
+        assert_eq!(failing_steps(&p), [None, None]);
+        assert!(p[0].message.ends_with(NOT_FATAL), "{}", p[0].message);
+        assert!(p[1].message.ends_with(NOT_FATAL), "{}", p[1].message);
+        // The first may fail without failing it, leaving the name free for the second.
+        let steps = [
+            step("a", "deploy_sandbox", "box", &[], false),
+            step("b", "deploy_sandbox", "box", &[0], true),
+        ];
+        assert_eq!(failing_steps(&sandbox_predictions(&steps)), [None]);
+    }
+
+    #[test]
+    fn two_deploys_that_do_not_wait_for_each_other_are_a_notice() {
+        let steps = [
+            step("a", "deploy_sandbox", "box", &[], true),
+            step("b", "deploy_sandbox", "box", &[], true),
+        ];
+        let p = sandbox_predictions(&steps);
+        assert_eq!(failing_steps(&p), [None]);
+        assert!(p[0].message.contains("neither waits for the other"));
+        // Waiting through a step between them is waiting all the same.
+        let steps = [
+            step("a", "deploy_sandbox", "box", &[], true),
+            step("l", "load_artifact", "box", &[0], true),
+            step("b", "deploy_sandbox", "box", &[1], true),
+        ];
+        assert_eq!(failing_steps(&sandbox_predictions(&steps)), [Some("b")]);
+    }
+
+    #[test]
+    fn a_step_naming_a_sandbox_nothing_deploys_fails_the_task_unless_it_says_otherwise() {
+        let steps = [
+            step("a", "deploy_sandbox", "box", &[], true),
+            step("v", "verify_sandbox", "bx", &[0], true),
+            step("w", "verify_sandbox", "box", &[1], true),
+        ];
+        let p = sandbox_predictions(&steps);
+        assert_eq!(failing_steps(&p), [Some("v")]);
+        assert_eq!(
+            p[0].message,
+            "step 'v' names the sandbox 'bx', which no deploy_sandbox step of the task deploys: the step fails, and the task with it"
+        );
+    }
+}

@@ -1,0 +1,194 @@
+//! `agent-env run --dry-run` as a pre-flight check: what it sees the run would fail makes it exit as
+//! the run would (1), said at its end and, with `--json`, in each task's `would_fail`; what is only
+//! worth knowing leaves it at 0.
+
+use serde_json::{json, Value};
+
+use crate::support::run::{Ran, Sandboxed};
+
+fn json_of(ran: &Ran) -> Value {
+    serde_json::from_str(&ran.stdout).unwrap_or_else(|e| panic!("not JSON ({e}): {}", ran.both()))
+}
+
+/// Each task's path and the ids of the steps its `would_fail` names.
+fn would_fail(doc: &Value) -> Vec<(String, Vec<String>)> {
+    doc["tasks"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|t| {
+            let steps = t["would_fail"]
+                .as_array()
+                .unwrap_or_else(|| panic!("no would_fail: {t}"))
+                .iter()
+                .map(|w| w["step_id"].as_str().unwrap().to_string())
+                .collect();
+            (t["path"].as_str().unwrap().to_string(), steps)
+        })
+        .collect()
+}
+
+/// The line a dry run ends with when it sees a task the run would fail.
+const WOULD_FAIL_LINE: &str = " would fail (";
+
+#[test]
+fn a_clean_dry_run_exits_0_and_names_no_task_that_would_fail() {
+    let s = Sandboxed::new();
+    s.copy_hello("clean");
+    let r = s.run(&["run", "./clean", "--dry-run"]);
+    assert_eq!(r.code, 0, "{}", r.both());
+    assert!(!r.stderr.contains("would fail"), "{}", r.both());
+
+    let r = s.run(&["run", "./clean", "--dry-run", "--json"]);
+    assert_eq!(r.code, 0, "{}", r.both());
+    let doc = json_of(&r);
+    assert_eq!(doc["status"], "dry_run");
+    assert_eq!(doc["exit_code"], 0);
+    assert_eq!(
+        would_fail(&doc),
+        [("tasks/hello.json".to_string(), Vec::<String>::new())]
+    );
+}
+
+/// A sandbox deployed again once it is up, and one no step deploys: each fails its step, and the
+/// task with it. The dry run says so, ends saying how many tasks would fail, and exits 1, as the run
+/// itself then does; a task it sees nothing wrong with is not counted.
+#[test]
+fn a_dry_run_that_sees_a_sure_failure_exits_as_the_run_would() {
+    let s = Sandboxed::new();
+    s.write(
+        "boxes/tasks/t.json",
+        r#"[{"id": "box", "type": "deploy_sandbox", "sandbox_name": "box"},
+            {"id": "box2", "type": "deploy_sandbox", "sandbox_name": "box"},
+            {"id": "v", "type": "verify_sandbox", "sandbox_name": "bx", "verifier_id": "v",
+             "criteria": [{"type": "probe_dir_exists", "paths": ["."]}]}]"#,
+    );
+    s.write(
+        "boxes/tasks/fine.json",
+        r#"[{"id": "box", "type": "deploy_sandbox", "sandbox_name": "box"}]"#,
+    );
+    let r = s.run(&["run", "--dry-run", "./boxes"]);
+    assert_eq!(r.code, 1, "{}", r.both());
+    for said in [
+        "note: tasks/t.json: two deploy_sandbox steps deploy the sandbox 'box' ('box', then 'box2'): a task deploys each sandbox once, so step 'box2' fails, and the task with it\n",
+        "note: tasks/t.json: step 'v' names the sandbox 'bx', which no deploy_sandbox step of the task deploys: the step fails, and the task with it\n",
+    ] {
+        assert!(r.stderr.contains(said), "{said}\n{}", r.both());
+    }
+    let last = r.stderr.lines().last().unwrap_or_default();
+    assert_eq!(
+        last,
+        "Dry run: 1 of 2 tasks would fail (tasks/t.json; the notes above say why), so this dry run exits 1, as the run would",
+        "{}",
+        r.both()
+    );
+    // Nothing was written or run.
+    assert!(!s.state().exists(), "the state root was created");
+
+    let r = s.run(&["run", "--dry-run", "./boxes", "--json"]);
+    assert_eq!(r.code, 1, "{}", r.both());
+    let doc = json_of(&r);
+    assert_eq!(doc["status"], "dry_run");
+    assert_eq!(doc["exit_code"], 1);
+    let mut tasks = would_fail(&doc);
+    tasks.sort();
+    assert_eq!(
+        tasks,
+        [
+            ("tasks/fine.json".to_string(), vec![]),
+            (
+                "tasks/t.json".to_string(),
+                vec!["box2".to_string(), "v".to_string()]
+            ),
+        ]
+    );
+    let t = doc["tasks"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|t| t["path"] == "tasks/t.json")
+        .unwrap();
+    assert_eq!(t["outcome"], "planned");
+    assert!(
+        t["would_fail"][1]["error"]
+            .as_str()
+            .unwrap()
+            .starts_with("step 'v' names the sandbox 'bx', which no deploy_sandbox step"),
+        "{t}"
+    );
+
+    // The run itself fails that task, and exits with the code the dry run did.
+    let run = s.run(&["run", "./boxes", "--json"]);
+    assert_eq!(run.code, 1, "{}", run.both());
+    let doc = json_of(&run);
+    let outcomes: Vec<(&str, &str)> = doc["tasks"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|t| (t["path"].as_str().unwrap(), t["outcome"].as_str().unwrap()))
+        .collect();
+    assert!(
+        outcomes.contains(&("tasks/t.json", "failed")),
+        "{outcomes:?}"
+    );
+    assert!(
+        outcomes.contains(&("tasks/fine.json", "unscored")),
+        "{outcomes:?}"
+    );
+    // A real run's tasks carry no prediction.
+    assert!(doc["tasks"][0].get("would_fail").is_none(), "{doc}");
+}
+
+/// What does not fail the task is a notice: a field name that is likely a typo, a step that fails
+/// without failing the task, two steps deploying one sandbox that do not wait for each other (which
+/// fails, if either, is left to which starts first). The dry run says each and exits 0.
+#[test]
+fn a_dry_run_with_only_notices_exits_0() {
+    let s = Sandboxed::new();
+    s.write(
+        "notes/tasks/t.json",
+        r#"[{"id": "box", "type": "deploy_sandbox", "sandbox_name": "box"},
+            {"id": "v", "type": "verify_sandbox", "sandbox_name": "box", "verifier_id": "v", "agregator": "any_pass",
+             "criteria": [{"type": "probe_dir_exists", "paths": ["."]}]},
+            {"id": "w", "type": "verify_sandbox", "sandbox_name": "bx", "verifier_id": "w",
+             "fail_task_on_error": false,
+             "criteria": [{"type": "probe_dir_exists", "paths": ["."]}]}]"#,
+    );
+    let r = s.run(&["run", "--dry-run", "./notes"]);
+    assert_eq!(r.code, 0, "{}", r.both());
+    for said in [
+        "note: tasks/t.json: step 'v': 'agregator' is not a field it reads: did you mean 'aggregator'?\n",
+        "note: tasks/t.json: step 'w' names the sandbox 'bx', which no deploy_sandbox step of the task deploys: the step fails, without failing the task (its fail_task_on_error is false)\n",
+    ] {
+        assert!(r.stderr.contains(said), "{said}\n{}", r.both());
+    }
+    assert!(!r.stderr.contains(WOULD_FAIL_LINE), "{}", r.both());
+    let r = s.run(&["run", "--dry-run", "./notes", "--json"]);
+    assert_eq!(r.code, 0, "{}", r.both());
+    let doc = json_of(&r);
+    assert_eq!(
+        (&doc["status"], &doc["exit_code"]),
+        (&json!("dry_run"), &json!(0))
+    );
+    assert_eq!(would_fail(&doc), [("tasks/t.json".to_string(), vec![])]);
+    assert!(
+        doc["warnings"].as_array().unwrap().len() >= 2,
+        "the notes are the document's warnings: {doc}"
+    );
+    // The run itself goes on past the step that fails, and exits 0.
+    let run = s.run(&["run", "./notes"]);
+    assert_eq!(run.code, 0, "{}", run.both());
+
+    s.write(
+        "apart/tasks/t.json",
+        r#"[{"id": "a", "type": "deploy_sandbox", "sandbox_name": "box"},
+            {"id": "b", "type": "deploy_sandbox", "sandbox_name": "box", "depends_on": []}]"#,
+    );
+    let r = s.run(&["run", "--dry-run", "./apart"]);
+    assert_eq!(r.code, 0, "{}", r.both());
+    assert!(
+        r.stderr.contains("note: tasks/t.json: two deploy_sandbox steps deploy the sandbox 'box' ('a' and 'b') and neither waits for the other"),
+        "{}",
+        r.both()
+    );
+}
