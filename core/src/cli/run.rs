@@ -435,7 +435,7 @@ fn would_fail_line(paths: &[&str], planned: usize, code: i32) -> String {
         false => paths.join(", "),
     };
     format!(
-        "Dry run: {} of {planned} {} would fail ({named}; the notes above say why), so this dry run exits {code}, as the run would",
+        "{} of {planned} {} would fail ({named}; the notes above say why): this dry run exits {code}, as a real run would",
         paths.len(),
         crate::words::plural(planned, "task", "tasks"),
     )

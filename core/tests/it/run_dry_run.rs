@@ -78,7 +78,7 @@ fn a_dry_run_that_sees_a_sure_failure_exits_as_the_run_would() {
     let last = r.stderr.lines().last().unwrap_or_default();
     assert_eq!(
         last,
-        "Dry run: 1 of 2 tasks would fail (tasks/t.json; the notes above say why), so this dry run exits 1, as the run would",
+        "1 of 2 tasks would fail (tasks/t.json; the notes above say why): this dry run exits 1, as a real run would",
         "{}",
         r.both()
     );
