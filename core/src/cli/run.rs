@@ -59,7 +59,8 @@ pub struct RunArgs {
     #[arg(long)]
     pub keep: bool,
     /// Show what would be written and run, start and handshake every plugin the run needs, and
-    /// write and run nothing; exit 1 when it sees a task the run would fail.
+    /// write and run nothing; exit 1 when it sees a task the run would fail (3 when one would score
+    /// below --fail-under whatever its checks find).
     #[arg(long = "dry-run")]
     pub dry_run: bool,
     /// Print the result as JSON on stdout (the run's lines go to stderr); with no BUNDLE, the
@@ -339,9 +340,17 @@ impl Verdict {
             .filter(|t| t.would_fail.as_ref().is_some_and(|w| !w.is_empty()))
             .map(|t| t.path.as_str())
             .collect();
+        let (would_be_below, dry_below) = match (status, fail_under) {
+            (RunStatus::DryRun { .. }, Some(minimum)) => would_be_below(&document, minimum),
+            _ => (Vec::new(), Vec::new()),
+        };
         let (code, word) = match status {
-            // A dry run that tells the run would fail a task exits as that run would.
+            // A dry run that tells the run would fail a task, or score one below `--fail-under`,
+            // exits as that run would.
             RunStatus::DryRun { .. } if !would_fail.is_empty() => (EXIT_TASK_FAILED, "dry_run"),
+            RunStatus::DryRun { .. } if !would_be_below.is_empty() => {
+                (EXIT_BELOW_FAIL_UNDER, "dry_run")
+            }
             RunStatus::DryRun { .. } => (0, "dry_run"),
             RunStatus::Finished { failed: true } => (EXIT_TASK_FAILED, "failed"),
             RunStatus::Cancelled { signal } => (128 + signal, "cancelled"),
@@ -351,9 +360,16 @@ impl Verdict {
             RunStatus::Finished { failed: false } if all_passed => (0, "passed"),
             RunStatus::Finished { failed: false } => (0, "not_passed"),
         };
-        let said = match would_fail.is_empty() {
-            true => below,
-            false => vec![would_fail_line(&would_fail, document.tasks.len(), code)],
+        let planned = document.tasks.len();
+        let said = if !would_fail.is_empty() {
+            vec![dry_run_line(&would_fail, planned, "would fail", code)]
+        } else if let (false, Some(minimum)) = (would_be_below.is_empty(), fail_under) {
+            let what = format!("would score below --fail-under {}", format_g(minimum));
+            let mut said = dry_below;
+            said.push(dry_run_line(&would_be_below, planned, &what, code));
+            said
+        } else {
+            below
         };
         Verdict { code, word, said }
     }
@@ -422,9 +438,10 @@ fn written(log: Option<&RunLog>) -> Option<String> {
         .map(|l| l.path().display().to_string())
 }
 
-/// What a dry run says last when it tells the run would fail some of its tasks: how many, which
-/// (the first few of many), and the exit code that reflects it.
-fn would_fail_line(paths: &[&str], planned: usize, code: i32) -> String {
+/// What a dry run says last when it tells the run would fail some of its tasks (`what`: `would
+/// fail`, or score below `--fail-under`): how many, which (the first few of many), and the exit
+/// code that reflects it.
+fn dry_run_line(paths: &[&str], planned: usize, what: &str, code: i32) -> String {
     const EACH_UP_TO: usize = 3;
     let named = match paths.len() > EACH_UP_TO {
         true => format!(
@@ -435,10 +452,37 @@ fn would_fail_line(paths: &[&str], planned: usize, code: i32) -> String {
         false => paths.join(", "),
     };
     format!(
-        "{} of {planned} {} would fail ({named}; the notes above say why): this dry run exits {code}, as a real run would",
+        "{} of {planned} {} {what} ({named}; the notes above say why): this dry run exits {code}, as a real run would",
         paths.len(),
         crate::words::plural(planned, "task", "tasks"),
     )
+}
+
+/// The tasks of a dry run with a step whose fixed score is below `minimum`, and a line for each.
+fn would_be_below(document: &RunDocument, minimum: f64) -> (Vec<&str>, Vec<String>) {
+    let mut paths = Vec::new();
+    let mut lines = Vec::new();
+    for t in &document.tasks {
+        let Some(scores) = &t.would_score else {
+            continue;
+        };
+        let low: Vec<String> = scores
+            .iter()
+            .filter_map(|(step_id, score)| Some((step_id, score.as_f64()?)))
+            .filter(|(_, score)| *score < minimum)
+            .map(|(step_id, score)| format!("step '{step_id}' would score {}", format_g(score)))
+            .collect();
+        if !low.is_empty() {
+            paths.push(t.path.as_str());
+            lines.push(format!(
+                "{}: {} whatever its checks find, below --fail-under {}",
+                t.path,
+                low.join(", "),
+                format_g(minimum)
+            ));
+        }
+    }
+    (paths, lines)
 }
 
 /// One line per task whose scores fall below `minimum` (a task with no score is below any).

@@ -20,7 +20,8 @@ pub struct RunDocument {
     pub bundle: String,
     /// `passed` (every task passed), `failed` (a task failed), `below_fail_under` (a score is below
     /// `--fail-under`), `not_passed` (a task scored below 1 or was unscored), `cancelled`, `dry_run`
-    /// (its `exit_code` 1 when it sees a task the run would fail: the tasks' `would_fail`), or
+    /// (its `exit_code` 1 when it sees a task the run would fail: the tasks' `would_fail`; 3 when
+    /// one would score below `--fail-under` whatever it finds: their `would_score`), or
     /// `error` (the run could not start; see `error`).
     pub status: String,
     /// The exit code agent-env exits with.
@@ -103,6 +104,10 @@ pub struct TaskDocument {
     /// dry run saw nothing that would fail it).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub would_fail: Option<Vec<WouldFailDocument>>,
+    /// A dry run only: verifying step id → the score it would give whatever it finds (its weights
+    /// add up to 0), which `--fail-under` holds it to; empty when no step's score is fixed.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub would_score: Option<Map<String, Value>>,
 }
 
 /// A step a dry run tells would fail its task.
@@ -216,6 +221,7 @@ impl RunObserver for RunCollector {
                     .iter()
                     .map(|t| TaskDocument {
                         would_fail: Some(Vec::new()),
+                        would_score: Some(Map::new()),
                         ..planned(t)
                     })
                     .collect()
@@ -249,6 +255,17 @@ impl RunObserver for RunCollector {
                 written: *written,
                 reasons: reasons.clone(),
             }),
+            RunEvent::TaskWouldScore {
+                task_path,
+                step_id,
+                score,
+                ..
+            } => {
+                let task = doc.tasks.iter_mut().find(|t| &t.path == task_path);
+                if let Some(would_score) = task.and_then(|t| t.would_score.as_mut()) {
+                    would_score.insert(step_id.clone(), serde_json::json!(score));
+                }
+            }
             RunEvent::TaskSkipped {
                 task_id,
                 task_path,
@@ -390,6 +407,7 @@ fn planned(t: &crate::run::events::PlannedTaskInfo) -> TaskDocument {
         duration_seconds: None,
         steps: Vec::new(),
         would_fail: None,
+        would_score: None,
     }
 }
 

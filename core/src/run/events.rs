@@ -178,6 +178,14 @@ pub enum RunEvent {
         step_id: String,
         message: String,
     },
+    /// A dry run's plan: a score a task's step would give whatever it finds (its weights add up to
+    /// 0), said after [`RunEvent::RunPlanned`] for a step that fails its task on error.
+    TaskWouldScore {
+        task_id: String,
+        task_path: String,
+        step_id: String,
+        score: f64,
+    },
     /// A task of the bundle that does not run, and why.
     TaskSkipped {
         task_id: String,

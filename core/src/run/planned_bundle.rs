@@ -65,17 +65,25 @@ pub fn execute(
         for t in &plan.tasks {
             out.line(&format!("  {} v{}", t.task.path, version_of(&t.task.id)));
         }
-        let would_fail = say_task_notes(&plan.tasks, true, options.observer.as_ref(), out);
+        let told = say_task_notes(&plan.tasks, true, options.observer.as_ref(), out);
         options.observer.event(&RunEvent::RunPlanned {
             bundle: bundle.display_root.clone(),
             tasks: planned_infos(plan, &version_of),
         });
-        for w in would_fail {
+        for w in told.would_fail {
             options.observer.event(&RunEvent::TaskWouldFail {
                 task_id: w.task_id,
                 task_path: w.task_path,
                 step_id: w.step_id,
                 message: w.message,
+            });
+        }
+        for w in told.would_score {
+            options.observer.event(&RunEvent::TaskWouldScore {
+                task_id: w.task_id,
+                task_path: w.task_path,
+                step_id: w.step_id,
+                score: w.score,
             });
         }
         skipped_events(plan, true, options.observer.as_ref());

@@ -374,6 +374,15 @@ pub fn describe(event: &RunEvent) -> String {
             message,
             ..
         } => format!("[{task_path}] would fail at step '{step_id}': {message}"),
+        RunEvent::TaskWouldScore {
+            task_path,
+            step_id,
+            score,
+            ..
+        } => format!(
+            "[{task_path}] step '{step_id}' would score {} whatever it finds",
+            format_g(*score)
+        ),
         RunEvent::TaskSkipped {
             task_path, reason, ..
         } => format!("{task_path} {reason}"),

@@ -8,6 +8,24 @@ use super::plan;
 use super::sandbox_predictions::sandbox_predictions;
 use crate::output::Output;
 
+/// What a dry run tells of its tasks beyond its notes: those the run would fail, and the scores
+/// their steps would give whatever they find.
+#[derive(Debug, Default)]
+pub(super) struct Predictions {
+    pub would_fail: Vec<WouldFail>,
+    pub would_score: Vec<WouldScore>,
+}
+
+/// A score a task's step gives whatever it finds, when the step fails the task on error (one that
+/// may fail without failing it may give no score at all).
+#[derive(Debug, Clone, PartialEq)]
+pub(super) struct WouldScore {
+    pub task_id: String,
+    pub task_path: String,
+    pub step_id: String,
+    pub score: f64,
+}
+
 /// A task a dry run tells the run would fail, and why.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub(super) struct WouldFail {
@@ -21,15 +39,15 @@ pub(super) struct WouldFail {
 /// What the planned tasks' built-in steps hold that they do not read (a field close to one they
 /// do, a criterion of a type they do not know) and, with `predictions` (a dry run, which runs
 /// nothing that would fail), what will not run as written; as `note:` lines and warnings (a script
-/// reads them in the document's `warnings`). Returns what the predictions tell the run would fail
+/// reads them in the document's `warnings`). Returns what the predictions tell of the tasks
 /// (nothing without them).
 pub(super) fn say_task_notes(
     tasks: &[plan::PlannedTask<'_>],
     predictions: bool,
     observer: &dyn RunObserver,
     out: &dyn Output,
-) -> Vec<WouldFail> {
-    let mut would_fail = Vec::new();
+) -> Predictions {
+    let mut told = Predictions::default();
     for t in tasks {
         let sandboxes = match predictions {
             true => sandbox_predictions(&t.steps),
@@ -38,7 +56,7 @@ pub(super) fn say_task_notes(
         let mut notes = Vec::new();
         for p in sandboxes {
             if let Some(step_id) = p.fails_task_at {
-                would_fail.push(WouldFail {
+                told.would_fail.push(WouldFail {
                     task_id: t.task.id.clone(),
                     task_path: t.task.path.clone(),
                     step_id,
@@ -55,6 +73,15 @@ pub(super) fn say_task_notes(
             notes.extend(builtin_steps::step_notes(step.id(), &step.spec, builtin));
             if let Some(builtin) = builtin {
                 notes.extend(builtin.check_notes(&step.spec, predictions));
+                let score = builtin.fixed_score(&step.spec);
+                if let Some(score) = score.filter(|_| predictions && step.fail_task_on_error) {
+                    told.would_score.push(WouldScore {
+                        task_id: t.task.id.clone(),
+                        task_path: t.task.path.clone(),
+                        step_id: step.id().to_string(),
+                        score,
+                    });
+                }
             }
         }
         for note in notes {
@@ -65,5 +92,5 @@ pub(super) fn say_task_notes(
             });
         }
     }
-    would_fail
+    told
 }

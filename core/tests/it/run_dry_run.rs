@@ -28,8 +28,8 @@ fn would_fail(doc: &Value) -> Vec<(String, Vec<String>)> {
         .collect()
 }
 
-/// The line a dry run ends with when it sees a task the run would fail.
-const WOULD_FAIL_LINE: &str = " would fail (";
+/// What the line a dry run ends with says when it sees a task the run would fail.
+const CLOSING: &str = "this dry run exits";
 
 #[test]
 fn a_clean_dry_run_exits_0_and_names_no_task_that_would_fail() {
@@ -37,7 +37,7 @@ fn a_clean_dry_run_exits_0_and_names_no_task_that_would_fail() {
     s.copy_hello("clean");
     let r = s.run(&["run", "./clean", "--dry-run"]);
     assert_eq!(r.code, 0, "{}", r.both());
-    assert!(!r.stderr.contains("would fail"), "{}", r.both());
+    assert!(!r.stderr.contains(CLOSING), "{}", r.both());
 
     let r = s.run(&["run", "./clean", "--dry-run", "--json"]);
     assert_eq!(r.code, 0, "{}", r.both());
@@ -162,7 +162,7 @@ fn a_dry_run_with_only_notices_exits_0() {
     ] {
         assert!(r.stderr.contains(said), "{said}\n{}", r.both());
     }
-    assert!(!r.stderr.contains(WOULD_FAIL_LINE), "{}", r.both());
+    assert!(!r.stderr.contains(CLOSING), "{}", r.both());
     let r = s.run(&["run", "--dry-run", "./notes", "--json"]);
     assert_eq!(r.code, 0, "{}", r.both());
     let doc = json_of(&r);
@@ -191,4 +191,56 @@ fn a_dry_run_with_only_notices_exits_0() {
         "{}",
         r.both()
     );
+}
+
+/// Weights that add up to 0 score the step 0 whatever its checks find: under `--fail-under` above 0
+/// the run exits 3, and so does the dry run, naming the task and the step; without it (or at 0) the
+/// score is only worth knowing.
+#[test]
+fn a_dry_run_holds_a_fixed_score_to_fail_under() {
+    let s = Sandboxed::new();
+    s.write(
+        "zero/tasks/t.json",
+        r#"[{"id": "box", "type": "deploy_sandbox", "sandbox_name": "box"},
+            {"id": "v", "type": "verify_sandbox", "sandbox_name": "box", "verifier_id": "v",
+             "aggregator": "weighted_average",
+             "criteria": [{"type": "probe_dir_exists", "paths": ["."], "weight": 0}]}]"#,
+    );
+    let r = s.run(&["run", "--dry-run", "./zero", "--fail-under", "0.5"]);
+    assert_eq!(r.code, 3, "{}", r.both());
+    let tail: Vec<&str> = r.stderr.lines().rev().take(2).collect();
+    assert_eq!(
+        tail,
+        [
+            "1 of 1 task would score below --fail-under 0.5 (tasks/t.json; the notes above say why): this dry run exits 3, as a real run would",
+            "tasks/t.json: step 'v' would score 0 whatever its checks find, below --fail-under 0.5",
+        ],
+        "{}",
+        r.both()
+    );
+    let r = s.run(&[
+        "run",
+        "--dry-run",
+        "./zero",
+        "--fail-under",
+        "0.5",
+        "--json",
+    ]);
+    assert_eq!(r.code, 3, "{}", r.both());
+    let doc = json_of(&r);
+    assert_eq!(
+        (&doc["status"], &doc["exit_code"]),
+        (&json!("dry_run"), &json!(3))
+    );
+    assert_eq!(doc["tasks"][0]["would_score"], json!({"v": 0.0}));
+    assert_eq!(doc["tasks"][0]["would_fail"], json!([]));
+
+    for args in [&["--fail-under", "0"][..], &[]] {
+        let r = s.run(&[&["run", "--dry-run", "./zero"][..], args].concat());
+        assert_eq!(r.code, 0, "{args:?}: {}", r.both());
+        assert!(!r.stderr.contains(CLOSING), "{}", r.both());
+    }
+    // The run itself: 3 above 0, as the dry run said.
+    let run = s.run(&["run", "./zero", "--fail-under", "0.5"]);
+    assert_eq!(run.code, 3, "{}", run.both());
 }

@@ -109,6 +109,11 @@ pub trait BuiltinStep: Sync {
     fn check_notes(&self, _step: &Map<String, Value>, _dry_run: bool) -> Vec<String> {
         Vec::new()
     }
+    /// The score the step gives whatever it finds, when its own fields fix it (weights that add up
+    /// to 0): what a dry run holds against `--fail-under`.
+    fn fixed_score(&self, _step: &Map<String, Value>) -> Option<f64> {
+        None
+    }
     /// The fields of its own it reads, besides those every step has ([`STEP_FIELDS`]).
     fn fields(&self) -> &'static [&'static str] {
         &[]

@@ -144,6 +144,10 @@ impl BuiltinStep for VerifySandbox {
         unknown.chain(zero).chain(typos).chain(timeouts).collect()
     }
 
+    fn fixed_score(&self, step: &Map<String, Value>) -> Option<f64> {
+        zero_weights(step).map(|_| 0.0)
+    }
+
     fn check(&self, step: &Map<String, Value>) -> Vec<String> {
         let mut problems = Vec::new();
         require_str(step, "sandbox_name", &mut problems);
