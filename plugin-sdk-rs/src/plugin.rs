@@ -278,8 +278,11 @@ impl Dispatcher {
     fn execute(&self, ctx: &StepContext<'_>, params: Value) -> Result<Value, RpcError> {
         let params: ExecuteParams = parse(EXECUTE, params)?;
         let step = self.step(&params.type_name)?;
-        let result = crate::panics::catching(|| step.execute(ctx, &params.step, &params.context))
-            .map_err(|panic| {
+        // The panic goes to the host whole, message, location and backtrace, with the step's
+        // failure, which agent-env shows (`-v`) and keeps: printed to stderr too, it would show twice.
+        let result =
+            crate::panics::catching_quietly(|| step.execute(ctx, &params.step, &params.context))
+                .map_err(|panic| {
                 RpcError::new(ErrorKind::StepFailed, format!("panic: {}", panic.message))
                     .with_data("error_type", Value::String("panic".into()))
                     .with_data("message", Value::String(panic.message))

@@ -4,5 +4,6 @@
 // Tests stop at the first thing that is not as expected: unwrapping is how they say so.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
+mod edge_cases_example;
 mod greet_example;
 mod typed_step_example;

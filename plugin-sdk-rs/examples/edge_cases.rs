@@ -1,0 +1,44 @@
+//! A plugin for the SDK's own tests, not a model to copy (`greet.rs` and `count_words.rs` are): each
+//! thing it provides is there to show what the SDK does at an edge.
+//!
+//! - `panics`: a step that panics; the host gets the panic, nothing goes to stderr.
+
+use agent_env_plugin_sdk::{ExecuteResult, Map, Plugin, StepContext, StepError, TaskStep, Value};
+
+/// A step of type `name` whose `execute` is `run`.
+struct Step {
+    name: &'static str,
+    run: fn(&StepContext<'_>) -> Result<ExecuteResult, StepError>,
+}
+
+impl TaskStep for Step {
+    fn type_name(&self) -> &str {
+        self.name
+    }
+
+    fn class(&self) -> &str {
+        self.name
+    }
+
+    fn execute(
+        &self,
+        ctx: &StepContext<'_>,
+        _step: &Map<String, Value>,
+        _context: &Value,
+    ) -> Result<ExecuteResult, StepError> {
+        (self.run)(ctx)
+    }
+}
+
+fn panics(_ctx: &StepContext<'_>) -> Result<ExecuteResult, StepError> {
+    panic!("the panics step panicked, as it does")
+}
+
+fn main() {
+    Plugin::new("agentenv-edge-cases", "0.1.0")
+        .task_step(Step {
+            name: "panics",
+            run: panics,
+        })
+        .serve()
+}
