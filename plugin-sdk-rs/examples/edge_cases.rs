@@ -2,6 +2,9 @@
 //! thing it provides is there to show what the SDK does at an edge.
 //!
 //! - `panics`: a step that panics; the host gets the panic, nothing goes to stderr.
+//! - `hangs`: a step that never answers, for the test harness's call limit.
+
+use std::time::Duration;
 
 use agent_env_plugin_sdk::{ExecuteResult, Map, Plugin, StepContext, StepError, TaskStep, Value};
 
@@ -34,11 +37,22 @@ fn panics(_ctx: &StepContext<'_>) -> Result<ExecuteResult, StepError> {
     panic!("the panics step panicked, as it does")
 }
 
+fn hangs(ctx: &StepContext<'_>) -> Result<ExecuteResult, StepError> {
+    while !ctx.is_cancelled() {
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    Err(StepError::new("Cancelled", "the host gave up"))
+}
+
 fn main() {
     Plugin::new("agentenv-edge-cases", "0.1.0")
         .task_step(Step {
             name: "panics",
             run: panics,
+        })
+        .task_step(Step {
+            name: "hangs",
+            run: hangs,
         })
         .serve()
 }

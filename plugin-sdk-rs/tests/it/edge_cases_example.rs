@@ -4,7 +4,9 @@
 use std::io::{BufRead, BufReader, Write};
 use std::path::PathBuf;
 use std::process::{Command, Stdio};
+use std::time::Duration;
 
+use agent_env_plugin_sdk::testing::PluginProcess;
 use serde_json::{json, Value};
 
 const PACKAGE: &str = "agentenv-edge-cases";
@@ -13,6 +15,19 @@ fn example() -> PathBuf {
     let exe = std::env::current_exe().unwrap();
     let dir = exe.parent().unwrap().parent().unwrap();
     dir.join("examples").join("edge_cases")
+}
+
+fn started() -> (PluginProcess, Value) {
+    PluginProcess::start(example(), PACKAGE).unwrap()
+}
+
+/// A fresh folder of this test binary's own, named `name`.
+fn scratch(name: &str) -> PathBuf {
+    let dir = PathBuf::from(env!("CARGO_TARGET_TMPDIR"))
+        .join(format!("edge-cases-{}-{name}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).unwrap();
+    dir
 }
 
 #[test]
@@ -65,4 +80,47 @@ fn a_panicking_step_fails_with_where_it_panicked_and_writes_nothing_to_stderr() 
         "the panic went to the host and to stderr too, so agent-env -v shows it twice:\n{stderr}"
     );
     assert_eq!(out.status.code(), Some(0));
+}
+
+#[test]
+fn a_step_that_hangs_fails_its_call_naming_the_method_and_the_limit() {
+    let (mut plugin, _) = started();
+    assert_eq!(plugin.timeout(), PluginProcess::DEFAULT_TIMEOUT);
+    plugin.set_timeout(Duration::from_millis(300));
+    let err = plugin
+        .execute(json!({"id": "h", "type": "hangs"}))
+        .unwrap_err();
+    assert_eq!(err.kind(), std::io::ErrorKind::TimedOut, "{err}");
+    let message = err.to_string();
+    assert!(
+        message.starts_with(
+            "agentenv-edge-cases did not answer execute within 300ms, so the test stopped it"
+        ) && message.contains("PluginProcess::set_timeout"),
+        "{message}"
+    );
+    let after = plugin.call("shutdown", json!({})).unwrap_err();
+    assert_eq!(
+        after.to_string(),
+        "the plugin is stopped: agentenv-edge-cases did not answer execute within 300ms"
+    );
+}
+
+#[test]
+fn a_plugin_that_never_answers_initialize_fails_its_start() {
+    let dir = scratch("silent");
+    let script = dir.join("silent-plugin");
+    std::fs::write(&script, "#!/bin/sh\nexec sleep 600\n").unwrap();
+    let mut permissions = std::fs::metadata(&script).unwrap().permissions();
+    std::os::unix::fs::PermissionsExt::set_mode(&mut permissions, 0o755);
+    std::fs::set_permissions(&script, permissions).unwrap();
+    let Err(err) = PluginProcess::start_with_timeout(&script, "silent", Duration::from_millis(200))
+    else {
+        panic!("a plugin that never answers started");
+    };
+    assert_eq!(err.kind(), std::io::ErrorKind::TimedOut, "{err}");
+    assert!(
+        err.to_string()
+            .starts_with("silent did not answer initialize within 200ms"),
+        "{err}"
+    );
 }
