@@ -3,10 +3,13 @@
 //!
 //! - `panics`: a step that panics; the host gets the panic, nothing goes to stderr.
 //! - `hangs`: a step that never answers, for the test harness's call limit.
+//! - `logs`: a step that sends a `$/log` line at each level, and one with a level given by name.
 
 use std::time::Duration;
 
-use agent_env_plugin_sdk::{ExecuteResult, Map, Plugin, StepContext, StepError, TaskStep, Value};
+use agent_env_plugin_sdk::{
+    ExecuteResult, LogLevel, Map, Plugin, StepContext, StepError, TaskStep, Value,
+};
 
 /// A step of type `name` whose `execute` is `run`.
 struct Step {
@@ -44,6 +47,14 @@ fn hangs(ctx: &StepContext<'_>) -> Result<ExecuteResult, StepError> {
     Err(StepError::new("Cancelled", "the host gave up"))
 }
 
+fn logs(ctx: &StepContext<'_>) -> Result<ExecuteResult, StepError> {
+    for level in LogLevel::ALL {
+        ctx.host().log(level, &format!("a line at {level}"));
+    }
+    ctx.host().log("warnign", "a level given by name, misspelt");
+    Ok(ExecuteResult::default())
+}
+
 fn main() {
     Plugin::new("agentenv-edge-cases", "0.1.0")
         .task_step(Step {
@@ -53,6 +64,10 @@ fn main() {
         .task_step(Step {
             name: "hangs",
             run: hangs,
+        })
+        .task_step(Step {
+            name: "logs",
+            run: logs,
         })
         .serve()
 }

@@ -16,6 +16,7 @@ use agent_env_store::{
 use serde_json::{json, Map, Value};
 
 use crate::error::HostCallError;
+use crate::log_level::{log_line, IntoLogLevel};
 
 /// The host, as seen from inside a call. Valid only while the call it was given to runs: once that
 /// call's handler has returned, this handle, its clones and the stores it gave fail every host call
@@ -136,11 +137,19 @@ impl HostHandle {
         }
     }
 
-    /// Sends a `$/log` line to the host (kept with the plugin's stderr in diagnoses).
-    pub fn log(&self, level: &str, message: &str) {
+    /// Sends a `$/log` line to the host: `host.log(LogLevel::Warning, "kept no recording")`. agent-env
+    /// keeps it with the plugin's stderr (the run's log, `-v`, diagnoses), as `[warning] kept no
+    /// recording`. The level may also be given by name (`"warning"`, see [`IntoLogLevel`]): a name that
+    /// is no level sends the line as a warning that names it. Nothing is sent once the connection is
+    /// gone; a log line is never worth failing a call for.
+    pub fn log(&self, level: impl IntoLogLevel, message: &str) {
+        let (level, message) = log_line(level, message);
         let _ = self.peer.notify(
             LOG,
-            naming(&self.call, json!({"level": level, "message": message})),
+            naming(
+                &self.call,
+                json!({"level": level.as_str(), "message": message}),
+            ),
         );
     }
 }

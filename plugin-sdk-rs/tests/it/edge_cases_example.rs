@@ -124,3 +124,26 @@ fn a_plugin_that_never_answers_initialize_fails_its_start() {
         "{err}"
     );
 }
+
+#[test]
+fn a_log_line_goes_at_its_level_and_a_misspelt_level_goes_as_a_warning_that_names_it() {
+    let (mut plugin, _) = started();
+    let answer = plugin.execute(json!({"id": "l", "type": "logs"})).unwrap();
+    assert_eq!(answer["result"], json!({"metadata": {}}), "{answer}");
+    let logs: Vec<Value> = plugin
+        .take_notifications()
+        .into_iter()
+        .filter(|n| n["method"] == "$/log")
+        .map(|n| n["params"].clone())
+        .collect();
+    let levels: Vec<&str> = logs.iter().map(|l| l["level"].as_str().unwrap()).collect();
+    assert_eq!(levels, ["debug", "info", "warning", "error", "warning"]);
+    assert_eq!(logs[1]["message"], "a line at info");
+    assert_eq!(
+        logs[4]["message"],
+        "('warnign' is not a log level; $/log takes debug, info, warning or error) a level given by name, misspelt"
+    );
+    assert_eq!(logs[0]["call_id"], answer["id"]);
+    assert!(plugin.take_notifications().is_empty());
+    assert_eq!(plugin.shutdown().unwrap(), Some(0));
+}

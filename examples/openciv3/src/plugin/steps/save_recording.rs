@@ -2,7 +2,7 @@
 //! `file` artifacts. Unlike most steps its `fail_task_on_error` defaults to false: a missing recording
 //! should not fail a game that was played.
 
-use agent_env_plugin_sdk::{ExecuteResult, StepContext, StepError, TaskStep};
+use agent_env_plugin_sdk::{ExecuteResult, LogLevel, StepContext, StepError, TaskStep};
 use serde_json::{json, Map, Value};
 
 use super::env::{cannot_call_env, deployed_env, require_extension};
@@ -133,7 +133,7 @@ impl TaskStep for SaveRecordingStep {
             Ok(result) => Ok(result),
             Err(err) if !spec.fail_task_on_error => {
                 ctx.host().log(
-                    "warning",
+                    LogLevel::Warning,
                     &format!("{TYPE} step '{}' kept no recording: {err}", spec.id),
                 );
                 let mut metadata = Map::new();
