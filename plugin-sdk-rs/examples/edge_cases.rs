@@ -3,6 +3,7 @@
 //!
 //! - `panics`: a step that panics; the host gets the panic, nothing goes to stderr.
 //! - `hangs`: a step that never answers, for the test harness's call limit.
+//! - `checked`: a step that implements `validate` and nothing more; the handshake lists `validate`.
 //! - `logs`: a step that sends a `$/log` line at each level, and one with a level given by name.
 
 use std::time::Duration;
@@ -55,6 +56,35 @@ fn logs(ctx: &StepContext<'_>) -> Result<ExecuteResult, StepError> {
     Ok(ExecuteResult::default())
 }
 
+/// A step that needs a string `path`, and says so while the run is planned.
+struct Checked;
+
+impl TaskStep for Checked {
+    fn type_name(&self) -> &str {
+        "checked"
+    }
+
+    fn class(&self) -> &str {
+        "Checked"
+    }
+
+    fn validate(&self, step: &Map<String, Value>) -> Result<(), StepError> {
+        match step.get("path") {
+            Some(Value::String(_)) => Ok(()),
+            _ => Err(StepError::value("checked needs a string 'path'")),
+        }
+    }
+
+    fn execute(
+        &self,
+        _ctx: &StepContext<'_>,
+        _step: &Map<String, Value>,
+        _context: &Value,
+    ) -> Result<ExecuteResult, StepError> {
+        Ok(ExecuteResult::default())
+    }
+}
+
 fn main() {
     Plugin::new("agentenv-edge-cases", "0.1.0")
         .task_step(Step {
@@ -69,5 +99,6 @@ fn main() {
             name: "logs",
             run: logs,
         })
+        .task_step(Checked)
         .serve()
 }

@@ -41,6 +41,7 @@
 mod cli;
 mod context;
 mod contribution;
+mod defaults;
 mod error;
 mod explorer;
 mod host;

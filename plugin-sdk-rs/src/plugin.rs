@@ -33,13 +33,19 @@ use crate::typed_step::{Typed, TypedStep};
 type RawMethod =
     Box<dyn Fn(&StepContext<'_>, Value) -> Result<Value, RpcError> + Send + Sync + 'static>;
 
+/// A task step as registered, with whether it validates, learnt once at registration.
+struct RegisteredStep {
+    step: Box<dyn TaskStep>,
+    validates: bool,
+}
+
 /// A plugin: what it is and what it provides. Build it, then call [`Plugin::serve`].
 pub struct Plugin {
     pub(crate) name: String,
     pub(crate) version: String,
     pub(crate) protocols: ProtocolRange,
     pub(crate) manifest: Option<String>,
-    steps: Vec<Box<dyn TaskStep>>,
+    steps: Vec<RegisteredStep>,
     stores: Vec<StoreClass>,
     commands: Vec<Box<dyn CliCommand>>,
     root_options: Vec<Box<dyn RootOption>>,
@@ -81,9 +87,14 @@ impl Plugin {
         self
     }
 
-    /// Provides a task step (`task_steps`).
+    /// Provides a task step (`task_steps`). Whether the host validates its documents while it plans
+    /// a run is [`TaskStep::validates`], asked here, once.
     pub fn task_step(mut self, step: impl TaskStep) -> Plugin {
-        self.steps.push(Box::new(step));
+        let validates = step.validates();
+        self.steps.push(RegisteredStep {
+            step: Box::new(step),
+            validates,
+        });
         self
     }
 
@@ -136,9 +147,9 @@ impl Plugin {
     /// The `initialize` answer for the given negotiated protocol.
     pub fn initialize_result(&self, protocol: u32) -> InitializeResult {
         let mut contributions: Vec<ContributionInfo> = Vec::new();
-        for step in &self.steps {
+        for RegisteredStep { step, validates } in &self.steps {
             let mut methods = vec!["execute".to_string(), "from_dict".to_string()];
-            if step.validates() {
+            if *validates {
                 methods.push("validate".into());
             }
             contributions.push(ContributionInfo {
@@ -306,8 +317,8 @@ impl Dispatcher {
         self.plugin
             .steps
             .iter()
-            .find(|s| s.type_name() == type_name)
-            .map(|s| s.as_ref())
+            .find(|s| s.step.type_name() == type_name)
+            .map(|s| s.step.as_ref())
             .ok_or_else(|| {
                 RpcError::new(
                     ErrorKind::MethodNotFound,

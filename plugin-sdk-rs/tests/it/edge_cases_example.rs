@@ -126,6 +126,43 @@ fn a_plugin_that_never_answers_initialize_fails_its_start() {
 }
 
 #[test]
+fn implementing_validate_is_enough_for_the_host_to_call_it() {
+    let (mut plugin, init) = started();
+    let methods = |name: &str| {
+        init["result"]["contributions"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|c| c["name"] == name)
+            .map(|c| c["methods"].clone())
+            .unwrap()
+    };
+    assert_eq!(
+        methods("checked"),
+        json!(["execute", "from_dict", "validate"])
+    );
+    assert_eq!(methods("panics"), json!(["execute", "from_dict"]));
+    let refused = plugin
+        .call(
+            "task_step.validate",
+            json!({"type": "checked", "step": {"id": "c", "type": "checked"}}),
+        )
+        .unwrap();
+    assert_eq!(
+        refused["error"]["message"], "ValueError: checked needs a string 'path'",
+        "{refused}"
+    );
+    let accepted = plugin
+        .call(
+            "task_step.validate",
+            json!({"type": "checked", "step": {"id": "c", "type": "checked", "path": "a"}}),
+        )
+        .unwrap();
+    assert_eq!(accepted, json!({"jsonrpc": "2.0", "id": 3, "result": null}));
+    assert_eq!(plugin.shutdown().unwrap(), Some(0));
+}
+
+#[test]
 fn a_log_line_goes_at_its_level_and_a_misspelt_level_goes_as_a_warning_that_names_it() {
     let (mut plugin, _) = started();
     let answer = plugin.execute(json!({"id": "l", "type": "logs"})).unwrap();

@@ -49,10 +49,6 @@ impl TaskStep for AwaitGameStep {
         Some("Wait until the OpenCiv3 game is over and record how it ended")
     }
 
-    fn validates(&self) -> bool {
-        true
-    }
-
     fn validate(&self, step: &Map<String, Value>) -> Result<(), StepError> {
         AwaitSpec::parse(step).map(|_| ())
     }

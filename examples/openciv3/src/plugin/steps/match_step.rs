@@ -194,10 +194,6 @@ impl TaskStep for MatchStep {
         Some("Start an OpenCiv3 game with the run's agents (and humans) seated")
     }
 
-    fn validates(&self) -> bool {
-        true
-    }
-
     fn validate(&self, step: &Map<String, Value>) -> Result<(), StepError> {
         MatchSpec::parse(step).map(|_| ())
     }

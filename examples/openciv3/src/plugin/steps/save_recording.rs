@@ -112,10 +112,6 @@ impl TaskStep for SaveRecordingStep {
         Some("Keep the env's game recording (MP4, HTML replay) as file artifacts")
     }
 
-    fn validates(&self) -> bool {
-        true
-    }
-
     fn validate(&self, step: &Map<String, Value>) -> Result<(), StepError> {
         RecordingSpec::parse(step).map(|_| ())
     }
