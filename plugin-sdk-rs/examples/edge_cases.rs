@@ -5,11 +5,14 @@
 //! - `hangs`: a step that never answers, for the test harness's call limit.
 //! - `checked`: a step that implements `validate` and nothing more; the handshake lists `validate`.
 //! - `logs`: a step that sends a `$/log` line at each level, and one with a level given by name.
+//! - `agent-env where OUT`: a command that writes what its invocation held (argv, cwd, interactive) to
+//!   the file OUT, as JSON.
 
 use std::time::Duration;
 
 use agent_env_plugin_sdk::{
-    ExecuteResult, LogLevel, Map, Plugin, StepContext, StepError, TaskStep, Value,
+    json, CliCommand, ExecuteResult, Invocation, LogLevel, Map, Plugin, StepContext, StepError,
+    TaskStep, Value,
 };
 
 /// A step of type `name` whose `execute` is `run`.
@@ -85,6 +88,43 @@ impl TaskStep for Checked {
     }
 }
 
+/// `agent-env where OUT`.
+struct Where;
+
+impl CliCommand for Where {
+    fn name(&self) -> &str {
+        "where"
+    }
+
+    fn invoke(&self, invocation: &Invocation<'_>) -> i32 {
+        let Some(out) = invocation.argv().first() else {
+            eprintln!("usage: agent-env where OUT");
+            return 2;
+        };
+        let held = json!({
+            "argv": invocation.argv(),
+            "cwd": invocation.cwd().map(|c| c.display().to_string()),
+            "interactive": invocation.is_interactive(),
+        });
+        match std::fs::write(out, held.to_string()) {
+            Ok(()) => 0,
+            Err(e) => {
+                eprintln!("can't write {out}: {e}");
+                1
+            }
+        }
+    }
+}
+
+/// A command that implements neither `run` nor `invoke`.
+struct Unfinished;
+
+impl CliCommand for Unfinished {
+    fn name(&self) -> &str {
+        "unfinished"
+    }
+}
+
 fn main() {
     Plugin::new("agentenv-edge-cases", "0.1.0")
         .task_step(Step {
@@ -100,5 +140,7 @@ fn main() {
             run: logs,
         })
         .task_step(Checked)
+        .cli_command(Where)
+        .cli_command(Unfinished)
         .serve()
 }

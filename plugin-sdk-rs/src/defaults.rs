@@ -1,7 +1,8 @@
 //! Whether a trait method the SDK provides a default for was left to that default. Rust cannot ask a
 //! trait object which methods its type overrides, so each such default marks, on the calling thread,
 //! that it ran; the SDK calls the method through [`reached_default`] and reads the mark. This is how
-//! implementing [`crate::TaskStep::validate`] is enough for the host to call it.
+//! implementing [`crate::TaskStep::validate`] is enough for the host to call it, and how a
+//! [`crate::CliCommand`] that implements neither of its two `run` methods is told apart.
 
 use std::cell::Cell;
 

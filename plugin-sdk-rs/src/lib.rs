@@ -56,7 +56,7 @@ mod store_class;
 pub mod testing;
 mod typed_step;
 
-pub use cli::CliCommand;
+pub use cli::{CliCommand, Invocation};
 pub use context::{CallContext, StepContext};
 pub use contribution::Contribution;
 pub use error::{HostCallError, StepError};

@@ -21,7 +21,7 @@ use agent_env_store::{serve, AnyStore};
 use serde::de::DeserializeOwned;
 use serde_json::{json, Map, Value};
 
-use crate::cli::CliCommand;
+use crate::cli::{CliCommand, Invocation};
 use crate::context::StepContext;
 use crate::contribution::Contribution;
 use crate::explorer::Explorer;
@@ -402,7 +402,19 @@ impl Dispatcher {
                     format!("{} has no command '{}'", self.plugin.name, params.command),
                 )
             })?;
-        let exit_code = command.run(&params.argv, ctx.host());
+        let invocation =
+            Invocation::new(&params.argv, params.cwd.as_deref(), params.interactive, ctx);
+        let (exit_code, neither) = crate::defaults::reached_default(|| command.invoke(&invocation));
+        if neither {
+            return Err(RpcError::new(
+                ErrorKind::InternalError,
+                format!(
+                    "{}'s command '{}' implements neither CliCommand::run nor CliCommand::invoke; \
+                     implement one of them",
+                    self.plugin.name, params.command
+                ),
+            ));
+        }
         serde_json::to_value(CliRunResult { exit_code })
             .map_err(|e| RpcError::new(ErrorKind::InternalError, e.to_string()))
     }

@@ -184,3 +184,49 @@ fn a_log_line_goes_at_its_level_and_a_misspelt_level_goes_as_a_warning_that_name
     assert!(plugin.take_notifications().is_empty());
     assert_eq!(plugin.shutdown().unwrap(), Some(0));
 }
+
+#[test]
+fn a_command_gets_its_arguments_the_folder_it_was_run_in_and_whether_a_terminal_is_attached() {
+    let dir = scratch("where");
+    let out = dir.join("held.json");
+    let out_arg = out.display().to_string();
+    let (mut plugin, _) = started();
+    let ran = plugin
+        .call(
+            "cli.run",
+            json!({"command": "where", "argv": [out_arg, "--flag"], "cwd": "/home/me/project",
+                   "interactive": true}),
+        )
+        .unwrap();
+    assert_eq!(ran["result"], json!({"exit_code": 0}), "{ran}");
+    let held: Value = serde_json::from_str(&std::fs::read_to_string(&out).unwrap()).unwrap();
+    assert_eq!(
+        held,
+        json!({"argv": [out_arg, "--flag"], "cwd": "/home/me/project", "interactive": true})
+    );
+    let bare = plugin
+        .call("cli.run", json!({"command": "where", "argv": [out_arg]}))
+        .unwrap();
+    assert_eq!(bare["result"], json!({"exit_code": 0}), "{bare}");
+    let held: Value = serde_json::from_str(&std::fs::read_to_string(&out).unwrap()).unwrap();
+    assert_eq!(
+        held,
+        json!({"argv": [out_arg], "cwd": null, "interactive": false})
+    );
+    assert_eq!(plugin.shutdown().unwrap(), Some(0));
+}
+
+#[test]
+fn a_command_that_implements_neither_run_nor_invoke_fails_saying_so() {
+    let (mut plugin, _) = started();
+    let answer = plugin
+        .call("cli.run", json!({"command": "unfinished", "argv": []}))
+        .unwrap();
+    assert_eq!(
+        answer["error"]["message"],
+        "agentenv-edge-cases's command 'unfinished' implements neither CliCommand::run nor \
+         CliCommand::invoke; implement one of them",
+        "{answer}"
+    );
+    assert_eq!(plugin.shutdown().unwrap(), Some(0));
+}
