@@ -59,6 +59,12 @@ impl Recorded {
         }
     }
 
+    /// The stores read, in order: what is deleted from the records is deleted in the store that
+    /// holds it.
+    pub fn stores(&self) -> &[Arc<dyn DocumentStore>] {
+        &self.sources
+    }
+
     /// Why the configured store is not read, when it is not.
     pub fn left_out(&self) -> Option<&str> {
         self.left_out.as_deref()

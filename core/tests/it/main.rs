@@ -62,3 +62,4 @@ mod store_plugin_documents;
 mod store_plugin_faults;
 mod stored_artifacts;
 mod task_instances;
+mod task_prune;

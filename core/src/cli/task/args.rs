@@ -22,6 +22,9 @@ pub enum TaskCommand {
     List(ListArgs),
     /// Show one task instance: status, scores, steps with their timings, the error.
     GetInstance(GetArgs),
+    /// Delete the task instances past runs recorded that are older than an age or beyond the newest N
+    /// of their task (running ones are kept).
+    Prune(PruneArgs),
 }
 
 #[derive(Args)]
@@ -101,6 +104,30 @@ pub struct ListArgs {
     #[arg(long, default_value_t = 20, value_name = "N")]
     pub limit: usize,
     /// Print JSON for a script instead of a table.
+    #[arg(long)]
+    pub json: bool,
+}
+
+#[derive(Args)]
+pub struct PruneArgs {
+    /// Delete instances that started longer ago than this: a whole number and a unit, such as 30d,
+    /// 12h, 90m or 2w.
+    #[arg(long, value_name = "AGE", value_parser = super::age::parse_age)]
+    pub older_than: Option<std::time::Duration>,
+    /// Keep the newest N instances of each task and delete the others (with --older-than, only those
+    /// of the others that are also older).
+    #[arg(long, value_name = "N")]
+    pub keep_last: Option<usize>,
+    /// Only instances of this bundle: its name, the end of its folder path, or the folder.
+    #[arg(long, value_name = "BUNDLE")]
+    pub bundle: Option<String>,
+    /// Only instances of this task (its name, e.g. `hello`, or its full id).
+    #[arg(long, value_name = "TASK")]
+    pub task: Option<String>,
+    /// List what would be deleted, and delete nothing.
+    #[arg(long)]
+    pub dry_run: bool,
+    /// Print JSON for a script instead of text.
     #[arg(long)]
     pub json: bool,
 }

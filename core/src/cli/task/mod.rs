@@ -4,20 +4,24 @@
 //!   `task run ID` runs one against the configured stores, so every machine sharing them sees the results;
 //! - `task list` and `task get-instance ID` show the instances past runs recorded, newest first: a bundle
 //!   run's in the local store (`<state root>/document_store/local.db`), a stored task's in the configured
-//!   document store.
+//!   document store;
+//! - `task prune` deletes the instances older than an age or beyond the newest N of their task.
 
+mod age;
 mod args;
 mod describe;
 mod filter;
 mod get_instance;
 mod list;
+mod prune;
 mod sources;
 mod stored;
 
 use serde_json::{Map, Value};
 
 pub use args::{
-    GetArgs, GetTaskArgs, InstancesArgs, ListArgs, PutArgs, RunTaskArgs, TaskArgs, TaskCommand,
+    GetArgs, GetTaskArgs, InstancesArgs, ListArgs, PruneArgs, PutArgs, RunTaskArgs, TaskArgs,
+    TaskCommand,
 };
 
 use super::{Exit, Terminal};
@@ -59,6 +63,12 @@ pub fn run(args: TaskArgs, verbose: bool, session: &Session, term: &Terminal) ->
             term,
         ),
         TaskCommand::GetInstance(args) => get(args, &instance_sources(session, term), term),
+        TaskCommand::Prune(args) => prune::prune(
+            args,
+            &instance_sources(session, term),
+            session.paths().home_dir().as_deref(),
+            term,
+        ),
     }
 }
 

@@ -1,0 +1,275 @@
+//! `task prune`: deletes the task instances past runs recorded that are no longer wanted: those older
+//! than an age, those beyond the newest N of their task, or those that are both. An instance still
+//! running is never deleted (its run may be writing it), and the objects an instance's steps wrote
+//! stay in the object store, which keeps what it is given.
+//!
+//! Instances are read a page at a time and only what deciding needs is held, as an instance can be
+//! tens of megabytes; each is deleted in the store that holds it (a document store deletes one
+//! document a request).
+
+use std::collections::HashMap;
+use std::sync::Arc;
+use std::time::{Duration, SystemTime};
+
+use serde_json::{json, Value};
+
+use super::filter::{matches, tasks_named, BundleFilter};
+use super::sources::Sources;
+use super::{pretty, text, ListArgs, PruneArgs};
+use crate::cli::{Exit, Failure, Terminal};
+use crate::run::recorder::{short_id, INSTANCES};
+use crate::stores::{Document, DocumentStore, Filter, Predicate, Sort};
+
+/// Instances read at a time.
+const PAGE: usize = 200;
+
+/// What is said when neither limit is given: without one every instance would go.
+const NO_LIMIT: &str = "task prune deletes only what it is told to: give --older-than AGE (such as 30d), --keep-last N (the newest N instances of each task are kept), or both (only instances beyond the newest N that are also older go); add --dry-run to see what would be deleted first";
+
+/// One instance chosen to go, and the store it is in.
+struct Chosen {
+    store: usize,
+    instance_id: String,
+    task_id: String,
+    status: String,
+    started_at_utc: String,
+    objects: usize,
+}
+
+/// What a pass over the instances found.
+#[derive(Default)]
+struct Choice {
+    chosen: Vec<Chosen>,
+    /// Instances the limits would take that are still running.
+    running: usize,
+    /// Instances the filters select that stay.
+    kept: usize,
+}
+
+/// The instant `age` before now, as instances record their start.
+fn cutoff(age: Duration) -> String {
+    let then = SystemTime::now()
+        .checked_sub(age)
+        .unwrap_or(SystemTime::UNIX_EPOCH);
+    crate::clock::rfc3339_utc(then)
+}
+
+pub(super) fn prune(
+    args: PruneArgs,
+    sources: &Sources,
+    home: Option<&std::path::Path>,
+    term: &Terminal,
+) -> Exit {
+    if args.older_than.is_none() && args.keep_last.is_none() {
+        return Err(Failure::new(NO_LIMIT).usage_if(true));
+    }
+    let selecting = ListArgs {
+        bundle: args.bundle.clone(),
+        task: args
+            .task
+            .as_deref()
+            .map(|t| crate::bundle::model::as_nfc(t).into_owned()),
+        limit: 0,
+        json: args.json,
+    };
+    let bundle_filter = selecting
+        .bundle
+        .as_deref()
+        .map(|b| BundleFilter::new(b, home));
+    let older_than = args.older_than.map(cutoff);
+    let stores = sources.recorded.stores();
+    let mut choice = Choice::default();
+    for (index, store) in stores.iter().enumerate() {
+        choose_in(
+            index,
+            store.as_ref(),
+            |d| matches(d, &selecting, bundle_filter.as_ref()),
+            older_than.as_deref(),
+            args.keep_last,
+            &mut choice,
+        )
+        .map_err(|e| Failure::new(format!("cannot read the recorded task instances: {e}")))?;
+    }
+    // A task name that names no task at all (a typo) is an error, as it is to `task list`.
+    if let (Some(asked), 0) = (selecting.task.as_deref(), choice.kept + choice.chosen.len()) {
+        if sources.recorded.left_out().is_none()
+            && tasks_named(&sources.recorded, asked)?.is_empty()
+        {
+            return Err(Failure::new(format!(
+                "no task '{asked}' is recorded in the local or the configured document store, so nothing was deleted; agent-env task list shows the tasks that ran"
+            )));
+        }
+    }
+    let deleted = if args.dry_run {
+        0
+    } else {
+        delete(stores, &choice.chosen)?
+    };
+    report(&args, &choice, deleted, &sources.warnings, term)
+}
+
+/// Adds to `choice` the instances of `store` that `selected` keeps and the limits take, newest first.
+fn choose_in(
+    index: usize,
+    store: &dyn DocumentStore,
+    selected: impl Fn(&Document) -> bool,
+    older_than: Option<&str>,
+    keep_last: Option<usize>,
+    choice: &mut Choice,
+) -> Result<(), crate::stores::StoreError> {
+    // Without a count to keep, only the old ones need reading.
+    let filter = match (older_than, keep_last) {
+        (Some(before), None) => Filter::all().and("started_at_utc", Predicate::Lte(json!(before))),
+        _ => Filter::all(),
+    };
+    let newest_first = Sort::by("started_at_utc", true);
+    let mut seen_of_task: HashMap<String, usize> = HashMap::new();
+    let mut offset = 0;
+    loop {
+        let page = store.query(INSTANCES, &filter, Some(&newest_first), Some(PAGE), offset)?;
+        let read = page.len();
+        for doc in page.iter().filter(|d| selected(d)) {
+            let task_id = text(doc, "task_id").to_string();
+            let seen = seen_of_task.entry(task_id.clone()).or_default();
+            *seen += 1;
+            let started = text(doc, "started_at_utc");
+            let beyond_kept = keep_last.is_none_or(|n| *seen > n);
+            // An instance that records no start is not known to be old.
+            let old = older_than.is_none_or(|before| !started.is_empty() && started < before);
+            if !(beyond_kept && old) {
+                choice.kept += 1;
+                continue;
+            }
+            let status = text(doc, "status");
+            if status == "running" {
+                choice.running += 1;
+                choice.kept += 1;
+                continue;
+            }
+            choice.chosen.push(Chosen {
+                store: index,
+                instance_id: text(doc, "instance_id").to_string(),
+                task_id,
+                status: status.to_string(),
+                started_at_utc: started.to_string(),
+                objects: doc
+                    .get("objects")
+                    .and_then(Value::as_array)
+                    .map_or(0, Vec::len),
+            });
+        }
+        if read < PAGE {
+            return Ok(());
+        }
+        offset += read;
+    }
+}
+
+/// Deletes the chosen instances, each from its own store; returns how many went. A running instance
+/// is never deleted, even one that started running since it was chosen.
+fn delete(stores: &[Arc<dyn DocumentStore>], chosen: &[Chosen]) -> Result<u64, Failure> {
+    let mut deleted = 0;
+    for one in chosen {
+        let Some(store) = stores.get(one.store) else {
+            continue;
+        };
+        let filter = Filter::eq("instance_id", one.instance_id.as_str())
+            .and("status", Predicate::Ne(json!("running")));
+        deleted += store.delete(INSTANCES, &filter).map_err(|e| {
+            Failure::new(format!(
+                "deleted {}, then the store refused to delete {}: {e}; run the same command again to delete the rest",
+                instances(deleted as usize),
+                short_id(&one.instance_id)
+            ))
+        })?;
+    }
+    Ok(deleted)
+}
+
+/// "1 task instance", "2 task instances".
+fn instances(n: usize) -> String {
+    format!("{n} task instance{}", if n == 1 { "" } else { "s" })
+}
+
+fn report(
+    args: &PruneArgs,
+    choice: &Choice,
+    deleted: u64,
+    warnings: &[String],
+    term: &Terminal,
+) -> Exit {
+    let objects: usize = choice.chosen.iter().map(|c| c.objects).sum();
+    if args.json {
+        let rows: Vec<Value> = choice
+            .chosen
+            .iter()
+            .map(|c| {
+                json!({
+                    "instance_id": c.instance_id,
+                    "task_id": c.task_id,
+                    "status": c.status,
+                    "started_at_utc": c.started_at_utc,
+                })
+            })
+            .collect();
+        let mut doc = json!({
+            "format_version": 1,
+            "dry_run": args.dry_run,
+            "instances": rows,
+            "deleted": deleted,
+            "kept": choice.kept,
+            "kept_running": choice.running,
+            "objects_left": objects,
+        });
+        if !warnings.is_empty() {
+            doc["warnings"] = json!(warnings);
+        }
+        term.print(&format!("{}\n", pretty(&doc)));
+        return Ok(0);
+    }
+    let mut out = String::new();
+    if args.dry_run && !choice.chosen.is_empty() {
+        let header = ["INSTANCE", "STATUS", "TASK", "STARTED"].map(str::to_string);
+        let rows = choice.chosen.iter().map(|c| {
+            [
+                short_id(&c.instance_id).to_string(),
+                c.status.clone(),
+                c.task_id
+                    .strip_prefix("@local/")
+                    .unwrap_or(&c.task_id)
+                    .to_string(),
+                c.started_at_utc.clone(),
+            ]
+        });
+        let table: Vec<[String; 4]> = std::iter::once(header).chain(rows).collect();
+        for line in crate::table::lines(&table) {
+            out.push_str(&line);
+            out.push('\n');
+        }
+    }
+    let gone = if args.dry_run {
+        format!("Would delete {}", instances(choice.chosen.len()))
+    } else {
+        format!("Deleted {}", instances(deleted as usize))
+    };
+    let mut kept = format!("kept {}", instances(choice.kept));
+    if choice.running > 0 {
+        kept.push_str(&format!(
+            " ({} still running, which a later prune can take once ended)",
+            choice.running
+        ));
+    }
+    out.push_str(&format!("{gone}; {kept}.\n"));
+    if objects > 0 {
+        let they = if args.dry_run { "would stay" } else { "stay" };
+        out.push_str(&format!(
+            "The {objects} object{} their steps wrote {they} in the object store, which keeps what it is given.\n",
+            if objects == 1 { "" } else { "s" }
+        ));
+    }
+    if args.dry_run && !choice.chosen.is_empty() {
+        out.push_str("Nothing was deleted: run it again without --dry-run to delete them.\n");
+    }
+    term.print(&out);
+    Ok(0)
+}

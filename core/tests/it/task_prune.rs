@@ -1,0 +1,183 @@
+//! `agent-env task prune`: past runs' task instances deleted by age or beyond the newest N of each
+//! task, never one still running; `--dry-run` deletes nothing; a prune with no limit deletes nothing.
+
+use serde_json::Value;
+
+use crate::support::run::Sandboxed;
+
+fn json(s: &Sandboxed, args: &[&str]) -> Value {
+    let r = s.run(args);
+    assert_eq!(r.code, 0, "{}", r.both());
+    serde_json::from_str(&r.stdout).unwrap_or_else(|e| panic!("{e}: {}", r.both()))
+}
+
+fn instance_ids(s: &Sandboxed) -> Vec<String> {
+    let mut ids: Vec<String> = s
+        .docs("task_instances")
+        .iter()
+        .map(|d| d["instance_id"].as_str().unwrap().to_string())
+        .collect();
+    ids.sort();
+    ids
+}
+
+const FAILING: &str = r#"[{"id": "box", "type": "deploy_sandbox", "sandbox_name": "box"},
+  {"id": "boom", "type": "verify_sandbox", "sandbox_name": "elsewhere", "verifier_id": "v", "criteria": []}]"#;
+
+#[test]
+fn the_newest_of_each_task_are_kept_and_a_dry_run_deletes_nothing() {
+    let s = Sandboxed::new();
+    for _ in 0..3 {
+        assert_eq!(s.run(&["run", "hello"]).code, 0);
+    }
+    s.write("broken/tasks/fails.json", FAILING);
+    assert_eq!(s.run(&["run", "./broken"]).code, 1);
+    let before = instance_ids(&s);
+    assert_eq!(before.len(), 4);
+
+    // Without a limit every instance would go: nothing is deleted, and the user is told what to give.
+    let unlimited = s.run(&["task", "prune"]);
+    assert_eq!(unlimited.code, 2, "{}", unlimited.both());
+    assert!(
+        unlimited.stderr.contains("--older-than AGE") && unlimited.stderr.contains("--keep-last N"),
+        "{}",
+        unlimited.stderr
+    );
+    assert_eq!(instance_ids(&s), before);
+
+    let listed = s
+        .run(&["task", "list", "--bundle", "hello", "--json"])
+        .stdout;
+    let newest_hello = serde_json::from_str::<Value>(&listed).unwrap()["instances"][0]
+        ["instance_id"]
+        .as_str()
+        .unwrap()
+        .to_string();
+
+    let dry = json(
+        &s,
+        &["task", "prune", "--keep-last", "1", "--dry-run", "--json"],
+    );
+    assert_eq!(dry["dry_run"], true, "{dry}");
+    assert_eq!(dry["deleted"], 0, "{dry}");
+    let chosen: Vec<&str> = dry["instances"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|i| i["instance_id"].as_str().unwrap())
+        .collect();
+    // The two older runs of hello; the one run of `fails` is its newest and stays.
+    assert_eq!(chosen.len(), 2, "{dry}");
+    assert!(!chosen.contains(&newest_hello.as_str()), "{dry}");
+    assert!(chosen.iter().all(|id| id.contains("/hello/")), "{dry}");
+    assert_eq!(dry["kept"], 2, "{dry}");
+    assert_eq!(instance_ids(&s), before, "a dry run deletes nothing");
+    let said = s.run(&["task", "prune", "--keep-last", "1", "--dry-run"]);
+    assert!(
+        said.stdout
+            .contains("Would delete 2 task instances; kept 2 task instances."),
+        "{}",
+        said.stdout
+    );
+
+    let done = json(&s, &["task", "prune", "--keep-last", "1", "--json"]);
+    assert_eq!(done["deleted"], 2, "{done}");
+    let after = instance_ids(&s);
+    assert_eq!(after.len(), 2, "{after:?}");
+    assert!(after.contains(&newest_hello), "{after:?}");
+    assert!(after.iter().any(|id| id.contains("/fails-")), "{after:?}");
+}
+
+#[test]
+fn filters_choose_which_tasks_and_a_typo_is_an_error() {
+    let s = Sandboxed::new();
+    assert_eq!(s.run(&["run", "hello"]).code, 0);
+    s.write("broken/tasks/fails.json", FAILING);
+    assert_eq!(s.run(&["run", "./broken"]).code, 1);
+
+    let typo = s.run(&["task", "prune", "--older-than", "0m", "--task", "helo"]);
+    assert_eq!(typo.code, 1, "{}", typo.both());
+    assert!(
+        typo.stderr.contains("no task 'helo' is recorded")
+            && typo.stderr.contains("nothing was deleted"),
+        "{}",
+        typo.stderr
+    );
+    assert_eq!(instance_ids(&s).len(), 2);
+
+    let bad_age = s.run(&["task", "prune", "--older-than", "30days"]);
+    assert_eq!(bad_age.code, 2, "{}", bad_age.both());
+    assert!(
+        bad_age.stderr.contains("the unit 'days'"),
+        "{}",
+        bad_age.stderr
+    );
+
+    let done = json(
+        &s,
+        &[
+            "task",
+            "prune",
+            "--older-than",
+            "0m",
+            "--bundle",
+            "broken",
+            "--json",
+        ],
+    );
+    assert_eq!(done["deleted"], 1, "{done}");
+    let left = instance_ids(&s);
+    assert_eq!(left.len(), 1, "{left:?}");
+    assert!(left[0].contains("/hello/"), "{left:?}");
+}
+
+#[test]
+fn an_instance_still_running_is_kept() {
+    let s = Sandboxed::new();
+    assert_eq!(s.run(&["run", "hello"]).code, 0);
+    let gate = s.home().join("gate");
+    s.write(
+        "slow/tasks/slow.json",
+        &format!(
+            r#"[{{"id": "box", "type": "deploy_sandbox", "sandbox_name": "box"}},
+                {{"id": "wait", "type": "verify_sandbox", "sandbox_name": "box", "verifier_id": "w",
+                  "criteria": [{{"type": "bash_cmd_succeeds",
+                                 "command": "while [ ! -e '{}' ]; do sleep 0.02; done"}}]}}]"#,
+            gate.display()
+        ),
+    );
+    let mut run = s
+        .command(&["run", "./slow"])
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .unwrap();
+    let waited = std::time::Instant::now();
+    while !s
+        .docs("task_instances")
+        .iter()
+        .any(|d| d["status"] == "running")
+    {
+        if waited.elapsed() > std::time::Duration::from_secs(60) {
+            let _ = run.kill();
+            panic!("the slow task's instance never showed as running");
+        }
+        std::thread::sleep(std::time::Duration::from_millis(10));
+    }
+
+    let pruned = json(&s, &["task", "prune", "--older-than", "0m", "--json"]);
+    std::fs::write(&gate, "").unwrap();
+    assert!(run.wait().unwrap().success());
+    assert_eq!(pruned["deleted"], 1, "{pruned}");
+    assert_eq!(pruned["kept_running"], 1, "{pruned}");
+    let left = s.docs("task_instances");
+    assert_eq!(left.len(), 1, "{left:?}");
+    assert_eq!(
+        left[0]["status"], "completed",
+        "the run finished writing it: {left:?}"
+    );
+    assert!(
+        left[0]["instance_id"].as_str().unwrap().contains("/slow-"),
+        "{left:?}"
+    );
+}
