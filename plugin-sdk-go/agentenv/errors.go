@@ -75,6 +75,8 @@ type Error struct {
 	Message string
 	// Data is the error's data object (nil when the wire had none, or data that was not an object).
 	Data map[string]any
+	// callEnded marks the error a Host gives once its call has ended (errors.Is(err, ErrCallEnded)).
+	callEnded bool
 }
 
 // NewError builds an error of a known kind, with data.kind set.
@@ -97,6 +99,10 @@ func (e *Error) With(key string, value any) *Error {
 
 // Error returns the message.
 func (e *Error) Error() string { return e.Message }
+
+// Is makes errors.Is(err, ErrCallEnded) hold for the error of a host call made through a Host whose
+// call has ended.
+func (e *Error) Is(target error) bool { return target == ErrCallEnded && e.callEnded }
 
 // Kind is data.kind when it names a known kind, else the kind of the code ("" when neither is known).
 func (e *Error) Kind() ErrorKind {

@@ -3,8 +3,14 @@ package agentenv
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"sync/atomic"
 )
+
+// ErrCallEnded is what errors.Is matches in the error of a host call made through a Host whose call
+// has ended (that error is an *Error of kind invalid-request saying which method was not sent). A task
+// step that returns it, wrapped or not, fails as "CallEndedError: <message>".
+var ErrCallEnded = errors.New("the call this host handle was given for has ended")
 
 // Host reaches the host while one of its calls is in flight: the stores the user configured
 // (host.store.<kind>.<op>; ObjectStore wraps the object kind's) and the plugin's settings
@@ -13,10 +19,11 @@ import (
 // Each call gets a Host of its own, and every request it sends names that call (call_id), so a host
 // with several calls in flight to the plugin answers in the right one's name. It is valid only while
 // its call runs: once the handler it was given to has returned, it and the stores it gave fail every
-// host call at once, before anything is sent, with an *Error of kind invalid-request (agent-env would
-// refuse the request too), so a Host kept past its call (in a goroutine of your own, in a variable that
-// outlives the handler) cannot write in the name of another call. Progress about the ended call is
-// dropped; a Log line is still sent, and agent-env keeps it with the plugin's stderr.
+// host call at once, before anything is sent, with an *Error of kind invalid-request that
+// errors.Is(err, ErrCallEnded) matches (agent-env would refuse the request too), so a Host kept past
+// its call (in a goroutine of your own, in a variable that outlives the handler) cannot write in the
+// name of another call. Progress about the ended call is dropped; a Log line is still sent, and
+// agent-env keeps it with the plugin's stderr.
 type Host struct {
 	conn *Conn
 	// call is the host request this Host was given for.
@@ -41,10 +48,12 @@ func (h *Host) notSent(method string) error {
 	if !h.ended.Load() {
 		return nil
 	}
-	return NewError(KindInvalidRequest,
+	err := NewError(KindInvalidRequest,
 		"%s was not sent: the call %s this host handle was given for has ended; a host handle is valid only "+
 			"while its call runs, so call the host from inside the handler, not from a thread or value that outlives it",
 		method, h.call)
+	err.callEnded = true
+	return err
 }
 
 // Call calls any host method, e.g. "host.store.document.find_one", naming the Host's call.

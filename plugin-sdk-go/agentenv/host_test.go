@@ -5,6 +5,7 @@ package agentenv_test
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"os"
 	"reflect"
 	"sync"
@@ -90,6 +91,19 @@ func checkKeptHost(t *testing.T, host *agentenvtest.Host, recorder *recordingHos
 		if got != want {
 			t.Errorf("%s failed with\n  %s\nwant\n  %s", method, got, want)
 		}
+	}
+	// A step that returns that error as it is fails as CallEndedError, as a Python step does.
+	err := host.Call(ctx, "execute", map[string]any{"type": "return_kept_host_error", "step": map[string]any{}, "context": map[string]any{}}, nil)
+	var rpcErr *agentenv.Error
+	if !errors.As(err, &rpcErr) {
+		t.Fatalf("return_kept_host_error did not fail with an error answer: %v", err)
+	}
+	wantMessage := "host.store.object.put was not sent: the call 2 this host handle was given for has ended; " +
+		"a host handle is valid only while its call runs, so call the host from inside the handler, not from a " +
+		"thread or value that outlives it"
+	if rpcErr.Kind() != agentenv.KindStepFailed || rpcErr.DataString("error_type") != "CallEndedError" ||
+		rpcErr.DataString("message") != wantMessage {
+		t.Errorf("return_kept_host_error failed with kind %q, data %v", rpcErr.Kind(), rpcErr.Data)
 	}
 	calls, notifications := recorder.seen()
 	wantCalls := []string{`host.store.object.put {"allow_overwrite":false,"call_id":2,"content_type":"text/plain","data":"ZHVyaW5n","key":"kept.txt"}`}

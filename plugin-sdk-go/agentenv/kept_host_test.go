@@ -13,7 +13,9 @@ const KeptHostHelper = helperVar + "=kept-host"
 // KeptHostPlugin makes a mistake a plugin can make: its step keep_host keeps its call's StepCall (and
 // so its Host) in a variable, and use_kept_host, a later call, reports progress, logs and calls the
 // host through it. use_kept_host answers, for each host method it tried, "<kind>: <message>" of the
-// error it got. The tests in host_test.go serve it in the test process and as a child process.
+// error it got (with " (not ErrCallEnded)" after it when errors.Is does not match ErrCallEnded).
+// return_kept_host_error, a later call still, returns the error of a put through the kept Host as it
+// is, as a step that does not look at the error would. The tests in host_test.go serve it in the test process and as a child process.
 func KeptHostPlugin() *Plugin {
 	var kept *StepCall
 	p := NewPlugin("agentenv-kept-host", "0.0.1")
@@ -65,12 +67,24 @@ func KeptHostPlugin() *Plugin {
 				case err == nil:
 					failed[method] = "no error"
 				case errors.As(err, &rpcErr):
-					failed[method] = string(rpcErr.Kind()) + ": " + rpcErr.Message
+					said := string(rpcErr.Kind()) + ": " + rpcErr.Message
+					if !errors.Is(err, ErrCallEnded) {
+						said += " (not ErrCallEnded)"
+					}
+					failed[method] = said
 				default:
 					failed[method] = "not an *Error: " + err.Error()
 				}
 			}
 			return map[string]any{"failed": failed, "ended": host.Ended()}, nil
+		}})
+	p.AddTaskStep(TaskStep{Type: "return_kept_host_error", Class: "ReturnKeptHostError",
+		Execute: func(ctx context.Context, call *StepCall) (map[string]any, error) {
+			if kept == nil {
+				return nil, StepFailed("LookupError", "keep_host has not run")
+			}
+			_, err := kept.Host.ObjectStore().Put(ctx, "late.txt", []byte("late"), "text/plain", false)
+			return nil, err
 		}})
 	return p
 }

@@ -11,11 +11,21 @@ import (
 // becomes step-failed, its type the innermost cause's ("PathError" for an *fs.PathError); an error
 // that wraps causes (fmt.Errorf("...: %w", err), errors.Join) sends its whole chain, one cause a
 // line, as data.traceback, which agent-env shows with --verbose and keeps in the instance record.
+// An *Error is sent as it is, but for the one a Host gives once its call has ended (ErrCallEnded):
+// that becomes step-failed of type "CallEndedError", as the Python SDK names it, so the run says
+// what went wrong rather than the kind of the error that reports it.
 func stepError(err error) error {
 	if errors.Is(err, context.Canceled) {
 		return err
 	}
 	chain := errorChain(err)
+	if errors.Is(err, ErrCallEnded) {
+		failed := StepFailed("CallEndedError", "%s", err.Error())
+		if len(chain) > 1 {
+			failed.With("traceback", strings.Join(chain, "\n"))
+		}
+		return failed
+	}
 	var rpcErr *Error
 	if errors.As(err, &rpcErr) {
 		if rpcErr.Kind() == KindStepFailed && len(chain) > 1 {

@@ -65,3 +65,47 @@ func TestAPanickingStepFailsWithItsStackAsTraceback(t *testing.T) {
 		t.Fatalf("traceback:\n%s", traceback)
 	}
 }
+
+func TestAnEndedCallsErrorFailsTheStepAsCallEndedError(t *testing.T) {
+	host := newHost(nil, IntID(7))
+	host.end()
+	_, ended := host.ObjectStore().Put(context.Background(), "late.txt", []byte("late"), "text/plain", false)
+	var rpcErr *Error
+	if !errors.As(ended, &rpcErr) || rpcErr.Kind() != KindInvalidRequest || !errors.Is(ended, ErrCallEnded) {
+		t.Fatalf("a put through an ended Host gave %#v", ended)
+	}
+	t.Run("as it is", func(t *testing.T) {
+		if !errors.As(stepError(ended), &rpcErr) || rpcErr.Kind() != KindStepFailed {
+			t.Fatalf("not step-failed: %v", rpcErr)
+		}
+		if rpcErr.DataString("error_type") != "CallEndedError" || rpcErr.DataString("message") != ended.Error() {
+			t.Fatalf("data %v", rpcErr.Data)
+		}
+		if _, ok := rpcErr.Data["traceback"]; ok {
+			t.Fatalf("traceback sent: %v", rpcErr.Data)
+		}
+	})
+	t.Run("wrapped", func(t *testing.T) {
+		if !errors.As(stepError(fmt.Errorf("saving the grade: %w", ended)), &rpcErr) || rpcErr.Kind() != KindStepFailed {
+			t.Fatalf("not step-failed: %v", rpcErr)
+		}
+		want := "saving the grade: " + ended.Error()
+		if rpcErr.DataString("error_type") != "CallEndedError" || rpcErr.DataString("message") != want {
+			t.Fatalf("data %v", rpcErr.Data)
+		}
+		if chain := rpcErr.DataString("traceback"); chain != want+"\ncaused by: "+ended.Error() {
+			t.Fatalf("traceback:\n%s", chain)
+		}
+	})
+}
+
+func TestAnotherInvalidRequestErrorIsSentAsItIs(t *testing.T) {
+	refused := NewError(KindInvalidRequest, "the host refused it")
+	if errors.Is(refused, ErrCallEnded) {
+		t.Fatal("an invalid-request error of the host's matched ErrCallEnded")
+	}
+	var rpcErr *Error
+	if !errors.As(stepError(refused), &rpcErr) || rpcErr != refused {
+		t.Fatalf("not sent as it is: %#v", rpcErr)
+	}
+}
