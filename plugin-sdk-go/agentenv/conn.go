@@ -203,9 +203,13 @@ func (c *Conn) CloseOutput() {
 }
 
 // Call sends a request and waits for its answer, which is unmarshalled into result (unless result is
-// nil). When ctx ends first, it sends $/cancelRequest and returns an error wrapping ctx.Err(). An error
+// nil). When ctx has already ended, nothing is sent and the error wraps ctx.Err(); when it ends while
+// the answer is awaited, Call sends $/cancelRequest and returns an error wrapping ctx.Err(). An error
 // answer is returned as *Error.
 func (c *Conn) Call(ctx context.Context, method string, params any, result any) error {
+	if err := ctx.Err(); err != nil {
+		return fmt.Errorf("'%s' was not sent: the context it was called with had already ended: %w", method, err)
+	}
 	raw, err := marshalParams(params)
 	if err != nil {
 		return fmt.Errorf("cannot encode the params of '%s': %w", method, err)

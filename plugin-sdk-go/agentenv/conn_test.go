@@ -7,6 +7,7 @@ import (
 	"errors"
 	"io"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 )
@@ -76,6 +77,51 @@ func TestCallsGoBothWaysAndNest(t *testing.T) {
 	var rpcErr *Error
 	if !errors.As(err, &rpcErr) || rpcErr.Kind() != KindMethodNotFound || rpcErr.Code != -32601 {
 		t.Fatalf("want method-not-found, got %v", err)
+	}
+}
+
+// sentLines keeps what a Conn writes.
+type sentLines struct {
+	mu   sync.Mutex
+	text strings.Builder
+}
+
+func (s *sentLines) Write(p []byte) (int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.text.Write(p)
+}
+
+func (s *sentLines) String() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.text.String()
+}
+
+func TestACallWhoseContextHasEndedSendsNothing(t *testing.T) {
+	in, inWriter := io.Pipe()
+	t.Cleanup(func() { _ = inWriter.Close() })
+	sent := &sentLines{}
+	conn := NewConn(in, sent, &echoHandler{}, Options{Log: io.Discard})
+	conn.Start()
+	cancelled, cancel := context.WithCancel(context.Background())
+	cancel()
+	expired, stop := context.WithDeadline(context.Background(), time.Unix(0, 0))
+	defer stop()
+	for _, tc := range []struct {
+		name string
+		ctx  context.Context
+		want error
+	}{{"cancelled", cancelled, context.Canceled}, {"past its deadline", expired, context.DeadlineExceeded}} {
+		err := conn.Call(tc.ctx, "host.store.object.put", map[string]any{"key": "a.txt"}, nil)
+		if !errors.Is(err, tc.want) {
+			t.Errorf("%s: want an error wrapping %v, got %v", tc.name, tc.want, err)
+		} else if want := "'host.store.object.put' was not sent: "; !strings.HasPrefix(err.Error(), want) {
+			t.Errorf("%s: the error does not start with %q: %v", tc.name, want, err)
+		}
+	}
+	if got := sent.String(); got != "" {
+		t.Fatalf("calls whose context had ended wrote:\n%s", got)
 	}
 }
 
