@@ -121,7 +121,7 @@ func (h *Host) Progress(id ID, progress, total float64, message string) error {
 	return h.conn.Notify(ProgressMethod, params)
 }
 
-// Log sends a $/log line ("info", "warning" or "error") naming the Host's call. It is sent even after
+// Log sends a $/log line ("debug", "info", "warning" or "error") naming the Host's call. It is sent even after
 // the call has ended; agent-env then keeps it with the plugin's stderr.
 func (h *Host) Log(level, message string) error {
 	return h.conn.Notify(LogMethod, map[string]any{"level": level, "message": message, CallIDKey: h.call})

@@ -133,8 +133,8 @@ class HostHandle:
         self._ctx.connection.notify(wire.PROGRESS, params)
 
     def log(self, level: str, message: str) -> None:
-        """Sends `$/log` (`info`, `warning` or `error`), naming this call; after the call has returned it
-        is still sent, and agent-env keeps it with the plugin's stderr."""
+        """Sends `$/log` (`debug`, `info`, `warning` or `error`), naming this call; after the call has
+        returned it is still sent, and agent-env keeps it with the plugin's stderr."""
         self._ctx.connection.notify(wire.LOG, {"level": level, "message": message, wire.CALL_ID: self._ctx.id})
 
 
