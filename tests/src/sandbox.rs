@@ -91,9 +91,25 @@ impl Sandbox {
         version: &str,
         steps: &[(&str, &str)],
     ) {
+        self.install_steps_plugin(package, &[exe], version, steps);
+    }
+
+    /// Installs a plugin of task steps in any language by a manifest whose `exec` is `exec`, each
+    /// word an absolute path (an interpreter, then its script).
+    pub fn install_steps_plugin(
+        &self,
+        package: &str,
+        exec: &[&Path],
+        version: &str,
+        steps: &[(&str, &str)],
+    ) {
+        let exec = exec
+            .iter()
+            .map(|word| format!("\"{}\"", word.display()))
+            .collect::<Vec<_>>()
+            .join(", ");
         let mut manifest = format!(
-            "[plugin]\nname = \"{package}\"\nversion = \"{version}\"\nexec = [\"{}\"]\nprotocol = [1, 1]\n\n[provides.task_steps]\n",
-            exe.display()
+            "[plugin]\nname = \"{package}\"\nversion = \"{version}\"\nexec = [{exec}]\nprotocol = [1, 1]\n\n[provides.task_steps]\n"
         );
         for (name, class) in steps {
             manifest.push_str(&format!("{name} = \"{class}\"\n"));

@@ -3,7 +3,8 @@
 //! - the workspace binaries `agent-env`, `agentenv-openciv3` and the Rust fixture plugins, built with
 //!   `cargo build` into this test binary's own `target/<profile>/` (a no-op when they are fresh);
 //! - the Go plugin, built with `go build` (standard library only, `GOPROXY=off`) into
-//!   `target/<profile>/cross-language/go/`;
+//!   `target/<profile>/cross-language/go/`, and the Go fixture plugin `agentenv-go-kept-host`
+//!   (`tests/fixture-plugins/go/kept-host`) into `target/<profile>/cross-language/go-kept-host`;
 //! - the Python SDK and the grader, installed with pip from their folders into the venv
 //!   `target/<profile>/cross-language/venv` (made once, `--system-site-packages`).
 //!
@@ -22,6 +23,10 @@ pub struct Built {
     pub agent_env: PathBuf,
     pub openciv3: PathBuf,
     pub fixture_works: PathBuf,
+    /// The Rust fixture that keeps a step's host handle past its call.
+    pub fixture_kept_host: PathBuf,
+    /// The Go fixture that keeps a step's host handle past its call (a binary).
+    pub go_kept_host: PathBuf,
     /// A folder holding `agentenv-go-words` and its `agent-env-plugin.toml`.
     pub go_plugin: PathBuf,
     /// The venv holding `agent_env_plugin` and `agentenv_grader`; its `bin` goes on `PATH`.
@@ -45,6 +50,11 @@ fn build_all() -> Result<Built, String> {
     std::fs::create_dir_all(&work).map_err(|e| format!("cannot create {}: {e}", work.display()))?;
     cargo_build(&["agent-env", "agentenv-openciv3", FIXTURE_PACKAGE])?;
     let go_plugin = build_go_plugin(&repo, &work.join("go"))?;
+    let go_kept_host = go_build(
+        &repo.join("tests/fixture-plugins/go/kept-host"),
+        ".",
+        &work.join("go-kept-host"),
+    )?;
     let venv = install_python(&repo, &work.join("venv"))?;
     let binary = |name: &str| -> Result<PathBuf, String> {
         let path = profile.join(name);
@@ -58,6 +68,8 @@ fn build_all() -> Result<Built, String> {
         agent_env: binary("agent-env")?,
         openciv3: binary("agentenv-openciv3")?,
         fixture_works: binary("fixture-works")?,
+        fixture_kept_host: binary("fixture-kept-host")?,
+        go_kept_host,
         go_plugin,
         venv,
         repo,
@@ -72,19 +84,29 @@ fn build_go_plugin(repo: &Path, out: &Path) -> Result<PathBuf, String> {
     }
     std::fs::create_dir_all(out).map_err(|e| format!("cannot create {}: {e}", out.display()))?;
     let module = repo.join("examples/go-plugin");
+    go_build(
+        &module,
+        "./cmd/agentenv-go-words",
+        &out.join("agentenv-go-words"),
+    )?;
+    let manifest = module.join("cmd/agentenv-go-words/agent-env-plugin.toml");
+    std::fs::copy(&manifest, out.join("agent-env-plugin.toml"))
+        .map_err(|e| format!("cannot copy {}: {e}", manifest.display()))?;
+    Ok(out.to_path_buf())
+}
+
+/// `go build` of `package` in `module` into the binary `out`, offline, with the local toolchain.
+fn go_build(module: &Path, package: &str, out: &Path) -> Result<PathBuf, String> {
     let mut command = Command::new("go");
     command
-        .current_dir(&module)
+        .current_dir(module)
         .env("GOTOOLCHAIN", "local")
         .env("GOPROXY", "off")
         .env("GOFLAGS", "-mod=readonly")
         .args(["build", "-buildvcs=false", "-o"])
-        .arg(out.join("agentenv-go-words"))
-        .arg("./cmd/agentenv-go-words");
-    run_checked(&mut command, "go build of examples/go-plugin")?;
-    let manifest = module.join("cmd/agentenv-go-words/agent-env-plugin.toml");
-    std::fs::copy(&manifest, out.join("agent-env-plugin.toml"))
-        .map_err(|e| format!("cannot copy {}: {e}", manifest.display()))?;
+        .arg(out)
+        .arg(package);
+    run_checked(&mut command, &format!("go build in {}", module.display()))?;
     Ok(out.to_path_buf())
 }
 

@@ -1,6 +1,7 @@
 //! The cross-language suite: the built `agent-env` binary against the three example plugins, each in its
 //! own language and process: OpenCiv3 (Rust, `plugin-sdk-rs`), the grader (Python, `plugin-sdk-py`,
-//! installed with pip) and go-words (Go, standard library only), plus a Rust fixture plugin. The suite
+//! installed with pip) and go-words (Go, standard library only), plus a Rust fixture plugin; and, one
+//! language at a time, the fixtures that keep a step's host handle past its call. The suite
 //! builds and installs them itself (see `agent_env_crosstests::setup`), so `cargo test --workspace`
 //! runs it from a fresh clone with cargo, python3 (venv, pip) and go installed.
 
@@ -362,4 +363,137 @@ fn plugin_verify_passes_the_rust_python_and_go_example_plugins() {
             assert!(nested.contains(nested_method), "{package}: {nested}");
         }
     }
+}
+
+/// What every SDK says when a host handle is used after the call it was given for has ended (the
+/// call's id goes between the two parts).
+const CALL_ENDED: (&str, &str) = (
+    "host.store.object.put was not sent: the call ",
+    " this host handle was given for has ended; a host handle is valid only while its call runs, so \
+     call the host from inside the handler, not from a thread or value that outlives it",
+);
+
+/// The steps each kept-host fixture provides: `keep_host` puts `kept/<lang>-during.txt` with its own
+/// handle and keeps the handle in a global; `use_kept_host` puts `kept/<lang>-after.txt` through it.
+const KEPT_HOST_STEPS: &[(&str, &str)] =
+    &[("keep_host", "KeepHost"), ("use_kept_host", "UseKeptHost")];
+
+/// Runs `keep_host` then `use_kept_host` of the one kept-host plugin installed in `sandbox` (twice:
+/// for the summary, then `--json`) and checks that the second step fails, before sending anything,
+/// as `<error_type>: <the SDK's message>`, and that only the first step's object was written.
+fn a_host_handle_kept_past_its_step_fails_the_next_step(
+    sandbox: &Sandbox,
+    lang: &str,
+    error_type: &str,
+) {
+    sandbox.write(
+        "project/kept/tasks/kept.json",
+        r#"[{"id": "keep", "type": "keep_host"}, {"id": "late", "type": "use_kept_host"}]"#,
+    );
+    let said_ended = |text: &str| {
+        text.split_once(CALL_ENDED.0).is_some_and(|(_, rest)| {
+            rest.split_once(CALL_ENDED.1)
+                .is_some_and(|(id, _)| !id.is_empty() && id.chars().all(|c| c.is_ascii_digit()))
+        })
+    };
+
+    let ran = sandbox.run(&["run", "./kept"]);
+    assert_eq!(ran.code, 1, "{lang}: {}", ran.both());
+    let summary = ran
+        .stdout
+        .lines()
+        .find(|l| l.starts_with("  tasks/kept.json v1: "))
+        .unwrap_or_else(|| panic!("{lang}: no summary line: {}", ran.both()));
+    let failed_at = format!(
+        "  tasks/kept.json v1: failed at step 'late': {error_type}: {}",
+        CALL_ENDED.0
+    );
+    assert!(summary.starts_with(&failed_at), "{lang}: {summary}");
+    assert!(said_ended(summary), "{lang}: {summary}");
+
+    let (ran, doc) = sandbox.run_json(&["run", "./kept", "--json"]);
+    assert_eq!(ran.code, 1, "{lang}: {}", ran.both());
+    assert_eq!(doc["status"], "failed", "{lang}: {doc:#}");
+    let task = &doc["tasks"][0];
+    assert_eq!(task["outcome"], "failed", "{lang}: {doc:#}");
+    let steps = task["steps"].as_array().expect("the task's steps");
+    let status: Vec<_> = steps
+        .iter()
+        .map(|s| (s["step_id"].clone(), s["status"].clone()))
+        .collect();
+    assert_eq!(
+        status,
+        [
+            (Value::from("keep"), Value::from("succeeded")),
+            (Value::from("late"), Value::from("failed"))
+        ],
+        "{lang}: {doc:#}"
+    );
+    assert_eq!(steps[1]["error_type"], error_type, "{lang}: {doc:#}");
+    let error = steps[1]["error"].as_str().unwrap_or("");
+    assert!(
+        error.starts_with(CALL_ENDED.0) && said_ended(error),
+        "{lang}: {doc:#}"
+    );
+
+    // Only the first step's object exists: the kept handle sent nothing.
+    let kept = sandbox.state_root().join("object_store").join("kept");
+    let mut written: Vec<String> = std::fs::read_dir(&kept)
+        .unwrap_or_else(|e| panic!("{lang}: nothing under {}: {e}", kept.display()))
+        .flatten()
+        .map(|entry| entry.file_name().to_string_lossy().into_owned())
+        .collect();
+    written.sort();
+    assert_eq!(written, [format!("{lang}-during.txt")], "{lang}");
+    let during =
+        std::fs::read_to_string(kept.join(format!("{lang}-during.txt"))).expect("the object");
+    assert_eq!(during, "during its call");
+    let instances = sandbox.docs("task_instances");
+    assert_eq!(instances.len(), 2, "{lang}: {instances:#?}");
+    assert!(
+        instances.iter().all(|i| i["status"] == "failed"),
+        "{lang}: {instances:#?}"
+    );
+}
+
+#[test]
+fn a_python_host_handle_kept_past_its_step_fails_the_next_step_and_writes_nothing() {
+    let sandbox = Sandbox::new();
+    let python = sandbox.built.venv.join("bin/python");
+    let script = sandbox
+        .built
+        .repo
+        .join("tests/fixture-plugins/python/kept_host.py");
+    sandbox.install_steps_plugin(
+        "agentenv-py-kept-host",
+        &[&python, &script],
+        "0.1.0",
+        KEPT_HOST_STEPS,
+    );
+    a_host_handle_kept_past_its_step_fails_the_next_step(&sandbox, "python", "CallEndedError");
+}
+
+#[test]
+fn a_go_host_handle_kept_past_its_step_fails_the_next_step_and_writes_nothing() {
+    let sandbox = Sandbox::new();
+    sandbox.install_fixture(
+        "agentenv-go-kept-host",
+        &sandbox.built.go_kept_host,
+        "0.1.0",
+        KEPT_HOST_STEPS,
+    );
+    a_host_handle_kept_past_its_step_fails_the_next_step(&sandbox, "go", "CallEndedError");
+}
+
+#[test]
+fn a_rust_host_handle_kept_past_its_step_fails_the_next_step_and_writes_nothing() {
+    let sandbox = Sandbox::new();
+    sandbox.install_fixture(
+        "agentenv-fixture-kept-host",
+        &sandbox.built.fixture_kept_host,
+        "0.1.0",
+        KEPT_HOST_STEPS,
+    );
+    // The Rust SDK names a failed call through the host's stores the way it names any other.
+    a_host_handle_kept_past_its_step_fails_the_next_step(&sandbox, "rust", "HostCallError");
 }

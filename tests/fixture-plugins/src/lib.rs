@@ -1,7 +1,8 @@
 //! Shared pieces of the fixture plugins (one binary per fixture under `src/bin/`).
 //!
 //! Each fixture is a real plugin process that the host's tests (`host/tests/it/host_*.rs`) and the bench
-//! start: one that works, and one for each way a plugin can misbehave.
+//! start: one that works, and one for each way a plugin can misbehave. Beside them, `go/` and `python/`
+//! hold fixtures written with the Go and Python SDKs, which the cross-language suite builds and runs.
 
 use std::collections::HashMap;
 use std::path::Path;
