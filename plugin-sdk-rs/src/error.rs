@@ -42,7 +42,17 @@ impl From<StepError> for RpcError {
 
 impl From<HostCallError> for StepError {
     fn from(e: HostCallError) -> StepError {
-        StepError::new("HostCallError", e.to_string())
+        StepError::new(host_error_type(&e.to_string()), e.to_string())
+    }
+}
+
+/// The type a failed host call is told as: `CallEndedError` for a host handle used after its call
+/// ended (the name the Python and Go SDKs give it), else `HostCallError`.
+fn host_error_type(message: &str) -> &'static str {
+    if message.contains(crate::host::CALL_ENDED) {
+        "CallEndedError"
+    } else {
+        "HostCallError"
     }
 }
 
@@ -80,7 +90,7 @@ impl From<serde_json::Error> for StepError {
 /// the run prints `failed at step '<id>': HostCallError: <message>`.
 impl From<StoreError> for StepError {
     fn from(e: StoreError) -> StepError {
-        StepError::new("HostCallError", e.to_string())
+        StepError::new(host_error_type(&e.to_string()), e.to_string())
     }
 }
 

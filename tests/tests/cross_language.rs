@@ -494,6 +494,6 @@ fn a_rust_host_handle_kept_past_its_step_fails_the_next_step_and_writes_nothing(
         "0.1.0",
         KEPT_HOST_STEPS,
     );
-    // The Rust SDK names a failed call through the host's stores the way it names any other.
-    a_host_handle_kept_past_its_step_fails_the_next_step(&sandbox, "rust", "HostCallError");
+    // A kept handle's call is named as the Python and Go SDKs name it.
+    a_host_handle_kept_past_its_step_fails_the_next_step(&sandbox, "rust", "CallEndedError");
 }
