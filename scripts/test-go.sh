@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # The Go SDK module (plugin-sdk-go) and the Go example plugin (examples/go-plugin), which imports it.
 #   scripts/test-go.sh               check the vendored vectors, vet, staticcheck, build, test both modules
+#                                    (and vet the Go fixture plugin the cross-language tests build)
 #   scripts/test-go.sh --build-only  build target/go-plugin/ only (a plugin folder: the binary beside its
 #                                    manifest, which the cross-language suite installs)
 # Both modules use the standard library only. staticcheck is the one tool fetched (through the Go module
@@ -73,7 +74,7 @@ if [ ! -x "$staticcheck" ] || ! "$staticcheck" -version | grep -q "staticcheck $
   fi
 fi
 
-for module in plugin-sdk-go examples/go-plugin; do
+for module in plugin-sdk-go examples/go-plugin tests/fixture-plugins/go/kept-host; do
   echo "== $module: vet, staticcheck" >&2
   (cd "$module" && go vet ./... && "$staticcheck" ./...)
 done
