@@ -68,6 +68,8 @@ pub struct Route {
     pub body: Option<&'static str>,
     /// `application/json`, or `text/event-stream` / `*/*` for the stream and the object bytes.
     pub produces: &'static str,
+    /// The schema (see [`openapi`]) of a JSON answer, when the document names one.
+    pub answer: Option<&'static str>,
     pub handler: MethodRouter<Shared>,
 }
 
@@ -116,6 +118,7 @@ fn route(
         params,
         body: None,
         produces: "application/json",
+        answer: None,
         handler,
     }
 }
@@ -323,17 +326,19 @@ pub fn routes() -> Vec<Route> {
     );
     content.produces = "*/*";
     all.push(content);
-    all.push(route(
+    let mut metadata = route(
         Method::GET,
         "/api/v1/objects/metadata",
-        "An object's size and content type",
+        "An object's size and content type, and whether a browser is served it to show in the page",
         "objects",
         vec![Param {
             required: true,
             ..query("object_url", "string", "the object's URL")
         }],
         get(objects::metadata),
-    ));
+    );
+    metadata.answer = Some("ObjectMetadata");
+    all.push(metadata);
     all.push(route(
         Method::GET,
         "/api/v1/bundles",

@@ -1,7 +1,8 @@
 //! `GET /api/v1/objects/content` and `/objects/metadata`: an object of any configured store, by its
 //! URL. The bytes stream from a blocking reader; the headers say how a browser may show them (see
 //! [`crate::data::objects::policy`]): HTML and SVG run sandboxed in an opaque origin, text is shown
-//! as text, anything else is a download.
+//! as text, anything else is a download. The metadata says which (`shown_inline`), so the UI never
+//! decides it on its own.
 
 use axum::body::{Body, Bytes};
 use axum::extract::State;
@@ -32,6 +33,7 @@ pub async fn metadata(State(s): State<Shared>, Q(q): Q) -> ApiResult<Json<Value>
     Ok(Json(json!({
         "size_bytes": found.size,
         "content_type": found.content_type,
+        "shown_inline": policy(&found.content_type, false).shown_inline(),
     })))
 }
 

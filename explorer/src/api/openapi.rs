@@ -17,7 +17,7 @@ pub fn document(routes: &[Route]) -> Value {
             "tags": [r.tag],
             "operationId": operation_id(&method, &r.path),
             "parameters": r.params.iter().map(parameter).collect::<Vec<_>>(),
-            "responses": responses(r.produces),
+            "responses": responses(r.produces, r.answer),
         });
         if let Some(body) = r.body {
             op["requestBody"] = json!({
@@ -102,10 +102,14 @@ fn parameter(p: &super::Param) -> Value {
     })
 }
 
-fn responses(produces: &str) -> Value {
+fn responses(produces: &str, answer: Option<&str>) -> Value {
     let ok = match produces {
         "application/json" => {
-            json!({"description": "OK", "content": {"application/json": {"schema": {}}}})
+            let schema = match answer {
+                Some(name) => json!({"$ref": format!("#/components/schemas/{name}")}),
+                None => json!({}),
+            };
+            json!({"description": "OK", "content": {"application/json": {"schema": schema}}})
         }
         other => json!({"description": "OK", "content": {other: {}}}),
     };
@@ -144,6 +148,18 @@ fn schemas() -> Value {
                     "description": "what the list left out and why (a configured document store that cannot be read); absent when nothing was",
                 },
             },
+        },
+        "ObjectMetadata": {
+            "type": "object",
+            "properties": {
+                "size_bytes": {"type": ["integer", "null"], "description": "the object's size, when its store knows it"},
+                "content_type": {"type": "string", "description": "the stored content type, else one guessed from the file name"},
+                "shown_inline": {
+                    "type": "boolean",
+                    "description": "true when /api/v1/objects/content serves the object to be shown in the page (text, images, audio, video, JSON, PDF, and HTML, SVG and XML sandboxed); false when it is only a download (application/octet-stream, as an attachment)",
+                },
+            },
+            "required": ["size_bytes", "content_type", "shown_inline"],
         },
         "RunRequest": {
             "type": "object",

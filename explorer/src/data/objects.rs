@@ -110,6 +110,14 @@ pub struct ObjectPolicy {
     pub disposition: &'static str,
 }
 
+impl ObjectPolicy {
+    /// Whether a browser is served the object to show in the page (when no download is asked for):
+    /// the one answer the UI reads to choose between a preview and a download link.
+    pub fn shown_inline(&self) -> bool {
+        self.disposition == "inline"
+    }
+}
+
 /// A document that can carry script (HTML, SVG, XML) runs sandboxed in an opaque origin: its
 /// scripts (a stored HTML replay's player) run, but can reach neither the explorer's pages nor its
 /// API, and it may load nothing from the network.
@@ -189,6 +197,34 @@ mod tests {
             (blob.content_type.as_str(), blob.disposition),
             ("application/octet-stream", "attachment")
         );
+    }
+
+    #[test]
+    fn what_is_shown_inline_is_what_is_served_inline() {
+        for shown in [
+            "text/html",
+            "text/x-shellscript",
+            "image/png",
+            "image/svg+xml",
+            "video/webm",
+            "audio/mpeg",
+            "application/json",
+            "application/pdf",
+            "application/xml",
+            "application/xhtml+xml",
+            "TEXT/PLAIN; charset=utf-8",
+        ] {
+            assert!(policy(shown, false).shown_inline(), "{shown}");
+            assert!(!policy(shown, true).shown_inline(), "{shown} downloaded");
+        }
+        for downloaded in [
+            "application/octet-stream",
+            "application/x-tar",
+            "application/zip",
+            "",
+        ] {
+            assert!(!policy(downloaded, false).shown_inline(), "{downloaded}");
+        }
     }
 
     #[test]

@@ -47,6 +47,65 @@ fn an_artifact_file_is_served_inline_as_text() {
         .json();
     assert_eq!(meta["size_bytes"], 6);
     assert_eq!(meta["content_type"], "text/plain; charset=utf-8");
+    assert_eq!(meta["shown_inline"], true);
+}
+
+/// The metadata answers what the OpenAPI document says it does, field for field, and its
+/// `shown_inline` is the disposition the content route serves the object under.
+#[test]
+fn the_metadata_says_whether_the_content_is_served_inline() {
+    let world = World::new();
+    let objects = local_stores::open(&world.state_root()).objects;
+    let binary = objects
+        .put(
+            "files/blob.bin",
+            b"\x00\x01\x02",
+            "application/x-thing",
+            false,
+        )
+        .unwrap();
+    let picture = objects
+        .put("files/dot.png", b"\x89PNG", "image/png", false)
+        .unwrap();
+    let server = Explorer::start(&world);
+
+    let doc = server.get("/openapi.json").expect(200).json();
+    let answer = &doc["paths"]["/api/v1/objects/metadata"]["get"]["responses"]["200"]["content"]
+        ["application/json"]["schema"]["$ref"];
+    assert_eq!(answer, "#/components/schemas/ObjectMetadata");
+    let schema = &doc["components"]["schemas"]["ObjectMetadata"];
+    let mut documented: Vec<&str> = schema["properties"]
+        .as_object()
+        .expect("the schema lists its properties")
+        .keys()
+        .map(String::as_str)
+        .collect();
+    documented.sort();
+
+    for (url, inline) in [(&binary, false), (&picture, true)] {
+        let meta = server
+            .get(&format!("/api/v1/objects/metadata?object_url={}", seg(url)))
+            .expect(200)
+            .json();
+        let mut fields: Vec<&str> = meta
+            .as_object()
+            .unwrap()
+            .keys()
+            .map(String::as_str)
+            .collect();
+        fields.sort();
+        assert_eq!(fields, documented, "{meta}");
+        assert_eq!(meta["shown_inline"], inline, "{url}: {meta}");
+        assert_eq!(meta["size_bytes"], if inline { 4 } else { 3 });
+        let served = server.get(&content(url));
+        served.expect(200);
+        let disposition = served.header("content-disposition").unwrap_or("");
+        assert_eq!(
+            disposition.starts_with("inline"),
+            inline,
+            "{url}: {disposition}"
+        );
+    }
 }
 
 #[test]
