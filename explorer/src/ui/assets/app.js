@@ -94,17 +94,41 @@ function badge(word) {
 
 // A table in a box of its own that scrolls sideways when the table is wider than the page (a
 // phone), so the page itself never does. A header is text, or an element (`hidden(…)`).
+// `attrs.empty` is what an empty table says (a filtered list's "Nothing matches").
 function table(headers, rows, attrs) {
   const own = Object.assign({}, attrs || {});
+  const empty = own.empty || "Nothing yet.";
+  delete own.empty;
   if (headers.length >= 4) own.class = own.class ? `${own.class} wide` : "wide";
   return h("div", { class: "table-wrap" }, h("table", own,
     h("thead", {}, h("tr", {}, headers.map((x) => h("th", { scope: "col" }, x)))),
-    h("tbody", {}, rows.length ? rows : h("tr", {}, h("td", { colspan: headers.length, class: "muted" }, "Nothing yet.")))));
+    h("tbody", {}, rows.length ? rows : h("tr", {}, h("td", { colspan: headers.length, class: "muted" }, empty)))));
 }
 
 function scoresText(scores) {
   const entries = Object.entries(scores || {});
   return entries.length ? entries.map(([k, v]) => `${k}: ${v}`).join(", ") : "—";
+}
+
+// A size as agent-env says it in a terminal: bytes below 1 KiB, else one decimal of the largest
+// binary unit (1024) below it ("1.5 KiB").
+function byteSize(bytes) {
+  const units = ["KiB", "MiB", "GiB", "TiB", "PiB"];
+  if (bytes < 1024) return `${bytes} B`;
+  let value = bytes / 1024;
+  let unit = 0;
+  while (value >= 1024 && unit + 1 < units.length) {
+    value /= 1024;
+    unit += 1;
+  }
+  return `${value.toFixed(1)} ${units[unit]}`;
+}
+
+// That size as an element whose title (and `data-bytes`) holds the exact count; nothing for a size
+// not known.
+function sizeOf(bytes) {
+  if (typeof bytes !== "number" || !Number.isFinite(bytes) || bytes < 0) return "";
+  return h("span", { class: "size", title: `${bytes} byte${bytes === 1 ? "" : "s"}`, "data-bytes": bytes }, byteSize(bytes));
 }
 
 function seconds(value) {
@@ -354,6 +378,79 @@ function perPage(fallback) {
   return Number.isInteger(asked) && asked >= 1 && asked <= 500 ? asked : fallback;
 }
 
+// ---- a list's place in the page address -----------------------------------------------------------
+
+// A list's page and filters live in the page's address (`?page=2&id=team`; a page with two lists
+// names each one's page: `runs_page`, `groups_page`), so a reload shows the same rows, Back returns
+// to them, and the address can be shared. Turning a page adds a history entry (Back turns it back);
+// a filter changes the address in place, so typing leaves no trail of entries.
+
+// The address's value of `key`, "" when it has none.
+function queryValue(key) {
+  return new URLSearchParams(location.search).get(key) || "";
+}
+
+// The offset of the page of `per` rows the address's `key` asks for (a page number from 1).
+function offsetFrom(key, per) {
+  const n = Number(queryValue(key));
+  return Number.isInteger(n) && n > 1 ? (n - 1) * per : 0;
+}
+
+// The page number to write for `offset`: null (no key) for the first page.
+function pageNumber(offset, per) {
+  const n = Math.floor(offset / per) + 1;
+  return n > 1 ? n : null;
+}
+
+// Writes `changes` ({key: value}; "" or null removes the key) into the address, keeping the others
+// (`per_page`): as a new history entry when `push`, else in place.
+function setQuery(changes, push) {
+  const params = new URLSearchParams(location.search);
+  for (const [key, value] of Object.entries(changes)) {
+    if (value === null || value === undefined || value === "") params.delete(key);
+    else params.set(key, String(value));
+  }
+  const query = params.toString();
+  const url = `${location.pathname}${query ? `?${query}` : ""}${location.hash}`;
+  if (url === `${location.pathname}${location.search}${location.hash}`) return;
+  if (push) history.pushState(null, "", url);
+  else history.replaceState(null, "", url);
+}
+
+// A pager's `go` for a list whose page is the address's `key`: writes the page there (a history
+// entry) and loads it.
+function turnPage(key, per, moveTo) {
+  return (offset) => {
+    setQuery({ [key]: pageNumber(offset, per) }, true);
+    moveTo(offset);
+  };
+}
+
+// How long typing pauses before a filter applies what was typed.
+const FILTER_PAUSE_MS = 300;
+
+// A search box for a list's filter, showing `value` (the address's); once typing pauses, or on
+// Enter, `apply` gets its trimmed value when that changed.
+function filterBox(label, value, apply) {
+  const input = h("input", { type: "search", placeholder: label, "aria-label": label, value: value || null });
+  let applied = value || "";
+  let timer = null;
+  const settle = () => {
+    clearTimeout(timer);
+    timer = null;
+    const now = input.value.trim();
+    if (now === applied) return;
+    applied = now;
+    apply(now);
+  };
+  input.addEventListener("input", () => {
+    clearTimeout(timer);
+    timer = setTimeout(settle, FILTER_PAUSE_MS);
+  });
+  input.addEventListener("change", settle);
+  return input;
+}
+
 // Which rows of `what` are shown, of how many, and buttons to the others; nothing when one page
 // shows them all.
 function pager(page, go, what) {
@@ -413,23 +510,41 @@ function instanceRows(items) {
     h("td", {}, link(`/instances/${enc(i.instance_id)}`, i.instance_id, { class: "mono" }))));
 }
 
+// The words Home's recent runs can be filtered by (the API's `status`): the outcomes a run shows.
+const RUN_FILTERS = ["running", "passed", "failed", "interrupted", "cancelled", "scored below 1", "unscored", "queued"];
+
 async function home() {
-  let offset = 0;
-  let startedAt = 0;
   const per = perPage(20);
   const startedPer = perPage(10);
+  let offset = offsetFrom("runs_page", per);
+  let startedAt = offsetFrom("started_page", startedPer);
+  const asked = queryValue("status");
+  let status = RUN_FILTERS.includes(asked) ? asked : "";
   const load = () => Promise.all([
-    api(`/task-instances?limit=${per}&offset=${offset}`),
+    api(`/task-instances?limit=${per}&offset=${offset}${status ? `&status=${enc(status)}` : ""}`),
     api(`/workflows?limit=${startedPer}&offset=${startedAt}`),
   ]);
-  const failed = (e) => show(h("h1", {}, "Recent runs"), errorBox(e));
+  const notice = noticeSlot();
+  const recent = h("div", { id: "recent-runs-list" });
+  const started = h("div", { id: "runs-started-here-list" });
+  const failed = (e) => recent.replaceChildren(errorBox(e));
+  const filter = h("select", { id: "run-filter",
+    onchange: () => {
+      status = filter.value;
+      offset = 0;
+      setQuery({ status, runs_page: null }, false);
+      refresh().catch(failed);
+    } },
+  h("option", { value: "" }, "any outcome"),
+  RUN_FILTERS.map((word) => h("option", { value: word, selected: word === status }, word)));
   const draw = ([instances, workflows]) => {
-    show(
-      h("h1", {}, "Recent runs"),
-      warningsNotice(instances),
-      table(["Started", "Task", "Outcome", "Scores", "Steps", "Instance"], instanceRows(instances.items), { id: "recent-runs" }),
-      pager(instances, (o) => { offset = o; refresh().catch(failed); }, "recent runs"),
-      h("h2", {}, "Runs started here"),
+    notice.update(instances);
+    replaceKeeping(recent, [
+      table(["Started", "Task", "Outcome", "Scores", "Steps", "Instance"], instanceRows(instances.items),
+        { id: "recent-runs", empty: status ? `No recent run is ${status}.` : null }),
+      pager(instances, turnPage("runs_page", per, (o) => { offset = o; refresh().catch(failed); }), "recent runs"),
+    ].filter(Boolean));
+    replaceKeeping(started, [
       table(["Asked for", "Bundle", "Tasks", "Status", hidden("Its page")], workflows.items.map((w) => {
         const what = `${w.bundle}${(w.tasks || []).length ? ` (${w.tasks.join(", ")})` : ""}`;
         return h("tr", { "data-workflow": w.workflow_id },
@@ -439,12 +554,14 @@ async function home() {
           h("td", {}, badge(w.status)),
           h("td", {}, link(`/runs/${enc(w.workflow_id)}`, "open", { "aria-label": `Open the run of ${what} asked for at ${w.created_at_utc}` })));
       }), { id: "runs-started-here" }),
-      pager(workflows, (o) => { startedAt = o; refresh().catch(failed); }, "runs started here"),
-      h("p", {}, link("/bundles", "Run a bundle →")));
+      pager(workflows, turnPage("started_page", startedPer, (o) => { startedAt = o; refresh().catch(failed); }), "runs started here"),
+    ].filter(Boolean));
   };
   const going = ([instances, workflows]) =>
     instances.items.some((i) => i.outcome === "running") || workflows.items.some((w) => !w.done);
   const refresh = keptPage(load, draw, { going });
+  show(h("h1", {}, "Recent runs"), notice, h("p", { class: "list-filter" }, h("label", { for: "run-filter" }, "Recent runs that are "), filter),
+    recent, h("h2", {}, "Runs started here"), started, h("p", {}, link("/bundles", "Run a bundle →")));
   await refresh();
 }
 
@@ -470,26 +587,41 @@ async function bundles() {
 }
 
 async function tasks() {
-  let offset = 0;
   const per = perPage(100);
-  const load = () => Promise.all([api(`/tasks?limit=${per}&offset=${offset}&sort_by=id&descending=false`)]);
-  const refresh = keptPage(load, ([page]) => drawTasks(page, (o) => {
-    offset = o;
-    refresh().catch((e) => show(h("h1", {}, "Tasks"), errorBox(e)));
-  }));
+  let offset = offsetFrom("page", per);
+  let filter = queryValue("id").trim();
+  const body = h("div");
+  const notice = noticeSlot();
+  const failed = (e) => body.replaceChildren(errorBox(e));
+  const load = () => Promise.all([
+    api(`/tasks?limit=${per}&offset=${offset}&sort_by=id&descending=false${filter ? `&id=${enc(filter)}` : ""}`),
+  ]);
+  const go = turnPage("page", per, (o) => { offset = o; refresh().catch(failed); });
+  const refresh = keptPage(load, ([page]) => {
+    notice.update(page);
+    replaceKeeping(body, drawTasks(page, go, filter));
+  });
+  const input = filterBox("Filter tasks by id", filter, (value) => {
+    filter = value;
+    offset = 0;
+    setQuery({ id: value, page: null }, false);
+    refresh().catch(failed);
+  });
+  show(h("h1", {}, "Tasks"), notice,
+    h("p", { class: "muted" }, "Tasks as the runs stored them (the newest version of each)."),
+    input, body);
   await refresh();
 }
 
-function drawTasks(page, go) {
-  show(h("h1", {}, "Tasks"),
-    warningsNotice(page),
-    h("p", { class: "muted" }, "Tasks as the runs stored them (the newest version of each)."),
+function drawTasks(page, go, filter) {
+  return [
     table(["Task", "Version", "Bundle", "Written"], page.items.map((t) => h("tr", { "data-task": t.id },
       h("td", { class: "wrap" }, link(`/tasks/${enc(t.id)}`, t.id, { class: "mono" })),
       h("td", {}, `v${t.version}`),
       h("td", { class: "wrap" }, t.bundle || ""),
-      h("td", {}, t.created_at_utc || ""))), { id: "tasks" }),
-    pager(page, go, "tasks"));
+      h("td", {}, t.created_at_utc || ""))), { id: "tasks", empty: filter ? "No task id holds that text." : null }),
+    pager(page, go, "tasks"),
+  ].filter(Boolean);
 }
 
 // Whether the explorer can run a task: one a bundle wrote (its document names the bundle and its
@@ -500,10 +632,10 @@ function fromBundle(doc) {
 
 // The Task page draws itself again while a run of the task is under way (its groups' counts so far).
 async function task(id) {
-  let runsAt = 0;
-  let groupsAt = 0;
   const runsPer = perPage(50);
   const groupsPer = perPage(20);
+  let runsAt = offsetFrom("runs_page", runsPer);
+  let groupsAt = offsetFrom("groups_page", groupsPer);
   const load = () => Promise.all([
     api(`/tasks/${enc(id)}`),
     api(`/tasks/${enc(id)}/versions`),
@@ -514,8 +646,8 @@ async function task(id) {
     || groups.items.some((g) => g.run_live || g.running > 0);
   const failed = (e) => show(h("h1", {}, id), errorBox(e));
   const pages = {
-    runs: (o) => { runsAt = o; refresh().catch(failed); },
-    groups: (o) => { groupsAt = o; refresh().catch(failed); },
+    runs: turnPage("runs_page", runsPer, (o) => { runsAt = o; refresh().catch(failed); }),
+    groups: turnPage("groups_page", groupsPer, (o) => { groupsAt = o; refresh().catch(failed); }),
   };
   const refresh = keptPage(load, (answers) => drawTask(id, answers, pages), { going });
   await refresh();
@@ -661,7 +793,18 @@ async function run(id) {
   } }, "Cancel");
   const header = h("div", { class: "muted", id: "run-header" });
   const notice = noticeSlot();
-  show(h("h1", {}, "Run ", status), notice, header, problem, cancel, h("h2", {}, "Tasks"), instances, h("h2", {}, "Output"), log);
+  // A screen reader hears the run's status as it changes (and, at its end, each task's outcome,
+  // the task named by the last part of its id); never the output's lines.
+  const live = h("p", { class: "visually-hidden", id: "run-live", role: "status", "aria-live": "polite", "aria-atomic": "true" });
+  let announced = "";
+  const announce = (w, answers) => {
+    const outcomes = (w.instances || []).map((i, n) => `${String(i.task_id).split("/").pop()} ${answers[n].summary.outcome}`);
+    const said = `Run ${w.status}${w.done && outcomes.length ? `: ${outcomes.join(", ")}` : ""}.`;
+    if (said === announced) return;
+    announced = said;
+    live.textContent = said;
+  };
+  show(h("h1", {}, "Run ", status), live, notice, header, problem, cancel, h("h2", {}, "Tasks"), instances, h("h2", {}, "Output"), log);
   const gone = () => {
     const links = known.map((i) => h("li", {},
       link(`/instances/${enc(i.instance_id)}`, i.task_id || i.instance_id, { class: "gone-instance" }), " ",
@@ -720,6 +863,7 @@ async function run(id) {
   const draw = (w, answers) => {
     const queued = w.status === "queued";
     status.replaceChildren(badge(w.status));
+    announce(w, answers);
     // When the run left the queue; its first instance's start when the answer does not say.
     const started = w.started_at_utc
       || (w.instances || []).map((i) => i.started_at_utc).filter(Boolean).sort()[0];
@@ -806,12 +950,11 @@ function drawInstance(id, [data, taskDoc]) {
 }
 
 async function artifacts() {
-  let offset = 0;
-  let filter = "";
   const per = perPage(50);
+  let offset = offsetFrom("page", per);
+  let filter = queryValue("id").trim();
   const body = h("div");
   const notice = noticeSlot();
-  const input = h("input", { type: "search", placeholder: "Filter by id", "aria-label": "Filter by id" });
   const load = () => Promise.all([
     api(`/artifacts?limit=${per}&offset=${offset}&sort_by=id&descending=false${filter ? `&id=${enc(filter)}` : ""}`),
   ]);
@@ -822,12 +965,18 @@ async function artifacts() {
       table(["Artifact", "Type", "Version", "Files", "Written"], page.items.map((a) => h("tr", {},
         h("td", {}, link(`/artifacts/${enc(a.id)}`, a.id, { class: "mono" })),
         h("td", {}, a.type || ""), h("td", {}, `v${a.version}`),
-        h("td", {}, (a.files || []).length), h("td", {}, a.created_at_utc || ""))), { id: "artifacts" }),
-      pager(page, (o) => { offset = o; refresh().catch(failed); }, "artifacts"),
+        h("td", {}, (a.files || []).length), h("td", {}, a.created_at_utc || ""))),
+      { id: "artifacts", empty: filter ? "No artifact id holds that text." : null }),
+      pager(page, turnPage("page", per, (o) => { offset = o; refresh().catch(failed); }), "artifacts"),
     ].filter(Boolean));
   };
   const refresh = keptPage(load, draw);
-  input.addEventListener("change", () => { filter = input.value.trim(); offset = 0; refresh().catch(failed); });
+  const input = filterBox("Filter artifacts by id", filter, (value) => {
+    filter = value;
+    offset = 0;
+    setQuery({ id: value, page: null }, false);
+    refresh().catch(failed);
+  });
   show(h("h1", {}, "Artifacts"), notice, input, body);
   await refresh();
 }
@@ -844,14 +993,6 @@ async function artifact(id) {
   await keptPage(load, (answers) => drawArtifact(id, answers, preview))();
 }
 
-// Whether the explorer serves a file of `contentType` to be shown in the page (as its objects API
-// decides: documents, text, images, audio, video, JSON, PDF); anything else is only downloaded.
-function shownInline(contentType) {
-  const essence = String(contentType || "").split(";")[0].trim().toLowerCase();
-  return ["text/", "image/", "video/", "audio/"].some((p) => essence.startsWith(p))
-    || ["application/xhtml+xml", "application/xml", "application/json", "application/pdf"].includes(essence);
-}
-
 function drawArtifact(id, [doc, versions], preview) {
   let viewing = 0;
   const view = async (file) => {
@@ -865,10 +1006,15 @@ function drawArtifact(id, [doc, versions], preview) {
       return;
     }
     if (mine !== viewing) return;
-    if (!shownInline(meta && meta.content_type)) {
+    // The explorer's metadata says whether it serves the file to be shown here; the page never
+    // decides that on its own.
+    if (!(meta && meta.shown_inline === true)) {
+      const size = meta && typeof meta.size_bytes === "number" ? [", ", sizeOf(meta.size_bytes)] : [];
       preview.replaceChildren(h("h2", {}, file.path),
-        h("p", { class: "muted", id: "no-preview" }, `No preview for this file type (${(meta && meta.content_type) || "unknown"}). `,
-          link(objectUrl(file.object_url, true), "Download", { "aria-label": `Download ${file.path} (no preview)`, id: "no-preview-download" })));
+        h("p", { class: "muted", id: "no-preview" },
+          "This file cannot be shown here (", (meta && meta.content_type) || "unknown type", ...size, "). ",
+          link(objectUrl(file.object_url, true), "Download it", { "aria-label": `Download ${file.path} (it cannot be shown here)`, id: "no-preview-download" }),
+          "."));
       return;
     }
     preview.replaceChildren(h("h2", {}, file.path),
@@ -881,7 +1027,7 @@ function drawArtifact(id, [doc, versions], preview) {
     h("p", { class: "mono" }, id),
     h("h2", {}, "Files"),
     table(["File", "Size", "SHA-256", hidden("View or download")], (doc.files || []).map((f) => h("tr", { "data-file": f.path },
-      h("td", {}, f.path), h("td", {}, f.size ?? ""), h("td", { class: "mono small" }, (f.sha256 || "").slice(0, 16)),
+      h("td", { class: "wrap" }, f.path), h("td", { class: "file-size" }, sizeOf(f.size)), h("td", { class: "mono small" }, (f.sha256 || "").slice(0, 16)),
       h("td", { class: "actions" },
         h("button", { "data-view-file": f.path, "aria-label": `View ${f.path}`, onclick: () => view(f) }, "View"), " ",
         link(objectUrl(f.object_url, true), "Download", { "aria-label": `Download ${f.path}` }), " ",
@@ -1006,6 +1152,13 @@ window.addEventListener("pageshow", (event) => {
     button.disabled = false;
     delete button.dataset.busy;
   }
+  start();
+});
+
+// Back (or Forward) between the pages of a list, which the page wrote into its address: drawn anew
+// from the address.
+window.addEventListener("popstate", () => {
+  generation += 1;
   start();
 });
 
