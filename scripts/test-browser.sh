@@ -7,7 +7,10 @@
 # explorer page reached from the navigation, scoring a text, and the pages at a phone's width); then
 # runs of `agent-env run` in the same world (scripts/browser/run_state_check.py: one killed mid-run,
 # shown interrupted with its warning; one under way, its run group's counts "so far" and then final;
-# one whose step fails). Then an explorer of the check's own in that world, stopped and started
+# one whose step fails); then tasks and an artifact stored in that world (scripts/browser/list_check.py:
+# a very long task id wraps in its cell and leaves every column on screen, a binary file's size in
+# words and its "cannot be shown here" with a Download link, a list's filter and page kept in the
+# address through a reload and Back). Then an explorer of the check's own in that world, stopped and started
 # again under open pages (scripts/browser/contact_check.py: a run waiting for a free slot, the notice
 # of lost contact, a run of an explorer that has since stopped). Then a second explorer,
 # in a world whose configured document store can't be read as it starts
@@ -154,6 +157,13 @@ if ! python3 scripts/browser/run_state_check.py --explorer "$url" --driver "http
   echo "--- explorer output"; cat "$work/explorer.out" "$work/explorer.err"
   echo "--- chromedriver log (tail)"; tail -20 "$work/driver.log"
   fail "the run state check failed"
+fi
+if ! python3 scripts/browser/list_check.py --explorer "$url" --driver "http://127.0.0.1:$driver_port" \
+    --chromium "$chromium" --screenshots "$shots" --agent-env "$bin/agent-env" --home "$work/home" \
+    --work "$work/lists"; then
+  echo "--- explorer output"; cat "$work/explorer.out" "$work/explorer.err"
+  echo "--- chromedriver log (tail)"; tail -20 "$work/driver.log"
+  fail "the list check failed"
 fi
 stop_explorer "$work"
 

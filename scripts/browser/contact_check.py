@@ -3,7 +3,8 @@ The check starts that explorer itself (`agent-env up --port P`, in the world of 
 given: its HOME and state), on a port of its own so it can start it again at the same address.
 
 - queued: five runs of a task whose second step waits for a file the check writes (only four run at
-  once): the fifth's Run page says it waits for a free slot, and shows no start time.
+  once): the fifth's Run page says it waits for a free slot, and shows no start time; its live region
+  (and a running run's) tells a screen reader the run's status.
 - lost contact: with a running run's page and the Home page open, the explorer is stopped (Ctrl-C,
   which cancels its runs): each page says it lost contact with the explorer and is retrying, in place of
   the browser's own error, and the Run page's Cancel is not offered meanwhile.
@@ -115,6 +116,15 @@ def no_raw_error(browser: Session, page: str) -> None:
         raise WebDriverError(f"the {page} page shows the browser's 'Failed to fetch'")
 
 
+def said_live(browser: Session, expected: str) -> None:
+    """The Run page's polite live region says `expected` (the run's status)."""
+    region = browser.wait_css("#run-live")
+    if browser.attribute(region, "aria-live") != "polite":
+        raise WebDriverError("the Run page's live region is not polite")
+    browser.wait_for(f"the live region to say {expected!r}", lambda: browser.execute(
+        "return document.getElementById('run-live').textContent === arguments[0];", expected))
+
+
 def check(explorer: Explorer, browser: Session, shots: Path, home: Path, work: Path) -> None:
     release = work / "gate.release"
     task_id = waiting_bundle(home, "gate", release)
@@ -136,6 +146,7 @@ def check(explorer: Explorer, browser: Session, shots: Path, home: Path, work: P
     windows["queued"] = browser.window()
     browser.get(f"{explorer.base}/runs/{quote(queued, safe='')}")
     browser.wait_text("#run-waiting", WAITING)
+    said_live(browser, "Run queued.")
     header = browser.text(browser.wait_css("#run-header"))
     if "started" in header:
         raise WebDriverError(f"the queued run's page says {header!r}: a start time before it started")
@@ -148,6 +159,7 @@ def check(explorer: Explorer, browser: Session, shots: Path, home: Path, work: P
     card = browser.wait_css("#run-instances [data-instance]")
     instance_id = browser.attribute(card, "data-instance")
     browser.wait_text("#run-status", "running")
+    said_live(browser, "Run running.")
     mark_load(browser)
     windows["home"] = browser.new_window()
     browser.get(explorer.base + "/")

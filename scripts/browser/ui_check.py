@@ -172,11 +172,23 @@ def check(base: str, driver: str, chromium: str, shots: Path) -> None:
         mark_load(browser)
 
         print("run page: hello passes live")
+        live_region = browser.wait_css("#run-live")
+        if browser.attribute(live_region, "aria-live") != "polite":
+            raise WebDriverError("the Run page's live region is not polite")
+        first_said = str(browser.execute("return document.getElementById('run-live').textContent;"))
         browser.wait_text("#run-status", "finished")
         browser.wait_text("[data-instance] .badge", "passed")
         browser.wait_text("#run-log", "passed in")
         if browser.execute("return window.__sameLoad === true;") is not True:
             raise WebDriverError("the Run page reloaded instead of updating in place")
+        print("run page: its live region said the new status, not the output's lines")
+        said = browser.wait_for("the live region to say the run finished", lambda: browser.execute(
+            "const t = document.getElementById('run-live').textContent; return t.includes('finished') ? t : null;"))
+        if said != "Run finished: hello passed.":
+            raise WebDriverError(f"the Run page's live region says {said!r} once the run finished")
+        if first_said and not first_said.startswith("Run "):
+            raise WebDriverError(f"the live region said {first_said!r} as the page opened")
+        print(f"  it said {first_said!r} as the page opened, then {said!r}")
         steps = browser.execute("return [...document.querySelectorAll('[data-step] .badge')].map(b => b.textContent);")
         if steps != ["succeeded", "succeeded", "succeeded"]:
             raise WebDriverError(f"the Run page shows the steps as {steps}")
@@ -262,6 +274,8 @@ def check(base: str, driver: str, chromium: str, shots: Path) -> None:
         first = browser.execute("return document.querySelector('#task-runs [data-instance]').dataset.instance;")
         browser.click(browser.wait_css('[aria-label="Next page of runs"]'))
         pager_says(browser, "runs", f"showing 2–2 of {runs_total}")
+        if "runs_page=2" not in browser.current_url():
+            raise WebDriverError(f"the Task page's second page of runs is not in its address: {browser.current_url()}")
         second = browser.execute("return document.querySelector('#task-runs [data-instance]').dataset.instance;")
         if first == second:
             raise WebDriverError(f"the Task page's next page of runs shows {first} again")

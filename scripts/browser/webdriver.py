@@ -58,6 +58,10 @@ class Session:
         """The browser's Back button."""
         self._session("POST", "/back", {})
 
+    def refresh(self) -> None:
+        """The browser's Reload button."""
+        self._session("POST", "/refresh", {})
+
     def set_window_size(self, width: int, height: int) -> None:
         self._session("POST", "/window/rect", {"width": width, "height": height})
 
@@ -90,6 +94,10 @@ class Session:
 
     def click(self, element: str) -> None:
         self._session("POST", f"/element/{element}/click", {})
+
+    def send_keys(self, element: str, text: str) -> None:
+        """Types `text` into `element`, a key at a time, as a person would."""
+        self._session("POST", f"/element/{element}/value", {"text": text})
 
     def text(self, element: str) -> str:
         return str(self._session("GET", f"/element/{element}/text"))
