@@ -358,7 +358,8 @@ pub struct PluginSteps {
 pub fn hear_store_stderr(observer: Arc<dyn RunObserver>, session: &Session) -> HearingStoreStderr {
     HearingStoreStderr {
         pool: session.plugin_pool().ok(),
-        listening: Some(StoreOutput::invocation().listen(Arc::new(StoreStderr(observer)))),
+        listening: Some(StoreOutput::invocation().listen(Arc::new(StoreStderr(observer.clone())))),
+        observer,
     }
 }
 
@@ -368,14 +369,22 @@ pub struct HearingStoreStderr {
     /// The session's pool, which runs the run's plugin stores.
     pool: Option<Arc<PluginHost>>,
     listening: Option<Listening>,
+    /// Told which stores wrote lines to stdout that are not protocol messages.
+    observer: Arc<dyn RunObserver>,
 }
 
 impl Drop for HearingStoreStderr {
     /// Closes the plugin stores while the run still listens (a store flushing, or failing, as it
-    /// stops says so in the run's log, which is written out after), then stops listening.
+    /// stops says so in the run's log, which is written out after), warns of each that wrote
+    /// lines to stdout that are not protocol messages (as a run warns of its step plugins), then
+    /// stops listening.
     fn drop(&mut self) {
         if let Some(pool) = &self.pool {
-            close_plugin_stores(&StoreOutput::invocation(), pool);
+            let noise: Vec<String> = close_plugin_stores(&StoreOutput::invocation(), pool)
+                .iter()
+                .filter_map(|d| d.noise())
+                .collect();
+            super::bundle_run::warn_noise(&noise, self.observer.as_ref());
         }
         drop(self.listening.take());
     }

@@ -131,6 +131,29 @@ fn a_store_plugins_last_words_on_shutdown_are_in_the_runs_log() {
     );
 }
 
+/// A store plugin that writes lines to stdout that are not protocol messages is warned about when the
+/// run closes it, as a step plugin is: on the terminal and in the run's log.
+#[test]
+fn a_store_plugin_that_writes_noise_to_stdout_is_warned_about_by_the_run() {
+    let s = Sandboxed::new();
+    depot_run(
+        &s,
+        r#"echo "depot: looking up the tag"
+    printf '{"jsonrpc":"2.0","id":%s,"result":{"ref":"depot.example/envs/p:v1"}}\n' "$id""#,
+        "",
+    );
+    let r = s.run(&["run", "./imaged"]);
+    assert_eq!(r.code, 0, "{}", r.both());
+    let warning = "plugin agentenv-depot wrote";
+    assert!(
+        r.stderr.contains(warning) && r.stderr.contains("(first: 'depot: looking up the tag')"),
+        "{}",
+        r.both()
+    );
+    let log = std::fs::read_to_string(newest_log(&s)).unwrap();
+    assert!(log.contains(warning), "{log}");
+}
+
 /// A step with time to spare: the store call fails on the store plugin's own call timeout, and the
 /// step fails with that error rather than waiting out its own limit.
 #[test]
