@@ -1,7 +1,12 @@
 //! Sandbox providers. The built-in `local` provider needs nothing installed: a sandbox is a work folder
 //! `<$AGENT_ENV_LOCAL_SANDBOX_DIR>/agent-env-local-<8 hex>-<random>`, and the sandbox path `/app` maps to it.
+//! What one task run deployed, each name claimed once, is [`Deployed`] (`deployed.rs`).
 
 use std::path::{Path, PathBuf};
+
+mod deployed;
+
+pub use deployed::{DeployLog, Deployed, Teardown};
 
 /// The built-in provider's name.
 pub const LOCAL: &str = "local";
@@ -43,8 +48,14 @@ pub enum SandboxError {
     Climbs(String),
     #[error("sandbox_mode must be one of ['container', 'vm'], got '{0}'")]
     Mode(String),
-    #[error("Sandbox '{0}' is already deployed")]
-    AlreadyDeployed(String),
+    #[error("{}", already_deployed(.name, .by, *.underway))]
+    AlreadyDeployed {
+        name: String,
+        /// The step that deployed it (or is deploying it).
+        by: String,
+        /// Whether that step's deploy was still under way.
+        underway: bool,
+    },
     #[error("{path} leads through a symbolic link to {target}, outside the sandbox; agent-env reads and writes only the sandbox's own files")]
     LinkOutside { path: PathBuf, target: PathBuf },
     #[error("can't tell where {path} leads: {source}")]
@@ -52,6 +63,21 @@ pub enum SandboxError {
         path: PathBuf,
         source: std::io::Error,
     },
+}
+
+/// Why a task's second deploy of the sandbox `name` fails, and what to do instead: `by` is the
+/// step that deployed it first, `underway` whether it was still deploying it (so this step does
+/// not wait for it).
+fn already_deployed(name: &str, by: &str, underway: bool) -> String {
+    let fix = "a task deploys each sandbox once, so give this step another sandbox_name";
+    match underway {
+        false => format!(
+            "Sandbox '{name}' is already deployed (by step '{by}'): {fix}, or remove it and have the steps after it use the sandbox step '{by}' deploys"
+        ),
+        true => format!(
+            "Sandbox '{name}' is already deployed (step '{by}' is deploying it, and this step does not wait for it): {fix}, or remove it and make the steps that use '{name}' wait for step '{by}'"
+        ),
+    }
 }
 
 /// For a folder this user may not write: where sandboxes can go instead.
@@ -346,122 +372,5 @@ mod tests {
         p.teardown(&s).unwrap();
         assert!(!s.work_dir.exists());
         assert_eq!(std::fs::read_dir(root.path()).unwrap().count(), 0);
-    }
-}
-
-/// The sandboxes one task run deployed, with the provider that deployed them.
-pub struct Deployed {
-    provider: Box<dyn SandboxProvider>,
-    sandboxes: std::sync::Mutex<Vec<Sandbox>>,
-    /// What tearing down the sandboxes a retry replaced did, reported with the rest.
-    retired: std::sync::Mutex<Teardown>,
-    log: Option<std::sync::Arc<dyn DeployLog>>,
-}
-
-/// Told of each sandbox as it is deployed, so that what a killed run left can be found later.
-pub trait DeployLog: Send + Sync {
-    fn deployed(&self, work_dir: &std::path::Path);
-}
-
-/// What tearing a run's sandboxes down did.
-#[derive(Debug, Default)]
-pub struct Teardown {
-    pub torn_down: Vec<Sandbox>,
-    /// How many of `torn_down` a retry replaced while the task ran (they were down before the end).
-    pub replaced: usize,
-    /// Sandboxes still up, with why.
-    pub still_up: Vec<(Sandbox, String)>,
-}
-
-impl Deployed {
-    pub fn new(provider: Box<dyn SandboxProvider>) -> Self {
-        Deployed {
-            provider,
-            sandboxes: std::sync::Mutex::new(Vec::new()),
-            retired: std::sync::Mutex::new(Teardown::default()),
-            log: None,
-        }
-    }
-
-    /// The same, telling `log` of each sandbox deployed.
-    pub fn logged(mut self, log: Option<std::sync::Arc<dyn DeployLog>>) -> Self {
-        self.log = log;
-        self
-    }
-
-    pub fn provider(&self) -> &dyn SandboxProvider {
-        self.provider.as_ref()
-    }
-
-    /// Deploys a sandbox and remembers it for teardown.
-    pub fn deploy(&self, name: &str, mode: &str) -> Result<Sandbox, SandboxError> {
-        if self.get(name).is_some() {
-            return Err(SandboxError::AlreadyDeployed(name.to_string()));
-        }
-        let sandbox = self.provider.deploy(name, mode)?;
-        if let Some(log) = &self.log {
-            log.deployed(&sandbox.work_dir);
-        }
-        if let Ok(mut list) = self.sandboxes.lock() {
-            list.push(sandbox.clone());
-        }
-        Ok(sandbox)
-    }
-
-    /// The sandbox of this name.
-    pub fn get(&self, name: &str) -> Option<Sandbox> {
-        self.sandboxes
-            .lock()
-            .ok()?
-            .iter()
-            .rev()
-            .find(|s| s.name == name)
-            .cloned()
-    }
-
-    /// Every sandbox that is up.
-    pub fn all(&self) -> Vec<Sandbox> {
-        self.sandboxes.lock().map(|l| l.clone()).unwrap_or_default()
-    }
-
-    /// Tears down the sandbox of this name, for a retry that deploys it again: it is no longer up
-    /// under that name, and [`Deployed::teardown_all`] reports it (as torn down, or as still up
-    /// with why). Returns it, or `None` when none of that name is up.
-    pub fn retire(&self, name: &str) -> Option<Sandbox> {
-        let sandbox = {
-            let mut list = self.sandboxes.lock().ok()?;
-            let at = list.iter().rposition(|s| s.name == name)?;
-            list.remove(at)
-        };
-        let outcome = self.provider.teardown(&sandbox);
-        if let Ok(mut retired) = self.retired.lock() {
-            match outcome {
-                Ok(()) => {
-                    retired.torn_down.push(sandbox.clone());
-                    retired.replaced += 1;
-                }
-                Err(e) => retired.still_up.push((sandbox.clone(), e.to_string())),
-            }
-        }
-        Some(sandbox)
-    }
-
-    /// Tears every sandbox down.
-    pub fn teardown_all(&self) -> Teardown {
-        let list = match self.sandboxes.lock() {
-            Ok(mut l) => std::mem::take(&mut *l),
-            Err(_) => Vec::new(),
-        };
-        let mut report = match self.retired.lock() {
-            Ok(mut r) => std::mem::take(&mut *r),
-            Err(_) => Teardown::default(),
-        };
-        for s in list {
-            match self.provider.teardown(&s) {
-                Ok(()) => report.torn_down.push(s),
-                Err(e) => report.still_up.push((s, e.to_string())),
-            }
-        }
-        report
     }
 }

@@ -46,9 +46,10 @@ impl BuiltinStep for DeploySandbox {
     fn run(&self, step: &Map<String, Value>, env: &StepEnv<'_>) -> Result<(), StepError> {
         let name = str_field(step, "sandbox_name").unwrap_or("box");
         let mode = str_field(step, "sandbox_mode").unwrap_or("vm");
+        let by = crate::bundle::step_fields::step_id(step);
         let sandbox = env
             .sandboxes
-            .deploy(name, mode)
+            .deploy(name, mode, by)
             .map_err(|e| StepError::runtime(e.to_string()))?;
         let record = json!({
             "sandbox_name": sandbox.name,
