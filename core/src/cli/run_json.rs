@@ -116,6 +116,10 @@ pub struct WouldFailDocument {
     pub step_id: String,
     /// Why it would fail, as the dry run's note says it.
     pub error: String,
+    /// When which step fails the task is left to which starts first: the steps one of which does
+    /// (`step_id` is the last of them); left out otherwise.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub one_of: Vec<String>,
 }
 
 /// One attempt of one step.
@@ -229,6 +233,7 @@ impl RunObserver for RunCollector {
             RunEvent::TaskWouldFail {
                 task_path,
                 step_id,
+                one_of,
                 message,
                 ..
             } => {
@@ -237,6 +242,7 @@ impl RunObserver for RunCollector {
                     would_fail.push(WouldFailDocument {
                         step_id: step_id.clone(),
                         error: message.clone(),
+                        one_of: one_of.clone(),
                     });
                 }
             }

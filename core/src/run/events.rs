@@ -176,6 +176,9 @@ pub enum RunEvent {
         task_id: String,
         task_path: String,
         step_id: String,
+        /// When which step fails it is left to which starts first: the steps one of which does
+        /// (`step_id` is the last of them); else empty.
+        one_of: Vec<String>,
         message: String,
     },
     /// A dry run's plan: a score a task's step would give whatever it finds (its weights add up to

@@ -75,6 +75,7 @@ pub fn execute(
                 task_id: w.task_id,
                 task_path: w.task_path,
                 step_id: w.step_id,
+                one_of: w.one_of,
                 message: w.message,
             });
         }

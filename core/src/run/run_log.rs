@@ -371,9 +371,16 @@ pub fn describe(event: &RunEvent) -> String {
         RunEvent::TaskWouldFail {
             task_path,
             step_id,
+            one_of,
             message,
             ..
-        } => format!("[{task_path}] would fail at step '{step_id}': {message}"),
+        } => match one_of.as_slice() {
+            [] => format!("[{task_path}] would fail at step '{step_id}': {message}"),
+            steps => format!(
+                "[{task_path}] would fail at one of the steps {}: {message}",
+                crate::config::tables::py_list(steps)
+            ),
+        },
         RunEvent::TaskWouldScore {
             task_path,
             step_id,

@@ -1,7 +1,9 @@
 //! What a dry run can tell of a task's sandboxes when all its steps are built in (a plugin's step may
 //! deploy one of its own): a step that names a sandbox no `deploy_sandbox` step deploys, and a sandbox
-//! deployed twice. Each is sorted: a sure failure (the run would fail the task) or a notice (a step
-//! fails without failing the task, or whether it fails is left to which step starts first).
+//! deployed twice (by a step that waits for the first deploy, or by two that start apart and claim
+//! the name one after the other: the second fails). Each is sorted: a sure failure (the run would
+//! fail the task) or a notice (a step fails without failing the task, or whether the task fails
+//! with it is left to which step starts first).
 
 use serde_json::Value;
 
@@ -14,6 +16,9 @@ pub(super) struct SandboxPrediction {
     pub message: String,
     /// The step whose failure fails the task, when the run surely fails it; `None` for a notice.
     pub fails_task_at: Option<String>,
+    /// When which step fails is left to which starts first: the steps one of which fails (the
+    /// last of them is `fails_task_at`); else empty.
+    pub one_of: Vec<String>,
 }
 
 /// What a dry run can tell of the sandboxes of a task of `steps`, in step order: nothing when a
@@ -73,8 +78,9 @@ const NOT_FATAL: &str = ", without failing the task (its fail_task_on_error is f
 /// The step `i` deploys a sandbox the `earlier` deploy steps deploy too (`before`: the steps it
 /// waits for). It fails when one of them has deployed it first: surely when it waits for one, and
 /// the task with it when both fail the task on error (one that may fail without failing it could
-/// leave the name free). Two that do not wait for each other start together, and which one fails
-/// (if either does) is left to chance.
+/// leave the name free). Two that do not wait for each other both start, and the one that claims
+/// the name second fails: the task surely fails when both fail it on error, and which step fails
+/// it is left to which starts first.
 fn deployed_again(
     steps: &[PlannedStep],
     i: usize,
@@ -86,14 +92,7 @@ fn deployed_again(
     let first = *earlier.first()?;
     let waited: Vec<usize> = earlier.iter().copied().filter(|&j| before[j]).collect();
     let Some(&deployer) = waited.first() else {
-        return Some(SandboxPrediction {
-            message: format!(
-                "two deploy_sandbox steps deploy the sandbox '{name}' ('{}' and '{}') and neither waits for the other: a task deploys each sandbox once, so the one that starts second may fail",
-                steps[first].id(),
-                step.id()
-            ),
-            fails_task_at: None,
-        });
+        return Some(deployed_together(&steps[first], step, name));
     };
     let head = format!(
         "two deploy_sandbox steps deploy the sandbox '{name}' ('{}', then '{}'): a task deploys each sandbox once, so step '{}' fails",
@@ -106,6 +105,7 @@ fn deployed_again(
         (true, true) => SandboxPrediction {
             message: format!("{head}, and the task with it"),
             fails_task_at: Some(step.id().to_string()),
+            one_of: Vec::new(),
         },
         (true, false) => SandboxPrediction {
             message: format!(
@@ -113,12 +113,44 @@ fn deployed_again(
                 steps[deployer].id()
             ),
             fails_task_at: None,
+            one_of: Vec::new(),
         },
         (false, _) => SandboxPrediction {
             message: format!("{head}{NOT_FATAL}"),
             fails_task_at: None,
+            one_of: Vec::new(),
         },
     })
+}
+
+/// The steps `a` and `b` (in step order) both deploy the sandbox `name` and neither waits for the
+/// other: both start, and the one that starts second finds the name taken and fails.
+fn deployed_together(a: &PlannedStep, b: &PlannedStep, name: &str) -> SandboxPrediction {
+    let (a_id, b_id) = (a.id(), b.id());
+    let head = format!(
+        "two deploy_sandbox steps deploy the sandbox '{name}' ('{a_id}' and '{b_id}') and neither waits for the other: a task deploys each sandbox once, so one of '{a_id}' and '{b_id}' fails, whichever starts second"
+    );
+    let notice = |message: String| SandboxPrediction {
+        message,
+        fails_task_at: None,
+        one_of: Vec::new(),
+    };
+    match (a.fail_task_on_error, b.fail_task_on_error) {
+        (true, true) => SandboxPrediction {
+            message: format!("{head}, and the task with it"),
+            fails_task_at: Some(b_id.to_string()),
+            one_of: vec![a_id.to_string(), b_id.to_string()],
+        },
+        (false, false) => notice(format!(
+            "{head}, without failing the task (the fail_task_on_error of both is false)"
+        )),
+        (true, false) => notice(format!(
+            "{head}; the task fails with it if that is '{a_id}' (the fail_task_on_error of '{b_id}' is false)"
+        )),
+        (false, true) => notice(format!(
+            "{head}; the task fails with it if that is '{b_id}' (the fail_task_on_error of '{a_id}' is false)"
+        )),
+    }
 }
 
 /// A step that names the sandbox `name`, which no step of its task deploys: it fails when it runs,
@@ -132,10 +164,12 @@ fn undeployed(step: &PlannedStep, name: &str) -> SandboxPrediction {
         true => SandboxPrediction {
             message: format!("{head}, and the task with it"),
             fails_task_at: Some(step.id().to_string()),
+            one_of: Vec::new(),
         },
         false => SandboxPrediction {
             message: format!("{head}{NOT_FATAL}"),
             fails_task_at: None,
+            one_of: Vec::new(),
         },
     }
 }
@@ -204,21 +238,59 @@ mod tests {
     }
 
     #[test]
-    fn two_deploys_that_do_not_wait_for_each_other_are_a_notice() {
+    fn two_deploys_that_do_not_wait_for_each_other_fail_the_task_through_either() {
         let steps = [
             step("a", "deploy_sandbox", "box", &[], true),
             step("b", "deploy_sandbox", "box", &[], true),
         ];
         let p = sandbox_predictions(&steps);
-        assert_eq!(failing_steps(&p), [None]);
-        assert!(p[0].message.contains("neither waits for the other"));
-        // Waiting through a step between them is waiting all the same.
+        assert_eq!(failing_steps(&p), [Some("b")]);
+        assert_eq!(p[0].one_of, ["a", "b"]);
+        assert_eq!(
+            p[0].message,
+            "two deploy_sandbox steps deploy the sandbox 'box' ('a' and 'b') and neither waits for the other: a task deploys each sandbox once, so one of 'a' and 'b' fails, whichever starts second, and the task with it"
+        );
+        // Waiting through a step between them is waiting all the same: the second surely fails.
         let steps = [
             step("a", "deploy_sandbox", "box", &[], true),
             step("l", "load_artifact", "box", &[0], true),
             step("b", "deploy_sandbox", "box", &[1], true),
         ];
-        assert_eq!(failing_steps(&sandbox_predictions(&steps)), [Some("b")]);
+        let p = sandbox_predictions(&steps);
+        assert_eq!(failing_steps(&p), [Some("b")]);
+        assert!(p[0].one_of.is_empty());
+    }
+
+    #[test]
+    fn two_deploys_apart_of_which_one_may_fail_without_failing_the_task_are_a_notice() {
+        for (fatal, said) in [
+            (
+                [true, false],
+                "; the task fails with it if that is 'a' (the fail_task_on_error of 'b' is false)",
+            ),
+            (
+                [false, true],
+                "; the task fails with it if that is 'b' (the fail_task_on_error of 'a' is false)",
+            ),
+            (
+                [false, false],
+                ", without failing the task (the fail_task_on_error of both is false)",
+            ),
+        ] {
+            let steps = [
+                step("a", "deploy_sandbox", "box", &[], fatal[0]),
+                step("b", "deploy_sandbox", "box", &[], fatal[1]),
+            ];
+            let p = sandbox_predictions(&steps);
+            assert_eq!(failing_steps(&p), [None], "{fatal:?}");
+            assert!(p[0].one_of.is_empty(), "{fatal:?}");
+            assert!(
+                p[0].message
+                    .ends_with(&format!("whichever starts second{said}")),
+                "{}",
+                p[0].message
+            );
+        }
     }
 
     #[test]

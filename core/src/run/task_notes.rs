@@ -33,6 +33,9 @@ pub(super) struct WouldFail {
     pub task_path: String,
     /// The step whose failure fails it.
     pub step_id: String,
+    /// When which step fails is left to which starts first: the steps one of which fails it (the
+    /// last of them is `step_id`); else empty.
+    pub one_of: Vec<String>,
     pub message: String,
 }
 
@@ -60,6 +63,7 @@ pub(super) fn say_task_notes(
                     task_id: t.task.id.clone(),
                     task_path: t.task.path.clone(),
                     step_id,
+                    one_of: p.one_of,
                     message: p.message.clone(),
                 });
             }

@@ -140,8 +140,9 @@ fn a_dry_run_that_sees_a_sure_failure_exits_as_the_run_would() {
 }
 
 /// What does not fail the task is a notice: a field name that is likely a typo, a step that fails
-/// without failing the task, two steps deploying one sandbox that do not wait for each other (which
-/// fails, if either, is left to which starts first). The dry run says each and exits 0.
+/// without failing the task, two steps deploying one sandbox that do not wait for each other when
+/// only one of them fails the task on error (whether the task fails is left to which starts
+/// first). The dry run says each and exits 0.
 #[test]
 fn a_dry_run_with_only_notices_exits_0() {
     let s = Sandboxed::new();
@@ -182,15 +183,91 @@ fn a_dry_run_with_only_notices_exits_0() {
     s.write(
         "apart/tasks/t.json",
         r#"[{"id": "a", "type": "deploy_sandbox", "sandbox_name": "box"},
-            {"id": "b", "type": "deploy_sandbox", "sandbox_name": "box", "depends_on": []}]"#,
+            {"id": "b", "type": "deploy_sandbox", "sandbox_name": "box", "depends_on": [],
+             "fail_task_on_error": false}]"#,
     );
     let r = s.run(&["run", "--dry-run", "./apart"]);
     assert_eq!(r.code, 0, "{}", r.both());
     assert!(
-        r.stderr.contains("note: tasks/t.json: two deploy_sandbox steps deploy the sandbox 'box' ('a' and 'b') and neither waits for the other"),
+        r.stderr.contains("note: tasks/t.json: two deploy_sandbox steps deploy the sandbox 'box' ('a' and 'b') and neither waits for the other: a task deploys each sandbox once, so one of 'a' and 'b' fails, whichever starts second; the task fails with it if that is 'a' (the fail_task_on_error of 'b' is false)\n"),
         "{}",
         r.both()
     );
+    assert!(!r.stderr.contains(CLOSING), "{}", r.both());
+}
+
+/// Two steps that deploy one sandbox and do not wait for each other both start: whichever claims
+/// the name second fails, however close together they start, and the task with it when both fail
+/// it on error. The dry run says which (in words: one of the two) and exits 1; the run fails the
+/// task at exactly one of them, leaving one sandbox to tear down.
+#[test]
+fn two_deploys_of_one_sandbox_that_start_apart_fail_the_task_at_one_of_them() {
+    let s = Sandboxed::new();
+    s.write(
+        "apart/tasks/t.json",
+        r#"[{"id": "a", "type": "deploy_sandbox", "sandbox_name": "box"},
+            {"id": "b", "type": "deploy_sandbox", "sandbox_name": "box", "depends_on": []}]"#,
+    );
+    let said = "two deploy_sandbox steps deploy the sandbox 'box' ('a' and 'b') and neither waits for the other: a task deploys each sandbox once, so one of 'a' and 'b' fails, whichever starts second, and the task with it";
+    let r = s.run(&["run", "--dry-run", "./apart"]);
+    assert_eq!(r.code, 1, "{}", r.both());
+    assert!(
+        r.stderr.contains(&format!("note: tasks/t.json: {said}\n")),
+        "{}",
+        r.both()
+    );
+    assert_eq!(
+        r.stderr.lines().last().unwrap_or_default(),
+        "1 of 1 task would fail (tasks/t.json; the notes above say why): this dry run exits 1, as a real run would",
+        "{}",
+        r.both()
+    );
+
+    let r = s.run(&["run", "--dry-run", "./apart", "--json"]);
+    assert_eq!(r.code, 1, "{}", r.both());
+    let doc = json_of(&r);
+    assert_eq!(
+        doc["tasks"][0]["would_fail"],
+        json!([{"step_id": "b", "error": said, "one_of": ["a", "b"]}])
+    );
+
+    // The run: both steps start as soon as the task does; each time, exactly one gets the sandbox.
+    for _ in 0..3 {
+        let run = s.run(&["run", "./apart", "--json"]);
+        assert_eq!(run.code, 1, "{}", run.both());
+        let doc = json_of(&run);
+        let task = &doc["tasks"][0];
+        assert_eq!(task["outcome"], "failed", "{task}");
+        let mut ends: Vec<(String, String)> = task["steps"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|st| {
+                (
+                    st["status"].as_str().unwrap().to_string(),
+                    st["error"].as_str().unwrap_or_default().to_string(),
+                )
+            })
+            .collect();
+        ends.sort();
+        assert_eq!(ends.len(), 2, "{task}");
+        assert_eq!(ends[0].0, "failed", "{task}");
+        assert!(
+            ends[0].1.starts_with("Sandbox 'box' is already deployed ")
+                && ends[0].1.contains(
+                    ": a task deploys each sandbox once, so give this step another sandbox_name"
+                ),
+            "{task}"
+        );
+        assert_eq!(ends[1], ("succeeded".to_string(), String::new()), "{task}");
+        assert!(
+            run.stderr.contains("Tore down 1 sandbox.")
+                || run.stdout.contains("Tore down 1 sandbox."),
+            "{}",
+            run.both()
+        );
+        assert!(s.sandboxes_left().is_empty(), "{:?}", s.sandboxes_left());
+    }
 }
 
 /// Weights that add up to 0 score the step 0 whatever its checks find: under `--fail-under` above 0
