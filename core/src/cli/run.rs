@@ -458,11 +458,21 @@ fn dry_run_line(paths: &[&str], planned: usize, what: &str, code: i32) -> String
     )
 }
 
-/// The tasks of a dry run with a step whose fixed score is below `minimum`, and a line for each.
+/// The tasks of a dry run with a step whose fixed score is below `minimum`, or that would end with no
+/// score (below any, as the run counts it), and a line for each.
 fn would_be_below(document: &RunDocument, minimum: f64) -> (Vec<&str>, Vec<String>) {
     let mut paths = Vec::new();
     let mut lines = Vec::new();
     for t in &document.tasks {
+        if t.would_be_unscored == Some(true) {
+            paths.push(t.path.as_str());
+            lines.push(format!(
+                "{}: none of its steps gives a score, so it would have none, below --fail-under {} whatever they find",
+                t.path,
+                format_g(minimum)
+            ));
+            continue;
+        }
         let Some(scores) = &t.would_score else {
             continue;
         };

@@ -21,7 +21,8 @@ pub struct RunDocument {
     /// `passed` (every task passed), `failed` (a task failed), `below_fail_under` (a score is below
     /// `--fail-under`), `not_passed` (a task scored below 1 or was unscored), `cancelled`, `dry_run`
     /// (its `exit_code` 1 when it sees a task the run would fail: the tasks' `would_fail`; 3 when
-    /// one would score below `--fail-under` whatever it finds: their `would_score`), or
+    /// one would score below `--fail-under` whatever it finds: their `would_score`, or end with no
+    /// score: their `would_be_unscored`), or
     /// `error` (the run could not start; see `error`).
     pub status: String,
     /// The exit code agent-env exits with.
@@ -108,6 +109,10 @@ pub struct TaskDocument {
     /// add up to 0), which `--fail-under` holds it to; empty when no step's score is fixed.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub would_score: Option<Map<String, Value>>,
+    /// A dry run only: whether the task would end with no score whatever its steps find (each is
+    /// built in, and none gives one), which `--fail-under` counts as below any score.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub would_be_unscored: Option<bool>,
 }
 
 /// A step a dry run tells would fail its task.
@@ -226,6 +231,7 @@ impl RunObserver for RunCollector {
                     .map(|t| TaskDocument {
                         would_fail: Some(Vec::new()),
                         would_score: Some(Map::new()),
+                        would_be_unscored: Some(false),
                         ..planned(t)
                     })
                     .collect()
@@ -244,6 +250,12 @@ impl RunObserver for RunCollector {
                         error: message.clone(),
                         one_of: one_of.clone(),
                     });
+                }
+            }
+            RunEvent::TaskWouldBeUnscored { task_path, .. } => {
+                let task = doc.tasks.iter_mut().find(|t| &t.path == task_path);
+                if let Some(unscored) = task.and_then(|t| t.would_be_unscored.as_mut()) {
+                    *unscored = true;
                 }
             }
             RunEvent::EntityDecided {
@@ -414,6 +426,7 @@ fn planned(t: &crate::run::events::PlannedTaskInfo) -> TaskDocument {
         steps: Vec::new(),
         would_fail: None,
         would_score: None,
+        would_be_unscored: None,
     }
 }
 

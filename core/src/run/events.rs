@@ -189,6 +189,10 @@ pub enum RunEvent {
         step_id: String,
         score: f64,
     },
+    /// A dry run's plan: a task that would end with no score whatever its steps find (none of them
+    /// gives one), which `--fail-under` counts as below any score; said after
+    /// [`RunEvent::RunPlanned`].
+    TaskWouldBeUnscored { task_id: String, task_path: String },
     /// A task of the bundle that does not run, and why.
     TaskSkipped {
         task_id: String,

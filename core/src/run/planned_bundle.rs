@@ -87,6 +87,12 @@ pub fn execute(
                 score: w.score,
             });
         }
+        for w in told.would_be_unscored {
+            options.observer.event(&RunEvent::TaskWouldBeUnscored {
+                task_id: w.task_id,
+                task_path: w.task_path,
+            });
+        }
         skipped_events(plan, true, options.observer.as_ref());
         out.line(DRY_RUN_DONE);
         return Ok(RunStatus::DryRun { versions });

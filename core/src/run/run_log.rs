@@ -381,6 +381,9 @@ pub fn describe(event: &RunEvent) -> String {
                 crate::config::tables::py_list(steps)
             ),
         },
+        RunEvent::TaskWouldBeUnscored { task_path, .. } => {
+            format!("[{task_path}] would end with no score: none of its steps gives one")
+        }
         RunEvent::TaskWouldScore {
             task_path,
             step_id,

@@ -1,6 +1,7 @@
 //! Notes on the planned tasks' steps before they run: fields their built-in steps do not read,
 //! criteria of types they do not know and, on a dry run, the sandboxes a task will not find (with
-//! the tasks the run would fail for it).
+//! the tasks the run would fail for it), the scores its steps would give whatever they find, and the
+//! tasks that would end with no score.
 
 use super::builtin_steps;
 use super::events::{RunEvent, RunObserver};
@@ -8,12 +9,21 @@ use super::plan;
 use super::sandbox_predictions::sandbox_predictions;
 use crate::output::Output;
 
-/// What a dry run tells of its tasks beyond its notes: those the run would fail, and the scores
-/// their steps would give whatever they find.
+/// What a dry run tells of its tasks beyond its notes: those the run would fail, the scores their
+/// steps would give whatever they find, and those that would end with no score.
 #[derive(Debug, Default)]
 pub(super) struct Predictions {
     pub would_fail: Vec<WouldFail>,
     pub would_score: Vec<WouldScore>,
+    pub would_be_unscored: Vec<WouldBeUnscored>,
+}
+
+/// A task that would end with no score whatever its steps find: each is built in, and none of
+/// them gives one (a plugin's step may give one).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(super) struct WouldBeUnscored {
+    pub task_id: String,
+    pub task_path: String,
 }
 
 /// A score a task's step gives whatever it finds, when the step fails the task on error (one that
@@ -88,6 +98,12 @@ pub(super) fn say_task_notes(
                 }
             }
         }
+        if predictions && unscored(&t.steps) {
+            told.would_be_unscored.push(WouldBeUnscored {
+                task_id: t.task.id.clone(),
+                task_path: t.task.path.clone(),
+            });
+        }
         for note in notes {
             out.note(&format!("note: {}: {note}", t.task.path));
             observer.event(&RunEvent::Warning {
@@ -97,4 +113,12 @@ pub(super) fn say_task_notes(
         }
     }
     told
+}
+
+/// Whether a task of `steps` surely ends with no score: each step is built in, and none gives one.
+fn unscored(steps: &[plan::PlannedStep]) -> bool {
+    steps.iter().all(|s| match s.kind {
+        plan::StepKind::Builtin(b) => !b.gives_score(),
+        plan::StepKind::Plugin { .. } => false,
+    })
 }

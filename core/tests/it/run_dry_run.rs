@@ -321,3 +321,80 @@ fn a_dry_run_holds_a_fixed_score_to_fail_under() {
     let run = s.run(&["run", "./zero", "--fail-under", "0.5"]);
     assert_eq!(run.code, 3, "{}", run.both());
 }
+
+/// A task whose steps are all built in and none of which gives a score ends with none, which
+/// `--fail-under` counts as below any score: the run exits 3, and so does the dry run (at 0 too),
+/// naming the task; without it the dry run exits 0.
+#[test]
+fn a_dry_run_holds_a_task_with_no_score_to_fail_under() {
+    let s = Sandboxed::new();
+    s.write(
+        "plain/tasks/t.json",
+        r#"[{"id": "box", "type": "deploy_sandbox", "sandbox_name": "box"}]"#,
+    );
+    s.write(
+        "plain/tasks/scored.json",
+        r#"[{"id": "box", "type": "deploy_sandbox", "sandbox_name": "box"},
+            {"id": "v", "type": "verify_sandbox", "sandbox_name": "box", "verifier_id": "v",
+             "criteria": [{"type": "probe_dir_exists", "paths": ["."]}]}]"#,
+    );
+    for minimum in ["0.5", "0"] {
+        let r = s.run(&["run", "--dry-run", "./plain", "--fail-under", minimum]);
+        assert_eq!(r.code, 3, "{minimum}: {}", r.both());
+        let tail: Vec<&str> = r.stderr.lines().rev().take(2).collect();
+        assert_eq!(
+            tail,
+            [
+                format!("1 of 2 tasks would score below --fail-under {minimum} (tasks/t.json; the notes above say why): this dry run exits 3, as a real run would"),
+                format!("tasks/t.json: none of its steps gives a score, so it would have none, below --fail-under {minimum} whatever they find"),
+            ],
+            "{}",
+            r.both()
+        );
+        // The run itself: 3, as the dry run said.
+        let run = s.run(&["run", "./plain", "--fail-under", minimum]);
+        assert_eq!(run.code, 3, "{minimum}: {}", run.both());
+    }
+    let r = s.run(&[
+        "run",
+        "--dry-run",
+        "./plain",
+        "--fail-under",
+        "0.5",
+        "--json",
+    ]);
+    assert_eq!(r.code, 3, "{}", r.both());
+    let doc = json_of(&r);
+    assert_eq!(
+        (&doc["status"], &doc["exit_code"]),
+        (&json!("dry_run"), &json!(3))
+    );
+    let mut unscored: Vec<(&str, &Value, &Value)> = doc["tasks"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|t| {
+            (
+                t["path"].as_str().unwrap(),
+                &t["would_be_unscored"],
+                &t["would_score"],
+            )
+        })
+        .collect();
+    unscored.sort_by_key(|(path, ..)| *path);
+    assert_eq!(
+        unscored,
+        [
+            ("tasks/scored.json", &json!(false), &json!({})),
+            ("tasks/t.json", &json!(true), &json!({})),
+        ]
+    );
+
+    let r = s.run(&["run", "--dry-run", "./plain"]);
+    assert_eq!(r.code, 0, "{}", r.both());
+    assert!(!r.stderr.contains(CLOSING), "{}", r.both());
+    // A real run's tasks carry no prediction.
+    let run = s.run(&["run", "./plain", "--json"]);
+    assert_eq!(run.code, 0, "{}", run.both());
+    assert!(json_of(&run)["tasks"][0].get("would_be_unscored").is_none());
+}

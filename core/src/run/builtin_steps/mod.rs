@@ -114,6 +114,11 @@ pub trait BuiltinStep: Sync {
     fn fixed_score(&self, _step: &Map<String, Value>) -> Option<f64> {
         None
     }
+    /// Whether the step may give its task a score (it writes the task's `verifications`): a task
+    /// none of whose steps may ends with none, whatever they find.
+    fn gives_score(&self) -> bool {
+        false
+    }
     /// The fields of its own it reads, besides those every step has ([`STEP_FIELDS`]).
     fn fields(&self) -> &'static [&'static str] {
         &[]

@@ -148,6 +148,10 @@ impl BuiltinStep for VerifySandbox {
         zero_weights(step).map(|_| 0.0)
     }
 
+    fn gives_score(&self) -> bool {
+        true
+    }
+
     fn check(&self, step: &Map<String, Value>) -> Vec<String> {
         let mut problems = Vec::new();
         require_str(step, "sandbox_name", &mut problems);
