@@ -11,21 +11,6 @@ use serde_json::Value;
 
 use crate::support::run::Sandboxed;
 
-/// A task whose criterion waits until the file `release` exists: a run that goes on until the test
-/// lets it end.
-fn write_waiting_bundle(s: &Sandboxed, release: &Path) {
-    s.write(
-        "slow/tasks/slow.json",
-        &format!(
-            r#"[{{"id": "box", "type": "deploy_sandbox", "sandbox_name": "box"}},
-                {{"id": "wait", "type": "verify_sandbox", "sandbox_name": "box", "verifier_id": "w",
-                  "criteria": [{{"type": "bash_cmd_succeeds",
-                                 "command": "while [ ! -e '{}' ]; do sleep 0.05; done"}}]}}]"#,
-            release.display()
-        ),
-    );
-}
-
 /// Starts `agent-env run ./slow --json` and waits until its task is recorded running in its
 /// sandbox.
 fn start_waiting_run(s: &Sandboxed) -> Child {
@@ -84,7 +69,7 @@ fn wait_for(what: &str, ready: impl Fn() -> bool) {
 fn a_run_from_a_state_folder_copied_mid_run_leaves_the_live_run_alone() {
     let s = Sandboxed::new();
     let release = s.dir.path().join("release");
-    write_waiting_bundle(&s, &release);
+    s.write_waiting_bundle(&release);
     let live = start_waiting_run(&s);
     let cache = s.dir.path().join("cache");
     copy_folder(&s.dir.path().join("state"), &cache);
@@ -143,7 +128,7 @@ fn log_of(doc: &Value) -> PathBuf {
 fn the_pruning_of_old_logs_leaves_the_log_of_a_run_still_going() {
     let s = Sandboxed::new();
     let release = s.dir.path().join("release");
-    write_waiting_bundle(&s, &release);
+    s.write_waiting_bundle(&release);
     let live = start_waiting_run(&s);
     let logs = s.state().join("logs");
     let count = || std::fs::read_dir(&logs).map_or(0, |d| d.count());

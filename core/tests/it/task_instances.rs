@@ -154,16 +154,7 @@ fn one_instance_shows_its_steps_timings_and_failure() {
 fn a_running_tasks_instance_shows_the_steps_it_finished() {
     let s = Sandboxed::new();
     let gate = s.home().join("gate");
-    s.write(
-        "slow/tasks/slow.json",
-        &format!(
-            r#"[{{"id": "box", "type": "deploy_sandbox", "sandbox_name": "box"}},
-                {{"id": "wait", "type": "verify_sandbox", "sandbox_name": "box", "verifier_id": "w",
-                  "criteria": [{{"type": "bash_cmd_succeeds",
-                                 "command": "while [ ! -e '{}' ]; do sleep 0.02; done"}}]}}]"#,
-            gate.display()
-        ),
-    );
+    s.write_waiting_bundle(&gate);
     let mut run = s
         .command(&["run", "./slow"])
         .stdout(std::process::Stdio::null())

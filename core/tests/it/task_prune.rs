@@ -136,16 +136,7 @@ fn an_instance_still_running_is_kept() {
     let s = Sandboxed::new();
     assert_eq!(s.run(&["run", "hello"]).code, 0);
     let gate = s.home().join("gate");
-    s.write(
-        "slow/tasks/slow.json",
-        &format!(
-            r#"[{{"id": "box", "type": "deploy_sandbox", "sandbox_name": "box"}},
-                {{"id": "wait", "type": "verify_sandbox", "sandbox_name": "box", "verifier_id": "w",
-                  "criteria": [{{"type": "bash_cmd_succeeds",
-                                 "command": "while [ ! -e '{}' ]; do sleep 0.02; done"}}]}}]"#,
-            gate.display()
-        ),
-    );
+    s.write_waiting_bundle(&gate);
     let mut run = s
         .command(&["run", "./slow"])
         .stdout(std::process::Stdio::null())

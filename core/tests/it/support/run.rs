@@ -85,6 +85,21 @@ impl Sandboxed {
         path
     }
 
+    /// The bundle `./slow`: one task whose criterion waits until the file `release` exists, so a run
+    /// of it goes on until the test lets it end.
+    pub fn write_waiting_bundle(&self, release: &Path) {
+        self.write(
+            "slow/tasks/slow.json",
+            &format!(
+                r#"[{{"id": "box", "type": "deploy_sandbox", "sandbox_name": "box"}},
+                    {{"id": "wait", "type": "verify_sandbox", "sandbox_name": "box", "verifier_id": "w",
+                      "criteria": [{{"type": "bash_cmd_succeeds",
+                                     "command": "while [ ! -e '{}' ]; do sleep 0.02; done"}}]}}]"#,
+                release.display()
+            ),
+        );
+    }
+
     /// Entries left in the sandbox root (none once every sandbox is torn down).
     pub fn sandboxes_left(&self) -> Vec<String> {
         match std::fs::read_dir(self.sandboxes()) {
