@@ -238,7 +238,9 @@ impl Session {
     /// The stores the configuration selects (`[stores.<kind>]`, the `AGENT_ENV_<KIND>_STORE`
     /// variables, else the built-in local stores), each built on first use: `secret:` references
     /// resolve through the configured secret store, and a plugin's store opens in its plugin (see
-    /// [`plugin_store_opener`](Self::plugin_store_opener)). What a plugin's `host.store.*` calls reach.
+    /// [`plugin_store_opener`](Self::plugin_store_opener)). What a plugin's `host.store.*` calls reach
+    /// in a stored task's run and in a plugin command; a bundle run answers its steps' object and
+    /// document calls from its @local stores instead (`run::plugin_steps`).
     pub fn stores(&self) -> &Arc<StoreSet> {
         self.stores.get_or_init(|| {
             Arc::new(configured_stores_opening_plugins(

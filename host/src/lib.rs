@@ -2,9 +2,10 @@
 //! reports everything they do wrong with a stable code.
 //!
 //! This crate sits just above `agent-env-protocol` and below everything else: it knows manifests
-//! and the wire protocol, never config files, discovery, stores or the CLI. It never reads the
-//! environment and never prints; its caller passes in a [`HostConfig`] (the host's version and the
-//! timeouts) and the [`HostServices`] that answer a plugin's calls back.
+//! and the wire protocol, never config files, discovery, stores or the CLI. It never prints, and reads
+//! the environment only when its caller gives none: its caller passes in a [`HostConfig`] (the host's
+//! version, the timeouts, and the environment children's are filtered from: `parent_env`, without
+//! which this process's own is read) and the [`HostServices`] that answer a plugin's calls back.
 //!
 //! Where things live:
 //!
@@ -20,8 +21,13 @@
 //! - `process.rs`: [`PluginProcess`], one child: handshake, calls, diagnosis, graceful shutdown.
 //! - `pool.rs`: [`PluginHost`], the children of one invocation: lazy start, reuse, restart,
 //!   crash-loop breaker, shutdown of all.
-//! - `handler.rs`: the host's side of the connection, routing `host.*` requests to the services.
+//! - `handler.rs`: the host's side of the connection: a plugin's requests and notifications read,
+//!   `$/log` and `$/progress` kept, `host.*` requests handed to the call router.
+//! - `routing.rs`: which services answer a `host.*` request: those of the call it names (`call_id`).
 //! - `services.rs`: [`HostServices`], what the host answers when a plugin calls it.
+//! - `env_policy.rs`: which of agent-env's environment variables a plugin child gets.
+//! - `pins.rs`: the sha256 pins of what `plugin add` installed; a changed file is not started.
+//! - `descendants.rs`: a plugin's descendants that left its process group, found and stopped.
 //! - `exit.rs`: watching the child's wait status and signalling it without racing the reaper.
 //! - `start_abort.rs`: [`StartAbort`], a switch that stops plugin starts (a run's Ctrl-C).
 //! - `stderr.rs`: [`StderrTail`], the bounded tail of a child's stderr.

@@ -10,6 +10,10 @@
 //!   [`similar`]: the likeness of two words, for the "did you mean" of a misspelled setting.
 //! - [`kits`]: the conformance kits, run in-process against any store; they return a report and never print.
 //!
+//! Tests: each module's own unit tests here; the serve/remote round trip across a real pipe, and the kits
+//! against the built-in, hosted and plugin stores, are black-box tests of the `agent-env` crate
+//! (`core/tests/it/store_kits.rs`, `store_dispatch.rs` and the other `store_*.rs`).
+//!
 //! It depends on the protocol crate only: the local SQLite and filesystem stores live in the core.
 
 #![warn(missing_docs)]

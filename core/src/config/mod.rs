@@ -14,6 +14,18 @@
 //! - [`impls`] and [`provider_entries`] for the registration tables' shapes.
 //! - [`check_all`] / [`check::preflight`] before a run starts any step.
 //! - [`sandbox_chain::no_provider_here`]: why `--sandbox` or `[sandbox] default` picks no provider.
+//!
+//! How `[stores.object]` becomes a store, in order (the other kinds go the same way):
+//! 1. `store_selection`: which class the kind uses (`AGENT_ENV_OBJECT_STORE` > `[stores.object]` > the
+//!    built-in default), every layer kept for `config show`; the `config` table still unresolved.
+//! 2. `configured_store`: the table's `env:`/`secret:` references resolved (secrets through the configured
+//!    secret store), giving a store spec.
+//! 3. `stores::from_spec`: the class named (a built-in one, a hosted one in `stores::hosted`, whose table
+//!    `stores::config_table` checks, or a plugin's `<package>:<Class>`, opened in its plugin by
+//!    `stores::plugin_stores`) and built.
+//! 4. `configured_store_set`: the four kinds as one `stores::StoreSet`, each built on first use, which a
+//!    session (and each run) holds; `store_builder` is the seam `config check` and a run's preflight
+//!    build stores through.
 
 pub mod check;
 pub mod configured_store;

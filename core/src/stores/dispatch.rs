@@ -1,5 +1,6 @@
 //! `HostStoreDispatcher`: answers a plugin's `host.store.<kind>.<op>` requests (docs/protocol.md §5)
-//! against the host's configured stores, each built on first use. `host.store.document.drop_collection`
+//! against the [`StoreSet`] it was given (the configured stores, or a bundle run's @local object and
+//! document stores beside the configured secret and image stores), each built on first use. `host.store.document.drop_collection`
 //! is not offered: a plugin may delete documents but not drop a collection of the user's store.
 
 use std::sync::Arc;
@@ -13,7 +14,7 @@ use super::store_set::StoreSet;
 use agent_env_store::serve;
 use agent_env_store::StoreKind;
 
-/// Routes store requests to the configured stores.
+/// Routes store requests to the stores of the set it was given.
 pub struct HostStoreDispatcher {
     stores: Arc<StoreSet>,
 }

@@ -1,5 +1,5 @@
-//! [`StoreSet`]: the stores of one process, one per kind, each built on first use by a builder the
-//! caller gives (the configuration's, or a run's @local stores) and then reused.
+//! [`StoreSet`]: one store per kind, each built on first use by a builder the caller gives (the
+//! configuration's, held by a session, or a run's @local stores) and then reused for the set's life.
 
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex};

@@ -3,7 +3,9 @@
 //!
 //! - [`cli`]: plugin commands and root options, with the `cli_tools` fixture;
 //! - [`plugins`]: discovery, loading and the plugin report, manifests in temp folders;
-//! - [`run`]: `agent-env run`, its state root, sandbox root and local document store.
+//! - [`run`]: `agent-env run`, its state root, sandbox root and local document store;
+//! - [`shell_store`]: a store plugin written in `sh`, whose answers a test writes, for a store that
+//!   hangs, refuses or talks out of turn.
 
 pub mod cli;
 pub mod plugins;
