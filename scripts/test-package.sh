@@ -32,4 +32,8 @@ for crate in agent-env-protocol agent-env-store agent-env-plugin-sdk; do
     *) echo "scripts/test-package.sh: $crate's metadata is incomplete: $meta" >&2; exit 1 ;;
   esac
 done
-echo "3 crates packaged and built: agent-env-protocol, agent-env-store, agent-env-plugin-sdk"
+# Their documentation is what a plugin author reads on a docs site: it builds without a broken link.
+RUSTDOCFLAGS="-D warnings" cargo doc --quiet --no-deps --target-dir "$verify" \
+  -p agent-env-protocol -p agent-env-store -p agent-env-plugin-sdk \
+  || { echo "scripts/test-package.sh: the published crates' documentation has warnings (above)" >&2; exit 1; }
+echo "3 crates packaged, built and documented: agent-env-protocol, agent-env-store, agent-env-plugin-sdk"

@@ -1,7 +1,7 @@
 //! The object kit: the original's 17 cases, then 10 for the rules they leave open
 //! ([`super::object_rules`]). `ns` prefixes every key a case writes: `""` for a fresh store, a unique
-//! prefix ending in `/` for a shared one. The 3 grant cases ([`super::object_grants`]) apply only to
-//! stores that issue transfer grants.
+//! prefix ending in `/` for a shared one. The 3 grant cases (`object_grants`, built with the `grant-kit`
+//! feature) apply only to stores that issue transfer grants.
 
 use std::collections::BTreeSet;
 use std::io::Read;
