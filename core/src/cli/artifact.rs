@@ -52,6 +52,9 @@ pub struct PutArgs {
     /// artifact_id. Default: the folder's name.
     #[arg(long, value_name = "ID")]
     pub id: Option<String>,
+    /// Print JSON for a script: the artifact's id, the version it was stored as, its type and files.
+    #[arg(long)]
+    pub json: bool,
 }
 
 pub fn run(args: ArtifactArgs, session: &Session, term: &Terminal) -> Exit {
@@ -175,6 +178,18 @@ fn put(args: PutArgs, session: &Session, term: &Terminal) -> Exit {
         term.eprint_after(ERASE_LINE, "");
     }
     let put = put.map_err(|e| Failure::new(format!("{shown}: {e}")).with_code(e.exit_code()))?;
+    if args.json {
+        let doc = serde_json::json!({
+            "format_version": 1,
+            "id": id,
+            "version": put.version,
+            "type": put.artifact_type,
+            "files": put.files,
+        });
+        let text = serde_json::to_string_pretty(&doc).unwrap_or_default();
+        term.print(&format!("{text}\n"));
+        return Ok(0);
+    }
     term.print(&format!(
         "{id}: v{} ({}, {} {})\n",
         put.version,

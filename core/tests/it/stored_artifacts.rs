@@ -593,3 +593,44 @@ fn a_put_whose_first_file_fails_says_nothing_was_recorded() {
         r.stderr
     );
 }
+
+/// `artifact put --json` and `task put --json` tell a script the version each put stored; a `task
+/// put` that fails part-way still names the tasks it stored before the failure.
+#[test]
+fn puts_tell_a_script_the_versions_they_stored() {
+    let s = Sandboxed::new();
+    let folder = greeting(&s, "hello there\n");
+    let task = hello_loading(&s, "team/greeting");
+    let json = |args: &[&str]| -> serde_json::Value {
+        let r = s.run(args);
+        assert_eq!(r.code, 0, "{}", r.both());
+        serde_json::from_str(&r.stdout).unwrap_or_else(|e| panic!("{e}: {}", r.both()))
+    };
+    let folder = folder.to_str().unwrap();
+    for version in [1, 2] {
+        let put = json(&["artifact", "put", folder, "--id", "team/greeting", "--json"]);
+        assert_eq!(put["id"], "team/greeting", "{put}");
+        assert_eq!(put["version"], version, "{put}");
+        // A folder of several files, with no artifact.toml, is a universe of files.
+        assert_eq!(put["type"], "file_artifact_universe", "{put}");
+        assert_eq!(put["files"], 3, "{put}");
+    }
+    let task = task.to_str().unwrap();
+    let put = json(&["task", "put", task, "--id", "team/hello", "--json"]);
+    assert_eq!(
+        put["tasks"],
+        serde_json::json!([{"id": "team/hello", "version": 1, "file": task}]),
+        "{put}"
+    );
+
+    let missing = s.home().join("missing.json");
+    let partly = s.run(&["task", "put", task, missing.to_str().unwrap(), "--json"]);
+    assert_eq!(partly.code, 1, "{}", partly.both());
+    let doc: serde_json::Value = serde_json::from_str(&partly.stdout).unwrap();
+    assert_eq!(doc["status"], "error", "{doc}");
+    assert_eq!(doc["tasks"].as_array().unwrap().len(), 1, "{doc}");
+    assert!(
+        doc["error"].as_str().unwrap().contains("missing.json"),
+        "{doc}"
+    );
+}

@@ -36,6 +36,9 @@ pub struct PutArgs {
     /// file in object form (as `task get ID --json` prints one), else the file's name without `.json`.
     #[arg(long, value_name = "ID")]
     pub id: Option<String>,
+    /// Print JSON for a script: each task's id and the version it was stored as.
+    #[arg(long)]
+    pub json: bool,
 }
 
 #[derive(Args)]

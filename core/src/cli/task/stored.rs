@@ -1,7 +1,7 @@
 //! The stored-task subcommands: `task put` writes task files as stored tasks, `task get` shows one,
 //! and `task run` runs one against the configured stores.
 
-use serde_json::{Map, Value};
+use serde_json::{json, Map, Value};
 
 use super::{pretty, text, GetTaskArgs, PutArgs, RunTaskArgs};
 use crate::cli::{Exit, Failure, Terminal};
@@ -12,6 +12,29 @@ pub(super) fn put(args: PutArgs, session: &Session, term: &Terminal) -> Exit {
     if args.id.is_some() && args.files.len() > 1 {
         return Err(Failure::new("--id names one task: give one FILE with it").with_code(2));
     }
+    let mut stored: Vec<Value> = Vec::new();
+    let outcome = put_each(&args, session, |id, version, file| {
+        if args.json {
+            stored.push(json!({"id": id, "version": version, "file": file}));
+        } else {
+            term.print(&format!("{id}: v{version}\n"));
+        }
+    });
+    if args.json {
+        // The tasks stored before a failure are in the document too: a script learns their versions.
+        let mut doc = json!({"format_version": 1, "tasks": stored});
+        if let Err(failure) = &outcome {
+            doc["status"] = json!("error");
+            doc["exit_code"] = json!(failure.code());
+            doc["error"] = json!(failure.to_string());
+        }
+        term.print(&format!("{}\n", pretty(&doc)));
+    }
+    outcome
+}
+
+/// Stores each file of `args` as a task, telling `stored` of each (its id, version and file) as it goes.
+fn put_each(args: &PutArgs, session: &Session, mut stored: impl FnMut(&str, i64, &str)) -> Exit {
     for file in &args.files {
         let shown = file.display().to_string();
         let text = std::fs::read_to_string(file)
@@ -30,7 +53,7 @@ pub(super) fn put(args: PutArgs, session: &Session, term: &Terminal) -> Exit {
         };
         let version = stored_task::put_task(session, &id, steps)
             .map_err(|e| Failure::new(format!("{shown}: {e}")))?;
-        term.print(&format!("{id}: v{version}\n"));
+        stored(&id, version, &shown);
     }
     Ok(0)
 }
