@@ -116,6 +116,7 @@ pub fn check(doc: &ConfigDocument, builder: &dyn StoreBuilder) -> CheckOutcome {
         all_warnings.extend(super::shared_variables::credentials_in_plugins_variables(
             &doc.table,
         ));
+        all_warnings.extend(super::literal_secrets::literal_credentials(&doc.table));
     }
     all_warnings.extend(found.plugin_tables);
     all_warnings.extend(found.unused);

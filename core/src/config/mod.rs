@@ -34,6 +34,7 @@ pub mod document;
 pub mod error;
 pub mod explain;
 pub mod explorer;
+pub mod literal_secrets;
 pub mod locate;
 pub mod mask;
 pub mod mask_text;

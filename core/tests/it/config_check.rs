@@ -119,6 +119,24 @@ fn a_clean_config_is_ok() {
     assert!(out.contains("ok: "));
 }
 
+/// A credential written out in the file is warned of (the check still passes: it works), never
+/// repeated in the warning; a reference to the same credential is not.
+#[test]
+fn a_credential_written_out_in_the_file_is_warned_of() {
+    let p = Project::new(
+        "[plugins.acme]\napi_token = \"tok-1234567890abcdef\"\nother_token = \"env:ACME_TOKEN?x\"\n",
+    );
+    let (code, json) = p.check(&[]);
+    assert_eq!(code, 0, "{json}");
+    let warnings = warnings_of(&json);
+    assert_eq!(warnings.len(), 1, "{json}");
+    assert!(
+        warnings[0].starts_with("[plugins.acme] api_token is written out in the config file"),
+        "{json}"
+    );
+    assert!(!json.to_string().contains("tok-1234567890abcdef"), "{json}");
+}
+
 /// A plugins directory other users can write to is said in the document's warnings, not only on
 /// stderr where a script reading the JSON does not look.
 #[test]
