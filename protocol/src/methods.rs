@@ -154,6 +154,13 @@ pub struct ExecuteParams {
     pub step: Map<String, Value>,
     /// The run's context (`instance_id`, `metadata`, `deployed_sandboxes`, ...).
     pub context: Value,
+    /// How long the host gives the step, in milliseconds, counted from when the plugin reads the
+    /// request: the step's own `timeout_seconds`, else the host's call timeout. A relative time, so
+    /// the two sides' clocks need not agree; past it the host cancels the call (a step with
+    /// `timeout_seconds` gets a short grace to answer with its own error). Absent when the host does
+    /// not say (a host older than the field): no limit is known.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub timeout_ms: Option<u64>,
 }
 
 /// The result of [`EXECUTE`]: what the step adds to the run's context.

@@ -615,16 +615,19 @@ impl PluginSteps {
     ) -> Result<Map<String, Value>, StepError> {
         let spec = self.spec(package)?;
         let step_timeout = step_timeout(step);
+        // The step's own limit, else the host's call timeout (`AGENT_ENV_PLUGIN_CALL_TIMEOUT`);
+        // the step is told it, less the grace its own limit gets.
+        let told = step_timeout.unwrap_or(self.host.config().call_timeout);
         let params = ExecuteParams {
             type_name: type_name.to_string(),
             step: step.clone(),
             context: context.clone(),
+            timeout_ms: Some(u64::try_from(told.as_millis()).unwrap_or(u64::MAX)),
         };
         let params = serde_json::to_value(params).map_err(|e| StepError::runtime(e.to_string()))?;
-        // The step's own limit, else the host's call timeout (`AGENT_ENV_PLUGIN_CALL_TIMEOUT`).
         let limit = match step_timeout {
             Some(limit) => limit + STEP_TIMEOUT_GRACE,
-            None => self.host.config().call_timeout,
+            None => told,
         };
         let store_limit = Arc::new(store_limit_of(&at.step_id, step_timeout, limit));
         let call = || -> Result<Result<Value, HostError>, StepError> {

@@ -44,6 +44,7 @@ mod run_plugin_ends;
 mod run_plugin_stores;
 mod run_plugins;
 mod run_signals;
+mod run_step_deadline;
 mod run_store_plugin_trouble;
 mod run_store_refusals;
 mod run_timeouts;

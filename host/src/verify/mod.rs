@@ -447,19 +447,21 @@ impl Kit<'_> {
                 );
             }
         }
+        // The step's own limit, as a run gives it (plus the grace for its own answer), else the
+        // host's call timeout; the step is told it, less the grace, as a run tells it.
+        let own = step
+            .get("timeout_seconds")
+            .and_then(Value::as_f64)
+            .filter(|s| s.is_finite() && *s > 0.0 && *s < crate::config::MAX_SECONDS)
+            .map(Duration::from_secs_f64);
+        let told = own.unwrap_or(self.config.call_timeout);
+        let limit = own.map_or(told, |own| own + crate::config::STEP_TIMEOUT_GRACE);
         let params = json!({
             "type": type_name,
             "step": step,
             "context": {"instance_id": "agent-env-verify", "metadata": {}},
+            "timeout_ms": u64::try_from(told.as_millis()).unwrap_or(u64::MAX),
         });
-        // The step's own limit, as a run gives it (plus the grace for its own answer), else the
-        // host's call timeout.
-        let limit = step
-            .get("timeout_seconds")
-            .and_then(Value::as_f64)
-            .filter(|s| s.is_finite() && *s > 0.0)
-            .map(|s| Duration::from_secs_f64(s) + crate::config::STEP_TIMEOUT_GRACE)
-            .unwrap_or(self.config.call_timeout);
         let exchange: Exchange = run.call(EXECUTE, params, limit);
         let answered = matches!(exchange.answer, Answer::Result(_) | Answer::Error(_));
         if let Some(problem) = exchange.problems.first() {
