@@ -5,6 +5,8 @@
 //! - `hangs`: a step that never answers, for the test harness's call limit.
 //! - `checked`: a step that implements `validate` and nothing more; the handshake lists `validate`.
 //! - `logs`: a step that sends a `$/log` line at each level, and one with a level given by name.
+//! - `deadline`: a step that answers the time it has left (`remaining_ms`, `null` when the host gave
+//!   it no `timeout_ms`).
 //! - `agent-env where OUT`: a command that writes what its invocation held (argv, cwd, interactive) to
 //!   the file OUT, as JSON.
 
@@ -57,6 +59,15 @@ fn logs(ctx: &StepContext<'_>) -> Result<ExecuteResult, StepError> {
     }
     ctx.host().log("warnign", "a level given by name, misspelt");
     Ok(ExecuteResult::default())
+}
+
+fn deadline(ctx: &StepContext<'_>) -> Result<ExecuteResult, StepError> {
+    let remaining = ctx
+        .remaining()
+        .map(|left| u64::try_from(left.as_millis()).unwrap_or(u64::MAX));
+    let mut metadata = Map::new();
+    metadata.insert("remaining_ms".into(), json!(remaining));
+    Ok(ExecuteResult { metadata })
 }
 
 /// A step that needs a string `path`, and says so while the run is planned.
@@ -138,6 +149,10 @@ fn main() {
         .task_step(Step {
             name: "logs",
             run: logs,
+        })
+        .task_step(Step {
+            name: "deadline",
+            run: deadline,
         })
         .task_step(Checked)
         .cli_command(Where)

@@ -286,8 +286,9 @@ impl Dispatcher {
             .map_err(|e| RpcError::new(ErrorKind::InternalError, e.to_string()))
     }
 
-    fn execute(&self, ctx: &StepContext<'_>, params: Value) -> Result<Value, RpcError> {
+    fn execute(&self, ctx: StepContext<'_>, params: Value) -> Result<Value, RpcError> {
         let params: ExecuteParams = parse(EXECUTE, params)?;
+        let ctx = &ctx.with_timeout_ms(params.timeout_ms);
         let step = self.step(&params.type_name)?;
         // The panic goes to the host whole, message, location and backtrace, with the step's
         // failure, which agent-env shows (`-v`) and keeps: printed to stderr too, it would show twice.
@@ -535,7 +536,7 @@ impl Dispatcher {
                 self.set_done(|d| d.shutdown = true);
                 Ok(Value::Null)
             }
-            EXECUTE => self.execute(&ctx, params),
+            EXECUTE => self.execute(ctx, params),
             TASK_STEP_VALIDATE => self.validate(params),
             STORE_OPEN => self.store_open(params),
             CLI_RUN => self.cli_run(&ctx, params),

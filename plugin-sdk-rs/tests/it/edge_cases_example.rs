@@ -230,3 +230,29 @@ fn a_command_that_implements_neither_run_nor_invoke_fails_saying_so() {
     );
     assert_eq!(plugin.shutdown().unwrap(), Some(0));
 }
+
+/// `execute`'s `timeout_ms` becomes the step's deadline, counted from when the plugin read the
+/// request; a host that sends none leaves the step without one.
+#[test]
+fn a_step_has_the_time_the_host_gave_it_and_no_deadline_when_it_gave_none() {
+    let (mut plugin, _) = started();
+    let step = json!({"id": "d", "type": "deadline"});
+    let told = plugin
+        .call(
+            "execute",
+            json!({"type": "deadline", "step": step, "context": {}, "timeout_ms": 600_000}),
+        )
+        .unwrap();
+    let left = told["result"]["metadata"]["remaining_ms"]
+        .as_u64()
+        .unwrap_or_else(|| panic!("{told}"));
+    // Ten minutes, less the moment the step took to look: far from either end of the range.
+    assert!((300_000..=600_000).contains(&left), "{told}");
+    let untold = plugin.execute(step).unwrap();
+    assert_eq!(
+        untold["result"]["metadata"]["remaining_ms"],
+        Value::Null,
+        "{untold}"
+    );
+    assert_eq!(plugin.shutdown().unwrap(), Some(0));
+}
