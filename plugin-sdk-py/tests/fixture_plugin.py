@@ -100,6 +100,12 @@ def checked(step, context, host):
     return {}
 
 
+@plugin.task_step("deadline", cls="Deadline")
+def deadline(step, context, host):
+    """Says the time the host gave it: seconds left, or None when the host gave no deadline."""
+    return {"metadata": {"remaining": host.remaining(), "has_deadline": host.deadline is not None}}
+
+
 class Sleepy(TaskStep):
     """A class-based step that sleeps a little."""
 

@@ -84,6 +84,31 @@ def test_execute_gets_step_context_and_settings(start):
     assert echoed["settings"] == {"timeout": 30}
 
 
+def test_a_step_has_the_time_the_host_gave_it_and_no_deadline_when_it_gave_none(start):
+    plugin = start()
+    plugin.initialize()
+    step = {"id": "d", "type": "deadline"}
+    told = plugin.request("execute", {"type": "deadline", "step": step, "context": CONTEXT, "timeout_ms": 600_000})
+    # Ten minutes from when the plugin read the request, less the moment the step took to look.
+    assert told["metadata"]["has_deadline"] is True
+    assert 300.0 <= told["metadata"]["remaining"] <= 600.0, told
+    untold = plugin.request("execute", {"type": "deadline", "step": step, "context": CONTEXT})
+    assert untold["metadata"] == {"remaining": None, "has_deadline": False}
+    plugin.shutdown()
+
+
+def test_a_timeout_ms_that_is_not_whole_milliseconds_is_invalid_params(start):
+    plugin = start()
+    plugin.initialize()
+    for bad in (-1, 1.5, "5000", True):
+        params = {"type": "deadline", "step": {"id": "d", "type": "deadline"}, "context": CONTEXT, "timeout_ms": bad}
+        answer = plugin.wait_message(plugin.start_request("execute", params))
+        assert isinstance(answer, wire.ErrorResponse), (bad, answer)
+        assert answer.kind == "invalid-params", (bad, answer)
+        assert "'timeout_ms' must be a whole number of milliseconds" in answer.message
+    plugin.shutdown()
+
+
 def test_a_result_beside_metadata_is_answered_and_said_to_be_unread(start):
     plugin = start()
     plugin.initialize()

@@ -1,8 +1,8 @@
 """The host, as seen from inside one call it made to the plugin (docs/protocol.md §5, §6).
 
 A `HostHandle` is valid while the call it came with is being answered: it reaches the stores the user
-configured (`host.objects`, `host.secrets`, `host.documents`, `host.images`), reports progress, and
-tells whether the host cancelled the call. Once that call's handler has returned, the handle and the
+configured (`host.objects`, `host.secrets`, `host.documents`, `host.images`), reports progress,
+tells whether the host cancelled the call and, for a task step, when the host will (`host.deadline`). Once that call's handler has returned, the handle and the
 stores it gave fail every host call at once with `CallEndedError`, before anything is sent (agent-env
 would refuse it too), so a handle kept past its call cannot write in the name of another; progress
 about the ended call is dropped, and a `$/log` line is still sent (agent-env keeps it with the plugin's
@@ -12,6 +12,7 @@ stderr).
 from __future__ import annotations
 
 import os
+import time
 
 from . import _codec, _sync, wire
 from .errors import (
@@ -57,6 +58,7 @@ class HostHandle:
         self._ctx = ctx
         self._settings = settings
         self._ended = False
+        self._deadline: float | None = None
         self.objects: HostObjectStore = HostObjectStore(self)
         self.secrets: HostSecretStore = HostSecretStore(self)
         self.documents: HostDocumentStore = HostDocumentStore(self)
@@ -95,6 +97,24 @@ class HostHandle:
         """Raises `CancelledError` if the host cancelled this call."""
         if self.cancelled:
             raise CancelledError(f"{self._ctx.method} was cancelled by the host")
+
+    @property
+    def deadline(self) -> float | None:
+        """When the host will give up on this task step and cancel it, on the `time.monotonic()` clock:
+        the time it gave the step (its `timeout_seconds`, else agent-env's call timeout) after the request
+        arrived. None when the host did not say (an agent-env older than this) and for calls that are not
+        task steps."""
+        return self._deadline
+
+    def remaining(self) -> float | None:
+        """Seconds left until `deadline` (0.0 once it has passed), or None when no deadline is known."""
+        if self._deadline is None:
+            return None
+        return max(0.0, self._deadline - time.monotonic())
+
+    def _give_time(self, timeout_ms: int | None) -> None:
+        """The host gave this call `timeout_ms` (execute's field; None when it did not say)."""
+        self._deadline = None if timeout_ms is None else self._ctx.received + timeout_ms / 1000.0
 
     @property
     def ended(self) -> bool:

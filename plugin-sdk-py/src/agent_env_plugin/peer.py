@@ -36,9 +36,11 @@ NOISE_SAMPLE_BYTES = 200
 class CallContext:
     """One request from the host while it is being answered."""
 
-    __slots__ = ("connection", "id", "method", "params", "cancel_event", "finished")
+    __slots__ = ("connection", "id", "method", "params", "cancel_event", "finished", "received")
 
     def __init__(self, connection: Connection, request: wire.Request) -> None:
+        #: When the request was read (`time.monotonic()`): the host's `timeout_ms` counts from here.
+        self.received: float = time.monotonic()
         self.connection: Connection = connection
         self.id: wire.Id = request.id
         self.method: str = request.method

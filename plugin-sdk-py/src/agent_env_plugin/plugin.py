@@ -91,6 +91,20 @@ def _need_str(params: Dict[str, Any], method: str, name: str) -> str:
     return value
 
 
+def _timeout_ms(params: Dict[str, Any]) -> int | None:
+    """`execute`'s `timeout_ms`: a whole number of milliseconds, or None when the host did not say."""
+    value = params.get("timeout_ms")
+    if value is None:
+        return None
+    if isinstance(value, bool) or not isinstance(value, int) or value < 0:
+        from .errors import InvalidParamsError
+
+        raise InvalidParamsError(
+            f"execute: 'timeout_ms' must be a whole number of milliseconds, 0 or more, got {value!r}"
+        )
+    return value
+
+
 def _need_dict(params: Dict[str, Any], method: str, name: str) -> Dict[str, Any]:
     value = params.get(name)
     if value is None:
@@ -512,6 +526,7 @@ class Plugin:
         step = self._step_for("execute", params)
         step_doc = _need_dict(params, "execute", "step")
         context = _need_dict(params, "execute", "context")
+        host._give_time(_timeout_ms(params))
         try:
             result = step.execute(step_doc, context, host)
         except BaseException as exc:  # noqa: BLE001 - a step's failure is reported, never fatal
