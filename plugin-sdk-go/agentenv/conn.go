@@ -41,6 +41,10 @@ type Request struct {
 	Params json.RawMessage
 	// Conn is the connection it came on, to call the other side while handling it.
 	Conn *Conn
+
+	// received is when the request was read: the time the host gives a step (execute's timeout_ms)
+	// counts from it.
+	received time.Time
 }
 
 // DecodeParams unmarshals the params into v. A mismatch is an invalid-params error naming the method.
@@ -382,7 +386,7 @@ func (c *Conn) handleLine(line []byte) {
 		c.incoming[msg.ID] = cancel
 		c.mu.Unlock()
 		c.handlers.Add(1)
-		req := &Request{ID: msg.ID, Method: msg.Method, Params: msg.Params, Conn: c}
+		req := &Request{ID: msg.ID, Method: msg.Method, Params: msg.Params, Conn: c, received: time.Now()}
 		if c.inline != nil && c.inline(msg.Method) {
 			c.runHandler(ctx, cancel, req)
 		} else {

@@ -43,6 +43,10 @@ type TaskStep struct {
 	// a failure the run should print. ctx ends when the host cancels the call ($/cancelRequest, on its
 	// timeout) or shuts the plugin down (shutdown, or stdin closed), which leaves the step one second
 	// to return: watch it in long work, and return ctx.Err() (or an error wrapping it) when it ends.
+	// ctx also has the host's deadline for the step (ctx.Deadline(): the task's timeout_seconds, else
+	// agent-env's call timeout, from when the request arrived), when the host gave one: ctx ends then
+	// too, and a step that returns ctx.Err() from it fails as a TimeoutError. To answer with what it
+	// has instead, stop a little before the deadline.
 	Execute func(ctx context.Context, call *StepCall) (metadata map[string]any, err error)
 	// Validate (optional) checks a step while the run is planned; return an error to refuse it.
 	Validate func(stepType string, step map[string]any) error

@@ -5,11 +5,13 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"math"
 	"os"
 	"path/filepath"
 	"runtime/debug"
 	"strings"
 	"sync"
+	"time"
 	"unicode/utf8"
 )
 
@@ -143,6 +145,24 @@ type executeParams struct {
 	Type    string          `json:"type"`
 	Step    json.RawMessage `json:"step"`
 	Context json.RawMessage `json:"context"`
+	// TimeoutMs is how long the host gives the step, from when the request was read; nil from a
+	// host that does not say.
+	TimeoutMs *uint64 `json:"timeout_ms"`
+}
+
+// maxTimeoutMs is the longest timeout_ms a time.Duration holds; a longer one is no limit, in effect.
+const maxTimeoutMs = uint64(math.MaxInt64 / int64(time.Millisecond))
+
+// stepDeadline is when the host will cancel a step given timeoutMs from received, and whether it
+// gave one.
+func stepDeadline(received time.Time, timeoutMs *uint64) (time.Time, bool) {
+	if timeoutMs == nil || *timeoutMs > maxTimeoutMs {
+		return time.Time{}, false
+	}
+	if received.IsZero() {
+		received = time.Now()
+	}
+	return received.Add(time.Duration(*timeoutMs) * time.Millisecond), true
 }
 
 func (s *session) step(stepType string) (*TaskStep, error) {
@@ -162,6 +182,12 @@ func (s *session) execute(ctx context.Context, req *Request, host *Host, setting
 	step, err := s.step(params.Type)
 	if err != nil {
 		return nil, err
+	}
+	// The step's ctx ends at the host's deadline too, as well as when the host cancels the call.
+	if deadline, ok := stepDeadline(req.received, params.TimeoutMs); ok {
+		var cancel context.CancelFunc
+		ctx, cancel = context.WithDeadline(ctx, deadline)
+		defer cancel()
 	}
 	call := &StepCall{RequestID: req.ID, Type: params.Type, Step: map[string]any{}, Host: host, Settings: settings}
 	if len(params.Step) > 0 && !isNull(params.Step) {

@@ -94,6 +94,9 @@ func typeName(err error) string {
 	switch name {
 	case "errorString", "wrapError", "wrapErrors", "joinError":
 		return "Error"
+	case "deadlineExceededError":
+		// context.DeadlineExceeded: the step ran out of the time the host gave it.
+		return "TimeoutError"
 	}
 	return name
 }
