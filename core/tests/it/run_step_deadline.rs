@@ -3,7 +3,7 @@
 //! can stop cleanly before the host cancels it.
 //!
 //! The plugin here answers every `execute` with the `timeout_ms` it was sent (`null` when none), as
-//! the step's metadata, which the task's instance keeps.
+//! the step's metadata, which the task's instance keeps. `plugin verify --step` tells a step the same.
 
 use crate::run_plugins::shell_plugin;
 use crate::support::run::Sandboxed;
@@ -58,4 +58,51 @@ fn a_step_without_timeout_seconds_is_told_the_call_timeout() {
 fn a_fractional_timeout_seconds_is_told_in_milliseconds() {
     let told = timeout_sent(r#", "timeout_seconds": 2.5"#, "600");
     assert_eq!(told, 2_500);
+}
+
+/// `plugin verify --step` tells the step its time as a run does.
+#[test]
+fn plugin_verify_tells_a_step_its_time_as_a_run_does() {
+    let s = Sandboxed::new();
+    // Answers execute with an error that says the timeout_ms it was sent, which the kit's finding
+    // on the step quotes.
+    shell_plugin(
+        &s,
+        r#"case "$line" in
+      *'"timeout_ms":'*) t=${line#*\"timeout_ms\":}; t=${t%%[!0-9]*} ;;
+      *) t=none ;;
+    esac
+    printf '{"jsonrpc":"2.0","id":%s,"error":{"code":-32020,"message":"told %s ms"}}\n' "$id" "$t""#,
+    );
+    let told = |step: &str| {
+        let r = Ran::from(
+            s.command(&[
+                "plugin",
+                "verify",
+                "agentenv-crashy",
+                "--step",
+                step,
+                "--json",
+            ])
+            .env("AGENT_ENV_PLUGIN_CALL_TIMEOUT", "9")
+            .output()
+            .unwrap(),
+        );
+        let doc: Value =
+            serde_json::from_str(&r.stdout).unwrap_or_else(|e| panic!("{e}: {}", r.both()));
+        let finding = doc["findings"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|f| f["check"] == "nested-calls")
+            .unwrap_or_else(|| panic!("{doc:#}"))["message"]
+            .as_str()
+            .unwrap()
+            .to_string();
+        finding
+    };
+    let own = told(r#"{"id": "w", "type": "boom", "timeout_seconds": 5}"#);
+    assert!(own.contains("(told 5000 ms)"), "{own}");
+    let host = told(r#"{"id": "w", "type": "boom"}"#);
+    assert!(host.contains("(told 9000 ms)"), "{host}");
 }
