@@ -8,10 +8,10 @@
 //!
 //! One listing per artifact answers for all its files; a file the listing does not show is asked for
 //! by itself before it counts as missing, so a store that spells its listed URLs differently costs
-//! more calls but never a needless rewrite.
+//! more calls but never a needless rewrite. Whether the bytes are still the ones recorded is found
+//! when they are read ([`super::artifact_copy`]).
 
-use std::collections::{HashMap, HashSet};
-use std::path::Path;
+use std::collections::HashSet;
 
 use serde_json::Value;
 
@@ -92,27 +92,6 @@ pub fn listed_files(doc: &Document) -> Vec<(&str, &str)> {
                 .collect()
         })
         .unwrap_or_default()
-}
-
-/// The size each file an artifact document lists was recorded with, by object URL.
-pub fn listed_sizes(doc: &Document) -> HashMap<&str, u64> {
-    doc.get("files")
-        .and_then(Value::as_array)
-        .map(|files| {
-            files
-                .iter()
-                .filter_map(|f| Some((f.get("object_url")?.as_str()?, f.get("size")?.as_u64()?)))
-                .collect()
-        })
-        .unwrap_or_default()
-}
-
-/// `(size got, size recorded)` when the object `url`, copied to `path`, is not the size its artifact
-/// recorded: it changed after the artifact was put (objects are written once).
-pub fn changed_size(sizes: &HashMap<&str, u64>, url: &str, path: &Path) -> Option<(u64, u64)> {
-    let listed = *sizes.get(url)?;
-    let got = std::fs::metadata(path).ok()?.len();
-    (got != listed).then_some((got, listed))
 }
 
 /// The URLs the store lists under the files' common folder; `None` when that folder is another

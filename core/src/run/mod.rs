@@ -3,6 +3,7 @@
 //! [`Output`](crate::output::Output), and say how the run ended ([`RunStatus`]); the CLI turns that
 //! into an exit code.
 
+pub mod artifact_copy;
 pub mod artifact_objects;
 pub mod builtin_steps;
 pub mod bundle_run;

@@ -13,6 +13,7 @@ use std::path::Path;
 
 use serde_json::{json, Map, Value};
 
+use super::artifact_copy::{copy_checked, recorded_files, Changed, CopyError};
 use super::stored_task::{configured_stores, put_next_version, ARTIFACTS};
 use super::RunError;
 use crate::bundle::ids::{check_bare_id, object_key_segment};
@@ -220,8 +221,9 @@ fn files_of(folder: &Path) -> Result<Vec<String>, RunError> {
 }
 
 /// Writes the latest version of the stored artifact `id` into `dest` (a bundle's
-/// `artifacts/<name>/`): its files, read from the configured object store, and an `artifact.toml`
-/// giving its type and settings. Returns how many files it wrote. `cancel` stops it between files.
+/// `artifacts/<name>/`): its files, read from the configured object store (each held to the size and
+/// sha256 the artifact recorded), and an `artifact.toml` giving its type and settings. Returns how
+/// many files it wrote. `cancel` stops it between files.
 pub fn write_out(
     session: &Session,
     id: &str,
@@ -231,7 +233,8 @@ pub fn write_out(
     let stores = configured_stores(session)?;
     let doc = super::stored_task::get_document(session, ARTIFACTS, id, None)?;
     let files = super::artifact_objects::listed_files(&doc);
-    let sizes = super::artifact_objects::listed_sizes(&doc);
+    let recorded = recorded_files(&doc);
+    let version = doc.get("version").and_then(Value::as_i64).unwrap_or(0);
     for (rel, url) in &files {
         if let Some(signal) = cancel.signal() {
             return Err(RunError::Interrupted {
@@ -248,18 +251,19 @@ pub fn write_out(
             ))
             .into());
         }
-        stores
-            .objects
-            .download_to_file(url, &dest.join(rel))
-            .map_err(|e| BundleError::one(format!("reading {rel} of the artifact '{id}': {e}")))?;
-        if let Some((got, listed)) =
-            super::artifact_objects::changed_size(&sizes, url, &dest.join(rel))
-        {
-            return Err(BundleError::one(format!(
-                "{url} holds {got} bytes, but the artifact '{id}' recorded {listed}: the object changed after the artifact was put, so it is not copied; put its files again with agent-env artifact put FOLDER --id {id}"
-            ))
-            .into());
-        }
+        let recorded = recorded.get(url).copied().unwrap_or_default();
+        copy_checked(stores.objects.as_ref(), url, &dest.join(rel), recorded).map_err(|e| {
+            let put_again = format!("put its files again with agent-env artifact put FOLDER --id {id}");
+            BundleError::one(match e {
+                CopyError::Store(e) => format!("reading {rel} of the artifact '{id}': {e}"),
+                CopyError::Changed(Changed::Size { found, recorded }) => format!(
+                    "{url} holds {found} bytes, but the artifact '{id}' recorded {recorded}: the object changed after the artifact was put, so it is not copied; {put_again}"
+                ),
+                CopyError::Changed(Changed::Sha256 { found, recorded }) => format!(
+                    "the file {rel} of the artifact '{id}' v{version} is not as it was put: {url} has the sha256 {found}, but the artifact recorded {recorded}; the object store's copy was changed or damaged since, so it is not copied; {put_again}"
+                ),
+            })
+        })?;
     }
     let mut manifest = toml::Table::new();
     if let Some(Value::String(artifact_type)) = doc.get("type") {

@@ -8,6 +8,7 @@
 
 mod support;
 
+mod artifact_hashes;
 mod build_static;
 mod cli_broken;
 mod cli_command_mode;

@@ -5,7 +5,8 @@ use std::path::{Path, PathBuf};
 use serde_json::{Map, Value};
 
 use super::{require_str, str_field, BuiltinStep, StepEnv, StepError};
-use crate::run::artifact_objects::{changed_size, listed_files, listed_sizes};
+use crate::run::artifact_copy::{copy_checked, recorded_files, Changed, CopyError};
+use crate::run::artifact_objects::listed_files;
 use crate::stores::{Filter, Sort, StoreError};
 
 pub struct LoadArtifact;
@@ -48,7 +49,7 @@ impl BuiltinStep for LoadArtifact {
             .host_path(&sandbox, destination)
             .map_err(|e| StepError::value(e.to_string()))?;
         let version = artifact.get("version").and_then(Value::as_i64).unwrap_or(0);
-        let sizes = listed_sizes(&artifact);
+        let files = recorded_files(&artifact);
         let copy = |url: &str, to: &Path, file: &str| -> Result<(), StepError> {
             if env.cancel.is_cancelled() {
                 return Err(StepError::cancelled());
@@ -68,30 +69,31 @@ impl BuiltinStep for LoadArtifact {
                     place.blocked_by(&blocker)
                 )));
             }
-            env.stores
-                .objects
-                .download_to_file(url, to)
-                .map_err(|e| match e {
-                    // Put through another store (another bucket or server): it may well hold it.
-                    StoreError::ForeignUrl(_) => StepError::runtime(format!(
-                        "can't copy {url} into the sandbox: the artifact '{id}' v{version} lists it, but it is no URL of the configured object store ({e}), so the artifact was put through another one (another bucket or server); point [stores.object] at that store, or {}",
-                        put_again(id)
-                    )),
-                    StoreError::NotFound(_) => StepError::runtime(format!(
-                        "can't copy {url} into the sandbox: the object store does not hold it, though the artifact '{id}' v{version} lists it ({e}); {}",
-                        put_again(id)
-                    )),
-                    e => StepError::runtime(format!("can't copy {url} into the sandbox: {e}")),
-                })?;
-            // An object changed since the artifact was recorded (objects are written once) is not
-            // loaded as if it were the artifact's.
-            match changed_size(&sizes, url, to) {
-                Some((got, listed)) => Err(StepError::runtime(format!(
-                    "{url} holds {got} bytes, but the artifact '{id}' v{version} recorded {listed}: the object changed after the artifact was put (an object store keeps objects as written), so it is not loaded; {}",
+            let recorded = files.get(url).copied().unwrap_or_default();
+            copy_checked(env.stores.objects.as_ref(), url, to, recorded).map_err(|e| match e {
+                // Put through another store (another bucket or server): it may well hold it.
+                CopyError::Store(e @ StoreError::ForeignUrl(_)) => StepError::runtime(format!(
+                    "can't copy {url} into the sandbox: the artifact '{id}' v{version} lists it, but it is no URL of the configured object store ({e}), so the artifact was put through another one (another bucket or server); point [stores.object] at that store, or {}",
                     put_again(id)
-                ))),
-                None => Ok(()),
-            }
+                )),
+                CopyError::Store(e @ StoreError::NotFound(_)) => StepError::runtime(format!(
+                    "can't copy {url} into the sandbox: the object store does not hold it, though the artifact '{id}' v{version} lists it ({e}); {}",
+                    put_again(id)
+                )),
+                CopyError::Store(e) => {
+                    StepError::runtime(format!("can't copy {url} into the sandbox: {e}"))
+                }
+                // An object changed since the artifact was recorded (objects are written once) is
+                // not loaded as if it were the artifact's.
+                CopyError::Changed(Changed::Size { found, recorded }) => StepError::runtime(format!(
+                    "{url} holds {found} bytes, but the artifact '{id}' v{version} recorded {recorded}: the object changed after the artifact was put (an object store keeps objects as written), so it is not loaded; {}",
+                    replace_changed(id)
+                )),
+                CopyError::Changed(Changed::Sha256 { found, recorded }) => StepError::runtime(format!(
+                    "the file {file} of the artifact '{id}' v{version} is not as it was put: {url} has the sha256 {found}, but the artifact recorded {recorded}; the object store's copy was changed or damaged since, so it is not loaded; {}",
+                    replace_changed(id)
+                )),
+            })
         };
         let kind = artifact.get("type").and_then(Value::as_str).unwrap_or("");
         match kind {
@@ -224,6 +226,17 @@ fn put_again(id: &str) -> String {
         "run the bundle again, which writes them anew".to_string()
     } else {
         format!("put its files again with agent-env artifact put FOLDER --id {id}")
+    }
+}
+
+/// How to replace an artifact whose object in the store changed: a stored one is put again; a
+/// bundle's next run reuses the version while all its files are in the store, and writes them anew
+/// once one is gone.
+fn replace_changed(id: &str) -> String {
+    if id.starts_with(crate::bundle::ids::LOCAL_PREFIX) {
+        "delete that object from the object store, and the bundle's next run writes the artifact's files anew".to_string()
+    } else {
+        put_again(id)
     }
 }
 

@@ -1,0 +1,254 @@
+//! A file of a recorded artifact copied out of the object store, held to what the artifact recorded
+//! of it: its size and, when one was recorded, its sha256.
+//!
+//! An object store keeps objects as they were written, so an object whose bytes differ from the
+//! recording was changed or damaged after the artifact was put, and loading it as the artifact's
+//! would hand a task other files than the ones it was written for. The sha256 is worked out while the
+//! bytes stream to the destination (the object is read once), and a file that does not match never
+//! takes its place there: it is written beside it under a hidden name and dropped. A file recorded
+//! without a sha256 (an artifact written before hashes were kept) is held to its size alone.
+
+use std::collections::HashMap;
+use std::io::Read;
+use std::path::Path;
+
+use serde_json::Value;
+use sha2::{Digest, Sha256};
+
+use crate::stores::{Document, ObjectStore, StoreError};
+
+/// What an artifact document recorded of one of its files.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub struct RecordedFile<'a> {
+    pub size: Option<u64>,
+    /// Hex, as the artifact lists it.
+    pub sha256: Option<&'a str>,
+}
+
+/// What each file an artifact document lists was recorded with, by object URL.
+pub fn recorded_files(doc: &Document) -> HashMap<&str, RecordedFile<'_>> {
+    doc.get("files")
+        .and_then(Value::as_array)
+        .map(|files| {
+            files
+                .iter()
+                .filter_map(|f| {
+                    let url = f.get("object_url")?.as_str()?;
+                    let recorded = RecordedFile {
+                        size: f.get("size").and_then(Value::as_u64),
+                        sha256: f
+                            .get("sha256")
+                            .and_then(Value::as_str)
+                            .filter(|s| !s.is_empty()),
+                    };
+                    Some((url, recorded))
+                })
+                .collect()
+        })
+        .unwrap_or_default()
+}
+
+/// How a copied object differs from what its artifact recorded.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Changed {
+    /// Another size.
+    Size { found: u64, recorded: u64 },
+    /// The same size, other bytes.
+    Sha256 { found: String, recorded: String },
+}
+
+/// Why a file of an artifact was not copied.
+#[derive(Debug, thiserror::Error)]
+pub enum CopyError {
+    /// The object store could not give it, or the destination could not be written.
+    #[error(transparent)]
+    Store(#[from] StoreError),
+    /// It is not what the artifact recorded; nothing was left at the destination.
+    #[error("the object is not what the artifact recorded: {0:?}")]
+    Changed(Changed),
+}
+
+/// Copies the object `url` to the file `to` (making its folders), held to `recorded`.
+pub fn copy_checked(
+    objects: &dyn ObjectStore,
+    url: &str,
+    to: &Path,
+    recorded: RecordedFile<'_>,
+) -> Result<(), CopyError> {
+    let Some(sha256) = recorded.sha256 else {
+        objects.download_to_file(url, to)?;
+        return match (recorded.size, std::fs::metadata(to).map(|m| m.len())) {
+            (Some(listed), Ok(found)) if found != listed => {
+                let _ = std::fs::remove_file(to);
+                Err(CopyError::Changed(Changed::Size {
+                    found,
+                    recorded: listed,
+                }))
+            }
+            _ => Ok(()),
+        };
+    };
+    let mut reader = Checking {
+        inner: objects.open(url)?,
+        hasher: Sha256::new(),
+        read: 0,
+        size: recorded.size,
+        sha256,
+        changed: None,
+    };
+    let written = crate::stores::object::write_to_file(&mut reader, to);
+    match (reader.changed, written) {
+        (Some(changed), _) => Err(CopyError::Changed(changed)),
+        (None, written) => Ok(written?),
+    }
+}
+
+/// A reader that hashes what passes through it and, at its end, fails when the bytes are not the
+/// recorded ones, so the copy it feeds is dropped.
+struct Checking<'a, R> {
+    inner: R,
+    hasher: Sha256,
+    read: u64,
+    size: Option<u64>,
+    sha256: &'a str,
+    /// Set at the end when the bytes are not the recorded ones.
+    changed: Option<Changed>,
+}
+
+impl<R> Checking<'_, R> {
+    /// How what was read differs from the recording, once all of it was read.
+    fn verdict(&mut self) -> Option<Changed> {
+        if let Some(recorded) = self.size.filter(|size| *size != self.read) {
+            return Some(Changed::Size {
+                found: self.read,
+                recorded,
+            });
+        }
+        let found = hex::encode(std::mem::take(&mut self.hasher).finalize());
+        (!found.eq_ignore_ascii_case(self.sha256)).then(|| Changed::Sha256 {
+            found,
+            recorded: self.sha256.to_string(),
+        })
+    }
+}
+
+impl<R: Read> Read for Checking<'_, R> {
+    fn read(&mut self, buf: &mut [u8]) -> std::io::Result<usize> {
+        let n = self.inner.read(buf)?;
+        if n == 0 && !buf.is_empty() {
+            if let Some(changed) = self.verdict() {
+                self.changed = Some(changed);
+                return Err(std::io::Error::new(
+                    std::io::ErrorKind::InvalidData,
+                    "the object is not what its artifact recorded",
+                ));
+            }
+            return Ok(0);
+        }
+        self.hasher.update(&buf[..n]);
+        self.read += n as u64;
+        Ok(n)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::stores::local::LocalFilesystemObjectStore;
+
+    const HELLO_SHA256: &str = "5891b5b522d5df086d0ff0b110fbd9d21bb4fc7163af34d08286a2e846f6be03";
+
+    fn stored(dir: &Path, bytes: &[u8]) -> (LocalFilesystemObjectStore, String) {
+        let objects = LocalFilesystemObjectStore::new(dir.join("objects"));
+        let url = objects
+            .put("a/hello.txt", bytes, "text/plain", false)
+            .unwrap();
+        (objects, url)
+    }
+
+    #[test]
+    fn the_recorded_bytes_are_copied() {
+        let dir = tempfile::tempdir().unwrap();
+        let (objects, url) = stored(dir.path(), b"hello\n");
+        let to = dir.path().join("out/d/hello.txt");
+        let recorded = RecordedFile {
+            size: Some(6),
+            sha256: Some(HELLO_SHA256),
+        };
+        copy_checked(&objects, &url, &to, recorded).unwrap();
+        assert_eq!(std::fs::read(&to).unwrap(), b"hello\n");
+        // Upper-case hex is the same hash.
+        let upper = HELLO_SHA256.to_ascii_uppercase();
+        let recorded = RecordedFile {
+            sha256: Some(&upper),
+            ..recorded
+        };
+        copy_checked(&objects, &url, &dir.path().join("again.txt"), recorded).unwrap();
+    }
+
+    #[test]
+    fn other_bytes_of_the_same_size_are_not_copied() {
+        let dir = tempfile::tempdir().unwrap();
+        let (objects, url) = stored(dir.path(), b"HELLO\n");
+        let out = dir.path().join("out");
+        let recorded = RecordedFile {
+            size: Some(6),
+            sha256: Some(HELLO_SHA256),
+        };
+        let err = copy_checked(&objects, &url, &out.join("hello.txt"), recorded).unwrap_err();
+        match err {
+            CopyError::Changed(Changed::Sha256 { found, recorded }) => {
+                assert_eq!(recorded, HELLO_SHA256);
+                assert_eq!(found, hex::encode(Sha256::digest(b"HELLO\n")));
+            }
+            other => panic!("{other:?}"),
+        }
+        // Nothing is left where the file was to go, nor beside it.
+        let left: Vec<_> = std::fs::read_dir(&out).unwrap().flatten().collect();
+        assert!(left.is_empty(), "{left:?}");
+    }
+
+    #[test]
+    fn another_size_is_said_as_a_size_with_or_without_a_hash() {
+        let dir = tempfile::tempdir().unwrap();
+        let (objects, url) = stored(dir.path(), b"hello, longer\n");
+        for sha256 in [Some(HELLO_SHA256), None] {
+            let to = dir.path().join("hello.txt");
+            let recorded = RecordedFile {
+                size: Some(6),
+                sha256,
+            };
+            match copy_checked(&objects, &url, &to, recorded).unwrap_err() {
+                CopyError::Changed(changed) => assert_eq!(
+                    changed,
+                    Changed::Size {
+                        found: 14,
+                        recorded: 6
+                    }
+                ),
+                other => panic!("{other:?}"),
+            }
+            assert!(!to.exists(), "{sha256:?}");
+        }
+        // Nothing recorded: nothing to hold it to.
+        let to = dir.path().join("free.txt");
+        copy_checked(&objects, &url, &to, RecordedFile::default()).unwrap();
+        assert!(to.is_file());
+    }
+
+    #[test]
+    fn a_missing_object_is_the_stores_error() {
+        let dir = tempfile::tempdir().unwrap();
+        let (objects, url) = stored(dir.path(), b"hello\n");
+        let gone = url.replace("hello.txt", "gone.txt");
+        let recorded = RecordedFile {
+            size: Some(6),
+            sha256: Some(HELLO_SHA256),
+        };
+        let err = copy_checked(&objects, &gone, &dir.path().join("x"), recorded).unwrap_err();
+        assert!(
+            matches!(err, CopyError::Store(StoreError::NotFound(_))),
+            "{err:?}"
+        );
+    }
+}

@@ -1,0 +1,144 @@
+//! An artifact's files are held to the sha256 recorded when they were written to the object store:
+//! an object changed in the store since (other bytes of the same length) fails the step that loads
+//! it, and the copy `bundle init --from-task` makes, instead of reaching the graders.
+
+use sha2::{Digest, Sha256};
+
+use crate::support::run::Sandboxed;
+
+fn sha256(bytes: &[u8]) -> String {
+    hex::encode(Sha256::digest(bytes))
+}
+
+/// Every file below `dir`.
+fn files_below(dir: &std::path::Path) -> Vec<std::path::PathBuf> {
+    let Ok(entries) = std::fs::read_dir(dir) else {
+        return Vec::new();
+    };
+    entries
+        .flatten()
+        .flat_map(|e| match e.path() {
+            path if path.is_dir() => files_below(&path),
+            path => vec![path],
+        })
+        .collect()
+}
+
+/// The one object of the local object store whose name is `name`.
+fn stored_object(s: &Sandboxed, name: &str) -> std::path::PathBuf {
+    let found: Vec<_> = files_below(&s.state().join("object_store/artifacts"))
+        .into_iter()
+        .filter(|p| p.file_name().is_some_and(|n| n == name))
+        .collect();
+    assert_eq!(found.len(), 1, "{found:?}");
+    found.into_iter().next().unwrap()
+}
+
+/// Stores the artifact `team/greeting` (hello.txt saying `hello there`) and hello's task loading
+/// it as `team/hello`.
+fn stored_greeting(s: &Sandboxed) {
+    let folder = s.home().join("greeting");
+    s.write("greeting/hello.txt", "hello there\n");
+    s.write(
+        "greeting/check.sh",
+        "#!/usr/bin/env bash\ngrep -q hello \"$(dirname \"$0\")/hello.txt\"\n",
+    );
+    let task = std::fs::read_to_string(
+        std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("bundles/hello/tasks/hello.json"),
+    )
+    .unwrap()
+    .replace("\"greeting\"", "\"team/greeting\"");
+    let task = s.write("hello.json", &task);
+    let put = s.run(&[
+        "artifact",
+        "put",
+        folder.to_str().unwrap(),
+        "--id",
+        "team/greeting",
+    ]);
+    assert_eq!(put.code, 0, "{}", put.both());
+    let put = s.run(&["task", "put", task.to_str().unwrap(), "--id", "team/hello"]);
+    assert_eq!(put.code, 0, "{}", put.both());
+}
+
+#[test]
+fn a_stored_artifact_whose_object_changed_in_place_is_not_loaded_nor_copied() {
+    let s = Sandboxed::new();
+    stored_greeting(&s);
+    let object = stored_object(&s, "hello.txt");
+    // Same length, other bytes: the size recorded does not tell them apart.
+    std::fs::write(&object, "HELLO THERE\n").unwrap();
+
+    let ran = s.run(&["task", "run", "team/hello"]);
+    assert_eq!(ran.code, 1, "{}", ran.both());
+    let said = format!(
+        "the file hello.txt of the artifact 'team/greeting' v1 is not as it was put: file://{} has the sha256 {}, but the artifact recorded {}; the object store's copy was changed or damaged since, so it is not loaded; put its files again with agent-env artifact put FOLDER --id team/greeting",
+        object.display(),
+        sha256(b"HELLO THERE\n"),
+        sha256(b"hello there\n"),
+    );
+    assert!(ran.stdout.contains(&said), "{}", ran.both());
+    assert!(!ran.stdout.contains("load done"), "{}", ran.stdout);
+
+    let out = s.home().join("copy");
+    let init = s.run(&[
+        "bundle",
+        "init",
+        out.to_str().unwrap(),
+        "--from-task",
+        "team/hello",
+    ]);
+    assert_eq!(init.code, 1, "{}", init.both());
+    assert!(
+        init.stderr.contains(
+            "the file hello.txt of the artifact 'team/greeting' v1 is not as it was put: "
+        ) && init
+            .stderr
+            .contains("so it is not copied; put its files again"),
+        "{}",
+        init.both()
+    );
+    assert!(!out.exists());
+
+    // Put again, the artifact loads.
+    let put = s.run(&[
+        "artifact",
+        "put",
+        s.home().join("greeting").to_str().unwrap(),
+        "--id",
+        "team/greeting",
+    ]);
+    assert_eq!(put.code, 0, "{}", put.both());
+    let ran = s.run(&["task", "run", "team/hello"]);
+    assert_eq!(ran.code, 0, "{}", ran.both());
+    assert!(ran.stdout.contains("passed (hello: 1)"), "{}", ran.stdout);
+}
+
+#[test]
+fn a_bundles_artifact_whose_object_changed_says_how_the_next_run_writes_it_anew() {
+    let s = Sandboxed::new();
+    let first = s.run(&["run", "hello"]);
+    assert_eq!(first.code, 0, "{}", first.both());
+    let object = stored_object(&s, "hello.txt");
+    std::fs::write(&object, "HELLO\n").unwrap();
+
+    let ran = s.run(&["run", "hello"]);
+    assert_eq!(ran.code, 1, "{}", ran.both());
+    assert!(
+        ran.stdout.contains(&format!(
+            "has the sha256 {}, but the artifact recorded {}",
+            sha256(b"HELLO\n"),
+            sha256(b"hello\n")
+        )) && ran.stdout.contains(
+            "so it is not loaded; delete that object from the object store, and the bundle's next run writes the artifact's files anew"
+        ),
+        "{}",
+        ran.both()
+    );
+
+    // As said: with the object gone, the next run writes a new version and loads it.
+    std::fs::remove_file(&object).unwrap();
+    let ran = s.run(&["run", "hello"]);
+    assert_eq!(ran.code, 0, "{}", ran.both());
+    assert!(ran.stdout.contains("passed (hello: 1)"), "{}", ran.stdout);
+}
