@@ -529,6 +529,9 @@ impl PlanContext for RunPlanContext<'_> {
                 Some(&Sort::by("version", true)),
             )
             .map(|d| d.is_some())
-            .map_err(StoreArtifactError::from)
+            .map_err(|source| StoreArtifactError::Store {
+                id: id.to_string(),
+                source,
+            })
     }
 }

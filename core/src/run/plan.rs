@@ -407,6 +407,10 @@ fn plan_task<'b>(
                             "{where_}: step '{id}': {field}: there is no artifact '{name}' {}",
                             ctx.artifacts_looked_in(name)
                         )),
+                        // The store did not answer: what the bundle holds is beside the point.
+                        Err(why @ StoreArtifactError::Store { .. }) => {
+                            problems.push(format!("{where_}: step '{id}': {why}"))
+                        }
                         Err(why) => problems.push(format!(
                             "{where_}: step '{id}': {why}{}",
                             near_artifact(bundle, name)
@@ -681,6 +685,38 @@ mod tests {
         .unwrap();
         let e = plan(&b, &[], &[], &OnlyBuiltins).unwrap_err();
         assert_eq!(e.to_string(), "b: this bundle has no tasks or evals to run");
+    }
+
+    /// A store that does not answer.
+    struct StoreDown;
+
+    impl PlanContext for StoreDown {
+        fn step_kind(&self, type_name: &str) -> Result<StepKind, StepTypeError> {
+            OnlyBuiltins.step_kind(type_name)
+        }
+        fn store_artifact_exists(&self, id: &str) -> Result<bool, StoreArtifactError> {
+            Err(StoreArtifactError::Store {
+                id: id.to_string(),
+                source: agent_env_store::StoreError::Internal("the server is down".into()),
+            })
+        }
+    }
+
+    #[test]
+    fn a_store_that_does_not_answer_is_said_without_a_word_on_the_bundles_artifacts() {
+        let load = json!({"id": "load", "type": "load_artifact", "sandbox_name": "a",
+            "artifact_id": "team/greeting", "destination_path": "/app/g"});
+        let b = bundle_with(json!([deploy("a"), load]));
+        let said = match plan(&b, &[], &[], &StoreDown) {
+            Err(e) => e.to_string(),
+            Ok(_) => panic!("planned without the store"),
+        };
+        assert!(
+            said.ends_with(
+                "step 'load': could not look for the artifact 'team/greeting' it names in the document store: the server is down"
+            ),
+            "{said}"
+        );
     }
 
     #[test]

@@ -42,9 +42,9 @@ pub enum StoreArtifactError {
     /// A bundle run (which reads only `@local` ids from the store) names a bare id.
     #[error("'{id}' is not an artifact of this bundle, and a bundle run reads only @local ids from the store")]
     BareIdInBundleRun { id: String },
-    /// The store could not be asked.
-    #[error(transparent)]
-    Store(#[from] StoreError),
+    /// The store could not be asked whether it holds `id`.
+    #[error("could not look for the artifact '{id}' it names in the document store: {source}")]
+    Store { id: String, source: StoreError },
 }
 
 /// Why a step's `retry_config` can't be used.
