@@ -157,11 +157,7 @@ pub fn put_artifact(
     }
     doc.insert("created_at_utc".into(), json!(crate::clock::iso_now()));
     let version = put_next_version(&stores, ARTIFACTS, &doc).map_err(|e| {
-        BundleError::one(format!(
-            "{e}; {}",
-            // Every file was written by then.
-            unrecorded(files.len(), files.len(), &prefix, "its files were written")
-        ))
+        BundleError::one(format!("{e}; {}", written_unrecorded(files.len(), &prefix)))
     })?;
     Ok(PutArtifact {
         version,
@@ -183,6 +179,19 @@ fn unrecorded(written: usize, total: usize, prefix: &str, how: &str) -> String {
         "{how} after writing {written} of {total} {} to the object store under {prefix}; no version was recorded, so nothing uses {}; put the folder again",
         crate::words::plural(total, "file", "files"),
         if written == 1 { "it" } else { "them" }
+    )
+}
+
+/// What a put whose every file was written, but whose version the document store did not record,
+/// left: `total` files under `prefix`, which nothing names.
+fn written_unrecorded(total: usize, prefix: &str) -> String {
+    let (files, they) = match total {
+        1 => ("file", "it stays"),
+        _ => ("files", "they stay"),
+    };
+    format!(
+        "no version was recorded, so nothing uses the {total} {files} the put wrote to the object store under {prefix}; {they} there (an object store keeps what it was given), and putting the folder again writes {} anew under another prefix",
+        if total == 1 { "it" } else { "them" }
     )
 }
 

@@ -9,6 +9,7 @@
 mod support;
 
 mod artifact_hashes;
+mod artifact_put_unrecorded;
 mod build_static;
 mod cli_broken;
 mod cli_command_mode;

@@ -1,0 +1,60 @@
+//! `artifact put` whose document store refuses the new version after every file was written: it
+//! says that no version was recorded, that the files it wrote stay in the object store unused, and
+//! that a put again writes them anew.
+
+use crate::support::run::Sandboxed;
+use crate::support::shell_store::{ShellStore, REFUSE};
+
+#[test]
+fn a_put_whose_version_is_refused_at_the_end_says_what_it_left() {
+    let s = Sandboxed::new();
+    s.write("greeting/hello.txt", "hello there\n");
+    s.write("greeting/more/notes.md", "notes");
+    // Reached before any file is written (it counts the id's versions), refusing at the end.
+    ShellStore {
+        package: "agentenv-late-docs",
+        class: "LateDocs",
+        kind: "document",
+        on_open: "",
+        on_call: &format!(
+            r#"case "$line" in
+        *'"method":"store.document.count"'*)
+          printf '{{"jsonrpc":"2.0","id":%s,"result":{{"count":0}}}}\n' "$id" ;;
+        *'"method":"store.document.insert"'*)
+          printf '{{"jsonrpc":"2.0","id":%s,"error":{{"code":-32000,"message":"the database went read-only","data":{{"kind":"io-error"}}}}}}\n' "$id" ;;
+        *) {REFUSE} ;;
+      esac"#
+        ),
+    }
+    .install(&s.plugins(), "late");
+    s.write(
+        ".agentenv/config.toml",
+        "[stores.document]\nimpl = \"agentenv-late-docs:LateDocs\"\n",
+    );
+    let r = s.run(&[
+        "artifact",
+        "put",
+        s.home().join("greeting").to_str().unwrap(),
+        "--id",
+        "team/greeting",
+    ]);
+    assert_eq!(r.code, 1, "{}", r.both());
+    assert!(
+        r.stderr.contains(
+            "; no version was recorded, so nothing uses the 2 files the put wrote to the object store under artifacts/file_artifact_universe/team/greeting/"
+        ) && r.stderr.contains(
+            "; they stay there (an object store keeps what it was given), and putting the folder again writes them anew under another prefix"
+        ),
+        "{}",
+        r.stderr
+    );
+    assert!(!r.stderr.contains("after writing"), "{}", r.stderr);
+    // They are there, as said.
+    let written = std::fs::read_dir(
+        s.state()
+            .join("object_store/artifacts/file_artifact_universe/team/greeting"),
+    )
+    .unwrap()
+    .count();
+    assert_eq!(written, 1);
+}
