@@ -66,3 +66,4 @@ mod store_plugin_faults;
 mod stored_artifacts;
 mod task_instances;
 mod task_prune;
+mod task_store_left_out;

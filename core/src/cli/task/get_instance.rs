@@ -11,13 +11,8 @@ use crate::run::recorded::{newest_started_first, InstanceScores};
 use crate::run::recorder::INSTANCES;
 use crate::stores::{DocumentStore, Filter};
 
-pub(super) fn get(
-    args: GetArgs,
-    Sources {
-        recorded: sources, ..
-    }: &Sources,
-    term: &Terminal,
-) -> Exit {
+pub(super) fn get(args: GetArgs, all: &Sources, term: &Terminal) -> Exit {
+    let sources = &all.recorded;
     let wanted = crate::bundle::model::as_nfc(args.instance.trim());
     let wanted = wanted.as_ref();
     // The whole id is looked up; the short form (its end) is looked for among them all.
@@ -38,6 +33,11 @@ pub(super) fn get(
     } else {
         exact
     };
+    // Why the configured store is left out is said once: in the error below when nothing was
+    // found, else as a warning.
+    if !candidates.is_empty() {
+        all.warn_left_out(term);
+    }
     let doc = match candidates.as_slice() {
         [one] => one,
         [] => {

@@ -12,7 +12,7 @@ use crate::run::recorder::{short_id, INSTANCES};
 use crate::stores::{Document, DocumentStore, Filter, Sort};
 
 /// What a list says when it found nothing here and the configured document store could not be read.
-const NONE_READABLE: &str = "None found in the local store; the configured document store, where stored tasks' runs are recorded, can't be read (see the warning above), so its instances are not listed. Check it with agent-env config check.\n";
+const NONE_READABLE: &str = "None found in the local store; the configured document store, where stored tasks' runs are recorded, can't be read (see the warning above), so its instances are not listed; agent-env config check says what is wrong with it.\n";
 
 /// What `task list` says when it lists nothing: that nothing is recorded, or that nothing matches.
 pub(super) fn none_listed(recorded: usize, args: &ListArgs) -> String {
@@ -98,14 +98,16 @@ fn summary(doc: &Document, scores: &InstanceScores<'_>) -> Value {
 /// Lists the instances `args` selects, newest first; `none` is what a person reads when there are none.
 pub(super) fn list(
     args: ListArgs,
-    Sources {
-        recorded: sources,
-        warnings,
-    }: &Sources,
+    all: &Sources,
     home: Option<&std::path::Path>,
     none: impl Fn(usize, &ListArgs) -> String,
     term: &Terminal,
 ) -> Exit {
+    let Sources {
+        recorded: sources,
+        warnings,
+        ..
+    } = all;
     // Names are recorded in NFC, as a bundle's file names are read.
     let args = ListArgs {
         task: args
@@ -119,6 +121,11 @@ pub(super) fn list(
         |d| matches(d, &args, bundle_filter.as_ref()),
         (args.limit > 0).then_some(args.limit),
     )?;
+    // Why the configured store is left out is said once: in the error below when the answer
+    // hangs on it, else as a warning.
+    if !(args.task.is_some() && found.is_empty() && sources.left_out().is_some()) {
+        all.warn_left_out(term);
+    }
     // A name several bundles' tasks share lists them all: said, with how to name one alone (all of
     // them, when `--limit` may have cut some off).
     if let Some(asked) = &args.task {
@@ -166,7 +173,7 @@ pub(super) fn list(
         (args.task.as_deref(), sources.left_out(), found.is_empty())
     {
         return Err(Failure::new(format!(
-            "cannot list the instances of '{asked}': none is in the local store, and {why}; check it with agent-env config check"
+            "cannot list the instances of '{asked}': none is in the local store, and {why}; agent-env config check says what is wrong with it"
         )));
     }
     let scores = InstanceScores::new(sources);

@@ -29,7 +29,7 @@ use crate::session::Session;
 use crate::stores::Document;
 use get_instance::get;
 use list::{list, none_listed};
-use sources::instance_sources;
+use sources::{instance_sources, LeftOut};
 use stored::{get_task, put, run_stored};
 
 pub fn run(args: TaskArgs, verbose: bool, session: &Session, term: &Terminal) -> Exit {
@@ -49,7 +49,7 @@ pub fn run(args: TaskArgs, verbose: bool, session: &Session, term: &Terminal) ->
                     limit: args.limit,
                     json: args.json,
                 },
-                &instance_sources(session, term),
+                &instance_sources(session, term, LeftOut::Held),
                 None,
                 |_, _| none.clone(),
                 term,
@@ -57,15 +57,17 @@ pub fn run(args: TaskArgs, verbose: bool, session: &Session, term: &Terminal) ->
         }
         TaskCommand::List(args) => list(
             args,
-            &instance_sources(session, term),
+            &instance_sources(session, term, LeftOut::Held),
             session.paths().home_dir().as_deref(),
             none_listed,
             term,
         ),
-        TaskCommand::GetInstance(args) => get(args, &instance_sources(session, term), term),
+        TaskCommand::GetInstance(args) => {
+            get(args, &instance_sources(session, term, LeftOut::Held), term)
+        }
         TaskCommand::Prune(args) => prune::prune(
             args,
-            &instance_sources(session, term),
+            &instance_sources(session, term, LeftOut::Warned),
             session.paths().home_dir().as_deref(),
             term,
         ),

@@ -6,16 +6,41 @@ use crate::session::Session;
 
 /// Where instances are recorded: the local store (bundle runs), then the configured document store
 /// (stored tasks' runs), with what a reader should know about them: a configured store that cannot be
-/// used (left out), and runs that ended without finishing. Each warning is printed on stderr here; a
-/// `--json` document carries them too.
+/// used (left out), and runs that ended without finishing. Each warning is printed on stderr by
+/// [`instance_sources`], but for a left-out store's when it is held ([`LeftOut::Held`]); a `--json`
+/// document carries them all.
 pub(super) struct Sources {
     pub(super) recorded: Recorded,
     pub(super) warnings: Vec<String>,
+    /// Whether the left-out store's warning is still to be said.
+    held: bool,
 }
 
-pub(super) fn instance_sources(session: &Session, term: &Terminal) -> Sources {
+/// When the warning that the configured store is left out is said.
+#[derive(Clone, Copy, PartialEq, Eq)]
+pub(super) enum LeftOut {
+    /// With the other warnings, at once.
+    Warned,
+    /// By the command, through [`Sources::warn_left_out`], once it knows it will answer: a command
+    /// that fails because the store was left out says why in its error, and once is enough.
+    Held,
+}
+
+impl Sources {
+    /// Says why the configured store is left out, when it is and [`instance_sources`] held it.
+    pub(super) fn warn_left_out(&self, term: &Terminal) {
+        if let (true, Some(why)) = (self.held, self.recorded.left_out()) {
+            term.warn(why.to_string());
+        }
+    }
+}
+
+pub(super) fn instance_sources(session: &Session, term: &Terminal, left_out: LeftOut) -> Sources {
     let recorded = Recorded::open(session);
+    let held = left_out == LeftOut::Held;
     let mut warnings: Vec<String> = recorded.left_out().map(String::from).into_iter().collect();
+    // Printed below with the others unless held.
+    let said_from = usize::from(held && !warnings.is_empty());
     let dead = crate::run::liveness::dead_runs(&session.paths().locks_dir());
     let killed = dead.iter().filter(|run| !run.ended).count();
     let unrecorded = dead.len() - killed;
@@ -48,8 +73,12 @@ pub(super) fn instance_sources(session: &Session, term: &Terminal) -> Sources {
             "{unrecorded} earlier {runs} could not write the end of some tasks to the document store: those task instances show as running until the next {by} marks them failed (once the store takes writes); {they} said why when {they} ran"
         ));
     }
-    for warning in &warnings {
+    for warning in &warnings[said_from..] {
         term.warn(warning.clone());
     }
-    Sources { recorded, warnings }
+    Sources {
+        recorded,
+        warnings,
+        held,
+    }
 }
