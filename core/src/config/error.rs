@@ -85,7 +85,7 @@ pub enum ConfigError {
         kind: &'static str,
     },
 
-    #[error("Unknown AGENT_ENV_DOCUMENT_STORE='{value}' (expected 'local', or a [stores.document] table for a hosted backend such as PostgreSQL)")]
+    #[error("Unknown AGENT_ENV_DOCUMENT_STORE='{value}': expected 'local', or a [stores.document] table for a hosted backend such as PostgreSQL (and unset AGENT_ENV_DOCUMENT_STORE, which overrides it)")]
     UnknownDocumentAlias { value: String },
 
     #[error("The 'mongo' document backend has no built-in coordinates: configure a [stores.document] table (and unset AGENT_ENV_DOCUMENT_STORE, which overrides it).")]

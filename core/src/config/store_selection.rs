@@ -444,7 +444,9 @@ mod tests {
                 .to_string()
         };
         assert_eq!(e("object", "bogus"), "Unknown AGENT_ENV_OBJECT_STORE='bogus': expected 'local', or a [stores.object] table for a hosted backend (and unset AGENT_ENV_OBJECT_STORE, which overrides it)");
-        assert_eq!(e("document", "x"), "Unknown AGENT_ENV_DOCUMENT_STORE='x' (expected 'local', or a [stores.document] table for a hosted backend such as PostgreSQL)");
+        assert_eq!(e("document", "x"), "Unknown AGENT_ENV_DOCUMENT_STORE='x': expected 'local', or a [stores.document] table for a hosted backend such as PostgreSQL (and unset AGENT_ENV_DOCUMENT_STORE, which overrides it)");
+        assert!(e("document", "postgres")
+            .ends_with("(and unset AGENT_ENV_DOCUMENT_STORE, which overrides it)"));
         assert_eq!(e("document", "mongo"), "The 'mongo' document backend has no built-in coordinates: configure a [stores.document] table (and unset AGENT_ENV_DOCUMENT_STORE, which overrides it).");
         assert_eq!(
             e("runner", "x"),
