@@ -36,8 +36,9 @@ pub fn normalize(path: &Path) -> PathBuf {
     out
 }
 
-/// The root made absolute and resolved as far as it exists (symlinks of existing parts followed), so
-/// URLs stay stable before and after the root is created.
+/// The root made absolute (a relative one from the process's working directory) and resolved as far
+/// as it exists (symlinks of existing parts followed), so URLs stay stable before and after the root
+/// is created.
 pub fn resolve_root(root: &Path) -> PathBuf {
     let absolute = if root.is_absolute() {
         root.to_path_buf()

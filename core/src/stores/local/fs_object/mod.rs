@@ -65,7 +65,9 @@ pub struct LocalFilesystemObjectStore {
 pub const DEFAULT_ADVERTISE_HOST: &str = "localhost";
 
 impl LocalFilesystemObjectStore {
-    /// A store rooted at `root` (made absolute; nothing is created yet).
+    /// A store rooted at `root` (nothing is created yet). A relative root is taken from the
+    /// process's working directory; [`LocalFilesystemObjectStore::from_config`] takes it from the
+    /// invocation's.
     pub fn new(root: impl AsRef<Path>) -> Self {
         LocalFilesystemObjectStore {
             root: keys::resolve_root(root.as_ref()),
@@ -87,8 +89,9 @@ impl LocalFilesystemObjectStore {
             .join("object_store")
     }
 
-    /// Builds the store from its config table, refusing unknown keys and bad grant settings; `~` and
-    /// the default root are `env`'s. Each key is read on its own, so the error names every problem.
+    /// Builds the store from its config table, refusing unknown keys and bad grant settings; `~`, the
+    /// folder a relative root is taken from (its working directory) and the default root are
+    /// `env`'s. Each key is read on its own, so the error names every problem.
     pub fn from_config(
         impl_name: &str,
         table: &ConfigTable,
@@ -121,7 +124,7 @@ impl LocalFilesystemObjectStore {
         let root = problems
             .keep(config_table::opt_path(impl_name, table, "root"))
             .flatten()
-            .map(|root| config_table::expand_home(&root, env))
+            .map(|root| env.cwd().join(config_table::expand_home(&root, env)))
             .unwrap_or_else(|| Self::default_root(env));
         let store = problems.into_result(Self::new(root))?;
         if grants.as_deref() == Some("off") {
@@ -610,5 +613,22 @@ impl LocalFilesystemObjectStore {
             max,
             ct,
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_relative_root_is_taken_from_the_invocations_working_directory() {
+        let dir = tempfile::tempdir().unwrap();
+        let env = Environment::from_vars([("HOME", dir.path().join("home"))], dir.path());
+        let mut table = ConfigTable::new();
+        table.insert("root".into(), "objects/here".into());
+        table.insert("grants".into(), "off".into());
+        let store = LocalFilesystemObjectStore::from_config(IMPL, &table, &env).unwrap();
+        let cwd = dir.path().canonicalize().unwrap();
+        assert_eq!(store.root(), cwd.join("objects/here"));
     }
 }
