@@ -8,13 +8,12 @@ use std::sync::Arc;
 use agent_env_protocol::names::canonical_name;
 use serde_json::{Map, Value};
 
-use super::cancel::Cancel;
 use super::events::{NoObserver, RunEvent, RunObserver};
 use super::executor::NoPlugins;
 use super::local_stores::{self, LocalStores};
 use super::materialize::{Places, Versions};
 use super::plugin_steps::PluginSteps;
-use super::{execute, RunError, RunOptions, RunStatus};
+use super::{execute, RunError, RunOptions, RunStatus, Stopping};
 use crate::bundle::installed::Target;
 use crate::bundle::tree::Tree;
 use crate::bundle::{self, Bundle, BundleError};
@@ -27,8 +26,9 @@ use crate::stores::{Filter, Sort};
 /// Puts a prefix before the object keys of a run's artifacts (tests and shared fixtures).
 const FIXTURE_PREFIX_VAR: &str = "AGENT_ENV_FIXTURE_PREFIX";
 
-/// What to run and how.
-#[derive(Debug, Clone, Default)]
+/// What to run and how. [`RunRequest::new`] gives the bundle and how the run stops, the rest as
+/// `agent-env run BUNDLE` has it.
+#[derive(Debug, Clone)]
 pub struct RunRequest {
     /// A bundle folder (starting with `.`, `/` or `~`), or an installed bundle's `<name>` or
     /// `<package>/<name>`.
@@ -48,12 +48,13 @@ pub struct RunRequest {
     pub keep: bool,
     /// Write and run nothing; say what would be.
     pub dry_run: bool,
-    /// Told of each SIGINT, SIGTERM or SIGHUP (the first cancels the run; the CLI exits with 128 +
-    /// the signal on another); with none, the teardown goes on whatever comes.
-    pub on_signal: Option<super::cancel::OnSignal>,
-    /// The caller's own cancel handle (the explorer cancels a run it started through it). With one,
-    /// the run watches no signals: the caller decides what cancels it.
-    pub cancel: Option<Arc<Cancel>>,
+    /// Whether a dry run starts the plugins its steps need and asks each to check its steps, as
+    /// `agent-env run --dry-run` does; without, it plans and works out the versions a run would
+    /// record, and starts nothing (what the explorer asks before it queues a run).
+    pub dry_run_checks_plugins: bool,
+    /// How the run stops: by signals (the CLI), or by the caller's own cancel handle (the explorer
+    /// cancels a run it started through it, and no signal is watched).
+    pub stopping: Stopping,
     /// The run group id the run's instances record; with none, a fresh `run-<suffix>`.
     pub run_group_id: Option<String>,
     /// Entries every task's `context.metadata` starts with (a `seed` whose values fill the steps'
@@ -61,6 +62,28 @@ pub struct RunRequest {
     pub context_metadata: Map<String, Value>,
     /// How the caller's user names `tasks` and `evals` (the CLI's flags unless said).
     pub selection_words: super::plan::SelectionWords,
+}
+
+impl RunRequest {
+    /// A run of `bundle` that stops as `stopping` says, its tasks selected as the bundle says, with
+    /// no overrides, and neither a dry run nor one that keeps its sandboxes.
+    pub fn new(bundle: impl Into<String>, stopping: Stopping) -> RunRequest {
+        RunRequest {
+            bundle: bundle.into(),
+            installed_only: false,
+            tasks: Vec::new(),
+            evals: Vec::new(),
+            user_overrides: Map::new(),
+            sandbox: None,
+            keep: false,
+            dry_run: false,
+            dry_run_checks_plugins: true,
+            stopping,
+            run_group_id: None,
+            context_metadata: Map::new(),
+            selection_words: super::plan::SelectionWords::FLAGS,
+        }
+    }
 }
 
 /// Finds, checks, plans and runs the requested bundle; nobody watches its events.
@@ -97,7 +120,7 @@ pub fn run_bundle_pinned(
 ) -> Result<RunStatus, RunError> {
     // Signals are watched from the start: Ctrl-C while the bundle is read, its plugins start or its
     // entities are written cancels the run like Ctrl-C during its tasks.
-    let cancel = super::cancel_of(request.cancel.as_ref(), request.on_signal)?;
+    let cancel = super::cancel_of(&request.stopping)?;
     let _store_stderr = super::plugin_steps::hear_store_stderr(observer.clone(), session);
     // A folder comes before any installed bundle and agent-env's own bundles keep their bare names, so
     // neither `run ./folder` nor `run hello` needs a look at the installed plugins.
@@ -179,8 +202,12 @@ pub fn run_bundle_pinned(
         &ctx,
     )?;
     // Every plugin a step needs is started, handshaken and asked to validate its steps before
-    // anything is written; a dry run stops them again at once and runs nothing.
-    let plugins = start_plugin_steps(&parsed, &plan, &stores, session, observer.clone(), &cancel)?;
+    // anything is written; a dry run stops them again at once and runs nothing, and one that does
+    // not check them starts none.
+    let plugins = match request.dry_run && !request.dry_run_checks_plugins {
+        true => None,
+        false => start_plugin_steps(&parsed, &plan, &stores, session, observer.clone(), &cancel)?,
+    };
     let plugins = match plugins {
         Some(p) if request.dry_run || cancel.is_cancelled() => {
             warn_noise(&p.shutdown(), observer.as_ref());
@@ -197,8 +224,7 @@ pub fn run_bundle_pinned(
         keep: request.keep,
         user_overrides: request.user_overrides.clone(),
         sandbox_provider,
-        on_signal: request.on_signal,
-        cancel: Some(cancel),
+        cancel,
         run_group_id: request.run_group_id.clone(),
         context_metadata: request.context_metadata.clone(),
         observer,

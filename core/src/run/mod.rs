@@ -43,7 +43,7 @@ pub mod task_run;
 mod teardown;
 
 pub use bundle_run::{run_bundle, run_bundle_observed, run_bundle_pinned, RunRequest};
-pub use cancel_handle::{cancel_of, CANCELLED_BEFORE_TASKS};
+pub use cancel_handle::{cancel_of, Stopping, CANCELLED_BEFORE_TASKS};
 pub use error::RunError;
 pub use options::RunOptions;
 pub use planned_bundle::execute;

@@ -4,7 +4,7 @@ use std::sync::Arc;
 
 use serde_json::{Map, Value};
 
-use super::cancel::{self, Cancel};
+use super::cancel::Cancel;
 use super::events::RunObserver;
 use super::materialize;
 
@@ -19,12 +19,9 @@ pub struct RunOptions {
     pub sandbox_provider: String,
     /// Where the run writes: the per-id locks folder and the artifacts' object key prefix.
     pub places: materialize::Places,
-    /// Told of each SIGINT, SIGTERM or SIGHUP (the first cancels the run); the caller decides what
-    /// else happens.
-    pub on_signal: Option<cancel::OnSignal>,
-    /// A cancel handle the caller keeps; with one, no signal is watched (see
-    /// [`RunRequest::cancel`](super::RunRequest::cancel)).
-    pub cancel: Option<Arc<Cancel>>,
+    /// What cancels the run, made from how its caller said it stops (see
+    /// [`Stopping`](super::Stopping)).
+    pub cancel: Arc<Cancel>,
     /// The run group id; with none, a fresh `run-<suffix>`.
     pub run_group_id: Option<String>,
     /// Entries every task's `context.metadata` starts with (see

@@ -1,7 +1,7 @@
 //! Running a planned bundle: its entities written (a dry run says what it would write and run, and
 //! the tasks the run would fail, and stops there), then its tasks run as [`run_planned`] runs them.
 
-use super::cancel_handle::{cancel_of, CANCELLED_BEFORE_TASKS};
+use super::cancel_handle::CANCELLED_BEFORE_TASKS;
 use super::events::RunEvent;
 use super::executor::StepExecutor;
 use super::local_stores::LocalStores;
@@ -35,7 +35,7 @@ pub fn execute(
     if options.dry_run {
         out.line(DRY_RUN_LINE);
     }
-    let cancel = cancel_of(options.cancel.as_ref(), options.on_signal)?;
+    let cancel = options.cancel.clone();
     let versions = match materialize::materialize(
         bundle,
         tree,
@@ -100,17 +100,13 @@ pub fn execute(
     // A typo'd field or criterion type is said on every run, not only a dry one: a task that
     // skips the criterion it meant to check would otherwise pass without a word.
     say_task_notes(&plan.tasks, false, options.observer.as_ref(), out);
-    let options = RunOptions {
-        cancel: Some(cancel),
-        ..options.clone()
-    };
     run_planned(
         plan,
         &version_of,
         &bundle.display_root,
         stores,
         executor,
-        &options,
+        options,
         out,
     )
 }

@@ -6,7 +6,6 @@
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Mutex;
 
-use super::cancel_handle::cancel_of;
 use super::events::{PlannedTaskInfo, RunEvent};
 use super::executor::StepExecutor;
 use super::liveness;
@@ -37,7 +36,7 @@ pub fn run_planned(
     options: &RunOptions,
     out: &dyn Output,
 ) -> Result<RunStatus, RunError> {
-    let cancel = cancel_of(options.cancel.as_ref(), options.on_signal)?;
+    let cancel = options.cancel.clone();
     let run_group_id = options
         .run_group_id
         .clone()

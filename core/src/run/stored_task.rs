@@ -30,7 +30,7 @@ pub const EVALS: &str = "evals";
 pub const ARTIFACTS: &str = "artifacts";
 
 /// A run of a stored task.
-#[derive(Clone, Default)]
+#[derive(Clone)]
 pub struct StoredRunRequest {
     /// The task's bare id.
     pub id: String,
@@ -42,8 +42,8 @@ pub struct StoredRunRequest {
     pub sandbox: Option<String>,
     /// Keep the sandboxes up after the run, until Ctrl-C.
     pub keep: bool,
-    /// Told of each SIGINT, SIGTERM or SIGHUP (the first cancels the run).
-    pub on_signal: Option<super::cancel::OnSignal>,
+    /// How the run stops (by signals, for the CLI).
+    pub stopping: super::Stopping,
 }
 
 /// The configured document and object stores, as a run writes to them.
@@ -292,7 +292,7 @@ pub fn run_stored_task(
     observer: Arc<dyn RunObserver>,
 ) -> Result<RunStatus, RunError> {
     // Signals are watched from the start, as a bundle run watches them.
-    let cancel = super::cancel_of(None, request.on_signal)?;
+    let cancel = super::cancel_of(&request.stopping)?;
     let _store_stderr = super::plugin_steps::hear_store_stderr(observer.clone(), session);
     let config = session.config();
     let manifests = match config.path {
@@ -358,8 +358,7 @@ pub fn run_stored_task(
         keep: request.keep,
         user_overrides: request.user_overrides.clone(),
         sandbox_provider,
-        on_signal: request.on_signal,
-        cancel: Some(cancel),
+        cancel,
         run_group_id: None,
         context_metadata: Map::new(),
         observer,

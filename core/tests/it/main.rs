@@ -37,6 +37,7 @@ mod plugin_remove_blockers;
 mod plugin_safety;
 mod plugin_verify;
 mod run_dry_run;
+mod run_dry_versions;
 mod run_events;
 mod run_folders;
 mod run_hello;

@@ -5,8 +5,9 @@ use std::sync::Arc;
 
 use agent_env::environment::Environment;
 use agent_env::output::Collected;
+use agent_env::run::cancel::Cancel;
 use agent_env::run::events::{CollectedEvents, RunEvent, StepStatus};
-use agent_env::run::{run_bundle_observed, RunRequest, RunStatus};
+use agent_env::run::{run_bundle_observed, RunRequest, RunStatus, Stopping};
 use agent_env::session::Session;
 
 #[test]
@@ -27,10 +28,7 @@ fn a_run_tells_its_observer_each_task_and_step_in_order() {
     );
     let session = Session::new(env);
     let events = Arc::new(CollectedEvents::default());
-    let request = RunRequest {
-        bundle: "hello".into(),
-        ..RunRequest::default()
-    };
+    let request = RunRequest::new("hello", Stopping::ByHandle(Cancel::new()));
     let out = Collected::default();
     let status = run_bundle_observed(&session, &request, &out, events.clone()).unwrap();
     assert_eq!(status, RunStatus::Finished { failed: false });

@@ -6,8 +6,9 @@ use std::path::{Path, PathBuf};
 use agent_env::bundle::installed::InstalledBundle;
 use agent_env::bundle::{self, Bundle};
 use agent_env::output::Collected;
+use agent_env::run::cancel::Cancel;
 use agent_env::run::plan::SelectionWords;
-use agent_env::run::{run_bundle, RunRequest, RunStatus};
+use agent_env::run::{run_bundle, RunRequest, RunStatus, Stopping};
 use agent_env::session::Session;
 use serde_json::{json, Value};
 
@@ -175,13 +176,15 @@ pub fn version_now(session: &Session, source: &TaskSource, task_id: &str) -> Api
             return Err(task_gone(source, task_id, &parsed));
         }
     }
+    // Its own handle, which nothing cancels: a dry run watches no signal of the server's, and
+    // starts no plugin, as only the versions are asked for.
     let request = RunRequest {
-        bundle: source.bundle.clone(),
         installed_only: !looks_like_folder(&source.bundle),
         tasks: vec![source.task_name.clone()],
         dry_run: true,
+        dry_run_checks_plugins: false,
         selection_words: SelectionWords::NAMES,
-        ..RunRequest::default()
+        ..RunRequest::new(&source.bundle, Stopping::ByHandle(Cancel::new()))
     };
     match run_bundle(session, &request, &Collected::default()) {
         Ok(RunStatus::DryRun { versions }) => versions.get(task_id).copied().ok_or_else(|| {

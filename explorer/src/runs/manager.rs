@@ -13,7 +13,9 @@ use agent_env::environment::Environment;
 use agent_env::output::Output;
 use agent_env::run::cancel::Cancel;
 use agent_env::run::run_log::RunLog;
-use agent_env::run::{run_bundle_pinned, RunError, RunRequest, RunStatus, MAX_CONCURRENT_TASKS};
+use agent_env::run::{
+    run_bundle_pinned, RunError, RunRequest, RunStatus, Stopping, MAX_CONCURRENT_TASKS,
+};
 use agent_env::session::Session;
 use serde_json::{json, Map, Value};
 
@@ -366,15 +368,16 @@ fn request_of(workflow: &Workflow) -> RunRequest {
         context_metadata.insert("seed".into(), Value::Object(seed.clone()));
     }
     RunRequest {
-        bundle: workflow.spec.bundle.clone(),
         installed_only: !super::bundles::looks_like_folder(&workflow.spec.bundle),
         tasks: workflow.spec.tasks.clone(),
         evals: workflow.spec.evals.clone(),
         user_overrides: workflow.spec.user_overrides.clone(),
-        cancel: Some(workflow.cancel.clone()),
         run_group_id: Some(workflow.run_group_id.clone()),
         context_metadata,
-        ..RunRequest::default()
+        ..RunRequest::new(
+            &workflow.spec.bundle,
+            Stopping::ByHandle(workflow.cancel.clone()),
+        )
     }
 }
 

@@ -108,7 +108,7 @@ pub(super) fn run_stored(
         user_overrides: Map::new(),
         sandbox: args.sandbox,
         keep: args.keep,
-        on_signal: Some(crate::cli::run::on_signal),
+        stopping: crate::run::Stopping::BySignals(Some(crate::cli::run::on_signal)),
     };
     let watch = crate::cli::run::Watch {
         label: &args.id,
