@@ -176,13 +176,15 @@ pub fn version_now(session: &Session, source: &TaskSource, task_id: &str) -> Api
             return Err(task_gone(source, task_id, &parsed));
         }
     }
-    // Its own handle, which nothing cancels: a dry run watches no signal of the server's, and
-    // starts no plugin, as only the versions are asked for.
+    // Its own handle, which nothing cancels: a dry run watches no signal of the server's. It checks
+    // the task's plugin steps as a run would (their plugins start, and stay in the pool for the run),
+    // so a task whose step plugin is missing or broken is refused here, once, rather than queued to
+    // fail (a group of runs would fail each).
     let request = RunRequest {
         installed_only: !looks_like_folder(&source.bundle),
         tasks: vec![source.task_name.clone()],
         dry_run: true,
-        dry_run_checks_plugins: false,
+        dry_run_checks_plugins: true,
         selection_words: SelectionWords::NAMES,
         ..RunRequest::new(&source.bundle, Stopping::ByHandle(Cancel::new()))
     };
