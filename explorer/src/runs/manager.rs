@@ -13,9 +13,7 @@ use agent_env::environment::Environment;
 use agent_env::output::Output;
 use agent_env::run::cancel::Cancel;
 use agent_env::run::run_log::RunLog;
-use agent_env::run::{
-    run_bundle_pinned, RunError, RunRequest, RunStatus, Stopping, MAX_CONCURRENT_TASKS,
-};
+use agent_env::run::{run_bundle_pinned, RunError, RunRequest, RunStatus, Stopping};
 use agent_env::session::Session;
 use serde_json::{json, Map, Value};
 
@@ -180,6 +178,11 @@ pub enum StartError {
     Thread(#[source] std::io::Error),
 }
 
+/// At most this many runs the explorer started go at once; the others wait for a free slot (the
+/// UI's `RUN_SLOTS` says the same number). Each run still holds its own tasks to the engine's limit
+/// on tasks at once, so this is runs, not tasks.
+pub const MAX_CONCURRENT_RUNS: usize = 4;
+
 /// Every workflow of this server, and their threads.
 pub struct RunManager {
     env: Environment,
@@ -190,13 +193,13 @@ pub struct RunManager {
 }
 
 impl RunManager {
-    /// Runs start in sessions over `env`; at most [`MAX_CONCURRENT_TASKS`] at once.
+    /// Runs start in sessions over `env`; at most [`MAX_CONCURRENT_RUNS`] at once.
     pub fn new(env: Environment) -> RunManager {
         RunManager {
             env,
             workflows: Mutex::new(BTreeMap::new()),
             threads: Mutex::new(Vec::new()),
-            slots: Arc::new(Slots::new(MAX_CONCURRENT_TASKS)),
+            slots: Arc::new(Slots::new(MAX_CONCURRENT_RUNS)),
             stopping: Arc::new(AtomicBool::new(false)),
         }
     }
