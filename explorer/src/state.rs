@@ -3,13 +3,12 @@
 use std::sync::Arc;
 use std::time::Duration;
 
-use agent_env::run::recorded::Recorded;
 use agent_env::session::Session;
 use agent_env_store::document::DocumentStore;
 use tokio::sync::watch;
 
 use crate::data::instances::Judge;
-use crate::data::records::{DocumentStores, ObjectStores, Opened, Reading};
+use crate::data::records::{DocumentStores, ObjectStores, Reading};
 use crate::data::runs_here::RunsHere;
 use crate::data::Data;
 use crate::plugins::ExplorerPlugins;
@@ -42,7 +41,7 @@ impl AppState {
     pub fn reading(&self) -> Reading<DocumentStores> {
         self.data
             .documents
-            .reading(|| Opened::from(Recorded::open(&self.current.get())))
+            .reading(|| crate::data::document_stores(&self.current.get()))
     }
 
     /// The object stores a request looks a URL up in; a configured one left out is tried again as

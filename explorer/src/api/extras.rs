@@ -227,7 +227,22 @@ pub async fn plugin_show(State(s): State<Shared>, ids: Ids) -> ApiResult<Json<Va
     .map(Json)
 }
 
-/// `config show --json` (masked) and its text, read now.
+/// The configured stores the explorer leaves out now, each as the lists' `warnings` say it: one
+/// that could not be used at start or failed since (the document store is asked once, as a list
+/// asks it, so one that stopped answering since the last request is found), and one that is due is
+/// tried again, as any read tries it.
+fn stores_left_out(s: &Shared) -> Vec<String> {
+    let documents = s.reading();
+    // Only its failure matters here, which the reading keeps; any other error is a list's to say.
+    let _ = documents
+        .docs()
+        .count(agent_env::run::recorder::INSTANCES, &Filter::all());
+    let mut left_out = documents.warnings();
+    left_out.extend(s.object_stores().warnings());
+    left_out
+}
+
+/// `config show --json` (masked) and its text, read now, and the configured stores left out.
 pub async fn config_show(State(s): State<Shared>) -> ApiResult<Json<Value>> {
     blocking(move || {
         // The session that knows the config as it is now (built again when it changed).
@@ -264,6 +279,7 @@ pub async fn config_show(State(s): State<Shared>) -> ApiResult<Json<Value>> {
         let checked = agent_env::config::check::check(session.config(), &builder);
         doc["check"] = serde_json::to_value(&checked)
             .map_err(|e| ApiError::internal(format!("the config check does not serialize: {e}")))?;
+        doc["stores_left_out"] = json!(stores_left_out(&s));
         Ok(doc)
     })
     .await

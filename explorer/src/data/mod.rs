@@ -1,7 +1,8 @@
 //! What the explorer reads: the stores runs are recorded in, read as one (the @local store a bundle
 //! run writes, `local.db`, and the configured document store a stored task's run writes), and the
 //! object stores that hold their files (the run's local object store, then the configured one).
-//! A configured store that cannot be used is left out and tried again later ([`records`]).
+//! A configured store that cannot be used, at start or later, is left out and tried again later
+//! ([`records`]).
 //! Every call here blocks; handlers call it on the blocking pool.
 
 pub mod entities;
@@ -11,6 +12,9 @@ pub mod objects;
 pub mod records;
 pub mod runs_here;
 pub mod short_ids;
+pub mod sources;
+pub mod unset;
+pub mod watched;
 
 use std::time::Duration;
 
@@ -18,7 +22,7 @@ use agent_env::run::local_stores;
 use agent_env::run::recorded::Recorded;
 use agent_env::session::Session;
 
-use self::records::{DocumentStores, ObjectStores, Opened, Records};
+use self::records::{DocumentStores, LeftOut, ObjectStores, Opened, Records};
 
 /// The stores the explorer reads, opened as the server starts (nothing touches disk until a read
 /// finds a file).
@@ -34,11 +38,22 @@ impl Data {
     /// The stores of `session`'s state root and config; a configured store that cannot be used is
     /// tried again once `retry_every` has passed.
     pub fn open(session: &Session, retry_every: Duration) -> Data {
-        let opened = Opened::from(Recorded::open(session));
         Data {
-            documents: Records::new(opened, retry_every),
+            documents: Records::new(document_stores(session), retry_every),
             objects: Records::new(object_stores(session), retry_every),
         }
+    }
+}
+
+/// The @local document store of `session`'s state root, then its configured one when it answers.
+pub fn document_stores(session: &Session) -> Opened<DocumentStores> {
+    let recorded = Recorded::open(session);
+    Opened {
+        stores: DocumentStores::new(recorded.stores().to_vec()),
+        left_out: recorded.left_out().map(|why| LeftOut {
+            why: why.to_string(),
+            unset: unset::unset_variables(session, "document"),
+        }),
     }
 }
 
@@ -51,9 +66,12 @@ pub fn object_stores(session: &Session) -> Opened<ObjectStores> {
             stores.push(configured);
             None
         }
-        Err(e) => Some(format!(
-            "the configured object store can't be used, so the files in it can't be shown: {e}"
-        )),
+        Err(e) => Some(LeftOut {
+            why: format!(
+                "the configured object store can't be used, so the files in it can't be shown: {e}"
+            ),
+            unset: unset::unset_variables(session, "object"),
+        }),
     };
     Opened { stores, left_out }
 }

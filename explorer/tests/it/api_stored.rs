@@ -4,7 +4,7 @@
 
 use serde_json::Value;
 
-use crate::support::{seg, Explorer, World};
+use crate::support::{seg, shell_documents, Explorer, World};
 
 const PASS: &str = r#"[{"id": "box", "type": "deploy_sandbox", "sandbox_name": "box"},
     {"id": "check", "type": "verify_sandbox", "sandbox_name": "box", "verifier_id": "v",
@@ -135,6 +135,13 @@ fn a_document_store_that_fails_at_start_is_read_once_it_recovers() {
     let instances = server.get("/api/v1/task-instances").expect(200).json();
     assert_eq!(instances["total"], 0, "{instances}");
     assert_eq!(instances["warnings"][0], notice.as_str(), "{instances}");
+    // The Config page says so too, though the config itself has no problem to show.
+    let config = server.get("/api/v1/config").expect(200).json();
+    assert_eq!(
+        config["stores_left_out"],
+        serde_json::json!([notice]),
+        "{config}"
+    );
     let missing = server
         .get(&format!("/api/v1/tasks/{}", seg("team/stored")))
         .expect(404)
@@ -193,9 +200,22 @@ fn an_object_store_that_cannot_be_built_at_start_is_tried_again() {
     let detail = missing["detail"].as_str().unwrap_or_default().to_string();
     assert!(
         detail.starts_with("no object at the given object_url; it may be in the store left out: the configured object store can't be used")
-            && detail.contains("TEAM_KEY_NOT_SET")
-            && detail.ends_with("; tried again every 0.5 s"),
+            && detail.contains("TEAM_KEY_NOT_SET"),
         "{detail}"
+    );
+    // A variable set now would not reach the running explorer: the answer says to restart it.
+    assert!(
+        detail.contains("set TEAM_KEY_NOT_SET and restart `agent-env up`")
+            && !detail.contains("; tried again every"),
+        "{detail}"
+    );
+    let config = server.get("/api/v1/config").expect(200).json();
+    assert!(
+        config["stores_left_out"][0]
+            .as_str()
+            .unwrap_or_default()
+            .contains("set TEAM_KEY_NOT_SET and restart"),
+        "{config}"
     );
 
     // The config is mended: the next request past the interval builds the store and asks its server
@@ -216,4 +236,104 @@ fn an_object_store_that_cannot_be_built_at_start_is_tried_again() {
         "{}",
         stopped.stderr
     );
+}
+
+/// A configured document store that answered when the explorer started and stops answering later
+/// (its server stopped under a running `up`) is left out as one down at start is: lists answer this
+/// machine's runs with a warning naming the store's error, a lookup only that store could answer is
+/// a 503 that says it did not answer and will be tried again, the Config page says it is left out,
+/// and once it answers again (past the retry interval) its stored task is back.
+#[test]
+fn a_document_store_that_stops_answering_is_left_out_until_it_answers_again() {
+    let world = World::new();
+    world.run_hello();
+    let down = shell_documents::install(&world);
+    world.config(&format!(
+        "[explorer]\nstore_retry_seconds = 0.5\n\n[stores.document]\nimpl = \"{}\"\n",
+        shell_documents::IMPL
+    ));
+    let server = Explorer::start(&world);
+    let tasks = server.get("/api/v1/tasks").expect(200).json();
+    assert_eq!(
+        tasks["total"], 2,
+        "hello's task and the stored one: {tasks}"
+    );
+    assert!(tasks.get("warnings").is_none(), "{tasks}");
+    let instances = server.get("/api/v1/task-instances").expect(200).json();
+    let local_instance = instances["items"][0]["instance_id"]
+        .as_str()
+        .unwrap_or_else(|| panic!("hello's run: {instances}"))
+        .to_string();
+
+    // The store's server stops: the first request that needs the stored task can't be answered.
+    std::fs::write(&down, "").unwrap();
+    let stored = format!("/api/v1/tasks/{}", seg("team/stored"));
+    let lookup = server.get(&stored);
+    let detail = lookup.detail().as_str().unwrap_or_default().to_string();
+    assert_eq!(lookup.status, 503, "{detail}");
+    assert!(
+        detail.starts_with("the configured document store did not answer")
+            && detail.contains(shell_documents::REFUSAL)
+            && detail.contains("the explorer tries it again after 0.5 s"),
+        "{detail}"
+    );
+
+    // The lists answer this machine's runs, and say what they left out and why.
+    let tasks = server.get("/api/v1/tasks").expect(200).json();
+    assert_eq!(tasks["total"], 1, "{tasks}");
+    assert_eq!(tasks["items"][0]["name"], "hello", "{tasks}");
+    let notice = tasks["warnings"][0]
+        .as_str()
+        .unwrap_or_default()
+        .to_string();
+    assert!(
+        notice.contains("stored tasks and their instances are left out")
+            && notice.contains(shell_documents::REFUSAL)
+            && notice.ends_with("; tried again every 0.5 s"),
+        "{tasks}"
+    );
+    let instances = server.get("/api/v1/task-instances").expect(200).json();
+    assert_eq!(instances["total"], 1, "{instances}");
+    assert_eq!(
+        instances["items"][0]["instance_id"],
+        local_instance.as_str()
+    );
+    assert!(
+        instances["warnings"][0]
+            .as_str()
+            .unwrap_or_default()
+            .contains(shell_documents::REFUSAL),
+        "{instances}"
+    );
+    let one = server
+        .get(&format!("/api/v1/task-instances/{}", seg(&local_instance)))
+        .expect(200)
+        .json();
+    assert_eq!(one["summary"]["outcome"], "passed", "{one}");
+    assert!(
+        one["warnings"][0]
+            .as_str()
+            .unwrap_or_default()
+            .contains(shell_documents::REFUSAL),
+        "{one}"
+    );
+    let config = server.get("/api/v1/config").expect(200).json();
+    assert!(
+        config["stores_left_out"][0]
+            .as_str()
+            .unwrap_or_default()
+            .contains(shell_documents::REFUSAL),
+        "the Config page says the store is left out: {}",
+        config["stores_left_out"]
+    );
+
+    // The server is back: past the interval, the store is read again.
+    std::fs::remove_file(&down).unwrap();
+    std::thread::sleep(std::time::Duration::from_millis(600));
+    let tasks = server.get("/api/v1/tasks").expect(200).json();
+    assert_eq!(tasks["total"], 2, "the stored task is back: {tasks}");
+    assert!(tasks.get("warnings").is_none(), "{tasks}");
+    server.get(&stored).expect(200);
+    let config = server.get("/api/v1/config").expect(200).json();
+    assert_eq!(config["stores_left_out"], serde_json::json!([]), "{config}");
 }

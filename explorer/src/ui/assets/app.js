@@ -1090,7 +1090,10 @@ async function plugin(name) {
 
 async function config() {
   const data = await api("/config");
+  // A configured store the explorer leaves out now (it can't be used, or stopped answering), in the
+  // words the other pages' notice uses: the settings below may be fine while the store is not.
   show(h("h1", {}, "Config"),
+    warningsNotice({ warnings: data.stores_left_out }),
     configCheck(data.check),
     h("p", { class: "muted" }, "What agent-env config show prints; secrets are masked."),
     h("pre", { id: "config-text" }, data.text));

@@ -3,6 +3,7 @@
 
 pub mod http;
 pub mod server;
+pub mod shell_documents;
 pub mod world;
 
 pub use server::Explorer;
