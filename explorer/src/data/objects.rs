@@ -6,6 +6,8 @@ use std::sync::Arc;
 use agent_env_store::error::StoreError;
 use agent_env_store::object::{ObjectReader, ObjectStore};
 
+use axum::http::StatusCode;
+
 use crate::http::problem::{ApiError, ApiResult};
 
 /// The answer for a URL no store holds an object at.
@@ -20,14 +22,21 @@ pub struct FoundObject {
     pub file_name: String,
 }
 
-/// Finds the object at `url` in the first store that owns the URL.
+/// Finds the object at `url` in the first store that owns the URL (`stores`: the @local one, then
+/// the configured one unless it is left out). A URL no store owns says so, as `agent-env store get`
+/// does; a configured store that fails to answer is a 503 naming it.
 pub fn find(stores: &[Arc<dyn ObjectStore>], url: &str) -> ApiResult<FoundObject> {
-    for store in stores {
+    for (i, store) in stores.iter().enumerate() {
+        let failed = |e: StoreError| match i {
+            0 => ApiError::from(e),
+            _ if !crate::data::watched::fails_to_answer(&e) => ApiError::from(e),
+            _ => unanswered(&e),
+        };
         match store.owns(url) {
             Ok(true) => {}
             Ok(false) => continue,
             Err(e) if e.is_value_error() => continue,
-            Err(e) => return Err(e.into()),
+            Err(e) => return Err(failed(e)),
         }
         let metadata = match store.get_object_metadata_at(url) {
             Ok(Some(m)) => Some(m),
@@ -35,7 +44,7 @@ pub fn find(stores: &[Arc<dyn ObjectStore>], url: &str) -> ApiResult<FoundObject
             Err(StoreError::NotFound(_)) => return Err(ApiError::not_found(NO_OBJECT)),
             Err(StoreError::NotSupported(_)) => None,
             Err(e) if e.is_value_error() => return Err(ApiError::not_found(NO_OBJECT)),
-            Err(e) => return Err(e.into()),
+            Err(e) => return Err(failed(e)),
         };
         let file_name = file_name(url);
         let stored_type = metadata
@@ -50,7 +59,27 @@ pub fn find(stores: &[Arc<dyn ObjectStore>], url: &str) -> ApiResult<FoundObject
             file_name,
         });
     }
-    Err(ApiError::not_found(NO_OBJECT))
+    Err(ApiError::not_found(not_owned(url, stores.len() > 1)))
+}
+
+/// Why no store was asked for `url`: none of them owns it. `with_configured`: the configured store
+/// was among them (else it is left out, and the answer adds why).
+pub fn not_owned(url: &str, with_configured: bool) -> String {
+    if with_configured {
+        format!("'{url}' is not a URL of the configured object store or of the local one")
+    } else {
+        format!("'{url}' is not a URL of the local object store")
+    }
+}
+
+/// The 503 for a configured object store that failed to answer: each request asks it anew.
+fn unanswered(error: &StoreError) -> ApiError {
+    ApiError::new(
+        StatusCode::SERVICE_UNAVAILABLE,
+        format!(
+            "the configured object store did not answer ({error}); ask again once it is back (each request asks it anew)"
+        ),
+    )
 }
 
 /// Opens the object's bytes; a store that lost it since [`find`] is a 404.

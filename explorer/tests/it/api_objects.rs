@@ -183,10 +183,19 @@ fn an_object_nobody_holds_is_404_and_a_missing_url_422() {
         "file://{}/object_store/nothing/here.txt",
         world.state_root().display()
     );
-    for url in [inside.as_str(), "s3://bucket/key", "not a url"] {
+    let r = server.get(&content(&inside));
+    r.expect(404);
+    assert_eq!(r.detail(), "no object at the given object_url");
+    // A URL of no store here (another bucket, not a URL at all) says so, as `store get` does.
+    for url in ["s3://bucket/key", "not a url"] {
         let r = server.get(&content(url));
         r.expect(404);
-        assert_eq!(r.detail(), "no object at the given object_url", "{url}");
+        assert_eq!(
+            r.detail(),
+            format!("'{url}' is not a URL of the configured object store or of the local one")
+                .as_str(),
+            "{url}"
+        );
     }
     let r = server.get("/api/v1/objects/content");
     r.expect(422);

@@ -199,7 +199,7 @@ fn an_object_store_that_cannot_be_built_at_start_is_tried_again() {
     let missing = server.get(&url).expect(404).json();
     let detail = missing["detail"].as_str().unwrap_or_default().to_string();
     assert!(
-        detail.starts_with("no object at the given object_url; it may be in the store left out: the configured object store can't be used")
+        detail.starts_with("'s3://b/replays/game.html' is not a URL of the local object store; it may be in the store left out: the configured object store can't be used")
             && detail.contains("TEAM_KEY_NOT_SET"),
         "{detail}"
     );
@@ -219,14 +219,18 @@ fn an_object_store_that_cannot_be_built_at_start_is_tried_again() {
     );
 
     // The config is mended: the next request past the interval builds the store and asks its server
-    // (none listens there, so the answer is that it cannot be reached, not that it is left out).
+    // (none listens there, so the answer is a 503 saying it did not answer, not that it is left out).
     world.config(&s3("key"));
     std::thread::sleep(std::time::Duration::from_millis(600));
     let asked = server.get(&url);
-    let detail = asked.detail().to_string();
-    assert_ne!(asked.status, 404, "{detail}");
+    let detail = asked.detail().as_str().unwrap_or_default().to_string();
+    assert_eq!(asked.status, 503, "{detail}");
     assert!(!detail.contains("left out"), "{detail}");
-    assert!(detail.contains("127.0.0.1:9"), "{detail}");
+    assert!(
+        detail.starts_with("the configured object store did not answer")
+            && detail.contains("127.0.0.1:9"),
+        "{detail}"
+    );
 
     let stopped = server.stop();
     assert!(
