@@ -4,6 +4,7 @@
 
 use sha2::{Digest, Sha256};
 
+use crate::stored_artifacts::put_hello_loading_greeting;
 use crate::support::run::Sandboxed;
 
 fn sha256(bytes: &[u8]) -> String {
@@ -34,37 +35,10 @@ fn stored_object(s: &Sandboxed, name: &str) -> std::path::PathBuf {
     found.into_iter().next().unwrap()
 }
 
-/// Stores the artifact `team/greeting` (hello.txt saying `hello there`) and hello's task loading
-/// it as `team/hello`.
-fn stored_greeting(s: &Sandboxed) {
-    let folder = s.home().join("greeting");
-    s.write("greeting/hello.txt", "hello there\n");
-    s.write(
-        "greeting/check.sh",
-        "#!/usr/bin/env bash\ngrep -q hello \"$(dirname \"$0\")/hello.txt\"\n",
-    );
-    let task = std::fs::read_to_string(
-        std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("bundles/hello/tasks/hello.json"),
-    )
-    .unwrap()
-    .replace("\"greeting\"", "\"team/greeting\"");
-    let task = s.write("hello.json", &task);
-    let put = s.run(&[
-        "artifact",
-        "put",
-        folder.to_str().unwrap(),
-        "--id",
-        "team/greeting",
-    ]);
-    assert_eq!(put.code, 0, "{}", put.both());
-    let put = s.run(&["task", "put", task.to_str().unwrap(), "--id", "team/hello"]);
-    assert_eq!(put.code, 0, "{}", put.both());
-}
-
 #[test]
 fn a_stored_artifact_whose_object_changed_in_place_is_not_loaded_nor_copied() {
     let s = Sandboxed::new();
-    stored_greeting(&s);
+    put_hello_loading_greeting(&s);
     let object = stored_object(&s, "hello.txt");
     // Same length, other bytes: the size recorded does not tell them apart.
     std::fs::write(&object, "HELLO THERE\n").unwrap();

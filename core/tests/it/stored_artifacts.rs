@@ -268,8 +268,9 @@ fn a_bundle_written_out_from_a_stored_task_carries_the_artifacts_it_loads() {
     );
 }
 
-/// Stores the artifact `team/greeting` and the task `team/hello` that loads it.
-fn put_hello_loading_greeting(s: &Sandboxed) {
+/// Stores the artifact `team/greeting` (its `hello.txt` saying `hello there`) and the task
+/// `team/hello` that loads it.
+pub(crate) fn put_hello_loading_greeting(s: &Sandboxed) {
     let folder = greeting(s, "hello there\n");
     let task = hello_loading(s, "team/greeting");
     let put = s.run(&[
