@@ -99,16 +99,46 @@ fn not_writable(found: &Privileges, shown: &str, schema: &str) -> Option<StoreEr
         return None;
     }
     let (user, in_schema) = (identifier(&found.user), identifier(schema));
-    let mut names = found.tables_not_writable.clone();
-    names.extend(found.sequences_not_usable.iter().cloned());
-    let shown_names = match names.len() {
-        n if n > 4 => format!("{} and {} more", names[..3].join(", "), n - 3),
-        _ => names.join(", "),
-    };
+    let shown_names = named_apart(&found.tables_not_writable, &found.sequences_not_usable);
     Some(StoreError::Config(format!(
         "{CLASS}: on {shown}, the dsn's user '{}' may create tables in the schema '{schema}' but not write the store's tables already there, which another user made ({shown_names}), so reads or writes would fail; ask the database's administrator for GRANT SELECT, INSERT, UPDATE, DELETE ON ALL TABLES IN SCHEMA {in_schema} TO {user} and GRANT USAGE ON ALL SEQUENCES IN SCHEMA {in_schema} TO {user}, or use the user that made them",
         found.user
     )))
+}
+
+/// The tables and the sequences, named apart (a sequence is no table the user would look for):
+/// `the tables docs_a and docs_b with their id sequences`, or, when a sequence is not one of those
+/// tables' own, `the table docs_a; the id sequence docs_b_id_seq`.
+fn named_apart(tables: &[String], sequences: &[String]) -> String {
+    let tables_part = match tables.len() {
+        0 => None,
+        1 => Some(format!("the table {}", listed(tables))),
+        _ => Some(format!("the tables {}", listed(tables))),
+    };
+    let own = |sequence: &String| tables.iter().any(|t| *sequence == format!("{t}_id_seq"));
+    let sequences_part = match sequences.len() {
+        0 => None,
+        _ if sequences.iter().all(own) && tables.len() == 1 => Some("its id sequence".to_string()),
+        _ if sequences.iter().all(own) => Some("their id sequences".to_string()),
+        1 => Some(format!("the id sequence {}", listed(sequences))),
+        _ => Some(format!("the id sequences {}", listed(sequences))),
+    };
+    match (tables_part, sequences_part) {
+        (Some(t), Some(s)) if sequences.iter().all(own) => format!("{t} with {s}"),
+        (Some(t), Some(s)) => format!("{t}; {s}"),
+        (Some(one), None) | (None, Some(one)) => one,
+        (None, None) => String::new(),
+    }
+}
+
+/// A few names: `a`, `a and b`, `a, b, c and d`, or the first three and how many more.
+fn listed(names: &[String]) -> String {
+    match names {
+        [] => String::new(),
+        [one] => one.clone(),
+        _ if names.len() > 4 => format!("{} and {} more", names[..3].join(", "), names.len() - 3),
+        [first @ .., last] => format!("{} and {last}", first.join(", ")),
+    }
 }
 
 /// A name as SQL reads it: as it is when it is a plain lower-case identifier, else in double quotes.
@@ -159,11 +189,47 @@ mod tests {
         let text = problem(&f, "h:5432/team", "public").unwrap().to_string();
         assert!(
             text.contains(
-                "already there, which another user made (docs_a, docs_b, docs_c and 2 more)"
+                "already there, which another user made (the tables docs_a, docs_b, docs_c and docs_d with their id sequences), so"
             ),
             "{text}"
         );
         assert!(text.contains("GRANT USAGE ON ALL SEQUENCES IN SCHEMA public TO \"Reader\""));
+    }
+
+    /// Sequences are named apart from tables, and never counted among them.
+    #[test]
+    fn sequences_are_named_apart_from_tables() {
+        let names = |v: &[&str]| v.iter().map(|s| s.to_string()).collect::<Vec<_>>();
+        assert_eq!(
+            named_apart(
+                &names(&["docs_artifacts", "docs_task_instances", "docs_tasks"]),
+                &names(&[
+                    "docs_artifacts_id_seq",
+                    "docs_task_instances_id_seq",
+                    "docs_tasks_id_seq"
+                ])
+            ),
+            "the tables docs_artifacts, docs_task_instances and docs_tasks with their id sequences"
+        );
+        assert_eq!(
+            named_apart(&names(&["docs_tasks"]), &names(&["docs_tasks_id_seq"])),
+            "the table docs_tasks with its id sequence"
+        );
+        assert_eq!(
+            named_apart(&names(&["docs_a"]), &names(&["docs_b_id_seq"])),
+            "the table docs_a; the id sequence docs_b_id_seq"
+        );
+        assert_eq!(
+            named_apart(&[], &names(&["docs_a_id_seq", "docs_b_id_seq"])),
+            "the id sequences docs_a_id_seq and docs_b_id_seq"
+        );
+        assert_eq!(
+            named_apart(
+                &names(&["docs_a", "docs_b", "docs_c", "docs_d", "docs_e", "docs_f"]),
+                &[]
+            ),
+            "the tables docs_a, docs_b, docs_c and 3 more"
+        );
     }
 
     #[test]

@@ -415,7 +415,7 @@ fn a_second_user_granted_the_tables_writes_them_without_owning_them() {
     let text = second.check_connection().unwrap_err().to_string();
     assert!(
         text.contains(&format!(
-            "the dsn's user '{role}' may create tables in the schema '{schema}' but not write the store's tables already there, which another user made (docs_tasks, docs_tasks_id_seq)"
+            "the dsn's user '{role}' may create tables in the schema '{schema}' but not write the store's tables already there, which another user made (the table docs_tasks with its id sequence), so reads or writes would fail"
         )),
         "{text}"
     );
