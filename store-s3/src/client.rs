@@ -34,6 +34,11 @@ impl std::fmt::Debug for S3Client {
 impl S3Client {
     /// A store for the bucket the settings name. Nothing is sent until the first call.
     pub fn new(settings: S3Settings) -> StoreResult<S3Client> {
+        if settings.bucket.trim().is_empty() {
+            return Err(StoreError::Config(format!(
+                "{CLASS}: bucket is not set; name the bucket the store keeps its objects in, such as bucket = \"team-agent-env\""
+            )));
+        }
         let endpoint = settings.endpoint.parse().map_err(|e| {
             StoreError::Config(format!(
                 "{CLASS}: endpoint '{}' is not a URL ({e})",
@@ -51,12 +56,7 @@ impl S3Client {
             settings.bucket.clone(),
             settings.region.clone(),
         )
-        .map_err(|e| {
-            StoreError::Config(format!(
-                "{CLASS}: the bucket '{}' cannot be reached at '{}' ({e:?}); check bucket, endpoint and path_style",
-                settings.bucket, settings.endpoint
-            ))
-        })?;
+        .map_err(|e| unaddressable(&settings, &e))?;
         let credentials = settings
             .credentials
             .as_ref()
@@ -248,6 +248,27 @@ impl S3Client {
         let endpoint = &self.settings.endpoint;
         endpoint.starts_with("https://") || plain_http_to_this_machine(endpoint)
     }
+}
+
+/// Why the bucket's URLs cannot be made from the settings: a bucket name no host name can take, in
+/// virtual-host style (an endpoint that is an IP address is refused earlier, by the settings' checks).
+fn unaddressable(settings: &S3Settings, err: &rusty_s3::BucketError) -> StoreError {
+    let said = err.to_string();
+    StoreError::Config(if settings.path_style {
+        format!(
+            "{CLASS}: the bucket '{}' cannot be reached at '{}' ({said}); check bucket and endpoint",
+            settings.bucket, settings.endpoint
+        )
+    } else {
+        let host = settings
+            .endpoint
+            .split_once("://")
+            .map_or(settings.endpoint.as_str(), |(_, rest)| rest);
+        format!(
+            "{CLASS}: path_style = false puts the bucket in the host name ('{bucket}.{host}'), which the bucket's name '{bucket}' cannot be part of ({said}); set path_style = true, or name a bucket a host name can take (lower-case letters, digits, '-' and '.')",
+            bucket = settings.bucket,
+        )
+    })
 }
 
 /// Whether `endpoint` is a plain-HTTP URL whose host is this machine: `localhost`, an address of

@@ -86,7 +86,9 @@ pub struct S3Settings {
 
 impl S3Settings {
     /// Reads the settings from a config table whose keys are checked against [`CONFIG_KEYS`] by the
-    /// caller; `env` answers the AWS variables (`AWS_ACCESS_KEY_ID`, `AWS_SECRET_ACCESS_KEY`,
+    /// caller (a missing `bucket` beside an unknown key that reads as its misspelling is left to that
+    /// check to name, once; [`S3ObjectStore::new`](crate::S3ObjectStore::new) refuses settings
+    /// without a bucket); `env` answers the AWS variables (`AWS_ACCESS_KEY_ID`, `AWS_SECRET_ACCESS_KEY`,
     /// `AWS_SESSION_TOKEN`, `AWS_REGION`, `AWS_DEFAULT_REGION`, `AWS_ENDPOINT_URL_S3`,
     /// `AWS_ENDPOINT_URL`) the table leaves out. Each key is read on its own, so the error names every
     /// bad setting, each as `S3ObjectStore: <key> …`.
@@ -102,6 +104,9 @@ impl S3Settings {
         };
         let mut bucket = String::new();
         read(string(table, "bucket").and_then(|b| match b {
+            // A misspelled `bucket` is named once, by the caller's check of the table's keys (with
+            // its "did you mean 'bucket'"), not again as a bucket that is not set.
+            None if misspelled_bucket(table) => Ok(()),
             None => Err("bucket is not set; name the bucket the store keeps its objects in, such as bucket = \"team-agent-env\"".to_string()),
             Some(b) if b.trim().is_empty() => {
                 Err("bucket must name a bucket, got an empty string".to_string())
@@ -131,7 +136,7 @@ impl S3Settings {
             .unwrap_or_else(|| format!("https://s3.{region}.amazonaws.com"))
             .trim_end_matches('/')
             .to_string();
-        read(check_endpoint(&endpoint));
+        read(check_endpoint(&endpoint).and_then(|()| check_url_style(&endpoint, path_style)));
         let credentials_read = credentials(table, &env_nonempty).unwrap_or_else(|found| {
             found.into_iter().for_each(|problem| read(Err(problem)));
             None
@@ -171,11 +176,37 @@ impl S3Settings {
     }
 }
 
+/// How alike an unknown key must be to `bucket` to count as its misspelling: the likeness at which the
+/// check of the table's keys says "did you mean 'bucket'".
+const MEANT_LIKENESS: f64 = 0.75;
+
+/// Whether the table has no `bucket` but a key that is not one of [`CONFIG_KEYS`] and reads as a
+/// misspelling of it (`bukcet`).
+fn misspelled_bucket(table: &Map<String, Value>) -> bool {
+    table
+        .keys()
+        .filter(|key| !CONFIG_KEYS.contains(&key.as_str()))
+        .any(|key| {
+            agent_env_store::similar::best_match(key, CONFIG_KEYS, MEANT_LIKENESS) == Some("bucket")
+        })
+}
+
 /// An endpoint is a server's address alone: `http://` or `https://`, no path.
 fn check_endpoint(endpoint: &str) -> Result<(), String> {
     if !(endpoint.starts_with("http://") || endpoint.starts_with("https://")) {
+        if endpoint.contains("://") {
+            return Err(format!(
+                "endpoint must be an http:// or https:// URL, got '{endpoint}'"
+            ));
+        }
+        // A server's address without its scheme: say how to write it, the likelier scheme first.
+        let (first, second) = match is_ip_or_localhost(host_of(endpoint)) {
+            true => ("http", "https"),
+            false => ("https", "http"),
+        };
         return Err(format!(
-            "endpoint must be an http:// or https:// URL, got '{endpoint}'"
+            "endpoint must start with http:// or https://, got '{endpoint}'; write endpoint = \"{first}://{endpoint}\" (or {second}:// if the server {})",
+            if second == "https" { "speaks TLS" } else { "does not speak TLS" }
         ));
     }
     let after_scheme = endpoint.split_once("://").map_or("", |(_, rest)| rest);
@@ -186,6 +217,39 @@ fn check_endpoint(endpoint: &str) -> Result<(), String> {
         ));
     }
     Ok(())
+}
+
+/// With `path_style = false` (virtual-host style) the bucket becomes part of the endpoint's host name
+/// (`team.s3.example.com`), which an IP address cannot take.
+fn check_url_style(endpoint: &str, path_style: bool) -> Result<(), String> {
+    let host = host_of(
+        endpoint
+            .split_once("://")
+            .map_or(endpoint, |(_, rest)| rest),
+    );
+    if path_style || host.parse::<std::net::IpAddr>().is_err() {
+        return Ok(());
+    }
+    Err(format!(
+        "path_style = false puts the bucket in the host name (virtual-host style), which needs the endpoint to name a host, but '{endpoint}' names the IP address {host}; set path_style = true for an endpoint that is an IP address or localhost"
+    ))
+}
+
+/// The host of an address without its scheme (`127.0.0.1:9000/x` → `127.0.0.1`, `[::1]:9000` →
+/// `::1`).
+fn host_of(address: &str) -> &str {
+    let authority = address.split(['/', '?', '#']).next().unwrap_or("");
+    let host_port = authority.rsplit('@').next().unwrap_or(authority);
+    match host_port.strip_prefix('[') {
+        Some(v6) => v6.split(']').next().unwrap_or(""),
+        None => host_port.split(':').next().unwrap_or(""),
+    }
+}
+
+/// Whether `host` is an IP address or `localhost`: a server on one's own network, more often than
+/// not without TLS.
+fn is_ip_or_localhost(host: &str) -> bool {
+    host.eq_ignore_ascii_case("localhost") || host.parse::<std::net::IpAddr>().is_ok()
 }
 
 /// Half a key pair in the environment: requests would go unsigned, and the server answer "Access
@@ -414,7 +478,89 @@ mod tests {
         .unwrap_err();
         assert_eq!(
             err.to_string(),
-            "S3ObjectStore: endpoint must be an http:// or https:// URL, got 's3.example.test'"
+            "S3ObjectStore: endpoint must start with http:// or https://, got 's3.example.test'; write endpoint = \"https://s3.example.test\" (or http:// if the server does not speak TLS)"
+        );
+    }
+
+    /// An endpoint written without its scheme is told how to write it: plain HTTP first for an IP
+    /// address or localhost, TLS first for a host name. Another scheme is only refused.
+    #[test]
+    fn an_endpoint_without_a_scheme_is_told_which_to_write() {
+        let problem = |endpoint: &str| {
+            S3Settings::from_table(
+                &table(json!({"bucket": "b", "endpoint": endpoint})),
+                &no_env,
+            )
+            .unwrap_err()
+            .to_string()
+        };
+        assert_eq!(
+            problem("127.0.0.1:41665"),
+            "S3ObjectStore: endpoint must start with http:// or https://, got '127.0.0.1:41665'; write endpoint = \"http://127.0.0.1:41665\" (or https:// if the server speaks TLS)"
+        );
+        assert!(
+            problem("localhost:9000").contains("write endpoint = \"http://localhost:9000\""),
+            "{}",
+            problem("localhost:9000")
+        );
+        assert_eq!(
+            problem("s3://team"),
+            "S3ObjectStore: endpoint must be an http:// or https:// URL, got 's3://team'"
+        );
+    }
+
+    /// Virtual-host style puts the bucket in the host name, which an IP address cannot take: said as
+    /// such, with the setting to change, rather than as a URL parser's error.
+    #[test]
+    fn virtual_host_style_with_an_ip_endpoint_says_to_use_path_style() {
+        for endpoint in ["http://127.0.0.1:41665", "http://[::1]:9000"] {
+            let err = S3Settings::from_table(
+                &table(json!({"bucket": "b", "endpoint": endpoint, "path_style": false})),
+                &no_env,
+            )
+            .unwrap_err();
+            let host = if endpoint.contains('[') {
+                "::1"
+            } else {
+                "127.0.0.1"
+            };
+            assert_eq!(
+                err.to_string(),
+                format!("S3ObjectStore: path_style = false puts the bucket in the host name (virtual-host style), which needs the endpoint to name a host, but '{endpoint}' names the IP address {host}; set path_style = true for an endpoint that is an IP address or localhost")
+            );
+        }
+        let settings = S3Settings::from_table(
+            &table(json!({"bucket": "Team_X", "endpoint": "https://s3.example.test", "path_style": false})),
+            &no_env,
+        )
+        .unwrap();
+        assert_eq!(
+            crate::S3ObjectStore::new(settings).unwrap_err().to_string(),
+            "S3ObjectStore: path_style = false puts the bucket in the host name ('Team_X.s3.example.test'), which the bucket's name 'Team_X' cannot be part of (invalid domain character); set path_style = true, or name a bucket a host name can take (lower-case letters, digits, '-' and '.')"
+        );
+        for fine in [
+            json!({"bucket": "b", "endpoint": "http://127.0.0.1:9000"}),
+            json!({"bucket": "b", "endpoint": "https://s3.example.test", "path_style": false}),
+        ] {
+            let settings = S3Settings::from_table(&table(fine), &no_env).unwrap();
+            assert!(crate::S3ObjectStore::new(settings).is_ok());
+        }
+    }
+
+    /// A misspelled bucket is left to the check of the table's keys, which names it with "did you
+    /// mean 'bucket'": saying it is not set as well would be the same mistake twice. Another unknown
+    /// key does not stand for the bucket.
+    #[test]
+    fn a_misspelled_bucket_is_not_also_said_to_be_unset() {
+        let settings = S3Settings::from_table(&table(json!({"bukcet": "team"})), &no_env).unwrap();
+        assert_eq!(settings.bucket, "");
+        // What a caller that skipped the key check builds is refused, not sent anywhere.
+        let err = crate::S3ObjectStore::new(settings).unwrap_err();
+        assert!(err.to_string().contains("bucket is not set"), "{err}");
+        let err = S3Settings::from_table(&table(json!({"colour": "blue"})), &no_env).unwrap_err();
+        assert_eq!(
+            err.to_string(),
+            "S3ObjectStore: bucket is not set; name the bucket the store keeps its objects in, such as bucket = \"team-agent-env\""
         );
     }
 }

@@ -149,6 +149,35 @@ fn a_missing_bucket_wrong_credentials_or_a_server_that_is_down_are_reported_befo
     );
 }
 
+/// Mistakes in the table that are said as a URL parser's error or twice are said once, with what to
+/// write: a misspelled bucket, an endpoint without its scheme, virtual-host style with an IP address.
+#[test]
+fn table_mistakes_are_said_once_with_what_to_write() {
+    let check = |table: &str| {
+        let world = World::with_config(&format!(
+            "[stores.object]\nimpl = \"S3ObjectStore\"\n\n[stores.object.config]\n{table}"
+        ));
+        let out = world.run(&["config", "check", "--json"], &[]);
+        assert_eq!(out.status.code(), Some(1));
+        problems(&out)
+    };
+    let found = check("bukcet = \"team\"\nendpoint = \"http://127.0.0.1:9000\"\n");
+    assert_eq!(found.len(), 1, "{found:?}");
+    assert!(
+        found[0].contains("unknown key 'bukcet'")
+            && found[0].contains("did you mean 'bucket' for 'bukcet'?"),
+        "{found:?}"
+    );
+    assert_eq!(
+        check("bucket = \"team\"\nendpoint = \"127.0.0.1:41665\"\n"),
+        ["S3ObjectStore: endpoint must start with http:// or https://, got '127.0.0.1:41665'; write endpoint = \"http://127.0.0.1:41665\" (or https:// if the server speaks TLS)"]
+    );
+    assert_eq!(
+        check("bucket = \"team\"\nendpoint = \"http://127.0.0.1:41665\"\npath_style = false\n"),
+        ["S3ObjectStore: path_style = false puts the bucket in the host name (virtual-host style), which needs the endpoint to name a host, but 'http://127.0.0.1:41665' names the IP address 127.0.0.1; set path_style = true for an endpoint that is an IP address or localhost"]
+    );
+}
+
 /// With no key pair in the config, the store reads the AWS variables: half a pair there is named by
 /// `config check` (not sent as unsigned requests the server answers "Access Denied"), and the whole
 /// pair reaches the bucket.
