@@ -3,9 +3,10 @@
 #   scripts/servers/seaweedfs.sh build            build `weed` into the cache when it is missing; print its path
 #   scripts/servers/seaweedfs.sh start STATE_DIR [BUCKET...]
 #                                                 start a server whose data, logs and settings live in STATE_DIR,
-#                                                 create the buckets, print shell assignments (S3 endpoint and
-#                                                 credentials). Buckets are never created on upload, so a
-#                                                 missing one is an error as on a real S3.
+#                                                 create the buckets, print shell assignments (S3 endpoint,
+#                                                 credentials that may do anything, and credentials that may
+#                                                 only read and list, S3_READONLY_*). Buckets are never
+#                                                 created on upload, so a missing one is an error as on a real S3.
 #   scripts/servers/seaweedfs.sh stop STATE_DIR   stop the server started in STATE_DIR
 # The binary is built from the Go module proxy (`go install` refuses the module: its go.mod has replace
 # directives) and cached outside the checkout, under ${XDG_CACHE_HOME:-$HOME/.cache}/agent-env-ci/. The first
@@ -64,15 +65,19 @@ start() {
   mkdir -p "$state/data"
   # Every port is chosen here: the gRPC ports otherwise default to the HTTP port + 10000, which overflows
   # for high ephemeral ports, and the Iceberg and Lance side servers would take fixed ports.
-  local s3_port master_port volume_port filer_port access secret
+  local s3_port master_port volume_port filer_port access secret ro_access ro_secret
   local master_grpc volume_grpc filer_grpc s3_grpc
   { read -r s3_port; read -r master_port; read -r volume_port; read -r filer_port
     read -r master_grpc; read -r volume_grpc; read -r filer_grpc; read -r s3_grpc; } < <(free_ports 8)
   access=agentenvtest
   secret=$(python3 -c 'import secrets; print(secrets.token_hex(20))')
+  ro_access=agentenvreader
+  ro_secret=$(python3 -c 'import secrets; print(secrets.token_hex(20))')
   cat >"$state/s3.json" <<JSON
 {"identities":[{"name":"agent-env-test","credentials":[{"accessKey":"$access","secretKey":"$secret"}],
- "actions":["Admin","Read","Write","List","Tagging"]}]}
+ "actions":["Admin","Read","Write","List","Tagging"]},
+ {"name":"agent-env-reader","credentials":[{"accessKey":"$ro_access","secretKey":"$ro_secret"}],
+ "actions":["Read","List"]}]}
 JSON
   # -volume.max is a count, not 0 ("auto"): auto derives it from the disk's free space, and on a disk
   # with little room each new bucket's volumes used it up ("No writable volumes and no free volumes
@@ -92,6 +97,7 @@ JSON
       for bucket in "${@:2}"; do create_bucket "http://127.0.0.1:$s3_port" "$access" "$secret" "$bucket"; done
       printf 'S3_ENDPOINT=http://127.0.0.1:%s\nAWS_ACCESS_KEY_ID=%s\nAWS_SECRET_ACCESS_KEY=%s\n' \
         "$s3_port" "$access" "$secret"
+      printf 'S3_READONLY_ACCESS_KEY_ID=%s\nS3_READONLY_SECRET_ACCESS_KEY=%s\n' "$ro_access" "$ro_secret"
       return
     fi
     kill -0 "$(cat "$state/weed.pid")" 2>/dev/null || { tail -20 "$state/weed.log" >&2; die "weed exited during start"; }

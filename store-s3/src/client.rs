@@ -74,6 +74,7 @@ impl S3Client {
                 &settings.endpoint,
                 &settings.bucket,
                 settings.timeout,
+                credentials.is_some(),
             )),
             settings,
             bucket,
@@ -138,7 +139,7 @@ impl S3Client {
         if response.status().is_success() {
             Ok(url)
         } else {
-            Err(self.wire.failure(response, "write", &url))
+            Err(self.wire.write_failure(response, "write", &url))
         }
     }
 

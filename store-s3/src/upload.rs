@@ -80,7 +80,9 @@ fn create(store: &S3Client, key: &str, content_type: &str, url: &str) -> StoreRe
         url,
     )?;
     if !response.status().is_success() {
-        return Err(store.wire.failure(response, "start an upload of", url));
+        return Err(store
+            .wire
+            .write_failure(response, "start an upload of", url));
     }
     let text = response.body_mut().read_to_string().map_err(|e| {
         let answer = format!("the answer to starting the upload of {url}");
@@ -210,7 +212,7 @@ fn send_part(
         &format!("part {number} of {url}"),
     )?;
     if !response.status().is_success() {
-        return Err(store.wire.failure(response, "upload a part of", url));
+        return Err(store.wire.write_failure(response, "upload a part of", url));
     }
     header(&response, "etag").ok_or_else(|| {
         StoreError::Internal(format!(
@@ -245,7 +247,9 @@ fn complete(
         &format!("the part list that completes {url}"),
     )?;
     if !response.status().is_success() {
-        return Err(store.wire.failure(response, "complete the upload of", url));
+        return Err(store
+            .wire
+            .write_failure(response, "complete the upload of", url));
     }
     // S3 may answer 200 and report a failure in the body.
     let text = response.body_mut().read_to_string().map_err(|e| {
@@ -260,7 +264,9 @@ fn complete(
                 message: format!(
                     "{CLASS}: {} failed to complete the upload of {url} ({code}: {})",
                     store.wire.endpoint(),
-                    xml_field(&text, "Message").unwrap_or_default()
+                    xml_field(&text, "Message")
+                        .unwrap_or_default()
+                        .trim_end_matches('.')
                 ),
                 raw_os_error: None,
             },

@@ -15,7 +15,6 @@ use crate::stall::{Incoming, Transfer};
 pub const REQUEST_SIGNATURE_LIFETIME: Duration = Duration::from_secs(900);
 /// How long connecting may take before the server counts as unreachable.
 const CONNECT_TIMEOUT: Duration = Duration::from_secs(10);
-
 /// What a request sends.
 pub enum Outgoing<'a> {
     /// These bytes.
@@ -30,13 +29,26 @@ pub struct Wire {
     endpoint: String,
     bucket: String,
     timeout: Duration,
+    /// Whether requests are signed (credentials are configured), for what a refusal says.
+    signed: bool,
+}
+
+/// Whether a refused request reads or writes the bucket: a write refused for want of access says the
+/// credentials may not write, not that they are wrong.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Access {
+    /// A listing, a GET or a HEAD.
+    Read,
+    /// A PUT, or a step of a multipart upload.
+    Write,
 }
 
 impl Wire {
-    /// A client for `endpoint`, whose errors name `bucket`. Sending a request's headers, and waiting
-    /// for the answer's once the body is sent, may each take `timeout`; so may each wait for a body's
-    /// next bytes, either way, but a body's whole transfer has no limit, since its size has none.
-    pub fn new(endpoint: &str, bucket: &str, timeout: Duration) -> Wire {
+    /// A client for `endpoint`, whose errors name `bucket`; `signed` says whether requests carry
+    /// credentials. Sending a request's headers, and waiting for the answer's once the body is sent,
+    /// may each take `timeout`; so may each wait for a body's next bytes, either way, but a body's
+    /// whole transfer has no limit, since its size has none.
+    pub fn new(endpoint: &str, bucket: &str, timeout: Duration, signed: bool) -> Wire {
         let agent: Agent = Agent::config_builder()
             .http_status_as_error(false)
             .timeout_connect(Some(CONNECT_TIMEOUT))
@@ -52,6 +64,7 @@ impl Wire {
             endpoint: endpoint.to_string(),
             bucket: bucket.to_string(),
             timeout,
+            signed,
         }
     }
 
@@ -159,26 +172,55 @@ impl Wire {
         }
     }
 
-    /// The store error for an S3 error answer to `what` (an operation on `target`).
-    pub fn failure(&self, mut response: Response<Body>, what: &str, target: &str) -> StoreError {
-        let status = response.status().as_u16();
-        let text = response
-            .body_mut()
-            .with_config()
-            .limit(64 * 1024)
-            .read_to_string()
-            .unwrap_or_default();
-        let code = xml_field(&text, "Code").unwrap_or_default();
-        let message = xml_field(&text, "Message").unwrap_or_default();
-        let said = match (code.is_empty(), message.is_empty()) {
-            (false, false) => format!("{code}: {message}"),
-            (false, true) => code.clone(),
-            _ => format!("HTTP {status}"),
-        };
-        match (status, code.as_str()) {
+    /// The store error for an S3 error answer to `what` (an operation on `target`) that reads.
+    pub fn failure(&self, response: Response<Body>, what: &str, target: &str) -> StoreError {
+        self.refusal(response, what, target, Access::Read)
+    }
+
+    /// The store error for an S3 error answer to `what` (an operation on `target`) that writes: one
+    /// refused for want of access says that the credentials may not write to the bucket.
+    pub fn write_failure(&self, response: Response<Body>, what: &str, target: &str) -> StoreError {
+        self.refusal(response, what, target, Access::Write)
+    }
+
+    /// What credentials that may not write to the bucket are told to do.
+    fn may_not_write(&self) -> String {
+        if self.signed {
+            format!(
+                "these credentials may not write to the bucket '{}'; {GIVE_WRITE_ACCESS}",
+                self.bucket
+            )
+        } else {
+            format!(
+                "requests without credentials may not write to the bucket '{}'; {SET_WRITING_CREDENTIALS}",
+                self.bucket
+            )
+        }
+    }
+
+    /// The store error for an S3 error answer to `what` on `target`, a read or a write.
+    fn refusal(
+        &self,
+        response: Response<Body>,
+        what: &str,
+        target: &str,
+        access: Access,
+    ) -> StoreError {
+        self.told(&Answer::read(response), what, target, access)
+    }
+
+    /// The store error for `answer`, an S3 error answer to `what` on `target`.
+    pub fn told(&self, answer: &Answer, what: &str, target: &str, access: Access) -> StoreError {
+        let said = &answer.said;
+        match (answer.status, answer.code.as_str()) {
             (_, "NoSuchBucket") => StoreError::Config(format!(
                 "{CLASS}: the bucket '{}' does not exist at {}; create it, or set [stores.object] config bucket to one that does",
                 self.bucket, self.endpoint
+            )),
+            _ if answer.denied() && access == Access::Write => StoreError::Config(format!(
+                "{CLASS}: {} refused to {what} {target} ({said}): {}",
+                self.endpoint,
+                self.may_not_write()
             )),
             (403, _) | (_, "InvalidAccessKeyId" | "SignatureDoesNotMatch" | "AccessDenied") => {
                 StoreError::Config(format!(
@@ -196,6 +238,50 @@ impl Wire {
                 raw_os_error: None,
             },
         }
+    }
+}
+
+/// What credentials that may not write are told to do.
+pub const GIVE_WRITE_ACCESS: &str = "give them write access to it (s3:PutObject, and s3:AbortMultipartUpload to call off a failed upload), or set access_key_id and secret_access_key in [stores.object] config to credentials that may write";
+/// What requests without credentials, refused a write, are told to do.
+pub const SET_WRITING_CREDENTIALS: &str = "set access_key_id and secret_access_key in [stores.object] config (or AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY) to credentials that may write to it";
+
+/// An S3 error answer, as a message quotes it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Answer {
+    /// The HTTP status.
+    pub status: u16,
+    /// S3's error code (`AccessDenied`), empty when the answer had none.
+    pub code: String,
+    /// `Code: Message`, or the code alone, or `HTTP <status>`.
+    pub said: String,
+}
+
+impl Answer {
+    /// Reads the error answer's status and body.
+    pub fn read(mut response: Response<Body>) -> Answer {
+        let status = response.status().as_u16();
+        let text = response
+            .body_mut()
+            .with_config()
+            .limit(64 * 1024)
+            .read_to_string()
+            .unwrap_or_default();
+        let code = xml_field(&text, "Code").unwrap_or_default();
+        // Quoted mid-sentence: without the full stop some servers end it with ("Access Denied.").
+        let message = xml_field(&text, "Message").unwrap_or_default();
+        let message = message.trim().trim_end_matches('.').to_string();
+        let said = match (code.is_empty(), message.is_empty()) {
+            (false, false) => format!("{code}: {message}"),
+            (false, true) => code.clone(),
+            _ => format!("HTTP {status}"),
+        };
+        Answer { status, code, said }
+    }
+
+    /// Whether the request was refused for want of access (not for wrong credentials).
+    pub fn denied(&self) -> bool {
+        self.code == "AccessDenied" || (self.status == 403 && self.code.is_empty())
     }
 }
 

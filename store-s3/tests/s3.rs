@@ -148,6 +148,36 @@ fn a_missing_bucket_and_wrong_credentials_are_config_errors_naming_what_to_fix()
     );
 }
 
+/// A store on the shared server signing with the identity that may only read and list.
+fn read_only(bucket: &str) -> S3ObjectStore {
+    let server = server();
+    S3ObjectStore::new(settings(
+        bucket,
+        json!({
+            "access_key_id": server.value("S3_READONLY_ACCESS_KEY_ID"),
+            "secret_access_key": server.value("S3_READONLY_SECRET_ACCESS_KEY"),
+        }),
+    ))
+    .unwrap()
+}
+
+/// A write the server refuses for want of access says the credentials may not write to the bucket,
+/// and what to grant, not to check them.
+#[test]
+fn a_write_refused_for_want_of_access_says_the_credentials_may_not_write() {
+    let endpoint = server().value("S3_ENDPOINT");
+    let reader = read_only("kit");
+    let key = format!("{}denied.txt", unique("denied"));
+    let err = reader.put(&key, b"x", "text/plain", false).unwrap_err();
+    assert!(matches!(err, StoreError::Config(_)), "{err:?}");
+    assert_eq!(
+        err.to_string(),
+        format!("S3ObjectStore: {endpoint} refused to write s3://kit/{key} (AccessDenied: Access Denied): these credentials may not write to the bucket 'kit'; give them write access to it (s3:PutObject, and s3:AbortMultipartUpload to call off a failed upload), or set access_key_id and secret_access_key in [stores.object] config to credentials that may write")
+    );
+    // Nothing was written, and the credentials that may write see no object there.
+    assert!(!store("kit").exists(&key).unwrap());
+}
+
 /// The child half of the kill test, which starts it with `--ignored`: uploads a large (sparse) file
 /// until it is killed. Not a test of its own.
 #[test]
