@@ -4,8 +4,9 @@
 #   scripts/servers/seaweedfs.sh start STATE_DIR [BUCKET...]
 #                                                 start a server whose data, logs and settings live in STATE_DIR,
 #                                                 create the buckets, print shell assignments (S3 endpoint,
-#                                                 credentials that may do anything, and credentials that may
-#                                                 only read and list, S3_READONLY_*). Buckets are never
+#                                                 credentials that may do anything, credentials that may only
+#                                                 read and list (S3_READONLY_*), and the server's process id
+#                                                 (WEED_PID), for a test that pauses it). Buckets are never
 #                                                 created on upload, so a missing one is an error as on a real S3.
 #   scripts/servers/seaweedfs.sh stop STATE_DIR   stop the server started in STATE_DIR
 # The binary is built from the Go module proxy (`go install` refuses the module: its go.mod has replace
@@ -97,7 +98,8 @@ JSON
       for bucket in "${@:2}"; do create_bucket "http://127.0.0.1:$s3_port" "$access" "$secret" "$bucket"; done
       printf 'S3_ENDPOINT=http://127.0.0.1:%s\nAWS_ACCESS_KEY_ID=%s\nAWS_SECRET_ACCESS_KEY=%s\n' \
         "$s3_port" "$access" "$secret"
-      printf 'S3_READONLY_ACCESS_KEY_ID=%s\nS3_READONLY_SECRET_ACCESS_KEY=%s\n' "$ro_access" "$ro_secret"
+      printf 'S3_READONLY_ACCESS_KEY_ID=%s\nS3_READONLY_SECRET_ACCESS_KEY=%s\nWEED_PID=%s\n' \
+        "$ro_access" "$ro_secret" "$(cat "$state/weed.pid")"
       return
     fi
     kill -0 "$(cat "$state/weed.pid")" 2>/dev/null || { tail -20 "$state/weed.log" >&2; die "weed exited during start"; }
@@ -123,6 +125,8 @@ stop() {
   local state=$1
   [ -f "$state/weed.pid" ] || return 0
   local pid; pid=$(cat "$state/weed.pid")
+  # A server a test paused (SIGSTOP) takes no SIGTERM until it runs again.
+  kill -CONT "$pid" 2>/dev/null || true
   kill "$pid" 2>/dev/null || true
   for _ in $(seq 1 30); do kill -0 "$pid" 2>/dev/null || break; sleep 1; done
   kill -9 "$pid" 2>/dev/null || true

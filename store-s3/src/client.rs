@@ -87,26 +87,11 @@ impl S3Client {
         &self.settings
     }
 
-    /// Asks the server whether the bucket exists and the credentials may list it: what `agent-env config
-    /// check` runs before any work. The error names the store, the endpoint and what to do.
+    /// Asks the server whether the bucket exists and the credentials may list it and write to it: what
+    /// `agent-env config check` runs before any work (see `check`). The error names the store, the
+    /// endpoint and what to do.
     pub fn check_connection(&self) -> StoreResult<()> {
-        let mut action = ListObjectsV2::new(&self.bucket, self.credentials.as_ref());
-        action.with_max_keys(1);
-        let url = action.sign(REQUEST_SIGNATURE_LIFETIME);
-        let response = self.wire.send(Method::GET, url.as_str(), &[])?;
-        if response.status().is_success() {
-            return Ok(());
-        }
-        let root = self.at.root().to_string();
-        Err(match self.wire.failure(response, "list", &root) {
-            // S3 says NoSuchBucket (which `failure` tells as such); a bare 404 is a server that is
-            // no S3 server, or one that takes the bucket elsewhere.
-            StoreError::NotFound(_) => StoreError::Config(format!(
-                "{CLASS}: {} answered 404 to a listing of the bucket '{}', without an S3 error; check that [stores.object] endpoint names an S3 server, and path_style for one that takes the bucket in the path",
-                self.settings.endpoint, self.settings.bucket
-            )),
-            other => other,
-        })
+        crate::check::connection(self)
     }
 
     /// The presigned URL of a PUT of `key` with these signed headers.

@@ -13,6 +13,8 @@
 //! - `wire`: one signed request, and S3's error answers as store errors;
 //! - `stall`: a body that stops moving, told as the object it was and what to do;
 //! - `client`: the bucket's settings, signer and requests, which the modules below build on;
+//! - `check`: the connection check `config check` runs (the bucket listed, a write proven without an
+//!   object), each request within a short limit;
 //! - `store`: the [`ObjectStore`](agent_env_store::ObjectStore) implementation;
 //! - `upload`: streamed and multipart uploads of files;
 //! - `open_uploads`: the multipart uploads under way, for a command stopped at once to abort;
@@ -20,6 +22,7 @@
 
 #![warn(missing_docs)]
 
+mod check;
 mod client;
 mod grants;
 mod location;

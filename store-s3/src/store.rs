@@ -36,8 +36,10 @@ impl S3ObjectStore {
         self.client.settings()
     }
 
-    /// Asks the server whether the bucket exists and the credentials may list it: what `agent-env config
-    /// check` runs before any work. The error names the store, the endpoint and what to do.
+    /// Asks the server whether the bucket exists and the credentials may list it and write to it (an
+    /// upload started under `agent-env-check/` and called off, which leaves no object), each request
+    /// within 10 s: what `agent-env config check` runs before any work. The error names the store, the
+    /// endpoint and what to do.
     pub fn check_connection(&self) -> StoreResult<()> {
         self.client.check_connection()
     }

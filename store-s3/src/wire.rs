@@ -15,6 +15,12 @@ use crate::stall::{Incoming, Transfer};
 pub const REQUEST_SIGNATURE_LIFETIME: Duration = Duration::from_secs(900);
 /// How long connecting may take before the server counts as unreachable.
 const CONNECT_TIMEOUT: Duration = Duration::from_secs(10);
+/// How long each request of the connection check (`agent-env config check`) may take, answer and body
+/// included, unless `timeout_seconds` is shorter: as long as the PostgreSQL store's check waits to
+/// connect. A check is a few small requests, so a server that takes longer is as good as down; the
+/// long `timeout_seconds` is for real transfers.
+pub const CHECK_LIMIT: Duration = Duration::from_secs(10);
+
 /// What a request sends.
 pub enum Outgoing<'a> {
     /// These bytes.
@@ -120,6 +126,60 @@ impl Wire {
                     .body(SendBody::from_reader(reader)),
                 Some(target),
             ),
+        }
+    }
+
+    /// Sends one request of the connection check, with `body` when it is a POST or PUT: the request,
+    /// its answer and the answer's body must all be done within [`CHECK_LIMIT`] (or `timeout_seconds`,
+    /// when shorter). A server that does not answer in time is told as not answering `what` (`a
+    /// listing of the bucket 'team'`) within that limit.
+    pub fn send_checking(
+        &self,
+        method: Method,
+        url: &str,
+        body: Option<&[u8]>,
+        what: &str,
+    ) -> StoreResult<Response<Body>> {
+        let limit = self.timeout.min(CHECK_LIMIT);
+        let builder = request(method, url, &[]);
+        let result = match body {
+            Some(bytes) => builder
+                .header("Content-Length", bytes.len().to_string())
+                .body(bytes)
+                .map(|r| self.limited(r, limit)),
+            None => builder.body(()).map(|r| self.limited(r, limit)),
+        };
+        result
+            .map_err(|e| self.unreachable(&e))?
+            .map_err(|e| match e {
+                ureq::Error::Timeout(_) => self.check_unanswered(what, limit),
+                other => self.unreachable(&other),
+            })
+    }
+
+    /// Runs `request`, all of it (the answer's body too) within `limit`.
+    fn limited(
+        &self,
+        request: Request<impl AsSendBody>,
+        limit: Duration,
+    ) -> Result<Response<Body>, ureq::Error> {
+        let request = self
+            .agent
+            .configure_request(request)
+            .timeout_global(Some(limit))
+            .build();
+        self.agent.run(request)
+    }
+
+    /// The error of a check's request that got no answer within `limit`.
+    fn check_unanswered(&self, what: &str, limit: Duration) -> StoreError {
+        StoreError::Io {
+            message: format!(
+                "{CLASS}: {} did not answer {what} within {} s; check that the server is running and not paused or overloaded, and that [stores.object] endpoint names an S3 server",
+                self.endpoint,
+                limit.as_secs()
+            ),
+            raw_os_error: None,
         }
     }
 

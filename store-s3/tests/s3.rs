@@ -161,6 +161,19 @@ fn read_only(bucket: &str) -> S3ObjectStore {
     .unwrap()
 }
 
+/// Credentials that may list the bucket but not write to it fail the check, which says so, instead
+/// of passing it and failing the first put.
+#[test]
+fn read_only_credentials_fail_the_check_which_says_they_may_not_write() {
+    let endpoint = server().value("S3_ENDPOINT");
+    let err = read_only("kit").check_connection().unwrap_err();
+    assert!(matches!(err, StoreError::Config(_)), "{err:?}");
+    assert_eq!(
+        err.to_string(),
+        format!("S3ObjectStore: these credentials may read the bucket 'kit' but not write to it: {endpoint} refused to start an upload (AccessDenied: Access Denied), so every put would fail; give them write access to it (s3:PutObject, and s3:AbortMultipartUpload to call off a failed upload), or set access_key_id and secret_access_key in [stores.object] config to credentials that may write")
+    );
+}
+
 /// A write the server refuses for want of access says the credentials may not write to the bucket,
 /// and what to grant, not to check them.
 #[test]
@@ -176,6 +189,141 @@ fn a_write_refused_for_want_of_access_says_the_credentials_may_not_write() {
     );
     // Nothing was written, and the credentials that may write see no object there.
     assert!(!store("kit").exists(&key).unwrap());
+}
+
+/// The multipart uploads of `bucket` under way under `prefix`, as the server lists them (signed by
+/// curl, which the server script needs too).
+fn uploads_under(bucket: &str, prefix: &str) -> String {
+    let server = server();
+    let out = std::process::Command::new("curl")
+        .args([
+            "-s",
+            "--fail",
+            "--aws-sigv4",
+            "aws:amz:us-east-1:s3",
+            "--user",
+            &format!(
+                "{}:{}",
+                server.value("AWS_ACCESS_KEY_ID"),
+                server.value("AWS_SECRET_ACCESS_KEY")
+            ),
+            &format!(
+                "{}/{bucket}?prefix={}&uploads=",
+                server.value("S3_ENDPOINT"),
+                prefix.replace('/', "%2F")
+            ),
+        ])
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{out:?}");
+    let listing = String::from_utf8(out.stdout).unwrap();
+    assert!(listing.contains("<ListMultipartUploadsResult"), "{listing}");
+    listing
+}
+
+/// The check proves the credentials may write by an upload it calls off: it leaves neither an
+/// object nor an upload under way.
+#[test]
+fn the_check_proves_writing_and_leaves_no_object_and_no_upload() {
+    let store = store("race");
+    store.check_connection().unwrap();
+    assert_eq!(
+        store.list("agent-env-check/").unwrap(),
+        Vec::<String>::new()
+    );
+    let uploads = uploads_under("race", "agent-env-check/");
+    assert!(!uploads.contains("<Upload>"), "{uploads}");
+}
+
+/// A loopback stand-in for an S3 server whose credentials may write but not abort: it lists an
+/// empty bucket, starts uploads, and refuses their abort with AccessDenied. Returns its endpoint and
+/// the requests it took (method and target).
+fn refusing_aborts() -> (String, Arc<std::sync::Mutex<Vec<String>>>) {
+    use std::io::{BufRead, BufReader, Read, Write};
+    let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let endpoint = format!("http://{}", listener.local_addr().unwrap());
+    let seen = Arc::new(std::sync::Mutex::new(Vec::new()));
+    let log = Arc::clone(&seen);
+    std::thread::spawn(move || {
+        for socket in listener.incoming().flatten() {
+            let log = Arc::clone(&log);
+            std::thread::spawn(move || {
+                let mut writer = socket.try_clone().unwrap();
+                let mut reader = BufReader::new(socket);
+                loop {
+                    let mut line = String::new();
+                    if reader.read_line(&mut line).unwrap_or(0) == 0 {
+                        return;
+                    }
+                    let mut words = line.split_whitespace();
+                    let (method, target) = (
+                        words.next().unwrap_or("").to_string(),
+                        words.next().unwrap_or("").to_string(),
+                    );
+                    let mut length = 0u64;
+                    loop {
+                        let mut header = String::new();
+                        reader.read_line(&mut header).unwrap();
+                        if header.trim().is_empty() {
+                            break;
+                        }
+                        if let Some((name, value)) = header.split_once(':') {
+                            if name.eq_ignore_ascii_case("content-length") {
+                                length = value.trim().parse().unwrap();
+                            }
+                        }
+                    }
+                    std::io::copy(&mut reader.by_ref().take(length), &mut std::io::sink()).unwrap();
+                    log.lock()
+                        .unwrap()
+                        .push(format!("{method} {}", target.split('&').next().unwrap()));
+                    let (status, xml) = match method.as_str() {
+                        "GET" => ("200 OK", "<ListBucketResult xmlns=\"http://s3.amazonaws.com/doc/2006-03-01/\"><Name>b</Name><KeyCount>0</KeyCount><IsTruncated>false</IsTruncated></ListBucketResult>"),
+                        "POST" => ("200 OK", "<InitiateMultipartUploadResult xmlns=\"http://s3.amazonaws.com/doc/2006-03-01/\"><Bucket>b</Bucket><Key>k</Key><UploadId>kept-upload</UploadId></InitiateMultipartUploadResult>"),
+                        _ => ("403 Forbidden", "<Error><Code>AccessDenied</Code><Message>Access Denied.</Message></Error>"),
+                    };
+                    let answer = format!(
+                        "HTTP/1.1 {status}\r\nContent-Type: application/xml\r\nContent-Length: {}\r\n\r\n{xml}",
+                        xml.len()
+                    );
+                    if writer.write_all(answer.as_bytes()).is_err() {
+                        return;
+                    }
+                }
+            });
+        }
+    });
+    (endpoint, seen)
+}
+
+/// Credentials that may start an upload but not call it off fail the check, which names the upload
+/// it had to leave: every failed upload would leave its parts in the bucket.
+#[test]
+fn a_check_whose_abort_is_refused_says_so_and_names_the_upload_it_left() {
+    let (endpoint, seen) = refusing_aborts();
+    let table = json!({"bucket": "b", "endpoint": endpoint, "access_key_id": "k",
+        "secret_access_key": "s", "timeout_seconds": 5});
+    let store =
+        S3ObjectStore::new(S3Settings::from_table(table.as_object().unwrap(), &|_| None).unwrap())
+            .unwrap();
+    let err = store.check_connection().unwrap_err();
+    assert!(matches!(err, StoreError::Config(_)), "{err:?}");
+    let said = err.to_string();
+    assert!(
+        said.starts_with(&format!("S3ObjectStore: these credentials may write to the bucket 'b', but {endpoint} refused to call off an upload they started (AccessDenied: Access Denied), so an upload that fails would leave its parts in the bucket; let them abort multipart uploads (s3:AbortMultipartUpload on the bucket's objects); the check's own upload of agent-env-check/")),
+        "{said}"
+    );
+    assert!(
+        said.ends_with(" (upload id kept-upload) stays unfinished, holding no data, until the bucket's lifecycle rules remove it or it is aborted by hand"),
+        "{said}"
+    );
+    let methods: Vec<String> = seen
+        .lock()
+        .unwrap()
+        .iter()
+        .map(|r| r.split(' ').next().unwrap().to_string())
+        .collect();
+    assert_eq!(methods, ["GET", "POST", "DELETE"]);
 }
 
 /// The child half of the kill test, which starts it with `--ignored`: uploads a large (sparse) file
@@ -267,7 +415,50 @@ fn a_server_that_never_answers_fails_within_the_timeout() {
     let err = silent.check_connection().unwrap_err().to_string();
     assert_eq!(
         err,
+        format!("S3ObjectStore: http://127.0.0.1:{port} did not answer a listing of the bucket 'b' within 1 s; check that the server is running and not paused or overloaded, and that [stores.object] endpoint names an S3 server")
+    );
+    held.join().unwrap();
+    // Any other call waits timeout_seconds too, and says which setting that is.
+    let (port, held) = silent_server(std::time::Duration::from_secs(5));
+    let table = json!({
+        "bucket": "b",
+        "endpoint": format!("http://127.0.0.1:{port}"),
+        "access_key_id": "k",
+        "secret_access_key": "s",
+        "timeout_seconds": 1,
+    });
+    let silent =
+        S3ObjectStore::new(S3Settings::from_table(table.as_object().unwrap(), &|_| None).unwrap())
+            .unwrap();
+    let err = silent.list("").unwrap_err().to_string();
+    assert_eq!(
+        err,
         format!("S3ObjectStore: http://127.0.0.1:{port} did not answer within 1 s; check that the server is running and not paused or overloaded, and that [stores.object] endpoint names an S3 server (timeout_seconds sets how long to wait)")
+    );
+    held.join().unwrap();
+}
+
+/// The check gives up on a server that says nothing after 10 s, not after timeout_seconds (120 s
+/// unless set), which is for real transfers.
+#[test]
+fn the_check_waits_for_a_silent_server_ten_seconds_not_timeout_seconds() {
+    let (port, held) = silent_server(std::time::Duration::from_secs(15));
+    let table = json!({
+        "bucket": "b",
+        "endpoint": format!("http://127.0.0.1:{port}"),
+        "access_key_id": "k",
+        "secret_access_key": "s",
+    });
+    let settings = S3Settings::from_table(table.as_object().unwrap(), &|_| None).unwrap();
+    assert_eq!(settings.timeout, std::time::Duration::from_secs(120));
+    let silent = S3ObjectStore::new(settings).unwrap();
+    let err = returns_within(HUNG, "a check of a silent server", move || {
+        silent.check_connection()
+    })
+    .unwrap_err();
+    assert_eq!(
+        err.to_string(),
+        format!("S3ObjectStore: http://127.0.0.1:{port} did not answer a listing of the bucket 'b' within 10 s; check that the server is running and not paused or overloaded, and that [stores.object] endpoint names an S3 server")
     );
     held.join().unwrap();
 }

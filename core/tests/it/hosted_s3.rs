@@ -149,6 +149,104 @@ fn a_missing_bucket_wrong_credentials_or_a_server_that_is_down_are_reported_befo
     );
 }
 
+/// Credentials that may read and list the bucket but not write to it fail `config check`, which says
+/// so (it proves writing by an upload it calls off), and a put with them says they may not write,
+/// not to check them.
+#[test]
+fn read_only_credentials_are_named_by_config_check_and_by_a_refused_put() {
+    let server = shared_seaweedfs();
+    let endpoint = server.value("S3_ENDPOINT").to_string();
+    let world = World::with_config(&s3_config("core", &endpoint));
+    let reader = [
+        (
+            "TEAM_S3_KEY",
+            server.value("S3_READONLY_ACCESS_KEY_ID").to_string(),
+        ),
+        (
+            "TEAM_S3_SECRET",
+            server.value("S3_READONLY_SECRET_ACCESS_KEY").to_string(),
+        ),
+    ];
+    let out = world.run(&["config", "check", "--json"], &vars(&reader));
+    assert_eq!(out.status.code(), Some(1));
+    let found = problems(&out);
+    assert_eq!(
+        found,
+        [format!("S3ObjectStore: these credentials may read the bucket 'core' but not write to it: {endpoint} refused to start an upload (AccessDenied: Access Denied), so every put would fail; give them write access to it (s3:PutObject, and s3:AbortMultipartUpload to call off a failed upload), or set access_key_id and secret_access_key in [stores.object] config to credentials that may write")]
+    );
+
+    let folder = world.dir.path().join("work/greeting");
+    std::fs::create_dir_all(&folder).unwrap();
+    std::fs::write(folder.join("hello.txt"), "hello\n").unwrap();
+    let out = world.run(
+        &["artifact", "put", "greeting", "--id", "team/greeting"],
+        &vars(&reader),
+    );
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(1), "{stderr}");
+    assert!(
+        stderr.contains(&format!("writing hello.txt to the object store: S3ObjectStore: {endpoint} refused to write s3://core/artifacts/")),
+        "{stderr}"
+    );
+    assert!(
+        stderr.contains("(AccessDenied: Access Denied): these credentials may not write to the bucket 'core'; give them write access to it"),
+        "{stderr}"
+    );
+    assert!(!stderr.contains("check the credentials"), "{stderr}");
+}
+
+/// Restarts a paused process when dropped, so a server a test paused is stopped like any other, even
+/// when the test fails first.
+struct Paused(i32);
+
+impl Paused {
+    fn pause(pid: i32) -> Paused {
+        // SAFETY: signals the server this test started, by the id its script printed.
+        assert_eq!(unsafe { libc::kill(pid, libc::SIGSTOP) }, 0);
+        Paused(pid)
+    }
+}
+
+impl Drop for Paused {
+    fn drop(&mut self) {
+        // SAFETY: as in `pause`.
+        unsafe { libc::kill(self.0, libc::SIGCONT) };
+    }
+}
+
+/// `config check` against a paused S3 server gives up within seconds, saying what it waited for,
+/// rather than after the two minutes real transfers may wait.
+#[test]
+fn config_check_gives_up_on_a_paused_server_after_ten_seconds() {
+    // A server of its own: pausing the shared one would stall the other tests.
+    let server = agent_env_test_support::servers::seaweedfs(&["paused"]);
+    let pid: i32 = server.value("WEED_PID").parse().unwrap();
+    let endpoint = server.value("S3_ENDPOINT").to_string();
+    let world = World::with_config(&s3_config("paused", &endpoint));
+    let creds = [
+        ("TEAM_S3_KEY", server.value("AWS_ACCESS_KEY_ID").to_string()),
+        (
+            "TEAM_S3_SECRET",
+            server.value("AWS_SECRET_ACCESS_KEY").to_string(),
+        ),
+    ];
+    let out = world.run(&["config", "check", "--json"], &vars(&creds));
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stdout)
+    );
+
+    let paused = Paused::pause(pid);
+    let out = world.run(&["config", "check", "--json"], &vars(&creds));
+    drop(paused);
+    assert_eq!(out.status.code(), Some(1));
+    assert_eq!(
+        problems(&out),
+        [format!("S3ObjectStore: {endpoint} did not answer a listing of the bucket 'paused' within 10 s; check that the server is running and not paused or overloaded, and that [stores.object] endpoint names an S3 server")]
+    );
+}
+
 /// Mistakes in the table that are said as a URL parser's error or twice are said once, with what to
 /// write: a misspelled bucket, an endpoint without its scheme, virtual-host style with an IP address.
 #[test]
