@@ -24,7 +24,7 @@ use crate::bundle::tree::Tree;
 use crate::bundle::BundleError;
 use crate::run::cancel::Cancel;
 use crate::session::Session;
-use crate::stores::{Document, Filter};
+use crate::stores::{Document, Filter, StoreError};
 
 /// The artifact types a stored task's `load_artifact` step can load.
 const LOADABLE: [&str; 3] = ["file", "file_artifact_universe", "skill"];
@@ -133,7 +133,12 @@ pub fn put_artifact(
                 crate::stores::DEFAULT_CONTENT_TYPE,
             )
             .map_err(|e| {
-                let left = unrecorded(listed.len(), files.len(), &prefix, "it stopped");
+                let mut left = unrecorded(listed.len(), files.len(), &prefix, "it stopped");
+                // A store that refused for its settings (credentials that may not write) refuses
+                // again until they change.
+                if matches!(e, StoreError::Config(_)) {
+                    left.push_str(" once the store's settings let it write (see above)");
+                }
                 BundleError::one(format!("writing {rel} to the object store: {e}; {left}"))
             })?;
         listed.push(json!({"path": rel, "object_url": url, "sha256": sha256, "size": size}));

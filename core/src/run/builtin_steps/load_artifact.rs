@@ -73,11 +73,13 @@ impl BuiltinStep for LoadArtifact {
             copy_checked(env.stores.objects.as_ref(), url, to, recorded).map_err(|e| match e {
                 // Put through another store (another bucket or server): it may well hold it.
                 CopyError::Store(e @ StoreError::ForeignUrl(_)) => StepError::runtime(format!(
-                    "can't copy {url} into the sandbox: the artifact '{id}' v{version} lists it, but it is no URL of the configured object store ({e}), so the artifact was put through another one (another bucket or server); point [stores.object] at that store, or {}",
+                    "can't copy {url} into the sandbox: the artifact '{id}' v{version} lists it, but it is no URL of the configured object store ({}), so the artifact was put through another one (another bucket or server); point [stores.object] at that store, or {}",
+                    in_brackets(&e),
                     put_again(id)
                 )),
                 CopyError::Store(e @ StoreError::NotFound(_)) => StepError::runtime(format!(
-                    "can't copy {url} into the sandbox: the object store does not hold it, though the artifact '{id}' v{version} lists it ({e}); {}",
+                    "can't copy {url} into the sandbox: the object store does not hold it, though the artifact '{id}' v{version} lists it ({}); {}",
+                    in_brackets(&e),
                     put_again(id)
                 )),
                 CopyError::Store(e) => {
@@ -251,4 +253,10 @@ pub fn latest_artifact(env: &StepEnv<'_>, id: &str) -> Result<Map<String, Value>
         )
         .map_err(|e| StepError::runtime(e.to_string()))?
         .ok_or_else(|| StepError::not_found(format!("Artifact {id} not found")))
+}
+
+/// A store's error as said in brackets inside a sentence: without the full stop its own text ends
+/// with (`No object at <url>.`).
+fn in_brackets(e: &StoreError) -> String {
+    e.to_string().trim_end_matches('.').to_string()
 }
