@@ -248,14 +248,16 @@ pub fn routes() -> Vec<Route> {
         vec![TASK, LIMIT, OFFSET],
         get(tasks::list_groups),
     ));
-    all.push(route(
+    let mut group = route(
         Method::GET,
         format!("{t}/run-groups/{{run_group_id}}"),
         "One run group of the task: its runs and how each came out",
         "runs",
         vec![TASK, GROUP],
         get(tasks::get_group),
-    ));
+    );
+    group.answer = Some("RunGroup");
+    all.push(group);
     let mut stream = route(
         Method::GET,
         format!("{t}/run-groups/{{run_group_id}}/stream"),
@@ -302,14 +304,16 @@ pub fn routes() -> Vec<Route> {
         ],
         get(tasks::conversations),
     ));
-    all.push(route(
+    let mut any_group = route(
         Method::GET,
         "/api/v1/run-groups/{run_group_id}",
         "One run group, whichever task or bundle it ran",
         "runs",
         vec![GROUP],
         get(tasks::get_any_group),
-    ));
+    );
+    any_group.answer = Some("RunGroup");
+    all.push(any_group);
     let mut content = route(
         Method::GET,
         "/api/v1/objects/content",

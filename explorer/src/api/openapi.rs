@@ -161,6 +161,36 @@ fn schemas() -> Value {
             },
             "required": ["size_bytes", "content_type", "shown_inline"],
         },
+        "RunGroup": {
+            "type": "object",
+            "properties": {
+                "run_group_id": {"type": "string"},
+                "task_id": {"type": ["string", "null"], "description": "the one task its runs are of; null for a group of several"},
+                "task_ids": {"type": "array", "items": {"type": "string"}},
+                "total": {"type": ["integer", "null"], "description": "the runs planned when the explorer started them, else the instances recorded; null while a run not started here is live"},
+                "recorded": {"type": "integer"},
+                "running": {"type": "integer"},
+                "run_live": {"type": "boolean"},
+                "complete": {"type": "boolean"},
+                "outcomes": {"type": "object", "additionalProperties": {"type": "integer"}, "description": "how many runs came out each way (passed, failed, running, error, ...)"},
+                "errors": {"type": "array", "items": {"type": "string"}},
+                "score_spread": {
+                    "type": "object",
+                    "description": "each score (keyed as an instance's scores are) over the runs that record a number for it, whatever their outcome",
+                    "additionalProperties": {
+                        "type": "object",
+                        "properties": {
+                            "runs": {"type": "integer"},
+                            "mean": {"type": "number"},
+                            "min": {"type": "number"},
+                            "max": {"type": "number"},
+                        },
+                    },
+                },
+                "instances": {"type": "array", "items": {"type": "object"}, "description": "each recorded run's summary, oldest first, with the workflow_id of the explorer's run that recorded it (null for one it did not start)"},
+                "workflows": {"type": "array", "items": {"type": "object"}, "description": "the runs the explorer started for the group, each with its index, seed and status"},
+            },
+        },
         "RunRequest": {
             "type": "object",
             "additionalProperties": false,

@@ -720,6 +720,13 @@ pub fn group_snapshot(
     }
     let planned = (!workflows.is_empty()).then_some(workflows.len() as u64);
     let mut state = instances::group_state(group, &found, planned, judge);
+    // Each run says which of the explorer's runs recorded it (null for one it did not start), as
+    // a task's list of runs does, so a page can put it beside that run's place in the group.
+    if let Some(summaries) = state["instances"].as_array_mut() {
+        for (summary, doc) in summaries.iter_mut().zip(&found) {
+            summary["workflow_id"] = workflow_of(doc).map(Value::from).unwrap_or(Value::Null);
+        }
+    }
     let all_done = !workflows.is_empty() && workflows.iter().all(|w| w.phase().is_done());
     if all_done {
         let running = state["running"].as_u64().unwrap_or(0);

@@ -414,6 +414,7 @@ pub fn group_state(
         "outcomes": outcomes,
         "created_at_utc": created,
         "complete": !live && running == 0 && total.is_some_and(|t| recorded >= t),
+        "score_spread": score_spread(&verdicts),
         "instances": summaries,
     });
     let tasks = instances
@@ -421,6 +422,34 @@ pub fn group_state(
         .filter_map(|d| d.get("task_id").and_then(Value::as_str));
     set_task_ids(&mut state, tasks);
     state
+}
+
+/// How a group's scores spread, each score (keyed as an instance's `scores` are) over the runs that
+/// record a number for it, whatever their outcome: `{"runs", "mean", "min", "max"}`. A score no run
+/// records yet is left out, so a group with no scores answers `{}`.
+pub fn score_spread(verdicts: &[Verdict]) -> Value {
+    let mut by_key: BTreeMap<&str, Vec<f64>> = BTreeMap::new();
+    for verdict in verdicts {
+        for (key, score) in &verdict.scores {
+            if let Some(n) = score.as_f64().filter(|n| n.is_finite()) {
+                by_key.entry(key.as_str()).or_default().push(n);
+            }
+        }
+    }
+    let spread: Map<String, Value> = by_key
+        .into_iter()
+        .map(|(key, numbers)| {
+            let runs = numbers.len();
+            let min = numbers.iter().copied().fold(f64::INFINITY, f64::min);
+            let max = numbers.iter().copied().fold(f64::NEG_INFINITY, f64::max);
+            let mean = numbers.iter().sum::<f64>() / runs as f64;
+            (
+                key.to_string(),
+                json!({"runs": runs, "mean": mean, "min": min, "max": max}),
+            )
+        })
+        .collect();
+    Value::Object(spread)
 }
 
 /// A group's `task_ids` (every task its runs are of, sorted, once each: those already in `state`
@@ -643,6 +672,26 @@ mod tests {
             group_state("g", &[done, running], None, &judge)["complete"],
             false
         );
+    }
+
+    /// A group's scores spread over the runs that record them (a failed run's score included), and
+    /// a run with no score yet is not counted as a zero.
+    #[test]
+    fn a_groups_score_spread_counts_the_runs_that_record_a_score() {
+        let runs = [
+            with_score("completed", Some(1.0)),
+            with_score("completed", Some(0.5)),
+            with_score("failed", Some(0.0)),
+            with_score("running", None),
+        ];
+        let state = group_state("g", &runs, None, &none_stored());
+        assert_eq!(
+            state["score_spread"],
+            json!({"v": {"runs": 3, "mean": 0.5, "min": 0.0, "max": 1.0}}),
+            "{state}"
+        );
+        let none = group_state("g", &runs[3..], None, &none_stored());
+        assert_eq!(none["score_spread"], json!({}));
     }
 
     /// While its run is live on this machine (between two tasks, say) a group is not complete, and

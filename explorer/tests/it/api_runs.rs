@@ -177,6 +177,27 @@ fn a_group_of_runs_streams_snapshots_until_it_completes() {
         .json();
     assert_eq!(one["complete"], true);
     assert_eq!(one["instances"].as_array().unwrap().len(), 2);
+    // The scores' spread over the runs, and each run beside the explorer's run that recorded it.
+    assert_eq!(
+        one["score_spread"],
+        json!({"hello": {"runs": 2, "mean": 1.0, "min": 1.0, "max": 1.0}})
+    );
+    let mut started: Vec<&str> = group["runs"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|r| r["workflow_id"].as_str().unwrap())
+        .collect();
+    let mut recorded: Vec<&str> = one["instances"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|i| i["workflow_id"].as_str().expect("a workflow id"))
+        .collect();
+    started.sort_unstable();
+    recorded.sort_unstable();
+    assert_eq!(recorded, started);
+    assert_eq!(groups["items"][0]["score_spread"], one["score_spread"]);
     server.get(&format!("/api/v1/run-groups/{id}")).expect(200);
     // The stream of a group finished already sends its snapshot, then complete.
     let (_, events) = events_until(
