@@ -10,7 +10,10 @@
 # one whose step fails); then tasks and an artifact stored in that world (scripts/browser/list_check.py:
 # a very long task id wraps in its cell and leaves every column on screen, a binary file's size in
 # words and its "cannot be shown here" with a Download link, a list's filter and page kept in the
-# address through a reload and Back). Then an explorer of the check's own in that world, stopped and started
+# address through a reload and Back; scripts/browser/group_check.py: a group of runs started from a
+# Task page, a wrong count refused with the explorer's reason, the group's page with its runs, scores
+# and their spread, live until its runs end, one per seed value, one cancelled from its page, and an
+# unknown group). Then an explorer of the check's own in that world, stopped and started
 # again under open pages (scripts/browser/contact_check.py: a run waiting for a free slot, the notice
 # of lost contact, a run of an explorer that has since stopped). Then a second explorer,
 # in a world whose configured document store can't be read as it starts
@@ -164,6 +167,13 @@ if ! python3 scripts/browser/list_check.py --explorer "$url" --driver "http://12
   echo "--- explorer output"; cat "$work/explorer.out" "$work/explorer.err"
   echo "--- chromedriver log (tail)"; tail -20 "$work/driver.log"
   fail "the list check failed"
+fi
+if ! python3 scripts/browser/group_check.py --explorer "$url" --driver "http://127.0.0.1:$driver_port" \
+    --chromium "$chromium" --screenshots "$shots" --agent-env "$bin/agent-env" --home "$work/home" \
+    --work "$work/groups"; then
+  echo "--- explorer output"; cat "$work/explorer.out" "$work/explorer.err"
+  echo "--- chromedriver log (tail)"; tail -20 "$work/driver.log"
+  fail "the run group check failed"
 fi
 stop_explorer "$work"
 

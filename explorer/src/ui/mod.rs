@@ -33,6 +33,10 @@ pub fn router() -> Router<Shared> {
             get(|ids: Ids| async move { with_id(View::Run, ids) }),
         )
         .route(
+            "/run-groups/{id}",
+            get(|ids: Ids| async move { with_id(View::RunGroup, ids) }),
+        )
+        .route(
             "/instances/{id}",
             get(|ids: Ids| async move { with_id(View::Instance, ids) }),
         )

@@ -11,6 +11,7 @@ pub enum View {
     Tasks,
     Task,
     Run,
+    RunGroup,
     Instance,
     Artifacts,
     Artifact,
@@ -28,6 +29,7 @@ impl View {
             View::Tasks => "tasks",
             View::Task => "task",
             View::Run => "run",
+            View::RunGroup => "run-group",
             View::Instance => "instance",
             View::Artifacts => "artifacts",
             View::Artifact => "artifact",
@@ -45,6 +47,7 @@ impl View {
             View::Tasks => "Tasks",
             View::Task => "Task",
             View::Run => "Run",
+            View::RunGroup => "Run group",
             View::Instance => "Task instance",
             View::Artifacts => "Artifacts",
             View::Artifact => "Artifact",
@@ -56,12 +59,12 @@ impl View {
     }
 
     /// The navigation entry the page belongs under, if any: a run is a bundle's (the Bundles page
-    /// starts it), a task instance its task's.
+    /// starts it), a task instance and a run group their task's.
     fn section(self) -> Option<&'static str> {
         match self {
             View::Home => Some("home"),
             View::Bundles | View::Run => Some("bundles"),
-            View::Tasks | View::Task | View::Instance => Some("tasks"),
+            View::Tasks | View::Task | View::Instance | View::RunGroup => Some("tasks"),
             View::Artifacts | View::Artifact => Some("artifacts"),
             View::Plugins | View::Plugin => Some("plugins"),
             View::Config => Some("config"),
@@ -172,6 +175,7 @@ mod tests {
         assert_eq!(current(View::Run), ["bundles"]);
         assert_eq!(current(View::Instance), ["tasks"]);
         assert_eq!(current(View::Task), ["tasks"]);
+        assert_eq!(current(View::RunGroup), ["tasks"]);
         assert!(current(View::NotFound).is_empty());
     }
 }

@@ -14,6 +14,7 @@ fn every_page_is_a_shell_of_its_view_with_embedded_assets() {
         ("/tasks".to_string(), "tasks"),
         (format!("/tasks/{id}"), "task"),
         ("/runs/wf-1".to_string(), "run"),
+        ("/run-groups/rg-1".to_string(), "run-group"),
         (format!("/instances/{id}"), "instance"),
         ("/artifacts".to_string(), "artifacts"),
         (format!("/artifacts/{id}"), "artifact"),

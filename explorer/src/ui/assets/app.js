@@ -110,6 +110,23 @@ function scoresText(scores) {
   return entries.length ? entries.map(([k, v]) => `${k}: ${v}`).join(", ") : "—";
 }
 
+// A score as a person reads it: up to three decimals, no trailing zeros ("0.5", "1").
+function scoreNumber(n) {
+  return typeof n === "number" && Number.isFinite(n) ? String(Number(n.toFixed(3))) : "—";
+}
+
+// A group's outcomes counted: "2 passed, 1 failed".
+function outcomesText(outcomes) {
+  return Object.entries(outcomes || {}).map(([k, v]) => `${v} ${k}`).join(", ");
+}
+
+// A group's scores' spread (the API's `score_spread`) in a line: "hello: mean 0.5 (0–1)".
+function spreadText(spread) {
+  const entries = Object.entries(spread || {});
+  if (!entries.length) return "—";
+  return entries.map(([k, s]) => `${k}: mean ${scoreNumber(s.mean)} (${scoreNumber(s.min)}–${scoreNumber(s.max)})`).join(", ");
+}
+
 // A size as agent-env says it in a terminal: bytes below 1 KiB, else one decimal of the largest
 // binary unit (1024) below it ("1.5 KiB").
 function byteSize(bytes) {
@@ -133,6 +150,19 @@ function sizeOf(bytes) {
 
 function seconds(value) {
   return typeof value === "number" ? `${value.toFixed(1)}s` : "";
+}
+
+// How long a run took, from its start to its end (both as the API gives them): milliseconds below a
+// second, seconds below a minute; "" until it ended.
+function tookText(started, ended) {
+  const from = Date.parse(started || "");
+  const to = Date.parse(ended || "");
+  if (!Number.isFinite(from) || !Number.isFinite(to) || to < from) return "";
+  const total = (to - from) / 1000;
+  if (total < 1) return `${Math.round(total * 1000)} ms`;
+  if (total < 60) return seconds(total);
+  const minutes = Math.floor(total / 60);
+  return `${minutes}m ${Math.round(total - minutes * 60)}s`;
 }
 
 function errorBox(error) {
@@ -346,6 +376,7 @@ async function api(path, options) {
     const detail = data && data.detail !== undefined ? data.detail : text;
     const error = new Error(detailText(detail));
     error.status = response.status;
+    error.detail = detail;
     throw error;
   }
   return data;
@@ -496,6 +527,88 @@ function startBundle(name, tasks, button) {
 
 function startTask(taskId, button) {
   return startRun(`/tasks/${enc(taskId)}/run`, {}, button);
+}
+
+// The most runs one group may have: the API's limit, which the API enforces (the form sends what is
+// typed and says the API's reason when it refuses).
+const MAX_GROUP_RUNS = 100;
+
+// The Task page's form that starts a group of runs of `taskId`: so many runs, or one run per value
+// of a seed token (`<name>` in the task's steps), the values a comma list. What the API refuses is
+// said under the form in its words, and the field it is about is marked and gets the focus; once
+// started, the group's page. Enter in a field starts it, as a filter's Enter applies it.
+function groupForm(taskId) {
+  const byCount = h("input", { type: "radio", name: "group-by", id: "group-by-count", value: "count", checked: true });
+  const bySeeds = h("input", { type: "radio", name: "group-by", id: "group-by-seeds", value: "seeds" });
+  const count = h("input", { type: "number", id: "group-count", min: 1, max: MAX_GROUP_RUNS, step: 1, value: 3,
+    inputmode: "numeric", "aria-label": `How many runs (1 to ${MAX_GROUP_RUNS})`, onfocus: () => { byCount.checked = true; } });
+  const token = h("input", { type: "text", id: "group-seed-token", placeholder: "name", autocomplete: "off", spellcheck: "false",
+    "aria-label": "The seed token each run fills (a step's <name>)", onfocus: () => { bySeeds.checked = true; } });
+  const values = h("input", { type: "text", id: "group-seeds", placeholder: "alice, bob, carol", autocomplete: "off",
+    "aria-label": "Its values, one run each, separated by commas", onfocus: () => { bySeeds.checked = true; } });
+  const button = h("button", { type: "submit", class: "primary", id: "start-group" }, "Start the group");
+  const fields = [count, token, values];
+  const unmark = () => {
+    for (const field of fields) {
+      field.removeAttribute("aria-invalid");
+      field.removeAttribute("aria-describedby");
+    }
+    clearErrorAfter(button);
+  };
+  // Says `error` after the button, marks `field` as what it is about and puts the focus there.
+  const refuse = (field, error) => {
+    errorAfter(button, error);
+    button.errorBox.id = "group-problem";
+    if (field) {
+      field.setAttribute("aria-invalid", "true");
+      field.setAttribute("aria-describedby", "group-problem");
+      field.focus();
+    }
+  };
+  // The field a 422 is about: its problems' places (`body count`), else the way the group was asked for.
+  const fieldOf = (error) => {
+    const places = Array.isArray(error.detail) ? error.detail.map((p) => (Array.isArray(p && p.loc) ? p.loc.join(" ") : "")) : [];
+    if (places.some((p) => p.startsWith("body count"))) return count;
+    if (places.some((p) => p.startsWith("body seeds"))) return values;
+    if (error.status === 422 && !places.length) return bySeeds.checked ? values : count;
+    return null;
+  };
+  const submit = async (ev) => {
+    ev.preventDefault();
+    if (button.disabled) return;
+    unmark();
+    let body;
+    if (bySeeds.checked) {
+      const name = token.value.trim().replace(/^<(.*)>$/, "$1");
+      if (!name) return refuse(token, new Error("Name the seed token the runs fill: a step's <name> takes each value in turn."));
+      body = { seeds: values.value.split(",").map((v) => v.trim()).filter(Boolean).map((v) => ({ [name]: v })) };
+    } else {
+      const asked = Number(count.value);
+      if (count.value.trim() === "" || !Number.isInteger(asked)) {
+        return refuse(count, new Error(`How many runs: a whole number from 1 to ${MAX_GROUP_RUNS}.`));
+      }
+      body = { count: asked };
+    }
+    button.disabled = true;
+    button.dataset.busy = "true";
+    try {
+      const started = await api(`/tasks/${enc(taskId)}/runs`, { body });
+      const runs = started.runs || [];
+      if (runs.length && runs.every((r) => r.error)) throw new Error(`The group did not start: ${runs[0].error}`);
+      location.href = `/run-groups/${enc(started.run_group_id)}`;
+    } catch (e) {
+      button.disabled = false;
+      delete button.dataset.busy;
+      refuse(e.lost ? null : fieldOf(e), e);
+    }
+  };
+  return h("form", { id: "group-form", class: "group-form", novalidate: true, onsubmit: submit },
+    h("fieldset", {},
+      h("legend", {}, "Start a group of runs"),
+      h("div", { class: "group-choice" }, byCount, " ", h("label", { for: "group-by-count" }, "Run it"), " ", count, " times"),
+      h("div", { class: "group-choice" }, bySeeds, " ", h("label", { for: "group-by-seeds" }, "One run per seed value:"), " ",
+        h("span", { "aria-hidden": "true" }, "<"), token, h("span", { "aria-hidden": "true" }, ">"), " takes ", values),
+      h("div", {}, button)));
 }
 
 // ---- views --------------------------------------------------------------------------------------
@@ -649,16 +762,20 @@ async function task(id) {
     runs: turnPage("runs_page", runsPer, (o) => { runsAt = o; refresh().catch(failed); }),
     groups: turnPage("groups_page", groupsPer, (o) => { groupsAt = o; refresh().catch(failed); }),
   };
-  const refresh = keptPage(load, (answers) => drawTask(id, answers, pages), { going });
+  // One form for the page's life: a redraw (a run's progress) keeps what was typed in it.
+  const form = groupForm(id);
+  const refresh = keptPage(load, (answers) => drawTask(id, answers, pages, form), { going });
   await refresh();
 }
 
-function drawTask(id, [doc, versions, runs, groups], pages) {
+function drawTask(id, [doc, versions, runs, groups], pages, form) {
   show(h("h1", {}, doc.name || id, " ", h("span", { class: "muted" }, `v${doc.version}`)),
     warningsNotice(versions, runs, groups),
     h("p", { class: "mono" }, id),
     fromBundle(doc)
-      ? h("button", { class: "primary", id: "run-task", onclick: (ev) => startTask(id, ev.currentTarget) }, "Run this task")
+      ? h("div", { class: "run-actions" },
+        h("button", { class: "primary", id: "run-task", onclick: (ev) => startTask(id, ev.currentTarget) }, "Run this task"),
+        form)
       : h("p", { class: "muted", id: "run-task-stored" }, "A stored task (it comes from no bundle): the explorer runs only bundles' tasks; run it with ",
         h("code", {}, `agent-env task run ${id}`), "."),
     h("h2", {}, "Steps"),
@@ -671,11 +788,13 @@ function drawTask(id, [doc, versions, runs, groups], pages) {
       h("td", {}, link(`/instances/${enc(i.instance_id)}`, i.instance_id, { class: "mono" })))), { id: "task-runs" }),
     pager(runs, pages.runs, "runs"),
     h("h2", {}, "Run groups"),
-    table(["Group", "Runs", "Outcomes", "Complete"], groups.items.map((g) => h("tr", { "data-run-group": g.run_group_id },
+    table(["Group", "Runs", "Outcomes", "Scores", "Complete"], groups.items.map((g) => h("tr", { "data-run-group": g.run_group_id },
+      h("td", {}, link(`/run-groups/${enc(g.run_group_id)}`, g.run_group_id, { class: "mono group-link" })),
       // A group whose run is still going here has no total yet: the runs recorded so far.
-      h("td", { class: "mono" }, g.run_group_id), h("td", { class: "group-runs" }, g.total ?? `${g.recorded} so far`),
-      h("td", { class: "group-outcomes" }, Object.entries(g.outcomes || {}).map(([k, v]) => `${v} ${k}`).join(", "),
+      h("td", { class: "group-runs" }, g.total ?? `${g.recorded} so far`),
+      h("td", { class: "group-outcomes" }, outcomesText(g.outcomes),
         (g.errors || []).map((e) => h("div", { class: "error-text" }, e))),
+      h("td", { class: "group-scores" }, spreadText(g.score_spread)),
       h("td", { class: "group-complete" }, g.complete ? "yes" : g.run_live ? "no (its run is going)" : "no"))), { id: "run-groups" }),
     pager(groups, pages.groups, "run groups"),
     h("h2", {}, "Versions"),
@@ -868,7 +987,7 @@ async function run(id) {
     const started = w.started_at_utc
       || (w.instances || []).map((i) => i.started_at_utc).filter(Boolean).sort()[0];
     header.replaceChildren(`${w.bundle}${(w.tasks || []).length ? ` (${w.tasks.join(", ")})` : ""} · run group `,
-      h("span", { class: "mono" }, w.run_group_id),
+      link(`/run-groups/${enc(w.run_group_id)}`, w.run_group_id, { class: "mono", id: "run-group-link" }),
       queued ? ` · waiting since ${w.created_at_utc}` : started ? ` · started ${started}` : "",
       w.finished_at_utc ? ` · finished ${w.finished_at_utc}` : "");
     if (w.error) header.append(h("p", { class: "error" }, w.error));
@@ -896,6 +1015,173 @@ async function run(id) {
       : [h("p", { class: "muted", id: "run-waiting" }, w.done ? "No task ran." : queued ? waiting : "Starting…")]);
   };
   await tick();
+}
+
+// How far a group has got: runs planned (null while not known), done (every outcome but running),
+// running, and waiting for their turn (planned runs not recorded yet, nor stopped before they were).
+function groupCounts(g) {
+  const done = Object.entries(g.outcomes || {}).filter(([k]) => k !== "running").reduce((n, [, v]) => n + v, 0);
+  const running = g.running || 0;
+  const total = typeof g.total === "number" ? g.total : null;
+  const waiting = total === null ? 0 : Math.max(0, total - done - running);
+  return { total, done, running, waiting };
+}
+
+// A group's state in a word: complete, running, queued (every run waiting its turn), else incomplete.
+function groupWord(g, counts) {
+  if (g.complete) return "complete";
+  if (counts.running || g.run_live) return "running";
+  if (counts.waiting) return "queued";
+  return "incomplete";
+}
+
+// Whether a group's runs may still change: one running, its run live here, or one of the
+// explorer's runs not done.
+function groupGoing(g) {
+  return !g.complete && (g.running > 0 || g.run_live || (g.workflows || []).some((w) => !w.done));
+}
+
+// Each run of a group as a row: the explorer's runs in the order it started them (a run that
+// recorded nothing yet says where it is, and leads to its Run page), then the runs it did not start.
+function groupRuns(g) {
+  const instances = g.instances || [];
+  const rows = [];
+  const used = new Set();
+  for (const w of [...(g.workflows || [])].sort((a, b) => (a.index ?? 0) - (b.index ?? 0))) {
+    const i = instances.find((x) => x.workflow_id === w.workflow_id);
+    if (i) used.add(i.instance_id);
+    rows.push({ place: (w.index ?? rows.length) + 1, workflow: w, instance: i || null });
+  }
+  for (const i of instances) {
+    if (!used.has(i.instance_id)) rows.push({ place: rows.length + 1, workflow: null, instance: i });
+  }
+  return rows;
+}
+
+// A run's seed as its tokens' values: "name=alice".
+function seedText(seed) {
+  return Object.entries(seed).map(([k, v]) => `${k}=${typeof v === "string" ? v : JSON.stringify(v)}`).join(", ");
+}
+
+// A row's word: its instance's outcome, else its run's state (queued, errored, cancelled, …).
+function runWord(row) {
+  return row.instance ? row.instance.outcome : row.workflow.status;
+}
+
+// The Run group page: the group's task, its runs planned and how many are recorded, running and
+// done, how they came out, the scores' spread and each run; kept live (as the Task page is) while
+// its runs go, and told to a screen reader in a polite live region. Cancel cancels the runs the
+// explorer started for it. Its runs can be filtered by outcome (`?outcome=failed`, in the address).
+async function runGroup(id) {
+  let outcome = queryValue("outcome");
+  const notice = noticeSlot();
+  const status = h("span", { id: "group-status" });
+  const live = h("p", { class: "visually-hidden", id: "group-live", role: "status", "aria-live": "polite", "aria-atomic": "true" });
+  const body = h("div", { id: "group-body" });
+  const cancelSlot = h("div", { class: "cancel-slot" });
+  let cancelling = false;
+  let latest = null;
+  let announced = "";
+  const announce = (g, counts) => {
+    const said = g.complete
+      ? `Run group complete: ${outcomesText(g.outcomes) || "no runs"}.`
+      : `Run group ${groupWord(g, counts)}: ${counts.done} of ${counts.total ?? "?"} runs done${counts.running ? `, ${counts.running} running` : ""}.`;
+    if (said === announced) return;
+    announced = said;
+    live.textContent = said;
+  };
+  const cancel = h("button", { id: "cancel-group", onclick: async () => {
+    if (!latest || !latest.task_id) return;
+    cancelling = true;
+    cancel.disabled = true;
+    try {
+      await api(`/tasks/${enc(latest.task_id)}/cancel-run`, { body: { run_group_id: id } });
+      clearErrorAfter(cancel);
+      refresh().catch(() => {});
+    } catch (e) {
+      cancelling = false;
+      cancel.disabled = contact.isLost();
+      errorAfter(cancel, e);
+    }
+  } }, "Cancel the group's runs");
+  cancel.hidden = true;
+  cancelSlot.append(cancel);
+  const load = () => Promise.all([api(`/run-groups/${enc(id)}`)]);
+  const draw = ([g]) => {
+    latest = g;
+    const counts = groupCounts(g);
+    notice.update(g);
+    status.replaceChildren(badge(groupWord(g, counts)));
+    announce(g, counts);
+    const going = groupGoing(g);
+    cancel.hidden = !(going && g.task_id && (g.workflows || []).some((w) => !w.done));
+    cancel.disabled = cancelling || (g.workflows || []).every((w) => w.done || w.cancel_requested);
+    const tasks = g.task_ids || [];
+    const rows = groupRuns(g);
+    const words = [...new Set(rows.map(runWord).filter(Boolean))].sort();
+    if (outcome && !words.includes(outcome)) words.push(outcome);
+    const shown = outcome ? rows.filter((r) => runWord(r) === outcome) : rows;
+    const seeded = rows.some((r) => r.workflow && r.workflow.seed);
+    const filter = h("select", { id: "group-filter", onchange: (ev) => {
+      outcome = ev.currentTarget.value;
+      setQuery({ outcome }, false);
+      draw([latest]);
+    } },
+    h("option", { value: "" }, "any outcome"),
+    words.map((word) => h("option", { value: word, selected: word === outcome }, word)));
+    const spread = Object.entries(g.score_spread || {});
+    replaceKeeping(body, [
+      h("dl", { id: "group-facts" },
+        h("dt", {}, tasks.length === 1 ? "Task" : "Tasks"),
+        h("dd", {}, tasks.length ? tasks.flatMap((t, n) => [n ? ", " : null, link(`/tasks/${enc(t)}`, t, { class: "mono group-task" })]) : "—"),
+        h("dt", {}, "Runs planned"),
+        h("dd", { id: "group-total" }, counts.total ?? `not known yet (its run is going): ${g.recorded} so far`),
+        h("dt", {}, "Recorded"), h("dd", { id: "group-recorded" }, g.recorded),
+        counts.waiting ? [h("dt", {}, "Waiting"), h("dd", { id: "group-waiting" }, counts.waiting)] : null,
+        h("dt", {}, "Running"), h("dd", { id: "group-running" }, counts.running),
+        h("dt", {}, "Done"), h("dd", { id: "group-done" }, counts.done),
+        h("dt", {}, "Outcomes"), h("dd", { id: "group-outcomes" }, outcomesText(g.outcomes) || "—"),
+        h("dt", {}, "Started"), h("dd", {}, g.created_at_utc || "—")),
+      (g.errors || []).length ? h("div", { class: "error", id: "group-errors" }, g.errors.map((e) => h("p", {}, e))) : null,
+      h("h2", {}, "Scores"),
+      table(["Score", "Runs", "Mean", "Min", "Max"], spread.map(([key, sp]) => h("tr", { "data-score": key },
+        h("td", { class: "wrap" }, key), h("td", {}, sp.runs),
+        h("td", { class: "score-mean" }, scoreNumber(sp.mean)), h("td", { class: "score-min" }, scoreNumber(sp.min)),
+        h("td", { class: "score-max" }, scoreNumber(sp.max)))),
+      { id: "group-scores", empty: "No run has recorded a score yet." }),
+      h("h2", {}, "Runs"),
+      h("p", { class: "list-filter" }, h("label", { for: "group-filter" }, "Runs that are "), filter),
+      table(["#", "Run", "Outcome", "Scores", "Took", "Started"].concat(seeded ? ["Seed"] : []), shown.map((r) => {
+        const i = r.instance;
+        const w = r.workflow;
+        const where = i
+          ? link(`/instances/${enc(i.instance_id)}`, i.instance_id, { class: "mono instance-link" })
+          : link(`/runs/${enc(w.workflow_id)}`, `run ${r.place}`, { "aria-label": `The Run page of run ${r.place} of the group` });
+        return h("tr", { "data-run": r.place, "data-instance": i ? i.instance_id : null },
+          h("td", {}, r.place),
+          h("td", { class: "wrap" }, where, w && w.error ? h("div", { class: "error-text" }, w.error) : null),
+          h("td", {}, badge(runWord(r))),
+          h("td", { class: "run-scores" }, i ? scoresText(i.scores) : "—"),
+          h("td", { class: "run-took" }, i ? tookText(i.started_at_utc, i.ended_at_utc) : ""),
+          h("td", {}, (i && (i.started_at_utc || i.created_at_utc)) || (w && w.started_at_utc) || ""),
+          seeded ? h("td", { class: "mono small" }, w && w.seed ? seedText(w.seed) : "") : null);
+      }), { id: "group-run-list", empty: outcome ? `No run of this group is ${outcome}.` : "No run yet." })]
+      .filter(Boolean));
+  };
+  const refresh = keptPage(load, draw, { going: ([g]) => groupGoing(g), every: 1000 });
+  show(h("h1", {}, "Run group ", status), live, notice, h("p", { class: "mono" }, id), cancelSlot, body);
+  try {
+    await refresh();
+  } catch (e) {
+    // A group neither the stores nor this explorer know: said so, in the UI's words. One that may
+    // be in a store left out is the page's error, asked for again until the store is read.
+    if (e.status !== 404 || String(e.message).includes("it may be in the store left out")) throw e;
+    show(h("h1", {}, "Run group"),
+      h("div", { class: "warning notice", id: "group-unknown", role: "status" },
+        h("p", {}, "Unknown run group ", h("span", { class: "mono" }, id),
+          ": no run of it is recorded, and this explorer started none. Each task's page lists its run groups; ",
+          link("/tasks", "Tasks"), ".")));
+  }
 }
 
 // The Task instance page draws itself again while the instance runs.
@@ -930,7 +1216,8 @@ function drawInstance(id, [data, taskDoc]) {
       h("dt", {}, "Scores"), h("dd", { id: "instance-scores" }, scoresText(data.summary.scores)),
       h("dt", {}, "Started"), h("dd", {}, doc.started_at_utc || doc.created_at_utc || ""),
       h("dt", {}, doc.status === "completed" ? "Completed" : "Ended"), h("dd", {}, doc.ended_at_utc || doc.completed_at_utc || "—"),
-      h("dt", {}, "Run group"), h("dd", { class: "mono" }, metadata.run_group_id || ""),
+      h("dt", {}, "Run group"), h("dd", {}, metadata.run_group_id
+        ? link(`/run-groups/${enc(metadata.run_group_id)}`, metadata.run_group_id, { class: "mono", id: "instance-group" }) : ""),
       data.workflow ? [h("dt", {}, "Started here"), h("dd", {}, link(`/runs/${enc(data.workflow.workflow_id)}`, "the run's page"))] : null,
       doc.error ? [h("dt", {}, "Error"), h("dd", { class: "error-text" }, doc.error)] : null,
       data.summary.warning ? [h("dt", {}, "Warning"), h("dd", { class: "error-text", id: "instance-warning" }, data.summary.warning)] : null),
@@ -1113,7 +1400,7 @@ function configCheck(check) {
       h("p", {}, "Warnings:"), h("ul", {}, ...warnings)) : null);
 }
 
-const views = { home, bundles, tasks, task, run, instance, artifacts, artifact, plugins, plugin, config };
+const views = { home, bundles, tasks, task, run, "run-group": runGroup, instance, artifacts, artifact, plugins, plugin, config };
 
 let explorerPlugins = Promise.resolve([]);
 
