@@ -14,13 +14,16 @@ moment), started from its Task page as a person would:
 - a group of one run per seed value (a token and a comma list): its page shows each run's seed.
 - a group whose runs wait (a folder bundle whose step waits for a file the check never writes while
   the group runs): its page shows it running with a Cancel button; Cancel cancels both its runs, and
-  the page, not loaded again, shows them cancelled and the group complete.
+  the page, not loaded again, shows them cancelled and the group complete. Then another such group,
+  cancelled from the API while its Task page is open with a count typed into the form: the page,
+  redrawn with the group's end, keeps what was typed and where the focus was.
 - a group id nobody knows is said to be unknown.
 
 Exits non-zero, naming the step, when anything is not as expected."""
 
 from __future__ import annotations
 
+import json
 import subprocess
 import sys
 import urllib.error
@@ -205,8 +208,31 @@ def cancelled(base: str, browser: Session, shots: Path, binary: str, home: Path,
         if browser.execute("return !document.getElementById('cancel-group').hidden;"):
             raise WebDriverError("a cancelled group still offers to cancel its runs")
         browser.screenshot(shots / "34-group-cancelled.png")
+
+        print("the Task page keeps a count typed into its form while a group's end redraws it")
+        task_url = f"{base}/tasks/{quote(task_id, safe='')}"
+        started = post(base, f"/api/v1/tasks/{quote(task_id, safe='')}/runs", {"count": 1})
+        group_id = str(started["run_group_id"])
+        browser.get(task_url)
+        row = f'#run-groups [data-run-group="{group_id}"] .group-complete'
+        browser.wait_text(row, "no")
+        type_count(browser, "7")
+        mark_load(browser)
+        post(base, f"/api/v1/tasks/{quote(task_id, safe='')}/cancel-run", {"run_group_id": group_id})
+        browser.wait_text(row, "yes", timeout=120)
+        kept = browser.execute("const f = document.getElementById('group-count'); return [f.value, document.activeElement === f];")
+        if kept != ["7", True] or not same_load(browser):
+            raise WebDriverError(f"the Task page's redraw left the typed count and its focus as {kept}")
     finally:
         release.touch()
+
+
+def post(base: str, path: str, body: dict[str, object]) -> dict[str, object]:
+    request = urllib.request.Request(base + path, data=json.dumps(body).encode(), method="POST",
+                                     headers={"Content-Type": "application/json"})
+    with urllib.request.urlopen(request, timeout=60) as response:
+        answer: dict[str, object] = json.loads(response.read())
+        return answer
 
 
 def main() -> int:

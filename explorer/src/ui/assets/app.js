@@ -762,23 +762,42 @@ async function task(id) {
     runs: turnPage("runs_page", runsPer, (o) => { runsAt = o; refresh().catch(failed); }),
     groups: turnPage("groups_page", groupsPer, (o) => { groupsAt = o; refresh().catch(failed); }),
   };
-  // One form for the page's life: a redraw (a run's progress) keeps what was typed in it.
-  const form = groupForm(id);
-  const refresh = keptPage(load, (answers) => drawTask(id, answers, pages, form), { going });
+  // The page in three parts: the run button and the group form are made once, between the two
+  // parts a redraw draws again, so a redraw (a run's progress) keeps what was typed in the form and
+  // the focus it had (an element moved into a new part as the part is built would lose it).
+  const parts = {
+    head: h("div", { class: "task-head" }),
+    actions: h("div", { class: "run-actions" },
+      h("button", { class: "primary", id: "run-task", onclick: (ev) => startTask(id, ev.currentTarget) }, "Run this task"),
+      groupForm(id)),
+    rest: h("div", { class: "task-rest" }),
+  };
+  // A stored task (from no bundle) has neither: the explorer does not run it.
+  const draw = (answers) => {
+    if (!main.contains(parts.head)) show(parts.head, parts.rest);
+    const runnable = fromBundle(answers[0]);
+    if (runnable && !main.contains(parts.actions)) parts.head.after(parts.actions);
+    if (!runnable) parts.actions.remove();
+    drawTask(id, answers, pages, parts);
+  };
+  const refresh = keptPage(load, draw, { going });
   await refresh();
 }
 
-function drawTask(id, [doc, versions, runs, groups], pages, form) {
-  show(h("h1", {}, doc.name || id, " ", h("span", { class: "muted" }, `v${doc.version}`)),
+// Fills `container` anew with `children`, leaving out the ones that are nothing (a pager on a list
+// of one page).
+function fill(container, ...children) {
+  replaceKeeping(container, children.flat(2).filter((c) => c !== null && c !== undefined && c !== false));
+}
+
+function drawTask(id, [doc, versions, runs, groups], pages, parts) {
+  fill(parts.head, h("h1", {}, doc.name || id, " ", h("span", { class: "muted" }, `v${doc.version}`)),
     warningsNotice(versions, runs, groups),
     h("p", { class: "mono" }, id),
-    fromBundle(doc)
-      ? h("div", { class: "run-actions" },
-        h("button", { class: "primary", id: "run-task", onclick: (ev) => startTask(id, ev.currentTarget) }, "Run this task"),
-        form)
+    fromBundle(doc) ? null
       : h("p", { class: "muted", id: "run-task-stored" }, "A stored task (it comes from no bundle): the explorer runs only bundles' tasks; run it with ",
-        h("code", {}, `agent-env task run ${id}`), "."),
-    h("h2", {}, "Steps"),
+        h("code", {}, `agent-env task run ${id}`), "."));
+  fill(parts.rest, h("h2", {}, "Steps"),
     table(["Step", "Type", "Fails the task"], (doc.steps || []).map((s) => h("tr", {},
       h("td", { class: "wrap" }, s.id), h("td", {}, s.type), h("td", {}, s.fail_task_on_error === false ? "no" : "yes")))),
     h("h2", {}, "Runs"),
