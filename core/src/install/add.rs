@@ -4,11 +4,13 @@ use std::path::Path;
 
 use super::interrupt::Interrupts;
 use super::plan::{self, Step, StepOutcome};
+use super::report::Problems;
 use super::snapshot::Snapshot;
 use super::source::{classify, Installer, Spec};
 use super::touched::{code_changes, touched, InstalledManifest, Manifests};
 use super::{
-    check, confirm, lock, restore, Context, InstallError, CARGO_ROOT, INTERRUPTED, ROLLING_BACK,
+    check, confirm, lock, restore, ChangeOutcome, ChangeReport, Context, InstallError, Rollback,
+    CARGO_ROOT,
 };
 use crate::discovery::{discover, SearchPath};
 
@@ -42,8 +44,19 @@ fn our_manifests(search: &SearchPath, plugins: &Path) -> Manifests {
         .collect()
 }
 
-/// Runs `add`; returns the exit code.
-pub fn add(opts: &AddOptions, ctx: &Context<'_>) -> Result<i32, InstallError> {
+/// Runs `add`: how it ended, with the problems it found.
+pub fn add(opts: &AddOptions, ctx: &Context<'_>) -> ChangeReport {
+    let mut reported = Problems::new(ctx.out);
+    let result = try_add(opts, ctx, &mut reported);
+    reported.report(result)
+}
+
+/// Runs `add`, reporting its problems to `reported` as it says them.
+fn try_add(
+    opts: &AddOptions,
+    ctx: &Context<'_>,
+    reported: &mut Problems<'_>,
+) -> Result<ChangeOutcome, InstallError> {
     let out = ctx.out;
     let specs: Vec<Spec> = opts
         .specs
@@ -79,11 +92,11 @@ pub fn add(opts: &AddOptions, ctx: &Context<'_>) -> Result<i32, InstallError> {
     }
     if opts.dry_run {
         out.line("Dry run: nothing was changed.");
-        return Ok(0);
+        return Ok(ChangeOutcome::DryRun);
     }
     if !confirm(opts.yes, out)? {
         out.line("Nothing changed.");
-        return Ok(1);
+        return Ok(ChangeOutcome::Declined);
     }
     let interrupts = Interrupts::install();
     let before = Snapshot::take(&plugins)?;
@@ -114,7 +127,7 @@ pub fn add(opts: &AddOptions, ctx: &Context<'_>) -> Result<i32, InstallError> {
         }
     }
     if interrupts.interrupted() {
-        return restore(&before, INTERRUPTED, 130, out);
+        return restore(&before, Rollback::Interrupted, out);
     }
     // Said once the change stands: packages it replaced with an older version.
     let mut notes_after = Vec::new();
@@ -131,7 +144,7 @@ pub fn add(opts: &AddOptions, ctx: &Context<'_>) -> Result<i32, InstallError> {
             if !opts.pip.reinstall && specs.iter().any(kept_by_version) {
                 out.line("pip keeps a version that is already installed; to install a Python plugin's changed code under the same version, add it again with --reinstall.");
             }
-            return Ok(0);
+            return Ok(ChangeOutcome::Unchanged);
         }
         let now = our_manifests(&ctx.search, &plugins);
         notes_after = downgrades(&manifests_before, &now);
@@ -176,7 +189,7 @@ pub fn add(opts: &AddOptions, ctx: &Context<'_>) -> Result<i32, InstallError> {
             }
         }
         if interrupts.interrupted() {
-            return restore(&before, INTERRUPTED, 130, out);
+            return restore(&before, Rollback::Interrupted, out);
         }
     }
     if problems.is_empty() {
@@ -184,22 +197,22 @@ pub fn add(opts: &AddOptions, ctx: &Context<'_>) -> Result<i32, InstallError> {
             out.note(note);
         }
         out.line("Added. `agent-env plugin list` shows every installed plugin.");
-        return Ok(0);
+        return Ok(ChangeOutcome::Added);
     }
     if opts.keep {
         for p in &problems {
-            out.note(&format!("problem: {p}"));
+            reported.problem(p);
         }
         for hint in &hints {
             out.note(&format!("hint: {hint}"));
         }
         out.line("Kept as installed (--keep).");
-        return Ok(1);
+        return Ok(ChangeOutcome::Kept);
     }
     // The rollback removes the installed copy the problems were found in: name what is kept instead.
     let problems: Vec<String> = problems.iter().map(|p| in_the_source(p, &steps)).collect();
     for p in &problems {
-        out.note(&format!("problem: {p}"));
+        reported.problem(p);
     }
     if problems
         .iter()
@@ -213,7 +226,7 @@ pub fn add(opts: &AddOptions, ctx: &Context<'_>) -> Result<i32, InstallError> {
     for hint in &hints {
         out.note(&format!("hint: {hint}"));
     }
-    restore(&before, ROLLING_BACK, 1, out)
+    restore(&before, Rollback::Problem, out)
 }
 
 /// For a Python package written for the original agent-env (its plugins are `agent_env.*` entry

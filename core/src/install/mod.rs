@@ -2,7 +2,8 @@
 //! folder, pip into a venv agent-env manages, `cargo install`, `go install`), check it in a fresh process,
 //! and put the plugins directory back exactly as it was when anything goes wrong.
 //!
-//! Nothing here runs implicitly: only the two subcommands call it.
+//! Nothing here runs implicitly: only the two subcommands call it. Each ends in a [`ChangeReport`]
+//! (how the change ended, the problems it found) and picks no exit code: the CLI does.
 
 pub mod add;
 pub mod blockers;
@@ -14,12 +15,14 @@ pub mod interrupt;
 pub mod lock;
 pub mod plan;
 pub mod remove;
+pub mod report;
 mod sdk_advice;
 pub mod snapshot;
 pub mod source;
 pub mod touched;
 
 pub use error::InstallError;
+pub use report::{ChangeOutcome, ChangeReport};
 
 use std::path::PathBuf;
 
@@ -56,17 +59,33 @@ pub struct RemoteDocuments {
     pub stores: std::sync::Arc<crate::stores::StoreSet>,
 }
 
-/// What `add` and `remove` print before putting the plugins directory back after an interrupt (exit 130).
-const INTERRUPTED: &str = "Interrupted; restoring the environment as it was.";
-/// What they print before putting it back after a problem.
-const ROLLING_BACK: &str = "Restoring the environment as it was.";
+/// Why the plugins directory is put back: a signal, or a problem the change found.
+#[derive(Clone, Copy)]
+enum Rollback {
+    Interrupted,
+    Problem,
+}
 
-/// Says `why`, puts the plugins directory back as `before` found it, and returns `code`.
-fn restore(before: &Snapshot, why: &str, code: i32, out: &dyn Output) -> Result<i32, InstallError> {
-    out.line(why);
+/// Says why, puts the plugins directory back as `before` found it, and tells how the change ended.
+fn restore(
+    before: &Snapshot,
+    why: Rollback,
+    out: &dyn Output,
+) -> Result<ChangeOutcome, InstallError> {
+    let (said, outcome) = match why {
+        Rollback::Interrupted => (
+            "Interrupted; restoring the environment as it was.",
+            ChangeOutcome::Interrupted,
+        ),
+        Rollback::Problem => (
+            "Restoring the environment as it was.",
+            ChangeOutcome::RolledBack,
+        ),
+    };
+    out.line(said);
     before.restore()?;
     out.line("Restored.");
-    Ok(code)
+    Ok(outcome)
 }
 
 /// The folder under the plugins directory holding the Python venv agent-env manages.

@@ -7,10 +7,11 @@ use std::process::Command;
 use agent_env_protocol::names::canonical_name;
 
 use super::interrupt::{run_to_end, Interrupts};
+use super::report::Problems;
 use super::snapshot::Snapshot;
 use super::{
-    blockers, confirm, lock, restore, Context, InstallError, CARGO_ROOT, INTERRUPTED, PYTHON_ENV,
-    ROLLING_BACK,
+    blockers, confirm, lock, restore, ChangeOutcome, ChangeReport, Context, InstallError, Rollback,
+    CARGO_ROOT, PYTHON_ENV,
 };
 use crate::discovery::discover;
 use crate::output::Output;
@@ -37,8 +38,19 @@ enum Removal {
     },
 }
 
-/// Runs `remove`; returns the exit code.
-pub fn remove(opts: &RemoveOptions, ctx: &Context<'_>) -> Result<i32, InstallError> {
+/// Runs `remove`: how it ended, with the problems (or what blocks it) it found.
+pub fn remove(opts: &RemoveOptions, ctx: &Context<'_>) -> ChangeReport {
+    let mut reported = Problems::new(ctx.out);
+    let result = try_remove(opts, ctx, &mut reported);
+    reported.report(result)
+}
+
+/// Runs `remove`, reporting its problems and blockers to `reported` as it says them.
+fn try_remove(
+    opts: &RemoveOptions,
+    ctx: &Context<'_>,
+    reported: &mut Problems<'_>,
+) -> Result<ChangeOutcome, InstallError> {
     let out = ctx.out;
     for p in &opts.packages {
         if super::is_core(p) {
@@ -123,7 +135,7 @@ pub fn remove(opts: &RemoveOptions, ctx: &Context<'_>) -> Result<i32, InstallErr
             if opts.force {
                 out.note(&format!("warning: {whose}{b}"));
             } else {
-                out.note(&format!("blocked: {whose}{b}"));
+                reported.blocked(&format!("{whose}{b}"));
                 blocked = true;
             }
         }
@@ -164,11 +176,11 @@ pub fn remove(opts: &RemoveOptions, ctx: &Context<'_>) -> Result<i32, InstallErr
     }
     if opts.dry_run {
         out.line("Dry run: nothing was changed.");
-        return Ok(0);
+        return Ok(ChangeOutcome::DryRun);
     }
     if !confirm(opts.yes, out)? {
         out.line("Nothing changed.");
-        return Ok(1);
+        return Ok(ChangeOutcome::Declined);
     }
     let interrupts = Interrupts::install();
     let before = Snapshot::take(&plugins)?;
@@ -197,7 +209,7 @@ pub fn remove(opts: &RemoveOptions, ctx: &Context<'_>) -> Result<i32, InstallErr
         }
     }
     if interrupts.interrupted() {
-        return restore(&before, INTERRUPTED, 130, out);
+        return restore(&before, Rollback::Interrupted, out);
     }
     if problem.is_none() {
         let still: Vec<String> = discover(&ctx.search)
@@ -223,11 +235,11 @@ pub fn remove(opts: &RemoveOptions, ctx: &Context<'_>) -> Result<i32, InstallErr
         forget_cargo_installs(&removals, &plugins, out);
     }
     if let Some(p) = problem {
-        out.note(&format!("problem: {p}"));
-        return restore(&before, ROLLING_BACK, 1, out);
+        reported.problem(&p);
+        return restore(&before, Rollback::Problem, out);
     }
     out.line("Removed.");
-    Ok(0)
+    Ok(ChangeOutcome::Removed)
 }
 
 /// Takes the executables removed out of `cargo install`'s record. A record that cannot be changed

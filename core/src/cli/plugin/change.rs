@@ -1,0 +1,340 @@
+//! `agent-env plugin add | remove`: the options [`crate::install`] is handed, what it takes from the
+//! session, and what the change's [`ChangeReport`] becomes here: the exit code, the error, and with
+//! `--json` one document saying how the change ended.
+//!
+//! Exit codes: 0 (added, removed, unchanged, a dry run), 1 (declined, refused, rolled back, kept,
+//! failed), 2 (usage: `--json` without `--yes` or `--dry-run`, or no terminal to ask on), 130
+//! (interrupted, the plugins directory put back).
+
+use crate::cli::{Exit, Failure, Terminal};
+use crate::install::{ChangeOutcome, ChangeReport, InstallError};
+use crate::output::{Collected, Output, Stream};
+use crate::report::documents;
+use crate::session::Session;
+
+use super::index_urls::{check_index_url, remember_index_credentials};
+use super::{AddArgs, RemoveArgs};
+
+/// `plugin add SPEC…`.
+pub(super) fn add(a: &AddArgs, session: &Session, term: &Terminal) -> Exit {
+    let indexes = a.index_url.iter().map(|u| ("--index-url", u));
+    for (flag, url) in indexes.chain(a.extra_index_url.iter().map(|u| ("--extra-index-url", u))) {
+        // The credentials in the URL (a private index's token) are masked wherever it is
+        // shown, this command's own refusal included.
+        remember_index_credentials(url);
+        check_index_url(flag, url)?;
+    }
+    let options = crate::install::add::AddOptions {
+        specs: a.specs.clone(),
+        installer: a.installer,
+        dry_run: a.dry_run,
+        yes: a.yes,
+        keep: a.keep,
+        pip: crate::install::plan::PipOptions {
+            index_url: a.index_url.clone(),
+            extra_index_urls: a.extra_index_url.clone(),
+            reinstall: a.reinstall,
+        },
+    };
+    let asked = Asked {
+        command: "add",
+        requested: &a.specs,
+        json: a.json,
+        cannot_ask: a.dry_run || a.yes,
+    };
+    changing(&asked, session, term, |out| {
+        crate::install::add::add(&options, &install_context(session, out))
+    })
+}
+
+/// `plugin remove PACKAGE…`.
+pub(super) fn remove(a: &RemoveArgs, session: &Session, term: &Terminal) -> Exit {
+    let options = crate::install::remove::RemoveOptions {
+        packages: a.packages.clone(),
+        force: a.force,
+        dry_run: a.dry_run,
+        yes: a.yes,
+        check_usage: a.check_usage,
+    };
+    let asked = Asked {
+        command: "remove",
+        requested: &a.packages,
+        json: a.json,
+        cannot_ask: a.dry_run || a.yes,
+    };
+    changing(&asked, session, term, |out| {
+        crate::install::remove::remove(&options, &install_context(session, out))
+    })
+}
+
+/// What the command line asked of a change.
+struct Asked<'a> {
+    /// `add` or `remove`.
+    command: &'static str,
+    /// The specs or packages as given.
+    requested: &'a [String],
+    /// `--json`.
+    json: bool,
+    /// `--yes` or `--dry-run`: the change will not ask `Proceed?`.
+    cannot_ask: bool,
+}
+
+/// Runs `plugin add` or `plugin remove`: its lines to the terminal, or with `--json` one document
+/// that says how it ended (`outcome`), the problems, the lines it would have printed and the packages
+/// installed afterwards.
+fn changing(
+    asked: &Asked<'_>,
+    session: &Session,
+    term: &Terminal,
+    change: impl FnOnce(&dyn Output) -> ChangeReport,
+) -> Exit {
+    if !asked.json {
+        let report = change(term);
+        let code = exit_code(&report.outcome);
+        return match report.outcome {
+            ChangeOutcome::Failed(e) => Err(Failure::new(e).with_code(code)),
+            _ => Ok(code),
+        };
+    }
+    if !asked.cannot_ask {
+        return Err(Failure::new(format!(
+            "plugin {} --json cannot ask before changing anything: add --yes (or --dry-run)",
+            asked.command
+        ))
+        .with_code(2));
+    }
+    let collected = Collected::default();
+    let report = change(&collected);
+    // What is installed now, read again (the change happened after this session discovered).
+    let installed: Vec<serde_json::Value> = crate::discovery::discover(&session.search_path())
+        .plugins
+        .iter()
+        .filter(|p| p.manifest.path.starts_with(session.paths().plugins_dir()))
+        .map(|p| serde_json::json!({"name": p.manifest.name, "version": p.manifest.version}))
+        .collect();
+    let said = Said {
+        lines: collected.lines(Stream::Out),
+        notes: collected.lines(Stream::Note),
+        installed,
+    };
+    let doc = document(asked, &report, said);
+    term.print(&documents::to_json(&doc));
+    // As every command's failure, said on stderr too (what a person watching a script's log reads).
+    if let Some(error) = doc["error"].as_str() {
+        term.eprintln(&format!("Error: {error}"));
+    }
+    Ok(exit_code(&report.outcome))
+}
+
+/// What a change printed, and what is installed after it: the rest of its `--json` document.
+struct Said {
+    lines: Vec<String>,
+    notes: Vec<String>,
+    installed: Vec<serde_json::Value>,
+}
+
+/// The `--json` document of a change (`docs/json-output.md` describes its keys).
+fn document(asked: &Asked<'_>, report: &ChangeReport, said: Said) -> serde_json::Value {
+    serde_json::json!({
+        "format_version": 1,
+        "command": asked.command,
+        "requested": asked.requested,
+        "outcome": outcome_name(&report.outcome),
+        "exit_code": exit_code(&report.outcome),
+        "problems": report.problems,
+        "error": error(asked.command, report),
+        "lines": said.lines,
+        "notes": said.notes,
+        "installed": said.installed,
+    })
+}
+
+/// The exit code of a change that ended in `outcome`.
+fn exit_code(outcome: &ChangeOutcome) -> i32 {
+    match outcome {
+        ChangeOutcome::DryRun
+        | ChangeOutcome::Unchanged
+        | ChangeOutcome::Added
+        | ChangeOutcome::Removed => 0,
+        ChangeOutcome::Interrupted => 130,
+        // Without --yes or a terminal to ask on, the command line lacks what it needs.
+        ChangeOutcome::Failed(InstallError::NoTerminal) => 2,
+        ChangeOutcome::Declined
+        | ChangeOutcome::Kept
+        | ChangeOutcome::RolledBack
+        | ChangeOutcome::Failed(_) => 1,
+    }
+}
+
+/// The document's `outcome`: a declined change and a blocked removal are both `refused`.
+fn outcome_name(outcome: &ChangeOutcome) -> &'static str {
+    match outcome {
+        ChangeOutcome::DryRun => "dry_run",
+        ChangeOutcome::Unchanged => "unchanged",
+        ChangeOutcome::Added => "added",
+        ChangeOutcome::Removed => "removed",
+        ChangeOutcome::Declined | ChangeOutcome::Failed(InstallError::Blocked) => "refused",
+        ChangeOutcome::Kept => "kept",
+        ChangeOutcome::RolledBack => "rolled_back",
+        ChangeOutcome::Interrupted => "interrupted",
+        ChangeOutcome::Failed(_) => "failed",
+    }
+}
+
+/// The document's `error`: why the change did not succeed, for a script. A change that ended in
+/// problems (a failed installer, a rolled-back check) names them; `None` when it succeeded.
+fn error(command: &str, report: &ChangeReport) -> Option<String> {
+    match &report.outcome {
+        ChangeOutcome::Failed(e) => Some(e.to_string()),
+        ChangeOutcome::Interrupted => {
+            Some("interrupted; the plugins directory was restored as it was".to_owned())
+        }
+        outcome if exit_code(outcome) == 0 => None,
+        outcome if report.problems.is_empty() => Some(format!(
+            "plugin {command} did not finish (exit {})",
+            exit_code(outcome)
+        )),
+        _ => Some(report.problems.join("; ")),
+    }
+}
+
+/// What `plugin add` and `plugin remove` take from the session.
+fn install_context<'a>(session: &Session, out: &'a dyn Output) -> crate::install::Context<'a> {
+    let env = session.env();
+    let paths = session.paths();
+    crate::install::Context {
+        plugins_dir: paths.plugins_dir(),
+        locks_dir: paths.locks_dir(),
+        state_root: paths.state_root(),
+        home: paths.home_dir(),
+        search: session.search_path(),
+        remote_documents: remote_documents(session),
+        config_path: crate::config::locate::locate(
+            env.var_os(crate::config::locate::CONFIG_VAR)
+                .map(Into::into),
+            env.cwd(),
+        )
+        .path,
+        out,
+    }
+}
+
+/// The configured document store when it is not on this machine (PostgreSQL, a plugin's): what
+/// `plugin remove --check-usage` reads for stored uses of a package.
+fn remote_documents(session: &Session) -> Option<crate::install::RemoteDocuments> {
+    let selected = crate::config::store_selection::selection(session.config(), "document").ok()?;
+    let class = selected
+        .impl_name
+        .rsplit(':')
+        .next()
+        .unwrap_or_default()
+        .trim();
+    if class == crate::stores::local::sqlite_docs::CLASS {
+        return None;
+    }
+    Some(crate::install::RemoteDocuments {
+        impl_name: selected.impl_name.clone(),
+        stores: session.stores().clone(),
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn report(outcome: ChangeOutcome, problems: &[&str]) -> ChangeReport {
+        ChangeReport {
+            outcome,
+            problems: problems.iter().map(|p| p.to_string()).collect(),
+        }
+    }
+
+    fn doc_of(command: &'static str, report: &ChangeReport) -> serde_json::Value {
+        let requested = ["agentenv-x".to_string()];
+        let asked = Asked {
+            command,
+            requested: &requested,
+            json: true,
+            cannot_ask: true,
+        };
+        let said = Said {
+            lines: vec!["Added.".into()],
+            notes: Vec::new(),
+            installed: Vec::new(),
+        };
+        document(&asked, report, said)
+    }
+
+    #[test]
+    fn each_outcome_has_its_documented_name_and_exit_code() {
+        let cases = [
+            (ChangeOutcome::DryRun, "dry_run", 0),
+            (ChangeOutcome::Unchanged, "unchanged", 0),
+            (ChangeOutcome::Added, "added", 0),
+            (ChangeOutcome::Removed, "removed", 0),
+            (ChangeOutcome::Declined, "refused", 1),
+            (ChangeOutcome::Failed(InstallError::Blocked), "refused", 1),
+            (ChangeOutcome::Kept, "kept", 1),
+            (ChangeOutcome::RolledBack, "rolled_back", 1),
+            (ChangeOutcome::Interrupted, "interrupted", 130),
+            (ChangeOutcome::Failed(InstallError::Busy), "failed", 1),
+            (ChangeOutcome::Failed(InstallError::NoTerminal), "failed", 2),
+        ];
+        for (outcome, name, code) in cases {
+            let doc = doc_of("add", &report(outcome, &[]));
+            assert_eq!(doc["outcome"], name, "{doc}");
+            assert_eq!(doc["exit_code"], code, "{doc}");
+        }
+    }
+
+    #[test]
+    fn the_outcome_comes_from_the_report_not_from_what_was_printed() {
+        // The lines say "Added.", the report says the change was rolled back: the report wins.
+        let doc = doc_of("add", &report(ChangeOutcome::RolledBack, &["check failed"]));
+        assert_eq!(doc["outcome"], "rolled_back");
+        assert_eq!(doc["lines"], serde_json::json!(["Added."]));
+    }
+
+    #[test]
+    fn the_error_says_why_a_change_did_not_succeed() {
+        let error_of = |command, outcome, problems: &[&str]| {
+            doc_of(command, &report(outcome, problems))["error"].clone()
+        };
+        assert_eq!(
+            error_of("add", ChangeOutcome::Added, &[]),
+            serde_json::Value::Null
+        );
+        assert_eq!(
+            error_of("add", ChangeOutcome::RolledBack, &["a failed", "b failed"]),
+            "a failed; b failed"
+        );
+        assert_eq!(
+            error_of("add", ChangeOutcome::Kept, &["a failed"]),
+            "a failed"
+        );
+        assert_eq!(
+            error_of("remove", ChangeOutcome::Declined, &[]),
+            "plugin remove did not finish (exit 1)"
+        );
+        assert_eq!(
+            error_of("add", ChangeOutcome::Interrupted, &[]),
+            "interrupted; the plugins directory was restored as it was"
+        );
+        // A blocked removal: the error is its sentence, the blockers are its problems.
+        let blocked = doc_of(
+            "remove",
+            &report(
+                ChangeOutcome::Failed(InstallError::Blocked),
+                &["agentenv-y requires it"],
+            ),
+        );
+        assert_eq!(
+            blocked["error"],
+            "not removed; fix the above, or pass --force to remove anyway"
+        );
+        assert_eq!(
+            blocked["problems"],
+            serde_json::json!(["agentenv-y requires it"])
+        );
+    }
+}

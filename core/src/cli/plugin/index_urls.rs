@@ -1,0 +1,32 @@
+//! The package index URLs `plugin add` hands pip (`--index-url`, `--extra-index-url`): the
+//! credentials one carries remembered as secret, and one pip cannot read refused before anything
+//! changes.
+
+use crate::cli::Failure;
+
+/// Remembers as secret what an index URL carries before its host: the password of `user:password@`,
+/// or the whole of `token@` (a token as the user name, as many private indexes take it).
+pub(super) fn remember_index_credentials(url: &str) {
+    crate::redaction::remember_setting(url, false, false);
+    let rest = url.split_once("://").map_or(url, |(_, rest)| rest);
+    let authority = rest.split(['/', '?', '#']).next().unwrap_or(rest);
+    if let Some((userinfo, _)) = authority.rsplit_once('@') {
+        match userinfo.split_once(':') {
+            Some((_, password)) => crate::redaction::remember(password),
+            None => crate::redaction::remember(userinfo),
+        }
+    }
+}
+
+/// An index URL pip can read (`http://`, `https://` or `file://`): anything else is refused before
+/// anything changes (pip only warns, then fails on what it could not find).
+pub(super) fn check_index_url(flag: &str, url: &str) -> Result<(), Failure> {
+    let scheme = url.split_once("://").map(|(s, _)| s.to_ascii_lowercase());
+    match scheme.as_deref() {
+        Some("http" | "https" | "file") => Ok(()),
+        _ => Err(Failure::new(format!(
+            "{flag} '{url}' is not an index pip can read: give its whole URL, starting with https://, http:// or file:// (such as https://pypi.example.internal/simple)"
+        ))
+        .with_code(2)),
+    }
+}
