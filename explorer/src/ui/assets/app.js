@@ -1444,8 +1444,10 @@ async function start() {
         return;
       }
       show(h("h1", {}, document.title.split(" · ")[0]), errorBox(e));
-      // Not found while a store is left out, it may be in that store: asked for again until it is read.
-      if (e.status === 404 && String(e.message).includes("it may be in the store left out")) setTimeout(attempt, RECHECK_MS);
+      // Not found while a store is left out, it may be in that store; a store that did not answer
+      // (503) may answer soon: either is asked for again until it is read.
+      const leftOut = e.status === 404 && String(e.message).includes("it may be in the store left out");
+      if (leftOut || e.status === 503) setTimeout(attempt, RECHECK_MS);
     }
   };
   await attempt();
