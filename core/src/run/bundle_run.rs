@@ -229,6 +229,7 @@ pub fn run_bundle_pinned(
         context_metadata: request.context_metadata.clone(),
         observer,
         pinned: pinned.clone(),
+        liveness: super::heartbeat::Liveness::from_env(session.env()),
         places: Places {
             locks_dir: session.paths().locks_dir(),
             fixture_prefix: session.env().var(FIXTURE_PREFIX_VAR),

@@ -6,8 +6,16 @@
 //! sandboxes it left, and deletes the journal ([`sweep`]); `task list` says such runs are there.
 //!
 //! A run that ends but could not write a task's end to the document store (the store went down or
-//! refused the write) leaves its journal behind too, marked as ended, so the next run marks that
-//! instance failed once the store takes writes again: it would show as `running` forever otherwise.
+//! refused the write, and did not take it while the task's end waited) leaves its journal behind too,
+//! marked as ended and holding the instance's final document (the journal is the user's alone, mode
+//! 0600), so the next run writes that document as the task left it, marked `recorded_late_at_utc`,
+//! once the store takes writes again: the task passed or failed as its steps said, and its record
+//! says so in the end. A store that refuses that document outright (rather than failing to answer)
+//! gets the instance marked failed instead, as a journal without the document does.
+//!
+//! A run killed on another machine sharing the document store leaves no journal here: its instances'
+//! heartbeats stop instead ([`crate::run::heartbeat`]), and a sweep on any machine marks the
+//! instances whose heartbeat is stale failed, naming the machine their run ran on.
 //!
 //! A journal says which document store its run's instances went to ([`InstancesIn`]): a bundle run's
 //! go to this machine's @local store, `task run`'s to the configured one. A sweep marks only the
@@ -21,19 +29,21 @@
 //! its sandboxes. Journals written before they said so are told by their lock alone.
 use std::fs::{File, OpenOptions};
 use std::io::{BufRead, BufReader, Write};
+use std::os::unix::fs::OpenOptionsExt;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, Ordering};
 
 use serde_json::{json, Map};
 
 use super::file_lock::lock_without_waiting;
+use super::heartbeat::{self, HEARTBEAT_AT};
 use super::process_identity::{ProcessIdentity, ProcessState};
-use super::recorder::{INSTANCES, RUN_GROUP_PATH};
+use super::recorder::{self, INSTANCES, RUN_GROUP_PATH};
 use crate::clock;
 use crate::run::marked_processes::MarkedProcesses;
 use crate::sandbox::{DeployLog, LOCAL_FOLDER_PREFIX};
 use crate::stores::document::UpdateSpec;
-use crate::stores::{DocumentStore, Filter, Predicate};
+use crate::stores::{Document, DocumentStore, Filter, Predicate};
 
 /// A journal's file name ends so.
 const SUFFIX: &str = ".journal";
@@ -45,8 +55,13 @@ pub fn marked_by_a_later_run(instance: &serde_json::Map<String, serde_json::Valu
     instance
         .get("error")
         .and_then(serde_json::Value::as_str)
-        .is_some_and(|error| error == ENDED_UNFINISHED || error == END_UNRECORDED)
+        .is_some_and(|error| error.ends_with(MARKED_BY_A_LATER_RUN))
 }
+
+/// How every error a later run records ends.
+const MARKED_BY_A_LATER_RUN: &str = "a later run marked it failed";
+/// When a later run wrote an instance's final document, which its own run could not.
+pub const RECORDED_LATE_AT: &str = "recorded_late_at_utc";
 
 /// An instance whose end its run could not write is told so.
 const END_UNRECORDED: &str = "the run that ran this task could not write its end to the document store (the store was down or refused the write; that run said why); a later run marked it failed";
@@ -54,6 +69,8 @@ const END_UNRECORDED: &str = "the run that ran this task could not write its end
 const SANDBOX_LINE: &str = "sandbox\t";
 /// A journal's line for an instance whose end was not written.
 const UNRECORDED_LINE: &str = "unrecorded\t";
+/// A journal's line holding the final document of an instance whose end was not written, as JSON.
+const FINAL_LINE: &str = "final\t";
 /// A journal's last line when its run ended (and kept it for an unwritten end).
 const ENDED_LINE: &str = "ended";
 /// A journal's first line: the document store its run's instances go to.
@@ -170,9 +187,11 @@ impl RunJournal {
         let path = folder.join(format!("{stem}{SUFFIX}"));
         // Locked before it has its name, so no sweep ever sees it unlocked while its run lives.
         let partial = folder.join(format!(".{stem}{SUFFIX}"));
+        // The user's alone: it may keep a task's final document.
         let file = OpenOptions::new()
             .create(true)
             .append(true)
+            .mode(0o600)
             .open(&partial)
             .ok()?;
         let root = std::path::absolute(sandbox_root).unwrap_or_else(|_| sandbox_root.to_path_buf());
@@ -201,10 +220,13 @@ impl RunJournal {
     }
 
     /// Notes that the end of the task instance `instance_id` could not be written to the document
-    /// store, so that it shows as `running` there: the journal is kept when the run ends, for the
-    /// next run to mark it failed.
-    pub fn end_unrecorded(&self, instance_id: &str) {
+    /// store, so that it shows as `running` there (or is not there at all), keeping `document`, its
+    /// final document: the journal is kept when the run ends, for the next run to write it.
+    pub fn end_unrecorded(&self, instance_id: &str, document: &Document) {
         self.note(&format!("{UNRECORDED_LINE}{instance_id}"));
+        if let Ok(json) = serde_json::to_string(document) {
+            self.note(&format!("{FINAL_LINE}{json}"));
+        }
         self.unrecorded.store(true, Ordering::SeqCst);
     }
 
@@ -241,6 +263,8 @@ pub struct DeadRun {
     pub sandboxes: Vec<PathBuf>,
     /// It ended, keeping its journal because some task's end was not written; else it was killed.
     pub ended: bool,
+    /// The final documents of the instances whose end it could not write.
+    pub final_documents: Vec<Document>,
     /// Where its instances went (`None` for a journal written before journals said).
     pub instances_in: Option<InstancesIn>,
     /// The sandbox root it deployed under (`None` for a journal written before journals said): its
@@ -319,10 +343,16 @@ pub fn journals_here(locks_dir: &Path) -> JournalsHere {
             .iter()
             .filter_map(|line| line.strip_prefix(SANDBOX_LINE).map(PathBuf::from))
             .collect();
+        let final_documents = lines
+            .iter()
+            .filter_map(|line| line.strip_prefix(FINAL_LINE))
+            .filter_map(|json| serde_json::from_str::<Document>(json).ok())
+            .collect();
         here.dead.push(DeadRun {
             run_group_id: run_group_id.to_string(),
             sandboxes,
             ended,
+            final_documents,
             instances_in: lines
                 .iter()
                 .find_map(|line| line.strip_prefix(STORE_LINE))
@@ -365,6 +395,14 @@ pub struct Swept {
     /// and how many sandboxes they left were removed.
     pub elsewhere: Vec<InstancesIn>,
     pub elsewhere_sandboxes: usize,
+    /// Final documents of instances whose runs could not write them, written now.
+    pub recorded_late: u64,
+    /// Instances whose runs (on any machine) stopped sending signs of life, marked failed, and
+    /// the machines those runs ran on, where the instances say.
+    pub stale_instances: u64,
+    pub stale_hosts: Vec<String>,
+    /// Why such instances could not be marked (the store refused): the next run tries again.
+    pub stale_not_marked: Option<String>,
 }
 
 impl Swept {
@@ -383,7 +421,32 @@ impl Swept {
                 plural(self.sandboxes, "sandbox", "sandboxes"),
             ));
         }
-        if self.unrecorded_runs > 0 {
+        if self.recorded_late > 0 {
+            out.push(format!(
+                "note: wrote the end of {} task {} that earlier runs could not write to the document store when the task ended (the store was down or did not answer); {} as the task left {}, marked recorded late",
+                self.recorded_late,
+                plural(self.recorded_late as usize, "instance", "instances"),
+                plural(self.recorded_late as usize, "it is", "they are"),
+                plural(self.recorded_late as usize, "it", "them"),
+            ));
+        }
+        if self.stale_instances > 0 {
+            let on = match self.stale_hosts.as_slice() {
+                [] => String::new(),
+                hosts => format!(" on machine {}", hosts.join(", ")),
+            };
+            out.push(format!(
+                "note: {} task {} whose runs stopped sending signs of life (probably killed{on}) marked failed",
+                self.stale_instances,
+                plural(self.stale_instances as usize, "instance", "instances"),
+            ));
+        }
+        if let Some(why) = &self.stale_not_marked {
+            out.push(format!(
+                "note: task instances whose runs stopped sending signs of life could not be marked failed ({why}); the next run tries again"
+            ));
+        }
+        if self.unrecorded_instances > 0 {
             out.push(format!(
                 "note: {} earlier {} could not write the end of some tasks to the document store: {} task {} left showing as running marked failed",
                 self.unrecorded_runs,
@@ -417,6 +480,11 @@ impl Swept {
 /// whose instances `docs` refused to mark, which is tried again by the next sweep. `docs` is the
 /// store `ours` names: a run whose journal names the other is left for a run that writes there
 /// (only its sandboxes are removed).
+///
+/// Before marking anything, it writes the final documents a run kept because the store did not take
+/// them ([`RunJournal::end_unrecorded`]), as they are, marked [`RECORDED_LATE_AT`]. Then it marks
+/// failed the instances in `docs`, of any machine, that are `running` with a stale heartbeat
+/// ([`heartbeat::stale`]), but for those of runs live here.
 pub fn sweep(
     locks_dir: &Path,
     sandbox_root: &Path,
@@ -425,7 +493,8 @@ pub fn sweep(
 ) -> Swept {
     let mut swept = Swept::default();
     let marked = MarkedProcesses::default();
-    for run in dead_runs(locks_dir) {
+    let here = journals_here(locks_dir);
+    for run in here.dead {
         if let Some(theirs) = run.instances_in.filter(|theirs| *theirs != ours) {
             swept.elsewhere_sandboxes += remove_sandboxes(
                 &run.sandboxes,
@@ -435,6 +504,16 @@ pub fn sweep(
             );
             swept.elsewhere.push(theirs);
             continue;
+        }
+        match write_final_documents(docs, &run.final_documents) {
+            Ok(written) => swept.recorded_late += written,
+            Err(e) => {
+                // Tried again by the next sweep, with the rest of the run.
+                swept
+                    .not_marked
+                    .push((run.run_group_id.clone(), e.to_string()));
+                continue;
+            }
         }
         let filter = Filter::eq(RUN_GROUP_PATH, run.run_group_id.as_str())
             .and("status", Predicate::Eq(json!("running")));
@@ -476,7 +555,94 @@ pub fn sweep(
         }
         let _ = std::fs::remove_file(&run.journal);
     }
+    mark_stale(docs, &here.live, &mut swept);
     swept
+}
+
+/// Writes each of `documents` (final documents their run could not write) as it is, marked
+/// [`RECORDED_LATE_AT`], over whatever the store holds of the instance (a later sweep may have
+/// marked it failed meanwhile); how many it wrote. A document the store refuses outright is left
+/// out (its instance is marked failed with the others still `running`); a store that does not
+/// answer is the error, and nothing more is written.
+fn write_final_documents(
+    docs: &dyn DocumentStore,
+    documents: &[Document],
+) -> Result<u64, crate::stores::StoreError> {
+    let mut written = 0;
+    for document in documents {
+        let Some(id) = document.get("instance_id").and_then(|v| v.as_str()) else {
+            continue;
+        };
+        let mut late = document.clone();
+        late.insert(RECORDED_LATE_AT.into(), json!(clock::iso_now()));
+        match docs.replace(INSTANCES, &Filter::eq("instance_id", id), &late, true) {
+            Ok(_) => written += 1,
+            Err(e) if recorder::may_answer_later(&e) => return Err(e),
+            Err(_) => {}
+        }
+    }
+    Ok(written)
+}
+
+/// Marks failed the instances in `docs` that are `running` with a stale heartbeat, but for those of
+/// the run groups `live` here; each only while its heartbeat is still the one judged stale, so a
+/// run that has just written a newer one is left alone.
+fn mark_stale(
+    docs: &dyn DocumentStore,
+    live: &std::collections::BTreeSet<String>,
+    swept: &mut Swept,
+) {
+    let running = Filter::eq("status", "running");
+    // A store that cannot be read now is looked at again by the next run (the run says what is
+    // wrong with the store when it writes).
+    let Ok(found) = docs.query(INSTANCES, &running, None, None, 0) else {
+        return;
+    };
+    let now = std::time::SystemTime::now();
+    for instance in found {
+        let Some(stale) = heartbeat::stale(&instance, now) else {
+            continue;
+        };
+        let group = instance
+            .get("context")
+            .and_then(|c| c.get("metadata"))
+            .and_then(|m| m.get("run_group_id"))
+            .and_then(|g| g.as_str());
+        if group.is_some_and(|g| live.contains(g)) {
+            continue;
+        }
+        let Some(id) = instance.get("instance_id").and_then(|v| v.as_str()) else {
+            continue;
+        };
+        let one = Filter::eq("instance_id", id)
+            .and("status", Predicate::Eq(json!("running")))
+            .and(HEARTBEAT_AT, Predicate::Eq(json!(stale.since)));
+        let mut set = Map::new();
+        set.insert("status".into(), json!("failed"));
+        set.insert("error".into(), json!(stale.error()));
+        set.insert("completed_at_utc".into(), json!(clock::minute_now()));
+        let update = UpdateSpec {
+            set,
+            ..UpdateSpec::default()
+        };
+        match docs.update(
+            INSTANCES,
+            &one,
+            &with_steps_ended(&instance, &update),
+            false,
+        ) {
+            Ok(0) => {}
+            Ok(n) => {
+                swept.stale_instances += n;
+                if let Some(host) = stale.host {
+                    if !swept.stale_hosts.contains(&host) {
+                        swept.stale_hosts.push(host);
+                    }
+                }
+            }
+            Err(e) => swept.stale_not_marked = Some(e.to_string()),
+        }
+    }
 }
 
 /// Removes the local sandbox folders ([`LOCAL_FOLDER_PREFIX`]) among `sandboxes` directly under
@@ -858,7 +1024,7 @@ mod tests {
     }
 
     #[test]
-    fn a_run_that_could_not_write_a_task_end_leaves_its_journal_until_the_store_takes_the_mark() {
+    fn a_task_end_the_store_did_not_take_is_written_late_by_the_next_sweep_that_can() {
         let tmp = tempfile::tempdir().unwrap();
         let locks = tmp.path().join("locks");
         let root = tmp.path().join("sandboxes");
@@ -869,12 +1035,21 @@ mod tests {
             docs.insert(INSTANCES, doc.as_object().unwrap()).unwrap();
         }
         let journal = RunJournal::begin(&locks, "run-ended", InstancesIn::Local, &root).unwrap();
-        journal.end_unrecorded("i1");
+        let last = json!({"instance_id": "i1", "status": "completed", "current_step": 2,
+            "context": {"metadata": {"run_group_id": "run-ended",
+                "verifications": {"v": {"score": 1.0}}}}});
+        journal.end_unrecorded("i1", last.as_object().unwrap());
         drop(journal);
         let path = only_journal_of(&locks, "run-ended");
         assert!(path.exists(), "kept for the next run");
+        use std::os::unix::fs::PermissionsExt;
+        assert_eq!(
+            std::fs::metadata(&path).unwrap().permissions().mode() & 0o777,
+            0o600
+        );
         let dead = once_let_go(|| dead_runs(&locks), |d| d.len() == 1);
         assert!(dead.len() == 1 && dead[0].ended, "{dead:?}");
+        assert_eq!(dead[0].final_documents.len(), 1);
         drop(dead);
 
         // A store that cannot be written keeps the journal for a later sweep, saying why.
@@ -900,17 +1075,119 @@ mod tests {
             swept,
             Swept {
                 unrecorded_runs: 1,
+                recorded_late: 1,
+                ..Swept::default()
+            }
+        );
+        let said = swept.sentences().join("\n");
+        assert!(
+            said.contains("wrote the end of 1 task instance that earlier runs could not write"),
+            "{said}"
+        );
+        assert!(!said.contains("marked failed"), "{said}");
+        assert!(!path.exists());
+        let i1 = docs
+            .find_one(INSTANCES, &Filter::eq("instance_id", "i1"), None)
+            .unwrap()
+            .unwrap();
+        assert_eq!(i1["status"], "completed");
+        assert_eq!(i1["current_step"], 2);
+        assert_eq!(
+            i1["context"]["metadata"]["verifications"]["v"]["score"],
+            1.0
+        );
+        assert!(i1[RECORDED_LATE_AT].is_string(), "{i1:?}");
+    }
+
+    /// A journal that kept no final document (written before journals did) gets the instance it
+    /// names marked failed.
+    #[test]
+    fn an_unwritten_end_without_its_document_is_marked_failed() {
+        let tmp = tempfile::tempdir().unwrap();
+        let locks = tmp.path().join("locks");
+        let docs = LocalSqliteDocumentStore::new(tmp.path().join("d.db"));
+        let doc = json!({"instance_id": "i1", "status": "running",
+            "context": {"metadata": {"run_group_id": "run-old"}}});
+        docs.insert(INSTANCES, doc.as_object().unwrap()).unwrap();
+        std::fs::create_dir_all(journals(&locks)).unwrap();
+        std::fs::write(
+            journals(&locks).join("run-old.journal"),
+            "instances\tlocal\nunrecorded\ti1\nended\n",
+        )
+        .unwrap();
+        let swept = sweep(&locks, &tmp.path().join("sb"), &docs, InstancesIn::Local);
+        assert_eq!(
+            swept,
+            Swept {
+                unrecorded_runs: 1,
                 unrecorded_instances: 1,
                 ..Swept::default()
             }
         );
-        assert!(!path.exists());
         let i1 = docs
             .find_one(INSTANCES, &Filter::eq("instance_id", "i1"), None)
             .unwrap()
             .unwrap();
         assert_eq!(i1["status"], "failed");
         assert_eq!(i1["error"], END_UNRECORDED);
+        assert!(marked_by_a_later_run(&i1));
+    }
+
+    /// A running instance whose heartbeat stopped (its run killed on another machine, which left no
+    /// journal here) is marked failed, naming the machine; one with a fresh heartbeat, one of a run
+    /// live here and one that records no heartbeat are left running.
+    #[test]
+    fn a_sweep_marks_failed_the_instances_whose_heartbeat_stopped() {
+        let tmp = tempfile::tempdir().unwrap();
+        let locks = tmp.path().join("locks");
+        let root = tmp.path().join("sandboxes");
+        let docs = LocalSqliteDocumentStore::new(tmp.path().join("d.db"));
+        let live = RunJournal::begin(&locks, "run-here", InstancesIn::Configured, &root).unwrap();
+        let long_ago = "2020-01-01T00:00:00.000000Z";
+        for (id, group, beat) in [
+            ("gone", "run-elsewhere", Some(long_ago)),
+            ("fresh", "run-elsewhere-2", None),
+            ("ours", "run-here", Some(long_ago)),
+            ("old-style", "run-older", None),
+        ] {
+            let mut doc = json!({"instance_id": id, "status": "running",
+                "running_steps": ["wait"], "completed_steps": [],
+                "heartbeat_seconds": 30.0, "run_host": "ci-runner-7",
+                "context": {"metadata": {"run_group_id": group}}});
+            match (id, beat) {
+                ("old-style", _) => {
+                    doc.as_object_mut().unwrap().remove("heartbeat_seconds");
+                }
+                (_, Some(at)) => doc[HEARTBEAT_AT] = json!(at),
+                (_, None) => doc[HEARTBEAT_AT] = json!(clock::iso_now()),
+            }
+            docs.insert(INSTANCES, doc.as_object().unwrap()).unwrap();
+        }
+        let swept = sweep(&locks, &root, &docs, InstancesIn::Configured);
+        assert_eq!(swept.stale_instances, 1, "{swept:?}");
+        assert_eq!(swept.stale_hosts, ["ci-runner-7"]);
+        let said = swept.sentences().join("\n");
+        assert!(
+            said.contains("1 task instance whose runs stopped sending signs of life (probably killed on machine ci-runner-7) marked failed"),
+            "{said}"
+        );
+        let get = |id: &str| {
+            docs.find_one(INSTANCES, &Filter::eq("instance_id", id), None)
+                .unwrap()
+                .unwrap()
+        };
+        let gone = get("gone");
+        assert_eq!(gone["status"], "failed");
+        assert_eq!(
+            gone["error"],
+            format!("its run stopped sending signs of life at {long_ago}; it was probably killed on machine ci-runner-7 (or its machine stopped); a later run marked it failed")
+        );
+        assert_eq!(gone["running_steps"], json!([]));
+        assert!(marked_by_a_later_run(&gone));
+        for id in ["fresh", "ours", "old-style"] {
+            assert_eq!(get(id)["status"], "running", "{id}");
+        }
+        drop(live);
     }
 
     /// A killed `task run` wrote to the configured store: a bundle run's sweep (the @local store)

@@ -14,6 +14,7 @@ pub mod error;
 pub mod events;
 pub mod executor;
 mod file_lock;
+pub mod heartbeat;
 pub mod ledger;
 pub mod liveness;
 pub mod local_stores;

@@ -31,4 +31,7 @@ pub struct RunOptions {
     pub observer: Arc<dyn RunObserver>,
     /// Task versions the run must record, by task id (see [`materialize::Writing::pinned`]).
     pub pinned: materialize::Versions,
+    /// How often running instances record a heartbeat, and how long a task's end waits for the
+    /// document store.
+    pub liveness: super::heartbeat::Liveness,
 }

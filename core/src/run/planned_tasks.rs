@@ -90,9 +90,11 @@ pub fn run_planned(
         provider: &provider,
         keep: options.keep,
         observer: options.observer.as_ref(),
-        flusher: &Flusher::new(),
+        flusher: &Flusher::with_heartbeat(options.liveness.heartbeat),
         ended: &Tally::of(plan.tasks.len()),
         journal: journal.clone(),
+        instances_in: options.places.instances_in,
+        liveness: options.liveness,
     };
     let results = run_all(plan, version_of, &shared);
     options.observer.event(&RunEvent::RunFinished {

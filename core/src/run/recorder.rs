@@ -11,15 +11,26 @@
 //! The document is the one written change by change before: every change increments `rev`, and the
 //! final document is the same however the writes fell. Only this run writes an instance, so the
 //! document in memory is the whole truth and each write after the first replaces the stored one.
+//!
+//! While the task runs, the flusher also writes a heartbeat (`heartbeat_at_utc`) every
+//! [`Liveness::heartbeat`](crate::run::heartbeat::Liveness): the sign, for readers on any machine,
+//! that the run is alive (see [`crate::run::heartbeat`]).
+//!
+//! The task's end is written whatever the store's trouble: a store that does not answer (it is down,
+//! or a plugin store crashed) is asked again, with growing pauses, for up to [`FinalWait::patience`]
+//! (a cancel stops the wait); if it still does not take it, the final document is handed back
+//! ([`RecordError::Deferred`]) for the run's journal to keep, and a later run writes it.
 
 use std::sync::{Arc, Condvar, Mutex, MutexGuard, OnceLock};
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 use serde_json::{json, Value};
 
 use crate::clock;
 use crate::redaction;
+use crate::run::cancel::Cancel;
 use crate::run::context::TaskStepContext;
+use crate::run::heartbeat::{self, HEARTBEAT_AT, HEARTBEAT_SECONDS, RUN_HOST};
 use crate::run::outcome::TaskOutcome;
 use crate::stores::{Document, DocumentStore, Filter, StoreError};
 
@@ -38,15 +49,40 @@ pub const RUN_GROUP_PATH: &str = "context.metadata.run_group_id";
 /// At most this long passes between a change to a running task's instance and its write.
 pub const FLUSH_INTERVAL: Duration = Duration::from_millis(100);
 
+/// The longest pause between two tries of a task's end.
+const LONGEST_PAUSE: Duration = Duration::from_secs(5);
+
 /// Why a task's instance is not in the store as the task left it.
 #[derive(Debug, thiserror::Error)]
 pub enum RecordError {
     /// The first write was refused: the store holds nothing of this run of the task.
     #[error("{0}")]
     NotRecorded(String),
-    /// The document is stored, but the last write was refused: it shows an earlier state.
-    #[error("{0}")]
-    NotUpdated(String),
+    /// The store did not take the task's end, even after waiting: `document` is the final document,
+    /// to be written by a later run. The store shows an earlier state meanwhile (or nothing, when the
+    /// end was the first write).
+    #[error("{why}")]
+    Deferred { why: String, document: Document },
+}
+
+/// How a task's end waits for a store that does not take it.
+pub struct FinalWait<'a> {
+    /// How long to go on asking.
+    pub patience: Duration,
+    /// Stops the wait.
+    pub cancel: &'a Cancel,
+    /// Told once, with the store's answer, when the first try fails and a wait begins.
+    pub waiting: &'a dyn Fn(&str),
+}
+
+/// Whether asking again may get another answer: the store did not answer, or failed in a way that
+/// passes (a server down, a plugin that crashed mid-call, a lost race), rather than refusing the
+/// document.
+pub(crate) fn may_answer_later(e: &StoreError) -> bool {
+    matches!(
+        e,
+        StoreError::Io { .. } | StoreError::Internal(_) | StoreError::ConcurrentModification(_)
+    )
 }
 
 /// Writes one task run's instance document (see the module's docs).
@@ -113,6 +149,9 @@ impl<'f> Recorder<'f> {
             "context": new.context.to_safe_dict(),
             "attempt_epoch": 0,
             "step_attempt_failures": {},
+            HEARTBEAT_AT: clock::iso_now(),
+            HEARTBEAT_SECONDS: flusher.heartbeat.as_secs_f64(),
+            RUN_HOST: heartbeat::host_name(),
         });
         let doc = match doc {
             Value::Object(doc) => doc,
@@ -126,6 +165,7 @@ impl<'f> Recorder<'f> {
                 dirty: true,
                 stored: false,
                 not_recorded: index_error,
+                beat: Instant::now(),
             }),
         });
         flusher.watch(&record);
@@ -215,12 +255,14 @@ impl<'f> Recorder<'f> {
     }
 
     /// The task ended: its status, error, end time and the objects its plugin steps wrote are set and
-    /// the document is written now, with the run waiting for the store's answer.
+    /// the document is written now, with the run waiting for the store's answer, and asking again
+    /// while the store does not answer, for up to `wait.patience` (see the module's docs).
     pub fn finish(
         self,
         outcome: &TaskOutcome,
         context: &TaskStepContext,
         objects: &[String],
+        wait: &FinalWait<'_>,
     ) -> Result<(), RecordError> {
         self.flusher.forget(&self.record);
         let mut state = self.record.lock();
@@ -244,7 +286,33 @@ impl<'f> Recorder<'f> {
         // A step a cancel cut short, say, is no longer running.
         doc.insert("running_steps".into(), json!([]));
         changed(&mut state, context);
-        self.record.write(&mut state)
+        if let Some(reason) = &state.not_recorded {
+            return Err(RecordError::NotRecorded(reason.clone()));
+        }
+        let started = Instant::now();
+        let mut pause = Duration::from_millis(250);
+        let mut told = false;
+        loop {
+            let Err(e) = self.record.write(&mut state) else {
+                return Ok(());
+            };
+            if !may_answer_later(&e) && !state.stored {
+                return Err(RecordError::NotRecorded(e.to_string()));
+            }
+            let left = wait.patience.saturating_sub(started.elapsed());
+            if !may_answer_later(&e) || left.is_zero() || wait.cancel.is_cancelled() {
+                return Err(RecordError::Deferred {
+                    why: e.to_string(),
+                    document: state.doc.clone(),
+                });
+            }
+            if !told {
+                (wait.waiting)(&e.to_string());
+                told = true;
+            }
+            pause_unless_cancelled(pause.min(left), wait.cancel);
+            pause = (pause * 2).min(LONGEST_PAUSE);
+        }
     }
 }
 
@@ -310,6 +378,18 @@ fn escape_nul(value: &mut Value) {
     }
 }
 
+/// Sleeps for `pause`, or less once `cancel` is set.
+fn pause_unless_cancelled(pause: Duration, cancel: &Cancel) {
+    let until = Instant::now() + pause;
+    while !cancel.is_cancelled() {
+        let left = until.saturating_duration_since(Instant::now());
+        if left.is_zero() {
+            return;
+        }
+        std::thread::sleep(left.min(Duration::from_millis(50)));
+    }
+}
+
 /// Every change carries the context as it is then (secrets stripped) and a new `rev`.
 fn changed(state: &mut RecordState, context: &TaskStepContext) {
     let rev = state.doc.get("rev").and_then(Value::as_i64).unwrap_or(0) + 1;
@@ -333,6 +413,8 @@ struct RecordState {
     stored: bool,
     /// Why the document could not be inserted; nothing more is written.
     not_recorded: Option<String>,
+    /// When the last heartbeat was set.
+    beat: Instant,
 }
 
 impl Record {
@@ -344,10 +426,12 @@ impl Record {
     }
 
     /// Writes the document if it changed since the last write. The state stays locked meanwhile, so
-    /// the task's own changes and writes wait for this one and the writes keep their order.
-    fn write(&self, state: &mut RecordState) -> Result<(), RecordError> {
+    /// the task's own changes and writes wait for this one and the writes keep their order. A first
+    /// write the store refuses (rather than failing to answer) leaves the instance not recorded, and
+    /// nothing more is written.
+    fn write(&self, state: &mut RecordState) -> Result<(), StoreError> {
         if let Some(reason) = &state.not_recorded {
-            return Err(RecordError::NotRecorded(reason.clone()));
+            return Err(StoreError::InvalidValue(reason.clone()));
         }
         if !state.dirty {
             return Ok(());
@@ -360,15 +444,13 @@ impl Record {
         }
         if state.stored {
             self.docs
-                .replace(INSTANCES, &self.filter, &state.doc, false)
-                .map_err(|e| RecordError::NotUpdated(e.to_string()))?;
+                .replace(INSTANCES, &self.filter, &state.doc, false)?;
         } else {
-            self.docs
-                .insert(INSTANCES, &state.doc)
-                .map_err(|e: StoreError| {
+            self.docs.insert(INSTANCES, &state.doc).inspect_err(|e| {
+                if !may_answer_later(e) {
                     state.not_recorded = Some(e.to_string());
-                    RecordError::NotRecorded(e.to_string())
-                })?;
+                }
+            })?;
             state.stored = true;
         }
         state.dirty = false;
@@ -378,10 +460,11 @@ impl Record {
 
 /// Writes the changes of a run's running tasks every [`FLUSH_INTERVAL`], on a thread of its own
 /// ([`Flusher::run`]) until [`Flusher::stop`]; one per run.
-#[derive(Default)]
 pub struct Flusher {
     state: Mutex<FlusherState>,
     wake: Condvar,
+    /// How often a running instance records a heartbeat.
+    heartbeat: Duration,
     /// The store's answer to the run's one request for the instances' unique index (a plugin store
     /// would otherwise answer the same request over its pipe once per task); its error as text.
     indexed: OnceLock<Result<(), String>>,
@@ -402,13 +485,30 @@ struct FlusherState {
     stopped: bool,
 }
 
+impl Default for Flusher {
+    fn default() -> Self {
+        Flusher::with_heartbeat(heartbeat::Liveness::default().heartbeat)
+    }
+}
+
 impl Flusher {
     pub fn new() -> Flusher {
         Flusher::default()
     }
 
-    /// Writes the watched documents that changed, every [`FLUSH_INTERVAL`], until stopped. A refused
-    /// write is left for the next one: the task's end writes again and reports what the store says.
+    /// A flusher whose instances record a heartbeat every `heartbeat`.
+    pub fn with_heartbeat(heartbeat: Duration) -> Flusher {
+        Flusher {
+            state: Mutex::default(),
+            wake: Condvar::new(),
+            heartbeat,
+            indexed: OnceLock::new(),
+        }
+    }
+
+    /// Writes the watched documents that changed, every [`FLUSH_INTERVAL`], until stopped, setting
+    /// each one's heartbeat when it is due. A refused write is left for the next one: the task's end
+    /// writes again and reports what the store says.
     pub fn run(&self) {
         let mut state = self.lock();
         loop {
@@ -427,6 +527,13 @@ impl Flusher {
             drop(state);
             for record in due {
                 let mut record_state = record.lock();
+                if record_state.beat.elapsed() >= self.heartbeat {
+                    record_state.beat = Instant::now();
+                    record_state
+                        .doc
+                        .insert(HEARTBEAT_AT.into(), json!(clock::iso_now()));
+                    record_state.dirty = true;
+                }
                 let _ = record.write(&mut record_state);
             }
             state = self.lock();
@@ -467,13 +574,15 @@ mod tests {
     use std::sync::atomic::{AtomicUsize, Ordering};
     use std::time::Instant;
 
-    /// The local document store, counting what it is asked to do; refusing inserts when told to.
+    /// The local document store, counting what it is asked to do; refusing inserts when told to, and
+    /// failing to answer replaces while `down` is set.
     struct Counting {
         inner: LocalSqliteDocumentStore,
         ensured: AtomicUsize,
         inserts: AtomicUsize,
         replaces: AtomicUsize,
         refuse_inserts: bool,
+        down: std::sync::atomic::AtomicBool,
     }
 
     fn counting(dir: &tempfile::TempDir, refuse_inserts: bool) -> Arc<Counting> {
@@ -483,7 +592,18 @@ mod tests {
             inserts: AtomicUsize::new(0),
             replaces: AtomicUsize::new(0),
             refuse_inserts,
+            down: Default::default(),
         })
+    }
+
+    /// No waiting for the store at a task's end.
+    fn no_wait() -> FinalWait<'static> {
+        static CANCEL: OnceLock<Cancel> = OnceLock::new();
+        FinalWait {
+            patience: Duration::ZERO,
+            cancel: CANCEL.get_or_init(Cancel::default),
+            waiting: &|_| {},
+        }
     }
 
     impl DocumentStore for Counting {
@@ -506,7 +626,7 @@ mod tests {
         fn insert(&self, c: &str, doc: &Document) -> StoreResult<()> {
             self.inserts.fetch_add(1, Ordering::SeqCst);
             if self.refuse_inserts {
-                return Err(StoreError::Internal("the disk is full".into()));
+                return Err(StoreError::InvalidValue("the document is too large".into()));
             }
             self.inner.insert(c, doc)
         }
@@ -525,6 +645,12 @@ mod tests {
         }
         fn replace(&self, c: &str, f: &Filter, d: &Document, upsert: bool) -> StoreResult<u64> {
             self.replaces.fetch_add(1, Ordering::SeqCst);
+            if self.down.load(Ordering::SeqCst) {
+                return Err(StoreError::Io {
+                    message: "could not reach db.internal:5432 (connection refused)".into(),
+                    raw_os_error: None,
+                });
+            }
             self.inner.replace(c, f, d, upsert)
         }
         fn delete(&self, c: &str, f: &Filter) -> StoreResult<u64> {
@@ -573,7 +699,7 @@ mod tests {
             let id = format!("t-{i}");
             let recorder = started(&docs, &flusher, &id, &context);
             recorder
-                .finish(&TaskOutcome::Passed(Vec::new()), &context, &[])
+                .finish(&TaskOutcome::Passed(Vec::new()), &context, &[], &no_wait())
                 .unwrap();
         }
         assert_eq!(docs.ensured.load(Ordering::SeqCst), 1);
@@ -614,7 +740,12 @@ mod tests {
         );
         assert!(stored(&docs, "t-1").is_none(), "written before the end");
         recorder
-            .finish(&TaskOutcome::Passed(Vec::new()), &context, &["o/1".into()])
+            .finish(
+                &TaskOutcome::Passed(Vec::new()),
+                &context,
+                &["o/1".into()],
+                &no_wait(),
+            )
             .unwrap();
         assert_eq!(docs.inserts.load(Ordering::SeqCst), 1);
         assert_eq!(docs.replaces.load(Ordering::SeqCst), 0);
@@ -655,7 +786,7 @@ mod tests {
             };
             assert_eq!(running["status"], "running");
             recorder
-                .finish(&TaskOutcome::Passed(Vec::new()), &context, &[])
+                .finish(&TaskOutcome::Passed(Vec::new()), &context, &[], &no_wait())
                 .unwrap();
         });
         assert_eq!(docs.inserts.load(Ordering::SeqCst), 1);
@@ -675,19 +806,123 @@ mod tests {
         let context = TaskStepContext::default();
         let recorder = started(&docs, &flusher, "t-1", &context);
         let mut state = recorder.record.lock();
-        assert!(matches!(
-            recorder.record.write(&mut state),
-            Err(RecordError::NotRecorded(_))
-        ));
+        assert!(recorder.record.write(&mut state).is_err());
+        assert!(state.not_recorded.is_some());
         drop(state);
         recorder.step_done("box", StepEnd::Success, Duration::from_millis(3), &context);
-        let end = recorder.finish(&TaskOutcome::Passed(Vec::new()), &context, &[]);
+        let end = recorder.finish(&TaskOutcome::Passed(Vec::new()), &context, &[], &no_wait());
         match end {
             Err(RecordError::NotRecorded(why)) => {
-                assert!(why.contains("the disk is full"), "{why}")
+                assert!(why.contains("the document is too large"), "{why}")
             }
             other => panic!("expected NotRecorded, got {other:?}"),
         }
         assert_eq!(docs.inserts.load(Ordering::SeqCst), 1);
+    }
+
+    /// A store that does not answer at the task's end is asked again until it does, the wait said
+    /// once; the document stored is the final one.
+    #[test]
+    fn a_tasks_end_waits_for_a_store_that_comes_back() {
+        let dir = tempfile::tempdir().unwrap();
+        let docs = counting(&dir, false);
+        let flusher = Flusher::new();
+        let context = TaskStepContext::default();
+        let recorder = started(&docs, &flusher, "t-1", &context);
+        let mut state = recorder.record.lock();
+        recorder.record.write(&mut state).unwrap();
+        drop(state);
+        docs.down.store(true, Ordering::SeqCst);
+        let told = Mutex::new(Vec::new());
+        let cancel = Cancel::default();
+        let waiting = |why: &str| {
+            told.lock().unwrap().push(why.to_string());
+            docs.down.store(false, Ordering::SeqCst);
+        };
+        let wait = FinalWait {
+            patience: Duration::from_secs(600),
+            cancel: &cancel,
+            waiting: &waiting,
+        };
+        recorder
+            .finish(&TaskOutcome::Passed(Vec::new()), &context, &[], &wait)
+            .unwrap();
+        let told = told.into_inner().unwrap();
+        assert!(
+            told.len() == 1 && told[0].contains("connection refused"),
+            "{told:?}"
+        );
+        assert_eq!(docs.replaces.load(Ordering::SeqCst), 2);
+        assert_eq!(stored(&docs, "t-1").unwrap()["status"], "completed");
+    }
+
+    /// A store still down once the wait is over (or cancelled) leaves the end unwritten: the final
+    /// document comes back, for a later run to write.
+    #[test]
+    fn a_tasks_end_the_store_never_takes_is_handed_back_whole() {
+        let dir = tempfile::tempdir().unwrap();
+        let docs = counting(&dir, false);
+        let flusher = Flusher::new();
+        let context = TaskStepContext::default();
+        let recorder = started(&docs, &flusher, "t-1", &context);
+        let mut state = recorder.record.lock();
+        recorder.record.write(&mut state).unwrap();
+        drop(state);
+        docs.down.store(true, Ordering::SeqCst);
+        let cancel = Cancel::default();
+        let waiting = |_: &str| cancel.cancel(2);
+        let wait = FinalWait {
+            patience: Duration::from_secs(600),
+            cancel: &cancel,
+            waiting: &waiting,
+        };
+        match recorder.finish(&TaskOutcome::Passed(Vec::new()), &context, &[], &wait) {
+            Err(RecordError::Deferred { why, document }) => {
+                assert!(why.contains("connection refused"), "{why}");
+                assert_eq!(document["status"], "completed");
+                assert_eq!(document["instance_id"], "t-1");
+            }
+            other => panic!("expected Deferred, got {other:?}"),
+        }
+        assert_eq!(stored(&docs, "t-1").unwrap()["status"], "running");
+    }
+
+    /// A running task's instance records a heartbeat, its interval and its machine; the flusher
+    /// writes a newer heartbeat once the interval has passed, though nothing else changed.
+    #[test]
+    fn the_flusher_writes_a_heartbeat_every_interval() {
+        let dir = tempfile::tempdir().unwrap();
+        let docs = counting(&dir, false);
+        let flusher = Flusher::with_heartbeat(Duration::from_millis(200));
+        let context = TaskStepContext::default();
+        std::thread::scope(|scope| {
+            scope.spawn(|| flusher.run());
+            let _stop = flusher.stopper();
+            let recorder = started(&docs, &flusher, "t-1", &context);
+            let first = loop {
+                if let Some(doc) = stored(&docs, "t-1") {
+                    break doc;
+                }
+                std::thread::sleep(Duration::from_millis(5));
+            };
+            assert_eq!(first[HEARTBEAT_SECONDS], 0.2);
+            assert!(first.contains_key(RUN_HOST));
+            let waited = Instant::now();
+            loop {
+                let now = stored(&docs, "t-1").unwrap();
+                if now[HEARTBEAT_AT] != first[HEARTBEAT_AT] {
+                    assert_eq!(now["rev"], first["rev"], "a heartbeat is no change");
+                    break;
+                }
+                assert!(
+                    waited.elapsed() < Duration::from_secs(30),
+                    "no heartbeat written"
+                );
+                std::thread::sleep(Duration::from_millis(20));
+            }
+            recorder
+                .finish(&TaskOutcome::Passed(Vec::new()), &context, &[], &no_wait())
+                .unwrap();
+        });
     }
 }

@@ -363,6 +363,7 @@ pub fn run_stored_task(
         context_metadata: Map::new(),
         observer,
         pinned: Default::default(),
+        liveness: super::heartbeat::Liveness::from_env(session.env()),
         places: Places {
             locks_dir: session.paths().locks_dir(),
             fixture_prefix: None,

@@ -14,11 +14,13 @@ use crate::run::cancel::Cancel;
 use crate::run::context::TaskStepContext;
 use crate::run::events::{RunEvent, RunObserver, StepFailure, StepRef, StepStatus, TaskScore};
 use crate::run::executor::StepExecutor;
+use crate::run::heartbeat::Liveness;
+use crate::run::liveness::InstancesIn;
 use crate::run::liveness::RunJournal;
 use crate::run::local_stores::LocalStores;
 use crate::run::outcome::{missing_scores, scores, seconds, TaskOutcome};
 use crate::run::plan::{substitute_seed, PlannedStep, PlannedTask, StepKind};
-use crate::run::recorder::{Flusher, NewInstance, RecordError, Recorder, StepEnd};
+use crate::run::recorder::{FinalWait, Flusher, NewInstance, RecordError, Recorder, StepEnd};
 use crate::sandbox::{Deployed, SandboxProvider};
 
 /// What one task run needs from the whole run.
@@ -43,6 +45,10 @@ pub struct RunShared<'a> {
     /// The run's journal, told of each sandbox deployed and of each task end the document store
     /// did not take (none when the state folder holds none).
     pub journal: Option<std::sync::Arc<RunJournal>>,
+    /// Which document store the instances go to.
+    pub instances_in: InstancesIn,
+    /// How long a task's end waits for the store (and the heartbeat the flusher writes).
+    pub liveness: Liveness,
 }
 
 /// Counts the run's tasks as they end.
@@ -264,35 +270,55 @@ pub fn run_task(planned: &PlannedTask<'_>, version: i64, shared: &RunShared<'_>)
     }
     result.duration = started.elapsed();
     let objects = shared.executor.objects_written(&instance_id);
-    let finished = recorder.finish(&result.outcome, &final_context, &objects);
-    if let (Err(RecordError::NotUpdated(_)), Some(journal)) = (&finished, &shared.journal) {
-        // The store shows the instance running: the next run marks it failed.
-        journal.end_unrecorded(&instance_id);
-    }
-    if let Err(RecordError::NotRecorded(_)) = &finished {
-        // Nothing was stored under the id: pointing at it would send the user to nothing.
-        result.instance_id = None;
-    }
-    match finished {
+    let waiting = |why: &str| {
+        shared.out.note(&format!(
+            "[{}] waiting for the document store to take the task's end ({why}); trying again for up to {} s (Ctrl-C stops waiting)",
+            task.path,
+            crate::run::outcome::format_g(shared.liveness.record_wait.as_secs_f64())
+        ));
+    };
+    let wait = FinalWait {
+        patience: shared.liveness.record_wait,
+        cancel: shared.cancel,
+        waiting: &waiting,
+    };
+    match recorder.finish(&result.outcome, &final_context, &objects, &wait) {
         Ok(()) => {}
         // Nothing of the task run is stored: that fails it, whatever its steps did.
-        Err(RecordError::NotRecorded(e)) if !cancelled => {
-            result.outcome = TaskOutcome::Failed(
-                "StoreError".into(),
-                format!(
-                    "the document store did not take the task's instance, so none is recorded: {e}"
+        Err(RecordError::NotRecorded(e)) => {
+            // Nothing was stored under the id: pointing at it would send the user to nothing.
+            result.instance_id = None;
+            if !cancelled {
+                result.outcome = TaskOutcome::Failed(
+                    "StoreError".into(),
+                    format!(
+                        "the document store did not take the task's instance, so none is recorded: {e}"
+                    ),
+                );
+            }
+        }
+        // The task came out as its steps said; only its record waits.
+        Err(RecordError::Deferred { why, document }) => {
+            let warning = match &shared.journal {
+                Some(journal) => {
+                    journal.end_unrecorded(&instance_id, &document);
+                    format!(
+                        "the document store did not take the task's end ({why}), so its record is not written yet; it is kept in this machine's state folder, and the next {} on this machine writes it as the task left it",
+                        shared.instances_in.marked_by()
+                    )
+                }
+                None => format!(
+                    "the document store did not take the task's end ({why}), and this machine's state folder cannot keep it: the store shows the task running until a run marks it failed"
                 ),
-            );
+            };
+            shared
+                .out
+                .note(&format!("[{}] Warning: {warning}", task.path));
+            shared.observer.event(&RunEvent::Warning {
+                task_path: Some(task.path.clone()),
+                message: warning,
+            });
         }
-        Err(RecordError::NotUpdated(e))
-            if !result.outcome.is_failure() && !result.outcome.is_cancelled() =>
-        {
-            result.outcome = TaskOutcome::Failed(
-                "StoreError".into(),
-                format!("the document store did not take the task's end, so it shows the task running until the next run marks it failed: {e}"),
-            );
-        }
-        Err(_) => {}
     }
     shared.out.line(&format!(
         "[{}] {} in {}{}",

@@ -24,6 +24,8 @@ pub enum Interrupted {
     EndUnrecorded { by: &'static str },
     /// A bundle run's instance (this machine's) whose run has no journal here, live or left behind.
     NoRun,
+    /// Its run, on any machine, stopped sending signs of life (its heartbeat is stale).
+    Stale(agent_env::run::heartbeat::Stale),
 }
 
 impl Interrupted {
@@ -37,6 +39,10 @@ impl Interrupted {
                 "the run of this task could not write its end to the document store: it shows as running until the next {by} marks it failed (once the store takes writes); the run said why when it ran"
             ),
             Interrupted::NoRun => "no run on this machine is running this task any more, and its run left no journal for a later run to mark it failed: it ended without finishing".to_string(),
+            Interrupted::Stale(stale) => format!(
+                "the run of this task shows {}: it shows as running until the next run on any machine sharing the document store marks it failed",
+                stale.words()
+            ),
         }
     }
 }
@@ -92,14 +98,25 @@ impl RunsHere {
         self.locks_dir.is_some() && self.journals().live.contains(run_group_id)
     }
 
-    /// Why `doc`, recorded as `running`, is not running: its run left a journal behind (killed, or
-    /// ended without writing its end), or it is a bundle run's (recorded on this machine) and no run
-    /// here is live under its group. `None` while it may be running (or is not recorded `running`).
+    /// Why `doc`, recorded as `running`, is not running: its heartbeat is stale (its run, on any
+    /// machine, stopped sending signs of life), its run left a journal behind (killed, or ended
+    /// without writing its end), or it is a bundle run's (recorded on this machine) and no run here
+    /// is live under its group. `None` while it may be running (or is not recorded `running`).
     pub fn interrupted(&self, doc: &Document) -> Option<Interrupted> {
         let status = doc.get("status").and_then(Value::as_str);
-        if !matches!(status, Some("running") | Some("queued")) || self.locks_dir.is_none() {
+        if !matches!(status, Some("running") | Some("queued")) {
             return None;
         }
+        // Its heartbeat stopped, wherever its run ran (not a run live here, which may only be
+        // failing to reach the store).
+        if let Some(stale) = agent_env::run::heartbeat::stale(doc, std::time::SystemTime::now()) {
+            let live_here = run_group_of(doc).is_some_and(|g| self.is_live(g))
+                || workflow_of(doc).is_some_and(|w| self.going.contains(w));
+            if !live_here {
+                return Some(Interrupted::Stale(stale));
+            }
+        }
+        self.locks_dir.as_ref()?;
         let group = run_group_of(doc)?;
         let journals = self.journals();
         if let Some((ended, by)) = journals.dead.get(group) {
@@ -213,5 +230,38 @@ mod tests {
         assert!(RunsHere::unknown()
             .interrupted(&instance("@local/b/t-3", "running", "run-gone"))
             .is_none());
+    }
+
+    /// A stored task's instance whose run, on another machine, stopped sending signs of life is
+    /// interrupted, naming that machine, whatever the journals here say; a run live here is not.
+    #[test]
+    fn a_running_instance_whose_heartbeat_stopped_is_interrupted() {
+        let tmp = tempfile::tempdir().unwrap();
+        let locks = tmp.path().join("locks");
+        let live = RunJournal::begin(&locks, "run-live", InstancesIn::Configured, &locks).unwrap();
+        let stopped = |group: &str| {
+            let mut doc = instance("team/t-1", "running", group);
+            doc.insert(
+                "heartbeat_at_utc".into(),
+                json!("2020-01-01T00:00:00.000000Z"),
+            );
+            doc.insert("heartbeat_seconds".into(), json!(30.0));
+            doc.insert("run_host".into(), json!("ci-runner-7"));
+            doc
+        };
+        for runs in [
+            RunsHere::new(locks.clone(), HashSet::new()),
+            RunsHere::unknown(),
+        ] {
+            let why = runs.interrupted(&stopped("run-elsewhere")).expect("stale");
+            assert!(
+                why.warning().contains("no sign of life since 2020-01-01T00:00:00.000000Z; its run was probably killed on machine ci-runner-7"),
+                "{}",
+                why.warning()
+            );
+        }
+        let runs = RunsHere::new(locks.clone(), HashSet::new());
+        assert_eq!(runs.interrupted(&stopped("run-live")), None);
+        drop(live);
     }
 }

@@ -61,7 +61,26 @@ pub(super) fn describe(doc: &Document, scores: &InstanceScores<'_>) -> String {
             doc.get("task_version").and_then(Value::as_i64).unwrap_or(0)
         ),
     );
-    line("status:", text(doc, "status").to_string());
+    line(
+        "status:",
+        match crate::run::heartbeat::stale(doc, std::time::SystemTime::now()) {
+            Some(stale) => format!(
+                "{} ({}; the next run on any machine sharing this store marks it failed)",
+                text(doc, "status"),
+                stale.words()
+            ),
+            None => text(doc, "status").to_string(),
+        },
+    );
+    if let Some(late) = doc
+        .get(crate::run::liveness::RECORDED_LATE_AT)
+        .and_then(Value::as_str)
+    {
+        line(
+            "recorded:",
+            format!("late, at {late}, by a later run (the document store did not take the task's end when it ended)"),
+        );
+    }
     line("scores:", scores_text(&scores.of(doc)));
     line("started:", text(doc, "started_at_utc").to_string());
     let ended = doc.get("ended_at_utc").and_then(Value::as_str);

@@ -62,7 +62,12 @@ pub(super) fn get(args: GetArgs, all: &Sources, term: &Terminal) -> Exit {
         }
     };
     if args.json {
-        term.print(&format!("{}\n", pretty(&Value::Object(doc.clone()))));
+        let mut doc = doc.clone();
+        // The one key not the store's: a running instance whose run stopped sending signs of life.
+        if crate::run::heartbeat::stale(&doc, std::time::SystemTime::now()).is_some() {
+            doc.insert("stale".into(), Value::Bool(true));
+        }
+        term.print(&format!("{}\n", pretty(&Value::Object(doc))));
         return Ok(0);
     }
     term.print(&describe(doc, &InstanceScores::new(sources)));

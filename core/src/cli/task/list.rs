@@ -7,6 +7,9 @@ use super::filter::{matches, tasks_named, BundleFilter};
 use super::sources::Sources;
 use super::{pretty, scores_text, text, ListArgs};
 use crate::cli::{Exit, Failure, Terminal};
+use std::time::SystemTime;
+
+use crate::run::heartbeat;
 use crate::run::recorded::{newest_started_first, InstanceScores, Recorded};
 use crate::run::recorder::{short_id, INSTANCES};
 use crate::stores::{Document, DocumentStore, Filter, Sort};
@@ -81,18 +84,33 @@ fn newest_instances(
     Ok(kept)
 }
 
-fn summary(doc: &Document, scores: &InstanceScores<'_>) -> Value {
+fn summary(doc: &Document, scores: &InstanceScores<'_>, now: SystemTime) -> Value {
     json!({
         "instance_id": text(doc, "instance_id"),
         "task_id": text(doc, "task_id"),
         "task_version": doc.get("task_version").cloned().unwrap_or(Value::Null),
         "status": text(doc, "status"),
+        "stale": heartbeat::stale(doc, now).is_some(),
+        "heartbeat_at_utc": doc.get(heartbeat::HEARTBEAT_AT).cloned().unwrap_or(Value::Null),
         "scores": scores.of(doc),
         "started_at_utc": text(doc, "started_at_utc"),
         "completed_at_utc": doc.get("completed_at_utc").cloned().unwrap_or(Value::Null),
         "ended_at_utc": doc.get("ended_at_utc").cloned().unwrap_or(Value::Null),
         "run_group_id": doc.get("context").and_then(|c| c.get("metadata")).and_then(|m| m.get("run_group_id")).cloned().unwrap_or(Value::Null),
     })
+}
+
+/// An instance's status as a person reads it: a running one whose run stopped sending signs of life
+/// says since when (`running (no sign of life since …)`).
+pub(super) fn status_text(doc: &Document, now: SystemTime) -> String {
+    match heartbeat::stale(doc, now) {
+        Some(stale) => format!(
+            "{} (no sign of life since {})",
+            text(doc, "status"),
+            stale.since
+        ),
+        None => text(doc, "status").to_string(),
+    }
 }
 
 /// Lists the instances `args` selects, newest first; `none` is what a person reads when there are none.
@@ -177,8 +195,9 @@ pub(super) fn list(
         )));
     }
     let scores = InstanceScores::new(sources);
+    let now = SystemTime::now();
     if args.json {
-        let rows: Vec<Value> = found.iter().map(|d| summary(d, &scores)).collect();
+        let rows: Vec<Value> = found.iter().map(|d| summary(d, &scores, now)).collect();
         let mut doc = json!({"format_version": 1, "instances": rows});
         // Present only when there are some: a script can tell "no runs" from "a store left out",
         // and from a filter that matches none of the runs there are.
@@ -211,7 +230,7 @@ pub(super) fn list(
             let task_id = text(d, "task_id");
             [
                 short_id(text(d, "instance_id")).to_string(),
-                text(d, "status").to_string(),
+                status_text(d, now),
                 scores_text(&scores.of(d)),
                 format!(
                     "{} v{}",

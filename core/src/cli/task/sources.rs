@@ -70,7 +70,7 @@ pub(super) fn instance_sources(session: &Session, term: &Terminal, left_out: Lef
         let (runs, they) = they(unrecorded);
         let by = marked_by(true);
         warnings.push(format!(
-            "{unrecorded} earlier {runs} could not write the end of some tasks to the document store: those task instances show as running until the next {by} marks them failed (once the store takes writes); {they} said why when {they} ran"
+            "{unrecorded} earlier {runs} could not write the end of some tasks to the document store: those task instances show as running until the next {by} writes their end as the tasks left it (once the store takes writes); {they} said why when {they} ran"
         ));
     }
     for warning in &warnings[said_from..] {

@@ -1,0 +1,205 @@
+//! Signs of life of a running task instance, and how long a task's end waits for the document store.
+//!
+//! While a task runs, its instance records `heartbeat_at_utc` (written by the run's flusher every
+//! [`Liveness::heartbeat`], one small write per interval for a quiet task), the interval itself
+//! (`heartbeat_seconds`) and the machine it runs on (`run_host`). A run killed on one machine leaves
+//! its instance `running` in a shared store, and no journal on any other machine says so: its
+//! heartbeat stops. A reader on any machine shows such an instance as stale once its last heartbeat
+//! is [`STALE_AFTER_BEATS`] intervals old (the writer's interval, as the instance records it), and a
+//! run on any machine marks it failed ([`crate::run::liveness::sweep`]).
+//!
+//! Both times can be set for a run by the environment: [`HEARTBEAT_VAR`] and [`RECORD_WAIT_VAR`],
+//! in seconds.
+
+use std::time::{Duration, SystemTime};
+
+use serde_json::Value;
+
+use crate::clock;
+use crate::environment::Environment;
+use crate::stores::Document;
+
+/// How often a running instance records a heartbeat, in seconds (default 30).
+pub const HEARTBEAT_VAR: &str = "AGENT_ENV_HEARTBEAT_SECONDS";
+/// How long a task's end waits for a document store that does not take it, in seconds (default 30).
+pub const RECORD_WAIT_VAR: &str = "AGENT_ENV_RECORD_WAIT_SECONDS";
+/// The instance's last heartbeat, RFC 3339 to the microsecond.
+pub const HEARTBEAT_AT: &str = "heartbeat_at_utc";
+/// The interval its run writes heartbeats at, in seconds.
+pub const HEARTBEAT_SECONDS: &str = "heartbeat_seconds";
+/// The machine its run runs on (its host name).
+pub const RUN_HOST: &str = "run_host";
+/// A running instance whose last heartbeat is this many intervals old is stale.
+pub const STALE_AFTER_BEATS: u32 = 4;
+
+/// The default of both times.
+const DEFAULT: Duration = Duration::from_secs(30);
+/// The shortest heartbeat interval taken: the flusher looks every 100 ms.
+const SHORTEST_HEARTBEAT: Duration = Duration::from_millis(100);
+
+/// A run's heartbeat interval and how long a task's end waits for the store.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Liveness {
+    pub heartbeat: Duration,
+    pub record_wait: Duration,
+}
+
+impl Default for Liveness {
+    fn default() -> Self {
+        Liveness {
+            heartbeat: DEFAULT,
+            record_wait: DEFAULT,
+        }
+    }
+}
+
+impl Liveness {
+    /// The times [`HEARTBEAT_VAR`] and [`RECORD_WAIT_VAR`] give, each a number of seconds (a
+    /// fraction allowed); a variable unset, or not such a number, leaves its default.
+    pub fn from_env(env: &Environment) -> Liveness {
+        let seconds = |name: &str| {
+            env.var(name)
+                .and_then(|v| v.trim().parse::<f64>().ok())
+                .filter(|s| s.is_finite() && *s >= 0.0 && *s < 1e9)
+                .map(Duration::from_secs_f64)
+        };
+        let default = Liveness::default();
+        Liveness {
+            heartbeat: seconds(HEARTBEAT_VAR)
+                .map_or(default.heartbeat, |d| d.max(SHORTEST_HEARTBEAT)),
+            record_wait: seconds(RECORD_WAIT_VAR).unwrap_or(default.record_wait),
+        }
+    }
+}
+
+/// This machine's host name, when it has one.
+pub fn host_name() -> Option<String> {
+    let mut buf = [0u8; 256];
+    // SAFETY: gethostname writes at most `buf.len()` bytes into the buffer it is given.
+    let rc = unsafe { libc::gethostname(buf.as_mut_ptr().cast(), buf.len()) };
+    if rc != 0 {
+        return None;
+    }
+    let end = buf.iter().position(|b| *b == 0).unwrap_or(buf.len());
+    let name = String::from_utf8_lossy(&buf[..end]).trim().to_string();
+    (!name.is_empty()).then_some(name)
+}
+
+/// A running instance whose run stopped sending signs of life.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Stale {
+    /// Its last heartbeat (`heartbeat_at_utc`).
+    pub since: String,
+    /// The machine its run ran on, when the instance says.
+    pub host: Option<String>,
+}
+
+impl Stale {
+    /// `no sign of life since <time>; its run was probably killed on <host>`.
+    pub fn words(&self) -> String {
+        format!(
+            "no sign of life since {}; its run was probably killed{}",
+            self.since,
+            self.on_host()
+        )
+    }
+
+    /// ` on machine <host>`, or nothing when the host is not known.
+    fn on_host(&self) -> String {
+        self.host
+            .as_deref()
+            .map_or_else(String::new, |h| format!(" on machine {h}"))
+    }
+
+    /// What a run that marks the instance failed records as its error.
+    pub fn error(&self) -> String {
+        format!(
+            "its run stopped sending signs of life at {}; it was probably killed{} (or its machine stopped); a later run marked it failed",
+            self.since,
+            self.on_host()
+        )
+    }
+}
+
+/// Whether `doc`, a task instance, is `running` with a heartbeat older than [`STALE_AFTER_BEATS`]
+/// of its run's intervals at `now`. An instance that records no heartbeat (written before
+/// instances did, or by another tool) is never stale.
+pub fn stale(doc: &Document, now: SystemTime) -> Option<Stale> {
+    if !matches!(
+        doc.get("status").and_then(Value::as_str),
+        Some("running") | Some("queued")
+    ) {
+        return None;
+    }
+    let since = doc.get(HEARTBEAT_AT)?.as_str()?;
+    let interval = doc
+        .get(HEARTBEAT_SECONDS)
+        .and_then(Value::as_f64)
+        .filter(|s| s.is_finite() && *s > 0.0 && *s < 1e9)
+        .map_or(DEFAULT, Duration::from_secs_f64);
+    let cutoff = now.checked_sub(interval * STALE_AFTER_BEATS)?;
+    // Both in the one fixed-width RFC 3339 form: compared as text, they compare as times.
+    (since < clock::rfc3339_utc(cutoff).as_str()).then(|| Stale {
+        since: since.to_string(),
+        host: doc
+            .get(RUN_HOST)
+            .and_then(Value::as_str)
+            .filter(|h| !h.is_empty())
+            .map(str::to_string),
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    fn doc(v: Value) -> Document {
+        match v {
+            Value::Object(m) => m,
+            _ => Document::new(),
+        }
+    }
+
+    #[test]
+    fn a_running_instance_is_stale_after_four_of_its_own_intervals() {
+        let now = SystemTime::UNIX_EPOCH + Duration::from_secs(1_800_000_000);
+        let at = |ago: u64| clock::rfc3339_utc(now - Duration::from_secs(ago));
+        let running = |ago: u64, interval: f64| {
+            doc(json!({"status": "running", HEARTBEAT_AT: at(ago),
+                HEARTBEAT_SECONDS: interval, RUN_HOST: "ci-7"}))
+        };
+        assert_eq!(stale(&running(119, 30.0), now), None);
+        let found = stale(&running(121, 30.0), now).expect("stale");
+        assert_eq!(found.host.as_deref(), Some("ci-7"));
+        assert!(
+            found.error().contains("probably killed on machine ci-7"),
+            "{}",
+            found.error()
+        );
+        // The writer's interval, not the reader's.
+        assert_eq!(stale(&running(121, 60.0), now), None);
+        assert!(stale(&running(5, 1.0), now).is_some());
+        let mut ended = running(500, 1.0);
+        ended.insert("status".into(), json!("completed"));
+        assert_eq!(stale(&ended, now), None);
+        // No heartbeat recorded: not judged.
+        assert_eq!(stale(&doc(json!({"status": "running"})), now), None);
+    }
+
+    #[test]
+    fn the_times_come_from_the_environment_or_their_defaults() {
+        let env = Environment::from_vars(
+            [(HEARTBEAT_VAR, "0.5"), (RECORD_WAIT_VAR, "nope")],
+            std::path::Path::new("/"),
+        );
+        let liveness = Liveness::from_env(&env);
+        assert_eq!(liveness.heartbeat, Duration::from_millis(500));
+        assert_eq!(liveness.record_wait, Duration::from_secs(30));
+        let tiny = Environment::from_vars([(HEARTBEAT_VAR, "0")], std::path::Path::new("/"));
+        assert_eq!(
+            Liveness::from_env(&tiny).heartbeat,
+            Duration::from_millis(100)
+        );
+    }
+}
