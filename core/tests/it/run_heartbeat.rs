@@ -1,0 +1,162 @@
+//! Two machines, one document store: a stored task's run on one is killed outright (SIGKILL), and the
+//! other, which has no journal of it, tells it by its heartbeat stopping. Its readers show the instance
+//! stale while it still says `running`, and its next run marks it failed, naming the machine.
+//!
+//! The machines are two homes whose configured document store is one SQLite file.
+
+use std::path::Path;
+use std::process::Stdio;
+use std::time::Duration;
+
+use serde_json::Value;
+
+use crate::support::run::Sandboxed;
+
+/// A home whose configured document store is the SQLite file `db`.
+fn machine(db: &Path) -> Sandboxed {
+    let s = Sandboxed::new();
+    s.write(
+        ".agentenv/config.toml",
+        &format!(
+            "[stores.document]\nimpl = \"LocalSqliteDocumentStore\"\nconfig = {{ path = \"{}\" }}\n",
+            db.display()
+        ),
+    );
+    s
+}
+
+fn put(s: &Sandboxed, id: &str, steps: &str) {
+    let file = s.write("task.json", steps);
+    let r = s.run(&["task", "put", file.to_str().unwrap(), "--id", id]);
+    assert_eq!(r.code, 0, "{}", r.both());
+}
+
+/// The instances of `team/slow`, as `task list --json` on `s` shows them.
+fn listed(s: &Sandboxed) -> Vec<Value> {
+    let r = s.run(&["task", "instances", "team/slow", "--json"]);
+    assert_eq!(r.code, 0, "{}", r.both());
+    let doc: Value = serde_json::from_str(&r.stdout).unwrap();
+    doc["instances"].as_array().cloned().unwrap_or_default()
+}
+
+fn wait_for(what: &str, ready: impl Fn() -> bool) {
+    agent_env_test_support::deadline::wait_until(Duration::from_secs(120), what, ready);
+}
+
+#[test]
+fn a_run_killed_on_one_machine_is_seen_stale_and_marked_failed_by_another() {
+    let shared = tempfile::tempdir().unwrap();
+    let db = shared.path().join("team.db");
+    let release = shared.path().join("release");
+    let alice = machine(&db);
+    let bob = machine(&db);
+    put(
+        &alice,
+        "team/slow",
+        &format!(
+            r#"[{{"id": "box", "type": "deploy_sandbox", "sandbox_name": "box"}},
+                {{"id": "wait", "type": "verify_sandbox", "sandbox_name": "box", "verifier_id": "w",
+                  "criteria": [{{"type": "bash_cmd_succeeds",
+                                 "command": "while [ ! -e '{}' ]; do sleep 0.05; done"}}]}}]"#,
+            release.display()
+        ),
+    );
+    put(
+        &alice,
+        "team/quick",
+        r#"[{"id": "box", "type": "deploy_sandbox", "sandbox_name": "box"}]"#,
+    );
+
+    let mut run = alice
+        .command(&["task", "run", "team/slow"])
+        .env("AGENT_ENV_HEARTBEAT_SECONDS", "1")
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    let stored = || {
+        agent_env_test_support::documents(&db, "task_instances")
+            .into_iter()
+            .find(|d| d["task_id"] == "team/slow")
+    };
+    wait_for("the run's instance in the shared store", || {
+        stored().is_some_and(|d| d["running_steps"] == serde_json::json!(["wait"]))
+    });
+    let first = stored().unwrap();
+    assert_eq!(first["heartbeat_seconds"], 1.0, "{first}");
+    let host = first["run_host"]
+        .as_str()
+        .expect("the run's machine")
+        .to_string();
+    // The heartbeat moves on while the run lives, though its one step says nothing.
+    wait_for("a later heartbeat", || {
+        stored().is_some_and(|d| d["heartbeat_at_utc"] != first["heartbeat_at_utc"])
+    });
+    let seen = listed(&bob);
+    assert_eq!(seen.len(), 1, "{seen:?}");
+    assert_eq!(seen[0]["status"], "running");
+
+    run.kill().unwrap();
+    run.wait().unwrap();
+    let last = stored().unwrap()["heartbeat_at_utc"].clone();
+
+    // Bob has no journal of Alice's run: the heartbeat alone tells him it stopped.
+    wait_for("the instance seen stale", || {
+        listed(&bob)[0]["stale"] == true
+    });
+    let seen = &listed(&bob)[0];
+    assert_eq!(seen["status"], "running", "{seen}");
+    assert_eq!(seen["heartbeat_at_utc"], last, "{seen}");
+    let id = seen["instance_id"].as_str().unwrap().to_string();
+    let table = bob.run(&["task", "list"]);
+    assert!(
+        table.stdout.contains(&format!(
+            "running (no sign of life since {})",
+            last.as_str().unwrap()
+        )),
+        "{}",
+        table.both()
+    );
+    let shown = bob.run(&["task", "get-instance", &id]);
+    assert!(
+        shown.stdout.contains(&format!(
+            "status:    running (no sign of life since {}; its run was probably killed on machine {host}",
+            last.as_str().unwrap()
+        )),
+        "{}",
+        shown.both()
+    );
+    let json = bob.run(&["task", "get-instance", &id, "--json"]);
+    let doc: Value = serde_json::from_str(&json.stdout).unwrap();
+    assert_eq!(doc["stale"], true, "{doc:#}");
+
+    let next = bob.run(&["task", "run", "team/quick"]);
+    assert_eq!(next.code, 0, "{}", next.both());
+    assert!(
+        next.stderr.contains(&format!(
+            "note: 1 task instance whose runs stopped sending signs of life (probably killed on machine {host}) marked failed"
+        )),
+        "{}",
+        next.both()
+    );
+    let marked = stored().unwrap();
+    assert_eq!(marked["status"], "failed", "{marked}");
+    assert_eq!(
+        marked["error"],
+        format!(
+            "its run stopped sending signs of life at {}; it was probably killed on machine {host} (or its machine stopped); a later run marked it failed",
+            last.as_str().unwrap()
+        ),
+        "{marked}"
+    );
+    assert_eq!(marked["running_steps"], serde_json::json!([]), "{marked}");
+    let seen = &listed(&bob)[0];
+    assert_eq!(
+        (&seen["status"], &seen["stale"]),
+        (&"failed".into(), &false.into())
+    );
+    // Marked once: the run after has nothing to say of it.
+    let again = bob.run(&["task", "run", "team/quick"]);
+    assert!(!again.stderr.contains("signs of life"), "{}", again.both());
+    std::fs::write(&release, "").unwrap();
+}
