@@ -308,7 +308,7 @@ pub fn run_task(planned: &PlannedTask<'_>, version: i64, shared: &RunShared<'_>)
                     )
                 }
                 None => format!(
-                    "the document store did not take the task's end ({why}), and this machine's state folder cannot keep it: the store shows the task running until a run marks it failed"
+                    "the document store did not take the task's end ({why}), and this machine's state folder cannot keep it: the store keeps what it last took of the task, which a later run marks failed once its heartbeat is seen to have stopped"
                 ),
             };
             shared
