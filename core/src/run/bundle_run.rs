@@ -10,9 +10,10 @@ use serde_json::{Map, Value};
 
 use super::events::{NoObserver, RunEvent, RunObserver};
 use super::executor::NoPlugins;
-use super::local_stores::{self, LocalStores};
+use super::local_stores;
 use super::materialize::{Places, Versions};
 use super::plugin_steps::PluginSteps;
+use super::run_stores::RunStores;
 use super::{execute, RunError, RunOptions, RunStatus, Stopping};
 use crate::bundle::installed::Target;
 use crate::bundle::tree::Tree;
@@ -263,7 +264,7 @@ pub(super) fn warn_noise(warnings: &[String], observer: &dyn RunObserver) {
 pub(super) fn start_plugin_steps(
     bundle: &crate::bundle::Bundle,
     plan: &plan::Plan<'_>,
-    stores: &LocalStores,
+    stores: &RunStores,
     session: &Session,
     observer: Arc<dyn RunObserver>,
     cancel: &super::cancel::Cancel,
@@ -381,7 +382,7 @@ fn pick_sandbox_provider(
 
 /// Step types and store references, as planning asks for them.
 pub(super) struct RunPlanContext<'a> {
-    pub(super) stores: &'a LocalStores,
+    pub(super) stores: &'a RunStores,
     pub(super) session: &'a Session,
     /// Whether the task runs in the configured stores (a stored task with a bare id), which may not
     /// reference @local ids; a bundle run reads only @local ids.

@@ -19,8 +19,8 @@ use crate::run::artifact_objects;
 use crate::run::cancel::Cancel;
 use crate::run::events::{RunEvent, RunObserver};
 use crate::run::ledger::{self, Decision, Inputs};
-use crate::run::local_stores::LocalStores;
 use crate::run::plan::Plan;
+use crate::run::run_stores::RunStores;
 use crate::stores::{Document, StoreError};
 
 /// Why writing a bundle's entities failed.
@@ -61,7 +61,7 @@ pub fn materialize(
     bundle: &Bundle,
     tree: Tree<'_>,
     plan: &Plan<'_>,
-    stores: &LocalStores,
+    stores: &RunStores,
     writing: Writing<'_>,
     out: &dyn Output,
 ) -> Result<Versions, MaterializeError> {
@@ -230,7 +230,7 @@ fn task_inputs(planned: &crate::run::plan::PlannedTask<'_>) -> (Value, Inputs) {
 /// refuses the run when one is not the version pinned.
 fn check_pinned_tasks(
     bundle: &Bundle,
-    stores: &LocalStores,
+    stores: &RunStores,
     plan: &Plan<'_>,
     pinned: &Versions,
 ) -> Result<(), MaterializeError> {
@@ -266,7 +266,7 @@ fn check_pinned(pinned: &Versions, id: &str, version: i64) -> Result<(), Materia
 
 fn decide(
     bundle: &Bundle,
-    stores: &LocalStores,
+    stores: &RunStores,
     collection: &str,
     id: &str,
     inputs: &Inputs,
@@ -288,7 +288,7 @@ fn decide(
 /// A reused artifact version whose files the object store no longer holds is written anew (see
 /// [`artifact_objects`]).
 fn unless_objects_gone(
-    stores: &LocalStores,
+    stores: &RunStores,
     id: &str,
     decision: Decision,
 ) -> Result<Decision, MaterializeError> {
@@ -313,7 +313,7 @@ fn unless_objects_gone(
 /// Records the write as pending, writes the documents, then marks it done.
 fn write(
     bundle: &Bundle,
-    stores: &LocalStores,
+    stores: &RunStores,
     collection: &str,
     id: &str,
     version: i64,
@@ -371,7 +371,7 @@ fn artifact_documents(
     artifact: &Artifact,
     version: i64,
     files: &FileHashes,
-    stores: &LocalStores,
+    stores: &RunStores,
     places: &Places,
 ) -> Result<Vec<(&'static str, Document)>, MaterializeError> {
     let prefix = format!(

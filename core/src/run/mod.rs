@@ -32,6 +32,7 @@ mod process_identity;
 pub mod recorded;
 pub mod recorder;
 pub mod run_log;
+pub mod run_stores;
 mod sandbox_predictions;
 pub mod short_ids;
 mod skipped;

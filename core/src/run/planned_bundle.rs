@@ -4,11 +4,11 @@
 use super::cancel_handle::CANCELLED_BEFORE_TASKS;
 use super::events::RunEvent;
 use super::executor::StepExecutor;
-use super::local_stores::LocalStores;
 use super::materialize;
 use super::options::RunOptions;
 use super::plan::Plan;
 use super::planned_tasks::{planned_infos, run_planned};
+use super::run_stores::RunStores;
 use super::skipped::skipped_events;
 use super::status::RunStatus;
 use super::task_notes::say_task_notes;
@@ -27,7 +27,7 @@ pub fn execute(
     bundle: &Bundle,
     tree: Tree<'_>,
     plan: &Plan<'_>,
-    stores: &LocalStores,
+    stores: &RunStores,
     executor: &dyn StepExecutor,
     options: &RunOptions,
     out: &dyn Output,

@@ -9,10 +9,10 @@ use std::sync::Mutex;
 use super::events::{PlannedTaskInfo, RunEvent};
 use super::executor::StepExecutor;
 use super::liveness;
-use super::local_stores::LocalStores;
 use super::options::RunOptions;
 use super::plan::Plan;
 use super::recorder::Flusher;
+use super::run_stores::RunStores;
 use super::skipped::skipped_events;
 use super::status::RunStatus;
 use super::summary::{eval_tallies, print_summary};
@@ -31,7 +31,7 @@ pub fn run_planned(
     plan: &Plan<'_>,
     version_of: &(dyn Fn(&str) -> i64 + Sync),
     label: &str,
-    stores: &LocalStores,
+    stores: &RunStores,
     executor: &dyn StepExecutor,
     options: &RunOptions,
     out: &dyn Output,

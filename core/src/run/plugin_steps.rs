@@ -29,8 +29,8 @@ use crate::run::builtin_steps::StepError;
 use crate::run::cancel::Cancel;
 use crate::run::events::{PluginStream, RunEvent, RunObserver, StepRef};
 use crate::run::executor::StepExecutor;
-use crate::run::local_stores::LocalStores;
 use crate::run::plugin_cancel::CancelStops;
+use crate::run::run_stores::RunStores;
 use crate::session::Session;
 use crate::stores::caller_limit::{self, CallerLimit};
 use crate::stores::plugin_stores::close_plugin_stores;
@@ -420,7 +420,7 @@ impl PluginSteps {
     /// starts: a start waiting for its plugin's handshake ends at once, its process killed, and no
     /// later start begins.
     pub fn new(
-        stores: &LocalStores,
+        stores: &RunStores,
         session: &Session,
         observer: Arc<dyn RunObserver>,
         cancel: &Cancel,

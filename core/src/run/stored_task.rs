@@ -12,9 +12,9 @@ use serde_json::{json, Map, Value};
 use super::bundle_run::{choose_sandbox_provider, start_plugin_steps, warn_noise, RunPlanContext};
 use super::events::RunObserver;
 use super::executor::NoPlugins;
-use super::local_stores::LocalStores;
 use super::materialize::Places;
 use super::plan::{self, Plan, PlannedTask};
+use super::run_stores::RunStores;
 use super::{run_planned, RunError, RunOptions, RunStatus};
 use crate::bundle::ids::LOCAL_PREFIX;
 use crate::bundle::{Bundle, BundleError, Task};
@@ -47,7 +47,7 @@ pub struct StoredRunRequest {
 }
 
 /// The configured document and object stores, as a run writes to them.
-pub(crate) fn configured_stores(session: &Session) -> Result<LocalStores, RunError> {
+pub(crate) fn configured_stores(session: &Session) -> Result<RunStores, RunError> {
     let stores = session.stores();
     let documents = stores.document().map_err(|e| {
         BundleError::one(format!("the configured document store can't be used: {e}"))
@@ -55,7 +55,7 @@ pub(crate) fn configured_stores(session: &Session) -> Result<LocalStores, RunErr
     let objects = stores
         .object()
         .map_err(|e| BundleError::one(format!("the configured object store can't be used: {e}")))?;
-    Ok(LocalStores { documents, objects })
+    Ok(RunStores { documents, objects })
 }
 
 /// The first `@local` id anywhere in `value`, with where it is (`steps[0].artifact`).
@@ -198,7 +198,7 @@ const PUT_TRIES: u32 = 10;
 /// Writes `doc` as the next version of its id in `collection` of the configured document store,
 /// racing other writers up to [`PUT_TRIES`] times; returns the version.
 pub(crate) fn put_next_version(
-    stores: &LocalStores,
+    stores: &RunStores,
     collection: &str,
     doc: &Document,
 ) -> Result<i64, RunError> {
@@ -220,7 +220,7 @@ pub(crate) fn put_next_version(
 
 /// A stored entity of `collection` in the configured stores: `version`, or the latest.
 fn entity(
-    stores: &LocalStores,
+    stores: &RunStores,
     collection: &str,
     id: &str,
     version: Option<i64>,

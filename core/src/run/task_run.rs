@@ -17,15 +17,15 @@ use crate::run::executor::StepExecutor;
 use crate::run::heartbeat::Liveness;
 use crate::run::liveness::InstancesIn;
 use crate::run::liveness::RunJournal;
-use crate::run::local_stores::LocalStores;
 use crate::run::outcome::{missing_scores, scores, seconds, TaskOutcome};
 use crate::run::plan::{substitute_seed, PlannedStep, PlannedTask, StepKind};
 use crate::run::recorder::{FinalWait, Flusher, NewInstance, RecordError, Recorder, StepEnd};
+use crate::run::run_stores::RunStores;
 use crate::sandbox::{Deployed, SandboxProvider};
 
 /// What one task run needs from the whole run.
 pub struct RunShared<'a> {
-    pub stores: &'a LocalStores,
+    pub stores: &'a RunStores,
     pub cancel: &'a Cancel,
     pub executor: &'a dyn StepExecutor,
     /// Where the run's progress lines go.

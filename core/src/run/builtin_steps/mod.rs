@@ -8,7 +8,7 @@ use serde_json::{Map, Value};
 
 use crate::run::cancel::Cancel;
 use crate::run::context::TaskStepContext;
-use crate::run::local_stores::LocalStores;
+use crate::run::run_stores::RunStores;
 use crate::sandbox::Deployed;
 
 pub(crate) mod bash_command;
@@ -66,7 +66,7 @@ impl StepError {
 /// What a running step can reach.
 pub struct StepEnv<'a> {
     pub context: &'a Mutex<TaskStepContext>,
-    pub stores: &'a LocalStores,
+    pub stores: &'a RunStores,
     pub sandboxes: &'a Deployed,
     pub cancel: &'a Cancel,
     pub instance_id: &'a str,
