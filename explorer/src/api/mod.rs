@@ -2,13 +2,16 @@
 //! route is declared once, in [`routes`], with what the OpenAPI document says of it, so the document
 //! and the router cannot drift apart.
 
+pub mod bundles;
+pub mod config;
 pub mod entities;
 pub mod events;
 pub mod extract;
-pub mod extras;
 pub mod objects;
 pub mod openapi;
+pub mod plugins;
 pub mod tasks;
+pub mod workflows;
 
 use axum::extract::State;
 use axum::http::Method;
@@ -349,7 +352,7 @@ pub fn routes() -> Vec<Route> {
         "Every bundle agent-env run can name, with its tasks and evals",
         "bundles",
         vec![LIMIT, OFFSET],
-        get(extras::list_bundles),
+        get(bundles::list_bundles),
     ));
     let mut run_bundle = route(
         Method::POST,
@@ -360,7 +363,7 @@ pub fn routes() -> Vec<Route> {
             "bundle",
             "the bundle's name or <package>/<name>, percent-encoded",
         )],
-        post(extras::run_bundle),
+        post(bundles::run_bundle),
     );
     run_bundle.body = Some("BundleRunRequest");
     all.push(run_bundle);
@@ -370,7 +373,7 @@ pub fn routes() -> Vec<Route> {
         "The runs this explorer started, newest first",
         "runs",
         vec![LIMIT, OFFSET],
-        get(extras::list_workflows),
+        get(workflows::list_workflows),
     ));
     all.push(route(
         Method::GET,
@@ -381,7 +384,7 @@ pub fn routes() -> Vec<Route> {
             path("workflow_id", "the workflow's id"),
             query("since", "integer", "only lines numbered this or later"),
         ],
-        get(extras::get_workflow),
+        get(workflows::get_workflow),
     ));
     all.push(route(
         Method::POST,
@@ -389,7 +392,7 @@ pub fn routes() -> Vec<Route> {
         "Cancel a run the explorer started",
         "runs",
         vec![path("workflow_id", "the workflow's id")],
-        post(extras::cancel_workflow),
+        post(workflows::cancel_workflow),
     ));
     all.push(route(
         Method::GET,
@@ -397,7 +400,7 @@ pub fn routes() -> Vec<Route> {
         "The plugin report, as agent-env plugin list --json gives it",
         "plugins",
         vec![],
-        get(extras::plugin_report),
+        get(plugins::plugin_report),
     ));
     all.push(route(
         Method::GET,
@@ -405,7 +408,7 @@ pub fn routes() -> Vec<Route> {
         "One package of the plugin report with its child process, as agent-env plugin show --json",
         "plugins",
         vec![path("package", "the package's name")],
-        get(extras::plugin_show),
+        get(plugins::plugin_show),
     ));
     all.push(route(
         Method::GET,
@@ -413,7 +416,7 @@ pub fn routes() -> Vec<Route> {
         "The explorer plugins: the routes each serves and its page, or why it serves none",
         "plugins",
         vec![],
-        get(extras::explorer_plugins),
+        get(plugins::explorer_plugins),
     ));
     all.push(route(
         Method::GET,
@@ -421,7 +424,7 @@ pub fn routes() -> Vec<Route> {
         "The config as agent-env config show --json gives it (secrets masked)",
         "config",
         vec![],
-        get(extras::config_show),
+        get(config::config_show),
     ));
     all.push(route(
         Method::GET,
@@ -429,7 +432,7 @@ pub fn routes() -> Vec<Route> {
         "The server answers: its version",
         "server",
         vec![],
-        get(extras::health),
+        get(config::health),
     ));
     all
 }
