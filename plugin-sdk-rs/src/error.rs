@@ -46,10 +46,14 @@ impl From<HostCallError> for StepError {
     }
 }
 
+/// What the error of a host handle used after its call ended says (`host.rs` words it); a step that
+/// returns it fails as a `CallEndedError`, as the Python and Go SDKs name it.
+pub(crate) const CALL_ENDED: &str = "this host handle was given for has ended";
+
 /// The type a failed host call is told as: `CallEndedError` for a host handle used after its call
 /// ended (the name the Python and Go SDKs give it), else `HostCallError`.
 fn host_error_type(message: &str) -> &'static str {
-    if message.contains(crate::host::CALL_ENDED) {
+    if message.contains(CALL_ENDED) {
         "CallEndedError"
     } else {
         "HostCallError"

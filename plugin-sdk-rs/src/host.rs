@@ -31,10 +31,6 @@ pub struct HostHandle {
     ended: CallEnded,
 }
 
-/// What the error of a host handle used after its call ended says; a step that returns it fails as a
-/// `CallEndedError`, as the Python and Go SDKs name it.
-pub(crate) const CALL_ENDED: &str = "this host handle was given for has ended";
-
 /// Whether the call a handle was given for has ended; shared by the handle's clones and stores.
 #[derive(Clone, Default)]
 struct CallEnded(Arc<AtomicBool>);
@@ -52,8 +48,9 @@ impl CallEnded {
         Err(RpcError::new(
             ErrorKind::InvalidRequest,
             format!(
-                "{method} was not sent: the call {call} {CALL_ENDED}; a host handle is valid only while its call runs, so call the host from inside the \
-                 handler, not from a thread or value that outlives it"
+                "{method} was not sent: the call {call} {}; a host handle is valid only while its call runs, so call the host from inside the \
+                 handler, not from a thread or value that outlives it",
+                crate::error::CALL_ENDED
             ),
         ))
     }

@@ -87,13 +87,6 @@ impl S3Client {
         &self.settings
     }
 
-    /// Asks the server whether the bucket exists and the credentials may list it and write to it: what
-    /// `agent-env config check` runs before any work (see `check`). The error names the store, the
-    /// endpoint and what to do.
-    pub fn check_connection(&self) -> StoreResult<()> {
-        crate::check::connection(self)
-    }
-
     /// The presigned URL of a PUT of `key` with these signed headers.
     pub(crate) fn signed_put(&self, key: &str, headers: &[(&'static str, String)]) -> String {
         let mut action = PutObject::new(&self.bucket, self.credentials.as_ref(), key);
@@ -308,11 +301,8 @@ mod tests {
         let settings =
             crate::settings::S3Settings::from_table(table.as_object().unwrap(), &|_: &str| None)
                 .unwrap();
-        let err = super::S3Client::new(settings)
-            .unwrap()
-            .check_connection()
-            .unwrap_err()
-            .to_string();
+        let client = super::S3Client::new(settings).unwrap();
+        let err = crate::check::connection(&client).unwrap_err().to_string();
         assert!(
             err.contains(&format!(
                 "{endpoint} answered 404 to a listing of the bucket 'team', without an S3 error; check that [stores.object] endpoint names an S3 server"

@@ -41,7 +41,7 @@ impl S3ObjectStore {
     /// within 10 s: what `agent-env config check` runs before any work. The error names the store, the
     /// endpoint and what to do.
     pub fn check_connection(&self) -> StoreResult<()> {
-        self.client.check_connection()
+        crate::check::connection(&self.client)
     }
 }
 

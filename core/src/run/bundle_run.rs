@@ -8,11 +8,11 @@ use std::sync::Arc;
 use agent_env_protocol::names::canonical_name;
 use serde_json::{Map, Value};
 
-use super::events::{NoObserver, RunEvent, RunObserver};
+use super::events::{NoObserver, RunObserver};
 use super::executor::NoPlugins;
 use super::local_stores;
 use super::materialize::{Places, Versions};
-use super::plugin_steps::PluginSteps;
+use super::plugin_steps::{warn_noise, PluginSteps};
 use super::run_stores::RunStores;
 use super::{execute, RunError, RunOptions, RunStatus, Stopping};
 use crate::bundle::installed::Target;
@@ -246,17 +246,6 @@ pub fn run_bundle_pinned(
         warn_noise(&p.shutdown(), options.observer.as_ref());
     }
     status
-}
-
-/// The noise warnings of the run's plugins, one per plugin, to the run's watchers (the person's
-/// view says them on the diagnostics stream; its log and its JSON document's warnings keep them).
-pub(super) fn warn_noise(warnings: &[String], observer: &dyn RunObserver) {
-    for warning in warnings {
-        observer.event(&RunEvent::Warning {
-            task_path: None,
-            message: warning.clone(),
-        });
-    }
 }
 
 /// Starts the plugins the plan's plugin steps need and preflights each step; `None` when no step

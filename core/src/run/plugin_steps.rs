@@ -384,7 +384,7 @@ impl Drop for HearingStoreStderr {
                 .iter()
                 .filter_map(|d| d.noise())
                 .collect();
-            super::bundle_run::warn_noise(&noise, self.observer.as_ref());
+            warn_noise(&noise, self.observer.as_ref());
         }
         drop(self.listening.take());
     }
@@ -883,4 +883,15 @@ fn ignored_result_keys(step_id: &str, package: &str, keys: &[String]) -> String 
         "step '{step_id}': plugin {package} answered execute with {} beside 'metadata', which agent-env ignores; what a step gives the task goes under 'metadata', as in {{\"metadata\": {{\"verifications\": …}}}}",
         quoted.join(", ")
     )
+}
+
+/// The noise warnings of the run's plugins, one per plugin, to the run's watchers (the person's
+/// view says them on the diagnostics stream; its log and its JSON document's warnings keep them).
+pub(super) fn warn_noise(warnings: &[String], observer: &dyn RunObserver) {
+    for warning in warnings {
+        observer.event(&RunEvent::Warning {
+            task_path: None,
+            message: warning.clone(),
+        });
+    }
 }

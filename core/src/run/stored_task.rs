@@ -9,11 +9,12 @@ use std::sync::Arc;
 
 use serde_json::{json, Map, Value};
 
-use super::bundle_run::{choose_sandbox_provider, start_plugin_steps, warn_noise, RunPlanContext};
+use super::bundle_run::{choose_sandbox_provider, start_plugin_steps, RunPlanContext};
 use super::events::RunObserver;
 use super::executor::NoPlugins;
 use super::materialize::Places;
 use super::plan::{self, Plan, PlannedTask};
+use super::plugin_steps::warn_noise;
 use super::run_stores::RunStores;
 use super::{run_planned, RunError, RunOptions, RunStatus};
 use crate::bundle::ids::LOCAL_PREFIX;
