@@ -1,12 +1,15 @@
-//! Credentials written out in the config file: a setting under a secret-like key (`password`,
-//! `secret_access_key`, `api_token`, …) whose value is the secret itself rather than an `env:` or
-//! `secret:` reference, and a `dsn` whose URI carries its password. `config show` masks them, but
-//! anyone who may read the file (or its history, once it is committed) reads them; `config check`
-//! warns of each. The `values` table of `[stores.secret]` holds secrets by design and is left alone,
-//! as are short values (`auth = "none"`), which are settings rather than secrets.
+//! Credentials written out in the config file: what `config show` masks, found where it is written
+//! rather than referred to. A setting under a secret-like key (`password`, `secret_access_key`,
+//! `api_token`, …) whose value is the secret itself, or an `env:`/`secret:` reference whose default is;
+//! and any setting whose text holds one (a URI's password, `password=…` in a connection string, a token
+//! by its shape). Anyone who may read the file (or its history, once it is committed) reads them;
+//! `config check` warns of each. The `values` table of `[stores.secret]` holds secrets by design and is
+//! left alone, as are short values under a secret-like key (`auth = "none"`), which are settings
+//! rather than secrets.
 
 use toml::{Table, Value};
 
+use super::mask_text::mask_text;
 use super::references::parse_reference;
 use super::secret_names::is_secret_key;
 use crate::redaction::MIN_NAMED_CHARS;
@@ -25,7 +28,7 @@ fn walk<'t>(path: &mut Vec<&'t str>, table: &'t Table, found: &mut Vec<String>) 
             // The local secret store's own values are secrets kept in the file on purpose.
             Value::Table(_) if path.as_slice() == ["stores", "secret", "config", "values"] => {}
             Value::Table(inner) => walk(path, inner, found),
-            Value::String(text) if parse_reference(text).is_none() => {
+            Value::String(text) => {
                 if let Some(what) = written_out(key, text) {
                     let (setting, section) =
                         path.split_last().map_or(("", &[][..]), |(k, s)| (*k, s));
@@ -41,26 +44,45 @@ fn walk<'t>(path: &mut Vec<&'t str>, table: &'t Table, found: &mut Vec<String>) 
     }
 }
 
-/// What of `value` is a credential written out, as the warning says it; `None` when nothing is.
+/// What of `value` (the setting `key`'s) is a credential written out, as the warning says it; `None`
+/// when nothing is. A reference's name is no secret; its default may be one.
 fn written_out(key: &str, value: &str) -> Option<&'static str> {
-    if key.eq_ignore_ascii_case("dsn") {
-        return uri_password(value).then_some("holds its password written out");
+    let (literal, secret, in_default) = match parse_reference(value) {
+        Some(reference) => (
+            reference.default?,
+            is_secret_key(key) || is_secret_key(reference.name),
+            true,
+        ),
+        None => (value, is_secret_key(key), false),
+    };
+    if secret && literal.chars().count() >= MIN_NAMED_CHARS {
+        return Some(if in_default {
+            "has its default written out"
+        } else {
+            "is written out"
+        });
     }
-    (is_secret_key(key) && value.chars().count() >= MIN_NAMED_CHARS).then_some("is written out")
+    let shown = without_bare_user(literal);
+    (mask_text(&shown) != shown).then_some(if in_default {
+        "has a credential written out in its default"
+    } else {
+        "holds a credential written out"
+    })
 }
 
-/// Whether a `scheme://user:password@host…` URI carries a password.
-fn uri_password(uri: &str) -> bool {
-    let Some((_, rest)) = uri.split_once("://") else {
-        return false;
+/// `text` without the user name of a URI that gives no password (`postgres://me@host/db`): `config
+/// show` masks the name too, but a name alone is no credential.
+fn without_bare_user(text: &str) -> String {
+    let Some((scheme, rest)) = text.split_once("://") else {
+        return text.to_string();
     };
-    let authority = rest.split(['/', '?', '#']).next().unwrap_or("");
-    let Some((userinfo, _)) = authority.rsplit_once('@') else {
-        return false;
-    };
-    userinfo
-        .split_once(':')
-        .is_some_and(|(_, password)| !password.is_empty())
+    let authority_end = rest.find(['/', '?', '#']).unwrap_or(rest.len());
+    match rest[..authority_end].rsplit_once('@') {
+        Some((userinfo, host)) if !userinfo.contains(':') => {
+            format!("{scheme}://{host}{}", &rest[authority_end..])
+        }
+        _ => text.to_string(),
+    }
 }
 
 #[cfg(test)]
@@ -95,7 +117,7 @@ password = "short"
         );
         assert!(
             found[1].starts_with(
-                "[stores.document.config] dsn holds its password written out in the config file"
+                "[stores.document.config] dsn holds a credential written out in the config file"
             ),
             "{}",
             found[1]
@@ -109,14 +131,33 @@ password = "short"
     }
 
     #[test]
-    fn a_uri_carries_a_password_only_with_one_after_the_user() {
-        assert!(uri_password("postgres://u:p@h/db"));
-        assert!(uri_password(
+    fn what_config_show_masks_is_what_is_warned_of() {
+        let warned = |key: &str, value: &str| written_out(key, value).is_some();
+        // Inside the text of any setting: a URI's password, a connection string's, a token.
+        assert!(warned(
+            "dsn",
             "postgres://u:p%40ss@h:5432/db?sslmode=require"
         ));
-        assert!(!uri_password("postgres://u@h/db"));
-        assert!(!uri_password("postgres://u:@h/db"));
-        assert!(!uri_password("postgres://h/db?user=u"));
-        assert!(!uri_password("not a uri"));
+        assert!(warned(
+            "dsn",
+            "host=127.0.0.1 port=9 user=me password=Passw0rdXYZ dbname=db"
+        ));
+        assert!(warned(
+            "endpoint",
+            "http://admin:EndpointPass99@127.0.0.1:9"
+        ));
+        // A reference's default under a secret-like key, or naming a secret-like variable.
+        assert!(warned(
+            "secret_access_key",
+            "env:MY_SECRET?SuperSecretValue12345"
+        ));
+        assert!(warned("setting", "env:API_TOKEN?SuperSecretValue12345"));
+        // What is no credential.
+        assert!(!warned("dsn", "postgres://u@h/db"));
+        assert!(!warned("dsn", "postgres://h/db?user=u"));
+        assert!(!warned("secret_access_key", "env:MY_SECRET"));
+        assert!(!warned("secret_access_key", "env:MY_SECRET?"));
+        assert!(!warned("endpoint", "http://127.0.0.1:9"));
+        assert!(!warned("auth", "none"));
     }
 }
