@@ -1,5 +1,6 @@
 //! What a dry run can tell of a task's sandboxes when all its steps are built in (a plugin's step may
-//! deploy one of its own): a step that names a sandbox no `deploy_sandbox` step deploys, and a sandbox
+//! deploy one of its own): a step that names a sandbox no `deploy_sandbox` step deploys, or only
+//! one that waits for it (or starts apart from it, a notice: it may not be up yet), and a sandbox
 //! deployed twice (by a step that waits for the first deploy, or by two that start apart and claim
 //! the name one after the other: the second fails). Each is sorted: a sure failure (the run would
 //! fail the task) or a notice (a step fails without failing the task, or whether the task fails
@@ -44,8 +45,15 @@ pub(super) fn sandbox_predictions(steps: &[PlannedStep]) -> Vec<SandboxPredictio
             if let Some(p) = deployed_again(steps, i, &earlier, &before[i]) {
                 predictions.push(p);
             }
-        } else if !(0..steps.len()).any(|j| same_name(&j)) {
-            predictions.push(undeployed(step, name));
+        } else {
+            let deploys: Vec<usize> = (0..steps.len()).filter(same_name).collect();
+            if deploys.is_empty() {
+                predictions.push(undeployed(step, name));
+            } else if !deploys.iter().any(|&j| before[i][j]) {
+                let ids: Vec<&str> = deploys.iter().map(|&j| steps[j].id()).collect();
+                let all_wait = deploys.iter().all(|&j| before[j][i]);
+                predictions.push(not_waited_for(step, name, &ids, all_wait));
+            }
         }
     }
     predictions
@@ -150,6 +158,56 @@ fn deployed_together(a: &PlannedStep, b: &PlannedStep, name: &str) -> SandboxPre
         (false, true) => notice(format!(
             "{head}; the task fails with it if that is '{b_id}' (the fail_task_on_error of '{a_id}' is false)"
         )),
+    }
+}
+
+/// A step that names the sandbox `name`, which the steps `deployers` deploy, none of them a step it
+/// waits for (directly or not). When each of them waits for it (`all_wait`), the sandbox is never
+/// up when it runs: it fails, and fails the task unless it says otherwise. When one of them starts
+/// apart from it, whether the sandbox is up is left to which starts first: a notice.
+fn not_waited_for(
+    step: &PlannedStep,
+    name: &str,
+    deployers: &[&str],
+    all_wait: bool,
+) -> SandboxPrediction {
+    let id = step.id();
+    let quoted = deployers
+        .iter()
+        .map(|d| format!("'{d}'"))
+        .collect::<Vec<_>>()
+        .join(", ");
+    if !all_wait {
+        let deploying = match deployers.len() {
+            1 => format!("the step that deploys it ({quoted})"),
+            _ => format!("any of the steps that deploy it ({quoted})"),
+        };
+        return SandboxPrediction {
+            message: format!(
+                "step '{id}' names the sandbox '{name}' but does not wait for {deploying}: the step may fail, if it starts before the sandbox is up; list the deploy_sandbox step in its depends_on"
+            ),
+            fails_task_at: None,
+            one_of: Vec::new(),
+        };
+    }
+    let later = match deployers.len() {
+        1 => format!("only a later step deploys ({quoted}, which waits for '{id}')"),
+        _ => format!("only later steps deploy ({quoted}, each waiting for '{id}')"),
+    };
+    let head = format!(
+        "step '{id}' names the sandbox '{name}', which {later}: the sandbox is not up when '{id}' runs, so the step fails"
+    );
+    match step.fail_task_on_error {
+        true => SandboxPrediction {
+            message: format!("{head}, and the task with it"),
+            fails_task_at: Some(id.to_string()),
+            one_of: Vec::new(),
+        },
+        false => SandboxPrediction {
+            message: format!("{head}{NOT_FATAL}"),
+            fails_task_at: None,
+            one_of: Vec::new(),
+        },
     }
 }
 
@@ -306,5 +364,72 @@ mod tests {
             p[0].message,
             "step 'v' names the sandbox 'bx', which no deploy_sandbox step of the task deploys: the step fails, and the task with it"
         );
+    }
+
+    #[test]
+    fn a_step_naming_a_sandbox_only_a_later_step_deploys_fails_the_task() {
+        // In step order with no depends_on: the deploy waits for the step.
+        let steps = [
+            step("v", "verify_sandbox", "box", &[], true),
+            step("a", "deploy_sandbox", "box", &[0], true),
+        ];
+        let p = sandbox_predictions(&steps);
+        assert_eq!(failing_steps(&p), [Some("v")]);
+        assert_eq!(
+            p[0].message,
+            "step 'v' names the sandbox 'box', which only a later step deploys ('a', which waits for 'v'): the sandbox is not up when 'v' runs, so the step fails, and the task with it"
+        );
+        // Waiting through a step between them, and a step that may fail without failing the task.
+        let steps = [
+            step("v", "verify_sandbox", "box", &[], false),
+            step("l", "load_artifact", "other", &[0], true),
+            step("a", "deploy_sandbox", "box", &[1], true),
+            step("o", "deploy_sandbox", "other", &[], true),
+        ];
+        let p = sandbox_predictions(&steps);
+        let about_v: Vec<&SandboxPrediction> = p
+            .iter()
+            .filter(|p| p.message.starts_with("step 'v'"))
+            .collect();
+        assert_eq!(about_v.len(), 1, "{p:?}");
+        assert_eq!(about_v[0].fails_task_at, None);
+        assert!(about_v[0].message.ends_with(NOT_FATAL), "{p:?}");
+    }
+
+    #[test]
+    fn a_step_that_starts_apart_from_the_deploy_of_its_sandbox_is_a_notice() {
+        let steps = [
+            step("a", "deploy_sandbox", "box", &[], true),
+            step("v", "verify_sandbox", "box", &[], true),
+        ];
+        let p = sandbox_predictions(&steps);
+        assert_eq!(failing_steps(&p), [None]);
+        assert!(
+            p[0].message.starts_with(
+                "step 'v' names the sandbox 'box' but does not wait for the step that deploys it ('a'): the step may fail"
+            ),
+            "{}",
+            p[0].message
+        );
+        // One later deploy waits for it, another starts apart: still only a notice.
+        let steps = [
+            step("v", "verify_sandbox", "box", &[], true),
+            step("a", "deploy_sandbox", "box", &[0], true),
+            step("b", "deploy_sandbox", "box", &[], true),
+        ];
+        let p = sandbox_predictions(&steps);
+        let about_v: Vec<&SandboxPrediction> = p
+            .iter()
+            .filter(|p| p.message.starts_with("step 'v'"))
+            .collect();
+        assert_eq!(about_v.len(), 1, "{p:?}");
+        assert_eq!(about_v[0].fails_task_at, None);
+        assert!(about_v[0].message.contains("('a', 'b')"), "{p:?}");
+        // A step that waits for the deploy is told nothing.
+        let steps = [
+            step("a", "deploy_sandbox", "box", &[], true),
+            step("v", "verify_sandbox", "box", &[0], true),
+        ];
+        assert!(sandbox_predictions(&steps).is_empty());
     }
 }

@@ -139,6 +139,71 @@ fn a_dry_run_that_sees_a_sure_failure_exits_as_the_run_would() {
     assert!(doc["tasks"][0].get("would_fail").is_none(), "{doc}");
 }
 
+/// Steps with no `depends_on` run in order: a step that names a sandbox only a later step deploys
+/// runs before it is up. The dry run says the step fails, and the task with it, and exits 1; the
+/// run fails that step.
+#[test]
+fn a_sandbox_deployed_only_by_a_later_step_fails_the_step_that_names_it() {
+    let s = Sandboxed::new();
+    s.write(
+        "late/tasks/t.json",
+        r#"[{"id": "v", "type": "verify_sandbox", "sandbox_name": "box", "verifier_id": "v",
+             "criteria": [{"type": "probe_dir_exists", "paths": ["."]}]},
+            {"id": "a", "type": "deploy_sandbox", "sandbox_name": "box"}]"#,
+    );
+    let said = "step 'v' names the sandbox 'box', which only a later step deploys ('a', which waits for 'v'): the sandbox is not up when 'v' runs, so the step fails, and the task with it";
+    let r = s.run(&["run", "--dry-run", "./late"]);
+    assert_eq!(r.code, 1, "{}", r.both());
+    assert!(
+        r.stderr.contains(&format!("note: tasks/t.json: {said}\n")),
+        "{}",
+        r.both()
+    );
+    let r = s.run(&["run", "--dry-run", "./late", "--json"]);
+    assert_eq!(r.code, 1, "{}", r.both());
+    assert_eq!(
+        would_fail(&json_of(&r)),
+        [("tasks/t.json".to_string(), vec!["v".to_string()])]
+    );
+
+    let run = s.run(&["run", "./late", "--json"]);
+    assert_eq!(run.code, 1, "{}", run.both());
+    let doc = json_of(&run);
+    let task = &doc["tasks"][0];
+    assert_eq!(task["outcome"], "failed", "{task}");
+    let v = task["steps"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|st| st["step_id"] == "v")
+        .unwrap_or_else(|| panic!("no step 'v': {task}"));
+    assert_eq!(v["status"], "failed", "{task}");
+    assert!(
+        v["error"]
+            .as_str()
+            .unwrap_or_default()
+            .starts_with("Sandbox 'box' not found in context.deployed_sandboxes"),
+        "{task}"
+    );
+
+    // A step that starts apart from the deploy may find the sandbox up: a note, exit 0.
+    s.write(
+        "apart/tasks/t.json",
+        r#"[{"id": "a", "type": "deploy_sandbox", "sandbox_name": "box"},
+            {"id": "v", "type": "verify_sandbox", "sandbox_name": "box", "verifier_id": "v",
+             "depends_on": [],
+             "criteria": [{"type": "probe_dir_exists", "paths": ["."]}]}]"#,
+    );
+    let r = s.run(&["run", "--dry-run", "./apart"]);
+    assert_eq!(r.code, 0, "{}", r.both());
+    assert!(
+        r.stderr.contains("note: tasks/t.json: step 'v' names the sandbox 'box' but does not wait for the step that deploys it ('a'): the step may fail"),
+        "{}",
+        r.both()
+    );
+    assert!(!r.stderr.contains(CLOSING), "{}", r.both());
+}
+
 /// What does not fail the task is a notice: a field name that is likely a typo, a step that fails
 /// without failing the task, two steps deploying one sandbox that do not wait for each other when
 /// only one of them fails the task on error (whether the task fails is left to which starts
