@@ -1,5 +1,5 @@
 //! Notes on the planned tasks' steps before they run: fields their built-in steps do not read,
-//! criteria of types they do not know and, on a dry run, the sandboxes a task will not find (with
+//! criteria of types they do not know, a plugin step's `timeout_seconds` it cannot be given and, on a dry run, the sandboxes a task will not find (with
 //! the tasks the run would fail for it), the scores its steps would give whatever they find, and the
 //! tasks that would end with no score.
 
@@ -8,6 +8,7 @@ use super::events::{RunEvent, RunObserver};
 use super::plan;
 use super::sandbox_predictions::sandbox_predictions;
 use crate::output::Output;
+use agent_env_host::{HostConfig, CALL_TIMEOUT_VAR};
 
 /// What a dry run tells of its tasks beyond its notes: those the run would fail, the scores their
 /// steps would give whatever they find, and those that would end with no score.
@@ -85,6 +86,9 @@ pub(super) fn say_task_notes(
                 plan::StepKind::Plugin { .. } => None,
             };
             notes.extend(builtin_steps::step_notes(step.id(), &step.spec, builtin));
+            if builtin.is_none() {
+                notes.extend(plugin_timeout_note(step.id(), &step.spec));
+            }
             if let Some(builtin) = builtin {
                 notes.extend(builtin.check_notes(&step.spec, predictions));
                 let score = builtin.fixed_score(&step.spec);
@@ -113,6 +117,23 @@ pub(super) fn say_task_notes(
         }
     }
     told
+}
+
+/// A plugin step's `timeout_seconds` that is not a number of seconds it can be given (a string, 0,
+/// below 0, too large): the host's call timeout limits the step instead, which is said before it runs.
+fn plugin_timeout_note(
+    step_id: &str,
+    spec: &serde_json::Map<String, serde_json::Value>,
+) -> Option<String> {
+    let value = spec.get("timeout_seconds").filter(|v| !v.is_null())?;
+    if super::plugin_steps::step_timeout(spec).is_some() {
+        return None;
+    }
+    Some(format!(
+        "step '{step_id}': 'timeout_seconds' must be a number of seconds above 0 and below {}, got {value}: the step gets the host's call timeout instead ({CALL_TIMEOUT_VAR}, {} s unless set)",
+        super::plugin_steps::STEP_TIMEOUT_BELOW_SECONDS,
+        HostConfig::new("").call_timeout.as_secs()
+    ))
 }
 
 /// Whether a task of `steps` surely ends with no score: each step is built in, and none gives one.

@@ -46,6 +46,7 @@ mod run_liveness;
 mod run_output;
 mod run_plugin_ends;
 mod run_plugin_stores;
+mod run_plugin_timeout_notes;
 mod run_plugins;
 mod run_signals;
 mod run_step_deadline;
