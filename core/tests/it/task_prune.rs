@@ -172,3 +172,166 @@ fn an_instance_still_running_is_kept() {
         "{left:?}"
     );
 }
+
+/// Makes `n` of the recorded instances look as if they started in 2000.
+fn age_instances(s: &Sandboxed, n: usize) {
+    let db = rusqlite::Connection::open(s.local_db()).unwrap();
+    let changed = db
+        .execute(
+            "UPDATE docs_task_instances SET doc = json_set(doc, '$.started_at_utc', '2000-01-01T00:00:00.000000Z') WHERE rowid IN (SELECT rowid FROM docs_task_instances ORDER BY rowid LIMIT ?1)",
+            [n as i64],
+        )
+        .unwrap();
+    assert_eq!(changed, n);
+}
+
+/// A prune by age alone reads only the old instances, and still counts every selected one that
+/// stays, with or without filters.
+#[test]
+fn a_prune_by_age_counts_the_newer_instances_it_keeps() {
+    let s = Sandboxed::new();
+    for _ in 0..3 {
+        assert_eq!(s.run(&["run", "hello"]).code, 0);
+    }
+    s.write("broken/tasks/fails.json", FAILING);
+    assert_eq!(s.run(&["run", "./broken"]).code, 1);
+    age_instances(&s, 2);
+    for filters in [
+        &[][..],
+        &["--bundle", "hello"][..],
+        &["--task", "hello"][..],
+    ] {
+        let mut args = vec!["task", "prune", "--older-than", "1d", "--dry-run", "--json"];
+        args.extend(filters);
+        let dry = json(&s, &args);
+        assert_eq!(dry["instances"].as_array().unwrap().len(), 2, "{dry}");
+        // The newest hello, and (without a filter) the run of `fails`.
+        let kept = if filters.is_empty() { 2 } else { 1 };
+        assert_eq!(dry["kept"], kept, "{filters:?}: {dry}");
+    }
+    let said = s.run(&["task", "prune", "--older-than", "1d", "--bundle", "hello"]);
+    assert!(
+        said.stdout
+            .contains("Deleted 2 task instances; kept 1 task instance."),
+        "{}",
+        said.both()
+    );
+    assert_eq!(instance_ids(&s).len(), 2);
+}
+
+/// A task name several bundles' tasks share is refused, deleting nothing; more of the id prunes one.
+#[test]
+fn a_task_name_several_tasks_share_is_refused() {
+    let s = Sandboxed::new();
+    assert_eq!(s.run(&["run", "hello"]).code, 0);
+    assert_eq!(
+        s.run(&["bundle", "init", "hello1", "--from-bundle", "hello"])
+            .code,
+        0
+    );
+    assert_eq!(s.run(&["run", "./hello1"]).code, 0);
+    let before = instance_ids(&s);
+    for extra in [&[][..], &["--dry-run"][..], &["--keep-last", "0"][..]] {
+        let mut args = vec!["task", "prune", "--older-than", "0m", "--task", "hello"];
+        args.extend(extra);
+        let r = s.run(&args);
+        assert_eq!(r.code, 1, "{extra:?}: {}", r.both());
+        assert!(
+            r.stderr.contains("'hello' names 2 tasks (")
+                && r.stderr.contains("/hello1/hello")
+                && r.stderr.contains("nothing was deleted; give more of an id"),
+            "{}",
+            r.stderr
+        );
+        assert_eq!(instance_ids(&s), before);
+    }
+    let one = json(
+        &s,
+        &[
+            "task",
+            "prune",
+            "--older-than",
+            "0m",
+            "--task",
+            "hello1/hello",
+            "--json",
+        ],
+    );
+    assert_eq!(one["deleted"], 1, "{one}");
+    let left = instance_ids(&s);
+    assert_eq!(left.len(), 1, "{left:?}");
+    assert!(!left[0].contains("/hello1/"), "{left:?}");
+}
+
+/// A bundle that selects nothing is said (a warning in JSON); a bundle folder that is not there is
+/// an error, as it is to `task list`.
+#[test]
+fn a_bundle_that_selects_nothing_is_said() {
+    let s = Sandboxed::new();
+    assert_eq!(s.run(&["run", "hello"]).code, 0);
+    let none = "None of the 1 recorded task instances matches --bundle nosuch; agent-env task list shows them all.";
+    let r = s.run(&["task", "prune", "--older-than", "0m", "--bundle", "nosuch"]);
+    assert_eq!(r.code, 0, "{}", r.both());
+    assert!(
+        r.stdout
+            .starts_with(&format!("{none}\nDeleted 0 task instances")),
+        "{}",
+        r.both()
+    );
+    let doc = json(
+        &s,
+        &[
+            "task",
+            "prune",
+            "--older-than",
+            "0m",
+            "--bundle",
+            "nosuch",
+            "--json",
+        ],
+    );
+    assert_eq!(doc["warnings"], serde_json::json!([none]), "{doc}");
+    // A filter that selects something says nothing of the kind.
+    let doc = json(
+        &s,
+        &[
+            "task",
+            "prune",
+            "--keep-last",
+            "5",
+            "--bundle",
+            "hello",
+            "--json",
+        ],
+    );
+    assert!(doc.get("warnings").is_none(), "{doc}");
+
+    let missing = s.run(&[
+        "task",
+        "prune",
+        "--older-than",
+        "0m",
+        "--bundle",
+        "./nosuch",
+    ]);
+    assert_eq!(missing.code, 1, "{}", missing.both());
+    assert!(
+        missing.stderr.contains("--bundle ") && missing.stderr.contains("nothing was deleted"),
+        "{}",
+        missing.stderr
+    );
+    assert_eq!(instance_ids(&s).len(), 1);
+}
+
+#[test]
+fn a_fraction_of_a_unit_asks_for_a_whole_number() {
+    let s = Sandboxed::new();
+    let r = s.run(&["task", "prune", "--older-than", "1.5h"]);
+    assert_eq!(r.code, 2, "{}", r.both());
+    assert!(
+        r.stderr
+            .contains("'1.5h' is not a whole number of hours: an age is a whole number and a unit, such as 90m"),
+        "{}",
+        r.stderr
+    );
+}

@@ -1,5 +1,5 @@
 //! Which recorded instances `--bundle` and `--task` select: a bundle by name or folder, a task by name
-//! or id, and the stored tasks a name names.
+//! or id, and the stored tasks a name names (or both select).
 
 use super::{text, ListArgs};
 use crate::cli::Failure;
@@ -49,7 +49,11 @@ pub(super) fn matches(
     args: &ListArgs,
     bundle_filter: Option<&BundleFilter>,
 ) -> bool {
-    let task_id = text(doc, "task_id");
+    selects_task(text(doc, "task_id"), args, bundle_filter)
+}
+
+/// Whether `--bundle` and `--task` select the instances of the task `task_id`.
+fn selects_task(task_id: &str, args: &ListArgs, bundle_filter: Option<&BundleFilter>) -> bool {
     let (bundle, name) = split_task_id(task_id);
     let bundle_ok = bundle_filter.is_none_or(|f| f.admits(bundle));
     // The name, the whole id, the id as the TASK column shows it (without `@local/`), or its end
@@ -87,6 +91,33 @@ pub(super) fn tasks_named(sources: &Recorded, asked: &str) -> Result<Vec<String>
         .iter()
         .map(|t| text(t, "id"))
         .filter(|id| names_task(asked, id, split_task_id(id).1))
+        .map(str::to_string)
+        .collect();
+    ids.sort();
+    ids.dedup();
+    Ok(ids)
+}
+
+/// The ids of the stored tasks (of any version) `--bundle` and `--task` select, sorted: the tasks
+/// whose instances they select, found without reading an instance.
+pub(super) fn tasks_selected(
+    sources: &Recorded,
+    args: &ListArgs,
+    bundle_filter: Option<&BundleFilter>,
+) -> Result<Vec<String>, Failure> {
+    let tasks = sources
+        .query(
+            crate::run::stored_task::TASKS,
+            &Filter::all(),
+            None,
+            None,
+            0,
+        )
+        .map_err(|e| Failure::new(format!("cannot read the stored tasks: {e}")))?;
+    let mut ids: Vec<String> = tasks
+        .iter()
+        .map(|t| text(t, "id"))
+        .filter(|id| selects_task(id, args, bundle_filter))
         .map(str::to_string)
         .collect();
     ids.sort();

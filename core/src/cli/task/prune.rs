@@ -7,13 +7,14 @@
 //! tens of megabytes; each is deleted in the store that holds it (a document store deletes one
 //! document a request).
 
-use std::collections::HashMap;
+use std::collections::{BTreeSet, HashMap};
 use std::sync::Arc;
 use std::time::{Duration, SystemTime};
 
 use serde_json::{json, Value};
 
-use super::filter::{matches, tasks_named, BundleFilter};
+use super::filter::{matches, tasks_named, tasks_selected, BundleFilter};
+use super::list::none_listed;
 use super::sources::Sources;
 use super::{pretty, text, ListArgs, PruneArgs};
 use crate::cli::{Exit, Failure, Terminal};
@@ -44,6 +45,8 @@ struct Choice {
     running: usize,
     /// Instances the filters select that stay.
     kept: usize,
+    /// The tasks of the selected instances read.
+    tasks: BTreeSet<String>,
 }
 
 /// The instant `age` before now, as instances record their start.
@@ -77,6 +80,16 @@ pub(super) fn prune(
         .as_deref()
         .map(|b| BundleFilter::new(b, home));
     let older_than = args.older_than.map(cutoff);
+    // The tasks the filters select, when they narrow the instances: what a prune by age alone
+    // counts among those it keeps without reading them, and what tells a name several tasks share.
+    let selected_tasks = match (&selecting.bundle, &selecting.task) {
+        (None, None) => None,
+        _ => Some(tasks_selected(
+            &sources.recorded,
+            &selecting,
+            bundle_filter.as_ref(),
+        )?),
+    };
     let stores = sources.recorded.stores();
     let mut choice = Choice::default();
     for (index, store) in stores.iter().enumerate() {
@@ -86,12 +99,29 @@ pub(super) fn prune(
             |d| matches(d, &selecting, bundle_filter.as_ref()),
             older_than.as_deref(),
             args.keep_last,
+            selected_tasks.as_deref(),
             &mut choice,
         )
         .map_err(|e| Failure::new(format!("cannot read the recorded task instances: {e}")))?;
     }
+    // A name several tasks share would prune them all: refused before anything is deleted.
+    if let (Some(asked), Some(named)) = (selecting.task.as_deref(), &selected_tasks) {
+        let mut tasks: Vec<String> = named.clone();
+        tasks.extend(choice.tasks.iter().cloned());
+        tasks.sort();
+        tasks.dedup();
+        if tasks.len() > 1 {
+            return Err(Failure::new(format!(
+                "'{asked}' names {} tasks ({}), so nothing was deleted; give more of an id, such as {}, to prune one alone",
+                tasks.len(),
+                tasks.join(", "),
+                tasks[0].strip_prefix("@local/").unwrap_or(&tasks[0])
+            )));
+        }
+    }
+    let selected = choice.kept + choice.chosen.len();
     // A task name that names no task at all (a typo) is an error, as it is to `task list`.
-    if let (Some(asked), 0) = (selecting.task.as_deref(), choice.kept + choice.chosen.len()) {
+    if let (Some(asked), 0) = (selecting.task.as_deref(), selected) {
         if sources.recorded.left_out().is_none()
             && tasks_named(&sources.recorded, asked)?.is_empty()
         {
@@ -100,12 +130,35 @@ pub(super) fn prune(
             )));
         }
     }
+    // So is a bundle folder that is not there.
+    if let (Some(asked), 0) = (selecting.bundle.as_deref(), selected) {
+        if let Some(Err(missing)) = crate::bundle::as_folder(asked, home) {
+            return Err(Failure::new(format!(
+                "--bundle {missing}; no task instance of it is recorded, so nothing was deleted"
+            )));
+        }
+    }
+    // Filters that select nothing are said, as `task list` says them.
+    let none_matched = (selected == 0 && (selecting.bundle.is_some() || selecting.task.is_some()))
+        .then(|| {
+            let recorded = sources
+                .recorded
+                .count(INSTANCES, &Filter::all())
+                .unwrap_or(0);
+            none_listed(usize::try_from(recorded).unwrap_or(usize::MAX), &selecting)
+                .trim_end()
+                .to_string()
+        });
     let deleted = if args.dry_run {
         0
     } else {
         delete(stores, &choice.chosen)?
     };
-    report(&args, &choice, deleted, &sources.warnings, term)
+    let said = Said {
+        warnings: &sources.warnings,
+        none_matched: none_matched.as_deref(),
+    };
+    report(&args, &choice, deleted, said, term)
 }
 
 /// Adds to `choice` the instances of `store` that `selected` keeps and the limits take, newest first.
@@ -115,13 +168,19 @@ fn choose_in(
     selected: impl Fn(&Document) -> bool,
     older_than: Option<&str>,
     keep_last: Option<usize>,
+    selected_tasks: Option<&[String]>,
     choice: &mut Choice,
 ) -> Result<(), crate::stores::StoreError> {
-    // Without a count to keep, only the old ones need reading.
-    let filter = match (older_than, keep_last) {
-        (Some(before), None) => Filter::all().and("started_at_utc", Predicate::Lte(json!(before))),
-        _ => Filter::all(),
+    // Without a count to keep, only the old ones need reading; the others are counted.
+    let old_only = match (older_than, keep_last) {
+        (Some(before), None) => Some(before),
+        _ => None,
     };
+    let filter = match old_only {
+        Some(before) => Filter::all().and("started_at_utc", Predicate::Lte(json!(before))),
+        None => Filter::all(),
+    };
+    let mut tasks_seen: BTreeSet<String> = BTreeSet::new();
     let newest_first = Sort::by("started_at_utc", true);
     let mut seen_of_task: HashMap<String, usize> = HashMap::new();
     let mut offset = 0;
@@ -130,6 +189,7 @@ fn choose_in(
         let read = page.len();
         for doc in page.iter().filter(|d| selected(d)) {
             let task_id = text(doc, "task_id").to_string();
+            tasks_seen.insert(task_id.clone());
             let seen = seen_of_task.entry(task_id.clone()).or_default();
             *seen += 1;
             let started = text(doc, "started_at_utc");
@@ -159,10 +219,49 @@ fn choose_in(
             });
         }
         if read < PAGE {
-            return Ok(());
+            break;
         }
         offset += read;
     }
+    if let Some(before) = old_only {
+        choice.kept += newer_selected(store, before, selected_tasks, &tasks_seen)?;
+    }
+    choice.tasks.extend(tasks_seen);
+    Ok(())
+}
+
+/// How many instances in `store` the filters select (those of `selected_tasks` and `tasks_seen`;
+/// every one with `selected_tasks` `None`) that are not among those read as started by `before`:
+/// they stay, and are counted without reading them.
+fn newer_selected(
+    store: &dyn DocumentStore,
+    before: &str,
+    selected_tasks: Option<&[String]>,
+    tasks_seen: &BTreeSet<String>,
+) -> Result<usize, crate::stores::StoreError> {
+    let of_selected = match selected_tasks {
+        None => Filter::all(),
+        Some(named) => {
+            let ids: BTreeSet<&str> = named
+                .iter()
+                .map(String::as_str)
+                .chain(tasks_seen.iter().map(String::as_str))
+                .collect();
+            if ids.is_empty() {
+                return Ok(0);
+            }
+            Filter::all().and(
+                "task_id",
+                Predicate::In(ids.into_iter().map(|id| json!(id)).collect()),
+            )
+        }
+    };
+    let all = store.count(INSTANCES, &of_selected)?;
+    let read = store.count(
+        INSTANCES,
+        &of_selected.and("started_at_utc", Predicate::Lte(json!(before))),
+    )?;
+    Ok(usize::try_from(all.saturating_sub(read)).unwrap_or(usize::MAX))
 }
 
 /// Deletes the chosen instances, each from its own store; returns how many went. A running instance
@@ -191,11 +290,19 @@ fn instances(n: usize) -> String {
     format!("{n} task instance{}", if n == 1 { "" } else { "s" })
 }
 
+/// What a prune says beside what it deleted.
+struct Said<'a> {
+    /// The sources' warnings (already said on stderr; a script reads them in the JSON).
+    warnings: &'a [String],
+    /// That the filters selected no instance, when they did not.
+    none_matched: Option<&'a str>,
+}
+
 fn report(
     args: &PruneArgs,
     choice: &Choice,
     deleted: u64,
-    warnings: &[String],
+    said: Said<'_>,
     term: &Terminal,
 ) -> Exit {
     let objects: usize = choice.chosen.iter().map(|c| c.objects).sum();
@@ -221,6 +328,12 @@ fn report(
             "kept_running": choice.running,
             "objects_left": objects,
         });
+        let warnings: Vec<&str> = said
+            .warnings
+            .iter()
+            .map(String::as_str)
+            .chain(said.none_matched)
+            .collect();
         if !warnings.is_empty() {
             doc["warnings"] = json!(warnings);
         }
@@ -228,6 +341,10 @@ fn report(
         return Ok(0);
     }
     let mut out = String::new();
+    if let Some(none) = said.none_matched {
+        out.push_str(none);
+        out.push('\n');
+    }
     if args.dry_run && !choice.chosen.is_empty() {
         let header = ["INSTANCE", "STATUS", "TASK", "STARTED"].map(str::to_string);
         let rows = choice.chosen.iter().map(|c| {
