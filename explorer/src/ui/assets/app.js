@@ -134,7 +134,8 @@ function byteSize(bytes) {
   if (bytes < 1024) return `${bytes} B`;
   let value = bytes / 1024;
   let unit = 0;
-  while (value >= 1024 && unit + 1 < units.length) {
+  // As shown, to a tenth: 1048575 bytes is 1.0 MiB, not 1024.0 KiB.
+  while (Math.round(value * 10) / 10 >= 1024 && unit + 1 < units.length) {
     value /= 1024;
     unit += 1;
   }
