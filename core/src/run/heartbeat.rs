@@ -8,6 +8,12 @@
 //! is [`STALE_AFTER_BEATS`] intervals old (the writer's interval, as the instance records it), and a
 //! run on any machine marks it failed ([`crate::run::liveness::sweep`]).
 //!
+//! A run that ended but whose store did not take a task's end stops heartbeating too: its instance
+//! shows `running`, and turns stale like a killed run's. The machine whose journal holds the final
+//! document knows better, and its readers say the end waits there ([`end_waiting_here`]); another
+//! machine cannot tell, and its next run may mark the instance failed. The owning machine's next
+//! run writes the final document over that mark, so the instance ends as its task did.
+//!
 //! Both times can be set for a run by the environment: [`HEARTBEAT_VAR`] and [`RECORD_WAIT_VAR`],
 //! in seconds.
 
@@ -121,14 +127,28 @@ impl Stale {
     }
 }
 
+/// What a reader on the machine whose run journal holds a running instance's final document (its
+/// run ended, but the store did not take its end) says of it instead of [`Stale::words`]: the run
+/// was not killed, and `by`, the command whose next run on this machine writes the end, says so.
+pub fn end_waiting_here(by: &str) -> String {
+    format!(
+        "its end is waiting in this machine's journal (the store did not take it); the next {by} here writes it"
+    )
+}
+
+/// Whether `doc`, a task instance, is still `running` or `queued` as the store shows it.
+pub fn shows_running(doc: &Document) -> bool {
+    matches!(
+        doc.get("status").and_then(Value::as_str),
+        Some("running") | Some("queued")
+    )
+}
+
 /// Whether `doc`, a task instance, is `running` with a heartbeat older than [`STALE_AFTER_BEATS`]
 /// of its run's intervals at `now`. An instance that records no heartbeat (written before
 /// instances did, or by another tool) is never stale.
 pub fn stale(doc: &Document, now: SystemTime) -> Option<Stale> {
-    if !matches!(
-        doc.get("status").and_then(Value::as_str),
-        Some("running") | Some("queued")
-    ) {
+    if !shows_running(doc) {
         return None;
     }
     let since = doc.get(HEARTBEAT_AT)?.as_str()?;

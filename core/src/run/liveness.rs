@@ -265,6 +265,9 @@ pub struct DeadRun {
     pub ended: bool,
     /// The final documents of the instances whose end it could not write.
     pub final_documents: Vec<Document>,
+    /// The ids of the instances whose end it could not write (its journal keeps their final
+    /// documents, when it could write them).
+    pub unrecorded: Vec<String>,
     /// Where its instances went (`None` for a journal written before journals said).
     pub instances_in: Option<InstancesIn>,
     /// The sandbox root it deployed under (`None` for a journal written before journals said): its
@@ -348,11 +351,16 @@ pub fn journals_here(locks_dir: &Path) -> JournalsHere {
             .filter_map(|line| line.strip_prefix(FINAL_LINE))
             .filter_map(|json| serde_json::from_str::<Document>(json).ok())
             .collect();
+        let unrecorded = lines
+            .iter()
+            .filter_map(|line| line.strip_prefix(UNRECORDED_LINE).map(str::to_string))
+            .collect();
         here.dead.push(DeadRun {
             run_group_id: run_group_id.to_string(),
             sandboxes,
             ended,
             final_documents,
+            unrecorded,
             instances_in: lines
                 .iter()
                 .find_map(|line| line.strip_prefix(STORE_LINE))

@@ -297,3 +297,112 @@ fn a_task_end_waits_for_a_store_that_comes_back() {
     assert!(!next.stderr.contains("earlier run"), "{}", next.both());
     assert!(!next.stderr.contains("wrote the end"), "{}", next.both());
 }
+
+/// Two machines share the configured store, and one's run could not write a task's end: the
+/// instance shows `running` with its heartbeat stopped. The machine whose journal holds the end
+/// says it waits there; the other takes the run for killed and its next run marks the instance
+/// failed; the owning machine's next run then writes the end as the task left it.
+#[test]
+fn an_end_waiting_in_a_journal_is_said_so_there_and_outlives_another_machines_failed_mark() {
+    let shared = tempfile::tempdir().unwrap();
+    let db = shared.path().join("team.db");
+    let alice = Sandboxed::new();
+    configured(&alice, &db);
+    let bob = Sandboxed::new();
+    configured(&bob, &db);
+    let (steps, lock) = locking_steps(&alice, &db);
+    let file = alice.write("locked.json", &steps.to_string());
+    let put = alice.run(&["task", "put", file.to_str().unwrap(), "--id", "team/locked"]);
+    assert_eq!(put.code, 0, "{}", put.both());
+    let quick = alice.write(
+        "quick.json",
+        r#"[{"id": "box", "type": "deploy_sandbox", "sandbox_name": "box"}]"#,
+    );
+    let put = alice.run(&["task", "put", quick.to_str().unwrap(), "--id", "team/quick"]);
+    assert_eq!(put.code, 0, "{}", put.both());
+
+    let refused = run_with(
+        &alice,
+        &["task", "run", "team/locked", "--json"],
+        &[
+            ("AGENT_ENV_RECORD_WAIT_SECONDS", "0"),
+            ("AGENT_ENV_HEARTBEAT_SECONDS", "0.1"),
+        ],
+    );
+    lock.release();
+    assert_eq!(refused.code, 0, "{}", refused.both());
+    let doc: Value = serde_json::from_str(&refused.stdout).expect("one JSON document");
+    let id = doc["tasks"][0]["instance_id"]
+        .as_str()
+        .expect("the instance id")
+        .to_string();
+    let listed = |s: &Sandboxed| -> Value {
+        let r = s.run(&["task", "instances", "team/locked", "--json"]);
+        assert_eq!(r.code, 0, "{}", r.both());
+        let doc: Value = serde_json::from_str(&r.stdout).unwrap();
+        doc["instances"][0].clone()
+    };
+    // Four of its 0.1 s heartbeats on, Bob sees a run that stopped sending signs of life.
+    wait_for("the instance seen stale elsewhere", || {
+        listed(&bob)["stale"] == true
+    });
+    let shown = bob.run(&["task", "get-instance", &id]);
+    assert!(
+        shown.stdout.contains("its run was probably killed"),
+        "{}",
+        shown.both()
+    );
+
+    // Alice's journal holds its end: her readers say so, and not that the run was killed.
+    let waiting = "running (its end is waiting in this machine's journal (the store did not take it); the next agent-env task run here writes it)";
+    let shown = alice.run(&["task", "get-instance", &id]);
+    assert!(
+        shown.stdout.contains(&format!("status:    {waiting}\n"))
+            && !shown.stdout.contains("probably killed"),
+        "{}",
+        shown.both()
+    );
+    let table = alice.run(&["task", "list"]);
+    assert!(
+        table.stdout.contains(waiting) && !table.stdout.contains("no sign of life"),
+        "{}",
+        table.both()
+    );
+    let seen = listed(&alice);
+    assert_eq!(
+        (&seen["stale"], &seen["end_waiting_here"]),
+        (&false.into(), &true.into()),
+        "{seen:#}"
+    );
+    let json = alice.run(&["task", "get-instance", &id, "--json"]);
+    let instance: Value = serde_json::from_str(&json.stdout).unwrap();
+    assert_eq!(instance["end_waiting_here"], true, "{instance:#}");
+    assert!(instance.get("stale").is_none(), "{instance:#}");
+
+    // Bob cannot tell: his next run marks it failed.
+    let next = bob.run(&["task", "run", "team/quick"]);
+    assert_eq!(next.code, 0, "{}", next.both());
+    let stored = || locked(agent_env_test_support::documents(&db, "task_instances"));
+    assert_eq!(stored()["status"], "failed", "{}", stored());
+    assert_eq!(listed(&alice)["end_waiting_here"], false);
+
+    // Alice's next run writes the end over that mark, as the task left it.
+    let next = alice.run(&["task", "run", "team/quick"]);
+    assert_eq!(next.code, 0, "{}", next.both());
+    assert!(
+        next.stderr
+            .contains("note: wrote the end of 1 task instance"),
+        "{}",
+        next.both()
+    );
+    let instance = stored();
+    assert_eq!(instance["status"], "completed", "{instance:#}");
+    assert_eq!(instance["error"], Value::Null, "{instance:#}");
+    assert!(instance["recorded_late_at_utc"].is_string(), "{instance:#}");
+    let shown = bob.run(&["task", "get-instance", &id]);
+    assert!(
+        shown.stdout.contains("status:    completed\n"),
+        "{}",
+        shown.both()
+    );
+}

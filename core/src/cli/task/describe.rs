@@ -47,7 +47,13 @@ fn checks(doc: &Document) -> String {
 }
 
 /// The human view of one instance.
-pub(super) fn describe(doc: &Document, scores: &InstanceScores<'_>) -> String {
+/// `end_waiting_here` is the command whose next run on this machine writes the instance's end, when
+/// a journal here holds it (see [`super::sources::Sources::end_waiting_here`]).
+pub(super) fn describe(
+    doc: &Document,
+    scores: &InstanceScores<'_>,
+    end_waiting_here: Option<&str>,
+) -> String {
     let mut out = String::new();
     let mut line = |label: &str, value: String| {
         out.push_str(&format!("{label:<11}{value}\n"));
@@ -63,13 +69,21 @@ pub(super) fn describe(doc: &Document, scores: &InstanceScores<'_>) -> String {
     );
     line(
         "status:",
-        match crate::run::heartbeat::stale(doc, std::time::SystemTime::now()) {
-            Some(stale) => format!(
+        match (
+            end_waiting_here,
+            crate::run::heartbeat::stale(doc, std::time::SystemTime::now()),
+        ) {
+            (Some(by), _) => format!(
+                "{} ({})",
+                text(doc, "status"),
+                crate::run::heartbeat::end_waiting_here(by)
+            ),
+            (None, Some(stale)) => format!(
                 "{} ({}; the next run on any machine sharing this store marks it failed)",
                 text(doc, "status"),
                 stale.words()
             ),
-            None => text(doc, "status").to_string(),
+            (None, None) => text(doc, "status").to_string(),
         },
     );
     if let Some(late) = doc

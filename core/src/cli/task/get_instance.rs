@@ -63,13 +63,20 @@ pub(super) fn get(args: GetArgs, all: &Sources, term: &Terminal) -> Exit {
     };
     if args.json {
         let mut doc = doc.clone();
-        // The one key not the store's: a running instance whose run stopped sending signs of life.
-        if crate::run::heartbeat::stale(&doc, std::time::SystemTime::now()).is_some() {
+        // The keys not the store's: a running instance whose end waits in this machine's journal,
+        // or else one whose run stopped sending signs of life.
+        if all.end_waiting_here(&doc).is_some() {
+            doc.insert("end_waiting_here".into(), Value::Bool(true));
+        } else if crate::run::heartbeat::stale(&doc, std::time::SystemTime::now()).is_some() {
             doc.insert("stale".into(), Value::Bool(true));
         }
         term.print(&format!("{}\n", pretty(&Value::Object(doc))));
         return Ok(0);
     }
-    term.print(&describe(doc, &InstanceScores::new(sources)));
+    term.print(&describe(
+        doc,
+        &InstanceScores::new(sources),
+        all.end_waiting_here(doc),
+    ));
     Ok(0)
 }

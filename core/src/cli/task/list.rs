@@ -84,13 +84,21 @@ fn newest_instances(
     Ok(kept)
 }
 
-fn summary(doc: &Document, scores: &InstanceScores<'_>, now: SystemTime) -> Value {
+/// One instance as `--json` lists it; `waiting_here` when its end waits in this machine's journal
+/// (then it is not `stale`: its run was not killed).
+fn summary(
+    doc: &Document,
+    scores: &InstanceScores<'_>,
+    now: SystemTime,
+    waiting_here: bool,
+) -> Value {
     json!({
         "instance_id": text(doc, "instance_id"),
         "task_id": text(doc, "task_id"),
         "task_version": doc.get("task_version").cloned().unwrap_or(Value::Null),
         "status": text(doc, "status"),
-        "stale": heartbeat::stale(doc, now).is_some(),
+        "stale": !waiting_here && heartbeat::stale(doc, now).is_some(),
+        "end_waiting_here": waiting_here,
         "heartbeat_at_utc": doc.get(heartbeat::HEARTBEAT_AT).cloned().unwrap_or(Value::Null),
         "scores": scores.of(doc),
         "started_at_utc": text(doc, "started_at_utc"),
@@ -100,9 +108,21 @@ fn summary(doc: &Document, scores: &InstanceScores<'_>, now: SystemTime) -> Valu
     })
 }
 
-/// An instance's status as a person reads it: a running one whose run stopped sending signs of life
-/// says since when (`running (no sign of life since …)`).
-pub(super) fn status_text(doc: &Document, now: SystemTime) -> String {
+/// An instance's status as a person reads it: a running one whose end waits in this machine's
+/// journal says so, written by the next run of `end_waiting_here`; one whose run stopped sending
+/// signs of life says since when (`running (no sign of life since …)`).
+pub(super) fn status_text(
+    doc: &Document,
+    now: SystemTime,
+    end_waiting_here: Option<&str>,
+) -> String {
+    if let Some(by) = end_waiting_here {
+        return format!(
+            "{} ({})",
+            text(doc, "status"),
+            heartbeat::end_waiting_here(by)
+        );
+    }
     match heartbeat::stale(doc, now) {
         Some(stale) => format!(
             "{} (no sign of life since {})",
@@ -197,7 +217,10 @@ pub(super) fn list(
     let scores = InstanceScores::new(sources);
     let now = SystemTime::now();
     if args.json {
-        let rows: Vec<Value> = found.iter().map(|d| summary(d, &scores, now)).collect();
+        let rows: Vec<Value> = found
+            .iter()
+            .map(|d| summary(d, &scores, now, all.end_waiting_here(d).is_some()))
+            .collect();
         let mut doc = json!({"format_version": 1, "instances": rows});
         // Present only when there are some: a script can tell "no runs" from "a store left out",
         // and from a filter that matches none of the runs there are.
@@ -230,7 +253,7 @@ pub(super) fn list(
             let task_id = text(d, "task_id");
             [
                 short_id(text(d, "instance_id")).to_string(),
-                status_text(d, now),
+                status_text(d, now, all.end_waiting_here(d)),
                 scores_text(&scores.of(d)),
                 format!(
                     "{} v{}",

@@ -1,8 +1,13 @@
 //! Where recorded task instances are read from, with the warnings a reader should see about them.
 
+use std::collections::BTreeMap;
+
+use serde_json::Value;
+
 use super::Terminal;
 use crate::run::recorded::Recorded;
 use crate::session::Session;
+use crate::stores::Document;
 
 /// Where instances are recorded: the local store (bundle runs), then the configured document store
 /// (stored tasks' runs), with what a reader should know about them: a configured store that cannot be
@@ -12,6 +17,10 @@ use crate::session::Session;
 pub(super) struct Sources {
     pub(super) recorded: Recorded,
     pub(super) warnings: Vec<String>,
+    /// The instances whose end a run on this machine could not write and its journal keeps, each
+    /// with the command whose next run here writes it: they show `running`, yet their run is not
+    /// killed.
+    pub(super) ends_waiting_here: BTreeMap<String, &'static str>,
     /// Whether the left-out store's warning is still to be said.
     held: bool,
 }
@@ -27,6 +36,16 @@ pub(super) enum LeftOut {
 }
 
 impl Sources {
+    /// The command whose next run on this machine writes `doc`'s end, when `doc` shows `running`
+    /// because its end waits in a journal here.
+    pub(super) fn end_waiting_here(&self, doc: &Document) -> Option<&'static str> {
+        if !crate::run::heartbeat::shows_running(doc) {
+            return None;
+        }
+        let id = doc.get("instance_id").and_then(Value::as_str)?;
+        self.ends_waiting_here.get(id).copied()
+    }
+
     /// Says why the configured store is left out, when it is and [`instance_sources`] held it.
     pub(super) fn warn_left_out(&self, term: &Terminal) {
         if let (true, Some(why)) = (self.held, self.recorded.left_out()) {
@@ -76,9 +95,19 @@ pub(super) fn instance_sources(session: &Session, term: &Terminal, left_out: Lef
     for warning in &warnings[said_from..] {
         term.warn(warning.clone());
     }
+    let ends_waiting_here = dead
+        .iter()
+        .filter(|run| run.ended)
+        .flat_map(|run| {
+            run.unrecorded
+                .iter()
+                .map(|id| (id.clone(), run.marked_by()))
+        })
+        .collect();
     Sources {
         recorded,
         warnings,
+        ends_waiting_here,
         held,
     }
 }
