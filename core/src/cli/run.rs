@@ -403,6 +403,16 @@ impl RunObserver for HoldWatch {
     fn event(&self, event: &RunEvent) {
         if matches!(event, RunEvent::TaskStarted { .. }) {
             STATE.task_started.store(true, Ordering::SeqCst);
+            STATE.tasks_running.fetch_add(1, Ordering::SeqCst);
+        }
+        if let RunEvent::TaskFinished {
+            started_as: Some(_),
+            ..
+        } = event
+        {
+            let _ = STATE
+                .tasks_running
+                .fetch_update(Ordering::SeqCst, Ordering::SeqCst, |n| n.checked_sub(1));
         }
         if matches!(event, RunEvent::RunFinished { .. }) {
             // Every task has ended and torn its sandboxes down: a signal now changes nothing.

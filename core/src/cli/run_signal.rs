@@ -4,7 +4,7 @@
 //! process (a process runs one run): where the run is, its document so far and its log.
 
 use std::io::Write;
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::{Arc, OnceLock};
 
 use super::run_json::{pretty, RunCollector};
@@ -28,6 +28,10 @@ pub(super) struct RunSignalState {
     /// Whether a task has started: before, a signal stops a run that has no step to cancel and no
     /// sandbox to tear down (it may be starting its plugins or writing the bundle to the stores).
     pub(super) task_started: AtomicBool,
+    /// How many tasks have started and not yet finished, those waiting for the document store to
+    /// take their end among them: when only those are left, a signal stops a wait and cancels no
+    /// step.
+    pub(super) tasks_running: AtomicUsize,
     /// The run's document so far, for the `cancelled` document a second signal prints.
     pub(super) collected: OnceLock<Arc<RunCollector>>,
     /// The run's log, told of the signals that stop the run (a second one exits before it is
@@ -42,6 +46,7 @@ pub(super) static STATE: RunSignalState = RunSignalState {
     holding: AtomicBool::new(false),
     tasks_ended: AtomicBool::new(false),
     task_started: AtomicBool::new(false),
+    tasks_running: AtomicUsize::new(0),
     collected: OnceLock::new(),
     log: OnceLock::new(),
 };
@@ -61,6 +66,13 @@ fn another(signal: i32) -> &'static str {
     } else {
         "another signal"
     }
+}
+
+/// Whether every task still running is waiting for the document store to take its end: a signal
+/// then stops those waits and cancels no step (their tasks keep the outcomes they had).
+fn waiting_for_the_store_only() -> bool {
+    let waiting = crate::run::recorder::ends_waiting_for_store();
+    waiting > 0 && STATE.tasks_running.load(Ordering::SeqCst) <= waiting
 }
 
 /// A signal during a run. The first says, at once, that the run is stopping (its teardown may take
@@ -86,6 +98,28 @@ pub(crate) fn on_signal(signalled: Signalled) {
             );
             log_signal(format!(
                 "{} received before any task started: stopping",
+                agent_env_host::signal_name(signal)
+            ));
+        }
+        Signalled::First(signal) if waiting_for_the_store_only() => {
+            let _ = writeln!(
+                stderr,
+                "Stopping: no step is running; no longer waiting for the document store to take the end of the tasks that ended: their records stay in this machine's journal, and the next run here writes them; {} stops at once",
+                another(signal)
+            );
+            log_signal(format!(
+                "{} received while only waiting for the document store: stopped waiting; the tasks' records stay in this machine's journal for the next run here",
+                agent_env_host::signal_name(signal)
+            ));
+        }
+        Signalled::First(signal) if crate::run::recorder::ends_waiting_for_store() > 0 => {
+            let _ = writeln!(
+                stderr,
+                "Stopping: cancelling the running steps and tearing down the sandboxes, and no longer waiting for the document store (the records it did not take stay in this machine's journal for the next run here); {} stops at once, leaving the sandboxes for the next run to clean up",
+                another(signal)
+            );
+            log_signal(format!(
+                "{} received: cancelling the running steps, tearing down the sandboxes and no longer waiting for the document store",
                 agent_env_host::signal_name(signal)
             ));
         }

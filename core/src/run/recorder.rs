@@ -19,8 +19,11 @@
 //! The task's end is written whatever the store's trouble: a store that does not answer (it is down,
 //! or a plugin store crashed) is asked again, with growing pauses, for up to [`FinalWait::patience`]
 //! (a cancel stops the wait); if it still does not take it, the final document is handed back
-//! ([`RecordError::Deferred`]) for the run's journal to keep, and a later run writes it.
+//! ([`RecordError::Deferred`]) for the run's journal to keep, and a later run writes it. How many
+//! tasks of the process are in that wait is kept ([`ends_waiting_for_store`]), so that what a signal
+//! says can tell a wait it stops from steps it cancels.
 
+use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Condvar, Mutex, MutexGuard, OnceLock};
 use std::time::{Duration, Instant};
 
@@ -73,6 +76,35 @@ pub struct FinalWait<'a> {
     pub cancel: &'a Cancel,
     /// Told once, with the store's answer, when the first try fails and a wait begins.
     pub waiting: &'a dyn Fn(&str),
+}
+
+/// The tasks of this process whose end waits for the store, or whose wait a cancel stopped.
+static ENDS_WAITING: AtomicUsize = AtomicUsize::new(0);
+
+/// How many tasks of this process are waiting for the store to take their end, counting those whose
+/// wait a cancel stopped (a signal handler, told after the cancel, still finds them). A process run
+/// from the command line runs one run, so this is that run's.
+pub fn ends_waiting_for_store() -> usize {
+    ENDS_WAITING.load(Ordering::SeqCst)
+}
+
+/// One task's end waiting for the store, counted in [`ENDS_WAITING`] while it lives; a wait that
+/// a cancel stopped stays counted.
+struct EndWaiting<'a>(&'a Cancel);
+
+impl<'a> EndWaiting<'a> {
+    fn begin(cancel: &'a Cancel) -> EndWaiting<'a> {
+        ENDS_WAITING.fetch_add(1, Ordering::SeqCst);
+        EndWaiting(cancel)
+    }
+}
+
+impl Drop for EndWaiting<'_> {
+    fn drop(&mut self) {
+        if !self.0.is_cancelled() {
+            ENDS_WAITING.fetch_sub(1, Ordering::SeqCst);
+        }
+    }
 }
 
 /// Whether asking again may get another answer: the store did not answer, or failed in a way that
@@ -291,7 +323,7 @@ impl<'f> Recorder<'f> {
         }
         let started = Instant::now();
         let mut pause = Duration::from_millis(250);
-        let mut told = false;
+        let mut waiting: Option<EndWaiting<'_>> = None;
         loop {
             let Err(e) = self.record.write(&mut state) else {
                 return Ok(());
@@ -306,9 +338,9 @@ impl<'f> Recorder<'f> {
                     document: state.doc.clone(),
                 });
             }
-            if !told {
+            if waiting.is_none() {
+                waiting = Some(EndWaiting::begin(wait.cancel));
                 (wait.waiting)(&e.to_string());
-                told = true;
             }
             pause_unless_cancelled(pause.min(left), wait.cancel);
             pause = (pause * 2).min(LONGEST_PAUSE);

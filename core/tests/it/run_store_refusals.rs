@@ -406,3 +406,67 @@ fn an_end_waiting_in_a_journal_is_said_so_there_and_outlives_another_machines_fa
         shown.both()
     );
 }
+
+/// Ctrl-C while the only task's end waits for the store stops the wait and cancels nothing: the run
+/// says so, the task keeps its outcome and the run exits as it says, and the end stays in the
+/// journal for the next run.
+#[test]
+fn ctrl_c_during_the_record_wait_stops_the_wait_and_keeps_the_tasks_outcome() {
+    let s = Sandboxed::new();
+    let first = s.run(&["run", "hello", "-q"]);
+    assert_eq!(first.code, 0, "{}", first.both());
+    let (steps, lock) = locking_steps(&s, &s.local_db());
+    s.write("locked/tasks/locked.json", &steps.to_string());
+    let mut child = s
+        .command(&["run", "./locked"])
+        .env("AGENT_ENV_RECORD_WAIT_SECONDS", "600")
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let stdout = child.stdout.take().unwrap();
+    let reading = std::thread::spawn(move || std::io::read_to_string(stdout).unwrap());
+    let mut stderr = String::new();
+    let mut lines = BufReader::new(child.stderr.take().unwrap()).lines();
+    for line in lines.by_ref() {
+        let line = line.unwrap();
+        stderr.push_str(&line);
+        stderr.push('\n');
+        if line.contains("waiting for the document store to take the task's end") {
+            break;
+        }
+    }
+    unsafe { libc::kill(child.id() as i32, libc::SIGINT) };
+    for line in lines {
+        stderr.push_str(&line.unwrap());
+        stderr.push('\n');
+    }
+    let status = child.wait().unwrap();
+    let stdout = reading.join().unwrap();
+    lock.release();
+    assert!(
+        stderr.contains("Stopping: no step is running; no longer waiting for the document store to take the end of the tasks that ended: their records stay in this machine's journal, and the next run here writes them; another Ctrl-C stops at once")
+            && !stderr.contains("cancelling the running steps"),
+        "{stderr}"
+    );
+    assert_eq!(status.code(), Some(0), "{stdout}{stderr}");
+    assert!(
+        stdout.contains("  tasks/locked.json v1: passed (lock: 1)"),
+        "{stdout}"
+    );
+    assert!(
+        stderr.contains(
+            "so its record is not written yet; it is kept in this machine's state folder"
+        ),
+        "{stderr}"
+    );
+    assert_eq!(locked(s.docs("task_instances"))["status"], "running");
+    let next = s.run(&["run", "hello", "-q"]);
+    assert!(
+        next.stderr
+            .contains("note: wrote the end of 1 task instance"),
+        "{}",
+        next.both()
+    );
+    assert_eq!(locked(s.docs("task_instances"))["status"], "completed");
+}
