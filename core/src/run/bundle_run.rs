@@ -220,6 +220,7 @@ pub fn run_bundle_pinned(
         out.line(super::CANCELLED_BEFORE_TASKS);
         return Ok(RunStatus::Cancelled { signal });
     }
+    let liveness = super::heartbeat::Liveness::for_run(session.env(), observer.as_ref());
     let options = RunOptions {
         dry_run: request.dry_run,
         keep: request.keep,
@@ -230,7 +231,7 @@ pub fn run_bundle_pinned(
         context_metadata: request.context_metadata.clone(),
         observer,
         pinned: pinned.clone(),
-        liveness: super::heartbeat::Liveness::from_env(session.env()),
+        liveness,
         places: Places {
             locks_dir: session.paths().locks_dir(),
             fixture_prefix: session.env().var(FIXTURE_PREFIX_VAR),

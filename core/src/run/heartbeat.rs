@@ -59,22 +59,80 @@ impl Default for Liveness {
     }
 }
 
+/// A variable of the environment whose value is not a number of seconds a run takes, so its
+/// default is used instead.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Ignored {
+    pub var: &'static str,
+    pub value: String,
+    pub default: Duration,
+}
+
+impl Ignored {
+    /// What a run warns: the variable, its value, and the default it uses instead.
+    pub fn words(&self) -> String {
+        format!(
+            "{}={:?} is not a number of seconds from 0 up to 1e9, so it is ignored and the default, {} s, is used; set it to such a number, or unset it",
+            self.var,
+            self.value,
+            self.default.as_secs()
+        )
+    }
+}
+
+/// The seconds `value` says: a number from 0 up to 1e9, a fraction allowed.
+fn seconds(value: &str) -> Option<Duration> {
+    value
+        .trim()
+        .parse::<f64>()
+        .ok()
+        .filter(|s| s.is_finite() && *s >= 0.0 && *s < 1e9)
+        .map(Duration::from_secs_f64)
+}
+
 impl Liveness {
-    /// The times [`HEARTBEAT_VAR`] and [`RECORD_WAIT_VAR`] give, each a number of seconds (a
-    /// fraction allowed); a variable unset, or not such a number, leaves its default.
+    /// The times [`HEARTBEAT_VAR`] and [`RECORD_WAIT_VAR`] give (see [`Liveness::read`]).
     pub fn from_env(env: &Environment) -> Liveness {
-        let seconds = |name: &str| {
-            env.var(name)
-                .and_then(|v| v.trim().parse::<f64>().ok())
-                .filter(|s| s.is_finite() && *s >= 0.0 && *s < 1e9)
-                .map(Duration::from_secs_f64)
-        };
+        Liveness::read(env).0
+    }
+
+    /// The times [`HEARTBEAT_VAR`] and [`RECORD_WAIT_VAR`] give, each a number of seconds (a
+    /// fraction allowed), and the variables whose values are not such a number: each of those
+    /// leaves its default, as a variable unset or empty does.
+    pub fn read(env: &Environment) -> (Liveness, Vec<Ignored>) {
         let default = Liveness::default();
-        Liveness {
-            heartbeat: seconds(HEARTBEAT_VAR)
+        let mut ignored = Vec::new();
+        let mut time = |var: &'static str, default: Duration| {
+            let value = env.var(var).filter(|v| !v.trim().is_empty())?;
+            let taken = seconds(&value);
+            if taken.is_none() {
+                ignored.push(Ignored {
+                    var,
+                    value,
+                    default,
+                });
+            }
+            taken
+        };
+        let liveness = Liveness {
+            heartbeat: time(HEARTBEAT_VAR, default.heartbeat)
                 .map_or(default.heartbeat, |d| d.max(SHORTEST_HEARTBEAT)),
-            record_wait: seconds(RECORD_WAIT_VAR).unwrap_or(default.record_wait),
+            record_wait: time(RECORD_WAIT_VAR, default.record_wait).unwrap_or(default.record_wait),
+        };
+        (liveness, ignored)
+    }
+
+    /// The times of a run ([`Liveness::read`]), warning its watchers once (a run-wide warning,
+    /// which the command line prints) of each variable whose value was ignored.
+    pub fn for_run(env: &Environment, observer: &dyn crate::run::events::RunObserver) -> Liveness {
+        let (liveness, ignored) = Liveness::read(env);
+        for one in ignored {
+            observer.event(&crate::run::events::RunEvent::Warning {
+                task_path: None,
+                message: one.words(),
+            });
         }
+        liveness
     }
 }
 
@@ -205,6 +263,36 @@ mod tests {
         assert_eq!(stale(&ended, now), None);
         // No heartbeat recorded: not judged.
         assert_eq!(stale(&doc(json!({"status": "running"})), now), None);
+    }
+
+    #[test]
+    fn a_value_that_is_not_a_number_of_seconds_is_ignored_and_said() {
+        for bad in ["abc", "-1", "1e9", "inf", "NaN", "30s"] {
+            let env = Environment::from_vars(
+                [(HEARTBEAT_VAR, bad), (RECORD_WAIT_VAR, bad)],
+                std::path::Path::new("/"),
+            );
+            let (liveness, ignored) = Liveness::read(&env);
+            assert_eq!(liveness, Liveness::default(), "{bad}");
+            let vars: Vec<&str> = ignored.iter().map(|i| i.var).collect();
+            assert_eq!(vars, [HEARTBEAT_VAR, RECORD_WAIT_VAR], "{bad}");
+            assert_eq!(
+                ignored[1].words(),
+                format!("{RECORD_WAIT_VAR}=\"{bad}\" is not a number of seconds from 0 up to 1e9, so it is ignored and the default, 30 s, is used; set it to such a number, or unset it")
+            );
+        }
+        for good in ["0", " 2.5 ", "999999999"] {
+            let env = Environment::from_vars([(RECORD_WAIT_VAR, good)], std::path::Path::new("/"));
+            let (liveness, ignored) = Liveness::read(&env);
+            assert!(ignored.is_empty(), "{good}: {ignored:?}");
+            assert_eq!(
+                liveness.record_wait,
+                Duration::from_secs_f64(good.trim().parse().unwrap())
+            );
+        }
+        // Unset or empty: the default, and nothing to say.
+        let empty = Environment::from_vars([(HEARTBEAT_VAR, "")], std::path::Path::new("/"));
+        assert_eq!(Liveness::read(&empty), (Liveness::default(), Vec::new()));
     }
 
     #[test]

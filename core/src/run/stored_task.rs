@@ -354,6 +354,7 @@ pub fn run_stored_task(
         out.line(super::CANCELLED_BEFORE_TASKS);
         return Ok(RunStatus::Cancelled { signal });
     }
+    let liveness = super::heartbeat::Liveness::for_run(session.env(), observer.as_ref());
     let options = RunOptions {
         dry_run: false,
         keep: request.keep,
@@ -364,7 +365,7 @@ pub fn run_stored_task(
         context_metadata: Map::new(),
         observer,
         pinned: Default::default(),
-        liveness: super::heartbeat::Liveness::from_env(session.env()),
+        liveness,
         places: Places {
             locks_dir: session.paths().locks_dir(),
             fixture_prefix: None,
