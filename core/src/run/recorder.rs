@@ -55,6 +55,9 @@ pub const FLUSH_INTERVAL: Duration = Duration::from_millis(100);
 /// The longest pause between two tries of a task's end.
 const LONGEST_PAUSE: Duration = Duration::from_secs(5);
 
+/// How long the first try of a task's end goes unanswered before the run says it is waiting.
+pub const SAY_WAITING_AFTER: Duration = Duration::from_secs(1);
+
 /// Why a task's instance is not in the store as the task left it.
 #[derive(Debug, thiserror::Error)]
 pub enum RecordError {
@@ -74,8 +77,11 @@ pub struct FinalWait<'a> {
     pub patience: Duration,
     /// Stops the wait.
     pub cancel: &'a Cancel,
-    /// Told once, with the store's answer, when the first try fails and a wait begins.
-    pub waiting: &'a dyn Fn(&str),
+    /// Told, with why, when the wait begins: when the first try fails, or earlier when the store
+    /// has not answered it within [`SAY_WAITING_AFTER`] (a store that blocks, as SQLite does for a
+    /// while on a lock, may use the whole wait on one try); then told once more, with the store's
+    /// answer, if that try fails and the wait goes on.
+    pub waiting: &'a (dyn Fn(&str) + Sync),
 }
 
 /// The tasks of this process whose end waits for the store, or whose wait a cancel stopped.
@@ -97,6 +103,38 @@ impl<'a> EndWaiting<'a> {
         ENDS_WAITING.fetch_add(1, Ordering::SeqCst);
         EndWaiting(cancel)
     }
+}
+
+/// Runs `first_try`, the first write of a task's end, telling `wait.waiting` (and counting the wait
+/// in [`ENDS_WAITING`]) if it has not answered within [`SAY_WAITING_AFTER`]; its answer, and
+/// whether the wait was told so. A run that does not wait says nothing.
+fn telling_if_slow<T>(wait: &FinalWait<'_>, first_try: impl FnOnce() -> T) -> (T, bool) {
+    if wait.patience.is_zero() {
+        return (first_try(), false);
+    }
+    let (answered, answer) = std::sync::mpsc::channel::<()>();
+    std::thread::scope(|scope| {
+        let watch = scope.spawn(move || {
+            let silent = matches!(
+                answer.recv_timeout(SAY_WAITING_AFTER.min(wait.patience)),
+                Err(std::sync::mpsc::RecvTimeoutError::Timeout)
+            );
+            if silent {
+                ENDS_WAITING.fetch_add(1, Ordering::SeqCst);
+                (wait.waiting)(&format!(
+                    "it has not answered for {} s",
+                    crate::run::outcome::format_g(
+                        SAY_WAITING_AFTER.min(wait.patience).as_secs_f64()
+                    )
+                ));
+            }
+            silent
+        });
+        let result = first_try();
+        drop(answered);
+        // A watch that panicked said nothing it could count on.
+        (result, watch.join().unwrap_or(false))
+    })
 }
 
 impl Drop for EndWaiting<'_> {
@@ -323,9 +361,15 @@ impl<'f> Recorder<'f> {
         }
         let started = Instant::now();
         let mut pause = Duration::from_millis(250);
-        let mut waiting: Option<EndWaiting<'_>> = None;
+        let record = &self.record;
+        let (first, said) = telling_if_slow(wait, || record.write(&mut state));
+        // Counted already, when said.
+        let mut waiting = said.then_some(EndWaiting(wait.cancel));
+        // The store's answer is said once, if the wait goes on after it.
+        let mut answer_said = false;
+        let mut answer = first;
         loop {
-            let Err(e) = self.record.write(&mut state) else {
+            let Err(e) = answer else {
                 return Ok(());
             };
             if !may_answer_later(&e) && !state.stored {
@@ -340,10 +384,14 @@ impl<'f> Recorder<'f> {
             }
             if waiting.is_none() {
                 waiting = Some(EndWaiting::begin(wait.cancel));
+            }
+            if !answer_said {
                 (wait.waiting)(&e.to_string());
+                answer_said = true;
             }
             pause_unless_cancelled(pause.min(left), wait.cancel);
             pause = (pause * 2).min(LONGEST_PAUSE);
+            answer = self.record.write(&mut state);
         }
     }
 }

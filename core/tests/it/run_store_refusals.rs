@@ -266,15 +266,20 @@ fn a_task_end_waits_for_a_store_that_comes_back() {
         let line = line.unwrap();
         stderr.push_str(&line);
         stderr.push('\n');
-        if line.contains("waiting for the document store to take the task's end") {
+        // Said once the first try goes unanswered, then again with the store's answer.
+        if line.contains("waiting for the document store to take the task's end")
+            && line.contains("is locked")
+        {
             break;
         }
     }
     assert!(
         stderr.contains(
+            "[tasks/locked.json] waiting for the document store to take the task's end (it has not answered for 1 s); "
+        ) && stderr.contains(
             "[tasks/locked.json] waiting for the document store to take the task's end ("
         ) && stderr.contains("is locked: another process has held its write lock")
-            && stderr.contains("trying again for up to 600 s (Ctrl-C stops waiting)"),
+            && stderr.contains("trying for up to 600 s in all (Ctrl-C stops waiting)"),
         "{stderr}"
     );
     lock.release();
@@ -469,4 +474,42 @@ fn ctrl_c_during_the_record_wait_stops_the_wait_and_keeps_the_tasks_outcome() {
         next.both()
     );
     assert_eq!(locked(s.docs("task_instances"))["status"], "completed");
+}
+
+/// A wait shorter than the time one write may block (SQLite waits 5 s on a lock) still says it
+/// waits: once the first try has gone a second unanswered, before the run gives up.
+#[test]
+fn a_short_record_wait_still_says_it_waits() {
+    let s = Sandboxed::new();
+    let first = s.run(&["run", "hello", "-q"]);
+    assert_eq!(first.code, 0, "{}", first.both());
+    let (steps, lock) = locking_steps(&s, &s.local_db());
+    s.write("locked/tasks/locked.json", &steps.to_string());
+    let refused = run_with(
+        &s,
+        &["run", "./locked"],
+        &[("AGENT_ENV_RECORD_WAIT_SECONDS", "5")],
+    );
+    lock.release();
+    assert_eq!(refused.code, 0, "{}", refused.both());
+    let said = refused
+        .stderr
+        .find("[tasks/locked.json] waiting for the document store to take the task's end (it has not answered for 1 s); trying for up to 5 s in all (Ctrl-C stops waiting)");
+    let warned = refused
+        .stderr
+        .find("[tasks/locked.json] Warning: the document store did not take the task's end (");
+    assert!(
+        matches!((said, warned), (Some(s), Some(w)) if s < w),
+        "{}",
+        refused.both()
+    );
+    assert_eq!(
+        refused
+            .stderr
+            .matches("waiting for the document store")
+            .count(),
+        1,
+        "{}",
+        refused.both()
+    );
 }
