@@ -194,7 +194,10 @@ impl<'f> Recorder<'f> {
         let index_error = flusher
             .indexed
             .get_or_init(|| {
+                // `status`: each run's sweep looks for the instances still running, which reads
+                // every instance of the store without an index to look them up by.
                 docs.ensure_index(INSTANCES, &["instance_id"], true)
+                    .and_then(|()| docs.ensure_index(INSTANCES, &["status"], false))
                     .map_err(|e| e.to_string())
             })
             .clone()

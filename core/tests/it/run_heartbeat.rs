@@ -160,3 +160,25 @@ fn a_run_killed_on_one_machine_is_seen_stale_and_marked_failed_by_another() {
     assert!(!again.stderr.contains("signs of life"), "{}", again.both());
     std::fs::write(&release, "").unwrap();
 }
+
+/// Every run looks for the instances still running to sweep the stale ones: the store holds an index
+/// to find them by their status, so a run does not read every instance the store ever recorded.
+#[test]
+fn the_instances_are_indexed_by_status_for_the_sweep_every_run_makes() {
+    let s = Sandboxed::new();
+    assert_eq!(s.run(&["run", "hello"]).code, 0);
+    let db = rusqlite::Connection::open(s.local_db()).unwrap();
+    let indexes: Vec<String> = db
+        .prepare("SELECT sql FROM sqlite_master WHERE type = 'index' AND tbl_name = 'docs_task_instances'")
+        .unwrap()
+        .query_map([], |row| row.get::<_, Option<String>>(0))
+        .unwrap()
+        .filter_map(|sql| sql.unwrap())
+        .collect();
+    assert!(
+        indexes
+            .iter()
+            .any(|sql| sql.contains(r#"json_extract(doc, '$."status"')"#)),
+        "{indexes:?}"
+    );
+}
