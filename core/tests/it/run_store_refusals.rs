@@ -247,32 +247,12 @@ fn a_stored_tasks_run_keeps_its_outcome_and_scores_when_the_store_does_not_take_
 #[test]
 fn a_task_end_waits_for_a_store_that_comes_back() {
     let s = Sandboxed::new();
-    let first = s.run(&["run", "hello", "-q"]);
-    assert_eq!(first.code, 0, "{}", first.both());
-    let (steps, lock) = locking_steps(&s, &s.local_db());
-    s.write("locked/tasks/locked.json", &steps.to_string());
-    let mut child = s
-        .command(&["run", "./locked"])
-        .env("AGENT_ENV_RECORD_WAIT_SECONDS", "600")
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
-    let stdout = child.stdout.take().unwrap();
-    let reading = std::thread::spawn(move || std::io::read_to_string(stdout).unwrap());
-    let mut stderr = String::new();
-    let mut lines = BufReader::new(child.stderr.take().unwrap()).lines();
-    for line in lines.by_ref() {
-        let line = line.unwrap();
-        stderr.push_str(&line);
-        stderr.push('\n');
-        // Said once the first try goes unanswered, then again with the store's answer.
-        if line.contains("waiting for the document store to take the task's end")
+    let mut run = LockedRun::start(&s);
+    // Said once the first try goes unanswered, then again with the store's answer.
+    let mut stderr = run.stderr_until(|line| {
+        line.contains("waiting for the document store to take the task's end")
             && line.contains("is locked")
-        {
-            break;
-        }
-    }
+    });
     assert!(
         stderr.contains(
             "[tasks/locked.json] waiting for the document store to take the task's end (it has not answered for 1 s); "
@@ -282,13 +262,8 @@ fn a_task_end_waits_for_a_store_that_comes_back() {
             && stderr.contains("trying for up to 600 s in all (Ctrl-C stops waiting)"),
         "{stderr}"
     );
-    lock.release();
-    for line in lines {
-        stderr.push_str(&line.unwrap());
-        stderr.push('\n');
-    }
-    let status = child.wait().unwrap();
-    let stdout = reading.join().unwrap();
+    run.lock.release();
+    let (status, stdout) = run.finish(&mut stderr);
     assert_eq!(status.code(), Some(0), "{stdout}{stderr}");
     assert!(
         stdout.contains("  tasks/locked.json v1: passed (lock: 1)"),
@@ -418,37 +393,13 @@ fn an_end_waiting_in_a_journal_is_said_so_there_and_outlives_another_machines_fa
 #[test]
 fn ctrl_c_during_the_record_wait_stops_the_wait_and_keeps_the_tasks_outcome() {
     let s = Sandboxed::new();
-    let first = s.run(&["run", "hello", "-q"]);
-    assert_eq!(first.code, 0, "{}", first.both());
-    let (steps, lock) = locking_steps(&s, &s.local_db());
-    s.write("locked/tasks/locked.json", &steps.to_string());
-    let mut child = s
-        .command(&["run", "./locked"])
-        .env("AGENT_ENV_RECORD_WAIT_SECONDS", "600")
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
-    let stdout = child.stdout.take().unwrap();
-    let reading = std::thread::spawn(move || std::io::read_to_string(stdout).unwrap());
-    let mut stderr = String::new();
-    let mut lines = BufReader::new(child.stderr.take().unwrap()).lines();
-    for line in lines.by_ref() {
-        let line = line.unwrap();
-        stderr.push_str(&line);
-        stderr.push('\n');
-        if line.contains("waiting for the document store to take the task's end") {
-            break;
-        }
-    }
-    unsafe { libc::kill(child.id() as i32, libc::SIGINT) };
-    for line in lines {
-        stderr.push_str(&line.unwrap());
-        stderr.push('\n');
-    }
-    let status = child.wait().unwrap();
-    let stdout = reading.join().unwrap();
-    lock.release();
+    let mut run = LockedRun::start(&s);
+    let mut stderr = run.stderr_until(|line| {
+        line.contains("waiting for the document store to take the task's end")
+    });
+    unsafe { libc::kill(run.child.id() as i32, libc::SIGINT) };
+    let (status, stdout) = run.finish(&mut stderr);
+    run.lock.release();
     assert!(
         stderr.contains("Stopping: no step is running; no longer waiting for the document store to take the end of the tasks that ended: their records stay in this machine's journal, and the next run here writes them; another Ctrl-C stops at once")
             && !stderr.contains("cancelling the running steps"),
@@ -512,4 +463,63 @@ fn a_short_record_wait_still_says_it_waits() {
         "{}",
         refused.both()
     );
+}
+
+/// `agent-env run ./locked` after a first run made the local store: its task's steps take the
+/// store's write lock (`lock`) and hold it, so the task's end waits for the store (up to 600 s).
+struct LockedRun {
+    child: std::process::Child,
+    reading: std::thread::JoinHandle<String>,
+    lines: std::io::Lines<BufReader<std::process::ChildStderr>>,
+    lock: Lock,
+}
+
+impl LockedRun {
+    fn start(s: &Sandboxed) -> LockedRun {
+        let first = s.run(&["run", "hello", "-q"]);
+        assert_eq!(first.code, 0, "{}", first.both());
+        let (steps, lock) = locking_steps(s, &s.local_db());
+        s.write("locked/tasks/locked.json", &steps.to_string());
+        let mut child = s
+            .command(&["run", "./locked"])
+            .env("AGENT_ENV_RECORD_WAIT_SECONDS", "600")
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .unwrap();
+        let stdout = child.stdout.take().unwrap();
+        let reading = std::thread::spawn(move || std::io::read_to_string(stdout).unwrap());
+        let lines = BufReader::new(child.stderr.take().unwrap()).lines();
+        LockedRun {
+            child,
+            reading,
+            lines,
+            lock,
+        }
+    }
+
+    /// The run's stderr up to and with the first line `stop` takes.
+    fn stderr_until(&mut self, stop: impl Fn(&str) -> bool) -> String {
+        let mut stderr = String::new();
+        for line in self.lines.by_ref() {
+            let line = line.unwrap();
+            stderr.push_str(&line);
+            stderr.push('\n');
+            if stop(&line) {
+                break;
+            }
+        }
+        stderr
+    }
+
+    /// Reads the rest of its stderr into `stderr` and waits for it: its exit and its stdout.
+    fn finish(&mut self, stderr: &mut String) -> (std::process::ExitStatus, String) {
+        for line in self.lines.by_ref() {
+            stderr.push_str(&line.unwrap());
+            stderr.push('\n');
+        }
+        let status = self.child.wait().unwrap();
+        let reading = std::mem::replace(&mut self.reading, std::thread::spawn(String::new));
+        (status, reading.join().unwrap())
+    }
 }
