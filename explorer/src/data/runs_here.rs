@@ -36,7 +36,7 @@ impl Interrupted {
                 "the run of this task ended without finishing it (agent-env was killed or stopped at once by a second signal, or its machine stopped): it shows as running until the next {by} marks it failed and removes the sandboxes it left"
             ),
             Interrupted::EndUnrecorded { by } => format!(
-                "the run of this task could not write its end to the document store: it shows as running until the next {by} marks it failed (once the store takes writes); the run said why when it ran"
+                "the run of this task ended, but the document store did not take its end, which waits in this machine's journal: the next {by} here writes it (once the store takes writes); the run said why when it ran"
             ),
             Interrupted::NoRun => "no run on this machine is running this task any more, and its run left no journal for a later run to mark it failed: it ended without finishing".to_string(),
             Interrupted::Stale(stale) => format!(
@@ -107,6 +107,17 @@ impl RunsHere {
         if !matches!(status, Some("running") | Some("queued")) {
             return None;
         }
+        // A run here that left its journal says best what became of it: its end may wait there,
+        // and its heartbeat then stopped with it.
+        if let (Some(_), Some(group)) = (self.locks_dir.as_ref(), run_group_of(doc)) {
+            if let Some((ended, by)) = self.journals().dead.get(group) {
+                return Some(if *ended {
+                    Interrupted::EndUnrecorded { by }
+                } else {
+                    Interrupted::Killed { by }
+                });
+            }
+        }
         // Its heartbeat stopped, wherever its run ran (not a run live here, which may only be
         // failing to reach the store).
         if let Some(stale) = agent_env::run::heartbeat::stale(doc, std::time::SystemTime::now()) {
@@ -119,13 +130,6 @@ impl RunsHere {
         self.locks_dir.as_ref()?;
         let group = run_group_of(doc)?;
         let journals = self.journals();
-        if let Some((ended, by)) = journals.dead.get(group) {
-            return Some(if *ended {
-                Interrupted::EndUnrecorded { by }
-            } else {
-                Interrupted::Killed { by }
-            });
-        }
         // A bundle run's instance is recorded on this machine, by a run that holds a journal here.
         // The explorer's own runs are live while their workflow goes (between its runs no journal
         // of the group is held).
@@ -263,5 +267,38 @@ mod tests {
         let runs = RunsHere::new(locks.clone(), HashSet::new());
         assert_eq!(runs.interrupted(&stopped("run-live")), None);
         drop(live);
+    }
+
+    /// On the machine whose journal keeps an instance's end, that is said rather than a killed run,
+    /// though its heartbeat stopped long ago.
+    #[test]
+    fn an_end_waiting_in_a_journal_here_is_said_so_though_its_heartbeat_stopped() {
+        let tmp = tempfile::tempdir().unwrap();
+        let locks = tmp.path().join("locks");
+        std::fs::create_dir_all(locks.join("runs")).unwrap();
+        std::fs::write(
+            locks.join("runs/run-waiting.journal"),
+            "instances\tconfigured\nunrecorded\tteam/t-1\nended\n",
+        )
+        .unwrap();
+        let mut doc = instance("team/t-1", "running", "run-waiting");
+        doc.insert(
+            "heartbeat_at_utc".into(),
+            json!("2020-01-01T00:00:00.000000Z"),
+        );
+        doc.insert("heartbeat_seconds".into(), json!(30.0));
+        let why = RunsHere::new(locks, HashSet::new())
+            .interrupted(&doc)
+            .expect("not running");
+        assert!(
+            matches!(why, Interrupted::EndUnrecorded { .. }),
+            "{}",
+            why.warning()
+        );
+        assert!(
+            why.warning().contains("waits in this machine's journal"),
+            "{}",
+            why.warning()
+        );
     }
 }
