@@ -271,7 +271,7 @@ pub fn write_out(
             BundleError::one(match e {
                 CopyError::Store(e) => format!("reading {rel} of the artifact '{id}': {e}"),
                 CopyError::Changed(Changed::Size { found, recorded }) => format!(
-                    "{url} holds {found} bytes, but the artifact '{id}' recorded {recorded}: the object changed after the artifact was put, so it is not copied; {put_again}"
+                    "the file {rel} of the artifact '{id}' v{version} is not as it was put: {url} holds {found} bytes, but the artifact recorded {recorded}; the object store's copy was changed or damaged since, so it is not copied; {put_again}"
                 ),
                 CopyError::Changed(Changed::Sha256 { found, recorded }) => format!(
                     "the file {rel} of the artifact '{id}' v{version} is not as it was put: {url} has the sha256 {found}, but the artifact recorded {recorded}; the object store's copy was changed or damaged since, so it is not copied; {put_again}"

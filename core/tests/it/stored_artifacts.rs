@@ -441,7 +441,8 @@ fn an_object_changed_after_the_put_is_not_loaded() {
     let r = s.run(&["task", "run", "team/hello"]);
     assert_eq!(r.code, 1, "{}", r.both());
     assert!(
-        r.stdout.contains("holds 21 bytes, but the artifact 'team/greeting' v1 recorded 12: the object changed after the artifact was put"),
+        r.stdout.contains("of the artifact 'team/greeting' v1 is not as it was put: ")
+            && r.stdout.contains("holds 21 bytes, but the artifact recorded 12; the object store's copy was changed or damaged since"),
         "{}",
         r.both()
     );
@@ -457,7 +458,7 @@ fn an_object_changed_after_the_put_is_not_loaded() {
     assert_eq!(r.code, 1, "{}", r.both());
     assert!(
         r.stderr
-            .contains("holds 21 bytes, but the artifact 'team/greeting' recorded 12"),
+            .contains("of the artifact 'team/greeting' v1 is not as it was put: "),
         "{}",
         r.both()
     );
@@ -625,7 +626,14 @@ fn puts_tell_a_script_the_versions_they_stored() {
     );
 
     let missing = s.home().join("missing.json");
-    let partly = s.run(&["task", "put", task, missing.to_str().unwrap(), "--json"]);
+    let partly = s.run(&[
+        "task",
+        "put",
+        task,
+        missing.to_str().unwrap(),
+        task,
+        "--json",
+    ]);
     assert_eq!(partly.code, 1, "{}", partly.both());
     let doc: serde_json::Value = serde_json::from_str(&partly.stdout).unwrap();
     assert_eq!(doc["status"], "error", "{doc}");
@@ -633,5 +641,13 @@ fn puts_tell_a_script_the_versions_they_stored() {
     assert!(
         doc["error"].as_str().unwrap().contains("missing.json"),
         "{doc}"
+    );
+    // The put stops at the file that failed, and says so of the ones after it.
+    assert!(
+        partly.stderr.contains(&format!(
+            "the files after it were not stored either ({task})"
+        )),
+        "{}",
+        partly.both()
     );
 }

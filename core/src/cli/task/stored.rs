@@ -13,12 +13,26 @@ pub(super) fn put(args: PutArgs, session: &Session, term: &Terminal) -> Exit {
         return Err(Failure::new("--id names one task: give one FILE with it").with_code(2));
     }
     let mut stored: Vec<Value> = Vec::new();
+    let mut count = 0;
     let outcome = put_each(&args, session, |id, version, file| {
+        count += 1;
         if args.json {
             stored.push(json!({"id": id, "version": version, "file": file}));
         } else {
             term.print(&format!("{id}: v{version}\n"));
         }
+    });
+    // The put stops at the first file that fails: the ones after it are said to be left, too.
+    let outcome = outcome.map_err(|failure| match args.files.get(count + 1..) {
+        Some(left) if !left.is_empty() => {
+            let names: Vec<String> = left.iter().map(|f| f.display().to_string()).collect();
+            Failure::new(format!(
+                "{failure}; the files after it were not stored either ({}): put them again once it is fixed",
+                names.join(", ")
+            ))
+            .with_code(failure.code())
+        }
+        _ => failure,
     });
     if args.json {
         // The tasks stored before a failure are in the document too: a script learns their versions.

@@ -88,7 +88,7 @@ impl BuiltinStep for LoadArtifact {
                 // An object changed since the artifact was recorded (objects are written once) is
                 // not loaded as if it were the artifact's.
                 CopyError::Changed(Changed::Size { found, recorded }) => StepError::runtime(format!(
-                    "{url} holds {found} bytes, but the artifact '{id}' v{version} recorded {recorded}: the object changed after the artifact was put (an object store keeps objects as written), so it is not loaded; {}",
+                    "the file {file} of the artifact '{id}' v{version} is not as it was put: {url} holds {found} bytes, but the artifact recorded {recorded}; the object store's copy was changed or damaged since, so it is not loaded; {}",
                     replace_changed(id)
                 )),
                 CopyError::Changed(Changed::Sha256 { found, recorded }) => StepError::runtime(format!(
