@@ -770,8 +770,8 @@ mod tests {
             .unwrap()
     }
 
-    /// The tasks of a run share one request for the instances' index: a plugin store would answer
-    /// it over its pipe for every task otherwise.
+    /// The tasks of a run share one request for each of the instances' two indexes (`instance_id`,
+    /// `status`): a plugin store would answer them over its pipe for every task otherwise.
     #[test]
     fn the_instances_index_is_ensured_once_for_every_task_of_a_run() {
         let dir = tempfile::tempdir().unwrap();
@@ -785,7 +785,7 @@ mod tests {
                 .finish(&TaskOutcome::Passed(Vec::new()), &context, &[], &no_wait())
                 .unwrap();
         }
-        assert_eq!(docs.ensured.load(Ordering::SeqCst), 1);
+        assert_eq!(docs.ensured.load(Ordering::SeqCst), 2);
         assert_eq!(docs.count(INSTANCES, &Filter::default()).unwrap(), 3);
     }
 
