@@ -630,8 +630,11 @@ fn ctrl_c_during_bundle_inits_last_file_puts_nothing_in_place() {
     let put = world.run(&["task", "put", task.to_str().unwrap(), "--id", "team/hello"]);
     assert_eq!(put.status.code(), Some(0), "{}", text(&put.stderr));
     let target = world.work().join("copy");
-    let child = world
+    // Under -v the store plugin's stderr is shown: it says when it has written half the file and
+    // waits (the copy reads it whole from a scratch file before anything reaches the bundle).
+    let mut child = world
         .command(&[
+            "-v",
             "bundle",
             "init",
             target.to_str().unwrap(),
@@ -642,26 +645,31 @@ fn ctrl_c_during_bundle_inits_last_file_puts_nothing_in_place() {
         .stderr(std::process::Stdio::piped())
         .spawn()
         .unwrap();
-    let halfway = || {
-        std::fs::read_dir(world.work()).unwrap().flatten().any(|e| {
-            e.file_name()
-                .to_string_lossy()
-                .contains(".agent-env-partial-")
-                && e.path().join("artifacts/greeting/hello.txt").exists()
-        })
-    };
-    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(60);
-    while !halfway() {
-        assert!(std::time::Instant::now() < deadline, "the copy never began");
-        std::thread::sleep(std::time::Duration::from_millis(10));
-    }
+    let lines = std::io::BufReader::new(child.stderr.take().unwrap());
+    let (halfway, heard_halfway) = std::sync::mpsc::channel();
+    let reading = std::thread::spawn(move || {
+        use std::io::BufRead;
+        let mut all = String::new();
+        for line in lines.lines() {
+            let line = line.unwrap();
+            if line.contains("wrote half of") {
+                let _ = halfway.send(());
+            }
+            all.push_str(&line);
+            all.push('\n');
+        }
+        all
+    });
+    heard_halfway
+        .recv_timeout(std::time::Duration::from_secs(60))
+        .expect("the copy never began");
     // SAFETY: signals the child we started.
     unsafe {
         libc::kill(child.id() as i32, libc::SIGINT);
     }
-    let out = child.wait_with_output().unwrap();
-    let stderr = text(&out.stderr);
-    assert_eq!(out.status.code(), Some(130), "{stderr}");
+    let status = child.wait().unwrap();
+    let stderr = reading.join().unwrap();
+    assert_eq!(status.code(), Some(130), "{stderr}");
     assert!(stderr.contains("nothing was written"), "{stderr}");
     assert!(!target.exists(), "the bundle was put in place");
     let left: Vec<_> = std::fs::read_dir(world.work())
