@@ -769,6 +769,20 @@ mod tests {
         Recorder::start(docs.clone(), flusher, new_instance(id, context))
     }
 
+    /// The task `t-1` started and written once, then its store stops answering.
+    fn written_then_down<'f>(
+        docs: &Arc<Counting>,
+        flusher: &'f Flusher,
+        context: &TaskStepContext,
+    ) -> Recorder<'f> {
+        let recorder = started(docs, flusher, "t-1", context);
+        let mut state = recorder.record.lock();
+        recorder.record.write(&mut state).unwrap();
+        drop(state);
+        docs.down.store(true, Ordering::SeqCst);
+        recorder
+    }
+
     fn stored(docs: &Counting, id: &str) -> Option<Document> {
         docs.find_one(INSTANCES, &Filter::eq("instance_id", id), None)
             .unwrap()
@@ -915,11 +929,7 @@ mod tests {
         let docs = counting(&dir, false);
         let flusher = Flusher::new();
         let context = TaskStepContext::default();
-        let recorder = started(&docs, &flusher, "t-1", &context);
-        let mut state = recorder.record.lock();
-        recorder.record.write(&mut state).unwrap();
-        drop(state);
-        docs.down.store(true, Ordering::SeqCst);
+        let recorder = written_then_down(&docs, &flusher, &context);
         let told = Mutex::new(Vec::new());
         let cancel = Cancel::default();
         let waiting = |why: &str| {
@@ -951,11 +961,7 @@ mod tests {
         let docs = counting(&dir, false);
         let flusher = Flusher::new();
         let context = TaskStepContext::default();
-        let recorder = started(&docs, &flusher, "t-1", &context);
-        let mut state = recorder.record.lock();
-        recorder.record.write(&mut state).unwrap();
-        drop(state);
-        docs.down.store(true, Ordering::SeqCst);
+        let recorder = written_then_down(&docs, &flusher, &context);
         let cancel = Cancel::default();
         let waiting = |_: &str| cancel.cancel(2);
         let wait = FinalWait {
