@@ -262,6 +262,12 @@ mod tests {
             .collect()
     }
 
+    /// What `p` says about the step `id`.
+    fn about<'p>(p: &'p [SandboxPrediction], id: &str) -> Vec<&'p SandboxPrediction> {
+        let head = format!("step '{id}'");
+        p.iter().filter(|p| p.message.starts_with(&head)).collect()
+    }
+
     #[test]
     fn a_sandbox_deployed_again_after_it_is_up_fails_the_task() {
         let steps = [
@@ -387,10 +393,7 @@ mod tests {
             step("o", "deploy_sandbox", "other", &[], true),
         ];
         let p = sandbox_predictions(&steps);
-        let about_v: Vec<&SandboxPrediction> = p
-            .iter()
-            .filter(|p| p.message.starts_with("step 'v'"))
-            .collect();
+        let about_v = about(&p, "v");
         assert_eq!(about_v.len(), 1, "{p:?}");
         assert_eq!(about_v[0].fails_task_at, None);
         assert!(about_v[0].message.ends_with(NOT_FATAL), "{p:?}");
@@ -418,10 +421,7 @@ mod tests {
             step("b", "deploy_sandbox", "box", &[], true),
         ];
         let p = sandbox_predictions(&steps);
-        let about_v: Vec<&SandboxPrediction> = p
-            .iter()
-            .filter(|p| p.message.starts_with("step 'v'"))
-            .collect();
+        let about_v = about(&p, "v");
         assert_eq!(about_v.len(), 1, "{p:?}");
         assert_eq!(about_v[0].fails_task_at, None);
         assert!(about_v[0].message.contains("('a', 'b')"), "{p:?}");
