@@ -845,6 +845,7 @@ mod tests {
             .env(COMMAND_MARKER, left.join("app"))
             .spawn()
             .unwrap();
+        wait_until_marked(orphan.id());
         let mut looking = std::process::Command::new("sleep")
             .arg("60")
             .current_dir(&left)
@@ -870,6 +871,24 @@ mod tests {
         );
         looking.kill().unwrap();
         looking.wait().unwrap();
+    }
+
+    /// Waits until `/proc` shows the environment of the process `pid`. A spawn returns once the
+    /// child's `exec` has closed its descriptors, which is before the kernel has set up the new
+    /// program's environment: a scan in that moment reads an empty `environ` and finds no marker.
+    fn wait_until_marked(pid: u32) {
+        let environ = PathBuf::from(format!("/proc/{pid}/environ"));
+        for _ in 0..2000 {
+            if std::fs::read(&environ).is_ok_and(|bytes| {
+                bytes
+                    .windows(COMMAND_MARKER.len())
+                    .any(|w| w == COMMAND_MARKER.as_bytes())
+            }) {
+                return;
+            }
+            std::thread::sleep(std::time::Duration::from_millis(5));
+        }
+        panic!("the process {pid} never showed its environment in /proc");
     }
 
     /// The one journal of the run group `group`.
