@@ -263,7 +263,7 @@ fn a_task_end_waits_for_a_store_that_comes_back() {
         "{stderr}"
     );
     run.lock.release();
-    let (status, stdout) = run.finish(&mut stderr);
+    let (status, stdout, _released) = run.finish(&mut stderr);
     assert_eq!(status.code(), Some(0), "{stdout}{stderr}");
     assert!(
         stdout.contains("  tasks/locked.json v1: passed (lock: 1)"),
@@ -398,8 +398,8 @@ fn ctrl_c_during_the_record_wait_stops_the_wait_and_keeps_the_tasks_outcome() {
         line.contains("waiting for the document store to take the task's end")
     });
     unsafe { libc::kill(run.child.id() as i32, libc::SIGINT) };
-    let (status, stdout) = run.finish(&mut stderr);
-    run.lock.release();
+    let (status, stdout, lock) = run.finish(&mut stderr);
+    lock.release();
     assert!(
         stderr.contains("Stopping: no step is running; no longer waiting for the document store to take the end of the tasks that ended: their records stay in this machine's journal, and the next run here writes them; another Ctrl-C stops at once")
             && !stderr.contains("cancelling the running steps"),
@@ -512,14 +512,14 @@ impl LockedRun {
         stderr
     }
 
-    /// Reads the rest of its stderr into `stderr` and waits for it: its exit and its stdout.
-    fn finish(&mut self, stderr: &mut String) -> (std::process::ExitStatus, String) {
+    /// Reads the rest of its stderr into `stderr` and waits for it: its exit, its stdout, and the
+    /// lock its steps took (still held if it was not released before).
+    fn finish(mut self, stderr: &mut String) -> (std::process::ExitStatus, String, Lock) {
         for line in self.lines.by_ref() {
             stderr.push_str(&line.unwrap());
             stderr.push('\n');
         }
         let status = self.child.wait().unwrap();
-        let reading = std::mem::replace(&mut self.reading, std::thread::spawn(String::new));
-        (status, reading.join().unwrap())
+        (status, self.reading.join().unwrap(), self.lock)
     }
 }
