@@ -37,11 +37,13 @@ mod sandbox_predictions;
 pub mod short_ids;
 mod skipped;
 mod status;
+mod step_schedule;
 pub mod stored_artifact;
 pub mod stored_task;
 mod summary;
 mod task_notes;
 pub mod task_run;
+mod task_verdict;
 mod teardown;
 
 pub use bundle_run::{run_bundle, run_bundle_observed, run_bundle_pinned, RunRequest};

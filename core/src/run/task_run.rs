@@ -1,26 +1,27 @@
-//! One run of one task: a fresh context, its steps scheduled by their dependencies (independent ready
-//! steps run at once), the instance recorded in `task_instances`, its sandboxes torn down at the end.
+//! One run of one task: a fresh context, its steps run ([`super::step_schedule`]) and judged
+//! ([`super::task_verdict`]), the instance recorded in `task_instances` (waiting for the store to take
+//! its end, or keeping the end for a later run), its sandboxes torn down at the end.
 
-use std::sync::mpsc;
 use std::sync::Mutex;
 use std::time::{Duration, Instant};
 
 use serde_json::{json, Map, Value};
 
-use crate::clock;
 use crate::output::Output;
-use crate::run::builtin_steps::{StepEnv, StepError};
+use crate::run::builtin_steps::StepEnv;
 use crate::run::cancel::Cancel;
 use crate::run::context::TaskStepContext;
-use crate::run::events::{RunEvent, RunObserver, StepFailure, StepRef, StepStatus, TaskScore};
+use crate::run::events::{RunEvent, RunObserver, TaskScore};
 use crate::run::executor::StepExecutor;
 use crate::run::heartbeat::Liveness;
 use crate::run::liveness::InstancesIn;
 use crate::run::liveness::RunJournal;
-use crate::run::outcome::{missing_scores, scores, seconds, TaskOutcome};
-use crate::run::plan::{substitute_seed, PlannedStep, PlannedTask, StepKind};
-use crate::run::recorder::{FinalWait, Flusher, NewInstance, RecordError, Recorder, StepEnd};
+use crate::run::outcome::{seconds, TaskOutcome};
+use crate::run::plan::PlannedTask;
+use crate::run::recorder::{FinalWait, Flusher, NewInstance, RecordError, Recorder};
 use crate::run::run_stores::RunStores;
+use crate::run::step_schedule::{run_steps, StepState};
+use crate::run::task_verdict;
 use crate::sandbox::{Deployed, SandboxProvider};
 
 /// What one task run needs from the whole run.
@@ -93,16 +94,6 @@ pub struct TaskRunResult {
     pub verifications: Map<String, Value>,
 }
 
-#[derive(Clone, Debug)]
-enum StepState {
-    Pending,
-    Running,
-    Succeeded,
-    /// Failed; `true` when it fails the task.
-    Failed(bool),
-    Cancelled,
-}
-
 /// Runs `planned` once.
 pub fn run_task(planned: &PlannedTask<'_>, version: i64, shared: &RunShared<'_>) -> TaskRunResult {
     let task = planned.task;
@@ -125,29 +116,7 @@ pub fn run_task(planned: &PlannedTask<'_>, version: i64, shared: &RunShared<'_>)
     }
     let instance_id = format!("{}-{}", task.id, crate::sandbox::random_suffix(8));
     result.instance_id = Some(instance_id.clone());
-    let mut context = TaskStepContext {
-        instance_id: Some(instance_id.clone()),
-        // `--model`: the model a step that runs an agent uses, where every step looks for it.
-        agent_model: shared
-            .user_overrides
-            .get("agent_model")
-            .and_then(Value::as_str)
-            .map(str::to_string),
-        ..TaskStepContext::default()
-    };
-    for (key, value) in shared.context_metadata {
-        context.metadata.insert(key.clone(), value.clone());
-    }
-    context
-        .metadata
-        .insert("run_group_id".into(), json!(shared.run_group_id));
-    context.metadata.insert("task_id".into(), json!(task.id));
-    if !shared.user_overrides.is_empty() {
-        context.metadata.insert(
-            "user_overrides".into(),
-            Value::Object(shared.user_overrides.clone()),
-        );
-    }
+    let context = starting_context(task, &instance_id, shared);
     let recorder = Recorder::start(
         shared.stores.documents.clone(),
         shared.flusher,
@@ -190,67 +159,13 @@ pub fn run_task(planned: &PlannedTask<'_>, version: i64, shared: &RunShared<'_>)
     } else if !failures.is_empty() {
         TaskOutcome::FailedAtSteps(failures)
     } else {
-        // A step that failed without failing its task has said why already.
-        let succeeded: Vec<&PlannedStep> = planned
-            .steps
-            .iter()
-            .zip(&states)
-            .filter(|(_, state)| matches!(state, StepState::Succeeded))
-            .map(|(step, _)| step)
-            .collect();
-        let metadata = &final_context.metadata;
-        let mut warnings = missing_scores(succeeded.iter().copied(), metadata);
-        // 1 is full marks and 0 none: a score past either end passes or fails the task by a margin
-        // its grader likely did not mean.
-        for (step_id, score) in scores(&planned.steps, metadata) {
-            if !(0.0..=1.0).contains(&score) {
-                warnings.push(format!(
-                    "step '{step_id}' scored {}, outside 0 to 1 (1 is full marks); the task is judged by it as it is",
-                    crate::run::outcome::format_g(score)
-                ));
-            }
-        }
-        // A grading step that failed without failing its task scores nothing: said, since the
-        // task's score then leaves out what it was to check.
-        for (step, _) in planned
-            .steps
-            .iter()
-            .zip(&states)
-            .filter(|(_, state)| matches!(state, StepState::Failed(false)))
-        {
-            if let Some(verifier) = step.spec.get("verifier_id").and_then(Value::as_str) {
-                warnings.push(format!(
-                    "step '{}' failed without failing the task (fail_task_on_error is false), so verifier '{verifier}' gave no score and the task's score leaves it out",
-                    step.id()
-                ));
-            }
-        }
-        for step in &succeeded {
-            if let StepKind::Builtin(b) = &step.kind {
-                warnings.extend(b.warnings(&step.spec, metadata));
-            }
-        }
-        warnings.extend(shared.executor.warnings(&instance_id));
-        for warning in warnings {
-            shared
-                .out
-                .note(&format!("[{}] Warning: {warning}", planned.task.path));
-            shared.observer.event(&RunEvent::Warning {
-                task_path: Some(planned.task.path.clone()),
-                message: warning,
-            });
-        }
-        let outcome = TaskOutcome::from_scores(scores(&planned.steps, &final_context.metadata));
-        if matches!(outcome, TaskOutcome::ScoredBelowOne(_)) {
-            for step in &succeeded {
-                if let StepKind::Builtin(b) = &step.kind {
-                    for miss in b.misses(&step.spec, metadata) {
-                        shared.out.line(&format!("[{}] {miss}", planned.task.path));
-                    }
-                }
-            }
-        }
-        outcome
+        task_verdict::scored_outcome(
+            planned,
+            &states,
+            &final_context.metadata,
+            shared,
+            &instance_id,
+        )
     };
     let mut final_context = final_context;
     if let Some(Value::Object(found)) = final_context.metadata.get("verifications") {
@@ -331,6 +246,38 @@ pub fn run_task(planned: &PlannedTask<'_>, version: i64, shared: &RunShared<'_>)
     result
 }
 
+/// The context a run of `task` starts with, as the instance `instance_id`.
+fn starting_context(
+    task: &crate::bundle::Task,
+    instance_id: &str,
+    shared: &RunShared<'_>,
+) -> TaskStepContext {
+    let mut context = TaskStepContext {
+        instance_id: Some(instance_id.to_string()),
+        // `--model`: the model a step that runs an agent uses, where every step looks for it.
+        agent_model: shared
+            .user_overrides
+            .get("agent_model")
+            .and_then(Value::as_str)
+            .map(str::to_string),
+        ..TaskStepContext::default()
+    };
+    for (key, value) in shared.context_metadata {
+        context.metadata.insert(key.clone(), value.clone());
+    }
+    context
+        .metadata
+        .insert("run_group_id".into(), json!(shared.run_group_id));
+    context.metadata.insert("task_id".into(), json!(task.id));
+    if !shared.user_overrides.is_empty() {
+        context.metadata.insert(
+            "user_overrides".into(),
+            Value::Object(shared.user_overrides.clone()),
+        );
+    }
+    context
+}
+
 /// Tells the run's watchers how the task ended; `started_as` is the instance id it ran under.
 fn task_finished(
     planned: &PlannedTask<'_>,
@@ -358,15 +305,6 @@ fn task_finished(
         verifications: result.verifications.clone(),
         duration_seconds: result.duration.as_secs_f64(),
     });
-}
-
-/// Which step of this task run.
-fn step_ref(planned: &PlannedTask<'_>, env: &StepEnv<'_>, step: &PlannedStep) -> StepRef {
-    StepRef {
-        instance_id: env.instance_id.to_string(),
-        task_path: planned.task.path.clone(),
-        step_id: step.id().to_string(),
-    }
 }
 
 /// The failures that fail the task, in step order.
@@ -398,254 +336,4 @@ fn failures(
             ))
         })
         .collect()
-}
-
-/// Runs the steps: every step whose dependencies succeeded (or failed without failing the task) starts
-/// as soon as it is ready; after a failure that fails the task, or a cancel, nothing new starts.
-fn run_steps(
-    planned: &PlannedTask<'_>,
-    env: &StepEnv<'_>,
-    shared: &RunShared<'_>,
-    recorder: &Recorder<'_>,
-) -> Vec<StepState> {
-    let total = planned.steps.len();
-    let mut states = vec![StepState::Pending; total];
-    let mut retries_used = vec![0u32; total];
-    let (tx, rx) = mpsc::channel::<(usize, Result<(), StepError>, Duration, String)>();
-    std::thread::scope(|scope| {
-        let mut running = 0usize;
-        loop {
-            let stop = shared.cancel.is_cancelled()
-                || states
-                    .iter()
-                    .any(|s| matches!(s, StepState::Failed(true) | StepState::Cancelled));
-            if !stop {
-                let ready: Vec<usize> = (0..total)
-                    .filter(|&i| {
-                        matches!(states[i], StepState::Pending)
-                            && planned.steps[i].deps.iter().all(|d| {
-                                matches!(
-                                    states[*d],
-                                    StepState::Succeeded | StepState::Failed(false)
-                                )
-                            })
-                    })
-                    .collect();
-                // A lone step with nothing else running runs on this thread: no other step can
-                // finish meanwhile, so nothing waits for the loop (a chain of steps starts no thread).
-                let inline = ready.len() == 1 && running == 0;
-                for i in ready {
-                    states[i] = StepState::Running;
-                    running += 1;
-                    let step = &planned.steps[i];
-                    shared.out.detail(&format!(
-                        "[{}] step {}/{total} {} ({})",
-                        planned.task.path,
-                        i + 1,
-                        step.id(),
-                        step.type_name()
-                    ));
-                    shared.observer.event(&RunEvent::StepStarted {
-                        step: step_ref(planned, env, step),
-                        step_type: step.type_name().to_string(),
-                        index: i + 1,
-                        total,
-                        package: match &step.kind {
-                            StepKind::Plugin { package, .. } => Some(package.clone()),
-                            StepKind::Builtin(_) => None,
-                        },
-                    });
-                    recorder.step_started(step.id());
-                    let tx = tx.clone();
-                    let at = step_ref(planned, env, step);
-                    let work = move || {
-                        let started_at = clock::iso_now();
-                        let t0 = Instant::now();
-                        let outcome = run_step(step, env, shared, &at);
-                        let _ = tx.send((i, outcome, t0.elapsed(), started_at));
-                    };
-                    if inline {
-                        work();
-                    } else {
-                        scope.spawn(work);
-                    }
-                }
-            }
-            if running == 0 {
-                break;
-            }
-            let Ok((i, outcome, took, started_at)) = rx.recv() else {
-                break;
-            };
-            running -= 1;
-            let step = &planned.steps[i];
-            let n = i + 1;
-            let finished = |status: StepStatus, failure: Option<StepFailure>| {
-                shared.observer.event(&RunEvent::StepFinished {
-                    step: step_ref(planned, env, step),
-                    index: n,
-                    total,
-                    status,
-                    duration_seconds: took.as_secs_f64(),
-                    failure,
-                });
-            };
-            states[i] = match outcome {
-                Ok(()) if shared.cancel.is_cancelled() => {
-                    finished(StepStatus::Cancelled, None);
-                    StepState::Cancelled
-                }
-                Ok(()) => {
-                    finished(StepStatus::Succeeded, None);
-                    shared.out.detail(&format!(
-                        "[{}] step {n}/{total} {} done in {}",
-                        planned.task.path,
-                        step.id(),
-                        seconds(took)
-                    ));
-                    StepState::Succeeded
-                }
-                Err(_) if shared.cancel.is_cancelled() => {
-                    finished(StepStatus::Cancelled, None);
-                    shared.out.line(&format!(
-                        "[{}] step {n}/{total} {} cancelled",
-                        planned.task.path,
-                        step.id()
-                    ));
-                    StepState::Cancelled
-                }
-                Err(e) => {
-                    let retry = step.retry.filter(|r| retries_used[i] < r.max_retries);
-                    let retry_note = match retry {
-                        Some(r) => format!("; retrying from step '{}'", planned.steps[r.from].id()),
-                        None => String::new(),
-                    };
-                    shared.out.line(&format!(
-                        "[{}] step {n}/{total} {} failed in {}: {e}{retry_note}",
-                        planned.task.path,
-                        step.id(),
-                        seconds(took)
-                    ));
-                    if let Some(detail) = &e.detail {
-                        shared.out.note(detail);
-                    }
-                    finished(
-                        StepStatus::Failed,
-                        Some(StepFailure {
-                            error_type: e.error_type.clone(),
-                            message: e.message.clone(),
-                            detail: e.detail.clone(),
-                            traceback: e.traceback.clone(),
-                            retrying: retry.is_some(),
-                            fails_task: step.fail_task_on_error && retry.is_none(),
-                        }),
-                    );
-                    let mut row = json!({
-                        "step_id": step.id(),
-                        "step_type": step.type_name(),
-                        "error": e.message,
-                        "error_type": e.error_type,
-                        "started_at_utc": started_at,
-                        "duration_seconds": took.as_secs_f64(),
-                        "is_fatal": step.fail_task_on_error && retry.is_none(),
-                    });
-                    if retry.is_some() {
-                        row["retried"] = json!(true);
-                    }
-                    // Where it failed: the plugin's traceback, else what else it said (its stderr).
-                    if let Some(traceback) = e.traceback.as_ref().or(e.detail.as_ref()) {
-                        row["traceback"] = json!(traceback);
-                    }
-                    let _ = env.with_context(|c| {
-                        let list = c
-                            .metadata
-                            .entry("failed_steps")
-                            .or_insert_with(|| Value::Array(Vec::new()));
-                        if let Value::Array(items) = list {
-                            items.push(row);
-                        }
-                    });
-                    match retry {
-                        Some(r) => {
-                            retries_used[i] += 1;
-                            let again = rerun_set(planned, r.from);
-                            let ids: Vec<&str> =
-                                again.iter().map(|&j| planned.steps[j].id()).collect();
-                            let snapshot = env.with_context(|c| c.clone()).unwrap_or_default();
-                            recorder.step_retried(step.id(), took, &ids, &snapshot);
-                            for j in again {
-                                if let (StepState::Succeeded, StepKind::Builtin(b)) =
-                                    (&states[j], &planned.steps[j].kind)
-                                {
-                                    b.before_rerun(&planned.steps[j].spec, env);
-                                }
-                                if !matches!(states[j], StepState::Running) {
-                                    states[j] = StepState::Pending;
-                                }
-                            }
-                            StepState::Pending
-                        }
-                        None => StepState::Failed(step.fail_task_on_error),
-                    }
-                }
-            };
-            if matches!(states[i], StepState::Pending) {
-                continue;
-            }
-            let ended = match states[i] {
-                StepState::Succeeded => StepEnd::Success,
-                // A step that failed is recorded so, whether or not its failure failed the task.
-                StepState::Cancelled => StepEnd::Cancelled,
-                _ => StepEnd::Failure,
-            };
-            let snapshot = env.with_context(|c| c.clone()).unwrap_or_default();
-            recorder.step_done(step.id(), ended, took, &snapshot);
-        }
-    });
-    states
-}
-
-/// `from` and every step that depends on it, directly or not: what a retry runs again.
-fn rerun_set(planned: &PlannedTask<'_>, from: usize) -> Vec<usize> {
-    let mut set = vec![from];
-    for j in from + 1..planned.steps.len() {
-        if planned.steps[j].deps.iter().any(|d| set.contains(d)) {
-            set.push(j);
-        }
-    }
-    set
-}
-
-/// Runs one step by its kind.
-fn run_step(
-    step: &PlannedStep,
-    env: &StepEnv<'_>,
-    shared: &RunShared<'_>,
-    at: &StepRef,
-) -> Result<(), StepError> {
-    if shared.cancel.is_cancelled() {
-        return Err(StepError::cancelled());
-    }
-    let seed = env
-        .with_context(|c| c.metadata.get("seed").and_then(Value::as_object).cloned())?
-        .filter(|s| !s.is_empty());
-    let mut spec = step.spec.clone();
-    if let Some(seed) = &seed {
-        substitute_seed(&mut spec, seed);
-    }
-    match &step.kind {
-        StepKind::Builtin(b) => b.run(&spec, env),
-        StepKind::Plugin { package, .. } => {
-            let context = env.with_context(|c| c.to_dict())?;
-            let metadata = shared.executor.execute(
-                package,
-                step.type_name(),
-                &spec,
-                &context,
-                shared.cancel,
-                at,
-            )?;
-            env.with_context(|c| c.merge_metadata(metadata))
-        }
-    }
 }
