@@ -139,6 +139,16 @@ pub fn tilde_in(path: &Path, home: Option<&Path>) -> String {
     path.display().to_string()
 }
 
+/// `text` with a leading `~` or `~/` read as the home folder `home` (`~/work/b`); else, and when no
+/// home folder is known, as it is. `~user` is not expanded.
+pub fn tilde_expanded(text: &str, home: Option<&Path>) -> PathBuf {
+    match (text.strip_prefix("~/"), home) {
+        (Some(rest), Some(home)) => home.join(rest),
+        (None, Some(home)) if text == "~" => home.to_path_buf(),
+        _ => PathBuf::from(text),
+    }
+}
+
 /// `<state root>/document_store/local.db`: the @local namespace's documents, which bundle runs write.
 pub fn local_documents_db(state_root: &Path) -> PathBuf {
     state_root.join("document_store").join("local.db")
@@ -152,6 +162,19 @@ pub fn local_objects_root(state_root: &Path) -> PathBuf {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_leading_tilde_is_the_home_folder_and_nothing_else_is() {
+        let home = Some(Path::new("/home/ada"));
+        assert_eq!(tilde_expanded("~", home), PathBuf::from("/home/ada"));
+        assert_eq!(
+            tilde_expanded("~/b/c", home),
+            PathBuf::from("/home/ada/b/c")
+        );
+        assert_eq!(tilde_expanded("~bob/c", home), PathBuf::from("~bob/c"));
+        assert_eq!(tilde_expanded("a/~/c", home), PathBuf::from("a/~/c"));
+        assert_eq!(tilde_expanded("~/b", None), PathBuf::from("~/b"));
+    }
 
     #[test]
     fn a_home_that_is_not_an_absolute_path_is_the_users_own() {

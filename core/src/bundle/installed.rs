@@ -218,7 +218,7 @@ pub enum Target<'a> {
 /// come from) are read only for `None`.
 pub fn as_folder(text: &str, home: Option<&Path>) -> Option<Result<PathBuf, BundleError>> {
     let looks_like_path = text.starts_with('.') || text.starts_with('/') || text.starts_with('~');
-    let path = expand_tilde(text, home);
+    let path = crate::paths::tilde_expanded(text, home);
     if path.is_dir() {
         return Some(
             std::fs::canonicalize(&path)
@@ -332,17 +332,6 @@ fn closest<'c>(text: &str, candidates: &'c [String]) -> Option<&'c str> {
         .filter(|(score, _)| *score >= 0.6)
         .max_by(|a, b| a.0.total_cmp(&b.0))
         .map(|(_, c)| c.as_str())
-}
-
-fn expand_tilde(text: &str, home: Option<&Path>) -> PathBuf {
-    match (text, home) {
-        ("~", Some(home)) => home.to_path_buf(),
-        (_, Some(home)) => match text.strip_prefix("~/") {
-            Some(rest) => home.join(rest),
-            None => PathBuf::from(text),
-        },
-        _ => PathBuf::from(text),
-    }
 }
 
 /// Parses a bundle folder (canonicalized); its ids are rooted at its path, relative to the home

@@ -134,12 +134,7 @@ pub fn classify(
     forced: Option<Installer>,
     home: Option<&Path>,
 ) -> Result<Spec, InstallError> {
-    let expanded = match text.strip_prefix("~/") {
-        Some(rest) => home
-            .map(|h| h.join(rest))
-            .unwrap_or_else(|| PathBuf::from(text)),
-        None => PathBuf::from(text),
-    };
+    let expanded = crate::paths::tilde_expanded(text, home);
     // A bare word is a package's name even where a folder of that name is (`plugin add my-plugin`
     // from the folder holding its source means the published one); a path says it is one.
     let local = expanded.exists() && !is_bare_word(text);

@@ -135,12 +135,7 @@ fn wrong_type(impl_name: &str, key: &str, wanted: &str, got: &Value) -> StoreErr
 
 /// Expands a leading `~/` to `env`'s home directory, as the original's config paths do.
 pub fn expand_home(path: &str, env: &crate::environment::Environment) -> std::path::PathBuf {
-    let home = crate::paths::Paths::new(env).home_dir();
-    match (path.strip_prefix("~/"), home) {
-        (Some(rest), Some(home)) => home.join(rest),
-        (_, Some(home)) if path == "~" => home,
-        _ => path.into(),
-    }
+    crate::paths::tilde_expanded(path, crate::paths::Paths::new(env).home_dir().as_deref())
 }
 
 #[cfg(test)]
