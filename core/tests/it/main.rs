@@ -54,6 +54,7 @@ mod run_store_plugin_trouble;
 mod run_store_refusals;
 mod run_timeouts;
 mod secret_masking;
+mod state_moved;
 mod store_cli;
 mod store_command_notes;
 mod store_dispatch;

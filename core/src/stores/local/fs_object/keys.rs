@@ -125,16 +125,36 @@ pub fn path_of_readable(url: &str) -> StoreResult<PathBuf> {
     path_of_url(url)
 }
 
-/// The key of a path under `root`, checked like any key; `.` for the root itself.
+/// The key of a path under `root`, checked like any key; `.` for the root itself. A path under a
+/// root that has moved here ([`moved_here`]) is read as the same key under `root`.
 pub fn key_of_path(root: &Path, path: &Path, url: &str) -> StoreResult<Resolved> {
-    let rel = path.strip_prefix(root).map_err(|_| {
-        StoreError::ForeignUrl(format!("'{url}' is not an object in {}.", root.display()))
-    })?;
+    let rel = match path.strip_prefix(root) {
+        Ok(rel) => rel,
+        Err(_) => moved_here(root, path).ok_or_else(|| {
+            StoreError::ForeignUrl(format!("'{url}' is not an object in {}.", root.display()))
+        })?,
+    };
     let key: Vec<String> = rel
         .components()
         .map(|c| c.as_os_str().to_string_lossy().into_owned())
         .collect();
     resolve_key(root, &key.join("/"))
+}
+
+/// Where `path` lies under `root` if `root` is the folder `path` was written under, moved (a state
+/// folder restored at another path, from a CI cache or a backup, or after a user was renamed): the
+/// part of `path` after its last folder of `root`'s name, when the folder it names there no longer
+/// exists and that part names something under `root`. A second store of the same folder name that
+/// still exists elsewhere is another store, not this one moved.
+fn moved_here<'p>(root: &Path, path: &'p Path) -> Option<&'p Path> {
+    let name = root.file_name()?;
+    let old_root = path
+        .ancestors()
+        .skip(1)
+        .find(|a| a.file_name() == Some(name))?;
+    let rel = path.strip_prefix(old_root).ok()?;
+    let exists = |p: &Path| std::fs::symlink_metadata(p).is_ok();
+    (!rel.as_os_str().is_empty() && !exists(old_root) && exists(&root.join(rel))).then_some(rel)
 }
 
 #[cfg(test)]
@@ -159,6 +179,35 @@ mod tests {
         );
         assert!(resolve_key(root, "a/.gitignore").is_ok());
         assert!(resolve_key(root, "/etc/passwd").is_err());
+    }
+
+    #[test]
+    fn a_path_under_a_moved_root_is_read_under_this_one() {
+        let tmp = tempfile::tempdir().unwrap();
+        let root = tmp.path().join("new").join("object_store");
+        std::fs::create_dir_all(root.join("a")).unwrap();
+        std::fs::write(root.join("a/b.txt"), "x").unwrap();
+        let gone = tmp.path().join("old").join("object_store").join("a/b.txt");
+        let found = key_of_path(&root, &gone, "u").unwrap();
+        assert_eq!(
+            (found.key.as_str(), found.path),
+            ("a/b.txt", root.join("a/b.txt"))
+        );
+        // Nothing of that key here: another store's object, as before.
+        let other = tmp.path().join("old").join("object_store").join("a/c.txt");
+        assert!(matches!(
+            key_of_path(&root, &other, "u"),
+            Err(StoreError::ForeignUrl(_))
+        ));
+        // A store of the same name that still exists is another store.
+        std::fs::create_dir_all(tmp.path().join("old").join("object_store")).unwrap();
+        assert!(matches!(
+            key_of_path(&root, &gone, "u"),
+            Err(StoreError::ForeignUrl(_))
+        ));
+        // Nor is a folder of another name the same store.
+        let elsewhere = tmp.path().join("gone").join("objects").join("a/b.txt");
+        assert!(key_of_path(&root, &elsewhere, "u").is_err());
     }
 
     #[test]

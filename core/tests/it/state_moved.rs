@@ -1,0 +1,47 @@
+//! A state folder moved to another path (a CI cache restored under another home, a backup restored,
+//! a user renamed): the local object store's URLs name the old path, and its objects are found under
+//! the new one, so nothing is stored again and stored tasks still load their artifacts.
+
+use crate::support::run::{copy_dir, Sandboxed};
+
+#[test]
+fn a_moved_state_folder_keeps_its_objects() {
+    let first = Sandboxed::new();
+    let ran = first.run(&["run", "hello", "-q"]);
+    assert_eq!(ran.code, 0, "{}", ran.both());
+    let folder = first.home().join("greeting");
+    std::fs::create_dir_all(&folder).unwrap();
+    std::fs::write(folder.join("hello.txt"), "hello there\n").unwrap();
+    std::fs::write(
+        folder.join("check.sh"),
+        "#!/usr/bin/env bash\ngrep -q hello \"$(dirname \"$0\")/hello.txt\"\n",
+    )
+    .unwrap();
+    let put = first.run(&["artifact", "put", "greeting", "--id", "team/greeting"]);
+    assert_eq!(put.code, 0, "{}", put.both());
+    let task = std::fs::read_to_string(
+        std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("bundles/hello/tasks/hello.json"),
+    )
+    .unwrap()
+    .replace("\"greeting\"", "\"team/greeting\"");
+    first.write("hello.json", &task);
+    let put = first.run(&["task", "put", "hello.json", "--id", "team/hello"]);
+    assert_eq!(put.code, 0, "{}", put.both());
+
+    let moved = Sandboxed::new();
+    copy_dir(first.dir.path(), moved.dir.path());
+    let old_root = first.state();
+    drop(first);
+    assert!(!old_root.exists());
+
+    let rerun = moved.run(&["run", "hello"]);
+    assert_eq!(rerun.code, 0, "{}", rerun.both());
+    assert!(
+        rerun.stdout.contains("artifacts/greeting: v1, unchanged"),
+        "{}",
+        rerun.both()
+    );
+    let stored = moved.run(&["task", "run", "team/hello", "-q"]);
+    assert_eq!(stored.code, 0, "{}", stored.both());
+    assert!(stored.stdout.contains("passed"), "{}", stored.both());
+}
