@@ -9,7 +9,7 @@ use super::snapshot::Snapshot;
 use super::source::{classify, Installer, Spec};
 use super::touched::{code_changes, touched, InstalledManifest, Manifests};
 use super::{
-    check, confirm, lock, restore, ChangeOutcome, ChangeReport, Context, InstallError, Rollback,
+    check, confirm, restore, ChangeOutcome, ChangeReport, Context, InstallError, Rollback,
     CARGO_ROOT,
 };
 use crate::discovery::{discover, SearchPath};
@@ -72,7 +72,7 @@ fn try_add(
         out.note(&note);
     }
     let plugins = ctx.plugins_dir.clone();
-    let _lock = lock::acquire(&plugins, &ctx.locks_dir)?;
+    let _lock = ctx.lock_for_change()?;
     let steps = plan::build(&specs, &plugins, &opts.pip)?;
     // Before anything is written, and in a dry run too: an installer that is not there.
     plan::check_tools(&steps)?;

@@ -8,7 +8,7 @@ pub enum InstallError {
     CoreAdd(String),
     #[error("{0} is agent-env itself; uninstall it with the installer that owns it")]
     CoreRemove(String),
-    #[error("another `agent-env plugin add` or `remove` is changing this environment; run this after it finishes")]
+    #[error("another `agent-env plugin add` or `remove` is changing this environment; run this after it finishes, or pass --wait to wait for it")]
     Busy,
     #[error("cannot take the lock {path}: {source}")]
     Lock {

@@ -1,5 +1,7 @@
-//! One change at a time: `<state root>/locks/plugin-<first 16 hex of sha256(plugins dir)>.lock`, held with a
-//! non-blocking exclusive `flock` for as long as the [`ChangeLock`] lives.
+//! One change at a time: `<state root>/locks/plugin-<first 16 hex of sha256(plugins dir)>.lock`, held with an
+//! exclusive `flock` for as long as the [`ChangeLock`] lives. A change finding it held fails at once, or
+//! (`--wait`) asks again every 100 ms until it is free; a signal meanwhile ends the process as it would
+//! anywhere before a change starts, with nothing changed.
 
 use std::fs::{DirBuilder, File, OpenOptions};
 use std::os::fd::AsRawFd;
@@ -24,8 +26,13 @@ pub fn lock_path(plugins_dir: &Path, locks_dir: &Path) -> PathBuf {
     locks_dir.join(format!("plugin-{}.lock", &hex[..16]))
 }
 
-/// Takes the lock, or says another change holds it.
-pub fn acquire(plugins_dir: &Path, locks_dir: &Path) -> Result<ChangeLock, InstallError> {
+/// Takes the lock, or says another change holds it; with `waiting` (told once, when the lock is
+/// held), waits for it instead.
+pub fn acquire(
+    plugins_dir: &Path,
+    locks_dir: &Path,
+    waiting: Option<&dyn Fn(&Path)>,
+) -> Result<ChangeLock, InstallError> {
     let path = lock_path(plugins_dir, locks_dir);
     let fail = |source: std::io::Error| InstallError::Lock {
         path: path.clone(),
@@ -47,14 +54,24 @@ pub fn acquire(plugins_dir: &Path, locks_dir: &Path) -> Result<ChangeLock, Insta
         .custom_flags(libc::O_NOFOLLOW | libc::O_CLOEXEC)
         .open(&path)
         .map_err(fail)?;
-    // SAFETY: flock on a descriptor this function owns; no memory is shared.
-    let rc = unsafe { libc::flock(file.as_raw_fd(), libc::LOCK_EX | libc::LOCK_NB) };
-    if rc != 0 {
-        let err = std::io::Error::last_os_error();
-        if err.raw_os_error() == Some(libc::EWOULDBLOCK) {
-            return Err(InstallError::Busy);
+    let mut told = false;
+    loop {
+        // SAFETY: flock on a descriptor this function owns; no memory is shared.
+        let rc = unsafe { libc::flock(file.as_raw_fd(), libc::LOCK_EX | libc::LOCK_NB) };
+        if rc == 0 {
+            return Ok(ChangeLock { _file: file, path });
         }
-        return Err(fail(err));
+        let err = std::io::Error::last_os_error();
+        if err.raw_os_error() != Some(libc::EWOULDBLOCK) {
+            return Err(fail(err));
+        }
+        let Some(waiting) = waiting else {
+            return Err(InstallError::Busy);
+        };
+        if !told {
+            waiting(&path);
+            told = true;
+        }
+        std::thread::sleep(std::time::Duration::from_millis(100));
     }
-    Ok(ChangeLock { _file: file, path })
 }

@@ -49,6 +49,26 @@ pub struct Context<'a> {
     pub remote_documents: Option<RemoteDocuments>,
     /// Where the plan, the progress and the problems are written.
     pub out: &'a dyn Output,
+    /// `--wait`: a change another process is making is waited for, not a failure.
+    pub wait_for_others: bool,
+}
+
+impl Context<'_> {
+    /// Takes the change lock of the plugins directory (see [`lock`]).
+    pub(crate) fn lock_for_change(&self) -> Result<lock::ChangeLock, InstallError> {
+        let waiting = |path: &std::path::Path| {
+            self.out.note(&format!(
+                "waiting for another `agent-env plugin add` or `remove` to finish changing this environment (it holds {})",
+                path.display()
+            ));
+        };
+        lock::acquire(
+            &self.plugins_dir,
+            &self.locks_dir,
+            self.wait_for_others
+                .then_some(&waiting as &dyn Fn(&std::path::Path)),
+        )
+    }
 }
 
 /// A document store that is not on this machine, as `remove --check-usage` reads it.

@@ -10,7 +10,7 @@ use super::interrupt::{run_to_end, Interrupts};
 use super::report::Problems;
 use super::snapshot::Snapshot;
 use super::{
-    blockers, confirm, lock, restore, ChangeOutcome, ChangeReport, Context, InstallError, Rollback,
+    blockers, confirm, restore, ChangeOutcome, ChangeReport, Context, InstallError, Rollback,
     CARGO_ROOT, PYTHON_ENV,
 };
 use crate::discovery::discover;
@@ -58,7 +58,7 @@ fn try_remove(
         }
     }
     let plugins = ctx.plugins_dir.clone();
-    let _lock = lock::acquire(&plugins, &ctx.locks_dir)?;
+    let _lock = ctx.lock_for_change()?;
     let discovery = discover(&ctx.search);
     let venv = plugins.join(PYTHON_ENV);
     let removing: Vec<String> = opts.packages.iter().map(|p| canonical_name(p)).collect();

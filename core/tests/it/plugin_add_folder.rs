@@ -262,14 +262,34 @@ fn a_second_change_is_refused_while_the_lock_is_held() {
         0
     );
     let src = fixture_dir("folder-plugin");
-    let busy = "Error: another `agent-env plugin add` or `remove` is changing this environment; run this after it finishes\n";
+    let busy = "Error: another `agent-env plugin add` or `remove` is changing this environment; run this after it finishes, or pass --wait to wait for it\n";
     let (code, _, err) = output(&sb, &["plugin", "add", src.to_str().unwrap(), "--yes"]);
     assert_eq!((code, err.as_str()), (1, busy));
     let (code, _, err) = output(&sb, &["plugin", "remove", "whatever", "--yes"]);
     assert_eq!((code, err.as_str()), (1, busy));
+
+    // With --wait the change waits, says so once, and goes ahead when the lock is let go.
+    let mut waiting = sb
+        .command(&["plugin", "add", src.to_str().unwrap(), "--yes", "--wait"])
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut stderr = std::io::BufReader::new(waiting.stderr.take().unwrap());
+    let mut first = String::new();
+    std::io::BufRead::read_line(&mut stderr, &mut first).unwrap();
+    assert!(
+        first.starts_with("waiting for another `agent-env plugin add` or `remove` to finish changing this environment (it holds "),
+        "{first}"
+    );
+    assert!(waiting.try_wait().unwrap().is_none(), "it waits");
+    assert!(tree(&sb.plugins_dir()).is_empty());
     drop(file);
-    let (code, _, err) = output(&sb, &["plugin", "add", src.to_str().unwrap(), "--yes"]);
-    assert_eq!(code, 0, "{err}");
+    let rest = std::io::read_to_string(stderr).unwrap();
+    let status = waiting.wait().unwrap();
+    assert_eq!(status.code(), Some(0), "{first}{rest}");
+    assert!(!rest.contains("waiting for another"), "said once: {rest}");
+    assert!(!tree(&sb.plugins_dir()).is_empty());
 }
 
 #[test]

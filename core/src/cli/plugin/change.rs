@@ -43,7 +43,7 @@ pub(super) fn add(a: &AddArgs, session: &Session, term: &Terminal) -> Exit {
         cannot_ask: a.dry_run || a.yes,
     };
     changing(&asked, session, term, |out| {
-        crate::install::add::add(&options, &install_context(session, out))
+        crate::install::add::add(&options, &install_context(session, out, a.wait))
     })
 }
 
@@ -63,7 +63,7 @@ pub(super) fn remove(a: &RemoveArgs, session: &Session, term: &Terminal) -> Exit
         cannot_ask: a.dry_run || a.yes,
     };
     changing(&asked, session, term, |out| {
-        crate::install::remove::remove(&options, &install_context(session, out))
+        crate::install::remove::remove(&options, &install_context(session, out, a.wait))
     })
 }
 
@@ -199,7 +199,11 @@ fn error(command: &str, report: &ChangeReport) -> Option<String> {
 }
 
 /// What `plugin add` and `plugin remove` take from the session.
-fn install_context<'a>(session: &Session, out: &'a dyn Output) -> crate::install::Context<'a> {
+fn install_context<'a>(
+    session: &Session,
+    out: &'a dyn Output,
+    wait_for_others: bool,
+) -> crate::install::Context<'a> {
     let env = session.env();
     let paths = session.paths();
     crate::install::Context {
@@ -216,6 +220,7 @@ fn install_context<'a>(session: &Session, out: &'a dyn Output) -> crate::install
         )
         .path,
         out,
+        wait_for_others,
     }
 }
 

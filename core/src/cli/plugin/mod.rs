@@ -74,6 +74,10 @@ pub struct AddArgs {
     /// Print one JSON document for a script (with --yes or --dry-run: it cannot ask).
     #[arg(long)]
     pub json: bool,
+    /// Wait for another `plugin add` or `remove` changing this plugins directory to finish, instead
+    /// of failing (parallel jobs sharing one).
+    #[arg(long)]
+    pub wait: bool,
 }
 
 #[derive(Args)]
@@ -104,6 +108,10 @@ pub struct RemoveArgs {
     /// that use the package's types; the local stores are always read.
     #[arg(long)]
     pub check_usage: bool,
+    /// Wait for another `plugin add` or `remove` changing this plugins directory to finish, instead
+    /// of failing (parallel jobs sharing one).
+    #[arg(long)]
+    pub wait: bool,
 }
 
 #[derive(Args)]
