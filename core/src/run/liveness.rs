@@ -47,8 +47,21 @@ use crate::stores::{Document, DocumentStore, Filter, Predicate};
 
 /// A journal's file name ends so.
 const SUFFIX: &str = ".journal";
+/// Why a run ends without finishing, as far as a later run can tell (one wording for every place
+/// that says so: the run's note, the instance's error, `task list`, the explorer).
+macro_rules! why_unfinished {
+    () => {
+        "agent-env was killed or stopped at once by a second signal, its machine stopped, or the state folder was copied while it ran"
+    };
+}
+/// Why a run ends without finishing, as far as a later run can tell.
+pub const WHY_UNFINISHED: &str = why_unfinished!();
 /// A killed run's instance is told so.
-const ENDED_UNFINISHED: &str = "the run that was running this task ended without finishing it (agent-env was killed or stopped at once by a second signal, or its machine stopped); a later run marked it failed";
+const ENDED_UNFINISHED: &str = concat!(
+    "the run that was running this task ended without finishing it (",
+    why_unfinished!(),
+    "); a later run marked it failed"
+);
 /// Whether `instance` was marked failed by a later run's sweep (its own run never wrote its end, so
 /// when it ended is not known; its `completed_at_utc` is when it was marked).
 pub fn marked_by_a_later_run(instance: &serde_json::Map<String, serde_json::Value>) -> bool {
@@ -420,7 +433,7 @@ impl Swept {
         let mut out = Vec::new();
         if self.killed_runs > 0 {
             out.push(format!(
-                "note: {} earlier {} ended without finishing (agent-env was killed or stopped at once by a second signal, or its machine stopped): {} task {} it left running marked failed, {} {} it left removed",
+                "note: {} earlier {} ended without finishing ({WHY_UNFINISHED}): {} task {} it left running marked failed, {} {} it left removed",
                 self.killed_runs,
                 plural(self.killed_runs, "run", "runs"),
                 self.killed_instances,
@@ -466,7 +479,7 @@ impl Swept {
         if self.elsewhere_sandboxes > 0 {
             let by = either_of(self.elsewhere.iter().map(|i| i.marked_by()));
             out.push(format!(
-                "note: removed {} {} that earlier runs left (agent-env was killed or stopped at once by a second signal, or its machine stopped); the task instances they left running are in another document store, and the next {} marks them failed",
+                "note: removed {} {} that earlier runs left ({WHY_UNFINISHED}); the task instances they left running are in another document store, and the next {} marks them failed",
                 self.elsewhere_sandboxes,
                 plural(self.elsewhere_sandboxes, "sandbox", "sandboxes"),
                 by,

@@ -103,7 +103,7 @@ fn a_run_from_a_state_folder_copied_mid_run_leaves_the_live_run_alone() {
 
     // Its process gone, the copy's journal is a run that ended unfinished there.
     let (doc, stderr) = from_copy("the run after the other ended");
-    let note = "1 earlier run ended without finishing (agent-env was killed or stopped at once by a second signal, or its machine stopped): 1 task instance it left running marked failed, 0 sandboxes it left removed";
+    let note = "1 earlier run ended without finishing (agent-env was killed or stopped at once by a second signal, its machine stopped, or the state folder was copied while it ran): 1 task instance it left running marked failed, 0 sandboxes it left removed";
     assert_eq!(stderr.matches("earlier run").count(), 1, "{stderr}");
     assert!(stderr.contains(&format!("note: {note}")), "{stderr}");
     assert_eq!(

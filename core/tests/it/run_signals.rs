@@ -510,7 +510,7 @@ fn the_next_run_cleans_up_after_a_killed_one() {
     assert_eq!(r.code, 0, "{}", r.both());
     assert!(
         r.stderr.contains(
-            "note: 1 earlier run ended without finishing (agent-env was killed or stopped at once by a second signal, or its machine stopped): 1 task instance it left running marked failed, 1 sandbox it left removed"
+            "note: 1 earlier run ended without finishing (agent-env was killed or stopped at once by a second signal, its machine stopped, or the state folder was copied while it ran): 1 task instance it left running marked failed, 1 sandbox it left removed"
         ),
         "{}",
         r.both()

@@ -33,7 +33,8 @@ impl Interrupted {
     pub fn warning(&self) -> String {
         match self {
             Interrupted::Killed { by } => format!(
-                "the run of this task ended without finishing it (agent-env was killed or stopped at once by a second signal, or its machine stopped): it shows as running until the next {by} marks it failed and removes the sandboxes it left"
+                "the run of this task ended without finishing it ({}): it shows as running until the next {by} marks it failed and removes the sandboxes it left",
+                agent_env::run::liveness::WHY_UNFINISHED
             ),
             Interrupted::EndUnrecorded { by } => format!(
                 "the run of this task ended, but the document store did not take its end, which waits in this machine's journal: the next {by} here writes it (once the store takes writes); the run said why when it ran"

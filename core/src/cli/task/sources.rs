@@ -82,7 +82,8 @@ pub(super) fn instance_sources(session: &Session, term: &Terminal, left_out: Lef
         let (runs, they) = they(killed);
         let by = marked_by(false);
         warnings.push(format!(
-            "{killed} earlier {runs} ended without finishing (agent-env was killed or stopped at once by a second signal, or its machine stopped): the task instances {they} left show as running until the next {by} marks them failed and removes the sandboxes {they} left"
+            "{killed} earlier {runs} ended without finishing ({}): the task instances {they} left show as running until the next {by} marks them failed and removes the sandboxes {they} left",
+            crate::run::liveness::WHY_UNFINISHED
         ));
     }
     if unrecorded > 0 {
