@@ -17,9 +17,9 @@ use std::process::ExitStatus;
 pub struct PipedCommand {
     /// The program's path, found already (no `PATH` search happens here).
     pub program: PathBuf,
-    /// Its argv[0].
+    /// Its `argv[0]`.
     pub arg0: String,
-    /// Its arguments after argv[0].
+    /// Its arguments after `argv[0]`.
     pub args: Vec<String>,
     /// Its whole environment.
     pub env: Vec<(OsString, OsString)>,
