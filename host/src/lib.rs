@@ -18,7 +18,9 @@
 //! - `fd_numbers.rs`: the child's fds put at the numbers it expects, between its start and its exec.
 //! - `piped_child.rs`: [`piped_child::PipedCommand`], a program whose stdout and stderr its caller
 //!   reads (a task's command), started the same way.
-//! - `process.rs`: [`PluginProcess`], one child: handshake, calls, diagnosis, graceful shutdown.
+//! - `process/`: [`PluginProcess`], one child, a module for each stage of its life: `start`
+//!   (with `handshake`, its answer to `initialize` checked), `calls` (and the timeouts that make it
+//!   unresponsive), `stop`; `child` holds its live parts, `describe` what errors and diagnoses say.
 //! - `pool.rs`: [`PluginHost`], the children of one invocation: lazy start, reuse, restart,
 //!   crash-loop breaker, shutdown of all.
 //! - `handler.rs`: the host's side of the connection: a plugin's requests and notifications read,
