@@ -68,7 +68,7 @@ struct ChildArgs {
 }
 
 impl ExecPlan {
-    /// `program` run with `args` (after its argv[0], which is `program` itself) in exactly `env`.
+    /// `program` run with `args` (after its `argv[0]`, which is `program` itself) in exactly `env`.
     pub(crate) fn new(
         program: &Path,
         args: &[String],
@@ -96,7 +96,7 @@ impl ExecPlan {
         })
     }
 
-    /// Gives the child `name` as its argv[0] instead of the program's path.
+    /// Gives the child `name` as its `argv[0]` instead of the program's path.
     pub(crate) fn arg0(&mut self, name: &OsStr) -> io::Result<&mut Self> {
         self.argv[0] = c_string(name.to_os_string())?;
         Ok(self)
