@@ -35,7 +35,8 @@
 //! - `stderr.rs`: [`StderrTail`], the bounded tail of a child's stderr.
 //! - `error.rs`: [`HostError`], the failure codes of `docs/protocol.md` ("Failure codes").
 //! - `diagnosis.rs`: [`Diagnosis`], what `agent-env plugin show` says about a process.
-//! - `verify/`: the protocol kit, [`verify::verify`], behind `agent-env plugin verify`.
+//! - `verify/`: the protocol kit, [`verify::verify`], behind `agent-env plugin verify`: a module
+//!   for each run of the plugin it makes, and `conversation`, the wire as the plugin writes it.
 
 #[cfg(target_os = "linux")]
 mod clone_exec;

@@ -9,7 +9,8 @@ use serde_json::json;
 use agent_env_protocol::methods::{INITIALIZE, SHUTDOWN};
 
 use super::conversation::{Answer, Conversation};
-use super::{AnswersOn, Check, Finding, Kit, VerifyOptions};
+use super::wording::AnswersOn;
+use super::{Check, Finding, Kit, VerifyOptions};
 use crate::spawn::command_mode_contract;
 
 impl Kit<'_> {

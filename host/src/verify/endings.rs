@@ -1,0 +1,151 @@
+//! How runs end: the third run (stdin closed without `shutdown`), whether a plugin exits 0 when it
+//! is told to, and what each run leaves: processes that outlive it, noise on stdout, its stderr.
+//!
+//! Invariant: every run over a conversation (all but the cookie check's) ends in
+//! [`Kit::end_run`], which kills what is left of it and keeps its noise and stderr for the checks
+//! made once all runs are over (`no-leftovers`, `stdout-clean`).
+
+use std::time::{Duration, Instant};
+
+use super::conversation::Conversation;
+use super::wording::{plural, tail_note};
+use super::{Check, Finding, Kit, TAIL_LINES};
+use crate::descendants::Descendant;
+use crate::exit::Ended;
+
+impl Kit<'_> {
+    /// The third run: `initialize`, then stdin closes without `shutdown`.
+    pub(super) fn stdin_eof(&mut self) {
+        let check = Check::StdinEof;
+        let mut run = match self.start() {
+            Ok(run) => run,
+            Err(why) => {
+                self.findings.push(Finding::failed(check, why));
+                return;
+            }
+        };
+        if let Err(why) = self.initialize(&mut run) {
+            self.findings.push(Finding::skipped(
+                check,
+                format!("initialize failed on a second start: {why}"),
+            ));
+            self.end_run(&mut run, &[]);
+            return;
+        }
+        let descendants = run.descendants();
+        run.close_stdin();
+        let finding = self.exit_finding(&run, check, "stdin closed without shutdown", &descendants);
+        self.findings.push(finding);
+        self.end_run(&mut run, &descendants);
+    }
+
+    /// How the plugin ended within the grace period after `what`: exit 0 passes.
+    pub(super) fn exit_finding(
+        &mut self,
+        run: &Conversation,
+        check: Check,
+        what: &str,
+        descendants: &[Descendant],
+    ) -> Finding {
+        let grace = self.config.grace;
+        match run.wait_exit(grace) {
+            Some(Ended::Exited(0)) => {
+                self.note_exit(run, descendants);
+                Finding::passed(check, format!("{what}, it exited 0"))
+            }
+            Some(other) => {
+                self.note_exit(run, descendants);
+                Finding::failed(
+                    check,
+                    format!(
+                        "{what}, it {}; it must exit 0{}",
+                        other.describe(),
+                        tail_note(&run.final_stderr_tail(TAIL_LINES))
+                    ),
+                )
+            }
+            None => Finding::failed(
+                check,
+                format!(
+                    "{what}, it was still running {:.1} s later (killed); it must exit 0 within that grace period",
+                    grace.as_secs_f64()
+                ),
+            ),
+        }
+    }
+
+    /// A run ended on its own: note what it left behind.
+    fn note_exit(&mut self, run: &Conversation, descendants: &[Descendant]) {
+        self.exits_seen += 1;
+        // The last processes of a group may take a moment to go after its leader.
+        let deadline = Instant::now() + Duration::from_millis(200);
+        let mut left = run.leftovers(descendants);
+        while !left.is_empty() && Instant::now() < deadline {
+            std::thread::sleep(Duration::from_millis(10));
+            left = run.leftovers(descendants);
+        }
+        for l in left {
+            if !self.leftovers.contains(&l) {
+                self.leftovers.push(l);
+            }
+        }
+    }
+
+    /// Kills what is left of a run and keeps its noise and stderr.
+    pub(super) fn end_run(&mut self, run: &mut Conversation, descendants: &[Descendant]) {
+        run.kill(descendants);
+        let (lines, samples) = run.noise();
+        self.noise.0 += lines;
+        for s in samples {
+            if self.noise.1.len() < 3 {
+                self.noise.1.push(s.clone());
+            }
+        }
+        let tail = run.stderr_tail(20);
+        if !tail.is_empty() {
+            self.stderr_tail = tail;
+        }
+    }
+
+    pub(super) fn finish_leftovers(&mut self) {
+        let check = Check::NoLeftovers;
+        let finding = if self.exits_seen == 0 {
+            Finding::skipped(
+                check,
+                "no run got as far as asking the plugin to exit (the checks that end it did not run)",
+            )
+        } else if self.leftovers.is_empty() {
+            Finding::passed(check, "nothing it started outlived it")
+        } else {
+            Finding::failed(
+                check,
+                format!(
+                    "still running after the plugin exited: {} (killed); a plugin ends or waits for what it starts",
+                    self.leftovers.join(", ")
+                ),
+            )
+        };
+        self.findings.push(finding);
+    }
+
+    pub(super) fn finish_stdout(&mut self) {
+        let check = Check::StdoutClean;
+        let (lines, samples) = &self.noise;
+        let finding = if *lines == 0 {
+            Finding::passed(check, "every line on stdout was a protocol message")
+        } else {
+            Finding::failed(
+                check,
+                format!(
+                    "wrote {lines} line{} on stdout that {} not protocol messages, the first: '{}'; stdout \
+                     carries protocol messages only (point fd 1 at stderr, as the SDKs' serve does; with an SDK, look for \
+                     output written before serve is called, at import or in an init function)",
+                    plural(*lines),
+                    if *lines == 1 { "is" } else { "are" },
+                    samples.first().map(String::as_str).unwrap_or("")
+                ),
+            )
+        };
+        self.findings.push(finding);
+    }
+}

@@ -1,0 +1,133 @@
+//! The second run, the whole session: `initialize` (and its answer held to the manifest), then
+//! the checks that need a working plugin ([`super::mid_session`]) and `shutdown`.
+//!
+//! Invariant: once the plugin has ended, every check after it is skipped, naming the check where it
+//! ended, rather than failed for a plugin that is no longer there.
+
+use std::time::Duration;
+
+use agent_env_protocol::methods::{InitializeResult, SHUTDOWN};
+use serde_json::json;
+
+use super::conversation::{Answer, Conversation};
+use super::wording::plural;
+use super::{Check, Finding, Kit, VerifyOptions};
+
+/// One check taken while the session is open: the kit, the conversation, the options.
+type MidSessionCheck = for<'k> fn(&Kit<'k>, &mut Conversation, &VerifyOptions) -> Finding;
+
+impl Kit<'_> {
+    /// The whole-session run: every check that needs a working plugin.
+    pub(super) fn session(
+        &mut self,
+        options: &VerifyOptions,
+        manifest_problems: &dyn Fn(&InitializeResult) -> Vec<String>,
+    ) {
+        let later = [
+            Check::Manifest,
+            Check::UnknownMethod,
+            Check::UnparsableRequest,
+            Check::CancelRequest,
+            Check::NestedCalls,
+            Check::Shutdown,
+        ];
+        let mut run = match self.start() {
+            Ok(run) => run,
+            Err(why) => {
+                self.findings.push(Finding::failed(Check::Initialize, why));
+                self.skip_all(&later, "the plugin did not start");
+                return;
+            }
+        };
+        let handshake = match self.initialize(&mut run) {
+            Ok(handshake) => handshake,
+            Err(why) => {
+                self.findings.push(Finding::failed(Check::Initialize, why));
+                self.skip_all(&later, "initialize failed");
+                self.end_run(&mut run, &[]);
+                return;
+            }
+        };
+        self.findings.push(Finding::passed(
+            Check::Initialize,
+            format!(
+                "answered initialize as {} {} (protocol {}, {} contribution{}, {} store class{})",
+                handshake.plugin.name,
+                handshake.plugin.version,
+                handshake.protocol,
+                handshake.contributions.len(),
+                plural(handshake.contributions.len()),
+                handshake.stores.len(),
+                if handshake.stores.len() == 1 {
+                    ""
+                } else {
+                    "es"
+                }
+            ),
+        ));
+        let problems = manifest_problems(&handshake);
+        self.findings.push(if problems.is_empty() {
+            Finding::passed(
+                Check::Manifest,
+                "its answer gives what its manifest declares",
+            )
+        } else {
+            Finding::failed(Check::Manifest, problems.join("; "))
+        });
+        self.handshake = Some(handshake);
+
+        let steps: [(Check, MidSessionCheck); 4] = [
+            (Check::UnknownMethod, |kit, run, _| kit.unknown_method(run)),
+            (Check::UnparsableRequest, |kit, run, _| kit.unparsable(run)),
+            (Check::CancelRequest, |kit, run, _| kit.cancel(run)),
+            (Check::NestedCalls, |kit, run, options| {
+                kit.nested(run, options)
+            }),
+        ];
+        let mut ended_at: Option<Check> = None;
+        for (check, step) in steps {
+            let finding = match ended_at {
+                Some(earlier) => Finding::skipped(
+                    check,
+                    format!("the plugin had ended (see {})", earlier.code()),
+                ),
+                None => step(self, &mut run, options),
+            };
+            if ended_at.is_none() && run.wait_exit(Duration::ZERO).is_some() {
+                ended_at = Some(check);
+            }
+            self.findings.push(finding);
+        }
+        if let Some(earlier) = ended_at {
+            self.findings.push(Finding::skipped(
+                Check::Shutdown,
+                format!("the plugin had ended (see {})", earlier.code()),
+            ));
+            self.end_run(&mut run, &[]);
+            return;
+        }
+        self.shutdown(&mut run);
+    }
+
+    fn shutdown(&mut self, run: &mut Conversation) {
+        let check = Check::Shutdown;
+        let descendants = run.descendants();
+        let exchange = run.call(SHUTDOWN, json!({}), self.config.call_timeout);
+        let finding = match &exchange.answer {
+            Answer::Result(_) => {
+                run.close_stdin();
+                self.exit_finding(run, check, "answered shutdown and stdin closed", &descendants)
+            }
+            Answer::Error(e) => Finding::failed(
+                check,
+                format!(
+                    "answered shutdown with error {} ({}); it answers null and exits 0 once stdin closes",
+                    e.code, e.message
+                ),
+            ),
+            other => Finding::failed(check, self.describe_failure(run, SHUTDOWN, other)),
+        };
+        self.findings.push(finding);
+        self.end_run(run, &descendants);
+    }
+}
