@@ -116,7 +116,15 @@ pub fn check(doc: &ConfigDocument, builder: &dyn StoreBuilder) -> CheckOutcome {
         all_warnings.extend(super::shared_variables::credentials_in_plugins_variables(
             &doc.table,
         ));
-        all_warnings.extend(super::literal_secrets::literal_credentials(&doc.table));
+        let open_config = doc
+            .path
+            .as_deref()
+            .and_then(super::file_modes::open_to_others);
+        all_warnings.extend(super::literal_secrets::literal_credentials(
+            &doc.table,
+            open_config.as_ref(),
+        ));
+        all_warnings.extend(super::file_modes::secrets_file_warning(doc));
     }
     all_warnings.extend(found.plugin_tables);
     all_warnings.extend(found.unused);

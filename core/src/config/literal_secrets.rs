@@ -5,35 +5,47 @@
 //! by its shape). Anyone who may read the file (or its history, once it is committed) reads them;
 //! `config check` warns of each. The `values` table of `[stores.secret]` holds secrets by design and is
 //! left alone, as are short values under a secret-like key (`auth = "none"`), which are settings
-//! rather than secrets.
+//! rather than secrets. When the file itself is open to other users on this machine (its mode gives
+//! its group or others anything), each warning says so, with the `chmod` that closes it.
 
 use toml::{Table, Value};
 
+use super::file_modes::OpenFile;
 use super::mask_text::mask_text;
 use super::references::parse_reference;
 use super::secret_names::is_secret_key;
 use crate::redaction::MIN_NAMED_CHARS;
 
-/// One warning for each credential written out in `table` (the whole document), in its order.
-pub fn literal_credentials(table: &Table) -> Vec<String> {
+/// One warning for each credential written out in `table` (the whole document), in its order;
+/// `open` is the config file when other users may open it.
+pub fn literal_credentials(table: &Table, open: Option<&OpenFile>) -> Vec<String> {
+    let readers = match open {
+        Some(file) => format!(
+            ", and the file {} now ({}; `{}` keeps them out)",
+            file.exposure(),
+            file.mode_words(),
+            file.chmod()
+        ),
+        None => String::new(),
+    };
     let mut found = Vec::new();
-    walk(&mut Vec::new(), table, &mut found);
+    walk(&mut Vec::new(), table, &readers, &mut found);
     found
 }
 
-fn walk<'t>(path: &mut Vec<&'t str>, table: &'t Table, found: &mut Vec<String>) {
+fn walk<'t>(path: &mut Vec<&'t str>, table: &'t Table, readers: &str, found: &mut Vec<String>) {
     for (key, value) in table {
         path.push(key);
         match value {
             // The local secret store's own values are secrets kept in the file on purpose.
             Value::Table(_) if path.as_slice() == ["stores", "secret", "config", "values"] => {}
-            Value::Table(inner) => walk(path, inner, found),
+            Value::Table(inner) => walk(path, inner, readers, found),
             Value::String(text) => {
                 if let Some(what) = written_out(key, text) {
                     let (setting, section) =
                         path.split_last().map_or(("", &[][..]), |(k, s)| (*k, s));
                     found.push(format!(
-                        "[{}] {setting} {what} in the config file: anyone who can read the file, or its history once committed, can read it; keep it in the secret store (secret:NAME) or in a variable (env:NAME)",
+                        "[{}] {setting} {what} in the config file: anyone who can read the file, or its history once committed, can read it{readers}; keep it in the secret store (secret:NAME) or in a variable (env:NAME)",
                         section.join(".")
                     ));
                 }
@@ -108,7 +120,7 @@ password = "short"
 "#,
         )
         .unwrap();
-        let found = literal_credentials(&table);
+        let found = literal_credentials(&table, None);
         assert_eq!(found.len(), 2, "{found:?}");
         assert!(
             found[0].starts_with("[stores.object.config] secret_access_key is written out in the config file: anyone who can read the file"),
@@ -128,6 +140,21 @@ password = "short"
                 .all(|w| !w.contains("hunter2") && !w.contains("wJalr")),
             "the warning never repeats the secret: {found:?}"
         );
+    }
+
+    #[test]
+    fn a_config_file_others_may_read_is_said_in_each_warning() {
+        let table: Table = toml::from_str("[model]\napi_key = \"sk-0123456789abcdef\"\n").unwrap();
+        let open = OpenFile {
+            path: std::path::PathBuf::from("/p/.agentenv/config.toml"),
+            mode: 0o644,
+        };
+        let found = literal_credentials(&table, Some(&open));
+        assert_eq!(
+            found,
+            ["[model] api_key is written out in the config file: anyone who can read the file, or its history once committed, can read it, and the file can be read by other users on this machine now (mode 0644; `chmod 600 /p/.agentenv/config.toml` keeps them out); keep it in the secret store (secret:NAME) or in a variable (env:NAME)"]
+        );
+        assert!(!literal_credentials(&table, None)[0].contains("chmod"));
     }
 
     #[test]

@@ -34,6 +34,7 @@ pub mod document;
 pub mod error;
 pub mod explain;
 pub mod explorer;
+pub mod file_modes;
 pub mod literal_secrets;
 pub mod locate;
 pub mod mask;

@@ -137,6 +137,80 @@ fn a_credential_written_out_in_the_file_is_warned_of() {
     assert!(!json.to_string().contains("tok-1234567890abcdef"), "{json}");
 }
 
+fn set_mode(path: &Path, mode: u32) {
+    use std::os::unix::fs::PermissionsExt;
+    std::fs::set_permissions(path, std::fs::Permissions::from_mode(mode)).unwrap();
+}
+
+/// A secrets file other users may read is a warning naming it, its mode and the chmod that closes
+/// it; the check still passes. Once only its owner may read it, nothing is said.
+#[test]
+fn a_secrets_file_others_can_read_is_warned_of() {
+    let p = Project::new(
+        "[stores.secret]\nimpl = \"agent_env.store.secret_store:LocalSecretStore\"\nconfig = { file_path = \"team secrets.json\" }\n[model]\napi_key = \"secret:proxy_key\"\n",
+    );
+    let file = p.root.join("team secrets.json");
+    std::fs::write(&file, r#"{"proxy_key": "sk-file-0123456789"}"#).unwrap();
+    set_mode(&file, 0o644);
+    let (code, json) = p.check(&[]);
+    assert_eq!(code, 0, "{json:#}");
+    assert_eq!(
+        warnings_of(&json),
+        [format!(
+            "The secrets file {} ([stores.secret] file_path) can be read by other users on this machine (mode 0644), and so can every secret in it; run `chmod 600 '{}'`",
+            file.display(),
+            file.display()
+        )]
+    );
+    assert!(!json.to_string().contains("sk-file-0123456789"), "{json}");
+    let (code, out) = p.run_with(&[], &["config", "check"]);
+    assert_eq!(code, 0, "{out}");
+    assert!(
+        out.starts_with(&format!("warning: The secrets file {}", file.display())),
+        "{out}"
+    );
+    // Group-readable is enough; only the owner is fine.
+    set_mode(&file, 0o640);
+    assert!(warnings_of(&p.check(&[]).1)[0].contains("(mode 0640)"));
+    set_mode(&file, 0o600);
+    let (code, json) = p.check(&[]);
+    assert_eq!(code, 0, "{json:#}");
+    assert!(warnings_of(&json).is_empty(), "{json:#}");
+}
+
+/// A credential written out in a config file others may read says that the file is open now, and
+/// how to close it; a file only its owner may read says only what its history leaks.
+#[test]
+fn a_credential_in_a_config_file_others_can_read_says_so() {
+    let p = Project::new("[model]\napi_key = \"sk-literal-0123456789\"\n");
+    let config = p.root.join(".agentenv/config.toml");
+    set_mode(&config, 0o644);
+    let (code, json) = p.check(&[]);
+    assert_eq!(code, 0, "{json:#}");
+    let warnings = warnings_of(&json);
+    assert_eq!(warnings.len(), 1, "{json:#}");
+    assert!(
+        warnings[0].starts_with("[model] api_key is written out in the config file: anyone who can read the file, or its history once committed, can read it, and the file can be read by other users on this machine now (mode 0644; `chmod 600 "),
+        "{json:#}"
+    );
+    assert!(
+        warnings[0].contains(&format!("chmod 600 {}`", config.display())),
+        "{json:#}"
+    );
+    set_mode(&config, 0o600);
+    let (_, json) = p.check(&[]);
+    let warnings = warnings_of(&json);
+    assert_eq!(warnings.len(), 1, "{json:#}");
+    assert!(
+        !warnings[0].contains("mode 0") && !warnings[0].contains("chmod"),
+        "{json:#}"
+    );
+    // A file others may read that holds no credential is no warning of its own.
+    let p = Project::new("[model]\napi_key = \"env:API_KEY\"\n");
+    set_mode(&p.root.join(".agentenv/config.toml"), 0o644);
+    assert!(warnings_of(&p.check(&[]).1).is_empty());
+}
+
 /// A plugins directory other users can write to is said in the document's warnings, not only on
 /// stderr where a script reading the JSON does not look.
 #[test]
