@@ -125,6 +125,7 @@ pub fn check(doc: &ConfigDocument, builder: &dyn StoreBuilder) -> CheckOutcome {
             open_config.as_ref(),
         ));
         all_warnings.extend(super::file_modes::secrets_file_warning(doc));
+        all_warnings.extend(super::grant_bind::exposed_grant_server(doc));
     }
     all_warnings.extend(found.plugin_tables);
     all_warnings.extend(found.unused);

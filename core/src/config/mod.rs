@@ -35,6 +35,7 @@ pub mod error;
 pub mod explain;
 pub mod explorer;
 pub mod file_modes;
+pub mod grant_bind;
 pub mod literal_secrets;
 pub mod locate;
 pub mod mask;

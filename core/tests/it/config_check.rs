@@ -926,6 +926,47 @@ fn the_local_object_stores_grant_settings_name_the_store() {
 
 /// A hosted store's bad settings are each their own problem too, unknown keys among them, and none
 /// of them waits on a server.
+/// A grant server bound beyond loopback is a warning saying what it exposes and how to keep it to
+/// this machine; the check still passes. Loopback says nothing.
+#[test]
+fn a_grant_server_listening_beyond_this_machine_is_warned_of() {
+    let config = |bind: &str| {
+        format!("[stores.object]\nimpl = \"LocalFilesystemObjectStore\"\nconfig = {{ grant_bind_host = \"{bind}\" }}\n")
+    };
+    for bind in ["0.0.0.0", "::"] {
+        let p = Project::new(&config(bind));
+        let (code, json) = p.check(&[]);
+        assert_eq!(code, 0, "{json:#}");
+        let warnings = warnings_of(&json);
+        assert_eq!(warnings.len(), 1, "{json:#}");
+        assert!(
+            warnings[0].starts_with(&format!("[stores.object.config] grant_bind_host = '{bind}' makes the local object store's grant server listen on every network address of this machine: any of them can reach the server, and with a grant URL it gets hold of read or write the store's objects")),
+            "{json:#}"
+        );
+        assert!(
+            warnings[0].contains(
+                "set grant_bind_host = \"127.0.0.1\" (the default) to keep it to this machine"
+            ),
+            "{json:#}"
+        );
+    }
+    let (code, out) = Project::new(&config("10.0.0.7")).run_with(&[], &["config", "check"]);
+    assert_eq!(code, 0, "{out}");
+    assert!(
+        out.starts_with("warning: [stores.object.config] grant_bind_host = '10.0.0.7' makes the local object store's grant server listen on 10.0.0.7, which other machines on its network reach"),
+        "{out}"
+    );
+    // A reference is read as the store reads it.
+    let p = Project::new("[stores.object]\nimpl = \"LocalFilesystemObjectStore\"\nconfig = { grant_bind_host = \"env:BIND?127.0.0.1\" }\n");
+    assert!(warnings_of(&p.check(&[]).1).is_empty());
+    assert_eq!(warnings_of(&p.check(&[("BIND", "0.0.0.0")]).1).len(), 1);
+    for quiet in [config("127.0.0.1"), config("::1"), String::new()] {
+        let (code, json) = Project::new(&quiet).check(&[]);
+        assert_eq!(code, 0, "{json:#}");
+        assert!(warnings_of(&json).is_empty(), "{quiet}: {json:#}");
+    }
+}
+
 #[test]
 fn every_bad_setting_of_a_hosted_store_is_its_own_problem() {
     let p = Project::new(
