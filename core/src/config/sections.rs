@@ -52,6 +52,21 @@ pub struct ShadowedView {
     pub headline: Option<String>,
 }
 
+/// A setting the store takes from an environment variable its table leaves it to (an `S3ObjectStore`'s
+/// AWS variables), said where it comes from as a layer is.
+#[derive(Debug, Clone, Serialize)]
+pub struct FromEnvView {
+    /// The setting, as the store's table would name it (`region`).
+    pub key: &'static str,
+    /// Always `env`.
+    pub kind: &'static str,
+    /// `$AWS_REGION`.
+    #[serde(rename = "where")]
+    pub location: String,
+    /// Its value, masked as it would be written in the table.
+    pub value: Value,
+}
+
 /// One section.
 #[derive(Debug, Clone, Serialize)]
 pub struct SectionView {
@@ -65,6 +80,8 @@ pub struct SectionView {
     /// For aliased sections the class name; otherwise the section's table, masked.
     pub value: Option<Value>,
     pub error: Option<String>,
+    /// The settings the store takes from the environment, beside its table (empty for most).
+    pub from_env: Vec<FromEnvView>,
 }
 
 impl SectionView {
@@ -88,7 +105,7 @@ pub fn sections(
         .iter()
         .map(
             |name| match ALIASED_SECTIONS.iter().find(|s| s.name == *name) {
-                Some(section) => aliased_view(doc, section.name, env(section.env_var), state_root),
+                Some(section) => aliased_view(doc, section.name, env, state_root),
                 None => plain_view(doc, name),
             },
         )
@@ -104,19 +121,60 @@ fn failed(name: &'static str, error: String) -> SectionView {
         config: None,
         value: None,
         error: Some(error),
+        from_env: Vec::new(),
     }
 }
 
 fn aliased_view(
     doc: &ConfigDocument,
     name: &'static str,
-    env_value: Option<String>,
+    env: &dyn Fn(&str) -> Option<String>,
     state_root: &Path,
 ) -> SectionView {
+    let env_value = ALIASED_SECTIONS
+        .iter()
+        .find(|s| s.name == name)
+        .and_then(|s| env(s.env_var));
     match selection_with(doc, name, env_value.as_deref(), state_root) {
-        Ok(selection) => selection_view(name, &selection, crate::paths::Paths::new(&doc.env)),
+        Ok(selection) => {
+            let mut view = selection_view(name, &selection, crate::paths::Paths::new(&doc.env));
+            view.from_env = from_env(name, &selection, env);
+            view
+        }
         Err(e) => failed(name, e.to_string()),
     }
+}
+
+/// The settings the selected store takes from the environment, each masked as the table's own.
+fn from_env(
+    name: &'static str,
+    selection: &StoreSelection,
+    env: &dyn Fn(&str) -> Option<String>,
+) -> Vec<FromEnvView> {
+    let Some(kind) = crate::stores::StoreKind::parse(name) else {
+        return Vec::new();
+    };
+    crate::stores::hosted::s3_settings_from_environment(
+        kind,
+        &selection.impl_name,
+        &|key| selection.config.contains_key(key),
+        env,
+    )
+    .into_iter()
+    .map(|found| {
+        let mut one = Table::new();
+        one.insert(found.key.to_string(), Value::String(found.value));
+        let value = mask_store_config(name, &one)
+            .remove(found.key)
+            .unwrap_or(Value::String(String::new()));
+        FromEnvView {
+            key: found.key,
+            kind: LayerKind::Env.as_str(),
+            location: format!("${}", found.variable),
+            value,
+        }
+    })
+    .collect()
 }
 
 fn layer_value(name: &str, layer: &Layer) -> Option<Value> {
@@ -159,6 +217,7 @@ fn selection_view(
         config: Some(config),
         value: Some(Value::String(selection.class_name().to_string())),
         error: None,
+        from_env: Vec::new(),
     }
 }
 
@@ -197,6 +256,7 @@ fn plain_view(doc: &ConfigDocument, name: &'static str) -> SectionView {
             config: None,
             value: None,
             error: None,
+            from_env: Vec::new(),
         },
         Some(table) => {
             let masked = Value::Table(mask_table(table, &[]));
@@ -212,6 +272,7 @@ fn plain_view(doc: &ConfigDocument, name: &'static str) -> SectionView {
                 config: None,
                 value: Some(masked),
                 error: None,
+                from_env: Vec::new(),
             }
         }
     }

@@ -297,6 +297,18 @@ fn render_section(block: &mut Block, section: &SectionView) {
         nested_lines(block, 0, pairs);
     }
     block.more(0, &from_line(section));
+    // What the store takes from the environment, beside its table: one line each, with its variable.
+    for found in &section.from_env {
+        block.more(
+            0,
+            &format!(
+                "{}={}  from {}",
+                found.key,
+                scalar(&found.value),
+                found.location
+            ),
+        );
+    }
 }
 
 fn how_found(report: &ShowReport) -> String {

@@ -70,3 +70,166 @@ pub fn postgres_store(
         None => Err(problems),
     }
 }
+
+/// A setting `S3ObjectStore` takes from an AWS variable, since its table leaves it out.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct FromEnvironment {
+    /// The setting, as its table would name it (`access_key_id`).
+    pub key: &'static str,
+    /// The variable it comes from (`AWS_ACCESS_KEY_ID`).
+    pub variable: &'static str,
+    /// The variable's value, as it is: the caller masks it.
+    pub value: String,
+}
+
+/// The settings the AWS variables give the store `impl_name` selects for `kind`, when it is the
+/// built-in `S3ObjectStore` and `written` (whether its table, as written, sets a key) leaves them out:
+/// the ones `S3Settings::from_table` reads, in its order (an empty variable is no value). A key pair
+/// comes from the environment whole or not at all (half a pair is a problem the store names), and the
+/// session token only with it.
+pub fn s3_settings_from_environment(
+    kind: super::StoreKind,
+    impl_name: &str,
+    written: &dyn Fn(&str) -> bool,
+    env: &dyn Fn(&str) -> Option<String>,
+) -> Vec<FromEnvironment> {
+    let class = impl_name.rsplit(':').next().unwrap_or(impl_name).trim();
+    let builtin = matches!(
+        super::from_spec::classify(kind, impl_name),
+        Ok(super::from_spec::Target::Builtin(super::StoreKind::Object))
+    );
+    if !builtin || class != agent_env_store_s3::CLASS {
+        return Vec::new();
+    }
+    let set = |variable: &'static str| env(variable).filter(|v| !v.is_empty());
+    let first = |key: &'static str, variables: &[&'static str]| {
+        variables.iter().find_map(|variable| {
+            set(variable).map(|value| FromEnvironment {
+                key,
+                variable,
+                value,
+            })
+        })
+    };
+    let mut found = Vec::new();
+    if !written("region") {
+        found.extend(first("region", &["AWS_REGION", "AWS_DEFAULT_REGION"]));
+    }
+    if !written("endpoint") {
+        found.extend(first(
+            "endpoint",
+            &["AWS_ENDPOINT_URL_S3", "AWS_ENDPOINT_URL"],
+        ));
+    }
+    if !written("access_key_id") && !written("secret_access_key") {
+        let key = first("access_key_id", &["AWS_ACCESS_KEY_ID"]);
+        let secret = first("secret_access_key", &["AWS_SECRET_ACCESS_KEY"]);
+        if let (Some(key), Some(secret)) = (key, secret) {
+            found.push(key);
+            found.push(secret);
+            if !written("session_token") {
+                found.extend(first("session_token", &["AWS_SESSION_TOKEN"]));
+            }
+        }
+    }
+    found
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::stores::StoreKind;
+
+    fn env_of(pairs: &'static [(&'static str, &'static str)]) -> impl Fn(&str) -> Option<String> {
+        move |name| {
+            pairs
+                .iter()
+                .find(|(k, _)| *k == name)
+                .map(|(_, v)| v.to_string())
+        }
+    }
+
+    fn said(
+        impl_name: &str,
+        table: &[&str],
+        env: &'static [(&'static str, &'static str)],
+    ) -> Vec<(&'static str, &'static str)> {
+        s3_settings_from_environment(
+            StoreKind::Object,
+            impl_name,
+            &|key| table.contains(&key),
+            &env_of(env),
+        )
+        .into_iter()
+        .map(|f| (f.key, f.variable))
+        .collect()
+    }
+
+    const ALL: &[(&str, &str)] = &[
+        ("AWS_ACCESS_KEY_ID", "AK"),
+        ("AWS_SECRET_ACCESS_KEY", "SK"),
+        ("AWS_SESSION_TOKEN", "TOK"),
+        ("AWS_REGION", ""),
+        ("AWS_DEFAULT_REGION", "eu-west-3"),
+        ("AWS_ENDPOINT_URL", "http://127.0.0.1:9000"),
+    ];
+
+    #[test]
+    fn what_the_table_leaves_out_is_said_with_its_variable() {
+        assert_eq!(
+            said("S3ObjectStore", &["bucket"], ALL),
+            [
+                ("region", "AWS_DEFAULT_REGION"),
+                ("endpoint", "AWS_ENDPOINT_URL"),
+                ("access_key_id", "AWS_ACCESS_KEY_ID"),
+                ("secret_access_key", "AWS_SECRET_ACCESS_KEY"),
+                ("session_token", "AWS_SESSION_TOKEN"),
+            ]
+        );
+        // What the table sets is its own; a key pair in the table takes no token from the environment.
+        assert_eq!(
+            said(
+                "agent_env.store.object_store:S3ObjectStore",
+                &["bucket", "region", "access_key_id", "secret_access_key"],
+                ALL
+            ),
+            [("endpoint", "AWS_ENDPOINT_URL")]
+        );
+        // Half a pair in the environment gives no credentials.
+        assert_eq!(
+            said("S3ObjectStore", &["bucket"], &[("AWS_ACCESS_KEY_ID", "AK")]),
+            []
+        );
+        // Another class, a plugin's of the same name, says nothing.
+        assert_eq!(said("LocalFilesystemObjectStore", &[], ALL), []);
+        assert_eq!(said("acme:S3ObjectStore", &[], ALL), []);
+    }
+
+    #[test]
+    fn what_is_said_is_what_the_store_reads() {
+        let table = serde_json::json!({"bucket": "b"})
+            .as_object()
+            .cloned()
+            .unwrap_or_default();
+        let env = env_of(ALL);
+        let settings = S3Settings::from_table(&table, &env).unwrap();
+        let said = s3_settings_from_environment(
+            StoreKind::Object,
+            "S3ObjectStore",
+            &|key| table.contains_key(key),
+            &env,
+        );
+        let value = |key: &str| {
+            said.iter()
+                .find(|f| f.key == key)
+                .map(|f| f.value.clone())
+                .unwrap()
+        };
+        assert_eq!(value("region"), settings.region);
+        assert_eq!(value("endpoint"), settings.endpoint);
+        let credentials = settings.credentials.unwrap();
+        assert_eq!(value("access_key_id"), credentials.access_key_id);
+        assert_eq!(value("secret_access_key"), credentials.secret_access_key);
+        assert_eq!(Some(value("session_token")), credentials.session_token);
+    }
+}

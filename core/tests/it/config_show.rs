@@ -294,6 +294,66 @@ fn the_environment_variable_beats_the_file_and_the_file_is_shadowed() {
     );
 }
 
+/// An S3 store's settings the AWS variables fill in are each said with the variable they come from,
+/// in the text and the JSON, the credentials masked; what the table sets is its own.
+#[test]
+fn s3_settings_from_the_environment_say_their_variable() {
+    let p = Project::new(
+        "[stores.object]\nimpl = \"S3ObjectStore\"\nconfig = { bucket = \"team-bucket\", endpoint = \"http://127.0.0.1:9000\" }\n",
+    );
+    let env = [
+        ("AWS_ACCESS_KEY_ID", "AKIAENVKEY0123456789"),
+        ("AWS_SECRET_ACCESS_KEY", "EnvSecretKey/0123456789abcdef"),
+        ("AWS_SESSION_TOKEN", "EnvSessionToken0123456789"),
+        ("AWS_DEFAULT_REGION", "eu-west-3"),
+        ("AWS_ENDPOINT_URL", "http://10.1.1.1:9000"),
+    ];
+    let (code, out, err) = p.run_with(&env, &["config", "show"]);
+    assert_eq!(code, 0, "{err}");
+    assert!(
+        out.contains(
+            "object:         S3ObjectStore  bucket=team-bucket  endpoint=http://127.0.0.1:9000
+                from [stores.object]
+                region=eu-west-3  from $AWS_DEFAULT_REGION
+                access_key_id=***  from $AWS_ACCESS_KEY_ID
+                secret_access_key=***  from $AWS_SECRET_ACCESS_KEY
+                session_token=***  from $AWS_SESSION_TOKEN
+image:"
+        ),
+        "{out}"
+    );
+    let json = p.json(&env, &["config", "show", "--json"]);
+    let object = &json["sections"][1];
+    assert_eq!(object["name"], "object");
+    assert_eq!(
+        object["from_env"],
+        serde_json::json!([
+            {"key": "region", "kind": "env", "where": "$AWS_DEFAULT_REGION", "value": "eu-west-3"},
+            {"key": "access_key_id", "kind": "env", "where": "$AWS_ACCESS_KEY_ID", "value": "***"},
+            {"key": "secret_access_key", "kind": "env", "where": "$AWS_SECRET_ACCESS_KEY", "value": "***"},
+            {"key": "session_token", "kind": "env", "where": "$AWS_SESSION_TOKEN", "value": "***"},
+        ])
+    );
+    for args in [&["config", "show"][..], &["config", "show", "--json"]] {
+        let (_, out, err) = p.run_with(&env, args);
+        for secret in ["AKIAENVKEY", "EnvSecretKey", "EnvSessionToken"] {
+            assert!(
+                !out.contains(secret) && !err.contains(secret),
+                "{args:?}: {out}"
+            );
+        }
+    }
+    // With no variable set, nothing comes from the environment; other sections never say so.
+    let (_, out, _) = p.run(&["config", "show"]);
+    assert!(!out.contains("from $AWS_"), "{out}");
+    let json = p.json(&[], &["config", "show", "--json"]);
+    assert!(json["sections"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .all(|s| s["from_env"] == serde_json::json!([])));
+}
+
 #[test]
 fn an_unknown_object_store_alias_is_unresolved_with_the_reference_message() {
     let p = Project::new("");
