@@ -141,13 +141,25 @@ pub fn steps_of(text: &str, file: &str) -> Result<Vec<Map<String, Value>>, Bundl
         .collect()
 }
 
+/// What a put of a task did.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct PutTask {
+    /// The version the task is stored as.
+    pub version: i64,
+    /// Whether that version was there already, with the same steps, so nothing was written.
+    pub unchanged: bool,
+}
+
 /// Checks a stored task's id and steps (each step's type known, its fields right, no `@local` id named)
-/// and writes it as the id's next version in the configured document store; returns that version.
+/// and writes it as the id's next version in the configured document store, unless the latest
+/// version has the same steps (as planned: a step's defaults filled in), which it is then said to be.
+/// An artifact a step loads is named by its id alone (a run loads its latest version), so the steps
+/// are all there is to compare.
 pub fn put_task(
     session: &Session,
     id: &str,
     steps: Vec<Map<String, Value>>,
-) -> Result<i64, RunError> {
+) -> Result<PutTask, RunError> {
     if id.starts_with('@') {
         let what = if id.starts_with(LOCAL_PREFIX) {
             "an @local id (@local tasks live in bundles, run with agent-env run)".to_string()
@@ -185,12 +197,41 @@ pub fn put_task(
         .tasks
         .first()
         .ok_or_else(|| BundleError::one(format!("internal: the task '{id}' did not plan")))?;
+    let steps = Value::Array(planned.step_docs());
+    if let Some(version) = same_latest_version(&stores, id, &steps)? {
+        return Ok(PutTask {
+            version,
+            unchanged: true,
+        });
+    }
     let mut doc = Document::new();
     doc.insert("id".into(), json!(id));
     doc.insert("type".into(), json!("task"));
-    doc.insert("steps".into(), Value::Array(planned.step_docs()));
+    doc.insert("steps".into(), steps);
     doc.insert("created_at_utc".into(), json!(crate::clock::iso_now()));
-    put_next_version(&stores, TASKS, &doc)
+    Ok(PutTask {
+        version: put_next_version(&stores, TASKS, &doc)?,
+        unchanged: false,
+    })
+}
+
+/// The latest stored version of the task `id`, when its steps are `steps`.
+fn same_latest_version(
+    stores: &RunStores,
+    id: &str,
+    steps: &Value,
+) -> Result<Option<i64>, RunError> {
+    let entities = VersionedEntityStore::new(stores.documents.clone(), TASKS, &[])
+        .map_err(|e| BundleError::one(format!("the configured document store: {e}")))?;
+    let latest = entities
+        .get(id, None)
+        .map_err(|e| BundleError::one(format!("reading the task '{id}': {e}")))?;
+    Ok(latest.and_then(|doc| {
+        let same =
+            doc.get("steps") == Some(steps) && doc.get("type").is_none_or(|t| t == &json!("task"));
+        same.then(|| doc.get("version").and_then(Value::as_i64))
+            .flatten()
+    }))
 }
 
 /// How many times a put races other writers for the next version before it gives up.

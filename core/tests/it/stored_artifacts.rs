@@ -621,7 +621,7 @@ fn puts_tell_a_script_the_versions_they_stored() {
     let put = json(&["task", "put", task, "--id", "team/hello", "--json"]);
     assert_eq!(
         put["tasks"],
-        serde_json::json!([{"id": "team/hello", "version": 1, "file": task}]),
+        serde_json::json!([{"id": "team/hello", "version": 1, "file": task, "unchanged": false}]),
         "{put}"
     );
 
@@ -650,4 +650,72 @@ fn puts_tell_a_script_the_versions_they_stored() {
         "{}",
         partly.both()
     );
+}
+
+/// A put of a task whose steps are those of its latest version stores nothing and says the version
+/// it still is, in text and JSON; a changed task is the next version, as before.
+#[test]
+fn task_put_of_an_unchanged_task_stores_nothing_and_says_its_version() {
+    let s = Sandboxed::new();
+    let steps = r#"[{"id": "box", "type": "deploy_sandbox", "sandbox_name": "box"},
+ {"id": "check", "type": "verify_sandbox", "sandbox_name": "box", "verifier_id": "check",
+  "criteria": [{"type": "bash_cmd_succeeds", "command": "test -d ."}]}]"#;
+    let file = s.write("check.json", steps);
+    let file = file.to_str().unwrap();
+    let put = s.run(&["task", "put", file, "--id", "team/check"]);
+    assert_eq!(put.code, 0, "{}", put.both());
+    assert_eq!(put.stdout, "team/check: v1\n");
+
+    let again = s.run(&["task", "put", file, "--id", "team/check"]);
+    assert_eq!(again.code, 0, "{}", again.both());
+    assert_eq!(
+        again.stdout,
+        "team/check: v1, unchanged (its latest version has the same steps, so nothing was stored)\n"
+    );
+    let v2 = s.run(&["task", "get", "team/check", "--version", "2"]);
+    assert_eq!(v2.code, 1, "{}", v2.both());
+    assert!(
+        v2.stderr.contains("its newest version is v1"),
+        "{}",
+        v2.stderr
+    );
+
+    // The same steps written another way (the object form, keys in another order) are the same task.
+    let reordered = s.write(
+        "check-object.json",
+        r#"{"steps": [{"type": "deploy_sandbox", "sandbox_name": "box", "id": "box"},
+ {"criteria": [{"command": "test -d .", "type": "bash_cmd_succeeds"}], "verifier_id": "check",
+  "sandbox_name": "box", "type": "verify_sandbox", "id": "check"}]}"#,
+    );
+    let json = s.run(&[
+        "task",
+        "put",
+        reordered.to_str().unwrap(),
+        "--id",
+        "team/check",
+        "--json",
+    ]);
+    assert_eq!(json.code, 0, "{}", json.both());
+    let doc: serde_json::Value = serde_json::from_str(&json.stdout).unwrap();
+    assert_eq!(doc["tasks"][0]["version"], 1, "{doc}");
+    assert_eq!(doc["tasks"][0]["unchanged"], true, "{doc}");
+
+    // A changed task is the next version, and says it is not unchanged.
+    let changed = s.write("check.json", &steps.replace("test -d .", "test -d /"));
+    let json = s.run(&[
+        "task",
+        "put",
+        changed.to_str().unwrap(),
+        "--id",
+        "team/check",
+        "--json",
+    ]);
+    assert_eq!(json.code, 0, "{}", json.both());
+    let doc: serde_json::Value = serde_json::from_str(&json.stdout).unwrap();
+    assert_eq!(doc["tasks"][0]["version"], 2, "{doc}");
+    assert_eq!(doc["tasks"][0]["unchanged"], false, "{doc}");
+    // Putting the first version's steps back is a new version too: only the latest is compared.
+    let back = s.write("check.json", steps);
+    let put = s.run(&["task", "put", back.to_str().unwrap(), "--id", "team/check"]);
+    assert_eq!(put.stdout, "team/check: v3\n", "{}", put.both());
 }

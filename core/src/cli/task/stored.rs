@@ -14,10 +14,17 @@ pub(super) fn put(args: PutArgs, session: &Session, term: &Terminal) -> Exit {
     }
     let mut stored: Vec<Value> = Vec::new();
     let mut count = 0;
-    let outcome = put_each(&args, session, |id, version, file| {
+    let outcome = put_each(&args, session, |id, put, file| {
         count += 1;
+        let version = put.version;
         if args.json {
-            stored.push(json!({"id": id, "version": version, "file": file}));
+            stored.push(
+                json!({"id": id, "version": version, "file": file, "unchanged": put.unchanged}),
+            );
+        } else if put.unchanged {
+            term.print(&format!(
+                "{id}: v{version}, unchanged (its latest version has the same steps, so nothing was stored)\n"
+            ));
         } else {
             term.print(&format!("{id}: v{version}\n"));
         }
@@ -47,8 +54,13 @@ pub(super) fn put(args: PutArgs, session: &Session, term: &Terminal) -> Exit {
     outcome
 }
 
-/// Stores each file of `args` as a task, telling `stored` of each (its id, version and file) as it goes.
-fn put_each(args: &PutArgs, session: &Session, mut stored: impl FnMut(&str, i64, &str)) -> Exit {
+/// Stores each file of `args` as a task, telling `stored` of each (its id, what the put did and its
+/// file) as it goes.
+fn put_each(
+    args: &PutArgs,
+    session: &Session,
+    mut stored: impl FnMut(&str, stored_task::PutTask, &str),
+) -> Exit {
     for file in &args.files {
         let shown = file.display().to_string();
         let text = std::fs::read_to_string(file)
@@ -65,9 +77,9 @@ fn put_each(args: &PutArgs, session: &Session, mut stored: impl FnMut(&str, i64,
                 .map(|s| s.to_string_lossy().into_owned())
                 .unwrap_or_default(),
         };
-        let version = stored_task::put_task(session, &id, steps)
+        let put = stored_task::put_task(session, &id, steps)
             .map_err(|e| Failure::new(format!("{shown}: {e}")))?;
-        stored(&id, version, &shown);
+        stored(&id, put, &shown);
     }
     Ok(0)
 }
