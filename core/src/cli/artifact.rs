@@ -185,9 +185,17 @@ fn put(args: PutArgs, session: &Session, term: &Terminal) -> Exit {
             "version": put.version,
             "type": put.artifact_type,
             "files": put.files,
+            "unchanged": put.unchanged,
         });
         let text = serde_json::to_string_pretty(&doc).unwrap_or_default();
         term.print(&format!("{text}\n"));
+        return Ok(0);
+    }
+    if put.unchanged {
+        term.print(&format!(
+            "{id}: v{}, unchanged (its latest version has the same files, so nothing was stored)\n",
+            put.version
+        ));
         return Ok(0);
     }
     term.print(&format!(

@@ -7,14 +7,17 @@
 //! `file_artifact_universe`. Each file goes to the configured object store under a prefix of its own
 //! (write-once, so a put never touches an earlier version's objects), then the document naming them
 //! becomes the id's next version in the configured document store, as a bundle run records an
-//! artifact.
+//! artifact. A folder whose files (paths, sizes and sha256), type and settings are those of the id's
+//! latest version, whose objects the configured object store still holds, stores nothing: it is that
+//! version still.
 
 use std::path::Path;
 
 use serde_json::{json, Map, Value};
 
 use super::artifact_copy::{copy_checked, recorded_files, Changed, CopyError};
-use super::stored_task::{configured_stores, put_next_version, ARTIFACTS};
+use super::run_stores::RunStores;
+use super::stored_task::{configured_stores, latest_stored, put_next_version, ARTIFACTS};
 use super::RunError;
 use crate::bundle::ids::{check_bare_id, object_key_segment};
 use crate::bundle::parser::{
@@ -35,7 +38,12 @@ pub struct PutArtifact {
     pub version: i64,
     pub artifact_type: String,
     pub files: usize,
+    /// Whether `version` was there already with the same files, so nothing was written.
+    pub unchanged: bool,
 }
+
+/// A file's sha256 and size, by its path in the folder.
+type Hashes = std::collections::HashMap<String, (String, u64)>;
 
 /// The file a put is about to hash and write, told to its caller before each file.
 #[derive(Debug)]
@@ -95,6 +103,17 @@ pub fn put_artifact(
                 "the configured document store, which records the artifact: {e}; nothing was written"
             ))
         })?;
+    let mut hashes = Hashes::new();
+    if let Some(version) =
+        same_latest_version(&stores, id, (&artifact_type, &config), folder, &mut hashes)?
+    {
+        return Ok(PutArtifact {
+            version,
+            artifact_type,
+            files: files.len(),
+            unchanged: true,
+        });
+    }
     let prefix = format!(
         "artifacts/{artifact_type}/{}/{}",
         object_key_segment(id),
@@ -122,9 +141,12 @@ pub fn put_artifact(
             size: std::fs::metadata(&path).map(|m| m.len()).unwrap_or(0),
             left_if_stopped: &left_if_stopped,
         });
-        let (sha256, size) = Tree::Disk(folder)
-            .hash(rel)
-            .map_err(|e| BundleError::one(format!("can't read {}: {e}", path.display())))?;
+        let (sha256, size) = match hashes.remove(rel) {
+            Some(hashed) => hashed,
+            None => Tree::Disk(folder)
+                .hash(rel)
+                .map_err(|e| BundleError::one(format!("can't read {}: {e}", path.display())))?,
+        };
         let url = stores
             .objects
             .put_file(
@@ -168,7 +190,97 @@ pub fn put_artifact(
         version,
         artifact_type,
         files: files.len(),
+        unchanged: false,
     })
+}
+
+/// One file of a stored artifact's version, as its document records it.
+struct FileRecorded {
+    path: String,
+    object_url: String,
+    sha256: String,
+    size: u64,
+}
+
+/// The files `doc` (an artifact's version) records, each with its path, object, sha256 and size;
+/// none when one lacks any of them (a version recorded before sha256 was kept).
+fn files_recorded(doc: &Document) -> Option<Vec<FileRecorded>> {
+    doc.get("files")?
+        .as_array()?
+        .iter()
+        .map(|f| {
+            Some(FileRecorded {
+                path: f.get("path")?.as_str()?.to_string(),
+                object_url: f.get("object_url")?.as_str()?.to_string(),
+                sha256: f.get("sha256")?.as_str()?.to_string(),
+                size: f.get("size")?.as_u64()?,
+            })
+        })
+        .collect()
+}
+
+/// The latest stored version of the artifact `id`, when it is what `folder` holds: the same type and
+/// settings (`declared`), the same files with the same sizes and sha256, each object still in the
+/// configured object store with its size (a store configured since, or an object gone, makes a new
+/// version). The files hashed on the way are left in `hashes` for the put to use.
+fn same_latest_version(
+    stores: &RunStores,
+    id: &str,
+    declared: (&str, &Map<String, Value>),
+    folder: &Path,
+    hashes: &mut Hashes,
+) -> Result<Option<i64>, RunError> {
+    let Some(latest) = latest_stored(stores, ARTIFACTS, id, "artifact")? else {
+        return Ok(None);
+    };
+    let (artifact_type, config) = declared;
+    let empty = Map::new();
+    let latest_config = latest
+        .get("config")
+        .and_then(Value::as_object)
+        .unwrap_or(&empty);
+    if latest.get("type").and_then(Value::as_str) != Some(artifact_type) || latest_config != config
+    {
+        return Ok(None);
+    }
+    let Some(recorded) = files_recorded(&latest) else {
+        return Ok(None);
+    };
+    let files = files_of(folder)?;
+    if recorded.len() != files.len() {
+        return Ok(None);
+    }
+    for file in &recorded {
+        let path = folder.join(&file.path);
+        let on_disk = std::fs::metadata(&path).map(|m| m.len()).ok();
+        if !files.contains(&file.path) || on_disk != Some(file.size) {
+            return Ok(None);
+        }
+    }
+    for file in &recorded {
+        let (sha256, size) = Tree::Disk(folder).hash(&file.path).map_err(|e| {
+            BundleError::one(format!(
+                "can't read {}: {e}",
+                folder.join(&file.path).display()
+            ))
+        })?;
+        hashes.insert(file.path.clone(), (sha256.clone(), size));
+        if sha256 != file.sha256 || size != file.size {
+            return Ok(None);
+        }
+    }
+    for file in &recorded {
+        let held = stores
+            .objects
+            .get_object_metadata_at(&file.object_url)
+            .ok()
+            .flatten()
+            .is_some_and(|meta| meta.size.is_none_or(|size| size == file.size));
+        if !held {
+            return Ok(None);
+        }
+    }
+    Ok(latest.get("version").and_then(Value::as_i64))
 }
 
 /// What a put that did not record its version left: `written` of `total` files under `prefix`,

@@ -221,17 +221,27 @@ fn same_latest_version(
     id: &str,
     steps: &Value,
 ) -> Result<Option<i64>, RunError> {
-    let entities = VersionedEntityStore::new(stores.documents.clone(), TASKS, &[])
-        .map_err(|e| BundleError::one(format!("the configured document store: {e}")))?;
-    let latest = entities
-        .get(id, None)
-        .map_err(|e| BundleError::one(format!("reading the task '{id}': {e}")))?;
+    let latest = latest_stored(stores, TASKS, id, "task")?;
     Ok(latest.and_then(|doc| {
         let same =
             doc.get("steps") == Some(steps) && doc.get("type").is_none_or(|t| t == &json!("task"));
         same.then(|| doc.get("version").and_then(Value::as_i64))
             .flatten()
     }))
+}
+
+/// The latest stored version of `id` in `collection` (its `what`: task, artifact), if any.
+pub(super) fn latest_stored(
+    stores: &RunStores,
+    collection: &str,
+    id: &str,
+    what: &str,
+) -> Result<Option<Document>, RunError> {
+    let entities = VersionedEntityStore::new(stores.documents.clone(), collection, &[])
+        .map_err(|e| BundleError::one(format!("the configured document store: {e}")))?;
+    Ok(entities
+        .get(id, None)
+        .map_err(|e| BundleError::one(format!("reading the {what} '{id}': {e}")))?)
 }
 
 /// How many times a put races other writers for the next version before it gives up.

@@ -608,11 +608,16 @@ fn puts_tell_a_script_the_versions_they_stored() {
         assert_eq!(r.code, 0, "{}", r.both());
         serde_json::from_str(&r.stdout).unwrap_or_else(|e| panic!("{e}: {}", r.both()))
     };
+    let folder_path = folder.clone();
     let folder = folder.to_str().unwrap();
-    for version in [1, 2] {
+    for (version, unchanged) in [(1, false), (1, true), (2, false)] {
+        if version == 2 {
+            std::fs::write(folder_path.join("hello.txt"), "hello again\n").unwrap();
+        }
         let put = json(&["artifact", "put", folder, "--id", "team/greeting", "--json"]);
         assert_eq!(put["id"], "team/greeting", "{put}");
         assert_eq!(put["version"], version, "{put}");
+        assert_eq!(put["unchanged"], unchanged, "{put}");
         // A folder of several files, with no artifact.toml, is a universe of files.
         assert_eq!(put["type"], "file_artifact_universe", "{put}");
         assert_eq!(put["files"], 3, "{put}");
@@ -718,4 +723,36 @@ fn task_put_of_an_unchanged_task_stores_nothing_and_says_its_version() {
     let back = s.write("check.json", steps);
     let put = s.run(&["task", "put", back.to_str().unwrap(), "--id", "team/check"]);
     assert_eq!(put.stdout, "team/check: v3\n", "{}", put.both());
+}
+
+/// A put of a folder whose files are its artifact's latest version stores nothing and says the
+/// version it still is; the same files once their objects are gone from the store, or with the
+/// object store configured elsewhere since, are stored again as the next version.
+#[test]
+fn artifact_put_of_unchanged_files_stores_nothing_unless_the_store_lost_them() {
+    let s = Sandboxed::new();
+    let folder = greeting(&s, "hello there\n");
+    let folder = folder.to_str().unwrap();
+    let put = |says: &str| {
+        let r = s.run(&["artifact", "put", folder, "--id", "team/greeting"]);
+        assert_eq!((r.code, r.stdout.as_str()), (0, says), "{}", r.both());
+    };
+    put("team/greeting: v1 (file_artifact_universe, 3 files)\n");
+    let objects = walk(&s.state().join("object_store/artifacts"));
+    put("team/greeting: v1, unchanged (its latest version has the same files, so nothing was stored)\n");
+    assert_eq!(walk(&s.state().join("object_store/artifacts")), objects);
+
+    std::fs::remove_dir_all(s.state().join("object_store/artifacts")).unwrap();
+    put("team/greeting: v2 (file_artifact_universe, 3 files)\n");
+
+    let elsewhere = s.dir.path().join("other-objects");
+    s.write(
+        ".agentenv/config.toml",
+        &format!(
+            "[stores.object]\nimpl = \"LocalFilesystemObjectStore\"\nconfig = {{ root = \"{}\" }}\n",
+            elsewhere.display()
+        ),
+    );
+    put("team/greeting: v3 (file_artifact_universe, 3 files)\n");
+    put("team/greeting: v3, unchanged (its latest version has the same files, so nothing was stored)\n");
 }

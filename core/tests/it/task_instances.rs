@@ -246,7 +246,11 @@ fn a_stored_task_document_put_again_keeps_its_id() {
     let exported = s.write("exported.json", &got.stdout);
     let again = s.run(&["task", "put", exported.to_str().unwrap()]);
     assert_eq!(again.code, 0, "{}", again.both());
-    assert_eq!(again.stdout, "team/box: v2\n");
+    // The same steps: the version it is, stored again as nothing.
+    assert_eq!(
+        again.stdout,
+        "team/box: v1, unchanged (its latest version has the same steps, so nothing was stored)\n"
+    );
     let renamed = s.run(&[
         "task",
         "put",
@@ -419,14 +423,19 @@ fn task_list_takes_the_bundle_folder_as_run_took_it() {
 #[test]
 fn concurrent_puts_of_one_id_each_get_their_own_version() {
     let s = Sandboxed::new();
-    let file = s.write(
-        "t.json",
-        r#"[{"id": "box", "type": "deploy_sandbox", "sandbox_name": "box"}]"#,
-    );
-    let file = file.to_str().unwrap().to_string();
-    let children: Vec<_> = (0..8)
-        .map(|_| {
-            s.command(&["task", "put", &file, "--id", "team/raced"])
+    // Eight different tasks under one id (the same steps would be one version, unchanged).
+    let files: Vec<String> = (0..8)
+        .map(|i| {
+            let steps =
+                format!(r#"[{{"id": "box", "type": "deploy_sandbox", "sandbox_name": "box{i}"}}]"#);
+            let file = s.write(&format!("t{i}.json"), &steps);
+            file.to_str().unwrap().to_string()
+        })
+        .collect();
+    let children: Vec<_> = files
+        .iter()
+        .map(|file| {
+            s.command(&["task", "put", file, "--id", "team/raced"])
                 .stdout(std::process::Stdio::piped())
                 .stderr(std::process::Stdio::piped())
                 .spawn()
