@@ -197,6 +197,33 @@ fn agent_env_openciv3_setup_stores_a_tarball_and_prints_its_cas_url() {
     assert!(text(&setup.stdout)
         .lines()
         .any(|l| l == "cas://openciv3/artifacts/docker_image/mcp-server-openciv3/1/mcp-server-openciv3-v1.tar.gz"));
+    // The next step it names runs, and gives the tarball back.
+    let stdout = text(&setup.stdout);
+    let next: Vec<&str> = stdout
+        .lines()
+        .find_map(|l| l.strip_prefix("Next: agent-env "))
+        .unwrap_or_else(|| panic!("no next step: {stdout}"))
+        .split_whitespace()
+        .collect();
+    let fetched = sandbox.agent_env(&next);
+    assert!(fetched.status.success(), "{}", text(&fetched.stderr));
+    let copy = sandbox
+        .dir
+        .path()
+        .join("project/mcp-server-openciv3-v1.tar.gz");
+    assert_eq!(std::fs::read(copy).unwrap(), [0x1f, 0x8b, 1, 2, 3]);
+    // The bundle's run it says is refused is refused, before any step, naming a missing step type.
+    assert!(
+        stdout.contains("agent-env run openciv3 is refused"),
+        "{stdout}"
+    );
+    let run = sandbox.agent_env(&["run", "openciv3"]);
+    assert_eq!(run.status.code(), Some(1));
+    assert!(
+        text(&run.stderr).contains("step 'deploy': the step type 'deploy_env' is built into the Python agent-env, and this agent-env does not have it yet"),
+        "{}",
+        text(&run.stderr)
+    );
     let no_docker = sandbox.dir.path().join("no-docker");
     std::fs::create_dir_all(&no_docker).unwrap();
     let no_buildx = sandbox.agent_env_with(&["openciv3", "setup"], Some(&no_docker));

@@ -78,7 +78,13 @@ fn setup_stores_a_tarball_through_the_configured_cas_store_by_path() {
     let url =
         "cas://openciv3/artifacts/docker_image/mcp-server-openciv3/1/mcp-server-openciv3-v1.tar.gz";
     assert!(stdout.lines().any(|l| l == url), "stdout: {stdout}");
-    assert!(stdout.contains("Next: agent-env run openciv3 --task smoke"));
+    assert!(
+        stdout.contains(&format!(
+            "Next: agent-env store get {url} -o mcp-server-openciv3-v1.tar.gz\n"
+        )),
+        "{stdout}"
+    );
+    assert!(!stdout.contains("--task smoke"), "{stdout}");
     let library = ContentAddressedObjectStore::new(
         CasConfig::new(dir.path().join("cas").to_str().unwrap(), "openciv3").unwrap(),
     );

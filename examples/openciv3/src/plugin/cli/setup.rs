@@ -64,7 +64,9 @@ pub fn run(args: &SetupArgs, host: &HostHandle) -> i32 {
     match setup(args, host) {
         Ok(url) => {
             println!("{url}");
-            println!("Next: agent-env run openciv3 --task smoke");
+            for line in next_steps(&url) {
+                println!("{line}");
+            }
             0
         }
         Err(message) => {
@@ -72,6 +74,16 @@ pub fn run(args: &SetupArgs, host: &HostHandle) -> i32 {
             1
         }
     }
+}
+
+/// What to do after storing the image at `url`: read it back from the store, which works now; the
+/// bundle's tasks do not run yet, and `agent-env run openciv3` says so before any step.
+pub fn next_steps(url: &str) -> [String; 2] {
+    let file = url.rsplit('/').next().unwrap_or(url);
+    [
+        format!("Next: agent-env store get {url} -o {file}"),
+        "(The openciv3 bundle's tasks do not run yet: agent-env run openciv3 is refused until agent-env has their deploy_env, apply_server_config and env_outcome_verifier step types.)".to_string(),
+    ]
 }
 
 fn setup(args: &SetupArgs, host: &HostHandle) -> Result<String, String> {
