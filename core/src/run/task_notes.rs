@@ -90,7 +90,7 @@ pub(super) fn say_task_notes(
                 notes.extend(plugin_timeout_note(step.id(), &step.spec));
             }
             if let Some(builtin) = builtin {
-                notes.extend(builtin.check_notes(&step.spec, predictions));
+                notes.extend(builtin.check_notes(&step.spec));
                 let score = builtin.fixed_score(&step.spec);
                 if let Some(score) = score.filter(|_| predictions && step.fail_task_on_error) {
                     told.would_score.push(WouldScore {

@@ -210,8 +210,9 @@ fn unknown_step_types_and_bad_fields_are_reported_before_any_step_runs() {
     );
 }
 
-/// A field close to one a step reads, and a criterion type close to a known one, are said on a real
-/// run too (not only a dry one): the task would otherwise pass having checked nothing.
+/// A field close to one a step reads, and a criterion type close to a known one, are noted before a
+/// real run's tasks start too (not only a dry run's): the task would otherwise pass having checked
+/// nothing.
 #[test]
 fn typos_a_run_would_skip_are_said_on_every_run() {
     let s = Sandboxed::new();
@@ -230,29 +231,43 @@ fn typos_a_run_would_skip_are_said_on_every_run() {
         "{}",
         r.stderr
     );
-    // Said once, as the run skips it, with the near miss.
-    assert!(
-        r.stderr.contains("skipped criterion 1 of type 'probe_file_exist', which verify_sandbox does not know; did you mean 'probe_file_exists'?"),
-        "{}",
-        r.stderr
-    );
+    // The unknown criterion type is noted before the task starts, as a dry run notes it, and said
+    // again, with the near miss, as the step skips it.
+    let noted = "note: tasks/t.json: step 'v' criterion 1 has the type 'probe_file_exist', which verify_sandbox does not know: a run skips it; did you mean 'probe_file_exists'?";
+    let skipped = "skipped criterion 1 of type 'probe_file_exist', which verify_sandbox does not know; did you mean 'probe_file_exists'?";
+    let (Some(noted_at), Some(skipped_at)) = (r.stderr.find(noted), r.stderr.find(skipped)) else {
+        panic!("{}", r.stderr);
+    };
+    assert!(noted_at < skipped_at, "{}", r.stderr);
+    assert_eq!(r.stderr.matches(noted).count(), 1, "{}", r.stderr);
     assert_eq!(
         r.stderr.matches("probe_file_exist'").count(),
-        1,
+        2,
         "{}",
         r.stderr
     );
-    // A dry run, which skips nothing, says it beforehand.
+    // A dry run, which skips nothing, says the same note.
     let dry = s.run(&["run", "./ty", "--dry-run"]);
-    assert!(
-        dry.stderr.contains("criterion 1 has the type 'probe_file_exist', which verify_sandbox does not know: a run skips it; did you mean 'probe_file_exists'?"),
-        "{}",
-        dry.stderr
-    );
+    assert!(dry.stderr.contains(noted), "{}", dry.stderr);
     let doc: serde_json::Value = serde_json::from_str(&r.stdout).unwrap();
+    let warnings: Vec<&str> = doc["warnings"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|w| w["message"].as_str().unwrap())
+        .collect();
     assert_eq!(
-        doc["warnings"][0]["message"],
-        "step 'v': 'agregator' is not a field it reads: did you mean 'aggregator'?",
+        warnings[0], "step 'v': 'agregator' is not a field it reads: did you mean 'aggregator'?",
+        "{doc:#}"
+    );
+    assert!(
+        warnings.contains(&noted.trim_start_matches("note: tasks/t.json: ")),
+        "{doc:#}"
+    );
+    assert!(
+        warnings
+            .iter()
+            .any(|w| w.starts_with("step 'v' skipped criterion 1")),
         "{doc:#}"
     );
 }

@@ -104,9 +104,8 @@ pub trait BuiltinStep: Sync {
     /// Problems with the step's own fields, found while planning.
     fn check(&self, step: &Map<String, Value>) -> Vec<String>;
     /// What is not wrong with the step's fields but will not do what it may seem to (a criterion of
-    /// a type it does not know, skipped when it runs): said before a run; `dry_run` adds what a run
-    /// would say itself as it goes.
-    fn check_notes(&self, _step: &Map<String, Value>, _dry_run: bool) -> Vec<String> {
+    /// a type it does not know, skipped when it runs): said before every run, dry or not.
+    fn check_notes(&self, _step: &Map<String, Value>) -> Vec<String> {
         Vec::new()
     }
     /// The score the step gives whatever it finds, when its own fields fix it (weights that add up

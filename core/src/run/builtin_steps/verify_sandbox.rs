@@ -105,7 +105,7 @@ impl BuiltinStep for VerifySandbox {
         Some("verify_sandbox limits each bash_cmd_succeeds command instead, by its criterion's 'timeout_seconds', else the step's 'shell_timeout_seconds' (300 seconds without either)")
     }
 
-    fn check_notes(&self, step: &Map<String, Value>, dry_run: bool) -> Vec<String> {
+    fn check_notes(&self, step: &Map<String, Value>) -> Vec<String> {
         let step_id = str_field(step, "id").unwrap_or("");
         let criteria = step
             .get("criteria")
@@ -124,12 +124,11 @@ impl BuiltinStep for VerifySandbox {
                 )
             })
             .collect();
-        // A criterion of a type this step does not know: a run says so as it skips it, so only a
-        // dry run (which runs nothing) says it beforehand.
+        // A criterion of a type this step does not know: said before any run starts (a dry run's
+        // and a real one's alike), and again by a real run as the step skips it.
         let unknown = criteria
             .iter()
             .enumerate()
-            .filter(|_| dry_run)
             .filter_map(|(index, c)| {
                 let kind = c.get("type").and_then(Value::as_str)?;
                 (!kind.is_empty() && !CRITERIA.contains(&kind)).then(|| {
@@ -801,7 +800,7 @@ mod tests {
             {"type": "bash_cmd_succeeds", "command": "true", "weight": 0},
             {"type": "no_such_type", "weight": 3}
         ]});
-        let notes = VerifySandbox.check_notes(step.as_object().unwrap(), true);
+        let notes = VerifySandbox.check_notes(step.as_object().unwrap());
         assert!(
             notes.iter().any(|n| n == "step 'v': its criteria's weights add up to 0, so weighted_average scores it 0 whatever they find"),
             "{notes:?}"
@@ -810,7 +809,7 @@ mod tests {
             {"type": "bash_cmd_succeeds", "command": "true", "weight": 2}
         ]});
         assert!(VerifySandbox
-            .check_notes(weighted.as_object().unwrap(), true)
+            .check_notes(weighted.as_object().unwrap())
             .is_empty());
     }
 
