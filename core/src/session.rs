@@ -113,16 +113,7 @@ impl Session {
         path: &std::path::Path,
         chosen_by: &str,
     ) -> Result<(), AlreadyRead> {
-        let mut doc = ConfigDocument::load_from(Some(path.as_os_str().into()), self.env.clone());
-        if let Some(problem) = &mut doc.error {
-            if let crate::config::ConfigError::EnvPathMissing { value } = &problem.error {
-                *problem = crate::config::ConfigError::ChosenPathMissing {
-                    path: value.clone(),
-                    chosen_by: chosen_by.to_string(),
-                }
-                .into();
-            }
-        }
+        let doc = ConfigDocument::chosen_by_root_option(path, chosen_by, self.env.clone());
         self.config.set(doc).map_err(|_| AlreadyRead)?;
         let _ = self.chosen_config.set(path.to_path_buf());
         Ok(())

@@ -71,10 +71,8 @@ pub fn run(args: ConfigArgs, verbose: bool, session: &Session, term: &Terminal) 
     let doc = session.config();
     // -v: where agent-env looked for the config file (what `config debug` lists), on stderr.
     if verbose && !matches!(args.command, ConfigCommand::Debug { .. }) {
-        let candidates = crate::config::locate::candidates(
-            session.env().var_os(CONFIG_VAR).map(Into::into),
-            session.env().cwd(),
-        );
+        let candidates =
+            sources::debug_candidates(doc, session.env().var_os(CONFIG_VAR).map(Into::into));
         term.eprintln(sources::render_candidates(&candidates).trim_end());
     }
     let state_root = session.paths().state_root();
@@ -111,10 +109,8 @@ pub fn run(args: ConfigArgs, verbose: bool, session: &Session, term: &Terminal) 
             Ok(0)
         }
         ConfigCommand::Debug { json } => {
-            let candidates = crate::config::locate::candidates(
-                session.env().var_os(CONFIG_VAR).map(Into::into),
-                session.env().cwd(),
-            );
+            let candidates =
+                sources::debug_candidates(doc, session.env().var_os(CONFIG_VAR).map(Into::into));
             if json {
                 term.line(&to_json(&candidates)?);
             } else {

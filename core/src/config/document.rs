@@ -38,9 +38,20 @@ pub struct ConfigDocument {
     pub search_root: PathBuf,
     pub table: Table,
     pub error: Option<ConfigProblem>,
+    /// The root option that chose the file, when one did.
+    pub chosen_by: Option<RootOptionChoice>,
     /// The environment the document was read in: its `env:` references and the
     /// `AGENT_ENV_<KIND>_STORE` variables are read from it.
     pub env: Arc<Environment>,
+}
+
+/// The config file a root option chose, and which option: `CLI root option '--tenant' from
+/// 'agentenv-tenant'`.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct RootOptionChoice {
+    /// The path as the option's plugin answered it.
+    pub path: PathBuf,
+    pub by: String,
 }
 
 /// A root option chose the config file after something had read it.
@@ -68,6 +79,7 @@ impl ConfigDocument {
             search_root: found.search_root,
             table: Table::new(),
             error: found.error.map(ConfigProblem::from),
+            chosen_by: None,
             env,
         };
         if let Some(path) = doc.path.clone() {
@@ -76,6 +88,33 @@ impl ConfigDocument {
                 Err(e) => doc.error = Some(e.into()),
             }
         }
+        doc
+    }
+
+    /// The document at `path`, which the root option `chosen_by` chose: credited to it, and a
+    /// missing file said to be its choice, not `$AGENT_ENV_CONFIG`'s (which the user did not set).
+    pub fn chosen_by_root_option(
+        path: &Path,
+        chosen_by: &str,
+        env: Arc<Environment>,
+    ) -> ConfigDocument {
+        let mut doc = Self::load_from(Some(path.as_os_str().into()), env);
+        if doc.source == ConfigSource::Env {
+            doc.source = ConfigSource::RootOption;
+        }
+        if let Some(problem) = &mut doc.error {
+            if let ConfigError::EnvPathMissing { value } = &problem.error {
+                *problem = ConfigError::ChosenPathMissing {
+                    path: value.clone(),
+                    chosen_by: chosen_by.to_string(),
+                }
+                .into();
+            }
+        }
+        doc.chosen_by = Some(RootOptionChoice {
+            path: path.to_path_buf(),
+            by: chosen_by.to_string(),
+        });
         doc
     }
 
@@ -92,6 +131,7 @@ impl ConfigDocument {
             search_root: path.parent().map(Path::to_path_buf).unwrap_or_default(),
             table,
             error,
+            chosen_by: None,
             env: Arc::new(Environment::default()),
         }
     }

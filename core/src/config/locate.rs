@@ -17,6 +17,8 @@ pub const CONFIG_RELATIVE: &str = ".agentenv/config.toml";
 pub enum ConfigSource {
     /// `$AGENT_ENV_CONFIG` named it.
     Env,
+    /// A root option (`--tenant acme`) chose it; the document says which (`chosen_by`).
+    RootOption,
     /// The nearest `.agentenv/config.toml` walking up from the working directory.
     WalkUp,
     /// No file: every section has its default.
@@ -30,6 +32,7 @@ impl ConfigSource {
     pub fn as_str(self) -> &'static str {
         match self {
             ConfigSource::Env => "env",
+            ConfigSource::RootOption => "root-option",
             ConfigSource::WalkUp => "walk-up",
             ConfigSource::None => "none",
             ConfigSource::Error => "error",
@@ -100,8 +103,11 @@ fn is_there(path: &Path) -> bool {
 #[derive(Debug, Clone, serde::Serialize)]
 pub struct Candidate {
     pub path: String,
-    /// `env` or `walk-up`.
+    /// `root-option`, `env` or `walk-up`.
     pub via: &'static str,
+    /// Which root option chose the file (`root-option` only).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub chosen_by: Option<String>,
     pub exists: bool,
     /// Whether discovery uses this one.
     pub chosen: bool,
@@ -119,6 +125,7 @@ pub fn candidates(env_value: Option<OsString>, cwd: &Path) -> Vec<Candidate> {
             chosen: found.source == ConfigSource::Env,
             path: path.display().to_string(),
             via: "env",
+            chosen_by: None,
         });
     }
     for dir in found.search_root.ancestors() {
@@ -128,6 +135,7 @@ pub fn candidates(env_value: Option<OsString>, cwd: &Path) -> Vec<Candidate> {
             chosen: found.source == ConfigSource::WalkUp && found.path.as_deref() == Some(&path),
             path: path.display().to_string(),
             via: "walk-up",
+            chosen_by: None,
         });
     }
     out

@@ -16,6 +16,8 @@ use toml::{Table, Value};
 pub struct ShowReport {
     pub config_path: Option<String>,
     pub config_source: &'static str,
+    /// The root option that chose the file (`config_source` `root-option`), else null.
+    pub config_chosen_by: Option<String>,
     pub search_root: String,
     pub error: Option<String>,
     pub warnings: Vec<String>,
@@ -91,6 +93,7 @@ pub fn show(
     ShowReport {
         config_path: doc.path_display(),
         config_source: doc.source.as_str(),
+        config_chosen_by: doc.chosen_by.as_ref().map(|c| c.by.clone()),
         search_root: doc.search_root.display().to_string(),
         error: doc.error.as_ref().map(|p| p.reason.clone()),
         warnings: if doc.error.is_none() {
@@ -314,6 +317,13 @@ fn render_section(block: &mut Block, section: &SectionView) {
 fn how_found(report: &ShowReport) -> String {
     match report.config_source {
         "env" => "via $AGENT_ENV_CONFIG".to_string(),
+        "root-option" => format!(
+            "via {}",
+            report
+                .config_chosen_by
+                .as_deref()
+                .unwrap_or("a root option")
+        ),
         "walk-up" => "discovered by walking up from the working directory".to_string(),
         "none" => format!("none found — walked up from {} to /", report.search_root),
         _ => "discovery failed".to_string(),

@@ -1,12 +1,14 @@
-//! `agent-env config debug` (every candidate path discovery considers) and `agent-env config sources` (every
+//! `agent-env config debug` (every candidate path discovery considers, the file a root option chose
+//! first) and `agent-env config sources` (every
 //! layer, lowest precedence first: the defaults, the file, the store variables, and each variable an `env:`
 //! reference in the file names).
 
 use super::document::ConfigDocument;
-use super::locate::{Candidate, ConfigSource};
+use super::locate::{candidates, Candidate, ConfigSource};
 use super::references::{parse_reference, references_in};
 use super::store_selection::ALIASED_SECTIONS;
 use serde::Serialize;
+use std::ffi::OsString;
 use toml::Value;
 
 /// One layer of `config sources`.
@@ -31,6 +33,7 @@ pub struct Source {
 fn how_found(doc: &ConfigDocument) -> String {
     match doc.source {
         ConfigSource::Env => "via $AGENT_ENV_CONFIG".to_string(),
+        ConfigSource::RootOption => via_root_option(doc),
         ConfigSource::WalkUp => "discovered by walking up".to_string(),
         ConfigSource::None => format!(
             "none found — walked up from {} to /",
@@ -41,6 +44,42 @@ fn how_found(doc: &ConfigDocument) -> String {
             doc.error.as_ref().map(|p| p.reason.as_str()).unwrap_or("")
         ),
     }
+}
+
+/// `via CLI root option '--tenant' from 'agentenv-tenant'`: the option that chose the file.
+fn via_root_option(doc: &ConfigDocument) -> String {
+    let by = doc
+        .chosen_by
+        .as_ref()
+        .map_or("a root option", |c| c.by.as_str());
+    format!("via {by}")
+}
+
+/// Every path `config debug` lists, in the order discovery considers them: the file a root option
+/// chose (which wins), then `$AGENT_ENV_CONFIG` when set and each walk-up path.
+pub fn debug_candidates(doc: &ConfigDocument, env_value: Option<OsString>) -> Vec<Candidate> {
+    let mut out = candidates(env_value, doc.env.cwd());
+    let Some(choice) = &doc.chosen_by else {
+        return out;
+    };
+    for candidate in &mut out {
+        candidate.chosen = false;
+    }
+    let path = doc
+        .path
+        .clone()
+        .unwrap_or_else(|| doc.search_root.join(&choice.path));
+    out.insert(
+        0,
+        Candidate {
+            exists: std::fs::symlink_metadata(&path).is_ok(),
+            chosen: doc.source == ConfigSource::RootOption,
+            path: path.display().to_string(),
+            via: "root-option",
+            chosen_by: Some(choice.by.clone()),
+        },
+    );
+    out
 }
 
 /// Every layer, lowest precedence first.
@@ -164,7 +203,9 @@ pub fn render_candidates(candidates: &[Candidate]) -> String {
                 "{}{} ({}, exists: {})\n",
                 arrow(c.chosen),
                 c.path,
-                c.via,
+                c.chosen_by
+                    .as_ref()
+                    .map_or(c.via.to_string(), |by| format!("via {by}")),
                 if c.exists { "yes" } else { "no" }
             )
         })

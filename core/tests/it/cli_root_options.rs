@@ -57,6 +57,82 @@ fn an_unknown_tenant_is_a_config_error_on_first_use_but_help_still_works() {
     assert!(stdout(&out).contains("Select a tenant"), "{}", text(&out));
 }
 
+/// `config show`, `config sources` and `config debug`, text and JSON, credit the file a root option
+/// chose to that option (not to `$AGENT_ENV_CONFIG`, which nobody set), and `config debug` lists it
+/// first, chosen over the file walking up finds; with the variable really set, it is credited.
+#[test]
+fn config_views_credit_the_file_a_root_option_chose_to_the_option() {
+    let mut s = tenant_sandbox();
+    let walked = s.write("work/.agentenv/config.toml", "");
+    let acme = s.data().join("tenants/acme.toml");
+    let by = "CLI root option '--tenant' from 'agentenv-tenant'";
+    let json = |s: &Sandbox, args: &[&str]| -> serde_json::Value {
+        let out = s.run(args);
+        assert_eq!(out.status.code(), Some(0), "{}", text(&out));
+        serde_json::from_str(&stdout(&out)).unwrap_or_else(|e| panic!("{e}: {}", text(&out)))
+    };
+
+    let out = s.run(&["--tenant", "acme", "config", "show"]);
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out));
+    assert!(
+        stdout(&out).contains(&format!("{}\n", acme.display()))
+            && stdout(&out).contains(&format!("via {by}\n")),
+        "{}",
+        text(&out)
+    );
+    assert!(!stdout(&out).contains("AGENT_ENV_CONFIG"), "{}", text(&out));
+    let show = json(&s, &["--tenant", "acme", "config", "show", "--json"]);
+    assert_eq!(show["config_path"], acme.display().to_string(), "{show:#}");
+    assert_eq!(show["config_source"], "root-option", "{show:#}");
+    assert_eq!(show["config_chosen_by"], by, "{show:#}");
+
+    let out = s.run(&["--tenant", "acme", "config", "sources"]);
+    assert!(
+        stdout(&out).contains(&format!("-> file {}  (via {by})\n", acme.display())),
+        "{}",
+        text(&out)
+    );
+    let layers = json(&s, &["--tenant", "acme", "config", "sources", "--json"]);
+    assert_eq!(layers[1]["kind"], "file", "{layers:#}");
+    assert_eq!(layers[1]["how"], format!("via {by}"), "{layers:#}");
+
+    let out = s.run(&["--tenant", "acme", "config", "debug"]);
+    let listed = stdout(&out);
+    assert_eq!(
+        listed.lines().next(),
+        Some(format!("-> {} (via {by}, exists: yes)", acme.display()).as_str()),
+        "{listed}"
+    );
+    assert_eq!(listed.matches("-> ").count(), 1, "{listed}");
+    assert!(
+        listed.contains(&format!("   {} (walk-up, exists: yes)", walked.display())),
+        "{listed}"
+    );
+    let candidates = json(&s, &["--tenant", "acme", "config", "debug", "--json"]);
+    assert_eq!(
+        candidates[0],
+        serde_json::json!({"path": acme.display().to_string(), "via": "root-option",
+                           "chosen_by": by, "exists": true, "chosen": true}),
+        "{candidates:#}"
+    );
+    let chosen = candidates.as_array().unwrap().iter();
+    assert_eq!(chosen.filter(|c| c["chosen"] == true).count(), 1);
+
+    // The variable really set: credited to it, as before.
+    s.set("AGENT_ENV_CONFIG", &acme.display().to_string());
+    let show = json(&s, &["config", "show", "--json"]);
+    assert_eq!(show["config_source"], "env", "{show:#}");
+    assert_eq!(show["config_chosen_by"], serde_json::Value::Null);
+    assert!(stdout(&s.run(&["config", "show"])).contains("via $AGENT_ENV_CONFIG\n"));
+    let candidates = json(&s, &["config", "debug", "--json"]);
+    assert_eq!(
+        candidates[0],
+        serde_json::json!({"path": acme.display().to_string(), "via": "env",
+                           "exists": true, "chosen": true}),
+        "{candidates:#}"
+    );
+}
+
 #[test]
 fn a_boolean_root_option_takes_no_value() {
     let s = tenant_sandbox();
