@@ -5,7 +5,7 @@ use axum::extract::{FromRequestParts, Path, RawQuery};
 use axum::http::request::Parts;
 use serde::de::DeserializeOwned;
 
-use crate::data::entities::task_id_as_stored;
+use crate::data::entities::stored_task_id;
 use crate::http::blocking::blocking;
 use crate::http::problem::{ApiError, ApiResult};
 use crate::http::query::Query;
@@ -40,7 +40,9 @@ impl Ids {
 
 /// The path's parameters, the first a task id as the store holds it: one given as `agent-env task
 /// list` prints it (a bundle run's task without `@local/`) is read as the stored one
-/// ([`task_id_as_stored`](crate::data::entities::task_id_as_stored)).
+/// ([`task_id_as_stored`](crate::data::entities::task_id_as_stored)). When no store that answered
+/// holds the task and the configured document store failed while it was looked up, the request is a
+/// 503, as any lookup only that store could answer is: the task may be there.
 pub struct TaskIds(pub Ids);
 
 impl FromRequestParts<Shared> for TaskIds {
@@ -53,7 +55,17 @@ impl FromRequestParts<Shared> for TaskIds {
         let Ids(mut ids) = Ids::from_request_parts(parts, state).await?;
         if let Some(given) = ids.first().filter(|id| !id.starts_with('@')).cloned() {
             let s = state.clone();
-            ids[0] = blocking(move || Ok(task_id_as_stored(s.reading().docs(), &given))).await?;
+            ids[0] = blocking(move || {
+                let r = s.reading();
+                match stored_task_id(r.docs(), &given) {
+                    Some(stored) => Ok(stored),
+                    None => match r.unavailable(&format!("Task '{given}' not found")) {
+                        Some(unavailable) => Err(unavailable),
+                        None => Ok(given),
+                    },
+                }
+            })
+            .await?;
         }
         Ok(TaskIds(Ids(ids)))
     }

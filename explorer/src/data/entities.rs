@@ -154,16 +154,24 @@ pub fn get(
 /// is shown without its `@local/` prefix, so a bare id no task has is taken as the `@local/` one when
 /// that one exists. Any other id is as given.
 pub fn task_id_as_stored(docs: &dyn DocumentStore, id: &str) -> String {
+    stored_task_id(docs, id).unwrap_or_else(|| id.to_string())
+}
+
+/// The id a task given as `id` is stored under (`id`, else `@local/<id>`), as
+/// [`task_id_as_stored`] reads it; `None` when `docs` hold no task under either.
+pub fn stored_task_id(docs: &dyn DocumentStore, id: &str) -> Option<String> {
     let tasks = COLLECTIONS[2].collection;
     let has = |id: &str| {
         docs.count(tasks, &Filter::eq("id", id))
             .is_ok_and(|n| n > 0)
     };
     let local = format!("@local/{id}");
-    if !id.starts_with('@') && !has(id) && has(&local) {
-        local
+    if has(id) {
+        Some(id.to_string())
+    } else if !id.starts_with('@') && has(&local) {
+        Some(local)
     } else {
-        id.to_string()
+        None
     }
 }
 

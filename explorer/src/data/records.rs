@@ -351,17 +351,27 @@ impl<S: Sources> Reading<S> {
             detail.push_str(&format!("; it may be in the store left out: {why}"));
             return error;
         }
-        match self.stores.failure() {
-            Some(failure) => ApiError::new(
-                StatusCode::SERVICE_UNAVAILABLE,
-                format!(
-                    "{}, so this can't be answered now ({detail} in the other stores); the explorer tries it again after {}: ask again then",
-                    failure.unavailable,
-                    seconds(self.every)
-                ),
+        self.unavailable(detail).unwrap_or(error)
+    }
+
+    /// The 503 of a lookup that found nothing (`not_found` says what, as a 404 would) while the
+    /// configured store failed during this request: what was asked for may be there, and only that
+    /// store can say. `None` when the store did not fail.
+    pub fn unavailable(&self, not_found: &str) -> Option<ApiError> {
+        let failure = self.stores.failure()?;
+        Some(ApiError::new(
+            StatusCode::SERVICE_UNAVAILABLE,
+            format!(
+                "{}, so this can't be answered now ({not_found} in the other stores); the explorer tries it again after {}: ask again then",
+                failure.unavailable,
+                seconds(self.every)
             ),
-            None => error,
-        }
+        ))
+    }
+
+    /// Whether the answer reads every store: none was left out before this request or failed in it.
+    pub fn whole(&self) -> bool {
+        self.left_out.is_none() && self.stores.failure().is_none()
     }
 }
 

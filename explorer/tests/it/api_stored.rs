@@ -341,3 +341,32 @@ fn a_document_store_that_stops_answering_is_left_out_until_it_answers_again() {
     let config = server.get("/api/v1/config").expect(200).json();
     assert_eq!(config["stores_left_out"], serde_json::json!([]), "{config}");
 }
+
+/// Lookups that go through a task's id as `agent-env task list` prints it answer a store that stops
+/// answering as the other lookups do: a 503 saying the configured document store did not answer, not
+/// "not found" (what was asked for may be in that store).
+#[test]
+fn a_store_that_stops_answering_is_a_503_for_a_tasks_runs() {
+    let world = World::new();
+    world.run_hello();
+    let down = shell_documents::install(&world);
+    world.config(&format!(
+        "[explorer]\nstore_retry_seconds = 0.5\n\n[stores.document]\nimpl = \"{}\"\n",
+        shell_documents::IMPL
+    ));
+    let server = Explorer::start(&world);
+    let runs = format!("/api/v1/tasks/{}/runs", seg("team/stored"));
+    server.get(&runs).expect(200);
+
+    // The first request that needs the store after it stopped: the task's id can't be looked up.
+    std::fs::write(&down, "").unwrap();
+    let lookup = server.get(&runs);
+    let detail = lookup.detail().as_str().unwrap_or_default().to_string();
+    assert_eq!(lookup.status, 503, "{detail}");
+    assert!(
+        detail.starts_with("the configured document store did not answer")
+            && detail.contains(shell_documents::REFUSAL)
+            && detail.contains("Task 'team/stored' not found in the other stores"),
+        "{detail}"
+    );
+}
