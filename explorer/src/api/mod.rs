@@ -7,6 +7,7 @@ pub mod config;
 pub mod entities;
 pub mod events;
 pub mod extract;
+pub mod group_runs;
 pub mod objects;
 pub mod openapi;
 pub mod plugins;
@@ -85,6 +86,11 @@ const INSTANCE: Param = path("instance_id", "the task instance's id, percent-enc
 const GROUP: Param = path("run_group_id", "the run group's id");
 const LIMIT: Param = query("limit", "integer", "page size, 1 to 500");
 const OFFSET: Param = query("offset", "integer", "items to skip, 0 or more");
+const RUN_OUTCOME: Param = query(
+    "outcome",
+    "string",
+    "only the runs with this word: an instance's outcome, else its run's status",
+);
 
 fn list_params() -> Vec<Param> {
     vec![
@@ -254,9 +260,9 @@ pub fn routes() -> Vec<Route> {
     let mut group = route(
         Method::GET,
         format!("{t}/run-groups/{{run_group_id}}"),
-        "One run group of the task: its runs and how each came out",
+        "One run group of the task: how its runs came out, and a page of them",
         "runs",
-        vec![TASK, GROUP],
+        vec![TASK, GROUP, LIMIT, OFFSET, RUN_OUTCOME],
         get(tasks::get_group),
     );
     group.answer = Some("RunGroup");
@@ -266,7 +272,7 @@ pub fn routes() -> Vec<Route> {
         format!("{t}/run-groups/{{run_group_id}}/stream"),
         "Server-sent events: a snapshot of the group every 2 s, then complete (or not_found, or timeout)",
         "runs",
-        vec![TASK, GROUP],
+        vec![TASK, GROUP, LIMIT, OFFSET, RUN_OUTCOME],
         get(events::group_stream),
     );
     stream.produces = "text/event-stream";
@@ -312,7 +318,7 @@ pub fn routes() -> Vec<Route> {
         "/api/v1/run-groups/{run_group_id}",
         "One run group, whichever task or bundle it ran",
         "runs",
-        vec![GROUP],
+        vec![GROUP, LIMIT, OFFSET, RUN_OUTCOME],
         get(tasks::get_any_group),
     );
     any_group.answer = Some("RunGroup");

@@ -187,8 +187,19 @@ fn schemas() -> Value {
                         },
                     },
                 },
-                "instances": {"type": "array", "items": {"type": "object"}, "description": "each recorded run's summary, oldest first, with the workflow_id of the explorer's run that recorded it (null for one it did not start)"},
-                "workflows": {"type": "array", "items": {"type": "object"}, "description": "the runs the explorer started for the group, each with its index, seed and status"},
+                "runs": {
+                    "type": "object",
+                    "description": "one page of the group's runs (limit, offset, outcome), as a list answers: items, total, limit, offset, has_more. Each item is {place, instance, workflow}: the explorer's runs in the order it started them (instance null until it records one), then the runs it did not start, oldest first; an instance is its summary, with the workflow_id of the explorer's run that recorded it",
+                    "properties": {
+                        "items": {"type": "array", "items": {"type": "object"}},
+                        "total": {"type": "integer"},
+                        "limit": {"type": "integer"},
+                        "offset": {"type": "integer"},
+                        "has_more": {"type": "boolean"},
+                    },
+                },
+                "run_words": {"type": "object", "additionalProperties": {"type": "integer"}, "description": "how many of the group's runs have each word the outcome filter takes (an instance's outcome, else its run's status), over the whole group"},
+                "workflows": {"type": "array", "items": {"type": "object"}, "description": "the runs the explorer started for the group (one request starts at most a hundred), each with its index, seed and status"},
             },
         },
         "RunRequest": {

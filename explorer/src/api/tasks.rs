@@ -10,8 +10,10 @@ use serde::Deserialize;
 use serde_json::{json, Map, Value};
 
 use super::extract::{json_body, Ids, TaskIds, Q};
+use super::group_runs::RunsPage;
 use crate::data::entities::{self, COLLECTIONS};
 use crate::data::instances::{self, InstanceFilter, Judge, Shape, Verdict};
+use crate::data::records::{DocumentStores, Reading};
 use crate::data::runs_here::workflow_of;
 use crate::http::blocking::{blocking, blocking_scan};
 use crate::http::page::{Page, Window};
@@ -776,24 +778,37 @@ fn group_not_found(group: &str, task_id: Option<&str>) -> ApiError {
     })
 }
 
-pub async fn get_group(State(s): State<Shared>, TaskIds(ids): TaskIds) -> ApiResult<Json<Value>> {
-    let (task, group) = (ids.at(0)?.to_string(), ids.at(1)?.to_string());
-    blocking(move || {
-        let r = s.reading();
-        let snapshot = group_snapshot(&s, r.docs(), &group, Some(&task), &s.judge(r.docs()));
-        r.object(snapshot.and_then(|g| g.ok_or_else(|| group_not_found(&group, Some(&task)))))
-    })
-    .await
-    .map(Json)
+/// A run group's answer as reading `r` gives it: its state over the whole group with `page` of its
+/// runs, and `warnings` when a store was left out; a 404 for a group neither the stores nor the
+/// explorer know (a 503 when the configured store failed while it was looked up).
+pub fn group_answer(
+    s: &AppState,
+    r: &Reading<DocumentStores>,
+    group: &str,
+    task_id: Option<&str>,
+    page: &RunsPage,
+) -> ApiResult<Value> {
+    let snapshot = group_snapshot(s, r.docs(), group, task_id, &s.judge(r.docs()));
+    let found = snapshot.and_then(|g| g.ok_or_else(|| group_not_found(group, task_id)));
+    r.object(found.map(|g| page.apply(g)))
 }
 
-pub async fn get_any_group(State(s): State<Shared>, ids: Ids) -> ApiResult<Json<Value>> {
+pub async fn get_group(
+    State(s): State<Shared>,
+    TaskIds(ids): TaskIds,
+    Q(q): Q,
+) -> ApiResult<Json<Value>> {
+    let (task, group) = (ids.at(0)?.to_string(), ids.at(1)?.to_string());
+    let page = RunsPage::from_query(&q)?;
+    blocking(move || group_answer(&s, &s.reading(), &group, Some(&task), &page))
+        .await
+        .map(Json)
+}
+
+pub async fn get_any_group(State(s): State<Shared>, ids: Ids, Q(q): Q) -> ApiResult<Json<Value>> {
     let group = ids.at(0)?.to_string();
-    blocking(move || {
-        let r = s.reading();
-        let snapshot = group_snapshot(&s, r.docs(), &group, None, &s.judge(r.docs()));
-        r.object(snapshot.and_then(|g| g.ok_or_else(|| group_not_found(&group, None))))
-    })
-    .await
-    .map(Json)
+    let page = RunsPage::from_query(&q)?;
+    blocking(move || group_answer(&s, &s.reading(), &group, None, &page))
+        .await
+        .map(Json)
 }

@@ -176,7 +176,7 @@ fn a_group_of_runs_streams_snapshots_until_it_completes() {
         .expect(200)
         .json();
     assert_eq!(one["complete"], true);
-    assert_eq!(one["instances"].as_array().unwrap().len(), 2);
+    assert_eq!(one["runs"]["items"].as_array().unwrap().len(), 2);
     // The scores' spread over the runs, and each run beside the explorer's run that recorded it.
     assert_eq!(
         one["score_spread"],
@@ -188,11 +188,15 @@ fn a_group_of_runs_streams_snapshots_until_it_completes() {
         .iter()
         .map(|r| r["workflow_id"].as_str().unwrap())
         .collect();
-    let mut recorded: Vec<&str> = one["instances"]
+    let mut recorded: Vec<&str> = one["runs"]["items"]
         .as_array()
         .unwrap()
         .iter()
-        .map(|i| i["workflow_id"].as_str().expect("a workflow id"))
+        .map(|r| {
+            r["instance"]["workflow_id"]
+                .as_str()
+                .expect("a workflow id")
+        })
         .collect();
     started.sort_unstable();
     recorded.sort_unstable();
@@ -219,6 +223,82 @@ fn a_group_of_runs_streams_snapshots_until_it_completes() {
         &["not_found"],
     );
     assert_eq!(events.len(), 1);
+}
+
+/// A group's runs come a page at a time, as the lists do, filtered by outcome when asked, while its
+/// counts, outcomes and scores' spread are over the whole group; the stream's snapshots are paged the
+/// same way.
+#[test]
+fn a_groups_runs_are_paged_while_its_summary_covers_the_whole_group() {
+    let world = World::new();
+    world.run_hello();
+    let server = Explorer::start(&world);
+    let task = seg(HELLO_TASK);
+    let group = server
+        .post(&format!("/api/v1/tasks/{task}/runs"), r#"{"count": 3}"#)
+        .expect(200)
+        .json();
+    let id = group["run_group_id"].as_str().unwrap().to_string();
+    let first = server.poll(&format!("/api/v1/run-groups/{id}?limit=2"), |g| {
+        g["complete"] == true
+    });
+    assert_eq!(first["outcomes"], json!({"passed": 3}), "{first}");
+    assert_eq!(first["score_spread"]["hello"]["runs"], 3, "{first}");
+    assert_eq!(first["run_words"], json!({"passed": 3}), "{first}");
+    let page = &first["runs"];
+    assert_eq!(
+        (
+            &page["total"],
+            &page["limit"],
+            &page["offset"],
+            &page["has_more"]
+        ),
+        (&json!(3), &json!(2), &json!(0), &json!(true)),
+        "{page}"
+    );
+    let places = |p: &Value| -> Vec<u64> {
+        p["items"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|r| r["place"].as_u64().unwrap())
+            .collect()
+    };
+    assert_eq!(places(page), [1, 2]);
+    assert!(
+        first.get("instances").is_none(),
+        "no list of every run: {first}"
+    );
+
+    let rest = server
+        .get(&format!(
+            "/api/v1/tasks/{task}/run-groups/{id}?limit=2&offset=2"
+        ))
+        .expect(200)
+        .json();
+    assert_eq!(places(&rest["runs"]), [3]);
+    assert_eq!(rest["runs"]["has_more"], false);
+    assert_eq!(rest["outcomes"], first["outcomes"]);
+    assert_eq!(rest["runs"]["items"][0]["instance"]["outcome"], "passed");
+    assert_eq!(rest["runs"]["items"][0]["workflow"]["index"], 2);
+
+    let failed = server
+        .get(&format!("/api/v1/run-groups/{id}?outcome=failed"))
+        .expect(200)
+        .json();
+    assert_eq!(failed["runs"]["total"], 0, "{failed}");
+    assert_eq!(failed["outcomes"]["passed"], 3, "{failed}");
+    server
+        .get(&format!("/api/v1/run-groups/{id}?limit=0"))
+        .expect(422);
+
+    let (_, events) = events_until(
+        server.port,
+        &format!("/api/v1/tasks/{task}/run-groups/{id}/stream?limit=1&offset=1"),
+        &["complete", "not_found", "timeout", "error"],
+    );
+    assert_eq!(events[0].data["runs"]["total"], 3, "{events:?}");
+    assert_eq!(places(&events[0].data["runs"]), [2], "{events:?}");
 }
 
 #[test]
@@ -639,7 +719,10 @@ fn a_run_reports_the_version_it_records_and_a_version_asked_for_is_the_one_that_
     let done = server.poll(&format!("/api/v1/tasks/{t}/run-groups/{id}"), |g| {
         g["complete"] == true
     });
-    assert_eq!(done["instances"][0]["task_version"], 2, "{done}");
+    assert_eq!(
+        done["runs"]["items"][0]["instance"]["task_version"], 2,
+        "{done}"
+    );
 
     // Unchanged since: version 2 is the one that runs, and is reported.
     let one = server

@@ -342,11 +342,11 @@ fn a_document_store_that_stops_answering_is_left_out_until_it_answers_again() {
     assert_eq!(config["stores_left_out"], serde_json::json!([]), "{config}");
 }
 
-/// Lookups that go through a task's id as `agent-env task list` prints it answer a store that stops
-/// answering as the other lookups do: a 503 saying the configured document store did not answer, not
-/// "not found" (what was asked for may be in that store).
+/// Lookups that go through a task's id as `agent-env task list` prints it, and a run group's event
+/// stream, answer a store that stops answering as the other lookups do: a 503 saying the configured
+/// document store did not answer, not "not found" (what was asked for may be in that store).
 #[test]
-fn a_store_that_stops_answering_is_a_503_for_a_tasks_runs() {
+fn a_store_that_stops_answering_is_a_503_for_a_tasks_runs_and_a_groups_stream() {
     let world = World::new();
     world.run_hello();
     let down = shell_documents::install(&world);
@@ -367,6 +367,24 @@ fn a_store_that_stops_answering_is_a_503_for_a_tasks_runs() {
         detail.starts_with("the configured document store did not answer")
             && detail.contains(shell_documents::REFUSAL)
             && detail.contains("Task 'team/stored' not found in the other stores"),
+        "{detail}"
+    );
+
+    // Back, then away again: a group's stream opened then can't tell the group is unknown.
+    std::fs::remove_file(&down).unwrap();
+    std::thread::sleep(std::time::Duration::from_millis(600));
+    server.get(&runs).expect(200);
+    std::fs::write(&down, "").unwrap();
+    let stream = format!(
+        "/api/v1/tasks/{}/run-groups/rg-000000000000/stream",
+        seg("@local/agentenv-framework/hello/hello")
+    );
+    let refused = server.get(&stream);
+    let detail = refused.detail().as_str().unwrap_or_default().to_string();
+    assert_eq!(refused.status, 503, "{}", refused.text());
+    assert!(
+        detail.starts_with("the configured document store did not answer")
+            && detail.contains("Run group 'rg-000000000000' of task"),
         "{detail}"
     );
 }

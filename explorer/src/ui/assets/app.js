@@ -1061,23 +1061,6 @@ function groupGoing(g) {
   return !g.complete && (g.running > 0 || g.run_live || (g.workflows || []).some((w) => !w.done));
 }
 
-// Each run of a group as a row: the explorer's runs in the order it started them (a run that
-// recorded nothing yet says where it is, and leads to its Run page), then the runs it did not start.
-function groupRuns(g) {
-  const instances = g.instances || [];
-  const rows = [];
-  const used = new Set();
-  for (const w of [...(g.workflows || [])].sort((a, b) => (a.index ?? 0) - (b.index ?? 0))) {
-    const i = instances.find((x) => x.workflow_id === w.workflow_id);
-    if (i) used.add(i.instance_id);
-    rows.push({ place: (w.index ?? rows.length) + 1, workflow: w, instance: i || null });
-  }
-  for (const i of instances) {
-    if (!used.has(i.instance_id)) rows.push({ place: rows.length + 1, workflow: null, instance: i });
-  }
-  return rows;
-}
-
 // A run's seed as its tokens' values: "name=alice".
 function seedText(seed) {
   return Object.entries(seed).map(([k, v]) => `${k}=${typeof v === "string" ? v : JSON.stringify(v)}`).join(", ");
@@ -1089,10 +1072,14 @@ function runWord(row) {
 }
 
 // The Run group page: the group's task, its runs planned and how many are recorded, running and
-// done, how they came out, the scores' spread and each run; kept live (as the Task page is) while
-// its runs go, and told to a screen reader in a polite live region. Cancel cancels the runs the
-// explorer started for it. Its runs can be filtered by outcome (`?outcome=failed`, in the address).
+// done, how they came out, the scores' spread (all over the whole group) and a page of its runs (the
+// API's `runs`: the explorer's runs in the order it started them, then the others); kept live (as
+// the Task page is) while its runs go, and told to a screen reader in a polite live region. Cancel
+// cancels the runs the explorer started for it. Its runs can be filtered by outcome, and the filter
+// and the page are in the address (`?outcome=failed&page=2`).
 async function runGroup(id) {
+  const per = perPage(50);
+  let offset = offsetFrom("page", per);
   let outcome = queryValue("outcome");
   const notice = noticeSlot();
   const status = h("span", { id: "group-status" });
@@ -1126,7 +1113,11 @@ async function runGroup(id) {
   } }, "Cancel the group's runs");
   cancel.hidden = true;
   cancelSlot.append(cancel);
-  const load = () => Promise.all([api(`/run-groups/${enc(id)}`)]);
+  const load = () => Promise.all([
+    api(`/run-groups/${enc(id)}?limit=${per}&offset=${offset}${outcome ? `&outcome=${enc(outcome)}` : ""}`),
+  ]);
+  const failed = (e) => { if (!e.lost) errorAfter(body, e); };
+  const go = turnPage("page", per, (o) => { offset = o; refresh().catch(failed); });
   const draw = ([g]) => {
     latest = g;
     const counts = groupCounts(g);
@@ -1137,15 +1128,16 @@ async function runGroup(id) {
     cancel.hidden = !(going && g.task_id && (g.workflows || []).some((w) => !w.done));
     cancel.disabled = cancelling || (g.workflows || []).every((w) => w.done || w.cancel_requested);
     const tasks = g.task_ids || [];
-    const rows = groupRuns(g);
-    const words = [...new Set(rows.map(runWord).filter(Boolean))].sort();
+    const runs = g.runs || { items: [], total: 0, limit: per, offset: 0, has_more: false };
+    const shown = runs.items;
+    const words = Object.keys(g.run_words || {}).sort();
     if (outcome && !words.includes(outcome)) words.push(outcome);
-    const shown = outcome ? rows.filter((r) => runWord(r) === outcome) : rows;
-    const seeded = rows.some((r) => r.workflow && r.workflow.seed);
+    const seeded = (g.workflows || []).some((w) => w.seed);
     const filter = h("select", { id: "group-filter", onchange: (ev) => {
       outcome = ev.currentTarget.value;
-      setQuery({ outcome }, false);
-      draw([latest]);
+      offset = 0;
+      setQuery({ outcome, page: null }, false);
+      refresh().catch(failed);
     } },
     h("option", { value: "" }, "any outcome"),
     words.map((word) => h("option", { value: word, selected: word === outcome }, word)));
@@ -1185,7 +1177,8 @@ async function runGroup(id) {
           h("td", { class: "run-took" }, i ? tookText(i.started_at_utc, i.ended_at_utc) : ""),
           h("td", {}, (i && (i.started_at_utc || i.created_at_utc)) || (w && w.started_at_utc) || ""),
           seeded ? h("td", { class: "mono small" }, w && w.seed ? seedText(w.seed) : "") : null);
-      }), { id: "group-run-list", empty: outcome ? `No run of this group is ${outcome}.` : "No run yet." })]
+      }), { id: "group-run-list", empty: outcome ? `No run of this group is ${outcome}.` : "No run yet." }),
+      pager(runs, go, "runs")]
       .filter(Boolean));
   };
   const refresh = keptPage(load, draw, { going: ([g]) => groupGoing(g), every: 1000 });
