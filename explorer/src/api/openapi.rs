@@ -5,6 +5,7 @@ use std::collections::BTreeMap;
 
 use serde_json::{json, Map, Value};
 
+use super::tasks::MAX_RUNS_PER_REQUEST;
 use super::{In, Route};
 
 /// The document for `routes`.
@@ -223,8 +224,8 @@ fn schemas() -> Value {
                 "user_model": name,
                 "judge_model": name,
                 "agent_artifact_id": name,
-                "count": {"type": ["integer", "null"], "minimum": 1, "maximum": 100},
-                "seeds": {"type": ["array", "null"], "items": seed, "maxItems": 100},
+                "count": {"type": ["integer", "null"], "minimum": 1, "maximum": MAX_RUNS_PER_REQUEST},
+                "seeds": {"type": ["array", "null"], "items": seed, "maxItems": MAX_RUNS_PER_REQUEST},
             },
         },
         "CancelRequest": {

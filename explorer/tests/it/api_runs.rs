@@ -313,6 +313,11 @@ fn run_requests_that_cannot_be_done_are_refused_with_the_reason() {
     let r = server.post(&run, r#"{"agent_modle": "x"}"#);
     assert_eq!(r.expect(422).detail()[0]["type"], "extra_forbidden");
     assert_eq!(r.detail()[0]["loc"], json!(["body", "agent_modle"]));
+    // The limit is the one the API's document gives, which the UI's form reads: the two can't drift.
+    let document = server.get("/openapi.json").expect(200).json();
+    let request = &document["components"]["schemas"]["RunGroupRequest"]["properties"];
+    assert_eq!(request["count"]["maximum"], 100, "{request}");
+    assert_eq!(request["seeds"]["maxItems"], 100, "{request}");
     let r = server.post(&runs, r#"{"count": 101}"#);
     assert_eq!(
         r.expect(422).detail(),

@@ -530,23 +530,54 @@ function startTask(taskId, button) {
   return startRun(`/tasks/${enc(taskId)}/run`, {}, button);
 }
 
-// The most runs one group may have: the API's limit, which the API enforces (the form sends what is
-// typed and says the API's reason when it refuses).
-const MAX_GROUP_RUNS = 100;
+// The most runs one group may have, as the API says it: the `maximum` of a group request's `count`
+// in the API's document (/openapi.json), which the server holds requests to. Asked once per page
+// load; null when the document does not say (the API's refusal then gives the limit in its words).
+let groupRunLimit = null;
+function maxGroupRuns() {
+  if (!groupRunLimit) {
+    groupRunLimit = fetch("/openapi.json", { headers: { Accept: "application/json" } })
+      .then((r) => (r.ok ? r.json() : null))
+      .then((doc) => {
+        const n = doc && doc.components && doc.components.schemas && doc.components.schemas.RunGroupRequest
+          && doc.components.schemas.RunGroupRequest.properties.count.maximum;
+        return Number.isInteger(n) && n >= 1 ? n : null;
+      })
+      .catch(() => null);
+  }
+  return groupRunLimit;
+}
+
+// "How many runs (1 to 100)", once the limit is known.
+function countLabel(max) {
+  return max ? `How many runs (1 to ${max})` : "How many runs (1 or more)";
+}
+
+// The values typed for a seed token: separated by commas, spaces or both ("ann, bo", "ann bo").
+function seedValues(text) {
+  return text.split(/[\s,]+/).filter(Boolean);
+}
 
 // The Task page's form that starts a group of runs of `taskId`: so many runs, or one run per value
-// of a seed token (`<name>` in the task's steps), the values a comma list. What the API refuses is
-// said under the form in its words, and the field it is about is marked and gets the focus; once
-// started, the group's page. Enter in a field starts it, as a filter's Enter applies it.
+// of a seed token (`<name>` in the task's steps), the values separated by commas or spaces. What the
+// API refuses is said under the form in its words, and the field it is about is marked and gets the
+// focus; once started, the group's page. Enter in a field starts it, as a filter's Enter applies it.
 function groupForm(taskId) {
   const byCount = h("input", { type: "radio", name: "group-by", id: "group-by-count", value: "count", checked: true });
   const bySeeds = h("input", { type: "radio", name: "group-by", id: "group-by-seeds", value: "seeds" });
-  const count = h("input", { type: "number", id: "group-count", min: 1, max: MAX_GROUP_RUNS, step: 1, value: 3,
-    inputmode: "numeric", "aria-label": `How many runs (1 to ${MAX_GROUP_RUNS})`, onfocus: () => { byCount.checked = true; } });
+  let max = null;
+  const count = h("input", { type: "number", id: "group-count", min: 1, step: 1, value: 3,
+    inputmode: "numeric", "aria-label": countLabel(max), onfocus: () => { byCount.checked = true; } });
+  maxGroupRuns().then((n) => {
+    max = n;
+    if (!n) return;
+    count.max = String(n);
+    count.setAttribute("aria-label", countLabel(n));
+  });
   const token = h("input", { type: "text", id: "group-seed-token", placeholder: "name", autocomplete: "off", spellcheck: "false",
     "aria-label": "The seed token each run fills (a step's <name>)", onfocus: () => { bySeeds.checked = true; } });
   const values = h("input", { type: "text", id: "group-seeds", placeholder: "alice, bob, carol", autocomplete: "off",
-    "aria-label": "Its values, one run each, separated by commas", onfocus: () => { bySeeds.checked = true; } });
+    "aria-label": "Its values, one run each, separated by commas or spaces", onfocus: () => { bySeeds.checked = true; } });
   const button = h("button", { type: "submit", class: "primary", id: "start-group" }, "Start the group");
   const fields = [count, token, values];
   const unmark = () => {
@@ -582,11 +613,11 @@ function groupForm(taskId) {
     if (bySeeds.checked) {
       const name = token.value.trim().replace(/^<(.*)>$/, "$1");
       if (!name) return refuse(token, new Error("Name the seed token the runs fill: a step's <name> takes each value in turn."));
-      body = { seeds: values.value.split(",").map((v) => v.trim()).filter(Boolean).map((v) => ({ [name]: v })) };
+      body = { seeds: seedValues(values.value).map((v) => ({ [name]: v })) };
     } else {
       const asked = Number(count.value);
       if (count.value.trim() === "" || !Number.isInteger(asked)) {
-        return refuse(count, new Error(`How many runs: a whole number from 1 to ${MAX_GROUP_RUNS}.`));
+        return refuse(count, new Error(`How many runs: a whole number ${max ? `from 1 to ${max}` : "from 1"}.`));
       }
       body = { count: asked };
     }
