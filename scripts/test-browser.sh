@@ -11,14 +11,17 @@
 # a very long task id wraps in its cell and leaves every column on screen, a binary file's size in
 # words and its "cannot be shown here" with a Download link, a list's filter and page kept in the
 # address through a reload and Back; scripts/browser/group_check.py: a group of runs started from a
-# Task page, a wrong count refused with the explorer's reason, the group's page with its runs, scores
-# and their spread, live until its runs end, one per seed value, one cancelled from its page, and an
-# unknown group). Then an explorer of the check's own in that world, stopped and started
+# Task page, its count's limit the API's, a wrong count refused with the explorer's reason, the group's
+# page with its runs, scores and their spread, live until its runs end, its runs a page at a time, one
+# per seed value, one cancelled from its page, and an unknown group). Then an explorer of the check's own in that world, stopped and started
 # again under open pages (scripts/browser/contact_check.py: a run waiting for a free slot, the notice
 # of lost contact, a run of an explorer that has since stopped). Then a second explorer,
 # in a world whose configured document store can't be read as it starts
 # (scripts/browser/store_notice_check.py: the pages show the notice that the store is left out, and
-# drop it, without a reload, once the store is back). Builds into $CARGO_TARGET_DIR when it is set
+# drop it, without a reload, once the store is back). Then a third explorer, whose document store
+# stops answering under it (scripts/browser/store_outage_check.py: a page opened meanwhile says the
+# store did not answer, asks again by itself, and shows what it holds once it answers). Builds into
+# $CARGO_TARGET_DIR when it is set
 # (else target/). Screenshots land in target/browser/. Fails, never skips, when the browser cannot be
 # installed or started.
 set -euo pipefail
@@ -223,4 +226,75 @@ if ! python3 scripts/browser/store_notice_check.py --explorer "$url" --driver "h
   fail "the store notice check failed"
 fi
 stop_explorer "$store_world"
+
+# A third world: a document store plugin (a shell script) that holds one stored task and refuses
+# every read while the file $outage_world/documents-down exists; the explorer starts while it
+# answers, and the check makes it stop answering under the running explorer, then answer again.
+outage_world="$work/outage-world"
+mkdir -p "$outage_world/home/.agentenv" "$outage_world/data" "$outage_world/state" "$outage_world/config" \
+  "$outage_world/plugins/shelldocs"
+printf '#!/bin/sh\nDOWN=%s\n' "'$outage_world/documents-down'" > "$outage_world/shell-documents.sh"
+cat >> "$outage_world/shell-documents.sh" <<'SH'
+task='{"id":"team/stored","version":1,"name":"stored","created_at_utc":"2024-01-01T00:00:00+00:00","steps":[]}'
+answer() { printf '{"jsonrpc":"2.0","id":%s,"result":%s}\n' "$id" "$1"; }
+while IFS= read -r line; do
+  rest=${line#*\"id\":}
+  id=${rest%%[!0-9]*}
+  [ -n "$id" ] || continue
+  # Whether the request is about the stored task: the tasks collection, and a filter naming it or none.
+  held=no
+  case "$line" in
+    *'"collection":"tasks"'*)
+      case "$line" in
+        *'team/stored'*) held=yes ;;
+        *'"value"'*) ;;
+        *) held=yes ;;
+      esac ;;
+  esac
+  case "$line" in
+    *'"method":"initialize"'*) answer '{"protocol":1,"plugin":{"name":"agentenv-shelldocs","version":"1"},"contributions":[],"stores":[{"class":"ShellDocuments","kind":"document"}]}' ;;
+    *'"method":"store.open"'*) answer '{"handle":"h1"}' ;;
+    *'"method":"store.document.'*)
+      if [ -e "$DOWN" ]; then
+        printf '{"jsonrpc":"2.0","id":%s,"error":{"code":-32603,"message":"the database server is away"}}\n' "$id"
+        continue
+      fi
+      case "$line:$held" in
+        *'"method":"store.document.count"'*:yes) answer '{"count":1}' ;;
+        *'"method":"store.document.count"'*) answer '{"count":0}' ;;
+        *'"method":"store.document.query"'*:yes) answer "{\"docs\":[$task]}" ;;
+        *'"method":"store.document.query"'*) answer '{"docs":[]}' ;;
+        *'"method":"store.document.find_one"'*:yes) answer "{\"doc\":$task}" ;;
+        *'"method":"store.document.find_one"'*) answer '{"doc":null}' ;;
+        *) answer 'null' ;;
+      esac ;;
+    *) answer 'null' ;;
+  esac
+done
+SH
+cat > "$outage_world/plugins/shelldocs/agent-env-plugin.toml" <<TOML
+[plugin]
+name = "agentenv-shelldocs"
+version = "1"
+exec = ["/bin/sh", "$outage_world/shell-documents.sh"]
+protocol = [1, 1]
+
+[provides.stores]
+ShellDocuments = "document"
+TOML
+cat > "$outage_world/home/.agentenv/config.toml" <<TOML
+[explorer]
+store_retry_seconds = $retry
+
+[stores.document]
+impl = "agentenv-shelldocs:ShellDocuments"
+TOML
+start_explorer "$outage_world"
+if ! python3 scripts/browser/store_outage_check.py --explorer "$url" --driver "http://127.0.0.1:$driver_port" \
+    --chromium "$chromium" --screenshots "$shots" --down "$outage_world/documents-down" --task team/stored; then
+  echo "--- explorer output"; cat "$outage_world/explorer.out" "$outage_world/explorer.err"
+  echo "--- chromedriver log (tail)"; tail -20 "$work/driver.log"
+  fail "the store outage check failed"
+fi
+stop_explorer "$outage_world"
 echo "test-browser: passed"

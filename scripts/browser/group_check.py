@@ -1,17 +1,22 @@
 """Drives headless Chromium through a group of runs of `hello` (agent-env's own bundle, which runs in a
 moment), started from its Task page as a person would:
 
-- a wrong count is refused: 101 runs and 0 runs are sent to the explorer, which refuses them, and the
-  form says its reason under the button, marks the count as what is wrong and gives it the focus;
-  the page stays where it is.
+- the count's limit is the one the API's document gives (`/openapi.json`), not one of the page's own.
+- a wrong count is refused: one over the limit and 0 runs are sent to the explorer, which refuses them,
+  and the form says its reason under the button, marks the count as what is wrong and gives it the
+  focus; the page stays where it is.
 - a group of 3, started with Enter in the count: the browser lands on the group's page, which (not
   loaded again) shows the 3 runs end passed with their scores and how long each took, the scores'
   spread (mean, min and max of 3 runs), 3 planned and 3 done, and whose polite live region says the
   group is complete; no Cancel is left once it is.
+- the group's runs two a page (`?per_page=2`): the first page shows runs 1 and 2 and says of how many,
+  Next shows run 3 and writes the page into the address, a reload keeps it, and Back turns it back;
+  the counts are the whole group's on either page.
 - the group's runs filtered by outcome from the address (`?outcome=failed`): none, said so, and the
   filter shows it.
 - the Task page's row of that group leads to its page, and shows the scores' spread.
-- a group of one run per seed value (a token and a comma list): its page shows each run's seed.
+- a group of one run per seed value (a token and its values, separated by a space and a comma): its
+  page shows each run's seed.
 - a group whose runs wait (a folder bundle whose step waits for a file the check never writes while
   the group runs): its page shows it running with a Cancel button; Cancel cancels both its runs, and
   the page, not loaded again, shows them cancelled and the group complete. Then another such group,
@@ -84,13 +89,54 @@ def group_runs(browser: Session) -> list[list[str]]:
         " [r.querySelector('.badge').textContent, r.querySelector('.run-scores').textContent, r.querySelector('.run-took').textContent]);")]
 
 
+def run_limit(base: str) -> int:
+    """The most runs a group request may ask for, as the API's document says it."""
+    with urllib.request.urlopen(f"{base}/openapi.json", timeout=60) as response:
+        document = json.loads(response.read())
+    limit = document["components"]["schemas"]["RunGroupRequest"]["properties"]["count"]["maximum"]
+    if not isinstance(limit, int) or limit < 1:
+        raise WebDriverError(f"the API's document gives {limit!r} as a group's most runs")
+    return limit
+
+
+def shown_places(browser: Session) -> list[str]:
+    return [str(p) for p in browser.execute(
+        "return [...document.querySelectorAll('#group-run-list [data-run]')].map((r) => r.dataset.run);")]
+
+
+def paged(browser: Session, group_url: str) -> None:
+    """The group's 3 runs two a page: Next, a reload and Back, the counts the whole group's."""
+    browser.get(group_url + "?per_page=2")
+    browser.wait_text("[data-pager='runs'] .pager-count", "showing 1–2 of 3")
+    if shown_places(browser) != ["1", "2"]:
+        raise WebDriverError(f"the first page of 2 shows the runs {shown_places(browser)}")
+    browser.click(browser.wait_css("[data-pager='runs'] button[aria-label='Next page of runs']"))
+    browser.wait_text("[data-pager='runs'] .pager-count", "showing 3–3 of 3")
+    if shown_places(browser) != ["3"] or "page=2" not in browser.current_url():
+        raise WebDriverError(f"Next shows the runs {shown_places(browser)} at {browser.current_url()}")
+    if browser.text(browser.wait_css("#group-outcomes")) != "3 passed":
+        raise WebDriverError("the second page of runs does not count the whole group's outcomes")
+    browser.refresh()
+    browser.wait_text("[data-pager='runs'] .pager-count", "showing 3–3 of 3")
+    browser.back()
+    browser.wait_text("[data-pager='runs'] .pager-count", "showing 1–2 of 3")
+    print("  two a page: runs 1–2, then 3 (kept through a reload), and Back to 1–2")
+
+
 def check(base: str, browser: Session, shots: Path) -> None:
     task_url = f"{base}/tasks/{quote(HELLO_TASK, safe='')}"
-    print("the Task page: a wrong count is refused with the explorer's reason")
+    limit = run_limit(base)
+    print(f"the Task page: the count's limit is the API's ({limit})")
     browser.get(task_url)
     browser.wait_css("#group-form")
     names_say_what(browser, "task")
-    refused(browser, task_url, "101", "at most 100 runs per request (got 101)")
+    said = browser.wait_for("the count to take the API's limit", lambda: browser.execute(
+        "const f = document.getElementById('group-count');"
+        f"return f && f.max === '{limit}' ? f.getAttribute('aria-label') : null;"))
+    if said != f"How many runs (1 to {limit})":
+        raise WebDriverError(f"the count's name is {said!r} with the API's limit of {limit}")
+    print("the Task page: a wrong count is refused with the explorer's reason")
+    refused(browser, task_url, str(limit + 1), f"at most {limit} runs per request (got {limit + 1})")
     refused(browser, task_url, "0", "greater than or equal to 1")
     browser.screenshot(shots / "30-group-refused.png")
 
@@ -133,6 +179,9 @@ def check(base: str, browser: Session, shots: Path) -> None:
     browser.screenshot(shots / "31-group.png")
     print(f"  {group_id}: {runs}; it said {said!r}")
 
+    print("the group's runs a page at a time")
+    paged(browser, group_url)
+
     print("the group's runs filtered by outcome from the address")
     browser.get(group_url + "?outcome=failed")
     browser.wait_text("#group-run-list", "No run of this group is failed.")
@@ -159,13 +208,13 @@ def check(base: str, browser: Session, shots: Path) -> None:
     if browser.execute("return document.activeElement.id;") != "group-seed-token":
         raise WebDriverError("a seed group with no token does not put the focus on the token")
     browser.send_keys(browser.wait_css("#group-seed-token"), "who")
-    browser.send_keys(browser.wait_css("#group-seeds"), "ann, bo" + ENTER)
+    browser.send_keys(browser.wait_css("#group-seeds"), "ann bo,  cy" + ENTER)
     browser.wait_for("the seeded group's page", lambda: "/run-groups/rg-" in browser.current_url() and browser.current_url() != group_url)
     browser.wait_text("#group-status", "complete", timeout=180)
     seeds = browser.wait_for("each run's seed", lambda: browser.execute(
         "const s = [...document.querySelectorAll('#group-run-list [data-run] td:last-child')].map((c) => c.textContent);"
-        "return s.length === 2 ? s : null;"))
-    if seeds != ["who=ann", "who=bo"]:
+        "return s.length === 3 ? s : null;"))
+    if seeds != ["who=ann", "who=bo", "who=cy"]:
         raise WebDriverError(f"the seeded group's runs show the seeds {seeds}")
 
     print("an unknown group is said to be unknown")
