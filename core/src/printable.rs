@@ -1,9 +1,12 @@
 //! Text from outside agent-env (a plugin's stderr, a task command's output, a step's error) made safe
 //! for a terminal: a control character in it could move the cursor, erase a line and print a fake
 //! `passed` over it, retitle the window or, on some terminals, write the clipboard. Each one is
-//! shown as an escape (`\x1b`, `\r`) instead; new lines and tabs stay, and so do the colour
-//! sequences agent-env's own styling writes ([`OWN_COLOURS`]); any other (conceal, black on black) is
-//! shown as an escape, since it could hide what follows.
+//! shown as an escape (`\x1b`, `\r`) instead; new lines and tabs stay. Where colour is on, so do the
+//! colour sequences agent-env's own styling writes ([`OWN_COLOURS`]), and a colour still in effect
+//! where a line ends is reset there, so a command's `\x1b[31m` without its reset cannot paint the
+//! lines after it; any other sequence (conceal, black on black) is shown as an escape, since it could
+//! hide what follows. Where colour is off ([`for_terminal`]), no escape byte gets through at all: a CI
+//! log or a file holds only text.
 //!
 //! Characters that draw nothing are shown as escapes too ([`is_invisible`]): the bidi controls, which
 //! reorder what follows them so that the screen shows other text than the bytes hold ("trojan
@@ -20,9 +23,19 @@ use std::borrow::Cow;
 pub const OWN_COLOURS: [&str; 6] = ["0", "31", "32", "33", "1;31", "2"];
 
 /// `text` with every control character but a new line, a tab and one of [`OWN_COLOURS`], and every
-/// invisible character ([`is_invisible`]), shown as an escape.
+/// invisible character ([`is_invisible`]), shown as an escape; a colour left in effect at the end of
+/// a line, or of the text, is reset there.
 pub fn printable(text: &str) -> Cow<'_, str> {
     escaped(text, true, Place::Start)
+}
+
+/// `text` as a stream of the terminal gets it: [`printable`] when the stream shows colour, [`plain`]
+/// (not one escape byte) when it does not.
+pub fn for_terminal(text: &str, colour: bool) -> Cow<'_, str> {
+    match colour {
+        true => printable(text),
+        false => plain(text),
+    }
 }
 
 /// `text` with every control character but a new line and a tab, colour included, and every invisible
@@ -107,13 +120,20 @@ fn escaped(text: &str, keep_own_colours: bool, place: Place) -> Cow<'_, str> {
     }
     let mut out = String::with_capacity(text.len() + 8);
     let mut rest = text;
+    // Whether a colour kept is still in effect (no reset has followed it).
+    let mut coloured = false;
     while let Some(c) = rest.chars().next() {
         if c == '\u{1b}' && keep_own_colours {
             if let Some(len) = own_colour_len(rest) {
+                coloured = &rest[..len] != RESET;
                 out.push_str(&rest[..len]);
                 rest = &rest[len..];
                 continue;
             }
+        }
+        if c == '\n' && coloured {
+            out.push_str(RESET);
+            coloured = false;
         }
         let index = text.len() - rest.len();
         if needs_escape(c, index, place) {
@@ -123,8 +143,14 @@ fn escaped(text: &str, keep_own_colours: bool, place: Place) -> Cow<'_, str> {
         }
         rest = &rest[c.len_utf8()..];
     }
+    if coloured {
+        out.push_str(RESET);
+    }
     Cow::Owned(out)
 }
+
+/// The sequence that ends every colour.
+const RESET: &str = "\u{1b}[0m";
 
 /// Appends the escape `c` is shown as: `\r`, `\x1b` for the other C0 controls and DEL, `\u{9b}` for
 /// the C1 controls, and `\u202e` (UTF-16 halves beyond U+FFFF) for an invisible character.
@@ -174,6 +200,36 @@ mod tests {
             "x\\x1b[8m\\x1b[30;40mhidden"
         );
         assert_eq!(plain("\u{1b}[32mok\u{1b}[0m"), "\\x1b[32mok\\x1b[0m");
+    }
+
+    #[test]
+    fn a_colour_left_on_is_reset_where_its_line_ends() {
+        assert_eq!(
+            printable("\u{1b}[31mRED\nnext"),
+            "\u{1b}[31mRED\u{1b}[0m\nnext"
+        );
+        assert_eq!(printable("a \u{1b}[2mdim"), "a \u{1b}[2mdim\u{1b}[0m");
+        // One ended by its own reset needs none, nor does a line after the reset.
+        assert_eq!(
+            printable("\u{1b}[32mok\u{1b}[0m\n\u{1b}[0m"),
+            "\u{1b}[32mok\u{1b}[0m\n\u{1b}[0m"
+        );
+        assert_eq!(
+            printable("\u{1b}[33mx\u{1b}[31my\n"),
+            "\u{1b}[33mx\u{1b}[31my\u{1b}[0m\n"
+        );
+    }
+
+    #[test]
+    fn without_colour_no_escape_byte_gets_through() {
+        let text = "A\u{1b}[2JB\u{1b}[0mF\u{1b}[31mRED\n";
+        let off = for_terminal(text, false);
+        assert!(!off.contains('\u{1b}'), "{off}");
+        assert_eq!(off, "A\\x1b[2JB\\x1b[0mF\\x1b[31mRED\n");
+        assert_eq!(
+            for_terminal(text, true),
+            "A\\x1b[2JB\u{1b}[0mF\u{1b}[31mRED\u{1b}[0m\n"
+        );
     }
 
     #[test]

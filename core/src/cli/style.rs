@@ -93,6 +93,11 @@ impl Style {
         }
     }
 
+    /// Whether `stream` shows colour.
+    pub fn colours(&self, stream: Stream) -> bool {
+        self.on(stream)
+    }
+
     fn on(&self, stream: Stream) -> bool {
         match stream {
             Stream::Stdout => self.stdout,

@@ -10,17 +10,20 @@
 //!
 //! Every secret value the invocation holds is masked on the way out ([`redaction`]): a plugin's stderr,
 //! a store's error or a step's message may quote one, and none of them reaches the screen or a pipe.
-//! The control characters such text may hold are shown as escapes ([`printable`]), so it cannot
-//! move the cursor or rewrite a line. Only [`Terminal::print_verbatim`] (an object the user asked
-//! to print) writes bytes as given.
+//! The control characters such text may hold are shown as escapes ([`for_terminal`]), so it cannot
+//! move the cursor or rewrite a line. A stream without colour (`--color never`, `NO_COLOR`, a pipe or
+//! a file) gets no escape byte at all, a command's own colour codes included; on a stream with colour,
+//! a colour still in effect where a line ends is reset there, so nothing from outside leaves the
+//! terminal painted. Only [`Terminal::print_verbatim`] (an object the user asked to print) writes
+//! bytes as given.
 
 use std::io::{self, Write};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::OnceLock;
 
-use crate::cli::style::Style;
+use crate::cli::style::{Stream, Style};
 use crate::output::Output;
-use crate::printable::printable;
+use crate::printable::for_terminal;
 use crate::redaction;
 
 /// Back to the start of the line, and erase it: where a progress line is drawn again.
@@ -64,6 +67,12 @@ impl Terminal {
         self.style.get().copied().unwrap_or_default()
     }
 
+    /// `text` as `stream` shows it: with colour, agent-env's own colours kept and any left on reset at
+    /// a line's end; without, every control character shown as an escape.
+    fn shown<'a>(&self, stream: Stream, text: &'a str) -> std::borrow::Cow<'a, str> {
+        for_terminal(text, self.style().colours(stream))
+    }
+
     /// Writes `text` to stderr (no newline added).
     pub fn eprint(&self, text: &str) {
         self.eprint_after(&[], text);
@@ -73,7 +82,7 @@ impl Terminal {
     /// "back to the line's start, erase it"), then `text` as [`Terminal::eprint`] does, in one write.
     pub fn eprint_after(&self, control: &[u8], text: &str) {
         let text = redaction::redact(text);
-        let text = printable(&text);
+        let text = self.shown(Stream::Stderr, &text);
         let mut bytes = Vec::with_capacity(control.len() + text.len());
         bytes.extend_from_slice(control);
         bytes.extend_from_slice(text.as_bytes());
@@ -88,7 +97,7 @@ impl Terminal {
 
     /// Writes `text` to stdout (no newline added).
     pub fn print(&self, text: &str) {
-        self.print_verbatim(&printable(&redaction::redact(text)));
+        self.print_verbatim(&self.shown(Stream::Stdout, &redaction::redact(text)));
     }
 
     /// Writes `text` to stdout exactly as given, secrets and all: for content the user asked to see
@@ -119,7 +128,7 @@ impl Terminal {
         let _ = write_to(
             &mut io::stderr().lock(),
             &self.stderr_closed,
-            &printable(&redaction::redact(&line)),
+            &self.shown(Stream::Stderr, &redaction::redact(&line)),
         );
     }
 

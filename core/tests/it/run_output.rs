@@ -4,7 +4,7 @@
 
 use serde_json::Value;
 
-use crate::support::run::{fixture, Sandboxed};
+use crate::support::run::{fixture, Ran, Sandboxed};
 
 const PACKAGE: &str = "agentenv-fixture-works";
 
@@ -597,4 +597,81 @@ fn a_quiet_run_prints_each_tasks_end_and_what_went_wrong() {
         "{shown}"
     );
     assert!(!shown.contains("step 1/2"), "{shown}");
+}
+
+/// The bundle `./esc`: one task whose criterion's command writes cursor moves, a screen clear and
+/// colour codes (the last one left on) to stderr and fails.
+fn escaping_bundle(s: &Sandboxed) {
+    s.write(
+        "esc/tasks/t.json",
+        r#"[{"id": "box", "type": "deploy_sandbox", "sandbox_name": "box"},
+  {"id": "v", "type": "verify_sandbox", "sandbox_name": "box", "verifier_id": "v",
+   "criteria": [{"type": "bash_cmd_succeeds",
+                 "command": "printf 'A\\033[2JB\\033[1AC\\033[KD\\033[?25lE\\033[0mF\\033[31mRED' >&2; exit 1"}]}]"#,
+    );
+}
+
+/// Whether `line` leaves a colour on: a colour code after the last reset.
+fn leaves_colour_on(line: &str) -> bool {
+    let last_reset = line.rfind("\u{1b}[0m");
+    let last_code = line.rfind("\u{1b}[");
+    match (last_code, last_reset) {
+        (None, _) => false,
+        (Some(code), Some(reset)) => code != reset,
+        (Some(_), None) => true,
+    }
+}
+
+/// A task command's escape codes reach neither a pipe nor a file as bytes when colour is off (no
+/// terminal, `NO_COLOR`, `--color never`): its colour codes are shown as text like any other. With
+/// colour on, its colour is ended with the line, so a CI log is not painted red from there on.
+#[test]
+fn a_commands_escape_codes_are_text_without_colour_and_end_with_their_line_with_it() {
+    let s = Sandboxed::new();
+    escaping_bundle(&s);
+    let never = s.run(&["--color", "never", "run", "./esc"]);
+    let no_color = Ran::from(
+        s.command(&["run", "./esc"])
+            .env("NO_COLOR", "1")
+            .output()
+            .unwrap(),
+    );
+    let piped = s.run(&["run", "./esc", "-q"]);
+    for (how, r) in [
+        ("--color never", &never),
+        ("NO_COLOR", &no_color),
+        ("a pipe", &piped),
+    ] {
+        assert_eq!(r.code, 0, "{how}: {}", r.both());
+        assert!(
+            !r.stdout.contains('\u{1b}') && !r.stderr.contains('\u{1b}'),
+            "{how}: an escape byte got through:\n{:?}",
+            r.both()
+        );
+        r.assert_stdout_has(r"stderr=A\x1b[2JB\x1b[1AC\x1b[KD\x1b[?25lE\x1b[0mF\x1b[31mRED");
+    }
+    // Into a file, as a CI job keeps its log.
+    let file = s.dir.path().join("out.log");
+    let status = s
+        .command(&["--color", "never", "run", "./esc"])
+        .stdout(std::fs::File::create(&file).unwrap())
+        .status()
+        .unwrap();
+    assert_eq!(status.code(), Some(0));
+    let logged = std::fs::read_to_string(&file).unwrap();
+    assert!(!logged.contains('\u{1b}'), "{logged:?}");
+
+    let always = s.run(&["--color", "always", "run", "./esc"]);
+    assert_eq!(always.code, 0, "{}", always.both());
+    // The moves and the clear stay text; the colours are kept, and each line ends uncoloured.
+    assert!(
+        always
+            .stdout
+            .contains("stderr=A\\x1b[2JB\\x1b[1AC\\x1b[KD\\x1b[?25lE\u{1b}[0mF\u{1b}[31mRED"),
+        "{:?}",
+        always.stdout
+    );
+    for line in always.stdout.lines().chain(always.stderr.lines()) {
+        assert!(!leaves_colour_on(line), "{line:?} leaves a colour on");
+    }
 }
