@@ -282,9 +282,14 @@ impl Watch<'_> {
                 if json {
                     let mut doc = collector.document();
                     doc.error = Some(e.to_string());
-                    // A bundle's problems one by one, so a script need not split the message.
-                    if let RunError::Bundle(bundle) = &e {
-                        doc.problems = bundle.problems.clone();
+                    // A bundle's or the config's problems one by one, so a script need not split
+                    // the message.
+                    match &e {
+                        RunError::Bundle(bundle) => doc.problems = bundle.problems.clone(),
+                        RunError::Config(config) => {
+                            doc.problems = config.problems.iter().map(|p| p.to_string()).collect()
+                        }
+                        _ => {}
                     }
                     doc.log = written_log.clone();
                     term.print(&format!("{}\n", pretty(&doc)));

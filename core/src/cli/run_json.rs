@@ -29,14 +29,16 @@ pub struct RunDocument {
     pub exit_code: i32,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub error: Option<String>,
-    /// With `error`, when the bundle was refused: each of its problems (what `error` joins).
-    #[serde(skip_serializing_if = "Vec::is_empty")]
+    /// With `error`, when the bundle was refused: each of its problems (what `error` joins); empty
+    /// otherwise, and always there, so a script reads it without a check.
     pub problems: Vec<String>,
     pub run_group_id: Option<String>,
     pub duration_seconds: Option<f64>,
     /// The run's log file (every event, each plugin's stderr and `$/log` lines).
     pub log: Option<String>,
     pub fail_under: Option<f64>,
+    /// How the run's tasks came out, counted as an eval's are: a script need not count `tasks`.
+    pub counts: TaskCounts,
     /// The bundle's entities at the versions the run used (a dry run: would use), in the order the
     /// run decided them. A stored task's run writes none.
     pub entities: Vec<EntityDocument>,
@@ -51,6 +53,41 @@ pub struct RunDocument {
     /// With `--keep`, the sandboxes held up after the run (the document is printed as the hold
     /// begins, so they are still up when a script reads it); else empty.
     pub kept_sandboxes: Vec<KeptSandbox>,
+}
+
+/// How many of a run's tasks came out each way, with the keys and meaning of an eval's tally
+/// ([`EvalTally`]): `cancelled` holds `didnt_start`, and a task that has not ended (a dry run's) is
+/// counted in `tasks` alone.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize)]
+pub struct TaskCounts {
+    pub tasks: usize,
+    pub passed: usize,
+    pub scored_below_one: usize,
+    pub unscored: usize,
+    pub failed: usize,
+    pub cancelled: usize,
+    pub didnt_start: usize,
+}
+
+impl TaskCounts {
+    /// The counts of `tasks` by their `outcome`.
+    fn of(tasks: &[TaskDocument]) -> TaskCounts {
+        let count = |outcomes: &[&str]| {
+            tasks
+                .iter()
+                .filter(|t| outcomes.contains(&t.outcome.as_str()))
+                .count()
+        };
+        TaskCounts {
+            tasks: tasks.len(),
+            passed: count(&["passed"]),
+            scored_below_one: count(&["scored_below_one"]),
+            unscored: count(&["unscored"]),
+            failed: count(&["failed"]),
+            cancelled: count(&["cancelled", "didnt_start"]),
+            didnt_start: count(&["didnt_start"]),
+        }
+    }
 }
 
 /// One entity of the bundle.
@@ -170,6 +207,7 @@ impl RunCollector {
                 duration_seconds: None,
                 log: None,
                 fail_under,
+                counts: TaskCounts::default(),
                 entities: Vec::new(),
                 tasks: Vec::new(),
                 evals: Vec::new(),
@@ -189,12 +227,14 @@ impl RunCollector {
         }
     }
 
-    /// The document so far.
+    /// The document so far, its `counts` those of its tasks.
     pub fn document(&self) -> RunDocument {
-        match self.doc.lock() {
+        let mut doc = match self.doc.lock() {
             Ok(d) => d.clone(),
             Err(p) => p.into_inner().clone(),
-        }
+        };
+        doc.counts = TaskCounts::of(&doc.tasks);
+        doc
     }
 
     /// The scores of every task that ran; `None` for a task that ended without any.

@@ -1,5 +1,6 @@
-//! What a run says of its tasks at its end: a line per task, the tally of how they came out, and how
-//! each eval's tasks ended (which the run's events carry too).
+//! What a run says of its tasks at its end: a line per task, the tally of how they came out (in a
+//! run of many tasks, followed by the tasks that did not pass, so the few are not looked for among
+//! hundreds of lines), and how each eval's tasks ended (which the run's events carry too).
 
 use super::events::EvalTally;
 use super::outcome::{seconds, TaskOutcome};
@@ -52,7 +53,7 @@ fn tally_line(results: &[TaskRunResult]) -> String {
         ("unscored", "unscored"),
         ("failed", "failed"),
         ("cancelled", "cancelled"),
-        ("didnt_start", "did not start"),
+        ("didnt_start", "didn't start"),
     ];
     let counts: Vec<String> = order
         .iter()
@@ -95,6 +96,11 @@ pub(super) fn print_summary(
     if results.len() > 1 {
         out.line(&tally_line(results));
     }
+    if results.len() > LISTED_IN_FULL {
+        for line in not_passed_lines(results) {
+            out.line(&line);
+        }
+    }
     if !plan.evals.is_empty() {
         out.line("Evals:");
         for tally in eval_tallies(plan, results, version_of) {
@@ -104,7 +110,40 @@ pub(super) fn print_summary(
     }
 }
 
-/// `  evals/all.toml v1: 10 of 300 passed, 4 cancelled, 282 did not start`.
+/// A run of up to this many tasks has its summary's lines read at a glance: the tasks that did not
+/// pass are not named again after the tally.
+const LISTED_IN_FULL: usize = 10;
+
+/// How many of the tasks that did not pass are named after the tally.
+const NOT_PASSED_NAMED: usize = 20;
+
+/// After the tally of a long run, the tasks that did not pass, one line each (path, version and the
+/// first line of how it ended), at most [`NOT_PASSED_NAMED`] of them and a line saying where the rest
+/// are; nothing when every task passed.
+fn not_passed_lines(results: &[TaskRunResult]) -> Vec<String> {
+    let not_passed: Vec<&TaskRunResult> = results
+        .iter()
+        .filter(|r| !matches!(r.outcome, TaskOutcome::Passed(_)))
+        .collect();
+    if not_passed.is_empty() {
+        return Vec::new();
+    }
+    let mut lines = vec!["  Not passed:".to_string()];
+    for r in not_passed.iter().take(NOT_PASSED_NAMED) {
+        let text = r.outcome.text();
+        let first = text.lines().next().unwrap_or_default();
+        lines.push(format!("    {} v{}: {first}", r.path, r.version));
+    }
+    let more = not_passed.len().saturating_sub(NOT_PASSED_NAMED);
+    if more > 0 {
+        lines.push(format!(
+            "    and {more} more: the lines above, the run's log and `--json` name every task"
+        ));
+    }
+    lines
+}
+
+/// `  evals/all.toml v1: 10 of 300 passed, 4 cancelled, 282 didn't start`.
 fn eval_line(tally: &EvalTally) -> String {
     let mut line = format!(
         "  {} v{}: {} of {} passed",
@@ -124,7 +163,7 @@ fn eval_line(tally: &EvalTally) -> String {
         line.push_str(&format!(", {stopped_running} cancelled"));
     }
     if tally.didnt_start > 0 {
-        line.push_str(&format!(", {} did not start", tally.didnt_start));
+        line.push_str(&format!(", {} didn't start", tally.didnt_start));
     }
     line
 }
@@ -132,6 +171,56 @@ fn eval_line(tally: &EvalTally) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    fn result(path: &str, outcome: TaskOutcome) -> TaskRunResult {
+        TaskRunResult {
+            path: path.into(),
+            version: 1,
+            outcome,
+            duration: std::time::Duration::ZERO,
+            instance_id: None,
+            kept: None,
+            torn_down: 0,
+            replaced: 0,
+            still_up: Vec::new(),
+            verifications: serde_json::Map::new(),
+        }
+    }
+
+    #[test]
+    fn the_tasks_that_did_not_pass_are_named_up_to_a_limit() {
+        let passed = || TaskOutcome::Passed(vec![("v".into(), 1.0)]);
+        let mut results: Vec<TaskRunResult> = (0..30)
+            .map(|i| result(&format!("tasks/ok{i}.json"), passed()))
+            .collect();
+        results.push(result(
+            "tasks/low.json",
+            TaskOutcome::ScoredBelowOne(vec![("v".into(), 0.5)]),
+        ));
+        results.push(result(
+            "tasks/bad.json",
+            TaskOutcome::Failed("StepError".into(), "it broke\nand said more".into()),
+        ));
+        assert_eq!(
+            not_passed_lines(&results),
+            [
+                "  Not passed:",
+                "    tasks/low.json v1: scored below 1 (v: 0.5)",
+                "    tasks/bad.json v1: failed: StepError: it broke",
+            ]
+        );
+        results.extend(
+            (0..NOT_PASSED_NAMED)
+                .map(|i| result(&format!("tasks/late{i}.json"), TaskOutcome::DidntStart)),
+        );
+        let lines = not_passed_lines(&results);
+        assert_eq!(lines.len(), 1 + NOT_PASSED_NAMED + 1, "{lines:#?}");
+        assert_eq!(
+            lines.last().map(String::as_str),
+            Some("    and 2 more: the lines above, the run's log and `--json` name every task")
+        );
+        assert!(not_passed_lines(&results[..30]).is_empty());
+    }
 
     #[test]
     fn an_eval_line_tells_cancelled_from_never_started() {
@@ -149,7 +238,7 @@ mod tests {
         };
         assert_eq!(
             eval_line(&tally),
-            "  evals/all.toml v1: 10 of 300 passed, 2 scored below 1, 1 unscored, 1 failed, 4 cancelled, 282 did not start"
+            "  evals/all.toml v1: 10 of 300 passed, 2 scored below 1, 1 unscored, 1 failed, 4 cancelled, 282 didn't start"
         );
     }
 }

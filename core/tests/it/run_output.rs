@@ -675,3 +675,92 @@ fn a_commands_escape_codes_are_text_without_colour_and_end_with_their_line_with_
         assert!(!leaves_colour_on(line), "{line:?} leaves a colour on");
     }
 }
+
+/// A task `tasks/<name>.json` whose one criterion runs `command`; `sandbox` is the one it checks
+/// (one it did not deploy fails the task).
+fn criterion_task(s: &Sandboxed, bundle: &str, name: &str, sandbox: &str, command: &str) {
+    s.write(
+        &format!("{bundle}/tasks/{name}.json"),
+        &format!(
+            r#"[{{"id": "box", "type": "deploy_sandbox", "sandbox_name": "box"}},
+  {{"id": "v", "type": "verify_sandbox", "sandbox_name": "{sandbox}", "verifier_id": "v",
+   "criteria": [{{"type": "bash_cmd_succeeds", "command": "{command}"}}]}}]"#
+        ),
+    );
+}
+
+/// A run of many tasks names the few that did not pass after its tally, where a CI log's reader
+/// looks, and `--json` counts them; a small run, whose summary is read at a glance, does not repeat
+/// them.
+#[test]
+fn a_long_runs_summary_ends_naming_the_tasks_that_did_not_pass() {
+    let s = Sandboxed::new();
+    for i in 0..10 {
+        criterion_task(&s, "many", &format!("ok{i:02}"), "box", "true");
+    }
+    criterion_task(&s, "many", "low", "box", "false");
+    criterion_task(&s, "many", "broken", "elsewhere", "true");
+    let r = s.run(&["run", "./many", "-q"]);
+    assert_eq!(r.code, 1, "{}", r.both());
+    let shown = crate::support::run::mask_durations(&r.stdout);
+    let tally = "  12 tasks: 10 passed, 1 scored below 1, 1 failed\n";
+    let at = shown
+        .find(tally)
+        .unwrap_or_else(|| panic!("no tally:\n{shown}"));
+    let after: Vec<&str> = shown[at + tally.len()..].lines().collect();
+    assert_eq!(after[0], "  Not passed:", "{shown}");
+    assert!(
+        after[1].starts_with("    tasks/broken.json v1: failed at step 'v': "),
+        "{shown}"
+    );
+    assert_eq!(
+        after[2], "    tasks/low.json v1: scored below 1 (v: 0)",
+        "{shown}"
+    );
+    assert!(!after.iter().any(|l| l.contains("tasks/ok")), "{shown}");
+
+    let r = s.run(&["run", "./many", "-q", "--json"]);
+    assert_eq!(r.code, 1, "{}", r.both());
+    let doc = json_of(&r.stdout);
+    assert_eq!(
+        doc["counts"],
+        serde_json::json!({"tasks": 12, "passed": 10, "scored_below_one": 1, "unscored": 0,
+                           "failed": 1, "cancelled": 0, "didnt_start": 0}),
+        "{doc:#}"
+    );
+
+    criterion_task(&s, "few", "ok", "box", "true");
+    criterion_task(&s, "few", "low", "box", "false");
+    let r = s.run(&["run", "./few", "-q"]);
+    assert_eq!(r.code, 0, "{}", r.both());
+    r.assert_stdout_has("  2 tasks: 1 passed, 1 scored below 1\n");
+    assert!(!r.stdout.contains("Not passed"), "{}", r.stdout);
+}
+
+/// Every run document has `problems`: the config's when it cannot be read, the bundle's when it is
+/// refused, and an empty list otherwise, so a script reads the key without a check.
+#[test]
+fn a_run_documents_problems_are_always_there() {
+    let s = Sandboxed::new();
+    let r = s.run(&["run", "hello", "--json"]);
+    assert_eq!(r.code, 0, "{}", r.both());
+    assert_eq!(json_of(&r.stdout)["problems"], serde_json::json!([]));
+
+    let r = s.run(&["run", "./nowhere", "--json"]);
+    assert_eq!(r.code, 1, "{}", r.both());
+    let doc = json_of(&r.stdout);
+    assert_eq!(doc["problems"].as_array().map(Vec::len), Some(1), "{doc:#}");
+
+    s.write(".agentenv/config.toml", "stores = [\n");
+    let r = s.run(&["run", "hello", "--json"]);
+    assert_eq!(r.code, 1, "{}", r.both());
+    let doc = json_of(&r.stdout);
+    assert_eq!(doc["status"], "error");
+    let error = doc["error"].as_str().unwrap_or_default();
+    assert!(error.contains("has 1 problem(s)"), "{doc:#}");
+    let problems = doc["problems"].as_array().cloned().unwrap_or_default();
+    assert_eq!(problems.len(), 1, "{doc:#}");
+    let problem = problems[0].as_str().unwrap_or_default();
+    assert!(problem.starts_with("Malformed config.toml at "), "{doc:#}");
+    assert!(error.contains(problem), "{doc:#}");
+}
