@@ -136,7 +136,7 @@ impl RunArgs {
 pub fn run(args: RunArgs, verbose: bool, session: &Session, term: &Terminal) -> Exit {
     let Some(bundle) = args.bundle.clone() else {
         if args.has_options() {
-            return Err(Failure::new("these options need a BUNDLE: agent-env run BUNDLE [OPTIONS] (agent-env run with no BUNDLE lists the installed bundles)").with_code(2));
+            return Err(Failure::new("these options need a BUNDLE: agent-env run [OPTIONS] BUNDLE (without one, agent-env run [--json] lists the installed bundles)").with_code(2));
         }
         let installed = bundle::installed(&session.manifests());
         let home = session.paths().home_dir();

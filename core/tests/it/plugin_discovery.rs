@@ -647,6 +647,23 @@ fn scenario_13_a_missing_config_blocks_every_group_with_claims() {
     assert!(stderr.contains("the config could not be read"), "{stderr}");
 }
 
+/// With no plugin installed, `plugin show` and `plugin verify` of a name that is not there say the
+/// same: none is installed (agent-env's own built-ins are no installed package).
+#[test]
+fn show_and_verify_of_an_unknown_package_agree_on_what_is_installed() {
+    let sb = Sandbox::new();
+    for command in ["show", "verify"] {
+        let out = sb.run(&["plugin", command, "nosuch"]);
+        assert_eq!(out.status.code(), Some(1), "plugin {command}");
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert!(
+            stderr.contains("no installed plugin package named 'nosuch'")
+                && stderr.contains("(installed: none)"),
+            "plugin {command}: {stderr}"
+        );
+    }
+}
+
 #[test]
 fn scenario_15_show_of_an_unknown_package_and_usage_errors() {
     let sb = Sandbox::new();
@@ -658,7 +675,7 @@ fn scenario_15_show_of_an_unknown_package_and_usage_errors() {
     assert_eq!(out.status.code(), Some(1));
     assert_eq!(
         String::from_utf8_lossy(&out.stderr).trim(),
-        "Error: no installed plugin package named 'nope' (installed: agentenv-framework, agentenv-grader)"
+        "Error: no installed plugin package named 'nope' (installed: agentenv-grader)"
     );
     assert!(out.stdout.is_empty());
     assert_eq!(

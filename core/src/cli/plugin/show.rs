@@ -24,11 +24,14 @@ pub(super) fn show(args: &ShowArgs, verbose: bool, session: &Session, term: &Ter
         .iter()
         .position(|d| canonical_name(&d.name) == wanted)
     else {
+        // The plugin packages found; agent-env's own built-ins (a row of no package) are not one.
         let names: Vec<&str> = built
             .report
             .plugins
             .iter()
-            .map(|d| d.name.as_str())
+            .zip(&built.sources)
+            .filter(|(_, source)| !matches!(source, RowSource::Core))
+            .map(|(d, _)| d.name.as_str())
             .collect();
         let installed = if names.is_empty() {
             "none".to_string()
