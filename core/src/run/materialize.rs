@@ -534,6 +534,7 @@ impl<'a> Locks<'a> {
         let file = File::options()
             .create(true)
             .truncate(false)
+            .read(true)
             .write(true)
             .open(path)
             .map_err(|source| MaterializeError::Lock {
@@ -558,6 +559,7 @@ impl<'a> Locks<'a> {
                 std::thread::sleep(LOCK_POLL);
             }
         }
+        write_holder(&file);
         Ok(file)
     }
 }
@@ -580,14 +582,22 @@ fn read_only_hint(source: &std::io::Error) -> &'static str {
 }
 
 /// What a run says as it starts waiting for the lock at `path`, held by the process `holder` (when
-/// known): which process, and whether it is stopped (a run paused with Ctrl-Z holds its locks).
+/// known): which process, whether it is stopped (a run paused with Ctrl-Z holds its locks), and how
+/// this run's wait is stopped, by a person or by a script.
 fn waiting_for(holder: Option<u32>, path: &Path) -> String {
-    let Some(pid) = holder else {
-        return format!(
-            "waiting for another agent-env run to finish writing this bundle's ids (it holds {}); cancelling this run stops the wait (Ctrl-C in a terminal, Cancel in the explorer)",
-            path.display()
-        );
+    let who = match holder {
+        Some(pid) => format!("another agent-env run (pid {pid}{})", stopped_note(pid)),
+        None => "another agent-env run".to_string(),
     };
+    format!(
+        "waiting for {who} to finish writing this bundle's ids (it holds {}); cancelling this run stops the wait: Ctrl-C in a terminal, SIGTERM from a script (kill {}), Cancel in the explorer",
+        path.display(),
+        std::process::id()
+    )
+}
+
+/// `, which is stopped: kill -CONT <pid> lets it go on` when the process `pid` is stopped.
+fn stopped_note(pid: u32) -> String {
     let stopped = std::fs::read_to_string(format!("/proc/{pid}/stat"))
         .ok()
         .and_then(|stat| {
@@ -595,19 +605,41 @@ fn waiting_for(holder: Option<u32>, path: &Path) -> String {
                 .map(|(_, rest)| rest.trim_start().starts_with('T'))
         })
         .unwrap_or(false);
-    let state = match stopped {
+    match stopped {
         true => format!(", which is stopped: kill -CONT {pid} lets it go on"),
         false => String::new(),
-    };
-    format!(
-        "waiting for another agent-env run (pid {pid}{state}) to finish writing this bundle's ids (it holds {}); cancelling this run stops the wait (Ctrl-C in a terminal, Cancel in the explorer)",
-        path.display()
-    )
+    }
+}
+
+/// Writes this process's id into the lock file it now holds, so a run waiting for it can name it
+/// where `/proc/locks` does not (another pid namespace, a file system that reports other inodes).
+/// A lock whose file cannot be written still locks: the waiting run then names no process.
+fn write_holder(mut file: &File) {
+    use std::io::{Seek, Write};
+    let _ = file
+        .set_len(0)
+        .and_then(|()| file.rewind())
+        .and_then(|()| writeln!(file, "{}", std::process::id()));
+}
+
+/// The process holding the lock on `file`: the one `/proc/locks` names, else the one whose id the
+/// file holds ([`write_holder`]); `None` when neither says.
+fn holder_of(file: &File) -> Option<u32> {
+    holder_in_proc_locks(file).or_else(|| holder_written_in(file))
+}
+
+/// The process id the lock file holds, when it holds one.
+fn holder_written_in(mut file: &File) -> Option<u32> {
+    use std::io::{Read, Seek};
+    let mut text = String::new();
+    file.rewind().ok()?;
+    file.take(32).read_to_string(&mut text).ok()?;
+    text.trim().parse().ok().filter(|pid| *pid > 0)
 }
 
 /// The process holding the flock on `file`, as `/proc/locks` says (its lines name each lock's
 /// holder and its file's inode); `None` without `/proc` or when the lock is gone.
-fn holder_of(file: &File) -> Option<u32> {
+fn holder_in_proc_locks(file: &File) -> Option<u32> {
     use std::os::unix::fs::MetadataExt;
     let ino = file.metadata().ok()?.ino().to_string();
     let locks = std::fs::read_to_string("/proc/locks").ok()?;
@@ -685,11 +717,45 @@ mod tests {
             "{said}"
         );
         assert!(
-            said.ends_with("; cancelling this run stops the wait (Ctrl-C in a terminal, Cancel in the explorer)"),
+            said.ends_with(&format!(
+                "; cancelling this run stops the wait: Ctrl-C in a terminal, SIGTERM from a script (kill {}), Cancel in the explorer",
+                std::process::id()
+            )),
             "{said}"
         );
         drop(held);
         assert_eq!(holder_of(&waiting), None);
+    }
+
+    /// A lock's holder writes its id into the file, so a run waiting for it names it even where
+    /// `/proc/locks` does not.
+    #[test]
+    fn a_lock_file_names_its_holder() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("entity-z.lock");
+        let held = File::options()
+            .create(true)
+            .truncate(false)
+            .read(true)
+            .write(true)
+            .open(&path)
+            .unwrap();
+        std::fs::write(
+            &path,
+            "4242424\nleft by an earlier holder, longer than an id",
+        )
+        .unwrap();
+        write_holder(&held);
+        assert_eq!(
+            std::fs::read_to_string(&path).unwrap(),
+            format!("{}\n", std::process::id())
+        );
+        let waiting = File::open(&path).unwrap();
+        assert_eq!(holder_written_in(&waiting), Some(std::process::id()));
+        std::fs::write(&path, "").unwrap();
+        assert_eq!(holder_written_in(&waiting), None);
+        assert!(waiting_for(None, &path)
+            .starts_with("waiting for another agent-env run to finish writing this bundle's ids"));
     }
 
     /// A run that opened a lock file before its holder removed it, and then gets the lock, sees the

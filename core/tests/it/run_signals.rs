@@ -283,8 +283,9 @@ fn keep_with_json_prints_the_document_while_the_sandboxes_are_up() {
     assert!(!work_dir.exists(), "{stderr}");
 }
 
-/// Ctrl-C while the run waits for another run to finish writing the bundle's ids cancels it like
-/// Ctrl-C during its tasks: exit 130, and `--json` still prints its one document.
+/// Ctrl-C (or a script's SIGTERM, which the wait's message names with the run's pid) while the run
+/// waits for another run to finish writing the bundle's ids cancels it like a signal during its
+/// tasks: exit 128 + the signal, and `--json` still prints its one document.
 #[test]
 fn sigint_while_waiting_for_the_bundles_locks_cancels_and_prints_the_json() {
     use std::os::fd::AsRawFd;
@@ -316,26 +317,36 @@ fn sigint_while_waiting_for_the_bundles_locks_cancels_and_prints_the_json() {
         // SAFETY: flock(2) on a descriptor this test owns.
         assert_eq!(unsafe { libc::flock(file.as_raw_fd(), libc::LOCK_EX) }, 0);
     }
-    let (child, rx) = start_reading_stderr(&s, &["run", "./locked", "--json"]);
-    let mut seen = Vec::new();
-    // It names who holds the lock: this test's process.
-    read_until(
-        &rx,
-        &format!(
-            "waiting for another agent-env run (pid {}) to finish",
-            std::process::id()
-        ),
-        &mut seen,
-    );
-    // SAFETY: sends a signal to the child we started.
-    unsafe {
-        libc::kill(child.id() as i32, libc::SIGINT);
+    for signal in [libc::SIGINT, libc::SIGTERM] {
+        let (child, rx) = start_reading_stderr(&s, &["run", "./locked", "--json"]);
+        let mut seen = Vec::new();
+        // It names who holds the lock: this test's process.
+        read_until(
+            &rx,
+            &format!(
+                "waiting for another agent-env run (pid {}) to finish",
+                std::process::id()
+            ),
+            &mut seen,
+        );
+        let said = seen.last().cloned().unwrap_or_default();
+        assert!(
+            said.contains(&format!(
+                "Ctrl-C in a terminal, SIGTERM from a script (kill {}), Cancel in the explorer",
+                child.id()
+            )),
+            "{said}"
+        );
+        // SAFETY: sends a signal to the child we started.
+        unsafe {
+            libc::kill(child.id() as i32, signal);
+        }
+        let out = child.wait_with_output().unwrap();
+        assert_eq!(out.status.code(), Some(128 + signal), "{seen:?}");
+        let doc: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+        assert_eq!(doc["status"], "cancelled", "{doc:#}");
+        assert_eq!(doc["exit_code"], 128 + signal);
     }
-    let out = child.wait_with_output().unwrap();
-    assert_eq!(out.status.code(), Some(130), "{seen:?}");
-    let doc: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
-    assert_eq!(doc["status"], "cancelled", "{doc:#}");
-    assert_eq!(doc["exit_code"], 130);
     drop(held);
 }
 
