@@ -154,7 +154,7 @@ fn from_env(
     let Some(kind) = crate::stores::StoreKind::parse(name) else {
         return Vec::new();
     };
-    crate::stores::hosted::s3_settings_from_environment(
+    crate::stores::from_spec::settings_from_environment(
         kind,
         &selection.impl_name,
         &|key| selection.config.contains_key(key),

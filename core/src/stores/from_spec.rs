@@ -283,10 +283,53 @@ fn build_builtin(
     })
 }
 
+/// The settings the environment gives the store `impl_name` selects for `kind`, where its table
+/// (`written`: whether it sets a key) leaves them out: the AWS variables, for the built-in
+/// `S3ObjectStore` only (a plugin's class of the same name reads what it reads).
+pub fn settings_from_environment(
+    kind: StoreKind,
+    impl_name: &str,
+    written: &dyn Fn(&str) -> bool,
+    env: &dyn Fn(&str) -> Option<String>,
+) -> Vec<super::hosted::FromEnvironment> {
+    let class = impl_name.rsplit(':').next().unwrap_or(impl_name).trim();
+    let builtin_object = matches!(
+        classify(kind, impl_name),
+        Ok(Target::Builtin(StoreKind::Object))
+    );
+    if !builtin_object || class != agent_env_store_s3::CLASS {
+        return Vec::new();
+    }
+    super::hosted::s3_settings_from_environment(written, env)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
     use serde_json::json;
+
+    #[test]
+    fn only_the_builtin_s3_store_takes_settings_from_the_environment() {
+        let env = |name: &str| (name == "AWS_REGION").then(|| "eu-west-3".to_string());
+        let said = |kind: StoreKind, impl_name: &str| {
+            settings_from_environment(kind, impl_name, &|_| false, &env)
+                .into_iter()
+                .map(|f| f.variable)
+                .collect::<Vec<_>>()
+        };
+        assert_eq!(said(StoreKind::Object, "S3ObjectStore"), ["AWS_REGION"]);
+        assert_eq!(
+            said(
+                StoreKind::Object,
+                "agent_env.store.object_store:S3ObjectStore"
+            ),
+            ["AWS_REGION"]
+        );
+        // Another class, a plugin's of the same name, or another kind's table says nothing.
+        assert!(said(StoreKind::Object, "LocalFilesystemObjectStore").is_empty());
+        assert!(said(StoreKind::Object, "acme:S3ObjectStore").is_empty());
+        assert!(said(StoreKind::Document, "S3ObjectStore").is_empty());
+    }
 
     #[test]
     fn impls_classify() {

@@ -82,25 +82,15 @@ pub struct FromEnvironment {
     pub value: String,
 }
 
-/// The settings the AWS variables give the store `impl_name` selects for `kind`, when it is the
-/// built-in `S3ObjectStore` and `written` (whether its table, as written, sets a key) leaves them out:
-/// the ones `S3Settings::from_table` reads, in its order (an empty variable is no value). A key pair
-/// comes from the environment whole or not at all (half a pair is a problem the store names), and the
-/// session token only with it.
+/// The settings the AWS variables give the built-in `S3ObjectStore` where `written` (whether its
+/// table, as written, sets a key) leaves them out: the ones `S3Settings::from_table` reads, in its
+/// order (an empty variable is no value). A key pair comes from the environment whole or not at all
+/// (half a pair is a problem the store names), and the session token only with it. Which store a
+/// config selects is [`super::from_spec::settings_from_environment`]'s to tell.
 pub fn s3_settings_from_environment(
-    kind: super::StoreKind,
-    impl_name: &str,
     written: &dyn Fn(&str) -> bool,
     env: &dyn Fn(&str) -> Option<String>,
 ) -> Vec<FromEnvironment> {
-    let class = impl_name.rsplit(':').next().unwrap_or(impl_name).trim();
-    let builtin = matches!(
-        super::from_spec::classify(kind, impl_name),
-        Ok(super::from_spec::Target::Builtin(super::StoreKind::Object))
-    );
-    if !builtin || class != agent_env_store_s3::CLASS {
-        return Vec::new();
-    }
     let set = |variable: &'static str| env(variable).filter(|v| !v.is_empty());
     let first = |key: &'static str, variables: &[&'static str]| {
         variables.iter().find_map(|variable| {
@@ -138,7 +128,6 @@ pub fn s3_settings_from_environment(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::stores::StoreKind;
 
     fn env_of(pairs: &'static [(&'static str, &'static str)]) -> impl Fn(&str) -> Option<String> {
         move |name| {
@@ -150,19 +139,13 @@ mod tests {
     }
 
     fn said(
-        impl_name: &str,
         table: &[&str],
         env: &'static [(&'static str, &'static str)],
     ) -> Vec<(&'static str, &'static str)> {
-        s3_settings_from_environment(
-            StoreKind::Object,
-            impl_name,
-            &|key| table.contains(&key),
-            &env_of(env),
-        )
-        .into_iter()
-        .map(|f| (f.key, f.variable))
-        .collect()
+        s3_settings_from_environment(&|key| table.contains(&key), &env_of(env))
+            .into_iter()
+            .map(|f| (f.key, f.variable))
+            .collect()
     }
 
     const ALL: &[(&str, &str)] = &[
@@ -177,7 +160,7 @@ mod tests {
     #[test]
     fn what_the_table_leaves_out_is_said_with_its_variable() {
         assert_eq!(
-            said("S3ObjectStore", &["bucket"], ALL),
+            said(&["bucket"], ALL),
             [
                 ("region", "AWS_DEFAULT_REGION"),
                 ("endpoint", "AWS_ENDPOINT_URL"),
@@ -189,20 +172,13 @@ mod tests {
         // What the table sets is its own; a key pair in the table takes no token from the environment.
         assert_eq!(
             said(
-                "agent_env.store.object_store:S3ObjectStore",
                 &["bucket", "region", "access_key_id", "secret_access_key"],
                 ALL
             ),
             [("endpoint", "AWS_ENDPOINT_URL")]
         );
         // Half a pair in the environment gives no credentials.
-        assert_eq!(
-            said("S3ObjectStore", &["bucket"], &[("AWS_ACCESS_KEY_ID", "AK")]),
-            []
-        );
-        // Another class, a plugin's of the same name, says nothing.
-        assert_eq!(said("LocalFilesystemObjectStore", &[], ALL), []);
-        assert_eq!(said("acme:S3ObjectStore", &[], ALL), []);
+        assert_eq!(said(&["bucket"], &[("AWS_ACCESS_KEY_ID", "AK")]), []);
     }
 
     #[test]
@@ -213,12 +189,7 @@ mod tests {
             .unwrap_or_default();
         let env = env_of(ALL);
         let settings = S3Settings::from_table(&table, &env).unwrap();
-        let said = s3_settings_from_environment(
-            StoreKind::Object,
-            "S3ObjectStore",
-            &|key| table.contains_key(key),
-            &env,
-        );
+        let said = s3_settings_from_environment(&|key| table.contains_key(key), &env);
         let value = |key: &str| {
             said.iter()
                 .find(|f| f.key == key)
