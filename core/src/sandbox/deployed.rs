@@ -2,10 +2,16 @@
 //! name before the provider brings anything up, under the same lock that finds the names in use, so
 //! two steps that deploy one name at the same time cannot both succeed (the second is told the
 //! first has it). A deploy that fails lets its claim go, and the name is free again.
+//!
+//! Tearing a sandbox down (at the task's end, or for a retry that deploys it again) first stops
+//! the processes task commands started in it and left running: what a command started in its own
+//! session (`setsid server &`) outlives the command, so a later step of the task may use it, and
+//! not the sandbox.
 
 use std::path::Path;
 use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
 
+use super::marked_processes::{stop_in, PidMark};
 use super::{Sandbox, SandboxError, SandboxProvider};
 
 /// The sandboxes one task run deployed, with the provider that deployed them.
@@ -20,10 +26,19 @@ pub struct Deployed {
 /// The names in use: the sandboxes that are up, and the names deploys under way have claimed.
 #[derive(Default)]
 struct Names {
-    /// In the order they came up, each with the step that deployed it.
-    up: Vec<(Sandbox, String)>,
+    /// In the order they came up.
+    up: Vec<Up>,
     /// Name → the step deploying it.
     underway: Vec<(String, String)>,
+}
+
+/// A sandbox that is up.
+struct Up {
+    sandbox: Sandbox,
+    /// The step that deployed it.
+    by: String,
+    /// Taken before it was deployed: the processes started in it came after.
+    since: PidMark,
 }
 
 /// Told of each sandbox as it is deployed, so that what a killed run left can be found later.
@@ -72,12 +87,13 @@ impl Deployed {
     /// deploying one.
     pub fn deploy(&self, name: &str, mode: &str, by: &str) -> Result<Sandbox, SandboxError> {
         let claim = self.claim(name, by)?;
+        let since = PidMark::now();
         // Dropped unfilled when the provider fails: the name is free again.
         let sandbox = self.provider.deploy(name, mode)?;
         if let Some(log) = &self.log {
             log.deployed(&sandbox.work_dir);
         }
-        claim.fill(sandbox.clone());
+        claim.fill(sandbox.clone(), since);
         Ok(sandbox)
     }
 
@@ -89,8 +105,8 @@ impl Deployed {
             by: owner.to_string(),
             underway,
         };
-        if let Some((_, owner)) = names.up.iter().find(|(s, _)| s.name == name) {
-            return Err(taken(false, owner));
+        if let Some(up) = names.up.iter().find(|up| up.sandbox.name == name) {
+            return Err(taken(false, &up.by));
         }
         if let Some((_, owner)) = names.underway.iter().find(|(n, _)| n == name) {
             return Err(taken(true, owner));
@@ -108,8 +124,8 @@ impl Deployed {
         held(&self.names)
             .up
             .iter()
-            .find(|(s, _)| s.name == name)
-            .map(|(s, _)| s.clone())
+            .find(|up| up.sandbox.name == name)
+            .map(|up| up.sandbox.clone())
     }
 
     /// Every sandbox that is up.
@@ -117,7 +133,7 @@ impl Deployed {
         held(&self.names)
             .up
             .iter()
-            .map(|(s, _)| s.clone())
+            .map(|up| up.sandbox.clone())
             .collect()
     }
 
@@ -125,12 +141,13 @@ impl Deployed {
     /// under that name, and [`Deployed::teardown_all`] reports it (as torn down, or as still up
     /// with why). Returns it, or `None` when none of that name is up.
     pub fn retire(&self, name: &str) -> Option<Sandbox> {
-        let sandbox = {
+        let up = {
             let mut names = held(&self.names);
-            let at = names.up.iter().position(|(s, _)| s.name == name)?;
-            names.up.remove(at).0
+            let at = names.up.iter().position(|up| up.sandbox.name == name)?;
+            names.up.remove(at)
         };
-        let outcome = self.provider.teardown(&sandbox);
+        let outcome = self.take_down(&up);
+        let sandbox = up.sandbox;
         let mut retired = held(&self.retired);
         match outcome {
             Ok(()) => {
@@ -146,13 +163,19 @@ impl Deployed {
     pub fn teardown_all(&self) -> Teardown {
         let up = std::mem::take(&mut held(&self.names).up);
         let mut report = std::mem::take(&mut *held(&self.retired));
-        for (s, _) in up {
-            match self.provider.teardown(&s) {
-                Ok(()) => report.torn_down.push(s),
-                Err(e) => report.still_up.push((s, e.to_string())),
+        for one in up {
+            match self.take_down(&one) {
+                Ok(()) => report.torn_down.push(one.sandbox),
+                Err(e) => report.still_up.push((one.sandbox, e.to_string())),
             }
         }
         report
+    }
+
+    /// Stops what task commands left running in the sandbox, then has the provider take it down.
+    fn take_down(&self, up: &Up) -> Result<(), SandboxError> {
+        stop_in(&up.sandbox.work_dir, &up.since);
+        self.provider.teardown(&up.sandbox)
     }
 }
 
@@ -166,11 +189,11 @@ struct Claim<'d> {
 
 impl Claim<'_> {
     /// The sandbox is up: it takes the claim's place, in one step, so the name is never free between.
-    fn fill(mut self, sandbox: Sandbox) {
+    fn fill(mut self, sandbox: Sandbox, since: PidMark) {
         let mut names = held(&self.deployed.names);
         if let Some(at) = names.underway.iter().position(|(n, _)| *n == self.name) {
             let (_, by) = names.underway.remove(at);
-            names.up.push((sandbox, by));
+            names.up.push(Up { sandbox, by, since });
         }
         self.filled = true;
     }

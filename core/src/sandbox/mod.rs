@@ -1,10 +1,13 @@
 //! Sandbox providers. The built-in `local` provider needs nothing installed: a sandbox is a work folder
 //! `<$AGENT_ENV_LOCAL_SANDBOX_DIR>/agent-env-local-<8 hex>-<random>`, and the sandbox path `/app` maps to it.
-//! What one task run deployed, each name claimed once, is [`Deployed`] (`deployed.rs`).
+//! What one task run deployed, each name claimed once, is [`Deployed`] (`deployed.rs`); tearing a
+//! sandbox down there first stops what task commands started in it and left running
+//! (`marked_processes.rs`).
 
 use std::path::{Path, PathBuf};
 
 mod deployed;
+pub mod marked_processes;
 
 pub use deployed::{DeployLog, Deployed, Teardown};
 

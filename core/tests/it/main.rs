@@ -36,6 +36,7 @@ mod plugin_pins;
 mod plugin_remove_blockers;
 mod plugin_safety;
 mod plugin_verify;
+mod run_command_leftovers;
 mod run_dry_run;
 mod run_dry_versions;
 mod run_events;

@@ -4,7 +4,9 @@
 //! One thread does it all: both pipes are read with poll(2) until the command's process ends (a
 //! pidfd says when; what it left running in the background may hold the pipes open, and is killed
 //! with its group) or the pipes close, or the deadline passes, so a criterion starts no helper
-//! thread. The command starts as a plugin does
+//! thread. What the command started in a session of its own (`setsid server &`) is not in its
+//! group: it runs on when the command ends normally, so a later step of the task may use it, and
+//! is stopped when the sandbox is torn down (or at once, when the command is cut short). The command starts as a plugin does
 //! (`agent_env_host::piped_child`): agent-env's memory is never copied for it, which std's `Command`
 //! would do in a statically linked agent-env, and the process started gets `SIGKILL` should
 //! agent-env die first (what it starts in turn is killed with its group when the criterion ends).
@@ -34,7 +36,8 @@ use std::time::{Duration, Instant};
 use agent_env_host::piped_child::{PipedChild, PipedCommand};
 
 use crate::run::cancel::{kill_group, Cancel};
-use crate::run::marked_processes::{MarkedProcesses, COMMAND_MARKER};
+use crate::run::marked_processes::COMMAND_MARKER;
+use crate::sandbox::marked_processes::{stop_in, PidMark};
 
 use super::StepError;
 
@@ -58,6 +61,7 @@ pub fn run(
     if cancel.is_cancelled() {
         return Err(StepError::cancelled());
     }
+    let since = PidMark::now();
     let child = match direct(command, cwd).and_then(|program| program.start().ok()) {
         Some(child) => child,
         None => through_bash(command, cwd)
@@ -77,8 +81,9 @@ pub fn run(
     kill_group(pgid);
     cancel.unregister_group(pgid);
     // Cut short: what it started that left its group (`setsid`) goes too, found by its marker.
+    // Ended on its own, that is left to the sandbox's teardown: a later step may use it.
     if timed_out || cancel.is_cancelled() {
-        MarkedProcesses::default().kill_in(&marker_dir(cwd));
+        stop_in(&marker_dir(cwd), &since);
     }
     if cancel.is_cancelled() {
         return Err(StepError::cancelled());
