@@ -5,6 +5,7 @@
 
 pub mod artifact_copy;
 pub mod artifact_objects;
+mod bash_predictions;
 pub mod builtin_steps;
 pub mod bundle_run;
 pub mod cancel;

@@ -1,8 +1,9 @@
 //! Notes on the planned tasks' steps before they run: fields their built-in steps do not read,
 //! criteria of types they do not know, a plugin step's `timeout_seconds` it cannot be given and, on a dry run, the sandboxes a task will not find (with
-//! the tasks the run would fail for it), the scores its steps would give whatever they find, and the
+//! the tasks the run would fail for it) and the commands that need a bash the machine lacks, the scores its steps would give whatever they find, and the
 //! tasks that would end with no score.
 
+use super::bash_predictions::bash_predictions;
 use super::builtin_steps;
 use super::events::{RunEvent, RunObserver};
 use super::plan;
@@ -64,7 +65,10 @@ pub(super) fn say_task_notes(
     let mut told = Predictions::default();
     for t in tasks {
         let sandboxes = match predictions {
-            true => sandbox_predictions(&t.steps),
+            true => sandbox_predictions(&t.steps)
+                .into_iter()
+                .chain(bash_predictions(&t.steps))
+                .collect(),
             false => Vec::new(),
         };
         let mut notes = Vec::new();

@@ -18,7 +18,10 @@
 //! redirections, operators, a builtin or keyword in first place, and any command at all while
 //! `BASH_ENV` is set or a function is exported in the environment. A program that cannot be started
 //! directly (not found, not executable, no `#!` line) goes to bash too, which then says why or runs
-//! it as a script, as it always did.
+//! it as a script, as it always did. With no bash on PATH such a command cannot run at all: that
+//! is the machine's fault, not the sandbox's, and fails the step ([`StepError::is_environment`])
+//! rather than the criterion; [`bash_on_path`] and [`surely_needs_bash`] let a dry run tell so
+//! beforehand.
 //!
 //! The command gets the environment a plugin gets less agent-env's own `AGENT_ENV_*` variables (a
 //! credential kept under that prefix for a config's `env:` reference would go with them): the
@@ -51,7 +54,8 @@ pub struct Finished {
     pub timed_out: bool,
 }
 
-/// Runs `command` in `cwd`; `Err` only when it could not run at all or the run was cancelled.
+/// Runs `command` in `cwd`; `Err` only when it could not run at all (no bash to run it: an
+/// [`StepError::is_environment`] error) or the run was cancelled.
 pub fn run(
     command: &str,
     cwd: &Path,
@@ -64,9 +68,7 @@ pub fn run(
     let since = PidMark::now();
     let child = match direct(command, cwd).and_then(|program| program.start().ok()) {
         Some(child) => child,
-        None => through_bash(command, cwd)
-            .and_then(PipedCommand::start)
-            .map_err(|e| StepError::runtime(format!("can't run bash: {e}")))?,
+        None => start_bash(command, cwd)?,
     };
     let pgid = child.pid as i32;
     if !cancel.register_group(pgid) {
@@ -205,16 +207,100 @@ fn name_length(bytes: &[u8]) -> usize {
         .count()
 }
 
-fn through_bash(command: &str, cwd: &Path) -> std::io::Result<PipedCommand> {
-    let program =
-        find_program("bash", cwd).ok_or_else(|| std::io::Error::from_raw_os_error(libc::ENOENT))?;
-    Ok(PipedCommand {
-        program,
+/// Starts `bash -c command` in `cwd`. No bash on PATH, or one that cannot be started, is an
+/// [`StepError::is_environment`] error that says what to do.
+fn start_bash(command: &str, cwd: &Path) -> Result<PipedChild, StepError> {
+    let program = find_program("bash", cwd).ok_or_else(|| {
+        StepError::environment(format!(
+            "{}; install bash, or run agent-env with the folder that holds it on PATH",
+            no_bash_here()
+        ))
+    })?;
+    let bash = PipedCommand {
+        program: program.clone(),
         arg0: "bash".into(),
         args: vec!["-c".into(), command.into()],
         env: with_marker(sandbox_env().to_vec(), cwd),
         cwd: cwd.to_path_buf(),
+    };
+    bash.start().map_err(|e| {
+        StepError::environment(format!(
+            "can't start bash ({}): {e}; check that it is a program this machine can run, or put another bash first on PATH",
+            program.display()
+        ))
     })
+}
+
+/// Whether a task's command would find bash, as far as can be told before its sandbox exists.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum BashOnPath {
+    Found,
+    /// No folder of PATH holds it, and each is a full path.
+    Missing,
+    /// Only a relative PATH folder could hold it, which is looked up from the command's folder.
+    Unsure,
+}
+
+/// Whether a task's command would find bash on the PATH it gets (see [`BashOnPath`]).
+pub fn bash_on_path() -> BashOnPath {
+    match on_path_everywhere("bash") {
+        Some(true) => BashOnPath::Found,
+        Some(false) => BashOnPath::Missing,
+        None => BashOnPath::Unsure,
+    }
+}
+
+/// Whether `word` is an executable file in a folder of the commands' PATH, wherever the command
+/// runs: `None` when it is in none of its full-path folders but PATH has a relative one.
+fn on_path_everywhere(word: &str) -> Option<bool> {
+    let mut relative = false;
+    for dir in std::env::split_paths(commands_path()) {
+        if dir.is_absolute() {
+            if is_executable_file(&dir.join(word)) {
+                return Some(true);
+            }
+        } else {
+            relative = true;
+        }
+    }
+    (!relative).then_some(false)
+}
+
+/// The PATH a task's command searches.
+fn commands_path() -> &'static OsStr {
+    sandbox_env()
+        .iter()
+        .find_map(|(name, value)| (name == "PATH").then_some(value.as_os_str()))
+        .unwrap_or(OsStr::new(PATH_WHEN_UNSET))
+}
+
+/// Says that no bash is where a task's command looks for it: `bash is not on PATH (…)`.
+pub fn no_bash_here() -> String {
+    let set = sandbox_env().iter().any(|(name, _)| name == "PATH");
+    match set {
+        true => format!(
+            "bash is not on PATH ({}), and a bash_cmd_succeeds command runs in bash",
+            commands_path().to_string_lossy()
+        ),
+        false => format!(
+            "PATH is not set and bash is not in {PATH_WHEN_UNSET}, and a bash_cmd_succeeds command runs in bash"
+        ),
+    }
+}
+
+/// Whether `command` surely runs in bash, whatever its sandbox holds: bash would interpret it
+/// (quotes, variables, operators, a builtin or keyword first), or its program is in no folder of
+/// PATH. A command of plain words whose program may be found is started directly, without bash.
+pub fn surely_needs_bash(command: &str) -> bool {
+    let Some(words) = plain_words(command) else {
+        return true;
+    };
+    let Some(first) = words.first() else {
+        return true;
+    };
+    BASH_BUILTINS_AND_KEYWORDS.contains(first)
+        || bash_would_read_more()
+        || (!first.contains('/') && on_path_everywhere(first) == Some(false))
 }
 
 /// The folder a command started in `cwd` is marked with (and its leftovers are found by).
@@ -299,11 +385,7 @@ fn find_program(word: &str, cwd: &Path) -> Option<PathBuf> {
         let path = cwd.join(word);
         return is_executable_file(&path).then_some(path);
     }
-    let path: &OsStr = sandbox_env()
-        .iter()
-        .find_map(|(name, value)| (name == "PATH").then_some(value.as_os_str()))
-        .unwrap_or(OsStr::new(PATH_WHEN_UNSET));
-    std::env::split_paths(path)
+    std::env::split_paths(commands_path())
         .map(|dir| {
             if dir.as_os_str().is_empty() {
                 cwd.join(word)

@@ -18,6 +18,9 @@ mod not_executable;
 mod patterns;
 pub mod verify_sandbox;
 
+/// The type of [`StepError::environment`]'s errors.
+const ENVIRONMENT_ERROR: &str = "EnvironmentError";
+
 /// A step that failed: the error's type name (as the summary prints it) and its message.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 #[error("{error_type}: {message}")]
@@ -51,6 +54,17 @@ impl StepError {
 
     pub fn runtime(message: impl Into<String>) -> Self {
         Self::new("RuntimeError", message)
+    }
+
+    /// The machine lacks what the step needs (no bash on PATH): the step cannot check anything,
+    /// whatever the sandbox holds, so it fails rather than scoring the sandbox 0.
+    pub fn environment(message: impl Into<String>) -> Self {
+        Self::new(ENVIRONMENT_ERROR, message)
+    }
+
+    /// Whether it is an [`StepError::environment`] error.
+    pub fn is_environment(&self) -> bool {
+        self.error_type == ENVIRONMENT_ERROR
     }
 
     /// Whether it is the error of a cancelled run ([`StepError::cancelled`]).

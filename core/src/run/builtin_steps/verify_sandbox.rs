@@ -74,6 +74,19 @@ fn command_of(criterion: &Value) -> Option<&str> {
     either(criterion, "command", "bash_cmd").and_then(Value::as_str)
 }
 
+/// The `bash_cmd_succeeds` criteria of a `verify_sandbox` step, each as its number (counted from
+/// 1) and its command.
+pub fn bash_commands(step: &Map<String, Value>) -> Vec<(usize, &str)> {
+    step.get("criteria")
+        .and_then(Value::as_array)
+        .map_or(&[][..], Vec::as_slice)
+        .iter()
+        .enumerate()
+        .filter(|(_, c)| c.get("type").and_then(Value::as_str) == Some("bash_cmd_succeeds"))
+        .filter_map(|(index, c)| Some((index + 1, command_of(c)?)))
+        .collect()
+}
+
 /// The pattern of a `probe_file_contains` criterion (`expected`, or the original's `value`).
 fn pattern_of(criterion: &Value) -> Option<&str> {
     either(criterion, "expected", "value").and_then(Value::as_str)
@@ -286,11 +299,19 @@ impl BuiltinStep for VerifySandbox {
             let kind = criterion.get("type").and_then(Value::as_str).unwrap_or("");
             let outcome = if CRITERIA.contains(&kind) {
                 // As the original: a criterion whose check fails to run fails that criterion, with
-                // the reason; only a cancellation ends the step.
+                // the reason; only a cancellation ends the step, and a machine that cannot run
+                // the check at all (no bash), which says nothing of the sandbox.
                 Some(
                     match evaluate(kind, criterion, step_timeout, &base_dir, env) {
                         Ok(outcome) => outcome,
                         Err(e) if e.is_cancelled() => return Err(e),
+                        Err(e) if e.is_environment() => {
+                            return Err(StepError::environment(format!(
+                                "criterion {} ({kind}) can't be checked: {}",
+                                index + 1,
+                                e.message
+                            )))
+                        }
                         Err(e) => (
                             false,
                             truncate(&format!("evaluator error: {}", e.message), 300),
