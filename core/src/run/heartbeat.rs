@@ -15,7 +15,8 @@
 //! run writes the final document over that mark, so the instance ends as its task did.
 //!
 //! Both times can be set for a run by the environment: [`HEARTBEAT_VAR`] and [`RECORD_WAIT_VAR`],
-//! in seconds.
+//! in seconds. So can a sign of life for the person (or the CI job) watching the run: how often a
+//! step that runs long is said to be still running ([`PROGRESS_VAR`], `crate::run::long_steps`).
 
 use std::time::{Duration, SystemTime};
 
@@ -29,6 +30,8 @@ use crate::stores::Document;
 pub const HEARTBEAT_VAR: &str = "AGENT_ENV_HEARTBEAT_SECONDS";
 /// How long a task's end waits for a document store that does not take it, in seconds (default 30).
 pub const RECORD_WAIT_VAR: &str = "AGENT_ENV_RECORD_WAIT_SECONDS";
+/// How often a step that runs long is said to be still running, in seconds (default 60; 0: never).
+pub const PROGRESS_VAR: &str = "AGENT_ENV_PROGRESS_SECONDS";
 /// The instance's last heartbeat, RFC 3339 to the microsecond.
 pub const HEARTBEAT_AT: &str = "heartbeat_at_utc";
 /// The interval its run writes heartbeats at, in seconds.
@@ -40,14 +43,19 @@ pub const STALE_AFTER_BEATS: u32 = 4;
 
 /// The default of both times.
 const DEFAULT: Duration = Duration::from_secs(30);
+/// The default of [`PROGRESS_VAR`].
+const DEFAULT_PROGRESS: Duration = Duration::from_secs(60);
 /// The shortest heartbeat interval taken: the flusher looks every 100 ms.
 const SHORTEST_HEARTBEAT: Duration = Duration::from_millis(100);
 
-/// A run's heartbeat interval and how long a task's end waits for the store.
+/// A run's heartbeat interval, how long a task's end waits for the store, and how often a step
+/// that runs long is said to be still running.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Liveness {
     pub heartbeat: Duration,
     pub record_wait: Duration,
+    /// `None`: never.
+    pub step_progress: Option<Duration>,
 }
 
 impl Default for Liveness {
@@ -55,6 +63,7 @@ impl Default for Liveness {
         Liveness {
             heartbeat: DEFAULT,
             record_wait: DEFAULT,
+            step_progress: Some(DEFAULT_PROGRESS),
         }
     }
 }
@@ -91,14 +100,15 @@ fn seconds(value: &str) -> Option<Duration> {
 }
 
 impl Liveness {
-    /// The times [`HEARTBEAT_VAR`] and [`RECORD_WAIT_VAR`] give (see [`Liveness::read`]).
+    /// The times [`HEARTBEAT_VAR`], [`RECORD_WAIT_VAR`] and [`PROGRESS_VAR`] give (see
+    /// [`Liveness::read`]).
     pub fn from_env(env: &Environment) -> Liveness {
         Liveness::read(env).0
     }
 
-    /// The times [`HEARTBEAT_VAR`] and [`RECORD_WAIT_VAR`] give, each a number of seconds (a
-    /// fraction allowed), and the variables whose values are not such a number: each of those
-    /// leaves its default, as a variable unset or empty does.
+    /// The times [`HEARTBEAT_VAR`], [`RECORD_WAIT_VAR`] and [`PROGRESS_VAR`] give, each a number
+    /// of seconds (a fraction allowed; 0 for the last: never), and the variables whose values are
+    /// not such a number: each of those leaves its default, as a variable unset or empty does.
     pub fn read(env: &Environment) -> (Liveness, Vec<Ignored>) {
         let default = Liveness::default();
         let mut ignored = Vec::new();
@@ -118,6 +128,12 @@ impl Liveness {
             heartbeat: time(HEARTBEAT_VAR, default.heartbeat)
                 .map_or(default.heartbeat, |d| d.max(SHORTEST_HEARTBEAT)),
             record_wait: time(RECORD_WAIT_VAR, default.record_wait).unwrap_or(default.record_wait),
+            step_progress: match time(PROGRESS_VAR, DEFAULT_PROGRESS) {
+                Some(every) if every.is_zero() => None,
+                // A line each 100 ms at most: more would say nothing more.
+                Some(every) => Some(every.max(SHORTEST_HEARTBEAT)),
+                None => default.step_progress,
+            },
         };
         (liveness, ignored)
     }
@@ -309,5 +325,24 @@ mod tests {
             Liveness::from_env(&tiny).heartbeat,
             Duration::from_millis(100)
         );
+    }
+
+    #[test]
+    fn a_long_step_is_said_each_minute_unless_the_environment_says_otherwise() {
+        let progress = |value: &str| {
+            let env = Environment::from_vars([(PROGRESS_VAR, value)], std::path::Path::new("/"));
+            Liveness::read(&env)
+        };
+        assert_eq!(progress("").0.step_progress, Some(Duration::from_secs(60)));
+        assert_eq!(progress("1").0.step_progress, Some(Duration::from_secs(1)));
+        assert_eq!(progress("0").0.step_progress, None, "0: never");
+        assert_eq!(
+            progress("0.01").0.step_progress,
+            Some(Duration::from_millis(100))
+        );
+        let (liveness, ignored) = progress("often");
+        assert_eq!(liveness.step_progress, Some(Duration::from_secs(60)));
+        assert_eq!(ignored[0].var, PROGRESS_VAR);
+        assert!(ignored[0].words().contains("the default, 60 s"));
     }
 }

@@ -19,6 +19,7 @@ pub mod heartbeat;
 pub mod ledger;
 pub mod liveness;
 pub mod local_stores;
+mod long_steps;
 pub(crate) mod marked_processes;
 pub mod materialize;
 mod options;

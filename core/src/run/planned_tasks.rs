@@ -9,6 +9,7 @@ use std::sync::Mutex;
 use super::events::{PlannedTaskInfo, RunEvent};
 use super::executor::StepExecutor;
 use super::liveness;
+use super::long_steps::LongSteps;
 use super::options::RunOptions;
 use super::plan::Plan;
 use super::recorder::Flusher;
@@ -95,6 +96,7 @@ pub fn run_planned(
         journal: journal.clone(),
         instances_in: options.places.instances_in,
         liveness: options.liveness,
+        long_steps: &LongSteps::new(options.liveness.step_progress),
     };
     let results = run_all(plan, version_of, &shared);
     options.observer.event(&RunEvent::RunFinished {
@@ -134,7 +136,7 @@ pub(super) fn planned_infos(
 }
 
 /// Runs every planned task, at most [`MAX_CONCURRENT_TASKS`] at once, with the run's flusher writing
-/// their instances behind them; results in plan order.
+/// their instances behind them and its watcher saying the steps that run long; results in plan order.
 fn run_all(
     plan: &Plan<'_>,
     version_of: &(dyn Fn(&str) -> i64 + Sync),
@@ -156,8 +158,13 @@ fn run_all(
     };
     std::thread::scope(|scope| {
         scope.spawn(|| shared.flusher.run());
-        // Stops the flusher once the tasks are done, or when one panics, so that the scope ends.
+        if shared.long_steps.enabled() {
+            scope.spawn(|| shared.long_steps.run(shared.out));
+        }
+        // Stop the flusher and the watcher once the tasks are done, or when one panics, so that
+        // the scope ends.
         let _stop = shared.flusher.stopper();
+        let _stop_watching = shared.long_steps.stopper();
         if workers == 1 {
             // One task (`run hello`) runs on this thread.
             work();

@@ -5,7 +5,8 @@
 //!
 //! Each step's start and end are told three ways, always together: a progress line to the run's
 //! output, an event to the run's observer, and the instance's record (its running and completed
-//! steps, and the context as the step left it).
+//! steps, and the context as the step left it). While it runs, the run's watcher of long steps
+//! has it (`long_steps`), and says it again when it runs long.
 
 use std::sync::mpsc;
 use std::time::{Duration, Instant};
@@ -86,10 +87,16 @@ impl Schedule<'_, '_> {
                         let tx = tx.clone();
                         let at = self.step_ref(step);
                         let (env, shared) = (self.env, self.shared);
+                        let path = &self.planned.task.path;
+                        let total = self.planned.steps.len();
                         let work = move || {
                             let started_at = clock::iso_now();
                             let t0 = Instant::now();
+                            let watched = shared.long_steps.begin(|| {
+                                format!("[{path}] step {}/{total} {}", index + 1, step.id())
+                            });
                             let outcome = run_step(step, env, shared, &at);
+                            drop(watched);
                             let _ = tx.send(Ran {
                                 index,
                                 outcome,

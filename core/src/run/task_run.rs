@@ -16,6 +16,7 @@ use crate::run::executor::StepExecutor;
 use crate::run::heartbeat::Liveness;
 use crate::run::liveness::InstancesIn;
 use crate::run::liveness::RunJournal;
+use crate::run::long_steps::LongSteps;
 use crate::run::outcome::{seconds, TaskOutcome};
 use crate::run::plan::PlannedTask;
 use crate::run::recorder::{FinalWait, Flusher, NewInstance, RecordError, Recorder};
@@ -50,6 +51,8 @@ pub struct RunShared<'a> {
     pub instances_in: InstancesIn,
     /// How long a task's end waits for the store (and the heartbeat the flusher writes).
     pub liveness: Liveness,
+    /// The steps running, said again while they run long.
+    pub long_steps: &'a LongSteps,
 }
 
 /// Counts the run's tasks as they end.

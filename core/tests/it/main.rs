@@ -44,6 +44,7 @@ mod run_folders;
 mod run_heartbeat;
 mod run_hello;
 mod run_liveness;
+mod run_long_steps;
 mod run_no_bash;
 mod run_output;
 mod run_plugin_ends;
