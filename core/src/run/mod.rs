@@ -45,6 +45,7 @@ pub mod stored_task;
 mod summary;
 mod task_notes;
 pub mod task_run;
+pub mod task_shared;
 mod task_verdict;
 mod teardown;
 

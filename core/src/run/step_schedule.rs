@@ -19,7 +19,7 @@ use crate::run::events::{RunEvent, StepFailure, StepRef, StepStatus};
 use crate::run::outcome::seconds;
 use crate::run::plan::{substitute_seed, PlannedStep, PlannedTask, Retry, StepKind};
 use crate::run::recorder::{Recorder, StepEnd};
-use crate::run::task_run::RunShared;
+use crate::run::task_shared::RunShared;
 
 /// Where a step of the task run stands.
 #[derive(Clone, Debug)]

@@ -7,78 +7,16 @@ use std::time::{Duration, Instant};
 
 use serde_json::{json, Map, Value};
 
-use crate::output::Output;
 use crate::run::builtin_steps::StepEnv;
-use crate::run::cancel::Cancel;
 use crate::run::context::TaskStepContext;
 use crate::run::events::{RunEvent, RunObserver, TaskScore};
-use crate::run::executor::StepExecutor;
-use crate::run::heartbeat::Liveness;
-use crate::run::liveness::InstancesIn;
-use crate::run::liveness::RunJournal;
-use crate::run::long_steps::LongSteps;
 use crate::run::outcome::{seconds, TaskOutcome};
 use crate::run::plan::PlannedTask;
-use crate::run::recorder::{FinalWait, Flusher, NewInstance, RecordError, Recorder};
-use crate::run::run_stores::RunStores;
+use crate::run::recorder::{FinalWait, NewInstance, RecordError, Recorder};
 use crate::run::step_schedule::{run_steps, StepState};
+use crate::run::task_shared::RunShared;
 use crate::run::task_verdict;
-use crate::sandbox::{Deployed, SandboxProvider};
-
-/// What one task run needs from the whole run.
-pub struct RunShared<'a> {
-    pub stores: &'a RunStores,
-    pub cancel: &'a Cancel,
-    pub executor: &'a dyn StepExecutor,
-    /// Where the run's progress lines go.
-    pub out: &'a dyn Output,
-    pub run_group_id: &'a str,
-    pub user_overrides: &'a Map<String, Value>,
-    /// Entries every context's metadata starts with.
-    pub context_metadata: &'a Map<String, Value>,
-    pub provider: &'a (dyn Fn() -> Box<dyn SandboxProvider> + Sync),
-    pub keep: bool,
-    /// Who watches the run's events.
-    pub observer: &'a dyn RunObserver,
-    /// Writes the running tasks' instance documents behind them.
-    pub flusher: &'a Flusher,
-    /// How many of the run's tasks have ended, of how many: what a task's last line counts.
-    pub ended: &'a Tally,
-    /// The run's journal, told of each sandbox deployed and of each task end the document store
-    /// did not take (none when the state folder holds none).
-    pub journal: Option<std::sync::Arc<RunJournal>>,
-    /// Which document store the instances go to.
-    pub instances_in: InstancesIn,
-    /// How long a task's end waits for the store (and the heartbeat the flusher writes).
-    pub liveness: Liveness,
-    /// The steps running, said again while they run long.
-    pub long_steps: &'a LongSteps,
-}
-
-/// Counts the run's tasks as they end.
-#[derive(Debug, Default)]
-pub struct Tally {
-    ended: std::sync::atomic::AtomicUsize,
-    total: usize,
-}
-
-impl Tally {
-    pub fn of(total: usize) -> Tally {
-        Tally {
-            ended: Default::default(),
-            total,
-        }
-    }
-
-    /// One more task ended; what its last line adds: ` (3 of 30 tasks ended)`, nothing for a lone task.
-    fn one_more(&self) -> String {
-        let ended = self.ended.fetch_add(1, std::sync::atomic::Ordering::SeqCst) + 1;
-        match self.total {
-            0 | 1 => String::new(),
-            total => format!(" ({ended} of {total} tasks ended)"),
-        }
-    }
-}
+use crate::sandbox::Deployed;
 
 /// What one task run did.
 pub struct TaskRunResult {

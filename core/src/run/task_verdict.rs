@@ -10,7 +10,7 @@ use crate::run::events::RunEvent;
 use crate::run::outcome::{missing_scores, scores, TaskOutcome};
 use crate::run::plan::{PlannedStep, PlannedTask, StepKind};
 use crate::run::step_schedule::StepState;
-use crate::run::task_run::RunShared;
+use crate::run::task_shared::RunShared;
 
 /// The outcome of `planned` run as the instance `instance_id`, whose steps came to `states` and
 /// left the context's `metadata`.
