@@ -33,6 +33,10 @@ pub mod verify;
 pub use failure::{Exit, Failure};
 pub use terminal::Terminal;
 
+/// The heading every command's help lists agent-env's own options under (`-v`, `--color`), apart
+/// from the command's.
+const GLOBAL_OPTIONS: &str = "Global options";
+
 #[derive(Parser)]
 #[command(
     name = "agent-env",
@@ -43,13 +47,13 @@ pub use terminal::Terminal;
 pub struct Cli {
     /// Show more detail: the causes of errors, and during a run each plugin's stderr and log lines
     /// and a failed step's traceback.
-    #[arg(short, long, global = true)]
+    #[arg(short, long, global = true, help_heading = GLOBAL_OPTIONS)]
     pub verbose: bool,
     /// Print agent-env's version, its commit and the plugin protocol version, and exit.
     #[arg(short = 'V', long)]
     pub version: bool,
     /// When to use colour: auto (on a terminal, unless NO_COLOR is set or TERM is dumb), always or never.
-    #[arg(long, global = true, value_enum, value_name = "WHEN", default_value_t = style::ColorChoice::Auto)]
+    #[arg(long, global = true, value_enum, value_name = "WHEN", default_value_t = style::ColorChoice::Auto, help_heading = GLOBAL_OPTIONS)]
     pub color: style::ColorChoice,
     #[command(subcommand)]
     pub command: Option<Command>,

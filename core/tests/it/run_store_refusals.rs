@@ -55,8 +55,9 @@ impl Lock {
 }
 
 /// The steps of the task `locked`: a sandbox, then a check whose command leaves, in a session of its
-/// own (so the run does not stop it with the command), a process holding the write lock of the
-/// database `db`, and passes once it holds it.
+/// own and unmarked (so the run stops it neither with the command nor with the sandbox: it stands for
+/// another process holding the store), a process holding the write lock of the database `db`, and
+/// passes once it holds it.
 fn locking_steps(s: &Sandboxed, db: &Path) -> (Value, Lock) {
     let hold = s.write("hold.py", HOLD_LOCK);
     let lock = Lock {
@@ -64,7 +65,7 @@ fn locking_steps(s: &Sandboxed, db: &Path) -> (Value, Lock) {
         release: s.home().join("release"),
     };
     let command = format!(
-        "setsid python3 {} {} {} {} </dev/null >/dev/null 2>&1 & while [ ! -e {} ]; do sleep 0.05; done",
+        "setsid env -u AGENT_ENV_TASK_COMMAND_DIR python3 {} {} {} {} </dev/null >/dev/null 2>&1 & while [ ! -e {} ]; do sleep 0.05; done",
         hold.display(),
         db.display(),
         lock.held.display(),
