@@ -103,6 +103,23 @@ pub fn copy_checked(
     }
 }
 
+/// Whether the object `url` holds the bytes recorded (`size`, `sha256`): read through once, kept
+/// nowhere. An object the store cannot give does not.
+pub fn holds_as_recorded(objects: &dyn ObjectStore, url: &str, size: u64, sha256: &str) -> bool {
+    let Ok(inner) = objects.open(url) else {
+        return false;
+    };
+    let mut reader = Checking {
+        inner,
+        hasher: Sha256::new(),
+        read: 0,
+        size: Some(size),
+        sha256,
+        changed: None,
+    };
+    std::io::copy(&mut reader, &mut std::io::sink()).is_ok() && reader.changed.is_none()
+}
+
 /// A reader that hashes what passes through it and, at its end, fails when the bytes are not the
 /// recorded ones, so the copy it feeds is dropped.
 struct Checking<'a, R> {

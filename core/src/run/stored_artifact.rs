@@ -15,7 +15,7 @@ use std::path::Path;
 
 use serde_json::{json, Map, Value};
 
-use super::artifact_copy::{copy_checked, recorded_files, Changed, CopyError};
+use super::artifact_copy::{copy_checked, holds_as_recorded, recorded_files, Changed, CopyError};
 use super::run_stores::RunStores;
 use super::stored_task::{configured_stores, latest_stored, put_next_version, ARTIFACTS};
 use super::RunError;
@@ -95,7 +95,7 @@ pub fn put_artifact(
         .into());
     }
     let stores = configured_stores(session)?;
-    stores
+    let versions = stores
         .documents
         .count(ARTIFACTS, &Filter::eq("id", id))
         .map_err(|e| {
@@ -104,9 +104,11 @@ pub fn put_artifact(
             ))
         })?;
     let mut hashes = Hashes::new();
-    if let Some(version) =
-        same_latest_version(&stores, id, (&artifact_type, &config), folder, &mut hashes)?
-    {
+    let same = match versions {
+        0 => None,
+        _ => same_latest_version(&stores, id, (&artifact_type, &config), folder, &mut hashes)?,
+    };
+    if let Some(version) = same {
         return Ok(PutArtifact {
             version,
             artifact_type,
@@ -221,8 +223,9 @@ fn files_recorded(doc: &Document) -> Option<Vec<FileRecorded>> {
 
 /// The latest stored version of the artifact `id`, when it is what `folder` holds: the same type and
 /// settings (`declared`), the same files with the same sizes and sha256, each object still in the
-/// configured object store with its size (a store configured since, or an object gone, makes a new
-/// version). The files hashed on the way are left in `hashes` for the put to use.
+/// configured object store with those bytes (read back to be sure: a store configured since, an
+/// object gone or one changed in the store makes a new version, which is how a damaged artifact is
+/// put right). The files hashed on the way are left in `hashes` for the put to use.
 fn same_latest_version(
     stores: &RunStores,
     id: &str,
@@ -270,13 +273,7 @@ fn same_latest_version(
         }
     }
     for file in &recorded {
-        let held = stores
-            .objects
-            .get_object_metadata_at(&file.object_url)
-            .ok()
-            .flatten()
-            .is_some_and(|meta| meta.size.is_none_or(|size| size == file.size));
-        if !held {
+        if !holds_as_recorded(&*stores.objects, &file.object_url, file.size, &file.sha256) {
             return Ok(None);
         }
     }
