@@ -48,6 +48,7 @@ pub mod task_run;
 pub mod task_shared;
 mod task_verdict;
 mod teardown;
+mod watchdog;
 
 pub use bundle_run::{run_bundle, run_bundle_observed, run_bundle_pinned, RunRequest};
 pub use cancel_handle::{cancel_of, Stopping, CANCELLED_BEFORE_TASKS};

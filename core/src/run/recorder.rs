@@ -35,6 +35,7 @@ use crate::run::cancel::Cancel;
 use crate::run::context::TaskStepContext;
 use crate::run::heartbeat::{self, HEARTBEAT_AT, HEARTBEAT_SECONDS, RUN_HOST};
 use crate::run::outcome::TaskOutcome;
+use crate::run::watchdog;
 use crate::stores::{Document, DocumentStore, Filter, StoreError};
 
 /// The collection of run instances.
@@ -107,34 +108,21 @@ impl<'a> EndWaiting<'a> {
 
 /// Runs `first_try`, the first write of a task's end, telling `wait.waiting` (and counting the wait
 /// in [`ENDS_WAITING`]) if it has not answered within [`SAY_WAITING_AFTER`]; its answer, and
-/// whether the wait was told so. A run that does not wait says nothing.
+/// whether the wait was told so. The process's one [`watchdog`] thread tells it, so a store that
+/// answers in time costs no thread. A run that does not wait says nothing.
 fn telling_if_slow<T>(wait: &FinalWait<'_>, first_try: impl FnOnce() -> T) -> (T, bool) {
     if wait.patience.is_zero() {
         return (first_try(), false);
     }
-    let (answered, answer) = std::sync::mpsc::channel::<()>();
-    std::thread::scope(|scope| {
-        let watch = scope.spawn(move || {
-            let silent = matches!(
-                answer.recv_timeout(SAY_WAITING_AFTER.min(wait.patience)),
-                Err(std::sync::mpsc::RecvTimeoutError::Timeout)
-            );
-            if silent {
-                ENDS_WAITING.fetch_add(1, Ordering::SeqCst);
-                (wait.waiting)(&format!(
-                    "it has not answered for {} s",
-                    crate::run::outcome::format_g(
-                        SAY_WAITING_AFTER.min(wait.patience).as_secs_f64()
-                    )
-                ));
-            }
-            silent
-        });
-        let result = first_try();
-        drop(answered);
-        // A watch that panicked said nothing it could count on.
-        (result, watch.join().unwrap_or(false))
-    })
+    let after = SAY_WAITING_AFTER.min(wait.patience);
+    let say = || {
+        ENDS_WAITING.fetch_add(1, Ordering::SeqCst);
+        (wait.waiting)(&format!(
+            "it has not answered for {} s",
+            crate::run::outcome::format_g(after.as_secs_f64())
+        ));
+    };
+    watchdog::watch(after, &say, first_try)
 }
 
 impl Drop for EndWaiting<'_> {
