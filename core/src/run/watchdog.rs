@@ -8,9 +8,9 @@
 //! and two context switches for every task's end, though the store answers almost all of them within
 //! a millisecond. Here a watch costs two short holds of one lock (its deadline put in a list, then
 //! taken out) and nothing else while the work is on time. The thread is started on the first watch and
-//! sleeps until the earliest deadline in the list; a new watch wakes it only when it is due sooner
-//! than that, or when the thread waits for none, so in a run of many short writes it wakes about once
-//! a deadline's length (a second), not once a write.
+//! sleeps until the earliest deadline it was given (even once that watch is gone); a new watch wakes
+//! it only when it is due sooner than that, or when the thread waits for none, so in a run of many
+//! short writes it wakes about once a deadline's length (a second), not once a write.
 //!
 //! The callback is borrowed from the caller, not owned: [`watch`] takes its watch out of the list
 //! before it returns (or unwinds), and waits for a call of the callback under way to return first, so
@@ -56,6 +56,7 @@ struct State {
     /// The id the next watch gets.
     next_id: u64,
     /// When the thread will wake next (or has been asked to); `None` while it waits for a watch.
+    /// A watch due later does not wake it.
     wakes_at: Option<Instant>,
     /// The watch whose callback the thread is calling now.
     calling: Option<u64>,
@@ -163,7 +164,8 @@ impl Watchdog {
     }
 
     /// The thread: calls the callback of each watch whose deadline has passed, then sleeps until the
-    /// earliest deadline left, or until a watch is added.
+    /// earliest deadline left (or the wake promised before, if sooner), or until a watch due sooner
+    /// is added.
     fn run(&self) {
         let mut state = self.lock();
         loop {
@@ -180,11 +182,16 @@ impl Watchdog {
                 self.called.notify_all();
                 continue;
             }
+            // A wake already promised (by `add`) is kept though its watch has gone: otherwise a
+            // watch added and taken out before the thread ran would leave it waiting for none, and
+            // the next watch would wake it again, once a watch in a run of short ones.
+            let promised = state.wakes_at.filter(|&at| at > now);
             let next = state
                 .watches
                 .iter()
                 .filter(|w| !w.told)
                 .map(|w| w.due)
+                .chain(promised)
                 .min();
             state.wakes_at = next;
             state = match next {
@@ -247,6 +254,22 @@ mod tests {
         assert_eq!(answer, "done");
         assert!(told);
         assert_eq!(calls.load(Ordering::SeqCst), 1);
+    }
+
+    /// A late watch due after a wake promised for a watch already gone is still told: the thread
+    /// wakes for the one gone, then sleeps on to the late one's deadline.
+    #[test]
+    fn a_watch_due_after_a_promised_wake_is_told() {
+        let overdue = || {};
+        let ((), told) = watch(Duration::from_millis(5), &overdue, || ());
+        assert!(!told);
+        let (said, heard) = mpsc::channel::<()>();
+        let said = Mutex::new(said);
+        let late = || {
+            let _ = said.lock().unwrap().send(());
+        };
+        let ((), told) = watch(Duration::from_millis(50), &late, || heard.recv().unwrap());
+        assert!(told);
     }
 
     /// A watch's end waits for a call of its callback under way: the callback here is still running
