@@ -18,6 +18,9 @@
 //! Values shorter than [`MIN_SECRET_CHARS`] are not remembered: masking every `1` or `on` in a log would
 //! hide more than it protects. The set only grows: a value once known stays masked for the rest of the
 //! process.
+//!
+//! A URL agent-env shows from what it was given (`plugin add`'s plan: a package index, a `GOPROXY`) is
+//! masked by place instead, [`mask_url_credentials`]: its credentials, however short.
 
 use std::borrow::Cow;
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -151,6 +154,50 @@ pub fn userinfo_range(text: &str) -> Option<(usize, usize)> {
     (!user.contains(['/', '?', '#']) && !a_port).then_some((authority_start, authority_start + at))
 }
 
+/// `text` with the credentials of every URL in it replaced by `***` by where they sit, whatever their
+/// length (value masking, [`redact`], skips a short one): the password of `user:password@`, or the whole
+/// of a userinfo without one (a token as the user name, as package indexes and module proxies take it).
+/// A URL is a `scheme://` word, also after `NAME=` or `--flag=`; a list of them (`a,b|c`, as `GOPROXY`
+/// takes) is masked URL by URL.
+pub fn mask_url_credentials(text: &str) -> Cow<'_, str> {
+    if !text.contains("://") {
+        return Cow::Borrowed(text);
+    }
+    let mut out = String::with_capacity(text.len());
+    let mut rest = text;
+    while !rest.is_empty() {
+        let end = rest
+            .find(|c: char| c.is_whitespace() || matches!(c, ',' | '|'))
+            .unwrap_or(rest.len());
+        out.push_str(&mask_one_url(&rest[..end]));
+        let separator = rest[end..].chars().next().map_or(0, char::len_utf8);
+        out.push_str(&rest[end..end + separator]);
+        rest = &rest[end + separator..];
+    }
+    Cow::Owned(out)
+}
+
+/// One word with the credentials of the URL in it masked (see [`mask_url_credentials`]).
+fn mask_one_url(word: &str) -> String {
+    let Some(sep) = word.find("://") else {
+        return word.to_string();
+    };
+    let start = word[..sep]
+        .char_indices()
+        .rev()
+        .take_while(|(_, c)| c.is_ascii_alphanumeric() || matches!(c, '+' | '-' | '.'))
+        .last()
+        .map_or(sep, |(i, _)| i);
+    let Some((from, to)) = userinfo_range(&word[start..]) else {
+        return word.to_string();
+    };
+    let (from, to) = (start + from, start + to);
+    let secret_from = word[from..to]
+        .find(':')
+        .map_or(from, |colon| from + colon + 1);
+    format!("{}{MASK}{}", &word[..secret_from], &word[to..])
+}
+
 /// Whether any secret was remembered (when none was, [`redact`] changes nothing).
 pub fn holds_any() -> bool {
     ANY.load(Ordering::Acquire)
@@ -249,6 +296,34 @@ mod tests {
         );
         remember_setting("http://localhost:9222", false, false);
         assert_eq!(redact("http://localhost:9222"), "http://localhost:9222");
+    }
+
+    #[test]
+    fn a_urls_credentials_are_masked_by_their_place_whatever_their_length() {
+        assert_eq!(
+            mask_url_credentials(
+                "pip install --index-url http://alice:abc12@127.0.0.1:1/simple/ x"
+            ),
+            "pip install --index-url http://alice:***@127.0.0.1:1/simple/ x"
+        );
+        // A token as the user name, a URL after NAME=, a list of them.
+        assert_eq!(
+            mask_url_credentials("GOPROXY=https://tok@p.example,https://u:pw@q.example/go|direct"),
+            "GOPROXY=https://***@p.example,https://u:***@q.example/go|direct"
+        );
+        assert_eq!(
+            mask_url_credentials("--index-url=https://u:p@h/simple"),
+            "--index-url=https://u:***@h/simple"
+        );
+        // No credentials, a port, an @ in the path: nothing to mask.
+        for plain in [
+            "http://127.0.0.1:9/simple",
+            "https://host:8443/users/@alice",
+            "./mystep",
+            "GONOSUMDB=github.com/agent-env/*",
+        ] {
+            assert_eq!(mask_url_credentials(plain), plain);
+        }
     }
 
     #[test]
