@@ -117,7 +117,9 @@ fn try_add(
             }
             Ok(StepOutcome::InstallerFailed { problem, said }) => {
                 problems.push(problem);
-                hints = super::sdk_advice::after_failed_install(&specs, &said);
+                let ask_index =
+                    |project: &str| super::index_probe::first_trouble(&opts.pip, project);
+                hints = super::sdk_advice::after_failed_install(&specs, &said, &ask_index);
                 break;
             }
             Err(e) => {

@@ -11,6 +11,7 @@ mod cargo_tracking;
 pub mod check;
 pub mod error;
 pub mod folder_name;
+mod index_probe;
 pub mod interrupt;
 pub mod lock;
 pub mod plan;

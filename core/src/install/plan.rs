@@ -1,4 +1,10 @@
 //! The steps an `add` runs, printed before they run (`Will run: …`), and running them.
+//!
+//! What a step shows is what runs, with the credentials of every URL in it (an index's password or
+//! token, a `GOPROXY`'s) masked by their place, however short. pip runs with `--no-input`: an index
+//! that wants credentials fails the install instead of prompting (with `--yes` no one answers). A Go
+//! install shows the settings it inherits that decide where modules come from (`GOPROXY`, `GOFLAGS`,
+//! `GONOSUMDB`), when set, as pip's index is shown.
 
 use std::collections::BTreeMap;
 use std::fs;
@@ -49,6 +55,7 @@ impl Step {
             Step::Run { argv, cwd, env, .. } => {
                 let mut words: Vec<String> = env.iter().map(|(k, v)| format!("{k}={v}")).collect();
                 words.extend(argv.iter().cloned());
+                let words: Vec<String> = words.iter().map(|w| masked(w)).collect();
                 let cd = cwd
                     .as_ref()
                     .map(|d| format!("cd {} && ", quote::word(&d.display().to_string())))
@@ -57,7 +64,7 @@ impl Step {
             }
             Step::RunUnless { check, argv } => format!(
                 "Will run: {} (only when {} finds something missing)",
-                quote::line(argv),
+                quote::line(&argv.iter().map(|w| masked(w)).collect::<Vec<_>>()),
                 quote::line(check)
             ),
             // An installed copy is replaced (the check that follows decides whether it stays).
@@ -79,6 +86,26 @@ impl Step {
     }
 }
 
+/// `word` with the credentials of a URL in it masked (see the module docs).
+fn masked(word: &str) -> String {
+    crate::redaction::mask_url_credentials(word).into_owned()
+}
+
+/// The variables a Go install inherits that decide where its modules come from, shown in its plan.
+const GO_SOURCE_VARIABLES: [&str; 3] = ["GOPROXY", "GOFLAGS", "GONOSUMDB"];
+
+/// The settings of [`GO_SOURCE_VARIABLES`] that `lookup` finds set (and not empty), in that order.
+fn go_source_settings(lookup: impl Fn(&str) -> Option<String>) -> Vec<(String, String)> {
+    GO_SOURCE_VARIABLES
+        .iter()
+        .filter_map(|name| {
+            lookup(name)
+                .filter(|value| !value.is_empty())
+                .map(|value| (name.to_string(), value))
+        })
+        .collect()
+}
+
 /// Where pip finds Python packages, and whether it installs again a version already installed.
 #[derive(Debug, Clone, Default)]
 pub struct PipOptions {
@@ -97,8 +124,8 @@ impl PipOptions {
     /// `--extra-index-url URL`).
     fn first_index(&self) -> Option<String> {
         match (&self.index_url, self.extra_index_urls.first()) {
-            (Some(url), _) => Some(format!("--index-url {url}")),
-            (None, Some(url)) => Some(format!("--extra-index-url {url}")),
+            (Some(url), _) => Some(format!("--index-url {}", masked(url))),
+            (None, Some(url)) => Some(format!("--extra-index-url {}", masked(url))),
             (None, None) => None,
         }
     }
@@ -172,6 +199,7 @@ pub fn build(specs: &[Spec], plugins: &Path, pip: &PipOptions) -> Result<Vec<Ste
             "-m".into(),
             "pip".into(),
             "install".into(),
+            "--no-input".into(),
         ];
         if let Some(url) = &pip.index_url {
             argv.extend(["--index-url".into(), url.clone()]);
@@ -256,6 +284,8 @@ pub fn build(specs: &[Spec], plugins: &Path, pip: &PipOptions) -> Result<Vec<Ste
         .iter()
         .filter(|s| s.installer == Installer::Go)
         .collect();
+    // Inherited, and set again to the same values only to be shown.
+    let go_settings = go_source_settings(|name| std::env::var(name).ok());
     for s in &modules {
         let (target, cwd) = match &s.path {
             // A module's folder builds every command in it; a command's folder inside a module, that one.
@@ -266,7 +296,11 @@ pub fn build(specs: &[Spec], plugins: &Path, pip: &PipOptions) -> Result<Vec<Ste
         steps.push(Step::Run {
             argv: vec!["go".into(), "install".into(), target],
             cwd,
-            env: vec![("GOBIN".into(), staging.display().to_string())],
+            env: go_settings
+                .iter()
+                .cloned()
+                .chain([("GOBIN".into(), staging.display().to_string())])
+                .collect(),
             first_on_path: None,
         });
     }
@@ -700,11 +734,11 @@ mod tests {
     }
 
     #[test]
-    fn pip_options_are_passed_to_pip() {
+    fn pip_options_are_passed_to_pip_without_prompts_and_a_password_is_shown_masked() {
         let specs = [super::super::source::classify("agentenv-x", None, None).unwrap()];
         let pip = PipOptions {
             index_url: None,
-            extra_index_urls: vec!["http://127.0.0.1:9/simple".into()],
+            extra_index_urls: vec!["http://al:pw1@127.0.0.1:9/simple".into()],
             reinstall: true,
         };
         let steps = build(&specs, Path::new("/nowhere"), &pip).unwrap();
@@ -715,15 +749,70 @@ mod tests {
         let n = lines.len();
         assert!(
             lines[n - 2].ends_with(
-                "pip install --extra-index-url http://127.0.0.1:9/simple --force-reinstall --no-deps agentenv-x"
+                "pip install --no-input --extra-index-url 'http://al:***@127.0.0.1:9/simple' --force-reinstall --no-deps agentenv-x"
             ),
             "{lines:?}"
         );
         assert!(
             lines[n - 1].ends_with(
-                "pip install --extra-index-url http://127.0.0.1:9/simple agentenv-x (only when /nowhere/.python/bin/python -m pip check finds something missing)"
+                "pip install --no-input --extra-index-url 'http://al:***@127.0.0.1:9/simple' agentenv-x (only when /nowhere/.python/bin/python -m pip check finds something missing)"
             ),
             "{lines:?}"
+        );
+        // What runs keeps the password.
+        let Step::Run { argv, .. } = &steps[n - 2] else {
+            panic!("{:?}", steps[n - 2]);
+        };
+        assert!(argv.contains(&"http://al:pw1@127.0.0.1:9/simple".to_string()));
+        // An index given without a Python package is refused, its password masked.
+        let folder = tempfile::tempdir().unwrap();
+        std::fs::write(
+            folder.path().join("Cargo.toml"),
+            "[package]\nname = \"x\"\n",
+        )
+        .unwrap();
+        let crate_spec =
+            super::super::source::classify(folder.path().to_str().unwrap(), None, None).unwrap();
+        let refused = build(&[crate_spec], Path::new("/nowhere"), &pip).unwrap_err();
+        assert!(
+            refused
+                .to_string()
+                .contains("--extra-index-url http://al:***@127.0.0.1:9/simple"),
+            "{refused}"
+        );
+    }
+
+    #[test]
+    fn a_go_installs_module_sources_are_shown_when_set() {
+        let set = |name: &str| match name {
+            "GOPROXY" => Some("https://tok@proxy.example,direct".to_string()),
+            "GONOSUMDB" => Some("github.com/agent-env/*".to_string()),
+            "GOFLAGS" => Some(String::new()),
+            _ => None,
+        };
+        let settings = go_source_settings(set);
+        assert_eq!(
+            settings,
+            [
+                (
+                    "GOPROXY".to_string(),
+                    "https://tok@proxy.example,direct".to_string()
+                ),
+                (
+                    "GONOSUMDB".to_string(),
+                    "github.com/agent-env/*".to_string()
+                ),
+            ]
+        );
+        let step = Step::Run {
+            argv: vec!["go".into(), "install".into(), "./...".into()],
+            cwd: None,
+            env: settings,
+            first_on_path: None,
+        };
+        assert_eq!(
+            step.describe(Path::new("/nowhere")),
+            "Will run: 'GOPROXY=https://***@proxy.example,direct' 'GONOSUMDB=github.com/agent-env/*' go install ./..."
         );
     }
 }

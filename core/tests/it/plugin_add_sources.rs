@@ -320,8 +320,8 @@ fn pip_options_reach_the_pip_command() {
         0,
     );
     assert!(
-        dry.contains(" install --extra-index-url http://127.0.0.1:9/simple --force-reinstall --no-deps agentenv-somewhere\n")
-            && dry.contains(" install --extra-index-url http://127.0.0.1:9/simple agentenv-somewhere (only when "),
+        dry.contains(" install --no-input --extra-index-url http://127.0.0.1:9/simple --force-reinstall --no-deps agentenv-somewhere\n")
+            && dry.contains(" install --no-input --extra-index-url http://127.0.0.1:9/simple agentenv-somewhere (only when "),
         "{dry}"
     );
     let out = sb.run(&[
@@ -359,6 +359,32 @@ fn pip_options_reach_the_pip_command() {
         "{both}"
     );
     assert!(!both.contains("s3cr3tTOKEN"), "{both}");
+
+    // However short: by its place in the URL, in words and in JSON.
+    for json in [false, true] {
+        let mut args = vec![
+            "plugin",
+            "add",
+            "agentenv-somewhere",
+            "--index-url",
+            "http://alice:abc12@127.0.0.1:9/simple/",
+            "--dry-run",
+        ];
+        if json {
+            args.push("--json");
+        }
+        let shown = sb.run(&args);
+        let both = format!(
+            "{}{}",
+            String::from_utf8_lossy(&shown.stdout),
+            String::from_utf8_lossy(&shown.stderr)
+        );
+        assert!(
+            both.contains("http://alice:***@127.0.0.1:9/simple/"),
+            "{both}"
+        );
+        assert!(!both.contains("abc12"), "{both}");
+    }
 
     // A token as the user name is masked too, and so is a refused URL's password.
     let token = sb.run(&[
@@ -632,7 +658,7 @@ fn a_python_plugin_installs_by_name_from_the_users_own_package_index() {
     );
     assert!(
         dry.contains(&format!(
-            " -m pip install --index-url {} agentenv-pydemo",
+            " -m pip install --no-input --index-url {} agentenv-pydemo",
             index.url
         )),
         "{dry}"
@@ -785,7 +811,10 @@ fn a_bare_word_is_a_package_name_even_beside_a_folder_of_that_name() {
     let stdout = String::from_utf8_lossy(&out.stdout);
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert_eq!(out.status.code(), Some(0), "{stdout}{stderr}");
-    assert!(stdout.contains("pip install agentenv-local"), "{stdout}");
+    assert!(
+        stdout.contains("pip install --no-input agentenv-local"),
+        "{stdout}"
+    );
     assert!(
         stderr.contains("note: agentenv-local is read as a package's name; a folder of that name is here too: write ./agentenv-local to add the folder"),
         "{stderr}"
@@ -849,4 +878,197 @@ fn a_python_projects_add_and_remove_under_json_keep_pips_lines_off_stdout() {
             "pip's lines belong on stderr: {stderr}"
         );
     }
+}
+
+/// A package index on loopback that answers 401 to every request without the user `alice` and the
+/// password `right-pass` (and 404 to one with them); stopped when dropped.
+struct RefusingIndex {
+    server: std::process::Child,
+    port: u16,
+}
+
+impl RefusingIndex {
+    const SERVER: &'static str = r#"
+import base64, http.server, sys
+good = "Basic " + base64.b64encode(b"alice:right-pass").decode()
+class Handler(http.server.BaseHTTPRequestHandler):
+    def do_GET(self):
+        if self.headers.get("Authorization") != good:
+            self.send_response(401)
+            self.send_header("WWW-Authenticate", 'Basic realm="index"')
+        else:
+            self.send_response(404)
+        self.send_header("Content-Length", "0")
+        self.end_headers()
+    def log_message(self, *args):
+        pass
+server = http.server.HTTPServer(("127.0.0.1", 0), Handler)
+print(server.server_address[1], flush=True)
+server.serve_forever()
+"#;
+
+    fn start() -> RefusingIndex {
+        let mut server = Command::new("python3")
+            .args(["-c", Self::SERVER])
+            .stdout(std::process::Stdio::piped())
+            .spawn()
+            .unwrap();
+        let mut line = String::new();
+        std::io::BufRead::read_line(
+            &mut std::io::BufReader::new(server.stdout.take().unwrap()),
+            &mut line,
+        )
+        .unwrap();
+        RefusingIndex {
+            server,
+            port: line.trim().parse().unwrap(),
+        }
+    }
+}
+
+impl Drop for RefusingIndex {
+    fn drop(&mut self) {
+        let _ = self.server.kill();
+        let _ = self.server.wait();
+    }
+}
+
+/// pip runs without prompts, and an index it could not use is named with the cause: one that refused
+/// the credentials in its URL, one that wants credentials (pip says neither without a prompt: the
+/// index is asked), one that is not there. A short password shows masked throughout.
+#[test]
+fn a_private_index_that_refuses_pip_or_is_down_is_named_with_the_cause() {
+    let mut sb = offline_pip_sandbox().expect("python3 on PATH");
+    // This test's pip looks at its index.
+    sb.env.retain(|(k, _)| k != "PIP_NO_INDEX");
+    sb.set("PIP_RETRIES", "0");
+    let project = python_project(&sb, "needs-sdk");
+    edit(&project.join("pyproject.toml"), |text| {
+        text.replace(
+            "dependencies = []",
+            "dependencies = [\"agent-env-plugin-sdk>=0.1.0\"]",
+        )
+    });
+    let index = RefusingIndex::start();
+    let dead = std::net::TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port();
+    let cases = [
+        (
+            format!("http://alice:WRONG@127.0.0.1:{}/simple/", index.port),
+            format!(
+                "hint: http://alice:***@127.0.0.1:{}/simple/ refused the credentials in its URL (401 Unauthorized)",
+                index.port
+            ),
+        ),
+        (
+            format!("http://127.0.0.1:{}/simple/", index.port),
+            format!(
+                "hint: http://127.0.0.1:{}/simple/ needs credentials (401 Unauthorized): put them in the URL (https://USER:TOKEN@host/...), they are masked",
+                index.port
+            ),
+        ),
+        (
+            format!("http://127.0.0.1:{dead}/simple/"),
+            format!(
+                "hint: pip could not reach http://127.0.0.1:{dead}/simple/ (connection refused): check the address, or that it is up"
+            ),
+        ),
+    ];
+    for (url, hint) in cases {
+        let out = sb.run(&[
+            "plugin",
+            "add",
+            project.to_str().unwrap(),
+            "--index-url",
+            &url,
+            "-y",
+        ]);
+        let said = format!(
+            "{}{}",
+            String::from_utf8_lossy(&out.stdout),
+            String::from_utf8_lossy(&out.stderr)
+        );
+        assert_eq!(out.status.code(), Some(1), "{said}");
+        assert!(
+            said.contains(" -m pip install --no-input --index-url "),
+            "{said}"
+        );
+        assert!(said.contains(&hint), "{hint}\n{said}");
+        assert!(
+            !said.contains("WRONG") && !said.contains("serves no setuptools"),
+            "{said}"
+        );
+    }
+}
+
+/// A crate made without `--sdk` needs the Rust SDK by name, which cargo cannot find on crates.io:
+/// the failure says where to get it.
+#[test]
+fn a_rust_crate_needing_the_sdk_cargo_cannot_find_is_told_where_to_get_it() {
+    let Some(cargo) = dir_of("cargo") else {
+        eprintln!("skipped: no cargo");
+        return;
+    };
+    let mut sb = Sandbox::new();
+    sb.path.extend(cargo);
+    let rustup = std::env::var("RUSTUP_HOME")
+        .unwrap_or_else(|_| format!("{}/.rustup", std::env::var("HOME").unwrap_or_default()));
+    let home = sb.dir().join("cargo-home").display().to_string();
+    sb.set("RUSTUP_HOME", &rustup)
+        .set("CARGO_NET_OFFLINE", "true")
+        .set("CARGO_HOME", &home);
+    if let Ok(toolchain) = std::env::var("RUSTUP_TOOLCHAIN") {
+        sb.set("RUSTUP_TOOLCHAIN", &toolchain);
+    }
+    let src = sb.dir().join("needs-sdk");
+    copy_dir(&fixture_dir("rust-plugin"), &src);
+    edit(&src.join("Cargo.toml"), |text| {
+        format!("{text}\n[dependencies]\nagent-env-plugin-sdk = \"0.10.0\"\n")
+    });
+    let out = sb.run(&["plugin", "add", src.to_str().unwrap(), "-y"]);
+    let said = format!(
+        "{}{}",
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert_eq!(out.status.code(), Some(1), "{said}");
+    assert!(
+        said.contains(&format!(
+            "hint: {} depends on the Rust SDK by name (agent-env-plugin-sdk), which is not on crates.io: build it against a checkout of agent-env",
+            src.display()
+        )),
+        "{said}"
+    );
+}
+
+/// A Go install shows the settings it inherits that decide where its modules come from, a proxy's
+/// credentials masked.
+#[test]
+fn a_go_installs_plan_shows_its_module_proxy() {
+    let Some(go) = dir_of("go") else {
+        eprintln!("skipped: no go");
+        return;
+    };
+    let mut sb = Sandbox::new();
+    sb.path.extend(go);
+    sb.set("GOPROXY", "https://me:tk1@proxy.example.internal,direct")
+        .set("GONOSUMDB", "github.com/agent-env/*");
+    let dry = sb.stdout(
+        &[
+            "plugin",
+            "add",
+            fixture_dir("go-plugin").to_str().unwrap(),
+            "--dry-run",
+        ],
+        0,
+    );
+    assert!(
+        dry.contains("Will run: cd ")
+            && dry.contains(" && 'GOPROXY=https://me:***@proxy.example.internal,direct' 'GONOSUMDB=github.com/agent-env/*' GOBIN="),
+        "{dry}"
+    );
+    assert!(!dry.contains("tk1"), "{dry}");
 }

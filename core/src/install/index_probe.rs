@@ -1,0 +1,162 @@
+//! Asking a package index once why pip found nothing there. pip, run with `--no-input`, says of an
+//! index that refused it (401, 403) only that it found no version of the project, the words it uses
+//! for an index that lacks the project (and of one it could not reach, once it stops retrying); so
+//! after such a failure `plugin add` asks each index it gave pip for that project's page itself,
+//! with the credentials in the index's URL, and tells them apart. One request per index, after the
+//! install failed, to an index the user named.
+
+use std::time::Duration;
+
+use base64::Engine;
+
+use super::plan::PipOptions;
+use super::sdk_advice::IndexTrouble;
+use crate::redaction::{mask_url_credentials, percent_decoded, userinfo_range};
+
+/// How long the question may take, answer included.
+const WAIT: Duration = Duration::from_secs(10);
+
+/// The trouble of the first of the indexes pip was given (`--index-url`, then each
+/// `--extra-index-url`) that does not answer a request for `project`'s page: not reached, or
+/// refusing it; `None` when each answers (with the page or without it).
+pub fn first_trouble(pip: &PipOptions, project: &str) -> Option<IndexTrouble> {
+    pip.index_url
+        .iter()
+        .chain(&pip.extra_index_urls)
+        .find_map(|index| trouble(index, project))
+}
+
+/// What keeps `index` from answering a request for `project`'s page, when something does.
+fn trouble(index: &str, project: &str) -> Option<IndexTrouble> {
+    let scheme = index.split_once("://")?.0.to_ascii_lowercase();
+    if scheme != "http" && scheme != "https" {
+        return None;
+    }
+    let (bare, credentials) = without_credentials(index);
+    let page = format!("{}/{}/", bare.trim_end_matches('/'), normalized(project));
+    let agent: ureq::Agent = ureq::Agent::config_builder()
+        .http_status_as_error(false)
+        .timeout_global(Some(WAIT))
+        .build()
+        .into();
+    let mut request = agent.get(&page);
+    if let Some((user, password)) = &credentials {
+        let token = base64::engine::general_purpose::STANDARD.encode(format!("{user}:{password}"));
+        request = request.header("Authorization", format!("Basic {token}"));
+    }
+    let shown = mask_url_credentials(index).into_owned();
+    let status = match request.call() {
+        Ok(response) => response.status().as_u16(),
+        Err(error) => {
+            return unreached_because(&error)
+                .map(|why| IndexTrouble::Unreached { index: shown, why })
+        }
+    };
+    matches!(status, 401 | 403).then(|| IndexTrouble::Refused {
+        index: shown,
+        status,
+        with_credentials: credentials.is_some(),
+    })
+}
+
+/// Why a request did not reach the index, when the error says it did not (a TLS or protocol fault
+/// is left to pip's own words).
+fn unreached_because(error: &ureq::Error) -> Option<&'static str> {
+    match error {
+        ureq::Error::HostNotFound => Some("its host name is not known"),
+        ureq::Error::Timeout(_) => Some("it did not answer in time"),
+        ureq::Error::ConnectionFailed => Some("the connection failed"),
+        ureq::Error::Io(io) => match io.kind() {
+            std::io::ErrorKind::ConnectionRefused => Some("connection refused"),
+            std::io::ErrorKind::TimedOut => Some("it did not answer in time"),
+            std::io::ErrorKind::HostUnreachable | std::io::ErrorKind::NetworkUnreachable => {
+                Some("no route to it")
+            }
+            _ => None,
+        },
+        _ => None,
+    }
+}
+
+/// `index` without its userinfo, and the user name and password that userinfo gives (decoded; a
+/// token alone is the user name, with an empty password, as pip sends it).
+fn without_credentials(index: &str) -> (String, Option<(String, String)>) {
+    let Some((start, end)) = userinfo_range(index) else {
+        return (index.to_string(), None);
+    };
+    let userinfo = &index[start..end];
+    let bare = format!("{}{}", &index[..start], &index[end + 1..]);
+    let (user, password) = userinfo.split_once(':').unwrap_or((userinfo, ""));
+    let decoded = |part: &str| percent_decoded(part).unwrap_or_else(|| part.to_string());
+    (bare, Some((decoded(user), decoded(password))))
+}
+
+/// A project's name as an index's pages are named (PEP 503): lower case, each run of `-`, `_` and
+/// `.` one `-`.
+fn normalized(project: &str) -> String {
+    let mut out = String::with_capacity(project.len());
+    for c in project.chars() {
+        if matches!(c, '-' | '_' | '.') {
+            if !out.ends_with('-') {
+                out.push('-');
+            }
+        } else {
+            out.push(c.to_ascii_lowercase());
+        }
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn an_index_url_is_split_from_its_credentials() {
+        assert_eq!(
+            without_credentials("https://u:p%40ss@h/simple/"),
+            (
+                "https://h/simple/".to_string(),
+                Some(("u".to_string(), "p@ss".to_string()))
+            )
+        );
+        assert_eq!(
+            without_credentials("https://tok@h/simple"),
+            (
+                "https://h/simple".to_string(),
+                Some(("tok".to_string(), String::new()))
+            )
+        );
+        assert_eq!(
+            without_credentials("http://h:9/simple"),
+            ("http://h:9/simple".to_string(), None)
+        );
+        assert_eq!(normalized("Agent_Env..Plugin-SDK"), "agent-env-plugin-sdk");
+    }
+
+    #[test]
+    fn an_index_that_is_not_reached_is_said_so_and_one_not_over_http_is_not_asked() {
+        let port = std::net::TcpListener::bind("127.0.0.1:0")
+            .unwrap()
+            .local_addr()
+            .unwrap()
+            .port();
+        let pip = PipOptions {
+            index_url: Some("file:///nowhere/simple".into()),
+            extra_index_urls: vec![format!("http://u:pw@127.0.0.1:{port}/simple/")],
+            reinstall: false,
+        };
+        assert_eq!(
+            first_trouble(&pip, "setuptools"),
+            Some(IndexTrouble::Unreached {
+                index: format!("http://u:***@127.0.0.1:{port}/simple/"),
+                why: "connection refused"
+            })
+        );
+        let not_http = PipOptions {
+            extra_index_urls: Vec::new(),
+            ..pip
+        };
+        assert_eq!(first_trouble(&not_http, "setuptools"), None);
+    }
+}
