@@ -119,8 +119,14 @@ func (e *Error) DataString(key string) string {
 }
 
 // StepFailed is the error a task step returns when it fails: code -32020 with data.error_type and
-// data.message. The run prints "failed at step '<id>': <errorType>: <message>".
+// data.message. Its message (error.message on the wire, and Error()) is "<errorType>: <message>", as
+// the Rust and Python SDKs send it, so `agent-env plugin verify --step` shows the same line whichever
+// SDK a plugin is written with; the run prints "failed at step '<id>': <errorType>: <message>".
 func StepFailed(errorType, format string, args ...any) *Error {
 	msg := fmt.Sprintf(format, args...)
-	return NewError(KindStepFailed, "%s", msg).With("error_type", errorType).With("message", msg)
+	text := errorType
+	if msg != "" {
+		text = errorType + ": " + msg
+	}
+	return NewError(KindStepFailed, "%s", text).With("error_type", errorType).With("message", msg)
 }

@@ -48,7 +48,7 @@ func TestDecodeStepReadsTheStepIntoAStruct(t *testing.T) {
 	_, err = execute(`{"id":"t","type":"typed","times":"three"}`)
 	var rpcErr *agentenv.Error
 	if !errors.As(err, &rpcErr) || rpcErr.Kind() != agentenv.KindStepFailed || rpcErr.Data["error_type"] != "ValueError" ||
-		rpcErr.Message != "the step 't' does not fit: 'times' must be an integer, not string" {
+		rpcErr.Message != "ValueError: the step 't' does not fit: 'times' must be an integer, not string" {
 		t.Fatalf("a field of the wrong type: %v", err)
 	}
 }

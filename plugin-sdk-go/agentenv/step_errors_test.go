@@ -48,6 +48,27 @@ func TestAStepFailedWithoutCausesSendsNoTraceback(t *testing.T) {
 	}
 }
 
+// error.message is "<type>: <message>", as the Rust and Python SDKs send it; data.message is the
+// message alone.
+func TestAStepFailedMessageNamesItsTypeAsTheOtherSDKsDo(t *testing.T) {
+	failed := StepFailed("ValueError", "'min_words' must be a number, not %s", "string")
+	if failed.Message != "ValueError: 'min_words' must be a number, not string" || failed.Error() != failed.Message {
+		t.Fatalf("message %q", failed.Message)
+	}
+	if failed.DataString("message") != "'min_words' must be a number, not string" || failed.DataString("error_type") != "ValueError" {
+		t.Fatalf("data %v", failed.Data)
+	}
+	if bare := StepFailed("LookupError", ""); bare.Message != "LookupError" || bare.DataString("message") != "" {
+		t.Fatalf("without a message: %q %v", bare.Message, bare.Data)
+	}
+	_, open := os.Open("/no/such/file")
+	var rpcErr *Error
+	if !errors.As(stepError(fmt.Errorf("reading essays: %w", open)), &rpcErr) ||
+		rpcErr.Message != "PathError: reading essays: open /no/such/file: no such file or directory" {
+		t.Fatalf("a plain error's message: %v", rpcErr)
+	}
+}
+
 func TestAPanickingStepFailsWithItsStackAsTraceback(t *testing.T) {
 	step := &TaskStep{Type: "boom_step", Execute: func(context.Context, *StepCall) (map[string]any, error) {
 		panic("the essay's scores are missing")
@@ -57,7 +78,8 @@ func TestAPanickingStepFailsWithItsStackAsTraceback(t *testing.T) {
 	if !errors.As(stepError(err), &rpcErr) || rpcErr.Kind() != KindStepFailed {
 		t.Fatalf("not step-failed: %v", err)
 	}
-	if rpcErr.DataString("error_type") != "panic" || rpcErr.Message != "the essay's scores are missing" {
+	if rpcErr.DataString("error_type") != "panic" || rpcErr.Message != "panic: the essay's scores are missing" ||
+		rpcErr.DataString("message") != "the essay's scores are missing" {
 		t.Fatalf("type or message: %v %v", rpcErr.Message, rpcErr.Data)
 	}
 	traceback := rpcErr.DataString("traceback")
