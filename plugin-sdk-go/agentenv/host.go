@@ -121,9 +121,13 @@ func (h *Host) Progress(id ID, progress, total float64, message string) error {
 	return h.conn.Notify(ProgressMethod, params)
 }
 
-// Log sends a $/log line ("debug", "info", "warning" or "error") naming the Host's call. It is sent even after
-// the call has ended; agent-env then keeps it with the plugin's stderr.
+// Log sends a $/log line at level (LogDebug, LogInfo, LogWarning or LogError, or their names: "debug",
+// "info", "warning", "error") naming the Host's call. It is sent even after the call has ended; agent-env
+// then keeps it with the plugin's stderr. Any other level is an *UnknownLogLevelError, and nothing is sent.
 func (h *Host) Log(level, message string) error {
+	if err := checkLogLevel(level); err != nil {
+		return err
+	}
 	return h.conn.Notify(LogMethod, map[string]any{"level": level, "message": message, CallIDKey: h.call})
 }
 

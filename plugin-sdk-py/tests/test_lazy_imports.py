@@ -88,7 +88,11 @@ out = {}
 for name in agent_env_plugin.__all__:
     value = getattr(agent_env_plugin, name)
     module = getattr(value, "__module__", None) if isinstance(value, type) or callable(value) else None
-    out[name] = [module, module is None or getattr(sys.modules[module], name) is value]
+    if module is not None and not module.startswith("agent_env_plugin"):
+        module = None  # a type alias (LogLevel) is typing's object; its home is _EXPORTS's module
+    home = agent_env_plugin._EXPORTS.get(name)
+    at_home = home is None or getattr(sys.modules["agent_env_plugin." + home], name) is value
+    out[name] = [module, at_home and (module is None or getattr(sys.modules[module], name) is value)]
 print(json.dumps(out))
 """
     found = json.loads(_run(code).stdout)

@@ -53,6 +53,7 @@ if TYPE_CHECKING:
     )
     from .explorer import Explorer, ExplorerRequest, ExplorerResponse
     from .host import HostHandle, current_host
+    from .log_levels import LOG_DEBUG, LOG_ERROR, LOG_INFO, LOG_LEVELS, LOG_WARNING, LogLevel
     from .plugin import Plugin
     from .stores import (
         DEFAULT_CONTENT_TYPE,
@@ -86,6 +87,12 @@ __all__ = [
     "ImageStore",
     "InvalidParamsError",
     "InvalidValueError",
+    "LOG_DEBUG",
+    "LOG_ERROR",
+    "LOG_INFO",
+    "LOG_LEVELS",
+    "LOG_WARNING",
+    "LogLevel",
     "MessageTooLargeError",
     "MethodNotFoundError",
     "NotFoundError",
@@ -136,6 +143,12 @@ _EXPORTS = {
     "ExplorerResponse": "explorer",
     "HostHandle": "host",
     "current_host": "host",
+    "LOG_DEBUG": "log_levels",
+    "LOG_ERROR": "log_levels",
+    "LOG_INFO": "log_levels",
+    "LOG_LEVELS": "log_levels",
+    "LOG_WARNING": "log_levels",
+    "LogLevel": "log_levels",
     "Plugin": "plugin",
     "DEFAULT_CONTENT_TYPE": "stores",
     "DocumentStore": "stores",

@@ -23,6 +23,7 @@ from .errors import (
     ObjectAlreadyExistsError,
     ObjectNotFoundError,
 )
+from .log_levels import check_log_level
 from .stores import (
     DEFAULT_CONTENT_TYPE,
     DOCUMENT_RESULT_KEYS,
@@ -39,6 +40,7 @@ TYPE_CHECKING = False
 if TYPE_CHECKING:
     from typing import Any, Callable, Dict, List
 
+    from .log_levels import LogLevel
     from .peer import CallContext
 
 _current = _sync.local()
@@ -152,9 +154,11 @@ class HostHandle:
             params["message"] = message
         self._ctx.connection.notify(wire.PROGRESS, params)
 
-    def log(self, level: str, message: str) -> None:
-        """Sends `$/log` (`debug`, `info`, `warning` or `error`), naming this call; after the call has
-        returned it is still sent, and agent-env keeps it with the plugin's stderr."""
+    def log(self, level: LogLevel, message: str) -> None:
+        """Sends `$/log` at `level` (`debug`, `info`, `warning` or `error`: `LOG_DEBUG` ... `LOG_ERROR`),
+        naming this call; after the call has returned it is still sent, and agent-env keeps it with the
+        plugin's stderr. Any other level raises `ValueError` and sends nothing."""
+        level = check_log_level(level)
         self._ctx.connection.notify(wire.LOG, {"level": level, "message": message, wire.CALL_ID: self._ctx.id})
 
 
