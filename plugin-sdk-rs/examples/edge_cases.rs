@@ -7,6 +7,8 @@
 //! - `logs`: a step that sends a `$/log` line at each level, and one with a level given by name.
 //! - `deadline`: a step that answers the time it has left (`remaining_ms`, `null` when the host gave
 //!   it no `timeout_ms`).
+//! - `reads`: a step that reads the file at its `path`, with `?` alone or, when `"context": true`,
+//!   naming the file with `with_context`.
 //! - `agent-env where OUT`: a command that writes what its invocation held (argv, cwd, interactive) to
 //!   the file OUT, as JSON.
 
@@ -14,7 +16,7 @@ use std::time::Duration;
 
 use agent_env_plugin_sdk::{
     json, CliCommand, ExecuteResult, Invocation, LogLevel, Map, Plugin, StepContext, StepError,
-    TaskStep, Value,
+    StepResultExt, TaskStep, Value,
 };
 
 /// A step of type `name` whose `execute` is `run`.
@@ -99,6 +101,36 @@ impl TaskStep for Checked {
     }
 }
 
+/// A step that reads the file at its `path`.
+struct Reads;
+
+impl TaskStep for Reads {
+    fn type_name(&self) -> &str {
+        "reads"
+    }
+
+    fn class(&self) -> &str {
+        "Reads"
+    }
+
+    fn execute(
+        &self,
+        _ctx: &StepContext<'_>,
+        step: &Map<String, Value>,
+        _context: &Value,
+    ) -> Result<ExecuteResult, StepError> {
+        let path = step.get("path").and_then(Value::as_str).unwrap_or("");
+        let bytes = if step.get("context") == Some(&Value::Bool(true)) {
+            std::fs::read(path).with_context(|| format!("reading {path}"))?
+        } else {
+            std::fs::read(path)?
+        };
+        let mut metadata = Map::new();
+        metadata.insert("bytes".into(), json!(bytes.len()));
+        Ok(ExecuteResult { metadata })
+    }
+}
+
 /// `agent-env where OUT`.
 struct Where;
 
@@ -155,6 +187,7 @@ fn main() {
             run: deadline,
         })
         .task_step(Checked)
+        .task_step(Reads)
         .cli_command(Where)
         .cli_command(Unfinished)
         .serve()

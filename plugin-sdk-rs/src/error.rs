@@ -15,6 +15,10 @@ pub struct StepError {
     pub error_type: String,
     /// What went wrong, for the user.
     pub message: String,
+    /// How it came about, sent as `data.traceback` (agent-env shows it with `--verbose` and keeps it
+    /// in the task instance): the message, then each cause on a line of its own, `caused by: ...`,
+    /// indented one step deeper than the error it caused. `None` for an error with no causes.
+    pub traceback: Option<String>,
 }
 
 impl StepError {
@@ -23,6 +27,16 @@ impl StepError {
         StepError {
             error_type: error_type.into(),
             message: message.into(),
+            traceback: None,
+        }
+    }
+
+    /// A failure of type `error_type` made from `error`: its message, and its
+    /// [`source`](std::error::Error::source) chain as the traceback.
+    pub fn from_error(error_type: impl Into<String>, error: &dyn std::error::Error) -> Self {
+        StepError {
+            traceback: crate::error_context::cause_chain(error),
+            ..StepError::new(error_type, error.to_string())
         }
     }
 
@@ -34,15 +48,19 @@ impl StepError {
 
 impl From<StepError> for RpcError {
     fn from(e: StepError) -> RpcError {
-        RpcError::new(ErrorKind::StepFailed, e.to_string())
+        let error = RpcError::new(ErrorKind::StepFailed, e.to_string())
             .with_data("error_type", Value::String(e.error_type))
-            .with_data("message", Value::String(e.message))
+            .with_data("message", Value::String(e.message));
+        match e.traceback {
+            Some(traceback) => error.with_data("traceback", Value::String(traceback)),
+            None => error,
+        }
     }
 }
 
 impl From<HostCallError> for StepError {
     fn from(e: HostCallError) -> StepError {
-        StepError::new(host_error_type(&e.to_string()), e.to_string())
+        StepError::from_error(host_error_type(&e.to_string()), &e)
     }
 }
 
@@ -62,7 +80,10 @@ fn host_error_type(message: &str) -> &'static str {
 
 /// A file or system error in a task step, so `?` works on `std::fs` and friends: typed as Python
 /// names the same failures (`FileNotFoundError`, `PermissionError`, `FileExistsError`, else
-/// `OSError`), which is how the run shows a step's error type.
+/// `OSError`), which is how the run shows a step's error type. A `std::io::Error` does not name the
+/// file it is about (`No such file or directory (os error 2)`): add it with
+/// [`StepResultExt::context`](crate::StepResultExt::context), `std::fs::read(&path).with_context(||
+/// format!("reading {}", path.display()))?`.
 impl From<std::io::Error> for StepError {
     fn from(e: std::io::Error) -> StepError {
         let error_type = match e.kind() {
@@ -71,7 +92,7 @@ impl From<std::io::Error> for StepError {
             std::io::ErrorKind::AlreadyExists => "FileExistsError",
             _ => "OSError",
         };
-        StepError::new(error_type, e.to_string())
+        StepError::from_error(error_type, &e)
     }
 }
 
@@ -85,7 +106,7 @@ impl From<serde_json::Error> for StepError {
             }
             _ => "ValueError",
         };
-        StepError::new(error_type, e.to_string())
+        StepError::from_error(error_type, &e)
     }
 }
 
@@ -94,7 +115,7 @@ impl From<serde_json::Error> for StepError {
 /// the run prints `failed at step '<id>': HostCallError: <message>`.
 impl From<StoreError> for StepError {
     fn from(e: StoreError) -> StepError {
-        StepError::new(host_error_type(&e.to_string()), e.to_string())
+        StepError::from_error(host_error_type(&e.to_string()), &e)
     }
 }
 

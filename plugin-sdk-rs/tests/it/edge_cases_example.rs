@@ -163,6 +163,35 @@ fn implementing_validate_is_enough_for_the_host_to_call_it() {
 }
 
 #[test]
+fn a_file_error_names_the_file_when_the_step_adds_it_and_keeps_the_cause_as_its_traceback() {
+    let missing = scratch("reads").join("essay.txt");
+    let path = missing.to_str().unwrap();
+    let (mut plugin, _) = started();
+    let bare = plugin
+        .execute(json!({"id": "r", "type": "reads", "path": path}))
+        .unwrap();
+    let io = std::fs::read(&missing).unwrap_err().to_string();
+    assert_eq!(bare["error"]["code"], -32020, "{bare}");
+    assert_eq!(bare["error"]["message"], format!("FileNotFoundError: {io}"));
+    assert_eq!(bare["error"]["data"]["traceback"], Value::Null, "{bare}");
+    let named = plugin
+        .execute(json!({"id": "r", "type": "reads", "path": path, "context": true}))
+        .unwrap();
+    let message = format!("reading {path}: {io}");
+    assert_eq!(
+        named["error"]["message"],
+        format!("FileNotFoundError: {message}")
+    );
+    assert_eq!(named["error"]["data"]["error_type"], "FileNotFoundError");
+    assert_eq!(named["error"]["data"]["message"], message);
+    assert_eq!(
+        named["error"]["data"]["traceback"],
+        format!("{message}\ncaused by: {io}")
+    );
+    assert_eq!(plugin.shutdown().unwrap(), Some(0));
+}
+
+#[test]
 fn a_log_line_goes_at_its_level_and_a_misspelt_level_goes_as_a_warning_that_names_it() {
     let (mut plugin, _) = started();
     let answer = plugin.execute(json!({"id": "l", "type": "logs"})).unwrap();
