@@ -53,6 +53,7 @@ pub(super) fn files(
         None => String::new(),
     };
     let command = names.command();
+    let framework_requirement = framework_requirement();
     let what = match kind {
         Kind::Step => format!(
             "It gives one task step, `{}`: it scores whether a step's `text` has at least `min_words` words \
@@ -115,6 +116,7 @@ pub(super) fn files(
         ("go_replace", &go_replace),
         ("command", &command),
         ("store_kind", store_kind),
+        ("framework_requirement", &framework_requirement),
     ];
     let file = |path: String, template: &str, vars: &[(&str, &str)]| ScaffoldFile {
         path: PathBuf::from(path),
@@ -309,6 +311,18 @@ fn store_what(store: StoreKind, language: Language, class: &str) -> String {
         ),
     };
     format!("{gives} {test}")
+}
+
+/// The project's `requires` on agent-env: this agent-env's version as its floor, to the minor
+/// (`>=0.10` from 0.10.3), so `plugin show` reports what the plugin was written against and an older
+/// agent-env says it is too old rather than failing on what it lacks.
+fn framework_requirement() -> String {
+    let version = env!("CARGO_PKG_VERSION");
+    let mut parts = version.split('.');
+    match (parts.next(), parts.next()) {
+        (Some(major), Some(minor)) => format!(">={major}.{minor}"),
+        _ => format!(">={version}"),
+    }
 }
 
 /// A TOML basic string.

@@ -366,6 +366,78 @@ mod tests {
         }
     }
 
+    #[test]
+    fn every_project_declares_the_agent_env_it_was_written_for() {
+        let version = env!("CARGO_PKG_VERSION");
+        let floor = format!(">={}", &version[..version.rfind('.').unwrap()]);
+        let in_manifest = format!("requires = {{ agentenv-framework = \"{floor}\" }}");
+        let in_python = format!("requires={{\"agentenv-framework\": \"{floor}\"}}");
+        let in_go =
+            format!("p.Requires = map[string]string{{\"agentenv-framework\": \"{floor}\"}}");
+        for language in LANGUAGES {
+            for kind in KINDS {
+                let files = scaffold(&Request {
+                    kind,
+                    ..request(language, SdkSource::Registry)
+                })
+                .unwrap();
+                let text = |name: &str| {
+                    files
+                        .iter()
+                        .find(|f| f.path.ends_with(name))
+                        .map(|f| f.text.clone())
+                        .unwrap_or_else(|| panic!("{language:?} {kind:?}: no {name}"))
+                };
+                // A Go plugin's manifest is what its code registers; a Python plugin prints its own
+                // (`--agent-env-manifest`) beside the one it ships.
+                let declared = match language {
+                    Language::Rust => vec![(text("src/agent-env-plugin.toml"), &in_manifest)],
+                    Language::Python => vec![
+                        (text("agentenv-word-count.toml"), &in_manifest),
+                        (text("plugin.py"), &in_python),
+                    ],
+                    Language::Go => vec![(text("main.go"), &in_go)],
+                };
+                for (file, wanted) in declared {
+                    assert!(
+                        file.contains(wanted.as_str()),
+                        "{language:?} {kind:?}: no {wanted} in\n{file}"
+                    );
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn the_step_says_what_is_wrong_with_a_document_in_the_same_words_in_every_language() {
+        for language in LANGUAGES {
+            let files = scaffold(&request(language, SdkSource::Registry)).unwrap();
+            let code = match language {
+                Language::Rust => "src/main.rs",
+                Language::Python => "plugin.py",
+                Language::Go => "main.go",
+            };
+            let code = &files.iter().find(|f| f.path.ends_with(code)).unwrap().text;
+            for words in [
+                "needs a string 'text'",
+                "'min_words' must be a number, not ",
+                "\"null\"",
+                "\"boolean\"",
+                "\"array\"",
+                "\"object\"",
+            ] {
+                assert!(code.contains(words), "{language:?}: no {words} in\n{code}");
+            }
+            // The step's id, quoted: step 's' needs ...
+            let quoted = match language {
+                Language::Rust => "step '{id}' needs",
+                Language::Python => "step '{step.get('id', '')}' needs",
+                Language::Go => "step '%s' needs",
+            };
+            assert!(code.contains(quoted), "{language:?}: {code}");
+        }
+    }
+
     fn title_case(word: &str) -> String {
         let mut chars = word.chars();
         chars
