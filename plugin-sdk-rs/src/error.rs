@@ -9,7 +9,7 @@ use serde_json::Value;
 
 /// A task step that failed: the run prints `failed at step '<id>': <error_type>: <message>`.
 #[derive(Debug, Clone, PartialEq, thiserror::Error)]
-#[error("{error_type}: {message}")]
+#[error("{error_type}{}{message}", if message.is_empty() { "" } else { ": " })]
 pub struct StepError {
     /// The error's type name, e.g. `ValueError` or `FileNotFoundError`.
     pub error_type: String,
@@ -185,6 +185,15 @@ impl From<HostCallError> for RpcError {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn an_error_without_a_message_reads_as_its_type_alone() {
+        assert_eq!(
+            StepError::new("ValueError", "bad").to_string(),
+            "ValueError: bad"
+        );
+        assert_eq!(StepError::new("ValueError", "").to_string(), "ValueError");
+    }
 
     #[test]
     fn io_and_json_failures_take_the_type_names_python_gives_them() {

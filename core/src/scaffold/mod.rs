@@ -41,9 +41,10 @@ impl Language {
     pub fn sdk_registry(self) -> &'static str {
         match self {
             Language::Rust => {
-                "your team's own Cargo registry, where the SDK was published: Cargo reads a dependency that \
-                 names no registry as one from crates.io, so put your registry in crates.io's place in \
-                 `.cargo/config.toml` (`[source.crates-io] replace-with = \"NAME\"`)"
+                "your team's own Cargo registry, where the SDK was published (its name is not reserved on \
+                 crates.io): name it on the dependency (`registry = \"NAME\"`, with `[registries.NAME] index \
+                 = \"URL\"` in `.cargo/config.toml`), or put it in crates.io's place there \
+                 (`[source.crates-io] replace-with = \"NAME\"`)"
             }
             Language::Python => {
                 "your team's own package index, where the SDK was published (it is not on PyPI, and its \
