@@ -27,10 +27,10 @@ pub struct OpenFile {
 impl OpenFile {
     /// What the mode lets others do, as a sentence's verb: `can be read by other users`.
     pub fn exposure(&self) -> &'static str {
-        if self.mode & 0o044 != 0 {
-            "can be read by other users on this machine"
-        } else {
-            "is open to other users on this machine"
+        match (self.mode & 0o004 != 0, self.mode & 0o040 != 0) {
+            (true, _) => "can be read by every user on this machine",
+            (false, true) => "can be read by the other users of its group",
+            (false, false) => "is open to other users on this machine",
         }
     }
 
@@ -79,7 +79,7 @@ fn secrets_file(doc: &ConfigDocument) -> Option<PathBuf> {
 pub fn secrets_file_warning(doc: &ConfigDocument) -> Option<String> {
     let open = open_to_others(&secrets_file(doc)?)?;
     Some(format!(
-        "The secrets file {} ([stores.secret] file_path) {} ({}), and so can every secret in it; run `{}`",
+        "the secrets file {} ([stores.secret] file_path) {} ({}), and so can every secret in it; run `{}`",
         open.path.display(),
         open.exposure(),
         open.mode_words(),

@@ -24,7 +24,8 @@ fn exposed_address(doc: &ConfigDocument) -> Option<(String, IpAddr)> {
         return None;
     }
     let written = spec.config.get("grant_bind_host")?.as_str()?;
-    let address: IpAddr = written.trim().parse().ok()?;
+    // An IPv4 address written as IPv6 (`::ffff:127.0.0.1`) is the IPv4 one.
+    let address = written.trim().parse::<IpAddr>().ok()?.to_canonical();
     (!address.is_loopback()).then(|| (written.to_string(), address))
 }
 
@@ -41,7 +42,7 @@ fn warning(written: &str, address: IpAddr) -> String {
         format!("{address}, which other machines on its network reach")
     };
     format!(
-        "[stores.object.config] grant_bind_host = '{written}' makes the local object store's grant server listen on {reach}: any of them can reach the server, and with a grant URL it gets hold of read or write the store's objects while the grant lasts; set grant_bind_host = \"127.0.0.1\" (the default) to keep it to this machine, or to the one address your sandboxes reach it by, or grants = \"off\" if nothing needs grants"
+        "[stores.object.config] grant_bind_host = '{written}' makes the local object store's grant server listen on {reach}: any of them can reach the server and, with a grant URL it gets hold of, read or write the store's objects while the grant lasts; set grant_bind_host = \"127.0.0.1\" (the default) to keep it to this machine, or to the one address your sandboxes reach it by, or grants = \"off\" if nothing needs grants"
     )
 }
 
@@ -81,6 +82,7 @@ mod tests {
     fn loopback_no_grants_and_other_stores_say_nothing() {
         assert_eq!(said(&local("grant_bind_host = \"127.0.0.1\"")), None);
         assert_eq!(said(&local("grant_bind_host = \"::1\"")), None);
+        assert_eq!(said(&local("grant_bind_host = \"::ffff:127.0.0.1\"")), None);
         assert_eq!(said(&local("")), None);
         assert_eq!(said(""), None);
         assert_eq!(

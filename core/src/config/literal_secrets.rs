@@ -152,7 +152,7 @@ password = "short"
         let found = literal_credentials(&table, Some(&open));
         assert_eq!(
             found,
-            ["[model] api_key is written out in the config file: anyone who can read the file, or its history once committed, can read it, and the file can be read by other users on this machine now (mode 0644; `chmod 600 /p/.agentenv/config.toml` keeps them out); keep it in the secret store (secret:NAME) or in a variable (env:NAME)"]
+            ["[model] api_key is written out in the config file: anyone who can read the file, or its history once committed, can read it, and the file can be read by every user on this machine now (mode 0644; `chmod 600 /p/.agentenv/config.toml` keeps them out); keep it in the secret store (secret:NAME) or in a variable (env:NAME)"]
         );
         assert!(!literal_credentials(&table, None)[0].contains("chmod"));
     }

@@ -121,10 +121,18 @@ const NOT_PASSED_NAMED: usize = 20;
 /// first line of how it ended), at most [`NOT_PASSED_NAMED`] of them and a line saying where the rest
 /// are; nothing when every task passed.
 fn not_passed_lines(results: &[TaskRunResult]) -> Vec<String> {
-    let not_passed: Vec<&TaskRunResult> = results
+    let mut not_passed: Vec<&TaskRunResult> = results
         .iter()
         .filter(|r| !matches!(r.outcome, TaskOutcome::Passed(_)))
         .collect();
+    // The worst first, so a cut list never hides a failure behind low scores; in run order within.
+    not_passed.sort_by_key(|r| match r.outcome {
+        TaskOutcome::FailedAtSteps(_) | TaskOutcome::Failed(..) => 0,
+        TaskOutcome::Unscored => 1,
+        TaskOutcome::ScoredBelowOne(_) => 2,
+        TaskOutcome::Cancelled => 3,
+        TaskOutcome::DidntStart | TaskOutcome::Passed(_) => 4,
+    });
     if not_passed.is_empty() {
         return Vec::new();
     }
@@ -205,8 +213,8 @@ mod tests {
             not_passed_lines(&results),
             [
                 "  Not passed:",
-                "    tasks/low.json v1: scored below 1 (v: 0.5)",
                 "    tasks/bad.json v1: failed: StepError: it broke",
+                "    tasks/low.json v1: scored below 1 (v: 0.5)",
             ]
         );
         results.extend(
@@ -215,6 +223,11 @@ mod tests {
         );
         let lines = not_passed_lines(&results);
         assert_eq!(lines.len(), 1 + NOT_PASSED_NAMED + 1, "{lines:#?}");
+        // The failure leads, though 20 tasks that did not start came after it.
+        assert_eq!(
+            lines[1],
+            "    tasks/bad.json v1: failed: StepError: it broke"
+        );
         assert_eq!(
             lines.last().map(String::as_str),
             Some("    and 2 more: the lines above, the run's log and `--json` name every task")

@@ -157,7 +157,7 @@ fn a_secrets_file_others_can_read_is_warned_of() {
     assert_eq!(
         warnings_of(&json),
         [format!(
-            "The secrets file {} ([stores.secret] file_path) can be read by other users on this machine (mode 0644), and so can every secret in it; run `chmod 600 '{}'`",
+            "the secrets file {} ([stores.secret] file_path) can be read by every user on this machine (mode 0644), and so can every secret in it; run `chmod 600 '{}'`",
             file.display(),
             file.display()
         )]
@@ -166,7 +166,7 @@ fn a_secrets_file_others_can_read_is_warned_of() {
     let (code, out) = p.run_with(&[], &["config", "check"]);
     assert_eq!(code, 0, "{out}");
     assert!(
-        out.starts_with(&format!("warning: The secrets file {}", file.display())),
+        out.starts_with(&format!("warning: the secrets file {}", file.display())),
         "{out}"
     );
     // Group-readable is enough; only the owner is fine.
@@ -190,7 +190,7 @@ fn a_credential_in_a_config_file_others_can_read_says_so() {
     let warnings = warnings_of(&json);
     assert_eq!(warnings.len(), 1, "{json:#}");
     assert!(
-        warnings[0].starts_with("[model] api_key is written out in the config file: anyone who can read the file, or its history once committed, can read it, and the file can be read by other users on this machine now (mode 0644; `chmod 600 "),
+        warnings[0].starts_with("[model] api_key is written out in the config file: anyone who can read the file, or its history once committed, can read it, and the file can be read by every user on this machine now (mode 0644; `chmod 600 "),
         "{json:#}"
     );
     assert!(
@@ -940,7 +940,7 @@ fn a_grant_server_listening_beyond_this_machine_is_warned_of() {
         let warnings = warnings_of(&json);
         assert_eq!(warnings.len(), 1, "{json:#}");
         assert!(
-            warnings[0].starts_with(&format!("[stores.object.config] grant_bind_host = '{bind}' makes the local object store's grant server listen on every network address of this machine: any of them can reach the server, and with a grant URL it gets hold of read or write the store's objects")),
+            warnings[0].starts_with(&format!("[stores.object.config] grant_bind_host = '{bind}' makes the local object store's grant server listen on every network address of this machine: any of them can reach the server and, with a grant URL it gets hold of, read or write the store's objects")),
             "{json:#}"
         );
         assert!(

@@ -267,6 +267,9 @@ fn a_second_change_is_refused_while_the_lock_is_held() {
     assert_eq!((code, err.as_str()), (1, busy));
     let (code, _, err) = output(&sb, &["plugin", "remove", "whatever", "--yes"]);
     assert_eq!((code, err.as_str()), (1, busy));
+    // Approving changes the pins a rollback would put back: it waits its turn too.
+    let (code, _, err) = output(&sb, &["plugin", "approve", "whatever"]);
+    assert_eq!((code, err.as_str()), (1, busy));
 
     // With --wait the change waits, says so once, and goes ahead when the lock is let go.
     let mut waiting = sb

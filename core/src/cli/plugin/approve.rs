@@ -9,6 +9,20 @@ use super::ApproveArgs;
 /// `plugin approve PACKAGE...`: pins each package's files as they are now.
 pub(super) fn approve(args: &ApproveArgs, session: &Session, term: &Terminal) -> Exit {
     let plugins_dir = session.paths().plugins_dir();
+    // One change to the plugins directory at a time: an add rolling back meanwhile would put the
+    // pins back as they were, approval and all.
+    let waiting = |path: &std::path::Path| {
+        term.eprintln(&format!(
+            "waiting for another `agent-env plugin add` or `remove` to finish changing this environment (it holds {})",
+            path.display()
+        ));
+    };
+    let _lock = crate::install::lock::acquire(
+        &plugins_dir,
+        &session.paths().locks_dir(),
+        args.wait.then_some(&waiting as &dyn Fn(&std::path::Path)),
+    )
+    .map_err(|e| Failure::new(e.to_string()))?;
     let discovery = session.discovery();
     let mut manifests = Vec::new();
     for package in &args.packages {

@@ -85,6 +85,10 @@ pub struct ApproveArgs {
     /// The packages to approve, as `plugin list` names them.
     #[arg(required = true)]
     pub packages: Vec<String>,
+    /// Wait for another `plugin add`, `remove` or `approve` changing this plugins directory to
+    /// finish, instead of failing.
+    #[arg(long)]
+    pub wait: bool,
 }
 
 #[derive(Args)]
