@@ -4,6 +4,7 @@
 //! anywhere before a change starts, with nothing changed.
 
 use std::fs::{DirBuilder, File, OpenOptions};
+use std::io::Write;
 use std::os::fd::AsRawFd;
 use std::os::unix::fs::{DirBuilderExt, OpenOptionsExt};
 use std::path::{Path, PathBuf};
@@ -26,12 +27,17 @@ pub fn lock_path(plugins_dir: &Path, locks_dir: &Path) -> PathBuf {
     locks_dir.join(format!("plugin-{}.lock", &hex[..16]))
 }
 
-/// Takes the lock, or says another change holds it; with `waiting` (told once, when the lock is
-/// held), waits for it instead.
+/// What a change waiting for the lock is told, once: the lock file, and the pid of the process that
+/// holds it when that process wrote it there.
+pub type Waiting<'a> = &'a dyn Fn(&Path, Option<u32>);
+
+/// Takes the lock (and writes this process's pid in its file, for a change that waits to name), or
+/// says another change holds it; with `waiting` (told once, when the lock is held), waits for it
+/// instead.
 pub fn acquire(
     plugins_dir: &Path,
     locks_dir: &Path,
-    waiting: Option<&dyn Fn(&Path)>,
+    waiting: Option<Waiting<'_>>,
 ) -> Result<ChangeLock, InstallError> {
     let path = lock_path(plugins_dir, locks_dir);
     let fail = |source: std::io::Error| InstallError::Lock {
@@ -59,6 +65,9 @@ pub fn acquire(
         // SAFETY: flock on a descriptor this function owns; no memory is shared.
         let rc = unsafe { libc::flock(file.as_raw_fd(), libc::LOCK_EX | libc::LOCK_NB) };
         if rc == 0 {
+            // Only said to a change that waits: a file that cannot take it loses nothing.
+            let _ = file.set_len(0);
+            let _ = (&file).write_all(format!("{}\n", std::process::id()).as_bytes());
             return Ok(ChangeLock { _file: file, path });
         }
         let err = std::io::Error::last_os_error();
@@ -69,9 +78,24 @@ pub fn acquire(
             return Err(InstallError::Busy);
         };
         if !told {
-            waiting(&path);
+            let holder = std::fs::read_to_string(&path)
+                .ok()
+                .and_then(|text| text.trim().parse::<u32>().ok());
+            waiting(&path, holder);
             told = true;
         }
         std::thread::sleep(std::time::Duration::from_millis(100));
     }
+}
+
+/// What a change that waits for the lock says: the lock file and, when known, the pid holding it.
+pub fn waiting_for(path: &Path, holder: Option<u32>) -> String {
+    let who = match holder {
+        Some(pid) => format!("pid {pid} holds"),
+        None => "it holds".to_string(),
+    };
+    format!(
+        "waiting for another `agent-env plugin add` or `remove` to finish changing this environment ({who} {})",
+        path.display()
+    )
 }

@@ -57,17 +57,15 @@ pub struct Context<'a> {
 impl Context<'_> {
     /// Takes the change lock of the plugins directory (see [`lock`]).
     pub(crate) fn lock_for_change(&self) -> Result<lock::ChangeLock, InstallError> {
-        let waiting = |path: &std::path::Path| {
-            self.out.note(&format!(
-                "waiting for another `agent-env plugin add` or `remove` to finish changing this environment (it holds {})",
-                path.display()
-            ));
+        let waiting = |path: &std::path::Path, holder: Option<u32>| {
+            self.out
+                .note(&crate::install::lock::waiting_for(path, holder));
         };
         lock::acquire(
             &self.plugins_dir,
             &self.locks_dir,
             self.wait_for_others
-                .then_some(&waiting as &dyn Fn(&std::path::Path)),
+                .then_some(&waiting as crate::install::lock::Waiting<'_>),
         )
     }
 }

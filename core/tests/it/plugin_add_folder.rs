@@ -271,7 +271,9 @@ fn a_second_change_is_refused_while_the_lock_is_held() {
     let (code, _, err) = output(&sb, &["plugin", "approve", "whatever"]);
     assert_eq!((code, err.as_str()), (1, busy));
 
-    // With --wait the change waits, says so once, and goes ahead when the lock is let go.
+    // With --wait the change waits, says so once (naming the pid the holder wrote in the lock
+    // file, as a change that holds it does), and goes ahead when the lock is let go.
+    std::io::Write::write_all(&mut &file, b"4242\n").unwrap();
     let mut waiting = sb
         .command(&["plugin", "add", src.to_str().unwrap(), "--yes", "--wait"])
         .stdout(std::process::Stdio::piped())
@@ -282,7 +284,7 @@ fn a_second_change_is_refused_while_the_lock_is_held() {
     let mut first = String::new();
     std::io::BufRead::read_line(&mut stderr, &mut first).unwrap();
     assert!(
-        first.starts_with("waiting for another `agent-env plugin add` or `remove` to finish changing this environment (it holds "),
+        first.starts_with("waiting for another `agent-env plugin add` or `remove` to finish changing this environment (pid 4242 holds "),
         "{first}"
     );
     assert!(waiting.try_wait().unwrap().is_none(), "it waits");
@@ -293,6 +295,13 @@ fn a_second_change_is_refused_while_the_lock_is_held() {
     assert_eq!(status.code(), Some(0), "{first}{rest}");
     assert!(!rest.contains("waiting for another"), "said once: {rest}");
     assert!(!tree(&sb.plugins_dir()).is_empty());
+    // The change that held it last wrote its own pid there.
+    let pid: u32 = std::fs::read_to_string(&path)
+        .unwrap()
+        .trim()
+        .parse()
+        .unwrap();
+    assert_eq!(pid, waiting.id());
 }
 
 #[test]

@@ -11,16 +11,14 @@ pub(super) fn approve(args: &ApproveArgs, session: &Session, term: &Terminal) ->
     let plugins_dir = session.paths().plugins_dir();
     // One change to the plugins directory at a time: an add rolling back meanwhile would put the
     // pins back as they were, approval and all.
-    let waiting = |path: &std::path::Path| {
-        term.eprintln(&format!(
-            "waiting for another `agent-env plugin add` or `remove` to finish changing this environment (it holds {})",
-            path.display()
-        ));
+    let waiting = |path: &std::path::Path, holder: Option<u32>| {
+        term.eprintln(&crate::install::lock::waiting_for(path, holder));
     };
     let _lock = crate::install::lock::acquire(
         &plugins_dir,
         &session.paths().locks_dir(),
-        args.wait.then_some(&waiting as &dyn Fn(&std::path::Path)),
+        args.wait
+            .then_some(&waiting as crate::install::lock::Waiting<'_>),
     )
     .map_err(|e| Failure::new(e.to_string()))?;
     let discovery = session.discovery();
