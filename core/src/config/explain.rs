@@ -5,7 +5,7 @@
 use super::document::ConfigDocument;
 use super::mask::mask_value;
 use super::plugins::{plugin_tables, InstalledPackage, Owner, PluginTable};
-use super::sections::{sections, SectionView, ShadowedView, WinnerView};
+use super::sections::{sections, FromEnvView, SectionView, ShadowedView, WinnerView};
 use super::show::{render_value_lines, ValueLines};
 use super::store_selection::ALIASED_SECTIONS;
 use super::tables::toml_key;
@@ -54,6 +54,10 @@ pub struct Explanation {
     pub file_only: bool,
     pub plugin: Option<PluginOwner>,
     pub children: Vec<Child>,
+    /// What the section's store takes from the environment where its table is silent (an
+    /// `S3ObjectStore`'s AWS variables), as `config show` lists it: the section's all, or the one
+    /// setting the path names.
+    pub from_env: Vec<FromEnvView>,
     /// A store section's line as `config show` prints it (`LocalSqliteDocumentStore  path=…`).
     #[serde(skip)]
     pub store_line: Option<String>,
@@ -71,6 +75,7 @@ impl Explanation {
             file_only: false,
             plugin: None,
             children: Vec::new(),
+            from_env: Vec::new(),
             store_line: None,
         }
     }
@@ -179,6 +184,7 @@ pub fn explain(
         if rest.is_empty() {
             answer.value = effective(&section);
             answer.store_line = store_line(&section);
+            answer.from_env = section.from_env.clone();
             return answer;
         }
         if let Some(table) = effective(&section) {
@@ -190,6 +196,20 @@ pub fn explain(
                     .then(|| lookup(&table, &hoisted).cloned())
                     .flatten()
             });
+        }
+        // A setting the table leaves to the environment: `stores.object.region` or `.config.region`.
+        let key = match rest {
+            [key] => Some(key),
+            [config, key] if config == "config" => Some(key),
+            _ => None,
+        };
+        if answer.value.is_none() {
+            answer.from_env = section
+                .from_env
+                .iter()
+                .filter(|found| key.is_some_and(|k| k == found.key))
+                .cloned()
+                .collect();
         }
         return answer;
     }
@@ -383,6 +403,22 @@ pub fn render_text(answer: &Explanation) -> String {
         if let Some(from) = from_text(answer) {
             out.push_str(&format!("  {from}\n"));
         }
+        for found in &answer.from_env {
+            out.push_str(&format!(
+                "  {}={}  from {}\n",
+                found.key,
+                one_line(&found.value),
+                found.location
+            ));
+        }
+        return out;
+    }
+    if let (None, [found]) = (&answer.value, answer.from_env.as_slice()) {
+        out.push_str(&format!(
+            "{path} = {}\n  from {} (the table leaves it to the environment)\n",
+            one_line(&found.value),
+            found.location
+        ));
         return out;
     }
     match &answer.value {

@@ -343,6 +343,42 @@ image:"
             );
         }
     }
+    // `config explain` says the same of the section and of one setting, which it used to call unset.
+    let (code, out, err) = p.run_with(&env, &["config", "explain", "stores.object"]);
+    assert_eq!(code, 0, "{err}");
+    assert!(
+        out.contains("\n  region=eu-west-3  from $AWS_DEFAULT_REGION\n")
+            && out.contains("\n  access_key_id=***  from $AWS_ACCESS_KEY_ID\n"),
+        "{out}"
+    );
+    let (_, out, _) = p.run_with(&env, &["config", "explain", "stores.object.config.region"]);
+    assert_eq!(
+        out,
+        "stores.object.config.region = eu-west-3\n  from $AWS_DEFAULT_REGION (the table leaves it to the environment)\n"
+    );
+    let (_, out, _) = p.run_with(
+        &env,
+        &["config", "explain", "stores.object.secret_access_key"],
+    );
+    assert!(
+        out.starts_with("stores.object.secret_access_key = ***\n"),
+        "{out}"
+    );
+    let json = p.json(
+        &env,
+        &["config", "explain", "stores.object.region", "--json"],
+    );
+    assert_eq!(
+        json["from_env"],
+        serde_json::json!([{"key": "region", "kind": "env", "where": "$AWS_DEFAULT_REGION", "value": "eu-west-3"}])
+    );
+    // What the table sets is explained from the table.
+    let (_, out, _) = p.run_with(
+        &env,
+        &["config", "explain", "stores.object.config.endpoint"],
+    );
+    assert!(!out.contains("$AWS_"), "{out}");
+
     // With no variable set, nothing comes from the environment; other sections never say so.
     let (_, out, _) = p.run(&["config", "show"]);
     assert!(!out.contains("from $AWS_"), "{out}");
