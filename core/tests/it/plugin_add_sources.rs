@@ -433,25 +433,32 @@ fn pip_options_reach_the_pip_command() {
     );
 }
 
-#[test]
-fn a_local_crate_is_cargo_installed_and_its_manifest_written() {
-    let Some(cargo) = dir_of("cargo") else {
-        eprintln!("skipped: no cargo");
-        return;
-    };
+/// A sandbox whose `plugin add` can run cargo offline, with a cargo home of its own and this
+/// machine's toolchain; none without cargo on `PATH`.
+fn offline_cargo_sandbox() -> Option<Sandbox> {
+    let cargo = dir_of("cargo")?;
     let mut sb = Sandbox::new();
     sb.path.extend(cargo);
     let rustup = std::env::var("RUSTUP_HOME")
         .unwrap_or_else(|_| format!("{}/.rustup", std::env::var("HOME").unwrap_or_default()));
     let home = sb.dir().join("cargo-home").display().to_string();
-    let target = sb.dir().join("cargo-target").display().to_string();
     sb.set("RUSTUP_HOME", &rustup)
         .set("CARGO_NET_OFFLINE", "true")
-        .set("CARGO_HOME", &home)
-        .set("CARGO_TARGET_DIR", &target);
+        .set("CARGO_HOME", &home);
     if let Ok(toolchain) = std::env::var("RUSTUP_TOOLCHAIN") {
         sb.set("RUSTUP_TOOLCHAIN", &toolchain);
     }
+    Some(sb)
+}
+
+#[test]
+fn a_local_crate_is_cargo_installed_and_its_manifest_written() {
+    let Some(mut sb) = offline_cargo_sandbox() else {
+        eprintln!("skipped: no cargo");
+        return;
+    };
+    let target = sb.dir().join("cargo-target").display().to_string();
+    sb.set("CARGO_TARGET_DIR", &target);
     // A copy, edited below.
     let src = sb.dir().join("rsdemo");
     copy_dir(&fixture_dir("rust-plugin"), &src);
@@ -1008,21 +1015,10 @@ fn a_private_index_that_refuses_pip_or_is_down_is_named_with_the_cause() {
 /// the failure says where to get it.
 #[test]
 fn a_rust_crate_needing_the_sdk_cargo_cannot_find_is_told_where_to_get_it() {
-    let Some(cargo) = dir_of("cargo") else {
+    let Some(sb) = offline_cargo_sandbox() else {
         eprintln!("skipped: no cargo");
         return;
     };
-    let mut sb = Sandbox::new();
-    sb.path.extend(cargo);
-    let rustup = std::env::var("RUSTUP_HOME")
-        .unwrap_or_else(|_| format!("{}/.rustup", std::env::var("HOME").unwrap_or_default()));
-    let home = sb.dir().join("cargo-home").display().to_string();
-    sb.set("RUSTUP_HOME", &rustup)
-        .set("CARGO_NET_OFFLINE", "true")
-        .set("CARGO_HOME", &home);
-    if let Ok(toolchain) = std::env::var("RUSTUP_TOOLCHAIN") {
-        sb.set("RUSTUP_TOOLCHAIN", &toolchain);
-    }
     let src = sb.dir().join("needs-sdk");
     copy_dir(&fixture_dir("rust-plugin"), &src);
     edit(&src.join("Cargo.toml"), |text| {
