@@ -186,6 +186,7 @@ fn put(args: PutArgs, session: &Session, term: &Terminal) -> Exit {
             "type": put.artifact_type,
             "files": put.files,
             "unchanged": put.unchanged,
+            "why": put.why,
         });
         let text = serde_json::to_string_pretty(&doc).unwrap_or_default();
         term.print(&format!("{text}\n"));
@@ -198,8 +199,9 @@ fn put(args: PutArgs, session: &Session, term: &Terminal) -> Exit {
         ));
         return Ok(0);
     }
+    let why = put.why.map(|why| format!("; {why}")).unwrap_or_default();
     term.print(&format!(
-        "{id}: v{} ({}, {} {})\n",
+        "{id}: v{} ({}, {} {}{why})\n",
         put.version,
         put.artifact_type,
         put.files,

@@ -9,7 +9,8 @@
 //! becomes the id's next version in the configured document store, as a bundle run records an
 //! artifact. A folder whose files (paths, sizes and sha256), type and settings are those of the id's
 //! latest version, whose objects the configured object store still holds, stores nothing: it is that
-//! version still.
+//! version still; any other is stored with why it is not (`hello.txt changed`, `settings changed:
+//! mode`, its objects gone from the store).
 
 use std::path::Path;
 
@@ -40,6 +41,9 @@ pub struct PutArtifact {
     pub files: usize,
     /// Whether `version` was there already with the same files, so nothing was written.
     pub unchanged: bool,
+    /// Why a new version was stored though the id had one (`hello.txt changed`, `settings changed:
+    /// mode`); `None` for its first version, or when nothing was stored.
+    pub why: Option<String>,
 }
 
 /// A file's sha256 and size, by its path in the folder.
@@ -104,18 +108,23 @@ pub fn put_artifact(
             ))
         })?;
     let mut hashes = Hashes::new();
-    let same = match versions {
+    let compared = match versions {
         0 => None,
-        _ => same_latest_version(&stores, id, (&artifact_type, &config), folder, &mut hashes)?,
+        _ => compare_with_latest(&stores, id, (&artifact_type, &config), folder, &mut hashes)?,
     };
-    if let Some(version) = same {
-        return Ok(PutArtifact {
-            version,
-            artifact_type,
-            files: files.len(),
-            unchanged: true,
-        });
-    }
+    let why = match compared {
+        Some(Compared::Same(version)) => {
+            return Ok(PutArtifact {
+                version,
+                artifact_type,
+                files: files.len(),
+                unchanged: true,
+                why: None,
+            })
+        }
+        Some(Compared::Differs(why)) => Some(why),
+        None => None,
+    };
     let prefix = format!(
         "artifacts/{artifact_type}/{}/{}",
         object_key_segment(id),
@@ -193,6 +202,7 @@ pub fn put_artifact(
         artifact_type,
         files: files.len(),
         unchanged: false,
+        why,
     })
 }
 
@@ -221,63 +231,128 @@ fn files_recorded(doc: &Document) -> Option<Vec<FileRecorded>> {
         .collect()
 }
 
-/// The latest stored version of the artifact `id`, when it is what `folder` holds: the same type and
+/// How the folder stands against the id's latest stored version.
+#[derive(Debug, PartialEq)]
+enum Compared {
+    /// The folder is that version still: nothing to store.
+    Same(i64),
+    /// The folder is not that version, for this reason (`hello.txt changed`).
+    Differs(String),
+}
+
+/// Whether the latest stored version of the artifact `id` is what `folder` holds: the same type and
 /// settings (`declared`), the same files with the same sizes and sha256, each object still in the
 /// configured object store with those bytes (read back to be sure: a store configured since, an
 /// object gone or one changed in the store makes a new version, which is how a damaged artifact is
-/// put right). The files hashed on the way are left in `hashes` for the put to use.
-fn same_latest_version(
+/// put right); when it is not, why. `None` when the id has no version. The files hashed on the way
+/// are left in `hashes` for the put to use.
+fn compare_with_latest(
     stores: &RunStores,
     id: &str,
     declared: (&str, &Map<String, Value>),
     folder: &Path,
     hashes: &mut Hashes,
-) -> Result<Option<i64>, RunError> {
+) -> Result<Option<Compared>, RunError> {
     let Some(latest) = latest_stored(stores, ARTIFACTS, id, "artifact")? else {
         return Ok(None);
     };
+    let version = latest.get("version").and_then(Value::as_i64).unwrap_or(0);
     let (artifact_type, config) = declared;
+    let mut reasons = Vec::new();
+    let latest_type = latest.get("type").and_then(Value::as_str).unwrap_or("");
+    if latest_type != artifact_type {
+        reasons.push(format!("type changed: {latest_type} → {artifact_type}"));
+    }
     let empty = Map::new();
     let latest_config = latest
         .get("config")
         .and_then(Value::as_object)
         .unwrap_or(&empty);
-    if latest.get("type").and_then(Value::as_str) != Some(artifact_type) || latest_config != config
-    {
-        return Ok(None);
+    if let Some(keys) = settings_changed(latest_config, config) {
+        reasons.push(format!("settings changed: {keys}"));
     }
     let Some(recorded) = files_recorded(&latest) else {
-        return Ok(None);
+        reasons.push(format!("its v{version} does not record its files' sha256"));
+        return Ok(Some(Compared::Differs(reasons.join("; "))));
     };
     let files = files_of(folder)?;
-    if recorded.len() != files.len() {
-        return Ok(None);
-    }
+    let mut changed = Vec::new();
     for file in &recorded {
-        let path = folder.join(&file.path);
-        let on_disk = std::fs::metadata(&path).map(|m| m.len()).ok();
-        if !files.contains(&file.path) || on_disk != Some(file.size) {
-            return Ok(None);
+        if !files.contains(&file.path) {
+            continue;
         }
-    }
-    for file in &recorded {
-        let (sha256, size) = Tree::Disk(folder).hash(&file.path).map_err(|e| {
-            BundleError::one(format!(
-                "can't read {}: {e}",
-                folder.join(&file.path).display()
-            ))
-        })?;
+        let path = folder.join(&file.path);
+        if std::fs::metadata(&path).map(|m| m.len()).ok() != Some(file.size) {
+            changed.push(file.path.as_str());
+            continue;
+        }
+        let (sha256, size) = Tree::Disk(folder)
+            .hash(&file.path)
+            .map_err(|e| BundleError::one(format!("can't read {}: {e}", path.display())))?;
         hashes.insert(file.path.clone(), (sha256.clone(), size));
         if sha256 != file.sha256 || size != file.size {
-            return Ok(None);
+            changed.push(file.path.as_str());
         }
+    }
+    let added: Vec<&str> = files
+        .iter()
+        .filter(|f| !recorded.iter().any(|r| &r.path == *f))
+        .map(String::as_str)
+        .collect();
+    let removed: Vec<&str> = recorded
+        .iter()
+        .filter(|r| !files.contains(&r.path))
+        .map(|r| r.path.as_str())
+        .collect();
+    if let Some(files) = files_changed(&added, &removed, &changed) {
+        reasons.push(files);
+    }
+    if !reasons.is_empty() {
+        return Ok(Some(Compared::Differs(reasons.join("; "))));
     }
     for file in &recorded {
         if !holds_as_recorded(&*stores.objects, &file.object_url, file.size, &file.sha256) {
-            return Ok(None);
+            return Ok(Some(Compared::Differs(format!(
+                "its v{version} objects are not in the configured object store as they were put"
+            ))));
         }
     }
-    Ok(latest.get("version").and_then(Value::as_i64))
+    Ok(Some(Compared::Same(version)))
+}
+
+/// The settings whose values differ between `before` and `now`, named (`mode, limit`); `None` when
+/// none does.
+fn settings_changed(before: &Map<String, Value>, now: &Map<String, Value>) -> Option<String> {
+    let mut keys: Vec<&str> = before
+        .keys()
+        .chain(now.keys())
+        .filter(|k| before.get(*k) != now.get(*k))
+        .map(String::as_str)
+        .collect();
+    keys.sort_unstable();
+    keys.dedup();
+    (!keys.is_empty()).then(|| names(&keys))
+}
+
+/// What changed among the files, said as a person would (`hello.txt changed`, `x added, y
+/// removed`); `None` when nothing did.
+fn files_changed(added: &[&str], removed: &[&str], changed: &[&str]) -> Option<String> {
+    let parts: Vec<String> = [(added, "added"), (removed, "removed"), (changed, "changed")]
+        .into_iter()
+        .filter(|(paths, _)| !paths.is_empty())
+        .map(|(paths, what)| format!("{} {what}", names(paths)))
+        .collect();
+    (!parts.is_empty()).then(|| parts.join(", "))
+}
+
+/// Up to three names (`a`, `a and b`, `a, b and c`), then how many more (`a, b, c and 4 more`).
+fn names(names: &[&str]) -> String {
+    match names {
+        [] => String::new(),
+        [one] => (*one).to_string(),
+        [first @ .., last] if names.len() <= 3 => format!("{} and {last}", first.join(", ")),
+        _ => format!("{} and {} more", names[..3].join(", "), names.len() - 3),
+    }
 }
 
 /// What a put that did not record its version left: `written` of `total` files under `prefix`,
@@ -411,4 +486,41 @@ pub fn write_out(
         ))
     })?;
     Ok(files.len())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn what_changed_among_the_files_names_them_by_what_happened() {
+        assert_eq!(files_changed(&[], &[], &[]), None);
+        assert_eq!(
+            files_changed(&[], &[], &["hello.txt"]).as_deref(),
+            Some("hello.txt changed")
+        );
+        assert_eq!(
+            files_changed(&["x"], &["y", "z"], &[]).as_deref(),
+            Some("x added, y and z removed")
+        );
+        assert_eq!(
+            files_changed(&[], &[], &["a", "b", "c", "d", "e"]).as_deref(),
+            Some("a, b, c and 2 more changed")
+        );
+    }
+
+    #[test]
+    fn changed_settings_are_named_once_each() {
+        let map = |v: Value| match v {
+            Value::Object(m) => m,
+            _ => unreachable!(),
+        };
+        let before = map(json!({"mode": "a", "same": 1, "gone": true}));
+        let now = map(json!({"mode": "b", "same": 1, "new": 2}));
+        assert_eq!(
+            settings_changed(&before, &now).as_deref(),
+            Some("gone, mode and new")
+        );
+        assert_eq!(settings_changed(&before, &before), None);
+    }
 }

@@ -77,7 +77,7 @@ fn a_stored_task_loads_an_artifact_put_before_it_and_each_put_is_a_new_version()
     ]);
     assert_eq!(
         put.stdout,
-        "team/greeting: v2 (file_artifact_universe, 3 files)\n",
+        "team/greeting: v2 (file_artifact_universe, 3 files; hello.txt changed)\n",
         "{}",
         put.both()
     );
@@ -610,7 +610,11 @@ fn puts_tell_a_script_the_versions_they_stored() {
     };
     let folder_path = folder.clone();
     let folder = folder.to_str().unwrap();
-    for (version, unchanged) in [(1, false), (1, true), (2, false)] {
+    for (version, unchanged, why) in [
+        (1, false, serde_json::Value::Null),
+        (1, true, serde_json::Value::Null),
+        (2, false, serde_json::json!("hello.txt changed")),
+    ] {
         if version == 2 {
             std::fs::write(folder_path.join("hello.txt"), "hello again\n").unwrap();
         }
@@ -618,6 +622,7 @@ fn puts_tell_a_script_the_versions_they_stored() {
         assert_eq!(put["id"], "team/greeting", "{put}");
         assert_eq!(put["version"], version, "{put}");
         assert_eq!(put["unchanged"], unchanged, "{put}");
+        assert_eq!(put["why"], why, "{put}");
         // A folder of several files, with no artifact.toml, is a universe of files.
         assert_eq!(put["type"], "file_artifact_universe", "{put}");
         assert_eq!(put["files"], 3, "{put}");
@@ -743,7 +748,7 @@ fn artifact_put_of_unchanged_files_stores_nothing_unless_the_store_lost_them() {
     assert_eq!(walk(&s.state().join("object_store/artifacts")), objects);
 
     std::fs::remove_dir_all(s.state().join("object_store/artifacts")).unwrap();
-    put("team/greeting: v2 (file_artifact_universe, 3 files)\n");
+    put("team/greeting: v2 (file_artifact_universe, 3 files; its v1 objects are not in the configured object store as they were put)\n");
 
     let elsewhere = s.dir.path().join("other-objects");
     s.write(
@@ -753,6 +758,35 @@ fn artifact_put_of_unchanged_files_stores_nothing_unless_the_store_lost_them() {
             elsewhere.display()
         ),
     );
-    put("team/greeting: v3 (file_artifact_universe, 3 files)\n");
+    put("team/greeting: v3 (file_artifact_universe, 3 files; its v2 objects are not in the configured object store as they were put)\n");
     put("team/greeting: v3, unchanged (its latest version has the same files, so nothing was stored)\n");
+}
+
+/// A put that stores a new version says why its latest one would not do: the files added, removed or
+/// changed, the settings or the type changed.
+#[test]
+fn artifact_put_of_a_changed_folder_says_what_changed() {
+    let s = Sandboxed::new();
+    let folder = s.home().join("words");
+    std::fs::create_dir_all(&folder).unwrap();
+    std::fs::write(folder.join("a.txt"), "a").unwrap();
+    let path = folder.to_str().unwrap();
+    let put = |says: &str| {
+        let r = s.run(&["artifact", "put", path, "--id", "team/words"]);
+        assert_eq!((r.code, r.stdout.as_str()), (0, says), "{}", r.both());
+    };
+    put("team/words: v1 (file, 1 file)\n");
+    std::fs::write(folder.join("b.txt"), "b").unwrap();
+    put("team/words: v2 (file_artifact_universe, 2 files; type changed: file → file_artifact_universe; b.txt added)\n");
+    std::fs::rename(folder.join("b.txt"), folder.join("c.txt")).unwrap();
+    // The same size, other bytes: changed all the same.
+    std::fs::write(folder.join("a.txt"), "A").unwrap();
+    put("team/words: v3 (file_artifact_universe, 2 files; c.txt added, b.txt removed, a.txt changed)\n");
+    std::fs::write(
+        folder.join("artifact.toml"),
+        "type = \"file_artifact_universe\"\nmode = \"strict\"\n",
+    )
+    .unwrap();
+    put("team/words: v4 (file_artifact_universe, 2 files; settings changed: mode)\n");
+    put("team/words: v4, unchanged (its latest version has the same files, so nothing was stored)\n");
 }
