@@ -44,6 +44,27 @@ fn without_bash_the_step_fails_saying_bash_is_missing() {
     assert_eq!(s.docs("task_instances")[0]["status"], "failed");
 }
 
+/// A criterion with a name is called by it, as the run's other messages call it.
+#[test]
+fn without_bash_a_named_criterion_is_called_by_its_name() {
+    let s = Sandboxed::new();
+    let empty = s.dir.path().join("empty-bin");
+    std::fs::create_dir_all(&empty).unwrap();
+    let task = serde_json::json!([
+        {"id": "box", "type": "deploy_sandbox", "sandbox_name": "box"},
+        {"id": "v", "type": "verify_sandbox", "sandbox_name": "box", "verifier_id": "v",
+         "criteria": [{"type": "probe_dir_exists", "paths": ["/app"]},
+                      {"type": "bash_cmd_succeeds", "criterion": "check passes",
+                       "command": "test -d . && echo ok"}]}
+    ]);
+    s.write("nb/tasks/t.json", &task.to_string());
+    let r = run_with_path(&s, &["run", "./nb"], &empty);
+    assert_eq!(r.code, 1, "{}", r.both());
+    r.assert_stdout_has(
+        "EnvironmentError: criterion 'check passes' (bash_cmd_succeeds) can't be checked: bash is not on PATH (",
+    );
+}
+
 #[test]
 fn a_dry_run_without_bash_counts_a_command_that_needs_it_as_a_failure() {
     let s = Sandboxed::new();

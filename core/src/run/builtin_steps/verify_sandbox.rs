@@ -308,7 +308,7 @@ impl BuiltinStep for VerifySandbox {
                         Err(e) if e.is_environment() => {
                             return Err(StepError::environment(format!(
                                 "criterion {} ({kind}) can't be checked: {}",
-                                index + 1,
+                                called(criterion, index),
                                 e.message
                             )))
                         }
@@ -683,6 +683,15 @@ pub enum CriterionName<'r> {
     Named(&'r str),
     /// Its index in the step's criteria, when it has no name.
     Numbered(i64),
+}
+
+/// How the run's messages call the criterion at `index` of a step's list: `'greets'` by its
+/// `criterion` name, else its number counted from 1.
+fn called(criterion: &Value, index: usize) -> String {
+    match criterion.get("criterion").and_then(Value::as_str) {
+        Some(name) => format!("'{name}'"),
+        None => (index + 1).to_string(),
+    }
 }
 
 /// The name of a verification row's criterion, else its index.
