@@ -68,24 +68,48 @@ impl Default for Liveness {
     }
 }
 
-/// A variable of the environment whose value is not a number of seconds a run takes, so its
-/// default is used instead.
+/// A variable of the environment whose value a run does not take as it is: it uses `used` instead,
+/// and warns.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Ignored {
     pub var: &'static str,
     pub value: String,
-    pub default: Duration,
+    /// What the run uses instead: the default, or the shortest interval taken.
+    pub used: Duration,
+    pub why: Why,
+}
+
+/// Why a variable's value is not taken as it is.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Why {
+    /// It is not a number of seconds from 0 up to 1e9: the default is used.
+    NotSeconds,
+    /// It is set, but to nothing: the default is used.
+    Empty,
+    /// It is above 0 but below the shortest interval taken, which is used.
+    BelowShortest,
 }
 
 impl Ignored {
-    /// What a run warns: the variable, its value, and the default it uses instead.
+    /// What a run warns: the variable, its value, and what it uses instead.
     pub fn words(&self) -> String {
-        format!(
-            "{}={:?} is not a number of seconds from 0 up to 1e9, so it is ignored and the default, {} s, is used; set it to such a number, or unset it",
-            self.var,
-            self.value,
-            self.default.as_secs()
-        )
+        let (var, value) = (self.var, &self.value);
+        match self.why {
+            Why::NotSeconds => format!(
+                "{var}={value:?} is not a number of seconds from 0 up to 1e9, so it is ignored and the default, {} s, is used; set it to such a number, or unset it",
+                self.used.as_secs()
+            ),
+            Why::Empty => format!(
+                "{var} is set but empty, so the default, {} s, is used; set it to a number of seconds, or unset it",
+                self.used.as_secs()
+            ),
+            Why::BelowShortest => format!(
+                "{var}={value:?} is below {} s, the shortest interval a run takes, so {} s is used; set it to {} or more",
+                self.used.as_secs_f64(),
+                self.used.as_secs_f64(),
+                self.used.as_secs_f64()
+            ),
+        }
     }
 }
 
@@ -108,32 +132,61 @@ impl Liveness {
 
     /// The times [`HEARTBEAT_VAR`], [`RECORD_WAIT_VAR`] and [`PROGRESS_VAR`] give, each a number
     /// of seconds (a fraction allowed; 0 for the last: never), and the variables whose values are
-    /// not such a number: each of those leaves its default, as a variable unset or empty does.
+    /// not taken as they are: one that is not such a number leaves its default, as a variable unset
+    /// does; [`PROGRESS_VAR`] set empty leaves its default too, and one below 0.1 s is raised to it,
+    /// each said (the others, empty, leave their defaults unsaid).
     pub fn read(env: &Environment) -> (Liveness, Vec<Ignored>) {
         let default = Liveness::default();
         let mut ignored = Vec::new();
-        let mut time = |var: &'static str, default: Duration| {
-            let value = env.var(var).filter(|v| !v.trim().is_empty())?;
-            let taken = seconds(&value);
-            if taken.is_none() {
-                ignored.push(Ignored {
-                    var,
-                    value,
-                    default,
-                });
+        // `empty_said`: whether a variable set to nothing is warned of (one whose 0 means never
+        // would otherwise be read as never by whoever set it so).
+        let mut time = |var: &'static str, default: Duration, empty_said: bool| {
+            let value = env.var(var)?;
+            if value.trim().is_empty() {
+                if empty_said {
+                    ignored.push(Ignored {
+                        var,
+                        value,
+                        used: default,
+                        why: Why::Empty,
+                    });
+                }
+                return None;
             }
-            taken
+            match seconds(&value) {
+                Some(taken) => Some((taken, value)),
+                None => {
+                    ignored.push(Ignored {
+                        var,
+                        value,
+                        used: default,
+                        why: Why::NotSeconds,
+                    });
+                    None
+                }
+            }
+        };
+        let heartbeat = time(HEARTBEAT_VAR, default.heartbeat, false);
+        let record_wait = time(RECORD_WAIT_VAR, default.record_wait, false);
+        let step_progress = match time(PROGRESS_VAR, DEFAULT_PROGRESS, true) {
+            Some((every, _)) if every.is_zero() => None,
+            // A line each 100 ms at most: more would say nothing more.
+            Some((every, value)) if every < SHORTEST_HEARTBEAT => {
+                ignored.push(Ignored {
+                    var: PROGRESS_VAR,
+                    value,
+                    used: SHORTEST_HEARTBEAT,
+                    why: Why::BelowShortest,
+                });
+                Some(SHORTEST_HEARTBEAT)
+            }
+            Some((every, _)) => Some(every),
+            None => default.step_progress,
         };
         let liveness = Liveness {
-            heartbeat: time(HEARTBEAT_VAR, default.heartbeat)
-                .map_or(default.heartbeat, |d| d.max(SHORTEST_HEARTBEAT)),
-            record_wait: time(RECORD_WAIT_VAR, default.record_wait).unwrap_or(default.record_wait),
-            step_progress: match time(PROGRESS_VAR, DEFAULT_PROGRESS) {
-                Some(every) if every.is_zero() => None,
-                // A line each 100 ms at most: more would say nothing more.
-                Some(every) => Some(every.max(SHORTEST_HEARTBEAT)),
-                None => default.step_progress,
-            },
+            heartbeat: heartbeat.map_or(default.heartbeat, |(d, _)| d.max(SHORTEST_HEARTBEAT)),
+            record_wait: record_wait.map_or(default.record_wait, |(d, _)| d),
+            step_progress,
         };
         (liveness, ignored)
     }
@@ -333,12 +386,36 @@ mod tests {
             let env = Environment::from_vars([(PROGRESS_VAR, value)], std::path::Path::new("/"));
             Liveness::read(&env)
         };
-        assert_eq!(progress("").0.step_progress, Some(Duration::from_secs(60)));
-        assert_eq!(progress("1").0.step_progress, Some(Duration::from_secs(1)));
-        assert_eq!(progress("0").0.step_progress, None, "0: never");
+        for (value, every) in [
+            ("1", Some(Duration::from_secs(1))),
+            ("0.1", Some(Duration::from_millis(100))),
+            ("0", None),
+        ] {
+            assert_eq!(
+                progress(value),
+                (
+                    Liveness {
+                        step_progress: every,
+                        ..Liveness::default()
+                    },
+                    Vec::new()
+                ),
+                "{value}"
+            );
+        }
+        // Set empty: the default, said (whoever set it so may have meant never).
+        let (liveness, ignored) = progress(" ");
+        assert_eq!(liveness.step_progress, Some(Duration::from_secs(60)));
         assert_eq!(
-            progress("0.01").0.step_progress,
-            Some(Duration::from_millis(100))
+            ignored.iter().map(Ignored::words).collect::<Vec<_>>(),
+            [format!("{PROGRESS_VAR} is set but empty, so the default, 60 s, is used; set it to a number of seconds, or unset it")]
+        );
+        // Below 0.1 s: raised to it, said.
+        let (liveness, ignored) = progress("0.01");
+        assert_eq!(liveness.step_progress, Some(Duration::from_millis(100)));
+        assert_eq!(
+            ignored.iter().map(Ignored::words).collect::<Vec<_>>(),
+            [format!("{PROGRESS_VAR}=\"0.01\" is below 0.1 s, the shortest interval a run takes, so 0.1 s is used; set it to 0.1 or more")]
         );
         let (liveness, ignored) = progress("often");
         assert_eq!(liveness.step_progress, Some(Duration::from_secs(60)));

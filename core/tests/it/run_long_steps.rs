@@ -83,3 +83,22 @@ fn a_long_step_is_said_still_running_on_the_runs_lines_only() {
     // 0: never.
     assert!(!off.both().contains("still running"), "{}", off.both());
 }
+
+/// An interval set empty, or below 0.1 s, is not taken as it is, and the run says what it uses.
+#[test]
+fn an_empty_or_too_short_interval_is_warned_of() {
+    let s = Sandboxed::new();
+    write_bundle(&s);
+    let ran = runs(&s, &[(&[], ""), (&[], "0.05")]);
+    let (empty, short) = (&ran[0], &ran[1]);
+    for r in &ran {
+        assert_eq!(r.code, 0, "{}", r.both());
+    }
+    empty.assert_stderr_has(
+        "AGENT_ENV_PROGRESS_SECONDS is set but empty, so the default, 60 s, is used; set it to a number of seconds, or unset it",
+    );
+    short.assert_stderr_has(
+        "AGENT_ENV_PROGRESS_SECONDS=\"0.05\" is below 0.1 s, the shortest interval a run takes, so 0.1 s is used; set it to 0.1 or more",
+    );
+    assert!(!still_running(&short.stdout).is_empty(), "{}", short.stdout);
+}
