@@ -1,7 +1,8 @@
 //! `agent-env completions SHELL`: a completion script for bash, zsh, fish, elvish or PowerShell, with
 //! the commands and root options of the installed plugins (read from their manifests; no plugin runs).
 //! `agent-env man [COMMAND]...`: the manual page of agent-env or of one of its commands, in roff,
-//! built from the same definitions as `--help`.
+//! built from the same definitions as `--help`: a command's own options first, then the global ones,
+//! in its synopsis as in its help.
 
 use clap::{Args, CommandFactory};
 use clap_complete::Shell;
@@ -72,9 +73,24 @@ pub fn man(args: ManArgs, session: &Session, term: &Terminal) -> Exit {
             .disable_version_flag(true);
     }
     let mut roff = Vec::new();
-    clap_mangen::Man::new(page)
+    clap_mangen::Man::new(globals_last(page))
         .render(&mut roff)
         .map_err(|e| Failure::new(format!("cannot write the manual page: {e}")))?;
     term.print(&String::from_utf8_lossy(&roff));
     Ok(0)
+}
+
+/// `page` with the global options (`-v`, `--color`) ordered after the command's own, so its synopsis
+/// lists them last (the page orders its options by their place in the help, where the global ones,
+/// numbered in agent-env's own list, would fall among the command's).
+fn globals_last(page: clap::Command) -> clap::Command {
+    /// Past any place a command's own options take.
+    const AFTER_OWN: usize = 1 << 20;
+    page.mut_args(|arg| match arg.is_global_set() {
+        true => {
+            let place = arg.get_display_order();
+            arg.display_order(AFTER_OWN.saturating_add(place))
+        }
+        false => arg,
+    })
 }

@@ -63,6 +63,29 @@ fn man_pages_for_agent_env_and_each_command() {
     assert!(add.contains("\\fB\\-\\-color\\fR"), "{add}");
     assert!(!add.contains("\\-\\-version"), "{add}");
 
+    // Its synopsis lists the command's own options, then the global ones.
+    let init = stdout(&s.run(&["man", "bundle", "init"]));
+    let synopsis = init
+        .lines()
+        .skip_while(|l| *l != ".SH SYNOPSIS")
+        .nth(1)
+        .unwrap_or_default();
+    let at = |option: &str| {
+        synopsis
+            .find(&format!("[\\fB{option}\\fR"))
+            .unwrap_or_else(|| panic!("{option} is not in the synopsis: {synopsis}"))
+    };
+    let own = [
+        "\\-\\-from\\-task",
+        "\\-\\-from\\-eval",
+        "\\-\\-from\\-bundle",
+        "\\-h",
+    ];
+    let global = ["\\-v", "\\-\\-color"];
+    let last_own = own.iter().map(|o| at(o)).max().unwrap();
+    let first_global = global.iter().map(|o| at(o)).min().unwrap();
+    assert!(last_own < first_global, "{synopsis}");
+
     let out = s.run(&["man", "nope"]);
     assert_eq!(out.status.code(), Some(2), "{}", text(&out));
     assert!(
