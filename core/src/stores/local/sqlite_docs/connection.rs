@@ -53,6 +53,16 @@ pub struct Db {
     leading_fields: HashMap<String, HashSet<String>>,
 }
 
+/// What [`Db::narrowing`] makes of a filter.
+struct Narrowing {
+    /// ` WHERE …` with numbered parameters, or empty.
+    where_sql: String,
+    /// The parameters, in order.
+    args: Vec<rusqlite::types::Value>,
+    /// Whether the rows SQL selects are exactly the filter's matches.
+    decides: bool,
+}
+
 impl Db {
     /// Opens (creating) the database file, switches it to WAL (retrying while another process holds
     /// it, up to 5 s) and sets the busy timeout.
@@ -366,6 +376,83 @@ impl Db {
         Ok(out)
     }
 
+    /// The SQL condition that narrows a scan of `table` for `filter`: an equality on each of the
+    /// table's leading index fields the filter sets to a string or a number. It decides the
+    /// filter whole (no document need be parsed to check it) when every condition of the filter is
+    /// one such equality to a string that no object or array can equal in SQL: `json_extract`
+    /// gives an object or array as its JSON text, and a number for `true`, `false` or `1.0`,
+    /// none of which a document equality of a string matches.
+    fn narrowing(&self, table: &str, filter: &Filter) -> StoreResult<Narrowing> {
+        let mut clauses = Vec::new();
+        let mut args: Vec<rusqlite::types::Value> = Vec::new();
+        let mut decides = true;
+        let leading = self.leading_fields.get(table);
+        for (field, predicates) in &filter.conditions {
+            let scalar = predicates.iter().find_map(|p| match p {
+                Predicate::Eq(Value::String(s)) => Some(rusqlite::types::Value::Text(s.clone())),
+                Predicate::Eq(Value::Number(n)) => Some(match n.as_i64() {
+                    Some(i) => rusqlite::types::Value::Integer(i),
+                    None => rusqlite::types::Value::Real(n.as_f64().unwrap_or(f64::NAN)),
+                }),
+                _ => None,
+            });
+            let indexed = leading.is_some_and(|fields| fields.contains(field));
+            match scalar {
+                Some(value) if indexed => {
+                    clauses.push(format!("{} = ?{}", json_extract(field)?, args.len() + 1));
+                    args.push(value);
+                    decides &= matches!(
+                        predicates.as_slice(),
+                        [Predicate::Eq(Value::String(s))] if !s.starts_with(['{', '['])
+                    );
+                }
+                _ => decides = false,
+            }
+        }
+        let where_sql = if clauses.is_empty() {
+            String::new()
+        } else {
+            format!(" WHERE {}", clauses.join(" AND "))
+        };
+        Ok(Narrowing {
+            where_sql,
+            args,
+            decides,
+        })
+    }
+
+    /// The rowid of the first row (in insertion order) that matches `filter`, read without parsing a
+    /// document, when SQL decides the filter whole (see [`Db::narrowing`]): `Some(None)` when no row
+    /// matches, `None` when the filter needs [`Db::matching`] instead.
+    pub fn first_rowid_decided(
+        &mut self,
+        path: &Path,
+        collection: &str,
+        filter: &Filter,
+    ) -> StoreResult<Option<Option<i64>>> {
+        let table = table_name(collection);
+        if !self.has_table(path, &table)? {
+            return Ok(None);
+        }
+        let Narrowing {
+            where_sql,
+            args,
+            decides,
+        } = self.narrowing(&table, filter)?;
+        if !decides {
+            return Ok(None);
+        }
+        let sql = format!("SELECT rowid FROM \"{table}\"{where_sql} ORDER BY rowid LIMIT 1");
+        self.conn
+            .prepare_cached(&sql)
+            .and_then(|mut stmt| {
+                stmt.query_row(params_from_iter(args), |row| row.get::<_, i64>(0))
+                    .optional()
+            })
+            .map(Some)
+            .map_err(|e| sqlite_error(path, &e))
+    }
+
     /// The rows of a collection that match `filter`, in insertion order, as (rowid, document).
     pub fn matching(
         &mut self,
@@ -377,34 +464,9 @@ impl Db {
         if !self.has_table(path, &table)? {
             return Ok(Vec::new());
         }
-        let mut clauses = Vec::new();
-        let mut args: Vec<rusqlite::types::Value> = Vec::new();
-        if let Some(leading) = self.leading_fields.get(&table) {
-            for (field, predicates) in &filter.conditions {
-                if !leading.contains(field) {
-                    continue;
-                }
-                let scalar = predicates.iter().find_map(|p| match p {
-                    Predicate::Eq(Value::String(s)) => {
-                        Some(rusqlite::types::Value::Text(s.clone()))
-                    }
-                    Predicate::Eq(Value::Number(n)) => Some(match n.as_i64() {
-                        Some(i) => rusqlite::types::Value::Integer(i),
-                        None => rusqlite::types::Value::Real(n.as_f64().unwrap_or(f64::NAN)),
-                    }),
-                    _ => None,
-                });
-                if let Some(value) = scalar {
-                    clauses.push(format!("{} = ?{}", json_extract(field)?, args.len() + 1));
-                    args.push(value);
-                }
-            }
-        }
-        let where_sql = if clauses.is_empty() {
-            String::new()
-        } else {
-            format!(" WHERE {}", clauses.join(" AND "))
-        };
+        let Narrowing {
+            where_sql, args, ..
+        } = self.narrowing(&table, filter)?;
         let sql = format!("SELECT rowid, doc FROM \"{table}\"{where_sql} ORDER BY rowid");
         let mut stmt = self
             .conn

@@ -208,21 +208,81 @@ impl FirstMatchWriter for LocalSqliteDocumentStore {
         change: &Change<'_>,
         upsert_doc: Option<UpsertDoc<'_>>,
     ) -> StoreResult<Images> {
-        let outcome = self.with_db(true, |db, path| {
+        let outcome = self.in_transaction(collection, |db, path, table| {
+            change_in_transaction(db, path, collection, table, filter, change, upsert_doc)
+        })?;
+        Ok(outcome.unwrap_or((None, None)))
+    }
+}
+
+impl LocalSqliteDocumentStore {
+    /// Runs `f` on the collection's table (made if needed) in one immediate transaction, committed
+    /// when `f` succeeds and rolled back when it fails.
+    fn in_transaction<T>(
+        &self,
+        collection: &str,
+        f: impl FnOnce(&mut Db, &Path, &str) -> StoreResult<T>,
+    ) -> StoreResult<Option<T>> {
+        self.with_db(true, |db, path| {
             let table = table_name(collection);
             db.ensure_table(path, &table)?;
             // BEGIN IMMEDIATE takes the write lock before the read, so the match cannot go stale.
             db.run("BEGIN IMMEDIATE", [])
                 .map_err(|e| sqlite_error(path, &e))?;
-            let result =
-                change_in_transaction(db, path, collection, &table, filter, change, upsert_doc);
+            let result = f(db, path, &table);
             let end = if result.is_ok() { "COMMIT" } else { "ROLLBACK" };
             let ended = db.run(end, []).map_err(|e| sqlite_error(path, &e));
             let outcome = result?;
             ended?;
             Ok(outcome)
-        })?;
-        Ok(outcome.unwrap_or((None, None)))
+        })
+    }
+}
+
+/// [`DocumentStore::replace`] in a transaction: when SQL decides the filter (an equality on an
+/// indexed field, such as a task instance's id), the first match is found by its rowid alone and
+/// its document is neither read nor parsed; otherwise as [`first_match::replace`].
+fn replace_in_transaction(
+    db: &mut Db,
+    path: &Path,
+    collection: &str,
+    table: &str,
+    filter: &Filter,
+    doc: &Document,
+    upsert: bool,
+) -> StoreResult<u64> {
+    let dup = |e: &rusqlite::Error| duplicate_in(path, collection, e);
+    match db.first_rowid_decided(path, collection, filter)? {
+        Some(Some(rowid)) => {
+            db.run(
+                &format!("UPDATE \"{table}\" SET doc = ?1 WHERE rowid = ?2"),
+                rusqlite::params![encode(doc)?, rowid],
+            )
+            .map_err(|e| dup(&e))?;
+            Ok(1)
+        }
+        Some(None) if upsert => {
+            db.run(
+                &format!("INSERT INTO \"{table}\" (doc) VALUES (?1)"),
+                [encode(doc)?],
+            )
+            .map_err(|e| dup(&e))?;
+            Ok(1)
+        }
+        Some(None) => Ok(0),
+        None => {
+            let make = || Ok(doc.clone());
+            let (_, after) = change_in_transaction(
+                db,
+                path,
+                collection,
+                table,
+                filter,
+                &Change::Replace(doc),
+                upsert.then_some(&make as UpsertDoc<'_>),
+            )?;
+            Ok(u64::from(after.is_some()))
+        }
     }
 }
 
@@ -375,7 +435,10 @@ impl DocumentStore for LocalSqliteDocumentStore {
         doc: &Document,
         upsert: bool,
     ) -> StoreResult<u64> {
-        first_match::replace(self, collection, filter, doc, upsert)
+        let replaced = self.in_transaction(collection, |db, path, table| {
+            replace_in_transaction(db, path, collection, table, filter, doc, upsert)
+        })?;
+        Ok(replaced.unwrap_or(0))
     }
 
     fn delete(&self, collection: &str, filter: &Filter) -> StoreResult<u64> {
@@ -433,6 +496,7 @@ fn same_file(a: &Path, b: &Path) -> bool {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use agent_env_store::document::query::Predicate;
     use serde_json::{json, Value};
 
     fn doc(v: Value) -> Document {
@@ -562,6 +626,69 @@ mod tests {
         store.insert("other", &doc(json!({"id": 1}))).unwrap();
         store.drop_collection("c").unwrap();
         assert_eq!(store.count("other", &Filter::default()).unwrap(), 1);
+    }
+
+    /// A replace whose filter SQL decides (found by rowid, the old document unread) leaves the
+    /// collection as the generic first-match replace does, and answers the same: first match in
+    /// insertion order, upsert or not, and values SQL would confuse with a string (an object's or
+    /// an array's JSON text, `true` for 1) left to the document check.
+    #[test]
+    fn a_replace_decided_in_sql_does_what_the_first_match_replace_does() {
+        let dir = tempfile::tempdir().unwrap();
+        let stored = [
+            json!({"n": 0, "k": "a"}),
+            json!({"n": 1, "k": "a"}),
+            json!({"n": 2, "k": {"a": 1}}),
+            json!({"n": 3, "k": ["a"]}),
+            json!({"n": 4, "k": "[x]"}),
+            json!({"n": 5, "k": true}),
+            json!({"n": 6, "k": 1}),
+            json!({"n": 7}),
+            json!({"n": 8, "k": ["[x]"]}),
+        ];
+        let fill = |name: &str| {
+            let store = LocalSqliteDocumentStore::new(dir.path().join(name));
+            store.ensure_index("c", &["k"], false).unwrap();
+            for d in &stored {
+                store.insert("c", &doc(d.clone())).unwrap();
+            }
+            store
+        };
+        let filters = [
+            Filter::eq("k", "a"),
+            Filter::eq("k", r#"{"a":1}"#),
+            Filter::eq("k", "[x]"),
+            Filter::eq("k", 1),
+            Filter::eq("k", "missing"),
+            Filter::eq("k", "a").and("n", Predicate::Eq(json!(1))),
+            Filter::default(),
+        ];
+        let probe = fill("probe.db");
+        let decided = |f: &Filter| {
+            probe
+                .with_db(false, |db, path| db.first_rowid_decided(path, "c", f))
+                .unwrap()
+                .flatten()
+        };
+        assert_eq!(decided(&filters[0]), Some(Some(1)));
+        assert_eq!(decided(&filters[4]), Some(None));
+        assert_eq!(decided(&filters[1]), None);
+        assert_eq!(decided(&filters[3]), None);
+        for (i, filter) in filters.iter().enumerate() {
+            for upsert in [false, true] {
+                let fast = fill(&format!("fast-{i}-{upsert}.db"));
+                let generic = fill(&format!("generic-{i}-{upsert}.db"));
+                let new = doc(json!({"n": 100, "k": "new"}));
+                let answered = fast.replace("c", filter, &new, upsert).unwrap();
+                let expected = first_match::replace(&generic, "c", filter, &new, upsert).unwrap();
+                assert_eq!(answered, expected, "{filter:?} upsert {upsert}");
+                assert_eq!(
+                    fast.read_matching("c", &Filter::default()).unwrap(),
+                    generic.read_matching("c", &Filter::default()).unwrap(),
+                    "{filter:?} upsert {upsert}"
+                );
+            }
+        }
     }
 
     /// The keys-first page is the page the whole-document path gives, for values of every JSON type
