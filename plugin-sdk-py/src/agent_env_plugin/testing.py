@@ -158,19 +158,29 @@ class PluginProcess:
                 pass
 
     def shutdown(self, timeout: float = 10.0) -> int:
-        """Sends `shutdown`, closes stdin and returns the exit status."""
+        """Sends `shutdown`, closes stdin and returns the exit status, once `stderr` holds all the
+        plugin wrote there."""
         if self.process.poll() is None:
             try:
                 self.request("shutdown", timeout=timeout)
             except (PluginError, OSError):
                 pass
         self.close_stdin()
-        return self.process.wait(timeout)
+        status = self.process.wait(timeout)
+        self._drain_stderr()
+        return status
 
     def kill(self) -> None:
         if self.process.poll() is None:
             self.process.kill()
         self.process.wait()
+        self._drain_stderr()
+
+    def _drain_stderr(self, timeout: float = 5.0) -> None:
+        """Waits for the stderr reader to reach the end of the pipe: a process that has exited may
+        still have lines in it the reader has not taken (a process it left holding the pipe keeps
+        it open, hence the limit)."""
+        self._stderr_reader.join(timeout)
 
     def __enter__(self) -> PluginProcess:
         return self
