@@ -54,6 +54,15 @@ impl PidMark {
         }
     }
 
+    /// The mark of the moment before the process `first` started (as good as [`PidMark::now`] read
+    /// just before it, without reading anything): it and what started after it.
+    pub fn before(first: libc::pid_t) -> PidMark {
+        PidMark {
+            last: Some(first.saturating_sub(1)),
+            at: Instant::now(),
+        }
+    }
+
     /// A mark that holds no id: every process is looked at.
     pub fn none() -> PidMark {
         PidMark {
@@ -245,6 +254,8 @@ mod tests {
         let pid = libc::pid_t::try_from(child.id()).unwrap();
         assert!(candidates(&mark).contains(&pid), "{pid} not looked at");
         assert!(candidates(&PidMark::none()).contains(&pid));
+        // A mark made from the process's own id covers it (and what it starts).
+        assert!(candidates(&PidMark::before(pid)).contains(&pid));
         if mark.last.is_some() {
             assert!(
                 !candidates(&PidMark::now()).contains(&pid),

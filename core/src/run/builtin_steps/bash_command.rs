@@ -65,12 +65,13 @@ pub fn run(
     if cancel.is_cancelled() {
         return Err(StepError::cancelled());
     }
-    let since = PidMark::now();
     let child = match direct(command, cwd).and_then(|program| program.start().ok()) {
         Some(child) => child,
         None => start_bash(command, cwd)?,
     };
     let pgid = child.pid as i32;
+    // What the command starts has an id after its own (no read of the kernel's counter per command).
+    let since = PidMark::before(pgid);
     if !cancel.register_group(pgid) {
         let _ = child.wait();
         return Err(StepError::cancelled());
