@@ -110,8 +110,10 @@ impl LongSteps {
             started: Instant::now(),
             told: 0,
         });
+        // The watcher is not woken: it looks again at least once an interval, and a step that
+        // began now is due no sooner than an interval from now (a run of short steps wakes it
+        // about once an interval, not once a step).
         drop(state);
-        self.changed.notify_all();
         Watched {
             steps: self,
             key: Some(key),
@@ -164,10 +166,13 @@ impl LongSteps {
                         .unwrap_or_else(PoisonError::into_inner)
                         .0
                 }
-                None => self
-                    .changed
-                    .wait(state)
-                    .unwrap_or_else(PoisonError::into_inner),
+                // No step running: an interval from now is as soon as one begun meanwhile is due.
+                None => {
+                    self.changed
+                        .wait_timeout(state, every)
+                        .unwrap_or_else(PoisonError::into_inner)
+                        .0
+                }
             };
         }
     }
