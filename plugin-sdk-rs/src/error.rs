@@ -35,7 +35,7 @@ impl StepError {
     /// [`source`](std::error::Error::source) chain as the traceback.
     pub fn from_error(error_type: impl Into<String>, error: &dyn std::error::Error) -> Self {
         StepError {
-            traceback: crate::error_context::cause_chain(error),
+            traceback: cause_chain(error),
             ..StepError::new(error_type, error.to_string())
         }
     }
@@ -180,6 +180,26 @@ impl From<HostCallError> for RpcError {
             other => RpcError::new(ErrorKind::InternalError, other.to_string()),
         }
     }
+}
+
+/// The most causes a traceback lists: a chain longer than that is cut there, so an error whose
+/// sources lead back to itself cannot loop.
+const MAX_CAUSES: usize = 32;
+
+/// `error`'s message, then each of its causes as `caused by: <message>`, each one indented two spaces
+/// deeper than the one before; `None` when `error` has no cause.
+pub(crate) fn cause_chain(error: &dyn std::error::Error) -> Option<String> {
+    let mut lines = vec![error.to_string()];
+    let mut cause = error.source();
+    while let Some(e) = cause {
+        if lines.len() > MAX_CAUSES {
+            break;
+        }
+        let depth = lines.len() - 1;
+        lines.push(format!("{}caused by: {e}", "  ".repeat(depth)));
+        cause = e.source();
+    }
+    (lines.len() > 1).then(|| lines.join("\n"))
 }
 
 #[cfg(test)]

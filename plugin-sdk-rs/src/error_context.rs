@@ -3,30 +3,9 @@
 //! ([`StepError::context`], and [`StepResultExt`] on a `Result`), so a failure that does not say what
 //! it is about (a `std::io::Error` names no file) can say it.
 
-use std::error::Error;
 use std::fmt;
 
 use crate::error::StepError;
-
-/// The most causes a traceback lists: a chain longer than that is cut there, so an error whose
-/// sources lead back to itself cannot loop.
-const MAX_CAUSES: usize = 32;
-
-/// `error`'s message, then each of its causes as `caused by: <message>`, each one indented two spaces
-/// deeper than the one before; `None` when `error` has no cause.
-pub(crate) fn cause_chain(error: &dyn Error) -> Option<String> {
-    let mut lines = vec![error.to_string()];
-    let mut cause = error.source();
-    while let Some(e) = cause {
-        if lines.len() > MAX_CAUSES {
-            break;
-        }
-        let depth = lines.len() - 1;
-        lines.push(format!("{}caused by: {e}", "  ".repeat(depth)));
-        cause = e.source();
-    }
-    (lines.len() > 1).then(|| lines.join("\n"))
-}
 
 impl StepError {
     /// The same failure, its message led by `what` (`reading /data/essay.txt: No such file or
@@ -87,6 +66,7 @@ impl<T, E: Into<StepError>> StepResultExt<T> for Result<T, E> {
 mod tests {
     use super::*;
     use agent_env_protocol::message::RpcError;
+    use std::error::Error;
 
     /// An error with an optional cause, to build chains of any length.
     #[derive(Debug)]
