@@ -110,7 +110,13 @@ pub fn put_artifact(
     let mut hashes = Hashes::new();
     let compared = match versions {
         0 => None,
-        _ => compare_with_latest(&stores, id, (&artifact_type, &config), folder, &mut hashes)?,
+        _ => compare_with_latest(
+            &stores,
+            id,
+            (&artifact_type, &config),
+            (folder, &files),
+            &mut hashes,
+        )?,
     };
     let why = match compared {
         Some(Compared::Same(version)) => {
@@ -244,15 +250,16 @@ enum Compared {
 /// settings (`declared`), the same files with the same sizes and sha256, each object still in the
 /// configured object store with those bytes (read back to be sure: a store configured since, an
 /// object gone or one changed in the store makes a new version, which is how a damaged artifact is
-/// put right); when it is not, why. `None` when the id has no version. The files hashed on the way
-/// are left in `hashes` for the put to use.
+/// put right); when it is not, why. `None` when the id has no version. `held` is the folder and the
+/// files the put found in it. The files hashed on the way are left in `hashes` for the put to use.
 fn compare_with_latest(
     stores: &RunStores,
     id: &str,
     declared: (&str, &Map<String, Value>),
-    folder: &Path,
+    held: (&Path, &[String]),
     hashes: &mut Hashes,
 ) -> Result<Option<Compared>, RunError> {
+    let (folder, files) = held;
     let Some(latest) = latest_stored(stores, ARTIFACTS, id, "artifact")? else {
         return Ok(None);
     };
@@ -275,7 +282,6 @@ fn compare_with_latest(
         reasons.push(format!("its v{version} does not record its files' sha256"));
         return Ok(Some(Compared::Differs(reasons.join("; "))));
     };
-    let files = files_of(folder)?;
     let mut changed = Vec::new();
     for file in &recorded {
         if !files.contains(&file.path) {
