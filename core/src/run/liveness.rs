@@ -40,7 +40,7 @@ use super::heartbeat::{self, HEARTBEAT_AT};
 use super::process_identity::{ProcessIdentity, ProcessState};
 use super::recorder::{self, INSTANCES, RUN_GROUP_PATH};
 use crate::clock;
-use crate::run::marked_processes::MarkedProcesses;
+use crate::sandbox::marked_processes::MarkedProcesses;
 use crate::sandbox::{DeployLog, LOCAL_FOLDER_PREFIX};
 use crate::stores::document::UpdateSpec;
 use crate::stores::{Document, DocumentStore, Filter, Predicate};
@@ -745,7 +745,7 @@ fn with_steps_ended(instance: &crate::stores::Document, update: &UpdateSpec) -> 
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::run::marked_processes::COMMAND_MARKER;
+    use crate::sandbox::marked_processes::COMMAND_MARKER;
     use crate::stores::local::LocalSqliteDocumentStore;
 
     /// `look()` again until `settled` holds (for at most 5 s), and its last answer. A journal's lock

@@ -20,7 +20,6 @@ pub mod ledger;
 pub mod liveness;
 pub mod local_stores;
 mod long_steps;
-pub(crate) mod marked_processes;
 pub mod materialize;
 mod options;
 pub mod outcome;

@@ -39,8 +39,8 @@ use std::time::{Duration, Instant};
 use agent_env_host::piped_child::{PipedChild, PipedCommand};
 
 use crate::run::cancel::{kill_group, Cancel};
-use crate::run::marked_processes::COMMAND_MARKER;
-use crate::sandbox::marked_processes::{stop_in, PidMark};
+
+use crate::sandbox::marked_processes::{stop_in, PidMark, COMMAND_MARKER};
 
 use super::StepError;
 
