@@ -299,7 +299,9 @@ fn sigint_while_waiting_for_the_bundles_locks_cancels_and_prints_the_json() {
         .filter(|n| n.to_string_lossy().starts_with("entity-"))
         .collect();
     assert!(left.is_empty(), "a run removes its lock files: {left:?}");
-    // Another run holds every entity's lock (its file named by the entity's id).
+    // Another run holds every entity's lock (its file named by the entity's id) and, as a run
+    // does, writes its process id into each file: where `/proc/locks` names no holder (seen on a
+    // CI machine), that id is what the waiting run names.
     let ids: Vec<String> = ["artifacts", "tasks"]
         .iter()
         .flat_map(|c| s.docs(c))
@@ -316,6 +318,8 @@ fn sigint_while_waiting_for_the_bundles_locks_cancels_and_prints_the_json() {
     for file in &held {
         // SAFETY: flock(2) on a descriptor this test owns.
         assert_eq!(unsafe { libc::flock(file.as_raw_fd(), libc::LOCK_EX) }, 0);
+        use std::io::Write;
+        writeln!(&*file, "{}", std::process::id()).unwrap();
     }
     for signal in [libc::SIGINT, libc::SIGTERM] {
         let (child, rx) = start_reading_stderr(&s, &["run", "./locked", "--json"]);
