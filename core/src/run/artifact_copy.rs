@@ -103,6 +103,20 @@ pub fn copy_checked(
     }
 }
 
+/// The object `url` named where the store finds it now: `url` itself, or, for a store that moved
+/// after the URL was recorded (a state folder restored at another path), its URL in the store's
+/// place now with the recorded one beside it, so a message about the object points at a file that
+/// exists.
+pub fn named_now(objects: &dyn ObjectStore, url: &str) -> String {
+    match objects
+        .get_object_key(url)
+        .and_then(|key| objects.object_url(&key))
+    {
+        Ok(now) if now != url => format!("{now} (recorded as {url})"),
+        _ => url.to_string(),
+    }
+}
+
 /// Whether the object `url` holds the bytes recorded (`size`, `sha256`): read through once, kept
 /// nowhere. An object the store cannot give does not.
 pub fn holds_as_recorded(objects: &dyn ObjectStore, url: &str, size: u64, sha256: &str) -> bool {

@@ -16,7 +16,9 @@ use std::path::Path;
 
 use serde_json::{json, Map, Value};
 
-use super::artifact_copy::{copy_checked, holds_as_recorded, recorded_files, Changed, CopyError};
+use super::artifact_copy::{
+    copy_checked, holds_as_recorded, named_now, recorded_files, Changed, CopyError,
+};
 use super::run_stores::RunStores;
 use super::stored_task::{configured_stores, latest_stored, put_next_version, ARTIFACTS};
 use super::RunError;
@@ -461,10 +463,12 @@ pub fn write_out(
             BundleError::one(match e {
                 CopyError::Store(e) => format!("reading {rel} of the artifact '{id}': {e}"),
                 CopyError::Changed(Changed::Size { found, recorded }) => format!(
-                    "the file {rel} of the artifact '{id}' v{version} is not as it was put: {url} holds {found} bytes, but the artifact recorded {recorded}; the object store's copy was changed or damaged since, so it is not copied; {put_again}"
+                    "the file {rel} of the artifact '{id}' v{version} is not as it was put: {} holds {found} bytes, but the artifact recorded {recorded}; the object store's copy was changed or damaged since, so it is not copied; {put_again}",
+                    named_now(stores.objects.as_ref(), url)
                 ),
                 CopyError::Changed(Changed::Sha256 { found, recorded }) => format!(
-                    "the file {rel} of the artifact '{id}' v{version} is not as it was put: {url} has the sha256 {found}, but the artifact recorded {recorded}; the object store's copy was changed or damaged since, so it is not copied; {put_again}"
+                    "the file {rel} of the artifact '{id}' v{version} is not as it was put: {} has the sha256 {found}, but the artifact recorded {recorded}; the object store's copy was changed or damaged since, so it is not copied; {put_again}",
+                    named_now(stores.objects.as_ref(), url)
                 ),
             })
         })?;

@@ -44,4 +44,53 @@ fn a_moved_state_folder_keeps_its_objects() {
     let stored = moved.run(&["task", "run", "team/hello", "-q"]);
     assert_eq!(stored.code, 0, "{}", stored.both());
     assert!(stored.stdout.contains("passed"), "{}", stored.both());
+
+    // A damaged object is named where it is now, beside the URL that recorded it.
+    let objects = moved.state().join("object_store");
+    let stored_hello = find_file(&objects.join("artifacts"), "hello.txt", "team/greeting");
+    let mut writable = std::fs::metadata(&stored_hello).unwrap().permissions();
+    std::os::unix::fs::PermissionsExt::set_mode(&mut writable, 0o644);
+    std::fs::set_permissions(&stored_hello, writable).unwrap();
+    std::fs::write(&stored_hello, "changed\n").unwrap();
+    let damaged = moved.run(&["task", "run", "team/hello", "-q"]);
+    let now = format!("file://{}", stored_hello.display());
+    assert!(
+        damaged
+            .stdout
+            .contains(&format!("{now} (recorded as file://{}", old_root.display())),
+        "{}",
+        damaged.both()
+    );
+    // An object deleted since the move is missing from this store, not in another one.
+    let bundle_hello = find_file(&objects.join("artifacts"), "hello.txt", "hello-greeting");
+    std::fs::remove_file(&bundle_hello).unwrap();
+    let rerun = moved.run(&["run", "hello"]);
+    assert_eq!(rerun.code, 0, "{}", rerun.both());
+    assert!(
+        rerun
+            .stdout
+            .contains("its v1 files are missing from the object store: hello.txt"),
+        "{}",
+        rerun.both()
+    );
+}
+
+/// The one file named `name` under `dir` whose path holds `part`.
+fn find_file(dir: &std::path::Path, name: &str, part: &str) -> std::path::PathBuf {
+    let mut found = Vec::new();
+    let mut todo = vec![dir.to_path_buf()];
+    while let Some(folder) = todo.pop() {
+        for entry in std::fs::read_dir(&folder).unwrap() {
+            let path = entry.unwrap().path();
+            if path.is_dir() {
+                todo.push(path);
+            } else if path.file_name() == Some(std::ffi::OsStr::new(name))
+                && path.to_string_lossy().contains(part)
+            {
+                found.push(path);
+            }
+        }
+    }
+    assert_eq!(found.len(), 1, "{found:?}");
+    found.remove(0)
 }

@@ -5,7 +5,7 @@ use std::path::{Path, PathBuf};
 use serde_json::{Map, Value};
 
 use super::{require_str, str_field, BuiltinStep, StepEnv, StepError};
-use crate::run::artifact_copy::{copy_checked, recorded_files, Changed, CopyError};
+use crate::run::artifact_copy::{copy_checked, named_now, recorded_files, Changed, CopyError};
 use crate::run::artifact_objects::listed_files;
 use crate::stores::{Filter, Sort, StoreError};
 
@@ -88,11 +88,13 @@ impl BuiltinStep for LoadArtifact {
                 // An object changed since the artifact was recorded (objects are written once) is
                 // not loaded as if it were the artifact's.
                 CopyError::Changed(Changed::Size { found, recorded }) => StepError::runtime(format!(
-                    "the file {file} of the artifact '{id}' v{version} is not as it was put: {url} holds {found} bytes, but the artifact recorded {recorded}; the object store's copy was changed or damaged since, so it is not loaded; {}",
+                    "the file {file} of the artifact '{id}' v{version} is not as it was put: {} holds {found} bytes, but the artifact recorded {recorded}; the object store's copy was changed or damaged since, so it is not loaded; {}",
+                    named_now(env.stores.objects.as_ref(), url),
                     replace_changed(id)
                 )),
                 CopyError::Changed(Changed::Sha256 { found, recorded }) => StepError::runtime(format!(
-                    "the file {file} of the artifact '{id}' v{version} is not as it was put: {url} has the sha256 {found}, but the artifact recorded {recorded}; the object store's copy was changed or damaged since, so it is not loaded; {}",
+                    "the file {file} of the artifact '{id}' v{version} is not as it was put: {} has the sha256 {found}, but the artifact recorded {recorded}; the object store's copy was changed or damaged since, so it is not loaded; {}",
+                    named_now(env.stores.objects.as_ref(), url),
                     replace_changed(id)
                 )),
             })

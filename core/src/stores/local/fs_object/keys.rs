@@ -144,8 +144,9 @@ pub fn key_of_path(root: &Path, path: &Path, url: &str) -> StoreResult<Resolved>
 /// Where `path` lies under `root` if `root` is the folder `path` was written under, moved (a state
 /// folder restored at another path, from a CI cache or a backup, or after a user was renamed): the
 /// part of `path` after its last folder of `root`'s name, when the folder it names there no longer
-/// exists and that part names something under `root`. A second store of the same folder name that
-/// still exists elsewhere is another store, not this one moved.
+/// exists and that part names something under `root`, or a folder under `root` that would hold it
+/// (an object deleted since the move is then this store's, missing, not another store's). A second
+/// store of the same folder name that still exists elsewhere is another store, not this one moved.
 fn moved_here<'p>(root: &Path, path: &'p Path) -> Option<&'p Path> {
     let name = root.file_name()?;
     let old_root = path
@@ -154,7 +155,11 @@ fn moved_here<'p>(root: &Path, path: &'p Path) -> Option<&'p Path> {
         .find(|a| a.file_name() == Some(name))?;
     let rel = path.strip_prefix(old_root).ok()?;
     let exists = |p: &Path| std::fs::symlink_metadata(p).is_ok();
-    (!rel.as_os_str().is_empty() && !exists(old_root) && exists(&root.join(rel))).then_some(rel)
+    let held_here = exists(&root.join(rel))
+        || rel
+            .parent()
+            .is_some_and(|folder| !folder.as_os_str().is_empty() && exists(&root.join(folder)));
+    (!rel.as_os_str().is_empty() && !exists(old_root) && held_here).then_some(rel)
 }
 
 #[cfg(test)]
@@ -193,8 +198,14 @@ mod tests {
             (found.key.as_str(), found.path),
             ("a/b.txt", root.join("a/b.txt"))
         );
-        // Nothing of that key here: another store's object, as before.
-        let other = tmp.path().join("old").join("object_store").join("a/c.txt");
+        // An object deleted since the move, in a folder that is here: this store's, missing.
+        let deleted = tmp.path().join("old").join("object_store").join("a/c.txt");
+        assert_eq!(
+            key_of_path(&root, &deleted, "u").unwrap().path,
+            root.join("a/c.txt")
+        );
+        // Nothing of that key or its folder here: another store's object, as before.
+        let other = tmp.path().join("old").join("object_store").join("z/c.txt");
         assert!(matches!(
             key_of_path(&root, &other, "u"),
             Err(StoreError::ForeignUrl(_))
