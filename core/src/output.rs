@@ -19,6 +19,13 @@ pub trait Output: Send + Sync {
         self.line(text);
     }
 
+    /// A note that the command waits for something (another process's lock), which a person must
+    /// see while the wait lasts: an output that collects its lines for later (a `--json` document)
+    /// still shows this one at once. Otherwise a [`Output::note`].
+    fn waiting(&self, text: &str) {
+        self.note(text);
+    }
+
     /// A question on the command's output with no newline after it, shown at once (the answer is
     /// read after it).
     fn prompt(&self, text: &str) {

@@ -59,7 +59,7 @@ impl Context<'_> {
     pub(crate) fn lock_for_change(&self) -> Result<lock::ChangeLock, InstallError> {
         let waiting = |path: &std::path::Path, holder: Option<u32>| {
             self.out
-                .note(&crate::install::lock::waiting_for(path, holder));
+                .waiting(&crate::install::lock::waiting_for(path, holder));
         };
         lock::acquire(
             &self.plugins_dir,

@@ -288,20 +288,50 @@ fn a_second_change_is_refused_while_the_lock_is_held() {
         "{first}"
     );
     assert!(waiting.try_wait().unwrap().is_none(), "it waits");
+    // With --json too the wait is said on stderr as it begins (and is in the document's notes).
+    let mut waiting_json = sb
+        .command(&[
+            "plugin",
+            "add",
+            src.to_str().unwrap(),
+            "--yes",
+            "--wait",
+            "--json",
+        ])
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut json_stderr = std::io::BufReader::new(waiting_json.stderr.take().unwrap());
+    let mut json_first = String::new();
+    std::io::BufRead::read_line(&mut json_stderr, &mut json_first).unwrap();
+    assert!(
+        json_first.starts_with("waiting for another `agent-env plugin add` or `remove`"),
+        "{json_first}"
+    );
     assert!(tree(&sb.plugins_dir()).is_empty());
     drop(file);
     let rest = std::io::read_to_string(stderr).unwrap();
     let status = waiting.wait().unwrap();
     assert_eq!(status.code(), Some(0), "{first}{rest}");
+    let json_pid = waiting_json.id();
+    let json_out = waiting_json.wait_with_output().unwrap();
+    assert_eq!(json_out.status.code(), Some(0), "{json_first}");
+    let doc: serde_json::Value = serde_json::from_slice(&json_out.stdout).unwrap();
+    // The two adds of one folder take turns: whichever goes second finds it installed.
+    assert!(
+        doc["outcome"] == "added" || doc["outcome"] == "unchanged",
+        "{doc:#}"
+    );
     assert!(!rest.contains("waiting for another"), "said once: {rest}");
     assert!(!tree(&sb.plugins_dir()).is_empty());
-    // The change that held it last wrote its own pid there.
+    // The change that held it last (either waiter) wrote its own pid there.
     let pid: u32 = std::fs::read_to_string(&path)
         .unwrap()
         .trim()
         .parse()
         .unwrap();
-    assert_eq!(pid, waiting.id());
+    assert!(pid == waiting.id() || pid == json_pid, "{pid}");
 }
 
 #[test]

@@ -104,7 +104,10 @@ fn changing(
         .with_code(2));
     }
     let collected = Collected::default();
-    let report = change(&collected);
+    let report = change(&CollectedForJson {
+        collected: &collected,
+        term,
+    });
     // What is installed now, read again (the change happened after this session discovered).
     let installed: Vec<serde_json::Value> = crate::discovery::discover(&session.search_path())
         .plugins
@@ -124,6 +127,28 @@ fn changing(
         term.eprintln(&format!("Error: {error}"));
     }
     Ok(exit_code(&report.outcome))
+}
+
+/// Where a `--json` change's lines go: kept for its document, but for a wait (`--wait`), which is
+/// also said on stderr as it begins, so a CI log shows why the job is standing still.
+struct CollectedForJson<'a> {
+    collected: &'a Collected,
+    term: &'a Terminal,
+}
+
+impl Output for CollectedForJson<'_> {
+    fn line(&self, text: &str) {
+        self.collected.line(text);
+    }
+
+    fn note(&self, text: &str) {
+        self.collected.note(text);
+    }
+
+    fn waiting(&self, text: &str) {
+        self.collected.note(text);
+        self.term.eprintln(text);
+    }
 }
 
 /// What a change printed, and what is installed after it: the rest of its `--json` document.
