@@ -183,8 +183,23 @@ impl Liveness {
             Some((every, _)) => Some(every),
             None => default.step_progress,
         };
+        let heartbeat = match heartbeat {
+            // The flusher cannot beat faster, and 0 does not turn heartbeats off: said, not
+            // taken silently.
+            Some((every, value)) if every < SHORTEST_HEARTBEAT => {
+                ignored.push(Ignored {
+                    var: HEARTBEAT_VAR,
+                    value,
+                    used: SHORTEST_HEARTBEAT,
+                    why: Why::BelowShortest,
+                });
+                SHORTEST_HEARTBEAT
+            }
+            Some((every, _)) => every,
+            None => default.heartbeat,
+        };
         let liveness = Liveness {
-            heartbeat: heartbeat.map_or(default.heartbeat, |(d, _)| d.max(SHORTEST_HEARTBEAT)),
+            heartbeat,
             record_wait: record_wait.map_or(default.record_wait, |(d, _)| d),
             step_progress,
         };
@@ -373,11 +388,16 @@ mod tests {
         let liveness = Liveness::from_env(&env);
         assert_eq!(liveness.heartbeat, Duration::from_millis(500));
         assert_eq!(liveness.record_wait, Duration::from_secs(30));
-        let tiny = Environment::from_vars([(HEARTBEAT_VAR, "0")], std::path::Path::new("/"));
-        assert_eq!(
-            Liveness::from_env(&tiny).heartbeat,
-            Duration::from_millis(100)
-        );
+        // Below the shortest interval (0 too, which does not turn heartbeats off): raised, and said.
+        for tiny in ["0", "0.05"] {
+            let env = Environment::from_vars([(HEARTBEAT_VAR, tiny)], std::path::Path::new("/"));
+            let (liveness, ignored) = Liveness::read(&env);
+            assert_eq!(liveness.heartbeat, Duration::from_millis(100));
+            assert_eq!(
+                ignored.iter().map(Ignored::words).collect::<Vec<_>>(),
+                [format!("{HEARTBEAT_VAR}=\"{tiny}\" is below 0.1 s, the shortest interval a run takes, so 0.1 s is used; set it to 0.1 or more")]
+            );
+        }
     }
 
     #[test]
