@@ -466,14 +466,18 @@ fn bundle_of_local_id(id: &str) -> String {
         .strip_prefix(LOCAL_PREFIX)
         .and_then(|rest| rest.rsplit_once('/'))
         .map_or("", |(root, _)| root);
-    if root.starts_with("~/") {
-        return format!("run the bundle it came from with agent-env run {root}");
+    // Quoted for pasting into a shell; `~/` stays outside the quotes, where the shell expands it.
+    if let Some(under_home) = root.strip_prefix("~/") {
+        return format!(
+            "run the bundle it came from with agent-env run ~/{}",
+            crate::quote::word(under_home)
+        );
     }
     let folder = std::path::Path::new("/").join(root);
     if !root.is_empty() && folder.is_dir() {
         return format!(
             "run the bundle it came from with agent-env run {}",
-            folder.display()
+            crate::quote::word(&folder.to_string_lossy())
         );
     }
     match root.split_once('/') {
@@ -501,6 +505,22 @@ mod tests {
         assert_eq!(
             bundle_of_local_id("@local/tmp/t"),
             "run the bundle it came from with agent-env run /tmp"
+        );
+        // A path a shell would split is quoted, so the command can be pasted.
+        assert_eq!(
+            bundle_of_local_id("@local/~/my bundles/b ü/t"),
+            "run the bundle it came from with agent-env run ~/'my bundles/b ü'"
+        );
+        let spaced = tempfile::tempdir().unwrap();
+        let folder = spaced.path().join("b ü");
+        std::fs::create_dir(&folder).unwrap();
+        let id = format!("@local{}/t", folder.display());
+        assert_eq!(
+            bundle_of_local_id(&id),
+            format!(
+                "run the bundle it came from with agent-env run '{}'",
+                folder.display()
+            )
         );
     }
 
