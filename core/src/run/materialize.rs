@@ -577,6 +577,7 @@ impl Drop for Locks<'_> {
 fn read_only_hint(source: &std::io::Error) -> &'static str {
     match source.raw_os_error() {
         Some(libc::EROFS) => "; agent-env's state folder is on a file system mounted read-only: point XDG_STATE_HOME at a writable place (task list and task get-instance still read it)",
+        Some(libc::EACCES | libc::EPERM) => "; agent-env's state folder is not writable by this user: give it back its write permission (chmod u+w, or chown it to this user), or point XDG_STATE_HOME at a writable place",
         _ => "",
     }
 }
@@ -695,6 +696,13 @@ mod tests {
         let other = MaterializeError::Lock {
             path: PathBuf::from("/state/locks/entity-x.lock"),
             source: std::io::Error::from_raw_os_error(libc::EACCES),
+        };
+        assert!(other
+            .to_string()
+            .ends_with("not writable by this user: give it back its write permission (chmod u+w, or chown it to this user), or point XDG_STATE_HOME at a writable place"));
+        let other = MaterializeError::Lock {
+            path: PathBuf::from("/state/locks/entity-x.lock"),
+            source: std::io::Error::from_raw_os_error(libc::EIO),
         };
         assert!(!other.to_string().contains("XDG_STATE_HOME"));
     }
