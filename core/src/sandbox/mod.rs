@@ -89,6 +89,13 @@ fn elsewhere_hint(error: &std::io::Error) -> &'static str {
         Some(libc::EACCES | libc::EPERM | libc::EROFS) => {
             "; set AGENT_ENV_LOCAL_SANDBOX_DIR to a folder you may write, and local sandboxes go there"
         }
+        // The place (or a folder on the way to it) is a file.
+        Some(libc::ENOTDIR | libc::EEXIST) => {
+            "; a file stands where that folder or one above it should be: set AGENT_ENV_LOCAL_SANDBOX_DIR to a folder (or a path one can be made at), or move the file away"
+        }
+        Some(libc::ENOSPC | libc::EDQUOT) => {
+            "; the disk is full: free some space, or set AGENT_ENV_LOCAL_SANDBOX_DIR to a folder on another disk"
+        }
         _ => "",
     }
 }
@@ -321,6 +328,18 @@ mod tests {
             source: std::io::Error::from_raw_os_error(libc::ENOENT),
         };
         assert!(!missing.to_string().contains("AGENT_ENV_LOCAL_SANDBOX_DIR"));
+        // A file where the folder should be, as create_dir_all meets it.
+        let dir = tempfile::tempdir().unwrap();
+        let file = dir.path().join("afile");
+        std::fs::write(&file, "").unwrap();
+        for path in [file.join("sandboxes"), file.clone()] {
+            let source = std::fs::create_dir_all(&path).unwrap_err();
+            let said = SandboxError::Create { path, source }.to_string();
+            assert!(
+                said.ends_with("; a file stands where that folder or one above it should be: set AGENT_ENV_LOCAL_SANDBOX_DIR to a folder (or a path one can be made at), or move the file away"),
+                "{said}"
+            );
+        }
     }
 
     use super::*;
