@@ -46,6 +46,16 @@ fn checks(doc: &Document) -> String {
     out
 }
 
+/// Which run marks a stale instance failed: a bundle run's instance (`@local/…`) is in this
+/// machine's own store, which only this machine's runs read; a stored task's is in a store other
+/// machines may share.
+fn who_marks_it_failed(doc: &Document) -> &'static str {
+    match text(doc, "task_id").starts_with(crate::bundle::ids::LOCAL_PREFIX) {
+        true => "the next agent-env run (of a bundle) on this machine marks it failed",
+        false => "the next run on any machine sharing this store marks it failed",
+    }
+}
+
 /// The human view of one instance.
 /// `end_waiting_here` is the command whose next run on this machine writes the instance's end, when
 /// a journal here holds it (see [`super::sources::Sources::end_waiting_here`]).
@@ -79,9 +89,10 @@ pub(super) fn describe(
                 crate::run::heartbeat::end_waiting_here(by)
             ),
             (None, Some(stale)) => format!(
-                "{} ({}; the next run on any machine sharing this store marks it failed)",
+                "{} ({}; {})",
                 text(doc, "status"),
-                stale.words()
+                stale.words(),
+                who_marks_it_failed(doc)
             ),
             (None, None) => text(doc, "status").to_string(),
         },
@@ -246,5 +257,41 @@ mod tests {
         ] {
             assert_eq!(criterion_passed(&row), passed, "{row}");
         }
+    }
+
+    /// A stale bundle-run instance is this machine's to mark failed; a stored task's, any machine's
+    /// sharing the store.
+    #[test]
+    fn a_stale_instance_says_which_run_marks_it_failed() {
+        let status_of = |task_id: &str| {
+            let doc = match json!({
+                "instance_id": "x",
+                "task_id": task_id,
+                "status": "running",
+                crate::run::heartbeat::HEARTBEAT_AT: "2020-01-01T00:00:00Z",
+                crate::run::heartbeat::HEARTBEAT_SECONDS: 1.0,
+            }) {
+                Value::Object(m) => m,
+                _ => unreachable!(),
+            };
+            let dir = tempfile::tempdir().unwrap();
+            let store =
+                crate::stores::local::LocalSqliteDocumentStore::new(dir.path().join("d.db"));
+            let shown = describe(&doc, &InstanceScores::new(&store), None);
+            shown
+                .lines()
+                .find(|l| l.starts_with("status:"))
+                .unwrap_or_default()
+                .to_string()
+        };
+        assert!(
+            status_of("@local/~/b/t").ends_with(
+                "; the next agent-env run (of a bundle) on this machine marks it failed)"
+            ),
+            "{}",
+            status_of("@local/~/b/t")
+        );
+        assert!(status_of("team/t")
+            .ends_with("; the next run on any machine sharing this store marks it failed)"));
     }
 }
