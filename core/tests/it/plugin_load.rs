@@ -740,3 +740,31 @@ fn a_plugins_sandbox_provider_is_active_but_said_to_be_unused_here() {
         "{err}"
     );
 }
+
+/// `plugin list` has no room for reasons and exits 0: a package with a contribution that did not
+/// take effect is named on stderr with where to read why; one that is fine, or not loaded, is not.
+#[test]
+fn plugin_list_says_where_to_read_why_a_package_failed() {
+    let sb = Sandbox::new();
+    works(&sb);
+    sb.plugin_dir_manifest(
+        "gone",
+        &format!(
+            "{}[provides.envs]\ngone_env = \"E\"\n",
+            plugin_table("agentenv-gone", "1", "[\"./bin/nope\"]")
+        ),
+    );
+    let out = sb.run(&["plugin", "list"]);
+    assert_eq!(out.status.code(), Some(0));
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        stderr.contains("note: agentenv-gone: 1 failed; agent-env plugin show agentenv-gone says why (agent-env plugin check lists every problem, and exits 1)\n"),
+        "{stderr}"
+    );
+    assert!(!stderr.contains("note: agentenv-fixture-works"), "{stderr}");
+    let out = sb.run(&["plugin", "list", "--no-load"]);
+    assert!(
+        !String::from_utf8_lossy(&out.stderr).contains("says why"),
+        "not loaded is not a failure"
+    );
+}

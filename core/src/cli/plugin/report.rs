@@ -53,8 +53,35 @@ pub(super) fn list(args: &ReportArgs, verbose: bool, session: &Session, term: &T
         }
     } else {
         term.print(&human::list(&built.report, &built.stores_by_row(registry)));
+        for note in why_notes(&built.report) {
+            term.eprintln(&note);
+        }
     }
     Ok(0)
+}
+
+/// For each package with a contribution that failed, conflicts or is blocked (among the problems
+/// `plugin check` fails for), where to read why: the table has no room for reasons, and `plugin
+/// list` exits 0. A skipped one is said by the warnings `--verbose` prints.
+fn why_notes(report: &crate::report::model::Report) -> Vec<String> {
+    use crate::registry::outcome::Status;
+    report
+        .plugins
+        .iter()
+        .filter(|d| {
+            d.contributions
+                .iter()
+                .any(|c| matches!(c.status, Status::Failed | Status::Conflict | Status::Blocked))
+        })
+        .map(|d| {
+            format!(
+                "note: {}: {}; agent-env plugin show {} says why (agent-env plugin check lists every problem, and exits 1)",
+                d.name,
+                human::status_cell(d),
+                crate::quote::word(&d.name)
+            )
+        })
+        .collect()
 }
 
 /// `plugin check`: exit 1 if any contribution did not take effect.
