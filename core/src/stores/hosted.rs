@@ -32,9 +32,24 @@ pub fn s3_store(
     let mut problems =
         config_table::key_problems(impl_name, table, &agent_env_store_s3::CONFIG_KEYS, &[]);
     let settings = problems.keep(S3Settings::from_table(table, &|name| env.var(name)));
+    remember_environment_credentials(table, env);
     match settings {
         Some(settings) if problems.is_empty() => Ok(S3ObjectStore::new(settings)?),
         _ => Err(problems),
+    }
+}
+
+/// The secret half of the credentials the AWS variables give the store (the secret key and the
+/// session token) is masked wherever agent-env shows or records text, as the same values written in
+/// its table are: a task command that echoes `$AWS_SECRET_ACCESS_KEY` does not put it in a shared
+/// store's records.
+fn remember_environment_credentials(table: &ConfigTable, env: &Environment) {
+    let from_env =
+        s3_settings_from_environment(&|key| table.contains_key(key), &|name| env.var(name));
+    for setting in from_env {
+        if matches!(setting.key, "secret_access_key" | "session_token") {
+            crate::redaction::remember(&setting.value);
+        }
     }
 }
 
@@ -202,5 +217,27 @@ mod tests {
         assert_eq!(value("access_key_id"), credentials.access_key_id);
         assert_eq!(value("secret_access_key"), credentials.secret_access_key);
         assert_eq!(Some(value("session_token")), credentials.session_token);
+    }
+
+    /// Credentials from the AWS variables are masked as the table's own would be.
+    #[test]
+    fn the_secret_key_from_the_environment_is_masked() {
+        let secret = "0db120ee80f83dc0462d571691d163a703d9daee";
+        let token = "FwoGZXIvYXdzEXAMPLEtokenValue1234";
+        let env = Environment::from_vars(
+            [
+                ("AWS_ACCESS_KEY_ID", "agentenvtest"),
+                ("AWS_SECRET_ACCESS_KEY", secret),
+                ("AWS_SESSION_TOKEN", token),
+            ],
+            std::path::Path::new("/"),
+        );
+        let mut table = ConfigTable::new();
+        table.insert("bucket".into(), "team".into());
+        table.insert("endpoint".into(), "http://127.0.0.1:1".into());
+        table.insert("region".into(), "us-east-1".into());
+        let _store = s3_store("S3ObjectStore", &table, &env);
+        let shown = crate::redaction::redact(&format!("k={secret} t={token}")).into_owned();
+        assert!(!shown.contains(secret) && !shown.contains(token), "{shown}");
     }
 }
