@@ -82,7 +82,7 @@ pub struct Ignored {
 /// Why a variable's value is not taken as it is.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Why {
-    /// It is not a number of seconds from 0 up to 1e9: the default is used.
+    /// It is not a number of seconds from 0 to below 1e9: the default is used.
     NotSeconds,
     /// It is set, but to nothing: the default is used.
     Empty,
@@ -96,7 +96,7 @@ impl Ignored {
         let (var, value) = (self.var, &self.value);
         match self.why {
             Why::NotSeconds => format!(
-                "{var}={value:?} is not a number of seconds from 0 up to 1e9, so it is ignored and the default, {} s, is used; set it to such a number, or unset it",
+                "{var}={value:?} is not a number of seconds from 0 to below 1e9, so it is ignored and the default, {} s, is used; set it to such a number, or unset it",
                 self.used.as_secs()
             ),
             Why::Empty => format!(
@@ -113,7 +113,7 @@ impl Ignored {
     }
 }
 
-/// The seconds `value` says: a number from 0 up to 1e9, a fraction allowed.
+/// The seconds `value` says: a number from 0 to below 1e9, a fraction allowed.
 fn seconds(value: &str) -> Option<Duration> {
     value
         .trim()
@@ -362,7 +362,7 @@ mod tests {
             assert_eq!(vars, [HEARTBEAT_VAR, RECORD_WAIT_VAR], "{bad}");
             assert_eq!(
                 ignored[1].words(),
-                format!("{RECORD_WAIT_VAR}=\"{bad}\" is not a number of seconds from 0 up to 1e9, so it is ignored and the default, 30 s, is used; set it to such a number, or unset it")
+                format!("{RECORD_WAIT_VAR}=\"{bad}\" is not a number of seconds from 0 to below 1e9, so it is ignored and the default, 30 s, is used; set it to such a number, or unset it")
             );
         }
         for good in ["0", " 2.5 ", "999999999"] {
