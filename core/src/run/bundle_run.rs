@@ -151,16 +151,16 @@ pub fn run_bundle_pinned(
     let parsed = parsed?;
     for rel in &parsed.ignored {
         if let Some(why) = crate::bundle::parser::why_ignored(rel) {
-            out.note(&format!("Note: {rel} is not read: {why}"));
+            out.note(&format!("note: {rel} is not read: {why}"));
         }
     }
     for unread in &parsed.unread {
-        out.note(&format!("Note: {unread}"));
+        out.note(&format!("note: {unread}"));
     }
     if !parsed.builds.is_empty() {
         let paths: Vec<&str> = parsed.builds.iter().map(|b| b.path.as_str()).collect();
         out.note(&format!(
-            "Note: {} {} not built: this agent-env builds no env or agent images (the Python agent-env builds them with Docker), so the tasks run without them",
+            "note: {} {} not built: this agent-env builds no env or agent images (the Python agent-env builds them with Docker), so the tasks run without them",
             paths.join(", "),
             if paths.len() == 1 { "is" } else { "are" }
         ));

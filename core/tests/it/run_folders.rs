@@ -827,15 +827,15 @@ fn a_file_a_bundle_folder_does_not_read_is_named() {
     assert_eq!(r.code, 0, "{}", r.both());
     assert!(
         r.stderr
-            .contains("Note: evals/smoke.json is not read: an eval is a .toml file")
+            .contains("note: evals/smoke.json is not read: an eval is a .toml file")
             && r.stderr
-                .contains("Note: tasks/notes.md is not read: a task is a .json file"),
+                .contains("note: tasks/notes.md is not read: a task is a .json file"),
         "{}",
         r.stderr
     );
     // Build contexts are read (their ids are checked) but nothing builds them: said, not skipped.
     assert!(
-        r.stderr.contains("Note: envs/web, agents/bot are not built: this agent-env builds no env or agent images"),
+        r.stderr.contains("note: envs/web, agents/bot are not built: this agent-env builds no env or agent images"),
         "{}",
         r.stderr
     );
@@ -1046,7 +1046,7 @@ fn a_task_files_own_id_in_a_bundle_is_said_to_be_unread() {
     let r = s.run(&["run", "./ids"]);
     assert_eq!(r.code, 0, "{}", r.both());
     assert!(
-        r.stderr.contains("Note: tasks/a.json gives the id 'same', which a bundle run does not read: a bundle's task is named by its file, so this one is 'a' (agent-env task put reads the id)"),
+        r.stderr.contains("note: tasks/a.json gives the id 'same', which a bundle run does not read: a bundle's task is named by its file, so this one is 'a' (agent-env task put reads the id)"),
         "{}",
         r.stderr
     );
