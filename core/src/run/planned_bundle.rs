@@ -9,7 +9,7 @@ use super::options::RunOptions;
 use super::plan::Plan;
 use super::planned_tasks::{planned_infos, run_planned};
 use super::run_stores::RunStores;
-use super::skipped::skipped_events;
+use super::skipped::{skipped_events, skipped_lines};
 use super::status::RunStatus;
 use super::task_notes::say_task_notes;
 use super::RunError;
@@ -65,6 +65,7 @@ pub fn execute(
         for t in &plan.tasks {
             out.line(&format!("  {} v{}", t.task.path, version_of(&t.task.id)));
         }
+        skipped_lines(&plan.skipped, true, out);
         let told = say_task_notes(&plan.tasks, true, options.observer.as_ref(), out);
         options.observer.event(&RunEvent::RunPlanned {
             bundle: bundle.display_root.clone(),

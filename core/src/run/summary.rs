@@ -106,7 +106,7 @@ pub(super) fn print_summary(
         for tally in eval_tallies(plan, results, version_of) {
             out.line(&eval_line(&tally));
         }
-        skipped_lines(&plan.skipped, out);
+        skipped_lines(&plan.skipped, false, out);
     }
 }
 

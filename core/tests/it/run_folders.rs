@@ -58,6 +58,12 @@ fn evals_run_the_tasks_they_name_and_say_which_tasks_did_not_run() {
     std::fs::create_dir_all(folder.join("evals")).unwrap();
     std::fs::write(folder.join("evals/smoke.toml"), "tasks = [\"hello\"]\n").unwrap();
     std::fs::write(folder.join("tasks/other.json"), format!("[{DEPLOY}]")).unwrap();
+    // A dry run says it too, as the run does.
+    let dry = s.run(&["run", "./evals-demo", "--dry-run"]);
+    assert_eq!(dry.code, 0, "{}", dry.both());
+    dry.assert_stdout_has(
+        "tasks/other.json isn't named by any eval, so it would not run; run it with --task other\n",
+    );
     let r = s.run(&["run", "./evals-demo"]);
     assert_eq!(r.code, 0, "{}{}", r.stdout, r.stderr);
     r.assert_stdout_has("evals/smoke.toml: v1 (new)\n");
@@ -713,6 +719,9 @@ fn many_tasks_no_eval_names_are_one_line() {
         "{}",
         r.stdout
     );
+    let dry = s.run(&["run", "./many", "--dry-run"]);
+    assert_eq!(dry.code, 0, "{}", dry.both());
+    dry.assert_stdout_has("\n4 tasks no eval names would not run (tasks/b.json, tasks/c.json, tasks/d.json, and 1 more); run one with --task NAME\n");
     let json = s.run(&["run", "./many", "--json"]);
     let doc: serde_json::Value = serde_json::from_str(&json.stdout).unwrap();
     assert_eq!(doc["skipped"].as_array().unwrap().len(), 4);
