@@ -28,11 +28,14 @@ pub(super) fn hold_kept_then_report(
         out.line("");
         out.line("Kept up:");
         for (task, d) in &kept {
+            // The sandbox's name (its `sandbox_name`) tells apart the folders of a task that
+            // deploys several.
             for s in d.all() {
                 out.line(&format!(
-                    "  {}  {} sandbox  {}  [{task}]",
+                    "  {}  {} sandbox '{}'  {}  [{task}]",
                     s.id,
                     d.provider().name(),
+                    s.name,
                     d.provider().describe(&s)
                 ));
             }

@@ -215,7 +215,7 @@ fn keep_holds_the_sandbox_until_ctrl_c_then_tears_it_down() {
     let work_dir = s.sandboxes().join(&kept[0]);
     assert!(
         out.contains(&format!(
-            "local sandbox  folder  {}  [tasks/hello.json]",
+            "local sandbox 'box'  folder  {}  [tasks/hello.json]",
             work_dir.display()
         )),
         "{out}"
