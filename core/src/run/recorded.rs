@@ -90,7 +90,7 @@ pub struct InstanceScores<'a> {
 /// A task's id and version.
 type TaskVersion = (String, i64);
 /// A task's step documents.
-type Steps = Vec<Map<String, Value>>;
+pub type Steps = Vec<Map<String, Value>>;
 
 impl<'a> InstanceScores<'a> {
     pub fn new(sources: &'a dyn DocumentStore) -> Self {
@@ -108,6 +108,23 @@ impl<'a> InstanceScores<'a> {
             .and_then(|c| c.get("metadata"))
             .and_then(Value::as_object)
             .unwrap_or(&empty);
+        self.with_steps(doc, |steps| match steps {
+            Some(steps) => super::outcome::step_scores(steps.iter(), metadata)
+                .into_iter()
+                .map(|(step, score)| (step, json!(score)))
+                .collect(),
+            None => verifier_scores(metadata),
+        })
+    }
+
+    /// The steps of the instance's task at its recorded version, in the task's order; `None` when
+    /// that version is no longer recorded.
+    pub fn steps_of(&self, doc: &Document) -> Option<Steps> {
+        self.with_steps(doc, |steps| steps.cloned())
+    }
+
+    /// `f` given the steps of the instance's task at its recorded version, read once per version.
+    fn with_steps<R>(&self, doc: &Document, f: impl FnOnce(Option<&Steps>) -> R) -> R {
         let key = (
             doc.get("task_id")
                 .and_then(Value::as_str)
@@ -119,13 +136,7 @@ impl<'a> InstanceScores<'a> {
         let steps = known
             .entry(key)
             .or_insert_with_key(|(id, version)| self.task_steps(id, *version));
-        match steps {
-            Some(steps) => super::outcome::step_scores(steps.iter(), metadata)
-                .into_iter()
-                .map(|(step, score)| (step, json!(score)))
-                .collect(),
-            None => verifier_scores(metadata),
-        }
+        f(steps.as_ref())
     }
 
     /// The steps of `task_id` at `version`, from whichever source keeps the task.

@@ -822,6 +822,35 @@ fn a_retry_from_deploy_sandbox_starts_over_in_a_fresh_sandbox() {
     );
 }
 
+/// A failed instance's steps that never ran are listed as `not run` by get-instance, so its rows add
+/// up to its step count; `--json` names them under `not_run_steps`.
+#[test]
+fn get_instance_lists_the_steps_a_failed_instance_never_ran() {
+    let s = Sandboxed::new();
+    s.write(
+        "halt/tasks/t.json",
+        r#"[{"id": "check", "type": "verify_sandbox", "sandbox_name": "nope", "verifier_id": "v",
+             "criteria": [{"type": "bash_cmd_succeeds", "bash_cmd": "true"}]},
+            {"id": "box", "type": "deploy_sandbox", "sandbox_name": "box"}]"#,
+    );
+    let r = s.run(&["run", "./halt"]);
+    assert_ne!(r.code, 0, "{}", r.both());
+    let instance = &s.docs("task_instances")[0];
+    assert_eq!(instance["status"], "failed", "{instance}");
+    let id = instance["instance_id"].as_str().unwrap().to_string();
+    let shown = s.run(&["task", "get-instance", &id]);
+    assert_eq!(shown.code, 0, "{}", shown.both());
+    assert!(
+        shown.stdout.contains("steps (2):\n  check failure")
+            && shown.stdout.contains("\n  box not run\n"),
+        "{}",
+        shown.stdout
+    );
+    let json = s.run(&["task", "get-instance", &id, "--json"]);
+    let doc: serde_json::Value = serde_json::from_str(&json.stdout).unwrap();
+    assert_eq!(doc["not_run_steps"], json!(["box"]), "{doc:#}");
+}
+
 /// A file in one of a bundle's folders that agent-env does not read (an eval written as JSON) is
 /// named, with what the folder holds instead; the run goes on.
 #[test]

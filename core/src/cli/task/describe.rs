@@ -1,8 +1,9 @@
 //! The human view of one recorded instance: its status, scores, times, objects, each verification's
-//! criteria, its steps with their timings and attempts, and its failed steps.
+//! criteria, its steps with their timings and attempts (and those never run), and its failed steps.
 
 use serde_json::Value;
 
+use super::unended::unended_steps;
 use super::{scores_text, text};
 use crate::run::builtin_steps::verify_sandbox;
 use crate::run::recorded::InstanceScores;
@@ -197,6 +198,25 @@ pub(super) fn describe(
             "  {id} {}{took}{numbered}\n",
             step.get("status").and_then(Value::as_str).unwrap_or("?"),
         ));
+    }
+    let run_stopped = end_waiting_here.is_none()
+        && crate::run::heartbeat::stale(doc, std::time::SystemTime::now()).is_some();
+    match scores.steps_of(doc) {
+        Some(steps) => {
+            for (id, state) in unended_steps(doc, &steps, run_stopped) {
+                out.push_str(&format!("  {id} {}\n", state.words()));
+            }
+        }
+        // The task's version is gone: the steps never run are counted, not named.
+        None => {
+            let ran: std::collections::HashSet<String> = completed.iter().map(id_of).collect();
+            let missing = total.saturating_sub(ran.len() as u64);
+            if missing > 0 && !crate::run::heartbeat::shows_running(doc) {
+                out.push_str(&format!(
+                    "  {missing} more not run (the task's version is no longer recorded, so they are not named)\n"
+                ));
+            }
+        }
     }
     let failed = doc
         .get("context")

@@ -5,6 +5,7 @@ use serde_json::Value;
 
 use super::describe::describe;
 use super::sources::Sources;
+use super::unended::{not_run, unended_steps};
 use super::{pretty, text, GetArgs};
 use crate::cli::{Exit, Failure, Terminal};
 use crate::run::recorded::{newest_started_first, InstanceScores};
@@ -65,10 +66,20 @@ pub(super) fn get(args: GetArgs, all: &Sources, term: &Terminal) -> Exit {
         let mut doc = doc.clone();
         // The keys not the store's: a running instance whose end waits in this machine's journal,
         // or else one whose run stopped sending signs of life.
+        let mut run_stopped = false;
         if all.end_waiting_here(&doc).is_some() {
             doc.insert("end_waiting_here".into(), Value::Bool(true));
         } else if crate::run::heartbeat::stale(&doc, std::time::SystemTime::now()).is_some() {
             doc.insert("stale".into(), Value::Bool(true));
+            run_stopped = true;
+        }
+        // And the steps its run never ran, which the store does not list, as the text names them.
+        if let Some(steps) = InstanceScores::new(sources).steps_of(&doc) {
+            let unended = unended_steps(&doc, &steps, run_stopped);
+            let not_run = not_run(&unended);
+            if !not_run.is_empty() {
+                doc.insert("not_run_steps".into(), serde_json::json!(not_run));
+            }
         }
         term.print(&format!("{}\n", pretty(&Value::Object(doc))));
         return Ok(0);

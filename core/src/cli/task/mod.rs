@@ -16,6 +16,7 @@ mod list;
 mod prune;
 mod sources;
 mod stored;
+mod unended;
 
 use serde_json::{Map, Value};
 
