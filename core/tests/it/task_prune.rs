@@ -43,7 +43,25 @@ fn the_newest_of_each_task_are_kept_and_a_dry_run_deletes_nothing() {
         "{}",
         unlimited.stderr
     );
+    assert!(
+        unlimited
+            .stderr
+            .contains("add --dry-run to see what would be deleted first"),
+        "{}",
+        unlimited.stderr
+    );
     assert_eq!(instance_ids(&s), before);
+    // A dry run with no limit is not told to add the --dry-run it gave.
+    let dry_unlimited = s.run(&["task", "prune", "--dry-run"]);
+    assert_eq!(dry_unlimited.code, 2, "{}", dry_unlimited.both());
+    assert!(
+        dry_unlimited
+            .stderr
+            .contains("; --dry-run needs one of them too, then lists what they would delete and deletes nothing")
+            && !dry_unlimited.stderr.contains("add --dry-run"),
+        "{}",
+        dry_unlimited.stderr
+    );
 
     let listed = s
         .run(&["task", "list", "--bundle", "hello", "--json"])

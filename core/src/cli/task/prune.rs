@@ -24,8 +24,16 @@ use crate::stores::{Document, DocumentStore, Filter, Predicate, Sort};
 /// Instances read at a time.
 const PAGE: usize = 200;
 
-/// What is said when neither limit is given: without one every instance would go.
-const NO_LIMIT: &str = "task prune deletes only what it is told to: give --older-than AGE (such as 30d), --keep-last N (the newest N instances of each task are kept), or both (only instances beyond the newest N that are also older go); add --dry-run to see what would be deleted first";
+/// What is said when neither limit is given: without one every instance would go. A dry run asked
+/// for is told that it needs a limit too, not to add the flag it gave.
+fn no_limit(dry_run: bool) -> String {
+    let then = if dry_run {
+        "--dry-run needs one of them too, then lists what they would delete and deletes nothing"
+    } else {
+        "add --dry-run to see what would be deleted first"
+    };
+    format!("task prune deletes only what it is told to: give --older-than AGE (such as 30d), --keep-last N (the newest N instances of each task are kept), or both (only instances beyond the newest N that are also older go); {then}")
+}
 
 /// One instance chosen to go, and the store it is in.
 struct Chosen {
@@ -64,7 +72,7 @@ pub(super) fn prune(
     term: &Terminal,
 ) -> Exit {
     if args.older_than.is_none() && args.keep_last.is_none() {
-        return Err(Failure::new(NO_LIMIT).usage_if(true));
+        return Err(Failure::new(no_limit(args.dry_run)).usage_if(true));
     }
     let selecting = ListArgs {
         bundle: args.bundle.clone(),
