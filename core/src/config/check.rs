@@ -207,11 +207,13 @@ fn run_checks(doc: &ConfigDocument, builder: &dyn StoreBuilder, found: &mut Find
     let secrets: &dyn SecretLookup = builder.secrets().unwrap_or(&noted);
 
     for section in STORE_SECTIONS {
+        // A section the run does not read stops nothing, a store it cannot even select included.
+        let read_here = stores_read.is_none_or(|read| read.contains(&section.name));
         let selection = match selection(doc, section.name) {
             Ok(s) => s,
             Err(e) => {
                 // A `[stores]` that is not a table is every store section's problem: said once.
-                if !errors.contains(&e) {
+                if read_here && !errors.contains(&e) {
                     errors.push(e);
                 }
                 continue;
@@ -221,7 +223,7 @@ fn run_checks(doc: &ConfigDocument, builder: &dyn StoreBuilder, found: &mut Find
         let result = check_store(&selection, &doc.env, builder, secrets, notes);
         // A section the run does not read is still resolved (each secret it holds is remembered,
         // so the run masks it), but what is wrong with it stops nothing.
-        if stores_read.is_some_and(|read| !read.contains(&section.name)) {
+        if !read_here {
             continue;
         }
         checked.stores += 1;

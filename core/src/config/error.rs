@@ -68,6 +68,16 @@ pub enum ConfigError {
         value: String,
     },
 
+    /// A store section's `impl` that is not a string: it takes a built-in store's name or a
+    /// plugin's `<package>:<Class>`.
+    #[error("[{table}] impl must be a string, got {got}: {value}; write impl = \"{builtin}\" for the built-in store, or \"<package>:<Class>\" for a plugin's")]
+    StoreImplNotString {
+        table: String,
+        got: &'static str,
+        value: String,
+        builtin: &'static str,
+    },
+
     #[error("impl must be 'module.path:ClassName', got '{value}'")]
     BadImplForm { value: String },
 

@@ -239,10 +239,11 @@ fn from_table(section: &AliasedSection, table: &Table) -> Result<Resolved, Confi
     let impl_name = match table.get("impl") {
         Some(Value::String(s)) if !s.trim().is_empty() => s.trim().to_string(),
         Some(other) if !matches!(other, Value::String(_)) => {
-            return Err(ConfigError::ImplNotString {
+            return Err(ConfigError::StoreImplNotString {
                 table: section.toml_path.join("."),
                 got: type_name(other),
                 value: py_repr(&super::mask::mask_value(other, false)),
+                builtin: section.local_class(),
             })
         }
         _ => {
@@ -494,7 +495,7 @@ mod tests {
             selection_with(&d, "document", None, Path::new(ROOT))
                 .unwrap_err()
                 .to_string(),
-            "[stores.document] impl must be a 'module:Class' string, got int: 5"
+            "[stores.document] impl must be a string, got int: 5; write impl = \"LocalSqliteDocumentStore\" for the built-in store, or \"<package>:<Class>\" for a plugin's"
         );
         let d = doc("[stores.object]\nimpl = 'pkg:Cas'\nextra = 1\n");
         let s = selection_with(&d, "object", None, Path::new(ROOT)).unwrap();

@@ -1013,3 +1013,29 @@ fn a_stores_value_that_is_not_a_table_is_one_problem() {
         ["config.toml [stores] must be a table, got int"]
     );
 }
+
+/// A bundle run keeps its documents and objects in the local stores, so a `[stores.document]`
+/// that selects nothing stops it no more than a bad setting of `[stores.object]` does; `config
+/// check` names all three, and says what `impl` takes.
+#[test]
+fn a_store_section_a_bundle_run_does_not_read_does_not_stop_it() {
+    let p = Project::new(
+        "[stores.document]\nimpl = 5\n[stores.object]\nimpl = \"LocalFilesystemObjectStore\"\nconfig = { root = 42, bucket = \"b\" }\n",
+    );
+    let (code, json) = p.check(&[]);
+    assert_eq!(code, 1);
+    let found = messages(&json);
+    assert_eq!(found.len(), 3, "{found:?}");
+    assert_eq!(
+        found[0],
+        "[stores.document] impl must be a string, got int: 5; write impl = \"LocalSqliteDocumentStore\" for the built-in store, or \"<package>:<Class>\" for a plugin's"
+    );
+    let (code, out, err) = p.run_stderr(&[], &["run", "hello", "-q"]);
+    assert_eq!(code, 0, "{out}{err}");
+    let (code, _, err) = p.run_stderr(&[], &["task", "run", "team/hello"]);
+    assert_eq!(code, 1, "{err}");
+    assert!(
+        err.contains("[stores.document] impl must be a string, got int: 5"),
+        "{err}"
+    );
+}
