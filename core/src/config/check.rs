@@ -62,9 +62,13 @@ pub struct Problem {
 struct Findings {
     /// Problems in the tables agent-env reads.
     errors: Vec<ConfigError>,
-    /// Problems in `[plugins.<package>]` tables. Such a table is its plugin's alone: a broken one fails
-    /// only that plugin's read, when something starts the plugin, never a run and never agent-env.
+    /// Problems in `[plugins.<package>]` tables no installed plugin reads, said as warnings. Such a
+    /// table is its plugin's alone: a broken one fails only that plugin's start, never agent-env.
     plugin_tables: Vec<String>,
+    /// Problems in the tables of installed plugins (`config check` only): each stops its plugin
+    /// from starting, so a run whose tasks use one of its steps refuses to start. A run's preflight
+    /// leaves them to the steps that use the plugin.
+    plugin_table_problems: Vec<Problem>,
     /// Settings nothing in this agent-env reads, said as warnings.
     unused: Vec<String>,
     notes: Vec<String>,
@@ -137,6 +141,7 @@ pub fn check(doc: &ConfigDocument, builder: &dyn StoreBuilder) -> CheckOutcome {
             message: e.to_string(),
         })
         .collect();
+    problems.extend(found.plugin_table_problems);
     // `[explorer]` fails only `agent-env up`, so a run's preflight (`check_all`) leaves it out. A
     // problem the checks above found already (an `[explorer]` that is not a table, which the
     // `[explorer.plugins]` read finds too) is not said twice.
@@ -193,6 +198,7 @@ fn run_checks(doc: &ConfigDocument, builder: &dyn StoreBuilder, found: &mut Find
     let Findings {
         errors,
         plugin_tables: plugin_problems,
+        plugin_table_problems,
         unused,
         notes,
         checked,
@@ -259,26 +265,43 @@ fn run_checks(doc: &ConfigDocument, builder: &dyn StoreBuilder, found: &mut Find
         }
     }
 
+    // The installed packages, for `config check`: a run's preflight leaves the plugins' tables,
+    // and an impl whose package is not installed, to the steps that would start the plugins.
+    let installed = (!*for_run).then(|| builder.installed_packages()).flatten();
     match plugin_tables(doc) {
-        Err(e) => plugin_problems.push(format!(
-            "{e}; every plugin's read of its settings fails, and agent-env itself does not read [plugins]"
-        )),
+        Err(e) => match installed.as_ref().filter(|names| !names.is_empty()) {
+            Some(_) => plugin_table_problems.push(Problem {
+                code: e.code(),
+                message: format!("{e} (no plugin starts until it is fixed: a run whose tasks use a plugin's step refuses to start, and what the plugins provide fails to load)"),
+            }),
+            None => plugin_problems.push(format!(
+                "{e}; every plugin's read of its settings fails, and agent-env itself does not read [plugins]"
+            )),
+        },
         Ok(tables) => {
             for table in tables {
                 checked.plugin_tables += 1;
-                if let Err(e) = plugin_settings(doc, &table.package, Some(secrets)) {
-                    plugin_problems.push(format!(
-                        "{e}; {} is not started while its table cannot be read, so what it provides fails to load (agent-env itself does not read the table)",
-                        table.package
-                    ));
+                let Err(e) = plugin_settings(doc, &table.package, Some(secrets)) else {
+                    continue;
+                };
+                let package = &table.package;
+                match installed.as_ref().map(|names| names.contains(package)) {
+                    Some(true) => plugin_table_problems.push(Problem {
+                        code: e.code(),
+                        message: format!("{e} ({package} does not start until it is fixed: a run whose tasks use one of its steps refuses to start, and what else it provides fails to load)"),
+                    }),
+                    Some(false) => plugin_problems.push(format!(
+                        "{e}; no installed plugin is named {package}, so nothing reads the table now; once {package} is installed, it does not start until the table is fixed"
+                    )),
+                    None => plugin_problems.push(format!(
+                        "{e}; {package} is not started while its table cannot be read, so what it provides fails to load (agent-env itself does not read the table)"
+                    )),
                 }
             }
         }
     }
 
-    // `config check` also names an impl whose package is not installed, as `plugin check` does; a
-    // run leaves that to the step that would use it.
-    let installed = (!*for_run).then(|| builder.installed_packages()).flatten();
+    // `config check` also names an impl whose package is not installed, as `plugin check` does.
     for (group, path) in IMPL_TABLES {
         match impls(doc, group) {
             Err(e) => errors.push(e),

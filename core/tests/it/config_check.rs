@@ -376,13 +376,14 @@ x = "env:NOPE"
             "[sandbox.providers.fly]: impl must be 'module.path:ClassName', got 'nocolon'",
         ]
     );
-    // A plugin's own table is reported, never a problem of the config: it fails only that plugin.
+    // The table of a plugin that is not installed is reported, never a problem of the config:
+    // nothing reads it.
     let warnings = warnings_of(&json);
     assert_eq!(
         warnings,
         [
-            "config.toml sets acme-browser's settings more than once, as [plugins.acme_browser], [plugins.\"acme.browser\"]; keep one; acme-browser is not started while its table cannot be read, so what it provides fails to load (agent-env itself does not read the table)",
-            "[plugins.bar]: Unresolved env:NOPE reference (no value and no default); set the environment variable NOPE, or give a default: env:NOPE?DEFAULT; bar is not started while its table cannot be read, so what it provides fails to load (agent-env itself does not read the table)",
+            "config.toml sets acme-browser's settings more than once, as [plugins.acme_browser], [plugins.\"acme.browser\"]; keep one; no installed plugin is named acme-browser, so nothing reads the table now; once acme-browser is installed, it does not start until the table is fixed",
+            "[plugins.bar]: Unresolved env:NOPE reference (no value and no default); set the environment variable NOPE, or give a default: env:NOPE?DEFAULT; no installed plugin is named bar, so nothing reads the table now; once bar is installed, it does not start until the table is fixed",
         ]
     );
     let (code, text) = p.run_with(&[], &["config", "check"]);
@@ -1037,5 +1038,40 @@ fn a_store_section_a_bundle_run_does_not_read_does_not_stop_it() {
     assert!(
         err.contains("[stores.document] impl must be a string, got int: 5"),
         "{err}"
+    );
+}
+
+/// An installed plugin whose table cannot be read does not start, so a run whose tasks use one of
+/// its steps refuses: `config check`, the gate before runs, fails on it too, in the run's words.
+#[test]
+fn an_installed_plugins_table_that_cannot_be_read_is_a_problem() {
+    let p = Project::new(
+        "[plugins.agentenv-fixture-works]\ntoken = \"env:NOPE_UNSET\"\n[plugins.agentenv-absent]\ntoken = \"env:NOPE_UNSET\"\n",
+    );
+    p.manifest("works", &works_manifest());
+    let (code, json) = p.check(&[]);
+    assert_eq!(code, 1, "{json}");
+    assert_eq!(json["ok"], false);
+    assert_eq!(json["problems"][0]["code"], "config-invalid");
+    assert_eq!(
+        messages(&json),
+        ["[plugins.agentenv-fixture-works]: Unresolved env:NOPE_UNSET reference (no value and no default); set the environment variable NOPE_UNSET, or give a default: env:NOPE_UNSET?DEFAULT (agentenv-fixture-works does not start until it is fixed: a run whose tasks use one of its steps refuses to start, and what else it provides fails to load)"]
+    );
+    // The table of a package that is not installed stays a warning.
+    assert_eq!(
+        warnings_of(&json),
+        ["[plugins.agentenv-absent]: Unresolved env:NOPE_UNSET reference (no value and no default); set the environment variable NOPE_UNSET, or give a default: env:NOPE_UNSET?DEFAULT; no installed plugin is named agentenv-absent, so nothing reads the table now; once agentenv-absent is installed, it does not start until the table is fixed"]
+    );
+    let (code, json) = p.check(&[("NOPE_UNSET", "tok")]);
+    assert_eq!(code, 0, "{json}");
+    // A `[plugins]` that is not a table stops every installed plugin.
+    std::fs::write(p.root.join(".agentenv/config.toml"), "plugins = 5\n").unwrap();
+    let (code, json) = p.check(&[]);
+    assert_eq!(code, 1, "{json}");
+    assert!(
+        messages(&json)[0].starts_with(
+            "config.toml [plugins] must be a table, got int (no plugin starts until it is fixed"
+        ),
+        "{json}"
     );
 }

@@ -1,5 +1,5 @@
 //! `[plugins.<package>]` tables as the original treats them: a broken table is reported and never stops
-//! a run, and it fails only its own plugin's read. A reference in it that cannot be resolved is that
+//! a run that does not use its plugin, and it fails only its own plugin's read. A reference in it that cannot be resolved is that
 //! plugin's failure, naming the table, in `plugin check`, in `plugin show` and in a run that uses it.
 
 use serde_json::Value;
@@ -139,6 +139,16 @@ fn an_unresolvable_reference_is_its_plugins_failure_naming_the_table() {
     );
     assert!(!r.stdout.contains("step 1/2"), "{}", r.stdout);
     assert!(s.sandboxes_left().is_empty());
+    // `config check`, the gate before a run, fails on it too, in the run's words.
+    let (code, check) = json(&s, &["config", "check", "--json"]);
+    assert_eq!(code, 1, "{check}");
+    assert_eq!(check["ok"], false, "{check}");
+    let unresolved = UNRESOLVED.trim_start_matches("ConfigError: ");
+    assert_eq!(
+        check["problems"][0]["message"],
+        format!("{unresolved} (agentenv-fixture-works does not start until it is fixed: a run whose tasks use one of its steps refuses to start, and what else it provides fails to load)"),
+        "{check}"
+    );
     let hello = s.run(&["run", "hello"]);
     assert_eq!(hello.code, 0, "{}", hello.both());
 
