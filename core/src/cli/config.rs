@@ -5,7 +5,7 @@ use crate::config::configured_store::configured_secrets;
 use crate::config::locate::CONFIG_VAR;
 use crate::config::plugins::InstalledPackage;
 use crate::config::store_builder::{names_a_plugin_store, StoresBuilder};
-use crate::config::{check, explain, show, sources};
+use crate::config::{check, explain, show, sources, user_file};
 use crate::output::Output;
 use crate::session::Session;
 use agent_env_protocol::manifest::Manifest;
@@ -150,6 +150,11 @@ pub fn run(args: ConfigArgs, verbose: bool, session: &Session, term: &Terminal) 
                 .with_manifests(&manifests)
                 .probing();
             let mut outcome = check::check(doc, &builder);
+            // A user-level config file is never read: said here, where a user looks for why its
+            // settings do not apply.
+            outcome
+                .notes
+                .extend(user_file::unread_user_config_note(doc));
             if json {
                 // What a person reads on stderr, a script reads in the document.
                 outcome.warnings.extend(session.take_plugin_warnings());

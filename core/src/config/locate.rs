@@ -103,7 +103,7 @@ fn is_there(path: &Path) -> bool {
 #[derive(Debug, Clone, serde::Serialize)]
 pub struct Candidate {
     pub path: String,
-    /// `root-option`, `env` or `walk-up`.
+    /// `root-option`, `env`, `walk-up`, or `user-level` (a file discovery never reads, named so).
     pub via: &'static str,
     /// Which root option chose the file (`root-option` only).
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -111,6 +111,9 @@ pub struct Candidate {
     pub exists: bool,
     /// Whether discovery uses this one.
     pub chosen: bool,
+    /// Why a file that is there is not read (`user-level` only).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub note: Option<String>,
 }
 
 /// Every candidate, in the order discovery considers them: `$AGENT_ENV_CONFIG` when set, then
@@ -126,6 +129,7 @@ pub fn candidates(env_value: Option<OsString>, cwd: &Path) -> Vec<Candidate> {
             path: path.display().to_string(),
             via: "env",
             chosen_by: None,
+            note: None,
         });
     }
     for dir in found.search_root.ancestors() {
@@ -136,6 +140,7 @@ pub fn candidates(env_value: Option<OsString>, cwd: &Path) -> Vec<Candidate> {
             path: path.display().to_string(),
             via: "walk-up",
             chosen_by: None,
+            note: None,
         });
     }
     out

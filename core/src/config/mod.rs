@@ -1,6 +1,7 @@
 //! `.agentenv/config.toml`: finding and parsing it, `env:`/`secret:` references, each plugin's
 //! `[plugins.<package>]` settings, which store each kind uses, the shapes of the registration tables, and
-//! the read-only views `config show`, `config explain` and `config check` print.
+//! the read-only views `config show`, `config explain` and `config check` print (and a user-level
+//! config file they say is not read, `user_file`).
 //!
 //! What other areas call:
 //! - [`ConfigDocument::load_from`] once per invocation (the session: one file read, one parse); `doc.error` is the
@@ -53,6 +54,7 @@ pub mod sources;
 pub mod store_builder;
 pub mod store_selection;
 pub mod tables;
+pub mod user_file;
 pub mod warnings;
 
 pub use check::check_all;

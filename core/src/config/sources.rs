@@ -7,6 +7,7 @@ use super::document::ConfigDocument;
 use super::locate::{candidates, Candidate, ConfigSource};
 use super::references::{parse_reference, references_in};
 use super::store_selection::ALIASED_SECTIONS;
+use super::user_file::{unread_user_config, why_not_read};
 use serde::Serialize;
 use std::ffi::OsString;
 use toml::Value;
@@ -14,7 +15,8 @@ use toml::Value;
 /// One layer of `config sources`.
 #[derive(Debug, Clone, Serialize)]
 pub struct Source {
-    /// `default`, `file`, `env` (a store variable) or `reference` (a variable an `env:` reference names).
+    /// `default`, `file`, `env` (a store variable), `reference` (a variable an `env:` reference
+    /// names) or `unread-file` (a user-level config file that is there but never read).
     pub kind: &'static str,
     /// The variable's name, or the file's path.
     pub name: Option<String>,
@@ -56,13 +58,33 @@ fn via_root_option(doc: &ConfigDocument) -> String {
 }
 
 /// Every path `config debug` lists, in the order discovery considers them: the file a root option
-/// chose (which wins), then `$AGENT_ENV_CONFIG` when set and each walk-up path.
+/// chose (which wins), then `$AGENT_ENV_CONFIG` when set and each walk-up path; last, a user-level
+/// config file that is there but never read, with why.
 pub fn debug_candidates(doc: &ConfigDocument, env_value: Option<OsString>) -> Vec<Candidate> {
     let mut out = candidates(env_value, doc.env.cwd());
-    let Some(choice) = &doc.chosen_by else {
-        return out;
-    };
-    for candidate in &mut out {
+    if let Some(choice) = &doc.chosen_by {
+        chosen_by_root_option(doc, choice, &mut out);
+    }
+    if let Some(path) = unread_user_config(doc) {
+        out.push(Candidate {
+            path: path.display().to_string(),
+            via: "user-level",
+            chosen_by: None,
+            exists: true,
+            chosen: false,
+            note: Some(why_not_read()),
+        });
+    }
+    out
+}
+
+/// The file a root option chose, first among the candidates, and the only one chosen.
+fn chosen_by_root_option(
+    doc: &ConfigDocument,
+    choice: &super::document::RootOptionChoice,
+    out: &mut Vec<Candidate>,
+) {
+    for candidate in out.iter_mut() {
         candidate.chosen = false;
     }
     let path = doc
@@ -77,9 +99,9 @@ pub fn debug_candidates(doc: &ConfigDocument, env_value: Option<OsString>) -> Ve
             path: path.display().to_string(),
             via: "root-option",
             chosen_by: Some(choice.by.clone()),
+            note: None,
         },
     );
-    out
 }
 
 /// Every layer, lowest precedence first.
@@ -146,6 +168,17 @@ pub fn sources(doc: &ConfigDocument, env: &dyn Fn(&str) -> Option<String>) -> Ve
             how: None,
         });
     }
+    if let Some(path) = unread_user_config(doc) {
+        out.push(Source {
+            kind: "unread-file",
+            name: Some(path.display().to_string()),
+            active: false,
+            value: None,
+            shadows: None,
+            referenced_by: Vec::new(),
+            how: Some(why_not_read()),
+        });
+    }
     out
 }
 
@@ -163,7 +196,7 @@ pub fn render_sources(sources: &[Source]) -> String {
     for s in sources {
         let line = match s.kind {
             "default" => "default  built-in defaults".to_string(),
-            "file" => format!(
+            "file" | "unread-file" => format!(
                 "file {}  ({})",
                 s.name.as_deref().unwrap_or("(none)"),
                 s.how.as_deref().unwrap_or("")
@@ -200,13 +233,17 @@ pub fn render_candidates(candidates: &[Candidate]) -> String {
         .iter()
         .map(|c| {
             format!(
-                "{}{} ({}, exists: {})\n",
+                "{}{} ({}, exists: {}){}\n",
                 arrow(c.chosen),
                 c.path,
                 c.chosen_by
                     .as_ref()
                     .map_or(c.via.to_string(), |by| format!("via {by}")),
-                if c.exists { "yes" } else { "no" }
+                if c.exists { "yes" } else { "no" },
+                c.note
+                    .as_ref()
+                    .map(|note| format!(": {note}"))
+                    .unwrap_or_default()
             )
         })
         .collect()

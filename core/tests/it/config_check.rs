@@ -1075,3 +1075,57 @@ fn an_installed_plugins_table_that_cannot_be_read_is_a_problem() {
         "{json}"
     );
 }
+
+/// A user-level config file is never read; the config commands say so, and how to use it.
+#[test]
+fn a_user_level_config_file_is_said_to_be_unread() {
+    let p = Project::new("");
+    std::fs::remove_file(p.root.join(".agentenv/config.toml")).unwrap();
+    let user_file = p.home.join(".config/agent-env/config.toml");
+    std::fs::create_dir_all(user_file.parent().unwrap()).unwrap();
+    std::fs::write(&user_file, "[stores\n").unwrap();
+    let said = format!(
+        "{} is not read: agent-env reads the nearest .agentenv/config.toml walking up from the working folder, or the file $AGENT_ENV_CONFIG names; point AGENT_ENV_CONFIG at it to use it",
+        user_file.display()
+    );
+    let (code, out) = p.run_with(&[], &["config", "check"]);
+    assert_eq!(code, 0, "{out}");
+    assert!(out.contains(&format!("note: {said}\n")), "{out}");
+    assert!(out.contains("ok: (no config file)"), "{out}");
+    let (code, json) = p.check(&[]);
+    assert_eq!((code, &json["ok"]), (0, &serde_json::json!(true)));
+    assert!(
+        json["notes"]
+            .as_array()
+            .unwrap()
+            .contains(&serde_json::json!(said)),
+        "{json}"
+    );
+    let (code, out) = p.run_with(&[], &["config", "sources"]);
+    assert_eq!(code, 0, "{out}");
+    assert!(
+        out.contains(&format!("   file {}  (not read: ", user_file.display())),
+        "{out}"
+    );
+    let (code, out) = p.run_with(&[], &["config", "debug"]);
+    assert_eq!(code, 0, "{out}");
+    assert!(
+        out.contains(&format!(
+            "   {} (user-level, exists: yes): not read: ",
+            user_file.display()
+        )),
+        "{out}"
+    );
+    // Chosen with $AGENT_ENV_CONFIG, it is read (and this one is malformed), and not said unread.
+    let chosen = user_file.display().to_string();
+    let (code, out) = p.run_with(&[("AGENT_ENV_CONFIG", &chosen)], &["config", "check"]);
+    assert_eq!(code, 1, "{out}");
+    assert!(out.contains("Malformed config.toml at"), "{out}");
+    assert!(!out.contains("is not read"), "{out}");
+    // With $XDG_CONFIG_HOME set, the file under it is the one meant.
+    let (_, out) = p.run_with(
+        &[("XDG_CONFIG_HOME", "/nonexistent-xdg")],
+        &["config", "check"],
+    );
+    assert!(!out.contains("is not read"), "{out}");
+}
