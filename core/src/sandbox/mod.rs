@@ -49,7 +49,7 @@ pub enum SandboxError {
         "'{0}' has a '..' part: a sandbox path may not climb, even where it would stay inside /app"
     )]
     Climbs(String),
-    #[error("sandbox_mode must be one of ['container', 'vm'], got '{0}'")]
+    #[error("'sandbox_mode' is '{0}'; it takes 'container' or 'vm'")]
     Mode(String),
     #[error("{}", already_deployed(.name, .by, *.underway))]
     AlreadyDeployed {

@@ -300,7 +300,7 @@ fn verify_sandbox_justifies_each_criterion_in_the_originals_words() {
     let r = s.run(&["run", "--dry-run", "./mode"]);
     assert_eq!(r.code, 1, "{}", r.both());
     assert!(
-        r.stderr.contains("step 'box': deploy_sandbox can't read it (ValueError: sandbox_mode must be one of ['container', 'vm'], got 'foo')"),
+        r.stderr.contains("step 'box': deploy_sandbox can't read it ('sandbox_mode' is 'foo'; it takes 'container' or 'vm')"),
         "{}",
         r.stderr
     );

@@ -25,7 +25,7 @@ impl BuiltinStep for DeploySandbox {
                     None => mode.to_string(),
                 };
                 problems.push(format!(
-                    "ValueError: sandbox_mode must be one of ['container', 'vm'], got {got}"
+                    "'sandbox_mode' is {got}; it takes 'container' or 'vm'"
                 ));
             }
         }
