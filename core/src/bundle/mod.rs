@@ -5,7 +5,8 @@
 //!   at once ([`BundleError`]); [`tree`] reads a folder on disk or a bundle built into the binary.
 //! - [`installed()`] lists the bundles packages install, [`resolve`] turns `agent-env run TEXT` into one;
 //!   [`manifest_entry`] checks one manifest's `[provides.bundles]` entry.
-//! - [`ids`] and [`step_fields`]: the ids a bundle's entities get and the common fields of a step.
+//! - [`ids`] and [`step_fields`]: the ids a bundle's entities get and the common fields of a step;
+//!   [`task_json`] reads a task file's JSON, refusing a key given twice.
 //!
 //! Planning a run and the ledger of what was written belong to the run (`crate::run`).
 
@@ -18,6 +19,7 @@ pub mod manifest_entry;
 pub mod model;
 pub mod parser;
 pub mod step_fields;
+pub mod task_json;
 pub mod tree;
 
 use std::path::Path;

@@ -445,7 +445,7 @@ impl Parser<'_> {
             // An array of steps, or an object with a `steps` array (the form `task put` also takes).
             // A byte order mark (some editors write one) is not part of the JSON.
             let json = text.strip_prefix(UTF8_BOM).unwrap_or(&text);
-            let steps = match serde_json::from_slice::<Value>(json) {
+            let steps = match super::task_json::parse(json) {
                 Ok(Value::Array(items)) => self.read_steps(&rel, items),
                 Ok(Value::Object(mut doc)) if doc.get("steps").is_some_and(Value::is_array) => {
                     // `task put` takes the id a task file gives; a bundle names its tasks by file.
@@ -469,8 +469,12 @@ impl Parser<'_> {
                     );
                     continue;
                 }
-                Err(e) => {
+                Err(super::task_json::TaskJsonError::Invalid(e)) => {
                     self.problem(&rel, format!("isn't valid JSON: {e}"));
+                    continue;
+                }
+                Err(e) => {
+                    self.problem(&rel, e.to_string());
                     continue;
                 }
             };
@@ -1083,6 +1087,25 @@ mod tests {
         assert!(
             err.contains("b/tasks/odd.json: step 1 is \"string step\", not a step object"),
             "{err}"
+        );
+    }
+
+    #[test]
+    fn a_key_given_twice_in_a_task_file_is_refused_with_its_line() {
+        let tmp = tempfile::tempdir().unwrap();
+        let root = tmp.path();
+        std::fs::create_dir_all(root.join("tasks")).unwrap();
+        std::fs::write(
+            root.join("tasks/t.json"),
+            "[{\"id\": \"v\", \"type\": \"verify_sandbox\", \"sandbox_name\": \"b\",\n  \"criteria\": [{\"type\": \"probe_dir_exists\", \"paths\": [\".\"]}],\n  \"criteria\": []}]",
+        )
+        .unwrap();
+        let err = parse_tree(Tree::Disk(root), "b", "@local/~/b")
+            .unwrap_err()
+            .to_string();
+        assert_eq!(
+            err,
+            "b/tasks/t.json: has the key 'criteria' twice in one object (line 3), and only the last would be read: keep the one you mean"
         );
     }
 

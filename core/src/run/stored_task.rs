@@ -110,8 +110,12 @@ pub fn id_of(text: &str) -> Option<String> {
 
 /// The steps of a task file: a JSON array of step objects, or an object with a `steps` array.
 pub fn steps_of(text: &str, file: &str) -> Result<Vec<Map<String, Value>>, BundleError> {
-    let value: Value = serde_json::from_str(text)
-        .map_err(|e| BundleError::one(format!("{file}: not JSON ({e})")))?;
+    let value = crate::bundle::task_json::parse(text.as_bytes()).map_err(|e| match e {
+        crate::bundle::task_json::TaskJsonError::Invalid(e) => {
+            BundleError::one(format!("{file}: not JSON ({e})"))
+        }
+        e => BundleError::one(format!("{file}: {e}")),
+    })?;
     let steps = match value {
         Value::Array(steps) => steps,
         Value::Object(mut doc) => match doc.remove("steps") {
@@ -548,5 +552,11 @@ mod tests {
         );
         assert!(steps_of(r#"{"id": "a"}"#, "f").is_err());
         assert!(steps_of(r#"[1]"#, "f").is_err());
+        assert_eq!(
+            steps_of("[{\"id\": \"a\",\n  \"id\": \"b\"}]", "f")
+                .unwrap_err()
+                .to_string(),
+            "f: has the key 'id' twice in one object (line 2), and only the last would be read: keep the one you mean"
+        );
     }
 }
