@@ -463,3 +463,102 @@ fn a_dry_run_holds_a_task_with_no_score_to_fail_under() {
     assert_eq!(run.code, 0, "{}", run.both());
     assert!(json_of(&run)["tasks"][0].get("would_be_unscored").is_none());
 }
+
+/// A step whose score no check can change: one with no criteria (any_pass scores nothing 0), and one
+/// whose only criterion names a path no sandbox has (a run fails it with an evaluator error). The dry
+/// run notes each before the run, holds its score to `--fail-under` and exits 3, as the run does.
+#[test]
+fn a_dry_run_holds_a_step_that_checks_nothing_to_fail_under() {
+    let s = Sandboxed::new();
+    s.write(
+        "fixed/tasks/none.json",
+        r#"[{"id": "box", "type": "deploy_sandbox", "sandbox_name": "box"},
+            {"id": "v4", "type": "verify_sandbox", "sandbox_name": "box", "verifier_id": "v4",
+             "aggregator": "any_pass", "criteria": []}]"#,
+    );
+    s.write(
+        "fixed/tasks/outside.json",
+        r#"[{"id": "box", "type": "deploy_sandbox", "sandbox_name": "box"},
+            {"id": "v", "type": "verify_sandbox", "sandbox_name": "box", "verifier_id": "v",
+             "criteria": [{"type": "probe_file_exists", "paths": ["/etc/passwd"]},
+                          {"type": "probe_wierd"}]}]"#,
+    );
+    let r = s.run(&["run", "--dry-run", "./fixed", "--fail-under", "1"]);
+    assert_eq!(r.code, 3, "{}", r.both());
+    for said in [
+        "note: tasks/none.json: step 'v4' has no criteria, so it checks nothing, and any_pass scores it 0 whatever the sandbox holds",
+        "note: tasks/outside.json: step 'v' criterion 1 can't be checked whatever the sandbox holds: the local sandbox maps only /app (to its work folder), so '/etc/passwd' is outside it; a run fails it with an evaluator error",
+        "note: tasks/outside.json: step 'v': every criterion it checks fails whatever the sandbox holds, so all_pass scores it 0",
+        "tasks/none.json: step 'v4' would score 0 whatever its checks find, below --fail-under 1",
+        "tasks/outside.json: step 'v' would score 0 whatever its checks find, below --fail-under 1",
+        "2 of 2 tasks would score below --fail-under 1",
+    ] {
+        assert!(r.stderr.contains(said), "{said}\n{}", r.both());
+    }
+    let r = s.run(&["run", "--dry-run", "./fixed", "--fail-under", "1", "--json"]);
+    assert_eq!(r.code, 3, "{}", r.both());
+    let doc = json_of(&r);
+    let mut scores: Vec<(&str, &Value)> = doc["tasks"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|t| (t["path"].as_str().unwrap(), &t["would_score"]))
+        .collect();
+    scores.sort_by_key(|(path, _)| *path);
+    assert_eq!(
+        scores,
+        [
+            ("tasks/none.json", &json!({"v4": 0.0})),
+            ("tasks/outside.json", &json!({"v": 0.0})),
+        ]
+    );
+    // Without --fail-under the notes are only worth knowing.
+    let r = s.run(&["run", "--dry-run", "./fixed"]);
+    assert_eq!(r.code, 0, "{}", r.both());
+    // The run itself scores both 0, and exits 3, as the dry run said.
+    let run = s.run(&["run", "./fixed", "--fail-under", "1", "--json"]);
+    assert_eq!(run.code, 3, "{}", run.both());
+    let doc = json_of(&run);
+    let mut scores: Vec<(&str, &Value)> = doc["tasks"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|t| (t["path"].as_str().unwrap(), &t["scores"]))
+        .collect();
+    scores.sort_by_key(|(path, _)| *path);
+    assert_eq!(
+        scores,
+        [
+            ("tasks/none.json", &json!({"v4": 0.0})),
+            ("tasks/outside.json", &json!({"v": 0.0})),
+        ]
+    );
+}
+
+/// A step with no criteria under all_pass passes whatever the sandbox holds: said before the run, a
+/// dry one or not, as the run warns when it scores it.
+#[test]
+fn a_step_with_no_criteria_is_noted_before_the_run() {
+    let s = Sandboxed::new();
+    s.write(
+        "empty/tasks/t.json",
+        r#"[{"id": "box", "type": "deploy_sandbox", "sandbox_name": "box"},
+            {"id": "v", "type": "verify_sandbox", "sandbox_name": "box", "verifier_id": "v",
+             "criteria": []}]"#,
+    );
+    let noted = "note: tasks/t.json: step 'v' has no criteria, so it checks nothing, and all_pass scores it 1 whatever the sandbox holds: its task could pass having checked nothing";
+    let dry = s.run(&["run", "--dry-run", "./empty", "--json"]);
+    assert_eq!(dry.code, 0, "{}", dry.both());
+    assert!(dry.stderr.contains(noted), "{}", dry.both());
+    assert_eq!(json_of(&dry)["tasks"][0]["would_score"], json!({"v": 1.0}));
+    let run = s.run(&["run", "./empty"]);
+    assert_eq!(run.code, 0, "{}", run.both());
+    let (Some(noted_at), Some(warned_at)) = (
+        run.stderr.find(noted),
+        run.stderr
+            .find("Warning: step 'v' scored 1 with no criterion checked"),
+    ) else {
+        panic!("{}", run.both());
+    };
+    assert!(noted_at < warned_at, "{}", run.both());
+}

@@ -122,8 +122,9 @@ pub trait BuiltinStep: Sync {
     fn check_notes(&self, _step: &Map<String, Value>) -> Vec<String> {
         Vec::new()
     }
-    /// The score the step gives whatever it finds, when its own fields fix it (weights that add up
-    /// to 0): what a dry run holds against `--fail-under`.
+    /// The score the step gives whatever it finds, when its own fields fix it (no criterion to
+    /// check, weights that add up to 0, a criterion that fails whatever the sandbox holds): what a
+    /// dry run holds against `--fail-under`.
     fn fixed_score(&self, _step: &Map<String, Value>) -> Option<f64> {
         None
     }

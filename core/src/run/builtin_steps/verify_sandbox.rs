@@ -124,7 +124,7 @@ impl BuiltinStep for VerifySandbox {
             .get("criteria")
             .and_then(Value::as_array)
             .map_or(&[][..], Vec::as_slice);
-        let zero = zero_weights(step);
+        let fixed = fixed(step).map(|f| f.note);
         let typos: Vec<String> = criteria
             .iter()
             .enumerate()
@@ -152,12 +152,26 @@ impl BuiltinStep for VerifySandbox {
                     )
                 })
             });
+        // A path no sandbox has: the run fails the criterion whatever the sandbox holds.
+        let failing = criteria.iter().enumerate().filter_map(|(index, c)| {
+            certain_failure(c).map(|why| {
+                format!(
+                    "step '{step_id}' criterion {} can't be checked whatever the sandbox holds: {why}; a run fails it with an evaluator error",
+                    index + 1
+                )
+            })
+        });
         let timeouts = timeout_notes(step_id, step, criteria);
-        unknown.chain(zero).chain(typos).chain(timeouts).collect()
+        unknown
+            .chain(failing)
+            .chain(fixed)
+            .chain(typos)
+            .chain(timeouts)
+            .collect()
     }
 
     fn fixed_score(&self, step: &Map<String, Value>) -> Option<f64> {
-        zero_weights(step).map(|_| 0.0)
+        fixed(step).map(|f| f.score)
     }
 
     fn gives_score(&self) -> bool {
@@ -525,15 +539,101 @@ fn resolve(base: &Path, path: &str, env: &StepEnv<'_>) -> Result<PathBuf, StepEr
         .find(|s| base.starts_with(&s.work_dir))
         .map(|s| s.work_dir)
         .unwrap_or_else(|| base.to_path_buf());
-    let full = if path.starts_with('/') {
-        crate::sandbox::map_app_path(&work, path).map_err(|e| StepError::value(e.to_string()))?
-    } else if path.split('/').any(|s| s == "..") {
-        return Err(StepError::value(format!("'{path}' climbs out of base_dir")));
-    } else {
-        base.join(path)
-    };
+    let full = sandbox_path(base, &work, path)?;
     crate::sandbox::stays_inside(&work, &full).map_err(|e| StepError::value(e.to_string()))?;
     Ok(full)
+}
+
+/// Where `path` leads in the sandbox whose work folder is `work`: a sandbox path (`/app/…`) mapped
+/// the way the provider maps it, else under `base`. What it refuses (a path outside `/app`, one that
+/// climbs) it refuses whatever the sandbox holds.
+fn sandbox_path(base: &Path, work: &Path, path: &str) -> Result<PathBuf, StepError> {
+    if path.starts_with('/') {
+        crate::sandbox::map_app_path(work, path).map_err(|e| StepError::value(e.to_string()))
+    } else if path.split('/').any(|s| s == "..") {
+        Err(StepError::value(format!("'{path}' climbs out of base_dir")))
+    } else {
+        Ok(base.join(path))
+    }
+}
+
+/// Why a criterion fails whatever the sandbox holds, when it does: a `probe_*` criterion with a path
+/// no sandbox has (outside `/app`, or climbing out of base_dir), which a run fails with an evaluator
+/// error.
+fn certain_failure(criterion: &Value) -> Option<String> {
+    let kind = criterion.get("type").and_then(Value::as_str)?;
+    if !kind.starts_with("probe_") || !CRITERIA.contains(&kind) {
+        return None;
+    }
+    paths_of(criterion).iter().find_map(|p| {
+        sandbox_path(Path::new("/app"), Path::new("/"), p)
+            .err()
+            .map(|e| e.message)
+    })
+}
+
+/// A score a step gives whatever its criteria find, and why, when its own fields fix it.
+struct FixedScore {
+    score: f64,
+    /// What the note before the run says of it.
+    note: String,
+}
+
+/// The score a step gives whatever its criteria find, when its fields fix it: it checks no
+/// criterion (it has none, or none of a type it knows: its aggregator's score of nothing, 1 for
+/// `all_pass`), every criterion it checks fails whatever the sandbox holds, one does under
+/// `all_pass`, or weights that add up to 0 under `weighted_average` (each of these scores 0).
+fn fixed(step: &Map<String, Value>) -> Option<FixedScore> {
+    let criteria = step.get("criteria").and_then(Value::as_array)?;
+    let aggregator = match aggregator_of(step) {
+        None => "all_pass",
+        // One it does not know is refused before the run.
+        Some(given) => given.as_str().filter(|a| AGGREGATORS.contains(a))?,
+    };
+    let step_id = str_field(step, "id").unwrap_or("");
+    let checked: Vec<(usize, &Value)> = criteria
+        .iter()
+        .enumerate()
+        .filter(|(_, c)| {
+            c.get("type")
+                .and_then(Value::as_str)
+                .is_some_and(|t| CRITERIA.contains(&t))
+        })
+        .collect();
+    if checked.is_empty() {
+        let score = aggregate(aggregator, &[]);
+        let what = match criteria.is_empty() {
+            true => "has no criteria",
+            false => "knows the type of none of its criteria",
+        };
+        let passes = match score >= 1.0 {
+            true => ": its task could pass having checked nothing",
+            false => "",
+        };
+        return Some(FixedScore {
+            score,
+            note: format!(
+                "step '{step_id}' {what}, so it checks nothing, and {aggregator} scores it {score} whatever the sandbox holds{passes}"
+            ),
+        });
+    }
+    let failing: Vec<usize> = checked
+        .iter()
+        .filter(|(_, c)| certain_failure(c).is_some())
+        .map(|(index, _)| index + 1)
+        .collect();
+    let note = if failing.len() == checked.len() {
+        Some(format!(
+            "step '{step_id}': every criterion it checks fails whatever the sandbox holds, so {aggregator} scores it 0"
+        ))
+    } else if let (Some(first), "all_pass") = (failing.first(), aggregator) {
+        Some(format!(
+            "step '{step_id}': criterion {first} fails whatever the sandbox holds, so all_pass scores it 0"
+        ))
+    } else {
+        zero_weights(step)
+    };
+    note.map(|note| FixedScore { score: 0.0, note })
 }
 
 /// Whether a criterion holds, and why.
@@ -841,6 +941,69 @@ mod tests {
         assert!(VerifySandbox
             .check_notes(weighted.as_object().unwrap())
             .is_empty());
+    }
+
+    #[test]
+    fn a_score_no_check_can_change_is_fixed_and_noted() {
+        let fixed_of = |step: Value| {
+            let step = step.as_object().cloned().unwrap();
+            (
+                VerifySandbox.fixed_score(&step),
+                VerifySandbox.check_notes(&step),
+            )
+        };
+        // Nothing to check: the aggregator's score of nothing.
+        let (score, notes) = fixed_of(json!({"id": "v", "aggregator": "any_pass", "criteria": []}));
+        assert_eq!(score, Some(0.0));
+        assert_eq!(
+            notes,
+            ["step 'v' has no criteria, so it checks nothing, and any_pass scores it 0 whatever the sandbox holds"]
+        );
+        let (score, notes) = fixed_of(json!({"id": "v", "criteria": [{"type": "probe_wierd"}]}));
+        assert_eq!(score, Some(1.0));
+        assert!(
+            notes.contains(&"step 'v' knows the type of none of its criteria, so it checks nothing, and all_pass scores it 1 whatever the sandbox holds: its task could pass having checked nothing".to_string()),
+            "{notes:?}"
+        );
+        // A path no sandbox has fails its criterion whatever the sandbox holds.
+        let (score, notes) = fixed_of(json!({"id": "v", "criteria": [
+            {"type": "probe_file_exists", "paths": ["/etc/passwd"]},
+            {"type": "no_such_type"}
+        ]}));
+        assert_eq!(score, Some(0.0));
+        assert!(
+            notes.contains(&"step 'v' criterion 1 can't be checked whatever the sandbox holds: the local sandbox maps only /app (to its work folder), so '/etc/passwd' is outside it; a run fails it with an evaluator error".to_string()),
+            "{notes:?}"
+        );
+        assert!(
+            notes.contains(&"step 'v': every criterion it checks fails whatever the sandbox holds, so all_pass scores it 0".to_string()),
+            "{notes:?}"
+        );
+        // Under all_pass one such criterion is enough; under any_pass another may still pass.
+        let mixed = |aggregator: &str| {
+            json!({"id": "v", "aggregator": aggregator, "criteria": [
+                {"type": "probe_dir_exists", "paths": ["."]},
+                {"type": "probe_file_contains", "paths": ["../up.txt"], "expected": "x"}
+            ]})
+        };
+        let (score, notes) = fixed_of(mixed("all_pass"));
+        assert_eq!(score, Some(0.0));
+        assert!(
+            notes.contains(
+                &"step 'v': criterion 2 fails whatever the sandbox holds, so all_pass scores it 0"
+                    .to_string()
+            ),
+            "{notes:?}"
+        );
+        for aggregator in ["any_pass", "weighted_average"] {
+            let (score, notes) = fixed_of(mixed(aggregator));
+            assert_eq!(score, None, "{aggregator}");
+            assert_eq!(notes.len(), 1, "{notes:?}");
+        }
+        let (score, notes) = fixed_of(json!({"id": "v", "criteria": [
+            {"type": "probe_dir_exists", "paths": ["/app/src", "src"]}
+        ]}));
+        assert_eq!((score, notes), (None, Vec::<String>::new()));
     }
 
     #[test]
