@@ -533,6 +533,25 @@ fn a_dry_run_holds_a_step_that_checks_nothing_to_fail_under() {
             ("tasks/outside.json", &json!({"v": 0.0})),
         ]
     );
+    // Each row names its criterion, null when it has none, as the documented rows do.
+    let outside = doc["tasks"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|t| t["path"] == "tasks/outside.json")
+        .unwrap();
+    let rows = outside["verifications"]["v"]["results"].as_array().unwrap();
+    assert_eq!(rows.len(), 2, "{outside:#}");
+    for row in rows {
+        assert_eq!(row.get("criterion"), Some(&Value::Null), "{row}");
+    }
+    assert!(
+        rows[0]["justification"]
+            .as_str()
+            .unwrap()
+            .starts_with("evaluator error: the local sandbox maps only /app"),
+        "{outside:#}"
+    );
 }
 
 /// A step with no criteria under all_pass passes whatever the sandbox holds: said before the run, a

@@ -356,6 +356,8 @@ impl BuiltinStep for VerifySandbox {
             }
             // The criterion's own fields first, then the outcome (as the original merges them).
             let mut row = criterion.as_object().cloned().unwrap_or_default();
+            // Every row names its criterion, null when it has no name (the original's left the key out).
+            row.entry("criterion").or_insert(Value::Null);
             row.insert("criterion_index".into(), json!(index));
             if !skipped {
                 row.insert("score".into(), json!(score));
