@@ -280,6 +280,20 @@ fn same_words_but_a_typo(key: &str, known: &str) -> bool {
     }
 }
 
+/// For a key `object` lacks, a key it has that may be that one mistyped (`sandbox_nme`), said as
+/// the notes say a field close to one a step reads: `; 'sandbox_nme' is not a field it reads: did you
+/// mean 'sandbox_name'?`; empty when it has none.
+pub fn mistyped_key(object: &Map<String, Value>, key: &str) -> String {
+    let near = object
+        .keys()
+        .map(String::as_str)
+        .filter(|given| *given != key && same_words_but_a_typo(given, key));
+    match crate::similar::best_match(key, near, 0.75) {
+        Some(given) => format!("; '{given}' is not a field it reads: did you mean '{key}'?"),
+        None => String::new(),
+    }
+}
+
 /// A string field of a step.
 pub fn str_field<'a>(step: &'a Map<String, Value>, key: &str) -> Option<&'a str> {
     step.get(key).and_then(Value::as_str)
@@ -289,7 +303,10 @@ pub fn str_field<'a>(step: &'a Map<String, Value>, key: &str) -> Option<&'a str>
 pub fn require_str(step: &Map<String, Value>, key: &str, problems: &mut Vec<String>) {
     match step.get(key) {
         Some(Value::String(s)) if !s.is_empty() => {}
-        None | Some(Value::Null) => problems.push(format!("needs '{key}' (a non-empty string)")),
+        None | Some(Value::Null) => problems.push(format!(
+            "needs '{key}' (a non-empty string){}",
+            mistyped_key(step, key)
+        )),
         Some(Value::String(_)) => problems.push(format!("'{key}' is empty; give it a value")),
         Some(other) => problems.push(format!("'{key}' must be a non-empty string, got {other}")),
     }
@@ -349,6 +366,29 @@ mod tests {
                 "step 's' retry_config: 'max_retry' is not a field it reads: did you mean 'max_retries'?",
             ]
         );
+    }
+
+    #[test]
+    fn a_missing_field_names_the_key_it_may_be_mistyped_as() {
+        let Value::Object(step) = serde_json::json!({
+            "id": "l", "type": "load_artifact", "sandbox_nme": "box", "artifact": "a",
+            "destination_path": "/app"
+        }) else {
+            unreachable!()
+        };
+        let load: &dyn BuiltinStep = &load_artifact::LoadArtifact;
+        assert_eq!(
+            load.check(&step),
+            [
+                "needs 'sandbox_name' (a non-empty string); 'sandbox_nme' is not a field it reads: did you mean 'sandbox_name'?",
+                "needs 'artifact_id' (a non-empty string); 'artifact' is not a field it reads: did you mean 'artifact_id'?",
+            ]
+        );
+        // A key close to none is left unsaid.
+        let Value::Object(step) = serde_json::json!({"id": "b", "box": "x"}) else {
+            unreachable!()
+        };
+        assert_eq!(mistyped_key(&step, "sandbox_name"), "");
     }
 
     #[test]

@@ -210,7 +210,10 @@ impl BuiltinStep for VerifySandbox {
         let criteria = match step.get("criteria") {
             Some(Value::Array(criteria)) => criteria,
             None | Some(Value::Null) => {
-                problems.push("needs 'criteria' (a list of criterion objects)".to_string());
+                problems.push(format!(
+                    "needs 'criteria' (a list of criterion objects){}",
+                    super::mistyped_key(step, "criteria")
+                ));
                 return problems;
             }
             Some(other) => {
@@ -224,6 +227,17 @@ impl BuiltinStep for VerifySandbox {
             // Counted from 1 in messages, as people count.
             let i = index + 1;
             let kind = c.get("type").and_then(Value::as_str).unwrap_or("");
+            let no_fields = Map::new();
+            let fields = c.as_object().unwrap_or(&no_fields);
+            let needs_paths = || match c.get("paths").and_then(Value::as_array) {
+                Some(paths) if paths.is_empty() => {
+                    format!("criterion {i} ({kind}): 'paths' is empty; give it the paths to check")
+                }
+                _ => format!(
+                    "criterion {i} ({kind}) needs 'paths'{}",
+                    super::mistyped_key(fields, "paths")
+                ),
+            };
             if let Some(w) = c.get("weight") {
                 if !w.as_f64().is_some_and(|w| w.is_finite() && w >= 0.0) {
                     problems.push(format!(
@@ -252,7 +266,7 @@ impl BuiltinStep for VerifySandbox {
             match kind {
                 "probe_file_contains" => {
                     if lacks_paths(c) {
-                        problems.push(format!("criterion {i} ({kind}) needs 'paths'"));
+                        problems.push(needs_paths());
                     }
                     match pattern_of(c) {
                         Some(re) => {
@@ -263,12 +277,13 @@ impl BuiltinStep for VerifySandbox {
                             }
                         }
                         None => problems.push(format!(
-                            "criterion {i} ({kind}) needs 'expected' (or 'value')"
+                            "criterion {i} ({kind}) needs 'expected' (or 'value'){}",
+                            super::mistyped_key(fields, "expected")
                         )),
                     }
                 }
                 "probe_file_exists" | "probe_dir_exists" if lacks_paths(c) => {
-                    problems.push(format!("criterion {i} ({kind}) needs 'paths'"));
+                    problems.push(needs_paths());
                 }
                 "bash_cmd_succeeds"
                     if command_of(c).is_some_and(|command| command.trim().is_empty()) =>
@@ -279,7 +294,8 @@ impl BuiltinStep for VerifySandbox {
                 }
                 "bash_cmd_succeeds" if command_of(c).is_none() => {
                     problems.push(format!(
-                        "criterion {i} ({kind}) needs 'command' (or 'bash_cmd')"
+                        "criterion {i} ({kind}) needs 'command' (or 'bash_cmd'){}",
+                        super::mistyped_key(fields, "command")
                     ));
                 }
                 "" => problems.push(format!("criterion {i} needs a 'type'")),
@@ -913,6 +929,29 @@ mod tests {
         assert_eq!(aggregate("any_pass", &rows), 1.0);
         assert_eq!(aggregate("weighted_average", &rows), 0.25);
         assert_eq!(aggregate("all_pass", &[]), 1.0);
+    }
+
+    #[test]
+    fn an_empty_list_of_paths_is_said_empty_and_a_mistyped_key_named() {
+        let step = json!({"sandbox_name": "b", "verifier_id": "v", "criteria": [
+            {"type": "probe_file_exists", "paths": []},
+            {"type": "probe_file_contains", "pahts": ["x"], "expectd": "y"},
+            {"type": "bash_cmd_succeeds", "comand": "true"}
+        ]});
+        assert_eq!(
+            VerifySandbox.check(step.as_object().unwrap()),
+            [
+                "criterion 1 (probe_file_exists): 'paths' is empty; give it the paths to check",
+                "criterion 2 (probe_file_contains) needs 'paths'; 'pahts' is not a field it reads: did you mean 'paths'?",
+                "criterion 2 (probe_file_contains) needs 'expected' (or 'value'); 'expectd' is not a field it reads: did you mean 'expected'?",
+                "criterion 3 (bash_cmd_succeeds) needs 'command' (or 'bash_cmd'); 'comand' is not a field it reads: did you mean 'command'?",
+            ]
+        );
+        let step = json!({"sandbox_name": "b", "verifier_id": "v", "critera": []});
+        assert_eq!(
+            VerifySandbox.check(step.as_object().unwrap()),
+            ["needs 'criteria' (a list of criterion objects); 'critera' is not a field it reads: did you mean 'criteria'?"]
+        );
     }
 
     #[test]
