@@ -175,18 +175,18 @@ fn schemas() -> Value {
                 "complete": {"type": "boolean"},
                 "outcomes": {"type": "object", "additionalProperties": {"type": "integer"}, "description": "how many runs came out each way (passed, failed, running, error, ...)"},
                 "errors": {"type": "array", "items": {"type": "string"}},
-                "score_spread": {
+                "score_spread_by_task": {
                     "type": "object",
-                    "description": "each score (keyed as an instance's scores are) over the runs that record a number for it, whatever their outcome",
+                    "description": "for each task the group's runs are of (keyed by its id), each of its scores (keyed as an instance's scores are, by the verifying step's id) over that task's runs that record a number for it, whatever their outcome; tasks whose steps share an id are never counted together",
                     "additionalProperties": {
                         "type": "object",
-                        "properties": {
-                            "runs": {"type": "integer"},
-                            "mean": {"type": "number"},
-                            "min": {"type": "number"},
-                            "max": {"type": "number"},
-                        },
+                        "additionalProperties": {"$ref": "#/components/schemas/ScoreSpread"},
                     },
+                },
+                "score_spread": {
+                    "type": ["object", "null"],
+                    "description": "the one task's entry of score_spread_by_task ({} while none is recorded); null for a group of several tasks, as task_id is",
+                    "additionalProperties": {"$ref": "#/components/schemas/ScoreSpread"},
                 },
                 "runs": {
                     "type": "object",
@@ -202,6 +202,17 @@ fn schemas() -> Value {
                 "run_words": {"type": "object", "additionalProperties": {"type": "integer"}, "description": "how many of the group's runs have each word the outcome filter takes (an instance's outcome, else its run's status), over the whole group"},
                 "workflows": {"type": "array", "items": {"type": "object"}, "description": "the runs the explorer started for the group (one request starts at most a hundred), each with its index, seed and status"},
             },
+        },
+        "ScoreSpread": {
+            "type": "object",
+            "description": "one score over the runs that record a number for it",
+            "properties": {
+                "runs": {"type": "integer"},
+                "mean": {"type": "number"},
+                "min": {"type": "number"},
+                "max": {"type": "number"},
+            },
+            "required": ["runs", "mean", "min", "max"],
         },
         "RunRequest": {
             "type": "object",

@@ -414,7 +414,7 @@ pub fn group_state(
         "outcomes": outcomes,
         "created_at_utc": created,
         "complete": !live && running == 0 && total.is_some_and(|t| recorded >= t),
-        "score_spread": score_spread(&verdicts),
+        "score_spread_by_task": score_spread_by_task(instances, &verdicts),
         "instances": summaries,
     });
     let tasks = instances
@@ -424,19 +424,39 @@ pub fn group_state(
     state
 }
 
-/// How a group's scores spread, each score (keyed as an instance's `scores` are) over the runs that
-/// record a number for it, whatever their outcome: `{"runs", "mean", "min", "max"}`. A score no run
-/// records yet is left out, so a group with no scores answers `{}`.
-pub fn score_spread(verdicts: &[Verdict]) -> Value {
-    let mut by_key: BTreeMap<&str, Vec<f64>> = BTreeMap::new();
-    for verdict in verdicts {
+/// How a group's scores spread, task by task: for each task its runs are of, each of its scores
+/// (keyed as an instance's `scores` are, by the verifying step's id) over that task's runs that
+/// record a number for it, whatever their outcome: `{"runs", "mean", "min", "max"}`. Two tasks'
+/// scores under the same step id are two tasks' verifiers, so they are never counted together. A
+/// score no run records yet is left out, so a group with no scores answers `{}`; an instance that
+/// names no task has no place in it.
+pub fn score_spread_by_task(instances: &[Document], verdicts: &[Verdict]) -> Value {
+    let mut by_task: BTreeMap<&str, BTreeMap<&str, Vec<f64>>> = BTreeMap::new();
+    for (doc, verdict) in instances.iter().zip(verdicts) {
+        let Some(task) = doc.get("task_id").and_then(Value::as_str) else {
+            continue;
+        };
         for (key, score) in &verdict.scores {
             if let Some(n) = score.as_f64().filter(|n| n.is_finite()) {
-                by_key.entry(key.as_str()).or_default().push(n);
+                by_task
+                    .entry(task)
+                    .or_default()
+                    .entry(key.as_str())
+                    .or_default()
+                    .push(n);
             }
         }
     }
-    let spread: Map<String, Value> = by_key
+    let spread: Map<String, Value> = by_task
+        .into_iter()
+        .map(|(task, scores)| (task.to_string(), spread_of(scores)))
+        .collect();
+    Value::Object(spread)
+}
+
+/// Each score's numbers as `{"runs", "mean", "min", "max"}`, keyed as given.
+fn spread_of(scores: BTreeMap<&str, Vec<f64>>) -> Value {
+    let spread: Map<String, Value> = scores
         .into_iter()
         .map(|(key, numbers)| {
             let runs = numbers.len();
@@ -453,7 +473,9 @@ pub fn score_spread(verdicts: &[Verdict]) -> Value {
 }
 
 /// A group's `task_ids` (every task its runs are of, sorted, once each: those already in `state`
-/// and `more`), and its `task_id`: the one task when there is one, else null.
+/// and `more`), its `task_id`: the one task when there is one, else null, and its `score_spread`:
+/// the one task's entry of `score_spread_by_task` (`{}` while it has none, and for a group of no
+/// task yet), null for a group of several, whose step ids may be shared by unrelated tasks.
 pub fn set_task_ids<'t>(state: &mut Value, more: impl Iterator<Item = &'t str>) {
     let mut ids: std::collections::BTreeSet<String> = state["task_ids"]
         .as_array()
@@ -463,10 +485,19 @@ pub fn set_task_ids<'t>(state: &mut Value, more: impl Iterator<Item = &'t str>) 
         .map(String::from)
         .collect();
     ids.extend(more.map(String::from));
-    state["task_id"] = match ids.len() {
-        1 => json!(ids.first()),
-        _ => Value::Null,
+    let one_task = match ids.len() {
+        1 => ids.first().cloned(),
+        _ => None,
     };
+    state["score_spread"] = match &one_task {
+        Some(task) => match state["score_spread_by_task"].get(task) {
+            Some(spread) => spread.clone(),
+            None => json!({}),
+        },
+        None if ids.is_empty() => json!({}),
+        None => Value::Null,
+    };
+    state["task_id"] = json!(one_task);
     state["task_ids"] = json!(ids);
 }
 
@@ -685,13 +716,35 @@ mod tests {
             with_score("running", None),
         ];
         let state = group_state("g", &runs, None, &none_stored());
+        let spread = json!({"v": {"runs": 3, "mean": 0.5, "min": 0.0, "max": 1.0}});
+        assert_eq!(state["score_spread"], spread, "{state}");
         assert_eq!(
-            state["score_spread"],
-            json!({"v": {"runs": 3, "mean": 0.5, "min": 0.0, "max": 1.0}}),
+            state["score_spread_by_task"],
+            json!({"t": spread}),
             "{state}"
         );
         let none = group_state("g", &runs[3..], None, &none_stored());
         assert_eq!(none["score_spread"], json!({}));
+        assert_eq!(none["score_spread_by_task"], json!({}));
+    }
+
+    /// Two tasks whose verifying steps share an id are spread apart, each over its own runs; the
+    /// group's one-task `score_spread` is null, as its `task_id` is.
+    #[test]
+    fn a_groups_score_spread_keeps_tasks_sharing_a_step_id_apart() {
+        let mut other = with_score("completed", Some(0.5));
+        other.insert("task_id".into(), json!("u"));
+        let runs = [with_score("completed", Some(1.0)), other];
+        let state = group_state("g", &runs, None, &none_stored());
+        assert_eq!(
+            state["score_spread_by_task"],
+            json!({
+                "t": {"v": {"runs": 1, "mean": 1.0, "min": 1.0, "max": 1.0}},
+                "u": {"v": {"runs": 1, "mean": 0.5, "min": 0.5, "max": 0.5}},
+            }),
+            "{state}"
+        );
+        assert_eq!(state["score_spread"], Value::Null, "{state}");
     }
 
     /// While its run is live on this machine (between two tasks, say) a group is not complete, and

@@ -178,10 +178,9 @@ fn a_group_of_runs_streams_snapshots_until_it_completes() {
     assert_eq!(one["complete"], true);
     assert_eq!(one["runs"]["items"].as_array().unwrap().len(), 2);
     // The scores' spread over the runs, and each run beside the explorer's run that recorded it.
-    assert_eq!(
-        one["score_spread"],
-        json!({"hello": {"runs": 2, "mean": 1.0, "min": 1.0, "max": 1.0}})
-    );
+    let hello = json!({"hello": {"runs": 2, "mean": 1.0, "min": 1.0, "max": 1.0}});
+    assert_eq!(one["score_spread"], hello);
+    assert_eq!(one["score_spread_by_task"], json!({ HELLO_TASK: hello }));
     let mut started: Vec<&str> = group["runs"]
         .as_array()
         .unwrap()
@@ -955,6 +954,75 @@ fn a_run_group_of_several_tasks_names_them_all() {
     let state = server.get(&format!("/api/v1/run-groups/{group}")).json();
     assert_eq!(state["task_id"], HELLO_TASK, "{state}");
     assert_eq!(state["task_ids"], json!([HELLO_TASK]), "{state}");
+}
+
+/// A group of two tasks whose verifying steps share the id `grade` (an eval run's commonest case):
+/// each task's scores are spread apart, over its own runs, and the one-task `score_spread` is null,
+/// as the group's `task_id` is.
+#[test]
+fn a_run_group_of_several_tasks_spreads_each_tasks_scores_apart() {
+    let world = World::new();
+    let folder = world.dirs.home.join("graded");
+    std::fs::create_dir_all(folder.join("tasks")).unwrap();
+    let check = |passes: bool| {
+        let cmd = if passes { "true" } else { "false" };
+        json!({"type": "bash_cmd_succeeds", "criterion": cmd, "bash_cmd": cmd})
+    };
+    let verify = |id: &str, criteria: Value| {
+        json!({"id": id, "type": "verify_sandbox", "sandbox_name": "box", "verifier_id": id,
+               "criteria": criteria})
+    };
+    let deploy = json!({"id": "box", "type": "deploy_sandbox", "sandbox_name": "box"});
+    // `one` passes its `grade`, `two` fails its own (mixed, the group's `grade` would read 0.5).
+    let one = json!([deploy, verify("grade", json!([check(true)]))]);
+    let two = json!([
+        deploy,
+        verify("grade", json!([check(false)])),
+        verify("grade2", json!([check(true)]))
+    ]);
+    for (name, task) in [("one", one), ("two", two)] {
+        std::fs::write(folder.join(format!("tasks/{name}.json")), task.to_string()).unwrap();
+    }
+    let ran = world.agent_env(&["run", "./graded"]);
+    assert_eq!(ran.code, 0, "{}", ran.both());
+    let (one, two) = ("@local/~/graded/one", "@local/~/graded/two");
+    let server = Explorer::start(&world);
+    let listed = server
+        .get(&format!("/api/v1/task-instances?task_id={}", seg(one)))
+        .json();
+    let group = listed["items"][0]["run_group_id"].as_str().unwrap();
+    let state = server
+        .get(&format!("/api/v1/run-groups/{group}"))
+        .expect(200)
+        .json();
+    let spread = |mean: f64| json!({"runs": 1, "mean": mean, "min": mean, "max": mean});
+    assert_eq!(
+        state["score_spread_by_task"],
+        json!({
+            one: {"grade": spread(1.0)},
+            two: {"grade": spread(0.0), "grade2": spread(1.0)},
+        }),
+        "{state}"
+    );
+    assert_eq!(state["score_spread"], Value::Null, "{state}");
+    // Under one task, the group is that task's runs alone: its spread is that task's.
+    let under_two = server
+        .get(&format!("/api/v1/tasks/{}/run-groups/{group}", seg(two)))
+        .expect(200)
+        .json();
+    assert_eq!(
+        under_two["score_spread"],
+        json!({"grade": spread(0.0), "grade2": spread(1.0)}),
+        "{under_two}"
+    );
+    let listed = server
+        .get(&format!("/api/v1/tasks/{}/run-groups", seg(one)))
+        .json();
+    assert_eq!(
+        listed["items"][0]["score_spread"],
+        json!({"grade": spread(1.0)}),
+        "{listed}"
+    );
 }
 
 #[test]

@@ -120,7 +120,7 @@ function outcomesText(outcomes) {
   return Object.entries(outcomes || {}).map(([k, v]) => `${v} ${k}`).join(", ");
 }
 
-// A group's scores' spread (the API's `score_spread`) in a line: "hello: mean 0.5 (0–1)".
+// One task's scores' spread in a group (the API's `score_spread`) in a line: "hello: mean 0.5 (0–1)".
 function spreadText(spread) {
   const entries = Object.entries(spread || {});
   if (!entries.length) return "—";
@@ -845,6 +845,7 @@ function drawTask(id, [doc, versions, runs, groups], pages, parts) {
       h("td", { class: "group-runs" }, g.total ?? `${g.recorded} so far`),
       h("td", { class: "group-outcomes" }, outcomesText(g.outcomes),
         (g.errors || []).map((e) => h("div", { class: "error-text" }, e))),
+      // The task's own runs of the group: their spread is this task's alone (`score_spread`).
       h("td", { class: "group-scores" }, spreadText(g.score_spread)),
       h("td", { class: "group-complete" }, g.complete ? "yes" : g.run_live ? "no (its run is going)" : "no"))), { id: "run-groups" }),
     pager(groups, pages.groups, "run groups"),
@@ -1172,7 +1173,11 @@ async function runGroup(id) {
     } },
     h("option", { value: "" }, "any outcome"),
     words.map((word) => h("option", { value: word, selected: word === outcome }, word)));
-    const spread = Object.entries(g.score_spread || {});
+    // Each task's scores apart (the API's `score_spread_by_task`): tasks whose verifying steps
+    // share an id are different verifiers. The Task column is there when the group has several.
+    const spread = Object.entries(g.score_spread_by_task || {})
+      .flatMap(([task, scores]) => Object.entries(scores).map(([key, sp]) => ({ task, key, sp })));
+    const severalTasks = tasks.length > 1;
     replaceKeeping(body, [
       h("dl", { id: "group-facts" },
         h("dt", {}, tasks.length === 1 ? "Task" : "Tasks"),
@@ -1187,7 +1192,8 @@ async function runGroup(id) {
         h("dt", {}, "Started"), h("dd", {}, g.created_at_utc || "—")),
       (g.errors || []).length ? h("div", { class: "error", id: "group-errors" }, g.errors.map((e) => h("p", {}, e))) : null,
       h("h2", {}, "Scores"),
-      table(["Score", "Runs", "Mean", "Min", "Max"], spread.map(([key, sp]) => h("tr", { "data-score": key },
+      table((severalTasks ? ["Task"] : []).concat(["Score", "Runs", "Mean", "Min", "Max"]), spread.map(({ task, key, sp }) => h("tr", { "data-task": task, "data-score": key },
+        severalTasks ? h("td", { class: "wrap mono score-task" }, task) : null,
         h("td", { class: "wrap" }, key), h("td", {}, sp.runs),
         h("td", { class: "score-mean" }, scoreNumber(sp.mean)), h("td", { class: "score-min" }, scoreNumber(sp.min)),
         h("td", { class: "score-max" }, scoreNumber(sp.max)))),
