@@ -11,7 +11,12 @@
 //! 0600), so the next run writes that document as the task left it, marked `recorded_late_at_utc`,
 //! once the store takes writes again: the task passed or failed as its steps said, and its record
 //! says so in the end. A store that refuses that document outright (rather than failing to answer)
-//! gets the instance marked failed instead, as a journal without the document does.
+//! gets the instance marked failed instead, as a journal without the document does. A journal that
+//! cannot take the document (a full disk) keeps nothing of it, and the run is told so
+//! ([`RunJournal::end_unrecorded`]): the task then fails as not recorded, rather than the run saying
+//! its end is kept. A write that fails midway is taken back, so a journal never ends in a line cut
+//! short by its own run; one found empty or cut short (a run of an older agent-env on a full disk) is
+//! said so ([`DeadRun::cut_short`]), not taken for a killed run's.
 //!
 //! A run killed on another machine sharing the document store leaves no journal here: its instances'
 //! heartbeats stop instead ([`crate::run::heartbeat`]), and a sweep on any machine marks the
@@ -28,7 +33,7 @@
 //! names still runs, the journal is a live run's all the same, and no sweep touches its instances or
 //! its sandboxes. Journals written before they said so are told by their lock alone.
 use std::fs::{File, OpenOptions};
-use std::io::{BufRead, BufReader, Write};
+use std::io::{Read, Write};
 use std::os::unix::fs::OpenOptionsExt;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -61,6 +66,21 @@ const ENDED_UNFINISHED: &str = concat!(
     "the run that was running this task ended without finishing it (",
     why_unfinished!(),
     "); a later run marked it failed"
+);
+/// Why a run's journal is empty or cut short, as far as a later run can tell (one wording for every
+/// place that says so, as [`WHY_UNFINISHED`]).
+macro_rules! why_cut_short {
+    () => {
+        "a write to this machine's state folder failed, most likely because its disk was full"
+    };
+}
+/// Why a run's journal is empty or cut short, as far as a later run can tell.
+pub const WHY_CUT_SHORT: &str = why_cut_short!();
+/// The instance of a run whose journal was cut short is told so.
+const ENDED_CUT_SHORT: &str = concat!(
+    "the run that was running this task left its journal cut short (",
+    why_cut_short!(),
+    "), so how it ended is not known; a later run marked it failed"
 );
 /// Whether `instance` was marked failed by a later run's sweep (its own run never wrote its end, so
 /// when it ended is not known; its `completed_at_utc` is when it was marked).
@@ -166,7 +186,9 @@ fn journals(locks_dir: &Path) -> PathBuf {
 /// could not be written).
 #[derive(Debug)]
 pub struct RunJournal {
-    file: File,
+    /// Held while a line is written, so that a line cut short by a failed write is taken back before
+    /// another is written after it.
+    file: std::sync::Mutex<File>,
     path: PathBuf,
     /// A task's end was not written to the document store: the journal outlives the run.
     unrecorded: AtomicBool,
@@ -177,25 +199,34 @@ impl DeployLog for RunJournal {
     fn deployed(&self, work_dir: &Path) {
         // Whole, so a sweep from another folder finds it (a sandbox root may be given relative).
         let work_dir = std::path::absolute(work_dir).unwrap_or_else(|_| work_dir.to_path_buf());
-        self.note(&format!("{SANDBOX_LINE}{}", work_dir.display()));
+        // A sandbox it cannot note is only left behind if the run is killed.
+        let _ = self.note(
+            &format!("{SANDBOX_LINE}{}", work_dir.display()),
+            Durable::No,
+        );
     }
 }
 
 impl RunJournal {
-    /// Starts the journal of the run `run_group_id`; `None` when the state folder cannot hold one
-    /// (a run goes on without: only the cleanup after a kill is lost).
+    /// Starts the journal of the run `run_group_id`; the error says why the state folder cannot
+    /// hold one (a run goes on without: only the cleanup after a kill is lost, and a task's end
+    /// the document store does not take cannot be kept for a later run).
     pub fn begin(
         locks_dir: &Path,
         run_group_id: &str,
         instances_in: InstancesIn,
         sandbox_root: &Path,
-    ) -> Option<RunJournal> {
+    ) -> Result<RunJournal, JournalStartError> {
         // The id names a file: one that could name another folder gets no journal.
         if run_group_id.is_empty() || run_group_id.contains('/') || run_group_id.starts_with('.') {
-            return None;
+            return Err(JournalStartError::NotAFileName(run_group_id.to_string()));
         }
         let folder = journals(locks_dir);
-        std::fs::create_dir_all(&folder).ok()?;
+        let failed = |source| JournalStartError::Io {
+            folder: folder.clone(),
+            source,
+        };
+        std::fs::create_dir_all(&folder).map_err(failed)?;
         let stem = format!("{run_group_id}{RUN_MARK}{}", run_part());
         let path = folder.join(format!("{stem}{SUFFIX}"));
         // Locked before it has its name, so no sweep ever sees it unlocked while its run lives.
@@ -206,7 +237,7 @@ impl RunJournal {
             .append(true)
             .mode(0o600)
             .open(&partial)
-            .ok()?;
+            .map_err(failed)?;
         let root = std::path::absolute(sandbox_root).unwrap_or_else(|_| sandbox_root.to_path_buf());
         let mut head = vec![
             format!("{STORE_LINE}{}", instances_in.word()),
@@ -216,17 +247,21 @@ impl RunJournal {
             head.push(format!("{PROCESS_LINE}{}", process.to_fields()));
         }
         // Written before it has its name too: a copy of the folder never holds a journal that
-        // does not yet say which process it is.
-        let ready = lock_without_waiting(&file, libc::LOCK_EX) && {
-            head.iter().for_each(|line| append(&file, line));
-            std::fs::rename(&partial, &path).is_ok()
+        // does not yet say which process it is, and no journal is ever left empty by its start.
+        let ready = if lock_without_waiting(&file, libc::LOCK_EX) {
+            append(&file, &head.join("\n"), Durable::No)
+                .and_then(|()| std::fs::rename(&partial, &path))
+        } else {
+            Err(std::io::Error::other(
+                "it could not be locked (another process holds it)",
+            ))
         };
-        if !ready {
+        if let Err(e) = ready {
             let _ = std::fs::remove_file(&partial);
-            return None;
+            return Err(failed(e));
         }
-        Some(RunJournal {
-            file,
+        Ok(RunJournal {
+            file: std::sync::Mutex::new(file),
             path,
             unrecorded: AtomicBool::new(false),
         })
@@ -234,32 +269,94 @@ impl RunJournal {
 
     /// Notes that the end of the task instance `instance_id` could not be written to the document
     /// store, so that it shows as `running` there (or is not there at all), keeping `document`, its
-    /// final document: the journal is kept when the run ends, for the next run to write it.
-    pub fn end_unrecorded(&self, instance_id: &str, document: &Document) {
-        self.note(&format!("{UNRECORDED_LINE}{instance_id}"));
-        if let Ok(json) = serde_json::to_string(document) {
-            self.note(&format!("{FINAL_LINE}{json}"));
-        }
+    /// final document, on the disk: the journal is kept when the run ends, for the next run to write
+    /// it. The error says why the journal could not keep it (a full disk, say): then it holds
+    /// nothing of the instance, and nothing of it is written later.
+    pub fn end_unrecorded(
+        &self,
+        instance_id: &str,
+        document: &Document,
+    ) -> Result<(), JournalWriteError> {
+        let json = serde_json::to_string(document).map_err(|e| JournalWriteError {
+            journal: self.path.clone(),
+            source: std::io::Error::other(e),
+        })?;
+        let lines = format!("{UNRECORDED_LINE}{instance_id}\n{FINAL_LINE}{json}");
+        self.note(&lines, Durable::Yes)?;
         self.unrecorded.store(true, Ordering::SeqCst);
+        Ok(())
     }
 
-    fn note(&self, line: &str) {
-        append(&self.file, line);
+    /// Appends `line` (one or more lines, whole).
+    fn note(&self, line: &str, durable: Durable) -> Result<(), JournalWriteError> {
+        let file = self
+            .file
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner);
+        append(&file, line, durable).map_err(|source| JournalWriteError {
+            journal: self.path.clone(),
+            source,
+        })
     }
 }
 
-/// Appends `line` to the journal `file`. A line that cannot be written (a full disk) is lost: the
-/// journal never stops a run.
-fn append(mut file: &File, line: &str) {
+/// Why a run has no journal.
+#[derive(Debug, thiserror::Error)]
+pub enum JournalStartError {
+    #[error("the run group id {0:?} cannot name a journal file")]
+    NotAFileName(String),
+    #[error("could not start the run's journal in {}: {source}", folder.display())]
+    Io {
+        folder: PathBuf,
+        #[source]
+        source: std::io::Error,
+    },
+}
+
+/// A run's journal could not take a line (the disk is full, say): the journal holds nothing of it.
+#[derive(Debug, thiserror::Error)]
+#[error("could not write to the run's journal {}: {source}", journal.display())]
+pub struct JournalWriteError {
+    pub journal: PathBuf,
+    #[source]
+    pub source: std::io::Error,
+}
+
+/// Whether a line must be on the disk before the run goes on.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Durable {
+    /// The run says it is kept: a disk may refuse it only when asked to hold it (a full network
+    /// file system, say), and the run must know.
+    Yes,
+    /// Only the cleanup after a killed run needs it.
+    No,
+}
+
+/// Appends `line` and a newline to the journal `file` (for [`Durable::Yes`], waiting for them to
+/// reach the disk). A write that fails, whole or midway, is taken back: the journal ends as it did
+/// before, never with a line cut short, so a later run reads only whole lines.
+fn append(mut file: &File, line: &str, durable: Durable) -> std::io::Result<()> {
+    let before = file.metadata()?.len();
     // One short write in append mode: lines from tasks on several threads never interleave.
-    let _ = file.write_all(format!("{line}\n").as_bytes());
+    let written = file
+        .write_all(format!("{line}\n").as_bytes())
+        .and_then(|()| match durable {
+            Durable::Yes => file.sync_data(),
+            Durable::No => Ok(()),
+        });
+    if written.is_err() {
+        let _ = file.set_len(before);
+    }
+    written
 }
 
 impl Drop for RunJournal {
     fn drop(&mut self) {
         if self.unrecorded.load(Ordering::SeqCst) {
-            // Left for the next run, which finds it unlocked once the descriptor closes.
-            self.note(ENDED_LINE);
+            // Left for the next run, which finds it unlocked once the descriptor closes. (On a full
+            // disk this line most likely still fits in the block the last one ended in; if not, the
+            // next run reads the journal as a killed run's, and still writes the ends it keeps.)
+            let _ = self.note(ENDED_LINE, Durable::Yes);
             return;
         }
         // Removed while still locked; the lock goes with the descriptor, closed right after.
@@ -274,8 +371,12 @@ pub struct DeadRun {
     pub run_group_id: String,
     /// The sandbox folders it deployed, as it noted them.
     pub sandboxes: Vec<PathBuf>,
-    /// It ended, keeping its journal because some task's end was not written; else it was killed.
+    /// It ended, keeping its journal because some task's end was not written; else it was killed,
+    /// or its journal was cut short.
     pub ended: bool,
+    /// It did not end so, and its journal is empty or ends in a line cut short: a write to it failed
+    /// (the disk was full), so how the run ended is not known (a kill cuts no line short).
+    pub cut_short: bool,
     /// The final documents of the instances whose end it could not write.
     pub final_documents: Vec<Document>,
     /// The ids of the instances whose end it could not write (its journal keeps their final
@@ -344,11 +445,14 @@ pub fn journals_here(locks_dir: &Path) -> JournalsHere {
             here.live.insert(run_group_id.to_string());
             continue;
         }
-        let lines: Vec<String> = BufReader::new(&file)
+        let mut text = Vec::new();
+        let _ = (&file).read_to_end(&mut text);
+        let lines: Vec<String> = String::from_utf8_lossy(&text)
             .lines()
-            .map_while(Result::ok)
+            .map(str::to_string)
             .collect();
         let ended = lines.iter().any(|line| line == ENDED_LINE);
+        let cut_short = !ended && cut_short(&text, &lines);
         // Unlocked, yet its process still runs: a copy of a live run's journal (the state folder
         // copied, or restored from a cache, while the run went on). Not dead until that process is.
         if !ended && process_of(&lines).is_some_and(|p| p.state() == ProcessState::Alive) {
@@ -372,6 +476,7 @@ pub fn journals_here(locks_dir: &Path) -> JournalsHere {
             run_group_id: run_group_id.to_string(),
             sandboxes,
             ended,
+            cut_short,
             final_documents,
             unrecorded,
             instances_in: lines
@@ -391,6 +496,19 @@ pub fn journals_here(locks_dir: &Path) -> JournalsHere {
     here
 }
 
+/// Whether a journal, `text` read as `lines`, is empty or ends in a line cut short: a write to it
+/// failed (the disk was full), whole or midway, as a run that took back what it could not write
+/// never leaves one (its first lines are written before it has its name). A final document that is
+/// not whole JSON was cut short so too.
+fn cut_short(text: &[u8], lines: &[String]) -> bool {
+    text.is_empty()
+        || !text.ends_with(b"\n")
+        || lines
+            .iter()
+            .filter_map(|line| line.strip_prefix(FINAL_LINE))
+            .any(|json| serde_json::from_str::<Document>(json).is_err())
+}
+
 /// The process a journal's run is, when the journal says (journals written before did not).
 fn process_of(lines: &[String]) -> Option<ProcessIdentity> {
     lines
@@ -405,6 +523,11 @@ pub struct Swept {
     /// Runs that were killed, and the instances they left `running` now marked failed.
     pub killed_runs: usize,
     pub killed_instances: u64,
+    /// Runs whose journals were cut short (a write to them failed), and the instances they left
+    /// `running` now marked failed.
+    pub cut_short_runs: usize,
+    pub cut_short_instances: u64,
+    pub cut_short_sandboxes: usize,
     /// Runs that ended without writing some task's end, and those instances now marked failed.
     pub unrecorded_runs: usize,
     pub unrecorded_instances: u64,
@@ -440,6 +563,21 @@ impl Swept {
                 plural(self.killed_instances as usize, "instance", "instances"),
                 self.sandboxes,
                 plural(self.sandboxes, "sandbox", "sandboxes"),
+            ));
+        }
+        if self.cut_short_runs > 0 {
+            out.push(format!(
+                "note: {} earlier {} left {} cut short ({WHY_CUT_SHORT}), so how {} ended is not known: {} task {} {} left running marked failed, {} {} {} left removed",
+                self.cut_short_runs,
+                plural(self.cut_short_runs, "run", "runs"),
+                plural(self.cut_short_runs, "its journal", "their journals"),
+                plural(self.cut_short_runs, "it", "they"),
+                self.cut_short_instances,
+                plural(self.cut_short_instances as usize, "instance", "instances"),
+                plural(self.cut_short_runs, "it", "they"),
+                self.cut_short_sandboxes,
+                plural(self.cut_short_sandboxes, "sandbox", "sandboxes"),
+                plural(self.cut_short_runs, "it", "they"),
             ));
         }
         if self.recorded_late > 0 {
@@ -542,6 +680,8 @@ pub fn sweep(
         set.insert("status".into(), json!("failed"));
         let why = if run.ended {
             END_UNRECORDED
+        } else if run.cut_short {
+            ENDED_CUT_SHORT
         } else {
             ENDED_UNFINISHED
         };
@@ -552,16 +692,25 @@ pub fn sweep(
             ..UpdateSpec::default()
         };
         let marked_failed = mark_each(docs, &filter, &update);
-        swept.sandboxes += remove_sandboxes(
+        let removed = remove_sandboxes(
             &run.sandboxes,
             sandbox_root,
             run.sandbox_root.as_deref(),
             &marked,
         );
+        if run.cut_short {
+            swept.cut_short_sandboxes += removed;
+        } else {
+            swept.sandboxes += removed;
+        }
         match marked_failed {
             Ok(n) if run.ended => {
                 swept.unrecorded_runs += 1;
                 swept.unrecorded_instances += n;
+            }
+            Ok(n) if run.cut_short => {
+                swept.cut_short_runs += 1;
+                swept.cut_short_instances += n;
             }
             Ok(n) => {
                 swept.killed_runs += 1;
@@ -1078,7 +1227,9 @@ mod tests {
         let last = json!({"instance_id": "i1", "status": "completed", "current_step": 2,
             "context": {"metadata": {"run_group_id": "run-ended",
                 "verifications": {"v": {"score": 1.0}}}}});
-        journal.end_unrecorded("i1", last.as_object().unwrap());
+        journal
+            .end_unrecorded("i1", last.as_object().unwrap())
+            .unwrap();
         drop(journal);
         let path = only_journal_of(&locks, "run-ended");
         assert!(path.exists(), "kept for the next run");
@@ -1137,6 +1288,95 @@ mod tests {
             1.0
         );
         assert!(i1[RECORDED_LATE_AT].is_string(), "{i1:?}");
+    }
+
+    /// A journal that cannot take a task's end (its disk is full: `/dev/full` refuses every write)
+    /// says so, naming itself and the write's error, and is not kept for a later run: the run must
+    /// not say the end is kept.
+    #[test]
+    fn a_task_end_the_journal_cannot_take_is_an_error_and_keeps_nothing() {
+        let tmp = tempfile::tempdir().unwrap();
+        let locks = tmp.path().join("locks");
+        let began = RunJournal::begin(&locks, "run-full", InstancesIn::Local, tmp.path()).unwrap();
+        let path = began.path.clone();
+        let full = OpenOptions::new().append(true).open("/dev/full").unwrap();
+        let journal = RunJournal {
+            file: std::sync::Mutex::new(full),
+            path: path.clone(),
+            unrecorded: AtomicBool::new(false),
+        };
+        let last = json!({"instance_id": "i1", "status": "completed"});
+        let error = journal
+            .end_unrecorded("i1", last.as_object().unwrap())
+            .unwrap_err();
+        let said = error.to_string();
+        assert!(
+            said.contains(&format!(
+                "could not write to the run's journal {}",
+                path.display()
+            )) && said.contains("No space left on device"),
+            "{said}"
+        );
+        drop(journal);
+        drop(began);
+        assert!(!path.exists(), "nothing kept for a later run");
+        assert!(dead_runs(&locks).is_empty());
+    }
+
+    /// An empty journal, or one whose last line is cut short (a write to it failed midway), is a
+    /// run whose journal was cut short, not a killed one: its instances left running are marked
+    /// failed saying so, and the run's note names the likely full disk.
+    #[test]
+    fn a_journal_cut_short_is_read_as_one_a_failed_write_left() {
+        for (group, text) in [
+            ("run-empty", String::new()),
+            (
+                "run-cut",
+                "instances\tlocal\nunrecorded\ti1\nfinal\t{\"instance_id\": \"i1\", \"sta"
+                    .to_string(),
+            ),
+        ] {
+            let tmp = tempfile::tempdir().unwrap();
+            let locks = tmp.path().join("locks");
+            let docs = LocalSqliteDocumentStore::new(tmp.path().join("d.db"));
+            let doc = json!({"instance_id": "i1", "status": "running",
+                "context": {"metadata": {"run_group_id": group}}});
+            docs.insert(INSTANCES, doc.as_object().unwrap()).unwrap();
+            std::fs::create_dir_all(journals(&locks)).unwrap();
+            std::fs::write(journals(&locks).join(format!("{group}.journal")), text).unwrap();
+
+            let dead = dead_runs(&locks);
+            assert!(
+                dead.len() == 1 && dead[0].cut_short && !dead[0].ended,
+                "{group}: {dead:?}"
+            );
+            assert!(dead[0].final_documents.is_empty());
+            drop(dead);
+
+            let swept = sweep(&locks, &tmp.path().join("sb"), &docs, InstancesIn::Local);
+            assert_eq!(
+                swept,
+                Swept {
+                    cut_short_runs: 1,
+                    cut_short_instances: 1,
+                    ..Swept::default()
+                },
+                "{group}"
+            );
+            assert_eq!(
+                swept.sentences(),
+                ["note: 1 earlier run left its journal cut short (a write to this machine's state folder failed, most likely because its disk was full), so how it ended is not known: 1 task instance it left running marked failed, 0 sandboxes it left removed"],
+                "{group}"
+            );
+            let i1 = docs
+                .find_one(INSTANCES, &Filter::eq("instance_id", "i1"), None)
+                .unwrap()
+                .unwrap();
+            assert_eq!(i1["status"], "failed");
+            assert_eq!(i1["error"], ENDED_CUT_SHORT);
+            assert!(marked_by_a_later_run(&i1));
+            assert!(dead_runs(&locks).is_empty(), "{group}: its journal removed");
+        }
     }
 
     /// A journal that kept no final document (written before journals did) gets the instance it

@@ -66,7 +66,8 @@ pub fn run_planned(
         options.places.instances_in,
         &options.places.sandbox_dir,
     )
-    .map(std::sync::Arc::new);
+    .map(std::sync::Arc::new)
+    .map_err(|e| e.to_string());
     options.observer.event(&RunEvent::RunStarted {
         run_group_id: run_group_id.clone(),
         bundle: label.to_string(),

@@ -66,10 +66,14 @@ pub enum RecordError {
     #[error("{0}")]
     NotRecorded(String),
     /// The store did not take the task's end, even after waiting: `document` is the final document,
-    /// to be written by a later run. The store shows an earlier state meanwhile (or nothing, when the
-    /// end was the first write).
+    /// to be written by a later run. The store shows an earlier state meanwhile (`stored`), or
+    /// nothing, when the end was the first write.
     #[error("{why}")]
-    Deferred { why: String, document: Document },
+    Deferred {
+        why: String,
+        document: Document,
+        stored: bool,
+    },
 }
 
 /// How a task's end waits for a store that does not take it.
@@ -375,6 +379,7 @@ impl<'f> Recorder<'f> {
                 return Err(RecordError::Deferred {
                     why: e.to_string(),
                     document: state.doc.clone(),
+                    stored: state.stored,
                 });
             }
             if waiting.is_none() {
@@ -958,7 +963,12 @@ mod tests {
             waiting: &waiting,
         };
         match recorder.finish(&TaskOutcome::Passed(Vec::new()), &context, &[], &wait) {
-            Err(RecordError::Deferred { why, document }) => {
+            Err(RecordError::Deferred {
+                why,
+                document,
+                stored,
+            }) => {
+                assert!(stored, "its start was written");
                 assert!(why.contains("connection refused"), "{why}");
                 assert_eq!(document["status"], "completed");
                 assert_eq!(document["instance_id"], "t-1");

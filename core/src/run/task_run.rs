@@ -81,6 +81,7 @@ pub fn run_task(planned: &PlannedTask<'_>, version: i64, shared: &RunShared<'_>)
         shared
             .journal
             .clone()
+            .ok()
             .map(|j| j as std::sync::Arc<dyn crate::sandbox::DeployLog>),
     );
     let env = StepEnv {
@@ -153,28 +154,42 @@ pub fn run_task(planned: &PlannedTask<'_>, version: i64, shared: &RunShared<'_>)
                 );
             }
         }
-        // The task came out as its steps said; only its record waits.
-        Err(RecordError::Deferred { why, document }) => {
-            let warning = match &shared.journal {
-                Some(journal) => {
-                    journal.end_unrecorded(&instance_id, &document);
-                    format!(
-                        "the document store did not take the task's end ({why}), so its record is not written yet; it is kept in this machine's state folder, and the next {} on this machine writes it as the task left it",
-                        shared.instances_in.marked_by()
-                    )
+        // The task came out as its steps said; only its record waits, in the run's journal.
+        Err(RecordError::Deferred {
+            why,
+            document,
+            stored,
+        }) => match keep_for_a_later_run(shared, &instance_id, &document) {
+            Ok(()) => {
+                let warning = format!(
+                    "the document store did not take the task's end ({why}), so its record is not written yet; it is kept in this machine's state folder, and the next {} on this machine writes it as the task left it",
+                    shared.instances_in.marked_by()
+                );
+                warn(shared, &task.path, warning);
+            }
+            // Neither the store nor this machine keeps the task's end: what its steps gave is lost,
+            // which fails it as a task the store took no record of.
+            Err(not_kept) => {
+                let lost = format!(
+                    "the document store did not take the task's end ({why}), and this machine's state folder could not keep it for a later run ({not_kept}), so the task's result ({}) is not saved: {}",
+                    result.outcome.word(),
+                    if stored {
+                        "the store shows the task as it last took it, running, until a later run marks it failed once its heartbeat is seen to have stopped"
+                    } else {
+                        "nothing of this run of the task is recorded"
+                    }
+                );
+                if !stored {
+                    // Nothing was stored under the id: pointing at it would send the user to nothing.
+                    result.instance_id = None;
                 }
-                None => format!(
-                    "the document store did not take the task's end ({why}), and this machine's state folder cannot keep it: the store keeps what it last took of the task, which a later run marks failed once its heartbeat is seen to have stopped"
-                ),
-            };
-            shared
-                .out
-                .note(&format!("[{}] Warning: {warning}", task.path));
-            shared.observer.event(&RunEvent::Warning {
-                task_path: Some(task.path.clone()),
-                message: warning,
-            });
-        }
+                if cancelled {
+                    warn(shared, &task.path, lost);
+                } else {
+                    result.outcome = TaskOutcome::Failed("StoreError".into(), lost);
+                }
+            }
+        },
     }
     shared.out.line(&format!(
         "[{}] {} in {}{}",
@@ -185,6 +200,32 @@ pub fn run_task(planned: &PlannedTask<'_>, version: i64, shared: &RunShared<'_>)
     ));
     task_finished(planned, &result, Some(&instance_id), shared.observer);
     result
+}
+
+/// Keeps `document`, the final document of `instance_id` that the store did not take, in the run's
+/// journal, for a later run to write; why it cannot.
+fn keep_for_a_later_run(
+    shared: &RunShared<'_>,
+    instance_id: &str,
+    document: &crate::stores::Document,
+) -> Result<(), String> {
+    match &shared.journal {
+        Ok(journal) => journal
+            .end_unrecorded(instance_id, document)
+            .map_err(|e| e.to_string()),
+        Err(why) => Err(why.clone()),
+    }
+}
+
+/// Warns of the task at `task_path`, on stderr and to the run's watchers.
+fn warn(shared: &RunShared<'_>, task_path: &str, warning: String) {
+    shared
+        .out
+        .note(&format!("[{task_path}] Warning: {warning}"));
+    shared.observer.event(&RunEvent::Warning {
+        task_path: Some(task_path.to_string()),
+        message: warning,
+    });
 }
 
 /// The context a run of `task` starts with, as the instance `instance_id`.

@@ -36,8 +36,8 @@ pub struct RunShared<'a> {
     /// How many of the run's tasks have ended, of how many: what a task's last line counts.
     pub ended: &'a Tally,
     /// The run's journal, told of each sandbox deployed and of each task end the document store
-    /// did not take (none when the state folder holds none).
-    pub journal: Option<std::sync::Arc<RunJournal>>,
+    /// did not take; or why the state folder holds none.
+    pub journal: Result<std::sync::Arc<RunJournal>, String>,
     /// Which document store the instances go to.
     pub instances_in: InstancesIn,
     /// How long a task's end waits for the store (and the heartbeat the flusher writes).

@@ -41,6 +41,7 @@ mod run_dry_run;
 mod run_dry_versions;
 mod run_events;
 mod run_folders;
+mod run_full_disk;
 mod run_heartbeat;
 mod run_hello;
 mod run_liveness;

@@ -22,6 +22,8 @@ pub enum Interrupted {
     Killed { by: &'static str },
     /// Its run ended but could not write the instance's end to the document store.
     EndUnrecorded { by: &'static str },
+    /// Its run left its journal cut short (a write to it failed): how it ended is not known.
+    JournalCutShort { by: &'static str },
     /// A bundle run's instance (this machine's) whose run has no journal here, live or left behind.
     NoRun,
     /// Its run, on any machine, stopped sending signs of life (its heartbeat is stale).
@@ -39,6 +41,10 @@ impl Interrupted {
             Interrupted::EndUnrecorded { by } => format!(
                 "the run of this task ended, but the document store did not take its end, which waits in this machine's journal: the next {by} here writes it (once the store takes writes); the run said why when it ran"
             ),
+            Interrupted::JournalCutShort { by } => format!(
+                "the run of this task left its journal cut short ({}), so how it ended is not known: it shows as running until the next {by} marks it failed and removes the sandboxes it left",
+                agent_env::run::liveness::WHY_CUT_SHORT
+            ),
             Interrupted::NoRun => "no run on this machine is running this task any more, and its run left no journal for a later run to mark it failed: it ended without finishing".to_string(),
             Interrupted::Stale(stale) => format!(
                 "the run of this task shows {}: it shows as running until the next run on any machine sharing the document store marks it failed",
@@ -53,9 +59,9 @@ impl Interrupted {
 struct Journals {
     /// Run groups whose run is live here.
     live: HashSet<String>,
-    /// Run groups whose run left its journal behind: whether it ended (else it was killed), and the
-    /// command whose next run marks its instances failed.
-    dead: HashMap<String, (bool, &'static str)>,
+    /// Run groups whose run left its journal behind: why its instances are not running (it ended,
+    /// was killed, or its journal was cut short), naming the command whose next run marks them.
+    dead: HashMap<String, Interrupted>,
 }
 
 /// The runs live on this machine as one request sees them.
@@ -111,12 +117,8 @@ impl RunsHere {
         // A run here that left its journal says best what became of it: its end may wait there,
         // and its heartbeat then stopped with it.
         if let (Some(_), Some(group)) = (self.locks_dir.as_ref(), run_group_of(doc)) {
-            if let Some((ended, by)) = self.journals().dead.get(group) {
-                return Some(if *ended {
-                    Interrupted::EndUnrecorded { by }
-                } else {
-                    Interrupted::Killed { by }
-                });
+            if let Some(why) = self.journals().dead.get(group) {
+                return Some(why.clone());
             }
         }
         // Its heartbeat stopped, wherever its run ran (not a run live here, which may only be
@@ -153,7 +155,14 @@ fn read(locks_dir: &std::path::Path) -> Journals {
         .into_iter()
         .map(|run| {
             let by = run.marked_by();
-            (run.run_group_id, (run.ended, by))
+            let why = if run.ended {
+                Interrupted::EndUnrecorded { by }
+            } else if run.cut_short {
+                Interrupted::JournalCutShort { by }
+            } else {
+                Interrupted::Killed { by }
+            };
+            (run.run_group_id, why)
         })
         .collect();
     Journals {
@@ -198,6 +207,8 @@ mod tests {
         let live = RunJournal::begin(&locks, "run-live", InstancesIn::Local, &locks).unwrap();
         // What a killed run leaves: its journal, unlocked.
         std::fs::write(locks.join("runs/run-killed.journal"), "instances\tlocal\n").unwrap();
+        // What a run whose write to its journal failed (a full disk) leaves: one cut short.
+        std::fs::write(locks.join("runs/run-cut.journal"), "instances\tloc").unwrap();
         let runs = RunsHere::new(locks.clone(), HashSet::from(["wf-1".to_string()]));
         assert!(runs.is_live("run-live"));
         assert!(!runs.is_live("run-killed"));
@@ -210,6 +221,18 @@ mod tests {
             Some(Interrupted::Killed {
                 by: "agent-env run (of a bundle)"
             })
+        );
+        let cut = runs.interrupted(&instance("@local/b/t-7", "running", "run-cut"));
+        assert_eq!(
+            cut,
+            Some(Interrupted::JournalCutShort {
+                by: "agent-env run"
+            })
+        );
+        let said = cut.map(|why| why.warning()).unwrap_or_default();
+        assert!(
+            said.contains("left its journal cut short (a write to this machine's state folder failed, most likely because its disk was full), so how it ended is not known"),
+            "{said}"
         );
         assert_eq!(
             runs.interrupted(&instance("@local/b/t-3", "running", "run-gone")),

@@ -61,8 +61,12 @@ pub(super) fn instance_sources(session: &Session, term: &Terminal, left_out: Lef
     // Printed below with the others unless held.
     let said_from = usize::from(held && !warnings.is_empty());
     let dead = crate::run::liveness::dead_runs(&session.paths().locks_dir());
-    let killed = dead.iter().filter(|run| !run.ended).count();
-    let unrecorded = dead.len() - killed;
+    let killed = dead
+        .iter()
+        .filter(|run| !run.ended && !run.cut_short)
+        .count();
+    let cut_short = dead.iter().filter(|run| run.cut_short).count();
+    let unrecorded = dead.iter().filter(|run| run.ended).count();
     let they = |n: usize| {
         if n == 1 {
             ("run", "it")
@@ -71,26 +75,39 @@ pub(super) fn instance_sources(session: &Session, term: &Terminal, left_out: Lef
         }
     };
     // Which command's run marks them: one writing to the store their instances are in.
-    let marked_by = |ended: bool| {
+    let marked_by = |these: &dyn Fn(&crate::run::liveness::DeadRun) -> bool| {
         crate::run::liveness::either_of(
             dead.iter()
-                .filter(|run| run.ended == ended)
+                .filter(|run| these(run))
                 .map(crate::run::liveness::DeadRun::marked_by),
         )
     };
     if killed > 0 {
         let (runs, they) = they(killed);
-        let by = marked_by(false);
+        let by = marked_by(&|run| !run.ended && !run.cut_short);
         warnings.push(format!(
             "{killed} earlier {runs} ended without finishing ({}): the task instances {they} left show as running until the next {by} marks them failed and removes the sandboxes {they} left",
             crate::run::liveness::WHY_UNFINISHED
         ));
     }
+    if cut_short > 0 {
+        let (runs, they) = they(cut_short);
+        let by = marked_by(&|run| run.cut_short);
+        let journals = if cut_short == 1 {
+            "its journal"
+        } else {
+            "their journals"
+        };
+        warnings.push(format!(
+            "{cut_short} earlier {runs} left {journals} cut short ({}), so how {they} ended is not known: the task instances {they} left show as running until the next {by} marks them failed and removes the sandboxes {they} left",
+            crate::run::liveness::WHY_CUT_SHORT
+        ));
+    }
     if unrecorded > 0 {
         let (runs, they) = they(unrecorded);
-        let by = marked_by(true);
+        let by = marked_by(&|run| run.ended);
         warnings.push(format!(
-            "{unrecorded} earlier {runs} could not write the end of some tasks to the document store: those task instances show as running until the next {by} writes their end as the tasks left it (once the store takes writes); {they} said why when {they} ran"
+            "{unrecorded} earlier {runs} could not write the end of some tasks to the document store: those task instances show as running (or are not there yet) until the next {by} writes their end as the tasks left it (once the store takes writes); {they} said why when {they} ran"
         ));
     }
     for warning in &warnings[said_from..] {
