@@ -440,3 +440,27 @@ fn a_file_artifact_loads_into_its_destination_folder() {
     assert_eq!(r.code, 0, "{}", r.both());
     r.assert_stdout_has("passed (check: 1)");
 }
+
+/// A command whose base_dir is no folder in the sandbox fails its criterion saying so (starting bash
+/// there failed as if bash could not run on this machine, and stopped the step).
+#[test]
+fn a_command_whose_base_dir_is_not_there_fails_its_criterion_naming_it() {
+    let s = Sandboxed::new();
+    s.write(
+        "nodir/tasks/t.json",
+        r#"[{"id": "box", "type": "deploy_sandbox", "sandbox_name": "box"},
+            {"id": "v", "type": "verify_sandbox", "sandbox_name": "box", "verifier_id": "v", "base_dir": "/app/nope",
+             "criteria": [{"type": "bash_cmd_succeeds", "command": "true"}]}]"#,
+    );
+    let r = s.run(&["run", "./nodir", "--json"]);
+    let doc: serde_json::Value = serde_json::from_str(&r.stdout).unwrap();
+    let rows = &doc["tasks"][0]["verifications"]["v"]["results"];
+    let why = rows[0]["justification"].as_str().unwrap_or_default();
+    assert!(
+        why.contains("the folder it runs in (its base_dir) is not in the sandbox")
+            && why.contains("/nope is not a folder; make it in an earlier step, or fix base_dir"),
+        "{}",
+        r.both()
+    );
+    assert!(!r.both().contains("can't start bash"), "{}", r.both());
+}

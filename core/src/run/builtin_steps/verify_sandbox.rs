@@ -743,6 +743,14 @@ fn run_command(
     env: &StepEnv<'_>,
 ) -> Result<(bool, String), StepError> {
     let limit = Duration::try_from_secs_f64(timeout_seconds.max(0.0)).unwrap_or(Duration::MAX);
+    // A folder that is not there fails the criterion saying so: starting bash in it would fail as
+    // if bash itself could not run, which says nothing of the sandbox and stops the step.
+    if !cwd.is_dir() {
+        return Err(StepError::value(format!(
+            "the folder it runs in (its base_dir) is not in the sandbox: {} is not a folder; make it in an earlier step, or fix base_dir",
+            cwd.display()
+        )));
+    }
     let done = bash_command::run(command, cwd, limit, env.cancel)?;
     // Kept in the instance with the rest, so get-instance and the explorer show it too.
     let withheld = withheld_note(command);
