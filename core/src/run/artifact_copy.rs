@@ -117,6 +117,41 @@ pub fn named_now(objects: &dyn ObjectStore, url: &str) -> String {
     }
 }
 
+/// Why the object store would not give a file the artifact `id` v`version` lists, and what to do,
+/// for a URL of another store (the artifact was put through another bucket or server) and an
+/// object gone from it; `None` for any other error, which says enough by itself.
+pub fn not_given(e: &StoreError, id: &str, version: i64) -> Option<String> {
+    match e {
+        StoreError::ForeignUrl(_) => Some(format!(
+            "the artifact '{id}' v{version} lists it, but it is no URL of the configured object store ({}), so the artifact was put through another one (another bucket or server); point [stores.object] at that store, or {}",
+            in_brackets(e),
+            put_again(id)
+        )),
+        StoreError::NotFound(_) => Some(format!(
+            "the object store does not hold it, though the artifact '{id}' v{version} lists it ({}); {}",
+            in_brackets(e),
+            put_again(id)
+        )),
+        _ => None,
+    }
+}
+
+/// How to get an artifact's files back into the object store: a bundle's are written again by its
+/// next run (which finds them gone), a stored one's by putting it again.
+pub fn put_again(id: &str) -> String {
+    if id.starts_with(crate::bundle::ids::LOCAL_PREFIX) {
+        "run the bundle again, which writes them anew".to_string()
+    } else {
+        format!("put its files again with agent-env artifact put FOLDER --id {id}")
+    }
+}
+
+/// A store's error as said inside a sentence that goes on: without the full stop its own text
+/// ends with (`No object at <url>.`).
+pub fn in_brackets(e: &StoreError) -> String {
+    e.to_string().trim_end_matches('.').to_string()
+}
+
 /// Whether the object `url` holds the bytes recorded (`size`, `sha256`): read through once, kept
 /// nowhere. An object the store cannot give does not.
 pub fn holds_as_recorded(objects: &dyn ObjectStore, url: &str, size: u64, sha256: &str) -> bool {

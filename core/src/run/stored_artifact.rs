@@ -17,7 +17,8 @@ use std::path::Path;
 use serde_json::{json, Map, Value};
 
 use super::artifact_copy::{
-    copy_checked, holds_as_recorded, named_now, recorded_files, Changed, CopyError,
+    copy_checked, holds_as_recorded, in_brackets, named_now, not_given, put_again, recorded_files,
+    Changed, CopyError,
 };
 use super::run_stores::RunStores;
 use super::stored_task::{configured_stores, latest_stored, put_next_version, ARTIFACTS};
@@ -459,15 +460,18 @@ pub fn write_out(
         }
         let recorded = recorded.get(url).copied().unwrap_or_default();
         copy_checked(stores.objects.as_ref(), url, &dest.join(rel), recorded).map_err(|e| {
-            let put_again = format!("put its files again with agent-env artifact put FOLDER --id {id}");
+            let again = put_again(id);
             BundleError::one(match e {
-                CopyError::Store(e) => format!("reading {rel} of the artifact '{id}': {e}"),
+                CopyError::Store(e) => match not_given(&e, id, version) {
+                    Some(why) => format!("can't copy {url} into the bundle: {why}"),
+                    None => format!("reading {rel} of the artifact '{id}': {}", in_brackets(&e)),
+                },
                 CopyError::Changed(Changed::Size { found, recorded }) => format!(
-                    "the file {rel} of the artifact '{id}' v{version} is not as it was put: {} holds {found} bytes, but the artifact recorded {recorded}; the object store's copy was changed or damaged since, so it is not copied; {put_again}",
+                    "the file {rel} of the artifact '{id}' v{version} is not as it was put: {} holds {found} bytes, but the artifact recorded {recorded}; the object store's copy was changed or damaged since, so it is not copied; {again}",
                     named_now(stores.objects.as_ref(), url)
                 ),
                 CopyError::Changed(Changed::Sha256 { found, recorded }) => format!(
-                    "the file {rel} of the artifact '{id}' v{version} is not as it was put: {} has the sha256 {found}, but the artifact recorded {recorded}; the object store's copy was changed or damaged since, so it is not copied; {put_again}",
+                    "the file {rel} of the artifact '{id}' v{version} is not as it was put: {} has the sha256 {found}, but the artifact recorded {recorded}; the object store's copy was changed or damaged since, so it is not copied; {again}",
                     named_now(stores.objects.as_ref(), url)
                 ),
             })

@@ -327,6 +327,25 @@ fn a_stored_artifact_put_through_another_object_store_says_so() {
         "{}",
         ran.stdout
     );
+    // `bundle init --from-task` gives the same advice, the store's own text inside a sentence
+    // that goes on.
+    let out = s.home().join("copy");
+    let init = s.run(&[
+        "bundle",
+        "init",
+        out.to_str().unwrap(),
+        "--from-task",
+        "team/hello",
+    ]);
+    assert_eq!(init.code, 1, "{}", init.both());
+    assert!(
+        init.stderr.contains("into the bundle: the artifact 'team/greeting' v1 lists it, but it is no URL of the configured object store (")
+            && init.stderr.contains("so the artifact was put through another one (another bucket or server); point [stores.object] at that store, or put its files again with agent-env artifact put FOLDER --id team/greeting; nothing was written")
+            && !init.stderr.contains(".;"),
+        "{}",
+        init.both()
+    );
+    assert!(!out.exists());
 }
 
 /// A document store that cannot be reached is found before any file is written: nothing is left

@@ -5,9 +5,11 @@ use std::path::{Path, PathBuf};
 use serde_json::{Map, Value};
 
 use super::{require_str, str_field, BuiltinStep, StepEnv, StepError};
-use crate::run::artifact_copy::{copy_checked, named_now, recorded_files, Changed, CopyError};
+use crate::run::artifact_copy::{
+    copy_checked, named_now, not_given, put_again, recorded_files, Changed, CopyError,
+};
 use crate::run::artifact_objects::listed_files;
-use crate::stores::{Filter, Sort, StoreError};
+use crate::stores::{Filter, Sort};
 
 pub struct LoadArtifact;
 
@@ -71,20 +73,11 @@ impl BuiltinStep for LoadArtifact {
             }
             let recorded = files.get(url).copied().unwrap_or_default();
             copy_checked(env.stores.objects.as_ref(), url, to, recorded).map_err(|e| match e {
-                // Put through another store (another bucket or server): it may well hold it.
-                CopyError::Store(e @ StoreError::ForeignUrl(_)) => StepError::runtime(format!(
-                    "can't copy {url} into the sandbox: the artifact '{id}' v{version} lists it, but it is no URL of the configured object store ({}), so the artifact was put through another one (another bucket or server); point [stores.object] at that store, or {}",
-                    in_brackets(&e),
-                    put_again(id)
-                )),
-                CopyError::Store(e @ StoreError::NotFound(_)) => StepError::runtime(format!(
-                    "can't copy {url} into the sandbox: the object store does not hold it, though the artifact '{id}' v{version} lists it ({}); {}",
-                    in_brackets(&e),
-                    put_again(id)
-                )),
-                CopyError::Store(e) => {
-                    StepError::runtime(format!("can't copy {url} into the sandbox: {e}"))
-                }
+                // Put through another store (another bucket or server), or gone from this one.
+                CopyError::Store(e) => StepError::runtime(match not_given(&e, id, version) {
+                    Some(why) => format!("can't copy {url} into the sandbox: {why}"),
+                    None => format!("can't copy {url} into the sandbox: {e}"),
+                }),
                 // An object changed since the artifact was recorded (objects are written once) is
                 // not loaded as if it were the artifact's.
                 CopyError::Changed(Changed::Size { found, recorded }) => StepError::runtime(format!(
@@ -223,16 +216,6 @@ impl Place<'_> {
     }
 }
 
-/// How to get an artifact's files back into the object store: a bundle's are written again by its
-/// next run (which finds them gone), a stored one's by putting it again.
-fn put_again(id: &str) -> String {
-    if id.starts_with(crate::bundle::ids::LOCAL_PREFIX) {
-        "run the bundle again, which writes them anew".to_string()
-    } else {
-        format!("put its files again with agent-env artifact put FOLDER --id {id}")
-    }
-}
-
 /// How to replace an artifact whose object in the store changed: a stored one is put again; a
 /// bundle's next run reuses the version while all its files are in the store, and writes them anew
 /// once one is gone.
@@ -255,10 +238,4 @@ pub fn latest_artifact(env: &StepEnv<'_>, id: &str) -> Result<Map<String, Value>
         )
         .map_err(|e| StepError::runtime(e.to_string()))?
         .ok_or_else(|| StepError::not_found(format!("Artifact {id} not found")))
-}
-
-/// A store's error as said in brackets inside a sentence: without the full stop its own text ends
-/// with (`No object at <url>.`).
-fn in_brackets(e: &StoreError) -> String {
-    e.to_string().trim_end_matches('.').to_string()
 }
