@@ -51,8 +51,8 @@ fn list(client: &S3Client) -> StoreResult<()> {
         // S3 says NoSuchBucket (which `failure` tells as such); a bare 404 is a server that is
         // no S3 server, or one that takes the bucket elsewhere.
         StoreError::NotFound(_) => StoreError::Config(format!(
-            "{CLASS}: {} answered 404 to a listing of the bucket '{}', without an S3 error; check that [stores.object] endpoint names an S3 server, and path_style for one that takes the bucket in the path",
-            client.settings.endpoint, client.settings.bucket
+            "{CLASS}: {} answered 404 to a listing of the bucket '{}', without an S3 error; check that {} names an S3 server, and path_style for one that takes the bucket in the path",
+            client.settings.endpoint, client.settings.bucket, client.wire.endpoint_place()
         )),
         other => other,
     })

@@ -71,7 +71,7 @@ impl S3Client {
         Ok(S3Client {
             at: Locations::new(&settings.bucket),
             wire: Arc::new(Wire::new(
-                &settings.endpoint,
+                (&settings.endpoint, settings.endpoint_from),
                 &settings.bucket,
                 settings.timeout,
                 credentials.is_some(),

@@ -69,6 +69,8 @@ pub struct S3Settings {
     pub region: String,
     /// The server: `https://s3.<region>.amazonaws.com` unless configured (an S3-compatible server).
     pub endpoint: String,
+    /// Where `endpoint` came from, for what a server that cannot be reached is told to check.
+    pub endpoint_from: EndpointFrom,
     /// Whether the bucket is a path segment (`<endpoint>/<bucket>/<key>`) rather than a host name. On by
     /// default for a configured endpoint, as S3-compatible servers expect.
     pub path_style: bool,
@@ -126,9 +128,16 @@ impl S3Settings {
         });
         let mut configured_endpoint = None;
         read(string(table, "endpoint").map(|e| configured_endpoint = e));
-        let configured_endpoint = configured_endpoint.or_else(|| {
-            env_nonempty("AWS_ENDPOINT_URL_S3").or_else(|| env_nonempty("AWS_ENDPOINT_URL"))
-        });
+        let from_variable = ["AWS_ENDPOINT_URL_S3", "AWS_ENDPOINT_URL"]
+            .into_iter()
+            .find_map(|variable| env_nonempty(variable).map(|value| (variable, value)));
+        let (configured_endpoint, endpoint_from) = match (configured_endpoint, from_variable) {
+            (Some(endpoint), _) => (Some(endpoint), EndpointFrom::Config),
+            (None, Some((variable, endpoint))) => {
+                (Some(endpoint), EndpointFrom::Variable(variable))
+            }
+            (None, None) => (None, EndpointFrom::Default),
+        };
         let mut path_style = None;
         read(boolean(table, "path_style").map(|p| path_style = p));
         let path_style = path_style.unwrap_or(configured_endpoint.is_some());
@@ -167,12 +176,35 @@ impl S3Settings {
             bucket,
             region,
             endpoint,
+            endpoint_from,
             path_style,
             credentials: credentials_read,
             share_credentials: share_credentials.unwrap_or(false),
             grant_lifetime: Duration::from_secs(grant_lifetime),
             timeout: Duration::from_secs(timeout),
         })
+    }
+}
+
+/// Where the endpoint came from.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum EndpointFrom {
+    /// `[stores.object]` config's `endpoint`.
+    Config,
+    /// This AWS variable (`AWS_ENDPOINT_URL_S3` or `AWS_ENDPOINT_URL`), the table naming none.
+    Variable(&'static str),
+    /// Neither: AWS's own endpoint for the region.
+    Default,
+}
+
+impl EndpointFrom {
+    /// Where a person changes the endpoint, as a message names it: `[stores.object] endpoint`, or
+    /// `$AWS_ENDPOINT_URL` when it came from there.
+    pub fn place(&self) -> String {
+        match self {
+            EndpointFrom::Variable(variable) => format!("${variable}"),
+            EndpointFrom::Config | EndpointFrom::Default => "[stores.object] endpoint".to_string(),
+        }
     }
 }
 
@@ -348,6 +380,43 @@ mod tests {
         assert!(!s.path_style);
         assert_eq!(s.credentials, None);
         assert_eq!(s.grant_lifetime, Duration::from_secs(43_200));
+        assert_eq!(s.endpoint_from, EndpointFrom::Default);
+    }
+
+    /// The endpoint's source is kept, so a server that cannot be reached names the place to fix:
+    /// the table's key over the variables, `AWS_ENDPOINT_URL_S3` over `AWS_ENDPOINT_URL`.
+    #[test]
+    fn where_the_endpoint_came_from_is_kept() {
+        let both = |name: &str| match name {
+            "AWS_ENDPOINT_URL_S3" => Some("http://127.0.0.1:9001".to_string()),
+            "AWS_ENDPOINT_URL" => Some("http://127.0.0.1:9000".to_string()),
+            _ => None,
+        };
+        let general = |name: &str| (name == "AWS_ENDPOINT_URL").then(|| "http://h:1".to_string());
+        let from = |t: Value, env: &dyn Fn(&str) -> Option<String>| {
+            let s = S3Settings::from_table(&table(t), env).unwrap();
+            (s.endpoint, s.endpoint_from, s.endpoint_from.place())
+        };
+        assert_eq!(
+            from(json!({"bucket": "b"}), &both),
+            (
+                "http://127.0.0.1:9001".to_string(),
+                EndpointFrom::Variable("AWS_ENDPOINT_URL_S3"),
+                "$AWS_ENDPOINT_URL_S3".to_string()
+            )
+        );
+        assert_eq!(
+            from(json!({"bucket": "b"}), &general).1,
+            EndpointFrom::Variable("AWS_ENDPOINT_URL")
+        );
+        assert_eq!(
+            from(json!({"bucket": "b", "endpoint": "http://h:2"}), &both),
+            (
+                "http://h:2".to_string(),
+                EndpointFrom::Config,
+                "[stores.object] endpoint".to_string()
+            )
+        );
     }
 
     #[test]

@@ -8,7 +8,7 @@ use ureq::{Agent, AsSendBody, Body, SendBody};
 
 use agent_env_store::error::{StoreError, StoreResult};
 
-use crate::settings::CLASS;
+use crate::settings::{EndpointFrom, CLASS};
 use crate::stall::{Incoming, Transfer};
 
 /// How long a signed request stays valid: it is signed right before it is sent.
@@ -35,6 +35,8 @@ pub struct Wire {
     endpoint: String,
     bucket: String,
     timeout: Duration,
+    /// Where the endpoint came from, for what a server that cannot be reached is told to check.
+    endpoint_from: EndpointFrom,
     /// Whether requests are signed (credentials are configured), for what a refusal says.
     signed: bool,
 }
@@ -50,11 +52,16 @@ pub enum Access {
 }
 
 impl Wire {
-    /// A client for `endpoint`, whose errors name `bucket`; `signed` says whether requests carry
-    /// credentials. Sending a request's headers, and waiting for the answer's once the body is sent,
+    /// A client for `endpoint` (which came from `endpoint_from`), whose errors name `bucket`;
+    /// `signed` says whether requests carry credentials. Sending a request's headers, and waiting for the answer's once the body is sent,
     /// may each take `timeout`; so may each wait for a body's next bytes, either way, but a body's
     /// whole transfer has no limit, since its size has none.
-    pub fn new(endpoint: &str, bucket: &str, timeout: Duration, signed: bool) -> Wire {
+    pub fn new(
+        (endpoint, endpoint_from): (&str, EndpointFrom),
+        bucket: &str,
+        timeout: Duration,
+        signed: bool,
+    ) -> Wire {
         let agent: Agent = Agent::config_builder()
             .http_status_as_error(false)
             .timeout_connect(Some(CONNECT_TIMEOUT))
@@ -68,6 +75,7 @@ impl Wire {
         Wire {
             agent,
             endpoint: endpoint.to_string(),
+            endpoint_from,
             bucket: bucket.to_string(),
             timeout,
             signed,
@@ -77,6 +85,12 @@ impl Wire {
     /// The server, as messages name it.
     pub fn endpoint(&self) -> &str {
         &self.endpoint
+    }
+
+    /// Where a person changes the endpoint, as messages name it (`[stores.object] endpoint`, or
+    /// `$AWS_ENDPOINT_URL` when it came from there).
+    pub fn endpoint_place(&self) -> String {
+        self.endpoint_from.place()
     }
 
     /// Reading an answer's body; `what` says which (an object's URL, `a listing`).
@@ -175,9 +189,10 @@ impl Wire {
     fn check_unanswered(&self, what: &str, limit: Duration) -> StoreError {
         StoreError::Io {
             message: format!(
-                "{CLASS}: {} did not answer {what} within {} s; check that the server is running and not paused or overloaded, and that [stores.object] endpoint names an S3 server",
+                "{CLASS}: {} did not answer {what} within {} s; check that the server is running and not paused or overloaded, and that {} names an S3 server",
                 self.endpoint,
-                limit.as_secs()
+                limit.as_secs(),
+                self.endpoint_place()
             ),
             raw_os_error: None,
         }
@@ -210,9 +225,10 @@ impl Wire {
                 | ureq::Timeout::PerWrite,
             ) => StoreError::Io {
                 message: format!(
-                    "{CLASS}: {} did not answer within {} s; check that the server is running and not paused or overloaded, and that [stores.object] endpoint names an S3 server (timeout_seconds sets how long to wait)",
+                    "{CLASS}: {} did not answer within {} s; check that the server is running and not paused or overloaded, and that {} names an S3 server (timeout_seconds sets how long to wait)",
                     self.endpoint,
-                    self.timeout.as_secs()
+                    self.timeout.as_secs(),
+                    self.endpoint_place()
                 ),
                 raw_os_error: None,
             },
@@ -226,7 +242,7 @@ impl Wire {
             message: format!(
                 "{CLASS} could not reach {} ({said}); {}",
                 self.endpoint,
-                what_to_check(&self.endpoint, &said)
+                what_to_check(&self.endpoint, self.endpoint_from, &said)
             ),
             raw_os_error: None,
         }
@@ -282,6 +298,14 @@ impl Wire {
                 self.endpoint,
                 self.may_not_write()
             )),
+            (403, _) | (_, "InvalidAccessKeyId" | "SignatureDoesNotMatch" | "AccessDenied")
+                if !self.signed =>
+            {
+                StoreError::Config(format!(
+                    "{CLASS}: {} refused to {what} {target} ({said}); no credentials are set, so the requests went unsigned; set access_key_id and secret_access_key in [stores.object] config (or AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY) to credentials that may use the bucket '{}'",
+                    self.endpoint, self.bucket
+                ))
+            }
             (403, _) | (_, "InvalidAccessKeyId" | "SignatureDoesNotMatch" | "AccessDenied") => {
                 StoreError::Config(format!(
                     "{CLASS}: {} refused to {what} {target} ({said}); check the credentials (access_key_id and secret_access_key in [stores.object] config, or AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY) and that they may use the bucket '{}'",
@@ -379,31 +403,116 @@ pub fn header(response: &Response<Body>, name: &str) -> Option<String> {
         .map(str::to_string)
 }
 
-/// What to check when `endpoint` could not be reached with the error `said`: an https endpoint whose
-/// server answered in plain HTTP (TLS reads it as a corrupt record) is told to use http.
-fn what_to_check(endpoint: &str, said: &str) -> &'static str {
+/// What to check when `endpoint` (which came from `from`) could not be reached with the error
+/// `said`: an https endpoint whose server answered in plain HTTP (TLS reads it as a corrupt record)
+/// is told to use http; the place named is where the endpoint came from.
+fn what_to_check(endpoint: &str, from: EndpointFrom, said: &str) -> String {
     let plain_http_answer = said.contains("InvalidContentType") || said.contains("corrupt message");
     if endpoint.starts_with("https://") && plain_http_answer {
-        "the server answered in plain HTTP, not TLS: write the endpoint with http:// in [stores.object]"
-    } else {
-        "check that the server is running and that [stores.object] endpoint names it"
+        let place = match from {
+            EndpointFrom::Variable(variable) => format!("${variable}"),
+            EndpointFrom::Config | EndpointFrom::Default => "[stores.object]".to_string(),
+        };
+        return format!(
+            "the server answered in plain HTTP, not TLS: write the endpoint with http:// in {place}"
+        );
+    }
+    match from {
+        EndpointFrom::Config => {
+            "check that the server is running and that [stores.object] endpoint names it".to_string()
+        }
+        EndpointFrom::Variable(variable) => format!(
+            "the endpoint comes from ${variable}, as [stores.object] config sets none; check that the server is running and that ${variable} names it"
+        ),
+        EndpointFrom::Default => "that is AWS's own endpoint for the region, as neither [stores.object] endpoint nor $AWS_ENDPOINT_URL names a server; check the network, or name an S3-compatible server in [stores.object] endpoint".to_string(),
     }
 }
 
 #[cfg(test)]
 mod tests {
-    use super::{what_to_check, xml_field};
+    use super::{what_to_check, xml_field, Access, Answer, EndpointFrom, Method, Wire};
+    use std::time::Duration;
+
+    const CONFIG: EndpointFrom = EndpointFrom::Config;
+    const VARIABLE: EndpointFrom = EndpointFrom::Variable("AWS_ENDPOINT_URL");
 
     #[test]
     fn an_https_endpoint_answered_in_plain_http_is_told_to_use_http() {
         let tls_said = "io: received corrupt message of type InvalidContentType";
-        assert!(what_to_check("https://127.0.0.1:9000", tls_said)
-            .contains("write the endpoint with http://"));
-        assert!(
-            what_to_check("http://127.0.0.1:9000", tls_said).starts_with("check that the server")
-        );
-        assert!(what_to_check("https://s3.example", "Connection refused")
+        assert!(what_to_check("https://127.0.0.1:9000", CONFIG, tls_said)
+            .contains("write the endpoint with http:// in [stores.object]"));
+        assert!(what_to_check("https://127.0.0.1:9000", VARIABLE, tls_said)
+            .contains("write the endpoint with http:// in $AWS_ENDPOINT_URL"));
+        assert!(what_to_check("http://127.0.0.1:9000", CONFIG, tls_said)
             .starts_with("check that the server"));
+        assert!(
+            what_to_check("https://s3.example", CONFIG, "Connection refused")
+                .starts_with("check that the server")
+        );
+    }
+
+    /// A server that cannot be reached is blamed on the place its endpoint came from: an AWS
+    /// variable is named as such, not the config file that sets no endpoint.
+    #[test]
+    fn an_unreachable_endpoint_names_where_it_came_from() {
+        let refused = "io: Connection refused";
+        assert_eq!(
+            what_to_check("http://127.0.0.1:2", CONFIG, refused),
+            "check that the server is running and that [stores.object] endpoint names it"
+        );
+        assert_eq!(
+            what_to_check("http://127.0.0.1:2", VARIABLE, refused),
+            "the endpoint comes from $AWS_ENDPOINT_URL, as [stores.object] config sets none; check that the server is running and that $AWS_ENDPOINT_URL names it"
+        );
+        assert!(what_to_check(
+            "https://s3.us-east-1.amazonaws.com",
+            EndpointFrom::Default,
+            refused
+        )
+        .starts_with("that is AWS's own endpoint for the region"));
+        // Through a real refused connection.
+        let port = {
+            let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+            listener.local_addr().unwrap().port()
+        };
+        let endpoint = format!("http://127.0.0.1:{port}");
+        let wire = Wire::new((&endpoint, VARIABLE), "b", Duration::from_secs(5), false);
+        let err = wire
+            .send(Method::GET, &format!("{endpoint}/b"), &[])
+            .unwrap_err()
+            .to_string();
+        assert!(
+            err.starts_with(&format!("S3ObjectStore could not reach {endpoint} ("))
+                && err.ends_with("; the endpoint comes from $AWS_ENDPOINT_URL, as [stores.object] config sets none; check that the server is running and that $AWS_ENDPOINT_URL names it"),
+            "{err}"
+        );
+    }
+
+    /// Refused requests that carried no credentials say none are set, not that the credentials
+    /// are wrong.
+    #[test]
+    fn a_refusal_of_unsigned_requests_says_no_credentials_are_set() {
+        let denied = Answer {
+            status: 403,
+            code: "AccessDenied".into(),
+            said: "AccessDenied: Access Denied".into(),
+        };
+        let refusal = |signed: bool| {
+            Wire::new(
+                ("http://h:1", CONFIG),
+                "team",
+                Duration::from_secs(5),
+                signed,
+            )
+            .told(&denied, "list", "s3://team/", Access::Read)
+            .to_string()
+        };
+        let unsigned = refusal(false);
+        assert_eq!(
+            unsigned,
+            "S3ObjectStore: http://h:1 refused to list s3://team/ (AccessDenied: Access Denied); no credentials are set, so the requests went unsigned; set access_key_id and secret_access_key in [stores.object] config (or AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY) to credentials that may use the bucket 'team'"
+        );
+        assert!(refusal(true).contains("; check the credentials ("));
     }
 
     #[test]
