@@ -56,7 +56,7 @@ fn postgres_error(shown: &str, err: &tokio_postgres::Error) -> StoreError {
     }
     if *code == SqlState::INSUFFICIENT_PRIVILEGE {
         return StoreError::Config(format!(
-            "{CLASS}: {shown} refused ({}); the dsn's user needs to create tables in its schema and to read and write the store's tables there (another user's need GRANT SELECT, INSERT, UPDATE, DELETE ON ALL TABLES and GRANT USAGE ON ALL SEQUENCES in the schema); `agent-env config check` names what is missing",
+            "{CLASS}: {shown} refused ({}); the dsn's user needs to create tables in its schema and to read and write the store's tables there (for tables another user made, that takes GRANT SELECT, INSERT, UPDATE, DELETE ON ALL TABLES and GRANT USAGE ON ALL SEQUENCES in the schema); `agent-env config check` names what is missing",
             db.message()
         ));
     }

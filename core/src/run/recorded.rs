@@ -19,7 +19,15 @@ use super::local_stores;
 /// writes are refused, as a run writes to the store its ids belong in.
 pub struct Recorded {
     sources: Vec<Arc<dyn DocumentStore>>,
-    left_out: Option<String>,
+    left_out: Option<LeftOut>,
+}
+
+/// The configured store, left out of what is read.
+struct LeftOut {
+    /// The sentence that says so, with the store's error.
+    said: String,
+    /// The store's error alone.
+    error: String,
 }
 
 impl Recorded {
@@ -42,11 +50,14 @@ impl Recorded {
             });
         match configured {
             Ok(configured) => Recorded::of(vec![local, configured]),
-            Err(e) => Recorded {
+            Err(error) => Recorded {
                 sources: vec![local],
-                left_out: Some(format!(
-                    "the configured document store can't be read, so stored tasks and their instances are left out: {e}"
-                )),
+                left_out: Some(LeftOut {
+                    said: format!(
+                        "the configured document store can't be read, so stored tasks and their instances are left out: {error}"
+                    ),
+                    error,
+                }),
             },
         }
     }
@@ -67,7 +78,13 @@ impl Recorded {
 
     /// Why the configured store is not read, when it is not.
     pub fn left_out(&self) -> Option<&str> {
-        self.left_out.as_deref()
+        self.left_out.as_ref().map(|l| l.said.as_str())
+    }
+
+    /// The error the configured store answered, when it is not read: for a message that says on
+    /// its own what is left out.
+    pub fn unread_because(&self) -> Option<&str> {
+        self.left_out.as_ref().map(|l| l.error.as_str())
     }
 
     fn read_only(&self) -> StoreError {
@@ -75,6 +92,16 @@ impl Recorded {
             "the recorded runs are read here, not written; a run writes to the store its ids belong in"
                 .into(),
         )
+    }
+}
+
+/// Where to find out what is wrong with the configured document store that answered `error`:
+/// `agent-env config check`, unless the error names it already.
+pub fn config_check_hint(error: &str) -> &'static str {
+    if error.contains("config check") {
+        ""
+    } else {
+        "; agent-env config check says what is wrong with it"
     }
 }
 

@@ -120,6 +120,33 @@ fn config_check_names_a_user_who_may_not_create_tables_and_the_grant_to_ask_for(
     );
 }
 
+/// A user who may not read the table of runs another user made: `task instances` of a stored task
+/// says so in one sentence, with the grant it needs and the way to find out more said once.
+#[test]
+fn task_instances_by_a_user_who_may_not_read_the_runs_says_so_once() {
+    let role = format!("core_noread_{}", std::process::id());
+    let schema = format!("core_noread_{}", std::process::id());
+    psql(&format!(
+        "CREATE ROLE {role} LOGIN PASSWORD 'core-noread-pw'; CREATE SCHEMA {schema}; CREATE TABLE {schema}.docs_task_instances (id bigserial PRIMARY KEY, doc jsonb NOT NULL); GRANT USAGE ON SCHEMA {schema} TO {role}"
+    ));
+    let world = World::with_config(&pg_config(&schema));
+    let out = world.run(
+        &["task", "instances", "team/check"],
+        &[("TEAM_PG_DSN", &dsn_as(&role, "core-noread-pw"))],
+    );
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(1), "{stderr}");
+    assert!(
+        stderr.contains("cannot list the instances of 'team/check': the configured document store, which records the runs of stored tasks, can't be read: PostgresDocumentStore: ")
+            && stderr.contains("refused (permission denied for table docs_task_instances); the dsn's user needs to create tables in its schema and to read and write the store's tables there (for tables another user made, that takes GRANT SELECT, INSERT, UPDATE, DELETE ON ALL TABLES"),
+        "{stderr}"
+    );
+    assert_eq!(stderr.matches("config check").count(), 1, "{stderr}");
+    assert!(!stderr.contains("local store"), "{stderr}");
+    assert!(!stderr.contains("core-noread-pw"), "{stderr}");
+    psql(&format!("DROP SCHEMA {schema} CASCADE"));
+}
+
 /// A password with a character a URL must percent-encode, written as it is: the problem says to encode
 /// it, and shows no part of the password.
 #[test]

@@ -497,7 +497,14 @@ fn a_shared_store_that_does_not_answer_leaves_this_machines_runs_readable() {
     let stored = s.run(&["task", "instances", "team/t"]);
     assert_eq!(stored.code, 1, "{}", stored.both());
     assert!(
-        stored.stderr.contains("cannot list the instances of 'team/t': none is in the local store, and the configured document store can't be read, so stored tasks and their instances are left out: PostgresDocumentStore could not reach"),
+        stored.stderr.contains("cannot list the instances of 'team/t': the configured document store, which records the runs of stored tasks, can't be read: PostgresDocumentStore could not reach"),
+        "{}",
+        stored.both()
+    );
+    // The way to find out more said once.
+    assert_eq!(
+        stored.stderr.matches("config check").count(),
+        1,
         "{}",
         stored.both()
     );
@@ -515,7 +522,7 @@ fn a_shared_store_that_does_not_answer_leaves_this_machines_runs_readable() {
     assert_eq!(missing.code, 1, "{}", missing.both());
     assert!(
         missing.stderr.contains(
-            "no task instance 'team-nope' in the local document store, and the configured document store can't be read, so stored tasks and their instances are left out: PostgresDocumentStore could not reach"
+            "no task instance 'team-nope' in the local document store, and the configured document store, which records the runs of stored tasks, can't be read: PostgresDocumentStore could not reach"
         ),
         "{}",
         missing.stderr

@@ -8,7 +8,7 @@ use super::sources::Sources;
 use super::unended::{not_run, unended_steps};
 use super::{pretty, text, GetArgs};
 use crate::cli::{Exit, Failure, Terminal};
-use crate::run::recorded::{newest_started_first, InstanceScores};
+use crate::run::recorded::{config_check_hint, newest_started_first, InstanceScores};
 use crate::run::recorder::INSTANCES;
 use crate::stores::{DocumentStore, Filter};
 
@@ -43,9 +43,10 @@ pub(super) fn get(args: GetArgs, all: &Sources, term: &Terminal) -> Exit {
         [one] => one,
         [] => {
             // Why the configured store was left out, said here too: a script reads only this.
-            return Err(Failure::new(match sources.left_out() {
-                Some(why) => format!(
-                    "no task instance '{wanted}' in the local document store, and {why}; agent-env config check says what is wrong with it"
+            return Err(Failure::new(match sources.unread_because() {
+                Some(error) => format!(
+                    "no task instance '{wanted}' in the local document store, and the configured document store, which records the runs of stored tasks, can't be read: {error}{}",
+                    config_check_hint(error)
                 ),
                 None => format!(
                     "no task instance '{wanted}' in the local or the configured document store; agent-env task list shows the recorded ones"

@@ -10,7 +10,7 @@ use crate::cli::{Exit, Failure, Terminal};
 use std::time::SystemTime;
 
 use crate::run::heartbeat;
-use crate::run::recorded::{newest_started_first, InstanceScores, Recorded};
+use crate::run::recorded::{config_check_hint, newest_started_first, InstanceScores, Recorded};
 use crate::run::recorder::{short_id, INSTANCES};
 use crate::stores::{Document, DocumentStore, Filter, Sort};
 
@@ -207,12 +207,12 @@ pub(super) fn list(
     }
     // One task's instances asked for, none found, and the store that records stored tasks' runs
     // unreadable: no answer, not "no runs" (a script would read an empty list as that).
-    if let (Some(asked), Some(why), true) =
-        (args.task.as_deref(), sources.left_out(), found.is_empty())
-    {
-        return Err(Failure::new(format!(
-            "cannot list the instances of '{asked}': none is in the local store, and {why}; agent-env config check says what is wrong with it"
-        )));
+    if let (Some(asked), Some(error), true) = (
+        args.task.as_deref(),
+        sources.unread_because(),
+        found.is_empty(),
+    ) {
+        return Err(Failure::new(cannot_list(asked, error)));
     }
     let scores = InstanceScores::new(sources);
     let now = SystemTime::now();
@@ -278,9 +278,42 @@ pub(super) fn list(
     Ok(0)
 }
 
+/// The error of `task instances ASKED` that found none while the configured document store, which
+/// records the runs of stored tasks, answered `error`. A stored task's id (`team/check`) has its
+/// runs there alone, so only a bundle's id or a bare name also says none is in the local store.
+fn cannot_list(asked: &str, error: &str) -> String {
+    let stored_id = asked.contains('/') && !asked.starts_with(crate::bundle::ids::LOCAL_PREFIX);
+    let local = if stored_id {
+        ""
+    } else {
+        "none is in the local store, and "
+    };
+    format!(
+        "cannot list the instances of '{asked}': {local}the configured document store, which records the runs of stored tasks, can't be read: {error}{}",
+        config_check_hint(error)
+    )
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// One sentence: the local store named only where it could hold the task's runs, and the way to
+    /// find out more said once.
+    #[test]
+    fn an_unreadable_store_is_said_once_with_one_hint() {
+        let refused = "PostgresDocumentStore: db:5432/agents refused (permission denied for table instances); the dsn's user needs to read and write the store's tables; `agent-env config check` names what is missing";
+        assert_eq!(
+            cannot_list("team/check", refused),
+            format!("cannot list the instances of 'team/check': the configured document store, which records the runs of stored tasks, can't be read: {refused}")
+        );
+        let down = "PostgresDocumentStore could not reach db:5432/agents (connection refused)";
+        assert_eq!(
+            cannot_list("check", down),
+            format!("cannot list the instances of 'check': none is in the local store, and the configured document store, which records the runs of stored tasks, can't be read: {down}; agent-env config check says what is wrong with it")
+        );
+        assert!(cannot_list("@local/b/check", down).contains("': none is in the local store, and "));
+    }
 
     /// Read a page at a time from two stores, the newest kept ones come back in order, however many
     /// pages it takes to find them.
