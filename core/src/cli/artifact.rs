@@ -147,10 +147,14 @@ fn on_put_signal(signalled: Signalled) {
 
 fn put(args: PutArgs, session: &Session, term: &Terminal) -> Exit {
     let shown = args.folder.display().to_string();
-    if !args.folder.is_dir() {
-        return Err(Failure::new(format!(
-            "{shown} is not a folder: give the folder that holds the artifact's files"
-        )));
+    let give = "give the folder that holds the artifact's files";
+    match std::fs::metadata(&args.folder) {
+        Ok(found) if found.is_dir() => {}
+        Ok(_) => return Err(Failure::new(format!("{shown} is not a folder: {give}"))),
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
+            return Err(Failure::new(format!("{shown} does not exist: {give}")))
+        }
+        Err(e) => return Err(Failure::new(format!("can't read {shown}: {e}"))),
     }
     let id = match args.id {
         Some(id) => id,

@@ -193,7 +193,15 @@ fn what_a_put_cannot_store_is_refused_saying_why() {
         &s,
         std::path::Path::new("/nonexistent-folder"),
         "team/x",
-        "is not a folder",
+        "/nonexistent-folder does not exist: give the folder that holds the artifact's files",
+    );
+    let file = s.home().join("big.bin");
+    std::fs::write(&file, "x").unwrap();
+    refused(
+        &s,
+        &file,
+        "team/big",
+        "big.bin is not a folder: give the folder that holds the artifact's files",
     );
 }
 
