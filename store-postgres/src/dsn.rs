@@ -56,7 +56,7 @@ impl Dsn {
         let mut config = Config::from_str(text).map_err(|e| {
             StoreError::Config(format!(
                 "{CLASS}: dsn does not parse ({}); write it as postgres://USER:PASSWORD@HOST:PORT/DATABASE, with the password through a reference such as dsn = \"env:TEAM_PG_DSN\" (not an AGENT_ENV_ name: plugins get those){}",
-                without_secrets(&e.to_string(), text),
+                without_secrets(&what_does_not_parse(&e), text),
                 encoding_hint(text)
             ))
         })?;
@@ -89,6 +89,60 @@ impl Dsn {
         })
     }
 }
+
+/// What the client library found wrong with a dsn, said as the part to fix: its own error is only
+/// "invalid connection string", with the option it stopped at as the cause (`invalid value for
+/// option `port``, `unknown option `foo``), which never quotes a value.
+fn what_does_not_parse(e: &tokio_postgres::Error) -> String {
+    let Some(cause) = std::error::Error::source(e).map(ToString::to_string) else {
+        return e.to_string();
+    };
+    let quoted = |prefix: &str| {
+        cause
+            .strip_prefix(prefix)
+            .and_then(|rest| rest.strip_suffix('`'))
+            .map(str::to_string)
+    };
+    if let Some(option) = quoted("invalid value for option `") {
+        return match option.as_str() {
+            "port" => "its port is not a number from 1 to 65535".to_string(),
+            "host" => "its host is not written as HOST, HOST:PORT or [IPv6]:PORT".to_string(),
+            "connect_timeout"
+            | "tcp_user_timeout"
+            | "keepalives_idle"
+            | "keepalives_interval"
+            | "keepalives_retries" => {
+                format!("its {option} is not a whole number")
+            }
+            _ => format!("its {option} is not a value the client takes"),
+        };
+    }
+    if let Some(option) = quoted("unknown option `") {
+        return format!(
+            "it names the option '{option}', which the client does not take; it takes {}",
+            OPTIONS_TAKEN.join(", ")
+        );
+    }
+    format!("{e}: {cause}")
+}
+
+/// The options a dsn may set besides the user, password, host, port and database.
+const OPTIONS_TAKEN: [&str; 14] = [
+    "application_name",
+    "options",
+    "sslmode",
+    "sslnegotiation",
+    "hostaddr",
+    "connect_timeout",
+    "tcp_user_timeout",
+    "keepalives",
+    "keepalives_idle",
+    "keepalives_interval",
+    "keepalives_retries",
+    "target_session_attrs",
+    "channel_binding",
+    "load_balance_hosts",
+];
 
 /// How to write a password with special characters in a URL, for a DSN that seems to hold one.
 const ENCODE_HINT: &str = "; percent-encode the special characters of the password in the dsn: @ as %40, / as %2F, : as %3A, ? as %3F, # as %23, % as %25 and a space as %20 (in Python: urllib.parse.quote(password, safe=''))";
@@ -175,6 +229,37 @@ mod tests {
         assert!(!text.contains("s3cret"), "{text}");
         let err = Dsn::parse("postgres://h/db?sslmode=require").unwrap_err();
         assert!(err.to_string().contains("sslmode=require"), "{err}");
+    }
+
+    /// The part of a dsn that does not parse is named (the port, an unknown option, a value that
+    /// is not a number), never with the password.
+    #[test]
+    fn a_dsn_that_does_not_parse_names_the_part_to_fix() {
+        for (dsn, part) in [
+            (
+                "postgres://team:s3cret@127.0.0.1:99999/db",
+                "(its port is not a number from 1 to 65535)",
+            ),
+            (
+                "postgres://team:s3cret@127.0.0.1:5432/db?foo=bar",
+                "(it names the option 'foo', which the client does not take; it takes application_name, options, sslmode,",
+            ),
+            (
+                "postgres://team:s3cret@127.0.0.1:5432/db?connect_timeout=abc",
+                "(its connect_timeout is not a whole number)",
+            ),
+            (
+                "host=h port=x user=team password=s3cret",
+                "(its port is not a number from 1 to 65535)",
+            ),
+        ] {
+            let err = Dsn::parse(dsn).unwrap_err().to_string();
+            assert!(
+                err.starts_with(&format!("PostgresDocumentStore: dsn does not parse {part}")),
+                "{dsn}: {err}"
+            );
+            assert!(!err.contains("s3cret"), "{err}");
+        }
     }
 
     /// A password with characters a URL must percent-encode: the message says to encode them, and
