@@ -128,7 +128,7 @@ fn a_task_end_the_store_did_not_take_is_written_by_the_next_run_as_the_task_left
     assert!(
         listed
             .stderr
-            .contains("1 earlier run could not write the end of some tasks to the document store: those task instances show as running (or are not there yet) until the next agent-env run (of a bundle) writes their end"),
+            .contains("1 earlier run could not write the end of some tasks to the document store: those task instances show as running (or as failed, when a run on another machine took theirs for killed; or are not there yet) until the next agent-env run (of a bundle) writes their end"),
         "{}",
         listed.both()
     );
@@ -360,12 +360,24 @@ fn an_end_waiting_in_a_journal_is_said_so_there_and_outlives_another_machines_fa
     assert_eq!(instance["end_waiting_here"], true, "{instance:#}");
     assert!(instance.get("stale").is_none(), "{instance:#}");
 
-    // Bob cannot tell: his next run marks it failed.
+    // Bob cannot tell: his next run marks it failed. Alice's readers still say its end waits here.
     let next = bob.run(&["task", "run", "team/quick"]);
     assert_eq!(next.code, 0, "{}", next.both());
     let stored = || locked(agent_env_test_support::documents(&db, "task_instances"));
     assert_eq!(stored()["status"], "failed", "{}", stored());
-    assert_eq!(listed(&alice)["end_waiting_here"], false);
+    assert_eq!(listed(&alice)["end_waiting_here"], true);
+    let shown = alice.run(&["task", "get-instance", &id]);
+    assert!(
+        shown.stdout.contains(
+            "status:    failed (its end is waiting in this machine's journal (the store did not take it); the next agent-env task run here writes it)\n"
+        ),
+        "{}",
+        shown.both()
+    );
+    let json = alice.run(&["task", "get-instance", &id, "--json"]);
+    let instance: Value = serde_json::from_str(&json.stdout).unwrap();
+    assert_eq!(instance["end_waiting_here"], true, "{instance:#}");
+    assert_eq!(listed(&bob)["end_waiting_here"], false);
 
     // Alice's next run writes the end over that mark, as the task left it.
     let next = alice.run(&["task", "run", "team/quick"]);

@@ -37,9 +37,12 @@ pub(super) enum LeftOut {
 
 impl Sources {
     /// The command whose next run on this machine writes `doc`'s end, when `doc` shows `running`
-    /// because its end waits in a journal here.
+    /// because its end waits in a journal here, or `failed` as a later run marked it (a run on
+    /// another machine that took its run for killed): the end written here replaces that mark.
     pub(super) fn end_waiting_here(&self, doc: &Document) -> Option<&'static str> {
-        if !crate::run::heartbeat::shows_running(doc) {
+        if !crate::run::heartbeat::shows_running(doc)
+            && !crate::run::liveness::marked_by_a_later_run(doc)
+        {
             return None;
         }
         let id = doc.get("instance_id").and_then(Value::as_str)?;
@@ -107,7 +110,7 @@ pub(super) fn instance_sources(session: &Session, term: &Terminal, left_out: Lef
         let (runs, they) = they(unrecorded);
         let by = marked_by(&|run| run.ended);
         warnings.push(format!(
-            "{unrecorded} earlier {runs} could not write the end of some tasks to the document store: those task instances show as running (or are not there yet) until the next {by} writes their end as the tasks left it (once the store takes writes); {they} said why when {they} ran"
+            "{unrecorded} earlier {runs} could not write the end of some tasks to the document store: those task instances show as running (or as failed, when a run on another machine took theirs for killed; or are not there yet) until the next {by} writes their end as the tasks left it (once the store takes writes); {they} said why when {they} ran"
         ));
     }
     for warning in &warnings[said_from..] {
