@@ -52,6 +52,14 @@ pub const CONFIG_KEYS: [&str; 2] = ["dsn", "schema"];
 /// The keys its config table must hold.
 pub const REQUIRED_KEYS: [&str; 1] = ["dsn"];
 
+/// Where a store of `dsn` and `schema` (default `public`) keeps its documents, as `host:port/database`
+/// and the schema: what tells two such stores apart, never with the password. `None` for a dsn that
+/// does not parse (the store built from it names the problem).
+pub fn place(dsn: &str, schema: Option<&str>) -> Option<(String, String)> {
+    let dsn = Dsn::parse(dsn).ok()?;
+    Some((dsn.shown, schema.unwrap_or("public").to_string()))
+}
+
 /// Documents in one PostgreSQL database.
 pub struct PostgresDocumentStore {
     pool: Pool,
@@ -420,6 +428,21 @@ impl DocumentStore for PostgresDocumentStore {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_place_is_its_server_database_and_schema_without_the_password() {
+        let (server, schema) = place("postgres://u:hunter2@db.example:6543/team", None).unwrap();
+        assert_eq!(
+            (server.as_str(), schema.as_str()),
+            ("db.example:6543/team", "public")
+        );
+        let keyed = place(
+            "host=db.example port=6543 dbname=team password=hunter2",
+            Some("s"),
+        );
+        assert_eq!(keyed, Some(("db.example:6543/team".into(), "s".into())));
+        assert_eq!(place("mysql://nowhere", None), None);
+    }
 
     #[test]
     fn a_bad_dsn_and_an_empty_schema_are_named_in_one_error() {

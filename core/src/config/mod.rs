@@ -52,6 +52,7 @@ pub mod shared_variables;
 pub mod show;
 pub mod sources;
 pub mod store_builder;
+pub mod store_identity;
 pub mod store_selection;
 pub mod tables;
 pub mod user_file;

@@ -237,6 +237,7 @@ pub fn run_bundle_pinned(
             fixture_prefix: session.env().var(FIXTURE_PREFIX_VAR),
             sandbox_dir,
             instances_in: super::liveness::InstancesIn::Local,
+            document_store: None,
         },
     };
     let status = match &plugins {

@@ -23,9 +23,11 @@
 //! instances whose heartbeat is stale failed, naming the machine their run ran on.
 //!
 //! A journal says which document store its run's instances went to ([`InstancesIn`]): a bundle run's
-//! go to this machine's @local store, `task run`'s to the configured one. A sweep marks only the
-//! instances in its own run's store; a journal of the other store's is left (its sandboxes removed)
-//! for a run that writes there.
+//! go to this machine's @local store, `task run`'s to the configured one, and which one that was
+//! ([`StoreIdentity`]: another project's configuration may select another). A sweep marks, and writes
+//! kept ends into, only the instances in its own run's store; a journal of another store's is left (its
+//! sandboxes removed) for a run that writes there. A journal written before it named its store is
+//! taken for any configured one's.
 //!
 //! A journal also says which process its run is ([`ProcessIdentity`]: pid, start time, boot). A lock
 //! belongs to one file, so a copy of the state folder taken while a run went on (a CI cache saved
@@ -45,6 +47,7 @@ use super::heartbeat::{self, HEARTBEAT_AT};
 use super::process_identity::{ProcessIdentity, ProcessState};
 use super::recorder::{self, INSTANCES, RUN_GROUP_PATH};
 use crate::clock;
+use crate::config::store_identity::StoreIdentity;
 use crate::sandbox::marked_processes::MarkedProcesses;
 use crate::sandbox::{DeployLog, LOCAL_FOLDER_PREFIX};
 use crate::stores::document::UpdateSpec;
@@ -108,6 +111,9 @@ const FINAL_LINE: &str = "final\t";
 const ENDED_LINE: &str = "ended";
 /// A journal's first line: the document store its run's instances go to.
 const STORE_LINE: &str = "instances\t";
+/// A journal's line naming the configured store its run's instances go to: its fingerprint, a tab,
+/// and its name as a person reads it ([`StoreIdentity`]).
+const STORE_IDENTITY_LINE: &str = "store\t";
 /// A journal's line for the sandbox root its run deployed under (whole).
 const ROOT_LINE: &str = "root\t";
 /// A journal's line for the process its run is ([`ProcessIdentity`]): while that process lives, the
@@ -143,6 +149,24 @@ impl InstancesIn {
         match self {
             InstancesIn::Local => "agent-env run (of a bundle)",
             InstancesIn::Configured => "agent-env task run",
+        }
+    }
+}
+
+/// The document store a run's task instances go to, as its journal says: the kind, and which store
+/// that is, when it is told (a bundle run's @local store is this machine's, in the same state folder
+/// as the journal: it needs no name).
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct RunStore {
+    pub instances_in: InstancesIn,
+    pub identity: Option<StoreIdentity>,
+}
+
+impl From<InstancesIn> for RunStore {
+    fn from(instances_in: InstancesIn) -> RunStore {
+        RunStore {
+            instances_in,
+            identity: None,
         }
     }
 }
@@ -214,9 +238,10 @@ impl RunJournal {
     pub fn begin(
         locks_dir: &Path,
         run_group_id: &str,
-        instances_in: InstancesIn,
+        store: impl Into<RunStore>,
         sandbox_root: &Path,
     ) -> Result<RunJournal, JournalStartError> {
+        let store = store.into();
         // The id names a file: one that could name another folder gets no journal.
         if run_group_id.is_empty() || run_group_id.contains('/') || run_group_id.starts_with('.') {
             return Err(JournalStartError::NotAFileName(run_group_id.to_string()));
@@ -239,10 +264,20 @@ impl RunJournal {
             .open(&partial)
             .map_err(failed)?;
         let root = std::path::absolute(sandbox_root).unwrap_or_else(|_| sandbox_root.to_path_buf());
-        let mut head = vec![
-            format!("{STORE_LINE}{}", instances_in.word()),
-            format!("{ROOT_LINE}{}", root.display()),
-        ];
+        let mut head = vec![format!("{STORE_LINE}{}", store.instances_in.word())];
+        if let Some(identity) = &store.identity {
+            // One line, whatever the name holds.
+            let name: String = identity
+                .name
+                .chars()
+                .map(|c| if c.is_control() { ' ' } else { c })
+                .collect();
+            head.push(format!(
+                "{STORE_IDENTITY_LINE}{}\t{name}",
+                identity.fingerprint
+            ));
+        }
+        head.push(format!("{ROOT_LINE}{}", root.display()));
         if let Some(process) = ProcessIdentity::of_this_process() {
             head.push(format!("{PROCESS_LINE}{}", process.to_fields()));
         }
@@ -384,6 +419,9 @@ pub struct DeadRun {
     pub unrecorded: Vec<String>,
     /// Where its instances went (`None` for a journal written before journals said).
     pub instances_in: Option<InstancesIn>,
+    /// Which configured store that was (`None` for a bundle run's, or a journal written before
+    /// journals said).
+    pub store: Option<StoreIdentity>,
     /// The sandbox root it deployed under (`None` for a journal written before journals said): its
     /// sandboxes are removed from there whatever root the sweeping run has (a relative one given
     /// in another folder names another folder).
@@ -483,6 +521,14 @@ pub fn journals_here(locks_dir: &Path) -> JournalsHere {
                 .iter()
                 .find_map(|line| line.strip_prefix(STORE_LINE))
                 .and_then(InstancesIn::from_word),
+            store: lines
+                .iter()
+                .find_map(|line| line.strip_prefix(STORE_IDENTITY_LINE))
+                .and_then(|rest| rest.split_once('\t'))
+                .map(|(fingerprint, name)| StoreIdentity {
+                    fingerprint: fingerprint.to_string(),
+                    name: name.to_string(),
+                }),
             sandbox_root: lines
                 .iter()
                 .find_map(|line| line.strip_prefix(ROOT_LINE))
@@ -539,6 +585,11 @@ pub struct Swept {
     /// and how many sandboxes they left were removed.
     pub elsewhere: Vec<InstancesIn>,
     pub elsewhere_sandboxes: usize,
+    /// Instances whose final documents are kept for another configured store than this run's (by
+    /// runs whose configuration selected it), and the names of those stores: left for a run that
+    /// writes there.
+    pub waiting_elsewhere: u64,
+    pub waiting_for: Vec<String>,
     /// Final documents of instances whose runs could not write them, written now.
     pub recorded_late: u64,
     /// Instances whose runs (on any machine) stopped sending signs of life, marked failed, and
@@ -614,6 +665,16 @@ impl Swept {
                 plural(self.unrecorded_instances as usize, "instance", "instances"),
             ));
         }
+        if self.waiting_elsewhere > 0 {
+            out.push(format!(
+                "note: the end of {} task {} that earlier runs could not write {} kept in this machine's journal for another document store ({}); the next agent-env task run whose configuration selects that store writes {}",
+                self.waiting_elsewhere,
+                plural(self.waiting_elsewhere as usize, "instance", "instances"),
+                plural(self.waiting_elsewhere as usize, "is", "are"),
+                self.waiting_for.join("; "),
+                plural(self.waiting_elsewhere as usize, "it", "them"),
+            ));
+        }
         if self.elsewhere_sandboxes > 0 {
             let by = either_of(self.elsewhere.iter().map(|i| i.marked_by()));
             out.push(format!(
@@ -637,8 +698,8 @@ impl Swept {
 /// sandboxes that are local sandbox folders ([`LOCAL_FOLDER_PREFIX`]) directly under `sandbox_root`
 /// are removed (nothing else is, whatever a journal says); their journals are deleted, but for a run
 /// whose instances `docs` refused to mark, which is tried again by the next sweep. `docs` is the
-/// store `ours` names: a run whose journal names the other is left for a run that writes there
-/// (only its sandboxes are removed).
+/// store `ours` names: a run whose journal names another (the other kind, or another configured
+/// store than `ours`'s identity) is left for a run that writes there (only its sandboxes are removed).
 ///
 /// Before marking anything, it writes the final documents a run kept because the store did not take
 /// them ([`RunJournal::end_unrecorded`]), as they are, marked [`RECORDED_LATE_AT`]. Then it marks
@@ -648,13 +709,34 @@ pub fn sweep(
     locks_dir: &Path,
     sandbox_root: &Path,
     docs: &dyn DocumentStore,
-    ours: InstancesIn,
+    ours: impl Into<RunStore>,
 ) -> Swept {
+    let ours = ours.into();
     let mut swept = Swept::default();
     let marked = MarkedProcesses::default();
     let here = journals_here(locks_dir);
     for run in here.dead {
-        if let Some(theirs) = run.instances_in.filter(|theirs| *theirs != ours) {
+        if let Some(theirs) = another_configured_store(&run, &ours) {
+            swept.elsewhere_sandboxes += remove_sandboxes(
+                &run.sandboxes,
+                sandbox_root,
+                run.sandbox_root.as_deref(),
+                &marked,
+            );
+            if run.final_documents.is_empty() {
+                swept.elsewhere.push(InstancesIn::Configured);
+            } else {
+                swept.waiting_elsewhere += run.final_documents.len() as u64;
+                if !swept.waiting_for.contains(&theirs.name) {
+                    swept.waiting_for.push(theirs.name.clone());
+                }
+            }
+            continue;
+        }
+        if let Some(theirs) = run
+            .instances_in
+            .filter(|theirs| *theirs != ours.instances_in)
+        {
             swept.elsewhere_sandboxes += remove_sandboxes(
                 &run.sandboxes,
                 sandbox_root,
@@ -727,6 +809,18 @@ pub fn sweep(
     }
     mark_stale(docs, &here.live, &mut swept);
     swept
+}
+
+/// The configured store `run`'s journal names, when it is another than the one `ours` is (a run whose
+/// own store could not be told takes none for its own); `None` for a journal that names none.
+fn another_configured_store<'a>(run: &'a DeadRun, ours: &RunStore) -> Option<&'a StoreIdentity> {
+    let theirs = run.store.as_ref()?;
+    let same = ours.instances_in == InstancesIn::Configured
+        && ours
+            .identity
+            .as_ref()
+            .is_some_and(|ours| ours.fingerprint == theirs.fingerprint);
+    (!same).then_some(theirs)
 }
 
 /// Writes each of `documents` (final documents their run could not write) as it is, marked
@@ -1518,5 +1612,103 @@ mod tests {
             .unwrap();
         assert_eq!(i1["status"], "failed");
         assert!(!path.exists());
+    }
+
+    fn store_named(fingerprint: &str, name: &str) -> RunStore {
+        RunStore {
+            instances_in: InstancesIn::Configured,
+            identity: Some(StoreIdentity {
+                fingerprint: fingerprint.into(),
+                name: name.into(),
+            }),
+        }
+    }
+
+    /// A `task run` that could not write a task's end keeps it for the configured store it ran
+    /// against: a run whose configuration selects another store (or that cannot tell its own) leaves
+    /// it, saying so, and a run against that same store writes it.
+    #[test]
+    fn a_kept_end_is_written_only_into_the_store_its_run_wrote_to() {
+        let tmp = tempfile::tempdir().unwrap();
+        let locks = tmp.path().join("locks");
+        let root = tmp.path().join("sandboxes");
+        let team = LocalSqliteDocumentStore::new(tmp.path().join("team.db"));
+        let other = LocalSqliteDocumentStore::new(tmp.path().join("other.db"));
+        let running = json!({"instance_id": "i1", "status": "running",
+            "context": {"metadata": {"run_group_id": "run-slow"}}});
+        team.insert(INSTANCES, running.as_object().unwrap())
+            .unwrap();
+        let ours = store_named(
+            "aa11",
+            "PostgresDocumentStore at db:5432/team, schema public",
+        );
+        let journal = RunJournal::begin(&locks, "run-slow", ours.clone(), &root).unwrap();
+        let last = json!({"instance_id": "i1", "status": "completed",
+            "context": {"metadata": {"run_group_id": "run-slow"}}});
+        journal
+            .end_unrecorded("i1", last.as_object().unwrap())
+            .unwrap();
+        drop(journal);
+        let path = only_journal_of(&locks, "run-slow");
+        let dead = once_let_go(|| dead_runs(&locks), |d| d.len() == 1);
+        assert_eq!(dead[0].store, ours.identity, "{dead:?}");
+        drop(dead);
+
+        let theirs = store_named(
+            "bb22",
+            "PostgresDocumentStore at db:5432/team, schema other",
+        );
+        for (store, run) in [
+            (theirs, "another store"),
+            (InstancesIn::Configured.into(), "a store it cannot tell"),
+        ] {
+            let swept = once_let_go(
+                || sweep(&locks, &root, &other, store.clone()),
+                |s| s.waiting_elsewhere == 1,
+            );
+            assert_eq!(swept.recorded_late, 0, "{run}: {swept:?}");
+            assert_eq!(swept.unrecorded_instances, 0, "{run}: {swept:?}");
+            assert_eq!(
+                swept.sentences(),
+                ["note: the end of 1 task instance that earlier runs could not write is kept in this machine's journal for another document store (PostgresDocumentStore at db:5432/team, schema public); the next agent-env task run whose configuration selects that store writes it"],
+                "{run}"
+            );
+            assert!(path.exists(), "{run}");
+            let orphan = other.find_one(INSTANCES, &Filter::eq("instance_id", "i1"), None);
+            assert!(orphan.unwrap().is_none(), "{run}");
+        }
+
+        let swept = once_let_go(
+            || sweep(&locks, &root, &team, ours.clone()),
+            |s| s.recorded_late == 1,
+        );
+        assert_eq!(swept.recorded_late, 1, "{swept:?}");
+        assert_eq!(swept.waiting_elsewhere, 0);
+        let i1 = team
+            .find_one(INSTANCES, &Filter::eq("instance_id", "i1"), None)
+            .unwrap()
+            .unwrap();
+        assert_eq!(i1["status"], "completed");
+        assert!(!path.exists());
+    }
+
+    /// A journal written before journals named their configured store is any configured store's.
+    #[test]
+    fn a_journal_that_names_no_store_is_written_into_the_configured_one() {
+        let tmp = tempfile::tempdir().unwrap();
+        let locks = tmp.path().join("locks");
+        let root = tmp.path().join("sandboxes");
+        let docs = LocalSqliteDocumentStore::new(tmp.path().join("d.db"));
+        let last = json!({"instance_id": "i1", "status": "completed",
+            "context": {"metadata": {"run_group_id": "run-old"}}});
+        std::fs::create_dir_all(journals(&locks)).unwrap();
+        std::fs::write(
+            journals(&locks).join("run-old.journal"),
+            format!("instances\tconfigured\nunrecorded\ti1\nfinal\t{last}\nended\n"),
+        )
+        .unwrap();
+        let swept = sweep(&locks, &root, &docs, store_named("cc33", "any"));
+        assert_eq!(swept.recorded_late, 1, "{swept:?}");
+        assert_eq!(swept.waiting_elsewhere, 0);
     }
 }

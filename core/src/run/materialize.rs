@@ -462,6 +462,9 @@ pub struct Places {
     pub sandbox_dir: PathBuf,
     /// Which document store the run's task instances go to.
     pub instances_in: super::liveness::InstancesIn,
+    /// Which store that is, for the configured one (a journal keeps a task's end for that store
+    /// alone); `None` for a bundle run's, or when it could not be told.
+    pub document_store: Option<crate::config::store_identity::StoreIdentity>,
 }
 
 impl Places {

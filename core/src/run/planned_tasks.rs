@@ -44,11 +44,15 @@ pub fn run_planned(
         .clone()
         .unwrap_or_else(|| format!("run-{}", crate::sandbox::random_suffix(12)));
     let run_started = std::time::Instant::now();
+    let run_store = liveness::RunStore {
+        instances_in: options.places.instances_in,
+        identity: options.places.document_store.clone(),
+    };
     let swept = liveness::sweep(
         &options.places.locks_dir,
         &options.places.sandbox_dir,
         stores.documents.as_ref(),
-        options.places.instances_in,
+        run_store.clone(),
     );
     for sentence in swept.sentences() {
         out.note(&sentence);
@@ -63,7 +67,7 @@ pub fn run_planned(
     let journal = liveness::RunJournal::begin(
         &options.places.locks_dir,
         &run_group_id,
-        options.places.instances_in,
+        run_store,
         &options.places.sandbox_dir,
     )
     .map(std::sync::Arc::new)

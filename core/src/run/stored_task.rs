@@ -59,6 +59,21 @@ pub(crate) fn configured_stores(session: &Session) -> Result<RunStores, RunError
     Ok(RunStores { documents, objects })
 }
 
+/// Which store the configured document store is, as the run's journal names it, so that a task's end
+/// it keeps is written into this store alone. `None` when it cannot be told (the store was built, so
+/// its settings read; a secret store that stopped answering since, say): the journal then names none,
+/// and is taken for any configured store's, as journals written before they named theirs are.
+fn configured_document_store(
+    session: &Session,
+) -> Option<crate::config::store_identity::StoreIdentity> {
+    crate::config::store_identity::configured_identity(
+        session.config(),
+        crate::stores::StoreKind::Document,
+        Some(session.stores().as_ref()),
+    )
+    .ok()
+}
+
 /// The first `@local` id anywhere in `value`, with where it is (`steps[0].artifact`).
 fn local_reference(value: &Value, path: &str) -> Option<(String, String)> {
     match value {
@@ -426,6 +441,7 @@ pub fn run_stored_task(
             fixture_prefix: None,
             sandbox_dir,
             instances_in: super::liveness::InstancesIn::Configured,
+            document_store: configured_document_store(session),
         },
     };
     let version_of = |_: &str| version;

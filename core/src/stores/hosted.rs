@@ -86,6 +86,17 @@ pub fn postgres_store(
     }
 }
 
+/// Where the built-in `PostgresDocumentStore` of the config `table` (references resolved) keeps its
+/// documents: its dsn's `host:port/database` and its schema, never the password. `None` for another
+/// class, or a table that does not read.
+pub fn postgres_place(class: &str, table: &ConfigTable) -> Option<(String, String)> {
+    if class != agent_env_store_postgres::CLASS {
+        return None;
+    }
+    let text = |key: &str| table.get(key).and_then(serde_json::Value::as_str);
+    agent_env_store_postgres::place(text("dsn")?, text("schema"))
+}
+
 /// A setting `S3ObjectStore` takes from an AWS variable, since its table leaves it out.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct FromEnvironment {

@@ -400,6 +400,71 @@ fn an_end_waiting_in_a_journal_is_said_so_there_and_outlives_another_machines_fa
     );
 }
 
+/// One person, two projects whose configurations select different document stores: the end of a
+/// task one project's store did not take waits in the journal for that store. A `task run` of the
+/// other project leaves it there (saying so, without writing it into its own store), and the next
+/// run against the first store writes it.
+#[test]
+fn a_kept_task_end_is_written_only_into_the_store_its_run_wrote_to() {
+    let s = Sandboxed::new();
+    let team = s.dir.path().join("team.db");
+    let other = s.dir.path().join("other.db");
+    let quick = s.write(
+        "quick.json",
+        r#"[{"id": "box", "type": "deploy_sandbox", "sandbox_name": "box"}]"#,
+    );
+    configured(&s, &other);
+    let put = s.run(&["task", "put", quick.to_str().unwrap(), "--id", "team/quick"]);
+    assert_eq!(put.code, 0, "{}", put.both());
+    configured(&s, &team);
+    let put = s.run(&["task", "put", quick.to_str().unwrap(), "--id", "team/quick"]);
+    assert_eq!(put.code, 0, "{}", put.both());
+    let (steps, lock) = locking_steps(&s, &team);
+    let file = s.write("locked.json", &steps.to_string());
+    let put = s.run(&["task", "put", file.to_str().unwrap(), "--id", "team/locked"]);
+    assert_eq!(put.code, 0, "{}", put.both());
+    let refused = run_with(
+        &s,
+        &["task", "run", "team/locked"],
+        &[("AGENT_ENV_RECORD_WAIT_SECONDS", "0")],
+    );
+    lock.release();
+    assert_eq!(refused.code, 0, "{}", refused.both());
+    let stored = |db: &Path| {
+        agent_env_test_support::documents(db, "task_instances")
+            .into_iter()
+            .find(|d| d["task_id"].as_str().unwrap_or("").ends_with("/locked"))
+    };
+    assert_eq!(stored(&team).unwrap()["status"], "running");
+
+    // The other project's run leaves the end for the team's store, and says which store it waits for.
+    configured(&s, &other);
+    let elsewhere = s.run(&["task", "run", "team/quick"]);
+    assert_eq!(elsewhere.code, 0, "{}", elsewhere.both());
+    assert!(
+        elsewhere.stderr.contains(&format!(
+            "note: the end of 1 task instance that earlier runs could not write is kept in this machine's journal for another document store (LocalSqliteDocumentStore at {}); the next agent-env task run whose configuration selects that store writes it",
+            team.display()
+        )) && !elsewhere.stderr.contains("wrote the end"),
+        "{}",
+        elsewhere.both()
+    );
+    assert_eq!(stored(&other), None, "no orphan in the other store");
+
+    configured(&s, &team);
+    let next = s.run(&["task", "run", "team/quick"]);
+    assert_eq!(next.code, 0, "{}", next.both());
+    assert!(
+        next.stderr
+            .contains("note: wrote the end of 1 task instance"),
+        "{}",
+        next.both()
+    );
+    let instance = stored(&team).unwrap();
+    assert_eq!(instance["status"], "completed", "{instance:#}");
+    assert!(instance["recorded_late_at_utc"].is_string(), "{instance:#}");
+}
+
 /// Ctrl-C while the only task's end waits for the store stops the wait and cancels nothing: the run
 /// says so, the task keeps its outcome and the run exits as it says, and the end stays in the
 /// journal for the next run.
