@@ -4,8 +4,8 @@
 use super::document::ConfigDocument;
 use super::error::ConfigError;
 use super::explorer::ExplorerSettings;
-use super::plugins::{plugin_settings, plugin_tables};
-use super::references::{resolve_table_at, SecretLookup};
+use super::plugins::{plugin_settings_problems, plugin_tables};
+use super::references::{resolve_table_at, resolve_table_fully, unresolved_at, SecretLookup};
 use super::registrations::{
     check_agents, impls, provider_entries, split_impl, ProviderKind, IMPL_TABLES,
 };
@@ -281,10 +281,8 @@ fn run_checks(doc: &ConfigDocument, builder: &dyn StoreBuilder, found: &mut Find
         Ok(tables) => {
             for table in tables {
                 checked.plugin_tables += 1;
-                let Err(e) = plugin_settings(doc, &table.package, Some(secrets)) else {
-                    continue;
-                };
                 let package = &table.package;
+                for e in plugin_settings_problems(doc, package, Some(secrets)) {
                 match installed.as_ref().map(|names| names.contains(package)) {
                     Some(true) => plugin_table_problems.push(Problem {
                         code: e.code(),
@@ -296,6 +294,7 @@ fn run_checks(doc: &ConfigDocument, builder: &dyn StoreBuilder, found: &mut Find
                     None => plugin_problems.push(format!(
                         "{e}; {package} is not started while its table cannot be read, so what it provides fails to load (agent-env itself does not read the table)"
                     )),
+                }
                 }
             }
         }
@@ -347,14 +346,12 @@ fn run_checks(doc: &ConfigDocument, builder: &dyn StoreBuilder, found: &mut Find
                     }
                     notes.extend(entry.extra_key_warnings());
                     if let Some(config) = &entry.config {
-                        if let Err(e) = resolve_table_at(
+                        errors.extend(unresolved_at(
                             config,
                             &format!("{table}.config"),
                             &doc.env,
                             Some(secrets),
-                        ) {
-                            errors.push(e);
-                        }
+                        ));
                     }
                 }
             }
@@ -381,9 +378,7 @@ fn run_checks(doc: &ConfigDocument, builder: &dyn StoreBuilder, found: &mut Find
                 if name == "sandbox" {
                     plain.remove("providers");
                 }
-                if let Err(e) = resolve_table_at(&plain, name, &doc.env, Some(secrets)) {
-                    errors.push(e);
-                }
+                errors.extend(unresolved_at(&plain, name, &doc.env, Some(secrets)));
             }
         }
     }
@@ -445,9 +440,14 @@ fn check_store(
     let table = format!("stores.{}.config", selection.kind);
     // The secret store is built before any secret store exists, so it cannot use secret: references.
     let lookup = (selection.kind != "secret").then_some(secrets);
-    let config = match resolve_table_at(&selection.config, &table, env, lookup) {
+    let config = match resolve_table_fully(&selection.config, env, lookup) {
         Ok(config) => config,
-        Err(e) => return Err(with_the_other_settings(selection, e, env, builder, lookup)),
+        Err(failures) => {
+            let unresolved = failures.into_iter().map(|f| f.at(&table)).collect();
+            return Err(with_the_other_settings(
+                selection, unresolved, env, builder, lookup,
+            ));
+        }
     };
     if let Some(note) = builder.build(selection, &config)? {
         notes.push(note);
@@ -455,14 +455,14 @@ fn check_store(
     Ok(())
 }
 
-/// A reference that does not resolve, and the problems of a built-in local store's other settings
-/// (an unknown key, a wrong type), which it would otherwise hide until it resolves: each key is
-/// resolved on its own, and the store is checked without the keys that did not, leaving out what it
-/// says about those. A hosted or a plugin's store is not checked so, since checking it reaches its
-/// server, which a missing setting would fail.
+/// Every reference that does not resolve, and the problems of a built-in local store's other
+/// settings (an unknown key, a wrong type), which they would otherwise hide until they resolve: the
+/// store is checked without the keys that did not resolve, leaving out what it says about those. A
+/// hosted or a plugin's store is not checked so, since checking it reaches its server, which a
+/// missing setting would fail.
 fn with_the_other_settings(
     selection: &StoreSelection,
-    first: ConfigError,
+    unresolved: Vec<ConfigError>,
     env: &crate::environment::Environment,
     builder: &dyn StoreBuilder,
     lookup: Option<&dyn SecretLookup>,
@@ -470,27 +470,25 @@ fn with_the_other_settings(
     let is_local = super::configured_store::store_kind(selection)
         .is_ok_and(|kind| crate::stores::local_builtin(kind, &selection.impl_name).is_some());
     if !is_local {
-        return vec![first];
+        return unresolved;
     }
     let table = format!("stores.{}.config", selection.kind);
-    let mut errors = Vec::new();
+    let mut errors = unresolved;
     let mut resolved = toml::Table::new();
-    let mut unresolved: Vec<String> = Vec::new();
+    let mut unresolved_keys: Vec<String> = Vec::new();
     for (key, value) in &selection.config {
         let one = toml::Table::from_iter([(key.clone(), value.clone())]);
         match resolve_table_at(&one, &table, env, lookup) {
             Ok(one) => resolved.extend(one),
-            Err(e) => {
-                errors.push(e);
-                unresolved.push(key.clone());
-            }
+            Err(_) => unresolved_keys.push(key.clone()),
         }
     }
-    if errors.is_empty() {
-        return vec![first];
-    }
     if let Err(found) = builder.build(selection, &resolved) {
-        errors.extend(found.into_iter().filter(|e| !names_one_of(e, &unresolved)));
+        errors.extend(
+            found
+                .into_iter()
+                .filter(|e| !names_one_of(e, &unresolved_keys)),
+        );
     }
     errors
 }

@@ -4,7 +4,7 @@
 
 use super::document::ConfigDocument;
 use super::error::ConfigError;
-use super::references::{resolve_table, SecretLookup};
+use super::references::{resolve_table, resolve_table_fully, SecretLookup};
 use super::tables::{table_at, toml_key, type_name};
 use agent_env_protocol::names::canonical_name;
 use toml::{Table, Value};
@@ -94,6 +94,35 @@ pub fn plugin_settings(
     let place = format!("[plugins.{}]", toml_key(entry.spellings[0]));
     let resolved = resolve_table(table, &doc.env, secrets).map_err(|f| f.error.at(place))?;
     Ok(table_to_json(&resolved))
+}
+
+/// Every problem [`plugin_settings`] stops at for `package`, for `config check`: each reference of its
+/// table that does not resolve, not only the first.
+pub fn plugin_settings_problems(
+    doc: &ConfigDocument,
+    package: &str,
+    secrets: Option<&dyn SecretLookup>,
+) -> Vec<ConfigError> {
+    let wanted = canonical_name(package);
+    let tables = match plugin_tables(doc) {
+        Ok(tables) => tables,
+        Err(e) => return vec![e],
+    };
+    let Some(entry) = tables.into_iter().find(|t| t.package == wanted) else {
+        return Vec::new();
+    };
+    let table = match entry.table() {
+        Ok(table) => table,
+        Err(e) => return vec![e],
+    };
+    let place = format!("[plugins.{}]", toml_key(entry.spellings[0]));
+    match resolve_table_fully(table, &doc.env, secrets) {
+        Ok(_) => Vec::new(),
+        Err(failures) => failures
+            .into_iter()
+            .map(|f| f.error.at(place.clone()))
+            .collect(),
+    }
 }
 
 /// A TOML table as JSON (datetimes become their RFC 3339 text).

@@ -87,6 +87,13 @@ pub struct ReferenceFailure {
     pub error: ConfigError,
 }
 
+impl ReferenceFailure {
+    /// The failure named by its table and key: `[stores.object.config] root: …`.
+    pub fn at(self, table_name: &str) -> ConfigError {
+        self.error.at(format!("[{table_name}] {}", self.key))
+    }
+}
+
 /// Resolves every reference in a table, recursing into tables and lists. What of it is secret is
 /// remembered for [`redaction`](crate::redaction) on the way.
 pub fn resolve_table(
@@ -94,7 +101,23 @@ pub fn resolve_table(
     env: &Environment,
     secrets: Option<&dyn SecretLookup>,
 ) -> Result<Table, ReferenceFailure> {
-    resolve_table_under(table, env, secrets, false)
+    resolve_table_fully(table, env, secrets).map_err(|mut all| all.remove(0))
+}
+
+/// [`resolve_table`], going on past a reference that does not resolve: `Err` holds every one that
+/// does not (never empty), in the table's order.
+pub fn resolve_table_fully(
+    table: &Table,
+    env: &Environment,
+    secrets: Option<&dyn SecretLookup>,
+) -> Result<Table, Vec<ReferenceFailure>> {
+    let mut failures = Vec::new();
+    let resolved = resolve_table_under(table, env, secrets, false, &mut failures);
+    if failures.is_empty() {
+        Ok(resolved)
+    } else {
+        Err(failures)
+    }
 }
 
 /// Resolves every reference in a value.
@@ -103,27 +126,35 @@ pub fn resolve_value(
     env: &Environment,
     secrets: Option<&dyn SecretLookup>,
 ) -> Result<Value, ReferenceFailure> {
-    resolve_value_under(value, env, secrets, false)
+    let mut failures = Vec::new();
+    let resolved = resolve_value_under(value, env, secrets, false, &mut failures);
+    match failures.into_iter().next() {
+        None => Ok(resolved),
+        Some(first) => Err(first),
+    }
 }
 
-/// [`resolve_table`] below a secret-like key when `under_secret_key`.
+/// [`resolve_table`] below a secret-like key when `under_secret_key`; what does not resolve is
+/// added to `failures` and left as written.
 fn resolve_table_under(
     table: &Table,
     env: &Environment,
     secrets: Option<&dyn SecretLookup>,
     under_secret_key: bool,
-) -> Result<Table, ReferenceFailure> {
+    failures: &mut Vec<ReferenceFailure>,
+) -> Table {
     let mut out = Table::new();
     for (key, value) in table {
         let secret_key = under_secret_key || is_secret_key(key);
-        let resolved =
-            resolve_value_under(value, env, secrets, secret_key).map_err(|f| ReferenceFailure {
-                key: join_key(key, &f.key),
-                error: f.error,
-            })?;
+        let mut below = Vec::new();
+        let resolved = resolve_value_under(value, env, secrets, secret_key, &mut below);
+        failures.extend(below.into_iter().map(|f| ReferenceFailure {
+            key: join_key(key, &f.key),
+            error: f.error,
+        }));
         out.insert(key.clone(), resolved);
     }
-    Ok(out)
+    out
 }
 
 fn resolve_value_under(
@@ -131,32 +162,47 @@ fn resolve_value_under(
     env: &Environment,
     secrets: Option<&dyn SecretLookup>,
     under_secret_key: bool,
-) -> Result<Value, ReferenceFailure> {
+    failures: &mut Vec<ReferenceFailure>,
+) -> Value {
     match value {
-        Value::String(s) => {
-            let resolved = resolve_str(s, env, secrets).map_err(|error| ReferenceFailure {
-                key: String::new(),
-                error,
-            })?;
-            let from_secret = parse_reference(s).is_some_and(|r| r.scheme == "secret");
-            redaction::remember_setting(&resolved, from_secret, under_secret_key);
-            Ok(Value::String(resolved))
-        }
-        Value::Table(t) => resolve_table_under(t, env, secrets, under_secret_key).map(Value::Table),
-        Value::Array(items) => items
-            .iter()
-            .enumerate()
-            .map(|(i, item)| {
-                resolve_value_under(item, env, secrets, under_secret_key).map_err(|f| {
-                    ReferenceFailure {
+        Value::String(s) => match resolve_str(s, env, secrets) {
+            Ok(resolved) => {
+                let from_secret = parse_reference(s).is_some_and(|r| r.scheme == "secret");
+                redaction::remember_setting(&resolved, from_secret, under_secret_key);
+                Value::String(resolved)
+            }
+            Err(error) => {
+                failures.push(ReferenceFailure {
+                    key: String::new(),
+                    error,
+                });
+                value.clone()
+            }
+        },
+        Value::Table(t) => Value::Table(resolve_table_under(
+            t,
+            env,
+            secrets,
+            under_secret_key,
+            failures,
+        )),
+        Value::Array(items) => Value::Array(
+            items
+                .iter()
+                .enumerate()
+                .map(|(i, item)| {
+                    let mut below = Vec::new();
+                    let resolved =
+                        resolve_value_under(item, env, secrets, under_secret_key, &mut below);
+                    failures.extend(below.into_iter().map(|f| ReferenceFailure {
                         key: format!("[{i}]{}", prefixed(&f.key)),
                         error: f.error,
-                    }
+                    }));
+                    resolved
                 })
-            })
-            .collect::<Result<Vec<_>, _>>()
-            .map(Value::Array),
-        other => Ok(other.clone()),
+                .collect(),
+        ),
+        other => other.clone(),
     }
 }
 
@@ -186,7 +232,21 @@ pub fn resolve_table_at(
     env: &Environment,
     secrets: Option<&dyn SecretLookup>,
 ) -> Result<Table, ConfigError> {
-    resolve_table(table, env, secrets).map_err(|f| f.error.at(format!("[{table_name}] {}", f.key)))
+    resolve_table(table, env, secrets).map_err(|f| f.at(table_name))
+}
+
+/// Every reference in a table that does not resolve, each named by its table and key as
+/// [`resolve_table_at`] names one; empty when all resolve.
+pub fn unresolved_at(
+    table: &Table,
+    table_name: &str,
+    env: &Environment,
+    secrets: Option<&dyn SecretLookup>,
+) -> Vec<ConfigError> {
+    match resolve_table_fully(table, env, secrets) {
+        Ok(_) => Vec::new(),
+        Err(failures) => failures.into_iter().map(|f| f.at(table_name)).collect(),
+    }
 }
 
 /// Every reference written in a value, with the key path where it sits (for `config sources`/`check`).
@@ -273,6 +333,21 @@ mod tests {
             resolve_str("env:OTHER?fallback", &env, None).unwrap(),
             "fallback"
         );
+    }
+
+    #[test]
+    fn every_reference_that_does_not_resolve_is_named() {
+        let t: Table = toml::from_str(
+            "a = 'env:AGENT_ENV_TEST_UNSET_A'\nb = 'kept'\n[c]\nd = ['env:AGENT_ENV_TEST_UNSET_D']",
+        )
+        .unwrap();
+        let found: Vec<String> = unresolved_at(&t, "model", &Environment::default(), None)
+            .iter()
+            .map(|e| e.to_string())
+            .collect();
+        assert_eq!(found.len(), 2, "{found:#?}");
+        assert!(found[0].starts_with("[model] a: Unresolved env:AGENT_ENV_TEST_UNSET_A "));
+        assert!(found[1].starts_with("[model] c.d[0]: Unresolved env:AGENT_ENV_TEST_UNSET_D "));
     }
 
     #[test]

@@ -480,6 +480,45 @@ fn an_unresolved_reference_and_the_stores_other_problems_are_said_together() {
     );
 }
 
+/// Every reference that does not resolve is said at once, a hosted store's and a plugin table's
+/// included, so a new teammate sets every variable in one round.
+#[test]
+fn every_unresolved_reference_of_every_table_is_said_at_once() {
+    let p = Project::new(
+        "[stores.object]\nimpl = \"S3ObjectStore\"\nconfig = { bucket = \"team\", region = \"eu-west-3\", access_key_id = \"env:TEAM_S3_KEY\", secret_access_key = \"env:TEAM_S3_SECRET\" }\n[model]\nkey = \"env:MODEL_KEY_UNSET\"\nparams = { base = \"env:MODEL_BASE_UNSET\" }\n[plugins.bar]\nx = \"env:BAR_X_UNSET\"\ny = [\"env:BAR_Y_UNSET\"]\n",
+    );
+    let (code, json) = p.check(&[]);
+    assert_eq!(code, 1);
+    let found = messages(&json);
+    let unresolved = |name: &str| {
+        format!("Unresolved env:{name} reference (no value and no default); set the environment variable {name}, or give a default: env:{name}?DEFAULT")
+    };
+    assert_eq!(
+        found,
+        [
+            format!(
+                "[stores.object.config] access_key_id: {}",
+                unresolved("TEAM_S3_KEY")
+            ),
+            format!(
+                "[stores.object.config] secret_access_key: {}",
+                unresolved("TEAM_S3_SECRET")
+            ),
+            format!("[model] key: {}", unresolved("MODEL_KEY_UNSET")),
+            format!("[model] params.base: {}", unresolved("MODEL_BASE_UNSET")),
+        ]
+    );
+    let warnings = warnings_of(&json);
+    assert!(
+        warnings.iter().any(|w| w.contains("env:BAR_X_UNSET")),
+        "{warnings:#?}"
+    );
+    assert!(
+        warnings.iter().any(|w| w.contains("env:BAR_Y_UNSET")),
+        "{warnings:#?}"
+    );
+}
+
 /// The @local documents' database (what bundle runs write) is not a configured document store: its
 /// ids would mix with a team's.
 #[test]
