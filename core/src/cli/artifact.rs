@@ -182,8 +182,17 @@ fn put(args: PutArgs, session: &Session, term: &Terminal) -> Exit {
         term.eprint_after(ERASE_LINE, "");
     }
     let put = put.map_err(|e| Failure::new(format!("{shown}: {e}")).with_code(e.exit_code()))?;
+    // Objects kept on this machine, recorded in a document store other machines share: said once,
+    // and in the JSON document for a script.
+    let warnings: Vec<String> =
+        crate::config::shared_stores::local_objects_behind_shared_documents(session.config())
+            .into_iter()
+            .collect();
+    for warning in &warnings {
+        term.warn(warning);
+    }
     if args.json {
-        let doc = serde_json::json!({
+        let mut doc = serde_json::json!({
             "format_version": 1,
             "id": id,
             "version": put.version,
@@ -192,6 +201,9 @@ fn put(args: PutArgs, session: &Session, term: &Terminal) -> Exit {
             "unchanged": put.unchanged,
             "why": put.why,
         });
+        if !warnings.is_empty() {
+            doc["warnings"] = serde_json::json!(warnings);
+        }
         let text = serde_json::to_string_pretty(&doc).unwrap_or_default();
         term.print(&format!("{text}\n"));
         return Ok(0);

@@ -130,6 +130,9 @@ pub fn check(doc: &ConfigDocument, builder: &dyn StoreBuilder) -> CheckOutcome {
         ));
         all_warnings.extend(super::file_modes::secrets_file_warning(doc));
         all_warnings.extend(super::grant_bind::exposed_grant_server(doc));
+        all_warnings.extend(super::shared_stores::local_objects_behind_shared_documents(
+            doc,
+        ));
     }
     all_warnings.extend(found.plugin_tables);
     all_warnings.extend(found.unused);

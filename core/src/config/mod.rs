@@ -48,6 +48,7 @@ pub mod sandbox_chain;
 pub mod schema;
 pub mod secret_names;
 pub mod sections;
+pub mod shared_stores;
 pub mod shared_variables;
 pub mod show;
 pub mod sources;

@@ -653,6 +653,8 @@ fn puts_tell_a_script_the_versions_they_stored() {
         // A folder of several files, with no artifact.toml, is a universe of files.
         assert_eq!(put["type"], "file_artifact_universe", "{put}");
         assert_eq!(put["files"], 3, "{put}");
+        // Both stores on this machine: nothing to warn of.
+        assert!(put.get("warnings").is_none(), "{put}");
     }
     let task = task.to_str().unwrap();
     let put = json(&["task", "put", task, "--id", "team/hello", "--json"]);
@@ -816,4 +818,45 @@ fn artifact_put_of_a_changed_folder_says_what_changed() {
     .unwrap();
     put("team/words: v4 (file_artifact_universe, 2 files; settings changed: mode)\n");
     put("team/words: v4, unchanged (its latest version has the same files, so nothing was stored)\n");
+}
+
+/// A document store other machines may share (here a plugin's) with the built-in local object
+/// store: what an artifact put records points at this machine's files. `config check` warns of it
+/// (still exit 0), and each `artifact put` says it once, in its JSON document too.
+#[test]
+fn a_put_recording_local_files_in_a_shared_document_store_warns() {
+    let s = Sandboxed::new();
+    crate::support::install_store_fixture(
+        &s.plugins(),
+        "documents",
+        ("agentenv-fixture-documents", "0.1.0"),
+        "fixture-documents",
+        ("DiskDocumentStore", "document"),
+    );
+    s.write(
+        ".agentenv/config.toml",
+        &format!(
+            "[stores.document]\nimpl = \"agentenv-fixture-documents:DiskDocumentStore\"\nconfig = {{ root = \"{}\" }}\n",
+            s.dir.path().join("team-docs").display()
+        ),
+    );
+    let says = "the document store is DiskDocumentStore ([stores.document]), which other machines may share, but the object store is LocalFilesystemObjectStore (the built-in default), which keeps its files on this machine: artifacts put through the shared document store will point at this machine's local files (file:// URLs), which teammates cannot read (their task run fails at its load_artifact step); set [stores.object] to a shared store (S3ObjectStore, or a plugin's)";
+
+    let check = s.run(&["config", "check"]);
+    assert_eq!(check.code, 0, "{}", check.both());
+    assert!(
+        check.stdout.contains(&format!("warning: {says}\n")),
+        "{}",
+        check.both()
+    );
+
+    let folder = greeting(&s, "hello there\n");
+    let folder = folder.to_str().unwrap();
+    let put = s.run(&["artifact", "put", folder, "--id", "team/greeting"]);
+    assert_eq!(put.code, 0, "{}", put.both());
+    assert_eq!(put.stderr.matches(says).count(), 1, "{}", put.stderr);
+    let put = s.run(&["artifact", "put", folder, "--id", "team/greeting", "--json"]);
+    assert_eq!(put.code, 0, "{}", put.both());
+    let doc: serde_json::Value = serde_json::from_str(&put.stdout).unwrap();
+    assert_eq!(doc["warnings"], serde_json::json!([says]), "{doc}");
 }
