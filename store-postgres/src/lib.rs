@@ -51,6 +51,8 @@ pub const CLASS: &str = "PostgresDocumentStore";
 pub const CONFIG_KEYS: [&str; 2] = ["dsn", "schema"];
 /// The keys its config table must hold.
 pub const REQUIRED_KEYS: [&str; 1] = ["dsn"];
+/// The schema its tables go in when the config table sets no `schema`.
+pub const DEFAULT_SCHEMA: &str = "public";
 
 /// Where a store of `dsn` and `schema` (default `public`) keeps its documents, as `host:port/database`
 /// and the schema: what tells two such stores apart, never with the password. `None` for a dsn that
@@ -87,7 +89,7 @@ impl PostgresDocumentStore {
     pub fn new(dsn: &str, schema: Option<&str>) -> Result<PostgresDocumentStore, SettingsProblems> {
         let mut problems = SettingsProblems::new();
         let dsn = problems.keep(Dsn::parse(dsn));
-        let schema = schema.unwrap_or("public").to_string();
+        let schema = schema.unwrap_or(DEFAULT_SCHEMA).to_string();
         if schema.is_empty() {
             problems.push(format!(
                 "{CLASS}: schema must name a schema, got an empty string"

@@ -7,6 +7,7 @@ use super::mask::mask_value;
 use super::plugins::{plugin_tables, InstalledPackage, Owner, PluginTable};
 use super::sections::{sections, FromEnvView, SectionView, ShadowedView, WinnerView};
 use super::show::{render_value_lines, ValueLines};
+use super::store_keys::{builtin_class, default_of, not_taken};
 use super::store_selection::ALIASED_SECTIONS;
 use super::tables::toml_key;
 use agent_env_protocol::names::canonical_name;
@@ -61,6 +62,22 @@ pub struct Explanation {
     /// A store section's line as `config show` prints it (`LocalSqliteDocumentStore  path=…`).
     #[serde(skip)]
     pub store_line: Option<String>,
+    /// What the selected built-in store uses for the config key the path names when no layer sets
+    /// it (`schema`: `public`), where the store exposes it.
+    pub default: Option<DefaultView>,
+    /// Why the selected built-in store does not read the config key the path names (a typo, most
+    /// likely), as `config check` reports it.
+    pub not_taken: Option<String>,
+}
+
+/// The value a built-in store uses for a key its table leaves unset.
+#[derive(Debug, Clone, Serialize)]
+pub struct DefaultView {
+    /// The store's class (`PostgresDocumentStore`).
+    pub class: String,
+    pub value: Value,
+    /// When the default applies besides (`neither AWS_REGION nor AWS_DEFAULT_REGION is set`).
+    pub unless: Option<String>,
 }
 
 impl Explanation {
@@ -77,6 +94,8 @@ impl Explanation {
             children: Vec::new(),
             from_env: Vec::new(),
             store_line: None,
+            default: None,
+            not_taken: None,
         }
     }
 }
@@ -210,6 +229,23 @@ pub fn explain(
                 .filter(|found| key.is_some_and(|k| k == found.key))
                 .cloned()
                 .collect();
+        }
+        let store_key = key
+            .map(String::as_str)
+            .filter(|k| rest.len() == 2 || (*k != "impl" && *k != "config"));
+        let class = section
+            .impl_name
+            .as_deref()
+            .and_then(|impl_name| builtin_class(name, impl_name));
+        if let (Some(class), Some(key)) = (class, store_key) {
+            answer.not_taken = not_taken(class, key);
+            if answer.value.is_none() && answer.from_env.is_empty() && answer.not_taken.is_none() {
+                answer.default = default_of(name, class, key, state_root).map(|d| DefaultView {
+                    class: class.to_string(),
+                    value: d.value,
+                    unless: d.unless.map(str::to_string),
+                });
+            }
         }
         return answer;
     }
@@ -421,12 +457,27 @@ pub fn render_text(answer: &Explanation) -> String {
         ));
         return out;
     }
-    match &answer.value {
-        None => out.push_str(&format!(
+    match (&answer.value, &answer.default, &answer.not_taken) {
+        (None, _, Some(not_taken)) => {
+            out.push_str(&format!("{path}: (unset) — {not_taken}\n"));
+        }
+        (None, Some(default), None) => {
+            let unless = default
+                .unless
+                .as_deref()
+                .map(|u| format!(" and {u}"))
+                .unwrap_or_default();
+            out.push_str(&format!(
+                "{path} = {} — the default {} uses when no layer sets it{unless}\n",
+                one_line(&default.value),
+                default.class
+            ));
+        }
+        (None, None, None) => out.push_str(&format!(
             "{path}: (unset) — no layer supplies this path{note}{}\n",
             unknown_section_hint(&answer.path)
         )),
-        Some(value) => {
+        (Some(value), _, _) => {
             let lines = render_value_lines(value);
             match lines {
                 ValueLines::Inline(text) => {
@@ -445,6 +496,9 @@ pub fn render_text(answer: &Explanation) -> String {
             }
             if let Some(from) = from_text(answer) {
                 out.push_str(&format!("  {from}\n"));
+            }
+            if let Some(not_taken) = &answer.not_taken {
+                out.push_str(&format!("  {not_taken}\n"));
             }
         }
     }

@@ -54,6 +54,7 @@ pub mod show;
 pub mod sources;
 pub mod store_builder;
 pub mod store_identity;
+pub mod store_keys;
 pub mod store_selection;
 pub mod tables;
 pub mod user_file;

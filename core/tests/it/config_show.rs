@@ -1051,3 +1051,65 @@ fn a_plugin_tables_json_has_the_originals_keys_and_values() {
     assert_eq!(table["installed"], false);
     assert_eq!(table["plugin"], false, "{shown}");
 }
+
+/// A key of a built-in store's table that no layer sets is explained by the default the store uses
+/// for it; a key the store does not read (a typo) is said to be one, with the key it may be, as
+/// `config check` reports it. Explain is a view: it exits 0 either way.
+#[test]
+fn explain_says_a_store_keys_default_and_a_key_the_store_does_not_read() {
+    let p = Project::new(
+        "[stores.document]\nimpl = \"PostgresDocumentStore\"\nconfig = { dsn = \"env:TEAM_PG_DSN\" }\n",
+    );
+    let (code, out, err) = p.run(&["config", "explain", "stores.document.config.schema"]);
+    assert_eq!(code, 0, "{err}");
+    assert_eq!(
+        out,
+        "stores.document.config.schema = public — the default PostgresDocumentStore uses when no layer sets it\n"
+    );
+    let (code, out, err) = p.run(&["config", "explain", "stores.document.config.dsnn"]);
+    assert_eq!(code, 0, "{err}");
+    assert_eq!(
+        out,
+        "stores.document.config.dsnn: (unset) — PostgresDocumentStore reads no key 'dsnn' in its config table: did you mean 'dsn'? (it takes dsn, schema)\n"
+    );
+    let json = p.json(&[], &["config", "explain", "document.schema", "--json"]);
+    assert_eq!(
+        json["default"],
+        serde_json::json!({"class": "PostgresDocumentStore", "value": "public", "unless": null}),
+        "{json}"
+    );
+    assert_eq!(json["value"], serde_json::Value::Null, "{json}");
+    let json = p.json(
+        &[],
+        &["config", "explain", "stores.document.config.dsnn", "--json"],
+    );
+    assert_eq!(json["default"], serde_json::Value::Null, "{json}");
+    assert!(
+        json["not_taken"]
+            .as_str()
+            .is_some_and(|t| t.contains("did you mean 'dsn'?")),
+        "{json}"
+    );
+    // A key with no default the store exposes stays unset; S3's region names the variables first.
+    let (_, out, _) = p.run(&[
+        "config",
+        "explain",
+        "stores.object.config.grant_lifetime_seconds",
+    ]);
+    assert_eq!(
+        out,
+        "stores.object.config.grant_lifetime_seconds = 43200 — the default LocalFilesystemObjectStore uses when no layer sets it\n"
+    );
+    let s3 =
+        Project::new("[stores.object]\nimpl = \"S3ObjectStore\"\nconfig = { bucket = \"b\" }\n");
+    let (_, out, _) = s3.run(&["config", "explain", "stores.object.config.endpoint"]);
+    assert_eq!(
+        out,
+        "stores.object.config.endpoint: (unset) — no layer supplies this path\n"
+    );
+    let (_, out, _) = s3.run(&["config", "explain", "stores.object.region"]);
+    assert_eq!(
+        out,
+        "stores.object.region = us-east-1 — the default S3ObjectStore uses when no layer sets it and neither AWS_REGION nor AWS_DEFAULT_REGION is set\n"
+    );
+}
