@@ -94,14 +94,19 @@ impl ReferenceFailure {
     }
 }
 
-/// Resolves every reference in a table, recursing into tables and lists. What of it is secret is
-/// remembered for [`redaction`](crate::redaction) on the way.
+/// Resolves every reference in a table, recursing into tables and lists, up to the first that does
+/// not resolve. What of it is secret is remembered for [`redaction`](crate::redaction) on the way.
 pub fn resolve_table(
     table: &Table,
     env: &Environment,
     secrets: Option<&dyn SecretLookup>,
 ) -> Result<Table, ReferenceFailure> {
-    resolve_table_fully(table, env, secrets).map_err(|mut all| all.remove(0))
+    let walk = Walk {
+        env,
+        secrets,
+        first_only: true,
+    };
+    walk.table(table).map_err(|mut all| all.remove(0))
 }
 
 /// [`resolve_table`], going on past a reference that does not resolve: `Err` holds every one that
@@ -111,13 +116,12 @@ pub fn resolve_table_fully(
     env: &Environment,
     secrets: Option<&dyn SecretLookup>,
 ) -> Result<Table, Vec<ReferenceFailure>> {
-    let mut failures = Vec::new();
-    let resolved = resolve_table_under(table, env, secrets, false, &mut failures);
-    if failures.is_empty() {
-        Ok(resolved)
-    } else {
-        Err(failures)
-    }
+    let walk = Walk {
+        env,
+        secrets,
+        first_only: false,
+    };
+    walk.table(table)
 }
 
 /// Resolves every reference in a value.
@@ -126,83 +130,106 @@ pub fn resolve_value(
     env: &Environment,
     secrets: Option<&dyn SecretLookup>,
 ) -> Result<Value, ReferenceFailure> {
+    let walk = Walk {
+        env,
+        secrets,
+        first_only: true,
+    };
     let mut failures = Vec::new();
-    let resolved = resolve_value_under(value, env, secrets, false, &mut failures);
+    let resolved = walk.value(value, false, &mut failures);
     match failures.into_iter().next() {
         None => Ok(resolved),
         Some(first) => Err(first),
     }
 }
 
-/// [`resolve_table`] below a secret-like key when `under_secret_key`; what does not resolve is
-/// added to `failures` and left as written.
-fn resolve_table_under(
-    table: &Table,
-    env: &Environment,
-    secrets: Option<&dyn SecretLookup>,
-    under_secret_key: bool,
-    failures: &mut Vec<ReferenceFailure>,
-) -> Table {
-    let mut out = Table::new();
-    for (key, value) in table {
-        let secret_key = under_secret_key || is_secret_key(key);
-        let mut below = Vec::new();
-        let resolved = resolve_value_under(value, env, secrets, secret_key, &mut below);
-        failures.extend(below.into_iter().map(|f| ReferenceFailure {
-            key: join_key(key, &f.key),
-            error: f.error,
-        }));
-        out.insert(key.clone(), resolved);
-    }
-    out
+/// One resolution over a table: where references are looked up, and whether it stops at the first
+/// that does not resolve (so nothing more is looked up) or goes on to name them all.
+struct Walk<'a> {
+    env: &'a Environment,
+    secrets: Option<&'a dyn SecretLookup>,
+    first_only: bool,
 }
 
-fn resolve_value_under(
-    value: &Value,
-    env: &Environment,
-    secrets: Option<&dyn SecretLookup>,
-    under_secret_key: bool,
-    failures: &mut Vec<ReferenceFailure>,
-) -> Value {
-    match value {
-        Value::String(s) => match resolve_str(s, env, secrets) {
-            Ok(resolved) => {
-                let from_secret = parse_reference(s).is_some_and(|r| r.scheme == "secret");
-                redaction::remember_setting(&resolved, from_secret, under_secret_key);
-                Value::String(resolved)
+impl Walk<'_> {
+    fn table(&self, table: &Table) -> Result<Table, Vec<ReferenceFailure>> {
+        let mut failures = Vec::new();
+        let resolved = self.table_under(table, false, &mut failures);
+        if failures.is_empty() {
+            Ok(resolved)
+        } else {
+            Err(failures)
+        }
+    }
+
+    fn done(&self, failures: &[ReferenceFailure]) -> bool {
+        self.first_only && !failures.is_empty()
+    }
+
+    /// The table resolved, below a secret-like key when `under_secret_key`; what does not resolve
+    /// is added to `failures` and left as written.
+    fn table_under(
+        &self,
+        table: &Table,
+        under_secret_key: bool,
+        failures: &mut Vec<ReferenceFailure>,
+    ) -> Table {
+        let mut out = Table::new();
+        for (key, value) in table {
+            if self.done(failures) {
+                break;
             }
-            Err(error) => {
-                failures.push(ReferenceFailure {
-                    key: String::new(),
-                    error,
-                });
-                value.clone()
-            }
-        },
-        Value::Table(t) => Value::Table(resolve_table_under(
-            t,
-            env,
-            secrets,
-            under_secret_key,
-            failures,
-        )),
-        Value::Array(items) => Value::Array(
-            items
-                .iter()
-                .enumerate()
-                .map(|(i, item)| {
+            let secret_key = under_secret_key || is_secret_key(key);
+            let mut below = Vec::new();
+            let resolved = self.value(value, secret_key, &mut below);
+            failures.extend(below.into_iter().map(|f| ReferenceFailure {
+                key: join_key(key, &f.key),
+                error: f.error,
+            }));
+            out.insert(key.clone(), resolved);
+        }
+        out
+    }
+
+    fn value(
+        &self,
+        value: &Value,
+        under_secret_key: bool,
+        failures: &mut Vec<ReferenceFailure>,
+    ) -> Value {
+        match value {
+            Value::String(s) => match resolve_str(s, self.env, self.secrets) {
+                Ok(resolved) => {
+                    let from_secret = parse_reference(s).is_some_and(|r| r.scheme == "secret");
+                    redaction::remember_setting(&resolved, from_secret, under_secret_key);
+                    Value::String(resolved)
+                }
+                Err(error) => {
+                    failures.push(ReferenceFailure {
+                        key: String::new(),
+                        error,
+                    });
+                    value.clone()
+                }
+            },
+            Value::Table(t) => Value::Table(self.table_under(t, under_secret_key, failures)),
+            Value::Array(items) => {
+                let mut out = Vec::with_capacity(items.len());
+                for (i, item) in items.iter().enumerate() {
+                    if self.done(failures) {
+                        break;
+                    }
                     let mut below = Vec::new();
-                    let resolved =
-                        resolve_value_under(item, env, secrets, under_secret_key, &mut below);
+                    out.push(self.value(item, under_secret_key, &mut below));
                     failures.extend(below.into_iter().map(|f| ReferenceFailure {
                         key: format!("[{i}]{}", prefixed(&f.key)),
                         error: f.error,
                     }));
-                    resolved
-                })
-                .collect(),
-        ),
-        other => other.clone(),
+                }
+                Value::Array(out)
+            }
+            other => other.clone(),
+        }
     }
 }
 
@@ -348,6 +375,25 @@ mod tests {
         assert_eq!(found.len(), 2, "{found:#?}");
         assert!(found[0].starts_with("[model] a: Unresolved env:AGENT_ENV_TEST_UNSET_A "));
         assert!(found[1].starts_with("[model] c.d[0]: Unresolved env:AGENT_ENV_TEST_UNSET_D "));
+    }
+
+    #[test]
+    fn a_first_failure_stops_the_lookups_unless_all_are_asked_for() {
+        struct Counting(std::cell::Cell<usize>);
+        impl SecretLookup for Counting {
+            fn get(&self, _: &str) -> Result<Option<String>, String> {
+                self.0.set(self.0.get() + 1);
+                Err("down".into())
+            }
+        }
+        let t: Table =
+            toml::from_str("a = 'secret:x'\nb = ['secret:y']\n[c]\nd = 'secret:z'").unwrap();
+        let store = Counting(std::cell::Cell::new(0));
+        assert!(resolve_table(&t, &Environment::default(), Some(&store)).is_err());
+        assert_eq!(store.0.get(), 1);
+        let all = resolve_table_fully(&t, &Environment::default(), Some(&store)).unwrap_err();
+        let keys: Vec<&str> = all.iter().map(|f| f.key.as_str()).collect();
+        assert_eq!(keys, ["a", "b[0]", "c.d"]);
     }
 
     #[test]
