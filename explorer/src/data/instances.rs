@@ -145,7 +145,8 @@ impl<'a> Judge<'a> {
                 Some(why) => ("interrupted", Some(why)),
                 None => ("running", None),
             },
-            Some("failed") => ("failed", None),
+            // A failed mark another machine left, over an end that waits in a journal here.
+            Some("failed") => ("failed", self.runs.end_waiting_here(doc)),
             Some("cancelled") => ("cancelled", None),
             _ => (scored(&scores), None),
         };

@@ -143,6 +143,20 @@ impl RunsHere {
         let ours_going = workflow_of(doc).is_some_and(|w| self.going.contains(w));
         (local && !ours_going && !journals.live.contains(group)).then_some(Interrupted::NoRun)
     }
+
+    /// The end of `doc`, which a run on another machine marked failed when its heartbeat stopped,
+    /// when it waits in a journal here: the next run here writes it over that mark, so the instance
+    /// is said to wait, as `agent-env task instances` says it.
+    pub fn end_waiting_here(&self, doc: &Document) -> Option<Interrupted> {
+        if !agent_env::run::liveness::marked_by_a_later_run(doc) {
+            return None;
+        }
+        self.locks_dir.as_ref()?;
+        match self.journals().dead.get(run_group_of(doc)?) {
+            Some(waiting @ Interrupted::EndUnrecorded { .. }) => Some(waiting.clone()),
+            _ => None,
+        }
+    }
 }
 
 /// One read of the journals folder: the runs that left theirs behind (as `agent-env task list` finds
@@ -324,5 +338,36 @@ mod tests {
             "{}",
             why.warning()
         );
+    }
+
+    /// An instance another machine marked failed while its real end waits in a journal here is said
+    /// to wait; one whose run left no such journal here is plainly failed.
+    #[test]
+    fn a_failed_mark_over_an_end_waiting_here_is_said_so() {
+        let tmp = tempfile::tempdir().unwrap();
+        let locks = tmp.path().join("locks");
+        std::fs::create_dir_all(locks.join("runs")).unwrap();
+        std::fs::write(
+            locks.join("runs/run-waiting.journal"),
+            "instances\tconfigured\nunrecorded\tteam/t-1\nended\n",
+        )
+        .unwrap();
+        let marked = |group: &str| {
+            let mut doc = instance("team/t-1", "failed", group);
+            doc.insert(
+                "error".into(),
+                json!("its run stopped sending signs of life at 2020-01-01T00:00:00Z; it was probably killed on machine m1 (or its machine stopped); a later run marked it failed"),
+            );
+            doc
+        };
+        let runs = RunsHere::new(locks, HashSet::new());
+        let why = runs
+            .end_waiting_here(&marked("run-waiting"))
+            .expect("its end waits here");
+        assert!(matches!(why, Interrupted::EndUnrecorded { .. }));
+        assert_eq!(runs.end_waiting_here(&marked("run-elsewhere")), None);
+        let mut failed_by_itself = marked("run-waiting");
+        failed_by_itself.insert("error".into(), json!("StepError: boom"));
+        assert_eq!(runs.end_waiting_here(&failed_by_itself), None);
     }
 }
