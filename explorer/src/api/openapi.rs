@@ -1,12 +1,20 @@
 //! The OpenAPI 3.1 document, built from the same route list as the router ([`super::routes`]), so
-//! every path served is documented and nothing documented is missing.
+//! every path served is documented and nothing documented is missing. What each operation answers
+//! and the failures it can give are in [`operations`]; the schemas they name in [`schemas`].
 
 use std::collections::BTreeMap;
 
 use serde_json::{json, Map, Value};
 
-use super::tasks::MAX_RUNS_PER_REQUEST;
 use super::{In, Route};
+use crate::data::entities::SORT_FIELDS;
+use crate::data::filter::{OUTCOMES, STATUSES};
+use crate::http::page::MAX_LIMIT;
+
+mod operations;
+mod schemas;
+
+pub use operations::{Failure, Operation};
 
 /// The document for `routes`.
 pub fn document(routes: &[Route]) -> Value {
@@ -17,8 +25,8 @@ pub fn document(routes: &[Route]) -> Value {
             "summary": r.summary,
             "tags": [r.tag],
             "operationId": operation_id(&method, &r.path),
-            "parameters": r.params.iter().map(parameter).collect::<Vec<_>>(),
-            "responses": responses(r.produces, r.answer),
+            "parameters": r.params.iter().map(|p| parameter(p, &r.path)).collect::<Vec<_>>(),
+            "responses": responses(r),
         });
         if let Some(body) = r.body {
             op["requestBody"] = json!({
@@ -33,10 +41,10 @@ pub fn document(routes: &[Route]) -> Value {
         "info": {
             "title": "agent-env explorer",
             "version": agent_env::VERSION,
-            "description": "The REST API of agent-env up. Ids are one percent-encoded path segment ('/' as %2F). Lists answer {items, total, limit, offset, has_more}; errors answer {detail}.",
+            "description": "The REST API of agent-env up. Ids are one percent-encoded path segment ('/' as %2F). Lists answer {items, total, limit, offset, has_more}; errors answer {detail}: a sentence, or for a request that does not validate (422) a list of {loc, msg, type}.",
         },
         "paths": paths,
-        "components": {"schemas": schemas()},
+        "components": {"schemas": schemas::all()},
     })
 }
 
@@ -89,11 +97,68 @@ fn operation_id(method: &str, path: &str) -> String {
     format!("{method}_{}", words.join("_"))
 }
 
-fn parameter(p: &super::Param) -> Value {
-    let schema = match p.schema {
+/// The words a run group's `outcome` filter matches: a run's instance's outcome, else (a run the
+/// explorer started that recorded none yet) its run's status. Any other word keeps no run.
+pub const RUN_WORDS: [&str; 10] = [
+    "passed",
+    "scored below 1",
+    "unscored",
+    "failed",
+    "cancelled",
+    "running",
+    "interrupted",
+    "queued",
+    "finished",
+    "error",
+];
+
+/// The words a `status` filter takes: the statuses a run records, the outcome words beside them, and
+/// `scored_below_one` as `agent-env run --json` words it.
+fn status_words() -> Vec<&'static str> {
+    let mut words: Vec<&'static str> = STATUSES.to_vec();
+    words.extend(OUTCOMES.iter().map(|(word, _)| *word));
+    words.push("scored_below_one");
+    words
+}
+
+/// A parameter of the route at `path`, with the bounds, words and default the handler holds it to.
+fn parameter(p: &super::Param, path: &str) -> Value {
+    let mut schema = match p.schema {
         "array" => json!({"type": "array", "items": {"type": "string"}}),
         other => json!({"type": other}),
     };
+    match (p.location, p.name) {
+        (In::Query, "limit") => {
+            let default = if path.ends_with("/versions") { 100 } else { 50 };
+            schema =
+                json!({"type": "integer", "minimum": 1, "maximum": MAX_LIMIT, "default": default});
+        }
+        (In::Query, "offset") => {
+            schema = json!({"type": "integer", "minimum": 0, "default": 0});
+        }
+        (In::Query, "since") => {
+            schema = json!({"type": "integer", "minimum": 0, "default": 0});
+        }
+        (In::Query, "version") => {
+            schema = json!({"type": "integer", "minimum": 0});
+        }
+        (In::Query, "sort_by") => {
+            schema = json!({"type": "string", "enum": SORT_FIELDS, "default": "created_at_utc"});
+        }
+        (In::Query, "descending") => {
+            schema = json!({"type": "boolean", "default": true});
+        }
+        (In::Query, "download") => {
+            schema = json!({"type": "boolean", "default": false});
+        }
+        (In::Query, "status") => {
+            schema = json!({"type": "array", "items": {"type": "string", "enum": status_words()}});
+        }
+        (In::Query, "outcome") => {
+            schema = json!({"type": "string", "enum": RUN_WORDS});
+        }
+        _ => {}
+    }
     json!({
         "name": p.name,
         "in": if p.location == In::Path { "path" } else { "query" },
@@ -103,158 +168,190 @@ fn parameter(p: &super::Param) -> Value {
     })
 }
 
-fn responses(produces: &str, answer: Option<&str>) -> Value {
-    let ok = match produces {
-        "application/json" => {
-            let schema = match answer {
-                Some(name) => json!({"$ref": format!("#/components/schemas/{name}")}),
-                None => json!({}),
-            };
-            json!({"description": "OK", "content": {"application/json": {"schema": schema}}})
-        }
-        other => json!({"description": "OK", "content": {other: {}}}),
-    };
-    let error = |what: &str| json!({"description": what, "content": {"application/json": {"schema": {"$ref": "#/components/schemas/Error"}}}});
-    json!({
-        "200": ok,
-        "400": error("Bad request"),
-        "404": error("Not found"),
-        "422": error("The request does not validate"),
-    })
+/// The route's responses: its `200` and each failure it can give.
+fn responses(r: &Route) -> Value {
+    let operation = Operation::of(&r.method, &r.path);
+    let schema = operation
+        .map(Operation::answer)
+        .unwrap_or_else(|| json!({}));
+    let mut all = Map::new();
+    all.insert(
+        "200".into(),
+        json!({"description": "OK", "content": {r.produces: {"schema": schema}}}),
+    );
+    for failure in operation.map(Operation::failures).unwrap_or_default() {
+        all.insert(failure.status().to_string(), failure.response());
+    }
+    Value::Object(all)
 }
 
-fn schemas() -> Value {
-    let string = json!({"type": ["string", "null"]});
-    // A model's or an agent's name (`tasks::MAX_NAME_CHARS`).
-    let name = json!({"type": ["string", "null"], "maxLength": super::tasks::MAX_NAME_CHARS});
-    let seed =
-        json!({"type": ["object", "null"], "description": "values for the steps' <key> tokens"});
-    json!({
-        "Error": {
-            "type": "object",
-            "properties": {"detail": {"description": "a sentence, or a list of {loc, msg, type}"}},
-            "required": ["detail"],
-        },
-        "Page": {
-            "type": "object",
-            "properties": {
-                "items": {"type": "array"},
-                "total": {"type": "integer"},
-                "limit": {"type": "integer"},
-                "offset": {"type": "integer"},
-                "has_more": {"type": "boolean"},
-                "warnings": {
-                    "type": "array",
-                    "items": {"type": "string"},
-                    "description": "what the list left out and why (a configured document store that cannot be read); absent when nothing was",
-                },
-            },
-        },
-        "ObjectMetadata": {
-            "type": "object",
-            "properties": {
-                "size_bytes": {"type": ["integer", "null"], "description": "the object's size, when its store knows it"},
-                "content_type": {"type": "string", "description": "the stored content type, else one guessed from the file name"},
-                "shown_inline": {
-                    "type": "boolean",
-                    "description": "true when /api/v1/objects/content serves the object to be shown in the page (text, images, audio, video, JSON, PDF, and HTML, SVG and XML sandboxed); false when it is only a download (application/octet-stream, as an attachment)",
-                },
-            },
-            "required": ["size_bytes", "content_type", "shown_inline"],
-        },
-        "RunGroup": {
-            "type": "object",
-            "properties": {
-                "run_group_id": {"type": "string"},
-                "task_id": {"type": ["string", "null"], "description": "the one task its runs are of; null for a group of several"},
-                "task_ids": {"type": "array", "items": {"type": "string"}},
-                "total": {"type": ["integer", "null"], "description": "the runs planned when the explorer started them, else the instances recorded; null while a run not started here is live"},
-                "recorded": {"type": "integer"},
-                "running": {"type": "integer"},
-                "run_live": {"type": "boolean"},
-                "complete": {"type": "boolean"},
-                "outcomes": {"type": "object", "additionalProperties": {"type": "integer"}, "description": "how many runs came out each way (passed, failed, running, error, ...)"},
-                "errors": {"type": "array", "items": {"type": "string"}},
-                "score_spread_by_task": {
-                    "type": "object",
-                    "description": "for each task the group's runs are of (keyed by its id), each of its scores (keyed as an instance's scores are, by the verifying step's id) over that task's runs that record a number for it, whatever their outcome; tasks whose steps share an id are never counted together",
-                    "additionalProperties": {
-                        "type": "object",
-                        "additionalProperties": {"$ref": "#/components/schemas/ScoreSpread"},
-                    },
-                },
-                "score_spread": {
-                    "type": ["object", "null"],
-                    "description": "the one task's entry of score_spread_by_task ({} while none is recorded); null for a group of several tasks, as task_id is",
-                    "additionalProperties": {"$ref": "#/components/schemas/ScoreSpread"},
-                },
-                "runs": {
-                    "type": "object",
-                    "description": "one page of the group's runs (limit, offset, outcome), as a list answers: items, total, limit, offset, has_more. Each item is {place, instance, workflow}: the explorer's runs in the order it started them (instance null until it records one), then the runs it did not start, oldest first; an instance is its summary, with the workflow_id of the explorer's run that recorded it",
-                    "properties": {
-                        "items": {"type": "array", "items": {"type": "object"}},
-                        "total": {"type": "integer"},
-                        "limit": {"type": "integer"},
-                        "offset": {"type": "integer"},
-                        "has_more": {"type": "boolean"},
-                    },
-                },
-                "run_words": {"type": "object", "additionalProperties": {"type": "integer"}, "description": "how many of the group's runs have each word the outcome filter takes (an instance's outcome, else its run's status), over the whole group"},
-                "workflows": {"type": "array", "items": {"type": "object"}, "description": "the runs the explorer started for the group (one request starts at most a hundred), each with its index, seed and status"},
-            },
-        },
-        "ScoreSpread": {
-            "type": "object",
-            "description": "one score over the runs that record a number for it",
-            "properties": {
-                "runs": {"type": "integer"},
-                "mean": {"type": "number"},
-                "min": {"type": "number"},
-                "max": {"type": "number"},
-            },
-            "required": ["runs", "mean", "min", "max"],
-        },
-        "RunRequest": {
-            "type": "object",
-            "additionalProperties": false,
-            "properties": {
-                "version": {"type": ["integer", "null"]},
-                "agent_model": name,
-                "user_model": name,
-                "judge_model": name,
-                "agent_artifact_id": name,
-                "seed": seed,
-            },
-        },
-        "RunGroupRequest": {
-            "type": "object",
-            "additionalProperties": false,
-            "properties": {
-                "version": {"type": ["integer", "null"]},
-                "agent_model": name,
-                "user_model": name,
-                "judge_model": name,
-                "agent_artifact_id": name,
-                "count": {"type": ["integer", "null"], "minimum": 1, "maximum": MAX_RUNS_PER_REQUEST},
-                "seeds": {"type": ["array", "null"], "items": seed, "maxItems": MAX_RUNS_PER_REQUEST},
-            },
-        },
-        "CancelRequest": {
-            "type": "object",
-            "additionalProperties": false,
-            "properties": {"workflow_id": string, "instance_id": string, "run_group_id": string},
-        },
-        "BundleRunRequest": {
-            "type": "object",
-            "additionalProperties": false,
-            "properties": {
-                "tasks": {"type": "array", "items": {"type": "string"}},
-                "evals": {"type": "array", "items": {"type": "string"}},
-                "agent_model": name,
-                "user_model": name,
-                "judge_model": name,
-                "agent": name,
-            },
-        },
-    })
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::api::routes;
+
+    /// Every `$ref` in `value`.
+    fn refs(value: &Value, found: &mut Vec<String>) {
+        match value {
+            Value::Object(map) => {
+                if let Some(Value::String(r)) = map.get("$ref") {
+                    found.push(r.clone());
+                }
+                map.values().for_each(|v| refs(v, found));
+            }
+            Value::Array(items) => items.iter().for_each(|v| refs(v, found)),
+            _ => {}
+        }
+    }
+
+    /// The document and the router's routes are one list: every route is an operation of the
+    /// document with a known kind, a non-empty `200` schema and its failures; every operation is a
+    /// route; and every schema an operation names is there.
+    #[test]
+    fn every_route_is_documented_with_what_it_answers() {
+        let all = routes();
+        let doc = document(&all);
+        let mut documented: Vec<(String, String)> = Vec::new();
+        for (path, ops) in doc["paths"].as_object().unwrap() {
+            for method in ops.as_object().unwrap().keys() {
+                documented.push((method.to_uppercase(), path.clone()));
+            }
+        }
+        let mut served: Vec<(String, String)> = all
+            .iter()
+            .map(|r| (r.method.to_string(), r.path.clone()))
+            .collect();
+        documented.sort();
+        served.sort();
+        assert_eq!(documented, served);
+
+        for r in &all {
+            let kind = Operation::of(&r.method, &r.path)
+                .unwrap_or_else(|| panic!("{} {} has no operation kind", r.method, r.path));
+            let op = &doc["paths"][&r.path][r.method.as_str().to_ascii_lowercase()];
+            let ok = &op["responses"]["200"]["content"][r.produces]["schema"];
+            assert!(
+                ok.as_object().is_some_and(|s| !s.is_empty()),
+                "{} {}: empty 200 schema",
+                r.method,
+                r.path
+            );
+            if let Some(name) = r.answer {
+                assert_eq!(kind.answer(), schemas::reference(name), "{}", r.path);
+            }
+            let codes: Vec<&String> = op["responses"].as_object().unwrap().keys().collect();
+            for failure in kind.failures() {
+                assert!(codes.contains(&&failure.status().to_string()));
+            }
+            // A body is read (and so may be too large) exactly where one is declared.
+            assert_eq!(
+                r.body.is_some(),
+                kind.failures().contains(&Failure::TooLarge),
+                "{} {}",
+                r.method,
+                r.path
+            );
+        }
+
+        let mut named = Vec::new();
+        refs(&doc, &mut named);
+        for r in named {
+            let name = r.trim_start_matches("#/components/schemas/");
+            assert!(
+                doc["components"]["schemas"].get(name).is_some(),
+                "{r} is not in the document"
+            );
+        }
+    }
+
+    #[test]
+    fn the_health_route_answers_its_version_and_fails_only_before_its_handler() {
+        let doc = document(&routes());
+        let responses = doc["paths"]["/api/v1/health"]["get"]["responses"]
+            .as_object()
+            .unwrap();
+        let codes: Vec<&str> = responses.keys().map(String::as_str).collect();
+        assert_eq!(codes, ["200", "403", "405", "421"]);
+        assert_eq!(
+            doc["components"]["schemas"]["Health"]["required"],
+            json!(["status", "version"])
+        );
+    }
+
+    #[test]
+    fn query_parameters_carry_the_bounds_and_words_the_handlers_hold_them_to() {
+        let doc = document(&routes());
+        let params = |path: &str| -> Vec<Value> {
+            doc["paths"][path]["get"]["parameters"]
+                .as_array()
+                .unwrap()
+                .clone()
+        };
+        let schema_of = |path: &str, name: &str| -> Value {
+            params(path)
+                .into_iter()
+                .find(|p| p["name"] == name)
+                .unwrap_or_else(|| panic!("{path} has no {name}"))["schema"]
+                .clone()
+        };
+        let limit = schema_of("/api/v1/tasks", "limit");
+        assert_eq!(
+            (limit["minimum"].clone(), limit["maximum"].clone()),
+            (json!(1), json!(500))
+        );
+        assert_eq!(limit["default"], 50);
+        assert_eq!(
+            schema_of("/api/v1/tasks/{entity_id}/versions", "limit")["default"],
+            100
+        );
+        assert_eq!(schema_of("/api/v1/workflows", "offset")["minimum"], 0);
+        assert_eq!(
+            schema_of("/api/v1/workflows/{workflow_id}", "since")["minimum"],
+            0
+        );
+        assert_eq!(
+            schema_of("/api/v1/tasks", "sort_by")["enum"],
+            json!(["created_at_utc", "id", "name", "type", "version"])
+        );
+        let statuses = schema_of("/api/v1/task-instances", "status")["items"]["enum"].clone();
+        for word in [
+            "completed",
+            "scored below 1",
+            "scored_below_one",
+            "interrupted",
+        ] {
+            assert!(
+                statuses.as_array().unwrap().contains(&json!(word)),
+                "{word}"
+            );
+        }
+        let outcome = schema_of("/api/v1/run-groups/{run_group_id}", "outcome");
+        assert_eq!(outcome["enum"], json!(RUN_WORDS));
+    }
+
+    /// The outcome filter's words are the words a group's runs have: each outcome an instance is
+    /// judged to have, and each status a run the explorer started has.
+    #[test]
+    fn the_outcome_words_are_every_instance_outcome_and_run_status() {
+        for word in schemas::INSTANCE_OUTCOMES
+            .iter()
+            .chain(&schemas::WORKFLOW_STATUSES)
+        {
+            assert!(RUN_WORDS.contains(word), "{word}");
+        }
+        for (word, _) in OUTCOMES {
+            assert!(schemas::INSTANCE_OUTCOMES.contains(&word), "{word}");
+        }
+        use crate::runs::manager::Phase;
+        for phase in [
+            Phase::Queued,
+            Phase::Running,
+            Phase::Finished("finished"),
+            Phase::Finished("failed"),
+            Phase::Finished("cancelled"),
+            Phase::Errored("x".into()),
+        ] {
+            assert!(schemas::WORKFLOW_STATUSES.contains(&phase.word()));
+        }
+    }
 }
