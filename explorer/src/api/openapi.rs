@@ -1,6 +1,6 @@
 //! The OpenAPI 3.1 document, built from the same route list as the router ([`super::routes`]), so
 //! every path served is documented and nothing documented is missing. What each operation answers
-//! and the failures it can give are in [`operations`]; the schemas they name in [`schemas`].
+//! and the failures it can give are in `operations`; the schemas they name in `schemas`.
 
 use std::collections::BTreeMap;
 
