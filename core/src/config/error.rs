@@ -81,7 +81,7 @@ pub enum ConfigError {
     #[error("impl must be 'module.path:ClassName', got '{value}'")]
     BadImplForm { value: String },
 
-    #[error("[{table}]: Store section is missing an 'impl' dotted path: {section}; write impl = \"{builtin}\" for the built-in store, or \"<package>:<Class>\" for a plugin's")]
+    #[error("[{table}] names no impl, the store it uses (it has {section}); write impl = \"{builtin}\" for the built-in store, or \"<package>:<Class>\" for a plugin's")]
     StoreMissingImpl {
         table: String,
         section: String,

@@ -4,7 +4,7 @@
 
 use super::document::ConfigDocument;
 use super::error::ConfigError;
-use super::tables::{py_repr, py_repr_table, table_at, type_name};
+use super::tables::{py_repr, table_at, toml_keys, type_name};
 use std::path::{Path, PathBuf};
 use toml::{Table, Value};
 
@@ -249,7 +249,7 @@ fn from_table(section: &AliasedSection, table: &Table) -> Result<Resolved, Confi
         _ => {
             return Err(ConfigError::StoreMissingImpl {
                 table: section.toml_path.join("."),
-                section: py_repr_table(&super::mask::mask_store_table(section.name, table)),
+                section: toml_keys(&super::mask::mask_store_table(section.name, table)),
                 builtin: section.local_class(),
             })
         }
@@ -488,7 +488,7 @@ mod tests {
             selection_with(&d, "object", None, Path::new(ROOT))
                 .unwrap_err()
                 .to_string(),
-            "[stores.object]: Store section is missing an 'impl' dotted path: {'config': {'root': '/x'}}; write impl = \"LocalFilesystemObjectStore\" for the built-in store, or \"<package>:<Class>\" for a plugin's"
+            "[stores.object] names no impl, the store it uses (it has config = { root = \"/x\" }); write impl = \"LocalFilesystemObjectStore\" for the built-in store, or \"<package>:<Class>\" for a plugin's"
         );
         let d = doc("[stores.document]\nimpl = 5\n");
         assert_eq!(

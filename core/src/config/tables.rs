@@ -67,6 +67,31 @@ pub fn dotted(segments: &[&str]) -> String {
         .join(".")
 }
 
+/// A table's keys and values as TOML writes them inline, for a message that quotes what a table
+/// holds: `type = "nope", config = { root = "/x" }`; `nothing` for an empty one.
+pub fn toml_keys(table: &Table) -> String {
+    if table.is_empty() {
+        return "nothing".to_string();
+    }
+    table
+        .iter()
+        .map(|(k, v)| format!("{} = {}", toml_key(k), toml_inline(v)))
+        .collect::<Vec<_>>()
+        .join(", ")
+}
+
+fn toml_inline(value: &Value) -> String {
+    match value {
+        Value::Table(t) if t.is_empty() => "{}".to_string(),
+        Value::Table(t) => format!("{{ {} }}", toml_keys(t)),
+        Value::Array(items) => format!(
+            "[{}]",
+            items.iter().map(toml_inline).collect::<Vec<_>>().join(", ")
+        ),
+        other => other.to_string(),
+    }
+}
+
 /// A value written the way Python's `repr` writes the equivalent dict/list/str, for messages that quote a
 /// whole table (`Store section is missing an 'impl' dotted path: {'config': {'root': '/x'}}`).
 pub fn py_repr(value: &Value) -> String {
@@ -143,6 +168,18 @@ fn py_float(f: f64) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_tables_keys_are_quoted_as_toml_writes_them() {
+        let t: Table =
+            toml::from_str("type = 'nope'\nconfig = { root = '/x', n = [1, 2] }\n\"a b\" = true")
+                .unwrap();
+        assert_eq!(
+            toml_keys(&t),
+            r#"type = "nope", config = { root = "/x", n = [1, 2] }, "a b" = true"#
+        );
+        assert_eq!(toml_keys(&Table::new()), "nothing");
+    }
 
     #[test]
     fn table_at_names_the_first_non_table() {

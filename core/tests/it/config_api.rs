@@ -153,7 +153,7 @@ fn check_all_returns_every_error() {
     assert_eq!(
         errors,
         [
-            "[stores.image]: Store section is missing an 'impl' dotted path: {'config': {}}; write impl = \"LocalRegistryImageStore\" for the built-in store, or \"<package>:<Class>\" for a plugin's",
+            "[stores.image] names no impl, the store it uses (it has config = {}); write impl = \"LocalRegistryImageStore\" for the built-in store, or \"<package>:<Class>\" for a plugin's",
             "[envs] impls must be a list of 'module:Class' strings, got int",
         ]
     );

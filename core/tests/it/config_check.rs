@@ -366,7 +366,7 @@ x = "env:NOPE"
     assert_eq!(
         messages(&json),
         [
-            "[stores.document]: Store section is missing an 'impl' dotted path: {'config': {'bogus': 1}}; write impl = \"LocalSqliteDocumentStore\" for the built-in store, or \"<package>:<Class>\" for a plugin's",
+            "[stores.document] names no impl, the store it uses (it has config = { bogus = 1 }); write impl = \"LocalSqliteDocumentStore\" for the built-in store, or \"<package>:<Class>\" for a plugin's",
             "[stores.object.config] root: Unresolved env:NOPE reference (no value and no default); set the environment variable NOPE, or give a default: env:NOPE?DEFAULT",
             // The unresolved reference hides none of the store's other settings.
             "The config table for 'agent_env.store.object_store:LocalFilesystemObjectStore' has unknown key 'bucket'; it takes root, grants, grant_bind_host, grant_advertise_host, grant_lifetime_seconds",
@@ -715,6 +715,56 @@ fn a_local_store_under_a_folder_this_user_cannot_write_in_is_a_problem() {
             format!("Cannot create the local state directory {locked}/docs: this user may not write in {locked}; point XDG_STATE_HOME (or the store's config) at a writable place"),
             format!("Cannot create the local state directory {locked}/objects: this user may not write in {locked}; point XDG_STATE_HOME (or the store's config) at a writable place"),
         ]
+    );
+}
+
+/// A store folder that is there but closed to this user (`chmod 000`) is said to be unusable, not
+/// said to need making.
+#[test]
+fn a_local_store_folder_this_user_cannot_read_is_said_unusable() {
+    use std::os::unix::fs::PermissionsExt;
+    use std::os::unix::process::CommandExt;
+    let p = Project::new("");
+    let base = p.root.parent().unwrap().to_path_buf();
+    // SAFETY: geteuid has no preconditions and cannot fail.
+    let as_root = unsafe { libc::geteuid() } == 0;
+    let stores = base.join("stores");
+    let objects = stores.join("objects");
+    std::fs::create_dir_all(stores.join("docs")).unwrap();
+    std::fs::create_dir_all(&objects).unwrap();
+    p.local_stores_under(&stores);
+    let mut cmd = if as_root {
+        let binary = base.join("agent-env");
+        let built = env!("CARGO_BIN_EXE_agent-env");
+        std::fs::hard_link(built, &binary)
+            .or_else(|_| std::fs::copy(built, &binary).map(|_| ()))
+            .unwrap();
+        std::fs::set_permissions(&base, std::fs::Permissions::from_mode(0o755)).unwrap();
+        for d in [&stores, &stores.join("docs"), &objects] {
+            std::os::unix::fs::chown(d, Some(NOBODY), Some(NOBODY)).unwrap();
+        }
+        let mut cmd = p.command(&binary);
+        cmd.uid(NOBODY).gid(NOBODY);
+        cmd
+    } else {
+        p.command(Path::new(env!("CARGO_BIN_EXE_agent-env")))
+    };
+    std::fs::set_permissions(&objects, std::fs::Permissions::from_mode(0o000)).unwrap();
+    cmd.args(["config", "check", "--json"]);
+    let out = cmd.output().unwrap();
+    std::fs::set_permissions(&objects, std::fs::Permissions::from_mode(0o700)).unwrap();
+    let stdout = String::from_utf8(out.stdout).unwrap();
+    assert_eq!(
+        out.status.code(),
+        Some(1),
+        "{stdout}{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let json: serde_json::Value = serde_json::from_str(&stdout).unwrap();
+    let objects = objects.display();
+    assert_eq!(
+        messages(&json),
+        [format!("The local state directory {objects} can't be used: this user may not read and write in {objects}; let this user read and write in it (chmod u+rwx), or point XDG_STATE_HOME (or the store's config) at a place it may")]
     );
 }
 

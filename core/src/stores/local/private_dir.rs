@@ -53,21 +53,32 @@ pub fn check_makeable(dir: &Path) -> StoreResult<()> {
             Err(e) => return Err(cannot_create(dir, &e)),
         }
     }
-    match why_not_writable(existing) {
+    if existing == dir {
+        // It is there: the question is whether it can be used, not made.
+        return match why_not_usable(dir, libc::R_OK | libc::W_OK | libc::X_OK) {
+            None => Ok(()),
+            Some(why) => Err(StoreError::Config(format!(
+                "The local state directory {} can't be used: {why}; let this user read and write in it (chmod u+rwx), or point XDG_STATE_HOME (or the store's config) at a place it may",
+                dir.display()
+            ))),
+        };
+    }
+    match why_not_usable(existing, libc::W_OK | libc::X_OK) {
         None => Ok(()),
         Some(why) => Err(cannot_create(dir, &std::io::Error::other(why))),
     }
 }
 
-/// Why this process may not make entries in the folder `dir`: its file system is mounted
-/// read-only, or the folder's permissions say no; `None` when it may.
-fn why_not_writable(dir: &Path) -> Option<String> {
+/// Why this process may not use the folder `dir` as `mode` asks (`W_OK | X_OK`: make entries in
+/// it; with `R_OK`: read and write in it): its file system is mounted read-only, or the folder's
+/// permissions say no; `None` when it may.
+fn why_not_usable(dir: &Path, mode: libc::c_int) -> Option<String> {
     use std::os::unix::ffi::OsStrExt;
     let Ok(path) = std::ffi::CString::new(dir.as_os_str().as_bytes()) else {
         return Some(format!("{} is no path the system takes", dir.display()));
     };
     // SAFETY: `path` is a valid NUL-terminated string that outlives the call.
-    if unsafe { libc::access(path.as_ptr(), libc::W_OK | libc::X_OK) } == 0 {
+    if unsafe { libc::access(path.as_ptr(), mode) } == 0 {
         return None;
     }
     Some(match std::io::Error::last_os_error().raw_os_error() {
@@ -75,6 +86,9 @@ fn why_not_writable(dir: &Path) -> Option<String> {
             "{} is on a file system mounted read-only; point XDG_STATE_HOME at a writable place",
             dir.display()
         ),
+        _ if mode & libc::R_OK != 0 => {
+            format!("this user may not read and write in {}", dir.display())
+        }
         _ => format!("this user may not write in {}", dir.display()),
     })
 }
@@ -130,5 +144,29 @@ mod tests {
         let outcome = check_makeable(&locked.join("store"));
         fs::set_permissions(&locked, fs::Permissions::from_mode(0o700)).unwrap();
         assert_eq!(outcome.is_ok(), root, "{outcome:?}");
+    }
+
+    #[test]
+    fn a_folder_that_is_there_but_closed_is_said_unusable_not_unmakeable() {
+        use std::os::unix::fs::PermissionsExt;
+        let tmp = tempfile::tempdir().unwrap();
+        let closed = tmp.path().join("object_store");
+        fs::create_dir(&closed).unwrap();
+        fs::set_permissions(&closed, fs::Permissions::from_mode(0o000)).unwrap();
+        let root = unsafe { libc::geteuid() } == 0;
+        let outcome = check_makeable(&closed);
+        fs::set_permissions(&closed, fs::Permissions::from_mode(0o700)).unwrap();
+        if root {
+            assert!(outcome.is_ok(), "{outcome:?}");
+            return;
+        }
+        let text = outcome.unwrap_err().to_string();
+        assert_eq!(
+            text,
+            format!(
+                "The local state directory {0} can't be used: this user may not read and write in {0}; let this user read and write in it (chmod u+rwx), or point XDG_STATE_HOME (or the store's config) at a place it may",
+                closed.display()
+            )
+        );
     }
 }
