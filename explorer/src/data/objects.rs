@@ -16,6 +16,8 @@ pub const NO_OBJECT: &str = "no object at the given object_url";
 /// An object found: its store, size, content type and a name for downloads.
 pub struct FoundObject {
     pub store: Arc<dyn ObjectStore>,
+    /// Whether `store` is the local one (else the configured one).
+    pub local: bool,
     pub url: String,
     pub size: Option<u64>,
     pub content_type: String,
@@ -27,11 +29,7 @@ pub struct FoundObject {
 /// does; a configured store that fails to answer is a 503 naming it.
 pub fn find(stores: &[Arc<dyn ObjectStore>], url: &str) -> ApiResult<FoundObject> {
     for (i, store) in stores.iter().enumerate() {
-        let failed = |e: StoreError| match i {
-            0 => ApiError::from(e),
-            _ if !crate::data::watched::fails_to_answer(&e) => ApiError::from(e),
-            _ => unanswered(&e),
-        };
+        let failed = |e: StoreError| failed(i == 0, e);
         match store.owns(url) {
             Ok(true) => {}
             Ok(false) => continue,
@@ -53,6 +51,7 @@ pub fn find(stores: &[Arc<dyn ObjectStore>], url: &str) -> ApiResult<FoundObject
             .filter(|t| !t.is_empty() && t != "application/octet-stream");
         return Ok(FoundObject {
             store: store.clone(),
+            local: i == 0,
             url: url.to_string(),
             size: metadata.as_ref().and_then(|m| m.size),
             content_type: stored_type.unwrap_or_else(|| guess_type(&file_name).to_string()),
@@ -72,21 +71,36 @@ pub fn not_owned(url: &str, with_configured: bool) -> String {
     }
 }
 
-/// The 503 for a configured object store that failed to answer: each request asks it anew.
-fn unanswered(error: &StoreError) -> ApiError {
-    ApiError::new(
-        StatusCode::SERVICE_UNAVAILABLE,
+/// A store's failure as the API answers it: a store that can't be used (its files unreadable, its
+/// server down) is a 503 naming it, anything else as [`ApiError::from`] says it.
+fn failed(local: bool, error: StoreError) -> ApiError {
+    if crate::data::watched::fails_to_answer(&error) {
+        unanswered(local, &error)
+    } else {
+        ApiError::from(error)
+    }
+}
+
+/// The 503 for an object store that can't be used: the local one names what to fix (its folder),
+/// the configured one is asked anew by each request.
+fn unanswered(local: bool, error: &StoreError) -> ApiError {
+    let detail = if local {
+        format!(
+            "the local object store can't be read ({error}); let the user the explorer runs as read and write its folder (or point XDG_STATE_HOME at a folder it may use and restart agent-env up), then ask again"
+        )
+    } else {
         format!(
             "the configured object store did not answer ({error}); ask again once it is back (each request asks it anew)"
-        ),
-    )
+        )
+    };
+    ApiError::new(StatusCode::SERVICE_UNAVAILABLE, detail)
 }
 
 /// Opens the object's bytes; a store that lost it since [`find`] is a 404.
 pub fn open(found: &FoundObject) -> ApiResult<ObjectReader> {
     found.store.open(&found.url).map_err(|e| match e {
         StoreError::NotFound(_) => ApiError::not_found(NO_OBJECT),
-        other => other.into(),
+        other => failed(found.local, other),
     })
 }
 
@@ -203,6 +217,35 @@ pub fn policy(content_type: &str, download: bool) -> ObjectPolicy {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_store_that_cannot_be_read_is_a_503_naming_it_and_what_to_do() {
+        let io = || StoreError::Io {
+            message: "opening /s/object_store: Permission denied (os error 13)".into(),
+            raw_os_error: Some(13),
+        };
+        let local = failed(true, io());
+        assert_eq!(local.status, StatusCode::SERVICE_UNAVAILABLE);
+        let detail = local.detail.as_str().unwrap();
+        assert!(
+            detail.starts_with(
+                "the local object store can't be read (opening /s/object_store: Permission denied"
+            ) && detail.contains("read and write its folder"),
+            "{detail}"
+        );
+        let configured = failed(false, io());
+        assert_eq!(configured.status, StatusCode::SERVICE_UNAVAILABLE);
+        assert!(configured
+            .detail
+            .as_str()
+            .unwrap()
+            .starts_with("the configured object store did not answer"));
+        // What is not the store failing keeps its status.
+        assert_eq!(
+            failed(true, StoreError::NotFound("gone".into())).status,
+            StatusCode::NOT_FOUND
+        );
+    }
 
     #[test]
     fn html_runs_sandboxed_and_text_stays_text() {
