@@ -167,8 +167,14 @@ pub async fn guard(State(guard): State<Arc<Guard>>, request: Request, next: Next
     );
     let foreign_write = unsafe_method && origin.is_some() && !same_origin && !origin_ok;
     if (is_api && cross_site && !origin_ok) || foreign_write {
-        let mut response =
-            ApiError::new(StatusCode::FORBIDDEN, "cross-site request refused").into_response();
+        let mut response = ApiError::new(
+            StatusCode::FORBIDDEN,
+            format!(
+                "cross-site request refused: {}",
+                how_to_allow(origin.as_deref())
+            ),
+        )
+        .into_response();
         add_page_headers(response.headers_mut());
         return response;
     }
@@ -177,7 +183,7 @@ pub async fn guard(State(guard): State<Arc<Guard>>, request: Request, next: Next
             .headers()
             .contains_key(header::ACCESS_CONTROL_REQUEST_METHOD);
     let mut response = if preflight {
-        preflight_answer(origin_ok)
+        preflight_answer(origin.as_deref(), origin_ok)
     } else {
         next.run(request).await
     };
@@ -194,9 +200,23 @@ pub async fn guard(State(guard): State<Arc<Guard>>, request: Request, next: Next
     response
 }
 
-fn preflight_answer(origin_ok: bool) -> Response {
+/// What a page of another origin must be for the explorer to answer it: named in `cors_origins`.
+fn how_to_allow(origin: Option<&str>) -> String {
+    match origin {
+        Some(origin) => format!(
+            "origin '{origin}' is not allowed; to allow it, list it in .agentenv/config.toml under [explorer] as cors_origins = [\"{origin}\"] and start agent-env up again"
+        ),
+        None => "a page on another site may call the API only from an origin listed in .agentenv/config.toml under [explorer] as cors_origins".to_string(),
+    }
+}
+
+fn preflight_answer(origin: Option<&str>, origin_ok: bool) -> Response {
     if !origin_ok {
-        return ApiError::new(StatusCode::BAD_REQUEST, "Disallowed CORS origin").into_response();
+        return ApiError::new(
+            StatusCode::BAD_REQUEST,
+            format!("Disallowed CORS origin: {}", how_to_allow(origin)),
+        )
+        .into_response();
     }
     let mut response = Response::new(Body::empty());
     let headers = response.headers_mut();

@@ -28,11 +28,23 @@ pub async fn json_errors(request: Request, next: Next) -> Response {
     let path = request.uri().path().to_string();
     let method = request.method().clone();
     let response = next.run(request).await;
-    if !(path == "/api" || path.starts_with("/api/")) {
+    if response.status() == StatusCode::METHOD_NOT_ALLOWED {
+        // Any path's, a page's and /openapi.json's too: the router's own 405 has no body.
+        let mut methods: Vec<String> = crate::api::methods_at(&path)
+            .iter()
+            .map(|m| m.to_string())
+            .collect();
+        if methods.is_empty() && !is_api(&path) {
+            // Outside the API only pages and /openapi.json are served, each by GET alone (the
+            // router writes its `Allow` after this, and only when none is set).
+            methods = vec![Method::GET.to_string(), Method::HEAD.to_string()];
+        }
+        return method_not_allowed(&method, &methods);
+    }
+    if !is_api(&path) {
         return response;
     }
     match response.status() {
-        StatusCode::METHOD_NOT_ALLOWED => method_not_allowed(&method, &path),
         StatusCode::PAYLOAD_TOO_LARGE => ApiError::new(
             StatusCode::PAYLOAD_TOO_LARGE,
             format!(
@@ -57,12 +69,13 @@ pub async fn json_errors(request: Request, next: Next) -> Response {
     }
 }
 
-/// 405 naming the methods the path takes (also in an `Allow` header).
-fn method_not_allowed(method: &Method, path: &str) -> Response {
-    let methods: Vec<String> = crate::api::methods_at(path)
-        .iter()
-        .map(|m| m.to_string())
-        .collect();
+fn is_api(path: &str) -> bool {
+    path == "/api" || path.starts_with("/api/")
+}
+
+/// 405 naming the methods the path takes (also in an `Allow` header, `GET, HEAD`: one form for
+/// every path).
+pub fn method_not_allowed(method: &Method, methods: &[String]) -> Response {
     let detail = if methods.is_empty() {
         format!("Method Not Allowed: this path does not take {method}")
     } else {

@@ -44,7 +44,16 @@ pub async fn forward(
     let method = request.method().as_str().to_string();
     let path = request.uri().path().to_string();
     let Some((index, route, path_params)) = table.find(&method, &path) else {
-        return next.run(request).await;
+        let plugin_methods = table.methods_at(&path);
+        let answer = next.run(request).await;
+        // A plugin's path asked with a method it does not declare, which no core route serves
+        // either: a 405 naming the plugin's methods, not the page's 404.
+        if answer.status() == StatusCode::NOT_FOUND && !plugin_methods.is_empty() {
+            let method = axum::http::Method::from_bytes(method.as_bytes())
+                .unwrap_or(axum::http::Method::GET);
+            return crate::http::errors::method_not_allowed(&method, &plugin_methods);
+        }
+        return answer;
     };
     let mounted = &table.mounted[index];
     let (parts, body) = request.into_parts();

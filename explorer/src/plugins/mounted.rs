@@ -71,6 +71,21 @@ pub struct Table {
 }
 
 impl Table {
+    /// The methods the plugin routes at `path` take, whatever the request's (`HEAD` after `GET`,
+    /// which serves it too); none when no plugin route has that path.
+    pub fn methods_at(&self, path: &str) -> Vec<String> {
+        let mut found: Vec<String> = Vec::new();
+        for route in self.mounted.iter().flat_map(|m| m.routes.iter()) {
+            if route.matches(&route.method, path).is_some() && !found.contains(&route.method) {
+                found.push(route.method.clone());
+                if route.method == "GET" && !found.iter().any(|m| m == "HEAD") {
+                    found.push("HEAD".into());
+                }
+            }
+        }
+        found
+    }
+
     /// The first route matching `method` and `path`: the plugin's index, the route, its `{name}` values.
     pub fn find(
         &self,

@@ -182,6 +182,17 @@ fn unknown_ids_are_404_and_bad_parameters_422() {
     server
         .request("HEAD", "/api/v1/tasks", &[], b"")
         .expect(200);
+    // Outside /api too, the 405 says what the path takes, in one form of `Allow`.
+    for path in ["/openapi.json", "/"] {
+        let r = server.request("POST", path, &[], b"");
+        assert_eq!(
+            r.expect(405).detail(),
+            "Method Not Allowed: this path does not take POST; it takes GET, HEAD",
+            "{path}"
+        );
+        assert_eq!(r.header("allow"), Some("GET, HEAD"), "{path}");
+        assert_eq!(r.header("content-type"), Some("application/json"), "{path}");
+    }
     let r = server.get(&format!("/api/v1/tasks/{}/run", seg("t")));
     assert!(r
         .expect(405)

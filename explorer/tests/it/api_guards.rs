@@ -66,8 +66,29 @@ fn a_cross_site_api_call_from_an_origin_not_listed_gets_403() {
         b"",
     );
     refused.expect(403);
-    assert_eq!(refused.detail(), "cross-site request refused");
+    // The refusal says what allows the origin, as the 421 does for a host.
+    assert_eq!(
+        refused.detail(),
+        "cross-site request refused: origin 'https://evil.example' is not allowed; to allow it, list it in .agentenv/config.toml under [explorer] as cors_origins = [\"https://evil.example\"] and start agent-env up again"
+    );
     assert!(refused.header("access-control-allow-origin").is_none());
+    let preflight = server.request(
+        "OPTIONS",
+        "/api/v1/tasks/x/run",
+        &[
+            ("Origin", "https://evil.example"),
+            ("Access-Control-Request-Method", "POST"),
+        ],
+        b"",
+    );
+    preflight.expect(400);
+    let detail = preflight.detail();
+    let detail = detail.as_str().unwrap();
+    assert!(
+        detail.starts_with("Disallowed CORS origin: origin 'https://evil.example' is not allowed;")
+            && detail.contains("cors_origins = [\"https://evil.example\"]"),
+        "{detail}"
+    );
 
     let allowed = server.request(
         "GET",
@@ -224,7 +245,14 @@ fn a_post_from_another_origin_is_refused_even_without_fetch_metadata() {
     let path = "/api/v1/bundles/hello/run";
     let r = server.request("POST", path, &[("Origin", "http://evil.example")], b"{}");
     r.expect(403);
-    assert_eq!(r.detail(), "cross-site request refused");
+    let detail = r.detail();
+    assert!(
+        detail
+            .as_str()
+            .unwrap()
+            .starts_with("cross-site request refused: origin 'http://evil.example' is not allowed"),
+        "{detail}"
+    );
     let own = format!("http://127.0.0.1:{}", server.port);
     server
         .request("POST", path, &[("Origin", own.as_str())], b"{}")

@@ -78,8 +78,14 @@ fn routes_are_forwarded_and_answers_relayed() {
     assert_eq!(literal.json()["served_by"], "fixture-explorer");
     server.get("/api/v1/envs/another").expect(404);
     server.get("/api/v1/health").expect(200);
-    // A method the plugin does not serve on its path falls through to the core (nothing there).
-    server.request("DELETE", "/ext/fx", &[], b"").expect(404);
+    // A method the plugin does not serve on its path, which no core route serves either, is a 405
+    // naming the methods the plugin's route takes.
+    let r = server.request("DELETE", "/ext/fx", &[], b"");
+    assert_eq!(
+        r.expect(405).detail(),
+        "Method Not Allowed: this path does not take DELETE; it takes GET, HEAD"
+    );
+    assert_eq!(r.header("allow"), Some("GET, HEAD"));
 
     // The plugin reaches the configured stores through host calls.
     let url = server.get("/ext/fx/object");
