@@ -8,11 +8,26 @@ use std::collections::{BTreeMap, HashSet};
 use serde_json::{json, Value};
 
 use crate::http::page::{Page, Window};
-use crate::http::problem::ApiResult;
+use crate::http::problem::{ApiError, ApiResult};
 use crate::http::query::Query;
 
 /// The default page of a group's runs.
 pub const DEFAULT_LIMIT: i64 = 50;
+
+/// The words a run of a group is said in, and so the words `outcome` takes: its instance's outcome,
+/// else its run's status while it recorded none.
+pub const RUN_WORDS: [&str; 10] = [
+    "passed",
+    "failed",
+    "scored below 1",
+    "unscored",
+    "interrupted",
+    "cancelled",
+    "running",
+    "queued",
+    "finished",
+    "error",
+];
 
 /// Which of a group's runs an answer carries: a page of them (`limit`, `offset`), only those whose
 /// word is `outcome` when the query names one.
@@ -30,7 +45,8 @@ impl RunsPage {
             outcome: query
                 .get("outcome")
                 .filter(|o| !o.is_empty())
-                .map(String::from),
+                .map(run_word)
+                .transpose()?,
         })
     }
 
@@ -39,6 +55,27 @@ impl RunsPage {
         page_runs(&mut state, self.window, self.outcome.as_deref());
         state
     }
+}
+
+/// The row word `given` names (`scored_below_one`, as `agent-env run --json` words it, is
+/// `scored below 1`); a word no run is said in is a 422 naming those that are.
+fn run_word(given: &str) -> ApiResult<String> {
+    let word = match given.trim() {
+        "scored_below_one" => "scored below 1",
+        other => other,
+    };
+    if RUN_WORDS.contains(&word) {
+        return Ok(word.to_string());
+    }
+    let quoted: Vec<String> = RUN_WORDS.iter().map(|w| format!("'{w}'")).collect();
+    Err(ApiError::invalid(
+        &["query", "outcome"],
+        format!(
+            "'{given}' is not a word a run is said in; outcome takes one of {} ('scored_below_one', as agent-env run --json words it, is taken too)",
+            quoted.join(", ")
+        ),
+        "enum",
+    ))
 }
 
 /// Replaces the group state's `instances` (every recorded run's summary, each with its
@@ -167,6 +204,29 @@ mod tests {
             None,
         );
         assert_eq!(places(&s), [4]);
+    }
+
+    #[test]
+    fn an_outcome_outside_the_run_words_is_a_422_naming_them() {
+        let query = Query::parse(Some("outcome=zzz")).unwrap();
+        let e = RunsPage::from_query(&query).unwrap_err();
+        assert_eq!(e.status, axum::http::StatusCode::UNPROCESSABLE_ENTITY);
+        assert_eq!(e.detail[0]["loc"], json!(["query", "outcome"]));
+        let msg = e.detail[0]["msg"].as_str().unwrap();
+        assert!(msg.starts_with("'zzz' is not a word"), "{msg}");
+        assert!(msg.contains("'passed'") && msg.contains("'error'"), "{msg}");
+        for word in RUN_WORDS {
+            let query = Query::parse(Some(&format!("outcome={word}"))).unwrap();
+            assert_eq!(
+                RunsPage::from_query(&query).unwrap().outcome.as_deref(),
+                Some(word)
+            );
+        }
+        let query = Query::parse(Some("outcome=scored_below_one")).unwrap();
+        assert_eq!(
+            RunsPage::from_query(&query).unwrap().outcome.as_deref(),
+            Some("scored below 1")
+        );
     }
 
     #[test]
