@@ -164,9 +164,14 @@ async fn run(
             .await
             .map_err(|e| UpError::Serve(std::io::Error::other(e.to_string())))?,
     );
-    for why in [data.documents.left_out(), data.objects.left_out()]
-        .into_iter()
-        .flatten()
+    let state_unusable = crate::data::state_folder::unusable(&session.paths().state_root());
+    for why in [
+        state_unusable,
+        data.documents.left_out(),
+        data.objects.left_out(),
+    ]
+    .into_iter()
+    .flatten()
     {
         out.note(&format!("warning: {why}"));
     }

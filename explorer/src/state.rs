@@ -42,6 +42,13 @@ impl AppState {
         self.data
             .documents
             .reading(|| crate::data::document_stores(&self.current.get()))
+            .with_state_unusable(self.state_unusable())
+    }
+
+    /// Why the state folder can't be used (so this machine's runs can't be read, and runs can't
+    /// start), when it can't.
+    pub fn state_unusable(&self) -> Option<String> {
+        crate::data::state_folder::unusable(&self.session.paths().state_root())
     }
 
     /// The object stores a request looks a URL up in; a configured one left out is tried again as

@@ -8,7 +8,7 @@ use serde::Deserialize;
 use serde_json::Value;
 
 use super::extract::{json_body, Ids, Q};
-use super::tasks::overrides;
+use super::tasks::{overrides, refuse_without_state};
 use crate::http::blocking::blocking;
 use crate::http::page::{Page, Window};
 use crate::http::problem::{ApiError, ApiResult};
@@ -61,6 +61,7 @@ pub async fn run_bundle(State(s): State<Shared>, ids: Ids, body: Bytes) -> ApiRe
         Ok(found.run_name())
     })
     .await?;
+    refuse_without_state(&s).await?;
     let spec = StartSpec {
         bundle,
         tasks: body.tasks,

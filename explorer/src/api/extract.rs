@@ -1,6 +1,8 @@
 //! Request parts as the handlers take them, each failure an [`ApiError`] in the API's shape: the
 //! path's ids (percent-decoded, so `%2F` is a `/` inside one id), the query string, a JSON body.
 
+use axum::extract::path::ErrorKind;
+use axum::extract::rejection::PathRejection;
 use axum::extract::{FromRequestParts, Path, RawQuery};
 use axum::http::request::Parts;
 use serde::de::DeserializeOwned;
@@ -20,12 +22,24 @@ impl<S: Send + Sync> FromRequestParts<S> for Ids {
     async fn from_request_parts(parts: &mut Parts, state: &S) -> Result<Self, Self::Rejection> {
         match Path::<Vec<String>>::from_request_parts(parts, state).await {
             Ok(Path(ids)) => Ok(Ids(ids)),
-            Err(e) => Err(ApiError::bad_request(format!(
-                "the path does not decode: {}",
-                e.body_text()
-            ))),
+            Err(e) => Err(path_problem(&e)),
         }
     }
+}
+
+/// Why the path's ids could not be read, in the API's words: an id whose percent-encoding is not
+/// UTF-8 is a 422 naming the parameter, as such a query value is.
+fn path_problem(e: &PathRejection) -> ApiError {
+    if let PathRejection::FailedToDeserializePathParams(inner) = e {
+        if let ErrorKind::InvalidUtf8InPathParam { key } = inner.kind() {
+            return ApiError::invalid(
+                &["path", key],
+                "the value is not valid UTF-8: percent-encode the id's UTF-8 bytes (é is %C3%A9)",
+                "value_error",
+            );
+        }
+    }
+    ApiError::bad_request(format!("the path does not decode: {}", e.body_text()))
 }
 
 impl Ids {

@@ -15,6 +15,7 @@ use crate::data::entities::{self, COLLECTIONS};
 use crate::data::instances::{self, InstanceFilter, Judge, Shape, Verdict};
 use crate::data::records::{DocumentStores, Reading};
 use crate::data::runs_here::workflow_of;
+use crate::data::state_folder;
 use crate::http::blocking::{blocking, blocking_scan};
 use crate::http::page::{Page, Window};
 use crate::http::problem::{ApiError, ApiResult};
@@ -134,9 +135,13 @@ async fn runnable(s: &Shared, task_id: &str, version: Option<i64>) -> ApiResult<
         } else {
             ""
         };
-        return Err(ApiError::unprocessable(format!(
-            "only the newest version of a task can run: a run of '{task_id}' now records version {now}{why}, not version {asked}; leave out version, or ask for {now}"
-        )));
+        return Err(ApiError::invalid(
+            &["body", "version"],
+            format!(
+                "only the newest version of a task can run: a run of '{task_id}' now records version {now}{why}, not version {asked}; leave out version, or ask for {now}"
+            ),
+            "value_error",
+        ));
     }
     Ok((now, source))
 }
@@ -149,6 +154,7 @@ pub async fn start_one(
     let task_id = ids.at(0)?.to_string();
     let body: RunBody = json_body(&body)?;
     let (version, source) = runnable(&s, &task_id, body.version).await?;
+    refuse_without_state(&s).await?;
     let spec = StartSpec {
         bundle: source.bundle,
         tasks: vec![source.task_name],
@@ -188,6 +194,13 @@ pub async fn start_one(
         blocking(move || wait_for_instance(&s, &workflow)).await?
     };
     if let (None, Phase::Errored(e)) = (&instance_id, workflow.phase()) {
+        // The server's side failing (its state folder closed since) is no fault of the request.
+        let st = s.clone();
+        if let Some(why) = blocking(move || Ok(st.state_unusable())).await? {
+            return Err(state_folder::refusal(&format!(
+                "{why} (the run stopped: {e})"
+            )));
+        }
         return Err(ApiError::unprocessable(format!(
             "the run did not start: {e}"
         )));
@@ -199,6 +212,16 @@ pub async fn start_one(
         "task_version": version,
         "status": "queued",
     })))
+}
+
+/// 503 naming the state folder and what to do when it can't be used: a run started now could not
+/// take its locks or record anything (asynchronous runs would answer queued and fail later).
+pub async fn refuse_without_state(s: &Shared) -> ApiResult<()> {
+    let s = s.clone();
+    match blocking(move || Ok(s.state_unusable())).await? {
+        Some(why) => Err(state_folder::refusal(&why)),
+        None => Ok(()),
+    }
 }
 
 /// The instance a workflow's run recorded, once it has one (none when the run ended without one,
@@ -286,9 +309,20 @@ pub async fn start_group(
         .map(|s| s.len() as i64)
         .unwrap_or(body.count.unwrap_or(1));
     if seeds.len() > MAX_RUNS_PER_REQUEST || asked > MAX_RUNS_PER_REQUEST as i64 {
-        return Err(ApiError::unprocessable(format!(
-            "at most {MAX_RUNS_PER_REQUEST} runs per request (got {asked})"
-        )));
+        let field = if body.seeds.is_some() {
+            "seeds"
+        } else {
+            "count"
+        };
+        return Err(ApiError::invalid(
+            &["body", field],
+            format!("at most {MAX_RUNS_PER_REQUEST} runs per request (got {asked})"),
+            if field == "seeds" {
+                "too_long"
+            } else {
+                "less_than_equal"
+            },
+        ));
     }
     if seeds.is_empty() {
         return Err(ApiError::invalid(
@@ -298,6 +332,7 @@ pub async fn start_group(
         ));
     }
     let (version, source) = runnable(&s, &task_id, body.version).await?;
+    refuse_without_state(&s).await?;
     let group = new_group_id();
     let user_overrides = overrides(
         &body.agent_model,
@@ -355,11 +390,24 @@ pub async fn cancel_run(
         ));
     }
     let mut chosen: Vec<std::sync::Arc<Workflow>> = Vec::new();
+    // The recorded runs asked for, to say who started them when this explorer did not.
+    let mut recorded: Vec<agent_env_store::document::Document> = Vec::new();
     if let Some(id) = &body.workflow_id {
         chosen.extend(s.runs.get(id));
     }
     if let Some(group) = &body.run_group_id {
         chosen.extend(s.runs.of_group(group));
+        if chosen.is_empty() {
+            let st = s.clone();
+            let (group, task) = (group.clone(), task_id.clone());
+            recorded.extend(
+                blocking(move || {
+                    let r = st.reading();
+                    r.document(instances::of_group(r.docs(), &group, Some(&task)))
+                })
+                .await?,
+            );
+        }
     }
     if let Some(instance) = &body.instance_id {
         let st = s.clone();
@@ -370,25 +418,47 @@ pub async fn cancel_run(
         })
         .await?;
         chosen.extend(workflow_of(&doc).and_then(|w| s.runs.get(w)));
+        recorded.push(doc);
     }
     chosen.retain(|w| w.spec.task_id.as_deref() == Some(task_id.as_str()));
     chosen.dedup_by(|a, b| a.id == b.id);
     if chosen.is_empty() {
-        return Err(ApiError::not_found(format!(
-            "no run of task '{task_id}' started by this explorer matches; only runs started here can be cancelled here (Ctrl-C cancels an agent-env run)"
-        )));
+        return Err(ApiError::not_found(not_started_here(&task_id, &recorded)));
     }
-    let (mut cancelled, mut finished) = (Vec::new(), Vec::new());
+    // `cancelled` holds the runs this request cancelled, so a script counting them counts each once.
+    let (mut cancelled, mut stopping, mut finished) = (Vec::new(), Vec::new(), Vec::new());
     for w in &chosen {
-        if manager::cancel(w) {
-            cancelled.push(w.id.clone());
-        } else {
-            finished.push(w.id.clone());
+        match manager::cancel(w) {
+            manager::Cancelled::Now => cancelled.push(w.id.clone()),
+            manager::Cancelled::AlreadyStopping => stopping.push(w.id.clone()),
+            manager::Cancelled::AlreadyFinished => finished.push(w.id.clone()),
         }
     }
-    Ok(Json(
-        json!({"cancelled": cancelled, "already_finished": finished}),
-    ))
+    Ok(Json(json!({
+        "cancelled": cancelled,
+        "already_stopping": stopping,
+        "already_finished": finished,
+    })))
+}
+
+/// Why none of the runs a cancel names can be cancelled here: the recorded ones were started by
+/// another explorer (one still serving, or one since stopped) or by `agent-env run` in another
+/// process, which is where they are cancelled; else no run of the task this explorer started matches.
+fn not_started_here(task_id: &str, recorded: &[agent_env_store::document::Document]) -> String {
+    let by_explorer = recorded.iter().any(|d| workflow_of(d).is_some());
+    if by_explorer {
+        format!(
+            "the run of task '{task_id}' asked for was started by another explorer (another agent-env up, or one since stopped), not this one: cancel it from the explorer that started it, or stop that agent-env up (its runs are cancelled as it stops)"
+        )
+    } else if !recorded.is_empty() {
+        format!(
+            "the run of task '{task_id}' asked for was started by agent-env run in another process, not by this explorer: Ctrl-C in its terminal (or SIGINT to that process) cancels it"
+        )
+    } else {
+        format!(
+            "no run of task '{task_id}' started by this explorer matches; only the runs an explorer started can be cancelled from it"
+        )
+    }
 }
 
 /// 404 `Task '<id>' not found` unless the task has a document (no version named: the route is

@@ -10,7 +10,7 @@ use crate::data::instances;
 use crate::http::blocking::blocking;
 use crate::http::page::{Page, Window};
 use crate::http::problem::{ApiError, ApiResult};
-use crate::runs::manager::{self, WORKFLOW_KEY};
+use crate::runs::manager::{self, Cancelled, WORKFLOW_KEY};
 use crate::state::Shared;
 use agent_env_store::document::{Filter, Predicate};
 
@@ -23,11 +23,7 @@ pub async fn list_workflows(State(s): State<Shared>, Q(q): Q) -> ApiResult<Json<
 pub async fn get_workflow(State(s): State<Shared>, ids: Ids, Q(q): Q) -> ApiResult<Json<Value>> {
     let id = ids.at(0)?.to_string();
     let since = q.opt_int("since", 0)?.unwrap_or(0) as u64;
-    let workflow = s.runs.get(&id).ok_or_else(|| {
-        ApiError::not_found(format!(
-            "Workflow '{id}' not found (the explorer knows the runs it started since it started)"
-        ))
-    })?;
+    let workflow = s.runs.get(&id).ok_or_else(|| workflow_not_found(&id))?;
     let st = s.clone();
     let wid = id.clone();
     let instances = blocking(move || {
@@ -59,12 +55,19 @@ pub async fn get_workflow(State(s): State<Shared>, ids: Ids, Q(q): Q) -> ApiResu
 
 pub async fn cancel_workflow(State(s): State<Shared>, ids: Ids) -> ApiResult<Json<Value>> {
     let id = ids.at(0)?.to_string();
-    let workflow = s
-        .runs
-        .get(&id)
-        .ok_or_else(|| ApiError::not_found(format!("Workflow '{id}' not found")))?;
-    let cancelled = manager::cancel(&workflow);
-    Ok(Json(
-        json!({"workflow_id": id, "cancelled": cancelled, "status": workflow.phase().word()}),
+    let workflow = s.runs.get(&id).ok_or_else(|| workflow_not_found(&id))?;
+    let done = manager::cancel(&workflow);
+    Ok(Json(json!({
+        "workflow_id": id,
+        "cancelled": done == Cancelled::Now,
+        "already_stopping": done == Cancelled::AlreadyStopping,
+        "status": workflow.phase().word(),
+    })))
+}
+
+/// The 404 for a workflow id this explorer does not know.
+fn workflow_not_found(id: &str) -> ApiError {
+    ApiError::not_found(format!(
+        "Workflow '{id}' not found (the explorer knows the runs it started since it started)"
     ))
 }

@@ -13,6 +13,7 @@ pub mod records;
 pub mod runs_here;
 pub mod short_ids;
 pub mod sources;
+pub mod state_folder;
 pub mod unset;
 pub mod watched;
 

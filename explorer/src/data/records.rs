@@ -134,6 +134,8 @@ pub struct Reading<S> {
     stores: S,
     left_out: Option<String>,
     every: Duration,
+    /// Why the state folder can't be used, when it can't: this machine's runs can't be read.
+    state_unusable: Option<String>,
 }
 
 impl<S: Sources> Records<S> {
@@ -195,6 +197,7 @@ impl<S: Sources> Records<S> {
             stores,
             left_out,
             every: self.every,
+            state_unusable: None,
         }
     }
 
@@ -292,17 +295,24 @@ impl Reading<ObjectStores> {
 }
 
 impl<S: Sources> Reading<S> {
-    /// What the answer says was left out: nothing, or why the configured store was (left out
-    /// before this request, or failing during it).
+    /// This reading, its answers saying `why` the state folder can't be used when it can't.
+    pub fn with_state_unusable(mut self, why: Option<String>) -> Reading<S> {
+        self.state_unusable = why;
+        self
+    }
+
+    /// What the answer says was left out: nothing, or why the state folder can't be read, and why
+    /// the configured store was left out (before this request, or failing during it).
     pub fn warnings(&self) -> Vec<String> {
-        self.left_out
+        let configured = self.left_out.clone().or_else(|| {
+            self.stores
+                .failure()
+                .map(|f| LeftOut::new(f.left_out).notice(self.every))
+        });
+        self.state_unusable
             .clone()
-            .or_else(|| {
-                self.stores
-                    .failure()
-                    .map(|f| LeftOut::new(f.left_out).notice(self.every))
-            })
             .into_iter()
+            .chain(configured)
             .collect()
     }
 

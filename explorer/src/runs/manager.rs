@@ -315,13 +315,27 @@ impl RunManager {
     }
 }
 
-/// Cancels the workflow; false when it had finished already.
-pub fn cancel(workflow: &Workflow) -> bool {
+/// What a request to cancel a workflow did.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Cancelled {
+    /// This request cancelled it.
+    Now,
+    /// An earlier request (or the server stopping) cancelled it; it is still stopping.
+    AlreadyStopping,
+    /// It had finished: nothing to cancel.
+    AlreadyFinished,
+}
+
+/// Cancels the workflow, and says whether this call did or it was stopping or done already.
+pub fn cancel(workflow: &Workflow) -> Cancelled {
     if workflow.phase().is_done() {
-        return false;
+        return Cancelled::AlreadyFinished;
+    }
+    if workflow.cancel.is_cancelled() {
+        return Cancelled::AlreadyStopping;
     }
     workflow.cancel.cancel(CANCEL_SIGNAL);
-    true
+    Cancelled::Now
 }
 
 fn run_workflow(workflow: &Workflow, env: Environment, slots: &Slots, stopping: &AtomicBool) {
@@ -426,6 +440,15 @@ mod tests {
         };
         workflow.set_phase(Phase::Running);
         workflow
+    }
+
+    #[test]
+    fn a_run_is_cancelled_once_then_said_stopping_then_finished() {
+        let workflow = running();
+        assert_eq!(cancel(&workflow), Cancelled::Now);
+        assert_eq!(cancel(&workflow), Cancelled::AlreadyStopping);
+        workflow.set_phase(Phase::Finished("cancelled"));
+        assert_eq!(cancel(&workflow), Cancelled::AlreadyFinished);
     }
 
     #[tokio::test]

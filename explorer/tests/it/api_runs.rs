@@ -317,16 +317,17 @@ fn run_requests_that_cannot_be_done_are_refused_with_the_reason() {
     let request = &document["components"]["schemas"]["RunGroupRequest"]["properties"];
     assert_eq!(request["count"]["maximum"], 100, "{request}");
     assert_eq!(request["seeds"]["maxItems"], 100, "{request}");
+    // Too many runs is a problem of the field that asked for them, in the list every 422 gives.
     let r = server.post(&runs, r#"{"count": 101}"#);
     assert_eq!(
         r.expect(422).detail(),
-        "at most 100 runs per request (got 101)"
+        json!([{"loc": ["body", "count"], "msg": "at most 100 runs per request (got 101)", "type": "less_than_equal"}])
     );
     let seeds: Vec<Value> = (0..101).map(|i| json!({"n": i})).collect();
     let r = server.post(&runs, &json!({"seeds": seeds, "count": 1}).to_string());
     assert_eq!(
         r.expect(422).detail(),
-        "at most 100 runs per request (got 101)"
+        json!([{"loc": ["body", "seeds"], "msg": "at most 100 runs per request (got 101)", "type": "too_long"}])
     );
     server.post(&runs, r#"{"seeds": [1]}"#).expect(422);
     // A model's name is a name: one of a megabyte was written into every instance started.
@@ -386,6 +387,52 @@ fn run_requests_that_cannot_be_done_are_refused_with_the_reason() {
     );
     r.expect(404);
     assert!(r.detail().as_str().unwrap().contains("no run of task"));
+    // A run `agent-env run` started is said to be that process's, and how it is cancelled.
+    let instances = server
+        .get(&format!("/api/v1/tasks/{task}/instances"))
+        .expect(200)
+        .json();
+    let instance = instances["items"][0]["instance_id"].as_str().unwrap();
+    let r = server.post(
+        &format!("/api/v1/tasks/{task}/cancel-run"),
+        &json!({"instance_id": instance}).to_string(),
+    );
+    let detail = r.expect(404).detail();
+    assert!(
+        detail
+            .as_str()
+            .unwrap()
+            .contains("was started by agent-env run in another process, not by this explorer: Ctrl-C in its terminal"),
+        "{detail}"
+    );
+    // A path id whose percent-encoding is not UTF-8 is a 422 naming the path's parameter, as such a
+    // query value is.
+    let r = server.get("/api/v1/tasks/%C3%28");
+    assert_eq!(
+        r.expect(422).detail()[0]["loc"][0],
+        "path",
+        "{}",
+        r.detail()
+    );
+    assert_eq!(r.detail()[0]["type"], "value_error");
+    // A run group's outcome filter takes the words its runs are said in, and no other.
+    for path in [
+        "/api/v1/run-groups/rg-nope?outcome=zzz".to_string(),
+        format!("/api/v1/tasks/{task}/run-groups/rg-nope?outcome=zzz"),
+        format!("/api/v1/tasks/{task}/run-groups/rg-nope/stream?outcome=zzz"),
+    ] {
+        let r = server.get(&path);
+        assert_eq!(
+            r.expect(422).detail()[0]["loc"],
+            json!(["query", "outcome"]),
+            "{path}"
+        );
+        let msg = r.detail()[0]["msg"].as_str().unwrap().to_string();
+        assert!(
+            msg.contains("'passed'") && msg.contains("'queued'"),
+            "{msg}"
+        );
+    }
     server
         .get(&format!("/api/v1/tasks/{}/instances", seg("@local/nope")))
         .expect(404);
@@ -610,6 +657,24 @@ fn a_run_of_a_folder_bundle_can_be_cancelled_and_its_sandbox_is_torn_down() {
         .expect(200)
         .json();
     assert_eq!(r["cancelled"].as_array().unwrap().len(), 1);
+    // Asked again, the run is not counted as cancelled a second time: it is stopping, or ended.
+    let again = server
+        .post(
+            &format!("/api/v1/tasks/{}/cancel-run", seg(&task)),
+            &json!({"instance_id": instance}).to_string(),
+        )
+        .expect(200)
+        .json();
+    assert_eq!(again["cancelled"], json!([]), "{again}");
+    let elsewhere = [&again["already_stopping"], &again["already_finished"]];
+    assert_eq!(
+        elsewhere
+            .iter()
+            .map(|l| l.as_array().unwrap().len())
+            .sum::<usize>(),
+        1,
+        "{again}"
+    );
     // The instance is recorded as cancelled before the run's thread returns: wait for both.
     let done = server.poll(&format!("/api/v1/task-instances/{}", seg(&instance)), |v| {
         finished(v) && v["workflow"]["done"] == true
@@ -702,7 +767,8 @@ fn a_run_reports_the_version_it_records_and_a_version_asked_for_is_the_one_that_
     // The bundle changed since version 1 was stored, so a run now records version 2.
     let r = server.post(&format!("/api/v1/tasks/{t}/run"), r#"{"version": 1}"#);
     let detail = r.expect(422).detail();
-    let detail = detail.as_str().unwrap();
+    assert_eq!(detail[0]["loc"], json!(["body", "version"]), "{detail}");
+    let detail = detail[0]["msg"].as_str().unwrap();
     assert!(
         detail.starts_with("only the newest version of a task can run")
             && detail.contains("version 2"),
@@ -1116,4 +1182,48 @@ pub(crate) fn start_group(server: &Explorer, task: &str, count: usize) -> Value 
         )
         .expect(200)
         .json()
+}
+
+/// A state folder the explorer can't use (here its locks folder is a file) is said at start, in the
+/// lists' `warnings`, and as a 503 to a request to start runs: no run starts to fail later.
+#[test]
+fn an_unusable_state_folder_is_warned_of_and_starting_runs_is_a_503() {
+    let world = World::new();
+    world.run_hello();
+    let locks = world.state_root().join("locks");
+    let _ = std::fs::remove_dir_all(&locks);
+    std::fs::write(&locks, "not a folder").unwrap();
+    let server = Explorer::start(&world);
+    let task = seg(HELLO_TASK);
+
+    let list = server.get("/api/v1/tasks").expect(200).json();
+    let warning = list["warnings"][0].as_str().unwrap_or_default().to_string();
+    assert!(
+        warning.starts_with(&format!(
+            "Cannot create the local state directory {}",
+            locks.display()
+        )) && warning.contains(&format!("{} is not a folder", locks.display()))
+            && warning.contains("point XDG_STATE_HOME"),
+        "{list}"
+    );
+    for (path, body) in [
+        (format!("/api/v1/tasks/{task}/run"), "{}"),
+        (format!("/api/v1/tasks/{task}/runs"), r#"{"count": 2}"#),
+        ("/api/v1/bundles/hello/run".to_string(), "{}"),
+    ] {
+        let r = server.post(&path, body);
+        let detail = r.expect(503).detail();
+        assert_eq!(
+            detail.as_str().unwrap(),
+            format!("no run was started, since the explorer can't use its state folder: {warning}; then ask again"),
+            "{path}"
+        );
+    }
+    assert_eq!(server.get("/api/v1/workflows").json()["total"], 0);
+    let stopped = server.stop();
+    assert!(
+        stopped.stderr.contains(&format!("warning: {warning}")),
+        "{}",
+        stopped.stderr
+    );
 }
