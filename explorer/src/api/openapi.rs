@@ -2,6 +2,7 @@
 //! every path served is documented and nothing documented is missing. What each operation answers
 //! and the failures it can give are in `operations`; the schemas they name in `schemas`.
 
+use super::group_runs::RUN_WORDS;
 use std::collections::BTreeMap;
 
 use serde_json::{json, Map, Value};
@@ -97,20 +98,13 @@ fn operation_id(method: &str, path: &str) -> String {
     format!("{method}_{}", words.join("_"))
 }
 
-/// The words a run group's `outcome` filter matches: a run's instance's outcome, else (a run the
-/// explorer started that recorded none yet) its run's status. Any other word keeps no run.
-pub const RUN_WORDS: [&str; 10] = [
-    "passed",
-    "scored below 1",
-    "unscored",
-    "failed",
-    "cancelled",
-    "running",
-    "interrupted",
-    "queued",
-    "finished",
-    "error",
-];
+/// The words a run group's `outcome` filter takes: those its runs are said in (the filter's own
+/// list, so the two cannot drift), and `scored_below_one`, as `agent-env run --json` words one.
+fn outcome_words() -> Vec<&'static str> {
+    let mut words = RUN_WORDS.to_vec();
+    words.push("scored_below_one");
+    words
+}
 
 /// The words a `status` filter takes: the statuses a run records, the outcome words beside them, and
 /// `scored_below_one` as `agent-env run --json` words it.
@@ -155,7 +149,7 @@ fn parameter(p: &super::Param, path: &str) -> Value {
             schema = json!({"type": "array", "items": {"type": "string", "enum": status_words()}});
         }
         (In::Query, "outcome") => {
-            schema = json!({"type": "string", "enum": RUN_WORDS});
+            schema = json!({"type": "string", "enum": outcome_words()});
         }
         _ => {}
     }
@@ -326,7 +320,7 @@ mod tests {
             );
         }
         let outcome = schema_of("/api/v1/run-groups/{run_group_id}", "outcome");
-        assert_eq!(outcome["enum"], json!(RUN_WORDS));
+        assert_eq!(outcome["enum"], json!(outcome_words()));
     }
 
     /// The outcome filter's words are the words a group's runs have: each outcome an instance is

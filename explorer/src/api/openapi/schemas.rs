@@ -507,7 +507,8 @@ fn workflows() -> Vec<(&'static str, Value)> {
                 "the run asked to stop",
                 json!({
                     "workflow_id": {"type": "string"},
-                    "cancelled": {"type": "boolean", "description": "false when it had finished already"},
+                    "cancelled": {"type": "boolean", "description": "true only when this request cancelled it"},
+                    "already_stopping": {"type": "boolean", "description": "an earlier request cancelled it, and it is still stopping"},
                     "status": {"type": "string", "enum": WORKFLOW_STATUSES},
                 }),
             ),
@@ -554,7 +555,8 @@ fn workflows() -> Vec<(&'static str, Value)> {
             closed(
                 "the runs named, by workflow id",
                 json!({
-                    "cancelled": {"type": "array", "items": {"type": "string"}, "description": "asked to stop"},
+                    "cancelled": {"type": "array", "items": {"type": "string"}, "description": "the runs this request cancelled"},
+                    "already_stopping": {"type": "array", "items": {"type": "string"}, "description": "runs an earlier request cancelled, still stopping"},
                     "already_finished": {"type": "array", "items": {"type": "string"}},
                 }),
             ),
