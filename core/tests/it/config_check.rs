@@ -142,6 +142,28 @@ fn set_mode(path: &Path, mode: u32) {
     std::fs::set_permissions(path, std::fs::Permissions::from_mode(mode)).unwrap();
 }
 
+/// A secret file in YAML is read when it is a flat mapping, and refused naming the line otherwise.
+#[test]
+fn a_yaml_secrets_file_is_read_when_flat() {
+    let p = Project::new(
+        "[stores.secret]\nimpl = \"agent_env.store.secret_store:LocalSecretStore\"\nconfig = { file_path = \"secrets.yaml\" }\n[model]\napi_key = \"secret:tok\"\n",
+    );
+    let file = p.root.join("secrets.yaml");
+    std::fs::write(&file, "tok: abc\n").unwrap();
+    set_mode(&file, 0o600);
+    let (code, json) = p.check(&[]);
+    assert_eq!(code, 0, "{json:#}");
+    std::fs::write(&file, "tok: abc\ndb:\n  password: x\n").unwrap();
+    let (code, json) = p.check(&[]);
+    assert_eq!(code, 1, "{json:#}");
+    assert!(
+        messages(&json).iter().any(|m| m.contains(
+            "Secret file 'secrets.yaml' must be a flat mapping of name -> value (line 3: an indented line (a nested value or a value over several lines)); write it as a flat JSON object or as simple `name: value` lines"
+        )),
+        "{json:#}"
+    );
+}
+
 /// A secrets file other users may read is a warning naming it, its mode and the chmod that closes
 /// it; the check still passes. Once only its owner may read it, nothing is said.
 #[test]

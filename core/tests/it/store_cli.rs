@@ -160,6 +160,25 @@ fn an_env_var_shadows_the_secret_file() {
     assert_eq!(shadowed.status.code(), Some(0), "{}", stdout(&shadowed));
 }
 
+/// A secret file written as flat YAML, as the original read it, is read (its values, quoted or not).
+#[test]
+fn a_flat_yaml_secret_file_is_read() {
+    let env = Env::new();
+    let file = env.path().join("secrets.yaml");
+    std::fs::write(
+        &file,
+        "# team secrets\n---\nconformance_present: from-file   # a comment\nconformance_present_empty: ''\n",
+    )
+    .unwrap();
+    env.config(&format!(
+        "[stores.secret]\nimpl = \"agent_env.store.secret_store:LocalSecretStore\"\nconfig = {{ file_path = \"{}\" }}\n",
+        file.display()
+    ));
+    let out = env.run(&["store", "check", "secret"], &[]);
+    assert_eq!(out.status.code(), Some(1), "{}", stdout(&out));
+    assert!(stdout(&out).contains("FAILED get_returns_value: get(\"conformance_present\"): expected \"value-1\", got \"from-file\""), "{}", stdout(&out));
+}
+
 #[test]
 fn image_check_needs_no_docker() {
     let env = Env::new();

@@ -1,5 +1,6 @@
 //! The embedded local defaults: they need no server and keep their files under the state root.
 
+pub mod flat_yaml;
 pub mod fs_object;
 pub mod private_dir;
 pub mod registry_images;

@@ -1,12 +1,13 @@
-//! `LocalSecretStore`: environment variables first (when `use_env`), then a flat JSON file merged with
-//! the `values` table (values win). An empty string is a present value.
+//! `LocalSecretStore`: environment variables first (when `use_env`), then a flat JSON or YAML file
+//! merged with the `values` table (values win). An empty string is a present value.
 
 use std::collections::HashMap;
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::sync::Arc;
 
 use serde_json::Value;
 
+use super::flat_yaml;
 use crate::environment::Environment;
 use crate::stores::config_table::{self, ConfigTable};
 use agent_env_store::error::{StoreError, StoreResult};
@@ -29,7 +30,7 @@ pub struct LocalSecretStore {
 }
 
 impl LocalSecretStore {
-    /// A store over `values` and, when given, a flat JSON file (read now). A name in both takes its
+    /// A store over `values` and, when given, a flat JSON or YAML file (read now). A name in both takes its
     /// value from `values`; with an `env`, a variable of that name there wins over both.
     pub fn new(
         values: HashMap<String, String>,
@@ -93,7 +94,8 @@ impl SecretStore for LocalSecretStore {
     }
 }
 
-/// Reads a flat JSON object of name -> value.
+/// Reads a flat mapping of name -> value: a JSON object when the file's text starts with `{` (the
+/// original's YAML loader read JSON as YAML), else simple `name: value` lines (see [`flat_yaml`]).
 fn read_secret_file(path: &Path) -> StoreResult<HashMap<String, String>> {
     let shown = path.display();
     let text = match std::fs::read_to_string(path) {
@@ -105,26 +107,21 @@ fn read_secret_file(path: &Path) -> StoreResult<HashMap<String, String>> {
         }
         Err(e) => return Err(StoreError::Config(format!("Secret file '{shown}': {e}"))),
     };
-    let not_flat = || {
+    let body = text.strip_prefix('\u{feff}').unwrap_or(&text);
+    if !body.trim_start().starts_with('{') {
+        return flat_yaml::read(body).map_err(|e| {
+            StoreError::Config(format!(
+                "Secret file '{shown}' must be a flat mapping of name -> value ({e}); write it as a flat JSON object or as simple `name: value` lines"
+            ))
+        });
+    }
+    let value: Value = serde_json::from_str(body)
+        .map_err(|e| StoreError::Config(format!("Secret file '{shown}' is not valid JSON: {e}")))?;
+    value.as_object().and_then(flat_strings).ok_or_else(|| {
         StoreError::Config(format!(
             "Secret file '{shown}' must be a flat mapping of name -> value."
         ))
-    };
-    let value: Value = serde_json::from_str(&text).map_err(|e| {
-        let yaml = matches!(
-            PathBuf::from(path).extension().and_then(|e| e.to_str()),
-            Some("yaml") | Some("yml")
-        );
-        StoreError::Config(if yaml {
-            format!("Secret file '{shown}': this build reads secret files written as a flat JSON object, not YAML ({e})")
-        } else {
-            format!("Secret file '{shown}' is not valid JSON: {e}")
-        })
-    })?;
-    value
-        .as_object()
-        .and_then(flat_strings)
-        .ok_or_else(not_flat)
+    })
 }
 
 /// A flat map with every scalar stringified as the original does (`True`, `1`, `None`); `None` when a
