@@ -315,13 +315,33 @@ fn resolve_named<'a>(
         }
     }
     let candidates: Vec<String> = installed.iter().map(InstalledBundle::run_name).collect();
-    let hint = match closest(text, &candidates) {
-        Some(c) => format!("; did you mean '{c}'?"),
-        None => String::new(),
+    let hint = if let Some(name) = original_only_bundle(text) {
+        format!(
+            ": the bundle '{name}' belonged to the Python agent-env and is not part of this one"
+        )
+    } else {
+        match closest(text, &candidates) {
+            Some(c) => format!("; did you mean '{c}'?"),
+            None => String::new(),
+        }
     };
     Err(BundleError::one(format!(
         "'{text}' is {unknown}{hint} (agent-env run lists the installed bundles)"
     )))
+}
+
+/// The bundles the Python agent-env installed that this one does not (it ships `hello`).
+const ORIGINAL_ONLY_BUNDLES: [&str; 4] = ["agents", "drivers", "echo-mcp", "mail-mcp"];
+
+/// The bundle of the Python agent-env that `text` names (`echo-mcp`, or `agentenv-framework/echo-mcp`)
+/// and this agent-env does not ship.
+fn original_only_bundle(text: &str) -> Option<&'static str> {
+    let name = match text.split_once('/') {
+        Some((package, name)) if canonical_name(package) == CORE_PACKAGE => name,
+        Some(_) => return None,
+        None => text,
+    };
+    ORIGINAL_ONLY_BUNDLES.into_iter().find(|b| *b == name)
 }
 
 /// The candidate most like `text`, when one is close enough to be a likely typo.
@@ -403,6 +423,29 @@ mod tests {
         );
         let err = resolve_installed("zzzzzz", &all).unwrap_err().to_string();
         assert!(!err.contains("did you mean"));
+    }
+
+    #[test]
+    fn the_python_agent_envs_other_bundles_are_said_to_be_its() {
+        let all = core_bundles();
+        for name in [
+            "echo-mcp",
+            "agents",
+            "drivers",
+            "mail-mcp",
+            "agentenv-framework/echo-mcp",
+        ] {
+            let err = resolve_installed(name, &all).unwrap_err().to_string();
+            let bare = name.rsplit('/').next().unwrap();
+            assert_eq!(
+                err,
+                format!("'{name}' is neither a folder nor an installed bundle: the bundle '{bare}' belonged to the Python agent-env and is not part of this one (agent-env run lists the installed bundles)")
+            );
+        }
+        let other = resolve_installed("team/echo-mcp", &all)
+            .unwrap_err()
+            .to_string();
+        assert!(!other.contains("Python agent-env"), "{other}");
     }
 
     #[test]
