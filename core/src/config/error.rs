@@ -98,7 +98,7 @@ pub enum ConfigError {
     #[error("Unknown AGENT_ENV_DOCUMENT_STORE='{value}': expected 'local', or a [stores.document] table for a hosted backend such as PostgreSQL (and unset AGENT_ENV_DOCUMENT_STORE, which overrides it)")]
     UnknownDocumentAlias { value: String },
 
-    #[error("The 'mongo' document backend has no built-in coordinates: configure a [stores.document] table (and unset AGENT_ENV_DOCUMENT_STORE, which overrides it).")]
+    #[error("The 'mongo' document backend is not supported by this agent-env: for a shared document store, configure a [stores.document] table with impl = \"PostgresDocumentStore\" and config = {{ dsn = \"postgresql://…\" }} (and unset AGENT_ENV_DOCUMENT_STORE, which overrides it).")]
     MongoHasNoCoordinates,
 
     #[error("Unknown AGENT_ENV_RUNNER='{value}' (expected 'local', or a [runner] table)")]

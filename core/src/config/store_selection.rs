@@ -204,7 +204,7 @@ fn expand_alias(
         };
         let table = section.table_name();
         let expected = if section.name == "document" && value == "mongo" {
-            format!("the 'mongo' document backend has no built-in coordinates: configure a {table} table with its impl and config")
+            format!("the 'mongo' document backend is not supported by this agent-env: for a shared document store, configure a {table} table with impl = \"PostgresDocumentStore\" and config = {{ dsn = \"postgresql://…\" }}")
         } else {
             format!("expected 'local', or a {table} table naming the implementation (impl) and its config")
         };
@@ -448,7 +448,7 @@ mod tests {
         assert_eq!(e("document", "x"), "Unknown AGENT_ENV_DOCUMENT_STORE='x': expected 'local', or a [stores.document] table for a hosted backend such as PostgreSQL (and unset AGENT_ENV_DOCUMENT_STORE, which overrides it)");
         assert!(e("document", "postgres")
             .ends_with("(and unset AGENT_ENV_DOCUMENT_STORE, which overrides it)"));
-        assert_eq!(e("document", "mongo"), "The 'mongo' document backend has no built-in coordinates: configure a [stores.document] table (and unset AGENT_ENV_DOCUMENT_STORE, which overrides it).");
+        assert_eq!(e("document", "mongo"), "The 'mongo' document backend is not supported by this agent-env: for a shared document store, configure a [stores.document] table with impl = \"PostgresDocumentStore\" and config = { dsn = \"postgresql://…\" } (and unset AGENT_ENV_DOCUMENT_STORE, which overrides it).");
         assert_eq!(
             e("runner", "x"),
             "Unknown AGENT_ENV_RUNNER='x' (expected 'local', or a [runner] table)"
@@ -475,7 +475,7 @@ mod tests {
             "{shown}"
         );
         assert!(f("[stores]\ndocument = 'mongo'", "document").starts_with(
-            "[stores] document = 'mongo': the 'mongo' document backend has no built-in coordinates"
+            "[stores] document = 'mongo': the 'mongo' document backend is not supported by this agent-env: for a shared document store, configure a [stores.document] table with impl = \"PostgresDocumentStore\""
         ));
         assert!(f("runner = 'x'", "runner")
             .starts_with("runner = 'x': expected 'local', or a [runner] table"));

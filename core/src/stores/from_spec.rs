@@ -13,6 +13,7 @@ use super::local::{fs_object, registry_images, secrets, sqlite_docs};
 use super::local::{
     LocalFilesystemObjectStore, LocalRegistryImageStore, LocalSecretStore, LocalSqliteDocumentStore,
 };
+use super::original_hosted;
 use crate::environment::Environment;
 use agent_env_store::error::{StoreError, StoreResult};
 use agent_env_store::remote::{
@@ -144,12 +145,18 @@ pub fn classify(kind: StoreKind, impl_name: &str) -> StoreResult<Target> {
     let builtin = builtin_kind(class);
     let target = match (module, builtin) {
         (None, Some(k)) => Target::Builtin(k),
-        (None, None) => return Err(bad_impl_form(kind, impl_name)),
+        (None, None) => {
+            return Err(original_hosted::refusal(impl_name, class)
+                .map_or_else(|| bad_impl_form(kind, impl_name), StoreError::Config))
+        }
         (Some(m), _) if m.is_empty() || class.is_empty() => {
             return Err(bad_impl_form(kind, impl_name))
         }
         (Some(m), Some(k)) if is_core_module(m) => Target::Builtin(k),
         (Some(m), None) if is_core_module(m) => {
+            if let Some(refusal) = original_hosted::refusal(impl_name, class) {
+                return Err(StoreError::Config(refusal));
+            }
             return Err(StoreError::Config(format!(
                 "Cannot import impl '{impl_name}': agent-env has no built-in store class '{class}' \
                  (its built-in stores are {}, {}, {}, {}, {} and {}); a plugin's store is named '<package>:<Class>'",
@@ -159,7 +166,7 @@ pub fn classify(kind: StoreKind, impl_name: &str) -> StoreResult<Target> {
                 sqlite_docs::CLASS,
                 registry_images::CLASS,
                 secrets::CLASS
-            )))
+            )));
         }
         (Some(m), _) => Target::Plugin {
             package: m.to_string(),

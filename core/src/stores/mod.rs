@@ -12,6 +12,7 @@ pub mod dispatch;
 pub mod from_spec;
 pub mod hosted;
 pub mod local;
+pub mod original_hosted;
 pub mod plugin_stores;
 pub mod store_output;
 pub mod store_set;

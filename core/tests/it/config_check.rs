@@ -164,6 +164,20 @@ fn a_yaml_secrets_file_is_read_when_flat() {
     );
 }
 
+/// An impl naming one of the original's hosted stores says what to use instead.
+#[test]
+fn an_originals_hosted_store_says_what_to_use_instead() {
+    let p = Project::new(
+        "[stores.image]\nimpl = \"agent_env.store.image_store:OciRegistryImageStore\"\n",
+    );
+    let (code, json) = p.check(&[]);
+    assert_eq!(code, 1, "{json:#}");
+    assert_eq!(
+        messages(&json),
+        ["Cannot import impl 'agent_env.store.image_store:OciRegistryImageStore': OciRegistryImageStore is a store of the Python agent-env that this one does not have; reach that registry from a plugin's image store (a subclass of the SDK's ImageStore under `@plugin.store`), named impl = \"<package>:<Class>\"; LocalRegistryImageStore talks only to a registry that needs no login"]
+    );
+}
+
 /// A secrets file other users may read is a warning naming it, its mode and the chmod that closes
 /// it; the check still passes. Once only its owner may read it, nothing is said.
 #[test]

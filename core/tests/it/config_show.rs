@@ -404,7 +404,7 @@ fn an_unknown_object_store_alias_is_unresolved_with_the_reference_message() {
         &["config", "show"],
     );
     assert!(section_line(&out, "document").ends_with(
-        "(unresolved) The 'mongo' document backend has no built-in coordinates: configure a [stores.document] table (and unset AGENT_ENV_DOCUMENT_STORE, which overrides it)."
+        "(unresolved) The 'mongo' document backend is not supported by this agent-env: for a shared document store, configure a [stores.document] table with impl = \"PostgresDocumentStore\" and config = { dsn = \"postgresql://…\" } (and unset AGENT_ENV_DOCUMENT_STORE, which overrides it)."
     ));
 }
 
