@@ -4,6 +4,7 @@
 use super::document::ConfigDocument;
 use super::error::ConfigError;
 use super::explorer::ExplorerSettings;
+use super::impl_spelling;
 use super::plugins::{plugin_settings_problems, plugin_tables};
 use super::references::{resolve_table_at, resolve_table_fully, unresolved_at, SecretLookup};
 use super::registrations::{
@@ -315,14 +316,24 @@ fn run_checks(doc: &ConfigDocument, builder: &dyn StoreBuilder, found: &mut Find
                 for item in items {
                     match split_impl(&item) {
                         Err(e) => errors.push(e.at(format!("[{table}] impls"))),
-                        Ok((package, _)) => {
+                        Ok((package, class)) => {
                             let package = package.trim();
                             let missing = installed.as_ref().is_some_and(|names| {
                                 !names.contains(&agent_env_protocol::names::canonical_name(package))
                             });
                             if missing {
+                                let class = class.trim();
+                                let instead = impl_spelling::provider_in_group(
+                                    builder.manifests(),
+                                    group,
+                                    class,
+                                )
+                                .map(|m| impl_spelling::write_instead(m, class, ""))
+                                .unwrap_or_else(|| {
+                                    "; `agent-env plugin list` shows the installed ones".to_string()
+                                });
                                 errors.push(ConfigError::Store(format!(
-                                    "[{table}] impls: Cannot import impl '{item}': no installed plugin package named '{package}'; `agent-env plugin list` shows the installed ones"
+                                    "[{table}] impls: Cannot import impl '{item}': no installed plugin package named '{package}'{instead}"
                                 )));
                             }
                         }

@@ -6,6 +6,7 @@ use super::configured_store::{
 };
 use super::document::ConfigDocument;
 use super::error::ConfigError;
+use super::impl_spelling;
 use super::references::SecretLookup;
 use super::store_selection::{selection, StoreSelection, STORE_SECTIONS};
 use crate::stores::from_spec::{classify, Target};
@@ -136,11 +137,8 @@ fn check_plugin_store(
     let Some(manifest) = manifests.iter().find(|m| canonical_name(&m.name) == wanted) else {
         // The original's impl names a Python module (`agentenv_x.stores:Class`): the package a
         // plugin here goes by, when one installed lists the class, is said as what to write.
-        let provider = manifests
-            .iter()
-            .find(|m| m.stores.get(class).is_some_and(|k| k == kind.as_str()));
-        let instead = match provider {
-            Some(m) => format!("; {} provides {class}: write impl = \"{}:{class}\"", m.name, m.name),
+        let instead = match impl_spelling::store_provider(manifests, kind.as_str(), class) {
+            Some(m) => impl_spelling::write_instead(m, class, "impl = "),
             None => "; a plugin's store is named '<package>:<Class>', with the package as `agent-env plugin list` prints it".to_string(),
         };
         return Err(ConfigError::Store(format!(

@@ -14,6 +14,7 @@ use super::config_input::{impls, provider_tables};
 use super::outcome::{codes, Diagnostic, Replacement, Status};
 use super::resolve::{conflicted, Entry, Registry};
 use super::validate;
+use crate::config::impl_spelling;
 use crate::config::{split_impl, ConfigError, ProviderEntry, ProviderKind};
 
 /// The impl tables: (group, table, what "another custom …" says).
@@ -79,8 +80,13 @@ enum ImplLoadError {
     /// It is not of the form `<package>:<Class>`.
     #[error(transparent)]
     Malformed(ConfigError),
-    #[error("Cannot import impl '{spec}': no installed plugin package named '{package}'")]
-    NoSuchPackage { spec: String, package: String },
+    /// `instead` says how to spell it when an installed plugin provides the class (else empty).
+    #[error("Cannot import impl '{spec}': no installed plugin package named '{package}'{instead}")]
+    NoSuchPackage {
+        spec: String,
+        package: String,
+        instead: String,
+    },
     /// The plugin did not start or answer `initialize`; `reason` is its failure's message.
     #[error("Cannot import impl '{spec}': {reason}")]
     PluginFailed { spec: String, reason: String },
@@ -183,9 +189,14 @@ fn load_impl(
         .iter()
         .position(|p| p.manifest.canonical_name() == canonical)
     else {
+        let manifests = reg.discovery.plugins.iter().map(|p| &p.manifest);
+        let instead = impl_spelling::provider_in_group(manifests, group, class)
+            .map(|m| impl_spelling::write_instead(m, class, ""))
+            .unwrap_or_default();
         return Err(ImplLoadError::NoSuchPackage {
             spec: spec.to_string(),
             package: package.to_string(),
+            instead,
         });
     };
     let answer = match reg.probes.get(&plugin).map(|p| &p.handshake) {

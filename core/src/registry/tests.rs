@@ -250,6 +250,21 @@ fn config_impls_replace_a_plugin_name_and_the_same_class_stays_active() {
 }
 
 #[test]
+fn an_impl_in_the_originals_module_form_is_spelled_for_its_package() {
+    let (discovery, prober) = demo();
+    let reg = Registry::build(
+        discovery,
+        config("[task_steps]\nimpls = [\"agentenv_demo.steps:GradeEssay\"]\n"),
+        Loading::All(&prober),
+        None,
+    );
+    assert_eq!(
+        reg.group_errors["task_steps"].reason,
+        "ConfigError: [task_steps] Cannot import impl 'agentenv_demo.steps:GradeEssay': no installed plugin package named 'agentenv_demo.steps'; agentenv-demo provides GradeEssay: write \"agentenv-demo:GradeEssay\""
+    );
+}
+
+#[test]
 fn a_bad_impls_table_blocks_the_group() {
     let (discovery, prober) = demo();
     let reg = Registry::build(

@@ -602,6 +602,28 @@ fn an_impl_of_a_package_not_installed_is_a_problem() {
     assert_eq!(code, 0, "{json:#}");
 }
 
+/// The original's `module:Class` in `impls`: when an installed plugin provides the class, the message
+/// spells the impl for it, as it does for a store.
+#[test]
+fn an_impl_in_the_originals_module_form_is_spelled_for_its_package() {
+    let p = Project::new(
+        "[task_steps]\nimpls = [\"agentenv_demo7.steps:EnvProbe\"]\n[explorer.plugins]\nimpls = [\"agentenv_demo7.web:Board\"]\n",
+    );
+    p.manifest(
+        "demo-7",
+        "[plugin]\nname = \"demo-7\"\nversion = \"0.1.0\"\nexec = [\"./bin/none\"]\nprotocol = [1, 1]\n[provides.task_steps]\nenv_probe = \"EnvProbe\"\n[provides.explorer_plugins]\nboard = \"Board\"\n",
+    );
+    let (code, json) = p.check(&[]);
+    assert_eq!(code, 1, "{json:#}");
+    assert_eq!(
+        messages(&json),
+        [
+            "[task_steps] impls: Cannot import impl 'agentenv_demo7.steps:EnvProbe': no installed plugin package named 'agentenv_demo7.steps'; demo-7 provides EnvProbe: write \"demo-7:EnvProbe\"",
+            "[explorer.plugins] impls: Cannot import impl 'agentenv_demo7.web:Board': no installed plugin package named 'agentenv_demo7.web'; demo-7 provides Board: write \"demo-7:Board\"",
+        ]
+    );
+}
+
 #[test]
 fn store_variables_are_checked_and_beat_the_file() {
     let p = Project::new("[stores.object]\nimpl = \"fakestore.Store\"\n");
