@@ -249,7 +249,11 @@ fn bar_line(
         line.push(' ');
         line.push_str(message);
     }
-    line.chars().take(width.saturating_sub(1).max(20)).collect()
+    // Masked before it is cut to the terminal's width: a secret the cut split would be shown in part.
+    crate::redaction::redact(&line)
+        .chars()
+        .take(width.saturating_sub(1).max(20))
+        .collect()
 }
 
 /// The width of the terminal on stderr; 80 when it cannot be read.

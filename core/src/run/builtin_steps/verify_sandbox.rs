@@ -847,6 +847,8 @@ const STDERR_KEPT: usize = 300;
 /// command says why), marked as cut. The original kept the first 200 characters, which lost the error
 /// of any command that printed much before it.
 fn stderr_tail(stderr: &str) -> String {
+    // Masked before it is cut: a secret the cut split would no longer be known by its value.
+    let stderr = crate::redaction::redact(stderr);
     let count = stderr.chars().count();
     if count <= STDERR_KEPT {
         return stderr.to_string();
@@ -862,6 +864,9 @@ fn stderr_tail(stderr: &str) -> String {
 /// A justification on one line, for a line of the run's output: its first line and, when it has
 /// more, its last (a command's stderr ends with its error).
 pub fn one_line(why: &str) -> String {
+    // Masked before its lines are joined: a secret of several lines (a PEM key) is known by its
+    // value with its line breaks.
+    let why = crate::redaction::redact(why);
     let lines: Vec<&str> = why
         .lines()
         .map(str::trim_end)
@@ -877,7 +882,8 @@ pub fn one_line(why: &str) -> String {
 
 /// The first `max` characters of `text`, as Python's `text[:max]`.
 fn truncate(text: &str, max: usize) -> String {
-    text.chars().take(max).collect()
+    // Masked before it is cut, as [`stderr_tail`] is.
+    crate::redaction::redact(text).chars().take(max).collect()
 }
 
 #[cfg(test)]
@@ -911,6 +917,27 @@ mod tests {
             problems,
             ["criterion 1 (probe_file_exists): 'paths' must be a list of paths (strings), got \"notalist\""]
         );
+    }
+
+    /// A secret is masked before stderr is cut to its tail or its lines are joined into one: cut or
+    /// joined first, it would no longer be known by its value, and show.
+    #[test]
+    fn a_secret_is_masked_before_stderr_is_cut_or_joined() {
+        let token = "ghp_vsTailToken0123456789abcdefghijklmnop";
+        crate::redaction::remember(token);
+        let stderr = format!("{}{token}{}", "A".repeat(400), "B".repeat(270));
+        let kept = stderr_tail(&stderr);
+        assert!(!kept.contains("0123456789abcdef"), "{kept}");
+        let pem =
+            "-----BEGIN KEY-----\nvsMultiLineSecretAAA\nvsMultiLineSecretBBB\n-----END KEY-----";
+        crate::redaction::remember(pem);
+        let joined = one_line(&format!("exit=1; stderr={pem}\n"));
+        assert!(
+            !joined.contains("vsMultiLineSecret") && joined.contains("***"),
+            "{joined}"
+        );
+        let cut = truncate(&format!("evaluator error: {}{token}", "x".repeat(270)), 300);
+        assert!(!cut.contains("ghp_vsTail"), "{cut}");
     }
 
     #[test]
