@@ -106,12 +106,27 @@ fn value_after(text: &str, from: usize) -> (usize, usize) {
             .unwrap_or(text.len() - from);
     let rest = &text[start..];
     let end = match rest.chars().next() {
-        Some(q @ ('\'' | '"')) => rest[1..].find(q).map_or(rest.len(), |i| i + 2),
+        Some(q @ ('\'' | '"')) => closing_quote(&rest[1..], q).map_or(rest.len(), |i| i + 2),
         _ => rest
             .find(|c: char| matches!(c, '&' | ';' | '#' | '"' | '\'') || c.is_whitespace())
             .unwrap_or(rest.len()),
     };
     (start, start + end)
+}
+
+/// The byte offset in `quoted` (the text after an opening quote `q`) of the quote that closes it: a
+/// quote after a backslash is part of the value, as libpq's `password='it\'s'` writes one.
+fn closing_quote(quoted: &str, q: char) -> Option<usize> {
+    let mut escaped = false;
+    for (i, c) in quoted.char_indices() {
+        match c {
+            _ if escaped => escaped = false,
+            '\\' => escaped = true,
+            c if c == q => return Some(i),
+            _ => {}
+        }
+    }
+    None
 }
 
 /// Where the value of a pair starts after byte `at`: a `=`, or a `:` followed by a space (a header,
@@ -219,6 +234,11 @@ mod tests {
             (
                 "Server=h; Password = 'a b;c' ;x=1",
                 "Server=h; Password = *** ;x=1",
+            ),
+            // libpq's escaped quote is part of the value.
+            (
+                r"host=h port=1 password='it\'s-a-Secret99' dbname=db",
+                "host=h port=1 password=*** dbname=db",
             ),
             (
                 "AccountName=a;AccountKey=abc==;EndpointSuffix=x",
