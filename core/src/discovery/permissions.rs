@@ -17,6 +17,18 @@ pub fn unsafe_paths(plugins_dir: &Path, discovery: &Discovery) -> Vec<String> {
         paths.push(p.manifest.folder().to_path_buf());
         paths.push(p.manifest.path.clone());
     }
+    // A manifest that does not read yet is said too: whoever may write it can make it read, and
+    // choose what runs next time.
+    for broken in discovery
+        .broken
+        .iter()
+        .filter(|b| b.path.starts_with(plugins_dir))
+    {
+        if let Some(folder) = broken.path.parent().filter(|f| *f != plugins_dir) {
+            paths.push(folder.to_path_buf());
+        }
+        paths.push(broken.path.clone());
+    }
     paths.dedup();
     // SAFETY: geteuid has no preconditions and cannot fail.
     let me = unsafe { libc::geteuid() };

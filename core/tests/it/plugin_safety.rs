@@ -93,3 +93,27 @@ sleep 5
         "{message}"
     );
 }
+
+/// A manifest that does not read yet (its `version` missing) in a folder others may write is warned
+/// of too: whoever may write it can make it read, and choose what runs next time.
+#[test]
+fn a_broken_manifest_others_may_write_is_warned_about() {
+    let s = Sandboxed::new();
+    let manifest = s.install_manifest(
+        "broken",
+        "[plugin]\nname = \"agentenv-broken\"\nexec = [\"/bin/true\"]\nprotocol = [1, 1]\n",
+    );
+    std::fs::set_permissions(&manifest, std::fs::Permissions::from_mode(0o666)).unwrap();
+    let folder = manifest.parent().unwrap();
+    std::fs::set_permissions(folder, std::fs::Permissions::from_mode(0o777)).unwrap();
+    let r = s.run(&["plugin", "list"]);
+    for path in [&manifest, &folder.to_path_buf()] {
+        assert!(
+            r.stderr
+                .contains(&format!("{} can be written by other users", path.display())),
+            "{}: {}",
+            path.display(),
+            r.stderr
+        );
+    }
+}
