@@ -168,36 +168,30 @@ impl Liveness {
         };
         let heartbeat = time(HEARTBEAT_VAR, default.heartbeat, false);
         let record_wait = time(RECORD_WAIT_VAR, default.record_wait, false);
-        let step_progress = match time(PROGRESS_VAR, DEFAULT_PROGRESS, true) {
-            Some((every, _)) if every.is_zero() => None,
-            // A line each 100 ms at most: more would say nothing more.
-            Some((every, value)) if every < SHORTEST_HEARTBEAT => {
-                ignored.push(Ignored {
-                    var: PROGRESS_VAR,
-                    value,
-                    used: SHORTEST_HEARTBEAT,
-                    why: Why::BelowShortest,
-                });
-                Some(SHORTEST_HEARTBEAT)
+        let progress = time(PROGRESS_VAR, DEFAULT_PROGRESS, true);
+        // An interval below the shortest taken is raised to it, and said: a progress line each
+        // 100 ms at most says nothing more, the flusher cannot beat faster, and a heartbeat of 0
+        // does not turn heartbeats off.
+        let mut at_least_shortest = |var: &'static str, every: Duration, value: String| {
+            if every >= SHORTEST_HEARTBEAT {
+                return every;
             }
-            Some((every, _)) => Some(every),
+            ignored.push(Ignored {
+                var,
+                value,
+                used: SHORTEST_HEARTBEAT,
+                why: Why::BelowShortest,
+            });
+            SHORTEST_HEARTBEAT
+        };
+        let step_progress = match progress {
+            Some((every, _)) if every.is_zero() => None,
+            Some((every, value)) => Some(at_least_shortest(PROGRESS_VAR, every, value)),
             None => default.step_progress,
         };
-        let heartbeat = match heartbeat {
-            // The flusher cannot beat faster, and 0 does not turn heartbeats off: said, not
-            // taken silently.
-            Some((every, value)) if every < SHORTEST_HEARTBEAT => {
-                ignored.push(Ignored {
-                    var: HEARTBEAT_VAR,
-                    value,
-                    used: SHORTEST_HEARTBEAT,
-                    why: Why::BelowShortest,
-                });
-                SHORTEST_HEARTBEAT
-            }
-            Some((every, _)) => every,
-            None => default.heartbeat,
-        };
+        let heartbeat = heartbeat.map_or(default.heartbeat, |(every, value)| {
+            at_least_shortest(HEARTBEAT_VAR, every, value)
+        });
         let liveness = Liveness {
             heartbeat,
             record_wait: record_wait.map_or(default.record_wait, |(d, _)| d),
