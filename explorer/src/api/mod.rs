@@ -72,8 +72,6 @@ pub struct Route {
     pub body: Option<&'static str>,
     /// `application/json`, or `text/event-stream` / `*/*` for the stream and the object bytes.
     pub produces: &'static str,
-    /// The schema (see [`openapi`]) of a JSON answer, when the document names one.
-    pub answer: Option<&'static str>,
     pub handler: MethodRouter<Shared>,
 }
 
@@ -127,7 +125,6 @@ fn route(
         params,
         body: None,
         produces: "application/json",
-        answer: None,
         handler,
     }
 }
@@ -257,7 +254,7 @@ pub fn routes() -> Vec<Route> {
         vec![TASK, LIMIT, OFFSET],
         get(tasks::list_groups),
     ));
-    let mut group = route(
+    let group = route(
         Method::GET,
         format!("{t}/run-groups/{{run_group_id}}"),
         "One run group of the task: how its runs came out, and a page of them",
@@ -265,7 +262,6 @@ pub fn routes() -> Vec<Route> {
         vec![TASK, GROUP, LIMIT, OFFSET, RUN_OUTCOME],
         get(tasks::get_group),
     );
-    group.answer = Some("RunGroup");
     all.push(group);
     let mut stream = route(
         Method::GET,
@@ -313,7 +309,7 @@ pub fn routes() -> Vec<Route> {
         ],
         get(tasks::conversations),
     ));
-    let mut any_group = route(
+    let any_group = route(
         Method::GET,
         "/api/v1/run-groups/{run_group_id}",
         "One run group, whichever task or bundle it ran",
@@ -321,7 +317,6 @@ pub fn routes() -> Vec<Route> {
         vec![GROUP, LIMIT, OFFSET, RUN_OUTCOME],
         get(tasks::get_any_group),
     );
-    any_group.answer = Some("RunGroup");
     all.push(any_group);
     let mut content = route(
         Method::GET,
@@ -339,7 +334,7 @@ pub fn routes() -> Vec<Route> {
     );
     content.produces = "*/*";
     all.push(content);
-    let mut metadata = route(
+    let metadata = route(
         Method::GET,
         "/api/v1/objects/metadata",
         "An object's size and content type, and whether a browser is served it to show in the page",
@@ -350,7 +345,6 @@ pub fn routes() -> Vec<Route> {
         }],
         get(objects::metadata),
     );
-    metadata.answer = Some("ObjectMetadata");
     all.push(metadata);
     all.push(route(
         Method::GET,

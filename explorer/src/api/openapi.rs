@@ -230,9 +230,6 @@ mod tests {
                 r.method,
                 r.path
             );
-            if let Some(name) = r.answer {
-                assert_eq!(kind.answer(), schemas::reference(name), "{}", r.path);
-            }
             let codes: Vec<&String> = op["responses"].as_object().unwrap().keys().collect();
             for failure in kind.failures() {
                 assert!(codes.contains(&&failure.status().to_string()));
