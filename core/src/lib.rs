@@ -9,6 +9,7 @@ pub mod compat;
 pub mod config;
 pub mod discovery;
 pub mod environment;
+pub mod impl_spelling;
 pub mod install;
 pub mod output;
 pub mod paths;

@@ -4,7 +4,6 @@
 use super::document::ConfigDocument;
 use super::error::ConfigError;
 use super::explorer::ExplorerSettings;
-use super::impl_spelling;
 use super::plugins::{plugin_settings_problems, plugin_tables};
 use super::references::{resolve_table_at, resolve_table_fully, unresolved_at, SecretLookup};
 use super::registrations::{
@@ -16,6 +15,7 @@ use super::store_selection::{
 };
 use super::tables::table_at;
 use super::warnings::warnings;
+use crate::impl_spelling;
 use serde::Serialize;
 use std::cell::RefCell;
 

@@ -37,7 +37,6 @@ pub mod explain;
 pub mod explorer;
 pub mod file_modes;
 pub mod grant_bind;
-pub mod impl_spelling;
 pub mod literal_secrets;
 pub mod locate;
 pub mod mask;

@@ -6,9 +6,9 @@ use super::configured_store::{
 };
 use super::document::ConfigDocument;
 use super::error::ConfigError;
-use super::impl_spelling;
 use super::references::SecretLookup;
 use super::store_selection::{selection, StoreSelection, STORE_SECTIONS};
+use crate::impl_spelling;
 use crate::stores::from_spec::{classify, Target};
 use crate::stores::{try_build_store, BuildFailure, PluginStoreFactory, StoreKind};
 use agent_env_protocol::manifest::Manifest;

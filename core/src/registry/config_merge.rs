@@ -14,8 +14,8 @@ use super::config_input::{impls, provider_tables};
 use super::outcome::{codes, Diagnostic, Replacement, Status};
 use super::resolve::{conflicted, Entry, Registry};
 use super::validate;
-use crate::config::impl_spelling;
 use crate::config::{split_impl, ConfigError, ProviderEntry, ProviderKind};
+use crate::impl_spelling;
 
 /// The impl tables: (group, table, what "another custom …" says).
 const IMPL_TABLES: [(&str, &str, &str); 4] = [

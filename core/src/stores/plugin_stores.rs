@@ -84,19 +84,12 @@ impl HostPluginStores {
         let Some(found) = self.package(package) else {
             // The package that does provide the class, when one does (a typo in the package's
             // name, or the original's module path), is what to write instead.
-            let provider = self.packages.iter().find(|p| {
-                p.manifest
-                    .stores
-                    .get(class)
-                    .is_some_and(|k| k == kind.as_str())
-            });
-            let instead = match provider {
-                Some(p) => format!(
-                    "; {name} provides {class}: write impl = \"{name}:{class}\"",
-                    name = p.manifest.name
-                ),
-                None => " (agent-env plugin list shows the installed ones)".to_string(),
-            };
+            let manifests = self.packages.iter().map(|p| &p.manifest);
+            let instead =
+                match crate::impl_spelling::store_provider(manifests, kind.as_str(), class) {
+                    Some(m) => crate::impl_spelling::write_instead(m, class, "impl = "),
+                    None => " (agent-env plugin list shows the installed ones)".to_string(),
+                };
             return Err(StoreError::Config(format!(
                 "Cannot import impl '{impl_name}': no plugin package '{package}' is installed{instead}"
             )));

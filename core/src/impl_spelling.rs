@@ -1,5 +1,6 @@
 //! How an impl written in the original's `module:Class` form is spelled here: when an installed plugin
-//! provides the class, the package it goes by, so a message can say what to write instead.
+//! provides the class, the package it goes by, so a message can say what to write instead. It reads
+//! only manifests, so the stores layer (a plugin store's impl) and config alike use it.
 
 use agent_env_protocol::manifest::Manifest;
 
@@ -19,12 +20,12 @@ pub fn provider_in_group<'m>(
 
 /// The installed plugin whose manifest lists `class` under `[provides.stores]` as a `kind` store.
 pub fn store_provider<'m>(
-    manifests: &'m [Manifest],
+    manifests: impl IntoIterator<Item = &'m Manifest>,
     kind: &str,
     class: &str,
 ) -> Option<&'m Manifest> {
     manifests
-        .iter()
+        .into_iter()
         .find(|m| m.stores.get(class).is_some_and(|k| k == kind))
 }
 
