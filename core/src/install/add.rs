@@ -117,8 +117,11 @@ fn try_add(
             }
             Ok(StepOutcome::InstallerFailed { problem, said }) => {
                 problems.push(problem);
-                let ask_index =
-                    |project: &str| super::index_probe::first_trouble(&opts.pip, project);
+                // pip ran in this process's environment, so its index variables are read there.
+                let pip_variable = |name: &str| std::env::var(name).ok();
+                let ask_index = |project: &str| {
+                    super::index_probe::first_trouble(&opts.pip, &pip_variable, project)
+                };
                 hints = super::sdk_advice::after_failed_install(&specs, &said, &ask_index);
                 break;
             }

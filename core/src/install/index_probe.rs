@@ -3,7 +3,9 @@
 //! for an index that lacks the project (and of one it could not reach, once it stops retrying); so
 //! after such a failure `plugin add` asks each index it gave pip for that project's page itself,
 //! with the credentials in the index's URL, and tells them apart. One request per index, after the
-//! install failed, to an index the user named.
+//! install failed, to an index the user named: on the command line, or in the `PIP_INDEX_URL` and
+//! `PIP_EXTRA_INDEX_URL` variables pip read (a CI job's usual way to name its registry). An index
+//! named only in a pip configuration file is not asked: pip's own words are all there is of it.
 
 use std::time::Duration;
 
@@ -16,14 +18,37 @@ use crate::redaction::{mask_url_credentials, percent_decoded, userinfo_range};
 /// How long the question may take, answer included.
 const WAIT: Duration = Duration::from_secs(10);
 
-/// The trouble of the first of the indexes pip was given (`--index-url`, then each
-/// `--extra-index-url`) that does not answer a request for `project`'s page: not reached, or
-/// refusing it; `None` when each answers (with the page or without it).
-pub fn first_trouble(pip: &PipOptions, project: &str) -> Option<IndexTrouble> {
-    pip.index_url
+/// The trouble of the first of the indexes pip used (its index, then each extra index) that does
+/// not answer a request for `project`'s page: not reached, or refusing it; `None` when each answers
+/// (with the page or without it). `variable` reads the environment pip ran in.
+pub fn first_trouble(
+    pip: &PipOptions,
+    variable: &dyn Fn(&str) -> Option<String>,
+    project: &str,
+) -> Option<IndexTrouble> {
+    indexes_used(pip, variable)
         .iter()
-        .chain(&pip.extra_index_urls)
         .find_map(|index| trouble(index, project))
+}
+
+/// The indexes pip used, as it picks them: `--index-url`, else `PIP_INDEX_URL`; then the extra
+/// indexes of `PIP_EXTRA_INDEX_URL` (separated by white space) and of each `--extra-index-url`,
+/// which pip adds to them.
+fn indexes_used(pip: &PipOptions, variable: &dyn Fn(&str) -> Option<String>) -> Vec<String> {
+    let listed = |name: &str| -> Vec<String> {
+        variable(name)
+            .map(|value| value.split_whitespace().map(str::to_string).collect())
+            .unwrap_or_default()
+    };
+    let index = match &pip.index_url {
+        Some(url) => vec![url.clone()],
+        None => listed("PIP_INDEX_URL").into_iter().take(1).collect(),
+    };
+    index
+        .into_iter()
+        .chain(listed("PIP_EXTRA_INDEX_URL"))
+        .chain(pip.extra_index_urls.iter().cloned())
+        .collect()
 }
 
 /// What keeps `index` from answering a request for `project`'s page, when something does.
@@ -147,7 +172,7 @@ mod tests {
             reinstall: false,
         };
         assert_eq!(
-            first_trouble(&pip, "setuptools"),
+            first_trouble(&pip, &|_| None, "setuptools"),
             Some(IndexTrouble::Unreached {
                 index: format!("http://u:***@127.0.0.1:{port}/simple/"),
                 why: "connection refused"
@@ -157,6 +182,62 @@ mod tests {
             extra_index_urls: Vec::new(),
             ..pip
         };
-        assert_eq!(first_trouble(&not_http, "setuptools"), None);
+        assert_eq!(first_trouble(&not_http, &|_| None, "setuptools"), None);
+    }
+
+    #[test]
+    fn the_indexes_pip_read_from_its_variables_are_asked_as_it_orders_them() {
+        let environment = |name: &str| match name {
+            "PIP_INDEX_URL" => Some("https://env-index/simple".to_string()),
+            "PIP_EXTRA_INDEX_URL" => {
+                Some(" https://extra-a/simple\thttps://extra-b/simple ".to_string())
+            }
+            _ => None,
+        };
+        let none_given = PipOptions {
+            index_url: None,
+            extra_index_urls: vec!["https://flag-extra/simple".into()],
+            reinstall: false,
+        };
+        assert_eq!(
+            indexes_used(&none_given, &environment),
+            [
+                "https://env-index/simple",
+                "https://extra-a/simple",
+                "https://extra-b/simple",
+                "https://flag-extra/simple"
+            ]
+        );
+        let flag_given = PipOptions {
+            index_url: Some("https://flag-index/simple".into()),
+            ..none_given
+        };
+        assert_eq!(
+            indexes_used(&flag_given, &|_| None),
+            ["https://flag-index/simple", "https://flag-extra/simple"]
+        );
+        assert_eq!(
+            indexes_used(&flag_given, &environment)[0],
+            "https://flag-index/simple"
+        );
+    }
+
+    #[test]
+    fn an_index_named_only_in_pips_variable_is_asked_too() {
+        let port = std::net::TcpListener::bind("127.0.0.1:0")
+            .unwrap()
+            .local_addr()
+            .unwrap()
+            .port();
+        let environment = move |name: &str| {
+            (name == "PIP_INDEX_URL").then(|| format!("http://127.0.0.1:{port}/simple"))
+        };
+        assert_eq!(
+            first_trouble(&PipOptions::default(), &environment, "agent-env-plugin-sdk"),
+            Some(IndexTrouble::Unreached {
+                index: format!("http://127.0.0.1:{port}/simple"),
+                why: "connection refused"
+            })
+        );
     }
 }

@@ -1009,6 +1009,26 @@ fn a_private_index_that_refuses_pip_or_is_down_is_named_with_the_cause() {
             "{said}"
         );
     }
+    // A CI job names its registry to pip in PIP_INDEX_URL, not on the command line: that index is
+    // asked too.
+    sb.set(
+        "PIP_INDEX_URL",
+        &format!("http://127.0.0.1:{}/simple/", index.port),
+    );
+    let out = sb.run(&["plugin", "add", project.to_str().unwrap(), "-y"]);
+    let said = format!(
+        "{}{}",
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert_eq!(out.status.code(), Some(1), "{said}");
+    assert!(
+        said.contains(&format!(
+            "hint: http://127.0.0.1:{}/simple/ needs credentials (401 Unauthorized)",
+            index.port
+        )),
+        "{said}"
+    );
 }
 
 /// A crate made without `--sdk` needs the Rust SDK by name, which cargo cannot find on crates.io:
