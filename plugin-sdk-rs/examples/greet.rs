@@ -2,7 +2,8 @@
 //! and stores it in the user's configured object store through the host.
 //!
 //! Run it by hand to see the guard (`cargo run -p agent-env-plugin-sdk --example greet` exits 2), or
-//! install it with the manifest in `plugin-sdk-rs/README.md`.
+//! install it as `plugin-sdk-rs/README.md` shows: the manifest below is built in, and
+//! `--agent-env-manifest` prints it.
 
 use agent_env_plugin_sdk::{
     json, ExecuteResult, Map, ObjectStore, Plugin, StepContext, StepError, TaskStep, Value,
