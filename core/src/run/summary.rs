@@ -65,8 +65,9 @@ fn tally_line(results: &[TaskRunResult]) -> String {
     format!("  {} tasks: {}", results.len(), counts.join(", "))
 }
 
-/// The run's summary on `out`: a line per task (how it ended, its time and instance), the tally when
-/// there are several, and a line per eval with the tasks no eval names.
+/// The run's summary on `out`: a line per task (how it ended, its time and instance; in a run of more
+/// than [`LISTED_IN_FULL`] tasks, a passed task's line is detail, which `-q` leaves out), the tally
+/// when there are several, and a line per eval with the tasks no eval names.
 pub(super) fn print_summary(
     plan: &Plan<'_>,
     results: &[TaskRunResult],
@@ -88,10 +89,14 @@ pub(super) fn print_summary(
             Some((first, rest)) => (first, format!("\n{rest}")),
             None => (text.as_str(), String::new()),
         };
-        out.line(&format!(
-            "  {} v{}: {first}{instance}{rest}",
-            r.path, r.version
-        ));
+        let line = format!("  {} v{}: {first}{instance}{rest}", r.path, r.version);
+        // In a long run the tally says how many passed, so a quiet view (`-q`) leaves their lines out
+        // and keeps the few that need reading.
+        if results.len() > LISTED_IN_FULL && matches!(r.outcome, TaskOutcome::Passed(_)) {
+            out.detail(&line);
+        } else {
+            out.line(&line);
+        }
     }
     if results.len() > 1 {
         out.line(&tally_line(results));

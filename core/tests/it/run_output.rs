@@ -718,6 +718,26 @@ fn a_long_runs_summary_ends_naming_the_tasks_that_did_not_pass() {
         "{shown}"
     );
     assert!(!after.iter().any(|l| l.contains("tasks/ok")), "{shown}");
+    // Quiet, the summary's list above the tally keeps only the tasks that did not pass (the tally
+    // counts the rest); a run that is not quiet lists every task there.
+    let listed = |shown: &str| -> String {
+        let from = shown.find("\nTasks:\n").expect("a summary");
+        let to = shown.find(tally).expect("a tally");
+        shown[from..to].to_string()
+    };
+    let quiet_list = listed(&shown);
+    assert!(!quiet_list.contains("tasks/ok"), "{shown}");
+    assert!(
+        quiet_list.contains("  tasks/broken.json v1: failed"),
+        "{shown}"
+    );
+    assert!(
+        quiet_list.contains("  tasks/low.json v1: scored below 1"),
+        "{shown}"
+    );
+    let r = s.run(&["run", "./many"]);
+    let shown = crate::support::run::mask_durations(&r.stdout);
+    assert_eq!(listed(&shown).matches("tasks/ok").count(), 10, "{shown}");
 
     let r = s.run(&["run", "./many", "-q", "--json"]);
     assert_eq!(r.code, 1, "{}", r.both());
