@@ -17,11 +17,20 @@ pub struct Cancel {
     signal: AtomicI32,
     /// Process groups of running step commands.
     groups: Mutex<BTreeSet<i32>>,
+    /// The process's signals cancel it ([`watch_signals`]); otherwise only its caller does, through
+    /// the handle (the explorer's Cancel).
+    by_signals: AtomicBool,
 }
 
 impl Cancel {
     pub fn new() -> Arc<Self> {
         Arc::new(Cancel::default())
+    }
+
+    /// Whether the process's signals cancel it (a person's Ctrl-C, a script's SIGTERM), which is how
+    /// a message says to stop it; otherwise its caller's handle alone does.
+    pub fn watches_signals(&self) -> bool {
+        self.by_signals.load(Ordering::SeqCst)
     }
 
     pub fn is_cancelled(&self) -> bool {
@@ -129,6 +138,7 @@ pub const SAME_STOP_WITHIN: std::time::Duration = std::time::Duration::from_mill
 pub fn watch_signals(cancel: Arc<Cancel>, on_signal: Option<OnSignal>) -> std::io::Result<()> {
     use signal_hook::consts::{SIGHUP, SIGINT, SIGTERM};
     let mut signals = signal_hook::iterator::Signals::new([SIGINT, SIGTERM, SIGHUP])?;
+    cancel.by_signals.store(true, Ordering::SeqCst);
     std::thread::Builder::new()
         .name("agent-env-signals".into())
         .spawn(move || {

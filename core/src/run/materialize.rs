@@ -546,7 +546,13 @@ impl<'a> Locks<'a> {
             })?;
         if !lock_without_waiting(&file, libc::LOCK_EX) {
             if !self.announced {
-                self.out.note(&waiting_for(holder_of(&file), path));
+                let stopped_by = if self.cancel.watches_signals() {
+                    StoppedBy::Signals
+                } else {
+                    StoppedBy::Caller
+                };
+                self.out
+                    .note(&waiting_for(holder_of(&file), path, stopped_by));
                 self.announced = true;
             }
             // Polled rather than blocked on, so that Ctrl-C stops the wait.
@@ -585,18 +591,35 @@ fn read_only_hint(source: &std::io::Error) -> &'static str {
     }
 }
 
+/// How a waiting run is stopped, which its message tells.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum StoppedBy {
+    /// The process's signals: a person's Ctrl-C, a script's SIGTERM.
+    Signals,
+    /// Its caller's cancel handle alone: the explorer's Cancel (a signal to the process would stop
+    /// the explorer and every run it started).
+    Caller,
+}
+
 /// What a run says as it starts waiting for the lock at `path`, held by the process `holder` (when
-/// known): which process, whether it is stopped (a run paused with Ctrl-Z holds its locks), and how
-/// this run's wait is stopped, by a person or by a script.
-fn waiting_for(holder: Option<u32>, path: &Path) -> String {
+/// known): which process (this one, when a run beside it in the same process holds it), whether it
+/// is stopped (a run paused with Ctrl-Z holds its locks), and how this run's wait is stopped.
+fn waiting_for(holder: Option<u32>, path: &Path, stopped_by: StoppedBy) -> String {
     let who = match holder {
+        Some(pid) if pid == std::process::id() => "another run started beside it".to_string(),
         Some(pid) => format!("another agent-env run (pid {pid}{})", stopped_note(pid)),
         None => "another agent-env run".to_string(),
     };
+    let how = match stopped_by {
+        StoppedBy::Signals => format!(
+            "Ctrl-C in a terminal, SIGTERM from a script (kill {})",
+            std::process::id()
+        ),
+        StoppedBy::Caller => "Cancel on its Run page in the explorer".to_string(),
+    };
     format!(
-        "waiting for {who} to finish writing this bundle's ids (it holds {}); cancelling this run stops the wait: Ctrl-C in a terminal, SIGTERM from a script (kill {}), Cancel in the explorer",
+        "waiting for {who} to finish writing this bundle's ids (it holds {}); cancelling this run stops the wait: {how}",
         path.display(),
-        std::process::id()
     )
 }
 
@@ -719,17 +742,27 @@ mod tests {
         assert!(lock_without_waiting(&held, libc::LOCK_EX));
         let waiting = File::open(&path).unwrap();
         assert_eq!(holder_of(&waiting), Some(std::process::id()));
-        let said = waiting_for(holder_of(&waiting), &path);
+        // A run beside this one in the same process (the explorer's) holds it.
+        let said = waiting_for(holder_of(&waiting), &path, StoppedBy::Caller);
         assert!(
-            said.starts_with(&format!(
-                "waiting for another agent-env run (pid {}) to finish",
-                std::process::id()
-            )),
+            said.starts_with("waiting for another run started beside it to finish"),
+            "{said}"
+        );
+        assert!(
+            said.ends_with(
+                "; cancelling this run stops the wait: Cancel on its Run page in the explorer"
+            ),
+            "{said}"
+        );
+        // Another process holds it, and this run stops by its signals.
+        let said = waiting_for(Some(1), &path, StoppedBy::Signals);
+        assert!(
+            said.starts_with("waiting for another agent-env run (pid 1) to finish"),
             "{said}"
         );
         assert!(
             said.ends_with(&format!(
-                "; cancelling this run stops the wait: Ctrl-C in a terminal, SIGTERM from a script (kill {}), Cancel in the explorer",
+                "; cancelling this run stops the wait: Ctrl-C in a terminal, SIGTERM from a script (kill {})",
                 std::process::id()
             )),
             "{said}"
@@ -765,7 +798,7 @@ mod tests {
         assert_eq!(holder_written_in(&waiting), Some(std::process::id()));
         std::fs::write(&path, "").unwrap();
         assert_eq!(holder_written_in(&waiting), None);
-        assert!(waiting_for(None, &path)
+        assert!(waiting_for(None, &path, StoppedBy::Signals)
             .starts_with("waiting for another agent-env run to finish writing this bundle's ids"));
     }
 
