@@ -137,6 +137,9 @@ pub struct TaskDocument {
     /// Verifier id → what it found: its score and each criterion's result.
     pub verifications: Map<String, Value>,
     pub duration_seconds: Option<f64>,
+    /// The document store did not take the task's end, which this machine's journal keeps for the
+    /// next run here to write (the instance shows `running` elsewhere until then).
+    pub end_waiting_here: bool,
     pub steps: Vec<StepDocument>,
     /// A dry run only: the steps whose failure would fail the task, each with why (empty when the
     /// dry run saw nothing that would fail it).
@@ -414,6 +417,7 @@ impl RunObserver for RunCollector {
                 scores,
                 verifications,
                 duration_seconds,
+                end_waiting_here,
                 ..
             } => {
                 // Found by the id it started under: one the store took no record of is shown
@@ -433,6 +437,7 @@ impl RunObserver for RunCollector {
                         .collect();
                     t.verifications = verifications.clone();
                     t.duration_seconds = Some(*duration_seconds);
+                    t.end_waiting_here = *end_waiting_here;
                 }
             }
             RunEvent::RunFinished {
@@ -463,6 +468,7 @@ fn planned(t: &crate::run::events::PlannedTaskInfo) -> TaskDocument {
         scores: Map::new(),
         verifications: Map::new(),
         duration_seconds: None,
+        end_waiting_here: false,
         steps: Vec::new(),
         would_fail: None,
         would_score: None,
@@ -531,6 +537,7 @@ mod tests {
             scores: Vec::new(),
             verifications: Map::new(),
             duration_seconds: 0.5,
+            end_waiting_here: false,
         });
         let task = &collector.document().tasks[0];
         assert_eq!(task.outcome, "failed");

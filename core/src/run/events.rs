@@ -265,6 +265,9 @@ pub enum RunEvent {
         /// criterion's result and justification); empty when no verifier ran.
         verifications: serde_json::Map<String, serde_json::Value>,
         duration_seconds: f64,
+        /// The document store did not take the task's end: this machine's journal keeps it, and
+        /// the next run here writes it.
+        end_waiting_here: bool,
     },
     /// The run ended (before the `--keep` wait and the teardown report).
     RunFinished {

@@ -197,6 +197,7 @@ mod tests {
             replaced: 0,
             still_up: Vec::new(),
             verifications: serde_json::Map::new(),
+            end_waiting_here: false,
         }
     }
 

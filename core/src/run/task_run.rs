@@ -33,6 +33,9 @@ pub struct TaskRunResult {
     pub still_up: Vec<(crate::sandbox::Sandbox, String)>,
     /// The instance's `verifications`: what each verifier found.
     pub verifications: Map<String, Value>,
+    /// The store did not take the task's end, which this machine's journal keeps for the next run
+    /// here to write.
+    pub end_waiting_here: bool,
 }
 
 /// Runs `planned` once.
@@ -50,6 +53,7 @@ pub fn run_task(planned: &PlannedTask<'_>, version: i64, shared: &RunShared<'_>)
         replaced: 0,
         still_up: Vec::new(),
         verifications: Map::new(),
+        end_waiting_here: false,
     };
     if shared.cancel.is_cancelled() {
         task_finished(planned, &result, None, shared.observer);
@@ -161,6 +165,7 @@ pub fn run_task(planned: &PlannedTask<'_>, version: i64, shared: &RunShared<'_>)
             stored,
         }) => match keep_for_a_later_run(shared, &instance_id, &document) {
             Ok(()) => {
+                result.end_waiting_here = true;
                 let warning = format!(
                     "the document store did not take the task's end ({why}), so its record is not written yet; it is kept in this machine's state folder, and the next {} on this machine writes it as the task left it",
                     shared.instances_in.marked_by()
@@ -286,6 +291,7 @@ fn task_finished(
             .collect(),
         verifications: result.verifications.clone(),
         duration_seconds: result.duration.as_secs_f64(),
+        end_waiting_here: result.end_waiting_here,
     });
 }
 
