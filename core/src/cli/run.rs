@@ -242,7 +242,11 @@ impl Watch<'_> {
         });
         // After the collector, so the document it prints has the kept sandboxes.
         observers.push(hold.clone());
-        let result = go(view.as_ref(), Arc::new(Fanout(observers)));
+        let output = WaitsLogged {
+            view: view.as_ref(),
+            log: log.as_deref(),
+        };
+        let result = go(&output, Arc::new(Fanout(observers)));
         STATE.run_ended.store(true, Ordering::SeqCst);
         // Unsafe plugin paths the run's discovery found: a script reads them in the document's
         // warnings (a person, on stderr, as every command says them).
@@ -386,6 +390,39 @@ impl Verdict {
         doc.status = self.word.to_string();
         doc.exit_code = self.code;
         doc
+    }
+}
+
+/// The run's output, which also writes into the run's log what the run says it waits for (another
+/// run's lock, a document store that does not take a task's end): the log is what a post-mortem
+/// reads, and those waits are no event.
+struct WaitsLogged<'a> {
+    view: &'a RunView,
+    log: Option<&'a RunLog>,
+}
+
+impl Output for WaitsLogged<'_> {
+    fn line(&self, text: &str) {
+        self.view.line(text);
+    }
+
+    fn note(&self, text: &str) {
+        self.view.note(text);
+    }
+
+    fn detail(&self, text: &str) {
+        self.view.detail(text);
+    }
+
+    fn waiting(&self, text: &str) {
+        self.view.waiting(text);
+        if let Some(log) = self.log {
+            log.write(text);
+        }
+    }
+
+    fn prompt(&self, text: &str) {
+        self.view.prompt(text);
     }
 }
 

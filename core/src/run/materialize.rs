@@ -552,7 +552,7 @@ impl<'a> Locks<'a> {
                     StoppedBy::Caller
                 };
                 self.out
-                    .note(&waiting_for(holder_of(&file), path, stopped_by));
+                    .waiting(&waiting_for(holder_of(&file), path, stopped_by));
                 self.announced = true;
             }
             // Polled rather than blocked on, so that Ctrl-C stops the wait.

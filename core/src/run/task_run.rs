@@ -132,7 +132,7 @@ pub fn run_task(planned: &PlannedTask<'_>, version: i64, shared: &RunShared<'_>)
     result.duration = started.elapsed();
     let objects = shared.executor.objects_written(&instance_id);
     let waiting = |why: &str| {
-        shared.out.note(&format!(
+        shared.out.waiting(&format!(
             "[{}] waiting for the document store to take the task's end ({why}); trying for up to {} s in all (Ctrl-C stops waiting)",
             task.path,
             crate::run::outcome::format_g(shared.liveness.record_wait.as_secs_f64())

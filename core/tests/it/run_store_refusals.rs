@@ -544,6 +544,17 @@ fn a_short_record_wait_still_says_it_waits() {
         "{}",
         refused.both()
     );
+    // The run's log, which a post-mortem reads, has the wait too (the newest of the two runs' logs).
+    let mut logs: Vec<_> = std::fs::read_dir(s.state().join("logs"))
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .collect();
+    logs.sort_by_key(|p| std::fs::metadata(p).unwrap().modified().unwrap());
+    let log = std::fs::read_to_string(logs.last().unwrap()).unwrap();
+    assert!(
+        log.contains("[tasks/locked.json] waiting for the document store to take the task's end (it has not answered for 1 s)"),
+        "{log}"
+    );
 }
 
 /// `agent-env run ./locked` after a first run made the local store: its task's steps take the
