@@ -1,6 +1,7 @@
 //! What keeps a package from being removed: another plugin requires it, the config names something only it
 //! provides (where agent-env reads it: a `[runner]` naming it does not count), or stored documents use types
-//! only it provides.
+//! only it provides. What bundle runs recorded (the `@local` store) is only warned of: no command deletes
+//! those records, and the bundle folder they came from, not the record, is what a user runs again.
 
 use std::collections::BTreeSet;
 use std::path::Path;
@@ -10,14 +11,24 @@ use agent_env_protocol::names::canonical_name;
 
 use crate::discovery::Discovery;
 
-/// Each blocker for removing `target`, as a sentence for a `blocked: …` line.
+/// What removing a package would leave behind, one sentence each.
+#[derive(Debug, Default)]
+pub struct Uses {
+    /// What stops the removal (unless forced), for `blocked: …` lines.
+    pub blocking: Vec<String>,
+    /// What the removal leaves unable to run but does not stop, for `warning: …` lines: documents bundle
+    /// runs recorded, which no command deletes.
+    pub warnings: Vec<String>,
+}
+
+/// What uses `target`: the blockers to removing it, and the uses only warned of.
 pub fn blockers(
     target: &Manifest,
     discovery: &Discovery,
     removing: &[String],
     config_path: Option<&Path>,
     state_root: &Path,
-) -> Vec<String> {
+) -> Uses {
     let mut out = Vec::new();
     let name = target.canonical_name();
     let requirers: Vec<&str> = discovery
@@ -40,8 +51,12 @@ pub fn blockers(
         ));
     }
     out.extend(config_blockers(target, discovery, config_path));
-    out.extend(stored_blockers(target, discovery, state_root));
-    out
+    let stored = stored_uses(target, discovery, state_root);
+    out.extend(stored.blocking);
+    Uses {
+        blocking: out,
+        warnings: stored.warnings,
+    }
 }
 
 /// Names (of `group`) this package provides that no other installed package provides.
@@ -152,27 +167,33 @@ fn walk(table: &toml::Table, at: &str, f: &mut dyn FnMut(&str, &str, &toml::Valu
     }
 }
 
-/// Stored documents in the local SQLite document stores that use types only this package provides.
-fn stored_blockers(target: &Manifest, discovery: &Discovery, state_root: &Path) -> Vec<String> {
+/// Stored documents in the local SQLite document stores that use types only this package provides: those
+/// in the default store block, those bundle runs recorded are warned of.
+fn stored_uses(target: &Manifest, discovery: &Discovery, state_root: &Path) -> Uses {
     let dir = state_root.join("document_store");
-    let mut out = Vec::new();
+    let mut out = Uses::default();
     for (collection, group, label, in_steps) in KINDS {
         let types = only_its(target, discovery, group);
         if types.is_empty() {
             continue;
         }
         // The @local store holds what bundle runs recorded; the other, the default document store.
-        for (db, place) in [
-            ("local.db", " recorded by bundle runs"),
-            ("documents.db", ""),
+        for (db, place, recorded) in [
+            ("local.db", " recorded by bundle runs", true),
+            ("documents.db", "", false),
         ] {
             let path = dir.join(db);
             if !path.is_file() {
                 continue;
             }
+            let said = if recorded {
+                &mut out.warnings
+            } else {
+                &mut out.blocking
+            };
             match local_uses(&path, collection, &types, in_steps) {
-                Ok(uses) => out.extend(uses.sentence(collection, place, label)),
-                Err(e) => out.push(format!(
+                Ok(uses) => said.extend(uses.sentence(collection, place, label)),
+                Err(e) => said.push(format!(
                     "the document store {} cannot be read, so stored {collection} were not checked: {e}",
                     path.display()
                 )),
@@ -214,7 +235,7 @@ pub fn remote_blockers(
                 continue;
             }
         };
-        let mut uses = Uses::default();
+        let mut uses = DocumentUses::default();
         for doc in all {
             uses.note(&serde_json::Value::Object(doc), &types, in_steps);
         }
@@ -229,14 +250,14 @@ const IDS_NAMED: usize = 20;
 
 /// The stored documents of one collection that use some of a package's types.
 #[derive(Default)]
-struct Uses {
+struct DocumentUses {
     documents: usize,
     types: BTreeSet<String>,
     /// Each document's `id`, with how many documents (versions) have it.
     ids: std::collections::BTreeMap<String, usize>,
 }
 
-impl Uses {
+impl DocumentUses {
     /// Counts `doc` when it uses any of `types`.
     fn note(&mut self, doc: &serde_json::Value, types: &BTreeSet<String>, in_steps: bool) {
         let found = uses(doc, types, in_steps);
@@ -330,7 +351,7 @@ fn local_uses(
     collection: &str,
     types: &BTreeSet<String>,
     in_steps: bool,
-) -> Result<Uses, rusqlite::Error> {
+) -> Result<DocumentUses, rusqlite::Error> {
     let conn =
         rusqlite::Connection::open_with_flags(db, rusqlite::OpenFlags::SQLITE_OPEN_READ_ONLY)?;
     // The local store keeps collection `c` in the table `docs_c` (these names need no escaping).
@@ -340,7 +361,7 @@ fn local_uses(
         [&table],
         |r| r.get(0),
     )?;
-    let mut found = Uses::default();
+    let mut found = DocumentUses::default();
     if exists == 0 {
         return Ok(found);
     }

@@ -110,13 +110,14 @@ fn try_remove(
             &plugins,
             &venv,
         )?);
-        let mut found = blockers::blockers(
+        let uses = blockers::blockers(
             m,
             &discovery,
             &removing,
             ctx.config_path.as_deref(),
             &ctx.state_root,
         );
+        let mut found = uses.blocking;
         match (&ctx.remote_documents, opts.check_usage) {
             (Some(remote), true) => found.extend(blockers::remote_blockers(m, &discovery, remote)),
             (Some(remote), false) => out.line(&format!(
@@ -131,6 +132,10 @@ fn try_remove(
         } else {
             String::new()
         };
+        // What bundle runs recorded stays, unable to run: said, never a blocker.
+        for w in uses.warnings {
+            out.note(&format!("warning: {whose}{w}"));
+        }
         for b in found {
             if opts.force {
                 out.note(&format!("warning: {whose}{b}"));

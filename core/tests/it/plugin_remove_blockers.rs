@@ -144,36 +144,68 @@ fn config_naming_what_only_it_provides_blocks_and_its_table_stays() {
     assert_eq!(after, text, "remove never edits the config");
 }
 
+/// Writes task documents `(key, id, step type)` into the local document store `db` (`local.db`: what bundle
+/// runs recorded; `documents.db`: what `task put` stored).
+fn stored_tasks(sb: &Sandbox, db: &str, tasks: &[(&str, &str, &str)]) {
+    let dir = sb.dir().join("home/.local/state/agent-env/document_store");
+    std::fs::create_dir_all(&dir).unwrap();
+    let db = rusqlite::Connection::open(dir.join(db)).unwrap();
+    db.execute_batch("CREATE TABLE docs_tasks (id TEXT PRIMARY KEY, doc TEXT NOT NULL);")
+        .unwrap();
+    for (key, id, ty) in tasks {
+        let doc = format!(r#"{{"id":"{id}","steps":[{{"type":"{ty}"}}]}}"#);
+        db.execute(
+            "INSERT INTO docs_tasks (id, doc) VALUES (?1, ?2)",
+            [key, &doc.as_str()],
+        )
+        .unwrap();
+    }
+}
+
 #[test]
 fn stored_tasks_using_its_step_types_block() {
     let sb = Sandbox::new();
     grader(&sb);
-    let dir = sb.dir().join("home/.local/state/agent-env/document_store");
-    std::fs::create_dir_all(&dir).unwrap();
-    let db = rusqlite::Connection::open(dir.join("local.db")).unwrap();
-    db.execute_batch("CREATE TABLE docs_tasks (id TEXT PRIMARY KEY, doc TEXT NOT NULL);")
-        .unwrap();
-    for (key, id, ty) in [
-        ("a1", "a", "grade_essay"),
-        ("b1", "b", "grade_essay"),
-        ("b2", "b", "grade_essay"),
-        ("c1", "c", "other"),
-        ("d1", "d", "grade_essay"),
-    ] {
-        let doc = format!(r#"{{"id":"{id}","steps":[{{"type":"{ty}"}}]}}"#);
-        db.execute(
-            "INSERT INTO docs_tasks (id, doc) VALUES (?1, ?2)",
-            [key, doc.as_str()],
-        )
-        .unwrap();
-    }
-    drop(db);
+    stored_tasks(
+        &sb,
+        "documents.db",
+        &[
+            ("a1", "a", "grade_essay"),
+            ("b1", "b", "grade_essay"),
+            ("b2", "b", "grade_essay"),
+            ("c1", "c", "other"),
+            ("d1", "d", "grade_essay"),
+        ],
+    );
     let (code, _, err) = run(&sb, &["plugin", "remove", "agentenv-grader", "--yes"]);
     assert_eq!(code, 1);
     assert_eq!(
         err,
-        format!("blocked: 3 stored tasks (4 versions) recorded by bundle runs use its task step types (grade_essay): a, b (2 versions), d; removing it leaves them stored, but unable to run until a plugin provides grade_essay\n{REFUSED}")
+        format!("blocked: 3 stored tasks (4 versions) use its task step types (grade_essay): a, b (2 versions), d; removing it leaves them stored, but unable to run until a plugin provides grade_essay\n{REFUSED}")
     );
+}
+
+#[test]
+fn tasks_bundle_runs_recorded_are_warned_of_not_blockers() {
+    let sb = Sandbox::new();
+    grader(&sb);
+    // No command deletes these, and the bundle folder, not the record, is what runs again.
+    stored_tasks(
+        &sb,
+        "local.db",
+        &[
+            ("a1", "@local/tmp/qa/wcb/a", "grade_essay"),
+            ("c1", "@local/tmp/qa/wcb/c", "other"),
+        ],
+    );
+    let (code, out, err) = run(&sb, &["plugin", "remove", "agentenv-grader", "--yes"]);
+    assert_eq!(code, 0, "{out}{err}");
+    assert_eq!(
+        err,
+        "warning: 1 stored task recorded by bundle runs uses its task step types (grade_essay): @local/tmp/qa/wcb/a; removing it leaves it stored, but unable to run until a plugin provides grade_essay\n"
+    );
+    assert!(out.ends_with("Removed.\n"), "{out}");
+    assert!(!sb.plugins_dir().join("agentenv-grader").exists());
 }
 
 #[test]
