@@ -65,9 +65,9 @@ impl Session {
         }
     }
 
-    /// Once per invocation, and only when discovery ran: the plugins directory, plugin folders or
-    /// manifests other users can write to, and plugins whose relative `exec` leads out of the plugins
-    /// directory.
+    /// Once per invocation, and only when discovery ran: a plugins directory that is a file, the
+    /// plugins directory, plugin folders or manifests other users can write to, and plugins whose
+    /// relative `exec` leads out of the plugins directory.
     /// Builds nothing.
     pub fn take_plugin_warnings(&self) -> Vec<String> {
         let Some(discovery) = self.discovery.get() else {
@@ -80,6 +80,12 @@ impl Session {
             return Vec::new();
         }
         let plugins_dir = self.paths().plugins_dir();
+        // A file where the folder should be: that is all there is to say of it (no pins, no modes).
+        if let Some(not_a_folder) = crate::discovery::plugins_dir_not_a_folder(&plugins_dir) {
+            return vec![format!(
+                "{not_a_folder}, so no plugin installed there is found"
+            )];
+        }
         let mut warnings = crate::discovery::permissions::unsafe_paths(&plugins_dir, discovery);
         warnings.extend(crate::discovery::permissions::exec_outside_folder(
             &plugins_dir,

@@ -268,9 +268,26 @@ fn entries_or_why(dir: &Path) -> std::io::Result<Vec<(String, PathBuf, bool)>> {
     Ok(entries)
 }
 
+/// Why the plugins directory `dir` can hold no plugin, when it is a file (or anything else that is not
+/// a folder): nothing is found there, and `plugin add` has nowhere to install. A missing one is fine:
+/// `plugin add` makes it.
+pub fn plugins_dir_not_a_folder(dir: &Path) -> Option<String> {
+    let meta = std::fs::metadata(dir).ok()?;
+    (!meta.is_dir()).then(|| {
+        format!(
+            "the plugins directory {} is a file, not a folder; move the file away, or set AGENT_ENV_PLUGIN_DIR to a folder",
+            dir.display()
+        )
+    })
+}
+
 /// The plugins folder's plugins. One that cannot be read hides every plugin installed there, so it
-/// is a failure of the report's own (`plugin check` fails), not an empty folder.
+/// is a failure of the report's own (`plugin check` fails), not an empty folder. One that is a file
+/// holds none: the session warns of it ([`plugins_dir_not_a_folder`]), and it is no package.
 fn scan_plugins_dir(dir: &Path, found: &mut Found) {
+    if plugins_dir_not_a_folder(dir).is_some() {
+        return;
+    }
     let entries = match entries_or_why(dir) {
         Ok(entries) => entries,
         Err(e) => {

@@ -10,6 +10,9 @@ pub enum InstallError {
     CoreRemove(String),
     #[error("another `agent-env plugin add` or `remove` is changing this environment; run this after it finishes, or pass --wait to wait for it")]
     Busy,
+    /// The sentence of [`crate::discovery::plugins_dir_not_a_folder`].
+    #[error("{0}")]
+    PluginsDirNotAFolder(String),
     #[error("cannot take the lock {path}: {source}")]
     Lock {
         path: PathBuf,

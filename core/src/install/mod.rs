@@ -55,8 +55,12 @@ pub struct Context<'a> {
 }
 
 impl Context<'_> {
-    /// Takes the change lock of the plugins directory (see [`lock`]).
+    /// Takes the change lock of the plugins directory (see [`lock`]); refused when the plugins
+    /// directory is a file, which nothing can be installed in or removed from.
     pub(crate) fn lock_for_change(&self) -> Result<lock::ChangeLock, InstallError> {
+        if let Some(why) = crate::discovery::plugins_dir_not_a_folder(&self.plugins_dir) {
+            return Err(InstallError::PluginsDirNotAFolder(why));
+        }
         let waiting = |path: &std::path::Path, holder: Option<u32>| {
             self.out
                 .waiting(&crate::install::lock::waiting_for(path, holder));

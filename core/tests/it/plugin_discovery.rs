@@ -723,8 +723,9 @@ fn a_plugins_folder_that_cannot_be_read_fails_the_report() {
     let dir = sb.plugins_dir();
     std::fs::create_dir_all(dir.parent().unwrap()).unwrap();
     let _ = std::fs::remove_dir_all(&dir);
-    // Root reads any folder, so the folder is made unreadable the way root cannot read it either.
-    std::fs::write(&dir, "not a folder").unwrap();
+    // Root reads any folder, so the folder is made unreadable the way root cannot read it either: a
+    // link to itself.
+    std::os::unix::fs::symlink(&dir, &dir).unwrap();
     let report = sb.json(&["plugin", "list", "--json", "--no-load"], 0);
     let name = dir.file_name().unwrap().to_string_lossy().into_owned();
     let (status, code, reason) = outcome(&report, &name, &name);
@@ -739,6 +740,58 @@ fn a_plugins_folder_that_cannot_be_read_fails_the_report() {
     );
     let out = sb.run(&["plugin", "check", "--no-load"]);
     assert_eq!(out.status.code(), Some(1));
+}
+
+/// A plugins directory that is a file holds no plugin: every command that reads it warns once, naming
+/// the file and what to do, with no package named after the file and no advice about its pins; `plugin
+/// add` and `remove` refuse before they plan anything.
+#[test]
+fn a_plugins_directory_that_is_a_file_is_said_once_and_refuses_changes() {
+    let mut sb = Sandbox::new();
+    let file = sb.dir().join("afile");
+    std::fs::write(&file, "not a folder").unwrap();
+    sb.set("AGENT_ENV_PLUGIN_DIR", file.to_str().unwrap());
+    let said = format!(
+        "the plugins directory {} is a file, not a folder; move the file away, or set AGENT_ENV_PLUGIN_DIR to a folder",
+        file.display()
+    );
+    let out = sb.run(&["plugin", "list", "--no-load"]);
+    assert_eq!(out.status.code(), Some(0));
+    assert_eq!(
+        String::from_utf8_lossy(&out.stderr),
+        format!("Warning: {said}, so no plugin installed there is found\n")
+    );
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    // No row of a package named after the file.
+    assert!(
+        !stdout.contains("\nafile") && !stdout.contains("failed"),
+        "{stdout}"
+    );
+    let show = sb.run(&["plugin", "show", "afile", "--no-load"]);
+    assert_eq!(show.status.code(), Some(1));
+    let stderr = String::from_utf8_lossy(&show.stderr);
+    assert!(!stderr.contains("chmod"), "{stderr}");
+    let folder = sb.dir().join("x");
+    std::fs::create_dir_all(&folder).unwrap();
+    std::fs::write(
+        folder.join("agent-env-plugin.toml"),
+        step_plugin("agentenv-x", "1.0", &["x_step"]),
+    )
+    .unwrap();
+    for args in [
+        ["plugin", "add", folder.to_str().unwrap(), "--dry-run"],
+        ["plugin", "remove", "agentenv-x", "--dry-run"],
+    ] {
+        let out = sb.run(&args);
+        assert_eq!(out.status.code(), Some(1), "{args:?}");
+        let stdout = String::from_utf8_lossy(&out.stdout);
+        assert!(!stdout.contains("Will"), "{args:?}: {stdout}");
+        assert!(
+            String::from_utf8_lossy(&out.stderr).ends_with(&format!("Error: {said}\n")),
+            "{args:?}: {}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+    }
 }
 
 /// A step name only the Python agent-env has built in (`prompt_agent`) is skipped as reserved, with a
