@@ -48,6 +48,8 @@ pub struct Session {
     pool: OnceLock<Result<Arc<PluginHost>, HostConfigError>>,
     /// Whether the plugins' safety warnings were handed out (they are said once per invocation).
     plugin_warnings_taken: std::sync::atomic::AtomicBool,
+    /// The host's timeouts and the variables whose values were not taken (see `host_timeouts`).
+    host_timeouts: OnceLock<(HostConfig, Vec<HostConfigError>)>,
 }
 
 impl Session {
@@ -62,12 +64,13 @@ impl Session {
             pool: OnceLock::new(),
             chosen_config: OnceLock::new(),
             plugin_warnings_taken: std::sync::atomic::AtomicBool::new(false),
+            host_timeouts: OnceLock::new(),
         }
     }
 
-    /// Once per invocation, and only when discovery ran: a plugins directory that is a file, the
-    /// plugins directory, plugin folders or manifests other users can write to, and plugins whose
-    /// relative `exec` leads out of the plugins directory.
+    /// Once per invocation, and only when discovery ran: the timeout variables whose values were not
+    /// taken, a plugins directory that is a file, the plugins directory, plugin folders or manifests
+    /// other users can write to, and plugins whose relative `exec` leads out of the plugins directory.
     /// Builds nothing.
     pub fn take_plugin_warnings(&self) -> Vec<String> {
         let Some(discovery) = self.discovery.get() else {
@@ -79,6 +82,18 @@ impl Session {
         {
             return Vec::new();
         }
+        let mut warnings: Vec<String> = self
+            .host_timeouts
+            .get()
+            .map(|(_, ignored)| ignored.iter().map(ToString::to_string).collect())
+            .unwrap_or_default();
+        warnings.extend(self.plugin_path_warnings(discovery));
+        warnings
+    }
+
+    /// What [`take_plugin_warnings`](Self::take_plugin_warnings) says of the plugins directory and
+    /// the plugins found in it.
+    fn plugin_path_warnings(&self, discovery: &Discovery) -> Vec<String> {
         let plugins_dir = self.paths().plugins_dir();
         // A file where the folder should be: that is all there is to say of it (no pins, no modes).
         if let Some(not_a_folder) = crate::discovery::plugins_dir_not_a_folder(&plugins_dir) {
@@ -152,8 +167,11 @@ impl Session {
 
     /// The child-process host's settings: agent-env's version, the timeouts the
     /// `AGENT_ENV_PLUGIN_*_TIMEOUT` variables set, and the pins of the plugins `plugin add` installed.
+    /// A timeout variable that is not a number of seconds leaves its default, and is warned of once
+    /// ([`take_plugin_warnings`](Self::take_plugin_warnings)); so this no longer fails, and the
+    /// `Result` stays for the callers that still handle a host that cannot be configured.
     pub fn host_config(&self) -> Result<HostConfig, HostConfigError> {
-        let mut config = HostConfig::from_lookup(crate::VERSION, |var| self.env.var(var))?;
+        let mut config = self.host_timeouts().0.clone();
         config.pins = Some(crate::discovery::pins::pin_file(
             &self.paths().plugins_dir(),
         ));
@@ -171,6 +189,13 @@ impl Session {
         }
         config.parent_env = Some(parent);
         Ok(config)
+    }
+
+    /// The host's settings the `AGENT_ENV_PLUGIN_*_TIMEOUT` variables give, with the variables whose
+    /// values were not taken; read on first use.
+    fn host_timeouts(&self) -> &(HostConfig, Vec<HostConfigError>) {
+        self.host_timeouts
+            .get_or_init(|| HostConfig::from_lookup(crate::VERSION, |var| self.env.var(var)))
     }
 
     /// The invocation's plugin processes: one pool, one process per package, shared by the store set

@@ -60,34 +60,47 @@ impl HostConfig {
 
     /// The defaults for a host at `host_version`, with each `AGENT_ENV_PLUGIN_*_TIMEOUT` variable
     /// that `lookup` finds applied. The caller decides where variables come from (the process
-    /// environment, or a map in tests).
+    /// environment, or a map in tests). A variable that is not a number of seconds leaves its
+    /// default, as one unset (or set empty) does, and is returned for the caller to warn of: one
+    /// wrong timeout must not stop every plugin from starting.
     pub fn from_lookup(
         host_version: impl Into<String>,
         lookup: impl Fn(&str) -> Option<String>,
-    ) -> Result<HostConfig, HostConfigError> {
+    ) -> (HostConfig, Vec<HostConfigError>) {
         let mut config = HostConfig::new(host_version);
+        let mut ignored = Vec::new();
         let fields: [(&'static str, &mut Duration); 3] = [
             (START_TIMEOUT_VAR, &mut config.start_timeout),
             (HANDSHAKE_TIMEOUT_VAR, &mut config.handshake_timeout),
             (CALL_TIMEOUT_VAR, &mut config.call_timeout),
         ];
         for (var, field) in fields {
-            if let Some(value) = lookup(var) {
-                *field = parse_seconds(&value).ok_or(HostConfigError { var, value })?;
+            let Some(value) = lookup(var).filter(|v| !v.trim().is_empty()) else {
+                continue;
+            };
+            match parse_seconds(&value) {
+                Some(seconds) => *field = seconds,
+                None => ignored.push(HostConfigError {
+                    var,
+                    value,
+                    default: *field,
+                }),
             }
         }
-        Ok(config)
+        (config, ignored)
     }
 }
 
-/// A timeout variable that does not hold a number of seconds.
+/// A timeout variable that does not hold a number of seconds: its default is used instead.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
-#[error("{var} is '{value}', which is not a number of seconds greater than 0 and at most 1000000000 (e.g. 10 or 0.5); fix or unset it")]
+#[error("{var}={value:?} is not a number of seconds above 0 and at most 1e9, so it is ignored and the default, {} s, is used; set it to such a number (e.g. 10 or 0.5), or unset it", default.as_secs_f64())]
 pub struct HostConfigError {
     /// The variable's name.
     pub var: &'static str,
     /// Its value, as set.
     pub value: String,
+    /// The timeout used instead.
+    pub default: Duration,
 }
 
 /// The most seconds a timeout may be (about 31 years): more would overflow the clock's arithmetic.
@@ -118,25 +131,37 @@ mod tests {
 
     #[test]
     fn variables_override_with_fractional_seconds() {
-        let c = HostConfig::from_lookup("1.2.3", |v| match v {
+        let (c, ignored) = HostConfig::from_lookup("1.2.3", |v| match v {
             HANDSHAKE_TIMEOUT_VAR => Some("0.5".into()),
             CALL_TIMEOUT_VAR => Some(" 3 ".into()),
             _ => None,
-        })
-        .unwrap();
+        });
+        assert_eq!(ignored, []);
         assert_eq!(c.handshake_timeout, Duration::from_millis(500));
         assert_eq!(c.call_timeout, Duration::from_secs(3));
         assert_eq!(c.start_timeout, Duration::from_secs(5));
     }
 
     #[test]
-    fn a_bad_value_names_the_variable() {
-        for bad in ["ten", "-1", "0", "inf", ""] {
-            let err =
-                HostConfig::from_lookup("1.2.3", |v| (v == START_TIMEOUT_VAR).then(|| bad.into()))
-                    .unwrap_err();
-            assert_eq!(err.var, START_TIMEOUT_VAR);
-            assert!(err.to_string().contains(START_TIMEOUT_VAR), "{err}");
+    fn a_bad_value_leaves_the_default_and_names_the_variable() {
+        for bad in ["ten", "-1", "0", "inf"] {
+            let (c, ignored) =
+                HostConfig::from_lookup("1.2.3", |v| (v == START_TIMEOUT_VAR).then(|| bad.into()));
+            assert_eq!(c.start_timeout, Duration::from_secs(5));
+            assert_eq!(ignored.len(), 1, "{bad}");
+            assert_eq!(ignored[0].var, START_TIMEOUT_VAR);
+            assert_eq!(
+                ignored[0].to_string(),
+                format!("{START_TIMEOUT_VAR}=\"{bad}\" is not a number of seconds above 0 and at most 1e9, so it is ignored and the default, 5 s, is used; set it to such a number (e.g. 10 or 0.5), or unset it")
+            );
         }
+    }
+
+    #[test]
+    fn an_empty_value_is_as_if_unset() {
+        let (c, ignored) =
+            HostConfig::from_lookup("1.2.3", |v| (v == CALL_TIMEOUT_VAR).then(|| " ".into()));
+        assert_eq!(ignored, []);
+        assert_eq!(c.call_timeout, Duration::from_secs(60));
     }
 }

@@ -70,6 +70,33 @@ fn scenario_1_a_working_plugin_is_in_effect() {
     assert_eq!(doc["ok"], true);
 }
 
+/// A timeout variable that is no number of seconds is warned of, naming it and its value, and its
+/// default is used, as the run's `AGENT_ENV_*_SECONDS` variables are: the plugin still loads.
+#[test]
+fn a_timeout_variable_that_is_no_number_warns_and_leaves_its_default() {
+    for (var, default) in [
+        ("AGENT_ENV_PLUGIN_CALL_TIMEOUT", 60),
+        ("AGENT_ENV_PLUGIN_START_TIMEOUT", 5),
+        ("AGENT_ENV_PLUGIN_HANDSHAKE_TIMEOUT", 10),
+    ] {
+        let mut sb = Sandbox::new();
+        works(&sb);
+        sb.set(var, "abc");
+        let out = sb.run(&["plugin", "check"]);
+        assert_eq!(
+            String::from_utf8_lossy(&out.stdout),
+            "ok: 2 plugin package(s), 5 contribution(s), all in effect\n",
+            "{var}"
+        );
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert!(
+            stderr.starts_with(&format!("Warning: {var}=\"abc\" is not a number of seconds above 0 and at most 1e9, so it is ignored and the default, {default} s, is used; set it to such a number (e.g. 10 or 0.5), or unset it\n")),
+            "{stderr}"
+        );
+        assert_eq!(out.status.code(), Some(0), "{var}");
+    }
+}
+
 #[test]
 fn show_diagnoses_the_child_process() {
     let sb = Sandbox::new();
