@@ -27,13 +27,8 @@ use crate::stores::{build_store, HostStoreDispatcher, StoreKind, StoreSet, Store
 #[derive(Debug, thiserror::Error)]
 pub enum VerifyCommandError {
     /// Neither an installed package nor a manifest.
-    #[error("no installed plugin package named '{target}' and no manifest at that path (installed: {installed}); give a package name, a folder holding {MANIFEST_FILE}, or a manifest file")]
-    NotFound {
-        /// What was asked for.
-        target: String,
-        /// The installed packages, comma-separated (or "none").
-        installed: String,
-    },
+    #[error("{0}; nor is there a manifest at that path: give a package name, a folder holding {MANIFEST_FILE}, or a manifest file")]
+    NotFound(crate::discovery::not_installed::NotInstalled),
     /// agent-env's own package, whose built-ins run in this process.
     #[error("{target} is agent-env itself: its built-in steps and stores run inside agent-env, not as a plugin's process, so there is nothing to verify; give an installed plugin's package name (agent-env plugin list shows them)")]
     Core {
@@ -233,14 +228,9 @@ fn find_manifest(session: &Session, target: &str) -> Result<Manifest, VerifyComm
         .iter()
         .map(|p| p.manifest.name.as_str())
         .collect();
-    Err(VerifyCommandError::NotFound {
-        target: target.to_string(),
-        installed: if names.is_empty() {
-            "none".into()
-        } else {
-            names.join(", ")
-        },
-    })
+    Err(VerifyCommandError::NotFound(
+        crate::discovery::not_installed::NotInstalled::new(target, names),
+    ))
 }
 
 /// Where the `initialize` answer departs from the manifest, by the rules the registry applies when

@@ -19,6 +19,7 @@ use std::path::{Path, PathBuf};
 use agent_env_protocol::manifest::{Manifest, ManifestError, MANIFEST_FILE};
 
 pub mod env_request;
+pub mod not_installed;
 pub mod permissions;
 pub mod pins;
 pub mod python_record;

@@ -24,8 +24,8 @@ pub enum InstallError {
     BadSpec { spec: String, reason: String },
     #[error("not removed; fix the above, or pass --force to remove anyway")]
     Blocked,
-    #[error("{0} is not installed in this environment; `agent-env plugin list` shows the installed packages")]
-    NotInstalled(String),
+    #[error("{0}")]
+    NotInstalled(crate::discovery::not_installed::NotInstalled),
     #[error("{name} was not installed by agent-env (its manifest is {path}); remove it with the tool that installed it")]
     NotOurs { name: String, path: PathBuf },
     #[error(

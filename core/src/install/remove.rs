@@ -14,6 +14,7 @@ use super::{
     CARGO_ROOT, PYTHON_ENV,
 };
 use crate::discovery::discover;
+use crate::discovery::not_installed::NotInstalled;
 use crate::output::Output;
 use crate::quote;
 
@@ -75,7 +76,12 @@ fn try_remove(
             let Some(broken) = broken else {
                 // No manifest at all: a package `plugin add --keep` kept in the managed venv.
                 let name = crate::discovery::python_record::installed_distribution(&venv, p)
-                    .ok_or_else(|| InstallError::NotInstalled(p.clone()))?;
+                    .ok_or_else(|| {
+                        InstallError::NotInstalled(NotInstalled::new(
+                            p,
+                            discovery.plugins.iter().map(|f| f.manifest.name.as_str()),
+                        ))
+                    })?;
                 let users = crate::discovery::python_record::required_by(&venv, &name);
                 if ENVIRONMENT_PACKAGES.contains(&canonical.as_str()) || !users.is_empty() {
                     return Err(InstallError::NotAPlugin { name, users });

@@ -664,6 +664,33 @@ fn show_and_verify_of_an_unknown_package_agree_on_what_is_installed() {
     }
 }
 
+/// `plugin show | verify | remove | approve` of a name no installed package has say it in one sentence,
+/// and offer the installed package a near miss was meant to name.
+#[test]
+fn every_plugin_command_says_not_installed_alike_and_offers_a_near_miss() {
+    let sb = Sandbox::new();
+    sb.plugin_dir_manifest(
+        "grader",
+        &step_plugin("agentenv-grader", "1.0", &["grade_essay"]),
+    );
+    for command in ["show", "verify", "remove", "approve"] {
+        let out = sb.run(&["plugin", command, "agentenv-gradr"]);
+        assert_eq!(out.status.code(), Some(1), "plugin {command}");
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert!(
+            stderr.starts_with("Error: no installed plugin package named 'agentenv-gradr'; did you mean 'agentenv-grader'? (installed: agentenv-grader)"),
+            "plugin {command}: {stderr}"
+        );
+    }
+    // The name without its prefix is a near miss too.
+    let out = sb.run(&["plugin", "remove", "gradr"]);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        stderr.contains("did you mean 'agentenv-grader'?"),
+        "{stderr}"
+    );
+}
+
 #[test]
 fn scenario_15_show_of_an_unknown_package_and_usage_errors() {
     let sb = Sandbox::new();

@@ -216,7 +216,7 @@ fn what_is_not_a_plugin_here_is_refused() {
         (code, err.as_str()),
         (
             1,
-            "Error: agentenv-nothing is not installed in this environment; `agent-env plugin list` shows the installed packages\n"
+            "Error: no installed plugin package named 'agentenv-nothing' (installed: none)\n"
         )
     );
     let (code, _, err) = run(&sb, &["plugin", "remove", "agentenv_framework", "--yes"]);

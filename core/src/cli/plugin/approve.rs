@@ -26,9 +26,10 @@ pub(super) fn approve(args: &ApproveArgs, session: &Session, term: &Terminal) ->
     for package in &args.packages {
         let canonical = agent_env_protocol::names::canonical_name(package);
         let Some(found) = discovery.find(&canonical) else {
-            return Err(Failure::new(format!(
-                "no installed plugin package named '{package}'; `agent-env plugin list` shows them"
-            )));
+            let installed = discovery.plugins.iter().map(|p| p.manifest.name.as_str());
+            return Err(Failure::new(
+                crate::discovery::not_installed::NotInstalled::new(package, installed).to_string(),
+            ));
         };
         if !found.manifest.path.starts_with(&plugins_dir) {
             return Err(Failure::new(format!(

@@ -33,15 +33,9 @@ pub(super) fn show(args: &ShowArgs, verbose: bool, session: &Session, term: &Ter
             .filter(|(_, source)| !matches!(source, RowSource::Core))
             .map(|(d, _)| d.name.as_str())
             .collect();
-        let installed = if names.is_empty() {
-            "none".to_string()
-        } else {
-            names.join(", ")
-        };
-        return Err(Failure::new(format!(
-            "no installed plugin package named '{}' (installed: {installed})",
-            args.package
-        )));
+        return Err(Failure::new(
+            crate::discovery::not_installed::NotInstalled::new(&args.package, names).to_string(),
+        ));
     };
     // The show document has no key for them: a person reads them on stderr, as `list` prints them.
     for w in crate::report::unused::warnings(registry, Some(wanted.as_str())) {
