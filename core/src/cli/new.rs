@@ -157,8 +157,9 @@ pub fn run(args: &NewArgs, session: &Session, term: &Terminal) -> Exit {
             language.sdk_from_checkout().replace("./PROJECT", &folder)
         ));
     }
+    // Pasted in order, the second line runs in the project's folder, where the first left the shell.
     text.push_str(&format!(
-        "Next: cd {folder} && {test}\nThen: agent-env plugin add {folder} -y && agent-env plugin verify {}\n",
+        "Next: cd {folder} && {test}\nThen: agent-env plugin add . -y && agent-env plugin verify {}\n",
         args.name
     ));
     term.print(&text);

@@ -84,3 +84,21 @@ fn without_sdk_it_says_before_the_next_steps_that_the_sdk_comes_from_the_teams_o
         assert!(readme.contains(registry), "{lang}: {readme}");
     }
 }
+
+/// The two command lines `plugin new` ends with work pasted in order: the first goes into the project's
+/// folder, so the second adds `.`, not the folder's path from where the shell was.
+#[test]
+fn the_next_steps_work_pasted_in_order() {
+    let s = Sandboxed::new();
+    let r = s.run(&["plugin", "new", "agentenv-notes-doc", "--lang", "rust"]);
+    assert_eq!(r.code, 0, "{}{}", r.stdout, r.stderr);
+    let next = r
+        .stdout
+        .find("\nNext: cd ./agentenv-notes-doc && ")
+        .unwrap();
+    let then = r
+        .stdout
+        .find("\nThen: agent-env plugin add . -y && agent-env plugin verify agentenv-notes-doc\n")
+        .unwrap_or_else(|| panic!("{}", r.stdout));
+    assert!(next < then, "{}", r.stdout);
+}
