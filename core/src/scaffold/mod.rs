@@ -162,8 +162,8 @@ pub struct ScaffoldFile {
 /// Why no project was made.
 #[derive(Debug, thiserror::Error)]
 pub enum ScaffoldError {
-    /// The name cannot be a package name.
-    #[error("'{name}' cannot be a plugin's package name: {why} (e.g. agentenv-word-count)")]
+    /// The name cannot be a package name; `why` ends with one example of a name that can be.
+    #[error("'{name}' cannot be a plugin's package name: {why}")]
     BadName {
         /// The name given.
         name: String,

@@ -27,7 +27,7 @@ impl Names {
     pub fn of(package: &str) -> Result<Names, ScaffoldError> {
         let bad = |why: &str| ScaffoldError::BadName {
             name: package.to_string(),
-            why: why.to_string(),
+            why: format!("{why} (e.g. agentenv-word-count)"),
         };
         if package.is_empty() || package.len() > MAX_NAME {
             return Err(bad("it must be 1 to 64 characters long"));
@@ -129,13 +129,13 @@ impl Names {
         match kind {
             Kind::Step if builtin_names::is_builtin("task_steps", &self.contribution) => {
                 Err(bad(format!(
-                    "'{}' is one of agent-env's own task step types, so the plugin's step would be skipped",
+                    "'{}' is one of agent-env's own task step types, so the plugin's step would be skipped; choose {suggestion}",
                     self.contribution
                 )))
             }
             Kind::Cli if builtin_names::is_builtin("cli_plugins", &self.command()) => {
                 Err(bad(format!(
-                    "'agent-env {}' is one of agent-env's own commands, so the plugin's command would be skipped",
+                    "'agent-env {}' is one of agent-env's own commands, so the plugin's command would be skipped; choose {suggestion}",
                     self.command()
                 )))
             }

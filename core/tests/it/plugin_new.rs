@@ -102,3 +102,30 @@ fn the_next_steps_work_pasted_in_order() {
         .unwrap_or_else(|| panic!("{}", r.stdout));
     assert!(next < then, "{}", r.stdout);
 }
+
+/// A refused name is given one example of a name that would do, never two.
+#[test]
+fn a_refused_name_gets_one_example() {
+    let s = Sandboxed::new();
+    for args in [
+        &[
+            "pydoc", "--lang", "python", "--kind", "store", "--store", "document",
+        ][..],
+        &["agentenv-run", "--lang", "go", "--kind", "cli"][..],
+        &["My-Plugin", "--lang", "go"][..],
+    ] {
+        let r = s.run(&[&["plugin", "new"][..], args].concat());
+        assert_eq!(r.code, 2, "{args:?}: {}{}", r.stdout, r.stderr);
+        let examples = r.stderr.matches("such as ").count() + r.stderr.matches("e.g. ").count();
+        assert_eq!(examples, 1, "{args:?}: {}", r.stderr);
+    }
+    let r = s.run(&[
+        "plugin", "new", "pydoc", "--lang", "python", "--kind", "store", "--store", "document",
+    ]);
+    assert!(
+        r.stderr
+            .ends_with("; choose a longer name, such as pydoc-plugin\n"),
+        "{}",
+        r.stderr
+    );
+}
