@@ -6,10 +6,25 @@ use super::model::{Contribution, Report};
 use crate::registry::outcome::Status;
 use crate::registry::ProcessDiagnosis;
 
-/// The sentence `show` gives for `config_effect`: a plugin is its own process, so it cannot change
-/// which config file agent-env reads.
-pub const CONFIG_EFFECT: &str =
-    "starting it cannot change AGENT_ENV_CONFIG: it runs in its own process";
+/// The sentence `show` gives for `config_effect`, for a plugin with these root options (their names
+/// as `[provides.cli_root_options]` keys them): only a root option's callback, which runs before the
+/// config is chosen, can choose which config file agent-env reads. Any other plugin runs in its own
+/// process and cannot, which is what a reader expects, so nothing is said (`None`).
+pub fn config_effect<'a>(root_options: impl IntoIterator<Item = &'a str>) -> Option<String> {
+    let flags: Vec<String> = root_options
+        .into_iter()
+        .map(|name| match name.chars().count() {
+            1 => format!("-{name}"),
+            _ => format!("--{name}"),
+        })
+        .collect();
+    (!flags.is_empty()).then(|| {
+        format!(
+            "its root options ({}) can choose the config file agent-env reads: a config_path their callback answers becomes AGENT_ENV_CONFIG for the rest of the invocation and every plugin it starts",
+            flags.join(", ")
+        )
+    })
+}
 
 /// Where a package's manifest is and how its plugin is started (a `show` extra).
 #[derive(Debug, Clone, PartialEq, Serialize)]

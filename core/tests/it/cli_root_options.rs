@@ -322,3 +322,21 @@ fn a_core_command_after_a_root_option_sees_every_group_of_every_manifest() {
     let (status, _, _) = outcome(&report, "agentenv-tenant", "cli_plugins", "tool");
     assert_eq!(status, "unloaded", "{report}");
 }
+
+/// `plugin show` of a plugin with root options says they can choose the config file, naming their
+/// flags; the JSON says it as `config_effect`.
+#[test]
+fn show_says_a_plugins_root_options_can_choose_the_config() {
+    let s = tenant_sandbox();
+    let said = "its root options (--offline, --tenant) can choose the config file agent-env reads: a config_path their callback answers becomes AGENT_ENV_CONFIG for the rest of the invocation and every plugin it starts";
+    let out = s.run(&["plugin", "show", "agentenv-tenant", "--no-load"]);
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out));
+    assert!(
+        stdout(&out).contains(&format!("\n  config:   {said}\n")),
+        "{}",
+        text(&out)
+    );
+    let out = s.run(&["plugin", "show", "agentenv-tenant", "--no-load", "--json"]);
+    let doc: serde_json::Value = serde_json::from_str(&stdout(&out)).expect("JSON");
+    assert_eq!(doc["config_effect"], said);
+}

@@ -8,7 +8,7 @@ use agent_env_protocol::names::canonical_name;
 use crate::cli::{Exit, Failure, Terminal};
 use crate::discovery::Source;
 use crate::registry::{compat, Registry};
-use crate::report::documents::{self, ManifestInfo, ShadowedInfo, ShowDocument, CONFIG_EFFECT};
+use crate::report::documents::{self, ManifestInfo, ShadowedInfo, ShowDocument};
 use crate::report::{human, RowSource};
 use crate::session::Session;
 
@@ -52,9 +52,19 @@ pub(super) fn show(args: &ShowArgs, verbose: bool, session: &Session, term: &Ter
             .or_else(|| store_only_diagnosis(registry, i, session)),
         _ => None,
     };
-    // Said of a plugin's process; agent-env's own built-ins (a row of no plugin) have none.
-    let config_effect = (registry.loaded && matches!(source, RowSource::Plugin(_)))
-        .then(|| CONFIG_EFFECT.to_string());
+    // Said of a plugin whose root options can choose the config; agent-env's own built-ins (a row of
+    // no plugin) have none.
+    let config_effect = match source {
+        RowSource::Plugin(i) => documents::config_effect(
+            registry.discovery.plugins[i]
+                .manifest
+                .provides
+                .get("cli_root_options")
+                .into_iter()
+                .flat_map(|options| options.keys().map(String::as_str)),
+        ),
+        _ => None,
+    };
     if args.report.json {
         let mut report = built.report;
         report.plugins = vec![dist];
