@@ -133,7 +133,14 @@ pub fn run_bundle_pinned(
         false => bundle::as_folder(&request.bundle, home),
     };
     let target = match folder {
-        Some(folder) => Target::Folder(folder?),
+        Some(folder) => {
+            let folder = folder?;
+            if let Some(sentence) = folder_over_installed(&request.bundle, session) {
+                out.note(&format!("note: {sentence}"));
+                observer.event(&super::events::RunEvent::Noted { message: sentence });
+            }
+            Target::Folder(folder)
+        }
         None => {
             let core = bundle::core_bundles();
             installed = if core.iter().any(|b| b.name == request.bundle) {
@@ -248,6 +255,32 @@ pub fn run_bundle_pinned(
         warn_noise(&p.shutdown(), options.observer.as_ref());
     }
     status
+}
+
+/// When `text`, a bare name (`hello`, not `./hello`), names a folder here and an installed bundle
+/// too: that the folder runs, and how to run the installed one. A folder comes first, so the
+/// installed bundles are read only for such a name.
+fn folder_over_installed(text: &str, session: &Session) -> Option<String> {
+    if text.starts_with('.') || text.starts_with('/') || text.starts_with('~') {
+        return None;
+    }
+    let core = bundle::core_bundles();
+    let installed = match core.iter().any(|b| b.name == text) {
+        true => core,
+        false => bundle::installed(&session.manifests()),
+    };
+    let Ok(Target::Installed(b)) = bundle::resolve_installed(text, &installed) else {
+        return None;
+    };
+    let folder = crate::quote::word(&format!("./{text}"));
+    let qualified = format!("{}/{}", b.package, b.name);
+    if qualified == text {
+        return None;
+    }
+    Some(format!(
+        "{folder} runs: '{text}' names this folder and the installed bundle {qualified}; agent-env run {} runs that bundle, and agent-env run {folder} says you mean the folder",
+        crate::quote::word(&qualified)
+    ))
 }
 
 /// Starts the plugins the plan's plugin steps need and preflights each step; `None` when no step

@@ -1090,3 +1090,35 @@ fn a_task_files_own_id_in_a_bundle_is_said_to_be_unread() {
     );
     assert!(!r.stderr.contains("tasks/b.json gives"), "{}", r.stderr);
 }
+
+/// A bare name that names a folder here and an installed bundle runs the folder, as before, and says
+/// so, with how to run the installed bundle; `./hello` and `package/name` say which one they mean.
+#[test]
+fn a_folder_named_like_an_installed_bundle_runs_and_says_so() {
+    let s = Sandboxed::new();
+    s.copy_hello("hello");
+    let said = "note: ./hello runs: 'hello' names this folder and the installed bundle agentenv-framework/hello; agent-env run agentenv-framework/hello runs that bundle, and agent-env run ./hello says you mean the folder";
+    let r = s.run(&["run", "hello"]);
+    assert_eq!(r.code, 0, "{}", r.both());
+    assert!(r.stderr.contains(said), "{}", r.stderr);
+    assert!(
+        has_suffix_id(&r.stdout, "instance @local/~/hello/hello-").is_some(),
+        "{}",
+        r.stdout
+    );
+    let json = s.run(&["run", "hello", "--dry-run", "--json"]);
+    assert!(
+        json.stdout.contains(&said["note: ".len()..]),
+        "{}",
+        json.both()
+    );
+    for named in ["./hello", "agentenv-framework/hello"] {
+        let r = s.run(&["run", named, "--dry-run"]);
+        assert_eq!(r.code, 0, "{named}: {}", r.both());
+        assert!(
+            !r.stderr.contains("note: ./hello runs"),
+            "{named}: {}",
+            r.stderr
+        );
+    }
+}
