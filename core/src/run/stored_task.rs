@@ -30,6 +30,21 @@ pub const EVALS: &str = "evals";
 /// The collection of stored artifacts.
 pub const ARTIFACTS: &str = "artifacts";
 
+/// The most runs one `task run --runs N` makes. Every run is planned before the first starts, and
+/// the run's events, its summary and its `--json` document name each one, so what a run holds grows
+/// with N: ten million runs asked for (a typo, a script's unit mistake) ran the machine out of memory
+/// before any started. A longer soak is several runs of this many.
+pub const MAX_RUNS: usize = 10_000;
+
+/// What `--runs N` asking for more than [`MAX_RUNS`] is told, or `None` when N is within it.
+pub fn too_many_runs(runs: usize) -> Option<String> {
+    (runs > MAX_RUNS).then(|| {
+        format!(
+            "--runs {runs}: at most {MAX_RUNS} runs in one run group (each run is planned before the first starts, and the summary names every one); for a longer soak, run it again"
+        )
+    })
+}
+
 /// A run of a stored task.
 #[derive(Clone)]
 pub struct StoredRunRequest {
@@ -362,6 +377,9 @@ pub fn run_stored_task(
     out: &dyn Output,
     observer: Arc<dyn RunObserver>,
 ) -> Result<RunStatus, RunError> {
+    if let Some(refused) = too_many_runs(request.runs) {
+        return Err(BundleError::one(refused).into());
+    }
     // Signals are watched from the start, as a bundle run watches them.
     let cancel = super::cancel_of(&request.stopping)?;
     let _store_stderr = super::plugin_steps::hear_store_stderr(observer.clone(), session);
@@ -392,9 +410,12 @@ pub fn run_stored_task(
                     1 => p.task.path.clone(),
                     _ => format!("{}, run {run}", p.task.path),
                 };
+                // The planned steps are what runs: the copy leaves out the steps as written.
                 let task = crate::bundle::Task {
+                    name: p.task.name.clone(),
                     path,
-                    ..p.task.clone()
+                    id: p.task.id.clone(),
+                    steps: Vec::new(),
                 };
                 (task, p)
             })

@@ -651,3 +651,36 @@ fn task_list_fails_when_the_local_store_cannot_be_looked_for() {
         "{doc:#}"
     );
 }
+
+/// A stored task put from a file of one passing step pair, as `team/<name>`.
+fn put_passing(s: &Sandboxed, id: &str) {
+    let file = s.write(
+        "passing.json",
+        r#"[{"id": "box", "type": "deploy_sandbox", "sandbox_name": "box"},
+            {"id": "check", "type": "verify_sandbox", "sandbox_name": "box", "verifier_id": "v",
+             "criteria": [{"type": "bash_cmd_succeeds", "criterion": "ok", "bash_cmd": "true"}]}]"#,
+    );
+    let put = s.run(&["task", "put", file.to_str().unwrap(), "--id", id]);
+    assert_eq!(put.code, 0, "{}", put.both());
+}
+
+/// `--runs` past the bound is refused before anything is planned, naming the bound: ten million
+/// runs were each planned before the first started, and the machine ran out of memory.
+#[test]
+fn too_many_runs_are_refused_naming_the_bound() {
+    let s = Sandboxed::new();
+    put_passing(&s, "team/soak");
+    for runs in ["10001", "99999999999"] {
+        let r = s.run(&["task", "run", "team/soak", "--runs", runs]);
+        assert_eq!(r.code, 2, "{}", r.both());
+        assert!(
+            r.stderr.contains(&format!(
+                "--runs {runs}: at most 10000 runs in one run group"
+            )),
+            "{}",
+            r.stderr
+        );
+    }
+    let docs = s.run(&["task", "instances", "team/soak", "--json"]);
+    assert!(docs.stdout.contains("\"instances\": []"), "{}", docs.both());
+}

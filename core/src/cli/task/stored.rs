@@ -128,6 +128,9 @@ pub(super) fn run_stored(
             Failure::new("--runs 0: give how many times to run it, 1 or more").with_code(2),
         );
     }
+    if let Some(refused) = stored_task::too_many_runs(args.runs) {
+        return Err(Failure::new(refused).with_code(2));
+    }
     let request = stored_task::StoredRunRequest {
         id: args.id.clone(),
         runs: args.runs,
