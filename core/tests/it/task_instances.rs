@@ -684,3 +684,46 @@ fn too_many_runs_are_refused_naming_the_bound() {
     let docs = s.run(&["task", "instances", "team/soak", "--json"]);
     assert!(docs.stdout.contains("\"instances\": []"), "{}", docs.both());
 }
+
+/// The binary run with `input` on stdin.
+fn run_with_stdin(s: &Sandboxed, args: &[&str], input: &str) -> crate::support::run::Ran {
+    use std::io::Write;
+    let mut child = s
+        .command(args)
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    child
+        .stdin
+        .take()
+        .unwrap()
+        .write_all(input.as_bytes())
+        .unwrap();
+    crate::support::run::Ran::from(child.wait_with_output().unwrap())
+}
+
+/// `task put -` reads the task from stdin, as `store get -o -` writes to stdout; with no file name
+/// to take its id from, it needs `--id` or an id in the document.
+#[test]
+fn a_task_is_put_from_stdin() {
+    let s = Sandboxed::new();
+    let steps = r#"[{"id": "box", "type": "deploy_sandbox", "sandbox_name": "box"}]"#;
+    let r = run_with_stdin(&s, &["task", "put", "-", "--id", "team/piped"], steps);
+    assert_eq!(r.code, 0, "{}", r.both());
+    assert_eq!(r.stdout, "team/piped: v1\n");
+    let named = format!(r#"{{"id": "team/named", "steps": {steps}}}"#);
+    let r = run_with_stdin(&s, &["task", "put", "-"], &named);
+    assert_eq!(r.code, 0, "{}", r.both());
+    assert_eq!(r.stdout, "team/named: v1\n");
+    let r = run_with_stdin(&s, &["task", "put", "-"], steps);
+    assert_eq!(r.code, 2, "{}", r.both());
+    assert!(
+        r.stderr.contains(
+            "stdin: a task read from stdin has no file name to be its id: give one with --id"
+        ),
+        "{}",
+        r.stderr
+    );
+}

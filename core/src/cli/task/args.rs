@@ -29,7 +29,8 @@ pub enum TaskCommand {
 
 #[derive(Args)]
 pub struct PutArgs {
-    /// Task files: a JSON array of steps, or an object with a `steps` array.
+    /// Task files: a JSON array of steps, or an object with a `steps` array; `-` reads one from stdin
+    /// (give it an id with --id, unless it names one).
     #[arg(required = true, value_name = "FILE")]
     pub files: Vec<std::path::PathBuf>,
     /// The task's id (a bare id, such as team/hello); with one file only. Default: the `id` of a

@@ -8,9 +8,15 @@ use crate::cli::{Exit, Failure, Terminal};
 use crate::run::stored_task;
 use crate::session::Session;
 
+/// The FILE that `task put` reads from stdin.
+const STDIN: &str = "-";
+
 pub(super) fn put(args: PutArgs, session: &Session, term: &Terminal) -> Exit {
     if args.id.is_some() && args.files.len() > 1 {
         return Err(Failure::new("--id names one task: give one FILE with it").with_code(2));
+    }
+    if args.files.iter().filter(|f| f.as_os_str() == STDIN).count() > 1 {
+        return Err(Failure::new("- (stdin) is given twice: stdin holds one task").with_code(2));
     }
     let mut stored: Vec<Value> = Vec::new();
     let mut count = 0;
@@ -62,9 +68,16 @@ fn put_each(
     mut stored: impl FnMut(&str, stored_task::PutTask, &str),
 ) -> Exit {
     for file in &args.files {
-        let shown = file.display().to_string();
-        let text = std::fs::read_to_string(file)
-            .map_err(|e| Failure::new(format!("can't read {shown}: {e}")))?;
+        let from_stdin = file.as_os_str() == STDIN;
+        let shown = match from_stdin {
+            true => "stdin".to_string(),
+            false => file.display().to_string(),
+        };
+        let text = match from_stdin {
+            true => std::io::read_to_string(std::io::stdin()),
+            false => std::fs::read_to_string(file),
+        }
+        .map_err(|e| Failure::new(format!("can't read {shown}: {e}")))?;
         // A byte order mark (some editors write one) is not part of the JSON, as in a bundle.
         let text = text.strip_prefix('\u{feff}').unwrap_or(&text);
         let steps = stored_task::steps_of(text, &shown).map_err(|e| Failure::new(e.to_string()))?;
@@ -72,6 +85,12 @@ fn put_each(
         // the file's name.
         let id = match (args.id.clone(), stored_task::id_of(text)) {
             (Some(id), _) | (None, Some(id)) => id,
+            (None, None) if from_stdin => {
+                return Err(Failure::new(
+                    "stdin: a task read from stdin has no file name to be its id: give one with --id (such as --id team/hello)",
+                )
+                .with_code(2))
+            }
             (None, None) => file
                 .file_stem()
                 .map(|s| s.to_string_lossy().into_owned())
