@@ -727,3 +727,29 @@ fn a_task_is_put_from_stdin() {
         r.stderr
     );
 }
+
+/// A table the limit cut says so under it, and one that shows everything does not.
+#[test]
+fn a_list_cut_by_its_limit_says_so() {
+    let s = Sandboxed::new();
+    put_passing(&s, "team/few");
+    let r = s.run(&["task", "run", "team/few", "--runs", "3"]);
+    assert_eq!(r.code, 0, "{}", r.both());
+    let said = "2 shown, the newest; more are recorded: --limit 0 shows them all.\n";
+    let cut = s.run(&["task", "instances", "team/few", "--limit", "2"]);
+    assert!(cut.stdout.contains(said), "{}", cut.stdout);
+    assert_eq!(cut.stdout.lines().count(), 1 + 2 + 2, "{}", cut.stdout);
+    let listed = s.run(&["task", "list", "--limit", "2"]);
+    assert!(listed.stdout.contains(said), "{}", listed.stdout);
+    for whole in [
+        vec!["task", "instances", "team/few", "--limit", "3"],
+        vec!["task", "list"],
+    ] {
+        let r = s.run(&whole);
+        assert!(!r.stdout.contains(" shown, "), "{whole:?}: {}", r.stdout);
+    }
+    // A script's JSON is as it was: the instances, no line about them.
+    let doc = json(&s, &["task", "list", "--limit", "2", "--json"]);
+    assert_eq!(doc["instances"].as_array().unwrap().len(), 2, "{doc:#}");
+    assert!(doc.get("warnings").is_none(), "{doc:#}");
+}

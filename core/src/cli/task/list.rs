@@ -154,11 +154,14 @@ pub(super) fn list(
         ..args
     };
     let bundle_filter = args.bundle.as_deref().map(|b| BundleFilter::new(b, home));
-    let found = newest_instances(
+    // One more than the limit is read, to tell a list the limit cut from one that ended there.
+    let mut found = newest_instances(
         sources,
         |d| matches(d, &args, bundle_filter.as_ref()),
-        (args.limit > 0).then_some(args.limit),
+        (args.limit > 0).then(|| args.limit.saturating_add(1)),
     )?;
+    let cut = args.limit > 0 && found.len() > args.limit;
+    found.truncate(if cut { args.limit } else { found.len() });
     // Why the configured store is left out is said once: in the error below when the answer
     // hangs on it, else as a warning.
     if !(args.task.is_some() && found.is_empty() && sources.left_out().is_some()) {
@@ -171,7 +174,7 @@ pub(super) fn list(
             .iter()
             .map(|d| text(d, "task_id").to_string())
             .collect();
-        if args.limit > 0 && found.len() >= args.limit {
+        if cut {
             tasks.extend(tasks_named(sources, asked)?);
         }
         tasks.sort();
@@ -273,9 +276,17 @@ pub(super) fn list(
         out.push_str(&line);
         out.push('\n');
     }
+    if cut {
+        out.push_str(&cut_line(args.limit));
+    }
     out.push_str("Show one with agent-env task get-instance INSTANCE.\n");
     term.print(&out);
     Ok(0)
+}
+
+/// What a table the limit cut says under it: how many it shows and how to see the rest.
+fn cut_line(limit: usize) -> String {
+    format!("{limit} shown, the newest; more are recorded: --limit 0 shows them all.\n")
 }
 
 /// The error of `task instances ASKED` that found none while the configured document store, which
