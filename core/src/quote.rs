@@ -13,6 +13,20 @@ pub fn word(text: &str) -> String {
     }
 }
 
+/// An id a message shows for pasting (an instance id, `@local/~/my bundles/b/hello-x`): quoted as
+/// [`word`] quotes it, but a `~` after its start is left alone, since a shell expands only a leading one.
+pub fn id(text: &str) -> String {
+    let plain = !text.is_empty()
+        && !text.starts_with('~')
+        && text
+            .split('~')
+            .all(|part| part.is_empty() || word(part) == part);
+    match plain {
+        true => text.to_string(),
+        false => word(text),
+    }
+}
+
 /// A command line: every word quoted as needed, joined by spaces.
 pub fn line<S: AsRef<str>>(words: &[S]) -> String {
     words
@@ -34,5 +48,19 @@ mod tests {
         );
         assert_eq!(word(""), "''");
         assert_eq!(word("name==1.0"), "name==1.0");
+    }
+
+    #[test]
+    fn an_id_keeps_a_tilde_inside_it_unquoted() {
+        assert_eq!(
+            id("@local/~/my-hello/hello-x1"),
+            "@local/~/my-hello/hello-x1"
+        );
+        assert_eq!(id("team/check-x1"), "team/check-x1");
+        assert_eq!(
+            id("@local/~/my bundles/b/hello-x1"),
+            "'@local/~/my bundles/b/hello-x1'"
+        );
+        assert_eq!(id("~/x"), "'~/x'");
     }
 }

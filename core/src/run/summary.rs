@@ -45,8 +45,8 @@ pub(super) fn eval_tallies(
 }
 
 /// How many tasks came out each way, so the one failure among hundreds is not left to a search:
-/// `300 tasks: 299 passed, 1 failed`.
-fn tally_line(results: &[TaskRunResult]) -> String {
+/// `300 tasks: 299 passed, 1 failed`; `noun` counts them (`runs` when they are runs of one task).
+fn tally_line(results: &[TaskRunResult], noun: &str) -> String {
     let order = [
         ("passed", "passed"),
         ("scored_below_one", "scored below 1"),
@@ -62,7 +62,7 @@ fn tally_line(results: &[TaskRunResult]) -> String {
             (n > 0).then(|| format!("{n} {words}"))
         })
         .collect();
-    format!("  {} tasks: {}", results.len(), counts.join(", "))
+    format!("  {} {noun}: {}", results.len(), counts.join(", "))
 }
 
 /// The run's summary on `out`: a line per task (how it ended, its time and instance; in a run of more
@@ -99,7 +99,7 @@ pub(super) fn print_summary(
         }
     }
     if results.len() > 1 {
-        out.line(&tally_line(results));
+        out.line(&tally_line(results, counted_as(plan)));
     }
     if results.len() > LISTED_IN_FULL {
         for line in not_passed_lines(results) {
@@ -112,6 +112,17 @@ pub(super) fn print_summary(
             out.line(&eval_line(&tally));
         }
         skipped_lines(&plan.skipped, false, out);
+    }
+}
+
+/// What the tally counts: `runs` when every planned task is one task run again (`task run ID --runs
+/// N`), else `tasks`.
+fn counted_as(plan: &Plan<'_>) -> &'static str {
+    let mut ids = plan.tasks.iter().map(|t| &t.task.id);
+    let first = ids.next();
+    match first.is_some() && ids.all(|id| Some(id) == first) {
+        true => "runs",
+        false => "tasks",
     }
 }
 

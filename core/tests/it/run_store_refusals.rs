@@ -155,7 +155,7 @@ fn a_task_end_the_store_did_not_take_is_written_by_the_next_run_as_the_task_left
     let id = instance["instance_id"].as_str().unwrap();
     let shown = s.run(&["task", "get-instance", id]);
     assert!(
-        shown.stdout.contains("status:    completed\n")
+        shown.stdout.contains("status:    completed (passed)\n")
             && shown.stdout.contains("scores:    lock: 1\n")
             && shown.stdout.contains("recorded:  late, at "),
         "{}",
@@ -397,7 +397,7 @@ fn an_end_waiting_in_a_journal_is_said_so_there_and_outlives_another_machines_fa
     assert!(instance["recorded_late_at_utc"].is_string(), "{instance:#}");
     let shown = bob.run(&["task", "get-instance", &id]);
     assert!(
-        shown.stdout.contains("status:    completed\n"),
+        shown.stdout.contains("status:    completed (passed)\n"),
         "{}",
         shown.both()
     );

@@ -753,3 +753,40 @@ fn a_list_cut_by_its_limit_says_so() {
     assert_eq!(doc["instances"].as_array().unwrap().len(), 2, "{doc:#}");
     assert!(doc.get("warnings").is_none(), "{doc:#}");
 }
+
+/// The id a run prints is the id the lists print, and their words agree: `task run --runs 3` counts
+/// runs, and a completed instance says how it came out, as the run did.
+#[test]
+fn runs_and_lists_show_the_same_instance_ids_and_outcomes() {
+    let s = Sandboxed::new();
+    put_passing(&s, "team/check");
+    let r = s.run(&["task", "run", "team/check", "--runs", "3"]);
+    assert_eq!(r.code, 0, "{}", r.both());
+    assert!(r.stdout.contains("\n  3 runs: 3 passed\n"), "{}", r.stdout);
+    let printed: Vec<&str> = r
+        .stdout
+        .lines()
+        .filter_map(|l| l.split(", instance ").nth(1))
+        .collect();
+    assert_eq!(printed.len(), 3, "{}", r.stdout);
+    let listed = s.run(&["task", "instances", "team/check"]);
+    assert_eq!(listed.code, 0, "{}", listed.both());
+    for id in &printed {
+        assert!(id.starts_with("team/check-"), "{id}");
+        let row = listed
+            .stdout
+            .lines()
+            .find(|l| l.starts_with(&format!("{id} ")))
+            .unwrap_or_else(|| panic!("{id} is not listed: {}", listed.stdout));
+        assert!(row.contains(" completed (passed) "), "{row}");
+    }
+    let shown = s.run(&["task", "get-instance", printed[0]]);
+    assert!(
+        shown.stdout.contains("status:    completed (passed)\n"),
+        "{}",
+        shown.both()
+    );
+    // The JSON keeps the status the store holds.
+    let doc = json(&s, &["task", "instances", "team/check", "--json"]);
+    assert_eq!(doc["instances"][0]["status"], "completed", "{doc:#}");
+}

@@ -4,7 +4,7 @@
 use serde_json::Value;
 
 use super::unended::unended_steps;
-use super::{scores_text, text};
+use super::{scores_text, status_word, text};
 use crate::run::builtin_steps::verify_sandbox;
 use crate::run::recorded::InstanceScores;
 use crate::stores::Document;
@@ -95,7 +95,7 @@ pub(super) fn describe(
                 stale.words(),
                 who_marks_it_failed(doc)
             ),
-            (None, None) => text(doc, "status").to_string(),
+            (None, None) => status_word(doc, &scores.of(doc)),
         },
     );
     if let Some(late) = doc

@@ -1,17 +1,17 @@
 //! `task list` and `task instances`: the recorded instances a filter keeps, newest first (read a page
 //! at a time), as a table or as JSON, and what a list that found none says.
 
-use serde_json::{json, Value};
+use serde_json::{json, Map, Value};
 
 use super::filter::{matches, tasks_named, BundleFilter};
 use super::sources::Sources;
-use super::{pretty, scores_text, text, ListArgs};
+use super::{pasteable_id, pretty, scores_text, status_word, text, ListArgs};
 use crate::cli::{Exit, Failure, Terminal};
 use std::time::SystemTime;
 
 use crate::run::heartbeat;
 use crate::run::recorded::{config_check_hint, newest_started_first, InstanceScores, Recorded};
-use crate::run::recorder::{short_id, INSTANCES};
+use crate::run::recorder::INSTANCES;
 use crate::stores::{Document, DocumentStore, Filter, Sort};
 
 /// What a list says when it found nothing here and the configured document store could not be read.
@@ -113,6 +113,7 @@ fn summary(
 /// signs of life says since when (`running (no sign of life since …)`).
 pub(super) fn status_text(
     doc: &Document,
+    scores: &Map<String, Value>,
     now: SystemTime,
     end_waiting_here: Option<&str>,
 ) -> String {
@@ -129,7 +130,7 @@ pub(super) fn status_text(
             text(doc, "status"),
             stale.since
         ),
-        None => text(doc, "status").to_string(),
+        None => status_word(doc, scores),
     }
 }
 
@@ -254,10 +255,11 @@ pub(super) fn list(
         .iter()
         .map(|d| {
             let task_id = text(d, "task_id");
+            let scored = scores.of(d);
             [
-                short_id(text(d, "instance_id")).to_string(),
-                status_text(d, now, all.end_waiting_here(d)),
-                scores_text(&scores.of(d)),
+                pasteable_id(text(d, "instance_id")),
+                status_text(d, &scored, now, all.end_waiting_here(d)),
+                scores_text(&scored),
                 format!(
                     "{} v{}",
                     task_id.strip_prefix("@local/").unwrap_or(task_id),

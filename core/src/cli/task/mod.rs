@@ -80,6 +80,28 @@ fn text<'a>(doc: &'a Document, key: &str) -> &'a str {
     doc.get(key).and_then(Value::as_str).unwrap_or("")
 }
 
+/// An instance's status as a person reads it: a completed one says how it came out, in the word the
+/// run's summary used for it (`completed (passed)`, `completed (scored below 1)`), since the store
+/// keeps `completed` for every run that ended without failing.
+fn status_word(doc: &Document, scores: &Map<String, Value>) -> String {
+    let status = text(doc, "status");
+    if status != "completed" {
+        return status.to_string();
+    }
+    let scores: Vec<(String, f64)> = scores
+        .iter()
+        .filter_map(|(step, score)| Some((step.clone(), score.as_f64()?)))
+        .collect();
+    let outcome = crate::run::outcome::TaskOutcome::from_scores(scores);
+    format!("{status} ({})", outcome.word())
+}
+
+/// The instance id as a person copies it into `task get-instance`: whole, as the run's summary
+/// prints it, quoted when a shell would split it (a bundle folder with a space in its path).
+fn pasteable_id(instance_id: &str) -> String {
+    crate::quote::id(instance_id)
+}
+
 /// An instance's scores as one line, `step: score, …`; `-` when there are none.
 fn scores_text(scores: &Map<String, Value>) -> String {
     if scores.is_empty() {

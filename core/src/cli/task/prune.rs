@@ -18,7 +18,7 @@ use super::list::none_listed;
 use super::sources::Sources;
 use super::{pretty, text, ListArgs, PruneArgs};
 use crate::cli::{Exit, Failure, Terminal};
-use crate::run::recorder::{short_id, INSTANCES};
+use crate::run::recorder::INSTANCES;
 use crate::stores::{Document, DocumentStore, Filter, Predicate, Sort};
 
 /// Instances read at a time.
@@ -286,7 +286,7 @@ fn delete(stores: &[Arc<dyn DocumentStore>], chosen: &[Chosen]) -> Result<u64, F
             Failure::new(format!(
                 "deleted {}, then the store refused to delete {}: {e}; run the same command again to delete the rest",
                 instances(deleted as usize),
-                short_id(&one.instance_id)
+                super::pasteable_id(&one.instance_id)
             ))
         })?;
     }
@@ -357,7 +357,7 @@ fn report(
         let header = ["INSTANCE", "STATUS", "TASK", "STARTED"].map(str::to_string);
         let rows = choice.chosen.iter().map(|c| {
             [
-                short_id(&c.instance_id).to_string(),
+                super::pasteable_id(&c.instance_id),
                 c.status.clone(),
                 c.task_id
                     .strip_prefix("@local/")
