@@ -142,7 +142,10 @@ pub fn put_again(id: &str) -> String {
     if id.starts_with(crate::bundle::ids::LOCAL_PREFIX) {
         "run the bundle again, which writes them anew".to_string()
     } else {
-        format!("put its files again with agent-env artifact put FOLDER --id {id}")
+        format!(
+            "put its files again with agent-env artifact put FOLDER --id {}",
+            crate::quote::word(id)
+        )
     }
 }
 
@@ -223,6 +226,18 @@ mod tests {
     use crate::stores::local::LocalFilesystemObjectStore;
 
     const HELLO_SHA256: &str = "5891b5b522d5df086d0ff0b110fbd9d21bb4fc7163af34d08286a2e846f6be03";
+
+    #[test]
+    fn putting_again_names_an_id_a_shell_keeps_whole() {
+        assert_eq!(
+            put_again("team/my files"),
+            "put its files again with agent-env artifact put FOLDER --id 'team/my files'"
+        );
+        assert_eq!(
+            put_again("team/greeting"),
+            "put its files again with agent-env artifact put FOLDER --id team/greeting"
+        );
+    }
 
     fn stored(dir: &Path, bytes: &[u8]) -> (LocalFilesystemObjectStore, String) {
         let objects = LocalFilesystemObjectStore::new(dir.join("objects"));

@@ -331,8 +331,14 @@ fn entity(
                 id.rsplit('/').next().unwrap_or(id),
                 bundle_of_local_id(id)
             ),
-            (None, TASKS) => format!("; put one with agent-env task put FILE --id {id}"),
-            (None, ARTIFACTS) => format!("; put one with agent-env artifact put FOLDER --id {id}"),
+            (None, TASKS) => format!(
+                "; put one with agent-env task put FILE --id {}",
+                crate::quote::word(id)
+            ),
+            (None, ARTIFACTS) => format!(
+                "; put one with agent-env artifact put FOLDER --id {}",
+                crate::quote::word(id)
+            ),
             _ => String::new(),
         };
         BundleError::one(format!(
@@ -523,7 +529,8 @@ fn bundle_of_local_id(id: &str) -> String {
     }
     match root.split_once('/') {
         Some((package, name)) if !name.contains('/') => format!(
-            "copy the bundle it came from with agent-env bundle init FOLDER --from-bundle {package}/{name}"
+            "copy the bundle it came from with agent-env bundle init FOLDER --from-bundle {}",
+            crate::quote::word(&format!("{package}/{name}"))
         ),
         _ => "run the bundle it came from with agent-env run FOLDER".to_string(),
     }

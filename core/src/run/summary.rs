@@ -79,7 +79,11 @@ pub(super) fn print_summary(
     for r in results {
         let instance = match (&r.instance_id, &r.outcome) {
             (_, TaskOutcome::DidntStart) => String::new(),
-            (Some(id), _) => format!(", {}, instance {id}", seconds(r.duration)),
+            (Some(id), _) => format!(
+                ", {}, instance {}",
+                seconds(r.duration),
+                crate::quote::id(id)
+            ),
             (None, _) => format!(", {}, no instance recorded", seconds(r.duration)),
         };
         // A failure of several lines (a plugin's last stderr lines) keeps the time and instance on

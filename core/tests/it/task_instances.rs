@@ -790,3 +790,43 @@ fn runs_and_lists_show_the_same_instance_ids_and_outcomes() {
     let doc = json(&s, &["task", "instances", "team/check", "--json"]);
     assert_eq!(doc["instances"][0]["status"], "completed", "{doc:#}");
 }
+
+/// A command a message suggests can be pasted: an id a shell would split is quoted.
+#[test]
+fn suggested_commands_quote_what_a_shell_would_split() {
+    let s = Sandboxed::new();
+    let r = s.run(&["task", "get", "team/hello wörld"]);
+    assert_eq!(r.code, 1, "{}", r.both());
+    assert!(
+        r.stderr
+            .contains("put one with agent-env task put FILE --id 'team/hello wörld'"),
+        "{}",
+        r.stderr
+    );
+    let r = s.run(&["artifact", "get", "team/my files"]);
+    assert!(
+        r.stderr
+            .contains("put one with agent-env artifact put FOLDER --id 'team/my files'"),
+        "{}",
+        r.both()
+    );
+    // An instance of a bundle in a folder with a space: shown quoted by the run and the list, and
+    // the quoted id pastes into get-instance.
+    s.copy_hello("my hello");
+    let r = s.run(&["run", "./my hello"]);
+    assert_eq!(r.code, 0, "{}", r.both());
+    let quoted = r
+        .stdout
+        .lines()
+        .find_map(|l| l.split(", instance ").nth(1))
+        .unwrap_or_else(|| panic!("{}", r.stdout));
+    assert!(
+        quoted.starts_with("'@local/~/my hello/hello-") && quoted.ends_with('\''),
+        "{quoted}"
+    );
+    let listed = s.run(&["task", "list"]);
+    assert!(listed.stdout.contains(quoted), "{}", listed.stdout);
+    let unquoted = quoted.trim_matches('\'');
+    let shown = s.run(&["task", "get-instance", unquoted]);
+    assert_eq!(shown.code, 0, "{}", shown.both());
+}

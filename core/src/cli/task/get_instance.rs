@@ -54,7 +54,10 @@ pub(super) fn get(args: GetArgs, all: &Sources, term: &Terminal) -> Exit {
             }));
         }
         many => {
-            let ids: Vec<&str> = many.iter().map(|d| text(d, "instance_id")).collect();
+            let ids: Vec<String> = many
+                .iter()
+                .map(|d| crate::quote::id(text(d, "instance_id")))
+                .collect();
             return Err(Failure::new(format!(
                 "'{wanted}' names {} instances ({}); give the whole id",
                 many.len(),

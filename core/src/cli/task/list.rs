@@ -25,10 +25,10 @@ pub(super) fn none_listed(recorded: usize, args: &ListArgs) -> String {
     }
     let mut asked = String::new();
     if let Some(b) = &args.bundle {
-        asked.push_str(&format!(" --bundle {b}"));
+        asked.push_str(&format!(" --bundle {}", crate::quote::word(b)));
     }
     if let Some(t) = &args.task {
-        asked.push_str(&format!(" --task {t}"));
+        asked.push_str(&format!(" --task {}", crate::quote::word(t)));
     }
     format!(
         "None of the {recorded} recorded task instances matches{asked}; agent-env task list shows them all.\n"
@@ -185,7 +185,7 @@ pub(super) fn list(
                 "'{asked}' names {} tasks ({}); give more of an id, such as {}, to list one alone",
                 tasks.len(),
                 tasks.join(", "),
-                tasks[0].strip_prefix("@local/").unwrap_or(&tasks[0])
+                crate::quote::id(tasks[0].strip_prefix("@local/").unwrap_or(&tasks[0]))
             ));
         }
     }

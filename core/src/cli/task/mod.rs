@@ -40,8 +40,9 @@ pub fn run(args: TaskArgs, verbose: bool, session: &Session, term: &Terminal) ->
         TaskCommand::Get(args) => get_task(args, session, term),
         TaskCommand::Instances(args) => {
             let none = format!(
-                "No instances of '{id}' recorded yet. Run it with agent-env task run {id} (a stored task), or run its bundle with agent-env run BUNDLE.\n",
-                id = args.id
+                "No instances of '{id}' recorded yet. Run it with agent-env task run {quoted} (a stored task), or run its bundle with agent-env run BUNDLE.\n",
+                id = args.id,
+                quoted = crate::quote::word(&args.id)
             );
             list(
                 ListArgs {

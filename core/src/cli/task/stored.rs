@@ -130,7 +130,7 @@ pub(super) fn get_task(args: GetTaskArgs, session: &Session, term: &Terminal) ->
     }
     out.push_str(&format!(
         "Run it with agent-env task run {}.\n",
-        text(&doc, "id")
+        crate::quote::word(text(&doc, "id"))
     ));
     term.print(&out);
     Ok(0)
