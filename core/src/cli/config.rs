@@ -2,6 +2,7 @@
 
 use crate::cli::{Exit, Failure, Terminal};
 use crate::config::configured_store::configured_secrets;
+use crate::config::document::ConfigDocument;
 use crate::config::locate::CONFIG_VAR;
 use crate::config::plugins::InstalledPackage;
 use crate::config::store_builder::{names_a_plugin_store, StoresBuilder};
@@ -91,7 +92,7 @@ pub fn run(args: ConfigArgs, verbose: bool, session: &Session, term: &Terminal) 
                 term.print(&show::render_text(&report));
             }
             // A config file that cannot be read is an error, said once (in the output above).
-            Ok(if doc.error.is_some() { 1 } else { 0 })
+            Ok(unreadable_config_exit(doc))
         }
         ConfigCommand::Explain { path, json } => {
             let answer = explain::explain(
@@ -100,13 +101,15 @@ pub fn run(args: ConfigArgs, verbose: bool, session: &Session, term: &Terminal) 
                 &installed_packages(&session.manifests()),
                 &env,
                 &state_root,
-            );
+            )
+            .map_err(|e| Failure::new(e).usage_if(true))?;
             if json {
                 term.line(&explain::render_json(&answer));
             } else {
                 term.print(&explain::render_text(&answer));
             }
-            Ok(0)
+            // Its answer says the config could not be read (in `error`, or the value's line).
+            Ok(unreadable_config_exit(doc))
         }
         ConfigCommand::Debug { json } => {
             let candidates =
@@ -116,7 +119,7 @@ pub fn run(args: ConfigArgs, verbose: bool, session: &Session, term: &Terminal) 
             } else {
                 term.print(&sources::render_candidates(&candidates));
             }
-            Ok(0)
+            Ok(say_unreadable_config(doc, term))
         }
         ConfigCommand::Sources { json } => {
             let layers = sources::sources(doc, &env);
@@ -125,7 +128,7 @@ pub fn run(args: ConfigArgs, verbose: bool, session: &Session, term: &Terminal) 
             } else {
                 term.print(&sources::render_sources(&layers));
             }
-            Ok(0)
+            Ok(say_unreadable_config(doc, term))
         }
         ConfigCommand::Check { json } => {
             let manifests = session.manifests();
@@ -165,6 +168,25 @@ pub fn run(args: ConfigArgs, verbose: bool, session: &Session, term: &Terminal) 
             Ok(if outcome.problems.is_empty() { 0 } else { 1 })
         }
     }
+}
+
+/// Every view of the config exits 1 when the config the user chose could not be read, after printing
+/// what it can: the error is the command's failure.
+fn unreadable_config_exit(doc: &ConfigDocument) -> i32 {
+    if doc.error.is_some() {
+        1
+    } else {
+        0
+    }
+}
+
+/// As [`unreadable_config_exit`], for the views whose output has no place for the error (`debug`'s
+/// paths, `sources`' layers): the error is said on stderr, text and JSON alike.
+fn say_unreadable_config(doc: &ConfigDocument, term: &Terminal) -> i32 {
+    if let Some(problem) = &doc.error {
+        term.error(&problem.reason);
+    }
+    unreadable_config_exit(doc)
 }
 
 fn to_json(value: &impl serde::Serialize) -> Result<String, Failure> {

@@ -100,24 +100,54 @@ impl Explanation {
     }
 }
 
-/// Splits a TOML path into segments; a quoted segment (`"acme.browser"`) is one key.
-pub fn split_path(path: &str) -> Vec<String> {
+/// A path `config explain` cannot read: nothing given, or a part left empty between dots.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum PathError {
+    #[error("config explain needs a section or a TOML path: a section's name and its keys joined by dots, such as 'stores.object.root' or 'document'")]
+    Empty,
+    #[error("'{path}' has an empty part (two dots together, or one at an end); a TOML path is a section's name and its keys joined by single dots, such as 'stores.object.root' (quote a key that holds a dot: plugins.\"acme.browser\")")]
+    EmptySegment { path: String },
+}
+
+/// Splits a TOML path into segments; a quoted segment (`"acme.browser"`) is one key. A path with
+/// nothing in it, or with an unquoted empty segment (`stores..object`, `document.`), is refused
+/// rather than read as another path.
+pub fn split_path(path: &str) -> Result<Vec<String>, PathError> {
+    if path.trim().is_empty() {
+        return Err(PathError::Empty);
+    }
     let mut segments = Vec::new();
     let mut current = String::new();
+    let mut quoted = false;
     let mut quote: Option<char> = None;
+    let mut end_segment = |current: &mut String, quoted: &mut bool| {
+        let segment = std::mem::take(current);
+        let empty = segment.is_empty() && !*quoted;
+        *quoted = false;
+        segments.push(segment);
+        !empty
+    };
+    let mut every_part_given = true;
     for c in path.chars() {
         match (quote, c) {
             (Some(q), c) if c == q => quote = None,
             (Some(_), c) => current.push(c),
-            (None, '"' | '\'') => quote = Some(c),
-            (None, '.') => segments.push(std::mem::take(&mut current)),
+            (None, '"' | '\'') => {
+                quote = Some(c);
+                quoted = true;
+            }
+            (None, '.') => every_part_given &= end_segment(&mut current, &mut quoted),
             (None, c) if c.is_whitespace() => {}
             (None, c) => current.push(c),
         }
     }
-    segments.push(current);
-    segments.retain(|s| !s.is_empty());
-    segments
+    every_part_given &= end_segment(&mut current, &mut quoted);
+    if !every_part_given {
+        return Err(PathError::EmptySegment {
+            path: path.to_string(),
+        });
+    }
+    Ok(segments)
 }
 
 /// The section a path's head names, and how many segments that took (`document` = 1, `stores.document` = 2).
@@ -161,15 +191,28 @@ pub fn explain(
     installed: &[InstalledPackage],
     env: &dyn Fn(&str) -> Option<String>,
     state_root: &Path,
+) -> Result<Explanation, PathError> {
+    let segments = split_path(path)?;
+    Ok(explain_segments(
+        doc, path, &segments, installed, env, state_root,
+    ))
+}
+
+fn explain_segments(
+    doc: &ConfigDocument,
+    path: &str,
+    segments: &[String],
+    installed: &[InstalledPackage],
+    env: &dyn Fn(&str) -> Option<String>,
+    state_root: &Path,
 ) -> Explanation {
-    let segments = split_path(path);
     let mut answer = Explanation::empty(path);
     if let Some(problem) = &doc.error {
         answer.error = Some(problem.reason.clone());
         return answer;
     }
     if segments.first().map(String::as_str) == Some("plugins") {
-        return explain_plugins(doc, &segments, installed, answer);
+        return explain_plugins(doc, segments, installed, answer);
     }
     let all = sections(doc, env, state_root);
     if segments.len() == 1 && segments[0] == "stores" {
@@ -191,7 +234,7 @@ pub fn explain(
             .collect();
         return answer;
     }
-    if let Some((name, used)) = section_of(&segments) {
+    if let Some((name, used)) = section_of(segments) {
         let Some(section) = all.into_iter().find(|s| s.name == name) else {
             return answer;
         };
@@ -251,7 +294,7 @@ pub fn explain(
     }
     answer.file_only = true;
     let root = Value::Table(doc.table.clone());
-    answer.value = lookup(&root, &segments).map(|v| mask_value(v, false));
+    answer.value = lookup(&root, segments).map(|v| mask_value(v, false));
     answer
 }
 
@@ -613,5 +656,25 @@ mod tests {
         ));
         assert_eq!(unknown_section_hint("document.impl"), "");
         assert_eq!(unknown_section_hint("stores.object.config.anything"), "");
+    }
+
+    #[test]
+    fn a_path_with_nothing_or_an_empty_part_is_refused() {
+        assert_eq!(split_path(""), Err(PathError::Empty));
+        assert_eq!(split_path("  "), Err(PathError::Empty));
+        for path in ["stores..object", ".document", "document.", "a. .b"] {
+            assert!(
+                matches!(split_path(path), Err(PathError::EmptySegment { .. })),
+                "{path}"
+            );
+        }
+        assert_eq!(
+            split_path("plugins.\"acme.browser\".x"),
+            Ok(vec!["plugins".into(), "acme.browser".into(), "x".into()])
+        );
+        assert_eq!(
+            split_path("stores.object.root"),
+            Ok(vec!["stores".into(), "object".into(), "root".into()])
+        );
     }
 }

@@ -16,7 +16,8 @@ use toml::{Table, Value};
 pub struct ShowReport {
     pub config_path: Option<String>,
     pub config_source: &'static str,
-    /// The root option that chose the file (`config_source` `root-option`), else null.
+    /// The root option that chose the file (`config_source` `root-option`, or `error` when the file it
+    /// chose is not there), else null.
     pub config_chosen_by: Option<String>,
     pub search_root: String,
     pub error: Option<String>,
@@ -315,17 +316,22 @@ fn render_section(block: &mut Block, section: &SectionView) {
 }
 
 fn how_found(report: &ShowReport) -> String {
-    match report.config_source {
-        "env" => "via $AGENT_ENV_CONFIG".to_string(),
-        "root-option" => format!(
+    let via_root_option = || {
+        format!(
             "via {}",
             report
                 .config_chosen_by
                 .as_deref()
                 .unwrap_or("a root option")
-        ),
+        )
+    };
+    match report.config_source {
+        "env" => "via $AGENT_ENV_CONFIG".to_string(),
+        "root-option" => via_root_option(),
         "walk-up" => "discovered by walking up from the working directory".to_string(),
         "none" => format!("none found — walked up from {} to /", report.search_root),
+        // A root option chose a file that is not there: nothing was discovered, the option chose.
+        _ if report.config_chosen_by.is_some() => via_root_option(),
         _ => "discovery failed".to_string(),
     }
 }

@@ -42,7 +42,11 @@ fn how_found(doc: &ConfigDocument) -> String {
             doc.search_root.display()
         ),
         ConfigSource::Error => format!(
-            "discovery failed: {}",
+            "{}: {}",
+            match doc.chosen_by {
+                Some(_) => via_root_option(doc),
+                None => "discovery failed".to_string(),
+            },
             doc.error.as_ref().map(|p| p.reason.as_str()).unwrap_or("")
         ),
     }

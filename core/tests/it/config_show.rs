@@ -1113,3 +1113,126 @@ fn explain_says_a_store_keys_default_and_a_key_the_store_does_not_read() {
         "stores.object.region = us-east-1 — the default S3ObjectStore uses when no layer sets it and neither AWS_REGION nor AWS_DEFAULT_REGION is set\n"
     );
 }
+
+/// A view that could not read the config the user chose prints what it can and exits 1, text and JSON,
+/// whichever view it is; `debug` and `sources`, whose output has no place for it, say why on stderr.
+#[test]
+fn every_config_view_exits_1_when_the_config_it_was_given_cannot_be_read() {
+    let p = Project::new("[model]\nbroken = \n");
+    let malformed = format!("Malformed config.toml at {}", p.config_path().display());
+    let missing = "AGENT_ENV_CONFIG='/nope.toml' does not point to an existing file";
+    for (vars, why) in [
+        (vec![], malformed.as_str()),
+        (vec![("AGENT_ENV_CONFIG", "/nope.toml")], missing),
+    ] {
+        for view in [
+            vec!["show"],
+            vec!["explain", "stores.object.root"],
+            vec!["debug"],
+            vec!["sources"],
+        ] {
+            for json in [false, true] {
+                let mut args = vec!["config"];
+                args.extend(&view);
+                if json {
+                    args.push("--json");
+                }
+                let (code, out, err) = p.run_with(&vars, &args);
+                assert_eq!(code, 1, "{args:?} {vars:?}: {out}{err}");
+                assert!(
+                    out.contains(why) || err.contains(why),
+                    "{args:?}: {out}{err}"
+                );
+                if json {
+                    serde_json::from_str::<serde_json::Value>(&out)
+                        .unwrap_or_else(|e| panic!("{args:?}: {e}: {out}"));
+                }
+            }
+        }
+    }
+    // A config that reads is no failure.
+    std::fs::write(p.config_path(), "").unwrap();
+    for view in ["debug", "sources"] {
+        let (code, _, err) = p.run(&["config", view]);
+        assert_eq!((code, err.as_str()), (0, ""));
+    }
+}
+
+/// `config explain` refuses a path it cannot read as written, as a wrong command line (exit 2), saying
+/// how a path is written, rather than explaining another path.
+#[test]
+fn explain_refuses_an_empty_path_or_an_empty_part() {
+    let p = Project::new("[stores.object]\nimpl = \"LocalFilesystemObjectStore\"\n");
+    for path in ["", "stores..object", "stores.object.", ".document"] {
+        for json in [false, true] {
+            let mut args = vec!["config", "explain", path];
+            if json {
+                args.push("--json");
+            }
+            let (code, out, err) = p.run(&args);
+            assert_eq!(code, 2, "{args:?}: {out}{err}");
+            assert!(err.contains("'stores.object.root'"), "{args:?}: {err}");
+            if json {
+                let doc: serde_json::Value = serde_json::from_str(&out).unwrap();
+                assert_eq!(doc["exit_code"], 2, "{doc:#}");
+            } else {
+                assert_eq!(out, "", "{args:?}");
+            }
+        }
+    }
+    let (code, out, _) = p.run(&["config", "explain", "stores.object.impl"]);
+    assert_eq!(code, 0);
+    assert!(
+        out.starts_with("stores.object.impl = LocalFilesystemObjectStore"),
+        "{out}"
+    );
+}
+
+/// A root option that chooses a config file that is not there: the views say the option chose it
+/// (nothing was discovered), and the JSON names the option beside the error.
+#[test]
+fn a_missing_file_a_root_option_chose_is_credited_to_the_option() {
+    use crate::support::cli::{stderr, stdout, text, Sandbox};
+    let s = Sandbox::new();
+    s.tools(
+        "agentenv-tenant",
+        "[provides.cli_root_options]\ntenant = { class = \"TenantOption\", description = \"Select a tenant\", value = \"NAME\" }\n",
+    );
+    let by = "CLI root option '--tenant' from 'agentenv-tenant'";
+    let out = s.run(&["--tenant", "acme", "config", "show"]);
+    assert_eq!(out.status.code(), Some(1), "{}", text(&out));
+    let shown = stdout(&out);
+    assert!(
+        shown.contains(&format!("\n                via {by}\n")),
+        "{shown}"
+    );
+    assert!(
+        shown.contains(&format!("(error) {by} chose the config file '")),
+        "{shown}"
+    );
+    assert!(!shown.contains("discover"), "{shown}");
+
+    let out = s.run(&["--tenant", "acme", "config", "show", "--json"]);
+    assert_eq!(out.status.code(), Some(1), "{}", text(&out));
+    let show: serde_json::Value = serde_json::from_str(&stdout(&out)).unwrap();
+    assert_eq!(show["config_source"], "error", "{show:#}");
+    assert_eq!(show["config_chosen_by"], by, "{show:#}");
+    assert!(show["error"]
+        .as_str()
+        .unwrap()
+        .contains("which does not exist"));
+
+    let out = s.run(&["--tenant", "acme", "config", "sources"]);
+    assert_eq!(out.status.code(), Some(1), "{}", text(&out));
+    assert!(
+        stdout(&out).contains(&format!("(via {by}: {by} chose the config file '")),
+        "{}",
+        text(&out)
+    );
+    assert!(!stdout(&out).contains("discover"), "{}", text(&out));
+    assert!(
+        stderr(&out).contains("which does not exist"),
+        "{}",
+        text(&out)
+    );
+}
