@@ -29,7 +29,7 @@ pub const DEFAULT_STORE_RETRY: Duration = Duration::from_secs(30);
 pub enum SettingsError {
     #[error(transparent)]
     Config(#[from] ConfigError),
-    #[error("[explorer] port must be a whole number from 1 to 65535 (got {0}); fix it in the config, or pass --port")]
+    #[error("[explorer] port must be a whole number from 0 to 65535, 0 picking a free one (got {0}); fix it in the config, or pass --port")]
     Port(String),
     #[error("[explorer] {key} must be a number of seconds greater than 0 and at most 1000000000 (got {got}); fix it in the config")]
     Seconds { key: &'static str, got: String },
@@ -82,7 +82,7 @@ impl SettingsError {
 /// What the explorer reads from the config.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct ExplorerSettings {
-    /// `[explorer] port`, if set (the flag wins over it).
+    /// `[explorer] port`, if set (the flag wins over it); 0 picks a free port.
     pub port: Option<u16>,
     /// Host names (lowercased) accepted besides the loopback names.
     pub allowed_hosts: Vec<String>,
@@ -233,10 +233,8 @@ fn port_of(value: &Value) -> Result<u16, SettingsError> {
         Value::String(s) => s.trim().parse::<u16>().ok(),
         _ => None,
     };
-    match parsed {
-        Some(port) if port > 0 => Ok(port),
-        _ => Err(SettingsError::Port(value.to_string())),
-    }
+    // 0 picks a free port, as `up --port 0` does: the listener binds it and the URL names the port.
+    parsed.ok_or_else(|| SettingsError::Port(value.to_string()))
 }
 
 fn seconds(table: &toml::Table, key: &'static str) -> Result<Option<Duration>, SettingsError> {
@@ -407,6 +405,12 @@ mod tests {
     fn the_flag_wins_over_the_config() {
         let s = settings("[explorer]\nport = 9100\n").unwrap();
         assert_eq!(s.port(None), 9100);
+        // 0 picks a free port, as `up --port 0` does.
+        assert_eq!(settings("[explorer]\nport = 0\n").unwrap().port(None), 0);
+        assert_eq!(
+            settings("[explorer]\nport = \"0\"\n").unwrap().port(None),
+            0
+        );
         assert_eq!(s.port(Some(9200)), 9200);
     }
 
@@ -447,6 +451,8 @@ mod tests {
         assert_eq!(s.cors_origins, ["https://dash.example"]);
         let e = settings("[explorer]\nport = 70000\n").unwrap_err();
         assert!(e.to_string().contains("got 70000"), "{e}");
+        let e = settings("[explorer]\nport = -1\n").unwrap_err();
+        assert!(e.to_string().contains("got -1"), "{e}");
         let e = settings("[explorer]\nplugin_timeout_seconds = 0\n").unwrap_err();
         assert!(
             e.to_string().contains("plugin_timeout_seconds must be"),
@@ -558,7 +564,7 @@ mod tests {
     #[test]
     fn every_problem_is_found_at_once() {
         let doc = ConfigDocument::from_text(
-            "[explorer]\nport = 0\ncors_origins = ['*']\nplugin_idle_seconds = -1\n",
+            "[explorer]\nport = 70000\ncors_origins = ['*']\nplugin_idle_seconds = -1\n",
             Path::new("c.toml"),
         );
         let found: Vec<String> = ExplorerSettings::problems(&doc)

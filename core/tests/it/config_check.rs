@@ -326,7 +326,7 @@ fn explorer_settings_up_would_refuse_are_problems() {
     let found = messages(&json);
     assert_eq!(found.len(), 2, "{found:?}");
     assert!(
-        found[0].starts_with("[explorer] port must be a whole number from 1 to 65535 (got 70000)")
+        found[0].starts_with("[explorer] port must be a whole number from 0 to 65535, 0 picking a free one (got 70000)")
             && found[0].ends_with("(agent-env up refuses to start until it is fixed)"),
         "{found:?}"
     );
@@ -336,6 +336,17 @@ fn explorer_settings_up_would_refuse_are_problems() {
     );
     let (code, out) = p.run_with(&[], &["run", "hello"]);
     assert_eq!(code, 0, "{out}");
+}
+
+/// `[explorer] port = 0` picks a free port, as `up --port 0` does: no problem.
+#[test]
+fn an_explorer_port_of_0_is_no_problem() {
+    for port in ["0", "\"0\""] {
+        let p = Project::new(&format!("[explorer]\nport = {port}\n"));
+        let (code, json) = p.check(&[]);
+        assert_eq!(code, 0, "{json}");
+        assert_eq!(messages(&json), Vec::<String>::new(), "{json}");
+    }
 }
 
 /// A reference in `[explorer]` that does not resolve is said once, with up's refusal, and the table's
