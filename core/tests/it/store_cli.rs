@@ -68,7 +68,12 @@ fn object_check_passes_against_the_default_store_in_its_own_namespace() {
     let out = env.run(&["store", "check", "object"], &[]);
     let text = stdout(&out);
     assert_eq!(out.status.code(), Some(0), "{text}\n{}", stderr(&out));
-    assert!(text.contains("Checking the object store agent_env.store.object_store:LocalFilesystemObjectStore (from built-in default)"), "{text}");
+    assert!(
+        text.contains(
+            "Checking the object store LocalFilesystemObjectStore (from built-in default)"
+        ),
+        "{text}"
+    );
     // The 27 cases and the 3 grant cases, over HTTPS to the grant server the store starts.
     assert_eq!(
         text.lines().filter(|l| l.starts_with("PASSED ")).count(),
@@ -113,6 +118,8 @@ fn json_output_lists_every_case() {
     assert_eq!(report["kind"], "document");
     assert_eq!(report["passed"], true);
     assert_eq!(report["from"], "built-in default");
+    // A built-in store by its class alone, as `config show` names it.
+    assert_eq!(report["impl"], "LocalSqliteDocumentStore");
     assert_eq!(report["cases"].as_array().unwrap().len(), 45);
     assert!(env.state().join("document_store/documents.db").exists());
 }
@@ -122,6 +129,18 @@ fn secret_check_fails_unseeded_and_passes_seeded() {
     let env = Env::new();
     let out = env.run(&["store", "check", "secret"], &[]);
     assert_eq!(out.status.code(), Some(1));
+    // Named as `config show` names it, not by the original's module path.
+    assert!(
+        stdout(&out)
+            .starts_with("Checking the secret store LocalSecretStore (from built-in default)\n"),
+        "{}",
+        stdout(&out)
+    );
+    let shown = stdout(&env.run(&["config", "show"], &[]));
+    assert!(
+        shown.contains("secret:         LocalSecretStore"),
+        "{shown}"
+    );
     assert!(stdout(&out).contains(
         "FAILED get_returns_value: get(\"conformance_present\") is None: the store is not seeded"
     ));
@@ -177,6 +196,13 @@ fn a_flat_yaml_secret_file_is_read() {
     let out = env.run(&["store", "check", "secret"], &[]);
     assert_eq!(out.status.code(), Some(1), "{}", stdout(&out));
     assert!(stdout(&out).contains("FAILED get_returns_value: get(\"conformance_present\"): expected \"value-1\", got \"from-file\""), "{}", stdout(&out));
+    // The impl written in the original's module:Class form is named by its class, as config show does.
+    assert!(
+        stdout(&out)
+            .starts_with("Checking the secret store LocalSecretStore (from [stores.secret])\n"),
+        "{}",
+        stdout(&out)
+    );
 }
 
 #[test]

@@ -15,7 +15,7 @@ use serde_json::{json, Value};
 use crate::cli::Terminal;
 use crate::config::configured_store::{configured_secrets, store_spec};
 use crate::config::references::SecretLookup;
-use crate::config::store_selection::selection;
+use crate::config::store_selection::{class_of, selection};
 use crate::output::Output;
 use crate::run::cancel::{watch_signals, Cancel, Signalled};
 use crate::session::Session;
@@ -80,7 +80,7 @@ pub(super) fn check(
         _ => (None, None),
     };
     let result = open_checked(&spec, plugins.as_deref())
-        .and_then(|store| reachable(store, &spec.impl_name))
+        .and_then(|store| reachable(store, &shown_name(&spec)))
         .map(|store| {
             run_check(
                 &checked_for(&spec, &selected.origin.location),
@@ -169,10 +169,20 @@ fn emptied_one_by_one(ns: &str) -> String {
     )
 }
 
+/// The store as `config show` names it: a built-in one by its class alone (`LocalSecretStore`, however
+/// the config spelled it, the original's module path included), a plugin's as written (`<package>:<Class>`).
+fn shown_name(spec: &StoreSpec) -> String {
+    let written = spec.impl_name.trim();
+    match classify(spec.kind, written) {
+        Ok(Target::Builtin(_)) => class_of(written).to_string(),
+        _ => written.to_string(),
+    }
+}
+
 fn checked_for(spec: &StoreSpec, origin: &str) -> Checked {
     Checked {
         kind: spec.kind,
-        impl_name: spec.impl_name.clone(),
+        impl_name: shown_name(spec),
         origin: origin.to_string(),
         namespace: match spec.kind {
             StoreKind::Secret => String::new(),
