@@ -9,6 +9,7 @@ use super::references::{resolve_table_at, resolve_table_fully, unresolved_at, Se
 use super::registrations::{
     check_agents, impls, provider_entries, split_impl, ProviderKind, IMPL_TABLES,
 };
+use super::shared_stores::SharedStores;
 use super::store_builder::{StoreBuilder, StoresBuilder};
 use super::store_selection::{
     class_of, selection, StoreSelection, ALIASED_SECTIONS, STORE_SECTIONS,
@@ -117,6 +118,7 @@ pub fn check(doc: &ConfigDocument, builder: &dyn StoreBuilder) -> CheckOutcome {
     } else {
         Vec::new()
     };
+    let mut shared_stores_note = None;
     if doc.error.is_none() {
         all_warnings.extend(super::shared_variables::credentials_in_plugins_variables(
             &doc.table,
@@ -131,9 +133,11 @@ pub fn check(doc: &ConfigDocument, builder: &dyn StoreBuilder) -> CheckOutcome {
         ));
         all_warnings.extend(super::file_modes::secrets_file_warning(doc));
         all_warnings.extend(super::grant_bind::exposed_grant_server(doc));
-        all_warnings.extend(super::shared_stores::local_objects_behind_shared_documents(
-            doc,
-        ));
+        match super::shared_stores::shared_stores_finding(doc) {
+            Some(SharedStores::Warning(warning)) => all_warnings.push(warning),
+            Some(SharedStores::Note(note)) => shared_stores_note = Some(note),
+            None => {}
+        }
     }
     all_warnings.extend(found.plugin_tables);
     all_warnings.extend(found.unused);
@@ -164,7 +168,7 @@ pub fn check(doc: &ConfigDocument, builder: &dyn StoreBuilder) -> CheckOutcome {
         config_path: doc.path_display(),
         problems,
         warnings: all_warnings,
-        notes: found.notes,
+        notes: found.notes.into_iter().chain(shared_stores_note).collect(),
         checked: found.checked,
     }
 }

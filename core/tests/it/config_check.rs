@@ -1287,3 +1287,61 @@ fn a_user_level_config_file_is_said_to_be_unread() {
     );
     assert!(!out.contains("is not read"), "{out}");
 }
+
+/// A plugin's document store with the built-in local object store: nothing says whether other machines
+/// share it (the one `plugin new` writes keeps its files on this machine), so `config check` notes what
+/// to do if they do, rather than warning that they may; a hosted document store is still warned of.
+#[test]
+fn a_plugins_document_store_over_local_objects_is_a_note_not_a_warning() {
+    let p = Project::new("");
+    crate::support::install_store_fixture(
+        &p.home.join("plugins"),
+        "documents",
+        ("agentenv-fixture-documents", "0.1.0"),
+        "fixture-documents",
+        ("DiskDocumentStore", "document"),
+    );
+    std::fs::write(
+        p.root.join(".agentenv/config.toml"),
+        format!(
+            "[stores.document]\nimpl = \"agentenv-fixture-documents:DiskDocumentStore\"\nconfig = {{ root = \"{}\" }}\n",
+            p.root.join("docs").display()
+        ),
+    )
+    .unwrap();
+    let (code, json) = p.check(&[]);
+    assert_eq!(code, 0, "{json}");
+    assert!(
+        !warnings_of(&json)
+            .iter()
+            .any(|w| w.contains("DiskDocumentStore")),
+        "{json}"
+    );
+    let says = "if other machines share the document store DiskDocumentStore ([stores.document]), a plugin's, set [stores.object] to a shared store too (S3ObjectStore, or a plugin's): the object store is LocalFilesystemObjectStore (the built-in default), which keeps its files on this machine";
+    assert!(
+        json["notes"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .any(|n| n.as_str().unwrap().starts_with(says)),
+        "{json}"
+    );
+    let (code, out) = p.run_with(&[], &["config", "check"]);
+    assert_eq!(code, 0, "{out}");
+    assert!(out.contains(&format!("note: {says}")), "{out}");
+    assert!(!out.contains("warning:"), "{out}");
+
+    // A hosted document store is shared by what it is: warned of.
+    std::fs::write(
+        p.root.join(".agentenv/config.toml"),
+        "[stores.document]\nimpl = \"PostgresDocumentStore\"\nconfig = { dsn = \"postgresql://u@127.0.0.1:1/db\" }\n",
+    )
+    .unwrap();
+    let (_, json) = p.check(&[]);
+    assert!(
+        warnings_of(&json).iter().any(|w| w.starts_with(
+            "the document store is PostgresDocumentStore ([stores.document]), which other machines may share"
+        )),
+        "{json}"
+    );
+}
