@@ -7,13 +7,16 @@
 # explorer page reached from the navigation, scoring a text, and the pages at a phone's width); then
 # runs of `agent-env run` in the same world (scripts/browser/run_state_check.py: one killed mid-run,
 # shown interrupted with its warning; one under way, its run group's counts "so far" and then final;
-# one whose step fails); then tasks and an artifact stored in that world (scripts/browser/list_check.py:
+# one whose step fails; the killed run's instance once a later run marked it failed, its end not known;
+# a list past its end, a list one page holds saying how much, a page size the list does not take, an
+# id whose '/' the address left as it is, the focus after a Run button that fails); then tasks and an artifact stored in that world (scripts/browser/list_check.py:
 # a very long task id wraps in its cell and leaves every column on screen, a binary file's size in
 # words and its "cannot be shown here" with a Download link, a list's filter and page kept in the
 # address through a reload and Back; scripts/browser/group_check.py: a group of runs started from a
-# Task page, its count's limit the API's, a wrong count refused with the explorer's reason, the group's
-# page with its runs, scores and their spread, live until its runs end, its runs a page at a time, one
-# per seed value, one cancelled from its page, and an unknown group). Then an explorer of the check's own in that world, stopped and started
+# Task page, its count's limit the API's, wrong counts and seed values refused before they are sent, the
+# group's page with its runs, scores and their spread, live until its runs end, its runs a page at a time,
+# an outcome it does not take noted, one per seed value, one cancelled from its page after its question
+# and a run cancelled from the Run page, each leaving the focus on the heading, and an unknown group). Then an explorer of the check's own in that world, stopped and started
 # again under open pages (scripts/browser/contact_check.py: a run waiting for a free slot, the notice
 # of lost contact, a run of an explorer that has since stopped). Then a second explorer,
 # in a world whose configured document store can't be read as it starts

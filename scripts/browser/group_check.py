@@ -2,9 +2,10 @@
 moment), started from its Task page as a person would:
 
 - the count's limit is the one the API's document gives (`/openapi.json`), not one of the page's own.
-- a wrong count is refused: one over the limit and 0 runs are sent to the explorer, which refuses them,
-  and the form says its reason under the button, marks the count as what is wrong and gives it the
-  focus; the page stays where it is.
+- a wrong count is refused before it is sent: one over the limit, 0, -1 and 2.5 runs each get the same
+  sentence under the button, naming the field by its label (never the request's `body count`), the
+  count marked as what is wrong and focused; seed values of only commas likewise; the page stays
+  where it is.
 - a group of 3, started with Enter in the count: the browser lands on the group's page, which (not
   loaded again) shows the 3 runs end passed with their scores and how long each took, the scores'
   spread (mean, min and max of 3 runs), 3 planned and 3 done, and whose polite live region says the
@@ -13,13 +14,16 @@ moment), started from its Task page as a person would:
   Next shows run 3 and writes the page into the address, a reload keeps it, and Back turns it back;
   the counts are the whole group's on either page.
 - the group's runs filtered by outcome from the address (`?outcome=failed`): none, said so, and the
-  filter shows it.
+  filter shows it; an outcome no run is said in (`?outcome=bogus`) is noted, and every run shown.
 - the Task page's row of that group leads to its page, and shows the scores' spread.
 - a group of one run per seed value (a token and its values, separated by a space and a comma): its
   page shows each run's seed.
 - a group whose runs wait (a folder bundle whose step waits for a file the check never writes while
-  the group runs): its page shows it running with a Cancel button; Cancel cancels both its runs, and
-  the page, not loaded again, shows them cancelled and the group complete. Then another such group,
+  the group runs): its page shows it running with a Cancel button; Cancel (with Enter) asks first, its
+  question focused; No puts Cancel back, focused; Yes cancels both its runs, and the page, not loaded
+  again, shows them cancelled and the group complete, the focus on its heading. A run of that task
+  started with Enter on its Task page's Run button is cancelled with Enter on the Run page's Cancel,
+  and the focus goes to the run's heading. Then another such group,
   cancelled from the API while its Task page is open with a count typed into the form: the page,
   redrawn with the group's end, keeps what was typed and where the focus was.
 - a group id nobody knows is said to be unknown.
@@ -79,6 +83,8 @@ def refused(browser: Session, task_url: str, count: str, reason: str) -> None:
     boxes = browser.execute("return document.querySelectorAll('#group-form .error').length;")
     if boxes != 1:
         raise WebDriverError(f"the form shows {boxes} errors after a refused count of {count}")
+    if "body " in said:
+        raise WebDriverError(f"a refused count of {count} names the field by its place in the request: {said!r}")
     print(f"  {count} runs: {said!r}")
 
 
@@ -135,9 +141,19 @@ def check(base: str, browser: Session, shots: Path) -> None:
         f"return f && f.max === '{limit}' ? f.getAttribute('aria-label') : null;"))
     if said != f"How many runs (1 to {limit})":
         raise WebDriverError(f"the count's name is {said!r} with the API's limit of {limit}")
-    print("the Task page: a wrong count is refused with the explorer's reason")
-    refused(browser, task_url, str(limit + 1), f"at most {limit} runs per request (got {limit + 1})")
-    refused(browser, task_url, "0", "greater than or equal to 1")
+    print("the Task page: a wrong count is refused in one sentence naming the field by its label")
+    for wrong in (str(limit + 1), "0", "-1", "2.5"):
+        refused(browser, task_url, wrong, f"How many runs: a whole number from 1 to {limit} (got {wrong}).")
+    print("the Task page: seed values of only commas are refused the same way")
+    browser.click(browser.wait_css("#group-by-seeds"))
+    browser.send_keys(browser.wait_css("#group-seed-token"), "who")
+    browser.send_keys(browser.wait_css("#group-seeds"), ", ,," + ENTER)
+    said = browser.wait_text("#group-problem", f"Seed values: from 1 to {limit}, one run each")
+    if browser.execute("return document.activeElement.id;") != "group-seeds" or "body " in said:
+        raise WebDriverError(f"seed values of only commas say {said!r}, focused on {browser.execute('return document.activeElement.id;')!r}")
+    print(f"  ', ,,': {said!r}")
+    browser.execute("document.getElementById('group-seed-token').value = ''; document.getElementById('group-seeds').value = '';")
+    browser.click(browser.wait_css("#group-by-count"))
     browser.screenshot(shots / "30-group-refused.png")
 
     print("the Task page: a group of 3, started with Enter, lands on its page")
@@ -188,6 +204,13 @@ def check(base: str, browser: Session, shots: Path) -> None:
     chosen = browser.execute("return document.getElementById('group-filter').value;")
     if chosen != "failed":
         raise WebDriverError(f"the group's filter reads {chosen!r}, not the address's 'failed'")
+    print("an outcome no run is said in: noted, and every run shown")
+    browser.get(group_url + "?outcome=bogus")
+    noted = browser.wait_text("#query-notice", "'bogus'")
+    browser.wait_for("the group's 3 runs under the notice", lambda: len(shown_places(browser)) == 3)
+    if "showing runs of any outcome" not in noted or browser.find("#group-body .error") is not None:
+        raise WebDriverError(f"an unknown outcome says {noted!r}, or the page shows an error")
+    print(f"  it says: {noted!r}")
 
     print("the Task page: the group's row leads to its page")
     browser.get(task_url)
@@ -246,8 +269,22 @@ def cancelled(base: str, browser: Session, shots: Path, binary: str, home: Path,
             "return !document.getElementById('cancel-group').hidden;") else None)(browser.find("#cancel-group")))
         names_say_what(browser, "run group")
         browser.screenshot(shots / "33-group-running.png")
-        browser.click(cancel)
+        print("  Cancel asks first; No puts it back; Yes cancels, the focus on the heading")
+        browser.send_keys(cancel, ENTER)
+        question = browser.wait_text("#cancel-group-question", "Cancel the 2 runs of this group that are not done?")
+        if browser.execute("return document.activeElement.id;") != "cancel-group-question":
+            raise WebDriverError("Cancel's question does not get the focus")
+        browser.send_keys(browser.wait_css("#cancel-group-no"), ENTER)
+        browser.wait_for("Cancel back, focused", lambda: browser.execute(
+            "const b = document.getElementById('cancel-group'); return !b.hidden && document.activeElement === b;"))
+        if browser.execute("return document.getElementById('group-running').textContent;") != "2":
+            raise WebDriverError("No cancelled the group's runs")
+        browser.send_keys(cancel, ENTER)
+        browser.send_keys(browser.wait_css("#cancel-group-yes"), ENTER)
         browser.wait_text("#group-status", "complete", timeout=120)
+        focused = browser.wait_for("the focus on the group's heading", lambda: browser.execute(
+            "const a = document.activeElement; return a && a.id === 'group-heading' ? a.id : null;"), timeout=10)
+        print(f"  asked {question!r}; once cancelled the focus is on #{focused}")
         browser.wait_text("#group-outcomes", "2 cancelled")
         if not same_load(browser):
             raise WebDriverError("the cancelled group's page was loaded again instead of updating in place")
@@ -257,6 +294,18 @@ def cancelled(base: str, browser: Session, shots: Path, binary: str, home: Path,
         if browser.execute("return !document.getElementById('cancel-group').hidden;"):
             raise WebDriverError("a cancelled group still offers to cancel its runs")
         browser.screenshot(shots / "34-group-cancelled.png")
+
+        print("the Run page: Cancel, with Enter, leaves the focus on the run's heading")
+        browser.get(f"{base}/tasks/{quote(task_id, safe='')}")
+        browser.send_keys(browser.wait_css("#run-task"), ENTER)
+        browser.wait_for("the held run's page", lambda: "/runs/" in browser.current_url())
+        cancel_run = browser.wait_for("the Run page's Cancel", lambda: (lambda b: b if b and browser.execute(
+            "const c = document.getElementById('cancel-run'); return !c.hidden && !c.disabled;") else None)(browser.find("#cancel-run")))
+        browser.send_keys(cancel_run, ENTER)
+        browser.wait_text("#run-status", "cancelled", timeout=120)
+        focused = browser.wait_for("the focus on the run's heading", lambda: browser.execute(
+            "const a = document.activeElement; return a && a.id === 'run-heading' ? a.id : null;"), timeout=10)
+        print(f"  once cancelled the focus is on #{focused}")
 
         print("the Task page keeps a count typed into its form while a group's end redraws it")
         task_url = f"{base}/tasks/{quote(task_id, safe='')}"

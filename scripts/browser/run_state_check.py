@@ -15,13 +15,19 @@ the check writes (so no step's length is guessed):
   (the failed step is not counted with the ones that succeeded) and shows no empty Verifications
   heading. Its bundle's folder is then removed: its Task page's Run button answers an error, and a
   second click replaces that error rather than adding another.
-- the Tasks page pages through the tasks (two a page, as its address asks).
+- marked failed: the killed run's instance, once a later run marked it failed, says on its page that
+  its end is not known and when it was marked, its times shown as `2026-12-07 04:18:27 UTC`.
+- the Tasks page pages through the tasks (two a page, as its address asks); a page past the end says
+  so, with a button to the last page; the whole list on one page says how much it holds; a page size
+  the list does not take (`per_page=0`) is noted. Enter on a Run button that fails leaves the focus
+  on it.
 
 Exits non-zero, naming the step, when anything is not as expected."""
 
 from __future__ import annotations
 
 import json
+import re
 import shutil
 import subprocess
 import sys
@@ -116,7 +122,7 @@ def texts(browser: Session, css: str) -> list[str]:
     return [str(t) for t in found or []]
 
 
-def interrupted(base: str, browser: Session, shots: Path, agent_env: str, home: Path, work: Path) -> None:
+def interrupted(base: str, browser: Session, shots: Path, agent_env: str, home: Path, work: Path) -> str:
     release = work / "sleepy.release"
     task_id = waiting_bundle(home, "sleepy", release)
     print("interrupted: agent-env run ./sleepy, under way")
@@ -162,6 +168,31 @@ def interrupted(base: str, browser: Session, shots: Path, agent_env: str, home: 
     browser.get(base + "/")
     browser.wait_text(f'[data-instance="{instance_id}"] .badge', "interrupted")
     no_error_on_page(browser, "home")
+    return instance_id
+
+
+# A time as the pages show it: in UTC, to the second (to the minute for one recorded to the minute),
+# without microseconds.
+SHOWN_TIME = re.compile(r"\d{4}-\d\d-\d\d \d\d:\d\d(:\d\d)? UTC")
+
+
+def marked_failed(base: str, browser: Session, shots: Path, instance_id: str) -> None:
+    """The interrupted instance, once a later run (the live check's) marked it failed: its page says
+    its end is not known and when it was marked, each time as Started's is shown."""
+    print("marked failed: the interrupted instance, once a later run marked it failed")
+    summary = wait_until("a later run to mark the interrupted instance failed", lambda: (lambda d: d if d["summary"]["status"] == "failed" else None)(
+        api(base, f"/api/v1/task-instances/{quote(instance_id, safe='')}")), timeout=60)
+    if summary["summary"]["ended_at_utc"] is not None:
+        raise WebDriverError(f"the API gives the marked instance an end: {summary['summary']['ended_at_utc']!r}")
+    browser.get(f"{base}/instances/{quote(instance_id, safe='')}")
+    browser.wait_text("h1 .badge", "failed")
+    ended = browser.wait_text("#instance-ended", "not known")
+    marked = browser.text(browser.wait_css("#instance-marked-failed"))
+    started = browser.text(browser.wait_css("#instance-started"))
+    if not SHOWN_TIME.fullmatch(started) or not SHOWN_TIME.match(marked) or "later run" not in marked:
+        raise WebDriverError(f"the marked instance shows Started {started!r} and Marked failed {marked!r}")
+    browser.screenshot(shots / "15-marked-failed-instance.png")
+    print(f"  Ended: {ended!r}; Marked failed: {marked!r}")
 
 
 def group_cells(browser: Session, runs: str, complete: str | None = None) -> tuple[str, str, str] | None:
@@ -262,6 +293,13 @@ def failed(base: str, browser: Session, shots: Path, agent_env: str, home: Path,
     errors = texts(browser, "main .error")
     if len(errors) != 1 or "neither installed nor a folder" not in errors[0]:
         raise WebDriverError(f"two failed runs show the errors {errors!r}, not one saying the bundle is gone")
+    print("failed: Enter on Run, which fails, leaves the focus on Run")
+    browser.wait_for("the Run button to be enabled", lambda: browser.execute("return !document.getElementById('run-task').disabled;"))
+    browser.send_keys(button, "\ue007")
+    browser.wait_for("the error of Run with Enter", lambda: browser.find(fresh_error))
+    focused = browser.wait_for("the focus back on Run", lambda: browser.execute(
+        "const a = document.activeElement; return a && a.id === 'run-task' ? a.id : null;"), timeout=10)
+    print(f"  the focus is on #{focused}")
 
 
 def tasks_paged(base: str, browser: Session) -> None:
@@ -284,6 +322,36 @@ def tasks_paged(base: str, browser: Session) -> None:
         print(f"  on the last page the focus is on {focused}")
     no_error_on_page(browser, "tasks")
 
+    print("the Tasks page past its end: said so, with a button to its last page")
+    browser.get(base + "/tasks?per_page=2&page=99")
+    said = browser.wait_text('[data-pager="tasks"] .pager-count', "No tasks on this page")
+    if f"holds {total}" not in said or "Nothing yet" in browser.text(browser.wait_css("#tasks")):
+        raise WebDriverError(f"the Tasks page past its end says {said!r}")
+    browser.click(browser.wait_css('[aria-label="The last page of tasks"]'))
+    last = (total + 1) // 2
+    browser.wait_text('[data-pager="tasks"] .pager-count', f"showing {2 * last - 1}–{total} of {total}")
+    if f"page={last}" not in browser.current_url() and last > 1:
+        raise WebDriverError(f"the last page of tasks is at {browser.current_url()}")
+    print(f"  {said!r}, then the last page, {last}")
+
+    print("a list one page holds says how much it holds")
+    browser.get(base + "/tasks")
+    browser.wait_text('[data-pager="tasks"] .pager-count', f"showing 1–{total} of {total}")
+
+    print("a page size the list does not take is noted")
+    browser.get(base + "/tasks?per_page=0")
+    noted = browser.wait_text("#query-notice", "per_page takes a whole number from 1 to 500, not '0'")
+    browser.wait_text('[data-pager="tasks"] .pager-count', f"showing 1–{total} of {total}")
+    print(f"  {noted!r}")
+
+    print("an id whose '/' the address left as it is: the page says how to write it, and links it")
+    browser.get(base + "/tasks/team/not/encoded")
+    said = browser.wait_text("#not-found-id", "%2F")
+    href = browser.attribute(browser.wait_css("#encoded-link"), "href") or ""
+    if not href.endswith("/tasks/team%2Fnot%2Fencoded"):
+        raise WebDriverError(f"the page for an unencoded id links {href!r}")
+    print(f"  {said!r}")
+
     print("a run the page never saw: /runs/wf-doesnotexist")
     browser.get(base + "/runs/wf-doesnotexist")
     said = browser.wait_text("#run-unknown", "No run wf-doesnotexist here")
@@ -303,9 +371,10 @@ def main() -> int:
     args.work.mkdir(parents=True, exist_ok=True)
     try:
         with chromium_session(args.driver, args.chromium, args.screenshots, "failed-run-state.png") as browser:
-            interrupted(base, browser, args.screenshots, args.agent_env, args.home, args.work)
+            killed = interrupted(base, browser, args.screenshots, args.agent_env, args.home, args.work)
             live(base, browser, args.screenshots, args.agent_env, args.home, args.work)
             failed(base, browser, args.screenshots, args.agent_env, args.home, args.work)
+            marked_failed(base, browser, args.screenshots, killed)
             tasks_paged(base, browser)
     except (WebDriverError, OSError, urllib.error.URLError) as error:
         print(f"FAILED: {error}", file=sys.stderr)

@@ -198,7 +198,10 @@ def check(base: str, driver: str, chromium: str, shots: Path) -> None:
         section_is(browser, "run", ["bundles"])
         browser.screenshot(shots / "03-run.png")
         run_url = browser.current_url()
-        task_id = browser.text(browser.wait_css(".instance-link"))
+        task_id = browser.text(browser.wait_css(".task-link"))
+        task_href = str(browser.execute("return document.querySelector('.task-link').getAttribute('href');"))
+        if task_href != f"/tasks/{quote(task_id, safe='')}":
+            raise WebDriverError(f"the Run page's task {task_id} leads to {task_href}, not its Task page")
         instance_url = str(browser.execute("return document.querySelector('.instance-link').href;"))
 
         print("back to the bundles page: its buttons work again, as they would on a fresh load")

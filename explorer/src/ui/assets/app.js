@@ -95,10 +95,12 @@ function badge(word) {
 // A table in a box of its own that scrolls sideways when the table is wider than the page (a
 // phone), so the page itself never does. A header is text, or an element (`hidden(…)`).
 // `attrs.empty` is what an empty table says (a filtered list's "Nothing matches").
+// `attrs.page`, the list page the rows are, makes a page past the list's end say so.
 function table(headers, rows, attrs) {
   const own = Object.assign({}, attrs || {});
-  const empty = own.empty || "Nothing yet.";
+  const empty = own.page && pastEnd(own.page) ? "Nothing on this page: the list ends before it." : own.empty || "Nothing yet.";
   delete own.empty;
+  delete own.page;
   if (headers.length >= 4) own.class = own.class ? `${own.class} wide` : "wide";
   return h("div", { class: "table-wrap" }, h("table", own,
     h("thead", {}, h("tr", {}, headers.map((x) => h("th", { scope: "col" }, x)))),
@@ -149,21 +151,48 @@ function sizeOf(bytes) {
   return h("span", { class: "size", title: `${bytes} byte${bytes === 1 ? "" : "s"}`, "data-bytes": bytes }, byteSize(bytes));
 }
 
-function seconds(value) {
-  return typeof value === "number" ? `${value.toFixed(1)}s` : "";
+// A length of time in one format wherever it is shown: milliseconds below a second ("23 ms"), a
+// tenth of a second below a minute ("25.0 s"), minutes and seconds above ("2 min 5 s"); "" for none.
+function duration(total) {
+  if (typeof total !== "number" || !Number.isFinite(total) || total < 0) return "";
+  if (total < 1) return `${Math.round(total * 1000)} ms`;
+  if (total < 60) return `${total.toFixed(1)} s`;
+  const minutes = Math.floor(total / 60);
+  return `${minutes} min ${Math.round(total - minutes * 60)} s`;
 }
 
-// How long a run took, from its start to its end (both as the API gives them): milliseconds below a
-// second, seconds below a minute; "" until it ended.
+// How long a run took, from its start to its end (both as the API gives them); "" until it ended.
 function tookText(started, ended) {
-  const from = Date.parse(started || "");
-  const to = Date.parse(ended || "");
+  const from = Date.parse(zoned(started));
+  const to = Date.parse(zoned(ended));
   if (!Number.isFinite(from) || !Number.isFinite(to) || to < from) return "";
-  const total = (to - from) / 1000;
-  if (total < 1) return `${Math.round(total * 1000)} ms`;
-  if (total < 60) return seconds(total);
-  const minutes = Math.floor(total / 60);
-  return `${minutes}m ${Math.round(total - minutes * 60)}s`;
+  return duration((to - from) / 1000);
+}
+
+// A recorded time in the form Date.parse reads, as UTC, as every time agent-env records is: RFC 3339
+// with its zone or without, or `2026-12-07 04:18 UTC` (an instance's minute).
+function zoned(value) {
+  const text = String(value || "").trim().replace(/^(\d{4}-\d\d-\d\d)[ T](\d\d:\d\d(?::\d\d(?:\.\d+)?)?)\s*UTC$/i, "$1T$2Z");
+  return text && !/(Z|[+-]\d\d:?\d\d)$/i.test(text) ? `${text}Z` : text;
+}
+
+// A recorded time as the pages show it: "2026-12-07 04:18:27 UTC" (to the minute for one recorded
+// to the minute), on one line, in a <time> whose title holds the value as recorded; "" for none, and
+// the text as it is for one that does not read as a time.
+function when(value) {
+  if (!value) return "";
+  const ms = Date.parse(zoned(value));
+  if (!Number.isFinite(ms)) return String(value);
+  const iso = new Date(ms).toISOString();
+  const toSeconds = /\d\d:\d\d:\d\d/.test(String(value));
+  return h("time", { datetime: iso, title: String(value), class: "when" },
+    `${iso.slice(0, 10)} ${iso.slice(11, toSeconds ? 19 : 16)} UTC`);
+}
+
+// That time as text, for a sentence or a label.
+function whenText(value) {
+  const shown = when(value);
+  return typeof shown === "string" ? shown : shown.textContent;
 }
 
 function errorBox(error) {
@@ -404,10 +433,29 @@ function objectUrl(url, download) {
 
 // ---- paging enveloped lists ---------------------------------------------------------------------
 
-// How many rows a list shows at once: `fallback`, or the page address's `per_page` (1 to 500).
+// What the page's address asked for that the page does not take (`per_page=0`, `status=bogus`),
+// each said once, with what the page shows instead: a notice under the page's title.
+const queryNotes = new Set();
+
+// A place for that notice; `update` shows the notes so far (one found as the page loads, too).
+function queryNoteSlot() {
+  const slot = h("div", { class: "query-slot" });
+  slot.update = () => slot.replaceChildren(...(queryNotes.size
+    ? [h("div", { class: "warning notice", id: "query-notice", role: "status" }, [...queryNotes].map((n) => h("p", {}, n)))]
+    : []));
+  slot.update();
+  return slot;
+}
+
+// How many rows a list shows at once: `fallback`, or the page address's `per_page` (1 to 500); a
+// value outside that is noted and the list shows `fallback`.
 function perPage(fallback) {
-  const asked = Number(new URLSearchParams(location.search).get("per_page"));
-  return Number.isInteger(asked) && asked >= 1 && asked <= 500 ? asked : fallback;
+  const given = new URLSearchParams(location.search).get("per_page");
+  if (given === null) return fallback;
+  const asked = Number(given);
+  if (given.trim() !== "" && Number.isInteger(asked) && asked >= 1 && asked <= 500) return asked;
+  queryNotes.add(`per_page takes a whole number from 1 to 500, not '${given}': each list shows its usual number of rows a page.`);
+  return fallback;
 }
 
 // ---- a list's place in the page address -----------------------------------------------------------
@@ -483,10 +531,33 @@ function filterBox(label, value, apply) {
   return input;
 }
 
-// Which rows of `what` are shown, of how many, and buttons to the others; nothing when one page
-// shows them all.
+// Whether `page` lies past the end of its list (an address's page number from when it was longer).
+function pastEnd(page) {
+  return page.offset > 0 && !page.items.length;
+}
+
+// Which rows of `what` are shown, of how many, and buttons to the others. A list that one page shows
+// whole says how much it holds ("showing 1–9 of 9"; nothing for an empty one, whose table says so); a
+// page past the list's end says so, with a button to the list's last page.
 function pager(page, go, what) {
-  if (page.offset === 0 && !page.has_more) return null;
+  const count = (text) => h("span", { class: "muted pager-count" }, text);
+  if (page.offset === 0 && !page.has_more) {
+    if (!page.items.length) return null;
+    const total = typeof page.total === "number" ? page.total : page.items.length;
+    return h("div", { class: "pager", "data-pager": what }, count(`showing 1–${page.items.length} of ${total}`));
+  }
+  if (pastEnd(page)) {
+    const known = typeof page.total === "number";
+    const last = known && page.total > 0 ? Math.floor((page.total - 1) / page.limit) * page.limit : 0;
+    const pages = known ? Math.max(1, Math.ceil(page.total / page.limit)) : null;
+    const holds = !known ? "the list ends before it" : page.total === 0 ? "the list is empty"
+      : `the list holds ${page.total}, ${pages === 1 ? "on one page" : `on ${pages} pages`}`;
+    const said = `No ${what} on this page: ${holds}.`;
+    return h("div", { class: "pager past-end", role: "group", "aria-label": `Pages of ${what}`, "data-pager": what },
+      count(said),
+      h("button", { "aria-label": `The last page of ${what}`, onclick: () => go(last) },
+        known && pages > 1 ? `Go to the last page (${pages})` : "Go to the first page"));
+  }
   const from = page.items.length ? page.offset + 1 : 0;
   const to = page.offset + page.items.length;
   const of = page.total === null || page.total === undefined ? "more" : page.total;
@@ -507,8 +578,10 @@ function cutNote(page, what) {
 // ---- starting runs ------------------------------------------------------------------------------
 
 // Starts a run and goes to its page; a button left behind (the page restored by Back) is enabled
-// again when the page is shown again.
+// again when the page is shown again. A button that had the keyboard focus, which it loses while
+// disabled, gets it back when the run does not start, the error under it saying why.
 async function startRun(path, body, button) {
+  const focused = document.activeElement === button;
   button.disabled = true;
   button.dataset.busy = "true";
   try {
@@ -519,7 +592,23 @@ async function startRun(path, body, button) {
     button.disabled = false;
     delete button.dataset.busy;
     errorAfter(button, e);
+    if (focused && lostFocus()) button.focus();
   }
+}
+
+// Whether the keyboard focus fell to the page itself, or is about to: its element was disabled,
+// hidden or removed.
+function lostFocus() {
+  const el = document.activeElement;
+  return !el || el === document.body || el.disabled === true || !el.isConnected || el.closest("[hidden]") !== null;
+}
+
+// Puts the focus on `el` (a heading, a notice) when it fell to the page, so the keyboard and a screen
+// reader go on from what took the place of the control that had it.
+function focusInstead(el) {
+  if (!lostFocus() || !el || !el.isConnected) return;
+  if (!el.matches("a[href], button, input, select, textarea, summary")) el.setAttribute("tabindex", "-1");
+  el.focus({ preventScroll: true });
 }
 
 function startBundle(name, tasks, button) {
@@ -597,6 +686,19 @@ function groupForm(taskId) {
       field.focus();
     }
   };
+  // What the explorer refused, each problem named by its field's label rather than its place in the
+  // request (`body count`).
+  const said = (error) => {
+    if (!Array.isArray(error.detail)) return error;
+    const labels = { count: "How many runs", seeds: "Seed values" };
+    const lines = error.detail.map((p) => {
+      const loc = Array.isArray(p && p.loc) ? p.loc : [];
+      const msg = p && typeof p.msg === "string" ? p.msg : JSON.stringify(p);
+      const label = loc[0] === "body" ? labels[loc[1]] : null;
+      return label ? `${label}: ${msg}` : loc.length ? `${loc.join(" ")}: ${msg}` : msg;
+    });
+    return lines.length ? new Error(lines.join("; ")) : error;
+  };
   // The field a 422 is about: its problems' places (`body count`), else the way the group was asked for.
   const fieldOf = (error) => {
     const places = Array.isArray(error.detail) ? error.detail.map((p) => (Array.isArray(p && p.loc) ? p.loc.join(" ") : "")) : [];
@@ -610,14 +712,22 @@ function groupForm(taskId) {
     if (button.disabled) return;
     unmark();
     let body;
+    // Checked here as the explorer checks them, and said in the same words whatever is wrong.
     if (bySeeds.checked) {
       const name = token.value.trim().replace(/^<(.*)>$/, "$1");
       if (!name) return refuse(token, new Error("Name the seed token the runs fill: a step's <name> takes each value in turn."));
-      body = { seeds: seedValues(values.value).map((v) => ({ [name]: v })) };
+      const seeds = seedValues(values.value);
+      if (!seeds.length || (max && seeds.length > max)) {
+        const got = seeds.length ? ` (got ${seeds.length})` : "";
+        return refuse(values, new Error(`Seed values: ${max ? `from 1 to ${max}` : "at least one"}, one run each, separated by commas or spaces${got}.`));
+      }
+      body = { seeds: seeds.map((v) => ({ [name]: v })) };
     } else {
-      const asked = Number(count.value);
-      if (count.value.trim() === "" || !Number.isInteger(asked)) {
-        return refuse(count, new Error(`How many runs: a whole number ${max ? `from 1 to ${max}` : "from 1"}.`));
+      const typed = count.value.trim();
+      const asked = Number(typed);
+      if (typed === "" || !Number.isInteger(asked) || asked < 1 || (max && asked > max)) {
+        const got = typed === "" ? "" : ` (got ${typed})`;
+        return refuse(count, new Error(`How many runs: a whole number ${max ? `from 1 to ${max}` : "from 1"}${got}.`));
       }
       body = { count: asked };
     }
@@ -631,7 +741,7 @@ function groupForm(taskId) {
     } catch (e) {
       button.disabled = false;
       delete button.dataset.busy;
-      refuse(e.lost ? null : fieldOf(e), e);
+      refuse(e.lost ? null : fieldOf(e), said(e));
     }
   };
   return h("form", { id: "group-form", class: "group-form", novalidate: true, onsubmit: submit },
@@ -643,14 +753,23 @@ function groupForm(taskId) {
       h("div", {}, button)));
 }
 
+// A criterion's "Why" as the page shows it: an empty part a command's check leaves (`stderr=` with
+// nothing after it) is left out.
+function whyText(justification) {
+  if (justification === null || justification === undefined) return "";
+  return String(justification).replace(/(^|;\s*)(stderr|stdout)=\s*(?=;|$)/g, "").replace(/^;\s*|;\s*$/g, "").trim();
+}
+
 // ---- views --------------------------------------------------------------------------------------
 
+// Home's recent runs: the outcome beside the start, so a phone's screen shows both before the
+// table scrolls.
 function instanceRows(items) {
   return items.map((i) => h("tr", { "data-instance": i.instance_id },
-    h("td", {}, i.started_at_utc || i.created_at_utc || ""),
-    h("td", { class: "wrap" }, link(`/tasks/${enc(i.task_id)}`, i.task_id)),
+    h("td", {}, when(i.started_at_utc || i.created_at_utc)),
     h("td", {}, badge(i.outcome)),
-    h("td", {}, scoresText(i.scores)),
+    h("td", { class: "wrap" }, link(`/tasks/${enc(i.task_id)}`, i.task_id)),
+    h("td", { class: "scores" }, scoresText(i.scores)),
     h("td", {}, `${i.current_step ?? 0}/${i.total_steps ?? "?"}`),
     h("td", {}, link(`/instances/${enc(i.instance_id)}`, i.instance_id, { class: "mono" }))));
 }
@@ -665,6 +784,10 @@ async function home() {
   let startedAt = offsetFrom("started_page", startedPer);
   const asked = queryValue("status");
   let status = RUN_FILTERS.includes(asked) ? asked : "";
+  if (asked && !status) {
+    queryNotes.add(`'${asked}' is not an outcome the recent runs are filtered by (${RUN_FILTERS.join(", ")}): showing runs of any outcome.`);
+  }
+  const asking = queryNoteSlot();
   const load = () => Promise.all([
     api(`/task-instances?limit=${per}&offset=${offset}${status ? `&status=${enc(status)}` : ""}`),
     api(`/workflows?limit=${startedPer}&offset=${startedAt}`),
@@ -685,33 +808,36 @@ async function home() {
   const draw = ([instances, workflows]) => {
     notice.update(instances);
     replaceKeeping(recent, [
-      table(["Started", "Task", "Outcome", "Scores", "Steps", "Instance"], instanceRows(instances.items),
-        { id: "recent-runs", empty: status ? `No recent run is ${status}.` : null }),
+      table(["Started", "Outcome", "Task", "Scores", "Steps", "Instance"], instanceRows(instances.items),
+        { id: "recent-runs", page: instances, empty: status ? `No recent run is ${status}.` : null }),
       pager(instances, turnPage("runs_page", per, (o) => { offset = o; refresh().catch(failed); }), "recent runs"),
     ].filter(Boolean));
     replaceKeeping(started, [
       table(["Asked for", "Bundle", "Tasks", "Status", hidden("Its page")], workflows.items.map((w) => {
         const what = `${w.bundle}${(w.tasks || []).length ? ` (${w.tasks.join(", ")})` : ""}`;
         return h("tr", { "data-workflow": w.workflow_id },
-          h("td", {}, w.created_at_utc),
+          h("td", {}, when(w.created_at_utc)),
           h("td", { class: "wrap" }, w.bundle),
           h("td", { class: "wrap" }, (w.tasks || []).join(", ") || "all"),
           h("td", {}, badge(w.status)),
-          h("td", {}, link(`/runs/${enc(w.workflow_id)}`, "open", { "aria-label": `Open the run of ${what} asked for at ${w.created_at_utc}` })));
-      }), { id: "runs-started-here" }),
+          h("td", {}, link(`/runs/${enc(w.workflow_id)}`, "open", { "aria-label": `Open the run of ${what} asked for at ${whenText(w.created_at_utc)}` })));
+      }), { id: "runs-started-here", page: workflows }),
       pager(workflows, turnPage("started_page", startedPer, (o) => { startedAt = o; refresh().catch(failed); }), "runs started here"),
     ].filter(Boolean));
   };
   const going = ([instances, workflows]) =>
     instances.items.some((i) => i.outcome === "running") || workflows.items.some((w) => !w.done);
   const refresh = keptPage(load, draw, { going });
-  show(h("h1", {}, "Recent runs"), notice, h("p", { class: "list-filter" }, h("label", { for: "run-filter" }, "Recent runs that are "), filter),
+  show(h("h1", {}, "Recent runs"), notice, asking, h("p", { class: "list-filter" }, h("label", { for: "run-filter" }, "Recent runs that are "), filter),
     recent, h("h2", {}, "Runs started here"), started, h("p", {}, link("/bundles", "Run a bundle →")));
   await refresh();
 }
 
 async function bundles() {
-  const page = await api("/bundles?limit=500");
+  const [page, stored] = await Promise.all([api("/bundles?limit=500"), storedTaskIds()]);
+  // A task's id leads to its page once a run stored it; before, it says it has not run yet.
+  const taskCell = (t) => (!stored || stored.has(t.id) ? link(`/tasks/${enc(t.id)}`, t.id, { class: "mono" })
+    : [h("span", { class: "mono" }, t.id), " ", h("span", { class: "muted small not-run-yet" }, "(not run yet)")]);
   show(h("h1", {}, "Bundles"),
     h("p", { class: "muted" }, "Every bundle agent-env run can name. A run here is the same run as agent-env run NAME."),
     cutNote(page, "bundles"),
@@ -725,10 +851,21 @@ async function bundles() {
       table(["Task", "Steps", "Id", hidden("Run it")], (b.tasks || []).map((t) => h("tr", {},
         h("td", { class: "wrap" }, t.name),
         h("td", {}, t.steps),
-        h("td", {}, link(`/tasks/${enc(t.id)}`, t.id, { class: "mono" })),
+        h("td", { class: "task-id" }, taskCell(t)),
         h("td", {}, h("button", { "data-run-task": `${b.name}/${t.name}`, "aria-label": `Run ${b.name}/${t.name}`,
           onclick: (ev) => startBundle(b.name, [t.name], ev.currentTarget) }, "Run"))))),
       (b.evals || []).length ? h("p", { class: "muted" }, `Evals: ${b.evals.map((e) => e.name).join(", ")}`) : null)));
+}
+
+// The ids of the stored tasks, when one answer holds them all (else null: each is taken as stored).
+async function storedTaskIds() {
+  try {
+    const page = await api("/tasks?limit=500");
+    return page.has_more ? null : new Set(page.items.map((t) => t.id));
+  } catch (e) {
+    if (e.lost) throw e;
+    return null;
+  }
 }
 
 async function tasks() {
@@ -752,7 +889,7 @@ async function tasks() {
     setQuery({ id: value, page: null }, false);
     refresh().catch(failed);
   });
-  show(h("h1", {}, "Tasks"), notice,
+  show(h("h1", {}, "Tasks"), notice, queryNoteSlot(),
     h("p", { class: "muted" }, "Tasks as the runs stored them (the newest version of each)."),
     input, body);
   await refresh();
@@ -764,7 +901,7 @@ function drawTasks(page, go, filter) {
       h("td", { class: "wrap" }, link(`/tasks/${enc(t.id)}`, t.id, { class: "mono" })),
       h("td", {}, `v${t.version}`),
       h("td", { class: "wrap" }, t.bundle || ""),
-      h("td", {}, t.created_at_utc || ""))), { id: "tasks", empty: filter ? "No task id holds that text." : null }),
+      h("td", {}, when(t.created_at_utc)))), { id: "tasks", page, empty: filter ? "No task id holds that text." : null }),
     pager(page, go, "tasks"),
   ].filter(Boolean);
 }
@@ -824,7 +961,7 @@ function fill(container, ...children) {
 
 function drawTask(id, [doc, versions, runs, groups], pages, parts) {
   fill(parts.head, h("h1", {}, doc.name || id, " ", h("span", { class: "muted" }, `v${doc.version}`)),
-    warningsNotice(versions, runs, groups),
+    warningsNotice(versions, runs, groups), queryNoteSlot(),
     h("p", { class: "mono" }, id),
     fromBundle(doc) ? null
       : h("p", { class: "muted", id: "run-task-stored" }, "A stored task (it comes from no bundle): the explorer runs only bundles' tasks; run it with ",
@@ -834,9 +971,9 @@ function drawTask(id, [doc, versions, runs, groups], pages, parts) {
       h("td", { class: "wrap" }, s.id), h("td", {}, s.type), h("td", {}, s.fail_task_on_error === false ? "no" : "yes")))),
     h("h2", {}, "Runs"),
     table(["Started", "Outcome", "Scores", "Steps", "Instance"], runs.items.map((i) => h("tr", { "data-instance": i.instance_id },
-      h("td", {}, i.started_at_utc || i.created_at_utc), h("td", {}, badge(i.outcome)), h("td", {}, scoresText(i.scores)),
+      h("td", {}, when(i.started_at_utc || i.created_at_utc)), h("td", {}, badge(i.outcome)), h("td", { class: "scores" }, scoresText(i.scores)),
       h("td", {}, `${i.current_step ?? 0}/${i.total_steps ?? "?"}`),
-      h("td", {}, link(`/instances/${enc(i.instance_id)}`, i.instance_id, { class: "mono" })))), { id: "task-runs" }),
+      h("td", {}, link(`/instances/${enc(i.instance_id)}`, i.instance_id, { class: "mono" })))), { id: "task-runs", page: runs }),
     pager(runs, pages.runs, "runs"),
     h("h2", {}, "Run groups"),
     table(["Group", "Runs", "Outcomes", "Scores", "Complete"], groups.items.map((g) => h("tr", { "data-run-group": g.run_group_id },
@@ -847,11 +984,11 @@ function drawTask(id, [doc, versions, runs, groups], pages, parts) {
         (g.errors || []).map((e) => h("div", { class: "error-text" }, e))),
       // The task's own runs of the group: their spread is this task's alone (`score_spread`).
       h("td", { class: "group-scores" }, spreadText(g.score_spread)),
-      h("td", { class: "group-complete" }, g.complete ? "yes" : g.run_live ? "no (its run is going)" : "no"))), { id: "run-groups" }),
+      h("td", { class: "group-complete" }, g.complete ? "yes" : g.run_live ? "no (its run is going)" : "no"))), { id: "run-groups", page: groups }),
     pager(groups, pages.groups, "run groups"),
     h("h2", {}, "Versions"),
     table(["Version", "Written"], versions.items.map((v) => h("tr", {},
-      h("td", {}, `v${v.version}`), h("td", {}, v.created_at_utc || "")))),
+      h("td", {}, `v${v.version}`), h("td", {}, when(v.created_at_utc))))),
     cutNote(versions, "versions"));
 }
 
@@ -889,7 +1026,7 @@ function stepsTable(progress, doc) {
   const failures = failuresOf(doc);
   return table(["Step", "Type", "State", "Took", "Error"], (progress.steps || []).map((s) => h("tr", { "data-step": s.step_id },
     h("td", { class: "wrap" }, s.step_id), h("td", {}, s.type || ""), h("td", {}, badge(s.state)),
-    h("td", {}, seconds(s.duration_seconds)),
+    h("td", { class: "step-took" }, duration(s.duration_seconds)),
     h("td", { class: "error-text step-error-cell" }, stepError(s, failures.get(String(s.step_id)) || [])))), { class: "steps" });
 }
 
@@ -950,16 +1087,22 @@ async function run(id) {
   const status = h("span", { id: "run-status" });
   const instances = h("div", { id: "run-instances" });
   const problem = h("div", { class: "problem-slot" });
+  const heading = h("h1", { id: "run-heading" }, "Run ", status);
+  // Cancel disables itself (and is hidden once the run ends): the focus it had goes to the heading,
+  // whose status says what became of the run; or, when the cancel failed, back to it (else its error).
   const cancel = h("button", { id: "cancel-run", onclick: async () => {
+    const focused = document.activeElement === cancel;
     cancelling = true;
     cancel.disabled = true;
     try {
       await api(`/workflows/${enc(id)}/cancel`, { method: "POST" });
       clearErrorAfter(cancel);
+      if (focused) focusInstead(heading);
     } catch (e) {
       cancelling = false;
       cancel.disabled = contact.isLost();
       errorAfter(cancel, e);
+      if (focused) focusInstead(cancel.disabled ? cancel.errorBox : cancel);
     }
   } }, "Cancel");
   const header = h("div", { class: "muted", id: "run-header" });
@@ -975,7 +1118,7 @@ async function run(id) {
     announced = said;
     live.textContent = said;
   };
-  show(h("h1", {}, "Run ", status), live, notice, header, problem, cancel, h("h2", {}, "Tasks"), instances, h("h2", {}, "Output"), log);
+  show(heading, live, notice, header, problem, cancel, h("h2", {}, "Tasks"), instances, h("h2", {}, "Output"), log);
   const gone = () => {
     const links = known.map((i) => h("li", {},
       link(`/instances/${enc(i.instance_id)}`, i.task_id || i.instance_id, { class: "gone-instance" }), " ",
@@ -1038,10 +1181,12 @@ async function run(id) {
     // When the run left the queue; its first instance's start when the answer does not say.
     const started = w.started_at_utc
       || (w.instances || []).map((i) => i.started_at_utc).filter(Boolean).sort()[0];
-    header.replaceChildren(`${w.bundle}${(w.tasks || []).length ? ` (${w.tasks.join(", ")})` : ""} · run group `,
+    header.replaceChildren(...[`${w.bundle}${(w.tasks || []).length ? ` (${w.tasks.join(", ")})` : ""} · run group `,
       link(`/run-groups/${enc(w.run_group_id)}`, w.run_group_id, { class: "mono", id: "run-group-link" }),
-      queued ? ` · waiting since ${w.created_at_utc}` : started ? ` · started ${started}` : "",
-      w.finished_at_utc ? ` · finished ${w.finished_at_utc}` : "");
+      queued ? [" · waiting since ", when(w.created_at_utc)] : started ? [" · started ", when(started)] : "",
+      w.finished_at_utc ? [" · finished ", when(w.finished_at_utc)] : "",
+      // The run log is a file on this machine (the API gives its path, and serves no copy of it).
+      w.log ? [" · run log ", h("span", { class: "mono", id: "run-log-path" }, w.log)] : ""].flat());
     if (w.error) header.append(h("p", { class: "error" }, w.error));
     cancel.hidden = w.done;
     cancel.disabled = cancelling || !!w.cancel_requested;
@@ -1055,8 +1200,9 @@ async function run(id) {
     const cards = (w.instances || []).map((i, n) => {
       const full = answers[n];
       return h("section", { class: "card", "data-instance": i.instance_id },
-        h("h3", {}, link(`/instances/${enc(i.instance_id)}`, i.task_id, { class: "instance-link" }), " ",
-          badge(full.summary.outcome)),
+        h("h3", {}, link(`/tasks/${enc(i.task_id)}`, i.task_id, { class: "task-link" }), " ", badge(full.summary.outcome)),
+        h("p", { class: "muted" }, "Task instance ",
+          link(`/instances/${enc(i.instance_id)}`, i.instance_id, { class: "mono instance-link", "aria-label": `The task instance of ${i.task_id}` })),
         full.summary.warning ? h("p", { class: "error-text run-warning" }, full.summary.warning) : null,
         progressBar(full.progress, i.task_id),
         h("p", {}, "Scores: ", scoresText(full.summary.scores)),
@@ -1129,36 +1275,88 @@ async function runGroup(id) {
     announced = said;
     live.textContent = said;
   };
-  const cancel = h("button", { id: "cancel-group", onclick: async () => {
+  const heading = h("h1", { id: "group-heading" }, "Run group ", status);
+  // Cancel asks first, in the page: a question with its two answers in Cancel's place, the focus on
+  // the question. Yes cancels the runs and puts the focus on the heading, whose status says what became
+  // of them; No puts Cancel back, focused.
+  let confirming = false;
+  const question = h("p", { id: "cancel-group-question", tabindex: "-1" });
+  const yes = h("button", { id: "cancel-group-yes", class: "primary", onclick: async () => {
     if (!latest || !latest.task_id) return;
+    confirming = false;
+    confirm.hidden = true;
     cancelling = true;
     cancel.disabled = true;
+    cancel.hidden = false;
     try {
       await api(`/tasks/${enc(latest.task_id)}/cancel-run`, { body: { run_group_id: id } });
       clearErrorAfter(cancel);
+      focusInstead(heading);
       refresh().catch(() => {});
     } catch (e) {
       cancelling = false;
       cancel.disabled = contact.isLost();
       errorAfter(cancel, e);
+      focusInstead(cancel.disabled ? cancel.errorBox : cancel);
     }
+  } }, "Yes, cancel them");
+  const no = h("button", { id: "cancel-group-no", onclick: () => {
+    confirming = false;
+    confirm.hidden = true;
+    cancel.hidden = false;
+    cancel.focus();
+  } }, "No, let them run");
+  const confirm = h("div", { class: "warning notice confirm", id: "cancel-group-confirm", role: "group",
+    "aria-labelledby": "cancel-group-question" }, question, h("p", {}, yes, " ", no));
+  confirm.hidden = true;
+  const cancel = h("button", { id: "cancel-group", onclick: () => {
+    if (!latest || !latest.task_id) return;
+    const left = (latest.workflows || []).filter((w) => !w.done && !w.cancel_requested).length;
+    question.textContent = `Cancel ${left === 1 ? "the group's run that is not done" : `the ${left} runs of this group that are not done`}? Runs that ended stay as they are.`;
+    clearErrorAfter(cancel);
+    confirming = true;
+    cancel.hidden = true;
+    confirm.hidden = false;
+    question.focus();
   } }, "Cancel the group's runs");
   cancel.hidden = true;
-  cancelSlot.append(cancel);
-  const load = () => Promise.all([
-    api(`/run-groups/${enc(id)}?limit=${per}&offset=${offset}${outcome ? `&outcome=${enc(outcome)}` : ""}`),
-  ]);
+  cancelSlot.append(cancel, confirm);
+  const asking = queryNoteSlot();
+  const ask = () => api(`/run-groups/${enc(id)}?limit=${per}&offset=${offset}${outcome ? `&outcome=${enc(outcome)}` : ""}`);
+  // An outcome no run is said in (the address's, mistyped) is noted, and the group's runs shown whatever
+  // their outcome.
+  const load = async () => {
+    try {
+      return [await ask()];
+    } catch (e) {
+      const about = Array.isArray(e.detail) ? e.detail.find((p) => Array.isArray(p && p.loc) && p.loc.join(" ") === "query outcome") : null;
+      if (!outcome || e.status !== 422 || !about) throw e;
+      queryNotes.add(`${about.msg}: showing runs of any outcome.`);
+      outcome = "";
+      setQuery({ outcome: null }, false);
+      return [await ask()];
+    }
+  };
   const failed = (e) => { if (!e.lost) errorAfter(body, e); };
   const go = turnPage("page", per, (o) => { offset = o; refresh().catch(failed); });
   const draw = ([g]) => {
     latest = g;
+    asking.update();
     const counts = groupCounts(g);
     notice.update(g);
     status.replaceChildren(badge(groupWord(g, counts)));
     announce(g, counts);
     const going = groupGoing(g);
-    cancel.hidden = !(going && g.task_id && (g.workflows || []).some((w) => !w.done));
+    const cancellable = going && g.task_id && (g.workflows || []).some((w) => !w.done);
+    // Cancel, or the question, gone (the runs ended): the focus either had goes to the heading.
+    const hadFocus = cancelSlot.contains(document.activeElement);
+    if (confirming && !cancellable) {
+      confirming = false;
+      confirm.hidden = true;
+    }
+    cancel.hidden = confirming || !cancellable;
     cancel.disabled = cancelling || (g.workflows || []).every((w) => w.done || w.cancel_requested);
+    if (hadFocus) focusInstead(heading);
     const tasks = g.task_ids || [];
     const runs = g.runs || { items: [], total: 0, limit: per, offset: 0, has_more: false };
     const shown = runs.items;
@@ -1189,7 +1387,7 @@ async function runGroup(id) {
         h("dt", {}, "Running"), h("dd", { id: "group-running" }, counts.running),
         h("dt", {}, "Done"), h("dd", { id: "group-done" }, counts.done),
         h("dt", {}, "Outcomes"), h("dd", { id: "group-outcomes" }, outcomesText(g.outcomes) || "—"),
-        h("dt", {}, "Started"), h("dd", {}, g.created_at_utc || "—")),
+        h("dt", {}, "Started"), h("dd", {}, when(g.created_at_utc) || "—")),
       (g.errors || []).length ? h("div", { class: "error", id: "group-errors" }, g.errors.map((e) => h("p", {}, e))) : null,
       h("h2", {}, "Scores"),
       table((severalTasks ? ["Task"] : []).concat(["Score", "Runs", "Mean", "Min", "Max"]), spread.map(({ task, key, sp }) => h("tr", { "data-task": task, "data-score": key },
@@ -1197,7 +1395,7 @@ async function runGroup(id) {
         h("td", { class: "wrap" }, key), h("td", {}, sp.runs),
         h("td", { class: "score-mean" }, scoreNumber(sp.mean)), h("td", { class: "score-min" }, scoreNumber(sp.min)),
         h("td", { class: "score-max" }, scoreNumber(sp.max)))),
-      { id: "group-scores", empty: "No run has recorded a score yet." }),
+      { id: "group-scores", empty: g.complete ? "No run recorded a score." : "No run has recorded a score yet." }),
       h("h2", {}, "Runs"),
       h("p", { class: "list-filter" }, h("label", { for: "group-filter" }, "Runs that are "), filter),
       table(["#", "Run", "Outcome", "Scores", "Took", "Started"].concat(seeded ? ["Seed"] : []), shown.map((r) => {
@@ -1210,16 +1408,16 @@ async function runGroup(id) {
           h("td", {}, r.place),
           h("td", { class: "wrap" }, where, w && w.error ? h("div", { class: "error-text" }, w.error) : null),
           h("td", {}, badge(runWord(r))),
-          h("td", { class: "run-scores" }, i ? scoresText(i.scores) : "—"),
+          h("td", { class: "run-scores scores" }, i ? scoresText(i.scores) : "—"),
           h("td", { class: "run-took" }, i ? tookText(i.started_at_utc, i.ended_at_utc) : ""),
-          h("td", {}, (i && (i.started_at_utc || i.created_at_utc)) || (w && w.started_at_utc) || ""),
+          h("td", {}, when((i && (i.started_at_utc || i.created_at_utc)) || (w && w.started_at_utc))),
           seeded ? h("td", { class: "mono small" }, w && w.seed ? seedText(w.seed) : "") : null);
-      }), { id: "group-run-list", empty: outcome ? `No run of this group is ${outcome}.` : "No run yet." }),
+      }), { id: "group-run-list", page: runs, empty: outcome ? `No run of this group is ${outcome}.` : "No run yet." }),
       pager(runs, go, "runs")]
       .filter(Boolean));
   };
   const refresh = keptPage(load, draw, { going: ([g]) => groupGoing(g), every: 1000 });
-  show(h("h1", {}, "Run group ", status), live, notice, h("p", { class: "mono" }, id), cancelSlot, body);
+  show(heading, live, notice, asking, h("p", { class: "mono" }, id), cancelSlot, body);
   try {
     await refresh();
   } catch (e) {
@@ -1264,8 +1462,8 @@ function drawInstance(id, [data, taskDoc]) {
       h("dt", {}, "Task"), h("dd", {}, link(`/tasks/${enc(doc.task_id)}`, `${doc.task_id} v${doc.task_version}`, { id: "instance-task" })),
       h("dt", {}, "Status"), h("dd", {}, doc.status),
       h("dt", {}, "Scores"), h("dd", { id: "instance-scores" }, scoresText(data.summary.scores)),
-      h("dt", {}, "Started"), h("dd", {}, doc.started_at_utc || doc.created_at_utc || ""),
-      h("dt", {}, doc.status === "completed" ? "Completed" : "Ended"), h("dd", {}, doc.ended_at_utc || doc.completed_at_utc || "—"),
+      h("dt", {}, "Started"), h("dd", { id: "instance-started" }, when(doc.started_at_utc || doc.created_at_utc)),
+      endFacts(doc),
       h("dt", {}, "Run group"), h("dd", {}, metadata.run_group_id
         ? link(`/run-groups/${enc(metadata.run_group_id)}`, metadata.run_group_id, { class: "mono", id: "instance-group" }) : ""),
       data.workflow ? [h("dt", {}, "Started here"), h("dd", {}, link(`/runs/${enc(data.workflow.workflow_id)}`, "the run's page"))] : null,
@@ -1280,10 +1478,30 @@ function drawInstance(id, [data, taskDoc]) {
       table(["Criterion", "Result", "Score", "Why"], (v.results || []).map((r, place) => h("tr", {},
         h("td", { class: "criterion" }, r.criterion ?? `#${(Number.isInteger(r.criterion_index) ? r.criterion_index : place) + 1}`),
         h("td", {}, badge(criterionWord(r))),
-        h("td", {}, r.score), h("td", {}, r.justification || "")))))),
+        h("td", {}, r.score), h("td", { class: "why" }, whyText(r.justification))))))),
     artifactIds.length ? [h("h2", {}, "Artifacts it used"),
       h("ul", {}, artifactIds.map((a) => h("li", {}, link(`/artifacts/${enc(a)}`, a, { class: "mono artifact-link" }))))] : null,
     h("details", { id: "instance-document" }, h("summary", {}, "The instance document"), json(doc)));
+}
+
+// How an instance error a later run recorded ends: that run marked it failed, its own run having
+// stopped without recording its end.
+const MARKED_BY_A_LATER_RUN = "a later run marked it failed";
+
+// When an instance ended, as its page says it: its end; for one a later run marked failed, that its
+// end is not known and when it was marked; nothing more for one still going.
+function endFacts(doc) {
+  if (doc.ended_at_utc) {
+    return [h("dt", {}, doc.status === "completed" ? "Completed" : "Ended"), h("dd", { id: "instance-ended" }, when(doc.ended_at_utc))];
+  }
+  if (typeof doc.error === "string" && doc.error.endsWith(MARKED_BY_A_LATER_RUN)) {
+    const marked = doc.completed_at_utc;
+    return [h("dt", {}, "Ended"), h("dd", { id: "instance-ended" }, "not known: its run stopped without recording its end"),
+      h("dt", {}, "Marked failed"), h("dd", { id: "instance-marked-failed" }, marked ? [when(marked), " (by a later run)"] : "by a later run")];
+  }
+  const ended = doc.completed_at_utc;
+  return ended ? [h("dt", {}, doc.status === "completed" ? "Completed" : "Ended"), h("dd", { id: "instance-ended" }, when(ended))]
+    : [h("dt", {}, "Ended"), h("dd", { id: "instance-ended" }, "—")];
 }
 
 async function artifacts() {
@@ -1302,8 +1520,8 @@ async function artifacts() {
       table(["Artifact", "Type", "Version", "Files", "Written"], page.items.map((a) => h("tr", {},
         h("td", {}, link(`/artifacts/${enc(a.id)}`, a.id, { class: "mono" })),
         h("td", {}, a.type || ""), h("td", {}, `v${a.version}`),
-        h("td", {}, (a.files || []).length), h("td", {}, a.created_at_utc || ""))),
-      { id: "artifacts", empty: filter ? "No artifact id holds that text." : null }),
+        h("td", {}, (a.files || []).length), h("td", {}, when(a.created_at_utc)))),
+      { id: "artifacts", page, empty: filter ? "No artifact id holds that text." : null }),
       pager(page, turnPage("page", per, (o) => { offset = o; refresh().catch(failed); }), "artifacts"),
     ].filter(Boolean));
   };
@@ -1314,7 +1532,7 @@ async function artifacts() {
     setQuery({ id: value, page: null }, false);
     refresh().catch(failed);
   });
-  show(h("h1", {}, "Artifacts"), notice, input, body);
+  show(h("h1", {}, "Artifacts"), notice, queryNoteSlot(), input, body);
   await refresh();
 }
 
@@ -1372,7 +1590,7 @@ function drawArtifact(id, [doc, versions], preview) {
     preview,
     h("h2", {}, "Versions"),
     table(["Version", "Written"], versions.items.map((v) => h("tr", {},
-      h("td", {}, link(`/artifacts/${enc(id)}?version=${v.version}`, `v${v.version}`)), h("td", {}, v.created_at_utc || "")))),
+      h("td", {}, link(`/artifacts/${enc(id)}?version=${v.version}`, `v${v.version}`)), h("td", {}, when(v.created_at_utc))))),
     cutNote(versions, "versions"),
     h("details", { id: "artifact-document" }, h("summary", {}, "The artifact document"), json(doc)));
 }
@@ -1422,7 +1640,30 @@ async function plugin(name) {
   show(h("h1", {}, data.plugin.name, " ", h("span", { class: "muted" }, data.plugin.version)),
     table(["Group", "Name", "Status", "Code", "Reason"], contributionRows(data.plugin)),
     h("h2", {}, "Its process"),
-    data.process ? json(data.process) : h("p", { class: "muted" }, "Not started (nothing it contributes needed a process)."));
+    data.process ? processFacts(data.process) : h("p", { class: "muted" }, "Not started (nothing it contributes needed a process)."));
+}
+
+// A plugin's process (`agent-env plugin show`'s diagnosis) as a list of its fields, each in words: its
+// command line, times as the pages show them, durations, yes or no, its stderr's tail folded as text.
+function processFacts(process) {
+  if (typeof process !== "object" || process === null || Array.isArray(process)) return json(process);
+  const labels = { argv: "command line", spawned_at_ms: "started at", spawn_us: "took to start",
+    initialize_us: "took to answer initialize", noise_lines: "non-protocol lines on stdout",
+    noise_samples: "the first of them", stopped_by_host: "stopped by agent-env", pid: "process id" };
+  const value = (key, v) => {
+    if (v === null || v === undefined || v === "" || (Array.isArray(v) && !v.length)) return "—";
+    if (key === "argv" && Array.isArray(v)) return h("code", {}, v.join(" "));
+    if (key.endsWith("_ms") && typeof v === "number") return when(new Date(v).toISOString());
+    if (key.endsWith("_us") && typeof v === "number") return duration(v / 1e6);
+    if (typeof v === "boolean") return v ? "yes" : "no";
+    if (key === "stderr_tail") return h("details", { "data-key": "stderr-tail" }, h("summary", {}, "its stderr's end"), h("pre", {}, v));
+    if (key === "failure" && typeof v === "object") return `${v.message}${v.code ? ` [${v.code}]` : ""}`;
+    if (Array.isArray(v)) return h("ul", {}, v.map((x) => h("li", {}, typeof x === "string" ? x : JSON.stringify(x))));
+    if (typeof v === "object") return h("code", {}, JSON.stringify(v));
+    return String(v);
+  };
+  return h("dl", { id: "plugin-process" }, Object.entries(process).map(([k, v]) =>
+    [h("dt", {}, labels[k] || k.replace(/_/g, " ")), h("dd", { "data-field": k }, value(k, v))]));
 }
 
 async function config() {
@@ -1450,6 +1691,35 @@ function configCheck(check) {
       h("p", {}, "Warnings:"), h("ul", {}, ...warnings)) : null);
 }
 
+// Whether a Task page's error says no version of the task is stored (it has not run here yet).
+function notStoredYet(error) {
+  return error.status === 404 && String(error.message).includes("no version of it is stored");
+}
+
+// A bundle's task that has not run yet: its page exists once a run stores it.
+function notRunYet(id) {
+  return h("div", { class: "warning notice", id: "task-not-run", role: "status" },
+    h("p", {}, "Task ", h("span", { class: "mono" }, id), " has not run yet: a task's page shows what its runs stored. Run it from ",
+      link("/bundles", "Bundles"), "."));
+}
+
+// The pages about one thing, by the first part of their address.
+const ONE_THING = ["tasks", "runs", "run-groups", "instances", "artifacts", "plugins"];
+
+// Why nothing is served at this address: an id with a '/' left as it is (`/tasks/team/hello`) is
+// told how the address writes it, with a link to the page it meant.
+function notFoundText() {
+  const match = /^\/([^/]+)\/(.+)$/.exec(location.pathname);
+  if (match && ONE_THING.includes(match[1]) && match[2].includes("/")) {
+    let id = match[2];
+    try { id = decodeURIComponent(id); } catch (_) { /* shown as it is */ }
+    const meant = `/${match[1]}/${enc(id)}`;
+    return h("p", { id: "not-found-id" }, "Nothing is served at this address. An id in a page's address is one part of it, each '/' in it written %2F: the page of ",
+      h("code", {}, id), " is ", link(meant, meant, { class: "mono", id: "encoded-link" }), ".");
+  }
+  return h("p", {}, "Nothing is served at this address. ", link("/", "Home"));
+}
+
 const views = { home, bundles, tasks, task, run, "run-group": runGroup, instance, artifacts, artifact, plugins, plugin, config };
 
 let explorerPlugins = Promise.resolve([]);
@@ -1457,10 +1727,11 @@ let explorerPlugins = Promise.resolve([]);
 // Draws the page's view (again, for a page restored from the back/forward cache).
 async function start() {
   const alive = current();
+  queryNotes.clear();
   const view = main.dataset.view;
   const id = main.dataset.id;
   if (!views[view]) {
-    show(h("h1", {}, "Not found"), h("p", {}, "Nothing is served at this address. ", link("/", "Home")));
+    show(h("h1", {}, "Not found"), notFoundText());
     return;
   }
   const attempt = async () => {
@@ -1474,7 +1745,7 @@ async function start() {
         contact.whenBack(attempt);
         return;
       }
-      show(h("h1", {}, document.title.split(" · ")[0]), errorBox(e));
+      show(h("h1", {}, document.title.split(" · ")[0]), view === "task" && notStoredYet(e) ? notRunYet(id) : errorBox(e));
       // Not found while a store is left out, it may be in that store; a store that did not answer
       // (503) may answer soon: either is asked for again until it is read.
       const leftOut = e.status === 404 && String(e.message).includes("it may be in the store left out");
