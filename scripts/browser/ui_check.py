@@ -1,5 +1,6 @@
-"""Drives headless Chromium through the explorer as a person would: Home, start the `hello` bundle
-from the Bundles page and watch it pass on the live Run page (Back to the Bundles page, which the
+"""Drives headless Chromium through the explorer as a person would: Home, the Bundles page before
+`hello` ran (its task id says it has not run yet, and the task's page says to run it from Bundles),
+start the `hello` bundle from the Bundles page and watch it pass on the live Run page (Back to the Bundles page, which the
 browser restores from its back/forward cache: its Run buttons work again), open the instance, the
 artifact it loaded (and view its file), run the task again from its Task page (Back: the restored page
 lists the new run and its button works), page through the Task and Home pages' lists, the plugin
@@ -16,6 +17,7 @@ import json
 import shutil
 import sys
 import tempfile
+import urllib.error
 import urllib.request
 from contextlib import contextmanager
 from pathlib import Path
@@ -42,6 +44,17 @@ def no_error_on_page(browser: Session, page: str) -> None:
     error = browser.find(".error")
     if error is not None:
         raise WebDriverError(f"the {page} page shows an error: {browser.text(error)}")
+
+
+def stored(base: str, task_id: str) -> bool:
+    """Whether a run stored the task `task_id` (its API answer is not a 404)."""
+    try:
+        with urllib.request.urlopen(f"{base}/api/v1/tasks/{quote(task_id, safe='')}", timeout=60):
+            return True
+    except urllib.error.HTTPError as error:
+        if error.code == 404:
+            return False
+        raise
 
 
 def mark_load(browser: Session) -> None:
@@ -160,6 +173,19 @@ def check(base: str, driver: str, chromium: str, shots: Path) -> None:
         names_say_what(browser, "home")
         section_is(browser, "home", ["home"])
 
+        hello = "@local/agentenv-framework/hello/hello"
+        if not stored(base, hello):
+            print("bundles page: hello has not run yet, and says so rather than link a page not there yet")
+            browser.get(base + "/bundles")
+            cell = browser.wait_text('[data-bundle="hello"] td.task-id', "(not run yet)")
+            if browser.find('[data-bundle="hello"] td.task-id a') is not None:
+                raise WebDriverError(f"the Bundles page links hello's task before it ran: {cell!r}")
+            browser.get(f"{base}/tasks/{quote(hello, safe='')}")
+            said = browser.wait_text("#task-not-run", "has not run yet")
+            if browser.find('#task-not-run a[href="/bundles"]') is None:
+                raise WebDriverError(f"the page of a task not run yet does not lead to Bundles: {said!r}")
+            print(f"  its page says: {said!r}")
+
         print("bundles page: start hello")
         browser.get(base + "/bundles")
         button = browser.wait_css('[data-run-task="hello/hello"]')
@@ -222,6 +248,9 @@ def check(base: str, driver: str, chromium: str, shots: Path) -> None:
         verdicts = browser.execute("return [...document.querySelectorAll('td.criterion + td .badge')].map(b => b.textContent);")
         if verdicts != ["passed", "passed"]:
             raise WebDriverError(f"hello's two criteria show {verdicts!r}, not passed twice")
+        whys = browser.execute("return [...document.querySelectorAll('td.why')].map(c => c.textContent);")
+        if any(why.rstrip().endswith("stderr=") for why in whys):
+            raise WebDriverError(f"a criterion's Why ends in an empty stderr: {whys!r}")
         no_error_on_page(browser, "instance")
         browser.screenshot(shots / "04-instance.png")
 

@@ -1691,9 +1691,16 @@ function configCheck(check) {
       h("p", {}, "Warnings:"), h("ul", {}, ...warnings)) : null);
 }
 
-// Whether a Task page's error says no version of the task is stored (it has not run here yet).
-function notStoredYet(error) {
-  return error.status === 404 && String(error.message).includes("no version of it is stored");
+// Whether a Task page's error is that no version of the task is stored while a bundle names it: a
+// bundle's task that has not run here yet.
+async function notStoredYet(error, id) {
+  if (error.status !== 404 || String(error.message).includes("it may be in the store left out")) return false;
+  try {
+    const page = await api("/bundles?limit=500");
+    return page.items.some((b) => (b.tasks || []).some((t) => t.id === id));
+  } catch (_) {
+    return false;
+  }
 }
 
 // A bundle's task that has not run yet: its page exists once a run stores it.
@@ -1745,7 +1752,9 @@ async function start() {
         contact.whenBack(attempt);
         return;
       }
-      show(h("h1", {}, document.title.split(" · ")[0]), view === "task" && notStoredYet(e) ? notRunYet(id) : errorBox(e));
+      const notRun = view === "task" && await notStoredYet(e, id);
+      if (!alive()) return;
+      show(h("h1", {}, document.title.split(" · ")[0]), notRun ? notRunYet(id) : errorBox(e));
       // Not found while a store is left out, it may be in that store; a store that did not answer
       // (503) may answer soon: either is asked for again until it is read.
       const leftOut = e.status === 404 && String(e.message).includes("it may be in the store left out");
