@@ -15,6 +15,15 @@ fn fixture_dir(name: &str) -> PathBuf {
 }
 
 /// The real PATH, when it has `tool`: installers need their own tools too (a linker, a shell, pyenv shims).
+/// What a command printed, stdout then stderr, for a message's assertion.
+fn both(out: &std::process::Output) -> String {
+    format!(
+        "{}{}",
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr)
+    )
+}
+
 fn dir_of(tool: &str) -> Option<Vec<PathBuf>> {
     which::which(tool).ok()?;
     Some(std::env::split_paths(&std::env::var_os("PATH")?).collect())
@@ -843,11 +852,7 @@ fn a_python_project_needing_the_sdk_pip_cannot_find_is_told_where_to_get_it() {
         )
     });
     let out = sb.run(&["plugin", "add", project.to_str().unwrap(), "--yes"]);
-    let said = format!(
-        "{}{}",
-        String::from_utf8_lossy(&out.stdout),
-        String::from_utf8_lossy(&out.stderr)
-    );
+    let said = both(&out);
     assert_eq!(out.status.code(), Some(1), "{said}");
     assert!(said.contains("problem: the installer failed"), "{said}");
     assert!(
@@ -993,11 +998,7 @@ fn a_private_index_that_refuses_pip_or_is_down_is_named_with_the_cause() {
             &url,
             "-y",
         ]);
-        let said = format!(
-            "{}{}",
-            String::from_utf8_lossy(&out.stdout),
-            String::from_utf8_lossy(&out.stderr)
-        );
+        let said = both(&out);
         assert_eq!(out.status.code(), Some(1), "{said}");
         assert!(
             said.contains(" -m pip install --no-input --index-url "),
@@ -1016,11 +1017,7 @@ fn a_private_index_that_refuses_pip_or_is_down_is_named_with_the_cause() {
         &format!("http://127.0.0.1:{}/simple/", index.port),
     );
     let out = sb.run(&["plugin", "add", project.to_str().unwrap(), "-y"]);
-    let said = format!(
-        "{}{}",
-        String::from_utf8_lossy(&out.stdout),
-        String::from_utf8_lossy(&out.stderr)
-    );
+    let said = both(&out);
     assert_eq!(out.status.code(), Some(1), "{said}");
     assert!(
         said.contains(&format!(
@@ -1045,11 +1042,7 @@ fn a_rust_crate_needing_the_sdk_cargo_cannot_find_is_told_where_to_get_it() {
         format!("{text}\n[dependencies]\nagent-env-plugin-sdk = \"0.10.0\"\n")
     });
     let out = sb.run(&["plugin", "add", src.to_str().unwrap(), "-y"]);
-    let said = format!(
-        "{}{}",
-        String::from_utf8_lossy(&out.stdout),
-        String::from_utf8_lossy(&out.stderr)
-    );
+    let said = both(&out);
     assert_eq!(out.status.code(), Some(1), "{said}");
     assert!(
         said.contains(&format!(
