@@ -1,5 +1,6 @@
 //! `agent-env completions SHELL`: a completion script for bash, zsh, fish, elvish or PowerShell, with
-//! the commands and root options of the installed plugins (read from their manifests; no plugin runs).
+//! the commands and root options of the installed plugins and the installed bundles' names (read from
+//! their manifests; no plugin runs).
 //! `agent-env man [COMMAND]...`: the manual page of agent-env or of one of its commands, in roff,
 //! built from the same definitions as `--help`: a command's own options first, then the global ones,
 //! in its synopsis as in its help.
@@ -9,6 +10,7 @@ use clap_complete::Shell;
 
 use super::dynamic::{tree::PluginCli, with_plugins};
 use super::{Cli, Exit, Failure, Terminal};
+use crate::bundle::{self, installed::InstalledBundle};
 use crate::session::Session;
 
 #[derive(Args)]
@@ -38,12 +40,66 @@ fn full_tree(session: &Session) -> (clap::Command, Vec<String>) {
 }
 
 pub fn completions(args: CompletionsArgs, session: &Session, term: &Terminal) -> Exit {
-    let (mut tree, warnings) = full_tree(session);
+    let (tree, warnings) = full_tree(session);
     warnings.iter().for_each(|w| term.warn(w));
-    let mut script = Vec::new();
-    clap_complete::generate(args.shell, &mut tree, "agent-env", &mut script);
-    term.print(&String::from_utf8_lossy(&script));
+    let mut tree = with_bundle_names(tree, &bundle::installed(&session.manifests()));
+    let script = match args.shell {
+        Shell::Bash => bash_script(&mut tree),
+        shell => {
+            let mut script = Vec::new();
+            clap_complete::generate(shell, &mut tree, BIN_NAME, &mut script);
+            String::from_utf8_lossy(&script).into_owned()
+        }
+    };
+    term.print(&script);
     Ok(0)
+}
+
+const BIN_NAME: &str = "agent-env";
+
+/// The bash script, its functions named as one word.
+///
+/// clap_complete names the states of a hyphenated program inconsistently (`agent__env__subcmd__run`
+/// where the command is found, `agent__subcmd__env__subcmd__run` where it is completed, clap#6421),
+/// so nothing past the first word completed. The script is made for a name without a hyphen, whose
+/// states agree, and the name is then put back: in the function names, spelled as bash allows, and
+/// as the command `complete` registers it for.
+fn bash_script(tree: &mut clap::Command) -> String {
+    const ONE_WORD: &str = "agentenvcompletionroot";
+    let mut script = Vec::new();
+    clap_complete::generate(Shell::Bash, tree, ONE_WORD, &mut script);
+    let script = String::from_utf8_lossy(&script);
+    script
+        .lines()
+        .map(|line| match line.trim_start().starts_with("complete -F ") {
+            true => match line.rsplit_once(' ') {
+                Some((head, ONE_WORD)) => {
+                    format!("{} {BIN_NAME}", head.replace(ONE_WORD, "agent__env"))
+                }
+                _ => line.replace(ONE_WORD, "agent__env"),
+            },
+            false => line.replace(ONE_WORD, "agent__env"),
+        })
+        .fold(String::new(), |mut text, line| {
+            text.push_str(&line);
+            text.push('\n');
+            text
+        })
+}
+
+/// `tree` with the installed bundles' names offered after `run` (a folder is still completed as a
+/// file). Only the completion script sees them: parsing never uses this tree.
+fn with_bundle_names(tree: clap::Command, installed: &[InstalledBundle]) -> clap::Command {
+    let names: Vec<String> = installed
+        .iter()
+        .filter(|b| b.problem.is_none())
+        .map(InstalledBundle::run_name)
+        .collect();
+    tree.mut_subcommand("run", |run| {
+        run.mut_arg("bundle", |bundle| {
+            bundle.value_parser(clap::builder::PossibleValuesParser::new(names))
+        })
+    })
 }
 
 pub fn man(args: ManArgs, session: &Session, term: &Terminal) -> Exit {

@@ -94,3 +94,49 @@ fn man_pages_for_agent_env_and_each_command() {
         text(&out)
     );
 }
+
+/// What bash offers for the words of `line`, the last one being completed, with the script
+/// `agent-env completions bash` prints, as bash calls it on TAB.
+fn bash_completes(script: &std::path::Path, line: &[&str]) -> String {
+    let words: Vec<String> = line.iter().map(|w| format!("'{w}'")).collect();
+    let program = format!(
+        "source '{}'; COMP_WORDS=(agent-env {}); COMP_CWORD={}; _agent__env agent-env '{}' '{}'; echo \"${{COMPREPLY[*]}}\"",
+        script.display(),
+        words.join(" "),
+        line.len(),
+        line[line.len() - 1],
+        if line.len() > 1 { line[line.len() - 2] } else { "agent-env" },
+    );
+    let out = std::process::Command::new("bash")
+        .args(["--norc", "--noprofile", "-c", &program])
+        .output()
+        .expect("run bash");
+    assert!(out.status.success(), "{}", text(&out));
+    stdout(&out).trim().to_string()
+}
+
+#[test]
+fn bash_completes_commands_their_subcommands_flags_and_bundles() {
+    let s = Sandbox::new();
+    with_ghost_command(&s);
+    let out = s.run(&["completions", "bash"]);
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out));
+    let script = s.write("agent-env.bash", &stdout(&out));
+
+    assert_eq!(bash_completes(&script, &["pl"]), "plugin");
+    assert_eq!(bash_completes(&script, &["ha"]), "haunt");
+    assert_eq!(bash_completes(&script, &["plugin", "a"]), "add approve");
+    assert_eq!(bash_completes(&script, &["run", "--js"]), "--json");
+    assert_eq!(
+        bash_completes(&script, &["task", "run", "x", "--ru"]),
+        "--runs"
+    );
+    // The installed bundles are offered where run takes one.
+    assert_eq!(bash_completes(&script, &["run", "hel"]), "hello");
+    // The command bash completes is agent-env itself.
+    assert!(
+        stdout(&out).contains(" -o default agent-env\n"),
+        "{}",
+        stdout(&out)
+    );
+}
