@@ -108,20 +108,16 @@ pub fn man(args: ManArgs, session: &Session, term: &Terminal) -> Exit {
     let mut page = tree;
     // Built, each command carries the global options (`-v`, `--color`) it accepts.
     page.build();
-    let mut name = String::from("agent-env");
-    for word in &args.command {
+    // The page's name joins the words with `-`; messages name the command as it is typed.
+    let mut name = String::from(BIN_NAME);
+    let mut typed = String::from(BIN_NAME);
+    // `plugin add` as one argument, as the help writes it, is the two words.
+    for word in args.command.iter().flat_map(|w| w.split_whitespace()) {
         let Some(sub) = page.find_subcommand(word).cloned() else {
-            let known: Vec<String> = page
-                .get_subcommands()
-                .map(|c| c.get_name().to_string())
-                .collect();
-            return Err(Failure::new(format!(
-                "'{name} {word}' is not a command; {name} has: {}",
-                known.join(", ")
-            ))
-            .with_code(2));
+            return Err(Failure::new(not_a_command(&page, &typed, word)).with_code(2));
         };
         name = format!("{name}-{word}");
+        typed = format!("{typed} {word}");
         // The version names the page; only agent-env itself takes `--version`.
         page = sub
             .name(name.clone())
@@ -134,6 +130,28 @@ pub fn man(args: ManArgs, session: &Session, term: &Terminal) -> Exit {
         .map_err(|e| Failure::new(format!("cannot write the manual page: {e}")))?;
     term.print(&String::from_utf8_lossy(&roff));
     Ok(0)
+}
+
+/// Why `word` after `typed` (`agent-env plugin`) names no page: the command has no subcommands, or
+/// the one meant, or the ones it has.
+fn not_a_command(page: &clap::Command, typed: &str, word: &str) -> String {
+    let known: Vec<&str> = page
+        .get_subcommands()
+        .filter(|c| !c.is_hide_set() && c.get_name() != "help")
+        .map(|c| c.get_name())
+        .collect();
+    let what = format!("'{typed} {word}' is not a command");
+    if known.is_empty() {
+        return format!("{what}: {typed} has no subcommands");
+    }
+    match crate::similar::best_match(
+        word,
+        known.iter().copied(),
+        crate::config::warnings::HINT_CUTOFF,
+    ) {
+        Some(meant) => format!("{what}; did you mean '{typed} {meant}'?"),
+        None => format!("{what}; {typed} has: {}", known.join(", ")),
+    }
 }
 
 /// `page` with the global options (`-v`, `--color`) ordered after the command's own, so its synopsis

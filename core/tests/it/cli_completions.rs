@@ -140,3 +140,40 @@ fn bash_completes_commands_their_subcommands_flags_and_bundles() {
         stdout(&out)
     );
 }
+
+#[test]
+fn man_names_commands_as_typed_and_suggests_one_meant() {
+    let s = Sandbox::new();
+    let refused = |args: &[&str]| {
+        let out = s.run(args);
+        assert_eq!(out.status.code(), Some(2), "{}", text(&out));
+        assert!(stdout(&out).is_empty(), "{}", text(&out));
+        stderr(&out)
+    };
+    let err = refused(&["man", "run", "run"]);
+    assert!(
+        err.contains("'agent-env run run' is not a command: agent-env run has no subcommands"),
+        "{err}"
+    );
+    let err = refused(&["man", "plugn"]);
+    assert!(
+        err.contains("'agent-env plugn' is not a command; did you mean 'agent-env plugin'?"),
+        "{err}"
+    );
+    let err = refused(&["man", "plugin", "ad"]);
+    assert!(
+        err.contains(
+            "'agent-env plugin ad' is not a command; did you mean 'agent-env plugin add'?"
+        ),
+        "{err}"
+    );
+
+    // One argument, as the help writes a command, is its words.
+    let out = s.run(&["man", "plugin add"]);
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out));
+    assert!(
+        stdout(&out).contains(".TH agent-env-plugin-add 1"),
+        "{}",
+        text(&out)
+    );
+}
