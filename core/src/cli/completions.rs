@@ -124,9 +124,7 @@ pub fn man(args: ManArgs, session: &Session, term: &Terminal) -> Exit {
             .version(crate::VERSION)
             .disable_version_flag(true);
     }
-    let mut roff = Vec::new();
-    clap_mangen::Man::new(globals_last(page))
-        .render(&mut roff)
+    let roff = super::man_page::render(globals_last(page))
         .map_err(|e| Failure::new(format!("cannot write the manual page: {e}")))?;
     term.print(&String::from_utf8_lossy(&roff));
     Ok(0)

@@ -15,6 +15,7 @@ pub mod completions;
 pub mod config;
 pub mod dynamic;
 pub mod failure;
+mod man_page;
 pub mod migration;
 pub mod new;
 pub mod plugin;

@@ -177,3 +177,41 @@ fn man_names_commands_as_typed_and_suggests_one_meant() {
         text(&out)
     );
 }
+
+#[test]
+fn man_synopsis_shows_values_and_repeats_and_the_examples_keep_their_lines() {
+    let s = Sandbox::new();
+    let synopsis_of = |page: &str| {
+        page.lines()
+            .skip_while(|l| *l != ".SH SYNOPSIS")
+            .nth(1)
+            .unwrap_or_default()
+            .to_string()
+    };
+    let run = synopsis_of(&stdout(&s.run(&["man", "run"])));
+    for part in [
+        "[\\fB\\-\\-task\\fR \\fINAME\\fR]...",
+        "[\\fB\\-\\-fail\\-under\\fR \\fISCORE\\fR]",
+        "[\\fB\\-\\-color\\fR \\fIWHEN\\fR]",
+        "[\\fB\\-\\-keep\\fR]",
+        "[\\fIBUNDLE\\fR]",
+    ] {
+        assert!(run.contains(part), "{part} is not in {run}");
+    }
+    let man = synopsis_of(&stdout(&s.run(&["man", "man"])));
+    assert!(man.ends_with("[\\fICOMMAND\\fR]..."), "{man}");
+
+    // The install examples stay a line each (no filling), as in --help.
+    let page = stdout(&s.run(&["man", "completions"]));
+    let extra: Vec<&str> = page
+        .lines()
+        .skip_while(|l| *l != ".SH EXTRA")
+        .skip(1)
+        .take_while(|l| !l.starts_with(".SH"))
+        .collect();
+    assert_eq!(extra.first(), Some(&".nf"), "{page}");
+    assert!(
+        extra.iter().any(|l| l.trim_start().starts_with("zsh:")),
+        "{page}"
+    );
+}
