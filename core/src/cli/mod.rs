@@ -215,14 +215,37 @@ pub fn dispatch(cli: Cli, session: &Session, term: &Terminal) -> Exit {
     result
 }
 
-/// Shows a clap error or help text (clap writes it, ignoring a closed pipe) and returns its exit code.
+/// Shows a clap error or help text and returns its exit code.
 /// A command line written for the Python agent-env gets a hint at what to do here.
 pub(crate) fn clap_exit(e: &clap::Error, args: &[std::ffi::OsString], term: &Terminal) -> i32 {
-    let _ = e.print();
+    let stream = match e.use_stderr() {
+        true => style::Stream::Stderr,
+        false => style::Stream::Stdout,
+    };
+    write_clap(&e.render(), stream, term);
     if e.use_stderr() {
         if let Some(hint) = migration::hint(args) {
             term.eprintln(&format!("hint: {hint}"));
         }
     }
     e.exit_code()
+}
+
+/// Text clap styled (help, a usage error) on `stream`, in colour when agent-env's own output there
+/// is (`--color`, `NO_COLOR`, `TERM=dumb`, a terminal or not), else plain. Written as clap wrote it:
+/// its styles are not agent-env's colours, which the terminal's writer keeps alone. A closed pipe
+/// is ignored, as the terminal ignores it.
+fn write_clap(text: &clap::builder::StyledStr, stream: style::Stream, term: &Terminal) {
+    let text = match term.style().colours(stream) {
+        true => text.ansi().to_string(),
+        false => text.to_string(),
+    };
+    match stream {
+        style::Stream::Stdout => term.print_verbatim(&text),
+        style::Stream::Stderr => {
+            use std::io::Write;
+            // A failing stderr has nowhere left to be told.
+            let _ = std::io::stderr().lock().write_all(text.as_bytes());
+        }
+    }
 }

@@ -14,6 +14,7 @@ mod build_static;
 mod cli_broken;
 mod cli_command_mode;
 mod cli_completions;
+mod cli_help;
 mod cli_output;
 mod cli_plugins;
 mod cli_root_options;
