@@ -43,7 +43,9 @@ const GLOBAL_OPTIONS: &str = "Global options";
     name = "agent-env",
     version = crate::VERSION,
     about = "Build and run agent environments and the tasks that grade agents in them",
-    disable_version_flag = true
+    disable_version_flag = true,
+    // Bare `agent-env` is a missing command, as bare `agent-env plugin` is: help on stderr, exit 2.
+    arg_required_else_help = true
 )]
 pub struct Cli {
     /// Show more detail: the causes of errors, and during a run each plugin's stderr and log lines
@@ -204,8 +206,7 @@ pub fn dispatch(cli: Cli, session: &Session, term: &Terminal) -> Exit {
         Some(Command::Man(args)) => completions::man(args, session, term),
         None => {
             use clap::CommandFactory;
-            let _ = Cli::command().print_help();
-            Ok(2)
+            missing_command(&mut Cli::command(), term)
         }
     };
     if store_stderr.is_some() {
@@ -229,6 +230,13 @@ pub(crate) fn clap_exit(e: &clap::Error, args: &[std::ffi::OsString], term: &Ter
         }
     }
     e.exit_code()
+}
+
+/// A command line with options and no command (`agent-env -v`): as bare `agent-env`, the help on
+/// stderr and exit 2, a usage error.
+pub(crate) fn missing_command(command: &mut clap::Command, term: &Terminal) -> Exit {
+    write_clap(&command.render_help(), style::Stream::Stderr, term);
+    Ok(2)
 }
 
 /// Text clap styled (help, a usage error) on `stream`, in colour when agent-env's own output there

@@ -1,4 +1,5 @@
-//! What clap itself prints (help, usage errors) follows agent-env's own choices: `--color`.
+//! What clap itself prints (help, usage errors) follows agent-env's own choices: `--color`, help on
+//! stderr with exit 2 when a command is missing.
 
 use crate::support::cli::{stderr, stdout, text, Sandbox};
 
@@ -20,5 +21,25 @@ fn help_and_usage_errors_follow_color() {
     ] {
         let out = s.run(args);
         assert!(!text(&out).contains('\x1b'), "{args:?}: {}", text(&out));
+    }
+}
+
+#[test]
+fn a_missing_command_shows_the_help_on_stderr_with_exit_2() {
+    let s = Sandbox::new();
+    for args in [&[][..], &["plugin"], &["--color", "never", "task"]] {
+        let out = s.run(args);
+        assert_eq!(out.status.code(), Some(2), "{args:?}: {}", text(&out));
+        assert!(stdout(&out).is_empty(), "{args:?}: {}", text(&out));
+        assert!(
+            stderr(&out).contains("Usage: agent-env"),
+            "{args:?}: {}",
+            text(&out)
+        );
+        assert!(
+            stderr(&out).contains("Commands:"),
+            "{args:?}: {}",
+            text(&out)
+        );
     }
 }
