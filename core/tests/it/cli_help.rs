@@ -1,5 +1,5 @@
-//! What clap itself prints (help, usage errors) follows agent-env's own choices: `--color`, help on
-//! stderr with exit 2 when a command is missing.
+//! What clap itself prints (help, usage errors) follows agent-env's own choices: `--color`, the
+//! terminal's width, help on stderr with exit 2 when a command is missing.
 
 use crate::support::cli::{stderr, stdout, text, Sandbox};
 
@@ -22,6 +22,23 @@ fn help_and_usage_errors_follow_color() {
         let out = s.run(args);
         assert!(!text(&out).contains('\x1b'), "{args:?}: {}", text(&out));
     }
+}
+
+/// The longest line of `text`, in characters.
+fn widest(text: &str) -> usize {
+    text.lines().map(|l| l.chars().count()).max().unwrap_or(0)
+}
+
+#[test]
+fn help_is_wrapped_to_the_width_there_is() {
+    let mut s = Sandbox::new();
+    // No stream is a terminal here: clap's 100 columns, as a log or a file gets it.
+    let piped = stdout(&s.run(&["run", "-h"]));
+    assert!(widest(&piped) <= 100, "{piped}");
+    s.set("COLUMNS", "50");
+    let narrow = stdout(&s.run(&["run", "-h"]));
+    assert!(widest(&narrow) <= 50, "{narrow}");
+    assert!(narrow.contains("--fail-under"), "{narrow}");
 }
 
 #[test]
