@@ -1,5 +1,6 @@
 //! What clap itself prints (help, usage errors) follows agent-env's own choices: `--color`, the
-//! terminal's width, help on stderr with exit 2 when a command is missing.
+//! terminal's width, help on stderr with exit 2 when a command is missing; and a negative number is
+//! an option's value, not an argument.
 
 use crate::support::cli::{stderr, stdout, text, Sandbox};
 
@@ -58,5 +59,25 @@ fn a_missing_command_shows_the_help_on_stderr_with_exit_2() {
             "{args:?}: {}",
             text(&out)
         );
+    }
+}
+
+#[test]
+fn a_negative_count_is_refused_as_the_options_value() {
+    let s = Sandbox::new();
+    for (args, option) in [
+        (&["task", "run", "x", "--runs", "-1"][..], "--runs <N>"),
+        (&["task", "list", "--limit", "-1"], "--limit <N>"),
+        (&["task", "instances", "x", "--limit", "-1"], "--limit <N>"),
+    ] {
+        let out = s.run(args);
+        assert_eq!(out.status.code(), Some(2), "{args:?}: {}", text(&out));
+        let err = stderr(&out);
+        assert!(
+            err.contains(&format!("invalid value '-1' for '{option}'")),
+            "{args:?}: {err}"
+        );
+        // Not the tip to write `-- -1`, which would make -1 the task's id.
+        assert!(!err.contains("-- -1"), "{args:?}: {err}");
     }
 }

@@ -47,7 +47,12 @@ pub struct RunTaskArgs {
     /// The stored task's id, as `task put` printed it.
     pub id: String,
     /// Run it this many times, in one run group (at most four at once).
-    #[arg(long, default_value_t = 1, value_name = "N")]
+    #[arg(
+        long,
+        default_value_t = 1,
+        value_name = "N",
+        allow_negative_numbers = true
+    )]
     pub runs: usize,
     /// The sandbox provider (a comma-separated fallback chain); default: the config's `[sandbox] default`, else the built-in `local`.
     #[arg(long, value_name = "PROVIDER")]
@@ -88,7 +93,12 @@ pub struct InstancesArgs {
     /// The task: a stored task's id, or a bundle task's name or id.
     pub id: String,
     /// At most this many (0: all).
-    #[arg(long, default_value_t = 20, value_name = "N")]
+    #[arg(
+        long,
+        default_value_t = 20,
+        value_name = "N",
+        allow_negative_numbers = true
+    )]
     pub limit: usize,
     /// Print JSON for a script instead of a table.
     #[arg(long)]
@@ -105,7 +115,12 @@ pub struct ListArgs {
     #[arg(long, value_name = "TASK")]
     pub task: Option<String>,
     /// At most this many (0: all).
-    #[arg(long, default_value_t = 20, value_name = "N")]
+    #[arg(
+        long,
+        default_value_t = 20,
+        value_name = "N",
+        allow_negative_numbers = true
+    )]
     pub limit: usize,
     /// Print JSON for a script instead of a table.
     #[arg(long)]
