@@ -1,6 +1,6 @@
 //! `agent-env completions SHELL`: a completion script for bash, zsh, fish, elvish or PowerShell, with
-//! the commands and root options of the installed plugins and the installed bundles' names (read from
-//! their manifests; no plugin runs).
+//! the commands and root options of the installed plugins (read from their manifests; no plugin runs),
+//! and for bash the installed bundles' names after `run`.
 //! `agent-env man [COMMAND]...`: the manual page of agent-env or of one of its commands, in roff,
 //! built from the same definitions as `--help`: a command's own options first, then the global ones,
 //! in its synopsis as in its help.
@@ -42,10 +42,13 @@ fn full_tree(session: &Session) -> (clap::Command, Vec<String>) {
 pub fn completions(args: CompletionsArgs, session: &Session, term: &Terminal) -> Exit {
     let (tree, warnings) = full_tree(session);
     warnings.iter().for_each(|w| term.warn(w));
-    let mut tree = with_bundle_names(tree, &bundle::installed(&session.manifests()));
     let script = match args.shell {
-        Shell::Bash => bash_script(&mut tree),
+        Shell::Bash => bash_script(&mut with_bundle_names(
+            tree,
+            &bundle::installed(&session.manifests()),
+        )),
         shell => {
+            let mut tree = tree;
             let mut script = Vec::new();
             clap_complete::generate(shell, &mut tree, BIN_NAME, &mut script);
             String::from_utf8_lossy(&script).into_owned()
@@ -87,8 +90,9 @@ fn bash_script(tree: &mut clap::Command) -> String {
         })
 }
 
-/// `tree` with the installed bundles' names offered after `run` (a folder is still completed as a
-/// file). Only the completion script sees them: parsing never uses this tree.
+/// `tree` with the installed bundles' names offered after `run`, for bash, which still completes a
+/// folder as a file when no name matches (zsh and fish would offer the names alone, and no folder).
+/// Only the completion script sees them: parsing never uses this tree.
 fn with_bundle_names(tree: clap::Command, installed: &[InstalledBundle]) -> clap::Command {
     let names: Vec<String> = installed
         .iter()

@@ -29,6 +29,9 @@ fn completion_scripts_include_core_and_plugin_commands() {
     }
     let fish = stdout(&s.run(&["completions", "fish"]));
     assert!(fish.contains("Rattle the chains"), "{fish}");
+    // A bundle folder is still completed as a file after run: zsh is not held to the bundle names.
+    let zsh = stdout(&s.run(&["completions", "zsh"]));
+    assert!(!zsh.contains(":(hello)"), "{zsh}");
 }
 
 #[test]
