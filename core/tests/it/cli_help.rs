@@ -45,7 +45,13 @@ fn help_is_wrapped_to_the_width_there_is() {
 #[test]
 fn a_missing_command_shows_the_help_on_stderr_with_exit_2() {
     let s = Sandbox::new();
-    for args in [&[][..], &["plugin"], &["--color", "never", "task"]] {
+    for args in [
+        &[][..],
+        &["plugin"],
+        &["--color", "never", "task"],
+        &["-v"],
+        &["--color", "never"],
+    ] {
         let out = s.run(args);
         assert_eq!(out.status.code(), Some(2), "{args:?}: {}", text(&out));
         assert!(stdout(&out).is_empty(), "{args:?}: {}", text(&out));

@@ -52,10 +52,8 @@ pub fn main(args: Vec<OsString>, session: &Session, term: &Terminal) -> Exit {
     warnings.iter().for_each(|w| term.warn(w));
     let verbose = matches.get_flag("verbose");
     match matches.subcommand_name() {
-        None => {
-            let _ = command.print_help();
-            Ok(2)
-        }
+        // Options and no command (`agent-env -v`): the help on stderr, as with nothing at all.
+        None => super::missing_command(&mut command, term),
         Some(name) if plugins.command(name).is_some() => {
             let argv = tail
                 .iter()
