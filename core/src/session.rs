@@ -45,7 +45,7 @@ pub struct Session {
     /// (`AGENT_ENV_CONFIG`).
     chosen_config: OnceLock<std::path::PathBuf>,
     /// The plugin processes of the invocation (stdio mode), one per package, whoever calls them.
-    pool: OnceLock<Result<Arc<PluginHost>, HostConfigError>>,
+    pool: OnceLock<Arc<PluginHost>>,
     /// Whether the plugins' safety warnings were handed out (they are said once per invocation).
     plugin_warnings_taken: std::sync::atomic::AtomicBool,
     /// The host's timeouts and the variables whose values were not taken (see `host_timeouts`).
@@ -168,9 +168,8 @@ impl Session {
     /// The child-process host's settings: agent-env's version, the timeouts the
     /// `AGENT_ENV_PLUGIN_*_TIMEOUT` variables set, and the pins of the plugins `plugin add` installed.
     /// A timeout variable that is not a number of seconds leaves its default, and is warned of once
-    /// ([`take_plugin_warnings`](Self::take_plugin_warnings)); so this no longer fails, and the
-    /// `Result` stays for the callers that still handle a host that cannot be configured.
-    pub fn host_config(&self) -> Result<HostConfig, HostConfigError> {
+    /// ([`take_plugin_warnings`](Self::take_plugin_warnings)): one wrong timeout stops no plugin.
+    pub fn host_config(&self) -> HostConfig {
         let mut config = self.host_timeouts().0.clone();
         config.pins = Some(crate::discovery::pins::pin_file(
             &self.paths().plugins_dir(),
@@ -188,7 +187,7 @@ impl Session {
             parent.push((crate::config::locate::CONFIG_VAR.into(), path.into()));
         }
         config.parent_env = Some(parent);
-        Ok(config)
+        config
     }
 
     /// The host's settings the `AGENT_ENV_PLUGIN_*_TIMEOUT` variables give, with the variables whose
@@ -205,30 +204,24 @@ impl Session {
     /// ([`PluginProcess::call_for`](agent_env_host::PluginProcess::call_for)); calls without them get
     /// none. Nothing starts until a plugin is needed; [`shutdown_plugins`](Self::shutdown_plugins)
     /// stops them all.
-    pub fn plugin_pool(&self) -> Result<Arc<PluginHost>, HostConfigError> {
+    pub fn plugin_pool(&self) -> Arc<PluginHost> {
         self.pool
-            .get_or_init(|| {
-                self.host_config()
-                    .map(|config| Arc::new(PluginHost::new(config, Arc::new(NoServices))))
-            })
+            .get_or_init(|| Arc::new(PluginHost::new(self.host_config(), Arc::new(NoServices))))
             .clone()
     }
 
     /// Stops every process of the pool (in parallel), if it was made; returns their final diagnoses.
     pub fn shutdown_plugins(&self) -> Vec<agent_env_host::Diagnosis> {
         match self.pool.get() {
-            Some(Ok(pool)) => pool.shutdown_all(),
-            _ => Vec::new(),
+            Some(pool) => pool.shutdown_all(),
+            None => Vec::new(),
         }
     }
 
     /// A plugin host of its own serving `services` to its children, with this environment's timeouts:
     /// for processes that cannot join the pool (a plugin command's, which runs in command mode).
-    pub fn plugin_host(
-        &self,
-        services: Arc<dyn HostServices>,
-    ) -> Result<PluginHost, HostConfigError> {
-        Ok(PluginHost::new(self.host_config()?, services))
+    pub fn plugin_host(&self, services: Arc<dyn HostServices>) -> PluginHost {
+        PluginHost::new(self.host_config(), services)
     }
 
     /// The registries, built on first use with `load`. One command builds one registry: later calls
@@ -281,9 +274,9 @@ impl Session {
         let manifests = self.manifests();
         let pool = self.plugin_pool();
         Box::new(move |doc, secrets| {
-            let host = pool.clone().map_err(|e| e.to_string())?;
             let packages = plugin_packages(doc, &manifests, secrets);
-            Ok(Arc::new(HostPluginStores::new(host, packages)) as Arc<dyn PluginStoreFactory>)
+            Ok(Arc::new(HostPluginStores::new(pool.clone(), packages))
+                as Arc<dyn PluginStoreFactory>)
         })
     }
 }

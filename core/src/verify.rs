@@ -65,9 +65,6 @@ pub enum VerifyCommandError {
         /// Why.
         reason: String,
     },
-    /// The timeouts in the environment are wrong.
-    #[error("{0}")]
-    HostConfig(String),
     /// The kit could not run the plugin at all.
     #[error(transparent)]
     Kit(#[from] verify::VerifyError),
@@ -112,9 +109,7 @@ pub fn verify_plugin(
         package: manifest.name.clone(),
         reason: e.to_string(),
     })?;
-    let config = session
-        .host_config()
-        .map_err(|e| VerifyCommandError::HostConfig(e.to_string()))?;
+    let config = session.host_config();
     let spec = SpawnSpec::from_manifest(&manifest, settings);
     let problems = |answer: &InitializeResult| manifest_problems(&manifest, answer);
     let scratch = ScratchStores::new(session)?;

@@ -21,8 +21,6 @@ pub enum UpError {
     Runtime(#[source] std::io::Error),
     #[error("can't watch for Ctrl-C: {0}")]
     Signals(#[source] std::io::Error),
-    #[error("can't set up explorer plugins: {0}")]
-    Plugins(String),
     #[error("the explorer stopped serving: {0}")]
     Serve(#[source] std::io::Error),
 }

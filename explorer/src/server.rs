@@ -147,10 +147,11 @@ async fn run(
     let address = listener.local_addr().map_err(UpError::Serve)?;
     let (stop_tx, stop_rx) = watch::channel(false);
     let runs = Arc::new(RunManager::new(session.env().clone()));
-    let plugins = Arc::new(
-        ExplorerPlugins::new(&session, settings.plugin_timeout, settings.plugin_idle)
-            .map_err(UpError::Plugins)?,
-    );
+    let plugins = Arc::new(ExplorerPlugins::new(
+        &session,
+        settings.plugin_timeout,
+        settings.plugin_idle,
+    ));
     let loaded = start_plugins(session.clone(), plugins.clone(), stop_rx.clone());
     let routing = PluginRouting {
         plugins: plugins.clone(),

@@ -10,23 +10,19 @@ use std::thread;
 use super::load::{FailureInfo, Launch, LoadFailure, Probe, Prober, ProcessDiagnosis};
 use crate::config::mask::mask_args;
 use agent_env_host::{
-    signal_name, stop_together, Diagnosis, HostConfig, HostConfigError, HostError, NoServices,
-    PluginHost, PluginProcess, SpawnSpec,
+    signal_name, stop_together, Diagnosis, HostConfig, HostError, NoServices, PluginHost,
+    PluginProcess, SpawnSpec,
 };
 use agent_env_protocol::methods::InitializeResult;
 
-/// The code of every probe when the host's own settings (its timeout variables) are wrong.
-pub const HOST_CONFIG_INVALID: &str = "host-config-invalid";
-
-/// Starts plugins through [`agent_env_host::PluginHost`], with the host settings the session read (or
-/// the reason they are wrong, which every probe then reports).
+/// Starts plugins through [`agent_env_host::PluginHost`], with the host settings the session read.
 #[derive(Debug)]
 pub struct HostProber {
-    config: Result<HostConfig, HostConfigError>,
+    config: HostConfig,
 }
 
 impl HostProber {
-    pub fn new(config: Result<HostConfig, HostConfigError>) -> HostProber {
+    pub fn new(config: HostConfig) -> HostProber {
         HostProber { config }
     }
 }
@@ -45,24 +41,7 @@ fn spec_of(launch: &Launch) -> SpawnSpec {
 
 impl Prober for HostProber {
     fn probe_all(&self, launches: &[Launch]) -> Vec<Probe> {
-        let config = match &self.config {
-            Ok(config) => config.clone(),
-            Err(e) => {
-                return launches
-                    .iter()
-                    .map(|l| {
-                        Probe::not_started(
-                            mask_args(&l.argv),
-                            LoadFailure {
-                                code: HOST_CONFIG_INVALID.into(),
-                                message: e.to_string(),
-                            },
-                        )
-                    })
-                    .collect()
-            }
-        };
-        let host = PluginHost::new(config, Arc::new(NoServices));
+        let host = PluginHost::new(self.config.clone(), Arc::new(NoServices));
         let specs: Vec<SpawnSpec> = launches.iter().map(spec_of).collect();
         let started = host.start_all_parallel(&specs);
         // First every started plugin is asked what the report needs, in parallel; then all are

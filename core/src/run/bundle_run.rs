@@ -308,7 +308,7 @@ pub(super) fn start_plugin_steps(
     if plugin_steps.is_empty() {
         return Ok(None);
     }
-    let steps = PluginSteps::new(stores, session, observer, cancel).map_err(BundleError::one)?;
+    let steps = PluginSteps::new(stores, session, observer, cancel);
     let mut problems = Vec::new();
     let mut unsettled = Vec::new();
     for (_, _, package) in &plugin_steps {

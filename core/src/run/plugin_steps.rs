@@ -357,7 +357,7 @@ pub struct PluginSteps {
 /// the plugin stores of `session` are closed first, so what they write as they stop is the run's too.
 pub fn hear_store_stderr(observer: Arc<dyn RunObserver>, session: &Session) -> HearingStoreStderr {
     HearingStoreStderr {
-        pool: session.plugin_pool().ok(),
+        pool: session.plugin_pool(),
         listening: Some(StoreOutput::invocation().listen(Arc::new(StoreStderr(observer.clone())))),
         observer,
     }
@@ -367,7 +367,7 @@ pub fn hear_store_stderr(observer: Arc<dyn RunObserver>, session: &Session) -> H
 #[must_use = "the run stops hearing its stores when this guard drops"]
 pub struct HearingStoreStderr {
     /// The session's pool, which runs the run's plugin stores.
-    pool: Option<Arc<PluginHost>>,
+    pool: Arc<PluginHost>,
     listening: Option<Listening>,
     /// Told which stores wrote lines to stdout that are not protocol messages.
     observer: Arc<dyn RunObserver>,
@@ -379,13 +379,11 @@ impl Drop for HearingStoreStderr {
     /// lines to stdout that are not protocol messages (as a run warns of its step plugins), then
     /// stops listening.
     fn drop(&mut self) {
-        if let Some(pool) = &self.pool {
-            let noise: Vec<String> = close_plugin_stores(&StoreOutput::invocation(), pool)
-                .iter()
-                .filter_map(|d| d.noise())
-                .collect();
-            warn_noise(&noise, self.observer.as_ref());
-        }
+        let noise: Vec<String> = close_plugin_stores(&StoreOutput::invocation(), &self.pool)
+            .iter()
+            .filter_map(|d| d.noise())
+            .collect();
+        warn_noise(&noise, self.observer.as_ref());
         drop(self.listening.take());
     }
 }
@@ -424,7 +422,7 @@ impl PluginSteps {
         session: &Session,
         observer: Arc<dyn RunObserver>,
         cancel: &Cancel,
-    ) -> Result<Arc<PluginSteps>, String> {
+    ) -> Arc<PluginSteps> {
         let objects = stores.objects.clone();
         let documents = stores.documents.clone();
         let configured = session.stores().clone();
@@ -441,7 +439,7 @@ impl PluginSteps {
         });
         let store_stderr = StoreOutput::invocation().listen(services.clone());
         let steps = Arc::new(PluginSteps {
-            host: session.plugin_pool().map_err(|e| e.to_string())?,
+            host: session.plugin_pool(),
             services,
             specs: Mutex::new(HashMap::new()),
             running,
@@ -451,7 +449,7 @@ impl PluginSteps {
         });
         let starts = steps.starts.clone();
         cancel.on_cancel(move || starts.abort());
-        Ok(steps)
+        steps
     }
 
     /// Whether the run stopped its plugins' starts (it was cancelled).

@@ -75,21 +75,15 @@ fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
 
 impl ExplorerPlugins {
     /// A pool whose children reach the session's configured stores through `host.store.*`.
-    pub fn new(
-        session: &Session,
-        timeout: Duration,
-        idle: Duration,
-    ) -> Result<ExplorerPlugins, String> {
-        let services = Arc::new(HostStoreDispatcher::new(session.stores().clone()));
-        let host = session.plugin_pool().map_err(|e| e.to_string())?;
-        Ok(ExplorerPlugins {
-            host,
-            services,
+    pub fn new(session: &Session, timeout: Duration, idle: Duration) -> ExplorerPlugins {
+        ExplorerPlugins {
+            services: Arc::new(HostStoreDispatcher::new(session.stores().clone())),
+            host: session.plugin_pool(),
             timeout,
             idle,
             table: OnceLock::new(),
             use_of: Mutex::new(HashMap::new()),
-        })
+        }
     }
 
     /// Builds the routes table (once; later calls return at once). Blocks while plugins start.

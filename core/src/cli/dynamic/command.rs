@@ -35,9 +35,7 @@ pub fn run(
     if let Err(e) = doc.require() {
         return Err(Failure::new(format!("ConfigError: {e}")));
     }
-    let host = session
-        .plugin_host(services::for_command(session))
-        .map_err(Failure::new)?;
+    let host = session.plugin_host(services::for_command(session));
     let mut last_error = None;
     for (attempt, &plugin) in command.claimants.iter().enumerate() {
         let manifest = cli.manifest(plugin);

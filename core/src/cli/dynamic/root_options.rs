@@ -81,13 +81,7 @@ pub fn apply(
     if wanted.is_empty() {
         return Ok(Vec::new());
     }
-    let host = session
-        .plugin_host(Arc::new(NoServices))
-        .map_err(|e| RootOptionFailed {
-            flag: wanted[0].0.flag.clone(),
-            package: cli.manifest(wanted[0].0.plugin).name.clone(),
-            reason: e.to_string(),
-        })?;
+    let host = session.plugin_host(Arc::new(NoServices));
     let mut warnings = Vec::new();
     let mut config_path = None;
     for (option, value) in wanted {

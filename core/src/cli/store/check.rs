@@ -91,7 +91,7 @@ pub(super) fn check(
         });
     // A store that writes to stdout besides the protocol's messages passes its cases while a
     // partial line would stall its next answer: said, as `plugin list` says it.
-    let noise = package.and_then(|p| session.plugin_pool().ok()?.diagnosis(&p)?.noise());
+    let noise = package.and_then(|p| session.plugin_pool().diagnosis(&p)?.noise());
     if let Some(warning) = noise {
         term.eprintln(&format!("warning: {warning}"));
     }
