@@ -794,3 +794,37 @@ fn plugin_list_says_where_to_read_why_a_package_failed() {
         "not loaded is not a failure"
     );
 }
+
+/// With many packages failing, `plugin list` names the first few on stderr and counts the rest in
+/// one line that names `plugin check`, rather than a note per package (the table marks each row).
+#[test]
+fn plugin_list_counts_the_failed_packages_past_the_first_few() {
+    let sb = Sandbox::new();
+    for n in 1..=50 {
+        let name = format!("agentenv-pp{n:02}");
+        sb.path_manifest(
+            &name,
+            &format!(
+                "{}[provides.envs]\npp{n:02}_env = \"E\"\n",
+                plugin_table(&name, "1", "[\"/nonexistent/agentenv-pp\"]")
+            ),
+        );
+    }
+    let out = sb.run(&["plugin", "list"]);
+    assert_eq!(out.status.code(), Some(0));
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    let notes: Vec<&str> = stderr.lines().filter(|l| l.starts_with("note: ")).collect();
+    assert_eq!(notes.len(), 6, "{stderr}");
+    for (note, n) in notes.iter().zip(1..=5) {
+        assert_eq!(
+            *note,
+            format!("note: agentenv-pp{n:02}: 1 failed; agent-env plugin show agentenv-pp{n:02} says why (agent-env plugin check lists every problem, and exits 1)")
+        );
+    }
+    assert_eq!(
+        notes[5],
+        "note: 45 more packages failed, conflict or are blocked: agent-env plugin check lists every problem"
+    );
+    let list = String::from_utf8_lossy(&out.stdout);
+    assert_eq!(list.matches("failed").count(), 50, "{list}");
+}

@@ -60,19 +60,31 @@ pub(super) fn list(args: &ReportArgs, verbose: bool, session: &Session, term: &T
     Ok(0)
 }
 
+/// How many packages [`why_notes`] names one by one; the rest are counted in one line.
+const WHY_NOTES_NAMED: usize = 5;
+
 /// For each package with a contribution that failed, conflicts or is blocked (among the problems
 /// `plugin check` fails for), where to read why: the table has no room for reasons, and `plugin
-/// list` exits 0. A skipped one is said by the warnings `--verbose` prints.
+/// list` exits 0. The first few packages get a note each; past them, one line counts the rest and
+/// names the command that lists every problem (the table marks each row already). A skipped one is
+/// said by the warnings `--verbose` prints.
 fn why_notes(report: &crate::report::model::Report) -> Vec<String> {
     use crate::registry::outcome::Status;
-    report
+    let troubled: Vec<_> = report
         .plugins
         .iter()
         .filter(|d| {
-            d.contributions
-                .iter()
-                .any(|c| matches!(c.status, Status::Failed | Status::Conflict | Status::Blocked))
+            d.contributions.iter().any(|c| {
+                matches!(
+                    c.status,
+                    Status::Failed | Status::Conflict | Status::Blocked
+                )
+            })
         })
+        .collect();
+    let mut notes: Vec<String> = troubled
+        .iter()
+        .take(WHY_NOTES_NAMED)
         .map(|d| {
             format!(
                 "note: {}: {}; agent-env plugin show {} says why (agent-env plugin check lists every problem, and exits 1)",
@@ -81,7 +93,25 @@ fn why_notes(report: &crate::report::model::Report) -> Vec<String> {
                 crate::quote::word(&d.name)
             )
         })
-        .collect()
+        .collect();
+    if let Some(more) = troubled
+        .len()
+        .checked_sub(WHY_NOTES_NAMED)
+        .filter(|&n| n > 0)
+    {
+        notes.push(more_troubled_note(more));
+    }
+    notes
+}
+
+/// The line that counts the `more` troubled packages [`why_notes`] does not name.
+fn more_troubled_note(more: usize) -> String {
+    let (packages, verbs) = if more == 1 {
+        ("package", "failed, conflicts or is blocked")
+    } else {
+        ("packages", "failed, conflict or are blocked")
+    };
+    format!("note: {more} more {packages} {verbs}: agent-env plugin check lists every problem")
 }
 
 /// `plugin check`: exit 1 if any contribution did not take effect.
@@ -137,4 +167,21 @@ fn unrunnable_bundles(session: &Session) -> Vec<String> {
             })
         })
         .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_count_of_more_troubled_packages_agrees_with_its_number() {
+        assert_eq!(
+            more_troubled_note(1),
+            "note: 1 more package failed, conflicts or is blocked: agent-env plugin check lists every problem"
+        );
+        assert_eq!(
+            more_troubled_note(45),
+            "note: 45 more packages failed, conflict or are blocked: agent-env plugin check lists every problem"
+        );
+    }
 }
