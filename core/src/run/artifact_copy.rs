@@ -7,15 +7,22 @@
 //! bytes stream to the destination (the object is read once), and a file that does not match never
 //! takes its place there: it is written beside it under a hidden name and dropped. A file recorded
 //! without a sha256 (an artifact written before hashes were kept) is held to its size alone.
+//!
+//! The object is read on a thread of its own ([`stoppable`]), so a cancelled run stops a copy at
+//! once, even one from a hosted store that stopped sending.
 
 use std::collections::HashMap;
 use std::io::Read;
 use std::path::Path;
+use std::sync::Arc;
 
 use serde_json::Value;
 use sha2::{Digest, Sha256};
 
+use crate::run::cancel::Cancel;
 use crate::stores::{Document, ObjectStore, StoreError};
+
+mod stoppable;
 
 /// What an artifact document recorded of one of its files.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
@@ -60,47 +67,58 @@ pub enum Changed {
 /// Why a file of an artifact was not copied.
 #[derive(Debug, thiserror::Error)]
 pub enum CopyError {
-    /// The object store could not give it, or the destination could not be written.
+    /// The object store could not give it (the store's own words for why), or the destination could
+    /// not be written.
     #[error(transparent)]
     Store(#[from] StoreError),
     /// It is not what the artifact recorded; nothing was left at the destination.
     #[error("the object is not what the artifact recorded: {0:?}")]
     Changed(Changed),
+    /// The run was cancelled first; nothing was left at the destination.
+    #[error("the run was cancelled")]
+    Cancelled,
 }
 
-/// Copies the object `url` to the file `to` (making its folders), held to `recorded`.
+/// Copies the object `url` to the file `to` (making its folders), held to `recorded`, until
+/// `cancel` is set.
 pub fn copy_checked(
-    objects: &dyn ObjectStore,
+    objects: &Arc<dyn ObjectStore>,
     url: &str,
     to: &Path,
     recorded: RecordedFile<'_>,
+    cancel: &Cancel,
 ) -> Result<(), CopyError> {
-    let Some(sha256) = recorded.sha256 else {
-        objects.download_to_file(url, to)?;
-        return match (recorded.size, std::fs::metadata(to).map(|m| m.len())) {
-            (Some(listed), Ok(found)) if found != listed => {
-                let _ = std::fs::remove_file(to);
-                Err(CopyError::Changed(Changed::Size {
-                    found,
-                    recorded: listed,
-                }))
-            }
-            _ => Ok(()),
-        };
-    };
+    let source = stoppable::open(objects, url, cancel).map_err(|e| match e {
+        stoppable::NotOpened::Cancelled => CopyError::Cancelled,
+        stoppable::NotOpened::Store(e) => CopyError::Store(e),
+    })?;
     let mut reader = Checking {
-        inner: objects.open(url)?,
+        inner: source,
         hasher: Sha256::new(),
         read: 0,
         size: recorded.size,
-        sha256,
+        sha256: recorded.sha256,
         changed: None,
     };
     let written = crate::stores::object::write_to_file(&mut reader, to);
-    match (reader.changed, written) {
-        (Some(changed), _) => Err(CopyError::Changed(changed)),
-        (None, written) => Ok(written?),
+    if let Some(changed) = reader.changed {
+        return Err(CopyError::Changed(changed));
     }
+    let Err(e) = written else {
+        return Ok(());
+    };
+    if cancel.is_cancelled() {
+        return Err(CopyError::Cancelled);
+    }
+    // A read that failed is the store's error, not the copy's words for it, which blame the
+    // destination ("writing /…/f.bin: …").
+    Err(CopyError::Store(match reader.inner.failure() {
+        Some(why) => StoreError::Io {
+            message: why,
+            raw_os_error: None,
+        },
+        None => e,
+    }))
 }
 
 /// The object `url` named where the store finds it now: `url` itself, or, for a store that moved
@@ -166,7 +184,7 @@ pub fn holds_as_recorded(objects: &dyn ObjectStore, url: &str, size: u64, sha256
         hasher: Sha256::new(),
         read: 0,
         size: Some(size),
-        sha256,
+        sha256: Some(sha256),
         changed: None,
     };
     std::io::copy(&mut reader, &mut std::io::sink()).is_ok() && reader.changed.is_none()
@@ -179,7 +197,8 @@ struct Checking<'a, R> {
     hasher: Sha256,
     read: u64,
     size: Option<u64>,
-    sha256: &'a str,
+    /// Hex; `None` when none was recorded, and the size alone is held to.
+    sha256: Option<&'a str>,
     /// Set at the end when the bytes are not the recorded ones.
     changed: Option<Changed>,
 }
@@ -193,10 +212,11 @@ impl<R> Checking<'_, R> {
                 recorded,
             });
         }
+        let recorded = self.sha256?;
         let found = hex::encode(std::mem::take(&mut self.hasher).finalize());
-        (!found.eq_ignore_ascii_case(self.sha256)).then(|| Changed::Sha256 {
+        (!found.eq_ignore_ascii_case(recorded)).then(|| Changed::Sha256 {
             found,
-            recorded: self.sha256.to_string(),
+            recorded: recorded.to_string(),
         })
     }
 }
@@ -239,12 +259,21 @@ mod tests {
         );
     }
 
-    fn stored(dir: &Path, bytes: &[u8]) -> (LocalFilesystemObjectStore, String) {
+    fn stored(dir: &Path, bytes: &[u8]) -> (Arc<dyn ObjectStore>, String) {
         let objects = LocalFilesystemObjectStore::new(dir.join("objects"));
         let url = objects
             .put("a/hello.txt", bytes, "text/plain", false)
             .unwrap();
-        (objects, url)
+        (Arc::new(objects), url)
+    }
+
+    fn copy(
+        objects: &Arc<dyn ObjectStore>,
+        url: &str,
+        to: &Path,
+        recorded: RecordedFile<'_>,
+    ) -> Result<(), CopyError> {
+        copy_checked(objects, url, to, recorded, &Cancel::default())
     }
 
     #[test]
@@ -256,7 +285,7 @@ mod tests {
             size: Some(6),
             sha256: Some(HELLO_SHA256),
         };
-        copy_checked(&objects, &url, &to, recorded).unwrap();
+        copy(&objects, &url, &to, recorded).unwrap();
         assert_eq!(std::fs::read(&to).unwrap(), b"hello\n");
         // Upper-case hex is the same hash.
         let upper = HELLO_SHA256.to_ascii_uppercase();
@@ -264,7 +293,7 @@ mod tests {
             sha256: Some(&upper),
             ..recorded
         };
-        copy_checked(&objects, &url, &dir.path().join("again.txt"), recorded).unwrap();
+        copy(&objects, &url, &dir.path().join("again.txt"), recorded).unwrap();
     }
 
     #[test]
@@ -276,7 +305,7 @@ mod tests {
             size: Some(6),
             sha256: Some(HELLO_SHA256),
         };
-        let err = copy_checked(&objects, &url, &out.join("hello.txt"), recorded).unwrap_err();
+        let err = copy(&objects, &url, &out.join("hello.txt"), recorded).unwrap_err();
         match err {
             CopyError::Changed(Changed::Sha256 { found, recorded }) => {
                 assert_eq!(recorded, HELLO_SHA256);
@@ -299,7 +328,7 @@ mod tests {
                 size: Some(6),
                 sha256,
             };
-            match copy_checked(&objects, &url, &to, recorded).unwrap_err() {
+            match copy(&objects, &url, &to, recorded).unwrap_err() {
                 CopyError::Changed(changed) => assert_eq!(
                     changed,
                     Changed::Size {
@@ -313,7 +342,7 @@ mod tests {
         }
         // Nothing recorded: nothing to hold it to.
         let to = dir.path().join("free.txt");
-        copy_checked(&objects, &url, &to, RecordedFile::default()).unwrap();
+        copy(&objects, &url, &to, RecordedFile::default()).unwrap();
         assert!(to.is_file());
     }
 
@@ -326,7 +355,7 @@ mod tests {
             size: Some(6),
             sha256: Some(HELLO_SHA256),
         };
-        let err = copy_checked(&objects, &gone, &dir.path().join("x"), recorded).unwrap_err();
+        let err = copy(&objects, &gone, &dir.path().join("x"), recorded).unwrap_err();
         assert!(
             matches!(err, CopyError::Store(StoreError::NotFound(_))),
             "{err:?}"

@@ -459,9 +459,16 @@ pub fn write_out(
             .into());
         }
         let recorded = recorded.get(url).copied().unwrap_or_default();
-        copy_checked(stores.objects.as_ref(), url, &dest.join(rel), recorded).map_err(|e| {
+        copy_checked(&stores.objects, url, &dest.join(rel), recorded, cancel).map_err(|e| {
             let again = put_again(id);
-            BundleError::one(match e {
+            if let (CopyError::Cancelled, Some(signal)) = (&e, cancel.signal()) {
+                return RunError::Interrupted {
+                    signal,
+                    what: format!("stopped by a signal while copying the artifact '{id}'"),
+                };
+            }
+            RunError::from(BundleError::one(match e {
+                CopyError::Cancelled => format!("stopped while copying the artifact '{id}'"),
                 CopyError::Store(e) => match not_given(&e, id, version) {
                     Some(why) => format!("can't copy {url} into the bundle: {why}"),
                     None => format!("reading {rel} of the artifact '{id}': {}", in_brackets(&e)),
@@ -474,7 +481,7 @@ pub fn write_out(
                     "the file {rel} of the artifact '{id}' v{version} is not as it was put: {} has the sha256 {found}, but the artifact recorded {recorded}; the object store's copy was changed or damaged since, so it is not copied; {again}",
                     named_now(stores.objects.as_ref(), url)
                 ),
-            })
+            }))
         })?;
     }
     let mut manifest = toml::Table::new();

@@ -445,3 +445,135 @@ fn an_https_endpoint_of_a_plain_http_server_is_told_to_use_http() {
         "{said}"
     );
 }
+
+/// A signal stops a run whose `load_artifact` step waits on a paused S3 server within moments, as
+/// any other run stops (exit 143 for SIGTERM), not once the server answers or the store's timeout
+/// (two minutes) passes, after which a service manager would have killed it, sandbox and all.
+#[test]
+fn a_signal_stops_a_run_whose_artifact_download_stalled() {
+    // A server of its own: pausing the shared one would stall the other tests.
+    let server = agent_env_test_support::servers::seaweedfs(&["stalls"]);
+    let pid: i32 = server.value("WEED_PID").parse().unwrap();
+    let world = World::with_config(&s3_config("stalls", server.value("S3_ENDPOINT")));
+    let creds = [
+        ("TEAM_S3_KEY", server.value("AWS_ACCESS_KEY_ID").to_string()),
+        (
+            "TEAM_S3_SECRET",
+            server.value("AWS_SECRET_ACCESS_KEY").to_string(),
+        ),
+    ];
+    let work = world.dir.path().join("work");
+    std::fs::create_dir_all(work.join("big")).unwrap();
+    std::fs::write(work.join("big/f1.bin"), vec![7u8; 4 << 20]).unwrap();
+    std::fs::write(
+        work.join("load.json"),
+        r#"[{"id": "box", "type": "deploy_sandbox", "sandbox_name": "box"},
+ {"id": "load", "type": "load_artifact", "sandbox_name": "box", "artifact_id": "team/big",
+  "destination_path": "/app/big"}]"#,
+    )
+    .unwrap();
+    for args in [
+        &["artifact", "put", "big", "--id", "team/big"][..],
+        &["task", "put", "load.json", "--id", "team/load"],
+    ] {
+        let out = world.run(args, &vars(&creds));
+        assert!(
+            out.status.success(),
+            "{args:?}: {}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+    }
+
+    let paused = Paused::pause(pid);
+    let mut child = world
+        .command(&["task", "run", "team/load", "--json"], &vars(&creds))
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    // Time to reach the step and wait on the server.
+    std::thread::sleep(std::time::Duration::from_secs(3));
+    // SAFETY: kill signals our own child, which has not been reaped.
+    unsafe { libc::kill(child.id() as i32, libc::SIGTERM) };
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(20);
+    while child.try_wait().unwrap().is_none() {
+        if std::time::Instant::now() > deadline {
+            let _ = child.kill();
+            drop(paused);
+            let out = child.wait_with_output().unwrap();
+            panic!(
+                "the run did not stop within 20 s of SIGTERM: {}",
+                String::from_utf8_lossy(&out.stderr)
+            );
+        }
+        std::thread::sleep(std::time::Duration::from_millis(50));
+    }
+    drop(paused);
+    let out = child.wait_with_output().unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(143), "{stderr}");
+    let report: Value = serde_json::from_slice(&out.stdout)
+        .unwrap_or_else(|e| panic!("{e}: {}{stderr}", String::from_utf8_lossy(&out.stdout)));
+    assert_eq!(report["status"], "cancelled", "{report:#}");
+}
+
+/// A download the server stops sending fails `load_artifact` with the store's words first (what
+/// stalled, and what to do), then where in the sandbox the file was to go, not as a failure to
+/// write a path on the host.
+#[test]
+fn a_stalled_download_is_said_as_the_stall_it_is() {
+    use agent_env_test_support::slow_bodies::{SlowBody, SlowBodyServer};
+    let server = SlowBodyServer::start(SlowBody::StallsDownload {
+        promised: 1 << 20,
+        sent: 1 << 10,
+    });
+    let endpoint = server.endpoint();
+    let world = World::with_config(&format!(
+        "{}timeout_seconds = 1\n",
+        s3_config("b", &endpoint)
+    ));
+    let creds = [
+        ("TEAM_S3_KEY", "key".to_string()),
+        ("TEAM_S3_SECRET", "secret".to_string()),
+    ];
+    let work = world.dir.path().join("work");
+    std::fs::create_dir_all(work.join("big")).unwrap();
+    std::fs::write(work.join("big/f1.bin"), vec![7u8; 1 << 20]).unwrap();
+    std::fs::write(
+        work.join("load.json"),
+        r#"[{"id": "box", "type": "deploy_sandbox", "sandbox_name": "box"},
+ {"id": "load", "type": "load_artifact", "sandbox_name": "box", "artifact_id": "team/big",
+  "destination_path": "/app/big"}]"#,
+    )
+    .unwrap();
+    for args in [
+        &["artifact", "put", "big", "--id", "team/big"][..],
+        &["task", "put", "load.json", "--id", "team/load"],
+    ] {
+        let out = world.run(args, &vars(&creds));
+        assert!(
+            out.status.success(),
+            "{args:?}: {}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+    }
+    let out = world.run(&["task", "run", "team/load"], &vars(&creds));
+    let said = format!(
+        "{}{}",
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert_eq!(out.status.code(), Some(1), "{said}");
+    let stalled =
+        "into the sandbox at /app/big/f1.bin: S3ObjectStore: reading s3://b/artifacts/file/team/big/";
+    assert!(
+        said.contains("failed at step 'load': RuntimeError: can't copy s3://b/"),
+        "{said}"
+    );
+    assert!(said.contains(stalled), "{said}");
+    assert!(
+        said.contains(&format!("/f1.bin from {endpoint} stalled: no data arrived for 1 s; check that the server is running")),
+        "{said}"
+    );
+    assert!(!said.contains("writing /"), "{said}");
+}

@@ -72,11 +72,16 @@ impl BuiltinStep for LoadArtifact {
                 )));
             }
             let recorded = files.get(url).copied().unwrap_or_default();
-            copy_checked(env.stores.objects.as_ref(), url, to, recorded).map_err(|e| match e {
+            copy_checked(&env.stores.objects, url, to, recorded, env.cancel).map_err(|e| match e {
+                CopyError::Cancelled => StepError::cancelled(),
                 // Put through another store (another bucket or server), or gone from this one.
                 CopyError::Store(e) => StepError::runtime(match not_given(&e, id, version) {
                     Some(why) => format!("can't copy {url} into the sandbox: {why}"),
-                    None => format!("can't copy {url} into the sandbox: {e}"),
+                    // The store's words first (a server that stopped sending), then where it was to go.
+                    None => format!(
+                        "can't copy {url} into the sandbox at {}: {e}",
+                        in_sandbox(&sandbox.work_dir, to)
+                    ),
                 }),
                 // An object changed since the artifact was recorded (objects are written once) is
                 // not loaded as if it were the artifact's.
@@ -177,11 +182,7 @@ struct Place<'a> {
 impl Place<'_> {
     /// A host path in the sandbox as steps name it (`/app/...`).
     fn in_sandbox(&self, host: &Path) -> String {
-        match host.strip_prefix(self.work_dir) {
-            Ok(inside) if inside.as_os_str().is_empty() => "/app".to_string(),
-            Ok(inside) => format!("/app/{}", inside.display()),
-            Err(_) => host.display().to_string(),
-        }
+        in_sandbox(self.work_dir, host)
     }
 
     /// What `blocker` keeps from happening, and what to do.
@@ -213,6 +214,15 @@ impl Place<'_> {
                 self.in_sandbox(self.to)
             ),
         }
+    }
+}
+
+/// `host`, a path in the sandbox folder `work_dir`, as steps name it (`/app/...`).
+fn in_sandbox(work_dir: &Path, host: &Path) -> String {
+    match host.strip_prefix(work_dir) {
+        Ok(inside) if inside.as_os_str().is_empty() => "/app".to_string(),
+        Ok(inside) => format!("/app/{}", inside.display()),
+        Err(_) => host.display().to_string(),
     }
 }
 
