@@ -175,13 +175,21 @@ pub fn put_artifact(
                 crate::stores::DEFAULT_CONTENT_TYPE,
             )
             .map_err(|e| {
+                // A signal came while the file was on its way, and the store failed it since (a
+                // stalled upload's timeout): the put ends as the signal said it would.
+                if let Some(signal) = cancel.signal() {
+                    return RunError::Interrupted {
+                        signal,
+                        what: unrecorded(listed.len(), files.len(), &prefix, "stopped by a signal"),
+                    };
+                }
                 let mut left = unrecorded(listed.len(), files.len(), &prefix, "it stopped");
                 // A store that refused for its settings (credentials that may not write) refuses
-                // again until they change.
+                // again until they change, as its error says.
                 if matches!(e, StoreError::Config(_)) {
-                    left.push_str(" once the store's settings let it write (see above)");
+                    left.push_str(" once the store's settings let it write");
                 }
-                BundleError::one(format!("writing {rel} to the object store: {e}; {left}"))
+                BundleError::one(format!("writing {rel} to the object store: {e}; {left}")).into()
             })?;
         listed.push(json!({"path": rel, "object_url": url, "sha256": sha256, "size": size}));
     }

@@ -193,6 +193,12 @@ fn read_only_credentials_are_named_by_config_check_and_by_a_refused_put() {
         "{stderr}"
     );
     assert!(!stderr.contains("check the credentials"), "{stderr}");
+    // Nothing above the error to point at: what to change is in it.
+    assert!(
+        stderr.contains("; put the folder again once the store's settings let it write\n"),
+        "{stderr}"
+    );
+    assert!(!stderr.contains("see above"), "{stderr}");
 }
 
 /// Restarts a paused process when dropped, so a server a test paused is stopped like any other, even
@@ -576,4 +582,57 @@ fn a_stalled_download_is_said_as_the_stall_it_is() {
         "{said}"
     );
     assert!(!said.contains("writing /"), "{said}");
+}
+
+/// A signal while a file's upload has stalled ends the put as the signal says (exit 130, nothing
+/// recorded, what it left), not as the stall's error once the store's timeout ends the upload.
+#[test]
+fn a_put_signalled_while_its_upload_stalls_ends_as_the_signal_says() {
+    use agent_env_test_support::slow_bodies::{SlowBody, SlowBodyServer};
+    let server = SlowBodyServer::start(SlowBody::StallsUpload { taken: 64 << 10 });
+    let world = World::with_config(&format!(
+        "{}timeout_seconds = 2\n",
+        s3_config("b", &server.endpoint())
+    ));
+    let creds = [
+        ("TEAM_S3_KEY", "key".to_string()),
+        ("TEAM_S3_SECRET", "secret".to_string()),
+    ];
+    let folder = world.dir.path().join("work/big");
+    std::fs::create_dir_all(&folder).unwrap();
+    std::fs::write(folder.join("f1.bin"), vec![7u8; 4 << 20]).unwrap();
+    let child = world
+        .command(
+            &["artifact", "put", "big", "--id", "team/big"],
+            &vars(&creds),
+        )
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(60);
+    while !server.requests().iter().any(|r| r.starts_with("PUT ")) {
+        assert!(
+            std::time::Instant::now() < deadline,
+            "no file was sent: {:?}",
+            server.requests()
+        );
+        std::thread::sleep(std::time::Duration::from_millis(5));
+    }
+    // SAFETY: kill signals our own child, which has not been reaped.
+    unsafe { libc::kill(child.id() as i32, libc::SIGINT) };
+    let out = child.wait_with_output().unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(130), "{stderr}");
+    assert!(
+        stderr.contains(
+            "Stopping once the file being written is written; another signal stops at once"
+        ),
+        "{stderr}"
+    );
+    assert!(
+        stderr.contains("stopped by a signal with none of its 1 file written whole to the object store under artifacts/file/team"),
+        "{stderr}"
+    );
+    assert!(!stderr.contains("stalled"), "{stderr}");
 }
