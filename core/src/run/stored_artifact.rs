@@ -21,7 +21,7 @@ use super::artifact_copy::{
     Changed, CopyError,
 };
 use super::run_stores::RunStores;
-use super::stored_task::{configured_stores, latest_stored, put_next_version, ARTIFACTS};
+use super::stored_task::{configured_stores, latest_stored, ARTIFACTS};
 use super::RunError;
 use crate::bundle::ids::{check_bare_id, object_key_segment};
 use crate::bundle::parser::{
@@ -31,7 +31,9 @@ use crate::bundle::tree::Tree;
 use crate::bundle::BundleError;
 use crate::run::cancel::Cancel;
 use crate::session::Session;
-use crate::stores::{Document, Filter, StoreError};
+use crate::stores::{Document, Filter, StoreError, VersionedEntityStore};
+
+mod recording;
 
 /// The artifact types a stored task's `load_artifact` step can load.
 const LOADABLE: [&str; 3] = ["file", "file_artifact_universe", "skill"];
@@ -67,17 +69,32 @@ pub struct FileUnderWay<'a> {
     pub left_if_stopped: &'a str,
 }
 
-/// Writes the files of `folder` as the next version of the stored artifact `id`. The document store
-/// is reached before any file is written (a store that is down would leave the files unreferenced);
-/// `cancel` stops the put between two files, with the files already written named. `before_file` is
-/// told of each file before it is hashed and written (for progress, and for a caller that must stop
-/// at once to say what that leaves).
+/// Writes the files of `folder` as the next version of the stored artifact `id`, as
+/// [`put_artifact_telling`] does, saying nothing while it waits for the document store.
 pub fn put_artifact(
     session: &Session,
     id: &str,
     folder: &Path,
     cancel: &Cancel,
     before_file: &dyn Fn(&FileUnderWay<'_>),
+) -> Result<PutArtifact, RunError> {
+    put_artifact_telling(session, id, folder, cancel, before_file, &|_| {})
+}
+
+/// Writes the files of `folder` as the next version of the stored artifact `id`. The document store
+/// is reached before any file is written (a store that is down would leave the files unreferenced);
+/// `cancel` stops the put between two files, with the files already written named. `before_file` is
+/// told of each file before it is hashed and written (for progress, and for a caller that must stop
+/// at once to say what that leaves). The version is recorded once every file is written, asking the
+/// document store again while it does not answer, for as long as a task's end would wait for it
+/// (`AGENT_ENV_RECORD_WAIT_SECONDS`); `waiting` is given the line to show when that wait begins.
+pub fn put_artifact_telling(
+    session: &Session,
+    id: &str,
+    folder: &Path,
+    cancel: &Cancel,
+    before_file: &dyn Fn(&FileUnderWay<'_>),
+    waiting: &(dyn Fn(&str) + Sync),
 ) -> Result<PutArtifact, RunError> {
     check_bare_id(id).map_err(|problem| {
         BundleError::one(format!("{problem} (--id gives one, such as team/greeting)"))
@@ -211,8 +228,17 @@ pub fn put_artifact(
         doc.insert("config".into(), Value::Object(config));
     }
     doc.insert("created_at_utc".into(), json!(crate::clock::iso_now()));
-    let version = put_next_version(&stores, ARTIFACTS, &doc).map_err(|e| {
-        BundleError::one(format!("{e}; {}", written_unrecorded(files.len(), &prefix)))
+    let version = record(session, &stores, &doc, &prefix, cancel, waiting).map_err(|e| {
+        let left = written_unrecorded(files.len(), &prefix);
+        match cancel.signal() {
+            Some(signal) => RunError::Interrupted {
+                signal,
+                what: format!(
+                    "stopped by a signal while waiting for the document store ({e}); {left}"
+                ),
+            },
+            None => BundleError::one(format!("{e}; {left}")).into(),
+        }
     })?;
     Ok(PutArtifact {
         version,
@@ -220,6 +246,42 @@ pub fn put_artifact(
         files: files.len(),
         unchanged: false,
         why,
+    })
+}
+
+/// Records `doc`, a put's new version whose files are under `prefix` (see [`recording`]): the
+/// version, or what failed, as a sentence.
+fn record(
+    session: &Session,
+    stores: &RunStores,
+    doc: &Document,
+    prefix: &str,
+    cancel: &Cancel,
+    waiting: &(dyn Fn(&str) + Sync),
+) -> Result<i64, String> {
+    let id = doc.get("id").and_then(Value::as_str).unwrap_or_default();
+    let entities = VersionedEntityStore::new(stores.documents.clone(), ARTIFACTS, &[])
+        .map_err(|e| format!("the configured document store: {e}"))?;
+    let wait = crate::run::heartbeat::Liveness::from_env(session.env()).record_wait;
+    let tell = |why: &str| {
+        waiting(&format!(
+            "waiting for the document store to record the artifact '{id}' ({why}); trying for up to {} s in all (Ctrl-C stops waiting)",
+            crate::run::outcome::format_g(wait.as_secs_f64())
+        ));
+    };
+    let patience = recording::Patience {
+        wait,
+        cancel,
+        waiting: &tell,
+    };
+    recording::record_version(&entities, doc, prefix, &patience).map_err(|e| {
+        let advice = match e {
+            StoreError::ConcurrentModification(_) => {
+                "; other writers were putting the same id at once: run the command again"
+            }
+            _ => "",
+        };
+        format!("writing the artifact '{id}': {e}{advice}")
     })
 }
 

@@ -1,8 +1,9 @@
 //! `artifact put` whose document store refuses the new version after every file was written: it
 //! says that no version was recorded, that the files it wrote stay in the object store unused, and
-//! that a put again writes them anew.
+//! that a put again writes them anew, once it has asked again for as long as a task's end waits
+//! for the store.
 
-use crate::support::run::Sandboxed;
+use crate::support::run::{Ran, Sandboxed};
 use crate::support::shell_store::{ShellStore, REFUSE};
 
 #[test]
@@ -10,6 +11,8 @@ fn a_put_whose_version_is_refused_at_the_end_says_what_it_left() {
     let s = Sandboxed::new();
     s.write("greeting/hello.txt", "hello there\n");
     s.write("greeting/more/notes.md", "notes");
+    let inserts = s.home().join("inserts");
+    let inserts = inserts.display();
     // Reached before any file is written (it counts the id's versions), refusing at the end.
     ShellStore {
         package: "agentenv-late-docs",
@@ -20,7 +23,12 @@ fn a_put_whose_version_is_refused_at_the_end_says_what_it_left() {
             r#"case "$line" in
         *'"method":"store.document.count"'*)
           printf '{{"jsonrpc":"2.0","id":%s,"result":{{"count":0}}}}\n' "$id" ;;
+        *'"method":"store.document.ensure_index"'*)
+          printf '{{"jsonrpc":"2.0","id":%s,"result":{{}}}}\n' "$id" ;;
+        *'"method":"store.document.find_one"'*)
+          printf '{{"jsonrpc":"2.0","id":%s,"result":{{"doc":null}}}}\n' "$id" ;;
         *'"method":"store.document.insert"'*)
+          echo insert >> '{inserts}' 
           printf '{{"jsonrpc":"2.0","id":%s,"error":{{"code":-32000,"message":"the database went read-only","data":{{"kind":"io-error"}}}}}}\n' "$id" ;;
         *) {REFUSE} ;;
       esac"#
@@ -31,13 +39,19 @@ fn a_put_whose_version_is_refused_at_the_end_says_what_it_left() {
         ".agentenv/config.toml",
         "[stores.document]\nimpl = \"agentenv-late-docs:LateDocs\"\n",
     );
-    let r = s.run(&[
-        "artifact",
-        "put",
-        s.home().join("greeting").to_str().unwrap(),
-        "--id",
-        "team/greeting",
-    ]);
+    // A second of asking again, not the default 30.
+    let r = Ran::from(
+        s.command(&[
+            "artifact",
+            "put",
+            s.home().join("greeting").to_str().unwrap(),
+            "--id",
+            "team/greeting",
+        ])
+        .env("AGENT_ENV_RECORD_WAIT_SECONDS", "1")
+        .output()
+        .unwrap(),
+    );
     assert_eq!(r.code, 1, "{}", r.both());
     assert!(
         r.stderr.contains(
@@ -49,6 +63,9 @@ fn a_put_whose_version_is_refused_at_the_end_says_what_it_left() {
         r.stderr
     );
     assert!(!r.stderr.contains("after writing"), "{}", r.stderr);
+    // Asked again while the store said it could not write (an I/O error passes).
+    let inserts = std::fs::read_to_string(s.home().join("inserts")).unwrap_or_default();
+    assert!(inserts.lines().count() >= 2, "{inserts:?}: {}", r.stderr);
     // They are there, as said.
     let written = std::fs::read_dir(
         s.state()
