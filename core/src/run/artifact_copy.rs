@@ -174,9 +174,15 @@ pub fn in_brackets(e: &StoreError) -> String {
 }
 
 /// Whether the object `url` holds the bytes recorded (`size`, `sha256`): read through once, kept
-/// nowhere. An object the store cannot give does not.
-pub fn holds_as_recorded(objects: &dyn ObjectStore, url: &str, size: u64, sha256: &str) -> bool {
-    let Ok(inner) = objects.open(url) else {
+/// nowhere. An object the store cannot give does not, nor one whose read `cancel` stopped.
+pub fn holds_as_recorded(
+    objects: &Arc<dyn ObjectStore>,
+    url: &str,
+    recorded: (u64, &str),
+    cancel: &Cancel,
+) -> bool {
+    let (size, sha256) = recorded;
+    let Ok(inner) = stoppable::open(objects, url, cancel) else {
         return false;
     };
     let mut reader = Checking {

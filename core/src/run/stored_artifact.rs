@@ -136,6 +136,7 @@ pub fn put_artifact_telling(
             (&artifact_type, &config),
             (folder, &files),
             &mut hashes,
+            cancel,
         )?,
     };
     let why = match compared {
@@ -325,12 +326,14 @@ enum Compared {
 /// object gone or one changed in the store makes a new version, which is how a damaged artifact is
 /// put right); when it is not, why. `None` when the id has no version. `held` is the folder and the
 /// files the put found in it. The files hashed on the way are left in `hashes` for the put to use.
+/// `cancel` stops the reading back (the put then stops before its first file).
 fn compare_with_latest(
     stores: &RunStores,
     id: &str,
     declared: (&str, &Map<String, Value>),
     held: (&Path, &[String]),
     hashes: &mut Hashes,
+    cancel: &Cancel,
 ) -> Result<Option<Compared>, RunError> {
     let (folder, files) = held;
     let Some(latest) = latest_stored(stores, ARTIFACTS, id, "artifact")? else {
@@ -390,7 +393,8 @@ fn compare_with_latest(
         return Ok(Some(Compared::Differs(reasons.join("; "))));
     }
     for file in &recorded {
-        if !holds_as_recorded(&*stores.objects, &file.object_url, file.size, &file.sha256) {
+        let recorded = (file.size, file.sha256.as_str());
+        if !holds_as_recorded(&stores.objects, &file.object_url, recorded, cancel) {
             return Ok(Some(Compared::Differs(format!(
                 "its v{version} objects are not in the configured object store as they were put"
             ))));

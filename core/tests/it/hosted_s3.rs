@@ -491,7 +491,7 @@ fn a_signal_stops_a_run_whose_artifact_download_stalled() {
     }
 
     let paused = Paused::pause(pid);
-    let mut child = world
+    let child = world
         .command(&["task", "run", "team/load", "--json"], &vars(&creds))
         .stdout(std::process::Stdio::piped())
         .stderr(std::process::Stdio::piped())
@@ -501,26 +501,53 @@ fn a_signal_stops_a_run_whose_artifact_download_stalled() {
     std::thread::sleep(std::time::Duration::from_secs(3));
     // SAFETY: kill signals our own child, which has not been reaped.
     unsafe { libc::kill(child.id() as i32, libc::SIGTERM) };
-    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(20);
-    while child.try_wait().unwrap().is_none() {
-        if std::time::Instant::now() > deadline {
-            let _ = child.kill();
-            drop(paused);
-            let out = child.wait_with_output().unwrap();
-            panic!(
-                "the run did not stop within 20 s of SIGTERM: {}",
-                String::from_utf8_lossy(&out.stderr)
-            );
-        }
-        std::thread::sleep(std::time::Duration::from_millis(50));
-    }
-    drop(paused);
-    let out = child.wait_with_output().unwrap();
+    let out = wait_at_most(child, std::time::Duration::from_secs(20));
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert_eq!(out.status.code(), Some(143), "{stderr}");
     let report: Value = serde_json::from_slice(&out.stdout)
         .unwrap_or_else(|e| panic!("{e}: {}{stderr}", String::from_utf8_lossy(&out.stdout)));
     assert_eq!(report["status"], "cancelled", "{report:#}");
+
+    // The same folder put again reads the stored objects back first, which waits on the server
+    // too: a Ctrl-C stops that read, and the put stops before writing anything.
+    let child = world
+        .command(
+            &["artifact", "put", "big", "--id", "team/big"],
+            &vars(&creds),
+        )
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    std::thread::sleep(std::time::Duration::from_secs(3));
+    // SAFETY: as above.
+    unsafe { libc::kill(child.id() as i32, libc::SIGINT) };
+    let out = wait_at_most(child, std::time::Duration::from_secs(20));
+    drop(paused);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(130), "{stderr}");
+    assert!(
+        stderr.contains("stopped by a signal with none of its 1 file written whole"),
+        "{stderr}"
+    );
+}
+
+/// `child`'s output, once it exits; it is killed, and the test fails, if that takes longer than
+/// `limit` (a paused server the test holds is resumed when the test unwinds).
+fn wait_at_most(mut child: std::process::Child, limit: std::time::Duration) -> Output {
+    let deadline = std::time::Instant::now() + limit;
+    while child.try_wait().unwrap().is_none() {
+        if std::time::Instant::now() > deadline {
+            let _ = child.kill();
+            let out = child.wait_with_output().unwrap();
+            panic!(
+                "it did not stop within {limit:?} of the signal: {}",
+                String::from_utf8_lossy(&out.stderr)
+            );
+        }
+        std::thread::sleep(std::time::Duration::from_millis(50));
+    }
+    child.wait_with_output().unwrap()
 }
 
 /// A download the server stops sending fails `load_artifact` with the store's words first (what
