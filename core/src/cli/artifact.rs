@@ -177,7 +177,18 @@ fn put(args: PutArgs, session: &Session, term: &Terminal) -> Exit {
             term.eprint_after(ERASE_LINE, &progress_line(file));
         }
     };
-    let put = stored_artifact::put_artifact(session, &id, &args.folder, &cancel, &before_file);
+    // Every file is written by then: a document store slow to take the version is waited for, and
+    // said, rather than leaving the files unused.
+    let waiting = |why: &str| {
+        if live {
+            term.eprint_after(ERASE_LINE, "");
+        }
+        term.eprintln(&format!(
+            "{shown}: waiting for the document store to record the new version of '{id}' ({why}); Ctrl-C stops waiting, leaving the files written unused"
+        ));
+    };
+    let put =
+        stored_artifact::put_artifact(session, &id, &args.folder, &cancel, &before_file, &waiting);
     if live {
         term.eprint_after(ERASE_LINE, "");
     }

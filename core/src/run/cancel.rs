@@ -33,6 +33,19 @@ impl Cancel {
         self.by_signals.load(Ordering::SeqCst)
     }
 
+    /// Sleeps for `pause`, or less once the run is cancelled (looked at every 50 ms): a wait that
+    /// a Ctrl-C ends.
+    pub fn pause(&self, pause: std::time::Duration) {
+        let until = std::time::Instant::now() + pause;
+        while !self.is_cancelled() {
+            let left = until.saturating_duration_since(std::time::Instant::now());
+            if left.is_zero() {
+                return;
+            }
+            std::thread::sleep(left.min(std::time::Duration::from_millis(50)));
+        }
+    }
+
     pub fn is_cancelled(&self) -> bool {
         self.cancelled.load(Ordering::SeqCst)
     }

@@ -54,7 +54,10 @@ pub const RUN_GROUP_PATH: &str = "context.metadata.run_group_id";
 pub const FLUSH_INTERVAL: Duration = Duration::from_millis(100);
 
 /// The longest pause between two tries of a task's end.
-const LONGEST_PAUSE: Duration = Duration::from_secs(5);
+pub(crate) const LONGEST_PAUSE: Duration = Duration::from_secs(5);
+/// The pause before the second try of a write the store did not take; each after doubles, up to
+/// [`LONGEST_PAUSE`].
+pub(crate) const FIRST_PAUSE: Duration = Duration::from_millis(250);
 
 /// How long the first try of a task's end goes unanswered before the run says it is waiting.
 pub const SAY_WAITING_AFTER: Duration = Duration::from_secs(1);
@@ -359,7 +362,7 @@ impl<'f> Recorder<'f> {
             return Err(RecordError::NotRecorded(reason.clone()));
         }
         let started = Instant::now();
-        let mut pause = Duration::from_millis(250);
+        let mut pause = FIRST_PAUSE;
         let record = &self.record;
         let (first, said) = telling_if_slow(wait, || record.write(&mut state));
         // Counted already, when said.
@@ -389,7 +392,7 @@ impl<'f> Recorder<'f> {
                 (wait.waiting)(&e.to_string());
                 answer_said = true;
             }
-            pause_unless_cancelled(pause.min(left), wait.cancel);
+            wait.cancel.pause(pause.min(left));
             pause = (pause * 2).min(LONGEST_PAUSE);
             answer = self.record.write(&mut state);
         }
@@ -455,18 +458,6 @@ fn escape_nul(value: &mut Value) {
             map.values_mut().for_each(escape_nul);
         }
         _ => {}
-    }
-}
-
-/// Sleeps for `pause`, or less once `cancel` is set.
-fn pause_unless_cancelled(pause: Duration, cancel: &Cancel) {
-    let until = Instant::now() + pause;
-    while !cancel.is_cancelled() {
-        let left = until.saturating_duration_since(Instant::now());
-        if left.is_zero() {
-            return;
-        }
-        std::thread::sleep(left.min(Duration::from_millis(50)));
     }
 }
 

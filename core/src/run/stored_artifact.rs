@@ -69,18 +69,6 @@ pub struct FileUnderWay<'a> {
     pub left_if_stopped: &'a str,
 }
 
-/// Writes the files of `folder` as the next version of the stored artifact `id`, as
-/// [`put_artifact_telling`] does, saying nothing while it waits for the document store.
-pub fn put_artifact(
-    session: &Session,
-    id: &str,
-    folder: &Path,
-    cancel: &Cancel,
-    before_file: &dyn Fn(&FileUnderWay<'_>),
-) -> Result<PutArtifact, RunError> {
-    put_artifact_telling(session, id, folder, cancel, before_file, &|_| {})
-}
-
 /// Writes the files of `folder` as the next version of the stored artifact `id`. The document store
 /// is reached before any file is written (a store that is down would leave the files unreferenced);
 /// `cancel` stops the put between two files, with the files already written named. `before_file` is
@@ -88,7 +76,7 @@ pub fn put_artifact(
 /// at once to say what that leaves). The version is recorded once every file is written, asking the
 /// document store again while it does not answer, for as long as a task's end would wait for it
 /// (`AGENT_ENV_RECORD_WAIT_SECONDS`); `waiting` is given the line to show when that wait begins.
-pub fn put_artifact_telling(
+pub fn put_artifact(
     session: &Session,
     id: &str,
     folder: &Path,

@@ -66,6 +66,17 @@ fn a_put_whose_version_is_refused_at_the_end_says_what_it_left() {
     // Asked again while the store said it could not write (an I/O error passes).
     let inserts = std::fs::read_to_string(s.home().join("inserts")).unwrap_or_default();
     assert!(inserts.lines().count() >= 2, "{inserts:?}: {}", r.stderr);
+    // The wait is said once, as it begins.
+    assert_eq!(
+        r.stderr
+            .matches(
+                "waiting for the document store to record the new version of 'team/greeting' ("
+            )
+            .count(),
+        1,
+        "{}",
+        r.stderr
+    );
     // They are there, as said.
     let written = std::fs::read_dir(
         s.state()

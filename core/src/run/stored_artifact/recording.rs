@@ -13,15 +13,12 @@ use std::time::{Duration, Instant};
 use serde_json::Value;
 
 use crate::run::cancel::Cancel;
-use crate::run::recorder::{may_answer_later, SAY_WAITING_AFTER};
+use crate::run::recorder::{may_answer_later, FIRST_PAUSE, LONGEST_PAUSE, SAY_WAITING_AFTER};
 use crate::run::watchdog;
 use crate::stores::{Document, StoreResult, VersionedEntityStore};
 
 /// How many times a try races other writers for the next version before it gives up.
 const PUT_TRIES: u32 = 10;
-/// The pause before the second try; each after doubles, up to [`LONGEST_PAUSE`].
-const FIRST_PAUSE: Duration = Duration::from_millis(250);
-const LONGEST_PAUSE: Duration = Duration::from_secs(5);
 
 /// How long a record waits for the store, and whom it tells.
 pub struct Patience<'a> {
@@ -73,7 +70,7 @@ pub fn record_version(
             (patience.waiting)(&e.to_string());
             said = true;
         }
-        pause_unless_cancelled(pause.min(left), patience.cancel);
+        patience.cancel.pause(pause.min(left));
         pause = (pause * 2).min(LONGEST_PAUSE);
         answer = entities.put(doc, PUT_TRIES);
     }
@@ -91,18 +88,6 @@ fn recorded_already(
     (latest.get("object_prefix").and_then(Value::as_str) == Some(prefix))
         .then(|| latest.get("version").and_then(Value::as_i64))
         .flatten()
-}
-
-/// Sleeps `pause`, or until `cancel` is set.
-fn pause_unless_cancelled(pause: Duration, cancel: &Cancel) {
-    let until = Instant::now() + pause;
-    while !cancel.is_cancelled() {
-        let left = until.saturating_duration_since(Instant::now());
-        if left.is_zero() {
-            return;
-        }
-        std::thread::sleep(left.min(Duration::from_millis(50)));
-    }
 }
 
 #[cfg(test)]
