@@ -14,9 +14,12 @@ use crate::stores::{Document, DocumentStore, Filter, Sort};
 
 use super::local_stores;
 
+mod window;
+
 /// The record stores of a session, read together. Reads merge what each store holds (@local ids
 /// live only in the @local store, bare ids only in the configured one, so nothing is counted twice);
-/// writes are refused, as a run writes to the store its ids belong in.
+/// a sorted window is read as each store's share of it (`window`), not everything before it. Writes
+/// are refused, as a run writes to the store its ids belong in.
 pub struct Recorded {
     sources: Vec<Arc<dyn DocumentStore>>,
     left_out: Option<LeftOut>,
@@ -234,15 +237,18 @@ impl DocumentStore for Recorded {
         limit: Option<usize>,
         offset: usize,
     ) -> StoreResult<Vec<Document>> {
-        // Each store gives its first `offset + limit` in the same order; the merged window is among them.
-        let each = limit.filter(|n| *n > 0).map(|n| n.saturating_add(offset));
+        // A window in order: each store gives its share of it, not everything before it.
+        if let (Some(sort), Some(limit)) = (sort, limit.filter(|n| *n > 0)) {
+            let listing = window::Listing {
+                collection,
+                filter,
+                sort,
+            };
+            return listing.window(&self.sources, limit, offset);
+        }
         let mut parts = Vec::new();
         for store in &self.sources {
-            let part = match sort {
-                Some(_) => store.query(collection, filter, sort, each, 0)?,
-                None => store.query(collection, filter, None, None, 0)?,
-            };
-            parts.push(part);
+            parts.push(store.query(collection, filter, sort, None, 0)?);
         }
         Ok(merge(parts, sort, limit, offset))
     }

@@ -1,0 +1,281 @@
+//! One window of several stores' answers merged in one order, read without fetching what comes
+//! before it. Each store gives only its share of the window: how many of the skipped documents are
+//! the first store's is found by comparing single documents (a binary search, as two sorted lists'
+//! `k`-th element is found), so a deep page reads about as much as the first does, and holds no
+//! more than the window.
+
+use std::cmp::Ordering;
+use std::sync::Arc;
+
+use crate::stores::document::eval;
+use crate::stores::error::StoreResult;
+use crate::stores::{Document, DocumentStore, Filter, Sort};
+
+/// What is read: a collection's documents that match a filter, in one order.
+pub(super) struct Listing<'a> {
+    pub collection: &'a str,
+    pub filter: &'a Filter,
+    pub sort: &'a Sort,
+}
+
+impl Listing<'_> {
+    /// `limit` (> 0) documents from `offset` of what `sources` hold, merged in order; of equal
+    /// ones, the earlier store's come first.
+    pub fn window(
+        &self,
+        sources: &[Arc<dyn DocumentStore>],
+        limit: usize,
+        offset: usize,
+    ) -> StoreResult<Vec<Document>> {
+        let (first, rest) = match sources {
+            [] => return Ok(Vec::new()),
+            [only] => return self.of(only.as_ref(), limit, offset),
+            [first, rest @ ..] => (first.as_ref(), rest),
+        };
+        let from_first = self.taken_from_first(first, rest, offset)?;
+        let mut merged = self.of(first, limit, from_first)?;
+        merged.extend(self.window(rest, limit, offset - from_first)?);
+        // A stable sort keeps the first store's ahead of equal ones from the rest.
+        Ok(eval::window(
+            merged,
+            Some(self.sort),
+            eval::query_order,
+            Some(limit),
+            0,
+        ))
+    }
+
+    /// `limit` documents of one store from `offset`.
+    fn of(
+        &self,
+        store: &dyn DocumentStore,
+        limit: usize,
+        offset: usize,
+    ) -> StoreResult<Vec<Document>> {
+        store.query(
+            self.collection,
+            self.filter,
+            Some(self.sort),
+            Some(limit),
+            offset,
+        )
+    }
+
+    /// How many of the merged first `k` documents are `first`'s (the rest are `rest`'s): the
+    /// smallest `i` for which `first`'s document at `i` is not among them. Two quick looks settle
+    /// the common cases (one side empty, or wholly before the other) before the binary search.
+    fn taken_from_first(
+        &self,
+        first: &dyn DocumentStore,
+        rest: &[Arc<dyn DocumentStore>],
+        k: usize,
+    ) -> StoreResult<usize> {
+        if k == 0 {
+            return Ok(0);
+        }
+        let among = |i: usize| self.first_is_among(first, rest, k, i);
+        if among(k - 1)? {
+            return Ok(k);
+        }
+        if !among(0)? {
+            return Ok(0);
+        }
+        // `among` holds at `lo - 1` and not at `hi`: the answer is in `lo..=hi`.
+        let (mut lo, mut hi) = (1, k - 1);
+        while lo < hi {
+            let mid = lo + (hi - lo) / 2;
+            if among(mid)? {
+                lo = mid + 1;
+            } else {
+                hi = mid;
+            }
+        }
+        Ok(lo)
+    }
+
+    /// Whether `first`'s document at `i` (`i < k`) is among the merged first `k`, with `rest`
+    /// giving the other `k - i`: it is there, and it comes before (or ties) the last of those.
+    fn first_is_among(
+        &self,
+        first: &dyn DocumentStore,
+        rest: &[Arc<dyn DocumentStore>],
+        k: usize,
+        i: usize,
+    ) -> StoreResult<bool> {
+        let Some(mine) = self.of(first, 1, i)?.pop() else {
+            return Ok(false);
+        };
+        Ok(match self.window(rest, 1, k - i - 1)?.pop() {
+            None => true,
+            Some(theirs) => eval::query_order(&mine, &theirs, self.sort) != Ordering::Greater,
+        })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::stores::document::UpdateSpec;
+    use crate::stores::local::LocalSqliteDocumentStore;
+    use std::sync::atomic::{AtomicUsize, Ordering as Atomic};
+
+    /// A store that counts the documents its queries hand out.
+    struct Counted {
+        inner: LocalSqliteDocumentStore,
+        handed_out: Arc<AtomicUsize>,
+    }
+
+    impl DocumentStore for Counted {
+        fn find_one(&self, c: &str, f: &Filter, s: Option<&Sort>) -> StoreResult<Option<Document>> {
+            self.inner.find_one(c, f, s)
+        }
+        fn query(
+            &self,
+            c: &str,
+            f: &Filter,
+            s: Option<&Sort>,
+            limit: Option<usize>,
+            offset: usize,
+        ) -> StoreResult<Vec<Document>> {
+            let docs = self.inner.query(c, f, s, limit, offset)?;
+            self.handed_out.fetch_add(docs.len(), Atomic::SeqCst);
+            Ok(docs)
+        }
+        fn count(&self, c: &str, f: &Filter) -> StoreResult<u64> {
+            self.inner.count(c, f)
+        }
+        fn insert(&self, c: &str, d: &Document) -> StoreResult<()> {
+            self.inner.insert(c, d)
+        }
+        fn update(&self, c: &str, f: &Filter, u: &UpdateSpec, up: bool) -> StoreResult<u64> {
+            self.inner.update(c, f, u, up)
+        }
+        fn update_one_and_get(
+            &self,
+            c: &str,
+            f: &Filter,
+            u: &UpdateSpec,
+            after: bool,
+            up: bool,
+        ) -> StoreResult<Option<Document>> {
+            self.inner.update_one_and_get(c, f, u, after, up)
+        }
+        fn replace(&self, c: &str, f: &Filter, d: &Document, up: bool) -> StoreResult<u64> {
+            self.inner.replace(c, f, d, up)
+        }
+        fn delete(&self, c: &str, f: &Filter) -> StoreResult<u64> {
+            self.inner.delete(c, f)
+        }
+        fn ensure_index(&self, c: &str, fields: &[&str], unique: bool) -> StoreResult<()> {
+            self.inner.ensure_index(c, fields, unique)
+        }
+    }
+
+    fn store(
+        dir: &std::path::Path,
+        name: &str,
+        ns: impl Iterator<Item = i64>,
+        handed_out: &Arc<AtomicUsize>,
+    ) -> Arc<dyn DocumentStore> {
+        let inner = LocalSqliteDocumentStore::new(dir.join(name));
+        for n in ns {
+            let doc = serde_json::json!({"n": n, "from": name});
+            let serde_json::Value::Object(doc) = doc else {
+                unreachable!()
+            };
+            inner.insert("c", &doc).expect("inserted");
+        }
+        Arc::new(Counted {
+            inner,
+            handed_out: handed_out.clone(),
+        })
+    }
+
+    /// What the window should be: everything read, merged, then windowed.
+    fn whole(
+        listing: &Listing<'_>,
+        sources: &[Arc<dyn DocumentStore>],
+        limit: usize,
+        offset: usize,
+    ) -> Vec<Document> {
+        let mut all = Vec::new();
+        for s in sources {
+            all.extend(
+                s.query(
+                    listing.collection,
+                    listing.filter,
+                    Some(listing.sort),
+                    None,
+                    0,
+                )
+                .expect("read"),
+            );
+        }
+        eval::window(
+            all,
+            Some(listing.sort),
+            eval::query_order,
+            Some(limit),
+            offset,
+        )
+    }
+
+    /// Every window of two interleaved stores (ties between them included: the first store's
+    /// first) is what merging everything gives, empty stores and windows past the end too.
+    #[test]
+    fn every_window_is_the_merge_of_everything() {
+        let tmp = tempfile::tempdir().expect("temp");
+        let counted = Arc::new(AtomicUsize::new(0));
+        let a = store(tmp.path(), "a.db", (0..40).map(|n| n * 3), &counted);
+        let b = store(tmp.path(), "b.db", (0..30).map(|n| n * 2), &counted);
+        let empty = store(tmp.path(), "e.db", std::iter::empty(), &counted);
+        let filter = Filter::all();
+        for sort in [Sort::by("n", true), Sort::by("n", false)] {
+            let listing = Listing {
+                collection: "c",
+                filter: &filter,
+                sort: &sort,
+            };
+            for sources in [
+                vec![a.clone(), b.clone()],
+                vec![b.clone(), a.clone()],
+                vec![a.clone(), empty.clone()],
+                vec![empty.clone(), b.clone()],
+                vec![a.clone(), b.clone(), empty.clone()],
+            ] {
+                for limit in [1, 3, 7] {
+                    for offset in (0..75).step_by(4) {
+                        assert_eq!(
+                            listing.window(&sources, limit, offset).expect("window"),
+                            whole(&listing, &sources, limit, offset),
+                            "limit {limit} offset {offset}"
+                        );
+                    }
+                }
+            }
+        }
+    }
+
+    /// A deep window reads its own documents and a few single ones, not those it skips.
+    #[test]
+    fn a_deep_window_reads_no_document_it_skips() {
+        let tmp = tempfile::tempdir().expect("temp");
+        let counted = Arc::new(AtomicUsize::new(0));
+        let a = store(tmp.path(), "a.db", (0..1500).map(|n| n * 2), &counted);
+        let b = store(tmp.path(), "b.db", (0..1500).map(|n| n * 2 + 1), &counted);
+        let filter = Filter::all();
+        let sort = Sort::by("n", true);
+        let listing = Listing {
+            collection: "c",
+            filter: &filter,
+            sort: &sort,
+        };
+        counted.store(0, Atomic::SeqCst);
+        let page = listing.window(&[a, b], 10, 2900).expect("window");
+        let ns: Vec<i64> = page.iter().filter_map(|d| d["n"].as_i64()).collect();
+        assert_eq!(ns, (90..100).rev().collect::<Vec<i64>>());
+        let read = counted.load(Atomic::SeqCst);
+        // Each store's share of the window, and two documents per step of the search (log2 2900 < 12).
+        assert!(read <= 2 * 10 + 2 * 2 * 14, "{read} documents read");
+    }
+}
