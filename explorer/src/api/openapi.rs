@@ -22,11 +22,14 @@ pub fn document(routes: &[Route]) -> Value {
     let mut paths: BTreeMap<String, Map<String, Value>> = BTreeMap::new();
     for r in routes {
         let method = r.method.as_str().to_ascii_lowercase();
+        let more = Operation::of(&r.method, &r.path)
+            .map(Operation::more_params)
+            .unwrap_or_default();
         let mut op = json!({
             "summary": r.summary,
             "tags": [r.tag],
             "operationId": operation_id(&method, &r.path),
-            "parameters": r.params.iter().map(|p| parameter(p, &r.path)).collect::<Vec<_>>(),
+            "parameters": r.params.iter().chain(&more).map(|p| parameter(p, &r.path)).collect::<Vec<_>>(),
             "responses": responses(r),
         });
         if let Some(body) = r.body {
@@ -42,7 +45,7 @@ pub fn document(routes: &[Route]) -> Value {
         "info": {
             "title": "agent-env explorer",
             "version": agent_env::VERSION,
-            "description": "The REST API of agent-env up. Ids are one percent-encoded path segment ('/' as %2F). Lists answer {items, total, limit, offset, has_more}; errors answer {detail}: a sentence, or for a request that does not validate (422) a list of {loc, msg, type}.",
+            "description": "The REST API of agent-env up. Ids are one percent-encoded path segment ('/' as %2F). Lists answer {items, total, limit, offset, has_more}; the lists of task instances add next_cursor, which their cursor parameter takes to page stably while runs write; errors answer {detail}: a sentence, or for a request that does not validate (422) a list of {loc, msg, type}.",
         },
         "paths": paths,
         "components": {"schemas": schemas::all()},
@@ -296,6 +299,17 @@ mod tests {
             100
         );
         assert_eq!(schema_of("/api/v1/workflows", "offset")["minimum"], 0);
+        // The lists of instances take the cursor their pages answer; other lists do not.
+        for path in [
+            "/api/v1/task-instances",
+            "/api/v1/tasks/{task_id}/runs",
+            "/api/v1/tasks/{task_id}/instances",
+        ] {
+            assert_eq!(schema_of(path, "cursor")["type"], "string");
+        }
+        assert!(params("/api/v1/workflows")
+            .iter()
+            .all(|p| p["name"] != "cursor"));
         assert_eq!(
             schema_of("/api/v1/workflows/{workflow_id}", "since")["minimum"],
             0

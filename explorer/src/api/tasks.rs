@@ -6,13 +6,13 @@ use std::time::{Duration, Instant};
 use axum::body::Bytes;
 use axum::extract::State;
 use axum::Json;
-use serde::Deserialize;
+use serde::{Deserialize, Serialize};
 use serde_json::{json, Map, Value};
 
 use super::extract::{json_body, Ids, TaskIds, Q};
 use super::group_runs::RunsPage;
 use crate::data::entities::{self, COLLECTIONS};
-use crate::data::instances::{self, InstanceFilter, Judge, Shape, Verdict};
+use crate::data::instances::{self, InstanceFilter, Judge, Listed, Paging, Shape, Verdict};
 use crate::data::records::{DocumentStores, Reading};
 use crate::data::runs_here::workflow_of;
 use crate::data::state_folder;
@@ -484,9 +484,9 @@ pub async fn list_runs(
     State(s): State<Shared>,
     TaskIds(ids): TaskIds,
     Q(q): Q,
-) -> ApiResult<Json<Page>> {
+) -> ApiResult<Json<InstancePage>> {
     let task_id = ids.at(0)?.to_string();
-    let window = Window::from_query(&q, 50)?;
+    let paging = Paging::from_query(&q, 50)?;
     require_task(&s, &task_id).await?;
     let which = InstanceFilter {
         task_id: Some(task_id),
@@ -498,8 +498,9 @@ pub async fn list_runs(
         let r = s.reading();
         let docs = r.docs();
         let judge = s.judge(docs);
-        let mut page = instances::list(docs, &which, window, &judge, Shape::Documents)?;
-        page.items = page
+        let mut listed = instances::list(docs, &which, &paging, &judge, Shape::Documents)?;
+        listed.page.items = listed
+            .page
             .items
             .into_iter()
             .map(|doc| {
@@ -509,7 +510,7 @@ pub async fn list_runs(
                 summary
             })
             .collect();
-        r.page(Ok(page))
+        InstancePage::of(&r, Ok(listed))
     })
     .await
     .map(Json)
@@ -519,20 +520,20 @@ pub async fn list_instances(
     State(s): State<Shared>,
     TaskIds(ids): TaskIds,
     Q(q): Q,
-) -> ApiResult<Json<Page>> {
+) -> ApiResult<Json<InstancePage>> {
     let task_id = ids.at(0)?.to_string();
-    let window = Window::from_query(&q, 50)?;
+    let paging = Paging::from_query(&q, 50)?;
     let which = InstanceFilter {
         task_id: Some(task_id.clone()),
         ..InstanceFilter::default()
     }
     .with_status(&q.all("status"))?;
     require_task(&s, &task_id).await?;
-    scan_instances(s, which, window, Shape::Documents).await
+    scan_instances(s, which, paging, Shape::Documents).await
 }
 
-pub async fn list_all_instances(State(s): State<Shared>, Q(q): Q) -> ApiResult<Json<Page>> {
-    let window = Window::from_query(&q, 50)?;
+pub async fn list_all_instances(State(s): State<Shared>, Q(q): Q) -> ApiResult<Json<InstancePage>> {
+    let paging = Paging::from_query(&q, 50)?;
     let task_id = match q.get("task_id").filter(|t| !t.is_empty()) {
         Some(given) => {
             let (s, given) = (s.clone(), given.to_string());
@@ -548,23 +549,49 @@ pub async fn list_all_instances(State(s): State<Shared>, Q(q): Q) -> ApiResult<J
         ..InstanceFilter::default()
     }
     .with_status(&q.all("status"))?;
-    scan_instances(s, which, window, Shape::Summaries).await
+    scan_instances(s, which, paging, Shape::Summaries).await
 }
 
 /// One page of the instances `which` selects, each judged, in `shape`.
 async fn scan_instances(
     s: Shared,
     which: InstanceFilter,
-    window: Window,
+    paging: Paging,
     shape: Shape,
-) -> ApiResult<Json<Page>> {
+) -> ApiResult<Json<InstancePage>> {
     blocking_scan(move || {
         let r = s.reading();
         let judge = s.judge(r.docs());
-        r.page(instances::list(r.docs(), &which, window, &judge, shape))
+        InstancePage::of(
+            &r,
+            instances::list(r.docs(), &which, &paging, &judge, shape),
+        )
     })
     .await
     .map(Json)
+}
+
+/// A page of instances: the envelope every list answers with, and `next_cursor`, where the next
+/// page starts (`null` on the last page).
+#[derive(Debug, Serialize)]
+pub struct InstancePage {
+    #[serde(flatten)]
+    page: Page,
+    next_cursor: Option<String>,
+}
+
+impl InstancePage {
+    /// The answer of `listed`, read through `r` (which says what it left out).
+    fn of(r: &Reading<DocumentStores>, listed: ApiResult<Listed>) -> ApiResult<InstancePage> {
+        let (page, next_cursor) = match listed {
+            Ok(listed) => (Ok(listed.page), listed.next_cursor),
+            Err(e) => (Err(e), None),
+        };
+        Ok(InstancePage {
+            page: r.page(page)?,
+            next_cursor,
+        })
+    }
 }
 
 pub async fn get_instance(

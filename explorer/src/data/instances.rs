@@ -13,8 +13,12 @@ use super::runs_here::{run_group_of, Interrupted, RunsHere};
 use super::short_ids;
 use crate::http::page::{Page, Window};
 use crate::http::problem::{ApiError, ApiResult};
+use crate::http::query::Query;
 
 pub use super::filter::InstanceFilter;
+pub use cursor::Cursor;
+
+mod cursor;
 
 /// Newest first: `created_at_utc` has minutes only, so runs of one minute are ordered by their
 /// `started_at_utc`, then by id, so pages do not shuffle.
@@ -33,42 +37,113 @@ pub enum Shape {
     Summaries,
 }
 
-/// A page of instances, newest first, in `shape`. A filter of outcomes judges every instance it
-/// may want (those of the statuses the outcomes are recorded with) before it pages them.
+/// Which page of instances a request asks for: `limit` of them from an `offset`, or right after
+/// the place a `cursor` names (see [`cursor`]); the two are not given together.
+pub struct Paging {
+    pub limit: u64,
+    pub start: Start,
+}
+
+/// Where a page starts.
+pub enum Start {
+    /// This many instances in.
+    Offset(u64),
+    /// Right after the place a page before ended.
+    After(Cursor),
+}
+
+impl Paging {
+    /// `limit` (1..=500, default `default_limit`) and `offset` or `cursor` from the query.
+    pub fn from_query(query: &Query, default_limit: i64) -> ApiResult<Paging> {
+        let window = Window::from_query(query, default_limit)?;
+        let start = match query.get("cursor") {
+            None => Start::Offset(window.offset),
+            Some(_) if query.get("offset").is_some() => {
+                return Err(ApiError::invalid(
+                    &["query", "cursor"],
+                    "give cursor or offset, not both: a cursor says where the page starts",
+                    "value_error",
+                ))
+            }
+            Some(text) => Start::After(Cursor::decode(text, &newest_first())?),
+        };
+        Ok(Paging {
+            limit: window.limit,
+            start,
+        })
+    }
+}
+
+/// A page of instances, and the cursor of the place it ended when more follow.
+pub struct Listed {
+    pub page: Page,
+    pub next_cursor: Option<String>,
+}
+
+/// A page of instances, newest first, in `shape`: only the page's own instances are read whole
+/// (and judged) unless a filter of outcomes asks for every instance it may want to be judged
+/// (those of the statuses the outcomes are recorded with) before they are paged.
 pub fn list(
     docs: &dyn DocumentStore,
     which: &InstanceFilter,
-    w: Window,
+    paging: &Paging,
     judge: &Judge<'_>,
     shape: Shape,
-) -> ApiResult<Page> {
+) -> ApiResult<Listed> {
     let filter = which.to_filter();
-    let give = |d: Document| match shape {
-        Shape::Summaries => summary(&d, judge),
-        Shape::Documents => Value::Object(d),
-    };
-    if which.judges() {
-        let all = docs.query(INSTANCES, &filter, Some(&newest_first()), None, 0)?;
+    let sort = newest_first();
+    let limit = paging.limit;
+    let (total, start, items) = if which.judges() {
+        let all = docs.query(INSTANCES, &filter, Some(&sort), None, 0)?;
         let kept: Vec<Document> = all
             .into_iter()
             .filter(|d| which.keeps(d, judge.verdict(d).outcome))
             .collect();
+        let start = match &paging.start {
+            Start::Offset(offset) => *offset,
+            Start::After(cursor) => kept.partition_point(|d| cursor.holds(d, &sort)) as u64,
+        };
         let total = kept.len() as u64;
-        let page = kept
+        let items = kept
             .into_iter()
-            .skip(w.offset as usize)
-            .take(w.limit as usize);
-        return Ok(Page::new(page.map(give).collect(), total, w));
-    }
-    let total = docs.count(INSTANCES, &filter)?;
-    let items = docs.query(
-        INSTANCES,
-        &filter,
-        Some(&newest_first()),
-        Some(w.limit as usize),
-        w.offset as usize,
-    )?;
-    Ok(Page::new(items.into_iter().map(give).collect(), total, w))
+            .skip(start as usize)
+            .take(limit as usize)
+            .collect();
+        (total, start, items)
+    } else {
+        let total = docs.count(INSTANCES, &filter)?;
+        let (start, items) = match &paging.start {
+            Start::Offset(offset) => (
+                *offset,
+                docs.query(
+                    INSTANCES,
+                    &filter,
+                    Some(&sort),
+                    Some(limit as usize),
+                    *offset as usize,
+                )?,
+            ),
+            Start::After(cursor) => cursor::page_after(docs, &filter, &sort, cursor, limit)?,
+        };
+        (total, start, items)
+    };
+    let end = start + items.len() as u64;
+    let next_cursor = items
+        .last()
+        .filter(|_| end < total)
+        .map(|last| Cursor::after(last, &sort, end).encode());
+    let give = |d: Document| match shape {
+        Shape::Summaries => summary(&d, judge),
+        Shape::Documents => Value::Object(d),
+    };
+    let window = Window {
+        limit,
+        offset: start,
+    };
+    Ok(Listed {
+        page: Page::new(items.into_iter().map(give).collect(), total, window),
+        next_cursor,
+    })
 }
 
 /// One instance document, by its whole id or its short one (see [`short_ids`]); 404 when there is
@@ -559,7 +634,117 @@ pub fn groups_of_task(
 mod tests {
     use super::*;
     use agent_env::stores::local::LocalSqliteDocumentStore;
+    use agent_env_store::document::UpdateSpec;
+    use agent_env_store::error::StoreResult;
     use std::sync::Arc;
+
+    /// A store that counts the documents its queries hand out.
+    struct Counted {
+        inner: LocalSqliteDocumentStore,
+        handed_out: Arc<std::sync::atomic::AtomicUsize>,
+    }
+
+    impl DocumentStore for Counted {
+        fn find_one(&self, c: &str, f: &Filter, s: Option<&Sort>) -> StoreResult<Option<Document>> {
+            self.inner.find_one(c, f, s)
+        }
+        fn query(
+            &self,
+            c: &str,
+            f: &Filter,
+            s: Option<&Sort>,
+            limit: Option<usize>,
+            offset: usize,
+        ) -> StoreResult<Vec<Document>> {
+            let docs = self.inner.query(c, f, s, limit, offset)?;
+            self.handed_out
+                .fetch_add(docs.len(), std::sync::atomic::Ordering::SeqCst);
+            Ok(docs)
+        }
+        fn count(&self, c: &str, f: &Filter) -> StoreResult<u64> {
+            self.inner.count(c, f)
+        }
+        fn insert(&self, c: &str, d: &Document) -> StoreResult<()> {
+            self.inner.insert(c, d)
+        }
+        fn update(&self, c: &str, f: &Filter, u: &UpdateSpec, up: bool) -> StoreResult<u64> {
+            self.inner.update(c, f, u, up)
+        }
+        fn update_one_and_get(
+            &self,
+            c: &str,
+            f: &Filter,
+            u: &UpdateSpec,
+            after: bool,
+            up: bool,
+        ) -> StoreResult<Option<Document>> {
+            self.inner.update_one_and_get(c, f, u, after, up)
+        }
+        fn replace(&self, c: &str, f: &Filter, d: &Document, up: bool) -> StoreResult<u64> {
+            self.inner.replace(c, f, d, up)
+        }
+        fn delete(&self, c: &str, f: &Filter) -> StoreResult<u64> {
+            self.inner.delete(c, f)
+        }
+        fn ensure_index(&self, c: &str, fields: &[&str], unique: bool) -> StoreResult<()> {
+            self.inner.ensure_index(c, fields, unique)
+        }
+    }
+
+    /// A deep page of instances merged from two stores reads whole, and sums up, its own instances
+    /// and a few single ones that find where it starts in each store: none of those it skips.
+    #[test]
+    fn a_deep_page_reads_none_of_the_instances_it_skips() {
+        let tmp = tempfile::tempdir().unwrap();
+        let handed_out = Arc::new(std::sync::atomic::AtomicUsize::new(0));
+        let store = |name: &str, parity: u32| -> Arc<dyn DocumentStore> {
+            let inner = LocalSqliteDocumentStore::new(tmp.path().join(name));
+            for n in (0..1200u32).filter(|n| n % 2 == parity) {
+                let d = doc(json!({
+                    "instance_id": format!("i-{n:05}"), "task_id": "t", "status": "completed",
+                    "created_at_utc": "2026-12-07 01:00 UTC",
+                    "started_at_utc": format!("2026-12-07T01:00:00.{n:06}+00:00"),
+                }));
+                inner.insert(INSTANCES, &d).unwrap();
+            }
+            Arc::new(Counted {
+                inner,
+                handed_out: handed_out.clone(),
+            })
+        };
+        let both = agent_env::run::recorded::Recorded::of(vec![store("a.db", 0), store("b.db", 1)]);
+        let judge = Judge::new(&both, RunsHere::unknown());
+        handed_out.store(0, std::sync::atomic::Ordering::SeqCst);
+        let paging = Paging {
+            limit: 10,
+            start: Start::Offset(1150),
+        };
+        let listed = list(
+            &both,
+            &InstanceFilter::default(),
+            &paging,
+            &judge,
+            Shape::Summaries,
+        )
+        .unwrap();
+        let ids: Vec<&str> = listed
+            .page
+            .items
+            .iter()
+            .map(|i| i["instance_id"].as_str().unwrap())
+            .collect();
+        let expected: Vec<String> = (40..50).rev().map(|n| format!("i-{n:05}")).collect();
+        assert_eq!(ids, expected);
+        assert_eq!((listed.page.total, listed.page.has_more), (1200, true));
+        let read = handed_out.load(std::sync::atomic::Ordering::SeqCst);
+        // Each store's share of the page, and two single documents per step of the search for where
+        // it starts (log2 1150 < 11).
+        assert!(
+            read <= 2 * 10 + 2 * 2 * 13,
+            "{read} instances read for a page of 10"
+        );
+        assert!(listed.next_cursor.is_some());
+    }
 
     /// An instance is found by its whole id or by the end `task list` prints; an end several ids
     /// share is a 409 naming them, and one of another task is not found under that task.

@@ -11,6 +11,7 @@ mod api_entities;
 mod api_guards;
 mod api_now;
 mod api_objects;
+mod api_paging;
 mod api_runs;
 mod api_secrets;
 mod api_stored;

@@ -432,6 +432,12 @@ fn every_answer_fits_the_schema_the_document_gives_it() {
         "",
     );
     check(
+        "get",
+        "/api/v1/task-instances",
+        "/api/v1/task-instances?cursor=nothing",
+        "",
+    );
+    check(
         "post",
         "/api/v1/tasks/{task_id}/runs",
         &format!("/api/v1/tasks/{task}/runs"),

@@ -5,7 +5,8 @@
 use axum::http::Method;
 use serde_json::{json, Value};
 
-use super::schemas::{page_of, reference};
+use super::schemas::{cursor_page_of, page_of, reference};
+use crate::api::{In, Param};
 use crate::data::entities::COLLECTIONS;
 
 /// One kind of operation the API serves.
@@ -42,6 +43,15 @@ pub enum Operation {
     Config,
     Health,
 }
+
+/// Where a page of instances starts instead of `offset`: the `next_cursor` of the page before.
+const CURSOR: Param = Param {
+    name: "cursor",
+    location: In::Query,
+    required: false,
+    schema: "string",
+    description: "instead of offset: the next_cursor of the page before, to start right after its last item, wherever runs recorded since moved it (each instance is listed once, as an offset counted from the newest does not while a run writes)",
+};
 
 /// A failure an operation can answer, and why it does.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
@@ -169,8 +179,8 @@ impl Operation {
             StartRun => reference("RunStarted"),
             StartGroup => reference("RunGroupStarted"),
             CancelRuns => reference("RunsCancelled"),
-            TaskRuns | AllInstances => page_of(reference("InstanceSummary")),
-            TaskInstances => page_of(reference("InstanceDocument")),
+            TaskRuns | AllInstances => cursor_page_of(reference("InstanceSummary")),
+            TaskInstances => cursor_page_of(reference("InstanceDocument")),
             TaskInstance => reference("InstanceDocument"),
             Progress => reference("Progress"),
             Triggers | Conversations => page_of(reference("StoredRecord")),
@@ -197,6 +207,16 @@ impl Operation {
             ExplorerPlugins => reference("ExplorerPlugins"),
             Config => reference("Config"),
             Health => reference("Health"),
+        }
+    }
+
+    /// The query parameters its handler reads beside its route's: `cursor`, for the lists of
+    /// instances, which answer the `next_cursor` it takes.
+    pub fn more_params(self) -> Vec<Param> {
+        use Operation::*;
+        match self {
+            TaskRuns | TaskInstances | AllInstances => vec![CURSOR],
+            _ => Vec::new(),
         }
     }
 

@@ -29,6 +29,26 @@ pub fn page_of(item: Value) -> Value {
     })
 }
 
+/// A list of instances' answer: [`page_of`], with `next_cursor`, where the next page starts.
+pub fn cursor_page_of(item: Value) -> Value {
+    json!({
+        "allOf": [
+            reference("Page"),
+            {
+                "type": "object",
+                "properties": {
+                    "items": {"type": "array", "items": item},
+                    "next_cursor": {
+                        "type": ["string", "null"],
+                        "description": "where the next page starts: pass it as cursor (instead of offset) to list the items after this page's last, however many runs recorded since; null on the last page",
+                    },
+                },
+                "required": ["next_cursor"],
+            },
+        ],
+    })
+}
+
 /// The format of an instance's `created_at_utc` (and so a run group's): the minute, as a run records it.
 const MINUTE: &str =
     "the minute, in UTC, as a run records it: '2026-12-07 01:42 UTC' (not ISO 8601)";
