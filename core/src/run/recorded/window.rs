@@ -62,8 +62,9 @@ impl Listing<'_> {
     }
 
     /// How many of the merged first `k` documents are `first`'s (the rest are `rest`'s): the
-    /// smallest `i` for which `first`'s document at `i` is not among them. Two quick looks settle
-    /// the common cases (one side empty, or wholly before the other) before the binary search.
+    /// smallest `i` for which `first`'s document at `i` is not among them. Quick looks settle the
+    /// common cases (the rest holding nothing, or one side wholly before the other) before the
+    /// binary search.
     fn taken_from_first(
         &self,
         first: &dyn DocumentStore,
@@ -72,6 +73,9 @@ impl Listing<'_> {
     ) -> StoreResult<usize> {
         if k == 0 {
             return Ok(0);
+        }
+        if self.window(rest, 1, 0)?.is_empty() {
+            return Ok(k);
         }
         let among = |i: usize| self.first_is_among(first, rest, k, i);
         if among(k - 1)? {
