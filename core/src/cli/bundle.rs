@@ -1,6 +1,7 @@
 //! `agent-env bundle init FOLDER --from-task ID… [--from-eval ID…]`: stored tasks (and evals) written out
 //! as a bundle folder a person can change and run; `--from-bundle NAME`: a copy of an installed bundle
-//! (agent-env's own `hello` included).
+//! (agent-env's own `hello` included). With `--json`, what was written is one document on stdout
+//! (`docs/json-output.md`).
 
 use clap::{Args, Subcommand};
 use serde_json::Value;
@@ -37,6 +38,10 @@ pub struct InitArgs {
     /// An installed bundle to copy (a name `agent-env run` lists, such as hello).
     #[arg(long = "from-bundle", value_name = "NAME", conflicts_with_all = ["tasks", "evals"])]
     pub bundle: Option<String>,
+    /// Print one JSON document for a script: the folder written, its tasks, evals, artifacts and
+    /// files, and the command that runs it.
+    #[arg(long)]
+    pub json: bool,
 }
 
 pub fn run(args: BundleArgs, session: &Session, term: &Terminal) -> Exit {
@@ -47,7 +52,7 @@ pub fn run(args: BundleArgs, session: &Session, term: &Terminal) -> Exit {
 
 fn init(args: InitArgs, session: &Session, term: &Terminal) -> Exit {
     if let Some(name) = &args.bundle {
-        return copy_installed(name, &args.folder, session, term);
+        return copy_installed(name, &args.folder, args.json, session, term);
     }
     if args.tasks.is_empty() && args.evals.is_empty() {
         return Err(Failure::new(
@@ -110,23 +115,29 @@ fn init(args: InitArgs, session: &Session, term: &Terminal) -> Exit {
         .unwrap_or_else(|| "bundle".into());
     let written = export::write_bundle(staging.path(), &title, &tasks, &evals, &artifacts)
         .map_err(|e| Failure::new(e.to_string()))?;
-    let mut out = String::new();
+    let mut lines = String::new();
     for file in &written.files {
         let shown = file.strip_prefix(staging.path()).unwrap_or(file);
-        out.push_str(&format!("wrote {}\n", args.folder.join(shown).display()));
+        lines.push_str(&format!("wrote {}\n", args.folder.join(shown).display()));
     }
     // The stored artifacts the tasks load, copied in: the bundle runs without the shared stores.
+    let mut copied = Vec::new();
     for (id, name) in &artifacts {
         let rel = std::path::Path::new("artifacts").join(name);
         let count = stored_artifact::write_out(session, id, &staging.path().join(&rel), &cancel)
             .map_err(|e| {
                 Failure::new(format!("{e}; nothing was written")).with_code(e.exit_code())
             })?;
-        out.push_str(&format!(
+        lines.push_str(&format!(
             "wrote {}/ ({id}, {count} {})\n",
             args.folder.join(&rel).display(),
             plural(count, "file", "files")
         ));
+        copied.push(ArtifactCopied {
+            id: id.clone(),
+            folder: slashed(&rel),
+            files: count,
+        });
     }
     // A signal during the last file: it is copied, and the bundle is not put in place all the same.
     if let Some(signal) = cancel.signal() {
@@ -137,15 +148,114 @@ fn init(args: InitArgs, session: &Session, term: &Terminal) -> Exit {
         .with_code(128 + signal));
     }
     staging.finish(&folder)?;
-    out.push_str(&format!(
-        "Run it with agent-env run {}.\n",
-        shown_folder(&args.folder)
-    ));
-    term.print(&out);
-    for note in &written.notes {
+    let run = format!("agent-env run {}", shown_folder(&args.folder));
+    lines.push_str(&format!("Run it with {run}.\n"));
+    let wrote = InitDocument {
+        format_version: 1,
+        folder: args.folder.display().to_string(),
+        path: folder.clone(),
+        from_bundle: None,
+        tasks: tasks
+            .iter()
+            .map(|t| Entity {
+                id: t.id.clone(),
+                file: format!("tasks/{}.json", export::file_name(&t.id)),
+            })
+            .collect(),
+        evals: evals
+            .iter()
+            .map(|e| Entity {
+                id: e.id.clone(),
+                file: format!("evals/{}.toml", export::file_name(&e.id)),
+            })
+            .collect(),
+        artifacts: copied,
+        files: files_below(&folder),
+        run,
+        warnings: written.notes,
+    };
+    tell(&wrote, lines, args.json, term)
+}
+
+/// What `bundle init` wrote: its `--json` document.
+#[derive(serde::Serialize)]
+struct InitDocument {
+    format_version: u32,
+    /// The folder as it was given.
+    folder: String,
+    /// The folder written, absolute.
+    path: std::path::PathBuf,
+    /// The installed bundle copied (`--from-bundle`), or `None` for stored tasks written out.
+    from_bundle: Option<String>,
+    tasks: Vec<Entity>,
+    evals: Vec<Entity>,
+    artifacts: Vec<ArtifactCopied>,
+    /// Every file in the folder, relative to it, sorted.
+    files: Vec<String>,
+    /// The command that runs the folder.
+    run: String,
+    /// What was also said on stderr as `note: …`.
+    warnings: Vec<String>,
+}
+
+/// A task or eval written: the id it was written from and its file in the folder.
+#[derive(serde::Serialize)]
+struct Entity {
+    id: String,
+    file: String,
+}
+
+/// An artifact written: the id it was written from, its folder in the bundle and how many files it holds.
+#[derive(serde::Serialize)]
+struct ArtifactCopied {
+    id: String,
+    folder: String,
+    files: usize,
+}
+
+/// Prints what `bundle init` wrote: `lines` for a person, or the document under `--json`; the
+/// warnings go to stderr either way.
+fn tell(wrote: &InitDocument, lines: String, json: bool, term: &Terminal) -> Exit {
+    if json {
+        let text = serde_json::to_string_pretty(wrote)
+            .map_err(|e| Failure::new(format!("cannot print what was written: {e}")))?;
+        term.print(&format!("{text}\n"));
+    } else {
+        term.print(&lines);
+    }
+    for note in &wrote.warnings {
         term.eprintln(&format!("note: {note}"));
     }
     Ok(0)
+}
+
+/// The files under `folder`, relative to it with `/` between parts, sorted.
+fn files_below(folder: &std::path::Path) -> Vec<String> {
+    fn walk(dir: &std::path::Path, root: &std::path::Path, out: &mut Vec<String>) {
+        let Ok(entries) = std::fs::read_dir(dir) else {
+            return;
+        };
+        for entry in entries.flatten() {
+            let path = entry.path();
+            match entry.file_type() {
+                Ok(kind) if kind.is_dir() => walk(&path, root, out),
+                Ok(_) => out.push(slashed(path.strip_prefix(root).unwrap_or(&path))),
+                Err(_) => {}
+            }
+        }
+    }
+    let mut files = Vec::new();
+    walk(folder, folder, &mut files);
+    files.sort();
+    files
+}
+
+/// A relative path with `/` between its parts, as bundles name their files.
+fn slashed(path: &std::path::Path) -> String {
+    path.components()
+        .map(|c| c.as_os_str().to_string_lossy().into_owned())
+        .collect::<Vec<_>>()
+        .join("/")
 }
 
 /// A folder written beside its destination and moved there whole by [`Staging::finish`]; dropped
@@ -220,6 +330,7 @@ static STAGING: std::sync::OnceLock<std::path::PathBuf> = std::sync::OnceLock::n
 fn copy_installed(
     name: &str,
     folder: &std::path::Path,
+    json: bool,
     session: &Session,
     term: &Terminal,
 ) -> Exit {
@@ -232,17 +343,56 @@ fn copy_installed(
     };
     let target = session.env().cwd().join(folder);
     let written = crate::bundle::copy::copy_out(bundle, &target).map_err(failure)?;
-    let mut out = String::new();
+    let mut lines = String::new();
     for file in &written {
         let shown = file.strip_prefix(&target).unwrap_or(file);
-        out.push_str(&format!("wrote {}\n", folder.join(shown).display()));
+        lines.push_str(&format!("wrote {}\n", folder.join(shown).display()));
     }
-    out.push_str(&format!(
-        "Change it and run it with agent-env run {}.\n",
-        shown_folder(folder)
-    ));
-    term.print(&out);
-    Ok(0)
+    let run = format!("agent-env run {}", shown_folder(folder));
+    lines.push_str(&format!("Change it and run it with {run}.\n"));
+    let mut wrote = InitDocument {
+        format_version: 1,
+        folder: folder.display().to_string(),
+        path: std::fs::canonicalize(&target).unwrap_or(target.clone()),
+        from_bundle: Some(bundle.qualified_name()),
+        tasks: Vec::new(),
+        evals: Vec::new(),
+        artifacts: Vec::new(),
+        files: written
+            .iter()
+            .map(|file| slashed(file.strip_prefix(&target).unwrap_or(file)))
+            .collect(),
+        run,
+        warnings: Vec::new(),
+    };
+    wrote.files.sort();
+    // What it holds, as the installed bundle names it (read only for the document).
+    if json {
+        match bundle.parse(session.paths().home_dir().as_deref()) {
+            Ok(parsed) => {
+                let entity = |id: &str, file: &str| Entity {
+                    id: id.to_string(),
+                    file: file.to_string(),
+                };
+                wrote.tasks = parsed.tasks.iter().map(|t| entity(&t.id, &t.path)).collect();
+                wrote.evals = parsed.evals.iter().map(|e| entity(&e.id, &e.path)).collect();
+                wrote.artifacts = parsed
+                    .artifacts
+                    .iter()
+                    .map(|a| ArtifactCopied {
+                        id: a.id.clone(),
+                        folder: a.path.clone(),
+                        files: a.files.len(),
+                    })
+                    .collect();
+            }
+            Err(e) => wrote.warnings.push(format!(
+                "the copy's tasks, evals and artifacts are not listed: {e}; agent-env run {} says what is wrong",
+                shown_folder(folder)
+            )),
+        }
+    }
+    tell(&wrote, lines, json, term)
 }
 
 /// How `run` is told the folder: a relative one starts with `./`.

@@ -11,6 +11,7 @@ mod support;
 mod artifact_hashes;
 mod artifact_put_unrecorded;
 mod build_static;
+mod bundle_init_json;
 mod cli_broken;
 mod cli_command_mode;
 mod cli_completions;
