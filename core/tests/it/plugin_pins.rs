@@ -225,3 +225,73 @@ fn plugin_add_and_remove_answer_in_json_for_a_script() {
     assert_eq!(doc["outcome"], "removed", "{doc}");
     assert_eq!(doc["installed"].as_array().unwrap().len(), 0, "{doc}");
 }
+
+#[test]
+fn plugin_approve_answers_in_json_for_a_script() {
+    let s = Sandboxed::new();
+    add_pinned_plugin(&s);
+    let installed = s.plugins().join("agentenv-pinned");
+    std::fs::write(
+        installed.join("step.sh"),
+        STEP.replace("metadata\":{}", "metadata\":{\"x\":1}"),
+    )
+    .unwrap();
+
+    let approve = s.run(&["plugin", "approve", "agentenv-pinned", "--json"]);
+    assert_eq!(approve.code, 0, "{}", approve.both());
+    let doc = json_of(&approve);
+    let mut keys: Vec<&String> = doc.as_object().unwrap().keys().collect();
+    keys.sort();
+    assert_eq!(keys, ["approved", "format_version", "warnings"], "{doc}");
+    assert_eq!(doc["format_version"], 1);
+    assert_eq!(doc["warnings"], serde_json::json!([]));
+    let approved = &doc["approved"][0];
+    let mut keys: Vec<&String> = approved.as_object().unwrap().keys().collect();
+    keys.sort();
+    assert_eq!(
+        keys,
+        ["changed", "files", "name", "unpinned", "version"],
+        "{doc}"
+    );
+    assert_eq!(approved["name"], "agentenv-pinned");
+    assert_eq!(approved["version"], "1.0.0");
+    let names = |key: &str| -> Vec<String> {
+        approved[key]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|p| {
+                let path = std::path::Path::new(p.as_str().unwrap());
+                path.file_name().unwrap().to_string_lossy().into_owned()
+            })
+            .collect()
+    };
+    let mut files = names("files");
+    files.sort();
+    assert_eq!(files, ["agent-env-plugin.toml", "step.sh"], "{doc}");
+    assert_eq!(names("changed"), ["step.sh"], "{doc}");
+    assert_eq!(names("unpinned"), Vec::<String>::new(), "{doc}");
+    assert_eq!(s.run(&["run", "./pb"]).code, 0);
+
+    // Approved again unchanged: nothing changed.
+    let again = json_of(&s.run(&["plugin", "approve", "agentenv-pinned", "--json"]));
+    assert_eq!(
+        again["approved"][0]["changed"],
+        serde_json::json!([]),
+        "{again}"
+    );
+
+    let gone = s.run(&["plugin", "approve", "agentenv-nope", "--json"]);
+    assert_eq!(gone.code, 1, "{}", gone.both());
+    let doc = json_of(&gone);
+    assert_eq!(doc["status"], "error", "{doc}");
+    assert_eq!(doc["exit_code"], 1, "{doc}");
+    assert!(
+        doc["error"]
+            .as_str()
+            .unwrap()
+            .contains("no installed plugin package named 'agentenv-nope'"),
+        "{doc}"
+    );
+    assert!(gone.stderr.starts_with("Error: "), "{}", gone.stderr);
+}

@@ -89,6 +89,9 @@ pub struct ApproveArgs {
     /// finish, instead of failing.
     #[arg(long)]
     pub wait: bool,
+    /// Print one JSON document for a script: each package approved and the files it pins now.
+    #[arg(long)]
+    pub json: bool,
 }
 
 #[derive(Args)]
