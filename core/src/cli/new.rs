@@ -1,6 +1,6 @@
 //! `agent-env plugin new NAME --lang rust|python|go [--kind step|store|cli] [--store object|document|secret]
-//! [--dir DIR] [--sdk CHECKOUT]`: writes a working plugin project (see [`crate::scaffold`]) and says what
-//! to run next.
+//! [--dir DIR] [--sdk CHECKOUT] [--json]`: writes a working plugin project (see [`crate::scaffold`]) and
+//! says what to run next (with `--json`, as one document on stdout: `docs/json-output.md`).
 
 use std::path::PathBuf;
 
@@ -35,6 +35,10 @@ pub struct NewArgs {
     /// registry, and what to do when it does not have the SDK.
     #[arg(long, value_name = "CHECKOUT")]
     pub sdk: Option<PathBuf>,
+    /// Print one JSON document for a script: the folder written, its files and the commands to run
+    /// next.
+    #[arg(long)]
+    pub json: bool,
 }
 
 #[derive(Clone, Copy, ValueEnum)]
@@ -147,23 +151,94 @@ pub fn run(args: &NewArgs, session: &Session, term: &Terminal) -> Exit {
     } else {
         format!("./{}", shown.display())
     });
+    let mut notes = Vec::new();
     if request.sdk == SdkSource::Registry {
         // Said before the commands, which fetch the SDK; and where the project is kept: making it
         // again would refuse the folder, which is not empty.
-        text.push_str(&format!(
-            "Its SDK installs by name from {}. Where that registry does not have it, publish it there ({} says how), or build against a checkout of agent-env: {}; or make the project again in a new folder with --sdk CHECKOUT.\n",
+        notes.push(format!(
+            "Its SDK installs by name from {}. Where that registry does not have it, publish it there ({} says how), or build against a checkout of agent-env: {}; or make the project again in a new folder with --sdk CHECKOUT.",
             language.sdk_registry(),
             language.sdk_publishing(),
             language.sdk_from_checkout().replace("./PROJECT", &folder)
         ));
     }
+    let add = "agent-env plugin add . -y";
+    let verify = format!("agent-env plugin verify {}", args.name);
+    if args.json {
+        let mut next = vec![format!("cd {folder}")];
+        next.extend(test.split(" && ").map(str::to_string));
+        next.extend([add.to_string(), verify]);
+        let doc = NewDocument {
+            format_version: 1,
+            name: args.name.clone(),
+            language: value_name(args.language),
+            kind: match kind {
+                Kind::Step => "step",
+                Kind::Store(_) => "store",
+                Kind::Cli => "cli",
+            },
+            store: match kind {
+                Kind::Store(StoreKind::Object) => Some("object"),
+                Kind::Store(StoreKind::Document) => Some("document"),
+                Kind::Store(StoreKind::Secret) => Some("secret"),
+                Kind::Step | Kind::Cli => None,
+            },
+            folder: shown.display().to_string(),
+            path: cwd.join(&shown),
+            files: files.iter().map(|f| f.path.clone()).collect(),
+            sdk: match request.sdk {
+                SdkSource::Registry => "registry",
+                SdkSource::Checkout(_) => "checkout",
+            },
+            notes,
+            next,
+        };
+        let json = serde_json::to_string_pretty(&doc)
+            .map_err(|e| Failure::new(format!("cannot print what was written: {e}")))?;
+        term.print(&format!("{json}\n"));
+        return Ok(0);
+    }
+    for note in &notes {
+        text.push_str(note);
+        text.push('\n');
+    }
     // Pasted in order, the second line runs in the project's folder, where the first left the shell.
     text.push_str(&format!(
-        "Next: cd {folder} && {test}\nThen: agent-env plugin add . -y && agent-env plugin verify {}\n",
-        args.name
+        "Next: cd {folder} && {test}\nThen: {add} && {verify}\n"
     ));
     term.print(&text);
     Ok(0)
+}
+
+/// `plugin new --json`'s document.
+#[derive(serde::Serialize)]
+struct NewDocument {
+    format_version: u32,
+    name: String,
+    language: String,
+    kind: &'static str,
+    /// With `--kind store`, the kind of store; else `None`.
+    store: Option<&'static str>,
+    /// The folder as given (`--dir`, or the name).
+    folder: String,
+    /// The folder written, absolute.
+    path: PathBuf,
+    /// The project's files, relative to its folder.
+    files: Vec<PathBuf>,
+    /// Where the project gets its SDK: `registry` (by name) or `checkout` (`--sdk`).
+    sdk: &'static str,
+    /// What the text says before its next steps: where the SDK comes from.
+    notes: Vec<String>,
+    /// The commands to run next, in order, in one shell: the first goes into the project's folder.
+    next: Vec<String>,
+}
+
+/// A value as it is written on the command line (`rust`).
+fn value_name(value: impl ValueEnum) -> String {
+    value
+        .to_possible_value()
+        .map(|v| v.get_name().to_string())
+        .unwrap_or_default()
 }
 
 #[cfg(test)]

@@ -1,5 +1,6 @@
 //! Black-box: `plugin new` refuses, as a bad value (exit 2), a name its project could not use, and
-//! writes nothing; the name's checks themselves are unit tests of `scaffold::names`.
+//! writes nothing; the name's checks themselves are unit tests of `scaffold::names`. With `--json`
+//! it says what it wrote as one document.
 
 use crate::support::run::Sandboxed;
 
@@ -128,4 +129,96 @@ fn a_refused_name_gets_one_example() {
         "{}",
         r.stderr
     );
+}
+
+/// `--json`: one document naming the project, the folder written, its files and the commands to run
+/// next, one a command; a name it cannot use prints the error document (exit 2).
+#[test]
+fn plugin_new_answers_in_json_for_a_script() {
+    let s = Sandboxed::new();
+    let r = s.run(&[
+        "plugin",
+        "new",
+        "agentenv-json-store",
+        "--lang",
+        "python",
+        "--kind",
+        "store",
+        "--store",
+        "object",
+        "--dir",
+        "proj",
+        "--json",
+    ]);
+    assert_eq!(r.code, 0, "{}", r.both());
+    let doc: serde_json::Value =
+        serde_json::from_str(&r.stdout).unwrap_or_else(|e| panic!("{e}: {}", r.both()));
+    let mut keys: Vec<&String> = doc.as_object().unwrap().keys().collect();
+    keys.sort();
+    assert_eq!(
+        keys,
+        [
+            "files",
+            "folder",
+            "format_version",
+            "kind",
+            "language",
+            "name",
+            "next",
+            "notes",
+            "path",
+            "sdk",
+            "store"
+        ],
+        "{doc}"
+    );
+    assert_eq!(doc["format_version"], 1);
+    assert_eq!(doc["name"], "agentenv-json-store");
+    assert_eq!(doc["language"], "python");
+    assert_eq!(doc["kind"], "store");
+    assert_eq!(doc["store"], "object");
+    assert_eq!(doc["folder"], "proj");
+    assert_eq!(doc["path"], s.home().join("proj").to_str().unwrap());
+    assert_eq!(doc["sdk"], "registry");
+    let files = doc["files"].as_array().unwrap();
+    assert!(files.iter().any(|f| f == "README.md"), "{doc}");
+    for file in files {
+        assert!(
+            s.home().join("proj").join(file.as_str().unwrap()).is_file(),
+            "{file}"
+        );
+    }
+    assert!(
+        doc["notes"][0]
+            .as_str()
+            .unwrap()
+            .starts_with("Its SDK installs by name from your team's own package index"),
+        "{doc}"
+    );
+    assert_eq!(
+        doc["next"],
+        serde_json::json!([
+            "cd ./proj",
+            "python3 -m venv .venv",
+            ".venv/bin/pip install -e '.[test]'",
+            ".venv/bin/python -m pytest",
+            "agent-env plugin add . -y",
+            "agent-env plugin verify agentenv-json-store"
+        ])
+    );
+
+    let refused = s.run(&["plugin", "new", "My-Plugin", "--lang", "go", "--json"]);
+    assert_eq!(refused.code, 2, "{}", refused.both());
+    let doc: serde_json::Value =
+        serde_json::from_str(&refused.stdout).unwrap_or_else(|e| panic!("{e}: {}", refused.both()));
+    assert_eq!(doc["status"], "error", "{doc}");
+    assert_eq!(doc["exit_code"], 2, "{doc}");
+    assert!(
+        doc["error"]
+            .as_str()
+            .unwrap()
+            .starts_with("'My-Plugin' cannot be a plugin's package name: "),
+        "{doc}"
+    );
+    assert!(!s.home().join("My-Plugin").exists());
 }
