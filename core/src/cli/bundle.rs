@@ -153,7 +153,7 @@ fn init(args: InitArgs, session: &Session, term: &Terminal) -> Exit {
     let wrote = InitDocument {
         format_version: 1,
         folder: args.folder.display().to_string(),
-        path: folder.clone(),
+        path: std::fs::canonicalize(&folder).unwrap_or(folder.clone()),
         from_bundle: None,
         tasks: tasks
             .iter()

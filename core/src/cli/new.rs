@@ -184,7 +184,7 @@ pub fn run(args: &NewArgs, session: &Session, term: &Terminal) -> Exit {
                 Kind::Step | Kind::Cli => None,
             },
             folder: shown.display().to_string(),
-            path: cwd.join(&shown),
+            path: std::fs::canonicalize(cwd.join(&shown)).unwrap_or(cwd.join(&shown)),
             files: files.iter().map(|f| f.path.clone()).collect(),
             sdk: match request.sdk {
                 SdkSource::Registry => "registry",

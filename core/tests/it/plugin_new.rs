@@ -178,7 +178,8 @@ fn plugin_new_answers_in_json_for_a_script() {
     assert_eq!(doc["kind"], "store");
     assert_eq!(doc["store"], "object");
     assert_eq!(doc["folder"], "proj");
-    assert_eq!(doc["path"], s.home().join("proj").to_str().unwrap());
+    let path = std::fs::canonicalize(s.home().join("proj")).unwrap();
+    assert_eq!(doc["path"], path.to_str().unwrap());
     assert_eq!(doc["sdk"], "registry");
     let files = doc["files"].as_array().unwrap();
     assert!(files.iter().any(|f| f == "README.md"), "{doc}");
