@@ -98,7 +98,7 @@ impl Session {
         // A file where the folder should be: that is all there is to say of it (no pins, no modes).
         if let Some(not_a_folder) = crate::discovery::plugins_dir_not_a_folder(&plugins_dir) {
             return vec![format!(
-                "{not_a_folder}, so no plugin installed there is found"
+                "{not_a_folder} (until then, no plugin installed there is found)"
             )];
         }
         let mut warnings = crate::discovery::permissions::unsafe_paths(&plugins_dir, discovery);

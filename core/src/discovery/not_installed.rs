@@ -14,6 +14,9 @@ pub struct NotInstalled {
     pub name: String,
     /// The installed packages' names.
     pub installed: Vec<String>,
+    /// Packages the command takes that are no installed package: agent-env's own built-ins, which
+    /// `plugin show` diagnoses as it does a plugin. Offered as a near miss, not listed as installed.
+    pub built_in: Vec<String>,
 }
 
 impl NotInstalled {
@@ -22,7 +25,14 @@ impl NotInstalled {
         NotInstalled {
             name: name.to_string(),
             installed: installed.into_iter().map(Into::into).collect(),
+            built_in: Vec::new(),
         }
+    }
+
+    /// As [`NotInstalled::new`], for a command that also takes the packages `built_in`.
+    pub fn with_built_in(mut self, built_in: impl IntoIterator<Item = impl Into<String>>) -> Self {
+        self.built_in = built_in.into_iter().map(Into::into).collect();
+        self
     }
 
     /// The installed package closest to the name given, when one is close: by canonical names, so a
@@ -30,7 +40,8 @@ impl NotInstalled {
     /// `agentenv-` prefix is matched as well as with it.
     pub fn meant(&self) -> Option<&str> {
         let given = canonical_name(&self.name);
-        let canonical: Vec<String> = self.installed.iter().map(|n| canonical_name(n)).collect();
+        let names: Vec<&String> = self.installed.iter().chain(&self.built_in).collect();
+        let canonical: Vec<String> = names.iter().map(|n| canonical_name(n)).collect();
         let bare: Vec<&str> = canonical
             .iter()
             .map(|n| n.strip_prefix("agentenv-").unwrap_or(n))
@@ -45,7 +56,7 @@ impl NotInstalled {
             .iter()
             .zip(&bare)
             .position(|(full, short)| full == best || *short == best)?;
-        Some(self.installed[index].as_str())
+        Some(names[index].as_str())
     }
 
     /// `; did you mean 'x'?`, or nothing.

@@ -683,6 +683,13 @@ fn every_plugin_command_says_not_installed_alike_and_offers_a_near_miss() {
         );
     }
     // The name without its prefix is a near miss too.
+    // `show` diagnoses agent-env's own built-ins too, so it offers their name (no installed package).
+    let out = sb.run(&["plugin", "show", "agentenv-framwork"]);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        stderr.starts_with("Error: no installed plugin package named 'agentenv-framwork'; did you mean 'agentenv-framework'? (installed: agentenv-grader)"),
+        "{stderr}"
+    );
     let out = sb.run(&["plugin", "remove", "gradr"]);
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert!(
@@ -786,7 +793,7 @@ fn a_plugins_directory_that_is_a_file_is_said_once_and_refuses_changes() {
     assert_eq!(out.status.code(), Some(0));
     assert_eq!(
         String::from_utf8_lossy(&out.stderr),
-        format!("Warning: {said}, so no plugin installed there is found\n")
+        format!("Warning: {said} (until then, no plugin installed there is found)\n")
     );
     let stdout = String::from_utf8_lossy(&out.stdout);
     // No row of a package named after the file.

@@ -25,16 +25,20 @@ pub(super) fn show(args: &ShowArgs, verbose: bool, session: &Session, term: &Ter
         .position(|d| canonical_name(&d.name) == wanted)
     else {
         // The plugin packages found; agent-env's own built-ins (a row of no package) are not one.
-        let names: Vec<&str> = built
-            .report
-            .plugins
-            .iter()
-            .zip(&built.sources)
-            .filter(|(_, source)| !matches!(source, RowSource::Core))
-            .map(|(d, _)| d.name.as_str())
-            .collect();
+        let rows = || built.report.plugins.iter().zip(&built.sources);
+        let is_core = |source: &RowSource| matches!(source, RowSource::Core);
+        let names = rows()
+            .filter(|(_, s)| !is_core(s))
+            .map(|(d, _)| d.name.as_str());
+        // `show` diagnoses them too, so a near miss of their name is offered (they are not listed:
+        // no package of theirs is installed).
+        let built_in = rows()
+            .filter(|(_, s)| is_core(s))
+            .map(|(d, _)| d.name.as_str());
         return Err(Failure::new(
-            crate::discovery::not_installed::NotInstalled::new(&args.package, names).to_string(),
+            crate::discovery::not_installed::NotInstalled::new(&args.package, names)
+                .with_built_in(built_in)
+                .to_string(),
         ));
     };
     // The show document has no key for them: a person reads them on stderr, as `list` prints them.
