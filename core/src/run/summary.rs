@@ -66,8 +66,9 @@ fn tally_line(results: &[TaskRunResult], noun: &str) -> String {
 }
 
 /// The run's summary on `out`: a line per task (how it ended, its time and instance; in a run of more
-/// than [`LISTED_IN_FULL`] tasks, a passed task's line is detail, which `-q` leaves out), the tally
-/// when there are several, and a line per eval with the tasks no eval names.
+/// than [`LISTED_IN_FULL`] tasks these are detail, which `-q` leaves out, and the tasks that did not
+/// pass are named after the tally), the tally when there are several, and a line per eval with the
+/// tasks no eval names.
 pub(super) fn print_summary(
     plan: &Plan<'_>,
     results: &[TaskRunResult],
@@ -94,9 +95,9 @@ pub(super) fn print_summary(
             None => (text.as_str(), String::new()),
         };
         let line = format!("  {} v{}: {first}{instance}{rest}", r.path, r.version);
-        // In a long run the tally says how many passed, so a quiet view (`-q`) leaves their lines out
-        // and keeps the few that need reading.
-        if results.len() > LISTED_IN_FULL && matches!(r.outcome, TaskOutcome::Passed(_)) {
+        // In a long run the tally and the tasks that did not pass after it say what needs reading,
+        // so a quiet view (`-q`) leaves this list out.
+        if results.len() > LISTED_IN_FULL {
             out.detail(&line);
         } else {
             out.line(&line);
@@ -160,7 +161,13 @@ fn not_passed_lines(results: &[TaskRunResult]) -> Vec<String> {
     for r in not_passed.iter().take(NOT_PASSED_NAMED) {
         let text = r.outcome.text();
         let first = text.lines().next().unwrap_or_default();
-        lines.push(format!("    {} v{}: {first}", r.path, r.version));
+        // The instance too: a quiet run's summary names the task nowhere else.
+        let instance = r
+            .instance_id
+            .as_deref()
+            .map(|id| format!(", instance {}", crate::quote::id(id)))
+            .unwrap_or_default();
+        lines.push(format!("    {} v{}: {first}{instance}", r.path, r.version));
     }
     let more = not_passed.len().saturating_sub(NOT_PASSED_NAMED);
     if more > 0 {
