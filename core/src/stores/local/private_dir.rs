@@ -79,7 +79,13 @@ fn why_not_usable(dir: &Path, mode: libc::c_int) -> Option<String> {
     };
     // SAFETY: `path` is a valid NUL-terminated string that outlives the call.
     if unsafe { libc::access(path.as_ptr(), mode) } == 0 {
-        return None;
+        // Permissions (or root) may allow what the file system never does.
+        return kernel_file_system(&path).map(|name| {
+            format!(
+                "{} is on the kernel's {name} file system, where no folder or file can be made",
+                dir.display()
+            )
+        });
     }
     Some(match std::io::Error::last_os_error().raw_os_error() {
         Some(libc::EROFS) => format!(
@@ -93,6 +99,28 @@ fn why_not_usable(dir: &Path, mode: libc::c_int) -> Option<String> {
     })
 }
 
+/// The name of the kernel's own file system `path` is on (`/proc`, `/sys` and the like), where no
+/// one may make a folder or a file whatever the permissions say; `None` for any other.
+fn kernel_file_system(path: &std::ffi::CStr) -> Option<&'static str> {
+    // SAFETY: an all-zero `statfs` is a valid value for the call to fill.
+    let mut info: libc::statfs = unsafe { std::mem::zeroed() };
+    // SAFETY: `path` is NUL-terminated and `info` is a live, writable `statfs`.
+    if unsafe { libc::statfs(path.as_ptr(), &mut info) } != 0 {
+        return None;
+    }
+    // The magic numbers of linux/magic.h.
+    let kinds: [(i64, &str); 6] = [
+        (0x9fa0, "proc"),
+        (0x6265_6572, "sysfs"),
+        (0x6367_7270, "cgroup2"),
+        (0x0027_e0eb, "cgroup"),
+        (0x6462_6720, "debugfs"),
+        (0x1cd1, "devpts"),
+    ];
+    let kind = info.f_type as i64;
+    kinds.iter().find(|(magic, _)| *magic == kind).map(|(_, name)| *name)
+}
+
 fn cannot_create(dir: &Path, err: &std::io::Error) -> StoreError {
     StoreError::Config(format!(
         "Cannot create the local state directory {}: {err}; point XDG_STATE_HOME (or the store's config) at a writable place",
@@ -103,6 +131,18 @@ fn cannot_create(dir: &Path, err: &std::io::Error) -> StoreError {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_folder_under_proc_is_not_makeable_whoever_asks() {
+        let said = check_makeable(Path::new("/proc/agent-env-nowhere/docs"))
+            .unwrap_err()
+            .to_string();
+        assert!(
+            said.contains("/proc is on the kernel's proc file system, where no folder or file can be made"),
+            "{said}"
+        );
+        assert!(check_makeable(&std::env::temp_dir().join("agent-env-somewhere")).is_ok());
+    }
 
     #[test]
     fn a_path_under_a_file_cannot_be_made() {
