@@ -683,6 +683,9 @@ fn too_many_runs_are_refused_naming_the_bound() {
     }
     let docs = s.run(&["task", "instances", "team/soak", "--json"]);
     assert!(docs.stdout.contains("\"instances\": []"), "{}", docs.both());
+    // The help says the bound before a run is refused by it.
+    let help = s.run(&["task", "run", "--help"]);
+    assert!(help.stdout.contains("(at most 10000)"), "{}", help.both());
 }
 
 /// The binary run with `input` on stdin.

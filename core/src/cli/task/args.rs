@@ -46,7 +46,7 @@ pub struct PutArgs {
 pub struct RunTaskArgs {
     /// The stored task's id, as `task put` printed it.
     pub id: String,
-    /// Run it this many times, in one run group (at most four at once).
+    /// Run it this many times (at most 10000), in one run group (at most four at once).
     #[arg(
         long,
         default_value_t = 1,
