@@ -3,7 +3,7 @@
 
 use serde_json::{json, Map, Value};
 
-use super::filter::{matches, tasks_named, BundleFilter};
+use super::filter::{matches, tasks_named, tasks_selected, BundleFilter};
 use super::sources::Sources;
 use super::{pasteable_id, pretty, scores_text, status_word, text, ListArgs};
 use crate::cli::{Exit, Failure, Terminal};
@@ -12,7 +12,7 @@ use std::time::SystemTime;
 use crate::run::heartbeat;
 use crate::run::recorded::{config_check_hint, newest_started_first, InstanceScores, Recorded};
 use crate::run::recorder::INSTANCES;
-use crate::stores::{Document, DocumentStore, Filter, Sort};
+use crate::stores::{Document, DocumentStore, Filter, Predicate, Sort};
 
 /// What a list says when it found nothing here and the configured document store could not be read.
 const NONE_READABLE: &str = "None found in the local store; the configured document store, where stored tasks' runs are recorded, can't be read (see the warning above), so its instances are not listed; agent-env config check says what is wrong with it.\n";
@@ -35,53 +35,136 @@ pub(super) fn none_listed(recorded: usize, args: &ListArgs) -> String {
     )
 }
 
-/// The recorded instances `keep` keeps, newest first, at most `up_to` of them (all with `None`).
-/// A list of N reads N first and holds only what it keeps: an instance can be tens of megabytes (a
-/// verifier's rows), and `task list --limit 1` read and held every one. When a filter leaves it
-/// short, it reads pages twice as large each time, so the reads stay about twice the instances (a
-/// store windows a sorted page only after reading what it sorts). A whole list is one read.
+/// Instances read from one store at a time: a page's whole documents are held while it is read,
+/// and only the fields a list shows ([`listed_fields`]) are kept of each.
+const PAGE: usize = 200;
+
+/// The recorded instances of `narrowed` (the store-side filter, see [`task_narrowing`]) that `keep`
+/// keeps, newest first, at most `up_to` of them (all with `None`). Each store is read a page at a
+/// time, newest first, until it has given `up_to` kept ones (or all it holds): an instance can be
+/// tens of megabytes (its steps, a verifier's rows), and a whole list read every document at once
+/// and held them (480 MB for 20,000 instances). Of each instance only what a list shows is kept.
 fn newest_instances(
     sources: &Recorded,
+    narrowed: &Filter,
     keep: impl Fn(&Document) -> bool,
     up_to: Option<usize>,
 ) -> Result<Vec<Document>, Failure> {
-    let read_error = |e: crate::stores::StoreError| {
-        Failure::new(format!("cannot read the recorded task instances: {e}"))
-    };
-    let Some(wanted) = up_to else {
-        let mut all = sources
-            .query(INSTANCES, &Filter::all(), None, None, 0)
-            .map_err(read_error)?;
-        all.retain(|d| keep(d));
-        all.sort_by(newest_started_first);
-        return Ok(all);
-    };
-    let newest_first = Sort::by("started_at_utc", true);
-    let mut page = wanted.max(1);
-    let mut offset = 0;
     let mut kept = Vec::new();
+    for store in sources.stores() {
+        newest_in(store.as_ref(), narrowed, &keep, up_to, &mut kept)
+            .map_err(|e| Failure::new(format!("cannot read the recorded task instances: {e}")))?;
+    }
+    // Each store gave its newest; their merge is sorted the way a list shows it.
+    kept.sort_by(newest_started_first);
+    if let Some(wanted) = up_to {
+        kept.truncate(wanted);
+    }
+    Ok(kept)
+}
+
+/// Adds to `kept` the newest `up_to` instances of `store` that `narrowed` and `keep` select (all
+/// with `None`), read a page at a time: a short list reads a short page first, then pages twice as
+/// large up to [`PAGE`].
+fn newest_in(
+    store: &dyn DocumentStore,
+    narrowed: &Filter,
+    keep: &impl Fn(&Document) -> bool,
+    up_to: Option<usize>,
+    kept: &mut Vec<Document>,
+) -> Result<(), crate::stores::StoreError> {
+    let newest_first = Sort::by("started_at_utc", true);
+    let mut page = up_to.map_or(PAGE, |n| n.clamp(1, PAGE));
+    let mut offset = 0;
+    let mut found = 0;
     loop {
-        let batch = sources
-            .query(
-                INSTANCES,
-                &Filter::all(),
-                Some(&newest_first),
-                Some(page),
-                offset,
-            )
-            .map_err(read_error)?;
+        let batch = store.query(INSTANCES, narrowed, Some(&newest_first), Some(page), offset)?;
         let read = batch.len();
-        kept.extend(batch.into_iter().filter(|d| keep(d)));
-        if kept.len() >= wanted || read < page {
-            break;
+        for doc in batch.into_iter().filter(|d| keep(d)) {
+            kept.push(listed_fields(doc));
+            found += 1;
+        }
+        if up_to.is_some_and(|wanted| found >= wanted) || read < page {
+            return Ok(());
         }
         offset += read;
-        page = page.saturating_mul(2);
+        page = page.saturating_mul(2).min(PAGE);
     }
-    // The stores each sort; their merge is sorted again the way a list shows it.
-    kept.sort_by(newest_started_first);
-    kept.truncate(wanted);
-    Ok(kept)
+}
+
+/// Of an instance, the fields a list shows and those its status is told from (its heartbeat, the
+/// error a later run marked it with, each verifier's score): the rest, its steps and what its
+/// verifiers wrote, is dropped.
+fn listed_fields(mut doc: Document) -> Document {
+    const SHOWN: [&str; 11] = [
+        "instance_id",
+        "task_id",
+        "task_version",
+        "status",
+        "error",
+        "started_at_utc",
+        "completed_at_utc",
+        "ended_at_utc",
+        heartbeat::HEARTBEAT_AT,
+        heartbeat::HEARTBEAT_SECONDS,
+        heartbeat::RUN_HOST,
+    ];
+    let metadata = doc
+        .remove("context")
+        .and_then(|c| c.get("metadata").cloned())
+        .and_then(|m| match m {
+            Value::Object(m) => Some(m),
+            _ => None,
+        });
+    doc.retain(|key, _| SHOWN.contains(&key.as_str()));
+    if let Some(metadata) = metadata {
+        let mut kept = Map::new();
+        if let Some(group) = metadata.get("run_group_id") {
+            kept.insert("run_group_id".into(), group.clone());
+        }
+        let scores = crate::run::recorded::verifier_scores(&metadata);
+        if !scores.is_empty() {
+            let verifications: Map<String, Value> = scores
+                .into_iter()
+                .map(|(id, score)| (id, json!({ "score": score })))
+                .collect();
+            kept.insert("verifications".into(), Value::Object(verifications));
+        }
+        doc.insert("context".into(), json!({ "metadata": kept }));
+    }
+    doc
+}
+
+/// The filter a store applies itself, so a list of one task's or one bundle's instances reads
+/// those alone (and a limit stops the read early): the ids of the recorded tasks `--task` and
+/// `--bundle` select, as `task_id`'s values. Every instance when neither is given, or when they
+/// name no recorded task (a typo, told apart later, or an instance whose task is not recorded).
+/// The local store is given an index on `task_id` to find them by (best effort: a store that
+/// cannot write is read without it).
+pub(super) fn task_narrowing(
+    sources: &Recorded,
+    args: &ListArgs,
+    bundle_filter: Option<&BundleFilter>,
+) -> Result<Filter, Failure> {
+    if args.task.is_none() && args.bundle.is_none() {
+        return Ok(Filter::all());
+    }
+    let ids = tasks_selected(sources, args, bundle_filter)?;
+    if ids.is_empty() {
+        return Ok(Filter::all());
+    }
+    if let Some(local) = sources.stores().first() {
+        if local.count(INSTANCES, &Filter::all()).unwrap_or(0) > 0 {
+            let _ = local.ensure_index(INSTANCES, &["task_id"], false);
+        }
+    }
+    Ok(match ids.as_slice() {
+        [one] => Filter::eq("task_id", one.as_str()),
+        _ => Filter::all().and(
+            "task_id",
+            Predicate::In(ids.into_iter().map(Value::String).collect()),
+        ),
+    })
 }
 
 /// One instance as `--json` lists it; `waiting_here` when its end waits in this machine's journal
@@ -156,8 +239,10 @@ pub(super) fn list(
     };
     let bundle_filter = args.bundle.as_deref().map(|b| BundleFilter::new(b, home));
     // One more than the limit is read, to tell a list the limit cut from one that ended there.
+    let narrowed = task_narrowing(sources, &args, bundle_filter.as_ref())?;
     let mut found = newest_instances(
         sources,
+        &narrowed,
         |d| matches(d, &args, bundle_filter.as_ref()),
         (args.limit > 0).then(|| args.limit.saturating_add(1)),
     )?;
@@ -349,12 +434,200 @@ mod tests {
                 .map(|d| text(d, "instance_id").to_string())
                 .collect()
         };
-        let newest = newest_instances(&sources, |_| true, Some(3)).unwrap();
+        let newest = newest_instances(&sources, &Filter::all(), |_| true, Some(3)).unwrap();
         assert_eq!(ids(newest), ["t-299", "t-298", "t-297"]);
         // The old ones are beyond the first pages.
-        let old = newest_instances(&sources, |d| text(d, "task_id") == "old", Some(2)).unwrap();
+        let old = newest_instances(
+            &sources,
+            &Filter::all(),
+            |d| text(d, "task_id") == "old",
+            Some(2),
+        )
+        .unwrap();
         assert_eq!(ids(old), ["t-004", "t-003"]);
-        let every = newest_instances(&sources, |_| true, None).unwrap();
+        let every = newest_instances(&sources, &Filter::all(), |_| true, None).unwrap();
         assert_eq!(every.len(), 300);
+    }
+
+    /// A store that says which windows it was asked for, and answers from the one it wraps.
+    struct Watched {
+        inner: crate::stores::local::LocalSqliteDocumentStore,
+        asked: std::sync::Mutex<Vec<(Filter, Option<usize>)>>,
+    }
+
+    impl DocumentStore for Watched {
+        fn find_one(
+            &self,
+            c: &str,
+            f: &Filter,
+            s: Option<&Sort>,
+        ) -> crate::stores::StoreResult<Option<Document>> {
+            self.inner.find_one(c, f, s)
+        }
+        fn query(
+            &self,
+            c: &str,
+            f: &Filter,
+            s: Option<&Sort>,
+            limit: Option<usize>,
+            offset: usize,
+        ) -> crate::stores::StoreResult<Vec<Document>> {
+            if c == INSTANCES {
+                self.asked.lock().unwrap().push((f.clone(), limit));
+            }
+            self.inner.query(c, f, s, limit, offset)
+        }
+        fn count(&self, c: &str, f: &Filter) -> crate::stores::StoreResult<u64> {
+            self.inner.count(c, f)
+        }
+        fn insert(&self, c: &str, d: &Document) -> crate::stores::StoreResult<()> {
+            self.inner.insert(c, d)
+        }
+        fn update(
+            &self,
+            c: &str,
+            f: &Filter,
+            u: &crate::stores::document::UpdateSpec,
+            up: bool,
+        ) -> crate::stores::StoreResult<u64> {
+            self.inner.update(c, f, u, up)
+        }
+        fn update_one_and_get(
+            &self,
+            c: &str,
+            f: &Filter,
+            u: &crate::stores::document::UpdateSpec,
+            after: bool,
+            up: bool,
+        ) -> crate::stores::StoreResult<Option<Document>> {
+            self.inner.update_one_and_get(c, f, u, after, up)
+        }
+        fn replace(
+            &self,
+            c: &str,
+            f: &Filter,
+            d: &Document,
+            up: bool,
+        ) -> crate::stores::StoreResult<u64> {
+            self.inner.replace(c, f, d, up)
+        }
+        fn delete(&self, c: &str, f: &Filter) -> crate::stores::StoreResult<u64> {
+            self.inner.delete(c, f)
+        }
+        fn ensure_index(
+            &self,
+            c: &str,
+            fields: &[&str],
+            unique: bool,
+        ) -> crate::stores::StoreResult<()> {
+            self.inner.ensure_index(c, fields, unique)
+        }
+        fn probe(&self) -> crate::stores::StoreResult<()> {
+            self.inner.probe()
+        }
+    }
+
+    /// A whole list (`--limit 0`) reads the store a bounded page at a time, never every document
+    /// at once, and keeps of each instance only what the list shows: its steps and what its
+    /// verifiers wrote are dropped. It read and held 480 MB for 20,000 instances.
+    #[test]
+    fn a_whole_list_reads_bounded_pages_and_keeps_only_what_it_shows() {
+        use std::sync::Arc;
+        let dir = tempfile::tempdir().unwrap();
+        let store = Arc::new(Watched {
+            inner: crate::stores::local::LocalSqliteDocumentStore::new(dir.path().join("a.db")),
+            asked: Default::default(),
+        });
+        let total = 2 * PAGE + 7;
+        for n in 0..total {
+            let doc = json!({"instance_id": format!("t-{n:04}"), "task_id": "t", "task_version": 1,
+                "status": "completed", "started_at_utc": format!("2026-01-01T{:02}:{:02}:00.000000Z", n / 60, n % 60),
+                "completed_steps": [{"step_id": "a", "output": "x".repeat(1000)}],
+                "context": {"metadata": {"run_group_id": "g", "verifications": {"v": {"score": 1.0, "rows": ["big"]}}}}});
+            store.insert(INSTANCES, doc.as_object().unwrap()).unwrap();
+        }
+        let sources = Recorded::of(vec![store.clone()]);
+        let every = newest_instances(&sources, &Filter::all(), |_| true, None).unwrap();
+        assert_eq!(every.len(), total);
+        assert_eq!(
+            text(&every[0], "instance_id"),
+            format!("t-{:04}", total - 1)
+        );
+        let asked = store.asked.lock().unwrap().clone();
+        assert!(
+            asked
+                .iter()
+                .all(|(_, limit)| limit.is_some_and(|n| n <= PAGE)),
+            "{asked:?}"
+        );
+        assert!(every[0].get("completed_steps").is_none(), "{:?}", every[0]);
+        assert_eq!(
+            Value::Object(every[0]["context"].as_object().unwrap().clone()),
+            json!({"metadata": {"run_group_id": "g", "verifications": {"v": {"score": 1.0}}}})
+        );
+    }
+
+    /// A list of one task's instances asks the store for that task's alone, so a short list stops
+    /// reading early; a name no recorded task has reads them all, for the checks that tell a typo.
+    #[test]
+    fn a_task_filter_is_asked_of_the_store() {
+        use std::sync::Arc;
+        let dir = tempfile::tempdir().unwrap();
+        let store = Arc::new(Watched {
+            inner: crate::stores::local::LocalSqliteDocumentStore::new(dir.path().join("a.db")),
+            asked: Default::default(),
+        });
+        for (id, version) in [("@local/b1/t5", 1), ("@local/b2/t6", 1)] {
+            let task = json!({"id": id, "version": version, "steps": []});
+            store
+                .insert(crate::run::stored_task::TASKS, task.as_object().unwrap())
+                .unwrap();
+        }
+        for n in 0..20 {
+            let task_id = if n % 2 == 0 {
+                "@local/b1/t5"
+            } else {
+                "@local/b2/t6"
+            };
+            let doc = json!({"instance_id": format!("i-{n:02}"), "task_id": task_id,
+                "started_at_utc": format!("2026-01-01T00:00:{n:02}.000000Z")});
+            store.insert(INSTANCES, doc.as_object().unwrap()).unwrap();
+        }
+        let sources = Recorded::of(vec![store.clone()]);
+        let args = |task: &str| ListArgs {
+            bundle: None,
+            task: Some(task.to_string()),
+            limit: 3,
+            json: false,
+        };
+        let narrowed = task_narrowing(&sources, &args("t5"), None).unwrap();
+        assert_eq!(narrowed, Filter::eq("task_id", "@local/b1/t5"));
+        let found = newest_instances(
+            &sources,
+            &narrowed,
+            |d| matches(d, &args("t5"), None),
+            Some(3),
+        )
+        .unwrap();
+        let ids: Vec<&str> = found.iter().map(|d| text(d, "instance_id")).collect();
+        assert_eq!(ids, ["i-18", "i-16", "i-14"]);
+        let asked = store.asked.lock().unwrap().clone();
+        assert_eq!(asked, [(narrowed.clone(), Some(3))]);
+        // The bundle's tasks, as one membership.
+        let bundle = ListArgs {
+            bundle: Some("b2".into()),
+            task: None,
+            limit: 3,
+            json: false,
+        };
+        let filter = BundleFilter::new("b2", None);
+        assert_eq!(
+            task_narrowing(&sources, &bundle, Some(&filter)).unwrap(),
+            Filter::eq("task_id", "@local/b2/t6")
+        );
+        assert_eq!(
+            task_narrowing(&sources, &args("typo"), None).unwrap(),
+            Filter::all()
+        );
     }
 }

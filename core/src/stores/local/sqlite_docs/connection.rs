@@ -241,28 +241,39 @@ impl Db {
             .map_err(|e| sqlite_error(path, &e))
     }
 
-    /// Every row's top-level `fields`, in no particular order, as (rowid, a document of just those
-    /// fields): what a sort needs, read without parsing whole documents in Rust (`json_type` beside
-    /// the value keeps JSON's types: a boolean stays a boolean). They come from a covering index
-    /// of those expressions ([`Db::ensure_sort_index`]), so no document is parsed at all; without
-    /// it, SQLite parses each document once, in C.
+    /// Every matching row's top-level `fields`, in no particular order, as (rowid, a document of
+    /// just those fields): what a sort needs, read without parsing whole documents in Rust
+    /// (`json_type` beside the value keeps JSON's types: a boolean stays a boolean). Without a
+    /// filter they come from a covering index of those expressions ([`Db::ensure_sort_index`]), so
+    /// no document is parsed at all; with one SQL decides ([`Db::narrowing`], such as a task's
+    /// instances by an indexed `task_id`), SQLite finds the rows by its index and parses only
+    /// theirs, in C. `None` when SQL does not decide `filter`.
     pub fn sort_keys(
         &mut self,
         path: &Path,
         collection: &str,
         fields: &[&str],
-    ) -> StoreResult<Vec<(i64, Document)>> {
+        filter: &Filter,
+    ) -> StoreResult<Option<Vec<(i64, Document)>>> {
         let table = table_name(collection);
         if !self.has_table(path, &table)? {
-            return Ok(Vec::new());
+            return Ok(Some(Vec::new()));
         }
-        let sql = self.sort_keys_sql(&table, fields)?;
+        let Narrowing {
+            where_sql,
+            args,
+            decides,
+        } = self.narrowing(&table, filter)?;
+        if !decides {
+            return Ok(None);
+        }
+        let sql = self.sort_keys_sql(&table, fields, &where_sql)?;
         let mut stmt = self
             .conn
             .prepare_cached(&sql)
             .map_err(|e| sqlite_error(path, &e))?;
         let rows = stmt
-            .query_map([], |row| {
+            .query_map(params_from_iter(args), |row| {
                 let rowid = row.get::<_, i64>(0)?;
                 let mut keys = Vec::with_capacity(fields.len());
                 for i in 0..fields.len() {
@@ -284,23 +295,33 @@ impl Db {
             }
             out.push((rowid, doc));
         }
-        Ok(out)
+        Ok(Some(out))
     }
 
-    /// The statement [`Db::sort_keys`] runs: each field's JSON type and value, for every row.
-    fn sort_keys_sql(&mut self, table: &str, fields: &[&str]) -> StoreResult<String> {
+    /// The statement [`Db::sort_keys`] runs: each field's JSON type and value, for every row
+    /// `where_sql` (` WHERE …`, or empty for all) selects.
+    fn sort_keys_sql(
+        &mut self,
+        table: &str,
+        fields: &[&str],
+        where_sql: &str,
+    ) -> StoreResult<String> {
         let mut columns = Vec::new();
         for field in fields {
             columns.push(json_type(field)?);
             columns.push(sql_value(field)?);
         }
-        // SQLite's planner would scan the table and parse every document: the index is named.
-        let source = match self.ensure_sort_index(table, fields, &columns) {
-            Some(index) => format!("\"{table}\" INDEXED BY \"{index}\""),
-            None => format!("\"{table}\""),
+        // SQLite's planner would scan the table and parse every document: the index is named. A
+        // narrowed read is left to the planner, which finds its rows by the filter's index.
+        let source = match where_sql.is_empty() {
+            true => match self.ensure_sort_index(table, fields, &columns) {
+                Some(index) => format!("\"{table}\" INDEXED BY \"{index}\""),
+                None => format!("\"{table}\""),
+            },
+            false => format!("\"{table}\""),
         };
         Ok(format!(
-            "SELECT rowid, {} FROM {source}",
+            "SELECT rowid, {} FROM {source}{where_sql}",
             columns.join(", ")
         ))
     }
@@ -377,9 +398,10 @@ impl Db {
     }
 
     /// The SQL condition that narrows a scan of `table` for `filter`: an equality on each of the
-    /// table's leading index fields the filter sets to a string or a number. It decides the
-    /// filter whole (no document need be parsed to check it) when every condition of the filter is
-    /// one such equality to a string that no object or array can equal in SQL: `json_extract`
+    /// table's leading index fields the filter sets to a string or a number, or a membership in a
+    /// list of strings (`In`, such as the instances of a few tasks). It decides the filter whole
+    /// (no document need be parsed to check it) when every condition of the filter is one such
+    /// equality or membership of strings that no object or array can equal in SQL: `json_extract`
     /// gives an object or array as its JSON text, and a number for `true`, `false` or `1.0`,
     /// none of which a document equality of a string matches.
     fn narrowing(&self, table: &str, filter: &Filter) -> StoreResult<Narrowing> {
@@ -387,7 +409,13 @@ impl Db {
         let mut args: Vec<rusqlite::types::Value> = Vec::new();
         let mut decides = true;
         let leading = self.leading_fields.get(table);
+        let plain = |s: &str| !s.starts_with(['{', '[']);
         for (field, predicates) in &filter.conditions {
+            let indexed = leading.is_some_and(|fields| fields.contains(field));
+            if !indexed {
+                decides = false;
+                continue;
+            }
             let scalar = predicates.iter().find_map(|p| match p {
                 Predicate::Eq(Value::String(s)) => Some(rusqlite::types::Value::Text(s.clone())),
                 Predicate::Eq(Value::Number(n)) => Some(match n.as_i64() {
@@ -396,17 +424,40 @@ impl Db {
                 }),
                 _ => None,
             });
-            let indexed = leading.is_some_and(|fields| fields.contains(field));
-            match scalar {
-                Some(value) if indexed => {
-                    clauses.push(format!("{} = ?{}", json_extract(field)?, args.len() + 1));
-                    args.push(value);
-                    decides &= matches!(
-                        predicates.as_slice(),
-                        [Predicate::Eq(Value::String(s))] if !s.starts_with(['{', '['])
+            if let Some(value) = scalar {
+                clauses.push(format!("{} = ?{}", json_extract(field)?, args.len() + 1));
+                args.push(value);
+                decides &= matches!(
+                    predicates.as_slice(),
+                    [Predicate::Eq(Value::String(s))] if plain(s)
+                );
+                continue;
+            }
+            // A list of plain strings only: SQL's `IN` of anything else could miss a match.
+            let strings: Option<Vec<&str>> = match predicates.as_slice() {
+                [Predicate::In(values)] if !values.is_empty() => values
+                    .iter()
+                    .map(|v| v.as_str().filter(|s| plain(s)))
+                    .collect(),
+                _ => None,
+            };
+            match strings {
+                Some(strings) => {
+                    let marks: Vec<String> = (0..strings.len())
+                        .map(|i| format!("?{}", args.len() + 1 + i))
+                        .collect();
+                    clauses.push(format!(
+                        "{} IN ({})",
+                        json_extract(field)?,
+                        marks.join(", ")
+                    ));
+                    args.extend(
+                        strings
+                            .into_iter()
+                            .map(|s| rusqlite::types::Value::Text(s.to_string())),
                     );
                 }
-                _ => decides = false,
+                None => decides = false,
             }
         }
         let where_sql = if clauses.is_empty() {
@@ -653,7 +704,7 @@ mod tests {
             [r#"{"at": "2026-12-05", "n": 2, "ok": true, "o": {"x": 1}}"#],
         )
         .unwrap();
-        let sql = db.sort_keys_sql("docs_t", &["at", "n", "o"]).unwrap();
+        let sql = db.sort_keys_sql("docs_t", &["at", "n", "o"], "").unwrap();
         assert!(sql.contains("INDEXED BY"), "{sql}");
         // The program reads columns of the index; a JSON function would mean each row's document
         // is parsed (as it is when a value's expression carries JSON's subtype, as json_extract's).
@@ -663,7 +714,10 @@ mod tests {
             rows.map(Result::unwrap).collect()
         };
         assert!(!opcodes.iter().any(|op| op.contains("Func")), "{opcodes:?}");
-        let keys = db.sort_keys(&path, "t", &["at", "n", "ok", "o"]).unwrap();
+        let keys = db
+            .sort_keys(&path, "t", &["at", "n", "ok", "o"], &Default::default())
+            .unwrap()
+            .unwrap();
         assert_eq!(
             Value::Object(keys[0].1.clone()),
             json!({"at": "2026-12-05", "n": 2, "ok": true, "o": {"x": 1}})

@@ -141,11 +141,11 @@ impl LocalSqliteDocumentStore {
         }
     }
 
-    /// A page of an unfiltered collection sorted by top-level fields, parsing only the page's
-    /// documents: the sort keys are read first, ordered as the evaluator orders them (ties in
-    /// insertion order, that is by rowid, as the whole-document path), and only the rows in the
-    /// window are read whole.
-    /// `None` when the query is not of that shape.
+    /// A page of a collection sorted by top-level fields, unfiltered or by a filter SQL decides
+    /// (an equality or membership on an indexed field), parsing only the page's documents: the
+    /// sort keys are read first, ordered as the evaluator orders them (ties in insertion order,
+    /// that is by rowid, as the whole-document path), and only the rows in the window are read
+    /// whole. `None` when the query is not of that shape.
     fn page_by_keys(
         &self,
         collection: &str,
@@ -158,12 +158,14 @@ impl LocalSqliteDocumentStore {
             .keys
             .iter()
             .all(|k| !k.field.is_empty() && !k.field.contains(['.', '"', '\'']));
-        if !filter.conditions.is_empty() || limit == 0 || sort.keys.is_empty() || !top_level {
+        if limit == 0 || sort.keys.is_empty() || !top_level {
             return Ok(None);
         }
         let fields: Vec<&str> = sort.keys.iter().map(|k| k.field.as_str()).collect();
         let page = self.with_db(false, |db, path| {
-            let mut keys = db.sort_keys(path, collection, &fields)?;
+            let Some(mut keys) = db.sort_keys(path, collection, &fields, filter)? else {
+                return Ok(None);
+            };
             let order = |a: &(i64, Document), b: &(i64, Document)| {
                 eval::query_order(&a.1, &b.1, sort).then(a.0.cmp(&b.0))
             };
@@ -171,7 +173,7 @@ impl LocalSqliteDocumentStore {
             // linear time, not sorted.
             let end = offset.saturating_add(limit).min(keys.len());
             if end == 0 {
-                return Ok(Vec::new());
+                return Ok(Some(Vec::new()));
             }
             if end < keys.len() {
                 keys.select_nth_unstable_by(end - 1, order);
@@ -184,9 +186,10 @@ impl LocalSqliteDocumentStore {
                 .take(limit)
                 .map(|(rowid, _)| *rowid)
                 .collect();
-            db.by_rowids(path, collection, &rowids)
+            db.by_rowids(path, collection, &rowids).map(Some)
         })?;
-        Ok(Some(page.unwrap_or_default()))
+        // A database not made yet holds nothing.
+        Ok(page.unwrap_or(Some(Vec::new())))
     }
 
     fn read_matching(&self, collection: &str, filter: &Filter) -> StoreResult<Vec<Document>> {
@@ -742,6 +745,62 @@ mod tests {
                     offset,
                 );
                 assert_eq!(fast, whole, "{sort:?} limit {limit} offset {offset}");
+            }
+        }
+    }
+
+    /// A sorted page of the documents an indexed equality or membership selects is read by its
+    /// keys too (SQL decides the filter), and is the page the whole documents give; a filter SQL
+    /// cannot decide is still answered whole.
+    #[test]
+    fn a_filtered_page_read_by_its_keys_is_the_page_the_whole_documents_give() {
+        let dir = tempfile::tempdir().unwrap();
+        let store = LocalSqliteDocumentStore::new(dir.path().join("d.db"));
+        store.ensure_index("c", &["task"], false).unwrap();
+        for n in 0..60 {
+            let task = ["a", "b", "c"][n % 3];
+            store
+                .insert("c", &doc(json!({"task": task, "at": (n * 7) % 60, "n": n})))
+                .unwrap();
+        }
+        store
+            .insert("c", &doc(json!({"task": ["a"], "at": 99, "n": 99})))
+            .unwrap();
+        let sort = Sort::by("at", true);
+        let filters = [
+            Filter::eq("task", "a"),
+            Filter::default().and("task", Predicate::In(vec![json!("a"), json!("c")])),
+            Filter::eq("task", "a").and("n", Predicate::Gte(json!(10))),
+            Filter::eq("task", "none"),
+        ];
+        let decided = |f: &Filter| {
+            store
+                .with_db(false, |db, path| {
+                    db.sort_keys(path, "c", &["at"], f).map(|k| k.is_some())
+                })
+                .unwrap()
+                .unwrap()
+        };
+        assert!(decided(&filters[0]) && decided(&filters[1]) && decided(&filters[3]));
+        assert!(!decided(&filters[2]));
+        for filter in &filters {
+            for (limit, offset) in [(3, 0), (5, 4), (100, 0)] {
+                let fast = store
+                    .query("c", filter, Some(&sort), Some(limit), offset)
+                    .unwrap();
+                let whole = eval::window(
+                    store
+                        .read_matching("c", filter)
+                        .unwrap()
+                        .into_iter()
+                        .filter(|d| d["task"].is_string())
+                        .collect(),
+                    Some(&sort),
+                    eval::query_order,
+                    Some(limit),
+                    offset,
+                );
+                assert_eq!(fast, whole, "{filter:?} limit {limit} offset {offset}");
             }
         }
     }
