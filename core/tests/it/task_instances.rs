@@ -833,3 +833,119 @@ fn suggested_commands_quote_what_a_shell_would_split() {
     let shown = s.run(&["task", "get-instance", unquoted]);
     assert_eq!(shown.code, 0, "{}", shown.both());
 }
+
+/// Writes a journal a run on this machine left behind, named for its run group, with `lines`.
+fn left_journal(s: &Sandboxed, group: &str, lines: &[String]) {
+    let runs = s.state().join("locks").join("runs");
+    std::fs::create_dir_all(&runs).unwrap();
+    std::fs::write(
+        runs.join(format!("{group}.journal")),
+        lines.join("\n") + "\n",
+    )
+    .unwrap();
+}
+
+/// A stored task's instance whose start the store never took (it was down when the task began)
+/// lives only in the journal that keeps its end: `task get-instance` with the id the run printed
+/// (or its end) shows it from there, and `task list` and `task instances` list it, its end waiting
+/// here. They said no such instance was recorded and left it out.
+#[test]
+fn an_instance_only_this_machines_journal_keeps_is_shown_from_it() {
+    let s = Sandboxed::new();
+    let id = "team/slow-oayqbz31";
+    let end = serde_json::json!({"instance_id": id, "task_id": "team/slow", "task_version": 1,
+        "status": "completed", "started_at_utc": "2026-12-07T05:00:00.000000Z",
+        "ended_at_utc": "2026-12-07T05:00:09.000000Z",
+        "completed_steps": [{"step_id": "wait", "status": "success"}],
+        "context": {"metadata": {"run_group_id": "run-gone",
+            "verifications": {"w": {"score": 1.0}}}}});
+    left_journal(
+        &s,
+        "run-gone",
+        &[
+            "instances\tconfigured".to_string(),
+            format!("unrecorded\t{id}"),
+            format!("final\t{end}"),
+            "ended".to_string(),
+        ],
+    );
+    let waiting = "its end is waiting in this machine's journal (the store did not take it); the next agent-env task run here writes it";
+    for asked in [id, "slow-oayqbz31"] {
+        let shown = s.run(&["task", "get-instance", asked]);
+        assert_eq!(shown.code, 0, "{}", shown.both());
+        assert!(
+            shown
+                .stdout
+                .contains(&format!("status:    completed ({waiting})")),
+            "{}",
+            shown.both()
+        );
+    }
+    let doc = json(&s, &["task", "get-instance", id, "--json"]);
+    assert_eq!(doc["end_waiting_here"], true, "{doc}");
+    assert_eq!(doc["status"], "completed", "{doc}");
+    let listed = json(&s, &["task", "list", "--json"]);
+    assert_eq!(listed["instances"][0]["instance_id"], id, "{listed}");
+    assert_eq!(listed["instances"][0]["end_waiting_here"], true, "{listed}");
+    let table = s.run(&["task", "instances", "team/slow"]);
+    assert_eq!(table.code, 0, "{}", table.both());
+    assert!(
+        table.stdout.contains(id) && table.stdout.contains(waiting),
+        "{}",
+        table.both()
+    );
+}
+
+/// A run on this machine that was killed leaves its instances `running` in the configured store,
+/// their heartbeat not yet stale: this machine knows the run is over (its journal is no longer
+/// held), and says so as it does of a bundle run's, not plain `running` for the next two minutes.
+#[test]
+fn a_killed_runs_instances_say_so_on_its_machine_whichever_store_holds_them() {
+    use agent_env::stores::DocumentStore;
+    let s = Sandboxed::new();
+    let now = |ago: u64| {
+        agent_env::clock::rfc3339_utc(
+            std::time::SystemTime::now() - std::time::Duration::from_secs(ago),
+        )
+    };
+    let configured = agent_env::stores::LocalSqliteDocumentStore::new(
+        s.state().join("document_store").join("documents.db"),
+    );
+    let local = agent_env::stores::LocalSqliteDocumentStore::local_namespace(s.local_db());
+    for (store, id, task) in [
+        (&configured, "team/slow-k1", "team/slow"),
+        (&local, "@local/b/slow/slow-k2", "@local/b/slow/slow"),
+    ] {
+        let doc = serde_json::json!({"instance_id": id, "task_id": task, "task_version": 1,
+            "status": "running", "started_at_utc": now(20), "heartbeat_at_utc": now(5),
+            "context": {"metadata": {"run_group_id": "run-killed"}}});
+        store
+            .insert("task_instances", doc.as_object().unwrap())
+            .unwrap();
+    }
+    drop((configured, local));
+    left_journal(
+        &s,
+        "run-killed",
+        &[
+            "instances\tconfigured".to_string(),
+            "sandbox\t/nowhere".to_string(),
+        ],
+    );
+    let over = "running (its run on this machine ended without finishing it; the next agent-env task run here marks it failed)";
+    let table = s.run(&["task", "list"]);
+    assert_eq!(table.code, 0, "{}", table.both());
+    assert_eq!(table.stdout.matches(over).count(), 2, "{}", table.both());
+    let listed = json(&s, &["task", "list", "--json"]);
+    for row in listed["instances"].as_array().unwrap() {
+        assert_eq!(row["stale"], true, "{listed}");
+    }
+    let shown = s.run(&["task", "get-instance", "team/slow-k1"]);
+    assert!(
+        shown.stdout.contains(&format!("status:    {over}")),
+        "{}",
+        shown.both()
+    );
+    let doc = json(&s, &["task", "get-instance", "team/slow-k1", "--json"]);
+    assert_eq!(doc["stale"], true, "{doc}");
+}

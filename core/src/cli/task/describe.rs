@@ -64,6 +64,7 @@ pub(super) fn describe(
     doc: &Document,
     scores: &InstanceScores<'_>,
     end_waiting_here: Option<&str>,
+    unfinished_here: Option<&str>,
 ) -> String {
     let mut out = String::new();
     let mut line = |label: &str, value: String| {
@@ -82,20 +83,26 @@ pub(super) fn describe(
         "status:",
         match (
             end_waiting_here,
+            unfinished_here,
             crate::run::heartbeat::stale(doc, std::time::SystemTime::now()),
         ) {
-            (Some(by), _) => format!(
+            (Some(by), _, _) => format!(
                 "{} ({})",
                 text(doc, "status"),
                 crate::run::heartbeat::end_waiting_here(by)
             ),
-            (None, Some(stale)) => format!(
+            (None, Some(by), _) => format!(
+                "{} ({})",
+                text(doc, "status"),
+                super::list::unfinished_words(by)
+            ),
+            (None, None, Some(stale)) => format!(
                 "{} ({}; {})",
                 text(doc, "status"),
                 stale.words(),
                 who_marks_it_failed(doc)
             ),
-            (None, None) => status_word(doc, &scores.of(doc)),
+            (None, None, None) => status_word(doc, &scores.of(doc)),
         },
     );
     if let Some(late) = doc
@@ -200,7 +207,8 @@ pub(super) fn describe(
         ));
     }
     let run_stopped = end_waiting_here.is_none()
-        && crate::run::heartbeat::stale(doc, std::time::SystemTime::now()).is_some();
+        && (unfinished_here.is_some()
+            || crate::run::heartbeat::stale(doc, std::time::SystemTime::now()).is_some());
     match scores.steps_of(doc) {
         Some(steps) => {
             for (id, state) in unended_steps(doc, &steps, run_stopped) {
@@ -297,7 +305,7 @@ mod tests {
             let dir = tempfile::tempdir().unwrap();
             let store =
                 crate::stores::local::LocalSqliteDocumentStore::new(dir.path().join("d.db"));
-            let shown = describe(&doc, &InstanceScores::new(&store), None);
+            let shown = describe(&doc, &InstanceScores::new(&store), None, None);
             shown
                 .lines()
                 .find(|l| l.starts_with("status:"))

@@ -26,7 +26,7 @@ pub(super) fn get(args: GetArgs, all: &Sources, term: &Terminal) -> Exit {
             0,
         )
         .map_err(|e| Failure::new(format!("cannot read the recorded task instances: {e}")))?;
-    let candidates = if exact.is_empty() && crate::run::short_ids::is_short(wanted) {
+    let mut candidates = if exact.is_empty() && crate::run::short_ids::is_short(wanted) {
         let mut found = crate::run::short_ids::ending_in(sources, wanted, None)
             .map_err(|e| Failure::new(format!("cannot read the recorded task instances: {e}")))?;
         found.sort_by(newest_started_first);
@@ -34,6 +34,10 @@ pub(super) fn get(args: GetArgs, all: &Sources, term: &Terminal) -> Exit {
     } else {
         exact
     };
+    // One whose start never reached the store is read from the journal here that keeps its end.
+    if candidates.is_empty() {
+        candidates = all.journal_only_named(wanted);
+    }
     // Why the configured store is left out is said once: in the error below when nothing was
     // found, else as a warning.
     if !candidates.is_empty() {
@@ -73,7 +77,9 @@ pub(super) fn get(args: GetArgs, all: &Sources, term: &Terminal) -> Exit {
         let mut run_stopped = false;
         if all.end_waiting_here(&doc).is_some() {
             doc.insert("end_waiting_here".into(), Value::Bool(true));
-        } else if crate::run::heartbeat::stale(&doc, std::time::SystemTime::now()).is_some() {
+        } else if all.unfinished_here(&doc).is_some()
+            || crate::run::heartbeat::stale(&doc, std::time::SystemTime::now()).is_some()
+        {
             doc.insert("stale".into(), Value::Bool(true));
             run_stopped = true;
         }
@@ -92,6 +98,7 @@ pub(super) fn get(args: GetArgs, all: &Sources, term: &Terminal) -> Exit {
         doc,
         &InstanceScores::new(sources),
         all.end_waiting_here(doc),
+        all.unfinished_here(doc),
     ));
     Ok(0)
 }

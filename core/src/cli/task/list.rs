@@ -168,19 +168,21 @@ pub(super) fn task_narrowing(
 }
 
 /// One instance as `--json` lists it; `waiting_here` when its end waits in this machine's journal
-/// (then it is not `stale`: its run was not killed).
+/// (then it is not `stale`: its run was not killed), `unfinished_here` when its run on this machine
+/// ended without finishing it (then it is `stale`, whatever its heartbeat says).
 fn summary(
     doc: &Document,
     scores: &InstanceScores<'_>,
     now: SystemTime,
     waiting_here: bool,
+    unfinished_here: bool,
 ) -> Value {
     json!({
         "instance_id": text(doc, "instance_id"),
         "task_id": text(doc, "task_id"),
         "task_version": doc.get("task_version").cloned().unwrap_or(Value::Null),
         "status": text(doc, "status"),
-        "stale": !waiting_here && heartbeat::stale(doc, now).is_some(),
+        "stale": !waiting_here && (unfinished_here || heartbeat::stale(doc, now).is_some()),
         "end_waiting_here": waiting_here,
         "heartbeat_at_utc": doc.get(heartbeat::HEARTBEAT_AT).cloned().unwrap_or(Value::Null),
         "scores": scores.of(doc),
@@ -192,13 +194,15 @@ fn summary(
 }
 
 /// An instance's status as a person reads it: a running one whose end waits in this machine's
-/// journal says so, written by the next run of `end_waiting_here`; one whose run stopped sending
-/// signs of life says since when (`running (no sign of life since …)`).
+/// journal says so, written by the next run of `end_waiting_here`; one whose run on this machine
+/// ended without finishing it says so, marked failed by the next run of `unfinished_here`; one whose
+/// run stopped sending signs of life says since when (`running (no sign of life since …)`).
 pub(super) fn status_text(
     doc: &Document,
     scores: &Map<String, Value>,
     now: SystemTime,
     end_waiting_here: Option<&str>,
+    unfinished_here: Option<&str>,
 ) -> String {
     if let Some(by) = end_waiting_here {
         return format!(
@@ -206,6 +210,9 @@ pub(super) fn status_text(
             text(doc, "status"),
             heartbeat::end_waiting_here(by)
         );
+    }
+    if let Some(by) = unfinished_here {
+        return format!("{} ({})", text(doc, "status"), unfinished_words(by));
     }
     match heartbeat::stale(doc, now) {
         Some(stale) => format!(
@@ -215,6 +222,15 @@ pub(super) fn status_text(
         ),
         None => status_word(doc, scores),
     }
+}
+
+/// What is said of a `running` instance whose run on this machine ended without finishing it (its
+/// journal is no longer held), the next run of `by` here marking it failed: the same for an
+/// instance of the local store and of a configured one, whose heartbeat may not look stale yet.
+pub(super) fn unfinished_words(by: &str) -> String {
+    format!(
+        "its run on this machine ended without finishing it; the next {by} here marks it failed"
+    )
 }
 
 /// Lists the instances `args` selects, newest first; `none` is what a person reads when there are none.
@@ -246,6 +262,18 @@ pub(super) fn list(
         |d| matches(d, &args, bundle_filter.as_ref()),
         (args.limit > 0).then(|| args.limit.saturating_add(1)),
     )?;
+    // And those only a journal here keeps (their start never reached the store).
+    found.extend(
+        all.journal_only
+            .iter()
+            .filter(|d| matches(d, &args, bundle_filter.as_ref()))
+            .cloned()
+            .map(listed_fields),
+    );
+    found.sort_by(newest_started_first);
+    if args.limit > 0 {
+        found.truncate(args.limit.saturating_add(1));
+    }
     let cut = args.limit > 0 && found.len() > args.limit;
     found.truncate(if cut { args.limit } else { found.len() });
     // Why the configured store is left out is said once: in the error below when the answer
@@ -308,7 +336,15 @@ pub(super) fn list(
     if args.json {
         let rows: Vec<Value> = found
             .iter()
-            .map(|d| summary(d, &scores, now, all.end_waiting_here(d).is_some()))
+            .map(|d| {
+                summary(
+                    d,
+                    &scores,
+                    now,
+                    all.end_waiting_here(d).is_some(),
+                    all.unfinished_here(d).is_some(),
+                )
+            })
             .collect();
         let mut doc = json!({"format_version": 1, "instances": rows});
         // Present only when there are some: a script can tell "no runs" from "a store left out",
@@ -343,7 +379,13 @@ pub(super) fn list(
             let scored = scores.of(d);
             [
                 pasteable_id(text(d, "instance_id")),
-                status_text(d, &scored, now, all.end_waiting_here(d)),
+                status_text(
+                    d,
+                    &scored,
+                    now,
+                    all.end_waiting_here(d),
+                    all.unfinished_here(d),
+                ),
                 scores_text(&scored),
                 format!(
                     "{} v{}",

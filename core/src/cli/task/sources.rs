@@ -7,7 +7,7 @@ use serde_json::Value;
 use super::Terminal;
 use crate::run::recorded::Recorded;
 use crate::session::Session;
-use crate::stores::Document;
+use crate::stores::{Document, DocumentStore, Filter};
 
 /// Where instances are recorded: the local store (bundle runs), then the configured document store
 /// (stored tasks' runs), with what a reader should know about them: a configured store that cannot be
@@ -21,6 +21,14 @@ pub(super) struct Sources {
     /// with the command whose next run here writes it: they show `running`, yet their run is not
     /// killed.
     pub(super) ends_waiting_here: BTreeMap<String, &'static str>,
+    /// The final documents a journal here keeps of instances no store read holds (their start was
+    /// never written: the store was down when they began, or it is left out now), newest first:
+    /// listed and shown from the journal, as their run left them.
+    pub(super) journal_only: Vec<Document>,
+    /// The run groups of the runs on this machine that ended without finishing (killed, or their
+    /// journals cut short), each with the command whose next run here marks their instances
+    /// failed: those still `running` are known here to be over, whatever their heartbeat says.
+    pub(super) unfinished_here: BTreeMap<String, &'static str>,
     /// Whether the left-out store's warning is still to be said.
     held: bool,
 }
@@ -40,13 +48,48 @@ impl Sources {
     /// because its end waits in a journal here, or `failed` as a later run marked it (a run on
     /// another machine that took its run for killed): the end written here replaces that mark.
     pub(super) fn end_waiting_here(&self, doc: &Document) -> Option<&'static str> {
+        let id = doc.get("instance_id").and_then(Value::as_str)?;
+        // Read from the journal itself: its end is all there is of it.
+        if self.journal_only.iter().any(|d| id_of(d) == Some(id)) {
+            return self.ends_waiting_here.get(id).copied();
+        }
         if !crate::run::heartbeat::shows_running(doc)
             && !crate::run::liveness::marked_by_a_later_run(doc)
         {
             return None;
         }
-        let id = doc.get("instance_id").and_then(Value::as_str)?;
         self.ends_waiting_here.get(id).copied()
+    }
+
+    /// The command whose next run on this machine marks `doc` failed, when `doc` shows `running`
+    /// and its run, on this machine, ended without finishing it (its journal is no longer held):
+    /// it is over, though its heartbeat may not look stale yet. Not for an instance whose end
+    /// waits here ([`Sources::end_waiting_here`]).
+    pub(super) fn unfinished_here(&self, doc: &Document) -> Option<&'static str> {
+        if !crate::run::heartbeat::shows_running(doc) || self.end_waiting_here(doc).is_some() {
+            return None;
+        }
+        let group = doc
+            .get("context")
+            .and_then(|c| c.get("metadata"))
+            .and_then(|m| m.get("run_group_id"))
+            .and_then(Value::as_str)?;
+        self.unfinished_here.get(group).copied()
+    }
+
+    /// The instances a journal here keeps whose id is `wanted`, or whose short id is (`wanted`
+    /// holding no `/`).
+    pub(super) fn journal_only_named(&self, wanted: &str) -> Vec<Document> {
+        let short = crate::run::short_ids::is_short(wanted);
+        self.journal_only
+            .iter()
+            .filter(|d| {
+                id_of(d).is_some_and(|id| {
+                    id == wanted || (short && crate::run::recorder::short_id(id) == wanted)
+                })
+            })
+            .cloned()
+            .collect()
     }
 
     /// Says why the configured store is left out, when it is and [`instance_sources`] held it.
@@ -125,10 +168,49 @@ pub(super) fn instance_sources(session: &Session, term: &Terminal, left_out: Lef
                 .map(|id| (id.clone(), run.marked_by()))
         })
         .collect();
+    let unfinished_here = dead
+        .iter()
+        .filter(|run| !run.ended)
+        .map(|run| (run.run_group_id.clone(), run.marked_by()))
+        .collect();
+    let journal_only = journal_only(&recorded, &dead);
     Sources {
         recorded,
         warnings,
         ends_waiting_here,
+        journal_only,
+        unfinished_here,
         held,
     }
+}
+
+/// The final documents the journals of `dead` runs keep of instances that no store in `recorded`
+/// holds, newest first.
+fn journal_only(recorded: &Recorded, dead: &[crate::run::liveness::DeadRun]) -> Vec<Document> {
+    let mut only: Vec<Document> = dead
+        .iter()
+        .filter(|run| run.ended)
+        .flat_map(|run| run.final_documents.iter())
+        .filter(|doc| {
+            id_of(doc).is_some_and(|id| {
+                // One the stores cannot be asked about is shown from the journal too.
+                recorded
+                    .find_one(
+                        crate::run::recorder::INSTANCES,
+                        &Filter::eq("instance_id", id),
+                        None,
+                    )
+                    .map_or(true, |found| found.is_none())
+            })
+        })
+        .cloned()
+        .collect();
+    only.sort_by(crate::run::recorded::newest_started_first);
+    only.dedup_by(|a, b| id_of(a) == id_of(b));
+    only
+}
+
+/// An instance's id.
+fn id_of(doc: &Document) -> Option<&str> {
+    doc.get("instance_id").and_then(Value::as_str)
 }
