@@ -436,6 +436,7 @@ fn cannot_list(asked: &str, error: &str) -> String {
 
 #[cfg(test)]
 mod tests {
+    use super::super::watched::Watched;
     use super::*;
 
     /// One sentence: the local store named only where it could hold the task's runs, and the way to
@@ -491,84 +492,6 @@ mod tests {
         assert_eq!(every.len(), 300);
     }
 
-    /// A store that says which windows it was asked for, and answers from the one it wraps.
-    struct Watched {
-        inner: crate::stores::local::LocalSqliteDocumentStore,
-        asked: std::sync::Mutex<Vec<(Filter, Option<usize>)>>,
-    }
-
-    impl DocumentStore for Watched {
-        fn find_one(
-            &self,
-            c: &str,
-            f: &Filter,
-            s: Option<&Sort>,
-        ) -> crate::stores::StoreResult<Option<Document>> {
-            self.inner.find_one(c, f, s)
-        }
-        fn query(
-            &self,
-            c: &str,
-            f: &Filter,
-            s: Option<&Sort>,
-            limit: Option<usize>,
-            offset: usize,
-        ) -> crate::stores::StoreResult<Vec<Document>> {
-            if c == INSTANCES {
-                self.asked.lock().unwrap().push((f.clone(), limit));
-            }
-            self.inner.query(c, f, s, limit, offset)
-        }
-        fn count(&self, c: &str, f: &Filter) -> crate::stores::StoreResult<u64> {
-            self.inner.count(c, f)
-        }
-        fn insert(&self, c: &str, d: &Document) -> crate::stores::StoreResult<()> {
-            self.inner.insert(c, d)
-        }
-        fn update(
-            &self,
-            c: &str,
-            f: &Filter,
-            u: &crate::stores::document::UpdateSpec,
-            up: bool,
-        ) -> crate::stores::StoreResult<u64> {
-            self.inner.update(c, f, u, up)
-        }
-        fn update_one_and_get(
-            &self,
-            c: &str,
-            f: &Filter,
-            u: &crate::stores::document::UpdateSpec,
-            after: bool,
-            up: bool,
-        ) -> crate::stores::StoreResult<Option<Document>> {
-            self.inner.update_one_and_get(c, f, u, after, up)
-        }
-        fn replace(
-            &self,
-            c: &str,
-            f: &Filter,
-            d: &Document,
-            up: bool,
-        ) -> crate::stores::StoreResult<u64> {
-            self.inner.replace(c, f, d, up)
-        }
-        fn delete(&self, c: &str, f: &Filter) -> crate::stores::StoreResult<u64> {
-            self.inner.delete(c, f)
-        }
-        fn ensure_index(
-            &self,
-            c: &str,
-            fields: &[&str],
-            unique: bool,
-        ) -> crate::stores::StoreResult<()> {
-            self.inner.ensure_index(c, fields, unique)
-        }
-        fn probe(&self) -> crate::stores::StoreResult<()> {
-            self.inner.probe()
-        }
-    }
-
     /// A whole list (`--limit 0`) reads the store a bounded page at a time, never every document
     /// at once, and keeps of each instance only what the list shows: its steps and what its
     /// verifiers wrote are dropped. It read and held 480 MB for 20,000 instances.
@@ -576,10 +499,7 @@ mod tests {
     fn a_whole_list_reads_bounded_pages_and_keeps_only_what_it_shows() {
         use std::sync::Arc;
         let dir = tempfile::tempdir().unwrap();
-        let store = Arc::new(Watched {
-            inner: crate::stores::local::LocalSqliteDocumentStore::new(dir.path().join("a.db")),
-            asked: Default::default(),
-        });
+        let store = Arc::new(Watched::new(dir.path().join("a.db")));
         let total = 2 * PAGE + 7;
         for n in 0..total {
             let doc = json!({"instance_id": format!("t-{n:04}"), "task_id": "t", "task_version": 1,
@@ -595,11 +515,11 @@ mod tests {
             text(&every[0], "instance_id"),
             format!("t-{:04}", total - 1)
         );
-        let asked = store.asked.lock().unwrap().clone();
+        let asked = store.asked();
         assert!(
             asked
                 .iter()
-                .all(|(_, limit)| limit.is_some_and(|n| n <= PAGE)),
+                .all(|(_, limit, _)| limit.is_some_and(|n| n <= PAGE)),
             "{asked:?}"
         );
         assert!(every[0].get("completed_steps").is_none(), "{:?}", every[0]);
@@ -615,10 +535,7 @@ mod tests {
     fn a_task_filter_is_asked_of_the_store() {
         use std::sync::Arc;
         let dir = tempfile::tempdir().unwrap();
-        let store = Arc::new(Watched {
-            inner: crate::stores::local::LocalSqliteDocumentStore::new(dir.path().join("a.db")),
-            asked: Default::default(),
-        });
+        let store = Arc::new(Watched::new(dir.path().join("a.db")));
         for (id, version) in [("@local/b1/t5", 1), ("@local/b2/t6", 1)] {
             let task = json!({"id": id, "version": version, "steps": []});
             store
@@ -653,8 +570,8 @@ mod tests {
         .unwrap();
         let ids: Vec<&str> = found.iter().map(|d| text(d, "instance_id")).collect();
         assert_eq!(ids, ["i-18", "i-16", "i-14"]);
-        let asked = store.asked.lock().unwrap().clone();
-        assert_eq!(asked, [(narrowed.clone(), Some(3))]);
+        let asked = store.asked();
+        assert_eq!(asked, [(narrowed.clone(), Some(3), 3)]);
         // The bundle's tasks, as one membership.
         let bundle = ListArgs {
             bundle: Some("b2".into()),

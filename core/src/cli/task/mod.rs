@@ -17,6 +17,8 @@ mod prune;
 mod sources;
 mod stored;
 mod unended;
+#[cfg(test)]
+mod watched;
 
 use serde_json::{Map, Value};
 

@@ -14,12 +14,17 @@ use std::time::{Duration, SystemTime};
 use serde_json::{json, Value};
 
 use super::filter::{matches, tasks_named, tasks_selected, BundleFilter};
-use super::list::none_listed;
+use super::list::{none_listed, task_narrowing};
 use super::sources::Sources;
 use super::{pretty, text, ListArgs, PruneArgs};
 use crate::cli::{Exit, Failure, Terminal};
 use crate::run::recorder::INSTANCES;
 use crate::stores::{Document, DocumentStore, Filter, Predicate, Sort};
+
+/// What a prune that deleted some says of the space they took: a store's file does not shrink
+/// (SQLite reuses the pages freed; giving them back would rewrite the whole file under its lock).
+const SPACE_KEPT: &str =
+    "The document store's file keeps its size: later runs reuse the space they took.\n";
 
 /// Instances read at a time.
 const PAGE: usize = 200;
@@ -98,16 +103,20 @@ pub(super) fn prune(
             bundle_filter.as_ref(),
         )?),
     };
+    // The store reads the selected tasks' instances alone, when it can be told which.
+    let narrowed = task_narrowing(&sources.recorded, &selecting, bundle_filter.as_ref())?;
+    let exact = selected_tasks.is_none() || narrowed != Filter::all();
     let stores = sources.recorded.stores();
     let mut choice = Choice::default();
     for (index, store) in stores.iter().enumerate() {
         choose_in(
             index,
             store.as_ref(),
+            &narrowed,
+            exact,
             |d| matches(d, &selecting, bundle_filter.as_ref()),
             older_than.as_deref(),
             args.keep_last,
-            selected_tasks.as_deref(),
             &mut choice,
         )
         .map_err(|e| Failure::new(format!("cannot read the recorded task instances: {e}")))?;
@@ -169,41 +178,47 @@ pub(super) fn prune(
     report(&args, &choice, deleted, said, term)
 }
 
-/// Adds to `choice` the instances of `store` that `selected` keeps and the limits take, newest first.
+/// Adds to `choice` the instances of `store` that `narrowed` (the store-side filter) and `selected`
+/// keep and the limits take, newest first. Read a page at a time, each page sorted and windowed by
+/// the store (by its sort keys, in the local store): newest first with a count to keep; with an age
+/// alone, oldest first, stopping at the first instance that is not old, the others counted (when
+/// `exact`, `narrowed` selects just what `selected` does) rather than read.
+#[allow(clippy::too_many_arguments)]
 fn choose_in(
     index: usize,
     store: &dyn DocumentStore,
+    narrowed: &Filter,
+    exact: bool,
     selected: impl Fn(&Document) -> bool,
     older_than: Option<&str>,
     keep_last: Option<usize>,
-    selected_tasks: Option<&[String]>,
     choice: &mut Choice,
 ) -> Result<(), crate::stores::StoreError> {
-    // Without a count to keep, only the old ones need reading; the others are counted.
+    // Without a count to keep, only the old ones need reading; the newer ones are counted.
     let old_only = match (older_than, keep_last) {
-        (Some(before), None) => Some(before),
+        (Some(before), None) if exact => Some(before),
         _ => None,
     };
-    let filter = match old_only {
-        Some(before) => Filter::all().and("started_at_utc", Predicate::Lte(json!(before))),
-        None => Filter::all(),
-    };
-    let mut tasks_seen: BTreeSet<String> = BTreeSet::new();
-    let newest_first = Sort::by("started_at_utc", true);
+    let order = Sort::by("started_at_utc", old_only.is_none());
     let mut seen_of_task: HashMap<String, usize> = HashMap::new();
+    let mut chosen_here = Vec::new();
     let mut offset = 0;
+    let mut read_here = 0;
     loop {
-        let page = store.query(INSTANCES, &filter, Some(&newest_first), Some(PAGE), offset)?;
+        let page = store.query(INSTANCES, narrowed, Some(&order), Some(PAGE), offset)?;
         let read = page.len();
+        read_here += read;
+        let mut past_the_old = false;
         for doc in page.iter().filter(|d| selected(d)) {
             let task_id = text(doc, "task_id").to_string();
-            tasks_seen.insert(task_id.clone());
             let seen = seen_of_task.entry(task_id.clone()).or_default();
             *seen += 1;
             let started = text(doc, "started_at_utc");
             let beyond_kept = keep_last.is_none_or(|n| *seen > n);
             // An instance that records no start is not known to be old.
             let old = older_than.is_none_or(|before| !started.is_empty() && started < before);
+            choice.tasks.insert(task_id.clone());
+            past_the_old |= old_only.is_some() && !started.is_empty() && !old;
             if !(beyond_kept && old) {
                 choice.kept += 1;
                 continue;
@@ -214,7 +229,7 @@ fn choose_in(
                 choice.kept += 1;
                 continue;
             }
-            choice.chosen.push(Chosen {
+            chosen_here.push(Chosen {
                 store: index,
                 instance_id: text(doc, "instance_id").to_string(),
                 task_id,
@@ -226,50 +241,21 @@ fn choose_in(
                     .map_or(0, Vec::len),
             });
         }
-        if read < PAGE {
+        if read < PAGE || past_the_old {
             break;
         }
         offset += read;
     }
-    if let Some(before) = old_only {
-        choice.kept += newer_selected(store, before, selected_tasks, &tasks_seen)?;
+    if old_only.is_some() {
+        // Read oldest first: listed newest first, as the other passes list them.
+        chosen_here.reverse();
+        let all = store.count(INSTANCES, narrowed)?;
+        choice.kept += usize::try_from(all)
+            .unwrap_or(usize::MAX)
+            .saturating_sub(read_here);
     }
-    choice.tasks.extend(tasks_seen);
+    choice.chosen.extend(chosen_here);
     Ok(())
-}
-
-/// How many instances in `store` the filters select (those of `selected_tasks` and `tasks_seen`;
-/// every one with `selected_tasks` `None`) that are not among those read as started by `before`:
-/// they stay, and are counted without reading them.
-fn newer_selected(
-    store: &dyn DocumentStore,
-    before: &str,
-    selected_tasks: Option<&[String]>,
-    tasks_seen: &BTreeSet<String>,
-) -> Result<usize, crate::stores::StoreError> {
-    let of_selected = match selected_tasks {
-        None => Filter::all(),
-        Some(named) => {
-            let ids: BTreeSet<&str> = named
-                .iter()
-                .map(String::as_str)
-                .chain(tasks_seen.iter().map(String::as_str))
-                .collect();
-            if ids.is_empty() {
-                return Ok(0);
-            }
-            Filter::all().and(
-                "task_id",
-                Predicate::In(ids.into_iter().map(|id| json!(id)).collect()),
-            )
-        }
-    };
-    let all = store.count(INSTANCES, &of_selected)?;
-    let read = store.count(
-        INSTANCES,
-        &of_selected.and("started_at_utc", Predicate::Lte(json!(before))),
-    )?;
-    Ok(usize::try_from(all.saturating_sub(read)).unwrap_or(usize::MAX))
 }
 
 /// Deletes the chosen instances, each from its own store; returns how many went. A running instance
@@ -395,6 +381,57 @@ fn report(
     if args.dry_run && !choice.chosen.is_empty() {
         out.push_str("Nothing was deleted: run it again without --dry-run to delete them.\n");
     }
+    if deleted > 0 {
+        out.push_str(SPACE_KEPT);
+    }
     term.print(&out);
     Ok(0)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::super::watched::Watched;
+    use super::*;
+
+    /// A prune by age alone reads the instances oldest first and stops at the first that is not
+    /// old: the newer ones are counted, not read (every page read them all again, for each page).
+    #[test]
+    fn a_prune_by_age_reads_the_old_instances_and_counts_the_others() {
+        let dir = tempfile::tempdir().unwrap();
+        let store = Watched::new(dir.path().join("a.db"));
+        for n in 0..(3 * PAGE) {
+            let year = if n % 50 == 0 { 2020 } else { 2099 };
+            let doc = json!({"instance_id": format!("i-{n:04}"), "task_id": "t", "status": "completed",
+                "started_at_utc": format!("{year}-01-01T00:00:{:02}.{n:06}Z", n % 60)});
+            store.insert(INSTANCES, doc.as_object().unwrap()).unwrap();
+        }
+        let mut choice = Choice::default();
+        choose_in(
+            0,
+            &store,
+            &Filter::all(),
+            true,
+            |_| true,
+            Some("2026-12-07T00:00:00.000000Z"),
+            None,
+            &mut choice,
+        )
+        .unwrap();
+        let chosen: Vec<&str> = choice
+            .chosen
+            .iter()
+            .map(|c| c.instance_id.as_str())
+            .collect();
+        assert_eq!(chosen.len(), 3 * PAGE / 50, "{chosen:?}");
+        assert!(chosen.first() > chosen.last(), "newest first: {chosen:?}");
+        assert_eq!(choice.kept, 3 * PAGE - chosen.len());
+        // Each read is windowed by its sort keys (no condition the local store would check by
+        // parsing every old instance, once per page), and the first page ends the pass.
+        let asked = store.asked();
+        assert!(
+            asked.iter().all(|(f, _, _)| *f == Filter::all()),
+            "{asked:?}"
+        );
+        assert!(store.documents_read() <= PAGE, "{asked:?}");
+    }
 }

@@ -227,6 +227,33 @@ impl Db {
         Ok(())
     }
 
+    /// How many documents match `filter`, counted in SQL without parsing one, when SQL decides it
+    /// ([`Db::narrowing`]); `None` when it does not.
+    pub fn count_decided(
+        &mut self,
+        path: &Path,
+        collection: &str,
+        filter: &Filter,
+    ) -> StoreResult<Option<u64>> {
+        let table = table_name(collection);
+        if !self.has_table(path, &table)? {
+            return Ok(Some(0));
+        }
+        let Narrowing {
+            where_sql,
+            args,
+            decides,
+        } = self.narrowing(&table, filter)?;
+        if !decides {
+            return Ok(None);
+        }
+        self.conn
+            .prepare_cached(&format!("SELECT count(*) FROM \"{table}\"{where_sql}"))
+            .and_then(|mut stmt| stmt.query_row(params_from_iter(args), |row| row.get::<_, i64>(0)))
+            .map(|n| Some(n.max(0) as u64))
+            .map_err(|e| sqlite_error(path, &e))
+    }
+
     /// How many documents the collection holds (0 when it was never written).
     pub fn count_all(&mut self, path: &Path, collection: &str) -> StoreResult<u64> {
         let table = table_name(collection);

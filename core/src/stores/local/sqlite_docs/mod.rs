@@ -386,11 +386,17 @@ impl DocumentStore for LocalSqliteDocumentStore {
     }
 
     fn count(&self, collection: &str, filter: &Filter) -> StoreResult<u64> {
-        // Counting everything needs no document parsed.
+        // Counting everything, or what an indexed equality selects, needs no document parsed.
         if filter.conditions.is_empty() {
             return Ok(self
                 .with_db(false, |db, path| db.count_all(path, collection))?
                 .unwrap_or(0));
+        }
+        let decided = self.with_db(false, |db, path| db.count_decided(path, collection, filter))?;
+        match decided {
+            None => return Ok(0),
+            Some(Some(n)) => return Ok(n),
+            Some(None) => {}
         }
         Ok(self.read_matching(collection, filter)?.len() as u64)
     }
@@ -783,6 +789,14 @@ mod tests {
         };
         assert!(decided(&filters[0]) && decided(&filters[1]) && decided(&filters[3]));
         assert!(!decided(&filters[2]));
+        for filter in &filters {
+            let all = store.read_matching("c", filter).unwrap();
+            assert_eq!(
+                store.count("c", filter).unwrap(),
+                all.len() as u64,
+                "{filter:?}"
+            );
+        }
         for filter in &filters {
             for (limit, offset) in [(3, 0), (5, 4), (100, 0)] {
                 let fast = store
