@@ -97,6 +97,13 @@ fn the_newest_of_each_task_are_kept_and_a_dry_run_deletes_nothing() {
         "{}",
         said.stdout
     );
+    // Each row's status as task list shows it: how a completed run came out.
+    assert_eq!(
+        said.stdout.matches("  completed (passed)  ").count(),
+        2,
+        "{}",
+        said.stdout
+    );
 
     let done = json(&s, &["task", "prune", "--keep-last", "1", "--json"]);
     assert_eq!(done["deleted"], 2, "{done}");

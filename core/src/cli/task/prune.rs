@@ -11,7 +11,7 @@ use std::collections::{BTreeSet, HashMap};
 use std::sync::Arc;
 use std::time::{Duration, SystemTime};
 
-use serde_json::{json, Value};
+use serde_json::{json, Map, Value};
 
 use super::filter::{matches, tasks_named, tasks_selected, BundleFilter};
 use super::list::{none_listed, task_narrowing};
@@ -46,6 +46,8 @@ struct Chosen {
     instance_id: String,
     task_id: String,
     status: String,
+    /// The status as `task list` shows it (`completed (passed)`).
+    status_shown: String,
     started_at_utc: String,
     objects: usize,
 }
@@ -234,6 +236,7 @@ fn choose_in(
                 instance_id: text(doc, "instance_id").to_string(),
                 task_id,
                 status: status.to_string(),
+                status_shown: super::status_word(doc, &scores_of(doc)),
                 started_at_utc: started.to_string(),
                 objects: doc
                     .get("objects")
@@ -344,7 +347,7 @@ fn report(
         let rows = choice.chosen.iter().map(|c| {
             [
                 super::pasteable_id(&c.instance_id),
-                c.status.clone(),
+                c.status_shown.clone(),
                 c.task_id
                     .strip_prefix("@local/")
                     .unwrap_or(&c.task_id)
@@ -386,6 +389,15 @@ fn report(
     }
     term.print(&out);
     Ok(0)
+}
+
+/// Each verifier's score in the instance `doc` (its `context.metadata.verifications`).
+fn scores_of(doc: &Document) -> Map<String, Value> {
+    doc.get("context")
+        .and_then(|c| c.get("metadata"))
+        .and_then(Value::as_object)
+        .map(crate::run::recorded::verifier_scores)
+        .unwrap_or_default()
 }
 
 #[cfg(test)]

@@ -118,7 +118,10 @@ fn kernel_file_system(path: &std::ffi::CStr) -> Option<&'static str> {
         (0x1cd1, "devpts"),
     ];
     let kind = info.f_type as i64;
-    kinds.iter().find(|(magic, _)| *magic == kind).map(|(_, name)| *name)
+    kinds
+        .iter()
+        .find(|(magic, _)| *magic == kind)
+        .map(|(_, name)| *name)
 }
 
 fn cannot_create(dir: &Path, err: &std::io::Error) -> StoreError {
@@ -138,7 +141,9 @@ mod tests {
             .unwrap_err()
             .to_string();
         assert!(
-            said.contains("/proc is on the kernel's proc file system, where no folder or file can be made"),
+            said.contains(
+                "/proc is on the kernel's proc file system, where no folder or file can be made"
+            ),
             "{said}"
         );
         assert!(check_makeable(&std::env::temp_dir().join("agent-env-somewhere")).is_ok());
