@@ -205,6 +205,15 @@ def check(base: str, driver: str, chromium: str, shots: Path) -> None:
         browser.wait_text("#run-status", "finished")
         browser.wait_text("[data-instance] .badge", "passed")
         browser.wait_text("#run-log", "passed in")
+        print("run page: its run log is linked, and the link serves the log's text")
+        log_text = browser.execute(
+            "const a = document.getElementById('run-log-link');"
+            " if (!a) return null;"
+            " const r = new XMLHttpRequest(); r.open('GET', a.href, false); r.send();"
+            " return r.status === 200 && r.getResponseHeader('content-type').startsWith('text/plain')"
+            " ? r.responseText : 'status ' + r.status;")
+        if not log_text or "started v1" not in str(log_text):
+            raise WebDriverError(f"the Run page's run log link does not serve the log: {str(log_text)[:200]!r}")
         if browser.execute("return window.__sameLoad === true;") is not True:
             raise WebDriverError("the Run page reloaded instead of updating in place")
         print("run page: its live region said the new status, not the output's lines")

@@ -70,7 +70,8 @@ pub struct Route {
     pub params: Vec<Param>,
     /// The request body's schema name (see [`openapi`]), when it takes one.
     pub body: Option<&'static str>,
-    /// `application/json`, or `text/event-stream` / `*/*` for the stream and the object bytes.
+    /// `application/json`, or `text/event-stream` / `*/*` / `text/plain` for the stream, the object
+    /// bytes and a run log.
     pub produces: &'static str,
     pub handler: MethodRouter<Shared>,
 }
@@ -386,6 +387,16 @@ pub fn routes() -> Vec<Route> {
         ],
         get(workflows::get_workflow),
     ));
+    let mut log = route(
+        Method::GET,
+        "/api/v1/workflows/{workflow_id}/log",
+        "The run log of a run the explorer started, as text (the file agent-env run writes too)",
+        "runs",
+        vec![path("workflow_id", "the workflow's id")],
+        get(workflows::workflow_log),
+    );
+    log.produces = "text/plain";
+    all.push(log);
     all.push(route(
         Method::POST,
         "/api/v1/workflows/{workflow_id}/cancel",

@@ -970,6 +970,32 @@ fn a_run_started_from_the_api_writes_the_run_log_the_cli_writes() {
     // The list says where it is too.
     let listed = server.get("/api/v1/workflows").json();
     assert_eq!(listed["items"][0]["log"], log);
+    // And the API serves its text, which the Run page links.
+    let served = server.get(&format!("/api/v1/workflows/{id}/log"));
+    served.expect(200);
+    assert_eq!(
+        served.header("content-type"),
+        Some("text/plain; charset=utf-8")
+    );
+    assert_eq!(served.text(), std::fs::read_to_string(log).unwrap());
+    // A workflow it does not know, and one whose log is gone, are 404s that say so.
+    let unknown = server
+        .get("/api/v1/workflows/nothing/log")
+        .expect(404)
+        .detail();
+    assert!(
+        unknown
+            .as_str()
+            .unwrap()
+            .contains("Workflow 'nothing' not found"),
+        "{unknown}"
+    );
+    std::fs::remove_file(log).unwrap();
+    let gone = server
+        .get(&format!("/api/v1/workflows/{id}/log"))
+        .expect(404)
+        .detail();
+    assert!(gone.as_str().unwrap().contains("has no run log"), "{gone}");
 }
 
 /// A folder bundle of two quick tasks, `one` and `two`, run once with the CLI (one run group).

@@ -55,6 +55,7 @@ const EXPECTED: &[(&str, &str)] = &[
     ("post", "/api/v1/bundles/{bundle}/run"),
     ("get", "/api/v1/workflows"),
     ("get", "/api/v1/workflows/{workflow_id}"),
+    ("get", "/api/v1/workflows/{workflow_id}/log"),
     ("post", "/api/v1/workflows/{workflow_id}/cancel"),
     ("get", "/api/v1/plugin-report"),
     ("get", "/api/v1/plugin-report/{package}"),
@@ -408,6 +409,25 @@ fn every_answer_fits_the_schema_the_document_gives_it() {
             .as_str()
             .is_some_and(|t| t.ends_with(" UTC")),
         "a group's created_at_utc is the minute its first instance records: {group_doc}"
+    );
+    // The run log is text: its 200 is documented as text/plain, and it is served as that.
+    let log = server.get(&format!("/api/v1/workflows/{workflow}/log"));
+    assert_eq!(log.status, 200, "{}", log.text());
+    assert_eq!(
+        log.header("content-type"),
+        Some("text/plain; charset=utf-8")
+    );
+    assert!(
+        doc["paths"]["/api/v1/workflows/{workflow_id}/log"]["get"]["responses"]["200"]["content"]
+            ["text/plain"]["schema"]["type"]
+            == "string",
+        "the log's 200 is not documented as text/plain"
+    );
+    check(
+        "get",
+        "/api/v1/workflows/{workflow_id}/log",
+        "/api/v1/workflows/nothing/log",
+        "",
     );
     check(
         "post",

@@ -496,7 +496,7 @@ fn workflows() -> Vec<(&'static str, Value)> {
             "created_at_utc": {"type": "string", "description": "RFC 3339, to the microsecond: 2026-12-07T01:42:05.123456Z"},
             "started_at_utc": {"type": ["string", "null"], "description": "when it left the queue (RFC 3339); null while it waits for a slot"},
             "finished_at_utc": string,
-            "log": {"type": ["string", "null"], "description": "the run log's path; null while the run has written none, or once it is gone"},
+            "log": {"type": ["string", "null"], "description": "the run log's path on this machine (GET /api/v1/workflows/{workflow_id}/log serves its text); null while the run has written none, or once it is gone"},
         }),
     );
     let mut detail = workflow.clone();

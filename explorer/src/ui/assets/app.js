@@ -1185,8 +1185,9 @@ async function run(id) {
       link(`/run-groups/${enc(w.run_group_id)}`, w.run_group_id, { class: "mono", id: "run-group-link" }),
       queued ? [" · waiting since ", when(w.created_at_utc)] : started ? [" · started ", when(started)] : "",
       w.finished_at_utc ? [" · finished ", when(w.finished_at_utc)] : "",
-      // The run log is a file on this machine (the API gives its path, and serves no copy of it).
-      w.log ? [" · run log ", h("span", { class: "mono", id: "run-log-path" }, w.log)] : ""].flat());
+      // The run log is a file on this machine: its path, and a link to its text, which the API serves.
+      w.log ? [" · run log ", h("span", { class: "mono", id: "run-log-path" }, w.log), " (",
+        link(`/api/v1/workflows/${enc(id)}/log`, "open it", { id: "run-log-link" }), ")"] : ""].flat());
     if (w.error) header.append(h("p", { class: "error" }, w.error));
     cancel.hidden = w.done;
     cancel.disabled = cancelling || !!w.cancel_requested;
