@@ -16,8 +16,9 @@ moment), started from its Task page as a person would:
 - the group's runs filtered by outcome from the address (`?outcome=failed`): none, said so, and the
   filter shows it; an outcome no run is said in (`?outcome=bogus`) is noted, and every run shown.
 - the Task page's row of that group leads to its page, and shows the scores' spread.
-- a group of one run per seed value (a token and its values, separated by a space and a comma): its
-  page shows each run's seed.
+- a seed token no step of `hello` has (`<who>`) is refused, in the explorer's words naming the token,
+  the token field focused; a group of one run per seed value of a folder task whose check names
+  `<who>` (a token and its values, separated by a space and a comma): its page shows each run's seed.
 - a group whose runs wait (a folder bundle whose step waits for a file the check never writes while
   the group runs): its page shows it running with a Cancel button; Cancel (with Enter) asks first, its
   question focused; No puts Cancel back, focused; Yes cancels both its runs, and the page, not loaded
@@ -223,7 +224,7 @@ def check(base: str, browser: Session, shots: Path) -> None:
     if task_link != [HELLO_TASK, f"/tasks/{quote(HELLO_TASK, safe='')}"]:
         raise WebDriverError(f"the group's page names its task as {task_link}")
 
-    print("the Task page: one run per seed value")
+    print("the Task page: a seed token no step of hello has is refused, naming the token")
     browser.get(task_url)
     browser.click(browser.wait_css("#group-by-seeds"))
     browser.click(browser.wait_css("#start-group"))
@@ -232,13 +233,10 @@ def check(base: str, browser: Session, shots: Path) -> None:
         raise WebDriverError("a seed group with no token does not put the focus on the token")
     browser.send_keys(browser.wait_css("#group-seed-token"), "who")
     browser.send_keys(browser.wait_css("#group-seeds"), "ann bo,  cy" + ENTER)
-    browser.wait_for("the seeded group's page", lambda: "/run-groups/rg-" in browser.current_url() and browser.current_url() != group_url)
-    browser.wait_text("#group-status", "complete", timeout=180)
-    seeds = browser.wait_for("each run's seed", lambda: browser.execute(
-        "const s = [...document.querySelectorAll('#group-run-list [data-run] td:last-child')].map((c) => c.textContent);"
-        "return s.length === 3 ? s : null;"))
-    if seeds != ["who=ann", "who=bo", "who=cy"]:
-        raise WebDriverError(f"the seeded group's runs show the seeds {seeds}")
+    said = browser.wait_text("#group-problem", "Seed token: no step of the task has the token <who>")
+    if browser.execute("return document.activeElement.id;") != "group-seed-token" or browser.current_url() != task_url:
+        raise WebDriverError(f"a seed token hello does not have says {said!r}, but the focus or the page moved")
+    print(f"  <who>: {said!r}")
 
     print("an unknown group is said to be unknown")
     browser.get(base + "/run-groups/rg-000000000000")
@@ -246,6 +244,34 @@ def check(base: str, browser: Session, shots: Path) -> None:
     if "rg-000000000000" not in said:
         raise WebDriverError(f"the unknown group's page does not name it: {said!r}")
     browser.screenshot(shots / "32-group-unknown.png")
+
+
+def seeded(base: str, browser: Session, binary: str, home: Path) -> None:
+    """A group of one run per seed value, of a folder task whose check names its `<who>` token."""
+    print("the Task page: one run per seed value")
+    folder = home / "seeded" / "tasks"
+    folder.mkdir(parents=True, exist_ok=True)
+    task = [
+        {"id": "box", "type": "deploy_sandbox", "sandbox_name": "box"},
+        {"id": "greet", "type": "verify_sandbox", "sandbox_name": "box", "verifier_id": "greet",
+         "criteria": [{"type": "bash_cmd_succeeds", "criterion": "greets", "bash_cmd": "test -n '<who>'"}]},
+    ]
+    (folder / "seeded.json").write_text(json.dumps(task))
+    done = subprocess.run([binary, "run", "./seeded"], cwd=home, capture_output=True, text=True, timeout=300, check=False)
+    if done.returncode != 0:
+        raise WebDriverError(f"agent-env run ./seeded exited {done.returncode}: {done.stdout}{done.stderr}")
+    task_url = f"{base}/tasks/{quote('@local/~/seeded/seeded', safe='')}"
+    browser.get(task_url)
+    browser.click(browser.wait_css("#group-by-seeds"))
+    browser.send_keys(browser.wait_css("#group-seed-token"), "who")
+    browser.send_keys(browser.wait_css("#group-seeds"), "ann bo,  cy" + ENTER)
+    browser.wait_for("the seeded group's page", lambda: "/run-groups/rg-" in browser.current_url())
+    browser.wait_text("#group-status", "complete", timeout=180)
+    seeds = browser.wait_for("each run's seed", lambda: browser.execute(
+        "const s = [...document.querySelectorAll('#group-run-list [data-run] td:last-child')].map((c) => c.textContent);"
+        "return s.length === 3 ? s : null;"))
+    if seeds != ["who=ann", "who=bo", "who=cy"]:
+        raise WebDriverError(f"the seeded group's runs show the seeds {seeds}")
 
 
 def cancelled(base: str, browser: Session, shots: Path, binary: str, home: Path, work: Path) -> None:
@@ -345,6 +371,7 @@ def main() -> int:
         hello_is_stored(base, args.agent_env, args.home)
         with chromium_session(args.driver, args.chromium, args.screenshots, "failed-group.png") as browser:
             check(base, browser, args.screenshots)
+            seeded(base, browser, args.agent_env, args.home)
             cancelled(base, browser, args.screenshots, args.agent_env, args.home, args.work)
     except (WebDriverError, OSError, urllib.error.URLError) as error:
         print(f"FAILED: {error}", file=sys.stderr)

@@ -19,9 +19,10 @@ use crate::data::state_folder;
 use crate::http::blocking::{blocking, blocking_scan};
 use crate::http::page::{Page, Window};
 use crate::http::problem::{ApiError, ApiResult};
-use crate::runs::bundles::{source_of, version_now, TaskSource};
+use crate::runs::bundles::{source_of, steps_now, version_now, TaskSource};
 use crate::runs::manager::{self, Phase, StartSpec, Workflow, WORKFLOW_KEY};
 use crate::runs::pin::Pin;
+use crate::runs::seed_tokens;
 use crate::runs::RunManager;
 use crate::state::{AppState, Shared};
 use agent_env_store::document::{DocumentStore, Filter, Predicate};
@@ -112,20 +113,60 @@ async fn task_doc(s: &Shared, task_id: &str, version: Option<i64>) -> ApiResult<
     .await
 }
 
+/// A task a run can be started of: its bundle, the version a run records, and its steps as that
+/// run will have them (for the seed tokens they hold).
+struct Runnable {
+    version: i64,
+    source: TaskSource,
+    steps: Vec<Map<String, Value>>,
+}
+
+impl Runnable {
+    /// The 422 problems (at `loc` and the key) of the keys of `seed` that name a token none of the
+    /// steps has: such a seed would run the task as unseeded, silently.
+    fn seed_problems(&self, seed: &Map<String, Value>, loc: &[&str]) -> Vec<Value> {
+        seed_tokens::unused(seed, &self.steps)
+            .into_iter()
+            .map(|key| {
+                let mut at: Vec<&str> = loc.to_vec();
+                at.push(key);
+                json!({
+                    "loc": at,
+                    "msg": seed_tokens::refusal(key, &self.steps),
+                    "type": "value_error",
+                })
+            })
+            .collect()
+    }
+}
+
+/// 422 with `problems`, when there are any.
+fn refuse_problems(problems: Vec<Value>) -> ApiResult<()> {
+    if problems.is_empty() {
+        return Ok(());
+    }
+    Err(ApiError {
+        status: axum::http::StatusCode::UNPROCESSABLE_ENTITY,
+        detail: Value::Array(problems),
+    })
+}
+
 /// What runs a task: its bundle, found again, and the version a run records, which is the one
 /// reported. A run writes the bundle as it is now, so that is the newest stored version, or the next
 /// one when the bundle changed since; a `version` asked for must be it (a version that is neither it
 /// nor stored is a 404, as for any read).
-async fn runnable(s: &Shared, task_id: &str, version: Option<i64>) -> ApiResult<(i64, TaskSource)> {
+async fn runnable(s: &Shared, task_id: &str, version: Option<i64>) -> ApiResult<Runnable> {
     let newest = task_doc(s, task_id, None).await?;
     let st = s.clone();
     let (id, doc) = (task_id.to_string(), newest.clone());
-    let (source, now) = blocking(move || {
+    let (source, now, steps) = blocking(move || {
         // The plugins as they are now: a step type installed since `up` started is known.
         let session = st.current.get();
         let source = source_of(&session, &doc)?;
         let now = version_now(&session, &source, &id)?;
-        Ok((source, now))
+        // The steps as the bundle has them now, which the run writes; else the stored version's.
+        let steps = steps_now(&session, &source).unwrap_or_else(|| stored_steps(&doc));
+        Ok((source, now, steps))
     })
     .await?;
     if let Some(asked) = version.filter(|v| *v != now) {
@@ -143,7 +184,24 @@ async fn runnable(s: &Shared, task_id: &str, version: Option<i64>) -> ApiResult<
             "value_error",
         ));
     }
-    Ok((now, source))
+    Ok(Runnable {
+        version: now,
+        source,
+        steps,
+    })
+}
+
+/// The step objects of a stored task document.
+fn stored_steps(doc: &Value) -> Vec<Map<String, Value>> {
+    doc.get("steps")
+        .and_then(Value::as_array)
+        .map(|steps| {
+            steps
+                .iter()
+                .filter_map(|step| step.as_object().cloned())
+                .collect()
+        })
+        .unwrap_or_default()
 }
 
 pub async fn start_one(
@@ -153,7 +211,13 @@ pub async fn start_one(
 ) -> ApiResult<Json<Value>> {
     let task_id = ids.at(0)?.to_string();
     let body: RunBody = json_body(&body)?;
-    let (version, source) = runnable(&s, &task_id, body.version).await?;
+    let task = runnable(&s, &task_id, body.version).await?;
+    if let Some(seed) = &body.seed {
+        refuse_problems(task.seed_problems(seed, &["body", "seed"]))?;
+    }
+    let Runnable {
+        version, source, ..
+    } = task;
     refuse_without_state(&s).await?;
     let spec = StartSpec {
         bundle: source.bundle,
@@ -331,7 +395,24 @@ pub async fn start_group(
             "too_short",
         ));
     }
-    let (version, source) = runnable(&s, &task_id, body.version).await?;
+    let task = runnable(&s, &task_id, body.version).await?;
+    // Each key no step has is named once, at the first seed that gives it.
+    let mut problems: Vec<Value> = Vec::new();
+    let mut named: Vec<String> = Vec::new();
+    for (i, seed) in seeds.iter().enumerate() {
+        let Some(seed) = seed else { continue };
+        for problem in task.seed_problems(seed, &["body", "seeds", &i.to_string()]) {
+            let key = problem["loc"][3].as_str().unwrap_or_default().to_string();
+            if !named.contains(&key) {
+                named.push(key);
+                problems.push(problem);
+            }
+        }
+    }
+    refuse_problems(problems)?;
+    let Runnable {
+        version, source, ..
+    } = task;
     refuse_without_state(&s).await?;
     let group = new_group_id();
     let user_overrides = overrides(

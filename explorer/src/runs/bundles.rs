@@ -10,7 +10,7 @@ use agent_env::run::cancel::Cancel;
 use agent_env::run::plan::SelectionWords;
 use agent_env::run::{run_bundle, RunRequest, RunStatus, Stopping};
 use agent_env::session::Session;
-use serde_json::{json, Value};
+use serde_json::{json, Map, Value};
 
 use crate::http::problem::{ApiError, ApiResult};
 
@@ -206,6 +206,14 @@ pub fn version_now(session: &Session, source: &TaskSource, task_id: &str) -> Api
 
 /// The bundle `source` names, parsed as a run would parse it now; none when it does not parse
 /// (the dry run then says why).
+/// The steps of the task as its bundle has them now, as written (none when the bundle can't be read
+/// or no longer has the task).
+pub fn steps_now(session: &Session, source: &TaskSource) -> Option<Vec<Map<String, Value>>> {
+    parse_source(session, source)?
+        .task(&source.task_name)
+        .map(|t| t.steps.clone())
+}
+
 fn parse_source(session: &Session, source: &TaskSource) -> Option<Bundle> {
     let home = session.paths().home_dir();
     if looks_like_folder(&source.bundle) {

@@ -8,6 +8,7 @@ pub mod capture;
 pub mod current;
 pub mod manager;
 pub mod pin;
+pub mod seed_tokens;
 pub mod slots;
 
 pub use current::CurrentSession;

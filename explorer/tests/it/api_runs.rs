@@ -1253,3 +1253,63 @@ fn an_unusable_state_folder_is_warned_of_and_starting_runs_is_a_503() {
         stopped.stderr
     );
 }
+
+#[test]
+fn a_seed_naming_a_token_no_step_has_is_refused_with_the_tokens_there_are() {
+    let world = World::new();
+    // The criterion's name takes the seed: `<who>`, the one token of the task.
+    let task = quick_bundle(&world, "greets <who>");
+    let ran = world.agent_env(&["run", "./quick"]);
+    assert_eq!(ran.code, 0, "{}", ran.both());
+    let server = Explorer::start(&world);
+    let t = seg(&task);
+    let said = "no step of the task has the token <whoo>, so its value would change nothing; its steps' tokens are <who>";
+
+    let r = server.post(
+        &format!("/api/v1/tasks/{t}/run"),
+        r#"{"seed": {"whoo": "ann"}}"#,
+    );
+    assert_eq!(
+        r.expect(422).detail(),
+        json!([{"loc": ["body", "seed", "whoo"], "msg": said, "type": "value_error"}])
+    );
+    // In a group, a key is named once, at the first seed that gives it; nothing is started.
+    let r = server.post(
+        &format!("/api/v1/tasks/{t}/runs"),
+        r#"{"seeds": [{"who": "ann"}, {"whoo": "bo"}, {"whoo": "cy"}]}"#,
+    );
+    assert_eq!(
+        r.expect(422).detail(),
+        json!([{"loc": ["body", "seeds", "1", "whoo"], "msg": said, "type": "value_error"}])
+    );
+    assert_eq!(server.get("/api/v1/workflows").json()["total"], 0);
+
+    // hello has no token at all, and says so.
+    world.run_hello();
+    let r = server.post(
+        &format!("/api/v1/tasks/{}/run", seg(HELLO_TASK)),
+        r#"{"seed": {"who": "ann"}}"#,
+    );
+    let detail = r.expect(422).detail();
+    assert!(
+        detail[0]["msg"]
+            .as_str()
+            .unwrap()
+            .ends_with("its steps have no <key> tokens, so it takes no seed"),
+        "{detail}"
+    );
+
+    // The token the task has is taken, and fills it in.
+    let started = server
+        .post(
+            &format!("/api/v1/tasks/{t}/run"),
+            r#"{"seed": {"who": "ann"}}"#,
+        )
+        .expect(200)
+        .json();
+    let workflow = started["workflow_id"].as_str().unwrap();
+    let done = server.poll(&format!("/api/v1/workflows/{workflow}"), |w| {
+        w["done"] == true
+    });
+    assert_eq!(done["status"], "finished", "{done}");
+}

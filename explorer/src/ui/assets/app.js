@@ -694,7 +694,8 @@ function groupForm(taskId) {
     const lines = error.detail.map((p) => {
       const loc = Array.isArray(p && p.loc) ? p.loc : [];
       const msg = p && typeof p.msg === "string" ? p.msg : JSON.stringify(p);
-      const label = loc[0] === "body" ? labels[loc[1]] : null;
+      // A seed's key no step has (`body seeds 0 who`) is the token's fault, not the values'.
+      const label = loc[0] === "body" ? (loc[1] === "seeds" && loc.length === 4 ? "Seed token" : labels[loc[1]]) : null;
       return label ? `${label}: ${msg}` : loc.length ? `${loc.join(" ")}: ${msg}` : msg;
     });
     return lines.length ? new Error(lines.join("; ")) : error;
@@ -703,6 +704,7 @@ function groupForm(taskId) {
   const fieldOf = (error) => {
     const places = Array.isArray(error.detail) ? error.detail.map((p) => (Array.isArray(p && p.loc) ? p.loc.join(" ") : "")) : [];
     if (places.some((p) => p.startsWith("body count"))) return count;
+    if (Array.isArray(error.detail) && error.detail.some((p) => Array.isArray(p && p.loc) && p.loc[1] === "seeds" && p.loc.length === 4)) return token;
     if (places.some((p) => p.startsWith("body seeds"))) return values;
     if (error.status === 422 && !places.length) return bySeeds.checked ? values : count;
     return null;

@@ -1,0 +1,105 @@
+//! The `<key>` tokens a task's steps hold, which a run's seed fills in (core's `substitute_seed`
+//! replaces `<key>` in every string of a step but its `id` and `type`): so a seed naming a token no
+//! step has, which would run the task exactly as unseeded, is refused with the tokens it does have.
+
+use std::collections::BTreeSet;
+
+use serde_json::{Map, Value};
+
+/// Every `<name>` token in the strings of `steps` (a name is one or more characters, none of them
+/// `<`, `>` or white space), in the fields a seed fills in.
+pub fn tokens(steps: &[Map<String, Value>]) -> BTreeSet<String> {
+    let mut found = BTreeSet::new();
+    for step in steps {
+        for (key, value) in step {
+            if key != "id" && key != "type" {
+                collect(value, &mut found);
+            }
+        }
+    }
+    found
+}
+
+/// The keys of `seed` that name no token of `steps`, in the seed's order.
+pub fn unused<'a>(seed: &'a Map<String, Value>, steps: &[Map<String, Value>]) -> Vec<&'a str> {
+    let have = tokens(steps);
+    seed.keys()
+        .filter(|key| !have.contains(key.as_str()))
+        .map(String::as_str)
+        .collect()
+}
+
+/// The sentence for a seed key no step has a token of, naming the tokens the steps do have.
+pub fn refusal(unused: &str, steps: &[Map<String, Value>]) -> String {
+    let have: Vec<String> = tokens(steps).iter().map(|t| format!("<{t}>")).collect();
+    let takes = if have.is_empty() {
+        "its steps have no <key> tokens, so it takes no seed".to_string()
+    } else {
+        format!("its steps' tokens are {}", have.join(", "))
+    };
+    format!(
+        "no step of the task has the token <{unused}>, so its value would change nothing; {takes}"
+    )
+}
+
+fn collect(value: &Value, found: &mut BTreeSet<String>) {
+    match value {
+        Value::String(text) => {
+            for (start, _) in text.match_indices('<') {
+                let rest = &text[start + 1..];
+                let Some(end) = rest.find(['<', '>']) else {
+                    continue;
+                };
+                let name = &rest[..end];
+                if rest[end..].starts_with('>')
+                    && !name.is_empty()
+                    && !name.chars().any(char::is_whitespace)
+                {
+                    found.insert(name.to_string());
+                }
+            }
+        }
+        Value::Array(items) => items.iter().for_each(|i| collect(i, found)),
+        Value::Object(map) => map.values().for_each(|v| collect(v, found)),
+        _ => {}
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    fn steps(v: Value) -> Vec<Map<String, Value>> {
+        serde_json::from_value(v).unwrap()
+    }
+
+    #[test]
+    fn the_tokens_are_those_of_the_fields_a_seed_fills_in() {
+        let s = steps(json!([
+            {"id": "<not-this>", "type": "bash", "cmd": "echo <who> <<both>> a < b > c",
+             "env": {"X": ["<deep>"]}},
+            {"id": "two", "note": "<who>"}
+        ]));
+        let found: Vec<String> = tokens(&s).into_iter().collect();
+        assert_eq!(found, ["both", "deep", "who"]);
+    }
+
+    #[test]
+    fn a_seed_key_no_step_has_is_named_with_the_tokens_there_are() {
+        let s = steps(json!([{"id": "a", "cmd": "echo <who>"}]));
+        let seed: Map<String, Value> =
+            serde_json::from_value(json!({"who": "ann", "whoo": "x"})).unwrap();
+        let bad = unused(&seed, &s);
+        assert_eq!(bad, ["whoo"]);
+        assert_eq!(
+            refusal("whoo", &s),
+            "no step of the task has the token <whoo>, so its value would change nothing; its steps' tokens are <who>"
+        );
+        let none = steps(json!([{"id": "a", "cmd": "true"}]));
+        assert_eq!(
+            refusal("a", &none),
+            "no step of the task has the token <a>, so its value would change nothing; its steps have no <key> tokens, so it takes no seed"
+        );
+    }
+}
