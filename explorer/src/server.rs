@@ -155,7 +155,7 @@ async fn run(
     let loaded = start_plugins(session.clone(), plugins.clone(), stop_rx.clone());
     let routing = PluginRouting {
         plugins: plugins.clone(),
-        loaded,
+        loaded: loaded.clone(),
     };
     // Opening probes the configured document store, which blocks (a hosted one on this runtime).
     let opening = session.clone();
@@ -197,7 +197,7 @@ async fn run(
         }
     }
     let server = tokio::spawn(serve_connections(listener, app, limits, stop_rx.clone()));
-    let signal = signals.next().await;
+    let signal = until_signal(&mut signals, loaded, &plugins, out).await;
     out.line(&format!(
         "{signal}: stopping the explorer (the runs it started are cancelled and torn down)..."
     ));
@@ -220,6 +220,30 @@ async fn run(
     let _ = tokio::task::spawn_blocking(move || plugins.shutdown()).await;
     out.line("Stopped.");
     Ok(())
+}
+
+/// Waits for Ctrl-C or SIGTERM; meanwhile, once the explorer plugins have loaded, warns of each
+/// that serves nothing (they load in the background, after the URL is printed).
+async fn until_signal(
+    signals: &mut Signals,
+    mut loaded: watch::Receiver<bool>,
+    plugins: &ExplorerPlugins,
+    out: &dyn Output,
+) -> &'static str {
+    let mut warned = false;
+    loop {
+        tokio::select! {
+            signal = signals.next() => return signal,
+            ready = async { loaded.wait_for(|l| *l).await.is_ok() }, if !warned => {
+                warned = true;
+                if ready {
+                    for line in plugins.load_failures() {
+                        out.note(&format!("warning: {line}"));
+                    }
+                }
+            }
+        }
+    }
 }
 
 /// SIGINT and SIGTERM as one stream of names.

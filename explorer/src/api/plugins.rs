@@ -51,9 +51,32 @@ fn fresh_report(s: &Shared) -> (Session, Value) {
     (session, value)
 }
 
-/// The explorer plugins as the server mounted them (the middleware answers only after they loaded).
-pub async fn explorer_plugins(State(s): State<Shared>) -> Json<Value> {
-    Json(json!({"plugins": s.plugins.listings()}))
+/// What the answer says of explorer plugins the manifests declare now that the server did not load.
+pub const ADDED_SINCE_START: &str =
+    "started when agent-env up started; restart it to serve plugins added since";
+
+/// The explorer plugins as the server mounted them (the middleware answers only after they loaded),
+/// and those the manifests declare now that it did not load: their routes are bound as `up` starts,
+/// so a plugin added since is not served until it starts again.
+pub async fn explorer_plugins(State(s): State<Shared>) -> ApiResult<Json<Value>> {
+    let listings = s.plugins.listings();
+    let known: Vec<String> = listings.iter().map(|l| l.name.clone()).collect();
+    let st = s.clone();
+    let added = blocking(move || {
+        let session = st.current.get();
+        Ok(crate::plugins::mounted::declared(&session)
+            .into_iter()
+            .filter(|(name, _)| !known.contains(name))
+            .map(|(name, package)| json!({"name": name, "package": package}))
+            .collect::<Vec<Value>>())
+    })
+    .await?;
+    let note = (!added.is_empty()).then_some(ADDED_SINCE_START);
+    Ok(Json(json!({
+        "plugins": listings,
+        "added_since_start": added,
+        "note": note,
+    })))
 }
 
 pub async fn plugin_report(State(s): State<Shared>) -> ApiResult<Json<Value>> {

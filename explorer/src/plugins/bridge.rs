@@ -113,6 +113,27 @@ impl ExplorerPlugins {
         self.table.get()
     }
 
+    /// One line for each explorer plugin that serves nothing, once loaded: what `up` warns of as it
+    /// starts (the Plugins page says the rest).
+    pub fn load_failures(&self) -> Vec<String> {
+        self.listings()
+            .iter()
+            .filter_map(|l| {
+                let error = l.error.as_deref()?;
+                let package = l
+                    .package
+                    .as_deref()
+                    .map(|p| format!(" of {p}"))
+                    .unwrap_or_default();
+                let first = error.lines().next().unwrap_or(error);
+                Some(format!(
+                    "the explorer plugin '{}'{package} serves nothing: {first}",
+                    l.name
+                ))
+            })
+            .collect()
+    }
+
     /// What `/api/v1/explorer-plugins` lists.
     pub fn listings(&self) -> Vec<Listing> {
         self.table

@@ -118,6 +118,26 @@ pub fn any_declared(session: &Session) -> bool {
         || agent_env::config::impls(session.config(), GROUP).is_ok_and(|impls| !impls.is_empty())
 }
 
+/// Every explorer plugin the manifests declare now, as `(name, package)`: what a session built now
+/// would try to serve (read from the manifests alone; nothing is started).
+pub fn declared(session: &Session) -> Vec<(String, String)> {
+    let mut all: Vec<(String, String)> = session
+        .discovery()
+        .plugins
+        .iter()
+        .flat_map(|p| {
+            p.manifest
+                .provides
+                .get(GROUP)
+                .into_iter()
+                .flat_map(|entries| entries.keys())
+                .map(|name| (name.clone(), p.manifest.name.clone()))
+        })
+        .collect();
+    all.sort();
+    all
+}
+
 /// Builds the table: every explorer plugin that took effect is started and asked for its routes
 /// (in parallel, each within `timeout`); those that did not take effect are listed with the reason.
 pub fn build(session: &Session, host: &PluginHost, timeout: Duration) -> Table {

@@ -269,7 +269,60 @@ fn a_plugin_that_cannot_start_serves_nothing_and_the_rest_still_works() {
         plugins[0]["error"].as_str().is_some_and(|e| !e.is_empty()),
         "{plugins:?}"
     );
+    // `up` warned of it once its plugins had loaded, in one line.
+    let stopped = server.stop();
+    let warnings: Vec<&str> = stopped
+        .stderr
+        .lines()
+        .filter(|l| l.contains("explorer plugin"))
+        .collect();
+    assert_eq!(warnings.len(), 1, "{}", stopped.stderr);
+    assert!(
+        warnings[0].starts_with(
+            "warning: the explorer plugin 'broken' of agentenv-broken-explorer serves nothing: "
+        ),
+        "{}",
+        stopped.stderr
+    );
+}
+
+/// Explorer plugin routes are bound as `up` starts: one installed since is not served, and the
+/// answer says so, and what to do, rather than list nothing.
+#[test]
+fn an_explorer_plugin_added_since_up_started_is_named_as_not_served_until_a_restart() {
+    let world = World::new();
+    let server = Explorer::start(&world);
+    let before = server.get("/api/v1/explorer-plugins").json();
+    assert_eq!(
+        before["added_since_start"],
+        serde_json::json!([]),
+        "{before}"
+    );
+    assert!(before["note"].is_null(), "{before}");
+    world.install_manifest("fx", &manifest("agentenv-fixture-explorer", ""));
+    let after = server.get("/api/v1/explorer-plugins").json();
+    assert_eq!(after["plugins"], serde_json::json!([]), "{after}");
+    assert_eq!(
+        after["added_since_start"],
+        serde_json::json!([{"name": "fx", "package": "agentenv-fixture-explorer"}]),
+        "{after}"
+    );
+    assert_eq!(
+        after["note"],
+        "started when agent-env up started; restart it to serve plugins added since"
+    );
+    server.get("/ext/fx").expect(404);
+    // Started again, the explorer serves it.
     server.stop();
+    let again = Explorer::start(&world);
+    again.get("/ext/fx").expect(200);
+    let served = again.get("/api/v1/explorer-plugins").json();
+    assert_eq!(
+        served["added_since_start"],
+        serde_json::json!([]),
+        "{served}"
+    );
+    again.stop();
 }
 
 #[test]

@@ -272,7 +272,8 @@ impl Operation {
             WorkflowLog => &[BadRequest, NotFound, Internal],
             PluginReport | Config => &[Internal],
             PluginShow => &[BadRequest, NotFound, Internal],
-            ExplorerPlugins | Health => &[],
+            ExplorerPlugins => &[Internal],
+            Health => &[],
         };
         let mut all: Vec<Failure> = own.iter().chain(EVERYWHERE.iter()).copied().collect();
         all.sort();

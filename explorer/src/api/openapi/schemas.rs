@@ -645,8 +645,12 @@ fn others() -> Vec<(&'static str, Value)> {
         (
             "ExplorerPlugins",
             closed(
-                "the explorer plugins as the server mounted them",
-                json!({"plugins": {"type": "array", "items": reference("ExplorerPlugin")}}),
+                "the explorer plugins as the server mounted them, and those added since it started",
+                json!({
+                    "plugins": {"type": "array", "items": reference("ExplorerPlugin")},
+                    "added_since_start": {"type": "array", "items": closed("an explorer plugin a manifest declares now that the server did not load", json!({"name": {"type": "string"}, "package": {"type": "string"}})), "description": "explorer plugins the manifests declare now that the server did not load as it started: not served until agent-env up starts again"},
+                    "note": {"type": ["string", "null"], "description": "while added_since_start lists any: started when agent-env up started; restart it to serve plugins added since"},
+                }),
             ),
         ),
         (

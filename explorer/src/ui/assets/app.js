@@ -1605,8 +1605,14 @@ function contributionRows(plugin) {
 }
 
 async function plugins() {
-  const data = await api("/plugin-report");
+  const [data, explorer] = await Promise.all([api("/plugin-report"), api("/explorer-plugins")]);
   const rows = data.report.plugins || [];
+  // Explorer plugins the report lists that the server did not load as it started: not served until
+  // agent-env up starts again.
+  const added = explorer.added_since_start || [];
+  const addedRows = added.map((p) => h("tr", { "data-explorer-plugin": p.name, "data-added-since-start": "" },
+    h("td", {}, p.name), h("td", {}, p.package || ""), h("td", {}, "—"),
+    h("td", {}, `Not served: ${explorer.note || "restart agent-env up to serve it"}.`)));
   show(h("h1", {}, "Plugins"),
     h("p", { class: "muted" }, "The plugin report, as agent-env plugin list gives it: what each package contributes and whether it took effect."),
     ...(data.warnings || []).map((w) => h("p", { class: "warning" }, w)),
@@ -1614,7 +1620,9 @@ async function plugins() {
       h("h2", {}, link(`/plugins/${enc(p.name)}`, p.name), " ", h("span", { class: "muted" }, p.version)),
       table(["Group", "Name", "Status", "Code", "Reason"], contributionRows(p)))),
     h("h2", {}, "Explorer plugins"),
-    table(["Page", "Package", "Routes", "Problems"], explorerPluginRows(await explorerPlugins), { id: "explorer-plugins" }),
+    added.length ? h("p", { class: "warning notice", id: "explorer-plugins-added", role: "status" },
+      `Explorer plugins are ${explorer.note}: ${added.map((p) => `${p.name} (${p.package})`).join(", ")} ${added.length === 1 ? "is" : "are"} not served yet.`) : null,
+    table(["Page", "Package", "Routes", "Problems"], [...explorerPluginRows(explorer.plugins || []), ...addedRows], { id: "explorer-plugins" }),
     h("details", { id: "plugin-report-text" }, h("summary", {}, "As text"), h("pre", { id: "plugin-text" }, data.text)));
 }
 
@@ -1732,8 +1740,6 @@ function notFoundText() {
 
 const views = { home, bundles, tasks, task, run, "run-group": runGroup, instance, artifacts, artifact, plugins, plugin, config };
 
-let explorerPlugins = Promise.resolve([]);
-
 // Draws the page's view (again, for a page restored from the back/forward cache).
 async function start() {
   const alive = current();
@@ -1787,5 +1793,5 @@ window.addEventListener("popstate", () => {
   start();
 });
 
-explorerPlugins = explorerNav().catch(() => []);
+explorerNav().catch(() => []);
 start();
