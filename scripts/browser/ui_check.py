@@ -329,6 +329,30 @@ def check(base: str, driver: str, chromium: str, shots: Path) -> None:
         pager_says(browser, "runs started here", f"showing 1–1 of {api_total(base, '/api/v1/workflows?limit=1')}")
         names_say_what(browser, "home")
 
+        print("home page: Next after a run recorded meanwhile shows the run after the page's, not its run again")
+        started = urllib.request.Request(base + "/api/v1/bundles/hello/run", data=b"{}", method="POST",
+                                         headers={"Content-Type": "application/json"})
+        with urllib.request.urlopen(started, timeout=120) as response:
+            workflow = str(json.loads(response.read())["workflow_id"])
+
+        def run_done() -> bool:
+            with urllib.request.urlopen(f"{base}/api/v1/workflows/{workflow}", timeout=60) as response:
+                return bool(json.loads(response.read())["done"])
+        browser.wait_for("the run started meanwhile to end", run_done, timeout=180)
+        # The page does not update itself while no run of it goes, so it still shows the run it showed.
+        shown = browser.execute("return document.querySelector('#recent-runs [data-instance]').dataset.instance;")
+        with urllib.request.urlopen(base + "/api/v1/task-instances?limit=3", timeout=60) as response:
+            now = [str(i["instance_id"]) for i in json.loads(response.read())["items"]]
+        expected = now[now.index(shown) + 1]
+        browser.click(browser.wait_css('[aria-label="Next page of recent runs"]'))
+        after = browser.wait_for("Home's next page of recent runs", lambda: browser.execute(
+            "const r = document.querySelector('#recent-runs [data-instance]');"
+            "return r && r.dataset.instance !== arguments[0] ? r.dataset.instance : null;", shown), timeout=30)
+        if after != expected:
+            raise WebDriverError(f"Home's Next after a run recorded meanwhile shows {after}, not {expected}, the run after {shown}")
+        if "runs_page=2" not in browser.current_url():
+            raise WebDriverError(f"Home's second page of recent runs is not in its address: {browser.current_url()}")
+
         print("plugins page")
         browser.get(base + "/plugins")
         browser.wait_css('[data-plugin="agentenv-framework"]')

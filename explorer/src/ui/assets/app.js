@@ -784,6 +784,11 @@ async function home() {
   const startedPer = perPage(10);
   let offset = offsetFrom("runs_page", per);
   let startedAt = offsetFrom("started_page", startedPer);
+  // Next asks for the page after the one shown by its cursor (the API's `next_cursor`), so runs
+  // recorded meanwhile show no run twice; the address keeps the page's number, which a reload (with
+  // no cursor to go on) reads as an offset. Each cursor is kept by the offset its page starts at.
+  const cursors = new Map();
+  let cursor = null;
   const asked = queryValue("status");
   let status = RUN_FILTERS.includes(asked) ? asked : "";
   if (asked && !status) {
@@ -791,7 +796,7 @@ async function home() {
   }
   const asking = queryNoteSlot();
   const load = () => Promise.all([
-    api(`/task-instances?limit=${per}&offset=${offset}${status ? `&status=${enc(status)}` : ""}`),
+    api(`/task-instances?limit=${per}&${cursor ? `cursor=${enc(cursor)}` : `offset=${offset}`}${status ? `&status=${enc(status)}` : ""}`),
     api(`/workflows?limit=${startedPer}&offset=${startedAt}`),
   ]);
   const notice = noticeSlot();
@@ -802,6 +807,8 @@ async function home() {
     onchange: () => {
       status = filter.value;
       offset = 0;
+      cursor = null;
+      cursors.clear();
       setQuery({ status, runs_page: null }, false);
       refresh().catch(failed);
     } },
@@ -809,10 +816,11 @@ async function home() {
   RUN_FILTERS.map((word) => h("option", { value: word, selected: word === status }, word)));
   const draw = ([instances, workflows]) => {
     notice.update(instances);
+    if (instances.next_cursor) cursors.set(instances.offset + instances.items.length, instances.next_cursor);
     replaceKeeping(recent, [
       table(["Started", "Outcome", "Task", "Scores", "Steps", "Instance"], instanceRows(instances.items),
         { id: "recent-runs", page: instances, empty: status ? `No recent run is ${status}.` : null }),
-      pager(instances, turnPage("runs_page", per, (o) => { offset = o; refresh().catch(failed); }), "recent runs"),
+      pager(instances, turnPage("runs_page", per, (o) => { offset = o; cursor = cursors.get(o) || null; refresh().catch(failed); }), "recent runs"),
     ].filter(Boolean));
     replaceKeeping(started, [
       table(["Asked for", "Bundle", "Tasks", "Status", hidden("Its page")], workflows.items.map((w) => {
