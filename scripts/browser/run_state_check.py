@@ -19,7 +19,8 @@ the check writes (so no step's length is guessed):
   its end is not known and when it was marked, its times shown as `2026-12-07 04:18:27 UTC`.
 - the Tasks page pages through the tasks (two a page, as its address asks); a page past the end says
   so, with a button to the last page; the whole list on one page says how much it holds; a page size
-  the list does not take (`per_page=0`) is noted. Enter on a Run button that fails leaves the focus
+  the list does not take (`per_page=0`) is noted, and so is a page number that is none (a Task page's
+  `runs_page=abc`). Enter on a Run button that fails leaves the focus
   on it.
 
 Exits non-zero, naming the step, when anything is not as expected."""
@@ -342,6 +343,13 @@ def tasks_paged(base: str, browser: Session) -> None:
     browser.get(base + "/tasks?per_page=0")
     noted = browser.wait_text("#query-notice", "per_page takes a whole number from 1 to 500, not '0'")
     browser.wait_text('[data-pager="tasks"] .pager-count', f"showing 1–{total} of {total}")
+    print(f"  {noted!r}")
+
+    print("a page number the address gives that is none is noted, on a Task page too")
+    hello = quote("@local/agentenv-framework/hello/hello", safe="")
+    browser.get(f"{base}/tasks/{hello}?runs_page=abc")
+    noted = browser.wait_text("#query-notice", "runs_page takes a page number, a whole number from 1, not 'abc': showing the first page.")
+    browser.wait_css("#task-runs [data-instance]")
     print(f"  {noted!r}")
 
     print("an id whose '/' the address left as it is: the page says how to write it, and links it")

@@ -470,10 +470,16 @@ function queryValue(key) {
   return new URLSearchParams(location.search).get(key) || "";
 }
 
-// The offset of the page of `per` rows the address's `key` asks for (a page number from 1).
+// The offset of the page of `per` rows the address's `key` asks for (a page number from 1); a value
+// that is no page number is noted under the title, and the first page shown.
 function offsetFrom(key, per) {
-  const n = Number(queryValue(key));
-  return Number.isInteger(n) && n > 1 ? (n - 1) * per : 0;
+  const given = queryValue(key);
+  const n = Number(given);
+  if (given.trim() !== "" && !(Number.isInteger(n) && n >= 1)) {
+    queryNotes.add(`${key} takes a page number, a whole number from 1, not '${given}': showing the first page.`);
+    return 0;
+  }
+  return n > 1 ? (n - 1) * per : 0;
 }
 
 // The page number to write for `offset`: null (no key) for the first page.
