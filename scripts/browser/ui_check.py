@@ -1,10 +1,12 @@
 """Drives headless Chromium through the explorer as a person would: Home, the Bundles page before
 `hello` ran (its task id says it has not run yet, and the task's page says to run it from Bundles),
-start the `hello` bundle from the Bundles page and watch it pass on the live Run page (Back to the Bundles page, which the
+start the `hello` bundle from the Bundles page and watch it pass on the live Run page (its run log linked, the link
+serving the log's text; Back to the Bundles page, which the
 browser restores from its back/forward cache: its Run buttons work again), open the instance, the
 artifact it loaded (and view its file), run the task again from its Task page (Back: the restored page
-lists the new run and its button works), page through the Task and Home pages' lists, the plugin
-report, the config, and an explorer plugin's page (the grader example's, reached from the navigation:
+lists the new run and its button works), page through the Task and Home pages' lists (Home's Next,
+after a run recorded meanwhile, shows the run after the page's, not its run again), the plugin
+report, the config, the artifacts (greeting's file artifacts folded under it until unfolded), and an explorer plugin's page (the grader example's, reached from the navigation:
 paste a text, score it); then the pages at a phone's width, none of which scrolls sideways. On the way,
 every link and button says what it does, every column header has a name, the navigation marks the
 page's own section. Saves a screenshot of each page. Exits non-zero, naming the step, when anything is
@@ -385,6 +387,30 @@ def check(base: str, driver: str, chromium: str, shots: Path) -> None:
         browser.wait_css("#config-text")
         no_error_on_page(browser, "config")
         browser.screenshot(shots / "07-config.png")
+
+        print("artifacts: the file artifacts derived from greeting are folded under it")
+        greeting = "@local/agentenv-framework/hello/greeting"
+        with urllib.request.urlopen(f"{base}/api/v1/artifacts?id={quote(greeting + '__', safe='')}&limit=500", timeout=60) as response:
+            derived = [str(a["id"]) for a in json.loads(response.read())["items"]]
+        if not derived:
+            raise WebDriverError("the runs of hello stored no file artifact of greeting to fold")
+        browser.get(base + "/artifacts")
+        fold = browser.wait_css(f'#artifacts [data-artifact="{greeting}"] [data-fold="{greeting}"]')
+        shown = browser.execute(
+            "return [...document.querySelectorAll('#artifacts [data-artifact]')].filter((r) => r.dataset.artifact.startsWith(arguments[0])).length;",
+            greeting + "__")
+        if shown != 0 or browser.attribute(fold, "aria-expanded") != "false":
+            raise WebDriverError(f"the Artifacts list shows {shown} of greeting's file artifacts before they are unfolded")
+        browser.click(fold)
+        unfolded = browser.wait_for("greeting's file artifacts unfolded", lambda: browser.execute(
+            "const r = [...document.querySelectorAll('#artifacts [data-derived-of]')].filter((r) => r.dataset.derivedOf === arguments[0]).map((r) => r.dataset.artifact);"
+            "return r.length ? r : null;", greeting))
+        if sorted(unfolded) != sorted(derived):
+            raise WebDriverError(f"unfolded, greeting shows the file artifacts {unfolded}, not {derived}")
+        if browser.execute("const b = document.activeElement; return b && b.dataset.fold === arguments[0] && b.getAttribute('aria-expanded');", greeting) != "true":
+            raise WebDriverError("unfolding greeting's file artifacts left the focus elsewhere, or the button not expanded")
+        browser.screenshot(shots / "05c-artifacts-folded.png")
+        print(f"  {len(derived)} file artifacts folded under greeting, shown once unfolded")
 
         print("a phone's width: no page scrolls sideways (a table scrolls in its own box)")
         browser.set_window_size(390, 844)

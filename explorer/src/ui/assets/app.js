@@ -1521,6 +1521,29 @@ function endFacts(doc) {
     : [h("dt", {}, "Ended"), h("dd", { id: "instance-ended" }, "—")];
 }
 
+// A derived artifact's id: its base's, `__` (core's DERIVED_SEPARATOR) and 16 hex digits (one per
+// file of the base that a run loaded).
+const DERIVED_ID = /^(.+)__[0-9a-f]{16}$/;
+
+// The artifacts of a page, each derived one folded under its base when the base is on the page (the
+// list is sorted by id, so it follows it); one whose base is not stays a row of its own.
+function foldDerived(items) {
+  const groups = [];
+  const byId = new Map();
+  for (const a of items) {
+    const base = DERIVED_ID.exec(String(a.id));
+    const group = base && byId.get(base[1]);
+    if (group) {
+      group.derived.push(a);
+      continue;
+    }
+    const own = { artifact: a, derived: [] };
+    groups.push(own);
+    byId.set(String(a.id), own);
+  }
+  return groups;
+}
+
 async function artifacts() {
   const per = perPage(50);
   let offset = offsetFrom("page", per);
@@ -1531,13 +1554,34 @@ async function artifacts() {
     api(`/artifacts?limit=${per}&offset=${offset}&sort_by=id&descending=false${filter ? `&id=${enc(filter)}` : ""}`),
   ]);
   const failed = (e) => body.replaceChildren(errorBox(e));
-  const draw = ([page]) => {
+  // The bases whose file artifacts are shown (kept while the page redraws).
+  const unfolded = new Set();
+  const row = (a, attrs, toggle) => h("tr", Object.assign({ "data-artifact": a.id }, attrs || {}),
+    h("td", {}, link(`/artifacts/${enc(a.id)}`, a.id, { class: "mono" }), toggle ? [" ", toggle] : null),
+    h("td", {}, a.type || ""), h("td", {}, `v${a.version}`),
+    h("td", {}, (a.files || []).length), h("td", {}, when(a.created_at_utc)));
+  const rows = (items) => foldDerived(items).flatMap(({ artifact, derived }) => {
+    if (!derived.length) return [row(artifact)];
+    const open = unfolded.has(artifact.id);
+    const n = derived.length;
+    // Its name and text stay as it turns (aria-expanded says which way), so a redraw keeps its focus.
+    const toggle = h("button", { class: "small fold-derived", "aria-expanded": open ? "true" : "false",
+      "data-fold": artifact.id, "aria-label": `The ${n} file artifact${n === 1 ? "" : "s"} of ${artifact.id}`,
+      onclick: () => {
+        if (unfolded.has(artifact.id)) unfolded.delete(artifact.id);
+        else unfolded.add(artifact.id);
+        // Drawn again from the answer shown (a refresh draws nothing when the answer is unchanged).
+        if (shownAnswers) draw(shownAnswers);
+      } }, `${n} file artifact${n === 1 ? "" : "s"}`);
+    return [row(artifact, {}, toggle), ...(open ? derived.map((d) => row(d, { class: "derived-artifact", "data-derived-of": artifact.id })) : [])];
+  });
+  let shownAnswers = null;
+  const draw = (answers) => {
+    shownAnswers = answers;
+    const [page] = answers;
     notice.update(page);
     replaceKeeping(body, [
-      table(["Artifact", "Type", "Version", "Files", "Written"], page.items.map((a) => h("tr", {},
-        h("td", {}, link(`/artifacts/${enc(a.id)}`, a.id, { class: "mono" })),
-        h("td", {}, a.type || ""), h("td", {}, `v${a.version}`),
-        h("td", {}, (a.files || []).length), h("td", {}, when(a.created_at_utc)))),
+      table(["Artifact", "Type", "Version", "Files", "Written"], rows(page.items),
       { id: "artifacts", page, empty: filter ? "No artifact id holds that text." : null }),
       pager(page, turnPage("page", per, (o) => { offset = o; refresh().catch(failed); }), "artifacts"),
     ].filter(Boolean));
