@@ -71,16 +71,31 @@ fn a_missing_command_shows_the_help_on_stderr_with_exit_2() {
 #[test]
 fn a_negative_count_is_refused_as_the_options_value() {
     let s = Sandbox::new();
-    for (args, option) in [
-        (&["task", "run", "x", "--runs", "-1"][..], "--runs <N>"),
-        (&["task", "list", "--limit", "-1"], "--limit <N>"),
-        (&["task", "instances", "x", "--limit", "-1"], "--limit <N>"),
+    let count = "a whole number, 0 or more, is wanted, not '-1'";
+    let runs = "a whole number from 1 to 10000 is wanted, not '-1'";
+    for (args, option, wanted) in [
+        (
+            &["task", "run", "x", "--runs", "-1"][..],
+            "--runs <N>",
+            runs,
+        ),
+        (&["task", "list", "--limit", "-1"], "--limit <N>", count),
+        (
+            &["task", "instances", "x", "--limit", "-1"],
+            "--limit <N>",
+            count,
+        ),
+        (
+            &["task", "prune", "--keep-last", "-1", "--dry-run"],
+            "--keep-last <N>",
+            count,
+        ),
     ] {
         let out = s.run(args);
         assert_eq!(out.status.code(), Some(2), "{args:?}: {}", text(&out));
         let err = stderr(&out);
         assert!(
-            err.contains(&format!("invalid value '-1' for '{option}'")),
+            err.contains(&format!("invalid value '-1' for '{option}': {wanted}")),
             "{args:?}: {err}"
         );
         // Not the tip to write `-- -1`, which would make -1 the task's id.

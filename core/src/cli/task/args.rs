@@ -51,7 +51,8 @@ pub struct RunTaskArgs {
         long,
         default_value_t = 1,
         value_name = "N",
-        allow_negative_numbers = true
+        allow_negative_numbers = true,
+        value_parser = run_count
     )]
     pub runs: usize,
     /// The sandbox provider (a comma-separated fallback chain); default: the config's `[sandbox] default`, else the built-in `local`.
@@ -97,7 +98,8 @@ pub struct InstancesArgs {
         long,
         default_value_t = 20,
         value_name = "N",
-        allow_negative_numbers = true
+        allow_negative_numbers = true,
+        value_parser = count
     )]
     pub limit: usize,
     /// Print JSON for a script instead of a table.
@@ -119,7 +121,8 @@ pub struct ListArgs {
         long,
         default_value_t = 20,
         value_name = "N",
-        allow_negative_numbers = true
+        allow_negative_numbers = true,
+        value_parser = count
     )]
     pub limit: usize,
     /// Print JSON for a script instead of a table.
@@ -135,7 +138,7 @@ pub struct PruneArgs {
     pub older_than: Option<std::time::Duration>,
     /// Keep the newest N instances of each task and delete the others (with --older-than, only those
     /// of the others that are also older).
-    #[arg(long, value_name = "N")]
+    #[arg(long, value_name = "N", allow_negative_numbers = true, value_parser = count)]
     pub keep_last: Option<usize>,
     /// Only instances of this bundle: its name, the end of its folder path, or the folder.
     #[arg(long, value_name = "BUNDLE")]
@@ -159,4 +162,41 @@ pub struct GetArgs {
     /// Print the whole instance document as JSON.
     #[arg(long)]
     pub json: bool,
+}
+
+/// A count an option takes (`--limit`, `--keep-last`): a whole number, 0 or more.
+fn count(text: &str) -> Result<usize, String> {
+    text.trim()
+        .parse()
+        .map_err(|_| format!("a whole number, 0 or more, is wanted, not '{text}'"))
+}
+
+/// How many runs `--runs` asks for: a whole number; how many it may be is said by the run, which
+/// refuses 0 and more than its bound with their own reasons.
+fn run_count(text: &str) -> Result<usize, String> {
+    text.trim().parse().map_err(|_| {
+        format!(
+            "a whole number from 1 to {} is wanted, not '{text}'",
+            crate::run::stored_task::MAX_RUNS
+        )
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_count_says_what_it_wants() {
+        assert_eq!(count("20"), Ok(20));
+        assert_eq!(
+            count("-1"),
+            Err("a whole number, 0 or more, is wanted, not '-1'".to_string())
+        );
+        assert_eq!(run_count("3"), Ok(3));
+        assert_eq!(
+            run_count("99999999999999999999"),
+            Err("a whole number from 1 to 10000 is wanted, not '99999999999999999999'".to_string())
+        );
+    }
 }
