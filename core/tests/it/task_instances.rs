@@ -729,6 +729,14 @@ fn a_task_is_put_from_stdin() {
         "{}",
         r.stderr
     );
+    let r = run_with_stdin(&s, &["task", "put", "-", "--id", "team/empty"], "");
+    assert_eq!(r.code, 1, "{}", r.both());
+    assert!(
+        r.stderr
+            .contains("stdin was empty: pipe the task's JSON into it"),
+        "{}",
+        r.stderr
+    );
 }
 
 /// A table the limit cut says so under it, and one that shows everything does not.

@@ -80,6 +80,13 @@ fn put_each(
         .map_err(|e| Failure::new(format!("can't read {shown}: {e}")))?;
         // A byte order mark (some editors write one) is not part of the JSON, as in a bundle.
         let text = text.strip_prefix('\u{feff}').unwrap_or(&text);
+        if text.trim().is_empty() {
+            let what = match from_stdin {
+                true => "stdin was empty: pipe the task's JSON into it (agent-env task put - --id team/hello < hello.json)".to_string(),
+                false => format!("{shown} is empty: a task file holds the task's steps as JSON"),
+            };
+            return Err(Failure::new(what));
+        }
         let steps = stored_task::steps_of(text, &shown).map_err(|e| Failure::new(e.to_string()))?;
         // `--id`, else the id a stored task's document names (`task get ID --json` prints one), else
         // the file's name.
