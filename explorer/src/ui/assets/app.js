@@ -98,7 +98,7 @@ function badge(word) {
 // `attrs.page`, the list page the rows are, makes a page past the list's end say so.
 function table(headers, rows, attrs) {
   const own = Object.assign({}, attrs || {});
-  const empty = own.page && pastEnd(own.page) ? "Nothing on this page: the list ends before it." : own.empty || "Nothing yet.";
+  const empty = own.page && pastEnd(own.page) ? "(past the end of the list: see below)" : own.empty || "Nothing yet.";
   delete own.empty;
   delete own.page;
   if (headers.length >= 4) own.class = own.class ? `${own.class} wide` : "wide";
