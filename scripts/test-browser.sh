@@ -4,12 +4,15 @@
 # chromedriver (scripts/browser/ui_check.py: Home, run `hello` from the Bundles page and watch it
 # pass live, Back to pages the browser restores from its cache, the instance, the artifact, the task
 # run again from its page, the lists' pagers, the plugin report, the config, the grader example's
-# explorer page reached from the navigation, scoring a text, and the pages at a phone's width); then
+# explorer page reached from the navigation, scoring a text, the Run page's link to the run's log,
+# Home's Next page by cursor while a run records, a bundle's task not run yet, the file artifacts
+# folded under their artifact, and the pages at a phone's width); then
 # runs of `agent-env run` in the same world (scripts/browser/run_state_check.py: one killed mid-run,
 # shown interrupted with its warning; one under way, its run group's counts "so far" and then final;
 # one whose step fails; the killed run's instance once a later run marked it failed, its end not known;
 # a list past its end, a list one page holds saying how much, a page size the list does not take, an
-# id whose '/' the address left as it is, the focus after a Run button that fails); then tasks and an artifact stored in that world (scripts/browser/list_check.py:
+# id whose '/' the address left as it is, a page number that is none, the focus after a Run button
+# that fails); then tasks and an artifact stored in that world (scripts/browser/list_check.py:
 # a very long task id wraps in its cell and leaves every column on screen, a binary file's size in
 # words and its "cannot be shown here" with a Download link, a list's filter and page kept in the
 # address through a reload and Back; scripts/browser/group_check.py: a group of runs started from a
