@@ -1,4 +1,4 @@
-//! Helpers shared by the integration tests of the workspace's crates (core, host, the
+//! Helpers shared by the tests of the workspace's crates (core, the explorer, host, the
 //! cross-language suite, the OpenCiv3 example), written once:
 //!
 //! - [`binaries`]: the `target/<profile>` folder of the running test, and the workspace binaries
@@ -12,13 +12,16 @@
 //! - [`slow_bodies`]: loopback servers that stall, or trickle, midway through a download or an
 //!   upload;
 //! - [`deadline`]: running a call that might hang under a bound, so the test fails instead;
-//! - [`terminal`]: running a command with its stdout on a pseudo-terminal.
+//! - [`terminal`]: running a command with its stdout on a pseudo-terminal;
+//! - [`forwarding`]: a document store answering from another one, with hooks on the calls a unit
+//!   test watches or disturbs.
 //!
 //! Test-only (`publish = false`): it panics with a message instead of returning errors where a test
 //! cannot go on without what it asked for.
 
 pub mod binaries;
 pub mod deadline;
+pub mod forwarding;
 pub mod isolation;
 pub mod local_db;
 pub mod ran;
@@ -27,6 +30,7 @@ pub mod slow_bodies;
 pub mod terminal;
 
 pub use binaries::{cargo_build, fixture, profile_dir, workspace_binary};
+pub use forwarding::{Forwarding, Hooks};
 pub use isolation::{forget_inherited, IsolatedDirs};
 pub use local_db::documents;
 pub use ran::Ran;

@@ -640,15 +640,14 @@ impl Flusher {
 mod tests {
     use super::*;
     use crate::stores::local::sqlite_docs::LocalSqliteDocumentStore;
-    use agent_env_store::document::query::{Sort, UpdateSpec};
     use agent_env_store::error::StoreResult;
+    use agent_env_test_support::{Forwarding, Hooks};
     use std::sync::atomic::{AtomicUsize, Ordering};
     use std::time::Instant;
 
     /// The local document store, counting what it is asked to do; refusing inserts when told to, and
     /// failing to answer replaces while `down` is set.
     struct Counting {
-        inner: LocalSqliteDocumentStore,
         ensured: AtomicUsize,
         inserts: AtomicUsize,
         replaces: AtomicUsize,
@@ -656,15 +655,18 @@ mod tests {
         down: std::sync::atomic::AtomicBool,
     }
 
-    fn counting(dir: &tempfile::TempDir, refuse_inserts: bool) -> Arc<Counting> {
-        Arc::new(Counting {
-            inner: LocalSqliteDocumentStore::new(dir.path().join("d.db")),
-            ensured: AtomicUsize::new(0),
-            inserts: AtomicUsize::new(0),
-            replaces: AtomicUsize::new(0),
-            refuse_inserts,
-            down: Default::default(),
-        })
+    fn counting(dir: &tempfile::TempDir, refuse_inserts: bool) -> Arc<Forwarding<Counting>> {
+        let inner = LocalSqliteDocumentStore::new(dir.path().join("d.db"));
+        Arc::new(Forwarding::new(
+            Arc::new(inner),
+            Counting {
+                ensured: AtomicUsize::new(0),
+                inserts: AtomicUsize::new(0),
+                replaces: AtomicUsize::new(0),
+                refuse_inserts,
+                down: Default::default(),
+            },
+        ))
     }
 
     /// No waiting for the store at a task's end.
@@ -677,44 +679,22 @@ mod tests {
         }
     }
 
-    impl DocumentStore for Counting {
-        fn find_one(&self, c: &str, f: &Filter, s: Option<&Sort>) -> StoreResult<Option<Document>> {
-            self.inner.find_one(c, f, s)
-        }
-        fn query(
-            &self,
-            c: &str,
-            f: &Filter,
-            s: Option<&Sort>,
-            limit: Option<usize>,
-            offset: usize,
-        ) -> StoreResult<Vec<Document>> {
-            self.inner.query(c, f, s, limit, offset)
-        }
-        fn count(&self, c: &str, f: &Filter) -> StoreResult<u64> {
-            self.inner.count(c, f)
-        }
-        fn insert(&self, c: &str, doc: &Document) -> StoreResult<()> {
+    impl Hooks for Counting {
+        fn insert(&self, inner: &dyn DocumentStore, c: &str, doc: &Document) -> StoreResult<()> {
             self.inserts.fetch_add(1, Ordering::SeqCst);
             if self.refuse_inserts {
                 return Err(StoreError::InvalidValue("the document is too large".into()));
             }
-            self.inner.insert(c, doc)
+            inner.insert(c, doc)
         }
-        fn update(&self, c: &str, f: &Filter, u: &UpdateSpec, upsert: bool) -> StoreResult<u64> {
-            self.inner.update(c, f, u, upsert)
-        }
-        fn update_one_and_get(
+        fn replace(
             &self,
+            inner: &dyn DocumentStore,
             c: &str,
             f: &Filter,
-            u: &UpdateSpec,
-            after: bool,
+            d: &Document,
             upsert: bool,
-        ) -> StoreResult<Option<Document>> {
-            self.inner.update_one_and_get(c, f, u, after, upsert)
-        }
-        fn replace(&self, c: &str, f: &Filter, d: &Document, upsert: bool) -> StoreResult<u64> {
+        ) -> StoreResult<u64> {
             self.replaces.fetch_add(1, Ordering::SeqCst);
             if self.down.load(Ordering::SeqCst) {
                 return Err(StoreError::Io {
@@ -722,14 +702,17 @@ mod tests {
                     raw_os_error: None,
                 });
             }
-            self.inner.replace(c, f, d, upsert)
+            inner.replace(c, f, d, upsert)
         }
-        fn delete(&self, c: &str, f: &Filter) -> StoreResult<u64> {
-            self.inner.delete(c, f)
-        }
-        fn ensure_index(&self, c: &str, fields: &[&str], unique: bool) -> StoreResult<()> {
+        fn ensure_index(
+            &self,
+            inner: &dyn DocumentStore,
+            c: &str,
+            fields: &[&str],
+            unique: bool,
+        ) -> StoreResult<()> {
             self.ensured.fetch_add(1, Ordering::SeqCst);
-            self.inner.ensure_index(c, fields, unique)
+            inner.ensure_index(c, fields, unique)
         }
     }
 
@@ -745,7 +728,7 @@ mod tests {
 
     /// A recorder of `id` on `docs`, in the run `flusher` stands for.
     fn started<'f>(
-        docs: &Arc<Counting>,
+        docs: &Arc<Forwarding<Counting>>,
         flusher: &'f Flusher,
         id: &str,
         context: &TaskStepContext,
@@ -755,7 +738,7 @@ mod tests {
 
     /// The task `t-1` started and written once, then its store stops answering.
     fn written_then_down<'f>(
-        docs: &Arc<Counting>,
+        docs: &Arc<Forwarding<Counting>>,
         flusher: &'f Flusher,
         context: &TaskStepContext,
     ) -> Recorder<'f> {
@@ -767,7 +750,7 @@ mod tests {
         recorder
     }
 
-    fn stored(docs: &Counting, id: &str) -> Option<Document> {
+    fn stored(docs: &Forwarding<Counting>, id: &str) -> Option<Document> {
         docs.find_one(INSTANCES, &Filter::eq("instance_id", id), None)
             .unwrap()
     }

@@ -634,60 +634,27 @@ pub fn groups_of_task(
 mod tests {
     use super::*;
     use agent_env::stores::local::LocalSqliteDocumentStore;
-    use agent_env_store::document::UpdateSpec;
     use agent_env_store::error::StoreResult;
+    use agent_env_test_support::{Forwarding, Hooks};
     use std::sync::Arc;
 
-    /// A store that counts the documents its queries hand out.
-    struct Counted {
-        inner: LocalSqliteDocumentStore,
-        handed_out: Arc<std::sync::atomic::AtomicUsize>,
-    }
+    /// Counts the documents a store's queries hand out.
+    struct Counted(Arc<std::sync::atomic::AtomicUsize>);
 
-    impl DocumentStore for Counted {
-        fn find_one(&self, c: &str, f: &Filter, s: Option<&Sort>) -> StoreResult<Option<Document>> {
-            self.inner.find_one(c, f, s)
-        }
+    impl Hooks for Counted {
         fn query(
             &self,
+            inner: &dyn DocumentStore,
             c: &str,
             f: &Filter,
             s: Option<&Sort>,
             limit: Option<usize>,
             offset: usize,
         ) -> StoreResult<Vec<Document>> {
-            let docs = self.inner.query(c, f, s, limit, offset)?;
-            self.handed_out
+            let docs = inner.query(c, f, s, limit, offset)?;
+            self.0
                 .fetch_add(docs.len(), std::sync::atomic::Ordering::SeqCst);
             Ok(docs)
-        }
-        fn count(&self, c: &str, f: &Filter) -> StoreResult<u64> {
-            self.inner.count(c, f)
-        }
-        fn insert(&self, c: &str, d: &Document) -> StoreResult<()> {
-            self.inner.insert(c, d)
-        }
-        fn update(&self, c: &str, f: &Filter, u: &UpdateSpec, up: bool) -> StoreResult<u64> {
-            self.inner.update(c, f, u, up)
-        }
-        fn update_one_and_get(
-            &self,
-            c: &str,
-            f: &Filter,
-            u: &UpdateSpec,
-            after: bool,
-            up: bool,
-        ) -> StoreResult<Option<Document>> {
-            self.inner.update_one_and_get(c, f, u, after, up)
-        }
-        fn replace(&self, c: &str, f: &Filter, d: &Document, up: bool) -> StoreResult<u64> {
-            self.inner.replace(c, f, d, up)
-        }
-        fn delete(&self, c: &str, f: &Filter) -> StoreResult<u64> {
-            self.inner.delete(c, f)
-        }
-        fn ensure_index(&self, c: &str, fields: &[&str], unique: bool) -> StoreResult<()> {
-            self.inner.ensure_index(c, fields, unique)
         }
     }
 
@@ -707,10 +674,10 @@ mod tests {
                 }));
                 inner.insert(INSTANCES, &d).unwrap();
             }
-            Arc::new(Counted {
-                inner,
-                handed_out: handed_out.clone(),
-            })
+            Arc::new(Forwarding::new(
+                Arc::new(inner),
+                Counted(handed_out.clone()),
+            ))
         };
         let both = agent_env::run::recorded::Recorded::of(vec![store("a.db", 0), store("b.db", 1)]);
         let judge = Judge::new(&both, RunsHere::unknown());

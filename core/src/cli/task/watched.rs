@@ -2,27 +2,32 @@
 //! which reads of the instances it was asked for, so a test can tell how a command reads them.
 
 use std::path::PathBuf;
-use std::sync::Mutex;
+use std::sync::{Arc, Mutex};
+
+use agent_env_test_support::{Forwarding, Hooks};
 
 use crate::run::recorder::INSTANCES;
 use crate::stores::local::LocalSqliteDocumentStore;
-use crate::stores::{Document, DocumentStore, Filter, Sort};
+use crate::stores::{Document, DocumentStore, Filter, Sort, StoreResult};
 
 /// Each read of the instances: its filter, its limit, and how many documents it gave.
 pub(super) type Read = (Filter, Option<usize>, usize);
 
-/// A store that says which windows it was asked for, and answers from the one it wraps.
+/// Which windows of the instances a store was asked for.
 pub(super) struct Watched {
-    inner: LocalSqliteDocumentStore,
     asked: Mutex<Vec<Read>>,
 }
 
 impl Watched {
-    pub(super) fn new(path: PathBuf) -> Watched {
-        Watched {
-            inner: LocalSqliteDocumentStore::new(path),
-            asked: Mutex::default(),
-        }
+    /// The SQLite store at `path`, its reads of the instances watched.
+    pub(super) fn new(path: PathBuf) -> Forwarding<Watched> {
+        let inner = LocalSqliteDocumentStore::new(path);
+        Forwarding::new(
+            Arc::new(inner),
+            Watched {
+                asked: Mutex::default(),
+            },
+        )
     }
 
     /// The reads of the instances so far, in order.
@@ -36,24 +41,17 @@ impl Watched {
     }
 }
 
-impl DocumentStore for Watched {
-    fn find_one(
-        &self,
-        c: &str,
-        f: &Filter,
-        s: Option<&Sort>,
-    ) -> crate::stores::StoreResult<Option<Document>> {
-        self.inner.find_one(c, f, s)
-    }
+impl Hooks for Watched {
     fn query(
         &self,
+        inner: &dyn DocumentStore,
         c: &str,
         f: &Filter,
         s: Option<&Sort>,
         limit: Option<usize>,
         offset: usize,
-    ) -> crate::stores::StoreResult<Vec<Document>> {
-        let answer = self.inner.query(c, f, s, limit, offset)?;
+    ) -> StoreResult<Vec<Document>> {
+        let answer = inner.query(c, f, s, limit, offset)?;
         if c == INSTANCES {
             self.asked
                 .lock()
@@ -61,53 +59,5 @@ impl DocumentStore for Watched {
                 .push((f.clone(), limit, answer.len()));
         }
         Ok(answer)
-    }
-    fn count(&self, c: &str, f: &Filter) -> crate::stores::StoreResult<u64> {
-        self.inner.count(c, f)
-    }
-    fn insert(&self, c: &str, d: &Document) -> crate::stores::StoreResult<()> {
-        self.inner.insert(c, d)
-    }
-    fn update(
-        &self,
-        c: &str,
-        f: &Filter,
-        u: &crate::stores::document::UpdateSpec,
-        up: bool,
-    ) -> crate::stores::StoreResult<u64> {
-        self.inner.update(c, f, u, up)
-    }
-    fn update_one_and_get(
-        &self,
-        c: &str,
-        f: &Filter,
-        u: &crate::stores::document::UpdateSpec,
-        after: bool,
-        up: bool,
-    ) -> crate::stores::StoreResult<Option<Document>> {
-        self.inner.update_one_and_get(c, f, u, after, up)
-    }
-    fn replace(
-        &self,
-        c: &str,
-        f: &Filter,
-        d: &Document,
-        up: bool,
-    ) -> crate::stores::StoreResult<u64> {
-        self.inner.replace(c, f, d, up)
-    }
-    fn delete(&self, c: &str, f: &Filter) -> crate::stores::StoreResult<u64> {
-        self.inner.delete(c, f)
-    }
-    fn ensure_index(
-        &self,
-        c: &str,
-        fields: &[&str],
-        unique: bool,
-    ) -> crate::stores::StoreResult<()> {
-        self.inner.ensure_index(c, fields, unique)
-    }
-    fn probe(&self) -> crate::stores::StoreResult<()> {
-        self.inner.probe()
     }
 }

@@ -99,81 +99,46 @@ mod tests {
     use serde_json::json;
 
     use crate::stores::local::LocalSqliteDocumentStore;
-    use crate::stores::{DocumentStore, Filter, Sort, StoreError, UpdateSpec};
+    use crate::stores::{DocumentStore, Filter, StoreError};
+    use agent_env_test_support::{Forwarding, Hooks};
 
     /// A document store whose first `down` inserts fail as a server that is down fails them; the
     /// first of them lands all the same when `lands` (an answer lost on the way back).
     struct Flaky {
-        inner: LocalSqliteDocumentStore,
         down: AtomicUsize,
         lands: bool,
         inserts: AtomicUsize,
     }
 
     impl Flaky {
-        fn new(dir: &std::path::Path, down: usize, lands: bool) -> Arc<Flaky> {
-            Arc::new(Flaky {
-                inner: LocalSqliteDocumentStore::new(dir.join("d.db")),
-                down: AtomicUsize::new(down),
-                lands,
-                inserts: AtomicUsize::new(0),
-            })
+        fn new(dir: &std::path::Path, down: usize, lands: bool) -> Arc<Forwarding<Flaky>> {
+            let inner = LocalSqliteDocumentStore::new(dir.join("d.db"));
+            Arc::new(Forwarding::new(
+                Arc::new(inner),
+                Flaky {
+                    down: AtomicUsize::new(down),
+                    lands,
+                    inserts: AtomicUsize::new(0),
+                },
+            ))
         }
     }
 
-    impl DocumentStore for Flaky {
-        fn find_one(&self, c: &str, f: &Filter, s: Option<&Sort>) -> StoreResult<Option<Document>> {
-            self.inner.find_one(c, f, s)
-        }
-        fn query(
-            &self,
-            c: &str,
-            f: &Filter,
-            s: Option<&Sort>,
-            limit: Option<usize>,
-            offset: usize,
-        ) -> StoreResult<Vec<Document>> {
-            self.inner.query(c, f, s, limit, offset)
-        }
-        fn count(&self, c: &str, f: &Filter) -> StoreResult<u64> {
-            self.inner.count(c, f)
-        }
-        fn insert(&self, c: &str, doc: &Document) -> StoreResult<()> {
+    impl Hooks for Flaky {
+        fn insert(&self, inner: &dyn DocumentStore, c: &str, doc: &Document) -> StoreResult<()> {
             let n = self.inserts.fetch_add(1, Ordering::SeqCst);
             let down = self.down.load(Ordering::SeqCst);
             if down > 0 {
                 self.down.store(down - 1, Ordering::SeqCst);
                 if self.lands && n == 0 {
-                    self.inner.insert(c, doc)?;
+                    inner.insert(c, doc)?;
                 }
                 return Err(StoreError::Io {
                     message: "could not reach db.internal:5432 (connection refused)".into(),
                     raw_os_error: None,
                 });
             }
-            self.inner.insert(c, doc)
-        }
-        fn update(&self, c: &str, f: &Filter, u: &UpdateSpec, upsert: bool) -> StoreResult<u64> {
-            self.inner.update(c, f, u, upsert)
-        }
-        fn update_one_and_get(
-            &self,
-            c: &str,
-            f: &Filter,
-            u: &UpdateSpec,
-            after: bool,
-            upsert: bool,
-        ) -> StoreResult<Option<Document>> {
-            self.inner.update_one_and_get(c, f, u, after, upsert)
-        }
-        fn replace(&self, c: &str, f: &Filter, d: &Document, upsert: bool) -> StoreResult<u64> {
-            self.inner.replace(c, f, d, upsert)
-        }
-        fn delete(&self, c: &str, f: &Filter) -> StoreResult<u64> {
-            self.inner.delete(c, f)
-        }
-        fn ensure_index(&self, c: &str, fields: &[&str], unique: bool) -> StoreResult<()> {
-            self.inner.ensure_index(c, fields, unique)
+            inner.insert(c, doc)
         }
     }
 
@@ -187,7 +152,7 @@ mod tests {
     }
 
     /// What a record with `wait` told, and its answer.
-    fn record(flaky: &Arc<Flaky>, wait: Duration) -> (StoreResult<i64>, Vec<String>) {
+    fn record(flaky: &Arc<Forwarding<Flaky>>, wait: Duration) -> (StoreResult<i64>, Vec<String>) {
         let docs: Arc<dyn DocumentStore> = flaky.clone();
         let entities = VersionedEntityStore::new(docs, "artifacts", &[]).unwrap();
         let told = Mutex::new(Vec::new());
@@ -227,7 +192,7 @@ mod tests {
         let (answer, _) = record(&flaky, Duration::from_secs(30));
         assert_eq!(answer.unwrap(), 1);
         assert_eq!(flaky.inserts.load(Ordering::SeqCst), 1);
-        assert_eq!(flaky.inner.count("artifacts", &Filter::all()).unwrap(), 1);
+        assert_eq!(flaky.inner().count("artifacts", &Filter::all()).unwrap(), 1);
     }
 
     #[test]
