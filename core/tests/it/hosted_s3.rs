@@ -67,6 +67,32 @@ fn credentials() -> [(&'static str, String); 2] {
     ]
 }
 
+/// Stores the artifact `team/big` (one file of `size` bytes) and the task `team/load` that loads it
+/// into a sandbox, through the hosted stores `world` is configured with.
+fn stored_loading_task(world: &World, creds: &[(&'static str, String)], size: usize) {
+    let work = world.dir.path().join("work");
+    std::fs::create_dir_all(work.join("big")).unwrap();
+    std::fs::write(work.join("big/f1.bin"), vec![7u8; size]).unwrap();
+    std::fs::write(
+        work.join("load.json"),
+        r#"[{"id": "box", "type": "deploy_sandbox", "sandbox_name": "box"},
+ {"id": "load", "type": "load_artifact", "sandbox_name": "box", "artifact_id": "team/big",
+  "destination_path": "/app/big"}]"#,
+    )
+    .unwrap();
+    for args in [
+        &["artifact", "put", "big", "--id", "team/big"][..],
+        &["task", "put", "load.json", "--id", "team/load"],
+    ] {
+        let out = world.run(args, &vars(creds));
+        assert!(
+            out.status.success(),
+            "{args:?}: {}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+    }
+}
+
 fn vars<'a>(pairs: &'a [(&'static str, String)]) -> Vec<(&'static str, &'a str)> {
     pairs.iter().map(|(k, v)| (*k, v.as_str())).collect()
 }
@@ -468,27 +494,7 @@ fn a_signal_stops_a_run_whose_artifact_download_stalled() {
             server.value("AWS_SECRET_ACCESS_KEY").to_string(),
         ),
     ];
-    let work = world.dir.path().join("work");
-    std::fs::create_dir_all(work.join("big")).unwrap();
-    std::fs::write(work.join("big/f1.bin"), vec![7u8; 4 << 20]).unwrap();
-    std::fs::write(
-        work.join("load.json"),
-        r#"[{"id": "box", "type": "deploy_sandbox", "sandbox_name": "box"},
- {"id": "load", "type": "load_artifact", "sandbox_name": "box", "artifact_id": "team/big",
-  "destination_path": "/app/big"}]"#,
-    )
-    .unwrap();
-    for args in [
-        &["artifact", "put", "big", "--id", "team/big"][..],
-        &["task", "put", "load.json", "--id", "team/load"],
-    ] {
-        let out = world.run(args, &vars(&creds));
-        assert!(
-            out.status.success(),
-            "{args:?}: {}",
-            String::from_utf8_lossy(&out.stderr)
-        );
-    }
+    stored_loading_task(&world, &creds, 4 << 20);
 
     let paused = Paused::pause(pid);
     let child = world
@@ -569,27 +575,7 @@ fn a_stalled_download_is_said_as_the_stall_it_is() {
         ("TEAM_S3_KEY", "key".to_string()),
         ("TEAM_S3_SECRET", "secret".to_string()),
     ];
-    let work = world.dir.path().join("work");
-    std::fs::create_dir_all(work.join("big")).unwrap();
-    std::fs::write(work.join("big/f1.bin"), vec![7u8; 1 << 20]).unwrap();
-    std::fs::write(
-        work.join("load.json"),
-        r#"[{"id": "box", "type": "deploy_sandbox", "sandbox_name": "box"},
- {"id": "load", "type": "load_artifact", "sandbox_name": "box", "artifact_id": "team/big",
-  "destination_path": "/app/big"}]"#,
-    )
-    .unwrap();
-    for args in [
-        &["artifact", "put", "big", "--id", "team/big"][..],
-        &["task", "put", "load.json", "--id", "team/load"],
-    ] {
-        let out = world.run(args, &vars(&creds));
-        assert!(
-            out.status.success(),
-            "{args:?}: {}",
-            String::from_utf8_lossy(&out.stderr)
-        );
-    }
+    stored_loading_task(&world, &creds, 1 << 20);
     let out = world.run(&["task", "run", "team/load"], &vars(&creds));
     let said = format!(
         "{}{}",
