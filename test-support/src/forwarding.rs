@@ -22,6 +22,7 @@
 //! ```
 
 use std::ops::Deref;
+use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Arc;
 
 use agent_env_store::{Document, DocumentStore, Filter, Sort, StoreResult, UpdateSpec};
@@ -243,5 +244,24 @@ impl<H: Hooks> DocumentStore for Forwarding<H> {
 
     fn check_id(&self, id: &str) -> StoreResult<()> {
         self.inner.check_id(id)
+    }
+}
+/// Hooks that count the documents the store's queries hand out, the one thing the tests of paging
+/// watch (a deep page must not read what it skips); the count is shared with the test.
+pub struct CountedQueries(pub Arc<AtomicUsize>);
+
+impl Hooks for CountedQueries {
+    fn query(
+        &self,
+        inner: &dyn DocumentStore,
+        collection: &str,
+        filter: &Filter,
+        sort: Option<&Sort>,
+        limit: Option<usize>,
+        offset: usize,
+    ) -> StoreResult<Vec<Document>> {
+        let docs = inner.query(collection, filter, sort, limit, offset)?;
+        self.0.fetch_add(docs.len(), Ordering::SeqCst);
+        Ok(docs)
     }
 }

@@ -30,7 +30,7 @@ pub mod slow_bodies;
 pub mod terminal;
 
 pub use binaries::{cargo_build, fixture, profile_dir, workspace_binary};
-pub use forwarding::{Forwarding, Hooks};
+pub use forwarding::{CountedQueries, Forwarding, Hooks};
 pub use isolation::{forget_inherited, IsolatedDirs};
 pub use local_db::documents;
 pub use ran::Ran;

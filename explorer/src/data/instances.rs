@@ -634,29 +634,8 @@ pub fn groups_of_task(
 mod tests {
     use super::*;
     use agent_env::stores::local::LocalSqliteDocumentStore;
-    use agent_env_store::error::StoreResult;
-    use agent_env_test_support::{Forwarding, Hooks};
+    use agent_env_test_support::{CountedQueries, Forwarding};
     use std::sync::Arc;
-
-    /// Counts the documents a store's queries hand out.
-    struct Counted(Arc<std::sync::atomic::AtomicUsize>);
-
-    impl Hooks for Counted {
-        fn query(
-            &self,
-            inner: &dyn DocumentStore,
-            c: &str,
-            f: &Filter,
-            s: Option<&Sort>,
-            limit: Option<usize>,
-            offset: usize,
-        ) -> StoreResult<Vec<Document>> {
-            let docs = inner.query(c, f, s, limit, offset)?;
-            self.0
-                .fetch_add(docs.len(), std::sync::atomic::Ordering::SeqCst);
-            Ok(docs)
-        }
-    }
 
     /// A deep page of instances merged from two stores reads whole, and sums up, its own instances
     /// and a few single ones that find where it starts in each store: none of those it skips.
@@ -676,7 +655,7 @@ mod tests {
             }
             Arc::new(Forwarding::new(
                 Arc::new(inner),
-                Counted(handed_out.clone()),
+                CountedQueries(handed_out.clone()),
             ))
         };
         let both = agent_env::run::recorded::Recorded::of(vec![store("a.db", 0), store("b.db", 1)]);

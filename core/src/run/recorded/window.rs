@@ -120,27 +120,8 @@ impl Listing<'_> {
 mod tests {
     use super::*;
     use crate::stores::local::LocalSqliteDocumentStore;
-    use agent_env_test_support::{Forwarding, Hooks};
+    use agent_env_test_support::{CountedQueries, Forwarding};
     use std::sync::atomic::{AtomicUsize, Ordering as Atomic};
-
-    /// Counts the documents a store's queries hand out.
-    struct Counted(Arc<AtomicUsize>);
-
-    impl Hooks for Counted {
-        fn query(
-            &self,
-            inner: &dyn DocumentStore,
-            c: &str,
-            f: &Filter,
-            s: Option<&Sort>,
-            limit: Option<usize>,
-            offset: usize,
-        ) -> StoreResult<Vec<Document>> {
-            let docs = inner.query(c, f, s, limit, offset)?;
-            self.0.fetch_add(docs.len(), Atomic::SeqCst);
-            Ok(docs)
-        }
-    }
 
     fn store(
         dir: &std::path::Path,
@@ -158,7 +139,7 @@ mod tests {
         }
         Arc::new(Forwarding::new(
             Arc::new(inner),
-            Counted(handed_out.clone()),
+            CountedQueries(handed_out.clone()),
         ))
     }
 
