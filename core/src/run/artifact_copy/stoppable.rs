@@ -9,6 +9,10 @@
 //! once and leaves the helper behind: it writes nothing anywhere (the copy on the caller's thread is
 //! the only writer, and it is already gone), and it ends at its next chunk, or when the store's
 //! timeout ends its read.
+//!
+//! A `file://` object (the local object store) is read on the caller's thread as it is: a local
+//! file does not stall, and every task of a bundle run copies its artifacts, so a thread per file
+//! would be a cost on the run's hot path for nothing.
 
 use std::io::{self, Read};
 use std::sync::mpsc::{self, Receiver, RecvTimeoutError, SyncSender};
@@ -44,6 +48,8 @@ pub enum NotOpened {
 
 /// An object's bytes as the helper thread reads them (see the module's docs).
 pub struct Stoppable<'a> {
+    /// A local file's reader, read on the caller's thread (no helper, `from` never answers).
+    direct: Option<crate::stores::ObjectReader>,
     from: Receiver<Message>,
     cancel: &'a Cancel,
     chunk: Vec<u8>,
@@ -62,6 +68,21 @@ pub fn open<'a>(
     cancel: &'a Cancel,
 ) -> Result<Stoppable<'a>, NotOpened> {
     let (to, from) = mpsc::sync_channel(AHEAD);
+    if url.starts_with("file://") {
+        drop(to);
+        return match objects.open(url) {
+            Ok(reader) => Ok(Stoppable {
+                direct: Some(reader),
+                from,
+                cancel,
+                chunk: Vec::new(),
+                at: 0,
+                ended: false,
+                failed: None,
+            }),
+            Err(e) => Err(NotOpened::Store(e)),
+        };
+    }
     let objects = Arc::clone(objects);
     let url_read = url.to_string();
     std::thread::Builder::new()
@@ -74,6 +95,7 @@ pub fn open<'a>(
             ))
         })?;
     let mut stoppable = Stoppable {
+        direct: None,
         from,
         cancel,
         chunk: Vec::new(),
@@ -158,6 +180,15 @@ impl Read for Stoppable<'_> {
         if buf.is_empty() {
             return Ok(0);
         }
+        if let Some(direct) = &mut self.direct {
+            return match direct.read(buf) {
+                Err(e) if e.kind() != io::ErrorKind::Interrupted => {
+                    self.failed = Some(e.to_string());
+                    Err(e)
+                }
+                other => other,
+            };
+        }
         loop {
             if self.at < self.chunk.len() {
                 let n = buf.len().min(self.chunk.len() - self.at);
@@ -225,7 +256,7 @@ mod tests {
     fn a_cancel_stops_a_read_the_store_never_answers() {
         let objects: Arc<dyn ObjectStore> = Arc::new(Stalled);
         let cancel = Cancel::new();
-        let mut reader = open(&objects, "file:///x", &cancel).unwrap();
+        let mut reader = open(&objects, "s3://bucket/x", &cancel).unwrap();
         let stopper = Arc::clone(&cancel);
         std::thread::spawn(move || {
             std::thread::sleep(Duration::from_millis(300));
