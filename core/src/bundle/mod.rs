@@ -5,6 +5,7 @@
 //!   at once ([`BundleError`]); [`tree`] reads a folder on disk or a bundle built into the binary.
 //! - [`installed()`] lists the bundles packages install, [`resolve`] turns `agent-env run TEXT` into one;
 //!   [`manifest_entry`] checks one manifest's `[provides.bundles]` entry.
+//! - [`natural_order`]: the order of a bundle's tasks and evals, `task2` before `task10`.
 //! - [`ids`] and [`step_fields`]: the ids a bundle's entities get and the common fields of a step;
 //!   [`task_json`] reads a task file's JSON, refusing a key given twice.
 //!
@@ -17,6 +18,7 @@ pub mod ids;
 pub mod installed;
 pub mod manifest_entry;
 pub mod model;
+pub mod natural_order;
 pub mod parser;
 pub mod step_fields;
 pub mod task_json;

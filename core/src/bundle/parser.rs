@@ -10,6 +10,7 @@ use unicode_normalization::UnicodeNormalization;
 use super::error::BundleError;
 use super::ids::{self, DERIVED_SEPARATOR};
 use super::model::{Artifact, BuildEntry, Bundle, Eval, Task};
+use super::natural_order::natural_cmp;
 use super::tree::{is_ignored_name, Entry, Tree};
 
 /// The kind directories, in the order messages list them.
@@ -208,6 +209,14 @@ impl Parser<'_> {
         }
     }
 
+    /// As [`Self::entries_of`], in the natural order of their names (`task2` before `task10`): the
+    /// order tasks and evals are planned, run and listed in.
+    fn entries_in_natural_order(&mut self, kind: &str) -> Vec<(Entry, String)> {
+        let mut entries = self.entries_of(kind);
+        entries.sort_by(|(a, _), (b, _)| natural_cmp(&a.name, &b.name));
+        entries
+    }
+
     fn read_readme(&mut self) {
         match self.tree.read("README.md") {
             Ok(bytes) => {
@@ -402,7 +411,7 @@ impl Parser<'_> {
 
     fn read_tasks(&mut self) {
         let mut seen: BTreeMap<String, String> = BTreeMap::new();
-        for (entry, rel) in self.entries_of("tasks") {
+        for (entry, rel) in self.entries_in_natural_order("tasks") {
             if entry.is_dir {
                 let message = match entry.name.ends_with(".json") {
                     true => {
@@ -604,7 +613,7 @@ impl Parser<'_> {
     }
 
     fn read_evals(&mut self) {
-        for (entry, rel) in self.entries_of("evals") {
+        for (entry, rel) in self.entries_in_natural_order("evals") {
             let Some(stem) = entry.name.strip_suffix(".toml").filter(|_| !entry.is_dir) else {
                 self.bundle.ignored.push(rel);
                 continue;

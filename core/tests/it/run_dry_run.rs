@@ -581,3 +581,39 @@ fn a_step_with_no_criteria_is_noted_before_the_run() {
     };
     assert!(noted_at < warned_at, "{}", run.both());
 }
+
+/// Task files named with numbers are planned, listed and run in the order of their numbers
+/// (`task2` before `task10`), in the dry run's lines and its `--json` alike.
+#[test]
+fn numbered_task_files_are_planned_in_the_order_of_their_numbers() {
+    let s = Sandboxed::new();
+    for n in [10, 1, 12, 2, 11, 3] {
+        s.write(
+            &format!("numbered/tasks/task{n}.json"),
+            r#"[{"id": "box", "type": "deploy_sandbox", "sandbox_name": "box"}]"#,
+        );
+    }
+    let expected: Vec<String> = [1, 2, 3, 10, 11, 12]
+        .iter()
+        .map(|n| format!("tasks/task{n}.json"))
+        .collect();
+
+    let dry = s.run(&["run", "--dry-run", "./numbered", "--json"]);
+    assert_eq!(dry.code, 0, "{}", dry.both());
+    let planned: Vec<String> = would_fail(&json_of(&dry))
+        .into_iter()
+        .map(|(path, _)| path)
+        .collect();
+    assert_eq!(planned, expected, "{}", dry.both());
+
+    let dry = s.run(&["run", "--dry-run", "./numbered"]);
+    assert_eq!(dry.code, 0, "{}", dry.both());
+    let said = dry.both();
+    let would_run: Vec<&str> = said
+        .lines()
+        .skip_while(|l| *l != "Would run:")
+        .skip(1)
+        .filter_map(|l| l.trim().strip_suffix(" v1"))
+        .collect();
+    assert_eq!(would_run, expected, "{said}");
+}
