@@ -128,7 +128,7 @@ pub fn man(args: ManArgs, session: &Session, term: &Terminal) -> Exit {
             .version(crate::VERSION)
             .disable_version_flag(true);
     }
-    let roff = super::man_page::render(globals_last(page))
+    let roff = super::man_page::render(globals_last(page), &typed)
         .map_err(|e| Failure::new(format!("cannot write the manual page: {e}")))?;
     term.print(&String::from_utf8_lossy(&roff));
     Ok(0)

@@ -1,14 +1,17 @@
 //! One command's manual page in roff: clap_mangen's sections, with a synopsis and an after-help of
 //! our own. clap_mangen's synopsis leaves out what an option takes (`[--task]` where `--help` says
 //! `--task <NAME>`) and that an argument repeats, and it joins the after-help's lines into one
-//! paragraph, so an example per line ran together.
+//! paragraph, so an example per line ran together. Its list of subcommands named each by a page
+//! (`agent-env-plugin-add(1)`) that `man` cannot find, since agent-env installs none: ours names each
+//! as typed, and how to print its page (`agent-env man plugin add`).
 
 use clap::{Arg, ArgAction, Command};
 use clap_mangen::Man;
 use roff::{bold, italic, roman, Inline, Roff};
 
-/// The page of `cmd`, which is built (each command holding the global options it accepts).
-pub fn render(cmd: Command) -> Result<Vec<u8>, std::io::Error> {
+/// The page of `cmd`, which is built (each command holding the global options it accepts); `typed`
+/// is the command as a user types it (`agent-env plugin`), which its subcommands are named after.
+pub fn render(cmd: Command, typed: &str) -> Result<Vec<u8>, std::io::Error> {
     let man = Man::new(cmd.clone());
     let mut page = Vec::new();
     man.render_title(&mut page)?;
@@ -18,8 +21,8 @@ pub fn render(cmd: Command) -> Result<Vec<u8>, std::io::Error> {
     if cmd.get_arguments().any(|a| !a.is_hide_set()) {
         man.render_options_section(&mut page)?;
     }
-    if cmd.get_subcommands().any(|c| !c.is_hide_set()) {
-        man.render_subcommands_section(&mut page)?;
+    if let Some(section) = subcommands(&cmd, typed) {
+        section.to_writer(&mut page)?;
     }
     if let Some(extra) = after_help(&cmd) {
         extra.to_writer(&mut page)?;
@@ -123,6 +126,43 @@ fn bracketed(required: bool, inner: Vec<Inline>, repeats: bool) -> Vec<Inline> {
         line.push(roman("..."));
     }
     line
+}
+
+/// `SUBCOMMANDS`: each subcommand as typed (`agent-env plugin add`) with what it does, and how to
+/// print its page; `help` is left out (it is `--help`). `None` for a command without subcommands.
+fn subcommands(cmd: &Command, typed: &str) -> Option<Roff> {
+    let listed: Vec<&Command> = cmd
+        .get_subcommands()
+        .filter(|c| !c.is_hide_set() && c.get_name() != "help")
+        .collect();
+    if listed.is_empty() {
+        return None;
+    }
+    let mut roff = Roff::new();
+    roff.control("SH", ["SUBCOMMANDS"]);
+    roff.text([
+        roman("Each has a page of its own: "),
+        bold(format!("agent-env man {}", typed_after_program(typed))),
+        italic("COMMAND"),
+        roman("."),
+    ]);
+    for sub in listed {
+        roff.control("TP", []);
+        roff.text([bold(format!("{typed} {}", sub.get_name()))]);
+        if let Some(about) = sub.get_long_about().or_else(|| sub.get_about()) {
+            roff.text([roman(about.to_string())]);
+        }
+    }
+    Some(roff)
+}
+
+/// `plugin ` of `agent-env plugin`: the words after the program's name, each followed by a space.
+fn typed_after_program(typed: &str) -> String {
+    typed
+        .split_whitespace()
+        .skip(1)
+        .map(|word| format!("{word} "))
+        .collect()
 }
 
 /// `EXTRA`: the after-help, each of its lines on a line of its own, indented as written (an

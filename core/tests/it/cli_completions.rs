@@ -89,6 +89,36 @@ fn man_pages_for_agent_env_and_each_command() {
     let first_global = global.iter().map(|o| at(o)).min().unwrap();
     assert!(last_own < first_global, "{synopsis}");
 
+    // Its subcommands are named as typed, with how to print their pages: agent-env installs no
+    // page under another page's name (agent-env-plugin-add(1)) for man to find.
+    for (args, typed) in [
+        (&["man"][..], "agent\\-env"),
+        (&["man", "plugin"][..], "agent\\-env plugin"),
+    ] {
+        let page = stdout(&s.run(args));
+        let listed = page
+            .split(".SH SUBCOMMANDS\n")
+            .nth(1)
+            .and_then(|rest| rest.split("\n.SH ").next())
+            .unwrap_or_else(|| panic!("no subcommands: {page}"));
+        let man = typed.replacen("agent\\-env", "agent\\-env man", 1);
+        assert!(
+            listed.contains(&format!("\\fB{man} \\fR\\fICOMMAND\\fR")),
+            "{listed}"
+        );
+        assert!(!listed.contains("(1)"), "a page man cannot find: {listed}");
+        assert!(!listed.contains("help"), "{listed}");
+    }
+    let plugin = stdout(&s.run(&["man", "plugin"]));
+    assert!(
+        plugin.contains(".TP\n\\fBagent\\-env plugin add\\fR\nInstall plugins"),
+        "{plugin}"
+    );
+    assert!(
+        top.contains("\\fBagent\\-env haunt\\fR\nRattle the chains"),
+        "{top}"
+    );
+
     let out = s.run(&["man", "nope"]);
     assert_eq!(out.status.code(), Some(2), "{}", text(&out));
     assert!(
