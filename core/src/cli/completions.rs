@@ -1,6 +1,6 @@
 //! `agent-env completions SHELL`: a completion script for bash, zsh, fish, elvish or PowerShell, with
 //! the commands and root options of the installed plugins (read from their manifests; no plugin runs),
-//! and for bash the installed bundles' names after `run`.
+//! and for bash the installed bundles' names after `run` and the commands after `man`.
 //! `agent-env man [COMMAND]...`: the manual page of agent-env or of one of its commands, in roff,
 //! built from the same definitions as `--help`: a command's own options first, then the global ones,
 //! in its synopsis as in its help.
@@ -43,10 +43,10 @@ pub fn completions(args: CompletionsArgs, session: &Session, term: &Terminal) ->
     let (tree, warnings) = full_tree(session);
     warnings.iter().for_each(|w| term.warn(w));
     let script = match args.shell {
-        Shell::Bash => bash_script(&mut with_bundle_names(
+        Shell::Bash => bash_script(&mut with_man_commands(with_bundle_names(
             tree,
             &bundle::installed(&session.manifests()),
-        )),
+        ))),
         shell => {
             let mut tree = tree;
             let mut script = Vec::new();
@@ -104,6 +104,34 @@ fn with_bundle_names(tree: clap::Command, installed: &[InstalledBundle]) -> clap
             bundle.value_parser(clap::builder::PossibleValuesParser::new(names))
         })
     })
+}
+
+/// `tree` with the commands offered after `man`, word by word as `agent-env man plugin add` names a
+/// page: `man` is given, for completion alone, a copy of every command's name and subcommands (no
+/// options), as clap gives `help`.
+fn with_man_commands(tree: clap::Command) -> clap::Command {
+    let commands: Vec<clap::Command> = listed_subcommands(&tree).map(command_words).collect();
+    tree.mut_subcommand("man", |man| {
+        man.subcommands(commands).disable_help_subcommand(true)
+    })
+}
+
+/// `cmd`'s name and description, with its subcommands' the same way, and nothing else.
+fn command_words(cmd: &clap::Command) -> clap::Command {
+    let words = clap::Command::new(cmd.get_name().to_string())
+        .disable_help_flag(true)
+        .disable_help_subcommand(true)
+        .subcommands(listed_subcommands(cmd).map(command_words));
+    match cmd.get_about() {
+        Some(about) => words.about(about.clone()),
+        None => words,
+    }
+}
+
+/// The subcommands a page lists: not hidden, and not `help`.
+fn listed_subcommands(cmd: &clap::Command) -> impl Iterator<Item = &clap::Command> {
+    cmd.get_subcommands()
+        .filter(|c| !c.is_hide_set() && c.get_name() != "help")
 }
 
 pub fn man(args: ManArgs, session: &Session, term: &Terminal) -> Exit {

@@ -164,6 +164,24 @@ fn bash_completes_commands_their_subcommands_flags_and_bundles() {
         bash_completes(&script, &["task", "run", "x", "--ru"]),
         "--runs"
     );
+    // After man, the commands whose pages it prints, word by word, the plugins' among them.
+    let commands = bash_completes(&script, &["man", ""]);
+    for command in ["plugin", "run", "completions", "man", "haunt"] {
+        assert!(
+            commands.split(' ').any(|c| c == command),
+            "{command} is not offered: {commands}"
+        );
+    }
+    assert!(!commands.split(' ').any(|c| c == "help"), "{commands}");
+    assert_eq!(bash_completes(&script, &["man", "pl"]), "plugin");
+    assert_eq!(
+        bash_completes(&script, &["man", "plugin", "a"]),
+        "add approve"
+    );
+    assert_eq!(
+        bash_completes(&script, &["man", "-v", "bundle", "i"]),
+        "init"
+    );
     // The installed bundles are offered where run takes one.
     assert_eq!(bash_completes(&script, &["run", "hel"]), "hello");
     // The command bash completes is agent-env itself.
