@@ -9,8 +9,19 @@ use crate::CLASS;
 
 /// The store error for a failure talking to the database at `shown` (`host:port/database`).
 pub fn pg_error(shown: &str, err: &CallError) -> StoreError {
+    connect_error(shown, None, err)
+}
+
+/// As [`pg_error`], for a failure to connect: a refused login or a missing database, which the dsn
+/// must fix, says where the dsn was read from (`dsn_read_from`, such as `the environment variable
+/// TEAM_PG_DSN`), so the user knows which value to fix. It names the place, never the value.
+pub fn connect_error(shown: &str, dsn_read_from: Option<&str>, err: &CallError) -> StoreError {
+    let dsn = match dsn_read_from {
+        Some(from) => format!("dsn (read from {from})"),
+        None => "dsn".to_string(),
+    };
     match err {
-        CallError::Postgres(e) => postgres_error(shown, e),
+        CallError::Postgres(e) => postgres_error(shown, &dsn, e),
         CallError::TimedOut(limit) => io(format!(
             "{CLASS}: {shown} did not answer within {} s; is the server running and not paused or overloaded, and is the dsn's host and port a PostgreSQL server's?",
             limit.as_secs()
@@ -18,7 +29,8 @@ pub fn pg_error(shown: &str, err: &CallError) -> StoreError {
     }
 }
 
-fn postgres_error(shown: &str, err: &tokio_postgres::Error) -> StoreError {
+/// `dsn` names the setting in what to fix: `dsn`, or `dsn (read from …)`.
+fn postgres_error(shown: &str, dsn: &str, err: &tokio_postgres::Error) -> StoreError {
     let Some(db) = err.as_db_error() else {
         if err.is_closed() {
             return io(format!(
@@ -44,13 +56,13 @@ fn postgres_error(shown: &str, err: &tokio_postgres::Error) -> StoreError {
     if *code == SqlState::INVALID_PASSWORD || *code == SqlState::INVALID_AUTHORIZATION_SPECIFICATION
     {
         return StoreError::Config(format!(
-            "{CLASS}: {shown} refused the login ({}); check the user and password in dsn",
+            "{CLASS}: {shown} refused the login ({}); check the user and password in {dsn}",
             db.message()
         ));
     }
     if *code == SqlState::INVALID_CATALOG_NAME {
         return StoreError::Config(format!(
-            "{CLASS}: {shown} has no such database ({}); create it (createdb) or name an existing one in dsn",
+            "{CLASS}: {shown} has no such database ({}); create it (createdb) or name an existing one in {dsn}",
             db.message()
         ));
     }

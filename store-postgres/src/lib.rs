@@ -106,6 +106,16 @@ impl PostgresDocumentStore {
         }
     }
 
+    /// The store, saying in what a refused login (or a missing database) tells the user to fix that
+    /// the dsn was read from `from` (`the environment variable TEAM_PG_DSN`, `the secret team-pg-dsn`),
+    /// where the config file names it by a reference: the place to fix it, never its value.
+    pub fn dsn_read_from(self, from: impl Into<String>) -> PostgresDocumentStore {
+        PostgresDocumentStore {
+            pool: self.pool.dsn_read_from(from.into()),
+            ..self
+        }
+    }
+
     /// Connects and asks the server, read-only, whether the dsn's user may create the store's tables in
     /// its schema (or create the schema, when it does not exist yet): what `agent-env config check` runs
     /// before any work. A user who may not is a [`StoreError::Config`] naming the user, the schema and the

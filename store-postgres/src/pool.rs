@@ -9,7 +9,7 @@ use agent_env_store::error::StoreResult;
 
 use crate::blocking::{ConnectError, Connection};
 use crate::dsn::Dsn;
-use crate::errors::{pg_error, runtime_error};
+use crate::errors::{connect_error, runtime_error};
 
 /// How many idle connections are kept for reuse.
 const MAX_IDLE: usize = 4;
@@ -24,6 +24,8 @@ const CHECK_TIMEOUT: Duration = Duration::from_secs(2);
 /// Connections to one database.
 pub struct Pool {
     dsn: Dsn,
+    /// Where the dsn was read from, for what a refused login says (`the environment variable …`).
+    dsn_read_from: Option<String>,
     /// Idle connections, with when each was returned.
     idle: Mutex<Vec<(Connection, Instant)>>,
 }
@@ -40,7 +42,16 @@ impl Pool {
     pub fn new(dsn: Dsn) -> Pool {
         Pool {
             dsn,
+            dsn_read_from: None,
             idle: Mutex::new(Vec::new()),
+        }
+    }
+
+    /// The pool, its connect errors saying the dsn was read from `from`.
+    pub fn dsn_read_from(self, from: String) -> Pool {
+        Pool {
+            dsn_read_from: Some(from),
+            ..self
         }
     }
 
@@ -70,7 +81,9 @@ impl Pool {
             }
         }
         let client = Connection::connect(&self.dsn.config).map_err(|e| match e {
-            ConnectError::Call(e) => pg_error(&self.dsn.shown, &e),
+            ConnectError::Call(e) => {
+                connect_error(&self.dsn.shown, self.dsn_read_from.as_deref(), &e)
+            }
             ConnectError::Runtime(e) => runtime_error(&self.dsn.shown, &e),
         })?;
         Ok(Pooled::lend(self, client))

@@ -193,6 +193,19 @@ fn a_bad_dsn_a_server_that_is_down_and_a_wrong_password_say_what_to_do() {
         "{text}"
     );
     assert!(!text.contains("wrong-password-text"), "{text}");
+
+    // A dsn the config file names by a reference: the login's refusal says where it was read from.
+    let wrong = PostgresDocumentStore::new(&format!("{user}:wrong-password-text@{host}"), None)
+        .unwrap()
+        .dsn_read_from("the environment variable TEAM_PG_DSN");
+    let text = wrong.check_connection().unwrap_err().to_string();
+    assert!(
+        text.contains(
+            "check the user and password in dsn (read from the environment variable TEAM_PG_DSN)"
+        ),
+        "{text}"
+    );
+    assert!(!text.contains("wrong-password-text"), "{text}");
 }
 
 #[test]
