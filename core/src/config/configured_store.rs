@@ -5,12 +5,13 @@
 use super::document::ConfigDocument;
 use super::error::ConfigError;
 use super::plugins::table_to_json;
-use super::references::{resolve_table_at, SecretLookup};
+use super::references::{parse_reference, resolve_table_at, SecretLookup};
 use super::store_selection::{selection, StoreSelection};
 use crate::environment::Environment;
 use crate::stores::{
     build_store, AnyStore, PluginStoreFactory, SecretStore, StoreKind, StoreSet, StoreSpec,
 };
+use std::collections::BTreeMap;
 use std::sync::{Arc, OnceLock};
 use toml::Table;
 
@@ -142,7 +143,24 @@ pub(super) fn spec_from(
         kind,
         impl_name: selection.impl_name.clone(),
         config: table_to_json(config),
+        read_from: read_from(&selection.config),
     }
+}
+
+/// Where each setting of a config table written as a reference is read from, by key, as messages
+/// name it: `the environment variable TEAM_PG_DSN`, `the secret team-pg-dsn`. Names, never values.
+fn read_from(written: &Table) -> BTreeMap<String, String> {
+    written
+        .iter()
+        .filter_map(|(key, value)| {
+            let reference = parse_reference(value.as_str()?)?;
+            let place = match reference.scheme {
+                "env" => format!("the environment variable {}", reference.name),
+                _ => format!("the secret {} of [stores.secret]", reference.name),
+            };
+            Some((key.clone(), place))
+        })
+        .collect()
 }
 
 pub(super) fn store_error(e: crate::stores::StoreError) -> ConfigError {

@@ -119,6 +119,7 @@ mod tests {
             kind: StoreKind::Document,
             impl_name: impl_name.to_string(),
             config: config.as_object().cloned().unwrap_or_default(),
+            read_from: Default::default(),
             env: Arc::new(crate::environment::Environment::from_vars(
                 Vec::<(String, String)>::new(),
                 std::path::Path::new("/"),

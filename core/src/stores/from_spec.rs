@@ -2,6 +2,7 @@
 //! module path, e.g. `agent_env.store.object_store:LocalFilesystemObjectStore`) or a plugin's
 //! `"<package>:<Class>"`, and its config table (references already resolved).
 
+use std::collections::BTreeMap;
 use std::sync::Arc;
 
 use serde_json::Value;
@@ -28,6 +29,10 @@ pub struct StoreSpec {
     pub kind: StoreKind,
     pub impl_name: String,
     pub config: ConfigTable,
+    /// Where a setting of `config` was read from, by key, when the config file names it by a
+    /// reference (`dsn` → `the environment variable TEAM_PG_DSN`): for what a store's messages tell
+    /// the user to fix, never a value.
+    pub read_from: BTreeMap<String, String>,
     /// The environment a built-in store reads: `~` and the state root for its default location, and
     /// the variables `LocalSecretStore` answers from.
     pub env: Arc<Environment>,
@@ -63,6 +68,7 @@ impl StoreSpec {
             kind,
             impl_name: builtin_impl(kind).to_string(),
             config,
+            read_from: BTreeMap::new(),
             env,
         }
     }
@@ -239,7 +245,7 @@ pub fn try_build_store(
 ) -> Result<AnyStore, BuildFailure> {
     let name = spec.impl_name.trim();
     match classify(spec.kind, name)? {
-        Target::Builtin(kind) => Ok(build_builtin(kind, name, &spec.config, &spec.env)?),
+        Target::Builtin(kind) => Ok(build_builtin(kind, name, spec)?),
         Target::Plugin { package, class } => {
             let Some(factory) = plugins else {
                 return Err(StoreError::Config(format!(
@@ -264,9 +270,9 @@ pub fn try_build_store(
 fn build_builtin(
     kind: StoreKind,
     impl_name: &str,
-    config: &ConfigTable,
-    env: &Arc<Environment>,
+    spec: &StoreSpec,
 ) -> Result<AnyStore, SettingsProblems> {
+    let (config, env) = (&spec.config, &spec.env);
     let class = impl_name.rsplit(':').next().unwrap_or(impl_name).trim();
     Ok(match kind {
         StoreKind::Object if class == agent_env_store_s3::CLASS => {
@@ -276,7 +282,11 @@ fn build_builtin(
             impl_name, config, env,
         )?)),
         StoreKind::Document if class == agent_env_store_postgres::CLASS => {
-            AnyStore::Document(Arc::new(super::hosted::postgres_store(impl_name, config)?))
+            AnyStore::Document(Arc::new(super::hosted::postgres_store(
+                impl_name,
+                config,
+                spec.read_from.get("dsn").map(String::as_str),
+            )?))
         }
         StoreKind::Document => AnyStore::Document(Arc::new(LocalSqliteDocumentStore::from_config(
             impl_name, config, env,
@@ -380,6 +390,7 @@ mod tests {
             kind: StoreKind::Object,
             impl_name: fs_object::IMPL.into(),
             config: json!({"bucket": "x"}).as_object().cloned().unwrap(),
+            read_from: BTreeMap::new(),
             env: Arc::default(),
         };
         let err = build_store(&spec, None).err().unwrap();
@@ -391,6 +402,7 @@ mod tests {
             kind: StoreKind::Secret,
             impl_name: "LocalSecretStore".into(),
             config: json!({"bogus": 1}).as_object().cloned().unwrap(),
+            read_from: BTreeMap::new(),
             env: Arc::default(),
         };
         assert_eq!(
@@ -401,6 +413,7 @@ mod tests {
             kind: StoreKind::Object,
             impl_name: "pkg:Cas".into(),
             config: ConfigTable::new(),
+            read_from: BTreeMap::new(),
             env: Arc::default(),
         };
         assert!(matches!(

@@ -56,9 +56,12 @@ fn remember_environment_credentials(table: &ConfigTable, env: &Environment) {
 /// `PostgresDocumentStore` from its config table (references resolved): `dsn`, usually a reference such
 /// as `"env:AGENT_ENV_PG_DSN"` or `"secret:team-pg-dsn"` so the password stays out of the file, and an
 /// optional `schema`. Nothing connects until the store is used. The error names every problem.
+/// `dsn_read_from` is where the config file's reference read the dsn from (`the environment variable
+/// TEAM_PG_DSN`), which a refused login names as the place to fix it.
 pub fn postgres_store(
     impl_name: &str,
     table: &ConfigTable,
+    dsn_read_from: Option<&str>,
 ) -> Result<PostgresDocumentStore, SettingsProblems> {
     let mut problems = config_table::key_problems(
         impl_name,
@@ -81,7 +84,10 @@ pub fn postgres_store(
         return Err(problems);
     };
     match problems.keep(PostgresDocumentStore::new(&dsn, schema.as_deref())) {
-        Some(store) => problems.into_result(store),
+        Some(store) => problems.into_result(match dsn_read_from {
+            Some(from) => store.dsn_read_from(from),
+            None => store,
+        }),
         None => Err(problems),
     }
 }

@@ -212,7 +212,9 @@ fn a_dsn_that_does_not_parse_a_server_that_is_down_and_a_wrong_password_are_repo
     assert_eq!(out.status.code(), Some(1));
     let found = problems(&out).join("\n");
     assert!(
-        found.contains("check the user and password in dsn"),
+        found.contains(
+            "check the user and password in dsn (read from the environment variable TEAM_PG_DSN)"
+        ),
         "{found}"
     );
     assert!(
