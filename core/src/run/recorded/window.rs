@@ -2,7 +2,9 @@
 //! before it. Each store gives only its share of the window: how many of the skipped documents are
 //! the first store's is found by comparing single documents (a binary search, as two sorted lists'
 //! `k`-th element is found), so a deep page reads about as much as the first does, and holds no
-//! more than the window.
+//! more than the window. The local SQLite store keeps a listing's order between these single
+//! looks while its database holds still, so the search sorts each such store's keys once or twice,
+//! not once a look.
 
 use std::cmp::Ordering;
 use std::sync::Arc;
@@ -229,5 +231,40 @@ mod tests {
         let read = counted.load(Atomic::SeqCst);
         // Each store's share of the window, and two documents per step of the search (log2 2900 < 12).
         assert!(read <= 2 * 10 + 2 * 2 * 14, "{read} documents read");
+    }
+
+    /// The single documents a deep window's search asks each store for do not each read and sort
+    /// all of its keys: a SQLite store orders a listing at most twice (once for its first look,
+    /// once whole), and a page of the same listing after it orders nothing again.
+    #[test]
+    fn a_deep_window_orders_each_stores_keys_at_most_twice() {
+        let tmp = tempfile::tempdir().expect("temp");
+        let fill = |name: &str, ns: &mut dyn Iterator<Item = i64>| {
+            let store = Arc::new(LocalSqliteDocumentStore::new(tmp.path().join(name)));
+            for n in ns {
+                let serde_json::Value::Object(doc) = serde_json::json!({"n": n}) else {
+                    unreachable!()
+                };
+                store.insert("c", &doc).expect("inserted");
+            }
+            store
+        };
+        let a = fill("a.db", &mut (0..1500).map(|n| n * 2));
+        let b = fill("b.db", &mut (0..1500).map(|n| n * 2 + 1));
+        let filter = Filter::all();
+        let sort = Sort::by("n", true);
+        let listing = Listing {
+            collection: "c",
+            filter: &filter,
+            sort: &sort,
+        };
+        let sources: [Arc<dyn DocumentStore>; 2] = [a.clone(), b.clone()];
+        for (offset, first) in [(2000, 999), (2010, 989)] {
+            let page = listing.window(&sources, 10, offset).expect("window");
+            let ns: Vec<i64> = page.iter().filter_map(|d| d["n"].as_i64()).collect();
+            assert_eq!(ns, (first - 9..=first).rev().collect::<Vec<i64>>());
+            let orderings = (a.key_orderings(), b.key_orderings());
+            assert!(orderings.0 <= 2 && orderings.1 <= 2, "{orderings:?}");
+        }
     }
 }

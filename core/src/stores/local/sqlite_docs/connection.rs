@@ -12,6 +12,8 @@ use agent_env_store::document::eval;
 use agent_env_store::document::query::{Document, Filter, Predicate};
 use agent_env_store::error::{StoreError, StoreResult};
 
+use super::kept_order::{KeptOrder, Stamp};
+
 /// How long a write waits for another process's write lock.
 pub const BUSY_TIMEOUT: Duration = Duration::from_secs(5);
 
@@ -51,6 +53,26 @@ pub struct Db {
     /// Per table, the leading top-level fields of its indexes (those this process ensured and those
     /// it found): an equality on one narrows the scan in SQL.
     leading_fields: HashMap<String, HashSet<String>>,
+    /// The order of the last sorted listing read (its rows' ids), while the database holds still.
+    pub kept: KeptOrder,
+}
+
+/// What [`Db::sort_keys_query`] finds.
+pub enum SortKeys {
+    /// The collection has no table yet: it holds nothing.
+    NoTable,
+    /// SQL does not decide the filter: the documents must be read whole.
+    Undecided,
+    /// The statement that reads the keys.
+    Query(KeysQuery),
+}
+
+/// A statement reading a listing's sort keys, with its parameters: two equal ones read the same
+/// rows' same fields.
+#[derive(Debug, Clone, PartialEq)]
+pub struct KeysQuery {
+    sql: String,
+    args: Vec<rusqlite::types::Value>,
 }
 
 /// What [`Db::narrowing`] makes of a filter.
@@ -99,6 +121,7 @@ impl Db {
             refused_indexes: HashSet::new(),
             tables: HashSet::new(),
             leading_fields: HashMap::new(),
+            kept: KeptOrder::default(),
         })
     }
 
@@ -186,6 +209,8 @@ impl Db {
         let prefix = format!("{table}_");
         self.tables.remove(table);
         self.leading_fields.remove(table);
+        // Dropping a table is not among the changes a stamp counts.
+        self.kept.forget();
         self.ensured_indexes
             .retain(|name| !name.starts_with(&prefix));
         self.refused_indexes
@@ -268,13 +293,9 @@ impl Db {
             .map_err(|e| sqlite_error(path, &e))
     }
 
-    /// Every matching row's top-level `fields`, in no particular order, as (rowid, a document of
-    /// just those fields): what a sort needs, read without parsing whole documents in Rust
-    /// (`json_type` beside the value keeps JSON's types: a boolean stays a boolean). Without a
-    /// filter they come from a covering index of those expressions ([`Db::ensure_sort_index`]), so
-    /// no document is parsed at all; with one SQL decides ([`Db::narrowing`], such as a task's
-    /// instances by an indexed `task_id`), SQLite finds the rows by its index and parses only
-    /// theirs, in C. `None` when SQL does not decide `filter`.
+    /// The sort keys of the rows that match `filter` ([`Db::read_sort_keys`]); `None` when SQL does
+    /// not decide `filter`.
+    #[cfg(test)]
     pub fn sort_keys(
         &mut self,
         path: &Path,
@@ -282,9 +303,25 @@ impl Db {
         fields: &[&str],
         filter: &Filter,
     ) -> StoreResult<Option<Vec<(i64, Document)>>> {
+        match self.sort_keys_query(path, collection, fields, filter)? {
+            SortKeys::NoTable => Ok(Some(Vec::new())),
+            SortKeys::Undecided => Ok(None),
+            SortKeys::Query(query) => self.read_sort_keys(path, &query, fields).map(Some),
+        }
+    }
+
+    /// The statement that reads the sort keys of the rows that match `filter`
+    /// ([`Db::read_sort_keys`]), or why there is none.
+    pub fn sort_keys_query(
+        &mut self,
+        path: &Path,
+        collection: &str,
+        fields: &[&str],
+        filter: &Filter,
+    ) -> StoreResult<SortKeys> {
         let table = table_name(collection);
         if !self.has_table(path, &table)? {
-            return Ok(Some(Vec::new()));
+            return Ok(SortKeys::NoTable);
         }
         let Narrowing {
             where_sql,
@@ -292,15 +329,31 @@ impl Db {
             decides,
         } = self.narrowing(&table, filter)?;
         if !decides {
-            return Ok(None);
+            return Ok(SortKeys::Undecided);
         }
         let sql = self.sort_keys_sql(&table, fields, &where_sql)?;
+        Ok(SortKeys::Query(KeysQuery { sql, args }))
+    }
+
+    /// Runs a [`Db::sort_keys_query`] statement: every matching row's top-level `fields`, in no
+    /// particular order, as (rowid, a document of just those fields): what a sort needs, read
+    /// without parsing whole documents in Rust (`json_type` beside the value keeps JSON's types: a
+    /// boolean stays a boolean). Without a filter they come from a covering index of those
+    /// expressions ([`Db::ensure_sort_index`]), so no document is parsed at all; with one SQL
+    /// decides ([`Db::narrowing`], such as a task's instances by an indexed `task_id`), SQLite
+    /// finds the rows by its index and parses only theirs, in C.
+    pub fn read_sort_keys(
+        &mut self,
+        path: &Path,
+        query: &KeysQuery,
+        fields: &[&str],
+    ) -> StoreResult<Vec<(i64, Document)>> {
         let mut stmt = self
             .conn
-            .prepare_cached(&sql)
+            .prepare_cached(&query.sql)
             .map_err(|e| sqlite_error(path, &e))?;
         let rows = stmt
-            .query_map(params_from_iter(args), |row| {
+            .query_map(params_from_iter(&query.args), |row| {
                 let rowid = row.get::<_, i64>(0)?;
                 let mut keys = Vec::with_capacity(fields.len());
                 for i in 0..fields.len() {
@@ -322,10 +375,23 @@ impl Db {
             }
             out.push((rowid, doc));
         }
-        Ok(Some(out))
+        Ok(out)
     }
 
-    /// The statement [`Db::sort_keys`] runs: each field's JSON type and value, for every row
+    /// What the database is now, as far as a kept order cares ([`Stamp`]).
+    pub fn stamp(&self, path: &Path) -> StoreResult<Stamp> {
+        let data_version = self
+            .conn
+            .prepare_cached("PRAGMA data_version")
+            .and_then(|mut stmt| stmt.query_row([], |row| row.get::<_, i64>(0)))
+            .map_err(|e| sqlite_error(path, &e))?;
+        Ok(Stamp {
+            data_version,
+            own_changes: self.conn.total_changes(),
+        })
+    }
+
+    /// The statement [`Db::read_sort_keys`] runs: each field's JSON type and value, for every row
     /// `where_sql` (` WHERE …`, or empty for all) selects.
     fn sort_keys_sql(
         &mut self,
@@ -353,7 +419,7 @@ impl Db {
         ))
     }
 
-    /// Makes, once per process and sort, an index of exactly the expressions [`Db::sort_keys`]
+    /// Makes, once per process and sort, an index of exactly the expressions [`Db::read_sort_keys`]
     /// selects, and names it: SQLite then reads them from the index (a few dozen bytes a row)
     /// instead of parsing every document, which made a page of 50,000 task instances take 0.7 s.
     /// Each later write to the collection keeps the index up to date. Best effort: a database this

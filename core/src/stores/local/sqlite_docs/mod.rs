@@ -8,11 +8,12 @@
 //! empty.
 
 mod connection;
+mod kept_order;
 
 use std::path::{Path, PathBuf};
 use std::sync::{Mutex, MutexGuard};
 
-use self::connection::{encode, sqlite_error, table_name, Db};
+use self::connection::{encode, sqlite_error, table_name, Db, SortKeys};
 use super::private_dir::{check_makeable, ensure_private_dir};
 use crate::environment::Environment;
 use crate::stores::config_table::{self, ConfigTable};
@@ -145,7 +146,8 @@ impl LocalSqliteDocumentStore {
     /// (an equality or membership on an indexed field), parsing only the page's documents: the
     /// sort keys are read first, ordered as the evaluator orders them (ties in insertion order,
     /// that is by rowid, as the whole-document path), and only the rows in the window are read
-    /// whole. `None` when the query is not of that shape.
+    /// whole. The order is kept while the database holds still ([`kept_order`]), so the next page
+    /// of the same listing reads no key. `None` when the query is not of that shape.
     fn page_by_keys(
         &self,
         collection: &str,
@@ -163,33 +165,32 @@ impl LocalSqliteDocumentStore {
         }
         let fields: Vec<&str> = sort.keys.iter().map(|k| k.field.as_str()).collect();
         let page = self.with_db(false, |db, path| {
-            let Some(mut keys) = db.sort_keys(path, collection, &fields, filter)? else {
-                return Ok(None);
+            let query = match db.sort_keys_query(path, collection, &fields, filter)? {
+                SortKeys::NoTable => return Ok(Some(Vec::new())),
+                SortKeys::Undecided => return Ok(None),
+                SortKeys::Query(query) => query,
             };
-            let order = |a: &(i64, Document), b: &(i64, Document)| {
-                eval::query_order(&a.1, &b.1, sort).then(a.0.cmp(&b.0))
+            let stamp = db.stamp(path)?;
+            let rowids = match db.kept.window(&query, sort, stamp, limit, offset) {
+                Some(rowids) => rowids,
+                None => {
+                    let keys = db.read_sort_keys(path, &query, &fields)?;
+                    db.kept.order(query, sort, stamp, keys, limit, offset)
+                }
             };
-            // Only the rows up to the window's end are put in order: the rest are set apart in
-            // linear time, not sorted.
-            let end = offset.saturating_add(limit).min(keys.len());
-            if end == 0 {
-                return Ok(Some(Vec::new()));
-            }
-            if end < keys.len() {
-                keys.select_nth_unstable_by(end - 1, order);
-                keys.truncate(end);
-            }
-            keys.sort_by(order);
-            let rowids: Vec<i64> = keys
-                .iter()
-                .skip(offset)
-                .take(limit)
-                .map(|(rowid, _)| *rowid)
-                .collect();
             db.by_rowids(path, collection, &rowids).map(Some)
         })?;
         // A database not made yet holds nothing.
         Ok(page.unwrap_or(Some(Vec::new())))
+    }
+
+    /// How many times this store has read and ordered a listing's sort keys.
+    #[cfg(test)]
+    pub(crate) fn key_orderings(&self) -> u64 {
+        match self.lock() {
+            Ok(guard) => guard.as_ref().map_or(0, |db| db.kept.orderings()),
+            Err(_) => 0,
+        }
     }
 
     fn read_matching(&self, collection: &str, filter: &Filter) -> StoreResult<Vec<Document>> {
@@ -817,5 +818,74 @@ mod tests {
                 assert_eq!(fast, whole, "{filter:?} limit {limit} offset {offset}");
             }
         }
+    }
+
+    /// A listing's order, kept between its pages, is used while nothing changes (no key is read
+    /// again) and read again after any change: this store's insert, update or drop, and another
+    /// connection's insert; every page is the page the whole documents give.
+    #[test]
+    fn a_kept_order_is_read_again_once_the_collection_changes() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("d.db");
+        let store = LocalSqliteDocumentStore::new(&path);
+        for n in 0..20 {
+            store
+                .insert("c", &doc(json!({"n": n % 7, "i": n})))
+                .unwrap();
+        }
+        let sort = Sort::by("n", false);
+        let page = |limit: usize, offset: usize| {
+            let fast = store
+                .query("c", &Filter::default(), Some(&sort), Some(limit), offset)
+                .unwrap();
+            let whole = eval::window(
+                store.read_matching("c", &Filter::default()).unwrap(),
+                Some(&sort),
+                eval::query_order,
+                Some(limit),
+                offset,
+            );
+            assert_eq!(fast, whole, "limit {limit} offset {offset}");
+            fast
+        };
+        // Deep enough to keep the whole order at once; then other windows read no key.
+        page(3, 15);
+        let ordered = store.key_orderings();
+        for (limit, offset) in [(3, 0), (5, 7), (1, 19), (4, 30)] {
+            page(limit, offset);
+        }
+        assert_eq!(store.key_orderings(), ordered);
+
+        store.insert("c", &doc(json!({"n": -1, "i": 20}))).unwrap();
+        assert_eq!(page(1, 0)[0]["n"], json!(-1));
+        page(3, 15);
+
+        let other = LocalSqliteDocumentStore::new(&path);
+        other.insert("c", &doc(json!({"n": -2, "i": 21}))).unwrap();
+        assert_eq!(page(1, 0)[0]["n"], json!(-2));
+        page(3, 15);
+
+        let raised = store
+            .update(
+                "c",
+                &Filter::eq("i", 21),
+                &UpdateSpec::default().set("n", 100),
+                false,
+            )
+            .unwrap();
+        assert_eq!(raised, 1);
+        assert_eq!(page(1, 21)[0]["n"], json!(100));
+        page(3, 15);
+
+        other.delete("c", &Filter::eq("i", 20)).unwrap();
+        assert_eq!(page(1, 0)[0]["n"], json!(0));
+        page(3, 15);
+
+        // Dropping a table and making it again changes no row.
+        store.drop_collection("c").unwrap();
+        store.ensure_index("c", &["i"], false).unwrap();
+        assert_eq!(page(3, 15), Vec::<Document>::new());
+        store.insert("c", &doc(json!({"n": 5, "i": 0}))).unwrap();
+        assert_eq!(page(3, 0).len(), 1);
     }
 }
