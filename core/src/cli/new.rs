@@ -162,6 +162,13 @@ pub fn run(args: &NewArgs, session: &Session, term: &Terminal) -> Exit {
             language.sdk_from_checkout().replace("./PROJECT", &folder)
         ));
     }
+    if kind == Kind::Store(StoreKind::Document) && language != Language::Rust {
+        // Otherwise its test passes having tested almost nothing.
+        notes.push(
+            "Its test runs the document kit inside agent-env: put agent-env on PATH or set AGENT_ENV_BIN to its path, or the test is skipped rather than failed (with CI set, it fails)."
+                .to_string(),
+        );
+    }
     let add = "agent-env plugin add . -y";
     let verify = format!("agent-env plugin verify {}", args.name);
     if args.json {

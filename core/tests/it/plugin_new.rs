@@ -223,3 +223,24 @@ fn plugin_new_answers_in_json_for_a_script() {
     );
     assert!(!s.home().join("My-Plugin").exists());
 }
+
+/// A document store project in Go or Python tests itself by running the kit inside agent-env, which it
+/// skips without agent-env: `plugin new` says so, so a green test that tested nothing is not a surprise.
+#[test]
+fn a_document_store_project_says_its_test_needs_agent_env() {
+    let s = Sandboxed::new();
+    for lang in ["go", "python"] {
+        let name = format!("agentenv-doc-{lang}");
+        let r = s.run(&[
+            "plugin", "new", &name, "--lang", lang, "--kind", "store", "--store", "document",
+        ]);
+        assert_eq!(r.code, 0, "{}{}", r.stdout, r.stderr);
+        let note = r
+            .stdout
+            .find("put agent-env on PATH or set AGENT_ENV_BIN")
+            .unwrap_or_else(|| panic!("{}", r.stdout));
+        assert!(note < r.stdout.find("\nNext: ").unwrap(), "{}", r.stdout);
+    }
+    let r = s.run(&["plugin", "new", "agentenv-steps", "--lang", "go"]);
+    assert!(!r.stdout.contains("AGENT_ENV_BIN"), "{}", r.stdout);
+}
