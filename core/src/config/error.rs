@@ -116,6 +116,11 @@ pub enum ConfigError {
     #[error("{0}")]
     Store(String),
 
+    /// A hosted store's server did not answer its probe (down, unreachable, too slow): the store's own
+    /// sentence. Its settings may be right; a script tells an outage from a mistake by its code.
+    #[error("{0}")]
+    StoreUnreachable(String),
+
     #[error(
         "[{table}] has unknown keys [{}]; allowed: ['default_a2a_agent_id']",
         quoted_list(keys)
@@ -168,7 +173,8 @@ impl ConfigError {
 
     /// The report code for a problem with the document itself: `config-not-found` when
     /// `$AGENT_ENV_CONFIG` names no file, `config-unreadable` when the file cannot be read or parsed,
-    /// `config-invalid` for anything wrong inside a readable file.
+    /// `store-unreachable` when a hosted store's server did not answer, `config-invalid` for anything
+    /// else wrong inside a readable file.
     pub fn code(&self) -> &'static str {
         match self {
             ConfigError::EnvPathMissing { .. } | ConfigError::ChosenPathMissing { .. } => {
@@ -179,6 +185,7 @@ impl ConfigError {
             | ConfigError::Vanished { .. }
             | ConfigError::Unreadable { .. } => "config-unreadable",
             ConfigError::At { source, .. } => source.code(),
+            ConfigError::StoreUnreachable(_) => "store-unreachable",
             _ => "config-invalid",
         }
     }

@@ -217,7 +217,15 @@ impl StoreBuilder for StoresBuilder<'_> {
         let on_disk = kind != StoreKind::Image
             && crate::stores::local_builtin(kind, &selection.impl_name).is_some();
         if self.probe == Probe::All || (self.probe == Probe::OnDisk && on_disk) {
-            store.probe().map_err(|e| vec![in_section(e)])?;
+            // A built-in store off this machine that failed to reach its server is down or out of
+            // reach, which its settings may not be to blame for; what it refused is its settings'.
+            let hosted = !on_disk && !matches!(target, Target::Plugin { .. });
+            store.probe().map_err(|e| match e {
+                crate::stores::StoreError::Io { message, .. } if hosted => {
+                    vec![ConfigError::StoreUnreachable(message)]
+                }
+                e => vec![in_section(e)],
+            })?;
         }
         Ok(None)
     }

@@ -7,7 +7,7 @@ use std::process::Command;
 use agent_env_test_support::servers::{scripts_dir, shared_postgres};
 use serde_json::Value;
 
-use crate::hosted_s3::{problems, World};
+use crate::hosted_s3::{problem_codes, problems, World};
 
 /// Runs `sql` with `psql` as the shared cluster's owner (a role to test with, a look at the tables) and
 /// returns what it printed, one row a line. `postgres.sh install` names the folder of the client.
@@ -199,6 +199,8 @@ fn a_dsn_that_does_not_parse_a_server_that_is_down_and_a_wrong_password_are_repo
         found.contains("could not reach 127.0.0.1:9/agentenv"),
         "{found}"
     );
+    // A server that is down is told from a mistake in the settings by its code.
+    assert_eq!(problem_codes(&out), ["store-unreachable"], "{found}");
     assert!(
         !found.contains("topsecretpw"),
         "the password was printed: {found}"
@@ -221,4 +223,5 @@ fn a_dsn_that_does_not_parse_a_server_that_is_down_and_a_wrong_password_are_repo
         !found.contains("not-the-password"),
         "the password was printed: {found}"
     );
+    assert_eq!(problem_codes(&out), ["config-invalid"], "{found}");
 }

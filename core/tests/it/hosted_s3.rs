@@ -112,6 +112,17 @@ pub(crate) fn problems(out: &Output) -> Vec<String> {
         .collect()
 }
 
+/// The `code` of each problem `config check --json` printed.
+pub(crate) fn problem_codes(out: &Output) -> Vec<String> {
+    let json: Value = serde_json::from_slice(&out.stdout).unwrap();
+    json["problems"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|p| p["code"].as_str().unwrap().to_string())
+        .collect()
+}
+
 #[test]
 fn config_check_reaches_the_bucket_and_store_check_runs_every_object_case() {
     let endpoint = shared_seaweedfs().value("S3_ENDPOINT").to_string();
