@@ -842,6 +842,43 @@ fn suggested_commands_quote_what_a_shell_would_split() {
     assert_eq!(shown.code, 0, "{}", shown.both());
 }
 
+/// The TASK column of `task list` is quoted as its INSTANCE column is: a task id a shell would split
+/// (a space, a quote) pastes into `task instances` as shown. It was shown bare.
+#[test]
+fn the_task_column_quotes_an_id_a_shell_would_split_as_the_instance_column_does() {
+    let s = Sandboxed::new();
+    s.copy_hello("my hello");
+    let passing = r#"[{"id": "box", "type": "deploy_sandbox", "sandbox_name": "box"},
+        {"id": "check", "type": "verify_sandbox", "sandbox_name": "box", "verifier_id": "v",
+         "criteria": [{"type": "bash_cmd_succeeds", "criterion": "ok", "bash_cmd": "true"}]}]"#;
+    s.write("quotes/tasks/it's.json", passing);
+    for bundle in ["./my hello", "./quotes"] {
+        let r = s.run(&["run", bundle]);
+        assert_eq!(r.code, 0, "{}", r.both());
+    }
+    let listed = s.run(&["task", "list"]);
+    assert_eq!(listed.code, 0, "{}", listed.both());
+    for (task, instance) in [
+        ("'~/my hello/hello' v1", "'@local/~/my hello/hello-"),
+        (r"'~/quotes/it'\''s' v1", r"'@local/~/quotes/it'\''s-"),
+    ] {
+        let row = listed
+            .stdout
+            .lines()
+            .find(|l| l.starts_with(instance))
+            .unwrap_or_else(|| panic!("no row of {instance}: {}", listed.stdout));
+        assert!(row.contains(&format!("  {task}  ")), "{row}");
+    }
+    // What the column shows, read by a shell, names the task.
+    let shown = s.run(&["task", "instances", "~/my hello/hello"]);
+    assert_eq!(shown.code, 0, "{}", shown.both());
+    assert!(
+        shown.stdout.contains("'~/my hello/hello' v1"),
+        "{}",
+        shown.stdout
+    );
+}
+
 /// Writes a journal a run on this machine left behind, named for its run group, with `lines`.
 fn left_journal(s: &Sandboxed, group: &str, lines: &[String]) {
     let runs = s.state().join("locks").join("runs");

@@ -389,7 +389,7 @@ pub(super) fn list(
                 scores_text(&scored),
                 format!(
                     "{} v{}",
-                    task_id.strip_prefix("@local/").unwrap_or(task_id),
+                    pasteable_id(task_id.strip_prefix("@local/").unwrap_or(task_id)),
                     d.get("task_version").and_then(Value::as_i64).unwrap_or(0)
                 ),
                 text(d, "started_at_utc").to_string(),

@@ -99,10 +99,11 @@ fn status_word(doc: &Document, scores: &Map<String, Value>) -> String {
     format!("{status} ({})", outcome.word())
 }
 
-/// The instance id as a person copies it into `task get-instance`: whole, as the run's summary
-/// prints it, quoted when a shell would split it (a bundle folder with a space in its path).
-fn pasteable_id(instance_id: &str) -> String {
-    crate::quote::id(instance_id)
+/// An id as a person copies it into another command (an instance's into `task get-instance`, a
+/// task's into `task instances`): whole, as the run's summary prints it, quoted when a shell would
+/// split it (a bundle folder with a space in its path).
+fn pasteable_id(id: &str) -> String {
+    crate::quote::id(id)
 }
 
 /// An instance's scores as one line, `step: score, …`; `-` when there are none.
