@@ -574,6 +574,80 @@ fn a_name_two_bundles_share_is_said_and_the_end_of_an_id_picks_one() {
     assert!(!one.stderr.contains("names 2 tasks"), "{}", one.stderr);
 }
 
+/// `task list --json` is written as it is read, an instance at a time, in the very bytes of the
+/// whole document pretty-printed at once (what it printed when it held the whole document): keys in
+/// the same order, the same indentation, `warnings` after the instances; and a shared task name is
+/// still said on stderr.
+#[test]
+fn a_listed_document_written_as_it_is_read_is_the_whole_one_pretty_printed() {
+    let s = Sandboxed::new();
+    assert_eq!(s.run(&["run", "hello"]).code, 0);
+    s.write("broken/tasks/fails.json", FAILING);
+    assert_eq!(s.run(&["run", "./broken"]).code, 1);
+    assert_eq!(
+        s.run(&["bundle", "init", "hello1", "--from-bundle", "hello"])
+            .code,
+        0
+    );
+    assert_eq!(s.run(&["run", "./hello1"]).code, 0);
+    let lists: [&[&str]; 5] = [
+        &["task", "list", "--json", "--limit", "0"],
+        &["task", "list", "--json"],
+        &["task", "list", "--json", "--limit", "2"],
+        &["task", "instances", "hello", "--json", "--limit", "0"],
+        &[
+            "task", "list", "--bundle", "hello", "--task", "fails", "--json",
+        ],
+    ];
+    for args in lists {
+        let r = s.run(args);
+        assert_eq!(r.code, 0, "{args:?}: {}", r.both());
+        let doc: Value = serde_json::from_str(&r.stdout)
+            .unwrap_or_else(|e| panic!("{args:?}: {e}: {}", r.stdout));
+        let whole = format!("{}\n", serde_json::to_string_pretty(&doc).unwrap());
+        assert_eq!(r.stdout, whole, "{args:?}");
+        let keys: Vec<&str> = doc
+            .as_object()
+            .unwrap()
+            .keys()
+            .map(String::as_str)
+            .collect();
+        let expected: &[&str] = match doc.get("warnings") {
+            Some(_) => &["format_version", "instances", "warnings"],
+            None => &["format_version", "instances"],
+        };
+        assert_eq!(keys, expected, "{args:?}");
+    }
+    let whole = json(&s, &["task", "list", "--json", "--limit", "0"]);
+    assert_eq!(
+        whole["instances"].as_array().map(Vec::len),
+        Some(3),
+        "{whole:#}"
+    );
+    assert!(s
+        .run(&["task", "list", "--json", "--limit", "2"])
+        .stdout
+        .starts_with(
+            "{\n  \"format_version\": 1,\n  \"instances\": [\n    {\n      \"completed_at_utc\": "
+        ));
+    let none = s.run(&[
+        "task", "list", "--bundle", "hello", "--task", "fails", "--json",
+    ]);
+    assert!(
+        none.stdout.starts_with(
+            "{\n  \"format_version\": 1,\n  \"instances\": [],\n  \"warnings\": [\n    \"None of the 3 recorded"
+        ),
+        "{}",
+        none.stdout
+    );
+    let shared = s.run(&["task", "instances", "hello", "--json", "--limit", "0"]);
+    assert!(
+        shared.stderr.contains("'hello' names 2 tasks ("),
+        "{}",
+        shared.both()
+    );
+}
+
 /// A task file with a byte order mark is put as a bundle reads one, and a task's name typed in
 /// another Unicode form (a combining accent) names the same task.
 #[test]

@@ -1,18 +1,23 @@
 //! `task list` and `task instances`: the recorded instances a filter keeps, newest first (read a page
-//! at a time), as a table or as JSON, and what a list that found none says.
+//! at a time, `newest`), as a table or as JSON (written as it is read, `json_list`), and what a list
+//! that found none says.
+
+use std::collections::BTreeSet;
+use std::time::SystemTime;
 
 use serde_json::{json, Map, Value};
 
 use super::filter::{matches, tasks_named, tasks_selected, BundleFilter};
+use super::json_list::JsonList;
+use super::newest::Newest;
 use super::sources::Sources;
-use super::{pasteable_id, pretty, scores_text, status_word, text, ListArgs};
+use super::{pasteable_id, scores_text, status_word, text, ListArgs};
 use crate::cli::{Exit, Failure, Terminal};
-use std::time::SystemTime;
-
 use crate::run::heartbeat;
-use crate::run::recorded::{config_check_hint, newest_started_first, InstanceScores, Recorded};
+use crate::run::recorded::{config_check_hint, InstanceScores, Recorded};
 use crate::run::recorder::INSTANCES;
-use crate::stores::{Document, DocumentStore, Filter, Predicate, Sort};
+use crate::stores::error::StoreError;
+use crate::stores::{Document, DocumentStore, Filter, Predicate};
 
 /// What a list says when it found nothing here and the configured document store could not be read.
 const NONE_READABLE: &str = "None found in the local store; the configured document store, where stored tasks' runs are recorded, can't be read (see the warning above), so its instances are not listed; agent-env config check says what is wrong with it.\n";
@@ -33,106 +38,6 @@ pub(super) fn none_listed(recorded: usize, args: &ListArgs) -> String {
     format!(
         "None of the {recorded} recorded task instances matches{asked}; agent-env task list shows them all.\n"
     )
-}
-
-/// Instances read from one store at a time: a page's whole documents are held while it is read,
-/// and only the fields a list shows ([`listed_fields`]) are kept of each.
-const PAGE: usize = 200;
-
-/// The recorded instances of `narrowed` (the store-side filter, see [`task_narrowing`]) that `keep`
-/// keeps, newest first, at most `up_to` of them (all with `None`). Each store is read a page at a
-/// time, newest first, until it has given `up_to` kept ones (or all it holds): an instance can be
-/// tens of megabytes (its steps, a verifier's rows), and a whole list read every document at once
-/// and held them (480 MB for 20,000 instances). Of each instance only what a list shows is kept.
-fn newest_instances(
-    sources: &Recorded,
-    narrowed: &Filter,
-    keep: impl Fn(&Document) -> bool,
-    up_to: Option<usize>,
-) -> Result<Vec<Document>, Failure> {
-    let mut kept = Vec::new();
-    for store in sources.stores() {
-        newest_in(store.as_ref(), narrowed, &keep, up_to, &mut kept)
-            .map_err(|e| Failure::new(format!("cannot read the recorded task instances: {e}")))?;
-    }
-    // Each store gave its newest; their merge is sorted the way a list shows it.
-    kept.sort_by(newest_started_first);
-    if let Some(wanted) = up_to {
-        kept.truncate(wanted);
-    }
-    Ok(kept)
-}
-
-/// Adds to `kept` the newest `up_to` instances of `store` that `narrowed` and `keep` select (all
-/// with `None`), read a page at a time: a short list reads a short page first, then pages twice as
-/// large up to [`PAGE`].
-fn newest_in(
-    store: &dyn DocumentStore,
-    narrowed: &Filter,
-    keep: &impl Fn(&Document) -> bool,
-    up_to: Option<usize>,
-    kept: &mut Vec<Document>,
-) -> Result<(), crate::stores::StoreError> {
-    let newest_first = Sort::by("started_at_utc", true);
-    let mut page = up_to.map_or(PAGE, |n| n.clamp(1, PAGE));
-    let mut offset = 0;
-    let mut found = 0;
-    loop {
-        let batch = store.query(INSTANCES, narrowed, Some(&newest_first), Some(page), offset)?;
-        let read = batch.len();
-        for doc in batch.into_iter().filter(|d| keep(d)) {
-            kept.push(listed_fields(doc));
-            found += 1;
-        }
-        if up_to.is_some_and(|wanted| found >= wanted) || read < page {
-            return Ok(());
-        }
-        offset += read;
-        page = page.saturating_mul(2).min(PAGE);
-    }
-}
-
-/// Of an instance, the fields a list shows and those its status is told from (its heartbeat, the
-/// error a later run marked it with, each verifier's score): the rest, its steps and what its
-/// verifiers wrote, is dropped.
-fn listed_fields(mut doc: Document) -> Document {
-    const SHOWN: [&str; 11] = [
-        "instance_id",
-        "task_id",
-        "task_version",
-        "status",
-        "error",
-        "started_at_utc",
-        "completed_at_utc",
-        "ended_at_utc",
-        heartbeat::HEARTBEAT_AT,
-        heartbeat::HEARTBEAT_SECONDS,
-        heartbeat::RUN_HOST,
-    ];
-    let metadata = doc
-        .remove("context")
-        .and_then(|c| c.get("metadata").cloned())
-        .and_then(|m| match m {
-            Value::Object(m) => Some(m),
-            _ => None,
-        });
-    doc.retain(|key, _| SHOWN.contains(&key.as_str()));
-    if let Some(metadata) = metadata {
-        let mut kept = Map::new();
-        if let Some(group) = metadata.get("run_group_id") {
-            kept.insert("run_group_id".into(), group.clone());
-        }
-        let scores = crate::run::recorded::verifier_scores(&metadata);
-        if !scores.is_empty() {
-            let verifications: Map<String, Value> = scores
-                .into_iter()
-                .map(|(id, score)| (id, json!({ "score": score })))
-                .collect();
-            kept.insert("verifications".into(), Value::Object(verifications));
-        }
-        doc.insert("context".into(), json!({ "metadata": kept }));
-    }
-    doc
 }
 
 /// The filter a store applies itself, so a list of one task's or one bundle's instances reads
@@ -254,60 +159,26 @@ pub(super) fn list(
         ..args
     };
     let bundle_filter = args.bundle.as_deref().map(|b| BundleFilter::new(b, home));
-    // One more than the limit is read, to tell a list the limit cut from one that ended there.
     let narrowed = task_narrowing(sources, &args, bundle_filter.as_ref())?;
-    let mut found = newest_instances(
-        sources,
+    // With a limit, one more than it is read, to tell a list the limit cut from one that ended
+    // there. The instances only a journal here keeps (their start never reached the store) too.
+    let mut newest = Newest::new(
+        sources.stores(),
         &narrowed,
-        |d| matches(d, &args, bundle_filter.as_ref()),
+        |d: &Document| matches(d, &args, bundle_filter.as_ref()),
+        &all.journal_only,
         (args.limit > 0).then(|| args.limit.saturating_add(1)),
-    )?;
-    // And those only a journal here keeps (their start never reached the store).
-    found.extend(
-        all.journal_only
-            .iter()
-            .filter(|d| matches(d, &args, bundle_filter.as_ref()))
-            .cloned()
-            .map(listed_fields),
     );
-    found.sort_by(newest_started_first);
-    if args.limit > 0 {
-        found.truncate(args.limit.saturating_add(1));
-    }
-    let cut = args.limit > 0 && found.len() > args.limit;
-    found.truncate(if cut { args.limit } else { found.len() });
+    let first = newest.next().transpose().map_err(cannot_read)?;
+    let none_found = first.is_none();
     // Why the configured store is left out is said once: in the error below when the answer
     // hangs on it, else as a warning.
-    if !(args.task.is_some() && found.is_empty() && sources.left_out().is_some()) {
+    if !(args.task.is_some() && none_found && sources.left_out().is_some()) {
         all.warn_left_out(term);
-    }
-    // A name several bundles' tasks share lists them all: said, with how to name one alone (all of
-    // them, when `--limit` may have cut some off).
-    if let Some(asked) = &args.task {
-        let mut tasks: Vec<String> = found
-            .iter()
-            .map(|d| text(d, "task_id").to_string())
-            .collect();
-        if cut {
-            tasks.extend(tasks_named(sources, asked)?);
-        }
-        tasks.sort();
-        tasks.dedup();
-        if tasks.len() > 1 {
-            term.warn(format!(
-                "'{asked}' names {} tasks ({}); give more of an id, such as {}, to list one alone",
-                tasks.len(),
-                tasks.join(", "),
-                crate::quote::id(tasks[0].strip_prefix("@local/").unwrap_or(&tasks[0]))
-            ));
-        }
     }
     // A task name that names no task at all (a typo) is an error, not an empty list.
     if let Some(asked) = args.task.as_deref() {
-        if found.is_empty()
-            && sources.left_out().is_none()
-            && tasks_named(sources, asked)?.is_empty()
-        {
+        if none_found && sources.left_out().is_none() && tasks_named(sources, asked)?.is_empty() {
             return Err(Failure::new(format!(
                 "no task '{asked}' is recorded in the local or the configured document store; agent-env task list shows the tasks that ran"
             )));
@@ -315,7 +186,7 @@ pub(super) fn list(
     }
     // A bundle folder that is not there (a typo) and has no recorded instance is an error, as an
     // unknown task is: a CI job's filter that selects nothing must not read as "no runs".
-    if let (Some(asked), true) = (args.bundle.as_deref(), found.is_empty()) {
+    if let (Some(asked), true) = (args.bundle.as_deref(), none_found) {
         if let Some(Err(missing)) = crate::bundle::as_folder(asked, home) {
             return Err(Failure::new(format!(
                 "--bundle {missing}; no task instance of it is recorded"
@@ -324,44 +195,68 @@ pub(super) fn list(
     }
     // One task's instances asked for, none found, and the store that records stored tasks' runs
     // unreadable: no answer, not "no runs" (a script would read an empty list as that).
-    if let (Some(asked), Some(error), true) = (
-        args.task.as_deref(),
-        sources.unread_because(),
-        found.is_empty(),
-    ) {
+    if let (Some(asked), Some(error), true) =
+        (args.task.as_deref(), sources.unread_because(), none_found)
+    {
         return Err(Failure::new(cannot_list(asked, error)));
     }
     let scores = InstanceScores::new(sources);
     let now = SystemTime::now();
     if args.json {
-        let rows: Vec<Value> = found
-            .iter()
-            .map(|d| {
-                summary(
-                    d,
-                    &scores,
-                    now,
-                    all.end_waiting_here(d).is_some(),
-                    all.unfinished_here(d).is_some(),
-                )
-            })
-            .collect();
-        let mut doc = json!({"format_version": 1, "instances": rows});
+        // Written as it is read, an instance at a time: a whole list of 20,000 instances was held
+        // as one document (250 MB).
+        let print = |piece: &str| term.print(piece);
+        let mut document = JsonList::start(&print);
+        let mut tasks = BTreeSet::new();
+        let mut shown = 0;
+        let mut next = first;
+        let mut cut = false;
+        while let Some(doc) = next {
+            if args.limit > 0 && shown == args.limit {
+                cut = true;
+                break;
+            }
+            document.instance(&summary(
+                &doc,
+                &scores,
+                now,
+                all.end_waiting_here(&doc).is_some(),
+                all.unfinished_here(&doc).is_some(),
+            ));
+            if args.task.is_some() {
+                tasks.insert(text(&doc, "task_id").to_string());
+            }
+            shown += 1;
+            next = newest.next().transpose().map_err(cannot_read)?;
+        }
         // Present only when there are some: a script can tell "no runs" from "a store left out",
         // and from a filter that matches none of the runs there are.
         let mut warnings = warnings.clone();
-        if found.is_empty() && (args.bundle.is_some() || args.task.is_some()) {
+        if none_found && (args.bundle.is_some() || args.task.is_some()) {
             let recorded = sources.count(INSTANCES, &Filter::all()).unwrap_or(0) as usize;
             if recorded > 0 {
                 warnings.push(none(recorded, &args).trim_end().to_string());
             }
         }
-        if !warnings.is_empty() {
-            doc["warnings"] = json!(warnings);
-        }
-        term.print(&format!("{}\n", pretty(&doc)));
+        document.end(&warnings);
+        warn_shared_name(sources, &args, tasks, cut, term)?;
         return Ok(0);
     }
+    let mut found: Vec<Document> = first.into_iter().collect();
+    let wanted = match args.limit {
+        0 => usize::MAX,
+        limit => limit.saturating_add(1),
+    };
+    for doc in newest.by_ref().take(wanted.saturating_sub(found.len())) {
+        found.push(doc.map_err(cannot_read)?);
+    }
+    let cut = args.limit > 0 && found.len() > args.limit;
+    found.truncate(if cut { args.limit } else { found.len() });
+    let tasks = found
+        .iter()
+        .map(|d| text(d, "task_id").to_string())
+        .collect();
+    warn_shared_name(sources, &args, tasks, cut, term)?;
     if found.is_empty() {
         // Not "nothing recorded": what the store left out may hold them.
         if sources.left_out().is_some() {
@@ -413,6 +308,38 @@ pub(super) fn list(
     Ok(0)
 }
 
+/// A name several bundles' tasks share lists them all: said, with how to name one alone. `tasks`
+/// are the ids of the instances listed; all the tasks of that name when `cut` (the limit may have
+/// left some out).
+fn warn_shared_name(
+    sources: &Recorded,
+    args: &ListArgs,
+    mut tasks: BTreeSet<String>,
+    cut: bool,
+    term: &Terminal,
+) -> Result<(), Failure> {
+    let Some(asked) = &args.task else {
+        return Ok(());
+    };
+    if cut {
+        tasks.extend(tasks_named(sources, asked)?);
+    }
+    if let (true, Some(first)) = (tasks.len() > 1, tasks.first()) {
+        term.warn(format!(
+            "'{asked}' names {} tasks ({}); give more of an id, such as {}, to list one alone",
+            tasks.len(),
+            tasks.iter().cloned().collect::<Vec<_>>().join(", "),
+            crate::quote::id(first.strip_prefix("@local/").unwrap_or(first))
+        ));
+    }
+    Ok(())
+}
+
+/// The error of a list whose store failed to answer a read.
+fn cannot_read(e: StoreError) -> Failure {
+    Failure::new(format!("cannot read the recorded task instances: {e}"))
+}
+
 /// What a table the limit cut says under it: how many it shows and how to see the rest.
 fn cut_line(limit: usize) -> String {
     format!("{limit} shown, the newest; more are recorded: --limit 0 shows them all.\n")
@@ -436,8 +363,21 @@ fn cannot_list(asked: &str, error: &str) -> String {
 
 #[cfg(test)]
 mod tests {
+    use super::super::newest::PAGE;
     use super::super::watched::Watched;
     use super::*;
+
+    /// The newest `up_to` instances of `sources` that `keep` keeps (all with `None`).
+    fn newest_instances(
+        sources: &Recorded,
+        narrowed: &Filter,
+        keep: impl Fn(&Document) -> bool,
+        up_to: Option<usize>,
+    ) -> Result<Vec<Document>, StoreError> {
+        Newest::new(sources.stores(), narrowed, keep, &[], up_to)
+            .take(up_to.unwrap_or(usize::MAX))
+            .collect()
+    }
 
     /// One sentence: the local store named only where it could hold the task's runs, and the way to
     /// find out more said once.
