@@ -88,6 +88,17 @@ impl PlannedStep {
 pub struct PlannedTask<'b> {
     pub task: &'b Task,
     pub steps: Vec<PlannedStep>,
+    /// Which run it is, when one task is run several times (`task run ID --runs N`).
+    pub run: Option<RunOfMany>,
+}
+
+/// One of several runs of one task: run `number` of `of`, of the task at `task_path` (the path the
+/// run's copy of it has names the run too: `team/x, run 2`).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct RunOfMany {
+    pub task_path: String,
+    pub number: usize,
+    pub of: usize,
 }
 
 impl PlannedTask<'_> {
@@ -474,7 +485,11 @@ fn plan_task<'b>(
             });
         }
     }
-    PlannedTask { task, steps }
+    PlannedTask {
+        task,
+        steps,
+        run: None,
+    }
 }
 
 /// `; did you mean 'x'?` for a name close to one of the bundle's artifacts, else `; its artifacts

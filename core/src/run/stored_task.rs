@@ -13,7 +13,7 @@ use super::bundle_run::{choose_sandbox_provider, start_plugin_steps, RunPlanCont
 use super::events::RunObserver;
 use super::executor::NoPlugins;
 use super::materialize::Places;
-use super::plan::{self, Plan, PlannedTask};
+use super::plan::{self, Plan, PlannedTask, RunOfMany};
 use super::plugin_steps::warn_noise;
 use super::run_stores::RunStores;
 use super::{run_planned, RunError, RunOptions, RunStatus};
@@ -408,13 +408,21 @@ pub fn run_stored_task(
     let planned: Vec<PlannedTask<'_>> = one.tasks;
     let runs = request.runs.max(1);
     // One copy of the planned task per run; several runs are told apart in the lines a person reads
-    // (`[team/x, run 2] …`), a single run keeps the task's own name.
-    let copies: Vec<(crate::bundle::Task, &PlannedTask<'_>)> = (1..=runs)
+    // (`[team/x, run 2] …`, and `team/x v1, run 2 of 3` in the summary), a single run keeps the
+    // task's own name.
+    let copies: Vec<(crate::bundle::Task, &PlannedTask<'_>, Option<RunOfMany>)> = (1..=runs)
         .flat_map(|run| {
             planned.iter().map(move |p| {
-                let path = match runs {
-                    1 => p.task.path.clone(),
-                    _ => format!("{}, run {run}", p.task.path),
+                let (path, run) = match runs {
+                    1 => (p.task.path.clone(), None),
+                    _ => (
+                        format!("{}, run {run}", p.task.path),
+                        Some(RunOfMany {
+                            task_path: p.task.path.clone(),
+                            number: run,
+                            of: runs,
+                        }),
+                    ),
                 };
                 // The planned steps are what runs: the copy leaves out the steps as written.
                 let task = crate::bundle::Task {
@@ -423,15 +431,16 @@ pub fn run_stored_task(
                     id: p.task.id.clone(),
                     steps: Vec::new(),
                 };
-                (task, p)
+                (task, p, run)
             })
         })
         .collect();
     let tasks: Vec<PlannedTask<'_>> = copies
         .iter()
-        .map(|(task, p)| PlannedTask {
+        .map(|(task, p, run)| PlannedTask {
             task,
             steps: p.steps.clone(),
+            run: run.clone(),
         })
         .collect();
     let plan = Plan {

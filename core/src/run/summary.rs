@@ -94,7 +94,7 @@ pub(super) fn print_summary(
             Some((first, rest)) => (first, format!("\n{rest}")),
             None => (text.as_str(), String::new()),
         };
-        let line = format!("  {} v{}: {first}{instance}{rest}", r.path, r.version);
+        let line = format!("  {}: {first}{instance}{rest}", named(r));
         // In a long run the tally and the tasks that did not pass after it say what needs reading,
         // so a quiet view (`-q`) leaves this list out.
         if results.len() > LISTED_IN_FULL {
@@ -117,6 +117,18 @@ pub(super) fn print_summary(
             out.line(&eval_line(&tally));
         }
         skipped_lines(&plan.skipped, false, out);
+    }
+}
+
+/// A task run as its summary line names it: its path and version (`tasks/hello.json v1`), and which
+/// run it was when one task ran several times (`team/x v1, run 2 of 3`).
+fn named(r: &TaskRunResult) -> String {
+    match &r.run {
+        Some(run) => format!(
+            "{} v{}, run {} of {}",
+            run.task_path, r.version, run.number, run.of
+        ),
+        None => format!("{} v{}", r.path, r.version),
     }
 }
 
@@ -167,7 +179,7 @@ fn not_passed_lines(results: &[TaskRunResult]) -> Vec<String> {
             .as_deref()
             .map(|id| format!(", instance {}", crate::quote::id(id)))
             .unwrap_or_default();
-        lines.push(format!("    {} v{}: {first}{instance}", r.path, r.version));
+        lines.push(format!("    {}: {first}{instance}", named(r)));
     }
     let more = not_passed.len().saturating_sub(NOT_PASSED_NAMED);
     if more > 0 {
@@ -211,6 +223,7 @@ mod tests {
         TaskRunResult {
             path: path.into(),
             version: 1,
+            run: None,
             outcome,
             duration: std::time::Duration::ZERO,
             instance_id: None,
@@ -281,5 +294,24 @@ mod tests {
             eval_line(&tally),
             "  evals/all.toml v1: 10 of 300 passed, 2 scored below 1, 1 unscored, 1 failed, 4 cancelled, 282 didn't start"
         );
+    }
+
+    /// Several runs of one task are named after its version, each with how many there were; a task
+    /// run once keeps its path and version.
+    #[test]
+    fn a_run_of_several_is_named_after_the_version() {
+        let mut again = result("team/x, run 2", TaskOutcome::Unscored);
+        again.run = Some(crate::run::plan::RunOfMany {
+            task_path: "team/x".into(),
+            number: 2,
+            of: 3,
+        });
+        assert_eq!(named(&again), "team/x v1, run 2 of 3");
+        assert_eq!(
+            not_passed_lines(&[again])[1],
+            "    team/x v1, run 2 of 3: unscored"
+        );
+        let once = result("tasks/hello.json", TaskOutcome::Unscored);
+        assert_eq!(named(&once), "tasks/hello.json v1");
     }
 }

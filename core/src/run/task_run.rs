@@ -11,7 +11,7 @@ use crate::run::builtin_steps::StepEnv;
 use crate::run::context::TaskStepContext;
 use crate::run::events::{RunEvent, RunObserver, TaskScore};
 use crate::run::outcome::{seconds, TaskOutcome};
-use crate::run::plan::PlannedTask;
+use crate::run::plan::{PlannedTask, RunOfMany};
 use crate::run::recorder::{FinalWait, NewInstance, RecordError, Recorder};
 use crate::run::step_schedule::{run_steps, StepState};
 use crate::run::task_shared::RunShared;
@@ -22,6 +22,8 @@ use crate::sandbox::Deployed;
 pub struct TaskRunResult {
     pub path: String,
     pub version: i64,
+    /// Which run it was, when one task ran several times.
+    pub run: Option<RunOfMany>,
     pub outcome: TaskOutcome,
     pub duration: Duration,
     pub instance_id: Option<String>,
@@ -45,6 +47,7 @@ pub fn run_task(planned: &PlannedTask<'_>, version: i64, shared: &RunShared<'_>)
     let mut result = TaskRunResult {
         path: task.path.clone(),
         version,
+        run: planned.run.clone(),
         outcome: TaskOutcome::DidntStart,
         duration: Duration::ZERO,
         instance_id: None,

@@ -839,6 +839,52 @@ fn a_list_cut_by_its_limit_says_so() {
     assert!(doc.get("warnings").is_none(), "{doc:#}");
 }
 
+/// The summary of `task run --runs N` names each run after the task's version, and how many there
+/// were (`team/x v1, run 2 of 3`); it read `team/x, run 2 v1`. The JSON keeps its keys and values: a
+/// run's `path` names it as the lines of its steps do.
+#[test]
+fn the_summary_of_several_runs_names_each_run_of_how_many() {
+    let s = Sandboxed::new();
+    put_passing(&s, "team/soak");
+    let r = s.run(&["task", "run", "team/soak", "--runs", "3"]);
+    assert_eq!(r.code, 0, "{}", r.both());
+    for run in 1..=3 {
+        assert!(
+            r.stdout.contains(&format!(
+                "\n  team/soak v1, run {run} of 3: passed (check: 1), "
+            )),
+            "{}",
+            r.stdout
+        );
+        assert!(
+            r.stdout
+                .contains(&format!("[team/soak, run {run}] step 1/2 box")),
+            "{}",
+            r.stdout
+        );
+    }
+    assert!(!r.stdout.contains(" v1:"), "{}", r.stdout);
+    // One run keeps the task's own name.
+    let once = s.run(&["task", "run", "team/soak"]);
+    assert!(
+        once.stdout
+            .contains("\n  team/soak v1: passed (check: 1), "),
+        "{}",
+        once.stdout
+    );
+    let r = s.run(&["task", "run", "team/soak", "--runs", "2", "--json"]);
+    assert_eq!(r.code, 0, "{}", r.both());
+    let doc: Value = serde_json::from_str(&r.stdout).unwrap();
+    let paths: Vec<&str> = doc["tasks"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|t| t["path"].as_str().unwrap())
+        .collect();
+    assert_eq!(paths, ["team/soak, run 1", "team/soak, run 2"], "{doc:#}");
+    assert_eq!(doc["tasks"][1]["version"], 1, "{doc:#}");
+}
+
 /// The id a run prints is the id the lists print, and their words agree: `task run --runs 3` counts
 /// runs, and a completed instance says how it came out, as the run did.
 #[test]
