@@ -98,7 +98,7 @@ pub fn run_planned(
         keep: options.keep,
         observer: options.observer.as_ref(),
         flusher: &Flusher::with_heartbeat(options.liveness.heartbeat),
-        ended: &Tally::of(plan.tasks.len()),
+        ended: &Tally::of(plan),
         journal: journal.clone(),
         instances_in: options.places.instances_in,
         liveness: options.liveness,

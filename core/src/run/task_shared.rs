@@ -51,22 +51,32 @@ pub struct RunShared<'a> {
 pub struct Tally {
     ended: std::sync::atomic::AtomicUsize,
     total: usize,
+    /// What is counted: `tasks`, or `runs` for one task run several times.
+    counted: &'static str,
 }
 
 impl Tally {
-    pub fn of(total: usize) -> Tally {
+    /// A tally of `plan`'s tasks: its runs, when they are runs of one task (`task run ID --runs N`).
+    pub fn of(plan: &super::plan::Plan) -> Tally {
+        let runs_of_one = plan.tasks.iter().all(|task| task.run.is_some());
         Tally {
             ended: Default::default(),
-            total,
+            total: plan.tasks.len(),
+            counted: if runs_of_one && !plan.tasks.is_empty() {
+                "runs"
+            } else {
+                "tasks"
+            },
         }
     }
 
-    /// One more task ended; what its last line adds: ` (3 of 30 tasks ended)`, nothing for a lone task.
+    /// One more task ended; what its last line adds: ` (3 of 30 tasks ended)` (or `runs`), nothing for
+    /// a lone task.
     pub(super) fn one_more(&self) -> String {
         let ended = self.ended.fetch_add(1, std::sync::atomic::Ordering::SeqCst) + 1;
         match self.total {
             0 | 1 => String::new(),
-            total => format!(" ({ended} of {total} tasks ended)"),
+            total => format!(" ({ended} of {total} {} ended)", self.counted),
         }
     }
 }

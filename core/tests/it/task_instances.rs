@@ -864,6 +864,9 @@ fn the_summary_of_several_runs_names_each_run_of_how_many() {
         );
     }
     assert!(!r.stdout.contains(" v1:"), "{}", r.stdout);
+    // Each run's last line counts runs, not tasks.
+    assert!(r.stdout.contains(" (3 of 3 runs ended)\n"), "{}", r.stdout);
+    assert!(!r.stdout.contains("tasks ended"), "{}", r.stdout);
     // One run keeps the task's own name.
     let once = s.run(&["task", "run", "team/soak"]);
     assert!(
