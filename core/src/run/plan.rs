@@ -9,6 +9,8 @@ pub use super::plan_errors::{RetryConfigError, StepTypeError, StoreArtifactError
 use crate::bundle::step_fields::{declares_dependencies, dependency_ids, step_id, step_type};
 use crate::bundle::{Artifact, Bundle, BundleError, Eval, Task};
 
+pub mod seed_in_shell;
+
 /// What runs a step type.
 #[derive(Clone)]
 pub enum StepKind {
@@ -543,22 +545,13 @@ fn retry_of(
     Ok(Retry { from, max_retries })
 }
 
-/// Replaces `<key>` tokens in every string of a step with `seed[key]`.
+/// Replaces `<key>` tokens in every string of a step with `seed[key]`. A value that would land in
+/// a command a shell reads is checked first by [`seed_in_shell::refusals`]: a run whose seed it
+/// refuses must not start.
 pub fn substitute_seed(step: &mut Map<String, Value>, seed: &Map<String, Value>) {
     fn walk(v: &mut Value, seed: &Map<String, Value>) {
         match v {
-            Value::String(s) if s.contains('<') => {
-                for (key, value) in seed {
-                    let token = format!("<{key}>");
-                    if s.contains(&token) {
-                        let text = match value {
-                            Value::String(t) => t.clone(),
-                            other => other.to_string(),
-                        };
-                        *s = s.replace(&token, &text);
-                    }
-                }
-            }
+            Value::String(s) => fill_tokens(s, seed, |_, _| {}),
             Value::Array(items) => items.iter_mut().for_each(|i| walk(i, seed)),
             Value::Object(map) => map.values_mut().for_each(|i| walk(i, seed)),
             _ => {}
@@ -568,6 +561,30 @@ pub fn substitute_seed(step: &mut Map<String, Value>, seed: &Map<String, Value>)
         if key != "id" && key != "type" {
             walk(value, seed);
         }
+    }
+}
+
+/// Fills the `<key>` tokens of one string, key by key in the seed's order (so a value may complete
+/// a token of a later key), calling `placed` with each key and the text it put in.
+fn fill_tokens(text: &mut String, seed: &Map<String, Value>, mut placed: impl FnMut(&str, &str)) {
+    if !text.contains('<') {
+        return;
+    }
+    for (key, value) in seed {
+        let token = format!("<{key}>");
+        if text.contains(&token) {
+            let value = seed_text(value);
+            placed(key, &value);
+            *text = text.replace(&token, &value);
+        }
+    }
+}
+
+/// The text a seed value puts in place of its token: a string as it is, anything else as JSON.
+fn seed_text(value: &Value) -> String {
+    match value {
+        Value::String(t) => t.clone(),
+        other => other.to_string(),
     }
 }
 

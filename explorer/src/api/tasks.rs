@@ -25,6 +25,7 @@ use crate::runs::pin::Pin;
 use crate::runs::seed_tokens;
 use crate::runs::RunManager;
 use crate::state::{AppState, Shared};
+use agent_env::run::plan::seed_in_shell;
 use agent_env_store::document::{DocumentStore, Filter, Predicate};
 
 /// The most runs one request may start.
@@ -122,21 +123,24 @@ struct Runnable {
 }
 
 impl Runnable {
-    /// The 422 problems (at `loc` and the key) of the keys of `seed` that name a token none of the
-    /// steps has: such a seed would run the task as unseeded, silently.
+    /// The 422 problems (at `loc` and the key) of `seed`: a key that names a token none of the
+    /// steps has (such a seed would run the task as unseeded, silently), and a value that would land
+    /// in a command a shell runs holding more than plain text (it would run as shell code).
     fn seed_problems(&self, seed: &Map<String, Value>, loc: &[&str]) -> Vec<Value> {
-        seed_tokens::unused(seed, &self.steps)
+        let problem = |key: &str, msg: String| {
+            let mut at: Vec<&str> = loc.to_vec();
+            at.push(key);
+            json!({"loc": at, "msg": msg, "type": "value_error"})
+        };
+        let unused = seed_tokens::unused(seed, &self.steps)
             .into_iter()
-            .map(|key| {
-                let mut at: Vec<&str> = loc.to_vec();
-                at.push(key);
-                json!({
-                    "loc": at,
-                    "msg": seed_tokens::refusal(key, &self.steps),
-                    "type": "value_error",
-                })
-            })
-            .collect()
+            .map(|key| problem(key, seed_tokens::refusal(key, &self.steps)));
+        let in_shell = self
+            .steps
+            .iter()
+            .flat_map(|step| seed_in_shell::refusals(step, seed))
+            .map(|refused| problem(&refused.key, refused.to_string()));
+        unused.chain(in_shell).collect()
     }
 }
 
@@ -396,15 +400,17 @@ pub async fn start_group(
         ));
     }
     let task = runnable(&s, &task_id, body.version).await?;
-    // Each key no step has is named once, at the first seed that gives it.
+    // Each problem is named once, at the first seed that has it (a key no step has, at the first
+    // seed that gives it).
     let mut problems: Vec<Value> = Vec::new();
-    let mut named: Vec<String> = Vec::new();
+    let mut named: Vec<(String, Value)> = Vec::new();
     for (i, seed) in seeds.iter().enumerate() {
         let Some(seed) = seed else { continue };
         for problem in task.seed_problems(seed, &["body", "seeds", &i.to_string()]) {
             let key = problem["loc"][3].as_str().unwrap_or_default().to_string();
-            if !named.contains(&key) {
-                named.push(key);
+            let said = (key, problem["msg"].clone());
+            if !named.contains(&said) {
+                named.push(said);
                 problems.push(problem);
             }
         }

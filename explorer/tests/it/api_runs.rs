@@ -1313,3 +1313,79 @@ fn a_seed_naming_a_token_no_step_has_is_refused_with_the_tokens_there_are() {
     });
     assert_eq!(done["status"], "finished", "{done}");
 }
+
+/// A seed value is put into a `bash_cmd_succeeds` command as shell text: one holding more than
+/// plain word text (`;`, `$(…)`, a space, a leading `-`) is refused before anything runs, naming the
+/// seed, where it lands, the character and what is allowed; in a criterion's name it is only text.
+#[test]
+fn a_seed_value_that_would_run_as_shell_code_is_refused_and_nothing_runs() {
+    let world = World::new();
+    let folder = world.dirs.home.join("greet");
+    std::fs::create_dir_all(folder.join("tasks")).unwrap();
+    let proof = world.dirs.home.join("injected");
+    let task = json!([
+        {"id": "box", "type": "deploy_sandbox", "sandbox_name": "box"},
+        {"id": "check", "type": "verify_sandbox", "sandbox_name": "box", "verifier_id": "v",
+         "criteria": [{"type": "bash_cmd_succeeds", "criterion": "greets <who>",
+                       "bash_cmd": "echo hello <who>"}]}
+    ]);
+    std::fs::write(folder.join("tasks/greet.json"), task.to_string()).unwrap();
+    let ran = world.agent_env(&["run", "./greet"]);
+    assert_eq!(ran.code, 0, "{}", ran.both());
+    let server = Explorer::start(&world);
+    let t = seg("@local/~/greet/greet");
+
+    let attack = format!("x; touch {}; echo", proof.display());
+    let r = server.post(
+        &format!("/api/v1/tasks/{t}/run"),
+        &json!({"seed": {"who": attack}}).to_string(),
+    );
+    assert_eq!(
+        r.expect(422).detail(),
+        json!([{"loc": ["body", "seed", "who"],
+                "msg": "seed <who> lands in the bash_cmd of step 'check', criterion 1 (bash_cmd_succeeds), which bash runs, and its value holds ';'; a seed value filled into a command may hold only letters, digits and - _ . , : / @ + = % (no space, and no - at its start), so that a shell reads it as plain text",
+                "type": "value_error"}])
+    );
+    // A group names each refused value at the first seed that has it, and starts none of them.
+    let r = server.post(
+        &format!("/api/v1/tasks/{t}/runs"),
+        r#"{"seeds": [{"who": "ann"}, {"who": "$(id)"}, {"who": "a b"}, {"who": "-n"}]}"#,
+    );
+    let detail = r.expect(422).detail();
+    let said: Vec<(&str, &str)> = detail
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|p| (p["loc"][2].as_str().unwrap(), p["msg"].as_str().unwrap()))
+        .collect();
+    assert_eq!(said.len(), 3, "{detail}");
+    assert!(
+        said[0].0 == "1" && said[0].1.contains("its value holds '$'"),
+        "{detail}"
+    );
+    assert!(
+        said[1].0 == "2" && said[1].1.contains("its value holds ' '"),
+        "{detail}"
+    );
+    assert!(
+        said[2].0 == "3" && said[2].1.contains("its value starts with '-'"),
+        "{detail}"
+    );
+    assert_eq!(server.get("/api/v1/workflows").json()["total"], 0);
+    std::thread::sleep(std::time::Duration::from_millis(300));
+    assert!(!proof.exists(), "the seed's command ran");
+
+    // Plain word text is taken, and the run fills it in.
+    let started = server
+        .post(
+            &format!("/api/v1/tasks/{t}/run"),
+            r#"{"seed": {"who": "ann-lee@example.org"}}"#,
+        )
+        .expect(200)
+        .json();
+    let workflow = started["workflow_id"].as_str().unwrap();
+    let done = server.poll(&format!("/api/v1/workflows/{workflow}"), |w| {
+        w["done"] == true
+    });
+    assert_eq!(done["status"], "finished", "{done}");
+}

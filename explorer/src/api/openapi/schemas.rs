@@ -219,8 +219,7 @@ fn bodies() -> Vec<(&'static str, Value)> {
     let string = json!({"type": ["string", "null"]});
     // A model's or an agent's name (`tasks::MAX_NAME_CHARS`).
     let name = json!({"type": ["string", "null"], "maxLength": MAX_NAME_CHARS});
-    let seed =
-        json!({"type": ["object", "null"], "description": "values for the steps' <key> tokens"});
+    let seed = json!({"type": ["object", "null"], "description": "values for the steps' <key> tokens; one that lands in a bash_cmd_succeeds command may hold only letters, digits and - _ . , : / @ + = % (no space, no - first), else a 422 naming it"});
     vec![
         (
             "RunRequest",
