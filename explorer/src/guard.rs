@@ -1,7 +1,9 @@
 //! The checks every request passes before routing, and the headers every answer leaves with:
 //!
 //! - a `Host` outside the loopback names and `[explorer] allowed_hosts` gets **421** (a page on another
-//!   site that resolves its own name to 127.0.0.1 — DNS rebinding — cannot read the explorer);
+//!   site that resolves its own name to 127.0.0.1 — DNS rebinding — cannot read the explorer), and so
+//!   does an absolute-form target (`GET http://host/…`) naming such a host; a request with two `Host`
+//!   headers gets **400**;
 //! - an `/api` request a browser marks `Sec-Fetch-Site: cross-site` from an origin not allowed gets
 //!   **403**, and so does any write (`POST`) whose `Origin` is neither this server nor allowed;
 //! - CORS answers only allowed origins (`[explorer] cors_origins`, else the loopback ones);
@@ -122,11 +124,40 @@ fn host_refused(host: &str) -> ApiError {
     ApiError::new(StatusCode::MISDIRECTED_REQUEST, detail)
 }
 
-/// The middleware: refuses what the rules refuse, answers CORS preflights, and adds the headers.
-pub async fn guard(State(guard): State<Arc<Guard>>, request: Request, next: Next) -> Response {
+/// The 400 a request with more than one `Host` header gets: which one it means is not for the
+/// explorer to guess (a proxy may have read the other).
+fn hosts_refused(count: usize) -> ApiError {
+    ApiError::bad_request(format!(
+        "a request with {count} Host headers is not served; send one, naming the host the explorer is reached by"
+    ))
+}
+
+/// The host a request is for, when the explorer may serve it; else the answer refusing it. A
+/// request must carry one `Host` header (400 for more), and the host it names, and the host of an
+/// absolute-form target (`GET http://host/path`, which a server reads in place of `Host`), must be
+/// allowed (421).
+fn checked_host(guard: &Guard, request: &Request) -> Result<(), ApiError> {
+    let count = request.headers().get_all(header::HOST).iter().count();
+    if count > 1 {
+        return Err(hosts_refused(count));
+    }
     let host = host_of(request.headers());
     if !guard.host_allowed(&host) {
-        let mut response = host_refused(&host).into_response();
+        return Err(host_refused(&host));
+    }
+    if let Some(authority) = request.uri().authority() {
+        let target = host_name(&authority.host().to_ascii_lowercase());
+        if !guard.host_allowed(&target) {
+            return Err(host_refused(&target));
+        }
+    }
+    Ok(())
+}
+
+/// The middleware: refuses what the rules refuse, answers CORS preflights, and adds the headers.
+pub async fn guard(State(guard): State<Arc<Guard>>, request: Request, next: Next) -> Response {
+    if let Err(refused) = checked_host(&guard, &request) {
+        let mut response = refused.into_response();
         add_page_headers(response.headers_mut());
         return response;
     }

@@ -1,5 +1,6 @@
-//! The guards: 421 for a foreign Host, 403 for a cross-site API call from an origin not allowed, the
-//! CORS allow-list, the security headers, and the settings `up` refuses to start with.
+//! The guards: 421 for a foreign Host (or absolute-form target), 400 for two Host headers, 403 for a
+//! cross-site API call from an origin not allowed, the CORS allow-list, the security headers, and the
+//! settings `up` refuses to start with.
 
 use std::process::Stdio;
 
@@ -49,6 +50,53 @@ fn a_host_outside_loopback_and_the_allow_list_gets_421() {
             .request("GET", "/api/v1/health", &[("Host", host)], b"")
             .expect(200);
     }
+}
+
+/// Which of two `Host` headers a request means is not guessed (a proxy in front may have read the
+/// other one): 400. An absolute-form target names the host a server reads in place of `Host`, so
+/// its host is held to the same list: 421 for one not allowed, whatever `Host` says.
+#[test]
+fn two_host_headers_get_400_and_an_absolute_target_for_a_foreign_host_421() {
+    let world = World::new();
+    let server = Explorer::start(&world);
+    for hosts in [["localhost", "evil.com"], ["localhost", "localhost"]] {
+        let r = server.request(
+            "GET",
+            "/api/v1/tasks",
+            &[("Host", hosts[0]), ("Host", hosts[1])],
+            b"",
+        );
+        r.expect(400);
+        assert_eq!(
+            r.detail(),
+            "a request with 2 Host headers is not served; send one, naming the host the explorer is reached by"
+        );
+        assert_eq!(r.header("x-frame-options"), Some("DENY"));
+    }
+
+    let r = server.request(
+        "GET",
+        "http://evil.com/api/v1/tasks",
+        &[("Host", "localhost")],
+        b"",
+    );
+    r.expect(421);
+    assert_eq!(
+        r.detail(),
+        "host 'evil.com' not allowed; to serve it, list it in .agentenv/config.toml under [explorer] as allowed_hosts = [\"evil.com\"] and start agent-env up again"
+    );
+    let own = format!("http://127.0.0.1:{}/api/v1/tasks", server.port);
+    server
+        .request("GET", &own, &[("Host", "localhost")], b"")
+        .expect(200);
+    server
+        .request(
+            "GET",
+            "http://LocalHost:1/api/v1/health",
+            &[("Host", "127.0.0.1")],
+            b"",
+        )
+        .expect(200);
 }
 
 #[test]
