@@ -6,7 +6,8 @@
 //!   headers gets **400**;
 //! - an `/api` request a browser marks `Sec-Fetch-Site: cross-site` from an origin not allowed gets
 //!   **403**, and so does any write (`POST`) whose `Origin` is neither this server nor allowed;
-//! - CORS answers only allowed origins (`[explorer] cors_origins`, else the loopback ones);
+//! - CORS answers only the explorer's own origin (`http://127.0.0.1:<port>`, `http://localhost:<port>`)
+//!   and those `[explorer] cors_origins` adds (a page on another local port is another site);
 //! - every answer but the object proxy's (which sets a policy per content type) carries the
 //!   original's `Content-Security-Policy`, `X-Content-Type-Options`, `Referrer-Policy` and
 //!   `X-Frame-Options`.
@@ -35,14 +36,18 @@ const LOOPBACK_HOSTS: [&str; 3] = ["localhost", "127.0.0.1", "[::1]"];
 #[derive(Debug, Clone)]
 pub struct Guard {
     allowed_hosts: Vec<String>,
+    /// The origins that may call the API: the explorer's own, then `cors_origins`.
     cors_origins: Vec<String>,
 }
 
 impl Guard {
-    pub fn new(settings: &ExplorerSettings) -> Arc<Guard> {
+    /// The guard of an explorer listening on 127.0.0.1:`port` (the port it got, when it asked for 0).
+    pub fn new(settings: &ExplorerSettings, port: u16) -> Arc<Guard> {
+        let mut cors_origins = own_origins(port);
+        cors_origins.extend(settings.cors_origins.iter().cloned());
         Arc::new(Guard {
             allowed_hosts: settings.allowed_hosts.clone(),
-            cors_origins: settings.cors_origins.clone(),
+            cors_origins,
         })
     }
 
@@ -57,25 +62,21 @@ impl Guard {
             .any(|h| unbracketed(h) == host)
     }
 
-    /// Whether a page at `origin` may call the API: one of `cors_origins`, or with none listed,
-    /// `http(s)://localhost|127.0.0.1[:port]`.
+    /// Whether a page at `origin` may call the API: the explorer's own (under either loopback name),
+    /// or one of `cors_origins`. A page on another port of this machine is another origin: it may
+    /// be anything (a dev server, a page a tool serves), so it is not let in unless listed.
     pub fn origin_allowed(&self, origin: &str) -> bool {
-        if !self.cors_origins.is_empty() {
-            return self.cors_origins.iter().any(|o| o == origin);
-        }
-        let rest = origin
-            .strip_prefix("http://")
-            .or_else(|| origin.strip_prefix("https://"));
-        let Some(rest) = rest else {
-            return false;
-        };
-        let (host, port) = match rest.rsplit_once(':') {
-            Some((h, p)) if !h.ends_with(']') || h.starts_with('[') => (h, Some(p)),
-            _ => (rest, None),
-        };
-        let port_ok = port.is_none_or(|p| !p.is_empty() && p.bytes().all(|b| b.is_ascii_digit()));
-        port_ok && (host == "localhost" || host == "127.0.0.1")
+        self.cors_origins.iter().any(|o| o == origin)
     }
+}
+
+/// The origins of the explorer's own pages, as a browser sends them: `http://127.0.0.1:<port>` and
+/// `http://localhost:<port>` (it binds 127.0.0.1 only, so `[::1]` does not reach it).
+fn own_origins(port: u16) -> Vec<String> {
+    ["127.0.0.1", "localhost"]
+        .iter()
+        .map(|host| format!("http://{host}:{port}"))
+        .collect()
 }
 
 /// The `Host` header's host: port stripped (an IPv6 address keeps its brackets), lowercased.
@@ -293,10 +294,12 @@ mod tests {
     use super::*;
 
     fn guard(hosts: &[&str], origins: &[&str]) -> Guard {
-        Guard {
+        let settings = ExplorerSettings {
             allowed_hosts: hosts.iter().map(|s| s.to_string()).collect(),
             cors_origins: origins.iter().map(|s| s.to_string()).collect(),
-        }
+            ..ExplorerSettings::default()
+        };
+        Guard::new(&settings, 8234).as_ref().clone()
     }
 
     fn host(value: &str) -> String {
@@ -353,14 +356,24 @@ mod tests {
     }
 
     #[test]
-    fn origins_default_to_loopback_and_a_list_replaces_that() {
+    fn origins_default_to_the_explorers_own_and_a_list_adds_to_it() {
         let g = guard(&[], &[]);
-        assert!(g.origin_allowed("http://localhost:3000"));
-        assert!(g.origin_allowed("https://127.0.0.1"));
-        assert!(!g.origin_allowed("http://evil.example"));
-        assert!(!g.origin_allowed("http://localhost.evil.example:1"));
-        let g = guard(&[], &["https://app.example"]);
+        assert!(g.origin_allowed("http://localhost:8234"));
+        assert!(g.origin_allowed("http://127.0.0.1:8234"));
+        for refused in [
+            "http://localhost:3000",
+            "http://127.0.0.1:8235",
+            "https://127.0.0.1:8234",
+            "http://127.0.0.1",
+            "http://evil.example",
+            "http://localhost.evil.example:8234",
+        ] {
+            assert!(!g.origin_allowed(refused), "{refused}");
+        }
+        let g = guard(&[], &["https://app.example", "http://localhost:3000"]);
         assert!(g.origin_allowed("https://app.example"));
-        assert!(!g.origin_allowed("http://localhost:3000"));
+        assert!(g.origin_allowed("http://localhost:3000"));
+        assert!(g.origin_allowed("http://127.0.0.1:8234"));
+        assert!(!g.origin_allowed("http://localhost:3001"));
     }
 }

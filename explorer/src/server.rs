@@ -185,7 +185,7 @@ async fn run(
         snapshot_every: options.snapshot_every,
         plugins: plugins.clone(),
     });
-    let app = app(state, Guard::new(&settings), routing);
+    let app = app(state, Guard::new(&settings, address.port()), routing);
     let mut signals = Signals::new()?;
     let url = format!("http://127.0.0.1:{}/", address.port());
     out.line(&format!("agent-env explorer: {url} (Ctrl-C stops it)"));

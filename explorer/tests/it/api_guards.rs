@@ -174,24 +174,55 @@ fn a_cross_site_api_call_from_an_origin_not_listed_gets_403() {
         .expect(200);
 }
 
+/// With no `cors_origins`, only the explorer's own origin (under either loopback name) may call the
+/// API from a page: a page served on another port of this machine is another site, and its preflight
+/// is refused, so it cannot start runs. Listed, such a page (a UI dev server) is let in, and the
+/// explorer's own origin still is.
 #[test]
-fn with_no_cors_origins_only_loopback_origins_pass() {
+fn with_no_cors_origins_only_the_explorers_own_origin_passes() {
     let world = World::new();
     let server = Explorer::start(&world);
-    let local = server.request(
-        "GET",
-        "/api/v1/health",
-        &[
-            ("Sec-Fetch-Site", "cross-site"),
-            ("Origin", "http://localhost:3000"),
-        ],
-        b"",
-    );
-    local.expect(200);
-    assert_eq!(
-        local.header("access-control-allow-origin"),
-        Some("http://localhost:3000")
-    );
+    let preflight = |server: &Explorer, origin: &str| {
+        server.request(
+            "OPTIONS",
+            "/api/v1/tasks/x/run",
+            &[
+                ("Origin", origin),
+                ("Access-Control-Request-Method", "POST"),
+                ("Access-Control-Request-Headers", "content-type"),
+            ],
+            b"",
+        )
+    };
+    let other_port = format!("http://localhost:{}", server.port.wrapping_add(1));
+    for origin in [other_port.as_str(), "http://127.0.0.1:3000"] {
+        let r = preflight(&server, origin);
+        r.expect(400);
+        assert!(
+            r.header("access-control-allow-origin").is_none(),
+            "{origin}"
+        );
+        assert_eq!(
+            r.detail(),
+            format!("Disallowed CORS origin: origin '{origin}' is not allowed; to allow it, list it in .agentenv/config.toml under [explorer] as cors_origins = [\"{origin}\"] and start agent-env up again").as_str()
+        );
+        server
+            .request(
+                "GET",
+                "/api/v1/health",
+                &[("Sec-Fetch-Site", "cross-site"), ("Origin", origin)],
+                b"",
+            )
+            .expect(403);
+    }
+    for own in [
+        format!("http://127.0.0.1:{}", server.port),
+        format!("http://localhost:{}", server.port),
+    ] {
+        let r = preflight(&server, &own);
+        r.expect(200);
+        assert_eq!(r.header("access-control-allow-origin"), Some(own.as_str()));
+    }
     server
         .request(
             "GET",
@@ -203,6 +234,19 @@ fn with_no_cors_origins_only_loopback_origins_pass() {
             b"",
         )
         .expect(403);
+    drop(server);
+
+    world.config("[explorer]\ncors_origins = ['http://localhost:3000']\n");
+    let server = Explorer::start(&world);
+    let r = preflight(&server, "http://localhost:3000");
+    r.expect(200);
+    assert_eq!(
+        r.header("access-control-allow-origin"),
+        Some("http://localhost:3000")
+    );
+    let own = format!("http://localhost:{}", server.port);
+    preflight(&server, &own).expect(200);
+    preflight(&server, "http://localhost:3001").expect(400);
 }
 
 #[test]
