@@ -26,7 +26,8 @@ pub struct FoundObject {
 
 /// Finds the object at `url` in the first store that owns the URL (`stores`: the @local one, then
 /// the configured one unless it is left out). A URL no store owns says so, as `agent-env store get`
-/// does; a configured store that fails to answer is a 503 naming it.
+/// does, and so does an object its store refuses to read (400, the store's words); a configured
+/// store that fails to answer is a 503 naming it.
 pub fn find(stores: &[Arc<dyn ObjectStore>], url: &str) -> ApiResult<FoundObject> {
     for (i, store) in stores.iter().enumerate() {
         let failed = |e: StoreError| failed(i == 0, e);
@@ -41,6 +42,7 @@ pub fn find(stores: &[Arc<dyn ObjectStore>], url: &str) -> ApiResult<FoundObject
             Ok(None) => return Err(ApiError::not_found(NO_OBJECT)),
             Err(StoreError::NotFound(_)) => return Err(ApiError::not_found(NO_OBJECT)),
             Err(StoreError::NotSupported(_)) => None,
+            Err(e @ StoreError::InvalidValue(_)) => return Err(refused(e)),
             Err(e) if e.is_value_error() => return Err(ApiError::not_found(NO_OBJECT)),
             Err(e) => return Err(failed(e)),
         };
@@ -69,6 +71,14 @@ pub fn not_owned(url: &str, with_configured: bool) -> String {
     } else {
         format!("'{url}' is not a URL of the local object store")
     }
+}
+
+/// The 400 for an object its store refuses to read (a symlink in the local object store, which it
+/// follows nowhere under its root), as the API answers any value a store refuses: the store's own
+/// words, as `agent-env store get` says them. Not a 404: there may well be something at the URL,
+/// and saying there is not would hide what to fix.
+fn refused(error: StoreError) -> ApiError {
+    ApiError::bad_request(error.to_string())
 }
 
 /// A store's failure as the API answers it: a store that can't be used (its files unreadable, its
@@ -100,6 +110,7 @@ fn unanswered(local: bool, error: &StoreError) -> ApiError {
 pub fn open(found: &FoundObject) -> ApiResult<ObjectReader> {
     found.store.open(&found.url).map_err(|e| match e {
         StoreError::NotFound(_) => ApiError::not_found(NO_OBJECT),
+        refusal @ StoreError::InvalidValue(_) => refused(refusal),
         other => failed(found.local, other),
     })
 }

@@ -202,3 +202,43 @@ fn an_object_nobody_holds_is_404_and_a_missing_url_422() {
     assert_eq!(r.detail()[0]["loc"][1], "object_url");
     server.get("/api/v1/objects/metadata").expect(422);
 }
+
+/// An object the local object store refuses to read, a symlink under its root, is not "no object":
+/// the proxy says what `agent-env store get` says of it, in the store's words, as the 400 of any
+/// value a store refuses, and serves none of what the link points at.
+#[test]
+fn a_symlink_in_the_local_object_store_is_refused_in_the_words_store_get_uses() {
+    let world = World::new();
+    let objects = local_stores::open(&world.state_root()).objects;
+    let url = objects
+        .put("files/linked.txt", b"inside\n", "text/plain", false)
+        .unwrap();
+    let path = std::path::PathBuf::from(url.strip_prefix("file://").unwrap());
+    let outside = world.dirs.home.join("outside.txt");
+    std::fs::write(&outside, "OUTSIDE\n").unwrap();
+    std::fs::remove_file(&path).unwrap();
+    std::os::unix::fs::symlink(&outside, &path).unwrap();
+
+    let got = world.agent_env(&["store", "get", &url]);
+    assert_ne!(got.code, 0, "{}", got.both());
+    assert!(got.stderr.contains("Found a symlink at"), "{}", got.both());
+
+    let server = Explorer::start(&world);
+    for route in ["content", "metadata"] {
+        let r = server.get(&format!("/api/v1/objects/{route}?object_url={}", seg(&url)));
+        r.expect(400);
+        let detail = r.detail();
+        let detail = detail.as_str().unwrap();
+        assert!(
+            detail.starts_with(&format!("Found a symlink at {}", path.display()))
+                && detail.contains("the local object store follows no symlink inside its root"),
+            "{route}: {detail}"
+        );
+        assert!(
+            got.stderr.contains(detail),
+            "{route}: store get said {:?}, the proxy {detail:?}",
+            got.stderr
+        );
+        assert!(!r.text().contains("OUTSIDE"));
+    }
+}
