@@ -1343,7 +1343,7 @@ fn a_seed_value_that_would_run_as_shell_code_is_refused_and_nothing_runs() {
     assert_eq!(
         r.expect(422).detail(),
         json!([{"loc": ["body", "seed", "who"],
-                "msg": "seed <who> lands in the bash_cmd of step 'check', criterion 1 (bash_cmd_succeeds), which bash runs, and its value holds ';'; a seed value filled into a command may hold only letters, digits and - _ . , : / @ + = % (no space, and no - at its start), so that a shell reads it as plain text",
+                "msg": "seed <who> lands in the bash_cmd of step 'check', criterion 1 (bash_cmd_succeeds), which bash runs, and its value holds ';'; a seed value filled into a command may hold only letters, digits and - _ . , : / @ + = % (no space, no - at its start, and no .. path segment), so that a shell reads it as plain text",
                 "type": "value_error"}])
     );
     // A group names each refused value at the first seed that has it, and starts none of them.

@@ -8,7 +8,8 @@
 //! `- _ . , : / @ + = %`, which bash reads as plain word text wherever the token stands (in quotes
 //! or not). A space is refused as well (it would split the value into several words, so a seed
 //! could add arguments: another path for an `rm`), and so is a value starting with `-` (a command
-//! would read it as an option). A value landing anywhere else (a criterion's name, a path a probe
+//! would read it as an option), and so is a `..` path segment (`rm -rf /data/<dir>` given `..`
+//! would aim higher up). A value landing anywhere else (a criterion's name, a path a probe
 //! reads) is not a command and is not checked here.
 
 use serde_json::{Map, Value};
@@ -18,7 +19,7 @@ use crate::bundle::step_fields::{step_id, step_type};
 
 /// What a seed value that lands in a command may hold, as the refusal says it.
 pub const ALLOWED: &str =
-    "letters, digits and - _ . , : / @ + = % (no space, and no - at its start)";
+    "letters, digits and - _ . , : / @ + = % (no space, no - at its start, and no .. path segment)";
 
 /// The punctuation a seed value in a command may hold beside letters and digits.
 const PLAIN_PUNCTUATION: &[char] = &['-', '_', '.', ',', ':', '/', '@', '+', '=', '%'];
@@ -51,6 +52,10 @@ pub enum NotPlain {
     Character(char),
     #[error("its value starts with '-', which a command reads as an option")]
     LeadingDash,
+    #[error(
+        "its value holds a '..' path segment, which climbs out of the folder the command names"
+    )]
+    ParentSegment,
 }
 
 /// Every seed value that would land in a command of `step` holding more than plain text: one
@@ -110,7 +115,13 @@ fn not_plain(value: &str) -> Option<NotPlain> {
     {
         return Some(NotPlain::Character(c));
     }
-    value.starts_with('-').then_some(NotPlain::LeadingDash)
+    if value.starts_with('-') {
+        return Some(NotPlain::LeadingDash);
+    }
+    value
+        .split('/')
+        .any(|segment| segment == "..")
+        .then_some(NotPlain::ParentSegment)
 }
 
 #[cfg(test)]
@@ -140,7 +151,7 @@ mod tests {
         assert_eq!(found[0].problem, NotPlain::Character(';'));
         assert_eq!(
             found[0].to_string(),
-            "seed <who> lands in the bash_cmd of step 'check', criterion 2 (bash_cmd_succeeds), which bash runs, and its value holds ';'; a seed value filled into a command may hold only letters, digits and - _ . , : / @ + = % (no space, and no - at its start), so that a shell reads it as plain text"
+            "seed <who> lands in the bash_cmd of step 'check', criterion 2 (bash_cmd_succeeds), which bash runs, and its value holds ';'; a seed value filled into a command may hold only letters, digits and - _ . , : / @ + = % (no space, no - at its start, and no .. path segment), so that a shell reads it as plain text"
         );
         let found = refusals(&step, &map(json!({"who": "ann lee"})));
         assert_eq!(found[0].problem, NotPlain::Character(' '));
@@ -157,6 +168,13 @@ mod tests {
             refusals(&step, &map(json!({"who": "-rf"})))[0].problem,
             NotPlain::LeadingDash
         );
+        for climbing in ["..", "../etc", "a/../../b", "a/.."] {
+            assert_eq!(
+                refusals(&step, &map(json!({"who": climbing})))[0].problem,
+                NotPlain::ParentSegment,
+                "{climbing:?}"
+            );
+        }
     }
 
     #[test]
