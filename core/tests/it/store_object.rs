@@ -42,6 +42,29 @@ fn keys_that_escape_or_are_reserved_are_refused() {
 }
 
 #[test]
+fn keys_no_file_can_be_named_by_are_refused_before_the_disk() {
+    let dir = tempfile::tempdir().unwrap();
+    let store = store_in(dir.path());
+    let err = store
+        .put("a/\u{0}b", b"x", DEFAULT_CONTENT_TYPE, false)
+        .unwrap_err();
+    assert!(matches!(err, StoreError::InvalidValue(_)), "{err:?}");
+    assert!(err.to_string().contains("holds a NUL byte"), "{err}");
+    let long = format!("a/{}.txt", "n".repeat(296));
+    let err = store
+        .put(&long, b"x", DEFAULT_CONTENT_TYPE, false)
+        .unwrap_err();
+    assert!(matches!(err, StoreError::InvalidValue(_)), "{err:?}");
+    assert!(
+        err.to_string()
+            .contains("longer than the filesystem's limit for a name (255 bytes)"),
+        "{err}"
+    );
+    // Refused before anything was made: not even the store's root.
+    assert!(!dir.path().join("root").exists());
+}
+
+#[test]
 fn the_first_write_creates_a_private_root_and_nothing_before() {
     let dir = tempfile::tempdir().unwrap();
     let store = store_in(dir.path());

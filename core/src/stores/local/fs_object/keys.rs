@@ -71,9 +71,15 @@ pub fn resolve_root(root: &Path) -> PathBuf {
     }
 }
 
+/// The longest name a part of a key may have, in bytes: what the filesystems a store lives on
+/// (ext4, XFS, Btrfs, APFS, tmpfs) take for a file name.
+pub const NAME_MAX_BYTES: usize = 255;
+
 /// Resolves `key` under `root` by the stores' key rule ([`key_segments`]), refusing also a key that names
-/// a reserved root entry.
+/// a reserved root entry, holds a NUL byte or has a part longer than a file name may be
+/// ([`NAME_MAX_BYTES`]), before the disk is touched.
 pub fn resolve_key(root: &Path, key: &str) -> StoreResult<Resolved> {
+    refuse_unwritable_names(key)?;
     let parts = key_segments(key)?;
     if let Some(first) = parts.first() {
         if let Some(name) = RESERVED.iter().find(|r| *r == first) {
@@ -92,6 +98,35 @@ pub fn resolve_key(root: &Path, key: &str) -> StoreResult<Resolved> {
         parts.join("/")
     };
     Ok(Resolved { key, path })
+}
+
+/// A key no file can be named by: one with a NUL byte, or with a part longer than
+/// [`NAME_MAX_BYTES`].
+fn refuse_unwritable_names(key: &str) -> StoreResult<()> {
+    if key.contains('\0') {
+        return Err(StoreError::InvalidValue(format!(
+            "Key '{}' holds a NUL byte, which keys may not: remove it.",
+            key.escape_debug()
+        )));
+    }
+    if let Some(part) = key.split('/').find(|p| p.len() > NAME_MAX_BYTES) {
+        let shown: String = part.chars().take(20).collect();
+        return Err(StoreError::InvalidValue(format!(
+            "Key '{}' has a part of {} bytes ('{}…'), longer than the filesystem's limit for a name ({NAME_MAX_BYTES} bytes): shorten that part, or split it with '/'.",
+            shortened_key(key),
+            part.len(),
+            shown,
+        )));
+    }
+    Ok(())
+}
+
+/// `key` cut to its first 80 characters, marked as cut (a refusal quotes it whole otherwise).
+fn shortened_key(key: &str) -> String {
+    match key.char_indices().nth(80) {
+        Some((at, _)) => format!("{}…", &key[..at]),
+        None => key.to_string(),
+    }
 }
 
 /// A normalized key's folders and its last name: `a/b/c` → (`[a, b]`, `c`); `.` → (`[]`, `.`).
@@ -184,6 +219,33 @@ mod tests {
         );
         assert!(resolve_key(root, "a/.gitignore").is_ok());
         assert!(resolve_key(root, "/etc/passwd").is_err());
+    }
+
+    #[test]
+    fn a_nul_byte_is_refused_as_such() {
+        let e = resolve_key(Path::new("/r"), "a/\u{0}b").unwrap_err();
+        assert!(matches!(e, StoreError::InvalidValue(_)), "{e:?}");
+        assert_eq!(
+            e.to_string(),
+            "Key 'a/\\0b' holds a NUL byte, which keys may not: remove it."
+        );
+    }
+
+    #[test]
+    fn a_part_longer_than_a_file_name_may_be_is_refused_before_the_disk() {
+        let root = Path::new("/r");
+        let longest = "x".repeat(NAME_MAX_BYTES);
+        assert!(resolve_key(root, &format!("a/{longest}")).is_ok());
+        let e = resolve_key(root, &format!("a/{}/b", "y".repeat(300))).unwrap_err();
+        assert!(matches!(e, StoreError::InvalidValue(_)), "{e:?}");
+        let message = e.to_string();
+        assert!(
+            message.contains("a part of 300 bytes ('yyyyyyyyyyyyyyyyyyyy…')")
+                && message.contains("limit for a name (255 bytes)"),
+            "{message}"
+        );
+        // Bytes, not characters: 128 two-byte characters are 256 bytes.
+        assert!(resolve_key(root, &"é".repeat(128)).is_err());
     }
 
     #[test]
