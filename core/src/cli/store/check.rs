@@ -261,7 +261,12 @@ fn run_kit(store: &AnyStore, ns: &str, stopped: &dyn Fn() -> bool) -> KitReport 
         ),
         AnyStore::Document(s) => kits::run_until(&kits::document::cases(), s.as_ref(), ns, stopped),
         AnyStore::Image(s) => kits::run_until(&kits::image::cases(), s.as_ref(), ns, stopped),
-        AnyStore::Secret(s) => kits::run_until(&kits::secret::cases(), s.as_ref(), ns, stopped),
+        AnyStore::Secret(s) => kits::run_until(
+            &kits::secret::cases_unless_unseeded(s.as_ref()),
+            s.as_ref(),
+            ns,
+            stopped,
+        ),
     }
 }
 
