@@ -1,25 +1,63 @@
 //! `BundleError`: every problem a bundle has, sorted, reported together.
 
+use std::sync::Arc;
+
+use super::model::Bundle;
+
 /// A bundle that can't be parsed, planned or preflighted.
-#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[derive(Debug, Clone, thiserror::Error)]
 #[error("{}", problems.join("\n"))]
 pub struct BundleError {
     /// Sorted, without repeats.
     pub problems: Vec<String>,
+    /// When a parse found problems: what of the bundle did parse (the files without problems, and
+    /// the entries read from those with some), so planning it finds the problems those files have
+    /// too and all are said in one pass.
+    partly_parsed: Option<Arc<Bundle>>,
 }
+
+impl PartialEq for BundleError {
+    fn eq(&self, other: &Self) -> bool {
+        self.problems == other.problems
+    }
+}
+
+impl Eq for BundleError {}
 
 impl BundleError {
     pub fn new(mut problems: Vec<String>) -> Self {
         problems.sort();
         problems.dedup();
-        BundleError { problems }
+        BundleError {
+            problems,
+            partly_parsed: None,
+        }
     }
 
     /// One problem.
     pub fn one(problem: impl Into<String>) -> Self {
+        BundleError::new(vec![problem.into()])
+    }
+
+    /// The parse's `problems`, with what of the bundle parsed in spite of them.
+    pub fn of_parse(problems: Vec<String>, partly_parsed: Bundle) -> Self {
         BundleError {
-            problems: vec![problem.into()],
+            partly_parsed: Some(Arc::new(partly_parsed)),
+            ..BundleError::new(problems)
         }
+    }
+
+    /// What of the bundle parsed, when this is a parse's error.
+    pub fn partly_parsed(&self) -> Option<&Bundle> {
+        self.partly_parsed.as_deref()
+    }
+
+    /// These problems and `more`, sorted, without repeats.
+    pub fn with(mut self, more: Vec<String>) -> Self {
+        self.problems.extend(more);
+        self.problems.sort();
+        self.problems.dedup();
+        self
     }
 
     /// The first problem, with how many more there are.
@@ -41,5 +79,9 @@ mod tests {
         let e = BundleError::new(vec!["b".into(), "a".into(), "b".into()]);
         assert_eq!(e.to_string(), "a\nb");
         assert_eq!(e.summary(), "a (and 1 more)");
+        assert_eq!(
+            e.with(vec!["c".into(), "a".into()]).problems,
+            ["a", "b", "c"]
+        );
     }
 }

@@ -42,6 +42,7 @@ pub fn parse_tree(
         id_root: id_root.to_string(),
         problems: Vec::new(),
         task_files: Default::default(),
+        task_files_with_problems: Default::default(),
         bundle: Bundle {
             display_root: display_root.to_string(),
             id_root: id_root.to_string(),
@@ -59,7 +60,13 @@ pub fn parse_tree(
     if p.problems.is_empty() {
         Ok(p.bundle)
     } else {
-        Err(BundleError::new(p.problems))
+        // The tasks whose files had no problem, for the run to plan: their problems (a step type
+        // nothing runs) are said with these, not once these are fixed.
+        let mut partly = p.bundle;
+        partly
+            .tasks
+            .retain(|t| !p.task_files_with_problems.contains(&t.path));
+        Err(BundleError::of_parse(p.problems, partly))
     }
 }
 
@@ -71,6 +78,8 @@ struct Parser<'a> {
     bundle: Bundle,
     /// The name of every task file, those that did not parse included: what an eval may name.
     task_files: std::collections::BTreeSet<String>,
+    /// The paths of the task files that had a problem (left out of what a failed parse hands on).
+    task_files_with_problems: std::collections::BTreeSet<String>,
 }
 
 /// The key two names collide under: case-folded, compatibility-normalized.
@@ -436,6 +445,7 @@ impl Parser<'_> {
             };
             let name = nfc(stem);
             self.task_files.insert(name.clone());
+            let problems_before = self.problems.len();
             if let Some(other) = seen.insert(collision_key(&name), name.clone()) {
                 self.problem(
                     &rel,
@@ -487,6 +497,9 @@ impl Parser<'_> {
                     continue;
                 }
             };
+            if self.problems.len() > problems_before {
+                self.task_files_with_problems.insert(rel.clone());
+            }
             let id = self.entity_id(&name);
             self.bundle.tasks.push(Task {
                 name,

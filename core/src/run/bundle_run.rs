@@ -155,7 +155,10 @@ pub fn run_bundle_pinned(
         Target::Folder(path) => (bundle::parse(path, home), Some(path.clone())),
         Target::Installed(b) => (b.parse(home), None),
     };
-    let parsed = parsed?;
+    let parsed = match parsed {
+        Ok(parsed) => parsed,
+        Err(e) => return Err(with_plan_problems(e, session).into()),
+    };
     for rel in &parsed.ignored {
         if let Some(why) = crate::bundle::parser::why_ignored(rel) {
             out.note(&format!("note: {rel} is not read: {why}"));
@@ -255,6 +258,29 @@ pub fn run_bundle_pinned(
         warn_noise(&p.shutdown(), options.observer.as_ref());
     }
     status
+}
+
+/// A bundle whose parse found problems, with the problems planning finds in the task files that
+/// did parse (a step type nothing here runs, an artifact it has not), so a run says every file's
+/// problems at once rather than one round of them per fix.
+fn with_plan_problems(error: BundleError, session: &Session) -> BundleError {
+    let more = match error.partly_parsed() {
+        Some(partly) if !partly.tasks.is_empty() => {
+            let names: Vec<String> = partly.tasks.iter().map(|t| t.name.clone()).collect();
+            let stores = local_stores::open(&session.paths().state_root());
+            let ctx = RunPlanContext {
+                stores: &stores,
+                session,
+                bare: false,
+            };
+            match plan::plan_worded(partly, &names, &[], plan::SelectionWords::FLAGS, &ctx) {
+                Ok(_) => Vec::new(),
+                Err(e) => e.problems,
+            }
+        }
+        _ => Vec::new(),
+    };
+    error.with(more)
 }
 
 /// When `text`, a bare name (`hello`, not `./hello`), names a folder here and an installed bundle

@@ -1122,3 +1122,35 @@ fn a_folder_named_like_an_installed_bundle_runs_and_says_so() {
         );
     }
 }
+
+/// A task file that parses is planned beside one that does not: its unknown step type is said with
+/// the other file's parse error, in one pass, not once that file is fixed.
+#[test]
+fn a_task_file_that_parses_is_checked_beside_one_that_does_not() {
+    let s = Sandboxed::new();
+    s.write(
+        "bad/tasks/a.json",
+        r#"[{"id": "x", "type": "nosuch_step"}]"#,
+    );
+    s.write("bad/tasks/b.json", "not json");
+    let r = s.run(&["run", "./bad", "--json"]);
+    assert_eq!(r.code, 1, "{}", r.both());
+    let doc: serde_json::Value = serde_json::from_str(&r.stdout).unwrap();
+    let problems: Vec<&str> = doc["problems"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|p| p.as_str().unwrap())
+        .collect();
+    assert_eq!(problems.len(), 2, "{problems:#?}");
+    assert!(
+        problems[0]
+            .starts_with("~/bad/tasks/a.json: step 'x': 'nosuch_step' is not a known step type"),
+        "{problems:#?}"
+    );
+    assert!(
+        problems[1].starts_with("~/bad/tasks/b.json: isn't valid JSON"),
+        "{problems:#?}"
+    );
+    assert!(!s.state().exists(), "a refused run wrote state");
+}
