@@ -24,9 +24,6 @@ use crate::run::plan::{self, PlanContext, StepKind, StepTypeError, StoreArtifact
 use crate::session::{RegistryLoad, Session};
 use crate::stores::{Filter, Sort};
 
-/// Puts a prefix before the object keys of a run's artifacts (tests and shared fixtures).
-const FIXTURE_PREFIX_VAR: &str = "AGENT_ENV_FIXTURE_PREFIX";
-
 /// What to run and how. [`RunRequest::new`] gives the bundle and how the run stops, the rest as
 /// `agent-env run BUNDLE` has it.
 #[derive(Debug, Clone)]
@@ -182,6 +179,10 @@ pub fn run_bundle_pinned(
             return Err(BundleError::one("internal: a folder bundle has no folder").into())
         }
     };
+    let fixture_prefix = super::materialize::fixture_prefix_of(
+        session.env().var(super::materialize::FIXTURE_PREFIX_VAR),
+    )
+    .map_err(BundleError::one)?;
     let sandbox_dir = session.paths().local_sandbox_dir();
     // A bad config (a store table that doesn't build, an unresolved reference) stops the run here,
     // before anything is written or run.
@@ -244,7 +245,7 @@ pub fn run_bundle_pinned(
         liveness,
         places: Places {
             locks_dir: session.paths().locks_dir(),
-            fixture_prefix: session.env().var(FIXTURE_PREFIX_VAR),
+            fixture_prefix,
             sandbox_dir,
             instances_in: super::liveness::InstancesIn::Local,
             document_store: None,

@@ -471,9 +471,46 @@ impl Places {
     /// `<fixture prefix>/` (empty by default).
     fn fixture_prefix(&self) -> String {
         match self.fixture_prefix.as_deref() {
-            Some(p) if !p.trim_matches('/').is_empty() => format!("{}/", p.trim_matches('/')),
+            Some(p) if !p.trim_end_matches('/').is_empty() => {
+                format!("{}/", p.trim_end_matches('/'))
+            }
             _ => String::new(),
         }
+    }
+}
+
+/// The variable that puts a prefix before the object keys of a bundle run's artifacts (tests and
+/// fixtures several checkouts share in one store).
+pub const FIXTURE_PREFIX_VAR: &str = "AGENT_ENV_FIXTURE_PREFIX";
+
+/// `$AGENT_ENV_FIXTURE_PREFIX` (`value`) when it is a prefix object keys can start with: words
+/// joined by single `/`s (a `/` may end it), none of them `.` or `..`, with no leading `/` and no NUL
+/// byte; `None` when unset or empty. Anything else is refused, naming the variable, before the run
+/// writes anything: its keys would climb out of the store, or name another key than written.
+pub fn fixture_prefix_of(value: Option<String>) -> Result<Option<String>, String> {
+    let Some(value) = value.filter(|v| !v.is_empty()) else {
+        return Ok(None);
+    };
+    let words = value.strip_suffix('/').unwrap_or(&value);
+    let fault = if value.contains('\0') {
+        Some("holds a NUL byte")
+    } else if value.starts_with('/') {
+        Some("starts with '/'")
+    } else if words.split('/').any(|w| w == "..") {
+        Some("has a '..' part")
+    } else if words.split('/').any(|w| w == ".") {
+        Some("has a '.' part")
+    } else if words.split('/').any(str::is_empty) {
+        Some("has an empty part (two '/' in a row)")
+    } else {
+        None
+    };
+    match fault {
+        None => Ok(Some(value)),
+        Some(fault) => Err(format!(
+            "{FIXTURE_PREFIX_VAR}=\"{}\" {fault}, so it can't start the object keys of the run's artifacts; it takes words joined by '/' (such as fixtures/team-a), none of them '.' or '..', with no leading '/': set it to such a prefix, or unset it",
+            value.escape_debug()
+        )),
     }
 }
 
@@ -709,6 +746,33 @@ impl CheckCancel for Cancel {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_fixture_prefix_is_words_joined_by_slashes() {
+        for good in ["fixtures", "fixtures/team-a", "fixtures/team-a/", "a..b/.c"] {
+            assert_eq!(
+                fixture_prefix_of(Some(good.to_string())),
+                Ok(Some(good.to_string()))
+            );
+        }
+        assert_eq!(fixture_prefix_of(None), Ok(None));
+        assert_eq!(fixture_prefix_of(Some(String::new())), Ok(None));
+        for (bad, fault) in [
+            ("../../escape", "has a '..' part"),
+            ("a/../b", "has a '..' part"),
+            ("/abs", "starts with '/'"),
+            ("/", "starts with '/'"),
+            ("a//b", "has an empty part"),
+            ("./a", "has a '.' part"),
+            ("a\0b", "holds a NUL byte"),
+        ] {
+            let e = fixture_prefix_of(Some(bad.to_string())).unwrap_err();
+            assert!(
+                e.starts_with("AGENT_ENV_FIXTURE_PREFIX=\"") && e.contains(fault),
+                "{bad}: {e}"
+            );
+        }
+    }
 
     #[test]
     fn a_lock_on_a_read_only_file_system_says_what_to_do() {

@@ -1154,3 +1154,40 @@ fn a_task_file_that_parses_is_checked_beside_one_that_does_not() {
     );
     assert!(!s.state().exists(), "a refused run wrote state");
 }
+
+/// `AGENT_ENV_FIXTURE_PREFIX` is held to what an object key's prefix can be where it is read: one
+/// that climbs (or starts with `/`) is refused naming the variable, before anything is written; a
+/// good one starts the keys of the run's artifacts.
+#[test]
+fn a_fixture_prefix_that_climbs_is_refused_naming_the_variable() {
+    let s = Sandboxed::new();
+    s.copy_hello("hello");
+    for bad in ["../../escape", "/abs/prefix", "a//b"] {
+        let r = agent_env_test_support::Ran::from(
+            s.command(&["run", "./hello", "--json"])
+                .env("AGENT_ENV_FIXTURE_PREFIX", bad)
+                .output()
+                .unwrap(),
+        );
+        assert_eq!(r.code, 1, "{}", r.both());
+        let doc: serde_json::Value = serde_json::from_str(&r.stdout).unwrap();
+        let problem = doc["problems"][0].as_str().unwrap_or_default();
+        assert!(
+            problem.starts_with(&format!("AGENT_ENV_FIXTURE_PREFIX=\"{bad}\" "))
+                && problem.contains("set it to such a prefix, or unset it"),
+            "{doc:#}"
+        );
+        assert!(!s.state().join("object_store").exists(), "{bad}");
+    }
+    let r = agent_env_test_support::Ran::from(
+        s.command(&["run", "./hello"])
+            .env("AGENT_ENV_FIXTURE_PREFIX", "fixtures/team-a/")
+            .output()
+            .unwrap(),
+    );
+    assert_eq!(r.code, 0, "{}", r.both());
+    assert!(s
+        .state()
+        .join("object_store/fixtures/team-a/artifacts")
+        .is_dir());
+}
