@@ -5,6 +5,8 @@
 //!   at once ([`BundleError`]); [`tree`] reads a folder on disk or a bundle built into the binary.
 //! - [`installed()`] lists the bundles packages install, [`resolve`] turns `agent-env run TEXT` into one;
 //!   [`manifest_entry`] checks one manifest's `[provides.bundles]` entry.
+//! - [`links`]: the links among an artifact's files that lead outside the bundle's folder, which a
+//!   run names.
 //! - [`natural_order`]: the order of a bundle's tasks and evals, `task2` before `task10`.
 //! - [`ids`] and [`step_fields`]: the ids a bundle's entities get and the common fields of a step;
 //!   [`task_json`] reads a task file's JSON, refusing a key given twice.
@@ -16,6 +18,7 @@ pub mod error;
 pub mod export;
 pub mod ids;
 pub mod installed;
+pub mod links;
 pub mod manifest_entry;
 pub mod model;
 pub mod natural_order;

@@ -183,6 +183,7 @@ pub fn run_bundle_pinned(
         session.env().var(super::materialize::FIXTURE_PREFIX_VAR),
     )
     .map_err(BundleError::one)?;
+    say_links_outside(&parsed, tree, session, out, observer.as_ref());
     let sandbox_dir = session.paths().local_sandbox_dir();
     // A bad config (a store table that doesn't build, an unresolved reference) stops the run here,
     // before anything is written or run.
@@ -259,6 +260,26 @@ pub fn run_bundle_pinned(
         warn_noise(&p.shutdown(), options.observer.as_ref());
     }
     status
+}
+
+/// Names each link among the bundle's artifact files that leads outside its folder, and where: what
+/// it leads to is read into the object store and the sandbox (a note, and a warning of the run's).
+fn say_links_outside(
+    bundle: &Bundle,
+    tree: Tree<'_>,
+    session: &Session,
+    out: &dyn Output,
+    observer: &dyn RunObserver,
+) {
+    for link in crate::bundle::links::links_outside(bundle, tree) {
+        let sentence = format!(
+            "{} is a symbolic link to {}, outside the bundle folder: a run reads that file into the object store and the sandbox as the artifact's own; make sure it is one you mean to share, or put a copy of it in the bundle",
+            bundle.place(&link.path),
+            session.paths().tilde(&link.target)
+        );
+        out.note(&format!("note: {sentence}"));
+        observer.event(&super::events::RunEvent::Noted { message: sentence });
+    }
 }
 
 /// A bundle whose parse found problems, with the problems planning finds in the task files that

@@ -1191,3 +1191,40 @@ fn a_fixture_prefix_that_climbs_is_refused_naming_the_variable() {
         .join("object_store/fixtures/team-a/artifacts")
         .is_dir());
 }
+
+/// An artifact's link to a file outside the bundle folder is read through, into the object store
+/// and the sandbox: the run and the dry run name it and where it leads (a note, and a warning in
+/// `--json`). A link that stays inside the bundle is not named.
+#[test]
+fn an_artifact_link_leading_outside_the_bundle_is_named() {
+    let s = Sandboxed::new();
+    let secret = s.write("secret.txt", "s\n");
+    let artifact = s.write("linked/artifacts/a/real.txt", "r\n");
+    let artifact = artifact.parent().unwrap();
+    std::os::unix::fs::symlink(&secret, artifact.join("out.txt")).unwrap();
+    std::os::unix::fs::symlink("real.txt", artifact.join("in.txt")).unwrap();
+    s.write(
+        "linked/tasks/t.json",
+        &format!(
+            r#"[{DEPLOY}, {{"id": "load", "type": "load_artifact", "sandbox_name": "box", "artifact_id": "a", "destination_path": "/app/a"}}]"#
+        ),
+    );
+    let said = "note: ~/linked/artifacts/a/out.txt is a symbolic link to ~/secret.txt, outside the bundle folder: a run reads that file into the object store and the sandbox";
+    for args in [
+        &["run", "./linked", "--dry-run"][..],
+        &["run", "./linked"][..],
+    ] {
+        let r = s.run(args);
+        assert_eq!(r.code, 0, "{}", r.both());
+        r.assert_stderr_has(said);
+        assert!(!r.stderr.contains("in.txt"), "{}", r.stderr);
+    }
+    let r = s.run(&["run", "./linked", "--dry-run", "--json"]);
+    let doc: serde_json::Value = serde_json::from_str(&r.stdout).unwrap();
+    let warned = doc["warnings"].as_array().unwrap().iter().any(|w| {
+        w["message"].as_str().is_some_and(|m| {
+            m.starts_with("~/linked/artifacts/a/out.txt is a symbolic link to ~/secret.txt")
+        })
+    });
+    assert!(warned, "{doc:#}");
+}
