@@ -12,9 +12,12 @@ use super::events::{NoObserver, RunObserver};
 use super::executor::NoPlugins;
 use super::local_stores;
 use super::materialize::{Places, Versions};
+use super::planned_bundle::{execute_knowing, Planned};
 use super::plugin_steps::{warn_noise, PluginSteps};
 use super::run_stores::RunStores;
-use super::{execute, RunError, RunOptions, RunStatus, Stopping};
+use super::sandbox_predictions::unmakeable_root;
+use super::task_notes::MachineFacts;
+use super::{RunError, RunOptions, RunStatus, Stopping};
 use crate::bundle::installed::Target;
 use crate::bundle::tree::Tree;
 use crate::bundle::{self, Bundle, BundleError};
@@ -252,9 +255,23 @@ pub fn run_bundle_pinned(
             document_store: None,
         },
     };
+    // A dry run makes no sandbox, so it looks whether one could be made where the run would make it.
+    let unmakeable_root = match request.dry_run && options.sandbox_provider == crate::sandbox::LOCAL
+    {
+        true => unmakeable_root(&options.places.sandbox_dir, sandbox_dir_from_var(session)),
+        false => None,
+    };
+    let facts = MachineFacts {
+        unmakeable_root: unmakeable_root.as_ref(),
+    };
+    let planned = Planned {
+        bundle: &parsed,
+        tree,
+        plan: &plan,
+    };
     let status = match &plugins {
-        Some(p) => execute(&parsed, tree, &plan, &stores, p.as_ref(), &options, out),
-        None => execute(&parsed, tree, &plan, &stores, &NoPlugins, &options, out),
+        Some(p) => execute_knowing(planned, &stores, p.as_ref(), &options, facts, out),
+        None => execute_knowing(planned, &stores, &NoPlugins, &options, facts, out),
     };
     if let Some(p) = plugins {
         warn_noise(&p.shutdown(), options.observer.as_ref());
@@ -280,6 +297,14 @@ fn say_links_outside(
         out.note(&format!("note: {sentence}"));
         observer.event(&super::events::RunEvent::Noted { message: sentence });
     }
+}
+
+/// Whether `AGENT_ENV_LOCAL_SANDBOX_DIR` chose the `local` provider's folder (else it is the default).
+fn sandbox_dir_from_var(session: &Session) -> bool {
+    session
+        .env()
+        .var_os("AGENT_ENV_LOCAL_SANDBOX_DIR")
+        .is_some_and(|v| !v.is_empty())
 }
 
 /// A bundle whose parse found problems, with the problems planning finds in the task files that

@@ -11,7 +11,7 @@ use super::planned_tasks::{planned_infos, run_planned};
 use super::run_stores::RunStores;
 use super::skipped::{skipped_events, skipped_lines};
 use super::status::RunStatus;
-use super::task_notes::say_task_notes;
+use super::task_notes::{say_dry_run_notes, say_task_notes, MachineFacts};
 use super::RunError;
 use crate::bundle::tree::Tree;
 use crate::bundle::Bundle;
@@ -32,6 +32,36 @@ pub fn execute(
     options: &RunOptions,
     out: &dyn Output,
 ) -> Result<RunStatus, RunError> {
+    let planned = Planned { bundle, tree, plan };
+    execute_knowing(
+        planned,
+        stores,
+        executor,
+        options,
+        MachineFacts::default(),
+        out,
+    )
+}
+
+/// A bundle, its files and the plan made of it.
+#[derive(Clone, Copy)]
+pub(super) struct Planned<'p, 'b> {
+    pub bundle: &'b Bundle,
+    pub tree: Tree<'p>,
+    pub plan: &'p Plan<'b>,
+}
+
+/// [`execute`], whose dry run knows `facts` of the machine too (and tells the tasks they would
+/// fail).
+pub(super) fn execute_knowing(
+    planned: Planned<'_, '_>,
+    stores: &RunStores,
+    executor: &dyn StepExecutor,
+    options: &RunOptions,
+    facts: MachineFacts<'_>,
+    out: &dyn Output,
+) -> Result<RunStatus, RunError> {
+    let Planned { bundle, tree, plan } = planned;
     if options.dry_run {
         out.line(DRY_RUN_LINE);
     }
@@ -66,7 +96,7 @@ pub fn execute(
             out.line(&format!("  {} v{}", t.task.path, version_of(&t.task.id)));
         }
         skipped_lines(&plan.skipped, true, out);
-        let told = say_task_notes(&plan.tasks, true, options.observer.as_ref(), out);
+        let told = say_dry_run_notes(&plan.tasks, facts, options.observer.as_ref(), out);
         options.observer.event(&RunEvent::RunPlanned {
             bundle: bundle.display_root.clone(),
             tasks: planned_infos(plan, &version_of),

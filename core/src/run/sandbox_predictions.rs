@@ -5,6 +5,13 @@
 //! the name one after the other: the second fails). Each is sorted: a sure failure (the run would
 //! fail the task) or a notice (a step fails without failing the task, or whether the task fails
 //! with it is left to which step starts first).
+//!
+//! And of the `local` provider's folder ([`unmakeable_root`]): when no sandbox can be made under it
+//! (a file stands on its path, or this user may not write where it would be made), each
+//! `deploy_sandbox` step fails ([`root_predictions`]); told from the file system's answers alone, as
+//! a dry run makes nothing.
+
+use std::path::Path;
 
 use serde_json::Value;
 
@@ -232,6 +239,112 @@ fn undeployed(step: &PlannedStep, name: &str) -> SandboxPrediction {
     }
 }
 
+/// The variable that sets the `local` provider's folder.
+const SANDBOX_DIR_VAR: &str = "AGENT_ENV_LOCAL_SANDBOX_DIR";
+
+/// Why no sandbox can be made under the `local` provider's folder, and what to do.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(super) struct UnmakeableRoot {
+    /// The folder, with where it came from: `/x (AGENT_ENV_LOCAL_SANDBOX_DIR)`.
+    folder: String,
+    /// Why: `/x is a file, not a folder`.
+    why: String,
+    fix: String,
+}
+
+/// Why no sandbox can be made under `root`, the `local` provider's folder (`from_var`: set by
+/// [`SANDBOX_DIR_VAR`]), or `None` when one can. Nothing is made or written: the nearest part of
+/// `root` that exists must be a folder this user may write and enter (`access(2)`, which counts the
+/// user's own rights), as the provider makes `root` there, and each sandbox inside it.
+pub(super) fn unmakeable_root(root: &Path, from_var: bool) -> Option<UnmakeableRoot> {
+    let why = why_unmakeable(root)?;
+    let (folder, fix) = match from_var {
+        true => (
+            format!("{} ({SANDBOX_DIR_VAR})", root.display()),
+            format!("set {SANDBOX_DIR_VAR} to a folder you may write, or to a path where one can be made"),
+        ),
+        false => (
+            root.display().to_string(),
+            format!(
+                "make {} a folder you may write, or set {SANDBOX_DIR_VAR} to one",
+                root.display()
+            ),
+        ),
+    };
+    Some(UnmakeableRoot { folder, why, fix })
+}
+
+fn why_unmakeable(root: &Path) -> Option<String> {
+    for place in root.ancestors() {
+        let place = match place.as_os_str().is_empty() {
+            true => Path::new("."),
+            false => place,
+        };
+        match std::fs::metadata(place) {
+            Ok(m) if m.is_dir() => {
+                return may_write(place).err().map(|e| match place == root {
+                    true => format!("this user may not write it: {e}"),
+                    false => format!(
+                        "this user may not write {}, where it would be made: {e}",
+                        place.display()
+                    ),
+                });
+            }
+            Ok(_) => return Some(format!("{} is a file, not a folder", place.display())),
+            Err(e)
+                if e.kind() == std::io::ErrorKind::NotFound
+                    || e.raw_os_error() == Some(libc::ENOTDIR) => {}
+            Err(e) => return Some(format!("{} can't be looked at: {e}", place.display())),
+        }
+    }
+    None
+}
+
+/// Whether this user may make entries in the folder `place` (write and enter it).
+fn may_write(place: &Path) -> std::io::Result<()> {
+    use std::os::unix::ffi::OsStrExt;
+    let c_path = std::ffi::CString::new(place.as_os_str().as_bytes())
+        .map_err(|e| std::io::Error::new(std::io::ErrorKind::InvalidInput, e))?;
+    // SAFETY: `c_path` is a NUL-terminated string that outlives the call.
+    match unsafe { libc::access(c_path.as_ptr(), libc::W_OK | libc::X_OK) } {
+        0 => Ok(()),
+        _ => Err(std::io::Error::last_os_error()),
+    }
+}
+
+/// What a dry run tells of the `deploy_sandbox` steps of a task of `steps` when no sandbox can be
+/// made under the `local` provider's folder (`root`): each fails, and fails the task unless it says
+/// otherwise.
+pub(super) fn root_predictions(
+    steps: &[PlannedStep],
+    root: &UnmakeableRoot,
+) -> Vec<SandboxPrediction> {
+    steps
+        .iter()
+        .filter(|s| matches!(s.kind, StepKind::Builtin(b) if b.type_name() == "deploy_sandbox"))
+        .map(|step| {
+            let head = format!(
+                "step '{}' deploys a sandbox in the local sandbox folder {}, where none can be made ({}): the step fails",
+                step.id(),
+                root.folder,
+                root.why
+            );
+            match step.fail_task_on_error {
+                true => SandboxPrediction {
+                    message: format!("{head}, and the task with it; {}", root.fix),
+                    fails_task_at: Some(step.id().to_string()),
+                    one_of: Vec::new(),
+                },
+                false => SandboxPrediction {
+                    message: format!("{head}{NOT_FATAL}; {}", root.fix),
+                    fails_task_at: None,
+                    one_of: Vec::new(),
+                },
+            }
+        })
+        .collect()
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -431,5 +544,51 @@ mod tests {
             step("v", "verify_sandbox", "box", &[0], true),
         ];
         assert!(sandbox_predictions(&steps).is_empty());
+    }
+
+    #[test]
+    fn a_sandbox_folder_under_a_file_fails_each_deploy_naming_the_variable() {
+        let dir = tempfile::tempdir().unwrap();
+        let file = dir.path().join("file.txt");
+        std::fs::write(&file, "x").unwrap();
+        let root = file.join("sbx");
+        let told = unmakeable_root(&root, true).unwrap();
+        let steps = [
+            step("box", "deploy_sandbox", "b", &[], true),
+            step("check", "verify_sandbox", "b", &[0], true),
+            step("spare", "deploy_sandbox", "c", &[], false),
+        ];
+        let p = root_predictions(&steps, &told);
+        assert_eq!(failing_steps(&p), [Some("box"), None]);
+        assert_eq!(
+            p[0].message,
+            format!(
+                "step 'box' deploys a sandbox in the local sandbox folder {} (AGENT_ENV_LOCAL_SANDBOX_DIR), where none can be made ({} is a file, not a folder): the step fails, and the task with it; set AGENT_ENV_LOCAL_SANDBOX_DIR to a folder you may write, or to a path where one can be made",
+                root.display(),
+                file.display()
+            )
+        );
+        assert!(p[1].message.contains(NOT_FATAL), "{}", p[1].message);
+        // Nothing was made.
+        assert!(!root.exists());
+    }
+
+    #[test]
+    fn a_folder_that_is_or_can_be_made_is_fine() {
+        let dir = tempfile::tempdir().unwrap();
+        assert_eq!(unmakeable_root(dir.path(), false), None);
+        assert_eq!(unmakeable_root(&dir.path().join("a/b/c"), false), None);
+        assert!(!dir.path().join("a").exists());
+        let told = unmakeable_root(&dir.path().join("f/x"), false);
+        assert_eq!(told, None);
+        std::fs::write(dir.path().join("f"), "").unwrap();
+        let told = unmakeable_root(&dir.path().join("f/x"), false).unwrap();
+        assert!(
+            told.fix.starts_with("make ")
+                && told
+                    .fix
+                    .ends_with("or set AGENT_ENV_LOCAL_SANDBOX_DIR to one"),
+            "{told:?}"
+        );
     }
 }

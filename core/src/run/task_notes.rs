@@ -7,7 +7,7 @@ use super::bash_predictions::bash_predictions;
 use super::builtin_steps;
 use super::events::{RunEvent, RunObserver};
 use super::plan;
-use super::sandbox_predictions::sandbox_predictions;
+use super::sandbox_predictions::{root_predictions, sandbox_predictions, UnmakeableRoot};
 use crate::output::Output;
 use agent_env_host::{HostConfig, CALL_TIMEOUT_VAR};
 
@@ -62,14 +62,51 @@ pub(super) fn say_task_notes(
     observer: &dyn RunObserver,
     out: &dyn Output,
 ) -> Predictions {
+    say_notes(
+        tasks,
+        predictions.then(MachineFacts::default),
+        observer,
+        out,
+    )
+}
+
+/// What a dry run knows of the machine beyond what [`say_task_notes`] looks at.
+#[derive(Debug, Default, Clone, Copy)]
+pub(super) struct MachineFacts<'a> {
+    /// Why no sandbox can be made under the `local` provider's folder, when none can.
+    pub unmakeable_root: Option<&'a UnmakeableRoot>,
+}
+
+/// [`say_task_notes`] for a dry run, which knows `facts` too: each task that would fail for them
+/// is told.
+pub(super) fn say_dry_run_notes(
+    tasks: &[plan::PlannedTask<'_>],
+    facts: MachineFacts<'_>,
+    observer: &dyn RunObserver,
+    out: &dyn Output,
+) -> Predictions {
+    say_notes(tasks, Some(facts), observer, out)
+}
+
+fn say_notes(
+    tasks: &[plan::PlannedTask<'_>],
+    predicting: Option<MachineFacts<'_>>,
+    observer: &dyn RunObserver,
+    out: &dyn Output,
+) -> Predictions {
+    let predictions = predicting.is_some();
     let mut told = Predictions::default();
     for t in tasks {
-        let sandboxes = match predictions {
-            true => sandbox_predictions(&t.steps)
+        let sandboxes = match predicting {
+            Some(facts) => facts
+                .unmakeable_root
+                .map(|root| root_predictions(&t.steps, root))
+                .unwrap_or_default()
                 .into_iter()
+                .chain(sandbox_predictions(&t.steps))
                 .chain(bash_predictions(&t.steps))
                 .collect(),
-            false => Vec::new(),
+            None => Vec::new(),
         };
         let mut notes = Vec::new();
         for p in sandboxes {

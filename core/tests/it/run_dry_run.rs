@@ -617,3 +617,51 @@ fn numbered_task_files_are_planned_in_the_order_of_their_numbers() {
         .collect();
     assert_eq!(would_run, expected, "{said}");
 }
+
+/// The local sandbox folder a run would make its sandboxes in cannot be made (a file stands on its
+/// path; a folder this user may not write fails the same way): the dry run says each deploy step
+/// would fail, naming `AGENT_ENV_LOCAL_SANDBOX_DIR`, which set it, and exits 1, as the run then
+/// fails at that step. It makes nothing to find out.
+#[test]
+fn a_sandbox_folder_that_cannot_be_made_fails_the_dry_run_naming_the_variable() {
+    let s = Sandboxed::new();
+    s.copy_hello("hello");
+    let file = s.write("file.txt", "x");
+    let folder = file.join("sbx");
+    let run = |args: &[&str]| {
+        Ran::from(
+            s.command(args)
+                .env("AGENT_ENV_LOCAL_SANDBOX_DIR", &folder)
+                .output()
+                .unwrap(),
+        )
+    };
+    let r = run(&["run", "./hello", "--dry-run", "--json"]);
+    assert_eq!(r.code, 1, "{}", r.both());
+    let doc = json_of(&r);
+    assert_eq!(
+        would_fail(&doc),
+        [("tasks/hello.json".to_string(), vec!["box".to_string()])]
+    );
+    let warned = doc["warnings"].as_array().unwrap().iter().any(|w| {
+        w["message"].as_str().is_some_and(|m| {
+            m.contains(&format!(
+                "the local sandbox folder {} (AGENT_ENV_LOCAL_SANDBOX_DIR), where none can be made ({} is a file, not a folder)",
+                folder.display(),
+                file.display()
+            )) && m.contains("set AGENT_ENV_LOCAL_SANDBOX_DIR to a folder you may write")
+        })
+    });
+    assert!(warned, "{doc:#}");
+    let r = run(&["run", "./hello", "--dry-run"]);
+    assert_eq!(r.code, 1, "{}", r.both());
+    assert!(r.stderr.contains(CLOSING), "{}", r.both());
+    assert!(!s.state().exists(), "a dry run wrote state");
+    let r = run(&["run", "./hello"]);
+    assert_eq!(r.code, 1, "{}", r.both());
+    assert!(
+        r.both().contains("can't create the local sandbox folder"),
+        "{}",
+        r.both()
+    );
+}
