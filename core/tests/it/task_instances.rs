@@ -574,6 +574,50 @@ fn a_name_two_bundles_share_is_said_and_the_end_of_an_id_picks_one() {
     assert!(!one.stderr.contains("names 2 tasks"), "{}", one.stderr);
 }
 
+/// A task name two bundles share is a warning in the `--json` document too, in the words stderr
+/// has: a dashboard fed the document alone mixed the two tasks' instances unawares.
+#[test]
+fn a_name_two_bundles_share_is_a_warning_in_the_json_document() {
+    let s = Sandboxed::new();
+    assert_eq!(s.run(&["run", "hello"]).code, 0);
+    assert_eq!(
+        s.run(&["bundle", "init", "hello1", "--from-bundle", "hello"])
+            .code,
+        0
+    );
+    assert_eq!(s.run(&["run", "./hello1"]).code, 0);
+    let lists: [&[&str]; 3] = [
+        &["task", "instances", "hello", "--json", "--limit", "0"],
+        &["task", "list", "--task", "hello", "--json"],
+        // Counted whole, though the limit lists one task's instance alone.
+        &["task", "instances", "hello", "--json", "--limit", "1"],
+    ];
+    for args in lists {
+        let r = s.run(args);
+        assert_eq!(r.code, 0, "{args:?}: {}", r.both());
+        let doc: Value = serde_json::from_str(&r.stdout)
+            .unwrap_or_else(|e| panic!("{args:?}: {e}: {}", r.stdout));
+        let warnings: Vec<&str> = doc["warnings"]
+            .as_array()
+            .unwrap_or_else(|| panic!("{args:?}: no warnings: {doc:#}"))
+            .iter()
+            .filter_map(Value::as_str)
+            .collect();
+        assert_eq!(warnings.len(), 1, "{args:?}: {doc:#}");
+        assert!(
+            warnings[0].starts_with("'hello' names 2 tasks ("),
+            "{args:?}: {doc:#}"
+        );
+        assert!(
+            r.stderr.contains(&format!("Warning: {}\n", warnings[0])),
+            "{args:?}: {}",
+            r.both()
+        );
+    }
+    let one = json(&s, &["task", "instances", "hello1/hello", "--json"]);
+    assert!(one.get("warnings").is_none(), "{one:#}");
+}
+
 /// `task list --json` is written as it is read, an instance at a time, in the very bytes of the
 /// whole document pretty-printed at once (what it printed when it held the whole document): keys in
 /// the same order, the same indentation, `warnings` after the instances; and a shared task name is

@@ -238,8 +238,12 @@ pub(super) fn list(
                 warnings.push(none(recorded, &args).trim_end().to_string());
             }
         }
+        // Said on stderr and in the document, in the same words: a script reads the document alone.
+        if let Some(shared) = shared_name(sources, &args, tasks, cut)? {
+            term.warn(shared.clone());
+            warnings.push(shared);
+        }
         document.end(&warnings);
-        warn_shared_name(sources, &args, tasks, cut, term)?;
         return Ok(0);
     }
     let mut found: Vec<Document> = first.into_iter().collect();
@@ -256,7 +260,9 @@ pub(super) fn list(
         .iter()
         .map(|d| text(d, "task_id").to_string())
         .collect();
-    warn_shared_name(sources, &args, tasks, cut, term)?;
+    if let Some(shared) = shared_name(sources, &args, tasks, cut)? {
+        term.warn(shared);
+    }
     if found.is_empty() {
         // Not "nothing recorded": what the store left out may hold them.
         if sources.left_out().is_some() {
@@ -308,31 +314,30 @@ pub(super) fn list(
     Ok(0)
 }
 
-/// A name several bundles' tasks share lists them all: said, with how to name one alone. `tasks`
-/// are the ids of the instances listed; all the tasks of that name when `cut` (the limit may have
-/// left some out).
-fn warn_shared_name(
+/// A name several bundles' tasks share lists them all: the warning that says so, with how to name
+/// one alone, when it does. `tasks` are the ids of the instances listed; all the tasks of that name
+/// when `cut` (the limit may have left some out).
+fn shared_name(
     sources: &Recorded,
     args: &ListArgs,
     mut tasks: BTreeSet<String>,
     cut: bool,
-    term: &Terminal,
-) -> Result<(), Failure> {
+) -> Result<Option<String>, Failure> {
     let Some(asked) = &args.task else {
-        return Ok(());
+        return Ok(None);
     };
     if cut {
         tasks.extend(tasks_named(sources, asked)?);
     }
-    if let (true, Some(first)) = (tasks.len() > 1, tasks.first()) {
-        term.warn(format!(
+    Ok(match (tasks.len() > 1, tasks.first()) {
+        (true, Some(first)) => Some(format!(
             "'{asked}' names {} tasks ({}); give more of an id, such as {}, to list one alone",
             tasks.len(),
             tasks.iter().cloned().collect::<Vec<_>>().join(", "),
             crate::quote::id(first.strip_prefix("@local/").unwrap_or(first))
-        ));
-    }
-    Ok(())
+        )),
+        _ => None,
+    })
 }
 
 /// The error of a list whose store failed to answer a read.
