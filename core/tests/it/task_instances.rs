@@ -618,6 +618,69 @@ fn a_name_two_bundles_share_is_a_warning_in_the_json_document() {
     assert!(one.get("warnings").is_none(), "{one:#}");
 }
 
+/// Each instance listed says how it came out in `run --json`'s words (`outcome`), as the table says
+/// it (`completed (scored below 1)`), and `task get-instance --json` says the same: the documents
+/// said only `completed` and the scores, leaving a script to judge them.
+#[test]
+fn each_instance_says_how_it_came_out_as_run_json_and_the_table_do() {
+    let s = Sandboxed::new();
+    let folder = s.copy_hello("below");
+    std::fs::write(folder.join("artifacts/greeting/hello.txt"), "goodbye\n").unwrap();
+    s.write("broken/tasks/fails.json", FAILING);
+    // Each run's instance and its outcome, as run --json says them.
+    let mut ran = Vec::new();
+    for (bundle, code) in [("hello", 0), ("./below", 0), ("./broken", 1)] {
+        let r = s.run(&["run", bundle, "--json"]);
+        assert_eq!(r.code, code, "{}", r.both());
+        let doc: Value = serde_json::from_str(&r.stdout).unwrap();
+        let task = &doc["tasks"][0];
+        ran.push((
+            task["instance_id"].as_str().unwrap().to_string(),
+            task["outcome"].as_str().unwrap().to_string(),
+        ));
+    }
+    let outcomes: Vec<&str> = ran.iter().map(|(_, o)| o.as_str()).collect();
+    assert_eq!(outcomes, ["passed", "scored_below_one", "failed"]);
+    let listed = json(&s, &["task", "list", "--json"]);
+    let rows = listed["instances"].as_array().unwrap();
+    assert_eq!(rows.len(), 3, "{listed:#}");
+    // Newest first.
+    for (row, (id, outcome)) in rows.iter().zip(ran.iter().rev()) {
+        assert_eq!(row["instance_id"], id.as_str(), "{listed:#}");
+        assert_eq!(row["outcome"], outcome.as_str(), "{listed:#}");
+        let shown = json(&s, &["task", "get-instance", id, "--json"]);
+        assert_eq!(shown["outcome"], outcome.as_str(), "{shown:#}");
+    }
+    // The keys there were are all still there.
+    assert_eq!(rows[1]["status"], "completed", "{listed:#}");
+    assert_eq!(rows[1]["scores"]["hello"], 0.0, "{listed:#}");
+    let below = json(&s, &["task", "instances", "below/hello", "--json"]);
+    assert_eq!(
+        below["instances"][0]["outcome"], "scored_below_one",
+        "{below:#}"
+    );
+    let table = s.run(&["task", "list"]);
+    let row_of = |id: &str| {
+        table
+            .stdout
+            .lines()
+            .find(|l| l.starts_with(id))
+            .unwrap_or_else(|| panic!("{id}: {}", table.stdout))
+            .to_string()
+    };
+    assert!(
+        row_of(&ran[0].0).contains("completed (passed)"),
+        "{}",
+        table.stdout
+    );
+    assert!(
+        row_of(&ran[1].0).contains("completed (scored below 1)"),
+        "{}",
+        table.stdout
+    );
+    assert!(row_of(&ran[2].0).contains("failed"), "{}", table.stdout);
+}
+
 /// `task list --json` is written as it is read, an instance at a time, in the very bytes of the
 /// whole document pretty-printed at once (what it printed when it held the whole document): keys in
 /// the same order, the same indentation, `warnings` after the instances; and a shared task name is
@@ -1096,9 +1159,14 @@ fn an_instance_only_this_machines_journal_keeps_is_shown_from_it() {
     let doc = json(&s, &["task", "get-instance", id, "--json"]);
     assert_eq!(doc["end_waiting_here"], true, "{doc}");
     assert_eq!(doc["status"], "completed", "{doc}");
+    assert_eq!(doc["outcome"], "end_waiting_here", "{doc}");
     let listed = json(&s, &["task", "list", "--json"]);
     assert_eq!(listed["instances"][0]["instance_id"], id, "{listed}");
     assert_eq!(listed["instances"][0]["end_waiting_here"], true, "{listed}");
+    assert_eq!(
+        listed["instances"][0]["outcome"], "end_waiting_here",
+        "{listed}"
+    );
     let table = s.run(&["task", "instances", "team/slow"]);
     assert_eq!(table.code, 0, "{}", table.both());
     assert!(
@@ -1151,6 +1219,7 @@ fn a_killed_runs_instances_say_so_on_its_machine_whichever_store_holds_them() {
     let listed = json(&s, &["task", "list", "--json"]);
     for row in listed["instances"].as_array().unwrap() {
         assert_eq!(row["stale"], true, "{listed}");
+        assert_eq!(row["outcome"], "stale", "{listed}");
     }
     let shown = s.run(&["task", "get-instance", "team/slow-k1"]);
     assert!(
@@ -1160,4 +1229,5 @@ fn a_killed_runs_instances_say_so_on_its_machine_whichever_store_holds_them() {
     );
     let doc = json(&s, &["task", "get-instance", "team/slow-k1", "--json"]);
     assert_eq!(doc["stale"], true, "{doc}");
+    assert_eq!(doc["outcome"], "stale", "{doc}");
 }

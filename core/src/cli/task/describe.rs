@@ -3,8 +3,9 @@
 
 use serde_json::Value;
 
+use super::standing::Standing;
 use super::unended::unended_steps;
-use super::{scores_text, status_word, text};
+use super::{scores_text, text};
 use crate::run::builtin_steps::verify_sandbox;
 use crate::run::recorded::InstanceScores;
 use crate::stores::Document;
@@ -57,15 +58,8 @@ fn who_marks_it_failed(doc: &Document) -> &'static str {
     }
 }
 
-/// The human view of one instance.
-/// `end_waiting_here` is the command whose next run on this machine writes the instance's end, when
-/// a journal here holds it (see [`super::sources::Sources::end_waiting_here`]).
-pub(super) fn describe(
-    doc: &Document,
-    scores: &InstanceScores<'_>,
-    end_waiting_here: Option<&str>,
-    unfinished_here: Option<&str>,
-) -> String {
+/// The human view of one instance, standing where `standing` says.
+pub(super) fn describe(doc: &Document, scores: &InstanceScores<'_>, standing: &Standing) -> String {
     let mut out = String::new();
     let mut line = |label: &str, value: String| {
         out.push_str(&format!("{label:<11}{value}\n"));
@@ -81,28 +75,15 @@ pub(super) fn describe(
     );
     line(
         "status:",
-        match (
-            end_waiting_here,
-            unfinished_here,
-            crate::run::heartbeat::stale(doc, std::time::SystemTime::now()),
-        ) {
-            (Some(by), _, _) => format!(
-                "{} ({})",
-                text(doc, "status"),
-                crate::run::heartbeat::end_waiting_here(by)
-            ),
-            (None, Some(by), _) => format!(
-                "{} ({})",
-                text(doc, "status"),
-                super::list::unfinished_words(by)
-            ),
-            (None, None, Some(stale)) => format!(
+        match standing {
+            // Said in full, with who marks it failed: the table has room for less.
+            Standing::Stale(stale) => format!(
                 "{} ({}; {})",
                 text(doc, "status"),
                 stale.words(),
                 who_marks_it_failed(doc)
             ),
-            (None, None, None) => status_word(doc, &scores.of(doc)),
+            _ => standing.status_line(doc, &scores.of(doc)),
         },
     );
     if let Some(late) = doc
@@ -206,12 +187,9 @@ pub(super) fn describe(
             step.get("status").and_then(Value::as_str).unwrap_or("?"),
         ));
     }
-    let run_stopped = end_waiting_here.is_none()
-        && (unfinished_here.is_some()
-            || crate::run::heartbeat::stale(doc, std::time::SystemTime::now()).is_some());
     match scores.steps_of(doc) {
         Some(steps) => {
-            for (id, state) in unended_steps(doc, &steps, run_stopped) {
+            for (id, state) in unended_steps(doc, &steps, standing.is_stale()) {
                 out.push_str(&format!("  {id} {}\n", state.words()));
             }
         }
@@ -305,7 +283,11 @@ mod tests {
             let dir = tempfile::tempdir().unwrap();
             let store =
                 crate::stores::local::LocalSqliteDocumentStore::new(dir.path().join("d.db"));
-            let shown = describe(&doc, &InstanceScores::new(&store), None, None);
+            let standing = match crate::run::heartbeat::stale(&doc, std::time::SystemTime::now()) {
+                Some(stale) => Standing::Stale(stale),
+                None => Standing::Recorded,
+            };
+            let shown = describe(&doc, &InstanceScores::new(&store), &standing);
             shown
                 .lines()
                 .find(|l| l.starts_with("status:"))

@@ -5,6 +5,7 @@ use serde_json::Value;
 
 use super::describe::describe;
 use super::sources::Sources;
+use super::standing::Standing;
 use super::unended::{not_run, unended_steps};
 use super::{pretty, text, GetArgs};
 use crate::cli::{Exit, Failure, Terminal};
@@ -70,22 +71,22 @@ pub(super) fn get(args: GetArgs, all: &Sources, term: &Terminal) -> Exit {
             .with_code(2));
         }
     };
+    let standing = Standing::of(doc, all, std::time::SystemTime::now());
     if args.json {
         let mut doc = doc.clone();
         // The keys not the store's: a running instance whose end waits in this machine's journal,
-        // or else one whose run stopped sending signs of life.
-        let mut run_stopped = false;
-        if all.end_waiting_here(&doc).is_some() {
+        // or else one whose run is over though it shows running; and how it came out (or stands).
+        if matches!(standing, Standing::EndWaitingHere { .. }) {
             doc.insert("end_waiting_here".into(), Value::Bool(true));
-        } else if all.unfinished_here(&doc).is_some()
-            || crate::run::heartbeat::stale(&doc, std::time::SystemTime::now()).is_some()
-        {
+        } else if standing.is_stale() {
             doc.insert("stale".into(), Value::Bool(true));
-            run_stopped = true;
         }
+        let scores = InstanceScores::new(sources);
+        let outcome = standing.outcome(&doc, &scores.of(&doc));
+        doc.insert("outcome".into(), Value::from(outcome));
         // And the steps its run never ran, which the store does not list, as the text names them.
-        if let Some(steps) = InstanceScores::new(sources).steps_of(&doc) {
-            let unended = unended_steps(&doc, &steps, run_stopped);
+        if let Some(steps) = scores.steps_of(&doc) {
+            let unended = unended_steps(&doc, &steps, standing.is_stale());
             let not_run = not_run(&unended);
             if !not_run.is_empty() {
                 doc.insert("not_run_steps".into(), serde_json::json!(not_run));
@@ -94,11 +95,6 @@ pub(super) fn get(args: GetArgs, all: &Sources, term: &Terminal) -> Exit {
         term.print(&format!("{}\n", pretty(&Value::Object(doc))));
         return Ok(0);
     }
-    term.print(&describe(
-        doc,
-        &InstanceScores::new(sources),
-        all.end_waiting_here(doc),
-        all.unfinished_here(doc),
-    ));
+    term.print(&describe(doc, &InstanceScores::new(sources), &standing));
     Ok(0)
 }

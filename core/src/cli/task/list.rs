@@ -5,13 +5,14 @@
 use std::collections::BTreeSet;
 use std::time::SystemTime;
 
-use serde_json::{json, Map, Value};
+use serde_json::{json, Value};
 
 use super::filter::{matches, tasks_named, tasks_selected, BundleFilter};
 use super::json_list::JsonList;
 use super::newest::Newest;
 use super::sources::Sources;
-use super::{pasteable_id, scores_text, status_word, text, ListArgs};
+use super::standing::Standing;
+use super::{pasteable_id, scores_text, text, ListArgs};
 use crate::cli::{Exit, Failure, Terminal};
 use crate::run::heartbeat;
 use crate::run::recorded::{config_check_hint, InstanceScores, Recorded};
@@ -72,70 +73,24 @@ pub(super) fn task_narrowing(
     })
 }
 
-/// One instance as `--json` lists it; `waiting_here` when its end waits in this machine's journal
-/// (then it is not `stale`: its run was not killed), `unfinished_here` when its run on this machine
-/// ended without finishing it (then it is `stale`, whatever its heartbeat says).
-fn summary(
-    doc: &Document,
-    scores: &InstanceScores<'_>,
-    now: SystemTime,
-    waiting_here: bool,
-    unfinished_here: bool,
-) -> Value {
+/// One instance as `--json` lists it, standing where `standing` says.
+fn summary(doc: &Document, scores: &InstanceScores<'_>, standing: &Standing) -> Value {
+    let scored = scores.of(doc);
     json!({
         "instance_id": text(doc, "instance_id"),
         "task_id": text(doc, "task_id"),
         "task_version": doc.get("task_version").cloned().unwrap_or(Value::Null),
         "status": text(doc, "status"),
-        "stale": !waiting_here && (unfinished_here || heartbeat::stale(doc, now).is_some()),
-        "end_waiting_here": waiting_here,
+        "outcome": standing.outcome(doc, &scored),
+        "stale": standing.is_stale(),
+        "end_waiting_here": matches!(standing, Standing::EndWaitingHere { .. }),
         "heartbeat_at_utc": doc.get(heartbeat::HEARTBEAT_AT).cloned().unwrap_or(Value::Null),
-        "scores": scores.of(doc),
+        "scores": scored,
         "started_at_utc": text(doc, "started_at_utc"),
         "completed_at_utc": doc.get("completed_at_utc").cloned().unwrap_or(Value::Null),
         "ended_at_utc": doc.get("ended_at_utc").cloned().unwrap_or(Value::Null),
         "run_group_id": doc.get("context").and_then(|c| c.get("metadata")).and_then(|m| m.get("run_group_id")).cloned().unwrap_or(Value::Null),
     })
-}
-
-/// An instance's status as a person reads it: a running one whose end waits in this machine's
-/// journal says so, written by the next run of `end_waiting_here`; one whose run on this machine
-/// ended without finishing it says so, marked failed by the next run of `unfinished_here`; one whose
-/// run stopped sending signs of life says since when (`running (no sign of life since …)`).
-pub(super) fn status_text(
-    doc: &Document,
-    scores: &Map<String, Value>,
-    now: SystemTime,
-    end_waiting_here: Option<&str>,
-    unfinished_here: Option<&str>,
-) -> String {
-    if let Some(by) = end_waiting_here {
-        return format!(
-            "{} ({})",
-            text(doc, "status"),
-            heartbeat::end_waiting_here(by)
-        );
-    }
-    if let Some(by) = unfinished_here {
-        return format!("{} ({})", text(doc, "status"), unfinished_words(by));
-    }
-    match heartbeat::stale(doc, now) {
-        Some(stale) => format!(
-            "{} (no sign of life since {})",
-            text(doc, "status"),
-            stale.since
-        ),
-        None => status_word(doc, scores),
-    }
-}
-
-/// What is said of a `running` instance whose run on this machine ended without finishing it (its
-/// journal is no longer held), the next run of `by` here marking it failed: the same for an
-/// instance of the local store and of a configured one, whose heartbeat may not look stale yet.
-pub(super) fn unfinished_words(by: &str) -> String {
-    format!(
-        "its run on this machine ended without finishing it; the next {by} here marks it failed"
-    )
 }
 
 /// Lists the instances `args` selects, newest first; `none` is what a person reads when there are none.
@@ -216,13 +171,7 @@ pub(super) fn list(
                 cut = true;
                 break;
             }
-            document.instance(&summary(
-                &doc,
-                &scores,
-                now,
-                all.end_waiting_here(&doc).is_some(),
-                all.unfinished_here(&doc).is_some(),
-            ));
+            document.instance(&summary(&doc, &scores, &Standing::of(&doc, all, now)));
             if args.task.is_some() {
                 tasks.insert(text(&doc, "task_id").to_string());
             }
@@ -280,13 +229,7 @@ pub(super) fn list(
             let scored = scores.of(d);
             [
                 pasteable_id(text(d, "instance_id")),
-                status_text(
-                    d,
-                    &scored,
-                    now,
-                    all.end_waiting_here(d),
-                    all.unfinished_here(d),
-                ),
+                Standing::of(d, all, now).status_line(d, &scored),
                 scores_text(&scored),
                 format!(
                     "{} v{}",

@@ -17,6 +17,7 @@ mod list;
 mod newest;
 mod prune;
 mod sources;
+mod standing;
 mod stored;
 mod unended;
 #[cfg(test)]
@@ -83,22 +84,6 @@ pub fn run(args: TaskArgs, verbose: bool, session: &Session, term: &Terminal) ->
 /// The string `doc` holds at `key`; empty when there is none.
 fn text<'a>(doc: &'a Document, key: &str) -> &'a str {
     doc.get(key).and_then(Value::as_str).unwrap_or("")
-}
-
-/// An instance's status as a person reads it: a completed one says how it came out, in the word the
-/// run's summary used for it (`completed (passed)`, `completed (scored below 1)`), since the store
-/// keeps `completed` for every run that ended without failing.
-fn status_word(doc: &Document, scores: &Map<String, Value>) -> String {
-    let status = text(doc, "status");
-    if status != "completed" {
-        return status.to_string();
-    }
-    let scores: Vec<(String, f64)> = scores
-        .iter()
-        .filter_map(|(step, score)| Some((step.clone(), score.as_f64()?)))
-        .collect();
-    let outcome = crate::run::outcome::TaskOutcome::from_scores(scores);
-    format!("{status} ({})", outcome.word())
 }
 
 /// An id as a person copies it into another command (an instance's into `task get-instance`, a

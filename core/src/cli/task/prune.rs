@@ -236,7 +236,7 @@ fn choose_in(
                 instance_id: text(doc, "instance_id").to_string(),
                 task_id,
                 status: status.to_string(),
-                status_shown: super::status_word(doc, &scores_of(doc)),
+                status_shown: super::standing::recorded_status(doc, &scores_of(doc)),
                 started_at_utc: started.to_string(),
                 objects: doc
                     .get("objects")
