@@ -1,6 +1,6 @@
 //! `agent-env completions SHELL`: a completion script for bash, zsh, fish, elvish or PowerShell, with
 //! the commands and root options of the installed plugins (read from their manifests; no plugin runs),
-//! and for bash the installed bundles' names after `run` and the commands after `man`.
+//! the commands after `man`, and for bash the installed bundles' names after `run`.
 //! `agent-env man [COMMAND]...`: the manual page of agent-env or of one of its commands, in roff,
 //! built from the same definitions as `--help`: a command's own options first, then the global ones,
 //! in its synopsis as in its help.
@@ -42,13 +42,14 @@ fn full_tree(session: &Session) -> (clap::Command, Vec<String>) {
 pub fn completions(args: CompletionsArgs, session: &Session, term: &Terminal) -> Exit {
     let (tree, warnings) = full_tree(session);
     warnings.iter().for_each(|w| term.warn(w));
+    let mut tree = with_man_commands(tree);
     let script = match args.shell {
-        Shell::Bash => bash_script(&mut with_man_commands(with_bundle_names(
+        Shell::Bash => bash_script(&mut with_bundle_names(
             tree,
             &bundle::installed(&session.manifests()),
-        ))),
+        )),
+        // Not the bundles' names: zsh and fish would offer them instead of folders, not beside them.
         shell => {
-            let mut tree = tree;
             let mut script = Vec::new();
             clap_complete::generate(shell, &mut tree, BIN_NAME, &mut script);
             String::from_utf8_lossy(&script).into_owned()

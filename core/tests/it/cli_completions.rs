@@ -32,6 +32,17 @@ fn completion_scripts_include_core_and_plugin_commands() {
     // A bundle folder is still completed as a file after run: zsh is not held to the bundle names.
     let zsh = stdout(&s.run(&["completions", "zsh"]));
     assert!(!zsh.contains(":(hello)"), "{zsh}");
+    // After man, the commands whose pages it prints, as after help.
+    assert!(
+        fish.contains(
+            "__fish_agent_env_using_subcommand man; and __fish_seen_subcommand_from plugin\" -f -a \"add\""
+        ),
+        "{fish}"
+    );
+    assert!(
+        zsh.contains("_agent-env__subcmd__man__subcmd__plugin_commands()"),
+        "{zsh}"
+    );
 }
 
 #[test]
