@@ -7,9 +7,10 @@
 //!   locale, temp and XDG folders, proxies and CA bundles, the Python, Go and Rust toolchain
 //!   variables) and every `AGENT_ENV_*` variable but the store selections ([`STORE_SELECTIONS`],
 //!   which may hold a password: a plugin reaches the stores through the host);
-//! - what its manifest asks for (`[plugin] env = ["OPENAI_API_KEY", "AWS_*"]`);
+//! - what its manifest asks for (`[plugin] env = ["OPENAI_API_KEY", "AWS_*"]`), never a store
+//!   selection, whatever the manifest names;
 //! - what the user adds for every plugin with `AGENT_ENV_PLUGIN_ENV` (a comma-separated list of names
-//!   or prefixes ending in `*`);
+//!   or prefixes ending in `*`; a store selection only when the user names it whole);
 //! - the protocol's own variables, set by the spawner.
 //!
 //! A command a task runs in a local sandbox gets the same less agent-env's own `AGENT_ENV_*`
@@ -82,8 +83,8 @@ pub const AGENT_ENV_PREFIX: &str = "AGENT_ENV_";
 
 /// agent-env's variables that choose its stores: a connection string there may carry a password
 /// (`postgres://u:pw@…`, `s3://key:secret@…`), and a plugin reaches the stores through the host's
-/// `host.store.*` calls, never by them, so a plugin gets them only when its manifest or the user
-/// lists them.
+/// `host.store.*` calls, never by them, so a plugin gets one only when the user names it whole in
+/// [`EXTRA_VAR`]: no manifest's `env` lets one through, by name or by prefix (`AGENT_*`).
 pub const STORE_SELECTIONS: &[&str] = &[
     "AGENT_ENV_OBJECT_STORE",
     "AGENT_ENV_DOCUMENT_STORE",
@@ -117,11 +118,12 @@ pub fn allowed(name: &str, declared: &[String], extra: &[String]) -> bool {
 }
 
 fn allowed_for(child: Child, name: &str, declared: &[String], extra: &[String]) -> bool {
+    if matches!(child, Child::Plugin) && STORE_SELECTIONS.contains(&name) {
+        return extra.iter().any(|p| p.trim() == name);
+    }
     PASS_THROUGH.contains(&name)
         || PASS_THROUGH_PREFIXES.iter().any(|p| name.starts_with(p))
-        || (matches!(child, Child::Plugin)
-            && name.starts_with(AGENT_ENV_PREFIX)
-            && !STORE_SELECTIONS.contains(&name))
+        || (matches!(child, Child::Plugin) && name.starts_with(AGENT_ENV_PREFIX))
         || declared
             .iter()
             .chain(extra)
@@ -265,18 +267,44 @@ mod tests {
     }
 
     #[test]
-    fn a_plugin_gets_no_store_selection_unless_listed() {
+    fn a_plugin_gets_no_store_selection_whatever_its_manifest_asks() {
         let parent = vars(&[
             ("PATH", "/bin"),
             ("AGENT_ENV_DOCUMENT_STORE", "postgres://me:pw@db/x"),
+            ("AGENT_ENV_OBJECT_STORE", "s3://key:secret@h/b"),
             ("AGENT_ENV_CONFIG", "/c/config.toml"),
         ]);
         assert_eq!(
             names(&child_env(parent.clone(), &[])),
             ["PATH", "AGENT_ENV_CONFIG"]
         );
-        let declared = vec!["AGENT_ENV_DOCUMENT_STORE".to_string()];
-        assert_eq!(names(&child_env(parent, &declared)).len(), 3);
+        for asked in ["AGENT_ENV_DOCUMENT_STORE", "A*", "AGENT_ENV_*", "*"] {
+            let declared = vec![asked.to_string()];
+            let env = names(&child_env(parent.clone(), &declared));
+            assert!(
+                !env.iter().any(|n| n.ends_with("_STORE")),
+                "{asked}: {env:?}"
+            );
+        }
+        // The user may let one through by its whole name, never by a prefix.
+        let mut listed = parent;
+        listed.push(("AGENT_ENV_PLUGIN_ENV".into(), "AGENT_*".into()));
+        let env = names(&child_env(listed.clone(), &[]));
+        assert!(!env.iter().any(|n| n.ends_with("_STORE")), "{env:?}");
+        listed.push((
+            "AGENT_ENV_PLUGIN_ENV".into(),
+            "AGENT_ENV_DOCUMENT_STORE".into(),
+        ));
+        listed.remove(listed.len() - 2);
+        let env = names(&child_env(listed, &[]));
+        assert!(
+            env.contains(&"AGENT_ENV_DOCUMENT_STORE".to_string()),
+            "{env:?}"
+        );
+        assert!(
+            !env.contains(&"AGENT_ENV_OBJECT_STORE".to_string()),
+            "{env:?}"
+        );
     }
 
     #[test]

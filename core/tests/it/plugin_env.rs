@@ -16,8 +16,8 @@ printf '%s\n' '{"jsonrpc":"2.0","id":1,"result":{"protocol":1,"plugin":{"name":"
 while IFS= read -r line; do
   rest=${line#*\"id\":}
   id=${rest%%[!0-9]*}
-  [ -n "$id" ] && printf '{"jsonrpc":"2.0","id":%s,"result":{"metadata":{"seen":{"openai":"%s","token":"%s","aws_region":"%s","aws_key":"%s","state":"%s","has_path":"%s"}}}}\n' \
-    "$id" "${OPENAI_API_KEY-unset}" "${MY_TOOL_TOKEN-unset}" "${AWS_REGION-unset}" "${AWS_SECRET_ACCESS_KEY-unset}" "${XDG_STATE_HOME:+set}" "${PATH:+set}"
+  [ -n "$id" ] && printf '{"jsonrpc":"2.0","id":%s,"result":{"metadata":{"seen":{"openai":"%s","token":"%s","aws_region":"%s","aws_key":"%s","state":"%s","has_path":"%s","document_store":"%s"}}}}\n' \
+    "$id" "${OPENAI_API_KEY-unset}" "${MY_TOOL_TOKEN-unset}" "${AWS_REGION-unset}" "${AWS_SECRET_ACCESS_KEY-unset}" "${XDG_STATE_HOME:+set}" "${PATH:+set}" "${AGENT_ENV_DOCUMENT_STORE-unset}"
 done
 "#,
     );
@@ -93,5 +93,24 @@ fn a_bad_env_entry_in_a_manifest_is_refused_with_what_to_write() {
         r.both().contains("plugin.env holds 'NOT OK'; write variable names (letters, digits and _) or prefixes ending in *"),
         "{}",
         r.both()
+    );
+}
+
+#[test]
+fn no_manifest_env_lets_a_store_selection_through() {
+    let s = Sandboxed::new();
+    install_env_reporter(&s, "env = [\"A*\", \"AGENT_ENV_DOCUMENT_STORE\"]");
+    let vars = [
+        (
+            "AGENT_ENV_DOCUMENT_STORE",
+            "postgres://u:pgpassword999@127.0.0.1:9/db",
+        ),
+        ("AWS_REGION", "eu-west-1"),
+    ];
+    let seen = seen(&s, &vars);
+    assert_eq!(seen["document_store"], "unset", "{seen}");
+    assert_eq!(
+        seen["aws_region"], "eu-west-1",
+        "the prefix still works: {seen}"
     );
 }
