@@ -168,13 +168,7 @@ fn relative_file_warnings(manifest: &Manifest) -> Vec<String> {
     manifest
         .relative_file_args()
         .into_iter()
-        .map(|arg| {
-            format!(
-                "exec argument '{arg}' in {} names a file beside the manifest, but arguments after the first are passed as written, so the plugin finds it only when agent-env runs in that folder; write its absolute path ({}), or make the first element a script beside the manifest that starts it",
-                manifest.path.display(),
-                manifest.folder().join(arg).display()
-            )
-        })
+        .map(|arg| agent_env_host::exec_arguments::relative_argument_reason(&manifest.path, arg))
         .collect()
 }
 

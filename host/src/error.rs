@@ -195,6 +195,16 @@ pub enum HostError {
         changed: String,
     },
 
+    /// `relative-argument`: a plugin `plugin add` installed whose `exec` names a file beside its
+    /// manifest by a relative path in an argument after the first (see [`crate::exec_arguments`]).
+    #[error("plugin {} was not started: whatever file of that name the folder agent-env runs in holds would run in its place; {reason}", .ctx.package)]
+    RelativeArgument {
+        /// Who failed.
+        ctx: Box<FailureContext>,
+        /// The argument, and what to write instead.
+        reason: String,
+    },
+
     /// A call to a process that was already shut down.
     #[error("plugin {} ({}) was already shut down, so {method} cannot be sent", .ctx.package, .ctx.executable)]
     ShutDown {
@@ -246,6 +256,7 @@ macro_rules! failure_context {
             | HostError::PluginError { ctx, .. }
             | HostError::MessageTooLarge { ctx, .. }
             | HostError::Tampered { ctx, .. }
+            | HostError::RelativeArgument { ctx, .. }
             | HostError::ShutDown { ctx, .. }
             | HostError::Unresponsive { ctx, .. }
             | HostError::StartCancelled { ctx } => ctx,
@@ -270,6 +281,7 @@ impl HostError {
             HostError::PluginError { .. } => "plugin-error",
             HostError::MessageTooLarge { .. } => "message-too-large",
             HostError::Tampered { .. } => "tampered",
+            HostError::RelativeArgument { .. } => "relative-argument",
             HostError::ShutDown { .. } => "shut-down",
             HostError::Unresponsive { .. } => "unresponsive",
             HostError::StartCancelled { .. } => "start-cancelled",
@@ -328,6 +340,7 @@ impl HostError {
                 | HostError::ProtocolMismatch { .. }
                 | HostError::CrashLoop { .. }
                 | HostError::Tampered { .. }
+                | HostError::RelativeArgument { .. }
         )
     }
 }

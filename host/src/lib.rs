@@ -29,6 +29,8 @@
 //! - `services.rs`: [`HostServices`], what the host answers when a plugin calls it.
 //! - `env_policy.rs`: which of agent-env's environment variables a plugin child gets.
 //! - `pins.rs`: the sha256 pins of what `plugin add` installed; a changed file is not started.
+//! - `exec_arguments.rs`: `exec` arguments naming a file beside the manifest by a relative path, which
+//!   would run another folder's file; an installed plugin with one is not started.
 //! - `descendants.rs`: a plugin's descendants that left its process group, found and stopped.
 //! - `exit.rs`: watching the child's wait status and signalling it without racing the reaper.
 //! - `start_abort.rs`: [`StartAbort`], a switch that stops plugin starts (a run's Ctrl-C).
@@ -45,6 +47,7 @@ mod descendants;
 mod diagnosis;
 pub mod env_policy;
 mod error;
+pub mod exec_arguments;
 mod exit;
 mod fd_numbers;
 mod handler;

@@ -32,6 +32,7 @@ mod plugin_add_folder;
 mod plugin_add_sources;
 mod plugin_discovery;
 mod plugin_env;
+mod plugin_exec_arguments;
 mod plugin_load;
 mod plugin_new;
 mod plugin_pins;

@@ -168,6 +168,11 @@ impl PluginProcess {
             let ctx = attempt.ctx(None);
             return Err(attempt.fail(config.grace, None, HostError::Tampered { ctx, changed }));
         }
+        if let Some(reason) = installed_relative_argument(config, &spec) {
+            let ctx = attempt.ctx(None);
+            let error = HostError::RelativeArgument { ctx, reason };
+            return Err(attempt.fail(config.grace, None, error));
+        }
         let spawned_at = SystemTime::now();
         let clock = Instant::now();
         let launched = match spawn::launch(&spec, &executable, config) {
@@ -291,4 +296,18 @@ fn pinned_change(config: &HostConfig, spec: &SpawnSpec) -> Option<String> {
         .into_iter()
         .next()
         .map(|c| format!("{} ({})", c.path.display(), c.now))
+}
+
+/// Why `spec` may not start, when it is a plugin `plugin add` installed (its manifest in the plugins
+/// directory, where the pin file is) and an argument of its `exec` after the first names a file beside
+/// its manifest by a relative path: wherever agent-env runs, a file of that name there would run in its
+/// place. A plugin found on `PATH` is the user's own work in progress: `plugin verify` warns of it.
+fn installed_relative_argument(config: &HostConfig, spec: &SpawnSpec) -> Option<String> {
+    let plugins_dir = config.pins.as_ref()?.parent()?;
+    if !spec.manifest_path.starts_with(plugins_dir) {
+        return None;
+    }
+    crate::exec_arguments::files_named_relatively(&spec.argv, &spec.manifest_path)
+        .first()
+        .map(|arg| crate::exec_arguments::relative_argument_reason(&spec.manifest_path, arg))
 }

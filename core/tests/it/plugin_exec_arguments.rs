@@ -1,0 +1,111 @@
+//! A manifest whose `exec` names a file beside it by a relative path in an argument after the first
+//! (`["/bin/sh", "step.sh"]`): that argument is passed as written, so the file is looked for in the
+//! folder agent-env runs in. `plugin add` refuses such a manifest, and a plugin added before is not
+//! started, so another folder's file of that name never runs.
+
+use crate::support::run::{Ran, Sandboxed};
+
+const STEP: &str = r#"#!/bin/sh
+IFS= read -r line
+printf '%s\n' '{"jsonrpc":"2.0","id":1,"result":{"protocol":1,"plugin":{"name":"agentenv-relative","version":"1"},"contributions":[{"group":"task_steps","name":"relative_step","type":"relative_step","class":"RelativeStep","methods":["from_dict","execute"]}]}}'
+while IFS= read -r line; do
+  rest=${line#*\"id\":}
+  id=${rest%%[!0-9]*}
+  [ -n "$id" ] && printf '{"jsonrpc":"2.0","id":%s,"result":{"metadata":{}}}\n' "$id"
+done
+"#;
+
+const MANIFEST: &str = "[plugin]\nname = \"agentenv-relative\"\nversion = \"0.1.0\"\nexec = [\"/bin/sh\", \"step.sh\"]\nprotocol = [1, 1]\n[provides.task_steps]\nrelative_step = \"RelativeStep\"\n";
+
+/// The plugin's folder `folder` under the sandbox's home: `step.sh` and the manifest that runs it
+/// by a relative argument.
+fn write_plugin(s: &Sandboxed, folder: &str) -> std::path::PathBuf {
+    s.write(&format!("{folder}/step.sh"), STEP);
+    s.write(&format!("{folder}/agent-env-plugin.toml"), MANIFEST)
+        .parent()
+        .unwrap()
+        .to_path_buf()
+}
+
+/// Runs agent-env with `args` in the folder `cwd`.
+fn run_in(s: &Sandboxed, cwd: &std::path::Path, args: &[&str]) -> Ran {
+    Ran::from(s.command(args).current_dir(cwd).output().unwrap())
+}
+
+fn reason(manifest: &std::path::Path) -> String {
+    format!(
+        "exec argument 'step.sh' in {} names a file beside the manifest, but arguments after the first are passed as written, so the plugin finds it only when agent-env runs in that folder; write its absolute path ({}), or make the first element a script beside the manifest that starts it",
+        manifest.display(),
+        manifest.parent().unwrap().join("step.sh").display()
+    )
+}
+
+#[test]
+fn plugin_add_refuses_an_argument_that_names_a_file_beside_the_manifest() {
+    let s = Sandboxed::new();
+    let folder = write_plugin(&s, "src-relative");
+    let installed = s.plugins().join("agentenv-relative/agent-env-plugin.toml");
+
+    // From the plugin's own folder the file is there, so only the rule refuses it.
+    let added = run_in(&s, &folder, &["plugin", "add", ".", "-y"]);
+    assert_eq!(added.code, 1, "{}", added.both());
+    // Said of the folder it was added from, where the manifest is to be fixed.
+    let source = folder.join("agent-env-plugin.toml");
+    assert!(added.stderr.contains(&reason(&source)), "{}", added.both());
+    assert!(!installed.exists(), "rolled back: {}", added.both());
+
+    let json = run_in(&s, &folder, &["plugin", "add", ".", "-y", "--json"]);
+    assert_eq!(json.code, 1, "{}", json.both());
+    let doc: serde_json::Value = serde_json::from_str(&json.stdout).unwrap();
+    assert_eq!(doc["outcome"], "rolled_back", "{doc}");
+    assert!(
+        doc["error"].as_str().unwrap().contains(&reason(&source)),
+        "{doc}"
+    );
+    assert!(!installed.exists());
+}
+
+#[test]
+fn a_plugin_added_before_is_not_started_and_another_folders_file_never_runs() {
+    let s = Sandboxed::new();
+    // Added before `plugin add` refused it: its folder in the plugins directory as the copy left it.
+    std::fs::create_dir_all(s.plugins()).unwrap();
+    let installed = s.plugins().join("agentenv-relative");
+    std::fs::create_dir_all(&installed).unwrap();
+    std::fs::write(installed.join("step.sh"), STEP).unwrap();
+    std::fs::write(installed.join("agent-env-plugin.toml"), MANIFEST).unwrap();
+    let manifest = installed.join("agent-env-plugin.toml");
+    // Another folder holding a file of that name, which would run in the plugin's place.
+    let marker = s.home().join("ran");
+    let elsewhere = s.home().join("elsewhere");
+    std::fs::create_dir_all(&elsewhere).unwrap();
+    std::fs::write(
+        elsewhere.join("step.sh"),
+        format!("touch '{}'\n", marker.display()),
+    )
+    .unwrap();
+
+    let list = run_in(&s, &elsewhere, &["plugin", "list"]);
+    assert!(
+        list.stdout.contains("relative_step  1 failed"),
+        "{}",
+        list.both()
+    );
+    let check = run_in(&s, &elsewhere, &["plugin", "check"]);
+    assert_eq!(check.code, 1, "{}", check.both());
+    assert!(
+        check.stdout.contains("[relative-argument]"),
+        "{}",
+        check.both()
+    );
+    let show = run_in(&s, &elsewhere, &["plugin", "show", "agentenv-relative"]);
+    assert!(
+        show.both().contains(&format!(
+            "plugin agentenv-relative was not started: whatever file of that name the folder agent-env runs in holds would run in its place; {}",
+            reason(&manifest)
+        )),
+        "{}",
+        show.both()
+    );
+    assert!(!marker.exists(), "the other folder's step.sh ran");
+}
