@@ -5,7 +5,7 @@
 
 use std::path::{Path, PathBuf};
 
-use agent_env_host::pins::{self, PinError, PinFile};
+use agent_env_host::pins::{self, Pin, PinError, PinFile};
 use agent_env_protocol::manifest::Manifest;
 use agent_env_protocol::names::canonical_name;
 
@@ -28,32 +28,52 @@ pub fn unreadable(plugins_dir: &Path) -> Option<String> {
 /// other code), replacing its earlier pins. An error names the file that could not be hashed, or the
 /// pin file that could not be written.
 pub fn pin_packages(plugins_dir: &Path, manifests: &[&Manifest]) -> Result<(), PinError> {
+    let mut pinned = Vec::new();
+    for manifest in manifests {
+        if let Some(pins) = current_pins(manifest)? {
+            pinned.push((manifest.canonical_name(), pins));
+        }
+    }
+    save_package_pins(plugins_dir, pinned)
+}
+
+/// The pins of the files `manifest`'s package starts from, as they are now: its executable, each file
+/// an `exec` argument names by an absolute path, its manifest, and for a Python package the code its
+/// distribution installed. None when its executable cannot be run: it is not pinned, and the check
+/// that follows an install reports why it fails. An error names the file that could not be hashed.
+pub fn current_pins(manifest: &Manifest) -> Result<Option<Vec<Pin>>, PinError> {
+    let argv = manifest.resolved_exec();
+    let Some(program) = argv.first() else {
+        return Ok(None);
+    };
+    let Ok(executable) = agent_env_host::resolve_executable(program) else {
+        return Ok(None);
+    };
+    let mut files = pins::files_of(&argv, &executable);
+    files.push(manifest.path.clone());
+    // A Python plugin's console script only imports its code: pin the code too.
+    for file in super::python_record::distribution_code(&manifest.path) {
+        if !files.contains(&file) {
+            files.push(file);
+        }
+    }
+    files
+        .iter()
+        .map(|f| pins::pin(f))
+        .collect::<Result<Vec<_>, _>>()
+        .map(Some)
+}
+
+/// Writes `pinned` (canonical package name, its pins) to the plugins directory's pin file, each
+/// package's pins replacing its earlier ones. An error names the pin file that could not be written.
+pub fn save_package_pins(
+    plugins_dir: &Path,
+    pinned: Vec<(String, Vec<Pin>)>,
+) -> Result<(), PinError> {
     let path = pin_file(plugins_dir);
     // A file that cannot be read pins nothing any more: it is written anew.
     let mut file = pins::load(&path).unwrap_or_default();
-    for manifest in manifests {
-        let argv = manifest.resolved_exec();
-        let Some(program) = argv.first() else {
-            continue;
-        };
-        // One that cannot be run is not pinned: the check that follows reports why it fails.
-        let Ok(executable) = agent_env_host::resolve_executable(program) else {
-            continue;
-        };
-        let mut files = pins::files_of(&argv, &executable);
-        files.push(manifest.path.clone());
-        // A Python plugin's console script only imports its code: pin the code too.
-        for file in super::python_record::distribution_code(&manifest.path) {
-            if !files.contains(&file) {
-                files.push(file);
-            }
-        }
-        let pinned = files
-            .iter()
-            .map(|f| pins::pin(f))
-            .collect::<Result<Vec<_>, _>>()?;
-        file.packages.insert(manifest.canonical_name(), pinned);
-    }
+    file.packages.extend(pinned);
     pins::save(&path, &file)
 }
 

@@ -97,7 +97,7 @@ fn a_local_python_wheel_goes_into_the_managed_venv() {
     let said = String::from_utf8_lossy(&check.stdout);
     assert!(said.contains("[tampered]"), "{said}");
     assert!(said.contains("agentenv_pydemo/__init__.py"), "{said}");
-    sb.stdout(&["plugin", "approve", "agentenv-pydemo"], 0);
+    sb.stdout(&["plugin", "approve", "agentenv-pydemo", "--yes"], 0);
     let check = sb.run(&["plugin", "check"]);
     assert_eq!(
         check.status.code(),
@@ -106,7 +106,7 @@ fn a_local_python_wheel_goes_into_the_managed_venv() {
         String::from_utf8_lossy(&check.stdout)
     );
     std::fs::write(&installed, original).unwrap();
-    sb.stdout(&["plugin", "approve", "agentenv-pydemo"], 0);
+    sb.stdout(&["plugin", "approve", "agentenv-pydemo", "--yes"], 0);
 
     // The plugin's code changed under the same version: pip keeps the installed one unless asked.
     let edited = sb.dir().join("edited");

@@ -64,13 +64,47 @@ fn a_changed_plugin_file_is_refused_until_approved() {
     assert_eq!(check.code, 1, "{}", check.both());
     assert!(check.stdout.contains("[tampered]"), "{}", check.stdout);
 
-    let approve = s.run(&["plugin", "approve", "agentenv-pinned"]);
+    // With no terminal to ask on and no --yes, the changed file is named and nothing is pinned.
+    let sha = |text: &str| {
+        use sha2::Digest;
+        hex::encode(sha2::Sha256::digest(text.as_bytes()))[..12].to_string()
+    };
+    let changed_line = format!(
+        "  {}: sha256 {}, now {}\n",
+        installed.display(),
+        sha(STEP),
+        sha(&std::fs::read_to_string(&installed).unwrap())
+    );
+    let asked = s.run(&["plugin", "approve", "agentenv-pinned"]);
+    assert_eq!(asked.code, 2, "{}", asked.both());
+    assert_eq!(
+        asked.stdout,
+        format!("agentenv-pinned 1.0.0: 1 file changed since it was approved:\n{changed_line}")
+    );
+    assert!(
+        asked
+            .stderr
+            .contains("nothing to confirm on: there is no terminal; pass --yes to go ahead"),
+        "{}",
+        asked.stderr
+    );
+    assert_eq!(s.run(&["run", "./pb"]).code, 1, "still refused");
+
+    let approve = s.run(&["plugin", "approve", "agentenv-pinned", "-y"]);
     assert_eq!(approve.code, 0, "{}", approve.both());
     assert_eq!(
         approve.stdout,
-        "Approved agentenv-pinned 1.0.0: its files are pinned as they are now.\n"
+        format!("agentenv-pinned 1.0.0: 1 file changed since it was approved:\n{changed_line}Approved agentenv-pinned 1.0.0: its files are pinned as they are now.\n")
     );
     assert_eq!(s.run(&["run", "./pb"]).code, 0);
+    // Nothing changed since: approved again without a question.
+    let again = s.run(&["plugin", "approve", "agentenv-pinned"]);
+    assert_eq!(
+        again.stdout,
+        "Approved agentenv-pinned 1.0.0: its files are pinned as they are now.\n",
+        "{}",
+        again.both()
+    );
 
     let gone = s.run(&["plugin", "approve", "agentenv-nope"]);
     assert_eq!(gone.code, 1);
@@ -110,7 +144,11 @@ fn a_changed_manifest_or_an_unreadable_pin_file_is_not_passed_over() {
         "{}",
         r.stderr
     );
-    assert_eq!(s.run(&["plugin", "approve", "agentenv-pinned"]).code, 0);
+    assert_eq!(
+        s.run(&["plugin", "approve", "agentenv-pinned", "--yes"])
+            .code,
+        0
+    );
     assert_eq!(s.run(&["run", "./pb"]).code, 0);
 
     std::fs::write(s.plugins().join(".pins.json"), "garbage").unwrap();
@@ -125,7 +163,7 @@ fn a_changed_manifest_or_an_unreadable_pin_file_is_not_passed_over() {
         "other",
         "[plugin]\nname = \"agentenv-other\"\nversion = \"1\"\nexec = [\"./x\"]\nprotocol = [1, 1]\n",
     );
-    let approve = s.run(&["plugin", "approve", "agentenv-pinned"]);
+    let approve = s.run(&["plugin", "approve", "agentenv-pinned", "--yes"]);
     assert_eq!(approve.code, 0, "{}", approve.both());
     assert!(
         approve.stderr.contains("agentenv-other is not pinned now: approve each you trust (agent-env plugin approve agentenv-other)"),
@@ -237,7 +275,19 @@ fn plugin_approve_answers_in_json_for_a_script() {
     )
     .unwrap();
 
-    let approve = s.run(&["plugin", "approve", "agentenv-pinned", "--json"]);
+    // A script is not asked: without --yes nothing is pinned, and the changed file is named.
+    let refused = s.run(&["plugin", "approve", "agentenv-pinned", "--json"]);
+    assert_eq!(refused.code, 2, "{}", refused.both());
+    let doc = json_of(&refused);
+    assert_eq!(doc["status"], "error", "{doc}");
+    let error = doc["error"].as_str().unwrap();
+    assert!(
+        error.starts_with("plugin approve --json cannot ask before pinning files that changed: add --yes to approve them (")
+            && error.contains(&format!("{}: sha256 ", installed.join("step.sh").display())),
+        "{doc}"
+    );
+
+    let approve = s.run(&["plugin", "approve", "agentenv-pinned", "--json", "--yes"]);
     assert_eq!(approve.code, 0, "{}", approve.both());
     let doc = json_of(&approve);
     let mut keys: Vec<&String> = doc.as_object().unwrap().keys().collect();
@@ -250,9 +300,18 @@ fn plugin_approve_answers_in_json_for_a_script() {
     keys.sort();
     assert_eq!(
         keys,
-        ["changed", "files", "name", "unpinned", "version"],
+        ["changed", "changes", "files", "name", "unpinned", "version"],
         "{doc}"
     );
+    let change = &approved["changes"][0];
+    assert_eq!(approved["changes"].as_array().unwrap().len(), 1, "{doc}");
+    assert_eq!(
+        change["path"].as_str().unwrap(),
+        installed.join("step.sh").display().to_string()
+    );
+    assert_eq!(change["was"].as_str().unwrap().len(), 64, "{doc}");
+    assert_eq!(change["now"].as_str().unwrap().len(), 64, "{doc}");
+    assert_ne!(change["was"], change["now"], "{doc}");
     assert_eq!(approved["name"], "agentenv-pinned");
     assert_eq!(approved["version"], "1.0.0");
     let names = |key: &str| -> Vec<String> {

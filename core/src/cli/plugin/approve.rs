@@ -1,10 +1,17 @@
 //! `agent-env plugin approve PACKAGE…`: pins the files an installed plugin starts from as they are
-//! now, after its user changed them; only a package `plugin add` installed can be approved. With
-//! `--json`, each package approved and its files (those whose pin changed marked) are one document.
+//! now, after its user changed them; only a package `plugin add` installed can be approved. Each file
+//! whose pin would change is listed with its old and new sha256 first, and the change asked about on
+//! a terminal (`plugin add`'s `Proceed?`) unless `--yes`; with no terminal and no `--yes` nothing is
+//! pinned. With `--json`, each package approved and its files (those whose pin changed marked, and
+//! each change with both sha256s) are one document.
+
+use agent_env_host::pins::{Pin, PinFile};
+use agent_env_protocol::manifest::Manifest;
 
 use crate::cli::{Exit, Failure, Terminal};
 use crate::session::Session;
 
+use super::pin_changes::{change_line, pin_changes, PinChange};
 use super::ApproveArgs;
 
 /// `plugin approve PACKAGE...`: pins each package's files as they are now.
@@ -44,7 +51,23 @@ pub(super) fn approve(args: &ApproveArgs, session: &Session, term: &Terminal) ->
     let was_unreadable = crate::discovery::pins::unreadable(&plugins_dir).is_some();
     let pin_file = crate::discovery::pins::pin_file(&plugins_dir);
     let before = agent_env_host::pins::load(&pin_file).unwrap_or_default();
-    crate::discovery::pins::pin_packages(&plugins_dir, &manifests).map_err(Failure::new)?;
+    // Hashed once: what is pinned is what the user was shown.
+    let mut pinned = Vec::new();
+    let mut changes = Vec::new();
+    for m in &manifests {
+        let Some(now) = crate::discovery::pins::current_pins(m).map_err(Failure::new)? else {
+            continue;
+        };
+        let package_changes = pin_changes(&pins_of(m, &before), &now);
+        if !package_changes.is_empty() {
+            changes.push((*m, package_changes));
+        }
+        pinned.push((m.canonical_name(), now));
+    }
+    if !changes.is_empty() {
+        confirm_changes(&changes, args, term)?;
+    }
+    crate::discovery::pins::save_package_pins(&plugins_dir, pinned).map_err(Failure::new)?;
     let after = agent_env_host::pins::load(&pin_file).unwrap_or_default();
     let mut lines = String::new();
     for m in &manifests {
@@ -95,6 +118,63 @@ pub(super) fn approve(args: &ApproveArgs, session: &Session, term: &Terminal) ->
     Ok(0)
 }
 
+/// Says each file whose pin approving changes and asks to go ahead, as `plugin add` asks: on a
+/// terminal unless `--yes`, refused (exit 2) with no terminal to ask on. With `--json` nothing is
+/// asked: without `--yes` it is refused, the changed files named.
+fn confirm_changes(
+    changes: &[(&Manifest, Vec<PinChange>)],
+    args: &ApproveArgs,
+    term: &Terminal,
+) -> Result<(), Failure> {
+    if args.json {
+        if args.yes {
+            return Ok(());
+        }
+        let files: Vec<String> = changes
+            .iter()
+            .flat_map(|(_, c)| c.iter().map(|c| change_line(c).trim().to_string()))
+            .collect();
+        return Err(Failure::new(format!(
+            "plugin approve --json cannot ask before pinning files that changed: add --yes to approve them ({})",
+            files.join("; ")
+        ))
+        .with_code(2));
+    }
+    let mut text = String::new();
+    for (manifest, package_changes) in changes {
+        let count = package_changes.len();
+        text.push_str(&format!(
+            "{} {}: {count} {} since {} approved:\n",
+            manifest.name,
+            manifest.version,
+            if count == 1 {
+                "file changed"
+            } else {
+                "files changed"
+            },
+            if count == 1 { "it was" } else { "they were" },
+        ));
+        for change in package_changes {
+            text.push_str(&change_line(change));
+            text.push('\n');
+        }
+    }
+    term.print(&text);
+    match crate::install::confirm(args.yes, term) {
+        Ok(true) => Ok(()),
+        Ok(false) => Err(Failure::new("not approved: nothing was pinned")),
+        Err(e) => Err(Failure::new(e).with_code(2)),
+    }
+}
+
+/// The pins `file` holds for `manifest`'s package.
+fn pins_of(manifest: &Manifest, file: &PinFile) -> Vec<Pin> {
+    file.packages
+        .get(&manifest.canonical_name())
+        .cloned()
+        .unwrap_or_default()
+}
+
 /// `plugin approve --json`'s document.
 #[derive(serde::Serialize)]
 struct ApproveDocument {
@@ -115,34 +195,24 @@ struct Approved {
     changed: Vec<std::path::PathBuf>,
     /// The files pinned before and not now.
     unpinned: Vec<std::path::PathBuf>,
+    /// Each file whose pin changed, with the sha256 approved before (`was`, null when it was not
+    /// pinned) and the one pinned now (`now`, null when it is no longer pinned).
+    changes: Vec<PinChange>,
 }
 
 impl Approved {
-    fn of(
-        manifest: &agent_env_protocol::manifest::Manifest,
-        before: &agent_env_host::pins::PinFile,
-        after: &agent_env_host::pins::PinFile,
-    ) -> Approved {
-        let pins = |file: &agent_env_host::pins::PinFile| {
-            file.packages
-                .get(&manifest.canonical_name())
-                .cloned()
-                .unwrap_or_default()
-        };
-        let (before, after) = (pins(before), pins(after));
-        let changed = after
+    fn of(manifest: &Manifest, before: &PinFile, after: &PinFile) -> Approved {
+        let (before, after) = (pins_of(manifest, before), pins_of(manifest, after));
+        let changes = pin_changes(&before, &after);
+        let changed = changes
             .iter()
-            .filter(|now| {
-                !before
-                    .iter()
-                    .any(|was| was.path == now.path && was.sha256 == now.sha256)
-            })
-            .map(|pin| pin.path.clone())
+            .filter(|c| c.now.is_some())
+            .map(|c| c.path.clone())
             .collect();
-        let unpinned = before
+        let unpinned = changes
             .iter()
-            .filter(|was| !after.iter().any(|now| now.path == was.path))
-            .map(|pin| pin.path.clone())
+            .filter(|c| c.now.is_none())
+            .map(|c| c.path.clone())
             .collect();
         Approved {
             name: manifest.name.clone(),
@@ -150,6 +220,7 @@ impl Approved {
             files: after.into_iter().map(|pin| pin.path).collect(),
             changed,
             unpinned,
+            changes,
         }
     }
 }

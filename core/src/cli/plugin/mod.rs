@@ -9,6 +9,7 @@
 mod approve;
 mod change;
 mod index_urls;
+mod pin_changes;
 mod report;
 mod show;
 
@@ -92,6 +93,9 @@ pub struct ApproveArgs {
     /// Print one JSON document for a script: each package approved and the files it pins now.
     #[arg(long)]
     pub json: bool,
+    /// Pin the files that changed without asking (with no terminal, nothing is pinned without it).
+    #[arg(short = 'y', long)]
+    pub yes: bool,
 }
 
 #[derive(Args)]
