@@ -13,7 +13,10 @@
 //!   resolved or literal, when it is at least [`MIN_NAMED_CHARS`] long (shorter ones are settings such as
 //!   `auth = "none"`, which would mask ordinary words);
 //! - the password of every `scheme://user:password@host` URI in a setting, as written and
-//!   percent-decoded (`p%40ss` is also remembered as `p@ss`).
+//!   percent-decoded (`p%40ss` is also remembered as `p@ss`);
+//! - whatever the config masking hides inside any other setting, just that part (a token by its
+//!   shape, the value of `password=…` or `?api_key=…`, `--token=…` or the word after `--password` in a
+//!   list of words), which the config layer finds and hands to [`remember`] as it resolves the setting.
 //!
 //! Values shorter than [`MIN_SECRET_CHARS`] are not remembered: masking every `1` or `on` in a log would
 //! hide more than it protects. The set only grows: a value once known stays masked for the rest of the

@@ -122,6 +122,92 @@ fn mask_literal(text: &str, sensitive: bool) -> String {
     }
 }
 
+/// The secret parts of a setting's resolved value as the masking above finds them inside it (a URI's
+/// userinfo, the value of `password=…` or `?api_key=…`, a token by its shape, the word after
+/// `--password` in a list of words), each as written: what [`crate::redaction`] is given to mask by
+/// value wherever the value shows up again in text agent-env did not write (a plugin echoing its
+/// settings). A table's own settings are resolved, and looked at, one by one; a value under a
+/// secret-like key is remembered whole where it is resolved.
+pub fn secret_parts(value: &Value) -> Vec<String> {
+    match value {
+        Value::String(text) => hidden_parts(text, &mask_text(text))
+            .into_iter()
+            .map(|part| password_of_userinfo(text, part))
+            .collect(),
+        Value::Array(items) => {
+            let words: Option<Vec<String>> = items
+                .iter()
+                .map(|v| v.as_str().map(str::to_string))
+                .collect();
+            match words {
+                Some(words) => {
+                    let masked = mask_args(&words);
+                    words
+                        .iter()
+                        .zip(&masked)
+                        .flat_map(|(word, masked)| hidden_parts(word, masked))
+                        .collect()
+                }
+                None => items.iter().flat_map(secret_parts).collect(),
+            }
+        }
+        _ => Vec::new(),
+    }
+}
+
+/// `part`, or when it is the `user:password` of the URI `text` starts with, just its password: the
+/// user name is no secret, and masked wherever it shows it would hide an ordinary word.
+fn password_of_userinfo(text: &str, part: String) -> String {
+    let userinfo = crate::redaction::userinfo_range(text).map(|(from, to)| &text[from..to]);
+    match userinfo
+        .filter(|u| *u == part)
+        .and_then(|u| u.split_once(':'))
+    {
+        Some((_, password)) if !password.is_empty() => password.to_string(),
+        _ => part,
+    }
+}
+
+/// The parts of `text` its masked copy `masked` shows as `***`, told apart by the text around each;
+/// the whole of `text` when they cannot be (two masks side by side, or `***` in the text itself).
+fn hidden_parts(text: &str, masked: &str) -> Vec<String> {
+    if text == masked {
+        return Vec::new();
+    }
+    let whole = || vec![text.to_string()];
+    let segments: Vec<&str> = masked.split(MASK).collect();
+    let (first, between) = match segments.split_first() {
+        Some(split) => split,
+        None => return whole(),
+    };
+    let Some(mut rest) = text.strip_prefix(first) else {
+        return whole();
+    };
+    let mut parts = Vec::new();
+    for (i, segment) in between.iter().enumerate() {
+        let last = i + 1 == between.len();
+        // Where the hidden part ends: it holds a character at least.
+        let end = if last {
+            rest.strip_suffix(segment)
+                .filter(|hidden| !hidden.is_empty())
+                .map(str::len)
+        } else if segment.is_empty() {
+            None
+        } else {
+            rest.char_indices()
+                .skip(1)
+                .map(|(at, _)| at)
+                .find(|&at| rest[at..].starts_with(segment))
+        };
+        let Some(end) = end else {
+            return whole();
+        };
+        parts.push(rest[..end].to_string());
+        rest = &rest[end + segment.len()..];
+    }
+    parts
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -237,5 +323,45 @@ mod tests {
         assert_eq!(c["values"]["db"].as_str(), Some("***"));
         let other = mask_store_table("object", &t);
         assert_eq!(other["config"]["values"]["db"].as_str(), Some("b"));
+    }
+
+    #[test]
+    fn the_secret_parts_of_a_setting_are_what_config_show_masks_in_it() {
+        let parts = |text: &str| secret_parts(&Value::String(text.to_string()));
+        assert_eq!(
+            parts("ghp_abcdefghijklmnopqrstuvwxyz0123456789"),
+            ["ghp_abcdefghijklmnopqrstuvwxyz0123456789"]
+        );
+        assert_eq!(parts("AKIAIOSFODNN7EXAMPLE"), ["AKIAIOSFODNN7EXAMPLE"]);
+        assert_eq!(
+            parts("https://api.example.com/v1?api_key=querysecret123456&x=1"),
+            ["querysecret123456"]
+        );
+        assert_eq!(
+            parts("host=localhost user=u password=kvpassword123 dbname=x"),
+            ["kvpassword123"]
+        );
+        assert_eq!(parts("postgres://u:pw123456@h/db"), ["pw123456"]);
+        assert_eq!(
+            parts("https://ghp_abcdefghijklmnop1234@github.com/x"),
+            ["ghp_abcdefghijklmnop1234"]
+        );
+        assert!(parts("https://example.com/plain").is_empty());
+        let argv = Value::Array(
+            [
+                "tool",
+                "--password",
+                "argvpassword123",
+                "--token=argvtoken123456",
+            ]
+            .map(|w| Value::String(w.into()))
+            .into(),
+        );
+        assert_eq!(secret_parts(&argv), ["argvpassword123", "argvtoken123456"]);
+        // Two secrets in one string, each found between the words around it.
+        assert_eq!(
+            parts("password=first12345 token=second12345"),
+            ["first12345", "second12345"]
+        );
     }
 }

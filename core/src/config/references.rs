@@ -94,6 +94,15 @@ impl ReferenceFailure {
     }
 }
 
+/// Remembers for [`redaction`] what of a resolved value the config masking hides inside it (a token,
+/// the value of `password=…` or `?api_key=…`, the word after `--password`), so a plugin that echoes
+/// the setting back shows it masked as `config show` does.
+fn remember_secret_parts(value: &Value) {
+    for part in super::mask::secret_parts(value) {
+        redaction::remember(&part);
+    }
+}
+
 /// Resolves every reference in a table, recursing into tables and lists, up to the first that does
 /// not resolve. What of it is secret is remembered for [`redaction`](crate::redaction) on the way.
 pub fn resolve_table(
@@ -202,7 +211,9 @@ impl Walk<'_> {
                 Ok(resolved) => {
                     let from_secret = parse_reference(s).is_some_and(|r| r.scheme == "secret");
                     redaction::remember_setting(&resolved, from_secret, under_secret_key);
-                    Value::String(resolved)
+                    let resolved = Value::String(resolved);
+                    remember_secret_parts(&resolved);
+                    resolved
                 }
                 Err(error) => {
                     failures.push(ReferenceFailure {
@@ -226,7 +237,10 @@ impl Walk<'_> {
                         error: f.error,
                     }));
                 }
-                Value::Array(out)
+                let resolved = Value::Array(out);
+                // A list of words may be a command line: the word after `--password` is a secret.
+                remember_secret_parts(&resolved);
+                resolved
             }
             other => other.clone(),
         }

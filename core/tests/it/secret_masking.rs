@@ -311,3 +311,125 @@ fn a_percent_encoded_dsn_password_is_masked_decoded_as_well() {
     let check = agent_env_test_support::Ran::from(cmd.output().unwrap());
     assert_eq!(check.code, 0, "{}{}", check.stdout, check.stderr);
 }
+
+/// Credentials written out in plugin settings under keys nothing marks as secret, which `config show`
+/// masks by what they hold: the secret part of each, as `config show` hides it.
+const HELD_SECRETS: [&str; 5] = [
+    "ghp_abcdefghijklmnopqrstuvwxyz0123456789",
+    "AKIAIOSFODNN7EXAMPLE",
+    "querysecret123456",
+    "argvpassword123",
+    "argvtoken123456",
+];
+const KV_PASSWORD: &str = "kvpassword123";
+
+/// A wire-level step plugin that echoes its settings: its `initialize` line on stderr, and each of
+/// [`HELD_SECRETS`] it was given in a `$/log` line, its step's error and its metadata.
+fn install_echoing(s: &Sandboxed) {
+    let script = s.script(
+        "echoing.sh",
+        r#"#!/bin/sh
+IFS= read -r init
+printf 'init: %s\n' "$init" >&2
+seen=""
+for secret in ghp_abcdefghijklmnopqrstuvwxyz0123456789 AKIAIOSFODNN7EXAMPLE querysecret123456 argvpassword123 argvtoken123456 kvpassword123; do
+  case "$init" in *"$secret"*) seen="$seen $secret" ;; esac
+done
+printf '%s\n' '{"jsonrpc":"2.0","id":1,"result":{"protocol":1,"plugin":{"name":"agentenv-echoing","version":"1"},"contributions":[{"group":"task_steps","name":"echo_step","type":"echo_step","class":"EchoStep","methods":["execute","from_dict"]}]}}'
+while IFS= read -r line; do
+  rest=${line#*\"id\":}
+  id=${rest%%[!0-9]*}
+  [ -n "$id" ] || continue
+  case "$line" in
+    *'"execute"'*)
+      printf '{"jsonrpc":"2.0","method":"$/log","params":{"level":"warning","message":"my settings:%s","call_id":%s}}\n' "$seen" "$id"
+      printf '{"jsonrpc":"2.0","id":%s,"error":{"code":-32020,"message":"step failed","data":{"kind":"step-failed","error_type":"ValueError","message":"rejected:%s","metadata":{"settings":"%s"}}}}\n' "$id" "$seen" "$seen" ;;
+    *) printf '{"jsonrpc":"2.0","id":%s,"result":{}}\n' "$id" ;;
+  esac
+done
+"#,
+    );
+    s.install_manifest(
+        "echoing",
+        &format!(
+            "[plugin]\nname = \"agentenv-echoing\"\nversion = \"1\"\nexec = [\"/bin/sh\", \"{}\"]\nprotocol = [1, 1]\n\n[provides.task_steps]\necho_step = \"EchoStep\"\n",
+            script.display()
+        ),
+    );
+    s.write(
+        ".agentenv/config.toml",
+        &format!(
+            r#"[plugins.agentenv-echoing]
+n_pat = "{}"
+n_aws = "{}"
+endpoint = "https://api.example.com/v1?api_key={}&region=eu"
+argv = ["--password", "{}", "--token={}"]
+conn = "host=localhost user=u password={KV_PASSWORD} dbname=x"
+"#,
+            HELD_SECRETS[0], HELD_SECRETS[1], HELD_SECRETS[2], HELD_SECRETS[3], HELD_SECRETS[4],
+        ),
+    );
+    s.write(
+        "echob/tasks/t.json",
+        r#"[{"id": "echo", "type": "echo_step"}]"#,
+    );
+}
+
+/// Fails naming the credential when `text` holds any of them.
+fn assert_held_masked(what: &str, text: &str) {
+    for secret in HELD_SECRETS.iter().chain([&KV_PASSWORD]) {
+        assert!(!text.contains(secret), "{what} shows {secret}:\n{text}");
+    }
+}
+
+#[test]
+fn credentials_config_show_masks_in_plugin_settings_are_masked_when_a_plugin_echoes_them() {
+    let s = Sandboxed::new();
+    install_echoing(&s);
+    // config show hides each, keeping the rest of its setting.
+    let shown = s.run(&["config", "show"]);
+    assert_held_masked("config show", &shown.both());
+
+    let show = s.run(&["plugin", "show", "agentenv-echoing"]);
+    assert_eq!(show.code, 0, "{}", show.both());
+    assert_held_masked("plugin show", &show.both());
+    // Just the secret part is masked: the rest of each setting is still there to read.
+    assert!(
+        show.both()
+            .contains("https://api.example.com/v1?api_key=***&region=eu"),
+        "{}",
+        show.both()
+    );
+    assert!(
+        show.both()
+            .contains("host=localhost user=u password=*** dbname=x"),
+        "{}",
+        show.both()
+    );
+    assert!(
+        show.both()
+            .contains(r#"["--password","***","--token=***"]"#),
+        "{}",
+        show.both()
+    );
+    let json = s.run(&["plugin", "show", "agentenv-echoing", "--json"]);
+    assert_held_masked("plugin show --json", &json.both());
+
+    let run = s.run(&["-v", "run", "./echob"]);
+    assert_eq!(run.code, 1, "{}", run.both());
+    assert_held_masked("-v run", &run.both());
+    assert!(
+        run.both().contains("my settings: *** *** *** *** *** ***"),
+        "the plugin got each and its log line is masked: {}",
+        run.both()
+    );
+    let json = s.run(&["run", "./echob", "--json"]);
+    assert_held_masked("run --json", &json.both());
+    for log in std::fs::read_dir(s.state().join("logs")).unwrap() {
+        let text = std::fs::read_to_string(log.unwrap().path()).unwrap();
+        assert_held_masked("the run log", &text);
+    }
+    let stored = serde_json::to_string(&s.docs("task_instances")).unwrap();
+    assert_held_masked("the stored instance", &stored);
+    assert!(stored.contains("rejected: *** ***"), "{stored}");
+}
