@@ -64,8 +64,10 @@ pub(super) fn approve(args: &ApproveArgs, session: &Session, term: &Terminal) ->
         }
         pinned.push((m.canonical_name(), now));
     }
-    if !changes.is_empty() {
-        confirm_changes(&changes, args, term)?;
+    if !changes.is_empty() && !confirm_changes(&changes, args, term)? {
+        // Declined, as `plugin add` says it.
+        term.print("Nothing changed.\n");
+        return Ok(1);
     }
     crate::discovery::pins::save_package_pins(&plugins_dir, pinned).map_err(Failure::new)?;
     let after = agent_env_host::pins::load(&pin_file).unwrap_or_default();
@@ -120,15 +122,15 @@ pub(super) fn approve(args: &ApproveArgs, session: &Session, term: &Terminal) ->
 
 /// Says each file whose pin approving changes and asks to go ahead, as `plugin add` asks: on a
 /// terminal unless `--yes`, refused (exit 2) with no terminal to ask on. With `--json` nothing is
-/// asked: without `--yes` it is refused, the changed files named.
+/// asked: without `--yes` it is refused, the changed files named. False when the user said no.
 fn confirm_changes(
     changes: &[(&Manifest, Vec<PinChange>)],
     args: &ApproveArgs,
     term: &Terminal,
-) -> Result<(), Failure> {
+) -> Result<bool, Failure> {
     if args.json {
         if args.yes {
-            return Ok(());
+            return Ok(true);
         }
         let files: Vec<String> = changes
             .iter()
@@ -160,11 +162,7 @@ fn confirm_changes(
         }
     }
     term.print(&text);
-    match crate::install::confirm(args.yes, term) {
-        Ok(true) => Ok(()),
-        Ok(false) => Err(Failure::new("not approved: nothing was pinned")),
-        Err(e) => Err(Failure::new(e).with_code(2)),
-    }
+    crate::install::confirm(args.yes, term).map_err(|e| Failure::new(e).with_code(2))
 }
 
 /// The pins `file` holds for `manifest`'s package.
