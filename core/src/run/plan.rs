@@ -551,7 +551,7 @@ fn retry_of(
 pub fn substitute_seed(step: &mut Map<String, Value>, seed: &Map<String, Value>) {
     fn walk(v: &mut Value, seed: &Map<String, Value>) {
         match v {
-            Value::String(s) => fill_tokens(s, seed, |_, _| {}),
+            Value::String(s) => fill_tokens(s, seed, |_, _, _| {}),
             Value::Array(items) => items.iter_mut().for_each(|i| walk(i, seed)),
             Value::Object(map) => map.values_mut().for_each(|i| walk(i, seed)),
             _ => {}
@@ -565,8 +565,13 @@ pub fn substitute_seed(step: &mut Map<String, Value>, seed: &Map<String, Value>)
 }
 
 /// Fills the `<key>` tokens of one string, key by key in the seed's order (so a value may complete
-/// a token of a later key), calling `placed` with each key and the text it put in.
-fn fill_tokens(text: &mut String, seed: &Map<String, Value>, mut placed: impl FnMut(&str, &str)) {
+/// a token of a later key), calling `placed` with each key, the text it put in and the string as it
+/// reads once that text is in.
+fn fill_tokens(
+    text: &mut String,
+    seed: &Map<String, Value>,
+    mut placed: impl FnMut(&str, &str, &str),
+) {
     if !text.contains('<') {
         return;
     }
@@ -574,8 +579,8 @@ fn fill_tokens(text: &mut String, seed: &Map<String, Value>, mut placed: impl Fn
         let token = format!("<{key}>");
         if text.contains(&token) {
             let value = seed_text(value);
-            placed(key, &value);
             *text = text.replace(&token, &value);
+            placed(key, &value, text);
         }
     }
 }

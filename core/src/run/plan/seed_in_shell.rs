@@ -56,6 +56,8 @@ pub enum NotPlain {
         "its value holds a '..' path segment, which climbs out of the folder the command names"
     )]
     ParentSegment,
+    #[error("its value, with the text around its token, makes a '..' path segment, which climbs out of the folder the command names")]
+    ParentSegmentAround,
 }
 
 /// Every seed value that would land in a command of `step` holding more than plain text: one
@@ -86,10 +88,16 @@ pub fn refusals(step: &Map<String, Value>, seed: &Map<String, Value>) -> Vec<See
         let Some(command) = before.get(field).and_then(Value::as_str) else {
             continue;
         };
-        // Filled as the run fills it, key by key, so a token one value completes is caught too.
+        // Filled as the run fills it, key by key, so a token one value completes is caught too, and
+        // so is a `..` that values make together (`<name>.<ext>` given `.` and nothing).
         let mut text = command.to_string();
-        fill_tokens(&mut text, seed, |key, value| {
-            if let Some(problem) = not_plain(value) {
+        let mut climbs = parent_segments(&text);
+        fill_tokens(&mut text, seed, |key, value, filled| {
+            let now = parent_segments(filled);
+            let problem = not_plain(value)
+                .or_else(|| (now > climbs).then_some(NotPlain::ParentSegmentAround));
+            climbs = now;
+            if let Some(problem) = problem {
                 found.push(SeedInShell {
                     key: key.to_string(),
                     step: step_id(step).to_string(),
@@ -122,6 +130,20 @@ fn not_plain(value: &str) -> Option<NotPlain> {
         .split('/')
         .any(|segment| segment == "..")
         .then_some(NotPlain::ParentSegment)
+}
+
+/// How many `..` path segments `command` holds: `..` between the start or end, a `/`, white space, a
+/// quote or `=` (as in `--dir=../x`).
+fn parent_segments(command: &str) -> usize {
+    let bound = |c: Option<char>| {
+        c.is_none_or(|c| matches!(c, '/' | '=' | '\'' | '"') || c.is_whitespace())
+    };
+    command
+        .match_indices("..")
+        .filter(|(at, _)| {
+            bound(command[..*at].chars().next_back()) && bound(command[at + 2..].chars().next())
+        })
+        .count()
 }
 
 #[cfg(test)]
@@ -168,6 +190,20 @@ mod tests {
             refusals(&step, &map(json!({"who": "-rf"})))[0].problem,
             NotPlain::LeadingDash
         );
+        // Values that make a `..` only with the text around their tokens, or with each other.
+        let paths = check_step(json!([
+            {"type": "bash_cmd_succeeds", "criterion": "c", "bash_cmd": "rm -rf /data/<name>.<ext> /data/<a><b>"}
+        ]));
+        let found = refusals(&paths, &map(json!({"name": ".", "ext": ""})));
+        assert_eq!(found.len(), 1, "{found:?}");
+        // The key filled last (the seed's keys in order) is the one that completes it.
+        assert_eq!(found[0].key, "name");
+        assert_eq!(found[0].problem, NotPlain::ParentSegmentAround);
+        let found = refusals(&paths, &map(json!({"a": ".", "b": "."})));
+        assert_eq!(found.len(), 1, "{found:?}");
+        assert_eq!(found[0].key, "b");
+        let plain = json!({"name": "notes", "ext": "txt", "a": ".", "b": "x"});
+        assert!(refusals(&paths, &map(plain)).is_empty());
         for climbing in ["..", "../etc", "a/../../b", "a/.."] {
             assert_eq!(
                 refusals(&step, &map(json!({"who": climbing})))[0].problem,
