@@ -8,13 +8,14 @@ use crate::support::plugins::{fixture, plugin_table, Sandbox};
 use serde_json::Value;
 
 /// Every check, in report order.
-const CHECKS: [&str; 12] = [
+const CHECKS: [&str; 13] = [
     "cookie",
     "initialize",
     "manifest",
     "unknown-method",
     "unparsable-request",
     "cancel-request",
+    "step-executes",
     "nested-calls",
     "shutdown",
     "stdin-eof",
@@ -133,7 +134,7 @@ fn a_plugin_that_keeps_every_rule_passes_every_check() {
 /// A `--step` whose type the plugin does not offer is the caller's mistake, said as one: the check
 /// fails naming the plugin's task steps, instead of passing as a step that made no calls.
 #[test]
-fn a_step_type_the_plugin_lacks_fails_the_nested_calls_check() {
+fn a_step_type_the_plugin_lacks_fails_the_step_executes_check() {
     let doc = faults("").json(
         &[
             "plugin",
@@ -145,9 +146,13 @@ fn a_step_type_the_plugin_lacks_fails_the_nested_calls_check() {
         ],
         1,
     );
-    assert_eq!(failed(&doc), BTreeSet::from(["nested-calls".to_string()]));
+    assert_eq!(failed(&doc), BTreeSet::from(["step-executes".to_string()]));
+    assert_eq!(
+        message(&doc, "nested-calls"),
+        "no step ran (see step-executes)"
+    );
     assert!(
-        message(&doc, "nested-calls").contains(
+        message(&doc, "step-executes").contains(
             "--step names the type 'no_such_step', which is not a task step of this plugin"
         ),
         "{doc:#}"
@@ -156,10 +161,11 @@ fn a_step_type_the_plugin_lacks_fails_the_nested_calls_check() {
 
 #[test]
 fn each_broken_rule_fails_its_own_check_and_no_other() {
-    // `command-mode` has a fixture of its own (`fixture-stdio-cli`, below).
+    // `command-mode` has a fixture of its own (`fixture-stdio-cli`, below), `step-executes` its
+    // own shell plugin (`acme`, below).
     let rules: Vec<&str> = CHECKS
         .into_iter()
-        .filter(|c| *c != "command-mode")
+        .filter(|c| *c != "command-mode" && *c != "step-executes")
         .collect();
     std::thread::scope(|scope| {
         let handles: Vec<_> = rules
@@ -254,9 +260,16 @@ fn a_plugin_that_dies_on_a_bad_line_skips_the_checks_it_can_no_longer_take() {
         1,
     );
     let got = statuses(&doc);
-    for check in ["cancel-request", "nested-calls", "shutdown"] {
+    for check in ["cancel-request", "shutdown"] {
         assert!(
             got.contains(&(check.to_string(), "skipped".to_string())),
+            "{check}: {doc:#}"
+        );
+    }
+    // The step runs in a start of its own, which no bad line ends.
+    for check in ["step-executes", "nested-calls"] {
+        assert!(
+            got.contains(&(check.to_string(), "passed".to_string())),
             "{check}: {doc:#}"
         );
     }
@@ -274,9 +287,10 @@ fn the_human_report_has_a_line_per_check_and_a_summary() {
     );
     assert!(text.contains("  FAIL  shutdown  "), "{text}");
     assert!(text.contains("  pass  cookie  "), "{text}");
+    assert!(text.contains("  skip  step-executes  "), "{text}");
     assert!(text.contains("  skip  nested-calls  "), "{text}");
     assert!(
-        text.contains("12 checks: 9 passed, 1 failed, 2 skipped"),
+        text.contains("13 checks: 9 passed, 1 failed, 3 skipped"),
         "{text}"
     );
 }
@@ -452,9 +466,15 @@ fn the_sdk_fixture_passes_with_a_step_that_calls_the_host_stores() {
         ],
         0,
     );
+    assert_eq!(
+        message(&doc, "step-executes"),
+        "the step 'store_roundtrip' answered execute with a result (metadata: roundtrip)",
+        "{doc:#}"
+    );
     let nested = message(&doc, "nested-calls");
     assert!(
-        nested.contains("host.store.object.put") && nested.contains("succeeded"),
+        nested.contains("host.store.object.put")
+            && nested.ends_with("and took each answer by its id before it answered execute"),
         "{doc:#}"
     );
     // It provides the command `works`: started as that command starts it, the SDK speaks on fds 3
@@ -531,7 +551,170 @@ fn a_steps_own_timeout_is_its_limit_under_verify() {
         ],
         0,
     );
-    assert!(!failed(&doc).contains("nested-calls"), "{doc:#}");
+    assert!(failed(&doc).is_empty(), "{doc:#}");
+    assert!(
+        statuses(&doc).contains(&("step-executes".to_string(), "passed".to_string())),
+        "{doc:#}"
+    );
+}
+
+/// A sandbox with `agentenv-acme` installed: a shell plugin that, as an SDK does, says on stderr each
+/// line it ignores (the junk `unparsable-request` sends on purpose), and whose task steps crash
+/// (`acme_crash`: a line on stderr, then exit 7), fail (`acme_fail`: error -32020) or succeed
+/// (`acme_ok`). With `--shutdown-fails` it says so on stderr and exits 3 once stdin closes after
+/// `shutdown`.
+fn acme(args: &str) -> Sandbox {
+    let mut sb = Sandbox::new();
+    let contribution = |name: &str, class: &str| {
+        format!(
+            r#"{{"group":"task_steps","name":"{name}","type":"{name}","class":"{class}","methods":["execute","from_dict"]}}"#
+        )
+    };
+    let result = format!(
+        r#"{{"protocol":1,"plugin":{{"name":"agentenv-acme","version":"1.0"}},"contributions":[{},{},{}],"stores":[]}}"#,
+        contribution("acme_crash", "AcmeCrash"),
+        contribution("acme_fail", "AcmeFail"),
+        contribution("acme_ok", "AcmeOk"),
+    );
+    let script = sb.script(
+        "acme.sh",
+        &format!(
+            r#"if [ "$AGENT_ENV_PLUGIN" != 1 ]; then echo "acme is an agent-env plugin" >&2; exit 2; fi
+shut=0
+while IFS= read -r line; do
+  case "$line" in
+    '{{'*'}}') ;;
+    *) echo "acme: ignored a line on the protocol input that is not a JSON-RPC message: '$line'" >&2; continue ;;
+  esac
+  case "$line" in *'"method":"$/'*) continue ;; esac
+  case "$line" in *'"id":'*) ;; *) continue ;; esac
+  rest=${{line#*\"id\":}}
+  id=${{rest%%[!0-9]*}}
+  case "$line" in
+    *'"method":"initialize"'*) printf '{{"jsonrpc":"2.0","id":%s,"result":%s}}\n' "$id" '{result}' ;;
+    *'"method":"shutdown"'*) shut=1; printf '{{"jsonrpc":"2.0","id":%s,"result":null}}\n' "$id" ;;
+    *'"method":"execute"'*'"type":"acme_crash"'*) echo "acme: about to die" >&2; exit 7 ;;
+    *'"method":"execute"'*'"type":"acme_fail"'*) printf '{{"jsonrpc":"2.0","id":%s,"error":{{"code":-32020,"message":"greeting failed"}}}}\n' "$id" ;;
+    *'"method":"execute"'*) printf '{{"jsonrpc":"2.0","id":%s,"result":{{"metadata":{{"greeted":true}}}}}}\n' "$id" ;;
+    *) printf '{{"jsonrpc":"2.0","id":%s,"error":{{"code":-32601,"message":"no such method"}}}}\n' "$id" ;;
+  esac
+done
+if [ "$shut" = 1 ] && [ "$1" = --shutdown-fails ]; then echo "acme: closing down" >&2; exit 3; fi
+"#
+        ),
+    );
+    let exec = format!("[\"/bin/sh\", \"{}\"{args}]", script.display());
+    let text = format!(
+        "{}\n[provides.task_steps]\nacme_crash = \"AcmeCrash\"\nacme_fail = \"AcmeFail\"\nacme_ok = \"AcmeOk\"\n",
+        plugin_table("agentenv-acme", "1.0", &exec)
+    );
+    sb.plugin_dir_manifest("acme", &text);
+    sb.set("AGENT_ENV_PLUGIN_HANDSHAKE_TIMEOUT", "3")
+        .set("AGENT_ENV_PLUGIN_CALL_TIMEOUT", "3");
+    sb
+}
+
+fn verify_step(sb: &Sandbox, step: &str, code: i32) -> Value {
+    sb.json(
+        &[
+            "plugin",
+            "verify",
+            "agentenv-acme",
+            "--step",
+            step,
+            "--json",
+        ],
+        code,
+    )
+}
+
+/// The step given with `--step` is a check of its own, run in a start of its own: a crash fails it
+/// (and not `nested-calls`, which is about the step's calls to agent-env), quoting only what the
+/// plugin wrote while the step ran, not its complaints about the junk an earlier check sent.
+#[test]
+fn a_step_that_crashes_fails_step_executes_with_its_own_stderr() {
+    let sb = acme("");
+    let doc = verify_step(&sb, r#"{"id": "c", "type": "acme_crash"}"#, 1);
+    assert_eq!(
+        failed(&doc),
+        BTreeSet::from(["step-executes".to_string()]),
+        "{doc:#}"
+    );
+    assert_eq!(
+        message(&doc, "step-executes"),
+        "while running the step 'acme_crash', it exited with code 7 before answering 'execute' (stderr: acme: about to die)"
+    );
+    assert_eq!(
+        message(&doc, "nested-calls"),
+        "the step 'acme_crash' made no call to agent-env; give --step a step that calls host.* to check its calls"
+    );
+    // The crash ended only the step's own start: the session's checks all ran.
+    for check in [
+        "unparsable-request",
+        "cancel-request",
+        "shutdown",
+        "stdin-eof",
+    ] {
+        assert!(
+            statuses(&doc).contains(&(check.to_string(), "passed".to_string())),
+            "{check}: {doc:#}"
+        );
+    }
+    let text = sb.stdout(
+        &[
+            "plugin",
+            "verify",
+            "agentenv-acme",
+            "--step",
+            r#"{"id": "c", "type": "acme_crash"}"#,
+        ],
+        1,
+    );
+    assert!(text.contains("  FAIL  step-executes  "), "{text}");
+    assert!(!text.contains("ignored a line"), "{text}");
+}
+
+/// A step that answers with an error is what the author asked to see run and did not: a failure
+/// (exit 1), not a skipped nested-calls check and exit 0.
+#[test]
+fn a_step_that_fails_fails_step_executes() {
+    let sb = acme("");
+    let doc = verify_step(&sb, r#"{"id": "g", "type": "acme_fail"}"#, 1);
+    assert_eq!(
+        failed(&doc),
+        BTreeSet::from(["step-executes".to_string()]),
+        "{doc:#}"
+    );
+    assert_eq!(
+        message(&doc, "step-executes"),
+        "the step 'acme_fail' failed: it answered execute with error -32020 (greeting failed), which fails its task in a run; verify gives a step fresh, empty stores, so give --step a step that succeeds there"
+    );
+    assert!(
+        statuses(&doc).contains(&("nested-calls".to_string(), "skipped".to_string())),
+        "{doc:#}"
+    );
+    let doc = verify_step(&sb, r#"{"id": "k", "type": "acme_ok"}"#, 0);
+    assert_eq!(
+        message(&doc, "step-executes"),
+        "the step 'acme_ok' answered execute with a result (metadata: greeted)"
+    );
+}
+
+/// A check's stderr excerpt holds what the plugin wrote during it: the lines it wrote about the
+/// junk `unparsable-request` sent are not quoted as why it exited 3 after shutdown.
+#[test]
+fn a_failed_checks_stderr_is_what_the_plugin_wrote_during_it() {
+    let sb = acme(", \"--shutdown-fails\"");
+    let doc = sb.json(&["plugin", "verify", "agentenv-acme", "--json"], 1);
+    assert_eq!(
+        failed(&doc),
+        BTreeSet::from(["shutdown".to_string()]),
+        "{doc:#}"
+    );
+    assert_eq!(
+        message(&doc, "shutdown"),
+        "answered shutdown and stdin closed, it exited with code 3; it must exit 0 (stderr: acme: closing down)"
+    );
 }
 
 #[test]

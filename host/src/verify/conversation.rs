@@ -9,6 +9,7 @@
 use std::io::{BufRead, BufReader, Read, Write};
 use std::io::{PipeReader, PipeWriter};
 use std::path::Path;
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::mpsc::{self, Receiver, RecvTimeoutError};
 use std::sync::{Arc, Mutex};
 use std::thread;
@@ -75,10 +76,21 @@ pub(crate) struct Exchange {
     pub answer: Answer,
     /// The plugin's own calls, in the order they came.
     pub nested: Vec<NestedCall>,
-    /// What the plugin did wrong along the way, each as the end of a sentence.
+    /// What the plugin did wrong in its own calls (an answer sent before theirs came, an id used
+    /// twice at once, a method that is not `host.*`), each as the end of a sentence.
+    pub nested_problems: Vec<String>,
+    /// What else the plugin did wrong along the way (an answer to no request in flight), each as
+    /// the end of a sentence.
     pub problems: Vec<String>,
     /// Error answers with a null id (to a line the plugin could not read, or to a notification).
     pub unattributed: Vec<RpcError>,
+}
+
+impl Exchange {
+    /// The first thing the plugin did wrong during the call, in its own calls or otherwise.
+    pub(crate) fn first_problem(&self) -> Option<&String> {
+        self.problems.first().or(self.nested_problems.first())
+    }
 }
 
 /// A started plugin.
@@ -95,6 +107,11 @@ pub(crate) struct Conversation {
     terminal_stdout: Option<Arc<Mutex<Option<String>>>>,
     exit: Arc<ExitWatch>,
     stderr: StderrTail,
+    /// Non-blank lines read from its stderr so far.
+    stderr_lines: Arc<AtomicU64>,
+    /// How many of them had been read when the check under way began: what the plugin wrote
+    /// before belongs to earlier checks (its answers to their deliberate junk, say).
+    check_start: u64,
     next_id: i64,
     stdout_closed: bool,
     noise_lines: usize,
@@ -171,7 +188,13 @@ impl Conversation {
         let name = format!("{}-verify", spec.package);
         let exit = ExitWatch::start(pid, own_group, &name, |_| {})
             .map_err(|e| format!("cannot watch {}: {e}", executable.display()))?;
-        let stderr = StderrTail::capture(streams.stderr, &name);
+        let stderr_lines = Arc::new(AtomicU64::new(0));
+        let counted = stderr_lines.clone();
+        let stderr = StderrTail::capture_pipe_lines(streams.stderr, &name, move |line| {
+            if !line.trim().is_empty() {
+                counted.fetch_add(1, Ordering::SeqCst);
+            }
+        });
         let incoming = read_lines(streams.answers, &name);
         Ok(Conversation {
             package: spec.package.clone(),
@@ -182,6 +205,8 @@ impl Conversation {
             terminal_stdout: streams.terminal_stdout,
             exit,
             stderr,
+            stderr_lines,
+            check_start: 0,
             next_id: 0,
             stdout_closed: false,
             noise_lines: 0,
@@ -225,6 +250,7 @@ impl Conversation {
         let mut exchange = Exchange {
             answer: Answer::TimedOut(timeout),
             nested: Vec::new(),
+            nested_problems: Vec::new(),
             problems: Vec::new(),
             unattributed: Vec::new(),
         };
@@ -286,7 +312,7 @@ impl Conversation {
                         .iter()
                         .map(|(id, m, _)| format!("'{m}' (id {id})"))
                         .collect();
-                    exchange.problems.push(format!(
+                    exchange.nested_problems.push(format!(
                         "answered '{outer_method}' before agent-env answered its own call {}; a plugin \
                          waits for the answer to each host call it makes",
                         pending.join(", ")
@@ -303,7 +329,7 @@ impl Conversation {
         }
         for (i, (id, method, _)) in batch.iter().enumerate() {
             if batch[..i].iter().any(|(other, _, _)| other == id) {
-                exchange.problems.push(format!(
+                exchange.nested_problems.push(format!(
                     "used id {id} for two host calls at once ('{method}'); each call in flight needs an id of its own"
                 ));
             }
@@ -329,7 +355,7 @@ impl Conversation {
             return Ok(Value::Object(self.settings.clone()));
         }
         if !method.starts_with("host.") {
-            exchange.problems.push(format!(
+            exchange.nested_problems.push(format!(
                 "called '{method}' on agent-env; a plugin calls only host.* methods (and sends $/progress and $/log as notifications)"
             ));
             return Err(RpcError::new(
@@ -448,11 +474,21 @@ impl Conversation {
         self.stderr.last_lines(n)
     }
 
-    /// The last `n` lines of the stderr of a plugin that ended, once its last bytes are read (or
+    /// Begins a check: what the plugin wrote on stderr until now (every line written before this
+    /// call, once read) is left out of [`Self::final_stderr_tail`] from here on.
+    pub(crate) fn begin_check(&mut self) {
+        self.stderr.catch_up(STDERR_SETTLE);
+        self.check_start = self.stderr_lines.load(Ordering::SeqCst);
+    }
+
+    /// The last `n` lines the plugin wrote on stderr since the check under way began
+    /// ([`Self::begin_check`]; since it started, if none did), once its last bytes are read (or
     /// [`STDERR_SETTLE`] has passed): what it wrote just before it exited belongs to why it did.
     pub(crate) fn final_stderr_tail(&self, n: usize) -> Vec<String> {
         self.settle_stderr();
-        self.stderr.last_lines(n)
+        let written = self.stderr_lines.load(Ordering::SeqCst);
+        let since = usize::try_from(written.saturating_sub(self.check_start)).unwrap_or(usize::MAX);
+        self.stderr.last_lines(n.min(since))
     }
 }
 

@@ -32,6 +32,7 @@ impl Kit<'_> {
             self.end_run(&mut run, &[]);
             return;
         }
+        run.begin_check();
         let descendants = run.descendants();
         run.close_stdin();
         let finding = self.exit_finding(&run, check, "stdin closed without shutdown", &descendants);

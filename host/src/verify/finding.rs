@@ -20,6 +20,9 @@ pub enum Check {
     UnparsableRequest,
     /// It keeps working after `$/cancelRequest`, and does not answer the notification.
     CancelRequest,
+    /// The step given with `--step`, run in a fresh start of the plugin, answers `execute` with a
+    /// result (not an error, a crash, a hang or an answer of another shape).
+    StepExecutes,
     /// During a call, its own `host.*` calls are well formed and it waits for their answers, matched
     /// by id, before answering.
     NestedCalls,
@@ -38,13 +41,14 @@ pub enum Check {
 
 impl Check {
     /// Every check, in the order they are reported.
-    pub const ALL: [Check; 12] = [
+    pub const ALL: [Check; 13] = [
         Check::Cookie,
         Check::Initialize,
         Check::Manifest,
         Check::UnknownMethod,
         Check::UnparsableRequest,
         Check::CancelRequest,
+        Check::StepExecutes,
         Check::NestedCalls,
         Check::Shutdown,
         Check::StdinEof,
@@ -62,6 +66,7 @@ impl Check {
             Check::UnknownMethod => "unknown-method",
             Check::UnparsableRequest => "unparsable-request",
             Check::CancelRequest => "cancel-request",
+            Check::StepExecutes => "step-executes",
             Check::NestedCalls => "nested-calls",
             Check::Shutdown => "shutdown",
             Check::StdinEof => "stdin-eof",
@@ -80,6 +85,9 @@ impl Check {
             Check::UnknownMethod => "it answers an unknown method with error -32601",
             Check::UnparsableRequest => "it keeps working after a line that is not a request",
             Check::CancelRequest => "it keeps working after $/cancelRequest and does not answer it",
+            Check::StepExecutes => {
+                "the step given with --step answers execute with a result, not an error"
+            }
             Check::NestedCalls => {
                 "its host.* calls during a call are answered, by id, before it answers"
             }

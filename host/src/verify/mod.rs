@@ -3,11 +3,11 @@
 //!
 //! The plugin runs three times: once by hand, without the cookie (`cookie`); once for a whole
 //! session (`session`: `initialize`, then the checks of `mid_session`: an unknown method, a line
-//! that is not a request, `$/cancelRequest`, a task step when one is given; then `shutdown`); and
-//! once to see it exit when stdin closes without `shutdown` (`endings`, which also says what every
-//! run left behind). A package with CLI commands runs a fourth time, in command mode
-//! (`command_mode`). Each run is in its own process group and is killed, with everything it
-//! started, when the kit is done with it.
+//! that is not a request, `$/cancelRequest`; then `shutdown`); and once to see it exit when stdin
+//! closes without `shutdown` (`endings`, which also says what every run left behind). A task step
+//! given with `--step` runs in a start of its own (`step`), and a package with CLI commands runs
+//! once more, in command mode (`command_mode`). Each run is in its own process group and is
+//! killed, with everything it started, when the kit is done with it.
 //!
 //! This file holds the entry point and the `Kit` the runs share (the findings so far, the
 //! handshake, what the runs left), with what several runs do: start the plugin and check its answer
@@ -21,6 +21,7 @@ mod endings;
 mod finding;
 mod mid_session;
 mod session;
+mod step;
 mod wording;
 
 use std::sync::Arc;
@@ -46,8 +47,9 @@ const TAIL_LINES: usize = 5;
 /// What the kit is asked to do beyond the fixed checks.
 #[derive(Debug, Clone, Default)]
 pub struct VerifyOptions {
-    /// A task step document (with its `type`) to run with `execute`, so that the step's own calls to
-    /// agent-env are seen; without one the nested-calls check is skipped.
+    /// A task step document (with its `type`) to run with `execute`, in a start of the plugin of
+    /// its own: whether it answers (`step-executes`) and its own calls to agent-env
+    /// (`nested-calls`); without one both checks are skipped.
     pub step: Option<Map<String, Value>>,
     /// The CLI commands the package provides (`[provides.cli_plugins]`): with any, the plugin is
     /// also started in command mode, as running the first of them starts it.
@@ -110,7 +112,8 @@ pub fn verify(
         &spec.argv[1.min(spec.argv.len())..],
         config.grace,
     ));
-    kit.session(options, manifest_problems);
+    kit.session(manifest_problems);
+    kit.step_run(options);
     kit.stdin_eof();
     kit.command_mode(options);
     kit.finish_leftovers();

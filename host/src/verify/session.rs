@@ -1,8 +1,10 @@
 //! The second run, the whole session: `initialize` (and its answer held to the manifest), then
 //! the checks that need a working plugin ([`super::mid_session`]) and `shutdown`.
 //!
-//! Invariant: once the plugin has ended, every check after it is skipped, naming the check where it
-//! ended, rather than failed for a plugin that is no longer there.
+//! Invariants: once the plugin has ended, every check after it is skipped, naming the check where it
+//! ended, rather than failed for a plugin that is no longer there; and each check begins the
+//! conversation's stderr anew, so a failure quotes only what the plugin wrote during it (not its
+//! answers to an earlier check's deliberate junk).
 
 use std::time::Duration;
 
@@ -11,24 +13,19 @@ use serde_json::json;
 
 use super::conversation::{Answer, Conversation};
 use super::wording::plural;
-use super::{Check, Finding, Kit, VerifyOptions};
+use super::{Check, Finding, Kit};
 
-/// One check taken while the session is open: the kit, the conversation, the options.
-type MidSessionCheck = for<'k> fn(&Kit<'k>, &mut Conversation, &VerifyOptions) -> Finding;
+/// One check taken while the session is open: the kit and the conversation.
+type MidSessionCheck = for<'k> fn(&Kit<'k>, &mut Conversation) -> Finding;
 
 impl Kit<'_> {
     /// The whole-session run: every check that needs a working plugin.
-    pub(super) fn session(
-        &mut self,
-        options: &VerifyOptions,
-        manifest_problems: &dyn Fn(&InitializeResult) -> Vec<String>,
-    ) {
+    pub(super) fn session(&mut self, manifest_problems: &dyn Fn(&InitializeResult) -> Vec<String>) {
         let later = [
             Check::Manifest,
             Check::UnknownMethod,
             Check::UnparsableRequest,
             Check::CancelRequest,
-            Check::NestedCalls,
             Check::Shutdown,
         ];
         let mut run = match self.start() {
@@ -76,13 +73,10 @@ impl Kit<'_> {
         });
         self.handshake = Some(handshake);
 
-        let steps: [(Check, MidSessionCheck); 4] = [
-            (Check::UnknownMethod, |kit, run, _| kit.unknown_method(run)),
-            (Check::UnparsableRequest, |kit, run, _| kit.unparsable(run)),
-            (Check::CancelRequest, |kit, run, _| kit.cancel(run)),
-            (Check::NestedCalls, |kit, run, options| {
-                kit.nested(run, options)
-            }),
+        let steps: [(Check, MidSessionCheck); 3] = [
+            (Check::UnknownMethod, |kit, run| kit.unknown_method(run)),
+            (Check::UnparsableRequest, |kit, run| kit.unparsable(run)),
+            (Check::CancelRequest, |kit, run| kit.cancel(run)),
         ];
         let mut ended_at: Option<Check> = None;
         for (check, step) in steps {
@@ -91,7 +85,10 @@ impl Kit<'_> {
                     check,
                     format!("the plugin had ended (see {})", earlier.code()),
                 ),
-                None => step(self, &mut run, options),
+                None => {
+                    run.begin_check();
+                    step(self, &mut run)
+                }
             };
             if ended_at.is_none() && run.wait_exit(Duration::ZERO).is_some() {
                 ended_at = Some(check);
@@ -111,6 +108,7 @@ impl Kit<'_> {
 
     fn shutdown(&mut self, run: &mut Conversation) {
         let check = Check::Shutdown;
+        run.begin_check();
         let descendants = run.descendants();
         let exchange = run.call(SHUTDOWN, json!({}), self.config.call_timeout);
         let finding = match &exchange.answer {

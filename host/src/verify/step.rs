@@ -1,0 +1,275 @@
+//! The step run, with `--step`: a fresh start of the plugin, `initialize`, then the task step sent
+//! with `execute` as a run sends it. Two checks come of it: `step-executes` (the step answers with
+//! a result, not an error, and the plugin neither crashes, hangs, nor answers in another shape) and
+//! `nested-calls` (its calls back to agent-env, answered last first, each after a stray
+//! `$/cancelRequest`, are well formed and their answers waited for).
+//!
+//! Invariant: the step runs in a start of its own, so what it does (a crash, a hang, lines on
+//! stderr) is its own findings' alone: the session's checks neither end with it nor lend it the
+//! stderr they caused, and its stderr excerpt holds what the plugin wrote while the step ran.
+
+use std::time::Duration;
+
+use agent_env_protocol::methods::EXECUTE;
+use serde_json::{json, Map, Value};
+
+use super::conversation::{Answer, Conversation, Exchange};
+use super::wording::{plural, short};
+use super::{Check, Finding, Kit, Status, VerifyOptions};
+
+/// The checks the step run makes.
+const STEP_CHECKS: [Check; 2] = [Check::StepExecutes, Check::NestedCalls];
+
+impl Kit<'_> {
+    /// Runs the `--step` step, if one was given, in a start of its own.
+    pub(super) fn step_run(&mut self, options: &VerifyOptions) {
+        let Some(step) = &options.step else {
+            let why = self.no_step_reason();
+            self.skip_all(&STEP_CHECKS, why);
+            return;
+        };
+        if self.handshake.is_none() {
+            self.skip_all(&STEP_CHECKS, "initialize failed (see initialize)");
+            return;
+        }
+        let type_name = step.get("type").and_then(Value::as_str).unwrap_or("");
+        if let Some(why) = self.unknown_step_type(type_name) {
+            self.findings
+                .push(Finding::failed(Check::StepExecutes, why));
+            self.findings.push(Finding::skipped(
+                Check::NestedCalls,
+                "no step ran (see step-executes)",
+            ));
+            return;
+        }
+        let mut run = match self.start() {
+            Ok(run) => run,
+            Err(why) => {
+                self.findings
+                    .push(Finding::failed(Check::StepExecutes, why));
+                self.findings.push(Finding::skipped(
+                    Check::NestedCalls,
+                    "no step ran (see step-executes)",
+                ));
+                return;
+            }
+        };
+        if let Err(why) = self.initialize(&mut run) {
+            self.skip_all(
+                &STEP_CHECKS,
+                &format!("initialize failed on the start that runs the step: {why}"),
+            );
+            self.end_run(&mut run, &[]);
+            return;
+        }
+        run.begin_check();
+        let (params, limit) = self.execute_params(step, type_name);
+        let exchange = run.call(EXECUTE, params, limit);
+        let executes = self.step_executes(&run, type_name, &exchange);
+        self.findings.push(executes);
+        self.findings.push(nested_calls(type_name, &exchange));
+        self.end_run(&mut run, &[]);
+    }
+
+    /// Why no step runs without `--step`.
+    fn no_step_reason(&self) -> &'static str {
+        let offers_steps = self
+            .handshake
+            .as_ref()
+            .is_none_or(|h| h.contributions.iter().any(|c| c.group == "task_steps"));
+        if offers_steps {
+            "no step to run: give one with --step '{\"id\": \"s\", \"type\": \"<task step>\", …}' to run it and check \
+             the calls it makes to agent-env"
+        } else {
+            "the plugin offers no task step, so there is no step to run"
+        }
+    }
+
+    /// Why `type_name` is not a task step of the plugin, held to its answer only when that answer
+    /// keeps to its manifest (else the manifest check has said what is missing already).
+    fn unknown_step_type(&self, type_name: &str) -> Option<String> {
+        let answer_kept_manifest = self
+            .findings
+            .iter()
+            .any(|f| f.check == Check::Manifest && f.status == Status::Passed);
+        let handshake = self.handshake.as_ref().filter(|_| answer_kept_manifest)?;
+        let steps: Vec<&str> = handshake
+            .contributions
+            .iter()
+            .filter(|c| c.group == "task_steps")
+            .map(|c| c.type_name.as_str())
+            .collect();
+        if steps.contains(&type_name) {
+            return None;
+        }
+        let offered = if steps.is_empty() {
+            "it offers no task step".to_string()
+        } else {
+            format!("its task steps: {}", steps.join(", "))
+        };
+        Some(format!(
+            "--step names the type '{type_name}', which is not a task step of this plugin ({offered}); give --step one of them"
+        ))
+    }
+
+    /// The params of `execute` for `step`, and how long to wait for its answer: the step's own
+    /// limit, as a run gives it (plus the grace for its own answer), else the host's call timeout;
+    /// the step is told it, less the grace, as a run tells it.
+    fn execute_params(&self, step: &Map<String, Value>, type_name: &str) -> (Value, Duration) {
+        let own = step
+            .get("timeout_seconds")
+            .and_then(Value::as_f64)
+            .filter(|s| s.is_finite() && *s > 0.0 && *s < crate::config::MAX_SECONDS)
+            .map(Duration::from_secs_f64);
+        let told = own.unwrap_or(self.config.call_timeout);
+        let limit = own.map_or(told, |own| own + crate::config::STEP_TIMEOUT_GRACE);
+        let params = json!({
+            "type": type_name,
+            "step": step,
+            "context": {"instance_id": "agent-env-verify", "metadata": {}},
+            "timeout_ms": u64::try_from(told.as_millis()).unwrap_or(u64::MAX),
+        });
+        (params, limit)
+    }
+
+    /// `step-executes`: the step answered with a result of the protocol's shape.
+    fn step_executes(&self, run: &Conversation, type_name: &str, exchange: &Exchange) -> Finding {
+        let check = Check::StepExecutes;
+        if let Some(problem) = exchange.problems.first() {
+            return Finding::failed(
+                check,
+                format!("while running the step '{type_name}' it {problem}"),
+            );
+        }
+        match &exchange.answer {
+            Answer::Result(value) => match result_shape_problem(value) {
+                None => Finding::passed(
+                    check,
+                    format!("the step '{type_name}' answered execute with a result{}", metadata_note(value)),
+                ),
+                Some(problem) => Finding::failed(
+                    check,
+                    format!(
+                        "the step '{type_name}' answered execute with {}, but {problem}; a step answers {{\"metadata\": {{…}}}}",
+                        short(value)
+                    ),
+                ),
+            },
+            Answer::Error(e) => Finding::failed(
+                check,
+                format!(
+                    "the step '{type_name}' failed: it answered execute with error {} ({}), which fails its task in a run; \
+                     verify gives a step fresh, empty stores, so give --step a step that succeeds there",
+                    e.code, e.message
+                ),
+            ),
+            other => Finding::failed(
+                check,
+                format!(
+                    "while running the step '{type_name}', {}",
+                    self.describe_failure(run, EXECUTE, other)
+                ),
+            ),
+        }
+    }
+}
+
+/// `nested-calls`: the step's own calls to agent-env were well formed and their answers waited for.
+fn nested_calls(type_name: &str, exchange: &Exchange) -> Finding {
+    let check = Check::NestedCalls;
+    if let Some(problem) = exchange.nested_problems.first() {
+        return Finding::failed(
+            check,
+            format!("while running the step '{type_name}' it {problem}"),
+        );
+    }
+    let answered = matches!(exchange.answer, Answer::Result(_) | Answer::Error(_));
+    let methods: Vec<&str> = exchange.nested.iter().map(|n| n.method.as_str()).collect();
+    let calls = format!(
+        "{} call{} to agent-env ({})",
+        methods.len(),
+        plural(methods.len()),
+        methods.join(", ")
+    );
+    match (methods.is_empty(), answered) {
+        (true, _) => Finding::skipped(
+            check,
+            format!(
+                "the step '{type_name}' made no call to agent-env; give --step a step that calls host.* to check its calls"
+            ),
+        ),
+        (false, false) => Finding::skipped(
+            check,
+            format!(
+                "the step '{type_name}' made {calls} but did not answer execute (see step-executes), so whether it waits \
+                 for their answers is not known"
+            ),
+        ),
+        (false, true) => Finding::passed(
+            check,
+            format!(
+                "the step '{type_name}' made {calls} and took each answer by its id before it answered execute"
+            ),
+        ),
+    }
+}
+
+/// What is wrong with the shape of an `execute` result, as a run reads it: an object whose
+/// `metadata`, if any, is an object.
+fn result_shape_problem(value: &Value) -> Option<String> {
+    let Value::Object(result) = value else {
+        return Some(format!(
+            "the result must be an object, and it is {}",
+            kind(value)
+        ));
+    };
+    match result.get("metadata") {
+        None | Some(Value::Null | Value::Object(_)) => None,
+        Some(other) => Some(format!(
+            "its 'metadata' (merged into the task's context.metadata) must be an object, and it is {}",
+            kind(other)
+        )),
+    }
+}
+
+/// ` (metadata: a, b)`, or nothing.
+fn metadata_note(value: &Value) -> String {
+    match value.get("metadata") {
+        Some(Value::Object(m)) if !m.is_empty() => {
+            let keys: Vec<&str> = m.keys().map(String::as_str).collect();
+            format!(" (metadata: {})", keys.join(", "))
+        }
+        _ => String::new(),
+    }
+}
+
+/// What a JSON value is, for messages.
+fn kind(value: &Value) -> &'static str {
+    match value {
+        Value::Null => "null",
+        Value::Bool(_) => "a boolean",
+        Value::Number(_) => "a number",
+        Value::String(_) => "a string",
+        Value::Array(_) => "an array",
+        Value::Object(_) => "an object",
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_result_is_an_object_whose_metadata_is_one() {
+        assert_eq!(result_shape_problem(&json!({})), None);
+        assert_eq!(result_shape_problem(&json!({"metadata": {"a": 1}})), None);
+        assert_eq!(
+            result_shape_problem(&json!([1])).as_deref(),
+            Some("the result must be an object, and it is an array")
+        );
+        assert_eq!(
+            result_shape_problem(&json!({"metadata": "x"})).as_deref(),
+            Some("its 'metadata' (merged into the task's context.metadata) must be an object, and it is a string")
+        );
+    }
+}
