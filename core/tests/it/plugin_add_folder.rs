@@ -126,6 +126,41 @@ fn a_plugin_folder_is_copied_checked_and_added_once() {
     assert_eq!(before, tree(&sb.plugins_dir()));
 }
 
+/// `installed` lists the packages by name, as `plugin list` does: a Python package (its manifest in
+/// the venv `plugin add` keeps) among folder plugins takes its place by its name, not after them.
+#[test]
+fn add_json_lists_the_installed_packages_by_name() {
+    let sb = Sandbox::new();
+    let share = sb.plugins_dir().join(".python/share/agent-env/plugins");
+    std::fs::create_dir_all(&share).unwrap();
+    std::fs::write(
+        share.join("agentenv-aaa-python.toml"),
+        "[plugin]\nname = \"agentenv-aaa-python\"\nversion = \"1.0\"\nexec = [\"../../../bin/agentenv-aaa-python\"]\nprotocol = [1, 1]\n",
+    )
+    .unwrap();
+    sb.plugin_dir_manifest(
+        "agentenv-zzz",
+        "[plugin]\nname = \"agentenv-zzz\"\nversion = \"2.0\"\nexec = [\"./x\"]\nprotocol = [1, 1]\n",
+    );
+    let src = fixture_dir("folder-plugin");
+    let doc = sb.json(&["plugin", "add", src.to_str().unwrap(), "-y", "--json"], 0);
+    let names: Vec<&str> = doc["installed"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|p| p["name"].as_str().unwrap())
+        .collect();
+    assert_eq!(
+        names,
+        [
+            "agentenv-aaa-python",
+            "agentenv-folder-demo",
+            "agentenv-zzz"
+        ],
+        "{doc:#}"
+    );
+}
+
 #[test]
 fn a_plugin_that_prints_to_stdout_is_added_with_a_warning() {
     let sb = Sandbox::new();

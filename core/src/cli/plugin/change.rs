@@ -108,12 +108,19 @@ fn changing(
         collected: &collected,
         term,
     });
-    // What is installed now, read again (the change happened after this session discovered).
-    let installed: Vec<serde_json::Value> = crate::discovery::discover(&session.search_path())
+    // What is installed now, read again (the change happened after this session discovered), in
+    // the order `plugin list` gives: by name, whichever installer put it there.
+    let discovered = crate::discovery::discover(&session.search_path());
+    let mut installed: Vec<(&str, &str)> = discovered
         .plugins
         .iter()
         .filter(|p| p.manifest.path.starts_with(session.paths().plugins_dir()))
-        .map(|p| serde_json::json!({"name": p.manifest.name, "version": p.manifest.version}))
+        .map(|p| (p.manifest.name.as_str(), p.manifest.version.as_str()))
+        .collect();
+    installed.sort_by_key(|(name, version)| (name.to_lowercase(), *version));
+    let installed: Vec<serde_json::Value> = installed
+        .into_iter()
+        .map(|(name, version)| serde_json::json!({"name": name, "version": version}))
         .collect();
     let said = Said {
         lines: collected.lines(Stream::Out),
