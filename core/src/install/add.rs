@@ -88,6 +88,10 @@ fn try_add(
             if let Some(request) = folder_env_request(from) {
                 out.line(&format!("  {request}"));
             }
+            // The copy holds the folder alone: what its exec runs from elsewhere stays there.
+            if let Some(warning) = super::outside_exec::warning(from) {
+                out.note(&warning);
+            }
         }
     }
     if opts.dry_run {

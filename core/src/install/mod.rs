@@ -14,6 +14,7 @@ pub mod folder_name;
 mod index_probe;
 pub mod interrupt;
 pub mod lock;
+mod outside_exec;
 pub mod plan;
 pub mod remove;
 pub mod report;

@@ -161,6 +161,66 @@ fn add_json_lists_the_installed_packages_by_name() {
     );
 }
 
+/// A folder whose manifest runs files outside it by absolute paths (a venv's interpreter and a
+/// script elsewhere, as a one-file Python plugin's `--agent-env-manifest` prints them) is added, with
+/// a warning naming each of them: the installed copy goes on running them where they are.
+#[test]
+fn exec_paths_outside_the_folder_are_warned_about_and_added() {
+    let sb = Sandbox::new();
+    let venv_bin = sb.dir().join("venv/bin");
+    std::fs::create_dir_all(&venv_bin).unwrap();
+    std::os::unix::fs::symlink("/bin/sh", venv_bin.join("sh")).unwrap();
+    let elsewhere = sb.dir().join("elsewhere");
+    std::fs::create_dir_all(&elsewhere).unwrap();
+    std::fs::copy(
+        fixture_dir("folder-plugin").join("plugin.sh"),
+        elsewhere.join("plugin.sh"),
+    )
+    .unwrap();
+    let interpreter = venv_bin.join("sh");
+    let script = elsewhere.join("plugin.sh");
+    let src = edited_folder_plugin(&sb, "crash", |manifest, script_text| {
+        (
+            manifest.replace(
+                "exec = [\"./plugin.sh\"]",
+                &format!(
+                    "exec = [\"{}\", \"{}\"]",
+                    interpreter.display(),
+                    script.display()
+                ),
+            ),
+            script_text.to_string(),
+        )
+    });
+    let warning = format!(
+        "warning: agentenv-folder-demo's exec names {} and {}, outside the folder being added ({}): the installed plugin depends on them staying there (moved or removed, the plugin no longer starts), and a copy of it does not work on a machine without them; to add it whole, put what it runs in the folder and name it in exec by its path there (exec = [\"./plugin.py\"], a script with a #! line)",
+        interpreter.display(),
+        script.display(),
+        src.display()
+    );
+    let (code, out, err) = output(&sb, &["plugin", "add", src.to_str().unwrap(), "-y"]);
+    assert_eq!(code, 0, "{out}{err}");
+    assert!(err.contains(&warning), "{err}");
+    assert!(
+        out.ends_with("Added. `agent-env plugin list` shows every installed plugin.\n"),
+        "{out}"
+    );
+    let doc = sb.json(&["plugin", "add", src.to_str().unwrap(), "-y", "--json"], 0);
+    assert!(
+        doc["notes"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .any(|n| n.as_str() == Some(warning.as_str())),
+        "{doc:#}"
+    );
+    // A folder that runs only what it holds (and the system's own interpreters) is not warned about.
+    let whole = fixture_dir("folder-plugin");
+    let (code, out, err) = output(&sb, &["plugin", "add", whole.to_str().unwrap(), "-y"]);
+    assert_eq!(code, 0, "{out}{err}");
+    assert!(!err.contains("outside the folder"), "{err}");
+}
+
 #[test]
 fn a_plugin_that_prints_to_stdout_is_added_with_a_warning() {
     let sb = Sandbox::new();
