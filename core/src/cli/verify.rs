@@ -1,5 +1,5 @@
 //! `agent-env plugin verify PACKAGE [--step JSON] [--json]`: the protocol kit's findings, one line
-//! each (or one JSON document), and exit 1 when any check failed.
+//! each (or one JSON document), and exit 1 when any check failed (a warning is no failure).
 
 use clap::Args;
 use serde_json::json;
@@ -53,6 +53,7 @@ fn document(outcome: &VerifyOutcome) -> serde_json::Value {
         "manifest": outcome.manifest.display().to_string(),
         "ok": v.passed(),
         "passed": v.count(Status::Passed),
+        "warned": v.count(Status::Warned),
         "failed": v.count(Status::Failed),
         "skipped": v.count(Status::Skipped),
         "findings": v.findings.iter().map(|f| json!({
@@ -82,8 +83,12 @@ fn human(outcome: &VerifyOutcome) -> String {
             f.message
         ));
     }
+    let warned = match v.count(Status::Warned) {
+        0 => String::new(),
+        n => format!(", {n} warned"),
+    };
     out.push_str(&format!(
-        "{} checks: {} passed, {} failed, {} skipped\n",
+        "{} checks: {} passed, {} failed, {} skipped{warned}\n",
         v.findings.len(),
         v.count(Status::Passed),
         v.count(Status::Failed),

@@ -21,7 +21,8 @@ pub enum Check {
     /// It keeps working after `$/cancelRequest`, and does not answer the notification.
     CancelRequest,
     /// The step given with `--step`, run in a fresh start of the plugin, answers `execute` with a
-    /// result (not an error, a crash, a hang or an answer of another shape).
+    /// result: a crash, a hang or an answer of another shape fails it, an error answer (the step
+    /// failed, the protocol kept) is a warning.
     StepExecutes,
     /// During a call, its own `host.*` calls are well formed and it waits for their answers, matched
     /// by id, before answering.
@@ -86,7 +87,7 @@ impl Check {
             Check::UnparsableRequest => "it keeps working after a line that is not a request",
             Check::CancelRequest => "it keeps working after $/cancelRequest and does not answer it",
             Check::StepExecutes => {
-                "the step given with --step answers execute with a result, not an error"
+                "the step given with --step answers execute with a result (an error answer is a warning)"
             }
             Check::NestedCalls => {
                 "its host.* calls during a call are answered, by id, before it answers"
@@ -108,6 +109,9 @@ impl Check {
 pub enum Status {
     /// The plugin keeps the rule.
     Passed,
+    /// The plugin keeps the rule, but what it did is worth a look (a step that answered with an
+    /// error); the message says what. Not a failure.
+    Warned,
     /// The plugin breaks the rule; the message says how.
     Failed,
     /// The check could not run (an earlier one failed, or nothing to run it with); the message says why.
@@ -115,10 +119,11 @@ pub enum Status {
 }
 
 impl Status {
-    /// `pass`, `FAIL`, `skip`: the human report's column.
+    /// `pass`, `warn`, `FAIL`, `skip`: the human report's column.
     pub fn label(self) -> &'static str {
         match self {
             Status::Passed => "pass",
+            Status::Warned => "warn",
             Status::Failed => "FAIL",
             Status::Skipped => "skip",
         }
@@ -142,6 +147,15 @@ impl Finding {
         Finding {
             check,
             status: Status::Passed,
+            message: message.into(),
+        }
+    }
+
+    /// The plugin keeps the rule, with something worth a look.
+    pub fn warned(check: Check, message: impl Into<String>) -> Finding {
+        Finding {
+            check,
+            status: Status::Warned,
             message: message.into(),
         }
     }
@@ -177,7 +191,7 @@ pub struct Verification {
 }
 
 impl Verification {
-    /// Whether no check failed.
+    /// Whether no check failed (a warning is no failure).
     pub fn passed(&self) -> bool {
         self.findings.iter().all(|f| f.status != Status::Failed)
     }
