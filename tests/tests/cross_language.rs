@@ -342,13 +342,16 @@ fn plugin_verify_passes_the_rust_python_and_go_example_plugins() {
         assert_eq!(ran.code, 0, "{package}: {}", ran.both());
         assert_eq!(doc["ok"], true, "{package}: {doc:#}");
         let findings = doc["findings"].as_array().expect("findings");
-        assert_eq!(findings.len(), 12, "{package}: {doc:#}");
+        assert_eq!(findings.len(), 13, "{package}: {doc:#}");
         // The examples each provide a CLI command, so `command-mode` runs for each SDK; the fixture
         // is installed here with its task steps only.
         let has_commands = package != "agentenv-fixture-works";
         for finding in findings {
             let expected = match finding["check"].as_str() {
-                Some("nested-calls") if step.is_none() => "skipped",
+                Some("step-executes" | "nested-calls") if step.is_none() => "skipped",
+                // The grader's step reads an object verify's empty stores do not hold: it answers
+                // with an error, which is a warning.
+                Some("step-executes") if package == "agentenv-grader" => "warned",
                 Some("command-mode") if !has_commands => "skipped",
                 _ => "passed",
             };

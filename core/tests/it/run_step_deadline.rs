@@ -65,7 +65,7 @@ fn a_fractional_timeout_seconds_is_told_in_milliseconds() {
 fn plugin_verify_tells_a_step_its_time_as_a_run_does() {
     let s = Sandboxed::new();
     // Answers execute with an error that says the timeout_ms it was sent, which the kit's finding
-    // on the step quotes.
+    // on the step (step-executes, a warning) quotes.
     shell_plugin(
         &s,
         r#"case "$line" in
@@ -94,7 +94,7 @@ fn plugin_verify_tells_a_step_its_time_as_a_run_does() {
             .as_array()
             .unwrap()
             .iter()
-            .find(|f| f["check"] == "nested-calls")
+            .find(|f| f["check"] == "step-executes")
             .unwrap_or_else(|| panic!("{doc:#}"))["message"]
             .as_str()
             .unwrap()
