@@ -314,6 +314,14 @@ impl Wire {
             }
             (404, _) => StoreError::object_not_found(target),
             (412, _) | (409, "ConditionalRequestConflict") => StoreError::object_exists(target),
+            (500..=599, _) => StoreError::Io {
+                message: format!(
+                    "{CLASS}: {} failed to {what} {target} ({said}): {}",
+                    self.endpoint,
+                    server_failing(answer.status, &self.endpoint_place())
+                ),
+                raw_os_error: None,
+            },
             _ => StoreError::Io {
                 message: format!(
                     "{CLASS}: {} failed to {what} {target} ({said})",
@@ -322,6 +330,22 @@ impl Wire {
                 raw_os_error: None,
             },
         }
+    }
+}
+
+/// What an answer of HTTP `status` (500 to 599: the server, or a proxy in front of it, failed on its
+/// side) is told to do; `place` is where the endpoint is set (`[stores.object] endpoint`).
+fn server_failing(status: u16, place: &str) -> String {
+    match status {
+        502 | 504 => format!(
+            "a gateway in front of the server answered for it, as the S3 server behind it is down or did not answer in time; check that it is running and what its logs say, and that {place} names an S3 server, then try again"
+        ),
+        503 => format!(
+            "the server is unavailable or overloaded (S3 says so to slow its callers down); try again in a moment, and if it goes on, check that it is running and what its logs say, and that {place} names an S3 server"
+        ),
+        _ => format!(
+            "the server failed on its side; try again, and if it goes on, check what its logs say, and that {place} names an S3 server"
+        ),
     }
 }
 
@@ -513,6 +537,54 @@ mod tests {
             "S3ObjectStore: http://h:1 refused to list s3://team/ (AccessDenied: Access Denied); no credentials are set, so the requests went unsigned; set access_key_id and secret_access_key in [stores.object] config (or AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY) to credentials that may use the bucket 'team'"
         );
         assert!(refusal(true).contains("; check the credentials ("));
+    }
+
+    /// An answer of 500 to 599 is the server failing (or a proxy in front of one that is down): the
+    /// message says so and what to do, rather than the bare status.
+    #[test]
+    fn a_server_error_answer_says_the_server_is_failing_and_what_to_do() {
+        let wire = Wire::new(("http://h:1", CONFIG), "b", Duration::from_secs(5), true);
+        let told = |status: u16| {
+            let answer = Answer {
+                status,
+                code: String::new(),
+                said: format!("HTTP {status}"),
+            };
+            wire.told(&answer, "list", "s3://b", Access::Read)
+                .to_string()
+        };
+        assert_eq!(
+            told(503),
+            "S3ObjectStore: http://h:1 failed to list s3://b (HTTP 503): the server is unavailable or overloaded (S3 says so to slow its callers down); try again in a moment, and if it goes on, check that it is running and what its logs say, and that [stores.object] endpoint names an S3 server"
+        );
+        for gateway in [502, 504] {
+            assert!(
+                told(gateway).ends_with(&format!("(HTTP {gateway}): a gateway in front of the server answered for it, as the S3 server behind it is down or did not answer in time; check that it is running and what its logs say, and that [stores.object] endpoint names an S3 server, then try again")),
+                "{gateway}"
+            );
+        }
+        assert!(told(500).ends_with("(HTTP 500): the server failed on its side; try again, and if it goes on, check what its logs say, and that [stores.object] endpoint names an S3 server"));
+        // A status that is no server failure keeps the plain sentence.
+        assert_eq!(
+            told(400),
+            "S3ObjectStore: http://h:1 failed to list s3://b (HTTP 400)"
+        );
+        let from_variable = Wire::new(("http://h:1", VARIABLE), "b", Duration::from_secs(5), true)
+            .told(
+                &Answer {
+                    status: 503,
+                    code: "SlowDown".into(),
+                    said: "SlowDown: Please reduce your request rate".into(),
+                },
+                "list",
+                "s3://b",
+                Access::Read,
+            )
+            .to_string();
+        assert!(
+            from_variable.ends_with("that $AWS_ENDPOINT_URL names an S3 server"),
+            "{from_variable}"
+        );
     }
 
     #[test]

@@ -326,6 +326,49 @@ fn a_check_whose_abort_is_refused_says_so_and_names_the_upload_it_left() {
     assert_eq!(methods, ["GET", "POST", "DELETE"]);
 }
 
+/// A loopback server answering every request with `status` (such as `503 Service Unavailable`) and
+/// no body, as a proxy in front of a stopped S3 server does. Returns its endpoint.
+fn answering_every_request(status: &'static str) -> String {
+    use std::io::{BufRead, BufReader, Write};
+    let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let endpoint = format!("http://{}", listener.local_addr().unwrap());
+    std::thread::spawn(move || {
+        for socket in listener.incoming().flatten() {
+            let mut writer = socket.try_clone().unwrap();
+            let mut reader = BufReader::new(socket);
+            loop {
+                let mut line = String::new();
+                if reader.read_line(&mut line).unwrap_or(0) == 0 || line.trim().is_empty() {
+                    break;
+                }
+            }
+            let answer =
+                format!("HTTP/1.1 {status}\r\nContent-Length: 0\r\nConnection: close\r\n\r\n");
+            let _ = writer.write_all(answer.as_bytes());
+        }
+    });
+    endpoint
+}
+
+/// A server answering 503 to everything fails the check with what to do about it, as one that
+/// refuses the connection or does not answer does; it is an outage (store-unreachable), not a
+/// mistake in the settings.
+#[test]
+fn a_server_answering_503_fails_the_check_saying_what_to_do() {
+    let endpoint = answering_every_request("503 Service Unavailable");
+    let table = json!({"bucket": "b", "endpoint": endpoint, "access_key_id": "k",
+        "secret_access_key": "s", "timeout_seconds": 5});
+    let store =
+        S3ObjectStore::new(S3Settings::from_table(table.as_object().unwrap(), &|_| None).unwrap())
+            .unwrap();
+    let err = store.check_connection().unwrap_err();
+    assert!(matches!(err, StoreError::Io { .. }), "{err:?}");
+    assert_eq!(
+        err.to_string(),
+        format!("S3ObjectStore: {endpoint} failed to list s3://b (HTTP 503): the server is unavailable or overloaded (S3 says so to slow its callers down); try again in a moment, and if it goes on, check that it is running and what its logs say, and that [stores.object] endpoint names an S3 server")
+    );
+}
+
 /// The child half of the kill test, which starts it with `--ignored`: uploads a large (sparse) file
 /// until it is killed. Not a test of its own.
 #[test]
