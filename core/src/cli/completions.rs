@@ -108,13 +108,47 @@ fn with_bundle_names(tree: clap::Command, installed: &[InstalledBundle]) -> clap
 }
 
 /// `tree` with the commands offered after `man`, word by word as `agent-env man plugin add` names a
-/// page: `man` is given, for completion alone, a copy of every command's name and subcommands (no
-/// options), as clap gives `help`.
+/// page: `man` is given, for completion alone, a copy of every command's name and subcommands, and no
+/// options (not its `--help`, nor the global `-v` and `--color`), so `man <TAB>` offers names only, as
+/// clap's `help` does.
 fn with_man_commands(tree: clap::Command) -> clap::Command {
     let commands: Vec<clap::Command> = listed_subcommands(&tree).map(command_words).collect();
-    tree.mut_subcommand("man", |man| {
-        man.subcommands(commands).disable_help_subcommand(true)
+    without_globals_under_man(tree).mut_subcommand("man", |man| {
+        man.subcommands(commands)
+            .disable_help_subcommand(true)
+            .disable_help_flag(true)
     })
+}
+
+/// `tree` whose global options reach every command but `man` and its copies: clap gives a global
+/// option to every subcommand, so each other top-level command is given them (and hands them on to
+/// its own, as clap does), and `agent-env` keeps them as its own.
+fn without_globals_under_man(tree: clap::Command) -> clap::Command {
+    let globals: Vec<clap::Arg> = tree
+        .get_arguments()
+        .filter(|arg| arg.is_global_set())
+        .cloned()
+        .collect();
+    let others: Vec<String> = tree
+        .get_subcommands()
+        .map(|c| c.get_name().to_string())
+        .filter(|name| name != "man")
+        .collect();
+    let tree = others.iter().fold(tree, |tree, name| {
+        tree.mut_subcommand(name, |command| {
+            let missing: Vec<clap::Arg> = globals
+                .iter()
+                .filter(|global| {
+                    command
+                        .get_arguments()
+                        .all(|own| own.get_id() != global.get_id())
+                })
+                .cloned()
+                .collect();
+            command.args(missing)
+        })
+    });
+    tree.mut_args(|arg| arg.global(false))
 }
 
 /// `cmd`'s name and description, with its subcommands' the same way, and nothing else.
@@ -146,7 +180,12 @@ pub fn man(args: ManArgs, session: &Session, term: &Terminal) -> Exit {
     let mut typed = String::from(BIN_NAME);
     // `plugin add` as one argument, as the help writes it, is the two words.
     for word in args.command.iter().flat_map(|w| w.split_whitespace()) {
-        let Some(sub) = page.find_subcommand(word).cloned() else {
+        // `help` prints a command's help and has no page, as no list of commands names it.
+        let Some(sub) = page
+            .find_subcommand(word)
+            .filter(|sub| sub.get_name() != "help")
+            .cloned()
+        else {
             return Err(Failure::new(not_a_command(&page, &typed, word)).with_code(2));
         };
         name = format!("{name}-{word}");
@@ -166,11 +205,7 @@ pub fn man(args: ManArgs, session: &Session, term: &Terminal) -> Exit {
 /// Why `word` after `typed` (`agent-env plugin`) names no page: the command has no subcommands, or
 /// the one meant, or the ones it has.
 fn not_a_command(page: &clap::Command, typed: &str, word: &str) -> String {
-    let known: Vec<&str> = page
-        .get_subcommands()
-        .filter(|c| !c.is_hide_set() && c.get_name() != "help")
-        .map(|c| c.get_name())
-        .collect();
+    let known: Vec<&str> = listed_subcommands(page).map(|c| c.get_name()).collect();
     let what = format!("'{typed} {word}' is not a command");
     if known.is_empty() {
         return format!("{what}: {typed} has no subcommands");

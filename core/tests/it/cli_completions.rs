@@ -184,6 +184,36 @@ fn bash_completes_commands_their_subcommands_flags_and_bundles() {
         );
     }
     assert!(!commands.split(' ').any(|c| c == "help"), "{commands}");
+    // Names only: man's --help and the global -v and --color are no page.
+    let subcommands = bash_completes(&script, &["man", "plugin", ""]);
+    for offered in [&commands, &subcommands] {
+        assert!(
+            !offered.split(' ').any(|word| word.starts_with('-')),
+            "{offered}"
+        );
+    }
+    for subcommand in ["add", "approve", "list"] {
+        assert!(
+            subcommands.split(' ').any(|c| c == subcommand),
+            "{subcommand} is not offered: {subcommands}"
+        );
+    }
+    assert!(
+        !subcommands.split(' ').any(|c| c == "help"),
+        "{subcommands}"
+    );
+    assert_eq!(bash_completes(&script, &["man", "-"]), "");
+    // Every other command still takes the global options, and completes their values.
+    assert_eq!(
+        bash_completes(&script, &["plugin", "add", "--col"]),
+        "--color"
+    );
+    assert_eq!(
+        bash_completes(&script, &["plugin", "add", "--color", ""]),
+        "auto always never"
+    );
+    assert_eq!(bash_completes(&script, &["run", "--verb"]), "--verbose");
+    assert_eq!(bash_completes(&script, &["pl"]), "plugin");
     assert_eq!(bash_completes(&script, &["man", "pl"]), "plugin");
     assert_eq!(
         bash_completes(&script, &["man", "plugin", "a"]),
@@ -227,6 +257,19 @@ fn man_names_commands_as_typed_and_suggests_one_meant() {
         err.contains(
             "'agent-env plugin ad' is not a command; did you mean 'agent-env plugin add'?"
         ),
+        "{err}"
+    );
+
+    // `help` prints a command's help and has no page: refused as any name that is no command, as
+    // neither completion nor a page's list of commands offers it.
+    let err = refused(&["man", "help"]);
+    assert!(
+        err.contains("'agent-env help' is not a command; agent-env has: plugin, config"),
+        "{err}"
+    );
+    let err = refused(&["man", "plugin", "help"]);
+    assert!(
+        err.contains("'agent-env plugin help' is not a command; agent-env plugin has: list, show"),
         "{err}"
     );
 
