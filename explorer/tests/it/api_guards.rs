@@ -371,3 +371,117 @@ fn a_post_from_another_origin_is_refused_even_without_fetch_metadata() {
         )
         .expect(403);
 }
+
+/// What the explorer answers `head` (a request head, written out whole): its status line's code and
+/// its body. For requests the test client will not write (no `Host` at all, HTTP/1.0).
+fn raw_request(port: u16, head: &str) -> (u16, String) {
+    use std::io::{Read, Write};
+    let mut stream = std::net::TcpStream::connect(("127.0.0.1", port)).unwrap();
+    stream.write_all(head.as_bytes()).unwrap();
+    let mut answer = String::new();
+    stream.read_to_string(&mut answer).unwrap();
+    let status = answer
+        .split_whitespace()
+        .nth(1)
+        .and_then(|code| code.parse().ok())
+        .unwrap_or_else(|| panic!("no status line: {answer}"));
+    let body = answer
+        .split_once("\r\n\r\n")
+        .map(|(_, body)| body.to_string())
+        .unwrap_or_default();
+    (status, body)
+}
+
+/// A request names its host in `Host`, or in an absolute-form target (RFC 7230 §5.4: its authority
+/// wins), which HTTP/1.0 clients send without a `Host`: served when that host is allowed. A request
+/// naming no host, an empty `Host`, or one that is no host name is told so, and what to send, never
+/// to allow something the config would refuse.
+#[test]
+fn a_request_is_for_the_host_its_target_or_host_header_names() {
+    let world = World::new();
+    let server = Explorer::start(&world);
+    let (status, body) = raw_request(
+        server.port,
+        "GET http://localhost/api/v1/health HTTP/1.0\r\n\r\n",
+    );
+    assert_eq!(status, 200, "{body}");
+    let (status, body) = raw_request(
+        server.port,
+        "GET http://evil.com/api/v1/health HTTP/1.0\r\n\r\n",
+    );
+    assert_eq!(status, 421, "{body}");
+    assert!(body.contains("host 'evil.com' not allowed;"), "{body}");
+    let (status, body) = raw_request(server.port, "GET /api/v1/health HTTP/1.0\r\n\r\n");
+    assert_eq!(status, 421, "{body}");
+    assert!(
+        body.contains("a request with no Host header is not served; send one Host header naming the host the explorer is reached by (localhost, 127.0.0.1 or [::1], or one of [explorer] allowed_hosts in .agentenv/config.toml)"),
+        "{body}"
+    );
+
+    let empty = server.request("GET", "/api/v1/health", &[("Host", "")], b"");
+    empty.expect(421);
+    assert_eq!(
+        empty.detail(),
+        "a request with an empty Host header is not served; send one Host header naming the host the explorer is reached by (localhost, 127.0.0.1 or [::1], or one of [explorer] allowed_hosts in .agentenv/config.toml)"
+    );
+    let joined = server.request(
+        "GET",
+        "/api/v1/health",
+        &[("Host", "localhost,evil.com")],
+        b"",
+    );
+    joined.expect(421);
+    assert_eq!(
+        joined.detail(),
+        "a Host header of 'localhost,evil.com' is not served: it names several hosts, as a proxy joins two Host headers, and which one is meant is not guessed; send one Host header naming the host the explorer is reached by (localhost, 127.0.0.1 or [::1], or one of [explorer] allowed_hosts in .agentenv/config.toml)"
+    );
+}
+
+/// `Origin: null` (a page opened from a file, a sandboxed frame) cannot be let in, and the refusal
+/// says so rather than advising `cors_origins = ["null"]`, which stops `up`. An origin the config
+/// would read as the explorer's own (a trailing `/`, capitals) is the explorer's own; another one is
+/// told the entry the config keeps, and listing that lets it in.
+#[test]
+fn a_refused_origin_is_told_only_what_the_config_accepts() {
+    let world = World::new();
+    world.run_hello();
+    let server = Explorer::start(&world);
+    let path = "/api/v1/bundles/hello/run";
+    let null = server.request("POST", path, &[("Origin", "null")], b"{}");
+    null.expect(403);
+    assert_eq!(
+        null.detail(),
+        "cross-site request refused: origin 'null' cannot be allowed: a browser sends it for a page opened from a file or in a sandboxed frame, so letting it in would let any such page drive the explorer (cors_origins refuses 'null'); serve the page over http or https and list its origin in .agentenv/config.toml under [explorer] as cors_origins, or open it from the explorer itself"
+    );
+    let extension = server.request("POST", path, &[("Origin", "chrome-extension://abc")], b"{}");
+    extension.expect(403);
+    let detail = extension.detail();
+    let detail = detail.as_str().unwrap();
+    assert!(
+        detail.starts_with("cross-site request refused: origin 'chrome-extension://abc' cannot be allowed: the explorer lets in pages served over http or https only")
+            && !detail.contains("cors_origins = ["),
+        "{detail}"
+    );
+    for own in [
+        format!("http://127.0.0.1:{}/", server.port),
+        format!("http://LOCALHOST:{}", server.port),
+    ] {
+        let r = server.request("POST", path, &[("Origin", own.as_str())], b"{}");
+        r.expect(200);
+        assert_eq!(r.header("access-control-allow-origin"), Some(own.as_str()));
+    }
+    let other = server.request("POST", path, &[("Origin", "HTTPS://Dash.Example/")], b"{}");
+    other.expect(403);
+    assert_eq!(
+        other.detail(),
+        "cross-site request refused: origin 'HTTPS://Dash.Example/' is not allowed; to allow it, list it in .agentenv/config.toml under [explorer] as cors_origins = [\"https://dash.example\"] and start agent-env up again"
+    );
+    drop(server);
+
+    // Following the advice lets the origin in.
+    world.config("[explorer]\ncors_origins = [\"https://dash.example\"]\n");
+    let server = Explorer::start(&world);
+    server
+        .request("POST", path, &[("Origin", "https://dash.example")], b"{}")
+        .expect(200);
+}

@@ -108,7 +108,7 @@ impl Failure {
             MethodNotAllowed => "the path does not take the request's method: the detail and the Allow header name those it takes (HEAD wherever GET is served)",
             Ambiguous => "a short instance id (the end agent-env task list prints) that ends several instances' ids: the detail names them; give the whole id",
             TooLarge => "the request body is larger than the 2 MB the API reads",
-            Misdirected => "the Host header names a host the explorer does not serve (localhost, 127.0.0.1, [::1], or one of [explorer] allowed_hosts)",
+            Misdirected => "the request is for a host the explorer does not serve: its Host header (or an absolute-form target) names none of localhost, 127.0.0.1, [::1] and [explorer] allowed_hosts, or no host at all",
             Invalid => "the request does not validate: a list of {loc, msg, type} naming each field; or a sentence, for a request that is well formed but cannot be done as asked",
             Internal => "something on the server's side failed: a store call, a worker that stopped",
             Unavailable => "a configured store did not answer while the request needed it (what was asked for may be there: ask again after the time the detail names), or the explorer can't start runs now (it is stopping)",

@@ -2,12 +2,13 @@
 //!
 //! - a `Host` outside the loopback names and `[explorer] allowed_hosts` gets **421** (a page on another
 //!   site that resolves its own name to 127.0.0.1 — DNS rebinding — cannot read the explorer), and so
-//!   does an absolute-form target (`GET http://host/…`) naming such a host; a request with two `Host`
-//!   headers gets **400**;
+//!   do an absolute-form target (`GET http://host/…`) naming such a host and a request with no host at
+//!   all; a request with two `Host` headers gets **400** ([`hosts`]);
 //! - an `/api` request a browser marks `Sec-Fetch-Site: cross-site` from an origin not allowed gets
 //!   **403**, and so does any write (`POST`) whose `Origin` is neither this server nor allowed;
 //! - CORS answers only the explorer's own origin (`http://127.0.0.1:<port>`, `http://localhost:<port>`)
-//!   and those `[explorer] cors_origins` adds (a page on another local port is another site);
+//!   and those `[explorer] cors_origins` adds (a page on another local port is another site); origins
+//!   are compared in the form the config keeps them in ([`origins`]);
 //! - every answer but the object proxy's (which sets a policy per content type) carries the
 //!   original's `Content-Security-Policy`, `X-Content-Type-Options`, `Referrer-Policy` and
 //!   `X-Frame-Options`.
@@ -23,6 +24,12 @@ use axum::response::{IntoResponse, Response};
 use crate::http::problem::ApiError;
 use agent_env::config::explorer::ExplorerSettings;
 
+pub mod hosts;
+pub mod origins;
+
+use hosts::checked_host;
+use origins::{how_to_allow, Origin};
+
 /// The policy of the explorer's own pages and API answers.
 pub const PAGE_CSP: &str = "default-src 'self'; script-src 'self' 'unsafe-inline'; style-src 'self' 'unsafe-inline'; img-src 'self' data: blob:; font-src 'self' data:; connect-src 'self'; object-src 'none'; base-uri 'self'; form-action 'self'; frame-ancestors 'none'";
 
@@ -36,15 +43,22 @@ const LOOPBACK_HOSTS: [&str; 3] = ["localhost", "127.0.0.1", "[::1]"];
 #[derive(Debug, Clone)]
 pub struct Guard {
     allowed_hosts: Vec<String>,
-    /// The origins that may call the API: the explorer's own, then `cors_origins`.
+    /// The origins that may call the API: the explorer's own, then `cors_origins`, each in the form
+    /// [`Origin::read`] gives.
     cors_origins: Vec<String>,
 }
 
 impl Guard {
     /// The guard of an explorer listening on 127.0.0.1:`port` (the port it got, when it asked for 0).
     pub fn new(settings: &ExplorerSettings, port: u16) -> Arc<Guard> {
-        let mut cors_origins = own_origins(port);
-        cors_origins.extend(settings.cors_origins.iter().cloned());
+        let cors_origins = own_origins(port)
+            .into_iter()
+            .chain(settings.cors_origins.iter().cloned())
+            .map(|origin| match Origin::read(&origin) {
+                Origin::Site(site) => site,
+                _ => origin,
+            })
+            .collect();
         Arc::new(Guard {
             allowed_hosts: settings.allowed_hosts.clone(),
             cors_origins,
@@ -63,10 +77,14 @@ impl Guard {
     }
 
     /// Whether a page at `origin` may call the API: the explorer's own (under either loopback name),
-    /// or one of `cors_origins`. A page on another port of this machine is another origin: it may
-    /// be anything (a dev server, a page a tool serves), so it is not let in unless listed.
+    /// or one of `cors_origins`, compared as the config reads them (so `http://LOCALHOST:8234/` is
+    /// the explorer's own; see [`origins`] for why that is safe). A page on another port of this
+    /// machine is another origin: it may be anything (a dev server, a page a tool serves), so it is
+    /// not let in unless listed.
     pub fn origin_allowed(&self, origin: &str) -> bool {
-        self.cors_origins.iter().any(|o| o == origin)
+        Origin::read(origin)
+            .site()
+            .is_some_and(|site| self.cors_origins.iter().any(|o| o == site))
     }
 }
 
@@ -79,17 +97,6 @@ fn own_origins(port: u16) -> Vec<String> {
         .collect()
 }
 
-/// The `Host` header's host: port stripped (an IPv6 address keeps its brackets), lowercased.
-pub fn host_of(headers: &HeaderMap) -> String {
-    let raw = headers
-        .get(header::HOST)
-        .and_then(|v| v.to_str().ok())
-        .unwrap_or("")
-        .trim()
-        .to_ascii_lowercase();
-    host_name(&raw)
-}
-
 /// An IPv6 address without its brackets; any other host as it is.
 fn unbracketed(host: &str) -> &str {
     host.strip_prefix('[')
@@ -97,67 +104,9 @@ fn unbracketed(host: &str) -> &str {
         .unwrap_or(host)
 }
 
-/// `host[:port]`'s host. An IPv6 address is written in brackets (`[::1]:8234`); one written bare
-/// (`::1`, as `curl -H` sends it) has no port, and is given its brackets, so it reads as the same host.
-fn host_name(raw: &str) -> String {
-    if raw.starts_with('[') {
-        return match raw.find(']') {
-            Some(end) => raw[..=end].to_string(),
-            None => raw.to_string(),
-        };
-    }
-    match raw.matches(':').count() {
-        0 => raw.to_string(),
-        1 => raw.split(':').next().unwrap_or(raw).to_string(),
-        _ => format!("[{raw}]"),
-    }
-}
-
-/// The 421 a host not allowed gets, saying how to allow it.
-fn host_refused(host: &str) -> ApiError {
-    let detail = if host.is_empty() {
-        "a request with no Host header is not served; send the name the explorer is reached by (localhost, 127.0.0.1 or [::1], or one of [explorer] allowed_hosts in .agentenv/config.toml)".to_string()
-    } else {
-        format!(
-            "host '{host}' not allowed; to serve it, list it in .agentenv/config.toml under [explorer] as allowed_hosts = [\"{host}\"] and start agent-env up again"
-        )
-    };
-    ApiError::new(StatusCode::MISDIRECTED_REQUEST, detail)
-}
-
-/// The 400 a request with more than one `Host` header gets: which one it means is not for the
-/// explorer to guess (a proxy may have read the other).
-fn hosts_refused(count: usize) -> ApiError {
-    ApiError::bad_request(format!(
-        "a request with {count} Host headers is not served; send one, naming the host the explorer is reached by"
-    ))
-}
-
-/// The host a request is for, when the explorer may serve it; else the answer refusing it. A
-/// request must carry one `Host` header (400 for more), and the host it names, and the host of an
-/// absolute-form target (`GET http://host/path`, which a server reads in place of `Host`), must be
-/// allowed (421).
-fn checked_host(guard: &Guard, request: &Request) -> Result<(), ApiError> {
-    let count = request.headers().get_all(header::HOST).iter().count();
-    if count > 1 {
-        return Err(hosts_refused(count));
-    }
-    let host = host_of(request.headers());
-    if !guard.host_allowed(&host) {
-        return Err(host_refused(&host));
-    }
-    if let Some(authority) = request.uri().authority() {
-        let target = host_name(&authority.host().to_ascii_lowercase());
-        if !guard.host_allowed(&target) {
-            return Err(host_refused(&target));
-        }
-    }
-    Ok(())
-}
-
 /// The middleware: refuses what the rules refuse, answers CORS preflights, and adds the headers.
 pub async fn guard(State(guard): State<Arc<Guard>>, request: Request, next: Next) -> Response {
-    if let Err(refused) = checked_host(&guard, &request) {
+    if let Err(refused) = checked_host(|host| guard.host_allowed(host), &request) {
         let mut response = refused.into_response();
         add_page_headers(response.headers_mut());
         return response;
@@ -183,7 +132,8 @@ pub async fn guard(State(guard): State<Arc<Guard>>, request: Request, next: Next
             .get(header::HOST)
             .and_then(|v| v.to_str().ok())
             .unwrap_or("");
-        o.eq_ignore_ascii_case(&format!("http://{raw_host}"))
+        let own = Origin::read(&format!("http://{raw_host}"));
+        own.site().is_some() && Origin::read(o) == own
     });
     // A page whose referrer policy is `no-referrer` (the explorer's own) sends `Origin: null` with a
     // form's POST; the browser's `Sec-Fetch-Site: same-origin`, which no page can set, vouches for it.
@@ -230,16 +180,6 @@ pub async fn guard(State(guard): State<Arc<Guard>>, request: Request, next: Next
         add_page_headers(headers);
     }
     response
-}
-
-/// What a page of another origin must be for the explorer to answer it: named in `cors_origins`.
-fn how_to_allow(origin: Option<&str>) -> String {
-    match origin {
-        Some(origin) => format!(
-            "origin '{origin}' is not allowed; to allow it, list it in .agentenv/config.toml under [explorer] as cors_origins = [\"{origin}\"] and start agent-env up again"
-        ),
-        None => "a page on another site may call the API only from an origin listed in .agentenv/config.toml under [explorer] as cors_origins".to_string(),
-    }
 }
 
 fn preflight_answer(origin: Option<&str>, origin_ok: bool) -> Response {
@@ -302,42 +242,6 @@ mod tests {
         Guard::new(&settings, 8234).as_ref().clone()
     }
 
-    fn host(value: &str) -> String {
-        let mut headers = HeaderMap::new();
-        headers.insert(header::HOST, HeaderValue::from_str(value).unwrap());
-        host_of(&headers)
-    }
-
-    #[test]
-    fn the_host_header_loses_its_port_and_keeps_ipv6_brackets() {
-        assert_eq!(host("LocalHost:8234"), "localhost");
-        assert_eq!(host("127.0.0.1"), "127.0.0.1");
-        assert_eq!(host("[::1]:8234"), "[::1]");
-        assert_eq!(host_of(&HeaderMap::new()), "");
-        // An IPv6 address written bare has no port, and is the same host as in brackets.
-        assert_eq!(host("::1"), "[::1]");
-        assert_eq!(host("FE80::1"), "[fe80::1]");
-        assert_eq!(host("[::1"), "[::1");
-    }
-
-    #[test]
-    fn a_refused_host_is_told_how_to_allow_it() {
-        let e = host_refused("evil.com");
-        assert_eq!(e.status, StatusCode::MISDIRECTED_REQUEST);
-        let detail = e.detail.as_str().unwrap();
-        assert!(
-            detail.starts_with("host 'evil.com' not allowed;")
-                && detail.contains("[explorer]")
-                && detail.contains("allowed_hosts = [\"evil.com\"]"),
-            "{detail}"
-        );
-        assert!(host_refused("")
-            .detail
-            .as_str()
-            .unwrap()
-            .contains("no Host header"));
-    }
-
     #[test]
     fn loopback_names_and_listed_hosts_pass() {
         let g = guard(&["explorer.example.com", "fe80::1"], &[]);
@@ -375,5 +279,29 @@ mod tests {
         assert!(g.origin_allowed("http://localhost:3000"));
         assert!(g.origin_allowed("http://127.0.0.1:8234"));
         assert!(!g.origin_allowed("http://localhost:3001"));
+    }
+
+    /// An origin that the config would read as one already allowed is that origin: a trailing `/`
+    /// or capitals (which no browser sends) change nothing, and neither does a default port.
+    #[test]
+    fn an_origin_is_compared_as_the_config_reads_it() {
+        let g = guard(&[], &["https://app.example"]);
+        for same in [
+            "http://127.0.0.1:8234/",
+            "http://LOCALHOST:8234",
+            "HTTP://LocalHost:8234/",
+            "https://App.Example/",
+            "https://app.example:443",
+        ] {
+            assert!(g.origin_allowed(same), "{same}");
+        }
+        for refused in ["null", "http://127.0.0.1:8234/x", "http://app.example"] {
+            assert!(!g.origin_allowed(refused), "{refused}");
+        }
+        // On port 80 a browser sends no port: the explorer's own origin is then the bare host.
+        let settings = ExplorerSettings::default();
+        let on_80 = Guard::new(&settings, 80);
+        assert!(on_80.origin_allowed("http://localhost"));
+        assert!(on_80.origin_allowed("http://127.0.0.1:80"));
     }
 }
