@@ -89,10 +89,10 @@ fn unnamed_refused(header: &HostHeader) -> ApiError {
         HostHeader::Absent => "a request with no Host header is not served".to_string(),
         HostHeader::Empty => "a request with an empty Host header is not served".to_string(),
         HostHeader::Malformed(sent) if sent.contains(',') => format!(
-            "a Host header of '{sent}' is not served: it names several hosts, as a proxy joins two Host headers, and which one is meant is not guessed"
+            "a request for host '{sent}' is not served: that names several hosts, as a proxy joins two Host headers, and which one is meant is not guessed"
         ),
         HostHeader::Malformed(sent) => format!(
-            "a Host header of '{sent}' is not served: it is no host name (letters, digits, '-' and '.', an IP address, then :port if any)"
+            "a request for host '{sent}' is not served: that is no host name (letters, digits, '-' and '.', or an IP address, then :port if any)"
         ),
         HostHeader::Named(host) => return host_refused(host),
     };
@@ -127,10 +127,10 @@ pub fn checked_host(allowed: impl Fn(&str) -> bool, request: &Request) -> Result
         .authority()
         .map(|authority| authority.host().to_ascii_lowercase());
     if let Some(target) = &target {
-        // The http crate has read the authority: its host is a name or a bracketed IPv6 address.
-        let target = host_name(target).unwrap_or_else(|| target.clone());
-        if !allowed(&target) {
-            return Err(host_refused(&target));
+        match host_name(target) {
+            Some(host) if allowed(&host) => {}
+            Some(host) => return Err(host_refused(&host)),
+            None => return Err(unnamed_refused(&HostHeader::Malformed(target.clone()))),
         }
     }
     match HostHeader::read(request.headers()) {
@@ -185,6 +185,45 @@ mod tests {
         }
     }
 
+    fn checked(target: &str, host: Option<&str>) -> Result<(), String> {
+        let mut request = Request::builder().uri(target);
+        if let Some(host) = host {
+            request = request.header(header::HOST, host);
+        }
+        let request = request.body(axum::body::Body::empty()).unwrap();
+        let loopback = |h: &str| ["localhost", "127.0.0.1", "[::1]"].contains(&h);
+        checked_host(loopback, &request)
+            .map_err(|e| e.detail.as_str().unwrap_or_default().to_string())
+    }
+
+    #[test]
+    fn an_absolute_target_names_the_host_with_or_without_a_host_header() {
+        assert_eq!(checked("http://localhost/x", None), Ok(()));
+        assert_eq!(checked("http://LocalHost:1/x", Some("")), Ok(()));
+        assert_eq!(checked("http://[::1]:8234/x", Some("127.0.0.1")), Ok(()));
+        assert_eq!(checked("/x", Some("localhost:8234")), Ok(()));
+        let refused = checked("http://evil.com/x", Some("localhost")).unwrap_err();
+        assert!(
+            refused.starts_with("host 'evil.com' not allowed;"),
+            "{refused}"
+        );
+        let refused = checked("http://localhost/x", Some("evil.com")).unwrap_err();
+        assert!(
+            refused.starts_with("host 'evil.com' not allowed;"),
+            "{refused}"
+        );
+        let refused = checked("/x", None).unwrap_err();
+        assert!(
+            refused.starts_with("a request with no Host header"),
+            "{refused}"
+        );
+        let refused = checked("http://a,b/x", None).unwrap_err();
+        assert!(
+            refused.starts_with("a request for host 'a,b' is not served: that names several hosts"),
+            "{refused}"
+        );
+    }
+
     #[test]
     fn a_refused_host_is_told_how_to_allow_it_and_one_that_is_no_host_what_to_send() {
         let e = host_refused("evil.com");
@@ -216,10 +255,10 @@ mod tests {
             .starts_with("a request with an empty Host header is not served;"));
         assert!(
             told(HostHeader::Malformed("localhost,evil.com".into())).starts_with(
-                "a Host header of 'localhost,evil.com' is not served: it names several hosts"
+                "a request for host 'localhost,evil.com' is not served: that names several hosts"
             )
         );
         assert!(told(HostHeader::Malformed("a/b".into()))
-            .starts_with("a Host header of 'a/b' is not served: it is no host name"));
+            .starts_with("a request for host 'a/b' is not served: that is no host name"));
     }
 }

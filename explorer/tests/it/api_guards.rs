@@ -433,7 +433,7 @@ fn a_request_is_for_the_host_its_target_or_host_header_names() {
     joined.expect(421);
     assert_eq!(
         joined.detail(),
-        "a Host header of 'localhost,evil.com' is not served: it names several hosts, as a proxy joins two Host headers, and which one is meant is not guessed; send one Host header naming the host the explorer is reached by (localhost, 127.0.0.1 or [::1], or one of [explorer] allowed_hosts in .agentenv/config.toml)"
+        "a request for host 'localhost,evil.com' is not served: that names several hosts, as a proxy joins two Host headers, and which one is meant is not guessed; send one Host header naming the host the explorer is reached by (localhost, 127.0.0.1 or [::1], or one of [explorer] allowed_hosts in .agentenv/config.toml)"
     );
 }
 
