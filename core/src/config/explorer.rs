@@ -304,8 +304,9 @@ fn host_name(written: &str) -> Result<String, SettingsError> {
 }
 
 /// A `cors_origins` entry as a browser sends it in `Origin`: `scheme://host[:port]`, the scheme and host
-/// lowercased, a default port (80 for http, 443 for https) and a trailing `/` left out.
-fn origin(written: &str) -> Result<String, SettingsError> {
+/// lowercased, a default port (80 for http, 443 for https) and a trailing `/` left out. The explorer
+/// reads a request's `Origin` with it too, so the two are compared in one form.
+pub fn origin(written: &str) -> Result<String, SettingsError> {
     let trimmed = written.trim();
     if trimmed == "*" {
         return Err(SettingsError::WildcardOrigin);
@@ -324,7 +325,11 @@ fn origin(written: &str) -> Result<String, SettingsError> {
     let default_port = match scheme.as_str() {
         "http" => "80",
         "https" => "443",
-        _ => return Err(bad("the explorer is reached over http or https only")),
+        _ => {
+            return Err(bad(
+                "the explorer lets in pages served over http or https only",
+            ))
+        }
     };
     // A browser's Origin never ends with '/': `https://dash.example/` means the same.
     let authority = rest.strip_suffix('/').unwrap_or(rest).to_ascii_lowercase();
@@ -491,7 +496,7 @@ mod tests {
         for part in [
             "\"https://a.example/path\", which no browser sends as an origin: an origin has no path",
             "\"not a url\", which no browser sends as an origin: it has no scheme",
-            "\"ftp://x\", which no browser sends as an origin: the explorer is reached over http or https only",
+            "\"ftp://x\", which no browser sends as an origin: the explorer lets in pages served over http or https only",
             "cannot contain '*'",
             "cannot contain 'null'",
             "\"http://h:x\", which no browser sends as an origin: what follows ':' is no port",

@@ -8,6 +8,8 @@
 //! could as well send the allowed origin as it is; the guard's origin checks keep web pages out, and
 //! merging spellings of one origin lets in no page they refused.
 
+use agent_env::config::explorer::{origin, SettingsError};
+
 /// What an `Origin` header says.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Origin {
@@ -20,50 +22,16 @@ pub enum Origin {
 }
 
 impl Origin {
-    /// Reads an `Origin` header's value.
+    /// Reads an `Origin` header's value, as the config reads a `cors_origins` entry.
     pub fn read(sent: &str) -> Origin {
-        let trimmed = sent.trim();
-        if trimmed.eq_ignore_ascii_case("null") {
-            return Origin::Null;
-        }
-        let Some((scheme, rest)) = trimmed.split_once("://") else {
-            return Origin::Unlistable("it has no scheme (http:// or https://)");
-        };
-        let scheme = scheme.to_ascii_lowercase();
-        let default_port = match scheme.as_str() {
-            "http" => "80",
-            "https" => "443",
-            _ => {
-                return Origin::Unlistable(
-                    "the explorer lets in pages served over http or https only",
-                )
+        match origin(sent) {
+            Ok(site) => Origin::Site(site),
+            Err(SettingsError::NullOrigin) => Origin::Null,
+            Err(SettingsError::BadOrigin { why, .. }) => Origin::Unlistable(why),
+            Err(SettingsError::WildcardOrigin) => {
+                Origin::Unlistable("an origin is one site, not a pattern")
             }
-        };
-        let authority = rest.strip_suffix('/').unwrap_or(rest).to_ascii_lowercase();
-        if authority.is_empty() {
-            return Origin::Unlistable("it names no host");
-        }
-        if authority.contains(['/', '?', '#', '@', '*']) || authority.contains(char::is_whitespace)
-        {
-            return Origin::Unlistable(
-                "an origin is scheme://host[:port], with no path, query, user, pattern or spaces",
-            );
-        }
-        if !authority.is_ascii() {
-            return Origin::Unlistable(
-                "a browser sends a host of other letters in its ASCII form (xn--…, punycode)",
-            );
-        }
-        let (host, port) = match authority.rsplit_once(':') {
-            Some((host, port)) if !host.is_empty() && !port.contains(']') => (host, Some(port)),
-            _ => (authority.as_str(), None),
-        };
-        match port {
-            Some(port) if !matches!(port.parse::<u16>(), Ok(1..)) => {
-                Origin::Unlistable("what follows ':' is no port (a port is 1 to 65535)")
-            }
-            Some(port) if port != default_port => Origin::Site(format!("{scheme}://{host}:{port}")),
-            _ => Origin::Site(format!("{scheme}://{host}")),
+            Err(_) => Origin::Unlistable("it is no origin"),
         }
     }
 
