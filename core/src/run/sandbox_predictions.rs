@@ -7,9 +7,9 @@
 //! with it is left to which step starts first).
 //!
 //! And of the `local` provider's folder ([`unmakeable_root`]): when no sandbox can be made under it
-//! (a file stands on its path, or this user may not write where it would be made), each
-//! `deploy_sandbox` step fails ([`root_predictions`]); told from the file system's answers alone, as
-//! a dry run makes nothing.
+//! (a file or a link to nothing stands on its path, or this user may not write where it would be
+//! made), each `deploy_sandbox` step fails ([`root_predictions`]); told from the file system's
+//! answers alone, as a dry run makes nothing.
 
 use std::path::Path;
 
@@ -293,11 +293,32 @@ fn why_unmakeable(root: &Path) -> Option<String> {
             Ok(_) => return Some(format!("{} is a file, not a folder", place.display())),
             Err(e)
                 if e.kind() == std::io::ErrorKind::NotFound
-                    || e.raw_os_error() == Some(libc::ENOTDIR) => {}
+                    || e.raw_os_error() == Some(libc::ENOTDIR) =>
+            {
+                // A link to nothing stands where a folder would be made: making it fails, as for a file.
+                if let Some(why) = dangling_link(place) {
+                    return Some(why);
+                }
+            }
             Err(e) => return Some(format!("{} can't be looked at: {e}", place.display())),
         }
     }
     None
+}
+
+/// Why `place`, which leads nowhere, stands in the way: it is a symbolic link to something that does
+/// not exist (`mkdir` makes no folder where a link stands, dangling or not).
+fn dangling_link(place: &Path) -> Option<String> {
+    let is_link = std::fs::symlink_metadata(place).is_ok_and(|m| m.file_type().is_symlink());
+    if !is_link {
+        return None;
+    }
+    let target = std::fs::read_link(place).ok()?;
+    Some(format!(
+        "{} is a symbolic link to {}, which does not exist",
+        place.display(),
+        target.display()
+    ))
 }
 
 /// Whether this user may make entries in the folder `place` (write and enter it).
@@ -571,6 +592,23 @@ mod tests {
         assert!(p[1].message.contains(NOT_FATAL), "{}", p[1].message);
         // Nothing was made.
         assert!(!root.exists());
+    }
+
+    #[test]
+    fn a_dangling_link_on_the_folder_s_path_fails_each_deploy() {
+        let dir = tempfile::tempdir().unwrap();
+        let link = dir.path().join("dangl");
+        std::os::unix::fs::symlink("/x/nowhere", &link).unwrap();
+        for root in [link.clone(), link.join("sbx")] {
+            let told = unmakeable_root(&root, true).unwrap();
+            assert_eq!(
+                told.why,
+                format!(
+                    "{} is a symbolic link to /x/nowhere, which does not exist",
+                    link.display()
+                )
+            );
+        }
     }
 
     #[test]

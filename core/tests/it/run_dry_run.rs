@@ -665,3 +665,50 @@ fn a_sandbox_folder_that_cannot_be_made_fails_the_dry_run_naming_the_variable() 
         r.both()
     );
 }
+
+/// A symbolic link to nothing where the local sandbox folder would be made stands in its way as a
+/// file does (no folder is made where a link stands): the dry run says each deploy step would fail,
+/// naming the link and where it points, and exits 1, as the run then fails at that step.
+#[test]
+fn a_dangling_link_as_the_sandbox_folder_fails_the_dry_run_naming_it() {
+    let s = Sandboxed::new();
+    s.copy_hello("hello");
+    let link = s.home().join("dangl");
+    std::os::unix::fs::symlink("/x/nowhere", &link).unwrap();
+    let run = |args: &[&str]| {
+        Ran::from(
+            s.command(args)
+                .env("AGENT_ENV_LOCAL_SANDBOX_DIR", &link)
+                .output()
+                .unwrap(),
+        )
+    };
+    let r = run(&["run", "./hello", "--dry-run", "--json"]);
+    assert_eq!(r.code, 1, "{}", r.both());
+    let doc = json_of(&r);
+    assert_eq!(
+        would_fail(&doc),
+        [("tasks/hello.json".to_string(), vec!["box".to_string()])]
+    );
+    let said = format!(
+        "the local sandbox folder {} (AGENT_ENV_LOCAL_SANDBOX_DIR), where none can be made ({} is a symbolic link to /x/nowhere, which does not exist)",
+        link.display(),
+        link.display()
+    );
+    let warned = doc["warnings"].as_array().unwrap().iter().any(|w| {
+        w["message"]
+            .as_str()
+            .is_some_and(|m| m.contains(&said) && m.contains("set AGENT_ENV_LOCAL_SANDBOX_DIR"))
+    });
+    assert!(warned, "{doc:#}");
+    let r = run(&["run", "./hello", "--dry-run"]);
+    assert_eq!(r.code, 1, "{}", r.both());
+    assert!(r.stderr.contains(&said), "{}", r.both());
+    let r = run(&["run", "./hello"]);
+    assert_eq!(r.code, 1, "{}", r.both());
+    assert!(
+        r.both().contains("can't create the local sandbox folder"),
+        "{}",
+        r.both()
+    );
+}
