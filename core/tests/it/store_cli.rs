@@ -364,3 +364,33 @@ fn a_plugin_store_without_a_host_says_so() {
         stderr(&out)
     );
 }
+
+/// A `file://` URL under the local object store's folder whose key the store refuses (a part longer
+/// than a file name may be) is said in the store's words, not called no store's URL; one of
+/// another place is still no store's.
+#[test]
+fn store_get_says_why_the_local_store_refuses_a_url_under_its_folder() {
+    let env = Env::new();
+    let root = env.state().join("object_store");
+    let long = format!("file://{}/{}", root.display(), "y".repeat(300));
+    let out = env.run(&["store", "get", &long], &[]);
+    assert_eq!(out.status.code(), Some(1), "{}", stderr(&out));
+    let said = stderr(&out);
+    assert!(
+        said.starts_with("Error: Key 'yyyy")
+            && said.contains("has a part of 300 bytes")
+            && said.contains("longer than the filesystem's limit for a name (255 bytes)")
+            && !said.contains("is not a URL of"),
+        "{said}"
+    );
+    let elsewhere = format!("file://{}/x.txt", env.path().join("elsewhere").display());
+    let out = env.run(&["store", "get", &elsewhere], &[]);
+    assert_eq!(out.status.code(), Some(1), "{}", stderr(&out));
+    assert!(
+        stderr(&out).contains(&format!(
+            "'{elsewhere}' is not a URL of the configured object store or of the local one"
+        )),
+        "{}",
+        stderr(&out)
+    );
+}

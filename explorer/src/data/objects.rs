@@ -26,14 +26,16 @@ pub struct FoundObject {
 
 /// Finds the object at `url` in the first store that owns the URL (`stores`: the @local one, then
 /// the configured one unless it is left out). A URL no store owns says so, as `agent-env store get`
-/// does, and so does an object its store refuses to read (400, the store's words); a configured
-/// store that fails to answer is a 503 naming it.
+/// does, and so does a URL a store refuses as its own or an object it refuses to read (400, the
+/// store's words: a key with a part longer than a file name may be, a symlink); a configured store
+/// that fails to answer is a 503 naming it.
 pub fn find(stores: &[Arc<dyn ObjectStore>], url: &str) -> ApiResult<FoundObject> {
     for (i, store) in stores.iter().enumerate() {
         let failed = |e: StoreError| failed(i == 0, e);
         match store.owns(url) {
             Ok(true) => {}
             Ok(false) => continue,
+            Err(e @ StoreError::InvalidValue(_)) => return Err(refused(e)),
             Err(e) if e.is_value_error() => continue,
             Err(e) => return Err(failed(e)),
         }
@@ -60,7 +62,24 @@ pub fn find(stores: &[Arc<dyn ObjectStore>], url: &str) -> ApiResult<FoundObject
             file_name,
         });
     }
+    if let Some(refusal) = stores
+        .first()
+        .and_then(|local| refused_as_its_own(local.as_ref(), url))
+    {
+        return Err(refused(refusal));
+    }
     Err(ApiError::not_found(not_owned(url, stores.len() > 1)))
+}
+
+/// The local object store's refusal of `url`, a `file://` URL under its folder that names no key it
+/// may hold ([`StoreError::InvalidValue`]: a part longer than a file name may be, a reserved name);
+/// its `owns` says only that the URL is not one of its own. A URL of another place is
+/// [`StoreError::ForeignUrl`], no refusal. As `agent-env store get` says it.
+fn refused_as_its_own(local: &dyn ObjectStore, url: &str) -> Option<StoreError> {
+    match local.get_object_key(url) {
+        Err(refusal @ StoreError::InvalidValue(_)) => Some(refusal),
+        _ => None,
+    }
 }
 
 /// Why no store was asked for `url`: none of them owns it. `with_configured`: the configured store

@@ -242,3 +242,34 @@ fn a_symlink_in_the_local_object_store_is_refused_in_the_words_store_get_uses() 
         assert!(!r.text().contains("OUTSIDE"));
     }
 }
+
+/// A URL under the local object store's folder whose key the store refuses (a part longer than a
+/// file name may be) is a 400 in the store's words, as `agent-env store get` says it, not a 404
+/// calling it no store's URL.
+#[test]
+fn a_url_the_local_store_refuses_is_400_in_the_words_store_get_uses() {
+    let world = World::new();
+    let url = format!(
+        "file://{}/object_store/{}",
+        world.state_root().display(),
+        "y".repeat(300)
+    );
+    let got = world.agent_env(&["store", "get", &url]);
+    assert_eq!(got.code, 1, "{}", got.both());
+    let server = Explorer::start(&world);
+    for route in ["content", "metadata"] {
+        let r = server.get(&format!("/api/v1/objects/{route}?object_url={}", seg(&url)));
+        r.expect(400);
+        let detail = r.detail();
+        let detail = detail.as_str().unwrap();
+        assert!(
+            detail.contains("has a part of 300 bytes") && !detail.contains("is not a URL of"),
+            "{route}: {detail}"
+        );
+        assert!(
+            got.stderr.contains(detail),
+            "{route}: store get said {:?}, the proxy {detail:?}",
+            got.stderr
+        );
+    }
+}

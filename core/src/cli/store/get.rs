@@ -53,22 +53,45 @@ fn save_to(store: &dyn ObjectStore, url: &str, path: &Path) -> Exit {
     Ok(0)
 }
 
-/// The object store `url` is one of: the configured one, else the local one.
+/// The object store `url` is one of: the configured one, else the local one. A store that refuses the
+/// URL (the local one: its key has a part longer than a file name may be, or names what the store
+/// keeps for itself) says why, rather than the URL being called no store's.
 fn store_owning(url: &str, session: &Session) -> Result<Arc<dyn ObjectStore>, Failure> {
     let configured = session
         .stores()
         .object()
         .map_err(|e| Failure::new(format!("the configured object store can't be used: {e}")))?;
-    if let Ok(true) = configured.owns(url) {
-        return Ok(configured);
-    }
     let local = crate::run::local_stores::open(&session.paths().state_root()).objects;
-    if local.owns(url).unwrap_or(false) {
-        return Ok(local);
+    let mut unanswered = None;
+    for (store, is_local) in [(configured, false), (local.clone(), true)] {
+        match store.owns(url) {
+            Ok(true) => return Ok(store),
+            Ok(false) | Err(StoreError::ForeignUrl(_)) => {}
+            Err(refusal @ StoreError::InvalidValue(_)) => return Err(Failure::new(refusal)),
+            Err(e) if !is_local => unanswered = Some(e),
+            Err(e) => return Err(Failure::new(e)),
+        }
     }
-    Err(Failure::new(format!(
-        "'{url}' is not a URL of the configured object store or of the local one"
-    )))
+    if let Some(refusal) = refused_as_its_own(local.as_ref(), url) {
+        return Err(Failure::new(refusal));
+    }
+    Err(Failure::new(match unanswered {
+        Some(e) => format!(
+            "'{url}' is not a URL of the local object store, and the configured one could not say whether it is one of its own: {e}"
+        ),
+        None => format!("'{url}' is not a URL of the configured object store or of the local one"),
+    }))
+}
+
+/// The local object store's refusal of `url`, a `file://` URL under its folder that names no key it
+/// may hold ([`StoreError::InvalidValue`]: a part longer than a file name may be, a reserved name);
+/// its `owns` says only that the URL is not one of its own. A URL of another place is
+/// [`StoreError::ForeignUrl`], no refusal.
+fn refused_as_its_own(local: &dyn ObjectStore, url: &str) -> Option<StoreError> {
+    match local.get_object_key(url) {
+        Err(refusal @ StoreError::InvalidValue(_)) => Some(refusal),
+        _ => None,
+    }
 }
 
 /// How `store get` writes an object to stdout.
