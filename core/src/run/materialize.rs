@@ -483,34 +483,60 @@ impl Places {
 /// fixtures several checkouts share in one store).
 pub const FIXTURE_PREFIX_VAR: &str = "AGENT_ENV_FIXTURE_PREFIX";
 
-/// `$AGENT_ENV_FIXTURE_PREFIX` (`value`) when it is a prefix object keys can start with: words
-/// joined by single `/`s (a `/` may end it), none of them `.` or `..`, with no leading `/` and no NUL
-/// byte; `None` when unset or empty. Anything else is refused, naming the variable, before the run
-/// writes anything: its keys would climb out of the store, or name another key than written.
+/// `$AGENT_ENV_FIXTURE_PREFIX` (`value`) when it is a prefix object keys can start with: words of
+/// ASCII letters, digits, `-`, `_` and `.` ([`is_plain`]), each at most [`LONGEST_PART`] bytes,
+/// joined by single `/`s (a `/` may end it, and is trimmed), none of them `.` or `..`, with no
+/// leading `/`; `None` when unset or empty. Anything else is refused, naming the variable, before
+/// the run writes anything: its keys would climb out of the store, name another key than written,
+/// or be refused by the store once the run has begun.
 pub fn fixture_prefix_of(value: Option<String>) -> Result<Option<String>, String> {
     let Some(value) = value.filter(|v| !v.is_empty()) else {
         return Ok(None);
     };
-    let words = value.strip_suffix('/').unwrap_or(&value);
-    let fault = if value.contains('\0') {
-        Some("holds a NUL byte")
-    } else if value.starts_with('/') {
-        Some("starts with '/'")
-    } else if words.split('/').any(|w| w == "..") {
-        Some("has a '..' part")
-    } else if words.split('/').any(|w| w == ".") {
-        Some("has a '.' part")
-    } else if words.split('/').any(str::is_empty) {
-        Some("has an empty part (two '/' in a row)")
-    } else {
-        None
-    };
-    match fault {
+    match prefix_fault(&value) {
         None => Ok(Some(value)),
         Some(fault) => Err(format!(
-            "{FIXTURE_PREFIX_VAR}=\"{}\" {fault}, so it can't start the object keys of the run's artifacts; it takes words joined by '/' (such as fixtures/team-a), none of them '.' or '..', with no leading '/': set it to such a prefix, or unset it",
+            "{FIXTURE_PREFIX_VAR}=\"{}\" {fault}, so it can't start the object keys of the run's artifacts; it takes words of letters, digits, '-', '_' and '.' joined by '/' (such as fixtures/team-a), each at most {LONGEST_PART} bytes, none of them '.' or '..', with no leading '/': set it to such a prefix, or unset it",
             value.escape_debug()
         )),
+    }
+}
+
+/// The longest part of a fixture prefix, in bytes: the longest file name the local object store
+/// can make.
+const LONGEST_PART: usize = 255;
+
+/// The characters a fixture prefix's words are made of: ASCII letters and digits, `-`, `_`, `.`.
+fn is_plain(c: char) -> bool {
+    c.is_ascii_alphanumeric() || matches!(c, '-' | '_' | '.')
+}
+
+/// Why `value` is no fixture prefix, or `None` when it is one.
+fn prefix_fault(value: &str) -> Option<String> {
+    let words = value.strip_suffix('/').unwrap_or(value);
+    let parts = || words.split('/');
+    if value.starts_with('/') {
+        Some("starts with '/'".to_string())
+    } else if parts().any(|w| w == "..") {
+        Some("has a '..' part".to_string())
+    } else if parts().any(|w| w == ".") {
+        Some("has a '.' part".to_string())
+    } else if parts().any(str::is_empty) {
+        Some("has an empty part (two '/' in a row)".to_string())
+    } else if let Some(long) = parts().find(|w| w.len() > LONGEST_PART) {
+        let shown: String = long.chars().take(20).collect();
+        Some(format!(
+            "has a part of {} bytes ('{}…'), longer than a file name may be",
+            long.len(),
+            shown.escape_debug()
+        ))
+    } else {
+        value.chars().find(|&c| c != '/' && !is_plain(c)).map(|c| {
+            format!(
+                "holds '{}', which is not a letter, a digit, '-', '_' or '.'",
+                c.escape_debug()
+            )
+        })
     }
 }
 
@@ -749,7 +775,15 @@ mod tests {
 
     #[test]
     fn a_fixture_prefix_is_words_joined_by_slashes() {
-        for good in ["fixtures", "fixtures/team-a", "fixtures/team-a/", "a..b/.c"] {
+        let longest = "y".repeat(255);
+        for good in [
+            "fixtures",
+            "fixtures/team-a",
+            "fixtures/team-a/",
+            "a..b/.c",
+            "Team_2/run-1.x",
+            longest.as_str(),
+        ] {
             assert_eq!(
                 fixture_prefix_of(Some(good.to_string())),
                 Ok(Some(good.to_string()))
@@ -757,6 +791,7 @@ mod tests {
         }
         assert_eq!(fixture_prefix_of(None), Ok(None));
         assert_eq!(fixture_prefix_of(Some(String::new())), Ok(None));
+        let (too_long, long_inside) = ("y".repeat(256), format!("a/{}/b", "y".repeat(300)));
         for (bad, fault) in [
             ("../../escape", "has a '..' part"),
             ("a/../b", "has a '..' part"),
@@ -764,7 +799,17 @@ mod tests {
             ("/", "starts with '/'"),
             ("a//b", "has an empty part"),
             ("./a", "has a '.' part"),
-            ("a\0b", "holds a NUL byte"),
+            ("a\0b", "holds '\\0'"),
+            ("a b", "holds ' '"),
+            ("a\\b", "holds '\\\\'"),
+            ("~/x", "holds '~'"),
+            ("a\tb", "holds '\\t'"),
+            ("café", "holds 'é'"),
+            (
+                too_long.as_str(),
+                "has a part of 256 bytes ('yyyyyyyyyyyyyyyyyyyy…')",
+            ),
+            (long_inside.as_str(), "has a part of 300 bytes"),
         ] {
             let e = fixture_prefix_of(Some(bad.to_string())).unwrap_err();
             assert!(

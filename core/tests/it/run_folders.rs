@@ -1192,6 +1192,46 @@ fn a_fixture_prefix_that_climbs_is_refused_naming_the_variable() {
         .is_dir());
 }
 
+/// `AGENT_ENV_FIXTURE_PREFIX` with a part longer than a file name may be, or a character outside
+/// the plain ones (letters, digits, `-`, `_`, `.`): the dry run and the run refuse it naming the
+/// variable, before anything is written, rather than the store refusing its keys mid-run.
+#[test]
+fn a_fixture_prefix_with_a_long_part_or_an_odd_character_is_refused_naming_the_variable() {
+    let s = Sandboxed::new();
+    s.copy_hello("hello");
+    let long = format!("fixtures/{}", "y".repeat(300));
+    for (bad, fault) in [
+        (long.as_str(), "has a part of 300 bytes"),
+        ("team a", "holds ' '"),
+        ("team\\a", "holds '\\\\'"),
+        ("~/fixtures", "holds '~'"),
+        ("team\ta", "holds '\\t'"),
+    ] {
+        for args in [
+            &["run", "./hello", "--dry-run", "--json"][..],
+            &["run", "./hello", "--json"],
+        ] {
+            let r = agent_env_test_support::Ran::from(
+                s.command(args)
+                    .env("AGENT_ENV_FIXTURE_PREFIX", bad)
+                    .output()
+                    .unwrap(),
+            );
+            assert_eq!(r.code, 1, "{bad:?} {args:?}: {}", r.both());
+            let doc: serde_json::Value = serde_json::from_str(&r.stdout).unwrap();
+            let problem = doc["problems"][0].as_str().unwrap_or_default();
+            assert!(
+                problem.starts_with(&format!(
+                    "AGENT_ENV_FIXTURE_PREFIX=\"{}\" {fault}",
+                    bad.escape_debug()
+                )) && problem.contains("set it to such a prefix, or unset it"),
+                "{bad:?}: {doc:#}"
+            );
+            assert!(!s.state().join("object_store").exists(), "{bad:?}");
+        }
+    }
+}
+
 /// An artifact's link to a file outside the bundle folder is read through, into the object store
 /// and the sandbox: the run and the dry run name it and where it leads (a note, and a warning in
 /// `--json`). A link that stays inside the bundle is not named.
