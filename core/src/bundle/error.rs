@@ -1,14 +1,16 @@
-//! `BundleError`: every problem a bundle has, sorted, reported together.
+//! `BundleError`: every problem a bundle has, in natural order (`tasks/t2.json` before
+//! `tasks/t10.json`, as the tasks run), reported together.
 
 use std::sync::Arc;
 
 use super::model::Bundle;
+use super::natural_order::sort_naturally;
 
 /// A bundle that can't be parsed, planned or preflighted.
 #[derive(Debug, Clone, thiserror::Error)]
 #[error("{}", problems.join("\n"))]
 pub struct BundleError {
-    /// Sorted, without repeats.
+    /// In natural order ([`sort_naturally`]), without repeats.
     pub problems: Vec<String>,
     /// When a parse found problems: what of the bundle did parse (the files without problems, and
     /// the entries read from those with some), so planning it finds the problems those files have
@@ -26,8 +28,7 @@ impl Eq for BundleError {}
 
 impl BundleError {
     pub fn new(mut problems: Vec<String>) -> Self {
-        problems.sort();
-        problems.dedup();
+        sort_naturally(&mut problems);
         BundleError {
             problems,
             partly_parsed: None,
@@ -52,11 +53,10 @@ impl BundleError {
         self.partly_parsed.as_deref()
     }
 
-    /// These problems and `more`, sorted, without repeats.
+    /// These problems and `more`, in natural order, without repeats.
     pub fn with(mut self, more: Vec<String>) -> Self {
         self.problems.extend(more);
-        self.problems.sort();
-        self.problems.dedup();
+        sort_naturally(&mut self.problems);
         self
     }
 
@@ -82,6 +82,21 @@ mod tests {
         assert_eq!(
             e.with(vec!["c".into(), "a".into()]).problems,
             ["a", "b", "c"]
+        );
+        // Numbers in them by their value, as the tasks run: t2 before t10.
+        let e = BundleError::new(vec![
+            "b/tasks/t10.json: x".into(),
+            "b/tasks/t2.json: x".into(),
+            "b/tasks/t1.json: x".into(),
+        ]);
+        assert_eq!(
+            e.with(vec!["b/tasks/t3.json: x".into()]).problems,
+            [
+                "b/tasks/t1.json: x",
+                "b/tasks/t2.json: x",
+                "b/tasks/t3.json: x",
+                "b/tasks/t10.json: x"
+            ]
         );
     }
 }

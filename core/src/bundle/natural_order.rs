@@ -33,6 +33,13 @@ pub fn natural_cmp(a: &str, b: &str) -> Ordering {
     }
 }
 
+/// `items` in natural order ([`natural_cmp`]), each once: how a bundle's problems are listed, so
+/// those of `tasks/t2.json` come before those of `tasks/t10.json`, as the tasks run.
+pub fn sort_naturally(items: &mut Vec<String>) {
+    items.sort_by(|a, b| natural_cmp(a, b));
+    items.dedup();
+}
+
 /// The run of ASCII digits `text` starts with, and what follows it.
 fn leading_digits(text: &str) -> (&str, &str) {
     let end = text

@@ -10,7 +10,7 @@ use unicode_normalization::UnicodeNormalization;
 use super::error::BundleError;
 use super::ids::{self, DERIVED_SEPARATOR};
 use super::model::{Artifact, BuildEntry, Bundle, Eval, Task};
-use super::natural_order::natural_cmp;
+use super::natural_order::{natural_cmp, sort_naturally};
 use super::tree::{is_ignored_name, Entry, Tree};
 
 /// The kind directories, in the order messages list them.
@@ -195,8 +195,7 @@ impl Parser<'_> {
         }
         self.check_shared_names();
         self.check_duplicate_ids();
-        self.problems.sort();
-        self.problems.dedup();
+        sort_naturally(&mut self.problems);
     }
 
     /// The entries of the folder `kind` that aren't ignored names, each with its path in the bundle; a

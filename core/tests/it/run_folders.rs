@@ -1155,6 +1155,48 @@ fn a_task_file_that_parses_is_checked_beside_one_that_does_not() {
     assert!(!s.state().exists(), "a refused run wrote state");
 }
 
+/// A bundle's problems are listed in the order its tasks run, numbers in names by their value
+/// (`t2` before `t10`), in the text and in `--json`'s `problems` alike, whether a file does not
+/// parse (t1, t10) or does and names a step type nothing provides (t2, t3).
+#[test]
+fn a_bundle_s_problems_are_listed_in_the_order_its_tasks_run() {
+    let s = Sandboxed::new();
+    for n in [1, 10] {
+        s.write(&format!("bad/tasks/t{n}.json"), "not json");
+    }
+    for n in [3, 2] {
+        s.write(
+            &format!("bad/tasks/t{n}.json"),
+            r#"[{"id": "x", "type": "nosuch_step"}]"#,
+        );
+    }
+    let files = ["t1", "t2", "t3", "t10"].map(|t| format!("~/bad/tasks/{t}.json: "));
+    let r = s.run(&["run", "./bad", "--dry-run", "--json"]);
+    assert_eq!(r.code, 1, "{}", r.both());
+    let doc: serde_json::Value = serde_json::from_str(&r.stdout).unwrap();
+    let problems: Vec<&str> = doc["problems"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|p| p.as_str().unwrap())
+        .collect();
+    assert_eq!(problems.len(), 4, "{problems:#?}");
+    for (problem, file) in problems.iter().zip(&files) {
+        assert!(problem.starts_with(file.as_str()), "{problems:#?}");
+    }
+    let r = s.run(&["run", "./bad", "--dry-run"]);
+    assert_eq!(r.code, 1, "{}", r.both());
+    let said: Vec<usize> = files
+        .iter()
+        .map(|f| {
+            r.stderr
+                .find(f.as_str())
+                .unwrap_or_else(|| panic!("{f}: {}", r.stderr))
+        })
+        .collect();
+    assert!(said.windows(2).all(|w| w[0] < w[1]), "{}", r.stderr);
+}
+
 /// `AGENT_ENV_FIXTURE_PREFIX` is held to what an object key's prefix can be where it is read: one
 /// that climbs (or starts with `/`) is refused naming the variable, before anything is written; a
 /// good one starts the keys of the run's artifacts.
