@@ -2,12 +2,14 @@
 //! to a file is read through wherever it points (as the Python agent-env reads it), so what it leads
 //! to goes into the object store and the sandbox as the artifact's own file: a run names each such
 //! link, and where it leads, so a bundle one did not write cannot bring a file of the machine in
-//! unseen. A link that stays inside the bundle is the bundle's own business and is not named.
+//! unseen. A link to a folder is not followed, so what it holds is left out of the artifact: a run
+//! names each one that leads outside, so a folder the artifact needs is not missed unseen. A link
+//! that stays inside the bundle is the bundle's own business and is not named.
 
 use std::path::{Path, PathBuf};
 
 use super::model::Bundle;
-use super::tree::{join_rel, Tree};
+use super::tree::{is_left_out_of_files, join_rel, Tree};
 
 /// A file of an artifact or skill that is a link leading outside the bundle's folder.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -16,11 +18,22 @@ pub struct LinkOutside {
     pub path: String,
     /// Where it leads, every link on the way followed.
     pub target: PathBuf,
+    /// What it leads to: a file, read into the artifact, or a folder, left out of it.
+    pub leads_to: LeadsTo,
 }
 
-/// The files of `bundle`'s artifacts and skills, in `tree`, that are links leading outside its
-/// folder, in the order of the artifacts and their files. A bundle built into the binary has none;
-/// a link to nothing is said when it is read, not here.
+/// What a link outside the bundle leads to.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum LeadsTo {
+    /// A file: read through, into the artifact.
+    File,
+    /// A folder: not followed, so left out of the artifact.
+    Folder,
+}
+
+/// The entries of `bundle`'s artifacts and skills, in `tree`, that are links leading outside its
+/// folder, in the order of the artifacts and, in each, of the links' paths. A bundle built into the
+/// binary has none; a link to nothing is said when it is read, not here.
 pub fn links_outside(bundle: &Bundle, tree: Tree<'_>) -> Vec<LinkOutside> {
     let Tree::Disk(root) = tree else {
         return Vec::new();
@@ -30,14 +43,54 @@ pub fn links_outside(bundle: &Bundle, tree: Tree<'_>) -> Vec<LinkOutside> {
     };
     let mut found = Vec::new();
     for artifact in &bundle.artifacts {
+        let mut of_artifact = Vec::new();
         for file in &artifact.files {
             let path = join_rel(&artifact.path, file);
             if let Some(target) = leads_outside(&root, &root.join(&path)) {
-                found.push(LinkOutside { path, target });
+                of_artifact.push(LinkOutside {
+                    path,
+                    target,
+                    leads_to: LeadsTo::File,
+                });
+            }
+        }
+        folder_links(&root, &artifact.path, &mut of_artifact);
+        of_artifact.sort_by(|a, b| a.path.cmp(&b.path));
+        found.extend(of_artifact);
+    }
+    found
+}
+
+/// The links to folders outside `root` among the entries below the folder `rel` (in the bundle),
+/// walked as the artifact's files are (no link followed, what is never an artifact's file left out);
+/// what can't be read is said when the artifact is read, not here.
+fn folder_links(root: &Path, rel: &str, found: &mut Vec<LinkOutside>) {
+    let Ok(entries) = std::fs::read_dir(root.join(rel)) else {
+        return;
+    };
+    for entry in entries.flatten() {
+        let Ok(name) = entry.file_name().into_string() else {
+            continue;
+        };
+        let Ok(kind) = entry.file_type() else {
+            continue;
+        };
+        if is_left_out_of_files(&name) {
+            continue;
+        }
+        let path = join_rel(rel, &name);
+        if kind.is_dir() {
+            folder_links(root, &path, found);
+        } else if kind.is_symlink() && entry.path().is_dir() {
+            if let Some(target) = leads_outside(root, &entry.path()) {
+                found.push(LinkOutside {
+                    path,
+                    target,
+                    leads_to: LeadsTo::Folder,
+                });
             }
         }
     }
-    found
 }
 
 /// Where the link at `file` leads, when `file` is one and that is outside `root` (canonical).
@@ -84,6 +137,36 @@ mod tests {
             [LinkOutside {
                 path: "artifacts/a/out.txt".to_string(),
                 target: dir.path().join("secret.txt").canonicalize().unwrap(),
+                leads_to: LeadsTo::File,
+            }]
+        );
+    }
+
+    #[test]
+    fn a_link_to_a_folder_outside_is_named_as_left_out_and_one_inside_is_not() {
+        let dir = tempfile::tempdir().unwrap();
+        let root = dir.path().join("b");
+        std::fs::create_dir_all(root.join("artifacts/a/sub")).unwrap();
+        std::fs::write(root.join("artifacts/a/real.txt"), "r").unwrap();
+        std::fs::create_dir_all(dir.path().join("outside")).unwrap();
+        std::os::unix::fs::symlink(dir.path().join("outside"), root.join("artifacts/a/sub/out"))
+            .unwrap();
+        std::os::unix::fs::symlink("..", root.join("artifacts/a/sub/up")).unwrap();
+        std::os::unix::fs::symlink(dir.path().join("outside"), root.join("artifacts/a/.git"))
+            .unwrap();
+        std::fs::create_dir_all(root.join("tasks")).unwrap();
+        std::fs::write(
+            root.join("tasks/t.json"),
+            r#"[{"id": "l", "type": "load_artifact", "artifact_name": "a", "sandbox_name": "s"}]"#,
+        )
+        .unwrap();
+        let bundle = crate::bundle::parser::parse_tree(Tree::Disk(&root), "b", "b").unwrap();
+        assert_eq!(
+            links_outside(&bundle, Tree::Disk(&root)),
+            [LinkOutside {
+                path: "artifacts/a/sub/out".to_string(),
+                target: dir.path().join("outside").canonicalize().unwrap(),
+                leads_to: LeadsTo::Folder,
             }]
         );
     }

@@ -280,7 +280,9 @@ pub fn run_bundle_pinned(
 }
 
 /// Names each link among the bundle's artifact files that leads outside its folder, and where: what
-/// it leads to is read into the object store and the sandbox (a note, and a warning of the run's).
+/// a link to a file leads to is read into the object store and the sandbox, what a link to a folder
+/// holds is left out of the artifact (a note, and a warning of the run's carrying the link's path in
+/// the bundle).
 fn say_links_outside(
     bundle: &Bundle,
     tree: Tree<'_>,
@@ -288,14 +290,26 @@ fn say_links_outside(
     out: &dyn Output,
     observer: &dyn RunObserver,
 ) {
-    for link in crate::bundle::links::links_outside(bundle, tree) {
-        let sentence = format!(
-            "{} is a symbolic link to {}, outside the bundle folder: a run reads that file into the object store and the sandbox as the artifact's own; make sure it is one you mean to share, or put a copy of it in the bundle",
-            bundle.place(&link.path),
-            session.paths().tilde(&link.target)
-        );
+    use crate::bundle::links::{links_outside, LeadsTo};
+    for link in links_outside(bundle, tree) {
+        let target = session.paths().tilde(&link.target);
+        let sentence = match link.leads_to {
+            LeadsTo::File => format!(
+                "{} of the bundle is a symbolic link to {target}, outside the bundle folder: a run reads that file into the object store and the sandbox as the artifact's own; make sure it is one you mean to share, or put a copy of it in the bundle",
+                link.path
+            ),
+            LeadsTo::Folder => format!(
+                "{} of the bundle is a symbolic link to the folder {target}, outside the bundle folder: a run follows no link to a folder, so what it holds is left out of the artifact; put a copy of the folder in the bundle if the artifact needs it",
+                link.path
+            ),
+        };
         out.note(&format!("note: {sentence}"));
-        observer.event(&super::events::RunEvent::Noted { message: sentence });
+        // The note is what the person reads: a warning with a path is not said again on the
+        // terminal, only written to the run's log and --json's warnings, with that path.
+        observer.event(&super::events::RunEvent::Warning {
+            task_path: Some(link.path),
+            message: sentence,
+        });
     }
 }
 

@@ -1275,15 +1275,18 @@ fn a_fixture_prefix_with_a_long_part_or_an_odd_character_is_refused_naming_the_v
 }
 
 /// An artifact's link to a file outside the bundle folder is read through, into the object store
-/// and the sandbox: the run and the dry run name it and where it leads (a note, and a warning in
-/// `--json`). A link that stays inside the bundle is not named.
+/// and the sandbox: the run and the dry run name it by its path in the bundle, and where it leads (a
+/// note, and a warning in `--json` carrying that path). A link to a folder outside is left out of
+/// the artifact, and named so. A link that stays inside the bundle is not named.
 #[test]
 fn an_artifact_link_leading_outside_the_bundle_is_named() {
     let s = Sandboxed::new();
     let secret = s.write("secret.txt", "s\n");
+    let outside = s.write("outside/held.txt", "h\n");
     let artifact = s.write("linked/artifacts/a/real.txt", "r\n");
     let artifact = artifact.parent().unwrap();
     std::os::unix::fs::symlink(&secret, artifact.join("out.txt")).unwrap();
+    std::os::unix::fs::symlink(outside.parent().unwrap(), artifact.join("outdir")).unwrap();
     std::os::unix::fs::symlink("real.txt", artifact.join("in.txt")).unwrap();
     s.write(
         "linked/tasks/t.json",
@@ -1291,22 +1294,32 @@ fn an_artifact_link_leading_outside_the_bundle_is_named() {
             r#"[{DEPLOY}, {{"id": "load", "type": "load_artifact", "sandbox_name": "box", "artifact_id": "a", "destination_path": "/app/a"}}]"#
         ),
     );
-    let said = "note: ~/linked/artifacts/a/out.txt is a symbolic link to ~/secret.txt, outside the bundle folder: a run reads that file into the object store and the sandbox";
+    let file_said = "artifacts/a/out.txt of the bundle is a symbolic link to ~/secret.txt, outside the bundle folder: a run reads that file into the object store and the sandbox";
+    let folder_said = "artifacts/a/outdir of the bundle is a symbolic link to the folder ~/outside, outside the bundle folder: a run follows no link to a folder, so what it holds is left out of the artifact";
     for args in [
         &["run", "./linked", "--dry-run"][..],
         &["run", "./linked"][..],
     ] {
         let r = s.run(args);
         assert_eq!(r.code, 0, "{}", r.both());
-        r.assert_stderr_has(said);
+        r.assert_stderr_has(&format!("note: {file_said}"));
+        r.assert_stderr_has(&format!("note: {folder_said}"));
         assert!(!r.stderr.contains("in.txt"), "{}", r.stderr);
+        // Said once each, as a note.
+        assert_eq!(r.stderr.matches(file_said).count(), 1, "{}", r.stderr);
     }
     let r = s.run(&["run", "./linked", "--dry-run", "--json"]);
     let doc: serde_json::Value = serde_json::from_str(&r.stdout).unwrap();
-    let warned = doc["warnings"].as_array().unwrap().iter().any(|w| {
-        w["message"].as_str().is_some_and(|m| {
-            m.starts_with("~/linked/artifacts/a/out.txt is a symbolic link to ~/secret.txt")
-        })
-    });
-    assert!(warned, "{doc:#}");
+    let warned: Vec<(&str, &str)> = doc["warnings"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter_map(|w| Some((w["path"].as_str()?, w["message"].as_str()?)))
+        .filter(|(_, m)| m.contains("outside the bundle folder"))
+        .collect();
+    assert_eq!(warned.len(), 2, "{doc:#}");
+    assert_eq!(warned[0].0, "artifacts/a/out.txt", "{doc:#}");
+    assert!(warned[0].1.starts_with(file_said), "{doc:#}");
+    assert_eq!(warned[1].0, "artifacts/a/outdir", "{doc:#}");
+    assert!(warned[1].1.starts_with(folder_said), "{doc:#}");
 }
