@@ -160,11 +160,12 @@ fn secret_check_skips_unseeded_and_passes_seeded() {
         .iter()
         .map(|c| (c["name"].as_str().unwrap(), c["outcome"].as_str().unwrap()))
         .collect();
+    // In the kit's order, as a seeded store lists them.
     assert_eq!(
         outcomes,
         [
-            ("get_returns_none_for_absent", "passed"),
             ("get_returns_value", "skipped"),
+            ("get_returns_none_for_absent", "passed"),
             ("get_returns_empty_string_verbatim", "skipped"),
         ]
     );
@@ -189,6 +190,45 @@ fn secret_check_skips_unseeded_and_passes_seeded() {
     assert_eq!(seeded.status.code(), Some(0), "{}", stdout(&seeded));
     let flag = env.run(&["store", "check", "secret", "--seed"], &[]);
     assert_eq!(flag.status.code(), Some(0), "{}", stdout(&flag));
+    let json = env.run(&["store", "check", "secret", "--seed", "--json"], &[]);
+    let report: serde_json::Value = serde_json::from_str(&stdout(&json)).unwrap();
+    let seeded_order: Vec<&str> = report["cases"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|c| c["name"].as_str().unwrap())
+        .collect();
+    let unseeded_order: Vec<&str> = outcomes.iter().map(|(name, _)| *name).collect();
+    assert_eq!(seeded_order, unseeded_order);
+}
+
+/// `--seed` for a kit other than the secret one's is a wrong command line (exit 2) saying which kit
+/// it is for; for a secret store other than the built-in one, it says to seed the store by hand,
+/// naming the store by its class as `config show` does.
+#[test]
+fn seed_is_for_the_secret_kit_and_the_built_in_secret_store() {
+    let env = Env::new();
+    for kind in ["object", "document", "image"] {
+        let out = env.run(&["store", "check", kind, "--seed"], &[]);
+        assert_eq!(out.status.code(), Some(2), "{kind}: {}", stderr(&out));
+        assert_eq!(
+            stderr(&out),
+            "Error: --seed is for the secret kit only (store check secret --seed)\n",
+            "{kind}"
+        );
+    }
+    env.config("[stores.secret]\nimpl = \"mypkg:VaultSecrets\"\n");
+    let out = env.run(&["store", "check", "secret", "--seed"], &[]);
+    assert_eq!(out.status.code(), Some(1), "{}", stderr(&out));
+    assert!(
+        stderr(&out).contains(
+            "--seed works only for the secret kit with the built-in LocalSecretStore; the secret store is VaultSecrets: store conformance_present=value-1"
+        ),
+        "{}",
+        stderr(&out)
+    );
+    let shown = stdout(&env.run(&["config", "show"], &[]));
+    assert!(shown.contains("secret:         VaultSecrets"), "{shown}");
 }
 
 #[test]

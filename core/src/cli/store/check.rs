@@ -12,7 +12,7 @@ use std::sync::Arc;
 
 use serde_json::{json, Value};
 
-use crate::cli::Terminal;
+use crate::cli::{Failure, Terminal};
 use crate::config::configured_store::{configured_secrets, store_spec};
 use crate::config::references::SecretLookup;
 use crate::config::store_selection::{class_of, selection};
@@ -261,23 +261,43 @@ fn run_kit(store: &AnyStore, ns: &str, stopped: &dyn Fn() -> bool) -> KitReport 
         ),
         AnyStore::Document(s) => kits::run_until(&kits::document::cases(), s.as_ref(), ns, stopped),
         AnyStore::Image(s) => kits::run_until(&kits::image::cases(), s.as_ref(), ns, stopped),
-        AnyStore::Secret(s) => kits::run_until(
-            &kits::secret::cases_unless_unseeded(s.as_ref()),
-            s.as_ref(),
-            ns,
-            stopped,
+        AnyStore::Secret(s) => in_kit_order(
+            kits::run_until(
+                &kits::secret::cases_unless_unseeded(s.as_ref()),
+                s.as_ref(),
+                ns,
+                stopped,
+            ),
+            &kits::secret::cases(),
         ),
     }
 }
 
-/// `--seed`: the fixture joins the built-in secret store's `values` (its own values win).
+/// `report` with its cases in the order of `kit`'s, skipped or not: a store seeded or not lists the
+/// secret kit's cases in one order.
+fn in_kit_order<S: ?Sized>(mut report: KitReport, kit: &kits::Kit<S>) -> KitReport {
+    let place = |name: &str| kit.cases.iter().position(|c| c.name == name);
+    report.results.sort_by_key(|(name, _)| place(name));
+    report
+}
+
+/// `--seed` given for a kit other than the secret one's: a usage error (exit 2), said before the
+/// store is looked at.
+pub(super) fn seed_misused(kind: StoreKind, seed: bool) -> Option<Failure> {
+    (seed && kind != StoreKind::Secret).then(|| {
+        Failure::new("--seed is for the secret kit only (store check secret --seed)").with_code(2)
+    })
+}
+
+/// `--seed`: the fixture joins the built-in secret store's `values` (its own values win). Another
+/// secret store, named by its class as `config show` names it, is seeded by whoever runs it.
 fn seed_fixture(spec: &mut StoreSpec) -> Result<(), String> {
     let builtin = matches!(classify(spec.kind, &spec.impl_name), Ok(Target::Builtin(_)));
-    if spec.kind != StoreKind::Secret || !builtin {
+    if !builtin {
         return Err(format!(
-            "--seed works only for the secret kit with the built-in LocalSecretStore; the {} store is '{}': \
+            "--seed works only for the secret kit with the built-in LocalSecretStore; the secret store is {}: \
              store conformance_present=value-1 and conformance_present_empty='' in it yourself",
-            spec.kind, spec.impl_name
+            class_of(spec.impl_name.trim())
         ));
     }
     let values = spec

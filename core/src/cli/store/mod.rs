@@ -71,6 +71,9 @@ impl From<KindArg> for StoreKind {
 pub fn run(args: StoreArgs, verbose: bool, session: &Session, term: &Terminal) -> Exit {
     match args.command {
         StoreCommand::Check { kind, json, seed } => {
+            if let Some(misused) = check::seed_misused(kind.into(), seed) {
+                return Err(misused);
+            }
             check::check(kind.into(), json, seed, verbose, session, term).map_err(Failure::new)
         }
         StoreCommand::Get { url, output } => get::get(&url, output.as_deref(), session),
