@@ -18,7 +18,7 @@ use std::time::Duration;
 
 use tokio::runtime::{Builder, Handle, Runtime, RuntimeFlavor};
 use tokio_postgres::types::ToSql;
-use tokio_postgres::{Config, Error, NoTls, Row};
+use tokio_postgres::{Config, Error, IsolationLevel, NoTls, Row};
 
 /// The runtime started here when the process has none to share.
 static OWN_RUNTIME: OnceLock<Runtime> = OnceLock::new();
@@ -188,6 +188,27 @@ impl Connection {
             broken,
         } = self;
         let begun = noted(broken, runtime.within(CALL_LIMIT, client.transaction()));
+        Ok(Transaction {
+            inner: begun?,
+            runtime,
+            broken,
+        })
+    }
+
+    /// Starts a read-only transaction that sees one snapshot of the database throughout (repeatable
+    /// read), so that several statements read the same rows as one statement would.
+    pub fn snapshot(&mut self) -> Result<Transaction<'_>, CallError> {
+        let Connection {
+            client,
+            runtime,
+            broken,
+        } = self;
+        let start = client
+            .build_transaction()
+            .isolation_level(IsolationLevel::RepeatableRead)
+            .read_only(true)
+            .start();
+        let begun = noted(broken, runtime.within(CALL_LIMIT, start));
         Ok(Transaction {
             inner: begun?,
             runtime,

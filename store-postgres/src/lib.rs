@@ -1,7 +1,8 @@
 //! `PostgresDocumentStore`: agent-env's document store in a PostgreSQL database, chosen with
 //! `[stores.document] impl = "PostgresDocumentStore"` and a `dsn`, so that a team shares tasks and
 //! results. It answers queries exactly as the local SQLite store does: the candidates a filter's string
-//! equalities select in SQL are matched, sorted and windowed by the store API's own evaluator.
+//! equalities select in SQL are matched, sorted and windowed by the store API's own evaluator. A page
+//! of a listing reads the sort fields of every candidate and the documents of the page alone.
 //!
 //! - `dsn`: the setting, parsed once and shown without its password;
 //! - `access`: what `config check` asks beyond a login: whether the user may create the tables;
@@ -9,6 +10,8 @@
 //!   all on one async runtime (the explorer's when there is one) and starts nothing until the store is
 //!   used;
 //! - `sql`: tables, indexes and the matching scan;
+//! - `page`: a window of a sorted listing, reading the sort fields of every match and the documents of
+//!   the window alone;
 //! - `errors`: PostgreSQL's errors as store errors that say what to do.
 //!
 //! Every read-modify-write (update, replace, delete, upsert) and every insert runs in one transaction
@@ -22,10 +25,12 @@ mod access;
 mod blocking;
 mod dsn;
 mod errors;
+mod page;
 mod pool;
 mod sql;
 
 use std::collections::{HashMap, HashSet};
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Mutex;
 
 use agent_env_store::document::eval;
@@ -43,7 +48,7 @@ use crate::blocking::{CallError, Connection, Transaction};
 use crate::dsn::Dsn;
 use crate::errors::{is_unique_violation, pg_error};
 use crate::pool::Pool;
-use crate::sql::Table;
+use crate::sql::{Rows, Table};
 
 /// The class name, as `[stores.document] impl` names it.
 pub const CLASS: &str = "PostgresDocumentStore";
@@ -71,6 +76,8 @@ pub struct PostgresDocumentStore {
     /// Indexes this store made sure of, by table (forgotten with a table it drops): `ensure_index` is
     /// called on every run of a task, and each check is a transaction on the server.
     indexes: Mutex<HashMap<String, HashSet<String>>>,
+    /// Whole documents read from the server, for [`PostgresDocumentStore::documents_read`].
+    documents_read: AtomicU64,
 }
 
 impl std::fmt::Debug for PostgresDocumentStore {
@@ -101,6 +108,7 @@ impl PostgresDocumentStore {
                 schema,
                 tables: Mutex::new(HashSet::new()),
                 indexes: Mutex::new(HashMap::new()),
+                documents_read: AtomicU64::new(0),
             }),
             _ => Err(problems),
         }
@@ -126,6 +134,23 @@ impl PostgresDocumentStore {
         match access::problem(&found, self.pool.shown(), &self.schema) {
             Some(problem) => Err(problem),
             None => Ok(()),
+        }
+    }
+
+    /// How many whole documents this store has read from the server so far (a query's sort fields
+    /// alone are not counted): what shows that a page of a listing reads its own documents only.
+    pub fn documents_read(&self) -> u64 {
+        self.documents_read.load(Ordering::Relaxed)
+    }
+
+    /// The rows of `table` read through `client`.
+    fn rows<'a, C>(&'a self, client: &'a C, table: &'a Table, collection: &'a str) -> Rows<'a, C> {
+        Rows {
+            client,
+            shown: self.pool.shown(),
+            table,
+            collection,
+            documents_read: &self.documents_read,
         }
     }
 
@@ -193,12 +218,44 @@ impl PostgresDocumentStore {
         if !self.exists(&client, &table)? {
             return Ok(Vec::new());
         }
-        Ok(
-            sql::matching(&*client, self.pool.shown(), &table, collection, filter)?
-                .into_iter()
-                .map(|(_, doc)| doc)
-                .collect(),
-        )
+        Ok(self
+            .rows(&*client, &table, collection)
+            .matching(filter)?
+            .into_iter()
+            .map(|(_, doc)| doc)
+            .collect())
+    }
+
+    /// The documents `offset..offset + limit` (`limit` above 0) of those that match `filter` in
+    /// `sort`'s order ([`page::window`]), read in one snapshot when it takes two statements.
+    fn read_window(
+        &self,
+        collection: &str,
+        filter: &Filter,
+        sort: Option<&Sort>,
+        limit: usize,
+        offset: usize,
+    ) -> StoreResult<Vec<Document>> {
+        let shown = self.pool.shown();
+        let table = self.table(collection);
+        let mut client = self.pool.get()?;
+        if !self.exists(&client, &table)? {
+            return Ok(Vec::new());
+        }
+        if page::in_one_statement(filter, sort) {
+            let rows = self.rows(&*client, &table, collection);
+            return page::window(&rows, filter, sort, limit, offset);
+        }
+        let tx = client.snapshot().map_err(|e| pg_error(shown, &e))?;
+        let page = page::window(
+            &self.rows(&tx, &table, collection),
+            filter,
+            sort,
+            limit,
+            offset,
+        )?;
+        tx.commit().map_err(|e| pg_error(shown, &e))?;
+        Ok(page)
     }
 
     /// Runs `f` in a transaction holding the collection's write lock, creating its table first.
@@ -259,9 +316,10 @@ impl FirstMatchWriter for PostgresDocumentStore {
         change: &Change<'_>,
         upsert_doc: Option<UpsertDoc<'_>>,
     ) -> StoreResult<Images> {
-        let shown = self.pool.shown().to_string();
         self.write(collection, |tx, table| {
-            let first = sql::matching(tx, &shown, table, collection, filter)?
+            let first = self
+                .rows(tx, table, collection)
+                .matching(filter)?
                 .into_iter()
                 .next();
             let Some((id, before)) = first else {
@@ -304,8 +362,11 @@ impl DocumentStore for PostgresDocumentStore {
         filter: &Filter,
         sort: Option<&Sort>,
     ) -> StoreResult<Option<Document>> {
-        let docs = self.read_matching(collection, filter)?;
-        Ok(eval::first(docs, sort))
+        // The first in `query`'s order (of equals, the first inserted) is `eval::first`'s.
+        Ok(self
+            .read_window(collection, filter, sort, 1, 0)?
+            .into_iter()
+            .next())
     }
 
     fn query(
@@ -316,24 +377,22 @@ impl DocumentStore for PostgresDocumentStore {
         limit: Option<usize>,
         offset: usize,
     ) -> StoreResult<Vec<Document>> {
-        let docs = self.read_matching(collection, filter)?;
-        Ok(eval::window(docs, sort, eval::query_order, limit, offset))
+        match limit {
+            Some(limit) if limit > 0 => self.read_window(collection, filter, sort, limit, offset),
+            _ => {
+                let docs = self.read_matching(collection, filter)?;
+                Ok(eval::window(docs, sort, eval::query_order, limit, offset))
+            }
+        }
     }
 
     fn count(&self, collection: &str, filter: &Filter) -> StoreResult<u64> {
-        if !filter.conditions.is_empty() {
-            return Ok(self.read_matching(collection, filter)?.len() as u64);
-        }
         let table = self.table(collection);
         let client = self.pool.get()?;
         if !self.exists(&client, &table)? {
             return Ok(0);
         }
-        let row = client
-            .query_one(&format!("SELECT count(*) FROM {}", table.qualified), &[])
-            .map_err(|e| pg_error(self.pool.shown(), &e))?;
-        let n: i64 = row.get(0);
-        Ok(n.max(0) as u64)
+        page::count(&self.rows(&*client, &table, collection), filter)
     }
 
     fn insert(&self, collection: &str, doc: &Document) -> StoreResult<()> {

@@ -4,10 +4,16 @@
 //! document, plus a GIN index that serves containment. A filter's string equalities on top-level fields
 //! narrow the scan in SQL (`doc @> {"f": v}` or, as Mongo matches arrays, `doc @> {"f": [v]}`); every
 //! candidate is then matched in Rust by the store API's evaluator, so the semantics are exactly the
-//! SQLite store's.
+//! SQLite store's. A page of a listing reads its rows' top-level fields first ([`Rows::projections`])
+//! and then only its own documents ([`Rows::by_ids`]): see `page`.
+
+use std::collections::HashMap;
+use std::sync::atomic::{AtomicU64, Ordering};
 
 use serde_json::{json, Value};
 use sha2::{Digest, Sha256};
+use tokio_postgres::types::ToSql;
+use tokio_postgres::Row;
 
 use agent_env_store::document::eval;
 use agent_env_store::document::query::{Document, Filter, Predicate};
@@ -161,30 +167,57 @@ fn field_expr(field: &str) -> StoreResult<String> {
     ))
 }
 
-/// The rows of `table` that match `filter`, in insertion order, as (id, document).
-pub fn matching<C: Queries>(
-    client: &C,
-    shown: &str,
-    table: &Table,
-    collection: &str,
-    filter: &Filter,
-) -> StoreResult<Vec<(i64, Document)>> {
+/// What SQL makes of a filter: the conditions it checks itself, and whether those are the whole filter.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Narrowing {
+    /// ` WHERE …` with parameters numbered from `$1`, or empty.
+    pub where_sql: String,
+    /// The parameters, in order: the documents each containment test looks for.
+    pub params: Vec<Value>,
+    /// Whether the rows SQL selects are exactly the filter's matches, so no document needs to be
+    /// read to check it.
+    pub decides: bool,
+}
+
+/// The narrowing of `filter`: a string equality (or a membership in a list of strings) on a top-level
+/// field is a containment test (`doc @> {"f": v}` or, as Mongo matches arrays, `doc @> {"f": [v]}`),
+/// which compares strings byte for byte as the evaluator does, and a string in an array as an element
+/// of it, never deeper. It decides the filter when every condition is one of those.
+pub fn narrowing(filter: &Filter) -> Narrowing {
     let mut clauses = Vec::new();
     let mut params: Vec<Value> = Vec::new();
+    let mut decides = true;
     for (field, predicates) in &filter.conditions {
         if field.contains('.') {
+            decides = false;
             continue;
         }
         for predicate in predicates {
-            if let Predicate::Eq(Value::String(s)) = predicate {
-                clauses.push(format!(
-                    "(doc @> ${} OR doc @> ${})",
+            let wanted: Vec<&String> = match predicate {
+                Predicate::Eq(Value::String(s)) => vec![s],
+                Predicate::In(list) if list.iter().all(Value::is_string) => {
+                    list.iter().filter_map(string).collect()
+                }
+                _ => {
+                    decides = false;
+                    continue;
+                }
+            };
+            let mut any = Vec::new();
+            for s in wanted {
+                any.push(format!(
+                    "doc @> ${} OR doc @> ${}",
                     params.len() + 1,
                     params.len() + 2
                 ));
                 params.push(json!({ field.as_str(): s }));
                 params.push(json!({ field.as_str(): [s] }));
             }
+            clauses.push(if any.is_empty() {
+                "false".to_string()
+            } else {
+                format!("({})", any.join(" OR "))
+            });
         }
     }
     let where_sql = if clauses.is_empty() {
@@ -192,31 +225,166 @@ pub fn matching<C: Queries>(
     } else {
         format!(" WHERE {}", clauses.join(" AND "))
     };
-    let sql = format!(
-        "SELECT id, doc FROM {}{where_sql} ORDER BY id",
-        table.qualified
-    );
-    let refs: Vec<&(dyn tokio_postgres::types::ToSql + Sync)> = params
-        .iter()
-        .map(|p| p as &(dyn tokio_postgres::types::ToSql + Sync))
-        .collect();
-    let rows = client.query(&sql, &refs).map_err(|e| pg_error(shown, &e))?;
-    let mut out = Vec::new();
-    for row in rows {
-        let id: i64 = row.get(0);
-        let doc = match row.get::<_, Value>(1) {
-            Value::Object(map) => map,
-            other => {
-                return Err(StoreError::Internal(format!(
-                    "{shown}: a document in '{collection}' is not a JSON object: {other}"
-                )))
-            }
-        };
-        if eval::matches(&doc, filter) {
-            out.push((id, doc));
-        }
+    Narrowing {
+        where_sql,
+        params,
+        decides,
     }
-    Ok(out)
+}
+
+/// A string value's text.
+fn string(value: &Value) -> Option<&String> {
+    match value {
+        Value::String(s) => Some(s),
+        _ => None,
+    }
+}
+
+type Param<'p> = &'p (dyn ToSql + Sync);
+
+/// The rows of one collection's table, read through a connection or a transaction, counting every
+/// whole document read.
+pub struct Rows<'a, C> {
+    /// What runs the statements.
+    pub client: &'a C,
+    /// `host:port/database`, for messages.
+    pub shown: &'a str,
+    /// The collection's table.
+    pub table: &'a Table,
+    /// The collection, for messages.
+    pub collection: &'a str,
+    /// Whole documents read, across the store.
+    pub documents_read: &'a AtomicU64,
+}
+
+impl<C: Queries> Rows<'_, C> {
+    fn query(&self, sql: &str, params: &[Param<'_>]) -> StoreResult<Vec<Row>> {
+        self.client
+            .query(sql, params)
+            .map_err(|e| pg_error(self.shown, &e))
+    }
+
+    /// `(id, doc)` rows as documents, counted as read.
+    fn documents(&self, rows: Vec<Row>) -> StoreResult<Vec<(i64, Document)>> {
+        self.documents_read
+            .fetch_add(rows.len() as u64, Ordering::Relaxed);
+        rows.into_iter()
+            .map(|row| {
+                let id: i64 = row.get(0);
+                match row.get::<_, Value>(1) {
+                    Value::Object(map) => Ok((id, map)),
+                    other => Err(StoreError::Internal(format!(
+                        "{}: a document in '{}' is not a JSON object: {other}",
+                        self.shown, self.collection
+                    ))),
+                }
+            })
+            .collect()
+    }
+
+    /// The rows that match `filter`, in insertion order, as (id, document): those SQL selects, each
+    /// checked by the store API's evaluator.
+    pub fn matching(&self, filter: &Filter) -> StoreResult<Vec<(i64, Document)>> {
+        let narrowing = narrowing(filter);
+        let sql = format!(
+            "SELECT id, doc FROM {}{} ORDER BY id",
+            self.table.qualified, narrowing.where_sql
+        );
+        let rows = self.query(&sql, &params(&narrowing.params))?;
+        let mut docs = self.documents(rows)?;
+        docs.retain(|(_, doc)| eval::matches(doc, filter));
+        Ok(docs)
+    }
+
+    /// The rows `offset..offset + limit`, in insertion order, of those a filter SQL decides selects.
+    pub fn in_id_order(
+        &self,
+        narrowing: &Narrowing,
+        limit: usize,
+        offset: usize,
+    ) -> StoreResult<Vec<(i64, Document)>> {
+        let n = narrowing.params.len();
+        let sql = format!(
+            "SELECT id, doc FROM {}{} ORDER BY id LIMIT ${} OFFSET ${}",
+            self.table.qualified,
+            narrowing.where_sql,
+            n + 1,
+            n + 2
+        );
+        let (limit, offset) = (as_i64(limit), as_i64(offset));
+        let mut all = params(&narrowing.params);
+        all.push(&limit);
+        all.push(&offset);
+        let rows = self.query(&sql, &all)?;
+        self.documents(rows)
+    }
+
+    /// Of every row `narrowing` selects, in no particular order, its id and a document holding only
+    /// the top-level `fields` it has (a JSON `null` kept as one): what the evaluator reads to match
+    /// and sort by paths starting with those fields, without the rest of the document.
+    pub fn projections(
+        &self,
+        narrowing: &Narrowing,
+        fields: &[String],
+    ) -> StoreResult<Vec<(i64, Document)>> {
+        let n = narrowing.params.len();
+        let columns: String = (0..fields.len())
+            .map(|i| format!(", doc -> ${}::text", n + 1 + i))
+            .collect();
+        let sql = format!(
+            "SELECT id{columns} FROM {}{}",
+            self.table.qualified, narrowing.where_sql
+        );
+        let mut all = params(&narrowing.params);
+        all.extend(fields.iter().map(|f| f as Param<'_>));
+        let rows = self.query(&sql, &all)?;
+        Ok(rows
+            .into_iter()
+            .map(|row| {
+                let mut doc = Document::new();
+                for (i, field) in fields.iter().enumerate() {
+                    if let Some(value) = row.get::<_, Option<Value>>(1 + i) {
+                        doc.insert(field.clone(), value);
+                    }
+                }
+                (row.get::<_, i64>(0), doc)
+            })
+            .collect())
+    }
+
+    /// The documents of the rows `ids`, in that order (a row deleted meanwhile is left out).
+    pub fn by_ids(&self, ids: &[i64]) -> StoreResult<Vec<Document>> {
+        if ids.is_empty() {
+            return Ok(Vec::new());
+        }
+        let sql = format!(
+            "SELECT id, doc FROM {} WHERE id = ANY($1)",
+            self.table.qualified
+        );
+        let wanted = ids.to_vec();
+        let rows = self.query(&sql, &[&wanted])?;
+        let mut found: HashMap<i64, Document> = self.documents(rows)?.into_iter().collect();
+        Ok(ids.iter().filter_map(|id| found.remove(id)).collect())
+    }
+
+    /// How many rows `narrowing` selects.
+    pub fn count(&self, narrowing: &Narrowing) -> StoreResult<u64> {
+        let sql = format!(
+            "SELECT count(*) FROM {}{}",
+            self.table.qualified, narrowing.where_sql
+        );
+        let rows = self.query(&sql, &params(&narrowing.params))?;
+        let n: i64 = rows.first().map_or(0, |row| row.get(0));
+        Ok(n.max(0) as u64)
+    }
+}
+
+fn params(values: &[Value]) -> Vec<Param<'_>> {
+    values.iter().map(|p| p as Param<'_>).collect()
+}
+
+fn as_i64(n: usize) -> i64 {
+    i64::try_from(n).unwrap_or(i64::MAX)
 }
 
 #[cfg(test)]

@@ -451,3 +451,214 @@ fn a_second_user_granted_the_tables_writes_them_without_owning_them() {
         .unwrap();
     assert_eq!(second.count("tasks", &Filter::eq("id", "a")).unwrap(), 2);
 }
+
+/// A value of mixed type for the `i`th document: absent (`None`), null, numbers (whole and not,
+/// equal in value and not in spelling), strings a collation orders differently from Rust, booleans,
+/// arrays and objects, with repeats so that many documents tie.
+fn mixed(i: u64) -> Option<Value> {
+    let values = [
+        json!(null),
+        json!(3),
+        json!(3.0),
+        json!(-2),
+        json!(2.5),
+        json!(10),
+        json!("a"),
+        json!("B"),
+        json!("b"),
+        json!("é"),
+        json!("Z"),
+        json!("a b"),
+        json!("ab"),
+        json!(""),
+        json!(true),
+        json!(false),
+        json!([1, "x"]),
+        json!([]),
+        json!({"k": 1}),
+        json!({"a": [2]}),
+    ];
+    let pick = (i.wrapping_mul(2_654_435_761) >> 7) % (values.len() as u64 + 2);
+    values.get(pick as usize).cloned()
+}
+
+/// Documents with mixed-type sort fields, missing fields, ties, a tag to filter on (sometimes in an
+/// array) and a nested field.
+fn mixed_documents(n: u64) -> Vec<serde_json::Map<String, Value>> {
+    (0..n)
+        .map(|i| {
+            let mut d = doc(json!({"id": format!("d{i}"), "n": i % 7}));
+            if let Some(v) = mixed(i) {
+                d.insert("s".into(), v);
+            }
+            if let Some(v) = mixed(i / 3 + 11) {
+                d.insert("t".into(), v);
+            }
+            if i % 5 != 0 {
+                d.insert(
+                    "tag".into(),
+                    match i % 4 {
+                        0 => json!("x"),
+                        1 => json!(["y", "x"]),
+                        2 => json!("y"),
+                        _ => json!(["z"]),
+                    },
+                );
+            }
+            if i % 3 != 0 {
+                d.insert(
+                    "o".into(),
+                    json!({"k": mixed(i + 5), "list": [{"v": i % 4}]}),
+                );
+            }
+            d
+        })
+        .collect()
+}
+
+/// A page of a query, however it is read, is exactly `eval::window` over the whole collection's
+/// matches in insertion order: for sorts on mixed types, missing fields and nulls (ascending,
+/// descending, on two keys, on a nested path, or none), filters SQL decides and filters it does not,
+/// and windows at every depth. `find_one` is the first of its window, `count` the number of matches.
+#[test]
+fn every_page_of_a_query_is_the_evaluators_window_over_the_whole_collection() {
+    use agent_env_store::document::eval;
+    use agent_env_store::document::query::{Predicate, Sort};
+    let store = store("paging");
+    let docs = mixed_documents(240);
+    for d in &docs {
+        store.insert("c", d).unwrap();
+    }
+    // Read whole, in insertion order: what every answer is checked against.
+    let whole = store.query("c", &Filter::all(), None, None, 0).unwrap();
+    assert_eq!(whole, docs);
+    let filters = [
+        Filter::all(),
+        Filter::eq("tag", "x"),
+        Filter::all().and("tag", Predicate::In(vec![json!("y"), json!("z")])),
+        Filter::all().and("tag", Predicate::In(vec![])),
+        Filter::eq("tag", "x").and("n", Predicate::Gte(json!(3))),
+        Filter::eq("o.list.v", 2),
+        Filter::all().and("s", Predicate::Exists(false)),
+    ];
+    let sorts = [
+        Some(Sort::by("s", false)),
+        Some(Sort::by("s", true)),
+        Some(Sort::by("t", false).then("s", true)),
+        Some(Sort::by("o.k", false)),
+        Some(Sort::default()),
+        None,
+    ];
+    let windows = [
+        (1, 0),
+        (5, 0),
+        (7, 3),
+        (50, 20),
+        (13, 100),
+        (200, 50),
+        (3, 239),
+        (9, 400),
+    ];
+    for filter in &filters {
+        let matching: Vec<_> = whole
+            .iter()
+            .filter(|d| eval::matches(d, filter))
+            .cloned()
+            .collect();
+        assert_eq!(
+            store.count("c", filter).unwrap(),
+            matching.len() as u64,
+            "{filter:?}"
+        );
+        for sort in &sorts {
+            for (limit, offset) in windows {
+                let expected = eval::window(
+                    matching.clone(),
+                    sort.as_ref(),
+                    eval::query_order,
+                    Some(limit),
+                    offset,
+                );
+                let page = store
+                    .query("c", filter, sort.as_ref(), Some(limit), offset)
+                    .unwrap();
+                assert_eq!(
+                    page, expected,
+                    "{filter:?} sorted by {sort:?}, limit {limit} offset {offset}"
+                );
+            }
+            assert_eq!(
+                store.find_one("c", filter, sort.as_ref()).unwrap(),
+                eval::first(matching.clone(), sort.as_ref()),
+                "{filter:?} sorted by {sort:?}"
+            );
+        }
+    }
+    assert_eq!(
+        store
+            .query(
+                "absent",
+                &Filter::all(),
+                Some(&Sort::by("s", true)),
+                Some(5),
+                0
+            )
+            .unwrap(),
+        Vec::<serde_json::Map<String, Value>>::new()
+    );
+    assert_eq!(store.count("absent", &Filter::eq("tag", "x")).unwrap(), 0);
+}
+
+/// A page of a listing sorted by a field reads the documents of its window alone (the sort fields of
+/// the others only), whatever its depth and whether or not SQL decides the filter; counting a
+/// filter's matches reads none. Every page read the whole collection, so listing 20,000 instances
+/// two hundred at a time took minutes.
+#[test]
+fn a_page_reads_its_own_documents_only() {
+    use agent_env_store::document::query::{Predicate, Sort};
+    let store = store("page_reads");
+    for d in mixed_documents(300) {
+        store.insert("c", &d).unwrap();
+    }
+    let newest_first = Sort::by("s", true);
+    let read = |f: &dyn Fn()| {
+        let before = store.documents_read();
+        f();
+        store.documents_read() - before
+    };
+    for offset in [0, 150, 290] {
+        let n = read(&|| {
+            let page = store
+                .query("c", &Filter::all(), Some(&newest_first), Some(10), offset)
+                .unwrap();
+            assert_eq!(page.len(), 10.min(300 - offset));
+        });
+        assert_eq!(n, 10.min(300 - offset) as u64, "offset {offset}");
+    }
+    let undecided = Filter::eq("tag", "x").and("n", Predicate::Gte(json!(3)));
+    assert_eq!(
+        read(&|| {
+            let page = store
+                .query("c", &undecided, Some(&newest_first), Some(4), 2)
+                .unwrap();
+            assert_eq!(page.len(), 4);
+        }),
+        4
+    );
+    assert_eq!(
+        read(&|| {
+            store
+                .find_one("c", &Filter::eq("id", "d17"), None)
+                .unwrap()
+                .unwrap();
+        }),
+        1
+    );
+    assert_eq!(
+        read(&|| {
+            assert!(store.count("c", &Filter::eq("tag", "x")).unwrap() > 0);
+            assert!(store.count("c", &undecided).unwrap() > 0);
+        }),
+        0
+    );
+}

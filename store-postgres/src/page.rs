@@ -1,0 +1,174 @@
+//! A window of a query (`offset..offset + limit`) that reads only the window's documents: every
+//! matching row's sort fields are read first, put in order by the store API's evaluator, and then
+//! the window's rows are read whole by id. The answer is exactly `eval::window` over every matching
+//! document (ties in insertion order, that is by id), as the evaluator, not the database, orders
+//! values: mixed types, missing fields and nulls, and strings as Rust compares them.
+//!
+//! The evaluator reads a path `a.b.c` from the top-level field `a` alone, so a document holding only
+//! the top-level fields a sort's (and an undecided filter's) paths start with sorts and matches as
+//! the whole document does.
+
+use std::cmp::Ordering;
+
+use agent_env_store::document::eval;
+use agent_env_store::document::query::{Document, Filter, Sort};
+use agent_env_store::error::StoreResult;
+
+use crate::blocking::Queries;
+use crate::sql::{self, Rows};
+
+/// The documents `offset..offset + limit` (`limit` above 0) of those that match `filter`, ordered by
+/// `sort` (by insertion without one).
+pub fn window<C: Queries>(
+    rows: &Rows<'_, C>,
+    filter: &Filter,
+    sort: Option<&Sort>,
+    limit: usize,
+    offset: usize,
+) -> StoreResult<Vec<Document>> {
+    let narrowing = sql::narrowing(filter);
+    let keys = sort.map_or(&[][..], |s| s.keys.as_slice());
+    if keys.is_empty() && narrowing.decides {
+        return Ok(rows
+            .in_id_order(&narrowing, limit, offset)?
+            .into_iter()
+            .map(|(_, doc)| doc)
+            .collect());
+    }
+    let mut paths: Vec<&str> = keys.iter().map(|k| k.field.as_str()).collect();
+    if !narrowing.decides {
+        paths.extend(filter.conditions.keys().map(String::as_str));
+    }
+    let mut keyed = rows.projections(&narrowing, &top_level_fields(&paths))?;
+    if !narrowing.decides {
+        keyed.retain(|(_, doc)| eval::matches(doc, filter));
+    }
+    let ids = window_ids(keyed, sort, limit, offset);
+    rows.by_ids(&ids)
+}
+
+/// Whether [`window`] reads in one statement (unsorted, and SQL decides the filter), so needs no
+/// transaction to read one snapshot.
+pub fn in_one_statement(filter: &Filter, sort: Option<&Sort>) -> bool {
+    sort.is_none_or(|s| s.keys.is_empty()) && sql::narrowing(filter).decides
+}
+
+/// How many documents match `filter`, read without reading one whole: counted in SQL when it
+/// decides the filter, else by matching each row's fields the filter's paths start with.
+pub fn count<C: Queries>(rows: &Rows<'_, C>, filter: &Filter) -> StoreResult<u64> {
+    let narrowing = sql::narrowing(filter);
+    if narrowing.decides {
+        return rows.count(&narrowing);
+    }
+    let paths: Vec<&str> = filter.conditions.keys().map(String::as_str).collect();
+    let keyed = rows.projections(&narrowing, &top_level_fields(&paths))?;
+    Ok(keyed
+        .iter()
+        .filter(|(_, doc)| eval::matches(doc, filter))
+        .count() as u64)
+}
+
+/// The top-level fields `paths` start with, each once.
+fn top_level_fields(paths: &[&str]) -> Vec<String> {
+    let mut fields: Vec<String> = Vec::new();
+    for path in paths {
+        let first = path.split('.').next().unwrap_or_default();
+        if !fields.iter().any(|f| f == first) {
+            fields.push(first.to_string());
+        }
+    }
+    fields
+}
+
+/// The ids of the rows `offset..offset + limit` of `keyed` (each row's id and the fields it is sorted
+/// by) in `sort`'s order as the evaluator sorts, ties by id. Only the rows up to the window's end are
+/// sorted; the rest are set apart in linear time.
+fn window_ids(
+    mut keyed: Vec<(i64, Document)>,
+    sort: Option<&Sort>,
+    limit: usize,
+    offset: usize,
+) -> Vec<i64> {
+    let order = |a: &(i64, Document), b: &(i64, Document)| -> Ordering {
+        sort.map_or(Ordering::Equal, |s| eval::query_order(&a.1, &b.1, s))
+            .then(a.0.cmp(&b.0))
+    };
+    let end = offset.saturating_add(limit).min(keyed.len());
+    if end == 0 {
+        return Vec::new();
+    }
+    if end < keyed.len() {
+        keyed.select_nth_unstable_by(end - 1, order);
+        keyed.truncate(end);
+    }
+    keyed.sort_by(order);
+    keyed
+        .into_iter()
+        .skip(offset)
+        .take(limit)
+        .map(|(id, _)| id)
+        .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::{json, Value};
+
+    fn keyed(values: &[Value]) -> Vec<(i64, Document)> {
+        values
+            .iter()
+            .enumerate()
+            .map(|(i, v)| (i as i64 + 1, v.as_object().cloned().unwrap_or_default()))
+            .collect()
+    }
+
+    /// Whatever order the rows come in, a window is `eval::window`'s over the rows in id order.
+    #[test]
+    fn a_window_of_keys_is_the_evaluators_window() {
+        let values = [
+            json!({"s": "b"}),
+            json!({}),
+            json!({"s": null}),
+            json!({"s": 3}),
+            json!({"s": "a"}),
+            json!({"s": "b"}),
+            json!({"s": true}),
+            json!({"s": [1]}),
+            json!({"s": {"x": 1}}),
+            json!({"s": 2.5}),
+            json!({"s": "é"}),
+            json!({"s": "Z"}),
+        ];
+        let docs = keyed(&values);
+        for sort in [Sort::by("s", false), Sort::by("s", true), Sort::default()] {
+            for (limit, offset) in [(1, 0), (3, 0), (4, 2), (5, 9), (20, 0), (2, 30)] {
+                let expected: Vec<Document> = eval::window(
+                    docs.iter().map(|(_, d)| d.clone()).collect(),
+                    Some(&sort),
+                    eval::query_order,
+                    Some(limit),
+                    offset,
+                );
+                let mut shuffled = docs.clone();
+                shuffled.reverse();
+                shuffled.rotate_left(5);
+                let got: Vec<Document> = window_ids(shuffled, Some(&sort), limit, offset)
+                    .into_iter()
+                    .map(|id| docs[id as usize - 1].1.clone())
+                    .collect();
+                assert_eq!(got, expected, "{sort:?} limit {limit} offset {offset}");
+            }
+        }
+        let unsorted: Vec<i64> = window_ids(docs.iter().rev().cloned().collect(), None, 3, 1);
+        assert_eq!(unsorted, [2, 3, 4]);
+    }
+
+    #[test]
+    fn paths_are_read_by_their_top_level_field() {
+        assert_eq!(
+            top_level_fields(&["started_at_utc", "context.metadata.x", "context", "a.b"]),
+            ["started_at_utc", "context", "a"]
+        );
+    }
+}
