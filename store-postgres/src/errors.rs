@@ -12,25 +12,40 @@ pub fn pg_error(shown: &str, err: &CallError) -> StoreError {
     connect_error(shown, None, err)
 }
 
-/// As [`pg_error`], for a failure to connect: a refused login or a missing database, which the dsn
-/// must fix, says where the dsn was read from (`dsn_read_from`, such as `the environment variable
-/// TEAM_PG_DSN`), so the user knows which value to fix. It names the place, never the value.
+/// As [`pg_error`], for a failure to connect: a server that cannot be reached or does not answer, a
+/// refused login or a missing database, which the dsn may need to fix, says where the dsn was read
+/// from (`dsn_read_from`, such as `the environment variable TEAM_PG_DSN`), so the user knows which
+/// value to fix. It names the place, never the value.
 pub fn connect_error(shown: &str, dsn_read_from: Option<&str>, err: &CallError) -> StoreError {
     let dsn = match dsn_read_from {
-        Some(from) => format!("dsn (read from {from})"),
-        None => "dsn".to_string(),
+        Some(from) => Dsn {
+            setting: format!("dsn (read from {from})"),
+            host_and_port: format!("the host and port in dsn (read from {from})"),
+        },
+        None => Dsn {
+            setting: "dsn".to_string(),
+            host_and_port: "the dsn's host and port".to_string(),
+        },
     };
     match err {
         CallError::Postgres(e) => postgres_error(shown, &dsn, e),
         CallError::TimedOut(limit) => io(format!(
-            "{CLASS}: {shown} did not answer within {} s; is the server running and not paused or overloaded, and is the dsn's host and port a PostgreSQL server's?",
-            limit.as_secs()
+            "{CLASS}: {shown} did not answer within {} s; is the server running and not paused or overloaded, and is {} a PostgreSQL server's?",
+            limit.as_secs(),
+            dsn.host_and_port
         )),
     }
 }
 
-/// `dsn` names the setting in what to fix: `dsn`, or `dsn (read from …)`.
-fn postgres_error(shown: &str, dsn: &str, err: &tokio_postgres::Error) -> StoreError {
+/// How a message names the dsn in what to fix.
+struct Dsn {
+    /// `dsn`, or `dsn (read from …)`.
+    setting: String,
+    /// `the dsn's host and port`, or `the host and port in dsn (read from …)`.
+    host_and_port: String,
+}
+
+fn postgres_error(shown: &str, dsn: &Dsn, err: &tokio_postgres::Error) -> StoreError {
     let Some(db) = err.as_db_error() else {
         if err.is_closed() {
             return io(format!(
@@ -38,8 +53,9 @@ fn postgres_error(shown: &str, dsn: &str, err: &tokio_postgres::Error) -> StoreE
             ));
         }
         return io(format!(
-            "{CLASS} could not reach {shown} ({}); is the server running and reachable, and is the dsn's host and port right?",
-            source_text(err)
+            "{CLASS} could not reach {shown} ({}); is the server running and reachable, and is {} right?",
+            source_text(err),
+            dsn.host_and_port
         ));
     };
     let code = db.code();
@@ -56,14 +72,16 @@ fn postgres_error(shown: &str, dsn: &str, err: &tokio_postgres::Error) -> StoreE
     if *code == SqlState::INVALID_PASSWORD || *code == SqlState::INVALID_AUTHORIZATION_SPECIFICATION
     {
         return StoreError::Config(format!(
-            "{CLASS}: {shown} refused the login ({}); check the user and password in {dsn}",
-            db.message()
+            "{CLASS}: {shown} refused the login ({}); check the user and password in {}",
+            db.message(),
+            dsn.setting
         ));
     }
     if *code == SqlState::INVALID_CATALOG_NAME {
         return StoreError::Config(format!(
-            "{CLASS}: {shown} has no such database ({}); create it (createdb) or name an existing one in {dsn}",
-            db.message()
+            "{CLASS}: {shown} has no such database ({}); create it (createdb) or name an existing one in {}",
+            db.message(),
+            dsn.setting
         ));
     }
     if *code == SqlState::INSUFFICIENT_PRIVILEGE {

@@ -178,6 +178,19 @@ fn a_bad_dsn_a_server_that_is_down_and_a_wrong_password_say_what_to_do() {
         "{text}"
     );
     assert!(text.contains("is the server running"), "{text}");
+    assert!(text.contains("is the dsn's host and port right?"), "{text}");
+    assert!(!text.contains("hunter2"), "{text}");
+    // A dsn the config file names by a reference: where it was read from is where to fix the host.
+    let down = PostgresDocumentStore::new("postgres://agentenv:hunter2@127.0.0.1:9/agentenv", None)
+        .unwrap()
+        .dsn_read_from("the environment variable TEAM_PG_DSN");
+    let text = down.check_connection().unwrap_err().to_string();
+    assert!(
+        text.contains(
+            "is the server running and reachable, and is the host and port in dsn (read from the environment variable TEAM_PG_DSN) right?"
+        ),
+        "{text}"
+    );
     assert!(!text.contains("hunter2"), "{text}");
 
     let real = dsn();
@@ -257,6 +270,19 @@ fn a_server_that_never_answers_fails_within_the_connect_timeout() {
     assert_eq!(
         err,
         format!("PostgresDocumentStore: 127.0.0.1:{port}/db did not answer within 1 s; is the server running and not paused or overloaded, and is the dsn's host and port a PostgreSQL server's?")
+    );
+    held.join().unwrap();
+    let (port, held) = silent_server(std::time::Duration::from_secs(5));
+    let store = PostgresDocumentStore::new(
+        &format!("postgres://u:p@127.0.0.1:{port}/db?connect_timeout=1"),
+        None,
+    )
+    .unwrap()
+    .dsn_read_from("the secret team-pg-dsn");
+    let err = store.check_connection().unwrap_err().to_string();
+    assert!(
+        err.ends_with("and is the host and port in dsn (read from the secret team-pg-dsn) a PostgreSQL server's?"),
+        "{err}"
     );
     held.join().unwrap();
 }
