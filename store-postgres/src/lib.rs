@@ -78,6 +78,8 @@ pub struct PostgresDocumentStore {
     indexes: Mutex<HashMap<String, HashSet<String>>>,
     /// Whole documents read from the server, for [`PostgresDocumentStore::documents_read`].
     documents_read: AtomicU64,
+    /// The last sorted listing's order, while its rows stay as they were.
+    kept: Mutex<page::KeptOrder>,
 }
 
 impl std::fmt::Debug for PostgresDocumentStore {
@@ -109,6 +111,7 @@ impl PostgresDocumentStore {
                 tables: Mutex::new(HashSet::new()),
                 indexes: Mutex::new(HashMap::new()),
                 documents_read: AtomicU64::new(0),
+                kept: Mutex::new(page::KeptOrder::default()),
             }),
             _ => Err(problems),
         }
@@ -141,6 +144,12 @@ impl PostgresDocumentStore {
     /// alone are not counted): what shows that a page of a listing reads its own documents only.
     pub fn documents_read(&self) -> u64 {
         self.documents_read.load(Ordering::Relaxed)
+    }
+
+    /// How many times this store has read a listing's sort keys and put them in order; the next page
+    /// of a listing whose rows have not changed is read without.
+    pub fn listings_ordered(&self) -> u64 {
+        self.kept.lock().map_or(0, |k| k.orderings())
     }
 
     /// The rows of `table` read through `client`.
@@ -178,6 +187,9 @@ impl PostgresDocumentStore {
         }
         if let Ok(mut indexes) = self.indexes.lock() {
             indexes.remove(&table.qualified);
+        }
+        if let Ok(mut kept) = self.kept.lock() {
+            kept.forget(&table.qualified);
         }
     }
 
@@ -244,11 +256,12 @@ impl PostgresDocumentStore {
         }
         if page::in_one_statement(filter, sort) {
             let rows = self.rows(&*client, &table, collection);
-            return page::window(&rows, filter, sort, limit, offset);
+            return page::window(&rows, &self.kept, filter, sort, limit, offset);
         }
         let tx = client.snapshot().map_err(|e| pg_error(shown, &e))?;
         let page = page::window(
             &self.rows(&tx, &table, collection),
+            &self.kept,
             filter,
             sort,
             limit,

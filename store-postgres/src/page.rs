@@ -7,8 +7,13 @@
 //! The evaluator reads a path `a.b.c` from the top-level field `a` alone, so a document holding only
 //! the top-level fields a sort's (and an undecided filter's) paths start with sorts and matches as
 //! the whole document does.
+//!
+//! A listing read a page at a time (200 instances, then the next 200) would read every key for each
+//! page: the last sorted listing's whole order is kept ([`KeptOrder`]), as the ids of its rows, while
+//! its rows stay as they were ([`Rows::stamp`]), so the next page of it reads no key.
 
 use std::cmp::Ordering;
+use std::sync::Mutex;
 
 use agent_env_store::document::eval;
 use agent_env_store::document::query::{Document, Filter, Sort};
@@ -18,9 +23,10 @@ use crate::blocking::Queries;
 use crate::sql::{self, Rows};
 
 /// The documents `offset..offset + limit` (`limit` above 0) of those that match `filter`, ordered by
-/// `sort` (by insertion without one).
+/// `sort` (by insertion without one), taking the order from `kept` when it holds this listing's.
 pub fn window<C: Queries>(
     rows: &Rows<'_, C>,
+    kept: &Mutex<KeptOrder>,
     filter: &Filter,
     sort: Option<&Sort>,
     limit: usize,
@@ -39,12 +45,134 @@ pub fn window<C: Queries>(
     if !narrowing.decides {
         paths.extend(filter.conditions.keys().map(String::as_str));
     }
-    let mut keyed = rows.projections(&narrowing, &top_level_fields(&paths))?;
+    let listing = Listing {
+        table: rows.table.qualified.clone(),
+        filter: filter.clone(),
+        sort: sort.cloned().unwrap_or_default(),
+    };
+    let seen = lock(kept).stamp_of(&listing);
+    if let Some(seen) = seen {
+        let stamp = rows.stamp(&narrowing)?;
+        if stamp == seen {
+            if let Some(ids) = lock(kept).window(&listing, &stamp, limit, offset) {
+                return rows.by_ids(&ids);
+            }
+        }
+    }
+    let (mut keyed, stamp) = rows.projections(&narrowing, &top_level_fields(&paths))?;
     if !narrowing.decides {
         keyed.retain(|(_, doc)| eval::matches(doc, filter));
     }
-    let ids = window_ids(keyed, sort, limit, offset);
+    let ids = lock(kept).order(listing, stamp, keyed, limit, offset);
     rows.by_ids(&ids)
+}
+
+/// A sorted listing: the same one reads the same rows' same fields in the same order.
+#[derive(Debug, Clone, PartialEq)]
+struct Listing {
+    /// The table, qualified.
+    table: String,
+    filter: Filter,
+    sort: Sort,
+}
+
+/// The last listing a store put in order, the [`Rows::stamp`] of its rows then, and its whole order
+/// when that was kept. Only the rows' ids are kept (8 bytes a row), never a document.
+///
+/// A first page is cheap without the whole order (the rows past the window's end are only set apart,
+/// not sorted), so a listing's first read keeps its whole order only when its window reaches past the
+/// middle; the second read of the same listing with its rows unchanged sorts all and keeps it.
+#[derive(Debug, Default)]
+pub struct KeptOrder {
+    last: Option<Last>,
+    /// How many times a listing's keys were read and put in order.
+    orderings: u64,
+}
+
+#[derive(Debug)]
+struct Last {
+    listing: Listing,
+    stamp: String,
+    /// Every row's id in the listing's order, when it was kept.
+    ids: Option<Vec<i64>>,
+}
+
+impl KeptOrder {
+    /// How many times a listing's keys were read and put in order.
+    pub fn orderings(&self) -> u64 {
+        self.orderings
+    }
+
+    /// Forgets the kept order of `table` (a dropped collection).
+    pub fn forget(&mut self, table: &str) {
+        if self.last.as_ref().is_some_and(|l| l.listing.table == table) {
+            self.last = None;
+        }
+    }
+
+    /// The stamp of `listing`'s rows when it was last read, if it was the last listing read.
+    fn stamp_of(&self, listing: &Listing) -> Option<String> {
+        self.last
+            .as_ref()
+            .filter(|l| l.listing == *listing)
+            .map(|l| l.stamp.clone())
+    }
+
+    /// The ids of the rows `offset..offset + limit` of `listing`, when its whole order is kept and its
+    /// rows are as they were then (`stamp`).
+    fn window(
+        &self,
+        listing: &Listing,
+        stamp: &str,
+        limit: usize,
+        offset: usize,
+    ) -> Option<Vec<i64>> {
+        let last = self
+            .last
+            .as_ref()
+            .filter(|l| l.listing == *listing && l.stamp == stamp)?;
+        let ids = last.ids.as_ref()?;
+        Some(ids.iter().skip(offset).take(limit).copied().collect())
+    }
+
+    /// The ids of the rows `offset..offset + limit` of `listing` whose `keyed` rows were just read,
+    /// their rows then being `stamp` ([`window_ids`]); the whole order is kept for the next window
+    /// when this one reaches past the middle, or when the same listing was read before with its rows
+    /// the same.
+    fn order(
+        &mut self,
+        listing: Listing,
+        stamp: String,
+        keyed: Vec<(i64, Document)>,
+        limit: usize,
+        offset: usize,
+    ) -> Vec<i64> {
+        self.orderings += 1;
+        let read_before = self
+            .last
+            .as_ref()
+            .is_some_and(|l| l.listing == listing && l.stamp == stamp);
+        let whole = read_before || offset.saturating_add(limit) > keyed.len() / 2;
+        let sort = Some(&listing.sort);
+        let (window, ids) = if whole {
+            let all = window_ids(keyed, sort, usize::MAX, 0);
+            let window = all.iter().skip(offset).take(limit).copied().collect();
+            (window, Some(all))
+        } else {
+            (window_ids(keyed, sort, limit, offset), None)
+        };
+        self.last = Some(Last {
+            listing,
+            stamp,
+            ids,
+        });
+        window
+    }
+}
+
+/// The kept order, usable even after a thread panicked while holding it (it is only ids).
+fn lock(kept: &Mutex<KeptOrder>) -> std::sync::MutexGuard<'_, KeptOrder> {
+    kept.lock().unwrap_or_else(|e| e.into_inner())
 }
 
 /// Whether [`window`] reads in one statement (unsorted, and SQL decides the filter), so needs no
@@ -61,7 +189,7 @@ pub fn count<C: Queries>(rows: &Rows<'_, C>, filter: &Filter) -> StoreResult<u64
         return rows.count(&narrowing);
     }
     let paths: Vec<&str> = filter.conditions.keys().map(String::as_str).collect();
-    let keyed = rows.projections(&narrowing, &top_level_fields(&paths))?;
+    let (keyed, _) = rows.projections(&narrowing, &top_level_fields(&paths))?;
     Ok(keyed
         .iter()
         .filter(|(_, doc)| eval::matches(doc, filter))

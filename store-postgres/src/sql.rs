@@ -321,35 +321,53 @@ impl<C: Queries> Rows<'_, C> {
 
     /// Of every row `narrowing` selects, in no particular order, its id and a document holding only
     /// the top-level `fields` it has (a JSON `null` kept as one): what the evaluator reads to match
-    /// and sort by paths starting with those fields, without the rest of the document.
+    /// and sort by paths starting with those fields, without the rest of the document. With them,
+    /// the [`Rows::stamp`] of those rows.
     pub fn projections(
         &self,
         narrowing: &Narrowing,
         fields: &[String],
-    ) -> StoreResult<Vec<(i64, Document)>> {
+    ) -> StoreResult<(Vec<(i64, Document)>, String)> {
         let n = narrowing.params.len();
         let columns: String = (0..fields.len())
             .map(|i| format!(", doc -> ${}::text", n + 1 + i))
             .collect();
         let sql = format!(
-            "SELECT id{columns} FROM {}{}",
+            "SELECT id, xmin::text{columns} FROM {}{}",
             self.table.qualified, narrowing.where_sql
         );
         let mut all = params(&narrowing.params);
         all.extend(fields.iter().map(|f| f as Param<'_>));
         let rows = self.query(&sql, &all)?;
-        Ok(rows
+        let mut versions = Vec::with_capacity(rows.len());
+        let keyed = rows
             .into_iter()
             .map(|row| {
                 let mut doc = Document::new();
                 for (i, field) in fields.iter().enumerate() {
-                    if let Some(value) = row.get::<_, Option<Value>>(1 + i) {
+                    if let Some(value) = row.get::<_, Option<Value>>(2 + i) {
                         doc.insert(field.clone(), value);
                     }
                 }
-                (row.get::<_, i64>(0), doc)
+                let id = row.get::<_, i64>(0);
+                versions.push((id, row.get::<_, String>(1)));
+                (id, doc)
             })
-            .collect())
+            .collect();
+        Ok((keyed, stamp_of(versions)))
+    }
+
+    /// What the rows `narrowing` selects are now: a digest of each one's id and the transaction that
+    /// wrote its version (`xmin`), which an insert, an update and a delete each change, so two equal
+    /// stamps mean the same rows with the same contents. Computed by the server, as [`stamp_of`]
+    /// computes it from the rows.
+    pub fn stamp(&self, narrowing: &Narrowing) -> StoreResult<String> {
+        let sql = format!(
+            "SELECT encode(sha256(convert_to(coalesce(string_agg(id::text || ':' || xmin::text, ',' ORDER BY id), ''), 'UTF8')), 'hex') FROM {}{}",
+            self.table.qualified, narrowing.where_sql
+        );
+        let rows = self.query(&sql, &params(&narrowing.params))?;
+        Ok(rows.first().map_or_else(String::new, |row| row.get(0)))
     }
 
     /// The documents of the rows `ids`, in that order (a row deleted meanwhile is left out).
@@ -377,6 +395,16 @@ impl<C: Queries> Rows<'_, C> {
         let n: i64 = rows.first().map_or(0, |row| row.get(0));
         Ok(n.max(0) as u64)
     }
+}
+
+/// [`Rows::stamp`] of rows read with their ids and versions (`xmin` as text).
+pub fn stamp_of(mut versions: Vec<(i64, String)>) -> String {
+    versions.sort_unstable();
+    let text: Vec<String> = versions
+        .into_iter()
+        .map(|(id, xmin)| format!("{id}:{xmin}"))
+        .collect();
+    hex::encode(Sha256::digest(text.join(",").as_bytes()))
 }
 
 fn params(values: &[Value]) -> Vec<Param<'_>> {

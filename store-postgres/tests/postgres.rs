@@ -688,3 +688,90 @@ fn a_page_reads_its_own_documents_only() {
         0
     );
 }
+
+/// A listing read a page at a time puts its keys in order once or twice, not once a page, while its
+/// rows stay as they were; a change by another process (an insert, an update of a sort field, a
+/// delete), or by the store itself, is seen on the next page, which is then the evaluator's window
+/// over the collection as it is now.
+#[test]
+fn a_listing_read_page_after_page_keeps_its_order_until_its_rows_change() {
+    use agent_env_store::document::eval;
+    use agent_env_store::document::query::Sort;
+    let store = store("kept_order");
+    let other = PostgresDocumentStore::new(&dsn(), Some("kept_order")).unwrap();
+    for d in mixed_documents(120) {
+        store.insert("c", &d).unwrap();
+    }
+    let sort = Sort::by("s", true).then("t", false);
+    let filter = Filter::all().and(
+        "tag",
+        agent_env_store::document::query::Predicate::In(vec![json!("x"), json!("y")]),
+    );
+    let expected = |offset: usize| {
+        let whole = store.query("c", &Filter::all(), None, None, 0).unwrap();
+        let matching = whole
+            .into_iter()
+            .filter(|d| eval::matches(d, &filter))
+            .collect();
+        eval::window(matching, Some(&sort), eval::query_order, Some(10), offset)
+    };
+    let page = |offset: usize| {
+        store
+            .query("c", &filter, Some(&sort), Some(10), offset)
+            .unwrap()
+    };
+    let before = store.listings_ordered();
+    for offset in (0..80).step_by(10) {
+        assert_eq!(page(offset), expected(offset), "offset {offset}");
+    }
+    assert_eq!(
+        store.listings_ordered() - before,
+        2,
+        "the keys were read more than twice"
+    );
+
+    let changes: [&dyn Fn(); 4] = [
+        &|| {
+            other
+                .insert("c", &doc(json!({"id": "new", "tag": "x", "s": true})))
+                .unwrap()
+        },
+        &|| {
+            other
+                .update(
+                    "c",
+                    &Filter::eq("id", "d6"),
+                    &UpdateSpec::default().set("s", json!(null)),
+                    false,
+                )
+                .map(|_| ())
+                .unwrap()
+        },
+        &|| {
+            other.delete("c", &Filter::eq("id", "new")).unwrap();
+        },
+        &|| {
+            store
+                .update(
+                    "c",
+                    &Filter::eq("id", "d3"),
+                    &UpdateSpec::default().set("tag", json!("y")),
+                    false,
+                )
+                .map(|_| ())
+                .unwrap()
+        },
+    ];
+    for (i, change) in changes.iter().enumerate() {
+        assert_eq!(page(20), expected(20));
+        assert_eq!(page(30), expected(30));
+        change();
+        for offset in (0..130).step_by(10) {
+            assert_eq!(
+                page(offset),
+                expected(offset),
+                "change {i}, offset {offset}"
+            );
+        }
+    }
+}
