@@ -9,10 +9,11 @@
 //! the whole document does.
 //!
 //! A listing read a page at a time (200 instances, then the next 200) would read every key for each
-//! page: the last sorted listing's whole order is kept ([`KeptOrder`]), as the ids of its rows, while
-//! its rows stay as they were ([`Rows::stamp`]), so the next page of it reads no key.
+//! page: the last few sorted listings' whole orders are kept ([`KeptOrder`]), as the ids of their rows,
+//! while their rows stay as they were ([`Rows::stamp`]), so the next page of one reads no key.
 
 use std::cmp::Ordering;
+use std::collections::VecDeque;
 use std::sync::Mutex;
 
 use agent_env_store::document::eval;
@@ -76,18 +77,23 @@ struct Listing {
     sort: Sort,
 }
 
-/// The last listing a store put in order, the [`Rows::stamp`] of its rows then, and its whole order
-/// when that was kept. Only the rows' ids are kept (8 bytes a row), never a document.
+/// The last few listings a store put in order (a `find_one` with a sort between two pages of a listing
+/// is one), each with the [`Rows::stamp`] of its rows then and its whole order when that was kept. Only
+/// the rows' ids are kept (8 bytes a row), never a document.
 ///
 /// A first page is cheap without the whole order (the rows past the window's end are only set apart,
 /// not sorted), so a listing's first read keeps its whole order only when its window reaches past the
 /// middle; the second read of the same listing with its rows unchanged sorts all and keeps it.
 #[derive(Debug, Default)]
 pub struct KeptOrder {
-    last: Option<Last>,
+    /// Most recent first, at most [`KEPT_LISTINGS`].
+    last: VecDeque<Last>,
     /// How many times a listing's keys were read and put in order.
     orderings: u64,
 }
+
+/// How many listings' orders are kept.
+const KEPT_LISTINGS: usize = 4;
 
 #[derive(Debug)]
 struct Last {
@@ -105,16 +111,14 @@ impl KeptOrder {
 
     /// Forgets the kept order of `table` (a dropped collection).
     pub fn forget(&mut self, table: &str) {
-        if self.last.as_ref().is_some_and(|l| l.listing.table == table) {
-            self.last = None;
-        }
+        self.last.retain(|l| l.listing.table != table);
     }
 
-    /// The stamp of `listing`'s rows when it was last read, if it was the last listing read.
+    /// The stamp of `listing`'s rows when it was last read, if it is one of those kept.
     fn stamp_of(&self, listing: &Listing) -> Option<String> {
         self.last
-            .as_ref()
-            .filter(|l| l.listing == *listing)
+            .iter()
+            .find(|l| l.listing == *listing)
             .map(|l| l.stamp.clone())
     }
 
@@ -129,8 +133,8 @@ impl KeptOrder {
     ) -> Option<Vec<i64>> {
         let last = self
             .last
-            .as_ref()
-            .filter(|l| l.listing == *listing && l.stamp == stamp)?;
+            .iter()
+            .find(|l| l.listing == *listing && l.stamp == stamp)?;
         let ids = last.ids.as_ref()?;
         Some(ids.iter().skip(offset).take(limit).copied().collect())
     }
@@ -150,8 +154,8 @@ impl KeptOrder {
         self.orderings += 1;
         let read_before = self
             .last
-            .as_ref()
-            .is_some_and(|l| l.listing == listing && l.stamp == stamp);
+            .iter()
+            .any(|l| l.listing == listing && l.stamp == stamp);
         let whole = read_before || offset.saturating_add(limit) > keyed.len() / 2;
         let sort = Some(&listing.sort);
         let (window, ids) = if whole {
@@ -161,11 +165,13 @@ impl KeptOrder {
         } else {
             (window_ids(keyed, sort, limit, offset), None)
         };
-        self.last = Some(Last {
+        self.last.retain(|l| l.listing != listing);
+        self.last.push_front(Last {
             listing,
             stamp,
             ids,
         });
+        self.last.truncate(KEPT_LISTINGS);
         window
     }
 }
