@@ -35,23 +35,13 @@ impl Kit<'_> {
         }
         let type_name = step.get("type").and_then(Value::as_str).unwrap_or("");
         if let Some(why) = self.unknown_step_type(type_name) {
-            self.findings
-                .push(Finding::failed(Check::StepExecutes, why));
-            self.findings.push(Finding::skipped(
-                Check::NestedCalls,
-                "no step ran (see step-executes)",
-            ));
+            self.step_did_not_run(why);
             return;
         }
         let mut run = match self.start() {
             Ok(run) => run,
             Err(why) => {
-                self.findings
-                    .push(Finding::failed(Check::StepExecutes, why));
-                self.findings.push(Finding::skipped(
-                    Check::NestedCalls,
-                    "no step ran (see step-executes)",
-                ));
+                self.step_did_not_run(why);
                 return;
             }
         };
@@ -70,6 +60,16 @@ impl Kit<'_> {
         self.findings.push(executes);
         self.findings.push(nested_calls(type_name, &exchange));
         self.end_run(&mut run, &[]);
+    }
+
+    /// The step could not be run (`why`): step-executes fails, and there were no calls to check.
+    fn step_did_not_run(&mut self, why: String) {
+        self.findings
+            .push(Finding::failed(Check::StepExecutes, why));
+        self.findings.push(Finding::skipped(
+            Check::NestedCalls,
+            "no step ran (see step-executes)",
+        ));
     }
 
     /// Why no step runs without `--step`.
