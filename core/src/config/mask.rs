@@ -8,7 +8,7 @@
 //!   it names is itself secret-like (`env:API_TOKEN?…`).
 
 use super::mask_text::mask_text;
-use super::references::parse_reference;
+use super::reference_syntax::parse_reference;
 use toml::{Table, Value};
 
 pub use super::mask_text::{mask_args, mask_userinfo};

@@ -42,6 +42,7 @@ pub mod locate;
 pub mod mask;
 pub mod mask_text;
 pub mod plugins;
+mod reference_syntax;
 pub mod references;
 pub mod registrations;
 pub mod sandbox_chain;

@@ -3,6 +3,7 @@
 //! [`Environment`] snapshot, as the config document was read in it.
 
 use super::error::ConfigError;
+pub use super::reference_syntax::{parse_reference, Reference};
 use super::secret_names::is_secret_key;
 use crate::environment::Environment;
 use crate::redaction;
@@ -12,35 +13,6 @@ use toml::{Table, Value};
 pub trait SecretLookup {
     /// The secret's value, `Ok(None)` when the store has no such secret, `Err` when the store failed.
     fn get(&self, name: &str) -> Result<Option<String>, String>;
-}
-
-/// A reference found in a string value.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Reference<'a> {
-    pub scheme: &'static str,
-    pub name: &'a str,
-    /// The text after the first `?`, when there is one (it may be empty, and may contain `?`).
-    pub default: Option<&'a str>,
-}
-
-/// Parses `env:NAME?default` or `secret:NAME?default`; `None` for any other string.
-pub fn parse_reference(text: &str) -> Option<Reference<'_>> {
-    let (scheme, rest) = if let Some(rest) = text.strip_prefix("env:") {
-        ("env", rest)
-    } else if let Some(rest) = text.strip_prefix("secret:") {
-        ("secret", rest)
-    } else {
-        return None;
-    };
-    let (name, default) = match rest.split_once('?') {
-        Some((name, default)) => (name, Some(default)),
-        None => (rest, None),
-    };
-    Some(Reference {
-        scheme,
-        name,
-        default,
-    })
 }
 
 /// Resolves one string: a reference becomes its value, anything else is returned as is.

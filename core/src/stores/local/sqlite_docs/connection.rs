@@ -13,6 +13,7 @@ use agent_env_store::document::query::{Document, Filter, Predicate};
 use agent_env_store::error::{StoreError, StoreResult};
 
 use super::kept_order::{KeptOrder, Stamp};
+use super::keys_query::KeysQuery;
 
 /// How long a write waits for another process's write lock.
 pub const BUSY_TIMEOUT: Duration = Duration::from_secs(5);
@@ -65,14 +66,6 @@ pub enum SortKeys {
     Undecided,
     /// The statement that reads the keys.
     Query(KeysQuery),
-}
-
-/// A statement reading a listing's sort keys, with its parameters: two equal ones read the same
-/// rows' same fields.
-#[derive(Debug, Clone, PartialEq)]
-pub struct KeysQuery {
-    sql: String,
-    args: Vec<rusqlite::types::Value>,
 }
 
 /// What [`Db::narrowing`] makes of a filter.

@@ -12,7 +12,7 @@
 use agent_env_store::document::eval;
 use agent_env_store::document::query::{Document, Sort};
 
-use super::connection::KeysQuery;
+use super::keys_query::KeysQuery;
 
 /// What the database was when keys were read: another connection's commit changes SQLite's
 /// `data_version`, and this connection's own writes its count of changed rows. Dropping a table
@@ -63,8 +63,8 @@ impl KeptOrder {
     }
 
     /// The ids of the rows `offset..offset + limit` of a listing whose `keys` were just read (as
-    /// [`super::connection::Db::read_sort_keys`] gives them), ordered as the evaluator orders
-    /// documents, ties in insertion order (by rowid). The whole order is kept for the next window
+    /// `Db::read_sort_keys` gives them), ordered as the evaluator orders documents, ties in
+    /// insertion order (by rowid). The whole order is kept for the next window
     /// when this one reaches past the middle, or when the same listing was read before in the same
     /// state (`stamp`).
     pub fn order(

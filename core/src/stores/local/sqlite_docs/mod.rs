@@ -9,6 +9,7 @@
 
 mod connection;
 mod kept_order;
+mod keys_query;
 
 use std::path::{Path, PathBuf};
 use std::sync::{Mutex, MutexGuard};
