@@ -113,11 +113,12 @@ pub async fn guard(State(guard): State<Arc<Guard>>, request: Request, next: Next
     }
     let path = request.uri().path().to_string();
     let is_api = path == "/api" || path.starts_with("/api/");
+    // An Origin that is not text (bytes beyond ASCII, which no browser sends) is still an origin,
+    // and one no entry allows: read lossily, it is refused rather than taken for no Origin.
     let origin = request
         .headers()
         .get(header::ORIGIN)
-        .and_then(|v| v.to_str().ok())
-        .map(String::from);
+        .map(|v| String::from_utf8_lossy(v.as_bytes()).into_owned());
     let cross_site = request
         .headers()
         .get("sec-fetch-site")

@@ -370,6 +370,14 @@ fn a_post_from_another_origin_is_refused_even_without_fetch_metadata() {
             b"{}",
         )
         .expect(403);
+    // An Origin of bytes beyond ASCII (no browser sends one) is an origin no entry allows, not
+    // none at all: the run is refused.
+    let head = format!(
+        "POST {path} HTTP/1.1\r\nHost: 127.0.0.1:{}\r\nOrigin: http://\u{e9}vil.example\r\nContent-Type: application/json\r\nContent-Length: 2\r\nConnection: close\r\n\r\n{{}}",
+        server.port
+    );
+    let (status, body) = raw_request(server.port, &head);
+    assert_eq!(status, 403, "{body}");
 }
 
 /// What the explorer answers `head` (a request head, written out whole): its status line's code and
