@@ -1,6 +1,6 @@
-//! What a folder's manifest runs from outside the folder: `exec` paths written absolute and leading
-//! elsewhere (`["/home/me/.venvs/x/bin/python", "/home/me/x/plugin.py"]`, as a one-file Python
-//! plugin's `--agent-env-manifest` prints them). `plugin add` copies the folder alone, so the
+//! What a folder's manifest runs from outside the folder: `exec` paths leading elsewhere, written
+//! absolute (`["/home/me/.venvs/x/bin/python", "/home/me/x/plugin.py"]`, as a one-file Python
+//! plugin's `--agent-env-manifest` prints them), by `..`, or through a link in the folder. `plugin add` copies the folder alone, so the
 //! installed plugin goes on running those files where they are; it is added all the same, with a
 //! warning that says so.
 //!
@@ -36,25 +36,59 @@ pub fn warning(from: &Path) -> Option<String> {
     ))
 }
 
-/// The entries of `exec` that are absolute paths outside `folder` and outside the system's folders.
-fn outside_paths<'a>(exec: &'a [String], folder: &Path) -> Vec<&'a str> {
+/// The entries of `exec` that lead outside `folder` and outside the system's folders: an absolute
+/// path, or the first entry (which is read from the manifest's folder) by a relative one, judged by
+/// where it leads once `..` and links are followed (`./plug` a link to a script elsewhere is
+/// outside), each named as written, with where it leads when that is elsewhere.
+fn outside_paths(exec: &[String], folder: &Path) -> Vec<String> {
     let folder = absolute(folder);
     let folder_real = folder.canonicalize().ok();
     exec.iter()
-        .map(String::as_str)
-        .filter(|entry| {
-            let path = Path::new(entry);
-            if !path.is_absolute() || path.starts_with(&folder) {
-                return false;
+        .enumerate()
+        .filter_map(|(index, entry)| {
+            let written = Path::new(entry);
+            let path = if written.is_absolute() {
+                written.to_path_buf()
+            } else if index == 0 && entry.contains('/') {
+                folder.join(written)
+            } else {
+                return None;
+            };
+            if SYSTEM_FOLDERS.iter().any(|s| written.starts_with(s)) {
+                return None;
             }
             let real = path.canonicalize().ok();
-            let inside_really = match (&real, &folder_real) {
+            let inside = match (&real, &folder_real) {
                 (Some(real), Some(folder_real)) => real.starts_with(folder_real),
-                _ => false,
+                _ => lexical(&path).starts_with(&folder),
             };
-            !inside_really && !SYSTEM_FOLDERS.iter().any(|s| path.starts_with(s))
+            if inside {
+                return None;
+            }
+            Some(match real {
+                Some(real) if real != path => {
+                    format!("{entry} (which leads to {})", real.display())
+                }
+                _ => entry.clone(),
+            })
         })
         .collect()
+}
+
+/// `path` with its `.` and `..` parts taken away as written (for a path that does not exist, so
+/// cannot be followed).
+fn lexical(path: &Path) -> PathBuf {
+    let mut out = PathBuf::new();
+    for part in path.components() {
+        match part {
+            std::path::Component::CurDir => {}
+            std::path::Component::ParentDir => {
+                out.pop();
+            }
+            other => out.push(other),
+        }
+    }
+    out
 }
 
 fn absolute(path: &Path) -> PathBuf {
@@ -62,10 +96,10 @@ fn absolute(path: &Path) -> PathBuf {
 }
 
 /// `a`, `a and b`, `a, b and c`.
-fn listed(items: &[&str]) -> String {
+fn listed(items: &[String]) -> String {
     match items {
         [] => String::new(),
-        [one] => (*one).to_string(),
+        [one] => one.clone(),
         [rest @ .., last] => format!("{} and {last}", rest.join(", ")),
     }
 }
@@ -92,12 +126,39 @@ mod tests {
         assert!(outside_paths(&exec(&["/work/crash/bin/plugin"]), folder).is_empty());
         assert!(outside_paths(&exec(&["/usr/bin/python3", "-u"]), folder).is_empty());
         assert!(outside_paths(&exec(&["python3"]), folder).is_empty());
+        // Leaving by `..`, as written or from the manifest's folder.
+        assert_eq!(
+            outside_paths(&exec(&["/work/crash/../elsewhere/plug.py"]), folder),
+            ["/work/crash/../elsewhere/plug.py"]
+        );
+        assert_eq!(
+            outside_paths(&exec(&["../elsewhere/plug.py"]), folder),
+            ["../elsewhere/plug.py"]
+        );
+    }
+
+    #[test]
+    fn a_link_in_the_folder_to_a_file_elsewhere_is_named_with_where_it_leads() {
+        let dir = tempfile::tempdir().unwrap();
+        let folder = dir.path().join("plugin");
+        std::fs::create_dir_all(&folder).unwrap();
+        std::fs::write(dir.path().join("plug.py"), "").unwrap();
+        std::fs::write(folder.join("inside.py"), "").unwrap();
+        std::os::unix::fs::symlink(dir.path().join("plug.py"), folder.join("plug")).unwrap();
+        std::os::unix::fs::symlink("inside.py", folder.join("near")).unwrap();
+        let real = dir.path().join("plug.py").canonicalize().unwrap();
+        assert_eq!(
+            outside_paths(&exec(&["./plug"]), &folder),
+            [format!("./plug (which leads to {})", real.display())]
+        );
+        assert!(outside_paths(&exec(&["./near"]), &folder).is_empty());
     }
 
     #[test]
     fn paths_are_listed_as_a_sentence_lists_them() {
-        assert_eq!(listed(&["a"]), "a");
-        assert_eq!(listed(&["a", "b"]), "a and b");
-        assert_eq!(listed(&["a", "b", "c"]), "a, b and c");
+        let words = |w: &[&str]| exec(w);
+        assert_eq!(listed(&words(&["a"])), "a");
+        assert_eq!(listed(&words(&["a", "b"])), "a and b");
+        assert_eq!(listed(&words(&["a", "b", "c"])), "a, b and c");
     }
 }
