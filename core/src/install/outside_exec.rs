@@ -65,8 +65,9 @@ fn outside_paths(exec: &[String], folder: &Path) -> Vec<String> {
             if inside {
                 return None;
             }
+            // A path in the folder as written leaves it through a link: where to is said.
             Some(match real {
-                Some(real) if real != path => {
+                Some(real) if lexical(&path).starts_with(&folder) => {
                     format!("{entry} (which leads to {})", real.display())
                 }
                 _ => entry.clone(),
