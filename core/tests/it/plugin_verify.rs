@@ -560,7 +560,8 @@ fn a_steps_own_timeout_is_its_limit_under_verify() {
 
 /// A sandbox with `agentenv-acme` installed: a shell plugin that, as an SDK does, says on stderr each
 /// line it ignores (the junk `unparsable-request` sends on purpose), and whose task steps crash
-/// (`acme_crash`: a line on stderr, then exit 7), fail (`acme_fail`: error -32020) or succeed
+/// (`acme_crash`: a line on stderr, then exit 7), fail (`acme_fail`: error -32020), answer errors that
+/// break the protocol (`acme_bare`: -32020 without `data.kind`; `acme_nomethod`: -32601) or succeed
 /// (`acme_ok`). With `--shutdown-fails` it says so on stderr and exits 3 once stdin closes after
 /// `shutdown`.
 fn acme(args: &str) -> Sandbox {
@@ -571,9 +572,11 @@ fn acme(args: &str) -> Sandbox {
         )
     };
     let result = format!(
-        r#"{{"protocol":1,"plugin":{{"name":"agentenv-acme","version":"1.0"}},"contributions":[{},{},{}],"stores":[]}}"#,
+        r#"{{"protocol":1,"plugin":{{"name":"agentenv-acme","version":"1.0"}},"contributions":[{},{},{},{},{}],"stores":[]}}"#,
         contribution("acme_crash", "AcmeCrash"),
         contribution("acme_fail", "AcmeFail"),
+        contribution("acme_bare", "AcmeBare"),
+        contribution("acme_nomethod", "AcmeNoMethod"),
         contribution("acme_ok", "AcmeOk"),
     );
     let script = sb.script(
@@ -594,7 +597,9 @@ while IFS= read -r line; do
     *'"method":"initialize"'*) printf '{{"jsonrpc":"2.0","id":%s,"result":%s}}\n' "$id" '{result}' ;;
     *'"method":"shutdown"'*) shut=1; printf '{{"jsonrpc":"2.0","id":%s,"result":null}}\n' "$id" ;;
     *'"method":"execute"'*'"type":"acme_crash"'*) echo "acme: about to die" >&2; exit 7 ;;
-    *'"method":"execute"'*'"type":"acme_fail"'*) printf '{{"jsonrpc":"2.0","id":%s,"error":{{"code":-32020,"message":"greeting failed"}}}}\n' "$id" ;;
+    *'"method":"execute"'*'"type":"acme_fail"'*) printf '{{"jsonrpc":"2.0","id":%s,"error":{{"code":-32020,"message":"greeting failed","data":{{"kind":"step-failed","error_type":"ValueError","message":"greeting failed"}}}}}}\n' "$id" ;;
+    *'"method":"execute"'*'"type":"acme_bare"'*) printf '{{"jsonrpc":"2.0","id":%s,"error":{{"code":-32020,"message":"bare"}}}}\n' "$id" ;;
+    *'"method":"execute"'*'"type":"acme_nomethod"'*) printf '{{"jsonrpc":"2.0","id":%s,"error":{{"code":-32601,"message":"no such method"}}}}\n' "$id" ;;
     *'"method":"execute"'*) printf '{{"jsonrpc":"2.0","id":%s,"result":{{"metadata":{{"greeted":true}}}}}}\n' "$id" ;;
     *) printf '{{"jsonrpc":"2.0","id":%s,"error":{{"code":-32601,"message":"no such method"}}}}\n' "$id" ;;
   esac
@@ -605,7 +610,7 @@ if [ "$shut" = 1 ] && [ "$1" = --shutdown-fails ]; then echo "acme: closing down
     );
     let exec = format!("[\"/bin/sh\", \"{}\"{args}]", script.display());
     let text = format!(
-        "{}\n[provides.task_steps]\nacme_crash = \"AcmeCrash\"\nacme_fail = \"AcmeFail\"\nacme_ok = \"AcmeOk\"\n",
+        "{}\n[provides.task_steps]\nacme_crash = \"AcmeCrash\"\nacme_fail = \"AcmeFail\"\nacme_bare = \"AcmeBare\"\nacme_nomethod = \"AcmeNoMethod\"\nacme_ok = \"AcmeOk\"\n",
         plugin_table("agentenv-acme", "1.0", &exec)
     );
     sb.plugin_dir_manifest("acme", &text);
@@ -708,6 +713,17 @@ fn a_step_that_fails_is_a_step_executes_warning() {
         "the step 'acme_ok' answered execute with a result (metadata: greeted)"
     );
     assert_eq!(doc["warned"], 0, "{doc:#}");
+    // An error answer that breaks the protocol is no step failing: it fails the check.
+    let doc = verify_step(&sb, r#"{"id": "b", "type": "acme_bare"}"#, 1);
+    assert!(
+        message(&doc, "step-executes").contains("but its data has no kind"),
+        "{doc:#}"
+    );
+    let doc = verify_step(&sb, r#"{"id": "m", "type": "acme_nomethod"}"#, 1);
+    assert!(
+        message(&doc, "step-executes").contains("-32601 is JSON-RPC's own error"),
+        "{doc:#}"
+    );
 }
 
 /// A check's stderr excerpt holds what the plugin wrote during it: the lines it wrote about the

@@ -11,6 +11,7 @@
 
 use std::time::Duration;
 
+use agent_env_protocol::message::RpcError;
 use agent_env_protocol::methods::EXECUTE;
 use serde_json::{json, Map, Value};
 
@@ -156,15 +157,24 @@ impl Kit<'_> {
                     ),
                 ),
             },
-            Answer::Error(e) => Finding::warned(
-                check,
-                format!(
-                    "the step '{type_name}' answered execute with error {} ({}): in a run its task fails; verify \
-                     gives a step fresh, empty stores, so a step that needs stored data fails here, and one that \
-                     succeeds passes",
-                    e.code, e.message
+            Answer::Error(e) => match error_answer_problem(e) {
+                Some(problem) => Finding::failed(
+                    check,
+                    format!(
+                        "the step '{type_name}' answered execute with error {} ({}), but {problem}",
+                        e.code, e.message
+                    ),
                 ),
-            ),
+                None => Finding::warned(
+                    check,
+                    format!(
+                        "the step '{type_name}' answered execute with error {} ({}): in a run its task fails; verify \
+                         gives a step fresh, empty stores, so a step that needs stored data fails here, and one that \
+                         succeeds passes",
+                        e.code, e.message
+                    ),
+                ),
+            },
             other => Finding::failed(
                 check,
                 format!(
@@ -174,6 +184,26 @@ impl Kit<'_> {
             ),
         }
     }
+}
+
+/// What makes an error answer to `execute` break the protocol rather than say the step failed: an
+/// error of JSON-RPC itself (-32700 to -32600: a plugin that lists the step cannot be unable to parse,
+/// find or take `execute`), or one without `data.kind`, which every error carries.
+fn error_answer_problem(error: &RpcError) -> Option<String> {
+    if (-32700..=-32600).contains(&error.code) {
+        return Some(format!(
+            "{} is JSON-RPC's own error (the request was not understood or has no such method), which a plugin that lists the step does not answer to execute; a step that fails answers -32020 (step-failed)",
+            error.code
+        ));
+    }
+    let kind = error
+        .data
+        .as_ref()
+        .and_then(|data| data.get("kind"))
+        .and_then(Value::as_str);
+    kind.is_none().then(|| {
+        "its data has no kind, which every error carries (a step that fails answers -32020 with data {\"kind\": \"step-failed\", …})".to_string()
+    })
 }
 
 /// `nested-calls`: the step's own calls to agent-env were well formed and their answers waited for.
