@@ -296,7 +296,7 @@ fn why_unmakeable(root: &Path) -> Option<String> {
                     || e.raw_os_error() == Some(libc::ENOTDIR) =>
             {
                 // A link to nothing stands where a folder would be made: making it fails, as for a file.
-                if let Some(why) = dangling_link(place) {
+                if let Some(why) = crate::sandbox::dangling_link(place) {
                     return Some(why);
                 }
             }
@@ -304,21 +304,6 @@ fn why_unmakeable(root: &Path) -> Option<String> {
         }
     }
     None
-}
-
-/// Why `place`, which leads nowhere, stands in the way: it is a symbolic link to something that does
-/// not exist (`mkdir` makes no folder where a link stands, dangling or not).
-fn dangling_link(place: &Path) -> Option<String> {
-    let is_link = std::fs::symlink_metadata(place).is_ok_and(|m| m.file_type().is_symlink());
-    if !is_link {
-        return None;
-    }
-    let target = std::fs::read_link(place).ok()?;
-    Some(format!(
-        "{} is a symbolic link to {}, which does not exist",
-        place.display(),
-        target.display()
-    ))
 }
 
 /// Whether this user may make entries in the folder `place` (write and enter it).

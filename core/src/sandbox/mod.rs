@@ -33,7 +33,7 @@ pub struct Sandbox {
 /// Why a sandbox could not be deployed, reached or torn down.
 #[derive(Debug, thiserror::Error)]
 pub enum SandboxError {
-    #[error("can't create the local sandbox folder {path}: {source}{}", elsewhere_hint(.source))]
+    #[error("can't create the local sandbox folder {path}: {source}{}", elsewhere_hint(.path, .source))]
     Create {
         path: PathBuf,
         source: std::io::Error,
@@ -84,20 +84,40 @@ fn already_deployed(name: &str, by: &str, underway: bool) -> String {
 }
 
 /// For a folder this user may not write: where sandboxes can go instead.
-fn elsewhere_hint(error: &std::io::Error) -> &'static str {
+fn elsewhere_hint(path: &Path, error: &std::io::Error) -> String {
     match error.raw_os_error() {
         Some(libc::EACCES | libc::EPERM | libc::EROFS) => {
-            "; set AGENT_ENV_LOCAL_SANDBOX_DIR to a folder you may write, and local sandboxes go there"
+            "; set AGENT_ENV_LOCAL_SANDBOX_DIR to a folder you may write, and local sandboxes go there".to_string()
         }
-        // The place (or a folder on the way to it) is a file.
-        Some(libc::ENOTDIR | libc::EEXIST) => {
-            "; a file stands where that folder or one above it should be: set AGENT_ENV_LOCAL_SANDBOX_DIR to a folder (or a path one can be made at), or move the file away"
-        }
+        // The place (or a folder on the way to it) is a link to nothing, or a file.
+        Some(libc::ENOTDIR | libc::EEXIST) => match path.ancestors().find_map(dangling_link) {
+            Some(link) => format!(
+                "; {link}: set AGENT_ENV_LOCAL_SANDBOX_DIR to a folder (or a path one can be made at), or make the folder the link leads to"
+            ),
+            None => "; a file stands where that folder or one above it should be: set AGENT_ENV_LOCAL_SANDBOX_DIR to a folder (or a path one can be made at), or move the file away".to_string(),
+        },
         Some(libc::ENOSPC | libc::EDQUOT) => {
-            "; the disk is full: free some space, or set AGENT_ENV_LOCAL_SANDBOX_DIR to a folder on another disk"
+            "; the disk is full: free some space, or set AGENT_ENV_LOCAL_SANDBOX_DIR to a folder on another disk".to_string()
         }
-        _ => "",
+        _ => String::new(),
     }
+}
+
+/// Why `place`, which leads nowhere, stands in the way: it is a symbolic link to something that does
+/// not exist (`mkdir` makes no folder where a link stands, dangling or not).
+pub(crate) fn dangling_link(place: &Path) -> Option<String> {
+    let is_link = std::fs::symlink_metadata(place).is_ok_and(|m| m.file_type().is_symlink());
+    let leads_nowhere =
+        std::fs::metadata(place).is_err_and(|e| e.kind() == std::io::ErrorKind::NotFound);
+    if !is_link || !leads_nowhere {
+        return None;
+    }
+    let target = std::fs::read_link(place).ok()?;
+    Some(format!(
+        "{} is a symbolic link to {}, which does not exist",
+        place.display(),
+        target.display()
+    ))
 }
 
 /// What a sandbox provider does.

@@ -711,4 +711,11 @@ fn a_dangling_link_as_the_sandbox_folder_fails_the_dry_run_naming_it() {
         "{}",
         r.both()
     );
+    // The run says what the dry run said of the link, not that a file stands there.
+    let link_said = format!(
+        "{} is a symbolic link to /x/nowhere, which does not exist",
+        link.display()
+    );
+    assert!(r.both().contains(&link_said), "{}", r.both());
+    assert!(!r.both().contains("a file stands"), "{}", r.both());
 }
