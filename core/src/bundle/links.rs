@@ -93,6 +93,51 @@ fn folder_links(root: &Path, rel: &str, found: &mut Vec<LinkOutside>) {
     }
 }
 
+/// The links below `folder` that lead outside it (to a file, read through as one of the folder's
+/// own, or to a folder, left out), by their paths in it, in order: what `artifact put FOLDER` names
+/// before it stores the folder's files, as a run names a bundle's.
+pub fn links_outside_folder(folder: &Path) -> Vec<LinkOutside> {
+    let Ok(root) = folder.canonicalize() else {
+        return Vec::new();
+    };
+    let mut found = Vec::new();
+    every_link(&root, "", &mut found);
+    found.sort_by(|a, b| a.path.cmp(&b.path));
+    found
+}
+
+/// The links below the folder `rel` of `root` that lead outside it, walked without following one.
+fn every_link(root: &Path, rel: &str, found: &mut Vec<LinkOutside>) {
+    let Ok(entries) = std::fs::read_dir(root.join(rel)) else {
+        return;
+    };
+    for entry in entries.flatten() {
+        let (Ok(name), Ok(kind)) = (entry.file_name().into_string(), entry.file_type()) else {
+            continue;
+        };
+        if is_left_out_of_files(&name) {
+            continue;
+        }
+        let path = join_rel(rel, &name);
+        if kind.is_dir() {
+            every_link(root, &path, found);
+        } else if kind.is_symlink() {
+            if let Some(target) = leads_outside(root, &entry.path()) {
+                let leads_to = if target.is_dir() {
+                    LeadsTo::Folder
+                } else {
+                    LeadsTo::File
+                };
+                found.push(LinkOutside {
+                    path,
+                    target,
+                    leads_to,
+                });
+            }
+        }
+    }
+}
+
 /// Where the link at `file` leads, when `file` is one and that is outside `root` (canonical).
 fn leads_outside(root: &Path, file: &Path) -> Option<PathBuf> {
     let is_link = std::fs::symlink_metadata(file).is_ok_and(|m| m.file_type().is_symlink());
@@ -139,6 +184,29 @@ mod tests {
                 target: dir.path().join("secret.txt").canonicalize().unwrap(),
                 leads_to: LeadsTo::File,
             }]
+        );
+    }
+
+    #[test]
+    fn a_folder_put_as_an_artifact_has_its_outside_links_named() {
+        let dir = tempfile::tempdir().unwrap();
+        let folder = dir.path().join("greeting");
+        std::fs::create_dir_all(folder.join("sub")).unwrap();
+        std::fs::write(folder.join("real.txt"), "r").unwrap();
+        std::fs::write(dir.path().join("secret.txt"), "s").unwrap();
+        std::fs::create_dir_all(dir.path().join("outdir")).unwrap();
+        std::os::unix::fs::symlink(dir.path().join("secret.txt"), folder.join("sub/out.txt"))
+            .unwrap();
+        std::os::unix::fs::symlink(dir.path().join("outdir"), folder.join("od")).unwrap();
+        std::os::unix::fs::symlink("real.txt", folder.join("near.txt")).unwrap();
+        let found = links_outside_folder(&folder);
+        let named: Vec<(&str, &LeadsTo)> = found
+            .iter()
+            .map(|l| (l.path.as_str(), &l.leads_to))
+            .collect();
+        assert_eq!(
+            named,
+            [("od", &LeadsTo::Folder), ("sub/out.txt", &LeadsTo::File)]
         );
     }
 

@@ -145,6 +145,28 @@ fn on_put_signal(signalled: Signalled) {
     );
 }
 
+/// A sentence for each link below `folder` that leads outside it: a file read through it is stored
+/// as the artifact's own, a folder it leads to is left out.
+fn links_outside_notes(folder: &std::path::Path, shown: &str, session: &Session) -> Vec<String> {
+    use crate::bundle::links::{links_outside_folder, LeadsTo};
+    links_outside_folder(folder)
+        .into_iter()
+        .map(|link| {
+            let target = session.paths().tilde(&link.target);
+            match link.leads_to {
+                LeadsTo::File => format!(
+                    "{} of {shown} is a symbolic link to {target}, outside the folder: artifact put stores that file as the artifact's own; make sure it is one you mean to share, or put a copy of it in the folder",
+                    link.path
+                ),
+                LeadsTo::Folder => format!(
+                    "{} of {shown} is a symbolic link to the folder {target}, outside the folder: artifact put follows no link to a folder, so what it holds is left out of the artifact; put a copy of the folder in it if the artifact needs it",
+                    link.path
+                ),
+            }
+        })
+        .collect()
+}
+
 fn put(args: PutArgs, session: &Session, term: &Terminal) -> Exit {
     let shown = args.folder.display().to_string();
     let give = "give the folder that holds the artifact's files";
@@ -163,6 +185,12 @@ fn put(args: PutArgs, session: &Session, term: &Terminal) -> Exit {
             .and_then(|p| p.file_name().map(|n| n.to_string_lossy().into_owned()))
             .unwrap_or_default(),
     };
+    // Said before the files are stored, as a run says a bundle's: a file read through a link may be
+    // one of this machine's that was not meant to be shared.
+    let link_notes = links_outside_notes(&args.folder, &shown, session);
+    for note in &link_notes {
+        term.eprintln(&format!("note: {note}"));
+    }
     let cancel = Cancel::new();
     watch_signals(cancel.clone(), Some(on_put_signal))
         .map_err(|e| Failure::new(format!("{shown}: can't watch for Ctrl-C: {e}")))?;
@@ -195,13 +223,14 @@ fn put(args: PutArgs, session: &Session, term: &Terminal) -> Exit {
     let put = put.map_err(|e| Failure::new(format!("{shown}: {e}")).with_code(e.exit_code()))?;
     // Objects kept on this machine, recorded in a document store other machines share: said once,
     // and in the JSON document for a script.
-    let warnings: Vec<String> =
+    let shared_stores: Vec<String> =
         crate::config::shared_stores::local_objects_behind_shared_documents(session.config())
             .into_iter()
             .collect();
-    for warning in &warnings {
+    for warning in &shared_stores {
         term.warn(warning);
     }
+    let warnings: Vec<String> = link_notes.into_iter().chain(shared_stores).collect();
     if args.json {
         let mut doc = serde_json::json!({
             "format_version": 1,

@@ -862,3 +862,48 @@ fn a_put_recording_local_files_in_a_shared_document_store_warns() {
     let doc: serde_json::Value = serde_json::from_str(&put.stdout).unwrap();
     assert_eq!(doc["warnings"], serde_json::json!([says]), "{doc}");
 }
+
+/// A link in the folder that leads outside it is named before its files are stored, as a run names
+/// a bundle's: a file read through it (stored as the artifact's own) and a folder (left out).
+#[test]
+fn a_link_leading_outside_the_folder_is_named_before_it_is_stored() {
+    let s = Sandboxed::new();
+    let folder = greeting(&s, "hello\n");
+    let secret = s.write("secret.txt", "not for sharing");
+    std::os::unix::fs::symlink(&secret, folder.join("more/out.txt")).unwrap();
+    let outdir = s.home().join("outdir");
+    std::fs::create_dir_all(&outdir).unwrap();
+    std::os::unix::fs::symlink(&outdir, folder.join("od")).unwrap();
+    std::os::unix::fs::symlink("hello.txt", folder.join("near.txt")).unwrap();
+    let shown = folder.to_str().unwrap();
+    let put = s.run(&["artifact", "put", shown, "--id", "team/linked", "--json"]);
+    assert_eq!(put.code, 0, "{}", put.both());
+    let file_note = "more/out.txt of ";
+    assert!(
+        put.stderr
+            .contains(&format!("note: {file_note}{shown} is a symbolic link to ")),
+        "{}",
+        put.stderr
+    );
+    assert!(
+        put.stderr
+            .contains("outside the folder: artifact put stores that file as the artifact's own"),
+        "{}",
+        put.stderr
+    );
+    assert!(
+        put.stderr.contains(&format!(
+            "note: od of {shown} is a symbolic link to the folder "
+        )),
+        "{}",
+        put.stderr
+    );
+    assert!(!put.stderr.contains("near.txt"), "{}", put.stderr);
+    let doc: serde_json::Value = serde_json::from_str(&put.stdout).unwrap();
+    let warnings = doc["warnings"].as_array().unwrap();
+    assert_eq!(warnings.len(), 2, "{doc:#}");
+    assert!(
+        warnings[0].as_str().unwrap().starts_with(file_note),
+        "{doc:#}"
+    );
+}
