@@ -14,6 +14,7 @@ use crate::stores::{Document, DocumentStore, Filter, Sort};
 
 use super::local_stores;
 
+pub mod cursor;
 mod window;
 
 /// The record stores of a session, read together. Reads merge what each store holds (@local ids

@@ -3,11 +3,12 @@
 //! a request with that cursor starts right after that place, wherever instances recorded or
 //! removed since have moved it: a client paging while a run writes sees each instance once, where
 //! an `offset` counted from the newest would show some twice.
+//!
+//! The place and the page after it are core's ([`agent_env::run::recorded::cursor`], which `task
+//! list` pages by too); here is only how an answer writes a cursor and a request reads it back.
 
-use std::cmp::Ordering;
-
-use agent_env::run::recorder::INSTANCES;
-use agent_env_store::document::{eval, Document, DocumentStore, Filter, Sort};
+use agent_env::run::recorded::cursor as place;
+use agent_env_store::document::{Document, DocumentStore, Filter, Sort};
 use agent_env_store::error::StoreResult;
 use base64::engine::general_purpose::URL_SAFE_NO_PAD;
 use base64::Engine;
@@ -18,12 +19,7 @@ use crate::http::problem::{ApiError, ApiResult};
 
 /// A place in a list: right after an item.
 #[derive(Debug, Clone, PartialEq)]
-pub struct Cursor {
-    /// The item's value of each of the sort's fields, in the sort's order.
-    key: Vec<Value>,
-    /// Where the next item stood when the cursor was given: where to look first.
-    at: u64,
-}
+pub struct Cursor(place::Cursor);
 
 /// A cursor as the answer writes it (base64url of this JSON): opaque to a client.
 #[derive(Serialize, Deserialize)]
@@ -36,19 +32,14 @@ struct Written {
 impl Cursor {
     /// The place right after `doc`, in `sort`'s order, the next item standing at `at`.
     pub fn after(doc: &Document, sort: &Sort, at: u64) -> Cursor {
-        let key = sort
-            .keys
-            .iter()
-            .map(|k| doc.get(&k.field).cloned().unwrap_or(Value::Null))
-            .collect();
-        Cursor { key, at }
+        Cursor(place::Cursor::after(doc, sort, at))
     }
 
     /// The text a client passes back as `cursor`.
     pub fn encode(&self) -> String {
         let written = Written {
-            after: self.key.clone(),
-            at: self.at,
+            after: self.0.key().to_vec(),
+            at: self.0.at(),
         };
         URL_SAFE_NO_PAD.encode(serde_json::to_vec(&written).unwrap_or_default())
     }
@@ -62,10 +53,7 @@ impl Cursor {
             .and_then(|bytes| serde_json::from_slice::<Written>(&bytes).ok())
             .filter(|w| w.after.len() == sort.keys.len());
         match written {
-            Some(w) => Ok(Cursor {
-                key: w.after,
-                at: w.at,
-            }),
+            Some(w) => Ok(Cursor(place::Cursor::from_parts(w.after, w.at))),
             None => Err(ApiError::invalid(
                 &["query", "cursor"],
                 format!(
@@ -78,19 +66,12 @@ impl Cursor {
 
     /// Whether `doc` comes at or before this place in `sort`'s order.
     pub fn holds(&self, doc: &Document, sort: &Sort) -> bool {
-        let place: Document = sort
-            .keys
-            .iter()
-            .zip(&self.key)
-            .map(|(k, v)| (k.field.clone(), v.clone()))
-            .collect();
-        eval::query_order(doc, &place, sort) != Ordering::Greater
+        self.0.holds(doc, sort)
     }
 }
 
 /// Where the first instance past `cursor` stands now among those `filter` selects (in `sort`'s
-/// order), and the `limit` instances from there. Where nothing moved since the page before, one
-/// read finds both; else the place is searched for from where it was, as far as it moved.
+/// order), and the `limit` instances from there (core's [`place::page_after`]).
 pub fn page_after(
     docs: &dyn DocumentStore,
     filter: &Filter,
@@ -98,75 +79,13 @@ pub fn page_after(
     cursor: &Cursor,
     limit: u64,
 ) -> StoreResult<(u64, Vec<Document>)> {
-    let read = |limit: u64, offset: u64| {
-        docs.query(
-            INSTANCES,
-            filter,
-            Some(sort),
-            Some(limit as usize),
-            offset as usize,
-        )
-    };
-    let past = |doc: &Document| !cursor.holds(doc, sort);
-    if let Some(before) = cursor.at.checked_sub(1) {
-        let mut window = read(limit.saturating_add(1), before)?;
-        let unmoved = window.first().is_some_and(|d| !past(d)) && window.get(1).is_none_or(past);
-        if unmoved {
-            window.remove(0);
-            return Ok((cursor.at, window));
-        }
-    }
-    let start = first_where(|p| Ok(read(1, p)?.first().is_none_or(past)), cursor.at)?;
-    Ok((start, read(limit, start)?))
-}
-
-/// The first position at which `past` holds, given that it holds from there on (past the end
-/// too): looked for from `near`, in steps that double, then halved down to one.
-fn first_where(past: impl Fn(u64) -> StoreResult<bool>, near: u64) -> StoreResult<u64> {
-    // The position is in `lo..=hi`.
-    let (mut lo, mut hi);
-    if past(near)? {
-        (lo, hi) = (0, near);
-        let mut step = 1u64;
-        while hi > 0 {
-            let p = hi.saturating_sub(step);
-            if !past(p)? {
-                lo = p + 1;
-                break;
-            }
-            hi = p;
-            step = step.saturating_mul(2);
-        }
-    } else {
-        lo = near + 1;
-        let mut step = 1u64;
-        loop {
-            let p = lo.saturating_add(step - 1);
-            if past(p)? {
-                hi = p;
-                break;
-            }
-            lo = p + 1;
-            step = step.saturating_mul(2);
-        }
-    }
-    while lo < hi {
-        let mid = lo + (hi - lo) / 2;
-        if past(mid)? {
-            hi = mid;
-        } else {
-            lo = mid + 1;
-        }
-    }
-    Ok(lo)
+    place::page_after(docs, filter, sort, &cursor.0, limit)
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
-    use agent_env::stores::local::LocalSqliteDocumentStore;
     use serde_json::json;
-    use std::cell::Cell;
 
     fn sort() -> Sort {
         Sort::by("n", true).then("instance_id", false)
@@ -177,27 +96,6 @@ mod tests {
             unreachable!()
         };
         doc
-    }
-
-    #[test]
-    fn the_first_place_is_found_from_anywhere_near() {
-        for len in 0..20u64 {
-            for answer in 0..=len {
-                for near in 0..25u64 {
-                    let asked = Cell::new(0);
-                    let found = first_where(
-                        |p| {
-                            asked.set(asked.get() + 1);
-                            Ok(p >= answer)
-                        },
-                        near,
-                    )
-                    .unwrap();
-                    assert_eq!(found, answer, "len {len} near {near}");
-                    assert!(asked.get() <= 12, "{} looks", asked.get());
-                }
-            }
-        }
     }
 
     #[test]
@@ -213,48 +111,5 @@ mod tests {
             let e = Cursor::decode(bad, &sort).unwrap_err();
             assert_eq!(e.detail[0]["loc"], json!(["query", "cursor"]), "{bad}");
         }
-    }
-
-    /// Pages after a cursor start right after it, whatever was added before or after it, or
-    /// removed, since.
-    #[test]
-    fn a_page_after_a_cursor_starts_right_after_its_place() {
-        let tmp = tempfile::tempdir().unwrap();
-        let store = LocalSqliteDocumentStore::new(tmp.path().join("d.db"));
-        for n in (0..40).map(|n| n * 10) {
-            store.insert(INSTANCES, &instance(n)).unwrap();
-        }
-        let sort = sort();
-        let filter = Filter::all();
-        let ns = |docs: &[Document]| docs.iter().map(|d| d["n"].clone()).collect::<Vec<_>>();
-        let first = store
-            .query(INSTANCES, &filter, Some(&sort), Some(5), 0)
-            .unwrap();
-        assert_eq!(
-            ns(&first),
-            [json!(390), json!(380), json!(370), json!(360), json!(350)]
-        );
-        let cursor = Cursor::after(&first[4], &sort, 5);
-        let (at, page) = page_after(&store, &filter, &sort, &cursor, 3).unwrap();
-        assert_eq!(
-            (at, ns(&page)),
-            (5, vec![json!(340), json!(330), json!(320)])
-        );
-        // Newer ones recorded, and the cursor's own removed: the page is still the one after it.
-        for n in [1000, 1001, 1002, 355, 345] {
-            store.insert(INSTANCES, &instance(n)).unwrap();
-        }
-        store
-            .delete(INSTANCES, &Filter::eq("instance_id", "i0350"))
-            .unwrap();
-        let (at, page) = page_after(&store, &filter, &sort, &cursor, 3).unwrap();
-        assert_eq!(
-            (at, ns(&page)),
-            (8, vec![json!(345), json!(340), json!(330)])
-        );
-        // The end of the list: nothing after its last.
-        let last = Cursor::after(&instance(0), &sort, 45);
-        let (_, page) = page_after(&store, &filter, &sort, &last, 3).unwrap();
-        assert!(page.is_empty());
     }
 }
