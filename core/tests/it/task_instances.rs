@@ -946,6 +946,36 @@ fn a_list_cut_by_its_limit_says_so() {
     assert!(doc.get("warnings").is_none(), "{doc:#}");
 }
 
+/// Instances started at the same moment are listed in the order of their ids, so a page of a long
+/// list ends at a place of its own, the next one read from right after it (each once, past a page of
+/// ties too); they came in the order the store happened to keep them.
+#[test]
+fn instances_started_at_the_same_moment_are_listed_by_id() {
+    use agent_env::stores::DocumentStore;
+    let s = Sandboxed::new();
+    let configured = agent_env::stores::LocalSqliteDocumentStore::new(
+        s.state().join("document_store").join("documents.db"),
+    );
+    let ids: Vec<String> = (0..210).map(|n| format!("team/tied-{n:04}")).collect();
+    for id in ids.iter().rev() {
+        let doc = serde_json::json!({"instance_id": id, "task_id": "team/tied", "task_version": 1,
+            "status": "completed", "started_at_utc": "2026-12-07T05:00:00.000000Z",
+            "ended_at_utc": "2026-12-07T05:00:01.000000Z"});
+        configured
+            .insert("task_instances", doc.as_object().unwrap())
+            .unwrap();
+    }
+    drop(configured);
+    let listed = json(&s, &["task", "list", "--json", "--limit", "0"]);
+    let listed: Vec<&str> = listed["instances"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|i| i["instance_id"].as_str().unwrap())
+        .collect();
+    assert_eq!(listed, ids, "{listed:?}");
+}
+
 /// The summary of `task run --runs N` names each run after the task's version, and how many there
 /// were (`team/x v1, run 2 of 3`); it read `team/x, run 2 v1`. The JSON keeps its keys and values: a
 /// run's `path` names it as the lines of its steps do.

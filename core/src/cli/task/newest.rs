@@ -2,6 +2,11 @@
 //! at a time, merged with the instances only a journal here keeps. A whole list (`--limit 0`) holds
 //! a page of each store at once, never every instance: an instance can be tens of megabytes (its
 //! steps, a verifier's rows), and reading them all at once held 480 MB for 20,000 instances.
+//!
+//! Each store's next page is read right after the place its page before ended (a [`Cursor`]: the
+//! last instance's start and id), not at an offset: a run recorded, or an instance removed, by
+//! another process while a list is read moves every later instance, and an offset then read some
+//! twice or skipped some.
 
 use std::cmp::Ordering;
 use std::collections::VecDeque;
@@ -10,6 +15,7 @@ use std::sync::Arc;
 use serde_json::{json, Map, Value};
 
 use crate::run::heartbeat;
+use crate::run::recorded::cursor::{self, Cursor};
 use crate::run::recorded::newest_started_first;
 use crate::run::recorder::INSTANCES;
 use crate::stores::error::StoreError;
@@ -21,7 +27,8 @@ pub(super) const PAGE: usize = 200;
 
 /// The instances `keep` keeps, newest first: of the stores (read with the store-side filter
 /// `narrowed`, in order), then of the journal's documents. Of two started at the same moment, the
-/// one of the earlier source comes first. After a store's error, nothing more.
+/// one of the earlier source comes first, and of one store the one of the smaller id. After a
+/// store's error, nothing more.
 pub(super) struct Newest<'a, K> {
     sources: Vec<Source<'a>>,
     narrowed: &'a Filter,
@@ -35,8 +42,8 @@ struct Source<'a> {
     store: Option<&'a dyn DocumentStore>,
     /// Read and kept, not yet handed out: newest first.
     unread: VecDeque<Document>,
-    /// How many of the store's documents were read so far.
-    offset: usize,
+    /// The place right after the last document read, once a page was.
+    after: Option<Cursor>,
     /// How many the next read asks for.
     page: usize,
     /// Whether the store has no more.
@@ -59,7 +66,7 @@ impl<'a, K: Fn(&Document) -> bool> Newest<'a, K> {
             .map(|store| Source {
                 store: Some(store.as_ref()),
                 unread: VecDeque::new(),
-                offset: 0,
+                after: None,
                 page,
                 ended: false,
             })
@@ -72,7 +79,7 @@ impl<'a, K: Fn(&Document) -> bool> Newest<'a, K> {
                 .cloned()
                 .map(listed_fields)
                 .collect(),
-            offset: 0,
+            after: None,
             page,
             ended: true,
         });
@@ -123,24 +130,32 @@ impl Source<'_> {
         let Some(store) = self.store else {
             return Ok(());
         };
-        let newest_first = Sort::by("started_at_utc", true);
+        let sort = newest_first();
         while self.unread.is_empty() && !self.ended {
-            let batch = store.query(
-                INSTANCES,
-                narrowed,
-                Some(&newest_first),
-                Some(self.page),
-                self.offset,
-            )?;
+            let (start, batch) = match &self.after {
+                None => (
+                    0,
+                    store.query(INSTANCES, narrowed, Some(&sort), Some(self.page), 0)?,
+                ),
+                Some(after) => cursor::page_after(store, narrowed, &sort, after, self.page as u64)?,
+            };
             let read = batch.len();
+            if let Some(last) = batch.last() {
+                self.after = Some(Cursor::after(last, &sort, start + read as u64));
+            }
             self.unread
                 .extend(batch.into_iter().filter(|d| keep(d)).map(listed_fields));
-            self.offset += read;
             self.ended = read < self.page;
             self.page = self.page.saturating_mul(2).min(PAGE);
         }
         Ok(())
     }
+}
+
+/// Newest first, of one store: of two started at the same moment, the one of the smaller id (as
+/// the explorer lists them), so each instance has a place of its own a page can end at.
+fn newest_first() -> Sort {
+    Sort::by("started_at_utc", true).then("instance_id", false)
 }
 
 /// Of an instance, the fields a list shows and those its status is told from (its heartbeat, the
@@ -226,7 +241,81 @@ mod tests {
         );
         assert_eq!(store.asked().len(), 2);
         assert_eq!(newest.count(), total - PAGE - 1);
-        assert_eq!(store.documents_read(), total);
+        // Each page after the first reads the last of the page before again, to see nothing moved.
+        assert_eq!(store.documents_read(), total + 2);
+    }
+
+    /// Runs recorded by another process, and instances it removes, while a list is read move the
+    /// store's later instances: each page still starts right after the last one listed, so every
+    /// instance there from the start is listed once, in order, ties by id.
+    #[test]
+    fn a_store_changing_between_pages_lists_each_instance_once() {
+        use agent_env_test_support::{Forwarding, Hooks};
+        use std::sync::Mutex;
+
+        /// After answering each page (a read of more than one), records three runs newer than
+        /// any, or removes the two newest of the instances there from the start, in turn.
+        struct Churn {
+            pages: Mutex<usize>,
+            removable: Mutex<Vec<String>>,
+        }
+        impl Hooks for Churn {
+            fn query(
+                &self,
+                inner: &dyn DocumentStore,
+                c: &str,
+                f: &Filter,
+                s: Option<&Sort>,
+                limit: Option<usize>,
+                offset: usize,
+            ) -> StoreResult<Vec<Document>> {
+                let answer = inner.query(c, f, s, limit, offset)?;
+                if c == INSTANCES && limit.is_some_and(|l| l > 1) {
+                    let mut pages = self.pages.lock().unwrap();
+                    *pages += 1;
+                    if *pages % 2 == 1 {
+                        for k in 0..3 {
+                            let id = format!("new-{pages}-{k}");
+                            inner.insert(INSTANCES, &instance(&id, 1000 + *pages * 3 + k))?;
+                        }
+                    } else {
+                        for id in self.removable.lock().unwrap().drain(..2) {
+                            inner.delete(INSTANCES, &Filter::eq("instance_id", id.as_str()))?;
+                        }
+                    }
+                }
+                Ok(answer)
+            }
+        }
+
+        use crate::stores::local::LocalSqliteDocumentStore;
+        use crate::stores::StoreResult;
+        let dir = tempfile::tempdir().unwrap();
+        let sqlite = LocalSqliteDocumentStore::new(dir.path().join("a.db"));
+        // Two of each start, so ties are read across pages too.
+        let originals: Vec<(String, usize)> =
+            (0..40).map(|n| (format!("i-{n:04}"), n / 2)).collect();
+        for (id, second) in &originals {
+            sqlite.insert(INSTANCES, &instance(id, *second)).unwrap();
+        }
+        let mut expected = originals.clone();
+        expected.sort_by(|a, b| b.1.cmp(&a.1).then(a.0.cmp(&b.0)));
+        let expected: Vec<String> = expected.into_iter().map(|(id, _)| id).collect();
+        let churn = Churn {
+            pages: Mutex::new(0),
+            removable: Mutex::new(expected.clone()),
+        };
+        let store: Arc<dyn DocumentStore> = Arc::new(Forwarding::new(Arc::new(sqlite), churn));
+        let stores = vec![store];
+        let all = Filter::all();
+        let listed = ids(Newest::new(
+            &stores,
+            &all,
+            |_: &Document| true,
+            &[],
+            Some(2),
+        ));
+        assert_eq!(listed, expected);
     }
 
     /// The stores and the journal are merged newest first; of two started at the same moment, the
