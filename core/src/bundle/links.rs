@@ -43,54 +43,13 @@ pub fn links_outside(bundle: &Bundle, tree: Tree<'_>) -> Vec<LinkOutside> {
     };
     let mut found = Vec::new();
     for artifact in &bundle.artifacts {
+        // Walked as the artifact's files are (no link followed, what is never one of them left out).
         let mut of_artifact = Vec::new();
-        for file in &artifact.files {
-            let path = join_rel(&artifact.path, file);
-            if let Some(target) = leads_outside(&root, &root.join(&path)) {
-                of_artifact.push(LinkOutside {
-                    path,
-                    target,
-                    leads_to: LeadsTo::File,
-                });
-            }
-        }
-        folder_links(&root, &artifact.path, &mut of_artifact);
+        every_link(&root, &artifact.path, &mut of_artifact);
         of_artifact.sort_by(|a, b| a.path.cmp(&b.path));
         found.extend(of_artifact);
     }
     found
-}
-
-/// The links to folders outside `root` among the entries below the folder `rel` (in the bundle),
-/// walked as the artifact's files are (no link followed, what is never an artifact's file left out);
-/// what can't be read is said when the artifact is read, not here.
-fn folder_links(root: &Path, rel: &str, found: &mut Vec<LinkOutside>) {
-    let Ok(entries) = std::fs::read_dir(root.join(rel)) else {
-        return;
-    };
-    for entry in entries.flatten() {
-        let Ok(name) = entry.file_name().into_string() else {
-            continue;
-        };
-        let Ok(kind) = entry.file_type() else {
-            continue;
-        };
-        if is_left_out_of_files(&name) {
-            continue;
-        }
-        let path = join_rel(rel, &name);
-        if kind.is_dir() {
-            folder_links(root, &path, found);
-        } else if kind.is_symlink() && entry.path().is_dir() {
-            if let Some(target) = leads_outside(root, &entry.path()) {
-                found.push(LinkOutside {
-                    path,
-                    target,
-                    leads_to: LeadsTo::Folder,
-                });
-            }
-        }
-    }
 }
 
 /// The links below `folder` that lead outside it (to a file, read through as one of the folder's
@@ -106,7 +65,8 @@ pub fn links_outside_folder(folder: &Path) -> Vec<LinkOutside> {
     found
 }
 
-/// The links below the folder `rel` of `root` that lead outside it, walked without following one.
+/// The links below the folder `rel` of `root` that lead outside it, walked without following one;
+/// what can't be read is said when the files are read, not here.
 fn every_link(root: &Path, rel: &str, found: &mut Vec<LinkOutside>) {
     let Ok(entries) = std::fs::read_dir(root.join(rel)) else {
         return;
