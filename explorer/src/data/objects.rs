@@ -62,24 +62,7 @@ pub fn find(stores: &[Arc<dyn ObjectStore>], url: &str) -> ApiResult<FoundObject
             file_name,
         });
     }
-    if let Some(refusal) = stores
-        .first()
-        .and_then(|local| refused_as_its_own(local.as_ref(), url))
-    {
-        return Err(refused(refusal));
-    }
     Err(ApiError::not_found(not_owned(url, stores.len() > 1)))
-}
-
-/// The local object store's refusal of `url`, a `file://` URL under its folder that names no key it
-/// may hold ([`StoreError::InvalidValue`]: a part longer than a file name may be, a reserved name);
-/// its `owns` says only that the URL is not one of its own. A URL of another place is
-/// [`StoreError::ForeignUrl`], no refusal. As `agent-env store get` says it.
-fn refused_as_its_own(local: &dyn ObjectStore, url: &str) -> Option<StoreError> {
-    match local.get_object_key(url) {
-        Err(refusal @ StoreError::InvalidValue(_)) => Some(refusal),
-        _ => None,
-    }
 }
 
 /// Why no store was asked for `url`: none of them owns it. `with_configured`: the configured store

@@ -63,7 +63,7 @@ fn store_owning(url: &str, session: &Session) -> Result<Arc<dyn ObjectStore>, Fa
         .map_err(|e| Failure::new(format!("the configured object store can't be used: {e}")))?;
     let local = crate::run::local_stores::open(&session.paths().state_root()).objects;
     let mut unanswered = None;
-    for (store, is_local) in [(configured, false), (local.clone(), true)] {
+    for (store, is_local) in [(configured, false), (local, true)] {
         match store.owns(url) {
             Ok(true) => return Ok(store),
             Ok(false) | Err(StoreError::ForeignUrl(_)) => {}
@@ -72,26 +72,12 @@ fn store_owning(url: &str, session: &Session) -> Result<Arc<dyn ObjectStore>, Fa
             Err(e) => return Err(Failure::new(e)),
         }
     }
-    if let Some(refusal) = refused_as_its_own(local.as_ref(), url) {
-        return Err(Failure::new(refusal));
-    }
     Err(Failure::new(match unanswered {
         Some(e) => format!(
             "'{url}' is not a URL of the local object store, and the configured one could not say whether it is one of its own: {e}"
         ),
         None => format!("'{url}' is not a URL of the configured object store or of the local one"),
     }))
-}
-
-/// The local object store's refusal of `url`, a `file://` URL under its folder that names no key it
-/// may hold ([`StoreError::InvalidValue`]: a part longer than a file name may be, a reserved name);
-/// its `owns` says only that the URL is not one of its own. A URL of another place is
-/// [`StoreError::ForeignUrl`], no refusal.
-fn refused_as_its_own(local: &dyn ObjectStore, url: &str) -> Option<StoreError> {
-    match local.get_object_key(url) {
-        Err(refusal @ StoreError::InvalidValue(_)) => Some(refusal),
-        _ => None,
-    }
 }
 
 /// How `store get` writes an object to stdout.

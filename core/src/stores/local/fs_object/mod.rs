@@ -489,8 +489,14 @@ impl ObjectStore for LocalFilesystemObjectStore {
         Ok(Box::new(self.open_object(&target)?))
     }
 
+    /// A `file://` URL under this store's folder that names no key it may hold (a part longer than
+    /// a file name may be, a reserved name) is refused in its words, not called another store's.
     fn owns(&self, object_url: &str) -> StoreResult<bool> {
-        Ok(self.get_object_key(object_url).is_ok())
+        match self.get_object_key(object_url) {
+            Ok(_) => Ok(true),
+            Err(refusal @ StoreError::InvalidValue(_)) => Err(refusal),
+            Err(_) => Ok(false),
+        }
     }
 
     fn supports_transfer_grants(&self) -> bool {
