@@ -12,7 +12,6 @@
 //! page: the last few sorted listings' whole orders are kept ([`KeptOrder`]), as the ids of their rows,
 //! while their rows stay as they were ([`Rows::stamp`]), so the next page of one reads no key.
 
-use std::cmp::Ordering;
 use std::collections::VecDeque;
 use std::sync::Mutex;
 
@@ -140,7 +139,7 @@ impl KeptOrder {
     }
 
     /// The ids of the rows `offset..offset + limit` of `listing` whose `keyed` rows were just read,
-    /// their rows then being `stamp` ([`window_ids`]); the whole order is kept for the next window
+    /// their rows then being `stamp` ([`eval::keyed_window`]); the whole order is kept for the next window
     /// when this one reaches past the middle, or when the same listing was read before with its rows
     /// the same.
     fn order(
@@ -159,11 +158,11 @@ impl KeptOrder {
         let whole = read_before || offset.saturating_add(limit) > keyed.len() / 2;
         let sort = Some(&listing.sort);
         let (window, ids) = if whole {
-            let all = window_ids(keyed, sort, usize::MAX, 0);
+            let all = eval::keyed_window(keyed, sort, usize::MAX, 0);
             let window = all.iter().skip(offset).take(limit).copied().collect();
             (window, Some(all))
         } else {
-            (window_ids(keyed, sort, limit, offset), None)
+            (eval::keyed_window(keyed, sort, limit, offset), None)
         };
         self.last.retain(|l| l.listing != listing);
         self.last.push_front(Last {
@@ -214,36 +213,6 @@ fn top_level_fields(paths: &[&str]) -> Vec<String> {
     fields
 }
 
-/// The ids of the rows `offset..offset + limit` of `keyed` (each row's id and the fields it is sorted
-/// by) in `sort`'s order as the evaluator sorts, ties by id. Only the rows up to the window's end are
-/// sorted; the rest are set apart in linear time.
-fn window_ids(
-    mut keyed: Vec<(i64, Document)>,
-    sort: Option<&Sort>,
-    limit: usize,
-    offset: usize,
-) -> Vec<i64> {
-    let order = |a: &(i64, Document), b: &(i64, Document)| -> Ordering {
-        sort.map_or(Ordering::Equal, |s| eval::query_order(&a.1, &b.1, s))
-            .then(a.0.cmp(&b.0))
-    };
-    let end = offset.saturating_add(limit).min(keyed.len());
-    if end == 0 {
-        return Vec::new();
-    }
-    if end < keyed.len() {
-        keyed.select_nth_unstable_by(end - 1, order);
-        keyed.truncate(end);
-    }
-    keyed.sort_by(order);
-    keyed
-        .into_iter()
-        .skip(offset)
-        .take(limit)
-        .map(|(id, _)| id)
-        .collect()
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -287,14 +256,15 @@ mod tests {
                 let mut shuffled = docs.clone();
                 shuffled.reverse();
                 shuffled.rotate_left(5);
-                let got: Vec<Document> = window_ids(shuffled, Some(&sort), limit, offset)
+                let got: Vec<Document> = eval::keyed_window(shuffled, Some(&sort), limit, offset)
                     .into_iter()
                     .map(|id| docs[id as usize - 1].1.clone())
                     .collect();
                 assert_eq!(got, expected, "{sort:?} limit {limit} offset {offset}");
             }
         }
-        let unsorted: Vec<i64> = window_ids(docs.iter().rev().cloned().collect(), None, 3, 1);
+        let unsorted: Vec<i64> =
+            eval::keyed_window(docs.iter().rev().cloned().collect(), None, 3, 1);
         assert_eq!(unsorted, [2, 3, 4]);
     }
 

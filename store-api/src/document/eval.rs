@@ -365,6 +365,37 @@ pub fn window(
     }
 }
 
+/// The ids of the rows `offset..offset + limit` of `keyed` (each row's id, in insertion order, and a
+/// document of the fields it is sorted by) in `sort`'s order as [`window`] puts whole documents in
+/// it, ties by id: what a store that reads only its rows' sort keys gives a page from. Only the rows
+/// up to the window's end are sorted; the rest are set apart in linear time.
+pub fn keyed_window(
+    mut keyed: Vec<(i64, Document)>,
+    sort: Option<&Sort>,
+    limit: usize,
+    offset: usize,
+) -> Vec<i64> {
+    let order = |a: &(i64, Document), b: &(i64, Document)| -> Ordering {
+        sort.map_or(Ordering::Equal, |s| query_order(&a.1, &b.1, s))
+            .then(a.0.cmp(&b.0))
+    };
+    let end = offset.saturating_add(limit).min(keyed.len());
+    if end == 0 {
+        return Vec::new();
+    }
+    if end < keyed.len() {
+        keyed.select_nth_unstable_by(end - 1, order);
+        keyed.truncate(end);
+    }
+    keyed.sort_by(order);
+    keyed
+        .into_iter()
+        .skip(offset)
+        .take(limit)
+        .map(|(id, _)| id)
+        .collect()
+}
+
 /// `find_one` over every match: the first of `docs` in `query`'s order by `sort` (of equals, the one
 /// read first), or without a sort the first read.
 pub fn first(docs: Vec<Document>, sort: Option<&Sort>) -> Option<Document> {

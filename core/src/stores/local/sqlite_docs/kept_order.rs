@@ -72,7 +72,7 @@ impl KeptOrder {
         query: KeysQuery,
         sort: &Sort,
         stamp: Stamp,
-        mut keys: Vec<(i64, Document)>,
+        keys: Vec<(i64, Document)>,
         limit: usize,
         offset: usize,
     ) -> Vec<i64> {
@@ -80,31 +80,27 @@ impl KeptOrder {
         {
             self.orderings += 1;
         }
-        let order = |a: &(i64, Document), b: &(i64, Document)| {
-            eval::query_order(&a.1, &b.1, sort).then(a.0.cmp(&b.0))
-        };
         let end = offset.saturating_add(limit).min(keys.len());
         let read_before = self
             .last
             .as_ref()
             .is_some_and(|l| l.is(&query, sort, stamp));
         let whole = read_before || end > keys.len() / 2;
-        if whole {
-            keys.sort_by(order);
-        } else if end > 0 {
-            // Only the rows up to the window's end are put in order: the rest are set apart in
-            // linear time, not sorted.
-            keys.select_nth_unstable_by(end - 1, order);
-            keys.truncate(end);
-            keys.sort_by(order);
-        }
-        let rowids: Vec<i64> = keys.into_iter().map(|(rowid, _)| rowid).collect();
-        let window = rowids.iter().skip(offset).take(limit).copied().collect();
+        // Otherwise only the rows up to the window's end are put in order.
+        let (window, rowids) = if whole {
+            let all = eval::keyed_window(keys, Some(sort), usize::MAX, 0);
+            (
+                all.iter().skip(offset).take(limit).copied().collect(),
+                Some(all),
+            )
+        } else {
+            (eval::keyed_window(keys, Some(sort), limit, offset), None)
+        };
         self.last = Some(Last {
             query,
             sort: sort.clone(),
             stamp,
-            rowids: whole.then_some(rowids),
+            rowids,
         });
         window
     }
