@@ -149,7 +149,7 @@ impl ExplorerSettings {
             .map_err(&mut keep)
             .unwrap_or_default()
             .iter()
-            .filter_map(|h| host_name(h).map_err(&mut keep).ok())
+            .filter_map(|h| host(h).map_err(&mut keep).ok())
             .collect();
         let cors_origins = strings(&explorer, "cors_origins")
             .map_err(&mut keep)
@@ -256,9 +256,11 @@ fn seconds(table: &toml::Table, key: &'static str) -> Result<Option<Duration>, S
         })
 }
 
-/// An `allowed_hosts` entry as the guard compares it with a request's `Host`: lowercased, without a
-/// port (the guard leaves the port out of the `Host` too, so `name:8234` means `name`).
-fn host_name(written: &str) -> Result<String, SettingsError> {
+/// A host as the explorer compares it: lowercased and without a port (`name:8234` means `name`), an
+/// IPv6 address in brackets (one written bare, as `curl -H 'Host: ::1'` sends it, is given them).
+/// It reads `[explorer] allowed_hosts` entries and, in the explorer, each request's `Host`, so the two
+/// are compared in one form and an entry the config accepts is one a request can match.
+pub fn host(written: &str) -> Result<String, SettingsError> {
     let host = written.trim().to_ascii_lowercase();
     let bad = |why| SettingsError::BadHost {
         host: written.to_string(),
@@ -282,25 +284,48 @@ fn host_name(written: &str) -> Result<String, SettingsError> {
             "a browser sends a name of other letters in its ASCII form (xn--…, punycode); write that",
         ));
     }
-    // `[::1]:8080` and `name:8080` without the port; a bare IPv6 address has several colons and stays.
-    let name = match host.strip_prefix('[') {
-        Some(rest) => match rest.split_once(']') {
-            Some((inside, after)) if after.is_empty() || after.starts_with(':') => {
-                format!("[{inside}]")
-            }
-            _ => return Err(bad("its brackets do not close an IPv6 address")),
-        },
-        None => match host.split_once(':') {
-            Some((name, port)) if !port.contains(':') => {
-                if !port.chars().all(|c| c.is_ascii_digit()) {
-                    return Err(bad("what follows ':' is no port"));
-                }
-                name.to_string()
-            }
-            _ => host,
-        },
+    let ipv6 = |inside: &str| {
+        inside.contains(':')
+            && inside
+                .chars()
+                .all(|c| c.is_ascii_hexdigit() || matches!(c, ':' | '.'))
     };
-    Ok(name)
+    let port_ok = |port: &str| port.chars().all(|c| c.is_ascii_digit());
+    if let Some(rest) = host.strip_prefix('[') {
+        let Some((inside, after)) = rest.split_once(']') else {
+            return Err(bad("its brackets do not close an IPv6 address"));
+        };
+        if !ipv6(inside) {
+            return Err(bad("what its brackets hold is no IPv6 address"));
+        }
+        if !(after.is_empty() || after.strip_prefix(':').is_some_and(port_ok)) {
+            return Err(bad("what follows ']' is no :port"));
+        }
+        return Ok(format!("[{inside}]"));
+    }
+    if host.matches(':').count() > 1 {
+        return match ipv6(&host) {
+            true => Ok(format!("[{host}]")),
+            false => Err(bad("it has several ':' and is no IPv6 address")),
+        };
+    }
+    let name = match host.split_once(':') {
+        Some((_, port)) if !port_ok(port) => return Err(bad("what follows ':' is no port")),
+        Some((name, _)) => name,
+        None => host.as_str(),
+    };
+    if name.is_empty() {
+        return Err(bad("it names no host before its port"));
+    }
+    if !name
+        .chars()
+        .all(|c| c.is_ascii_alphanumeric() || matches!(c, '-' | '.' | '_'))
+    {
+        return Err(bad(
+            "a host name is letters, digits, '-', '.' and '_', or an IP address",
+        ));
+    }
+    Ok(name.to_string())
 }
 
 /// A `cors_origins` entry as a browser sends it in `Origin`: `scheme://host[:port]`, the scheme and host
@@ -511,12 +536,12 @@ mod tests {
     #[test]
     fn allowed_hosts_are_names_without_a_port_and_every_bad_one_is_named() {
         let s = settings(
-            "[explorer]\nallowed_hosts = ['Explorer.Internal', 'box:8234', '[::1]:8080', '::1']\n",
+            "[explorer]\nallowed_hosts = ['Explorer.Internal', 'box:8234', '[::1]:8080', '::1', 'FD00::5']\n",
         )
         .unwrap();
         assert_eq!(
             s.allowed_hosts,
-            ["explorer.internal", "box", "[::1]", "::1"]
+            ["explorer.internal", "box", "[::1]", "[::1]", "[fd00::5]"]
         );
         let e =
             settings("[explorer]\nallowed_hosts = ['', '*', 'http://x', 'a:b', 'ééé.example']\n")
@@ -529,6 +554,25 @@ mod tests {
             "\"http://x\", which no request's Host can match: a host is a name alone",
             "\"a:b\", which no request's Host can match: what follows ':' is no port",
             "\"ééé.example\", which no request's Host can match: a browser sends a name of other letters",
+        ] {
+            assert!(e.contains(part), "{part}\n{e}");
+        }
+    }
+
+    #[test]
+    fn an_allowed_host_no_request_could_send_is_refused_by_the_rules_the_guard_reads_hosts_by() {
+        let e = settings(
+            "[explorer]\nallowed_hosts = ['a!b.example', '[zz]', '[::1]x', ':80', 'x:y:z']\n",
+        )
+        .unwrap_err()
+        .to_string();
+        assert!(e.contains("has 5 problems"), "{e}");
+        for part in [
+            "\"a!b.example\", which no request's Host can match: a host name is letters, digits",
+            "\"[zz]\", which no request's Host can match: what its brackets hold is no IPv6 address",
+            "\"[::1]x\", which no request's Host can match: what follows ']' is no :port",
+            "\":80\", which no request's Host can match: it names no host before its port",
+            "\"x:y:z\", which no request's Host can match: it has several ':' and is no IPv6 address",
         ] {
             assert!(e.contains(part), "{part}\n{e}");
         }

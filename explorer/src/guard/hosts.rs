@@ -5,6 +5,8 @@
 use axum::extract::Request;
 use axum::http::{header, HeaderMap, StatusCode};
 
+use agent_env::config::explorer::host as config_host;
+
 use crate::http::problem::ApiError;
 
 /// What a request's `Host` header says.
@@ -39,34 +41,11 @@ impl HostHeader {
     }
 }
 
-/// `host[:port]`'s host, lowercased already, or none when it is no host: a name of letters, digits,
-/// `-`, `.` and `_`, an IPv4 address, or an IPv6 address in brackets; one written bare (`::1`, as
-/// `curl -H` sends it) has no port and is given its brackets, so it reads as the same host.
+/// `host[:port]`'s host as `[explorer] allowed_hosts` entries are read (core's one parser for both),
+/// or none when it is no host: a name of letters, digits, `-`, `.` and `_`, an IPv4 address, or an
+/// IPv6 address in brackets (one written bare has no port and is given its brackets).
 pub fn host_name(raw: &str) -> Option<String> {
-    let ipv6 = |inside: &str| {
-        inside.contains(':')
-            && inside
-                .chars()
-                .all(|c| c.is_ascii_hexdigit() || matches!(c, ':' | '.'))
-    };
-    let port = |port: &str| port.chars().all(|c| c.is_ascii_digit());
-    if let Some(rest) = raw.strip_prefix('[') {
-        let (inside, after) = rest.split_once(']')?;
-        let port_ok = after.is_empty() || after.strip_prefix(':').is_some_and(port);
-        return (ipv6(inside) && port_ok).then(|| format!("[{inside}]"));
-    }
-    if raw.matches(':').count() > 1 {
-        return ipv6(raw).then(|| format!("[{raw}]"));
-    }
-    let (name, port_ok) = match raw.split_once(':') {
-        Some((name, after)) => (name, port(after)),
-        None => (raw, true),
-    };
-    let name_ok = !name.is_empty()
-        && name
-            .chars()
-            .all(|c| c.is_ascii_alphanumeric() || matches!(c, '-' | '.' | '_'));
-    (name_ok && port_ok).then(|| name.to_string())
+    config_host(raw).ok()
 }
 
 /// Where the explorer is reached, as a refusal names it.

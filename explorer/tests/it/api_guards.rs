@@ -52,6 +52,24 @@ fn a_host_outside_loopback_and_the_allow_list_gets_421() {
     }
 }
 
+/// An IPv6 address written bare in `allowed_hosts` is the host a request for it names, bracketed
+/// (a browser's `Host: [fd00::5]:8234`) or bare (the config and the guard read hosts by one parser;
+/// the config kept the bare form, which no request's host ever equalled).
+#[test]
+fn an_ipv6_address_allowed_bare_is_served_however_the_request_writes_it() {
+    let world = World::new();
+    world.config("[explorer]\nallowed_hosts = ['FD00::5']\n");
+    let server = Explorer::start(&world);
+    for host in ["[fd00::5]:8234", "[FD00::5]", "fd00::5"] {
+        server
+            .request("GET", "/api/v1/health", &[("Host", host)], b"")
+            .expect(200);
+    }
+    server
+        .request("GET", "/api/v1/health", &[("Host", "[fd00::6]")], b"")
+        .expect(421);
+}
+
 /// Which of two `Host` headers a request means is not guessed (a proxy in front may have read the
 /// other one): 400. An absolute-form target names the host a server reads in place of `Host`, so
 /// its host is held to the same list: 421 for one not allowed, whatever `Host` says.
