@@ -94,8 +94,8 @@ fn human(outcome: &VerifyOutcome) -> String {
         v.count(Status::Failed),
         v.count(Status::Skipped)
     ));
-    if !v.passed() && !v.stderr_tail.is_empty() {
-        out.push_str("Its stderr ended with:\n");
+    if let (false, Some(check)) = (v.passed(), v.stderr_check) {
+        out.push_str(&format!("Its stderr during {} ended with:\n", check.code()));
         for line in &v.stderr_tail {
             out.push_str(&format!("  | {line}\n"));
         }

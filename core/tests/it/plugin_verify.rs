@@ -5,7 +5,7 @@
 use std::collections::BTreeSet;
 
 use crate::support::plugins::{fixture, plugin_table, Sandbox};
-use serde_json::Value;
+use serde_json::{json, Value};
 
 /// Every check, in report order.
 const CHECKS: [&str; 13] = [
@@ -558,12 +558,13 @@ fn a_steps_own_timeout_is_its_limit_under_verify() {
     );
 }
 
-/// A sandbox with `agentenv-acme` installed: a shell plugin that, as an SDK does, says on stderr each
-/// line it ignores (the junk `unparsable-request` sends on purpose), and whose task steps crash
-/// (`acme_crash`: a line on stderr, then exit 7), fail (`acme_fail`: error -32020), answer errors that
-/// break the protocol (`acme_bare`: -32020 without `data.kind`; `acme_nomethod`: -32601) or succeed
-/// (`acme_ok`). With `--shutdown-fails` it says so on stderr and exits 3 once stdin closes after
-/// `shutdown`.
+/// A sandbox with `agentenv-acme` installed: a shell plugin that, as an SDK does, says on stderr that
+/// it starts and each line it ignores (the junk `unparsable-request` sends on purpose), and whose task
+/// steps crash (`acme_crash`: a line on stderr, then exit 7), fail (`acme_fail`: error -32020), answer
+/// errors that break the protocol (`acme_bare`: -32020 without `data.kind`; `acme_nomethod`: -32601),
+/// answer with a list after two lines on stderr (`acme_list`), hang after a line on stderr
+/// (`acme_hang`) or succeed (`acme_ok`). With `--shutdown-fails` it says so on stderr and exits 3 once
+/// stdin closes after `shutdown`.
 fn acme(args: &str) -> Sandbox {
     let mut sb = Sandbox::new();
     let contribution = |name: &str, class: &str| {
@@ -572,17 +573,20 @@ fn acme(args: &str) -> Sandbox {
         )
     };
     let result = format!(
-        r#"{{"protocol":1,"plugin":{{"name":"agentenv-acme","version":"1.0"}},"contributions":[{},{},{},{},{}],"stores":[]}}"#,
+        r#"{{"protocol":1,"plugin":{{"name":"agentenv-acme","version":"1.0"}},"contributions":[{},{},{},{},{},{},{}],"stores":[]}}"#,
         contribution("acme_crash", "AcmeCrash"),
         contribution("acme_fail", "AcmeFail"),
         contribution("acme_bare", "AcmeBare"),
         contribution("acme_nomethod", "AcmeNoMethod"),
+        contribution("acme_list", "AcmeList"),
+        contribution("acme_hang", "AcmeHang"),
         contribution("acme_ok", "AcmeOk"),
     );
     let script = sb.script(
         "acme.sh",
         &format!(
             r#"if [ "$AGENT_ENV_PLUGIN" != 1 ]; then echo "acme is an agent-env plugin" >&2; exit 2; fi
+echo "acme: starting up" >&2
 shut=0
 while IFS= read -r line; do
   case "$line" in
@@ -600,6 +604,8 @@ while IFS= read -r line; do
     *'"method":"execute"'*'"type":"acme_fail"'*) printf '{{"jsonrpc":"2.0","id":%s,"error":{{"code":-32020,"message":"greeting failed","data":{{"kind":"step-failed","error_type":"ValueError","message":"greeting failed"}}}}}}\n' "$id" ;;
     *'"method":"execute"'*'"type":"acme_bare"'*) printf '{{"jsonrpc":"2.0","id":%s,"error":{{"code":-32020,"message":"bare"}}}}\n' "$id" ;;
     *'"method":"execute"'*'"type":"acme_nomethod"'*) printf '{{"jsonrpc":"2.0","id":%s,"error":{{"code":-32601,"message":"no such method"}}}}\n' "$id" ;;
+    *'"method":"execute"'*'"type":"acme_list"'*) echo "acme: scoring" >&2; echo "acme: no score, answering the list of marks" >&2; printf '{{"jsonrpc":"2.0","id":%s,"result":[1,2]}}\n' "$id" ;;
+    *'"method":"execute"'*'"type":"acme_hang"'*) echo "acme: waiting for the grader" >&2; while IFS= read -r _; do :; done; exit 0 ;;
     *'"method":"execute"'*) printf '{{"jsonrpc":"2.0","id":%s,"result":{{"metadata":{{"greeted":true}}}}}}\n' "$id" ;;
     *) printf '{{"jsonrpc":"2.0","id":%s,"error":{{"code":-32601,"message":"no such method"}}}}\n' "$id" ;;
   esac
@@ -610,7 +616,7 @@ if [ "$shut" = 1 ] && [ "$1" = --shutdown-fails ]; then echo "acme: closing down
     );
     let exec = format!("[\"/bin/sh\", \"{}\"{args}]", script.display());
     let text = format!(
-        "{}\n[provides.task_steps]\nacme_crash = \"AcmeCrash\"\nacme_fail = \"AcmeFail\"\nacme_bare = \"AcmeBare\"\nacme_nomethod = \"AcmeNoMethod\"\nacme_ok = \"AcmeOk\"\n",
+        "{}\n[provides.task_steps]\nacme_crash = \"AcmeCrash\"\nacme_fail = \"AcmeFail\"\nacme_bare = \"AcmeBare\"\nacme_nomethod = \"AcmeNoMethod\"\nacme_list = \"AcmeList\"\nacme_hang = \"AcmeHang\"\nacme_ok = \"AcmeOk\"\n",
         plugin_table("agentenv-acme", "1.0", &exec)
     );
     sb.plugin_dir_manifest("acme", &text);
@@ -677,6 +683,65 @@ fn a_step_that_crashes_fails_step_executes_with_its_own_stderr() {
     );
     assert!(text.contains("  FAIL  step-executes  "), "{text}");
     assert!(!text.contains("ignored a line"), "{text}");
+}
+
+/// A failed step quotes what its own process wrote on stderr while the step ran, up to the moment it
+/// failed (here, answered with a list), in its message and in the report's closing excerpt, which
+/// names the check: not what the plugin wrote as it started, nor what a later run wrote.
+#[test]
+fn a_failed_step_quotes_what_its_process_wrote_while_the_step_ran() {
+    let sb = acme("");
+    let step = r#"{"id": "l", "type": "acme_list"}"#;
+    let doc = verify_step(&sb, step, 1);
+    assert_eq!(
+        message(&doc, "step-executes"),
+        "the step 'acme_list' answered execute with [1,2], but the result must be an object, and it is an array; a step \
+         answers {\"metadata\": {…}} (stderr: acme: scoring | acme: no score, answering the list of marks)"
+    );
+    assert_eq!(
+        doc["stderr_tail"],
+        json!([
+            "acme: scoring",
+            "acme: no score, answering the list of marks"
+        ]),
+        "{doc:#}"
+    );
+    let text = sb.stdout(&["plugin", "verify", "agentenv-acme", "--step", step], 1);
+    assert!(
+        text.ends_with(
+            "Its stderr during step-executes ended with:\n  | acme: scoring\n  | acme: no score, answering the list of marks\n"
+        ),
+        "{text}"
+    );
+    assert!(!text.contains("starting up"), "{text}");
+    // A crash: the line its process wrote before it exited.
+    let doc = verify_step(&sb, r#"{"id": "c", "type": "acme_crash"}"#, 1);
+    assert_eq!(doc["stderr_tail"], json!(["acme: about to die"]), "{doc:#}");
+}
+
+/// A step that hangs quotes what its process wrote on stderr before the wait ran out.
+#[test]
+fn a_step_that_hangs_quotes_what_its_process_wrote() {
+    let mut sb = acme("");
+    sb.set("AGENT_ENV_PLUGIN_CALL_TIMEOUT", "1");
+    let doc = verify_step(&sb, r#"{"id": "h", "type": "acme_hang"}"#, 1);
+    assert_eq!(
+        failed(&doc),
+        BTreeSet::from(["step-executes".to_string()]),
+        "{doc:#}"
+    );
+    let said = message(&doc, "step-executes");
+    assert!(
+        said.starts_with(
+            "while running the step 'acme_hang', it did not answer 'execute' within 1.0 s"
+        ) && said.ends_with(" (stderr: acme: waiting for the grader)"),
+        "{said}"
+    );
+    assert_eq!(
+        doc["stderr_tail"],
+        json!(["acme: waiting for the grader"]),
+        "{doc:#}"
+    );
 }
 
 /// A step that answers with an error kept the protocol, but is not what the author asked to see:

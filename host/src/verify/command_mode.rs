@@ -9,7 +9,7 @@ use serde_json::json;
 use agent_env_protocol::methods::{INITIALIZE, SHUTDOWN};
 
 use super::conversation::{Answer, Conversation};
-use super::wording::AnswersOn;
+use super::wording::{describe_failure, describe_failure_via, quoting_stderr, AnswersOn};
 use super::{Check, Finding, Kit, VerifyOptions};
 use crate::spawn::command_mode_contract;
 
@@ -50,7 +50,8 @@ impl Kit<'_> {
             self.config.handshake_timeout,
         );
         if let Err(why) = self.initialize_answer(&run, exchange.answer) {
-            let finding = Finding::failed(check, format!("{started_as}, {why}"));
+            let finding =
+                quoting_stderr(&run, Finding::failed(check, format!("{started_as}, {why}")));
             self.end_run(&mut run, &[]);
             return finding;
         }
@@ -79,10 +80,11 @@ impl Kit<'_> {
                 check,
                 format!(
                     "{started_as}, it answered initialize, then {}",
-                    self.describe_failure(&run, SHUTDOWN, other)
+                    describe_failure(SHUTDOWN, other)
                 ),
             ),
         };
+        let finding = quoting_stderr(&run, finding);
         self.end_run(&mut run, &descendants);
         finding
     }
@@ -91,9 +93,9 @@ impl Kit<'_> {
     /// where a command-mode plugin speaks the protocol (and any answer it wrote to stdout instead).
     fn initialize_answer(&self, run: &Conversation, answer: Answer) -> Result<(), String> {
         if !matches!(answer, Answer::TimedOut(_) | Answer::Ended(_)) {
-            return self.initialize_result(run, answer).map(|_| ());
+            return self.initialize_result(answer).map(|_| ());
         }
-        let failure = self.describe_failure_via(run, INITIALIZE, &answer, AnswersOn::Fd4);
+        let failure = describe_failure_via(INITIALIZE, &answer, AnswersOn::Fd4);
         let on_stdout = match run.protocol_line_on_terminal() {
             Some(line) => format!("; it wrote a protocol message to stdout instead: '{line}'"),
             None => String::new(),

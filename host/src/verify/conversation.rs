@@ -475,17 +475,22 @@ impl Conversation {
     }
 
     /// Begins a check: what the plugin wrote on stderr until now (every line written before this
-    /// call, once read) is left out of [`Self::final_stderr_tail`] from here on.
+    /// call, once read) is left out of [`Self::check_stderr`] from here on.
     pub(crate) fn begin_check(&mut self) {
         self.stderr.catch_up(STDERR_SETTLE);
         self.check_start = self.stderr_lines.load(Ordering::SeqCst);
     }
 
     /// The last `n` lines the plugin wrote on stderr since the check under way began
-    /// ([`Self::begin_check`]; since it started, if none did), once its last bytes are read (or
-    /// [`STDERR_SETTLE`] has passed): what it wrote just before it exited belongs to why it did.
-    pub(crate) fn final_stderr_tail(&self, n: usize) -> Vec<String> {
-        self.settle_stderr();
+    /// ([`Self::begin_check`]; since it started, if none did): what it wrote just before it
+    /// exited, or while it kept a call waiting, belongs to why. Once it has ended, its last bytes
+    /// are read first (or [`STDERR_SETTLE`] passes); while it runs, every line written so far is.
+    pub(crate) fn check_stderr(&self, n: usize) -> Vec<String> {
+        if self.exit.ended().is_some() {
+            self.settle_stderr();
+        } else {
+            self.stderr.catch_up(STDERR_SETTLE);
+        }
         let written = self.stderr_lines.load(Ordering::SeqCst);
         let since = usize::try_from(written.saturating_sub(self.check_start)).unwrap_or(usize::MAX);
         self.stderr.last_lines(n.min(since))

@@ -8,7 +8,7 @@
 use std::time::{Duration, Instant};
 
 use super::conversation::Conversation;
-use super::wording::{plural, tail_note};
+use super::wording::{plural, quoting_stderr, tail_note};
 use super::{Check, Finding, Kit, TAIL_LINES};
 use crate::descendants::Descendant;
 use crate::exit::Ended;
@@ -27,7 +27,10 @@ impl Kit<'_> {
         if let Err(why) = self.initialize(&mut run) {
             self.findings.push(Finding::skipped(
                 check,
-                format!("initialize failed on a second start: {why}"),
+                format!(
+                    "initialize failed on a second start: {why}{}",
+                    tail_note(&run.check_stderr(TAIL_LINES))
+                ),
             ));
             self.end_run(&mut run, &[]);
             return;
@@ -36,11 +39,13 @@ impl Kit<'_> {
         let descendants = run.descendants();
         run.close_stdin();
         let finding = self.exit_finding(&run, check, "stdin closed without shutdown", &descendants);
+        let finding = quoting_stderr(&run, finding);
         self.findings.push(finding);
         self.end_run(&mut run, &descendants);
     }
 
-    /// How the plugin ended within the grace period after `what`: exit 0 passes.
+    /// How the plugin ended within the grace period after `what`: exit 0 passes. (A failure's
+    /// stderr is the caller's to quote, [`quoting_stderr`].)
     pub(super) fn exit_finding(
         &mut self,
         run: &Conversation,
@@ -58,11 +63,7 @@ impl Kit<'_> {
                 self.note_exit(run, descendants);
                 Finding::failed(
                     check,
-                    format!(
-                        "{what}, it {}; it must exit 0{}",
-                        other.describe(),
-                        tail_note(&run.final_stderr_tail(TAIL_LINES))
-                    ),
+                    format!("{what}, it {}; it must exit 0", other.describe()),
                 )
             }
             None => Finding::failed(

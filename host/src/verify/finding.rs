@@ -139,6 +139,10 @@ pub struct Finding {
     pub status: Status,
     /// What was seen: on a failure, what the plugin did and what it should do instead.
     pub message: String,
+    /// On a failure (or a warning) in one of the plugin's runs, the last lines the process wrote on
+    /// stderr during the check (its message quotes the last few); empty otherwise.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub stderr: Vec<String>,
 }
 
 impl Finding {
@@ -148,6 +152,7 @@ impl Finding {
             check,
             status: Status::Passed,
             message: message.into(),
+            stderr: Vec::new(),
         }
     }
 
@@ -157,6 +162,7 @@ impl Finding {
             check,
             status: Status::Warned,
             message: message.into(),
+            stderr: Vec::new(),
         }
     }
 
@@ -166,6 +172,7 @@ impl Finding {
             check,
             status: Status::Failed,
             message: message.into(),
+            stderr: Vec::new(),
         }
     }
 
@@ -175,6 +182,7 @@ impl Finding {
             check,
             status: Status::Skipped,
             message: message.into(),
+            stderr: Vec::new(),
         }
     }
 }
@@ -186,8 +194,13 @@ pub struct Verification {
     pub findings: Vec<Finding>,
     /// The plugin's answer to `initialize`, when it gave a valid one.
     pub handshake: Option<InitializeResult>,
-    /// The last lines the plugin wrote on stderr, over all its runs.
+    /// The last lines the plugin wrote on stderr: when a check failed, those the process that
+    /// failed the first such check (of those where it wrote any) wrote during it; when none did,
+    /// those of its last run that wrote any.
     pub stderr_tail: Vec<String>,
+    /// The failed check whose process wrote [`Self::stderr_tail`]; `None` when no check failed
+    /// with lines on stderr.
+    pub stderr_check: Option<Check>,
 }
 
 impl Verification {

@@ -11,7 +11,7 @@ use agent_env_protocol::methods::CANCEL_REQUEST;
 use serde_json::json;
 
 use super::conversation::{self, Answer, Conversation};
-use super::wording::short;
+use super::wording::{describe_failure, short};
 use super::{Check, Finding, Kit, UNKNOWN_METHOD};
 
 impl Kit<'_> {
@@ -39,7 +39,7 @@ impl Kit<'_> {
                     short(v)
                 ),
             ),
-            other => Finding::failed(check, self.describe_failure(run, UNKNOWN_METHOD, other)),
+            other => Finding::failed(check, describe_failure(UNKNOWN_METHOD, other)),
         }
     }
 
@@ -73,7 +73,7 @@ impl Kit<'_> {
                 format!(
                     "after a line that is not a request, {}; a plugin answers such a line with error -32700 \
                      (or ignores it) and keeps reading",
-                    self.describe_failure(run, UNKNOWN_METHOD, other)
+                    describe_failure(UNKNOWN_METHOD, other)
                 ),
             ),
         }
@@ -110,7 +110,7 @@ impl Kit<'_> {
                 check,
                 format!(
                     "after $/cancelRequest, {}; a cancel for a request that is not running is ignored",
-                    self.describe_failure(run, UNKNOWN_METHOD, other)
+                    describe_failure(UNKNOWN_METHOD, other)
                 ),
             ),
         }

@@ -37,6 +37,7 @@ use crate::spec::SpawnSpec;
 
 use conversation::{Answer, Conversation};
 pub use finding::{Check, Finding, Status, Verification};
+use wording::describe_failure;
 
 /// The method the kit calls that no plugin has.
 pub const UNKNOWN_METHOD: &str = "agent_env.verify.no_such_method";
@@ -119,11 +120,29 @@ pub fn verify(
     kit.finish_leftovers();
     kit.finish_stdout();
     kit.findings.sort_by_key(|f| order(f.check));
+    let (stderr_check, stderr_tail) = closing_stderr(&kit.findings, kit.stderr_tail);
     Ok(Verification {
         findings: kit.findings,
         handshake: kit.handshake,
-        stderr_tail: kit.stderr_tail,
+        stderr_tail,
+        stderr_check,
     })
+}
+
+/// The stderr the report closes with: when a check failed, what the process that failed the first
+/// one (of those where it wrote any) wrote during it, and that check; when none failed,
+/// `last_run`'s (the last lines of the last run that wrote any).
+fn closing_stderr(findings: &[Finding], last_run: Vec<String>) -> (Option<Check>, Vec<String>) {
+    let mut failed = findings
+        .iter()
+        .filter(|f| f.status == Status::Failed)
+        .peekable();
+    if failed.peek().is_none() {
+        return (None, last_run);
+    }
+    failed
+        .find(|f| !f.stderr.is_empty())
+        .map_or((None, Vec::new()), |f| (Some(f.check), f.stderr.clone()))
 }
 
 fn order(check: Check) -> usize {
@@ -141,6 +160,7 @@ struct Kit<'a> {
     executable: std::path::PathBuf,
     findings: Vec<Finding>,
     handshake: Option<InitializeResult>,
+    /// The last lines of the last run that wrote any on stderr.
     stderr_tail: Vec<String>,
     /// Processes left behind by a run that exited, as `pid (command line)`.
     leftovers: Vec<String>,
@@ -167,7 +187,7 @@ impl Kit<'_> {
             self.initialize_params(),
             self.config.handshake_timeout,
         );
-        self.initialize_result(run, exchange.answer)
+        self.initialize_result(exchange.answer)
     }
 
     /// The params of `initialize`, as the host sends them.
@@ -185,14 +205,10 @@ impl Kit<'_> {
     }
 
     /// The plugin's answer to `initialize`, checked.
-    fn initialize_result(
-        &self,
-        run: &Conversation,
-        answer: Answer,
-    ) -> Result<InitializeResult, String> {
+    fn initialize_result(&self, answer: Answer) -> Result<InitializeResult, String> {
         let value = match answer {
             Answer::Result(value) => value,
-            other => return Err(self.describe_failure(run, INITIALIZE, &other)),
+            other => return Err(describe_failure(INITIALIZE, &other)),
         };
         let answer: InitializeResult = serde_json::from_value(value).map_err(|e| {
             format!(
@@ -215,5 +231,43 @@ impl Kit<'_> {
         for check in checks {
             self.findings.push(Finding::skipped(*check, why));
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn failed_with(check: Check, stderr: &[&str]) -> Finding {
+        let mut finding = Finding::failed(check, "it broke the rule");
+        finding.stderr = stderr.iter().map(|l| l.to_string()).collect();
+        finding
+    }
+
+    #[test]
+    fn the_closing_stderr_is_the_first_failed_check_that_has_any() {
+        let last_run = vec!["starting up".to_string()];
+        let findings = [
+            Finding::passed(Check::Initialize, "answered"),
+            failed_with(Check::UnparsableRequest, &[]),
+            failed_with(Check::StepExecutes, &["loading", "KeyError"]),
+            failed_with(Check::Shutdown, &["closing down"]),
+        ];
+        assert_eq!(
+            closing_stderr(&findings, last_run.clone()),
+            (
+                Some(Check::StepExecutes),
+                vec!["loading".to_string(), "KeyError".to_string()]
+            )
+        );
+        // A failure with nothing on stderr is not given another run's lines.
+        let findings = [failed_with(Check::StepExecutes, &[])];
+        assert_eq!(closing_stderr(&findings, last_run.clone()), (None, vec![]));
+        // With nothing failed, the last run's lines.
+        let findings = [Finding::passed(Check::StepExecutes, "answered")];
+        assert_eq!(
+            closing_stderr(&findings, last_run.clone()),
+            (None, last_run)
+        );
     }
 }

@@ -4,7 +4,8 @@
 //! Invariants: once the plugin has ended, every check after it is skipped, naming the check where it
 //! ended, rather than failed for a plugin that is no longer there; and each check begins the
 //! conversation's stderr anew, so a failure quotes only what the plugin wrote during it (not its
-//! answers to an earlier check's deliberate junk).
+//! answers to an earlier check's deliberate junk), up to the moment it failed (a crash, a wrong
+//! answer, a wait that ran out).
 
 use std::time::Duration;
 
@@ -12,7 +13,7 @@ use agent_env_protocol::methods::{InitializeResult, SHUTDOWN};
 use serde_json::json;
 
 use super::conversation::{Answer, Conversation};
-use super::wording::plural;
+use super::wording::{describe_failure, plural, quoting_stderr};
 use super::{Check, Finding, Kit};
 
 /// One check taken while the session is open: the kit and the conversation.
@@ -39,7 +40,8 @@ impl Kit<'_> {
         let handshake = match self.initialize(&mut run) {
             Ok(handshake) => handshake,
             Err(why) => {
-                self.findings.push(Finding::failed(Check::Initialize, why));
+                let finding = quoting_stderr(&run, Finding::failed(Check::Initialize, why));
+                self.findings.push(finding);
                 self.skip_all(&later, "initialize failed");
                 self.end_run(&mut run, &[]);
                 return;
@@ -87,7 +89,8 @@ impl Kit<'_> {
                 ),
                 None => {
                     run.begin_check();
-                    step(self, &mut run)
+                    let finding = step(self, &mut run);
+                    quoting_stderr(&run, finding)
                 }
             };
             if ended_at.is_none() && run.wait_exit(Duration::ZERO).is_some() {
@@ -123,8 +126,9 @@ impl Kit<'_> {
                     e.code, e.message
                 ),
             ),
-            other => Finding::failed(check, self.describe_failure(run, SHUTDOWN, other)),
+            other => Finding::failed(check, describe_failure(SHUTDOWN, other)),
         };
+        let finding = quoting_stderr(run, finding);
         self.findings.push(finding);
         self.end_run(run, &descendants);
     }

@@ -15,9 +15,9 @@ use agent_env_protocol::message::RpcError;
 use agent_env_protocol::methods::EXECUTE;
 use serde_json::{json, Map, Value};
 
-use super::conversation::{Answer, Conversation, Exchange};
-use super::wording::{plural, short};
-use super::{Check, Finding, Kit, Status, VerifyOptions};
+use super::conversation::{Answer, Exchange};
+use super::wording::{describe_failure, plural, quoting_stderr, short, tail_note};
+use super::{Check, Finding, Kit, Status, VerifyOptions, TAIL_LINES};
 
 /// The checks the step run makes.
 const STEP_CHECKS: [Check; 2] = [Check::StepExecutes, Check::NestedCalls];
@@ -49,7 +49,10 @@ impl Kit<'_> {
         if let Err(why) = self.initialize(&mut run) {
             self.skip_all(
                 &STEP_CHECKS,
-                &format!("initialize failed on the start that runs the step: {why}"),
+                &format!(
+                    "initialize failed on the start that runs the step: {why}{}",
+                    tail_note(&run.check_stderr(TAIL_LINES))
+                ),
             );
             self.end_run(&mut run, &[]);
             return;
@@ -57,9 +60,10 @@ impl Kit<'_> {
         run.begin_check();
         let (params, limit) = self.execute_params(step, type_name);
         let exchange = run.call(EXECUTE, params, limit);
-        let executes = self.step_executes(&run, type_name, &exchange);
-        self.findings.push(executes);
-        self.findings.push(nested_calls(type_name, &exchange));
+        let executes = step_executes(type_name, &exchange);
+        self.findings.push(quoting_stderr(&run, executes));
+        let nested = nested_calls(type_name, &exchange);
+        self.findings.push(quoting_stderr(&run, nested));
         self.end_run(&mut run, &[]);
     }
 
@@ -133,56 +137,56 @@ impl Kit<'_> {
         });
         (params, limit)
     }
+}
 
-    /// `step-executes`: the step answered with a result of the protocol's shape.
-    fn step_executes(&self, run: &Conversation, type_name: &str, exchange: &Exchange) -> Finding {
-        let check = Check::StepExecutes;
-        if let Some(problem) = exchange.problems.first() {
-            return Finding::failed(
+/// `step-executes`: the step answered with a result of the protocol's shape.
+fn step_executes(type_name: &str, exchange: &Exchange) -> Finding {
+    let check = Check::StepExecutes;
+    if let Some(problem) = exchange.problems.first() {
+        return Finding::failed(
+            check,
+            format!("while running the step '{type_name}' it {problem}"),
+        );
+    }
+    match &exchange.answer {
+        Answer::Result(value) => match result_shape_problem(value) {
+            None => Finding::passed(
                 check,
-                format!("while running the step '{type_name}' it {problem}"),
-            );
-        }
-        match &exchange.answer {
-            Answer::Result(value) => match result_shape_problem(value) {
-                None => Finding::passed(
-                    check,
-                    format!("the step '{type_name}' answered execute with a result{}", metadata_note(value)),
-                ),
-                Some(problem) => Finding::failed(
-                    check,
-                    format!(
-                        "the step '{type_name}' answered execute with {}, but {problem}; a step answers {{\"metadata\": {{…}}}}",
-                        short(value)
-                    ),
-                ),
-            },
-            Answer::Error(e) => match error_answer_problem(e) {
-                Some(problem) => Finding::failed(
-                    check,
-                    format!(
-                        "the step '{type_name}' answered execute with error {} ({}), but {problem}",
-                        e.code, e.message
-                    ),
-                ),
-                None => Finding::warned(
-                    check,
-                    format!(
-                        "the step '{type_name}' answered execute with error {} ({}): in a run its task fails; verify \
-                         gives a step fresh, empty stores, so a step that needs stored data fails here, and one that \
-                         succeeds passes",
-                        e.code, e.message
-                    ),
-                ),
-            },
-            other => Finding::failed(
+                format!("the step '{type_name}' answered execute with a result{}", metadata_note(value)),
+            ),
+            Some(problem) => Finding::failed(
                 check,
                 format!(
-                    "while running the step '{type_name}', {}",
-                    self.describe_failure(run, EXECUTE, other)
+                    "the step '{type_name}' answered execute with {}, but {problem}; a step answers {{\"metadata\": {{…}}}}",
+                    short(value)
                 ),
             ),
-        }
+        },
+        Answer::Error(e) => match error_answer_problem(e) {
+            Some(problem) => Finding::failed(
+                check,
+                format!(
+                    "the step '{type_name}' answered execute with error {} ({}), but {problem}",
+                    e.code, e.message
+                ),
+            ),
+            None => Finding::warned(
+                check,
+                format!(
+                    "the step '{type_name}' answered execute with error {} ({}): in a run its task fails; verify \
+                     gives a step fresh, empty stores, so a step that needs stored data fails here, and one that \
+                     succeeds passes",
+                    e.code, e.message
+                ),
+            ),
+        },
+        other => Finding::failed(
+            check,
+            format!(
+                "while running the step '{type_name}', {}",
+                describe_failure(EXECUTE, other)
+            ),
+        ),
     }
 }
 

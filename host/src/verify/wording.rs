@@ -1,51 +1,56 @@
 //! What went wrong, in the words a finding uses: a call the plugin did not answer, or answered
-//! wrongly, said with the stderr it left; and the small pieces of those sentences.
+//! wrongly; a failure with the stderr the process that failed wrote during the check; and the small
+//! pieces of those sentences.
 
 use serde_json::Value;
 
 use super::conversation::{Answer, Conversation};
-use super::{Kit, TAIL_LINES};
+use super::{Finding, Status, TAIL_LINES};
 
-impl Kit<'_> {
-    /// `it did not answer 'x' within 10.0 s` / `it exited with code 3 before answering 'x' (stderr: …)`.
-    pub(super) fn describe_failure(
-        &self,
-        run: &Conversation,
-        method: &str,
-        answer: &Answer,
-    ) -> String {
-        self.describe_failure_via(run, method, answer, AnswersOn::Stdout)
-    }
+/// How many stderr lines a failed finding keeps, for the report's closing excerpt.
+const KEPT_LINES: usize = 20;
 
-    /// As [`Self::describe_failure`], for a plugin that answers on `channel`.
-    pub(super) fn describe_failure_via(
-        &self,
-        run: &Conversation,
-        method: &str,
-        answer: &Answer,
-        channel: AnswersOn,
-    ) -> String {
-        let (on, closed) = match channel {
-            AnswersOn::Stdout => ("", "closed its stdout"),
-            AnswersOn::Fd4 => (" on fd 4", "closed fd 4"),
-        };
-        match answer {
-            Answer::TimedOut(t) => format!(
-                "it did not answer '{method}'{on} within {:.1} s",
-                t.as_secs_f64()
-            ),
-            Answer::Ended(how) => format!(
-                "it {} before answering '{method}'{on}{}",
-                how.map(|h| h.describe()).unwrap_or_else(|| closed.into()),
-                tail_note(&run.final_stderr_tail(TAIL_LINES))
-            ),
-            Answer::Result(v) => format!("it answered '{method}' with {}", short(v)),
-            Answer::Error(e) => format!(
-                "it answered '{method}' with error {} ({})",
-                e.code, e.message
-            ),
-        }
+/// `it did not answer 'x' within 10.0 s` / `it exited with code 3 before answering 'x'`. The stderr
+/// is the finding's to quote ([`quoting_stderr`]).
+pub(super) fn describe_failure(method: &str, answer: &Answer) -> String {
+    describe_failure_via(method, answer, AnswersOn::Stdout)
+}
+
+/// As [`describe_failure`], for a plugin that answers on `channel`.
+pub(super) fn describe_failure_via(method: &str, answer: &Answer, channel: AnswersOn) -> String {
+    let (on, closed) = match channel {
+        AnswersOn::Stdout => ("", "closed its stdout"),
+        AnswersOn::Fd4 => (" on fd 4", "closed fd 4"),
+    };
+    match answer {
+        Answer::TimedOut(t) => format!(
+            "it did not answer '{method}'{on} within {:.1} s",
+            t.as_secs_f64()
+        ),
+        Answer::Ended(how) => format!(
+            "it {} before answering '{method}'{on}",
+            how.map(|h| h.describe()).unwrap_or_else(|| closed.into()),
+        ),
+        Answer::Result(v) => format!("it answered '{method}' with {}", short(v)),
+        Answer::Error(e) => format!(
+            "it answered '{method}' with error {} ({})",
+            e.code, e.message
+        ),
     }
+}
+
+/// `finding`, judged over `run`: a failure (or a warning: a step that answered with an error) quotes
+/// the last lines the process wrote on stderr during the check (` (stderr: a | b)`) and keeps more
+/// of them for the report; a pass or a skip is as it is.
+pub(super) fn quoting_stderr(run: &Conversation, mut finding: Finding) -> Finding {
+    if !matches!(finding.status, Status::Failed | Status::Warned) {
+        return finding;
+    }
+    let lines = run.check_stderr(KEPT_LINES);
+    let quoted = &lines[lines.len().saturating_sub(TAIL_LINES)..];
+    finding.message.push_str(&tail_note(quoted));
+    finding.stderr = lines;
+    finding
 }
 
 /// Where a plugin writes its answers: stdout, or fd 4 in command mode (a CLI command).
