@@ -18,7 +18,7 @@ pub const FORMAT_VERSION: u32 = 1;
 pub struct VerifyArgs {
     /// An installed package (any spelling of its name), a manifest, or a folder holding agent-env-plugin.toml.
     pub package: String,
-    /// A task step document to run, e.g. '{"type": "grade_essay", "id": "s1"}', to check that it runs and the calls it makes to agent-env.
+    /// A task step document to run, e.g. '{"type": "grade_essay", "id": "s1"}', to check that it runs and the calls it makes to agent-env. Its "timeout_seconds", as in a task, is how long it may take (else AGENT_ENV_PLUGIN_CALL_TIMEOUT, 60 s unless set).
     #[arg(long, value_name = "JSON")]
     pub step: Option<String>,
     /// Print one JSON document instead of one line per check.

@@ -4,7 +4,7 @@
 
 use std::collections::BTreeSet;
 
-use crate::support::plugins::{fixture, plugin_table, Sandbox};
+use crate::support::plugins::{fixture, fixture_manifest, plugin_table, Sandbox};
 use serde_json::{json, Value};
 
 /// Every check, in report order.
@@ -719,9 +719,11 @@ fn a_failed_step_quotes_what_its_process_wrote_while_the_step_ran() {
     assert_eq!(doc["stderr_tail"], json!(["acme: about to die"]), "{doc:#}");
 }
 
-/// A step that hangs quotes what its process wrote on stderr before the wait ran out.
+/// A step that hangs says how long it was given, what set that limit and how to give a step that is
+/// slow by design more (`timeout_seconds` in `--step`, as a task gives it), and quotes what its
+/// process wrote on stderr before the wait ran out.
 #[test]
-fn a_step_that_hangs_quotes_what_its_process_wrote() {
+fn a_step_that_hangs_says_its_limit_what_sets_it_and_what_it_wrote() {
     let mut sb = acme("");
     sb.set("AGENT_ENV_PLUGIN_CALL_TIMEOUT", "1");
     let doc = verify_step(&sb, r#"{"id": "h", "type": "acme_hang"}"#, 1);
@@ -730,16 +732,50 @@ fn a_step_that_hangs_quotes_what_its_process_wrote() {
         BTreeSet::from(["step-executes".to_string()]),
         "{doc:#}"
     );
-    let said = message(&doc, "step-executes");
-    assert!(
-        said.starts_with(
-            "while running the step 'acme_hang', it did not answer 'execute' within 1.0 s"
-        ) && said.ends_with(" (stderr: acme: waiting for the grader)"),
-        "{said}"
+    assert_eq!(
+        message(&doc, "step-executes"),
+        "while running the step 'acme_hang', it did not answer 'execute' within 1.0 s (the host's call timeout, \
+         AGENT_ENV_PLUGIN_CALL_TIMEOUT, which a step without timeout_seconds gets); give a step that is slow by design \
+         a limit of its own with \"timeout_seconds\" in --step, as a task does, or raise AGENT_ENV_PLUGIN_CALL_TIMEOUT \
+         (stderr: acme: waiting for the grader)"
     );
     assert_eq!(
         doc["stderr_tail"],
         json!(["acme: waiting for the grader"]),
+        "{doc:#}"
+    );
+    let doc = verify_step(
+        &sb,
+        r#"{"id": "h", "type": "acme_hang", "timeout_seconds": 0.5}"#,
+        1,
+    );
+    assert_eq!(
+        message(&doc, "step-executes"),
+        "while running the step 'acme_hang', it did not answer 'execute' within 2.5 s (its timeout_seconds, 0.5 s, and \
+         2 s for its answer); raise timeout_seconds in --step if it is just slow (stderr: acme: waiting for the grader)"
+    );
+}
+
+/// A plugin that never answers `initialize` is told how long it had, what sets that limit and how to
+/// give it longer, with what it wrote on stderr meanwhile.
+#[test]
+fn a_handshake_that_hangs_says_its_limit_and_what_sets_it() {
+    let mut sb = Sandbox::new();
+    sb.plugin_dir_manifest(
+        "hang",
+        &fixture_manifest("agentenv-hang", "fixture-hang-handshake", ""),
+    );
+    sb.set("AGENT_ENV_PLUGIN_HANDSHAKE_TIMEOUT", "1");
+    let doc = sb.json(&["plugin", "verify", "agentenv-hang", "--json"], 1);
+    assert_eq!(
+        message(&doc, "initialize"),
+        "it did not answer 'initialize' within 1.0 s (the host's handshake timeout: raise \
+         AGENT_ENV_PLUGIN_HANDSHAKE_TIMEOUT if it is just slow) (stderr: fixture-hang-handshake: thinking very hard \
+         before the handshake)"
+    );
+    assert_eq!(
+        doc["stderr_tail"],
+        json!(["fixture-hang-handshake: thinking very hard before the handshake"]),
         "{doc:#}"
     );
 }

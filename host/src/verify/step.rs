@@ -18,6 +18,7 @@ use serde_json::{json, Map, Value};
 use super::conversation::{Answer, Exchange};
 use super::wording::{describe_failure, plural, quoting_stderr, short, tail_note};
 use super::{Check, Finding, Kit, Status, VerifyOptions, TAIL_LINES};
+use crate::config::{CALL_TIMEOUT_VAR, STEP_TIMEOUT_GRACE};
 
 /// The checks the step run makes.
 const STEP_CHECKS: [Check; 2] = [Check::StepExecutes, Check::NestedCalls];
@@ -59,8 +60,8 @@ impl Kit<'_> {
         }
         run.begin_check();
         let (params, limit) = self.execute_params(step, type_name);
-        let exchange = run.call(EXECUTE, params, limit);
-        let executes = step_executes(type_name, &exchange);
+        let exchange = run.call(EXECUTE, params, limit.wait);
+        let executes = step_executes(type_name, &exchange, &limit);
         self.findings.push(quoting_stderr(&run, executes));
         let nested = nested_calls(type_name, &exchange);
         self.findings.push(quoting_stderr(&run, nested));
@@ -121,14 +122,17 @@ impl Kit<'_> {
     /// The params of `execute` for `step`, and how long to wait for its answer: the step's own
     /// limit, as a run gives it (plus the grace for its own answer), else the host's call timeout;
     /// the step is told it, less the grace, as a run tells it.
-    fn execute_params(&self, step: &Map<String, Value>, type_name: &str) -> (Value, Duration) {
+    fn execute_params(&self, step: &Map<String, Value>, type_name: &str) -> (Value, StepLimit) {
         let own = step
             .get("timeout_seconds")
             .and_then(Value::as_f64)
             .filter(|s| s.is_finite() && *s > 0.0 && *s < crate::config::MAX_SECONDS)
             .map(Duration::from_secs_f64);
         let told = own.unwrap_or(self.config.call_timeout);
-        let limit = own.map_or(told, |own| own + crate::config::STEP_TIMEOUT_GRACE);
+        let limit = StepLimit {
+            own,
+            wait: own.map_or(told, |own| own + STEP_TIMEOUT_GRACE),
+        };
         let params = json!({
             "type": type_name,
             "step": step,
@@ -139,8 +143,38 @@ impl Kit<'_> {
     }
 }
 
-/// `step-executes`: the step answered with a result of the protocol's shape.
-fn step_executes(type_name: &str, exchange: &Exchange) -> Finding {
+/// How long the step is waited for, and where that comes from.
+struct StepLimit {
+    /// The step's own `timeout_seconds`, when it gives one a run would take.
+    own: Option<Duration>,
+    /// How long its answer is waited for: its own limit and [`STEP_TIMEOUT_GRACE`], else the host's
+    /// call timeout.
+    wait: Duration,
+}
+
+impl StepLimit {
+    /// `it did not answer 'execute' within 3.0 s (…)`: the limit, what set it and how to give a
+    /// step that is just slow more time, as a run's own message about a step that ran out says it.
+    fn ran_out(&self) -> String {
+        let waited = self.wait.as_secs_f64();
+        match self.own {
+            Some(own) => format!(
+                "it did not answer '{EXECUTE}' within {waited:.1} s (its timeout_seconds, {} s, and {} s for its answer); \
+                 raise timeout_seconds in --step if it is just slow",
+                own.as_secs_f64(),
+                STEP_TIMEOUT_GRACE.as_secs_f64()
+            ),
+            None => format!(
+                "it did not answer '{EXECUTE}' within {waited:.1} s (the host's call timeout, {CALL_TIMEOUT_VAR}, which a \
+                 step without timeout_seconds gets); give a step that is slow by design a limit of its own with \
+                 \"timeout_seconds\" in --step, as a task does, or raise {CALL_TIMEOUT_VAR}"
+            ),
+        }
+    }
+}
+
+/// `step-executes`: the step answered with a result of the protocol's shape, within `limit`.
+fn step_executes(type_name: &str, exchange: &Exchange, limit: &StepLimit) -> Finding {
     let check = Check::StepExecutes;
     if let Some(problem) = exchange.problems.first() {
         return Finding::failed(
@@ -180,6 +214,10 @@ fn step_executes(type_name: &str, exchange: &Exchange) -> Finding {
                 ),
             ),
         },
+        Answer::TimedOut(_) => Finding::failed(
+            check,
+            format!("while running the step '{type_name}', {}", limit.ran_out()),
+        ),
         other => Finding::failed(
             check,
             format!(

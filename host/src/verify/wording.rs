@@ -1,17 +1,19 @@
-//! What went wrong, in the words a finding uses: a call the plugin did not answer, or answered
-//! wrongly; a failure with the stderr the process that failed wrote during the check; and the small
-//! pieces of those sentences.
+//! What went wrong, in the words a finding uses: a call the plugin did not answer (and the limit it
+//! had, with what sets it), or answered wrongly; a failure with the stderr the process that failed
+//! wrote during the check; and the small pieces of those sentences.
 
+use agent_env_protocol::methods::INITIALIZE;
 use serde_json::Value;
 
 use super::conversation::{Answer, Conversation};
 use super::{Finding, Status, TAIL_LINES};
+use crate::config::{CALL_TIMEOUT_VAR, HANDSHAKE_TIMEOUT_VAR};
 
 /// How many stderr lines a failed finding keeps, for the report's closing excerpt.
 const KEPT_LINES: usize = 20;
 
-/// `it did not answer 'x' within 10.0 s` / `it exited with code 3 before answering 'x'`. The stderr
-/// is the finding's to quote ([`quoting_stderr`]).
+/// `it did not answer 'x' within 10.0 s (the host's handshake timeout: …)` / `it exited with code
+/// 3 before answering 'x'`. The stderr is the finding's to quote ([`quoting_stderr`]).
 pub(super) fn describe_failure(method: &str, answer: &Answer) -> String {
     describe_failure_via(method, answer, AnswersOn::Stdout)
 }
@@ -24,8 +26,9 @@ pub(super) fn describe_failure_via(method: &str, answer: &Answer, channel: Answe
     };
     match answer {
         Answer::TimedOut(t) => format!(
-            "it did not answer '{method}'{on} within {:.1} s",
-            t.as_secs_f64()
+            "it did not answer '{method}'{on} within {:.1} s{}",
+            t.as_secs_f64(),
+            host_limit(method)
         ),
         Answer::Ended(how) => format!(
             "it {} before answering '{method}'{on}",
@@ -37,6 +40,18 @@ pub(super) fn describe_failure_via(method: &str, answer: &Answer, channel: Answe
             e.code, e.message
         ),
     }
+}
+
+/// Where the limit of a call to `method` comes from, and how to give a plugin that is just slow
+/// longer: ` (the host's handshake timeout: raise AGENT_ENV_PLUGIN_HANDSHAKE_TIMEOUT if it is just
+/// slow)`.
+fn host_limit(method: &str) -> String {
+    let (limit, var) = if method == INITIALIZE {
+        ("handshake timeout", HANDSHAKE_TIMEOUT_VAR)
+    } else {
+        ("call timeout", CALL_TIMEOUT_VAR)
+    };
+    format!(" (the host's {limit}: raise {var} if it is just slow)")
 }
 
 /// `finding`, judged over `run`: a failure (or a warning: a step that answered with an error) quotes
